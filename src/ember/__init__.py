@@ -1,0 +1,49 @@
+"""Ember: a deep-learning framework in which every operation is defined once, as a primitive.
+
+Example:
+    >>> import ember
+    >>> x = ember.randn(3, requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> bool((x.grad == 2 * x).all())
+    True
+"""
+
+from ember import autograd, backend, dtypes, errors
+from ember.autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from ember.backend import Device, device, get_num_threads, set_num_threads
+from ember.dtypes import (
+    DType,
+    bfloat16,
+    bool_,
+    double,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ember.dtypes import bool_ as bool  # noqa: A001 - ember.bool, as torch.bool
+from ember.dtypes import float32 as float  # noqa: A001
+from ember.dtypes import int32 as int  # noqa: A001
+from ember.errors import DeviceError, DTypeError, EmberError, GradError, ShapeError
+from ember.ops import *  # noqa: F403
+from ember.tensor import Tensor
+
+__version__ = "0.1.0"

@@ -1,0 +1,255 @@
+"""The reverse-mode engine: walks the tape backwards, iteratively, in topological order.
+
+Cost is linear in the graph's size and depth is unlimited (no recursion). Gradients are summed
+where a tensor is used more than once; hooks run as each gradient completes; saved values are
+released as each node finishes unless ``retain_graph``. Under ``create_graph`` the vjp rules
+(written in Ember ops) are themselves recorded, which gives higher-order derivatives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.autograd.anomaly import ANOMALY, check_finite
+from ember.autograd.graph import Node
+from ember.autograd.grad_mode import GRAD
+from ember.errors import GradError, ShapeError
+
+
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs: Any = None) -> None:
+    """Accumulates gradients of ``tensors`` into the ``.grad`` of the leaves (or of ``inputs``).
+
+    Example:
+        >>> ember.autograd.backward(loss)
+    """
+    roots = _roots(tensors, grad_tensors, "backward")
+    targets = None if inputs is None else _as_list(inputs)
+    found = _run(roots, targets, create_graph if retain_graph is None else retain_graph,
+                 create_graph)
+    if targets is not None:
+        for t, g in zip(targets, found):
+            if g is not None:
+                _accumulate_grad(t, g, create_graph)
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False) -> tuple:
+    """Returns d(outputs)/d(inputs) without touching any ``.grad``.
+
+    Example:
+        >>> (dx,) = ember.autograd.grad((x ** 3).sum(), x, create_graph=True)
+        >>> (ddx,) = ember.autograd.grad(dx.sum(), x)      # 6x
+    """
+    roots = _roots(outputs, grad_outputs, "grad")
+    targets = _as_list(inputs)
+    for i, t in enumerate(targets):
+        if not t.requires_grad:
+            raise GradError(f"grad: input {i} (shape {tuple(t.shape)}) does not require grad")
+    found = _run(roots, targets, create_graph if retain_graph is None else retain_graph,
+                 create_graph)
+    for i, g in enumerate(found):
+        if g is None and not allow_unused:
+            raise GradError(f"grad: input {i} (shape {tuple(targets[i].shape)}) was not used to "
+                            "compute the outputs. Hint: pass allow_unused=True to get None for it")
+        if g is not None and not create_graph:
+            found[i] = g.detach()
+    return tuple(found)
+
+
+def _as_list(x: Any) -> list:
+    from ember.tensor import Tensor
+
+    return [x] if isinstance(x, Tensor) else list(x)
+
+
+def _roots(tensors: Any, grads: Any, who: str) -> list:
+    from ember.ops.creation import ones_like
+
+    tensors = _as_list(tensors)
+    grads = [None] * len(tensors) if grads is None else _as_list(grads)
+    if len(grads) != len(tensors):
+        raise GradError(f"{who}: got {len(tensors)} tensors but {len(grads)} gradients")
+    roots = []
+    for i, (t, g) in enumerate(zip(tensors, grads)):
+        if not t.requires_grad:
+            raise GradError(f"{who}: element {i} of the tensors does not require grad and has "
+                            "no grad_fn. Hint: did you create it under no_grad, or forget "
+                            "requires_grad=True on the inputs?")
+        if g is None:
+            if t.numel() != 1:
+                raise GradError(f"{who}: the gradient can be implied only for a scalar output, "
+                                f"this one has shape {tuple(t.shape)}; pass gradient=…")
+            g = ones_like(t)
+        elif tuple(g.shape) != tuple(t.shape):
+            raise ShapeError(f"{who}: gradient of shape {tuple(g.shape)} given for a tensor of "
+                             f"shape {tuple(t.shape)}")
+        roots.append((t, g))
+    return roots
+
+
+def _topological(root_nodes: list[Node]) -> list[Node]:
+    """Nodes reachable from the roots, producers before consumers (iterative post-order)."""
+    order, seen = [], set()
+    stack = [(n, 0) for n in root_nodes]
+    while stack:
+        node, i = stack.pop()
+        if i == 0:
+            if node in seen:
+                continue
+            if node.released:
+                raise GradError(
+                    f"backward through {node.name()} a second time: its saved values were freed "
+                    "by the first backward. Hint: pass retain_graph=True to the first "
+                    "backward() if you need to go through the graph again.")
+            seen.add(node)
+        inputs = node.inputs
+        while i < len(inputs):
+            nxt = inputs[i]._node
+            i += 1
+            if nxt is not None and nxt not in seen and inputs[i - 1].requires_grad:
+                stack.append((node, i))
+                stack.append((nxt, 0))
+                break
+        else:
+            order.append(node)
+    return order
+
+
+def _needed(order: list[Node], targets: list) -> set[Node]:
+    """Nodes on some path to a target: the only ones ``grad(…, inputs)`` must run."""
+    leaf_ids = {id(t) for t in targets if t._node is None}
+    target_nodes = {t._node for t in targets if t._node is not None}
+    needed: set[Node] = set()
+    for node in order:  # producers first
+        for t in node.inputs:
+            if id(t) in leaf_ids or t._node in needed or t._node in target_nodes:
+                needed.add(node)
+                break
+    return needed
+
+
+def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bool) -> list:
+    node_grads: dict[Node, list] = {}
+    leaf_grads: dict[int, list] = {}  # id(leaf) -> [leaf, summed grad]
+    owners = set()  # memory already handed to a .grad or given by the caller
+    for t, g in roots:
+        _add(node_grads, leaf_grads, t, g)
+        owners.add(id(g._data if g._data.base is None else g._data.base))
+    order = _topological(list({t._node: None for t, _ in roots if t._node is not None}))
+    needed = None if targets is None else _needed(order, targets)
+    wanted = None if targets is None else {(t._node, t._idx): i for i, t in enumerate(targets)
+                                             if t._node is not None}
+    found: list = [None] * (len(targets) if targets is not None else 0)
+
+    saved_mode = GRAD.enabled
+    GRAD.enabled = create_graph
+    try:
+        for node in reversed(order):
+            grads = node_grads.pop(node, None)
+            if grads is not None and (needed is None or node in needed
+                                      or any((node, i) in wanted for i in range(len(grads)))):
+                _finish_outputs(node, grads, wanted, found, create_graph, owners)
+                if needed is None or node in needed:
+                    _propagate(node, grads, node_grads, leaf_grads)
+            if not retain_graph:
+                node.release()
+    finally:
+        GRAD.enabled = saved_mode
+
+    for leaf, g in leaf_grads.values():
+        if leaf._hooks:
+            for hook in list(leaf._hooks):
+                replaced = hook(g)
+                if replaced is not None:
+                    g = replaced
+        if targets is None:
+            _accumulate_grad(leaf, g, create_graph, owners)
+        else:
+            for i, t in enumerate(targets):
+                if t is leaf:
+                    found[i] = g
+    return found
+
+
+def _finish_outputs(node: Node, grads: list, wanted: dict | None, found: list,
+                    create_graph: bool, owners: set) -> None:
+    """Runs the output hooks of a node whose gradients are complete; retains and collects."""
+    if node.hooks:
+        for i, hooks in node.hooks.items():
+            for hook in list(hooks):
+                if grads[i] is not None:
+                    replaced = hook(grads[i])
+                    if replaced is not None:
+                        grads[i] = replaced
+    if node.retained:
+        for i, ref in node.retained.items():
+            t = ref()
+            if t is not None and grads[i] is not None:
+                _accumulate_grad(t, grads[i], create_graph, owners)
+    if wanted:
+        for i, g in enumerate(grads):
+            slot = wanted.get((node, i))
+            if slot is not None:
+                found[slot] = g
+
+
+def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> None:
+    node.check_versions()
+    prim = node.prim
+    try:
+        result = prim.vjp(node, *grads)
+    except GradError:
+        raise
+    except Exception as exc:
+        raise GradError(f"backward of {prim.name} failed: {type(exc).__name__}: {exc}"
+                        + node.where()) from exc
+    if prim.nout == 1 and len(node.inputs) == 1 and not isinstance(result, (tuple, list)):
+        result = (result,)
+    if len(result) != len(node.inputs):
+        raise GradError(f"the vjp rule of {prim.name} returned {len(result)} gradients for "
+                        f"{len(node.inputs)} inputs")
+    if ANOMALY.enabled:
+        check_finite(node, result)
+    for t, g in zip(node.inputs, result):
+        if g is None or not t.requires_grad:
+            continue
+        if g.shape != t.shape:
+            raise ShapeError(f"the vjp rule of {prim.name} returned a gradient of shape "
+                             f"{tuple(g.shape)} for an input of shape {tuple(t.shape)}")
+        if g._data.dtype != t._data.dtype:
+            g = g.to(t.dtype)
+        _add(node_grads, leaf_grads, t, g)
+
+
+def _add(node_grads: dict, leaf_grads: dict, t: Any, g: Any) -> None:
+    node = t._node
+    if node is None:
+        entry = leaf_grads.get(id(t))
+        if entry is None:
+            leaf_grads[id(t)] = [t, g]
+        else:
+            entry[1] = entry[1] + g
+        return
+    slots = node_grads.get(node)
+    if slots is None:
+        slots = node_grads[node] = [None] * node.prim.nout
+    slots[t._idx] = g if slots[t._idx] is None else slots[t._idx] + g
+
+
+def _accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = None) -> None:
+    """Adds ``g`` into ``t.grad``. A gradient whose memory another ``.grad`` (or the caller's
+    ``gradient=``) already holds is copied first, so no two ``.grad`` ever alias."""
+    if not create_graph:
+        g = g.detach()
+    if t.grad is not None:
+        t.grad = t.grad + g if create_graph else t.grad.detach() + g
+        return
+    if owners is not None:
+        a = g._data
+        owner = id(a if a.base is None else a.base)
+        if owner in owners or not a.flags.writeable:  # shared, or a read-only broadcast
+            g = g.clone()
+        else:
+            owners.add(owner)
+    t.grad = g

@@ -1,0 +1,23 @@
+"""The hardware-abstraction layer: devices, their array namespaces, capabilities and threads.
+
+Primitives never import NumPy for device work: they receive the device's namespace (``xp``).
+A CUDA backend registers a device type here with CuPy as its namespace; no op changes.
+"""
+
+from ember.backend.capabilities import Capabilities, capabilities, compute_dtype
+from ember.backend.cpu import CPU
+from ember.backend.device import (
+    Device,
+    device,
+    get_default_device,
+    register_backend,
+    set_default_device,
+)
+from ember.backend.device import _default as _default_device
+from ember.backend.threads import blas_info, cpu_count, get_num_threads, set_num_threads
+
+_default_device.append(CPU)
+
+__all__ = ["CPU", "Capabilities", "Device", "blas_info", "capabilities", "compute_dtype",
+           "cpu_count", "device", "get_default_device", "get_num_threads", "register_backend",
+           "set_default_device", "set_num_threads"]

@@ -1,0 +1,16 @@
+"""The CPU backend: NumPy arrays, BLAS through NumPy's linked library."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember.backend.device import Device, register_backend
+
+CPU = Device("cpu", None, np)
+
+
+def _make_cpu(index: int | None) -> Device:
+    return CPU
+
+
+register_backend("cpu", _make_cpu)

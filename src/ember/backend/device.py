@@ -1,0 +1,83 @@
+"""Devices: where a tensor's memory lives and which array namespace computes on it."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from ember.errors import DeviceError
+
+
+class Device:
+    """A place tensors live: ``ember.device("cpu")``, later ``ember.device("cuda:0")``.
+
+    Devices are singletons, so ``a.device is b.device`` is the cheap same-device test.
+
+    Example:
+        >>> ember.device("cpu")
+        device(type='cpu')
+    """
+
+    __slots__ = ("type", "index", "xp")
+
+    def __init__(self, type: str, index: int | None, xp: ModuleType) -> None:
+        self.type = type
+        self.index = index
+        self.xp = xp  # the array namespace primitives compute with (numpy, later cupy)
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __reduce__(self) -> tuple:
+        return (device, (str(self),))
+
+
+_registry: dict[str, Device] = {}
+_backends: dict[str, callable] = {}
+
+
+def register_backend(type: str, make: callable) -> None:
+    """Registers a device type; ``make(index)`` returns its :class:`Device` (or raises)."""
+    _backends[type] = make
+
+
+def device(spec: str | Device | None = None) -> Device:
+    """Returns the :class:`Device` for ``"cpu"``, ``"cuda"``, ``"cuda:1"``… (``None``: default).
+
+    Example:
+        >>> ember.device("cpu").type
+        'cpu'
+    """
+    if isinstance(spec, Device):
+        return spec
+    if spec is None:
+        return _default[0]
+    if not isinstance(spec, str):
+        raise DeviceError(f"device: expected a string like 'cpu' or 'cuda:0', got {spec!r}")
+    found = _registry.get(spec)
+    if found is not None:
+        return found
+    type, _, index = spec.partition(":")
+    if type not in _backends:
+        raise DeviceError(f"device: unknown device type {type!r}; this build knows "
+                          + ", ".join(sorted(_backends)))
+    dev = _backends[type](int(index) if index else None)
+    _registry[spec] = dev
+    return dev
+
+
+_default: list[Device] = []
+
+
+def get_default_device() -> Device:
+    """The device new tensors are created on (cpu unless changed)."""
+    return _default[0]
+
+
+def set_default_device(spec: str | Device) -> None:
+    """Sets the device new tensors are created on."""
+    _default[0] = device(spec)

@@ -1,0 +1,49 @@
+"""Thread control for the BLAS library NumPy links (OpenBLAS, MKL, BLIS…)."""
+
+from __future__ import annotations
+
+import os
+
+from threadpoolctl import ThreadpoolController
+
+_controller: ThreadpoolController | None = None
+
+
+def _blas() -> ThreadpoolController:
+    global _controller
+    if _controller is None:
+        _controller = ThreadpoolController()
+    return _controller
+
+
+def blas_info() -> list[dict]:
+    """One record per BLAS library loaded: its name, version, threading layer and threads."""
+    return [{k: lib.get(k) for k in ("internal_api", "version", "threading_layer",
+                                     "num_threads", "architecture")}
+            for lib in _blas().info() if lib.get("user_api") == "blas"]
+
+
+def set_num_threads(n: int) -> None:
+    """Sets the number of threads BLAS uses for matmul and convolutions.
+
+    Example:
+        >>> ember.set_num_threads(2); ember.get_num_threads()
+        2
+    """
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_threads: expected a positive int, got {n!r}")
+    _blas().limit(limits=n, user_api="blas")
+
+
+def get_num_threads() -> int:
+    """The number of threads BLAS uses (the largest over loaded BLAS libraries)."""
+    counts = [lib["num_threads"] for lib in blas_info()]
+    return max(counts) if counts else 1
+
+
+def cpu_count() -> int:
+    """Cores this process may run on (its affinity mask, not the machine's total)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1

@@ -1,0 +1,193 @@
+"""Ember's dtypes and PyTorch's type-promotion rules.
+
+``ember.float32`` and friends are :class:`DType` objects wrapping a NumPy dtype (``bfloat16``
+comes from ``ml_dtypes``). :func:`result_type` implements PyTorch's promotion: categories
+bool < integer < floating, tensors with dimensions outrank 0-d tensors, which outrank Python
+scalars, and a Python scalar never widens a tensor of its own category
+(``float32 tensor * 2.0`` stays float32, ``int32 tensor * 2.5`` becomes the default float).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import ml_dtypes
+import numpy as np
+
+from ember.errors import DTypeError
+
+
+class DType:
+    """A tensor element type, e.g. ``ember.float32``.
+
+    Example:
+        >>> ember.float32.itemsize, ember.float32.is_floating_point
+        (4, True)
+    """
+
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "category")
+
+    def __init__(self, name: str, np_type: type, category: int) -> None:
+        self.name = name
+        self.np = np.dtype(np_type)
+        self.itemsize = self.np.itemsize
+        self.category = category  # 0 bool, 1 integer, 2 floating
+        self.is_floating_point = category == 2
+        self.is_signed = category == 2 or (category == 1 and self.np.kind == "i")
+
+    def __repr__(self) -> str:
+        return f"ember.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+BOOL, INT, FLOAT = 0, 1, 2
+_builtin_float, _builtin_int, _builtin_bool = float, int, bool
+
+bool_ = DType("bool", np.bool_, BOOL)
+uint8 = DType("uint8", np.uint8, INT)
+int8 = DType("int8", np.int8, INT)
+int16 = DType("int16", np.int16, INT)
+int32 = DType("int32", np.int32, INT)
+int64 = DType("int64", np.int64, INT)
+float16 = DType("float16", np.float16, FLOAT)
+bfloat16 = DType("bfloat16", ml_dtypes.bfloat16, FLOAT)
+float32 = DType("float32", np.float32, FLOAT)
+float64 = DType("float64", np.float64, FLOAT)
+
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+FLOATING_DTYPES = (float16, bfloat16, float32, float64)
+_BY_NUMPY = {d.np: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
+                 "int": int32, "short": int16, "bool_": bool_})
+
+_default_float = float32
+
+
+def get_default_dtype() -> DType:
+    """The dtype of floating tensors made from Python floats (float32 unless changed)."""
+    return _default_float
+
+
+def set_default_dtype(dtype: DType) -> None:
+    """Sets the default floating dtype, e.g. ``ember.set_default_dtype(ember.float64)``."""
+    global _default_float
+    dtype = to_dtype(dtype)
+    if not dtype.is_floating_point:
+        raise DTypeError(f"set_default_dtype: {dtype.name} is not a floating dtype; "
+                         "use one of float16, bfloat16, float32, float64")
+    _default_float = dtype
+    _scalar_dtype.cache_clear()
+    _result_type.cache_clear()
+
+
+def from_numpy(np_dtype: np.dtype) -> DType:
+    """The Ember dtype of a NumPy dtype; a clear error for types Ember has none of."""
+    try:
+        return _BY_NUMPY[np_dtype]
+    except KeyError:
+        pass
+    np_dtype = np.dtype(np_dtype)
+    if np_dtype in _BY_NUMPY:
+        return _BY_NUMPY[np_dtype]
+    if np_dtype.kind in "ui" and np_dtype.itemsize <= 8:  # uint16/32/64: widen as PyTorch loads them
+        return int64
+    raise DTypeError(f"NumPy dtype {np_dtype} has no Ember equivalent; supported: "
+                     + ", ".join(d.name for d in ALL_DTYPES))
+
+
+def to_dtype(x: object) -> DType:
+    """Reads a dtype given as a DType, a name, a NumPy dtype or a Python type."""
+    if isinstance(x, DType):
+        return x
+    if x is _builtin_float:
+        return _default_float
+    if isinstance(x, str):
+        try:
+            return _BY_NAME[x.removeprefix("ember.").removeprefix("torch.")]
+        except KeyError:
+            raise DTypeError(f"unknown dtype name {x!r}; known: {', '.join(_BY_NAME)}") from None
+    if x is _builtin_int:
+        return int64
+    if x is _builtin_bool:
+        return bool_
+    try:
+        return from_numpy(np.dtype(x))
+    except TypeError:
+        raise DTypeError(f"cannot read a dtype from {x!r}") from None
+
+
+def _promote_pair(a: DType, b: DType) -> DType:
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if a.category == FLOAT:
+        if {a, b} == {float16, bfloat16}:
+            return float32
+        return a if a.itemsize >= b.itemsize else b
+    return from_numpy(np.promote_types(a.np, b.np))
+
+
+@lru_cache(maxsize=None)
+def promote_types(a: DType, b: DType) -> DType:
+    """PyTorch's ``promote_types``: the smallest dtype both ``a`` and ``b`` convert to safely.
+
+    Example:
+        >>> ember.promote_types(ember.uint8, ember.int8)
+        ember.int16
+    """
+    return _promote_pair(a, b)
+
+
+@lru_cache(maxsize=None)
+def _scalar_dtype(kind: type) -> DType:
+    return {_builtin_bool: bool_, _builtin_int: int64}.get(kind, _default_float)
+
+
+def _combine(higher: DType | None, lower: DType | None) -> DType | None:
+    """Merges the dtype of a higher-priority group with a lower one (PyTorch's rule)."""
+    if higher is None:
+        return lower
+    if lower is None or higher.category == FLOAT:
+        return higher
+    if higher is bool_ or lower.category == FLOAT or lower.category > higher.category:
+        return promote_types(higher, lower)
+    return higher
+
+
+@lru_cache(maxsize=4096)
+def _result_type(keys: tuple) -> DType:
+    groups: list[DType | None] = [None, None, None]  # tensors with dims, 0-d tensors, scalars
+    for rank, dtype in keys:
+        groups[rank] = dtype if groups[rank] is None else promote_types(groups[rank], dtype)
+    return _combine(groups[0], _combine(groups[1], groups[2]))
+
+
+def result_type(*operands: object) -> DType:
+    """The dtype PyTorch gives an op over these tensors and Python scalars.
+
+    Example:
+        >>> ember.result_type(ember.ones(3, dtype=ember.int32), 2.5)
+        ember.float32
+    """
+    keys = []
+    for x in operands:
+        dtype = getattr(x, "dtype", None)
+        if isinstance(dtype, DType):
+            keys.append((0 if x.ndim else 1, dtype))
+        elif isinstance(x, (_builtin_bool, _builtin_int, _builtin_float)):
+            keys.append((2, _scalar_dtype(type(x))))
+        elif isinstance(x, (np.generic, np.ndarray)):
+            keys.append((0 if np.ndim(x) else 1, from_numpy(x.dtype)))
+        else:
+            raise DTypeError(f"result_type: cannot take an operand of type {type(x).__name__}")
+    return _result_type(tuple(keys))
+
+
+# Aliases PyTorch users type (``torch.float`` is float32, ``torch.int`` int32, …). Defined last:
+# they shadow the builtins of the same names in this module.
+half, double, long, short = float16, float64, int64, int16
+float, int, bool = float32, int32, bool_  # noqa: A001

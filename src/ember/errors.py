@@ -1,0 +1,41 @@
+"""Ember's exception classes.
+
+Each subclasses the built-in exception a PyTorch user would catch (``ValueError`` for shapes,
+``TypeError`` for dtypes, ``RuntimeError`` for devices and autograd), so existing ``except``
+clauses keep working. Messages name the op, the shapes/dtypes/devices involved and a hint.
+"""
+
+from __future__ import annotations
+
+
+class EmberError(Exception):
+    """Base class of every error Ember raises on purpose."""
+
+
+class ShapeError(EmberError, ValueError):
+    """Shapes do not fit an op, e.g. ``matmul: (32, 784) @ (512, 10): inner sizes differ``."""
+
+
+class DTypeError(EmberError, TypeError):
+    """A dtype an op cannot take, e.g. a gradient asked of an integer tensor."""
+
+
+class DeviceError(EmberError, RuntimeError):
+    """Tensors on different devices meet in one op, or a device is unknown."""
+
+
+class IndexOutOfRange(EmberError, IndexError):
+    """An index tensor or integer points outside the dimension it indexes."""
+
+
+class GradError(EmberError, RuntimeError):
+    """Autograd cannot do what was asked: a freed graph, a modified saved tensor, …"""
+
+
+class OpError(EmberError, RuntimeError):
+    """An op failed for a reason no more specific class describes."""
+
+
+def describe(shape: tuple[int, ...], dtype: object) -> str:
+    """Formats a shape and dtype the way every message shows them: ``(3, 4) float32``."""
+    return f"{tuple(shape)} {getattr(dtype, 'name', dtype)}"

@@ -1,0 +1,138 @@
+"""Broadcasting as a pair of primitives: ``expand`` (broadcast a tensor to a shape) and
+``sum_to`` (sum a tensor down to a shape). Each is the other's vjp, which is how every
+broadcasting op's gradient is reduced back to its input's shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.errors import ShapeError
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor, method
+
+
+__all__ = ["broadcast_shapes", "broadcast_to", "broadcast_tensors"]
+
+
+def broadcast_shapes(*shapes: tuple[int, ...], op: str = "broadcast") -> tuple[int, ...]:
+    """The shape NumPy/PyTorch broadcasting gives ``shapes``; a ShapeError naming ``op`` if none.
+
+    Example:
+        >>> ember.broadcast_shapes((3, 1), (4,))
+        (3, 4)
+    """
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(-ndim, 0):
+        size = 1
+        for s in shapes:
+            d = s[i] if -i <= len(s) else 1
+            if d != 1:
+                if size not in (1, d):
+                    shown = " and ".join(str(tuple(s)) for s in shapes)
+                    raise ShapeError(f"{op}: shapes {shown} do not broadcast: dimension {i} has "
+                                     f"sizes {size} and {d}. Hint: sizes must match or be 1")
+                size = d
+        out.append(size)
+    return tuple(out)
+
+
+def broadcast_spec(*specs: TensorSpec, op: str) -> TensorSpec:
+    """The output spec of an elementwise op over same-dtype inputs."""
+    return TensorSpec(broadcast_shapes(*(s.shape for s in specs), op=op), specs[0].dtype)
+
+
+@primitive
+class Expand(Primitive):
+    name = "expand"
+    view = True
+    save_inputs = False
+
+    def forward(self, xp, a, *, shape):
+        return xp.broadcast_to(a, shape)
+
+    def infer(self, a, *, shape):
+        if len(shape) < len(a.shape) or broadcast_shapes(a.shape, shape, op="expand") != shape:
+            raise ShapeError(f"expand: cannot expand shape {a.shape} to {shape}. Hint: only "
+                             "dimensions of size 1 can grow, and new ones go in front")
+        return TensorSpec(shape, a.dtype)
+
+    def vjp(self, ctx, g):
+        return sum_to(g, ctx.inputs[0].shape)
+
+    def jvp(self, ctx, da):
+        return expand(da, ctx.params["shape"])
+
+
+@primitive
+class SumTo(Primitive):
+    name = "sum_to"
+    save_inputs = False
+
+    def forward(self, xp, a, *, shape):
+        lead = a.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
+                                           if s == 1 and a.shape[lead + i] != 1)
+        return xp.sum(a, axis=axes, keepdims=True).reshape(shape) if axes else a.reshape(shape)
+
+    def infer(self, a, *, shape):
+        if broadcast_shapes(a.shape, shape, op="sum_to") != a.shape:
+            raise ShapeError(f"sum_to: shape {a.shape} does not reduce to {shape}")
+        return TensorSpec(shape, a.dtype)
+
+    def vjp(self, ctx, g):
+        return expand(g, ctx.inputs[0].shape)
+
+    def jvp(self, ctx, da):
+        return sum_to(da, ctx.params["shape"])
+
+
+def expand_shape(current: tuple[int, ...], sizes: tuple) -> tuple[int, ...]:
+    """Reads PyTorch's expand sizes, where -1 keeps a dimension's size."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    lead = len(sizes) - len(current)
+    if lead < 0:
+        raise ShapeError(f"expand: {len(sizes)} sizes given for a tensor of shape {current}; "
+                         "expand cannot drop dimensions")
+    return tuple(current[i - lead] if s == -1 and i >= lead else int(s)
+                 for i, s in enumerate(sizes))
+
+
+def expand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``x`` broadcast to ``shape`` (a view; ``x`` itself when the shape already matches)."""
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    return apply(Expand, x, shape=shape)
+
+
+def sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``x`` summed over the dimensions broadcasting added to ``shape`` (``x`` if equal)."""
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    return apply(SumTo, x, shape=shape)
+
+
+@method("expand")
+def _expand_method(self: Tensor, *sizes: Any) -> Tensor:
+    """``x.expand(3, -1)``: a broadcast view, -1 keeping a dimension."""
+    return expand(self, expand_shape(self.shape, sizes))
+
+
+@method()
+def expand_as(self: Tensor, other: Tensor) -> Tensor:
+    """``self`` broadcast to ``other``'s shape."""
+    return expand(self, other.shape)
+
+
+def broadcast_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``x`` broadcast to ``shape``, as ``torch.broadcast_to``."""
+    return expand(x, expand_shape(x.shape, (tuple(shape),)))
+
+
+def broadcast_tensors(*xs: Tensor) -> tuple[Tensor, ...]:
+    """All of ``xs`` broadcast to their common shape."""
+    shape = broadcast_shapes(*(x.shape for x in xs), op="broadcast_tensors")
+    return tuple(expand(x, shape) for x in xs)

@@ -1,0 +1,158 @@
+"""Dtype conversion and copies (``to``, ``float()``, ``clone``, ``contiguous``), and how mixed
+operands are brought to one dtype before an op (:func:`promote`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember import dtypes
+from ember.backend import Device
+from ember.backend import device as to_device
+from ember.dtypes import DType
+from ember.errors import DTypeError
+from ember.ops.creation import scalar_tensor
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor, method
+
+
+__all__ = ["clone"]
+
+
+@primitive
+class Cast(Primitive):
+    name = "cast"
+    save_inputs = False
+
+    def forward(self, xp, a, *, dtype):
+        return a.astype(dtype.np)
+
+    def infer(self, a, *, dtype):
+        return TensorSpec(a.shape, dtype)
+
+    def vjp(self, ctx, g):
+        return cast(g, ctx.inputs[0].dtype)
+
+    def jvp(self, ctx, da):
+        return cast(da, ctx.params["dtype"])
+
+
+@primitive
+class Copy(Primitive):
+    name = "copy"
+    save_inputs = False
+
+    def forward(self, xp, a):
+        return xp.array(a, copy=True, order="C")
+
+    def infer(self, a):
+        return a
+
+    def vjp(self, ctx, g):
+        return g
+
+    def jvp(self, ctx, da):
+        return da
+
+
+def cast(x: Tensor, dtype: DType) -> Tensor:
+    """``x`` in ``dtype`` (``x`` itself when it already is); differentiable between floats."""
+    if x.dtype is dtype:
+        return x
+    return apply(Cast, x, dtype=dtype)
+
+
+def promote(*xs: Any) -> tuple[Tensor, ...]:
+    """Brings tensors and Python scalars to their PyTorch result dtype, as tensors.
+
+    The fast path, tensors that already share a dtype, costs one comparison.
+    """
+    if len(xs) == 2:
+        a, b = xs
+        if type(a) is Tensor and type(b) is Tensor and a._data.dtype == b._data.dtype:
+            return xs
+    target = dtypes.result_type(*xs)
+    dev = _device_of(xs)
+    return tuple(cast(x, target) if isinstance(x, Tensor) else scalar_tensor(x, target, dev)
+                 for x in xs)
+
+
+def _device_of(xs: tuple) -> Device:
+    for x in xs:
+        if isinstance(x, Tensor):
+            return x._device
+    return to_device(None)
+
+
+def to_float(x: Tensor) -> Tensor:
+    """``x`` itself if floating, else ``x`` in the default float dtype (as ``sin(int)`` is)."""
+    if x.dtype.is_floating_point:
+        return x
+    return cast(x, dtypes.get_default_dtype())
+
+
+@method()
+def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
+       copy: bool = False) -> Tensor:
+    """Converts dtype and/or device: ``x.to(ember.float64)``, ``x.to("cpu")``, ``x.to(y)``.
+
+    Example:
+        >>> ember.ones(2).to(ember.int64).dtype
+        ember.int64
+    """
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (DType, type)) or (isinstance(a, str) and _is_dtype_name(a)):
+            dtype = a
+        else:
+            device = a
+    out = self
+    if dtype is not None:
+        out = cast(out, dtypes.to_dtype(dtype))
+    if device is not None and to_device(device) is not self.device:
+        raise DTypeError(f"to: moving between devices ({self.device} → {device}) needs the "
+                         f"{to_device(device).type} backend's copy, not available in this build")
+    if copy and out is self:
+        out = clone(out)
+    return out
+
+
+def _is_dtype_name(s: str) -> bool:
+    try:
+        dtypes.to_dtype(s)
+        return True
+    except DTypeError:
+        return False
+
+
+@method()
+def clone(self: Tensor) -> Tensor:
+    """A copy with its own memory; gradients flow back to ``self``."""
+    return apply(Copy, self)
+
+
+@method()
+def contiguous(self: Tensor) -> Tensor:
+    """``self`` if it is C-contiguous, else a contiguous copy."""
+    return self if self._data.flags.c_contiguous else apply(Copy, self)
+
+
+@method()
+def type_as(self: Tensor, other: Tensor) -> Tensor:
+    """``self`` in ``other``'s dtype."""
+    return cast(self, other.dtype)
+
+
+def _caster(dtype: DType, name: str) -> None:
+    def convert(self: Tensor) -> Tensor:
+        return cast(self, dtype)
+    convert.__name__ = name
+    convert.__doc__ = f"``self`` as {dtype.name}."
+    method(name)(convert)
+
+
+for _name, _dtype in [("float", dtypes.float32), ("double", dtypes.float64),
+                      ("half", dtypes.float16), ("bfloat16", dtypes.bfloat16),
+                      ("long", dtypes.int64), ("int", dtypes.int32), ("short", dtypes.int16),
+                      ("char", dtypes.int8), ("byte", dtypes.uint8), ("bool", dtypes.bool_)]:
+    _caster(_dtype, _name)

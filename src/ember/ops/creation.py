@@ -1,0 +1,224 @@
+"""Making tensors: from data (``tensor``, ``as_tensor``, ``from_numpy``) and by shape
+(``zeros``, ``ones``, ``full``, ``empty``, their ``_like`` forms, ``arange``, ``linspace``,
+``eye``). Constants are not primitives: a trace sees them as data."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.backend import Device, device as to_device
+from ember.dtypes import DType
+from ember.errors import DTypeError
+from ember.tensor import Tensor, _wrap
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace", "eye"]
+
+
+Size = Sequence[int] | int
+
+
+def _shape(size: tuple) -> tuple[int, ...]:
+    """Reads ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])`` alike."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    try:
+        shape = tuple(int(s) for s in size)
+    except TypeError:
+        raise TypeError(f"expected a shape of ints, got {size!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimension in shape {shape}")
+    return shape
+
+
+def _finish(array: Any, dev: Device, requires_grad: bool) -> Tensor:
+    if requires_grad and not dtypes.from_numpy(array.dtype).is_floating_point:
+        raise DTypeError(f"only floating tensors can require grad; this one is "
+                         f"{dtypes.from_numpy(array.dtype).name}")
+    return _wrap(array, dev, requires_grad)
+
+
+def _infer_dtype(array: np.ndarray, data: Any) -> DType:
+    """PyTorch's inference: Python floats give the default dtype, NumPy keeps its own."""
+    if isinstance(data, np.ndarray | np.generic):
+        return dtypes.from_numpy(array.dtype)
+    if array.dtype.kind == "f":
+        return dtypes.get_default_dtype() if array.dtype == np.float64 else \
+            dtypes.from_numpy(array.dtype)
+    if array.dtype.kind == "c":
+        raise DTypeError("complex numbers are not supported by Ember tensors")
+    return dtypes.from_numpy(array.dtype)
+
+
+def tensor(data: Any, *, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors).
+
+    Example:
+        >>> ember.tensor([[1, 2], [3, 4]]).dtype
+        ember.int64
+    """
+    dev = to_device(device)
+    if isinstance(data, Tensor):
+        array = data._data.copy()
+    else:
+        try:
+            array = np.array(data)
+        except (ValueError, TypeError) as exc:
+            raise TypeError(f"tensor: cannot read data of type {type(data).__name__}: {exc}") \
+                from None
+        if array.dtype == object:
+            raise TypeError(f"tensor: ragged or non-numeric data {str(data)[:60]!r}")
+        array = array.astype(_infer_dtype(array, data).np, copy=False)
+    if dtype is not None:
+        array = array.astype(dtypes.to_dtype(dtype).np, copy=False)
+    return _finish(dev.xp.asarray(array), dev, requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """Like :func:`tensor`, but shares memory with ``data`` where it can (no copy).
+
+    Example:
+        >>> ember.as_tensor(np.zeros(3)).dtype
+        ember.float64
+    """
+    if isinstance(data, Tensor):
+        if dtype is None or dtypes.to_dtype(dtype) is data.dtype:
+            return data if device is None else data.to(device)
+        return data.to(dtypes.to_dtype(dtype))
+    if isinstance(data, np.ndarray) and dtype is None:
+        return from_numpy(data) if device is None else from_numpy(data).to(device)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with a NumPy array (changes show in both).
+
+    Example:
+        >>> a = np.arange(3.0); t = ember.from_numpy(a); a[0] = 7; t[0].item()
+        7.0
+    """
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    dtypes.from_numpy(array.dtype)  # a clear error for unsupported dtypes
+    if array.dtype.kind in "ui" and array.dtype not in {d.np for d in dtypes.ALL_DTYPES}:
+        array = array.astype(np.int64)
+    return _wrap(array, to_device("cpu"))
+
+
+def _make(fill: Any, size: tuple, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+    dev = to_device(device)
+    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    shape = _shape(size)
+    xp = dev.xp
+    if fill is None:
+        array = xp.empty(shape, dt.np)
+    elif fill == 0:
+        array = xp.zeros(shape, dt.np)
+    else:
+        array = xp.full(shape, fill, dt.np)
+    return _finish(array, dev, requires_grad)
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of zeros: ``ember.zeros(2, 3)``."""
+    return _make(0, size, dtype, device, requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ones: ``ember.ones(2, 3)``."""
+    return _make(1, size, dtype, device, requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor whose values are whatever memory held: ``ember.empty(2, 3)``."""
+    return _make(None, size, dtype, device, requires_grad)
+
+
+def full(size: Size, fill_value: Any, *, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """A tensor filled with ``fill_value``; the dtype follows it as in PyTorch.
+
+    Example:
+        >>> ember.full((2,), 7).dtype
+        ember.int64
+    """
+    if dtype is None:
+        dtype = dtypes.result_type(fill_value)
+    return _make(fill_value, (size,) if isinstance(size, int) else (tuple(size),), dtype,
+                 device, requires_grad)
+
+
+def _like(t: Tensor, dtype: Any, device: Any) -> tuple[DType, Any]:
+    return (t.dtype if dtype is None else dtype), (t.device if device is None else device)
+
+
+def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    """Zeros with ``t``'s shape, dtype and device."""
+    return _make(0, (t.shape,), *_like(t, dtype, device), requires_grad)
+
+
+def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    """Ones with ``t``'s shape, dtype and device."""
+    return _make(1, (t.shape,), *_like(t, dtype, device), requires_grad)
+
+
+def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    """Uninitialised memory with ``t``'s shape, dtype and device."""
+    return _make(None, (t.shape,), *_like(t, dtype, device), requires_grad)
+
+
+def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    """``fill_value`` everywhere, with ``t``'s shape, dtype and device."""
+    return _make(fill_value, (t.shape,), *_like(t, dtype, device), requires_grad)
+
+
+def arange(start: float, end: float | None = None, step: float = 1, *, dtype: Any = None,
+           device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step``: ``ember.arange(5)``.
+
+    Integer arguments give int64; any float argument gives the default float dtype.
+    """
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ValueError("arange: step must be nonzero")
+    if dtype is None:
+        dtype = dtypes.result_type(start, end, step)
+    dt = dtypes.to_dtype(dtype)
+    dev = to_device(device)
+    n = max(0, int(np.ceil((end - start) / step)))
+    array = (start + step * dev.xp.arange(n, dtype=np.float64)).astype(dt.np) \
+        if dt.is_floating_point else dev.xp.arange(start, end, step).astype(dt.np)
+    return _finish(array, dev, requires_grad)
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    dev = to_device(device)
+    return _finish(dev.xp.linspace(start, end, steps).astype(dt.np), dev, requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False) -> Tensor:
+    """The ``n × m`` identity matrix (``m`` defaults to ``n``)."""
+    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    dev = to_device(device)
+    return _finish(dev.xp.eye(n, m, dtype=dt.np), dev, requires_grad)
+
+
+def scalar_tensor(value: Any, dtype: DType, dev: Device) -> Tensor:
+    """A 0-d constant of ``dtype`` on ``dev`` (how Python scalars enter ops)."""
+    try:
+        return _wrap(dev.xp.asarray(value, dtype=dtype.np), dev)
+    except OverflowError:  # wraps around, as PyTorch's integer arithmetic does
+        return _wrap(dev.xp.asarray(value).astype(dtype.np), dev)

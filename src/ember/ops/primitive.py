@@ -1,0 +1,210 @@
+"""The primitive registry and the one entry point every op goes through: :func:`apply`.
+
+A primitive defines an op once: ``forward`` on backend arrays, ``infer`` (output shape and
+dtype from input specs, with a clear error), ``vjp`` and ``jvp`` written in Ember ops, and
+``flops``. Autograd, tracing, profiling and export all derive from these rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from ember.autograd.graph import Node
+from ember.autograd.grad_mode import GRAD
+from ember.backend import get_default_device
+from ember.dtypes import DType
+from ember.errors import DeviceError, EmberError, OpError, describe
+from ember.tensor import Tensor, _wrap
+
+
+class TensorSpec(NamedTuple):
+    """A tensor's shape and dtype, without data: what ``infer`` rules read and return."""
+
+    shape: tuple[int, ...]
+    dtype: DType
+
+    def __str__(self) -> str:
+        return describe(self.shape, self.dtype)
+
+
+def spec(t: Tensor) -> TensorSpec:
+    """The :class:`TensorSpec` of a tensor (or of anything with ``shape`` and ``dtype``)."""
+    return TensorSpec(tuple(t.shape), t.dtype)
+
+
+class Primitive:
+    """Base class of primitives; subclass it and decorate with :func:`primitive`.
+
+    Class attributes:
+        name: the op's name in errors, graphs and profiles.
+        nout: number of outputs ``forward`` returns (a tuple when above 1).
+        differentiable: False for ops with no gradient (comparisons, argmax, sampling).
+        view: the output may share memory with input 0 (reshape, transpose, slicing), so it
+            shares input 0's version counter.
+        save_inputs / save_outputs: which values the vjp rule reads; the engine keeps those
+            and checks them for in-place modification before backward.
+    """
+
+    name = "primitive"
+    nout = 1
+    differentiable = True
+    view = False
+    save_inputs = True
+    save_outputs = False
+
+    def forward(self, xp: Any, *arrays: Any, **params: Any) -> Any:
+        raise NotImplementedError
+
+    def infer(self, *specs: TensorSpec, **params: Any) -> TensorSpec | tuple[TensorSpec, ...]:
+        raise NotImplementedError(f"{self.name} has no infer rule")
+
+    def vjp(self, ctx: Node, *grads: Tensor | None) -> Tensor | None | tuple:
+        raise NotImplementedError(f"{self.name} has no vjp rule")
+
+    def jvp(self, ctx: Node, *tangents: Tensor | None) -> Tensor | tuple:
+        raise NotImplementedError(f"{self.name} has no jvp rule")
+
+    def flops(self, *specs: TensorSpec, **params: Any) -> int:
+        """Floating-point operations of one application (0 unless a rule says more)."""
+        return 0
+
+    def __repr__(self) -> str:
+        return f"<primitive {self.name}>"
+
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+def primitive(cls: type[Primitive]) -> Primitive:
+    """Class decorator: registers the primitive and returns its single instance.
+
+    Example:
+        >>> @primitive
+        ... class Neg(Primitive):
+        ...     name = "neg"
+        ...     def forward(self, xp, a): return xp.negative(a)
+    """
+    if cls.name in PRIMITIVES:
+        raise ValueError(f"a primitive named {cls.name!r} is already registered")
+    instance = cls()
+    PRIMITIVES[cls.name] = instance
+    return instance
+
+
+class _Dispatch:
+    """Who runs ops: ``handler`` is None for plain eager execution (the fast path), or the
+    innermost active interposer (a trace, the profiler, anomaly mode)."""
+
+    __slots__ = ("handler", "stack")
+
+    def __init__(self) -> None:
+        self.handler: Callable | None = None
+        self.stack: list[Callable] = []
+
+
+DISPATCH = _Dispatch()
+
+
+def push_handler(handler: Callable[[Primitive, tuple, dict], Any]) -> None:
+    """Makes ``handler(prim, inputs, params)`` receive every op until :func:`pop_handler`.
+
+    A handler computes by calling :func:`apply_below`, which hands the op to the handler
+    beneath it, or runs it eagerly at the bottom; so handlers nest.
+    """
+    DISPATCH.stack.append(handler)
+    DISPATCH.handler = handler
+
+
+def pop_handler(handler: Callable) -> None:
+    """Removes ``handler`` (pushed before) from the dispatch stack."""
+    DISPATCH.stack.remove(handler)
+    DISPATCH.handler = DISPATCH.stack[-1] if DISPATCH.stack else None
+
+
+def apply(prim: Primitive, *inputs: Tensor, **params: Any) -> Any:
+    """Applies a primitive to tensors: the one entry point of every op."""
+    handler = DISPATCH.handler
+    if handler is not None:
+        return handler(prim, inputs, params)
+    return eager(prim, inputs, params)
+
+
+def apply_below(handler: Callable, prim: Primitive, inputs: tuple, params: dict) -> Any:
+    """From inside ``handler``: runs the op with the handlers beneath it."""
+    return run_below(handler, apply, prim, *inputs, **params)
+
+
+def run_below(handler: Callable, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    """From inside ``handler``: calls ``fn`` with only the handlers beneath it active (so a
+    rule the handler evaluates is not seen by the handler itself)."""
+    stack = DISPATCH.stack
+    i = stack.index(handler)
+    saved = DISPATCH.handler
+    DISPATCH.handler = stack[i - 1] if i else None
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        DISPATCH.handler = saved
+
+
+def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
+    """Computes a primitive now and records it on the tape when a gradient is needed."""
+    if inputs:
+        dev = inputs[0]._device
+        for t in inputs:
+            if t._device is not dev:
+                raise _device_error(prim, inputs)
+        arrays = [t._data for t in inputs]
+    else:
+        dev = params.get("device") or get_default_device()
+        arrays = ()
+    try:
+        out = prim.forward(dev.xp, *arrays, **params)
+    except EmberError:
+        raise
+    except Exception as exc:
+        raise explain_failure(prim, inputs, params, exc) from exc
+
+    record = False
+    if GRAD.enabled and prim.differentiable:
+        for t in inputs:
+            if t.requires_grad:
+                record = True
+                break
+    vc = inputs[0]._vc if prim.view else None
+    if not record:
+        if prim.nout == 1:
+            return _wrap(out, dev, False, None, 0, vc)
+        return tuple(_wrap(o, dev) for o in out)
+
+    outs = (out,) if prim.nout == 1 else out
+    tensors = [_wrap(o, dev, True, None, i, vc) for i, o in enumerate(outs)]
+    node = Node(prim, inputs, params,
+                tuple(t._vc.value for t in inputs) if prim.save_inputs else None,
+                tuple((t._data, t._vc, t._vc.value) for t in tensors)
+                if prim.save_outputs else None,
+                dev)
+    for t in tensors:
+        t._node = node
+    return tensors[0] if prim.nout == 1 else tuple(tensors)
+
+
+def explain_failure(prim: Primitive, inputs: tuple, params: dict, exc: Exception) -> EmberError:
+    """Turns a backend exception into a clear Ember error: the ``infer`` rule's, if it finds
+    the problem, else one naming the op, the inputs and the backend's message."""
+    specs = [spec(t) for t in inputs]
+    try:
+        prim.infer(*specs, **params)
+    except EmberError as clear:
+        return clear
+    except Exception:  # noqa: BLE001 - an infer rule that itself fails explains nothing
+        pass
+    shown = ", ".join(str(s) for s in specs) or "no tensor inputs"
+    return OpError(f"{prim.name}: failed on {shown}: {type(exc).__name__}: {exc}")
+
+
+def _device_error(prim: Primitive, inputs: tuple) -> DeviceError:
+    devices = ", ".join(f"input {i} on {t.device}" for i, t in enumerate(inputs))
+    return DeviceError(f"{prim.name}: expected all tensors on one device, got {devices}. "
+                       "Hint: move them with .to(device) first.")

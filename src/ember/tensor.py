@@ -1,0 +1,309 @@
+"""The :class:`Tensor`: a backend array, its device, and its place in the autograd tape.
+
+A tensor's methods are the functional ops (``x.exp()`` is ``ember.exp(x)``); each op module
+binds its functions here with :func:`method`, so this file stays the small core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.backend import Device
+from ember.dtypes import DType
+from ember.errors import DTypeError, GradError
+
+
+class VersionCounter:
+    """Counts in-place writes to an array; views share their base's counter."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class Tensor:
+    """An n-dimensional array that records the ops applied to it for autograd.
+
+    Make one with :func:`ember.tensor`, :func:`ember.zeros`, :func:`ember.randn`, …
+
+    Example:
+        >>> x = ember.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> (x * x).sum().backward()
+        >>> x.grad
+        tensor([2., 4., 6.])
+    """
+
+    __slots__ = ("_data", "_device", "requires_grad", "grad", "_node", "_idx", "_vc", "_hooks",
+                 "_retains", "__weakref__")
+    __array_priority__ = 1000  # NumPy defers to our reflected operators
+
+    def __init__(self, data: Any, *, dtype: DType | None = None, device: Any = None,
+                 requires_grad: bool = False) -> None:
+        from ember.ops.creation import tensor
+
+        made = tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+        for slot in Tensor.__slots__[:-1]:
+            setattr(self, slot, getattr(made, slot))
+
+    # -- properties --------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> DType:
+        return dtypes.from_numpy(self._data.dtype)
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def data(self) -> Tensor:
+        """The same storage, cut from the graph (prefer :meth:`detach`)."""
+        return _wrap(self._data, self._device, False, None, 0, self._vc)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+
+    @property
+    def grad_fn(self) -> Any:
+        return self._node
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def _version(self) -> int:
+        return self._vc.value
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+        """The shape, or the size of one dimension: ``x.size(-1)``."""
+        return self.shape if dim is None else self.shape[dim]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
+        """Strides in elements, as PyTorch reports them."""
+        s = tuple(b // self._data.itemsize for b in self._data.strides)
+        return s if dim is None else s[dim]
+
+    def is_contiguous(self) -> bool:
+        return self._data.flags.c_contiguous
+
+    # -- leaving the graph and the framework ---------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as a NumPy array (shares memory on CPU)."""
+        if self.requires_grad and not force:
+            raise GradError("numpy(): the tensor requires grad; call tensor.detach().numpy()")
+        return self._data if self._device.type == "cpu" else self._device.xp.asnumpy(self._data)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        a = np.asarray(self._data if self._device.type == "cpu" else self.numpy(force=True))
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def item(self) -> int | float | bool:
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise ValueError(f"item(): a tensor with {self._data.size} elements cannot be "
+                             "converted to a Python scalar; index it first")
+        return self._data.reshape(()).item() if self.dtype is not dtypes.bfloat16 else \
+            float(self._data.reshape(()))
+
+    def tolist(self) -> Any:
+        """The data as nested Python lists."""
+        if self.dtype is dtypes.bfloat16:
+            return self._data.astype(np.float32).tolist()
+        return self._data.tolist()
+
+    def detach(self) -> Tensor:
+        """The same storage, without history and not requiring grad."""
+        return _wrap(self._data, self._device, False, None, 0, self._vc)
+
+    def detach_(self) -> Tensor:
+        self._node, self._idx, self.requires_grad = None, 0, False
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Marks a leaf tensor as needing a gradient, in place."""
+        if requires_grad and not self.dtype.is_floating_point:
+            raise DTypeError(f"requires_grad_: only floating tensors can require grad, this one "
+                             f"is {self.dtype.name}; convert it first with .float()")
+        if self._node is not None and not requires_grad:
+            raise GradError("requires_grad_(False) on a non-leaf tensor; use .detach() instead")
+        self.requires_grad = requires_grad
+        return self
+
+    def retain_grad(self) -> None:
+        """Keeps ``.grad`` of a non-leaf tensor after backward."""
+        import weakref
+
+        if self._node is None:
+            return
+        if not self.requires_grad:
+            raise GradError("retain_grad(): the tensor does not require grad")
+        node = self._node
+        if node.retained is None:
+            node.retained = {}
+        node.retained[self._idx] = weakref.ref(self)
+        self._retains = True
+
+    @property
+    def retains_grad(self) -> bool:
+        return bool(self._retains)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Calls ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a handle whose ``remove()`` unregisters it.
+
+        Example:
+            >>> h = x.register_hook(lambda g: g * 2)
+            >>> h.remove()
+        """
+        if not self.requires_grad:
+            raise GradError("register_hook: cannot register a hook on a tensor that does not "
+                            "require grad")
+        if self._node is None:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        else:
+            node = self._node
+            if node.hooks is None:
+                node.hooks = {}
+            hooks = node.hooks.setdefault(self._idx, [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        """Accumulates d(self)/d(leaf) into each leaf's ``.grad``.
+
+        Example:
+            >>> loss.backward()
+        """
+        from ember.autograd.engine import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    # -- Python protocol ---------------------------------------------------------------------
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"bool() of a tensor with {self._data.size} elements is "
+                               "ambiguous; use .any() or .all()")
+        return bool(self._data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.category != dtypes.INT or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be used as an index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        from ember.tensor_repr import tensor_repr
+
+        return tensor_repr(self)
+
+    def __reduce__(self) -> Any:
+        raise TypeError("Ember tensors are not pickled; save them with ember.save (safetensors)")
+
+
+class RemovableHandle:
+    """Returned by hook registrations; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list, hook: Callable) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = None,
+          idx: int = 0, vc: VersionCounter | None = None) -> Tensor:
+    """Makes a tensor around a backend array without copying or checking (the hot path)."""
+    t = _new(Tensor)
+    t._data = data
+    t._device = device
+    t.requires_grad = requires_grad
+    t.grad = None
+    t._node = node
+    t._idx = idx
+    t._vc = VersionCounter() if vc is None else vc
+    t._hooks = None
+    t._retains = False
+    return t
+
+
+_new = object.__new__
+
+
+def method(*names: str) -> Callable:
+    """Binds a functional op as Tensor methods: ``@method("exp")`` makes ``x.exp()``.
+
+    With no names, the function's own name is used.
+    """
+    def bind(fn: Callable) -> Callable:
+        for name in names or (fn.__name__,):
+            setattr(Tensor, name, fn)
+        return fn
+    return bind
