@@ -1,0 +1,5 @@
+"""Random sampling and generators."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,5 @@
+"""Elementwise selection: where, clamp, maximum, minimum."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

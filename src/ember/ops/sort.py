@@ -1,0 +1,5 @@
+"""Sorting: sort, argsort, topk."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
