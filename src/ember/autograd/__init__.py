@@ -2,6 +2,8 @@
 
 from ember.autograd.anomaly import detect_anomaly
 from ember.autograd.engine import backward, grad
+from ember.autograd.function import Function, FunctionCtx, once_differentiable
+from ember.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ember.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -11,5 +13,6 @@ from ember.autograd.grad_mode import (
 )
 from ember.autograd.graph import Node
 
-__all__ = ["Node", "backward", "detect_anomaly", "enable_grad", "grad", "inference_mode",
-           "is_grad_enabled", "no_grad", "set_grad_enabled"]
+__all__ = ["Function", "FunctionCtx", "GradcheckError", "Node", "backward", "detect_anomaly",
+           "enable_grad", "grad", "gradcheck", "gradgradcheck", "inference_mode",
+           "is_grad_enabled", "no_grad", "once_differentiable", "set_grad_enabled"]

@@ -38,7 +38,8 @@ class Node:
 
     def name(self) -> str:
         """PyTorch-style name, e.g. ``MulBackward``."""
-        return f"{type(self.prim).__name__}Backward"
+        name = self.prim.name
+        return "".join(part[:1].upper() + part[1:] for part in name.split("_")) + "Backward"
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"

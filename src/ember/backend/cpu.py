@@ -14,3 +14,6 @@ def _make_cpu(index: int | None) -> Device:
 
 
 register_backend("cpu", _make_cpu)
+
+# PyTorch computes 1/0 = inf and 0/0 = nan silently; so does Ember (anomaly mode finds NaNs).
+np.seterr(divide="ignore", invalid="ignore", over="ignore", under="ignore")

@@ -72,7 +72,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
                 from None
         if array.dtype == object:
             raise TypeError(f"tensor: ragged or non-numeric data {str(data)[:60]!r}")
-        array = array.astype(_infer_dtype(array, data).np, copy=False)
+        target = _infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)
+        array = array.astype(target.np, copy=False)
     if dtype is not None:
         array = array.astype(dtypes.to_dtype(dtype).np, copy=False)
     return _finish(dev.xp.asarray(array), dev, requires_grad)

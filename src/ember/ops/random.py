@@ -1,5 +1,293 @@
-"""Random sampling and generators."""
+"""Random sampling: a :class:`Generator` (NumPy's PCG64 underneath), the default one that
+``manual_seed`` reseeds, and sampling ops (``rand``, ``randn``, ``randint``, ``randperm``,
+``normal``, ``bernoulli``, ``multinomial``).
+
+Sampling ops are primitives, so a traced graph keeps them as ops that draw fresh numbers on
+each call (and CSE never merges them), exactly as eager code does.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.backend import device as to_device
+from ember.errors import DTypeError, ShapeError
+from ember.ops.creation import _shape
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor, method
+
+__all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+           "default_generator", "rand", "randn", "randint", "randperm", "normal", "bernoulli",
+           "multinomial", "rand_like", "randn_like", "randint_like"]
+
+
+class Generator:
+    """A source of random numbers with its own state.
+
+    Example:
+        >>> g = ember.Generator().manual_seed(0)
+        >>> a = ember.randn(3, generator=g)
+    """
+
+    def __init__(self, device: Any = "cpu") -> None:
+        self.device = to_device(device)
+        self._seed = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Resets the state from ``seed``; returns the generator."""
+        self._seed = int(seed)
+        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        return self
+
+    def seed(self) -> int:
+        """Reseeds from fresh entropy; returns the new seed."""
+        self.manual_seed(int(np.random.SeedSequence().entropy % (2 ** 63)))
+        return self._seed
+
+    def initial_seed(self) -> int:
+        """The seed the current stream started from."""
+        return self._seed
+
+    def get_state(self) -> dict:
+        """The full state as plain JSON-able data (PyTorch returns bytes; Ember a dict)."""
+        return {"seed": self._seed, "bit_generator": self._rng.bit_generator.state}
+
+    def set_state(self, state: dict) -> Generator:
+        """Restores a state from :meth:`get_state`."""
+        self._seed = int(state["seed"])
+        self._rng.bit_generator.state = state["bit_generator"]
+        return self
+
+    @property
+    def numpy(self) -> np.random.Generator:
+        """The NumPy generator underneath (CPU)."""
+        return self._rng
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seeds the default generator, making runs repeatable: ``ember.manual_seed(0)``."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    """Seeds the default generator from fresh entropy and returns the seed."""
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    """The seed of the default generator."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> dict:
+    """The default generator's state (see :meth:`Generator.get_state`)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(state: dict) -> None:
+    """Restores the default generator's state."""
+    default_generator.set_state(state)
+
+
+class Sample(Primitive):
+    """A sampling primitive: no gradient; the generator is a parameter."""
+
+    differentiable = False
+    save_inputs = False
+
+    def rng(self, generator: Generator | None) -> np.random.Generator:
+        return (generator or default_generator)._rng
+
+
+class _FromShape(Sample):
+    """Sampling ops whose output is fixed by ``shape`` and ``dtype`` alone."""
+
+    def infer(self, *specs, shape, dtype, **params):
+        return TensorSpec(shape, dtype)
+
+
+@primitive
+class Uniform(_FromShape):
+    name = "uniform"
+
+    def forward(self, xp, *, shape, dtype, low, high, generator, device):
+        return self.rng(generator).uniform(low, high, shape).astype(dtype.np)
+
+
+@primitive
+class Normal(_FromShape):
+    name = "normal"
+
+    def forward(self, xp, *, shape, dtype, mean, std, generator, device):
+        return (self.rng(generator).standard_normal(shape) * std + mean).astype(dtype.np)
+
+
+@primitive
+class RandInt(_FromShape):
+    name = "randint"
+
+    def forward(self, xp, *, shape, dtype, low, high, generator, device):
+        return self.rng(generator).integers(low, high, shape).astype(dtype.np)
+
+
+@primitive
+class RandPerm(_FromShape):
+    name = "randperm"
+
+    def forward(self, xp, *, shape, dtype, generator, device):
+        return self.rng(generator).permutation(shape[0]).astype(dtype.np)
+
+
+@primitive
+class Bernoulli(Sample):
+    name = "bernoulli"
+
+    def forward(self, xp, p, *, generator):
+        return (self.rng(generator).random(p.shape) < p).astype(p.dtype)
+
+    def infer(self, p, *, generator):
+        return p
+
+
+@primitive
+class Multinomial(Sample):
+    name = "multinomial"
+
+    def forward(self, xp, probs, *, num_samples, replacement, generator):
+        rng = self.rng(generator)
+        p = probs.astype(np.float64).reshape(-1, probs.shape[-1])
+        p = p / p.sum(axis=1, keepdims=True)
+        if replacement:  # inverse-CDF sampling, vectorised over rows
+            cdf = np.cumsum(p, axis=1)
+            u = rng.random((p.shape[0], num_samples))
+            idx = (u[:, :, None] > cdf[:, None, :]).sum(axis=2)
+            idx = np.minimum(idx, p.shape[1] - 1)
+        else:  # Gumbel top-k: sampling without replacement in one vectorised pass
+            keys = np.log(np.maximum(p, 1e-300)) + rng.gumbel(size=p.shape)
+            keys[p == 0] = -np.inf
+            idx = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+        return idx.reshape(*probs.shape[:-1], num_samples).astype(np.int64)
+
+    def infer(self, probs, *, num_samples, replacement, generator):
+        return TensorSpec((*probs.shape[:-1], num_samples), dtypes.int64)
+
+
+def _float_dtype(dtype: Any) -> dtypes.DType:
+    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    if not dt.is_floating_point:
+        raise DTypeError(f"expected a floating dtype, got {dt.name}")
+    return dt
+
+
+def _sampled(prim: Primitive, size: tuple, dtype: dtypes.DType, device: Any,
+             requires_grad: bool, **params: Any) -> Tensor:
+    dev = to_device(device)
+    out = apply(prim, shape=_shape(size), dtype=dtype, device=dev, **params)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """Uniform samples from [0, 1): ``ember.rand(2, 3)``."""
+    return _sampled(Uniform, size, _float_dtype(dtype), device, requires_grad, low=0.0,
+                    high=1.0, generator=generator)
+
+
+def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """Standard normal samples: ``ember.randn(2, 3)``."""
+    return _sampled(Normal, size, _float_dtype(dtype), device, requires_grad, mean=0.0, std=1.0,
+                    generator=generator)
+
+
+def randint(low: int, high: int | None = None, size: tuple = (), *,
+            generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
+    """Integers from ``[low, high)``: ``ember.randint(10, (3,))`` or ``randint(2, 5, (3,))``."""
+    if isinstance(high, (tuple, list)):  # randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    if high <= low:
+        raise ValueError(f"randint: empty range [{low}, {high})")
+    dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
+    return _sampled(RandInt, (tuple(size),), dt, device, False, low=int(low), high=int(high),
+                    generator=generator)
+
+
+def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
+             device: Any = None) -> Tensor:
+    """A random permutation of ``0 … n-1``."""
+    dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
+    return _sampled(RandPerm, ((int(n),),), dt, device, False, generator=generator)
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
+           generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
+    """Normal samples; ``mean``/``std`` may be tensors (broadcast) or numbers with ``size``.
+
+    With tensor arguments the result is ``mean + std * noise``, differentiable in both.
+    """
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        ref = mean if isinstance(mean, Tensor) else std
+        from ember.ops.broadcast import broadcast_shapes
+
+        shape = broadcast_shapes(getattr(mean, "shape", ()), getattr(std, "shape", ()),
+                                 op="normal")
+        noise = randn(*shape, generator=generator, dtype=ref.dtype, device=ref.device)
+        return noise * std + mean
+    if size is None:
+        raise ShapeError("normal: give size= when mean and std are numbers")
+    return _sampled(Normal, (tuple(size),), _float_dtype(dtype), device, False,
+                    mean=float(mean), std=float(std), generator=generator)
+
+
+@method()
+def bernoulli(input: Tensor, p: float | None = None, *,
+              generator: Generator | None = None) -> Tensor:
+    """0/1 samples with probabilities ``input`` (or the constant ``p``), in ``input``'s dtype."""
+    if p is not None:
+        from ember.ops.creation import full_like
+
+        input = full_like(input, p)
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"bernoulli: probabilities must be floating, got {input.dtype.name}")
+    return apply(Bernoulli, input.detach(), generator=generator)
+
+
+@method()
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
+    """Indices sampled from the categorical distributions in ``input``'s rows (weights ≥ 0)."""
+    if input.ndim not in (1, 2):
+        raise ShapeError(f"multinomial: expected 1-D or 2-D probabilities, got shape "
+                         f"{tuple(input.shape)}")
+    if not replacement and num_samples > input.shape[-1]:
+        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
+                         f"from {input.shape[-1]} categories")
+    return apply(Multinomial, input.detach(), num_samples=int(num_samples),
+                 replacement=bool(replacement), generator=generator)
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None) -> Tensor:
+    """Uniform [0, 1) samples shaped like ``input``."""
+    return rand(input.shape, dtype=dtype or input.dtype, device=input.device,
+                generator=generator)
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None) -> Tensor:
+    """Standard normal samples shaped like ``input``."""
+    return randn(input.shape, dtype=dtype or input.dtype, device=input.device,
+                 generator=generator)
+
+
+def randint_like(input: Tensor, low: int, high: int | None = None, *,
+                 dtype: Any = None) -> Tensor:
+    """Integers from ``[low, high)`` shaped like ``input``."""
+    return randint(low, high, input.shape, dtype=dtype or input.dtype, device=input.device)

@@ -1,0 +1,173 @@
+"""Custom differentiable operations: subclass :class:`Function` with ``forward`` and
+``backward`` static methods, as in PyTorch.
+
+``Function.apply`` runs ``forward`` without recording, then records one node whose vjp is the
+user's ``backward``. A ``backward`` written in Ember ops is differentiable again; one marked
+``@once_differentiable`` runs without recording and refuses a second derivative clearly.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from ember.autograd.graph import Node
+from ember.autograd.grad_mode import GRAD, no_grad
+from ember.errors import GradError
+
+
+class FunctionCtx:
+    """The ``ctx`` a custom Function's ``forward`` and ``backward`` share."""
+
+    def __init__(self, name: str, needs_input_grad: tuple[bool, ...]) -> None:
+        self._name = name
+        self.needs_input_grad = needs_input_grad
+        self._saved: tuple = ()
+        self._non_differentiable: set[int] = set()
+        self.materialize_grads = True
+        self._inputs: tuple = ()
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keeps tensors for ``backward``; in-place changes to them are detected."""
+        self._saved = tuple((t, None if t is None else t._vc.value) for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to :meth:`save_for_backward`, checked for in-place changes."""
+        for i, (t, version) in enumerate(self._saved):
+            if t is not None and t._vc.value != version:
+                raise GradError(
+                    f"backward of {self._name}: saved tensor {i} (shape {tuple(t.shape)}) was "
+                    f"modified in place after forward saved it: version {version} then, "
+                    f"{t._vc.value} now. Hint: save a .clone() or avoid the in-place op.")
+        return tuple(t for t, _ in self._saved)
+
+    def mark_non_differentiable(self, *outputs: Any) -> None:
+        """Declares outputs (e.g. indices) that have no gradient."""
+        self._non_differentiable.update(id(o) for o in outputs)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """If False, ``backward`` receives None (not zeros) for outputs without gradient."""
+        self.materialize_grads = value
+
+
+class _CustomPrimitive:
+    """The primitive-like rule object of one Function subclass (not in the registry)."""
+
+    differentiable = True
+    save_inputs = False
+    save_outputs = False
+    view = False
+
+    def __init__(self, fn: type[Function], nout: int) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.nout = nout
+
+    def vjp(self, ctx: Node, *grads: Any) -> tuple:
+        from ember.ops.creation import zeros
+
+        fctx: FunctionCtx = ctx.params["ctx"]
+        if fctx.materialize_grads:
+            grads = tuple(zeros(shape, dtype=dtype, device=ctx.device) if g is None else g
+                          for g, (shape, dtype) in zip(grads, ctx.params["out_specs"]))
+        result = self.fn.backward(fctx, *grads)
+        result = result if isinstance(result, tuple) else (result,)
+        positions = ctx.params["positions"]
+        if len(result) < ctx.params["nargs"]:
+            raise GradError(f"backward of {self.name} returned {len(result)} gradients but "
+                            f"forward took {ctx.params['nargs']} arguments (return None for "
+                            "arguments that have no gradient)")
+        return tuple(result[p] for p in positions)
+
+
+class Function:
+    """Base class of custom autograd operations.
+
+    Example:
+        >>> class Square(ember.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 2 * x * g
+        >>> y = Square.apply(ember.tensor([3.0], requires_grad=True))
+    """
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("a Function subclass must define forward(ctx, …)")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Any) -> Any:
+        raise NotImplementedError("a Function subclass must define backward(ctx, …)")
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        from ember.tensor import Tensor, _wrap
+
+        positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        ctx = FunctionCtx(cls.__name__, needs)
+        with no_grad():
+            out = cls.forward(ctx, *args, **kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        if not (GRAD.enabled and any(needs)):
+            return out
+        for o in outs:
+            if not isinstance(o, Tensor):
+                raise GradError(f"{cls.__name__}.forward must return tensors, got "
+                                f"{type(o).__name__}")
+        inputs = tuple(args[i] for i in positions)
+        ctx._inputs = inputs
+        params = {"ctx": ctx, "positions": positions, "nargs": len(args),
+                  "out_specs": tuple((o.shape, o.dtype) for o in outs)}
+        node = Node(_CustomPrimitive(cls, len(outs)), inputs, params, None, None,
+                    inputs[0].device)
+        wrapped = tuple(
+            _wrap(o._data, o._device, False, None, 0, o._vc)
+            if id(o) in ctx._non_differentiable or not o.dtype.is_floating_point
+            else _wrap(o._data, o._device, True, node, i, o._vc)
+            for i, o in enumerate(outs))
+        return wrapped if isinstance(out, tuple) else wrapped[0]
+
+
+class _OnceDifferentiable:
+    """Marks a gradient computed by a once-differentiable backward: differentiating it raises."""
+
+    name = "once_differentiable"
+    nout = 1
+    differentiable = True
+    save_inputs = save_outputs = view = False
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def vjp(self, ctx: Node, g: Any) -> tuple:
+        raise GradError(f"{self.where} is decorated with @once_differentiable: its gradient "
+                        "cannot be differentiated again (create_graph through it)")
+
+
+def once_differentiable(backward: Callable) -> Callable:
+    """Decorates a ``backward`` that is not itself differentiable (e.g. NumPy inside)."""
+    @functools.wraps(backward)
+    def wrapper(ctx: FunctionCtx, *grads: Any) -> Any:
+        from ember.tensor import _wrap
+
+        with no_grad():
+            result = backward(ctx, *grads)
+        sources = tuple(t for t in (*ctx._inputs, *grads) if t is not None and t.requires_grad)
+        if not (GRAD.enabled and sources):
+            return result
+        rule = _OnceDifferentiable(f"backward of {ctx._name}")
+        seq = result if isinstance(result, tuple) else (result,)
+        marked = tuple(None if r is None else
+                       _wrap(r._data, r._device, True, Node(rule, sources[:1], {}, None, None,
+                                                            r._device))
+                       for r in seq)
+        return marked if isinstance(result, tuple) else marked[0]
+    return wrapper

@@ -1,0 +1,33 @@
+"""Anomaly mode names the forward op and the user's line that produced a NaN in backward."""
+
+import pytest
+
+import ember
+from ember.errors import GradError
+
+
+def test_anomaly_reports_op_and_source_line():
+    x = ember.zeros(2, requires_grad=True)
+    z = ember.zeros(2, requires_grad=True)
+    with ember.autograd.detect_anomaly():
+        y = x / z  # the line anomaly mode must name
+        with pytest.raises(GradError) as info:
+            y.backward(ember.ones(2))
+    msg = str(info.value)
+    assert "div" in msg and "NaN" in msg
+    assert "test_anomaly.py" in msg and "y = x / z" in msg
+
+
+def test_without_anomaly_mode_nan_passes_silently():
+    x = ember.zeros(2, requires_grad=True)
+    z = ember.zeros(2, requires_grad=True)
+    (x / z).backward(ember.ones(2))
+    assert z.grad is not None
+
+
+def test_anomaly_mode_leaves_no_handler_behind():
+    from ember.ops.primitive import DISPATCH
+
+    with ember.autograd.detect_anomaly():
+        pass
+    assert DISPATCH.handler is None

@@ -1,0 +1,216 @@
+"""The reverse-mode engine: deep graphs, shared subgraphs, retain/create graph, hooks,
+version counters and errors."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.errors import GradError
+
+
+def f64(values, requires_grad=True):
+    return ember.tensor(values, dtype=ember.float64, requires_grad=requires_grad)
+
+
+def test_chain_of_100k_ops_has_no_recursion_limit():
+    x = ember.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y * 1.0
+    y.backward(ember.ones(1))
+    assert x.grad.item() == 1.0
+
+
+def test_diamond_sums_gradients_like_torch():
+    values = [0.5, -1.5, 2.0]
+    x = f64(values)
+    y = x * x
+    z = y * y + y * x - y / (x + 3.0)
+    z.backward(ember.ones(3, dtype=ember.float64))
+    tx = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    ty = tx * tx
+    (ty * ty + ty * tx - ty / (tx + 3.0)).backward(torch.ones(3, dtype=torch.float64))
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+
+
+def test_second_backward_needs_retain_graph():
+    x = f64([1.0, 2.0])
+    y = x * x
+    y.backward(ember.ones(2, dtype=ember.float64))
+    with pytest.raises(GradError, match="retain_graph=True"):
+        y.backward(ember.ones(2, dtype=ember.float64))
+
+
+def test_retain_graph_allows_second_backward_and_accumulates():
+    x = f64([1.0, 2.0])
+    y = x * x
+    y.backward(ember.ones(2, dtype=ember.float64), retain_graph=True)
+    y.backward(ember.ones(2, dtype=ember.float64))
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0])
+
+
+def test_hessian_vector_product_matches_torch():
+    values, v = [0.3, -1.2, 2.5], [1.0, -2.0, 0.5]
+    x = f64(values)
+    y = x * x * x / (1.0 + x * x)
+    (g,) = ember.autograd.grad(y, x, ember.ones(3, dtype=ember.float64), create_graph=True)
+    (hv,) = ember.autograd.grad(g, x, f64(v, False))
+    tx = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    ty = tx * tx * tx / (1.0 + tx * tx)
+    (tg,) = torch.autograd.grad(ty, tx, torch.ones(3, dtype=torch.float64), create_graph=True)
+    (thv,) = torch.autograd.grad(tg, tx, torch.tensor(v, dtype=torch.float64))
+    np.testing.assert_allclose(hv.numpy(), thv.numpy(), rtol=1e-10)
+    z, e, d = np.array(values), 1e-6, np.array(v)
+    first = lambda z: (3 * z**2 * (1 + z**2) - 2 * z**4) / (1 + z**2) ** 2  # noqa: E731
+    np.testing.assert_allclose(hv.numpy(), (first(z + e * d) - first(z - e * d)) / (2 * e),
+                               rtol=1e-7)
+
+
+def test_third_derivative():
+    x = f64([2.0])
+    y = x * x * x * x
+    (d1,) = ember.autograd.grad(y, x, create_graph=True)
+    (d2,) = ember.autograd.grad(d1, x, create_graph=True)
+    (d3,) = ember.autograd.grad(d2, x)
+    assert d3.item() == pytest.approx(24 * 2.0)
+
+
+def test_grad_of_non_leaf_and_unused_inputs():
+    x, w = f64([1.0, 2.0]), f64([3.0, 4.0])
+    h = x * w
+    out = h * h
+    gh, gw = ember.autograd.grad(out, [h, w], ember.ones(2, dtype=ember.float64))
+    np.testing.assert_allclose(gh.numpy(), 2 * h.detach().numpy())
+    np.testing.assert_allclose(gw.numpy(), 2 * h.detach().numpy() * x.detach().numpy())
+    unused = f64([1.0])
+    with pytest.raises(GradError, match="allow_unused"):
+        ember.autograd.grad(x * x, [x, unused], ember.ones(2, dtype=ember.float64))
+    gx, gu = ember.autograd.grad(x * x, [x, unused], ember.ones(2, dtype=ember.float64),
+                                 allow_unused=True)
+    assert gu is None
+    assert x.grad is None  # grad() never touches .grad
+
+
+def test_grads_of_two_leaves_never_alias():
+    x, y = f64([1.0, 2.0]), f64([3.0, 4.0])
+    (x + y).backward(ember.ones(2, dtype=ember.float64))
+    assert not np.shares_memory(x.grad.numpy(), y.grad.numpy())
+    x.grad.zero_() if hasattr(x.grad, "zero_") else x.grad.numpy().fill(0)
+    np.testing.assert_allclose(y.grad.numpy(), [1.0, 1.0])
+
+
+def test_gradient_through_broadcast_is_writable():
+    x = f64([1.0, 2.0, 3.0])
+    b = f64([0.5])
+    (x * b).backward(ember.ones(3, dtype=ember.float64))
+    assert b.grad.shape == (1,) and b.grad.item() == pytest.approx(6.0)
+    b.grad.numpy()[...] = 0  # a real array, not a read-only broadcast view
+
+
+def test_backward_on_non_scalar_needs_gradient():
+    x = f64([1.0, 2.0])
+    with pytest.raises(GradError, match="scalar"):
+        (x * x).backward()
+
+
+def test_backward_without_grad_explains():
+    x = f64([1.0], requires_grad=False)
+    with pytest.raises(GradError, match="does not require grad"):
+        (x * 2).backward()
+
+
+def test_hooks_on_leaf_and_non_leaf():
+    x = f64([1.0, 2.0])
+    seen = []
+    handle = x.register_hook(lambda g: g * 10)
+    y = x * 3.0
+    y.register_hook(lambda g: seen.append(g.numpy().copy()))
+    y.backward(ember.ones(2, dtype=ember.float64))
+    np.testing.assert_allclose(x.grad.numpy(), [30.0, 30.0])
+    np.testing.assert_allclose(seen[0], [1.0, 1.0])
+    handle.remove()
+    x.grad = None
+    (x * 3.0).backward(ember.ones(2, dtype=ember.float64))
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_retain_grad_keeps_non_leaf_grad():
+    x = f64([1.0, 2.0])
+    y = x * 2.0
+    y.retain_grad()
+    z = y * y
+    z.backward(ember.ones(2, dtype=ember.float64))
+    np.testing.assert_allclose(y.grad.numpy(), [4.0, 8.0])
+    assert (x * 2.0).grad is None
+
+
+def test_in_place_change_of_saved_tensor_is_reported():
+    x = f64([1.0, 2.0])
+    a = x * 2.0
+    b = a * a  # mul saves a
+    a += 1.0
+    with pytest.raises(GradError) as info:
+        b.backward(ember.ones(2, dtype=ember.float64))
+    msg = str(info.value)
+    for part in ["mul", "(2,)", "version 0", "version 1", ".clone()"]:
+        assert part in msg
+
+
+def test_in_place_change_of_unsaved_tensor_is_fine():
+    x = f64([1.0, 2.0])
+    a = x * 2.0
+    b = a + 1.0  # add does not read its inputs in backward
+    a += 1.0
+    b.backward(ember.ones(2, dtype=ember.float64))
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_in_place_on_leaf_requiring_grad_is_refused():
+    x = f64([1.0])
+    with pytest.raises(GradError, match="leaf"):
+        x += 1.0
+    with ember.no_grad():
+        x += 1.0
+    assert x.item() == 2.0 and x._version == 1
+
+
+def test_views_share_the_version_counter():
+    x = ember.zeros(4)
+    v = ember.ops.broadcast.expand(x[:1] if hasattr(ember.Tensor, "__getitem__") else x, (4,))
+    assert v._vc is x._vc or v._version == x._version
+
+
+def test_grad_modes():
+    x = f64([1.0])
+    with ember.no_grad():
+        assert not (x * 2).requires_grad
+        with ember.enable_grad():
+            assert (x * 2).requires_grad
+    with ember.inference_mode():
+        assert not (x * 2).requires_grad and ember.is_inference_mode_enabled()
+    assert ember.is_grad_enabled() and not ember.is_inference_mode_enabled()
+
+    @ember.no_grad()
+    def f(t):
+        return t * 2
+
+    assert not f(x).requires_grad
+    ember.set_grad_enabled(False)
+    try:
+        assert not (x * 2).requires_grad
+    finally:
+        ember.set_grad_enabled(True)
+    with ember.set_grad_enabled(False):
+        assert not ember.is_grad_enabled()
+    assert ember.is_grad_enabled()
+
+
+def test_detach_and_requires_grad_rules():
+    x = f64([1.0])
+    assert not (x * 2).detach().requires_grad
+    with pytest.raises(ember.DTypeError):
+        ember.tensor([1, 2], requires_grad=True)
+    y = x * 2
+    assert y.grad_fn is not None and not y.is_leaf and x.is_leaf
+    assert "MulBackward" in repr(y)

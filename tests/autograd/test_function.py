@@ -1,0 +1,92 @@
+"""Custom autograd Functions."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import Function, gradcheck, gradgradcheck, once_differentiable
+from ember.errors import GradError
+
+
+class Cube(Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+        return x * x * x * scale
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3.0 * x * x * ctx.scale, None
+
+
+class NumpyExp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = ember.from_numpy(np.exp(x.detach().numpy()))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return ember.from_numpy(g.detach().numpy() * out.numpy())
+
+
+class SplitSign(Function):
+    """Two outputs, one of them non-differentiable."""
+
+    @staticmethod
+    def forward(ctx, x):
+        positive = ember.from_numpy((x.detach().numpy() > 0).astype(np.float64))
+        ctx.mark_non_differentiable(positive)
+        return x * 2.0, positive
+
+    @staticmethod
+    def backward(ctx, g, g_positive):
+        assert ctx.needs_input_grad == (True,)
+        return g * 2.0
+
+
+def x64(*values):
+    return ember.tensor(list(values), dtype=ember.float64, requires_grad=True)
+
+
+def test_custom_function_gradients_to_second_order():
+    x = x64(0.5, -1.0, 2.0)
+    assert gradcheck(lambda t: Cube.apply(t, 1.5), (x,))
+    assert gradgradcheck(lambda t: Cube.apply(t, 1.5), (x,))
+
+
+def test_once_differentiable_gives_first_order_and_refuses_second():
+    x = x64(0.1, 0.2)
+    assert gradcheck(NumpyExp.apply, (x,))
+    (g,) = ember.autograd.grad(NumpyExp.apply(x), x, ember.ones(2, dtype=ember.float64),
+                               create_graph=True)
+    with pytest.raises(GradError, match="once_differentiable"):
+        ember.autograd.grad(g, x, ember.ones(2, dtype=ember.float64))
+
+
+def test_non_differentiable_output_and_needs_input_grad():
+    x = x64(-1.0, 3.0)
+    doubled, positive = SplitSign.apply(x)
+    assert doubled.requires_grad and not positive.requires_grad
+    doubled.backward(ember.ones(2, dtype=ember.float64))
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+    assert "SplitSignBackward" in repr(doubled)
+
+
+def test_saved_tensor_modified_in_place_is_reported():
+    x = x64(1.0, 2.0)
+    h = x * 1.0
+    y = Cube.apply(h, 1.0)
+    h += 1.0
+    with pytest.raises(GradError, match="Cube: saved tensor 0"):
+        y.backward(ember.ones(2, dtype=ember.float64))
+
+
+def test_no_graph_when_no_input_requires_grad():
+    out = Cube.apply(ember.ones(2), 2.0)
+    assert not out.requires_grad and out.grad_fn is None
