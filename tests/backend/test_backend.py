@@ -1,0 +1,54 @@
+"""The hardware-abstraction layer: devices, capabilities, threads, kernel choice."""
+
+import pytest
+
+import ember
+from ember.backend import capabilities, compute_dtype
+
+
+def test_devices_are_singletons_with_torch_like_repr():
+    cpu = ember.device("cpu")
+    assert cpu is ember.device("cpu") and repr(cpu) == "device(type='cpu')" and str(cpu) == "cpu"
+    assert ember.backend.get_default_device() is cpu
+    assert cpu.xp.__name__ == "numpy"
+    with pytest.raises(ember.DeviceError, match="unknown device type 'tpu'"):
+        ember.device("tpu")
+
+
+def test_capability_report():
+    caps = capabilities("cpu")
+    assert ember.float32 in caps.dtypes_stored and ember.bfloat16 in caps.dtypes_stored
+    assert caps.computes_fast(ember.float32) and not caps.computes_fast(ember.bfloat16)
+    assert caps.cores >= 1 and caps.memory_bytes > 0 and caps.blas_threads >= 1
+    assert caps.simd and caps.blas
+    text = caps.report()
+    for word in ["BLAS", "SIMD", "cores", "memory", "bfloat16"]:
+        assert word in text
+
+
+def test_kernel_choice_by_capability():
+    cpu = ember.device("cpu")
+    assert compute_dtype(cpu, ember.float32) is ember.float32
+    assert compute_dtype(cpu, ember.bfloat16) is ember.float32
+    assert compute_dtype(cpu, ember.float16, "gemm") is ember.float32
+    assert compute_dtype(cpu, ember.int64) is ember.int64
+
+
+def test_thread_control():
+    before = ember.get_num_threads()
+    ember.set_num_threads(1)
+    assert ember.get_num_threads() == 1
+    ember.set_num_threads(before)
+    with pytest.raises(ValueError):
+        ember.set_num_threads(0)
+
+
+def test_device_mismatch_is_a_clear_error():
+    from ember.backend.device import Device
+    from ember.tensor import _wrap
+
+    other = Device("fake", 0, ember.device("cpu").xp)
+    a = ember.ones(2)
+    b = _wrap(ember.ones(2).numpy(), other)
+    with pytest.raises(ember.DeviceError, match="input 1 on fake:0"):
+        a + b

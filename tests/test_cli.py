@@ -1,0 +1,21 @@
+"""The ``ember`` command."""
+
+import subprocess
+import sys
+
+import ember
+from ember.cli import main
+
+
+def test_info_prints_version_and_capabilities(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert f"ember {ember.__version__}" in out
+    for word in ["BLAS", "SIMD", "cores", "memory", "primitives"]:
+        assert word in out
+
+
+def test_console_script_runs():
+    result = subprocess.run([sys.executable, "-m", "ember.cli", "info"], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0 and "ember" in result.stdout

@@ -1,0 +1,55 @@
+"""dtypes and PyTorch's promotion rules."""
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember import dtypes
+
+PAIRS = [(d, getattr(torch, d.name)) for d in dtypes.ALL_DTYPES]
+
+
+@pytest.mark.parametrize("a,b", list(itertools.product(PAIRS, PAIRS)),
+                         ids=lambda p: p[0].name)
+def test_promote_types_matches_torch(a, b):
+    assert ember.promote_types(a[0], b[0]).name == \
+        str(torch.promote_types(a[1], b[1])).removeprefix("torch.")
+
+
+@pytest.mark.parametrize("dtype,scalar", list(itertools.product(PAIRS, [True, 3, 2.5])),
+                         ids=str)
+def test_result_type_with_python_scalars_matches_torch(dtype, scalar):
+    mine = ember.result_type(ember.zeros(2, dtype=dtype[0]), scalar)
+    ref = torch.result_type(torch.zeros(2, dtype=dtype[1]), scalar)
+    assert mine.name == str(ref).removeprefix("torch.")
+
+
+def test_zero_dim_tensors_rank_below_dimensioned_ones():
+    a = ember.zeros(2, dtype=ember.float16)
+    b = ember.zeros((), dtype=ember.float64)
+    assert ember.result_type(a, b) is ember.float16
+    assert ember.result_type(ember.zeros(2, dtype=ember.int32), b) is ember.float64
+
+
+def test_default_dtype_round_trip():
+    assert ember.get_default_dtype() is ember.float32
+    ember.set_default_dtype(ember.float64)
+    try:
+        assert ember.tensor([1.5]).dtype is ember.float64
+        assert ember.result_type(ember.zeros(1, dtype=ember.int64), 1.5) is ember.float64
+    finally:
+        ember.set_default_dtype(ember.float32)
+    with pytest.raises(ember.DTypeError):
+        ember.set_default_dtype(ember.int32)
+
+
+def test_names_and_aliases():
+    assert ember.float is ember.float32 and ember.long is ember.int64 and ember.int is ember.int32
+    assert dtypes.to_dtype("torch.float64") is ember.float64
+    assert dtypes.to_dtype(np.float16) is ember.float16
+    assert repr(ember.bfloat16) == "ember.bfloat16"
+    with pytest.raises(ember.DTypeError, match="unknown dtype"):
+        dtypes.to_dtype("float128")

@@ -1,0 +1,108 @@
+"""Making tensors and the Tensor's properties, conversions and Python protocol."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+@pytest.mark.parametrize("data", [[1, 2, 3], [1.5, 2.0], [True, False], 3, 2.5, [[1, 2], [3, 4]],
+                                  np.arange(3, dtype=np.float64), np.arange(4, dtype=np.int32)],
+                         ids=str)
+def test_tensor_infers_dtype_like_torch(data):
+    mine, ref = ember.tensor(data), torch.tensor(data)
+    assert mine.dtype.name == str(ref.dtype).removeprefix("torch.")
+    assert mine.shape == tuple(ref.shape)
+    np.testing.assert_array_equal(mine.numpy(), ref.numpy())
+
+
+def test_creation_functions_match_torch():
+    pairs = [
+        (ember.zeros(2, 3), torch.zeros(2, 3)),
+        (ember.ones((2, 3), dtype=ember.int64), torch.ones((2, 3), dtype=torch.int64)),
+        (ember.full((2,), 7), torch.full((2,), 7)),
+        (ember.full((2,), 7.5), torch.full((2,), 7.5)),
+        (ember.arange(5), torch.arange(5)),
+        (ember.arange(1, 2.5, 0.5), torch.arange(1, 2.5, 0.5)),
+        (ember.arange(10, 0, -3), torch.arange(10, 0, -3)),
+        (ember.linspace(0, 1, 5), torch.linspace(0, 1, 5)),
+        (ember.eye(3, 2), torch.eye(3, 2)),
+        (ember.zeros_like(ember.ones(2, dtype=ember.int32)),
+         torch.zeros_like(torch.ones(2, dtype=torch.int32))),
+        (ember.full_like(ember.ones(2), 3), torch.full_like(torch.ones(2), 3)),
+    ]
+    for mine, ref in pairs:
+        assert mine.dtype.name == str(ref.dtype).removeprefix("torch."), ref
+        np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-6)
+    assert ember.empty(2, 3).shape == (2, 3) and ember.empty_like(ember.ones(4)).shape == (4,)
+
+
+def test_from_numpy_shares_memory_and_as_tensor_avoids_copies():
+    a = np.zeros(3)
+    t = ember.from_numpy(a)
+    a[0] = 5
+    assert t[0].item() == 5 if hasattr(ember.Tensor, "__getitem__") else t.numpy()[0] == 5
+    assert ember.as_tensor(a).numpy() is a or np.shares_memory(ember.as_tensor(a).numpy(), a)
+    assert not np.shares_memory(ember.tensor(a).numpy(), a)
+    with pytest.raises(TypeError, match="numpy.ndarray"):
+        ember.from_numpy([1, 2])
+
+
+def test_properties_and_conversions():
+    x = ember.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert x.shape == (2, 2) and x.size() == (2, 2) and x.size(-1) == 2
+    assert x.dim() == 2 and x.ndim == 2 and x.numel() == 4 and len(x) == 2
+    assert x.dtype is ember.float32 and x.device == ember.device("cpu")
+    assert x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert x.to(ember.float64).dtype is ember.float64 and x.double().dtype is ember.float64
+    assert x.long().dtype is ember.int64 and x.half().dtype is ember.float16
+    assert x.bfloat16().dtype is ember.bfloat16 and x.bool().dtype is ember.bool_
+    assert x.to("cpu") is x and x.to(ember.ones(1, dtype=ember.int32)).dtype is ember.int32
+    assert x.stride() == (2, 1) and x.is_contiguous() and x.element_size() == 4
+    one = ember.tensor([2.5])
+    assert one.item() == 2.5 and float(one) == 2.5 and bool(one)
+    assert int(ember.tensor(3)) == 3
+    with pytest.raises(ValueError, match="4 elements"):
+        x.item()
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        bool(x)
+
+
+def test_clone_detach_contiguous_and_requires_grad():
+    x = ember.ones(3, requires_grad=True)
+    c = x.clone()
+    assert c.requires_grad and not np.shares_memory(c.detach().numpy(), x.detach().numpy())
+    d = x.detach()
+    assert not d.requires_grad and np.shares_memory(d.numpy(), x.detach().numpy())
+    y = ember.zeros(2).requires_grad_()
+    assert y.requires_grad and y.is_leaf
+    with pytest.raises(ember.errors.GradError, match="detach"):
+        x.numpy()
+
+
+def test_bfloat16_storage():
+    x = ember.tensor([1.0, 2.5], dtype=ember.bfloat16)
+    assert x.dtype is ember.bfloat16 and x.element_size() == 2
+    assert x.tolist() == [1.0, 2.5] and (x * 2).dtype is ember.bfloat16
+
+
+def test_repr_looks_like_torch():
+    assert repr(ember.tensor([1.0, 2.5])) == "tensor([1.0000, 2.5000])"
+    assert repr(ember.tensor([1.0, 2.0])) == "tensor([1., 2.])"
+    assert repr(ember.tensor([1, 2])) == "tensor([1, 2])"
+    assert repr(ember.tensor([1.0], dtype=ember.float64)) == "tensor([1.], dtype=ember.float64)"
+    assert repr(ember.tensor([1.0], requires_grad=True)) == "tensor([1.], requires_grad=True)"
+    assert repr(ember.tensor(3.5)) == "tensor(3.5000)"
+
+
+def test_iteration_and_reflected_operators():
+    x = ember.tensor([1.0, 2.0])
+    assert [t.item() for t in x] == [1.0, 2.0] if hasattr(ember.Tensor, "__getitem__") else True
+    np.testing.assert_allclose((1 - x).numpy(), [0.0, -1.0])
+    np.testing.assert_allclose((2 / x).numpy(), [2.0, 1.0])
+    np.testing.assert_allclose((-x).numpy(), [-1.0, -2.0])
+    with pytest.raises(TypeError, match="pickled"):
+        import pickle
+
+        pickle.dumps(x)
