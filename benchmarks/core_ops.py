@@ -1,0 +1,115 @@
+"""Per-op eager overhead and large matmul, Ember vs PyTorch (the core issue's benchmark).
+
+Run: ``python -m benchmarks.core_ops`` (add ``--quick`` for a short run). Prints, per case,
+the median time per call of each framework (min–max over repeats) and the ratio Ember/PyTorch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+
+import numpy as np
+import torch
+
+import ember
+from benchmarks.timing import compare, fmt_time, summary
+
+TINY = (4, 4)
+
+
+def _tiny_cases() -> dict[str, tuple]:
+    """name -> (ember fn, torch fn) over tiny tensors; '+bwd' cases also run backward."""
+    rng = np.random.default_rng(0)
+    a_np, b_np = rng.standard_normal(TINY, dtype=np.float32), rng.standard_normal(TINY,
+                                                                                  dtype=np.float32)
+    ea, eb = ember.from_numpy(a_np.copy()), ember.from_numpy(b_np.copy())
+    ta, tb = torch.from_numpy(a_np.copy()), torch.from_numpy(b_np.copy())
+    ga, gb = (ember.from_numpy(a_np.copy()).requires_grad_(),
+              ember.from_numpy(b_np.copy()).requires_grad_())
+    tga, tgb = (torch.from_numpy(a_np.copy()).requires_grad_(),
+                torch.from_numpy(b_np.copy()).requires_grad_())
+    ops = {
+        "add": (lambda x, y: x + y),
+        "mul": (lambda x, y: x * y),
+        "matmul": (lambda x, y: x @ y),
+        "relu": (lambda x, y: x.relu()),
+        "sum": (lambda x, y: x.sum()),
+    }
+    cases = {}
+    for name, op in ops.items():
+        cases[name] = (lambda op=op: op(ea, eb), lambda op=op: op(ta, tb))
+
+        def e_step(op=op):
+            op(ga, gb).sum().backward()
+
+        def t_step(op=op):
+            op(tga, tgb).sum().backward()
+
+        cases[name + " +bwd"] = (e_step, t_step)
+    return cases
+
+
+def _matmul_case(n: int) -> tuple:
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n),
+                                                                              dtype=np.float32)
+    ea, eb = ember.from_numpy(a.copy()).requires_grad_(), ember.from_numpy(b.copy())
+    ta, tb = torch.from_numpy(a.copy()).requires_grad_(), torch.from_numpy(b.copy())
+    eg, tg = ember.ones(n, n), torch.ones(n, n)
+
+    def e_step():
+        (ea @ eb).backward(eg)
+        ea.grad = None
+
+    def t_step():
+        (ta @ tb).backward(tg)
+        ta.grad = None
+
+    return e_step, t_step
+
+
+def run(quick: bool = False, threads: int = 2) -> list[dict]:
+    """Runs every case; returns rows of medians (seconds) and the ratio."""
+    torch.set_num_threads(threads)
+    ember.set_num_threads(threads)
+    calls, repeats = (200, 5) if quick else (2000, 9)
+    rows = []
+    for name, (e, t) in _tiny_cases().items():
+        s = compare({"ember": e, "torch": t}, calls, repeats)
+        rows.append(_row(name, s))
+    n = 1024
+    s = compare(dict(zip(["ember", "torch"], _matmul_case(n))), 1 if quick else 3,
+                3 if quick else 7, warmup=1)
+    rows.append(_row(f"matmul {n}x{n} fwd+bwd", s))
+    return rows
+
+
+def _row(name: str, samples: dict) -> dict:
+    e, t = summary(samples["ember"]), summary(samples["torch"])
+    return {"case": name, "ember": e, "torch": t, "ratio": e[0] / t[0]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer calls and repeats")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--json", help="also write the rows to this JSON file")
+    args = parser.parse_args()
+    rows = run(args.quick, args.threads)
+    print(f"# Ember {ember.__version__} vs PyTorch {torch.__version__}, {args.threads} threads, "
+          f"{platform.processor() or platform.machine()}")
+    print(f"| case | Ember (median, min–max) | PyTorch (median, min–max) | Ember/PyTorch |")
+    print("|---|---|---|---|")
+    for r in rows:
+        e, t = r["ember"], r["torch"]
+        print(f"| {r['case']} | {fmt_time(e[0])} ({fmt_time(e[1])}–{fmt_time(e[2])}) | "
+              f"{fmt_time(t[0])} ({fmt_time(t[1])}–{fmt_time(t[2])}) | {r['ratio']:.2f} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

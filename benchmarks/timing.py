@@ -1,0 +1,41 @@
+"""Timing helpers shared by the benchmarks: alternate the contenders, report medians."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+
+def per_call_seconds(fn: Callable[[], object], calls: int) -> float:
+    """Seconds per call of ``fn`` over ``calls`` back-to-back calls."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def compare(contenders: dict[str, Callable[[], object]], calls: int, repeats: int,
+            warmup: int = 3) -> dict[str, list[float]]:
+    """Times each contender ``repeats`` times, alternating A B A B, after warm-up calls."""
+    for fn in contenders.values():
+        for _ in range(warmup):
+            fn()
+    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(repeats):
+        for name, fn in contenders.items():
+            samples[name].append(per_call_seconds(fn, calls))
+    return samples
+
+
+def summary(samples: list[float]) -> tuple[float, float, float]:
+    """(median, min, max) of timing samples."""
+    return statistics.median(samples), min(samples), max(samples)
+
+
+def fmt_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
