@@ -1,5 +1,748 @@
-"""Reductions over dimensions: sum, mean, prod, max/min, var/std, logsumexp, norm, cumsum…"""
+"""Reductions over dimensions: sum, mean, prod, max/min, amax/amin, argmax/argmin, var/std,
+logsumexp, cumsum/cumprod, all/any, count_nonzero; and :func:`normalize_dims`, which every op
+taking ``dim`` uses to read it.
+
+Primitives: ``sum``, ``prod``, ``amax``/``amin`` (gradient split evenly among ties),
+``max_dim``/``min_dim`` (values and indices; the gradient goes to the returned index),
+``argmax``/``argmin``, ``cumsum``, ``cumprod``, ``all``/``any``. The rest (mean, var, std,
+logsumexp, count_nonzero) are composites of them, so their gradients come for free.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import operator
+from functools import lru_cache
+from math import prod as _product
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ember import dtypes
+from ember.dtypes import DType
+from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.ops.broadcast import expand
+from ember.ops.convert import cast, clone, to_float
+from ember.ops.inplace import bind_inplace
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor, method
+
+__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var",
+           "std", "var_mean", "std_mean", "logsumexp", "cumsum", "cumprod", "all", "any",
+           "count_nonzero"]
+
+Dim = int | tuple[int, ...] | list[int] | None
+
+
+# -- reading dims ----------------------------------------------------------------------------
+def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
+    """``dim`` as an index in ``[0, ndim)``; negative dims count from the end.
+
+    A 0-d tensor accepts 0 and -1, as in PyTorch. Pass ``ndim + 1`` for ops that insert a
+    dimension (``unsqueeze``).
+
+    Example:
+        >>> normalize_dim(-1, 3, "sum")
+        2
+    """
+    try:
+        d = operator.index(dim)
+    except TypeError:
+        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}") from None
+    n = ndim if ndim else 1
+    if not -n <= d < n:
+        raise IndexOutOfRange(f"{op}: dimension {d} is out of range for a tensor of {ndim} "
+                              f"dimension(s); expected a dim in [{-n}, {n - 1}]")
+    return d % n
+
+
+def normalize_dims(dim: Dim, ndim: int, op: str = "op") -> tuple[int, ...]:
+    """``dim`` (an int, a sequence of ints, or None for all) as a sorted tuple in
+    ``[0, ndim)``; a repeated dim is an error. A 0-d tensor has no dims to name: ``()``.
+
+    Example:
+        >>> normalize_dims((-1, 0), 3, "sum")
+        (0, 2)
+    """
+    if dim is None:
+        return tuple(range(ndim))
+    return _normalize(tuple(dim) if isinstance(dim, list) else dim, ndim, op)
+
+
+@lru_cache(maxsize=1024)
+def _normalize(dim: int | tuple, ndim: int, op: str) -> tuple[int, ...]:
+    if not isinstance(dim, tuple):
+        d = normalize_dim(dim, ndim, op)
+        return (d,) if ndim else ()
+    dims = sorted(normalize_dim(d, ndim, op) for d in dim)
+    if len(set(dims)) != len(dims):
+        raise ShapeError(f"{op}: a dim appears more than once in dims {dim}")
+    return tuple(dims) if ndim else ()
+
+
+def _reduce_dims(x: Tensor, dim: Dim, op: str) -> tuple[int, ...]:
+    """Dims a reduction runs over: None and ``()`` mean all, as in PyTorch's ``sum``."""
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        return tuple(range(x.ndim))
+    return normalize_dims(dim, x.ndim, op)
+
+
+def reduced_shape(shape: tuple[int, ...], dims: tuple[int, ...],
+                  keepdim: bool) -> tuple[int, ...]:
+    """The shape left after reducing ``dims`` (kept as size 1 with ``keepdim``)."""
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def unreduce(g: Tensor, shape: tuple[int, ...], dims: tuple[int, ...],
+             keepdim: bool) -> Tensor:
+    """Broadcasts a reduction's output (or its gradient) back over the input ``shape``."""
+    if not keepdim and dims:
+        from ember.ops.shape import reshape
+
+        g = reshape(g, reduced_shape(shape, dims, True))
+    return expand(g, shape)
+
+
+def _keep(t: Tensor, shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> Tensor:
+    """A reduction's output with the reduced dims present as size 1."""
+    if keepdim or not dims:
+        return t
+    from ember.ops.shape import reshape
+
+    return reshape(t, reduced_shape(shape, dims, True))
+
+
+def _nonempty(x: Tensor, dims: tuple[int, ...], op: str) -> None:
+    if x.numel() == 0:
+        if not dims and x.ndim == 0:
+            return
+        for d in dims or range(x.ndim):
+            if x.shape[d] == 0:
+                raise ShapeError(f"{op}: cannot reduce over dimension {d} of size 0 "
+                                 f"(input shape {tuple(x.shape)}): an empty reduction has no "
+                                 "identity for this op. Hint: pass a dim whose size is not 0")
+
+
+# -- primitives ------------------------------------------------------------------------------
+_ACCUMULATE_IN_FLOAT32 = (dtypes.float16.np, dtypes.bfloat16.np)
+
+
+class Reduction(Primitive):
+    """A primitive reducing ``dims`` (sorted, non-negative), kept as size 1 if ``keepdim``."""
+
+    def infer(self, a: TensorSpec, *, dims: tuple[int, ...], keepdim: bool) -> TensorSpec:
+        return TensorSpec(reduced_shape(a.shape, dims, keepdim), a.dtype)
+
+
+class Accumulation(Reduction):
+    """sum and prod: accumulate half-precision floats in float32, integers in their dtype."""
+
+    kernel = "sum"
+
+    def forward(self, xp, a, *, dims, keepdim):
+        fn = getattr(xp, self.kernel)
+        if a.dtype in _ACCUMULATE_IN_FLOAT32:
+            return fn(a, axis=dims, dtype=np.float32, keepdims=keepdim).astype(a.dtype)
+        return fn(a, axis=dims, dtype=a.dtype, keepdims=keepdim)
+
+
+@primitive
+class Sum(Accumulation):
+    name = "sum"
+    save_inputs = False
+
+    def vjp(self, ctx, g):
+        return unreduce(g, ctx.inputs[0].shape, **ctx.params)
+
+    def jvp(self, ctx, da):
+        return apply(Sum, da, **ctx.params)
+
+
+@primitive
+class Prod(Accumulation):
+    name = "prod"
+    kernel = "prod"
+
+    def vjp(self, ctx, g):
+        x = ctx.inputs[0]
+        return unreduce(g, x.shape, **ctx.params) * _product_of_others(x, ctx.params["dims"])
+
+    def jvp(self, ctx, da):
+        x = ctx.inputs[0]
+        return apply(Sum, da * _product_of_others(x, ctx.params["dims"]), **ctx.params)
+
+
+def _product_of_others(x: Tensor, dims: tuple[int, ...]) -> Tensor:
+    """For each element, the product of the other elements of its reduction: exact with zeros
+    in the input (one zero: only it gets the product of the rest; two: all get 0)."""
+    from ember.ops.compare import eq, logical_and
+    from ember.ops.creation import ones_like, zeros_like
+    from ember.ops.select import where
+
+    zero = eq(x, 0)
+    zeros = apply(Sum, cast(zero, dtypes.int64), dims=dims, keepdim=True)
+    safe = where(zero, ones_like(x), x)
+    rest = apply(Prod, safe, dims=dims, keepdim=True)  # product of the non-zero elements
+    return where(eq(zeros, 0), rest / safe,
+                 where(logical_and(zero, eq(zeros, 1)), expand(rest, x.shape), zeros_like(x)))
+
+
+class Extremum(Reduction):
+    """amax/amin: the gradient is split evenly among the elements tied for the extremum."""
+
+    save_outputs = True
+    kernel = "max"
+
+    def forward(self, xp, a, *, dims, keepdim):
+        return getattr(xp, self.kernel)(a, axis=dims, keepdims=keepdim)
+
+    def _share(self, ctx: Any) -> Tensor:
+        from ember.ops.compare import eq
+
+        x, (dims, keepdim) = ctx.inputs[0], (ctx.params["dims"], ctx.params["keepdim"])
+        hit = cast(eq(x, _keep(ctx.out.detach(), x.shape, dims, keepdim)), x.dtype)
+        return hit / apply(Sum, hit, dims=dims, keepdim=True)
+
+    def vjp(self, ctx, g):
+        return unreduce(g, ctx.inputs[0].shape, **ctx.params) * self._share(ctx)
+
+    def jvp(self, ctx, da):
+        return apply(Sum, da * self._share(ctx), **ctx.params)
+
+
+@primitive
+class AMax(Extremum):
+    name = "amax"
+
+
+@primitive
+class AMin(Extremum):
+    name = "amin"
+    kernel = "min"
+
+
+class ExtremumDim(Primitive):
+    """max/min along one dim, giving (values, indices); the gradient goes to the index."""
+
+    nout = 2
+    save_inputs = False
+    save_outputs = True
+    kernel = "argmax"
+
+    def forward(self, xp, a, *, dim, keepdim):
+        idx = getattr(xp, self.kernel)(a, axis=dim, keepdims=True)
+        values = xp.take_along_axis(a, idx, axis=dim)
+        if not keepdim:
+            values, idx = values.squeeze(dim), idx.squeeze(dim)
+        return values, idx.astype(np.int64, copy=False)
+
+    def infer(self, a, *, dim, keepdim):
+        shape = reduced_shape(a.shape, (dim,), keepdim)
+        return TensorSpec(shape, a.dtype), TensorSpec(shape, dtypes.int64)
+
+    def _one_hot(self, ctx: Any) -> Tensor:
+        from ember.ops.compare import eq
+        from ember.ops.creation import arange
+        from ember.ops.shape import reshape
+
+        x, dim, keepdim = ctx.inputs[0], ctx.params["dim"], ctx.params["keepdim"]
+        n = x.shape[dim]
+        iota = reshape(arange(n, device=x.device),
+                       tuple(n if i == dim else 1 for i in range(x.ndim)))
+        index = _keep(ctx.output(1).detach(), x.shape, (dim,), keepdim)
+        return cast(eq(index, iota), x.dtype)
+
+    def vjp(self, ctx, g, _g_indices=None):
+        if g is None:
+            return (None,)
+        dims, keepdim = (ctx.params["dim"],), ctx.params["keepdim"]
+        return (unreduce(g, ctx.inputs[0].shape, dims, keepdim) * self._one_hot(ctx),)
+
+    def jvp(self, ctx, da):
+        dims = (ctx.params["dim"],)
+        return apply(Sum, da * self._one_hot(ctx), dims=dims,
+                     keepdim=ctx.params["keepdim"]), None
+
+
+@primitive
+class MaxDim(ExtremumDim):
+    name = "max_dim"
+
+
+@primitive
+class MinDim(ExtremumDim):
+    name = "min_dim"
+    kernel = "argmin"
+
+
+class ArgExtremum(Primitive):
+    """argmax/argmin over one dim, or over the flattened tensor when ``dim`` is None."""
+
+    differentiable = False
+    kernel = "argmax"
+
+    def forward(self, xp, a, *, dim, keepdim):
+        return getattr(xp, self.kernel)(a, axis=dim, keepdims=keepdim).astype(np.int64)
+
+    def infer(self, a, *, dim, keepdim):
+        dims = tuple(range(len(a.shape))) if dim is None else (dim,)
+        return TensorSpec(reduced_shape(a.shape, dims, keepdim), dtypes.int64)
+
+
+@primitive
+class ArgMax(ArgExtremum):
+    name = "argmax"
+
+
+@primitive
+class ArgMin(ArgExtremum):
+    name = "argmin"
+    kernel = "argmin"
+
+
+@primitive
+class CumSum(Primitive):
+    """Inclusive cumulative sum along ``dim``; ``reverse`` sums from the end (its own vjp)."""
+
+    name = "cumsum"
+    save_inputs = False
+
+    def forward(self, xp, a, *, dim, reverse):
+        acc = np.float32 if a.dtype in _ACCUMULATE_IN_FLOAT32 else a.dtype
+        if reverse:
+            a = xp.flip(a, dim)
+        out = xp.cumsum(a, axis=dim, dtype=acc)
+        if reverse:
+            out = xp.flip(out, dim)
+        return out.astype(a.dtype, copy=False)
+
+    def infer(self, a, *, dim, reverse):
+        return a
+
+    def vjp(self, ctx, g):
+        return apply(CumSum, g, dim=ctx.params["dim"], reverse=not ctx.params["reverse"])
+
+    def jvp(self, ctx, da):
+        return apply(CumSum, da, **ctx.params)
+
+
+@primitive
+class CumProd(Primitive):
+    """Inclusive cumulative product along ``dim``. Its gradient is exact with zeros in the
+    input: before a fiber's first zero it is ``reverse_cumsum(g * out) / x``; at the first zero
+    it is the same sum over the products with that zero left out; after it, 0."""
+
+    name = "cumprod"
+    save_outputs = True
+
+    def forward(self, xp, a, *, dim):
+        acc = np.float32 if a.dtype in _ACCUMULATE_IN_FLOAT32 else a.dtype
+        return xp.cumprod(a, axis=dim, dtype=acc).astype(a.dtype, copy=False)
+
+    def infer(self, a, *, dim):
+        return a
+
+    def vjp(self, ctx, g):
+        from ember.ops.creation import zeros_like
+        from ember.ops.select import where
+
+        x, dim = ctx.inputs[0], ctx.params["dim"]
+        before, first, safe_x, skip_first = _zero_split(x, dim)
+        before_part = apply(CumSum, g * ctx.out, dim=dim, reverse=True) / safe_x
+        at_first = apply(CumSum, g * skip_first, dim=dim, reverse=True)
+        return where(before, before_part, where(first, at_first, zeros_like(x)))
+
+    def jvp(self, ctx, da):
+        from ember.ops.creation import zeros_like
+        from ember.ops.select import where
+
+        x, dim = ctx.inputs[0], ctx.params["dim"]
+        before, first, safe_x, skip_first = _zero_split(x, dim)
+        before_part = ctx.out * apply(CumSum, da / safe_x, dim=dim, reverse=False)
+        at_first = apply(CumSum, where(first, da, zeros_like(da)), dim=dim, reverse=False)
+        return where(before, before_part, at_first * skip_first)
+
+
+def _zero_split(x: Tensor, dim: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """What cumprod's derivatives need about zeros along ``dim``: where no zero has been seen
+    yet, where the first zero is, ``x`` with 1 from the first zero on, and the cumulative
+    product with the first zero left out."""
+    from ember.ops.compare import eq, logical_and
+    from ember.ops.creation import ones_like
+    from ember.ops.select import where
+
+    zero = eq(x, 0)
+    zeros_so_far = apply(CumSum, cast(zero, dtypes.int64), dim=dim, reverse=False)
+    before = eq(zeros_so_far, 0)
+    first = logical_and(zero, eq(zeros_so_far, 1))
+    ones = ones_like(x)
+    safe_x = where(before, x, ones)
+    skip_first = apply(CumProd, where(first, ones, x), dim=dim)
+    return before, first, safe_x, skip_first
+
+
+class Quantifier(Reduction):
+    """all/any: bool results (uint8 for uint8 input, as in PyTorch), no gradient."""
+
+    differentiable = False
+    kernel = "all"
+
+    def forward(self, xp, a, *, dims, keepdim):
+        out = getattr(xp, self.kernel)(a, axis=dims, keepdims=keepdim)
+        return out.astype(np.uint8) if a.dtype == np.uint8 else out
+
+    def infer(self, a, *, dims, keepdim):
+        dtype = dtypes.uint8 if a.dtype is dtypes.uint8 else dtypes.bool_
+        return TensorSpec(reduced_shape(a.shape, dims, keepdim), dtype)
+
+
+@primitive
+class All(Quantifier):
+    name = "all"
+
+
+@primitive
+class AnyOf(Quantifier):
+    name = "any"
+    kernel = "any"
+# -- the functional API ----------------------------------------------------------------------
+class ValuesIndices(NamedTuple):
+    """What ``max``/``min`` along a dim return, as ``torch.return_types.max`` does."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def _accumulation_input(x: Tensor, dtype: Any) -> Tensor:
+    """sum/prod/cumsum's input dtype: ``dtype`` if given, else integers and bools as int64."""
+    if dtype is not None:
+        return cast(x, dtypes.to_dtype(dtype))
+    if x.dtype.category != dtypes.FLOAT and x.dtype is not dtypes.int64:
+        return cast(x, dtypes.int64)
+    return x
+
+
+@method()
+def sum(input: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001
+        dtype: DType | None = None) -> Tensor:
+    """The sum over ``dim`` (all dims when None); integers and bools sum to int64.
+
+    Example:
+        >>> ember.tensor([[1, 2], [3, 4]]).sum(-1)
+        tensor([3, 7])
+    """
+    x = _accumulation_input(input, dtype)
+    return apply(Sum, x, dims=_reduce_dims(x, dim, "sum"), keepdim=keepdim)
+
+
+@method()
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
+         dtype: DType | None = None) -> Tensor:
+    """The product over ``dim`` (all elements when None); the gradient is exact with zeros.
+
+    Example:
+        >>> ember.tensor([1.0, 2.0, 3.0]).prod()
+        tensor(6.)
+    """
+    x = _accumulation_input(input, dtype)
+    dims = tuple(range(x.ndim)) if dim is None else normalize_dims(dim, x.ndim, "prod")
+    return apply(Prod, x, dims=dims, keepdim=keepdim)
+
+
+@method()
+def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
+         dtype: DType | None = None) -> Tensor:
+    """The mean over ``dim`` (all dims when None); floating inputs only, as in PyTorch.
+
+    Example:
+        >>> ember.tensor([1.0, 2.0, 6.0]).mean()
+        tensor(3.)
+    """
+    x = input if dtype is None else cast(input, dtypes.to_dtype(dtype))
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"mean: input dtype {x.dtype.name} is not floating point, so the "
+                         "mean's dtype cannot be inferred. Hint: call .float() on the input or "
+                         "pass dtype=ember.float32")
+    dims = _reduce_dims(x, dim, "mean")
+    n = _product(x.shape[d] for d in dims)
+    total = apply(Sum, x, dims=dims, keepdim=keepdim)
+    return total / n if n else total * float("nan")
+
+
+def _extremum(kind: tuple, input: Tensor, dim: Any, keepdim: bool, op: str) -> Any:
+    everything, along_dim = kind
+    if dim is None:
+        _nonempty(input, (), op)
+        return apply(everything, input, dims=tuple(range(input.ndim)), keepdim=False)
+    if isinstance(dim, Tensor):
+        from ember.ops import select
+
+        return getattr(select, "maximum" if op == "max" else "minimum")(input, dim)
+    d = normalize_dim(dim, input.ndim, op)
+    if input.ndim == 0:
+        from ember.ops.creation import zeros_like
+
+        return ValuesIndices(clone(input), zeros_like(input, dtype=dtypes.int64))
+    _nonempty(input, (d,), op)
+    values, indices = apply(along_dim, input, dim=d, keepdim=keepdim)
+    return ValuesIndices(values, indices.detach() if indices.requires_grad else indices)
+
+
+@method()
+def max(input: Tensor, dim: int | Tensor | None = None,  # noqa: A001
+        keepdim: bool = False) -> Tensor | ValuesIndices:
+    """The largest element; with ``dim``, ``(values, indices)`` along it; with a tensor
+    ``other`` in place of ``dim``, the elementwise maximum.
+
+    The gradient of the whole-tensor max is split evenly among tied elements; along a dim
+    it goes to the returned index (the first occurrence), as in PyTorch.
+
+    Example:
+        >>> ember.tensor([[1, 5], [7, 2]]).max(dim=1)
+        ValuesIndices(values=tensor([5, 7]), indices=tensor([1, 0]))
+    """
+    return _extremum((AMax, MaxDim), input, dim, keepdim, "max")
+
+
+@method()
+def min(input: Tensor, dim: int | Tensor | None = None,  # noqa: A001
+        keepdim: bool = False) -> Tensor | ValuesIndices:
+    """The smallest element; with ``dim``, ``(values, indices)``; see :func:`max`.
+
+    Example:
+        >>> ember.tensor([3.0, 1.0]).min()
+        tensor(1.)
+    """
+    return _extremum((AMin, MinDim), input, dim, keepdim, "min")
+
+
+def _amax_amin(prim: Primitive, input: Tensor, dim: Dim, keepdim: bool, op: str) -> Tensor:
+    dims = _reduce_dims(input, dim, op)
+    _nonempty(input, dims, op)
+    return apply(prim, input, dims=dims, keepdim=keepdim)
+
+
+@method()
+def amax(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
+    """The maximum over ``dim`` (all dims for ``()``); ties share the gradient evenly.
+
+    Example:
+        >>> ember.tensor([[1.0, 4.0], [3.0, 2.0]]).amax(0)
+        tensor([3., 4.])
+    """
+    return _amax_amin(AMax, input, dim, keepdim, "amax")
+
+
+@method()
+def amin(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
+    """The minimum over ``dim`` (all dims for ``()``); ties share the gradient evenly.
+
+    Example:
+        >>> ember.tensor([[1.0, 4.0], [3.0, 2.0]]).amin(1)
+        tensor([1., 2.])
+    """
+    return _amax_amin(AMin, input, dim, keepdim, "amin")
+
+
+def _arg(prim: Primitive, input: Tensor, dim: int | None, keepdim: bool, op: str) -> Tensor:
+    if dim is None:
+        _nonempty(input, (), op)
+        return apply(prim, input, dim=None, keepdim=keepdim)
+    d = normalize_dim(dim, input.ndim, op)
+    if input.ndim == 0:
+        from ember.ops.creation import zeros
+
+        return zeros((), dtype=dtypes.int64, device=input.device)
+    _nonempty(input, (d,), op)
+    return apply(prim, input, dim=d, keepdim=keepdim)
+
+
+@method()
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the largest element (of the flattened tensor when ``dim`` is None).
+
+    Example:
+        >>> ember.tensor([[1, 5], [7, 2]]).argmax()
+        tensor(2)
+    """
+    return _arg(ArgMax, input, dim, keepdim, "argmax")
+
+
+@method()
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the smallest element (of the flattened tensor when ``dim`` is None).
+
+    Example:
+        >>> ember.tensor([[1, 5], [7, 2]]).argmin(dim=1)
+        tensor([0, 1])
+    """
+    return _arg(ArgMin, input, dim, keepdim, "argmin")
+
+
+def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
+                  correction: float | None, op: str) -> tuple[Tensor, Tensor]:
+    if isinstance(dim, bool):  # the var(input, unbiased) overload
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise ValueError(f"{op}: pass either unbiased or correction, not both")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: only floating inputs are supported, got {input.dtype.name}. "
+                         "Hint: call .float() first")
+    dims = _reduce_dims(input, dim, op)
+    n = _product(input.shape[d] for d in dims)
+    mu = mean(input, dims, keepdim=True)
+    centered = input - mu
+    squares = apply(Sum, centered * centered, dims=dims, keepdim=keepdim)
+    dof = n - correction
+    variance = squares / (dof if dof > 0 else 0.0)  # nan or inf, with no dof left, as PyTorch
+    return variance, mu if keepdim else _squeeze(mu, input.shape, dims)
+
+
+def _squeeze(t: Tensor, shape: tuple[int, ...], dims: tuple[int, ...]) -> Tensor:
+    from ember.ops.shape import reshape
+
+    return reshape(t, reduced_shape(shape, dims, False))
+
+
+@method()
+def var(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: float | None = None) -> Tensor:
+    """The variance over ``dim``: ``sum((x - mean)²) / (N - correction)``, correction 1 by
+    default (``unbiased=False`` means correction 0).
+
+    Example:
+        >>> ember.tensor([1.0, 2.0, 3.0, 4.0]).var()
+        tensor(1.6667)
+    """
+    return _var_and_mean(input, dim, unbiased, keepdim, correction, "var")[0]
+
+
+@method()
+def std(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: bool = False,
+        *, correction: float | None = None) -> Tensor:
+    """The standard deviation over ``dim``: the square root of :func:`var`.
+
+    Example:
+        >>> ember.tensor([1.0, 3.0]).std(correction=0)
+        tensor(1.)
+    """
+    from ember.ops.unary import sqrt
+
+    return sqrt(_var_and_mean(input, dim, unbiased, keepdim, correction, "std")[0])
+
+
+def var_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: float | None = None) -> tuple[Tensor, Tensor]:
+    """``(var, mean)`` over ``dim`` in one pass over the data.
+
+    Example:
+        >>> v, m = ember.var_mean(ember.tensor([1.0, 3.0]))
+    """
+    return _var_and_mean(input, dim, unbiased, keepdim, correction, "var_mean")
+
+
+def std_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: float | None = None) -> tuple[Tensor, Tensor]:
+    """``(std, mean)`` over ``dim``.
+
+    Example:
+        >>> s, m = ember.std_mean(ember.tensor([1.0, 3.0]))
+    """
+    from ember.ops.unary import sqrt
+
+    variance, mu = _var_and_mean(input, dim, unbiased, keepdim, correction, "std_mean")
+    return sqrt(variance), mu
+
+
+@method()
+def logsumexp(input: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(input), dim))``, computed without overflow (the max is factored out).
+
+    Example:
+        >>> ember.tensor([0.0, 0.0]).logsumexp(0)
+        tensor(0.6931)
+    """
+    from ember.ops.compare import isfinite
+    from ember.ops.creation import zeros_like
+    from ember.ops.select import where
+    from ember.ops.unary import exp, log
+
+    x = to_float(input)
+    dims = _reduce_dims(x, dim, "logsumexp")
+    if x.numel() == 0:
+        return log(apply(Sum, exp(x), dims=dims, keepdim=keepdim))
+    top = apply(AMax, x.detach(), dims=dims, keepdim=True)
+    top = where(isfinite(top), top, zeros_like(top))  # all -inf (or inf) fibers: shift by 0
+    total = apply(Sum, exp(x - top), dims=dims, keepdim=keepdim)
+    return log(total) + (top if keepdim else _squeeze(top, x.shape, dims))
+
+
+def _cumulative(prim: Primitive, input: Tensor, dim: int, dtype: Any, op: str) -> Tensor:
+    x = _accumulation_input(input, dtype)
+    d = normalize_dim(dim, x.ndim, op)
+    if x.ndim == 0:
+        return clone(x)
+    if prim is CumSum:
+        return apply(CumSum, x, dim=d, reverse=False)
+    return apply(prim, x, dim=d)
+
+
+@method()
+def cumsum(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
+    """Running sums along ``dim``; integers and bools sum to int64.
+
+    Example:
+        >>> ember.tensor([1, 2, 3]).cumsum(0)
+        tensor([1, 3, 6])
+    """
+    return _cumulative(CumSum, input, dim, dtype, "cumsum")
+
+
+@method()
+def cumprod(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
+    """Running products along ``dim``; the gradient is exact with zeros in the input.
+
+    Example:
+        >>> ember.tensor([1.0, 2.0, 3.0]).cumprod(0)
+        tensor([1., 2., 6.])
+    """
+    return _cumulative(CumProd, input, dim, dtype, "cumprod")
+
+
+@method()
+def all(input: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether every element (over ``dim``) is non-zero: bool (uint8 for uint8 input).
+
+    Example:
+        >>> ember.tensor([[True, False], [True, True]]).all(1)
+        tensor([False,  True])
+    """
+    return apply(All, input, dims=_reduce_dims(input, dim, "all"), keepdim=keepdim)
+
+
+@method()
+def any(input: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether some element (over ``dim``) is non-zero: bool (uint8 for uint8 input).
+
+    Example:
+        >>> ember.tensor([0, 0, 3]).any()
+        tensor(True)
+    """
+    return apply(AnyOf, input, dims=_reduce_dims(input, dim, "any"), keepdim=keepdim)
+
+
+@method()
+def count_nonzero(input: Tensor, dim: Dim = None) -> Tensor:
+    """How many elements (over ``dim``) are non-zero, as int64.
+
+    Example:
+        >>> ember.tensor([0, 1, 2]).count_nonzero()
+        tensor(2)
+    """
+    return sum(cast(input, dtypes.bool_), dim)
+
+
+bind_inplace(cumsum_=cumsum, cumprod_=cumprod)
