@@ -1,5 +1,317 @@
-"""Activation functions: relu, gelu, silu, softplus, elu, leaky_relu, hardtanh, sigmoid, tanh."""
+"""Activation functions: relu, gelu, silu, softplus, elu (with selu and celu), leaky_relu,
+hardtanh (with relu6) as primitives; mish, logsigmoid, hardsigmoid, hardswish and softsign as
+composites of them.
+
+``ember.sigmoid`` and ``ember.tanh`` live with the other math in :mod:`ember.ops.unary`. The
+signatures are ``torch.nn.functional``'s (``inplace=False`` included), and so are the
+derivatives at the kinks: relu'(0) = 0, leaky_relu'(0) = negative_slope, and hardtanh' is 0
+at its bounds.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+from collections.abc import Callable
+
+from ember.errors import DTypeError
+from ember.ops.inplace import inplace as write_inplace
+from ember.ops.inplace import inplace_method
+from ember.ops.primitive import apply, primitive
+from ember.ops.select import where
+from ember.ops.unary import (
+    Unary,
+    abs,
+    erf,
+    erf_array,
+    exp,
+    in_float32,
+    sigmoid,
+    sigmoid_array,
+    tanh,
+)
+from ember.tensor import Tensor, method
+
+__all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "hardtanh", "hardtanh_",
+           "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "softplus", "mish",
+           "logsigmoid", "hardsigmoid", "hardswish", "softsign"]
+
+_SQRT1_2 = 1 / math.sqrt(2)
+_SQRT_2_PI = math.sqrt(2 / math.pi)  # the tanh approximation of gelu
+_GELU_CUBIC = 0.044715
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@primitive
+class Relu(Unary):
+    name = "relu"
+    save_inputs, save_outputs = False, True
+
+    def forward(self, xp, a):
+        return xp.maximum(a, 0)
+
+    def chain(self, v, x, y):
+        return where(y > 0, v, 0)
+
+
+@primitive
+class LeakyRelu(Unary):
+    name = "leaky_relu"
+
+    def forward(self, xp, a, *, negative_slope):
+        return xp.where(a > 0, a, a * negative_slope)
+
+    def chain(self, v, x, y, *, negative_slope):
+        return where(x > 0, v, v * negative_slope)
+
+
+@primitive
+class Hardtanh(Unary):
+    name = "hardtanh"
+
+    def forward(self, xp, a, *, min_val, max_val):
+        return xp.minimum(xp.maximum(a, min_val), max_val)
+
+    def chain(self, v, x, y, *, min_val, max_val):
+        return where((x > min_val) & (x < max_val), v, 0)
+
+
+@primitive
+class Elu(Unary):
+    """``scale * x`` above 0, ``scale * alpha * (exp(input_scale * x) - 1)`` below: elu,
+    selu and celu are this one op with different constants (as in PyTorch)."""
+
+    name = "elu"
+    save_outputs = True
+
+    @in_float32
+    def forward(self, xp, a, *, alpha, scale, input_scale):
+        below = xp.expm1(xp.minimum(a, 0) * input_scale) * (alpha * scale)
+        return xp.where(a > 0, a * scale, below)
+
+    def chain(self, v, x, y, *, alpha, scale, input_scale):
+        # below 0, dy/dx = input_scale * scale * alpha * exp(...) = input_scale * (y + scale*alpha)
+        return where(x > 0, v * scale, v * ((y + alpha * scale) * input_scale))
+
+
+@primitive
+class Softplus(Unary):
+    name = "softplus"
+
+    @in_float32
+    def forward(self, xp, a, *, beta, threshold):
+        scaled = a * beta
+        return xp.where(scaled > threshold, a, xp.logaddexp(0, scaled) / beta)
+
+    def chain(self, v, x, y, *, beta, threshold):
+        scaled = x * beta
+        return where(scaled > threshold, v, v * sigmoid(scaled))
+
+
+@primitive
+class Gelu(Unary):
+    name = "gelu"
+
+    @in_float32
+    def forward(self, xp, a, *, approximate):
+        if approximate == "tanh":
+            inner = (a + a * a * a * _GELU_CUBIC) * _SQRT_2_PI
+            return a * 0.5 * (1 + xp.tanh(inner))
+        return a * 0.5 * (1 + erf_array(xp, a * _SQRT1_2))
+
+    def chain(self, v, x, y, *, approximate):
+        if approximate == "tanh":
+            t = tanh((x + x * x * x * _GELU_CUBIC) * _SQRT_2_PI)
+            slope = (1 - t * t) * (x * x * (3 * _GELU_CUBIC) + 1) * (_SQRT_2_PI * 0.5)
+            return v * ((t + 1) * 0.5 + x * slope)
+        cdf = (erf(x * _SQRT1_2) + 1) * 0.5
+        pdf = exp(x * x * -0.5) * (1 / math.sqrt(2 * math.pi))
+        return v * (cdf + x * pdf)
+
+
+@primitive
+class Silu(Unary):
+    name = "silu"
+
+    @in_float32
+    def forward(self, xp, a):
+        return a * sigmoid_array(xp, a)
+
+    def chain(self, v, x, y):
+        s = sigmoid(x)
+        return v * (s * (1 + x * (1 - s)))
+
+
+def _floating(op: str, input: Tensor) -> None:
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: needs a floating tensor, got {input.dtype.name}. Hint: "
+                         "convert it with .float() first")
+
+
+def _run(input: Tensor, inplace: bool, name: str, fn: Callable[[Tensor], Tensor]) -> Tensor:
+    """``fn(input)``, or with ``inplace`` written into ``input`` as PyTorch's ``inplace=True``."""
+    return write_inplace(input, name + "_", fn) if inplace else fn(input)
+
+
+# -- the primitives' functions ----------------------------------------------------------------
+@method()
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(input, 0)``; integer tensors stay integer. The gradient at 0 is 0.
+
+    Example:
+        >>> ember.relu(ember.tensor([-1.0, 2.0]))
+        tensor([0., 2.])
+    """
+    if input.dtype.name == "bool":
+        raise DTypeError("relu: bool tensors are not supported. Hint: convert with .int()")
+    return _run(input, inplace, "relu", lambda x: apply(Relu, x))
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``input`` where positive, ``negative_slope * input`` elsewhere.
+
+    Example:
+        >>> ember.leaky_relu(ember.tensor([-1.0, 2.0]), 0.1)
+        tensor([-0.1000,  2.0000])
+    """
+    _floating("leaky_relu", input)
+    return _run(input, inplace, "leaky_relu",
+                lambda x: apply(LeakyRelu, x, negative_slope=float(negative_slope)))
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """``input`` clamped to ``[min_val, max_val]``; the gradient is 0 at and beyond the bounds.
+
+    Example:
+        >>> ember.hardtanh(ember.tensor([-3.0, 0.5, 3.0]))
+        tensor([-1.0000,  0.5000,  1.0000])
+    """
+    if input.dtype.name == "bool":
+        raise DTypeError("hardtanh: bool tensors are not supported")
+    if not input.dtype.is_floating_point:  # PyTorch casts the bounds to the tensor's dtype
+        min_val, max_val = int(min_val), int(max_val)
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+    return _run(input, inplace, "hardtanh",
+                lambda x: apply(Hardtanh, x, min_val=min_val, max_val=max_val))
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(input, 0), 6)``: ``hardtanh(input, 0, 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def _elu(op: str, input: Tensor, inplace: bool, alpha: float, scale: float,
+         input_scale: float) -> Tensor:
+    _floating(op, input)
+    return _run(input, inplace, op, lambda x: apply(Elu, x, alpha=float(alpha),
+                                                     scale=float(scale),
+                                                     input_scale=float(input_scale)))
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere.
+
+    Example:
+        >>> ember.elu(ember.tensor([-1.0, 2.0]))
+        tensor([-0.6321,  2.0000])
+    """
+    return _elu("elu", input, inplace, alpha, 1.0, 1.0)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """The self-normalising ``scale * elu(input, alpha)`` with the SELU paper's constants."""
+    return _elu("selu", input, inplace, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0")
+    return _elu("celu", input, inplace, alpha, 1.0, 1.0 / alpha)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``input * Phi(input)``, Phi the standard normal CDF (exact, with erf); with
+    ``approximate="tanh"``, the tanh approximation.
+
+    Example:
+        >>> ember.gelu(ember.tensor([-1.0, 1.0]))
+        tensor([-0.1587,  0.8413])
+    """
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    _floating("gelu", input)
+    return apply(Gelu, input, approximate=approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * sigmoid(input)`` (also called swish).
+
+    Example:
+        >>> ember.silu(ember.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.7311])
+    """
+    _floating("silu", input)
+    return _run(input, inplace, "silu", lambda x: apply(Silu, x))
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * input)) / beta``, and ``input`` itself where
+    ``beta * input > threshold`` (for numerical stability).
+
+    Example:
+        >>> ember.softplus(ember.tensor([0.0, 30.0]))
+        tensor([ 0.6931, 30.0000])
+    """
+    _floating("softplus", input)
+    return apply(Softplus, input, beta=float(beta), threshold=float(threshold))
+
+
+# -- composites -------------------------------------------------------------------------------
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * tanh(softplus(input))``."""
+    return _run(input, inplace, "mish", lambda x: x * tanh(softplus(x)))
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(input))``, computed stably as ``-softplus(-input)``.
+
+    Example:
+        >>> ember.logsigmoid(ember.tensor([0.0]))
+        tensor([-0.6931])
+    """
+    return -softplus(-input)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(input + 3) / 6``, a piecewise-linear sigmoid."""
+    return _run(input, inplace, "hardsigmoid", lambda x: hardtanh(x + 3, 0.0, 6.0) / 6)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * hardsigmoid(input)``."""
+    return _run(input, inplace, "hardswish", lambda x: x * hardsigmoid(x))
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``input / (1 + |input|)``."""
+    return input / (abs(input) + 1)
+
+
+def _inplace_function(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    def op(input: Tensor, *args: object, **kwargs: object) -> Tensor:
+        return fn(input, *args, inplace=True, **kwargs)
+    op.__name__ = op.__qualname__ = fn.__name__ + "_"
+    op.__doc__ = f"In-place form of ``{fn.__name__}``: writes the result into ``input``."
+    return op
+
+
+relu_ = _inplace_function(relu)
+leaky_relu_ = _inplace_function(leaky_relu)
+hardtanh_ = _inplace_function(hardtanh)
+elu_ = _inplace_function(elu)
+selu_ = _inplace_function(selu)
+celu_ = _inplace_function(celu)
+inplace_method("relu_", relu)

@@ -1,20 +1,26 @@
-"""Arithmetic with broadcasting: add, sub, mul, div (true and floor), neg, and Python's
-operators on tensors. Each binary op brings its operands to PyTorch's result dtype first
-(:func:`promote`), so its primitive only ever sees one dtype."""
+"""Arithmetic with broadcasting: add, sub, mul, div (true and floor), remainder, pow, neg,
+their fused forms (addcmul, addcdiv, lerp), and Python's operators on tensors. Each binary op
+brings its operands to PyTorch's result dtype first (:func:`promote`), so its primitive only
+ever sees one dtype."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ember import dtypes
+from ember.errors import DTypeError, OpError
 from ember.ops.broadcast import broadcast_spec, sum_to
-from ember.ops.convert import promote, to_float
+from ember.ops.convert import cast, promote, to_float
+from ember.ops.creation import zeros_like
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
 
-
-__all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "remainder", "neg", "negative", "rsub"]
+__all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+           "floor_divide", "remainder", "fmod", "neg", "negative", "rsub", "pow",
+           "addcmul", "addcdiv", "lerp"]
 
 
 class Binary(Primitive):
@@ -124,6 +130,98 @@ class Remainder(Binary):
 
 
 @primitive
+class Fmod(Binary):
+    name = "fmod"
+
+    def forward(self, xp, a, b):
+        return xp.fmod(a, b)
+
+    def vjp(self, ctx, g):
+        a, b = ctx.inputs
+        return sum_to(g, a.shape), sum_to(-g * _trunc_div(a, b), b.shape)
+
+    def jvp(self, ctx, da, db):
+        a, b = ctx.inputs
+        return da - db * _trunc_div(a, b)
+
+
+def _trunc_div(a: Tensor, b: Tensor) -> Tensor:
+    return div(a, b, rounding_mode="trunc")
+
+
+@primitive
+class Pow(Binary):
+    """``a ** b`` of two tensors. As in PyTorch, a zero exponent gets no gradient through the
+    base (even at base 0), and a zero base with a non-negative exponent none through the
+    exponent (where ``log(0)`` would give NaN)."""
+
+    name = "pow"
+    save_outputs = True
+
+    def forward(self, xp, a, b):
+        if a.dtype.kind in "iu" and b.dtype.kind == "i" and (b < 0).any():
+            return _integer_pow(xp, a, b)
+        return xp.power(a, b)
+
+    def vjp(self, ctx, g):
+        a, b = ctx.inputs
+        return (sum_to(g * _dpow_dbase(a, b), a.shape) if a.requires_grad else None,
+                sum_to(g * _dpow_dexponent(a, b, ctx.out), b.shape)
+                if b.requires_grad else None)
+
+    def jvp(self, ctx, da, db):
+        a, b = ctx.inputs
+        return da * _dpow_dbase(a, b) + db * _dpow_dexponent(a, b, ctx.out)
+
+
+def _dpow_dbase(a: Tensor, b: Tensor) -> Tensor:
+    from ember.ops.select import where
+
+    return where(b == 0, 0, b * a ** (b - 1))
+
+
+def _dpow_dexponent(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
+    from ember.ops.select import where
+    from ember.ops.unary import log
+
+    return where((a == 0) & (b >= 0), 0, out * log(a))
+
+
+def _integer_pow(xp: Any, a: Any, b: Any) -> Any:
+    """Integer powers with negative exponents, as PyTorch computes them: 1 and -1 keep their
+    magnitude, every other base gives 0 (NumPy refuses)."""
+    positive = xp.power(a, xp.where(b < 0, 0, b))
+    unit = xp.where(a == 1, 1, xp.where(a == -1, 1 - 2 * (b & 1), 0))
+    return xp.where(b < 0, unit, positive).astype(a.dtype, copy=False)
+
+
+@primitive
+class PowScalar(Primitive):
+    """``a ** exponent`` for a Python-number exponent (no exponent gradient to compute)."""
+
+    name = "pow_scalar"
+
+    def forward(self, xp, a, *, exponent):
+        return xp.power(a, exponent)
+
+    def infer(self, a, *, exponent):
+        return a
+
+    def vjp(self, ctx, g):
+        return g * self.derivative(ctx.inputs[0], ctx.params["exponent"])
+
+    def jvp(self, ctx, da):
+        return da * self.derivative(ctx.inputs[0], ctx.params["exponent"])
+
+    def derivative(self, x: Tensor, exponent: float) -> Tensor:
+        if exponent == 0:
+            return zeros_like(x)
+        if exponent == 2:
+            return x * 2
+        return x ** (exponent - 1) * exponent
+
+
+@primitive
 class Neg(Primitive):
     name = "neg"
     save_inputs = False
@@ -202,6 +300,77 @@ def remainder(input: Any, other: Any) -> Tensor:
     return apply(Remainder, *promote(input, other))
 
 
+@method()
+def fmod(input: Any, other: Any) -> Tensor:
+    """C's ``fmod``: the remainder of division rounded toward zero, with the dividend's sign.
+
+    Example:
+        >>> ember.fmod(ember.tensor([-3.0, 3.0]), 2)
+        tensor([-1.,  1.])
+    """
+    return apply(Fmod, *promote(input, other))
+
+
+@method("pow", "__pow__")
+def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
+    """``input ** exponent``; either may be a Python number. Dtypes follow PyTorch:
+    ``int_tensor ** 2`` stays integer, ``int_tensor ** 0.5`` is float, and integer tensors
+    cannot take negative Python-number exponents.
+
+    Example:
+        >>> ember.pow(ember.tensor([1.0, 2.0, 3.0]), 2)
+        tensor([1., 4., 9.])
+        >>> 2 ** ember.tensor([0, 3])
+        tensor([1, 8])
+    """
+    if isinstance(exponent, Tensor) or not isinstance(input, Tensor):
+        a, b = promote(input, exponent)
+        _pow_dtype(a.dtype)
+        return apply(Pow, a, b)
+    if isinstance(exponent, (np.generic, bool)):
+        exponent = exponent.item() if isinstance(exponent, np.generic) else int(exponent)
+    dtype = dtypes.result_type(input, exponent)
+    _pow_dtype(dtype)
+    if not dtype.is_floating_point and exponent < 0:
+        raise OpError(f"pow: integers to negative integer powers are not allowed ({dtype.name} "
+                      f"tensor ** {exponent}). Hint: convert the tensor with .float() first")
+    return apply(PowScalar, cast(input, dtype), exponent=exponent)
+
+
+def _pow_dtype(dtype: dtypes.DType) -> None:
+    if dtype is dtypes.bool_:
+        raise DTypeError("pow: not defined for bool ** bool. Hint: convert with .int() first")
+
+
+@method()
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
+    """``input + value * tensor1 * tensor2``, with broadcasting.
+
+    Example:
+        >>> ember.addcmul(ember.zeros(2), ember.ones(2), ember.full((2,), 3.0), value=0.5)
+        tensor([1.5000, 1.5000])
+    """
+    return add(input, mul(tensor1, tensor2), alpha=value)
+
+
+@method()
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
+    """``input + value * tensor1 / tensor2``, with broadcasting."""
+    return add(input, div(tensor1, tensor2), alpha=value)
+
+
+@method()
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    """Linear interpolation ``input + weight * (end - input)``; ``weight`` is a number or a
+    tensor.
+
+    Example:
+        >>> ember.lerp(ember.zeros(2), ember.ones(2), 0.25)
+        tensor([0.2500, 0.2500])
+    """
+    return input + weight * (end - input)
+
+
 @method("neg", "negative", "__neg__")
 def neg(input: Tensor) -> Tensor:
     """``-input``."""
@@ -224,7 +393,7 @@ def _reflected(fn: Any, name: str) -> None:
 
 for _fn, _name in [(add, "__radd__"), (sub, "__rsub__"), (mul, "__rmul__"),
                    (div, "__rtruediv__"), (floor_divide, "__rfloordiv__"),
-                   (remainder, "__rmod__")]:
+                   (remainder, "__rmod__"), (pow, "__rpow__")]:
     _reflected(_fn, _name)
 
 
@@ -236,6 +405,7 @@ def rsub(input: Tensor, other: Any, *, alpha: float = 1) -> Tensor:
 
 bind_inplace(add_=add, __iadd__=add, sub_=sub, __isub__=sub, mul_=mul, __imul__=mul,
              div_=div, __itruediv__=div, floor_divide_=floor_divide, __ifloordiv__=floor_divide,
-             remainder_=remainder, __imod__=remainder, neg_=neg)
+             remainder_=remainder, __imod__=remainder, neg_=neg, negative_=neg, fmod_=fmod,
+             pow_=pow, __ipow__=pow, addcmul_=addcmul, addcdiv_=addcdiv, lerp_=lerp)
 
 subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg

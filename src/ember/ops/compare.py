@@ -1,5 +1,398 @@
-"""Comparisons, logical ops and floating-point tests (no gradient), and nan_to_num."""
+"""Comparisons, logical and bitwise ops and floating-point tests (no gradient), and nan_to_num.
+
+Comparisons bring their operands to PyTorch's common dtype first (``int_tensor == 2.5``
+compares in float) and return bool tensors. Logical ops are the bitwise primitives applied to
+their operands' truth values, so the primitive set stays small.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from ember import dtypes
+from ember.errors import DTypeError
+from ember.ops.broadcast import broadcast_shapes
+from ember.ops.convert import cast, clone, promote
+from ember.ops.creation import ones_like, scalar_tensor, zeros_like
+from ember.ops.inplace import bind_inplace
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor, method
+
+__all__ = ["eq", "ne", "not_equal", "lt", "less", "le", "less_equal", "gt", "greater", "ge",
+           "greater_equal", "equal", "isclose", "allclose", "logical_and", "logical_or",
+           "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+           "bitwise_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit",
+           "isreal", "nan_to_num"]
+
+
+class Elementwise(Primitive):
+    """A gradient-free elementwise primitive computed by one backend function, ``ufunc``."""
+
+    differentiable = False
+    save_inputs = False
+    ufunc = ""
+    boolean = True  # the output is bool (else it has the inputs' dtype)
+
+    def forward(self, xp, *arrays):
+        return getattr(xp, self.ufunc)(*arrays)
+
+    def infer(self, *specs):
+        shape = broadcast_shapes(*(s.shape for s in specs), op=self.name)
+        return TensorSpec(shape, dtypes.bool_ if self.boolean else specs[0].dtype)
+
+
+def _elementwise(cls_name: str, name: str, ufunc: str, boolean: bool = True) -> Primitive:
+    return primitive(type(cls_name, (Elementwise,), {"name": name, "ufunc": ufunc,
+                                                      "boolean": boolean, "__module__": __name__}))
+
+
+Eq = _elementwise("Eq", "eq", "equal")
+Ne = _elementwise("Ne", "ne", "not_equal")
+Lt = _elementwise("Lt", "lt", "less")
+Le = _elementwise("Le", "le", "less_equal")
+Gt = _elementwise("Gt", "gt", "greater")
+Ge = _elementwise("Ge", "ge", "greater_equal")
+BitwiseAnd = _elementwise("BitwiseAnd", "bitwise_and", "bitwise_and", boolean=False)
+BitwiseOr = _elementwise("BitwiseOr", "bitwise_or", "bitwise_or", boolean=False)
+BitwiseXor = _elementwise("BitwiseXor", "bitwise_xor", "bitwise_xor", boolean=False)
+BitwiseNot = _elementwise("BitwiseNot", "bitwise_not", "invert", boolean=False)
+IsNan = _elementwise("IsNan", "isnan", "isnan")
+IsInf = _elementwise("IsInf", "isinf", "isinf")
+IsFinite = _elementwise("IsFinite", "isfinite", "isfinite")
+SignBit = _elementwise("SignBit", "signbit", "signbit")
+
+
+# -- comparisons --------------------------------------------------------------------------------
+@method("eq")
+def eq(input: Tensor, other: Any) -> Tensor:
+    """``input == other`` elementwise, as a bool tensor (broadcasting; scalars allowed).
+
+    Example:
+        >>> ember.eq(ember.tensor([1, 2]), 2)
+        tensor([False,  True])
+    """
+    return apply(Eq, *promote(input, other))
+
+
+@method("ne", "not_equal")
+def ne(input: Tensor, other: Any) -> Tensor:
+    """``input != other`` elementwise, as a bool tensor."""
+    return apply(Ne, *promote(input, other))
+
+
+@method("lt", "less")
+def lt(input: Tensor, other: Any) -> Tensor:
+    """``input < other`` elementwise, as a bool tensor.
+
+    Example:
+        >>> ember.tensor([1.0, 3.0]) < 2
+        tensor([ True, False])
+    """
+    return apply(Lt, *promote(input, other))
+
+
+@method("le", "less_equal")
+def le(input: Tensor, other: Any) -> Tensor:
+    """``input <= other`` elementwise, as a bool tensor."""
+    return apply(Le, *promote(input, other))
+
+
+@method("gt", "greater")
+def gt(input: Tensor, other: Any) -> Tensor:
+    """``input > other`` elementwise, as a bool tensor."""
+    return apply(Gt, *promote(input, other))
+
+
+@method("ge", "greater_equal")
+def ge(input: Tensor, other: Any) -> Tensor:
+    """``input >= other`` elementwise, as a bool tensor."""
+    return apply(Ge, *promote(input, other))
+
+
+not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+
+_OPERANDS = (Tensor, int, float, bool, np.generic)
+
+
+def _operator(fn: Any, name: str, swap: bool = False) -> None:
+    """Binds ``Tensor.<name>``; operands that are not numbers or tensors give NotImplemented,
+    so ``t == None`` is False and ``t < "a"`` a TypeError, as Python expects."""
+    def op(self: Tensor, other: Any) -> Any:
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return fn(other, self) if swap else fn(self, other)
+    op.__name__ = name
+    method(name)(op)
+
+
+for _fn, _name in [(eq, "__eq__"), (ne, "__ne__"), (lt, "__lt__"), (le, "__le__"),
+                   (gt, "__gt__"), (ge, "__ge__")]:
+    _operator(_fn, _name)
+
+
+@method()
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True if both tensors have the same shape and the same values (a Python bool).
+
+    Example:
+        >>> ember.equal(ember.tensor([1, 2]), ember.tensor([1.0, 2.0]))
+        True
+    """
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool(eq(input, other)._data.all())
+
+
+@primitive
+class IsClose(Primitive):
+    name = "isclose"
+    differentiable = False
+    save_inputs = False
+
+    def forward(self, xp, a, b, *, rtol, atol, equal_nan):
+        if a.dtype == np.bool_:
+            return xp.equal(a, b)
+        # float64 throughout: no overflow of integer differences, and atol=1e-8 survives
+        a, b = a.astype(np.float64, copy=False), b.astype(np.float64, copy=False)
+        close = xp.less_equal(xp.abs(a - b), atol + rtol * xp.abs(b))
+        close |= xp.equal(a, b)  # equal infinities
+        if equal_nan:
+            close |= xp.isnan(a) & xp.isnan(b)
+        return close
+
+    def infer(self, a, b, **params):
+        return TensorSpec(broadcast_shapes(a.shape, b.shape, op=self.name), dtypes.bool_)
+
+
+def _same_dtype(op: str, input: Tensor, other: Any) -> tuple[Tensor, Tensor]:
+    if not isinstance(other, Tensor):
+        return input, scalar_tensor(other, input.dtype, input.device)
+    if input.dtype is not other.dtype:
+        raise DTypeError(f"{op}: input is {input.dtype.name} but other is {other.dtype.name}; "
+                         f"{op} compares tensors of one dtype. Hint: convert one with .to()")
+    return input, other
+
+
+@method()
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """Elementwise ``|input - other| <= atol + rtol * |other|``, as a bool tensor.
+
+    Equal infinities are close; NaNs are close to each other only with ``equal_nan``.
+
+    Example:
+        >>> ember.isclose(ember.tensor([1.0, 2.0]), ember.tensor([1.0 + 1e-9, 2.1]))
+        tensor([ True, False])
+    """
+    a, b = _same_dtype("isclose", input, other)
+    return apply(IsClose, a, b, rtol=float(rtol), atol=float(atol), equal_nan=bool(equal_nan))
+
+
+@method()
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """True if every element of ``input`` is close to ``other`` (see :func:`isclose`).
+
+    Example:
+        >>> ember.allclose(ember.ones(3), ember.ones(3) + 1e-9)
+        True
+    """
+    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+# -- bitwise and logical ------------------------------------------------------------------------
+def _integral(op: str, *xs: Tensor) -> tuple[Tensor, ...]:
+    for x in xs:
+        if x.dtype.is_floating_point:
+            raise DTypeError(f"{op}: needs bool or integer tensors, got {x.dtype.name}. Hint: "
+                             "for truth values of floats use the logical_* ops")
+    return xs
+
+
+@method("bitwise_and", "__and__")
+def bitwise_and(input: Tensor, other: Any) -> Tensor:
+    """Bitwise AND of bool or integer tensors (``&``).
+
+    Example:
+        >>> ember.tensor([True, False]) & True
+        tensor([ True, False])
+    """
+    return apply(BitwiseAnd, *_integral("bitwise_and", *promote(input, other)))
+
+
+@method("bitwise_or", "__or__")
+def bitwise_or(input: Tensor, other: Any) -> Tensor:
+    """Bitwise OR of bool or integer tensors (``|``)."""
+    return apply(BitwiseOr, *_integral("bitwise_or", *promote(input, other)))
+
+
+@method("bitwise_xor", "__xor__")
+def bitwise_xor(input: Tensor, other: Any) -> Tensor:
+    """Bitwise XOR of bool or integer tensors (``^``)."""
+    return apply(BitwiseXor, *_integral("bitwise_xor", *promote(input, other)))
+
+
+@method("bitwise_not", "__invert__")
+def bitwise_not(input: Tensor) -> Tensor:
+    """Bitwise NOT of a bool or integer tensor (``~``): logical NOT for bool.
+
+    Example:
+        >>> ~ember.tensor([0, 5])
+        tensor([-1, -6])
+    """
+    return apply(BitwiseNot, *_integral("bitwise_not", input))
+
+
+def _truth(x: Any) -> Any:
+    return cast(x, dtypes.bool_) if isinstance(x, Tensor) else bool(x)
+
+
+@method()
+def logical_and(input: Tensor, other: Any) -> Tensor:
+    """Elementwise ``input and other`` of truth values (nonzero is True), as a bool tensor.
+
+    Example:
+        >>> ember.logical_and(ember.tensor([0.0, 2.0]), ember.tensor([1, 1]))
+        tensor([False,  True])
+    """
+    return apply(BitwiseAnd, *promote(_truth(input), _truth(other)))
+
+
+@method()
+def logical_or(input: Tensor, other: Any) -> Tensor:
+    """Elementwise ``input or other`` of truth values, as a bool tensor."""
+    return apply(BitwiseOr, *promote(_truth(input), _truth(other)))
+
+
+@method()
+def logical_xor(input: Tensor, other: Any) -> Tensor:
+    """Elementwise exclusive or of truth values, as a bool tensor."""
+    return apply(BitwiseXor, *promote(_truth(input), _truth(other)))
+
+
+@method()
+def logical_not(input: Tensor) -> Tensor:
+    """Elementwise ``not input`` (zero is False), as a bool tensor."""
+    return apply(BitwiseNot, cast(input, dtypes.bool_))
+
+
+for _fn, _name in [(bitwise_and, "__rand__"), (bitwise_or, "__ror__"),
+                   (bitwise_xor, "__rxor__")]:
+    _operator(_fn, _name, swap=True)
+
+bind_inplace(bitwise_and_=bitwise_and, __iand__=bitwise_and, bitwise_or_=bitwise_or,
+             __ior__=bitwise_or, bitwise_xor_=bitwise_xor, __ixor__=bitwise_xor,
+             bitwise_not_=bitwise_not, logical_and_=logical_and, logical_or_=logical_or,
+             logical_xor_=logical_xor, logical_not_=logical_not, eq_=eq, ne_=ne, lt_=lt,
+             le_=le, gt_=gt, ge_=ge)
+
+
+# -- floating-point tests -----------------------------------------------------------------------
+def _all(input: Tensor, value: bool) -> Tensor:
+    """The answer of a float test for a bool or integer tensor: ``value`` everywhere."""
+    return (ones_like if value else zeros_like)(input, dtype=dtypes.bool_)
+
+
+@method()
+def isnan(input: Tensor) -> Tensor:
+    """True where ``input`` is NaN.
+
+    Example:
+        >>> ember.isnan(ember.tensor([1.0, float("nan")]))
+        tensor([False,  True])
+    """
+    return apply(IsNan, input) if input.dtype.is_floating_point else _all(input, False)
+
+
+@method()
+def isinf(input: Tensor) -> Tensor:
+    """True where ``input`` is plus or minus infinity."""
+    return apply(IsInf, input) if input.dtype.is_floating_point else _all(input, False)
+
+
+@method()
+def isfinite(input: Tensor) -> Tensor:
+    """True where ``input`` is neither infinite nor NaN."""
+    return apply(IsFinite, input) if input.dtype.is_floating_point else _all(input, True)
+
+
+@method()
+def isposinf(input: Tensor) -> Tensor:
+    """True where ``input`` is plus infinity."""
+    return eq(input, math.inf) if input.dtype.is_floating_point else _all(input, False)
+
+
+@method()
+def isneginf(input: Tensor) -> Tensor:
+    """True where ``input`` is minus infinity."""
+    return eq(input, -math.inf) if input.dtype.is_floating_point else _all(input, False)
+
+
+@method()
+def signbit(input: Tensor) -> Tensor:
+    """True where the sign bit is set (negative numbers, and -0.0).
+
+    Example:
+        >>> ember.signbit(ember.tensor([-0.0, 1.0]))
+        tensor([ True, False])
+    """
+    if input.dtype.is_floating_point:
+        return apply(SignBit, input)
+    return lt(input, 0) if input.dtype.is_signed else _all(input, False)
+
+
+@method()
+def isreal(input: Tensor) -> Tensor:
+    """True everywhere: Ember has no complex dtypes."""
+    return _all(input, True)
+
+
+# -- nan_to_num ---------------------------------------------------------------------------------
+@primitive
+class NanToNum(Primitive):
+    name = "nan_to_num"
+
+    def forward(self, xp, a, *, nan, posinf, neginf):
+        out = a.copy()
+        out[xp.isnan(a)] = nan
+        out[xp.equal(a, math.inf)] = posinf
+        out[xp.equal(a, -math.inf)] = neginf
+        return out
+
+    def infer(self, a, **params):
+        return a
+
+    def vjp(self, ctx, g):
+        from ember.ops.select import where
+
+        return where(isfinite(ctx.inputs[0]), g, 0.0)
+
+    def jvp(self, ctx, da):
+        from ember.ops.select import where
+
+        return where(isfinite(ctx.inputs[0]), da, 0.0)
+
+
+@method()
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """Replaces NaN, +inf and -inf with finite numbers: by default 0 and the largest and
+    smallest values of the dtype. The gradient passes where ``input`` was finite.
+
+    Example:
+        >>> ember.nan_to_num(ember.tensor([float("nan"), float("inf")]), posinf=9.0)
+        tensor([0., 9.])
+    """
+    if not input.dtype.is_floating_point:
+        return clone(input)
+    info = ml_dtypes.finfo(input.dtype.np)
+    return apply(NanToNum, input, nan=float(nan),
+                 posinf=float(info.max) if posinf is None else float(posinf),
+                 neginf=float(info.min) if neginf is None else float(neginf))
+
+
+bind_inplace(nan_to_num_=nan_to_num)

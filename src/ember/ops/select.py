@@ -1,5 +1,272 @@
-"""Elementwise selection: where, clamp, maximum, minimum."""
+"""Elementwise selection: where, clamp/clip, maximum/minimum and fmax/fmin.
+
+Gradients at ties follow PyTorch: ``maximum``/``minimum`` split the gradient equally between
+equal inputs, ``fmax``/``fmin`` give it to ``input``, and ``clamp`` passes it to ``input``
+wherever ``min <= input <= max``.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.errors import DTypeError, OpError
+from ember.ops.arithmetic import Binary
+from ember.ops.broadcast import broadcast_shapes, sum_to
+from ember.ops.compare import eq, ge, gt, isnan, le, lt
+from ember.ops.convert import cast, promote
+from ember.ops.inplace import bind_inplace
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor, method
+
+__all__ = ["where", "clamp", "clip", "clamp_min", "clamp_max", "maximum", "minimum", "fmax",
+           "fmin"]
+
+
+# -- where --------------------------------------------------------------------------------------
+@primitive
+class Where(Primitive):
+    name = "where"
+
+    def forward(self, xp, condition, a, b):
+        return xp.where(condition, a, b)
+
+    def infer(self, condition, a, b):
+        if condition.dtype is not dtypes.bool_:
+            raise DTypeError(f"where: the condition must be a bool tensor, got "
+                             f"{condition.dtype.name}. Hint: compare it, e.g. where(c != 0, …)")
+        shape = broadcast_shapes(condition.shape, a.shape, b.shape, op="where")
+        return TensorSpec(shape, a.dtype)
+
+    def vjp(self, ctx, g):
+        condition, a, b = ctx.inputs
+        return (None,
+                sum_to(where(condition, g, 0), a.shape) if a.requires_grad else None,
+                sum_to(where(condition, 0, g), b.shape) if b.requires_grad else None)
+
+    def jvp(self, ctx, dc, da, db):
+        return where(ctx.inputs[0], da, db)
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Tensor:
+    """Elementwise ``input if condition else other``, broadcasting all three.
+
+    ``input`` and ``other`` may be Python scalars; the result has their common dtype.
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``.
+
+    Example:
+        >>> x = ember.tensor([-1.0, 2.0])
+        >>> ember.where(x > 0, x, 0.0)
+        tensor([0., 2.])
+    """
+    if input is None and other is None:
+        from ember.ops import indexing
+
+        return indexing.nonzero(condition, as_tuple=True)
+    if condition.dtype is not dtypes.bool_:
+        raise DTypeError(f"where: the condition must be a bool tensor, got "
+                         f"{condition.dtype.name}. Hint: compare it, e.g. where(c != 0, …)")
+    a, b = promote(input, other)
+    return apply(Where, condition, a, b)
+
+
+@method("where")
+def _where_method(self: Tensor, condition: Tensor, other: Any) -> Tensor:
+    """``x.where(condition, y)`` is ``where(condition, x, y)``."""
+    return where(condition, self, other)
+
+
+# -- maximum / minimum --------------------------------------------------------------------------
+class Extremum(Binary):
+    """Elementwise max or min of two same-dtype tensors; subclasses say which and how ties and
+    NaNs share the gradient."""
+
+    ufunc = ""
+    greater = True  # maximum-like: input wins where input > other
+
+    def forward(self, xp, a, b):
+        return getattr(xp, self.ufunc)(a, b)
+
+    def input_wins(self, a: Tensor, b: Tensor) -> Tensor:
+        return gt(a, b) if self.greater else lt(a, b)
+
+    def input_loses(self, a: Tensor, b: Tensor) -> Tensor:
+        return lt(a, b) if self.greater else gt(a, b)
+
+    def vjp(self, ctx, g):
+        a, b = ctx.inputs
+        share = where(eq(a, b), g * 0.5, g)
+        return (sum_to(where(self.input_loses(a, b), 0, share), a.shape)
+                if a.requires_grad else None,
+                sum_to(where(self.input_wins(a, b), 0, share), b.shape)
+                if b.requires_grad else None)
+
+    def jvp(self, ctx, da, db):
+        a, b = ctx.inputs
+        return where(eq(a, b), (da + db) * 0.5, where(self.input_wins(a, b), da, db))
+
+
+@primitive
+class Maximum(Extremum):
+    name = "maximum"
+    ufunc = "maximum"
+
+
+@primitive
+class Minimum(Extremum):
+    name = "minimum"
+    ufunc = "minimum"
+    greater = False
+
+
+class NanIgnoring(Extremum):
+    """``fmax``/``fmin``: a NaN loses to a number; ties give the whole gradient to input."""
+
+    def vjp(self, ctx, g):
+        a, b = ctx.inputs
+        keep = self.keeps_input(a, b)
+        return (sum_to(where(keep, g, 0), a.shape) if a.requires_grad else None,
+                sum_to(where(keep, 0, g), b.shape) if b.requires_grad else None)
+
+    def jvp(self, ctx, da, db):
+        a, b = ctx.inputs
+        return where(self.keeps_input(a, b), da, db)
+
+    def keeps_input(self, a: Tensor, b: Tensor) -> Tensor:
+        return (ge(a, b) if self.greater else le(a, b)) | isnan(b)
+
+
+@primitive
+class FMax(NanIgnoring):
+    name = "fmax"
+    ufunc = "fmax"
+
+
+@primitive
+class FMin(NanIgnoring):
+    name = "fmin"
+    ufunc = "fmin"
+    greater = False
+
+
+@method()
+def maximum(input: Tensor, other: Any) -> Tensor:
+    """Elementwise maximum; NaN if either is NaN. Equal inputs share the gradient equally.
+
+    Example:
+        >>> ember.maximum(ember.tensor([1.0, 5.0]), ember.tensor([3.0, 2.0]))
+        tensor([3., 5.])
+    """
+    return apply(Maximum, *promote(input, other))
+
+
+@method()
+def minimum(input: Tensor, other: Any) -> Tensor:
+    """Elementwise minimum; NaN if either is NaN. Equal inputs share the gradient equally."""
+    return apply(Minimum, *promote(input, other))
+
+
+@method()
+def fmax(input: Tensor, other: Any) -> Tensor:
+    """Elementwise maximum that ignores NaN (NaN only where both are NaN).
+
+    Example:
+        >>> ember.fmax(ember.tensor([float("nan"), 1.0]), ember.tensor([2.0, 0.0]))
+        tensor([2., 1.])
+    """
+    return apply(FMax, *promote(input, other))
+
+
+@method()
+def fmin(input: Tensor, other: Any) -> Tensor:
+    """Elementwise minimum that ignores NaN (NaN only where both are NaN)."""
+    return apply(FMin, *promote(input, other))
+
+
+# -- clamp --------------------------------------------------------------------------------------
+@primitive
+class Clamp(Primitive):
+    """``input`` clamped to Python-number bounds (either may be None)."""
+
+    name = "clamp"
+
+    def forward(self, xp, a, *, min, max):
+        if min is not None:
+            a = xp.maximum(a, min)
+        if max is not None:
+            a = xp.minimum(a, max)
+        return a
+
+    def infer(self, a, **params):
+        return a
+
+    def vjp(self, ctx, g):
+        return where(self.inside(ctx), g, 0)
+
+    def jvp(self, ctx, da):
+        return where(self.inside(ctx), da, 0)
+
+    def inside(self, ctx: Any) -> Tensor:
+        """Where ``min <= x <= max``: where the gradient passes."""
+        x, low, high = ctx.inputs[0], ctx.params["min"], ctx.params["max"]
+        if low is None:
+            return le(x, high)
+        if high is None:
+            return ge(x, low)
+        return ge(x, low) & le(x, high)
+
+
+def _number(x: Any) -> Any:
+    return x.item() if isinstance(x, np.generic) else x
+
+
+@method("clamp", "clip")
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """``input`` limited to ``[min, max]`` elementwise; ``min``/``max`` are numbers, tensors
+    (broadcast) or None. Where ``min > max`` the result is ``max``, as in PyTorch.
+
+    Example:
+        >>> ember.clamp(ember.tensor([-2.0, 0.5, 3.0]), min=0.0, max=1.0)
+        tensor([0.0000, 0.5000, 1.0000])
+    """
+    if min is None and max is None:
+        raise OpError("clamp: at least one of min and max must be given")
+    low, high = _number(min), _number(max)
+    if isinstance(low, Tensor) or isinstance(high, Tensor):
+        return _clamp_tensors(input, low, high)
+    x = cast(input, dtypes.result_type(*(v for v in (input, low, high) if v is not None)))
+    return apply(Clamp, x, min=low, max=high)
+
+
+def _clamp_tensors(input: Tensor, low: Any, high: Any) -> Tensor:
+    """Clamp with tensor bounds as two selections, which gives PyTorch's gradients: ``input``
+    where it is inside, a bound where it binds."""
+    given = [v for v in (low, high) if v is not None]
+    x, *bounds = promote(input, *given)
+    low = bounds.pop(0) if low is not None else None
+    high = bounds.pop(0) if high is not None else None
+    out = x
+    if low is not None:
+        out = where(lt(x, low), low, out)
+    if high is not None:
+        out = where(gt(out, high), high, out)
+    return out
+
+
+@method()
+def clamp_min(input: Tensor, min: Any) -> Tensor:
+    """``clamp(input, min=min)``."""
+    return clamp(input, min=min)
+
+
+@method()
+def clamp_max(input: Tensor, max: Any) -> Tensor:
+    """``clamp(input, max=max)``."""
+    return clamp(input, max=max)
+
+
+clip = clamp
+
+bind_inplace(clamp_=clamp, clip_=clamp, clamp_min_=clamp_min, clamp_max_=clamp_max)

@@ -1,5 +1,649 @@
-"""Elementwise math: exp, log, powers, trigonometry, rounding, erf…"""
+"""Elementwise math of one tensor: exp and log, roots, trigonometry, sigmoid, erf, rounding.
+
+Every op here is a :class:`Unary` primitive whose rules come from one method, ``chain``: the
+product of a vector ``v`` with the op's derivative (an elementwise Jacobian is diagonal, so the
+same product serves the vjp, with ``v`` the output gradient, and the jvp, with ``v`` the input
+tangent). Float math of integer tensors gives the default float dtype, as ``torch.sin`` does.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import math
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from ember import dtypes
+from ember.errors import DTypeError
+from ember.ops import arithmetic
+from ember.ops.convert import clone, to_float
+from ember.ops.creation import zeros_like
+from ember.ops.inplace import bind_inplace, inplace_method
+from ember.ops.primitive import Primitive, apply, primitive
+from ember.tensor import Tensor, method
+
+__all__ = ["exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "abs",
+           "absolute", "sign", "sgn", "sin", "cos", "tan", "asin", "acos", "atan", "arcsin",
+           "arccos", "arctan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh",
+           "arccosh", "arctanh", "sigmoid", "erf", "reciprocal", "square", "floor", "ceil",
+           "round", "trunc", "fix", "frac"]
+
+
+class Unary(Primitive):
+    """An elementwise primitive of one tensor; the output has its shape and dtype.
+
+    A subclass gives ``forward`` and ``chain(v, x, y, **params)``: ``v`` times dy/dx, written
+    in Ember ops from the input ``x`` and/or the output ``y`` (``save_inputs`` and
+    ``save_outputs`` say which it reads). Both the vjp and the jvp are that product.
+    """
+
+    def infer(self, a, **params):
+        return a
+
+    def chain(self, v: Tensor, x: Tensor, y: Tensor | None, **params: Any) -> Tensor:
+        raise NotImplementedError(f"{self.name} has no derivative rule")
+
+    def vjp(self, ctx, g):
+        return self.chain(g, ctx.inputs[0], ctx.out if self.save_outputs else None,
+                          **ctx.params)
+
+    def jvp(self, ctx, da):
+        return self.chain(da, ctx.inputs[0], ctx.out if self.save_outputs else None,
+                          **ctx.params)
+
+
+class Flat(Unary):
+    """An op whose derivative is zero wherever it exists (rounding, sign): the gradient is
+    zeros, as in PyTorch, rather than none."""
+
+    save_inputs = False
+
+    def chain(self, v, x, y, **params):
+        return zeros_like(v)
+
+
+_HALF = {np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)}
+
+
+def in_float32(forward: Callable) -> Callable:
+    """Runs a forward of several steps for float16/bfloat16 inputs in float32, rounding once
+    at the end, as PyTorch's kernels do (``exp(-x)`` alone would overflow float16)."""
+    @wraps(forward)
+    def run(self: Primitive, xp: Any, a: Any, **params: Any) -> Any:
+        if a.dtype in _HALF:
+            return forward(self, xp, a.astype(np.float32), **params).astype(a.dtype)
+        return forward(self, xp, a, **params)
+    return run
+
+
+def sigmoid_array(xp: Any, a: Any) -> Any:
+    """``1 / (1 + exp(-a))`` on a backend array: exact at both tails (no cancellation)."""
+    return xp.reciprocal(1 + xp.exp(-a))
+
+
+# erf(x) in float64 to a few ulps, from three Chebyshev fits made for Ember against a float64
+# reference: erf(x) / x in u = 2x^2 - 1 on |x| < 1, and x exp(x^2) erfc(x) in u = 2x - 3 on
+# [1, 2) and in u = 6/x - 2 on [2, 6); erf(x) is 1 in float64 beyond 6. NumPy has no erf.
+_ERF_FITS = (
+    (0.9754769393826539, -0.14226120510371373, 0.01003558218759974, -0.0005768764699767833,
+     2.7419931252175975e-05, -1.1043175507711626e-06, 3.8488755425370397e-08,
+     -1.180858261306337e-09, 3.233419825233041e-11, -7.9911047240054e-13,
+     1.79941282039432e-14, -3.888696858025317e-16, -2.9577991207780493e-17),
+    (0.47589038803249223, 0.040698216094977736, -0.006594115617041833,
+     0.0008937067291132603, -0.00010758275571684928, 1.1847238617670226e-05,
+     -1.2144505346577123e-06, 1.1722340109745781e-07, -1.0741333142616895e-08,
+     9.400665144905195e-10, -7.895423973216586e-11, 6.387932215198222e-12,
+     -4.994243355239261e-13, 3.7828387884648853e-14, -2.780818121112563e-15),
+    (0.5353732068438818, -0.02315541213946936, -0.0016392210759605807,
+     0.00022227996277607474, -8.78999954275569e-06, -8.810395716596254e-07,
+     1.8418972156871555e-07, -1.4087247654284502e-08, -2.163390982597553e-10,
+     2.1064317932441498e-10, -2.979315102576965e-11, 1.815351541732253e-12,
+     1.4524930604084093e-13, -5.4765085180014106e-14),
+)
+# evaluated by Horner's rule in the power basis of u (as accurate here, and faster)
+_ERF_POLYS = tuple(tuple(np.polynomial.chebyshev.cheb2poly(c)[::-1]) for c in _ERF_FITS)
+
+
+def _horner(coefs: tuple, u: Any) -> Any:
+    acc = coefs[0] * u + coefs[1]
+    for c in coefs[2:]:
+        acc = acc * u + c
+    return acc
+
+
+def erf_array(xp: Any, a: Any) -> Any:
+    """The error function of a backend float array, computed in float64, in ``a``'s dtype."""
+    x = xp.abs(a.astype(np.float64))
+    out = xp.where(xp.isnan(x), x, 1.0)
+    small, middle, large = _ERF_POLYS
+    pieces = [(x < 1, lambda s: s * _horner(small, 2 * s * s - 1)),
+              ((x >= 1) & (x < 2), lambda s: 1 - xp.exp(-s * s) * _horner(middle, 2 * s - 3) / s),
+              ((x >= 2) & (x < 6), lambda s: 1 - xp.exp(-s * s) * _horner(large, 6 / s - 2) / s)]
+    for mask, piece in pieces:  # each piece only on its own elements
+        if mask.any():
+            out[mask] = piece(x[mask])
+    return xp.copysign(out, a).astype(a.dtype, copy=False)
+
+
+# -- exponentials and logarithms ----------------------------------------------------------------
+@primitive
+class Exp(Unary):
+    name = "exp"
+    save_inputs, save_outputs = False, True
+
+    def forward(self, xp, a):
+        return xp.exp(a)
+
+    def chain(self, v, x, y):
+        return v * y
+
+
+@primitive
+class Exp2(Unary):
+    name = "exp2"
+    save_inputs, save_outputs = False, True
+
+    def forward(self, xp, a):
+        return xp.exp2(a)
+
+    def chain(self, v, x, y):
+        return v * y * math.log(2.0)
+
+
+@primitive
+class Expm1(Unary):
+    name = "expm1"
+    save_inputs, save_outputs = False, True
+
+    def forward(self, xp, a):
+        return xp.expm1(a)
+
+    def chain(self, v, x, y):
+        return v * (y + 1)
+
+
+@primitive
+class Log(Unary):
+    name = "log"
+
+    def forward(self, xp, a):
+        return xp.log(a)
+
+    def chain(self, v, x, y):
+        return v / x
+
+
+@primitive
+class Log2(Unary):
+    name = "log2"
+
+    def forward(self, xp, a):
+        return xp.log2(a)
+
+    def chain(self, v, x, y):
+        return v / (x * math.log(2.0))
+
+
+@primitive
+class Log10(Unary):
+    name = "log10"
+
+    def forward(self, xp, a):
+        return xp.log10(a)
+
+    def chain(self, v, x, y):
+        return v / (x * math.log(10.0))
+
+
+@primitive
+class Log1p(Unary):
+    name = "log1p"
+
+    def forward(self, xp, a):
+        return xp.log1p(a)
+
+    def chain(self, v, x, y):
+        return v / (x + 1)
+
+
+# -- powers -------------------------------------------------------------------------------------
+@primitive
+class Sqrt(Unary):
+    name = "sqrt"
+    save_inputs, save_outputs = False, True
+
+    def forward(self, xp, a):
+        return xp.sqrt(a)
+
+    def chain(self, v, x, y):
+        return v / (y * 2)
+
+
+@primitive
+class Rsqrt(Unary):
+    name = "rsqrt"
+    save_inputs, save_outputs = False, True
+
+    def forward(self, xp, a):
+        return xp.reciprocal(xp.sqrt(a))
+
+    def chain(self, v, x, y):
+        return v * (y * y * y) * -0.5
+
+
+@primitive
+class Reciprocal(Unary):
+    name = "reciprocal"
+    save_inputs, save_outputs = False, True
+
+    def forward(self, xp, a):
+        return xp.reciprocal(a)
+
+    def chain(self, v, x, y):
+        return -(v * y * y)
+
+
+# -- trigonometric and hyperbolic ---------------------------------------------------------------
+@primitive
+class Sin(Unary):
+    name = "sin"
+
+    def forward(self, xp, a):
+        return xp.sin(a)
+
+    def chain(self, v, x, y):
+        return v * cos(x)
+
+
+@primitive
+class Cos(Unary):
+    name = "cos"
+
+    def forward(self, xp, a):
+        return xp.cos(a)
+
+    def chain(self, v, x, y):
+        return -(v * sin(x))
+
+
+@primitive
+class Tan(Unary):
+    name = "tan"
+    save_inputs, save_outputs = False, True
+
+    def forward(self, xp, a):
+        return xp.tan(a)
+
+    def chain(self, v, x, y):
+        return v * (y * y + 1)
+
+
+@primitive
+class Asin(Unary):
+    name = "asin"
+
+    def forward(self, xp, a):
+        return xp.arcsin(a)
+
+    def chain(self, v, x, y):
+        return v * rsqrt(1 - x * x)
+
+
+@primitive
+class Acos(Unary):
+    name = "acos"
+
+    def forward(self, xp, a):
+        return xp.arccos(a)
+
+    def chain(self, v, x, y):
+        return -(v * rsqrt(1 - x * x))
+
+
+@primitive
+class Atan(Unary):
+    name = "atan"
+
+    def forward(self, xp, a):
+        return xp.arctan(a)
+
+    def chain(self, v, x, y):
+        return v / (x * x + 1)
+
+
+@primitive
+class Sinh(Unary):
+    name = "sinh"
+
+    def forward(self, xp, a):
+        return xp.sinh(a)
+
+    def chain(self, v, x, y):
+        return v * cosh(x)
+
+
+@primitive
+class Cosh(Unary):
+    name = "cosh"
+
+    def forward(self, xp, a):
+        return xp.cosh(a)
+
+    def chain(self, v, x, y):
+        return v * sinh(x)
+
+
+@primitive
+class Tanh(Unary):
+    name = "tanh"
+    save_inputs, save_outputs = False, True
+
+    def forward(self, xp, a):
+        return xp.tanh(a)
+
+    def chain(self, v, x, y):
+        return v * (1 - y * y)
+
+
+@primitive
+class Asinh(Unary):
+    name = "asinh"
+
+    def forward(self, xp, a):
+        return xp.arcsinh(a)
+
+    def chain(self, v, x, y):
+        return v * rsqrt(x * x + 1)
+
+
+@primitive
+class Acosh(Unary):
+    name = "acosh"
+
+    def forward(self, xp, a):
+        return xp.arccosh(a)
+
+    def chain(self, v, x, y):
+        return v * rsqrt(x * x - 1)
+
+
+@primitive
+class Atanh(Unary):
+    name = "atanh"
+
+    def forward(self, xp, a):
+        return xp.arctanh(a)
+
+    def chain(self, v, x, y):
+        return v / (1 - x * x)
+
+
+# -- sigmoid, erf, abs --------------------------------------------------------------------------
+@primitive
+class Sigmoid(Unary):
+    name = "sigmoid"
+    save_inputs, save_outputs = False, True
+
+    @in_float32
+    def forward(self, xp, a):
+        return sigmoid_array(xp, a)
+
+    def chain(self, v, x, y):
+        return v * (y * (1 - y))
+
+
+@primitive
+class Erf(Unary):
+    name = "erf"
+
+    def forward(self, xp, a):
+        return erf_array(xp, a)
+
+    def chain(self, v, x, y):
+        return v * exp(-(x * x)) * (2 / math.sqrt(math.pi))
+
+
+@primitive
+class Abs(Unary):
+    name = "abs"
+
+    def forward(self, xp, a):
+        return xp.abs(a)
+
+    def chain(self, v, x, y):
+        return v * sign(x)
+
+
+# -- ops whose gradient is zero -----------------------------------------------------------------
+@primitive
+class Sign(Flat):
+    name = "sign"
+
+    def forward(self, xp, a):
+        if a.dtype.kind == "b":
+            return a.copy()
+        out = xp.sign(a)
+        if a.dtype.kind not in "iu":
+            out[xp.isnan(a)] = 0  # PyTorch: sign(nan) = 0
+        return out
+
+
+@primitive
+class Floor(Flat):
+    name = "floor"
+
+    def forward(self, xp, a):
+        return xp.floor(a)
+
+
+@primitive
+class Ceil(Flat):
+    name = "ceil"
+
+    def forward(self, xp, a):
+        return xp.ceil(a)
+
+
+@primitive
+class Trunc(Flat):
+    name = "trunc"
+
+    def forward(self, xp, a):
+        return xp.trunc(a)
+
+
+@primitive
+class Round(Flat):
+    name = "round"
+
+    def forward(self, xp, a, *, decimals):
+        return xp.rint(a) if decimals == 0 else xp.round(a, decimals)
+
+
+# -- the public functions -----------------------------------------------------------------------
+def _define(prim: Primitive, doc: str, *aliases: str, floating: bool = True) -> Callable:
+    """The public function of a one-tensor primitive, bound as a Tensor method with its
+    in-place ``_`` form. ``floating`` ops compute integer tensors in the default float dtype."""
+    if floating:
+        def op(input: Tensor) -> Tensor:
+            return apply(prim, to_float(input))
+    else:
+        def op(input: Tensor) -> Tensor:
+            return apply(prim, input)
+    op.__name__ = op.__qualname__ = prim.name
+    op.__doc__ = doc
+    op.__module__ = __name__
+    for name in (prim.name, *aliases):
+        method(name)(op)
+        inplace_method(name + "_", op)
+    return op
+
+
+exp = _define(Exp, """``e ** input`` elementwise.
+
+    Example:
+        >>> ember.exp(ember.tensor([0.0, 1.0]))
+        tensor([1.0000, 2.7183])
+    """)
+exp2 = _define(Exp2, """``2 ** input`` elementwise.""")
+expm1 = _define(Expm1, """``exp(input) - 1``, exact for small ``input``.""")
+log = _define(Log, """The natural logarithm; NaN below 0, -inf at 0.
+
+    Example:
+        >>> ember.log(ember.tensor([1.0, math.e]))
+        tensor([0., 1.])
+    """)
+log2 = _define(Log2, """The base-2 logarithm.""")
+log10 = _define(Log10, """The base-10 logarithm.""")
+log1p = _define(Log1p, """``log(1 + input)``, exact for small ``input``.""")
+sqrt = _define(Sqrt, """The square root; NaN below 0.
+
+    Example:
+        >>> ember.sqrt(ember.tensor([4, 9]))
+        tensor([2., 3.])
+    """)
+rsqrt = _define(Rsqrt, """``1 / sqrt(input)``.""")
+reciprocal = _define(Reciprocal, """``1 / input``; integers give the default float dtype.""")
+sin = _define(Sin, """The sine, in radians.
+
+    Example:
+        >>> ember.sin(ember.tensor([0.0, math.pi / 2]))
+        tensor([0., 1.])
+    """)
+cos = _define(Cos, """The cosine, in radians.""")
+tan = _define(Tan, """The tangent, in radians.""")
+asin = _define(Asin, """The inverse sine; NaN outside [-1, 1].""", "arcsin")
+acos = _define(Acos, """The inverse cosine; NaN outside [-1, 1].""", "arccos")
+atan = _define(Atan, """The inverse tangent.""", "arctan")
+sinh = _define(Sinh, """The hyperbolic sine.""")
+cosh = _define(Cosh, """The hyperbolic cosine.""")
+tanh = _define(Tanh, """The hyperbolic tangent.
+
+    Example:
+        >>> ember.tanh(ember.tensor([0.0, 100.0]))
+        tensor([0., 1.])
+    """)
+asinh = _define(Asinh, """The inverse hyperbolic sine.""", "arcsinh")
+acosh = _define(Acosh, """The inverse hyperbolic cosine; NaN below 1.""", "arccosh")
+atanh = _define(Atanh, """The inverse hyperbolic tangent; NaN outside [-1, 1].""", "arctanh")
+sigmoid = _define(Sigmoid, """The logistic function ``1 / (1 + exp(-input))``.
+
+    Example:
+        >>> ember.sigmoid(ember.tensor([0.0]))
+        tensor([0.5000])
+    """)
+erf = _define(Erf, """The error function ``2/sqrt(pi) * integral of exp(-t**2) from 0 to input``.
+
+    Example:
+        >>> ember.erf(ember.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.8427])
+    """)
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+
+
+def _not_bool(op: str, input: Tensor) -> None:
+    if input.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: not defined for bool tensors. Hint: convert with .int() or "
+                         ".float() first")
+
+
+@method("abs", "absolute", "__abs__")
+def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
+    """The absolute value; integer tensors stay integer. Its gradient is ``sign(input)``.
+
+    Example:
+        >>> ember.abs(ember.tensor([-2, 3]))
+        tensor([2, 3])
+    """
+    _not_bool("abs", input)
+    return apply(Abs, input)
+
+
+@method("sign", "sgn")
+def sign(input: Tensor) -> Tensor:
+    """-1, 0 or 1 by the sign of each element, in ``input``'s dtype (0 for NaN); zero gradient.
+
+    Example:
+        >>> ember.sign(ember.tensor([-2.0, 0.0, 3.0]))
+        tensor([-1.,  0.,  1.])
+    """
+    return apply(Sign, input)
+
+
+def _rounding(prim: Primitive, input: Tensor) -> Tensor:
+    if not input.dtype.is_floating_point:
+        _not_bool(prim.name, input)
+        return clone(input)  # integers are already whole
+    return apply(prim, input)
+
+
+@method()
+def floor(input: Tensor) -> Tensor:
+    """The largest integer not above each element (same dtype; zero gradient).
+
+    Example:
+        >>> ember.floor(ember.tensor([-1.5, 1.5]))
+        tensor([-2.,  1.])
+    """
+    return _rounding(Floor, input)
+
+
+@method()
+def ceil(input: Tensor) -> Tensor:
+    """The smallest integer not below each element (same dtype; zero gradient)."""
+    return _rounding(Ceil, input)
+
+
+@method("trunc", "fix")
+def trunc(input: Tensor) -> Tensor:
+    """Each element rounded toward zero (same dtype; zero gradient)."""
+    return _rounding(Trunc, input)
+
+
+@method()
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Each element rounded to ``decimals`` decimal places, halves to even (zero gradient).
+
+    Example:
+        >>> ember.round(ember.tensor([0.5, 1.5, 1.26]), decimals=0)
+        tensor([0., 2., 1.])
+    """
+    if decimals != 0 and not input.dtype.is_floating_point:
+        raise DTypeError(f"round: decimals={decimals} needs a floating tensor, got "
+                         f"{input.dtype.name}")
+    if not input.dtype.is_floating_point:
+        return _rounding(Round, input)
+    return apply(Round, input, decimals=int(decimals))
+
+
+@method()
+def frac(input: Tensor) -> Tensor:
+    """The fractional part ``input - trunc(input)``, with the sign of ``input``.
+
+    Example:
+        >>> ember.frac(ember.tensor([1.25, -1.25]))
+        tensor([ 0.2500, -0.2500])
+    """
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"frac: needs a floating tensor, got {input.dtype.name}")
+    return input - trunc(input)
+
+
+@method()
+def square(input: Tensor) -> Tensor:
+    """``input ** 2``; bool tensors give int64, as in PyTorch.
+
+    Example:
+        >>> ember.square(ember.tensor([-3, 2]))
+        tensor([9, 4])
+    """
+    return arithmetic.pow(input, 2)
+
+
+fix, absolute, sgn = trunc, abs, sign
+
+bind_inplace(abs_=abs, absolute_=abs, sign_=sign, sgn_=sign, floor_=floor, ceil_=ceil,
+             trunc_=trunc, fix_=trunc, round_=round, frac_=frac, square_=square)
