@@ -1,5 +1,630 @@
-"""Linear algebra: matmul with batching and broadcasting, bmm, mm, mv, dot, outer, einsum, tensordot, norms."""
+"""Linear algebra: matmul (with PyTorch's 1-D, batched and broadcast semantics) and its
+special forms mm, bmm, mv, dot, outer; einsum and tensordot; addmm/baddbmm/addmv; norms.
+
+Primitives: ``matmul`` (its vjp is two matmuls, batch broadcasting reduced by ``sum_to``) and
+``einsum`` (its vjp is one einsum per operand). The rest are composites. A GEMM in a dtype the
+device has no fast kernel for (bfloat16, float16 on NumPy) runs in the dtype the hardware layer
+chooses (:func:`ember.backend.compute_dtype`) and is cast back.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import string
+from collections.abc import Sequence
+from typing import Any
+
+from ember.backend import compute_dtype
+from ember.errors import DTypeError, ShapeError
+from ember.ops.broadcast import broadcast_shapes, expand, sum_to
+from ember.ops.convert import cast
+from ember.ops.inplace import bind_inplace
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.reduce import Sum, amax, amin, normalize_dim, normalize_dims, reduced_shape
+from ember.tensor import Tensor, method
+
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "einsum",
+           "tensordot", "addmm", "baddbmm", "addmv", "addr", "norm"]
+
+
+def _mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name for the matrix transpose
+    from ember.ops.shape import transpose
+
+    return transpose(x, -2, -1)
+
+
+def _reshape(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    from ember.ops.shape import reshape
+
+    return x if x.shape == shape else reshape(x, shape)
+
+
+def _gemm_dtype(x: Tensor) -> Any:
+    """The dtype the device computes a GEMM in for ``x``'s dtype, or None if ``x``'s own."""
+    acc = compute_dtype(x.device, x.dtype, "gemm")
+    return None if acc is x.dtype else acc
+
+
+# -- matmul ----------------------------------------------------------------------------------
+def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """matmul's output shape, or a ShapeError showing both shapes."""
+    shown = f"matmul: {tuple(a)} @ {tuple(b)}"
+    if not a or not b:
+        raise ShapeError(f"{shown}: both operands need at least 1 dimension; use mul (*) to "
+                         "scale by a 0-d tensor")
+    k_a, k_b = a[-1], (b[-2] if len(b) > 1 else b[0])
+    if k_a != k_b:
+        raise ShapeError(f"{shown}: inner sizes {k_a} and {k_b} differ")
+    try:
+        batch = broadcast_shapes(a[:-2], b[:-2], op="matmul")
+    except ShapeError:
+        raise ShapeError(f"{shown}: batch dimensions {tuple(a[:-2])} and {tuple(b[:-2])} do "
+                         "not broadcast") from None
+    return batch + a[-2:-1] + b[-1:] if len(b) > 1 else batch + a[-2:-1]
+
+
+@primitive
+class Matmul(Primitive):
+    name = "matmul"
+
+    def forward(self, xp, a, b, *, compute):
+        if compute is None:
+            return xp.matmul(a, b)
+        return xp.matmul(a.astype(compute.np), b.astype(compute.np)).astype(a.dtype)
+
+    def infer(self, a, b, *, compute):
+        if a.dtype is not b.dtype:
+            raise DTypeError(f"matmul: operands have dtypes {a.dtype.name} and {b.dtype.name}")
+        return TensorSpec(_matmul_shape(a.shape, b.shape), a.dtype)
+
+    def flops(self, a, b, *, compute):
+        out = _matmul_shape(a.shape, b.shape)
+        k = a.shape[-1]
+        n = 1
+        for s in out:
+            n *= s
+        return 2 * n * k  # 2·M·N·K·batch
+
+    def vjp(self, ctx, g):
+        a, b = ctx.inputs
+        # as matrices: a (…, m, k) and b (…, k, n); a 1-D operand is one row / one column
+        a2 = a if a.ndim > 1 else _reshape(a, (1,) + a.shape)
+        b2 = b if b.ndim > 1 else _reshape(b, b.shape + (1,))
+        lead = g.shape[:g.ndim - (a.ndim > 1) - (b.ndim > 1)]
+        g2 = _reshape(g, lead + (a2.shape[-2], b2.shape[-1]))
+        ga = gb = None
+        if a.requires_grad:
+            ga = _reshape(sum_to(matmul(g2, _mT(b2)), a2.shape), a.shape)
+        if b.requires_grad:
+            gb = _reshape(sum_to(matmul(_mT(a2), g2), b2.shape), b.shape)
+        return ga, gb
+
+    def jvp(self, ctx, da, db):
+        a, b = ctx.inputs
+        return matmul(da, b) + matmul(a, db)
+
+
+@method("matmul", "__matmul__")
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """The matrix product with NumPy/PyTorch semantics: 1-D operands are vectors (a row on the
+    left, a column on the right, the added dimension removed after), more than 2 dimensions
+    are batches of matrices that broadcast.
+
+    Example:
+        >>> (ember.ones(2, 3) @ ember.ones(3)).shape
+        (2,)
+    """
+    a_shape, b_shape = input.shape, other.shape
+    if not a_shape or not b_shape or a_shape[-1] != (b_shape[-2] if len(b_shape) > 1
+                                                     else b_shape[0]):
+        _matmul_shape(a_shape, b_shape)
+    if input.dtype is not other.dtype:
+        raise DTypeError(f"matmul: {tuple(a_shape)} {input.dtype.name} @ {tuple(b_shape)} "
+                         f"{other.dtype.name}: operands must have the same dtype. Hint: "
+                         f"convert one, e.g. other.to({input.dtype!r})")
+    return apply(Matmul, input, other, compute=_gemm_dtype(input))
+
+
+@method("__rmatmul__")
+def _rmatmul(self: Tensor, other: Any) -> Tensor:
+    from ember.ops.creation import as_tensor
+
+    return matmul(as_tensor(other), self)
+
+
+def _expect_ndim(op: str, *pairs: tuple[str, Tensor, int]) -> None:
+    for what, t, ndim in pairs:
+        if t.ndim != ndim:
+            raise ShapeError(f"{op}: {what} must be {ndim}-D, got shape {tuple(t.shape)}")
+
+
+@method()
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """The product of two matrices (no broadcasting).
+
+    Example:
+        >>> ember.mm(ember.ones(2, 3), ember.ones(3, 4)).shape
+        (2, 4)
+    """
+    _expect_ndim("mm", ("input", input, 2), ("mat2", mat2, 2))
+    return matmul(input, mat2)
+
+
+@method()
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix products of ``(b, n, m)`` and ``(b, m, p)`` tensors (no broadcasting).
+
+    Example:
+        >>> ember.bmm(ember.ones(5, 2, 3), ember.ones(5, 3, 4)).shape
+        (5, 2, 4)
+    """
+    _expect_ndim("bmm", ("input", input, 3), ("mat2", mat2, 3))
+    if input.shape[0] != mat2.shape[0]:
+        raise ShapeError(f"bmm: {tuple(input.shape)} @ {tuple(mat2.shape)}: batch sizes "
+                         f"{input.shape[0]} and {mat2.shape[0]} differ")
+    return matmul(input, mat2)
+
+
+@method()
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """The product of a matrix and a vector.
+
+    Example:
+        >>> ember.mv(ember.ones(2, 3), ember.ones(3))
+        tensor([3., 3.])
+    """
+    _expect_ndim("mv", ("input", input, 2), ("vec", vec, 1))
+    return matmul(input, vec)
+
+
+@method()
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    """The dot product of two 1-D tensors of the same size.
+
+    Example:
+        >>> ember.dot(ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0]))
+        tensor(11.)
+    """
+    _expect_ndim("dot", ("input", input, 1), ("tensor", tensor, 1))
+    if input.shape != tensor.shape:
+        raise ShapeError(f"dot: the vectors have sizes {input.shape[0]} and {tensor.shape[0]}")
+    return matmul(input, tensor)
+
+
+@method()
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """The dot product, conjugating ``input`` (the same as :func:`dot` for real tensors)."""
+    _expect_ndim("vdot", ("input", input, 1), ("other", other, 1))
+    return dot(input, other)
+
+
+@method()
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """Sums products over the last dimension of both tensors (a 0-d operand scales).
+
+    Example:
+        >>> ember.inner(ember.ones(2, 3), ember.ones(4, 3)).shape
+        (2, 4)
+    """
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    return tensordot(input, other, dims=([-1], [-1]))
+
+
+@method("outer", "ger")
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two vectors: ``out[i, j] = input[i] * vec2[j]``.
+
+    Example:
+        >>> ember.outer(ember.ones(2), ember.ones(3)).shape
+        (2, 3)
+    """
+    _expect_ndim("outer", ("input", input, 1), ("vec2", vec2, 1))
+    return _reshape(input, (input.shape[0], 1)) * vec2
+
+
+ger = outer
+
+
+# -- matmul plus a scaled input --------------------------------------------------------------
+def _scaled_sum(input: Tensor, product: Tensor, beta: float, alpha: float) -> Tensor:
+    """``beta * input + alpha * product``; with ``beta == 0`` the input is ignored, nan or not."""
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        broadcast_shapes(input.shape, product.shape, op="addmm")
+        return product
+    return product + (input if beta == 1 else input * beta)
+
+
+@method()
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
+          alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcasts).
+
+    Example:
+        >>> ember.addmm(ember.zeros(3), ember.ones(2, 4), ember.ones(4, 3)).shape
+        (2, 3)
+    """
+    return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
+
+
+@method()
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
+            alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * bmm(batch1, batch2)``.
+
+    Example:
+        >>> ember.baddbmm(ember.zeros(1, 3), ember.ones(2, 2, 4), ember.ones(2, 4, 3)).shape
+        (2, 2, 3)
+    """
+    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+
+
+@method()
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1,
+          alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``.
+
+    Example:
+        >>> ember.addmv(ember.ones(2), ember.ones(2, 3), ember.ones(3))
+        tensor([4., 4.])
+    """
+    return _scaled_sum(input, mv(mat, vec), beta, alpha)
+
+
+@method()
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,
+         alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``.
+
+    Example:
+        >>> ember.addr(ember.zeros(2, 3), ember.ones(2), ember.ones(3)).shape
+        (2, 3)
+    """
+    return _scaled_sum(input, outer(vec1, vec2), beta, alpha)
+
+
+bind_inplace(addmm_=addmm, baddbmm_=baddbmm, addmv_=addmv, addr_=addr)
+
+
+# -- einsum and tensordot --------------------------------------------------------------------
+_LETTERS = string.ascii_letters
+
+
+def _einsum_terms(equation: str, shapes: Sequence[tuple[int, ...]]) -> tuple[list[str], str]:
+    """The equation with ellipses spelled out as letters and the output made explicit."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ShapeError(f"einsum: {equation!r} has {len(terms)} operand(s) but "
+                         f"{len(shapes)} tensor(s) were given")
+    bad = sorted(set(eq.replace("...", "")) - set(_LETTERS) - set(",->"))
+    if bad or any(t.count("...") > 1 for t in terms + [rhs]):
+        raise ShapeError(f"einsum: {equation!r}: subscripts are letters a-z and A-Z, with at "
+                         f"most one '...' per operand (found {bad or '...'})")
+    free = iter(c for c in _LETTERS if c not in eq)
+    spans = []
+    for i, (t, shape) in enumerate(zip(terms, shapes, strict=True)):
+        named = len(t) - 3 * ("..." in t)
+        if len(shape) < named or ("..." not in t and len(shape) != named):
+            raise ShapeError(f"einsum: operand {i} has shape {tuple(shape)} ({len(shape)} "
+                             f"dims) but its subscripts {t!r} name {named}")
+        spans.append(len(shape) - named)
+    ellipsis = "".join(next(free) for _ in range(max(spans, default=0)))
+    terms = [t.replace("...", ellipsis[len(ellipsis) - n:])
+             for t, n in zip(terms, spans, strict=True)]
+    if arrow:
+        out = rhs.replace("...", ellipsis)
+        for c in out:
+            if out.count(c) > 1 or c not in lhs + ellipsis:
+                raise ShapeError(f"einsum: {equation!r}: output subscript {c!r} is repeated or "
+                                 "names no input dimension")
+    else:
+        joined = "".join(terms)
+        out = ellipsis + "".join(sorted(c for c in set(joined) if joined.count(c) == 1
+                                        and c not in ellipsis))
+    return terms, out
+
+
+def _letter_sizes(terms: list[str], shapes: Sequence[tuple[int, ...]]) -> dict[str, int]:
+    """Each subscript's size; size 1 broadcasts against any other size, as in PyTorch."""
+    sizes: dict[str, int] = {}
+    for i, (t, shape) in enumerate(zip(terms, shapes, strict=True)):
+        for c in set(t):
+            dims = {n for d, n in zip(t, shape, strict=True) if d == c}
+            if len(dims) > 1:
+                raise ShapeError(f"einsum: operand {i} (shape {tuple(shape)}) repeats "
+                                 f"subscript {c!r} on dimensions of different sizes")
+            n, seen = dims.pop(), sizes.get(c, 1)
+            if n != seen and seen != 1 and n != 1:
+                raise ShapeError(f"einsum: subscript {c!r} has size {seen} in one operand and "
+                                 f"{n} in operand {i} (shape {tuple(shape)})")
+            sizes[c] = n if seen == 1 else seen
+    return sizes
+
+
+@primitive
+class Einsum(Primitive):
+    """einsum over an explicit equation (no ellipsis, output given, sizes already matched)."""
+
+    name = "einsum"
+
+    def forward(self, xp, *arrays, equation, compute):
+        if compute is not None:
+            dtype = arrays[0].dtype
+            arrays = [a.astype(compute.np) for a in arrays]
+            return xp.einsum(equation, *arrays, optimize=len(arrays) > 1).astype(dtype)
+        return xp.einsum(equation, *arrays, optimize=len(arrays) > 1)
+
+    def infer(self, *specs, equation, compute):
+        terms, out = equation.split("->")
+        sizes = _letter_sizes(terms.split(","), [s.shape for s in specs])
+        return TensorSpec(tuple(sizes[c] for c in out), specs[0].dtype)
+
+    def vjp(self, ctx, g):
+        terms, out = ctx.params["equation"].split("->")
+        terms = terms.split(",")
+        return tuple(_einsum_grad(terms, out, ctx.inputs, i, g, ctx.params["compute"])
+                     if t.requires_grad else None for i, t in enumerate(ctx.inputs))
+
+    def jvp(self, ctx, *tangents):
+        ops = ctx.inputs
+        total = None
+        for i, d in enumerate(tangents):
+            term = apply(Einsum, *ops[:i], d, *ops[i + 1:], **ctx.params)
+            total = term if total is None else total + term
+        return total
+
+
+def _einsum_grad(terms: list[str], out: str, ops: tuple, i: int, g: Tensor,
+                 compute: Any) -> Tensor:
+    """The gradient of operand ``i``: an einsum of the other operands and ``g``. A subscript
+    only this operand has is broadcast back (a ones vector); a repeated one puts the gradient
+    on the diagonal (an identity matrix)."""
+    from ember.ops.creation import eye, ones
+
+    target = terms[i]
+    names = [t for j, t in enumerate(terms) if j != i] + [out]
+    tensors = [t for j, t in enumerate(ops) if j != i] + [g]
+    known = set("".join(names))
+    fresh = iter(c for c in _LETTERS if c not in "".join(terms) + out)
+    result = ""
+    for c in target:
+        n = ops[i].shape[target.index(c)]
+        if c in result:  # a repeated subscript: the gradient lives on the diagonal
+            f = next(fresh)
+            names.append(c + f)
+            tensors.append(eye(n, dtype=g.dtype, device=g.device))
+            result += f
+            continue
+        if c not in known:  # summed in this operand alone: the gradient broadcasts over it
+            names.append(c)
+            tensors.append(ones(n, dtype=g.dtype, device=g.device))
+        result += c
+    return apply(Einsum, *tensors, equation=",".join(names) + "->" + result, compute=compute)
+
+
+def einsum(equation: str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
+    """Sums products of the operands' elements over the subscripts the equation names,
+    as ``torch.einsum`` (ellipsis broadcasting, implicit output, size-1 broadcasting).
+
+    Example:
+        >>> ember.einsum("bij,bjk->bik", ember.ones(2, 3, 4), ember.ones(2, 4, 5)).shape
+        (2, 3, 5)
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ShapeError("einsum: at least one operand is needed")
+    dtype = operands[0].dtype
+    for t in operands:
+        if t.dtype is not dtype:
+            raise DTypeError(f"einsum: operands have dtypes {dtype.name} and {t.dtype.name}; "
+                             "convert them to one dtype first")
+    shapes = [t.shape for t in operands]
+    terms, out = _einsum_terms(equation, shapes)
+    sizes = _letter_sizes(terms, shapes)
+    operands = tuple(expand(t, tuple(sizes[c] for c in s)) if len(set(s)) == len(s) else t
+                     for t, s in zip(operands, terms, strict=True))
+    return apply(Einsum, *operands, equation=",".join(terms) + "->" + out,
+                 compute=_gemm_dtype(operands[0]))
+
+
+def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
+    """Contracts the last ``dims`` dims of ``a`` with the first ``dims`` of ``b``, or the dims
+    listed in ``dims = (dims_a, dims_b)``.
+
+    Example:
+        >>> ember.tensordot(ember.ones(2, 3, 4), ember.ones(3, 4, 5)).shape
+        (2, 5)
+    """
+    if isinstance(dims, int):
+        if dims < 0 or dims > min(a.ndim, b.ndim):
+            raise ShapeError(f"tensordot: dims={dims} for shapes {tuple(a.shape)} and "
+                             f"{tuple(b.shape)}")
+        dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    dims_a = [normalize_dim(d, a.ndim, "tensordot") for d in dims_a]
+    dims_b = [normalize_dim(d, b.ndim, "tensordot") for d in dims_b]
+    if len(dims_a) != len(dims_b):
+        raise ShapeError(f"tensordot: {len(dims_a)} dims of a but {len(dims_b)} of b given")
+    for da, db in zip(dims_a, dims_b, strict=True):
+        if a.shape[da] != b.shape[db]:
+            raise ShapeError(f"tensordot: dim {da} of {tuple(a.shape)} (size {a.shape[da]}) "
+                             f"and dim {db} of {tuple(b.shape)} (size {b.shape[db]}) differ")
+    sub_a = _LETTERS[:a.ndim]
+    rest = iter(_LETTERS[a.ndim:])
+    sub_b = "".join(sub_a[dims_a[dims_b.index(j)]] if j in dims_b else next(rest)
+                    for j in range(b.ndim))
+    out = "".join(c for j, c in enumerate(sub_a) if j not in dims_a) + \
+        "".join(c for j, c in enumerate(sub_b) if j not in dims_b)
+    return einsum(f"{sub_a},{sub_b}->{out}", a, b)
+
+
+# -- norms -----------------------------------------------------------------------------------
+_INF = float("inf")
+
+
+def _norm_input(x: Tensor, dtype: Any, op: str) -> Tensor:
+    from ember import dtypes
+
+    if dtype is not None:
+        x = cast(x, dtypes.to_dtype(dtype))
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating input, got {x.dtype.name}. Hint: call "
+                         ".float() on it or pass dtype=ember.float32")
+    return x
+
+
+def _root(s: Tensor, p: float) -> Tensor:
+    """``s ** (1/p)`` whose gradient at ``s == 0`` is 0, not nan: a norm's gradient at the
+    origin, as PyTorch defines it."""
+    from ember.ops.compare import eq
+    from ember.ops.creation import ones_like, zeros_like
+    from ember.ops.select import where
+    from ember.ops.unary import pow, sqrt
+
+    zero = eq(s, 0)
+    safe = where(zero, ones_like(s), s)
+    return where(zero, zeros_like(s), sqrt(safe) if p == 2 else pow(safe, 1.0 / p))
+
+
+def _vector_norm(x: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> Tensor:
+    from ember import dtypes
+    from ember.ops.compare import eq
+    from ember.ops.creation import ones_like, zeros_like
+    from ember.ops.select import where
+    from ember.ops.unary import abs, pow
+
+    if p == 2:
+        return _root(apply(Sum, x * x, dims=dims, keepdim=keepdim), 2)
+    a = abs(x)
+    if p == _INF or p == -_INF:
+        return (amax if p > 0 else amin)(a, dims, keepdim)
+    if p == 0:
+        return apply(Sum, cast(cast(x.detach(), dtypes.bool_), x.dtype), dims=dims,
+                     keepdim=keepdim)
+    if p == 1:
+        return apply(Sum, a, dims=dims, keepdim=keepdim)
+    if p > 0:  # |x|^p with a zero (not nan) gradient at 0 for p < 1
+        zero = eq(a, 0)
+        a = where(zero, zeros_like(a), pow(where(zero, ones_like(a), a), p))
+    else:
+        a = pow(a, p)
+    return _root(apply(Sum, a, dims=dims, keepdim=keepdim), p)
+
+
+def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = None,
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """The vector ``ord``-norm over ``dim`` (all elements when None): ``sum(|x|^ord)^(1/ord)``,
+    the largest/smallest ``|x|`` for ``ord = ±inf``, the count of non-zeros for 0.
+
+    Example:
+        >>> ember.linalg.vector_norm(ember.tensor([3.0, 4.0]))
+        tensor(5.)
+    """
+    x = _norm_input(x, dtype, "linalg.vector_norm")
+    dims = normalize_dims(None if dim == () else dim, x.ndim, "linalg.vector_norm")
+    return _vector_norm(x, float(ord), dims, keepdim)
+
+
+def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2, -1),  # noqa: N803
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """The matrix norm of ``A`` over the two dims ``dim`` (other dims are a batch):
+    ``'fro'``, or ``1``/``-1`` (max/min column abs-sum), ``inf``/``-inf`` (rows).
+
+    Example:
+        >>> ember.linalg.matrix_norm(ember.tensor([[1.0, -2.0], [3.0, 4.0]]), 1)
+        tensor(6.)
+    """
+    from ember.ops.unary import abs
+
+    op = "linalg.matrix_norm"
+    A = _norm_input(A, dtype, op)  # noqa: N806
+    if A.ndim < 2 or len(dim) != 2:
+        raise ShapeError(f"{op}: needs a tensor of at least 2 dims and two dims to reduce, got "
+                         f"shape {tuple(A.shape)} and dim={dim}")
+    rows, cols = (normalize_dim(d, A.ndim, op) for d in dim)
+    if rows == cols:
+        raise ShapeError(f"{op}: dim {dim} names the same dimension twice")
+    both = tuple(sorted((rows, cols)))
+    if ord == "fro":
+        return _vector_norm(A, 2, both, keepdim)
+    if isinstance(ord, str) or ord not in (1, -1, _INF, -_INF):
+        raise ValueError(f"{op}: ord {ord!r} is not supported; use 'fro', 1, -1, inf or -inf "
+                         "('nuc', 2 and -2 need an SVD, which Ember does not have yet)")
+    summed, extreme = (rows, cols) if ord in (1, -1) else (cols, rows)
+    sums = apply(Sum, abs(A), dims=(summed,), keepdim=True)
+    out = (amax if ord > 0 else amin)(sums, extreme, True)
+    return out if keepdim else _reshape(out, reduced_shape(A.shape, both, False))
+
+
+def linalg_norm(A: Tensor, ord: float | str | None = None,  # noqa: N803
+                dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+                dtype: Any = None) -> Tensor:
+    """``ember.linalg.norm``: a vector norm over one dim (or over everything when ``ord`` and
+    ``dim`` are None), a matrix norm over two.
+
+    Example:
+        >>> ember.linalg.norm(ember.tensor([[3.0, 0.0], [0.0, 4.0]]))
+        tensor(5.)
+    """
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) == 1:
+            return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+        if len(dims) == 2:
+            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        raise ShapeError(f"linalg.norm: dim must name 1 or 2 dims, got {dim}")
+    if ord is None or A.ndim == 1:
+        return vector_norm(A, 2 if ord is None else ord, None, keepdim, dtype=dtype)
+    if A.ndim == 2:
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+    raise ShapeError(f"linalg.norm: with ord={ord!r} and dim=None the input must be 1-D or 2-D, "
+                     f"got shape {tuple(A.shape)}; pass dim")
+
+
+@method()
+def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] | None = None,
+         keepdim: bool = False, dtype: Any = None) -> Tensor:
+    """``torch.norm``: the vector ``p``-norm over ``dim`` (all elements when None); ``'fro'``
+    is the 2-norm. The gradient at the origin is 0, not nan.
+
+    Example:
+        >>> ember.tensor([3.0, 4.0]).norm()
+        tensor(5.)
+    """
+    if p is None or p == "fro":
+        p = 2
+    elif isinstance(p, str):
+        raise ValueError(f"norm: p={p!r} is not supported; use a number or 'fro'")
+    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """Dot products of vectors along ``dim``, broadcasting the rest.
+
+    Example:
+        >>> ember.linalg.vecdot(ember.ones(2, 3), ember.ones(3))
+        tensor([3., 3.])
+    """
+    prod = x * y
+    return apply(Sum, prod, dims=(normalize_dim(dim, prod.ndim, "linalg.vecdot"),),
+                 keepdim=False)
+
+
+def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
+    """``tensors[0] @ tensors[1] @ …``; the first and last may be vectors.
+
+    Example:
+        >>> ember.linalg.multi_dot([ember.ones(3), ember.ones(3, 4), ember.ones(4)])
+        tensor(12.)
+    """
+    if len(tensors) < 2:
+        raise ShapeError("linalg.multi_dot: needs at least two tensors")
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = matmul(out, t)
+    return out

@@ -1,0 +1,11 @@
+"""``ember.linalg``: the ``torch.linalg`` namespace (norms, matmul, vecdot, multi_dot).
+
+Example:
+    >>> ember.linalg.norm(ember.tensor([3.0, 4.0]))
+    tensor(5.)
+"""
+
+from ember.ops.linalg import linalg_norm as norm
+from ember.ops.linalg import matmul, matrix_norm, multi_dot, vecdot, vector_norm
+
+__all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "multi_dot"]

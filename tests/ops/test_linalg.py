@@ -1,0 +1,254 @@
+"""Linear algebra against PyTorch and finite differences (see optable.py), plus shape and dtype
+errors, the low-precision GEMM path and FLOP counts."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.ops.linalg import Einsum, Matmul
+from ember.ops.primitive import TensorSpec
+from tests.ops.optable import OpCase, S, arg, op_tests
+
+INF = float("inf")
+
+MATMUL = [
+    S(arg(3, 4), arg(4, 5)),                     # 2-D @ 2-D
+    S(arg(4), arg(4)),                           # 1-D @ 1-D: a 0-d dot product
+    S(arg(3, 4), arg(4)),                        # matrix @ vector
+    S(arg(4), arg(4, 5)),                        # vector @ matrix
+    S(arg(2, 3, 4), arg(4, 5)),                  # batch @ matrix (broadcast)
+    S(arg(2, 1, 3, 4), arg(3, 4, 2)),            # batch broadcasting both ways
+    S(arg(4), arg(2, 4, 3)),                     # vector @ batch
+    S(arg(2, 3, 4), arg(4)),                     # batch @ vector
+    S(arg(4, 3, noncontig=True), arg(3, 2, noncontig=True)),
+    S(arg(0, 3), arg(3, 2)),                     # empty rows
+    S(arg(2, 0), arg(0, 3)),                     # empty inner dim: zeros
+]
+
+
+def _fixed(fn, **kw):
+    return lambda *a: fn(*a, **kw)
+
+
+CASES = [
+    OpCase("matmul", ember.matmul, torch.matmul, MATMUL),
+    OpCase("@", lambda a, b: a @ b, lambda a, b: a @ b, MATMUL[:2]),
+    OpCase("rmatmul", lambda a, b: a.__rmatmul__(b), lambda a, b: a.__rmatmul__(b),
+           [S(arg(4, 5), arg(3, 4))]),
+    OpCase("matmul_one_grad", ember.matmul, torch.matmul,
+           [S(arg(3, 4), arg(4, 5, grad=False)), S(arg(3, 4, grad=False), arg(4))]),
+    OpCase("mm", ember.mm, torch.mm, [S(arg(3, 4), arg(4, 2))]),
+    OpCase("bmm", ember.bmm, torch.bmm, [S(arg(2, 3, 4), arg(2, 4, 5))]),
+    OpCase("mv", ember.mv, torch.mv, [S(arg(3, 4), arg(4))]),
+    OpCase("dot", ember.dot, torch.dot, [S(arg(5), arg(5)), S(arg(0), arg(0))]),
+    OpCase("vdot", ember.vdot, torch.vdot, [S(arg(5), arg(5))]),
+    OpCase("inner", ember.inner, torch.inner, [S(arg(2, 3), arg(4, 3)), S(arg(), arg(3))]),
+    OpCase("outer", ember.outer, torch.outer, [S(arg(3), arg(4)), S(arg(0), arg(2))]),
+    OpCase("addmm", ember.addmm, torch.addmm,
+           [S(arg(3, 2), arg(3, 4), arg(4, 2)), S(arg(2), arg(3, 4), arg(4, 2), beta=0.5,
+                                                  alpha=2.0)]),
+    OpCase("addmm_beta0", _fixed(ember.addmm, beta=0), _fixed(torch.addmm, beta=0),
+           [S(arg(3, 2, grad=False), arg(3, 4), arg(4, 2))]),
+    OpCase("baddbmm", ember.baddbmm, torch.baddbmm,
+           [S(arg(1, 3, 2), arg(2, 3, 4), arg(2, 4, 2), alpha=-1.5)]),
+    OpCase("addmv", ember.addmv, torch.addmv, [S(arg(3), arg(3, 4), arg(4), beta=2.0)]),
+    OpCase("addr", ember.addr, torch.addr, [S(arg(3, 4), arg(3), arg(4))]),
+]
+
+
+EINSUM = [
+    ("ij,jk->ik", [arg(3, 4), arg(4, 2)]),
+    ("bij,bjk->bik", [arg(2, 3, 4), arg(2, 4, 2)]),
+    ("ij->", [arg(3, 4)]),
+    ("ij->j", [arg(3, 4)]),                        # a subscript summed in one operand only
+    ("ij,j->i", [arg(3, 4), arg(4)]),
+    ("i,j->ij", [arg(3), arg(4)]),
+    ("ii->i", [arg(3, 3)]),                        # diagonal
+    ("ii", [arg(3, 3)]),                           # trace, implicit output
+    ("iij->j", [arg(2, 2, 3)]),
+    ("ij,ij->", [arg(3, 4), arg(3, 4, noncontig=True)]),
+    ("...ij,...jk->...ik", [arg(2, 3, 4), arg(4, 5)]),  # ellipsis broadcasting
+    ("ba,cb", [arg(3, 2), arg(4, 3)]),             # implicit output, sorted letters
+    ("ij,jk,kl->il", [arg(2, 3), arg(3, 4), arg(4, 2)]),
+    ("ij,kj->ik", [arg(3, 1), arg(2, 4)]),         # size-1 broadcasting of a subscript
+    ("i,i->", [arg(0), arg(0)]),
+    ("...->...", [arg()]),
+]
+
+
+def _es(eq, args):
+    return OpCase(f"einsum[{eq}]", lambda *a: ember.einsum(eq, *a),
+                  lambda *a: torch.einsum(eq, *a), [S(*args)])
+
+
+CASES += [_es(eq, args) for eq, args in EINSUM]
+
+CASES += [
+    OpCase("einsum_list", lambda a, b: ember.einsum("ij,jk", [a, b]),
+           lambda a, b: torch.einsum("ij,jk", [a, b]), [S(arg(2, 3), arg(3, 2))]),
+    OpCase("tensordot", ember.tensordot, torch.tensordot,
+           [S(arg(2, 3, 4), arg(3, 4, 5)), S(arg(2, 3), arg(3, 2), dims=1),
+            S(arg(2, 3, 4), arg(4, 2, 3), dims=([1, 2], [2, 0])),
+            S(arg(2, 3), arg(4, 5), dims=0)]),
+    # norms
+    OpCase("vector_norm", ember.linalg.vector_norm, torch.linalg.vector_norm,
+           [S(arg(3, 4)), S(arg(3, 4), dim=1), S(arg(2, 3, 4), ord=1, dim=(0, 2)),
+            S(arg(3, 4), ord=INF, dim=-1, keepdim=True), S(arg(3, 4), ord=-INF),
+            S(arg(3, 4), ord=3), S(arg(3, 4, low=0.2), ord=0.5, dim=0), S(arg(3, 4), ord=-2),
+            S(arg()), S(arg(0, 3), dim=0), S(arg(2, 3, noncontig=True), ord=1.5, dim=1)]),
+    OpCase("vector_norm_0", ember.linalg.vector_norm, torch.linalg.vector_norm,
+           [S(arg(3, 4, integer=True), ord=0, dim=1)], grad=False),
+    OpCase("matrix_norm", ember.linalg.matrix_norm, torch.linalg.matrix_norm,
+           [S(arg(3, 4)), S(arg(2, 3, 4), ord=1), S(arg(2, 3, 4), ord=-1, keepdim=True),
+            S(arg(3, 4), ord=INF), S(arg(2, 3, 4), ord=-INF, dim=(0, 2))]),
+    OpCase("linalg.norm", ember.linalg.norm, torch.linalg.norm,
+           [S(arg(3, 4)), S(arg(3, 4), ord=1), S(arg(4), ord=3), S(arg(2, 3, 4), dim=(1, 2)),
+            S(arg(2, 3, 4), ord=INF, dim=1)]),
+    OpCase("norm", ember.norm, torch.norm,
+           [S(arg(3, 4)), S(arg(3, 4), p=1, dim=1), S(arg(3, 4), p="fro", dim=(0, 1)),
+            S(arg(3, 4), p=INF), S(arg(2, 3), p=3, dim=-1, keepdim=True)]),
+    OpCase("vecdot", ember.linalg.vecdot, torch.linalg.vecdot, [S(arg(2, 3), arg(3))]),
+    OpCase("multi_dot", lambda *a: ember.linalg.multi_dot(a),
+           lambda *a: torch.linalg.multi_dot(a), [S(arg(3), arg(3, 4), arg(4, 2))]),
+]
+
+test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
+
+
+# -- errors ----------------------------------------------------------------------------------
+def test_matmul_inner_size_error_names_both_shapes():
+    with pytest.raises(ember.ShapeError,
+                       match=r"matmul: \(32, 784\) @ \(512, 10\): inner sizes 784 and 512 "
+                             r"differ"):
+        ember.ones(32, 784) @ ember.ones(512, 10)
+
+
+def test_matmul_batch_and_0d_errors():
+    with pytest.raises(ember.ShapeError, match=r"batch dimensions \(2,\) and \(3,\)"):
+        ember.ones(2, 3, 4) @ ember.ones(3, 4, 5)
+    with pytest.raises(ember.ShapeError, match="at least 1 dimension"):
+        ember.ones(()) @ ember.ones(3)
+
+
+def test_matmul_dtype_mismatch_is_a_dtype_error():
+    with pytest.raises(ember.DTypeError, match="same dtype"):
+        ember.ones(2, 3) @ ember.ones(3, dtype=ember.float64)
+
+
+@pytest.mark.parametrize("fn,match", [
+    (lambda: ember.mm(ember.ones(3), ember.ones(3, 2)), "mm: input must be 2-D"),
+    (lambda: ember.bmm(ember.ones(2, 3, 4), ember.ones(3, 4, 5)), "batch sizes 2 and 3"),
+    (lambda: ember.mv(ember.ones(3, 2), ember.ones(2, 1)), "mv: vec must be 1-D"),
+    (lambda: ember.dot(ember.ones(3), ember.ones(4)), "sizes 3 and 4"),
+    (lambda: ember.outer(ember.ones(3, 1), ember.ones(4)), "outer: input must be 1-D"),
+    (lambda: ember.einsum("ij,jk", ember.ones(2, 3)), "2 operand"),
+    (lambda: ember.einsum("ij", ember.ones(2, 3, 4)), r"\(3 dims\) but .* name 2"),
+    (lambda: ember.einsum("ij,jk", ember.ones(2, 3), ember.ones(4, 2)), "size 3 and size 4|"
+                                                                         "size 3 in one"),
+    (lambda: ember.einsum("ii", ember.ones(2, 3)), "different sizes"),
+    (lambda: ember.einsum("i->j", ember.ones(2)), "output subscript 'j'"),
+    (lambda: ember.einsum("i1", ember.ones(2, 3)), "letters"),
+    (lambda: ember.tensordot(ember.ones(2, 3), ember.ones(4, 3)), "tensordot"),
+    (lambda: ember.tensordot(ember.ones(2, 3), ember.ones(4, 3), dims=([1], [0])), "differ"),
+    (lambda: ember.linalg.matrix_norm(ember.ones(3)), "at least 2 dims"),
+])
+def test_shape_errors(fn, match):
+    with pytest.raises(ember.ShapeError, match=match):
+        fn()
+
+
+def test_norm_errors():
+    with pytest.raises(ember.DTypeError, match="floating"):
+        ember.linalg.vector_norm(ember.tensor([1, 2]))
+    with pytest.raises(ValueError, match="'nuc', 2 and -2 need an SVD"):
+        ember.linalg.matrix_norm(ember.ones(2, 2), "nuc")
+    with pytest.raises(ember.ShapeError, match="1-D or 2-D"):
+        ember.linalg.norm(ember.ones(2, 2, 2), ord=1)
+
+
+def test_infer_rules():
+    f32 = ember.float32
+    assert Matmul.infer(TensorSpec((5, 1, 3, 4), f32), TensorSpec((2, 4, 6), f32),
+                        compute=None) == TensorSpec((5, 2, 3, 6), f32)
+    assert Matmul.infer(TensorSpec((4,), f32), TensorSpec((4,), f32),
+                        compute=None).shape == ()
+    assert Einsum.infer(TensorSpec((2, 3), f32), TensorSpec((3, 4), f32),
+                        equation="ij,jk->ki", compute=None).shape == (4, 2)
+
+
+def test_matmul_flops():
+    f32 = ember.float32
+    assert Matmul.flops(TensorSpec((32, 784), f32), TensorSpec((784, 10), f32),
+                        compute=None) == 2 * 32 * 10 * 784
+    assert Matmul.flops(TensorSpec((8, 3, 4), f32), TensorSpec((4, 5), f32),
+                        compute=None) == 2 * 8 * 3 * 5 * 4
+
+
+# -- low precision and integers ------------------------------------------------------------
+@pytest.mark.parametrize("dtype,torch_dtype", [(ember.bfloat16, torch.bfloat16),
+                                               (ember.float16, torch.float16)])
+def test_half_precision_matmul_computes_in_float32(dtype, torch_dtype):
+    dev = ember.device("cpu")
+    assert ember.backend.compute_dtype(dev, dtype, "gemm") is ember.float32
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 16, 64)), rng.standard_normal((64, 8))
+    ea, eb = ember.tensor(a, dtype=dtype), ember.tensor(b, dtype=dtype)
+    out = ea @ eb
+    assert out.dtype is dtype
+    exact = np.asarray(ea.float()) @ np.asarray(eb.float())   # float32 accumulation
+    np.testing.assert_array_equal(np.asarray(out.float()),
+                                  np.asarray(ember.tensor(exact).to(dtype).float()))
+    ref = (torch.tensor(a).to(torch_dtype) @ torch.tensor(b).to(torch_dtype)).float().numpy()
+    np.testing.assert_allclose(np.asarray(out.float()), ref, rtol=2e-2, atol=2e-2)
+    es = ember.einsum("bij,jk->bik", ea, eb)
+    assert es.dtype is dtype
+    np.testing.assert_allclose(np.asarray(es.float()), np.asarray(out.float()), rtol=1e-2,
+                               atol=1e-2)
+
+
+def test_half_precision_matmul_gradients_keep_dtype():
+    a = ember.randn(3, 4).to(ember.bfloat16).requires_grad_()
+    b = ember.randn(4, 2).to(ember.bfloat16).requires_grad_()
+    (a @ b).sum().backward()
+    assert a.grad.dtype is ember.bfloat16 and b.grad.dtype is ember.bfloat16
+
+
+def test_integer_matmul_matches_torch():
+    a = np.arange(6).reshape(2, 3)
+    b = np.arange(12).reshape(3, 4)
+    out = ember.from_numpy(a) @ ember.from_numpy(b)
+    assert out.dtype is ember.int64
+    np.testing.assert_array_equal(out.numpy(), (torch.from_numpy(a) @ torch.from_numpy(b))
+                                  .numpy())
+
+
+def test_beta_zero_ignores_nan_input():
+    out = ember.addmm(ember.full((2, 2), float("nan")), ember.ones(2, 3), ember.ones(3, 2),
+                      beta=0)
+    assert out.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+
+
+def test_inplace_addmm():
+    x = ember.zeros(2, 2)
+    x.addmm_(ember.ones(2, 3), ember.ones(3, 2), alpha=2)
+    assert x.tolist() == [[6.0, 6.0], [6.0, 6.0]]
+
+
+# -- gradients that need a closer look -------------------------------------------------------
+def test_matmul_hessian_vector_product():
+    a = ember.randn(3, 4, dtype=ember.float64, requires_grad=True)
+    b = ember.randn(4, 2, dtype=ember.float64, requires_grad=True)
+    (ga,) = ember.autograd.grad(((a @ b) ** 2).sum(), a, create_graph=True)
+    (gb,) = ember.autograd.grad(ga.sum(), b)
+    ta = torch.from_numpy(a.detach().numpy().copy()).requires_grad_()
+    tb = torch.from_numpy(b.detach().numpy().copy()).requires_grad_()
+    (tga,) = torch.autograd.grad(((ta @ tb) ** 2).sum(), ta, create_graph=True)
+    (tgb,) = torch.autograd.grad(tga.sum(), tb)
+    np.testing.assert_allclose(gb.numpy(), tgb.numpy(), rtol=1e-10)
+
+
+def test_norm_gradient_at_zero_rows():
+    x = ember.tensor([[0.0, 0.0], [3.0, 4.0]], requires_grad=True)
+    ember.linalg.vector_norm(x, dim=1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0.0, 0.0], [0.6, 0.8]])
