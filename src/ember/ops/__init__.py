@@ -3,30 +3,20 @@
 Importing this package registers every primitive and binds every Tensor method.
 """
 
-from ember.ops import (
-    activations,
-    arithmetic,
-    broadcast,
-    compare,
-    convert,
-    creation,
-    indexing,
-    linalg,
-    random,
-    reduce,
-    select,
-    shape,
-    sort,
-    unary,
-)
+from importlib import import_module
+
 from ember.ops.activations import *  # noqa: F403
 from ember.ops.arithmetic import *  # noqa: F403
 from ember.ops.broadcast import *  # noqa: F403
 from ember.ops.compare import *  # noqa: F403
 from ember.ops.convert import *  # noqa: F403
 from ember.ops.creation import *  # noqa: F403
+from ember.ops.diagonal import *  # noqa: F403
+from ember.ops.gather import *  # noqa: F403
 from ember.ops.indexing import *  # noqa: F403
+from ember.ops.join import *  # noqa: F403
 from ember.ops.linalg import *  # noqa: F403
+from ember.ops.pad import *  # noqa: F403
 from ember.ops.primitive import PRIMITIVES, Primitive, TensorSpec, apply, primitive
 from ember.ops.random import *  # noqa: F403
 from ember.ops.reduce import *  # noqa: F403
@@ -35,7 +25,10 @@ from ember.ops.shape import *  # noqa: F403
 from ember.ops.sort import *  # noqa: F403
 from ember.ops.unary import *  # noqa: F403
 
-_FAMILIES = (activations, arithmetic, broadcast, compare, convert, creation, indexing, linalg,
-             random, reduce, select, shape, sort, unary)
-__all__ = [name for family in _FAMILIES for name in family.__all__]
+# by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
+_FAMILIES = ("activations", "arithmetic", "broadcast", "compare", "convert", "creation",
+             "diagonal", "gather", "indexing", "join", "linalg", "pad", "random", "reduce",
+             "select", "shape", "sort", "unary")
+__all__ = [name for family in _FAMILIES
+           for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

@@ -1,5 +1,507 @@
-"""Indexing: __getitem__/__setitem__, gather, scatter, index_select, masked ops, one_hot, pad."""
+"""Indexing: ``x[key]`` and ``x[key] = v``, index_put, masked ops and nonzero.
+
+Three primitives carry all of it. ``slice`` is basic indexing (ints, slices, None): a view.
+``index`` is advanced indexing by integer tensors on chosen dimensions (NumPy's placement of
+the new dimensions); ``index_put`` writes values (set, add or multiply) at a basic index and/or
+integer tensors. Each is the other's gradient: the vjp of ``slice``/``index`` puts the output
+gradient into zeros (accumulating on repeated indices) and the vjp of ``index_put`` reads it
+back (gather/scatter in ``gather.py`` are the same primitives with ``arange`` grids). Boolean
+masks become integer tensors through ``nonzero``, as in PyTorch.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.autograd.grad_mode import GRAD
+from ember.errors import DTypeError, GradError, IndexOutOfRange, OpError, ShapeError
+from ember.ops.broadcast import broadcast_shapes, expand, sum_to
+from ember.ops.convert import cast
+from ember.ops.creation import scalar_tensor, tensor, zeros
+from ember.ops.inplace import bind_inplace, inplace
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor, _wrap, method
+
+__all__ = ["index_put", "masked_fill", "masked_select", "nonzero", "argwhere"]
+
+FULL = (None, None, None)  # the slice ``:`` in a normalized basic index
+
+
+def _out_of_range(op: str, index: int, dim: int, size: int) -> IndexOutOfRange:
+    return IndexOutOfRange(f"{op}: index {index} is out of bounds for dimension {dim} with "
+                           f"size {size}")
+
+
+def check_index_range(idx: Tensor, size: int, dim: int, op: str, negative: bool) -> None:
+    """Raises IndexOutOfRange unless every entry of ``idx`` lies in ``[0, size)`` (or in
+    ``[-size, size)`` when ``negative``); NumPy would wrap negative entries silently."""
+    a = idx._data
+    if a.size == 0:
+        return
+    lo, hi = int(a.min()), int(a.max())
+    if hi >= size:
+        raise _out_of_range(op, hi, dim, size)
+    if lo < (-size if negative else 0):
+        raise _out_of_range(op, lo, dim, size)
+
+
+def check_integer(idx: Tensor, op: str, what: str = "index") -> None:
+    if idx.dtype.category != dtypes.INT:
+        raise DTypeError(f"{op}: {what} must be an integer tensor (int64 or int32), got "
+                         f"{idx.dtype.name}")
+
+
+# -- the primitives ------------------------------------------------------------------------------
+def _basic_key(index: tuple) -> tuple:
+    """The NumPy key of a normalized basic index; the Ellipsis keeps results arrays."""
+    return tuple(slice(*e) if type(e) is tuple else e for e in index) + (Ellipsis,)
+
+
+def _adv_key(arrays: tuple, dims: tuple) -> tuple:
+    key: list = [slice(None)] * (dims[-1] + 1)
+    for d, a in zip(dims, arrays, strict=True):
+        key[d] = a
+    return tuple(key)
+
+
+def _basic_shape(shape: tuple, index: tuple, op: str = "slice") -> tuple:
+    out, d = [], 0
+    for e in index:
+        if e is None:
+            out.append(1)
+            continue
+        if d >= len(shape):
+            raise IndexOutOfRange(f"{op}: too many indices for a tensor of dimension "
+                                  f"{len(shape)}")
+        if type(e) is tuple:
+            out.append(len(range(*slice(*e).indices(shape[d]))))
+        elif not -shape[d] <= e < shape[d]:
+            raise _out_of_range(op, e, d, shape[d])
+        d += 1
+    return tuple(out) + tuple(shape[d:])
+
+
+def _index_shape(shape: tuple, index_shapes: list, dims: tuple) -> tuple:
+    """The shape of advanced indexing: the broadcast index shape replaces the indexed dims
+    in place when they are adjacent, and goes first otherwise (NumPy's and PyTorch's rule)."""
+    b = broadcast_shapes(*index_shapes, op="index (the index tensors)")
+    rest = tuple(s for i, s in enumerate(shape) if i not in dims)
+    if dims[-1] - dims[0] == len(dims) - 1:
+        return tuple(shape[:dims[0]]) + b + tuple(shape[dims[-1] + 1:])
+    return b + rest
+
+
+@primitive
+class Slice(Primitive):
+    """Basic indexing (ints, slices, None) as a view; ``index`` holds ints, None and
+    ``(start, stop, step)`` tuples."""
+
+    name = "slice"
+    view = True
+    save_inputs = False
+
+    def forward(self, xp, a, *, index):
+        return a[_basic_key(index)]
+
+    def infer(self, a, *, index):
+        return TensorSpec(_basic_shape(a.shape, index), a.dtype)
+
+    def vjp(self, ctx, g):
+        x = ctx.inputs[0]
+        base = zeros(x.shape, dtype=g.dtype, device=g.device)
+        return apply(IndexPut, base, g, basic=ctx.params["index"], dims=(), mode="set")
+
+    def jvp(self, ctx, da):
+        return apply(Slice, da, **ctx.params)
+
+
+@primitive
+class Index(Primitive):
+    """Advanced indexing: ``a[:, …, i0, …, i1]`` with integer tensors at ``dims``."""
+
+    name = "index"
+    save_inputs = False  # the vjp reads the index tensors and only the shape of ``a``
+
+    def forward(self, xp, a, *idx, dims):
+        return a[_adv_key(idx, dims)]
+
+    def infer(self, a, *idx, dims):
+        for i in idx:
+            if i.dtype.category != dtypes.INT:
+                raise DTypeError(f"index: index tensors must be integer, got {i.dtype.name}")
+        return TensorSpec(_index_shape(a.shape, [i.shape for i in idx], dims), a.dtype)
+
+    def vjp(self, ctx, g):
+        x, *idx = ctx.inputs
+        base = zeros(x.shape, dtype=g.dtype, device=g.device)
+        gx = apply(IndexPut, base, g, *idx, basic=(), dims=ctx.params["dims"], mode="add")
+        return (gx,) + (None,) * len(idx)
+
+    def jvp(self, ctx, da, *_):
+        return apply(Index, da, *ctx.inputs[1:], **ctx.params)
+
+
+@primitive
+class IndexPut(Primitive):
+    """A copy of ``a`` with ``values`` written at ``a[basic][index tensors at dims]``:
+    ``mode`` "set" assigns, "add" accumulates (repeated indices add up), "multiply" scales."""
+
+    name = "index_put"
+    save_inputs = False  # the vjp reads only the index tensors
+
+    def forward(self, xp, a, v, *idx, basic, dims, mode):
+        out = a.copy()
+        view = out[_basic_key(basic)] if basic else out
+        if not idx:
+            if mode == "set":
+                view[...] = v
+            elif mode == "add":
+                view += v
+            else:
+                view *= v
+        elif mode == "set":
+            view[_adv_key(idx, dims)] = v
+        else:
+            (xp.add if mode == "add" else xp.multiply).at(view, _adv_key(idx, dims), v)
+        return out
+
+    def infer(self, a, v, *idx, basic, dims, mode):
+        target = _basic_shape(a.shape, basic, "index_put")
+        if idx:
+            target = _index_shape(target, [i.shape for i in idx], dims)
+        if broadcast_shapes(v.shape, target, op="index_put") != target:
+            raise ShapeError(f"index_put: values of shape {v.shape} cannot be broadcast to the "
+                             f"indexed shape {target}")
+        return a
+
+    def vjp(self, ctx, g):
+        x, v, *idx = ctx.inputs
+        p = ctx.params
+        if p["mode"] == "multiply":
+            raise GradError("index_put/scatter with reduce='multiply' has no gradient; use "
+                            "reduce=None or 'add', or write the product out of place")
+        gx = gv = None
+        if x.requires_grad:
+            gx = g if p["mode"] == "add" else apply(
+                IndexPut, g, scalar_tensor(0, g.dtype, g.device), *idx, **p)
+        if v.requires_grad:
+            gv = _values_grad(read_index(g, p["basic"], idx, p["dims"]), v.shape)
+        return (gx, gv) + (None,) * len(idx)
+
+    def jvp(self, ctx, da, dv, *_):
+        if ctx.params["mode"] == "multiply":
+            raise GradError("index_put/scatter with reduce='multiply' has no forward-mode rule")
+        return apply(IndexPut, da, dv, *ctx.inputs[2:], **ctx.params)
+
+
+def read_index(x: Tensor, basic: tuple, arrays: tuple | list, dims: tuple) -> Tensor:
+    """``x[basic][arrays at dims]``: what :class:`IndexPut` with the same key writes."""
+    if basic:
+        x = apply(Slice, x, index=basic)
+    return apply(Index, x, *arrays, dims=dims) if arrays else x
+
+
+def _values_grad(g: Tensor, shape: tuple) -> Tensor:
+    extra = g.ndim - len(shape)
+    if extra >= 0:
+        return sum_to(g, shape)
+    # values with more leading 1-dims than the indexed region (NumPy assignment allows it)
+    return apply(Slice, sum_to(g, shape[-extra:]), index=(None,) * -extra)
+
+
+# -- reading keys --------------------------------------------------------------------------------
+_INT, _SLICE, _NONE, _ELLIPSIS, _BOOL, _MASK, _ARRAY = range(7)
+
+
+def _classify(k: Any, x: Tensor, op: str) -> tuple[int, Any]:
+    """One entry of a key: its kind and value (ints, bools and index tensors)."""
+    if isinstance(k, Tensor):
+        cat = k.dtype.category
+        if cat == dtypes.FLOAT:
+            raise DTypeError(f"{op}: tensors used as indices must be integer or bool tensors, "
+                             f"got {k.dtype.name}")
+        if k.dtype is dtypes.uint8:  # a mask, as in PyTorch (deprecated there)
+            k = cast(k, dtypes.bool_)
+            cat = dtypes.BOOL
+        if k.ndim == 0:
+            return (_BOOL, bool(k.item())) if cat == dtypes.BOOL else (_INT, int(k.item()))
+        return (_MASK if cat == dtypes.BOOL else _ARRAY), k
+    if isinstance(k, (bool, np.bool_)):
+        return _BOOL, bool(k)
+    if isinstance(k, (list, tuple, np.ndarray)):
+        a = np.asarray(k)
+        if a.dtype.kind == "b":
+            a = a if a.ndim else a.item()
+        elif a.dtype.kind in "ui" or a.size == 0:
+            a = a.astype(np.int64) if a.ndim else int(a)
+        else:
+            raise DTypeError(f"{op}: cannot index with {type(k).__name__} of dtype {a.dtype}; "
+                             "use integers, bools, slices, None, ... or integer/bool tensors")
+        if isinstance(a, (bool, int)):
+            return (_BOOL if isinstance(a, bool) else _INT), a
+        return _classify(_wrap(x._device.xp.asarray(a), x._device), x, op)
+    if hasattr(k, "__index__"):
+        return _INT, k.__index__()
+    raise TypeError(f"{op}: cannot index with an object of type {type(k).__name__}; use "
+                    "integers, slices, None, ..., lists or integer/bool tensors")
+
+
+def _norm_slice(s: slice, n: int, op: str) -> tuple:
+    if s.step is not None and s.step <= 0:
+        raise ValueError(f"{op}: slice step must be greater than zero, got {s.step}. Hint: "
+                         "use flip() to reverse a dimension")
+    start, stop, step = s.indices(n)
+    return FULL if (start, stop, step) == (0, n, 1) else (start, stop, step)
+
+
+def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tuple, tuple]:
+    """Reads an index expression into ``(basic, index tensors, dims)``: the basic part is
+    applied first (ints select, as in PyTorch, so they never count as advanced indices),
+    then the integer tensors index dims ``dims`` of its result."""
+    shape = x.shape
+    if type(key) is int:  # the common x[i]
+        if not shape:
+            raise IndexOutOfRange(f"{op}: a 0-d tensor cannot be indexed by an integer; use "
+                                  "x.item() or x[()]")
+        if not -shape[0] <= key < shape[0]:
+            raise _out_of_range(op, key, 0, shape[0])
+        return (key,), (), ()
+    if type(key) is not tuple:
+        key = (key,)
+    items, used, ellipses = [], 0, 0
+    for k in key:
+        if k is None:
+            items.append((_NONE, None))
+        elif k is Ellipsis:
+            ellipses += 1
+            items.append((_ELLIPSIS, None))
+        elif type(k) is slice:
+            items.append((_SLICE, k))
+            used += 1
+        elif type(k) is int:
+            items.append((_INT, k))
+            used += 1
+        else:
+            kind, v = _classify(k, x, op)
+            items.append((kind, v))
+            used += v.ndim if kind == _MASK else kind in (_INT, _ARRAY)
+    if ellipses > 1:
+        raise IndexOutOfRange(f"{op}: an index can only have a single ellipsis (...)")
+    if used > len(shape):
+        raise IndexOutOfRange(f"{op}: too many indices for a tensor of dimension {len(shape)} "
+                              f"(shape {tuple(shape)})")
+    basic: list = []
+    arrays: list = []
+    dims: list = []
+    d = o = 0  # the dim of x an entry indexes, and its dim in the basic result
+    for kind, v in items:
+        if kind == _INT:
+            if not -shape[d] <= v < shape[d]:
+                raise _out_of_range(op, v, d, shape[d])
+            basic.append(v)
+            d += 1
+        elif kind == _SLICE:
+            basic.append(_norm_slice(v, shape[d], op))
+            d, o = d + 1, o + 1
+        elif kind == _NONE:
+            basic.append(None)
+            o += 1
+        elif kind == _ELLIPSIS:
+            k = len(shape) - used
+            basic.extend([FULL] * k)
+            d, o = d + k, o + k
+        elif kind == _BOOL:  # x[True] adds a dim of size 1, x[False] one of size 0
+            basic.append(None)
+            if not v:
+                arrays.append(_wrap(x._device.xp.zeros(0, np.int64), x._device))
+                dims.append(o)
+            o += 1
+        elif kind == _MASK:
+            k = v.ndim
+            if tuple(v.shape) != tuple(shape[d:d + k]):
+                j = next(j for j in range(k) if v.shape[j] != shape[d + j])
+                raise IndexOutOfRange(f"{op}: the shape of the mask {tuple(v.shape)} at index "
+                                      f"{j} does not match the shape of the indexed tensor "
+                                      f"{tuple(shape)} at index {d + j}")
+            for j, nz in enumerate(x._device.xp.nonzero(v._data)):
+                arrays.append(_wrap(nz, x._device))
+                dims.append(o + j)
+            basic.extend([FULL] * k)
+            d, o = d + k, o + k
+        else:
+            check_index_range(v, shape[d], d, op, negative=True)
+            arrays.append(v)
+            dims.append(o)
+            basic.append(FULL)
+            d, o = d + 1, o + 1
+    while basic and basic[-1] == FULL:
+        basic.pop()
+    return tuple(basic), tuple(arrays), tuple(dims)
+
+
+@method("__getitem__")
+def _getitem(self: Tensor, key: Any) -> Tensor:
+    """``x[key]``: ints, slices with positive steps, None, ``...``, integer tensors or lists
+    (advanced indexing) and boolean masks, with PyTorch's rules; basic indexing is a view.
+
+    Example:
+        >>> x = ember.arange(12).reshape(3, 4)
+        >>> x[1:, [0, 2]]
+        tensor([[ 4,  6],
+                [ 8, 10]])
+    """
+    basic, arrays, dims = parse_key(self, key)
+    if not arrays:
+        return apply(Slice, self, index=basic)
+    return read_index(self, basic, arrays, dims)
+
+
+def as_values(value: Any, like: Tensor) -> Tensor:
+    """``value`` as a tensor of ``like``'s dtype and device (what an assignment writes)."""
+    if isinstance(value, Tensor):
+        return cast(value, like.dtype)
+    if isinstance(value, (int, float, bool, np.number, np.bool_)):
+        return scalar_tensor(value, like.dtype, like.device)
+    return tensor(value, dtype=like.dtype, device=like.device)
+
+
+def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: Tensor,
+         mode: str) -> Tensor:
+    """Writes ``values`` into ``x`` in place; directly when no gradient or trace can see it."""
+    if DISPATCH.handler is None and not (GRAD.enabled and (x.requires_grad
+                                                          or values.requires_grad)):
+        view = x._data[_basic_key(basic)] if basic else x._data
+        try:
+            if mode == "add" and arrays:
+                x._device.xp.add.at(view, _adv_key(arrays, dims), values._data)
+            elif mode == "add":
+                view += values._data
+            else:
+                view[_adv_key(arrays, dims) if arrays else ...] = values._data
+        except ValueError as exc:
+            if not view.flags.writeable:
+                raise OpError(f"{op}: cannot write into this tensor (a read-only broadcast "
+                              "view made by expand()); clone() it first") from None
+            target = read_index(x, basic, arrays, dims).shape
+            raise ShapeError(f"{op}: values of shape {tuple(values.shape)} cannot be broadcast "
+                             f"to the indexed shape {tuple(target)}") from exc
+        x._vc.value += 1
+        return x
+    return inplace(x, op, lambda old: apply(IndexPut, old, values, *arrays, basic=basic,
+                                            dims=dims, mode=mode))
+
+
+@method("__setitem__")
+def _setitem(self: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value`` in place; ``value`` (a tensor or a number) broadcasts to the indexed
+    region and is cast to ``x``'s dtype. Gradients flow to ``value`` and to the rest of ``x``.
+
+    Example:
+        >>> x = ember.zeros(2, 3)
+        >>> x[:, [0, 2]] = 1.0
+        >>> x
+        tensor([[1., 0., 1.],
+                [1., 0., 1.]])
+    """
+    basic, arrays, dims = parse_key(self, key, "__setitem__")
+    _put(self, "__setitem__", basic, arrays, dims, as_values(value, self), "set")
+
+
+@method()
+def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``values`` written at ``input[indices]`` (a tuple of integer or
+    bool tensors, None meaning a whole dimension); ``accumulate`` adds, summing repeats.
+
+    Example:
+        >>> ember.zeros(3).index_put((ember.tensor([0, 0, 2]),), ember.tensor(1.0), True)
+        tensor([2., 0., 1.])
+    """
+    key = tuple(slice(None) if i is None else i for i in indices)
+    basic, arrays, dims = parse_key(input, key, "index_put")
+    return apply(IndexPut, input, as_values(values, input), *arrays, basic=basic, dims=dims,
+                 mode="add" if accumulate else "set")
+
+
+# -- masks ---------------------------------------------------------------------------------------
+def _check_mask(op: str, mask: Tensor) -> None:
+    if mask.dtype is not dtypes.bool_:
+        raise DTypeError(f"{op}: only supports boolean masks, but got mask with dtype "
+                         f"{mask.dtype.name}. Hint: compare first, e.g. mask = x > 0")
+
+
+@method()
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``input`` with ``value`` (a number or 0-d tensor) where ``mask`` (bool, broadcasting)
+    is True.
+
+    Example:
+        >>> ember.zeros(3).masked_fill(ember.tensor([True, False, True]), 2.0)
+        tensor([2., 0., 2.])
+    """
+    _check_mask("masked_fill", mask)
+    if isinstance(value, Tensor) and value.ndim:
+        raise ShapeError(f"masked_fill: only supports a 0-dimensional value tensor, but got "
+                         f"shape {tuple(value.shape)}")
+    from ember.ops.select import where
+
+    return where(mask, as_values(value, input), input)
+
+
+@method()
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """A 1-D tensor of the entries of ``input`` where ``mask`` (bool, broadcasting) is True.
+
+    Its size depends on the data: fine eagerly; a traced version will need a ``size=``.
+
+    Example:
+        >>> ember.tensor([1, 2, 3]).masked_select(ember.tensor([True, False, True]))
+        tensor([1, 3])
+    """
+    _check_mask("masked_select", mask)
+    shape = broadcast_shapes(input.shape, mask.shape, op="masked_select")
+    return _getitem(expand(input, shape), expand(mask, shape))
+
+
+# -- data-dependent -----------------------------------------------------------------------------
+@primitive
+class Nonzero(Primitive):
+    name = "nonzero"
+    differentiable = False
+
+    def forward(self, xp, a):
+        return xp.argwhere(a).astype(np.int64, copy=False)
+
+    def infer(self, a):
+        raise OpError(f"nonzero: the output size depends on the data of {a}, so it has no "
+                      "shape rule; a traced version will need a static size=")
+
+
+@method()
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+    """The indices of the nonzero entries: an ``(n, ndim)`` int64 tensor, or with
+    ``as_tuple`` one 1-D tensor per dimension (what ``x[mask]`` uses). No gradient.
+
+    Example:
+        >>> ember.tensor([[0, 1], [2, 0]]).nonzero()
+        tensor([[0, 1],
+                [1, 0]])
+    """
+    out = apply(Nonzero, input)
+    if not as_tuple:
+        return out
+    if input.ndim == 0:
+        return (_wrap(input._device.xp.zeros(out.shape[0], np.int64), input.device),)
+    return tuple(apply(Slice, out, index=(FULL, d)) for d in range(input.ndim))
+
+
+@method()
+def argwhere(input: Tensor) -> Tensor:
+    """The indices of the nonzero entries as an ``(n, ndim)`` int64 tensor (``nonzero``)."""
+    return apply(Nonzero, input)
+
+
+bind_inplace(index_put_=index_put, masked_fill_=masked_fill)
+

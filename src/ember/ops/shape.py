@@ -1,5 +1,462 @@
-"""Shape ops: reshape/view, permute, transpose, squeeze, unsqueeze, flatten, cat, stack, split…"""
+"""Shape ops that are views: reshape/view, squeeze/unsqueeze, flatten/unflatten,
+permute/transpose/movedim (and the ``T``/``mT`` properties), narrow/select/split/chunk/unbind,
+atleast_1d/2d.
+
+Primitives: ``reshape`` and ``permute``, both views sharing their input's memory and version
+counter; the splitting ops are the ``slice`` view of ``indexing.py``. ``reshape`` returns a
+view when the layout allows one and copies otherwise, as PyTorch does; ``view`` never copies
+and raises PyTorch's error (with the hint) when it would have to.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from collections.abc import Sequence
+from typing import Any
+
+from ember.errors import DTypeError, IndexOutOfRange, OpError, ShapeError
+from ember.ops.convert import clone
+from ember.ops.indexing import FULL, Slice
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.reduce import normalize_dim
+from ember.tensor import Tensor, method
+
+__all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "adjoint", "movedim",
+           "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "atleast_1d", "atleast_2d",
+           "split", "chunk", "unbind", "narrow"]
+
+
+def read_sizes(args: tuple) -> tuple:
+    """Reads ``f(2, 3)`` and ``f((2, 3))`` alike."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return args
+
+
+def _numel(shape: Sequence[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+# -- reshape and view ----------------------------------------------------------------------------
+@primitive
+class Reshape(Primitive):
+    name = "reshape"
+    view = True
+    save_inputs = False
+
+    def forward(self, xp, a, *, shape):
+        return a.reshape(shape)
+
+    def infer(self, a, *, shape):
+        if _numel(shape) != _numel(a.shape):
+            raise ShapeError(f"reshape: shape {list(shape)} is invalid for input of size "
+                             f"{_numel(a.shape)} (shape {a.shape})")
+        return TensorSpec(shape, a.dtype)
+
+    def vjp(self, ctx, g):
+        return reshape(g, ctx.inputs[0].shape)
+
+    def jvp(self, ctx, da):
+        return reshape(da, ctx.params["shape"])
+
+
+def _resolve(old: tuple, sizes: tuple, op: str) -> tuple[int, ...]:
+    """The target shape, with one -1 inferred from the element count."""
+    try:
+        shape = [int(s) for s in sizes]
+    except TypeError:
+        raise TypeError(f"{op}: expected a shape of ints, got {sizes!r}") from None
+    numel = _numel(old)
+    if shape.count(-1) > 1:
+        raise ShapeError(f"{op}: only one dimension can be inferred (-1), got {tuple(shape)}")
+    if any(s < -1 for s in shape):
+        raise ShapeError(f"{op}: invalid shape dimension in {tuple(shape)}")
+    if -1 in shape:
+        rest = _numel(s for s in shape if s != -1)
+        if rest == 0:
+            raise ShapeError(f"{op}: cannot reshape a tensor of {numel} elements into shape "
+                             f"{tuple(shape)}: the -1 could be any size")
+        if numel % rest:
+            raise ShapeError(f"{op}: shape {tuple(shape)} is invalid for input of size {numel} "
+                             f"(shape {tuple(old)})")
+        shape[shape.index(-1)] = numel // rest
+    elif _numel(shape) != numel:
+        raise ShapeError(f"{op}: shape {tuple(shape)} is invalid for input of size {numel} "
+                         f"(shape {tuple(old)})")
+    return tuple(shape)
+
+
+def _viewable(x: Tensor, shape: tuple) -> bool:
+    a = x._data
+    if a.flags.c_contiguous:
+        return True
+    try:
+        a.reshape(shape, copy=False)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+@method()
+def reshape(input: Tensor, *shape: Any) -> Tensor:
+    """``input`` with a new shape and the same elements (one size may be -1); a view when the
+    memory layout allows, else a copy.
+
+    Example:
+        >>> ember.arange(6).reshape(2, -1)
+        tensor([[0, 1, 2],
+                [3, 4, 5]])
+    """
+    shape = _resolve(input.shape, read_sizes(shape), "reshape")
+    if not _viewable(input, shape):
+        input = clone(input)
+    return apply(Reshape, input, shape=shape)
+
+
+@method()
+def view(self: Tensor, *shape: Any) -> Tensor:
+    """A view of ``self`` with a new shape (one size may be -1); never copies.
+
+    Example:
+        >>> ember.zeros(2, 3).view(-1).shape
+        (6,)
+    """
+    shape = read_sizes(shape)
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        raise DTypeError("view(dtype) (reinterpreting bytes) is not supported; use .to(dtype)")
+    shape = _resolve(self.shape, shape, "view")
+    if not _viewable(self, shape):
+        raise OpError(f"view: view size is not compatible with input tensor's size and stride "
+                      f"(at least one dimension spans across two contiguous subspaces): shape "
+                      f"{tuple(self.shape)} with strides {self.stride()} cannot be viewed as "
+                      f"{shape}. Use .reshape(...) instead (it copies when it must)")
+    return apply(Reshape, self, shape=shape)
+
+
+@method()
+def view_as(self: Tensor, other: Tensor) -> Tensor:
+    """``self.view(other.shape)``."""
+    return view(self, other.shape)
+
+
+@method()
+def reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    """``self.reshape(other.shape)``."""
+    return reshape(self, other.shape)
+
+
+def reshape_view(x: Tensor, shape: tuple) -> Tensor:
+    """A reshape known to be a view (inserting or removing size-1 dims)."""
+    return apply(Reshape, x, shape=shape)
+
+
+@method()
+def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    """``input`` without its size-1 dimensions (all, or those of ``dim``); a view.
+
+    Example:
+        >>> ember.zeros(2, 1, 3, 1).squeeze(1).shape
+        (2, 3, 1)
+    """
+    shape = input.shape
+    if dim is None:
+        dims = set(range(len(shape)))
+    else:
+        dims = {normalize_dim(d, len(shape), "squeeze")
+                for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+    return reshape_view(input, tuple(s for i, s in enumerate(shape) if s != 1 or i not in dims))
+
+
+@method()
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """``input`` with a size-1 dimension inserted at ``dim``; a view.
+
+    Example:
+        >>> ember.zeros(2, 3).unsqueeze(-1).shape
+        (2, 3, 1)
+    """
+    dim = normalize_dim(dim, input.ndim + 1, "unsqueeze")
+    shape = input.shape
+    return reshape_view(input, shape[:dim] + (1,) + shape[dim:])
+
+
+@method()
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """``input`` with dimensions ``start_dim`` … ``end_dim`` merged into one.
+
+    Example:
+        >>> ember.zeros(2, 3, 4).flatten(1).shape
+        (2, 12)
+    """
+    shape = input.shape
+    if not shape:
+        return reshape(input, (1,))
+    s = normalize_dim(start_dim, len(shape), "flatten")
+    e = normalize_dim(end_dim, len(shape), "flatten")
+    if s > e:
+        raise ShapeError(f"flatten: start_dim ({start_dim}) cannot come after end_dim "
+                         f"({end_dim}) for shape {tuple(shape)}")
+    return reshape(input, shape[:s] + (_numel(shape[s:e + 1]),) + shape[e + 1:])
+
+
+@method()
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """``input`` with dimension ``dim`` split into ``sizes`` (one may be -1).
+
+    Example:
+        >>> ember.zeros(2, 12).unflatten(1, (3, -1)).shape
+        (2, 3, 4)
+    """
+    shape = input.shape
+    dim = normalize_dim(dim, len(shape), "unflatten")
+    sizes = tuple(sizes)
+    inner = _resolve((shape[dim],), sizes, "unflatten") if shape else sizes
+    return reshape(input, shape[:dim] + inner + shape[dim + 1:])
+
+
+# -- permutations --------------------------------------------------------------------------------
+@primitive
+class Permute(Primitive):
+    name = "permute"
+    view = True
+    save_inputs = False
+
+    def forward(self, xp, a, *, dims):
+        return xp.transpose(a, dims)
+
+    def infer(self, a, *, dims):
+        if sorted(dims) != list(range(len(a.shape))):
+            raise ShapeError(f"permute: dims {dims} are not a permutation of the "
+                             f"{len(a.shape)} dimensions of {a}")
+        return TensorSpec(tuple(a.shape[d] for d in dims), a.dtype)
+
+    def vjp(self, ctx, g):
+        dims = ctx.params["dims"]
+        inverse = [0] * len(dims)
+        for i, d in enumerate(dims):
+            inverse[d] = i
+        return apply(Permute, g, dims=tuple(inverse))
+
+    def jvp(self, ctx, da):
+        return apply(Permute, da, **ctx.params)
+
+
+@method()
+def permute(input: Tensor, *dims: Any) -> Tensor:
+    """A view of ``input`` with its dimensions reordered: ``x.permute(2, 0, 1)``.
+
+    Example:
+        >>> ember.zeros(2, 3, 4).permute(2, 0, 1).shape
+        (4, 2, 3)
+    """
+    dims = read_sizes(dims)
+    n = input.ndim
+    if len(dims) != n:
+        raise ShapeError(f"permute: {len(dims)} dims given for a tensor with {n} dimensions "
+                         f"(shape {tuple(input.shape)})")
+    dims = tuple(normalize_dim(d, n, "permute") for d in dims)
+    if len(set(dims)) != n:
+        raise ShapeError(f"permute: duplicate dims are not allowed, got {dims}")
+    return apply(Permute, input, dims=dims)
+
+
+@method("transpose", "swapaxes", "swapdims")
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """A view of ``input`` with dimensions ``dim0`` and ``dim1`` swapped.
+
+    Example:
+        >>> ember.zeros(2, 3, 4).transpose(0, -1).shape
+        (4, 3, 2)
+    """
+    n = input.ndim
+    dims = list(range(n))
+    a, b = normalize_dim(dim0, n, "transpose"), normalize_dim(dim1, n, "transpose")
+    if n:
+        dims[a], dims[b] = dims[b], dims[a]
+    return apply(Permute, input, dims=tuple(dims))
+
+
+swapaxes = swapdims = transpose
+
+
+@method()
+def t(input: Tensor) -> Tensor:
+    """The transpose of a matrix (0-d and 1-d tensors come back as they are, as a view).
+
+    Example:
+        >>> ember.zeros(2, 3).t().shape
+        (3, 2)
+    """
+    if input.ndim > 2:
+        raise ShapeError(f"t: expects a tensor with <= 2 dimensions, got shape "
+                         f"{tuple(input.shape)}. Hint: use .mT or transpose(-2, -1)")
+    return apply(Permute, input, dims=tuple(range(input.ndim))[::-1])
+
+
+@method("adjoint")
+def adjoint(input: Tensor) -> Tensor:
+    """The (conjugate) transpose of the last two dimensions; Ember tensors are real."""
+    return _matrix_transpose(input, "adjoint")
+
+
+def _matrix_transpose(x: Tensor, op: str) -> Tensor:
+    if x.ndim < 2:
+        raise ShapeError(f"{op}: only supported on matrices or batches of matrices; got a "
+                         f"{x.ndim}-d tensor")
+    return transpose(x, -2, -1)
+
+
+def _reverse(x: Tensor) -> Tensor:
+    return apply(Permute, x, dims=tuple(range(x.ndim))[::-1])
+
+
+method("T", "H")(property(_reverse, doc="All dimensions reversed (the transpose of a matrix)."))
+method("mT", "mH")(property(lambda x: _matrix_transpose(x, "mT"),
+                            doc="The last two dimensions swapped (batched transpose)."))
+
+
+@method("movedim", "moveaxis")
+def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]
+            ) -> Tensor:
+    """A view of ``input`` with dimensions ``source`` moved to positions ``destination``.
+
+    Example:
+        >>> ember.zeros(2, 3, 4).movedim(0, -1).shape
+        (3, 4, 2)
+    """
+    n = input.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise ShapeError(f"movedim: source {tuple(src)} and destination {tuple(dst)} must have "
+                         "the same number of dimensions")
+    src = [normalize_dim(d, n, "movedim") for d in src]
+    dst = [normalize_dim(d, n, "movedim") for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ShapeError(f"movedim: repeated dims in source {tuple(src)} or destination "
+                         f"{tuple(dst)}")
+    order: list = [None] * n
+    for s, d in zip(src, dst, strict=True):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in src)
+    return apply(Permute, input, dims=tuple(o if o is not None else next(rest) for o in order))
+
+
+moveaxis = movedim
+
+
+# -- splitting (views) ---------------------------------------------------------------------------
+def slice_dim(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    return apply(Slice, x, index=(FULL,) * dim + ((start, start + length, 1),))
+
+
+@method()
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """The view ``input[..., start:start + length]`` along ``dim`` (``start`` may be negative).
+
+    Example:
+        >>> ember.arange(5).narrow(0, 1, 3)
+        tensor([1, 2, 3])
+    """
+    dim = normalize_dim(dim, input.ndim, "narrow")
+    n = input.shape[dim] if input.ndim else 1
+    start, length = int(start), int(length)
+    if not -n <= start <= n:
+        raise IndexOutOfRange(f"narrow: start {start} is out of range for dimension {dim} "
+                              f"of size {n}")
+    if start < 0:
+        start += n
+    if length < 0:
+        raise ShapeError(f"narrow: length must be non-negative, got {length}")
+    if start + length > n:
+        raise IndexOutOfRange(f"narrow: start ({start}) + length ({length}) exceeds dimension "
+                              f"{dim} of size {n}")
+    return slice_dim(input, dim, start, length)
+
+
+@method()
+def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
+          ) -> tuple[Tensor, ...]:
+    """Views of ``tensor`` cut along ``dim``: pieces of ``split_size`` (the last may be
+    smaller) or of the given sizes.
+
+    Example:
+        >>> [p.shape for p in ember.zeros(5, 2).split([2, 3])]
+        [(2, 2), (3, 2)]
+    """
+    dim = normalize_dim(dim, tensor.ndim, "split")
+    n = tensor.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size < 0 or (size == 0 and n):
+            raise ShapeError(f"split: split_size must be positive (0 only for an empty "
+                             f"dimension), got {size} for dimension {dim} of size {n}")
+        sizes = [min(size, n - s) for s in range(0, n, size)] if size else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n or any(s < 0 for s in sizes):
+            raise ShapeError(f"split: split sizes {sizes} must be non-negative and sum to "
+                             f"{n}, the size of dimension {dim} of shape {tuple(tensor.shape)}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(slice_dim(tensor, dim, start, s))
+        start += s
+    return tuple(out)
+
+
+@method()
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """``input`` cut into at most ``chunks`` views of equal size along ``dim`` (the last may
+    be smaller, and there may be fewer).
+
+    Example:
+        >>> [c.shape for c in ember.zeros(5).chunk(3)]
+        [(2,), (2,), (1,)]
+    """
+    if chunks <= 0:
+        raise ValueError(f"chunk: expects chunks to be greater than 0, got {chunks}")
+    dim = normalize_dim(dim, input.ndim, "chunk")
+    n = input.shape[dim]
+    if n == 0:
+        return tuple(slice_dim(input, dim, 0, 0) for _ in range(chunks))
+    return split(input, -(-n // chunks), dim)
+
+
+@method()
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The views ``input.select(dim, i)`` for every ``i``.
+
+    Example:
+        >>> [r.tolist() for r in ember.tensor([[1, 2], [3, 4]]).unbind(1)]
+        [[1, 3], [2, 4]]
+    """
+    dim = normalize_dim(dim, input.ndim, "unbind")
+    return tuple(apply(Slice, input, index=(FULL,) * dim + (i,))
+                 for i in range(input.shape[dim]))
+
+
+@method("select")
+def _select(input: Tensor, dim: int, index: int) -> Tensor:
+    """The view ``input[..., index]`` along ``dim`` (one dimension fewer)."""
+    dim = normalize_dim(dim, input.ndim, "select")
+    n = input.shape[dim]
+    if not -n <= index < n:
+        raise IndexOutOfRange(f"select: index {index} is out of bounds for dimension {dim} "
+                              f"with size {n}")
+    return apply(Slice, input, index=(FULL,) * dim + (index,))
+
+
+# -- at least n dimensions ----------------------------------------------------------------------
+def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
+    """Each tensor with at least one dimension (0-d ones become shape ``(1,)``)."""
+    out = tuple(reshape_view(t, (1,)) if t.ndim == 0 else t for t in read_sizes(tensors))
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
+    """Each tensor with at least two dimensions (new ones go in front)."""
+    out = tuple(reshape_view(t, (1,) * (2 - t.ndim) + t.shape) if t.ndim < 2 else t
+                for t in read_sizes(tensors))
+    return out[0] if len(out) == 1 else out

@@ -1,5 +1,202 @@
-"""Sorting: sort, argsort, topk."""
+"""Sorting: sort, argsort, msort, topk, kthvalue, median.
+
+Two primitives without gradients compute indices: ``argsort`` and ``topk`` (the indices of
+the k largest or smallest entries). The values are ``gather(input, dim, indices)``, so their
+gradient is gather's rule: the output gradient goes to exactly the returned positions, as in
+PyTorch. NaN counts as larger than every number (last ascending, first descending).
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from typing import NamedTuple
+
+import numpy as np
+
+from ember import dtypes
+from ember.errors import IndexOutOfRange
+from ember.ops.gather import gather
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.reduce import normalize_dim
+from ember.ops.shape import flatten, narrow, squeeze
+from ember.tensor import Tensor, method
+
+__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median"]
+
+
+class SortResult(NamedTuple):
+    """``(values, indices)``, as PyTorch's ``torch.return_types.sort`` and friends."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def _argsort(xp, a, axis: int, descending: bool, stable: bool):
+    if a.ndim == 0:
+        return xp.zeros((), np.int64)
+    if not descending:
+        return xp.argsort(a, axis=axis, kind="stable" if stable else None)
+    # descending, stable, NaN first: sort the reversed array ascending, then reverse back
+    n = a.shape[axis]
+    return (n - 1) - xp.flip(xp.argsort(xp.flip(a, axis), axis=axis, kind="stable"), axis)
+
+
+@primitive
+class Argsort(Primitive):
+    name = "argsort"
+    differentiable = False
+
+    def forward(self, xp, a, *, dim, descending, stable):
+        return _argsort(xp, a, dim, descending, stable).astype(np.int64, copy=False)
+
+    def infer(self, a, *, dim, descending, stable):
+        return TensorSpec(a.shape, dtypes.int64)
+
+
+@primitive
+class TopkIndices(Primitive):
+    """Indices of the ``k`` largest (or smallest) entries along ``dim``, ordered when
+    ``sorted``. Unsorted smallest ones still put the k-th smallest at position ``k - 1``
+    (``kthvalue`` relies on it): NumPy's partition guarantees that."""
+
+    name = "topk"
+    differentiable = False
+
+    def forward(self, xp, a, *, k, dim, largest, sorted):
+        if a.ndim == 0:
+            return xp.zeros((), np.int64)
+        n = a.shape[dim]
+        if 2 * k >= n:  # a full sort costs about what a partition and a sort of k would
+            idx = _argsort(xp, a, dim, largest, True)
+            return xp.take(idx, xp.arange(k), axis=dim).astype(np.int64, copy=False)
+        kth = n - k if largest else k - 1
+        part = xp.argpartition(a, kth, axis=dim)
+        idx = xp.take(part, xp.arange(n - k, n) if largest else xp.arange(k), axis=dim)
+        if sorted:
+            order = _argsort(xp, xp.take_along_axis(a, idx, dim), dim, largest, True)
+            idx = xp.take_along_axis(idx, order, dim)
+        return idx.astype(np.int64, copy=False)
+
+    def infer(self, a, *, k, dim, largest, sorted):
+        shape = list(a.shape)
+        if shape:
+            shape[dim] = k
+        return TensorSpec(tuple(shape), dtypes.int64)
+
+
+@method()
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
+            stable: bool = False) -> Tensor:
+    """The int64 indices that sort ``input`` along ``dim``; ``stable`` keeps equal entries in
+    their original order. No gradient.
+
+    Example:
+        >>> ember.tensor([3, 1, 2]).argsort()
+        tensor([1, 2, 0])
+    """
+    dim = normalize_dim(dim, input.ndim, "argsort")
+    return apply(Argsort, input, dim=dim, descending=bool(descending), stable=bool(stable))
+
+
+@method()
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
+         stable: bool = False) -> SortResult:
+    """``(values, indices)``: ``input`` sorted along ``dim`` and where each value came from;
+    the values are differentiable.
+
+    Example:
+        >>> ember.tensor([3.0, 1.0, 2.0]).sort(descending=True)
+        SortResult(values=tensor([3., 2., 1.]), indices=tensor([0, 2, 1]))
+    """
+    indices = argsort(input, dim, descending, stable=stable)
+    return SortResult(gather(input, normalize_dim(dim, input.ndim, "sort"), indices), indices)
+
+
+@method()
+def msort(input: Tensor) -> Tensor:
+    """``input`` sorted along its first dimension (the values of ``sort(input, dim=0)``)."""
+    return sort(input, 0).values
+
+
+def _check_k(op: str, input: Tensor, k: int, dim: int, low: int) -> int:
+    n = input.shape[dim] if input.ndim else 1
+    if not low <= k <= n:
+        raise IndexOutOfRange(f"{op}: k ({k}) is out of range for dimension {dim} of size {n} "
+                              f"(shape {tuple(input.shape)}); expected {low} <= k <= {n}")
+    return n
+
+
+@method()
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
+         sorted: bool = True) -> SortResult:
+    """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) entries along
+    ``dim``, in order when ``sorted``; the values are differentiable.
+
+    Example:
+        >>> ember.tensor([1.0, 5.0, 3.0]).topk(2)
+        SortResult(values=tensor([5., 3.]), indices=tensor([1, 2]))
+    """
+    dim = normalize_dim(dim, input.ndim, "topk")
+    _check_k("topk", input, k, dim, 0 if input.ndim else 1)
+    indices = apply(TopkIndices, input, k=int(k), dim=dim, largest=bool(largest),
+                    sorted=bool(sorted))
+    return SortResult(gather(input, dim, indices), indices)
+
+
+def _kth_indices(input: Tensor, k: int, dim: int) -> Tensor:
+    """Indices of the k-th smallest entries, keeping ``dim`` (with size 1)."""
+    indices = apply(TopkIndices, input, k=k, dim=dim, largest=False, sorted=False)
+    return narrow(indices, dim, k - 1, 1) if input.ndim else indices
+
+
+def _selected(input: Tensor, dim: int, indices: Tensor, keepdim: bool) -> SortResult:
+    values = gather(input, dim, indices)
+    if keepdim or not input.ndim:
+        return SortResult(values, indices)
+    return SortResult(squeeze(values, dim), squeeze(indices, dim))
+
+
+@method()
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> SortResult:
+    """``(values, indices)`` of the ``k``-th smallest entry along ``dim`` (k from 1).
+
+    Example:
+        >>> ember.tensor([3.0, 1.0, 2.0]).kthvalue(2)
+        SortResult(values=tensor(2.), indices=tensor(2))
+    """
+    dim = normalize_dim(dim, input.ndim, "kthvalue")
+    _check_k("kthvalue", input, k, dim, 1)
+    return _selected(input, dim, _kth_indices(input, int(k), dim), keepdim)
+
+
+@method()
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False
+           ) -> Tensor | SortResult:
+    """The lower median: of all entries (a 0-d tensor), or ``(values, indices)`` along
+    ``dim``. A row holding NaN has median NaN (at the first NaN), as in PyTorch.
+
+    Example:
+        >>> ember.tensor([4.0, 1.0, 3.0, 2.0]).median()
+        tensor(2.)
+    """
+    if dim is None:
+        flat = flatten(input)
+        if flat.shape[0] == 0:
+            from ember.ops.creation import full
+
+            return full((), float("nan"), dtype=input.dtype, device=input.device)
+        return median(flat, 0).values.reshape(())
+    dim = normalize_dim(dim, input.ndim, "median")
+    n = input.shape[dim] if input.ndim else 1
+    if n == 0:
+        raise IndexOutOfRange(f"median: the reduced dimension {dim} of shape "
+                              f"{tuple(input.shape)} is empty")
+    indices = _kth_indices(input, (n + 1) // 2, dim)
+    if input.dtype.is_floating_point and input.ndim:
+        from ember.ops.compare import isnan
+        from ember.ops.reduce import argmax
+        from ember.ops.select import where
+
+        nan = isnan(input)
+        first = argmax(nan.to(dtypes.uint8), dim, keepdim=True)
+        indices = where(gather(nan, dim, first), first, indices)
+    return _selected(input, dim, indices, keepdim)

@@ -1,0 +1,307 @@
+"""Indexing along one dimension: gather/scatter (and scatter_add), index_select, index_add,
+index_fill, index_copy, take, take_along_dim and one_hot.
+
+All are the ``index`` and ``index_put`` primitives of ``indexing.py``: along ``dim`` the user's
+index tensor, and on every other dimension an ``arange`` column broadcasting against it, so
+gradients (scatter-add of the output gradient, gather of it) come from those two rules.
+Indices are bounds-checked up front: NumPy would wrap negative ones silently.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember import dtypes
+from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.ops.broadcast import broadcast_shapes, expand
+from ember.ops.creation import scalar_tensor, zeros
+from ember.ops.indexing import (
+    FULL,
+    Index,
+    IndexPut,
+    Slice,
+    as_values,
+    check_index_range,
+    check_integer,
+)
+from ember.ops.inplace import bind_inplace
+from ember.ops.primitive import apply
+from ember.ops.reduce import normalize_dim
+from ember.tensor import Tensor, _wrap, method
+
+__all__ = ["gather", "scatter", "scatter_add", "index_select", "index_add", "index_fill",
+           "index_copy", "take", "take_along_dim", "one_hot"]
+
+
+def _grid(shape: tuple, dim: int, index: Tensor) -> tuple:
+    """Index tensors selecting ``index`` along ``dim`` and every position elsewhere: ``arange``
+    columns broadcasting to ``shape``."""
+    xp, dev = index._device.xp, index._device
+    out = []
+    for d, n in enumerate(shape):
+        if d == dim:
+            out.append(index)
+        else:
+            view = [1] * len(shape)
+            view[d] = n
+            out.append(_wrap(xp.arange(n).reshape(view), dev))
+    return tuple(out)
+
+
+def _check_gather(op: str, input: Tensor, dim: int, index: Tensor, src: Tensor | None = None
+                  ) -> int:
+    check_integer(index, op)
+    if index.ndim != input.ndim and max(index.ndim, input.ndim) > 1:
+        raise ShapeError(f"{op}: index {tuple(index.shape)} must have the same number of "
+                         f"dimensions as input {tuple(input.shape)}")
+    dim = normalize_dim(dim, input.ndim, op)
+    for d, s in enumerate(index.shape):
+        if d != dim and input.ndim and s > input.shape[d]:
+            raise ShapeError(f"{op}: index {tuple(index.shape)} is larger than input "
+                             f"{tuple(input.shape)} at dimension {d}; outside dimension {dim} "
+                             "the index may not exceed the input")
+        if src is not None and src.ndim and s > src.shape[d]:
+            raise ShapeError(f"{op}: index {tuple(index.shape)} is larger than src "
+                             f"{tuple(src.shape)} at dimension {d}")
+    check_index_range(index, input.shape[dim] if input.ndim else 1, dim, op, negative=False)
+    return dim
+
+
+def _as_1d(x: Tensor) -> Tensor:
+    return apply(Slice, x, index=(None,)) if x.ndim == 0 else x
+
+
+@method()
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (and alike for other dims); the
+    output has ``index``'s shape. Indices must lie in ``[0, input.size(dim))``.
+
+    Example:
+        >>> ember.tensor([[1, 2], [3, 4]]).gather(1, ember.tensor([[1], [0]]))
+        tensor([[2],
+                [3]])
+    """
+    dim = _check_gather("gather", input, dim, index)
+    if input.ndim == 0 or index.ndim == 0:
+        out = gather(_as_1d(input), 0, _as_1d(index))
+        return apply(Slice, out, index=(0,)) if index.ndim == 0 else out
+    return apply(Index, input, *_grid(index.shape, dim, index), dims=tuple(range(input.ndim)))
+
+
+def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src: Any, mode: str) -> Tensor:
+    src_t = src if isinstance(src, Tensor) else None
+    dim = _check_gather(op, input, dim, index, src_t)
+    if src_t is not None and src_t.dtype is not input.dtype:
+        raise DTypeError(f"{op}: src ({src_t.dtype.name}) must have the dtype of input "
+                         f"({input.dtype.name}); convert it with .to()")
+    if input.ndim == 0 or index.ndim == 0:
+        out = _scatter(op, _as_1d(input), 0, _as_1d(index),
+                       _as_1d(src) if src_t is not None else src, mode)
+        return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
+    if src_t is None:
+        src = as_values(src, input)
+    elif src_t.shape != index.shape:  # only the part of src that index covers is used
+        src = apply(Slice, src_t, index=tuple((0, s, 1) for s in index.shape))
+    return apply(IndexPut, input, src, *_grid(index.shape, dim, index), basic=(),
+                 dims=tuple(range(input.ndim)), mode=mode)
+
+
+_REDUCE_MODES = {None: "set", "add": "add", "multiply": "multiply"}
+
+
+@method()
+def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,
+            reduce: str | None = None) -> Tensor:
+    """The inverse of :func:`gather`: a copy of ``input`` with ``out[index[i][j]][j] =
+    src[i][j]`` (``dim=0``). ``src`` is a tensor or a number (or give ``value=``);
+    ``reduce="add"`` or ``"multiply"`` combines with what is there instead of assigning.
+
+    Example:
+        >>> ember.zeros(2, 3).scatter(1, ember.tensor([[2], [0]]), 1.0)
+        tensor([[0., 0., 1.],
+                [1., 0., 0.]])
+    """
+    if src is None:
+        if value is None:
+            raise TypeError("scatter: give src (a tensor or a number) or value=")
+        src = value
+    if reduce not in _REDUCE_MODES:
+        raise ValueError(f"scatter: reduce must be None, 'add' or 'multiply', got {reduce!r}")
+    return _scatter("scatter", input, dim, index, src, _REDUCE_MODES[reduce])
+
+
+@method()
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """:func:`scatter` that adds: ``out[index[i][j]][j] += src[i][j]`` (``dim=0``), summing
+    repeated indices; the gradient of :func:`gather`.
+
+    Example:
+        >>> ember.zeros(3).scatter_add(0, ember.tensor([0, 0, 2]), ember.ones(3))
+        tensor([2., 0., 1.])
+    """
+    return _scatter("scatter_add", input, dim, index, src, "add")
+
+
+def _vector_index(op: str, input: Tensor, dim: int, index: Tensor) -> tuple[int, Tensor]:
+    """Checks an ``index_*`` op's 1-D index; returns the dim and the index as 1-D."""
+    check_integer(index, op)
+    if index.ndim > 1:
+        raise ShapeError(f"{op}: index must be a vector (0-d or 1-d), got shape "
+                         f"{tuple(index.shape)}")
+    dim = normalize_dim(dim, input.ndim, op)
+    check_index_range(index, input.shape[dim] if input.ndim else 1, dim, op, negative=False)
+    return dim, _as_1d(index)
+
+
+@method()
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The entries of ``input`` at positions ``index`` (a vector) along ``dim``.
+
+    Example:
+        >>> ember.tensor([[1, 2, 3], [4, 5, 6]]).index_select(1, ember.tensor([2, 0]))
+        tensor([[3, 1],
+                [6, 4]])
+    """
+    dim, index = _vector_index("index_select", input, dim, index)
+    out = apply(Index, _as_1d(input), index, dims=(dim,))
+    return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
+
+
+def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Any,
+                 mode: str) -> Tensor:
+    dim, index = _vector_index(op, input, dim, index)
+    if mode != "fill" and input.ndim:
+        if source.dtype is not input.dtype:
+            raise DTypeError(f"{op}: source ({source.dtype.name}) must have the dtype of input "
+                             f"({input.dtype.name}); convert it with .to()")
+        want = list(input.shape)
+        if want:
+            want[dim] = index.shape[0]
+        if tuple(source.shape) != tuple(want):
+            raise ShapeError(f"{op}: source of shape {tuple(source.shape)} does not fit: "
+                             f"expected {tuple(want)} (input {tuple(input.shape)} with "
+                             f"dimension {dim} of the index's length {index.shape[0]})")
+    out = apply(IndexPut, _as_1d(input), as_values(source, input), index, basic=(), dims=(dim,),
+                mode="set" if mode == "fill" else mode)
+    return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
+
+
+@method()
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *,
+              alpha: float = 1) -> Tensor:
+    """A copy of ``input`` with ``alpha * source`` added at positions ``index`` along ``dim``
+    (repeated indices accumulate).
+
+    Example:
+        >>> ember.zeros(3).index_add(0, ember.tensor([0, 0, 2]), ember.ones(3))
+        tensor([2., 0., 1.])
+    """
+    if alpha != 1:
+        source = source * alpha
+    return _index_write("index_add", input, dim, index, source, "add")
+
+
+@method()
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """A copy of ``input`` with ``value`` (a number or 0-d tensor) at positions ``index``
+    along ``dim``.
+
+    Example:
+        >>> ember.zeros(2, 3).index_fill(1, ember.tensor([0, 2]), 7.0)
+        tensor([[7., 0., 7.],
+                [7., 0., 7.]])
+    """
+    if isinstance(value, Tensor) and value.ndim:
+        raise ShapeError(f"index_fill: value must be a number or a 0-d tensor, got shape "
+                         f"{tuple(value.shape)}")
+    return _index_write("index_fill", input, dim, index, value, "fill")
+
+
+@method()
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` with the slices of ``source`` written at positions ``index``
+    along ``dim``.
+
+    Example:
+        >>> ember.zeros(3).index_copy(0, ember.tensor([2, 0]), ember.tensor([1.0, 2.0]))
+        tensor([2., 0., 1.])
+    """
+    return _index_write("index_copy", input, dim, index, source, "set")
+
+
+# -- flat and data-dependent ---------------------------------------------------------------------
+@method()
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """The entries of ``input`` read as 1-D at ``index`` (negative entries count from the end);
+    the output has ``index``'s shape.
+
+    Example:
+        >>> ember.tensor([[1, 2], [3, 4]]).take(ember.tensor([0, -1]))
+        tensor([1, 4])
+    """
+    from ember.ops.shape import reshape
+
+    check_integer(index, "take")
+    check_index_range(index, input.numel(), 0, "take", negative=True)
+    return apply(Index, reshape(input, (-1,)), index, dims=(0,))
+
+
+@method()
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """:func:`gather` with broadcasting of ``input`` and ``indices`` outside ``dim``;
+    ``dim=None`` reads both as 1-D.
+
+    Example:
+        >>> x = ember.tensor([[10, 30, 20]])
+        >>> x.take_along_dim(x.argsort(dim=1), dim=1)
+        tensor([[10, 20, 30]])
+    """
+    from ember.ops.shape import reshape
+
+    if dim is None:
+        return gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)))
+    dim = normalize_dim(dim, input.ndim, "take_along_dim")
+    if input.ndim != indices.ndim:
+        raise ShapeError(f"take_along_dim: input {tuple(input.shape)} and indices "
+                         f"{tuple(indices.shape)} must have the same number of dimensions")
+    a, b = list(input.shape), list(indices.shape)
+    a[dim] = b[dim] = 1
+    common = list(broadcast_shapes(tuple(a), tuple(b), op="take_along_dim"))
+    x_shape, i_shape = list(common), list(common)
+    x_shape[dim], i_shape[dim] = input.shape[dim], indices.shape[dim]
+    return gather(expand(input, tuple(x_shape)), dim, expand(indices, tuple(i_shape)))
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot codes: ``out[..., c] = 1`` where ``tensor == c``; ``num_classes=-1``
+    takes ``tensor.max() + 1``.
+
+    Example:
+        >>> ember.one_hot(ember.tensor([0, 2]), 3)
+        tensor([[1, 0, 0],
+                [0, 0, 1]])
+    """
+    if tensor.dtype is not dtypes.int64:
+        raise DTypeError(f"one_hot: only applicable to index tensors of dtype int64, got "
+                         f"{tensor.dtype.name}")
+    data = tensor._data
+    if num_classes == -1:
+        if data.size == 0:
+            raise ShapeError("one_hot: cannot infer the number of classes from an empty "
+                             "tensor; pass num_classes")
+        num_classes = int(data.max()) + 1
+    if data.size and int(data.min()) < 0:
+        raise IndexOutOfRange("one_hot: class values must be non-negative")
+    if data.size and int(data.max()) >= num_classes:
+        raise IndexOutOfRange(f"one_hot: class values must be smaller than num_classes "
+                              f"({num_classes}), got {int(data.max())}")
+    shape = tuple(tensor.shape) + (num_classes,)
+    out = zeros(shape, dtype=dtypes.int64, device=tensor.device)
+    index = apply(Slice, tensor, index=(FULL,) * tensor.ndim + (None,))
+    return apply(IndexPut, out, scalar_tensor(1, dtypes.int64, tensor.device),
+                 *_grid(index.shape, tensor.ndim, index), basic=(),
+                 dims=tuple(range(len(shape))), mode="set")
+
+
+bind_inplace(scatter_=scatter, scatter_add_=scatter_add, index_add_=index_add,
+             index_fill_=index_fill, index_copy_=index_copy)

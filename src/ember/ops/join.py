@@ -1,0 +1,221 @@
+"""Ops that build a new tensor from pieces of others: cat/stack/hstack/vstack, repeat/tile,
+flip and roll.
+
+One primitive, ``cat`` (its vjp slices the gradient back into pieces). ``stack`` is unsqueeze
+and cat; ``repeat`` is a view with a size-1 dim before each dim, expanded and copied; ``flip``
+a copy of a negative-step slice; ``roll`` the cat of two slices per dim.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from ember import dtypes
+from ember.errors import ShapeError
+from ember.ops.broadcast import expand
+from ember.ops.convert import cast, clone
+from ember.ops.indexing import FULL, Slice
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.reduce import normalize_dim
+from ember.ops.shape import (
+    atleast_1d,
+    atleast_2d,
+    flatten,
+    read_sizes,
+    reshape,
+    reshape_view,
+    slice_dim,
+    unsqueeze,
+)
+from ember.tensor import Tensor, method
+
+__all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "repeat", "tile", "flip",
+           "fliplr", "flipud", "roll"]
+
+
+@primitive
+class Cat(Primitive):
+    name = "cat"
+    save_inputs = False
+
+    def forward(self, xp, *arrays, dim):
+        return xp.concatenate(arrays, axis=dim)
+
+    def infer(self, *specs, dim):
+        first = specs[0]
+        for i, s in enumerate(specs):
+            if len(s.shape) != len(first.shape):
+                raise ShapeError(f"cat: tensors must have the same number of dimensions: tensor "
+                                 f"0 has shape {first.shape} and tensor {i} has {s.shape}")
+            for d, (a, b) in enumerate(zip(first.shape, s.shape, strict=True)):
+                if d != dim and a != b:
+                    raise ShapeError(f"cat: sizes of tensors must match except in dimension "
+                                     f"{dim}: expected size {a} but got size {b} for tensor "
+                                     f"number {i} in the list (shapes {first.shape} and "
+                                     f"{s.shape}, dimension {d})")
+        size = sum(s.shape[dim] for s in specs)
+        shape = first.shape[:dim] + (size,) + first.shape[dim + 1:]
+        return TensorSpec(shape, first.dtype)
+
+    def vjp(self, ctx, g):
+        dim = ctx.params["dim"]
+        grads, start = [], 0
+        for x in ctx.inputs:
+            n = x.shape[dim]
+            grads.append(apply(Slice, g, index=(FULL,) * dim + ((start, start + n, 1),))
+                         if x.requires_grad else None)
+            start += n
+        return tuple(grads)
+
+    def jvp(self, ctx, *tangents):
+        return apply(Cat, *tangents, **ctx.params)
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """The tensors joined along an existing dimension ``dim``; dtypes promote as in PyTorch.
+
+    Example:
+        >>> ember.cat([ember.zeros(2, 3), ember.ones(1, 3)]).shape
+        (3, 3)
+    """
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("cat: expected a non-empty list of tensors")
+    dtype = functools.reduce(dtypes.promote_types, (t.dtype for t in tensors))
+    # PyTorch's legacy rule: 1-d empty tensors are skipped, whatever the others' shapes
+    kept = [t for t in tensors if t.shape != (0,)] or tensors[:1]
+    for i, t in enumerate(kept):
+        if not t.ndim:
+            raise ShapeError(f"cat: zero-dimensional tensor (at position {i}) cannot be "
+                             "concatenated. Hint: use stack, or unsqueeze it first")
+    dim = normalize_dim(dim, kept[0].ndim, "cat")
+    return apply(Cat, *(cast(t, dtype) for t in kept), dim=dim)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """The tensors (all of one shape) joined along a new dimension ``dim``.
+
+    Example:
+        >>> ember.stack([ember.zeros(3), ember.ones(3)], dim=1).shape
+        (3, 2)
+    """
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("stack: expected a non-empty list of tensors")
+    shape = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.shape != shape:
+            raise ShapeError(f"stack: expects each tensor to be equal size, but got "
+                             f"{tuple(shape)} at entry 0 and {tuple(t.shape)} at entry {i}")
+    dim = normalize_dim(dim, len(shape) + 1, "stack")
+    return cat([unsqueeze(t, dim) for t in tensors], dim)
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Tensors joined column-wise: along dim 1, or dim 0 for 1-d tensors."""
+    ts = [atleast_1d(t) for t in tensors]
+    return cat(ts, 0 if all(t.ndim == 1 for t in ts) else 1)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Tensors joined row-wise (1-d tensors become rows)."""
+    return cat([atleast_2d(t) for t in tensors], 0)
+
+
+# -- repeating, flipping, rolling ----------------------------------------------------------------
+@method()
+def repeat(input: Tensor, *sizes: Any) -> Tensor:
+    """``input`` tiled ``sizes[i]`` times along each dimension (extra sizes add leading
+    dimensions); a copy.
+
+    Example:
+        >>> ember.tensor([1, 2]).repeat(2, 2)
+        tensor([[1, 2, 1, 2],
+                [1, 2, 1, 2]])
+    """
+    sizes = tuple(int(s) for s in read_sizes(sizes))
+    if len(sizes) < input.ndim:
+        raise ShapeError(f"repeat: {len(sizes)} repeat sizes given for a tensor of shape "
+                         f"{tuple(input.shape)}; give at least one per dimension")
+    if any(s < 0 for s in sizes):
+        raise ShapeError(f"repeat: repeat sizes must be non-negative, got {sizes}")
+    shape = (1,) * (len(sizes) - input.ndim) + tuple(input.shape)
+    spread = tuple(v for s in shape for v in (1, s))  # a size-1 dim before each dim
+    grown = expand(reshape_view(input, spread), tuple(v for r, s in zip(sizes, shape,
+                                                                         strict=True)
+                                                       for v in (r, s)))
+    return reshape(clone(grown), tuple(r * s for r, s in zip(sizes, shape, strict=True)))
+
+
+@method()
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """``input`` repeated ``dims[i]`` times along each dimension; missing entries are 1.
+
+    Example:
+        >>> ember.tensor([[1, 2]]).tile((2,)).shape
+        (1, 4)
+    """
+    dims = tuple(dims)
+    return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
+
+
+@method()
+def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
+    """A copy of ``input`` with the order of entries reversed along ``dims``.
+
+    Example:
+        >>> ember.tensor([1, 2, 3]).flip(0)
+        tensor([3, 2, 1])
+    """
+    dims = {normalize_dim(d, input.ndim, "flip")
+            for d in (dims if isinstance(dims, (tuple, list)) else (dims,))}
+    if not input.ndim:
+        return clone(input)
+    index = tuple((None, None, -1) if d in dims else FULL for d in range(input.ndim))
+    return clone(apply(Slice, input, index=index))
+
+
+@method()
+def fliplr(input: Tensor) -> Tensor:
+    """``flip(input, 1)``: columns in reverse order."""
+    return flip(input, 1)
+
+
+@method()
+def flipud(input: Tensor) -> Tensor:
+    """``flip(input, 0)``: rows in reverse order."""
+    return flip(input, 0)
+
+
+@method()
+def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None
+         ) -> Tensor:
+    """``input`` with entries shifted cyclically by ``shifts`` along ``dims`` (the flattened
+    tensor when ``dims`` is None).
+
+    Example:
+        >>> ember.tensor([1, 2, 3, 4]).roll(1)
+        tensor([4, 1, 2, 3])
+    """
+    if dims is None:
+        if not isinstance(shifts, int) and len(shifts) != 1:
+            raise ShapeError(f"roll: without dims, shifts must be one number, got {shifts}")
+        shift = shifts if isinstance(shifts, int) else shifts[0]
+        return reshape(roll(flatten(input), shift, 0), input.shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise ShapeError(f"roll: shifts {shifts} and dims {dims} must have the same length")
+    out = input
+    for shift, d in zip(shifts, dims, strict=True):
+        d = normalize_dim(d, input.ndim, "roll")
+        n = input.shape[d] if input.ndim else 1
+        s = shift % n if n else 0
+        if s:
+            out = cat([slice_dim(out, d, n - s, s), slice_dim(out, d, 0, n - s)], d)
+    return clone(out) if out is input else out

@@ -1,0 +1,109 @@
+"""Padding, as ``torch.nn.functional.pad``: constant (negative pads crop), reflect, replicate
+and circular.
+
+No primitive of its own. Constant padding writes the (cropped) input into a filled tensor with
+``index_put``; the other modes read the input at computed positions with ``index`` (one
+``arange``-built vector per padded dim), so their gradients accumulate where a position is
+read more than once, through ``index``'s scatter-add rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ember.errors import ShapeError
+from ember.ops.creation import full
+from ember.ops.indexing import FULL, Index, IndexPut, Slice
+from ember.ops.primitive import apply
+from ember.tensor import Tensor
+
+__all__ = ["pad"]
+
+_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
+        value: float | None = None) -> Tensor:
+    """``input`` padded on its last ``len(pad) // 2`` dimensions. ``pad`` lists the amounts
+    last dimension first: ``(left, right)``, then ``(top, bottom)``, …
+
+    ``mode="constant"`` fills with ``value`` (0 by default) and crops where an amount is
+    negative; ``"reflect"`` mirrors without repeating the edge, ``"replicate"`` repeats the
+    edge, ``"circular"`` wraps around. Unlike PyTorch, the non-constant modes accept any
+    number of padded and leading dimensions.
+
+    Example:
+        >>> ember.pad(ember.tensor([[1, 2, 3]]), (2, 1), mode="reflect")
+        tensor([[3, 2, 1, 2, 3, 2]])
+    """
+    amounts = tuple(int(p) for p in pad)
+    if len(amounts) % 2:
+        raise ShapeError(f"pad: padding length must be divisible by 2, got {len(amounts)} "
+                         f"amounts {amounts}")
+    k = len(amounts) // 2
+    if k > input.ndim:
+        raise ShapeError(f"pad: padding length too large: {amounts} pads {k} dimensions but "
+                         f"the input has shape {tuple(input.shape)}")
+    # (dim, before, after) for the padded dims, in increasing dim order
+    pairs = [(input.ndim - 1 - i, amounts[2 * i], amounts[2 * i + 1]) for i in range(k)][::-1]
+    if mode == "constant":
+        return _constant(input, pairs, 0 if value is None else value)
+    if mode not in _MODES:
+        raise ValueError(f"pad: unknown padding mode {mode!r}; expected one of {_MODES}")
+    if value is not None and value != 0:
+        raise ValueError(f"pad: mode {mode!r} takes no fill value (got value={value})")
+    return _gather_pad(input, pairs, mode)
+
+
+def _constant(x: Tensor, pairs: list, value: float) -> Tensor:
+    shape = x.shape
+    crop = [FULL] * x.ndim
+    for d, before, after in pairs:
+        n = shape[d]
+        if n + before + after < 0:
+            raise ShapeError(f"pad: the input size {n} at dimension {d}, plus negative padding "
+                             f"{before} and {after}, gives a negative output size")
+        start, stop = max(-before, 0), n - max(-after, 0)
+        if (start, stop) != (0, n):
+            crop[d] = (start, max(start, stop), 1)
+    if any(c != FULL for c in crop):
+        x = apply(Slice, x, index=tuple(crop))
+    out_shape = list(x.shape)
+    place = [FULL] * x.ndim
+    for d, before, after in pairs:
+        lo = max(before, 0)
+        place[d] = (lo, lo + out_shape[d], 1)
+        out_shape[d] += lo + max(after, 0)
+    base = full(tuple(out_shape), value, dtype=x.dtype, device=x.device)
+    return apply(IndexPut, base, x, basic=tuple(place), dims=(), mode="set")
+
+
+def _gather_pad(x: Tensor, pairs: list, mode: str) -> Tensor:
+    xp, dev = x._device.xp, x._device
+    k = len(pairs)
+    arrays = []
+    for j, (d, before, after) in enumerate(pairs):
+        n = x.shape[d]
+        if mode == "reflect" and (before >= n or after >= n) and (before > 0 or after > 0):
+            raise ShapeError(f"pad: reflect padding must be smaller than the padded dimension: "
+                             f"got ({before}, {after}) for dimension {d} of size {n} (input "
+                             f"shape {tuple(x.shape)})")
+        if mode == "circular" and (before > n or after > n):
+            raise ShapeError(f"pad: circular padding ({before}, {after}) wraps around dimension "
+                             f"{d} of size {n} more than once")
+        if n == 0 and (before > 0 or after > 0):
+            raise ShapeError(f"pad: cannot {mode}-pad the empty dimension {d} of shape "
+                             f"{tuple(x.shape)}")
+        i = xp.arange(-before, n + after)
+        if mode == "replicate":
+            i = xp.clip(i, 0, n - 1)
+        elif mode == "reflect":
+            i = (n - 1) - xp.abs((n - 1) - xp.abs(i))
+        else:
+            i = i % n
+        view = [1] * k
+        view[j] = i.shape[0]
+        from ember.tensor import _wrap
+
+        arrays.append(_wrap(i.reshape(view), dev))
+    return apply(Index, x, *arrays, dims=tuple(d for d, _, _ in pairs))
