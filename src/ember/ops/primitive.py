@@ -10,8 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ember.autograd.graph import Node
+from numpy import asarray as _as_array
+from numpy import generic as _NUMPY_SCALAR
+
 from ember.autograd.grad_mode import GRAD
+from ember.autograd.graph import Node
 from ember.backend import get_default_device
 from ember.dtypes import DType
 from ember.errors import DeviceError, EmberError, OpError, describe
@@ -165,6 +168,12 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
         raise
     except Exception as exc:
         raise explain_failure(prim, inputs, params, exc) from exc
+    # NumPy ufuncs return scalars for 0-d arrays; a tensor always holds an array (writable)
+    if prim.nout == 1:
+        if isinstance(out, _NUMPY_SCALAR):
+            out = _as_array(out)
+    else:
+        out = tuple(_as_array(o) if isinstance(o, _NUMPY_SCALAR) else o for o in out)
 
     record = False
     if GRAD.enabled and prim.differentiable:
