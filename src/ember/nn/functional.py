@@ -1,0 +1,70 @@
+"""``ember.nn.functional``: the stateless neural-network ops under PyTorch's names, so that
+``import ember.nn.functional as F`` ports ``torch.nn.functional`` code.
+
+This module only gathers names; each op lives with its family under :mod:`ember.ops`.
+
+Example:
+    >>> import ember.nn.functional as F
+    >>> F.relu(ember.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+"""
+
+from ember.ops.activations import *  # noqa: F403
+from ember.ops.activations import __all__ as _activations
+from ember.ops.conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
+from ember.ops.dropout import dropout, dropout1d, dropout2d, dropout3d
+from ember.ops.embedding import embedding
+from ember.ops.gather import one_hot
+from ember.ops.im2col import fold, unfold
+from ember.ops.interpolate import interpolate, upsample
+from ember.ops.linear import bilinear, linear
+from ember.ops.loss import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    kl_div,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
+from ember.ops.normalization import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    layer_norm,
+    normalize,
+    rms_norm,
+)
+from ember.ops.pool import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+)
+from ember.ops.softmax import log_softmax, softmax
+from ember.ops.unary import sigmoid, tanh
+
+__all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax",
+           "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "unfold", "fold", "linear", "bilinear",
+           "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "layer_norm", "rms_norm", "batch_norm", "instance_norm", "group_norm", "normalize",
+           "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+           "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "one_hot",
+           "interpolate", "upsample"]

@@ -1,0 +1,212 @@
+"""Convolutions as im2col + GEMM: ``conv1d/2d/3d`` and ``conv_transpose1d/2d/3d``.
+
+A convolution unfolds the input's windows into columns (``unfold``), multiplies them by the
+weight in one matrix product (batched over samples and groups), and reshapes; a transposed
+convolution multiplies first and sums the columns back with ``fold``. Both are composites of
+the ``unfold``/``fold`` primitives and ``matmul``, so gradients of every order come from their
+rules: the weight gradient is a GEMM against the saved columns and the input gradient a GEMM
+followed by ``fold``.
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+from ember.errors import DTypeError, ShapeError
+from ember.ops.im2col import Pads, batched, fold_nd, ntuple, symmetric, unfold_nd, window_counts
+from ember.tensor import Tensor
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d"]
+
+
+def _check_operands(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | None,
+                    groups: int) -> None:
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating input, got {x.dtype.name}. Hint: call "
+                         ".float() on it")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.dtype is not x.dtype:
+            raise DTypeError(f"{op}: input is {x.dtype.name} but {name} is {t.dtype.name}; "
+                             f"they must match. Hint: convert one with .to()")
+    if weight.ndim != nd + 2:
+        raise ShapeError(f"{op}: expected a {nd + 2}-D weight, got shape "
+                         f"{tuple(weight.shape)}")
+    if not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"{op}: groups must be a positive int, got {groups!r}")
+
+
+def _check_bias(op: str, bias: Tensor | None, channels: int) -> None:
+    if bias is not None and tuple(bias.shape) != (channels,):
+        raise ShapeError(f"{op}: bias of shape {tuple(bias.shape)} given for {channels} output "
+                         f"channels; expected shape ({channels},)")
+
+
+def _conv_padding(op: str, padding: Any, kernel: tuple[int, ...], dilation: tuple[int, ...],
+                  stride: tuple[int, ...]) -> Pads:
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * len(kernel)
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{op}: padding='same' is not supported for strided "
+                                 f"convolutions (stride {stride})")
+            # the odd element of the total goes to the high side, as PyTorch does
+            return tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2)
+                         for k, d in zip(kernel, dilation, strict=True))
+        raise ValueError(f"{op}: padding must be 'valid', 'same', an int or a tuple, got "
+                         f"{padding!r}")
+    pad = ntuple(padding, len(kernel), op, "padding")
+    if min(pad) < 0:
+        raise ValueError(f"{op}: negative padding {pad} is not supported")
+    return symmetric(pad)
+
+
+def _add_bias(out: Tensor, bias: Tensor | None, nd: int) -> Tensor:
+    return out if bias is None else out + bias.reshape((bias.shape[0],) + (1,) * nd)
+
+
+def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
+          padding: Any, dilation: Any, groups: int) -> Tensor:
+    x, added = batched(input, nd, op)
+    _check_operands(op, nd, x, weight, bias, groups)
+    n, cin = x.shape[:2]
+    cout, per_group, kernel = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
+    if cin != per_group * groups:
+        grouping = f" ({groups} groups of {per_group})" if groups > 1 else ""
+        raise ShapeError(f"{op}: input has {cin} channels but weight expects "
+                         f"{per_group * groups}{grouping} (weight shape {tuple(weight.shape)})."
+                         f" Hint: weight is (out_channels, in_channels / groups, *kernel)")
+    if cout % groups:
+        raise ShapeError(f"{op}: weight has {cout} output channels, not divisible by groups="
+                         f"{groups} (weight shape {tuple(weight.shape)})")
+    _check_bias(op, bias, cout)
+    stride = ntuple(stride, nd, op, "stride")
+    dilation = ntuple(dilation, nd, op, "dilation")
+    pads = _conv_padding(op, padding, kernel, dilation, stride)
+    counts = window_counts(tuple(x.shape[2:]), kernel, dilation, pads, stride, op)
+
+    if all(k == 1 for k in kernel) and all(s == 1 for s in stride) and \
+            all(p == (0, 0) for p in pads):
+        cols = x.reshape((n, cin, -1))  # a 1×1 convolution needs no im2col copy
+    else:
+        cols = unfold_nd(x, kernel_size=kernel, dilation=dilation, padding=pads,
+                         stride=stride, op=op)
+    if groups == 1:
+        out = weight.reshape((cout, -1)) @ cols  # (N, Cout, L): one batched GEMM
+    else:
+        out = weight.reshape((groups, cout // groups, -1)) @ \
+            cols.reshape((n, groups, -1, cols.shape[-1]))
+    out = _add_bias(out.reshape((n, cout) + counts), bias, nd)
+    return out.reshape(out.shape[1:]) if added else out
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """1-D convolution (cross-correlation) of a (N, C_in, L) or (C_in, L) input with a
+    (C_out, C_in / groups, k) weight.
+
+    Example:
+        >>> F.conv1d(ember.ones(1, 2, 5), ember.ones(3, 2, 3)).shape
+        (1, 3, 3)
+    """
+    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """2-D convolution (cross-correlation), as ``torch.nn.functional.conv2d``.
+
+    ``input`` is (N, C_in, H, W) or (C_in, H, W); ``weight`` (C_out, C_in / groups, kh, kw);
+    ``padding`` an int, a pair, ``"valid"`` or ``"same"`` (stride 1 only).
+
+    Example:
+        >>> x, w = ember.randn(2, 3, 5, 5), ember.randn(2, 3, 3, 3)
+        >>> F.conv2d(x, w, padding=1).shape
+        (2, 2, 5, 5)
+    """
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """3-D convolution of a (N, C_in, D, H, W) input with a (C_out, C_in / groups, kd, kh, kw)
+    weight."""
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None,
+                    stride: Any, padding: Any, output_padding: Any, groups: int,
+                    dilation: Any) -> Tensor:
+    x, added = batched(input, nd, op)
+    _check_operands(op, nd, x, weight, bias, groups)
+    n, cin = x.shape[:2]
+    kernel = tuple(weight.shape[2:])
+    if weight.shape[0] != cin:
+        raise ShapeError(f"{op}: input has {cin} channels but weight expects "
+                         f"{weight.shape[0]} (weight shape {tuple(weight.shape)}). Hint: a "
+                         f"transposed convolution's weight is (in_channels, out_channels / "
+                         f"groups, *kernel)")
+    if cin % groups:
+        raise ShapeError(f"{op}: {cin} input channels are not divisible by groups={groups}")
+    cout = weight.shape[1] * groups
+    _check_bias(op, bias, cout)
+    stride = ntuple(stride, nd, op, "stride")
+    dilation = ntuple(dilation, nd, op, "dilation")
+    pad = ntuple(padding, nd, op, "padding")
+    extra = ntuple(output_padding, nd, op, "output_padding")
+    if any(e >= s and e >= d for e, s, d in zip(extra, stride, dilation, strict=True)):
+        raise ValueError(f"{op}: output_padding {extra} must be smaller than either stride "
+                         f"{stride} or dilation {dilation}")
+    spatial = tuple(x.shape[2:])
+    size = tuple((s - 1) * st - 2 * p + d * (k - 1) + e + 1 for s, st, p, d, k, e in
+                 zip(spatial, stride, pad, dilation, kernel, extra, strict=True))
+    if min(size, default=1) <= 0:
+        raise ShapeError(f"{op}: input of spatial size {spatial} gives an output of size "
+                         f"{size}; reduce padding {pad}")
+    length = prod(spatial)
+    if groups == 1:
+        cols = weight.reshape((cin, -1)).transpose(0, 1) @ x.reshape((n, cin, length))
+    else:
+        w = weight.reshape((groups, cin // groups, -1)).transpose(1, 2)
+        cols = w @ x.reshape((n, groups, cin // groups, length))
+    # output_padding extends the high side: the last windows stop short of the edge there
+    pads = tuple((p, p - e) for p, e in zip(pad, extra, strict=True))
+    out = fold_nd(cols.reshape((n, -1, length)), size, kernel_size=kernel, dilation=dilation,
+                  padding=pads, stride=stride)
+    out = _add_bias(out, bias, nd)
+    return out.reshape(out.shape[1:]) if added else out
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """1-D transposed convolution of a (N, C_in, L) input with a (C_in, C_out / groups, k)
+    weight (the gradient of conv1d with respect to its input)."""
+    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """2-D transposed convolution ("deconvolution"), as ``torch.nn.functional``'s.
+
+    ``weight`` is (C_in, C_out / groups, kh, kw); the output size per dimension is
+    ``(in - 1)·stride - 2·padding + dilation·(k - 1) + output_padding + 1``.
+
+    Example:
+        >>> F.conv_transpose2d(ember.ones(1, 4, 3, 3), ember.ones(4, 2, 3, 3), stride=2).shape
+        (1, 2, 7, 7)
+    """
+    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """3-D transposed convolution of a (N, C_in, D, H, W) input."""
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)

@@ -1,0 +1,102 @@
+"""Dropout: ``dropout`` (independent elements) and ``dropout1d/2d/3d`` (whole channels).
+
+The kept elements are scaled by ``1 / (1 - p)`` so the expected value is unchanged. The mask
+is drawn with the ``bernoulli`` sampling primitive, from ``generator=`` or the default
+generator (``ember.manual_seed`` makes it repeatable); the output is ``input * mask``, so the
+gradient is the same mask.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from ember.errors import DTypeError, ShapeError
+from ember.ops.creation import full
+from ember.ops.random import Generator, bernoulli
+from ember.tensor import Tensor
+
+__all__: list[str] = []
+
+
+def _check(op: str, input: Tensor, p: float) -> None:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
+
+
+def _masked(input: Tensor, p: float, mask_shape: tuple[int, ...], inplace: bool,
+            generator: Generator | None) -> Tensor:
+    """``input`` times a scaled 0/1 mask of ``mask_shape`` (broadcast over the rest)."""
+    if p == 1.0:
+        mask = full(mask_shape, 0.0, dtype=input.dtype, device=input.device)
+    else:
+        keep = full(mask_shape, 1.0 - p, dtype=input.dtype, device=input.device)
+        mask = bernoulli(keep, generator=generator) * (1.0 / (1.0 - p))
+    return input.mul_(mask) if inplace else input * mask
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False, *,
+            generator: Generator | None = None) -> Tensor:
+    """Zeroes each element with probability ``p`` and scales the rest by ``1 / (1 - p)``;
+    the identity when not ``training`` or ``p == 0``.
+
+    Example:
+        >>> y = F.dropout(ember.ones(4, 4), p=0.5, generator=ember.Generator().manual_seed(0))
+        >>> sorted(set(y.flatten().tolist()))
+        [0.0, 2.0]
+    """
+    _check("dropout", input, p)
+    if not training or p == 0.0:
+        return input
+    return _masked(input, p, tuple(input.shape), inplace, generator)
+
+
+def _feature_dropout(op: str, spatial: int, input: Tensor, p: float, training: bool,
+                     inplace: bool, generator: Generator | None) -> Tensor:
+    _check(op, input, p)
+    if input.ndim == spatial + 2:
+        channels = 2  # (N, C, *spatial)
+    elif input.ndim == spatial + 1:
+        channels = 1  # (C, *spatial), one unbatched sample
+        if spatial == 2:
+            warnings.warn(f"{op}: received a 3-D input; interpreting it as (N, C, L) and "
+                          "dropping whole channels, as PyTorch does. Use dropout1d for "
+                          "(N, C, L) inputs.", stacklevel=3)
+            channels = 2
+    else:
+        raise ShapeError(f"{op}: expected a {spatial + 1}-D or {spatial + 2}-D input, got "
+                         f"shape {tuple(input.shape)}")
+    if not training or p == 0.0:
+        return input
+    shape = tuple(input.shape[:channels]) + (1,) * (input.ndim - channels)
+    return _masked(input, p, shape, inplace, generator)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False, *,
+              generator: Generator | None = None) -> Tensor:
+    """Zeroes whole channels of a (N, C, L) or (C, L) input with probability ``p``.
+
+    Example:
+        >>> F.dropout1d(ember.ones(2, 3, 4), 0.5).shape
+        (2, 3, 4)
+    """
+    return _feature_dropout("dropout1d", 1, input, p, training, inplace, generator)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False, *,
+              generator: Generator | None = None) -> Tensor:
+    """Zeroes whole channels of a (N, C, H, W) input with probability ``p``.
+
+    Example:
+        >>> F.dropout2d(ember.ones(2, 3, 4, 4), 0.5).shape
+        (2, 3, 4, 4)
+    """
+    return _feature_dropout("dropout2d", 2, input, p, training, inplace, generator)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False, *,
+              generator: Generator | None = None) -> Tensor:
+    """Zeroes whole channels of a (N, C, D, H, W) or (C, D, H, W) input with probability
+    ``p``."""
+    return _feature_dropout("dropout3d", 3, input, p, training, inplace, generator)

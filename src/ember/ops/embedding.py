@@ -1,0 +1,160 @@
+"""Embedding lookup: rows of a weight matrix picked by integer indices.
+
+Two primitives, each the other's transpose: ``embedding`` (a row gather) and
+``embedding_backward`` (a scatter-add of rows into a (num_embeddings, dim) gradient). The
+scatter-add is vectorised by sorting: repeated indices become runs summed with one
+``add.reduceat``, which also counts them for ``scale_grad_by_freq``; the ``padding_idx`` row
+gets no gradient.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.autograd.grad_mode import no_grad
+from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor, _wrap
+
+__all__: list[str] = []
+
+
+def _runs(xp: Any, indices: Any) -> tuple[Any, Any, Any, Any]:
+    """Sort order of the flat indices, the distinct indices, where each run starts, counts."""
+    flat = indices.reshape(-1)
+    order = xp.argsort(flat, kind="stable")
+    ordered = flat[order]
+    distinct, starts, counts = xp.unique(ordered, return_index=True, return_counts=True)
+    return order, distinct, starts, counts
+
+
+@primitive
+class Embedding(Primitive):
+    name = "embedding"
+
+    def forward(self, xp, weight, indices, *, padding_idx, scale_grad_by_freq):
+        return xp.take(weight, indices, axis=0)
+
+    def infer(self, weight, indices, *, padding_idx, scale_grad_by_freq):
+        if len(weight.shape) != 2:
+            raise ShapeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), "
+                             f"got shape {weight.shape}")
+        return TensorSpec(tuple(indices.shape) + weight.shape[1:], weight.dtype)
+
+    def vjp(self, ctx, g):
+        weight, indices = ctx.inputs
+        if not weight.requires_grad:
+            return None, None
+        return apply(EmbeddingBackward, g, indices, num_weights=weight.shape[0],
+                     **ctx.params), None
+
+    def jvp(self, ctx, dweight, dindices):
+        return apply(Embedding, dweight, ctx.inputs[1], **ctx.params)
+
+
+@primitive
+class EmbeddingBackward(Primitive):
+    """Sums the rows of ``grad`` (…, dim) into a (num_weights, dim) matrix at ``indices``."""
+
+    name = "embedding_backward"
+
+    def forward(self, xp, grad, indices, *, num_weights, padding_idx, scale_grad_by_freq):
+        dim = grad.shape[-1]
+        out = xp.zeros((num_weights, dim), dtype=grad.dtype)
+        if indices.size == 0:
+            return out
+        order, distinct, starts, counts = _runs(xp, indices)
+        sums = xp.add.reduceat(grad.reshape(-1, dim)[order], starts, axis=0)
+        if scale_grad_by_freq:
+            sums /= counts[:, None].astype(grad.dtype)
+        out[distinct] = sums
+        if padding_idx is not None:
+            out[padding_idx] = 0
+        return out
+
+    def infer(self, grad, indices, *, num_weights, padding_idx, scale_grad_by_freq):
+        return TensorSpec((num_weights, grad.shape[-1]), grad.dtype)
+
+    def vjp(self, ctx, gg):
+        grad, indices = ctx.inputs
+        if not grad.requires_grad:
+            return None, None
+        p = ctx.params
+        rows = apply(Embedding, gg, indices, padding_idx=p["padding_idx"],
+                     scale_grad_by_freq=p["scale_grad_by_freq"])
+        factor = _row_factor(indices, p["num_weights"], p["padding_idx"],
+                             p["scale_grad_by_freq"])
+        return (rows if factor is None else rows * factor), None
+
+    def jvp(self, ctx, dgrad, dindices):
+        return apply(EmbeddingBackward, dgrad, ctx.inputs[1], **ctx.params)
+
+
+def _row_factor(indices: Tensor, num_weights: int, padding_idx: int | None,
+                scale: bool) -> Tensor | None:
+    """Per-index factor the backward applied to each row: 0 at padding, 1/count if scaled."""
+    if padding_idx is None and not scale:
+        return None
+    xp = indices.device.xp
+    idx = indices._data
+    factor = xp.ones(idx.shape, dtype=np.float64)
+    if scale:
+        counts = xp.bincount(idx.reshape(-1), minlength=num_weights)
+        factor = factor / counts[idx]
+    if padding_idx is not None:
+        factor = factor * (idx != padding_idx)
+    return _wrap(factor[..., None], indices.device)
+
+
+def _renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
+    """Rescales, in place, the referenced rows whose ``norm_type``-norm exceeds ``max_norm``."""
+    xp = weight.device.xp
+    with no_grad():
+        rows = xp.unique(indices._data.reshape(-1))
+        w = weight._data
+        norms = xp.linalg.norm(w[rows].astype(np.float64), ord=norm_type, axis=1)
+        scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        w[rows] = (w[rows] * scale[:, None]).astype(w.dtype)
+        weight._vc.value += 1
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Looks up rows of ``weight`` (num_embeddings, dim) at the integer ``input`` indices.
+
+    The ``padding_idx`` row receives no gradient; ``max_norm`` renormalises the rows used, in
+    place; ``scale_grad_by_freq`` divides each row's gradient by its count in ``input``.
+
+    Example:
+        >>> w = ember.randn(10, 3, requires_grad=True)
+        >>> F.embedding(ember.tensor([[1, 2], [2, 9]]), w).shape
+        (2, 2, 3)
+    """
+    if input.dtype.is_floating_point or input.dtype.name == "bool":
+        raise DTypeError(f"embedding: indices must be an integer tensor, got "
+                         f"{input.dtype.name}")
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got "
+                         f"shape {tuple(weight.shape)}")
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not supported; use "
+                                  "sparse=False")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if not -n <= padding_idx < n:
+            raise IndexOutOfRange(f"embedding: padding_idx {padding_idx} must be within "
+                                  f"num_embeddings ({n})")
+        padding_idx = int(padding_idx) % n
+    idx = input._data
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
+        raise IndexOutOfRange(f"embedding: index {bad} is out of range for {n} embeddings "
+                              f"(weight shape {tuple(weight.shape)}); expected indices in "
+                              f"[0, {n - 1}]")
+    if max_norm is not None:
+        _renorm_(weight, input, max_norm, norm_type)
+    return apply(Embedding, weight, input, padding_idx=padding_idx,
+                 scale_grad_by_freq=bool(scale_grad_by_freq))

@@ -1,0 +1,222 @@
+"""Sliding windows as a pair of linear primitives: ``unfold`` (im2col) and ``fold`` (col2im).
+
+``unfold`` copies every kernel-sized window of a (N, C, *spatial) tensor into a column of a
+(N, C·∏kernel, L) matrix, so a convolution becomes one matrix product; ``fold`` sums columns
+back into place. Each is the other's vjp (and, being linear, its own jvp), so convolutions,
+pooling and their derivatives of every order are built from these two.
+
+Both take any number of spatial dimensions and per-dimension ``(low, high)`` padding; a
+negative ``high`` means the last windows stop short of the edge (what ``conv_transpose``'s
+``output_padding`` needs).
+"""
+
+from __future__ import annotations
+
+import itertools
+from math import prod
+from typing import Any
+
+from ember.errors import ShapeError
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor
+
+__all__: list[str] = []
+
+Pads = tuple[tuple[int, int], ...]
+
+
+def ntuple(value: Any, n: int, op: str, what: str) -> tuple[int, ...]:
+    """Reads an int-or-sequence argument as ``n`` ints: ``ntuple(3, 2, …) == (3, 3)``."""
+    if isinstance(value, int):
+        return (int(value),) * n
+    out = tuple(int(v) for v in value)
+    if len(out) == 1:
+        return out * n
+    if len(out) != n:
+        raise ShapeError(f"{op}: {what} must be an int or {n} ints, got {value!r}")
+    return out
+
+
+def symmetric(padding: tuple[int, ...]) -> Pads:
+    """``(1, 2)`` → ``((1, 1), (2, 2))``: the same padding on both sides of each dimension."""
+    return tuple((p, p) for p in padding)
+
+
+def out_size(size: int, k: int, dilation: int, pads: tuple[int, int], stride: int) -> int:
+    """Number of window positions along one dimension."""
+    return (size + pads[0] + pads[1] - dilation * (k - 1) - 1) // stride + 1
+
+
+def window_counts(spatial: tuple[int, ...], kernel: tuple[int, ...], dilation: tuple[int, ...],
+                  pads: Pads, stride: tuple[int, ...], op: str) -> tuple[int, ...]:
+    """Window positions per dimension; a ShapeError when a dimension has none."""
+    counts = tuple(out_size(s, k, d, p, st)
+                   for s, k, d, p, st in zip(spatial, kernel, dilation, pads, stride, strict=False))
+    if any(c <= 0 for c in counts) or any(v <= 0 for v in kernel + dilation + stride):
+        raise ShapeError(f"{op}: spatial size {spatial} with padding {pads} is too small for "
+                         f"kernel {kernel} (dilation {dilation}, stride {stride}): it gives "
+                         f"{counts} windows. Hint: pad the input or use a smaller kernel")
+    return counts
+
+
+def batched(input: Tensor, spatial: int, op: str) -> tuple[Tensor, bool]:
+    """``input`` with a batch dimension (added for an unbatched (C, *spatial) input), and
+    whether one was added; a ShapeError for any other rank."""
+    if input.ndim == spatial + 2:
+        return input, False
+    if input.ndim == spatial + 1:
+        return input.reshape((1, *input.shape)), True
+    names = ("L",) if spatial == 1 else ("H", "W") if spatial == 2 else ("D", "H", "W")
+    dims = ", ".join(names)
+    raise ShapeError(f"{op}: expected a {spatial + 1}-D (C, {dims}) or {spatial + 2}-D "
+                     f"(N, C, {dims}) input, got shape {tuple(input.shape)}")
+
+
+def windows(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, stride: tuple,
+             counts: tuple) -> Any:
+    """A strided (N, C, *kernel, *counts) view of the windows of the padded ``x`` (no copy)."""
+    widths = ((0, 0), (0, 0)) + tuple((lo, max(hi, 0)) for lo, hi in pads)
+    if any(w != (0, 0) for w in widths):
+        x = xp.pad(x, widths)
+    s = x.strides
+    space = s[2:]
+    return xp.lib.stride_tricks.as_strided(
+        x, shape=x.shape[:2] + kernel + counts,
+        strides=s[:2] + tuple(a * d for a, d in zip(space, dilation, strict=False))
+        + tuple(a * st for a, st in zip(space, stride, strict=False)),
+        writeable=False)
+
+
+@primitive
+class Unfold(Primitive):
+    """im2col: (N, C, *spatial) → (N, C·∏kernel_size, L), L the number of windows."""
+
+    name = "unfold"
+    save_inputs = False
+
+    def forward(self, xp, x, *, kernel_size, dilation, padding, stride):
+        counts = tuple(out_size(s, k, d, p, st) for s, k, d, p, st in
+                       zip(x.shape[2:], kernel_size, dilation, padding, stride, strict=False))
+        view = windows(xp, x, kernel_size, dilation, padding, stride, counts)
+        return view.reshape(x.shape[0], x.shape[1] * prod(kernel_size), prod(counts))
+
+    def infer(self, x, *, kernel_size, dilation, padding, stride):
+        if len(x.shape) != 2 + len(kernel_size):
+            raise ShapeError(f"unfold: expected a (N, C, *spatial) input with "
+                             f"{len(kernel_size)} spatial dimensions, got shape {x.shape}")
+        counts = window_counts(x.shape[2:], kernel_size, dilation, padding, stride, "unfold")
+        return TensorSpec((x.shape[0], x.shape[1] * prod(kernel_size), prod(counts)), x.dtype)
+
+    def vjp(self, ctx, g):
+        return fold_nd(g, ctx.inputs[0].shape[2:], **ctx.params)
+
+    def jvp(self, ctx, dx):
+        return unfold_nd(dx, **ctx.params)
+
+
+@primitive
+class Fold(Primitive):
+    """col2im: (N, C·∏kernel_size, L) → (N, C, *output_size), overlapping windows summed."""
+
+    name = "fold"
+    save_inputs = False
+
+    def forward(self, xp, cols, *, output_size, kernel_size, dilation, padding, stride):
+        counts = tuple(out_size(s, k, d, p, st) for s, k, d, p, st in
+                       zip(output_size, kernel_size, dilation, padding, stride, strict=False))
+        n, c = cols.shape[0], cols.shape[1] // prod(kernel_size)
+        # the canvas covers the padded output and every window, even past a negative high pad
+        canvas = tuple(s + lo + max(hi, 0) for s, (lo, hi) in
+                       zip(output_size, padding, strict=True))
+        out = xp.zeros((n, c) + canvas, dtype=cols.dtype)
+        blocks = cols.reshape((n, c) + kernel_size + counts)
+        # one strided add per kernel offset (9 for 3×3), each over every window at once
+        for offset in itertools.product(*(range(k) for k in kernel_size)):
+            where = tuple(slice(o * d, o * d + st * (m - 1) + 1, st)
+                          for o, d, st, m in zip(offset, dilation, stride, counts, strict=False))
+            out[(slice(None), slice(None)) + where] += blocks[(slice(None), slice(None))
+                                                              + offset]
+        crop = tuple(slice(lo, lo + s) for s, (lo, _) in zip(output_size, padding, strict=False))
+        return out[(slice(None), slice(None)) + crop]
+
+    def infer(self, cols, *, output_size, kernel_size, dilation, padding, stride):
+        k = prod(kernel_size)
+        if len(cols.shape) != 3:
+            raise ShapeError(f"fold: expected a (N, C·∏kernel_size, L) input, got shape "
+                             f"{cols.shape}")
+        if cols.shape[1] % k:
+            raise ShapeError(f"fold: input size {cols.shape[1]} along dimension 1 is not "
+                             f"divisible by the kernel's {k} elements (kernel_size "
+                             f"{kernel_size})")
+        counts = window_counts(output_size, kernel_size, dilation, padding, stride, "fold")
+        if cols.shape[2] != prod(counts):
+            raise ShapeError(f"fold: input has {cols.shape[2]} blocks along dimension 2 but "
+                             f"output_size {output_size} with kernel_size {kernel_size}, "
+                             f"dilation {dilation}, padding {padding}, stride {stride} has "
+                             f"{prod(counts)} ({' x '.join(map(str, counts))})")
+        return TensorSpec((cols.shape[0], cols.shape[1] // k) + tuple(output_size), cols.dtype)
+
+    def vjp(self, ctx, g):
+        p = ctx.params
+        return unfold_nd(g, kernel_size=p["kernel_size"], dilation=p["dilation"],
+                         padding=p["padding"], stride=p["stride"])
+
+    def jvp(self, ctx, dcols):
+        return fold_nd(dcols, **ctx.params)
+
+
+def unfold_nd(x: Tensor, *, kernel_size: tuple[int, ...], dilation: tuple[int, ...],
+              padding: Pads, stride: tuple[int, ...], op: str = "unfold") -> Tensor:
+    """im2col over any number of spatial dims, all arguments already normalised; ``op``
+    names the caller in errors."""
+    window_counts(tuple(x.shape[2:]), kernel_size, dilation, padding, stride, op)
+    return apply(Unfold, x, kernel_size=kernel_size, dilation=dilation, padding=padding,
+                 stride=stride)
+
+
+def fold_nd(cols: Tensor, output_size: tuple[int, ...], *, kernel_size: tuple[int, ...],
+            dilation: tuple[int, ...], padding: Pads, stride: tuple[int, ...]) -> Tensor:
+    """col2im over any number of spatial dims, all arguments already normalised."""
+    return apply(Fold, cols, output_size=tuple(output_size), kernel_size=kernel_size,
+                 dilation=dilation, padding=padding, stride=stride)
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Tensor:
+    """Extracts sliding local blocks (im2col), as ``torch.nn.functional.unfold``.
+
+    A (N, C, H, W) input gives (N, C·kh·kw, L), L the number of block positions; a (C, H, W)
+    input gives (C·kh·kw, L).
+
+    Example:
+        >>> F.unfold(ember.ones(1, 2, 4, 4), kernel_size=2).shape
+        (1, 8, 9)
+    """
+    x, added = batched(input, 2, "unfold")
+    out = unfold_nd(x, kernel_size=ntuple(kernel_size, 2, "unfold", "kernel_size"),
+                    dilation=ntuple(dilation, 2, "unfold", "dilation"),
+                    padding=symmetric(ntuple(padding, 2, "unfold", "padding")),
+                    stride=ntuple(stride, 2, "unfold", "stride"))
+    return out.reshape(out.shape[1:]) if added else out
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
+         padding: Any = 0, stride: Any = 1) -> Tensor:
+    """Sums sliding local blocks back into an image (col2im), as ``torch.nn.functional.fold``.
+
+    A (N, C·kh·kw, L) input gives (N, C, *output_size); a 2-D input is one unbatched sample.
+
+    Example:
+        >>> F.fold(ember.ones(1, 8, 9), output_size=(4, 4), kernel_size=2).shape
+        (1, 2, 4, 4)
+    """
+    if input.ndim not in (2, 3):
+        raise ShapeError(f"fold: expected a 2-D (C·kh·kw, L) or 3-D (N, C·kh·kw, L) input, "
+                         f"got shape {tuple(input.shape)}")
+    x = input if input.ndim == 3 else input.reshape((1, *input.shape))
+    out = fold_nd(x, ntuple(output_size, 2, "fold", "output_size"),
+                  kernel_size=ntuple(kernel_size, 2, "fold", "kernel_size"),
+                  dilation=ntuple(dilation, 2, "fold", "dilation"),
+                  padding=symmetric(ntuple(padding, 2, "fold", "padding")),
+                  stride=ntuple(stride, 2, "fold", "stride"))
+    return out if input.ndim == 3 else out.reshape(out.shape[1:])

@@ -1,0 +1,49 @@
+"""Affine maps of features: ``linear`` (``x Aᵀ + b``) and ``bilinear`` (``x₁ᵀ A x₂ + b``),
+composites of ``matmul`` and ``einsum``."""
+
+from __future__ import annotations
+
+from ember.errors import DTypeError, ShapeError
+from ember.ops.linalg import einsum
+from ember.tensor import Tensor
+
+__all__: list[str] = []
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias`` over the last dimension, as ``torch.nn.functional.linear``.
+
+    ``weight`` is (out_features, in_features) (or (in_features,) for a single output).
+
+    Example:
+        >>> F.linear(ember.ones(4, 3), ember.ones(2, 3), ember.zeros(2)).shape
+        (4, 2)
+    """
+    if weight.ndim not in (1, 2):
+        raise ShapeError(f"linear: weight must be 1-D or 2-D, got shape {tuple(weight.shape)}")
+    if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
+        raise ShapeError(f"linear: input of shape {tuple(input.shape)} has "
+                         f"{input.shape[-1] if input.ndim else 0} features but weight of shape "
+                         f"{tuple(weight.shape)} expects {weight.shape[-1]}")
+    if input.dtype is not weight.dtype:
+        raise DTypeError(f"linear: input is {input.dtype.name} but weight is "
+                         f"{weight.dtype.name}; they must match")
+    out = input @ weight.t()
+    return out if bias is None else out + bias
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
+             bias: Tensor | None = None) -> Tensor:
+    """``y_o = x₁ᵀ A_o x₂ + b_o`` with ``weight`` (out, in1, in2), over the last dimension.
+
+    Example:
+        >>> F.bilinear(ember.ones(4, 2), ember.ones(4, 3), ember.ones(5, 2, 3)).shape
+        (4, 5)
+    """
+    if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or \
+            input2.shape[-1] != weight.shape[2] or input1.shape[:-1] != input2.shape[:-1]:
+        raise ShapeError(f"bilinear: inputs of shapes {tuple(input1.shape)} and "
+                         f"{tuple(input2.shape)} do not fit weight of shape "
+                         f"{tuple(weight.shape)} (out, in1, in2)")
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias

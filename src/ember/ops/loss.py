@@ -1,0 +1,336 @@
+"""Loss functions with PyTorch's reductions ('mean' | 'sum' | 'none'): cross_entropy,
+nll_loss, mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy,
+binary_cross_entropy_with_logits and kl_div.
+
+All are composites (log_softmax, logsigmoid, gather and elementwise ops), so their gradients
+come from those rules. Class weights and the ignore mask are constants: as in PyTorch, no
+gradient flows to ``weight`` or ``target`` of the classification losses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.ops.activations import logsigmoid
+from ember.ops.select import where
+from ember.ops.softmax import log_softmax
+from ember.tensor import Tensor, _wrap
+
+__all__: list[str] = []
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _reduction(op: str, size_average: bool | None, reduce: bool | None,
+               reduction: str) -> str:
+    """The reduction, reading PyTorch's deprecated ``size_average``/``reduce`` if given."""
+    if size_average is not None or reduce is not None:
+        if reduce is False:
+            return "none"
+        return "sum" if size_average is False else "mean"
+    if reduction not in _REDUCTIONS and not (op == "kl_div" and reduction == "batchmean"):
+        raise ValueError(f"{op}: {reduction!r} is not a valid value for reduction; expected "
+                         f"one of {', '.join(map(repr, _REDUCTIONS))}")
+    return reduction
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _check_float(op: str, x: Tensor, what: str = "input") -> None:
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating {what}, got {x.dtype.name}")
+
+
+def _constant(array: Any, like: Tensor) -> Tensor:
+    return _wrap(like.device.xp.asarray(array), like.device)
+
+
+# -- classification --------------------------------------------------------------------------
+class _Targets:
+    """Class-index targets read once: where they are valid (not ``ignore_index``), the safe
+    indices (ignored ones replaced by 0) and each element's weight (0 where ignored)."""
+
+    __slots__ = ("valid", "safe", "weights")
+
+    def __init__(self, op: str, input: Tensor, target: Tensor, weight: Tensor | None,
+                 ignore_index: int) -> None:
+        if target.dtype.is_floating_point or target.dtype.name == "bool":
+            raise DTypeError(f"{op}: class-index targets must be integers, got "
+                             f"{target.dtype.name}")
+        batched = input.ndim >= 2
+        c = input.shape[1] if batched else input.shape[0]
+        want = (input.shape[0],) + tuple(input.shape[2:]) if batched else ()
+        if tuple(target.shape) != want:
+            raise ShapeError(f"{op}: input of shape {tuple(input.shape)} (N, C, …) needs a "
+                             f"target of shape {want}, got {tuple(target.shape)}")
+        if weight is not None and tuple(weight.shape) != (c,):
+            raise ShapeError(f"{op}: weight has shape {tuple(weight.shape)} but there are {c} "
+                             f"classes; expected ({c},)")
+        xp = input.device.xp
+        t = target._data
+        valid = t != ignore_index
+        bad = valid & ((t < 0) | (t >= c))
+        if bad.any():
+            cls = int(t[bad].reshape(-1)[0])
+            raise IndexOutOfRange(f"{op}: target class {cls} is out of range for {c} classes "
+                                  f"(input shape {tuple(input.shape)}); expected targets in "
+                                  f"[0, {c - 1}] or ignore_index={ignore_index}")
+        self.valid = valid
+        self.safe = xp.where(valid, t, 0).astype("int64")
+        dtype = input.dtype.np
+        self.weights = (valid if weight is None else
+                        weight.detach()._data[self.safe] * valid).astype(dtype)
+
+
+def _class_dim(input: Tensor) -> int:
+    return 1 if input.ndim >= 2 else 0
+
+
+def _nll(op: str, input: Tensor, targets: _Targets, reduction: str) -> Tensor:
+    dim = _class_dim(input)
+    idx = _constant(targets.safe, input).unsqueeze(dim)
+    picked = input.gather(dim, idx).squeeze(dim)
+    loss = -(picked * _constant(targets.weights, input))
+    if reduction == "mean":
+        return loss.sum() / _constant(targets.weights.sum(), input)
+    return _reduce(loss, reduction)
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             size_average: bool | None = None, ignore_index: int = -100,
+             reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of class indices, given log-probabilities ``input`` of shape
+    (N, C), (N, C, d1, …) or (C,).
+
+    'mean' divides by the summed weights of the non-ignored targets, as PyTorch does.
+
+    Example:
+        >>> logp = F.log_softmax(ember.randn(4, 3), dim=1)
+        >>> F.nll_loss(logp, ember.tensor([0, 2, 1, 0])).shape
+        ()
+    """
+    reduction = _reduction("nll_loss", size_average, reduce, reduction)
+    _check_float("nll_loss", input)
+    if input.ndim == 0:
+        raise ShapeError("nll_loss: expected an input of shape (C,), (N, C) or (N, C, d1, …), "
+                         "got a 0-d tensor")
+    targets = _Targets("nll_loss", input, target, weight, ignore_index)
+    return _nll("nll_loss", input, targets, reduction)
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  size_average: bool | None = None, ignore_index: int = -100,
+                  reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Cross entropy between logits ``input`` (N, C, …) or (C,) and a target that is either
+    class indices (N, …) or class probabilities shaped like ``input``.
+
+    ``weight`` rescales classes, ``ignore_index`` skips targets (index targets only), and
+    ``label_smoothing`` mixes the target with the uniform distribution.
+
+    Example:
+        >>> logits = ember.randn(4, 3, requires_grad=True)
+        >>> loss = F.cross_entropy(logits, ember.tensor([0, 2, 1, 0]))
+        >>> loss.backward()
+    """
+    op = "cross_entropy"
+    reduction = _reduction(op, size_average, reduce, reduction)
+    _check_float(op, input)
+    if input.ndim == 0:
+        raise ShapeError(f"{op}: expected an input of shape (C,), (N, C) or (N, C, d1, …), got "
+                         "a 0-d tensor")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
+    dim = _class_dim(input)
+    c = input.shape[dim]
+    logp = log_softmax(input, dim)
+    class_weight = None if weight is None else \
+        weight.reshape((c,) + (1,) * (input.ndim - dim - 1))
+
+    if target.dtype.is_floating_point:  # class probabilities
+        if tuple(target.shape) != tuple(input.shape):
+            raise ShapeError(f"{op}: probability targets must have the input's shape "
+                             f"{tuple(input.shape)}, got {tuple(target.shape)}")
+        if weight is not None and tuple(weight.shape) != (c,):
+            raise ShapeError(f"{op}: weight has shape {tuple(weight.shape)} but there are {c} "
+                             f"classes; expected ({c},)")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / c
+        terms = logp * target
+        if class_weight is not None:
+            terms = terms * class_weight
+        return _reduce(-terms.sum(dim), reduction)
+
+    targets = _Targets(op, input, target, weight, ignore_index)
+    nll = _nll(op, logp, targets, reduction)
+    if label_smoothing == 0:
+        return nll
+    # the uniform part: every class's log-probability, weighted, for non-ignored targets
+    spread = logp if class_weight is None else logp * class_weight
+    smooth = -spread.sum(dim) * _constant(targets.valid.astype(input.dtype.np), input)
+    if reduction == "mean":
+        smooth = smooth.sum() / _constant(targets.weights.sum(), input)
+    else:
+        smooth = _reduce(smooth, reduction)
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
+
+
+# -- regression ------------------------------------------------------------------------------
+def _pointwise(op: str, input: Tensor, target: Tensor) -> Tensor:
+    """``input - target``, broadcast as PyTorch does (it warns when the shapes differ)."""
+    _check_float(op, input)
+    return input - target
+
+
+def _weighted(loss: Tensor, weight: Tensor | None, reduction: str) -> Tensor:
+    return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+             reduce: bool | None = None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    """Mean squared error ``(input - target)²``, optionally weighted elementwise.
+
+    Example:
+        >>> F.mse_loss(ember.tensor([1.0, 2.0]), ember.tensor([0.0, 0.0]))
+        tensor(2.5000)
+    """
+    reduction = _reduction("mse_loss", size_average, reduce, reduction)
+    d = _pointwise("mse_loss", input, target)
+    return _weighted(d * d, weight, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+            reduce: bool | None = None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    """Mean absolute error ``|input - target|``, optionally weighted elementwise.
+
+    Example:
+        >>> F.l1_loss(ember.tensor([1.0, -2.0]), ember.tensor([0.0, 0.0]))
+        tensor(1.5000)
+    """
+    reduction = _reduction("l1_loss", size_average, reduce, reduction)
+    return _weighted(_pointwise("l1_loss", input, target).abs(), weight, reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                   reduce: bool | None = None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """``0.5·d²/beta`` where ``|d| < beta``, else ``|d| - 0.5·beta`` (``d = input - target``);
+    ``beta=0`` is the L1 loss.
+
+    Example:
+        >>> F.smooth_l1_loss(ember.tensor([0.5, 3.0]), ember.tensor([0.0, 0.0]))
+        tensor(1.3125)
+    """
+    reduction = _reduction("smooth_l1_loss", size_average, reduce, reduction)
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    d = _pointwise("smooth_l1_loss", input, target).abs()
+    if beta == 0:
+        return _reduce(d, reduction)
+    loss = where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """``0.5·d²`` where ``|d| < delta``, else ``delta·(|d| - 0.5·delta)``.
+
+    Example:
+        >>> F.huber_loss(ember.tensor([0.5, 3.0]), ember.tensor([0.0, 0.0]))
+        tensor(1.3125)
+    """
+    reduction = _reduction("huber_loss", None, None, reduction)
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    d = _pointwise("huber_loss", input, target).abs()
+    loss = where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
+    return _weighted(loss, weight, reduction)
+
+
+# -- binary and distribution losses ----------------------------------------------------------
+def _same_shape(op: str, input: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"{op}: target size {tuple(target.shape)} must be the same as input "
+                         f"size {tuple(input.shape)}")
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """``-(t·log(x) + (1 - t)·log(1 - x))`` for probabilities ``x``, each log clamped at -100
+    as PyTorch does (so a 0 or 1 probability gives a finite loss).
+
+    Example:
+        >>> F.binary_cross_entropy(ember.tensor([0.5]), ember.tensor([1.0]))
+        tensor(0.6931)
+    """
+    op = "binary_cross_entropy"
+    reduction = _reduction(op, size_average, reduce, reduction)
+    _check_float(op, input)
+    _same_shape(op, input, target)
+    x = input._data
+    if x.size and ((x < 0).any() or (x > 1).any()):
+        raise ValueError(f"{op}: all elements of input should be between 0 and 1 (got values "
+                         f"in [{float(x.min())}, {float(x.max())}]). Hint: apply sigmoid "
+                         f"first, or use binary_cross_entropy_with_logits")
+    tiny = 3.7200760e-44  # exp(-100): below it the clamped log is flat, with zero gradient
+    log_x = input.clamp(min=tiny).log().clamp(min=-100)
+    log_1mx = (1 - input).clamp(min=tiny).log().clamp(min=-100)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    return _weighted(loss, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
+                                     weight: Tensor | None = None,
+                                     size_average: bool | None = None,
+                                     reduce: bool | None = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """Binary cross entropy of ``sigmoid(input)``, computed stably from the logits as
+    ``(1 - t)·x - w_pos·logsigmoid(x)``, ``w_pos = 1 + (pos_weight - 1)·t``.
+
+    Example:
+        >>> F.binary_cross_entropy_with_logits(ember.tensor([0.0]), ember.tensor([1.0]))
+        tensor(0.6931)
+    """
+    op = "binary_cross_entropy_with_logits"
+    reduction = _reduction(op, size_average, reduce, reduction)
+    _check_float(op, input)
+    _same_shape(op, input, target)
+    log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+    loss = (1 - target) * input - log_weight * logsigmoid(input)
+    return _weighted(loss, weight, reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
+           reduce: bool | None = None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """Kullback-Leibler divergence ``target·(log(target) - input)`` with ``input`` given as
+    log-probabilities (and ``target`` too with ``log_target``); a zero target adds 0.
+
+    ``reduction='batchmean'`` divides the sum by the batch size (the true KL divergence);
+    'mean' divides by the number of elements, as PyTorch does.
+
+    Example:
+        >>> F.kl_div(ember.tensor([-0.6931, -0.6931]), ember.tensor([0.5, 0.5]),
+        ...          reduction="sum")
+        tensor(0.)
+    """
+    reduction = _reduction("kl_div", size_average, reduce, reduction)
+    _check_float("kl_div", input)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        positive = target > 0
+        loss = where(positive, target * where(positive, target, 1).log(), 0) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction)

@@ -1,0 +1,222 @@
+"""Normalisation layers' functions: layer_norm, rms_norm, batch_norm, group_norm,
+instance_norm, and ``normalize`` (rescaling to unit L_p norm).
+
+All are composites of mean/var-style reductions and elementwise ops, so their gradients (of
+every order) come from those primitives' rules. Batch and instance norm in training update the
+running statistics in place, outside autograd, with the unbiased batch variance as PyTorch
+does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ember.autograd.grad_mode import no_grad
+from ember.errors import DTypeError, ShapeError
+from ember.tensor import Tensor
+
+__all__ = ["layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm"]
+
+
+def _check_float(op: str, x: Tensor) -> None:
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating input, got {x.dtype.name}")
+
+
+def _standardize(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """``(x - mean) / sqrt(var + eps)`` over ``dims`` (biased variance), with mean and var."""
+    mean = x.mean(dims, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(dims, keepdim=True)
+    return centered * (var + eps).rsqrt(), mean, var
+
+
+def _per_channel(t: Tensor, ndim: int) -> Tensor:
+    """A (C,) tensor shaped to broadcast along dimension 1 of an ``ndim``-D input."""
+    return t.reshape((t.shape[0],) + (1,) * (ndim - 2))
+
+
+def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalises over the last ``len(normalized_shape)`` dims, then scales and shifts.
+
+    Example:
+        >>> F.layer_norm(ember.tensor([[1.0, 2.0, 3.0]]), (3,))
+        tensor([[-1.2247,  0.0000,  1.2247]])
+    """
+    _check_float("layer_norm", input)
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(int(s) for s in normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+        raise ShapeError(f"layer_norm: input of shape {tuple(input.shape)} does not end with "
+                         f"normalized_shape {shape}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise ShapeError(f"layer_norm: {name} has shape {tuple(t.shape)} but "
+                             f"normalized_shape is {shape}")
+    y, _, _ = _standardize(input, tuple(range(-k, 0)), eps)
+    return _affine(y, weight, bias)
+
+
+def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
+             weight: Tensor | None = None, eps: float | None = None) -> Tensor:
+    """``x / sqrt(mean(x²) + eps)`` over the last dims, times ``weight``; ``eps`` defaults to
+    the dtype's machine epsilon.
+
+    Example:
+        >>> F.rms_norm(ember.tensor([[3.0, 4.0]]), (2,))
+        tensor([[0.8485, 1.1314]])
+    """
+    _check_float("rms_norm", input)
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(int(s) for s in normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+        raise ShapeError(f"rms_norm: input of shape {tuple(input.shape)} does not end with "
+                         f"normalized_shape {shape}")
+    if eps is None:
+        eps = float(np.finfo(input.dtype.np).eps)
+    y = input * ((input * input).mean(tuple(range(-k, 0)), keepdim=True) + eps).rsqrt()
+    return y if weight is None else y * weight
+
+
+def _update_running(running: Tensor | None, batch: Tensor, momentum: float) -> None:
+    """``running ← (1 - momentum)·running + momentum·batch``, in place and untracked."""
+    if running is None:
+        return
+    with no_grad():
+        running.mul_(1 - momentum).add_(batch.detach().to(running.dtype) * momentum)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalises each channel (dimension 1) over the batch and spatial dims.
+
+    In training it uses the batch's statistics and updates ``running_mean``/``running_var``
+    in place (with the unbiased variance); in evaluation it uses the running statistics.
+
+    Example:
+        >>> rm, rv = ember.zeros(3), ember.ones(3)
+        >>> y = F.batch_norm(ember.randn(8, 3), rm, rv, training=True)  # rm, rv updated
+    """
+    _check_float("batch_norm", input)
+    if input.ndim < 2:
+        raise ShapeError(f"batch_norm: expected an input of at least 2 dims (N, C, …), got "
+                         f"shape {tuple(input.shape)}")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise ShapeError(f"batch_norm: {name} has shape {tuple(t.shape)} but the input has "
+                             f"{c} channels (input shape {tuple(input.shape)})")
+    dims = (0,) + tuple(range(2, input.ndim))
+    if training:
+        count = input.numel() // max(c, 1)
+        if count <= 1:
+            raise ValueError(f"batch_norm: expected more than 1 value per channel when "
+                             f"training, got input size {tuple(input.shape)}")
+        y, mean, var = _standardize(input, dims, eps)
+        _update_running(running_mean, mean.reshape((c,)), momentum)
+        _update_running(running_var, var.reshape((c,)) * (count / (count - 1)), momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: running_mean and running_var must be given in "
+                             "evaluation mode (training=False)")
+        mean, var = _per_channel(running_mean, input.ndim), _per_channel(running_var,
+                                                                          input.ndim)
+        y = (input - mean) * (var + eps).rsqrt()
+    return _affine(y, None if weight is None else _per_channel(weight, input.ndim),
+                   None if bias is None else _per_channel(bias, input.ndim))
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalises each (sample, channel) plane over its spatial dims.
+
+    With running statistics and ``use_input_stats`` they are updated with the batch average
+    of the per-instance statistics; with ``use_input_stats=False`` they are used instead.
+
+    Example:
+        >>> F.instance_norm(ember.randn(2, 3, 4, 4)).shape
+        (2, 3, 4, 4)
+    """
+    _check_float("instance_norm", input)
+    if input.ndim < 3:
+        raise ShapeError(f"instance_norm: expected an (N, C, *spatial) input, got shape "
+                         f"{tuple(input.shape)}")
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    n, c = input.shape[:2]
+    dims = tuple(range(2, input.ndim))
+    y, mean, var = _standardize(input, dims, eps)
+    count = input.numel() // max(n * c, 1)
+    _update_running(running_mean, mean.reshape((n, c)).mean(0), momentum)
+    if running_var is not None:
+        unbiased = var.reshape((n, c)) * (count / max(count - 1, 1))
+        _update_running(running_var, unbiased.mean(0), momentum)
+    return _affine(y, None if weight is None else _per_channel(weight, input.ndim),
+                   None if bias is None else _per_channel(bias, input.ndim))
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalises each sample's channels in ``num_groups`` groups, then scales and shifts
+    per channel.
+
+    Example:
+        >>> F.group_norm(ember.randn(2, 6, 4, 4), 3).shape
+        (2, 6, 4, 4)
+    """
+    _check_float("group_norm", input)
+    if input.ndim < 2:
+        raise ShapeError(f"group_norm: expected an (N, C, …) input, got shape "
+                         f"{tuple(input.shape)}")
+    n, c = input.shape[:2]
+    if num_groups <= 0 or c % num_groups:
+        raise ShapeError(f"group_norm: {c} channels cannot be split into {num_groups} groups "
+                         f"(input shape {tuple(input.shape)})")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise ShapeError(f"group_norm: {name} has shape {tuple(t.shape)}, expected ({c},)")
+    grouped = input.reshape((n, num_groups, -1))
+    y, _, _ = _standardize(grouped, (2,), eps)
+    y = y.reshape(input.shape)
+    return _affine(y, None if weight is None else _per_channel(weight, input.ndim),
+                   None if bias is None else _per_channel(bias, input.ndim))
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Any = None) -> Tensor:
+    """``input / max(‖input‖_p, eps)`` along ``dim``.
+
+    Example:
+        >>> F.normalize(ember.tensor([[3.0, 4.0]]), dim=1)
+        tensor([[0.6000, 0.8000]])
+    """
+    _check_float("normalize", input)
+    if out is not None:
+        raise TypeError("normalize: out= is not supported; assign the result instead")
+    # clamping the p-th power sum (not the norm) keeps the gradient finite at a zero vector
+    if p == 2:
+        norm = (input * input).sum(dim, keepdim=True).clamp(min=eps * eps).sqrt()
+    elif p == 1:
+        norm = input.abs().sum(dim, keepdim=True).clamp(min=eps)
+    else:
+        norm = (input.abs() ** p).sum(dim, keepdim=True).clamp(min=eps ** p) ** (1.0 / p)
+    return input / norm

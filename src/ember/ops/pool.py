@@ -1,0 +1,294 @@
+"""Pooling: max, average and adaptive average, over 1, 2 or 3 spatial dimensions.
+
+- Max pooling has one primitive, ``max_pool_indices`` (no gradient): the flat per-plane index
+  of each window's maximum, as PyTorch's ``return_indices`` gives it. The values are a
+  ``gather`` at those indices, so the gradient is a scatter-add to the winning elements (one
+  per window, ties to the first, as PyTorch) and every higher derivative comes for free.
+- Average pooling is ``unfold`` + ``sum`` over each window, times a constant reciprocal of
+  the divisor (which ``count_include_pad``, ``ceil_mode`` and ``divisor_override`` decide).
+- Adaptive average pooling is separable: per spatial dimension one averaging matrix, applied
+  with a matrix product (windows of any size, also when the sizes do not divide).
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.errors import DTypeError, ShapeError
+from ember.ops.im2col import batched, ntuple, unfold_nd, windows
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor, _wrap
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d"]
+
+
+def pool_out_size(size: int, k: int, stride: int, pad: int, dilation: int, ceil: bool) -> int:
+    """PyTorch's pooled length: floor or ceil of the window count, and with ``ceil_mode`` no
+    window may start in the right padding."""
+    span = size + 2 * pad - dilation * (k - 1) - 1
+    out = (span + (stride - 1 if ceil else 0)) // stride + 1
+    if ceil and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+class _Geometry:
+    """Pooling arguments read once: per-dimension kernel, stride, padding and dilation, the
+    output size and the (low, high) padding the windows need."""
+
+    __slots__ = ("kernel", "stride", "pad", "dilation", "counts", "pads")
+
+    def __init__(self, op: str, spatial: tuple[int, ...], kernel_size: Any, stride: Any,
+                 padding: Any, dilation: Any, ceil_mode: bool) -> None:
+        n = len(spatial)
+        self.kernel = ntuple(kernel_size, n, op, "kernel_size")
+        self.stride = self.kernel if stride is None or (not isinstance(stride, int)
+                                                       and len(stride) == 0) \
+            else ntuple(stride, n, op, "stride")
+        self.pad = ntuple(padding, n, op, "padding")
+        self.dilation = ntuple(dilation, n, op, "dilation")
+        if min(self.kernel + self.stride + self.dilation) <= 0 or min(self.pad) < 0:
+            raise ShapeError(f"{op}: kernel_size {self.kernel}, stride {self.stride} and "
+                             f"dilation {self.dilation} must be positive and padding "
+                             f"{self.pad} non-negative")
+        for k, p, d in zip(self.kernel, self.pad, self.dilation, strict=False):
+            if 2 * p > d * (k - 1) + 1:
+                raise ShapeError(f"{op}: padding {self.pad} should be at most half of the "
+                                 f"effective kernel size (kernel_size {self.kernel}, "
+                                 f"dilation {self.dilation})")
+        geometry = list(zip(spatial, self.kernel, self.stride, self.pad, self.dilation,
+                            strict=True))
+        self.counts = tuple(pool_out_size(*a, ceil_mode) for a in geometry)
+        if min(self.counts, default=1) <= 0:
+            raise ShapeError(f"{op}: input of spatial size {spatial} is too small for kernel "
+                             f"{self.kernel} (padding {self.pad}, dilation {self.dilation}): "
+                             f"the output would be {self.counts}")
+        # ceil_mode's last window may reach past the right padding: pad a little more there
+        self.pads = tuple((p, max(p, (c - 1) * s + d * (k - 1) + 1 - size - p))
+                          for (size, k, s, p, d), c in zip(geometry, self.counts, strict=True))
+
+
+@primitive
+class MaxPoolIndices(Primitive):
+    """Flat per-plane index (into the unpadded input) of each pooling window's maximum."""
+
+    name = "max_pool_indices"
+    differentiable = False
+    save_inputs = False
+
+    def forward(self, xp, x, *, kernel_size, stride, padding, dilation, counts):
+        nd = len(kernel_size)
+        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        padded = xp.pad(x, ((0, 0), (0, 0)) + padding, constant_values=fill)
+        view = windows(xp, padded, kernel_size, dilation, ((0, 0),) * nd, stride, counts)
+        # (N, C, *kernel, *counts) → (N, C, *counts, ∏kernel): one copy, then one argmax
+        order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
+        flat = view.transpose(order).reshape(x.shape[:2] + counts + (prod(kernel_size),))
+        local = xp.unravel_index(flat.argmax(axis=-1), kernel_size)
+        index = 0
+        for i, size in enumerate(x.shape[2:]):
+            start = xp.arange(counts[i]) * stride[i] - padding[i][0]
+            start = start.reshape((-1,) + (1,) * (nd - 1 - i))
+            pos = xp.clip(start + local[i] * dilation[i], 0, size - 1)
+            index = index * size + pos
+        return index.astype(np.int64)
+
+    def infer(self, x, *, kernel_size, stride, padding, dilation, counts):
+        return TensorSpec(tuple(x.shape[:2]) + counts, dtypes.int64)
+
+
+def _max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
+              dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
+    x, added = batched(input, nd, op)
+    g = _Geometry(op, tuple(x.shape[2:]), kernel_size, stride, padding, dilation, ceil_mode)
+    indices = apply(MaxPoolIndices, x.detach(), kernel_size=g.kernel, stride=g.stride,
+                    padding=g.pads, dilation=g.dilation, counts=g.counts)
+    n, c = x.shape[:2]
+    values = x.reshape((n, c, -1)).gather(2, indices.reshape((n, c, -1)))
+    values = values.reshape(indices.shape)
+    if added:
+        values, indices = values.reshape(values.shape[1:]), indices.reshape(indices.shape[1:])
+    return (values, indices) if return_indices else values
+
+
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """Maximum over sliding windows of a (N, C, L) or (C, L) input.
+
+    Example:
+        >>> F.max_pool1d(ember.tensor([[1.0, 3.0, 2.0, 0.0]]), 2)
+        tensor([[3., 2.]])
+    """
+    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices)
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """Maximum over sliding windows of a (N, C, H, W) or (C, H, W) input.
+
+    ``stride`` defaults to ``kernel_size``; with ``return_indices`` it also returns each
+    maximum's flat index within its (H, W) plane, as PyTorch does.
+
+    Example:
+        >>> x = ember.arange(16.0).reshape(1, 1, 4, 4)
+        >>> F.max_pool2d(x, 2)
+        tensor([[[[ 5.,  7.],
+                  [13., 15.]]]])
+    """
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices)
+
+
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """Maximum over sliding windows of a (N, C, D, H, W) or (C, D, H, W) input."""
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation,
+                     ceil_mode, return_indices)
+
+
+def _divisor(xp: Any, g: _Geometry, spatial: tuple[int, ...], count_include_pad: bool) -> Any:
+    """How many elements each average divides by, per output position (separable)."""
+    total = None
+    for size, k, s, p, c in zip(spatial, g.kernel, g.stride, g.pad, g.counts, strict=False):
+        start = xp.arange(c) * s - p
+        end = xp.minimum(start + k, size + p)
+        n = end - start if count_include_pad else \
+            xp.minimum(end, size) - xp.maximum(start, 0)
+        total = n if total is None else total[..., None] * n
+    return total
+
+
+def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
+              ceil_mode: bool, count_include_pad: bool, divisor_override: int | None) -> Tensor:
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
+    x, added = batched(input, nd, op)
+    spatial = tuple(x.shape[2:])
+    g = _Geometry(op, spatial, kernel_size, stride, padding, 1, ceil_mode)
+    n, c = x.shape[:2]
+    cols = unfold_nd(x, kernel_size=g.kernel, dilation=g.dilation, padding=g.pads,
+                     stride=g.stride)
+    sums = cols.reshape((n, c, prod(g.kernel), -1)).sum(2).reshape((n, c) + g.counts)
+    if divisor_override:
+        out = sums * (1.0 / divisor_override)
+    else:
+        xp = x.device.xp
+        scale = 1.0 / _divisor(xp, g, spatial, count_include_pad)
+        out = sums * _wrap(scale.astype(x.dtype.np), x.device)
+    return out.reshape(out.shape[1:]) if added else out
+
+
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """Average over sliding windows of a (N, C, L) or (C, L) input.
+
+    Example:
+        >>> F.avg_pool1d(ember.tensor([[1.0, 3.0, 2.0, 0.0]]), 2)
+        tensor([[2., 1.]])
+    """
+    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, None)
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """Average over sliding windows of a (N, C, H, W) or (C, H, W) input.
+
+    ``count_include_pad`` counts zero padding in the divisor; ``divisor_override`` replaces
+    the divisor.
+
+    Example:
+        >>> F.avg_pool2d(ember.ones(1, 1, 4, 4), 2).shape
+        (1, 1, 2, 2)
+    """
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """Average over sliding windows of a (N, C, D, H, W) or (C, D, H, W) input."""
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+# -- adaptive pooling ------------------------------------------------------------------------
+def _adaptive_bounds(xp: Any, size: int, out: int) -> tuple[Any, Any]:
+    """PyTorch's adaptive windows: ``[floor(i·size/out), ceil((i+1)·size/out))``."""
+    i = xp.arange(out)
+    return (i * size) // out, -((-(i + 1) * size) // out)
+
+
+def _averaging_matrix(xp: Any, size: int, out: int, dtype: Any) -> Any:
+    """(out, size): row i averages input window i."""
+    start, end = _adaptive_bounds(xp, size, out)
+    j = xp.arange(size)
+    inside = (j >= start[:, None]) & (j < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def _output_size(op: str, output_size: Any, spatial: tuple[int, ...]) -> tuple[int, ...]:
+    n = len(spatial)
+    sizes = (output_size,) * n if isinstance(output_size, int) or output_size is None \
+        else tuple(output_size)
+    if len(sizes) != n:
+        raise ShapeError(f"{op}: output_size must be an int or {n} sizes, got {output_size!r}")
+    out = tuple(s if o is None else int(o) for s, o in zip(spatial, sizes, strict=False))
+    if min(out, default=1) < 0 or (min(spatial, default=1) == 0 and max(out, default=0) > 0):
+        raise ShapeError(f"{op}: cannot pool spatial size {spatial} to {out}")
+    return out
+
+
+def _adaptive_avg_pool(op: str, nd: int, input: Tensor, output_size: Any) -> Tensor:
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
+    x, added = batched(input, nd, op)
+    spatial = tuple(x.shape[2:])
+    out = _output_size(op, output_size, spatial)
+    n, c = x.shape[:2]
+    if all(s % o == 0 for s, o in zip(spatial, out, strict=False) if o) and min(out) > 0:
+        # equal windows: a reshape and a mean
+        split = sum(((o, s // o) for s, o in zip(spatial, out, strict=False)), ())
+        y = x.reshape((n, c) + split).mean(tuple(range(3, 3 + 2 * nd, 2)))
+    else:
+        xp = x.device.xp
+        y = x
+        for i, (s, o) in enumerate(zip(spatial, out, strict=False)):
+            # axis i as the middle of (batch·earlier axes, s, later axes): a left product
+            a = _wrap(_averaging_matrix(xp, s, o, x.dtype.np), x.device)
+            y = (a @ y.reshape((-1, s, prod(spatial[i + 1:])))).reshape(
+                (n, c) + out[:i + 1] + spatial[i + 1:])
+    return y.reshape(y.shape[1:]) if added else y
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: int) -> Tensor:
+    """Averages a (N, C, L) input to length ``output_size`` with PyTorch's adaptive windows.
+
+    Example:
+        >>> F.adaptive_avg_pool1d(ember.tensor([[1.0, 2.0, 3.0]]), 2)
+        tensor([[1.5000, 2.5000]])
+    """
+    return _adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Averages a (N, C, H, W) input to ``output_size`` (an int, a pair, None keeps a size),
+    with windows ``[floor(i·H/h), ceil((i+1)·H/h))`` that need not divide evenly.
+
+    Example:
+        >>> F.adaptive_avg_pool2d(ember.ones(2, 3, 5, 7), (2, 3)).shape
+        (2, 3, 2, 3)
+    """
+    return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    """Averages a (N, C, D, H, W) input to ``output_size`` with adaptive windows."""
+    return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)

@@ -1,0 +1,119 @@
+"""``softmax`` and ``log_softmax`` along a dimension, as primitives.
+
+Each is computed stably (the maximum subtracted before ``exp``) and its vjp and jvp are
+written with its own output, which is cheaper and more accurate than differentiating the
+composite ``exp(x) / exp(x).sum()``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from ember import dtypes
+from ember.errors import DTypeError
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.reduce import normalize_dim
+from ember.tensor import Tensor, method
+
+__all__ = ["softmax", "log_softmax"]
+
+
+class _AlongDim(Primitive):
+    """A normalisation along ``dim`` whose output has the input's shape and dtype."""
+
+    save_inputs = False
+    save_outputs = True
+
+    def infer(self, x: TensorSpec, *, dim: int) -> TensorSpec:
+        normalize_dim(dim, len(x.shape), self.name)
+        return x
+
+    def forward(self, xp, x, *, dim):
+        if x.ndim == 0:
+            return self.forward(xp, x.reshape(1), dim=0).reshape(())
+        if x.size == 0:
+            return xp.empty_like(x)
+        shifted = x - x.max(axis=dim, keepdims=True)
+        return self.normalise(xp, shifted, dim)
+
+
+@primitive
+class Softmax(_AlongDim):
+    name = "softmax"
+
+    def normalise(self, xp, shifted, dim):
+        e = xp.exp(shifted)
+        e /= e.sum(axis=dim, keepdims=True)
+        return e
+
+    def vjp(self, ctx, g):
+        y, dim = ctx.out, ctx.params["dim"]
+        gy = g * y
+        return gy - y * gy.sum(dim, keepdim=True)
+
+    def jvp(self, ctx, dx):
+        y, dim = ctx.out, ctx.params["dim"]
+        return y * (dx - (dx * y).sum(dim, keepdim=True))
+
+
+@primitive
+class LogSoftmax(_AlongDim):
+    name = "log_softmax"
+
+    def normalise(self, xp, shifted, dim):
+        shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        return shifted
+
+    def vjp(self, ctx, g):
+        y, dim = ctx.out, ctx.params["dim"]
+        return g - y.exp() * g.sum(dim, keepdim=True)
+
+    def jvp(self, ctx, dx):
+        y, dim = ctx.out, ctx.params["dim"]
+        return dx - (y.exp() * dx).sum(dim, keepdim=True)
+
+
+def _implicit_dim(name: str, ndim: int) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _prepare(name: str, input: Tensor, dim: int | None, dtype: Any) -> tuple[Tensor, int]:
+    if dtype is not None:
+        input = input.to(dtypes.to_dtype(dtype))
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{name}: expected a floating input, got {input.dtype.name}. Hint: "
+                         f"pass dtype=ember.float32 or call .float() first")
+    if dim is None:
+        dim = _implicit_dim(name, input.ndim)
+    return input, normalize_dim(dim, input.ndim, name)
+
+
+@method()
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Tensor:
+    """``exp(x) / exp(x).sum(dim)``, computed stably; rows along ``dim`` sum to 1.
+
+    ``dtype`` casts the input first (e.g. float16 data, float32 softmax).
+
+    Example:
+        >>> ember.softmax(ember.tensor([1.0, 2.0, 3.0]), dim=0)
+        tensor([0.0900, 0.2447, 0.6652])
+    """
+    x, d = _prepare("softmax", input, dim, dtype)
+    return apply(Softmax, x, dim=d)
+
+
+@method()
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: Any = None) -> Tensor:
+    """``log(softmax(x, dim))``, computed stably (no ``log(0)`` for very negative inputs).
+
+    Example:
+        >>> ember.log_softmax(ember.tensor([0.0, 0.0]), dim=0)
+        tensor([-0.6931, -0.6931])
+    """
+    x, d = _prepare("log_softmax", input, dim, dtype)
+    return apply(LogSoftmax, x, dim=d)

@@ -1,0 +1,104 @@
+"""im2col (unfold/fold) and convolutions against PyTorch and finite differences."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import ember
+import ember.nn.functional as F
+from tests.ops.optable import OpCase, S, arg, op_tests
+
+CASES = [
+    OpCase("unfold", F.unfold, TF.unfold, [
+        S(arg(2, 3, 5, 5), kernel_size=3),
+        S(arg(2, 2, 5, 6, noncontig=True), kernel_size=(2, 3), dilation=(2, 1), padding=1,
+          stride=(2, 1)),
+        S(arg(2, 4, 4), kernel_size=2, stride=2),                  # unbatched
+        S(arg(0, 2, 4, 4), kernel_size=2),                         # empty batch
+    ]),
+    OpCase("fold", F.fold, TF.fold, [
+        S(arg(2, 27, 9), output_size=(5, 5), kernel_size=3),
+        S(arg(2, 12, 18), output_size=(5, 6), kernel_size=(2, 3), dilation=(2, 1), padding=1,
+          stride=(2, 1)),
+        S(arg(8, 4, noncontig=True), output_size=4, kernel_size=2, stride=2),  # unbatched
+    ]),
+    OpCase("conv2d", F.conv2d, TF.conv2d, [
+        S(arg(2, 3, 5, 5), arg(2, 3, 3, 3), arg(2)),
+        S(arg(2, 3, 5, 5, noncontig=True), arg(2, 3, 3, 3), arg(2), stride=2, padding=1),
+        S(arg(2, 3, 5, 5), arg(2, 3, 3, 2), padding=(1, 0), dilation=(2, 1), stride=(1, 2)),
+        S(arg(2, 4, 5, 5), arg(2, 2, 3, 3), arg(2), groups=2, padding="same"),
+        S(arg(1, 3, 5, 5), arg(2, 3, 2, 2), padding="same", dilation=2),  # asymmetric 'same'
+        S(arg(2, 3, 4, 4), arg(2, 3, 1, 1), arg(2)),                       # 1×1 fast path
+        S(arg(3, 5, 5), arg(2, 3, 3, 3), padding="valid"),                 # unbatched
+        S(arg(0, 3, 5, 5), arg(2, 3, 3, 3), arg(2)),                       # empty batch
+    ]),
+    OpCase("conv1d", F.conv1d, TF.conv1d, [
+        S(arg(2, 3, 7), arg(2, 3, 3), arg(2), stride=2, padding=1),
+        S(arg(2, 4, 6), arg(4, 1, 2), groups=4, dilation=2),               # depthwise
+    ]),
+    OpCase("conv3d", F.conv3d, TF.conv3d, [
+        S(arg(1, 2, 3, 4, 4), arg(2, 2, 2, 2, 2), arg(2), padding=(1, 0, 1)),
+    ], gradgrad=False),
+    OpCase("conv_transpose2d", F.conv_transpose2d, TF.conv_transpose2d, [
+        S(arg(2, 3, 3, 3), arg(3, 2, 3, 3), arg(2)),
+        S(arg(2, 3, 3, 3, noncontig=True), arg(3, 2, 3, 3), arg(2), stride=2, padding=1,
+          output_padding=1),
+        S(arg(2, 4, 3, 3), arg(4, 1, 2, 3), groups=2, stride=(2, 1), dilation=(1, 2)),
+        S(arg(1, 2, 3, 3), arg(2, 2, 3, 3), stride=1, output_padding=1, dilation=2),
+        S(arg(3, 3, 3), arg(3, 2, 2, 2), stride=2),                        # unbatched
+    ]),
+    OpCase("conv_transpose1d", F.conv_transpose1d, TF.conv_transpose1d, [
+        S(arg(2, 3, 4), arg(3, 2, 3), arg(2), stride=3, padding=1, output_padding=2),
+    ]),
+]
+
+test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
+
+
+def test_conv2d_channel_mismatch_names_shapes():
+    x, w = ember.randn(1, 3, 5, 5), ember.randn(8, 4, 3, 3)
+    with pytest.raises(ember.ShapeError, match=r"conv2d: input has 3 channels but weight "
+                       r"expects 4 \(weight shape \(8, 4, 3, 3\)\)"):
+        F.conv2d(x, w)
+
+
+def test_conv_errors():
+    x = ember.randn(1, 4, 5, 5)
+    with pytest.raises(ember.ShapeError, match="2 groups of 3"):
+        F.conv2d(x, ember.randn(4, 3, 3, 3), groups=2)
+    with pytest.raises(ember.ShapeError, match="too small for kernel"):
+        F.conv2d(x, ember.randn(2, 4, 7, 7))
+    with pytest.raises(ember.ShapeError, match="bias of shape"):
+        F.conv2d(x, ember.randn(2, 4, 3, 3), ember.randn(3))
+    with pytest.raises(ValueError, match="strided"):
+        F.conv2d(x, ember.randn(2, 4, 3, 3), padding="same", stride=2)
+    with pytest.raises(ember.DTypeError, match="float64"):
+        F.conv2d(x, ember.randn(2, 4, 3, 3, dtype=ember.float64))
+    with pytest.raises(ember.ShapeError, match="4-D"):
+        F.conv2d(ember.randn(5, 5), ember.randn(2, 4, 3, 3))
+    with pytest.raises(ValueError, match="output_padding"):
+        F.conv_transpose2d(x, ember.randn(4, 2, 3, 3), stride=2, output_padding=2)
+    with pytest.raises(ember.ShapeError, match="fold: input has 10 blocks"):
+        F.fold(ember.randn(1, 8, 10), output_size=4, kernel_size=2)
+
+
+def test_unfold_fold_adjoint():
+    # <unfold(x), c> == <x, fold(c)>: each is the other's transpose
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 6, 5))
+    kw = dict(kernel_size=(3, 2), dilation=(1, 2), padding=(1, 2), stride=(2, 1))
+    cols = F.unfold(ember.from_numpy(x), **kw)
+    c = rng.standard_normal(cols.shape)
+    back = F.fold(ember.from_numpy(c), output_size=(6, 5), **kw)
+    assert np.isclose((cols.numpy() * c).sum(), (x * back.numpy()).sum())
+
+
+def test_conv2d_float32_matches_torch_at_larger_size():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 8, 16, 16)).astype(np.float32)
+    w = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
+    mine = F.conv2d(ember.from_numpy(x), ember.from_numpy(w), stride=2, padding=1)
+    ref = TF.conv2d(torch.from_numpy(x), torch.from_numpy(w), stride=2, padding=1)
+    np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-4, atol=1e-4)
+    assert mine.dtype is ember.float32
