@@ -481,10 +481,11 @@ def _norm_input(x: Tensor, dtype: Any, op: str) -> Tensor:
 def _root(s: Tensor, p: float) -> Tensor:
     """``s ** (1/p)`` whose gradient at ``s == 0`` is 0, not nan: a norm's gradient at the
     origin, as PyTorch defines it."""
+    from ember.ops.arithmetic import pow
     from ember.ops.compare import eq
     from ember.ops.creation import ones_like, zeros_like
     from ember.ops.select import where
-    from ember.ops.unary import pow, sqrt
+    from ember.ops.unary import sqrt
 
     zero = eq(s, 0)
     safe = where(zero, ones_like(s), s)
@@ -493,10 +494,11 @@ def _root(s: Tensor, p: float) -> Tensor:
 
 def _vector_norm(x: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> Tensor:
     from ember import dtypes
+    from ember.ops.arithmetic import pow
     from ember.ops.compare import eq
     from ember.ops.creation import ones_like, zeros_like
     from ember.ops.select import where
-    from ember.ops.unary import abs, pow
+    from ember.ops.unary import abs
 
     if p == 2:
         return _root(apply(Sum, x * x, dims=dims, keepdim=keepdim), 2)
