@@ -1,17 +1,15 @@
 """Reductions over dimensions: sum, mean, prod, max/min, amax/amin, argmax/argmin, var/std,
-logsumexp, cumsum/cumprod, all/any, count_nonzero; and :func:`normalize_dims`, which every op
-taking ``dim`` uses to read it.
+logsumexp, all/any, count_nonzero; and, from ``scan.py``, cumsum/cumprod.
 
 Primitives: ``sum``, ``prod``, ``amax``/``amin`` (gradient split evenly among ties),
 ``max_dim``/``min_dim`` (values and indices; the gradient goes to the returned index),
-``argmax``/``argmin``, ``cumsum``, ``cumprod``, ``all``/``any``. The rest (mean, var, std,
-logsumexp, count_nonzero) are composites of them, so their gradients come for free.
+``argmax``/``argmin``, ``all``/``any``. The rest (mean, var, std, logsumexp, count_nonzero)
+are composites of them, so their gradients come for free. How ``dim`` is read
+(:func:`normalize_dims`, which every family uses) lives in ``dims.py`` and is re-exported here.
 """
 
 from __future__ import annotations
 
-import operator
-from functools import lru_cache
 from math import prod as _product
 from typing import Any, NamedTuple
 
@@ -19,113 +17,32 @@ import numpy as np
 
 from ember import dtypes
 from ember.dtypes import DType
-from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.errors import DTypeError
 from ember.ops.broadcast import expand
+from ember.ops.compare import eq, isfinite, logical_and
 from ember.ops.convert import cast, clone, to_float
-from ember.ops.inplace import bind_inplace
+from ember.ops.creation import arange, ones_like, zeros, zeros_like
+from ember.ops.dims import (
+    Dim,
+    accumulation_input,
+    accumulator,
+    check_nonempty,
+    normalize_dim,
+    normalize_dims,
+    reduce_dims,
+    reduced_shape,
+    unreduce,
+    with_reduced_dims,
+)
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.scan import cumprod, cumsum
+from ember.ops.select import where
+from ember.ops.unary import exp, log, sqrt
 from ember.tensor import Tensor, method
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var",
            "std", "var_mean", "std_mean", "logsumexp", "cumsum", "cumprod", "all", "any",
            "count_nonzero"]
-
-Dim = int | tuple[int, ...] | list[int] | None
-
-
-# -- reading dims ----------------------------------------------------------------------------
-def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
-    """``dim`` as an index in ``[0, ndim)``; negative dims count from the end.
-
-    A 0-d tensor accepts 0 and -1, as in PyTorch. Pass ``ndim + 1`` for ops that insert a
-    dimension (``unsqueeze``).
-
-    Example:
-        >>> normalize_dim(-1, 3, "sum")
-        2
-    """
-    try:
-        d = operator.index(dim)
-    except TypeError:
-        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}") from None
-    n = ndim if ndim else 1
-    if not -n <= d < n:
-        raise IndexOutOfRange(f"{op}: dimension {d} is out of range for a tensor of {ndim} "
-                              f"dimension(s); expected a dim in [{-n}, {n - 1}]")
-    return d % n
-
-
-def normalize_dims(dim: Dim, ndim: int, op: str = "op") -> tuple[int, ...]:
-    """``dim`` (an int, a sequence of ints, or None for all) as a sorted tuple in
-    ``[0, ndim)``; a repeated dim is an error. A 0-d tensor has no dims to name: ``()``.
-
-    Example:
-        >>> normalize_dims((-1, 0), 3, "sum")
-        (0, 2)
-    """
-    if dim is None:
-        return tuple(range(ndim))
-    return _normalize(tuple(dim) if isinstance(dim, list) else dim, ndim, op)
-
-
-@lru_cache(maxsize=1024)
-def _normalize(dim: int | tuple, ndim: int, op: str) -> tuple[int, ...]:
-    if not isinstance(dim, tuple):
-        d = normalize_dim(dim, ndim, op)
-        return (d,) if ndim else ()
-    dims = sorted(normalize_dim(d, ndim, op) for d in dim)
-    if len(set(dims)) != len(dims):
-        raise ShapeError(f"{op}: a dim appears more than once in dims {dim}")
-    return tuple(dims) if ndim else ()
-
-
-def _reduce_dims(x: Tensor, dim: Dim, op: str) -> tuple[int, ...]:
-    """Dims a reduction runs over: None and ``()`` mean all, as in PyTorch's ``sum``."""
-    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
-        return tuple(range(x.ndim))
-    return normalize_dims(dim, x.ndim, op)
-
-
-def reduced_shape(shape: tuple[int, ...], dims: tuple[int, ...],
-                  keepdim: bool) -> tuple[int, ...]:
-    """The shape left after reducing ``dims`` (kept as size 1 with ``keepdim``)."""
-    if keepdim:
-        return tuple(1 if i in dims else s for i, s in enumerate(shape))
-    return tuple(s for i, s in enumerate(shape) if i not in dims)
-
-
-def unreduce(g: Tensor, shape: tuple[int, ...], dims: tuple[int, ...],
-             keepdim: bool) -> Tensor:
-    """Broadcasts a reduction's output (or its gradient) back over the input ``shape``."""
-    if not keepdim and dims:
-        from ember.ops.shape import reshape
-
-        g = reshape(g, reduced_shape(shape, dims, True))
-    return expand(g, shape)
-
-
-def _keep(t: Tensor, shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> Tensor:
-    """A reduction's output with the reduced dims present as size 1."""
-    if keepdim or not dims:
-        return t
-    from ember.ops.shape import reshape
-
-    return reshape(t, reduced_shape(shape, dims, True))
-
-
-def _nonempty(x: Tensor, dims: tuple[int, ...], op: str) -> None:
-    if x.numel() == 0:
-        if not dims and x.ndim == 0:
-            return
-        for d in dims or range(x.ndim):
-            if x.shape[d] == 0:
-                raise ShapeError(f"{op}: cannot reduce over dimension {d} of size 0 "
-                                 f"(input shape {tuple(x.shape)}): an empty reduction has no "
-                                 "identity for this op. Hint: pass a dim whose size is not 0")
-
-
-# -- primitives ------------------------------------------------------------------------------
-_ACCUMULATE_IN_FLOAT32 = (dtypes.float16.np, dtypes.bfloat16.np)
 
 
 class Reduction(Primitive):
@@ -141,10 +58,9 @@ class Accumulation(Reduction):
     kernel = "sum"
 
     def forward(self, xp, a, *, dims, keepdim):
-        fn = getattr(xp, self.kernel)
-        if a.dtype in _ACCUMULATE_IN_FLOAT32:
-            return fn(a, axis=dims, dtype=np.float32, keepdims=keepdim).astype(a.dtype)
-        return fn(a, axis=dims, dtype=a.dtype, keepdims=keepdim)
+        out = getattr(xp, self.kernel)(a, axis=dims, dtype=accumulator(a.dtype),
+                                       keepdims=keepdim)
+        return out.astype(a.dtype, copy=False)
 
 
 @primitive
@@ -176,16 +92,12 @@ class Prod(Accumulation):
 def _product_of_others(x: Tensor, dims: tuple[int, ...]) -> Tensor:
     """For each element, the product of the other elements of its reduction: exact with zeros
     in the input (one zero: only it gets the product of the rest; two: all get 0)."""
-    from ember.ops.compare import eq, logical_and
-    from ember.ops.creation import ones_like, zeros_like
-    from ember.ops.select import where
-
     zero = eq(x, 0)
-    zeros = apply(Sum, cast(zero, dtypes.int64), dims=dims, keepdim=True)
+    n_zero = apply(Sum, cast(zero, dtypes.int64), dims=dims, keepdim=True)
     safe = where(zero, ones_like(x), x)
     rest = apply(Prod, safe, dims=dims, keepdim=True)  # product of the non-zero elements
-    return where(eq(zeros, 0), rest / safe,
-                 where(logical_and(zero, eq(zeros, 1)), expand(rest, x.shape), zeros_like(x)))
+    return where(eq(n_zero, 0), rest / safe,
+                 where(logical_and(zero, eq(n_zero, 1)), expand(rest, x.shape), zeros_like(x)))
 
 
 class Extremum(Reduction):
@@ -198,10 +110,8 @@ class Extremum(Reduction):
         return getattr(xp, self.kernel)(a, axis=dims, keepdims=keepdim)
 
     def _share(self, ctx: Any) -> Tensor:
-        from ember.ops.compare import eq
-
-        x, (dims, keepdim) = ctx.inputs[0], (ctx.params["dims"], ctx.params["keepdim"])
-        hit = cast(eq(x, _keep(ctx.out.detach(), x.shape, dims, keepdim)), x.dtype)
+        x, dims = ctx.inputs[0], ctx.params["dims"]
+        hit = cast(eq(x, with_reduced_dims(ctx.out.detach(), x.shape, dims, True)), x.dtype)
         return hit / apply(Sum, hit, dims=dims, keepdim=True)
 
     def vjp(self, ctx, g):
@@ -242,15 +152,11 @@ class ExtremumDim(Primitive):
         return TensorSpec(shape, a.dtype), TensorSpec(shape, dtypes.int64)
 
     def _one_hot(self, ctx: Any) -> Tensor:
-        from ember.ops.compare import eq
-        from ember.ops.creation import arange
-        from ember.ops.shape import reshape
-
-        x, dim, keepdim = ctx.inputs[0], ctx.params["dim"], ctx.params["keepdim"]
+        x, dim = ctx.inputs[0], ctx.params["dim"]
         n = x.shape[dim]
-        iota = reshape(arange(n, device=x.device),
-                       tuple(n if i == dim else 1 for i in range(x.ndim)))
-        index = _keep(ctx.output(1).detach(), x.shape, (dim,), keepdim)
+        iota = with_reduced_dims(arange(n, device=x.device), x.shape,
+                                 tuple(i for i in range(x.ndim) if i != dim), True)
+        index = with_reduced_dims(ctx.output(1).detach(), x.shape, (dim,), True)
         return cast(eq(index, iota), x.dtype)
 
     def vjp(self, ctx, g, _g_indices=None):
@@ -301,87 +207,6 @@ class ArgMin(ArgExtremum):
     kernel = "argmin"
 
 
-@primitive
-class CumSum(Primitive):
-    """Inclusive cumulative sum along ``dim``; ``reverse`` sums from the end (its own vjp)."""
-
-    name = "cumsum"
-    save_inputs = False
-
-    def forward(self, xp, a, *, dim, reverse):
-        acc = np.float32 if a.dtype in _ACCUMULATE_IN_FLOAT32 else a.dtype
-        if reverse:
-            a = xp.flip(a, dim)
-        out = xp.cumsum(a, axis=dim, dtype=acc)
-        if reverse:
-            out = xp.flip(out, dim)
-        return out.astype(a.dtype, copy=False)
-
-    def infer(self, a, *, dim, reverse):
-        return a
-
-    def vjp(self, ctx, g):
-        return apply(CumSum, g, dim=ctx.params["dim"], reverse=not ctx.params["reverse"])
-
-    def jvp(self, ctx, da):
-        return apply(CumSum, da, **ctx.params)
-
-
-@primitive
-class CumProd(Primitive):
-    """Inclusive cumulative product along ``dim``. Its gradient is exact with zeros in the
-    input: before a fiber's first zero it is ``reverse_cumsum(g * out) / x``; at the first zero
-    it is the same sum over the products with that zero left out; after it, 0."""
-
-    name = "cumprod"
-    save_outputs = True
-
-    def forward(self, xp, a, *, dim):
-        acc = np.float32 if a.dtype in _ACCUMULATE_IN_FLOAT32 else a.dtype
-        return xp.cumprod(a, axis=dim, dtype=acc).astype(a.dtype, copy=False)
-
-    def infer(self, a, *, dim):
-        return a
-
-    def vjp(self, ctx, g):
-        from ember.ops.creation import zeros_like
-        from ember.ops.select import where
-
-        x, dim = ctx.inputs[0], ctx.params["dim"]
-        before, first, safe_x, skip_first = _zero_split(x, dim)
-        before_part = apply(CumSum, g * ctx.out, dim=dim, reverse=True) / safe_x
-        at_first = apply(CumSum, g * skip_first, dim=dim, reverse=True)
-        return where(before, before_part, where(first, at_first, zeros_like(x)))
-
-    def jvp(self, ctx, da):
-        from ember.ops.creation import zeros_like
-        from ember.ops.select import where
-
-        x, dim = ctx.inputs[0], ctx.params["dim"]
-        before, first, safe_x, skip_first = _zero_split(x, dim)
-        before_part = ctx.out * apply(CumSum, da / safe_x, dim=dim, reverse=False)
-        at_first = apply(CumSum, where(first, da, zeros_like(da)), dim=dim, reverse=False)
-        return where(before, before_part, at_first * skip_first)
-
-
-def _zero_split(x: Tensor, dim: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """What cumprod's derivatives need about zeros along ``dim``: where no zero has been seen
-    yet, where the first zero is, ``x`` with 1 from the first zero on, and the cumulative
-    product with the first zero left out."""
-    from ember.ops.compare import eq, logical_and
-    from ember.ops.creation import ones_like
-    from ember.ops.select import where
-
-    zero = eq(x, 0)
-    zeros_so_far = apply(CumSum, cast(zero, dtypes.int64), dim=dim, reverse=False)
-    before = eq(zeros_so_far, 0)
-    first = logical_and(zero, eq(zeros_so_far, 1))
-    ones = ones_like(x)
-    safe_x = where(before, x, ones)
-    skip_first = apply(CumProd, where(first, ones, x), dim=dim)
-    return before, first, safe_x, skip_first
-
-
 class Quantifier(Reduction):
     """all/any: bool results (uint8 for uint8 input, as in PyTorch), no gradient."""
 
@@ -406,21 +231,14 @@ class All(Quantifier):
 class AnyOf(Quantifier):
     name = "any"
     kernel = "any"
+
+
 # -- the functional API ----------------------------------------------------------------------
 class ValuesIndices(NamedTuple):
     """What ``max``/``min`` along a dim return, as ``torch.return_types.max`` does."""
 
     values: Tensor
     indices: Tensor
-
-
-def _accumulation_input(x: Tensor, dtype: Any) -> Tensor:
-    """sum/prod/cumsum's input dtype: ``dtype`` if given, else integers and bools as int64."""
-    if dtype is not None:
-        return cast(x, dtypes.to_dtype(dtype))
-    if x.dtype.category != dtypes.FLOAT and x.dtype is not dtypes.int64:
-        return cast(x, dtypes.int64)
-    return x
 
 
 @method()
@@ -432,8 +250,8 @@ def sum(input: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001
         >>> ember.tensor([[1, 2], [3, 4]]).sum(-1)
         tensor([3, 7])
     """
-    x = _accumulation_input(input, dtype)
-    return apply(Sum, x, dims=_reduce_dims(x, dim, "sum"), keepdim=keepdim)
+    x = accumulation_input(input, dtype)
+    return apply(Sum, x, dims=reduce_dims(x, dim, "sum"), keepdim=keepdim)
 
 
 @method()
@@ -445,7 +263,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
         >>> ember.tensor([1.0, 2.0, 3.0]).prod()
         tensor(6.)
     """
-    x = _accumulation_input(input, dtype)
+    x = accumulation_input(input, dtype)
     dims = tuple(range(x.ndim)) if dim is None else normalize_dims(dim, x.ndim, "prod")
     return apply(Prod, x, dims=dims, keepdim=keepdim)
 
@@ -464,7 +282,7 @@ def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
         raise DTypeError(f"mean: input dtype {x.dtype.name} is not floating point, so the "
                          "mean's dtype cannot be inferred. Hint: call .float() on the input or "
                          "pass dtype=ember.float32")
-    dims = _reduce_dims(x, dim, "mean")
+    dims = reduce_dims(x, dim, "mean")
     n = _product(x.shape[d] for d in dims)
     total = apply(Sum, x, dims=dims, keepdim=keepdim)
     return total / n if n else total * float("nan")
@@ -473,7 +291,7 @@ def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
 def _extremum(kind: tuple, input: Tensor, dim: Any, keepdim: bool, op: str) -> Any:
     everything, along_dim = kind
     if dim is None:
-        _nonempty(input, (), op)
+        check_nonempty(input, (), op)
         return apply(everything, input, dims=tuple(range(input.ndim)), keepdim=False)
     if isinstance(dim, Tensor):
         from ember.ops import select
@@ -481,10 +299,8 @@ def _extremum(kind: tuple, input: Tensor, dim: Any, keepdim: bool, op: str) -> A
         return getattr(select, "maximum" if op == "max" else "minimum")(input, dim)
     d = normalize_dim(dim, input.ndim, op)
     if input.ndim == 0:
-        from ember.ops.creation import zeros_like
-
         return ValuesIndices(clone(input), zeros_like(input, dtype=dtypes.int64))
-    _nonempty(input, (d,), op)
+    check_nonempty(input, (d,), op)
     values, indices = apply(along_dim, input, dim=d, keepdim=keepdim)
     return ValuesIndices(values, indices.detach() if indices.requires_grad else indices)
 
@@ -518,8 +334,8 @@ def min(input: Tensor, dim: int | Tensor | None = None,  # noqa: A001
 
 
 def _amax_amin(prim: Primitive, input: Tensor, dim: Dim, keepdim: bool, op: str) -> Tensor:
-    dims = _reduce_dims(input, dim, op)
-    _nonempty(input, dims, op)
+    dims = reduce_dims(input, dim, op)
+    check_nonempty(input, dims, op)
     return apply(prim, input, dims=dims, keepdim=keepdim)
 
 
@@ -547,14 +363,12 @@ def amin(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
 
 def _arg(prim: Primitive, input: Tensor, dim: int | None, keepdim: bool, op: str) -> Tensor:
     if dim is None:
-        _nonempty(input, (), op)
+        check_nonempty(input, (), op)
         return apply(prim, input, dim=None, keepdim=keepdim)
     d = normalize_dim(dim, input.ndim, op)
     if input.ndim == 0:
-        from ember.ops.creation import zeros
-
         return zeros((), dtype=dtypes.int64, device=input.device)
-    _nonempty(input, (d,), op)
+    check_nonempty(input, (d,), op)
     return apply(prim, input, dim=d, keepdim=keepdim)
 
 
@@ -591,20 +405,14 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
     if not input.dtype.is_floating_point:
         raise DTypeError(f"{op}: only floating inputs are supported, got {input.dtype.name}. "
                          "Hint: call .float() first")
-    dims = _reduce_dims(input, dim, op)
+    dims = reduce_dims(input, dim, op)
     n = _product(input.shape[d] for d in dims)
     mu = mean(input, dims, keepdim=True)
     centered = input - mu
     squares = apply(Sum, centered * centered, dims=dims, keepdim=keepdim)
     dof = n - correction
     variance = squares / (dof if dof > 0 else 0.0)  # nan or inf, with no dof left, as PyTorch
-    return variance, mu if keepdim else _squeeze(mu, input.shape, dims)
-
-
-def _squeeze(t: Tensor, shape: tuple[int, ...], dims: tuple[int, ...]) -> Tensor:
-    from ember.ops.shape import reshape
-
-    return reshape(t, reduced_shape(shape, dims, False))
+    return variance, mu if keepdim else with_reduced_dims(mu, input.shape, dims, False)
 
 
 @method()
@@ -629,8 +437,6 @@ def std(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: b
         >>> ember.tensor([1.0, 3.0]).std(correction=0)
         tensor(1.)
     """
-    from ember.ops.unary import sqrt
-
     return sqrt(_var_and_mean(input, dim, unbiased, keepdim, correction, "std")[0])
 
 
@@ -651,8 +457,6 @@ def std_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
     Example:
         >>> s, m = ember.std_mean(ember.tensor([1.0, 3.0]))
     """
-    from ember.ops.unary import sqrt
-
     variance, mu = _var_and_mean(input, dim, unbiased, keepdim, correction, "std_mean")
     return sqrt(variance), mu
 
@@ -665,51 +469,14 @@ def logsumexp(input: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
         >>> ember.tensor([0.0, 0.0]).logsumexp(0)
         tensor(0.6931)
     """
-    from ember.ops.compare import isfinite
-    from ember.ops.creation import zeros_like
-    from ember.ops.select import where
-    from ember.ops.unary import exp, log
-
     x = to_float(input)
-    dims = _reduce_dims(x, dim, "logsumexp")
+    dims = reduce_dims(x, dim, "logsumexp")
     if x.numel() == 0:
         return log(apply(Sum, exp(x), dims=dims, keepdim=keepdim))
     top = apply(AMax, x.detach(), dims=dims, keepdim=True)
     top = where(isfinite(top), top, zeros_like(top))  # all -inf (or inf) fibers: shift by 0
     total = apply(Sum, exp(x - top), dims=dims, keepdim=keepdim)
-    return log(total) + (top if keepdim else _squeeze(top, x.shape, dims))
-
-
-def _cumulative(prim: Primitive, input: Tensor, dim: int, dtype: Any, op: str) -> Tensor:
-    x = _accumulation_input(input, dtype)
-    d = normalize_dim(dim, x.ndim, op)
-    if x.ndim == 0:
-        return clone(x)
-    if prim is CumSum:
-        return apply(CumSum, x, dim=d, reverse=False)
-    return apply(prim, x, dim=d)
-
-
-@method()
-def cumsum(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
-    """Running sums along ``dim``; integers and bools sum to int64.
-
-    Example:
-        >>> ember.tensor([1, 2, 3]).cumsum(0)
-        tensor([1, 3, 6])
-    """
-    return _cumulative(CumSum, input, dim, dtype, "cumsum")
-
-
-@method()
-def cumprod(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
-    """Running products along ``dim``; the gradient is exact with zeros in the input.
-
-    Example:
-        >>> ember.tensor([1.0, 2.0, 3.0]).cumprod(0)
-        tensor([1., 2., 6.])
-    """
-    return _cumulative(CumProd, input, dim, dtype, "cumprod")
+    return log(total) + (top if keepdim else with_reduced_dims(top, x.shape, dims, False))
 
 
 @method()
@@ -720,7 +487,7 @@ def all(input: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:  # noq
         >>> ember.tensor([[True, False], [True, True]]).all(1)
         tensor([False,  True])
     """
-    return apply(All, input, dims=_reduce_dims(input, dim, "all"), keepdim=keepdim)
+    return apply(All, input, dims=reduce_dims(input, dim, "all"), keepdim=keepdim)
 
 
 @method()
@@ -731,7 +498,7 @@ def any(input: Tensor, dim: Dim = None, keepdim: bool = False) -> Tensor:  # noq
         >>> ember.tensor([0, 0, 3]).any()
         tensor(True)
     """
-    return apply(AnyOf, input, dims=_reduce_dims(input, dim, "any"), keepdim=keepdim)
+    return apply(AnyOf, input, dims=reduce_dims(input, dim, "any"), keepdim=keepdim)
 
 
 @method()
@@ -745,4 +512,3 @@ def count_nonzero(input: Tensor, dim: Dim = None) -> Tensor:
     return sum(cast(input, dtypes.bool_), dim)
 
 
-bind_inplace(cumsum_=cumsum, cumprod_=cumprod)

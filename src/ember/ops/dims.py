@@ -1,0 +1,124 @@
+"""Reading ``dim`` arguments (:func:`normalize_dim`, :func:`normalize_dims`, used by every op
+family) and the shapes and dtypes reductions and scans produce."""
+
+from __future__ import annotations
+
+import operator
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.errors import IndexOutOfRange, ShapeError
+from ember.ops.broadcast import expand
+from ember.ops.convert import cast
+from ember.tensor import Tensor
+
+Dim = int | tuple[int, ...] | list[int] | None
+
+# half-precision floats are summed and multiplied in float32, then rounded once
+ACCUMULATE_IN_FLOAT32 = (dtypes.float16.np, dtypes.bfloat16.np)
+
+
+def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
+    """``dim`` as an index in ``[0, ndim)``; negative dims count from the end.
+
+    A 0-d tensor accepts 0 and -1, as in PyTorch. Pass ``ndim + 1`` for ops that insert a
+    dimension (``unsqueeze``).
+
+    Example:
+        >>> normalize_dim(-1, 3, "sum")
+        2
+    """
+    try:
+        d = operator.index(dim)
+    except TypeError:
+        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}") from None
+    n = ndim if ndim else 1
+    if not -n <= d < n:
+        raise IndexOutOfRange(f"{op}: dimension {d} is out of range for a tensor of {ndim} "
+                              f"dimension(s); expected a dim in [{-n}, {n - 1}]")
+    return d % n
+
+
+def normalize_dims(dim: Dim, ndim: int, op: str = "op") -> tuple[int, ...]:
+    """``dim`` (an int, a sequence of ints, or None for all) as a sorted tuple in
+    ``[0, ndim)``; a repeated dim is an error. A 0-d tensor has no dims to name: ``()``.
+
+    Example:
+        >>> normalize_dims((-1, 0), 3, "sum")
+        (0, 2)
+    """
+    if dim is None:
+        return tuple(range(ndim))
+    return _normalize(tuple(dim) if isinstance(dim, list) else dim, ndim, op)
+
+
+@lru_cache(maxsize=1024)
+def _normalize(dim: int | tuple, ndim: int, op: str) -> tuple[int, ...]:
+    if not isinstance(dim, tuple):
+        d = normalize_dim(dim, ndim, op)
+        return (d,) if ndim else ()
+    dims = sorted(normalize_dim(d, ndim, op) for d in dim)
+    if len(set(dims)) != len(dims):
+        raise ShapeError(f"{op}: a dim appears more than once in dims {dim}")
+    return tuple(dims) if ndim else ()
+
+
+def reduce_dims(x: Tensor, dim: Dim, op: str) -> tuple[int, ...]:
+    """The dims a reduction runs over: None and ``()`` mean all, as in PyTorch's ``sum``."""
+    if dim is None or (isinstance(dim, (tuple, list)) and not dim):
+        return tuple(range(x.ndim))
+    return normalize_dims(dim, x.ndim, op)
+
+
+def reduced_shape(shape: tuple[int, ...], dims: tuple[int, ...],
+                  keepdim: bool) -> tuple[int, ...]:
+    """The shape left after reducing ``dims`` (kept as size 1 with ``keepdim``)."""
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def with_reduced_dims(t: Tensor, shape: tuple[int, ...], dims: tuple[int, ...],
+                      keepdim: bool) -> Tensor:
+    """A reduction's output over an input of ``shape`` reshaped to have (``keepdim=True``)
+    or not have (False) the reduced dims as size 1; ``t`` itself when it already does."""
+    target = reduced_shape(shape, dims, keepdim)
+    if t.shape == target:
+        return t
+    from ember.ops.shape import reshape  # shape.py imports this module's users
+
+    return reshape(t, target)
+
+
+def unreduce(g: Tensor, shape: tuple[int, ...], dims: tuple[int, ...],
+             keepdim: bool) -> Tensor:
+    """Broadcasts a reduction's output (or its gradient) back over the input ``shape``."""
+    return expand(with_reduced_dims(g, shape, dims, True) if not keepdim else g, shape)
+
+
+def check_nonempty(x: Tensor, dims: tuple[int, ...], op: str) -> None:
+    """A clear error for a max/min/argmax over a dimension of size 0 (``dims`` () = all)."""
+    if x.numel() == 0:
+        for d in dims or range(x.ndim):
+            if x.shape[d] == 0:
+                raise ShapeError(f"{op}: cannot reduce over dimension {d} of size 0 "
+                                 f"(input shape {tuple(x.shape)}): an empty reduction has no "
+                                 "identity for this op. Hint: pass a dim whose size is not 0")
+
+
+def accumulation_input(x: Tensor, dtype: Any) -> Tensor:
+    """The input of sum/prod/cumsum/cumprod: cast to ``dtype`` if given, else integers and
+    bools promoted to int64, as PyTorch does."""
+    if dtype is not None:
+        return cast(x, dtypes.to_dtype(dtype))
+    if x.dtype.category != dtypes.FLOAT and x.dtype is not dtypes.int64:
+        return cast(x, dtypes.int64)
+    return x
+
+
+def accumulator(xp_dtype: Any) -> Any:
+    """The NumPy dtype to accumulate an array of ``xp_dtype`` in."""
+    return np.float32 if xp_dtype in ACCUMULATE_IN_FLOAT32 else xp_dtype

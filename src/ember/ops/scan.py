@@ -1,0 +1,128 @@
+"""Scans along one dim: cumsum and cumprod, each a primitive.
+
+cumsum's vjp is a cumsum from the other end (the ``reverse`` parameter). cumprod's gradient is
+exact with zeros in the input, where the textbook ``reverse_cumsum(g * out) / x`` divides by 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember import dtypes
+from ember.dtypes import DType
+from ember.ops.compare import eq, logical_and
+from ember.ops.convert import cast, clone
+from ember.ops.creation import ones_like, zeros_like
+from ember.ops.dims import accumulation_input, accumulator, normalize_dim
+from ember.ops.inplace import bind_inplace
+from ember.ops.primitive import Primitive, apply, primitive
+from ember.ops.select import where
+from ember.tensor import Tensor, method
+
+__all__ = ["cumsum", "cumprod"]
+
+
+@primitive
+class CumSum(Primitive):
+    """Inclusive cumulative sum along ``dim``; ``reverse`` sums from the end (its own vjp)."""
+
+    name = "cumsum"
+    save_inputs = False
+
+    def forward(self, xp, a, *, dim, reverse):
+        acc = accumulator(a.dtype)
+        if reverse:
+            a = xp.flip(a, dim)
+        out = xp.cumsum(a, axis=dim, dtype=acc)
+        if reverse:
+            out = xp.flip(out, dim)
+        return out.astype(a.dtype, copy=False)
+
+    def infer(self, a, *, dim, reverse):
+        return a
+
+    def vjp(self, ctx, g):
+        return apply(CumSum, g, dim=ctx.params["dim"], reverse=not ctx.params["reverse"])
+
+    def jvp(self, ctx, da):
+        return apply(CumSum, da, **ctx.params)
+
+
+@primitive
+class CumProd(Primitive):
+    """Inclusive cumulative product along ``dim``. Its gradient is exact with zeros in the
+    input: before a fiber's first zero it is ``reverse_cumsum(g * out) / x``; at the first zero
+    it is the same sum over the products with that zero left out; after it, 0."""
+
+    name = "cumprod"
+    save_outputs = True
+
+    def forward(self, xp, a, *, dim):
+        acc = accumulator(a.dtype)
+        return xp.cumprod(a, axis=dim, dtype=acc).astype(a.dtype, copy=False)
+
+    def infer(self, a, *, dim):
+        return a
+
+    def vjp(self, ctx, g):
+        x, dim = ctx.inputs[0], ctx.params["dim"]
+        before, first, safe_x, skip_first = _zero_split(x, dim)
+        before_part = apply(CumSum, g * ctx.out, dim=dim, reverse=True) / safe_x
+        at_first = apply(CumSum, g * skip_first, dim=dim, reverse=True)
+        return where(before, before_part, where(first, at_first, zeros_like(x)))
+
+    def jvp(self, ctx, da):
+        x, dim = ctx.inputs[0], ctx.params["dim"]
+        before, first, safe_x, skip_first = _zero_split(x, dim)
+        before_part = ctx.out * apply(CumSum, da / safe_x, dim=dim, reverse=False)
+        at_first = apply(CumSum, where(first, da, zeros_like(da)), dim=dim, reverse=False)
+        return where(before, before_part, at_first * skip_first)
+
+
+def _zero_split(x: Tensor, dim: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """What cumprod's derivatives need about zeros along ``dim``: where no zero has been seen
+    yet, where the first zero is, ``x`` with 1 from the first zero on, and the cumulative
+    product with the first zero left out."""
+    zero = eq(x, 0)
+    zeros_so_far = apply(CumSum, cast(zero, dtypes.int64), dim=dim, reverse=False)
+    before = eq(zeros_so_far, 0)
+    first = logical_and(zero, eq(zeros_so_far, 1))
+    ones = ones_like(x)
+    safe_x = where(before, x, ones)
+    skip_first = apply(CumProd, where(first, ones, x), dim=dim)
+    return before, first, safe_x, skip_first
+
+
+def _cumulative(prim: Primitive, input: Tensor, dim: int, dtype: Any, op: str) -> Tensor:
+    x = accumulation_input(input, dtype)
+    d = normalize_dim(dim, x.ndim, op)
+    if x.ndim == 0:
+        return clone(x)
+    if prim is CumSum:
+        return apply(CumSum, x, dim=d, reverse=False)
+    return apply(prim, x, dim=d)
+
+
+@method()
+def cumsum(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
+    """Running sums along ``dim``; integers and bools sum to int64.
+
+    Example:
+        >>> ember.tensor([1, 2, 3]).cumsum(0)
+        tensor([1, 3, 6])
+    """
+    return _cumulative(CumSum, input, dim, dtype, "cumsum")
+
+
+@method()
+def cumprod(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
+    """Running products along ``dim``; the gradient is exact with zeros in the input.
+
+    Example:
+        >>> ember.tensor([1.0, 2.0, 3.0]).cumprod(0)
+        tensor([1., 2., 6.])
+    """
+    return _cumulative(CumProd, input, dim, dtype, "cumprod")
+
+
+bind_inplace(cumsum_=cumsum, cumprod_=cumprod)
