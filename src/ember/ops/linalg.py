@@ -13,13 +13,20 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
+from ember import dtypes
 from ember.backend import compute_dtype
 from ember.errors import DTypeError, ShapeError
+from ember.ops.arithmetic import pow  # noqa: A004 - PyTorch's name
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
+from ember.ops.compare import eq
 from ember.ops.convert import cast
+from ember.ops.creation import as_tensor, eye, ones, ones_like, zeros_like
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import Sum, amax, amin, normalize_dim, normalize_dims, reduced_shape
+from ember.ops.select import where
+from ember.ops.shape import reshape, transpose
+from ember.ops.unary import abs, sqrt  # noqa: A004
 from ember.tensor import Tensor, method
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "einsum",
@@ -27,14 +34,10 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
 
 
 def _mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name for the matrix transpose
-    from ember.ops.shape import transpose
-
     return transpose(x, -2, -1)
 
 
 def _reshape(x: Tensor, shape: tuple[int, ...]) -> Tensor:
-    from ember.ops.shape import reshape
-
     return x if x.shape == shape else reshape(x, shape)
 
 
@@ -126,8 +129,6 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
 
 @method("__rmatmul__")
 def _rmatmul(self: Tensor, other: Any) -> Tensor:
-    from ember.ops.creation import as_tensor
-
     return matmul(as_tensor(other), self)
 
 
@@ -382,8 +383,6 @@ def _einsum_grad(terms: list[str], out: str, ops: tuple, i: int, g: Tensor,
     """The gradient of operand ``i``: an einsum of the other operands and ``g``. A subscript
     only this operand has is broadcast back (a ones vector); a repeated one puts the gradient
     on the diagonal (an identity matrix)."""
-    from ember.ops.creation import eye, ones
-
     target = terms[i]
     names = [t for j, t in enumerate(terms) if j != i] + [out]
     tensors = [t for j, t in enumerate(ops) if j != i] + [g]
@@ -468,8 +467,6 @@ _INF = float("inf")
 
 
 def _norm_input(x: Tensor, dtype: Any, op: str) -> Tensor:
-    from ember import dtypes
-
     if dtype is not None:
         x = cast(x, dtypes.to_dtype(dtype))
     if not x.dtype.is_floating_point:
@@ -481,25 +478,12 @@ def _norm_input(x: Tensor, dtype: Any, op: str) -> Tensor:
 def _root(s: Tensor, p: float) -> Tensor:
     """``s ** (1/p)`` whose gradient at ``s == 0`` is 0, not nan: a norm's gradient at the
     origin, as PyTorch defines it."""
-    from ember.ops.arithmetic import pow
-    from ember.ops.compare import eq
-    from ember.ops.creation import ones_like, zeros_like
-    from ember.ops.select import where
-    from ember.ops.unary import sqrt
-
     zero = eq(s, 0)
     safe = where(zero, ones_like(s), s)
     return where(zero, zeros_like(s), sqrt(safe) if p == 2 else pow(safe, 1.0 / p))
 
 
 def _vector_norm(x: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> Tensor:
-    from ember import dtypes
-    from ember.ops.arithmetic import pow
-    from ember.ops.compare import eq
-    from ember.ops.creation import ones_like, zeros_like
-    from ember.ops.select import where
-    from ember.ops.unary import abs
-
     if p == 2:
         return _root(apply(Sum, x * x, dims=dims, keepdim=keepdim), 2)
     a = abs(x)
@@ -541,8 +525,6 @@ def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2,
         >>> ember.linalg.matrix_norm(ember.tensor([[1.0, -2.0], [3.0, 4.0]]), 1)
         tensor(6.)
     """
-    from ember.ops.unary import abs
-
     op = "linalg.matrix_norm"
     A = _norm_input(A, dtype, op)  # noqa: N806
     if A.ndim < 2 or len(dim) != 2:
