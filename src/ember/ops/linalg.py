@@ -22,7 +22,7 @@ from ember.ops.compare import eq
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, eye, ones, ones_like, zeros_like
 from ember.ops.inplace import bind_inplace
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import Sum, amax, amin, normalize_dim, normalize_dims, reduced_shape
 from ember.ops.select import where
 from ember.ops.shape import reshape, transpose
@@ -477,7 +477,9 @@ def _norm_input(x: Tensor, dtype: Any, op: str) -> Tensor:
 
 def _root(s: Tensor, p: float) -> Tensor:
     """``s ** (1/p)`` whose gradient at ``s == 0`` is 0, not nan: a norm's gradient at the
-    origin, as PyTorch defines it."""
+    origin, as PyTorch defines it. Without autograd or a transform, the plain root."""
+    if DISPATCH.handler is None and not s.requires_grad:
+        return sqrt(s) if p == 2 else pow(s, 1.0 / p)
     zero = eq(s, 0)
     safe = where(zero, ones_like(s), s)
     return where(zero, zeros_like(s), sqrt(safe) if p == 2 else pow(safe, 1.0 / p))
