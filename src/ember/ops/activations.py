@@ -59,7 +59,8 @@ class LeakyRelu(Unary):
     name = "leaky_relu"
 
     def forward(self, xp, a, *, negative_slope):
-        return xp.where(a > 0, a, a * negative_slope)
+        # .astype: NumPy widens bfloat16 mixed with a Python float
+        return xp.where(a > 0, a, a * negative_slope).astype(a.dtype, copy=False)
 
     def chain(self, v, x, y, *, negative_slope):
         return where(x > 0, v, v * negative_slope)
@@ -70,7 +71,7 @@ class Hardtanh(Unary):
     name = "hardtanh"
 
     def forward(self, xp, a, *, min_val, max_val):
-        return xp.minimum(xp.maximum(a, min_val), max_val)
+        return xp.minimum(xp.maximum(a, min_val), max_val).astype(a.dtype, copy=False)
 
     def chain(self, v, x, y, *, min_val, max_val):
         return where((x > min_val) & (x < max_val), v, 0)

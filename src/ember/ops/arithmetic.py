@@ -202,7 +202,7 @@ class PowScalar(Primitive):
     name = "pow_scalar"
 
     def forward(self, xp, a, *, exponent):
-        return xp.power(a, exponent)
+        return xp.power(a, exponent).astype(a.dtype, copy=False)  # bfloat16 ** float widens
 
     def infer(self, a, *, exponent):
         return a

@@ -193,11 +193,12 @@ class Clamp(Primitive):
     name = "clamp"
 
     def forward(self, xp, a, *, min, max):
+        out = a
         if min is not None:
-            a = xp.maximum(a, min)
+            out = xp.maximum(out, min)
         if max is not None:
-            a = xp.minimum(a, max)
-        return a
+            out = xp.minimum(out, max)
+        return out.astype(a.dtype, copy=False)  # NumPy widens bfloat16 with a Python float
 
     def infer(self, a, **params):
         return a

@@ -425,10 +425,9 @@ class Sign(Flat):
     def forward(self, xp, a):
         if a.dtype.kind == "b":
             return a.copy()
-        out = xp.sign(a)
-        if a.dtype.kind not in "iu":
-            out[xp.isnan(a)] = 0  # PyTorch: sign(nan) = 0
-        return out
+        if a.dtype.kind in "iu":
+            return xp.sign(a)
+        return xp.where(xp.isnan(a), 0, xp.sign(a)).astype(a.dtype, copy=False)  # sign(nan)=0
 
 
 @primitive

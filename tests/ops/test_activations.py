@@ -1,0 +1,125 @@
+"""Activation functions against PyTorch and finite differences (see optable.py), plus kinks,
+dtypes, in-place forms and argument errors."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F  # noqa: N812 - the usual spelling
+
+import ember
+from tests.ops.optable import OpCase, S, arg, op_tests
+
+SAMPLES = [S(arg(3, 4, low=-3.0, high=3.0)), S(arg(low=-3.0, high=3.0)), S(arg(0, 3)),
+           S(arg(2, 3, low=-3.0, high=3.0, noncontig=True))]
+
+
+def case(name: str, samples: list = SAMPLES, torch_fn=None, **kwargs) -> OpCase:
+    """A row calling ``ember.<name>`` and ``F.<name>`` with ``kwargs``."""
+    mine, ref = getattr(ember, name), torch_fn or getattr(F, name)
+    return OpCase(name + "".join(f"_{k}={v}" for k, v in kwargs.items()),
+                  lambda x: mine(x, **kwargs), lambda x: ref(x, **kwargs), samples)
+
+
+CASES = [
+    case("relu"), case("relu6", [S(arg(3, 4, low=-2.0, high=8.0))] + SAMPLES[1:]),
+    case("leaky_relu"), case("leaky_relu", negative_slope=0.2),
+    case("hardtanh"), case("hardtanh", min_val=-0.5, max_val=2.0),
+    case("elu"), case("elu", alpha=0.5), case("selu"), case("celu", alpha=2.0),
+    case("gelu"), case("gelu", approximate="tanh"),
+    case("silu"), case("softplus"), case("softplus", beta=2.0, threshold=3.0),
+    case("mish"), case("logsigmoid"), case("hardsigmoid", [S(arg(3, 4, low=-4.0, high=4.0))]),
+    case("hardswish", [S(arg(3, 4, low=-4.0, high=4.0))]), case("softsign"),
+    OpCase("relu_method", lambda x: x.relu(), lambda x: x.relu(), [S(arg(2, 3))]),
+    OpCase("softplus_far", ember.softplus, F.softplus, [S(arg(5, low=-60.0, high=60.0))]),
+]
+
+test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
+
+KINKED = {"relu": 0.0, "relu6": 6.0, "leaky_relu": 0.0, "hardtanh": 1.0, "elu": 0.0,
+          "hardsigmoid": 3.0, "hardswish": -3.0, "celu": 0.0, "selu": 0.0}
+
+
+@pytest.mark.parametrize("name", sorted(KINKED))
+def test_derivative_at_the_kinks_matches_torch(name):
+    k = KINKED[name]
+    values = [k, -k, 0.0, 6.0, -1.0, 1.0, 3.0, -3.0]
+    x = ember.tensor(values, dtype=ember.float64, requires_grad=True)
+    t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    (g,) = ember.autograd.grad(getattr(ember, name)(x), x, ember.ones(len(values),
+                                                                      dtype=ember.float64))
+    (r,) = torch.autograd.grad(getattr(F, name)(t), t, torch.ones(len(values),
+                                                                  dtype=torch.float64))
+    # (PyTorch's hardsigmoid slope is the float32 1/6, even in float64)
+    np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-7, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["relu", "gelu", "silu", "softplus", "elu", "leaky_relu",
+                                  "hardtanh", "mish", "logsigmoid"])
+def test_half_precision_matches_torch(name, dtype):
+    values = np.linspace(-20.0, 20.0, 81)
+    mine = getattr(ember, name)(ember.tensor(values, dtype=getattr(ember, dtype)))
+    ref = getattr(F, name)(torch.tensor(values, dtype=getattr(torch, dtype)))
+    assert mine.dtype.name == dtype
+    tol = 2e-3 if dtype == "float16" else 1.6e-2
+    np.testing.assert_allclose(mine.float().numpy(), ref.float().numpy(), rtol=tol, atol=tol)
+
+
+def test_integer_inputs_follow_torch():
+    i = torch.tensor([2, -3, 0])
+    e = ember.tensor([2, -3, 0])
+    assert ember.relu(e).dtype is ember.int64 and ember.relu(e).tolist() == [2, 0, 0]
+    assert ember.hardtanh(e).tolist() == F.hardtanh(i).tolist()
+    assert ember.hardtanh(e).dtype is ember.int64
+    for name in ["gelu", "silu", "elu", "leaky_relu", "softplus"]:
+        with pytest.raises(ember.DTypeError, match=f"{name}: needs a floating tensor"):
+            getattr(ember, name)(e)
+    with pytest.raises(ember.DTypeError, match="relu: bool"):
+        ember.relu(ember.tensor([True]))
+
+
+def test_inplace_forms():
+    x = ember.tensor([-1.0, 2.0])
+    assert ember.relu_(x) is x and x.tolist() == [0.0, 2.0]
+    y = ember.tensor([-1.0, 2.0])
+    assert ember.relu(y, inplace=True) is y and y.tolist() == [0.0, 2.0]
+    z = ember.tensor([-1.0, 2.0])
+    z.relu_()
+    assert z.tolist() == [0.0, 2.0]
+    w = ember.tensor([-2.0, 0.5])
+    ember.hardtanh_(w)
+    assert w.tolist() == [-1.0, 0.5]
+    v = ember.tensor([-2.0, 0.5])
+    ember.leaky_relu_(v, 0.5)
+    assert v.tolist() == [-1.0, 0.5]
+
+
+def test_inplace_activation_keeps_the_graph():
+    a = ember.tensor([-1.0, 2.0], requires_grad=True)
+    b = a * 3
+    ember.relu(b, inplace=True)
+    b.backward(ember.ones(2))
+    assert a.grad.tolist() == [0.0, 3.0]
+    with pytest.raises(ember.GradError, match="leaf tensor that requires grad"):
+        ember.relu_(a)
+
+
+def test_argument_errors():
+    x = ember.ones(2)
+    with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh'"):
+        ember.gelu(x, approximate="fast")
+    with pytest.raises(ValueError, match="min_val"):
+        ember.hardtanh(x, 2.0, 1.0)
+
+
+def test_softplus_is_stable_at_the_tails():
+    x = ember.tensor([-1000.0, 1000.0, 19.0, 21.0], dtype=ember.float64)
+    t = torch.tensor([-1000.0, 1000.0, 19.0, 21.0], dtype=torch.float64)
+    np.testing.assert_allclose(ember.softplus(x).numpy(), F.softplus(t).numpy(), rtol=1e-15)
+    np.testing.assert_allclose(ember.logsigmoid(x).numpy(), F.logsigmoid(t).numpy(), rtol=1e-15)
+
+
+def test_sigmoid_silu_gelu_are_finite_at_extremes():
+    x = ember.tensor([-1e4, -50.0, 50.0, 1e4])
+    for fn in (ember.sigmoid, ember.silu, ember.gelu, ember.elu, ember.mish):
+        assert np.isfinite(fn(x).numpy()).all(), fn.__name__

@@ -1,0 +1,209 @@
+"""Unary math against PyTorch and finite differences (see optable.py), plus dtype rules, erf's
+accuracy, edge values and in-place forms."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from tests.ops.optable import OpCase, S, arg, op_tests
+
+
+def samples(low: float = -2.0, high: float = 2.0) -> list:
+    return [S(arg(3, 4, low=low, high=high)), S(arg(low=low, high=high)),
+            S(arg(0, 3, low=low, high=high)), S(arg(2, 3, low=low, high=high, noncontig=True))]
+
+
+def case(name: str, low: float = -2.0, high: float = 2.0, **kw) -> OpCase:
+    return OpCase(name, getattr(ember, name), getattr(torch, name), samples(low, high), **kw)
+
+
+CASES = [
+    case("exp"), case("exp2"), case("expm1"),
+    case("log", 0.2, 3.0), case("log2", 0.2, 3.0), case("log10", 0.2, 3.0),
+    case("log1p", -0.8, 2.0),
+    case("sqrt", 0.2, 3.0), case("rsqrt", 0.2, 3.0), case("reciprocal", 0.3, 2.0),
+    case("sin"), case("cos"), case("tan", -1.2, 1.2),
+    case("asin", -0.9, 0.9), case("acos", -0.9, 0.9), case("atan"),
+    case("sinh"), case("cosh"), case("tanh"),
+    case("asinh"), case("acosh", 1.2, 3.0), case("atanh", -0.9, 0.9),
+    case("sigmoid", -4.0, 4.0), case("erf"),
+    case("abs"), case("square"), case("frac", -3.0, 3.0),
+    # zero gradients: no second-order graph to check
+    case("sign", gradgrad=False), case("floor", -3.0, 3.0, gradgrad=False),
+    case("ceil", -3.0, 3.0, gradgrad=False), case("trunc", -3.0, 3.0, gradgrad=False),
+    OpCase("round", ember.round, torch.round, samples(-3.0, 3.0), gradgrad=False),
+    OpCase("round_decimals", lambda x: ember.round(x, decimals=1),
+           lambda x: torch.round(x, decimals=1), samples(-3.0, 3.0)[:2], gradgrad=False),
+    OpCase("neg_reciprocal", lambda x: ember.reciprocal(x), torch.reciprocal,
+           [S(arg(3, low=-2.0, high=-0.3))]),
+    OpCase("method_exp", lambda x: x.exp(), lambda x: x.exp(), [S(arg(2, 3))]),
+    OpCase("abs_operator", lambda x: abs(x), lambda x: abs(x), [S(arg(2, 3))]),
+]
+
+test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
+
+FLOAT_MATH = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+              "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+              "asinh", "acosh", "atanh", "sigmoid", "erf"]
+SAME_DTYPE = ["abs", "sign", "square", "floor", "ceil", "round", "trunc"]
+INTEGER_INPUTS = [np.array([1, -2, 3, 0]), np.array([1, 2, 250], dtype=np.uint8),
+                  np.array([True, False])]
+
+
+@pytest.mark.parametrize("name", FLOAT_MATH + SAME_DTYPE + ["frac", "sgn", "fix"])
+@pytest.mark.parametrize("values", INTEGER_INPUTS, ids=["int64", "uint8", "bool"])
+def test_integer_and_bool_inputs_match_torch(name, values):
+    def run(fn, x):
+        try:
+            return fn(x)
+        except (TypeError, RuntimeError, NotImplementedError, ValueError) as exc:
+            return exc
+
+    mine = run(getattr(ember, name), ember.from_numpy(values))
+    ref = run(getattr(torch, name), torch.from_numpy(values))
+    if isinstance(ref, Exception):
+        assert isinstance(mine, ember.EmberError), f"{name}: torch raises, Ember gave {mine}"
+        return
+    assert not isinstance(mine, Exception), f"{name}: {mine}"
+    assert mine.dtype.name == str(ref.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(mine.numpy().astype(np.float64), ref.numpy().astype(np.float64),
+                               rtol=1e-6, equal_nan=True)
+
+
+def test_float_math_keeps_the_default_dtype_setting():
+    ember.set_default_dtype(ember.float64)
+    try:
+        assert ember.sin(ember.tensor([1, 2])).dtype is ember.float64
+    finally:
+        ember.set_default_dtype(ember.float32)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sin", "tanh", "sigmoid", "erf", "abs",
+                                  "floor", "round", "rsqrt", "expm1", "reciprocal"])
+def test_low_precision_dtypes_match_torch(name, dtype):
+    values = np.linspace(0.1, 4.0, 41) if name in ("log", "sqrt", "rsqrt") else \
+        np.linspace(-12.0, 12.0, 41)
+    t = torch.tensor(values, dtype=getattr(torch, dtype))
+    mine = getattr(ember, name)(ember.tensor(values, dtype=getattr(ember, dtype)))
+    ref = getattr(torch, name)(t)
+    assert mine.dtype.name == dtype
+    tol = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6}[dtype]
+    np.testing.assert_allclose(mine.float().numpy(), ref.float().numpy(), rtol=tol, atol=tol)
+
+
+def test_erf_is_accurate_in_float64():
+    x = np.concatenate([np.linspace(-7, 7, 200001), np.geomspace(1e-300, 6, 2000),
+                        -np.geomspace(1e-300, 6, 2000)])
+    mine = ember.erf(ember.from_numpy(x)).numpy()
+    ref = torch.erf(torch.from_numpy(x)).numpy()
+    ulps = np.abs(mine - ref) / np.spacing(np.abs(ref))
+    assert ulps.max() <= 8, ulps.max()
+
+
+def test_erf_special_values():
+    x = ember.tensor([0.0, -0.0, math.inf, -math.inf, math.nan], dtype=ember.float64)
+    out = ember.erf(x).numpy()
+    assert out[0] == 0 and np.signbit(out[1]) and out[2] == 1 and out[3] == -1
+    assert np.isnan(out[4])
+
+
+def test_edge_values_match_torch():
+    values = [0.0, -0.0, math.inf, -math.inf, math.nan, 1e-30, -1e-30, 1e30, -1.0, 0.5, -0.5,
+              1.5, 2.5, -2.5]
+    for name in FLOAT_MATH + SAME_DTYPE:
+        mine = getattr(ember, name)(ember.tensor(values, dtype=ember.float64)).numpy()
+        ref = getattr(torch, name)(torch.tensor(values, dtype=torch.float64)).numpy()
+        np.testing.assert_allclose(mine, ref, rtol=1e-12, atol=0, equal_nan=True,
+                                   err_msg=name)
+
+
+def test_rounding_ops_have_zero_gradient():
+    x = ember.tensor([0.3, 1.7, -2.5], requires_grad=True)
+    for fn in (ember.floor, ember.ceil, ember.round, ember.trunc, ember.sign):
+        out = fn(x)
+        assert out.requires_grad
+        (g,) = ember.autograd.grad(out, x, ember.ones(3))
+        assert not g.numpy().any()
+
+
+def test_derivatives_at_zero_match_torch():
+    for name in ["abs", "sqrt", "sign", "frac"]:
+        x = ember.tensor([0.0, 0.0], dtype=ember.float64, requires_grad=True)
+        t = torch.tensor([0.0, 0.0], dtype=torch.float64, requires_grad=True)
+        (g,) = ember.autograd.grad(getattr(ember, name)(x), x, ember.ones(2, dtype=ember.float64))
+        (r,) = torch.autograd.grad(getattr(torch, name)(t), t, torch.ones(2, dtype=torch.float64))
+        np.testing.assert_array_equal(g.numpy(), r.numpy(), err_msg=name)
+
+
+def test_inplace_forms():
+    x = ember.tensor([1.0, 4.0])
+    y = x.sqrt_()
+    assert y is x and x.tolist() == [1.0, 2.0]
+    x.exp_().log_()
+    np.testing.assert_allclose(x.numpy(), [1.0, 2.0], rtol=1e-6)
+    z = ember.tensor([-1.5, 2.5])
+    z.abs_()
+    z.floor_()
+    assert z.tolist() == [1.0, 2.0]
+    with pytest.raises(ember.DTypeError, match="cannot be cast"):
+        ember.tensor([1, 2]).exp_()
+
+
+def test_inplace_keeps_the_graph():
+    a = ember.tensor([0.5, 1.0], requires_grad=True)
+    b = a * 1
+    b.exp_()  # exp's rule reads its output, not the overwritten input
+    b.backward(ember.ones(2))
+    np.testing.assert_allclose(a.grad.numpy(), np.exp([0.5, 1.0]), rtol=1e-6)
+
+
+def test_inplace_over_a_saved_input_fails_clearly():
+    a = ember.tensor([0.5, 1.0], requires_grad=True)
+    b = a * 1
+    b.sin_()  # sin's rule needs the input it just overwrote
+    with pytest.raises(ember.GradError, match="backward of sin: input 0 of sin"):
+        b.backward(ember.ones(2))
+
+
+def test_zero_dim_results_are_writable_arrays():
+    x = ember.exp(ember.tensor(0.0))
+    x += 1
+    assert x.item() == 2.0 and isinstance(x._data, np.ndarray)
+
+
+def test_tensor_methods_and_aliases():
+    x = ember.tensor([0.25, 0.5])
+    for name in ["exp", "log", "sigmoid", "tanh", "arcsin", "arctanh", "absolute", "sgn",
+                 "fix", "square", "reciprocal", "rsqrt", "frac"]:
+        np.testing.assert_allclose(getattr(x, name)().numpy(),
+                                   getattr(torch.tensor([0.25, 0.5]), name)().numpy(),
+                                   rtol=1e-6, err_msg=name)
+    assert ember.arcsin is ember.asin and ember.fix is ember.trunc
+
+
+def test_bool_errors_are_clear():
+    with pytest.raises(ember.DTypeError, match="abs: not defined for bool"):
+        ember.abs(ember.tensor([True]))
+    with pytest.raises(ember.DTypeError, match="frac: needs a floating tensor"):
+        ember.frac(ember.tensor([1]))
+    with pytest.raises(ember.DTypeError, match="round: decimals=2"):
+        ember.round(ember.tensor([1]), decimals=2)
+
+
+def test_second_derivative_of_sigmoid_and_tanh():
+    x = ember.tensor([0.3, -1.2], dtype=ember.float64, requires_grad=True)
+    t = torch.tensor([0.3, -1.2], dtype=torch.float64, requires_grad=True)
+    for name in ["sigmoid", "tanh", "erf", "rsqrt"]:
+        xe = x.abs() if name == "rsqrt" else x
+        tt = t.abs() if name == "rsqrt" else t
+        (g,) = ember.autograd.grad(getattr(ember, name)(xe), x,
+                                   ember.ones(2, dtype=ember.float64), create_graph=True)
+        (gg,) = ember.autograd.grad(g, x, ember.ones(2, dtype=ember.float64))
+        (r,) = torch.autograd.grad(getattr(torch, name)(tt), t,
+                                   torch.ones(2, dtype=torch.float64), create_graph=True)
+        (rr,) = torch.autograd.grad(r, t, torch.ones(2, dtype=torch.float64))
+        np.testing.assert_allclose(gg.numpy(), rr.numpy(), rtol=1e-10, err_msg=name)
