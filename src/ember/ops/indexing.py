@@ -172,7 +172,11 @@ class IndexPut(Primitive):
         target = _basic_shape(a.shape, basic, "index_put")
         if idx:
             target = _index_shape(target, [i.shape for i in idx], dims)
-        if broadcast_shapes(v.shape, target, op="index_put") != target:
+        try:
+            fits = broadcast_shapes(v.shape, target) == target
+        except ShapeError:
+            fits = False
+        if not fits:
             raise ShapeError(f"index_put: values of shape {v.shape} cannot be broadcast to the "
                              f"indexed shape {target}")
         return a
