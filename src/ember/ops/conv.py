@@ -89,7 +89,7 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
 
     if all(k == 1 for k in kernel) and all(s == 1 for s in stride) and \
             all(p == (0, 0) for p in pads):
-        cols = x.reshape((n, cin, -1))  # a 1×1 convolution needs no im2col copy
+        cols = x.reshape((n, cin, prod(counts)))  # a 1×1 convolution needs no im2col copy
     else:
         cols = unfold_nd(x, kernel_size=kernel, dilation=dilation, padding=pads,
                          stride=stride, op=op)
@@ -97,7 +97,7 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
         out = weight.reshape((cout, -1)) @ cols  # (N, Cout, L): one batched GEMM
     else:
         out = weight.reshape((groups, cout // groups, -1)) @ \
-            cols.reshape((n, groups, -1, cols.shape[-1]))
+            cols.reshape((n, groups, cols.shape[1] // groups, cols.shape[2]))
     out = _add_bias(out.reshape((n, cout) + counts), bias, nd)
     return out.reshape(out.shape[1:]) if added else out
 
@@ -173,7 +173,7 @@ def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tenso
         cols = w @ x.reshape((n, groups, cin // groups, length))
     # output_padding extends the high side: the last windows stop short of the edge there
     pads = tuple((p, p - e) for p, e in zip(pad, extra, strict=True))
-    out = fold_nd(cols.reshape((n, -1, length)), size, kernel_size=kernel, dilation=dilation,
+    out = fold_nd(cols.reshape((n, cout * prod(kernel), length)), size, kernel_size=kernel, dilation=dilation,
                   padding=pads, stride=stride)
     out = _add_bias(out, bias, nd)
     return out.reshape(out.shape[1:]) if added else out

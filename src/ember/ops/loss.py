@@ -189,8 +189,19 @@ def _pointwise(op: str, input: Tensor, target: Tensor) -> Tensor:
     return input - target
 
 
-def _weighted(loss: Tensor, weight: Tensor | None, reduction: str) -> Tensor:
-    return _reduce(loss if weight is None else loss * weight, reduction)
+def _weighted(op: str, loss: Tensor, input: Tensor, weight: Tensor | None, reduction: str,
+              weight_mean: bool = True) -> Tensor:
+    """An elementwise ``weight`` (shaped like ``input``) applied before reducing; as in
+    PyTorch, mse and l1 divide a weighted 'mean' by the weights' sum, huber by the count."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError(f"{op}: weight of shape {tuple(weight.shape)} must have the input's "
+                         f"shape {tuple(input.shape)}")
+    loss = loss * weight
+    if reduction == "mean" and weight_mean:
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction)
 
 
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
@@ -204,7 +215,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     """
     reduction = _reduction("mse_loss", size_average, reduce, reduction)
     d = _pointwise("mse_loss", input, target)
-    return _weighted(d * d, weight, reduction)
+    return _weighted("mse_loss", d * d, input, weight, reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
@@ -217,7 +228,8 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
         tensor(1.5000)
     """
     reduction = _reduction("l1_loss", size_average, reduce, reduction)
-    return _weighted(_pointwise("l1_loss", input, target).abs(), weight, reduction)
+    return _weighted("l1_loss", _pointwise("l1_loss", input, target).abs(), input, weight,
+                     reduction)
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
@@ -253,7 +265,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
     d = _pointwise("huber_loss", input, target).abs()
     loss = where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
-    return _weighted(loss, weight, reduction)
+    return _weighted("huber_loss", loss, input, weight, reduction, weight_mean=False)
 
 
 # -- binary and distribution losses ----------------------------------------------------------
@@ -286,7 +298,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     log_x = input.clamp(min=tiny).log().clamp(min=-100)
     log_1mx = (1 - input).clamp(min=tiny).log().clamp(min=-100)
     loss = -(target * log_x + (1 - target) * log_1mx)
-    return _weighted(loss, weight, reduction)
+    return _reduce(loss if weight is None else loss * weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
@@ -307,7 +319,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     _same_shape(op, input, target)
     log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
     loss = (1 - target) * input - log_weight * logsigmoid(input)
-    return _weighted(loss, weight, reduction)
+    return _reduce(loss if weight is None else loss * weight, reduction)
 
 
 def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,

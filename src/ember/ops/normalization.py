@@ -16,6 +16,7 @@ import numpy as np
 
 from ember.autograd.grad_mode import no_grad
 from ember.errors import DTypeError, ShapeError
+from ember.ops.inplace import inplace
 from ember.tensor import Tensor
 
 __all__ = ["layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm"]
@@ -97,8 +98,9 @@ def _update_running(running: Tensor | None, batch: Tensor, momentum: float) -> N
     """``running ← (1 - momentum)·running + momentum·batch``, in place and untracked."""
     if running is None:
         return
+    update = batch.detach().to(running.dtype) * momentum
     with no_grad():
-        running.mul_(1 - momentum).add_(batch.detach().to(running.dtype) * momentum)
+        inplace(running, "batch_norm", lambda old: old * (1 - momentum) + update)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
@@ -194,7 +196,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != (c,):
             raise ShapeError(f"group_norm: {name} has shape {tuple(t.shape)}, expected ({c},)")
-    grouped = input.reshape((n, num_groups, -1))
+    grouped = input.reshape((n, num_groups, input.numel() // max(n * num_groups, 1)))
     y, _, _ = _standardize(grouped, (2,), eps)
     y = y.reshape(input.shape)
     return _affine(y, None if weight is None else _per_channel(weight, input.ndim),

@@ -108,7 +108,8 @@ def _max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
     indices = apply(MaxPoolIndices, x.detach(), kernel_size=g.kernel, stride=g.stride,
                     padding=g.pads, dilation=g.dilation, counts=g.counts)
     n, c = x.shape[:2]
-    values = x.reshape((n, c, -1)).gather(2, indices.reshape((n, c, -1)))
+    values = x.reshape((n, c, prod(x.shape[2:]))).gather(
+        2, indices.reshape((n, c, prod(g.counts))))
     values = values.reshape(indices.shape)
     if added:
         values, indices = values.reshape(values.shape[1:]), indices.reshape(indices.shape[1:])
@@ -173,7 +174,7 @@ def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
     n, c = x.shape[:2]
     cols = unfold_nd(x, kernel_size=g.kernel, dilation=g.dilation, padding=g.pads,
                      stride=g.stride)
-    sums = cols.reshape((n, c, prod(g.kernel), -1)).sum(2).reshape((n, c) + g.counts)
+    sums = cols.reshape((n, c, prod(g.kernel), prod(g.counts))).sum(2).reshape((n, c) + g.counts)
     if divisor_override:
         out = sums * (1.0 / divisor_override)
     else:
@@ -263,7 +264,7 @@ def _adaptive_avg_pool(op: str, nd: int, input: Tensor, output_size: Any) -> Ten
         for i, (s, o) in enumerate(zip(spatial, out, strict=False)):
             # axis i as the middle of (batch·earlier axes, s, later axes): a left product
             a = _wrap(_averaging_matrix(xp, s, o, x.dtype.np), x.device)
-            y = (a @ y.reshape((-1, s, prod(spatial[i + 1:])))).reshape(
+            y = (a @ y.reshape((n * c * prod(out[:i]), s, prod(spatial[i + 1:])))).reshape(
                 (n, c) + out[:i + 1] + spatial[i + 1:])
     return y.reshape(y.shape[1:]) if added else y
 

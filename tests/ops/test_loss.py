@@ -1,0 +1,146 @@
+"""Loss functions against PyTorch and finite differences."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import ember
+import ember.nn.functional as F
+from tests.ops.optable import Const, OpCase, S, arg, op_tests
+
+T4 = Const(np.array([0, 4, 2, 1]))
+T4_IGNORED = Const(np.array([0, -100, 2, 4]))
+T_SPATIAL = Const(np.array([[[0, 2], [1, 1]], [[2, -100], [0, 1]]]))
+W5 = arg(5, low=0.5, high=2.0, grad=False)
+W3 = arg(3, low=0.5, high=2.0, grad=False)
+PROBS = arg(4, 5, low=0.0, high=1.0, grad=False)
+UNIT = dict(low=0.05, high=0.95)
+
+CE = [
+    S(arg(4, 5), T4),
+    S(arg(4, 5, noncontig=True), T4, W5),
+    S(arg(4, 5), T4_IGNORED, W5, reduction="sum"),
+    S(arg(4, 5), T4_IGNORED, W5),                                 # weighted mean, ignored
+    S(arg(4, 5), T4_IGNORED, reduction="none"),
+    S(arg(2, 3, 2, 2), T_SPATIAL, W3),                            # (N, C, d1, d2)
+    S(arg(5), Const(np.array(3))),                                # unbatched
+    S(arg(4, 5), Const(np.array([1, 1, 0, 3])), ignore_index=1),
+    S(arg(0, 5), Const(np.zeros(0, dtype=np.int64)), reduction="sum"),  # empty
+]
+CE_SMOOTH = [
+    S(arg(4, 5), T4, label_smoothing=0.1),
+    S(arg(4, 5), T4_IGNORED, W5, label_smoothing=0.2),
+    S(arg(4, 5), T4_IGNORED, W5, label_smoothing=0.2, reduction="sum"),
+    S(arg(2, 3, 2, 2), T_SPATIAL, W3, label_smoothing=0.3, reduction="none"),
+]
+CE_PROBS = [
+    S(arg(4, 5), PROBS),
+    S(arg(4, 5), PROBS, W5, reduction="sum"),
+    S(arg(4, 5), PROBS, W5, label_smoothing=0.25),
+    S(arg(2, 3, 2, 2), arg(2, 3, 2, 2, low=0.0, high=1.0, grad=False), reduction="none"),
+    S(arg(4, 5), arg(4, 5, low=0.0, high=1.0)),                   # gradient to the target too
+]
+PAIR = [
+    S(arg(3, 4), arg(3, 4)),
+    S(arg(3, 4, noncontig=True), arg(3, 4), reduction="sum"),
+    S(arg(3, 4), arg(3, 4), reduction="none"),
+    S(arg(), arg()),
+]
+
+CASES = [
+    OpCase("cross_entropy", F.cross_entropy, TF.cross_entropy, CE),
+    OpCase("cross_entropy_smoothing", F.cross_entropy, TF.cross_entropy, CE_SMOOTH),
+    OpCase("cross_entropy_probs", F.cross_entropy, TF.cross_entropy, CE_PROBS),
+    OpCase("nll_loss", F.nll_loss, TF.nll_loss, CE[:6]),
+    OpCase("mse_loss", F.mse_loss, TF.mse_loss, PAIR),
+    OpCase("mse_loss_weight", lambda x, t, w, **k: F.mse_loss(x, t, weight=w, **k),
+           lambda x, t, w, **k: TF.mse_loss(x, t, weight=w, **k),
+           [S(arg(3, 4), arg(3, 4), arg(3, 4, low=0.5, high=2.0)),
+            S(arg(3, 4), arg(3, 4), arg(3, 4, grad=False), reduction="sum")]),
+    OpCase("l1_loss_weight", lambda x, t, w, **k: F.l1_loss(x, t, weight=w, **k),
+           lambda x, t, w, **k: TF.l1_loss(x, t, weight=w, **k),
+           [S(arg(3, 4), arg(3, 4), arg(3, 4, low=0.5, high=2.0))]),
+    OpCase("huber_loss_weight", lambda x, t, w, **k: F.huber_loss(x, t, weight=w, **k),
+           lambda x, t, w, **k: TF.huber_loss(x, t, weight=w, **k),
+           [S(arg(3, 4), arg(3, 4), arg(3, 4, low=0.5, high=2.0))]),
+    OpCase("l1_loss", F.l1_loss, TF.l1_loss, PAIR),
+    OpCase("smooth_l1_loss", F.smooth_l1_loss, TF.smooth_l1_loss,
+           PAIR + [S(arg(3, 4), arg(3, 4), beta=0.5), S(arg(3, 4), arg(3, 4), beta=0.0)]),
+    OpCase("huber_loss", F.huber_loss, TF.huber_loss,
+           PAIR[:3] + [S(arg(3, 4), arg(3, 4), delta=0.7, reduction="sum")]),
+    OpCase("binary_cross_entropy", F.binary_cross_entropy, TF.binary_cross_entropy, [
+        S(arg(3, 4, **UNIT), arg(3, 4, low=0.0, high=1.0, grad=False)),
+        S(arg(3, 4, **UNIT), arg(3, 4, low=0.0, high=1.0, grad=False),
+          arg(4, low=0.5, high=2.0, grad=False), reduction="sum"),
+        S(arg(3, 4, **UNIT, noncontig=True), arg(3, 4, low=0.0, high=1.0, grad=False),
+          reduction="none"),
+    ]),
+    OpCase("binary_cross_entropy_with_logits", F.binary_cross_entropy_with_logits,
+           TF.binary_cross_entropy_with_logits, [
+               S(arg(3, 4), arg(3, 4, low=0.0, high=1.0, grad=False)),
+               S(arg(3, 4, low=-30, high=30), arg(3, 4, low=0.0, high=1.0)),
+           ]),
+    OpCase("bce_with_logits_pos_weight",
+           lambda x, t, w, p, **k: F.binary_cross_entropy_with_logits(x, t, w, pos_weight=p, **k),
+           lambda x, t, w, p, **k: TF.binary_cross_entropy_with_logits(x, t, w, pos_weight=p,
+                                                                       **k),
+           [S(arg(3, 4), arg(3, 4, low=0.0, high=1.0, grad=False),
+              arg(3, 1, low=0.5, high=2.0, grad=False), arg(4, low=0.5, high=3.0, grad=False),
+              reduction="sum")]),
+    OpCase("kl_div", F.kl_div, TF.kl_div, [
+        S(arg(3, 4, low=-3.0, high=-0.1), arg(3, 4, low=0.0, high=1.0), reduction="batchmean"),
+        S(arg(3, 4, low=-3.0, high=-0.1), arg(3, 4, low=0.0, high=1.0), reduction="sum"),
+        S(arg(3, 4, low=-3.0, high=-0.1), arg(3, 4, low=-3.0, high=0.0), reduction="none",
+          log_target=True),
+    ]),
+]
+
+test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
+
+
+def test_cross_entropy_target_out_of_range_names_the_class():
+    with pytest.raises(IndexError, match="cross_entropy: target class 7 is out of range for "
+                                         "5 classes"):
+        F.cross_entropy(ember.randn(3, 5), ember.tensor([0, 7, 1]))
+    with pytest.raises(IndexError, match="target class -3"):
+        F.cross_entropy(ember.randn(3, 5), ember.tensor([0, -3, 1]))
+
+
+def test_loss_errors():
+    with pytest.raises(ember.ShapeError, match="target of shape"):
+        F.cross_entropy(ember.randn(3, 5), ember.tensor([0, 1]))
+    with pytest.raises(ember.DTypeError, match="integers"):
+        F.nll_loss(ember.randn(3, 5), ember.tensor([True, False, True]))
+    with pytest.raises(ValueError, match="not a valid value for reduction"):
+        F.mse_loss(ember.randn(3), ember.randn(3), reduction="avg")
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        F.binary_cross_entropy(ember.tensor([1.5]), ember.tensor([1.0]))
+    with pytest.raises(ValueError, match="same as input size"):
+        F.binary_cross_entropy_with_logits(ember.randn(3), ember.randn(2))
+
+
+def test_cross_entropy_all_ignored_is_nan_like_torch():
+    x, t = ember.randn(2, 3), ember.tensor([-100, -100])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isnan(F.cross_entropy(x, t).item())
+    assert np.isnan(TF.cross_entropy(torch.randn(2, 3), torch.tensor([-100, -100])).item())
+
+
+def test_legacy_size_average_and_reduce():
+    x, t = ember.randn(3, 4), ember.randn(3, 4)
+    np.testing.assert_allclose(F.mse_loss(x, t, size_average=False).item(),
+                               F.mse_loss(x, t, reduction="sum").item())
+    assert F.mse_loss(x, t, reduce=False).shape == (3, 4)
+
+
+def test_bce_saturated_inputs_are_finite():
+    x = ember.tensor([0.0, 1.0, 1e-50], dtype=ember.float64, requires_grad=True)
+    t = ember.tensor([1.0, 0.0, 1.0], dtype=ember.float64)
+    loss = F.binary_cross_entropy(x, t, reduction="none")
+    np.testing.assert_allclose(loss.detach().numpy(), [100.0, 100.0, 100.0])
+    loss.sum().backward()
+    assert np.isfinite(x.grad.numpy()).all()
