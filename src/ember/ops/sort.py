@@ -65,6 +65,8 @@ class TopkIndices(Primitive):
         if a.ndim == 0:
             return xp.zeros((), np.int64)
         n = a.shape[dim]
+        if k == 0:
+            return xp.zeros(a.shape[:dim] + (0,) + a.shape[dim + 1:], np.int64)
         if 2 * k >= n:  # a full sort costs about what a partition and a sort of k would
             idx = _argsort(xp, a, dim, largest, True)
             return xp.take(idx, xp.arange(k), axis=dim).astype(np.int64, copy=False)
