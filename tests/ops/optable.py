@@ -43,7 +43,7 @@ class Arg:
         shape = self.shape[::-1] if self.noncontig else self.shape
         a = rng.uniform(self.low, self.high, size=shape)
         if self.integer:
-            a = np.round(a)
+            a = np.asarray(np.round(a))  # a 0-d round gives a NumPy scalar
         return a.T if self.noncontig else a
 
 
