@@ -243,7 +243,8 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
 
 def _clamp_tensors(input: Tensor, low: Any, high: Any) -> Tensor:
     """Clamp with tensor bounds as two selections, which gives PyTorch's gradients: ``input``
-    where it is inside, a bound where it binds."""
+    where it is inside, a bound where it binds. (One corner differs: where ``min == max`` and
+    ``input`` is below, ``min`` gets the gradient; PyTorch gives it to nothing.)"""
     given = [v for v in (low, high) if v is not None]
     x, *bounds = promote(input, *given)
     low = bounds.pop(0) if low is not None else None

@@ -1,0 +1,193 @@
+"""where, clamp, maximum/minimum and fmax/fmin against PyTorch and finite differences (see
+optable.py), plus gradients at ties, NaN handling, dtypes and errors."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from tests.ops.optable import Const, OpCase, S, arg, op_tests
+
+MASK = np.array([[True, False, True, False], [False, False, True, True],
+                 [True, True, False, False]])
+PAIRS = [S(arg(3, 4), arg(3, 4)), S(arg(3, 1), arg(4)),
+         S(arg(2, 3, noncontig=True), arg(2, 3)), S(arg(), arg(2, 3)), S(arg(0, 3), arg(3))]
+
+
+def pair(name: str) -> OpCase:
+    return OpCase(name, getattr(ember, name), getattr(torch, name), PAIRS)
+
+
+CASES = [
+    OpCase("where", ember.where, torch.where,
+           [S(Const(MASK), arg(3, 4), arg(3, 4)),
+            S(Const(MASK[:, :1].copy()), arg(1, 4), arg(4)),       # all three broadcast
+            S(Const(MASK), arg(3, 4, noncontig=True), arg()),
+            S(Const(np.array(True)), arg(), arg()),
+            S(Const(np.zeros((0, 4), bool)), arg(0, 4), arg(4))]),
+    OpCase("where_scalars", lambda c, x: (ember.where(c, x, 0.5), ember.where(c, -1.0, x)),
+           lambda c, x: (torch.where(c, x, 0.5), torch.where(c, -1.0, x)),
+           [S(Const(MASK), arg(3, 4))]),
+    OpCase("where_method", lambda x, y: x.where(x > 0, y), lambda x, y: x.where(x > 0, y),
+           [S(arg(3, 4), arg(3, 4))]),
+    pair("maximum"), pair("minimum"), pair("fmax"), pair("fmin"),
+    OpCase("clamp", lambda x: ember.clamp(x, -0.5, 0.7), lambda x: torch.clamp(x, -0.5, 0.7),
+           [S(arg(3, 4)), S(arg()), S(arg(0, 2)), S(arg(2, 3, noncontig=True))]),
+    OpCase("clamp_min", lambda x: ember.clamp(x, min=0.2), lambda x: torch.clamp(x, min=0.2),
+           [S(arg(3, 4))]),
+    OpCase("clamp_max", lambda x: ember.clamp(x, max=0.2), lambda x: torch.clamp(x, max=0.2),
+           [S(arg(3, 4))]),
+    OpCase("clamp_inverted", lambda x: ember.clamp(x, 1.0, -1.0),
+           lambda x: torch.clamp(x, 1.0, -1.0), [S(arg(3, 4))]),
+    OpCase("clamp_tensors", lambda x, lo, hi: ember.clamp(x, lo, hi), torch.clamp,
+           [S(arg(3, 4), arg(3, 4, low=-2.0, high=-0.2), arg(4, low=0.2, high=2.0)),
+            S(arg(3, 4), arg(3, 4), arg(3, 4)),                  # some min > max
+            S(arg(2, 3, noncontig=True), arg(), arg(2, 1, low=0.0)),
+            S(arg(), arg(2, 2), arg(2, 2, low=2.5, high=3.0))]),  # bounds broadcast x
+    OpCase("clamp_tensor_min", lambda x, lo: ember.clamp(x, min=lo),
+           lambda x, lo: torch.clamp(x, min=lo), [S(arg(3, 4), arg(4))]),
+    OpCase("clamp_tensor_max_scalar_min", lambda x, hi: ember.clamp(x, -0.5, hi),
+           lambda x, hi: torch.clamp(x, torch.tensor(-0.5, dtype=x.dtype), hi),
+           [S(arg(3, 4), arg(3, 1))]),
+    OpCase("clip", lambda x: ember.clip(x, -1, 1), lambda x: torch.clip(x, -1, 1),
+           [S(arg(3, 4))]),
+    OpCase("clamp_min_fn", lambda x: ember.clamp_min(x, 0.1), lambda x: torch.clamp_min(x, 0.1),
+           [S(arg(3, 4))]),
+    OpCase("clamp_max_method", lambda x: x.clamp_max(0.1), lambda x: x.clamp_max(0.1),
+           [S(arg(3, 4))]),
+]
+
+test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
+
+
+def grads(fn_e, fn_t, *values):
+    """Gradients of ``fn(*values)`` (summed against a fixed weight) from Ember and PyTorch."""
+    xs = [ember.tensor(v, dtype=ember.float64, requires_grad=True) for v in values]
+    ts = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in values]
+    out_e, out_t = fn_e(*xs), fn_t(*ts)
+    w = np.arange(1.0, 1.0 + out_t.numel()).reshape(tuple(out_t.shape))
+    mine = ember.autograd.grad(out_e, xs, ember.from_numpy(w), allow_unused=True)
+    ref = torch.autograd.grad(out_t, ts, torch.from_numpy(w), allow_unused=True)
+    return ([None if g is None else g.numpy() for g in mine],
+            [None if g is None else g.numpy() for g in ref])
+
+
+def assert_same_grads(mine, ref):
+    for m, r in zip(mine, ref, strict=True):
+        if r is None:
+            assert m is None or not m.any()
+        else:
+            np.testing.assert_allclose(m, r, rtol=1e-12)
+
+
+A = [1.0, 2.0, 3.0, math.nan, 5.0, math.nan]
+B = [1.0, 3.0, 2.0, 4.0, math.nan, math.nan]
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+def test_ties_and_nans_match_torch(name):
+    fe, ft = getattr(ember, name), getattr(torch, name)
+    np.testing.assert_array_equal(fe(ember.tensor(A), ember.tensor(B)).numpy(),
+                                  ft(torch.tensor(A), torch.tensor(B)).numpy())
+    assert_same_grads(*grads(fe, ft, A[:3], B[:3]))  # a tie, a win, a loss
+
+
+def test_maximum_splits_the_gradient_at_ties():
+    x = ember.tensor([2.0], requires_grad=True)
+    ember.maximum(x, x).backward(ember.ones(1))
+    assert x.grad.tolist() == [1.0]
+    y = ember.tensor([2.0], requires_grad=True)
+    z = ember.tensor([2.0], requires_grad=True)
+    ember.minimum(y, z).backward(ember.ones(1))
+    assert y.grad.tolist() == [0.5] and z.grad.tolist() == [0.5]
+
+
+def test_clamp_passes_the_gradient_at_the_bounds():
+    values = [-1.0, -0.5, 0.0, 1.0, 2.0]
+    assert_same_grads(*grads(lambda x: ember.clamp(x, -1.0, 1.0),
+                             lambda x: torch.clamp(x, -1.0, 1.0), values))
+    lo, hi = [-1.0, -1.0, 0.5, 1.0, 2.5], [1.0, 0.0, 0.7, 1.0, 3.0]
+    assert_same_grads(*grads(ember.clamp, torch.clamp, values, lo, hi))
+    assert_same_grads(*grads(lambda x, lo: ember.clamp(x, min=lo),
+                             lambda x, lo: torch.clamp(x, min=lo), values, lo))
+    assert_same_grads(*grads(lambda x, hi: ember.clamp(x, max=hi),
+                             lambda x, hi: torch.clamp(x, max=hi), values, hi))
+
+
+def test_clamp_with_equal_bounds_below_gives_the_gradient_to_a_bound():
+    # A deliberate difference: where min == max > x PyTorch drops the gradient entirely (its
+    # min gets it only where min < max); Ember gives it to min, whose value the output is.
+    x, lo, hi = (ember.tensor([0.0], requires_grad=True) for _ in range(3))
+    with ember.no_grad():
+        lo += 0.5
+        hi += 0.5
+    ember.clamp(x, lo, hi).backward(ember.ones(1))
+    assert x.grad.tolist() == [0.0] and lo.grad.tolist() == [1.0] and hi.grad.tolist() == [0.0]
+
+
+def test_clamp_second_order():
+    x = ember.tensor([0.5, 2.0], dtype=ember.float64, requires_grad=True)
+    (g,) = ember.autograd.grad(ember.clamp(x * x, 0.0, 1.0), x,
+                               ember.ones(2, dtype=ember.float64), create_graph=True)
+    (gg,) = ember.autograd.grad(g, x, ember.ones(2, dtype=ember.float64))
+    assert g.tolist() == [1.0, 0.0] and gg.tolist() == [2.0, 0.0]
+
+
+def test_clamp_nan_input_stays_nan():
+    out = ember.clamp(ember.tensor([math.nan, 5.0]), 0.0, 1.0)
+    assert math.isnan(out.tolist()[0]) and out.tolist()[1] == 1.0
+
+
+def test_dtypes_follow_torch():
+    i = np.array([2, -3, 0])
+    b = np.array([True, False, True])
+    cases = [
+        (lambda m, x: m.clamp(x, min=0.5), i), (lambda m, x: m.clamp(x, min=0), i),
+        (lambda m, x: m.clamp(x, min=0), b), (lambda m, x: m.clamp(x, max=2), i.astype(np.uint8)),
+        (lambda m, x: m.clamp(x, min=m.tensor(0.5)), i),
+        (lambda m, x: m.where(x > 0, 1.0, 0.0), i), (lambda m, x: m.where(x > 0, 1, 0), i),
+        (lambda m, x: m.where(x > 0, x, 2.5), i), (lambda m, x: m.where(x > 0, x * 1.0, 2), i),
+        (lambda m, x: m.maximum(x, m.tensor([1.5])), i), (lambda m, x: m.fmin(x, x > 0), i),
+        (lambda m, x: m.maximum(x, x), b),
+        (lambda m, x: m.where(x > 0, x.to(m.float64 if m is torch else ember.float64),
+                              x.float()), i),
+    ]
+    for k, (fn, values) in enumerate(cases):
+        mine = fn(ember, ember.from_numpy(values))
+        ref = fn(torch, torch.from_numpy(values))
+        assert mine.dtype.name == str(ref.dtype).removeprefix("torch."), k
+        assert mine.tolist() == ref.tolist(), k
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_keeps_its_dtype(dtype):
+    x = ember.tensor([-2.0, 0.25, 3.0], dtype=getattr(ember, dtype))
+    for out in (ember.clamp(x, -1.0, 1.0), ember.maximum(x, 0.5), ember.where(x > 0, x, 0.5)):
+        assert out.dtype.name == dtype
+
+
+def test_errors_are_clear():
+    x = ember.ones(3)
+    with pytest.raises(ember.DTypeError, match="where: the condition must be a bool tensor, "
+                                               "got float32"):
+        ember.where(x, x, x)
+    with pytest.raises(ember.errors.OpError, match="at least one of min and max"):
+        ember.clamp(x)
+    with pytest.raises(ember.ShapeError, match="where: shapes"):
+        ember.where(x > 0, ember.ones(4), 0.0)
+    with pytest.raises(ember.ShapeError, match="maximum: shapes"):
+        ember.maximum(x, ember.ones(2))
+
+
+def test_inplace_clamp():
+    x = ember.tensor([-2.0, 0.5, 3.0])
+    assert x.clamp_(-1, 1) is x and x.tolist() == [-1.0, 0.5, 1.0]
+    x.clip_(max=0.0)
+    assert x.tolist() == [-1.0, 0.0, 0.0]
+    y = ember.tensor([-2.0, 0.5])
+    y.clamp_min_(0.0)
+    assert y.tolist() == [0.0, 0.5]
+    with pytest.raises(ember.DTypeError, match="cannot be cast"):
+        ember.tensor([1, 2]).clamp_(min=0.5)
