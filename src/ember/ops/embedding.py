@@ -78,34 +78,23 @@ class EmbeddingBackward(Primitive):
         return TensorSpec((num_weights, grad.shape[-1]), grad.dtype)
 
     def vjp(self, ctx, gg):
+        # A gather of ``gg`` at the indices, zero at padding. No 1/count: Embedding's own vjp
+        # already divides by it on the way back to the weight, and the two together give the
+        # true second derivative of the (frequency-scaled) first one, as PyTorch computes it.
         grad, indices = ctx.inputs
         if not grad.requires_grad:
             return None, None
         p = ctx.params
         rows = apply(Embedding, gg, indices, padding_idx=p["padding_idx"],
                      scale_grad_by_freq=p["scale_grad_by_freq"])
-        factor = _row_factor(indices, p["num_weights"], p["padding_idx"],
-                             p["scale_grad_by_freq"])
-        return (rows if factor is None else rows * factor), None
+        pad = p["padding_idx"]
+        if pad is None:
+            return rows, None
+        keep = indices.device.xp.asarray(indices._data != pad, dtype=gg.dtype.np)[..., None]
+        return rows * _wrap(keep, indices.device), None
 
     def jvp(self, ctx, dgrad, dindices):
         return apply(EmbeddingBackward, dgrad, ctx.inputs[1], **ctx.params)
-
-
-def _row_factor(indices: Tensor, num_weights: int, padding_idx: int | None,
-                scale: bool) -> Tensor | None:
-    """Per-index factor the backward applied to each row: 0 at padding, 1/count if scaled."""
-    if padding_idx is None and not scale:
-        return None
-    xp = indices.device.xp
-    idx = indices._data
-    factor = xp.ones(idx.shape, dtype=np.float64)
-    if scale:
-        counts = xp.bincount(idx.reshape(-1), minlength=num_weights)
-        factor = factor / counts[idx]
-    if padding_idx is not None:
-        factor = factor * (idx != padding_idx)
-    return _wrap(factor[..., None], indices.device)
 
 
 def _renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:

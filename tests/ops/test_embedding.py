@@ -1,0 +1,77 @@
+"""embedding against PyTorch and finite differences."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import ember
+import ember.nn.functional as F
+from tests.ops.optable import Const, OpCase, S, arg, op_tests
+
+IDX = Const(np.array([[1, 2, 4], [4, 3, 1]]))
+REPEATED = Const(np.array([0, 2, 2, 2, 5, 0]))
+
+CASES = [
+    OpCase("embedding", F.embedding, TF.embedding, [
+        S(IDX, arg(6, 3)),
+        S(REPEATED, arg(6, 4, noncontig=True)),                   # repeats accumulate
+        S(Const(np.array(3)), arg(6, 3)),                         # 0-d index
+        S(Const(np.zeros((0, 2), dtype=np.int64)), arg(6, 3)),    # no indices
+    ]),
+]
+
+test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
+
+
+@pytest.mark.parametrize("kw", [dict(padding_idx=2), dict(padding_idx=-4),
+                                dict(scale_grad_by_freq=True),
+                                dict(padding_idx=0, scale_grad_by_freq=True)])
+def test_padding_and_frequency_scaling_first_and_second_order_like_torch(kw):
+    # not true derivatives (the padding row is frozen), so compared with torch, not FD
+    idx = np.array([[0, 2, 2], [5, 2, 1]])
+    w = np.random.default_rng(0).standard_normal((6, 3))
+    g = np.random.default_rng(1).standard_normal((2, 3, 3))
+    mine = ember.from_numpy(w.copy()).requires_grad_()
+    ref = torch.from_numpy(w.copy()).requires_grad_()
+    (gm,) = ember.autograd.grad(F.embedding(ember.from_numpy(idx), mine, **kw) ** 3, mine,
+                                ember.from_numpy(g), create_graph=True)
+    (gr,) = torch.autograd.grad(TF.embedding(torch.from_numpy(idx), ref, **kw) ** 3, ref,
+                                torch.from_numpy(g), create_graph=True)
+    np.testing.assert_allclose(gm.detach().numpy(), gr.detach().numpy())
+    if "padding_idx" in kw:
+        assert not gm.detach().numpy()[kw["padding_idx"]].any()
+    (ggm,) = ember.autograd.grad((gm * gm).sum(), mine)
+    (ggr,) = torch.autograd.grad((gr * gr).sum(), ref)
+    np.testing.assert_allclose(ggm.numpy(), ggr.numpy())
+
+    # and the second order is the true derivative of the (scaled, masked) first order
+    def grad_of(t):
+        out = F.embedding(ember.from_numpy(idx), t, **kw) ** 3
+        return ember.autograd.grad(out, t, ember.from_numpy(g), create_graph=True)[0]
+
+    assert ember.autograd.gradcheck(grad_of, [ember.from_numpy(w.copy()).requires_grad_()])
+
+
+def test_max_norm_renormalises_used_rows_in_place_like_torch():
+    w = np.random.default_rng(2).standard_normal((5, 4)) * 3
+    idx = np.array([0, 3, 3])
+    mine, ref = ember.from_numpy(w.copy()), torch.from_numpy(w.copy())
+    out = F.embedding(ember.from_numpy(idx), mine, max_norm=1.0)
+    expected = TF.embedding(torch.from_numpy(idx), ref, max_norm=1.0)
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-6)
+    assert mine._version == 1
+
+
+def test_embedding_errors():
+    w = ember.randn(10, 3)
+    with pytest.raises(IndexError, match=r"embedding: index 12 is out of range for 10 "
+                                         r"embeddings \(weight shape \(10, 3\)\)"):
+        F.embedding(ember.tensor([1, 12]), w)
+    with pytest.raises(IndexError, match="index -1"):
+        F.embedding(ember.tensor([-1]), w)
+    with pytest.raises(ember.DTypeError, match="integer"):
+        F.embedding(ember.tensor([1.0]), w)
+    with pytest.raises(IndexError, match="padding_idx"):
+        F.embedding(ember.tensor([1]), w, padding_idx=10)

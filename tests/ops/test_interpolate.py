@@ -1,0 +1,65 @@
+"""interpolate against PyTorch and finite differences."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import ember
+import ember.nn.functional as F
+from tests.ops.optable import OpCase, S, arg, op_tests
+
+CASES = [
+    OpCase("interpolate_nearest", F.interpolate, TF.interpolate, [
+        S(arg(2, 3, 3, 4), scale_factor=2),
+        S(arg(2, 3, 4, 5, noncontig=True), size=(3, 7)),
+        S(arg(2, 3, 5, 5), scale_factor=1.7),
+        S(arg(2, 3, 5, 5), scale_factor=(0.6, 1.5), recompute_scale_factor=True),
+        S(arg(2, 3, 5), size=8),                                    # 1-D
+        S(arg(1, 2, 2, 3, 3), scale_factor=(1, 2, 1.5)),            # 3-D
+    ]),
+    OpCase("interpolate_nearest_exact", F.interpolate, TF.interpolate, [
+        S(arg(2, 3, 4, 5), size=(7, 3), mode="nearest-exact"),
+    ]),
+    OpCase("interpolate_bilinear", F.interpolate, TF.interpolate, [
+        S(arg(2, 3, 3, 4), scale_factor=2, mode="bilinear"),
+        S(arg(2, 3, 3, 4), scale_factor=2, mode="bilinear", align_corners=True),
+        S(arg(2, 3, 5, 4, noncontig=True), size=(3, 7), mode="bilinear"),
+        S(arg(2, 3, 5, 4), size=(1, 6), mode="bilinear", align_corners=True),
+        S(arg(2, 3, 4, 4), scale_factor=1.3, mode="bilinear"),
+        S(arg(2, 3, 4, 4), scale_factor=0.6, mode="bilinear", recompute_scale_factor=True),
+    ]),
+    OpCase("interpolate_linear", F.interpolate, TF.interpolate, [
+        S(arg(2, 3, 5), size=9, mode="linear"),
+        S(arg(2, 3, 5), size=3, mode="linear", align_corners=True),
+    ]),
+    OpCase("interpolate_trilinear", F.interpolate, TF.interpolate, [
+        S(arg(1, 2, 2, 3, 3), size=(3, 4, 2), mode="trilinear"),
+    ], gradgrad=False),
+    OpCase("interpolate_area", F.interpolate, TF.interpolate, [
+        S(arg(2, 3, 5, 7), size=(2, 3), mode="area"),
+    ]),
+]
+
+test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
+
+
+def test_float32_upsampling_matches_torch_at_larger_size():
+    x = np.random.default_rng(0).standard_normal((2, 3, 17, 13)).astype(np.float32)
+    for kw in (dict(scale_factor=2.5, mode="bilinear"), dict(size=(40, 9), mode="nearest"),
+               dict(size=(31, 29), mode="bilinear", align_corners=True)):
+        mine = F.interpolate(ember.from_numpy(x), **kw)
+        ref = TF.interpolate(torch.from_numpy(x), **kw)
+        np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_interpolate_errors():
+    x = ember.randn(1, 2, 4, 4)
+    with pytest.raises(ValueError, match="exactly one of size or scale_factor"):
+        F.interpolate(x)
+    with pytest.raises(ValueError, match="align_corners"):
+        F.interpolate(x, scale_factor=2, align_corners=True)
+    with pytest.raises(ember.ShapeError, match="needs a 4-D input"):
+        F.interpolate(ember.randn(1, 2, 4), scale_factor=2, mode="bilinear")
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        F.interpolate(x, scale_factor=2, mode="bicubic")
