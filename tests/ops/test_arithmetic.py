@@ -1,8 +1,10 @@
 """Arithmetic ops against PyTorch and finite differences (see optable.py)."""
 
+import math
 import operator
 
 import numpy as np
+import pytest
 import torch
 
 import ember
@@ -35,6 +37,37 @@ CASES = [
            [S(arg(3, 4, low=0.1, high=5), arg(3, 4, low=1.1, high=1.9))], gradgrad=False),
     OpCase("floor_divide", ember.floor_divide, torch.floor_divide,
            [S(arg(3, 4, low=0.1, high=5), arg(3, 4, low=1.1, high=1.9))], grad=False),
+    OpCase("fmod", ember.fmod, torch.fmod,
+           [S(arg(3, 4, low=-5, high=5), arg(3, 4, low=1.1, high=1.9)),
+            S(arg(3, 1, low=-5, high=5), arg(4, low=-1.9, high=-1.1))], gradgrad=False),
+    OpCase("pow", ember.pow, torch.pow,
+           [S(arg(3, 4, low=0.2, high=2.0), arg(3, 4)),
+            S(arg(3, 1, low=0.2, high=2.0), arg(4)),
+            S(arg(2, 3, low=0.2, high=2.0, noncontig=True), arg(2, 3)),
+            S(arg(low=0.2, high=2.0), arg(2, 3)),
+            S(arg(0, 3, low=0.2), arg(3))]),
+    OpCase("pow_negative_base", ember.pow, torch.pow,
+           [S(arg(3, 4), arg(3, 4, low=-3.0, high=3.0, integer=True, grad=False))]),
+    OpCase("pow_scalar", lambda x: (x ** 2, x ** 3, x ** -2, x ** 0, x ** 1, ember.pow(x, 0.5)),
+           lambda x: (x ** 2, x ** 3, x ** -2, x ** 0, x ** 1, torch.pow(x, 0.5)),
+           [S(arg(3, 4, low=0.2)), S(arg(low=0.2)), S(arg(0, 2, low=0.2)),
+            S(arg(2, 3, low=0.2, noncontig=True))]),
+    OpCase("pow_scalar_negative_base", lambda x: (x ** 2, x ** 3, x ** -1),
+           lambda x: (x ** 2, x ** 3, x ** -1), [S(arg(3, 4, low=-2.0, high=-0.3))]),
+    OpCase("rpow", lambda x: (2 ** x, 0.5 ** x, ember.pow(3.0, x)),
+           lambda x: (2 ** x, 0.5 ** x, torch.pow(3.0, x)), [S(arg(3, 4)), S(arg())]),
+    OpCase("pow_method", lambda x, y: x.pow(y), lambda x, y: x.pow(y),
+           [S(arg(3, low=0.5), arg(3))]),
+    OpCase("addcmul", lambda a, b, c: ember.addcmul(a, b, c, value=0.5),
+           lambda a, b, c: torch.addcmul(a, b, c, value=0.5),
+           [S(arg(3, 4), arg(3, 1), arg(4)), S(arg(), arg(2, 3), arg(2, 3))]),
+    OpCase("addcdiv", lambda a, b, c: ember.addcdiv(a, b, c, value=-2),
+           lambda a, b, c: torch.addcdiv(a, b, c, value=-2),
+           [S(arg(3, 4), arg(3, 1), arg(4, low=0.5, high=2.0))]),
+    OpCase("lerp", lambda a, b: ember.lerp(a, b, 0.3), lambda a, b: torch.lerp(a, b, 0.3),
+           BINARY_SAMPLES[:3]),
+    OpCase("lerp_tensor_weight", ember.lerp, torch.lerp,
+           [S(arg(3, 4), arg(3, 4), arg(3, 1, low=0.0, high=1.0))]),
 ]
 
 test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
@@ -70,3 +103,87 @@ def test_inplace_add_bumps_version_and_keeps_history():
     assert y._version == v + 1
     y.backward(ember.ones(3))
     np.testing.assert_allclose(x.grad.numpy(), [2, 2, 2])
+
+
+INTS = np.array([2, -3, 0, 1, -1])
+POW_DTYPE_CASES = [
+    lambda m, x: x ** 2, lambda m, x: x ** 2.5, lambda m, x: x ** 0, lambda m, x: x ** True,
+    lambda m, x: 2 ** x.abs(), lambda m, x: 2.0 ** x, lambda m, x: x.bool() ** 2,
+    lambda m, x: x ** m.tensor([-1, 2, -2, -3, -1]),          # integer negative exponents
+    lambda m, x: x ** m.tensor(-1), lambda m, x: x.float() ** x, lambda m, x: x ** x.float(),
+    lambda m, x: x ** m.tensor(2.0), lambda m, x: x.to(m.uint8) ** 3,
+    lambda m, x: x.to(m.int32) ** m.tensor(2), lambda m, x: x.double() ** 2,
+    lambda m, x: x.to(m.float16) ** 2.0, lambda m, x: m.tensor(2) ** 3.0,
+]
+
+
+@pytest.mark.parametrize("k", range(len(POW_DTYPE_CASES)))
+def test_pow_dtypes_and_values_match_torch(k):
+    fn = POW_DTYPE_CASES[k]
+    mine = fn(ember, ember.from_numpy(INTS))
+    ref = fn(torch, torch.from_numpy(INTS))
+    assert mine.dtype.name == str(ref.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(mine.float().numpy(), ref.float().numpy(), rtol=1e-6,
+                               equal_nan=True)
+
+
+def test_pow_errors():
+    with pytest.raises(ember.errors.OpError, match="integers to negative integer powers"):
+        ember.tensor([1, 2]) ** -1
+    with pytest.raises(ember.DTypeError, match="pow: not defined for bool"):
+        ember.tensor([True]) ** ember.tensor([True])
+    with pytest.raises(ember.ShapeError, match="pow: shapes"):
+        ember.ones(3) ** ember.ones(2)
+
+
+def _pow_grads(base, exponent):
+    b = ember.tensor(base, dtype=ember.float64, requires_grad=True)
+    e = ember.tensor(exponent, dtype=ember.float64, requires_grad=True)
+    tb = torch.tensor(base, dtype=torch.float64, requires_grad=True)
+    te = torch.tensor(exponent, dtype=torch.float64, requires_grad=True)
+    mine = ember.autograd.grad(b ** e, [b, e], ember.ones(len(base), dtype=ember.float64))
+    ref = torch.autograd.grad(tb ** te, [tb, te], torch.ones(len(base), dtype=torch.float64))
+    return [g.numpy() for g in mine], [g.numpy() for g in ref]
+
+
+def test_pow_gradient_at_zero_base_and_zero_exponent_matches_torch():
+    base = [0.0, 0.0, 0.0, 2.0, -1.5, 0.0, -2.0]
+    exponent = [0.0, 2.0, 0.5, 0.0, 3.0, -1.0, 0.5]
+    for m, r in zip(*_pow_grads(base, exponent), strict=True):
+        np.testing.assert_allclose(m, r, rtol=1e-12, equal_nan=True)
+    for value in [0.0, 1.0, 2.0, 0.5, -1.0]:
+        x = ember.tensor([0.0, 1.5], dtype=ember.float64, requires_grad=True)
+        t = torch.tensor([0.0, 1.5], dtype=torch.float64, requires_grad=True)
+        (g,) = ember.autograd.grad(x ** value, x, ember.ones(2, dtype=ember.float64))
+        (r,) = torch.autograd.grad(t ** value, t, torch.ones(2, dtype=torch.float64))
+        np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-12, equal_nan=True,
+                                   err_msg=f"x ** {value}")
+    x = ember.tensor([0.0, -1.0], dtype=ember.float64, requires_grad=True)
+    t = torch.tensor([0.0, -1.0], dtype=torch.float64, requires_grad=True)
+    (g,) = ember.autograd.grad(0.0 ** x, x, ember.ones(2, dtype=ember.float64))
+    (r,) = torch.autograd.grad(0.0 ** t, t, torch.ones(2, dtype=torch.float64))
+    np.testing.assert_allclose(g.numpy(), r.numpy(), equal_nan=True)
+
+
+def test_pow_third_derivative():
+    x = ember.tensor([1.5], dtype=ember.float64, requires_grad=True)
+    (g,) = ember.autograd.grad(x ** 4, x, create_graph=True)
+    (gg,) = ember.autograd.grad(g, x, create_graph=True)
+    (ggg,) = ember.autograd.grad(gg, x)
+    assert math.isclose(ggg.item(), 24 * 1.5)
+
+
+def test_inplace_pow_and_fused_forms():
+    x = ember.tensor([2.0, 3.0])
+    x **= 2
+    assert x.tolist() == [4.0, 9.0]
+    x.pow_(0.5)
+    assert x.tolist() == [2.0, 3.0]
+    y = ember.zeros(2)
+    y.addcmul_(ember.ones(2), ember.full((2,), 3.0), value=2)
+    y.addcdiv_(ember.ones(2), ember.full((2,), 2.0))
+    y.lerp_(ember.zeros(2), 0.5)
+    assert y.tolist() == [3.25, 3.25]
+    n = ember.tensor([1, 2])
+    n **= 2
+    assert n.tolist() == [1, 4] and n.dtype is ember.int64

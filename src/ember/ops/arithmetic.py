@@ -170,8 +170,13 @@ class Pow(Binary):
                 if b.requires_grad else None)
 
     def jvp(self, ctx, da, db):
+        from ember.ops.select import where
+
         a, b = ctx.inputs
-        return da * _dpow_dbase(a, b) + db * _dpow_dexponent(a, b, ctx.out)
+        # a zero tangent (an input held fixed) adds nothing, even where the partial derivative
+        # is infinite or NaN (the exponent's at a negative base)
+        return (where(da == 0, 0, da * _dpow_dbase(a, b))
+                + where(db == 0, 0, db * _dpow_dexponent(a, b, ctx.out)))
 
 
 def _dpow_dbase(a: Tensor, b: Tensor) -> Tensor:
