@@ -172,6 +172,7 @@ def test_indices_do_not_require_grad():
     x = ember.randn(3, 4, requires_grad=True)
     values, indices = x.max(1)
     assert values.requires_grad and not indices.requires_grad
+    assert not x.count_nonzero().requires_grad and not x.argmax().requires_grad
 
 
 @pytest.mark.parametrize("values", [[2.0, 0.0, 3.0], [0.0, 0.0, 3.0], [0.0, 2.0, 0.0, 4.0]])

@@ -257,7 +257,8 @@ def sum(input: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001
 @method()
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: DType | None = None) -> Tensor:
-    """The product over ``dim`` (all elements when None); the gradient is exact with zeros.
+    """The product over ``dim`` (all elements when None). The first derivative is exact with
+    zeros in the input; second derivatives at inputs containing zeros are not.
 
     Example:
         >>> ember.tensor([1.0, 2.0, 3.0]).prod()
@@ -509,6 +510,6 @@ def count_nonzero(input: Tensor, dim: Dim = None) -> Tensor:
         >>> ember.tensor([0, 1, 2]).count_nonzero()
         tensor(2)
     """
-    return sum(cast(input, dtypes.bool_), dim)
+    return sum(cast(input.detach(), dtypes.bool_), dim)
 
 

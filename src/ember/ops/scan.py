@@ -116,7 +116,8 @@ def cumsum(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
 
 @method()
 def cumprod(input: Tensor, dim: int, *, dtype: DType | None = None) -> Tensor:
-    """Running products along ``dim``; the gradient is exact with zeros in the input.
+    """Running products along ``dim``. The first derivative is exact with zeros in the input;
+    second derivatives at inputs containing zeros are not.
 
     Example:
         >>> ember.tensor([1.0, 2.0, 3.0]).cumprod(0)
