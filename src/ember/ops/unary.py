@@ -35,10 +35,16 @@ __all__ = ["exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsq
 class Unary(Primitive):
     """An elementwise primitive of one tensor; the output has its shape and dtype.
 
-    A subclass gives ``forward`` and ``chain(v, x, y, **params)``: ``v`` times dy/dx, written
-    in Ember ops from the input ``x`` and/or the output ``y`` (``save_inputs`` and
-    ``save_outputs`` say which it reads). Both the vjp and the jvp are that product.
+    A subclass gives ``forward`` (or just ``ufunc``, the name of the backend function) and
+    ``chain(v, x, y, **params)``: ``v`` times dy/dx, written in Ember ops from the input ``x``
+    and/or the output ``y`` (``save_inputs`` and ``save_outputs`` say which it reads). Both
+    the vjp and the jvp are that product.
     """
+
+    ufunc = ""  # the backend function computing the op, if one does
+
+    def forward(self, xp, a):
+        return getattr(xp, self.ufunc)(a)
 
     def infer(self, a, **params):
         return a
@@ -132,10 +138,8 @@ def erf_array(xp: Any, a: Any) -> Any:
 @primitive
 class Exp(Unary):
     name = "exp"
+    ufunc = "exp"
     save_inputs, save_outputs = False, True
-
-    def forward(self, xp, a):
-        return xp.exp(a)
 
     def chain(self, v, x, y):
         return v * y
@@ -144,10 +148,8 @@ class Exp(Unary):
 @primitive
 class Exp2(Unary):
     name = "exp2"
+    ufunc = "exp2"
     save_inputs, save_outputs = False, True
-
-    def forward(self, xp, a):
-        return xp.exp2(a)
 
     def chain(self, v, x, y):
         return v * y * math.log(2.0)
@@ -156,10 +158,8 @@ class Exp2(Unary):
 @primitive
 class Expm1(Unary):
     name = "expm1"
+    ufunc = "expm1"
     save_inputs, save_outputs = False, True
-
-    def forward(self, xp, a):
-        return xp.expm1(a)
 
     def chain(self, v, x, y):
         return v * (y + 1)
@@ -168,9 +168,7 @@ class Expm1(Unary):
 @primitive
 class Log(Unary):
     name = "log"
-
-    def forward(self, xp, a):
-        return xp.log(a)
+    ufunc = "log"
 
     def chain(self, v, x, y):
         return v / x
@@ -179,9 +177,7 @@ class Log(Unary):
 @primitive
 class Log2(Unary):
     name = "log2"
-
-    def forward(self, xp, a):
-        return xp.log2(a)
+    ufunc = "log2"
 
     def chain(self, v, x, y):
         return v / (x * math.log(2.0))
@@ -190,9 +186,7 @@ class Log2(Unary):
 @primitive
 class Log10(Unary):
     name = "log10"
-
-    def forward(self, xp, a):
-        return xp.log10(a)
+    ufunc = "log10"
 
     def chain(self, v, x, y):
         return v / (x * math.log(10.0))
@@ -201,9 +195,7 @@ class Log10(Unary):
 @primitive
 class Log1p(Unary):
     name = "log1p"
-
-    def forward(self, xp, a):
-        return xp.log1p(a)
+    ufunc = "log1p"
 
     def chain(self, v, x, y):
         return v / (x + 1)
@@ -213,10 +205,8 @@ class Log1p(Unary):
 @primitive
 class Sqrt(Unary):
     name = "sqrt"
+    ufunc = "sqrt"
     save_inputs, save_outputs = False, True
-
-    def forward(self, xp, a):
-        return xp.sqrt(a)
 
     def chain(self, v, x, y):
         return v / (y * 2)
@@ -237,10 +227,8 @@ class Rsqrt(Unary):
 @primitive
 class Reciprocal(Unary):
     name = "reciprocal"
+    ufunc = "reciprocal"
     save_inputs, save_outputs = False, True
-
-    def forward(self, xp, a):
-        return xp.reciprocal(a)
 
     def chain(self, v, x, y):
         return -(v * y * y)
@@ -250,9 +238,7 @@ class Reciprocal(Unary):
 @primitive
 class Sin(Unary):
     name = "sin"
-
-    def forward(self, xp, a):
-        return xp.sin(a)
+    ufunc = "sin"
 
     def chain(self, v, x, y):
         return v * cos(x)
@@ -261,9 +247,7 @@ class Sin(Unary):
 @primitive
 class Cos(Unary):
     name = "cos"
-
-    def forward(self, xp, a):
-        return xp.cos(a)
+    ufunc = "cos"
 
     def chain(self, v, x, y):
         return -(v * sin(x))
@@ -272,10 +256,8 @@ class Cos(Unary):
 @primitive
 class Tan(Unary):
     name = "tan"
+    ufunc = "tan"
     save_inputs, save_outputs = False, True
-
-    def forward(self, xp, a):
-        return xp.tan(a)
 
     def chain(self, v, x, y):
         return v * (y * y + 1)
@@ -284,9 +266,7 @@ class Tan(Unary):
 @primitive
 class Asin(Unary):
     name = "asin"
-
-    def forward(self, xp, a):
-        return xp.arcsin(a)
+    ufunc = "arcsin"
 
     def chain(self, v, x, y):
         return v * rsqrt(1 - x * x)
@@ -295,9 +275,7 @@ class Asin(Unary):
 @primitive
 class Acos(Unary):
     name = "acos"
-
-    def forward(self, xp, a):
-        return xp.arccos(a)
+    ufunc = "arccos"
 
     def chain(self, v, x, y):
         return -(v * rsqrt(1 - x * x))
@@ -306,9 +284,7 @@ class Acos(Unary):
 @primitive
 class Atan(Unary):
     name = "atan"
-
-    def forward(self, xp, a):
-        return xp.arctan(a)
+    ufunc = "arctan"
 
     def chain(self, v, x, y):
         return v / (x * x + 1)
@@ -317,9 +293,7 @@ class Atan(Unary):
 @primitive
 class Sinh(Unary):
     name = "sinh"
-
-    def forward(self, xp, a):
-        return xp.sinh(a)
+    ufunc = "sinh"
 
     def chain(self, v, x, y):
         return v * cosh(x)
@@ -328,9 +302,7 @@ class Sinh(Unary):
 @primitive
 class Cosh(Unary):
     name = "cosh"
-
-    def forward(self, xp, a):
-        return xp.cosh(a)
+    ufunc = "cosh"
 
     def chain(self, v, x, y):
         return v * sinh(x)
@@ -339,10 +311,8 @@ class Cosh(Unary):
 @primitive
 class Tanh(Unary):
     name = "tanh"
+    ufunc = "tanh"
     save_inputs, save_outputs = False, True
-
-    def forward(self, xp, a):
-        return xp.tanh(a)
 
     def chain(self, v, x, y):
         return v * (1 - y * y)
@@ -351,9 +321,7 @@ class Tanh(Unary):
 @primitive
 class Asinh(Unary):
     name = "asinh"
-
-    def forward(self, xp, a):
-        return xp.arcsinh(a)
+    ufunc = "arcsinh"
 
     def chain(self, v, x, y):
         return v * rsqrt(x * x + 1)
@@ -362,9 +330,7 @@ class Asinh(Unary):
 @primitive
 class Acosh(Unary):
     name = "acosh"
-
-    def forward(self, xp, a):
-        return xp.arccosh(a)
+    ufunc = "arccosh"
 
     def chain(self, v, x, y):
         return v * rsqrt(x * x - 1)
@@ -373,9 +339,7 @@ class Acosh(Unary):
 @primitive
 class Atanh(Unary):
     name = "atanh"
-
-    def forward(self, xp, a):
-        return xp.arctanh(a)
+    ufunc = "arctanh"
 
     def chain(self, v, x, y):
         return v / (1 - x * x)
@@ -409,9 +373,7 @@ class Erf(Unary):
 @primitive
 class Abs(Unary):
     name = "abs"
-
-    def forward(self, xp, a):
-        return xp.abs(a)
+    ufunc = "abs"
 
     def chain(self, v, x, y):
         return v * sign(x)
@@ -433,25 +395,19 @@ class Sign(Flat):
 @primitive
 class Floor(Flat):
     name = "floor"
-
-    def forward(self, xp, a):
-        return xp.floor(a)
+    ufunc = "floor"
 
 
 @primitive
 class Ceil(Flat):
     name = "ceil"
-
-    def forward(self, xp, a):
-        return xp.ceil(a)
+    ufunc = "ceil"
 
 
 @primitive
 class Trunc(Flat):
     name = "trunc"
-
-    def forward(self, xp, a):
-        return xp.trunc(a)
+    ufunc = "trunc"
 
 
 @primitive
