@@ -44,6 +44,7 @@ from ember.ops.normalization import (
     normalize,
     rms_norm,
 )
+from ember.ops.pad import pad
 from ember.ops.pool import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -66,5 +67,5 @@ __all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax",
            "layer_norm", "rms_norm", "batch_norm", "instance_norm", "group_norm", "normalize",
            "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
-           "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "one_hot",
+           "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "one_hot", "pad",
            "interpolate", "upsample"]

@@ -19,7 +19,9 @@ from ember.errors import DTypeError, ShapeError
 from ember.ops.inplace import inplace
 from ember.tensor import Tensor
 
-__all__ = ["layer_norm", "group_norm", "batch_norm", "instance_norm", "rms_norm"]
+# batch_norm and instance_norm stay out of ``ember.*``: torch's top-level forms order their
+# arguments differently; they are in ember.nn.functional
+__all__ = ["layer_norm", "group_norm", "rms_norm"]
 
 
 def _check_float(op: str, x: Tensor) -> None:
