@@ -16,9 +16,12 @@ from numpy import generic as _NUMPY_SCALAR
 from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import Node
 from ember.backend import get_default_device
-from ember.dtypes import DType
+from ember.dtypes import FLOATING_DTYPES, DType
 from ember.errors import DeviceError, EmberError, OpError, describe
 from ember.tensor import Tensor, _wrap
+
+
+_FLOAT = frozenset(d.np for d in FLOATING_DTYPES)
 
 
 class TensorSpec(NamedTuple):
@@ -188,14 +191,15 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
         return tuple(_wrap(o, dev) for o in out)
 
     outs = (out,) if prim.nout == 1 else out
-    tensors = [_wrap(o, dev, True, None, i, vc) for i, o in enumerate(outs)]
+    tensors = [_wrap(o, dev, o.dtype in _FLOAT, None, i, vc) for i, o in enumerate(outs)]
     node = Node(prim, inputs, params,
                 tuple(t._vc.value for t in inputs) if prim.save_inputs else None,
                 tuple((t._data, t._vc, t._vc.value) for t in tensors)
                 if prim.save_outputs else None,
                 dev)
     for t in tensors:
-        t._node = node
+        if t.requires_grad:  # integer and bool outputs (indices, masks) have no gradient
+            t._node = node
     return tensors[0] if prim.nout == 1 else tuple(tensors)
 
 
