@@ -328,6 +328,8 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
         >>> 2 ** ember.tensor([0, 3])
         tensor([1, 8])
     """
+    if type(exponent) in _NUMBERS and type(input) is Tensor and input.dtype.is_floating_point:
+        return apply(PowScalar, input, exponent=exponent)
     if isinstance(exponent, Tensor) or not isinstance(input, Tensor):
         a, b = promote(input, exponent)
         _pow_dtype(a.dtype)
@@ -340,6 +342,9 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
         raise OpError(f"pow: integers to negative integer powers are not allowed ({dtype.name} "
                       f"tensor ** {exponent}). Hint: convert the tensor with .float() first")
     return apply(PowScalar, cast(input, dtype), exponent=exponent)
+
+
+_NUMBERS = (int, float)
 
 
 def _pow_dtype(dtype: dtypes.DType) -> None:

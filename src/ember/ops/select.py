@@ -237,8 +237,12 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     low, high = _number(min), _number(max)
     if isinstance(low, Tensor) or isinstance(high, Tensor):
         return _clamp_tensors(input, low, high)
-    x = cast(input, dtypes.result_type(*(v for v in (input, low, high) if v is not None)))
-    return apply(Clamp, x, min=low, max=high)
+    if not (input.dtype.is_floating_point and type(low) in _BOUNDS and type(high) in _BOUNDS):
+        input = cast(input, dtypes.result_type(*(v for v in (input, low, high) if v is not None)))
+    return apply(Clamp, input, min=low, max=high)
+
+
+_BOUNDS = (int, float, type(None))  # bounds that never change a floating tensor's dtype
 
 
 def _clamp_tensors(input: Tensor, low: Any, high: Any) -> Tensor:
