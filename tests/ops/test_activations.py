@@ -29,6 +29,13 @@ CASES = [
     case("silu"), case("softplus"), case("softplus", beta=2.0, threshold=3.0),
     case("mish"), case("logsigmoid"), case("hardsigmoid", [S(arg(3, 4, low=-4.0, high=4.0))]),
     case("hardswish", [S(arg(3, 4, low=-4.0, high=4.0))]), case("softsign"),
+    case("tanhshrink"), case("threshold", threshold=0.3, value=-2.0),
+    case("hardshrink"), case("softshrink"), case("softshrink", lambd=1.2),
+    OpCase("prelu", ember.prelu, F.prelu,
+           [S(arg(2, 3, 4), arg(3)), S(arg(2, 3), arg(1)), S(arg(4), arg(1)),
+            S(arg(2, 3, 2, noncontig=True), arg(3))]),
+    OpCase("glu", ember.glu, F.glu, [S(arg(3, 4)), S(arg(2, 6, 2, noncontig=True))]),
+    OpCase("glu_dim", lambda x: ember.glu(x, 1), lambda x: F.glu(x, 1), [S(arg(2, 4, 3))]),
     OpCase("relu_method", lambda x: x.relu(), lambda x: x.relu(), [S(arg(2, 3))]),
     OpCase("softplus_far", ember.softplus, F.softplus, [S(arg(5, low=-60.0, high=60.0))]),
 ]
@@ -36,7 +43,8 @@ CASES = [
 test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
 
 KINKED = {"relu": 0.0, "relu6": 6.0, "leaky_relu": 0.0, "hardtanh": 1.0, "elu": 0.0,
-          "hardsigmoid": 3.0, "hardswish": -3.0, "celu": 0.0, "selu": 0.0}
+          "hardsigmoid": 3.0, "hardswish": -3.0, "celu": 0.0, "selu": 0.0, "hardshrink": 0.5,
+          "softshrink": 0.5}
 
 
 @pytest.mark.parametrize("name", sorted(KINKED))
@@ -86,6 +94,9 @@ def test_inplace_forms():
     z = ember.tensor([-1.0, 2.0])
     z.relu_()
     assert z.tolist() == [0.0, 2.0]
+    t = ember.tensor([-2.0, 0.5])
+    ember.threshold_(t, 0.0, 9.0)
+    assert t.tolist() == [9.0, 0.5]
     w = ember.tensor([-2.0, 0.5])
     ember.hardtanh_(w)
     assert w.tolist() == [-1.0, 0.5]
@@ -106,6 +117,12 @@ def test_inplace_activation_keeps_the_graph():
 
 def test_argument_errors():
     x = ember.ones(2)
+    with pytest.raises(ember.ShapeError, match="glu: dimension -1 of input \\(2, 3\\) has size 3"):
+        ember.glu(ember.ones(2, 3))
+    with pytest.raises(ember.ShapeError, match="prelu: weight of shape \\(2,\\)"):
+        ember.prelu(ember.ones(2, 3), ember.ones(2))
+    with pytest.raises(ValueError, match="softshrink: lambd"):
+        ember.softshrink(x, -1.0)
     with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh'"):
         ember.gelu(x, approximate="fast")
     with pytest.raises(ValueError, match="min_val"):

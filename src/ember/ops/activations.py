@@ -1,6 +1,6 @@
 """Activation functions: relu, gelu, silu, softplus, elu (with selu and celu), leaky_relu,
-hardtanh (with relu6) as primitives; mish, logsigmoid, hardsigmoid, hardswish and softsign as
-composites of them.
+hardtanh (with relu6) as primitives; mish, logsigmoid, hardsigmoid, hardswish, softsign,
+tanhshrink, threshold, hardshrink, softshrink, prelu and glu as composites.
 
 ``ember.sigmoid`` and ``ember.tanh`` live with the other math in :mod:`ember.ops.unary`. The
 signatures are ``torch.nn.functional``'s (``inplace=False`` included), and so are the
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ember.errors import DTypeError
+from ember.errors import DTypeError, ShapeError
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
 from ember.ops.primitive import apply, primitive
@@ -33,7 +33,8 @@ from ember.tensor import Tensor, method
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "hardtanh", "hardtanh_",
            "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "softplus", "mish",
-           "logsigmoid", "hardsigmoid", "hardswish", "softsign"]
+           "logsigmoid", "hardsigmoid", "hardswish", "softsign", "tanhshrink", "threshold",
+           "threshold_", "hardshrink", "softshrink", "prelu", "glu"]
 
 _SQRT1_2 = 1 / math.sqrt(2)
 _SQRT_2_PI = math.sqrt(2 / math.pi)  # the tanh approximation of gelu
@@ -301,6 +302,72 @@ def softsign(input: Tensor) -> Tensor:
     return input / (abs(input) + 1)
 
 
+def tanhshrink(input: Tensor) -> Tensor:
+    """``input - tanh(input)``."""
+    return input - tanh(input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``input`` where it is above ``threshold``, ``value`` elsewhere.
+
+    Example:
+        >>> ember.threshold(ember.tensor([0.5, 2.0]), 1.0, -1.0)
+        tensor([-1.,  2.])
+    """
+    return _run(input, inplace, "threshold", lambda x: where(x > threshold, x, value))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``input`` where ``|input| > lambd``, 0 elsewhere."""
+    return where(abs(input) > lambd, input, 0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``input`` moved ``lambd`` toward 0, and 0 within ``[-lambd, lambd]``.
+
+    Example:
+        >>> ember.softshrink(ember.tensor([-2.0, 0.2, 1.0]))
+        tensor([-1.5000,  0.0000,  0.5000])
+    """
+    if lambd < 0:
+        raise ValueError(f"softshrink: lambd must be at least 0, got {lambd}")
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0))
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``input`` where positive, ``weight * input`` elsewhere, with one learnt slope per
+    channel (dimension 1) or a single one.
+
+    Example:
+        >>> ember.prelu(ember.tensor([[-1.0, 2.0]]), ember.tensor([0.25, 0.5]))
+        tensor([[-0.2500,  2.0000]])
+    """
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.ndim >= 2 else 0
+        if weight.ndim != 1 or weight.shape[0] != channels:
+            raise ShapeError(f"prelu: weight of shape {tuple(weight.shape)} for input of shape "
+                             f"{tuple(input.shape)}; it needs one slope per channel "
+                             f"(dimension 1, size {channels}) or a single one")
+        weight = weight.reshape((channels,) + (1,) * (input.ndim - 2))
+    return where(input > 0, input, weight * input)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """The gated linear unit ``a * sigmoid(b)``, ``a`` and ``b`` the halves of ``input``
+    along ``dim``.
+
+    Example:
+        >>> ember.glu(ember.tensor([[1.0, 2.0, 0.0, 0.0]]))
+        tensor([[0.5000, 1.0000]])
+    """
+    size = input.shape[dim] if input.ndim else 0
+    if size % 2 or not input.ndim:
+        raise ShapeError(f"glu: dimension {dim} of input {tuple(input.shape)} has size {size}; "
+                         "glu halves it, so it must be even")
+    a, b = input.chunk(2, dim)
+    return a * sigmoid(b)
+
+
 def _inplace_function(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     def op(input: Tensor, *args: object, **kwargs: object) -> Tensor:
         return fn(input, *args, inplace=True, **kwargs)
@@ -315,4 +382,5 @@ hardtanh_ = _inplace_function(hardtanh)
 elu_ = _inplace_function(elu)
 selu_ = _inplace_function(selu)
 celu_ = _inplace_function(celu)
+threshold_ = _inplace_function(threshold)
 inplace_method("relu_", relu)
