@@ -191,3 +191,10 @@ def test_inplace_clamp():
     assert y.tolist() == [0.0, 0.5]
     with pytest.raises(ember.DTypeError, match="cannot be cast"):
         ember.tensor([1, 2]).clamp_(min=0.5)
+
+
+def test_where_with_only_a_condition_is_nonzero():
+    mask = np.array([[True, False], [False, True]])
+    mine = ember.where(ember.from_numpy(mask))
+    ref = torch.where(torch.from_numpy(mask))
+    assert [m.tolist() for m in mine] == [r.tolist() for r in ref]

@@ -62,9 +62,9 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Tensor:
         tensor([0., 2.])
     """
     if input is None and other is None:
-        from ember.ops import indexing
+        from ember.ops.indexing import nonzero
 
-        return indexing.nonzero(condition, as_tuple=True)
+        return nonzero(condition, as_tuple=True)
     if condition.dtype is not dtypes.bool_:
         raise DTypeError(f"where: the condition must be a bool tensor, got "
                          f"{condition.dtype.name}. Hint: compare it, e.g. where(c != 0, …)")
