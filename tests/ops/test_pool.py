@@ -53,6 +53,19 @@ CASES = [
         S(arg(2, 3, 5, 7), output_size=(None, 4)),
         S(arg(3, 4, 5), output_size=(7, 3)),                        # unbatched, upsampling
     ]),
+    OpCase("adaptive_max_pool2d", F.adaptive_max_pool2d, TF.adaptive_max_pool2d, [
+        S(arg(2, 3, 5, 5), output_size=(2, 3)),                     # windows overlap
+        S(arg(2, 3, 6, 4, noncontig=True), output_size=(3, 2)),
+        S(arg(2, 3, 5, 7), output_size=(None, 4)),
+        S(arg(3, 4, 5), output_size=(7, 3)),                        # unbatched, upsampling
+    ]),
+    OpCase("adaptive_max_pool2d_indices",
+           lambda x, **k: F.adaptive_max_pool2d(x, return_indices=True, **k),
+           lambda x, **k: TF.adaptive_max_pool2d(x, return_indices=True, **k),
+           [S(arg(2, 3, 5, 7), output_size=(3, 4))]),
+    OpCase("adaptive_max_pool1d", F.adaptive_max_pool1d, TF.adaptive_max_pool1d, [
+        S(arg(2, 3, 7), output_size=3),
+    ]),
     OpCase("adaptive_avg_pool1d", F.adaptive_avg_pool1d, TF.adaptive_avg_pool1d, [
         S(arg(2, 3, 7), output_size=3),
     ]),

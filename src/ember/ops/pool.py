@@ -6,6 +6,8 @@
   per window, ties to the first, as PyTorch) and every higher derivative comes for free.
 - Average pooling is ``unfold`` + ``sum`` over each window, times a constant reciprocal of
   the divisor (which ``count_include_pad``, ``ceil_mode`` and ``divisor_override`` decide).
+- Adaptive max pooling gathers PyTorch's variable windows with index arrays; the values
+  again come from a ``gather``.
 - Adaptive average pooling is separable: per spatial dimension one averaging matrix, applied
   with a matrix product (windows of any size, also when the sizes do not divide).
 """
@@ -23,7 +25,8 @@ from ember.ops.im2col import batched, ntuple, unfold_nd, windows
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap
 
-__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d"]
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d",
+           "adaptive_max_pool1d"]
 
 
 def pool_out_size(size: int, k: int, stride: int, pad: int, dilation: int, ceil: bool) -> int:
@@ -72,33 +75,84 @@ class _Geometry:
                           for (size, k, s, p, d), c in zip(geometry, self.counts, strict=True))
 
 
-@primitive
-class MaxPoolIndices(Primitive):
-    """Flat per-plane index (into the unpadded input) of each pooling window's maximum."""
+def _flat_argmax(xp: Any, view: Any, positions: list, spatial: tuple[int, ...]) -> Any:
+    """Flat per-plane input index of each window's maximum (the first, on ties).
 
-    name = "max_pool_indices"
+    ``view`` is (N, C, *counts, *kernel); ``positions[i][o, a]`` is the input coordinate along
+    spatial axis i of kernel element a of window o.
+    """
+    nd = len(spatial)
+    lead, kernel = view.shape[:2 + nd], view.shape[2 + nd:]
+    local = xp.unravel_index(view.reshape(lead + (prod(kernel),)).argmax(axis=-1), kernel)
+    index = 0
+    for i, size in enumerate(spatial):
+        window = xp.arange(lead[2 + i]).reshape((-1,) + (1,) * (nd - 1 - i))
+        index = index * size + positions[i][window, local[i]]
+    return index.astype(np.int64)
+
+
+def _lowest(x: Any) -> Any:
+    return -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+
+
+class _PoolIndices(Primitive):
+    """Base of the primitives giving the flat per-plane index of each window's maximum."""
+
     differentiable = False
     save_inputs = False
 
+    def infer(self, x, *, counts, **params):
+        return TensorSpec(tuple(x.shape[:2]) + counts, dtypes.int64)
+
+
+@primitive
+class MaxPoolIndices(_PoolIndices):
+    """Regular windows (kernel, stride, padding, dilation), read as a strided view."""
+
+    name = "max_pool_indices"
+
     def forward(self, xp, x, *, kernel_size, stride, padding, dilation, counts):
         nd = len(kernel_size)
-        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-        padded = xp.pad(x, ((0, 0), (0, 0)) + padding, constant_values=fill)
+        padded = xp.pad(x, ((0, 0), (0, 0)) + padding, constant_values=_lowest(x))
         view = windows(xp, padded, kernel_size, dilation, ((0, 0),) * nd, stride, counts)
-        # (N, C, *kernel, *counts) → (N, C, *counts, ∏kernel): one copy, then one argmax
         order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
-        flat = view.transpose(order).reshape(x.shape[:2] + counts + (prod(kernel_size),))
-        local = xp.unravel_index(flat.argmax(axis=-1), kernel_size)
-        index = 0
-        for i, size in enumerate(x.shape[2:]):
-            start = xp.arange(counts[i]) * stride[i] - padding[i][0]
-            start = start.reshape((-1,) + (1,) * (nd - 1 - i))
-            pos = xp.clip(start + local[i] * dilation[i], 0, size - 1)
-            index = index * size + pos
-        return index.astype(np.int64)
+        positions = [xp.clip(xp.arange(c)[:, None] * s - p[0] + xp.arange(k) * d, 0, size - 1)
+                     for size, k, s, p, d, c in zip(x.shape[2:], kernel_size, stride, padding,
+                                                    dilation, counts, strict=True)]
+        return _flat_argmax(xp, view.transpose(order), positions, x.shape[2:])
 
-    def infer(self, x, *, kernel_size, stride, padding, dilation, counts):
-        return TensorSpec(tuple(x.shape[:2]) + counts, dtypes.int64)
+
+@primitive
+class AdaptiveMaxPoolIndices(_PoolIndices):
+    """PyTorch's adaptive windows, gathered with index arrays (the largest window's width;
+    shorter windows repeat their last element, which changes neither max nor argmax)."""
+
+    name = "adaptive_max_pool_indices"
+
+    def forward(self, xp, x, *, counts):
+        nd = len(counts)
+        positions = []
+        for size, c in zip(x.shape[2:], counts, strict=True):
+            start, end = _adaptive_bounds(xp, size, c)
+            width = int((end - start).max())
+            positions.append(xp.minimum(start[:, None] + xp.arange(width), end[:, None] - 1))
+        # x[:, :, rows, cols, …] with index grids shaped to give (N, C, c1, k1, c2, k2, …)
+        grids = tuple(pos.reshape((1,) * (2 * i) + pos.shape + (1,) * (2 * (nd - 1 - i)))
+                      for i, pos in enumerate(positions))
+        gathered = x[(slice(None), slice(None)) + grids]
+        order = (0, 1) + tuple(range(2, 2 + 2 * nd, 2)) + tuple(range(3, 3 + 2 * nd, 2))
+        return _flat_argmax(xp, gathered.transpose(order), positions, x.shape[2:])
+
+
+def _gather_max(x: Tensor, indices: Tensor, added: bool, return_indices: bool) -> Any:
+    """The values at the winning indices (so the gradient scatters back to them)."""
+    n, c = x.shape[:2]
+    values = x.reshape((n, c, prod(x.shape[2:]))).gather(
+        2, indices.reshape((n, c, prod(indices.shape[2:]))))
+    values = values.reshape(indices.shape)
+    if added:
+        values, indices = values.reshape(values.shape[1:]), indices.reshape(indices.shape[1:])
+    return (values, indices) if return_indices else values
 
 
 def _max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
@@ -107,13 +161,7 @@ def _max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
     g = _Geometry(op, tuple(x.shape[2:]), kernel_size, stride, padding, dilation, ceil_mode)
     indices = apply(MaxPoolIndices, x.detach(), kernel_size=g.kernel, stride=g.stride,
                     padding=g.pads, dilation=g.dilation, counts=g.counts)
-    n, c = x.shape[:2]
-    values = x.reshape((n, c, prod(x.shape[2:]))).gather(
-        2, indices.reshape((n, c, prod(g.counts))))
-    values = values.reshape(indices.shape)
-    if added:
-        values, indices = values.reshape(values.shape[1:]), indices.reshape(indices.shape[1:])
-    return (values, indices) if return_indices else values
+    return _gather_max(x, indices, added, return_indices)
 
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -293,3 +341,39 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Averages a (N, C, D, H, W) input to ``output_size`` with adaptive windows."""
     return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
+
+
+def _adaptive_max_pool(op: str, nd: int, input: Tensor, output_size: Any,
+                       return_indices: bool) -> Any:
+    x, added = batched(input, nd, op)
+    out = _output_size(op, output_size, tuple(x.shape[2:]))
+    if min(x.shape[2:], default=1) == 0 or min(out, default=1) == 0:
+        raise ShapeError(f"{op}: cannot pool spatial size {tuple(x.shape[2:])} to {out}")
+    indices = apply(AdaptiveMaxPoolIndices, x.detach(), counts=out)
+    return _gather_max(x, indices, added, return_indices)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: int, return_indices: bool = False) -> Any:
+    """Maximum over PyTorch's adaptive windows of a (N, C, L) or (C, L) input.
+
+    Example:
+        >>> F.adaptive_max_pool1d(ember.tensor([[1.0, 3.0, 2.0]]), 2)
+        tensor([[3., 3.]])
+    """
+    return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Maximum over adaptive windows ``[floor(i·H/h), ceil((i+1)·H/h))`` of a (N, C, H, W)
+    input; with ``return_indices`` also the flat per-plane index of each maximum.
+
+    Example:
+        >>> F.adaptive_max_pool2d(ember.randn(2, 3, 5, 7), (2, 3)).shape
+        (2, 3, 2, 3)
+    """
+    return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Maximum over adaptive windows of a (N, C, D, H, W) or (C, D, H, W) input."""
+    return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
