@@ -1,24 +1,27 @@
 """Resizing: ``interpolate`` (modes nearest, nearest-exact, linear, bilinear, trilinear, area)
 and ``upsample``.
 
-Every mode is separable: each spatial axis is resampled in turn with constant source indices
-(and, for the linear modes, constant weights) computed with PyTorch's coordinate rules, in the
-input's precision. The resampling itself is ``index_select`` (and a lerp), so gradients
-scatter-add back through those rules and every derivative order works. ``area`` is adaptive
-average pooling.
+Every mode is separable, so each spatial axis is resampled in turn by one linear primitive
+pair: ``resample`` (output position o reads ``(1 - λ_o)·x[left_o] + λ_o·x[right_o]``, with
+PyTorch's source coordinates computed in the input's precision; nearest modes have λ = 0) and
+``resample_transpose`` (its adjoint). Each is the other's vjp, so every derivative order
+works. Source indices grow with o, so the adjoint sums contiguous runs with one
+``add.reduceat`` instead of a scatter-add. ``area`` is adaptive average pooling.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ember.errors import ShapeError
 from ember.ops.pool import _adaptive_avg_pool
-from ember.tensor import Tensor, _wrap
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor
 
 __all__: list[str] = []
 
@@ -81,9 +84,93 @@ def _linear_weights(size: int, out: int, scale: float | None, align_corners: boo
     return left, right, lam
 
 
-def _select(x: Tensor, axis: int, index: np.ndarray) -> Tensor:
-    xp = x.device.xp
-    return x.index_select(axis, _wrap(xp.asarray(index), x.device))
+@lru_cache(maxsize=256)
+def _plan(size: int, out: int, scale: float | None, mode: str, align_corners: bool,
+          dtype: np.dtype) -> tuple:
+    """``(left, right, λ)`` per output position (``right, λ`` None for nearest modes), and
+    for the adjoint the start of each run of equal ``left`` (and ``right``) indices."""
+    if mode == "linear":
+        left, right, lam = _linear_weights(size, out, scale, align_corners, dtype)
+    else:
+        left, right, lam = _nearest_index(size, out, scale, mode == "nearest-exact"), None, None
+
+    def runs(index: np.ndarray | None) -> tuple | None:
+        if index is None:
+            return None
+        starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
+        return index[starts], starts
+
+    return left, right, lam, runs(left), runs(right)
+
+
+def _along(lam: Any, axis: int, ndim: int) -> Any:
+    """A per-position weight vector shaped to broadcast along ``axis``."""
+    return lam.reshape((-1,) + (1,) * (ndim - 1 - axis))
+
+
+class _Resampling(Primitive):
+    save_inputs = False
+
+    def plan(self, xp: Any, p: dict, dtype: Any) -> tuple:
+        left, right, lam, left_runs, right_runs = _plan(
+            p["size"], p["out"], p["scale"], p["mode"], p["align_corners"], np.dtype(dtype))
+        if lam is None:
+            return xp.asarray(left), None, None, left_runs, None
+        return xp.asarray(left), xp.asarray(right), xp.asarray(lam), left_runs, right_runs
+
+
+@primitive
+class Resample(_Resampling):
+    """Resamples one axis of size ``size`` to ``out`` positions."""
+
+    name = "resample"
+
+    def forward(self, xp, x, *, axis, **p):
+        left, right, lam, _, _ = self.plan(xp, p, x.dtype)
+        picked = xp.take(x, left, axis=axis)
+        if lam is None:
+            return picked
+        lam = _along(lam, axis, x.ndim)
+        return picked * (1 - lam) + xp.take(x, right, axis=axis) * lam
+
+    def infer(self, x, *, axis, out, **p):
+        return TensorSpec(x.shape[:axis] + (out,) + x.shape[axis + 1:], x.dtype)
+
+    def vjp(self, ctx, g):
+        return apply(ResampleTranspose, g, **ctx.params)
+
+    def jvp(self, ctx, dx):
+        return apply(Resample, dx, **ctx.params)
+
+
+@primitive
+class ResampleTranspose(_Resampling):
+    """The adjoint of ``resample``: sums each output position's share back into its sources."""
+
+    name = "resample_transpose"
+
+    def forward(self, xp, g, *, axis, **p):
+        _, _, lam, left_runs, right_runs = self.plan(xp, p, g.dtype)
+        shape = g.shape[:axis] + (p["size"],) + g.shape[axis + 1:]
+        out = xp.zeros(shape, dtype=g.dtype)
+        where = (slice(None),) * axis
+        if lam is None:
+            shares = ((g, left_runs),)
+        else:
+            lam = _along(lam, axis, g.ndim)
+            shares = ((g * (1 - lam), left_runs), (g * lam, right_runs))
+        for share, (sources, starts) in shares:
+            out[where + (sources,)] += xp.add.reduceat(share, starts, axis=axis)
+        return out
+
+    def infer(self, g, *, axis, size, **p):
+        return TensorSpec(g.shape[:axis] + (size,) + g.shape[axis + 1:], g.dtype)
+
+    def vjp(self, ctx, gg):
+        return apply(Resample, gg, **ctx.params)
+
+    def jvp(self, ctx, dg):
+        return apply(ResampleTranspose, dg, **ctx.params)
 
 
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
@@ -126,18 +213,13 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         raise TypeError(f"interpolate: mode {mode!r} needs a floating input, got "
                         f"{input.dtype.name}")
 
+    kind = "linear" if linear else mode
     y = input
     for i, (s, o, scale) in enumerate(zip(input.shape[2:], out, scales, strict=True)):
-        axis = 2 + i
-        if not linear:
-            if o != s or mode == "nearest-exact":
-                y = _select(y, axis, _nearest_index(s, o, scale, mode == "nearest-exact"))
-            continue
-        left, right, lam = _linear_weights(s, o, scale, bool(align_corners), input.dtype.np)
-        a, b = _select(y, axis, left), _select(y, axis, right)
-        weight = _wrap(y.device.xp.asarray(lam.reshape((o,) + (1,) * (nd - 1 - i))),
-                       y.device)
-        y = a + (b - a) * weight
+        if o == s and mode == "nearest":
+            continue  # the identity
+        y = apply(Resample, y, axis=2 + i, size=s, out=o, scale=scale, mode=kind,
+                  align_corners=bool(align_corners))
     return y
 
 
