@@ -317,11 +317,10 @@ def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tupl
             k = len(shape) - used
             basic.extend([FULL] * k)
             d, o = d + k, o + k
-        elif kind == _BOOL:  # x[True] adds a dim of size 1, x[False] one of size 0
+        elif kind == _BOOL:  # a 0-d mask: a new dim, indexed by [0] (True) or [] (False)
             basic.append(None)
-            if not v:
-                arrays.append(_wrap(x._device.xp.zeros(0, np.int64), x._device))
-                dims.append(o)
+            arrays.append(_wrap(x._device.xp.zeros(int(v), np.int64), x._device))
+            dims.append(o)
             o += 1
         elif kind == _MASK:
             k = v.ndim
@@ -378,13 +377,14 @@ def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: T
     if DISPATCH.handler is None and not (GRAD.enabled and (x.requires_grad
                                                           or values.requires_grad)):
         view = x._data[_basic_key(basic)] if basic else x._data
+        key = _adv_key(tuple(a._data for a in arrays), dims) if arrays else ...
         try:
             if mode == "add" and arrays:
-                x._device.xp.add.at(view, _adv_key(arrays, dims), values._data)
+                x._device.xp.add.at(view, key, values._data)
             elif mode == "add":
                 view += values._data
             else:
-                view[_adv_key(arrays, dims) if arrays else ...] = values._data
+                view[key] = values._data
         except ValueError as exc:
             if not view.flags.writeable:
                 raise OpError(f"{op}: cannot write into this tensor (a read-only broadcast "
