@@ -72,18 +72,29 @@ def batched(input: Tensor, spatial: int, op: str) -> tuple[Tensor, bool]:
                      f"(N, C, {dims}) input, got shape {tuple(input.shape)}")
 
 
+def pad_constant(xp: Any, x: Any, widths: tuple[tuple[int, int], ...], value: Any = 0) -> Any:
+    """``x`` with ``widths[i]`` (low, high) elements of ``value`` around each dimension i (all
+    non-negative); ``x`` itself when there is nothing to add. Faster than ``xp.pad``."""
+    if not any(lo or hi for lo, hi in widths):
+        return x
+    shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths, strict=True))
+    out = xp.full(shape, value, dtype=x.dtype)
+    out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, widths, strict=True))] = x
+    return out
+
+
 def windows(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, stride: tuple,
-             counts: tuple) -> Any:
-    """A strided (N, C, *kernel, *counts) view of the windows of the padded ``x`` (no copy)."""
-    widths = ((0, 0), (0, 0)) + tuple((lo, max(hi, 0)) for lo, hi in pads)
-    if any(w != (0, 0) for w in widths):
-        x = xp.pad(x, widths)
+            counts: tuple, value: Any = 0) -> Any:
+    """A strided (N, C, *kernel, *counts) view of the windows of ``x`` padded with ``value``
+    (no copy beyond the padding)."""
+    x = pad_constant(xp, x, ((0, 0), (0, 0)) + tuple((lo, max(hi, 0)) for lo, hi in pads),
+                     value)
     s = x.strides
     space = s[2:]
     return xp.lib.stride_tricks.as_strided(
         x, shape=x.shape[:2] + kernel + counts,
-        strides=s[:2] + tuple(a * d for a, d in zip(space, dilation, strict=False))
-        + tuple(a * st for a, st in zip(space, stride, strict=False)),
+        strides=s[:2] + tuple(a * d for a, d in zip(space, dilation, strict=True))
+        + tuple(a * st for a, st in zip(space, stride, strict=True)),
         writeable=False)
 
 

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from math import prod
 from typing import Any
 
@@ -113,13 +114,20 @@ class MaxPoolIndices(_PoolIndices):
 
     def forward(self, xp, x, *, kernel_size, stride, padding, dilation, counts):
         nd = len(kernel_size)
-        padded = xp.pad(x, ((0, 0), (0, 0)) + padding, constant_values=_lowest(x))
-        view = windows(xp, padded, kernel_size, dilation, ((0, 0),) * nd, stride, counts)
+        view = windows(xp, x, kernel_size, dilation, padding, stride, counts, _lowest(x))
         order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
-        positions = [xp.clip(xp.arange(c)[:, None] * s - p[0] + xp.arange(k) * d, 0, size - 1)
-                     for size, k, s, p, d, c in zip(x.shape[2:], kernel_size, stride, padding,
-                                                    dilation, counts, strict=True)]
+        positions = [xp.asarray(_window_positions(*a)) for a in
+                     zip(x.shape[2:], kernel_size, stride, padding, dilation, counts,
+                         strict=True)]
         return _flat_argmax(xp, view.transpose(order), positions, x.shape[2:])
+
+
+@lru_cache(maxsize=256)
+def _window_positions(size: int, k: int, stride: int, pads: tuple[int, int], dilation: int,
+                      count: int) -> np.ndarray:
+    """(count, k): input coordinate of each element of each window (clipped into range)."""
+    start = np.arange(count)[:, None] * stride - pads[0]
+    return np.clip(start + np.arange(k) * dilation, 0, size - 1)
 
 
 @primitive
