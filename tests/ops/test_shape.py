@@ -242,3 +242,15 @@ def test_integer_and_bool_tensors():
 def test_tril_zeroes_nan():
     x = ember.full((2, 2), float("nan"))
     assert x.tril().isnan().tolist() == [[True, False], [True, True]]
+
+
+@pytest.mark.parametrize("module", ["shape", "join", "diagonal", "indexing", "gather", "sort",
+                                    "pad"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"ember.ops.{module}")
+    result = doctest.testmod(mod, extraglobs={"ember": ember, "np": np},
+                             optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0

@@ -27,6 +27,7 @@ from ember.ops.indexing import (
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import apply
 from ember.ops.reduce import normalize_dim
+from ember.ops.shape import Reshape, reshape
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "index_add", "index_fill",
@@ -85,7 +86,27 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
     if input.ndim == 0 or index.ndim == 0:
         out = gather(_as_1d(input), 0, _as_1d(index))
         return apply(Slice, out, index=(0,)) if index.ndim == 0 else out
+    if input._data.flags.c_contiguous:  # one flat take: about twice as fast as the grid
+        flat = apply(Reshape, input, shape=(input.numel(),))
+        return apply(Index, flat, _flat_positions(input.shape, dim, index), dims=(0,))
     return apply(Index, input, *_grid(index.shape, dim, index), dims=tuple(range(input.ndim)))
+
+
+def _flat_positions(shape: tuple, dim: int, index: Tensor) -> Tensor:
+    """The positions in C order of ``shape`` that :func:`gather` reads."""
+    xp, dev = index._device.xp, index._device
+    stride = 1
+    pos = None
+    for d in range(len(shape) - 1, -1, -1):
+        if d == dim:
+            term = index._data * stride
+        else:
+            view = [1] * len(shape)
+            view[d] = index.shape[d]
+            term = (xp.arange(index.shape[d]) * stride).reshape(view)
+        pos = term if pos is None else pos + term
+        stride *= shape[d]
+    return _wrap(xp.broadcast_to(pos, index.shape), dev)
 
 
 def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src: Any, mode: str) -> Tensor:
@@ -239,8 +260,6 @@ def take(input: Tensor, index: Tensor) -> Tensor:
         >>> ember.tensor([[1, 2], [3, 4]]).take(ember.tensor([0, -1]))
         tensor([1, 4])
     """
-    from ember.ops.shape import reshape
-
     check_integer(index, "take")
     check_index_range(index, input.numel(), 0, "take", negative=True)
     return apply(Index, reshape(input, (-1,)), index, dims=(0,))
@@ -256,8 +275,6 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
         >>> x.take_along_dim(x.argsort(dim=1), dim=1)
         tensor([[10, 20, 30]])
     """
-    from ember.ops.shape import reshape
-
     if dim is None:
         return gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)))
     dim = normalize_dim(dim, input.ndim, "take_along_dim")

@@ -126,6 +126,8 @@ class Index(Primitive):
     save_inputs = False  # the vjp reads the index tensors and only the shape of ``a``
 
     def forward(self, xp, a, *idx, dims):
+        if len(idx) == 1:  # take is several times faster than fancy indexing
+            return xp.take(a, idx[0], axis=dims[0])
         return a[_adv_key(idx, dims)]
 
     def infer(self, a, *idx, dims):
