@@ -11,6 +11,7 @@ from ember.errors import ShapeError
 from ember.ops.convert import cast, clone
 from ember.ops.creation import zeros
 from ember.ops.indexing import IndexPut
+from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, spec
 from ember.ops.reduce import normalize_dim
 from ember.ops.shape import Permute
@@ -171,3 +172,6 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     moved = apply(IndexPut, apply(Permute, input, dims=order), cast(src, input.dtype), rows, cols,
                   basic=(), dims=(n - 2, n - 1), mode="set")
     return apply(Permute, moved, dims=inverse)
+
+
+bind_inplace(tril_=tril, triu_=triu)
