@@ -173,8 +173,8 @@ def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tenso
         cols = w @ x.reshape((n, groups, cin // groups, length))
     # output_padding extends the high side: the last windows stop short of the edge there
     pads = tuple((p, p - e) for p, e in zip(pad, extra, strict=True))
-    out = fold_nd(cols.reshape((n, cout * prod(kernel), length)), size, kernel_size=kernel, dilation=dilation,
-                  padding=pads, stride=stride)
+    out = fold_nd(cols.reshape((n, cout * prod(kernel), length)), size, kernel_size=kernel,
+                  dilation=dilation, padding=pads, stride=stride)
     out = _add_bias(out, bias, nd)
     return out.reshape(out.shape[1:]) if added else out
 

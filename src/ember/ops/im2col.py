@@ -51,7 +51,7 @@ def window_counts(spatial: tuple[int, ...], kernel: tuple[int, ...], dilation: t
                   pads: Pads, stride: tuple[int, ...], op: str) -> tuple[int, ...]:
     """Window positions per dimension; a ShapeError when a dimension has none."""
     counts = tuple(out_size(s, k, d, p, st)
-                   for s, k, d, p, st in zip(spatial, kernel, dilation, pads, stride, strict=False))
+                   for s, k, d, p, st in zip(spatial, kernel, dilation, pads, stride, strict=True))
     if any(c <= 0 for c in counts) or any(v <= 0 for v in kernel + dilation + stride):
         raise ShapeError(f"{op}: spatial size {spatial} with padding {pads} is too small for "
                          f"kernel {kernel} (dilation {dilation}, stride {stride}): it gives "
@@ -107,7 +107,7 @@ class Unfold(Primitive):
 
     def forward(self, xp, x, *, kernel_size, dilation, padding, stride):
         counts = tuple(out_size(s, k, d, p, st) for s, k, d, p, st in
-                       zip(x.shape[2:], kernel_size, dilation, padding, stride, strict=False))
+                       zip(x.shape[2:], kernel_size, dilation, padding, stride, strict=True))
         view = windows(xp, x, kernel_size, dilation, padding, stride, counts)
         return view.reshape(x.shape[0], x.shape[1] * prod(kernel_size), prod(counts))
 
@@ -134,7 +134,7 @@ class Fold(Primitive):
 
     def forward(self, xp, cols, *, output_size, kernel_size, dilation, padding, stride):
         counts = tuple(out_size(s, k, d, p, st) for s, k, d, p, st in
-                       zip(output_size, kernel_size, dilation, padding, stride, strict=False))
+                       zip(output_size, kernel_size, dilation, padding, stride, strict=True))
         n, c = cols.shape[0], cols.shape[1] // prod(kernel_size)
         # the canvas covers the padded output and every window, even past a negative high pad
         canvas = tuple(s + lo + max(hi, 0) for s, (lo, hi) in
@@ -144,10 +144,10 @@ class Fold(Primitive):
         # one strided add per kernel offset (9 for 3×3), each over every window at once
         for offset in itertools.product(*(range(k) for k in kernel_size)):
             where = tuple(slice(o * d, o * d + st * (m - 1) + 1, st)
-                          for o, d, st, m in zip(offset, dilation, stride, counts, strict=False))
+                          for o, d, st, m in zip(offset, dilation, stride, counts, strict=True))
             out[(slice(None), slice(None)) + where] += blocks[(slice(None), slice(None))
                                                               + offset]
-        crop = tuple(slice(lo, lo + s) for s, (lo, _) in zip(output_size, padding, strict=False))
+        crop = tuple(slice(lo, lo + s) for s, (lo, _) in zip(output_size, padding, strict=True))
         return out[(slice(None), slice(None)) + crop]
 
     def infer(self, cols, *, output_size, kernel_size, dilation, padding, stride):

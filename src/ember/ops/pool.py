@@ -59,7 +59,7 @@ class _Geometry:
             raise ShapeError(f"{op}: kernel_size {self.kernel}, stride {self.stride} and "
                              f"dilation {self.dilation} must be positive and padding "
                              f"{self.pad} non-negative")
-        for k, p, d in zip(self.kernel, self.pad, self.dilation, strict=False):
+        for k, p, d in zip(self.kernel, self.pad, self.dilation, strict=True):
             if 2 * p > d * (k - 1) + 1:
                 raise ShapeError(f"{op}: padding {self.pad} should be at most half of the "
                                  f"effective kernel size (kernel_size {self.kernel}, "
@@ -211,7 +211,7 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 def _divisor(xp: Any, g: _Geometry, spatial: tuple[int, ...], count_include_pad: bool) -> Any:
     """How many elements each average divides by, per output position (separable)."""
     total = None
-    for size, k, s, p, c in zip(spatial, g.kernel, g.stride, g.pad, g.counts, strict=False):
+    for size, k, s, p, c in zip(spatial, g.kernel, g.stride, g.pad, g.counts, strict=True):
         start = xp.arange(c) * s - p
         end = xp.minimum(start + k, size + p)
         n = end - start if count_include_pad else \
@@ -297,7 +297,7 @@ def _output_size(op: str, output_size: Any, spatial: tuple[int, ...]) -> tuple[i
         else tuple(output_size)
     if len(sizes) != n:
         raise ShapeError(f"{op}: output_size must be an int or {n} sizes, got {output_size!r}")
-    out = tuple(s if o is None else int(o) for s, o in zip(spatial, sizes, strict=False))
+    out = tuple(s if o is None else int(o) for s, o in zip(spatial, sizes, strict=True))
     if min(out, default=1) < 0 or (min(spatial, default=1) == 0 and max(out, default=0) > 0):
         raise ShapeError(f"{op}: cannot pool spatial size {spatial} to {out}")
     return out
@@ -310,14 +310,14 @@ def _adaptive_avg_pool(op: str, nd: int, input: Tensor, output_size: Any) -> Ten
     spatial = tuple(x.shape[2:])
     out = _output_size(op, output_size, spatial)
     n, c = x.shape[:2]
-    if all(s % o == 0 for s, o in zip(spatial, out, strict=False) if o) and min(out) > 0:
+    if all(s % o == 0 for s, o in zip(spatial, out, strict=True) if o) and min(out) > 0:
         # equal windows: a reshape and a mean
-        split = sum(((o, s // o) for s, o in zip(spatial, out, strict=False)), ())
+        split = sum(((o, s // o) for s, o in zip(spatial, out, strict=True)), ())
         y = x.reshape((n, c) + split).mean(tuple(range(3, 3 + 2 * nd, 2)))
     else:
         xp = x.device.xp
         y = x
-        for i, (s, o) in enumerate(zip(spatial, out, strict=False)):
+        for i, (s, o) in enumerate(zip(spatial, out, strict=True)):
             # axis i as the middle of (batch·earlier axes, s, later axes): a left product
             a = _wrap(_averaging_matrix(xp, s, o, x.dtype.np), x.device)
             y = (a @ y.reshape((n * c * prod(out[:i]), s, prod(spatial[i + 1:])))).reshape(
