@@ -75,6 +75,18 @@ def test_functional_pad_is_the_indexing_familys():
     assert F.pad(x, (1, 1, 1, 1)).shape == (1, 1, 4, 4)
 
 
+@pytest.mark.parametrize("module", ["conv", "im2col", "pool", "softmax", "normalization",
+                                    "loss", "dropout", "embedding", "interpolate", "linear"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"ember.ops.{module}")
+    result = doctest.testmod(mod, extraglobs={"ember": ember, "F": F, "np": np},
+                             optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
+
+
 @pytest.mark.parametrize("name", ["softmax", "log_softmax", "conv2d", "max_pool2d",
                                   "layer_norm", "group_norm"])
 def test_top_level_aliases(name):

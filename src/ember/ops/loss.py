@@ -332,8 +332,8 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
     'mean' divides by the number of elements, as PyTorch does.
 
     Example:
-        >>> F.kl_div(ember.tensor([-0.6931, -0.6931]), ember.tensor([0.5, 0.5]),
-        ...          reduction="sum")
+        >>> p = ember.tensor([0.25, 0.75])
+        >>> F.kl_div(p.log(), p, reduction="sum")
         tensor(0.)
     """
     reduction = _reduction("kl_div", size_average, reduce, reduction)
