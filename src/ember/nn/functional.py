@@ -11,6 +11,7 @@ Example:
 
 from ember.ops.activations import *  # noqa: F403
 from ember.ops.activations import __all__ as _activations
+from ember.ops.attention import scaled_dot_product_attention
 from ember.ops.conv import (
     conv1d,
     conv2d,
@@ -19,6 +20,7 @@ from ember.ops.conv import (
     conv_transpose2d,
     conv_transpose3d,
 )
+from ember.ops.distance import cosine_similarity, pairwise_distance
 from ember.ops.dropout import dropout, dropout1d, dropout2d, dropout3d
 from ember.ops.embedding import embedding
 from ember.ops.gather import one_hot
@@ -45,6 +47,7 @@ from ember.ops.normalization import (
     rms_norm,
 )
 from ember.ops.pad import pad
+from ember.ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
 from ember.ops.pool import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -59,10 +62,10 @@ from ember.ops.pool import (
     max_pool2d,
     max_pool3d,
 )
-from ember.ops.softmax import log_softmax, softmax
+from ember.ops.softmax import log_softmax, softmax, softmin
 from ember.ops.unary import sigmoid, tanh
 
-__all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax",
+__all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax", "softmin",
            "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold", "fold", "linear", "bilinear",
            "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
@@ -72,4 +75,5 @@ __all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax",
            "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
            "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "one_hot", "pad",
-           "interpolate", "upsample"]
+           "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
+           "scaled_dot_product_attention", "cosine_similarity", "pairwise_distance"]

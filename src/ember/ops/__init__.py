@@ -7,12 +7,14 @@ from importlib import import_module
 
 from ember.ops.activations import *  # noqa: F403
 from ember.ops.arithmetic import *  # noqa: F403
+from ember.ops.attention import *  # noqa: F403
 from ember.ops.broadcast import *  # noqa: F403
 from ember.ops.compare import *  # noqa: F403
 from ember.ops.conv import *  # noqa: F403
 from ember.ops.convert import *  # noqa: F403
 from ember.ops.creation import *  # noqa: F403
 from ember.ops.diagonal import *  # noqa: F403
+from ember.ops.distance import *  # noqa: F403
 from ember.ops.dropout import *  # noqa: F403
 from ember.ops.embedding import *  # noqa: F403
 from ember.ops.gather import *  # noqa: F403
@@ -25,6 +27,7 @@ from ember.ops.linear import *  # noqa: F403
 from ember.ops.loss import *  # noqa: F403
 from ember.ops.normalization import *  # noqa: F403
 from ember.ops.pad import *  # noqa: F403
+from ember.ops.pixel_shuffle import *  # noqa: F403
 from ember.ops.pool import *  # noqa: F403
 from ember.ops.primitive import PRIMITIVES, Primitive, TensorSpec, apply, primitive
 from ember.ops.random import *  # noqa: F403
@@ -36,10 +39,11 @@ from ember.ops.sort import *  # noqa: F403
 from ember.ops.unary import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
-_FAMILIES = ("activations", "arithmetic", "broadcast", "compare", "conv", "convert", "creation",
-             "diagonal", "dropout", "embedding", "gather", "im2col", "indexing", "interpolate",
-             "join", "linalg", "linear", "loss", "normalization", "pad", "pool", "random", "reduce",
-             "select", "shape", "softmax", "sort", "unary")
+_FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "conv", "convert",
+             "creation", "diagonal", "distance", "dropout", "embedding", "gather", "im2col",
+             "indexing", "interpolate", "join", "linalg", "linear", "loss", "normalization", "pad",
+             "pixel_shuffle", "pool", "random", "reduce", "select", "shape", "softmax", "sort",
+             "unary")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

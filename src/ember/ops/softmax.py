@@ -117,3 +117,15 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     """
     x, d = _prepare("log_softmax", input, dim, dtype)
     return apply(LogSoftmax, x, dim=d)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Tensor:
+    """``softmax(-x, dim)``: weights that favour the smallest entries.
+
+    Example:
+        >>> F.softmin(ember.tensor([1.0, 2.0, 3.0]), dim=0)
+        tensor([0.6652, 0.2447, 0.0900])
+    """
+    x, d = _prepare("softmin", input, dim, dtype)
+    return apply(Softmax, -x, dim=d)

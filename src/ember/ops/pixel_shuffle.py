@@ -1,0 +1,46 @@
+"""Sub-pixel rearrangement: ``pixel_shuffle`` moves channel blocks into space (the
+upsampling of ESPCN-style networks), ``pixel_unshuffle`` moves them back; both are a reshape,
+a permute and a reshape."""
+
+from __future__ import annotations
+
+from ember.errors import ShapeError
+from ember.tensor import Tensor
+
+__all__ = ["pixel_shuffle", "pixel_unshuffle"]
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(…, C·r², H, W) → (…, C, H·r, W·r).
+
+    Example:
+        >>> F.pixel_shuffle(ember.ones(1, 8, 2, 3), 2).shape
+        (1, 2, 4, 6)
+    """
+    r = int(upscale_factor)
+    if input.ndim < 3 or r <= 0 or input.shape[-3] % (r * r):
+        raise ShapeError(f"pixel_shuffle: expected (…, C·r², H, W) with r={r}, got shape "
+                         f"{tuple(input.shape)}")
+    *lead, c, h, w = input.shape
+    n = len(lead)
+    x = input.reshape((*lead, c // (r * r), r, r, h, w))
+    order = tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2)
+    return x.permute(order).reshape((*lead, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(…, C, H·r, W·r) → (…, C·r², H, W), the inverse of :func:`pixel_shuffle`.
+
+    Example:
+        >>> F.pixel_unshuffle(ember.ones(1, 2, 4, 6), 2).shape
+        (1, 8, 2, 3)
+    """
+    r = int(downscale_factor)
+    if input.ndim < 3 or r <= 0 or input.shape[-2] % r or input.shape[-1] % r:
+        raise ShapeError(f"pixel_unshuffle: expected (…, C, H·r, W·r) with r={r}, got shape "
+                         f"{tuple(input.shape)}")
+    *lead, c, h, w = input.shape
+    n = len(lead)
+    x = input.reshape((*lead, c, h // r, r, w // r, r))
+    order = tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3)
+    return x.permute(order).reshape((*lead, c * r * r, h // r, w // r))
