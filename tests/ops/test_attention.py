@@ -1,0 +1,79 @@
+"""scaled_dot_product_attention, cosine_similarity, pairwise_distance and pixel_shuffle
+against PyTorch and finite differences."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import ember
+import ember.nn.functional as F
+from tests.ops.optable import Const, OpCase, S, arg, op_tests
+
+BOOL_MASK = Const(np.array([[True, False, True, True], [True, True, False, False],
+                            [False, True, True, False]]))
+
+CASES = [
+    OpCase("sdpa", F.scaled_dot_product_attention, TF.scaled_dot_product_attention, [
+        S(arg(2, 3, 4), arg(2, 4, 4), arg(2, 4, 5)),
+        S(arg(2, 2, 3, 4, noncontig=True), arg(2, 2, 4, 4), arg(2, 2, 4, 3), BOOL_MASK),
+        S(arg(2, 3, 4), arg(2, 4, 4), arg(2, 4, 2), arg(3, 4, grad=False), scale=0.3),
+        S(arg(1, 2, 4, 3), arg(1, 2, 4, 3), arg(1, 2, 4, 3), is_causal=True),
+        S(arg(1, 4, 3, 2), arg(1, 2, 5, 2), arg(1, 2, 5, 3), enable_gqa=True),
+    ]),
+    OpCase("softmin", F.softmin, TF.softmin, [S(arg(3, 4), dim=1)]),
+    OpCase("cosine_similarity", F.cosine_similarity, TF.cosine_similarity, [
+        S(arg(3, 4), arg(3, 4)),
+        S(arg(2, 3, 4, noncontig=True), arg(3, 4), dim=-1),
+        S(arg(3, 4), arg(1, 4), dim=1, eps=0.5),
+    ]),
+    OpCase("pairwise_distance", F.pairwise_distance, TF.pairwise_distance, [
+        S(arg(3, 4), arg(3, 4)),
+        S(arg(3, 4), arg(4), p=1.0, keepdim=True),
+        S(arg(2, 3, 4), arg(2, 3, 4), p=3.0),
+    ]),
+    OpCase("pixel_shuffle", F.pixel_shuffle, TF.pixel_shuffle, [
+        S(arg(2, 8, 2, 3), Const(2)),
+        S(arg(9, 2, 2, noncontig=True), Const(3)),
+    ]),
+    OpCase("pixel_unshuffle", F.pixel_unshuffle, TF.pixel_unshuffle, [
+        S(arg(2, 2, 4, 6), Const(2)),
+    ]),
+]
+
+test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
+
+
+def test_fully_masked_rows_give_zeros_and_finite_gradients_like_torch():
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((1, 3, 4)) for _ in range(3))
+    mask = np.array([[True, True, False], [False, False, False], [True, False, False]])
+    ins = [ember.from_numpy(a.copy()).requires_grad_() for a in (q, k, v)]
+    ref = [torch.from_numpy(a.copy()).requires_grad_() for a in (q, k, v)]
+    out = F.scaled_dot_product_attention(*ins, attn_mask=ember.from_numpy(mask))
+    expected = TF.scaled_dot_product_attention(*ref, attn_mask=torch.from_numpy(mask))
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), atol=1e-12)
+    assert not out.detach().numpy()[0, 1].any()
+    out.sum().backward()
+    expected.sum().backward()
+    for mine, theirs in zip(ins, ref, strict=True):
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), atol=1e-12)
+
+
+def test_attention_dropout_uses_the_generator():
+    q = ember.randn(2, 5, 4)
+    a = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5,
+                                       generator=ember.Generator().manual_seed(1))
+    b = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5,
+                                       generator=ember.Generator().manual_seed(1))
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_attention_and_shuffle_errors():
+    q = ember.randn(2, 3, 4)
+    with pytest.raises(ember.ShapeError, match="feature size"):
+        F.scaled_dot_product_attention(q, ember.randn(2, 3, 5), q)
+    with pytest.raises(ValueError, match="is_causal"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=ember.ones(3, 3), is_causal=True)
+    with pytest.raises(ember.ShapeError, match="pixel_shuffle"):
+        F.pixel_shuffle(ember.ones(1, 3, 2, 2), 2)
