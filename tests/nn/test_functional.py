@@ -77,7 +77,8 @@ def test_functional_pad_is_the_indexing_familys():
 
 @pytest.mark.parametrize("module", ["conv", "im2col", "pool", "softmax", "normalization",
                                     "loss", "dropout", "embedding", "interpolate", "linear",
-                                    "attention", "distance", "pixel_shuffle"])
+                                    "attention", "distance", "pixel_shuffle",
+                                    "margin_loss"])
 def test_docstring_examples(module):
     import doctest
     import importlib

@@ -31,12 +31,23 @@ from ember.ops.loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
     cross_entropy,
+    gaussian_nll_loss,
     huber_loss,
     kl_div,
     l1_loss,
     mse_loss,
     nll_loss,
+    poisson_nll_loss,
     smooth_l1_loss,
+)
+from ember.ops.margin_loss import (
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_soft_margin_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
 )
 from ember.ops.normalization import (
     batch_norm,
@@ -74,6 +85,9 @@ __all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax", "softmin"
            "layer_norm", "rms_norm", "batch_norm", "instance_norm", "group_norm", "normalize",
            "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+           "poisson_nll_loss", "gaussian_nll_loss", "margin_ranking_loss",
+           "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
+           "multi_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
            "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "one_hot", "pad",
            "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
            "scaled_dot_product_attention", "cosine_similarity", "pairwise_distance"]

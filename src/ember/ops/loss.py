@@ -1,6 +1,7 @@
 """Loss functions with PyTorch's reductions ('mean' | 'sum' | 'none'): cross_entropy,
 nll_loss, mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy,
-binary_cross_entropy_with_logits and kl_div.
+binary_cross_entropy_with_logits, kl_div, poisson_nll_loss and gaussian_nll_loss (margin and
+embedding losses are in :mod:`ember.ops.margin_loss`).
 
 All are composites (log_softmax, logsigmoid, gather and elementwise ops), so their gradients
 come from those rules. Class weights and the ignore mask are constants: as in PyTorch, no
@@ -9,6 +10,7 @@ gradient flows to ``weight`` or ``target`` of the classification losses.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ember.errors import DTypeError, IndexOutOfRange, ShapeError
@@ -345,4 +347,64 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
         loss = where(positive, target * where(positive, target, 1).log(), 0) - target * input
     if reduction == "batchmean":
         return loss.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: bool | None = None, eps: float = 1e-8,
+                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of ``target`` counts under a Poisson with rate ``exp(input)``
+    (``log_input``) or ``input``; ``full`` adds Stirling's term for targets above 1.
+
+    Example:
+        >>> F.poisson_nll_loss(ember.tensor([0.0]), ember.tensor([1.0]))
+        tensor(1.)
+    """
+    reduction = _reduction("poisson_nll_loss", size_average, reduce, reduction)
+    _check_float("poisson_nll_loss", input)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        big = target > 1
+        safe = where(big, target, 2.0)
+        stirling = safe * safe.log() - safe + 0.5 * (safe * (2 * math.pi)).log()
+        loss = loss + where(big, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of ``target`` under a Gaussian with mean ``input`` and
+    variance ``var`` (shaped like ``input``, one dim short, or broadcasting along one dim).
+
+    ``var`` is clamped at ``eps`` for the value only; its gradient passes through unchanged,
+    as in PyTorch.
+
+    Example:
+        >>> F.gaussian_nll_loss(ember.tensor([0.0]), ember.tensor([0.0]), ember.tensor([1.0]))
+        tensor(0.)
+    """
+    op = "gaussian_nll_loss"
+    reduction = _reduction(op, None, None, reduction)
+    _check_float(op, input)
+    if not isinstance(var, Tensor):
+        if var < 0:
+            raise ValueError(f"{op}: var has a negative entry ({var})")
+        var = _constant(input.device.xp.full(input.shape, var, dtype=input.dtype.np), input)
+    elif bool((var._data < 0).any()):
+        raise ValueError(f"{op}: var has negative entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(var.shape) == tuple(input.shape[:-1]):
+            var = var.unsqueeze(-1)
+        elif var.ndim != input.ndim or sum(
+                v for i, v in zip(input.shape, var.shape, strict=True) if i != v) != 1:
+            raise ValueError(f"{op}: var of shape {tuple(var.shape)} does not fit input of "
+                             f"shape {tuple(input.shape)}")
+    var = var + (var.clamp(min=eps) - var).detach()  # clamped value, identity gradient
+    d = input - target
+    loss = 0.5 * (var.log() + d * d / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)

@@ -1,0 +1,158 @@
+"""Margin, ranking and embedding losses under ``torch.nn.functional``'s names:
+margin_ranking_loss, hinge_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss,
+multi_margin_loss, cosine_embedding_loss and triplet_margin_loss. All are composites of
+elementwise ops, reductions and ``gather``; targets are constants."""
+
+from __future__ import annotations
+
+from ember.errors import DTypeError, ShapeError
+from ember.ops.activations import logsigmoid
+from ember.ops.distance import pairwise_distance
+from ember.ops.loss import _check_float, _constant, _reduce, _reduction
+from ember.ops.select import minimum, where
+from ember.tensor import Tensor
+
+__all__: list[str] = []
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                        size_average: bool | None = None, reduce: bool | None = None,
+                        reduction: str = "mean") -> Tensor:
+    """``max(0, -y·(x1 - x2) + margin)``: ``x1`` should rank above ``x2`` where ``y = 1``.
+
+    Example:
+        >>> F.margin_ranking_loss(ember.tensor([2.0]), ember.tensor([1.0]), ember.tensor([1.0]))
+        tensor(0.)
+    """
+    reduction = _reduction("margin_ranking_loss", size_average, reduce, reduction)
+    _check_float("margin_ranking_loss", input1)
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """``x`` where ``y = 1``, ``max(0, margin - x)`` where ``y = -1`` (for distances ``x``).
+
+    Example:
+        >>> F.hinge_embedding_loss(ember.tensor([0.3, 0.3]), ember.tensor([1.0, -1.0]))
+        tensor(0.5000)
+    """
+    reduction = _reduction("hinge_embedding_loss", size_average, reduce, reduction)
+    _check_float("hinge_embedding_loss", input)
+    far = where(target != 1, (margin - input).clamp(min=0), 0.0)
+    near = where(target != -1, input, 0.0)
+    return _reduce(far + near, reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-y·x))`` for labels ``y`` in {-1, 1}, computed stably.
+
+    Example:
+        >>> F.soft_margin_loss(ember.tensor([0.0]), ember.tensor([1.0]))
+        tensor(0.6931)
+    """
+    reduction = _reduction("soft_margin_loss", size_average, reduce, reduction)
+    _check_float("soft_margin_loss", input)
+    return _reduce(-logsigmoid(target * input), reduction)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                size_average: bool | None = None, reduce: bool | None = None,
+                                reduction: str = "mean") -> Tensor:
+    """Binary cross entropy of ``sigmoid(x)`` per class, averaged over the classes (last
+    dim), for multi-label 0/1 targets.
+
+    Example:
+        >>> F.multilabel_soft_margin_loss(ember.tensor([[0.0, 0.0]]), ember.tensor([[1.0, 0.0]]))
+        tensor(0.6931)
+    """
+    reduction = _reduction("multilabel_soft_margin_loss", size_average, reduce, reduction)
+    _check_float("multilabel_soft_margin_loss", input)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss.sum(-1) / input.shape[-1], reduction)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight: Tensor | None = None, size_average: bool | None = None,
+                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Multi-class hinge loss: ``Σ_{i≠y} max(0, margin - x[y] + x[i])^p / C`` per sample, for
+    logits (N, C) or (C,) and class indices (N,) or ().
+
+    Example:
+        >>> F.multi_margin_loss(ember.tensor([[0.1, 0.8, 0.2]]), ember.tensor([1]))
+        tensor(0.2333)
+    """
+    op = "multi_margin_loss"
+    reduction = _reduction(op, size_average, reduce, reduction)
+    _check_float(op, input)
+    if p not in (1, 2):
+        raise ValueError(f"{op}: only p = 1 and p = 2 are supported, got {p}")
+    if target.dtype.is_floating_point:
+        raise DTypeError(f"{op}: targets must be class indices, got {target.dtype.name}")
+    x = input if input.ndim == 2 else input.reshape((1, input.shape[-1]))
+    n, c = x.shape
+    t = target._data.reshape(-1)
+    if t.shape[0] != n or input.ndim not in (1, 2):
+        raise ShapeError(f"{op}: input of shape {tuple(input.shape)} needs a target of "
+                         f"shape {(n,) if input.ndim == 2 else ()}, got "
+                         f"{tuple(target.shape)}")
+    if t.size and (t.min() < 0 or t.max() >= c):
+        raise IndexError(f"{op}: target class {int(t.max() if t.max() >= c else t.min())} "
+                         f"is out of range for {c} classes")
+    xp = input.device.xp
+    picked = x.gather(1, _constant(t[:, None], input))
+    terms = (margin - picked + x).clamp(min=0)
+    if p == 2:
+        terms = terms * terms
+    others = xp.arange(c) != t[:, None]  # the target class itself does not count
+    scale = others.astype(input.dtype.np) / c
+    if weight is not None:
+        scale = scale * weight.detach()._data[t][:, None]
+    loss = (terms * _constant(scale, input)).sum(1)
+    return _reduce(loss if input.ndim == 2 else loss.reshape(()), reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                          size_average: bool | None = None, reduce: bool | None = None,
+                          reduction: str = "mean") -> Tensor:
+    """``1 - cos(x1, x2)`` where ``y = 1``, ``max(0, cos(x1, x2) - margin)`` where ``y = -1``.
+
+    Example:
+        >>> F.cosine_embedding_loss(ember.tensor([[1.0, 0.0]]), ember.tensor([[1.0, 0.0]]),
+        ...                         ember.tensor([1.0]))
+        tensor(0.)
+    """
+    reduction = _reduction("cosine_embedding_loss", size_average, reduce, reduction)
+    _check_float("cosine_embedding_loss", input1)
+    dim = input1.ndim - 1
+    tiny = 1e-12  # as PyTorch, inside each squared magnitude
+    cos = (input1 * input2).sum(dim) / (((input1 * input1).sum(dim) + tiny)
+                                        * ((input2 * input2).sum(dim) + tiny)).sqrt()
+    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, (cos - margin).clamp(min=0),
+                                                    0.0)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
+                        margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, size_average: bool | None = None,
+                        reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` the p-norm distance; ``swap`` uses
+    ``min(d(a, n), d(p, n))`` as the negative distance.
+
+    Example:
+        >>> a = ember.tensor([[0.0, 0.0]])
+        >>> F.triplet_margin_loss(a, a, ember.tensor([[3.0, 4.0]]))
+        tensor(0.)
+    """
+    reduction = _reduction("triplet_margin_loss", size_average, reduce, reduction)
+    _check_float("triplet_margin_loss", anchor)
+    near = pairwise_distance(anchor, positive, p, eps)
+    far = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        far = minimum(far, pairwise_distance(positive, negative, p, eps))
+    return _reduce((near - far + margin).clamp(min=0), reduction)
