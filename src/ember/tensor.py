@@ -39,7 +39,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_device", "requires_grad", "grad", "_node", "_idx", "_vc", "_hooks",
-                 "_retains", "__weakref__")
+                 "_retains", "_view", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
     def __init__(self, data: Any, *, dtype: DType | None = None, device: Any = None,
@@ -291,6 +291,7 @@ def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = No
     t._vc = VersionCounter() if vc is None else vc
     t._hooks = None
     t._retains = False
+    t._view = None  # a ViewInfo when this tensor is a view of another one's memory
     return t
 
 

@@ -141,8 +141,6 @@ def test_diagonal_is_a_writable_view():
     np.testing.assert_array_equal(x.numpy(), np.eye(3))
 
 
-@pytest.mark.xfail(strict=True, reason="core: an in-place op on a view does not yet rebase the "
-                   "base's history (PyTorch's CopySlices); see inplace.py")
 def test_view_gradient_after_inplace_on_view():
     x = ember.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     y = x * 1

@@ -103,13 +103,13 @@ def _topological(root_nodes: list[Node]) -> list[Node]:
                     "by the first backward. Hint: pass retain_graph=True to the first "
                     "backward() if you need to go through the graph again.")
             seen.add(node)
-        inputs = node.inputs
-        while i < len(inputs):
-            nxt = inputs[i]._node
+        edges = node.edges
+        while i < len(edges):
+            edge = edges[i]
             i += 1
-            if nxt is not None and nxt not in seen and inputs[i - 1].requires_grad:
+            if edge is not None and edge[0] is not None and edge[0] not in seen:
                 stack.append((node, i))
-                stack.append((nxt, 0))
+                stack.append((edge[0], 0))
                 break
         else:
             order.append(node)
@@ -122,8 +122,11 @@ def _needed(order: list[Node], targets: list) -> set[Node]:
     target_nodes = {t._node for t in targets if t._node is not None}
     needed: set[Node] = set()
     for node in order:  # producers first
-        for t in node.inputs:
-            if id(t) in leaf_ids or t._node in needed or t._node in target_nodes:
+        for t, edge in zip(node.inputs, node.edges):
+            if edge is None:
+                continue
+            if (edge[0] is None and id(t) in leaf_ids) or edge[0] in needed \
+                    or edge[0] in target_nodes:
                 needed.add(node)
                 break
     return needed
@@ -211,19 +214,20 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
                         f"{len(node.inputs)} inputs")
     if ANOMALY.enabled:
         check_finite(node, result)
-    for t, g in zip(node.inputs, result):
-        if g is None or not t.requires_grad:
+    for t, edge, g in zip(node.inputs, node.edges, result):
+        if g is None or edge is None:
             continue
         if g.shape != t.shape:
             raise ShapeError(f"the vjp rule of {prim.name} returned a gradient of shape "
                              f"{tuple(g.shape)} for an input of shape {tuple(t.shape)}")
         if g._data.dtype != t._data.dtype:
             g = g.to(t.dtype)
-        _add(node_grads, leaf_grads, t, g)
+        _add(node_grads, leaf_grads, t, g, edge)
 
 
-def _add(node_grads: dict, leaf_grads: dict, t: Any, g: Any) -> None:
-    node = t._node
+def _add(node_grads: dict, leaf_grads: dict, t: Any, g: Any, edge: tuple | None = None) -> None:
+    """Adds ``g`` to the gradient of ``t`` (through ``edge``, as recorded, when given)."""
+    node, idx = (t._node, t._idx) if edge is None else edge
     if node is None:
         entry = leaf_grads.get(id(t))
         if entry is None:
@@ -234,7 +238,7 @@ def _add(node_grads: dict, leaf_grads: dict, t: Any, g: Any) -> None:
     slots = node_grads.get(node)
     if slots is None:
         slots = node_grads[node] = [None] * node.prim.nout
-    slots[t._idx] = g if slots[t._idx] is None else slots[t._idx] + g
+    slots[idx] = g if slots[idx] is None else slots[idx] + g
 
 
 def _accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = None) -> None:

@@ -26,6 +26,31 @@ class _ForwardTrace:
     def set(self, t: Any, tangent: Any) -> None:
         self.tangents[id(t)] = (t, tangent)
 
+    def on_alias(self, alias: Any, original: Any) -> None:
+        """An in-place op made an alias of ``original`` to compute from: same tangent."""
+        tangent = self.tangent(original)
+        if tangent is not None:
+            self.set(alias, tangent)
+
+    def on_inplace(self, target: Any, result: Any) -> None:
+        """An in-place op wrote ``result`` into ``target``: its tangent moves along."""
+        from ember.ops.creation import zeros_like
+
+        tangent = self.tangent(result)
+        if tangent is None and self.tangent(target) is None:
+            return
+        tangent = zeros_like(target) if tangent is None else tangent
+        self.set(target, tangent)
+        view = target._view
+        if view is not None:  # the base's tangent changes where the view writes
+            from ember.ops.inplace import ViewScatter
+            from ember.ops.primitive import apply, run_below
+
+            base_tangent = self.tangent(view.base)
+            base_tangent = zeros_like(view.base) if base_tangent is None else base_tangent
+            self.set(view.base, run_below(self, apply, ViewScatter, base_tangent, tangent,
+                                          chain=view.chain))
+
     def __call__(self, prim: Any, inputs: tuple, params: dict) -> Any:
         from ember.ops.creation import zeros_like
         from ember.ops.primitive import apply_below, run_below

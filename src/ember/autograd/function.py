@@ -65,6 +65,9 @@ class _CustomPrimitive:
         self.name = fn.__name__
         self.nout = nout
 
+    def reads(self, ctx: Node, i: int) -> bool:
+        return True
+
     def vjp(self, ctx: Node, *grads: Any) -> tuple:
         from ember.ops.creation import zeros
 

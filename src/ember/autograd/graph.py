@@ -20,13 +20,17 @@ if TYPE_CHECKING:
 class Node:
     """A recorded application of a primitive (PyTorch's ``grad_fn``)."""
 
-    __slots__ = ("prim", "inputs", "params", "versions", "outputs", "device", "hooks",
+    __slots__ = ("prim", "inputs", "edges", "params", "versions", "outputs", "device", "hooks",
                  "retained", "stack", "released", "__weakref__")
 
     def __init__(self, prim: Primitive, inputs: tuple, params: dict, versions: tuple | None,
                  outputs: tuple | None, device: Any) -> None:
         self.prim = prim
         self.inputs = inputs
+        # Where each input's gradient goes, fixed now: (producing node or None for a leaf,
+        # output index), or None for an input that needs no gradient. An in-place op later
+        # gives a tensor new history; it does not change what was recorded before it.
+        self.edges = tuple((t._node, t._idx) if t.requires_grad else None for t in inputs)
         self.params = params
         self.versions = versions  # input versions when recorded, if the rule reads inputs
         self.outputs = outputs    # ((array, version counter, version), …) if the rule reads them
@@ -75,7 +79,7 @@ class Node:
         """Raises if a tensor this node's rule reads was modified in place since recording."""
         if self.versions is not None:
             for i, (t, v) in enumerate(zip(self.inputs, self.versions)):
-                if t._vc.value != v:
+                if t._vc.value != v and self.prim.reads(self, i):
                     self._modified("input", i, t.shape, t.dtype, v, t._vc.value)
         if self.outputs is not None:
             for i, (array, counter, v) in enumerate(self.outputs):
@@ -102,5 +106,5 @@ class Node:
 
     def release(self) -> None:
         """Frees what backward needed, after backward (unless ``retain_graph``)."""
-        self.inputs = self.outputs = self.versions = None
+        self.inputs = self.edges = self.outputs = self.versions = None
         self.released = True

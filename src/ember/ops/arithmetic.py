@@ -75,6 +75,9 @@ class Mul(Binary):
     def forward(self, xp, a, b):
         return xp.multiply(a, b)
 
+    def reads(self, ctx, i):
+        return ctx.inputs[1 - i].requires_grad
+
     def vjp(self, ctx, g):
         a, b = ctx.inputs
         need_a, need_b = a.requires_grad, b.requires_grad
@@ -92,6 +95,9 @@ class Div(Binary):
 
     def forward(self, xp, a, b):
         return xp.true_divide(a, b)
+
+    def reads(self, ctx, i):
+        return i == 1 or ctx.inputs[1].requires_grad
 
     def vjp(self, ctx, g):
         a, b = ctx.inputs

@@ -376,8 +376,9 @@ def as_values(value: Any, like: Tensor) -> Tensor:
 def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: Tensor,
          mode: str) -> Tensor:
     """Writes ``values`` into ``x`` in place; directly when no gradient or trace can see it."""
-    if DISPATCH.handler is None and not (GRAD.enabled and (x.requires_grad
-                                                          or values.requires_grad)):
+    seen = GRAD.enabled and (x.requires_grad or values.requires_grad
+                             or (x._view is not None and x._view.base.requires_grad))
+    if DISPATCH.handler is None and not seen:
         view = x._data[_basic_key(basic)] if basic else x._data
         key = _adv_key(tuple(a._data for a in arrays), dims) if arrays else ...
         try:

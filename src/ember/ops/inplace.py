@@ -4,6 +4,10 @@ The result is computed out of place, written into ``x``'s memory (so views of ``
 ``x``'s version counter goes up, and ``x``'s history moves to the new node, whose input is an
 alias of the old ``x``. A backward that needs the old value then fails with a clear error
 instead of using the overwritten one.
+
+When ``x`` is a view, its base's history moves too: the base becomes ``view_scatter(old base,
+result)``, and ``x`` (and, when next used, every other view of that memory) is made again
+from the new base — PyTorch's "CopySlices", so gradients stay right.
 """
 
 from __future__ import annotations
@@ -12,8 +16,42 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD
-from ember.errors import DTypeError, GradError, ShapeError
+from ember.errors import DTypeError, GradError, OpError, ShapeError
+from ember.ops.primitive import DISPATCH, Primitive, apply, primitive, refresh_view, replay_view
 from ember.tensor import Tensor, _wrap, method
+
+
+@primitive
+class ViewScatter(Primitive):
+    """``base`` with the region a view chain selects replaced by ``src``."""
+
+    name = "view_scatter"
+    save_inputs = False
+
+    def forward(self, xp, base, src, *, chain):
+        out = xp.array(base, copy=True)
+        region = out
+        for prim, params in chain:
+            region = prim.forward(xp, region, **params)
+        if not xp.may_share_memory(region, out):
+            raise OpError("view_scatter: the view chain copies instead of viewing; write "
+                          "through the base tensor instead")
+        region[...] = src
+        return out
+
+    def infer(self, base, src, *, chain):
+        return base
+
+    def vjp(self, ctx, g):
+        chain = ctx.params["chain"]
+        g_src = replay_view(g, chain)
+        from ember.ops.creation import zeros_like
+
+        g_base = apply(ViewScatter, g, zeros_like(g_src), chain=chain)
+        return g_base, g_src
+
+    def jvp(self, ctx, d_base, d_src):
+        return apply(ViewScatter, d_base, d_src, chain=ctx.params["chain"])
 
 
 def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor:
@@ -23,6 +61,7 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
                         "cannot be modified in place, since its gradient would be lost. Hint: "
                         "do it under `with ember.no_grad():`, or on a clone")
     old = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx, x._vc)
+    _tell_handlers("on_alias", old, x)
     result = compute(old)
     if result.shape != x.shape:
         raise ShapeError(f"{name}: the result has shape {tuple(result.shape)} but the tensor "
@@ -33,16 +72,47 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
             raise DTypeError(f"{name}: the result type {result.dtype.name} cannot be cast to "
                              f"the {x.dtype.name} tensor written in place")
         result = result.to(x.dtype)
+    view = x._view
+    if view is not None and GRAD.enabled and (result.requires_grad or view.base.requires_grad):
+        _write_through_base(x, name, result)
+    else:
+        _write(x, name, result._data)
+        x._vc.value += 1
+        if result.requires_grad:
+            x._node, x._idx, x.requires_grad = result._node, result._idx, True
+    _tell_handlers("on_inplace", x, result)
+    return x
+
+
+def _tell_handlers(event: str, target: Tensor, source: Tensor) -> None:
+    """Lets active transforms follow in-place ops: ``on_alias(alias, x)`` when the alias of
+    the old ``x`` is made, ``on_inplace(x, result)`` after ``result`` is written into ``x``
+    (forward mode moves tangents this way)."""
+    for handler in DISPATCH.stack:
+        hook = getattr(handler, event, None)
+        if hook is not None:
+            hook(target, source)
+
+
+def _write(x: Tensor, name: str, values: Any) -> None:
     try:
-        x._data[...] = result._data
+        x._data[...] = values
     except ValueError as exc:  # a read-only broadcast view, typically
         raise GradError(f"{name}: cannot write into this tensor ({exc}). Hint: tensors made "
                         "by expand() share one element across many positions; clone() "
                         "them before writing") from None
-    x._vc.value += 1
-    if result.requires_grad:
-        x._node, x._idx, x.requires_grad = result._node, result._idx, True
-    return x
+
+
+def _write_through_base(x: Tensor, name: str, result: Tensor) -> None:
+    """In-place write into a view: the base gets the history ``view_scatter(base, result)``."""
+    base = x._view.base
+    old_base = _wrap(base._data, base._device, base.requires_grad, base._node, base._idx,
+                     base._vc)
+    new_base = apply(ViewScatter, old_base, result, chain=x._view.chain)
+    _write(base, name, new_base._data)
+    base._vc.value += 1
+    base._node, base._idx, base.requires_grad = new_base._node, new_base._idx, True
+    refresh_view(x)
 
 
 def inplace_method(name: str, fn: Callable[..., Tensor]) -> Callable[..., Tensor]:

@@ -71,6 +71,12 @@ class Primitive:
     def jvp(self, ctx: Node, *tangents: Tensor | None) -> Tensor | tuple:
         raise NotImplementedError(f"{self.name} has no jvp rule")
 
+    def reads(self, ctx: Node, i: int) -> bool:
+        """Whether the vjp reads input ``i``'s values (with ``save_inputs``); an in-place change
+        of an input it does not read is harmless. Override to be precise, e.g. ``a * b`` reads
+        ``a`` only when ``b`` needs a gradient."""
+        return True
+
     def flops(self, *specs: TensorSpec, **params: Any) -> int:
         """Floating-point operations of one application (0 unless a rule says more)."""
         return 0
@@ -181,17 +187,24 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
     record = False
     if GRAD.enabled and prim.differentiable:
         for t in inputs:
+            if t._view is not None and t._view.version != t._vc.value:
+                refresh_view(t)  # its base changed in place since: take the new history
             if t.requires_grad:
                 record = True
-                break
-    vc = inputs[0]._vc if prim.view else None
+    if prim.view:
+        return _view_of(inputs[0], out, dev, prim, params, record)
     if not record:
         if prim.nout == 1:
-            return _wrap(out, dev, False, None, 0, vc)
+            return _wrap(out, dev)
         return tuple(_wrap(o, dev) for o in out)
 
     outs = (out,) if prim.nout == 1 else out
-    tensors = [_wrap(o, dev, o.dtype in _FLOAT, None, i, vc) for i, o in enumerate(outs)]
+    tensors = [_wrap(o, dev, o.dtype in _FLOAT, None, i) for i, o in enumerate(outs)]
+    _record(prim, inputs, params, tensors, dev)
+    return tensors[0] if prim.nout == 1 else tuple(tensors)
+
+
+def _record(prim: Primitive, inputs: tuple, params: dict, tensors: list, dev: Any) -> None:
     node = Node(prim, inputs, params,
                 tuple(t._vc.value for t in inputs) if prim.save_inputs else None,
                 tuple((t._data, t._vc, t._vc.value) for t in tensors)
@@ -200,7 +213,47 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
     for t in tensors:
         if t.requires_grad:  # integer and bool outputs (indices, masks) have no gradient
             t._node = node
-    return tensors[0] if prim.nout == 1 else tuple(tensors)
+
+
+class ViewInfo:
+    """What makes a tensor a view: its base (the tensor owning the memory), the chain of view
+    primitives from the base to it, and the memory's version when its history was made."""
+
+    __slots__ = ("base", "chain", "version")
+
+    def __init__(self, base: Tensor, chain: tuple, version: int) -> None:
+        self.base, self.chain, self.version = base, chain, version
+
+
+def _view_of(src: Tensor, out: Any, dev: Any, prim: Primitive, params: dict,
+             record: bool) -> Tensor:
+    """Wraps the output of a view primitive; when it really shares ``src``'s memory it shares
+    the version counter too and remembers how it was made from the base."""
+    shared = out.size == 0 or dev.xp.may_share_memory(out, src._data)
+    t = _wrap(out, dev, record and out.dtype in _FLOAT, None, 0, src._vc if shared else None)
+    if record:
+        _record(prim, (src,), params, [t], dev)
+    if shared:
+        info = src._view
+        base, chain = (info.base, info.chain) if info is not None else (src, ())
+        t._view = ViewInfo(base, chain + ((prim, params),), src._vc.value)
+    return t
+
+
+def replay_view(base: Tensor, chain: tuple) -> Tensor:
+    """Applies a view chain to ``base`` again (with the current history of ``base``)."""
+    out = base
+    for prim, params in chain:
+        out = apply(prim, out, **params)
+    return out
+
+
+def refresh_view(t: Tensor) -> None:
+    """Gives a view whose memory was written in place the history of its base's new state."""
+    info = t._view
+    fresh = replay_view(info.base, info.chain)
+    t._node, t._idx, t.requires_grad = fresh._node, fresh._idx, fresh.requires_grad
+    info.version = t._vc.value
 
 
 def explain_failure(prim: Primitive, inputs: tuple, params: dict, exc: Exception) -> EmberError:

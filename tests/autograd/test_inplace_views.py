@@ -1,0 +1,92 @@
+"""In-place ops on views and on tensors other nodes already use: gradients as PyTorch's."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.autograd.forward import jvp
+
+
+def _write_through_view(x, m):
+    y = x * 1
+    y.view(4)[0:2].mul_(3)
+    return y * y
+
+
+def _base_changed_after_view(x, m):
+    y = x * 1
+    v = y[0]
+    y.mul_(2)
+    return v * 5
+
+
+def _setitem_on_view(x, m):
+    y = x * 1
+    y[0][1] = 7.0
+    return y * x
+
+
+def _view_of_plain_tensor_takes_grad(x, m):
+    y = m.zeros(2, 2, dtype=x.dtype)
+    y[1].add_(x[0])
+    return y * 2
+
+
+def _transposed_view(x, m):
+    y = x * 1
+    y.t().add_(x)
+    return y * 3
+
+
+def _earlier_consumer_keeps_its_history(x, m):
+    y = x * 1
+    z = y * 2  # recorded before y changes
+    y.mul_(3)
+    return z + y
+
+
+def _sibling_view_used_after_write(x, m):
+    y = x * 1
+    a, b = y[0], y[1]
+    a.mul_(4)
+    return (a + b) * y[0]
+
+
+CASES = [_write_through_view, _base_changed_after_view, _setitem_on_view,
+         _view_of_plain_tensor_takes_grad, _transposed_view, _earlier_consumer_keeps_its_history,
+         _sibling_view_used_after_write]
+
+
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__.strip("_"))
+def test_values_and_gradients_match_torch(fn):
+    data = [[1.0, 2.0], [3.0, 4.0]]
+    x = ember.tensor(data, dtype=ember.float64, requires_grad=True)
+    tx = torch.tensor(data, dtype=torch.float64, requires_grad=True)
+    out, ref = fn(x, ember), fn(tx, torch)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy())
+    out.sum().backward()
+    ref.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_in_place_scaling_of_a_non_leaf_is_fine():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y.mul_(3)  # mul by a constant does not need the old y
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_forward_mode_follows_in_place_ops():
+    x = ember.tensor([1.0, 2.0], dtype=ember.float64)
+
+    def f(t):
+        y = t * 1
+        y.add_(t)
+        y[0:1].mul_(3)
+        return y
+
+    out, tangent = jvp(f, (x,), (ember.ones_like(x),))
+    np.testing.assert_allclose(out.numpy(), [6.0, 4.0])
+    np.testing.assert_allclose(tangent.numpy(), [6.0, 2.0])
