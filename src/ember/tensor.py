@@ -17,6 +17,9 @@ from ember.dtypes import DType
 from ember.errors import DTypeError, GradError
 
 
+_DTYPE_OF = {d.np: d for d in dtypes.ALL_DTYPES}
+
+
 class VersionCounter:
     """Counts in-place writes to an array; views share their base's counter."""
 
@@ -57,7 +60,10 @@ class Tensor:
 
     @property
     def dtype(self) -> DType:
-        return dtypes.from_numpy(self._data.dtype)
+        try:
+            return _DTYPE_OF[self._data.dtype]
+        except KeyError:
+            return dtypes.from_numpy(self._data.dtype)
 
     @property
     def device(self) -> Device:

@@ -164,9 +164,11 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
         >>> ember.relu(ember.tensor([-1.0, 2.0]))
         tensor([0., 2.])
     """
-    if input.dtype.name == "bool":
+    if input._data.dtype == bool:
         raise DTypeError("relu: bool tensors are not supported. Hint: convert with .int()")
-    return _run(input, inplace, "relu", lambda x: apply(Relu, x))
+    if inplace:
+        return _run(input, inplace, "relu", lambda x: apply(Relu, x))
+    return apply(Relu, input)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:

@@ -114,7 +114,8 @@ def accumulation_input(x: Tensor, dtype: Any) -> Tensor:
     bools promoted to int64, as PyTorch does."""
     if dtype is not None:
         return cast(x, dtypes.to_dtype(dtype))
-    if x.dtype.category != dtypes.FLOAT and x.dtype is not dtypes.int64:
+    dt = x.dtype
+    if dt.category != dtypes.FLOAT and dt is not dtypes.int64:
         return cast(x, dtypes.int64)
     return x
 

@@ -41,10 +41,18 @@ def _reshape(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     return x if x.shape == shape else reshape(x, shape)
 
 
+_GEMM_DTYPE: dict = {}  # (device, backend dtype) -> compute dtype or None: a hot-path cache
+
+
 def _gemm_dtype(x: Tensor) -> Any:
     """The dtype the device computes a GEMM in for ``x``'s dtype, or None if ``x``'s own."""
-    acc = compute_dtype(x.device, x.dtype, "gemm")
-    return None if acc is x.dtype else acc
+    key = (x._device, x._data.dtype)
+    try:
+        return _GEMM_DTYPE[key]
+    except KeyError:
+        acc = compute_dtype(x.device, x.dtype, "gemm")
+        _GEMM_DTYPE[key] = None if acc is x.dtype else acc
+        return _GEMM_DTYPE[key]
 
 
 # -- matmul ----------------------------------------------------------------------------------
@@ -120,7 +128,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if not a_shape or not b_shape or a_shape[-1] != (b_shape[-2] if len(b_shape) > 1
                                                      else b_shape[0]):
         _matmul_shape(a_shape, b_shape)
-    if input.dtype is not other.dtype:
+    if input._data.dtype != other._data.dtype:
         raise DTypeError(f"matmul: {tuple(a_shape)} {input.dtype.name} @ {tuple(b_shape)} "
                          f"{other.dtype.name}: operands must have the same dtype. Hint: "
                          f"convert one, e.g. other.to({input.dtype!r})")

@@ -10,9 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from numpy import asarray as _as_array
-from numpy import generic as _NUMPY_SCALAR
-
 from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import Node
 from ember.backend import get_default_device
@@ -162,12 +159,22 @@ def run_below(handler: Callable, fn: Callable, *args: Any, **kwargs: Any) -> Any
 
 def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
     """Computes a primitive now and records it on the tape when a gradient is needed."""
-    if inputs:
+    n = len(inputs)
+    if n == 1:
+        dev = inputs[0]._device
+        arrays = (inputs[0]._data,)
+    elif n == 2:
+        a, b = inputs
+        dev = a._device
+        if b._device is not dev:
+            raise _device_error(prim, inputs)
+        arrays = (a._data, b._data)
+    elif n:
         dev = inputs[0]._device
         for t in inputs:
             if t._device is not dev:
                 raise _device_error(prim, inputs)
-        arrays = [t._data for t in inputs]
+        arrays = tuple(t._data for t in inputs)
     else:
         dev = params.get("device") or get_default_device()
         arrays = ()
@@ -177,12 +184,12 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
         raise
     except Exception as exc:
         raise explain_failure(prim, inputs, params, exc) from exc
-    # NumPy ufuncs return scalars for 0-d arrays; a tensor always holds an array (writable)
+    # a 0-d result may come back as a backend scalar; a tensor always holds a (writable) array
     if prim.nout == 1:
-        if isinstance(out, _NUMPY_SCALAR):
-            out = _as_array(out)
+        if not out.ndim:
+            out = dev.xp.asarray(out)
     else:
-        out = tuple(_as_array(o) if isinstance(o, _NUMPY_SCALAR) else o for o in out)
+        out = tuple(o if o.ndim else dev.xp.asarray(o) for o in out)
 
     record = False
     if GRAD.enabled and prim.differentiable:

@@ -55,12 +55,13 @@ class Reduction(Primitive):
 class Accumulation(Reduction):
     """sum and prod: accumulate half-precision floats in float32, integers in their dtype."""
 
-    kernel = "sum"
+    ufunc = "add"
 
     def forward(self, xp, a, *, dims, keepdim):
-        out = getattr(xp, self.kernel)(a, axis=dims, dtype=accumulator(a.dtype),
-                                       keepdims=keepdim)
-        return out.astype(a.dtype, copy=False)
+        axis = None if len(dims) == a.ndim and not keepdim else dims  # the fast whole-array path
+        ufunc = getattr(xp, self.ufunc)
+        out = ufunc.reduce(a, axis=axis, dtype=accumulator(a.dtype), keepdims=keepdim)
+        return out if out.dtype == a.dtype else out.astype(a.dtype)
 
 
 @primitive
@@ -78,7 +79,7 @@ class Sum(Accumulation):
 @primitive
 class Prod(Accumulation):
     name = "prod"
-    kernel = "prod"
+    ufunc = "multiply"
 
     def vjp(self, ctx, g):
         x = ctx.inputs[0]
@@ -250,8 +251,14 @@ def sum(input: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001
         >>> ember.tensor([[1, 2], [3, 4]]).sum(-1)
         tensor([3, 7])
     """
+    if dim is None and dtype is None and input._data.dtype in _NATIVE_SUM:  # the hot path
+        return apply(Sum, input, dims=_ALL_DIMS[input._data.ndim], keepdim=keepdim)
     x = accumulation_input(input, dtype)
     return apply(Sum, x, dims=reduce_dims(x, dim, "sum"), keepdim=keepdim)
+
+
+_NATIVE_SUM = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int64))
+_ALL_DIMS = [tuple(range(n)) for n in range(65)]
 
 
 @method()
