@@ -195,6 +195,33 @@ def check_backward(case: OpCase, sample: Sample) -> None:
         assert m is not None, f"{case.name}: no gradient for input {i}"
         np.testing.assert_allclose(_np(m), _np(r), rtol=case.rtol, atol=case.atol,
                                    err_msg=f"{case.name}: gradient of input {i}")
+    _check_saved_values(case, sample, raw, wants, seeds, e_g)
+
+
+def _check_saved_values(case: OpCase, sample: Sample, raw: list, wants: list, seeds: list,
+                        expected: tuple) -> None:
+    """Changing the inputs in place between forward and backward must either be reported
+    (the rules read them) or not change the gradients (they do not): never a silent change.
+    This checks every primitive's save_inputs / reads flags."""
+    e_in = [_to_ember(np.array(v) if isinstance(v, np.ndarray) else v, ember.float64, w)
+            for v, w in zip(raw, wants)]
+    outs = [o for o in _outs(_run_ember(case, sample, e_in))
+            if isinstance(o, ember.Tensor) and o.requires_grad]
+    with ember.no_grad():
+        for x, w in zip(e_in, wants):
+            if w:
+                x.add_(0.375)
+    try:
+        got = ember.autograd.grad(outs, [x for x, w in zip(e_in, wants) if w],
+                                  [ember.from_numpy(s) for s in seeds], allow_unused=True)
+    except ember.GradError as err:
+        assert "modified in place" in str(err), err
+        return
+    for i, (m, r) in enumerate(zip(got, expected)):
+        if r is not None and m is not None:
+            np.testing.assert_allclose(_np(m), _np(r), rtol=case.rtol, atol=case.atol,
+                                       err_msg=f"{case.name}: the gradient of input {i} "
+                                       "silently used values changed in place after forward")
 
 
 def _grad_inputs(case: OpCase, sample: Sample) -> tuple[list, Callable]:
