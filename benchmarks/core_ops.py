@@ -100,7 +100,7 @@ def main() -> None:
     rows = run(args.quick, args.threads)
     print(f"# Ember {ember.__version__} vs PyTorch {torch.__version__}, {args.threads} threads, "
           f"{platform.processor() or platform.machine()}")
-    print(f"| case | Ember (median, min–max) | PyTorch (median, min–max) | Ember/PyTorch |")
+    print("| case | Ember (median, min–max) | PyTorch (median, min–max) | Ember/PyTorch |")
     print("|---|---|---|---|")
     for r in rows:
         e, t = r["ember"], r["torch"]

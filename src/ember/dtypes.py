@@ -9,7 +9,7 @@ scalars, and a Python scalar never widens a tensor of its own category
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import ml_dtypes
 import numpy as np
@@ -92,7 +92,7 @@ def from_numpy(np_dtype: np.dtype) -> DType:
     np_dtype = np.dtype(np_dtype)
     if np_dtype in _BY_NUMPY:
         return _BY_NUMPY[np_dtype]
-    if np_dtype.kind in "ui" and np_dtype.itemsize <= 8:  # uint16/32/64: widen as PyTorch loads them
+    if np_dtype.kind in "ui" and np_dtype.itemsize <= 8:  # uint16/32/64 widen to int64
         return int64
     raise DTypeError(f"NumPy dtype {np_dtype} has no Ember equivalent; supported: "
                      + ", ".join(d.name for d in ALL_DTYPES))
@@ -131,7 +131,7 @@ def _promote_pair(a: DType, b: DType) -> DType:
     return from_numpy(np.promote_types(a.np, b.np))
 
 
-@lru_cache(maxsize=None)
+@cache
 def promote_types(a: DType, b: DType) -> DType:
     """PyTorch's ``promote_types``: the smallest dtype both ``a`` and ``b`` convert to safely.
 
@@ -142,7 +142,7 @@ def promote_types(a: DType, b: DType) -> DType:
     return _promote_pair(a, b)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _scalar_dtype(kind: type) -> DType:
     return {_builtin_bool: bool_, _builtin_int: int64}.get(kind, _default_float)
 

@@ -16,7 +16,6 @@ from ember.backend import Device
 from ember.dtypes import DType
 from ember.errors import DTypeError, GradError
 
-
 _DTYPE_OF = {d.np: d for d in dtypes.ALL_DTYPES}
 
 

@@ -3,7 +3,6 @@
 from ember.autograd.anomaly import detect_anomaly
 from ember.autograd.engine import backward, grad
 from ember.autograd.function import Function, FunctionCtx, once_differentiable
-from ember.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ember.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -11,6 +10,7 @@ from ember.autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from ember.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ember.autograd.graph import Node
 
 __all__ = ["Function", "FunctionCtx", "GradcheckError", "Node", "backward", "detect_anomaly",

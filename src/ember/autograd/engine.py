@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ember.autograd.anomaly import ANOMALY, check_finite
-from ember.autograd.graph import Node
 from ember.autograd.grad_mode import GRAD
+from ember.autograd.graph import Node
 from ember.errors import GradError, ShapeError
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ember.autograd.graph import Node
 from ember.autograd.grad_mode import no_grad
+from ember.autograd.graph import Node
 
 
 class _ForwardTrace:

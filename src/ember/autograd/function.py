@@ -12,8 +12,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ember.autograd.graph import Node
 from ember.autograd.grad_mode import GRAD, no_grad
+from ember.autograd.graph import Node
 from ember.errors import GradError
 
 

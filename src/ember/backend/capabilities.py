@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from functools import lru_cache
-
-import numpy as np
+from functools import cache
 
 from ember import dtypes
 from ember.backend.device import Device, device
@@ -88,7 +86,7 @@ def _blas_name() -> str:
     return f"{lib['internal_api']} {lib['version']}{extra}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _static(dev: Device) -> tuple:
     fast = {"gemm": (dtypes.float32, dtypes.float64),
             "elementwise": (dtypes.float32, dtypes.float64, dtypes.float16)}
@@ -110,7 +108,7 @@ def capabilities(dev: str | Device | None = None) -> Capabilities:
                         total, available)
 
 
-@lru_cache(maxsize=None)
+@cache
 def compute_dtype(dev: Device, dtype: DType, kind: str = "gemm") -> DType:
     """The dtype a kernel of ``kind`` computes in for ``dtype`` on ``dev``.
 

@@ -10,7 +10,6 @@ from ember.errors import ShapeError
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
 
-
 __all__ = ["broadcast_shapes", "broadcast_to", "broadcast_tensors"]
 
 

@@ -14,7 +14,6 @@ from ember.ops.creation import scalar_tensor
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
 
-
 __all__ = ["clone"]
 
 

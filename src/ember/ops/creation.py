@@ -10,12 +10,14 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.backend import Device, device as to_device
+from ember.backend import Device
+from ember.backend import device as to_device
 from ember.dtypes import DType
 from ember.errors import DTypeError
 from ember.tensor import Tensor, _wrap
 
-__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange", "linspace", "eye"]
+__all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
+           "ones_like", "empty_like", "full_like", "arange", "linspace", "eye"]
 
 
 Size = Sequence[int] | int

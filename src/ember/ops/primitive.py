@@ -17,7 +17,6 @@ from ember.dtypes import FLOATING_DTYPES, DType
 from ember.errors import DeviceError, EmberError, OpError, describe
 from ember.tensor import Tensor, _wrap
 
-
 _FLOAT = frozenset(d.np for d in FLOATING_DTYPES)
 
 
