@@ -119,36 +119,41 @@ class FloorDiv(Binary):
         return xp.floor_divide(a, b)
 
 
+class Modulus(Binary):
+    """``a - b * quotient(a, b)`` for a rounded quotient: the gradient is ``(1, -quotient)``."""
+
+    def quotient(self, a: Tensor, b: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def vjp(self, ctx, g):
+        a, b = ctx.inputs
+        return sum_to(g, a.shape), sum_to(-g * self.quotient(a, b), b.shape)
+
+    def jvp(self, ctx, da, db):
+        a, b = ctx.inputs
+        return da - db * self.quotient(a, b)
+
+
 @primitive
-class Remainder(Binary):
+class Remainder(Modulus):
     name = "remainder"
 
     def forward(self, xp, a, b):
         return xp.remainder(a, b)
 
-    def vjp(self, ctx, g):
-        a, b = ctx.inputs
-        return sum_to(g, a.shape), sum_to(-g * floor_divide(a, b), b.shape)
-
-    def jvp(self, ctx, da, db):
-        a, b = ctx.inputs
-        return da - db * floor_divide(a, b)
+    def quotient(self, a, b):
+        return floor_divide(a, b)
 
 
 @primitive
-class Fmod(Binary):
+class Fmod(Modulus):
     name = "fmod"
 
     def forward(self, xp, a, b):
         return xp.fmod(a, b)
 
-    def vjp(self, ctx, g):
-        a, b = ctx.inputs
-        return sum_to(g, a.shape), sum_to(-g * _trunc_div(a, b), b.shape)
-
-    def jvp(self, ctx, da, db):
-        a, b = ctx.inputs
-        return da - db * _trunc_div(a, b)
+    def quotient(self, a, b):
+        return _trunc_div(a, b)
 
 
 def _trunc_div(a: Tensor, b: Tensor) -> Tensor:
