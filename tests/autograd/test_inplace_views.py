@@ -90,3 +90,12 @@ def test_forward_mode_follows_in_place_ops():
     out, tangent = jvp(f, (x,), (ember.ones_like(x),))
     np.testing.assert_allclose(out.numpy(), [6.0, 4.0])
     np.testing.assert_allclose(tangent.numpy(), [6.0, 2.0])
+
+
+@pytest.mark.parametrize("fn", [_write_through_view, _setitem_on_view, _transposed_view,
+                                _sibling_view_used_after_write],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_view_scatter_is_differentiable_twice(fn):
+    x = ember.tensor([[0.5, -1.0], [2.0, 1.5]], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda t: fn(t, ember), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: fn(t, ember), (x,))
