@@ -46,5 +46,6 @@ from ember.errors import DeviceError, DTypeError, EmberError, GradError, ShapeEr
 from ember.ops import *  # noqa: F403
 from ember.tensor import Tensor
 from ember import linalg, nn
+from ember.io import load, save
 
 __version__ = "0.1.0"

@@ -36,6 +36,14 @@ class OpError(EmberError, RuntimeError):
     """An op failed for a reason no more specific class describes."""
 
 
+class CheckpointError(EmberError, ValueError):
+    """A checkpoint file is truncated, corrupted or hostile, or an object cannot be saved.
+
+    Messages name the file and the problem, e.g. ``model.safetensors: header length 1.8e19
+    runs past the end of the file (4096 bytes); the file is truncated or not safetensors``.
+    """
+
+
 def describe(shape: tuple[int, ...], dtype: object) -> str:
     """Formats a shape and dtype the way every message shows them: ``(3, 4) float32``."""
     return f"{tuple(shape)} {getattr(dtype, 'name', dtype)}"

@@ -1,0 +1,398 @@
+"""Safe checkpoints: ``ember.save`` / ``ember.load`` on safetensors plus JSON, never pickle.
+
+A checkpoint is one safetensors file. Its tensors are the file's tensors, named by their path
+in the saved object (``model.fc.weight``, ``optimizer.state.0.exp_avg``; a flat state dict
+keeps its own keys, so other safetensors readers see the usual names). Everything else (the
+structure, numbers, strings, step counts, RNG states, user metadata) is one JSON document
+stored under the key ``"ember"`` of the header's ``__metadata__`` map. Loading parses JSON and
+copies bytes into arrays: it never executes code.
+
+The JSON tree keeps Python types exactly: ``null``/``true``/ints/floats/strings as themselves,
+lists as arrays, tuples as ``{"$tuple": [...]}``, dicts with string keys (none starting with
+``$``) as objects and any other dict as ``{"$dict": [[key, value], ...]}`` (so int keys stay
+ints), NaN/inf as ``{"$float": "nan"}``, ``ember.dtype``/``ember.device`` values as
+``{"$dtype": ...}``/``{"$device": ...}`` and tensors as ``{"$tensor": name}``.
+
+Differences from ``torch.save``/``torch.load`` (deliberate):
+- Only data is saved: tensors, ``None``, bools, ints, floats, strings, lists, tuples, dicts
+  (``OrderedDict`` and other dict subclasses come back as plain ``dict``, order kept),
+  dtypes and devices. NumPy scalars are saved as the Python number. Anything else (a module,
+  a function, a set) is a :class:`~ember.errors.CheckpointError` at save time.
+- Tensors are saved contiguous and detached; ``requires_grad`` is kept, the autograd graph is
+  not. References to one tensor, or to tensors with the very same memory layout (tied weights
+  from ``state_dict()``), are stored once and load as one tensor object. Tensors that only
+  partly overlap (a slice and its base) are stored as separate copies.
+- ``ember.load`` of a safetensors file Ember did not write returns its flat ``{name: Tensor}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from ember.backend import Device
+from ember.backend import device as to_device
+from ember.dtypes import DType, to_dtype
+from ember.errors import CheckpointError, EmberError
+from ember.io import safetensors_file as st
+from ember.io.atomic import atomic_write
+from ember.ops.creation import from_numpy
+from ember.tensor import Tensor
+
+FORMAT = "ember.checkpoint"
+VERSION = 1
+TREE_KEY = "ember"
+
+PathOrFile = str | os.PathLike | BinaryIO
+MapLocation = str | Device | Mapping[str, Any] | Callable | None
+
+
+# -- encoding: object -> (JSON tree, {name: array}) -----------------------------------------------
+class _Encoder:
+    """Walks a saved object once, naming each distinct tensor by its path."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+        self.by_layout: dict[tuple, str] = {}
+        self.active: set[int] = set()  # containers on the current path, to refuse cycles
+
+    def tensor(self, t: Tensor, path: str) -> dict:
+        a = t.numpy(force=True)
+        layout = (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str,
+                  str(t.device))
+        name = self.by_layout.get(layout)
+        if name is None:
+            st.dtype_code(a.dtype)  # a clear error for a dtype safetensors cannot hold
+            name = self._unique(path or "tensor")
+            self.arrays[name] = a
+            self.by_layout[layout] = name
+        node: dict[str, Any] = {"$tensor": name}
+        if t.requires_grad:
+            node["requires_grad"] = True
+        if t.device.type != "cpu":
+            node["device"] = str(t.device)
+        return node
+
+    def _unique(self, name: str) -> str:
+        if name not in self.arrays and name != st.METADATA_KEY:
+            return name
+        i = 1
+        while f"{name}#{i}" in self.arrays:
+            i += 1
+        return f"{name}#{i}"
+
+    def value(self, x: Any, path: str) -> Any:
+        if x is None or isinstance(x, (bool, str)):
+            return x
+        if isinstance(x, int):
+            return int(x)  # an IntEnum or other int subclass saves as its value
+        if isinstance(x, float):
+            return float(x) if math.isfinite(x) else {"$float": repr(float(x))}
+        if isinstance(x, Tensor):
+            return self.tensor(x, path)
+        if isinstance(x, np.generic) and x.dtype.kind in "biuf":
+            return self.value(x.item(), path)
+        if isinstance(x, DType):
+            return {"$dtype": x.name}
+        if isinstance(x, Device):
+            return {"$device": str(x)}
+        if isinstance(x, (list, tuple, dict)):
+            return self.container(x, path)
+        raise CheckpointError(
+            f"save: cannot save a {type(x).__module__}.{type(x).__qualname__} at "
+            f"{path or 'the top level'}; checkpoints hold tensors, None, bools, numbers, "
+            "strings, lists, tuples and dicts (save a module's state_dict(), not the module)")
+
+    def container(self, x: list | tuple | dict, path: str) -> Any:
+        if id(x) in self.active:
+            raise CheckpointError(f"save: the object contains itself at {path}; "
+                                  "a checkpoint must be a tree")
+        self.active.add(id(x))
+        try:
+            if isinstance(x, dict):
+                return self.mapping(x, path)
+            items = [self.value(v, _join(path, str(i))) for i, v in enumerate(x)]
+            return items if isinstance(x, list) else {"$tuple": items}
+        finally:
+            self.active.discard(id(x))
+
+    def mapping(self, x: dict, path: str) -> Any:
+        if all(isinstance(k, str) and not k.startswith("$") for k in x):
+            return {k: self.value(v, _join(path, k)) for k, v in x.items()}
+        pairs = []
+        for k, v in x.items():
+            if isinstance(k, (Tensor, list, dict)) or not _plain_key(k):
+                raise CheckpointError(f"save: dict key {k!r} at {path or 'the top level'} "
+                                      "is not None, a bool, number, string or tuple of them")
+            pairs.append([self.value(k, path), self.value(v, _join(path, str(k)))])
+        return {"$dict": pairs}
+
+
+def _plain_key(k: Any) -> bool:
+    if isinstance(k, tuple):
+        return all(_plain_key(i) for i in k)
+    return k is None or isinstance(k, (bool, int, float, str))
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def encode(obj: Any) -> tuple[str, dict[str, np.ndarray]]:
+    """The JSON document and the named arrays that :func:`save` writes for ``obj``."""
+    enc = _Encoder()
+    tree = enc.value(obj, "")
+    doc = json.dumps({"format": FORMAT, "version": VERSION, "tree": tree},
+                     separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return doc, enc.arrays
+
+
+# -- decoding: JSON tree -> object ----------------------------------------------------------------
+class _Decoder:
+    def __init__(self, where: str, tensor: Callable[[str, bool, str], Tensor]) -> None:
+        self.where, self.tensor = where, tensor
+
+    def fail(self, problem: str) -> CheckpointError:
+        return CheckpointError(f"{self.where}: {problem}")
+
+    def value(self, x: Any) -> Any:
+        if isinstance(x, list):
+            return [self.value(v) for v in x]
+        if not isinstance(x, dict):
+            if x is None or isinstance(x, (bool, int, float, str)):
+                return x
+            raise self.fail(f"unexpected JSON value {x!r} in the checkpoint tree")
+        tag = next((k for k in x if k.startswith("$")), None)
+        if tag is None:
+            return {k: self.value(v) for k, v in x.items()}
+        arg = x[tag]
+        if tag == "$tensor" and isinstance(arg, str):
+            return self.tensor(arg, x.get("requires_grad") is True, x.get("device", "cpu"))
+        if tag == "$tuple" and isinstance(arg, list):
+            return tuple(self.value(v) for v in arg)
+        if tag == "$dict" and isinstance(arg, list):
+            return self.mapping(arg)
+        if tag == "$float" and arg in ("nan", "inf", "-inf"):
+            return float(arg)
+        try:
+            if tag == "$dtype":
+                return to_dtype(arg)
+            if tag == "$device":
+                return to_device(arg)
+        except EmberError as e:
+            raise self.fail(f"checkpoint tree: {e}") from None
+        raise self.fail(f"malformed or unknown entry {_short(x)} in the checkpoint tree")
+
+    def mapping(self, pairs: list) -> dict:
+        out = {}
+        for pair in pairs:
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise self.fail(f"a $dict entry {_short(pair)} is not a [key, value] pair")
+            key = self.value(pair[0])
+            try:
+                out[key] = self.value(pair[1])
+            except TypeError:
+                raise self.fail(f"a $dict key {_short(pair[0])} is not hashable") from None
+        return out
+
+
+def _short(x: Any) -> str:
+    text = json.dumps(x)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# -- files ----------------------------------------------------------------------------------------
+def _where(f: PathOrFile) -> str:
+    return os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", repr(f))
+
+
+def _write(f: PathOrFile, arrays: Mapping[str, np.ndarray],
+           metadata: Mapping[str, str] | None) -> None:
+    if isinstance(f, (str, os.PathLike)):
+        with atomic_write(f) as out:
+            st.write(out, arrays, metadata)
+    else:
+        st.write(f, arrays, metadata)
+
+
+def _open(f: PathOrFile) -> tuple[BinaryIO, bool]:
+    if isinstance(f, (str, os.PathLike)):
+        return open(f, "rb"), True  # noqa: SIM115 - closed by the caller
+    return f, False
+
+
+def _placer(map_location: MapLocation) -> Callable[[str], Device]:
+    """Reads ``map_location`` as torch.load does: None, a device, a string or a dict."""
+    if map_location is None:
+        return to_device
+    if isinstance(map_location, (str, Device)):
+        target = to_device(map_location)
+        return lambda saved: target
+    if isinstance(map_location, Mapping):
+        return lambda saved: to_device(map_location.get(saved, saved))
+    raise TypeError("load: map_location must be None, a device, a string like 'cpu' or a "
+                    f"dict from saved to new device strings, not {type(map_location).__name__}")
+
+
+def save(obj: Any, f: PathOrFile) -> None:
+    """Saves tensors, state dicts and plain data to a safetensors checkpoint (no pickle).
+
+    Writes to ``f`` atomically: a temporary file in the same directory is written, fsynced
+    and renamed over ``f``, so a crash mid-save leaves the previous checkpoint intact. ``f``
+    may also be a binary file object (written in place, not atomically).
+
+    Args:
+        obj: a tensor, a state dict, or any nesting of dicts, lists and tuples holding
+            tensors, None, bools, ints, floats, strings, ``ember`` dtypes and devices, e.g.
+            ``{"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3}``.
+            Dict keys may be strings, ints, floats, bools, None or tuples; their types are
+            kept, and tuples come back as tuples, lists as lists.
+        f: a path or a writable binary file.
+
+    Raises:
+        CheckpointError: ``obj`` holds something that is not data (a module, a function …).
+
+    Example:
+        >>> ember.save({"w": ember.ones(2), "step": 5}, tmp_path / "ckpt.safetensors")
+        >>> ember.load(tmp_path / "ckpt.safetensors")["step"]
+        5
+    """
+    doc, arrays = encode(obj)
+    _write(f, arrays, {TREE_KEY: doc})
+
+
+def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool | None = None,
+         mmap: bool | None = None) -> Any:
+    """Loads what :func:`save` wrote, with Ember tensors (dtype and shape kept).
+
+    Never executes code from the file. A truncated, corrupted or hostile file raises a
+    :class:`~ember.errors.CheckpointError` naming the file and the problem. A safetensors file
+    written by another tool loads as a flat ``{name: Tensor}`` dict.
+
+    Args:
+        f: a path or a readable, seekable binary file.
+        map_location: where tensors go: ``None`` (where they were saved), a device or device
+            string for all of them, or a dict from saved device strings to new ones.
+        weights_only: accepted for PyTorch compatibility and ignored: Ember only ever loads
+            data.
+        mmap: accepted for PyTorch compatibility and ignored: tensors are read into memory.
+
+    Example:
+        >>> ember.save({"model": {"w": ember.zeros(2, 3)}}, tmp_path / "ckpt.safetensors")
+        >>> ember.load(tmp_path / "ckpt.safetensors", map_location="cpu")["model"]["w"].shape
+        (2, 3)
+    """
+    del weights_only, mmap
+    where, place = _where(f), _placer(map_location)
+    handle, owned = _open(f)
+    try:
+        header = st.read_header(handle, where)
+        doc = header.metadata.get(TREE_KEY)
+        if doc is None:  # a plain safetensors file from another tool
+            return {name: _make(st.read_array(handle, header, name, where), False, place("cpu"))
+                    for name in header.entries}
+        made: dict[tuple[str, bool], Tensor] = {}
+
+        def tensor(name: str, requires_grad: bool, saved_device: str) -> Tensor:
+            key = (name, requires_grad)
+            if key not in made:
+                if name not in header.entries:
+                    raise CheckpointError(f"{where}: the checkpoint tree refers to tensor "
+                                          f"{name!r}, which the file does not contain")
+                array = st.read_array(handle, header, name, where)
+                made[key] = _make(array, requires_grad, place(saved_device))
+            return made[key]
+
+        return _Decoder(where, tensor).value(_tree(doc, where))
+    except RecursionError:
+        raise CheckpointError(f"{where}: the checkpoint tree is nested too deeply") from None
+    finally:
+        if owned:
+            handle.close()
+
+
+def _tree(doc: str, where: str) -> Any:
+    try:
+        meta = json.loads(doc)
+    except ValueError as e:
+        raise CheckpointError(f"{where}: the checkpoint description is not valid JSON "
+                              f"({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT or "tree" not in meta:
+        raise CheckpointError(f"{where}: __metadata__[{TREE_KEY!r}] is not an Ember "
+                              "checkpoint description")
+    version = meta.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise CheckpointError(f"{where}: checkpoint format version {version!r}; this Ember "
+                              f"reads up to version {VERSION} (upgrade Ember)")
+    return meta["tree"]
+
+
+def _make(array: np.ndarray, requires_grad: bool, dev: Device) -> Tensor:
+    t = from_numpy(array)
+    if dev.type != "cpu":
+        t = t.to(dev)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+# -- flat files, for interop with other safetensors users ----------------------------------------
+def save_file(tensors: Mapping[str, Tensor], filename: PathOrFile,
+              metadata: Mapping[str, str] | None = None) -> None:
+    """Saves a flat ``{name: Tensor}`` dict as a plain safetensors file, atomically.
+
+    The file is what ``safetensors.torch.save_file`` would write for the same tensors, and
+    loads with any safetensors reader.
+
+    Example:
+        >>> ember.io.save_file({"w": ember.ones(2)}, tmp_path / "w.safetensors", {"by": "me"})
+        >>> ember.io.load_file(tmp_path / "w.safetensors")["w"]
+        tensor([1., 1.])
+    """
+    arrays = {}
+    for name, t in tensors.items():
+        if not isinstance(name, str) or name == st.METADATA_KEY:
+            raise CheckpointError(f"save_file: tensor names must be strings other than "
+                                  f"{st.METADATA_KEY!r}; got {name!r}")
+        if not isinstance(t, Tensor):
+            raise CheckpointError(f"save_file: {name!r} is a {type(t).__name__}, not a Tensor "
+                                  "(use ember.save for nested checkpoints)")
+        arrays[name] = t.numpy(force=True)
+    if metadata is not None and not all(isinstance(k, str) and isinstance(v, str)
+                                        for k, v in metadata.items()):
+        raise CheckpointError("save_file: metadata must map strings to strings")
+    _write(filename, arrays, metadata)
+
+
+def load_file(filename: PathOrFile, device: str | Device | None = None) -> dict[str, Tensor]:
+    """Loads every tensor of a safetensors file as a flat ``{name: Tensor}`` dict.
+
+    Example:
+        >>> ember.io.save_file({"b": ember.zeros(3)}, tmp_path / "b.safetensors")
+        >>> list(ember.io.load_file(tmp_path / "b.safetensors"))
+        ['b']
+    """
+    dev, where = to_device(device), _where(filename)
+    handle, owned = _open(filename)
+    try:
+        header = st.read_header(handle, where)
+        return {name: _make(st.read_array(handle, header, name, where), False, dev)
+                for name in header.entries}
+    finally:
+        if owned:
+            handle.close()
+
+
+def load_metadata(filename: PathOrFile) -> dict[str, str]:
+    """The ``__metadata__`` string map of a safetensors file (no tensor data is read)."""
+    handle, owned = _open(filename)
+    try:
+        return st.read_header(handle, _where(filename)).metadata
+    finally:
+        if owned:
+            handle.close()

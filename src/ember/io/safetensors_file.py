@@ -1,0 +1,195 @@
+"""The safetensors container: reading and writing NumPy arrays, validating every header field.
+
+Format (https://github.com/huggingface/safetensors): an 8-byte little-endian header length
+``N``, ``N`` bytes of UTF-8 JSON mapping each tensor name to ``{"dtype", "shape",
+"data_offsets": [begin, end]}`` (offsets into the byte buffer that follows) plus an optional
+``"__metadata__"`` string-to-string map, then the little-endian tensor bytes.
+
+Ember reads and writes the container itself rather than through ``safetensors.numpy``: that
+API cannot load ``BF16``, and owning the code lets Ember stream arrays straight into an
+atomically replaced file and check a hostile header field by field before allocating anything.
+Files stay byte-compatible with the ``safetensors`` package in both directions (tested).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from collections.abc import Mapping
+from typing import Any, BinaryIO
+
+import ml_dtypes
+import numpy as np
+
+from ember.errors import CheckpointError
+
+MAX_HEADER = 100_000_000  # the safetensors limit: a larger header is corruption, not data
+METADATA_KEY = "__metadata__"
+
+# safetensors dtype code -> little-endian NumPy dtype. U16/U32 load widened to int64 (as Ember
+# has no unsigned types but uint8); the others are Ember's own dtypes.
+_READ = {"BOOL": np.dtype(np.bool_), "U8": np.dtype("u1"), "I8": np.dtype("i1"),
+         "I16": np.dtype("<i2"), "I32": np.dtype("<i4"), "I64": np.dtype("<i8"),
+         "F16": np.dtype("<f2"), "BF16": np.dtype(ml_dtypes.bfloat16),
+         "F32": np.dtype("<f4"), "F64": np.dtype("<f8"),
+         "U16": np.dtype("<u2"), "U32": np.dtype("<u4")}
+_WIDEN = frozenset({"U16", "U32"})
+_CODE = {dt.newbyteorder("="): code for code, dt in _READ.items() if code not in _WIDEN}
+
+
+def dtype_code(dtype: np.dtype) -> str:
+    """The safetensors code of a NumPy dtype Ember stores (``float32`` -> ``"F32"``)."""
+    try:
+        return _CODE[dtype.newbyteorder("=")]
+    except KeyError:
+        raise CheckpointError(f"cannot store dtype {dtype} in safetensors; Ember stores "
+                              + ", ".join(str(d) for d in _CODE)) from None
+
+
+def write(f: BinaryIO, arrays: Mapping[str, np.ndarray],
+          metadata: Mapping[str, str] | None = None) -> None:
+    """Writes ``arrays`` (any layout; stored C-contiguous, little-endian) to a binary file."""
+    header: dict[str, Any] = {}
+    if metadata:
+        header[METADATA_KEY] = dict(metadata)
+    # Largest items first (as the safetensors package does): every tensor starts aligned.
+    order = sorted(arrays, key=lambda k: (-arrays[k].dtype.itemsize, k))
+    offset = 0
+    for name in order:
+        a = arrays[name]
+        header[name] = {"dtype": dtype_code(a.dtype), "shape": list(a.shape),
+                        "data_offsets": [offset, offset + a.nbytes]}
+        offset += a.nbytes
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    text += b" " * (-len(text) % 8)  # pad so the byte buffer starts 8-byte aligned
+    f.write(struct.pack("<Q", len(text)))
+    f.write(text)
+    for name in order:
+        write_array(f, arrays[name])
+
+
+def write_array(f: BinaryIO, a: np.ndarray) -> None:
+    """Writes one array's bytes, C order, little-endian, without an extra copy when it can."""
+    if a.size == 0:
+        return
+    if a.dtype.byteorder == ">":
+        a = a.astype(a.dtype.newbyteorder("<"))
+    a = np.ascontiguousarray(a)
+    f.write(memoryview(a.reshape(-1).view(np.uint8)))
+
+
+class Header:
+    """A validated header: tensor entries (name -> (code, shape, begin, end)) and metadata."""
+
+    __slots__ = ("entries", "metadata", "data_start")
+
+    def __init__(self, entries: dict, metadata: dict[str, str], data_start: int) -> None:
+        self.entries, self.metadata, self.data_start = entries, metadata, data_start
+
+
+def _fail(where: str, problem: str) -> CheckpointError:
+    return CheckpointError(f"{where}: {problem}")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"duplicate key {dup!r}")
+    return out
+
+
+def _is_int(x: Any) -> bool:
+    return type(x) is int  # not bool, not float
+
+
+def read_header(f: BinaryIO, where: str) -> Header:
+    """Reads and checks the header of a safetensors file; ``where`` names it in errors."""
+    f.seek(0, os.SEEK_END)
+    size = f.tell()
+    f.seek(0)
+    if size < 8:
+        raise _fail(where, f"only {size} bytes: too short for a safetensors file (truncated?)")
+    (n,) = struct.unpack("<Q", f.read(8))
+    if n > MAX_HEADER:
+        raise _fail(where, f"header length {n} is over the {MAX_HEADER}-byte limit; the file is "
+                    "corrupted or not safetensors")
+    if 8 + n > size:
+        raise _fail(where, f"header length {n} runs past the end of the file ({size} bytes); "
+                    "the file is truncated or not safetensors")
+    raw = f.read(n)
+    try:
+        header = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except UnicodeDecodeError:
+        raise _fail(where, "the header is not UTF-8 text; not a safetensors file") from None
+    except (ValueError, RecursionError) as e:
+        raise _fail(where, f"the header is not valid JSON ({e}); not a safetensors file "
+                    "or corrupted") from None
+    if not isinstance(header, dict):
+        raise _fail(where, f"the header is a JSON {type(header).__name__}, not an object")
+    metadata = header.pop(METADATA_KEY, None) or {}
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise _fail(where, f"{METADATA_KEY} must map strings to strings")
+    data_start, data_len = 8 + n, size - 8 - n
+    entries = {name: _entry(where, name, info, data_len) for name, info in header.items()}
+    _check_coverage(where, entries, data_len)
+    return Header(entries, metadata, data_start)
+
+
+def _entry(where: str, name: str, info: Any, data_len: int) -> tuple:
+    here = f"tensor {name!r}"
+    if not isinstance(info, dict):
+        raise _fail(where, f"{here}: expected an object with dtype, shape and data_offsets")
+    code, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+    if code not in _READ:
+        raise _fail(where, f"{here}: unknown dtype {code!r}; Ember reads "
+                    + ", ".join(_READ))
+    if not isinstance(shape, list) or not all(_is_int(s) and s >= 0 for s in shape):
+        raise _fail(where, f"{here}: shape {shape!r} is not a list of non-negative integers")
+    if (not isinstance(offsets, list) or len(offsets) != 2
+            or not all(_is_int(o) for o in offsets) or not 0 <= offsets[0] <= offsets[1]):
+        raise _fail(where, f"{here}: data_offsets {offsets!r} is not [begin, end] with "
+                    "0 <= begin <= end")
+    begin, end = offsets
+    expected = _READ[code].itemsize * int(np.prod(shape, dtype=object))
+    if end - begin != expected:
+        raise _fail(where, f"{here}: shape {tuple(shape)} {code} needs {expected} bytes but "
+                    f"data_offsets [{begin}, {end}] hold {end - begin}")
+    if end > data_len:
+        raise _fail(where, f"{here}: data_offsets [{begin}, {end}] run past the end of the "
+                    f"data ({data_len} bytes); the file is truncated")
+    return code, tuple(shape), begin, end
+
+
+def _check_coverage(where: str, entries: dict, data_len: int) -> None:
+    """Tensors must tile the byte buffer exactly: no overlaps, no holes (the format's rule)."""
+    pos = 0
+    for name, (_, _, begin, end) in sorted(entries.items(), key=lambda kv: kv[1][2:]):
+        if begin != pos:
+            problem = "overlaps the previous tensor" if begin < pos else \
+                f"leaves a gap of {begin - pos} bytes before it"
+            raise _fail(where, f"tensor {name!r} at data_offsets [{begin}, {end}] {problem}")
+        pos = end
+    if pos != data_len:
+        raise _fail(where, f"{data_len - pos} bytes after the last tensor belong to none")
+
+
+def read_array(f: BinaryIO, header: Header, name: str, where: str) -> np.ndarray:
+    """Reads one tensor into a fresh, writable, native-order NumPy array."""
+    code, shape, begin, end = header.entries[name]
+    dtype = _READ[code]
+    a = np.empty(shape, dtype.newbyteorder("="))
+    if end > begin:
+        f.seek(header.data_start + begin)
+        if f.readinto(memoryview(a.reshape(-1).view(np.uint8))) != end - begin:
+            raise _fail(where, f"tensor {name!r}: the file ended while reading its data")
+        if dtype.byteorder == "<":  # only on a big-endian machine (NumPy writes "=" for native)
+            a.byteswap(inplace=True)
+    if code == "BOOL" and a.size and a.view(np.uint8).max() > 1:
+        a = a.view(np.uint8) != 0  # bytes other than 0/1 would make odd NumPy bools
+    if code in _WIDEN:
+        a = a.astype(np.int64)
+    return a
+
