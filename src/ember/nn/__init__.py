@@ -1,6 +1,22 @@
-"""Neural networks: ``ember.nn.functional`` (stateless ops under PyTorch's names); modules,
-layers and initialisation build on it."""
+"""Neural networks: ``ember.nn.functional`` (stateless ops under PyTorch's names), ``Module``
+and ``Parameter``, containers, layers, losses, ``init`` and ``utils``, as in ``torch.nn``.
 
-from ember.nn import functional
+Example:
+    >>> import ember.nn as nn
+    >>> net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    >>> net(ember.randn(3, 4)).shape
+    (3, 2)
+"""
 
-__all__ = ["functional"]
+from ember.nn import functional, init
+from ember.nn.activation import *  # noqa: F403
+from ember.nn.activation import __all__ as _activation
+from ember.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from ember.nn.flatten import Flatten, Unflatten
+from ember.nn.linear import Bilinear, Identity, Linear
+from ember.nn.module import Module
+from ember.nn.parameter import Buffer, Parameter
+
+__all__ = ["functional", "init", "Parameter", "Buffer", "Module", "Sequential", "ModuleList",
+           "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear", "Bilinear",
+           "Flatten", "Unflatten", *_activation]

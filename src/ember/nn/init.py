@@ -1,0 +1,232 @@
+"""``nn.init``: fill a tensor in place from a distribution, as PyTorch's ``torch.nn.init`` does.
+
+Every function writes under ``no_grad`` (so it works on parameters), returns the tensor, and
+takes an optional ``generator=`` (an :class:`ember.Generator`) for a reproducible stream of
+its own. The distributions are PyTorch's; the random streams are Ember's own, so the same
+seed gives different numbers than in PyTorch.
+
+Example:
+    >>> w = ember.empty(3, 5)
+    >>> nn.init.kaiming_uniform_(w, a=5 ** 0.5)
+    >>> nn.init.zeros_(ember.empty(3))
+    tensor([0., 0., 0.])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ember.autograd.grad_mode import no_grad
+from ember.ops.random import Generator
+from ember.tensor import Tensor
+
+__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
+           "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
+           "kaiming_normal_", "orthogonal_"]
+
+
+def _write(tensor: Tensor, values: Tensor) -> Tensor:
+    with no_grad():
+        tensor[...] = values
+    return tensor
+
+
+def _uniform(tensor: Tensor, a: float, b: float, generator: Generator | None) -> Tensor:
+    import ember
+
+    u = ember.rand(*tensor.shape, generator=generator, dtype=tensor.dtype,
+                   device=tensor.device)
+    return _write(tensor, u * (b - a) + a)
+
+
+def _normal(tensor: Tensor, mean: float, std: float, generator: Generator | None) -> Tensor:
+    import ember
+
+    n = ember.randn(*tensor.shape, generator=generator, dtype=tensor.dtype,
+                    device=tensor.device)
+    return _write(tensor, n * std + mean)
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended gain for a nonlinearity (PyTorch's table).
+
+    Example:
+        >>> nn.init.calculate_gain("relu")
+        1.4142135623730951
+    """
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "sigmoid")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float)) and not isinstance(param, bool):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    if tensor.ndim < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
+                         f"dimensions (got shape {tuple(tensor.shape)})")
+    receptive = math.prod(tensor.shape[2:])
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _fan(tensor: Tensor, mode: str) -> int:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
+             generator: Generator | None = None) -> Tensor:
+    """Fills ``tensor`` with samples from U(a, b)."""
+    return _uniform(tensor, a, b, generator)
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
+            generator: Generator | None = None) -> Tensor:
+    """Fills ``tensor`` with samples from N(mean, std²)."""
+    return _normal(tensor, mean, std, generator)
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator: Generator | None = None) -> Tensor:
+    """Fills ``tensor`` from N(mean, std²) truncated to ``[a, b]`` (``a``, ``b`` absolute
+    values, as in PyTorch), by the inverse-CDF method."""
+    import ember
+
+    def cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+    with no_grad():
+        u = ember.rand(*tensor.shape, generator=generator, dtype=ember.float64,
+                       device=tensor.device)
+        y = (u * (hi - lo) + lo) * 2 - 1
+        x = _erfinv(y.clamp(-1 + 1e-15, 1 - 1e-15)) * (std * math.sqrt(2.0)) + mean
+        return _write(tensor, x.clamp(a, b).to(tensor.dtype))
+
+
+def _erfinv(y: Tensor) -> Tensor:
+    """Inverse error function: Winitzki's closed form refined by Newton steps on ``erf``."""
+    import ember
+
+    k = 0.147
+    ln = ember.log1p(-y * y)
+    t = 2 / (math.pi * k) + ln / 2
+    x = ember.sign(y) * ((t * t - ln / k).sqrt() - t).sqrt()
+    for _ in range(3):
+        x = x - (ember.erf(x) - y) / (2 / math.sqrt(math.pi) * ember.exp(-x * x))
+    return x
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fills ``tensor`` with ``val``."""
+    import ember
+
+    return _write(tensor, ember.full(tuple(tensor.shape), val, dtype=tensor.dtype,
+                                     device=tensor.device))
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fills ``tensor`` with ones."""
+    return constant_(tensor, 1.0)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fills ``tensor`` with zeros."""
+    return constant_(tensor, 0.0)
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fills a 2-D ``tensor`` with the identity matrix."""
+    import ember
+
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _write(tensor, ember.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
+                    generator: Generator | None = None) -> Tensor:
+    """Glorot uniform: U(-b, b) with ``b = gain·√(6 / (fan_in + fan_out))``."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
+    return _uniform(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0,
+                   generator: Generator | None = None) -> Tensor:
+    """Glorot normal: N(0, std²) with ``std = gain·√(2 / (fan_in + fan_out))``."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return _normal(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu",
+                     generator: Generator | None = None) -> Tensor:
+    """He uniform: U(-b, b) with ``b = gain·√(3 / fan)``; ``Linear``'s default uses
+    ``a=√5``.
+
+    Example:
+        >>> nn.init.kaiming_uniform_(ember.empty(4, 3), mode="fan_in", nonlinearity="relu")
+    """
+    if 0 in tensor.shape:
+        return tensor
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    bound = math.sqrt(3.0) * std
+    return _uniform(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu",
+                    generator: Generator | None = None) -> Tensor:
+    """He normal: N(0, std²) with ``std = gain / √fan``."""
+    if 0 in tensor.shape:
+        return tensor
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    return _normal(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = None) -> Tensor:
+    """Fills ``tensor`` (2-D or more, flattened after dim 0) with a (semi-)orthogonal
+    matrix times ``gain``, from the QR decomposition of a normal sample."""
+    import ember
+
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = ember.randn(rows, cols, generator=generator, dtype=ember.float64,
+                       device=tensor.device)
+    if rows < cols:
+        flat = flat.t()
+    xp: Any = tensor.device.xp
+    q, r = xp.linalg.qr(flat.numpy())
+    q = q * xp.sign(xp.diagonal(r))[None, :]
+    q = ember.from_numpy(q) if tensor.device.type == "cpu" else ember.as_tensor(q)
+    if rows < cols:
+        q = q.t()
+    return _write(tensor, (q * gain).reshape(tuple(tensor.shape)).to(tensor.dtype))
+
+
+# Deprecated PyTorch spellings without the trailing underscore.
+uniform, normal, constant = uniform_, normal_, constant_
+xavier_uniform, xavier_normal = xavier_uniform_, xavier_normal_
+kaiming_uniform, kaiming_normal, orthogonal = kaiming_uniform_, kaiming_normal_, orthogonal_

@@ -1,0 +1,643 @@
+"""``nn.Module``: the base class of layers and models, with PyTorch's ergonomics.
+
+Assigning a :class:`~ember.nn.Parameter`, a ``Module`` or (after :meth:`Module.register_buffer`)
+a tensor to an attribute registers it; ``parameters()``, ``state_dict()``, ``to()``, hooks and
+``train()``/``eval()`` then walk the tree. :meth:`Module.param_tree` gives the parameters as a
+nested dict (a pytree) for functional use.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from ember.autograd.grad_mode import no_grad
+from ember.nn.parameter import Buffer, Parameter
+from ember.tensor import RemovableHandle, Tensor
+
+__all__ = ["Module"]
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What :meth:`Module.load_state_dict` returns (PyTorch's named tuple)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+
+class _Hook:
+    """One registered hook; identity-compared so a handle removes exactly its registration."""
+
+    __slots__ = ("fn", "with_kwargs", "always_call")
+
+    def __init__(self, fn: Callable, with_kwargs: bool = False, always_call: bool = False):
+        self.fn, self.with_kwargs, self.always_call = fn, with_kwargs, always_call
+
+
+def _add_hook(hooks: list, hook: _Hook, prepend: bool) -> RemovableHandle:
+    if prepend:
+        hooks.insert(0, hook)
+    else:
+        hooks.append(hook)
+    return RemovableHandle(hooks, hook)
+
+
+def _addindent(text: str, spaces: int) -> str:
+    lines = text.split("\n")
+    return lines[0] if len(lines) == 1 else \
+        "\n".join([lines[0]] + [" " * spaces + line for line in lines[1:]])
+
+
+class Module:
+    """Base class for all neural-network modules; subclasses define ``forward``.
+
+    Example:
+        >>> class Net(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = nn.Linear(4, 2)
+        ...     def forward(self, x):
+        ...         return self.fc(x).relu()
+        >>> net = Net()
+        >>> [name for name, _ in net.named_parameters()]
+        ['fc.weight', 'fc.bias']
+    """
+
+    training: bool
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments; "
+                            "Module.__init__ takes none")
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", {})
+        setattr_(self, "_buffers", {})
+        setattr_(self, "_non_persistent_buffers_set", set())
+        setattr_(self, "_modules", {})
+        setattr_(self, "_forward_pre_hooks", [])
+        setattr_(self, "_forward_hooks", [])
+        setattr_(self, "_backward_hooks", [])
+        setattr_(self, "_state_dict_hooks", [])
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                                  '"forward" function')
+
+    # -- calling ---------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        for hook in list(self._forward_pre_hooks):
+            if hook.with_kwargs:
+                result = hook.fn(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError("forward pre-hook with kwargs must return None or "
+                                           f"a tuple (args, kwargs), got {result!r}")
+                    args, kwargs = result
+            else:
+                result = hook.fn(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        if self._backward_hooks:
+            from ember.nn.backward_hooks import BackwardHookState
+
+            state = BackwardHookState(self, self._backward_hooks)
+            args = state.wrap_inputs(args)
+        try:
+            output = self.forward(*args, **kwargs)
+        except Exception:
+            for hook in list(self._forward_hooks):
+                if hook.always_call:
+                    hook.fn(self, args, kwargs, None) if hook.with_kwargs else \
+                        hook.fn(self, args, None)
+            raise
+        for hook in list(self._forward_hooks):
+            result = hook.fn(self, args, kwargs, output) if hook.with_kwargs else \
+                hook.fn(self, args, output)
+            if result is not None:
+                output = result
+        if self._backward_hooks:
+            output = state.wrap_outputs(output)
+        return output
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Calls ``hook(module, args)`` before ``forward`` (``hook(module, args, kwargs)`` with
+        ``with_kwargs=True``); a returned value replaces the arguments.
+
+        Example:
+            >>> h = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+            >>> h.remove()
+        """
+        return _add_hook(self._forward_pre_hooks, _Hook(hook, with_kwargs), prepend)
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """Calls ``hook(module, args, output)`` after ``forward`` (``hook(module, args, kwargs,
+        output)`` with ``with_kwargs=True``); a returned value replaces the output.
+
+        Example:
+            >>> feats = []
+            >>> h = m.register_forward_hook(lambda mod, args, out: feats.append(out))
+        """
+        return _add_hook(self._forward_hooks, _Hook(hook, with_kwargs, always_call), prepend)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False
+                                    ) -> RemovableHandle:
+        """Calls ``hook(module, grad_input, grad_output)`` when the gradients with respect to
+        the module's tensor inputs are computed; a returned tuple replaces ``grad_input``.
+
+        Example:
+            >>> h = m.register_full_backward_hook(lambda mod, gi, go: print(go[0].shape))
+        """
+        return _add_hook(self._backward_hooks, _Hook(hook), prepend)
+
+    # -- registration ------------------------------------------------------------------------
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Adds a parameter (or ``None``, a placeholder) under ``name``."""
+        self._check_name("register_parameter", name, self._parameters)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+                            f"'{name}' (nn.Parameter or None required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                             f"parameters must be created explicitly; use .detach() first")
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True
+                        ) -> None:
+        """Adds a buffer: state that is not trained (running statistics, …). Persistent
+        buffers are part of :meth:`state_dict`.
+
+        Example:
+            >>> m.register_buffer("running_mean", ember.zeros(3))
+        """
+        self._check_name("register_buffer", name, self._buffers)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+                            f"'{name}' (ember Tensor or None required)")
+        if isinstance(tensor, Buffer):
+            persistent = tensor.persistent
+            tensor = tensor.unwrap()
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Adds a child module under ``name`` (also ``register_module``)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._check_name("add_module", name, self._modules)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def _check_name(self, what: str, name: str, own: dict) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"{what}: name should be a string, got {type(name).__name__}")
+        if "." in name or name == "":
+            raise KeyError(f"{what}: name {name!r} can't be empty or contain \".\"")
+        if name not in own and hasattr(self, name):
+            raise KeyError(f"{what}: attribute '{name}' already exists")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter "
+                                f"'{name}' (nn.Parameter or None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            if params is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name)
+            self._modules[name] = value
+        elif params is not None and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                                f"'{name}' (nn.Module or None expected)")
+            self._modules[name] = None
+        elif isinstance(value, Buffer):
+            if params is None:
+                raise AttributeError("cannot assign buffers before Module.__init__() call")
+            self._forget(name)
+            self.register_buffer(name, value)
+        elif params is not None and name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(ember Tensor or None expected)")
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str) -> None:
+        self.__dict__.pop(name, None)
+        for store in (self._parameters, self._buffers, self._modules):
+            store.pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for store in (self._parameters, self._buffers, self._modules):
+            if name in store:
+                del store[name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers)
+                      | set(self._modules))
+
+    # -- walking the tree --------------------------------------------------------------------
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """``(name, module)`` for this module and every descendant, depth first."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if self in memo:
+                return
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        for _, module in self.named_children():
+            yield module
+
+    def _named_members(self, store: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool = True) -> Iterator[tuple[str, Any]]:
+        seen = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        for mod_prefix, module in modules:
+            for name, value in getattr(module, store).items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield mod_prefix + ("." if mod_prefix else "") + name, value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """``(dotted name, parameter)`` pairs; a shared parameter appears once."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """The parameters, as an optimizer wants them: ``SGD(model.parameters(), lr=0.1)``."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def get_submodule(self, target: str) -> Module:
+        """The descendant at a dotted path: ``model.get_submodule("encoder.0")``."""
+        module = self
+        for part in target.split(".") if target else []:
+            if part not in module._modules:
+                raise AttributeError(f"{type(module).__name__} has no attribute `{part}`")
+            module = module._modules[part]
+        return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        mod, _, name = target.rpartition(".")
+        module = self.get_submodule(mod)
+        if name not in module._parameters:
+            raise AttributeError(f"{type(module).__name__} has no parameter `{name}`")
+        return module._parameters[name]
+
+    def get_buffer(self, target: str) -> Tensor:
+        mod, _, name = target.rpartition(".")
+        module = self.get_submodule(mod)
+        if name not in module._buffers:
+            raise AttributeError(f"{type(module).__name__} has no buffer `{name}`")
+        return module._buffers[name]
+
+    def param_tree(self) -> dict[str, Any]:
+        """The parameters as a nested dict mirroring the module tree (a pytree), e.g.
+        ``{"0": {"weight": w, "bias": b}, "2": {…}}`` for a ``Sequential``. Ember's own
+        addition (MLX's ``parameters()``): ``ember.func`` and ``jit`` treat a model as a
+        function of this tree. Leaves are the Parameter objects themselves; submodules with
+        no parameters are left out; joining a leaf's path with ``"."`` gives its
+        :meth:`named_parameters` name.
+
+        Example:
+            >>> tree = nn.Sequential(nn.Linear(2, 3), nn.ReLU()).param_tree()
+            >>> {k: sorted(v) for k, v in tree.items()}
+            {'0': ['bias', 'weight']}
+        """
+        tree: dict[str, Any] = {k: v for k, v in self._parameters.items() if v is not None}
+        for name, module in self._modules.items():
+            if module is not None:
+                sub = module.param_tree()
+                if sub:
+                    tree[name] = sub
+        return tree
+
+    # -- modes and conversions ---------------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        """Sets training mode (dropout active, batch norm on batch statistics) recursively."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        """Evaluation mode: ``train(False)``."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Resets every parameter's gradient: to ``None`` (default) or to zeros."""
+        from ember.ops.creation import zeros_like
+
+        for p in self.parameters():
+            if p.grad is not None:
+                p.grad = None if set_to_none else zeros_like(p.grad)
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Calls ``fn`` on every submodule (children first), then on this module.
+
+        Example:
+            >>> model.apply(lambda m: nn.init.zeros_(m.bias) if isinstance(m, nn.Linear)
+            ...             else None)
+        """
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
+        """Converts every parameter (in place, keeping the Parameter objects, as PyTorch
+        does), its gradient and every buffer with ``fn``."""
+        for module in self.children():
+            module._apply(fn)
+        with no_grad():
+            for p in self._parameters.values():
+                if p is None:
+                    continue
+                p.data = fn(p)
+                if p.grad is not None:
+                    p.grad = fn(p.grad)
+            for name, b in self._buffers.items():
+                if b is not None:
+                    self._buffers[name] = fn(b)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Casts floating parameters and buffers to a dtype and/or moves them to a device:
+        ``model.to(ember.float64)``, ``model.to("cpu")``. Returns ``self``."""
+        def convert(t: Tensor) -> Tensor:
+            if not t.dtype.is_floating_point:
+                kw = {k: v for k, v in kwargs.items() if k != "dtype"}
+                a = tuple(x for x in args if _is_device_like(x))
+                return t.to(*a, **kw) if (a or kw) else t
+            return t.to(*args, **kwargs)
+        return self._apply(convert)
+
+    def float(self) -> Module:
+        from ember import dtypes
+
+        return self._apply(lambda t: t.to(dtypes.float32) if t.dtype.is_floating_point else t)
+
+    def double(self) -> Module:
+        from ember import dtypes
+
+        return self._apply(lambda t: t.to(dtypes.float64) if t.dtype.is_floating_point else t)
+
+    def half(self) -> Module:
+        from ember import dtypes
+
+        return self._apply(lambda t: t.to(dtypes.float16) if t.dtype.is_floating_point else t)
+
+    def bfloat16(self) -> Module:
+        from ember import dtypes
+
+        return self._apply(lambda t: t.to(dtypes.bfloat16) if t.dtype.is_floating_point else t)
+
+    def cpu(self) -> Module:
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Module:
+        return self.to("cuda" if device is None else device)
+
+    # -- state dicts -------------------------------------------------------------------------
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+
+    def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict[str, Tensor]:
+        """Parameters and persistent buffers by dotted name (detached, sharing memory), in
+        PyTorch's order and with PyTorch's key names.
+
+        Example:
+            >>> list(nn.Linear(2, 3).state_dict())
+            ['weight', 'bias']
+        """
+        if args:  # PyTorch's deprecated positional form (destination, prefix, keep_vars)
+            destination, prefix, keep_vars = (list(args) + [destination, prefix,
+                                                            keep_vars][len(args):])[:3]
+        if destination is None:
+            destination = OrderedDict()
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
+        for hook in self._state_dict_hooks:
+            result = hook.fn(self, destination, prefix, {})
+            if result is not None:
+                destination = result
+        return destination
+
+    def _load_from_state_dict(self, state_dict: Mapping, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        """Copies this module's own entries from ``state_dict`` (PyTorch's signature, so
+        subclasses can override it to convert old checkpoints)."""
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        persistent = {k: v for k, v in self._buffers.items()
+                      if k not in self._non_persistent_buffers_set}
+        for store, items in (("_parameters", self._parameters), ("_buffers", persistent)):
+            for name, current in list(items.items()):
+                if current is None:
+                    continue
+                key = prefix + name
+                if key not in state_dict:
+                    missing_keys.append(key)
+                    continue
+                value = _as_tensor(state_dict[key])
+                if tuple(value.shape) != tuple(current.shape):
+                    error_msgs.append(f"size mismatch for {key}: copying a param with shape "
+                                      f"{tuple(value.shape)} from checkpoint, the shape in "
+                                      f"current model is {tuple(current.shape)}.")
+                    continue
+                if assign:
+                    if store == "_parameters":
+                        new = Parameter(value.detach(), current.requires_grad)
+                    else:
+                        new = value.detach()
+                    getattr(self, store)[name] = new
+                else:
+                    with no_grad():
+                        current[...] = value
+        if strict:
+            own = set(self._parameters) | set(persistent) | set(self._modules)
+            for key in state_dict:
+                if key.startswith(prefix):
+                    first = key[len(prefix):].split(".", 1)[0]
+                    if first not in own and key not in unexpected_keys:
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
+        """Copies parameters and buffers from ``state_dict`` (values may be tensors or NumPy
+        arrays) into this module. With ``strict`` every key must match, and one error lists
+        all missing, unexpected and wrongly shaped keys; with ``assign`` the module takes the
+        given tensors instead of copying into its own. Shape mismatches are errors even when
+        not strict (as in PyTorch).
+
+        Example:
+            >>> b = nn.Linear(2, 3); b.load_state_dict(nn.Linear(2, 3).state_dict())
+            <All keys matched successfully>
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
+        meta = {"assign_to_params_buffers": assign}
+        for prefix, module in self.named_modules(remove_duplicate=False):
+            module._load_from_state_dict(state_dict, prefix + "." if prefix else "", meta,
+                                         True, missing, unexpected, errors)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- printing ----------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        """The text inside this module's parentheses in its repr; layers override it."""
+        return ""
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        lines = extra.split("\n") if extra else []
+        for name, module in self._modules.items():
+            lines.append(f"({name}): " + _addindent(repr(module), 2))
+        if not self._modules:
+            return f"{self._get_name()}({extra})"
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def __deepcopy__(self, memo: dict) -> Module:
+        """A copy with its own parameters and buffers (tensors are never pickled)."""
+        import copy
+
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        for key, value in self.__dict__.items():
+            if key in ("_parameters", "_buffers"):
+                value = {k: _copy_tensor(v, memo) for k, v in value.items()}
+            elif isinstance(value, Tensor):
+                value = _copy_tensor(value, memo)
+            else:
+                value = copy.deepcopy(value, memo)
+            object.__setattr__(new, key, value)
+        return new
+
+
+def _copy_tensor(t: Tensor | None, memo: dict) -> Tensor | None:
+    if t is None:
+        return None
+    if id(t) not in memo:
+        if isinstance(t, Parameter):
+            memo[id(t)] = t.__deepcopy__(memo)
+        else:
+            memo[id(t)] = t.detach().clone().requires_grad_(t.requires_grad) \
+                if t.is_leaf else t.detach().clone()
+    return memo[id(t)]
+
+
+def _is_device_like(x: Any) -> bool:
+    from ember.backend import Device
+
+    if isinstance(x, Device):
+        return True
+    return isinstance(x, str) and x.split(":")[0] in ("cpu", "cuda")
+
+
+def _as_tensor(value: Any) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    from ember.ops.creation import as_tensor
+
+    return as_tensor(value)
