@@ -1,4 +1,5 @@
-"""The ``ember`` command: ``ember info`` prints the version and each device's capabilities."""
+"""The ``ember`` command: ``ember info`` prints the version and each device's capabilities;
+``ember train`` trains a model from the zoo (see :mod:`ember.train`)."""
 
 from __future__ import annotations
 
@@ -20,12 +21,59 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train(args: argparse.Namespace) -> int:
+    from ember.train import ConfigError, make_config, run
+
+    flags = {k: v for k, v in vars(args).items() if k not in ("command", "run", "config")}
+    try:
+        cfg = make_config(flags, args.config)
+    except ConfigError as e:
+        print(f"ember train: {e}", file=sys.stderr)
+        return 2
+    summary = run(cfg)
+    print(f"final test accuracy {summary['final_test_accuracy']:.2%} after "
+          f"{summary['epochs_done']} epochs ({summary['train_seconds']:.0f} s); "
+          f"checkpoints, curves.png and summary.json in {cfg.out}")
+    return 0
+
+
+def _add_train(commands: argparse._SubParsersAction) -> None:
+    from ember.train.config import DATASETS, MODEL_DEFAULTS, OPTIMIZERS
+
+    train = commands.add_parser(
+        "train", help="train a model on a dataset",
+        description="Train a model; flags override --config, which overrides the model's "
+                    "defaults (e.g. cnn: adamw, lr 1e-3, batch 64).")
+    add = train.add_argument
+    add("--model", choices=list(MODEL_DEFAULTS), help="network (default cnn)")
+    add("--dataset", choices=DATASETS, help="dataset (default fashion-mnist)")
+    add("--epochs", type=int, help="epochs (default 5)")
+    add("--batch-size", type=int, help="training batch size")
+    add("--lr", type=float, help="peak learning rate (cosine decay to 0)")
+    add("--optimizer", choices=OPTIMIZERS, help="sgd (with momentum), adam or adamw")
+    add("--momentum", type=float, help="SGD momentum (default 0.9)")
+    add("--weight-decay", type=float, help="weight decay")
+    add("--seed", type=int, help="seed of weights and data order (default 0)")
+    add("--out", help="directory for checkpoints, curves.png, summary.json "
+                      "(default runs/<model>)")
+    add("--resume", action="store_true", default=None,
+        help="continue from the newest checkpoint in --out")
+    add("--config", help="TOML file with the same options (top level or [train] table)")
+    add("--data-dir", help="where the dataset files are (default: the installed package's)")
+    add("--train-size", type=int, help="train on the first N images only")
+    add("--test-size", type=int, help="test on the first N images only")
+    add("--no-progress", dest="progress", action="store_false", default=None,
+        help="no progress bar")
+    train.set_defaults(run=_train)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ember`` console script."""
     parser = argparse.ArgumentParser(prog="ember", description="Ember deep-learning framework")
     commands = parser.add_subparsers(dest="command", required=True)
     info = commands.add_parser("info", help="version and the capabilities of each device")
     info.set_defaults(run=_info)
+    _add_train(commands)
     args = parser.parse_args(argv)
     return args.run(args)
 

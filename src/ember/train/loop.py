@@ -1,0 +1,138 @@
+"""The training driver behind ``ember train``: builds the model, optimizer and data from a
+:class:`TrainConfig`, trains with a progress bar, evaluates, checkpoints every epoch, resumes,
+and writes a plot and a JSON summary at the end."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from typing import Any
+
+import ember
+import ember.nn.functional as F
+from ember import nn
+from ember.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from ember.train.config import TrainConfig
+from ember.train.data import build_loaders
+from ember.train.plot import plot_history
+from ember.train.progress import Progress
+
+
+def build_model(cfg: TrainConfig) -> nn.Module:
+    """The network named by ``cfg.model``, for the dataset's 1×28×28 images and 10 classes."""
+    from ember import models
+    if cfg.model == "resnet18":
+        return models.resnet18(num_classes=10, in_channels=1)
+    return getattr(models, cfg.model)(num_classes=10)
+
+
+def build_optimizer(cfg: TrainConfig, model: nn.Module) -> Any:
+    """SGD (with ``cfg.momentum``), Adam or AdamW at ``cfg.lr``."""
+    params = model.parameters()
+    if cfg.optimizer == "sgd":
+        return ember.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum,
+                               weight_decay=cfg.weight_decay)
+    cls = ember.optim.AdamW if cfg.optimizer == "adamw" else ember.optim.Adam
+    return cls(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+
+
+def cosine_lr(base: float, step: int, total: int) -> float:
+    """Cosine decay from ``base`` to 0 over ``total`` steps (a function of the step alone, so
+    a resumed run follows the same schedule)."""
+    return base * 0.5 * (1.0 + math.cos(math.pi * min(step, total) / total))
+
+
+def train_epoch(model: nn.Module, optimizer: Any, loader: Any, cfg: TrainConfig,
+                epoch: int, first_step: int, total_steps: int) -> list[float]:
+    """One pass over ``loader``; returns the loss of every step."""
+    model.train()
+    losses = []
+    with Progress(len(loader), f"epoch {epoch}/{cfg.epochs}", cfg.progress) as bar:
+        for i, (x, y) in enumerate(loader):
+            lr = cosine_lr(cfg.lr, first_step + i, total_steps)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+            bar.update(len(y), losses[-1])
+        throughput = bar.throughput
+    print(f"epoch {epoch}: train loss {sum(losses) / len(losses):.4f}, "
+          f"{throughput:,.0f} images/s", flush=True)
+    return losses
+
+
+@ember.no_grad()
+def evaluate(model: nn.Module, loader: Any) -> tuple[float, float]:
+    """Mean loss and accuracy of ``model`` over ``loader``."""
+    model.eval()
+    correct, total, loss_sum = 0, 0, 0.0
+    for x, y in loader:
+        logits = model(x)
+        loss_sum += F.cross_entropy(logits, y, reduction="sum").item()
+        correct += int((logits.argmax(dim=1) == y).sum().item())
+        total += len(y)
+    return loss_sum / total, correct / total
+
+
+def _new_history() -> dict[str, list]:
+    return {"step_loss": [], "train_loss": [], "test_loss": [], "test_accuracy": [],
+            "epoch_seconds": []}
+
+
+def run(cfg: TrainConfig) -> dict[str, Any]:
+    """Trains as ``cfg`` says and returns the summary (also written to
+    ``<out>/summary.json``; the curves go to ``<out>/curves.png``)."""
+    os.makedirs(cfg.out, exist_ok=True)
+    ember.manual_seed(cfg.seed)
+    model = build_model(cfg)
+    optimizer = build_optimizer(cfg, model)
+    train_loader, test_loader, order = build_loaders(cfg)
+    history, start = _new_history(), 1
+    path = latest_checkpoint(cfg.out) if cfg.resume else None
+    if path is not None:
+        state = load_checkpoint(path)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        ember.set_rng_state(state["rng"])
+        history, start = state["history"], int(state["epoch"]) + 1
+        print(f"resumed from {path} (epoch {start - 1} done)")
+    elif cfg.resume:
+        print(f"no checkpoint in {cfg.out}: starting from scratch")
+    n_params = sum(p.numel() for p in model.parameters())
+    print(f"{cfg.model} ({n_params:,} parameters) on {cfg.dataset}: "
+          f"{len(train_loader.dataset)} training / {len(test_loader.dataset)} test images, "
+          f"{cfg.optimizer} lr {cfg.lr} batch {cfg.batch_size}, seed {cfg.seed}")
+    steps_per_epoch = len(train_loader)
+    for epoch in range(start, cfg.epochs + 1):
+        # The data order of an epoch depends only on (seed, epoch): resuming repeats it.
+        order.manual_seed(cfg.seed * 1_000_003 + epoch)
+        began = time.perf_counter()
+        losses = train_epoch(model, optimizer, train_loader, cfg, epoch,
+                             (epoch - 1) * steps_per_epoch, cfg.epochs * steps_per_epoch)
+        test_loss, accuracy = evaluate(model, test_loader)
+        seconds = time.perf_counter() - began
+        history["step_loss"] += losses
+        history["train_loss"].append(sum(losses) / len(losses))
+        history["test_loss"].append(test_loss)
+        history["test_accuracy"].append(accuracy)
+        history["epoch_seconds"].append(seconds)
+        print(f"epoch {epoch}: test loss {test_loss:.4f}, test accuracy {accuracy:.2%} "
+              f"({seconds:.0f} s)", flush=True)
+        save_checkpoint(cfg.out, epoch, {
+            "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+            "rng": ember.get_rng_state(), "history": history, "config": cfg.to_dict()})
+    summary = {"config": cfg.to_dict(), "epochs_done": len(history["test_accuracy"]),
+               "final_test_accuracy": (history["test_accuracy"] or [None])[-1],
+               "best_test_accuracy": max(history["test_accuracy"], default=None),
+               "train_seconds": sum(history["epoch_seconds"]), "parameters": n_params,
+               "history": {k: v for k, v in history.items() if k != "step_loss"}}
+    with open(os.path.join(cfg.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    plot_history(history, os.path.join(cfg.out, "curves.png"),
+                 f"{cfg.model} on {cfg.dataset}")
+    return summary

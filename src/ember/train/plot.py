@@ -1,0 +1,36 @@
+"""Loss and accuracy curves of a run as a PNG (matplotlib, Agg backend: no display needed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def plot_history(history: dict[str, list[Any]], path: str, title: str = "") -> str:
+    """Draws training loss per step and per epoch, and test accuracy per epoch, side by side.
+
+    ``history`` holds ``step_loss`` (one value per step), ``train_loss`` and
+    ``test_accuracy`` (one per epoch). Returns ``path``.
+    """
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 4))
+    step_loss = history.get("step_loss", [])
+    epochs = list(range(1, len(history.get("train_loss", [])) + 1))
+    if step_loss and epochs:
+        per_epoch = len(step_loss) / len(epochs)
+        ax_loss.plot([(i + 1) / per_epoch for i in range(len(step_loss))], step_loss,
+                     lw=0.6, alpha=0.5, label="step")
+    ax_loss.plot(epochs, history.get("train_loss", []), "o-", label="epoch mean")
+    ax_loss.set(xlabel="epoch", ylabel="training loss", yscale="log")
+    ax_loss.legend()
+    ax_acc.plot(epochs, [100 * a for a in history.get("test_accuracy", [])], "o-")
+    ax_acc.set(xlabel="epoch", ylabel="test accuracy (%)")
+    ax_acc.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

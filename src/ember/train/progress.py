@@ -1,0 +1,58 @@
+"""A progress bar for training steps: tqdm showing the running loss and images per second,
+or one line per epoch when tqdm is missing or the output is not wanted."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+
+class Progress:
+    """Wraps one epoch's steps. ``update(batch_size, loss)`` after each step.
+
+    Example:
+        >>> with Progress(total=100, desc="epoch 1") as bar:
+        ...     bar.update(64, 0.5)
+    """
+
+    def __init__(self, total: int, desc: str = "", enabled: bool = True) -> None:
+        self.total, self.desc = total, desc
+        self.samples, self.steps, self.loss = 0, 0, float("nan")
+        self.start = time.perf_counter()
+        self._bar: Any = None
+        if enabled:
+            try:
+                from tqdm import tqdm
+            except ImportError:      # the train extra is not installed: plain lines
+                tqdm = None
+            if tqdm is not None:
+                self._bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr,
+                                 dynamic_ncols=True, leave=True)
+
+    @property
+    def throughput(self) -> float:
+        """Samples per second so far."""
+        return self.samples / max(time.perf_counter() - self.start, 1e-9)
+
+    def update(self, batch_size: int, loss: float) -> None:
+        """Records a finished step; the shown loss is a running average."""
+        self.steps += 1
+        self.samples += batch_size
+        self.loss = loss if self.steps == 1 else 0.95 * self.loss + 0.05 * loss
+        if self._bar is not None:
+            self._bar.update(1)
+            if self.steps % 10 == 0 or self.steps == self.total:
+                self._bar.set_postfix(loss=f"{self.loss:.4f}",
+                                      img_s=f"{self.throughput:,.0f}", refresh=False)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

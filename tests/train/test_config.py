@@ -1,0 +1,64 @@
+"""Options of ``ember train``: model defaults, TOML files, flags over files, clear errors."""
+
+import json
+
+import pytest
+
+from ember.cli import main
+from ember.train import ConfigError, TrainConfig, make_config
+from ember.train.config import MODEL_DEFAULTS
+
+
+def test_defaults_come_from_the_model():
+    cfg = make_config({"model": "mlp"})
+    assert (cfg.optimizer, cfg.lr, cfg.batch_size) == tuple(
+        MODEL_DEFAULTS["mlp"][k] for k in ("optimizer", "lr", "batch_size"))
+    assert cfg.out == "runs/mlp" and cfg.epochs == 5 and cfg.seed == 0
+
+
+def test_toml_file_and_flags_override_it(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text('model = "cnn"\nepochs = 3\nbatch-size = 32\nlr = 0.01\n'
+                    '[train]\noptimizer = "sgd"\n')
+    cfg = make_config({"epochs": 7, "lr": None}, str(path))
+    assert (cfg.model, cfg.epochs, cfg.batch_size, cfg.lr, cfg.optimizer) == (
+        "cnn", 7, 32, 0.01, "sgd")
+
+
+@pytest.mark.parametrize("flags, match", [
+    ({"model": "vgg"}, "unknown model 'vgg'"),
+    ({"optimizer": "lbfgs"}, "unknown optimizer 'lbfgs'"),
+    ({"epochs": 0}, "epochs must be at least 1"),
+    ({"lr": -1.0}, "lr must be positive"),
+    ({"dataset": "imagenet"}, "unknown dataset"),
+])
+def test_bad_values_are_named(flags, match):
+    with pytest.raises(ConfigError, match=match):
+        make_config(flags)
+
+
+def test_bad_files_are_named(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        make_config({}, str(tmp_path / "missing.toml"))
+    bad = tmp_path / "bad.toml"
+    bad.write_text("epochs = = 3")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        make_config({}, str(bad))
+    unknown = tmp_path / "unknown.toml"
+    unknown.write_text("epoch = 3")
+    with pytest.raises(ConfigError, match="unknown option 'epoch'"):
+        make_config({}, str(unknown))
+    wrong_type = tmp_path / "type.toml"
+    wrong_type.write_text("epochs = 2.5")
+    with pytest.raises(ConfigError, match="epochs must be an integer"):
+        make_config({}, str(wrong_type))
+
+
+def test_cli_reports_config_errors(capsys):
+    assert main(["train", "--epochs", "0"]) == 2
+    assert "epochs must be at least 1" in capsys.readouterr().err
+
+
+def test_config_is_plain_data():
+    cfg = TrainConfig(model="cnn").resolved()
+    assert json.loads(json.dumps(cfg.to_dict()))["model"] == "cnn"
