@@ -1,0 +1,93 @@
+"""Adam and AdamW: adaptive moment estimation, with L2 or decoupled weight decay."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from ember.optim.elementwise import (
+    ElementwiseOptimizer,
+    check_hyper,
+    full_state,
+    next_step,
+    scalar_state,
+)
+from ember.optim.optimizer import implementation_defaults
+from ember.tensor import Tensor
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(ElementwiseOptimizer):
+    """Adam (Kingma & Ba), PyTorch's update rule::
+
+        m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g   (v_max = max(v_max, v))
+        p -= lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+
+    ``weight_decay`` adds ``wd * p`` to the gradient, or with ``decoupled_weight_decay=True``
+    shrinks ``p *= 1 - lr * wd`` (that is :class:`AdamW`). ``foreach``/``fused``/``capturable``
+    are accepted for porting and change nothing.
+
+    Example:
+        >>> opt = ember.optim.Adam(model.parameters(), lr=1e-3)
+        >>> opt.zero_grad(); loss.backward(); opt.step()
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None,
+                 decoupled_weight_decay: bool = False) -> None:
+        check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize,
+                        **implementation_defaults(foreach=foreach, capturable=capturable,
+                                                  differentiable=differentiable, fused=fused),
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = scalar_state(p, 0.0)
+        state["exp_avg"] = full_state(p)
+        state["exp_avg_sq"] = full_state(p)
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = full_state(p)
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        xp = p._device.xp
+        beta1, beta2 = (float(b) for b in group["betas"])
+        t = next_step(state)
+        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        m += (1.0 - beta1) * (g - m)
+        v *= beta2
+        v += (1.0 - beta2) * g * g
+        if group["amsgrad"]:
+            v = xp.maximum(state["max_exp_avg_sq"]._data, v, out=state["max_exp_avg_sq"]._data)
+        denom = xp.sqrt(v)
+        denom /= math.sqrt(1.0 - beta2 ** t)
+        denom += float(group["eps"])
+        denom = m / denom
+        denom *= float(group["lr"]) / (1.0 - beta1 ** t)
+        p._data -= denom
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): ``p *= 1 - lr * weight_decay``
+    before the Adam step; ``weight_decay`` defaults to 0.01.
+
+    Example:
+        >>> opt = ember.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.05)
+    """
+
+    decoupled_weight_decay = True
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused, decoupled_weight_decay=True)

@@ -1,0 +1,104 @@
+"""The shared shape of the elementwise optimizers (SGD, Adam, RMSprop, …).
+
+Each parameter is updated on its own, in place on its backend array: the step loop, the
+``maximize`` sign, L2 or decoupled weight decay, the step counter and the version bump live
+here once; a subclass writes only how its state starts (``init_state``) and its update rule
+(``update``) on backend arrays with the device's namespace ``xp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ember.optim.optimizer import Optimizer
+from ember.tensor import Tensor, _wrap
+
+__all__ = ["ElementwiseOptimizer", "check_hyper", "full_state", "next_step", "scalar_state"]
+
+
+class ElementwiseOptimizer(Optimizer):
+    """An optimizer whose update of a parameter reads only that parameter, its gradient and its
+    state.
+
+    Class attribute ``decoupled_weight_decay``: True when ``weight_decay`` always shrinks the
+    weights (``p *= 1 - lr * wd``, AdamW's and Lion's decay) instead of adding ``wd * p`` to the
+    gradient; a group's own ``decoupled_weight_decay`` key (Adam, NAdam, RAdam) overrides it.
+    """
+
+    decoupled_weight_decay = False
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Updates every parameter that has a gradient; returns ``closure()``'s loss if given."""
+        loss = self._evaluate(closure)
+        for group in self.param_groups:
+            decoupled = group.get("decoupled_weight_decay", self.decoupled_weight_decay)
+            maximize = group.get("maximize", False)
+            wd = float(group.get("weight_decay", 0.0))
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    self.init_state(p, state, group)
+                data = p._data
+                g = p.grad._data
+                if maximize:
+                    g = -g
+                if wd != 0.0:
+                    if decoupled:
+                        data *= 1.0 - float(group["lr"]) * wd
+                    else:
+                        g = g + wd * data
+                self.update(p, g, state, group)
+                p._vc.value += 1
+        return loss
+
+    def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """Fills the empty ``state`` of parameter ``p`` before its first update."""
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        """Writes one step into ``p._data`` (and the state) from the gradient array ``g``,
+        which already carries ``maximize`` and L2 weight decay; compute with
+        ``p._device.xp``, in place."""
+        raise NotImplementedError
+
+
+def full_state(p: Tensor, value: float = 0.0) -> Tensor:
+    """A state tensor like ``p`` (same shape, dtype, device and memory layout), filled."""
+    xp = p._device.xp
+    data = xp.zeros_like(p._data)
+    if value:
+        data[...] = value
+    return _wrap(data, p._device)
+
+
+def scalar_state(p: Tensor, value: float) -> Tensor:
+    """A 0-d float32 state tensor (``step``, NAdam's ``mu_product``), as PyTorch keeps them."""
+    xp = p._device.xp
+    return _wrap(xp.asarray(value, dtype=xp.float32), p._device)
+
+
+def next_step(state: dict[str, Any]) -> float:
+    """Counts one more step in ``state["step"]`` and returns the new count."""
+    step = state["step"]._data
+    step += 1
+    return float(step)
+
+
+def check_hyper(**values: Any) -> None:
+    """Rejects negative hyperparameters and betas outside [0, 1), with PyTorch's messages."""
+    names = {"lr": "learning rate", "eps": "epsilon value", "weight_decay": "weight_decay value",
+             "momentum": "momentum value", "alpha": "alpha value", "rho": "rho value",
+             "lr_decay": "lr_decay value", "momentum_decay": "momentum_decay value",
+             "initial_accumulator_value": "initial_accumulator_value"}
+    for key, value in values.items():
+        if key == "betas":
+            for i, beta in enumerate(value):
+                if not 0.0 <= float(beta) < 1.0:
+                    raise ValueError(f"Invalid beta parameter at index {i}: {beta} "
+                                     "(betas must be in [0, 1))")
+        elif key == "rho" and not 0.0 <= value <= 1.0:
+            raise ValueError(f"Invalid rho value: {value} (must be in [0, 1])")
+        elif float(value) < 0.0:
+            raise ValueError(f"Invalid {names.get(key, key)}: {value} (must be >= 0)")

@@ -1,0 +1,278 @@
+"""The :class:`Optimizer` base: parameter groups, per-parameter state, hooks and state dicts.
+
+Subclasses implement ``step``; the layout of :meth:`Optimizer.state_dict` is PyTorch's, so a
+checkpoint can write the tensors in ``state`` to safetensors and everything else to JSON.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.autograd.grad_mode import enable_grad
+from ember.tensor import RemovableHandle, Tensor, _wrap
+
+__all__ = ["Optimizer", "required"]
+
+
+class _Required:
+    """The default of a hyperparameter every parameter group must give (``lr`` of old SGD)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _Required()
+
+# Keyword options PyTorch offers to pick an implementation; Ember has one implementation, so
+# they are accepted and kept in the groups (for the state-dict layout) but change nothing.
+IMPLEMENTATION_OPTIONS = ("foreach", "fused", "capturable", "differentiable")
+
+
+def implementation_defaults(**options: Any) -> dict[str, Any]:
+    """Checks PyTorch's implementation switches and returns them for a ``defaults`` dict."""
+    if options.get("differentiable"):
+        raise NotImplementedError("differentiable=True: Ember's optimizer updates are written in "
+                                  "place on the parameters and are not recorded for autograd")
+    return options
+
+
+class Optimizer:
+    """Base class of the optimizers: holds parameter groups and per-parameter state.
+
+    Args:
+        params: an iterable of tensors, of ``(name, tensor)`` pairs, or of dicts that each
+            define a parameter group (``{"params": [...], "lr": 0.1}``).
+        defaults: the hyperparameters a group takes when it does not give them.
+
+    Example:
+        >>> opt = ember.optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.01}], lr=0.1)
+        >>> opt.zero_grad(); loss.backward(); opt.step()
+    """
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got a Tensor of shape {tuple(params.shape)}; "
+                            "wrap it in a list")
+        self.defaults = defaults
+        self.state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        self._step_pre_hooks: list[Callable] = []
+        self._step_post_hooks: list[Callable] = []
+        self._opt_called = False
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = _with_hooks(cls.__dict__["step"])
+
+    # -- parameter groups ----------------------------------------------------------------------
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Adds a group of parameters with its own hyperparameters (e.g. when unfreezing layers).
+
+        Example:
+            >>> opt.add_param_group({"params": head.parameters(), "lr": 1e-3})
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        group = dict(param_group)
+        params = group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set | frozenset):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs; "
+                            "use a list instead")
+        else:
+            params = list(params)
+        if params and isinstance(params[0], tuple):
+            group["param_names"] = [name for name, _ in params]
+            params = [p for _, p in params]
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__name__}")
+            if not (p.is_leaf or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor; optimize the leaf it was "
+                                 "computed from, or detach it and set requires_grad")
+        group["params"] = params
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            group.setdefault(name, default)
+        if len({id(p) for p in params}) != len(params):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; "
+                          "in future, this will cause an error", stacklevel=3)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Resets the gradients of all parameters: to ``None`` (default) or to zeros."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = p.grad
+                if grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    grad._node, grad.requires_grad = None, False
+                    grad._data[...] = 0
+                    grad._vc.value += 1
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Performs one optimization step; ``closure`` re-evaluates the model and returns the
+        loss (needed by optimizers such as LBFGS)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement step()")
+
+    @staticmethod
+    def _evaluate(closure: Callable[[], Any] | None) -> Any:
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs before each ``step``; it may return new
+        ``(args, kwargs)``."""
+        self._step_pre_hooks.append(hook)
+        return RemovableHandle(self._step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` runs after each ``step``."""
+        self._step_post_hooks.append(hook)
+        return RemovableHandle(self._step_post_hooks, hook)
+
+    # -- state dicts ---------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state in PyTorch's layout: parameters replaced by their indices.
+
+        ``{"state": {index: {name: tensor or number}}, "param_groups": [{..., "params":
+        [indices]}]}``; indices count through the groups in order. The state tensors are the
+        optimizer's own (not copies): save or clone them before stepping again.
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {(index[id(p)] if isinstance(p, Tensor) else p): dict(s)
+                 for p, s in self.state.items() if not isinstance(p, Tensor) or id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restores a state from :meth:`state_dict` (this optimizer's or PyTorch's layout).
+
+        Floating state tensors (and NumPy arrays) are copied to each parameter's dtype and
+        device, except ``step``; state keys may be ints or their strings (as JSON gives them).
+        """
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups: "
+                             f"{len(saved_groups)}, the optimizer has {len(self.param_groups)}")
+        for saved, group in zip(saved_groups, self.param_groups, strict=True):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't "
+                                 f"match the size of optimizer's group ({len(saved['params'])} "
+                                 f"parameters saved, {len(group['params'])} in the optimizer)")
+        by_index = {int(i): p for saved, group in zip(saved_groups, self.param_groups, strict=True)
+                    for i, p in zip(saved["params"], group["params"], strict=True)}
+        state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
+        for key, values in state_dict["state"].items():
+            k = int(key) if isinstance(key, int | str) and str(key).isdigit() else key
+            p = by_index.get(k)
+            if p is None:
+                state[k] = copy.deepcopy(values)
+            else:
+                state[p] = {name: _state_value(p, name, v) for name, v in values.items()}
+        groups = []
+        for saved, group in zip(saved_groups, self.param_groups, strict=True):
+            new = copy.deepcopy({k: v for k, v in saved.items() if k != "params"})
+            if "betas" in new and isinstance(new["betas"], list):
+                new["betas"] = tuple(new["betas"])  # JSON turns tuples into lists
+            new["params"] = group["params"]
+            if "param_names" in group:
+                new["param_names"] = group["param_names"]
+            groups.append(new)
+        self.state = state
+        self.param_groups = groups
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_step_pre_hooks", [])
+        self.__dict__.setdefault("_step_post_hooks", [])
+        self.__dict__.setdefault("_opt_called", False)
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
+        return "\n".join(lines) + "\n)"
+
+
+def _with_hooks(step: Callable) -> Callable:
+    """Wraps a subclass's ``step``: runs the step hooks and marks that ``step`` was called
+    (learning-rate schedulers warn when they are stepped before the optimizer)."""
+
+    @functools.wraps(step)
+    def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        for hook in tuple(self._step_pre_hooks):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError("a step pre-hook must return None or (args, kwargs), "
+                                       f"got {result!r}")
+                args, kwargs = result
+        self._opt_called = True
+        out = step(self, *args, **kwargs)
+        for hook in tuple(self._step_post_hooks):
+            hook(self, args, kwargs)
+        return out
+
+    return wrapper
+
+
+def _state_value(p: Tensor, name: str, value: Any) -> Any:
+    """A loaded state entry, as a fresh tensor on the parameter's device (and, for floating
+    values other than ``step``, in its dtype)."""
+    if name == "step" and isinstance(value, int | float):
+        value = np.asarray(value, dtype=np.float32)
+    if isinstance(value, dict):
+        return {k: _state_value(p, k, v) for k, v in value.items()}
+    if isinstance(value, Tensor):
+        value = value._data if value._device.type == "cpu" else value.numpy(force=True)
+    elif isinstance(value, bool | int | float | str | list | tuple) or value is None \
+            or not hasattr(value, "__array__"):
+        return copy.deepcopy(value)
+    array = np.asarray(value)  # NumPy arrays, and tensors of other frameworks on the CPU
+    dtype = dtypes.from_numpy(array.dtype)
+    if dtype.is_floating_point and name != "step":
+        dtype = p.dtype
+    xp = p._device.xp
+    return _wrap(xp.array(array, dtype=dtype.np, copy=True), p._device)

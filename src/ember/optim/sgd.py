@@ -1,0 +1,54 @@
+"""Stochastic gradient descent, with momentum, dampening and Nesterov momentum."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ember.optim.elementwise import ElementwiseOptimizer, check_hyper
+from ember.optim.optimizer import implementation_defaults
+from ember.tensor import Tensor, _wrap
+
+__all__ = ["SGD"]
+
+
+class SGD(ElementwiseOptimizer):
+    """Stochastic gradient descent (PyTorch's update rule)::
+
+        g = grad (+ weight_decay * p)
+        b = g at the first step, then momentum * b + (1 - dampening) * g
+        p -= lr * (g + momentum * b if nesterov else b)     # b = g when momentum is 0
+
+    ``foreach``/``fused`` are accepted for porting and change nothing (one implementation).
+
+    Example:
+        >>> opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        >>> opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,
+                 dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
+                 maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        check_hyper(lr=lr, momentum=momentum, weight_decay=weight_decay)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                        **implementation_defaults(foreach=foreach, differentiable=differentiable,
+                                                  fused=fused))
+        super().__init__(params, defaults)
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        momentum = float(group["momentum"])
+        if momentum != 0.0:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                state["momentum_buffer"] = _wrap(p._device.xp.array(g, copy=True), p._device)
+                buf = g
+            else:
+                buf = buf._data
+                buf *= momentum
+                buf += (1.0 - float(group["dampening"])) * g
+            g = g + momentum * buf if group["nesterov"] else buf
+        p._data -= float(group["lr"]) * g

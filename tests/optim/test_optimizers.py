@@ -1,0 +1,217 @@
+"""Every optimizer against PyTorch: 20 steps of the same problem, float64 trajectories equal to
+1e-6 relative, for each important option combination; state dicts continue a run exactly."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from tests.optim.helpers import grads, pair, step_both
+
+CASES = [
+    ("SGD", dict(lr=0.05)),
+    ("SGD", dict(lr=0.05, momentum=0.9)),
+    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.3, weight_decay=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.05)),
+    ("SGD", dict(lr=0.01, momentum=0.5, maximize=True)),
+    ("Adam", dict(lr=0.05)),
+    ("Adam", dict(lr=0.05, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)),
+    ("Adam", dict(lr=0.05, amsgrad=True, maximize=True)),
+    ("Adam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, amsgrad=True)),
+    ("AdamW", dict(lr=0.05)),
+    ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
+    ("AdamW", dict(lr=0.05, maximize=True, foreach=False)),
+]
+
+
+def make(lib, name, params, kwargs):
+    return getattr(lib.optim, name)(params, **kwargs)
+
+
+@pytest.mark.parametrize(("name", "kwargs"), CASES, ids=[f"{n}-{k}" for n, k in CASES])
+def test_trajectory_matches_torch(name, kwargs):
+    ep, tp = pair()
+    eo, to = make(ember, name, ep, kwargs), make(torch, name, tp, kwargs)
+    step_both(eo, to, ep, tp, 20)
+
+
+@pytest.mark.parametrize(("name", "kwargs"), CASES[1::2], ids=[f"{n}-{k}" for n, k in CASES[1::2]])
+def test_state_dict_round_trip_mid_run(name, kwargs):
+    ep, tp = pair()
+    eo, to = make(ember, name, ep, kwargs), make(torch, name, tp, kwargs)
+    step_both(eo, to, ep, tp, 8)
+    saved = eo.state_dict()
+    # As a checkpoint stores it: tensors as NumPy arrays, the rest through JSON.
+    tensors = {f"{i}.{k}": v.numpy().copy() for i, s in saved["state"].items()
+               for k, v in s.items() if isinstance(v, ember.Tensor)}
+    text = json.dumps({"param_groups": saved["param_groups"],
+                       "state": {i: {k: v for k, v in s.items()
+                                     if not isinstance(v, ember.Tensor)}
+                                 for i, s in saved["state"].items()}})
+    loaded = json.loads(text)
+    for key, array in tensors.items():
+        i, k = key.split(".")
+        loaded["state"].setdefault(i, {})[k] = array
+    ep2 = [ember.tensor(p.detach().numpy().copy(), requires_grad=True) for p in ep]
+    eo2 = make(ember, name, ep2, dict(kwargs, lr=123.0))  # the loaded groups replace this lr
+    eo2.load_state_dict(loaded)
+    assert eo2.param_groups[0]["lr"] == kwargs["lr"]
+    step_both(eo2, to, ep2, tp, 12)
+
+
+def test_state_dict_layout_matches_torch():
+    ep, tp = pair()
+    eo = ember.optim.Adam([{"params": ep[:2]}, {"params": ep[2:], "lr": 0.1}], amsgrad=True)
+    to = torch.optim.Adam([{"params": tp[:2]}, {"params": tp[2:], "lr": 0.1}], amsgrad=True)
+    grads(ember, eo, ep)
+    eo.step()
+    grads(torch, to, tp)
+    to.step()
+    es, ts = eo.state_dict(), to.state_dict()
+    assert es["param_groups"] == ts["param_groups"]
+    assert es["state"].keys() == ts["state"].keys()
+    for i in ts["state"]:
+        assert es["state"][i].keys() == ts["state"][i].keys()
+        for k, v in ts["state"][i].items():
+            assert es["state"][i][k].dtype.name == str(v.dtype).removeprefix("torch.")
+            np.testing.assert_allclose(es["state"][i][k].numpy(), v.numpy(), rtol=1e-6)
+
+
+def test_loads_a_torch_state_dict():
+    ep, tp = pair()
+    to = torch.optim.AdamW(tp, lr=0.05, amsgrad=True)
+    for _ in range(5):
+        grads(torch, to, tp)
+        to.step()
+    ep = [ember.tensor(p.detach().numpy().copy(), requires_grad=True) for p in tp]
+    eo = ember.optim.AdamW(ep, lr=0.05, amsgrad=True)
+    eo.load_state_dict(to.state_dict())
+    step_both(eo, to, ep, tp, 10)
+
+
+def test_param_groups_have_their_own_options():
+    ep, tp = pair()
+    groups = [dict(lr=0.1, momentum=0.9), dict(lr=0.01, nesterov=True, momentum=0.5)]
+    eo = ember.optim.SGD([dict(params=ep[:2], **groups[0]), dict(params=ep[2:], **groups[1])],
+                         lr=0.5)
+    to = torch.optim.SGD([dict(params=tp[:2], **groups[0]), dict(params=tp[2:], **groups[1])],
+                         lr=0.5)
+    step_both(eo, to, ep, tp, 20)
+
+
+def test_add_param_group_mid_run():
+    ep, tp = pair()
+    eo, to = ember.optim.Adam(ep[:1], lr=0.05), torch.optim.Adam(tp[:1], lr=0.05)
+    step_both(eo, to, ep, tp, 5)
+    eo.add_param_group({"params": ep[1:], "lr": 0.2})
+    to.add_param_group({"params": tp[1:], "lr": 0.2})
+    step_both(eo, to, ep, tp, 10)
+
+
+def test_step_writes_in_place_and_bumps_version():
+    (w, *_), _ = pair()
+    data, version = w._data, w._version
+    opt = ember.optim.SGD([w], lr=0.1)
+    (w * w).sum().backward()
+    opt.step()
+    assert w._data is data and w._version == version + 1
+    assert w.grad_fn is None and w.requires_grad
+
+
+def test_parameters_without_grad_are_skipped():
+    ep, _ = pair()
+    opt = ember.optim.Adam(ep, lr=0.1)
+    (ep[0] * ep[0]).sum().backward()
+    before = [p.detach().numpy().copy() for p in ep]
+    opt.step()
+    assert not np.allclose(ep[0].detach().numpy(), before[0])
+    for p, b in zip(ep[1:], before[1:], strict=True):
+        np.testing.assert_array_equal(p.detach().numpy(), b)
+    assert len(opt.state) == 1
+
+
+def test_zero_grad():
+    ep, _ = pair()
+    opt = ember.optim.SGD(ep, lr=0.1)
+    (ep[0] * 2).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    assert (ep[0].grad.numpy() == 0).all() and ep[1].grad is None
+    opt.zero_grad()
+    assert ep[0].grad is None
+
+
+def test_closure_is_evaluated_with_grad():
+    ep, _ = pair()
+    opt = ember.optim.SGD(ep, lr=0.1)
+
+    def closure():
+        opt.zero_grad()
+        value = (ep[0] ** 2).sum()
+        value.backward()
+        return value
+
+    with ember.no_grad():
+        value = opt.step(closure)
+    assert isinstance(value, ember.Tensor) and ep[0].grad is not None
+
+
+def test_step_hooks():
+    ep, _ = pair()
+    opt = ember.optim.SGD(ep, lr=0.1)
+    calls = []
+    h1 = opt.register_step_pre_hook(lambda o, a, k: calls.append("pre"))
+    opt.register_step_post_hook(lambda o, a, k: calls.append("post"))
+    opt.step()
+    h1.remove()
+    opt.step()
+    assert calls == ["pre", "post", "post"]
+
+
+def test_named_parameters():
+    ep, _ = pair()
+    opt = ember.optim.SGD([(f"p{i}", p) for i, p in enumerate(ep)], lr=0.1)
+    assert opt.param_groups[0]["param_names"] == ["p0", "p1", "p2", "p3"]
+    assert opt.state_dict()["param_groups"][0]["params"] == [0, 1, 2, 3]
+
+
+def test_repr():
+    ep, _ = pair()
+    text = repr(ember.optim.SGD(ep, lr=0.1))
+    assert text.startswith("SGD (\nParameter Group 0\n") and "    lr: 0.1\n" in text
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [
+    (lambda p: ember.optim.SGD(p[0], lr=0.1), TypeError, "iterable of Tensors or dicts"),
+    (lambda p: ember.optim.SGD([], lr=0.1), ValueError, "empty parameter list"),
+    (lambda p: ember.optim.SGD([{"params": set(p)}]), TypeError, "ordered collections"),
+    (lambda p: ember.optim.SGD([p[0], 1.0], lr=0.1), TypeError, "can only optimize Tensors"),
+    (lambda p: ember.optim.SGD([p[0] * 2], lr=0.1), ValueError, "non-leaf"),
+    (lambda p: ember.optim.SGD([{"params": p[:1]}, {"params": p[:1]}]), ValueError,
+     "more than one parameter group"),
+    (lambda p: ember.optim.SGD(p, lr=-1.0), ValueError, "Invalid learning rate"),
+    (lambda p: ember.optim.SGD(p, momentum=-1.0), ValueError, "Invalid momentum value"),
+    (lambda p: ember.optim.SGD(p, nesterov=True), ValueError, "Nesterov momentum requires"),
+    (lambda p: ember.optim.Adam(p, betas=(1.0, 0.9)), ValueError, "beta parameter at index 0"),
+    (lambda p: ember.optim.Adam(p, eps=-1.0), ValueError, "Invalid epsilon"),
+    (lambda p: ember.optim.Adam(p, differentiable=True), NotImplementedError, "differentiable"),
+    (lambda p: ember.optim.Optimizer([{"params": p}], {"lr": ember.optim.optimizer.required}),
+     ValueError, "required optimization parameter lr"),
+])
+def test_errors(call, error, match):
+    ep, _ = pair()
+    with pytest.raises(error, match=match):
+        call(ep)
+
+
+def test_load_state_dict_checks_groups():
+    ep, _ = pair()
+    opt = ember.optim.Adam(ep)
+    other = ember.optim.Adam(ep[:2]).state_dict()
+    with pytest.raises(ValueError, match="doesn't match the size"):
+        opt.load_state_dict(other)
+    with pytest.raises(ValueError, match="different number of parameter groups"):
+        opt.load_state_dict({"state": {}, "param_groups": []})
