@@ -1,0 +1,362 @@
+"""The :class:`DataLoader`: batches from a dataset, in the main process or in worker
+processes that send batches back through shared memory (PyTorch's
+``torch.utils.data.DataLoader``)."""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import queue
+import signal
+import time
+import uuid
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import ember
+from ember.data import shared
+from ember.data.collate import default_collate, default_convert
+from ember.data.dataset import Dataset, IterableDataset
+from ember.data.fetch import create_fetcher
+from ember.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from ember.data.worker import (
+    POLL_S,
+    ExceptionWrapper,
+    IterableEnd,
+    ResumeIteration,
+    worker_loop,
+)
+
+__all__ = ["DataLoader"]
+
+
+class _InfiniteConstantSampler(Sampler):
+    """The "sampler" of an iterable dataset: ``None`` forever (the dataset decides the end)."""
+
+    def __iter__(self) -> Iterator[None]:
+        return itertools.repeat(None)
+
+
+class DataLoader:
+    """Iterates over ``dataset`` in batches.
+
+    Arguments, defaults and behaviour are PyTorch's: ``batch_size=1``, ``shuffle`` (a new
+    order each epoch, drawn from ``generator`` or the default generator), ``sampler`` or
+    ``batch_sampler``, ``drop_last``, ``collate_fn`` (:func:`default_collate` when batching,
+    :func:`default_convert` with ``batch_size=None``), ``num_workers`` worker processes with
+    ``prefetch_factor`` batches in flight per worker, ``worker_init_fn(worker_id)``,
+    ``persistent_workers`` (kept between epochs), ``timeout`` (seconds to wait for a batch, 0
+    for no limit). ``pin_memory`` is accepted and ignored on the CPU.
+
+    Ember's workers are forked by default (the datasets need no pickling) and return batches
+    through POSIX shared memory. A worker that raises re-raises in the main process with its
+    original traceback; one that dies is reported by id, pid and exit code within a fraction
+    of a second. Batches always come in sampler order (``in_order=False`` is accepted and
+    gives the same order).
+
+    Example:
+        >>> ds = ember.utils.data.TensorDataset(ember.arange(10.0), ember.arange(10))
+        >>> xb, yb = next(iter(DataLoader(ds, batch_size=4)))
+        >>> xb
+        tensor([0., 1., 2., 3.])
+    """
+
+    def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool | None = None,
+                 sampler: Sampler | None = None, batch_sampler: Sampler | None = None,
+                 num_workers: int = 0, collate_fn: Callable | None = None,
+                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn: Callable[[int], None] | None = None,
+                 multiprocessing_context: Any = None,
+                 generator: ember.Generator | None = None, *, prefetch_factor: int | None = None,
+                 persistent_workers: bool = False, pin_memory_device: str = "",
+                 in_order: bool = True) -> None:
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
+                             "disable multiprocessing.")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in "
+                             "multiprocessing. let num_workers > 0 to enable multiprocessing, "
+                             "otherwise set prefetch_factor to None.")
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        if prefetch_factor is not None and prefetch_factor < 1:
+            raise ValueError(f"prefetch_factor should be a positive integer, got "
+                             f"{prefetch_factor}")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        self.is_iterable = isinstance(dataset, IterableDataset)
+        if self.is_iterable:
+            for name, value in (("shuffle", shuffle), ("sampler", sampler),
+                                ("batch_sampler", batch_sampler)):
+                if value not in (None, False):
+                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                     f"{name} option, but got {name}={value!r}")
+        elif sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                                 "shuffle, sampler, and drop_last")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                             "exclusive with drop_last")
+        if sampler is None:
+            if self.is_iterable:
+                sampler = _InfiniteConstantSampler()
+            elif shuffle:
+                sampler = RandomSampler(dataset, generator=generator)
+            else:
+                sampler = SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        self.num_workers = num_workers
+        self.prefetch_factor = prefetch_factor
+        self.pin_memory = pin_memory
+        self.pin_memory_device = pin_memory_device
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.generator = generator
+        self.persistent_workers = persistent_workers
+        self.in_order = in_order
+        self.collate_fn = collate_fn or (default_collate if self._auto_collation
+                                         else default_convert)
+        self._iterator: _MultiProcessIter | None = None
+
+    @property
+    def _auto_collation(self) -> bool:
+        return self.batch_sampler is not None
+
+    @property
+    def _index_sampler(self) -> Any:
+        return self.batch_sampler if self._auto_collation else self.sampler
+
+    def __iter__(self) -> Iterator:
+        if self.num_workers == 0:
+            return _SingleProcessIter(self)
+        if not self.persistent_workers:
+            return _MultiProcessIter(self)
+        if self._iterator is None or not self._iterator._finalizer.alive:
+            self._iterator = _MultiProcessIter(self)
+        else:
+            self._iterator._reset()
+        return self._iterator
+
+    def __len__(self) -> int:
+        if self.is_iterable:
+            n = len(self.dataset)
+            if self.batch_size is not None:
+                n = n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+            return n
+        return len(self._index_sampler)
+
+    def _base_seed(self) -> int:
+        return int(ember.randint(0, 2 ** 62, (), dtype=ember.int64,
+                                 generator=self.generator).item())
+
+
+class _BaseIter:
+    def __init__(self, loader: DataLoader) -> None:
+        self._loader = loader
+        self._sampler_iter = iter(loader._index_sampler)
+
+    def __iter__(self) -> _BaseIter:
+        return self
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+
+class _SingleProcessIter(_BaseIter):
+    def __init__(self, loader: DataLoader) -> None:
+        super().__init__(loader)
+        self._fetcher = create_fetcher(loader.is_iterable, loader.dataset,
+                                       loader._auto_collation, loader.collate_fn,
+                                       loader.drop_last)
+
+    def __next__(self) -> Any:
+        return self._fetcher.fetch(next(self._sampler_iter))
+
+
+def _context(spec: Any) -> Any:
+    if spec is None:
+        methods = multiprocessing.get_all_start_methods()
+        return multiprocessing.get_context("fork" if "fork" in methods else None)
+    return multiprocessing.get_context(spec) if isinstance(spec, str) else spec
+
+
+def _describe_exit(worker_id: int, proc: Any) -> str:
+    code = proc.exitcode
+    how = f"exit code {code}"
+    if code is not None and code < 0:
+        try:
+            how = f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            how = f"signal {-code}"
+        if -code == signal.SIGKILL:
+            how += " (often the out-of-memory killer: try fewer workers or smaller batches)"
+    return f"DataLoader worker {worker_id} (pid {proc.pid}) exited unexpectedly with {how}"
+
+
+def _shutdown(workers: list, index_queues: list, result_queue: Any, prefix: str) -> None:
+    """Stops the workers (politely, then by force), frees batches still in flight."""
+    for q in index_queues:
+        try:
+            q.put(None)
+        except (OSError, ValueError):
+            pass
+    deadline = time.monotonic() + 2.0
+    while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+        try:  # keep reading so no worker blocks on a full pipe
+            shared.release(result_queue.get(timeout=0.02)[1])
+        except (queue.Empty, OSError, EOFError, ValueError):
+            pass
+    for w in workers:
+        if w.is_alive():
+            w.terminate()
+            w.join(1.0)
+        else:
+            w.join(0)
+    while True:
+        try:
+            shared.release(result_queue.get(timeout=0.01)[1])
+        except (queue.Empty, OSError, EOFError, ValueError):
+            break
+    for q in (*index_queues, result_queue):
+        q.cancel_join_thread()
+        q.close()
+    shared.remove_leftovers(prefix)
+
+
+class _MultiProcessIter(_BaseIter):
+    def __init__(self, loader: DataLoader) -> None:
+        super().__init__(loader)
+        ctx = _context(loader.multiprocessing_context)
+        n = loader.num_workers
+        self._num_workers = n
+        self._prefetch = loader.prefetch_factor * n
+        self._timeout = loader.timeout
+        self._persistent = loader.persistent_workers
+        prefix = f"ember-dl-{os.getpid()}-{uuid.uuid4().hex[:12]}-"
+        use_shm = shared.shared_memory_available()
+        base_seed = loader._base_seed()
+        self._result_queue = ctx.Queue()
+        self._index_queues, self._workers = [], []
+        for i in range(n):
+            iq = ctx.Queue()
+            iq.cancel_join_thread()
+            w = ctx.Process(target=worker_loop, daemon=True,
+                            args=(loader.dataset, loader.is_iterable, iq, self._result_queue,
+                                  loader._auto_collation, loader.collate_fn, loader.drop_last,
+                                  base_seed, loader.worker_init_fn, i, n, prefix, use_shm))
+            w.start()
+            self._index_queues.append(iq)
+            self._workers.append(w)
+        self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._index_queues,
+                                           self._result_queue, prefix)
+        self._start_epoch()
+
+    def _start_epoch(self) -> None:
+        self._send_idx = 0
+        self._rcvd_idx = 0
+        self._task_info: dict[int, tuple] = {}
+        self._active = [True] * self._num_workers
+        self._worker_cycle = itertools.cycle(range(self._num_workers))
+        for _ in range(self._prefetch):
+            self._try_put_index()
+
+    def _reset(self) -> None:
+        """A new epoch on the same (persistent) workers."""
+        if not self._finalizer.alive:
+            raise RuntimeError("DataLoader: the persistent workers were shut down by an error; "
+                               "make a new DataLoader")
+        self._sampler_iter = iter(self._loader._index_sampler)
+        for q in self._index_queues:
+            q.put(ResumeIteration())
+        waiting = self._num_workers
+        while waiting:  # results of the last epoch's unfinished tasks come first: drop them
+            idx, data = self._get_data()
+            if isinstance(idx, ResumeIteration):
+                waiting -= 1
+            else:
+                shared.release(data)
+        self._start_epoch()
+
+    def _try_put_index(self) -> None:
+        try:
+            index = next(self._sampler_iter)
+        except StopIteration:
+            return
+        for _ in range(self._num_workers):
+            wid = next(self._worker_cycle)
+            if self._active[wid]:
+                break
+        else:
+            return
+        self._index_queues[wid].put((self._send_idx, index))
+        self._task_info[self._send_idx] = (wid,)
+        self._send_idx += 1
+
+    def _get_data(self) -> tuple[Any, Any]:
+        start = time.monotonic()
+        while True:
+            try:
+                return self._result_queue.get(timeout=POLL_S)
+            except queue.Empty:
+                for i, w in enumerate(self._workers):
+                    if not w.is_alive():
+                        self._shutdown()
+                        raise RuntimeError(_describe_exit(i, w)) from None
+                if self._timeout and time.monotonic() - start > self._timeout:
+                    self._shutdown()
+                    raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds "
+                                       f"waiting for a batch from its workers") from None
+
+    def __next__(self) -> Any:
+        if not self._finalizer.alive:
+            raise StopIteration
+        while True:
+            while self._rcvd_idx < self._send_idx:  # skip tasks of exhausted workers
+                info = self._task_info[self._rcvd_idx]
+                if len(info) == 2 or self._active[info[0]]:
+                    break
+                del self._task_info[self._rcvd_idx]
+                self._rcvd_idx += 1
+            else:
+                if not self._persistent:
+                    self._shutdown()
+                raise StopIteration
+            info = self._task_info[self._rcvd_idx]
+            if len(info) == 2:
+                return self._process(info[1])
+            idx, data = self._get_data()
+            if isinstance(data, IterableEnd):
+                self._active[data.worker_id] = False
+                self._try_put_index()
+                continue
+            if idx != self._rcvd_idx:  # early: keep it until its turn
+                self._task_info[idx] += (data,)
+                continue
+            return self._process(data)
+
+    def _process(self, data: Any) -> Any:
+        del self._task_info[self._rcvd_idx]
+        self._rcvd_idx += 1
+        if isinstance(data, ExceptionWrapper):
+            self._shutdown()
+            data.reraise()
+        self._try_put_index()
+        return shared.unpack(data)
+
+    def _shutdown(self) -> None:
+        self._finalizer()

@@ -1,0 +1,161 @@
+"""Moving batches from worker processes to the main process through shared memory.
+
+A worker copies every array of a batch into one POSIX shared-memory segment (a file under
+``/dev/shm``) and sends only a small description (offsets, shapes, dtypes) through its queue.
+The main process maps the segment and unlinks its name at once, so the memory lives exactly
+as long as the batch's tensors use it, and nothing is left behind if a process dies after
+that point. Segment names carry the main process id and a per-iterator tag, so an iterator
+that shuts down early removes the segments still in flight.
+
+Where ``/dev/shm`` does not exist, the arrays travel pickled through the queue instead.
+"""
+
+from __future__ import annotations
+
+import glob
+import mmap
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+import ember
+from ember.tensor import Tensor
+
+SHM_DIR = "/dev/shm"
+_ALIGN = 64
+
+
+class Slot:
+    """Stands for one array of a batch: where it lies in the segment, or the array itself."""
+
+    __slots__ = ("is_tensor", "offset", "shape", "dtype", "inline")
+
+    def __init__(self, is_tensor: bool, offset: int, shape: tuple, dtype: np.dtype,
+                 inline: np.ndarray | None = None) -> None:
+        self.is_tensor = is_tensor
+        self.offset = offset
+        self.shape = shape
+        self.dtype = dtype
+        self.inline = inline
+
+    def __getstate__(self) -> tuple:
+        return (self.is_tensor, self.offset, self.shape, self.dtype, self.inline)
+
+    def __setstate__(self, state: tuple) -> None:
+        self.is_tensor, self.offset, self.shape, self.dtype, self.inline = state
+
+
+class Packed:
+    """A batch whose arrays are replaced by :class:`Slot` s, and the segment holding them."""
+
+    __slots__ = ("tree", "name", "size")
+
+    def __init__(self, tree: Any, name: str | None, size: int) -> None:
+        self.tree, self.name, self.size = tree, name, size
+
+    def __getstate__(self) -> tuple:
+        return (self.tree, self.name, self.size)
+
+    def __setstate__(self, state: tuple) -> None:
+        self.tree, self.name, self.size = state
+
+
+def shared_memory_available() -> bool:
+    return os.path.isdir(SHM_DIR) and os.access(SHM_DIR, os.W_OK)
+
+
+def _map(data: Any, fn: Any) -> Any:
+    """Applies ``fn`` to every leaf of nested dicts, lists, tuples and named tuples."""
+    if isinstance(data, Mapping):
+        try:
+            out = data.copy()
+            out.update({k: _map(v, fn) for k, v in data.items()})
+            return out
+        except (TypeError, AttributeError):
+            return {k: _map(v, fn) for k, v in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(_map(d, fn) for d in data))
+    if isinstance(data, list | tuple):
+        return type(data)(_map(d, fn) for d in data)
+    return fn(data)
+
+
+def pack(batch: Any, name: str, use_shm: bool) -> Packed:
+    """Copies the batch's arrays into a new segment ``name`` (in a worker)."""
+    arrays: list[tuple[Slot, np.ndarray]] = []
+    end = 0
+
+    def to_slot(leaf: Any) -> Any:
+        nonlocal end
+        if isinstance(leaf, Tensor):
+            array, is_tensor = leaf.detach().numpy(), True
+        elif isinstance(leaf, np.ndarray) and leaf.dtype.kind not in "OSU":
+            array, is_tensor = leaf, False
+        else:
+            return leaf
+        if not use_shm:
+            return Slot(is_tensor, 0, array.shape, array.dtype, np.ascontiguousarray(array))
+        slot = Slot(is_tensor, end, array.shape, array.dtype)
+        end += -(-array.nbytes // _ALIGN) * _ALIGN
+        arrays.append((slot, array))
+        return slot
+
+    tree = _map(batch, to_slot)
+    if not arrays:
+        return Packed(tree, None, 0)
+    size = max(end, _ALIGN)
+    fd = os.open(os.path.join(SHM_DIR, name), os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+    try:
+        os.ftruncate(fd, size)
+        buf = mmap.mmap(fd, size)
+    finally:
+        os.close(fd)
+    for slot, array in arrays:
+        np.ndarray(slot.shape, slot.dtype, buffer=buf, offset=slot.offset)[...] = array
+    buf.close()
+    return Packed(tree, name, size)
+
+
+def unpack(packed: Packed) -> Any:
+    """The batch, its arrays backed by the segment, whose name is removed (main process)."""
+    if packed.name is None:
+        buf = None
+    else:
+        path = os.path.join(SHM_DIR, packed.name)
+        fd = os.open(path, os.O_RDWR)
+        try:
+            buf = mmap.mmap(fd, packed.size)
+        finally:
+            os.close(fd)
+            os.unlink(path)
+
+    def from_slot(leaf: Any) -> Any:
+        if not isinstance(leaf, Slot):
+            return leaf
+        if leaf.inline is not None:
+            array = leaf.inline
+        else:
+            array = np.ndarray(leaf.shape, leaf.dtype, buffer=buf, offset=leaf.offset)
+        return ember.from_numpy(array) if leaf.is_tensor else array
+
+    return _map(packed.tree, from_slot)
+
+
+def release(packed: Any) -> None:
+    """Frees the segment of a batch that will not be used."""
+    if isinstance(packed, Packed) and packed.name is not None:
+        try:
+            os.unlink(os.path.join(SHM_DIR, packed.name))
+        except FileNotFoundError:
+            pass
+
+
+def remove_leftovers(prefix: str) -> None:
+    """Unlinks segments named ``prefix*`` (those of a worker killed while writing one)."""
+    for path in glob.glob(os.path.join(SHM_DIR, glob.escape(prefix) + "*")):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass

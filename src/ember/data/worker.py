@@ -1,0 +1,141 @@
+"""The worker-process side of a :class:`~ember.data.DataLoader`: the loop each worker runs,
+:func:`get_worker_info`, and the wrapper that carries a worker's exception (with its original
+traceback) back to the main process."""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import ember
+from ember.data import shared
+from ember.data.fetch import create_fetcher
+
+__all__ = ["WorkerInfo", "get_worker_info"]
+
+POLL_S = 0.1  # how often a waiting process checks that its peer is alive
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """What :func:`get_worker_info` returns inside a worker process."""
+
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Any
+
+
+_worker_info: WorkerInfo | None = None
+
+
+def get_worker_info() -> WorkerInfo | None:
+    """Inside a DataLoader worker: its ``id``, ``num_workers``, ``seed`` and its copy of the
+    ``dataset``; ``None`` in the main process.
+
+    Example:
+        >>> get_worker_info() is None
+        True
+    """
+    return _worker_info
+
+
+class ExceptionWrapper:
+    """An exception raised in a worker, with its formatted traceback, to re-raise in the
+    main process."""
+
+    def __init__(self, where: str) -> None:
+        exc_type, exc, _ = sys.exc_info()
+        self.exc_type = exc_type
+        self.where = where
+        self.msg = "".join(traceback.format_exception(exc_type, exc, exc.__traceback__))
+
+    def reraise(self) -> None:
+        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.msg}"
+        try:
+            exc = self.exc_type(msg)
+        except Exception:  # an exception class whose constructor wants other arguments
+            exc = RuntimeError(msg)
+        raise exc
+
+
+class IterableEnd:
+    """Sent by a worker whose iterable dataset is exhausted."""
+
+    def __init__(self, worker_id: int) -> None:
+        self.worker_id = worker_id
+
+
+class ResumeIteration:
+    """Sent to persistent workers at the start of a new epoch; echoed back when reached."""
+
+
+def _seed_worker(seed: int, worker_id: int) -> None:
+    random.seed(seed)
+    ember.manual_seed(seed)
+    np.random.seed(np.random.SeedSequence([worker_id, seed]).generate_state(1)[0])
+
+
+def worker_loop(dataset: Any, is_iterable: bool, index_queue: Any, result_queue: Any,
+                auto_collation: bool, collate_fn: Callable, drop_last: bool, base_seed: int,
+                init_fn: Callable | None, worker_id: int, num_workers: int, shm_prefix: str,
+                use_shm: bool) -> None:
+    """Runs in a worker: read ``(idx, indices)`` tasks, send back ``(idx, packed batch)``."""
+    global _worker_info
+    parent = os.getppid()
+    seed = base_seed + worker_id
+    _seed_worker(seed, worker_id)
+    _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
+    fetcher = None
+    init_error = None
+    try:
+        if init_fn is not None:
+            init_fn(worker_id)
+        fetcher = create_fetcher(is_iterable, dataset, auto_collation, collate_fn, drop_last)
+    except Exception:
+        init_error = ExceptionWrapper(f"in DataLoader worker process {worker_id}")
+    count = 0
+    iterable_done = False
+    while True:
+        try:
+            task = index_queue.get(timeout=POLL_S)
+        except queue.Empty:
+            if os.getppid() != parent:  # the main process is gone
+                return
+            continue
+        if task is None:  # shutdown: exit now even if results are still buffered
+            result_queue.cancel_join_thread()
+            return
+        if isinstance(task, ResumeIteration):
+            if is_iterable and init_error is None:
+                fetcher = create_fetcher(is_iterable, dataset, auto_collation, collate_fn,
+                                         drop_last)
+            iterable_done = False
+            result_queue.put((task, None))
+            continue
+        idx, index = task
+        if init_error is not None:
+            result_queue.put((idx, init_error))
+            init_error = None  # reported once; the main process shuts down on it
+            continue
+        if iterable_done:
+            result_queue.put((idx, IterableEnd(worker_id)))
+            continue
+        try:
+            count += 1
+            data = shared.pack(fetcher.fetch(index), f"{shm_prefix}{worker_id}-{count}", use_shm)
+        except StopIteration:
+            iterable_done = is_iterable
+            data = IterableEnd(worker_id)
+        except Exception:
+            data = ExceptionWrapper(f"in DataLoader worker process {worker_id}")
+        result_queue.put((idx, data))
+        del data

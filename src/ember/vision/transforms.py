@@ -1,0 +1,294 @@
+"""Image transforms under torchvision's names (``torchvision.transforms`` →
+``ember.vision.transforms``).
+
+Images are NumPy arrays (``(H, W)`` or ``(H, W, C)``, as a PIL image converts to) before
+:class:`ToTensor`, and tensors ``(..., C, H, W)`` after it; the geometric transforms take
+both. Random transforms draw from Ember's default generator, so ``ember.manual_seed`` makes
+them repeat, or from the ``generator`` they are given (an Ember extension).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import ember
+from ember.tensor import Tensor
+
+__all__ = ["Compose", "ToTensor", "Normalize", "Lambda", "Pad", "CenterCrop", "RandomCrop",
+           "RandomHorizontalFlip", "RandomVerticalFlip"]
+
+Image = np.ndarray | Tensor
+
+
+class Compose:
+    """Applies transforms one after the other.
+
+    Example:
+        >>> t = Compose([ToTensor(), Normalize((0.5,), (0.5,))])
+        >>> t(np.zeros((2, 2), np.uint8)).shape
+        (1, 2, 2)
+    """
+
+    def __init__(self, transforms: Sequence[Callable]) -> None:
+        self.transforms = list(transforms)
+
+    def __call__(self, img: Any) -> Any:
+        for t in self.transforms:
+            img = t(img)
+        return img
+
+    def __repr__(self) -> str:
+        inner = "".join(f"\n    {t!r}" for t in self.transforms)
+        return f"{type(self).__name__}({inner}\n)"
+
+
+class ToTensor:
+    """An ``(H, W, C)`` or ``(H, W)`` image (NumPy array, or anything ``np.asarray`` reads,
+    such as a PIL image) as a ``(C, H, W)`` tensor; uint8 values are scaled to [0, 1] in the
+    default float dtype, other dtypes are kept.
+
+    Example:
+        >>> ToTensor()(np.full((2, 3), 255, np.uint8))
+        tensor([[[1., 1., 1.],
+                 [1., 1., 1.]]])
+    """
+
+    def __call__(self, pic: Any) -> Tensor:
+        if isinstance(pic, Tensor) or not (isinstance(pic, np.ndarray)
+                                           or hasattr(pic, "__array_interface__")):
+            raise TypeError(f"ToTensor: pic should be PIL Image or ndarray. Got {type(pic)}")
+        pic = np.asarray(pic)
+        if pic.ndim not in (2, 3):
+            raise ValueError(f"ToTensor: pic should be 2/3 dimensional. Got {pic.ndim} "
+                             f"dimensions.")
+        chw = (pic[None] if pic.ndim == 2 else pic.transpose(2, 0, 1))
+        if pic.dtype == np.uint8:
+            dt = ember.get_default_dtype().np
+            return ember.from_numpy(np.divide(chw, dt.type(255), dtype=dt))
+        if pic.dtype == bool:
+            chw = chw.astype(np.uint8)
+        return ember.from_numpy(np.ascontiguousarray(chw))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class Normalize:
+    """``(x - mean) / std`` per channel of a float ``(..., C, H, W)`` tensor.
+
+    Example:
+        >>> Normalize([0.5], [0.25])(ember.ones(1, 1, 2))
+        tensor([[[2., 2.]]])
+    """
+
+    def __init__(self, mean: Sequence[float], std: Sequence[float], inplace: bool = False):
+        self.mean, self.std, self.inplace = mean, std, inplace
+
+    def __call__(self, tensor: Tensor) -> Tensor:
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"Normalize: expected a tensor, got {type(tensor).__name__}; "
+                            f"apply ToTensor() first")
+        if not tensor.is_floating_point():
+            raise TypeError(f"Normalize: input tensor should be a float tensor. Got "
+                            f"{tensor.dtype}.")
+        if tensor.ndim < 3:
+            raise ValueError(f"Normalize: expected tensor to be a tensor image of size "
+                             f"(..., C, H, W). Got tensor.size() = {tuple(tensor.shape)}")
+        mean = ember.as_tensor(self.mean, dtype=tensor.dtype)
+        std = ember.as_tensor(self.std, dtype=tensor.dtype)
+        if bool((std == 0).any()):
+            raise ValueError(f"Normalize: std evaluated to zero after conversion to "
+                             f"{tensor.dtype}, leading to division by zero.")
+        if mean.ndim == 1:
+            mean = mean.reshape(-1, 1, 1)
+        if std.ndim == 1:
+            std = std.reshape(-1, 1, 1)
+        if self.inplace:
+            return tensor.sub_(mean).div_(std)
+        return (tensor - mean) / std
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(mean={self.mean}, std={self.std})"
+
+
+class Lambda:
+    """Wraps a function as a transform: ``Lambda(lambda x: x * 2)``."""
+
+    def __init__(self, lambd: Callable) -> None:
+        if not callable(lambd):
+            raise TypeError(f"Lambda: argument should be callable, got {type(lambd).__name__}")
+        self.lambd = lambd
+
+    def __call__(self, img: Any) -> Any:
+        return self.lambd(img)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _size_pair(size: int | Sequence[int], name: str) -> tuple[int, int]:
+    if isinstance(size, numbers.Number):
+        return int(size), int(size)
+    if len(size) == 1:
+        return int(size[0]), int(size[0])
+    if len(size) != 2:
+        raise ValueError(f"{name}: please provide only two dimensions (h, w) for size, got "
+                         f"{size!r}")
+    return int(size[0]), int(size[1])
+
+
+def _hw(img: Image) -> tuple[int, int]:
+    if isinstance(img, Tensor):
+        return img.shape[-2], img.shape[-1]
+    return img.shape[0], img.shape[1]
+
+
+def _padding4(padding: int | Sequence[int]) -> tuple[int, int, int, int]:
+    """torchvision's padding forms as (left, top, right, bottom)."""
+    if isinstance(padding, numbers.Number):
+        p = int(padding)
+        return p, p, p, p
+    padding = [int(p) for p in padding]
+    if len(padding) == 1:
+        return (padding[0],) * 4
+    if len(padding) == 2:
+        return padding[0], padding[1], padding[0], padding[1]
+    if len(padding) == 4:
+        return tuple(padding)
+    raise ValueError(f"Pad: padding must be an int or a sequence of 1, 2 or 4 ints, got "
+                     f"{padding!r}")
+
+
+_MODES = ("constant", "edge", "reflect", "symmetric")
+
+
+def pad(img: Image, padding: int | Sequence[int], fill: float = 0,
+        padding_mode: str = "constant") -> Image:
+    """Pads the last two image dimensions (H, W); torchvision's padding forms and modes."""
+    if padding_mode not in _MODES:
+        raise ValueError(f"Pad: padding_mode should be one of {_MODES}, got {padding_mode!r}")
+    left, top, right, bottom = _padding4(padding)
+    if isinstance(img, np.ndarray):
+        widths = [(top, bottom), (left, right)] + [(0, 0)] * (img.ndim - 2)
+        if padding_mode == "constant":
+            return np.pad(img, widths, constant_values=fill)
+        return np.pad(img, widths, mode=padding_mode)
+    if padding_mode == "constant":
+        return ember.pad(img, (left, right, top, bottom), value=fill)
+    # gather indices made by padding an index vector with NumPy's same-named mode
+    for dim, (a, b) in ((-1, (left, right)), (-2, (top, bottom))):
+        idx = np.pad(np.arange(img.shape[dim]), (a, b), mode=padding_mode)
+        img = img.index_select(dim, ember.from_numpy(idx))
+    return img
+
+
+def crop(img: Image, top: int, left: int, height: int, width: int) -> Image:
+    """The ``height`` x ``width`` window at (``top``, ``left``)."""
+    if isinstance(img, Tensor):
+        return img[..., top:top + height, left:left + width]
+    return img[top:top + height, left:left + width]
+
+
+class Pad:
+    """Pads an image: ``Pad(4)``, ``Pad((2, 1))`` (left/right, top/bottom) or
+    ``Pad((l, t, r, b))``; ``padding_mode`` is constant (with ``fill``), edge, reflect or
+    symmetric."""
+
+    def __init__(self, padding: int | Sequence[int], fill: float = 0,
+                 padding_mode: str = "constant") -> None:
+        _padding4(padding)
+        self.padding, self.fill, self.padding_mode = padding, fill, padding_mode
+
+    def __call__(self, img: Image) -> Image:
+        return pad(img, self.padding, self.fill, self.padding_mode)
+
+
+class CenterCrop:
+    """The central ``size`` window (padded with zeros where the image is smaller)."""
+
+    def __init__(self, size: int | Sequence[int]) -> None:
+        self.size = _size_pair(size, "CenterCrop")
+
+    def __call__(self, img: Image) -> Image:
+        (th, tw), (h, w) = self.size, _hw(img)
+        if th > h or tw > w:
+            img = pad(img, ((tw - w) // 2 if tw > w else 0, (th - h) // 2 if th > h else 0,
+                            (tw - w + 1) // 2 if tw > w else 0,
+                            (th - h + 1) // 2 if th > h else 0))
+            h, w = _hw(img)
+        return crop(img, int(round((h - th) / 2.0)), int(round((w - tw) / 2.0)), th, tw)
+
+
+class RandomCrop:
+    """A window of ``size`` at a random place, after optional ``padding``; with
+    ``pad_if_needed`` images smaller than ``size`` are padded first.
+
+    Example:
+        >>> RandomCrop(2, padding=1)(ember.ones(1, 3, 3)).shape
+        (1, 2, 2)
+    """
+
+    def __init__(self, size: int | Sequence[int], padding: int | Sequence[int] | None = None,
+                 pad_if_needed: bool = False, fill: float = 0, padding_mode: str = "constant",
+                 generator: ember.Generator | None = None) -> None:
+        self.size = _size_pair(size, "RandomCrop")
+        self.padding, self.pad_if_needed = padding, pad_if_needed
+        self.fill, self.padding_mode, self.generator = fill, padding_mode, generator
+
+    @staticmethod
+    def get_params(img: Image, output_size: tuple[int, int],
+                   generator: ember.Generator | None = None) -> tuple[int, int, int, int]:
+        """A random (top, left, height, width) window of ``output_size``."""
+        (h, w), (th, tw) = _hw(img), output_size
+        if h < th or w < tw:
+            raise ValueError(f"RandomCrop: required crop size {(th, tw)} is larger than the "
+                             f"input image size {(h, w)}")
+        if (h, w) == (th, tw):
+            return 0, 0, h, w
+        i = int(ember.randint(0, h - th + 1, (1,), generator=generator).item())
+        j = int(ember.randint(0, w - tw + 1, (1,), generator=generator).item())
+        return i, j, th, tw
+
+    def __call__(self, img: Image) -> Image:
+        if self.padding is not None:
+            img = pad(img, self.padding, self.fill, self.padding_mode)
+        (h, w), (th, tw) = _hw(img), self.size
+        if self.pad_if_needed and (w < tw or h < th):
+            img = pad(img, (max(tw - w, 0), max(th - h, 0)), self.fill, self.padding_mode)
+        return crop(img, *self.get_params(img, self.size, self.generator))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(size={self.size}, padding={self.padding})"
+
+
+class _RandomFlip:
+    axis = -1
+
+    def __init__(self, p: float = 0.5, generator: ember.Generator | None = None) -> None:
+        self.p, self.generator = p, generator
+
+    def __call__(self, img: Image) -> Image:
+        if ember.rand(1, generator=self.generator).item() >= self.p:
+            return img
+        if isinstance(img, Tensor):
+            return img.flip(self.axis)
+        return np.flip(img, 1 if self.axis == -1 else 0).copy()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(p={self.p})"
+
+
+class RandomHorizontalFlip(_RandomFlip):
+    """Mirrors the image left-right with probability ``p``."""
+
+    axis = -1
+
+
+class RandomVerticalFlip(_RandomFlip):
+    """Mirrors the image top-bottom with probability ``p``."""
+
+    axis = -2
