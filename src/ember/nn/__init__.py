@@ -12,11 +12,25 @@ from ember.nn import functional, init
 from ember.nn.activation import *  # noqa: F403
 from ember.nn.activation import __all__ as _activation
 from ember.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from ember.nn.conv import *  # noqa: F403
+from ember.nn.conv import __all__ as _conv
+from ember.nn.dropout import *  # noqa: F403
+from ember.nn.dropout import __all__ as _dropout
 from ember.nn.flatten import Flatten, Unflatten
 from ember.nn.linear import Bilinear, Identity, Linear
+from ember.nn.loss import *  # noqa: F403
+from ember.nn.loss import __all__ as _loss
 from ember.nn.module import Module
+from ember.nn.normalization import *  # noqa: F403
+from ember.nn.normalization import __all__ as _normalization
 from ember.nn.parameter import Buffer, Parameter
+from ember.nn.pooling import *  # noqa: F403
+from ember.nn.pooling import __all__ as _pooling
+from ember.nn.sparse import Embedding
+from ember.nn.upsampling import *  # noqa: F403
+from ember.nn.upsampling import __all__ as _upsampling
 
 __all__ = ["functional", "init", "Parameter", "Buffer", "Module", "Sequential", "ModuleList",
            "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear", "Bilinear",
-           "Flatten", "Unflatten", *_activation]
+           "Flatten", "Unflatten", "Embedding", *_activation, *_conv, *_dropout, *_loss,
+           *_normalization, *_pooling, *_upsampling]

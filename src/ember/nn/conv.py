@@ -1,0 +1,208 @@
+"""Convolution layers: ``Conv1d/2d/3d`` and ``ConvTranspose1d/2d/3d`` with PyTorch's
+arguments, parameter shapes and default initialisation (``kaiming_uniform_(a=√5)``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ember.nn import functional as F
+from ember.nn import init
+from ember.nn.linear import _empty
+from ember.nn.module import Module
+from ember.tensor import Tensor
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]
+
+
+def _tuple(value: Any, n: int) -> tuple:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
+class _ConvNd(Module):
+    """Shared state of the convolutions: ``weight`` ``(out, in/groups, *k)`` (transposed:
+    ``(in, out/groups, *k)``), ``bias`` ``(out,)``, and the repr."""
+
+    _n = 2
+    _transposed = False
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+                 output_padding: Any = 0) -> None:
+        super().__init__()
+        n = self._n
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
+                             f"must be divisible by groups ({groups})")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"padding_mode must be one of 'zeros', 'reflect', 'replicate', "
+                             f"'circular', got {padding_mode!r}")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and any(s != 1 for s in _tuple(stride, n)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride = _tuple(kernel_size, n), _tuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _tuple(padding, n)
+        self.dilation, self.groups = _tuple(dilation, n), groups
+        self.output_padding = _tuple(output_padding, n)
+        self.transposed, self.padding_mode = self._transposed, padding_mode
+        shape = (in_channels, out_channels // groups) if self._transposed else \
+            (out_channels, in_channels // groups)
+        self.weight = _empty(*shape, *self.kernel_size, dtype=dtype, device=device)
+        if bias:
+            self.bias = _empty(out_channels, dtype=dtype, device=device)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self) -> str:
+        n = self._n
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0,) * n:
+            s += f", padding={self.padding!r}"
+        if self.dilation != (1,) * n:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * n:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class _Conv(_ConvNd):
+    _fn = "conv2d"
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype)
+        if padding_mode != "zeros":
+            if isinstance(self.padding, str):  # 'same' or 'valid' as explicit amounts
+                total = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size,
+                                                     strict=True)]
+                amounts = [(t // 2, t - t // 2) if self.padding == "same" else (0, 0)
+                           for t in total]
+            else:
+                amounts = [(p, p) for p in self.padding]
+            self._pad = tuple(a for pair in reversed(amounts) for a in pair)
+
+    def forward(self, input: Tensor) -> Tensor:
+        fn = getattr(F, self._fn)
+        if self.padding_mode != "zeros":
+            return fn(F.pad(input, self._pad, mode=self.padding_mode), self.weight, self.bias,
+                      self.stride, 0, self.dilation, self.groups)
+        return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                  self.groups)
+
+
+class Conv1d(_Conv):
+    """1-D convolution over ``(N, C_in, L)``.
+
+    Example:
+        >>> nn.Conv1d(16, 33, 3, stride=2)(ember.randn(20, 16, 50)).shape
+        (20, 33, 24)
+    """
+
+    _n, _fn = 1, "conv1d"
+
+
+class Conv2d(_Conv):
+    """2-D convolution over ``(N, C_in, H, W)``.
+
+    Example:
+        >>> nn.Conv2d(1, 8, 3, padding=1)(ember.randn(2, 1, 28, 28)).shape
+        (2, 8, 28, 28)
+    """
+
+    _n, _fn = 2, "conv2d"
+
+
+class Conv3d(_Conv):
+    """3-D convolution over ``(N, C_in, D, H, W)``."""
+
+    _n, _fn = 3, "conv3d"
+
+
+class _ConvTranspose(_ConvNd):
+    _transposed = True
+    _fn = "conv_transpose2d"
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for '
+                             f"{type(self).__name__}")
+        if isinstance(padding, str):
+            raise ValueError(f"{type(self).__name__} does not take string padding")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype, output_padding)
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
+        output_padding = self.output_padding
+        if output_size is not None:
+            output_padding = self._output_padding(input, tuple(output_size))
+        return getattr(F, self._fn)(input, self.weight, self.bias, self.stride, self.padding,
+                                    output_padding, self.groups, self.dilation)
+
+    def _output_padding(self, input: Tensor, output_size: tuple) -> tuple:
+        n = self._n
+        output_size = output_size[-n:]
+        spatial = input.shape[-n:]
+        pads = []
+        for i in range(n):
+            least = ((spatial[i] - 1) * self.stride[i] - 2 * self.padding[i]
+                     + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+            extra = output_size[i] - least
+            if not 0 <= extra < max(self.stride[i], self.dilation[i]):
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
+                                 f"for dim {i} range from {least} to "
+                                 f"{least + max(self.stride[i], self.dilation[i]) - 1}")
+            pads.append(extra)
+        return tuple(pads)
+
+
+class ConvTranspose1d(_ConvTranspose):
+    """1-D transposed convolution (the gradient of ``conv1d`` with respect to its input)."""
+
+    _n, _fn = 1, "conv_transpose1d"
+
+
+class ConvTranspose2d(_ConvTranspose):
+    """2-D transposed convolution; ``forward(x, output_size=…)`` picks ``output_padding``.
+
+    Example:
+        >>> up = nn.ConvTranspose2d(16, 8, 3, stride=2, padding=1)
+        >>> up(ember.randn(1, 16, 12, 12), output_size=(1, 8, 24, 24)).shape
+        (1, 8, 24, 24)
+    """
+
+    _n, _fn = 2, "conv_transpose2d"
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """3-D transposed convolution."""
+
+    _n, _fn = 3, "conv_transpose3d"

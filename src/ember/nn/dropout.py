@@ -1,0 +1,52 @@
+"""Dropout layers: active in training mode, the identity in evaluation mode."""
+
+from __future__ import annotations
+
+from ember.nn import functional as F
+from ember.nn.module import Module
+from ember.tensor import Tensor
+
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
+
+
+class Dropout(Module):
+    """Zeroes each element with probability ``p`` in training and scales the rest by
+    ``1/(1-p)``.
+
+    Example:
+        >>> d = nn.Dropout(0.5).eval()
+        >>> d(ember.ones(3))
+        tensor([1., 1., 1.])
+    """
+
+    _fn = "dropout"
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return getattr(F, self._fn)(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(Dropout):
+    """Zeroes whole channels of ``(N, C, L)`` inputs."""
+
+    _fn = "dropout1d"
+
+
+class Dropout2d(Dropout):
+    """Zeroes whole channels of ``(N, C, H, W)`` inputs."""
+
+    _fn = "dropout2d"
+
+
+class Dropout3d(Dropout):
+    """Zeroes whole channels of ``(N, C, D, H, W)`` inputs."""
+
+    _fn = "dropout3d"

@@ -1,0 +1,242 @@
+"""Normalisation layers: ``BatchNorm1d/2d/3d`` (running statistics as buffers),
+``LayerNorm``, ``GroupNorm``, ``RMSNorm`` and ``InstanceNorm1d/2d``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember
+from ember.nn import functional as F
+from ember.nn import init
+from ember.nn.module import Module
+from ember.nn.parameter import Parameter
+from ember.tensor import Tensor
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
+           "InstanceNorm1d", "InstanceNorm2d"]
+
+
+def _shape(normalized_shape: Any) -> tuple[int, ...]:
+    return (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(normalized_shape)
+
+
+class _NormBase(Module):
+    """Per-channel affine parameters and, with ``track_running_stats``, the buffers
+    ``running_mean``, ``running_var`` and ``num_batches_tracked`` (PyTorch's names)."""
+
+    _dims: tuple[int, ...] = (2, 3)
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        kw = {"dtype": dtype, "device": device}
+        if affine:
+            self.weight = Parameter(ember.ones(num_features, **kw))
+            self.bias = Parameter(ember.zeros(num_features, **kw))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", ember.zeros(num_features, **kw))
+            self.register_buffer("running_var", ember.ones(num_features, **kw))
+            self.register_buffer("num_batches_tracked",
+                                 ember.tensor(0, dtype=ember.int64, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            init.zeros_(self.running_mean)
+            init.ones_(self.running_var)
+            with ember.no_grad():
+                self.num_batches_tracked[...] = 0
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim not in self._dims:
+            want = " or ".join(f"{d}D" for d in self._dims)
+            raise ValueError(f"{type(self).__name__}: expected {want} input (got "
+                             f"{input.ndim}D input of shape {tuple(input.shape)})")
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            with ember.no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        use_batch = self.training or (self.running_mean is None and self.running_var is None)
+        keep = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if keep else None,
+                            self.running_var if keep else None, self.weight, self.bias,
+                            use_batch, factor, self.eps)
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of ``(N, C)`` or ``(N, C, L)`` inputs.
+
+    Example:
+        >>> bn = nn.BatchNorm1d(4)
+        >>> bn(ember.randn(8, 4)).shape, bn.num_batches_tracked.item()
+        ((8, 4), 1)
+    """
+
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of ``(N, C, H, W)`` inputs over N, H, W per channel.
+
+    Example:
+        >>> nn.BatchNorm2d(3).eval()(ember.randn(2, 3, 4, 4)).shape
+        (2, 3, 4, 4)
+    """
+
+    _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of ``(N, C, D, H, W)`` inputs."""
+
+    _dims = (5,)
+
+
+class _InstanceNorm(_NormBase):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        unbatched = input.ndim == self._dims[0]
+        if unbatched:
+            input = input.unsqueeze(0)
+        out = F.instance_norm(input, self.running_mean, self.running_var, self.weight,
+                              self.bias, self.training or not self.track_running_stats,
+                              0.1 if self.momentum is None else self.momentum, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Normalises each (sample, channel) of ``(N, C, L)`` over L."""
+
+    _dims = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Normalises each (sample, channel) plane of ``(N, C, H, W)``."""
+
+    _dims = (3, 4)
+
+
+class LayerNorm(Module):
+    """Normalises over the last ``len(normalized_shape)`` dims, with an elementwise affine
+    (weight ones, bias zeros).
+
+    Example:
+        >>> nn.LayerNorm(10)(ember.randn(2, 5, 10)).shape
+        (2, 5, 10)
+    """
+
+    def __init__(self, normalized_shape: Any, eps: float = 1e-5,
+                 elementwise_affine: bool = True, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        kw = {"dtype": dtype, "device": device}
+        if elementwise_affine:
+            self.weight = Parameter(ember.ones(*self.normalized_shape, **kw))
+            if bias:
+                self.bias = Parameter(ember.zeros(*self.normalized_shape, **kw))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class GroupNorm(Module):
+    """Normalises ``num_groups`` groups of channels per sample, with a per-channel affine.
+
+    Example:
+        >>> nn.GroupNorm(2, 6)(ember.randn(4, 6, 5, 5)).shape
+        (4, 6, 5, 5)
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
+                                                                      eps, affine)
+        kw = {"dtype": dtype, "device": device}
+        if affine:
+            self.weight = Parameter(ember.ones(num_channels, **kw))
+            self.bias = Parameter(ember.zeros(num_channels, **kw))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class RMSNorm(Module):
+    """``x / rms(x) · weight`` over the last dims (``eps=None`` uses the dtype's epsilon)."""
+
+    def __init__(self, normalized_shape: Any, eps: float | None = None,
+                 elementwise_affine: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(ember.ones(*self.normalized_shape, dtype=dtype,
+                                               device=device))
+        else:
+            self.register_parameter("weight", None)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")

@@ -1,0 +1,172 @@
+"""Pooling layers over ``ember.nn.functional``: max, average and adaptive pooling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.nn import functional as F
+from ember.nn.module import Module
+from ember.tensor import Tensor
+
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
+
+
+class _MaxPool(Module):
+    _fn = "max_pool2d"
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input: Tensor) -> Any:
+        return getattr(F, self._fn)(input, self.kernel_size, self.stride, self.padding,
+                                    self.dilation, ceil_mode=self.ceil_mode,
+                                    return_indices=self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPool):
+    """Max over sliding windows of ``(N, C, L)``."""
+
+    _fn = "max_pool1d"
+
+
+class MaxPool2d(_MaxPool):
+    """Max over sliding windows of ``(N, C, H, W)``; ``stride`` defaults to ``kernel_size``.
+
+    Example:
+        >>> nn.MaxPool2d(2)(ember.randn(1, 3, 8, 8)).shape
+        (1, 3, 4, 4)
+    """
+
+    _fn = "max_pool2d"
+
+
+class MaxPool3d(_MaxPool):
+    """Max over sliding windows of ``(N, C, D, H, W)``."""
+
+    _fn = "max_pool3d"
+
+
+class _AvgPool(Module):
+    _fn = "avg_pool2d"
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        extra = {} if self._fn == "avg_pool1d" else {"divisor_override": self.divisor_override}
+        return getattr(F, self._fn)(input, self.kernel_size, self.stride, self.padding,
+                                    self.ceil_mode, self.count_include_pad, **extra)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPool):
+    """Average over sliding windows of ``(N, C, L)``."""
+
+    _fn = "avg_pool1d"
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+class AvgPool2d(_AvgPool):
+    """Average over sliding windows of ``(N, C, H, W)``.
+
+    Example:
+        >>> nn.AvgPool2d(2)(ember.randn(1, 3, 8, 8)).shape
+        (1, 3, 4, 4)
+    """
+
+    _fn = "avg_pool2d"
+
+
+class AvgPool3d(_AvgPool):
+    """Average over sliding windows of ``(N, C, D, H, W)``."""
+
+    _fn = "avg_pool3d"
+
+
+class _Adaptive(Module):
+    _fn = "adaptive_avg_pool2d"
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Tensor) -> Any:
+        if self.return_indices:
+            return getattr(F, self._fn)(input, self.output_size, return_indices=True)
+        return getattr(F, self._fn)(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_Adaptive):
+    """Average pooling to a fixed output length."""
+
+    _fn = "adaptive_avg_pool1d"
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__(output_size)
+
+
+class AdaptiveAvgPool2d(_Adaptive):
+    """Average pooling to a fixed output size (``None`` keeps that dim).
+
+    Example:
+        >>> nn.AdaptiveAvgPool2d((1, 1))(ember.randn(2, 3, 7, 5)).shape
+        (2, 3, 1, 1)
+    """
+
+    _fn = "adaptive_avg_pool2d"
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__(output_size)
+
+
+class AdaptiveAvgPool3d(_Adaptive):
+    """Average pooling to a fixed 3-D output size."""
+
+    _fn = "adaptive_avg_pool3d"
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__(output_size)
+
+
+class AdaptiveMaxPool1d(_Adaptive):
+    """Max pooling to a fixed output length."""
+
+    _fn = "adaptive_max_pool1d"
+
+
+class AdaptiveMaxPool2d(_Adaptive):
+    """Max pooling to a fixed output size."""
+
+    _fn = "adaptive_max_pool2d"
+
+
+class AdaptiveMaxPool3d(_Adaptive):
+    """Max pooling to a fixed 3-D output size."""
+
+    _fn = "adaptive_max_pool3d"

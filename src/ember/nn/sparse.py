@@ -1,0 +1,92 @@
+"""``Embedding``: a lookup table of vectors, with ``padding_idx`` and ``from_pretrained``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember
+from ember.nn import functional as F
+from ember.nn import init
+from ember.nn.module import Module
+from ember.nn.parameter import Parameter
+from ember.tensor import Tensor
+
+__all__ = ["Embedding"]
+
+
+class Embedding(Module):
+    """Maps integer indices to rows of ``weight`` ``(num_embeddings, embedding_dim)``,
+    initialised from N(0, 1) with the ``padding_idx`` row zero (its gradient stays zero).
+
+    ``sparse=True`` is accepted but gradients are dense (Ember has no sparse tensors).
+
+    Example:
+        >>> emb = nn.Embedding(10, 3, padding_idx=0)
+        >>> emb(ember.tensor([[0, 2], [4, 9]])).shape
+        (2, 2, 3)
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, sparse: bool = False,
+                 _weight: Tensor | None = None, _freeze: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError("Padding_idx must be within num_embeddings")
+            padding_idx = padding_idx % num_embeddings
+        self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if _weight is None:
+            self.weight = Parameter(ember.empty(num_embeddings, embedding_dim, dtype=dtype,
+                                                device=device), requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError("Shape of weight does not match num_embeddings and "
+                                 "embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with ember.no_grad():
+                self.weight[self.padding_idx] = 0
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += ", scale_grad_by_freq=True"
+        if self.sparse:
+            s += ", sparse=True"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        padding_idx: int | None = None, max_norm: float | None = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Embedding:
+        """An ``Embedding`` whose weight is ``embeddings`` (2-D), frozen by default.
+
+        Example:
+            >>> emb = nn.Embedding.from_pretrained(ember.eye(3))
+            >>> emb(ember.tensor([1])), emb.weight.requires_grad
+            (tensor([[0., 1., 0.]]), False)
+        """
+        if embeddings.ndim != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)
