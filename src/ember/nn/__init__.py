@@ -8,7 +8,7 @@ Example:
     (3, 2)
 """
 
-from ember.nn import functional, init
+from ember.nn import functional, init, utils
 from ember.nn.activation import *  # noqa: F403
 from ember.nn.activation import __all__ as _activation
 from ember.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
@@ -30,7 +30,7 @@ from ember.nn.sparse import Embedding
 from ember.nn.upsampling import *  # noqa: F403
 from ember.nn.upsampling import __all__ as _upsampling
 
-__all__ = ["functional", "init", "Parameter", "Buffer", "Module", "Sequential", "ModuleList",
-           "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear", "Bilinear",
-           "Flatten", "Unflatten", "Embedding", *_activation, *_conv, *_dropout, *_loss,
-           *_normalization, *_pooling, *_upsampling]
+__all__ = ["functional", "init", "utils", "Parameter", "Buffer", "Module", "Sequential",
+           "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
+           "Bilinear", "Flatten", "Unflatten", "Embedding", *_activation, *_conv, *_dropout,
+           *_loss, *_normalization, *_pooling, *_upsampling]

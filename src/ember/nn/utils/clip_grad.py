@@ -1,0 +1,72 @@
+"""Gradient clipping: ``clip_grad_norm_`` (by the norm of all gradients together) and
+``clip_grad_value_`` (elementwise), in place under ``no_grad`` as in PyTorch."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import ember
+from ember.tensor import Tensor
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+
+
+def _as_list(tensors: Tensor | Iterable[Tensor]) -> list[Tensor]:
+    return [tensors] if isinstance(tensors, Tensor) else list(tensors)
+
+
+def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """The ``norm_type``-norm of all ``tensors`` taken together as one vector."""
+    tensors = _as_list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return ember.tensor(0.0)
+    with ember.no_grad():
+        flat = [t.detach().reshape(-1) for t in tensors]
+        if norm_type == math.inf:
+            total = ember.stack([f.abs().max() if f.numel() else ember.zeros((), dtype=f.dtype)
+                                 for f in flat]).max()
+        else:
+            total = ember.stack([f.norm(norm_type) for f in flat]).norm(norm_type)
+    if error_if_nonfinite and not bool(ember.isfinite(total)):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
+                           "`parameters` is non-finite, so it cannot be clipped. To disable "
+                           "this error and scale the gradients by the non-finite norm anyway, "
+                           "set `error_if_nonfinite=False`")
+    return total
+
+
+def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
+                    norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                    foreach: bool | None = None) -> Tensor:
+    """Scales the gradients of ``parameters`` in place so that their total norm is at most
+    ``max_norm``; returns the total norm before clipping (``norm_type`` may be ``inf``).
+
+    Example:
+        >>> total = nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+    """
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    total = get_total_norm(grads, norm_type, error_if_nonfinite)
+    if not grads:
+        return total
+    coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
+    with ember.no_grad():
+        for g in grads:
+            g.mul_(coef.to(g.dtype))
+    return total
+
+
+def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float,
+                     foreach: bool | None = None) -> None:
+    """Clamps every gradient of ``parameters`` into ``[-clip_value, clip_value]`` in place.
+
+    Example:
+        >>> nn.utils.clip_grad_value_(model.parameters(), 0.5)
+    """
+    clip_value = float(clip_value)
+    with ember.no_grad():
+        for p in _as_list(parameters):
+            if p.grad is not None:
+                p.grad.clamp_(-clip_value, clip_value)
