@@ -39,8 +39,8 @@ class OpError(EmberError, RuntimeError):
 class CheckpointError(EmberError, ValueError):
     """A checkpoint file is truncated, corrupted or hostile, or an object cannot be saved.
 
-    Messages name the file and the problem, e.g. ``model.safetensors: header length 1.8e19
-    runs past the end of the file (4096 bytes); the file is truncated or not safetensors``.
+    Messages name the file and the problem, e.g. ``ckpt.safetensors: tensor 'fc.weight':
+    data_offsets [0, 4096] run past the end of the data (1024 bytes); the file is truncated``.
     """
 
 

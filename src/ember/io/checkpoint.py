@@ -304,7 +304,13 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
                 if name not in header.entries:
                     raise CheckpointError(f"{where}: the checkpoint tree refers to tensor "
                                           f"{name!r}, which the file does not contain")
+                if not isinstance(saved_device, str):
+                    raise CheckpointError(f"{where}: tensor {name!r} has device "
+                                          f"{saved_device!r}, not a device string")
                 array = st.read_array(handle, header, name, where)
+                if requires_grad and array.dtype.kind not in "fV":  # V: bfloat16
+                    raise CheckpointError(f"{where}: tensor {name!r} of dtype {array.dtype} "
+                                          "is marked requires_grad; only floating ones can be")
                 made[key] = _make(array, requires_grad, place(saved_device))
             return made[key]
 

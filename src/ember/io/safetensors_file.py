@@ -35,6 +35,8 @@ _READ = {"BOOL": np.dtype(np.bool_), "U8": np.dtype("u1"), "I8": np.dtype("i1"),
          "F32": np.dtype("<f4"), "F64": np.dtype("<f8"),
          "U16": np.dtype("<u2"), "U32": np.dtype("<u4")}
 _WIDEN = frozenset({"U16", "U32"})
+_RANK = {code: i for i, code in enumerate(
+    ["BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "F64", "I64"])}
 _CODE = {dt.newbyteorder("="): code for code, dt in _READ.items() if code not in _WIDEN}
 
 
@@ -53,8 +55,9 @@ def write(f: BinaryIO, arrays: Mapping[str, np.ndarray],
     header: dict[str, Any] = {}
     if metadata:
         header[METADATA_KEY] = dict(metadata)
-    # Largest items first (as the safetensors package does): every tensor starts aligned.
-    order = sorted(arrays, key=lambda k: (-arrays[k].dtype.itemsize, k))
+    # Largest items first, so every tensor starts aligned; ties broken as the safetensors
+    # package does, which makes the files byte-identical to its own.
+    order = sorted(arrays, key=lambda k: (-_RANK[dtype_code(arrays[k].dtype)], k))
     offset = 0
     for name in order:
         a = arrays[name]
@@ -188,7 +191,7 @@ def read_array(f: BinaryIO, header: Header, name: str, where: str) -> np.ndarray
         if dtype.byteorder == "<":  # only on a big-endian machine (NumPy writes "=" for native)
             a.byteswap(inplace=True)
     if code == "BOOL" and a.size and a.view(np.uint8).max() > 1:
-        a = a.view(np.uint8) != 0  # bytes other than 0/1 would make odd NumPy bools
+        a = np.asarray(a.view(np.uint8) != 0)  # other bytes than 0/1 make odd NumPy bools
     if code in _WIDEN:
         a = a.astype(np.int64)
     return a

@@ -1,0 +1,234 @@
+"""ember.save / ember.load round trips: dtypes, structures, sharing, devices, errors at save."""
+
+from __future__ import annotations
+
+import io
+import math
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import ember
+from ember.dtypes import ALL_DTYPES
+from ember.errors import CheckpointError
+from ember.io import checkpoint
+
+
+def roundtrip(obj, tmp_path, **kw):
+    path = tmp_path / "ckpt.safetensors"
+    ember.save(obj, path)
+    return ember.load(path, **kw)
+
+
+def sample(dtype, shape):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(shape) * 50
+    if dtype is ember.bool_:
+        return ember.from_numpy(np.asarray(a > 0))
+    return ember.from_numpy(np.asarray(a).astype(dtype.np))
+
+
+def same(a, b):
+    assert isinstance(b, ember.Tensor)
+    assert a.dtype is b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(np.asarray(a).astype(np.float64),
+                                  np.asarray(b).astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0, 2), (5,), (2, 3, 4)], ids=str)
+def test_every_dtype_and_shape(dtype, shape, tmp_path):
+    t = sample(dtype, shape)
+    out = roundtrip({"t": t}, tmp_path)
+    same(t, out["t"])
+    assert out["t"].numpy().flags.writeable
+
+
+def test_loaded_tensors_are_independent_and_writable(tmp_path):
+    out = roundtrip({"a": ember.zeros(3), "b": ember.zeros(3)}, tmp_path)
+    out["a"].add_(1)
+    assert out["b"].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_non_contiguous_tensors(tmp_path):
+    base = ember.arange(24, dtype=ember.float64).reshape(2, 3, 4)
+    views = {"t": base.permute(2, 0, 1), "step": base[:, ::2, 1::2], "neg": base.flip(-1)}
+    out = roundtrip(views, tmp_path)
+    for k, v in views.items():
+        same(v, out[k])
+        assert out[k].is_contiguous()
+
+
+def test_nested_training_checkpoint(tmp_path):
+    w, b = ember.randn(4, 3), ember.zeros(4)
+    ckpt = {
+        "model": OrderedDict([("fc.weight", w), ("fc.bias", b)]),
+        "optimizer": {
+            "state": {0: {"step": ember.tensor(5.0), "exp_avg": ember.ones(4, 3),
+                          "exp_avg_sq": ember.ones(4, 3)},
+                      1: {"step": ember.tensor(5.0), "exp_avg": ember.ones(4),
+                          "exp_avg_sq": ember.ones(4)}},
+            "param_groups": [{"params": [0, 1], "lr": 1e-3, "betas": (0.9, 0.999),
+                              "eps": 1e-8, "weight_decay": 0.0, "amsgrad": False,
+                              "foreach": None, "maximize": False}],
+        },
+        "scheduler": {"last_epoch": 3, "_last_lr": [0.001], "base_lrs": [0.001]},
+        "epoch": 3,
+        "best": -math.inf,
+        "loss": math.nan,
+        "rng": ember.get_rng_state(),
+        "notes": {"name": "run ✓", "tags": ["a", "b"], "nothing": None, "dtype": ember.bfloat16,
+                  "device": ember.device("cpu")},
+    }
+    out = roundtrip(ckpt, tmp_path)
+    assert list(out) == list(ckpt)
+    assert type(out["model"]) is dict and list(out["model"]) == ["fc.weight", "fc.bias"]
+    same(w, out["model"]["fc.weight"])
+    opt = out["optimizer"]
+    assert list(opt["state"]) == [0, 1] and all(type(k) is int for k in opt["state"])
+    same(ckpt["optimizer"]["state"][1]["exp_avg"], opt["state"][1]["exp_avg"])
+    assert opt["param_groups"] == ckpt["optimizer"]["param_groups"]
+    assert isinstance(opt["param_groups"][0]["betas"], tuple)
+    assert out["scheduler"] == ckpt["scheduler"] and out["epoch"] == 3
+    assert out["best"] == -math.inf and math.isnan(out["loss"])
+    assert out["notes"] == ckpt["notes"] and out["notes"]["dtype"] is ember.bfloat16
+    assert out["rng"] == ckpt["rng"]
+
+
+def test_rng_state_restores_the_stream(tmp_path):
+    ember.manual_seed(7)
+    ember.randn(3)
+    state = ember.get_rng_state()
+    expected = ember.randn(5)
+    out = roundtrip({"rng": state, "g": ember.Generator().manual_seed(3).get_state()}, tmp_path)
+    ember.set_rng_state(out["rng"])
+    np.testing.assert_array_equal(ember.randn(5).numpy(), expected.numpy())
+    g = ember.Generator().set_state(out["g"])
+    h = ember.Generator().manual_seed(3)
+    np.testing.assert_array_equal(ember.randn(4, generator=g).numpy(),
+                                  ember.randn(4, generator=h).numpy())
+
+
+def test_key_types_tuples_and_lists(tmp_path):
+    obj = {0: "int", -3: "neg", 1.5: "float", True: "bool", None: "none", (1, "a"): "tuple",
+           "$dollar": "str", "s": [1, (2, [3, (4,)])], "empty": {}, "el": [], "et": ()}
+    out = roundtrip(obj, tmp_path)
+    assert out == obj
+    assert [type(k) for k in out] == [type(k) for k in obj]
+    assert isinstance(out["s"][1], tuple) and isinstance(out["s"][1][1], list)
+    assert out["et"] == () and out["el"] == [] and out["empty"] == {}
+
+
+def test_top_level_values(tmp_path):
+    t = ember.arange(3)
+    same(t, roundtrip(t, tmp_path))
+    assert roundtrip([t, 2], tmp_path)[1] == 2
+    assert roundtrip(5, tmp_path) == 5
+    assert roundtrip(None, tmp_path) is None
+
+
+def test_shared_tensors_are_stored_once(tmp_path):
+    w = ember.randn(3, 3)
+    tied = {"embed.weight": w, "head.weight": w, "again": w.detach(), "slice": w[0]}
+    path = tmp_path / "tied.safetensors"
+    ember.save(tied, path)
+    names = set(ember.io.load_file(path))
+    assert names == {"embed.weight", "slice"}  # one copy of w; a partial view stored apart
+    out = ember.load(path)
+    assert out["embed.weight"] is out["head.weight"] is out["again"]
+    same(w[0], out["slice"])
+    out["embed.weight"].mul_(0)  # the loaded alias is shared, like the saved one
+    assert out["head.weight"].abs().sum().item() == 0
+
+
+def test_name_collisions_get_unique_names(tmp_path):
+    obj = {"a.b": ember.zeros(1), "a": {"b": ember.ones(1)}, "__metadata__": ember.full((1,), 2.0)}
+    out = roundtrip(obj, tmp_path)
+    assert [out["a.b"].item(), out["a"]["b"].item(), out["__metadata__"].item()] == [0, 1, 2]
+
+
+def test_requires_grad_is_kept(tmp_path):
+    p = ember.randn(2, requires_grad=True)
+    y = p * 2  # not a leaf: saved as data, the graph is not saved
+    out = roundtrip({"p": p, "y": y, "d": p.detach()}, tmp_path)
+    assert out["p"].requires_grad and out["p"].is_leaf
+    assert out["y"].requires_grad and out["y"].is_leaf
+    assert not out["d"].requires_grad
+
+
+def test_numpy_scalars_and_int_subclasses(tmp_path):
+    import enum
+
+    class Color(enum.IntEnum):
+        RED = 1
+
+    out = roundtrip({"f": np.float32(1.5), "i": np.int64(7), "b": np.bool_(True),
+                     "e": Color.RED}, tmp_path)
+    assert out == {"f": 1.5, "i": 7, "b": True, "e": 1}
+    assert type(out["i"]) is int and type(out["b"]) is bool and type(out["e"]) is int
+
+
+def test_map_location(tmp_path):
+    obj = {"w": ember.ones(2)}
+    for loc in ("cpu", ember.device("cpu"), {"cpu": "cpu"}, None):
+        assert roundtrip(obj, tmp_path, map_location=loc)["w"].device is ember.device("cpu")
+    with pytest.raises(ember.DeviceError, match="unknown device type 'tpu'"):
+        roundtrip(obj, tmp_path, map_location="tpu")
+    with pytest.raises(TypeError, match="map_location"):
+        roundtrip(obj, tmp_path, map_location=3)
+
+
+def test_torch_load_keywords_are_accepted(tmp_path):
+    out = roundtrip({"w": ember.ones(1)}, tmp_path, weights_only=True, mmap=False)
+    assert out["w"].item() == 1
+
+
+def test_file_objects(tmp_path):
+    buf = io.BytesIO()
+    ember.save({"w": ember.arange(4), "k": (1, 2)}, buf)
+    buf.seek(0)
+    out = ember.load(buf)
+    assert out["k"] == (1, 2) and out["w"].tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("bad, match", [
+    (object(), "cannot save a builtins.object at the top level"),
+    ({"m": {"f": len}}, "cannot save a builtins.builtin_function_or_method at m.f"),
+    ({"s": {1, 2}}, "builtins.set at s"),
+    ({"b": b"raw"}, "builtins.bytes at b"),
+    ({"a": np.zeros(2)}, "numpy.ndarray at a"),
+    ({ember.ones(1): 1}, "dict key"),
+    ({(1, ember.dtypes.int8): 1}, "dict key"),
+])
+def test_unsaveable_objects(bad, match, tmp_path):
+    path = tmp_path / "x.safetensors"
+    with pytest.raises(CheckpointError, match=match):
+        ember.save(bad, path)
+    assert not path.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_cycles_are_refused(tmp_path):
+    a = {"x": 1}
+    a["self"] = a
+    with pytest.raises(CheckpointError, match="contains itself at self"):
+        ember.save(a, tmp_path / "c.safetensors")
+    leaf = [1]
+    ok = {"a": leaf, "b": leaf}  # shared but not cyclic: fine (saved twice)
+    assert roundtrip(ok, tmp_path) == {"a": [1], "b": [1]}
+
+
+def test_the_tree_is_readable_json(tmp_path):
+    path = tmp_path / "c.safetensors"
+    ember.save({"model": {"w": ember.ones(1)}, "state": {0: 1}}, path)
+    doc = ember.io.load_metadata(path)["ember"]
+    assert '"model":{"w":{"$tensor":"model.w"}}' in doc and '"$dict":[[0,1]]' in doc
+
+
+def test_docstring_examples(tmp_path):
+    import doctest
+
+    for mod in (checkpoint, ember.io.atomic):
+        result = doctest.testmod(mod, extraglobs={"ember": ember, "tmp_path": tmp_path},
+                                 optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0

@@ -1,0 +1,156 @@
+"""Truncated, corrupted and hostile files fail with a CheckpointError naming file and problem."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import pytest
+
+import ember
+from ember.errors import CheckpointError
+
+
+def raw_file(path, header, data=b"", *, length=None):
+    text = header if isinstance(header, bytes) else json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(text) if length is None else length) + text + data)
+    return path
+
+
+def good(tmp_path):
+    path = tmp_path / "good.safetensors"
+    ember.save({"model": {"w": ember.arange(6, dtype=ember.float32), "b": ember.ones(2)},
+                "epoch": 1}, path)
+    return path
+
+
+def expect(path, match, loader=ember.load):
+    with pytest.raises(CheckpointError, match=match) as info:
+        loader(path)
+    assert str(path) in str(info.value)
+    return info.value
+
+
+W = {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}
+
+
+@pytest.mark.parametrize("header, data, length, match", [
+    (b"", b"", 0, "not valid JSON"),
+    (b"{", b"", None, "not valid JSON"),
+    (b"\xff\xfe{}", b"", None, "not UTF-8"),
+    (b"[1, 2]", b"", None, "JSON list, not an object"),
+    (b"3", b"", None, "JSON int, not an object"),
+    (b'{"w": 1, "w": 2}', b"", None, "duplicate key 'w'"),
+    (b"{}", b"", 2 ** 64 - 1, "header length 18446744073709551615 is over the"),
+    (b"{}", b"", 1000, "header length 1000 runs past the end of the file"),
+    ({"w": [1]}, b"", None, "tensor 'w': expected an object"),
+    ({"w": {**W, "dtype": "F8_E4M3"}}, b"\0" * 8, None, "tensor 'w': unknown dtype 'F8_E4M3'"),
+    ({"w": {**W, "dtype": None}}, b"\0" * 8, None, "unknown dtype None"),
+    ({"w": {**W, "shape": [-2]}}, b"\0" * 8, None, "shape \\[-2\\] is not a list"),
+    ({"w": {**W, "shape": [2.0]}}, b"\0" * 8, None, "is not a list of non-negative"),
+    ({"w": {**W, "shape": "2"}}, b"\0" * 8, None, "is not a list of non-negative"),
+    ({"w": {**W, "data_offsets": [8, 0]}}, b"\0" * 8, None, "0 <= begin <= end"),
+    ({"w": {**W, "data_offsets": [0]}}, b"\0" * 8, None, "is not \\[begin, end\\]"),
+    ({"w": {**W, "data_offsets": [0, True]}}, b"\0" * 8, None, "is not \\[begin, end\\]"),
+    ({"w": W}, b"\0" * 5, None, "run past the end of the data \\(5 bytes\\)"),
+    ({"w": {**W, "shape": [3]}}, b"\0" * 8, None, "needs 12 bytes but data_offsets"),
+    ({"w": {**W, "shape": [2 ** 40, 2 ** 40], "data_offsets": [0, 2 ** 82]}}, b"", None,
+     "run past the end of the data"),
+    ({"w": {**W, "shape": [2 ** 62, 4]}}, b"\0" * 8, None, "needs 73786976294838206464 bytes"),
+    ({"a": W, "b": {**W, "data_offsets": [4, 12]}}, b"\0" * 12, None, "overlaps"),
+    ({"a": W, "b": {**W, "data_offsets": [12, 20]}}, b"\0" * 20, None, "gap of 4 bytes"),
+    ({"w": W}, b"\0" * 12, None, "4 bytes after the last tensor"),
+    ({"__metadata__": {"a": 1}, "w": W}, b"\0" * 8, None, "must map strings to strings"),
+    ({"__metadata__": ["x"]}, b"", None, "must map strings to strings"),
+])
+def test_bad_headers(header, data, length, match, tmp_path):
+    path = raw_file(tmp_path / "bad.safetensors", header, data, length=length)
+    expect(path, match)
+    expect(path, match, ember.io.load_file)
+
+
+def test_deeply_nested_header(tmp_path):
+    path = raw_file(tmp_path / "deep.safetensors", b"[" * 100_000 + b"]" * 100_000)
+    expect(path, "not valid JSON")
+
+
+@pytest.mark.parametrize("size", [0, 3, 7])
+def test_too_short(size, tmp_path):
+    path = tmp_path / "short.safetensors"
+    path.write_bytes(b"\x10" * size)
+    expect(path, f"only {size} bytes")
+
+
+def test_truncated_anywhere(tmp_path):
+    data = good(tmp_path).read_bytes()
+    for cut in (1, 8, 9, len(data) // 2, len(data) - 1):
+        path = tmp_path / f"cut{cut}.safetensors"
+        path.write_bytes(data[:cut])
+        expect(path, "truncated|too short|not valid JSON|past the end")
+
+
+def test_flipped_bytes_never_crash_badly(tmp_path):
+    data = bytearray(good(tmp_path).read_bytes())
+    (n,) = struct.unpack("<Q", data[:8])
+    for i in range(0, 8 + n, 7):  # every 7th header byte: an error or a valid load, no crash
+        bad = bytearray(data)
+        bad[i] ^= 0x5A
+        path = tmp_path / "flip.safetensors"
+        path.write_bytes(bytes(bad))
+        try:
+            ember.load(path)
+        except CheckpointError as e:
+            assert str(path) in str(e)
+
+
+def ember_file(tmp_path, tree, tensors=None, version=1, fmt="ember.checkpoint"):
+    doc = {"format": fmt, "version": version, "tree": tree}
+    tensors = tensors or {"w": ember.ones(2), "i": ember.arange(2)}
+    ember.io.save_file(tensors, tmp_path / "t.safetensors",
+                       {"ember": json.dumps(doc) if isinstance(tree, (dict, list)) else tree})
+    return tmp_path / "t.safetensors"
+
+
+@pytest.mark.parametrize("tree, match", [
+    ({"x": {"$tensor": "missing"}}, "refers to tensor 'missing', which the file does not"),
+    ({"x": {"$tensor": 3}}, "malformed or unknown entry"),
+    ({"x": {"$pickle": "os.system"}}, "malformed or unknown entry"),
+    ({"x": {"$float": "1e400"}}, "malformed or unknown entry"),
+    ({"x": {"$dtype": "complex64"}}, "unknown dtype name 'complex64'"),
+    ({"x": {"$device": "tpu"}}, "unknown device type 'tpu'"),
+    ({"x": {"$dict": [[1, 2, 3]]}}, "is not a \\[key, value\\] pair"),
+    ({"x": {"$dict": [[[1], 2]]}}, "key \\[1\\] is not hashable"),
+    ({"x": {"$tuple": 5}}, "malformed"),
+    ({"x": {"$tensor": "w", "device": 5}}, "tensor 'w' has device 5, not a device string"),
+    ({"x": {"$tensor": "i", "requires_grad": True}}, "tensor 'i' of dtype int64 is marked"),
+])
+def test_bad_trees(tree, match, tmp_path):
+    expect(ember_file(tmp_path, tree), match)
+
+
+def test_bad_descriptions(tmp_path):
+    expect(ember_file(tmp_path, "{not json"), "description is not valid JSON")
+    expect(ember_file(tmp_path, {}, fmt="other"), "not an Ember checkpoint description")
+    expect(ember_file(tmp_path, {}, version=99), "version 99; this Ember reads up to version 1")
+    deep = "[" * 50_000 + "]" * 50_000
+    expect(ember_file(tmp_path, '{"format": "ember.checkpoint", "version": 1, "tree": '
+                      + deep + "}"), "not valid JSON|nested too deeply")
+
+
+def test_bool_bytes_are_normalised(tmp_path):
+    path = raw_file(tmp_path / "b.safetensors",
+                    {"b": {"dtype": "BOOL", "shape": [3], "data_offsets": [0, 3]}}, b"\x00\x01\x07")
+    assert ember.load(path)["b"].tolist() == [False, True, True]
+
+
+def test_unsigned_types_widen(tmp_path):
+    path = raw_file(tmp_path / "u.safetensors",
+                    {"u": {"dtype": "U32", "shape": [2], "data_offsets": [0, 8]}},
+                    struct.pack("<II", 1, 2 ** 32 - 1))
+    u = ember.load(path)["u"]
+    assert u.dtype is ember.int64 and u.tolist() == [1, 2 ** 32 - 1]
+
+
+def test_missing_file():
+    with pytest.raises(FileNotFoundError):
+        ember.load("/nonexistent/ckpt.safetensors")
