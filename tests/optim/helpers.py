@@ -27,8 +27,8 @@ def loss(lib: Any, params: list[Any]) -> Any:
     return total
 
 
-def pair(seed: int = 0) -> tuple[list[ember.Tensor], list[torch.Tensor]]:
-    arrays = initial(seed)
+def pair(seed: int = 0, dtype: type = np.float64) -> tuple[list[ember.Tensor], list[torch.Tensor]]:
+    arrays = [a.astype(dtype) for a in initial(seed)]
     ep = [ember.tensor(a.copy(), requires_grad=True) for a in arrays]
     tp = [torch.tensor(a.copy(), requires_grad=True) for a in arrays]
     return ep, tp
@@ -42,18 +42,19 @@ def grads(lib: Any, opt: Any, params: list[Any]) -> Any:
 
 
 def step_both(eo: Any, to: Any, ep: list[Any], tp: list[Any], steps: int,
-              check: Callable[[], None] | None = None) -> None:
+              check: Callable[[], None] | None = None, rtol: float = 1e-6) -> None:
     for _ in range(steps):
         grads(ember, eo, ep)
         eo.step()
         grads(torch, to, tp)
         to.step()
-        assert_params_close(ep, tp)
+        assert_params_close(ep, tp, rtol)
         if check is not None:
             check()
 
 
 def assert_params_close(ep: list[Any], tp: list[Any], rtol: float = 1e-6) -> None:
     for e, t in zip(ep, tp, strict=True):
+        assert e.dtype.name == str(t.dtype).removeprefix("torch.")
         np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=rtol,
-                                   atol=1e-12)
+                                   atol=1e-12 if rtol < 1e-5 else 1e-6)

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import ember
-from tests.optim.helpers import grads, pair, step_both
+from tests.optim.helpers import grads, loss, pair, step_both
 
 CASES = [
     ("SGD", dict(lr=0.05)),
@@ -25,6 +25,25 @@ CASES = [
     ("AdamW", dict(lr=0.05)),
     ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
     ("AdamW", dict(lr=0.05, maximize=True, foreach=False)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, momentum=0.8, weight_decay=0.1)),
+    ("RMSprop", dict(lr=0.01, centered=True, maximize=True)),
+    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5, eps=1e-3)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.05, initial_accumulator_value=0.3, weight_decay=0.1)),
+    ("Adagrad", dict(lr=0.1, eps=1e-4, maximize=True)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-4, weight_decay=0.1)),
+    ("Adadelta", dict(lr=0.5, maximize=True)),
+    ("Adamax", dict(lr=0.05)),
+    ("Adamax", dict(lr=0.05, betas=(0.8, 0.9), eps=1e-3, weight_decay=0.1)),
+    ("Adamax", dict(lr=0.05, maximize=True)),
+    ("NAdam", dict(lr=0.05)),
+    ("NAdam", dict(lr=0.05, momentum_decay=0.05, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict(lr=0.05)),
+    ("RAdam", dict(lr=0.05, betas=(0.5, 0.7), weight_decay=0.1)),
+    ("RAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
 ]
 
 
@@ -37,6 +56,16 @@ def test_trajectory_matches_torch(name, kwargs):
     ep, tp = pair()
     eo, to = make(ember, name, ep, kwargs), make(torch, name, tp, kwargs)
     step_both(eo, to, ep, tp, 20)
+
+
+@pytest.mark.parametrize(("name", "kwargs"), CASES[::3], ids=[f"{n}-{k}" for n, k in CASES[::3]])
+def test_float32_trajectory(name, kwargs):
+    ep, tp = pair(dtype=np.float32)
+    eo, to = make(ember, name, ep, kwargs), make(torch, name, tp, kwargs)
+    step_both(eo, to, ep, tp, 10, rtol=1e-4)
+    for s in eo.state.values():
+        for k, v in s.items():
+            assert v.dtype is ember.float32, k
 
 
 @pytest.mark.parametrize(("name", "kwargs"), CASES[1::2], ids=[f"{n}-{k}" for n, k in CASES[1::2]])
@@ -59,7 +88,7 @@ def test_state_dict_round_trip_mid_run(name, kwargs):
     ep2 = [ember.tensor(p.detach().numpy().copy(), requires_grad=True) for p in ep]
     eo2 = make(ember, name, ep2, dict(kwargs, lr=123.0))  # the loaded groups replace this lr
     eo2.load_state_dict(loaded)
-    assert eo2.param_groups[0]["lr"] == kwargs["lr"]
+    assert eo2.param_groups[0]["lr"] == eo.param_groups[0]["lr"]
     step_both(eo2, to, ep2, tp, 12)
 
 
@@ -215,3 +244,40 @@ def test_load_state_dict_checks_groups():
         opt.load_state_dict(other)
     with pytest.raises(ValueError, match="different number of parameter groups"):
         opt.load_state_dict({"state": {}, "param_groups": []})
+
+
+def lion_reference(arrays, grad_fn, steps, lr, betas, weight_decay, maximize):
+    """Algorithm 2 of the Lion paper, in NumPy."""
+    params = [a.copy() for a in arrays]
+    moments = [np.zeros_like(a) for a in arrays]
+    trajectory = []
+    for _ in range(steps):
+        for p, m, g in zip(params, moments, grad_fn(params), strict=True):
+            g = -g if maximize else g
+            c = betas[0] * m + (1 - betas[0]) * g
+            p -= lr * (np.sign(c) + weight_decay * p)
+            m[...] = betas[1] * m + (1 - betas[1]) * g
+        trajectory.append([p.copy() for p in params])
+    return trajectory
+
+
+@pytest.mark.parametrize("kwargs", [dict(lr=0.01), dict(lr=0.02, betas=(0.8, 0.9),
+                                                        weight_decay=0.5, maximize=True)])
+def test_lion_matches_the_paper(kwargs):
+    ep, tp = pair()
+    arrays = [p.detach().numpy().copy() for p in ep]
+
+    def torch_grads(params):
+        ts = [torch.tensor(a, requires_grad=True) for a in params]
+        loss(torch, ts).backward()
+        return [t.grad.numpy() for t in ts]
+
+    full = dict(dict(lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0, maximize=False), **kwargs)
+    expected = lion_reference(arrays, torch_grads, 20, **full)
+    opt = ember.optim.Lion(ep, **kwargs)
+    for want in expected:
+        grads(ember, opt, ep)
+        opt.step()
+        for p, w in zip(ep, want, strict=True):
+            np.testing.assert_allclose(p.detach().numpy(), w, rtol=1e-6, atol=1e-12)
+    assert set(opt.state[ep[0]]) == {"exp_avg"}

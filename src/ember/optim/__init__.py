@@ -1,7 +1,20 @@
-"""Optimizers and learning-rate schedules, under PyTorch's names (``ember.optim.AdamW``)."""
+"""Optimizers and learning-rate schedules, under PyTorch's names (``ember.optim.AdamW``).
 
+Example:
+    >>> opt = ember.optim.AdamW(model.parameters(), lr=1e-3)
+    >>> sched = ember.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=100)
+"""
+
+from ember.optim.adadelta import Adadelta
+from ember.optim.adagrad import Adagrad
 from ember.optim.adam import Adam, AdamW
+from ember.optim.adamax import Adamax
+from ember.optim.lion import Lion
+from ember.optim.nadam import NAdam
 from ember.optim.optimizer import Optimizer
+from ember.optim.radam import RAdam
+from ember.optim.rmsprop import RMSprop
 from ember.optim.sgd import SGD
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
+__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam",
+           "Optimizer", "RAdam", "RMSprop"]

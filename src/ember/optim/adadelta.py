@@ -1,0 +1,58 @@
+"""Adadelta: step sizes from running averages of squared gradients and squared updates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ember.optim.elementwise import (
+    ElementwiseOptimizer,
+    check_hyper,
+    full_state,
+    next_step,
+    scalar_state,
+)
+from ember.optim.optimizer import implementation_defaults
+from ember.tensor import Tensor
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(ElementwiseOptimizer):
+    """Adadelta (Zeiler), PyTorch's update rule::
+
+        v = rho * v + (1 - rho) * g * g;   d = sqrt(u + eps) / sqrt(v + eps) * g
+        u = rho * u + (1 - rho) * d * d;   p -= lr * d
+
+    Example:
+        >>> opt = ember.optim.Adadelta(model.parameters())
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9,
+                 eps: float = 1e-6, weight_decay: float = 0, foreach: bool | None = None, *,
+                 capturable: bool = False, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        check_hyper(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                        **implementation_defaults(capturable=capturable, foreach=foreach,
+                                                  differentiable=differentiable))
+        super().__init__(params, defaults)
+
+    def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = scalar_state(p, 0.0)
+        state["square_avg"] = full_state(p)
+        state["acc_delta"] = full_state(p)
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        xp = p._device.xp
+        rho, eps = float(group["rho"]), float(group["eps"])
+        next_step(state)
+        v, u = state["square_avg"]._data, state["acc_delta"]._data
+        v *= rho
+        v += (1.0 - rho) * g * g
+        delta = xp.sqrt(u + eps)
+        delta /= xp.sqrt(v + eps)
+        delta *= g
+        u *= rho
+        u += (1.0 - rho) * delta * delta
+        p._data -= float(group["lr"]) * delta

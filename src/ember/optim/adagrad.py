@@ -1,0 +1,59 @@
+"""Adagrad: per-coordinate learning rates from the sum of squared gradients."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ember.optim.elementwise import (
+    ElementwiseOptimizer,
+    check_hyper,
+    full_state,
+    next_step,
+    scalar_state,
+)
+from ember.optim.optimizer import implementation_defaults
+from ember.tensor import Tensor
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(ElementwiseOptimizer):
+    """Adagrad (Duchi et al.), PyTorch's update rule::
+
+        s += g * g;   p -= lr / (1 + (t - 1) * lr_decay) * g / (sqrt(s) + eps)
+
+    The state (``sum`` starting at ``initial_accumulator_value``) is made at construction, as
+    in PyTorch. Sparse gradients are not supported (Ember has none).
+
+    Example:
+        >>> opt = ember.optim.Adagrad(model.parameters(), lr=0.1)
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0,
+                 weight_decay: float = 0, initial_accumulator_value: float = 0,
+                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        check_hyper(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
+                    initial_accumulator_value=initial_accumulator_value)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, maximize=maximize,
+                        **implementation_defaults(foreach=foreach, differentiable=differentiable,
+                                                  fused=fused))
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.init_state(p, self.state[p], group)
+
+    def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = scalar_state(p, 0.0)
+        state["sum"] = full_state(p, float(group["initial_accumulator_value"]))
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        t = next_step(state)
+        clr = float(group["lr"]) / (1.0 + (t - 1.0) * float(group["lr_decay"]))
+        s = state["sum"]._data
+        s += g * g
+        std = p._device.xp.sqrt(s)
+        std += float(group["eps"])
+        p._data -= clr * (g / std)

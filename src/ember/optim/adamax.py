@@ -1,0 +1,58 @@
+"""Adamax: Adam with the infinity norm in place of the second moment."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ember.optim.elementwise import (
+    ElementwiseOptimizer,
+    check_hyper,
+    full_state,
+    next_step,
+    scalar_state,
+)
+from ember.optim.optimizer import implementation_defaults
+from ember.tensor import Tensor
+
+__all__ = ["Adamax"]
+
+
+class Adamax(ElementwiseOptimizer):
+    """Adamax (Kingma & Ba), PyTorch's update rule::
+
+        m = lerp(m, g, 1 - beta1);   u = max(beta2 * u, |g| + eps)
+        p -= lr / (1 - beta1**t) * m / u
+
+    Example:
+        >>> opt = ember.optim.Adamax(model.parameters(), lr=2e-3)
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 2e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, foreach: bool | None = None, *,
+                 maximize: bool = False, differentiable: bool = False,
+                 capturable: bool = False) -> None:
+        check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        maximize=maximize,
+                        **implementation_defaults(foreach=foreach, differentiable=differentiable,
+                                                  capturable=capturable))
+        super().__init__(params, defaults)
+
+    def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = scalar_state(p, 0.0)
+        state["exp_avg"] = full_state(p)
+        state["exp_inf"] = full_state(p)
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        xp = p._device.xp
+        beta1, beta2 = (float(b) for b in group["betas"])
+        t = next_step(state)
+        m, u = state["exp_avg"]._data, state["exp_inf"]._data
+        m += (1.0 - beta1) * (g - m)
+        u *= beta2
+        bound = xp.abs(g)
+        bound += float(group["eps"])
+        xp.maximum(u, bound, out=u)
+        p._data -= float(group["lr"]) / (1.0 - beta1 ** t) * (m / u)

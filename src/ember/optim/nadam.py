@@ -1,0 +1,75 @@
+"""NAdam: Adam with Nesterov momentum and a momentum-decay schedule."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ember.optim.elementwise import (
+    ElementwiseOptimizer,
+    check_hyper,
+    full_state,
+    next_step,
+    scalar_state,
+)
+from ember.optim.optimizer import implementation_defaults
+from ember.tensor import Tensor
+
+__all__ = ["NAdam"]
+
+
+class NAdam(ElementwiseOptimizer):
+    """NAdam (Dozat), PyTorch's update rule::
+
+        mu_t = beta1 * (1 - 0.5 * 0.96 ** (t * momentum_decay));   P_t = mu_1 ... mu_t
+        m = lerp(m, g, 1 - beta1);   v = beta2 * v + (1 - beta2) * g * g
+        d = sqrt(v / (1 - beta2**t)) + eps
+        p -= lr * (1 - mu_t) / (1 - P_t) * g / d + lr * mu_{t+1} / (1 - P_t * mu_{t+1}) * m / d
+
+    ``P_t`` (``mu_product``) is kept in float32, as PyTorch keeps it.
+
+    Example:
+        >>> opt = ember.optim.NAdam(model.parameters(), lr=2e-3)
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 2e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, momentum_decay: float = 4e-3,
+                 decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay,
+                    momentum_decay=momentum_decay)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        momentum_decay=momentum_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
+                        **implementation_defaults(foreach=foreach, capturable=capturable,
+                                                  differentiable=differentiable))
+        super().__init__(params, defaults)
+
+    def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = scalar_state(p, 0.0)
+        state["mu_product"] = scalar_state(p, 1.0)
+        state["exp_avg"] = full_state(p)
+        state["exp_avg_sq"] = full_state(p)
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        xp = p._device.xp
+        beta1, beta2 = (float(b) for b in group["betas"])
+        lr, decay = float(group["lr"]), float(group["momentum_decay"])
+        t = next_step(state)
+        mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * decay))
+        mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1.0) * decay))
+        product = state["mu_product"]._data
+        product *= mu
+        product = float(product)
+        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        m += (1.0 - beta1) * (g - m)
+        v *= beta2
+        v += (1.0 - beta2) * g * g
+        denom = xp.sqrt(v / (1.0 - beta2 ** t))
+        denom += float(group["eps"])
+        p._data -= lr * (1.0 - mu) / (1.0 - product) * (g / denom)
+        p._data -= lr * mu_next / (1.0 - product * mu_next) * (m / denom)
+
+

@@ -1,0 +1,70 @@
+"""RAdam: Adam with the variance of the adaptive learning rate rectified."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from ember.optim.elementwise import (
+    ElementwiseOptimizer,
+    check_hyper,
+    full_state,
+    next_step,
+    scalar_state,
+)
+from ember.optim.optimizer import implementation_defaults
+from ember.tensor import Tensor
+
+__all__ = ["RAdam"]
+
+
+class RAdam(ElementwiseOptimizer):
+    """RAdam (Liu et al.), PyTorch's update rule::
+
+        m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g;  m^ = m / (1 - beta1**t)
+        rho_inf = 2 / (1 - beta2) - 1;   rho_t = rho_inf - 2 t beta2**t / (1 - beta2**t)
+        rho_t > 5:  p -= lr * m^ * r_t * sqrt(1 - beta2**t) / (sqrt(v) + eps)
+        otherwise:  p -= lr * m^          (r_t: the variance rectification term)
+
+    Example:
+        >>> opt = ember.optim.RAdam(model.parameters(), lr=1e-3)
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        check_hyper(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        maximize=maximize, decoupled_weight_decay=decoupled_weight_decay,
+                        **implementation_defaults(foreach=foreach, capturable=capturable,
+                                                  differentiable=differentiable))
+        super().__init__(params, defaults)
+
+    def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = scalar_state(p, 0.0)
+        state["exp_avg"] = full_state(p)
+        state["exp_avg_sq"] = full_state(p)
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        xp = p._device.xp
+        beta1, beta2 = (float(b) for b in group["betas"])
+        lr = float(group["lr"])
+        t = next_step(state)
+        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
+        m += (1.0 - beta1) * (g - m)
+        v *= beta2
+        v += (1.0 - beta2) * g * g
+        bc1, bc2 = 1.0 - beta1 ** t, 1.0 - beta2 ** t
+        rho_inf = 2.0 / (1.0 - beta2) - 1.0
+        rho_t = rho_inf - 2.0 * t * beta2 ** t / bc2
+        if rho_t > 5.0:
+            rect = math.sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf
+                             / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t))
+            denom = xp.sqrt(v)
+            denom += float(group["eps"])
+            p._data -= lr / bc1 * math.sqrt(bc2) * rect * (m / denom)
+        else:
+            p._data -= lr / bc1 * m

@@ -1,0 +1,74 @@
+"""RMSprop: gradients scaled by a running root mean square, optionally centered."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ember.optim.elementwise import (
+    ElementwiseOptimizer,
+    check_hyper,
+    full_state,
+    next_step,
+    scalar_state,
+)
+from ember.optim.optimizer import implementation_defaults
+from ember.tensor import Tensor
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(ElementwiseOptimizer):
+    """RMSprop (Hinton), PyTorch's update rule::
+
+        v = alpha * v + (1 - alpha) * g * g
+        centered: a = lerp(a, g, 1 - alpha), v' = v - a * a      (else v' = v)
+        d = sqrt(v') + eps;   p -= lr * g / d
+        with momentum: b = momentum * b + g / d,  p -= lr * b
+
+    Example:
+        >>> opt = ember.optim.RMSprop(model.parameters(), lr=1e-2, momentum=0.9, centered=True)
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
+                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
+                 centered: bool = False, capturable: bool = False, foreach: bool | None = None,
+                 maximize: bool = False, differentiable: bool = False) -> None:
+        check_hyper(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, maximize=maximize,
+                        **implementation_defaults(capturable=capturable, foreach=foreach,
+                                                  differentiable=differentiable))
+        super().__init__(params, defaults)
+
+    def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = scalar_state(p, 0.0)
+        state["square_avg"] = full_state(p)
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = full_state(p)
+        if group["centered"]:
+            state["grad_avg"] = full_state(p)
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        xp = p._device.xp
+        alpha = float(group["alpha"])
+        next_step(state)
+        v = state["square_avg"]._data
+        v *= alpha
+        v += (1.0 - alpha) * g * g
+        if group["centered"]:
+            a = state["grad_avg"]._data
+            a += (1.0 - alpha) * (g - a)
+            avg = xp.sqrt(v - a * a)
+        else:
+            avg = xp.sqrt(v)
+        avg += float(group["eps"])
+        lr = float(group["lr"])
+        momentum = float(group["momentum"])
+        if momentum > 0:
+            buf = state["momentum_buffer"]._data
+            buf *= momentum
+            buf += g / avg
+            p._data -= lr * buf
+        else:
+            p._data -= lr * (g / avg)
