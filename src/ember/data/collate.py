@@ -94,7 +94,7 @@ def default_collate(batch: Sequence[Any]) -> Any:
         size = len(elem)
         if any(len(e) != size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return _rebuild(elem, [default_collate(list(s)) for s in zip(*batch)])
+        return _rebuild(elem, [default_collate(s) for s in zip(*batch)])
     if isinstance(elem, numbers.Number):
         return ember.tensor(batch)
     raise TypeError(_BAD.format(type(elem)))

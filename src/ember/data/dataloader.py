@@ -169,6 +169,9 @@ class _BaseIter:
     def __init__(self, loader: DataLoader) -> None:
         self._loader = loader
         self._sampler_iter = iter(loader._index_sampler)
+        # drawn in every iterator, as PyTorch does, so the sampler's stream does not
+        # depend on num_workers
+        self._base_seed = loader._base_seed()
 
     def __iter__(self) -> _BaseIter:
         return self
@@ -249,7 +252,6 @@ class _MultiProcessIter(_BaseIter):
         self._persistent = loader.persistent_workers
         prefix = f"ember-dl-{os.getpid()}-{uuid.uuid4().hex[:12]}-"
         use_shm = shared.shared_memory_available()
-        base_seed = loader._base_seed()
         self._result_queue = ctx.Queue()
         self._index_queues, self._workers = [], []
         for i in range(n):
@@ -258,7 +260,7 @@ class _MultiProcessIter(_BaseIter):
             w = ctx.Process(target=worker_loop, daemon=True,
                             args=(loader.dataset, loader.is_iterable, iq, self._result_queue,
                                   loader._auto_collation, loader.collate_fn, loader.drop_last,
-                                  base_seed, loader.worker_init_fn, i, n, prefix, use_shm))
+                                  self._base_seed, loader.worker_init_fn, i, n, prefix, use_shm))
             w.start()
             self._index_queues.append(iq)
             self._workers.append(w)

@@ -1,0 +1,269 @@
+"""DataLoader: batches against torch's on the same sampler order, options, worker processes
+(equal results, crashes, init functions, persistent workers, iterable datasets)."""
+
+import glob
+import os
+import time
+
+import numpy as np
+import pytest
+import torch
+import torch.utils.data as tud
+
+import ember
+import ember.utils.data as D
+
+X = np.arange(60, dtype=np.float32).reshape(20, 3)
+Y = np.arange(20) % 4
+
+
+def tensor_ds():
+    return D.TensorDataset(ember.tensor(X), ember.tensor(Y))
+
+
+def as_numpy(batches):
+    return [[t.numpy().copy() for t in b] for b in batches]
+
+
+def assert_batches_equal(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert len(x) == len(y)
+        for u, v in zip(x, y):
+            assert u.dtype == v.dtype
+            np.testing.assert_array_equal(u, v)
+
+
+class Items(D.Dataset):
+    """Samples as dicts of NumPy arrays, numbers and strings."""
+
+    def __len__(self):
+        return 13
+
+    def __getitem__(self, i):
+        return {"x": np.full((2, 2), i, np.float32), "y": i, "name": f"s{i}"}
+
+
+@pytest.mark.parametrize("batch_size,drop_last", [(1, False), (4, False), (4, True), (20, True)])
+def test_same_batches_as_torch_for_a_given_order(batch_size, drop_last):
+    order = [int(i) for i in np.random.default_rng(0).permutation(20)]
+    ours = D.DataLoader(tensor_ds(), batch_size=batch_size, sampler=order, drop_last=drop_last)
+    theirs = tud.DataLoader(tud.TensorDataset(torch.tensor(X), torch.tensor(Y)),
+                            batch_size=batch_size, sampler=order, drop_last=drop_last)
+    assert len(ours) == len(theirs)
+    assert_batches_equal(as_numpy(ours), as_numpy(theirs))
+
+
+def test_options_match_torch():
+    ds, tds = tensor_ds(), tud.TensorDataset(torch.tensor(X), torch.tensor(Y))
+    # no automatic batching: samples converted, not stacked
+    a = list(D.DataLoader(ds, batch_size=None))
+    b = list(tud.DataLoader(tds, batch_size=None))
+    assert_batches_equal(as_numpy(a), as_numpy(b))
+    # a batch sampler
+    bs = [[0, 5], [7], [1, 2, 3]]
+    assert_batches_equal(as_numpy(D.DataLoader(ds, batch_sampler=bs)),
+                         as_numpy(tud.DataLoader(tds, batch_sampler=bs)))
+    # a collate_fn
+    got = list(D.DataLoader(Items(), batch_size=5, collate_fn=lambda b: [s["y"] for s in b]))
+    assert got == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], [10, 11, 12]]
+    # dict samples
+    batch = next(iter(D.DataLoader(Items(), batch_size=3)))
+    assert batch["x"].shape == (3, 2, 2) and batch["y"].tolist() == [0, 1, 2]
+    assert batch["name"] == ["s0", "s1", "s2"]
+    D.DataLoader(ds, pin_memory=True)  # accepted, nothing to pin on the CPU
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(num_workers=-1), "non-negative"),
+    (dict(prefetch_factor=2), "prefetch_factor"),
+    (dict(persistent_workers=True), "persistent_workers"),
+    (dict(sampler=[0, 1], shuffle=True), "mutually exclusive with shuffle"),
+    (dict(batch_sampler=[[0]], batch_size=2), "batch_sampler option"),
+    (dict(batch_size=None, drop_last=True), "batch_size=None"),
+])
+def test_argument_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        D.DataLoader(tensor_ds(), **kwargs)
+    with pytest.raises(ValueError):  # torch agrees
+        tud.DataLoader(list(range(20)), **kwargs)
+
+
+def test_shuffle_is_reproducible_and_changes_each_epoch():
+    def epoch_orders(loader, n=2):
+        return [[int(i) for b in loader for i in b[1].tolist()] for _ in range(n)]
+    ds = D.TensorDataset(ember.arange(20.0), ember.arange(20))
+    a = epoch_orders(D.DataLoader(ds, 6, shuffle=True, generator=ember.Generator().manual_seed(1)))
+    b = epoch_orders(D.DataLoader(ds, 6, shuffle=True, generator=ember.Generator().manual_seed(1)))
+    assert a == b and a[0] != a[1] and sorted(a[0]) == list(range(20))
+    ember.manual_seed(5)
+    c = epoch_orders(D.DataLoader(ds, 6, shuffle=True))
+    ember.manual_seed(5)
+    assert epoch_orders(D.DataLoader(ds, 6, shuffle=True)) == c
+
+
+class Stream(D.IterableDataset):
+    """0..n-1, split between workers by get_worker_info()."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        info = D.get_worker_info()
+        if info is None:
+            return iter(range(self.n))
+        return iter(range(info.id, self.n, info.num_workers))
+
+    def __len__(self):
+        return self.n
+
+
+def test_iterable_dataset():
+    assert [b.tolist() for b in D.DataLoader(Stream(7), batch_size=3)] == \
+        [[0, 1, 2], [3, 4, 5], [6]]
+    assert len(D.DataLoader(Stream(7), batch_size=3, drop_last=True)) == 2
+    assert [b.tolist() for b in D.DataLoader(Stream(7), batch_size=3, drop_last=True)] == \
+        [[0, 1, 2], [3, 4, 5]]
+    with pytest.raises(ValueError, match="shuffle"):
+        D.DataLoader(Stream(3), shuffle=True)
+    # with workers every item arrives once
+    got = [i for b in D.DataLoader(Stream(11), batch_size=2, num_workers=2) for i in b.tolist()]
+    assert sorted(got) == list(range(11))
+
+
+def no_leftover_segments():
+    return not glob.glob(f"/dev/shm/ember-dl-{os.getpid()}-*")
+
+
+@pytest.mark.parametrize("num_workers", [1, 3])
+def test_workers_give_the_same_batches(num_workers):
+    ds = tensor_ds()
+    want = as_numpy(D.DataLoader(ds, batch_size=3, shuffle=True,
+                                 generator=ember.Generator().manual_seed(0)))
+    got = as_numpy(D.DataLoader(ds, batch_size=3, shuffle=True, num_workers=num_workers,
+                                generator=ember.Generator().manual_seed(0)))
+    assert_batches_equal(got, want)
+    a = list(D.DataLoader(Items(), batch_size=4, num_workers=num_workers, prefetch_factor=1))
+    b = list(D.DataLoader(Items(), batch_size=4))
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u["x"].numpy(), v["x"].numpy())
+        assert u["y"].tolist() == v["y"].tolist() and u["name"] == v["name"]
+    assert a[0]["x"].numpy().flags.writeable
+    assert no_leftover_segments()
+
+
+class Crashes(D.Dataset):
+    def __init__(self, how):
+        self.how = how
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        if i == 5:
+            if self.how == "raise":
+                raise KeyError(f"bad sample {i}")
+            os._exit(3)
+        return np.float32(i)
+
+
+def test_worker_exception_carries_the_original_traceback():
+    loader = D.DataLoader(Crashes("raise"), batch_size=2, num_workers=2)
+    start = time.monotonic()
+    with pytest.raises(KeyError) as info:
+        list(loader)
+    msg = str(info.value)
+    assert "DataLoader worker process 0" in msg and "Original Traceback" in msg
+    assert "bad sample 5" in msg and "__getitem__" in msg
+    assert time.monotonic() - start < 10
+    assert no_leftover_segments()
+
+
+def test_worker_death_is_reported_not_a_hang():
+    loader = D.DataLoader(Crashes("exit"), batch_size=2, num_workers=2)
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \d \(pid \d+\) exited "
+                                           r"unexpectedly with exit code 3"):
+        list(loader)
+    assert time.monotonic() - start < 10
+    assert no_leftover_segments()
+
+
+class Slow(D.Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        time.sleep(5)
+        return i
+
+
+def test_timeout():
+    with pytest.raises(RuntimeError, match="timed out after 0.3 seconds"):
+        next(iter(D.DataLoader(Slow(), num_workers=1, timeout=0.3)))
+
+
+class Seeds(D.Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        info = D.get_worker_info()
+        return np.array([info.id, info.num_workers, info.seed % 1000, INIT.get("id", -1),
+                         ember.randint(0, 10**6, ()).item(), os.getpid()])
+
+
+INIT = {}
+
+
+def remember_init(worker_id):
+    INIT["id"] = worker_id
+
+
+def test_worker_info_seeds_and_init_fn():
+    assert D.get_worker_info() is None
+    rows = np.concatenate([b.numpy() for b in D.DataLoader(
+        Seeds(), batch_size=1, num_workers=2, worker_init_fn=remember_init,
+        generator=ember.Generator().manual_seed(0))])
+    assert rows[:, 0].tolist() == [0, 1, 0, 1] and set(rows[:, 1]) == {2}
+    assert (rows[:, 3] == rows[:, 0]).all()  # worker_init_fn ran in each worker
+    assert rows[0, 2] != rows[1, 2]  # per-worker seeds differ
+    again = np.concatenate([b.numpy() for b in D.DataLoader(
+        Seeds(), batch_size=1, num_workers=2, worker_init_fn=remember_init,
+        generator=ember.Generator().manual_seed(0))])
+    np.testing.assert_array_equal(rows[:, 4], again[:, 4])  # random draws in workers repeat
+
+
+def test_worker_init_fn_error_is_reported():
+    def bad_init(worker_id):
+        raise ValueError("cannot open the database")
+    with pytest.raises(ValueError, match="cannot open the database"):
+        list(D.DataLoader(tensor_ds(), num_workers=1, worker_init_fn=bad_init))
+
+
+def test_persistent_workers_are_reused_and_cleaned_up():
+    loader = D.DataLoader(Seeds(), batch_size=2, num_workers=2, persistent_workers=True)
+    pids1 = {int(p) for b in loader for p in b.numpy()[:, 5]}
+    it = iter(loader)
+    next(it)  # a partial epoch: its pending batches are dropped at the next epoch
+    pids2 = {int(p) for b in loader for p in b.numpy()[:, 5]}
+    assert pids1 == pids2 and len(pids1) == 2
+    workers = loader._iterator._workers
+    assert all(w.is_alive() for w in workers)
+    loader._iterator._shutdown()
+    assert not any(w.is_alive() for w in workers)
+    assert no_leftover_segments()
+    # a fresh set is started after a shutdown
+    assert len([b for b in loader]) == 2
+
+
+def test_abandoned_iterator_shuts_down():
+    it = iter(D.DataLoader(tensor_ds(), batch_size=2, num_workers=2))
+    next(it)
+    workers = it._workers
+    del it
+    deadline = time.monotonic() + 5
+    while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(w.is_alive() for w in workers)
+    assert no_leftover_segments()
