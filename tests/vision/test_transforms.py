@@ -1,0 +1,111 @@
+"""ember.vision.transforms against torch computations on the same images."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.vision import transforms as T
+
+RNG = np.random.default_rng(0)
+IMG_HWC = RNG.integers(0, 256, (5, 7, 3), dtype=np.uint8)
+IMG_HW = RNG.integers(0, 256, (6, 4), dtype=np.uint8)
+
+
+def test_to_tensor():
+    for img in (IMG_HWC, IMG_HW):
+        got = T.ToTensor()(img)
+        chw = img if img.ndim == 3 else img[:, :, None]
+        want = torch.from_numpy(chw).permute(2, 0, 1).float().div(255)
+        assert got.dtype == ember.float32 and got.shape == tuple(want.shape)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    f = T.ToTensor()(np.ones((2, 2, 1), np.float64))  # other dtypes are kept, not scaled
+    assert f.dtype == ember.float64 and f.shape == (1, 2, 2) and f.numpy().max() == 1
+    with pytest.raises(TypeError, match="PIL Image or ndarray"):
+        T.ToTensor()(ember.zeros(2, 2))
+    with pytest.raises(ValueError, match="2/3 dimensional"):
+        T.ToTensor()(np.zeros((1, 2, 2, 2), np.uint8))
+
+
+def test_normalize_and_compose():
+    x = T.ToTensor()(IMG_HWC)
+    mean, std = (0.1, 0.5, 0.9), (0.2, 0.3, 0.4)
+    got = T.Normalize(mean, std)(x)
+    want = (torch.from_numpy(x.numpy()) - torch.tensor(mean)[:, None, None]) / \
+        torch.tensor(std)[:, None, None]
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    pipeline = T.Compose([T.ToTensor(), T.Normalize(mean, std), T.Lambda(lambda t: t * 2)])
+    np.testing.assert_allclose(pipeline(IMG_HWC).numpy(), 2 * want.numpy(), rtol=1e-6)
+    y = x.clone()
+    assert T.Normalize(mean, std, inplace=True)(y) is y
+    np.testing.assert_allclose(y.numpy(), want.numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="division by zero"):
+        T.Normalize((0.0,), (0.0,))(x)
+    with pytest.raises(TypeError, match="float tensor"):
+        T.Normalize((0.0,), (1.0,))(ember.zeros(1, 2, 2, dtype=ember.int64))
+    with pytest.raises(ValueError, match=r"\(..., C, H, W\)"):
+        T.Normalize((0.0,), (1.0,))(ember.zeros(2, 2))
+    # differentiable
+    z = ember.ones(1, 2, 2, requires_grad=True)
+    T.Normalize((0.5,), (0.25,))(z).sum().backward()
+    np.testing.assert_allclose(z.grad.numpy(), 4.0)
+
+
+@pytest.mark.parametrize("mode,torch_mode", [("constant", "constant"), ("edge", "replicate"),
+                                             ("reflect", "reflect"), ("symmetric", None)])
+def test_pad_modes(mode, torch_mode):
+    x = T.ToTensor()(IMG_HWC)
+    got = T.Pad((1, 2, 3, 2), fill=0, padding_mode=mode)(x)
+    if torch_mode:
+        want = torch.nn.functional.pad(torch.from_numpy(x.numpy())[None], (1, 3, 2, 2),
+                                       mode=torch_mode)[0].numpy()
+    else:
+        want = np.pad(x.numpy(), [(0, 0), (2, 2), (1, 3)], mode="symmetric")
+    np.testing.assert_array_equal(got.numpy(), want)
+    # NumPy images pad the same way (H, W first)
+    np.testing.assert_array_equal(T.Pad((1, 2, 3, 2), padding_mode=mode)(IMG_HWC),
+                                  (want.transpose(1, 2, 0) * 255).round().astype(np.uint8))
+
+
+def test_random_crop():
+    x = T.ToTensor()(IMG_HWC)
+    crop = T.RandomCrop((3, 4), generator=ember.Generator().manual_seed(0))
+    i, j, h, w = T.RandomCrop.get_params(x, (3, 4), ember.Generator().manual_seed(0))
+    np.testing.assert_array_equal(crop(x).numpy(), x.numpy()[:, i:i + 3, j:j + 4])
+    np.testing.assert_array_equal(
+        T.RandomCrop((3, 4), generator=ember.Generator().manual_seed(0))(IMG_HWC),
+        IMG_HWC[i:i + 3, j:j + 4])
+    # every offset occurs
+    seen = {T.RandomCrop.get_params(x, (3, 4)) for _ in range(200)}
+    assert {s[:2] for s in seen} == {(a, b) for a in range(3) for b in range(4)}
+    padded = T.RandomCrop(5, padding=2)(x)
+    assert padded.shape == (3, 5, 5)
+    assert T.RandomCrop((8, 9), pad_if_needed=True)(x).shape == (3, 8, 9)
+    with pytest.raises(ValueError, match="larger than the input image size"):
+        T.RandomCrop(9)(x)
+    ember.manual_seed(7)
+    a = T.RandomCrop(3, padding=1)(x)
+    ember.manual_seed(7)
+    np.testing.assert_array_equal(T.RandomCrop(3, padding=1)(x).numpy(), a.numpy())
+    np.testing.assert_array_equal(T.CenterCrop(3)(IMG_HW), IMG_HW[2:5, 0:3])
+    assert T.CenterCrop(8)(x).shape == (3, 8, 8)
+
+
+def test_flips():
+    x = T.ToTensor()(IMG_HWC)
+    np.testing.assert_array_equal(T.RandomHorizontalFlip(1.0)(x).numpy(), x.numpy()[..., ::-1])
+    np.testing.assert_array_equal(T.RandomVerticalFlip(1.0)(x).numpy(), x.numpy()[:, ::-1])
+    np.testing.assert_array_equal(T.RandomHorizontalFlip(1.0)(IMG_HWC), IMG_HWC[:, ::-1])
+    assert T.RandomHorizontalFlip(0.0)(x) is x
+    g = ember.Generator().manual_seed(0)
+    flip = T.RandomHorizontalFlip(0.3, generator=g)
+    flipped = sum(flip(IMG_HW) is not IMG_HW for _ in range(2000))
+    assert abs(flipped / 2000 - 0.3) < 0.04
+
+
+def test_doc_examples():
+    import doctest
+
+    result = doctest.testmod(T, extraglobs={"ember": ember, "np": np},
+                             optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
