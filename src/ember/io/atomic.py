@@ -28,8 +28,10 @@ def atomic_write(path: str | os.PathLike) -> Iterator[BinaryIO]:
     """Yields a binary file; on a clean exit its contents atomically replace ``path``.
 
     Example:
-        >>> with atomic_write(tmp_path / "a.bin") as f:  # doctest: +SKIP
-        ...     f.write(b"data")
+        >>> with atomic_write(tmp_path / "a.bin") as f:
+        ...     _ = f.write(b"data")
+        >>> (tmp_path / "a.bin").read_bytes()
+        b'data'
     """
     target = os.path.realpath(os.fspath(path))  # write through a symlink, as open() would
     directory, name = os.path.split(target)

@@ -126,7 +126,7 @@ class _Encoder:
             return {k: self.value(v, _join(path, k)) for k, v in x.items()}
         pairs = []
         for k, v in x.items():
-            if isinstance(k, (Tensor, list, dict)) or not _plain_key(k):
+            if not _plain_key(k):
                 raise CheckpointError(f"save: dict key {k!r} at {path or 'the top level'} "
                                       "is not None, a bool, number, string or tuple of them")
             pairs.append([self.value(k, path), self.value(v, _join(path, str(k)))])
@@ -146,9 +146,12 @@ def _join(path: str, key: str) -> str:
 def encode(obj: Any) -> tuple[str, dict[str, np.ndarray]]:
     """The JSON document and the named arrays that :func:`save` writes for ``obj``."""
     enc = _Encoder()
-    tree = enc.value(obj, "")
-    doc = json.dumps({"format": FORMAT, "version": VERSION, "tree": tree},
-                     separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    try:
+        tree = enc.value(obj, "")
+        doc = json.dumps({"format": FORMAT, "version": VERSION, "tree": tree},
+                         separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except RecursionError:
+        raise CheckpointError("save: the object is nested too deeply to save") from None
     return doc, enc.arrays
 
 
@@ -213,11 +216,12 @@ def _where(f: PathOrFile) -> str:
 
 def _write(f: PathOrFile, arrays: Mapping[str, np.ndarray],
            metadata: Mapping[str, str] | None) -> None:
+    head, order = st.layout(arrays, metadata)
     if isinstance(f, (str, os.PathLike)):
         with atomic_write(f) as out:
-            st.write(out, arrays, metadata)
+            st.write(out, head, arrays, order)
     else:
-        st.write(f, arrays, metadata)
+        st.write(f, head, arrays, order)
 
 
 def _open(f: PathOrFile) -> tuple[BinaryIO, bool]:

@@ -49,9 +49,12 @@ def dtype_code(dtype: np.dtype) -> str:
                               + ", ".join(str(d) for d in _CODE)) from None
 
 
-def write(f: BinaryIO, arrays: Mapping[str, np.ndarray],
-          metadata: Mapping[str, str] | None = None) -> None:
-    """Writes ``arrays`` (any layout; stored C-contiguous, little-endian) to a binary file."""
+def layout(arrays: Mapping[str, np.ndarray],
+           metadata: Mapping[str, str] | None = None) -> tuple[bytes, list[str]]:
+    """The file's first bytes (length and header) and the order the arrays follow in.
+
+    Built before any file is opened, so a bad name or dtype fails with nothing written.
+    """
     header: dict[str, Any] = {}
     if metadata:
         header[METADATA_KEY] = dict(metadata)
@@ -64,10 +67,18 @@ def write(f: BinaryIO, arrays: Mapping[str, np.ndarray],
         header[name] = {"dtype": dtype_code(a.dtype), "shape": list(a.shape),
                         "data_offsets": [offset, offset + a.nbytes]}
         offset += a.nbytes
-    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    try:
+        text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    except UnicodeEncodeError as e:
+        raise CheckpointError(f"a tensor name or metadata string is not valid Unicode ({e})"
+                              ) from None
     text += b" " * (-len(text) % 8)  # pad so the byte buffer starts 8-byte aligned
-    f.write(struct.pack("<Q", len(text)))
-    f.write(text)
+    return struct.pack("<Q", len(text)) + text, order
+
+
+def write(f: BinaryIO, head: bytes, arrays: Mapping[str, np.ndarray], order: list[str]) -> None:
+    """Writes a file laid out by :func:`layout`."""
+    f.write(head)
     for name in order:
         write_array(f, arrays[name])
 
