@@ -21,6 +21,18 @@ def _shape(normalized_shape: Any) -> tuple[int, ...]:
         tuple(normalized_shape)
 
 
+def _affine_parameters(module: Module, n: int, affine: bool, bias: bool, kw: dict) -> None:
+    """Registers ``weight`` (ones) and ``bias`` (zeros) of shape ``(n,)``, or ``None``s."""
+    if affine:
+        module.weight = Parameter(ember.ones(n, **kw))
+    else:
+        module.register_parameter("weight", None)
+    if affine and bias:
+        module.bias = Parameter(ember.zeros(n, **kw))
+    else:
+        module.register_parameter("bias", None)
+
+
 class _NormBase(Module):
     """Per-channel affine parameters and, with ``track_running_stats``, the buffers
     ``running_mean``, ``running_var`` and ``num_batches_tracked`` (PyTorch's names)."""
@@ -29,17 +41,12 @@ class _NormBase(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         kw = {"dtype": dtype, "device": device}
-        if affine:
-            self.weight = Parameter(ember.ones(num_features, **kw))
-            self.bias = Parameter(ember.zeros(num_features, **kw))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_features, affine, bias, kw)
         if track_running_stats:
             self.register_buffer("running_mean", ember.zeros(num_features, **kw))
             self.register_buffer("running_var", ember.ones(num_features, **kw))
@@ -59,8 +66,9 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
+        if self.weight is not None:
             init.ones_(self.weight)
+        if self.bias is not None:
             init.zeros_(self.bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
@@ -71,7 +79,8 @@ class _NormBase(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class _BatchNorm(_NormBase):
@@ -122,9 +131,9 @@ class BatchNorm3d(_BatchNorm):
 class _InstanceNorm(_NormBase):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device: Any = None,
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
-                         dtype)
+                         dtype, bias=bias)
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
@@ -186,7 +195,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class GroupNorm(Module):
@@ -198,25 +207,21 @@ class GroupNorm(Module):
     """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, device: Any = None, dtype: Any = None) -> None:
+                 affine: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
         super().__init__()
         if num_channels % num_groups:
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                       eps, affine)
-        kw = {"dtype": dtype, "device": device}
-        if affine:
-            self.weight = Parameter(ember.ones(num_channels, **kw))
-            self.bias = Parameter(ember.zeros(num_channels, **kw))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_channels, affine, bias, {"dtype": dtype, "device": device})
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
 
 
 class RMSNorm(Module):

@@ -1,0 +1,158 @@
+"""Every layer against the same torch.nn layer on the same weights (float64): outputs,
+gradients with respect to inputs and parameters, buffers, in train and eval mode; state-dict
+keys identical to PyTorch's; default initialisation distributions."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn as nn
+from tests.nn.helpers import compare, copy_state, pair
+
+LAYERS = [
+    ("Linear", (5, 3), {}, [(4, 5)]),
+    ("Linear", (5, 3), {"bias": False}, [(2, 4, 5)]),
+    ("Bilinear", (3, 4, 2), {}, [(5, 3), (5, 4)]),
+    ("Identity", (), {}, [(2, 3)]),
+    ("Flatten", (), {}, [(2, 3, 4)]),
+    ("Unflatten", (1, (2, 3)), {}, [(4, 6)]),
+    ("Conv1d", (2, 4, 3), {"stride": 2, "padding": 1}, [(2, 2, 9)]),
+    ("Conv2d", (2, 4, 3), {"padding": 1, "groups": 2, "dilation": 2}, [(2, 2, 7, 7)]),
+    ("Conv2d", (2, 3, (3, 2)), {"padding": "same", "bias": False}, [(1, 2, 5, 6)]),
+    ("Conv2d", (2, 3, 3), {"padding": 1, "padding_mode": "reflect"}, [(1, 2, 5, 5)]),
+    ("Conv2d", (2, 3, 3), {"padding": 1, "padding_mode": "circular"}, [(1, 2, 5, 5)]),
+    ("ConvTranspose2d", (4, 2, 3), {"stride": 2, "padding": 1, "output_padding": 1},
+     [(2, 4, 4, 4)]),
+    ("ConvTranspose1d", (4, 2, 3), {"stride": 2}, [(2, 4, 5)]),
+    ("MaxPool2d", (2,), {}, [(2, 3, 6, 6)]),
+    ("MaxPool2d", (3,), {"stride": 2, "padding": 1, "ceil_mode": True}, [(1, 2, 7, 7)]),
+    ("AvgPool2d", (3,), {"stride": 2, "padding": 1, "count_include_pad": False},
+     [(1, 2, 7, 7)]),
+    ("AdaptiveAvgPool2d", ((2, 3),), {}, [(2, 3, 7, 8)]),
+    ("AdaptiveAvgPool2d", (1,), {}, [(2, 3, 5, 5)]),
+    ("BatchNorm1d", (4,), {}, [(6, 4)]),
+    ("BatchNorm1d", (4,), {"momentum": None}, [(3, 4, 5)]),
+    ("BatchNorm2d", (3,), {}, [(4, 3, 2, 2)]),
+    ("BatchNorm2d", (3,), {"affine": False, "track_running_stats": False}, [(4, 3, 2, 2)]),
+    ("LayerNorm", (6,), {}, [(3, 6)]),
+    ("LayerNorm", ((2, 3),), {"elementwise_affine": False}, [(4, 2, 3)]),
+    ("GroupNorm", (2, 4), {}, [(3, 4, 5)]),
+    ("Dropout", (0.3,), {}, [(4, 5)]),
+    ("Upsample", (), {"scale_factor": 2}, [(1, 2, 3, 3)]),
+    ("Upsample", (), {"size": (5, 7), "mode": "bilinear", "align_corners": False},
+     [(1, 2, 3, 3)]),
+    ("ReLU", (), {}, [(3, 4)]), ("GELU", (), {"approximate": "tanh"}, [(3, 4)]),
+    ("GELU", (), {}, [(3, 4)]), ("SiLU", (), {}, [(3, 4)]), ("Tanh", (), {}, [(3, 4)]),
+    ("Sigmoid", (), {}, [(3, 4)]), ("Softmax", (), {"dim": 1}, [(3, 4)]),
+    ("LogSoftmax", (), {"dim": -1}, [(3, 4)]), ("LeakyReLU", (0.2,), {}, [(3, 4)]),
+    ("ELU", (), {"alpha": 0.5}, [(3, 4)]), ("Softplus", (), {"beta": 2.0}, [(3, 4)]),
+    ("Hardtanh", (-0.5, 0.5), {}, [(3, 4)]), ("PReLU", (3,), {}, [(2, 3, 4)]),
+    ("Mish", (), {}, [(3, 4)]), ("Hardswish", (), {}, [(3, 4)]), ("GLU", (), {}, [(3, 4)]),
+]
+
+
+def _id(case):
+    name, args, kwargs, _ = case
+    return name + ("-" + "-".join(f"{k}" for k in kwargs) if kwargs else "")
+
+
+@pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("case", LAYERS, ids=[_id(c) for c in LAYERS])
+def test_layer_matches_torch(case, train):
+    name, args, kwargs, shapes = case
+    t, e = pair(getattr(torch.nn, name), getattr(nn, name), *args, **kwargs)
+    if name == "Dropout" and train:
+        return  # random masks differ; statistics are tested below
+    if getattr(t, "running_mean", None) is not None:  # statistics away from their defaults
+        t.running_mean.uniform_(-1, 1), t.running_var.uniform_(0.5, 2)
+        copy_state(t, e)
+    compare(t, e, *shapes, train=train)
+    compare(t, e, *shapes, train=train, seed=1)  # a second step: running stats move again
+    assert repr(e) == repr(t)
+
+
+def test_embedding_matches_torch():
+    t, e = pair(torch.nn.Embedding, nn.Embedding, 7, 3, padding_idx=2)
+    idx = np.array([[0, 2, 6], [2, 2, 1]])
+    compare(t, e, inputs=[idx])
+    assert float(e.weight.grad[2].abs().sum()) == 0.0
+    assert repr(e) == repr(t)
+
+
+def test_embedding_init_and_from_pretrained():
+    emb = nn.Embedding(1000, 8, padding_idx=-1)
+    assert emb.padding_idx == 999 and float(emb.weight[999].abs().sum()) == 0
+    w = emb.weight.detach().numpy()[:-1]
+    assert abs(w.mean()) < 0.05 and abs(w.std() - 1) < 0.05
+    pre = nn.Embedding.from_pretrained(ember.eye(3))
+    assert not pre.weight.requires_grad
+    assert pre(ember.tensor([2])).tolist() == [[0.0, 0.0, 1.0]]
+    assert nn.Embedding.from_pretrained(ember.eye(3), freeze=False).weight.requires_grad
+
+
+def test_conv_transpose_output_size():
+    t, e = pair(torch.nn.ConvTranspose2d, nn.ConvTranspose2d, 3, 2, 3, stride=2, padding=1)
+    x = np.random.default_rng(0).standard_normal((1, 3, 4, 4))
+    out_t = t(torch.tensor(x), output_size=(8, 8))
+    out_e = e(ember.tensor(x), output_size=(8, 8))
+    np.testing.assert_allclose(out_e.detach().numpy(), out_t.detach().numpy(), rtol=1e-10)
+    with pytest.raises(ValueError, match="output size"):
+        e(ember.tensor(x), output_size=(12, 12))
+
+
+def test_dropout_statistics_and_eval():
+    d = nn.Dropout(0.25)
+    y = d(ember.ones(200, 200)).numpy()
+    assert abs((y == 0).mean() - 0.25) < 0.02
+    np.testing.assert_allclose(np.unique(y), [0.0, 1 / 0.75], rtol=1e-6)
+    assert (d.eval()(ember.ones(3)).numpy() == 1).all()
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        nn.Dropout(1.5)
+
+
+def test_batchnorm_errors_and_counter():
+    bn = nn.BatchNorm2d(3)
+    with pytest.raises(ValueError, match="expected 4D input"):
+        bn(ember.randn(2, 3))
+    for _ in range(3):
+        bn(ember.randn(2, 3, 2, 2))
+    assert bn.num_batches_tracked.item() == 3 and bn.num_batches_tracked.dtype == ember.int64
+    bn.eval()(ember.randn(2, 3, 2, 2))
+    assert bn.num_batches_tracked.item() == 3
+
+
+@pytest.mark.parametrize("name,args", [("Linear", (300, 200)), ("Conv2d", (16, 32, 3)),
+                                       ("ConvTranspose2d", (32, 16, 3)),
+                                       ("Bilinear", (50, 20, 40))])
+def test_default_init_bounds(name, args):
+    """Weights from kaiming_uniform(a=√5) = U(±1/√fan_in), bias U(±1/√fan_in); Bilinear
+    uses U(±1/√in1_features) for both."""
+    m = getattr(nn, name)(*args)
+    w = m.weight.detach().numpy()
+    fan_in = w.shape[1] * (1 if name == "Bilinear" else int(np.prod(w.shape[2:])))
+    bound = 1 / math.sqrt(fan_in)
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.95 * bound
+    assert abs(w.std() - bound / math.sqrt(3)) < 0.05 * bound
+    b = m.bias.detach().numpy()
+    assert np.abs(b).max() <= bound
+
+
+def test_layer_dtypes_and_devices_args():
+    m = nn.Linear(2, 3, dtype=ember.float64)
+    assert m.weight.dtype == ember.float64
+    assert nn.Conv2d(1, 2, 3, device="cpu").weight.shape == (2, 1, 3, 3)
+    assert nn.LayerNorm(4, dtype=ember.float64).weight.dtype == ember.float64
+
+
+def test_small_network_training_step_matches_torch():
+    layers = lambda lib: lib.Sequential(  # noqa: E731
+        lib.Conv2d(1, 4, 3, padding=1), lib.BatchNorm2d(4), lib.ReLU(), lib.MaxPool2d(2),
+        lib.Flatten(), lib.Linear(4 * 3 * 3, 5), lib.LogSoftmax(dim=1))
+    t = layers(torch.nn).double()
+    e = layers(nn).double()
+    assert list(e.state_dict()) == list(t.state_dict())
+    e.load_state_dict({k: v.numpy().copy() for k, v in t.state_dict().items()})
+    compare(t, e, (4, 1, 6, 6))
