@@ -87,6 +87,23 @@ class Normalize:
 
     def __init__(self, mean: Sequence[float], std: Sequence[float], inplace: bool = False):
         self.mean, self.std, self.inplace = mean, std, inplace
+        self._cache: dict = {}
+
+    def _stats(self, dtype: ember.DType) -> tuple[Tensor, Tensor]:
+        """``mean`` and ``std`` as ``(C, 1, 1)`` tensors of ``dtype``, made once per dtype."""
+        key = (dtype, id(self.mean), id(self.std))
+        if key not in self._cache:
+            mean = ember.as_tensor(self.mean, dtype=dtype)
+            std = ember.as_tensor(self.std, dtype=dtype)
+            if bool((std == 0).any()):
+                raise ValueError(f"Normalize: std evaluated to zero after conversion to "
+                                 f"{dtype}, leading to division by zero.")
+            if mean.ndim == 1:
+                mean = mean.reshape(-1, 1, 1)
+            if std.ndim == 1:
+                std = std.reshape(-1, 1, 1)
+            self._cache = {key: (mean, std)}
+        return self._cache[key]
 
     def __call__(self, tensor: Tensor) -> Tensor:
         if not isinstance(tensor, Tensor):
@@ -98,15 +115,7 @@ class Normalize:
         if tensor.ndim < 3:
             raise ValueError(f"Normalize: expected tensor to be a tensor image of size "
                              f"(..., C, H, W). Got tensor.size() = {tuple(tensor.shape)}")
-        mean = ember.as_tensor(self.mean, dtype=tensor.dtype)
-        std = ember.as_tensor(self.std, dtype=tensor.dtype)
-        if bool((std == 0).any()):
-            raise ValueError(f"Normalize: std evaluated to zero after conversion to "
-                             f"{tensor.dtype}, leading to division by zero.")
-        if mean.ndim == 1:
-            mean = mean.reshape(-1, 1, 1)
-        if std.ndim == 1:
-            std = std.reshape(-1, 1, 1)
+        mean, std = self._stats(tensor.dtype)
         if self.inplace:
             return tensor.sub_(mean).div_(std)
         return (tensor - mean) / std
