@@ -5,6 +5,7 @@ Example:
     >>> sched = ember.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=100)
 """
 
+from ember.optim import lr_scheduler
 from ember.optim.adadelta import Adadelta
 from ember.optim.adagrad import Adagrad
 from ember.optim.adam import Adam, AdamW
@@ -17,4 +18,4 @@ from ember.optim.rmsprop import RMSprop
 from ember.optim.sgd import SGD
 
 __all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "Lion", "NAdam",
-           "Optimizer", "RAdam", "RMSprop"]
+           "Optimizer", "RAdam", "RMSprop", "lr_scheduler"]

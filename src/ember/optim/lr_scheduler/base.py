@@ -1,0 +1,113 @@
+"""The :class:`LRScheduler` base: counts epochs (or steps) and writes each group's ``lr``.
+
+Schedulers follow PyTorch's semantics: the recursive ("chainable") rule in :meth:`get_lr`,
+which reads the current ``lr`` of each group so that several schedulers can act together, and
+a closed form used when ``step(epoch)`` is given an explicit epoch.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from ember.optim.optimizer import Optimizer
+
+__all__ = ["LRScheduler", "per_group"]
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
+    "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "
+    "epoch is different from None, the closed form is used instead of the new chainable form, "
+    "where available."
+)
+
+
+class LRScheduler:
+    """Base class of the learning-rate schedulers.
+
+    Subclasses implement :meth:`get_lr` (the new lr of each group from the current ones) and,
+    where one exists, ``_get_closed_form_lr`` (the lr as a function of ``last_epoch``).
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` this scheduler sets.
+        last_epoch: the index of the last epoch when resuming; -1 starts afresh (and records
+            each group's ``initial_lr``).
+
+    Example:
+        >>> sched = ember.optim.lr_scheduler.StepLR(opt, step_size=30, gamma=0.1)
+        >>> for epoch in range(100):
+        ...     train_one_epoch(); sched.step()
+    """
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
+                                   "when resuming an optimizer")
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        self._step_count = 0
+        self.step()
+
+    def get_lr(self) -> list[float]:
+        """The learning rate of each group after the current ``last_epoch`` (chainable form)."""
+        raise NotImplementedError
+
+    def get_last_lr(self) -> list[float]:
+        """The learning rate of each group as last set by this scheduler."""
+        return self._last_lr
+
+    def step(self, epoch: int | None = None) -> None:
+        """Advances one epoch (or step) and sets each group's ``lr``."""
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", True):
+            warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
+                          "Call `optimizer.step()` before `lr_scheduler.step()`, otherwise the "
+                          "first value of the learning rate schedule is skipped.",
+                          UserWarning, stacklevel=2)
+        self._step_count += 1
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            self.last_epoch = epoch
+            closed = getattr(self, "_get_closed_form_lr", None)
+            values = closed() if closed is not None else self.get_lr()
+        self._set_lrs(values)
+
+    def _set_lrs(self, values: Sequence[float]) -> None:
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _group_lrs(self) -> list[float]:
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        """The scheduler's state (everything but the optimizer), as plain Python values."""
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restores a state from :meth:`state_dict`."""
+        self.__dict__.update(state_dict)
+
+
+def per_group(name: str, optimizer: Optimizer, value: Any) -> list[Any]:
+    """One value per parameter group: a list/tuple of the right length, or one value for all."""
+    n = len(optimizer.param_groups)
+    if isinstance(value, list | tuple):
+        if len(value) != n:
+            raise ValueError(f"expected {n} values for {name}, got {len(value)}")
+        return list(value)
+    return [value] * n

@@ -1,0 +1,125 @@
+"""Schedulers made of schedulers: one after another (``SequentialLR``) or all at once
+(``ChainedScheduler``)."""
+
+from __future__ import annotations
+
+import warnings
+from bisect import bisect_right
+from collections.abc import Sequence
+from typing import Any
+
+from ember.optim.lr_scheduler.base import LRScheduler
+from ember.optim.optimizer import Optimizer
+
+__all__ = ["ChainedScheduler", "SequentialLR"]
+
+
+class _Composite(LRScheduler):
+    """Saves each inner scheduler's state dict in ``_schedulers``."""
+
+    _schedulers: list[LRScheduler]
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = dict(state_dict)
+        inner = state.pop("_schedulers")
+        self.__dict__.update(state)
+        for scheduler, saved in zip(self._schedulers, inner, strict=True):
+            scheduler.load_state_dict(saved)
+
+
+def _check_schedulers(kind: str, schedulers: Sequence[Any], optimizer: Optimizer) -> None:
+    from ember.optim.lr_scheduler.plateau import ReduceLROnPlateau
+
+    if len(schedulers) < 1:
+        raise ValueError(f"{kind} expects at least one scheduler")
+    for i, scheduler in enumerate(schedulers):
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(f"{kind} does not support `ReduceLROnPlateau` scheduler as it "
+                             "requires additional kwargs to be specified when calling `step`, "
+                             f"but got one at index {i} in the given schedulers sequence")
+        if not isinstance(scheduler, LRScheduler):
+            raise TypeError(f"{kind} expects a list of schedulers, but index {i} is "
+                            f"{type(scheduler).__name__}")
+        if scheduler.optimizer is not optimizer:
+            raise ValueError(f"{kind} expects all schedulers to belong to the same optimizer, "
+                             f"but got scheduler {type(scheduler).__name__} at index {i} to be "
+                             "different than the optimizer passed in")
+
+
+class SequentialLR(_Composite):
+    """Runs ``schedulers[i]`` between ``milestones[i-1]`` and ``milestones[i]``; each later
+    scheduler starts from epoch 0 at its milestone.
+
+    Example:
+        >>> warmup = LinearLR(opt, start_factor=0.1, total_iters=5)
+        >>> decay = CosineAnnealingLR(opt, T_max=95)
+        >>> sched = SequentialLR(opt, [warmup, decay], milestones=[5])
+    """
+
+    def __init__(self, optimizer: Optimizer, schedulers: list[LRScheduler],
+                 milestones: list[int], last_epoch: int = -1) -> None:
+        _check_schedulers("Sequential Schedulers", schedulers, optimizer)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError("Sequential Schedulers expects number of schedulers provided to be "
+                             "one more than the number of milestone points, but got number of "
+                             f"schedulers {len(schedulers)} and the number of milestones to be "
+                             f"equal to {len(milestones)}")
+        self._schedulers = list(schedulers)
+        self._milestones = list(milestones)
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        for scheduler in self._schedulers:  # undo the step each made when it was built
+            _undo_step(scheduler)
+        self._schedulers[0]._initial_step()
+        self._last_lr = self._schedulers[0].get_last_lr()
+
+    def step(self) -> None:  # type: ignore[override]
+        """Steps the scheduler whose span holds the next epoch."""
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                scheduler.step(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+
+def _undo_step(scheduler: Any) -> None:
+    if hasattr(scheduler, "_schedulers"):
+        for inner in scheduler._schedulers:
+            _undo_step(inner)
+    elif hasattr(scheduler, "last_epoch"):
+        scheduler.last_epoch -= 1
+
+
+class ChainedScheduler(_Composite):
+    """Steps every scheduler in the list at each ``step()``, so their factors compose.
+
+    Example:
+        >>> sched = ChainedScheduler([ConstantLR(opt, factor=0.1, total_iters=2),
+        ...                           ExponentialLR(opt, gamma=0.9)])
+    """
+
+    def __init__(self, schedulers: Sequence[LRScheduler],
+                 optimizer: Optimizer | None = None) -> None:
+        optimizer = optimizer if optimizer is not None else schedulers[0].optimizer
+        _check_schedulers("ChainedScheduler", schedulers, optimizer)
+        self._schedulers = list(schedulers)
+        self.optimizer = optimizer
+        self._last_lr = self._group_lrs()
+
+    def step(self) -> None:  # type: ignore[override]
+        """Steps each scheduler in turn."""
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = self._group_lrs()

@@ -1,0 +1,234 @@
+"""Every learning-rate scheduler against PyTorch: the lr (and cycled momentum) of each group
+step by step, and a state-dict round trip (through JSON) mid-run."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.optim import lr_scheduler as ELR
+
+
+def make_opts(name="SGD", **kwargs):
+    """The same two-group optimizer in both frameworks (steps are no-ops: no gradients)."""
+    kwargs = kwargs or dict(momentum=0.9)
+    arrays = [np.ones(2), np.ones(3)]
+    ep = [ember.tensor(a, requires_grad=True) for a in arrays]
+    tp = [torch.tensor(a, requires_grad=True) for a in arrays]
+    eo = getattr(ember.optim, name)([{"params": ep[:1]}, {"params": ep[1:], "lr": 0.01}],
+                                    lr=0.1, **kwargs)
+    to = getattr(torch.optim, name)([{"params": tp[:1]}, {"params": tp[1:], "lr": 0.01}],
+                                    lr=0.1, **kwargs)
+    return eo, to
+
+
+def scaled(e):
+    return 0.95 ** e
+
+
+class Warm:
+    """A callable object: LambdaLR saves its __dict__."""
+
+    def __init__(self):
+        self.scale = 0.5
+
+    def __call__(self, e):
+        return self.scale * min(1.0, (e + 1) / 4)
+
+
+SCHEDULES = {
+    "step": lambda L, o: L.StepLR(o, step_size=3, gamma=0.5),
+    "multistep": lambda L, o: L.MultiStepLR(o, milestones=[2, 5, 5, 9], gamma=0.3),
+    "exponential": lambda L, o: L.ExponentialLR(o, gamma=0.9),
+    "cosine": lambda L, o: L.CosineAnnealingLR(o, T_max=7, eta_min=0.001),
+    "cosine-default": lambda L, o: L.CosineAnnealingLR(o, T_max=10),
+    "warm-restarts": lambda L, o: L.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2,
+                                                                eta_min=0.001),
+    "warm-restarts-1": lambda L, o: L.CosineAnnealingWarmRestarts(o, T_0=4),
+    "one-cycle": lambda L, o: L.OneCycleLR(o, max_lr=[0.5, 0.05], total_steps=30),
+    "one-cycle-3": lambda L, o: L.OneCycleLR(o, max_lr=0.3, epochs=6, steps_per_epoch=5,
+                                             three_phase=True, anneal_strategy="linear",
+                                             pct_start=0.25, div_factor=10.0),
+    "one-cycle-flat": lambda L, o: L.OneCycleLR(o, max_lr=0.3, total_steps=40,
+                                                cycle_momentum=False),
+    "linear": lambda L, o: L.LinearLR(o, start_factor=0.25, total_iters=6),
+    "linear-down": lambda L, o: L.LinearLR(o, start_factor=1.0, end_factor=0.1, total_iters=8),
+    "constant": lambda L, o: L.ConstantLR(o, factor=0.5, total_iters=4),
+    "polynomial": lambda L, o: L.PolynomialLR(o, total_iters=10, power=2.0),
+    "lambda": lambda L, o: L.LambdaLR(o, lr_lambda=scaled),
+    "lambda-each": lambda L, o: L.LambdaLR(o, lr_lambda=[scaled, Warm()]),
+    "multiplicative": lambda L, o: L.MultiplicativeLR(o, lr_lambda=lambda e: 0.9),
+    "sequential": lambda L, o: L.SequentialLR(
+        o, [L.LinearLR(o, start_factor=0.1, total_iters=5), L.ExponentialLR(o, gamma=0.9)],
+        milestones=[5]),
+    "sequential-3": lambda L, o: L.SequentialLR(
+        o, [L.ConstantLR(o, factor=0.2, total_iters=3), L.CosineAnnealingLR(o, T_max=8),
+            L.StepLR(o, step_size=2, gamma=0.7)], milestones=[4, 12]),
+    "chained": lambda L, o: L.ChainedScheduler(
+        [L.ConstantLR(o, factor=0.1, total_iters=2), L.ExponentialLR(o, gamma=0.9)]),
+}
+ADAM = {"one-cycle", "one-cycle-3"}  # also run with Adam: the cycled momentum is beta1
+
+
+def cases():
+    for key in SCHEDULES:
+        yield key, "SGD"
+        if key in ADAM:
+            yield key, "Adam"
+
+
+def momenta(opt):
+    return [g["betas"][0] if "betas" in g else g.get("momentum") for g in opt.param_groups]
+
+
+def step_both(es, ts, eo, to, steps):
+    for _ in range(steps):
+        eo.step()
+        to.step()
+        es.step()
+        ts.step()
+        np.testing.assert_allclose(es.get_last_lr(), ts.get_last_lr(), rtol=1e-12, atol=0)
+        np.testing.assert_allclose([g["lr"] for g in eo.param_groups],
+                                   [g["lr"] for g in to.param_groups], rtol=1e-12, atol=0)
+        np.testing.assert_allclose(momenta(eo), momenta(to), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize(("key", "opt"), list(cases()))
+def test_lrs_match_torch(key, opt):
+    eo, to = make_opts(opt, **({} if opt == "SGD" else dict(betas=(0.9, 0.99))))
+    es, ts = SCHEDULES[key](ELR, eo), SCHEDULES[key](torch.optim.lr_scheduler, to)
+    np.testing.assert_allclose(es.get_last_lr(), ts.get_last_lr(), rtol=1e-12)
+    step_both(es, ts, eo, to, 30)
+
+
+@pytest.mark.parametrize(("key", "opt"), list(cases()))
+def test_state_dict_round_trip(key, opt):
+    kwargs = {} if opt == "SGD" else dict(betas=(0.9, 0.99))
+    eo, to = make_opts(opt, **kwargs)
+    es, ts = SCHEDULES[key](ELR, eo), SCHEDULES[key](torch.optim.lr_scheduler, to)
+    step_both(es, ts, eo, to, 10)
+    saved = json.loads(json.dumps({"opt": eo.state_dict(), "sched": es.state_dict()}))
+    eo2, _ = make_opts(opt, **kwargs)
+    es2 = SCHEDULES[key](ELR, eo2)
+    eo2.load_state_dict(saved["opt"])
+    es2.load_state_dict(saved["sched"])
+    step_both(es2, ts, eo2, to, 20)
+
+
+def test_lambda_object_state_is_saved():
+    eo, _ = make_opts()
+    warm = Warm()
+    sched = ELR.LambdaLR(eo, lr_lambda=[scaled, warm])
+    state = sched.state_dict()
+    assert state["lr_lambdas"] == [None, {"scale": 0.5}]
+    warm.scale = 2.0
+    sched.load_state_dict(state)
+    assert warm.scale == 0.5
+
+
+def test_step_with_epoch_uses_the_closed_form():
+    eo, to = make_opts()
+    for key in ("step", "multistep", "exponential", "cosine", "linear", "constant",
+                "polynomial"):
+        es, ts = SCHEDULES[key](ELR, eo), SCHEDULES[key](torch.optim.lr_scheduler, to)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for epoch in (3, 7, 2, 12):
+                es.step(epoch)
+                ts.step(epoch)
+                np.testing.assert_allclose(es.get_last_lr(), ts.get_last_lr(), rtol=1e-12)
+
+
+def test_warm_restarts_fractional_epochs():
+    eo, to = make_opts()
+    es = ELR.CosineAnnealingWarmRestarts(eo, T_0=3, T_mult=2)
+    ts = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(to, T_0=3, T_mult=2)
+    for i in range(40):
+        es.step(i / 4)
+        ts.step(i / 4)
+        np.testing.assert_allclose(es.get_last_lr(), ts.get_last_lr(), rtol=1e-12)
+
+
+PLATEAU = [
+    dict(),
+    dict(mode="max", factor=0.5, patience=2, threshold=0.1, threshold_mode="abs", cooldown=2),
+    dict(patience=1, cooldown=1, min_lr=[0.02, 0.001], factor=0.3),
+    dict(patience=0, min_lr=0.005, eps=1e-3),
+]
+
+
+@pytest.mark.parametrize("kwargs", PLATEAU)
+def test_reduce_on_plateau(kwargs):
+    eo, to = make_opts()
+    es = ELR.ReduceLROnPlateau(eo, **kwargs)
+    ts = torch.optim.lr_scheduler.ReduceLROnPlateau(to, **kwargs)
+    metrics = [1.0, 0.9, 0.95, 0.95, 0.94, 0.96, 0.97, 0.5, 0.5, 0.5, 0.6] * 3
+    for i, m in enumerate(metrics):
+        if i == 15:  # round trip mid-run
+            state = json.loads(json.dumps(es.state_dict()))
+            es = ELR.ReduceLROnPlateau(eo, **kwargs)
+            es.load_state_dict(state)
+        es.step(ember.tensor(m, dtype=ember.float64) if i % 2 else m)
+        ts.step(m)
+        assert es.get_last_lr() == ts.get_last_lr()
+        assert es.num_bad_epochs == ts.num_bad_epochs and es.best == ts.best
+
+
+def test_warns_when_stepped_before_the_optimizer():
+    eo, _ = make_opts()
+    sched = ELR.StepLR(eo, step_size=2)
+    with pytest.warns(UserWarning, match="before `optimizer.step\\(\\)`"):
+        sched.step()
+
+
+def test_resuming_needs_initial_lr():
+    eo, _ = make_opts()
+    with pytest.raises(KeyError, match="initial_lr"):
+        ELR.StepLR(eo, step_size=2, last_epoch=5)
+
+
+def test_one_cycle_past_the_end():
+    eo, _ = make_opts()
+    sched = ELR.OneCycleLR(eo, max_lr=0.1, total_steps=3)
+    for _ in range(3):
+        eo.step()
+        sched.step()
+    with pytest.raises(ValueError, match="Tried to step 4 times"):
+        sched.step()
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [
+    (lambda o: ELR.StepLR(object(), step_size=1), TypeError, "is not an Optimizer"),
+    (lambda o: ELR.LinearLR(o, start_factor=0), ValueError, "Starting multiplicative factor"),
+    (lambda o: ELR.ConstantLR(o, factor=2.0), ValueError, "between 0 and 1"),
+    (lambda o: ELR.LambdaLR(o, [scaled]), ValueError, "Expected 2 lr_lambdas, but got 1"),
+    (lambda o: ELR.CosineAnnealingWarmRestarts(o, T_0=0), ValueError, "positive integer T_0"),
+    (lambda o: ELR.OneCycleLR(o, max_lr=0.1), ValueError, "total_steps OR"),
+    (lambda o: ELR.OneCycleLR(o, max_lr=[0.1], total_steps=5), ValueError,
+     "expected 2 values for max_lr"),
+    (lambda o: ELR.OneCycleLR(o, max_lr=0.1, total_steps=5, anneal_strategy="x"), ValueError,
+     "anneal_strategy"),
+    (lambda o: ELR.ReduceLROnPlateau(o, factor=1.0), ValueError, "Factor should be < 1.0"),
+    (lambda o: ELR.SequentialLR(o, [ELR.StepLR(o, 2)], milestones=[3]), ValueError,
+     "one more than the number of milestone"),
+    (lambda o: ELR.SequentialLR(o, [ELR.ReduceLROnPlateau(o)], milestones=[]), ValueError,
+     "ReduceLROnPlateau"),
+])
+def test_errors(call, error, match):
+    eo, _ = make_opts()
+    with pytest.raises(error, match=match):
+        call(eo)
+
+
+def test_one_cycle_needs_momentum():
+    eo = ember.optim.Adagrad([ember.zeros(2, requires_grad=True)])
+    with pytest.raises(ValueError, match="momentum or beta1"):
+        ELR.OneCycleLR(eo, max_lr=0.1, total_steps=10)
+    assert math.isclose(ELR.OneCycleLR(eo, max_lr=0.1, total_steps=10,
+                                       cycle_momentum=False).get_last_lr()[0], 0.004)
