@@ -1,0 +1,279 @@
+"""Module core: registration, walking the tree, modes, conversions, state dicts, hooks,
+reprs, containers, deepcopy and the parameter tree."""
+
+import copy
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn as nn
+
+
+def _net_class(lib, tlib):
+    class Net(lib.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = lib.Linear(3, 4)
+            self.block = lib.Sequential(lib.Linear(4, 4), lib.ReLU(), lib.BatchNorm1d(4))
+            self.head = lib.ModuleDict({"a": lib.Linear(4, 2)})
+            self.scale = lib.Parameter(tlib.ones(2))
+            self.register_buffer("steps", tlib.zeros(1))
+            self.register_buffer("cache", tlib.zeros(2), persistent=False)
+
+        def forward(self, x):
+            return self.head["a"](self.block(self.fc1(x))) * self.scale
+    return Net
+
+
+Net = _net_class(nn, ember)
+TorchNet = _net_class(torch.nn, torch)
+
+
+def test_parameter_is_a_leaf_tensor():
+    p = nn.Parameter(ember.randn(3))
+    assert isinstance(p, ember.Tensor) and isinstance(p, nn.Parameter)
+    assert p.requires_grad and p.is_leaf
+    y = (p * 2).sum()
+    assert type(p * 2) is ember.Tensor
+    y.backward()
+    assert p.grad.tolist() == [2.0, 2.0, 2.0]
+    assert not nn.Parameter(ember.zeros(2), requires_grad=False).requires_grad
+    assert repr(nn.Parameter(ember.zeros(1))).startswith("Parameter containing:\ntensor(")
+    x = ember.zeros(2)
+    q = nn.Parameter(x)
+    with ember.no_grad():
+        q[0] = 5.0
+    assert x.tolist() == [5.0, 0.0]  # shares memory, as PyTorch's does
+
+
+def test_names_and_order_match_torch():
+    e, t = Net(), TorchNet()
+    assert [n for n, _ in e.named_parameters()] == [n for n, _ in t.named_parameters()]
+    assert [n for n, _ in e.named_buffers()] == [n for n, _ in t.named_buffers()]
+    assert [n for n, _ in e.named_modules()] == [n for n, _ in t.named_modules()]
+    assert [n for n, _ in e.named_children()] == [n for n, _ in t.named_children()]
+    assert list(e.state_dict()) == list(t.state_dict())
+    assert "cache" not in e.state_dict()
+    assert len(list(e.parameters(recurse=False))) == 1
+    assert repr(e) == repr(t)
+
+
+def test_load_state_dict_from_torch_and_forward_match():
+    e, t = Net(), TorchNet()
+    e.load_state_dict({k: v.numpy() for k, v in t.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_allclose(e(ember.tensor(x)).detach().numpy(),
+                               t(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_load_state_dict_errors_list_everything():
+    e = Net()
+    sd = dict(e.state_dict())
+    del sd["fc1.bias"]
+    sd["extra.weight"] = ember.zeros(1)
+    sd["fc1.weight"] = ember.zeros(5, 5)
+    with pytest.raises(RuntimeError) as info:
+        e.load_state_dict(sd)
+    msg = str(info.value)
+    assert 'Missing key(s) in state_dict: "fc1.bias"' in msg
+    assert 'Unexpected key(s) in state_dict: "extra.weight"' in msg
+    assert "size mismatch for fc1.weight" in msg and "(5, 5)" in msg and "(4, 3)" in msg
+    del sd["fc1.weight"]
+    result = e.load_state_dict(sd, strict=False)
+    assert result.missing_keys == ["fc1.weight", "fc1.bias"]
+    assert result.unexpected_keys == ["extra.weight"]
+
+
+def test_load_state_dict_copies_in_place_or_assigns():
+    a, b = nn.Linear(2, 2), nn.Linear(2, 2)
+    w = b.weight
+    version = w._version
+    b.load_state_dict(a.state_dict())
+    assert b.weight is w and np.array_equal(w.detach().numpy(), a.weight.detach().numpy())
+    assert b.weight._version == version + 1
+    new = {"weight": ember.ones(2, 2, dtype=ember.float64), "bias": ember.zeros(2)}
+    b.load_state_dict(new, assign=True)
+    assert isinstance(b.weight, nn.Parameter) and b.weight.dtype == ember.float64
+    assert b.weight.requires_grad
+    assert repr(b.load_state_dict(a.state_dict())) == "<All keys matched successfully>"
+
+
+def test_state_dict_is_detached_and_shares_memory():
+    m = nn.Linear(2, 2)
+    sd = m.state_dict()
+    assert not sd["weight"].requires_grad and not isinstance(sd["weight"], nn.Parameter)
+    with ember.no_grad():
+        m.weight[0, 0] = 7.0
+    assert sd["weight"][0, 0].item() == 7.0
+    assert isinstance(m.state_dict(keep_vars=True)["weight"], nn.Parameter)
+
+
+def test_setattr_rules():
+    m = nn.Module()
+    m.w = nn.Parameter(ember.zeros(2))
+    with pytest.raises(TypeError, match="nn.Parameter or None"):
+        m.w = ember.zeros(2)
+    m.w = None
+    assert "w" in m._parameters and m.w is None
+    m.register_buffer("b", ember.zeros(1))
+    m.b = ember.ones(1)
+    assert m.b.tolist() == [1.0] and "b" in m._buffers
+    m.sub = nn.Linear(1, 1)
+    with pytest.raises(TypeError, match="nn.Module or None"):
+        m.sub = 3
+    with pytest.raises(KeyError, match="be empty or contain"):
+        m.register_parameter("a.b", None)
+    with pytest.raises(AttributeError, match="'Module' object has no attribute 'nope'"):
+        m.nope  # noqa: B018
+    m.nb = nn.Buffer(ember.zeros(3), persistent=False)
+    assert "nb" in dict(m.named_buffers()) and "nb" not in m.state_dict()
+    assert type(m.nb) is ember.Tensor
+    del m.sub
+    assert "sub" not in m._modules
+    with pytest.raises(TypeError, match="nn.Parameter or None required"):
+        m.register_parameter("x", nn.Parameter(ember.zeros(1)) * 2)
+    p = nn.Parameter(ember.zeros(1, requires_grad=True) * 2)
+    assert p.is_leaf and p.grad_fn is None
+
+
+def test_modes_conversions_zero_grad_apply():
+    m = Net()
+    m.eval()
+    assert not any(x.training for x in m.modules())
+    m.train()
+    assert all(x.training for x in m.modules())
+    w = m.fc1.weight
+    m(ember.randn(4, 3)).sum().backward()
+    m.double()
+    assert m.fc1.weight is w and w.dtype == ember.float64 and w.grad.dtype == ember.float64
+    assert m.block[2].num_batches_tracked.dtype == ember.int64  # integers stay integers
+    assert m.block[2].running_mean.dtype == ember.float64
+    m.to(ember.float32).to("cpu")
+    assert w.dtype == ember.float32
+    m.zero_grad(set_to_none=False)
+    assert float(w.grad.abs().sum()) == 0
+    m.zero_grad()
+    assert w.grad is None
+    seen = []
+    m.apply(lambda mod: seen.append(type(mod).__name__))
+    assert seen[-1] == "Net" and seen[0] == "Linear"
+    m.requires_grad_(False)
+    assert not any(p.requires_grad for p in m.parameters())
+
+
+def test_shared_parameters_appear_once():
+    a = nn.Linear(2, 2)
+    s = nn.Sequential(a, a)
+    assert len(list(s.parameters())) == 2
+    assert list(s.state_dict()) == ["0.weight", "0.bias", "1.weight", "1.bias"]
+
+
+def test_forward_hooks():
+    m = nn.Linear(2, 2)
+    calls = []
+    h1 = m.register_forward_pre_hook(lambda mod, args: (args[0] * 0,))
+    h2 = m.register_forward_hook(lambda mod, args, out: calls.append(out) or out + 1)
+    out = m(ember.ones(1, 2))
+    np.testing.assert_allclose(out.detach().numpy(), m.bias.detach().numpy()[None] + 1)
+    assert len(calls) == 1
+    h1.remove()
+    h2.remove()
+    m(ember.ones(1, 2))
+    assert len(calls) == 1
+    h3 = m.register_forward_pre_hook(lambda mod, args, kwargs: ((args[0] * 2,), kwargs),
+                                     with_kwargs=True)
+    h4 = m.register_forward_hook(lambda mod, args, kwargs, out: calls.append(args[0]),
+                                 with_kwargs=True, prepend=True)
+    m(ember.ones(1, 2))
+    assert calls[-1].tolist() == [[2.0, 2.0]]
+    with h3, h4:
+        pass
+    assert not m._forward_pre_hooks and not m._forward_hooks
+
+
+def test_full_backward_hook_matches_torch():
+    got = {}
+    for lib, mod in (("e", nn.Linear(3, 2)), ("t", torch.nn.Linear(3, 2))):
+        def hook(module, grad_input, grad_output, lib=lib):
+            got[lib] = ([g if g is None else np.array(g.detach()) for g in grad_input],
+                        [np.array(g.detach()) for g in grad_output])
+        mod.register_full_backward_hook(hook)
+        x = (ember if lib == "e" else torch).ones(4, 3, requires_grad=True)
+        (mod(x) * 3).sum().backward()
+    assert len(got["e"][0]) == len(got["t"][0]) == 1
+    np.testing.assert_allclose(got["e"][1][0], got["t"][1][0])
+    assert got["e"][0][0].shape == got["t"][0][0].shape
+
+
+def test_backward_hook_can_replace_grad_input():
+    m = nn.Linear(2, 2)
+    m.register_full_backward_hook(lambda mod, gi, go: (gi[0] * 0,))
+    x = ember.ones(1, 2, requires_grad=True)
+    m(x).sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0]]
+    assert m.weight.grad is not None
+
+
+def test_containers():
+    s = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    assert len(s) == 3 and isinstance(s[-1], nn.Linear)
+    assert isinstance(s[:2], nn.Sequential) and len(s[:2]) == 2
+    s.append(nn.Sigmoid())
+    del s[1]
+    assert [type(x).__name__ for x in s] == ["Linear", "Linear", "Sigmoid"]
+    assert list(s.state_dict()) == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    named = nn.Sequential(OrderedDict([("enc", nn.Linear(2, 2)), ("act", nn.Tanh())]))
+    assert list(named.state_dict()) == ["enc.weight", "enc.bias"] and named.act is named[1]
+    with pytest.raises(IndexError):
+        s[5]
+    ml = nn.ModuleList([nn.Linear(1, 1)])
+    ml += [nn.Linear(1, 1)]
+    ml.insert(0, nn.Identity())
+    assert len(ml) == 3 and isinstance(ml[0], nn.Identity)
+    assert len(list(ml.parameters())) == 4
+    md = nn.ModuleDict({"x": nn.Linear(1, 1)})
+    md["y"] = nn.ReLU()
+    assert list(md) == ["x", "y"] and "x" in md and len(md) == 2
+    pl = nn.ParameterList([ember.zeros(2), nn.Parameter(ember.ones(1))])
+    assert all(isinstance(p, nn.Parameter) for p in pl) and len(pl) == 2
+    pd = nn.ParameterDict({"a": ember.zeros(1)})
+    assert isinstance(pd["a"], nn.Parameter) and list(pd.state_dict()) == ["a"]
+    tl = torch.nn.ModuleList([torch.nn.Linear(1, 1)])
+    assert repr(nn.ModuleList([nn.Linear(1, 1)])) == repr(tl)
+
+
+def test_deepcopy_makes_independent_parameters_and_buffers():
+    m = Net()
+    c = copy.deepcopy(m)
+    assert c.fc1.weight is not m.fc1.weight and isinstance(c.fc1.weight, nn.Parameter)
+    np.testing.assert_array_equal(c.fc1.weight.detach().numpy(), m.fc1.weight.detach().numpy())
+    with ember.no_grad():
+        c.fc1.weight[...] = 0
+        c.steps[...] = 5
+    assert float(m.fc1.weight.abs().sum()) > 0 and m.steps.item() == 0
+
+
+def test_param_tree():
+    s = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Sequential(nn.Linear(3, 1)))
+    tree = s.param_tree()
+    assert set(tree) == {"0", "2"} and set(tree["2"]["0"]) == {"weight", "bias"}
+    assert tree["0"]["weight"] is s[0].weight
+    flat = {}
+
+    def walk(t, prefix=""):
+        for k, v in t.items():
+            walk(v, prefix + k + ".") if isinstance(v, dict) else flat.__setitem__(prefix + k, v)
+    walk(tree)
+    assert flat == dict(s.named_parameters())
+
+
+def test_missing_forward_and_get_submodule():
+    with pytest.raises(NotImplementedError, match='missing the required "forward"'):
+        nn.Module()(1)
+    m = Net()
+    assert m.get_submodule("block.0") is m.block[0]
+    assert m.get_parameter("block.0.weight") is m.block[0].weight
+    assert m.get_buffer("steps") is m.steps
