@@ -11,6 +11,7 @@ Example:
 from ember.nn import functional, init, utils
 from ember.nn.activation import *  # noqa: F403
 from ember.nn.activation import __all__ as _activation
+from ember.nn.attention import MultiheadAttention
 from ember.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from ember.nn.conv import *  # noqa: F403
 from ember.nn.conv import __all__ as _conv
@@ -27,10 +28,13 @@ from ember.nn.parameter import Buffer, Parameter
 from ember.nn.pooling import *  # noqa: F403
 from ember.nn.pooling import __all__ as _pooling
 from ember.nn.sparse import Embedding
+from ember.nn.transformer import *  # noqa: F403
+from ember.nn.transformer import __all__ as _transformer
 from ember.nn.upsampling import *  # noqa: F403
 from ember.nn.upsampling import __all__ as _upsampling
 
 __all__ = ["functional", "init", "utils", "Parameter", "Buffer", "Module", "Sequential",
            "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "Flatten", "Unflatten", "Embedding", *_activation, *_conv, *_dropout,
-           *_loss, *_normalization, *_pooling, *_upsampling]
+           *_loss, *_normalization, *_pooling, *_upsampling, "MultiheadAttention",
+           *_transformer]

@@ -1,0 +1,181 @@
+"""Transformer layers with PyTorch's submodule names (``self_attn``, ``linear1``, ``norm1``,
+…), so state dicts load across: ``TransformerEncoderLayer``, ``TransformerDecoderLayer``,
+``TransformerEncoder``, ``TransformerDecoder``."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from ember.nn import functional as F
+from ember.nn.attention import MultiheadAttention
+from ember.nn.containers import ModuleList
+from ember.nn.dropout import Dropout
+from ember.nn.linear import Linear
+from ember.nn.module import Module
+from ember.nn.normalization import LayerNorm
+from ember.tensor import Tensor
+
+__all__ = ["TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
+           "TransformerDecoder"]
+
+
+def _activation(activation: str | Callable) -> Callable:
+    if isinstance(activation, str):
+        if activation not in ("relu", "gelu"):
+            raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+        return getattr(F, activation)
+    return activation
+
+
+class _Layer(Module):
+    """The feed-forward block and residual wiring shared by encoder and decoder layers."""
+
+    def _init_ff(self, d_model: int, dim_feedforward: int, dropout: float,
+                 activation: str | Callable, bias: bool, kw: dict) -> None:
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+
+    def _ff_block(self, x: Tensor, dropout: Module) -> Tensor:
+        return dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def _attend(self, attn: Module, x: Tensor, mem: Tensor, mask: Tensor | None,
+                padding: Tensor | None, is_causal: bool, dropout: Module) -> Tensor:
+        out = attn(x, mem, mem, attn_mask=mask, key_padding_mask=padding, need_weights=False,
+                   is_causal=is_causal)[0]
+        return dropout(out)
+
+
+class TransformerEncoderLayer(_Layer):
+    """Self-attention then a feed-forward block, each with a residual connection and layer
+    norm (after it, or before it with ``norm_first=True``).
+
+    Example:
+        >>> layer = nn.TransformerEncoderLayer(d_model=16, nhead=4, batch_first=True)
+        >>> layer(ember.randn(2, 5, 16)).shape
+        (2, 5, 16)
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: str | Callable = "relu",
+                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=batch_first, **kw)
+        self._init_ff(d_model, dim_feedforward, dropout, activation, bias, kw)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def forward(self, src: Tensor, src_mask: Tensor | None = None,
+                src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
+        x = src
+        if self.norm_first:
+            y = self.norm1(x)
+            x = x + self._attend(self.self_attn, y, y, src_mask, src_key_padding_mask,
+                                 is_causal, self.dropout1)
+            return x + self._ff_block(self.norm2(x), self.dropout2)
+        x = self.norm1(x + self._attend(self.self_attn, x, x, src_mask, src_key_padding_mask,
+                                        is_causal, self.dropout1))
+        return self.norm2(x + self._ff_block(x, self.dropout2))
+
+
+class TransformerDecoderLayer(_Layer):
+    """Self-attention, cross-attention over ``memory``, then a feed-forward block.
+
+    Example:
+        >>> layer = nn.TransformerDecoderLayer(d_model=16, nhead=4, batch_first=True)
+        >>> layer(ember.randn(2, 5, 16), ember.randn(2, 7, 16)).shape
+        (2, 5, 16)
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: str | Callable = "relu",
+                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=batch_first, **kw)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                 batch_first=batch_first, **kw)
+        self._init_ff(d_model, dim_feedforward, dropout, activation, bias, kw)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
+        self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation(activation)
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool = False,
+                memory_is_causal: bool = False) -> Tensor:
+        x = tgt
+        if self.norm_first:
+            y = self.norm1(x)
+            x = x + self._attend(self.self_attn, y, y, tgt_mask, tgt_key_padding_mask,
+                                 tgt_is_causal, self.dropout1)
+            x = x + self._attend(self.multihead_attn, self.norm2(x), memory, memory_mask,
+                                 memory_key_padding_mask, memory_is_causal, self.dropout2)
+            return x + self._ff_block(self.norm3(x), self.dropout3)
+        x = self.norm1(x + self._attend(self.self_attn, x, x, tgt_mask, tgt_key_padding_mask,
+                                        tgt_is_causal, self.dropout1))
+        x = self.norm2(x + self._attend(self.multihead_attn, x, memory, memory_mask,
+                                        memory_key_padding_mask, memory_is_causal,
+                                        self.dropout2))
+        return self.norm3(x + self._ff_block(x, self.dropout3))
+
+
+class TransformerEncoder(Module):
+    """``num_layers`` copies of ``encoder_layer`` (``layers.0``, …), then ``norm`` if given.
+
+    Example:
+        >>> enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 4), num_layers=2)
+        >>> enc(ember.randn(5, 2, 16)).shape
+        (5, 2, 16)
+    """
+
+    def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
+                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, src: Tensor, mask: Tensor | None = None,
+                src_key_padding_mask: Tensor | None = None,
+                is_causal: bool | None = None) -> Tensor:
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                      is_causal=bool(is_causal))
+        return self.norm(x) if self.norm is not None else x
+
+
+class TransformerDecoder(Module):
+    """``num_layers`` copies of ``decoder_layer``, then ``norm`` if given."""
+
+    def __init__(self, decoder_layer: Module, num_layers: int,
+                 norm: Module | None = None) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers, self.norm = num_layers, norm
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool | None = None,
+                memory_is_causal: bool = False) -> Tensor:
+        x = tgt
+        for layer in self.layers:
+            x = layer(x, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+                      memory_key_padding_mask, bool(tgt_is_causal), memory_is_causal)
+        return self.norm(x) if self.norm is not None else x

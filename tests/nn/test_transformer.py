@@ -1,0 +1,97 @@
+"""MultiheadAttention and Transformer layers against torch.nn on the same weights (eval mode
+so dropout is off; train mode with dropout=0)."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember.nn as nn
+from tests.nn.helpers import compare, pair
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("mask", ["none", "bool", "float", "padding", "causal"])
+def test_multihead_attention(batch_first, mask):
+    t, e = pair(torch.nn.MultiheadAttention, nn.MultiheadAttention, 8, 2,
+                batch_first=batch_first)
+    rng = np.random.default_rng(0)
+    n, lq, ls = 3, 4, 5
+    shape = (lambda length: (n, length, 8)) if batch_first else (lambda length: (length, n, 8))
+    arrays = [rng.standard_normal(shape(lq)), rng.standard_normal(shape(ls)),
+              rng.standard_normal(shape(ls))]
+    kwargs = {}
+    if mask == "bool":
+        kwargs["attn_mask"] = rng.random((lq, ls)) < 0.3
+        kwargs["attn_mask"][:, 0] = False
+    elif mask == "float":
+        kwargs["attn_mask"] = rng.standard_normal((n * 2, lq, ls))
+    elif mask == "padding":
+        kwargs["key_padding_mask"] = np.array([[False] * 5, [False] * 3 + [True] * 2,
+                                               [True] + [False] * 4])
+    elif mask == "causal":
+        lq = ls
+        arrays[0] = rng.standard_normal(shape(ls))
+        kwargs["attn_mask"] = np.triu(np.ones((ls, ls), dtype=bool), 1)
+
+    class Wrap:  # passes the masks as keyword arguments to both libraries
+        def __init__(self, m, lib):
+            self.m, self.lib = m, lib
+
+        def train(self, mode):
+            self.m.train(mode)
+
+        def __call__(self, q, k, v):
+            kw = {key: self.lib.tensor(val) for key, val in kwargs.items()}
+            return self.m(q, k, v, **kw)
+
+        def named_parameters(self):
+            return self.m.named_parameters()
+
+        def state_dict(self):
+            return self.m.state_dict()
+
+    import ember
+    compare(Wrap(t, torch), Wrap(e, ember), inputs=arrays, train=False, rtol=1e-6)
+
+
+def test_multihead_attention_kdim_vdim_and_weights_per_head():
+    t, e = pair(torch.nn.MultiheadAttention, nn.MultiheadAttention, 6, 3, kdim=4, vdim=5,
+                batch_first=True)
+    assert list(e.state_dict()) == ["q_proj_weight", "k_proj_weight", "v_proj_weight",
+                                    "in_proj_bias", "out_proj.weight", "out_proj.bias"]
+    rng = np.random.default_rng(1)
+    q, k, v = rng.standard_normal((2, 3, 6)), rng.standard_normal((2, 4, 4)), \
+        rng.standard_normal((2, 4, 5))
+    import ember
+    out_t = t(*map(torch.tensor, (q, k, v)), average_attn_weights=False)
+    out_e = e(*map(ember.tensor, (q, k, v)), average_attn_weights=False)
+    for a, b in zip(out_e, out_t):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-7)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_encoder_layer(norm_first, activation):
+    t, e = pair(torch.nn.TransformerEncoderLayer, nn.TransformerEncoderLayer, 8, 2,
+                dim_feedforward=16, dropout=0.0, activation=activation, batch_first=True,
+                norm_first=norm_first)
+    compare(t, e, (2, 5, 8), train=True, rtol=1e-6)
+    compare(t, e, (2, 5, 8), train=False, rtol=1e-6)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_layer(norm_first):
+    t, e = pair(torch.nn.TransformerDecoderLayer, nn.TransformerDecoderLayer, 8, 2,
+                dim_feedforward=16, dropout=0.0, norm_first=norm_first)
+    compare(t, e, (4, 2, 8), (6, 2, 8), train=True, rtol=1e-6)
+
+
+def test_encoder_stack_state_dict_and_output():
+    tl = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    el = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    t = torch.nn.TransformerEncoder(tl, 2, norm=torch.nn.LayerNorm(8),
+                                    enable_nested_tensor=False).double()
+    e = nn.TransformerEncoder(el, 2, norm=nn.LayerNorm(8)).double()
+    assert list(e.state_dict()) == list(t.state_dict())
+    e.load_state_dict({k: v.numpy() for k, v in t.state_dict().items()})
+    compare(t, e, (2, 5, 8), train=False, rtol=1e-6)
