@@ -1,8 +1,13 @@
 """Optimizers and learning-rate schedules, under PyTorch's names (``ember.optim.AdamW``).
 
 Example:
-    >>> opt = ember.optim.AdamW(model.parameters(), lr=1e-3)
-    >>> sched = ember.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=100)
+    >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = ember.optim.AdamW([w], lr=0.1)
+    >>> sched = ember.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=10)
+    >>> for epoch in range(10):
+    ...     opt.zero_grad(); (w * w).sum().backward(); opt.step(); sched.step()
+    >>> w
+    tensor([ 0.4593, -1.4452], requires_grad=True)
 """
 
 from ember.optim import lr_scheduler

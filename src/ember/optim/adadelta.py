@@ -25,7 +25,12 @@ class Adadelta(ElementwiseOptimizer):
         u = rho * u + (1 - rho) * d * d;   p -= lr * d
 
     Example:
-        >>> opt = ember.optim.Adadelta(model.parameters())
+        >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ember.optim.Adadelta([w])
+        >>> for _ in range(3):
+        ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
+        >>> w
+        tensor([ 0.9903, -1.9903], requires_grad=True)
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9,

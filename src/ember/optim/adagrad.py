@@ -27,7 +27,12 @@ class Adagrad(ElementwiseOptimizer):
     in PyTorch. Sparse gradients are not supported (Ember has none).
 
     Example:
-        >>> opt = ember.optim.Adagrad(model.parameters(), lr=0.1)
+        >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ember.optim.Adagrad([w], lr=0.1)
+        >>> for _ in range(3):
+        ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
+        >>> w
+        tensor([ 0.7805, -1.7758], requires_grad=True)
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0,

@@ -30,8 +30,12 @@ class Adam(ElementwiseOptimizer):
     are accepted for porting and change nothing.
 
     Example:
-        >>> opt = ember.optim.Adam(model.parameters(), lr=1e-3)
-        >>> opt.zero_grad(); loss.backward(); opt.step()
+        >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ember.optim.Adam([w], lr=0.1)
+        >>> for _ in range(3):
+        ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
+        >>> w
+        tensor([ 0.7016, -1.7006], requires_grad=True)
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
@@ -78,7 +82,12 @@ class AdamW(Adam):
     before the Adam step; ``weight_decay`` defaults to 0.01.
 
     Example:
-        >>> opt = ember.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.05)
+        >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ember.optim.AdamW([w], lr=0.1, weight_decay=0.05)
+        >>> for _ in range(3):
+        ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
+        >>> w
+        tensor([ 0.6883, -1.6723], requires_grad=True)
     """
 
     decoupled_weight_decay = True

@@ -25,7 +25,12 @@ class Adamax(ElementwiseOptimizer):
         p -= lr / (1 - beta1**t) * m / u
 
     Example:
-        >>> opt = ember.optim.Adamax(model.parameters(), lr=2e-3)
+        >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ember.optim.Adamax([w], lr=0.1)
+        >>> for _ in range(3):
+        ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
+        >>> w
+        tensor([ 0.7155, -1.7076], requires_grad=True)
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 2e-3,

@@ -23,7 +23,12 @@ class Lion(ElementwiseOptimizer):
     weight decay 3-10x larger, as the paper advises.
 
     Example:
-        >>> opt = ember.optim.Lion(model.parameters(), lr=1e-4, weight_decay=1.0)
+        >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ember.optim.Lion([w], lr=0.1, weight_decay=0.5)
+        >>> for _ in range(3):
+        ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
+        >>> w
+        tensor([ 0.5721, -1.4295], requires_grad=True)
     """
 
     decoupled_weight_decay = True

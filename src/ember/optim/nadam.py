@@ -29,7 +29,12 @@ class NAdam(ElementwiseOptimizer):
     ``P_t`` (``mu_product``) is kept in float32, as PyTorch keeps it.
 
     Example:
-        >>> opt = ember.optim.NAdam(model.parameters(), lr=2e-3)
+        >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ember.optim.NAdam([w], lr=0.1)
+        >>> for _ in range(3):
+        ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
+        >>> w
+        tensor([ 0.7527, -1.7475], requires_grad=True)
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 2e-3,

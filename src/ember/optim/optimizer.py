@@ -53,8 +53,13 @@ class Optimizer:
         defaults: the hyperparameters a group takes when it does not give them.
 
     Example:
+        >>> w, b = ember.ones(2, requires_grad=True), ember.zeros(1, requires_grad=True)
         >>> opt = ember.optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.01}], lr=0.1)
-        >>> opt.zero_grad(); loss.backward(); opt.step()
+        >>> opt.zero_grad(); ((w * 3).sum() + b.sum()).backward(); opt.step()
+        >>> w, b
+        (tensor([0.7000, 0.7000], requires_grad=True), tensor([-0.0100], requires_grad=True))
+        >>> opt.state_dict()["param_groups"][1]["params"]
+        [1]
     """
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
@@ -86,7 +91,10 @@ class Optimizer:
         """Adds a group of parameters with its own hyperparameters (e.g. when unfreezing layers).
 
         Example:
-            >>> opt.add_param_group({"params": head.parameters(), "lr": 1e-3})
+            >>> opt = ember.optim.SGD([ember.ones(2, requires_grad=True)], lr=0.1)
+            >>> opt.add_param_group({"params": [ember.ones(3, requires_grad=True)], "lr": 1e-3})
+            >>> [group["lr"] for group in opt.param_groups]
+            [0.1, 0.001]
         """
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")

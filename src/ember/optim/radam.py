@@ -28,7 +28,12 @@ class RAdam(ElementwiseOptimizer):
         otherwise:  p -= lr * m^          (r_t: the variance rectification term)
 
     Example:
-        >>> opt = ember.optim.RAdam(model.parameters(), lr=1e-3)
+        >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ember.optim.RAdam([w], lr=0.1)
+        >>> for _ in range(3):
+        ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
+        >>> w
+        tensor([ 0.4623, -0.9246], requires_grad=True)
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,

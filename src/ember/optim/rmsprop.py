@@ -27,7 +27,12 @@ class RMSprop(ElementwiseOptimizer):
         with momentum: b = momentum * b + g / d,  p -= lr * b
 
     Example:
-        >>> opt = ember.optim.RMSprop(model.parameters(), lr=1e-2, momentum=0.9, centered=True)
+        >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ember.optim.RMSprop([w], lr=0.01, momentum=0.9, centered=True)
+        >>> for _ in range(3):
+        ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
+        >>> w
+        tensor([ 0.5497, -1.5407], requires_grad=True)
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,

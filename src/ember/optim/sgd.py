@@ -22,8 +22,12 @@ class SGD(ElementwiseOptimizer):
     ``foreach``/``fused`` are accepted for porting and change nothing (one implementation).
 
     Example:
-        >>> opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        >>> opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
+        >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ember.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> for _ in range(3):
+        ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
+        >>> w
+        tensor([ 0.0620, -0.1240], requires_grad=True)
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,

@@ -2,10 +2,12 @@
 (``ember.optim.lr_scheduler.CosineAnnealingLR``).
 
 Example:
-    >>> opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1, momentum=0.9)
     >>> sched = ember.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=1000)
-    >>> for batch in loader:
-    ...     train_step(batch); opt.step(); sched.step()
+    >>> for batch in range(300):
+    ...     opt.step(); sched.step()       # after each batch
+    >>> round(sched.get_last_lr()[0], 4), round(opt.param_groups[0]["momentum"], 4)
+    (0.1, 0.85)
 """
 
 from ember.optim.lr_scheduler.base import LRScheduler

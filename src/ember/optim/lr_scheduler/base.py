@@ -35,9 +35,12 @@ class LRScheduler:
             each group's ``initial_lr``).
 
     Example:
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
         >>> sched = ember.optim.lr_scheduler.StepLR(opt, step_size=30, gamma=0.1)
         >>> for epoch in range(100):
-        ...     train_one_epoch(); sched.step()
+        ...     opt.step(); sched.step()        # after each epoch's training
+        >>> round(sched.get_last_lr()[0], 6), sched.last_epoch
+        (0.0001, 100)
     """
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:

@@ -56,9 +56,14 @@ class SequentialLR(_Composite):
     scheduler starts from epoch 0 at its milestone.
 
     Example:
-        >>> warmup = LinearLR(opt, start_factor=0.1, total_iters=5)
-        >>> decay = CosineAnnealingLR(opt, T_max=95)
-        >>> sched = SequentialLR(opt, [warmup, decay], milestones=[5])
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = SequentialLR(opt, [LinearLR(opt, start_factor=0.5, total_iters=2),
+        ...                                  ExponentialLR(opt, gamma=0.5)], milestones=[2])
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     opt.step(); lrs.append(round(sched.get_last_lr()[0], 4)); sched.step()
+        >>> lrs
+        [0.05, 0.075, 0.1, 0.05, 0.025, 0.0125]
     """
 
     def __init__(self, optimizer: Optimizer, schedulers: list[LRScheduler],
@@ -106,8 +111,14 @@ class ChainedScheduler(_Composite):
     """Steps every scheduler in the list at each ``step()``, so their factors compose.
 
     Example:
-        >>> sched = ChainedScheduler([ConstantLR(opt, factor=0.1, total_iters=2),
-        ...                           ExponentialLR(opt, gamma=0.9)])
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = ChainedScheduler([ConstantLR(opt, factor=0.5, total_iters=2),
+        ...                             ExponentialLR(opt, gamma=0.9)])
+        >>> lrs = []
+        >>> for epoch in range(4):
+        ...     opt.step(); lrs.append(round(sched.get_last_lr()[0], 4)); sched.step()
+        >>> lrs
+        [0.05, 0.045, 0.081, 0.0729]
     """
 
     def __init__(self, schedulers: Sequence[LRScheduler],

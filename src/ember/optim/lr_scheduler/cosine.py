@@ -15,7 +15,13 @@ class CosineAnnealingLR(LRScheduler):
     epochs (and back up over the next ``T_max``, as PyTorch's recursive form does).
 
     Example:
-        >>> sched = CosineAnnealingLR(opt, T_max=100, eta_min=1e-5)
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = CosineAnnealingLR(opt, T_max=4, eta_min=0.01)
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     opt.step(); lrs.append(round(sched.get_last_lr()[0], 4)); sched.step()
+        >>> lrs
+        [0.1, 0.0868, 0.055, 0.0232, 0.01, 0.0232]
     """
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
@@ -48,10 +54,15 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     fractional epochs, for stepping once per batch.
 
     Example:
-        >>> sched = CosineAnnealingWarmRestarts(opt, T_0=10, T_mult=2)
-        >>> for epoch in range(20):
-        ...     for i, batch in enumerate(loader):
-        ...         train(batch); sched.step(epoch + i / len(loader))
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=2)
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     for i in range(2):                 # two batches per epoch
+        ...         opt.step(); sched.step(epoch + i / 2)
+        ...         lrs.append(round(sched.get_last_lr()[0], 4))
+        >>> lrs
+        [0.1, 0.0854, 0.05, 0.0146, 0.1, 0.0962, 0.0854, 0.0691, 0.05, 0.0309, 0.0146, 0.0038]
     """
 
     def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1,  # noqa: N803

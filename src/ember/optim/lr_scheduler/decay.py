@@ -20,7 +20,13 @@ class StepLR(LRScheduler):
     """Multiplies the lr by ``gamma`` every ``step_size`` epochs.
 
     Example:
-        >>> sched = StepLR(opt, step_size=30, gamma=0.1)   # lr 0.05 until 30, 0.005 until 60…
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = StepLR(opt, step_size=2, gamma=0.5)
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     opt.step(); lrs.append(round(sched.get_last_lr()[0], 4)); sched.step()
+        >>> lrs
+        [0.1, 0.1, 0.05, 0.05, 0.025, 0.025]
     """
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
@@ -42,7 +48,13 @@ class MultiStepLR(LRScheduler):
     """Multiplies the lr by ``gamma`` at each milestone epoch (twice if listed twice).
 
     Example:
-        >>> sched = MultiStepLR(opt, milestones=[30, 80], gamma=0.1)
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = MultiStepLR(opt, milestones=[2, 5], gamma=0.1)
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     opt.step(); lrs.append(round(sched.get_last_lr()[0], 4)); sched.step()
+        >>> lrs
+        [0.1, 0.1, 0.01, 0.01, 0.01, 0.001]
     """
 
     def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1,
@@ -71,7 +83,13 @@ class ExponentialLR(LRScheduler):
     """Multiplies the lr by ``gamma`` every epoch.
 
     Example:
-        >>> sched = ExponentialLR(opt, gamma=0.95)
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = ExponentialLR(opt, gamma=0.5)
+        >>> lrs = []
+        >>> for epoch in range(4):
+        ...     opt.step(); lrs.append(round(sched.get_last_lr()[0], 4)); sched.step()
+        >>> lrs
+        [0.1, 0.05, 0.025, 0.0125]
     """
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
@@ -91,7 +109,13 @@ class ConstantLR(LRScheduler):
     """Multiplies the lr by ``factor`` until epoch ``total_iters``, then restores it.
 
     Example:
-        >>> sched = ConstantLR(opt, factor=0.5, total_iters=4)
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = ConstantLR(opt, factor=0.5, total_iters=2)
+        >>> lrs = []
+        >>> for epoch in range(4):
+        ...     opt.step(); lrs.append(round(sched.get_last_lr()[0], 4)); sched.step()
+        >>> lrs
+        [0.05, 0.05, 0.1, 0.1]
     """
 
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
@@ -119,7 +143,13 @@ class LinearLR(LRScheduler):
     ``total_iters`` epochs (a warm-up).
 
     Example:
-        >>> sched = LinearLR(opt, start_factor=0.1, total_iters=10)
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = LinearLR(opt, start_factor=0.25, total_iters=3)
+        >>> lrs = []
+        >>> for epoch in range(5):
+        ...     opt.step(); lrs.append(round(sched.get_last_lr()[0], 4)); sched.step()
+        >>> lrs
+        [0.025, 0.05, 0.075, 0.1, 0.1]
     """
 
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
@@ -154,7 +184,13 @@ class PolynomialLR(LRScheduler):
     """Decays the lr as ``(1 - epoch / total_iters) ** power`` until ``total_iters``.
 
     Example:
-        >>> sched = PolynomialLR(opt, total_iters=100, power=2.0)
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = PolynomialLR(opt, total_iters=4, power=2.0)
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     opt.step(); lrs.append(round(sched.get_last_lr()[0], 4)); sched.step()
+        >>> lrs
+        [0.1, 0.0563, 0.025, 0.0062, 0.0, 0.0]
     """
 
     def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
@@ -210,7 +246,13 @@ class LambdaLR(_LambdaScheduler):
     """Sets the lr to ``initial_lr * lr_lambda(epoch)`` (one function, or one per group).
 
     Example:
-        >>> sched = LambdaLR(opt, lr_lambda=lambda epoch: 0.95 ** epoch)
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = LambdaLR(opt, lr_lambda=lambda epoch: 0.5 ** epoch)
+        >>> lrs = []
+        >>> for epoch in range(4):
+        ...     opt.step(); lrs.append(round(sched.get_last_lr()[0], 4)); sched.step()
+        >>> lrs
+        [0.1, 0.05, 0.025, 0.0125]
     """
 
     def get_lr(self) -> list[float]:
@@ -222,7 +264,13 @@ class MultiplicativeLR(_LambdaScheduler):
     """Multiplies the lr by ``lr_lambda(epoch)`` every epoch after the first.
 
     Example:
-        >>> sched = MultiplicativeLR(opt, lr_lambda=lambda epoch: 0.95)
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = MultiplicativeLR(opt, lr_lambda=lambda epoch: 0.9)
+        >>> lrs = []
+        >>> for epoch in range(4):
+        ...     opt.step(); lrs.append(round(sched.get_last_lr()[0], 4)); sched.step()
+        >>> lrs
+        [0.1, 0.09, 0.081, 0.0729]
     """
 
     def get_lr(self) -> list[float]:

@@ -24,7 +24,13 @@ class OneCycleLR(LRScheduler):
     after every batch.
 
     Example:
-        >>> sched = OneCycleLR(opt, max_lr=0.1, epochs=10, steps_per_epoch=len(loader))
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = OneCycleLR(opt, max_lr=1.0, total_steps=6)
+        >>> lrs = []
+        >>> for epoch in range(6):
+        ...     opt.step(); lrs.append(round(sched.get_last_lr()[0], 4)); sched.step()
+        >>> lrs
+        [0.04, 0.9944, 0.8117, 0.4626, 0.1335, 0.0]
     """
 
     def __init__(self, optimizer: Optimizer, max_lr: float | list[float],

@@ -23,9 +23,12 @@ class ReduceLROnPlateau(LRScheduler):
         min_lr: a floor for each group's lr; ``eps``: smaller changes are skipped.
 
     Example:
-        >>> sched = ReduceLROnPlateau(opt, mode="min", patience=3)
-        >>> for epoch in range(50):
-        ...     train(); sched.step(validation_loss())
+        >>> opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=0.1)
+        >>> sched = ReduceLROnPlateau(opt, mode="min", patience=1)
+        >>> for val_loss in [1.0, 0.8, 0.8, 0.8, 0.8, 0.7]:
+        ...     opt.step(); sched.step(val_loss)   # after each epoch's validation
+        >>> [round(lr, 6) for lr in sched.get_last_lr()]   # reduced once, after 3 x 0.8
+        [0.01]
     """
 
     def __init__(self, optimizer: Optimizer, mode: Literal["min", "max"] = "min",

@@ -1,0 +1,25 @@
+"""The examples in the docstrings of ember.optim run and print what they say."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+import ember
+from ember.optim import lr_scheduler
+
+MODULES = ["", "lr_scheduler", "optimizer", "sgd", "adam", "adagrad", "adadelta", "adamax",
+           "nadam", "radam", "rmsprop", "lion", "lr_scheduler.base", "lr_scheduler.decay",
+           "lr_scheduler.cosine", "lr_scheduler.one_cycle", "lr_scheduler.composite",
+           "lr_scheduler.plateau"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(f"ember.optim.{name}".rstrip("."))
+    names = {n: getattr(lr_scheduler, n) for n in lr_scheduler.__all__}
+    result = doctest.testmod(module, extraglobs={"ember": ember, **names},
+                             optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
