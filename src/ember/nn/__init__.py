@@ -27,6 +27,7 @@ from ember.nn.normalization import __all__ as _normalization
 from ember.nn.parameter import Buffer, Parameter
 from ember.nn.pooling import *  # noqa: F403
 from ember.nn.pooling import __all__ as _pooling
+from ember.nn.rnn import GRU, LSTM, RNN, RNNBase
 from ember.nn.sparse import Embedding
 from ember.nn.transformer import *  # noqa: F403
 from ember.nn.transformer import __all__ as _transformer
@@ -37,4 +38,4 @@ __all__ = ["functional", "init", "utils", "Parameter", "Buffer", "Module", "Sequ
            "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "Flatten", "Unflatten", "Embedding", *_activation, *_conv, *_dropout,
            *_loss, *_normalization, *_pooling, *_upsampling, "MultiheadAttention",
-           *_transformer]
+           *_transformer, "RNNBase", "RNN", "LSTM", "GRU"]

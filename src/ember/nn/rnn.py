@@ -1,0 +1,247 @@
+"""Recurrent layers ``RNN``, ``LSTM`` and ``GRU`` with PyTorch's parameter names
+(``weight_ih_l0``, ``weight_hh_l0_reverse``, …), shapes and gate order (LSTM: i, f, g, o;
+GRU: r, z, n), so state dicts load across.
+
+The input projection of all time steps is one matrix product; only the recurrence loops over
+time.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import ember
+from ember.nn import functional as F
+from ember.nn import init
+from ember.nn.linear import _empty
+from ember.nn.module import Module
+from ember.tensor import Tensor
+
+__all__ = ["RNN", "LSTM", "GRU"]
+
+
+def _rnn_tanh(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
+    return F.linear(h, w_hh, b_hh).add(x).tanh(), None
+
+
+def _rnn_relu(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
+    return F.linear(h, w_hh, b_hh).add(x).relu(), None
+
+
+def _lstm(x: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
+    i, f, g, o = (x + F.linear(h, w_hh, b_hh)).chunk(4, -1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * c.tanh(), c
+
+
+def _gru(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
+    xr, xz, xn = x.chunk(3, -1)
+    hr, hz, hn = F.linear(h, w_hh, b_hh).chunk(3, -1)
+    r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
+    n = (xn + r * hn).tanh()
+    return (1 - z) * n + z * h, None
+
+
+class RNNBase(Module):
+    """The shared machinery: parameters per layer and direction, the time loop, dropout
+    between layers, batch-first and unbatched inputs."""
+
+    _gates = 1
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        if proj_size:
+            raise NotImplementedError("proj_size is not supported in Ember's LSTM")
+        if not 0 <= dropout <= 1:
+            raise ValueError("dropout should be a number in range [0, 1]")
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        directions = 2 if bidirectional else 1
+        gate_size = self._gates * hidden_size
+        kw = {"dtype": dtype, "device": device}
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            layer_input = input_size if layer == 0 else hidden_size * directions
+            for d in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if d else "")
+                shapes = [("weight_ih", (gate_size, layer_input)),
+                          ("weight_hh", (gate_size, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                for name, shape in shapes:
+                    setattr(self, name + suffix, _empty(*shape, **kw))
+                    self._flat_weights_names.append(name + suffix)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _cell(self) -> Any:
+        raise NotImplementedError
+
+    def _params(self, layer: int, d: int) -> tuple:
+        suffix = f"_l{layer}" + ("_reverse" if d else "")
+        get = self._parameters.get
+        return (get("weight_ih" + suffix), get("weight_hh" + suffix), get("bias_ih" + suffix),
+                get("bias_hh" + suffix))
+
+    def _run(self, input: Tensor, hx: Tensor | None, cx: Tensor | None) -> tuple:
+        unbatched = input.ndim == 2
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
+                             f"{input.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise ValueError(f"{type(self).__name__}: input.size(-1) must be equal to "
+                             f"input_size. Expected {self.input_size}, got {input.shape[-1]}")
+        if unbatched:
+            input = input.unsqueeze(1)
+            hx = None if hx is None else hx.unsqueeze(1)
+            cx = None if cx is None else cx.unsqueeze(1)
+        elif self.batch_first:
+            input = input.transpose(0, 1)
+        steps, batch = input.shape[0], input.shape[1]
+        directions = 2 if self.bidirectional else 1
+        state_shape = (self.num_layers * directions, batch, self.hidden_size)
+        for name, s in (("hx", hx), ("cx", cx)):
+            if s is not None and tuple(s.shape) != state_shape:
+                raise ValueError(f"{type(self).__name__}: expected {name} of shape "
+                                 f"{state_shape}, got {tuple(s.shape)}")
+        if hx is None:
+            hx = ember.zeros(*state_shape, dtype=input.dtype, device=input.device)
+        if cx is None and self.mode == "LSTM":
+            cx = ember.zeros(*state_shape, dtype=input.dtype, device=input.device)
+        cell = self._cell()
+        x, h_out, c_out = input, [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                w_ih, w_hh, b_ih, b_hh = self._params(layer, d)
+                k = layer * directions + d
+                h, c = hx[k], None if cx is None else cx[k]
+                projected = F.linear(x, w_ih, b_ih)  # all time steps at once
+                order = range(steps - 1, -1, -1) if d else range(steps)
+                ys = [None] * steps
+                for t in order:
+                    h, c = cell(projected[t], h, c, w_hh, b_hh)
+                    ys[t] = h
+                outs.append(ember.stack(ys) if steps else
+                            ember.zeros(0, batch, self.hidden_size, dtype=input.dtype))
+                h_out.append(h)
+                c_out.append(c)
+            x = outs[0] if directions == 1 else ember.cat(outs, dim=-1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout)
+        h_n = ember.stack(h_out)
+        c_n = ember.stack(c_out) if self.mode == "LSTM" else None
+        if unbatched:
+            x, h_n = x.squeeze(1), h_n.squeeze(1)
+            c_n = None if c_n is None else c_n.squeeze(1)
+        elif self.batch_first:
+            x = x.transpose(0, 1)
+        return x, h_n, c_n
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+
+class RNN(RNNBase):
+    """Elman RNN: ``h' = tanh(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh)`` (or relu).
+
+    Example:
+        >>> rnn = nn.RNN(10, 20, 2)
+        >>> out, h = rnn(ember.randn(5, 3, 10))
+        >>> out.shape, h.shape
+        ((5, 3, 20), (2, 3, 20))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             "'relu'.")
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
+                         hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def _cell(self) -> Any:
+        return _rnn_tanh if self.nonlinearity == "tanh" else _rnn_relu
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        out, h, _ = self._run(input, hx, None)
+        return out, h
+
+
+class LSTM(RNNBase):
+    """Long short-term memory; ``forward(input, (h0, c0))`` returns
+    ``(output, (h_n, c_n))``.
+
+    Example:
+        >>> lstm = nn.LSTM(10, 20, batch_first=True, bidirectional=True)
+        >>> out, (h, c) = lstm(ember.randn(3, 5, 10))
+        >>> out.shape, h.shape
+        ((3, 5, 40), (2, 3, 20))
+    """
+
+    _gates = 4
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, proj_size, device, dtype)
+
+    def _cell(self) -> Any:
+        return _lstm
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        h0, c0 = (None, None) if hx is None else hx
+        out, h, c = self._run(input, h0, c0)
+        return out, (h, c)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit (PyTorch's form: the reset gate multiplies ``h W_hnᵀ + b_hn``).
+
+    Example:
+        >>> out, h = nn.GRU(4, 6)(ember.randn(7, 2, 4))
+        >>> out.shape
+        (7, 2, 6)
+    """
+
+    _gates = 3
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, device: Any = None, dtype: Any = None) -> None:
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, device=device, dtype=dtype)
+
+    def _cell(self) -> Any:
+        return _gru
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        out, h, _ = self._run(input, hx, None)
+        return out, h

@@ -1,0 +1,68 @@
+"""RNN, LSTM and GRU against torch.nn on the same weights: outputs, final states, gradients
+with respect to inputs, initial states and every parameter; state-dict keys."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn as nn
+from tests.nn.helpers import compare, pair
+
+CONFIGS = [
+    {}, {"num_layers": 2, "bidirectional": True}, {"batch_first": True, "bias": False},
+    {"num_layers": 2, "dropout": 0.5},
+]
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: "-".join(c) or "default")
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+def test_matches_torch(name, cfg):
+    t, e = pair(getattr(torch.nn, name), getattr(nn, name), 3, 4, **cfg)
+    shape = (2, 5, 3) if cfg.get("batch_first") else (5, 2, 3)
+    compare(t, e, shape, train=not cfg.get("dropout"), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+def test_initial_state_and_unbatched(name):
+    t, e = pair(getattr(torch.nn, name), getattr(nn, name), 3, 4, num_layers=2,
+                bidirectional=True)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 2, 3))
+    h0 = rng.standard_normal((4, 2, 4))
+    states = (h0, rng.standard_normal((4, 2, 4))) if name == "LSTM" else h0
+
+    def run(lib, m, x, states):
+        s = tuple(lib.tensor(a, requires_grad=True) for a in states) if name == "LSTM" \
+            else lib.tensor(states, requires_grad=True)
+        out = m(lib.tensor(x), s)
+        return out, s
+
+    (ot, st), (oe, se) = run(torch, t, x, states), run(ember, e, x, states)
+    flat_t = [ot[0], *(ot[1] if name == "LSTM" else (ot[1],))]
+    flat_e = [oe[0], *(oe[1] if name == "LSTM" else (oe[1],))]
+    for a, b in zip(flat_e, flat_t):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)
+    sum(x.sum() for x in flat_t).backward()
+    sum(x.sum() for x in flat_e).backward()
+    for a, b in zip(se if name == "LSTM" else (se,), st if name == "LSTM" else (st,)):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-6, atol=1e-12)
+    compare(t, e, (5, 3), rtol=1e-6)  # unbatched input
+
+
+def test_state_dict_names_and_repr():
+    t = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    e = nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    assert list(e.state_dict()) == list(t.state_dict())
+    assert repr(e) == repr(t)
+    assert repr(nn.RNN(2, 3, nonlinearity="relu")) == repr(torch.nn.RNN(2, 3,
+                                                                        nonlinearity="relu"))
+    bound = 1 / np.sqrt(4)
+    assert all(float(p.abs().max()) <= bound for p in e.parameters())
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="input_size"):
+        nn.GRU(3, 4)(ember.randn(5, 2, 7))
+    with pytest.raises(ValueError, match="expected hx of shape"):
+        nn.RNN(3, 4)(ember.randn(5, 2, 3), ember.zeros(2, 2, 4))
