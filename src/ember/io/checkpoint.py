@@ -49,7 +49,7 @@ VERSION = 1
 TREE_KEY = "ember"
 
 PathOrFile = str | os.PathLike | BinaryIO
-MapLocation = str | Device | Mapping[str, Any] | Callable | None
+MapLocation = str | Device | Mapping[str, Any] | None
 
 
 # -- encoding: object -> (JSON tree, {name: array}) -----------------------------------------------
