@@ -7,7 +7,7 @@ seed gives different numbers than in PyTorch.
 
 Example:
     >>> w = ember.empty(3, 5)
-    >>> nn.init.kaiming_uniform_(w, a=5 ** 0.5)
+    >>> _ = nn.init.kaiming_uniform_(w, a=5 ** 0.5)
     >>> nn.init.zeros_(ember.empty(3))
     tensor([0., 0., 0.])
 """
@@ -183,7 +183,8 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     ``a=√5``.
 
     Example:
-        >>> nn.init.kaiming_uniform_(ember.empty(4, 3), mode="fan_in", nonlinearity="relu")
+        >>> nn.init.kaiming_uniform_(ember.empty(4, 3), mode="fan_in", nonlinearity="relu").shape
+        (4, 3)
     """
     if 0 in tensor.shape:
         return tensor

@@ -8,26 +8,15 @@ nested dict (a pytree) for functional use.
 
 from __future__ import annotations
 
-from collections import OrderedDict, namedtuple
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
 from ember.nn.parameter import Buffer, Parameter
+from ember.nn.state_dict import StateDictMixin
 from ember.tensor import RemovableHandle, Tensor
 
 __all__ = ["Module"]
-
-
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    """What :meth:`Module.load_state_dict` returns (PyTorch's named tuple)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
 
 
 class _Hook:
@@ -53,7 +42,7 @@ def _addindent(text: str, spaces: int) -> str:
         "\n".join([lines[0]] + [" " * spaces + line for line in lines[1:]])
 
 
-class Module:
+class Module(StateDictMixin):
     """Base class for all neural-network modules; subclasses define ``forward``.
 
     Example:
@@ -410,8 +399,8 @@ class Module:
         """Calls ``fn`` on every submodule (children first), then on this module.
 
         Example:
-            >>> model.apply(lambda m: nn.init.zeros_(m.bias) if isinstance(m, nn.Linear)
-            ...             else None)
+            >>> _ = model.apply(lambda m: nn.init.zeros_(m.bias) if isinstance(m, nn.Linear)
+            ...                 else None)
         """
         for module in self.children():
             module.apply(fn)
@@ -472,112 +461,6 @@ class Module:
     def cuda(self, device: Any = None) -> Module:
         return self.to("cuda" if device is None else device)
 
-    # -- state dicts -------------------------------------------------------------------------
-    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        for name, p in self._parameters.items():
-            if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
-
-    def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
-                   keep_vars: bool = False) -> dict[str, Tensor]:
-        """Parameters and persistent buffers by dotted name (detached, sharing memory), in
-        PyTorch's order and with PyTorch's key names.
-
-        Example:
-            >>> list(nn.Linear(2, 3).state_dict())
-            ['weight', 'bias']
-        """
-        if args:  # PyTorch's deprecated positional form (destination, prefix, keep_vars)
-            destination, prefix, keep_vars = (list(args) + [destination, prefix,
-                                                            keep_vars][len(args):])[:3]
-        if destination is None:
-            destination = OrderedDict()
-        self._save_to_state_dict(destination, prefix, keep_vars)
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".",
-                                  keep_vars=keep_vars)
-        for hook in self._state_dict_hooks:
-            result = hook.fn(self, destination, prefix, {})
-            if result is not None:
-                destination = result
-        return destination
-
-    def _load_from_state_dict(self, state_dict: Mapping, prefix: str, local_metadata: dict,
-                              strict: bool, missing_keys: list, unexpected_keys: list,
-                              error_msgs: list) -> None:
-        """Copies this module's own entries from ``state_dict`` (PyTorch's signature, so
-        subclasses can override it to convert old checkpoints)."""
-        assign = local_metadata.get("assign_to_params_buffers", False)
-        persistent = {k: v for k, v in self._buffers.items()
-                      if k not in self._non_persistent_buffers_set}
-        for store, items in (("_parameters", self._parameters), ("_buffers", persistent)):
-            for name, current in list(items.items()):
-                if current is None:
-                    continue
-                key = prefix + name
-                if key not in state_dict:
-                    missing_keys.append(key)
-                    continue
-                value = _as_tensor(state_dict[key])
-                if tuple(value.shape) != tuple(current.shape):
-                    error_msgs.append(f"size mismatch for {key}: copying a param with shape "
-                                      f"{tuple(value.shape)} from checkpoint, the shape in "
-                                      f"current model is {tuple(current.shape)}.")
-                    continue
-                if assign:
-                    if store == "_parameters":
-                        new = Parameter(value.detach(), current.requires_grad)
-                    else:
-                        new = value.detach()
-                    getattr(self, store)[name] = new
-                else:
-                    with no_grad():
-                        current[...] = value
-        if strict:
-            own = set(self._parameters) | set(persistent) | set(self._modules)
-            for key in state_dict:
-                if key.startswith(prefix):
-                    first = key[len(prefix):].split(".", 1)[0]
-                    if first not in own and key not in unexpected_keys:
-                        unexpected_keys.append(key)
-
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
-                        assign: bool = False) -> _IncompatibleKeys:
-        """Copies parameters and buffers from ``state_dict`` (values may be tensors or NumPy
-        arrays) into this module. With ``strict`` every key must match, and one error lists
-        all missing, unexpected and wrongly shaped keys; with ``assign`` the module takes the
-        given tensors instead of copying into its own. Shape mismatches are errors even when
-        not strict (as in PyTorch).
-
-        Example:
-            >>> b = nn.Linear(2, 3); b.load_state_dict(nn.Linear(2, 3).state_dict())
-            <All keys matched successfully>
-        """
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing: list[str] = []
-        unexpected: list[str] = []
-        errors: list[str] = []
-        meta = {"assign_to_params_buffers": assign}
-        for prefix, module in self.named_modules(remove_duplicate=False):
-            module._load_from_state_dict(state_dict, prefix + "." if prefix else "", meta,
-                                         True, missing, unexpected, errors)
-        if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in missing) + ". ")
-        if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                               + "\n\t".join(errors))
-        return _IncompatibleKeys(missing, unexpected)
-
     # -- printing ----------------------------------------------------------------------------
     def extra_repr(self) -> str:
         """The text inside this module's parentheses in its repr; layers override it."""
@@ -633,11 +516,3 @@ def _is_device_like(x: Any) -> bool:
     if isinstance(x, Device):
         return True
     return isinstance(x, str) and x.split(":")[0] in ("cpu", "cuda")
-
-
-def _as_tensor(value: Any) -> Tensor:
-    if isinstance(value, Tensor):
-        return value
-    from ember.ops.creation import as_tensor
-
-    return as_tensor(value)

@@ -1,0 +1,27 @@
+"""The docstring examples of ember.nn run and print what they say."""
+
+import doctest
+import importlib
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+
+MODULES = ["parameter", "module", "state_dict", "containers", "linear", "flatten",
+           "activation", "conv", "pooling", "normalization", "dropout", "sparse", "upsampling",
+           "loss", "init", "attention", "transformer", "rnn", "utils.clip_grad",
+           "utils.convert_parameters"]
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_docstring_examples(module):
+    mod = importlib.import_module(f"ember.nn.{module}")
+    model = nn.Sequential(nn.Linear(2, 2))
+    model(ember.randn(3, 2)).sum().backward()
+    glob = {"ember": ember, "nn": nn, "F": F, "np": np, "m": nn.Linear(2, 2), "model": model}
+    result = doctest.testmod(mod, extraglobs=glob, optionflags=doctest.NORMALIZE_WHITESPACE
+                             | doctest.ELLIPSIS)
+    assert result.failed == 0
