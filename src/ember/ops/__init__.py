@@ -17,6 +17,7 @@ from ember.ops.diagonal import *  # noqa: F403
 from ember.ops.distance import *  # noqa: F403
 from ember.ops.dropout import *  # noqa: F403
 from ember.ops.embedding import *  # noqa: F403
+from ember.ops.fill import *  # noqa: F403
 from ember.ops.gather import *  # noqa: F403
 from ember.ops.im2col import *  # noqa: F403
 from ember.ops.indexing import *  # noqa: F403
@@ -41,7 +42,7 @@ from ember.ops.unary import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
 _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "conv", "convert",
-             "creation", "diagonal", "distance", "dropout", "embedding", "gather", "im2col",
+             "creation", "diagonal", "distance", "dropout", "embedding", "fill", "gather", "im2col",
              "indexing", "interpolate", "join", "linalg", "linear", "loss", "margin_loss",
              "normalization", "pad", "pixel_shuffle", "pool", "random", "reduce", "select",
              "shape", "softmax", "sort", "unary")

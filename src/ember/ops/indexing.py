@@ -16,13 +16,12 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.autograd.grad_mode import GRAD
 from ember.errors import DTypeError, GradError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
 from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
-from ember.ops.inplace import bind_inplace, inplace
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.inplace import bind_inplace, inplace, needs_history
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["index_put", "masked_fill", "masked_select", "nonzero", "argwhere"]
@@ -376,9 +375,7 @@ def as_values(value: Any, like: Tensor) -> Tensor:
 def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: Tensor,
          mode: str) -> Tensor:
     """Writes ``values`` into ``x`` in place; directly when no gradient or trace can see it."""
-    seen = GRAD.enabled and (x.requires_grad or values.requires_grad
-                             or (x._view is not None and x._view.base.requires_grad))
-    if DISPATCH.handler is None and not seen:
+    if not needs_history(x, values):
         view = x._data[_basic_key(basic)] if basic else x._data
         key = _adv_key(tuple(a._data for a in arrays), dims) if arrays else ...
         try:

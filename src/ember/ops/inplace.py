@@ -63,6 +63,14 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
     old = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx, x._vc)
     _tell_handlers("on_alias", old, x)
     result = compute(old)
+    if GRAD.enabled and old.requires_grad and not result.requires_grad and \
+            result.dtype.is_floating_point:
+        # a value that ignores the old one (fill_, copy_ of a constant): keep x in the graph
+        # with a zero gradient, as PyTorch's FillBackward does
+        from ember.ops.creation import zeros
+        from ember.ops.select import where
+
+        result = where(zeros((), dtype="bool", device=old.device), old, result)
     if result.shape != x.shape:
         raise ShapeError(f"{name}: the result has shape {tuple(result.shape)} but the tensor "
                          f"written in place has shape {tuple(x.shape)}; in-place ops cannot "
@@ -113,6 +121,17 @@ def _write_through_base(x: Tensor, name: str, result: Tensor) -> None:
     base._vc.value += 1
     base._node, base._idx, base.requires_grad = new_base._node, new_base._idx, True
     refresh_view(x)
+
+
+def needs_history(x: Tensor, *sources: Tensor) -> bool:
+    """Whether writing into ``x`` must be recorded (a gradient or a transform can see it), or
+    can go straight into memory (no grad mode, nothing requires grad, no trace)."""
+    if DISPATCH.handler is not None:
+        return True
+    if not GRAD.enabled:
+        return False
+    return x.requires_grad or any(s.requires_grad for s in sources) or (
+        x._view is not None and x._view.base.requires_grad)
 
 
 def inplace_method(name: str, fn: Callable[..., Tensor]) -> Callable[..., Tensor]:

@@ -33,6 +33,9 @@ class Where(Primitive):
     def forward(self, xp, condition, a, b):
         return xp.where(condition, a, b)
 
+    def reads(self, ctx, i):
+        return i == 0  # only the condition's values; a and b give shapes
+
     def infer(self, condition, a, b):
         if condition.dtype is not dtypes.bool_:
             raise DTypeError(f"where: the condition must be a bool tensor, got "

@@ -1,0 +1,73 @@
+"""Filling tensors in place: ``fill_``, ``zero_``, ``copy_`` and the random fills
+``uniform_``, ``normal_``, ``bernoulli_``. With no gradient to track they write straight into
+the tensor's memory; otherwise they go through :func:`ember.ops.inplace.inplace`, so history,
+version counters and views stay right."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.ops.broadcast import expand
+from ember.ops.convert import cast
+from ember.ops.creation import as_tensor
+from ember.ops.inplace import inplace, needs_history
+from ember.ops.random import Generator, bernoulli, rand, randn
+from ember.tensor import Tensor, method
+
+__all__: list[str] = []
+
+
+@method()
+def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
+    """Copies ``src`` (broadcast, cast to ``self``'s dtype) into ``self``; returns ``self``.
+
+    Example:
+        >>> x = ember.zeros(2, 3); x.copy_(ember.tensor([1.0, 2.0, 3.0])); x[1]
+        tensor([1., 2., 3.])
+    """
+    src = src if isinstance(src, Tensor) else as_tensor(src, dtype=self.dtype)
+    if not needs_history(self, src):
+        try:
+            self._data[...] = src._data
+        except ValueError:  # let the general path say what is wrong
+            pass
+        else:
+            self._vc.value += 1
+            return self
+    return inplace(self, "copy_", lambda old: expand(cast(src, old.dtype), old.shape))
+
+
+@method()
+def fill_(self: Tensor, value: Any) -> Tensor:
+    """Sets every element to ``value`` (a number or a one-element tensor); returns ``self``."""
+    if isinstance(value, Tensor) and value.numel() != 1:
+        raise ValueError(f"fill_: the value must have one element, got shape "
+                         f"{tuple(value.shape)}")
+    value = value.reshape(()) if isinstance(value, Tensor) else value
+    return copy_(self, value)
+
+
+@method()
+def zero_(self: Tensor) -> Tensor:
+    """Sets every element to zero; returns ``self``."""
+    return copy_(self, 0)
+
+
+@method()
+def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *,
+             generator: Generator | None = None) -> Tensor:
+    """Fills with samples from U(a, b); returns ``self``."""
+    return copy_(self, rand(self.shape, dtype=self.dtype, generator=generator) * (b - a) + a)
+
+
+@method()
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fills with samples from N(mean, std²); returns ``self``."""
+    return copy_(self, randn(self.shape, dtype=self.dtype, generator=generator) * std + mean)
+
+
+@method("bernoulli_")
+def bernoulli_(self: Tensor, p: float = 0.5, *, generator: Generator | None = None) -> Tensor:
+    """Fills with 0/1 samples, 1 with probability ``p``; returns ``self``."""
+    return copy_(self, bernoulli(self, p, generator=generator))
