@@ -12,7 +12,7 @@ from typing import Any
 
 import ember
 import ember.nn.functional as F
-from ember import nn
+from ember import nn, optim
 from ember.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from ember.train.config import TrainConfig
 from ember.train.data import build_loaders
@@ -32,9 +32,9 @@ def build_optimizer(cfg: TrainConfig, model: nn.Module) -> Any:
     """SGD (with ``cfg.momentum``), Adam or AdamW at ``cfg.lr``."""
     params = model.parameters()
     if cfg.optimizer == "sgd":
-        return ember.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum,
+        return optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum,
                                weight_decay=cfg.weight_decay)
-    cls = ember.optim.AdamW if cfg.optimizer == "adamw" else ember.optim.Adam
+    cls = optim.AdamW if cfg.optimizer == "adamw" else optim.Adam
     return cls(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
@@ -130,7 +130,7 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
                "final_test_accuracy": (history["test_accuracy"] or [None])[-1],
                "best_test_accuracy": max(history["test_accuracy"], default=None),
                "train_seconds": sum(history["epoch_seconds"]), "parameters": n_params,
-               "history": {k: v for k, v in history.items() if k != "step_loss"}}
+               "history": history}
     with open(os.path.join(cfg.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
     plot_history(history, os.path.join(cfg.out, "curves.png"),

@@ -1,0 +1,57 @@
+"""``ember train`` end to end on a few hundred Fashion-MNIST images: files written, resume
+continues to exactly the losses of an uninterrupted run, the CLI with a TOML config."""
+
+import json
+import os
+import shutil
+
+import pytest
+
+from ember.cli import main
+from ember.train import make_config, run
+
+DATA = "/usr/share/datasets/fashion-mnist"
+pytestmark = pytest.mark.skipif(not os.path.isdir(DATA), reason="Fashion-MNIST not installed")
+
+# 640 images in batches of 64: 10 steps an epoch.
+SHORT = {"model": "cnn", "train_size": 640, "test_size": 200, "batch_size": 64,
+         "progress": False, "seed": 3}
+
+
+def test_resume_continues_exactly(tmp_path):
+    whole = run(make_config({**SHORT, "epochs": 2, "out": str(tmp_path / "whole")}))
+    # A run stopped after epoch 1: only its first checkpoint exists.
+    out = tmp_path / "parts"
+    out.mkdir()
+    shutil.copy(tmp_path / "whole" / "epoch_001.safetensors", out)
+    resumed = run(make_config({**SHORT, "epochs": 2, "out": str(out), "resume": True}))
+    assert resumed["epochs_done"] == 2
+    assert len(whole["history"]["step_loss"]) == 20
+    assert resumed["history"]["step_loss"] == whole["history"]["step_loss"]
+    assert resumed["history"]["test_accuracy"] == whole["history"]["test_accuracy"]
+    assert {"epoch_001.safetensors", "epoch_002.safetensors", "curves.png",
+            "summary.json"} <= set(os.listdir(out))
+    assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_same_seed_same_run_and_step_losses_kept(tmp_path):
+    import ember
+    a = run(make_config({**SHORT, "epochs": 1, "out": str(tmp_path / "a")}))
+    b = run(make_config({**SHORT, "epochs": 1, "out": str(tmp_path / "b")}))
+    assert a["history"]["train_loss"] == b["history"]["train_loss"]
+    assert a["history"]["test_accuracy"] == b["history"]["test_accuracy"]
+    state = ember.load(str(tmp_path / "a" / "epoch_001.safetensors"))
+    assert len(state["history"]["step_loss"]) == 10 and state["epoch"] == 1
+    assert set(state) >= {"model", "optimizer", "rng", "history", "config"}
+
+
+def test_cli_with_toml_config(tmp_path, capsys):
+    config = tmp_path / "run.toml"
+    config.write_text('model = "mlp"\nepochs = 1\ntrain-size = 256\ntest-size = 100\n'
+                      'batch-size = 64\nprogress = false\n')
+    out = tmp_path / "run"
+    assert main(["train", "--config", str(config), "--out", str(out), "--seed", "1"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["config"]["model"] == "mlp" and summary["config"]["seed"] == 1
+    assert 0.0 <= summary["final_test_accuracy"] <= 1.0
+    assert "final test accuracy" in capsys.readouterr().out
