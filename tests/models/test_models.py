@@ -39,3 +39,14 @@ def test_gpt_logits_generate_and_errors():
         model(ember.randint(0, 50, (1, 9)))
     with pytest.raises(ValueError, match="divisible by n_head"):
         models.gpt(d_model=30, n_head=4)
+
+
+@pytest.mark.parametrize("module", ["ember.models", "ember.models.small",
+                                    "ember.models.resnet", "ember.models.gpt",
+                                    "ember.train.config", "ember.train.progress"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(module), extraglobs={"ember": ember},
+                             optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert result.failed == 0
