@@ -27,10 +27,10 @@ def _train(args: argparse.Namespace) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in ("command", "run", "config")}
     try:
         cfg = make_config(flags, args.config)
+        summary = run(cfg)
     except ConfigError as e:
         print(f"ember train: {e}", file=sys.stderr)
         return 2
-    summary = run(cfg)
     print(f"final test accuracy {summary['final_test_accuracy']:.2%} after "
           f"{summary['epochs_done']} epochs ({summary['train_seconds']:.0f} s); "
           f"checkpoints, curves.png and summary.json in {cfg.out}")

@@ -55,3 +55,5 @@ def test_cli_with_toml_config(tmp_path, capsys):
     assert summary["config"]["model"] == "mlp" and summary["config"]["seed"] == 1
     assert 0.0 <= summary["final_test_accuracy"] <= 1.0
     assert "final test accuracy" in capsys.readouterr().out
+    assert main(["train", "--model", "cnn", "--out", str(out), "--resume"]) == 2
+    assert "holds a mlp model, not cnn" in capsys.readouterr().err

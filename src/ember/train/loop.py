@@ -14,7 +14,7 @@ import ember
 import ember.nn.functional as F
 from ember import nn, optim
 from ember.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from ember.train.config import TrainConfig
+from ember.train.config import ConfigError, TrainConfig
 from ember.train.data import build_loaders
 from ember.train.plot import plot_history
 from ember.train.progress import Progress
@@ -96,6 +96,9 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
     path = latest_checkpoint(cfg.out) if cfg.resume else None
     if path is not None:
         state = load_checkpoint(path)
+        if state["config"]["model"] != cfg.model:
+            raise ConfigError(f"--resume: {path} holds a {state['config']['model']} model, "
+                              f"not {cfg.model}; pick another --out")
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         ember.set_rng_state(state["rng"])
@@ -133,6 +136,9 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
                "history": history}
     with open(os.path.join(cfg.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
-    plot_history(history, os.path.join(cfg.out, "curves.png"),
-                 f"{cfg.model} on {cfg.dataset}")
+    try:
+        plot_history(history, os.path.join(cfg.out, "curves.png"),
+                     f"{cfg.model} on {cfg.dataset}")
+    except ImportError:
+        print("no curves.png: matplotlib is missing (pip install 'ember[train]')")
     return summary
