@@ -67,6 +67,8 @@ def _moments(fn, shape=(200, 300), **kw):
 
 
 def test_init_distributions():
+    ember.manual_seed(0)  # statistical checks: fixed draws, so the test cannot flake
+    torch.manual_seed(0)
     fan_in, fan_out = 300, 200
     w = _moments(nn.init.uniform_, a=-2, b=3)
     assert w.min() >= -2 and w.max() < 3 and abs(w.mean() - 0.5) < 0.02
