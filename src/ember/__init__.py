@@ -45,7 +45,7 @@ from ember.dtypes import int32 as int  # noqa: A001
 from ember.errors import DeviceError, DTypeError, EmberError, GradError, ShapeError
 from ember.ops import *  # noqa: F403
 from ember.tensor import Tensor
-from ember import data, linalg, nn, optim, utils, vision
+from ember import data, linalg, memory, nn, optim, profiler, utils, vision
 from ember.io import load, save
 
 __version__ = "0.1.0"

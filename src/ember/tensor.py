@@ -297,7 +297,19 @@ def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = No
     t._hooks = None
     t._retains = False
     t._view = None  # a ViewInfo when this tensor is a view of another one's memory
+    if _on_wrap is not None:
+        _on_wrap(t)
     return t
+
+
+_on_wrap: Callable[[Tensor], None] | None = None
+
+
+def set_wrap_hook(hook: Callable[[Tensor], None] | None) -> None:
+    """Makes ``hook(t)`` see every tensor made from now on (``None`` removes it): how
+    :mod:`ember.memory` counts the bytes tensors hold. Off, it costs one global check."""
+    global _on_wrap
+    _on_wrap = hook
 
 
 _new = object.__new__

@@ -1,0 +1,16 @@
+"""``ember.profiler``: where the time (and memory) of eager code goes, op by op.
+
+Example:
+    >>> with ember.profiler.profile(record_shapes=True, profile_memory=True) as prof:
+    ...     loss = model(x).sum()
+    ...     loss.backward()
+    >>> print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=10))
+    >>> prof.export_chrome_trace("trace.json")
+"""
+
+from ember.profiler.events import Event, EventList, FunctionEventAvg
+from ember.profiler.flops import flops_of, register_flops
+from ember.profiler.profile import profile, record_function
+
+__all__ = ["Event", "EventList", "FunctionEventAvg", "flops_of", "profile", "record_function",
+           "register_flops"]

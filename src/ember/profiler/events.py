@@ -1,0 +1,191 @@
+"""What the profiler records (one :class:`Event` per op, backward rule or user region) and how
+events are summed by name (:meth:`EventList.key_averages`) and printed as PyTorch does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_SORT_KEYS = {
+    "cpu_time_total": "cpu_time_total", "cpu_time": "cpu_time",
+    "self_cpu_time_total": "self_cpu_time_total", "count": "count", "flops": "flops",
+    "cpu_memory_usage": "cpu_memory_usage", "self_cpu_memory_usage": "self_cpu_memory_usage",
+}
+
+
+class Event:
+    """One timed interval: an op (``kind`` "op"), a backward rule ("backward") or a
+    :func:`~ember.profiler.record_function` region ("user"). Times in nanoseconds."""
+
+    __slots__ = ("name", "kind", "start", "end", "thread", "parent", "specs", "prim", "params",
+                 "mem", "child_time", "child_mem", "_flops")
+
+    def __init__(self, name: str, kind: str, start: int, thread: int, parent: int) -> None:
+        self.name, self.kind, self.start, self.end = name, kind, start, start
+        self.thread, self.parent = thread, parent
+        self.specs: tuple = ()
+        self.prim: Any = None
+        self.params: dict | None = None
+        self.mem = 0  # net bytes of tensor memory allocated while it ran (children included)
+        self.child_time = 0
+        self.child_mem = 0
+        self._flops: int | None = None
+
+    @property
+    def cpu_time_total(self) -> int:
+        """Wall time in ns, children included."""
+        return self.end - self.start
+
+    @property
+    def self_cpu_time_total(self) -> int:
+        return self.end - self.start - self.child_time
+
+    @property
+    def input_shapes(self) -> list[list[int]]:
+        return [list(s.shape) for s in self.specs]
+
+    @property
+    def flops(self) -> int:
+        """Floating-point operations, from the primitive's ``flops`` rule (0 for regions)."""
+        if self._flops is None:
+            from ember.profiler.flops import flops_of
+
+            self._flops = flops_of(self.prim, self.specs, self.params) if self.prim else 0
+        return self._flops
+
+    def __repr__(self) -> str:
+        return (f"<Event {self.name} {self.kind} {self.cpu_time_total / 1e3:.1f} us "
+                f"shapes={self.input_shapes}>")
+
+
+class FunctionEventAvg:
+    """Sums over the events of one name (and input shapes when grouped by them)."""
+
+    __slots__ = ("key", "kind", "input_shapes", "count", "cpu_time_total", "self_cpu_time_total",
+                 "flops", "cpu_memory_usage", "self_cpu_memory_usage")
+
+    def __init__(self, key: str, kind: str, input_shapes: list | None) -> None:
+        self.key, self.kind, self.input_shapes = key, kind, input_shapes
+        self.count = self.cpu_time_total = self.self_cpu_time_total = self.flops = 0
+        self.cpu_memory_usage = self.self_cpu_memory_usage = 0
+
+    def add(self, e: Event) -> None:
+        self.count += 1
+        self.cpu_time_total += e.cpu_time_total
+        self.self_cpu_time_total += e.self_cpu_time_total
+        self.flops += e.flops
+        self.cpu_memory_usage += e.mem
+        self.self_cpu_memory_usage += e.mem - e.child_mem
+
+    @property
+    def cpu_time(self) -> float:
+        """Mean wall time per call in ns."""
+        return self.cpu_time_total / self.count if self.count else 0.0
+
+    def __repr__(self) -> str:
+        return (f"<FunctionEventAvg {self.key} count={self.count} "
+                f"cpu_time_total={self.cpu_time_total / 1e3:.1f} us>")
+
+
+class EventList(list):
+    """A list of events (or of averages) with PyTorch's ``key_averages`` and ``table``."""
+
+    def key_averages(self, group_by_input_shape: bool = False) -> EventList:
+        """One row per op name (and per input shapes with ``group_by_input_shape``)."""
+        rows: dict[Any, FunctionEventAvg] = {}
+        for e in self:
+            shapes = e.input_shapes if group_by_input_shape else None
+            key = (e.name, str(shapes)) if group_by_input_shape else e.name
+            row = rows.get(key)
+            if row is None:
+                row = rows[key] = FunctionEventAvg(e.name, e.kind, shapes)
+            row.add(e)
+        return EventList(rows.values())
+
+    def total_average(self) -> FunctionEventAvg:
+        total = FunctionEventAvg("Total", "total", None)
+        for e in self:
+            total.add(e) if isinstance(e, Event) else _merge(total, e)
+        return total
+
+    def table(self, sort_by: str | None = None, row_limit: int = 100,
+              max_name_column_width: int = 55, header: str | None = None) -> str:
+        """A text table like PyTorch's profiler table; ``sort_by`` is one of cpu_time_total,
+        self_cpu_time_total, cpu_time, count, flops, cpu_memory_usage, self_cpu_memory_usage.
+        """
+        rows = list(self) if self and isinstance(self[0], FunctionEventAvg) \
+            else list(self.key_averages())
+        return format_table(rows, sort_by, row_limit, max_name_column_width, header)
+
+
+def _merge(total: FunctionEventAvg, row: FunctionEventAvg) -> None:
+    for name in ("count", "cpu_time_total", "self_cpu_time_total", "flops", "cpu_memory_usage",
+                 "self_cpu_memory_usage"):
+        setattr(total, name, getattr(total, name) + getattr(row, name))
+
+
+def _fmt_time(ns: float) -> str:
+    if ns >= 1e9:
+        return f"{ns / 1e9:.3f}s"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.3f}ms"
+    return f"{ns / 1e3:.3f}us"
+
+
+def _fmt_bytes(n: int) -> str:
+    sign, n = ("-" if n < 0 else ""), abs(n)
+    for unit, size in (("Gb", 2 ** 30), ("Mb", 2 ** 20), ("Kb", 2 ** 10)):
+        if n >= size:
+            return f"{sign}{n / size:.2f} {unit}"
+    return f"{sign}{n} b"
+
+
+def _fmt_flops(n: int) -> str:
+    return f"{n / 1e6:.3f}" if n else "--"
+
+
+def format_table(rows: list[FunctionEventAvg], sort_by: str | None, row_limit: int,
+                 width: int, header: str | None) -> str:
+    """Formats averaged rows; percentages are of the summed self time of all rows."""
+    if sort_by is not None:
+        if sort_by not in _SORT_KEYS:
+            raise ValueError(f"table: unknown sort_by {sort_by!r}; use one of "
+                             f"{', '.join(_SORT_KEYS)}")
+        rows = sorted(rows, key=lambda r: getattr(r, _SORT_KEYS[sort_by]), reverse=True)
+    self_total = sum(r.self_cpu_time_total for r in rows) or 1
+    shown = rows if row_limit is None or row_limit < 0 else rows[:row_limit]
+    with_shapes = any(r.input_shapes is not None for r in shown)
+    with_mem = any(r.cpu_memory_usage for r in rows)
+    with_flops = any(r.flops for r in rows)
+    cols = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+    if with_mem:
+        cols += ["CPU Mem", "Self CPU Mem"]
+    cols.append("# of Calls")
+    if with_flops:
+        cols.append("Total MFLOPs")
+    if with_shapes:
+        cols.append("Input Shapes")
+    lines = []
+    for r in shown:
+        name = r.key if len(r.key) <= width else r.key[:width - 3] + "..."
+        cells = [name, f"{100 * r.self_cpu_time_total / self_total:.2f}%",
+                 _fmt_time(r.self_cpu_time_total),
+                 f"{100 * r.cpu_time_total / self_total:.2f}%", _fmt_time(r.cpu_time_total),
+                 _fmt_time(r.cpu_time)]
+        if with_mem:
+            cells += [_fmt_bytes(r.cpu_memory_usage), _fmt_bytes(r.self_cpu_memory_usage)]
+        cells.append(str(r.count))
+        if with_flops:
+            cells.append(_fmt_flops(r.flops))
+        if with_shapes:
+            cells.append(str(r.input_shapes or []))
+        lines.append(cells)
+    widths = [max([len(c)] + [len(row[i]) for row in lines]) for i, c in enumerate(cols)]
+    rule = "  ".join("-" * w for w in widths)
+
+    def fmt(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths)))
+
+    out = ([header] if header else []) + [rule, fmt(cols), rule] + [fmt(c) for c in lines]
+    out += [rule, f"Self CPU time total: {_fmt_time(self_total)}"]
+    return "\n".join(out) + "\n"

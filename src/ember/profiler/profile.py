@@ -1,0 +1,240 @@
+"""``ember.profiler.profile``: records every primitive executed, forward and backward.
+
+It is a dispatch handler (see :func:`ember.ops.primitive.push_handler`): while a profile is
+active every ``apply`` passes through :func:`_record_op`, which times the op, keeps its input
+specs (for shapes and FLOPs, computed only when asked) and, with ``profile_memory``, the net
+bytes of tensor memory it allocated (:mod:`ember.memory`). Backward rules are timed through the
+engine's ``VJP_HOOK``; the ops they apply are recorded inside them. With no profile active the
+eager path is untouched (its one ``DISPATCH.handler`` check).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ember import memory
+from ember.autograd.engine import VJP_HOOK
+from ember.ops.primitive import apply_below, pop_handler, push_handler, spec
+from ember.profiler.events import Event, EventList
+
+_now = time.perf_counter_ns
+_thread = threading.get_ident
+
+
+class _State:
+    __slots__ = ("active",)
+
+    def __init__(self) -> None:
+        self.active: profile | None = None
+
+
+STATE = _State()
+
+
+class profile:
+    """Context manager that records the ops run inside it.
+
+    Args:
+        activities: accepted for PyTorch compatibility; Ember profiles the CPU.
+        record_shapes: show input shapes in tables (``key_averages(group_by_input_shape=True)``).
+        profile_memory: record the net tensor memory each op allocates (turns on
+            :mod:`ember.memory` tracking for the duration).
+        with_flops: show FLOPs (from each primitive's cost rule) in tables.
+
+    Example:
+        >>> with ember.profiler.profile(record_shapes=True, profile_memory=True) as prof:
+        ...     with ember.profiler.record_function("step"):
+        ...         model(x).sum().backward()
+        >>> print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=10))
+        >>> prof.export_chrome_trace("trace.json")    # open in ui.perfetto.dev
+    """
+
+    def __init__(self, activities: Any = None, record_shapes: bool = False,
+                 profile_memory: bool = False, with_flops: bool = True,
+                 with_stack: bool = False) -> None:
+        self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
+        self.with_flops = with_flops
+        self._events: list[Event] = []
+        self._stacks: dict[int, list[int]] = {}  # thread -> indices of open regions
+        self._start = 0
+        self._end = 0
+        self._prev: profile | None = None
+
+    # -- recording -----------------------------------------------------------------------------
+    def __enter__(self) -> profile:
+        if self.profile_memory:
+            memory.enable()
+        self._prev = STATE.active
+        STATE.active = self
+        self._handler = functools.partial(_record_op, self)
+        push_handler(self._handler)
+        self._saved_vjp_hook = VJP_HOOK.around
+        VJP_HOOK.around = _record_vjp
+        self._start = _now()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._end = _now()
+        pop_handler(self._handler)
+        VJP_HOOK.around = self._saved_vjp_hook
+        STATE.active = self._prev
+        if self.profile_memory:
+            memory.disable()
+
+    def _open(self, name: str, kind: str) -> int:
+        """Starts a region; returns its index (closed by :meth:`_close`)."""
+        tid = _thread()
+        stack = self._stacks.setdefault(tid, [])
+        i = len(self._events)
+        e = Event(name, kind, 0, tid, stack[-1] if stack else -1)
+        e.mem = memory.TRACKER.total_allocated - memory.TRACKER.total_freed
+        self._events.append(e)
+        stack.append(i)
+        e.start = _now()
+        return i
+
+    def _close(self, i: int) -> None:
+        end = _now()
+        e = self._events[i]
+        e.end = end
+        e.mem = memory.TRACKER.total_allocated - memory.TRACKER.total_freed - e.mem
+        stack = self._stacks[e.thread]
+        if stack and stack[-1] == i:
+            stack.pop()
+        elif i in stack:  # a region closed out of order (an exception skipped inner ones)
+            del stack[stack.index(i):]
+        self._to_parent(e)
+
+    def _to_parent(self, e: Event) -> None:
+        if e.parent >= 0:
+            p = self._events[e.parent]
+            p.child_time += e.end - e.start
+            p.child_mem += e.mem
+
+    # -- results -------------------------------------------------------------------------------
+    def events(self) -> EventList:
+        """Every recorded event (ops, backward rules, user regions), in start order."""
+        return EventList(sorted(self._events, key=lambda e: e.start))
+
+    def key_averages(self, group_by_input_shape: bool = False) -> EventList:
+        """Events summed by name (see :meth:`EventList.key_averages`), ready for ``table``."""
+        rows = EventList(self._events).key_averages(group_by_input_shape)
+        if not self.with_flops:
+            for r in rows:
+                r.flops = 0
+        if not self.profile_memory:
+            for r in rows:
+                r.cpu_memory_usage = r.self_cpu_memory_usage = 0
+        return rows
+
+    def table(self, sort_by: str | None = "cpu_time_total", row_limit: int = 20) -> str:
+        """Shortcut for ``key_averages(group_by_input_shape=record_shapes).table(...)``."""
+        return self.key_averages(self.record_shapes).table(sort_by=sort_by, row_limit=row_limit)
+
+    def export_chrome_trace(self, path: str | os.PathLike) -> None:
+        """Writes the events in the Chrome trace event format (JSON object with
+        ``traceEvents``), which Perfetto (ui.perfetto.dev) and chrome://tracing open."""
+        with open(path, "w") as f:
+            json.dump(self.chrome_trace(), f)
+
+    def chrome_trace(self) -> dict:
+        """The trace as a dict (what :meth:`export_chrome_trace` writes)."""
+        pid = os.getpid()
+        threads = {tid: n for n, tid in enumerate(dict.fromkeys(e.thread for e in self._events))}
+        out: list[dict] = [{"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+                            "args": {"name": "ember"}}]
+        for tid, n in threads.items():
+            out.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": n,
+                        "args": {"name": "main" if n == 0 else f"thread {tid}"}})
+        for e in self.events():
+            args: dict[str, Any] = {}
+            if e.kind == "op":
+                if self.record_shapes:
+                    args["Input Dims"] = e.input_shapes
+                    args["Input type"] = [s.dtype.name for s in e.specs]
+                if self.with_flops and e.flops:
+                    args["flops"] = e.flops
+            if self.profile_memory:
+                args["bytes"] = e.mem
+            out.append({"name": e.name, "cat": _CATEGORY[e.kind], "ph": "X", "pid": pid,
+                        "tid": threads[e.thread], "ts": (e.start - self._start) / 1e3,
+                        "dur": (e.end - e.start) / 1e3, "args": args})
+        return {"traceEvents": out, "displayTimeUnit": "ms",
+                "otherData": {"framework": "ember"}}
+
+    def __repr__(self) -> str:
+        return f"<ember.profiler.profile: {len(self._events)} events>"
+
+
+_CATEGORY = {"op": "cpu_op", "backward": "autograd", "user": "user_annotation"}
+
+
+def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
+    tid = _thread()
+    stack = prof._stacks.get(tid)
+    e = Event(prim.name, "op", 0, tid, stack[-1] if stack else -1)
+    e.specs = tuple(spec(t) for t in inputs)
+    e.prim, e.params = prim, params
+    tracker = memory.TRACKER
+    mem = tracker.total_allocated - tracker.total_freed
+    e.start = _now()
+    try:
+        return apply_below(prof._handler, prim, inputs, params)
+    finally:
+        e.end = _now()
+        e.mem = tracker.total_allocated - tracker.total_freed - mem
+        prof._events.append(e)
+        prof._to_parent(e)
+
+
+def _record_vjp(node: Any, grads: tuple) -> Any:
+    prof = STATE.active
+    prim = node.prim
+    if prof is None:
+        return prim.vjp(node, *grads)
+    i = prof._open(node.name(), "backward")
+    try:
+        return prim.vjp(node, *grads)
+    finally:
+        prof._close(i)
+
+
+class record_function:
+    """Marks a region of user code in the profile (nests; a no-op with no profile active).
+    Use as a context manager or a decorator.
+
+    Example:
+        >>> with ember.profiler.profile() as prof:
+        ...     with ember.profiler.record_function("forward"):
+        ...         y = model(x)
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._index: int | None = None
+        self._prof: profile | None = None
+
+    def __enter__(self) -> record_function:
+        prof = STATE.active
+        if prof is not None:
+            self._prof, self._index = prof, prof._open(self.name, "user")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._prof is not None:
+            self._prof._close(self._index)
+            self._prof = self._index = None
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with record_function(self.name):
+                return fn(*args, **kwargs)
+        return wrapper
