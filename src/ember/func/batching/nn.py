@@ -1,0 +1,79 @@
+"""Batching rules of linear algebra and NN kernels: matmul, einsum, im2col, pooling indices,
+resampling.
+
+Kernels that already take a leading batch of images (``(N, C, H, W)``) run on the merged
+``(B*N, C, H, W)`` and split the result again: one call, no loop.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+from ember.func.batching import (
+    batched,
+    merge_batch,
+    pad_rank,
+    prim,
+    reshape,
+    rule,
+    split_batch,
+)
+from ember.ops.primitive import apply
+
+
+@rule("matmul")
+def _matmul(b: int, xs: tuple, bs: tuple, *, compute: Any) -> Any:
+    a, c = xs
+    ra, rc = a.ndim - bs[0], c.ndim - bs[1]
+    if ra == 1:  # a vector is a 1-row matrix, its row dropped after
+        a = reshape(a, tuple(a.shape)[:-1] + (1,) + tuple(a.shape)[-1:])
+    if rc == 1:
+        c = reshape(c, tuple(c.shape) + (1,))
+    rank = max(a.ndim - bs[0], c.ndim - bs[1])
+    a = pad_rank(a, rank) if bs[0] else a
+    c = pad_rank(c, rank) if bs[1] else c
+    out = apply(prim("matmul"), a, c, compute=compute)
+    shape = tuple(out.shape)
+    if rc == 1:
+        shape = shape[:-1]
+    if ra == 1:
+        shape = shape[:-2] + shape[-1:] if rc == 1 else shape[:-2] + shape[-1:]
+    return reshape(out, shape) if shape != tuple(out.shape) else out
+
+
+@rule("einsum")
+def _einsum(b: int, xs: tuple, bs: tuple, *, equation: str, compute: Any) -> Any:
+    letter = next(ch for ch in string.ascii_letters if ch not in equation)
+    lhs, rhs = equation.split("->")
+    terms = [letter + t if is_b else t for t, is_b in zip(lhs.split(","), bs)]
+    return apply(prim("einsum"), *xs, equation=",".join(terms) + "->" + letter + rhs,
+                 compute=compute)
+
+
+def _image_batch_rule(name: str) -> Any:
+    p = prim(name)
+
+    def batch_images(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
+        (x,) = xs
+        n = x.shape[1]
+        return split_batch(apply(p, merge_batch(x), **params), b, n)
+
+    return batch_images
+
+
+for _name in ("unfold", "fold", "max_pool_indices", "adaptive_max_pool_indices"):
+    rule(_name)(_image_batch_rule(_name))
+
+
+def _axis_rule(name: str) -> Any:
+    p = prim(name)
+
+    def batch_axis(b: int, xs: tuple, bs: tuple, *, axis: int, **params: Any) -> Any:
+        return apply(p, batched(xs[0], b, bs[0]), axis=axis + 1, **params)
+
+    return batch_axis
+
+
+for _name in ("resample", "resample_transpose"):
+    rule(_name)(_axis_rule(_name))

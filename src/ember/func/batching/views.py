@@ -1,0 +1,97 @@
+"""Batching rules of shape and view primitives: the batch axis stays in front.
+
+:func:`view_params` gives a view primitive's params for a batched input; ``view_scatter``
+uses it on its whole view chain, so in-place writes into views of batched tensors batch too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.errors import OpError
+from ember.func.batching import batched, pad_rank, prim, rule
+from ember.ops.primitive import apply
+
+FULL = (None, None, None)  # ``:`` in a normalized basic index
+
+
+def view_params(name: str, params: dict, b: int, rank: int) -> dict:
+    """The params of view primitive ``name`` applied to a batched input of logical ``rank``
+    whose logical output has the same rank as the physical (checked by the caller)."""
+    if name == "reshape":
+        return {"shape": (b,) + tuple(params["shape"])}
+    if name == "permute":
+        return {"dims": (0,) + tuple(d + 1 for d in params["dims"])}
+    if name == "slice":
+        return {"index": (FULL,) + tuple(params["index"])}
+    if name == "diagonal":
+        return dict(params, dim1=params["dim1"] + 1, dim2=params["dim2"] + 1)
+    if name == "expand":
+        if len(params["shape"]) != rank:
+            raise OpError("vmap: an in-place write through an expand that adds dimensions "
+                          "cannot be batched; clone() the expanded tensor first")
+        return {"shape": (b,) + tuple(params["shape"])}
+    raise OpError(f"vmap: {name} is not a view primitive")
+
+
+def _view_rule(name: str) -> Any:
+    p = prim(name)
+
+    def batch_view(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
+        (x,) = xs
+        return apply(p, x, **view_params(name, params, b, x.ndim - 1))
+
+    return batch_view
+
+
+for _name in ("reshape", "permute", "slice", "diagonal"):
+    rule(_name)(_view_rule(_name))
+
+
+@rule("expand")
+def _expand(b: int, xs: tuple, bs: tuple, *, shape: tuple) -> Any:
+    x = pad_rank(xs[0], len(shape))
+    return apply(prim("expand"), x, shape=(b,) + tuple(shape))
+
+
+@rule("sum_to")
+def _sum_to(b: int, xs: tuple, bs: tuple, *, shape: tuple) -> Any:
+    (x,) = xs
+    lead = x.ndim - 1 - len(shape)
+    if lead > 0:  # logical leading axes go away: sum them explicitly (the batch axis stays)
+        x = apply(prim("sum"), x, dims=tuple(range(1, 1 + lead)), keepdim=False)
+    return apply(prim("sum_to"), x, shape=(b,) + tuple(shape))
+
+
+@rule("triangular")
+def _triangular(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
+    return apply(prim("triangular"), xs[0], **params)  # it works on the last two axes
+
+
+@rule("cat")
+def _cat(b: int, xs: tuple, bs: tuple, *, dim: int) -> Any:
+    xs = tuple(batched(x, b, is_b) for x, is_b in zip(xs, bs))
+    return apply(prim("cat"), *xs, dim=dim + 1)
+
+
+def _rank_after(name: str, params: dict, rank: int) -> int:
+    """The logical rank a view primitive gives an input of logical ``rank``."""
+    if name in ("reshape", "expand"):
+        return len(params["shape"])
+    if name == "slice":
+        index = params["index"]
+        return rank - sum(type(e) is int for e in index) + sum(e is None for e in index)
+    if name == "diagonal":
+        return rank - 1
+    return rank
+
+
+@rule("view_scatter")
+def _view_scatter(b: int, xs: tuple, bs: tuple, *, chain: tuple) -> Any:
+    base, src = (batched(x, b, is_b) for x, is_b in zip(xs, bs))
+    rank = base.ndim - 1
+    new_chain = []
+    for view, params in chain:
+        new_chain.append((view, view_params(view.name, params, b, rank)))
+        rank = _rank_after(view.name, params, rank)
+    return apply(prim("view_scatter"), base, pad_rank(src, rank), chain=tuple(new_chain))
