@@ -47,5 +47,6 @@ from ember.ops import *  # noqa: F403
 from ember.tensor import Tensor
 from ember import data, linalg, memory, nn, optim, profiler, utils, vision
 from ember.io import load, save
+from ember import func  # noqa: E402 - layer 4: transforms over the core
 
 __version__ = "0.1.0"

@@ -1,7 +1,12 @@
 """Forward-mode differentiation: tangents flow forward through each primitive's ``jvp`` rule
-in the same pass as the values, and no tape is recorded.
+in the same pass as the values, and no tape is recorded for it.
 
-This is the engine under ``ember.func.jvp``; :func:`jvp` is its direct form.
+A :class:`ForwardTrace` is one *level* of forward mode: a dispatch handler that carries a
+tangent for every tensor it has seen get one. Levels nest (``jvp`` inside ``jvp``): each has
+its own table, the inner one computes values and tangents through the handlers beneath it, so
+the outer level differentiates the inner level's work and tangents of different levels never
+mix. ``ember.func.jvp`` and ``ember.autograd.forward_ad`` are built on it; :func:`jvp` here is
+the direct form.
 """
 
 from __future__ import annotations
@@ -9,23 +14,52 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ember.autograd.grad_mode import no_grad
 from ember.autograd.graph import Node
+from ember.errors import GradError
 
 
-class _ForwardTrace:
-    """A dispatch handler carrying a tangent for every tensor that has one."""
+class _ForwardCtx(Node):
+    """The ``ctx`` a jvp rule receives: the op's inputs, params and its actual output tensors
+    (so a rule reading ``ctx.out`` computes with the very tensors outer levels know)."""
+
+    __slots__ = ("_outs",)
+
+    def __init__(self, prim: Any, inputs: tuple, params: dict, outs: tuple) -> None:
+        super().__init__(prim, inputs, params, None, outs, outs[0].device)
+        self._outs = outs
+
+    def output(self, index: int) -> Any:
+        return self._outs[index]
+
+
+class ForwardTrace:
+    """One level of forward mode: a dispatch handler holding a tangent per tensor.
+
+    Tangents are found by tensor identity, or, for a tensor that a recorded node rebuilds
+    from its saved output (the engine's ``ctx.out`` in a backward run inside this level, as in
+    forward-over-reverse Hessian-vector products), by that node and output index.
+    """
 
     def __init__(self) -> None:
         self.tangents: dict[int, tuple[Any, Any]] = {}  # id(tensor) -> (tensor, tangent)
+        self.by_node: dict[tuple[Any, int], Any] = {}   # (node, output index) -> tangent
 
     def tangent(self, t: Any) -> Any:
+        """The tangent of ``t`` at this level, or None."""
         entry = self.tangents.get(id(t))
-        return entry[1] if entry is not None and entry[0] is t else None
+        if entry is not None and entry[0] is t:
+            return entry[1]
+        node = getattr(t, "_node", None)
+        if node is not None:
+            return self.by_node.get((node, t._idx))
+        return None
 
     def set(self, t: Any, tangent: Any) -> None:
         self.tangents[id(t)] = (t, tangent)
+        if t._node is not None:
+            self.by_node[(t._node, t._idx)] = tangent
 
+    # -- in-place ops (told by ember.ops.inplace) --------------------------------------------
     def on_alias(self, alias: Any, original: Any) -> None:
         """An in-place op made an alias of ``original`` to compute from: same tangent."""
         tangent = self.tangent(original)
@@ -35,61 +69,121 @@ class _ForwardTrace:
     def on_inplace(self, target: Any, result: Any) -> None:
         """An in-place op wrote ``result`` into ``target``: its tangent moves along."""
         from ember.ops.creation import zeros_like
+        from ember.ops.primitive import apply, run_below
 
         tangent = self.tangent(result)
         if tangent is None and self.tangent(target) is None:
             return
-        tangent = zeros_like(target) if tangent is None else tangent
+        tangent = run_below(self, zeros_like, target) if tangent is None else tangent
         self.set(target, tangent)
         view = target._view
         if view is not None:  # the base's tangent changes where the view writes
             from ember.ops.inplace import ViewScatter
-            from ember.ops.primitive import apply, run_below
 
             base_tangent = self.tangent(view.base)
-            base_tangent = zeros_like(view.base) if base_tangent is None else base_tangent
+            if base_tangent is None:
+                base_tangent = run_below(self, zeros_like, view.base)
             self.set(view.base, run_below(self, apply, ViewScatter, base_tangent, tangent,
                                           chain=view.chain))
 
+    # -- every primitive -------------------------------------------------------------------
     def __call__(self, prim: Any, inputs: tuple, params: dict) -> Any:
         from ember.ops.creation import zeros_like
         from ember.ops.primitive import apply_below, run_below
 
         out = apply_below(self, prim, inputs, params)
+        if not prim.differentiable:
+            return out
         tangents = [self.tangent(t) for t in inputs]
-        if not prim.differentiable or all(d is None for d in tangents):
+        if all(d is None for d in tangents):
             return out
         outs = out if isinstance(out, tuple) else (out,)
-        ctx = Node(prim, inputs, params, None,
-                   tuple((o._data, o._vc, o._vc.value) for o in outs), outs[0].device)
-        tangents = [zeros_like(t) if d is None else d for t, d in zip(inputs, tangents)]
+        ctx = _ForwardCtx(prim, inputs, params, outs)
+        tangents = [run_below(self, zeros_like, t) if d is None else d
+                    for t, d in zip(inputs, tangents)]
         result = run_below(self, prim.jvp, ctx, *tangents)
         for o, d in zip(outs, result if isinstance(result, tuple) else (result,)):
-            if d is not None:
+            if d is not None and o.dtype.is_floating_point:
                 self.set(o, d)
         return out
 
+    # -- custom Functions (told by ember.autograd.function) ------------------------------
+    def apply_function(self, cls: type, args: tuple, kwargs: dict) -> tuple[Any, Any]:
+        """Runs a custom Function at this level: its ``forward`` below this level, then its
+        ``jvp`` static method for the output tangents. Returns ``(outputs, ctx)``."""
+        from ember.autograd.function import Function, run_function
+        from ember.ops.creation import zeros_like
+        from ember.ops.primitive import run_below
+        from ember.tensor import Tensor
+
+        out, ctx = run_below(self, run_function, cls, args, kwargs)
+        tangents = [self.tangent(a) if isinstance(a, Tensor) else None for a in args]
+        if all(d is None for d in tangents):
+            return out, ctx
+        if cls.jvp is Function.jvp:
+            raise GradError(
+                f"{cls.__name__}: forward-mode AD (jvp, jacfwd, hessian, forward_ad) reached "
+                f"this custom Function, which has no jvp. Hint: define "
+                f"`@staticmethod def jvp(ctx, *tangents)` on {cls.__name__} returning the "
+                "output tangent(s); save what it needs with ctx.save_for_forward(...)")
+        if ctx.materialize_grads:
+            tangents = [run_below(self, zeros_like, a) if d is None and isinstance(a, Tensor)
+                        else d for a, d in zip(args, tangents)]
+        ctx._in_jvp = True
+        try:
+            result = run_below(self, cls.jvp, ctx, *tangents)
+        finally:
+            ctx._in_jvp = False
+        outs = out if isinstance(out, tuple) else (out,)
+        results = result if isinstance(result, tuple) else (result,)
+        if len(results) != len(outs):
+            raise GradError(f"{cls.__name__}.jvp returned {len(results)} tangents for "
+                            f"{len(outs)} outputs")
+        for o, d in zip(outs, results):
+            if d is None or not isinstance(o, Tensor) or not o.dtype.is_floating_point:
+                continue
+            if tuple(d.shape) != tuple(o.shape):
+                raise GradError(f"{cls.__name__}.jvp returned a tangent of shape "
+                                f"{tuple(d.shape)} for an output of shape {tuple(o.shape)}")
+            self.set(o, d)
+        return out, ctx
+
+
+def alias(x: Any) -> Any:
+    """A new tensor object for ``x``'s value, made by an identity view op, so every active
+    transform and the tape follow it (unlike ``detach``, which cuts them all)."""
+    from ember.ops.primitive import apply
+    from ember.ops.shape import Reshape
+
+    return apply(Reshape, x, shape=tuple(x.shape))
+
 
 def jvp(func: Callable[..., Any], primals: tuple, tangents: tuple) -> tuple[Any, Any]:
-    """Evaluates ``func(*primals)`` and its directional derivative along ``tangents``.
+    """Evaluates ``func(*primals)`` and its directional derivative along ``tangents``, in one
+    forward pass. (``ember.func.jvp`` is the full form: pytrees, ``has_aux``.)
 
     Example:
+        >>> x = ember.randn(3)
         >>> out, dout = ember.autograd.forward.jvp(ember.sin, (x,), (ember.ones_like(x),))
-        >>> # dout == cos(x)
+        >>> bool(ember.allclose(dout, ember.cos(x)))
+        True
     """
     from ember.ops.creation import zeros_like
     from ember.ops.primitive import pop_handler, push_handler
 
-    trace = _ForwardTrace()
+    trace = ForwardTrace()
+    primals = tuple(alias(p) for p in primals)
     for p, d in zip(primals, tangents):
-        trace.set(p, d)
+        if d is not None:
+            trace.set(p, d)
     push_handler(trace)
     try:
-        with no_grad():
-            out = func(*primals)
+        out = func(*primals)
     finally:
         pop_handler(trace)
     outs = out if isinstance(out, tuple) else (out,)
-    douts = tuple(trace.tangent(o) if trace.tangent(o) is not None else zeros_like(o)
-                  for o in outs)
-    return out, (douts if isinstance(out, tuple) else douts[0])
+    douts = []
+    for o in outs:
+        d = trace.tangent(o)
+        douts.append(zeros_like(o) if d is None else d)
+    return out, (tuple(douts) if isinstance(out, tuple) else douts[0])

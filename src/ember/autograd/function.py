@@ -4,6 +4,9 @@
 ``Function.apply`` runs ``forward`` without recording, then records one node whose vjp is the
 user's ``backward``. A ``backward`` written in Ember ops is differentiable again; one marked
 ``@once_differentiable`` runs without recording and refuses a second derivative clearly.
+Forward mode (``ember.func.jvp``, ``forward_ad``) uses the optional ``jvp`` static method: an
+active transform that defines ``apply_function`` receives the call (see
+``ember.autograd.forward.ForwardTrace``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 from ember.autograd.grad_mode import GRAD, no_grad
 from ember.autograd.graph import Node
 from ember.errors import GradError
+from ember.ops.primitive import DISPATCH
 
 
 class FunctionCtx:
@@ -27,21 +31,31 @@ class FunctionCtx:
         self._non_differentiable: set[int] = set()
         self.materialize_grads = True
         self._inputs: tuple = ()
+        self._saved_forward: tuple | None = None
+        self._in_jvp = False
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keeps tensors for ``backward``; in-place changes to them are detected."""
         self._saved = tuple((t, None if t is None else t._vc.value) for t in tensors)
 
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keeps tensors for ``jvp``, where ``saved_tensors`` returns them (as in PyTorch)."""
+        self._saved_forward = tuple((t, None if t is None else t._vc.value) for t in tensors)
+
     @property
     def saved_tensors(self) -> tuple:
-        """The tensors given to :meth:`save_for_backward`, checked for in-place changes."""
-        for i, (t, version) in enumerate(self._saved):
+        """The tensors given to :meth:`save_for_backward` (to :meth:`save_for_forward`
+        inside ``jvp``), checked for in-place changes."""
+        saved = self._saved
+        if self._in_jvp and self._saved_forward is not None:
+            saved = self._saved_forward
+        for i, (t, version) in enumerate(saved):
             if t is not None and t._vc.value != version:
                 raise GradError(
                     f"backward of {self._name}: saved tensor {i} (shape {tuple(t.shape)}) was "
                     f"modified in place after forward saved it: version {version} then, "
                     f"{t._vc.value} now. Hint: save a .clone() or avoid the in-place op.")
-        return tuple(t for t, _ in self._saved)
+        return tuple(t for t, _ in saved)
 
     def mark_non_differentiable(self, *outputs: Any) -> None:
         """Declares outputs (e.g. indices) that have no gradient."""
@@ -109,34 +123,63 @@ class Function:
     def backward(ctx: FunctionCtx, *grads: Any) -> Any:
         raise NotImplementedError("a Function subclass must define backward(ctx, …)")
 
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *tangents: Any) -> Any:
+        """Optional: the output tangent(s) from one tangent per forward argument (None for
+        non-tensor arguments), for forward mode. Read ``ctx.saved_tensors`` (what
+        ``save_for_forward`` kept) and return a tensor or a tuple, one per output."""
+        raise NotImplementedError("a Function subclass must define jvp(ctx, …) for forward "
+                                  "mode")
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        from ember.tensor import Tensor, _wrap
+        if DISPATCH.handler is None:
+            return _run(cls, args, kwargs)[0]
+        return run_function(cls, args, kwargs)[0]
 
-        positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
-        needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        ctx = FunctionCtx(cls.__name__, needs)
-        with no_grad():
-            out = cls.forward(ctx, *args, **kwargs)
-        outs = out if isinstance(out, tuple) else (out,)
-        if not (GRAD.enabled and any(needs)):
-            return out
-        for o in outs:
-            if not isinstance(o, Tensor):
-                raise GradError(f"{cls.__name__}.forward must return tensors, got "
-                                f"{type(o).__name__}")
-        inputs = tuple(args[i] for i in positions)
-        ctx._inputs = inputs
-        params = {"ctx": ctx, "positions": positions, "nargs": len(args),
-                  "out_specs": tuple((o.shape, o.dtype) for o in outs)}
-        node = Node(_CustomPrimitive(cls, len(outs)), inputs, params, None, None,
-                    inputs[0].device)
-        wrapped = tuple(
-            _wrap(o._data, o._device, False, None, 0, o._vc)
-            if id(o) in ctx._non_differentiable or not o.dtype.is_floating_point
-            else _wrap(o._data, o._device, True, node, i, o._vc)
-            for i, o in enumerate(outs))
-        return wrapped if isinstance(out, tuple) else wrapped[0]
+
+def run_function(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, FunctionCtx]:
+    """Runs ``cls`` through the innermost active transform that handles custom Functions (one
+    with an ``apply_function(cls, args, kwargs)`` method), else eagerly. Returns
+    ``(outputs, ctx)``."""
+    handler = DISPATCH.handler
+    if handler is not None:
+        stack = DISPATCH.stack
+        for h in reversed(stack[:stack.index(handler) + 1]):
+            hook = getattr(h, "apply_function", None)
+            if hook is not None:
+                return hook(cls, args, kwargs)
+    return _run(cls, args, kwargs)
+
+
+def _run(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, FunctionCtx]:
+    """Function.apply without transforms: forward unrecorded, then one node for backward."""
+    from ember.tensor import Tensor, _wrap
+
+    positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+    needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+    ctx = FunctionCtx(cls.__name__, needs)
+    with no_grad():
+        out = cls.forward(ctx, *args, **kwargs)
+    outs = out if isinstance(out, tuple) else (out,)
+    if not (GRAD.enabled and any(needs)):
+        return out, ctx
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise GradError(f"{cls.__name__}.forward must return tensors, got "
+                            f"{type(o).__name__}")
+    inputs = tuple(args[i] for i in positions)
+    ctx._inputs = inputs
+    params = {"ctx": ctx, "positions": positions, "nargs": len(args),
+              "out_specs": tuple((o.shape, o.dtype) for o in outs)}
+    node = Node(_CustomPrimitive(cls, len(outs)), inputs, params, None, None,
+                inputs[0].device)
+    wrapped = tuple(
+        _wrap(o._data, o._device, False, None, 0, o._vc)
+        if id(o) in ctx._non_differentiable or not o.dtype.is_floating_point
+        else _wrap(o._data, o._device, True, node, i, o._vc)
+        for i, o in enumerate(outs))
+    return (wrapped if isinstance(out, tuple) else wrapped[0]), ctx
 
 
 class _OnceDifferentiable:

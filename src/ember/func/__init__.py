@@ -1,0 +1,19 @@
+"""Function transforms, as ``torch.func`` and JAX: :func:`grad`, :func:`vjp`, :func:`jvp`
+(true forward mode), :func:`jacrev`, :func:`jacfwd`, :func:`hessian`, :func:`hvp`,
+:func:`functional_call`. They take and return pytrees of tensors and compose freely
+(``jacfwd(jacrev(f))``, ``grad(grad(f))``, ``jvp`` inside ``jvp``).
+
+Example:
+    >>> f = lambda x: (x.sin() * x).sum()
+    >>> g = ember.func.grad(f)(ember.ones(3))
+"""
+
+from ember.func.forward import jvp, linearize
+from ember.func.functional_call import functional_call
+from ember.func.jacobian import hessian, hvp, jacfwd, jacrev
+from ember.func.pytree import tree_flatten, tree_map, tree_unflatten
+from ember.func.reverse import grad, grad_and_value, value_and_grad, vjp
+
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "hvp", "jacfwd", "jacrev",
+           "jvp", "linearize", "tree_flatten", "tree_map", "tree_unflatten", "value_and_grad",
+           "vjp"]

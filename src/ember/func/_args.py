@@ -1,0 +1,138 @@
+"""What the transforms share: choosing the differentiated arguments (``argnums``, pytrees),
+and giving one reverse-mode level its own inputs and cutting its results loose."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ember.autograd.forward import alias
+from ember.autograd.grad_mode import no_grad
+from ember.errors import DTypeError, GradError
+from ember.func.pytree import TreeSpec, tree_flatten, tree_unflatten
+from ember.ops.primitive import DISPATCH
+from ember.tensor import Tensor
+
+
+def normalize_argnums(argnums: int | tuple[int, ...], nargs: int, who: str) -> tuple[int, ...]:
+    """``argnums`` as a tuple of non-negative positions, checked against ``nargs``."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise ValueError(f"{who}: argnums must be a non-empty int or tuple of ints")
+    out = []
+    for n in nums:
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise TypeError(f"{who}: argnums must be ints, got {n!r}")
+        if not -nargs <= n < nargs:
+            raise ValueError(f"{who}: argnums {n} is out of range for a function called with "
+                             f"{nargs} positional arguments")
+        out.append(n % nargs)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{who}: argnums must not repeat, got {argnums!r}")
+    return tuple(out)
+
+
+class DiffArgs:
+    """The differentiated arguments of one call, flattened: ``leaves`` (tensors, in order),
+    ``specs`` (one tree structure per differentiated argument) and :meth:`call`, which runs
+    the function with other leaves in their place."""
+
+    def __init__(self, func: Callable, args: tuple, argnums: int | tuple[int, ...],
+                 who: str) -> None:
+        self.func, self.args, self.who = func, args, who
+        self.argnums = normalize_argnums(argnums, len(args), who)
+        self.as_tuple = not isinstance(argnums, int)
+        self.leaves: list[Tensor] = []
+        self.specs: list[TreeSpec] = []
+        for n in self.argnums:
+            leaves, spec = tree_flatten(args[n])
+            for x in leaves:
+                check_differentiable(x, who, f"argument {n}")
+            self.leaves += leaves
+            self.specs.append(spec)
+
+    def call(self, leaves: list) -> Any:
+        """``func`` with the differentiated leaves replaced by ``leaves``."""
+        return self.func(*self.rebuild(leaves))
+
+    def rebuild(self, leaves: list) -> list:
+        args = list(self.args)
+        start = 0
+        for n, spec in zip(self.argnums, self.specs):
+            args[n] = tree_unflatten(leaves[start:start + spec.num_leaves], spec)
+            start += spec.num_leaves
+        return args
+
+    def split(self, values: list) -> Any:
+        """Per-leaf values (gradients, Jacobian blocks) in the arguments' structure: one tree,
+        or a tuple of trees when ``argnums`` was a tuple."""
+        trees, start = [], 0
+        for spec in self.specs:
+            trees.append(tree_unflatten(values[start:start + spec.num_leaves], spec))
+            start += spec.num_leaves
+        return tuple(trees) if self.as_tuple else trees[0]
+
+
+def check_differentiable(x: Any, who: str, where: str) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{who}: {where} must be a tensor or a pytree (tuple, list, dict) of "
+                        f"tensors to differentiate it, got {type(x).__name__}")
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"{who}: {where} has dtype {x.dtype.name}; only floating tensors can "
+                         "be differentiated. Hint: convert it with .float(), or leave it out "
+                         "of argnums")
+
+
+def split_aux(result: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return result, None
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise GradError(f"{who}(f, has_aux=True): f must return a pair (output, aux), got "
+                        f"{type(result).__name__}")
+    return result[0], result[1]
+
+
+# -- one reverse-mode level ----------------------------------------------------------------------
+def track(x: Tensor) -> tuple[Tensor, Tensor]:
+    """For an input of a reverse-mode transform: ``(target, passed)``. ``target`` is what the
+    gradient is taken with respect to: a new leaf, or, when ``x`` already has history an outer
+    level differentiates, an identity op on it (so the outer level sees through). ``passed`` is
+    what the function receives: an identity op on ``target``, so the function may even modify
+    it in place. Both go through every active transform (forward levels see their tangent)."""
+    target = alias(x)
+    if not target.requires_grad:
+        target.requires_grad = True
+    return target, alias(target)
+
+
+def cut(t: Any) -> Any:
+    """Cuts a result from this reverse level's tape but not from active forward levels."""
+    if not isinstance(t, Tensor) or not t.requires_grad:
+        return t
+    if DISPATCH.handler is None:
+        return t.detach()
+    with no_grad():
+        return alias(t)
+
+
+def reaches_outer(outs: list, targets: list) -> bool:
+    """Whether the tape from ``outs`` reaches a tensor needing a gradient other than
+    ``targets``: then an outer reverse level differentiates through this one."""
+    stop = {t._node for t in targets if t._node is not None}
+    ids = {id(t) for t in targets}
+    stack = [o._node for o in outs if isinstance(o, Tensor) and o._node is not None]
+    seen: set = set()
+    while stack:
+        node = stack.pop()
+        if node in seen or node in stop or node.inputs is None:
+            continue
+        seen.add(node)
+        for t, edge in zip(node.inputs, node.edges):
+            if edge is None:
+                continue
+            if edge[0] is None:
+                if id(t) not in ids:
+                    return True
+            else:
+                stack.append(edge[0])
+    return False
