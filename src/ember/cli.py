@@ -1,9 +1,11 @@
 """The ``ember`` command: ``ember info`` prints the version and each device's capabilities;
-``ember train`` trains a model from the zoo (see :mod:`ember.train`)."""
+``ember train`` trains a model from the zoo (see :mod:`ember.train`); ``ember bench`` runs the
+side-by-side benchmarks of ``benchmarks/``."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 
@@ -24,9 +26,17 @@ def _info(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from ember.train import ConfigError, make_config, run
 
-    flags = {k: v for k, v in vars(args).items() if k not in ("command", "run", "config")}
+    profile_steps = args.profile
+    flags = {k: v for k, v in vars(args).items()
+             if k not in ("command", "run", "config", "profile")}
     try:
         cfg = make_config(flags, args.config)
+        if profile_steps:
+            from ember.train.profile import profile_steps as profile
+            done = profile(cfg, profile_steps)
+            print(done["table"] + f"table in {done['paths']['table']}, trace (open in "
+                  f"ui.perfetto.dev) in {done['paths']['trace']}")
+            return 0
         summary = run(cfg)
     except ConfigError as e:
         print(f"ember train: {e}", file=sys.stderr)
@@ -64,7 +74,21 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
     add("--test-size", type=int, help="test on the first N images only")
     add("--no-progress", dest="progress", action="store_false", default=None,
         help="no progress bar")
+    add("--profile", type=int, default=0, metavar="N",
+        help="profile N training steps instead of training; writes profile.txt, trace.json")
     train.set_defaults(run=_train)
+
+
+def _bench(argv: list[str]) -> int:
+    if os.getcwd() not in sys.path:  # the console script's path lacks the repository root
+        sys.path.insert(0, os.getcwd())
+    try:
+        from benchmarks.__main__ import main as bench
+    except ImportError:
+        print("ember bench: the benchmarks/ folder of Ember's repository must be importable "
+              "(run it from the repository root)", file=sys.stderr)
+        return 2
+    return bench(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,6 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     info = commands.add_parser("info", help="version and the capabilities of each device")
     info.set_defaults(run=_info)
     _add_train(commands)
+    bench = commands.add_parser("bench", add_help=False,
+                                help="Ember vs PyTorch side by side (see ember bench --help)")
+    bench.set_defaults(run=lambda args: _bench([]))
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["bench"]:  # its own parser (benchmarks/__main__.py) reads the rest
+        return _bench(argv[1:])
     args = parser.parse_args(argv)
     return args.run(args)
 

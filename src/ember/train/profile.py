@@ -1,0 +1,46 @@
+"""``ember train --profile N``: profiles N training steps of the configured model and writes
+the op table (``profile.txt``) and a Chrome/Perfetto trace (``trace.json``) to ``--out``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import ember
+import ember.nn.functional as F
+from ember.train.config import TrainConfig
+from ember.train.data import build_loaders
+from ember.train.loop import build_model, build_optimizer
+
+
+def profile_steps(cfg: TrainConfig, steps: int, warmup: int = 1) -> dict[str, Any]:
+    """Runs ``warmup`` + ``steps`` training steps, profiling the last ``steps`` (each in a
+    ``step N`` region); returns the paths written and the table."""
+    os.makedirs(cfg.out, exist_ok=True)
+    ember.manual_seed(cfg.seed)
+    model = build_model(cfg)
+    optimizer = build_optimizer(cfg, model)
+    loader = build_loaders(cfg)[0]
+    model.train()
+    batches = iter(loader)
+
+    def step() -> None:
+        x, y = next(batches)
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    for _ in range(warmup):
+        step()
+    with ember.profiler.profile(record_shapes=True, profile_memory=True) as prof:
+        for i in range(steps):
+            with ember.profiler.record_function(f"step {i}"):
+                step()
+    table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25)
+    paths = {"table": os.path.join(cfg.out, "profile.txt"),
+             "trace": os.path.join(cfg.out, "trace.json")}
+    with open(paths["table"], "w") as f:
+        f.write(table)
+    prof.export_chrome_trace(paths["trace"])
+    return {"table": table, "paths": paths}
