@@ -1,5 +1,6 @@
 """Reverse-mode automatic differentiation: the tape, the engine and the tools around it."""
 
+from ember.autograd import forward_ad
 from ember.autograd.anomaly import detect_anomaly
 from ember.autograd.engine import backward, grad
 from ember.autograd.function import Function, FunctionCtx, once_differentiable
@@ -14,5 +15,5 @@ from ember.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ember.autograd.graph import Node
 
 __all__ = ["Function", "FunctionCtx", "GradcheckError", "Node", "backward", "detect_anomaly",
-           "enable_grad", "grad", "gradcheck", "gradgradcheck", "inference_mode",
+           "enable_grad", "forward_ad", "grad", "gradcheck", "gradgradcheck", "inference_mode",
            "is_grad_enabled", "no_grad", "once_differentiable", "set_grad_enabled"]

@@ -25,8 +25,12 @@ class _ForwardCtx(Node):
     __slots__ = ("_outs",)
 
     def __init__(self, prim: Any, inputs: tuple, params: dict, outs: tuple) -> None:
-        super().__init__(prim, inputs, params, None, outs, outs[0].device)
-        self._outs = outs
+        # not Node.__init__: this ctx is never on the tape, so it computes no edges and never
+        # goes through saved-tensor hooks
+        self.prim, self.inputs, self.params, self.outputs = prim, inputs, params, outs
+        self.device, self._outs = outs[0].device, outs
+        self.edges = self.versions = self.hooks = self.retained = self.stack = None
+        self.released = False
 
     def output(self, index: int) -> Any:
         return self._outs[index]
