@@ -25,7 +25,7 @@ from ember.ops.indexing import (
     check_integer,
 )
 from ember.ops.inplace import bind_inplace
-from ember.ops.primitive import apply
+from ember.ops.primitive import DISPATCH, apply
 from ember.ops.reduce import normalize_dim
 from ember.ops.shape import Reshape, reshape
 from ember.tensor import Tensor, _wrap, method
@@ -86,7 +86,9 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
     if input.ndim == 0 or index.ndim == 0:
         out = gather(_as_1d(input), 0, _as_1d(index))
         return apply(Slice, out, index=(0,)) if index.ndim == 0 else out
-    if input._data.flags.c_contiguous:  # one flat take: about twice as fast as the grid
+    # one flat take: about twice as fast as the grid; it reads the index's values, which a
+    # transform (vmap, tracing) must see as ops, so it is for eager execution only
+    if DISPATCH.handler is None and input._data.flags.c_contiguous:
         flat = apply(Reshape, input, shape=(input.numel(),))
         return apply(Index, flat, _flat_positions(input.shape, dim, index), dims=(0,))
     return apply(Index, input, *_grid(index.shape, dim, index), dims=tuple(range(input.ndim)))

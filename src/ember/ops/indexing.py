@@ -21,7 +21,7 @@ from ember.ops.broadcast import broadcast_shapes, expand, sum_to
 from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
 from ember.ops.inplace import bind_inplace, inplace, needs_history
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["index_put", "masked_fill", "masked_select", "nonzero", "argwhere"]
@@ -330,6 +330,8 @@ def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tupl
                 raise IndexOutOfRange(f"{op}: the shape of the mask {tuple(v.shape)} at index "
                                       f"{j} does not match the shape of the indexed tensor "
                                       f"{tuple(shape)} at index {d + j}")
+            if DISPATCH.handler is not None:  # a transform sees the data-dependent step
+                apply(Nonzero, v)
             for j, nz in enumerate(x._device.xp.nonzero(v._data)):
                 arrays.append(_wrap(nz, x._device))
                 dims.append(o + j)

@@ -34,12 +34,12 @@ def _matmul(b: int, xs: tuple, bs: tuple, *, compute: Any) -> Any:
     a = pad_rank(a, rank) if bs[0] else a
     c = pad_rank(c, rank) if bs[1] else c
     out = apply(prim("matmul"), a, c, compute=compute)
-    shape = tuple(out.shape)
+    shape = list(out.shape)
     if rc == 1:
-        shape = shape[:-1]
+        del shape[-1]
     if ra == 1:
-        shape = shape[:-2] + shape[-1:] if rc == 1 else shape[:-2] + shape[-1:]
-    return reshape(out, shape) if shape != tuple(out.shape) else out
+        del shape[out.ndim - 2]
+    return reshape(out, tuple(shape)) if len(shape) != out.ndim else out
 
 
 @rule("einsum")
