@@ -95,7 +95,7 @@ def enable(scan: bool = True) -> None:
     set_wrap_hook(TRACKER.see)
     if scan:
         for obj in gc.get_objects():
-            if isinstance(obj, Tensor):
+            if issubclass(type(obj), Tensor):  # type(), not isinstance: no lazy __class__
                 with contextlib.suppress(AttributeError):  # half-made by Tensor.__init__
                     TRACKER.see(obj)
 
