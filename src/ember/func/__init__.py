@@ -1,6 +1,6 @@
 """Function transforms, as ``torch.func`` and JAX: :func:`grad`, :func:`vjp`, :func:`jvp`
 (true forward mode), :func:`jacrev`, :func:`jacfwd`, :func:`hessian`, :func:`hvp`,
-:func:`functional_call`. They take and return pytrees of tensors and compose freely
+:func:`functional_call`, :func:`vmap`. They take and return pytrees of tensors and compose freely
 (``jacfwd(jacrev(f))``, ``grad(grad(f))``, ``jvp`` inside ``jvp``).
 
 Example:
@@ -13,7 +13,8 @@ from ember.func.functional_call import functional_call
 from ember.func.jacobian import hessian, hvp, jacfwd, jacrev
 from ember.func.pytree import tree_flatten, tree_map, tree_unflatten
 from ember.func.reverse import grad, grad_and_value, value_and_grad, vjp
+from ember.func.vmap import vmap
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "hvp", "jacfwd", "jacrev",
            "jvp", "linearize", "tree_flatten", "tree_map", "tree_unflatten", "value_and_grad",
-           "vjp"]
+           "vjp", "vmap"]
