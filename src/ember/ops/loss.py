@@ -13,8 +13,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ember import dtypes
 from ember.errors import DTypeError, IndexOutOfRange, ShapeError
 from ember.ops.activations import logsigmoid
+from ember.ops.convert import cast
 from ember.ops.select import where
 from ember.ops.softmax import log_softmax
 from ember.tensor import Tensor, _wrap
@@ -75,7 +77,6 @@ class _Targets:
         if weight is not None and tuple(weight.shape) != (c,):
             raise ShapeError(f"{op}: weight has shape {tuple(weight.shape)} but there are {c} "
                              f"classes; expected ({c},)")
-        xp = input.device.xp
         t = target._data
         valid = t != ignore_index
         bad = valid & ((t < 0) | (t >= c))
@@ -84,11 +85,12 @@ class _Targets:
             raise IndexOutOfRange(f"{op}: target class {cls} is out of range for {c} classes "
                                   f"(input shape {tuple(input.shape)}); expected targets in "
                                   f"[0, {c - 1}] or ignore_index={ignore_index}")
-        self.valid = valid
-        self.safe = xp.where(valid, t, 0).astype("int64")
-        dtype = input.dtype.np
-        self.weights = (valid if weight is None else
-                        weight.detach()._data[self.safe] * valid).astype(dtype)
+        # as ops on the target tensor (not its array), so transforms such as vmap see them
+        valid_t = target != ignore_index
+        self.safe = cast(where(valid_t, target, 0), dtypes.int64)
+        self.valid = cast(valid_t, input.dtype)
+        self.weights = self.valid if weight is None else \
+            weight.detach()[self.safe] * self.valid
 
 
 def _class_dim(input: Tensor) -> int:
@@ -97,11 +99,11 @@ def _class_dim(input: Tensor) -> int:
 
 def _nll(op: str, input: Tensor, targets: _Targets, reduction: str) -> Tensor:
     dim = _class_dim(input)
-    idx = _constant(targets.safe, input).unsqueeze(dim)
+    idx = targets.safe.unsqueeze(dim)
     picked = input.gather(dim, idx).squeeze(dim)
-    loss = -(picked * _constant(targets.weights, input))
+    loss = -(picked * targets.weights)
     if reduction == "mean":
-        return loss.sum() / _constant(targets.weights.sum(), input)
+        return loss.sum() / targets.weights.sum()
     return _reduce(loss, reduction)
 
 
@@ -176,9 +178,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         return nll
     # the uniform part: every class's log-probability, weighted, for non-ignored targets
     spread = logp if class_weight is None else logp * class_weight
-    smooth = -spread.sum(dim) * _constant(targets.valid.astype(input.dtype.np), input)
+    smooth = -spread.sum(dim) * targets.valid
     if reduction == "mean":
-        smooth = smooth.sum() / _constant(targets.weights.sum(), input)
+        smooth = smooth.sum() / targets.weights.sum()
     else:
         smooth = _reduce(smooth, reduction)
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)

@@ -77,3 +77,28 @@ def _axis_rule(name: str) -> Any:
 
 for _name in ("resample", "resample_transpose"):
     rule(_name)(_axis_rule(_name))
+
+
+def _attention_rule(name: str, trailing: Any) -> Any:
+    """Attention kernels broadcast leading dims over ``(…, L, E)`` operands: batch every
+    input, align the leading dims and expand them to one shape (views, no copies)."""
+    p = prim(name)
+
+    def batch_attention(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
+        from ember.ops.broadcast import broadcast_shapes
+
+        tails = trailing(len(xs))
+        lead = max(x.ndim - is_b - t for x, is_b, t in zip(xs, bs, tails))
+        xs = [pad_rank(batched(x, b, is_b), lead + t) for x, is_b, t in zip(xs, bs, tails)]
+        shape = broadcast_shapes(*(tuple(x.shape)[:x.ndim - t] for x, t in zip(xs, tails)))
+        xs = [apply(prim("expand"), x, shape=shape + tuple(x.shape)[x.ndim - t:])
+              for x, t in zip(xs, tails)]
+        return apply(p, *xs, **params)
+
+    return batch_attention
+
+
+rule("scaled_dot_product_attention")(_attention_rule(
+    "scaled_dot_product_attention", lambda n: (2,) * n))
+rule("scaled_dot_product_attention_backward")(_attention_rule(
+    "scaled_dot_product_attention_backward", lambda n: (2,) * (n - 2) + (1, 2)))

@@ -1,0 +1,203 @@
+"""``ember.func.vmap``: the API (in_dims, out_dims, pytrees, nesting, chunks, randomness,
+errors), agreement with ``torch.func.vmap``, per-sample gradients, and rule coverage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.func as tf
+
+import ember
+from ember.errors import OpError, ShapeError
+from ember.func.batching import RULES, missing
+from ember.func.vmap import vmap
+from ember.ops.primitive import PRIMITIVES
+
+RNG = np.random.default_rng(0)
+
+
+def _pair(*shape):
+    a = RNG.standard_normal(shape)
+    return ember.from_numpy(a.copy()), torch.from_numpy(a.copy())
+
+
+def _close(e, t, tol=1e-10):
+    np.testing.assert_allclose(np.asarray(e.detach()._data), t.detach().numpy(), rtol=tol,
+                               atol=tol)
+
+
+def test_every_primitive_has_a_batching_rule():
+    assert missing() == []
+    assert set(RULES) >= set(PRIMITIVES)
+
+
+def test_in_dims_and_out_dims_as_torch():
+    xe, xt = _pair(4, 5)
+    we, wt = _pair(5, 3)
+    for in_dims, out_dims in [((0, None), 0), ((1, None), 1), ((-1, None), -1)]:
+        xe_, xt_ = (xe, xt) if in_dims[0] == 0 else (xe.T.contiguous(), xt.T.contiguous())
+        got = vmap(lambda x, w: (x @ w).tanh(), in_dims, out_dims)(xe_, we)
+        want = tf.vmap(lambda x, w: (x @ w).tanh(), in_dims, out_dims)(xt_, wt)
+        _close(got, want)
+
+
+def test_pytrees_in_and_out():
+    xe, xt = _pair(3, 4)
+    ye, yt = _pair(4, 3)
+
+    def f(m, lib):
+        return {"s": lib.sum(m["a"] * m["b"][0]), "pair": (m["a"].exp(), m["b"][1])}
+
+    got = vmap(lambda m: f(m, ember), in_dims=({"a": 0, "b": (1, None)},))(
+        {"a": xe, "b": (ye, xe)})
+    want = tf.vmap(lambda m: f(m, torch), in_dims=({"a": 0, "b": (1, None)},))(
+        {"a": xt, "b": (yt, xt)})
+    _close(got["s"], want["s"])
+    _close(got["pair"][0], want["pair"][0])
+    _close(got["pair"][1], want["pair"][1])   # unbatched output: broadcast over the batch
+
+
+def test_nested_vmap_matches_torch():
+    ae, at = _pair(2, 3, 4)
+    be, bt = _pair(4, 3)
+    got = vmap(vmap(lambda a, b: (a * b).sum(), in_dims=(0, 1)), in_dims=(0, None))(ae, be)
+    want = tf.vmap(tf.vmap(lambda a, b: (a * b).sum(), in_dims=(0, 1)), in_dims=(0, None))(
+        at, bt)
+    _close(got, want)
+    # outer product by nesting over different inputs
+    xe, xt = _pair(3)
+    ye, yt = _pair(4)
+    _close(vmap(vmap(ember.mul, (None, 0)), (0, None))(xe, ye),
+           tf.vmap(tf.vmap(torch.mul, (None, 0)), (0, None))(xt, yt))
+
+
+@pytest.mark.parametrize("name", ["mlp", "attention", "conv", "softmax_ce", "norm"])
+def test_functions_against_torch_func_vmap(name):
+    import torch.nn.functional as TF
+
+    import ember.nn.functional as F
+
+    xe, xt = _pair(4, 2, 3, 6, 6)
+    w1e, w1t = _pair(5, 3, 3, 3)
+    qe, qt = _pair(4, 5, 8)
+    te = ember.tensor([1, 0, 2, 4])
+    tt = torch.tensor([1, 0, 2, 4])
+
+    fns = {
+        "mlp": (lambda x, w: F.gelu(x.reshape(2, -1)[:, :5] @ w[:, 0, 0]).sum(-1),
+                lambda x, w: TF.gelu(x.reshape(2, -1)[:, :5] @ w[:, 0, 0]).sum(-1)),
+        "attention": (lambda q, w: F.scaled_dot_product_attention(q, q, q),
+                      lambda q, w: TF.scaled_dot_product_attention(q, q, q)),
+        "conv": (lambda x, w: F.max_pool2d(F.conv2d(x, w, padding=1), 2),
+                 lambda x, w: TF.max_pool2d(TF.conv2d(x, w, padding=1), 2)),
+        "softmax_ce": (lambda q, t: F.cross_entropy(q, t.expand(5)),
+                       lambda q, t: TF.cross_entropy(q, t.expand(5))),
+        "norm": (lambda x, w: F.layer_norm(x, (6, 6)) + F.batch_norm(
+                     x, None, None, training=True),
+                 lambda x, w: TF.layer_norm(x, (6, 6)) + TF.batch_norm(
+                     x, None, None, training=True)),
+    }
+    fe, ft = fns[name]
+    if name == "attention":
+        _close(vmap(fe, (0, None))(qe, None), tf.vmap(ft, (0, None))(qt, None))
+    elif name == "softmax_ce":
+        _close(vmap(fe)(qe, te), tf.vmap(ft)(qt, tt))
+    else:
+        _close(vmap(fe, (0, None))(xe, w1e), tf.vmap(ft, (0, None))(xt, w1t))
+
+
+def test_per_sample_gradients_of_an_mlp_match_torch_func():
+    model = ember.nn.Sequential(ember.nn.Linear(6, 8), ember.nn.Tanh(), ember.nn.Linear(8, 3))
+    tmodel = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(),
+                                 torch.nn.Linear(8, 3)).double()
+    params = {k: v.detach().to(ember.float64) for k, v in model.named_parameters()}
+    tparams = {k: torch.from_numpy(np.asarray(v._data).copy()) for k, v in params.items()}
+    xe, xt = _pair(7, 6)
+    ye = ember.tensor([0, 2, 1, 1, 0, 2, 2])
+    yt = torch.tensor([0, 2, 1, 1, 0, 2, 2])
+
+    def loss(p, x, y):
+        out = ember.func.functional_call(model, p, (x.unsqueeze(0),))
+        return ember.nn.functional.cross_entropy(out, y.unsqueeze(0))
+
+    def tloss(p, x, y):
+        out = tf.functional_call(tmodel, p, (x.unsqueeze(0),))
+        return torch.nn.functional.cross_entropy(out, y.unsqueeze(0))
+
+    got = vmap(ember.func.grad(loss), in_dims=(None, 0, 0))(params, xe, ye)
+    want = tf.vmap(tf.grad(tloss), in_dims=(None, 0, 0))(tparams, xt, yt)
+    for k in want:
+        assert tuple(got[k].shape) == (7,) + tuple(params[k].shape)
+        _close(got[k], want[k])
+
+
+def test_grad_of_vmap_and_jacobian_rows():
+    xe, xt = _pair(3, 4)
+    xe.requires_grad_()
+    xt.requires_grad_()
+    vmap(lambda x: (x.sin() * x).sum())(xe).sum().backward()
+    tf.vmap(lambda x: (x.sin() * x).sum())(xt).sum().backward()
+    _close(xe.grad, xt.grad)
+
+
+def test_chunk_size_gives_the_same_result():
+    xe, _ = _pair(10, 3)
+    full = vmap(lambda x: x.softmax(0) * x.sum())(xe)
+    chunked = vmap(lambda x: x.softmax(0) * x.sum(), chunk_size=3)(xe)
+    _close(chunked, torch.from_numpy(np.asarray(full._data)))
+
+
+def test_randomness():
+    x = ember.zeros(4, 3)
+    with pytest.raises(OpError, match="randomness"):
+        vmap(lambda v: v + ember.randn(3))(x)
+    diff = vmap(lambda v: v + ember.randn(3), randomness="different")(x)
+    same = vmap(lambda v: v + ember.randn(3), randomness="same")(x)
+    assert tuple(diff.shape) == tuple(same.shape) == (4, 3)
+    assert not np.allclose(diff._data[0], diff._data[1])
+    assert np.allclose(same._data[0], same._data[1])
+    drop = vmap(lambda v: ember.nn.functional.dropout(v + 1, 0.5), randomness="different")(
+        ember.zeros(64, 32))
+    assert not np.array_equal(drop._data[0], drop._data[1])
+    perm = vmap(lambda v: ember.randperm(5), randomness="different")(ember.zeros(6))
+    assert sorted(perm._data[2].tolist()) == [0, 1, 2, 3, 4]
+    p = ember.full((3, 50), 0.5)
+    b = vmap(lambda q: ember.bernoulli(q), randomness="same")(p)
+    assert np.array_equal(b._data[0], b._data[2])
+    m = vmap(lambda q: ember.multinomial(q, 2), randomness="different")(ember.ones(3, 4))
+    assert tuple(m.shape) == (3, 2)
+
+
+def test_in_place_ops_write_every_sample():
+    xe, xt = _pair(3, 4)
+    ye, yt = _pair(3, 4)
+
+    def f(x, y, lib):
+        z = x.clone()
+        z.mul_(2)
+        z[1:] += y[1:]
+        return z
+
+    _close(vmap(lambda x, y: f(x, y, ember))(xe, ye), tf.vmap(lambda x, y: f(x, y, torch))(
+        xt, yt))
+    with pytest.raises(OpError, match="batched value into an unbatched"):
+        vmap(lambda y: ember.zeros(4).add_(y))(ye)
+
+
+def test_errors():
+    x = ember.zeros(3, 2)
+    with pytest.raises(ShapeError, match="different sizes"):
+        vmap(ember.add)(x, ember.zeros(4, 2))
+    with pytest.raises(ValueError, match="no input is batched"):
+        vmap(lambda a: a, in_dims=None)(x)
+    with pytest.raises(ShapeError, match="out of range"):
+        vmap(lambda a: a, in_dims=2)(x)
+    with pytest.raises(ValueError, match="randomness"):
+        vmap(lambda a: a, randomness="sometimes")
+    with pytest.raises(ValueError, match="return tensors"):
+        vmap(lambda a: 1.0)(x)
+    with pytest.raises(OpError, match="nonzero"):
+        vmap(lambda a: a[a > 0])(x)
+    with pytest.raises(ValueError, match="in_dims has 1 entries for 2"):
+        vmap(ember.add, in_dims=(0,))(x, x)
