@@ -170,6 +170,9 @@ def run(names: list[str], quick: bool = False, threads: int = 2, memory: bool = 
             rows.extend(run_ops(quick))
         else:
             rows.append(run_training(name, quick, threads, memory))
+        if log:  # a partial run still leaves its numbers
+            log(f"  {name}: ember {rows[-1]['ember']['median']:.4g} s, torch "
+                f"{rows[-1]['torch']['median']:.4g} s, ratio {rows[-1]['ratio']:.2f}")
     peak = max((r[fw]["GFLOP/s"] for r in rows if r["workload"].startswith("gemm")
                 for fw in ("ember", "torch")), default=None)
     if peak:
