@@ -61,7 +61,9 @@ class dual_level:
 
     Example:
         >>> with ember.autograd.forward_ad.dual_level():
-        ...     ...
+        ...     y = fwAD.make_dual(x, v) * 3
+        ...     fwAD.unpack_dual(y).tangent
+        tensor([3., 3.])
     """
 
     def __enter__(self) -> int:
@@ -91,6 +93,8 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
     Example:
         >>> with fwAD.dual_level():
         ...     d = fwAD.make_dual(x, v)
+        ...     fwAD.unpack_dual(d.exp()).tangent
+        tensor([1.0000, 2.7183])
     """
     trace = _trace(level, "make_dual")
     if not tensor.dtype.is_floating_point:

@@ -1,0 +1,27 @@
+"""The examples in the docstrings of ember.func and forward mode run and print what they say."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+import ember
+import ember.autograd.forward_ad as fwAD
+from ember.func import pytree
+
+MODULES = ["ember.func", "ember.func.reverse", "ember.func.forward", "ember.func.jacobian",
+           "ember.func.functional_call", "ember.func.pytree", "ember.autograd.forward",
+           "ember.autograd.forward_ad"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    ember.manual_seed(0)
+    extra = {"ember": ember, "fwAD": fwAD, "x": ember.tensor([0.0, 1.0]),
+             "v": ember.ones(2), **{n: getattr(pytree, n) for n in
+                                    ("tree_flatten", "tree_unflatten", "tree_map")}}
+    result = doctest.testmod(module, extraglobs=extra, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
