@@ -48,5 +48,7 @@ from ember.tensor import Tensor
 from ember import data, linalg, memory, nn, optim, profiler, utils, vision
 from ember.io import load, save
 from ember import func  # noqa: E402 - layer 4: transforms over the core
+from ember import amp  # noqa: E402 - layer 5, after the core
+from ember.amp import autocast  # noqa: E402
 
 __version__ = "0.1.0"

@@ -4,10 +4,16 @@ A node is also the ``ctx`` a primitive's rules receive: ``ctx.inputs`` (the inpu
 their own history, so rules written in Ember ops are differentiable again), ``ctx.params``,
 ``ctx.outputs`` / ``ctx.out`` (rebuilt on demand, so a node never holds its outputs and no
 reference cycle forms), and ``ctx.needs_input_grad``.
+
+Inside :class:`saved_tensors_hooks` a node records its saved values through the user's
+``pack_hook`` and reads them back through ``unpack_hook`` when backward first needs them (the
+``inputs``/``outputs`` slots stay empty until then, so the plain path pays one attribute check).
 """
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ember.errors import GradError
@@ -21,7 +27,7 @@ class Node:
     """A recorded application of a primitive (PyTorch's ``grad_fn``)."""
 
     __slots__ = ("prim", "inputs", "edges", "params", "versions", "outputs", "device", "hooks",
-                 "retained", "stack", "released", "__weakref__")
+                 "retained", "stack", "released", "packed", "__weakref__")
 
     def __init__(self, prim: Primitive, inputs: tuple, params: dict, versions: tuple | None,
                  outputs: tuple | None, device: Any) -> None:
@@ -39,6 +45,20 @@ class Node:
         self.retained = None      # {output index: weakref to a tensor that retains its grad}
         self.stack = None         # the user's stack at creation, in anomaly mode
         self.released = False
+        if SAVED_HOOKS.top is not None:
+            _pack(self, SAVED_HOOKS.top)
+
+    def __getattr__(self, attr: str) -> Any:
+        # only reached for the empty inputs/outputs slots of a node packed by saved-tensor hooks
+        if attr in ("inputs", "outputs"):
+            try:
+                packed = object.__getattribute__(self, "packed")
+            except AttributeError:
+                packed = None
+            if packed is not None:
+                _unpack(self, packed)
+                return object.__getattribute__(self, attr)
+        raise AttributeError(f"'Node' object has no attribute {attr!r}")
 
     def name(self) -> str:
         """PyTorch-style name, e.g. ``MulBackward``."""
@@ -108,3 +128,122 @@ class Node:
         """Frees what backward needed, after backward (unless ``retain_graph``)."""
         self.inputs = self.edges = self.outputs = self.versions = None
         self.released = True
+        self.packed = None
+
+
+# -- saved-tensor hooks ----------------------------------------------------------------------
+class _SavedHooks:
+    __slots__ = ("top", "stack")
+
+    def __init__(self) -> None:
+        self.top: tuple | None = None  # (pack_hook, unpack_hook) of the innermost context
+        self.stack: list[tuple] = []
+
+
+SAVED_HOOKS = _SavedHooks()
+
+
+class saved_tensors_hooks:
+    """Context manager: what backward keeps goes through ``pack_hook(tensor) -> object`` when
+    recorded and comes back through ``unpack_hook(object) -> tensor`` when backward reads it,
+    as ``torch.autograd.graph.saved_tensors_hooks``. Use it to offload or compress activations.
+
+    Leaves that require grad (parameters) are kept by reference, as the destination of their
+    gradient, and not passed to the hooks. Inputs a rule reads only the shape of are not
+    passed either; the node no longer keeps them alive. The hooks run without recording.
+
+    Example:
+        >>> pack = lambda t: t.to(ember.bfloat16)          # keep activations in bfloat16
+        >>> unpack = lambda t: t.to(ember.float32)
+        >>> with ember.autograd.graph.saved_tensors_hooks(pack, unpack):
+        ...     loss = (x.exp() * w).sum()
+        >>> loss.backward()
+    """
+
+    def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]) -> None:
+        self.hooks = (pack_hook, unpack_hook)
+
+    def __enter__(self) -> saved_tensors_hooks:
+        SAVED_HOOKS.stack.append(self.hooks)
+        SAVED_HOOKS.top = self.hooks
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        SAVED_HOOKS.stack.pop()
+        SAVED_HOOKS.top = SAVED_HOOKS.stack[-1] if SAVED_HOOKS.stack else None
+
+
+class _Unsaved:
+    """An input whose values the rule does not read: its history and shape, not its memory."""
+
+    __slots__ = ("ref", "shape", "dtype", "requires_grad", "node", "idx", "vc")
+
+    def __init__(self, t: Tensor) -> None:
+        self.ref = weakref.ref(t)
+        self.shape, self.dtype, self.requires_grad = t._data.shape, t._data.dtype, t.requires_grad
+        self.node, self.idx, self.vc = t._node, t._idx, t._vc
+
+
+def _run_hook(hook: Callable, value: Any) -> Any:
+    """Calls a pack/unpack hook without recording and with no hooks active inside it."""
+    from ember.autograd.grad_mode import no_grad
+
+    top = SAVED_HOOKS.top
+    SAVED_HOOKS.top = None
+    try:
+        with no_grad():
+            return hook(value)
+    finally:
+        SAVED_HOOKS.top = top
+
+
+def _pack(node: Node, hooks: tuple) -> None:
+    from ember.tensor import _wrap
+
+    pack = hooks[0]
+    saved = node.versions is not None
+    entries = []
+    for t in node.inputs:
+        if t.requires_grad and t._node is None:
+            entries.append((0, t))
+        elif saved:
+            entries.append((1, (_run_hook(pack, t), t.requires_grad, t._node, t._idx, t._vc)))
+        else:
+            entries.append((2, _Unsaved(t)))
+    outs = node.outputs
+    if outs is not None:
+        outs = tuple((_run_hook(pack, _wrap(a, node.device)), c, v) for a, c, v in outs)
+    node.packed = (hooks[1], tuple(entries), outs)
+    del node.inputs, node.outputs
+
+
+def _unpack(node: Node, packed: tuple) -> None:
+    from ember.tensor import _wrap
+
+    unpack, entries, outs = packed
+    dev, xp = node.device, node.device.xp
+    inputs = []
+    for kind, e in entries:
+        if kind == 0:
+            t = e
+        elif kind == 1:
+            value, requires_grad, src, idx, vc = e
+            t = _wrap(_array(_run_hook(unpack, value)), dev, requires_grad, src, idx, vc)
+        else:
+            t = e.ref()
+            if t is None:  # freed: a zero-memory stand-in with its shape, dtype and history
+                t = _wrap(xp.broadcast_to(xp.zeros((), e.dtype), e.shape), dev, e.requires_grad,
+                          e.node, e.idx, e.vc)
+        inputs.append(t)
+    node.inputs = tuple(inputs)
+    node.outputs = None if outs is None else tuple(
+        (_array(_run_hook(unpack, p)), c, v) for p, c, v in outs)
+    node.packed = None
+
+
+def _array(value: Any) -> Any:
+    data = getattr(value, "_data", None)
+    if data is None:
+        raise GradError(f"saved_tensors_hooks: unpack_hook must return a tensor, got "
+                        f"{type(value).__name__}")
+    return data

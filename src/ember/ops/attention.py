@@ -1,13 +1,20 @@
-"""``scaled_dot_product_attention``: ``softmax(Q Kᵀ · scale + mask) V``, a composite of
-matmul and softmax, with boolean or additive masks, causal masking, dropout and grouped-query
-heads, under ``torch.nn.functional``'s name and semantics (a query row that may attend to
-nothing gives zeros, not NaN)."""
+"""``scaled_dot_product_attention``: ``softmax(Q Kᵀ · scale + mask) V`` with boolean or
+additive masks, causal masking, dropout and grouped-query heads, under
+``torch.nn.functional``'s name and semantics (a query row that may attend to nothing gives
+zeros, not NaN).
+
+Two paths: the composite of matmul and softmax (any case; memory L×S per head), and the
+blockwise primitive of :mod:`ember.ops.attention_blockwise` (memory linear in the length),
+taken when the score matrices would hold at least :data:`MEMORY_EFFICIENT_MIN` elements and
+there is no dropout and no mask that needs a gradient."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ember.errors import DTypeError, ShapeError
+from ember.ops.attention_blockwise import blockwise_attention
 from ember.ops.dropout import dropout
 from ember.ops.random import Generator
 from ember.ops.select import where
@@ -15,6 +22,9 @@ from ember.ops.softmax import softmax
 from ember.tensor import Tensor, _wrap
 
 __all__: list[str] = []
+
+# score-matrix elements (batch × heads × L × S) from which the blockwise path is used
+MEMORY_EFFICIENT_MIN = 1 << 21
 
 
 def _safe_softmax(scores: Tensor) -> Tensor:
@@ -73,6 +83,21 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                              f"heads ({hk}, {value.shape[-3]})")
         key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // value.shape[-3])
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    lead = query.shape[:-2]
+    if (dropout_p == 0.0 and (attn_mask is None or not attn_mask.requires_grad)
+            and key.shape[:-2] == lead and value.shape[:-2] == lead
+            and query.dtype is key.dtype is value.dtype
+            and math.prod(lead) * query.shape[-2] * key.shape[-2] >= MEMORY_EFFICIENT_MIN):
+        return blockwise_attention(query, key, value, attn_mask, is_causal, factor)
+    weights = _weights(query, key, attn_mask, is_causal, factor)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, generator=generator)
+    return weights @ value
+
+
+def _weights(query: Tensor, key: Tensor, attn_mask: Tensor | None, is_causal: bool,
+             factor: float) -> Tensor:
+    """The attention probabilities softmax(Q Kᵀ · factor + mask), as one L×S matrix."""
     scores = (query @ key.transpose(-2, -1)) * factor
     xp = query.device.xp
     if is_causal:
@@ -83,7 +108,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             scores = where(attn_mask, scores, float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = _safe_softmax(scores)
-    if dropout_p > 0.0:
-        weights = dropout(weights, dropout_p, generator=generator)
-    return weights @ value
+    return _safe_softmax(scores)
+
+
+def naive_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, params: dict[str, Any],
+                    weights: bool = False) -> Tensor:
+    """The composite the blockwise primitive's rules fall back on (``params`` are its own):
+    the attention output, or with ``weights`` the probabilities."""
+    p = _weights(q, k, mask, params["causal"], params["scale"])
+    return p if weights else p @ v

@@ -15,6 +15,7 @@ from typing import Any
 
 from ember.errors import DTypeError, ShapeError
 from ember.ops.im2col import Pads, batched, fold_nd, ntuple, symmetric, unfold_nd, window_counts
+from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -27,7 +28,7 @@ def _check_operands(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | 
         raise DTypeError(f"{op}: expected a floating input, got {x.dtype.name}. Hint: call "
                          ".float() on it")
     for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and t.dtype is not x.dtype:
+        if t is not None and t.dtype is not x.dtype and not DISPATCH.casting:
             raise DTypeError(f"{op}: input is {x.dtype.name} but {name} is {t.dtype.name}; "
                              f"they must match. Hint: convert one with .to()")
     if weight.ndim != nd + 2:
@@ -64,7 +65,11 @@ def _conv_padding(op: str, padding: Any, kernel: tuple[int, ...], dilation: tupl
 
 
 def _add_bias(out: Tensor, bias: Tensor | None, nd: int) -> Tensor:
-    return out if bias is None else out + bias.reshape((bias.shape[0],) + (1,) * nd)
+    if bias is None:
+        return out
+    if DISPATCH.casting and bias.dtype is not out.dtype:  # autocast: one low-precision GEMM
+        bias = bias.to(out.dtype)
+    return out + bias.reshape((bias.shape[0],) + (1,) * nd)
 
 
 def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,

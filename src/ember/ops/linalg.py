@@ -128,7 +128,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if not a_shape or not b_shape or a_shape[-1] != (b_shape[-2] if len(b_shape) > 1
                                                      else b_shape[0]):
         _matmul_shape(a_shape, b_shape)
-    if input._data.dtype != other._data.dtype:
+    if input._data.dtype != other._data.dtype and not DISPATCH.casting:
         raise DTypeError(f"matmul: {tuple(a_shape)} {input.dtype.name} @ {tuple(b_shape)} "
                          f"{other.dtype.name}: operands must have the same dtype. Hint: "
                          f"convert one, e.g. other.to({input.dtype!r})")
@@ -242,6 +242,8 @@ def _scaled_sum(input: Tensor, product: Tensor, beta: float, alpha: float) -> Te
     if beta == 0:
         broadcast_shapes(input.shape, product.shape, op="addmm")
         return product
+    if DISPATCH.casting and input.dtype is not product.dtype:  # autocast: one low-precision op
+        input = cast(input, product.dtype)
     return product + (input if beta == 1 else input * beta)
 
 
@@ -426,7 +428,7 @@ def einsum(equation: str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
         raise ShapeError("einsum: at least one operand is needed")
     dtype = operands[0].dtype
     for t in operands:
-        if t.dtype is not dtype:
+        if t.dtype is not dtype and not DISPATCH.casting:
             raise DTypeError(f"einsum: operands have dtypes {dtype.name} and {t.dtype.name}; "
                              "convert them to one dtype first")
     shapes = [t.shape for t in operands]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ember.errors import DTypeError, ShapeError
 from ember.ops.linalg import einsum
+from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -25,11 +26,15 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ShapeError(f"linear: input of shape {tuple(input.shape)} has "
                          f"{input.shape[-1] if input.ndim else 0} features but weight of shape "
                          f"{tuple(weight.shape)} expects {weight.shape[-1]}")
-    if input.dtype is not weight.dtype:
+    if input.dtype is not weight.dtype and not DISPATCH.casting:
         raise DTypeError(f"linear: input is {input.dtype.name} but weight is "
                          f"{weight.dtype.name}; they must match")
     out = input @ weight.t()
-    return out if bias is None else out + bias
+    if bias is None:
+        return out
+    if DISPATCH.casting and bias.dtype is not out.dtype:  # autocast: one low-precision GEMM
+        bias = bias.to(out.dtype)
+    return out + bias
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,

@@ -102,13 +102,16 @@ def primitive(cls: type[Primitive]) -> Primitive:
 
 class _Dispatch:
     """Who runs ops: ``handler`` is None for plain eager execution (the fast path), or the
-    innermost active interposer (a trace, the profiler, anomaly mode)."""
+    innermost active interposer (a trace, the profiler, anomaly mode). ``casting`` is True
+    while a handler that casts operands (autocast) is active: op wrappers then leave operands
+    of different dtypes to it instead of refusing them."""
 
-    __slots__ = ("handler", "stack")
+    __slots__ = ("handler", "stack", "casting")
 
     def __init__(self) -> None:
         self.handler: Callable | None = None
         self.stack: list[Callable] = []
+        self.casting = False
 
 
 DISPATCH = _Dispatch()

@@ -1,0 +1,166 @@
+"""Mixed precision and memory savers, measured: GPT under autocast(bfloat16) against float32,
+activation checkpointing on an 8-layer GPT, and memory-efficient attention at T=8192.
+
+    python examples/amp_memory.py                 # everything (a few minutes)
+    python examples/amp_memory.py --only amp --steps 200
+
+Memory is measured with ``tracemalloc`` (NumPy reports its buffers to it): "kept" is what the
+graph holds after the forward pass (the activations backward needs), "peak" the high-water
+mark over forward and backward. The figures are quoted in docs/mixed_precision.md and
+docs/memory.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import glob
+import os
+import sysconfig
+import time
+import tracemalloc
+
+import numpy as np
+
+import ember
+import ember.models
+import ember.nn.functional as F
+from ember.ops import attention
+from ember.utils.checkpoint import checkpoint
+
+
+def corpus(limit: int = 2_000_000) -> np.ndarray:
+    """Bytes of the Python standard library's sources (a char-level corpus)."""
+    stdlib = sysconfig.get_paths()["stdlib"]
+    data = bytearray()
+    for path in sorted(glob.glob(os.path.join(stdlib, "*.py"))):
+        with open(path, "rb") as f:
+            data += f.read()
+        if len(data) >= limit:
+            break
+    return np.frombuffer(bytes(data[:limit]), dtype=np.uint8).astype(np.int64)
+
+
+def batches(data: np.ndarray, steps: int, batch: int, block: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        starts = rng.integers(0, len(data) - block - 1, batch)
+        idx = np.stack([data[s:s + block + 1] for s in starts])
+        yield ember.tensor(idx[:, :-1]), ember.tensor(idx[:, 1:])
+
+
+def measure(fn):
+    """(kept bytes after forward, peak bytes over forward+backward, result of fn's forward)."""
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    loss = fn()
+    kept = tracemalloc.get_traced_memory()[0] - base
+    loss.backward()
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    return kept, peak, float(loss.item())
+
+
+def train(data, steps, amp, cfg, log_every=50):
+    ember.manual_seed(0)
+    model = ember.models.gpt(**cfg)
+    opt = ember.optim.AdamW(model.parameters(), lr=3e-3)
+    losses, kept = [], None
+    t0 = time.perf_counter()
+    for step, (x, y) in enumerate(batches(data, steps, 16, cfg["block_size"])):
+        def forward(x=x, y=y):
+            with ember.autocast("cpu", dtype=ember.bfloat16, enabled=amp):
+                logits = model(x)
+                return F.cross_entropy(logits.view(-1, cfg["vocab_size"]), y.view(-1))
+        opt.zero_grad()
+        if step == 1:
+            kept, peak, loss = measure(forward)
+        else:
+            loss_t = forward()
+            loss_t.backward()
+            loss = float(loss_t.item())
+        opt.step()
+        losses.append(loss)
+        if log_every and step % log_every == 0:
+            print(f"  {'bf16' if amp else 'fp32'} step {step:4d} loss {loss:.4f}")
+    secs = time.perf_counter() - t0
+    return float(np.mean(losses[-10:])), kept, peak, secs
+
+
+def run_amp(steps):
+    cfg = dict(vocab_size=256, block_size=64, n_layer=2, n_head=4, d_model=64)
+    data = corpus()
+    print(f"GPT {cfg}, batch 16, {steps} steps of AdamW on {len(data):,} bytes of stdlib source")
+    fp32 = train(data, steps, False, cfg)
+    bf16 = train(data, steps, True, cfg)
+    for name, (loss, kept, peak, secs) in (("float32", fp32), ("autocast bf16", bf16)):
+        print(f"{name:>14}: final loss {loss:.4f} (mean of last 10), saved activations "
+              f"{kept / 2**20:.2f} MiB, peak {peak / 2**20:.2f} MiB, {secs:.0f} s")
+    print(f"  loss gap {100 * (bf16[0] - fp32[0]) / fp32[0]:+.2f} %, activations "
+          f"{100 * (1 - bf16[1] / fp32[1]):.0f} % smaller")
+
+
+def run_checkpoint():
+    cfg = dict(vocab_size=256, block_size=128, n_layer=8, n_head=4, d_model=128)
+    ember.manual_seed(0)
+    model = ember.models.gpt(**cfg)
+    idx = ember.randint(0, 256, (8, 128))
+
+    def plain():
+        return F.cross_entropy(model(idx).view(-1, 256), idx.view(-1))
+
+    def ckpt():
+        x = model.tok_emb(idx) + model.pos_emb(ember.arange(idx.shape[1]))
+        for block in model.blocks:
+            x = checkpoint(block, x)
+        return F.cross_entropy(model.head(model.ln_f(x)).view(-1, 256), idx.view(-1))
+
+    print(f"GPT {cfg}, batch 8 × 128 tokens")
+    res = {}
+    for name, fn in (("plain", plain), ("checkpointed", ckpt)):
+        model.zero_grad()
+        t0 = time.perf_counter()
+        kept, peak, loss = measure(fn)
+        res[name] = (kept, peak, [p.grad.numpy().copy() for p in model.parameters()])
+        print(f"{name:>13}: saved activations {kept / 2**20:.1f} MiB, peak {peak / 2**20:.1f} "
+              f"MiB, loss {loss:.5f}, forward+backward {time.perf_counter() - t0:.2f} s")
+    same = all(np.array_equal(a, b) for a, b in zip(res["plain"][2], res["checkpointed"][2]))
+    print(f"  saved {100 * (1 - res['checkpointed'][0] / res['plain'][0]):.0f} % lower, peak "
+          f"{100 * (1 - res['checkpointed'][1] / res['plain'][1]):.0f} % lower; gradients "
+          f"identical: {same}")
+
+
+def run_attention(T):
+    heads, dim = 4, 64
+    rng = np.random.default_rng(0)
+    q, k, v = (ember.tensor(rng.standard_normal((1, heads, T, dim)).astype(np.float32),
+                            requires_grad=True) for _ in range(3))
+    attention.MEMORY_EFFICIENT_MIN = 0
+    t0 = time.perf_counter()
+    kept, peak, _ = measure(
+        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True).square().mean())
+    secs = time.perf_counter() - t0
+    inputs = 3 * q.numel() * 4
+    scores = heads * T * T * 4
+    print(f"attention T={T}, {heads} heads, head dim {dim}, causal, float32: blockwise "
+          f"forward+backward peak {peak / 2**20:.1f} MiB (inputs {inputs / 2**20:.1f} MiB), "
+          f"{secs:.1f} s; one T×T score matrix per head alone is {scores / 2**20:.0f} MiB")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", choices=["amp", "checkpoint", "attention"])
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--T", type=int, default=8192)
+    args = ap.parse_args()
+    if args.only in (None, "checkpoint"):
+        run_checkpoint()
+    if args.only in (None, "attention"):
+        run_attention(args.T)
+    if args.only in (None, "amp"):
+        run_amp(args.steps)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+"""``autocast``: ops chosen by one policy table run in a lower-precision dtype, the ones that
+need range or accuracy in float32, as ``torch.autocast``.
+
+It is a dispatch handler (see :func:`ember.ops.primitive.push_handler`): while it is active,
+every primitive application is looked up in :data:`POLICY` by name and its floating inputs are
+cast (differentiably) before the op runs. The eager path pays nothing when autocast is off.
+On the CPU, bfloat16/float16 GEMMs are emulated: operands are stored in the low dtype and the
+product is computed in the dtype :func:`ember.backend.compute_dtype` reports (float32); the
+gain is the memory of what backward keeps.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from ember import dtypes
+from ember.backend import compute_dtype
+from ember.dtypes import DType
+from ember.ops.convert import cast
+from ember.ops.primitive import DISPATCH, apply_below, pop_handler, push_handler, run_below
+from ember.utils import checkpoint as _checkpoint
+
+__all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "POLICY"]
+
+LOWER, FLOAT32, PROMOTE = "lower", "float32", "promote"
+
+# The one table: primitive name -> what autocast does with its floating inputs.
+#   lower:   cast to the autocast dtype (GEMMs: matmul, einsum; so linear, bmm, baddbmm, addmm,
+#            conv through its GEMM, attention)
+#   float32: cast to float32 (softmax, exp/log/pow, reductions and so norms and losses)
+#   promote: cast to the widest floating dtype among the inputs (ops that need one dtype)
+POLICY: dict[str, str] = {
+    **dict.fromkeys(("matmul", "einsum", "scaled_dot_product_attention"), LOWER),
+    **dict.fromkeys((
+        "softmax", "log_softmax", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10",
+        "pow", "pow_scalar", "reciprocal", "rsqrt", "acos", "asin", "cosh", "sinh", "tan",
+        "softplus", "erf", "sum", "prod", "cumsum", "cumprod", "nan_to_num",
+    ), FLOAT32),
+    **dict.fromkeys(("cat", "where", "index_put", "maximum", "minimum", "fmax", "fmin"),
+                    PROMOTE),
+}
+
+_LOW_DTYPES = (dtypes.bfloat16, dtypes.float16)
+
+
+class _State:
+    __slots__ = ("enabled", "dtype")
+
+    def __init__(self) -> None:
+        self.enabled = False
+        self.dtype: DType = dtypes.bfloat16
+
+
+STATE = _State()
+
+
+def is_autocast_enabled(device_type: str = "cpu") -> bool:
+    """Whether autocast is active now."""
+    return STATE.enabled
+
+
+def get_autocast_dtype(device_type: str = "cpu") -> DType:
+    """The lower-precision dtype autocast uses (bfloat16 unless set)."""
+    return STATE.dtype
+
+
+def _eligible(t: Any) -> bool:
+    # as PyTorch: float64 tensors are left alone
+    return t.dtype.is_floating_point and t.dtype is not dtypes.float64
+
+
+def _handler(prim: Any, inputs: tuple, params: dict) -> Any:
+    kind = POLICY.get(prim.name) if STATE.enabled else None
+    if kind is None or not inputs:
+        return apply_below(_handler, prim, inputs, params)
+    if kind is LOWER:
+        target = STATE.dtype
+    elif kind is FLOAT32:
+        target = dtypes.float32
+    else:
+        floats = [t.dtype for t in inputs if t.dtype.is_floating_point]
+        if len(set(floats)) < 2:
+            return apply_below(_handler, prim, inputs, params)
+        target = functools.reduce(dtypes.promote_types, floats)
+    if any(_eligible(t) and t.dtype is not target for t in inputs):
+        inputs = tuple(run_below(_handler, cast, t, target)
+                       if _eligible(t) and t.dtype is not target else t for t in inputs)
+        if "compute" in params:  # a GEMM: compute in what the device is fast in for target
+            acc = compute_dtype(inputs[0].device, inputs[0].dtype, "gemm")
+            params = dict(params, compute=None if acc is inputs[0].dtype else acc)
+    return apply_below(_handler, prim, inputs, params)
+
+
+class autocast:
+    """Context manager and decorator: mixed precision by op policy, as ``torch.autocast``.
+
+    Inside, GEMMs (matmul, linear, conv, einsum, attention) run in ``dtype`` and precision-
+    sensitive ops (softmax, exp/log, reductions, norms, losses) in float32; ops listed as
+    promote take the widest dtype of their inputs. ``enabled=False`` turns it off inside an
+    enclosing autocast. Call ``backward`` outside it.
+
+    Example:
+        >>> model = ember.nn.Linear(4, 3)
+        >>> with ember.autocast("cpu", dtype=ember.bfloat16):
+        ...     y = model(ember.randn(2, 4))
+        >>> y.dtype
+        ember.bfloat16
+    """
+
+    def __init__(self, device_type: str = "cpu", dtype: DType | None = None,
+                 enabled: bool = True, cache_enabled: bool | None = None) -> None:
+        if device_type not in ("cpu", "cuda"):
+            raise ValueError(f"autocast: device_type must be 'cpu', got {device_type!r}")
+        if dtype is None:
+            dtype = dtypes.bfloat16
+        if dtype not in _LOW_DTYPES:
+            raise ValueError(f"autocast: dtype must be ember.bfloat16 or ember.float16, got "
+                             f"{getattr(dtype, 'name', dtype)}")
+        self.device_type, self.fast_dtype, self.enabled = device_type, dtype, bool(enabled)
+
+    def __enter__(self) -> autocast:
+        self._saved = (STATE.enabled, STATE.dtype, DISPATCH.casting)
+        # one handler in the stack; inside enabled=False it stays there and passes ops through
+        self._pushed = self.enabled and _handler not in DISPATCH.stack
+        STATE.enabled, STATE.dtype = self.enabled, self.fast_dtype
+        DISPATCH.casting = self.enabled
+        if self._pushed:
+            push_handler(_handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pushed:
+            pop_handler(_handler)
+        STATE.enabled, STATE.dtype, DISPATCH.casting = self._saved
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with autocast(self.device_type, self.fast_dtype, self.enabled):
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+def _run_in(state: tuple, fn: Callable) -> Any:
+    enabled, dtype = state
+    with autocast("cpu", dtype, enabled):
+        return fn()
+
+
+# checkpoint recomputes under the autocast state its forward ran in
+_checkpoint.CONTEXTS["autocast"] = (lambda: (STATE.enabled, STATE.dtype), _run_in)

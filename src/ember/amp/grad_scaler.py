@@ -1,0 +1,171 @@
+"""``GradScaler``: multiplies the loss by a scale so small low-precision gradients do not
+underflow, unscales the gradients before the optimizer step, skips steps whose gradients hold
+inf/NaN and adapts the scale (``torch.amp.GradScaler``'s algorithm and state)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["GradScaler"]
+
+_READY, _UNSCALED, _STEPPED = 0, 1, 2
+
+
+class GradScaler:
+    """Dynamic loss scaling.
+
+    Each iteration: ``scaler.scale(loss).backward()``, optionally ``scaler.unscale_(opt)``
+    (before gradient clipping), ``scaler.step(opt)`` (skipped if a gradient is inf/NaN), then
+    ``scaler.update()``: the scale is multiplied by ``backoff_factor`` after a skipped step and
+    by ``growth_factor`` after ``growth_interval`` clean steps in a row.
+
+    Example:
+        >>> scaler = ember.amp.GradScaler()
+        >>> scaler.scale(loss).backward()
+        >>> scaler.step(optimizer)
+        >>> scaler.update()
+    """
+
+    def __init__(self, device: str = "cpu", init_scale: float = 2.0 ** 16,
+                 growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                 growth_interval: int = 2000, enabled: bool = True) -> None:
+        if growth_factor <= 1.0:
+            raise ValueError(f"GradScaler: growth_factor must be > 1, got {growth_factor}")
+        if not 0.0 < backoff_factor < 1.0:
+            raise ValueError(f"GradScaler: backoff_factor must be in (0, 1), got "
+                             f"{backoff_factor}")
+        if growth_interval <= 0:
+            raise ValueError(f"GradScaler: growth_interval must be positive, got "
+                             f"{growth_interval}")
+        self._enabled = enabled
+        self._scale = float(init_scale)
+        self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)
+        self._growth_interval = int(growth_interval)
+        self._growth_tracker = 0
+        self._per_optimizer: dict[int, dict[str, Any]] = {}
+
+    def is_enabled(self) -> bool:
+        """Whether scaling is on (with ``enabled=False`` every method is a pass-through)."""
+        return self._enabled
+
+    def scale(self, outputs: Any) -> Any:
+        """``outputs`` (a tensor, or a list/tuple of them) multiplied by the scale."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        return outputs * self._scale
+
+    def _state(self, optimizer: Any) -> dict[str, Any]:
+        return self._per_optimizer.setdefault(id(optimizer), {"stage": _READY,
+                                                              "found_inf": False})
+
+    def unscale_(self, optimizer: Any) -> None:
+        """Divides ``optimizer``'s gradients by the scale in place (once per step) and notes
+        whether any is inf/NaN. Call it before clipping gradients."""
+        if not self._enabled:
+            return
+        state = self._state(optimizer)
+        if state["stage"] is _UNSCALED:
+            raise RuntimeError("unscale_() has already been called on this optimizer since "
+                               "the last update().")
+        if state["stage"] is _STEPPED:
+            raise RuntimeError("unscale_() is being called after step().")
+        inv = 1.0 / self._scale
+        found = False
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                data = g._data
+                xp = g.device.xp
+                if not found and not bool(xp.isfinite(data).all()):
+                    found = True
+                if data.flags.writeable:
+                    xp.multiply(data, data.dtype.type(inv), out=data)
+                else:
+                    p.grad = g * inv
+        state["found_inf"], state["stage"] = found, _UNSCALED
+
+    def step(self, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        """Unscales (if :meth:`unscale_` was not called) and runs ``optimizer.step()`` unless a
+        gradient is inf/NaN; returns what ``step`` returns (None when skipped)."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("Closure use is not currently supported if GradScaler is "
+                               "enabled.")
+        state = self._state(optimizer)
+        if state["stage"] is _STEPPED:
+            raise RuntimeError("step() has already been called since the last update().")
+        if state["stage"] is _READY:
+            self.unscale_(optimizer)
+        result = None if state["found_inf"] else optimizer.step(*args, **kwargs)
+        state["stage"] = _STEPPED
+        return result
+
+    def update(self, new_scale: float | Any | None = None) -> None:
+        """Adapts the scale after the iteration's steps (or sets ``new_scale``)."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            self._scale = float(new_scale.item() if hasattr(new_scale, "item") else new_scale)
+        else:
+            checked = [s for s in self._per_optimizer.values() if s["stage"] is not _READY]
+            if not checked:
+                raise RuntimeError("No inf checks were recorded prior to update.")
+            if any(s["found_inf"] for s in checked):
+                self._scale *= self._backoff_factor
+                self._growth_tracker = 0
+            else:
+                self._growth_tracker += 1
+                if self._growth_tracker == self._growth_interval:
+                    self._scale *= self._growth_factor
+                    self._growth_tracker = 0
+        self._per_optimizer = {}
+
+    def get_scale(self) -> float:
+        """The current scale (1.0 when disabled)."""
+        return self._scale if self._enabled else 1.0
+
+    def get_growth_factor(self) -> float:
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor: float) -> None:
+        self._growth_factor = float(new_factor)
+
+    def get_backoff_factor(self) -> float:
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor: float) -> None:
+        self._backoff_factor = float(new_factor)
+
+    def get_growth_interval(self) -> int:
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval: int) -> None:
+        self._growth_interval = int(new_interval)
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{"scale", "growth_factor", "backoff_factor", "growth_interval",
+        "_growth_tracker"}`` (empty when disabled), as PyTorch."""
+        if not self._enabled:
+            return {}
+        return {"scale": self._scale, "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor,
+                "growth_interval": self._growth_interval,
+                "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restores :meth:`state_dict`."""
+        if not self._enabled:
+            return
+        if len(state_dict) == 0:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved "
+                               "from a disabled instance of GradScaler.")
+        self._scale = float(state_dict["scale"])
+        self._growth_factor = float(state_dict["growth_factor"])
+        self._backoff_factor = float(state_dict["backoff_factor"])
+        self._growth_interval = int(state_dict["growth_interval"])
+        self._growth_tracker = int(state_dict["_growth_tracker"])

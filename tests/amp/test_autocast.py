@@ -1,0 +1,149 @@
+"""ember.autocast against torch.autocast("cpu", bfloat16): output dtypes by op, values,
+gradients, nesting, the decorator form, and that it leaves no trace when off."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.models
+import ember.nn.functional as F
+from ember.amp import POLICY
+from ember.ops.primitive import DISPATCH
+
+R = np.random.default_rng(0)
+A = R.standard_normal((3, 4)).astype(np.float32)
+B = R.standard_normal((4, 5)).astype(np.float32)
+W = R.standard_normal((5, 4)).astype(np.float32)
+IMG = R.standard_normal((1, 2, 5, 5)).astype(np.float32)
+KER = R.standard_normal((3, 2, 3, 3)).astype(np.float32)
+
+# name -> fn(lib, functional, a, b, w, img, ker), applied to ember and torch alike
+CASES = {
+    "matmul": lambda m, f, a, b, w, i, k: a @ b,
+    "linear": lambda m, f, a, b, w, i, k: f.linear(a, w, w[:, 0]),
+    "bmm": lambda m, f, a, b, w, i, k: m.bmm(a[None], b[None]),
+    "addmm": lambda m, f, a, b, w, i, k: m.addmm(a[:, :1], a, b),
+    "einsum": lambda m, f, a, b, w, i, k: m.einsum("ij,jk->ik", a, b),
+    "conv2d": lambda m, f, a, b, w, i, k: f.conv2d(i, k),
+    "softmax": lambda m, f, a, b, w, i, k: f.softmax(a @ b, dim=-1),
+    "log_softmax": lambda m, f, a, b, w, i, k: f.log_softmax(a @ b, dim=-1),
+    "layer_norm": lambda m, f, a, b, w, i, k: f.layer_norm(a @ b, (5,)),
+    "exp": lambda m, f, a, b, w, i, k: (a @ b).exp(),
+    "sum": lambda m, f, a, b, w, i, k: (a @ b).sum(),
+    "mse_loss": lambda m, f, a, b, w, i, k: f.mse_loss(a @ b, a @ b * 0.5),
+    "cross_entropy": lambda m, f, a, b, w, i, k: f.cross_entropy(a @ b, m.tensor([0, 1, 4])),
+    "add_mixed": lambda m, f, a, b, w, i, k: (a @ b) + b[0],
+    "cat_mixed": lambda m, f, a, b, w, i, k: m.cat([a @ b, b], 0),
+    "relu": lambda m, f, a, b, w, i, k: f.relu(a @ b),
+}
+
+
+# Ember's table is PyTorch's CUDA autocast list (float32 for softmax, norms, exp, sum, …);
+# torch's CPU autocast leaves these in bfloat16. The dtype is checked against that list.
+FLOAT32_ON_CUDA = {"softmax", "log_softmax", "layer_norm", "exp", "sum"}
+
+
+def _args(lib, grad):
+    mk = (lambda v: ember.tensor(v, requires_grad=grad)) if lib is ember else (
+        lambda v: torch.tensor(v, requires_grad=grad))
+    return [mk(v) for v in (A, B, W, IMG, KER)]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_dtype_value_and_grad_like_torch(name):
+    fn = CASES[name]
+    ea, ta = _args(ember, True), _args(torch, True)
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        eo = fn(ember, F, *ea)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        to = fn(torch, torch.nn.functional, *ta)
+    expected = "float32" if name in FLOAT32_ON_CUDA else str(to.dtype).removeprefix("torch.")
+    assert eo.dtype.name == expected, (eo.dtype, to.dtype)
+    np.testing.assert_allclose(eo.detach().float().numpy(), to.detach().float().numpy(),
+                               rtol=3e-2, atol=3e-2)
+    eo.float().sum().backward()
+    to.float().sum().backward()
+    for e, t in zip(ea, ta):
+        if t.grad is not None:
+            assert e.grad is not None and e.grad.dtype is ember.float32
+            np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=5e-2, atol=5e-2)
+
+
+def test_nested_disabled_and_float16_and_decorator():
+    a, b = ember.tensor(A), ember.tensor(B)
+    with ember.autocast("cpu"):
+        assert (a @ b).dtype is ember.bfloat16
+        with ember.autocast("cpu", enabled=False):
+            assert (a @ b).dtype is ember.float32
+            assert not ember.amp.is_autocast_enabled()
+            with ember.autocast("cpu", dtype=ember.float16):
+                assert (a @ b).dtype is ember.float16
+            assert (a @ b).dtype is ember.float32
+        assert (a @ b).dtype is ember.bfloat16
+    assert (a @ b).dtype is ember.float32
+    assert not DISPATCH.stack and not DISPATCH.casting
+
+    @ember.amp.autocast(dtype=ember.float16)
+    def f(x, y):
+        return x @ y
+
+    assert f(a, b).dtype is ember.float16
+    assert ember.amp.get_autocast_dtype() is ember.bfloat16
+
+
+def test_float64_untouched_and_errors_outside():
+    a64 = ember.tensor(A.astype(np.float64))
+    with ember.autocast("cpu"):
+        assert (a64 @ a64.t()).dtype is ember.float64
+    with pytest.raises(ember.DTypeError, match="same dtype"):
+        ember.tensor(A) @ ember.tensor(B).to(ember.bfloat16)
+    with pytest.raises(ValueError, match="bfloat16 or ember.float16"):
+        ember.autocast("cpu", dtype=ember.float32)
+
+
+def test_policy_names_are_primitives():
+    from ember.ops.primitive import PRIMITIVES
+
+    missing = [n for n in POLICY if n not in PRIMITIVES]
+    assert not missing, missing
+
+
+def test_gpt_step_under_autocast_saves_bf16():
+    ember.manual_seed(0)
+    model = ember.models.gpt(vocab_size=32, block_size=8, n_layer=1, n_head=2, d_model=16)
+    idx = ember.randint(0, 32, (2, 8))
+    with ember.autocast("cpu"):
+        logits = model(idx)
+        loss = F.cross_entropy(logits.view(-1, 32), idx.view(-1))
+    assert logits.dtype is ember.bfloat16 and loss.dtype is ember.float32
+    loss.backward()
+    assert all(p.grad is not None and p.grad.dtype is ember.float32 for p in model.parameters())
+
+
+def _train(amp, steps=25):
+    ember.manual_seed(0)
+    model = ember.models.gpt(vocab_size=32, block_size=16, n_layer=1, n_head=2, d_model=32)
+    opt = ember.optim.AdamW(model.parameters(), lr=1e-2)
+    rng = np.random.default_rng(0)
+    text = (np.arange(4000) * 7 % 31 + rng.integers(0, 2, 4000)) % 32  # learnable pattern
+    losses = []
+    for _ in range(steps):
+        starts = rng.integers(0, len(text) - 17, 8)
+        idx = ember.tensor(np.stack([text[s:s + 17] for s in starts]))
+        with ember.autocast("cpu", enabled=amp):
+            logits = model(idx[:, :-1])
+            loss = F.cross_entropy(logits.reshape(-1, 32), idx[:, 1:].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return np.mean(losses[-5:]), losses[0]
+
+
+def test_short_gpt_training_bf16_tracks_float32():
+    """CI version of examples/amp_memory.py: same batches, bf16 ends near the float32 loss."""
+    f32, start = _train(False)
+    bf16, _ = _train(True)
+    assert f32 < 0.8 * start
+    assert abs(bf16 - f32) / f32 < 0.03

@@ -1,0 +1,109 @@
+"""saved_tensors_hooks: pack when recorded, unpack in backward, same gradients; and against
+torch for what a compressing hook does to the gradient."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.autograd.graph import SAVED_HOOKS, saved_tensors_hooks
+
+
+def _model(x, w):
+    h = (x * 2).exp()
+    return (h @ w).tanh().sum()
+
+
+def test_pack_and_unpack_called_results_equal():
+    x = ember.randn(3, 4, requires_grad=True)
+    w = ember.randn(4, 5, requires_grad=True)
+    packed, unpacked = [], []
+
+    def pack(t):
+        packed.append(tuple(t.shape))
+        return t.to(ember.float64)
+
+    def unpack(t):
+        unpacked.append(tuple(t.shape))
+        return t.to(ember.float32)
+
+    with saved_tensors_hooks(pack, unpack):
+        loss = _model(x, w)
+    assert packed and not unpacked
+    assert (3, 4) in packed and (3, 5) in packed  # exp's output, matmul's input, tanh's out
+    loss.backward()
+    assert sorted(packed) == sorted(unpacked)
+    gx, gw = x.grad, w.grad
+    x.grad = w.grad = None
+    _model(x, w).backward()
+    np.testing.assert_array_equal(gx.numpy(), x.grad.numpy())
+    np.testing.assert_array_equal(gw.numpy(), w.grad.numpy())
+    assert SAVED_HOOKS.top is None
+
+
+def test_offload_to_numpy_frees_and_restores():
+    x = ember.randn(6, requires_grad=True)
+    store = {}
+
+    def pack(t):
+        store[len(store)] = t.detach().numpy().copy()
+        return len(store) - 1
+
+    with saved_tensors_hooks(pack, lambda k: ember.tensor(store.pop(k))):
+        y = (x.sin() * x.cos()).sum()
+    assert store
+    y.backward()
+    assert not store
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(2 * x.detach().numpy()), rtol=1e-5)
+
+
+def test_unpacked_value_is_used_like_torch():
+    """A hook that changes the value changes the gradient, as in PyTorch (here: doubling)."""
+    xv = np.random.default_rng(0).standard_normal(5).astype(np.float32)
+    cv = np.arange(5, dtype=np.float32)
+    x = ember.tensor(xv, requires_grad=True)
+    with saved_tensors_hooks(lambda t: t * 2, lambda t: t):
+        (x.exp() + x * ember.tensor(cv)).sum().backward()
+    xt = torch.tensor(xv, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t * 2, lambda t: t):
+        (xt.exp() + xt * torch.tensor(cv)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+def test_nested_hooks_innermost_wins_and_create_graph():
+    x = ember.randn(4, requires_grad=True, dtype=ember.float64)
+    outer, inner = [], []
+    with saved_tensors_hooks(lambda t: outer.append(1) or t, lambda t: t):
+        with saved_tensors_hooks(lambda t: inner.append(1) or t, lambda t: t):
+            y = (x.sin() ** 3).sum()
+        assert inner and not outer
+        (g,) = ember.autograd.grad(y, x, create_graph=True)
+    assert outer  # the backward ops, recorded under create_graph, were saved through it
+    (gg,) = ember.autograd.grad(g.sum(), x)
+    (g0,) = ember.autograd.grad((x.sin() ** 3).sum(), x, create_graph=True)
+    (gg0,) = ember.autograd.grad(g0.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), gg0.numpy())
+
+
+def test_retain_graph_and_in_place_detection():
+    x = ember.randn(3, requires_grad=True)
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        h = x * 1.0
+        y = (h * h).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 4 * x.detach().numpy(), rtol=1e-6)
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        h = x * 1.0
+        y = (h * h).sum()
+    h.add_(1)
+    with pytest.raises(ember.GradError, match="modified in place"):
+        y.backward()
+
+
+def test_unpack_must_return_tensor():
+    x = ember.randn(3, requires_grad=True)
+    with saved_tensors_hooks(lambda t: t, lambda t: 3):
+        y = x.exp().sum()
+    with pytest.raises(ember.GradError, match="unpack_hook must return a tensor"):
+        y.backward()
