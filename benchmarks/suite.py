@@ -73,6 +73,7 @@ def peak_memory(name: str, framework: str, scale: float, threads: int) -> dict[s
         import ember
 
         out["tensor_peak"] = ember.memory.max_allocated()
+        ember.memory.disable()  # leave no tracking behind when called in-process (tests)
     return out
 
 

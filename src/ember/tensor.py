@@ -132,16 +132,22 @@ class Tensor:
     # -- leaving the graph and the framework ---------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array (shares memory on CPU)."""
+        if _on_value_read is not None:
+            _on_value_read(self, "numpy()")
         if self.requires_grad and not force:
             raise GradError("numpy(): the tensor requires grad; call tensor.detach().numpy()")
         return self._data if self._device.type == "cpu" else self._device.xp.asnumpy(self._data)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if _on_value_read is not None:
+            _on_value_read(self, "a NumPy conversion")
         a = np.asarray(self._data if self._device.type == "cpu" else self.numpy(force=True))
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def item(self) -> int | float | bool:
         """The value of a one-element tensor as a Python number."""
+        if _on_value_read is not None:
+            _on_value_read(self, "item()")
         if self._data.size != 1:
             raise ValueError(f"item(): a tensor with {self._data.size} elements cannot be "
                              "converted to a Python scalar; index it first")
@@ -150,6 +156,8 @@ class Tensor:
 
     def tolist(self) -> Any:
         """The data as nested Python lists."""
+        if _on_value_read is not None:
+            _on_value_read(self, "tolist()")
         if self.dtype is dtypes.bfloat16:
             return self._data.astype(np.float32).tolist()
         return self._data.tolist()
@@ -236,6 +244,8 @@ class Tensor:
         return (self[i] for i in range(self._data.shape[0]))
 
     def __bool__(self) -> bool:
+        if _on_value_read is not None:
+            _on_value_read(self, "bool()")
         if self._data.size != 1:
             raise RuntimeError(f"bool() of a tensor with {self._data.size} elements is "
                                "ambiguous; use .any() or .all()")
@@ -303,6 +313,17 @@ def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = No
 
 
 _on_wrap: Callable[[Tensor], None] | None = None
+
+
+_on_value_read: Callable[[Tensor, str], None] | None = None
+
+
+def set_value_read_hook(hook: Callable[[Tensor, str], None] | None) -> None:
+    """Makes ``hook(tensor, what)`` run before Python reads a tensor's values (``item()``,
+    ``tolist()``, ``numpy()``, ``bool()``): transforms such as vmap refuse values they cannot
+    give. Set by the dispatch stack while a transform is active."""
+    global _on_value_read
+    _on_value_read = hook
 
 
 def set_wrap_hook(hook: Callable[[Tensor], None] | None) -> None:

@@ -201,3 +201,16 @@ def test_errors():
         vmap(lambda a: a[a > 0])(x)
     with pytest.raises(ValueError, match="in_dims has 1 entries for 2"):
         vmap(ember.add, in_dims=(0,))(x, x)
+
+
+@pytest.mark.parametrize("read", [lambda r: r.sum().item(), lambda r: r if r.sum() > 0 else -r,
+                                  lambda r: r.numpy(), lambda r: r.tolist()],
+                         ids=["item", "bool", "numpy", "tolist"])
+def test_reading_a_batched_value_in_python_is_refused(read):
+    with pytest.raises(ember.errors.OpError, match="batched tensor"):
+        vmap(read)(ember.randn(4, 3))
+
+
+def test_reading_an_unbatched_value_is_fine():
+    out = vmap(lambda r, c: r * c.item(), in_dims=(0, None))(ember.ones(2, 3), ember.tensor(2.0))
+    np.testing.assert_array_equal(out.numpy(), np.full((2, 3), 2.0))

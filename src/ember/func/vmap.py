@@ -85,6 +85,15 @@ class _BatchTrace:
             _record(prim, inputs, params, tensors, tensors[0]._device)
         return tensors[0] if prim.nout == 1 else tuple(tensors)
 
+    def on_value_read(self, t: Tensor, what: str) -> None:
+        """Python reads a tensor's values: refused for batched tensors (one value per sample)."""
+        if self.physical(t) is not None:
+            raise OpError(
+                f"vmap: {what} of a batched tensor (per-sample shape {tuple(t.shape)}): inside "
+                "vmap it has a different value for each sample, which Python code cannot "
+                "branch on or read. Hint: use tensor ops instead (e.g. ember.where(cond, a, b) "
+                "for an if), or move the read outside vmap")
+
     def on_inplace(self, target: Tensor, result: Tensor) -> None:
         """An in-place op wrote ``result`` into ``target``: write all samples, not only the
         first one the logical array shows."""

@@ -15,7 +15,7 @@ from ember.autograd.graph import Node
 from ember.backend import get_default_device
 from ember.dtypes import FLOATING_DTYPES, DType
 from ember.errors import DeviceError, EmberError, OpError, describe
-from ember.tensor import Tensor, _wrap
+from ember.tensor import Tensor, _wrap, set_value_read_hook
 
 _FLOAT = frozenset(d.np for d in FLOATING_DTYPES)
 
@@ -125,12 +125,24 @@ def push_handler(handler: Callable[[Primitive, tuple, dict], Any]) -> None:
     """
     DISPATCH.stack.append(handler)
     DISPATCH.handler = handler
+    set_value_read_hook(_tell_value_read)
 
 
 def pop_handler(handler: Callable) -> None:
     """Removes ``handler`` (pushed before) from the dispatch stack."""
     DISPATCH.stack.remove(handler)
     DISPATCH.handler = DISPATCH.stack[-1] if DISPATCH.stack else None
+    if not DISPATCH.stack:
+        set_value_read_hook(None)
+
+
+def _tell_value_read(t: Tensor, what: str) -> None:
+    """Python is about to read ``t``'s values: each active handler may refuse (vmap does for
+    batched tensors, whose one value per sample Python cannot see)."""
+    for handler in DISPATCH.stack:
+        hook = getattr(handler, "on_value_read", None)
+        if hook is not None:
+            hook(t, what)
 
 
 def apply(prim: Primitive, *inputs: Tensor, **params: Any) -> Any:
