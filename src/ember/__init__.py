@@ -45,10 +45,14 @@ from ember.dtypes import int32 as int  # noqa: A001
 from ember.errors import DeviceError, DTypeError, EmberError, GradError, ShapeError
 from ember.ops import *  # noqa: F403
 from ember.tensor import Tensor
-from ember import data, linalg, memory, nn, optim, profiler, utils, vision
+
+# The layers above the core import it, so they come after it, in layer order (DESIGN.md).
+# isort: off
+from ember import data, linalg, nn, optim, utils, vision  # layer 3
+from ember import func  # layer 4: transforms
+from ember import amp, memory, profiler  # layer 5: systems
+from ember.amp import autocast
 from ember.io import load, save
-from ember import func  # noqa: E402 - layer 4: transforms over the core
-from ember import amp  # noqa: E402 - layer 5, after the core
-from ember.amp import autocast  # noqa: E402
+# isort: on
 
 __version__ = "0.1.0"
