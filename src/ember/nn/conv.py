@@ -3,12 +3,10 @@ arguments, parameter shapes and default initialisation (``kaiming_uniform_(a=√
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ember.nn import functional as F
-from ember.nn import init
-from ember.nn.linear import _empty
+from ember.nn.linear import _empty, reset_weight_and_bias
 from ember.nn.module import Module
 from ember.tensor import Tensor
 
@@ -63,12 +61,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        reset_weight_and_bias(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         n = self._n

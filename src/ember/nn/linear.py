@@ -20,6 +20,16 @@ def _empty(*shape: int, dtype: Any = None, device: Any = None) -> Parameter:
     return Parameter(ember.empty(*shape, dtype=dtype, device=device))
 
 
+def reset_weight_and_bias(weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's default for Linear and Conv layers: kaiming_uniform(a=√5) weights and
+    uniform(±1/√fan_in) biases."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
 class Identity(Module):
     """Returns its input; takes (and ignores) any constructor arguments.
 
@@ -57,11 +67,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = self.weight.shape[1]
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
