@@ -6,7 +6,9 @@ user's ``backward``. A ``backward`` written in Ember ops is differentiable again
 ``@once_differentiable`` runs without recording and refuses a second derivative clearly.
 Forward mode (``ember.func.jvp``, ``forward_ad``) uses the optional ``jvp`` static method: an
 active transform that defines ``apply_function`` receives the call (see
-``ember.autograd.forward.ForwardTrace``).
+``ember.autograd.forward.ForwardTrace``). Under ``ember.func.vmap`` the optional ``vmap`` static
+method, if defined, runs once on the batched arguments instead of ``forward`` per sample (see
+``ember.func.vmap.function_vmap``); without it ``forward``'s Ember ops are batched one by one.
 """
 
 from __future__ import annotations
@@ -130,6 +132,22 @@ class Function:
         ``save_for_forward`` kept) and return a tensor or a tuple, one per output."""
         raise NotImplementedError("a Function subclass must define jvp(ctx, …) for forward "
                                   "mode")
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        """Optional: this Function under ``ember.func.vmap``, as PyTorch's. Receives ``info``
+        (``info.batch_size``, ``info.randomness``), ``in_dims`` (per argument, the batched
+        dimension or None) and the batched arguments; returns ``(output, out_dims)``, out_dims
+        one int (or None) per output, or one for all. Typically it moves the batch dims and
+        calls ``apply`` on the batched tensors, so gradients flow through ``backward``.
+
+        Example:
+            >>> @staticmethod
+            ... def vmap(info, in_dims, x):
+            ...     return NumpySin.apply(x if in_dims[0] is not None else
+            ...                           x.expand(info.batch_size, *x.shape)), 0
+        """
+        raise NotImplementedError("a Function subclass may define vmap(info, in_dims, …)")
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
