@@ -5,7 +5,8 @@ Example:
     tensor(5.)
 """
 
-from ember.ops.linalg import linalg_norm as norm
-from ember.ops.linalg import matmul, matrix_norm, multi_dot, vecdot, vector_norm
+from ember.ops.linalg import matmul, multi_dot, vecdot
+from ember.ops.norms import linalg_norm as norm
+from ember.ops.norms import matrix_norm, vector_norm
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "multi_dot"]

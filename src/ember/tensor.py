@@ -203,8 +203,12 @@ class Tensor:
         replaces the gradient. Returns a handle whose ``remove()`` unregisters it.
 
         Example:
-            >>> h = x.register_hook(lambda g: g * 2)
-            >>> h.remove()
+            >>> x = ember.ones(2, requires_grad=True)
+            >>> handle = x.register_hook(lambda g: g * 2)
+            >>> (3 * x).sum().backward()
+            >>> x.grad
+            tensor([6., 6.])
+            >>> handle.remove()
         """
         if not self.requires_grad:
             raise GradError("register_hook: cannot register a hook on a tensor that does not "
@@ -226,7 +230,10 @@ class Tensor:
         """Accumulates d(self)/d(leaf) into each leaf's ``.grad``.
 
         Example:
-            >>> loss.backward()
+            >>> w = ember.tensor([1.0, 2.0], requires_grad=True)
+            >>> (w * w).sum().backward()
+            >>> w.grad
+            tensor([2., 4.])
         """
         from ember.autograd.engine import backward
 

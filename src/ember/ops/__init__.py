@@ -28,6 +28,7 @@ from ember.ops.linear import *  # noqa: F403
 from ember.ops.loss import *  # noqa: F403
 from ember.ops.margin_loss import *  # noqa: F403
 from ember.ops.normalization import *  # noqa: F403
+from ember.ops.norms import *  # noqa: F403
 from ember.ops.pad import *  # noqa: F403
 from ember.ops.pixel_shuffle import *  # noqa: F403
 from ember.ops.pool import *  # noqa: F403
@@ -44,7 +45,7 @@ from ember.ops.unary import *  # noqa: F403
 _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "conv", "convert",
              "creation", "diagonal", "distance", "dropout", "embedding", "fill", "gather", "im2col",
              "indexing", "interpolate", "join", "linalg", "linear", "loss", "margin_loss",
-             "normalization", "pad", "pixel_shuffle", "pool", "random", "reduce", "select",
+             "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "reduce", "select",
              "shape", "softmax", "sort", "unary")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]

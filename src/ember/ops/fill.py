@@ -22,7 +22,8 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """Copies ``src`` (broadcast, cast to ``self``'s dtype) into ``self``; returns ``self``.
 
     Example:
-        >>> x = ember.zeros(2, 3); x.copy_(ember.tensor([1.0, 2.0, 3.0])); x[1]
+        >>> x = ember.zeros(2, 3)
+        >>> x.copy_(ember.tensor([1.0, 2.0, 3.0]))[1]
         tensor([1., 2., 3.])
     """
     src = src if isinstance(src, Tensor) else as_tensor(src, dtype=self.dtype)

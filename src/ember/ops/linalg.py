@@ -1,5 +1,6 @@
 """Linear algebra: matmul (with PyTorch's 1-D, batched and broadcast semantics) and its
-special forms mm, bmm, mv, dot, outer; einsum and tensordot; addmm/baddbmm/addmv; norms.
+special forms mm, bmm, mv, dot, outer; einsum and tensordot; addmm/baddbmm/addmv
+(norms are in ``norms.py``).
 
 Primitives: ``matmul`` (its vjp is two matmuls, batch broadcasting reduced by ``sum_to``) and
 ``einsum`` (its vjp is one einsum per operand). The rest are composites. A GEMM in a dtype the
@@ -13,24 +14,19 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
-from ember import dtypes
 from ember.backend import compute_dtype
 from ember.errors import DTypeError, ShapeError
-from ember.ops.arithmetic import pow  # noqa: A004 - PyTorch's name
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
-from ember.ops.compare import eq
 from ember.ops.convert import cast
-from ember.ops.creation import as_tensor, eye, ones, ones_like, zeros_like
+from ember.ops.creation import as_tensor, eye, ones
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
-from ember.ops.reduce import Sum, amax, amin, normalize_dim, normalize_dims, reduced_shape
-from ember.ops.select import where
+from ember.ops.reduce import Sum, normalize_dim
 from ember.ops.shape import reshape, transpose
-from ember.ops.unary import abs, sqrt  # noqa: A004
 from ember.tensor import Tensor, method
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "einsum",
-           "tensordot", "addmm", "baddbmm", "addmv", "addr", "norm"]
+           "tensordot", "addmm", "baddbmm", "addmv", "addr"]
 
 
 def _mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name for the matrix transpose
@@ -470,133 +466,6 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
     out = "".join(c for j, c in enumerate(sub_a) if j not in dims_a) + \
         "".join(c for j, c in enumerate(sub_b) if j not in dims_b)
     return einsum(f"{sub_a},{sub_b}->{out}", a, b)
-
-
-# -- norms -----------------------------------------------------------------------------------
-_INF = float("inf")
-
-
-def _norm_input(x: Tensor, dtype: Any, op: str) -> Tensor:
-    if dtype is not None:
-        x = cast(x, dtypes.to_dtype(dtype))
-    if not x.dtype.is_floating_point:
-        raise DTypeError(f"{op}: expected a floating input, got {x.dtype.name}. Hint: call "
-                         ".float() on it or pass dtype=ember.float32")
-    return x
-
-
-def _root(s: Tensor, p: float) -> Tensor:
-    """``s ** (1/p)`` whose gradient at ``s == 0`` is 0, not nan: a norm's gradient at the
-    origin, as PyTorch defines it. Without autograd or a transform, the plain root."""
-    if DISPATCH.handler is None and not s.requires_grad:
-        return sqrt(s) if p == 2 else pow(s, 1.0 / p)
-    zero = eq(s, 0)
-    safe = where(zero, ones_like(s), s)
-    return where(zero, zeros_like(s), sqrt(safe) if p == 2 else pow(safe, 1.0 / p))
-
-
-def _vector_norm(x: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> Tensor:
-    if p == 2:
-        return _root(apply(Sum, x * x, dims=dims, keepdim=keepdim), 2)
-    a = abs(x)
-    if p == _INF or p == -_INF:
-        return (amax if p > 0 else amin)(a, dims, keepdim)
-    if p == 0:
-        return apply(Sum, cast(cast(x.detach(), dtypes.bool_), x.dtype), dims=dims,
-                     keepdim=keepdim)
-    if p == 1:
-        return apply(Sum, a, dims=dims, keepdim=keepdim)
-    if p > 0:  # |x|^p with a zero (not nan) gradient at 0 for p < 1
-        zero = eq(a, 0)
-        a = where(zero, zeros_like(a), pow(where(zero, ones_like(a), a), p))
-    else:
-        a = pow(a, p)
-    return _root(apply(Sum, a, dims=dims, keepdim=keepdim), p)
-
-
-def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = None,
-                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    """The vector ``ord``-norm over ``dim`` (all elements when None): ``sum(|x|^ord)^(1/ord)``,
-    the largest/smallest ``|x|`` for ``ord = ±inf``, the count of non-zeros for 0.
-
-    Example:
-        >>> ember.linalg.vector_norm(ember.tensor([3.0, 4.0]))
-        tensor(5.)
-    """
-    x = _norm_input(x, dtype, "linalg.vector_norm")
-    dims = normalize_dims(None if dim == () else dim, x.ndim, "linalg.vector_norm")
-    return _vector_norm(x, float(ord), dims, keepdim)
-
-
-def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2, -1),  # noqa: N803
-                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    """The matrix norm of ``A`` over the two dims ``dim`` (other dims are a batch):
-    ``'fro'``, or ``1``/``-1`` (max/min column abs-sum), ``inf``/``-inf`` (rows).
-
-    Example:
-        >>> ember.linalg.matrix_norm(ember.tensor([[1.0, -2.0], [3.0, 4.0]]), 1)
-        tensor(6.)
-    """
-    op = "linalg.matrix_norm"
-    A = _norm_input(A, dtype, op)  # noqa: N806
-    if A.ndim < 2 or len(dim) != 2:
-        raise ShapeError(f"{op}: needs a tensor of at least 2 dims and two dims to reduce, got "
-                         f"shape {tuple(A.shape)} and dim={dim}")
-    rows, cols = (normalize_dim(d, A.ndim, op) for d in dim)
-    if rows == cols:
-        raise ShapeError(f"{op}: dim {dim} names the same dimension twice")
-    both = tuple(sorted((rows, cols)))
-    if ord == "fro":
-        return _vector_norm(A, 2, both, keepdim)
-    if isinstance(ord, str) or ord not in (1, -1, _INF, -_INF):
-        raise ValueError(f"{op}: ord {ord!r} is not supported; use 'fro', 1, -1, inf or -inf "
-                         "('nuc', 2 and -2 need an SVD, which Ember does not have yet)")
-    summed, extreme = (rows, cols) if ord in (1, -1) else (cols, rows)
-    sums = apply(Sum, abs(A), dims=(summed,), keepdim=True)
-    out = (amax if ord > 0 else amin)(sums, extreme, True)
-    return out if keepdim else _reshape(out, reduced_shape(A.shape, both, False))
-
-
-def linalg_norm(A: Tensor, ord: float | str | None = None,  # noqa: N803
-                dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
-                dtype: Any = None) -> Tensor:
-    """``ember.linalg.norm``: a vector norm over one dim (or over everything when ``ord`` and
-    ``dim`` are None), a matrix norm over two.
-
-    Example:
-        >>> ember.linalg.norm(ember.tensor([[3.0, 0.0], [0.0, 4.0]]))
-        tensor(5.)
-    """
-    if dim is not None:
-        dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        if len(dims) == 1:
-            return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
-        if len(dims) == 2:
-            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
-        raise ShapeError(f"linalg.norm: dim must name 1 or 2 dims, got {dim}")
-    if ord is None or A.ndim == 1:
-        return vector_norm(A, 2 if ord is None else ord, None, keepdim, dtype=dtype)
-    if A.ndim == 2:
-        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
-    raise ShapeError(f"linalg.norm: with ord={ord!r} and dim=None the input must be 1-D or 2-D, "
-                     f"got shape {tuple(A.shape)}; pass dim")
-
-
-@method()
-def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] | None = None,
-         keepdim: bool = False, dtype: Any = None) -> Tensor:
-    """``torch.norm``: the vector ``p``-norm over ``dim`` (all elements when None); ``'fro'``
-    is the 2-norm. The gradient at the origin is 0, not nan.
-
-    Example:
-        >>> ember.tensor([3.0, 4.0]).norm()
-        tensor(5.)
-    """
-    if p is None or p == "fro":
-        p = 2
-    elif isinstance(p, str):
-        raise ValueError(f"norm: p={p!r} is not supported; use a number or 'fro'")
-    return vector_norm(input, p, dim, keepdim, dtype=dtype)
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:

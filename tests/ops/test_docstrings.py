@@ -1,0 +1,23 @@
+"""Every example in the ops' docstrings runs as written."""
+
+import doctest
+import importlib
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember.ops import _FAMILIES
+
+MODULES = [f"ember.ops.{family}" for family in _FAMILIES] + [
+    "ember.linalg", "ember.tensor", "ember.dtypes", "ember.backend.capabilities",
+    "ember.autograd.gradcheck"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name):
+    mod = importlib.import_module(name)
+    result = doctest.testmod(mod, extraglobs={"ember": ember, "np": np, "F": F},
+                             optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
