@@ -125,8 +125,14 @@ def train(data, steps, amp, cfg, tm=False, log_every=50):
     return float(np.mean(losses[-10:])), mem, secs
 
 
-def run_amp(steps, tm=False):
-    cfg = dict(vocab_size=256, block_size=64, n_layer=2, n_head=4, d_model=64)
+GPT_SIZES = {  # "workload" is the benchmark suite's gpt (4 layers, d_model 256, sequence 128)
+    "small": dict(vocab_size=256, block_size=64, n_layer=2, n_head=4, d_model=64),
+    "workload": dict(vocab_size=256, block_size=128, n_layer=4, n_head=4, d_model=256),
+}
+
+
+def run_amp(steps, tm=False, size="small"):
+    cfg = GPT_SIZES[size]
     data = corpus()
     print(f"GPT {cfg}, batch 16, {steps} steps of AdamW on {len(data):,} bytes of stdlib source")
     fp32 = train(data, steps, False, cfg, tm)
@@ -194,6 +200,8 @@ def main():
     ap.add_argument("--only", choices=["amp", "checkpoint", "attention"])
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--T", type=int, default=8192)
+    ap.add_argument("--gpt", choices=sorted(GPT_SIZES), default="small",
+                    help="the GPT of the amp comparison (workload: the benchmark's gpt)")
     ap.add_argument("--tracemalloc", action="store_true",
                     help="also show tracemalloc's figures (kernel temporaries too; slower)")
     args = ap.parse_args()
@@ -202,7 +210,7 @@ def main():
     if args.only in (None, "attention"):
         run_attention(args.T, args.tracemalloc)
     if args.only in (None, "amp"):
-        run_amp(args.steps, args.tracemalloc)
+        run_amp(args.steps, args.tracemalloc, args.gpt)
 
 
 if __name__ == "__main__":
