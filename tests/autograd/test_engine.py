@@ -214,3 +214,26 @@ def test_detach_and_requires_grad_rules():
     y = x * 2
     assert y.grad_fn is not None and not y.is_leaf and x.is_leaf
     assert "MulBackward" in repr(y)
+
+
+def test_tape_keeps_only_inputs_its_rules_read():
+    import weakref
+
+    x = ember.randn(256, 256, dtype=ember.float64, requires_grad=True)
+    h = x * 2.0  # 512 KiB, not a leaf
+    kept_by_mul = x * h  # mul reads h (x needs a gradient): h stays
+    seen = weakref.ref(h)
+    y = (h + 1.0).sum() + kept_by_mul.sum()
+    del h
+    assert seen() is not None
+    del kept_by_mul
+    z = ember.randn(256, 256, dtype=ember.float64, requires_grad=True)
+    g = z * 3.0
+    seen_g = weakref.ref(g)
+    w = (g + 1.0).sum()  # add and sum read no values: g is not kept
+    del g
+    assert seen_g() is None
+    w.backward()
+    np.testing.assert_allclose(z.grad.numpy(), np.full((256, 256), 3.0))
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 + 2 * 2.0 * x.detach().numpy())

@@ -12,7 +12,7 @@ from typing import Any
 
 from ember.autograd.anomaly import ANOMALY, check_finite
 from ember.autograd.grad_mode import GRAD
-from ember.autograd.graph import Node
+from ember.autograd.graph import Node, restore_inputs
 from ember.errors import GradError, ShapeError
 
 
@@ -211,6 +211,7 @@ def _finish_outputs(node: Node, grads: list, wanted: dict | None, found: list,
 
 
 def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> None:
+    restore_inputs(node)
     node.check_versions()
     prim = node.prim
     try:

@@ -12,7 +12,6 @@ Inside :class:`saved_tensors_hooks` a node records its saved values through the 
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -173,15 +172,36 @@ class saved_tensors_hooks:
         SAVED_HOOKS.top = SAVED_HOOKS.stack[-1] if SAVED_HOOKS.stack else None
 
 
-class _Unsaved:
+class Unsaved:
     """An input whose values the rule does not read: its history and shape, not its memory."""
 
-    __slots__ = ("ref", "shape", "dtype", "requires_grad", "node", "idx", "vc")
+    __slots__ = ("shape", "dtype", "requires_grad", "node", "idx", "vc")
 
     def __init__(self, t: Tensor) -> None:
-        self.ref = weakref.ref(t)
         self.shape, self.dtype, self.requires_grad = t._data.shape, t._data.dtype, t.requires_grad
         self.node, self.idx, self.vc = t._node, t._idx, t._vc
+
+    def tensor(self, device: Any) -> Tensor:
+        """A zero-memory stand-in with the input's shape, dtype and history: all a rule that
+        does not read the values can use (and all it may use)."""
+        from ember.tensor import _wrap
+
+        return _wrap(device.zero_view(self.shape, self.dtype), device,
+                     self.requires_grad, self.node, self.idx, self.vc)
+
+    def __repr__(self) -> str:
+        return f"<unsaved input {tuple(self.shape)}>"
+
+
+def restore_inputs(node: Node) -> None:
+    """Before a rule runs: the inputs the tape set aside (``drop_unread_inputs`` in
+    ``ember.ops.primitive``), as tensors again."""
+    inputs = node.inputs
+    for t in inputs:
+        if type(t) is Unsaved:
+            node.inputs = tuple(e.tensor(node.device) if type(e) is Unsaved else e
+                                for e in inputs)
+            return
 
 
 def _run_hook(hook: Callable, value: Any) -> Any:
@@ -209,7 +229,7 @@ def _pack(node: Node, hooks: tuple) -> None:
         elif saved:
             entries.append((1, (_run_hook(pack, t), t.requires_grad, t._node, t._idx, t._vc)))
         else:
-            entries.append((2, _Unsaved(t)))
+            entries.append((2, Unsaved(t)))
     outs = node.outputs
     if outs is not None:
         outs = tuple((_run_hook(pack, _wrap(a, node.device)), c, v) for a, c, v in outs)
@@ -221,7 +241,7 @@ def _unpack(node: Node, packed: tuple) -> None:
     from ember.tensor import _wrap
 
     unpack, entries, outs = packed
-    dev, xp = node.device, node.device.xp
+    dev = node.device
     inputs = []
     for kind, e in entries:
         if kind == 0:
@@ -230,10 +250,7 @@ def _unpack(node: Node, packed: tuple) -> None:
             value, requires_grad, src, idx, vc = e
             t = _wrap(_array(_run_hook(unpack, value)), dev, requires_grad, src, idx, vc)
         else:
-            t = e.ref()
-            if t is None:  # freed: a zero-memory stand-in with its shape, dtype and history
-                t = _wrap(xp.broadcast_to(xp.zeros((), e.dtype), e.shape), dev, e.requires_grad,
-                          e.node, e.idx, e.vc)
+            t = e.tensor(dev)
         inputs.append(t)
     node.inputs = tuple(inputs)
     node.outputs = None if outs is None else tuple(

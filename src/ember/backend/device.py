@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from ember.errors import DeviceError
 
@@ -17,12 +19,21 @@ class Device:
         device(type='cpu')
     """
 
-    __slots__ = ("type", "index", "xp")
+    __slots__ = ("type", "index", "xp", "_zero_view")
 
-    def __init__(self, type: str, index: int | None, xp: ModuleType) -> None:
+    def __init__(self, type: str, index: int | None, xp: ModuleType,
+                 zero_view: Callable | None = None) -> None:
         self.type = type
         self.index = index
         self.xp = xp  # the array namespace primitives compute with (numpy, later cupy)
+        self._zero_view = zero_view
+
+    def zero_view(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A read-only array of ``shape`` whose memory is one zero element (broadcast): what
+        autograd keeps in place of an input whose values a rule never reads."""
+        if self._zero_view is not None:
+            return self._zero_view(shape, dtype)
+        return self.xp.broadcast_to(self.xp.zeros((), dtype), shape)
 
     def __repr__(self) -> str:
         if self.index is None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ember.autograd.grad_mode import GRAD
-from ember.autograd.graph import Node
+from ember.autograd.graph import SAVED_HOOKS, Node, Unsaved
 from ember.backend import get_default_device
 from ember.dtypes import FLOATING_DTYPES, DType
 from ember.errors import DeviceError, EmberError, OpError, describe
@@ -234,6 +234,29 @@ def _record(prim: Primitive, inputs: tuple, params: dict, tensors: list, dev: An
     for t in tensors:
         if t.requires_grad:  # integer and bool outputs (indices, masks) have no gradient
             t._node = node
+    if SAVED_HOOKS.top is None:  # (saved-tensor hooks make their own choice)
+        drop_unread_inputs(node)
+
+
+_WORTH_DROPPING = 64 * 1024  # bytes
+
+
+def drop_unread_inputs(node: Node) -> None:
+    """Lets the tape stop holding inputs whose values the rule never reads (``save_inputs``
+    False, or ``reads`` False): only their shape and history stay, so activations are freed as
+    soon as nothing else needs them. Leaves (alive anyway) and small inputs (too little memory
+    to be worth the bookkeeping) are kept."""
+    prim = node.prim
+    inputs = node.inputs
+    if prim.save_inputs:
+        if type(prim).reads is Primitive.reads:
+            return
+        kept = [t._node is None or t._data.nbytes < _WORTH_DROPPING or prim.reads(node, i)
+                for i, t in enumerate(inputs)]
+    else:
+        kept = [t._node is None or t._data.nbytes < _WORTH_DROPPING for t in inputs]
+    if not all(kept):
+        node.inputs = tuple(t if keep else Unsaved(t) for t, keep in zip(inputs, kept))
 
 
 class ViewInfo:
