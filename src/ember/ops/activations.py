@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 
 from ember.errors import DTypeError, ShapeError
+from ember.ops.erf_kernel import erf_array
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
 from ember.ops.primitive import apply, primitive
@@ -22,7 +23,6 @@ from ember.ops.unary import (
     Unary,
     abs,
     erf,
-    erf_array,
     exp,
     in_float32,
     sigmoid,
