@@ -8,6 +8,7 @@ the same weights when both frameworks are in the process.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -73,52 +74,25 @@ def torch_model(spec: Spec, weights: dict | None = None) -> Any:
     return model
 
 
-def ember_step(spec: Spec, model: Any, x: np.ndarray, y: np.ndarray) -> Callable[[], Any]:
-    import ember
-    import ember.models
-    import ember.nn.functional as F
-
-    ex, ey = ember.from_numpy(x), ember.from_numpy(y)
+def make_step(spec: Spec, lib: Any, model: Any, x: np.ndarray, y: np.ndarray) -> Callable[[], Any]:
+    """One step of ``spec`` written once for both frameworks: ``lib`` is ``ember`` or ``torch``
+    (Ember's API is PyTorch's, so the same code runs on either)."""
+    inputs, targets = lib.from_numpy(x), lib.from_numpy(y)
     if not spec.train:
         model.eval()
 
         def infer() -> Any:
-            with ember.no_grad():
-                return model(ex)
+            with lib.no_grad():
+                return model(inputs)
         return infer
     name, kwargs = spec.optimizer
-    opt = {"sgd": ember.optim.SGD, "adam": ember.optim.Adam,
-           "adamw": ember.optim.AdamW}[name](model.parameters(), **kwargs)
+    opt = {"sgd": lib.optim.SGD, "adam": lib.optim.Adam,
+           "adamw": lib.optim.AdamW}[name](model.parameters(), **kwargs)
+    cross_entropy = lib.nn.functional.cross_entropy
 
     def train() -> Any:
-        out = model(ex)
-        loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), ey.reshape(-1))
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
-    return train
-
-
-def torch_step(spec: Spec, model: Any, x: np.ndarray, y: np.ndarray) -> Callable[[], Any]:
-    import torch
-    import torch.nn.functional as F
-
-    tx, ty = torch.from_numpy(x), torch.from_numpy(y)
-    if not spec.train:
-        model.eval()
-
-        def infer() -> Any:
-            with torch.no_grad():
-                return model(tx)
-        return infer
-    name, kwargs = spec.optimizer
-    opt = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam,
-           "adamw": torch.optim.AdamW}[name](model.parameters(), **kwargs)
-
-    def train() -> Any:
-        out = model(tx)
-        loss = F.cross_entropy(out.reshape(-1, out.shape[-1]), ty.reshape(-1))
+        out = model(inputs)
+        loss = cross_entropy(out.reshape(-1, out.shape[-1]), targets.reshape(-1))
         loss.backward()
         opt.step()
         opt.zero_grad()
@@ -130,11 +104,8 @@ def build(name: str, framework: str, scale: float = 1.0, weights: dict | None = 
     """(step, model) of a training/inference workload for ``framework`` ("ember"/"torch")."""
     spec = TRAINING[name]
     x, y = data(spec, scale)
-    if framework == "ember":
-        model = ember_model(spec)
-        return ember_step(spec, model, x, y), model
-    model = torch_model(spec, weights)
-    return torch_step(spec, model, x, y), model
+    model = ember_model(spec) if framework == "ember" else torch_model(spec, weights)
+    return make_step(spec, importlib.import_module(framework), model, x, y), model
 
 
 def forward_flops(name: str, scale: float = 1.0) -> int:
