@@ -275,6 +275,8 @@ class Tensor:
     def __repr__(self) -> str:
         from ember.tensor_repr import tensor_repr
 
+        if _on_value_read is not None:
+            _on_value_read(self, "printing")
         return tensor_repr(self)
 
     def __reduce__(self) -> Any:

@@ -134,6 +134,8 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Resets the gradients of all parameters: to ``None`` (default) or to zeros."""
+        if OPTIMIZER_TRACE.tracer is not None and not set_to_none:
+            return _traced("optimizer_zero_grad", self, lambda: self.zero_grad(False))
         for group in self.param_groups:
             for p in group["params"]:
                 grad = p.grad
@@ -244,12 +246,38 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
+class _OptimizerTrace:
+    """``tracer`` is None, or the ``ember.jit`` tracer that records ``step()`` and
+    ``zero_grad()`` as effect equations (the layer above registers itself here; one attribute
+    check per call when off)."""
+
+    __slots__ = ("tracer",)
+
+    def __init__(self) -> None:
+        self.tracer: Any = None
+
+
+OPTIMIZER_TRACE = _OptimizerTrace()
+
+
+def _traced(kind: str, opt: Optimizer, run: Callable[[], Any]) -> Any:
+    """Hands a call to the active tracer, which records it and calls ``run`` untraced."""
+    tracer = OPTIMIZER_TRACE.tracer
+    OPTIMIZER_TRACE.tracer = None
+    try:
+        return getattr(tracer, kind)(opt, run)
+    finally:
+        OPTIMIZER_TRACE.tracer = tracer
+
+
 def _with_hooks(step: Callable) -> Callable:
     """Wraps a subclass's ``step``: runs the step hooks and marks that ``step`` was called
     (learning-rate schedulers warn when they are stepped before the optimizer)."""
 
     @functools.wraps(step)
     def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        if OPTIMIZER_TRACE.tracer is not None:
+            return _traced("optimizer_step", self, lambda: wrapper(self, *args, **kwargs))
         for hook in tuple(self._step_pre_hooks):
             result = hook(self, args, kwargs)
             if result is not None:

@@ -1,0 +1,158 @@
+"""Code generation: a :class:`Graph` becomes one plain Python function over backend arrays.
+
+Each equation is one line (``v7 = matmul(xp, v3, v4)``) ending in a comment with the user's
+source line; the function is registered with :mod:`linecache`, so tracebacks and debuggers
+show and step through it. Names in the code are the graph's variables; everything else it
+uses (primitive kernels, constants, state tensors, params that have no literal form) is a
+global of the generated module, listed in ``globals``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ember.dtypes import DType
+from ember.jit.ir import Effect, Eqn, Graph
+from ember.tensor import _wrap
+
+_COUNTER = itertools.count()
+
+
+@dataclass
+class Generated:
+    """The generated function, its source text and the globals it runs with."""
+
+    fn: Any
+    code: str
+    globals: dict[str, Any]
+
+
+class _Namer:
+    """Globals of the generated module, each under a readable, unique name."""
+
+    def __init__(self) -> None:
+        self.globals: dict[str, Any] = {}
+        self.by_id: dict[int, str] = {}
+
+    def name(self, value: Any, hint: str, key: Any = None) -> str:
+        """A global holding ``value``; the same ``key`` object (default: the value) always
+        gets the same name."""
+        known = self.by_id.get(id(key if key is not None else value))
+        if known is not None:
+            return known
+        base = "".join(c if c.isalnum() else "_" for c in hint) or "k"
+        name, n = base, 1
+        while name in self.globals:
+            n += 1
+            name = f"{base}_{n}"
+        self.globals[name] = value
+        self.by_id[id(key if key is not None else value)] = name
+        return name
+
+    def literal(self, value: Any) -> str:
+        """Source text for a param: a literal when it has one, else a global's name."""
+        if value is None or isinstance(value, bool | int | str):
+            return repr(value)
+        if isinstance(value, float):
+            return repr(value) if math.isfinite(value) else self.name(value, "k")
+        if isinstance(value, tuple | list) and all(_is_plain(v) for v in value):
+            text = ", ".join(self.literal(v) for v in value)
+            return f"({text},)" if isinstance(value, tuple) and len(value) == 1 else (
+                f"({text})" if isinstance(value, tuple) else f"[{text}]")
+        if isinstance(value, DType):
+            return self.name(value, value.name)
+        return self.name(value, type(value).__name__.lower())
+
+
+def _is_plain(value: Any) -> bool:
+    return value is None or isinstance(value, bool | int | float | str) or (
+        isinstance(value, tuple) and all(_is_plain(v) for v in value))
+
+
+def _kernel_name(eqn: Eqn, namer: _Namer) -> str:
+    prim = eqn.prim
+    if isinstance(prim, Effect):
+        return namer.name(prim.run, prim.name)
+    return namer.name(prim.forward, prim.name, key=prim)
+
+
+def emit_eqn(eqn: Eqn, namer: _Namer) -> str:
+    """One line of code for one equation (without its source comment)."""
+    outs = ", ".join(v.name for v in eqn.outputs) or "_"
+    if len(eqn.outputs) == 1 and isinstance(eqn.prim, Effect):
+        outs += ","
+    fn = _kernel_name(eqn, namer)
+    args = [v.name for v in eqn.inputs]
+    if isinstance(eqn.prim, Effect):
+        return f"{outs} = {fn}({', '.join(args)})"
+    args = ["xp", *args, *(f"{k}={namer.literal(v)}" for k, v in eqn.params.items())]
+    call = f"{fn}({', '.join(args)})"
+    if len(eqn.outputs) == 1 and not eqn.outputs[0].shape:
+        call = f"asarray({call})"  # a 0-d result may come back as a NumPy scalar
+    return f"{outs} = {call}"
+
+
+def _comment(eqn: Eqn) -> str:
+    src = eqn.source
+    if src is None:
+        return ""
+    text = f"  `{src.text}`" if src.text else ""
+    return f"  # {src}{text}"
+
+
+def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None = None) -> \
+        Generated:
+    """Python source for ``graph`` and the compiled function; ``frees`` maps an equation's
+    index to the variables whose last use it is (``del``-ed after it, so memory is freed as
+    early as eager frees it)."""
+    namer = _Namer()
+    namer.globals.update(xp=xp, asarray=xp.asarray, _store=_store, _grad=_grad_of,
+                         _device=device)
+    args = ", ".join(v.name for v in graph.inputs)
+    lines = [f"def {_identifier(graph.name)}({args}):"]
+    for ref in graph.state:
+        holder = namer.name(ref.tensor, ref.label)
+        read = f"{holder}.grad._data" if ref.grad else f"{holder}._data"
+        lines.append(f"    {ref.var.name} = {read}  # state {ref.label}"
+                     f"{'.grad' if ref.grad else ''}")
+    for var, array in graph.consts.items():
+        namer.globals[var.name] = array
+    for i, eqn in enumerate(graph.eqns):
+        lines.append(f"    {emit_eqn(eqn, namer)}{_comment(eqn)}")
+        dead = (frees or {}).get(i)
+        if dead:
+            lines.append(f"    del {', '.join(v.name for v in dead)}")
+    for tensor, var in graph.writes:
+        lines.append(f"    _store({namer.name(tensor, graph.label(tensor))}, {var.name})")
+    for tensor, var in graph.grads:
+        holder = namer.name(tensor, graph.label(tensor))
+        value = "None" if var is None else f"_grad({var.name}, _device)"
+        lines.append(f"    {holder}.grad = {value}")
+    outs = ", ".join(v.name if v is not None else "None" for v in graph.outputs)
+    lines.append(f"    return ({outs}{',' if len(graph.outputs) == 1 else ''})")
+    code = "\n".join(lines) + "\n"
+    filename = f"<ember.jit {graph.name} #{next(_COUNTER)}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    module_globals = dict(namer.globals)
+    exec(compile(code, filename, "exec"), module_globals)  # noqa: S102 - our own generated code
+    return Generated(module_globals[_identifier(graph.name)], code, namer.globals)
+
+
+def _identifier(name: str) -> str:
+    text = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return text if text and not text[0].isdigit() else f"f_{text}"
+
+
+def _store(tensor: Any, value: Any) -> None:
+    """A state tensor's new value, written into its memory (views of it see the change)."""
+    if tensor._data is not value:
+        tensor._data[...] = value
+        tensor._vc.value += 1
+
+
+def _grad_of(array: Any, device: Any) -> Any:
+    return _wrap(array, device)

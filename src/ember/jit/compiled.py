@@ -1,0 +1,237 @@
+"""``ember.jit.compile``: a function (or module) traced once per input signature, optimized,
+turned into Python code, cached, and run instead of the eager function.
+
+The cache key is what fixes the graph: each tensor argument's shape, dtype, device and
+``requires_grad``; the values of static and non-tensor arguments; grad mode; the ``training``
+flag of every module the function reaches; whether each parameter's ``.grad`` is set. On a new
+key the function is traced again and the reason is logged (logger ``ember.jit``) and kept for
+:func:`explain`.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ember.autograd.grad_mode import GRAD
+from ember.func.pytree import tree_flatten, tree_unflatten
+from ember.jit.codegen import Generated, generate
+from ember.jit.discover import Reach, reach
+from ember.jit.ir import Graph
+from ember.jit.passes import PASSES, optimize
+from ember.jit.trace import Tracer
+from ember.ops.primitive import DISPATCH
+from ember.tensor import Tensor, _wrap
+
+log = logging.getLogger("ember.jit")
+
+
+class _Switch:
+    __slots__ = ("enabled", "reasons")
+
+    def __init__(self) -> None:
+        self.enabled = True
+        self.reasons: list[str] = []
+
+
+JIT = _Switch()
+
+
+@contextmanager
+def disable() -> Iterator[None]:
+    """Runs compiled functions eagerly inside the ``with`` block (for debugging).
+
+    Example:
+        >>> with ember.jit.disable():
+        ...     loss = train_step(x, y)      # the plain Python function runs
+    """
+    saved = JIT.enabled
+    JIT.enabled = False
+    try:
+        yield
+    finally:
+        JIT.enabled = saved
+
+
+def explain() -> list[str]:
+    """Why compiled functions traced (again): one line per trace, oldest first.
+
+    Example:
+        >>> step(ember.randn(64, 784)); step(ember.randn(32, 784))
+        >>> ember.jit.explain()[-1]
+        'train_step: traced again: argument 0: shape (64, 784) -> (32, 784)'
+    """
+    return list(JIT.reasons)
+
+
+@dataclass
+class Entry:
+    """One compiled signature: the graph, the generated code, how outputs are rebuilt."""
+
+    graph: Graph
+    generated: Generated
+    out_spec: Any
+    out_consts: list
+    device: Any
+    trace_seconds: float
+
+
+class CompiledFunction:
+    """What :func:`compile` returns; call it like the function it wraps.
+
+    ``graph`` and ``code`` show the most recently compiled signature; ``entries`` all of them.
+    """
+
+    def __init__(self, fn: Callable, static_argnums: tuple[int, ...] = (), mode: str = "default",
+                 passes: dict[str, bool] | None = None) -> None:
+        if mode not in MODES:
+            raise ValueError(f"ember.jit.compile: mode must be one of {sorted(MODES)}, got "
+                             f"{mode!r}")
+        unknown = set(passes or ()) - set(PASSES)
+        if unknown:
+            raise ValueError(f"ember.jit.compile: unknown passes {sorted(unknown)}; the passes "
+                             f"are {list(PASSES)}")
+        self.fn = fn
+        self.static_argnums = tuple(static_argnums)
+        self.passes = {**MODES[mode], **(passes or {})}
+        self.name = getattr(fn, "__name__", None) or type(fn).__name__
+        self.entries: dict[tuple, Entry] = {}
+        self.last: Entry | None = None
+        self.reach: Reach | None = None
+        functools.update_wrapper(self, fn, updated=())
+
+    # -- calling ---------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not JIT.enabled or DISPATCH.handler is not None:
+            return self.fn(*args, **kwargs)  # under another transform: run the plain function
+        if self.reach is None:
+            self.reach = reach(self.fn, args)
+        tensors, key = self._key(args, kwargs)
+        entry = self.entries.get(key)
+        if entry is None:
+            return self._trace(key, args, kwargs)
+        arrays = entry.generated.fn(*(t._data for t in tensors))
+        return self._rebuild(entry, arrays)
+
+    def _key(self, args: tuple, kwargs: dict) -> tuple[list[Tensor], tuple]:
+        leaves, spec = tree_flatten((args, kwargs))
+        tensors, parts = [], []
+        for i, leaf in enumerate(leaves):
+            if isinstance(leaf, Tensor):
+                tensors.append(leaf)
+                parts.append((tuple(leaf._data.shape), leaf.dtype, leaf._device,
+                              leaf.requires_grad))
+            else:
+                parts.append(("value", _hashable(leaf, i)))
+        statics = tuple(_hashable(args[i], i) for i in self.static_argnums if i < len(args))
+        return tensors, (spec, tuple(parts), statics, GRAD.enabled, self.reach.guard())
+
+    def _rebuild(self, entry: Entry, arrays: tuple) -> Any:
+        dev = entry.device
+        leaves = [(_wrap(a, dev) if a is not None else c) for a, c in
+                  zip(arrays, entry.out_consts)]
+        return tree_unflatten(leaves, entry.out_spec)
+
+    # -- tracing ---------------------------------------------------------------------------
+    def _trace(self, key: tuple, args: tuple, kwargs: dict) -> Any:
+        import time
+
+        reason = self._why(key)
+        JIT.reasons.append(f"{self.name}: {reason}")
+        log.info("ember.jit: %s: %s", self.name, reason)
+        start = time.perf_counter()
+        leaves, spec = tree_flatten((args, kwargs))
+        tracer = Tracer(self.name, self.reach.labels)
+        with tracer:
+            for leaf in leaves:
+                if isinstance(leaf, Tensor):
+                    tracer.add_input(leaf)
+            out = self.fn(*args, **kwargs)
+            out_leaves, out_spec = tree_flatten(out)
+            graph = tracer.finish(out_leaves)
+        graph, frees = optimize(graph, self.passes)
+        device = next((t._device for t in leaves if isinstance(t, Tensor)), None) or \
+            _default_device()
+        generated = generate(graph, device.xp, device, frees)
+        consts = [None if isinstance(x, Tensor) else x for x in out_leaves]
+        entry = Entry(graph, generated, out_spec, consts, device, time.perf_counter() - start)
+        self.entries[key] = entry
+        self.last = entry
+        return out
+
+    def _why(self, key: tuple) -> str:
+        if not self.entries:
+            return "first call: traced"
+        previous = list(self.entries)[-1]
+        return "traced again: " + "; ".join(_differences(previous, key, self.reach))
+
+    # -- inspection ------------------------------------------------------------------------
+    @property
+    def graph(self) -> Graph:
+        """The IR of the most recently compiled signature (``print`` it)."""
+        return self._last().graph
+
+    @property
+    def code(self) -> str:
+        """The generated Python of the most recently compiled signature."""
+        return self._last().generated.code
+
+    def _last(self) -> Entry:
+        if self.last is None:
+            raise RuntimeError(f"ember.jit: {self.name} has not been called yet, so nothing is "
+                               "compiled; call it once with example inputs first")
+        return self.last
+
+
+def _default_device() -> Any:
+    from ember.backend import get_default_device
+
+    return get_default_device()
+
+
+def _hashable(value: Any, where: int) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(f"ember.jit: argument leaf {where} of type {type(value).__name__} is "
+                        "not hashable, so it cannot be part of the cache key. Hint: pass it as "
+                        "a tensor, or as a tuple instead of a list") from None
+    return value
+
+
+def _differences(old: tuple, new: tuple, found: Reach) -> list[str]:
+    out = []
+    if old[0] != new[0]:
+        out.append("the arguments' structure changed")
+    else:
+        for i, (a, b) in enumerate(zip(old[1], new[1])):
+            if a != b:
+                out.append(_leaf_change(i, a, b))
+    if old[2] != new[2]:
+        out.append(f"static arguments {old[2]} -> {new[2]}")
+    if old[3] != new[3]:
+        out.append(f"grad mode {'on' if old[3] else 'off'} -> {'on' if new[3] else 'off'}")
+    names = found.guard_names()
+    for kind_names, a_part, b_part in zip(names, old[4], new[4]):
+        for name, a, b in zip(kind_names, a_part, b_part):
+            if a != b:
+                out.append(f"{name}: {a} -> {b}")
+    return out or ["a new signature"]
+
+
+def _leaf_change(i: int, a: tuple, b: tuple) -> str:
+    if a[0] == "value" or b[0] == "value":
+        return f"argument leaf {i}: {a[-1]!r} -> {b[-1]!r}"
+    labels = ("shape", "dtype", "device", "requires_grad")
+    changes = [f"{label} {x} -> {y}" for label, x, y in zip(labels, a, b) if x != y]
+    return f"argument leaf {i}: " + ", ".join(changes)
+
+
+MODES = {
+    "default": {},
+    "debug": {name: False for name in PASSES},
+}

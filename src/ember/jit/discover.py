@@ -1,0 +1,108 @@
+"""Finding what a function works on before tracing it: the modules, optimizers and tensors it
+reaches through its closure, its globals, its ``self`` and its arguments.
+
+Their tensors get names in the graph (``model.fc1.weight``), and the compiled function's
+cache key watches what changes the traced graph: each module's ``training`` flag and whether
+each parameter's ``.grad`` is set (a gradient accumulates into an existing one).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+from ember.nn.module import Module
+from ember.optim.optimizer import Optimizer
+from ember.tensor import Tensor
+
+
+class Reach:
+    """What a function reaches: named tensors, modules and the parameters that may get grads."""
+
+    def __init__(self) -> None:
+        self.labels: dict[int, str] = {}
+        self.tensors: list[Tensor] = []
+        self.modules: list[Module] = []
+        self.params: list[Tensor] = []
+        self._seen: set[int] = set()
+
+    def add(self, name: str, obj: Any, depth: int = 0) -> None:
+        if id(obj) in self._seen or depth > 2:
+            return
+        self._seen.add(id(obj))
+        if isinstance(obj, Module):
+            self._add_module(name, obj)
+        elif isinstance(obj, Optimizer):
+            for i, group in enumerate(obj.param_groups):
+                for j, p in enumerate(group["params"]):
+                    self._tensor(f"{name}.param_groups[{i}][{j}]", p)
+        elif isinstance(obj, Tensor):
+            self._tensor(name, obj)
+        elif isinstance(obj, list | tuple):
+            for i, item in enumerate(obj):
+                self.add(f"{name}[{i}]", item, depth + 1)
+        elif isinstance(obj, dict):
+            for key, item in obj.items():
+                self.add(f"{name}[{key!r}]", item, depth + 1)
+
+    def _add_module(self, name: str, module: Module) -> None:
+        prefix = f"{name}." if name else ""
+        self.modules.extend(module.modules())
+        for pname, p in module.named_parameters():
+            self._tensor(prefix + pname, p)
+        for bname, b in module.named_buffers():
+            self._tensor(prefix + bname, b)
+
+    def _tensor(self, name: str, t: Tensor) -> None:
+        if id(t) in self.labels:
+            return
+        self.labels[id(t)] = name
+        self.tensors.append(t)
+        if t.requires_grad:
+            self.params.append(t)
+
+    def guard(self) -> tuple:
+        """The part of the cache key that this state decides."""
+        return (tuple(m.training for m in self.modules),
+                tuple(p.grad is None for p in self.params))
+
+    def guard_names(self) -> tuple[list[str], list[str]]:
+        """Readable names for the entries of :meth:`guard` (for recompile reasons)."""
+        return ([f"{type(m).__name__}.training" for m in self.modules],
+                [f"{self.labels[id(p)]}.grad is None" for p in self.params])
+
+
+def reach(fn: Callable, args: tuple) -> Reach:
+    """Everything ``fn`` reaches by name before it runs (see the module docstring)."""
+    found = Reach()
+    target = getattr(fn, "__self__", None)
+    if target is not None:
+        found.add("self", target)
+    if isinstance(fn, Module):
+        found.add("", fn)
+        fn = fn.forward
+    func = getattr(fn, "__func__", fn)
+    code = getattr(func, "__code__", None)
+    if code is not None:
+        for name, cell in zip(code.co_freevars, func.__closure__ or ()):
+            try:
+                found.add(name, cell.cell_contents)
+            except ValueError:  # an empty cell: a name the function assigns later
+                continue
+        scope = getattr(func, "__globals__", {})
+        for name in _global_names(code):
+            if name in scope:
+                found.add(name, scope[name])
+    for i, arg in enumerate(args):
+        if isinstance(arg, Module | Optimizer):
+            found.add(f"arg{i}", arg)
+    return found
+
+
+def _global_names(code: types.CodeType) -> list[str]:
+    names = list(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names += _global_names(const)
+    return names

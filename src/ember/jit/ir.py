@@ -1,0 +1,170 @@
+"""The static graph: an SSA list of equations over variables that carry shape and dtype.
+
+A :class:`Graph` has tensor ``inputs`` (the compiled function's tensor arguments), ``state``
+(tensors the function reads from outside — parameters, buffers, gradients — fetched fresh at
+every call), ``consts`` (values fixed at trace time), ``eqns`` (each one primitive applied to
+variables, with its params and the user's source line) and ``outputs``. What the function
+does to the world besides returning values is explicit: ``writes`` (a state tensor's new value
+at the end), ``grads`` (what each parameter's ``.grad`` holds at the end) and effect equations
+(an optimizer step), which no pass removes or reorders.
+
+Example:
+    >>> g = ember.jit.compile(lambda x: (x * 2).relu()).trace(ember.ones(3)).graph
+    >>> print(g)                                     # doctest: +SKIP
+    graph <lambda>(v0: f32[3]) {
+      v1: f32[3] = mul(v0, c0)                       # <stdin>:1
+      v2: f32[3] = relu(v1)                          # <stdin>:1
+      return v2
+    }
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ember.dtypes import DType
+
+_SHORT = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+          "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
+          "bool": "bool"}
+
+
+class Var:
+    """One SSA value: made once (by an equation, or as an input, state or constant).
+
+    ``kind`` is ``"input"``, ``"state"``, ``"const"`` or ``"eqn"``.
+    """
+
+    __slots__ = ("id", "shape", "dtype", "kind")
+
+    def __init__(self, id: int, shape: tuple[int, ...], dtype: DType, kind: str) -> None:
+        self.id, self.shape, self.dtype, self.kind = id, tuple(shape), dtype, kind
+
+    @property
+    def name(self) -> str:
+        return f"{'c' if self.kind == 'const' else 'v'}{self.id}"
+
+    @property
+    def type_str(self) -> str:
+        dims = ",".join(str(d) for d in self.shape)
+        return f"{_SHORT.get(self.dtype.name, self.dtype.name)}[{dims}]"
+
+    def __repr__(self) -> str:
+        return f"{self.name}: {self.type_str}"
+
+
+@dataclass(eq=False)
+class Source:
+    """Where an equation came from in the user's code (``what`` says e.g. "backward of")."""
+
+    file: str
+    line: int
+    text: str = ""
+    what: str = ""
+
+    def __str__(self) -> str:
+        short = self.file.rsplit("/", 1)[-1]
+        return f"{self.what}{short}:{self.line}"
+
+
+class Effect:
+    """An equation kind with an effect outside the graph (an optimizer step): passes keep it,
+    in order, and never merge or fold it. ``run(*arrays)`` returns its output arrays."""
+
+    pure = False
+
+    def __init__(self, name: str, run: Any) -> None:
+        self.name, self.run = name, run
+
+    def __repr__(self) -> str:
+        return f"<effect {self.name}>"
+
+
+@dataclass(eq=False)
+class Eqn:
+    """``outputs = prim(*inputs, **params)``; ``source`` is the user's line that made it."""
+
+    prim: Any
+    inputs: list[Var]
+    params: dict[str, Any]
+    outputs: list[Var]
+    source: Source | None = None
+
+    def __str__(self) -> str:
+        outs = ", ".join(repr(v) for v in self.outputs) or "_"
+        args = [v.name for v in self.inputs]
+        args += [f"{k}={_short_param(v)}" for k, v in self.params.items()]
+        where = f"  # {self.source}" if self.source is not None else ""
+        return f"{outs} = {self.prim.name}({', '.join(args)}){where}"
+
+
+def _short_param(value: Any) -> str:
+    text = repr(value) if not isinstance(value, DType) else value.name
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+@dataclass(eq=False)
+class StateRef:
+    """A tensor the graph reads from outside at each call: ``tensor._data``, or with ``grad``
+    ``tensor.grad._data``; ``label`` names it (``fc1.weight``) in printed graphs."""
+
+    var: Var
+    tensor: Any
+    label: str
+    grad: bool = False
+
+
+@dataclass(eq=False)
+class Graph:
+    """A traced function as a static graph (see the module docstring)."""
+
+    name: str
+    inputs: list[Var] = field(default_factory=list)
+    state: list[StateRef] = field(default_factory=list)
+    consts: dict[Var, Any] = field(default_factory=dict)  # var -> backend array
+    eqns: list[Eqn] = field(default_factory=list)
+    outputs: list[Var | None] = field(default_factory=list)
+    writes: list[tuple[Any, Var]] = field(default_factory=list)  # (state tensor, new value)
+    grads: list[tuple[Any, Var | None]] = field(default_factory=list)  # (param, its .grad)
+
+    def live_roots(self) -> set[Var]:
+        """The variables the world sees after a call: outputs, writes, grads."""
+        roots = {v for v in self.outputs if v is not None}
+        roots.update(v for _, v in self.writes)
+        roots.update(v for _, v in self.grads if v is not None)
+        return roots
+
+    def uses(self) -> dict[Var, int]:
+        """How many times each variable is read (by equations and by the graph's ends)."""
+        counts: dict[Var, int] = {}
+        for eqn in self.eqns:
+            for v in eqn.inputs:
+                counts[v] = counts.get(v, 0) + 1
+        for v in self.live_roots():
+            counts[v] = counts.get(v, 0) + 1
+        return counts
+
+    def __str__(self) -> str:
+        args = ", ".join(repr(v) for v in self.inputs)
+        lines = [f"graph {self.name}({args}) {{"]
+        for ref in self.state:
+            lines.append(f"  {ref.var!r} = state {ref.label}{'.grad' if ref.grad else ''}")
+        for var in self.consts:
+            lines.append(f"  {var!r} = const")
+        lines.extend(f"  {eqn}" for eqn in self.eqns)
+        for tensor, var in self.writes:
+            lines.append(f"  {self.label(tensor)} <- {var.name}")
+        for tensor, var in self.grads:
+            lines.append(f"  {self.label(tensor)}.grad <- {var.name if var else None}")
+        outs = ", ".join(v.name if v is not None else "None" for v in self.outputs)
+        lines.append(f"  return {outs}")
+        lines.append("}")
+        return "\n".join(lines)
+
+    def label(self, tensor: Any) -> str:
+        """The name of a state tensor in printed graphs."""
+        for ref in self.state:
+            if ref.tensor is tensor:
+                return ref.label
+        return f"<tensor {tuple(tensor.shape)}>"

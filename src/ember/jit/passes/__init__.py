@@ -1,0 +1,29 @@
+"""Graph passes, each a function ``Graph -> Graph`` that can be switched off by name.
+
+They run in the order of :data:`PASSES`; ``liveness`` runs last and always, since the
+generated code needs to know where each variable dies (it frees the memory there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ember.jit.ir import Graph
+from ember.jit.passes.cse import eliminate_common_subexpressions
+from ember.jit.passes.dce import eliminate_dead_code
+from ember.jit.passes.fold import fold_constants
+from ember.jit.passes.liveness import last_uses
+
+PASSES: dict[str, Callable[[Graph], Graph]] = {
+    "fold": fold_constants,
+    "cse": eliminate_common_subexpressions,
+    "dce": eliminate_dead_code,
+}
+
+
+def optimize(graph: Graph, switches: dict[str, bool]) -> tuple[Graph, dict[int, list]]:
+    """Runs the switched-on passes; returns the graph and where each variable dies."""
+    for name, run in PASSES.items():
+        if switches.get(name, True):
+            graph = run(graph)
+    return graph, last_uses(graph)

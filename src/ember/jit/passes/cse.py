@@ -1,0 +1,64 @@
+"""Common-subexpression elimination: one equation per distinct computation.
+
+Two equations are the same computation when they apply the same primitive to the same
+variables with equal params. Sampling primitives (each call draws new numbers) and effects
+are never merged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.jit.ir import Effect, Graph, Var
+from ember.ops.random import Sample
+
+
+def eliminate_common_subexpressions(graph: Graph) -> Graph:
+    """Replaces repeated computations by the first one's outputs.
+
+    Example:
+        >>> g = eliminate_common_subexpressions(g)   # x.t() computed twice becomes once
+    """
+    seen: dict[tuple, list[Var]] = {}
+    rename: dict[Var, Var] = {}
+    kept = []
+    for eqn in graph.eqns:
+        eqn.inputs = [rename.get(v, v) for v in eqn.inputs]
+        if isinstance(eqn.prim, Effect | Sample):
+            kept.append(eqn)
+            continue
+        key = (id(eqn.prim), tuple(v.id for v in eqn.inputs), _params_key(eqn.params))
+        first = seen.get(key)
+        if first is None:
+            seen[key] = eqn.outputs
+            kept.append(eqn)
+        else:
+            rename.update(zip(eqn.outputs, first))
+    graph.eqns = kept
+    rename_ends(graph, rename)
+    return graph
+
+
+def rename_ends(graph: Graph, rename: dict[Var, Var]) -> None:
+    """Points the graph's outputs, writes and grads at renamed variables."""
+    if not rename:
+        return
+    graph.outputs = [rename.get(v, v) if v is not None else None for v in graph.outputs]
+    graph.writes = [(t, rename.get(v, v)) for t, v in graph.writes]
+    graph.grads = [(t, rename.get(v, v) if v is not None else None) for t, v in graph.grads]
+
+
+def _params_key(params: dict[str, Any]) -> tuple:
+    return tuple((k, _value_key(v)) for k, v in params.items())
+
+
+def _value_key(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return (type(value), tuple(_value_key(v) for v in value))
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    if isinstance(value, float) and value != value:  # NaN != NaN, yet the same param
+        return ("nan",)
+    return (type(value), value)

@@ -1,0 +1,23 @@
+"""Dead-code elimination: drop equations whose outputs nothing reads."""
+
+from __future__ import annotations
+
+from ember.jit.ir import Effect, Graph
+
+
+def eliminate_dead_code(graph: Graph) -> Graph:
+    """Keeps an equation only if an output is read later, or it is an effect.
+
+    Example:
+        >>> g = eliminate_dead_code(g)       # the forward value of an unused branch goes
+    """
+    live = graph.live_roots()
+    kept = []
+    for eqn in reversed(graph.eqns):
+        if isinstance(eqn.prim, Effect) or any(v in live for v in eqn.outputs):
+            kept.append(eqn)
+            live.update(eqn.inputs)
+    kept.reverse()
+    graph.eqns = kept
+    graph.consts = {v: a for v, a in graph.consts.items() if v in live}
+    return graph

@@ -1,0 +1,236 @@
+"""Tracing: run the function once, eagerly and for real, and write down every primitive.
+
+The tracer is a dispatch handler (``ember.ops.primitive.push_handler``): each op still runs
+(so the trace computes real values and autograd records its tape as usual), and the tracer
+adds an equation to the graph. ``loss.backward()`` inside the function runs the engine, whose
+rules call ops too, so the backward pass lands in the same graph; an optimizer step becomes an
+effect equation. Values are followed by the identity of their backend arrays, so aliases
+(``detach()``, the autograd engine's views of a tensor) need no special case, and an in-place
+op simply makes the array hold a new variable.
+
+Python that reads a traced value (``if x > 0``, ``.item()``, ``print(x)``) would freeze the
+value seen while tracing into the graph, so it raises :class:`TraceError` naming the line.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+from typing import Any
+
+from ember.autograd.engine import VJP_HOOK
+from ember.dtypes import from_numpy
+from ember.errors import EmberError
+from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
+from ember.ops.primitive import apply_below, pop_handler, push_handler
+from ember.ops.random import Sample
+from ember.optim.optimizer import OPTIMIZER_TRACE
+from ember.tensor import Tensor, _wrap
+
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class TraceError(EmberError, RuntimeError):
+    """Python code in a compiled function needed a value that only exists when it runs."""
+
+
+def user_source(what: str = "") -> Source | None:
+    """The innermost frame outside Ember's own code: the user's line that made an op."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not os.path.abspath(path).startswith(_EMBER_DIR):
+            line = frame.f_lineno
+            return Source(path, line, linecache.getline(path, line).strip(), what)
+        frame = frame.f_back
+    return None
+
+
+class Tracer:
+    """The dispatch handler that records a :class:`Graph` while the function runs."""
+
+    def __init__(self, name: str, labels: dict[int, str]) -> None:
+        self.graph = Graph(name)
+        self.labels = labels  # id(tensor) -> "fc1.weight" for tensors found before tracing
+        self.env: dict[int, tuple[Any, Var]] = {}  # id(array) -> (array, its current var)
+        self.dynamic: set[Var] = set()  # vars whose value depends on inputs, state or RNG
+        self.count = 0
+        self.backward_of: Source | None = None  # set while a vjp rule runs
+        self.node_source: dict[int, Source | None] = {}
+        self.entry_grads: dict[int, Any] = {}  # id(param) -> its .grad when first seen
+        self.state_tensors: dict[int, Tensor] = {}
+
+    # -- variables ------------------------------------------------------------------------
+    def new_var(self, array: Any, kind: str) -> Var:
+        var = Var(self.count, array.shape, _dtype_of(array), kind)
+        self.count += 1
+        self.env[id(array)] = (array, var)
+        return var
+
+    def add_input(self, t: Tensor) -> Var:
+        var = self.new_var(t._data, "input")
+        self.graph.inputs.append(var)
+        self.dynamic.add(var)
+        return var
+
+    def add_state(self, t: Tensor, grad_of: Tensor | None = None) -> Var:
+        var = self.new_var(t._data, "state")
+        owner = grad_of if grad_of is not None else t
+        label = self.labels.get(id(owner)) or f"state{len(self.graph.state)}"
+        self.graph.state.append(StateRef(var, owner, label, grad_of is not None))
+        self.dynamic.add(var)
+        if grad_of is None:
+            self.state_tensors[id(t)] = t
+            self.entry_grads.setdefault(id(t), t.grad)
+        return var
+
+    def var_of(self, t: Tensor) -> Var:
+        """The variable a tensor holds now; a tensor first met here becomes state (found
+        before tracing, or a leaf that requires grad, or a gradient of one) or a constant."""
+        entry = self.env.get(id(t._data))
+        if entry is not None and entry[0] is t._data:
+            return entry[1]
+        if id(t) in self.labels or (t.requires_grad and t._node is None):
+            return self.add_state(t)
+        for owner in self.state_tensors.values():
+            if owner.grad is t and self.entry_grads.get(id(owner)) is t:
+                return self.add_state(t, grad_of=owner)
+        var = self.new_var(t._data, "const")
+        self.graph.consts[var] = t._data
+        return var
+
+    def rebind(self, array: Any, var: Var) -> None:
+        self.env[id(array)] = (array, var)
+
+    # -- the handler ----------------------------------------------------------------------
+    def __call__(self, prim: Any, inputs: tuple, params: dict) -> Any:
+        in_vars = [self.var_of(t) for t in inputs]
+        out = apply_below(self, prim, inputs, params)
+        outs = out if isinstance(out, tuple) else (out,)
+        kind = "eqn"
+        out_vars = [self.new_var(o._data, kind) for o in outs]
+        source = self.backward_of or user_source()
+        self.graph.eqns.append(Eqn(prim, in_vars, dict(params), out_vars, source))
+        if isinstance(prim, Sample) or any(v in self.dynamic for v in in_vars):
+            self.dynamic.update(out_vars)
+        for o in outs:
+            if o._node is not None:
+                self.node_source[id(o._node)] = source
+        return out
+
+    def on_alias(self, alias: Tensor, x: Tensor) -> None:
+        self.var_of(x)  # (same array: the alias reads x's variable)
+
+    def on_inplace(self, x: Tensor, result: Tensor) -> None:
+        """``result`` was written into ``x``'s memory: the array now holds result's var."""
+        if x._view is not None and x._view.base._data is not x._data:
+            raise TraceError("ember.jit: an in-place write into a view of another tensor "
+                             f"(shape {tuple(x.shape)}) is not supported in compiled code"
+                             f"{_at(user_source())}. Hint: write into the base tensor, or "
+                             "build the value out of place (torch.where, cat)")
+        target = self.env.get(id(x._data))
+        if target is not None and target[1].kind == "const":
+            raise TraceError("ember.jit: a tensor made outside the traced ops was written in "
+                             f"place{_at(user_source())}; its value would be frozen into the "
+                             "graph. Hint: pass it as an argument, or make it a buffer of a "
+                             "module the function uses")
+        var = self.var_of(result)
+        self.rebind(x._data, var)
+
+    def on_value_read(self, t: Tensor, what: str) -> None:
+        entry = self.env.get(id(t._data))
+        if entry is None or entry[0] is not t._data or entry[1] not in self.dynamic:
+            return
+        src = user_source()
+        raise TraceError(
+            f"ember.jit: {what} needs the value of a traced tensor (shape {tuple(t.shape)})"
+            f"{_at(src)}, but while tracing only its shape and dtype are fixed; Python control "
+            "flow, .item(), .numpy(), .tolist() and print() on traced values cannot be "
+            "compiled. Hint: mark the argument it depends on static (static_argnums=...), "
+            "compute with tensor ops instead (ember.where for a branch), or move the call out "
+            "of the compiled function")
+
+    # -- backward and optimizer hooks ------------------------------------------------------
+    def around_vjp(self, node: Any, grads: Any) -> Any:
+        fwd = self.node_source.get(id(node))
+        saved = self.backward_of
+        self.backward_of = Source(fwd.file, fwd.line, fwd.text, f"backward of {node.prim.name} "
+                                  "at ") if fwd is not None else user_source("backward ")
+        try:
+            return node.prim.vjp(node, *grads)
+        finally:
+            self.backward_of = saved
+
+    def optimizer_step(self, opt: Any, run: Any) -> Any:
+        """Records ``opt.step()`` as one effect equation over parameters and gradients, and
+        runs it (the trace goes on with the updated values)."""
+        params = [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
+        in_vars = [self.var_of(p) for p in params] + [self.var_of(p.grad) for p in params]
+        result = run()
+        out_vars = [self.new_var(p._data, "eqn") for p in params]
+        self.dynamic.update(out_vars)
+
+        def step(*arrays: Any) -> list:
+            for p, g in zip(params, arrays[len(params):]):
+                p.grad = _wrap(g, p._device)
+            opt.step()
+            return [p._data for p in params]
+
+        self.graph.eqns.append(Eqn(Effect(f"{type(opt).__name__}.step", step), in_vars, {},
+                                   out_vars, user_source()))
+        return result
+
+    def optimizer_zero_grad(self, opt: Any, run: Any) -> Any:
+        """``zero_grad(set_to_none=False)`` writes zeros into the gradients: an effect."""
+        grads = [p.grad for group in opt.param_groups for p in group["params"]
+                 if p.grad is not None]
+        in_vars = [self.var_of(g) for g in grads]
+        result = run()
+        out_vars = [self.new_var(g._data, "eqn") for g in grads]
+
+        def zero(*arrays: Any) -> list:
+            for a in arrays:
+                a[...] = 0
+            return list(arrays)
+
+        self.graph.eqns.append(Eqn(Effect("zero_grad", zero), in_vars, {}, out_vars,
+                                   user_source()))
+        return result
+
+    def __enter__(self) -> Tracer:
+        push_handler(self)
+        self._saved_vjp = VJP_HOOK.around
+        VJP_HOOK.around = self.around_vjp
+        OPTIMIZER_TRACE.tracer = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        OPTIMIZER_TRACE.tracer = None
+        VJP_HOOK.around = self._saved_vjp
+        pop_handler(self)
+
+    # -- the graph's ends ------------------------------------------------------------------
+    def finish(self, outputs: list) -> Graph:
+        """Records outputs, the final value of every state tensor written, and every
+        parameter's final ``.grad``."""
+        g = self.graph
+        g.outputs = [self.var_of(t) if isinstance(t, Tensor) else None for t in outputs]
+        for ref in list(g.state):
+            t = ref.tensor
+            if ref.grad:
+                continue
+            final = self.var_of(t)
+            if final is not ref.var:
+                g.writes.append((t, final))
+            if t.requires_grad or t.grad is not self.entry_grads.get(id(t)):
+                g.grads.append((t, None if t.grad is None else self.var_of(t.grad)))
+        return g
+
+
+def _at(src: Source | None) -> str:
+    return "" if src is None else f" at {src.file}:{src.line} (`{src.text}`)"
+
+
+def _dtype_of(array: Any) -> Any:
+    return from_numpy(array.dtype)
