@@ -1,0 +1,53 @@
+"""Distributed training over MPI (mpi4py): process groups, collectives on tensors and objects,
+differentiable collectives, data parallelism, ZeRO, sharded checkpoints and ``ember launch``.
+
+mpi4py is imported only by :func:`init_process_group`, so importing this package is cheap and
+works without it. PyTorch's ``torch.distributed`` names and semantics throughout.
+
+Example (``ember launch -n 2 train.py``):
+    >>> import ember.distributed as dist
+    >>> dist.init_process_group("mpi")
+    >>> t = ember.ones(3)
+    >>> dist.all_reduce(t)                         # tensor([2., 2., 2.]) on both ranks
+"""
+
+from ember.distributed import functional
+from ember.distributed.buffers import ReduceOp, Work
+from ember.distributed.collectives import (
+    all_gather,
+    all_gather_into_tensor,
+    all_reduce,
+    all_to_all,
+    all_to_all_single,
+    broadcast,
+    gather,
+    irecv,
+    isend,
+    recv,
+    reduce,
+    reduce_scatter,
+    reduce_scatter_tensor,
+    scatter,
+    send,
+)
+from ember.distributed.object_collectives import (
+    all_gather_object,
+    broadcast_object_list,
+    gather_object,
+    recv_object_list,
+    scatter_object_list,
+    send_object_list,
+)
+from ember.distributed.process_group import (
+    DistributedError,
+    GroupMember,
+    ProcessGroup,
+    barrier,
+    destroy_process_group,
+    get_rank,
+    get_world_size,
+    init_process_group,
+    is_available,
+    is_initialized,
+    new_group,
+)

@@ -1,0 +1,184 @@
+"""What collectives hand to MPI: contiguous host buffers of tensors, reduction ops, ``Work``.
+
+Data-moving collectives send raw bytes, so any dtype travels (bfloat16 included). Reductions
+need a type MPI can add: half precision is reduced in float32 and bool with logical ops, then
+cast back, as PyTorch's CPU backend does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from ember.errors import DeviceError, DTypeError, ShapeError
+from ember.tensor import Tensor
+
+
+class ReduceOp(StrEnum):
+    """How ``all_reduce`` and friends combine the ranks' values (strings work too: ``"sum"``).
+
+    ``AVG`` is another name of ``MEAN``, as in PyTorch.
+    """
+
+    SUM = "sum"
+    PRODUCT = "product"
+    MAX = "max"
+    MIN = "min"
+    MEAN = "mean"
+    AVG = "mean"
+
+
+_MPI_OP = {"sum": "SUM", "product": "PROD", "max": "MAX", "min": "MIN", "mean": "SUM"}
+# bool reduces as logical or (sum, max) and and (product, min)
+_BOOL_OP = {"sum": "MAX", "product": "MIN", "max": "MAX", "min": "MIN"}
+_NATIVE = frozenset(
+    np.dtype(c) for c in ("f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "c8", "c16")
+)
+
+
+def mpi() -> Any:
+    from mpi4py import MPI
+
+    return MPI
+
+
+def host_array(t: Tensor, who: str) -> np.ndarray:
+    """The tensor's NumPy array; the MPI backend works on CPU tensors."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{who}: expected an ember.Tensor, got {type(t).__name__}")
+    a = t._data
+    if not isinstance(a, np.ndarray):
+        raise DeviceError(
+            f"{who}: the tensor is on {t.device}; the MPI backend takes CPU "
+            "tensors. Hint: move it with .cpu() first"
+        )
+    return a
+
+
+def as_bytes(t: Tensor, who: str) -> np.ndarray:
+    """A contiguous uint8 view (or copy) of the tensor's data, for data-moving collectives."""
+    return np.ascontiguousarray(host_array(t, who)).reshape(-1).view(np.uint8)
+
+
+def write(t: Tensor, values: np.ndarray) -> None:
+    """Stores received values (any layout, same element count) into ``t``, bumping its
+    version so autograd sees the in-place change."""
+    a = t._data
+    if values.dtype == np.uint8 and a.dtype != np.uint8:
+        values = values.view(a.dtype)
+    if not np.may_share_memory(values, a):
+        a[...] = values.reshape(a.shape)
+    t._vc.value += 1
+
+
+def check_like(who: str, what: str, t: Tensor, ref: Tensor) -> None:
+    """``t`` must have ``ref``'s shape and dtype (the list arguments of collectives)."""
+    if tuple(t.shape) != tuple(ref.shape) or t.dtype is not ref.dtype:
+        raise ShapeError(
+            f"{who}: {what} is {tuple(t.shape)} {t.dtype.name}, expected "
+            f"{tuple(ref.shape)} {ref.dtype.name} like the input tensor"
+        )
+
+
+def check_count(who: str, what: str, items: list, n: int) -> None:
+    if len(items) != n:
+        raise ShapeError(f"{who}: {what} has {len(items)} tensors, expected one per rank ({n})")
+
+
+class Reducible:
+    """A buffer of the tensor's values in a type MPI reduces, and the MPI op to use.
+
+    ``result(n)`` gives the reduced values in the tensor's dtype (after the MEAN division)."""
+
+    __slots__ = ("buf", "op", "mean", "dtype")
+
+    def __init__(self, arrays: list[np.ndarray], op: Any, who: str) -> None:
+        try:
+            op = ReduceOp(op.value if isinstance(op, ReduceOp) else str(op).lower())
+        except ValueError:
+            raise ValueError(
+                f"{who}: unknown reduce op {op!r}; use one of sum, product, max, min, mean"
+            ) from None
+        dtype = arrays[0].dtype
+        self.dtype, self.mean = dtype, op is ReduceOp.MEAN
+        MPI = mpi()
+        if dtype == np.bool_:
+            if self.mean:
+                raise DTypeError(f"{who}: mean of a bool tensor; cast it to float first")
+            wire, name = np.uint8, _BOOL_OP[op.value]
+        elif dtype in _NATIVE:
+            if self.mean and dtype.kind not in "fc":
+                raise DTypeError(
+                    f"{who}: mean of an integer ({dtype}) tensor; PyTorch refuses "
+                    "it too. Hint: reduce with sum, or cast to float first"
+                )
+            wire, name = dtype, _MPI_OP[op.value]
+        else:  # float16, bfloat16: no MPI type adds them
+            wire, name = np.float32, _MPI_OP[op.value]
+        if len(arrays) == 1:
+            # the tensor's own memory when it is contiguous already: reduced in place
+            self.buf = np.ascontiguousarray(arrays[0], dtype=wire).reshape(-1)
+        else:
+            self.buf = np.concatenate([np.asarray(a, dtype=wire).reshape(-1) for a in arrays])
+        self.op = getattr(MPI, name)
+
+    def result(self, buf: np.ndarray, n: int) -> np.ndarray:
+        if self.mean:
+            np.divide(buf, n, out=buf)
+        return buf if buf.dtype == self.dtype else buf.astype(self.dtype)
+
+
+def reducible(t: Tensor, op: Any, who: str) -> Reducible:
+    return Reducible([host_array(t, who)], op, who)
+
+
+class Work:
+    """The handle of a collective started with ``async_op=True``; ``wait()`` finishes it.
+
+    Example:
+        >>> work = dist.all_reduce(t, async_op=True)
+        >>> ...                                    # compute while the reduction runs
+        >>> work.wait()
+    """
+
+    __slots__ = ("_request", "_finish", "_done")
+
+    def __init__(self, request: Any, finish: Callable[[], None] | None = None) -> None:
+        self._request, self._finish, self._done = request, finish, False
+
+    def _complete(self) -> None:
+        self._done = True
+        if self._finish is not None:
+            self._finish()
+            self._finish = None
+
+    def wait(self) -> bool:
+        """Blocks until the collective is done and its results are in the tensors."""
+        if not self._done:
+            self._request.Wait()
+            self._complete()
+        return True
+
+    def is_completed(self) -> bool:
+        """Whether the collective is done (never blocks)."""
+        if not self._done and self._request.Test():
+            self._complete()
+        return self._done
+
+    def is_success(self) -> bool:
+        return self.is_completed()
+
+
+def run(
+    comm: Any, name: str, args: tuple, async_op: bool, finish: Callable[[], None] | None = None
+) -> Work | None:
+    """Calls MPI's ``name`` (blocking), or ``I`` + ``name`` and returns its :class:`Work`."""
+    if async_op:
+        return Work(getattr(comm, "I" + name[0].lower() + name[1:])(*args), finish)
+    getattr(comm, name)(*args)
+    if finish is not None:
+        finish()
+    return None

@@ -1,0 +1,91 @@
+"""Collectives on picklable Python objects (PyTorch's ``*_object`` functions).
+
+Each object is pickled by mpi4py; use them for small things (configs, metrics, RNG states),
+and the tensor collectives for data.
+
+Example (under ``ember launch -n 2``):
+    >>> out = [None, None]
+    >>> dist.all_gather_object(out, {"rank": dist.get_rank()})
+    >>> out
+    [{'rank': 0}, {'rank': 1}]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.distributed.buffers import check_count, mpi
+from ember.distributed.process_group import ProcessGroup, resolve
+
+
+def broadcast_object_list(
+    object_list: list, src: int = 0, group: ProcessGroup | None = None
+) -> None:
+    """Replaces ``object_list``'s items, on every rank, by those of rank ``src``."""
+    g = resolve(group, "broadcast_object_list")
+    root = g.group_rank(src)
+    object_list[:] = g.comm.bcast(list(object_list) if g.rank() == root else None, root=root)
+
+
+def all_gather_object(object_list: list, obj: Any, group: ProcessGroup | None = None) -> None:
+    """Sets ``object_list[i]`` to rank i's ``obj`` on every rank."""
+    g = resolve(group, "all_gather_object")
+    check_count("all_gather_object", "object_list", object_list, g.size())
+    object_list[:] = g.comm.allgather(obj)
+
+
+def gather_object(
+    obj: Any,
+    object_gather_list: list | None = None,
+    dst: int = 0,
+    group: ProcessGroup | None = None,
+) -> None:
+    """Rank ``dst`` receives every rank's ``obj`` in ``object_gather_list``."""
+    g = resolve(group, "gather_object")
+    root = g.group_rank(dst)
+    if g.rank() == root:
+        check_count("gather_object", "object_gather_list", object_gather_list or [], g.size())
+    got = g.comm.gather(obj, root=root)
+    if g.rank() == root:
+        object_gather_list[:] = got
+
+
+def scatter_object_list(
+    scatter_object_output_list: list,
+    scatter_object_input_list: list | None = None,
+    src: int = 0,
+    group: ProcessGroup | None = None,
+) -> None:
+    """Rank i's ``scatter_object_output_list[0]`` becomes item i of rank ``src``'s input."""
+    g = resolve(group, "scatter_object_list")
+    root = g.group_rank(src)
+    if g.rank() == root:
+        check_count(
+            "scatter_object_list",
+            "scatter_object_input_list",
+            scatter_object_input_list or [],
+            g.size(),
+        )
+    scatter_object_output_list[0] = g.comm.scatter(
+        list(scatter_object_input_list) if g.rank() == root else None, root=root
+    )
+
+
+def send_object_list(
+    object_list: list, dst: int, group: ProcessGroup | None = None, tag: int = 0
+) -> None:
+    """Sends the items of ``object_list`` to rank ``dst``."""
+    g = resolve(group, "send_object_list")
+    g.comm.send(list(object_list), dest=g.group_rank(dst), tag=tag)
+
+
+def recv_object_list(
+    object_list: list, src: int | None = None, group: ProcessGroup | None = None, tag: int = 0
+) -> int:
+    """Fills ``object_list`` with the items sent by rank ``src`` (any when None); returns the
+    sender's rank."""
+    g = resolve(group, "recv_object_list")
+    status = mpi().Status()
+    source = mpi().ANY_SOURCE if src is None else g.group_rank(src)
+    object_list[:] = g.comm.recv(source=source, tag=tag, status=status)
+    return g.ranks[status.Get_source()]

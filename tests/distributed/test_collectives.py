@@ -1,0 +1,23 @@
+"""In-place collectives on 2 ranks (every op, dtypes, async, objects) and groups on 4."""
+
+from pathlib import Path
+
+from tests.distributed.harness import needs_mpi, reports, run_ranks
+
+RANKS = Path(__file__).parent / "ranks"
+pytestmark = needs_mpi
+
+
+def test_every_collective_on_two_ranks():
+    done = run_ranks(RANKS / "collective_ops.py", 2, timeout=90)
+    assert reports(done) == {0: ["ok"], 1: ["ok"]}
+
+
+def test_differentiable_collectives_gradcheck_across_ranks():
+    done = run_ranks(RANKS / "functional_ops.py", 2, timeout=120)
+    assert reports(done) == {0: ["ok"], 1: ["ok"]}
+
+
+def test_groups_on_four_ranks():
+    done = run_ranks(RANKS / "groups.py", 4, timeout=90)
+    assert reports(done) == {r: ["ok"] for r in range(4)}
