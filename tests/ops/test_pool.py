@@ -108,3 +108,77 @@ def test_adaptive_avg_pool_float32_uneven_windows():
     mine = F.adaptive_avg_pool2d(ember.from_numpy(x), (4, 5))
     ref = TF.adaptive_avg_pool2d(torch.from_numpy(x), (4, 5))
     np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_max_pool_nan_wins_its_window_like_torch():
+    x = np.arange(32.0).reshape(1, 2, 4, 4)
+    x[0, 0, 1, 1] = np.nan  # second element of its 2×2 window (the masked loop's fallback)
+    for k, kw in [(2, {}), (3, {"stride": 1, "padding": 1})]:
+        mine = ember.from_numpy(x.copy()).requires_grad_()
+        ref = torch.from_numpy(x.copy()).requires_grad_()
+        out, want = F.max_pool2d(mine, k, **kw), TF.max_pool2d(ref, k, **kw)
+        np.testing.assert_array_equal(out.detach().numpy(), want.detach().numpy())
+        out.sum().backward()
+        want.sum().backward()
+        np.testing.assert_array_equal(mine.grad.numpy(), ref.grad.numpy())
+
+
+def test_max_pool_large_kernel_and_int_input():
+    # more than 127 kernel elements: the window numbers are int32, not int8
+    x = np.random.default_rng(1).standard_normal((2, 3, 300))
+    mine = ember.from_numpy(x.copy()).requires_grad_()
+    ref = torch.from_numpy(x.copy()).requires_grad_()
+    out, want = F.max_pool1d(mine, 150, stride=100), TF.max_pool1d(ref, 150, stride=100)
+    np.testing.assert_array_equal(out.detach().numpy(), want.detach().numpy())
+    (out * out).sum().backward()
+    (want * want).sum().backward()
+    np.testing.assert_allclose(mine.grad.numpy(), ref.grad.numpy())
+    ints = ember.tensor([[[3, 1, 4, 1, 5, 9]]])
+    assert F.max_pool1d(ints, 2).tolist() == [[[3, 4, 9]]]
+
+
+def test_max_pool_float32_training_shape_matches_torch():
+    # the cnn benchmark's first pool, at a small batch: forward, backward, double backward
+    x = np.random.default_rng(2).standard_normal((3, 4, 28, 28)).astype(np.float32)
+    mine = ember.from_numpy(x.copy()).requires_grad_()
+    ref = torch.from_numpy(x.copy()).requires_grad_()
+    out, want = F.max_pool2d(mine, 2), TF.max_pool2d(ref, 2)
+    np.testing.assert_array_equal(out.detach().numpy(), want.detach().numpy())
+    (g,) = ember.autograd.grad((out ** 2).sum(), [mine], create_graph=True)
+    (gt,) = torch.autograd.grad((want ** 2).sum(), [ref], create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), gt.detach().numpy(), rtol=1e-6)
+    (gg,) = ember.autograd.grad((g * g).sum(), [mine])
+    (ggt,) = torch.autograd.grad((gt * gt).sum(), [ref])
+    np.testing.assert_allclose(gg.numpy(), ggt.numpy(), rtol=1e-6)
+
+
+def test_max_pool_under_vmap_matches_torch():
+    x = np.random.default_rng(3).standard_normal((3, 2, 2, 6, 6))
+    got = ember.func.vmap(lambda t: F.max_pool2d(t, 3, stride=2, padding=1))(
+        ember.from_numpy(x))
+    want = torch.func.vmap(lambda t: TF.max_pool2d(t, 3, stride=2, padding=1))(
+        torch.from_numpy(x))
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+    def loss(t, fn):  # per-sample gradients through the window gather and scatter
+        return (fn(t * t, 2) ** 2).sum()
+
+    got = ember.func.vmap(ember.func.grad(lambda t: loss(t, F.max_pool2d)))(
+        ember.from_numpy(x))
+    want = torch.func.vmap(torch.func.grad(lambda t: loss(t, TF.max_pool2d)))(
+        torch.from_numpy(x))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_max_pool_gradient_of_non_finite_values_stays_in_its_window():
+    # a non-finite gradient reaches only the winner, as PyTorch's (not NaN to its neighbours)
+    x = np.arange(16.0).reshape(1, 1, 4, 4)
+    for kw in [{"kernel_size": 2}, {"kernel_size": 3, "stride": 1, "padding": 1}]:
+        mine = ember.from_numpy(x.copy()).requires_grad_()
+        ref = torch.from_numpy(x.copy()).requires_grad_()
+        out, want = F.max_pool2d(mine, **kw), TF.max_pool2d(ref, **kw)
+        g = np.ones(tuple(out.shape))
+        g.flat[0] = np.inf
+        out.backward(ember.from_numpy(g))
+        want.backward(torch.from_numpy(g))
+        np.testing.assert_array_equal(mine.grad.numpy(), ref.grad.numpy())

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import itertools
 from functools import lru_cache
 from math import prod
 from typing import Any
@@ -76,19 +77,52 @@ class _Geometry:
                           for (size, k, s, p, d), c in zip(geometry, self.counts, strict=True))
 
 
-def _flat_argmax(xp: Any, view: Any, positions: list, spatial: tuple[int, ...]) -> Any:
-    """Flat per-plane input index of each window's maximum (the first, on ties).
+def _max_window(xp: Any, view: Any, kernel: tuple[int, ...]) -> tuple[Any, Any]:
+    """Each window's maximum and which of its elements holds it (the first, on ties),
+    numbered in row-major order over the kernel: ``view`` is (N, C, *kernel, *counts).
 
-    ``view`` is (N, C, *counts, *kernel); ``positions[i][o, a]`` is the input coordinate along
-    spatial axis i of kernel element a of window o.
-    """
+    Branch-free, one kernel element at a time over all windows: a compare, a ``maximum`` and
+    ``window = max(window, better·o)`` (o grows, so a later winner always raises it). Masked
+    NumPy writes (``copyto(where=)``, ``where``) mispredict on random masks and are ~20×
+    slower."""
+    offsets = list(itertools.product(*(range(k) for k in kernel)))
+    lead = (slice(None), slice(None))
+    dtype = _window_dtype(kernel)
+    if view.dtype.kind == "f" and view.size and xp.isnan(view).any():
+        # NaN wins its window (the first one, as argmax and PyTorch): the slow exact route
+        nd = len(kernel)
+        order = (0, 1) + tuple(range(2 + nd, view.ndim)) + tuple(range(2, 2 + nd))
+        flat = view.transpose(order).reshape(view.shape[:2] + view.shape[2 + nd:] + (-1,))
+        window = flat.argmax(axis=-1)
+        best = xp.take_along_axis(flat, window[..., None], axis=-1)[..., 0]
+        return best, window.astype(dtype)
+    best = view[lead + offsets[0]].copy()
+    window = xp.zeros(best.shape, dtype)
+    for o, offset in enumerate(offsets[1:], 1):
+        cand = view[lead + offset]
+        better = xp.greater(cand, best).view(xp.int8)
+        xp.maximum(best, cand, out=best)
+        xp.maximum(window, better * dtype(o) if o > 127 else better * xp.int8(o),
+                   out=window, casting="unsafe")
+    return best, window
+
+
+def _window_dtype(kernel: tuple[int, ...]) -> Any:
+    return np.int8 if prod(kernel) <= 127 else np.int32
+
+
+def _flat_index(xp: Any, window: Any, positions: list, spatial: tuple[int, ...],
+                kernel: tuple[int, ...]) -> Any:
+    """Flat per-plane input index of the window element ``window`` (row-major over the
+    kernel) of each window; ``positions[i][o, a]`` is the input coordinate along spatial axis
+    i of kernel element a of window o."""
     nd = len(spatial)
-    lead, kernel = view.shape[:2 + nd], view.shape[2 + nd:]
-    local = xp.unravel_index(view.reshape(lead + (prod(kernel),)).argmax(axis=-1), kernel)
+    counts = window.shape[2:]
+    local = xp.unravel_index(window, kernel)
     index = 0
     for i, size in enumerate(spatial):
-        window = xp.arange(lead[2 + i]).reshape((-1,) + (1,) * (nd - 1 - i))
-        index = index * size + positions[i][window, local[i]]
+        at = xp.arange(counts[i]).reshape((-1,) + (1,) * (nd - 1 - i))
+        index = index * size + positions[i][at, local[i]]
     return index.astype(np.int64)
 
 
@@ -113,13 +147,45 @@ class MaxPoolIndices(_PoolIndices):
     name = "max_pool_indices"
 
     def forward(self, xp, x, *, kernel_size, stride, padding, dilation, counts):
-        nd = len(kernel_size)
         view = windows(xp, x, kernel_size, dilation, padding, stride, counts, _lowest(x))
-        order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
         positions = [xp.asarray(_window_positions(*a)) for a in
                      zip(x.shape[2:], kernel_size, stride, padding, dilation, counts,
                          strict=True)]
-        return _flat_argmax(xp, view.transpose(order), positions, x.shape[2:])
+        _, window = _max_window(xp, view, kernel_size)
+        return _flat_index(xp, window, positions, x.shape[2:], kernel_size)
+
+
+@primitive
+class MaxPool(Primitive):
+    """Max pooling over regular windows: (values, window), ``window`` naming which element
+    of each window won (row-major over the kernel; int8 up to 127 elements, else int32).
+    The gradient is ``window_scatter`` to the winners, the tangent ``window_gather``."""
+
+    name = "max_pool"
+    nout = 2
+    save_inputs = False
+    save_outputs = True
+
+    def forward(self, xp, x, *, kernel_size, stride, padding, dilation, counts):
+        view = windows(xp, x, kernel_size, dilation, padding, stride, counts, _lowest(x))
+        return _max_window(xp, view, kernel_size)
+
+    def infer(self, x, *, kernel_size, counts, **params):
+        window = dtypes.int8 if prod(kernel_size) <= 127 else dtypes.int32
+        shape = tuple(x.shape[:2]) + counts
+        return TensorSpec(shape, x.dtype), TensorSpec(shape, window)
+
+    def _geometry(self, ctx):
+        return {k: v for k, v in ctx.params.items() if k != "counts"}
+
+    def vjp(self, ctx, g, _g_window=None):
+        if g is None:
+            return (None,)
+        return (apply(WindowScatter, g, ctx.output(1).detach(),
+                      size=tuple(ctx.inputs[0].shape[2:]), **self._geometry(ctx)),)
+
+    def jvp(self, ctx, dx):
+        return apply(WindowGather, dx, ctx.output(1).detach(), **self._geometry(ctx)), None
 
 
 @lru_cache(maxsize=256)
@@ -148,8 +214,99 @@ class AdaptiveMaxPoolIndices(_PoolIndices):
         grids = tuple(pos.reshape((1,) * (2 * i) + pos.shape + (1,) * (2 * (nd - 1 - i)))
                       for i, pos in enumerate(positions))
         gathered = x[(slice(None), slice(None)) + grids]
-        order = (0, 1) + tuple(range(2, 2 + 2 * nd, 2)) + tuple(range(3, 3 + 2 * nd, 2))
-        return _flat_argmax(xp, gathered.transpose(order), positions, x.shape[2:])
+        order = (0, 1) + tuple(range(3, 3 + 2 * nd, 2)) + tuple(range(2, 2 + 2 * nd, 2))
+        kernel = tuple(p.shape[1] for p in positions)
+        _, window = _max_window(xp, gathered.transpose(order), kernel)
+        return _flat_index(xp, window, positions, x.shape[2:], kernel)
+
+
+def _window_slices(kernel: tuple, dilation: tuple, stride: tuple, counts: tuple) -> Any:
+    """For each kernel element (row-major): its number and the strided slices of the padded
+    input that its element of every window covers."""
+    for o, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
+        yield o, offset, tuple(slice(i * d, i * d + s * (m - 1) + 1, s) for i, d, s, m in
+                               zip(offset, dilation, stride, counts, strict=True))
+
+
+class _WindowOp(Primitive):
+    """Base of the pair moving values between pooling windows and the window element
+    ``window`` names (what ``max_pool_window`` found): each is linear in its first input and
+    the other's vjp; the window (input 1) has no gradient."""
+
+    save_inputs = True
+
+    def reads(self, ctx, i):
+        return i == 1  # only the window; the values are never read back
+
+    def params_of(self, ctx):
+        return {k: v for k, v in ctx.params.items() if k != "size"}
+
+
+@primitive
+class WindowGather(_WindowOp):
+    """(N, C, *spatial) values and (N, C, *counts) window elements → (N, C, *counts): the
+    value at each window's chosen element (max pooling's values)."""
+
+    name = "window_gather"
+
+    def forward(self, xp, x, window, *, kernel_size, stride, padding, dilation):
+        counts = window.shape[2:]
+        view = windows(xp, x, kernel_size, dilation, padding, stride, counts)
+        lead = (slice(None), slice(None))
+        out = xp.zeros(window.shape, x.dtype)
+        for o, offset, _ in _window_slices(kernel_size, dilation, stride, counts):
+            xp.copyto(out, view[lead + offset], where=window == o)
+        return out
+
+    def infer(self, x, window, **params):
+        return TensorSpec(tuple(window.shape), x.dtype)
+
+    def vjp(self, ctx, g):
+        x, window = ctx.inputs
+        return apply(WindowScatter, g, window, size=tuple(x.shape[2:]), **ctx.params), None
+
+    def jvp(self, ctx, dx, dwindow):
+        return apply(WindowGather, dx, ctx.inputs[1], **ctx.params)
+
+
+@primitive
+class WindowScatter(_WindowOp):
+    """(N, C, *counts) values and window elements → (N, C, *size): each value added at its
+    window's chosen element, zeros elsewhere (max pooling's gradient)."""
+
+    name = "window_scatter"
+
+    def forward(self, xp, g, window, *, size, kernel_size, stride, padding, dilation):
+        counts = window.shape[2:]
+        canvas = xp.zeros(g.shape[:2] + tuple(n + lo + max(hi, 0) for n, (lo, hi) in
+                                              zip(size, padding, strict=True)), g.dtype)
+        lead = (slice(None), slice(None))
+        overlap = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel_size,
+                                                             strict=True))
+        # g·mask is branch-free (fast) but turns a non-finite g into NaN where the mask is 0
+        exact = g.dtype.kind != "f" or not g.size or bool(xp.isfinite(g).all())
+        for o, _, where in _window_slices(kernel_size, dilation, stride, counts):
+            part = canvas[lead + where]
+            hit = window == o
+            if not exact:
+                xp.add(part, g, out=part, where=hit)
+            elif overlap:
+                part += g * hit
+            else:  # each canvas element belongs to at most one window
+                xp.multiply(g, hit, out=part)
+        if not any(lo or hi for lo, hi in padding):
+            return canvas
+        return xp.ascontiguousarray(canvas[lead + tuple(slice(lo, lo + n) for n, (lo, _) in
+                                                        zip(size, padding, strict=True))])
+
+    def infer(self, g, window, *, size, **params):
+        return TensorSpec(tuple(g.shape[:2]) + tuple(size), g.dtype)
+
+    def vjp(self, ctx, g):
+        return apply(WindowGather, g, ctx.inputs[1], **self.params_of(ctx)), None
+
+    def jvp(self, ctx, dg, dwindow):
+        return apply(WindowScatter, dg, ctx.inputs[1], **ctx.params)
 
 
 def _gather_max(x: Tensor, indices: Tensor, added: bool, return_indices: bool) -> Any:
@@ -167,9 +324,15 @@ def _max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
               dilation: Any, ceil_mode: bool, return_indices: bool) -> Any:
     x, added = batched(input, nd, op)
     g = _Geometry(op, tuple(x.shape[2:]), kernel_size, stride, padding, dilation, ceil_mode)
-    indices = apply(MaxPoolIndices, x.detach(), kernel_size=g.kernel, stride=g.stride,
-                    padding=g.pads, dilation=g.dilation, counts=g.counts)
-    return _gather_max(x, indices, added, return_indices)
+    geometry = {"kernel_size": g.kernel, "stride": g.stride, "padding": g.pads,
+                "dilation": g.dilation}
+    if return_indices:
+        indices = apply(MaxPoolIndices, x.detach(), counts=g.counts, **geometry)
+        return _gather_max(x, indices, added, return_indices)
+    # the winners' window elements (int8) and a gather/scatter per kernel element: much
+    # faster than flat indices with a general gather and index_put for its gradient
+    values, _ = apply(MaxPool, x, counts=g.counts, **geometry)
+    return values.reshape(values.shape[1:]) if added else values
 
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,

@@ -66,6 +66,27 @@ for _name in ("unfold", "fold", "max_pool_indices", "adaptive_max_pool_indices")
     rule(_name)(_image_batch_rule(_name))
 
 
+@rule("max_pool")
+def _max_pool(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
+    n = xs[0].shape[1]
+    return tuple(split_batch(o, b, n) for o in apply(prim("max_pool"), merge_batch(xs[0]),
+                                                      **params))
+
+
+def _image_pair_rule(name: str) -> Any:
+    p = prim(name)
+
+    def batch_image_pair(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
+        xs = [merge_batch(batched(x, b, is_b)) for x, is_b in zip(xs, bs)]
+        return split_batch(apply(p, *xs, **params), b, xs[0].shape[0] // b)
+
+    return batch_image_pair
+
+
+for _name in ("window_gather", "window_scatter"):
+    rule(_name)(_image_pair_rule(_name))
+
+
 def _axis_rule(name: str) -> Any:
     p = prim(name)
 
