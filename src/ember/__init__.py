@@ -50,7 +50,7 @@ from ember.tensor import Tensor
 # isort: off
 from ember import data, linalg, nn, optim, utils, vision  # layer 3
 from ember import func  # layer 4: transforms
-from ember import amp, memory, profiler  # layer 5: systems
+from ember import amp, distributed, memory, profiler  # layer 5: systems
 from ember.amp import autocast
 from ember.io import load, save
 # isort: on

@@ -30,6 +30,7 @@ from ember.distributed.collectives import (
     scatter,
     send,
 )
+from ember.distributed.ddp import DistributedDataParallel
 from ember.distributed.object_collectives import (
     all_gather_object,
     broadcast_object_list,
@@ -51,3 +52,4 @@ from ember.distributed.process_group import (
     is_initialized,
     new_group,
 )
+from ember.distributed.sampler import DistributedSampler

@@ -1,0 +1,282 @@
+"""Data parallelism: :class:`DistributedDataParallel` averages gradients over the ranks.
+
+Each rank runs the whole model on its share of the batch. At construction rank 0's parameters
+and buffers are broadcast, so every replica starts equal. In backward, each parameter's
+gradient hook copies the gradient into a flat bucket (about ``bucket_cap_mb`` MiB, parameters
+in reverse order, roughly the order backward produces them); a full bucket starts a
+non-blocking all-reduce at once, in bucket order on every rank (MPI matches collectives by
+order), and the last gradient waits for them and writes the averages into ``.grad``.
+
+Ember's engine settles leaf gradients after it has walked the whole graph, so the all-reduces
+overlap with the rest of the gradient hooks and the copies, not with the backward kernels.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ember import nn
+from ember.distributed.buffers import mpi
+from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
+from ember.nn import parallel
+from ember.tensor import Tensor, _wrap
+
+
+class _Bucket:
+    """Parameters whose gradients are all-reduced as one flat buffer."""
+
+    __slots__ = ("params", "offsets", "flat", "outs", "ready", "work")
+
+    def __init__(self, params: list, wire: np.dtype) -> None:
+        self.params = params
+        sizes = [p.numel() for p in params]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
+        self.flat = np.empty(self.offsets[-1], wire)
+        self.outs: list = [None] * len(params)
+        self.ready = 0
+        self.work: Any = None
+
+    def slot(self, i: int) -> np.ndarray:
+        return self.flat[self.offsets[i] : self.offsets[i + 1]]
+
+
+def _wire_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype gradients travel in: half precision is summed in float32."""
+    return np.dtype(np.float32) if dtype.itemsize < 4 and dtype.kind in "fV" else dtype
+
+
+def make_buckets(params: list, cap_bytes: int) -> list[list]:
+    """Groups parameters, in reverse order, into runs of one dtype and at most ``cap_bytes``
+    (a larger parameter gets a bucket of its own)."""
+    buckets: list[list] = []
+    size = 0
+    for p in reversed(params):
+        if (
+            not buckets
+            or size + p.nbytes > cap_bytes
+            or buckets[-1][0]._data.dtype != p._data.dtype
+        ):
+            buckets.append([])
+            size = 0
+        buckets[-1].append(p)
+        size += p.nbytes
+    return buckets
+
+
+class DistributedDataParallel(nn.Module):
+    """Wraps ``module`` so that ``backward`` leaves the ranks' mean gradient in every ``.grad``.
+
+    Args:
+        module: the model (the same architecture on every rank).
+        process_group: the ranks that share the gradients (the world by default).
+        bucket_cap_mb: size of the flat all-reduce buckets, in MiB.
+        broadcast_buffers: broadcast rank 0's buffers (BatchNorm statistics) before each
+            forward, as PyTorch does.
+        find_unused_parameters: look through the graph after each forward for parameters the
+            output does not depend on, and count them ready (with a zero local gradient).
+
+    Example:
+        >>> dist.init_process_group("mpi")
+        >>> model = DistributedDataParallel(ember.models.mlp())
+        >>> loss = F.cross_entropy(model(x_local), y_local)
+        >>> loss.backward()                 # .grad holds the mean over ranks
+        >>> opt.step()
+    """
+
+    def __init__(
+        self,
+        module: nn.Module,
+        device_ids: Any = None,
+        *,
+        process_group: ProcessGroup | None = None,
+        bucket_cap_mb: float = 25,
+        broadcast_buffers: bool = True,
+        find_unused_parameters: bool = False,
+    ) -> None:
+        super().__init__()
+        self.module = module
+        group = resolve(process_group, "DistributedDataParallel")
+        object.__setattr__(self, "_group", group)
+        self.broadcast_buffers = broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.require_backward_grad_sync = True
+        params = [p for p in module.parameters() if p.requires_grad]
+        buckets = [
+            _Bucket(b, _wire_dtype(b[0]._data.dtype))
+            for b in make_buckets(params, int(bucket_cap_mb * 2**20))
+        ]
+        object.__setattr__(self, "_buckets", buckets)
+        self._where = {
+            id(p): (b, i) for b, bucket in enumerate(buckets) for i, p in enumerate(bucket.params)
+        }
+        self._launched = 0
+        self._pending = 0
+        self._armed = False
+        self._sync_now = True
+        self._broadcast(list(module.parameters()) + list(module.buffers()))
+        for p in params:
+            p.register_hook(self._hook(p))
+
+    # -- state -----------------------------------------------------------------------------
+    def _broadcast(self, tensors: list[Tensor]) -> None:
+        """Rank 0's values into ``tensors``, one collective per dtype."""
+        comm = self._group.comm
+        root = self._group.ranks[0]
+        by_dtype: dict = {}
+        for t in tensors:
+            by_dtype.setdefault(t._data.dtype, []).append(t)
+        for group in by_dtype.values():
+            flat = np.concatenate([t._data.reshape(-1) for t in group]).view(np.uint8)
+            comm.Bcast(flat, root=self._group.group_rank(root))
+            values = flat.view(group[0]._data.dtype)
+            start = 0
+            for t in group:
+                t._data[...] = values[start : start + t.numel()].reshape(t.shape)
+                t._vc.value += 1
+                start += t.numel()
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        if self._armed and self._pending:
+            self._fail_unfinished()
+        if self.broadcast_buffers:
+            buffers = list(self.module.buffers())
+            if buffers:
+                self._broadcast(buffers)
+        out = self.module(*args, **kwargs)
+        self._sync_now = self.require_backward_grad_sync
+        if self._sync_now:
+            self._arm()
+            if self.find_unused_parameters:
+                self._mark_unused(out)
+        return out
+
+    @contextlib.contextmanager
+    def no_sync(self) -> Iterator[None]:
+        """Backward passes in this block only accumulate local gradients (no communication);
+        the first backward after it all-reduces the accumulated sum.
+
+        Example:
+            >>> with model.no_sync():
+            ...     loss_fn(model(x1), y1).backward()
+            >>> loss_fn(model(x2), y2).backward()     # averages (g1 + g2) over ranks
+        """
+        saved = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = saved
+
+    # -- gradients -------------------------------------------------------------------------
+    def _arm(self) -> None:
+        for bucket in self._buckets:
+            bucket.ready = 0
+            bucket.work = None
+        self._launched = 0
+        self._pending = sum(len(b.params) for b in self._buckets)
+        self._armed = True
+
+    def _hook(self, p: Tensor) -> Any:
+        def hook(grad: Tensor) -> Tensor | None:
+            if not (self._armed and self._sync_now):
+                return None
+            b, i = self._where[id(p)]
+            bucket = self._buckets[b]
+            local = grad._data if p.grad is None else p.grad._data + grad._data
+            bucket.slot(i)[...] = local.reshape(-1)
+            p.grad = None  # the engine stores the returned tensor as the new .grad
+            out = _wrap(np.empty(p.shape, p._data.dtype), p._device)
+            bucket.outs[i] = out._data
+            self._mark_ready(b)
+            return out
+
+        return hook
+
+    def _mark_ready(self, b: int) -> None:
+        self._buckets[b].ready += 1
+        self._pending -= 1
+        buckets = self._buckets
+        while self._launched < len(buckets) and buckets[self._launched].ready == len(
+            buckets[self._launched].params
+        ):
+            bucket = buckets[self._launched]
+            bucket.work = self._group.comm.Iallreduce(mpi().IN_PLACE, bucket.flat, mpi().SUM)
+            self._launched += 1
+        if self._pending == 0:
+            self._finish()
+
+    def _finish(self) -> None:
+        n = self._group.size()
+        for bucket in self._buckets:
+            bucket.work.Wait()
+            bucket.flat /= n
+            for i, out in enumerate(bucket.outs):
+                if out is not None:
+                    out[...] = bucket.slot(i).reshape(out.shape)
+            bucket.outs = [None] * len(bucket.params)
+        self._armed = False
+
+    def _mark_unused(self, out: Any) -> None:
+        """Counts the parameters ``out`` does not depend on as ready, with no local gradient."""
+        used = _used_leaves(out)
+        for b, bucket in enumerate(self._buckets):
+            for i, p in enumerate(bucket.params):
+                if id(p) not in used:
+                    bucket.slot(i)[...] = 0 if p.grad is None else p.grad._data.reshape(-1)
+                    if p.grad is None:
+                        p.grad = _wrap(np.zeros(p.shape, p._data.dtype), p._device)
+                    bucket.outs[i] = p.grad._data
+                    self._mark_ready(b)
+
+    def _fail_unfinished(self) -> None:
+        names = {id(p): n for n, p in self.module.named_parameters()}
+        missing = [
+            names.get(id(p), "?")
+            for bucket in self._buckets
+            for i, p in enumerate(bucket.params)
+            if bucket.outs[i] is None
+        ]
+        self._armed = False
+        raise DistributedError(
+            "DistributedDataParallel: the last backward gave no gradient to parameters "
+            f"{missing[:8]}{' …' if len(missing) > 8 else ''}, so their all-reduce never ran. "
+            "Hint: pass find_unused_parameters=True if the model skips parameters, or call "
+            "backward on every forward's output"
+        )
+
+
+def _used_leaves(out: Any) -> set[int]:
+    """ids of the leaf tensors the graph of ``out`` (tensors, possibly nested) reaches."""
+    stack, seen, used = [], set(), set()
+    todo = [out]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, Tensor):
+            if item._node is not None:
+                stack.append(item._node)
+            elif item.requires_grad:
+                used.add(id(item))
+        elif isinstance(item, (list, tuple)):
+            todo.extend(item)
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for t, edge in zip(node.inputs, node.edges):
+            if edge is None:
+                continue
+            if edge[0] is None:
+                used.add(id(t))
+            else:
+                stack.append(edge[0])
+    return used
+
+
+parallel.register("DistributedDataParallel", DistributedDataParallel)
