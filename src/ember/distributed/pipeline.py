@@ -25,7 +25,7 @@ from typing import Any
 import ember
 from ember import nn
 from ember.distributed import collectives
-from ember.distributed.buffers import Work
+from ember.distributed.buffers import ReduceOp, Work
 from ember.distributed.pipeline_schedule import (
     FORWARD,
     balance_by_size,
@@ -69,6 +69,9 @@ class Pipeline(nn.Module):
             parameter counts.
         schedule: ``"1f1b"`` (default, at most ``stages - s`` micro-batches' activations live
             on stage ``s``) or ``"gpipe"`` (all of them).
+        data_parallel_group: for pipeline × data parallelism, the ranks holding this same stage
+            in other pipeline replicas; after each step the stage's gradients are averaged
+            over them (one all-reduce of a flat buffer).
 
     Example (2 ranks):
         >>> pipe = Pipeline(nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1)), 2)
@@ -83,6 +86,7 @@ class Pipeline(nn.Module):
         group: ProcessGroup | None = None,
         balance: Sequence[int] | None = None,
         schedule: str = "1f1b",
+        data_parallel_group: ProcessGroup | None = None,
     ) -> None:
         super().__init__()
         if not isinstance(model, nn.Sequential):
@@ -101,6 +105,7 @@ class Pipeline(nn.Module):
         start, stop = stage_bounds(balance)[self.stage]
         self.balance, self.chunks, self.schedule = list(balance), int(chunks), schedule
         self.module = model[start:stop]
+        self.data_parallel_group = data_parallel_group
         self.stats: PipelineStats | None = None
         self._idle = 0.0
         self._sends: list[Work] = []
@@ -162,10 +167,27 @@ class Pipeline(nn.Module):
             self._wait(work.wait)
         self._sends = []
         self._wait(collectives.broadcast, loss, self.group.ranks[-1], self.group)
+        if self.data_parallel_group is not None:
+            self._average_gradients(loss)
         self.stats = PipelineStats(
             time.perf_counter() - begin, self._idle, bubble_fraction(self.num_stages, m)
         )
         return float(loss.item())
+
+    def _average_gradients(self, loss: Tensor) -> None:
+        """Averages the gradients (and the reported loss) over the data-parallel replicas of
+        this stage, as one flat buffer per dtype."""
+        params = [p for p in self.module.parameters() if p.grad is not None]
+        by_dtype: dict[Any, list[Tensor]] = {}
+        for t in [p.grad for p in params] + [loss]:
+            by_dtype.setdefault(t.dtype, []).append(t)
+        for tensors in by_dtype.values():
+            flat = ember.cat([t.reshape(-1) for t in tensors])
+            collectives.all_reduce(flat, ReduceOp.MEAN, self.data_parallel_group)
+            start = 0
+            for t in tensors:
+                t.copy_(flat[start : start + t.numel()].view(t.shape))
+                start += t.numel()
 
     def _split(self, batch: Any, what: str) -> list:
         if not isinstance(batch, Tensor):
