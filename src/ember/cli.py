@@ -101,9 +101,15 @@ def main(argv: list[str] | None = None) -> int:
     bench = commands.add_parser("bench", add_help=False,
                                 help="Ember vs PyTorch side by side (see ember bench --help)")
     bench.set_defaults(run=lambda args: _bench([]))
+    commands.add_parser("launch", add_help=False,
+                        help="run a script on N MPI ranks (see ember launch --help)")
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["bench"]:  # its own parser (benchmarks/__main__.py) reads the rest
         return _bench(argv[1:])
+    if argv[:1] == ["launch"]:  # so is ember.distributed.run's
+        from ember.distributed.run import main as launch
+
+        return launch(argv[1:])
     args = parser.parse_args(argv)
     return args.run(args)
 

@@ -87,7 +87,8 @@ def _mpi() -> Any:
 def init_process_group(backend: str = "mpi", *, comm: Any = None) -> ProcessGroup:
     """Makes the default (world) group from MPI's ``COMM_WORLD`` (or ``comm``).
 
-    Every rank of the job calls it once. Calling it again returns the existing group.
+    Every rank of the job calls it once. Calling it again returns the existing group. It
+    installs the hook that aborts the whole job when this rank raises (see ``launch``).
 
     Example:
         >>> dist.init_process_group("mpi")
@@ -101,6 +102,9 @@ def init_process_group(backend: str = "mpi", *, comm: Any = None) -> ProcessGrou
     if GroupMember.WORLD is not None:
         return GroupMember.WORLD
     mpi = _mpi()
+    from ember.distributed.launch import install_abort_hook  # (launch imports this module)
+
+    install_abort_hook()
     world = mpi.COMM_WORLD.Dup() if comm is None else comm
     GroupMember.WORLD = ProcessGroup(world, list(range(world.Get_size())))
     return GroupMember.WORLD
