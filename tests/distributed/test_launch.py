@@ -15,7 +15,8 @@ import ember.distributed as dist
 from ember.distributed.mpi_env import mpi_env
 from tests.distributed.harness import report
 dist.init_process_group()
-names = ["OMPI_MCA_pml", "OMPI_MCA_btl", "OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "EMBER_RESTART_COUNT"]
+names = ["OMPI_MCA_pml", "OMPI_MCA_btl", "OMPI_ALLOW_RUN_AS_ROOT",
+         "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "EMBER_RESTART_COUNT"]
 report([dist.get_world_size(), {k: os.environ.get(k) for k in names}])
 """
 
