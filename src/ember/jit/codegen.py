@@ -45,6 +45,8 @@ class _Namer:
         if known is not None:
             return known
         base = "".join(c if c.isalnum() else "_" for c in hint) or "k"
+        if base[0].isdigit():
+            base = f"_{base}"
         name, n = base, 1
         while name in self.globals:
             n += 1

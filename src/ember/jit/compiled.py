@@ -78,6 +78,7 @@ class Entry:
     out_consts: list
     device: Any
     trace_seconds: float
+    eager: bool = False  # outputs carry autograd history, which compiled code cannot give
 
 
 class CompiledFunction:
@@ -114,6 +115,8 @@ class CompiledFunction:
         entry = self.entries.get(key)
         if entry is None:
             return self._trace(key, args, kwargs)
+        if entry.eager:
+            return self.fn(*args, **kwargs)
         arrays = entry.generated.fn(*(t._data for t in tensors))
         return self._rebuild(entry, arrays)
 
@@ -145,7 +148,7 @@ class CompiledFunction:
         log.info("ember.jit: %s: %s", self.name, reason)
         start = time.perf_counter()
         leaves, spec = tree_flatten((args, kwargs))
-        tracer = Tracer(self.name, self.reach.labels)
+        tracer = Tracer(self.name, self.reach.labels, self.reach.params)
         with tracer:
             for leaf in leaves:
                 if isinstance(leaf, Tensor):
@@ -159,6 +162,15 @@ class CompiledFunction:
         generated = generate(graph, device.xp, device, frees)
         consts = [None if isinstance(x, Tensor) else x for x in out_leaves]
         entry = Entry(graph, generated, out_spec, consts, device, time.perf_counter() - start)
+        if not tracer.ran_backward and any(isinstance(x, Tensor) and x.requires_grad
+                                           for x in out_leaves):
+            entry.eager = True
+            JIT.reasons.append(
+                f"{self.name}: runs eagerly for this signature: its outputs require grad, and "
+                "compiled code returns plain values (a later backward() would not reach the "
+                "parameters). Hint: compile the whole training step (forward, backward(), "
+                "optimizer step), or call it under ember.no_grad() for inference")
+            log.info("ember.jit: %s", JIT.reasons[-1])
         self.entries[key] = entry
         self.last = entry
         return out

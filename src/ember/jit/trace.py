@@ -26,7 +26,7 @@ from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
 from ember.ops.primitive import apply_below, pop_handler, push_handler
 from ember.ops.random import Sample
 from ember.optim.optimizer import OPTIMIZER_TRACE
-from ember.tensor import Tensor, _wrap
+from ember.tensor import Tensor, _wrap, set_wrap_hook
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -50,16 +50,21 @@ def user_source(what: str = "") -> Source | None:
 class Tracer:
     """The dispatch handler that records a :class:`Graph` while the function runs."""
 
-    def __init__(self, name: str, labels: dict[int, str]) -> None:
+    def __init__(self, name: str, labels: dict[int, str], params: list[Tensor]) -> None:
         self.graph = Graph(name)
         self.labels = labels  # id(tensor) -> "fc1.weight" for tensors found before tracing
+        # gradients already there when tracing starts: an accumulation reads them
+        self.entry_grad_arrays = {id(p.grad._data): p for p in params if p.grad is not None}
         self.env: dict[int, tuple[Any, Var]] = {}  # id(array) -> (array, its current var)
         self.dynamic: set[Var] = set()  # vars whose value depends on inputs, state or RNG
         self.count = 0
         self.backward_of: Source | None = None  # set while a vjp rule runs
+        self.ran_backward = False
         self.node_source: dict[int, Source | None] = {}
         self.entry_grads: dict[int, Any] = {}  # id(param) -> its .grad when first seen
         self.state_tensors: dict[int, Tensor] = {}
+        self.small_consts: dict[tuple, Var] = {}
+        self.fresh: dict[int, Any] = {}  # id(array) -> array, for tensors made while tracing
 
     # -- variables ------------------------------------------------------------------------
     def new_var(self, array: Any, kind: str) -> Var:
@@ -93,12 +98,36 @@ class Tracer:
             return entry[1]
         if id(t) in self.labels or (t.requires_grad and t._node is None):
             return self.add_state(t)
-        for owner in self.state_tensors.values():
-            if owner.grad is t and self.entry_grads.get(id(owner)) is t:
-                return self.add_state(t, grad_of=owner)
-        var = self.new_var(t._data, "const")
-        self.graph.consts[var] = t._data
+        owner = self.entry_grad_arrays.get(id(t._data))
+        if owner is not None and owner.grad is not None and owner.grad._data is t._data:
+            return self.add_state(t, grad_of=owner)
+        array = t._data
+        # equal small constants made while tracing share one variable (so CSE sees them)
+        small = array.size <= 64 and id(array) in self.fresh
+        key = (array.dtype.str, array.shape, array.tobytes()) if small else None
+        var = self.small_consts.get(key) if small else None
+        if var is not None:
+            self.rebind(array, var)
+            return var
+        var = self.new_var(array, "const")
+        self.graph.consts[var] = array
+        if small:
+            self.small_consts[key] = var
         return var
+
+    def _promote(self, var: Var, t: Tensor) -> None:
+        """A constant turns out to be a tensor of the caller's that the function writes:
+        it becomes state, read at every call and written back at the end."""
+        del self.graph.consts[var]
+        var.kind = "state"
+        self.graph.state.append(StateRef(var, t, self.labels.get(id(t), "captured")))
+        self.dynamic.add(var)
+        self.state_tensors[id(t)] = t
+
+    def see_new_tensor(self, t: Tensor) -> None:
+        self.fresh[id(t._data)] = t._data
+        if self._saved_wrap is not None:
+            self._saved_wrap(t)
 
     def rebind(self, array: Any, var: Var) -> None:
         self.env[id(array)] = (array, var)
@@ -130,11 +159,8 @@ class Tracer:
                              f"{_at(user_source())}. Hint: write into the base tensor, or "
                              "build the value out of place (torch.where, cat)")
         target = self.env.get(id(x._data))
-        if target is not None and target[1].kind == "const":
-            raise TraceError("ember.jit: a tensor made outside the traced ops was written in "
-                             f"place{_at(user_source())}; its value would be frozen into the "
-                             "graph. Hint: pass it as an argument, or make it a buffer of a "
-                             "module the function uses")
+        if target is not None and target[1].kind == "const" and id(x._data) not in self.fresh:
+            self._promote(target[1], x)  # a tensor from outside, changed: the world sees it
         var = self.var_of(result)
         self.rebind(x._data, var)
 
@@ -153,6 +179,7 @@ class Tracer:
 
     # -- backward and optimizer hooks ------------------------------------------------------
     def around_vjp(self, node: Any, grads: Any) -> Any:
+        self.ran_backward = True
         fwd = self.node_source.get(id(node))
         saved = self.backward_of
         self.backward_of = Source(fwd.file, fwd.line, fwd.text, f"backward of {node.prim.name} "
@@ -203,9 +230,12 @@ class Tracer:
         self._saved_vjp = VJP_HOOK.around
         VJP_HOOK.around = self.around_vjp
         OPTIMIZER_TRACE.tracer = self
+        self._saved_wrap = sys.modules["ember.tensor"]._on_wrap  # (ember.tensor: the op)
+        set_wrap_hook(self.see_new_tensor)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        set_wrap_hook(self._saved_wrap)
         OPTIMIZER_TRACE.tracer = None
         VJP_HOOK.around = self._saved_vjp
         pop_handler(self)
