@@ -13,9 +13,11 @@ from ember.jit.passes.cse import eliminate_common_subexpressions
 from ember.jit.passes.dce import eliminate_dead_code
 from ember.jit.passes.fold import fold_constants
 from ember.jit.passes.liveness import last_uses
+from ember.jit.passes.simplify import simplify
 
 PASSES: dict[str, Callable[[Graph], Graph]] = {
     "fold": fold_constants,
+    "simplify": simplify,
     "cse": eliminate_common_subexpressions,
     "dce": eliminate_dead_code,
 }
