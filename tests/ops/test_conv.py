@@ -102,3 +102,20 @@ def test_conv2d_float32_matches_torch_at_larger_size():
     ref = TF.conv2d(torch.from_numpy(x), torch.from_numpy(w), stride=2, padding=1)
     np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-4, atol=1e-4)
     assert mine.dtype is ember.float32
+
+
+def test_conv2d_under_vmap_with_per_sample_gradients_matches_torch():
+    # the batch-folded im2col columns (C·k·k, N, L) under vmap: unfold's and fold's rules
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((3, 2, 2, 5, 5)), rng.standard_normal((4, 2, 3, 3))
+
+    def loss(t, wt, conv):
+        return (conv(t, wt, padding=1, stride=2) ** 2).sum()
+
+    got = ember.func.vmap(ember.func.grad(lambda t, wt: loss(t, wt, F.conv2d), argnums=(0, 1)),
+                          in_dims=(0, None))(ember.from_numpy(x), ember.from_numpy(w))
+    want = torch.func.vmap(torch.func.grad(lambda t, wt: loss(t, wt, TF.conv2d),
+                                           argnums=(0, 1)),
+                           in_dims=(0, None))(torch.from_numpy(x), torch.from_numpy(w))
+    for g, t in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)

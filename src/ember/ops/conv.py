@@ -1,7 +1,8 @@
 """Convolutions as im2col + GEMM: ``conv1d/2d/3d`` and ``conv_transpose1d/2d/3d``.
 
 A convolution unfolds the input's windows into columns (``unfold``), multiplies them by the
-weight in one matrix product (batched over samples and groups), and reshapes; a transposed
+weight in one matrix product (over the whole batch at once; batched over samples for
+grouped convolutions), and reshapes; a transposed
 convolution multiplies first and sums the columns back with ``fold``. Both are composites of
 the ``unfold``/``fold`` primitives and ``matmul``, so gradients of every order come from their
 rules: the weight gradient is a GEMM against the saved columns and the input gradient a GEMM
@@ -92,18 +93,31 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
     pads = _conv_padding(op, padding, kernel, dilation, stride)
     counts = window_counts(tuple(x.shape[2:]), kernel, dilation, pads, stride, op)
 
-    if all(k == 1 for k in kernel) and all(s == 1 for s in stride) and \
-            all(p == (0, 0) for p in pads):
-        cols = x.reshape((n, cin, prod(counts)))  # a 1×1 convolution needs no im2col copy
-    else:
-        cols = unfold_nd(x, kernel_size=kernel, dilation=dilation, padding=pads,
-                         stride=stride, op=op)
+    pointwise = all(k == 1 for k in kernel) and all(s == 1 for s in stride) and \
+        all(p == (0, 0) for p in pads)
+    length = prod(counts)
     if groups == 1:
-        out = weight.reshape((cout, -1)) @ cols  # (N, Cout, L): one batched GEMM
+        # columns (Cin·∏k, N·L): one GEMM over the whole batch (a batch of small GEMMs runs
+        # far below BLAS's rate on deep layers, where L is 16–64), and the weight gradient is
+        # one GEMM too instead of a batched product summed over N
+        if pointwise:
+            cols = x.permute((1, 0) + tuple(range(2, 2 + nd))).reshape((cin, n * length))
+        else:
+            cols = unfold_nd(x, kernel_size=kernel, dilation=dilation, padding=pads,
+                             stride=stride, op=op, layout="cnl")
+            cols = cols.reshape((cols.shape[0], n * length))
+        out = weight.reshape((cout, -1)) @ cols
+        # (Cout, N, *counts) memory seen as (N, Cout, *counts): elementwise ops that follow
+        # keep that layout, and the next convolution's im2col reads any
+        out = out.reshape((cout, n) + counts).permute((1, 0) + tuple(range(2, 2 + nd)))
     else:
+        cols = x.reshape((n, cin, length)) if pointwise else \
+            unfold_nd(x, kernel_size=kernel, dilation=dilation, padding=pads, stride=stride,
+                      op=op)
         out = weight.reshape((groups, cout // groups, -1)) @ \
             cols.reshape((n, groups, cols.shape[1] // groups, cols.shape[2]))
-    out = _add_bias(out.reshape((n, cout) + counts), bias, nd)
+        out = out.reshape((n, cout) + counts)
+    out = _add_bias(out, bias, nd)
     return out.reshape(out.shape[1:]) if added else out
 
 

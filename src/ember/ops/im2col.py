@@ -105,18 +105,25 @@ class Unfold(Primitive):
     name = "unfold"
     save_inputs = False
 
-    def forward(self, xp, x, *, kernel_size, dilation, padding, stride):
+    def forward(self, xp, x, *, kernel_size, dilation, padding, stride, layout="ncl"):
         counts = tuple(out_size(s, k, d, p, st) for s, k, d, p, st in
                        zip(x.shape[2:], kernel_size, dilation, padding, stride, strict=True))
         view = windows(xp, x, kernel_size, dilation, padding, stride, counts)
-        return view.reshape(x.shape[0], x.shape[1] * prod(kernel_size), prod(counts))
+        n, rows = x.shape[0], x.shape[1] * prod(kernel_size)
+        if layout == "cnl":  # (C, *kernel, N, *counts): the batch joins the GEMM's columns
+            nd = len(kernel_size)
+            view = view.transpose((1, *range(2, 2 + nd), 0, *range(2 + nd, 2 + 2 * nd)))
+            return view.reshape(rows, n, prod(counts))
+        return view.reshape(n, rows, prod(counts))
 
-    def infer(self, x, *, kernel_size, dilation, padding, stride):
+    def infer(self, x, *, kernel_size, dilation, padding, stride, layout="ncl"):
         if len(x.shape) != 2 + len(kernel_size):
             raise ShapeError(f"unfold: expected a (N, C, *spatial) input with "
                              f"{len(kernel_size)} spatial dimensions, got shape {x.shape}")
         counts = window_counts(x.shape[2:], kernel_size, dilation, padding, stride, "unfold")
-        return TensorSpec((x.shape[0], x.shape[1] * prod(kernel_size), prod(counts)), x.dtype)
+        n, rows = x.shape[0], x.shape[1] * prod(kernel_size)
+        return TensorSpec((rows, n, prod(counts)) if layout == "cnl" else
+                          (n, rows, prod(counts)), x.dtype)
 
     def vjp(self, ctx, g):
         return fold_nd(g, ctx.inputs[0].shape[2:], **ctx.params)
@@ -132,15 +139,22 @@ class Fold(Primitive):
     name = "fold"
     save_inputs = False
 
-    def forward(self, xp, cols, *, output_size, kernel_size, dilation, padding, stride):
+    def forward(self, xp, cols, *, output_size, kernel_size, dilation, padding, stride,
+                layout="ncl"):
         counts = tuple(out_size(s, k, d, p, st) for s, k, d, p, st in
                        zip(output_size, kernel_size, dilation, padding, stride, strict=True))
-        n, c = cols.shape[0], cols.shape[1] // prod(kernel_size)
+        if layout == "cnl":  # (C·∏kernel, N, L): work on (C, N, …) and swap back at the end
+            c, n = cols.shape[0] // prod(kernel_size), cols.shape[1]
+            blocks = cols.reshape((c,) + kernel_size + (n,) + counts)
+            nd = len(kernel_size)
+            blocks = blocks.transpose((0, 1 + nd, *range(1, 1 + nd), *range(2 + nd, 2 + 2 * nd)))
+        else:
+            n, c = cols.shape[0], cols.shape[1] // prod(kernel_size)
+            blocks = cols.reshape((n, c) + kernel_size + counts)
         # the canvas covers the padded output and every window, even past a negative high pad
         canvas = tuple(s + lo + max(hi, 0) for s, (lo, hi) in
                        zip(output_size, padding, strict=True))
-        out = xp.zeros((n, c) + canvas, dtype=cols.dtype)
-        blocks = cols.reshape((n, c) + kernel_size + counts)
+        out = xp.zeros(blocks.shape[:2] + canvas, dtype=cols.dtype)
         # one strided add per kernel offset (9 for 3×3), each over every window at once
         for offset in itertools.product(*(range(k) for k in kernel_size)):
             where = tuple(slice(o * d, o * d + st * (m - 1) + 1, st)
@@ -148,48 +162,59 @@ class Fold(Primitive):
             out[(slice(None), slice(None)) + where] += blocks[(slice(None), slice(None))
                                                               + offset]
         crop = tuple(slice(lo, lo + s) for s, (lo, _) in zip(output_size, padding, strict=True))
-        return out[(slice(None), slice(None)) + crop]
+        out = out[(slice(None), slice(None)) + crop]
+        return out.swapaxes(0, 1) if layout == "cnl" else out
 
-    def infer(self, cols, *, output_size, kernel_size, dilation, padding, stride):
+    def infer(self, cols, *, output_size, kernel_size, dilation, padding, stride,
+              layout="ncl"):
         k = prod(kernel_size)
+        rows, batch, blocks = (0, 1, 2) if layout == "cnl" else (1, 0, 2)
         if len(cols.shape) != 3:
             raise ShapeError(f"fold: expected a (N, C·∏kernel_size, L) input, got shape "
                              f"{cols.shape}")
-        if cols.shape[1] % k:
-            raise ShapeError(f"fold: input size {cols.shape[1]} along dimension 1 is not "
-                             f"divisible by the kernel's {k} elements (kernel_size "
+        if cols.shape[rows] % k:
+            raise ShapeError(f"fold: input size {cols.shape[rows]} along dimension {rows} is "
+                             f"not divisible by the kernel's {k} elements (kernel_size "
                              f"{kernel_size})")
         counts = window_counts(output_size, kernel_size, dilation, padding, stride, "fold")
-        if cols.shape[2] != prod(counts):
-            raise ShapeError(f"fold: input has {cols.shape[2]} blocks along dimension 2 but "
-                             f"output_size {output_size} with kernel_size {kernel_size}, "
+        if cols.shape[blocks] != prod(counts):
+            raise ShapeError(f"fold: input has {cols.shape[blocks]} blocks along dimension 2 "
+                             f"but output_size {output_size} with kernel_size {kernel_size}, "
                              f"dilation {dilation}, padding {padding}, stride {stride} has "
                              f"{prod(counts)} ({' x '.join(map(str, counts))})")
-        return TensorSpec((cols.shape[0], cols.shape[1] // k) + tuple(output_size), cols.dtype)
+        return TensorSpec((cols.shape[batch], cols.shape[rows] // k) + tuple(output_size),
+                          cols.dtype)
 
     def vjp(self, ctx, g):
         p = ctx.params
         return unfold_nd(g, kernel_size=p["kernel_size"], dilation=p["dilation"],
-                         padding=p["padding"], stride=p["stride"])
+                         padding=p["padding"], stride=p["stride"],
+                         layout=p.get("layout", "ncl"))
 
     def jvp(self, ctx, dcols):
         return fold_nd(dcols, **ctx.params)
 
 
 def unfold_nd(x: Tensor, *, kernel_size: tuple[int, ...], dilation: tuple[int, ...],
-              padding: Pads, stride: tuple[int, ...], op: str = "unfold") -> Tensor:
+              padding: Pads, stride: tuple[int, ...], op: str = "unfold",
+              layout: str = "ncl") -> Tensor:
     """im2col over any number of spatial dims, all arguments already normalised; ``op``
-    names the caller in errors."""
+    names the caller in errors. ``layout="cnl"`` gives (C·∏kernel, N, L) instead of
+    (N, C·∏kernel, L): reshaped to (C·∏kernel, N·L), one GEMM covers the whole batch."""
     window_counts(tuple(x.shape[2:]), kernel_size, dilation, padding, stride, op)
+    extra = {"layout": layout} if layout != "ncl" else {}
     return apply(Unfold, x, kernel_size=kernel_size, dilation=dilation, padding=padding,
-                 stride=stride)
+                 stride=stride, **extra)
 
 
 def fold_nd(cols: Tensor, output_size: tuple[int, ...], *, kernel_size: tuple[int, ...],
-            dilation: tuple[int, ...], padding: Pads, stride: tuple[int, ...]) -> Tensor:
-    """col2im over any number of spatial dims, all arguments already normalised."""
+            dilation: tuple[int, ...], padding: Pads, stride: tuple[int, ...],
+            layout: str = "ncl") -> Tensor:
+    """col2im over any number of spatial dims, all arguments already normalised; ``layout``
+    as :func:`unfold_nd`'s (the output is (N, C, *output_size) either way)."""
+    extra = {"layout": layout} if layout != "ncl" else {}
     return apply(Fold, cols, output_size=tuple(output_size), kernel_size=kernel_size,
-                 dilation=dilation, padding=padding, stride=stride)
+                 dilation=dilation, padding=padding, stride=stride, **extra)
 
 
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
