@@ -16,10 +16,11 @@ from typing import Any
 from ember.jit.compiled import CompiledFunction, disable, explain
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
 from ember.jit.passes import PASSES
+from ember.jit.serialize import LoadedFunction, load, save
 from ember.jit.trace import TraceError
 
 __all__ = ["compile", "CompiledFunction", "disable", "explain", "TraceError", "Graph", "Eqn",
-           "Var", "PASSES"]
+           "Var", "PASSES", "save", "load", "LoadedFunction"]
 
 
 def compile(fn: Callable | None = None, *, static_argnums: tuple[int, ...] | int = (),

@@ -1,0 +1,238 @@
+"""``ember.jit.save`` / ``ember.jit.load``: a compiled graph and its weights in one safetensors
+file (arrays) whose header holds the graph as JSON. No pickle and no Python code of the user's:
+loading rebuilds the graph from primitive names and runs it with the generated code.
+
+Graphs with effects (an optimizer step) are not saved: their meaning lives in Python objects
+(the optimizer). Save those with ``ember.save(model.state_dict())`` instead.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from safetensors import safe_open
+from safetensors.numpy import save_file
+
+from ember.backend import Device
+from ember.backend import device as to_device
+from ember.dtypes import DType, to_dtype
+from ember.errors import CheckpointError
+from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
+from ember.ops.primitive import PRIMITIVES, Primitive
+from ember.tensor import Tensor, _wrap
+
+FORMAT = "ember.jit/1"
+
+
+def save(compiled: Any, path: str | os.PathLike) -> None:
+    """Writes the most recently compiled signature of ``compiled`` (graph and weights).
+
+    Example:
+        >>> fast = ember.jit.compile(model.eval())
+        >>> with ember.no_grad():
+        ...     fast(ember.randn(1, 784))
+        >>> ember.jit.save(fast, "model.ejit")
+        >>> ember.jit.load("model.ejit")(ember.randn(1, 784)).shape
+        (1, 10)
+    """
+    graph = compiled.graph
+    arrays: dict[str, np.ndarray] = {}
+    doc = {"format": FORMAT, "name": graph.name,
+           "inputs": [_var(v) for v in graph.inputs],
+           "state": [_state(ref, arrays) for ref in graph.state],
+           "consts": [_const(v, a, arrays) for v, a in graph.consts.items()],
+           "eqns": [_eqn(e) for e in _flat_eqns(graph)],
+           "outputs": [None if v is None else v.id for v in graph.outputs],
+           "writes": [[graph.label(t), v.id] for t, v in graph.writes],
+           "grads": [[graph.label(t), None if v is None else v.id] for t, v in graph.grads]}
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    os.close(fd)
+    try:  # written aside and renamed over: a crash never leaves half a file at `path`
+        save_file(arrays, tmp, metadata={"ember.jit": json.dumps(doc)})
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def load(path: str | os.PathLike, device: Any = None) -> LoadedFunction:
+    """Reads a file :func:`save` wrote; the result runs the graph on tensors."""
+    where = os.fspath(path)
+    try:
+        with safe_open(where, framework="numpy") as f:
+            meta = f.metadata() or {}
+            arrays = {name: f.get_tensor(name) for name in f.keys()}  # noqa: SIM118
+    except (OSError, ValueError, Exception) as exc:  # safetensors raises its own error types
+        raise CheckpointError(f"ember.jit.load: {where}: not a readable safetensors file "
+                              f"({type(exc).__name__}: {exc})") from None
+    if "ember.jit" not in meta:
+        raise CheckpointError(f"ember.jit.load: {where} holds no compiled graph (it was not "
+                              "written by ember.jit.save; for checkpoints use ember.load)")
+    doc = json.loads(meta["ember.jit"])
+    if doc.get("format") != FORMAT:
+        raise CheckpointError(f"ember.jit.load: {where}: format {doc.get('format')!r}, this "
+                              f"version reads {FORMAT!r}")
+    return LoadedFunction(_graph(doc, arrays, to_device(device), where))
+
+
+class LoadedFunction:
+    """A graph loaded by :func:`load`: call it with tensors shaped like the saved inputs."""
+
+    def __init__(self, graph: Graph) -> None:
+        from ember.jit.codegen import generate
+        from ember.jit.passes import optimize
+
+        self.graph = graph
+        dev = graph.state[0].tensor._device if graph.state else to_device(None)
+        self.device = dev
+        planned, frees = optimize(graph, {})
+        self.generated = generate(planned, dev.xp, dev, frees)
+
+    @property
+    def code(self) -> str:
+        return self.generated.code
+
+    def __call__(self, *inputs: Tensor) -> Any:
+        expected = self.graph.inputs
+        if len(inputs) != len(expected) or any(
+                tuple(t.shape) != v.shape or t.dtype is not v.dtype
+                for t, v in zip(inputs, expected)):
+            got = ", ".join(f"{tuple(t.shape)} {t.dtype.name}" for t in inputs)
+            want = ", ".join(f"{v.shape} {v.dtype.name}" for v in expected)
+            raise ValueError(f"ember.jit: {self.graph.name} was compiled for inputs ({want}), "
+                             f"got ({got}); compile and save it again for other shapes")
+        out = [None if a is None else _wrap(a, self.device)
+               for a in self.generated.fn(*(t._data for t in inputs))]
+        return out[0] if len(out) == 1 else tuple(out)
+
+
+# -- writing ---------------------------------------------------------------------------------
+def _flat_eqns(graph: Graph) -> list[Eqn]:
+    """Equations with fused kernels expanded back into the primitives they fuse."""
+    out = []
+    for eqn in graph.eqns:
+        if isinstance(eqn.prim, Effect):
+            raise ValueError(f"ember.jit.save: {graph.name} contains {eqn.prim.name}, an effect "
+                             "on Python objects; save graphs of pure functions (inference). "
+                             "Hint: save a training run with ember.save(model.state_dict())")
+        inner = getattr(eqn.prim, "eqns", None)
+        out.extend(inner if inner is not None else [eqn])
+    return out
+
+
+def _var(v: Var) -> list:
+    return [v.id, list(v.shape), v.dtype.name]
+
+
+def _stored(a: Any) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint16) if a.dtype.name == "bfloat16" else a  # safetensors' numpy API
+
+
+def _state(ref: StateRef, arrays: dict) -> list:
+    data = ref.tensor.grad._data if ref.grad else ref.tensor._data
+    arrays[f"state/{ref.label}{'.grad' if ref.grad else ''}"] = _stored(data)
+    return [*_var(ref.var), ref.label, ref.grad]
+
+
+def _const(v: Var, a: Any, arrays: dict) -> list:
+    arrays[f"const/{v.id}"] = _stored(a)
+    return _var(v)
+
+
+def _eqn(e: Eqn) -> dict:
+    src = e.source
+    return {"prim": e.prim.name, "in": [v.id for v in e.inputs],
+            "out": [_var(v) for v in e.outputs],
+            "params": {k: _encode(v, e, k) for k, v in e.params.items()},
+            "src": None if src is None else [src.file, src.line, src.text, src.what]}
+
+
+def _encode(value: Any, e: Eqn, key: str) -> Any:
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"float": repr(value)}
+    if isinstance(value, tuple | list):
+        items = [_encode(v, e, key) for v in value]
+        return {"tuple": items} if isinstance(value, tuple) else items
+    if isinstance(value, DType):
+        return {"dtype": value.name}
+    if isinstance(value, Device):
+        return {"device": str(value)}
+    if isinstance(value, Primitive):
+        return {"prim": value.name}
+    if isinstance(value, dict):
+        return {"dict": [[k, _encode(v, e, key)] for k, v in value.items()]}
+    raise ValueError(f"ember.jit.save: {e.prim.name}'s param {key}={value!r} "
+                     f"({type(value).__name__}) has no file form; a random op with its own "
+                     "Generator, say. Hint: use the default generator inside saved graphs")
+
+
+# -- reading ---------------------------------------------------------------------------------
+def _decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    (tag, inner), = value.items()
+    if tag == "tuple":
+        return tuple(_decode(v) for v in inner)
+    if tag == "float":
+        return float(inner)
+    if tag == "dtype":
+        return to_dtype(inner)
+    if tag == "device":
+        return to_device(inner)
+    if tag == "prim":
+        return PRIMITIVES[inner]
+    return {k: _decode(v) for k, v in inner}
+
+
+def _graph(doc: dict, arrays: dict, dev: Device, where: str) -> Graph:
+    g = Graph(doc["name"])
+    vars_: dict[int, Var] = {}
+
+    def new(entry: list, kind: str) -> Var:
+        vid, shape, dtype = entry[:3]
+        var = vars_[vid] = Var(vid, tuple(shape), to_dtype(dtype), kind)
+        return var
+
+    def array(name: str, var: Var) -> Any:
+        a = arrays[name]
+        a = a.view(var.dtype.np) if var.dtype.name == "bfloat16" else a
+        return dev.xp.asarray(a)
+
+    g.inputs = [new(e, "input") for e in doc["inputs"]]
+    owners: dict[str, Tensor] = {}
+    for e in doc["state"]:
+        var, label, grad = new(e, "state"), e[3], e[4]
+        data = array(f"state/{label}{'.grad' if grad else ''}", var)
+        if grad:
+            owners[label].grad = _wrap(data, dev)
+        else:
+            owners[label] = _wrap(data, dev)
+        g.state.append(StateRef(var, owners[label], label, grad))
+    for e in doc["consts"]:
+        var = new(e, "const")
+        g.consts[var] = array(f"const/{var.id}", var)
+    for e in doc["eqns"]:
+        if e["prim"] not in PRIMITIVES:
+            raise CheckpointError(f"ember.jit.load: {where} uses the primitive {e['prim']!r}, "
+                                  "which this version of Ember does not have")
+        src = e["src"]
+        g.eqns.append(Eqn(PRIMITIVES[e["prim"]], [vars_[i] for i in e["in"]],
+                          {k: _decode(v) for k, v in e["params"].items()},
+                          [new(o, "eqn") for o in e["out"]],
+                          None if src is None else Source(*src)))
+    g.outputs = [None if i is None else vars_[i] for i in doc["outputs"]]
+    g.writes = [(owners[label], vars_[i]) for label, i in doc["writes"]]
+    g.grads = [(owners[label], None if i is None else vars_[i]) for label, i in doc["grads"]]
+    return g

@@ -1,0 +1,78 @@
+"""ember.jit.save / load: a compiled graph and its weights round-trip through one file and run
+without the Python code that made them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import ember
+import ember.models
+from ember import jit
+from ember.errors import CheckpointError
+
+
+@pytest.mark.parametrize("build, shape", [
+    (ember.models.cnn, (2, 1, 28, 28)),
+    (lambda: ember.models.resnet18(), (2, 3, 16, 16)),
+])
+def test_round_trip_runs_the_same_numbers(tmp_path, build, shape):
+    ember.manual_seed(0)
+    model = build().eval()
+    fast = jit.compile(model)
+    x = ember.randn(*shape)
+    with ember.no_grad():
+        expected = model(x).numpy()
+        fast(x)
+    jit.save(fast, tmp_path / "m.ejit")
+    del model, fast
+    loaded = jit.load(tmp_path / "m.ejit")
+    np.testing.assert_allclose(loaded(x).numpy(), expected, rtol=1e-6, atol=1e-6)
+    assert "def ResNet" in loaded.code or "def Sequential" in loaded.code
+
+
+def test_bfloat16_weights_and_a_wrong_input_shape(tmp_path):
+    lin = ember.nn.Linear(3, 2).to(ember.bfloat16)
+    fast = jit.compile(lin)
+    x = ember.randn(4, 3).to(ember.bfloat16)
+    with ember.no_grad():
+        expected = lin(x).float().numpy()
+        fast(x)
+    jit.save(fast, tmp_path / "bf.ejit")
+    loaded = jit.load(tmp_path / "bf.ejit")
+    np.testing.assert_array_equal(loaded(x).float().numpy(), expected)
+    with pytest.raises(ValueError, match=r"compiled for inputs \(\(4, 3\) bfloat16\)"):
+        loaded(ember.randn(5, 3))
+
+
+def test_training_steps_and_foreign_files_are_refused_clearly(tmp_path):
+    w = ember.randn(3, requires_grad=True)
+    opt = ember.optim.SGD([w], lr=0.1)
+
+    def step():
+        (w * w).sum().backward()
+        opt.step()
+        opt.zero_grad()
+    fast = jit.compile(step)
+    fast()
+    with pytest.raises(ValueError, match="SGD.step"):
+        jit.save(fast, tmp_path / "step.ejit")
+    ember.io.save_file({"w": ember.ones(2)}, tmp_path / "plain.safetensors")
+    with pytest.raises(CheckpointError, match="no compiled graph"):
+        jit.load(tmp_path / "plain.safetensors")
+    (tmp_path / "junk.ejit").write_bytes(b"\x00" * 20)
+    with pytest.raises(CheckpointError, match="junk.ejit"):
+        jit.load(tmp_path / "junk.ejit")
+
+
+def test_the_file_is_safetensors_with_the_graph_as_json(tmp_path):
+    from safetensors import safe_open
+
+    fast = jit.compile(lambda x: (x * 3).exp())
+    fast(ember.ones(2))
+    jit.save(fast, tmp_path / "f.ejit")
+    with safe_open(str(tmp_path / "f.ejit"), framework="numpy") as f:
+        doc = json.loads(f.metadata()["ember.jit"])
+    assert [e["prim"] for e in doc["eqns"]] == ["mul", "exp"]
