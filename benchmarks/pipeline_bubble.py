@@ -2,18 +2,15 @@
 receives and final sends) next to the theoretical ``(p - 1) / (m + p - 1)``, for GPipe and 1F1B
 over several micro-batch counts.
 
-``python benchmarks/pipeline_bubble.py [--ranks 2] [--width 512] [--steps 6]`` starts itself on
-``--ranks`` MPI ranks and prints a Markdown table (median over the steps after one warm-up).
-The model is a stack of equal ``Linear + Tanh`` layers, so the stages cost the same.
+``ember launch -n 2 benchmarks/pipeline_bubble.py [--width 512] [--batch 128] [--steps 6]``
+prints a Markdown table (median over the steps after one warm-up). The model is a stack of
+equal ``Linear + Tanh`` layers, the same number on every stage.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
-import sys
 
 
 def measure(args: argparse.Namespace) -> None:
@@ -64,22 +61,12 @@ def measure(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--width", type=int, default=512)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--layers-per-stage", type=int, default=4)
     parser.add_argument("--chunks", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--steps", type=int, default=6)
-    args = parser.parse_args()
-    if "OMPI_COMM_WORLD_SIZE" in os.environ or "PMI_SIZE" in os.environ:
-        measure(args)
-        return
-    from ember.distributed.mpi_env import mpi_env, mpiexec_command
-
-    env = mpi_env(args.ranks)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, ["src", env.get("PYTHONPATH", "")]))
-    cmd = mpiexec_command(args.ranks, [__file__, *sys.argv[1:]])
-    sys.exit(subprocess.run(cmd, env=env).returncode)
+    measure(parser.parse_args())
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ Example (under ``ember launch -n 2``):
     >>> model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
     >>> pipe = Pipeline(model, chunks=4)
     >>> loss = pipe.train_step(ember.randn(32, 8), ember.randn(32, 4), F.mse_loss)
-    >>> pipe.stats.bubble               # measured idle share of this stage
+    >>> 0.0 <= pipe.stats.bubble <= 1.0      # measured idle share of this stage
+    True
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ class Pipeline(nn.Module):
 
     Example (2 ranks):
         >>> pipe = Pipeline(nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1)), 2)
-        >>> pipe.stage, pipe.num_stages, len(pipe.module)
-        (0, 2, 2)
+        >>> pipe.num_stages, pipe.balance, pipe.stage == dist.get_rank()
+        (2, [2, 1], True)
     """
 
     def __init__(
@@ -120,9 +121,22 @@ class Pipeline(nn.Module):
     def is_last(self) -> bool:
         return self.stage == self.num_stages - 1
 
-    def forward(self, input: Tensor) -> Tensor:
-        """Runs this stage's layers only (a pipeline step is :meth:`train_step`)."""
-        return self.module(input)
+    def forward(self, inputs: Tensor | None = None) -> Tensor | None:
+        """Inference through the pipeline, without gradients: the first stage passes
+        ``inputs`` (the others None); the last stage returns the whole batch's output, the
+        others None.
+        """
+        outputs = []
+        with ember.no_grad():
+            micro = self._split(inputs, "inputs") if self.is_first else [None] * self.chunks
+            for j, x in enumerate(micro):
+                y = self.module(x if self.is_first else self._recv_activation(j))
+                if self.is_last:
+                    outputs.append(y)
+                else:
+                    self._send_activation(y, j)
+            self._finish_sends()
+        return ember.cat(outputs) if self.is_last else None
 
     def train_step(
         self, inputs: Tensor | None, target: Any, loss_fn: Callable[[Tensor, Any], Tensor]
@@ -163,9 +177,7 @@ class Pipeline(nn.Module):
                     self._isend(
                         x.grad if x.grad is not None else ember.zeros_like(x), -1, _TAG_GRAD
                     )
-        for work in self._sends:
-            self._wait(work.wait)
-        self._sends = []
+        self._finish_sends()
         self._wait(collectives.broadcast, loss, self.group.ranks[-1], self.group)
         if self.data_parallel_group is not None:
             self._average_gradients(loss)
@@ -173,6 +185,11 @@ class Pipeline(nn.Module):
             time.perf_counter() - begin, self._idle, bubble_fraction(self.num_stages, m)
         )
         return float(loss.item())
+
+    def _finish_sends(self) -> None:
+        for work in self._sends:
+            self._wait(work.wait)
+        self._sends = []
 
     def _average_gradients(self, loss: Tensor) -> None:
         """Averages the gradients (and the reported loss) over the data-parallel replicas of
@@ -220,6 +237,11 @@ class Pipeline(nn.Module):
         """Sends ``y`` to the next stage, its shape and dtype first with micro-batch 0 (the
         others must match: the batch splits evenly, so only a layer that changes shapes from
         batch to batch would break this)."""
+        if not isinstance(y, Tensor):
+            raise TypeError(
+                f"Pipeline: stage {self.stage} returned {type(y).__name__}; one tensor "
+                "travels between stages"
+            )
         if y.ndim > _MAX_DIMS:
             raise ValueError(
                 f"Pipeline: stage {self.stage} output has {y.ndim} dims; at most "

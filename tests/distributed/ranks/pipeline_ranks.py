@@ -53,6 +53,11 @@ def check(schedule, chunks, dtype, balance=None, steps=2):
         np.testing.assert_allclose(
             p.detach().numpy(), dict(ref.named_parameters())[name].detach().numpy(), **TOL[dtype]
         )
+    out = pipe(x if pipe.is_first else None)
+    if pipe.is_last:
+        np.testing.assert_allclose(out.numpy(), ref(x).detach().numpy(), **TOL[dtype])
+    else:
+        assert out is None
     stats = pipe.stats
     assert 0.0 <= stats.idle_s <= stats.step_s and 0.0 <= stats.bubble <= 1.0
     assert stats.theoretical_bubble == (n - 1) / (chunks + n - 1)
@@ -82,4 +87,12 @@ with pytest.raises(TypeError, match="expected an nn.Sequential, got Linear"):
     Pipeline(nn.Linear(2, 2), 2)
 with pytest.raises(ValueError, match="unknown schedule 'zb'"):
     Pipeline(make_model(ember.float32), 2, schedule="zb")
+if n == 2:  # the docstring examples, written for 2 ranks, run as they say
+    import doctest
+
+    from ember.distributed import pipeline
+
+    glob = {"ember": ember, "nn": nn, "F": F, "dist": dist}
+    result = doctest.testmod(pipeline, extraglobs=glob)
+    assert result.failed == 0 and result.attempted >= 5, result
 report("ok")
