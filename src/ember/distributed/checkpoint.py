@@ -1,0 +1,197 @@
+"""Sharded checkpoints: every rank writes its pieces (safetensors), rank 0 a manifest.
+
+A checkpoint is a folder ``step_00000042/`` holding ``rank00000.safetensors``, … and
+``manifest.json``. The manifest lists, for each entry, its global shape and dtype and where
+each piece of its flattened values lies (file, key, flat offset, length). A replicated tensor
+is written once, by one rank (entries are spread over the ranks); a :class:`ShardedTensor` is
+written by every rank that holds a piece. Loading assembles whatever range each rank asks
+for, so a checkpoint saved on 4 ranks loads on 2 (or 1, or 8).
+
+Saving is atomic: the files go to a hidden ``.step_….tmp`` folder that is renamed to its
+final name only after every rank has written and the manifest is in place, so a folder named
+``step_…`` is always complete and :func:`latest` never returns a torn checkpoint.
+
+Example (every rank):
+    >>> path = checkpoint.save(root, {"model": ..., "opt": zero.sharded_state()}, step=10)
+    >>> extra = checkpoint.load(checkpoint.latest(root), template)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ember.distributed.process_group import ProcessGroup, resolve
+from ember.errors import CheckpointError
+from ember.io.atomic import atomic_write
+from ember.io.checkpoint import load_file, save_file
+from ember.tensor import Tensor
+
+MANIFEST = "manifest.json"
+
+
+class ShardedTensor(NamedTuple):
+    """A piece of a larger tensor: ``local`` holds the flattened global values
+    ``[start, start + local.numel())`` of a tensor of ``global_shape``."""
+
+    local: Tensor
+    global_shape: tuple
+    start: int
+
+
+def _flatten(state: dict, prefix: str = "") -> dict[str, Any]:
+    """``{"model": {"w": t}}`` → ``{"model.w": t}`` (tensors and sharded tensors only)."""
+    flat: dict[str, Any] = {}
+    for key, value in state.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, name + "."))
+        elif isinstance(value, Tensor | ShardedTensor):
+            flat[name] = value
+        else:
+            raise CheckpointError(
+                f"distributed checkpoint: {name!r} is a {type(value).__name__};"
+                " entries must be tensors or ShardedTensors (put other values"
+                " in extra=)"
+            )
+    return flat
+
+
+def step_dir(root: str | os.PathLike, step: int) -> Path:
+    return Path(root) / f"step_{step:08d}"
+
+
+def save(
+    root: str | os.PathLike,
+    state: dict,
+    step: int,
+    extra: dict | None = None,
+    group: ProcessGroup | None = None,
+) -> Path:
+    """Writes this rank's share of ``state`` (nested dicts of tensors and ShardedTensors) and,
+    from rank 0, the manifest with ``extra`` (JSON-able); every rank of ``group`` calls it.
+    Returns the checkpoint folder.
+    """
+    g = resolve(group, "checkpoint.save")
+    rank, size = g.rank(), g.size()
+    final, tmp = step_dir(root, step), Path(root) / f".step_{step:08d}.tmp"
+    if rank == 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+    g.comm.Barrier()
+    flat = _flatten(state)
+    mine, pieces = {}, []
+    filename = f"rank{rank:05d}.safetensors"
+    for i, (name, value) in enumerate(sorted(flat.items())):
+        if isinstance(value, ShardedTensor):
+            t, shape, start = value.local, tuple(value.global_shape), int(value.start)
+        elif i % size == rank:
+            t, shape, start = value, tuple(value.shape), 0
+        else:
+            continue
+        key = f"{name}@{start}"
+        mine[key] = t.detach().reshape(-1)
+        pieces.append(
+            (
+                name,
+                {
+                    "shape": list(shape),
+                    "dtype": t.dtype.name,
+                    "file": filename,
+                    "key": key,
+                    "start": start,
+                    "numel": t.numel(),
+                },
+            )
+        )
+    save_file(mine, tmp / filename)
+    everyone = g.comm.gather(pieces, root=0)
+    if rank == 0:
+        entries: dict[str, dict] = {}
+        for name, piece in (p for ps in everyone for p in ps):
+            entry = entries.setdefault(
+                name, {"shape": piece["shape"], "dtype": piece["dtype"], "pieces": []}
+            )
+            entry["pieces"].append({k: piece[k] for k in ("file", "key", "start", "numel")})
+        manifest = {"step": step, "world_size": size, "entries": entries, "extra": extra or {}}
+        with atomic_write(tmp / MANIFEST) as f:
+            f.write(json.dumps(manifest, indent=1).encode())
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(tmp, final)
+    g.comm.Barrier()
+    return final
+
+
+def latest(root: str | os.PathLike) -> Path | None:
+    """The newest complete checkpoint folder under ``root``, or None."""
+    root = Path(root)
+    if not root.is_dir():
+        return None
+    done = sorted(p for p in root.glob("step_*") if (p / MANIFEST).is_file())
+    return done[-1] if done else None
+
+
+def read_manifest(path: str | os.PathLike) -> dict:
+    """The manifest of a checkpoint folder, with a clear error if it is missing or damaged."""
+    where = Path(path) / MANIFEST
+    try:
+        return json.loads(where.read_text())
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{where}: cannot read the checkpoint manifest ({exc})") from exc
+
+
+def load(path: str | os.PathLike, state: dict) -> dict:
+    """Fills the tensors of ``state`` (same nesting as saved; ShardedTensors receive their
+    ``[start, start + numel)`` range of the saved values) in place; returns ``extra``."""
+    path = Path(path)
+    manifest = read_manifest(path)
+    files: dict[str, dict] = {}
+    for name, target in _flatten(state).items():
+        entry = manifest["entries"].get(name)
+        if entry is None:
+            raise CheckpointError(
+                f"{path}: no entry {name!r} in the checkpoint (it has "
+                f"{sorted(manifest['entries'])[:6]} …)"
+            )
+        t = target.local if isinstance(target, ShardedTensor) else target
+        start = int(target.start) if isinstance(target, ShardedTensor) else 0
+        if not isinstance(target, ShardedTensor) and list(t.shape) != entry["shape"]:
+            raise CheckpointError(
+                f"{path}: {name!r} is saved with shape {tuple(entry['shape'])}"
+                f", the tensor to load into has {tuple(t.shape)}"
+            )
+        values = _read_range(path, entry, start, t.numel(), files, name)
+        t._data[...] = values.reshape(t.shape).astype(t._data.dtype, copy=False)
+        t._vc.value += 1
+    return manifest.get("extra", {})
+
+
+def _read_range(
+    path: Path, entry: dict, start: int, count: int, files: dict, name: str
+) -> np.ndarray:
+    """Values ``[start, start + count)`` of a flattened entry, from the pieces that overlap."""
+    out = np.empty(count, dtype=None)
+    filled = 0
+    for piece in sorted(entry["pieces"], key=lambda p: p["start"]):
+        lo, hi = max(start, piece["start"]), min(start + count, piece["start"] + piece["numel"])
+        if lo >= hi:
+            continue
+        if piece["file"] not in files:
+            files[piece["file"]] = load_file(path / piece["file"])
+        data = files[piece["file"]][piece["key"]]._data
+        if out.dtype != data.dtype:
+            out = out.astype(data.dtype)
+        out[lo - start : hi - start] = data[lo - piece["start"] : hi - piece["start"]]
+        filled += hi - lo
+    if filled != count:
+        raise CheckpointError(
+            f"{path}: the pieces of {name!r} cover {filled} of the "
+            f"{count} values asked for (from {start}); the checkpoint is "
+            "incomplete"
+        )
+    return out

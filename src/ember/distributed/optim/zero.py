@@ -1,0 +1,199 @@
+"""ZeRO: :class:`ZeroRedundancyOptimizer` keeps 1/N of the optimizer state on each rank.
+
+Each parameter group's parameters are laid end to end in one flat vector, padded to a
+multiple of N and cut into N equal shards; rank r keeps shard r as one flat parameter, and a
+local optimizer of the wrapped class updates only that. Elementwise optimizers (SGD, Adam,
+AdamW, …) do exactly the per-parameter arithmetic, so the trajectory is plain DDP's. After the
+update the shards are all-gathered back into the model's parameters.
+
+* stage 1: gradients arrive averaged (wrap the model in DistributedDataParallel, as with
+  PyTorch's ZeroRedundancyOptimizer); each rank reads its shard of them.
+* stage 2: do not wrap the model; ``step`` reduce-scatters the local gradients, so each rank
+  receives only its shard's mean gradient, and the full gradients are freed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from ember.distributed.buffers import mpi
+from ember.distributed.checkpoint import ShardedTensor
+from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
+from ember.nn.parameter import Parameter
+from ember.ops.creation import tensor
+from ember.optim.optimizer import Optimizer
+from ember.tensor import Tensor
+
+
+class _FlatGroup:
+    """One parameter group laid flat: its parameters, their offsets, this rank's shard."""
+
+    __slots__ = ("params", "offsets", "total", "shard_size", "lo", "shard")
+
+    def __init__(self, params: list[Tensor], rank: int, size: int) -> None:
+        dtypes = {p._data.dtype for p in params}
+        if len(dtypes) != 1:
+            raise DistributedError(
+                f"ZeroRedundancyOptimizer: a parameter group mixes dtypes "
+                f"{sorted(map(str, dtypes))}; put each dtype in its own group"
+            )
+        self.params = params
+        self.offsets = np.concatenate([[0], np.cumsum([p.numel() for p in params])]).tolist()
+        self.total = self.offsets[-1]
+        self.shard_size = -(-self.total // size)
+        self.lo = rank * self.shard_size
+        self.shard = Parameter(tensor(self.mine([p._data for p in params])))
+
+    def mine(self, arrays: list) -> np.ndarray:
+        """This rank's shard of the arrays laid end to end (zeros for None and padding)."""
+        out = np.zeros(self.shard_size, self.params[0]._data.dtype)
+        end = self.lo + self.shard_size
+        for a, lo, hi in zip(arrays, self.offsets, self.offsets[1:]):
+            a_lo, a_hi = max(lo, self.lo), min(hi, end)
+            if a is not None and a_lo < a_hi:
+                out[a_lo - self.lo : a_hi - self.lo] = a.reshape(-1)[a_lo - lo : a_hi - lo]
+        return out
+
+    def flat(self, arrays: list, size: int) -> np.ndarray:
+        """The arrays (one per parameter, None for zeros) end to end, padded for ``size``."""
+        out = np.zeros(self.shard_size * size, self.params[0]._data.dtype)
+        for a, lo, hi in zip(arrays, self.offsets, self.offsets[1:]):
+            if a is not None:
+                out[lo:hi] = a.reshape(-1)
+        return out
+
+
+class ZeroRedundancyOptimizer:
+    """Wraps an optimizer class so that each rank holds and updates 1/N of its state.
+
+    Args:
+        params: parameters or parameter groups, as for any optimizer (the same on every rank).
+        optimizer_class: an elementwise optimizer, e.g. ``ember.optim.Adam``.
+        process_group: the data-parallel ranks (the world by default).
+        stage: 1 (optimizer state sharded) or 2 (gradients reduce-scattered and sharded too).
+        **defaults: the optimizer's hyperparameters (``lr=…``).
+
+    Example:
+        >>> model = DistributedDataParallel(net)
+        >>> opt = ZeroRedundancyOptimizer(model.parameters(), ember.optim.Adam, lr=1e-3)
+        >>> loss_fn(model(x), y).backward(); opt.step(); opt.zero_grad()
+    """
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        optimizer_class: type[Optimizer],
+        *,
+        process_group: ProcessGroup | None = None,
+        stage: int = 1,
+        **defaults: Any,
+    ) -> None:
+        if stage not in (1, 2):
+            raise ValueError(f"ZeroRedundancyOptimizer: stage must be 1 or 2, got {stage}")
+        self.group = resolve(process_group, "ZeroRedundancyOptimizer")
+        self.stage = stage
+        groups = list(params)
+        if groups and not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        rank, size = self.group.rank(), self.group.size()
+        self._flat = []
+        local_groups = []
+        for g in groups:
+            ps = [p for p in g["params"] if p.requires_grad]
+            if stage == 2:  # no DDP in front: replicas must start equal
+                self._broadcast(ps)
+            flat = _FlatGroup(ps, rank, size)
+            self._flat.append(flat)
+            local_groups.append(
+                {**{k: v for k, v in g.items() if k != "params"}, "params": [flat.shard]}
+            )
+        self.optim = optimizer_class(local_groups, **defaults)
+        self.param_groups = self.optim.param_groups
+
+    def _broadcast(self, params: list[Tensor]) -> None:
+        for p in params:
+            self.group.comm.Bcast(p._data, root=0)
+
+    # -- the step --------------------------------------------------------------------------
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Gives each shard its gradient, updates the shards, all-gathers the parameters."""
+        loss = closure() if closure is not None else None
+        size = self.group.size()
+        comm = self.group.comm
+        for flat in self._flat:
+            # the parameters are the truth (a checkpoint may have been loaded into them)
+            flat.shard._data[...] = flat.mine([p._data for p in flat.params])
+            grads = [None if p.grad is None else p.grad._data for p in flat.params]
+            if self.stage == 2:
+                full = flat.flat(grads, size)
+                mine = np.empty(flat.shard_size, full.dtype)
+                comm.Reduce_scatter_block(full, mine, mpi().SUM)
+                mine /= size
+                for p in flat.params:
+                    p.grad = None  # only the shard's gradient is kept
+            else:
+                mine = flat.mine(grads)
+            flat.shard.grad = tensor(mine)
+        self.optim.step()
+        for flat in self._flat:
+            full = np.empty(flat.shard_size * size, flat.shard._data.dtype)
+            comm.Allgather(flat.shard._data, full)
+            for p, lo, hi in zip(flat.params, flat.offsets, flat.offsets[1:]):
+                p._data[...] = full[lo:hi].reshape(p.shape)
+                p._vc.value += 1
+        return loss
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clears the model's gradients and the shards'."""
+        for flat in self._flat:
+            for p in [*flat.params, flat.shard]:
+                if set_to_none or p.grad is None:
+                    p.grad = None
+                else:
+                    p.grad._data[...] = 0
+
+    # -- state -----------------------------------------------------------------------------
+    def state_bytes(self) -> int:
+        """Bytes of optimizer state this rank holds (the 1/N that ZeRO is for)."""
+        return sum(
+            v.nbytes for s in self.optim.state.values() for v in s.values() if isinstance(v, Tensor)
+        )
+
+    def sharded_state(self) -> dict[str, Any]:
+        """This rank's optimizer state for :func:`ember.distributed.checkpoint.save`: the
+        shard tensors as :class:`ShardedTensor` pieces of the flat state (padding dropped),
+        per-group scalars (step counts) as plain tensors."""
+        out: dict[str, Any] = {}
+        for i, flat in enumerate(self._flat):
+            lo = flat.lo
+            keep = max(0, min(flat.shard_size, flat.total - lo))
+            for key, value in self.optim.state[flat.shard].items():
+                if not isinstance(value, Tensor):
+                    continue
+                if value.shape == flat.shard.shape:
+                    out[f"group{i}.{key}"] = ShardedTensor(
+                        value.reshape(-1)[:keep], (flat.total,), lo
+                    )
+                else:
+                    out[f"group{i}.{key}"] = value
+        return out
+
+    def load_sharded_state(self, load: Callable[[dict], Any]) -> None:
+        """Fills this rank's state from a checkpoint, whatever the world size it was saved
+        on: ``load(template)`` is ``lambda t: checkpoint.load(path, {"optim": t})``, say."""
+        for flat in self._flat:  # make the state entries exist, with the right shapes
+            if not self.optim.state[flat.shard]:
+                flat.shard.grad = tensor(np.zeros(flat.shard_size, flat.shard._data.dtype))
+                saved = flat.shard._data.copy()
+                lrs = [g["lr"] for g in self.optim.param_groups]
+                for g in self.optim.param_groups:
+                    g["lr"] = 0.0
+                self.optim.step()
+                for g, lr in zip(self.optim.param_groups, lrs):
+                    g["lr"] = lr
+                flat.shard._data[...] = saved
+                flat.shard.grad = None
+        load(self.sharded_state())
