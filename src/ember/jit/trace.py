@@ -21,9 +21,9 @@ from typing import Any
 
 from ember.autograd.engine import VJP_HOOK
 from ember.dtypes import from_numpy
-from ember.errors import EmberError
+from ember.errors import EmberError, OpError
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
-from ember.ops.primitive import apply_below, pop_handler, push_handler
+from ember.ops.primitive import TensorSpec, apply_below, pop_handler, push_handler
 from ember.ops.random import Sample
 from ember.optim.optimizer import OPTIMIZER_TRACE
 from ember.tensor import Tensor, _wrap, set_wrap_hook
@@ -137,8 +137,8 @@ class Tracer:
         in_vars = [self.var_of(t) for t in inputs]
         out = apply_below(self, prim, inputs, params)
         outs = out if isinstance(out, tuple) else (out,)
-        kind = "eqn"
-        out_vars = [self.new_var(o._data, kind) for o in outs]
+        out_vars = [self.new_var(o._data, "eqn") for o in outs]
+        _check_infer(prim, in_vars, params, out_vars)
         source = self.backward_of or user_source()
         self.graph.eqns.append(Eqn(prim, in_vars, dict(params), out_vars, source))
         if isinstance(prim, Sample) or any(v in self.dynamic for v in in_vars):
@@ -256,6 +256,18 @@ class Tracer:
             if t.requires_grad or t.grad is not self.entry_grads.get(id(t)):
                 g.grads.append((t, None if t.grad is None else self.var_of(t.grad)))
         return g
+
+
+def _check_infer(prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var]) -> None:
+    """The graph's shapes and dtypes are what the primitive's ``infer`` rule says (what memory
+    planning and export rely on); a rule that disagrees with its own kernel is a bug."""
+    specs = prim.infer(*(TensorSpec(v.shape, v.dtype) for v in in_vars), **params)
+    specs = specs if prim.nout > 1 else (specs,)
+    for i, (sp, var) in enumerate(zip(specs, out_vars)):
+        if tuple(sp.shape) != var.shape or sp.dtype is not var.dtype:
+            raise OpError(f"{prim.name}: the infer rule gives output {i} as {sp}, the kernel "
+                          f"made {var.shape} {var.dtype.name}: a bug in this primitive's "
+                          "rules; please report it")
 
 
 def _at(src: Source | None) -> str:
