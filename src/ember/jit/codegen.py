@@ -17,6 +17,7 @@ from typing import Any
 
 from ember.dtypes import DType
 from ember.jit.ir import Effect, Eqn, Graph
+from ember.jit.kernels import Kernel
 from ember.tensor import _wrap
 
 _COUNTER = itertools.count()
@@ -79,6 +80,8 @@ def _kernel_name(eqn: Eqn, namer: _Namer) -> str:
     prim = eqn.prim
     if isinstance(prim, Effect):
         return namer.name(prim.run, prim.name)
+    if isinstance(prim, Kernel):  # defined in the generated module itself, from its source
+        return namer.name(prim, prim.name)
     return namer.name(prim.forward, prim.name, key=prim)
 
 
@@ -92,6 +95,8 @@ def emit_eqn(eqn: Eqn, namer: _Namer) -> str:
     if isinstance(eqn.prim, Effect):
         return f"{outs} = {fn}({', '.join(args)})"
     args = ["xp", *args, *(f"{k}={namer.literal(v)}" for k, v in eqn.params.items())]
+    if eqn.out is not None:
+        args.append(f"out={eqn.out.name}")
     call = f"{fn}({', '.join(args)})"
     if len(eqn.outputs) == 1 and not eqn.outputs[0].shape:
         call = f"asarray({call})"  # a 0-d result may come back as a NumPy scalar
@@ -116,6 +121,7 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
                          _device=device)
     args = ", ".join(v.name for v in graph.inputs)
     lines = [f"def {_identifier(graph.name)}({args}):"]
+    kernels: list[Kernel] = []
     for ref in graph.state:
         holder = namer.name(ref.tensor, ref.label)
         read = f"{holder}.grad._data" if ref.grad else f"{holder}._data"
@@ -125,6 +131,8 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
         namer.globals[var.name] = array
     for i, eqn in enumerate(graph.eqns):
         lines.append(f"    {emit_eqn(eqn, namer)}{_comment(eqn)}")
+        if isinstance(eqn.prim, Kernel):
+            kernels.append(eqn.prim)
         dead = (frees or {}).get(i)
         if dead:
             lines.append(f"    del {', '.join(v.name for v in dead)}")
@@ -136,12 +144,19 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
         lines.append(f"    {holder}.grad = {value}")
     outs = ", ".join(v.name if v is not None else "None" for v in graph.outputs)
     lines.append(f"    return ({outs}{',' if len(graph.outputs) == 1 else ''})")
-    code = "\n".join(lines) + "\n"
+    kernel_code = "".join(_kernel_source(k, namer) + "\n\n" for k in kernels)
+    code = kernel_code + "\n".join(lines) + "\n"
     filename = f"<ember.jit {graph.name} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     module_globals = dict(namer.globals)
     exec(compile(code, filename, "exec"), module_globals)  # noqa: S102 - our own generated code
     return Generated(module_globals[_identifier(graph.name)], code, namer.globals)
+
+
+def _kernel_source(kernel: Kernel, namer: _Namer) -> str:
+    """A kernel's function, under its global's name in the generated module."""
+    name = namer.name(kernel, kernel.name)
+    return kernel.source.replace(f"def {kernel.name}(", f"def {name}(", 1)
 
 
 def _identifier(name: str) -> str:

@@ -83,18 +83,22 @@ class Effect:
 
 @dataclass(eq=False)
 class Eqn:
-    """``outputs = prim(*inputs, **params)``; ``source`` is the user's line that made it."""
+    """``outputs = prim(*inputs, **params)``; ``source`` is the user's line that made it;
+    ``out``, set by memory planning, names the dead variable whose buffer it writes into."""
 
     prim: Any
     inputs: list[Var]
     params: dict[str, Any]
     outputs: list[Var]
     source: Source | None = None
+    out: Var | None = None
 
     def __str__(self) -> str:
         outs = ", ".join(repr(v) for v in self.outputs) or "_"
         args = [v.name for v in self.inputs]
         args += [f"{k}={_short_param(v)}" for k, v in self.params.items()]
+        if self.out is not None:
+            args.append(f"out={self.out.name}")
         where = f"  # {self.source}" if self.source is not None else ""
         return f"{outs} = {self.prim.name}({', '.join(args)}){where}"
 

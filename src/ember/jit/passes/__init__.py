@@ -12,6 +12,7 @@ from ember.jit.ir import Graph
 from ember.jit.passes.cse import eliminate_common_subexpressions
 from ember.jit.passes.dce import eliminate_dead_code
 from ember.jit.passes.fold import fold_constants
+from ember.jit.passes.fuse import fuse_elementwise
 from ember.jit.passes.liveness import last_uses
 from ember.jit.passes.simplify import simplify
 
@@ -20,6 +21,7 @@ PASSES: dict[str, Callable[[Graph], Graph]] = {
     "simplify": simplify,
     "cse": eliminate_common_subexpressions,
     "dce": eliminate_dead_code,
+    "fuse": fuse_elementwise,
 }
 
 

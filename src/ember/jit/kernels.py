@@ -1,0 +1,201 @@
+"""Kernels the passes make: several elementwise equations as one function that writes into one
+buffer (``out=``), and single equations that write into a buffer they are given.
+
+A :class:`Kernel` is a pseudo-primitive: it has a ``name``, ``forward(xp, *arrays, out=None)``
+and its own Python ``source``, which the generated code of a graph includes, so a user reads
+(and steps through) exactly what runs. Each step is one NumPy call per line, commented with
+the equation it computes and the user's line.
+
+The values are those of the eager primitives bit for bit: each step calls the very ufunc the
+primitive's ``forward`` calls, on operands of one dtype, only with ``out=``. A kernel writes
+into ``out`` only when every operand of the output's full shape is C-contiguous (else it runs
+the eager calls, allocating), so its result has the memory layout eager execution gives it,
+and later reductions and matmuls add in the same order.
+
+Example:
+    >>> k = Kernel.fuse(eqns)                  # mul then add, as one function
+    >>> print(k.source)                        # doctest: +SKIP
+    def fused_mul_add(xp, v3, v4, v5, out=None):
+        ...
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ember.dtypes import FLOATING_DTYPES
+from ember.jit.ir import Eqn, Var
+from ember.ops.primitive import PRIMITIVES
+from ember.ops.unary import Unary
+
+_COUNTER = itertools.count()
+
+
+def _ufunc(name: str, *extra: str) -> Callable[[list[str], str, bool], list[str]]:
+    def emit(args: list[str], dst: str, into: bool) -> list[str]:
+        call = ", ".join([*args, *extra])
+        return [f"xp.{name}({call}, out={dst})"] if into else [f"{dst} = xp.{name}({call})"]
+    return emit
+
+
+def _rsqrt(args: list[str], dst: str, into: bool) -> list[str]:
+    first = f"xp.sqrt({args[0]}, out={dst})" if into else f"{dst} = xp.sqrt({args[0]})"
+    return [first, f"xp.reciprocal({dst}, out={dst})"]
+
+
+def _where(args: list[str], dst: str, into: bool) -> list[str]:
+    cond, a, b = args
+    if not into:
+        return [f"{dst} = xp.where({cond}, {a}, {b})"]
+    if dst == b:
+        return [f"xp.copyto({dst}, {a}, where={cond})"]
+    if dst == a:
+        return [f"xp.copyto({dst}, {b}, where=xp.logical_not({cond}))"]
+    return [f"xp.copyto({dst}, {b})", f"xp.copyto({dst}, {a}, where={cond})"]
+
+
+# how each primitive's forward is written as NumPy calls that may write into a buffer; the
+# unary primitives whose forward is their ufunc join below
+EMITTERS: dict[str, Callable[[list[str], str, bool], list[str]]] = {
+    "add": _ufunc("add"), "sub": _ufunc("subtract"), "mul": _ufunc("multiply"),
+    "div": _ufunc("true_divide"), "neg": _ufunc("negative"), "maximum": _ufunc("maximum"),
+    "minimum": _ufunc("minimum"), "relu": _ufunc("maximum", "0"), "rsqrt": _rsqrt,
+    "where": _where,
+}
+EMITTERS.update({name: _ufunc(prim.ufunc) for name, prim in PRIMITIVES.items()
+                 if isinstance(prim, Unary) and type(prim).forward is Unary.forward})
+_FLOATS = frozenset(FLOATING_DTYPES)
+
+
+def elementwise(eqn: Eqn) -> bool:
+    """Whether ``eqn`` is an elementwise primitive a kernel can compute: a known one, on float
+    operands of the output's dtype (``where``'s condition boolean)."""
+    prim = eqn.prim
+    if getattr(prim, "name", None) not in EMITTERS or PRIMITIVES.get(prim.name) is not prim:
+        return False
+    out = eqn.outputs[0]
+    values = eqn.inputs[1:] if prim.name == "where" else eqn.inputs
+    if prim.name == "where" and eqn.inputs[0].dtype.name != "bool":
+        return False
+    return out.dtype in _FLOATS and all(v.dtype is out.dtype for v in values)
+
+
+@dataclass(eq=False)
+class Step:
+    """One equation of a kernel: ``dst = prim(*args)`` (args name kernel arguments or earlier
+    steps' buffers); ``into`` says whether ``dst`` is a buffer it writes into."""
+
+    eqn: Eqn
+    args: list[str]
+    dst: str
+    into: bool
+
+
+class Kernel:
+    """Elementwise equations as one function; see the module docstring."""
+
+    nout = 1
+    view = False
+    differentiable = False
+    pure = True
+
+    def __init__(self, name: str, eqns: list[Eqn], inputs: list[Var]) -> None:
+        self.name = name
+        self.eqns = eqns  # in order; the last one makes the output
+        self.inputs = inputs
+        self.out = eqns[-1].outputs[0]
+        self.source = self._write()
+        self._fn: Callable | None = None
+
+    @classmethod
+    def fuse(cls, eqns: list[Eqn]) -> Kernel:
+        """A kernel for ``eqns`` (in order; every one but the last read only by later ones)."""
+        made = {v for e in eqns for v in e.outputs}
+        inputs: list[Var] = []
+        for e in eqns:
+            inputs.extend(v for v in e.inputs if v not in made and v not in inputs)
+        ops = "_".join(dict.fromkeys(e.prim.name for e in eqns))
+        name = ("fused_" + ops)[:40] if len(eqns) > 1 else f"{ops}_into"
+        return cls(name, eqns, inputs)
+
+    def forward(self, xp: Any, *arrays: Any, out: Any = None) -> Any:
+        if self._fn is None:
+            filename = f"<ember.jit kernel {self.name} #{next(_COUNTER)}>"
+            linecache.cache[filename] = (len(self.source), None,
+                                         self.source.splitlines(True), filename)
+            scope: dict[str, Any] = {}
+            exec(compile(self.source, filename, "exec"), scope)  # noqa: S102 - our own code
+            self._fn = scope[self.name]
+        return self._fn(xp, *arrays, out=out)
+
+    def __repr__(self) -> str:
+        return f"<kernel {self.name}>"
+
+    # -- the source ------------------------------------------------------------------------
+    def _write(self) -> str:
+        """The function's text: a layout check, the eager calls for other layouts, then the
+        calls that write into ``out``."""
+        shape = self.out.shape
+        full = [v.name for v in self.inputs if v.shape == shape]
+        params = ", ".join(["xp", *(v.name for v in self.inputs), "out=None"])
+        lines = [f"def {self.name}({params}):"]
+        checks = " and ".join(f"{n}.flags.c_contiguous" for n in full)
+        eager = self._steps(into=False)
+        if checks:
+            lines.append(f"    if not ({checks}):  # eager's calls, eager's layout")
+            lines.extend(f"        {line}" for line in self._lines(eager))
+            lines.append(f"        return {eager[-1].dst}")
+        lines.append("    if out is None or not out.flags.c_contiguous:")
+        like = next(v.name for v in self.inputs if v.dtype is self.out.dtype)
+        lines.append(f"        out = xp.empty({shape!r}, {like}.dtype)")
+        lines.extend(f"    {line}" for line in self._lines(self._steps(into=True)))
+        lines.append("    return out")
+        return "\n".join(lines) + "\n"
+
+    def _steps(self, into: bool) -> list[Step]:
+        """Each equation's buffer: with ``into``, the output's chain writes into ``out`` and
+        every step of the output's shape into its consumer's buffer when that is free."""
+        buffer: dict[Var, str] = {}
+        if into:
+            buffer[self.out] = "out"
+            for e in reversed(self.eqns):
+                dst = buffer.get(e.outputs[0])
+                if dst is None:
+                    continue
+                for v in e.inputs:  # one operand inherits the buffer; the others get their own
+                    producer = self._producer(v)
+                    if producer is not None and v.shape == e.outputs[0].shape:
+                        buffer[v] = dst
+                        break
+        steps = []
+        written: set[str] = set()
+        for e in self.eqns:
+            out = e.outputs[0]
+            dst = buffer.get(out, out.name)
+            args = [buffer.get(v, v.name) for v in e.inputs]
+            steps.append(Step(e, args, dst, dst in written or dst == "out"))
+            written.add(dst)
+        return steps
+
+    def _producer(self, v: Var) -> Eqn | None:
+        return next((e for e in self.eqns if e.outputs[0] is v), None)
+
+    @staticmethod
+    def _lines(steps: list[Step]) -> list[str]:
+        out = []
+        for step in steps:
+            code = EMITTERS[step.eqn.prim.name](step.args, step.dst, step.into)
+            out.extend(code[:-1])
+            out.append(f"{code[-1]}  # {_describe(step.eqn)}")
+        return out
+
+
+def _describe(eqn: Eqn) -> str:
+    """``v7 = mul(v5, v6)  model.py:12``: the equation a kernel line computes."""
+    args = ", ".join(v.name for v in eqn.inputs)
+    where = f"  {eqn.source}" if eqn.source is not None else ""
+    return f"{eqn.outputs[0].name} = {eqn.prim.name}({args}){where}"
