@@ -162,3 +162,17 @@ def test_in_place_writes_into_new_and_outside_tensors_follow_eager():
         out = fast(x)
     assert out.tolist() == [0.0, 6.0, 0.0]
     assert outside.tolist() == [3.0, 3.0, 3.0]
+
+
+def test_autocast_inside_the_compiled_function_is_recorded():
+    lin = ember.nn.Linear(8, 4)
+
+    def f(x):
+        with ember.autocast("cpu", dtype=ember.bfloat16):
+            return lin(x).float()
+    fast = jit.compile(f)
+    x = ember.randn(3, 8)
+    with ember.no_grad():
+        fast(x)
+        np.testing.assert_array_equal(fast(x).numpy(), f(x).numpy())
+    assert "bf16[3,4] = matmul" in str(fast.graph)
