@@ -26,6 +26,7 @@ from ember.distributed.buffers import (
     check_count,
     check_like,
     host_array,
+    in_place_sum,
     mpi,
     reducible,
     run,
@@ -43,6 +44,11 @@ def all_reduce(
 ) -> Work | None:
     """Combines ``tensor`` over the ranks (sum, product, max, min, mean), result on all."""
     g = resolve(group, "all_reduce")
+    if not async_op and in_place_sum(tensor, op):
+        MPI = mpi()
+        g.comm.Allreduce(MPI.IN_PLACE, tensor._data, MPI.SUM)
+        tensor._vc.value += 1
+        return None
     red = reducible(tensor, op, "all_reduce")
     return run(
         g.comm,
