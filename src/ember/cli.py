@@ -74,6 +74,8 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
     add("--test-size", type=int, help="test on the first N images only")
     add("--no-progress", dest="progress", action="store_false", default=None,
         help="no progress bar")
+    add("--compile", action="store_true", default=None,
+        help="compile the training step with ember.jit (forward, backward, optimizer)")
     add("--profile", type=int, default=0, metavar="N",
         help="profile N training steps instead of training; writes profile.txt, trace.json")
     train.set_defaults(run=_train)

@@ -57,3 +57,14 @@ def test_cli_with_toml_config(tmp_path, capsys):
     assert "final test accuracy" in capsys.readouterr().out
     assert main(["train", "--model", "cnn", "--out", str(out), "--resume"]) == 2
     assert "holds a mlp model, not cnn" in capsys.readouterr().err
+
+
+def test_compiled_training_gives_the_eager_losses(tmp_path):
+    eager = run(make_config({**SHORT, "epochs": 1, "out": str(tmp_path / "e")}))
+    compiled = run(make_config({**SHORT, "epochs": 1, "out": str(tmp_path / "c"),
+                                "compile": True}))
+    a, b = eager["history"]["step_loss"], compiled["history"]["step_loss"]
+    assert len(a) == len(b) == 10
+    assert all(abs(x - y) <= 1e-5 * abs(x) for x, y in zip(a, b))
+    assert compiled["history"]["test_accuracy"] == pytest.approx(
+        eager["history"]["test_accuracy"], abs=0.01)

@@ -52,6 +52,7 @@ class TrainConfig:
     test_size: int | None = None      # evaluate on the first N test images
     num_workers: int = 0
     progress: bool = True
+    compile: bool = False             # run the training step as an ember.jit graph
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def resolved(self) -> TrainConfig:

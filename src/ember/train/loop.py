@@ -44,21 +44,30 @@ def cosine_lr(base: float, step: int, total: int) -> float:
     return base * 0.5 * (1.0 + math.cos(math.pi * min(step, total) / total))
 
 
+def make_step(model: nn.Module, optimizer: Any, compile: bool = False) -> Any:
+    """One training step ``step(x, y) -> loss``; with ``compile``, an ``ember.jit`` graph."""
+    def step(x: ember.Tensor, y: ember.Tensor) -> ember.Tensor:
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+    return ember.jit.compile(step) if compile else step
+
+
 def train_epoch(model: nn.Module, optimizer: Any, loader: Any, cfg: TrainConfig,
-                epoch: int, first_step: int, total_steps: int) -> list[float]:
-    """One pass over ``loader``; returns the loss of every step."""
+                epoch: int, first_step: int, total_steps: int, step: Any = None) -> list[float]:
+    """One pass over ``loader`` with ``step`` (default: :func:`make_step`); returns the loss of
+    every step."""
     model.train()
+    step = step or make_step(model, optimizer)
     losses = []
     with Progress(len(loader), f"epoch {epoch}/{cfg.epochs}", cfg.progress) as bar:
         for i, (x, y) in enumerate(loader):
             lr = cosine_lr(cfg.lr, first_step + i, total_steps)
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            loss = F.cross_entropy(model(x), y)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
+            losses.append(step(x, y).item())
             bar.update(len(y), losses[-1])
         throughput = bar.throughput
     print(f"epoch {epoch}: train loss {sum(losses) / len(losses):.4f}, "
@@ -111,12 +120,13 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
           f"{len(train_loader.dataset)} training / {len(test_loader.dataset)} test images, "
           f"{cfg.optimizer} lr {cfg.lr} batch {cfg.batch_size}, seed {cfg.seed}")
     steps_per_epoch = len(train_loader)
+    step = make_step(model, optimizer, cfg.compile)
     for epoch in range(start, cfg.epochs + 1):
         # The data order of an epoch depends only on (seed, epoch): resuming repeats it.
         order.manual_seed(cfg.seed * 1_000_003 + epoch)
         began = time.perf_counter()
         losses = train_epoch(model, optimizer, train_loader, cfg, epoch,
-                             (epoch - 1) * steps_per_epoch, cfg.epochs * steps_per_epoch)
+                             (epoch - 1) * steps_per_epoch, cfg.epochs * steps_per_epoch, step)
         test_loss, accuracy = evaluate(model, test_loader)
         seconds = time.perf_counter() - began
         history["step_loss"] += losses
