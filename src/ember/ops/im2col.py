@@ -78,7 +78,8 @@ def pad_constant(xp: Any, x: Any, widths: tuple[tuple[int, int], ...], value: An
     if not any(lo or hi for lo, hi in widths):
         return x
     shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths, strict=True))
-    out = xp.full(shape, value, dtype=x.dtype)
+    out = xp.empty_like(x, shape=shape)  # in x's memory order (channels-last stays so)
+    out.fill(value)
     out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, widths, strict=True))] = x
     return out
 
@@ -110,10 +111,10 @@ class Unfold(Primitive):
                        zip(x.shape[2:], kernel_size, dilation, padding, stride, strict=True))
         view = windows(xp, x, kernel_size, dilation, padding, stride, counts)
         n, rows = x.shape[0], x.shape[1] * prod(kernel_size)
-        if layout == "cnl":  # (C, *kernel, N, *counts): the batch joins the GEMM's columns
+        if layout == "nlc":  # (N, *counts, C, *kernel): rows of one GEMM over the batch
             nd = len(kernel_size)
-            view = view.transpose((1, *range(2, 2 + nd), 0, *range(2 + nd, 2 + 2 * nd)))
-            return view.reshape(rows, n, prod(counts))
+            view = view.transpose((0, *range(2 + nd, 2 + 2 * nd), 1, *range(2, 2 + nd)))
+            return view.reshape(n, prod(counts), rows)
         return view.reshape(n, rows, prod(counts))
 
     def infer(self, x, *, kernel_size, dilation, padding, stride, layout="ncl"):
@@ -122,7 +123,7 @@ class Unfold(Primitive):
                              f"{len(kernel_size)} spatial dimensions, got shape {x.shape}")
         counts = window_counts(x.shape[2:], kernel_size, dilation, padding, stride, "unfold")
         n, rows = x.shape[0], x.shape[1] * prod(kernel_size)
-        return TensorSpec((rows, n, prod(counts)) if layout == "cnl" else
+        return TensorSpec((n, prod(counts), rows) if layout == "nlc" else
                           (n, rows, prod(counts)), x.dtype)
 
     def vjp(self, ctx, g):
@@ -143,32 +144,37 @@ class Fold(Primitive):
                 layout="ncl"):
         counts = tuple(out_size(s, k, d, p, st) for s, k, d, p, st in
                        zip(output_size, kernel_size, dilation, padding, stride, strict=True))
-        if layout == "cnl":  # (C·∏kernel, N, L): work on (C, N, …) and swap back at the end
-            c, n = cols.shape[0] // prod(kernel_size), cols.shape[1]
-            blocks = cols.reshape((c,) + kernel_size + (n,) + counts)
-            nd = len(kernel_size)
-            blocks = blocks.transpose((0, 1 + nd, *range(1, 1 + nd), *range(2 + nd, 2 + 2 * nd)))
-        else:
-            n, c = cols.shape[0], cols.shape[1] // prod(kernel_size)
-            blocks = cols.reshape((n, c) + kernel_size + counts)
+        nd = len(kernel_size)
         # the canvas covers the padded output and every window, even past a negative high pad
         canvas = tuple(s + lo + max(hi, 0) for s, (lo, hi) in
                        zip(output_size, padding, strict=True))
-        out = xp.zeros(blocks.shape[:2] + canvas, dtype=cols.dtype)
+        n = cols.shape[0]
+        every = slice(None)
+        if layout == "nlc":  # (N, L, C·∏kernel): sum on a channels-last canvas
+            c = cols.shape[2] // prod(kernel_size)
+            blocks = cols.reshape((n,) + counts + (c,) + kernel_size)
+            out = xp.zeros((n,) + canvas + (c,), dtype=cols.dtype)
+        else:
+            c = cols.shape[1] // prod(kernel_size)
+            blocks = cols.reshape((n, c) + kernel_size + counts)
+            out = xp.zeros((n, c) + canvas, dtype=cols.dtype)
         # one strided add per kernel offset (9 for 3×3), each over every window at once
         for offset in itertools.product(*(range(k) for k in kernel_size)):
             where = tuple(slice(o * d, o * d + st * (m - 1) + 1, st)
                           for o, d, st, m in zip(offset, dilation, stride, counts, strict=True))
-            out[(slice(None), slice(None)) + where] += blocks[(slice(None), slice(None))
-                                                              + offset]
+            if layout == "nlc":
+                out[(every,) + where + (every,)] += blocks[(every,) * (nd + 2) + offset]
+            else:
+                out[(every, every) + where] += blocks[(every, every) + offset]
         crop = tuple(slice(lo, lo + s) for s, (lo, _) in zip(output_size, padding, strict=True))
-        out = out[(slice(None), slice(None)) + crop]
-        return out.swapaxes(0, 1) if layout == "cnl" else out
+        if layout == "nlc":
+            return out[(every,) + crop + (every,)].transpose((0, nd + 1, *range(1, nd + 1)))
+        return out[(every, every) + crop]
 
     def infer(self, cols, *, output_size, kernel_size, dilation, padding, stride,
               layout="ncl"):
         k = prod(kernel_size)
-        rows, batch, blocks = (0, 1, 2) if layout == "cnl" else (1, 0, 2)
+        rows, blocks = (2, 1) if layout == "nlc" else (1, 2)
         if len(cols.shape) != 3:
             raise ShapeError(f"fold: expected a (N, C·∏kernel_size, L) input, got shape "
                              f"{cols.shape}")
@@ -178,11 +184,12 @@ class Fold(Primitive):
                              f"{kernel_size})")
         counts = window_counts(output_size, kernel_size, dilation, padding, stride, "fold")
         if cols.shape[blocks] != prod(counts):
-            raise ShapeError(f"fold: input has {cols.shape[blocks]} blocks along dimension 2 "
+            raise ShapeError(f"fold: input has {cols.shape[blocks]} blocks along dimension "
+                             f"{blocks} "
                              f"but output_size {output_size} with kernel_size {kernel_size}, "
                              f"dilation {dilation}, padding {padding}, stride {stride} has "
                              f"{prod(counts)} ({' x '.join(map(str, counts))})")
-        return TensorSpec((cols.shape[batch], cols.shape[rows] // k) + tuple(output_size),
+        return TensorSpec((cols.shape[0], cols.shape[rows] // k) + tuple(output_size),
                           cols.dtype)
 
     def vjp(self, ctx, g):
@@ -199,8 +206,8 @@ def unfold_nd(x: Tensor, *, kernel_size: tuple[int, ...], dilation: tuple[int, .
               padding: Pads, stride: tuple[int, ...], op: str = "unfold",
               layout: str = "ncl") -> Tensor:
     """im2col over any number of spatial dims, all arguments already normalised; ``op``
-    names the caller in errors. ``layout="cnl"`` gives (C·∏kernel, N, L) instead of
-    (N, C·∏kernel, L): reshaped to (C·∏kernel, N·L), one GEMM covers the whole batch."""
+    names the caller in errors. ``layout="nlc"`` gives (N, L, C·∏kernel) instead of
+    (N, C·∏kernel, L): reshaped to (N·L, C·∏kernel), one GEMM covers the whole batch."""
     window_counts(tuple(x.shape[2:]), kernel_size, dilation, padding, stride, op)
     extra = {"layout": layout} if layout != "ncl" else {}
     return apply(Unfold, x, kernel_size=kernel_size, dilation=dilation, padding=padding,

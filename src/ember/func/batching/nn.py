@@ -56,24 +56,10 @@ def _image_batch_rule(name: str) -> Any:
 
     def batch_images(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
         (x,) = xs
-        if params.get("layout") == "cnl":  # im2col columns (C·∏k, N, L): the batch is axis 1
-            return _batch_columns(p, name, b, x, params)
         n = x.shape[1]
         return split_batch(apply(p, merge_batch(x), **params), b, n)
 
     return batch_images
-
-
-def _batch_columns(p: Any, name: str, b: int, x: Any, params: dict) -> Any:
-    """unfold/fold with columns laid out (C·∏k, N, L): the vmap batch merges into N."""
-    if name == "fold":  # (B, K, N, L) → (K, B·N, L)
-        _, k, n, length = tuple(x.shape)
-        cols = reshape(apply(prim("permute"), x, dims=(1, 0, 2, 3)), (k, b * n, length))
-        return split_batch(apply(p, cols, **params), b, n)
-    n = x.shape[1]
-    out = apply(p, merge_batch(x), **params)  # (K, B·N, L) → (B, K, N, L)
-    k, _, length = tuple(out.shape)
-    return apply(prim("permute"), reshape(out, (k, b, n, length)), dims=(1, 0, 2, 3))
 
 
 for _name in ("unfold", "fold", "max_pool_indices", "adaptive_max_pool_indices"):
