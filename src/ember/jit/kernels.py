@@ -71,6 +71,24 @@ EMITTERS.update({name: _ufunc(prim.ufunc) for name, prim in PRIMITIVES.items()
 _FLOATS = frozenset(FLOATING_DTYPES)
 
 
+def writes_into(eqn: Eqn) -> bool:
+    """Whether ``eqn`` can compute into a buffer it is given: kernels, elementwise equations
+    (made kernels when given one) and plain matmuls."""
+    prim = eqn.prim
+    if isinstance(prim, Kernel):
+        return True
+    if prim is PRIMITIVES.get("matmul"):
+        return eqn.params.get("compute") is None
+    return elementwise(eqn)
+
+
+def into_kernel(eqn: Eqn) -> Kernel:
+    """The kernel that computes ``eqn`` into a given buffer."""
+    if isinstance(eqn.prim, Kernel):
+        return eqn.prim
+    return Kernel.matmul(eqn) if eqn.prim.name == "matmul" else Kernel.fuse([eqn])
+
+
 def elementwise(eqn: Eqn) -> bool:
     """Whether ``eqn`` is an elementwise primitive a kernel can compute: a known one, on float
     operands of the output's dtype (``where``'s condition boolean)."""
@@ -103,12 +121,13 @@ class Kernel:
     differentiable = False
     pure = True
 
-    def __init__(self, name: str, eqns: list[Eqn], inputs: list[Var]) -> None:
+    def __init__(self, name: str, eqns: list[Eqn], inputs: list[Var],
+                 source: str | None = None) -> None:
         self.name = name
         self.eqns = eqns  # in order; the last one makes the output
         self.inputs = inputs
         self.out = eqns[-1].outputs[0]
-        self.source = self._write()
+        self.source = source or self._write()
         self._fn: Callable | None = None
 
     @classmethod
@@ -121,6 +140,16 @@ class Kernel:
         ops = "_".join(dict.fromkeys(e.prim.name for e in eqns))
         name = ("fused_" + ops)[:40] if len(eqns) > 1 else f"{ops}_into"
         return cls(name, eqns, inputs)
+
+    @classmethod
+    def matmul(cls, eqn: Eqn) -> Kernel:
+        """A ``matmul`` (no compute dtype) that writes into ``out``: NumPy's matmul returns a
+        C-contiguous array, so a C-contiguous ``out`` keeps eager's layout."""
+        source = ("def matmul_into(xp, a, b, out=None):\n"
+                  "    if out is None or not out.flags.c_contiguous:\n"
+                  "        return xp.matmul(a, b)\n"
+                  "    return xp.matmul(a, b, out=out)\n")
+        return cls("matmul_into", [eqn], list(eqn.inputs), source)
 
     def forward(self, xp: Any, *arrays: Any, out: Any = None) -> Any:
         if self._fn is None:

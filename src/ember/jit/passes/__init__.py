@@ -14,6 +14,7 @@ from ember.jit.passes.dce import eliminate_dead_code
 from ember.jit.passes.fold import fold_constants
 from ember.jit.passes.fuse import fuse_elementwise
 from ember.jit.passes.liveness import last_uses
+from ember.jit.passes.memory import plan_memory
 from ember.jit.passes.simplify import simplify
 
 PASSES: dict[str, Callable[[Graph], Graph]] = {
@@ -22,6 +23,7 @@ PASSES: dict[str, Callable[[Graph], Graph]] = {
     "cse": eliminate_common_subexpressions,
     "dce": eliminate_dead_code,
     "fuse": fuse_elementwise,
+    "memory": plan_memory,
 }
 
 

@@ -15,7 +15,8 @@ def last_uses(graph: Graph) -> dict[int, list[Var]]:
     for i in range(len(graph.eqns) - 1, -1, -1):
         eqn = graph.eqns[i]
         dead = []
-        for v in (*eqn.inputs, *eqn.outputs):
+        written = () if eqn.out is None else (eqn.out,)  # a buffer it reuses dies after it
+        for v in (*eqn.inputs, *written, *eqn.outputs):
             if v in seen or v in keep or v.kind in ("state", "const"):
                 continue
             seen.add(v)
