@@ -64,6 +64,15 @@ def _dim(x: Tensor, dim: int) -> int:
     return dim + x.ndim if dim < 0 else dim
 
 
+class _Linear(Primitive):
+    """A collective that is a linear map of its input: its jvp is the map itself."""
+
+    save_inputs = False
+
+    def jvp(self, ctx, dx):
+        return apply(self, dx, **ctx.params)
+
+
 class _AllReduceForward(Primitive):
     """The all-reduce computation, shared by ``all_reduce`` and ``reduce_from_group``."""
 
@@ -119,7 +128,7 @@ class ReduceFromGroup(_AllReduceForward):
         return all_reduce(dx, "sum", ctx.params["group"])
 
 
-class _AllGatherForward(Primitive):
+class _AllGatherForward(_Linear):
     save_inputs = False
 
     def forward(self, xp, a, *, dim, group):
@@ -138,9 +147,6 @@ class AllGather(_AllGatherForward):
     def vjp(self, ctx, g):
         return reduce_scatter(g, ctx.params["dim"], ctx.params["group"])
 
-    def jvp(self, ctx, dx):
-        return all_gather(dx, ctx.params["dim"], ctx.params["group"])
-
 
 @primitive
 class GatherFromGroup(_AllGatherForward):
@@ -149,14 +155,10 @@ class GatherFromGroup(_AllGatherForward):
     def vjp(self, ctx, g):
         return scatter_to_group(g, ctx.params["dim"], ctx.params["group"])
 
-    def jvp(self, ctx, dx):
-        return gather_from_group(dx, ctx.params["dim"], ctx.params["group"])
-
 
 @primitive
-class ReduceScatter(Primitive):
+class ReduceScatter(_Linear):
     name = "reduce_scatter"
-    save_inputs = False
 
     def forward(self, xp, a, *, dim, group):
         n = group.size()
@@ -172,14 +174,10 @@ class ReduceScatter(Primitive):
     def vjp(self, ctx, g):
         return all_gather(g, ctx.params["dim"], ctx.params["group"])
 
-    def jvp(self, ctx, dx):
-        return reduce_scatter(dx, ctx.params["dim"], ctx.params["group"])
-
 
 @primitive
-class ScatterToGroup(Primitive):
+class ScatterToGroup(_Linear):
     name = "scatter_to_group"
-    save_inputs = False
 
     def forward(self, xp, a, *, dim, group):
         return np.split(a, group.size(), axis=dim)[group.rank()].copy()
@@ -190,14 +188,10 @@ class ScatterToGroup(Primitive):
     def vjp(self, ctx, g):
         return gather_from_group(g, ctx.params["dim"], ctx.params["group"])
 
-    def jvp(self, ctx, dx):
-        return scatter_to_group(dx, ctx.params["dim"], ctx.params["group"])
-
 
 @primitive
-class Broadcast(Primitive):
+class Broadcast(_Linear):
     name = "broadcast"
-    save_inputs = False
 
     def forward(self, xp, a, *, src, group):
         out = np.array(a, copy=True, order="C")
@@ -212,14 +206,10 @@ class Broadcast(Primitive):
         total = all_reduce(g, "sum", group)  # every rank joins the reduction to src
         return total if group.ranks[group.rank()] == src else zeros_like(g)
 
-    def jvp(self, ctx, dx):
-        return broadcast(dx, ctx.params["src"], ctx.params["group"])
-
 
 @primitive
-class CopyToGroup(Primitive):
+class CopyToGroup(_Linear):
     name = "copy_to_group"
-    save_inputs = False
 
     def forward(self, xp, a, *, group):
         return a.copy()
@@ -229,9 +219,6 @@ class CopyToGroup(Primitive):
 
     def vjp(self, ctx, g):
         return all_reduce(g, "sum", ctx.params["group"])
-
-    def jvp(self, ctx, dx):
-        return copy_to_group(dx, ctx.params["group"])
 
 
 def _op_name(op: Any) -> str:
