@@ -119,3 +119,42 @@ def test_conv2d_under_vmap_with_per_sample_gradients_matches_torch():
                            in_dims=(0, None))(torch.from_numpy(x), torch.from_numpy(w))
     for g, t in zip(got, want):
         np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_conv2d_backward_recomputes_its_columns_instead_of_keeping_them():
+    rng = np.random.default_rng(5)
+    x = ember.from_numpy(rng.standard_normal((4, 8, 16, 16)).astype(np.float32))
+    w = ember.from_numpy(rng.standard_normal((8, 8, 3, 3)).astype(np.float32)).requires_grad_()
+    with ember.memory.tracking():
+        base = ember.memory.allocated()
+        y = F.conv2d(x, w, padding=1)
+        kept = ember.memory.allocated() - base
+    assert kept < 2 * y.numel() * 4  # the output (and a bias-free view), not 9× the input
+    y.square().sum().backward()
+    xt, wt = torch.from_numpy(x.numpy()), torch.from_numpy(w.detach().numpy()).requires_grad_()
+    TF.conv2d(xt, wt, padding=1).square().sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy(), rtol=1e-4, atol=1e-3)
+
+
+def test_conv2d_input_changed_in_place_before_backward_is_an_error():
+    x = ember.randn(1, 2, 5, 5)
+    w = ember.randn(3, 2, 3, 3).requires_grad_()
+    y = F.conv2d(x, w)
+    x.add_(1.0)
+    with pytest.raises(ember.GradError, match="conv2d: its input .* modified in place"):
+        y.sum().backward()
+
+
+def test_conv2d_under_user_saved_tensor_hooks():
+    # the user's hooks see the columns (the recomputation steps aside), gradients unchanged
+    x = ember.randn(2, 3, 6, 6, dtype=ember.float64).requires_grad_()
+    w = ember.randn(4, 3, 3, 3, dtype=ember.float64).requires_grad_()
+    seen = []
+    with ember.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t) or t, lambda t: t):
+        y = F.conv2d(x, w, padding=1)
+    y.sum().backward()
+    assert any(tuple(t.shape) == (72, 27) for t in seen)
+    xt, wt = (torch.from_numpy(t.detach().numpy()).requires_grad_() for t in (x, w))
+    TF.conv2d(xt, wt, padding=1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy(), rtol=1e-10)

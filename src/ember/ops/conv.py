@@ -14,7 +14,9 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
-from ember.errors import DTypeError, ShapeError
+from ember.autograd.grad_mode import GRAD
+from ember.autograd.graph import SAVED_HOOKS, saved_tensors_hooks
+from ember.errors import DTypeError, GradError, ShapeError
 from ember.ops.im2col import Pads, batched, fold_nd, ntuple, symmetric, unfold_nd, window_counts
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
@@ -73,6 +75,42 @@ def _add_bias(out: Tensor, bias: Tensor | None, nd: int) -> Tensor:
     return out + bias.reshape((bias.shape[0],) + (1,) * nd)
 
 
+def _columns(x: Tensor, geometry: dict, op: str) -> Tensor:
+    """im2col rows (N·L, Cin·∏k) of ``x``."""
+    cols = unfold_nd(x, op=op, layout="nlc", **geometry)
+    return cols.reshape((cols.shape[0] * cols.shape[1], cols.shape[2]))
+
+
+class _Recompute:
+    """What the tape keeps instead of a convolution's columns: the input they came from."""
+
+    __slots__ = ("x", "version")
+
+    def __init__(self, x: Tensor) -> None:
+        self.x, self.version = x, x._vc.value
+
+
+def _recompute_hooks(cols: Tensor, x: Tensor, geometry: dict, op: str) -> tuple:
+    """Saved-tensor hooks for the convolution's GEMM: its columns (∏k times the input's size,
+    the largest activation of a CNN) are not kept for the weight gradient but made again
+    from the input in backward, as PyTorch's convolution keeps only its input."""
+    key = id(cols)  # (not cols itself: the hooks must not keep it alive)
+
+    def pack(t: Tensor) -> Any:
+        return _Recompute(x) if id(t) == key else t
+
+    def unpack(saved: Any) -> Tensor:
+        if type(saved) is not _Recompute:
+            return saved
+        if saved.x._vc.value != saved.version:
+            raise GradError(f"backward of {op}: its input (shape {tuple(saved.x.shape)}) was "
+                            f"modified in place after {op} used it; backward needs it. Hint: "
+                            f"call .clone() on it before the in-place op")
+        return _columns(saved.x, geometry, op)
+
+    return pack, unpack
+
+
 def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
           padding: Any, dilation: Any, groups: int) -> Tensor:
     x, added = batched(input, nd, op)
@@ -103,11 +141,18 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
         # OpenBLAS runs fastest in all three GEMMs (forward, weight and input gradients)
         if pointwise:
             cols = x.permute((0,) + tuple(range(2, 2 + nd)) + (1,)).reshape((n * length, cin))
+            out = cols @ weight.reshape((cout, -1)).transpose(0, 1)
         else:
-            cols = unfold_nd(x, kernel_size=kernel, dilation=dilation, padding=pads,
-                             stride=stride, op=op, layout="nlc")
-            cols = cols.reshape((n * length, cols.shape[2]))
-        out = cols @ weight.reshape((cout, -1)).transpose(0, 1)
+            geometry = {"kernel_size": kernel, "dilation": dilation, "padding": pads,
+                        "stride": stride}
+            cols = _columns(x, geometry, op)
+            weight_t = weight.reshape((cout, -1)).transpose(0, 1)
+            if GRAD.enabled and SAVED_HOOKS.top is None and \
+                    (x.requires_grad or weight.requires_grad):
+                with saved_tensors_hooks(*_recompute_hooks(cols, x, geometry, op)):
+                    out = cols @ weight_t
+            else:
+                out = cols @ weight_t
         # (N, *counts, Cout) memory seen as (N, Cout, *counts), channels-last: elementwise ops
         # that follow keep that layout, and the next convolution's im2col reads any
         out = out.reshape((n,) + counts + (cout,)).permute((0, nd + 1) + tuple(range(1, nd + 1)))
