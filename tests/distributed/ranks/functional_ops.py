@@ -29,14 +29,16 @@ np.testing.assert_allclose(
     F.scatter_to_group(x, dim=1).numpy(), np.split(everyone[rank], n, 1)[rank]
 )
 
-# gradients of the global function: finite differences vs vjp vs jvp
+# gradients of the global function: finite differences vs vjp vs jvp (small: every element of
+# every rank is perturbed in turn)
+xs = x[:, :2].contiguous()
 for op in ["sum", "mean", "max", "min", "product"]:
-    check_global_gradients(lambda v, op=op: F.all_reduce(v, op) * v, x)
-check_global_gradients(lambda v: F.all_gather(v.sin(), dim=0), x)
-check_global_gradients(lambda v: F.all_gather(v, dim=-1) ** 2, x)
-check_global_gradients(lambda v: F.reduce_scatter(v * v, dim=1), x)
-check_global_gradients(lambda v: F.reduce_scatter(v, dim=0).exp(), x)
-check_global_gradients(lambda v: F.broadcast(v, src=1) * (rank + 1), x)
+    check_global_gradients(lambda v, op=op: F.all_reduce(v, op) * v, xs)
+check_global_gradients(lambda v: F.all_gather(v.sin(), dim=0), xs)
+check_global_gradients(lambda v: F.all_gather(v, dim=-1) ** 2, xs)
+check_global_gradients(lambda v: F.reduce_scatter(v * v, dim=1), xs)
+check_global_gradients(lambda v: F.reduce_scatter(v, dim=0).exp(), xs)
+check_global_gradients(lambda v: F.broadcast(v, src=1) * (rank + 1), xs)
 
 # second order through all_reduce: F = sum_r sum(Y^2), Y = sum_r x_r
 xr = x.detach().requires_grad_()
