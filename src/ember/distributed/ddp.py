@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ember import nn
+from ember.autograd.grad_mode import is_grad_enabled
 from ember.distributed.buffers import mpi
 from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
 from ember.nn import parallel
@@ -148,7 +149,7 @@ class DistributedDataParallel(nn.Module):
                 self._broadcast(buffers)
         out = self.module(*args, **kwargs)
         self._sync_now = self.require_backward_grad_sync
-        if self._sync_now:
+        if self._sync_now and is_grad_enabled():  # (evaluation under no_grad has no backward)
             self._arm()
             if self.find_unused_parameters:
                 self._mark_unused(out)

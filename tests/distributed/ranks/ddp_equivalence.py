@@ -102,6 +102,8 @@ if "unused" in sys.argv:
     with pytest.raises(dist.DistributedError, match=r"no gradient to parameters \['net.skipped"):
         model(ember.ones(1, 3))
     model = dist.DistributedDataParallel(Partial(), find_unused_parameters=True)
+    with ember.no_grad():  # evaluation: no backward follows, and none is waited for
+        model(ember.ones(1, 3))
     net.zero_grad()
     model(ember.ones(1, 3) * (rank + 1)).sum().backward()
     assert float(net["used"].weight.grad.sum()) == 6 * (n + 1) / 2  # mean of 6 (rank + 1)
