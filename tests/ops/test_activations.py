@@ -168,3 +168,16 @@ def test_gelu_second_derivative_matches_torch_in_float32():
     (gt,) = torch.autograd.grad(F.gelu(xt).sum(), [xt], create_graph=True)
     (ggt,) = torch.autograd.grad(gt.sum(), [xt])
     np.testing.assert_allclose(gg.numpy(), ggt.numpy(), rtol=1e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_relu_backward_masks_exactly_like_torch(dtype):
+    # finite gradients take the multiply path; inf/nan ones the where path (0 stays 0)
+    x = np.array([-1.0, 2.0, 0.0, 3.0, -2.0, 1.0])
+    for g in ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [np.inf, np.inf, np.nan, 1.0, np.nan, -np.inf]):
+        mine = ember.tensor(x, dtype=getattr(ember, dtype)).requires_grad_()
+        ref = torch.tensor(x, dtype=getattr(torch, dtype)).requires_grad_()
+        ember.relu(mine).backward(ember.tensor(g, dtype=getattr(ember, dtype)))
+        F.relu(ref).backward(torch.tensor(g, dtype=getattr(torch, dtype)))
+        assert mine.grad.dtype.name == dtype
+        np.testing.assert_array_equal(mine.grad.float().numpy(), ref.grad.float().numpy())

@@ -23,7 +23,7 @@ from ember.ops.erf_kernel import (
 )
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
-from ember.ops.primitive import apply, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.select import where
 from ember.ops.unary import (
     Unary,
@@ -58,7 +58,34 @@ class Relu(Unary):
         return xp.maximum(a, 0)
 
     def chain(self, v, x, y):
-        return where(y > 0, v, 0)
+        return apply(ReluGrad, v, y)
+
+
+@primitive
+class ReluGrad(Primitive):
+    """relu's backward: ``v`` where relu's output ``y`` is positive, else 0. Its own op
+    because ``where`` on a random mask is branchy and ~4× slower than ``v · (y > 0)``, which
+    is exact when ``v`` is finite (checked; else ``where``)."""
+
+    name = "relu_grad"
+
+    def reads(self, ctx, i):
+        return i == 1  # linear in v: only the mask's source is read
+
+    def forward(self, xp, v, y):
+        mask = y > 0
+        if v.dtype.kind == "f" and v.shape == y.shape and bool(xp.isfinite(v).all()):
+            return xp.multiply(v, mask, dtype=v.dtype)
+        return xp.where(mask, v, xp.zeros((), v.dtype))
+
+    def infer(self, v, y):
+        return TensorSpec(tuple(v.shape), v.dtype)
+
+    def vjp(self, ctx, g):
+        return apply(ReluGrad, g, ctx.inputs[1]), None
+
+    def jvp(self, ctx, dv, dy):
+        return apply(ReluGrad, dv, ctx.inputs[1])
 
 
 @primitive

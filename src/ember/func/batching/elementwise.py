@@ -24,7 +24,7 @@ ELEMENTWISE = (
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
     "atanh", "sigmoid", "erf", "abs", "sign", "floor", "ceil", "trunc", "round",
     # activations
-    "relu", "leaky_relu", "hardtanh", "elu", "softplus", "gelu", "gelu_slope", "silu",
+    "relu", "relu_grad", "leaky_relu", "hardtanh", "elu", "softplus", "gelu", "gelu_slope", "silu",
     # conversions
     "cast", "copy",
 )
