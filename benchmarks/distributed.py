@@ -34,7 +34,7 @@ def _emit(record: dict) -> None:
 
 def worker_allreduce(repeats: int) -> None:
     """Times ``comm.Allreduce`` and ``ember.distributed.all_reduce`` on the same array,
-    interleaved so that both see the same machine load."""
+    interleaved (alternating which goes first) so that both see the same machine load."""
     import numpy as np
     from mpi4py import MPI
 
@@ -47,16 +47,17 @@ def worker_allreduce(repeats: int) -> None:
         array = np.ones(size // 4, np.float32)
         t = ember.from_numpy(array)
         raw, ours = [], []
-        for _ in range(repeats):
-            comm.Barrier()
-            start = time.perf_counter()
-            comm.Allreduce(MPI.IN_PLACE, array, MPI.SUM)
-            raw.append(time.perf_counter() - start)
-            comm.Barrier()
-            start = time.perf_counter()
-            dist.all_reduce(t)
-            ours.append(time.perf_counter() - start)
-            array[...] = 1.0  # keep the values finite
+        calls = [
+            (raw, lambda a=array: comm.Allreduce(MPI.IN_PLACE, a, MPI.SUM)),
+            (ours, lambda x=t: dist.all_reduce(x)),
+        ]
+        for i in range(repeats):
+            for times, call in calls[:: 1 if i % 2 else -1]:  # alternate which goes first
+                array[...] = 1.0  # same values, same cache state for both
+                comm.Barrier()
+                start = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - start)
         # the slowest rank's time is the collective's time
         raw_t = comm.allreduce(statistics.median(raw), op=MPI.MAX)
         ours_t = comm.allreduce(statistics.median(ours), op=MPI.MAX)
@@ -221,10 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--models", nargs="+", default=["mlp", "gpt"])
+    parser.add_argument("--models", nargs="*", default=["mlp", "gpt"])
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=30, help="all-reduce calls per size")
-    parser.add_argument("--allreduce-ranks", type=int, nargs="+", default=[2])
+    parser.add_argument("--allreduce-ranks", type=int, nargs="*", default=[2])
     parser.add_argument("--hostfile")
     parser.add_argument("--json", help="also write the records to this file")
     args = parser.parse_args(argv)
