@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import linecache
 from collections.abc import Callable
@@ -86,7 +87,8 @@ def into_kernel(eqn: Eqn) -> Kernel:
     """The kernel that computes ``eqn`` into a given buffer."""
     if isinstance(eqn.prim, Kernel):
         return eqn.prim
-    return Kernel.matmul(eqn) if eqn.prim.name == "matmul" else Kernel.fuse([eqn])
+    original = dataclasses.replace(eqn)  # kept as it was: export expands kernels back
+    return Kernel.matmul(original) if eqn.prim.name == "matmul" else Kernel.fuse([original])
 
 
 def elementwise(eqn: Eqn) -> bool:
