@@ -14,10 +14,11 @@ from ember.backend.device import (
     set_default_device,
 )
 from ember.backend.device import _default as _default_device
+from ember.backend.gemm import set_single_thread_gemm_below
 from ember.backend.threads import blas_info, cpu_count, get_num_threads, set_num_threads
 
 _default_device.append(CPU)
 
 __all__ = ["CPU", "Capabilities", "Device", "blas_info", "capabilities", "compute_dtype",
            "cpu_count", "device", "get_default_device", "get_num_threads", "register_backend",
-           "set_default_device", "set_num_threads"]
+           "set_default_device", "set_num_threads", "set_single_thread_gemm_below"]

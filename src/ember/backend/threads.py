@@ -7,6 +7,7 @@ import os
 from threadpoolctl import ThreadpoolController
 
 _controller: ThreadpoolController | None = None
+_libraries: tuple[list, int] | None = None  # (BLAS library controllers, their thread count)
 
 
 def _blas() -> ThreadpoolController:
@@ -14,6 +15,16 @@ def _blas() -> ThreadpoolController:
     if _controller is None:
         _controller = ThreadpoolController()
     return _controller
+
+
+def blas_libraries() -> tuple[list, int]:
+    """The loaded BLAS libraries' threadpoolctl controllers and their thread count (cached;
+    :func:`set_num_threads` updates it): what the GEMM kernel choice toggles."""
+    global _libraries
+    if _libraries is None:
+        libs = [lib for lib in _blas().lib_controllers if lib.user_api == "blas"]
+        _libraries = (libs, max((lib.num_threads for lib in libs), default=1))
+    return _libraries
 
 
 def blas_info() -> list[dict]:
@@ -32,7 +43,9 @@ def set_num_threads(n: int) -> None:
     """
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads: expected a positive int, got {n!r}")
+    global _libraries
     _blas().limit(limits=n, user_api="blas")
+    _libraries = None  # re-read the thread count
 
 
 def get_num_threads() -> int:

@@ -14,7 +14,7 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
-from ember.backend import compute_dtype
+from ember.backend import compute_dtype, gemm
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
 from ember.ops.convert import cast
@@ -75,8 +75,8 @@ class Matmul(Primitive):
 
     def forward(self, xp, a, b, *, compute):
         if compute is None:
-            return xp.matmul(a, b)
-        return xp.matmul(a.astype(compute.np), b.astype(compute.np)).astype(a.dtype)
+            return gemm.matmul(xp, a, b)
+        return gemm.matmul(xp, a.astype(compute.np), b.astype(compute.np)).astype(a.dtype)
 
     def infer(self, a, b, *, compute):
         if a.dtype is not b.dtype:

@@ -1,0 +1,47 @@
+"""The GEMM kernel choice: small products on one BLAS thread, the thread count restored."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.backend import gemm, threads
+
+
+class Watched(np.ndarray):
+    """An array that records the BLAS thread count whenever a ufunc (matmul) runs on it."""
+
+    seen: list = []
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        Watched.seen.append(max(lib.num_threads for lib in threads.blas_libraries()[0]))
+        return getattr(ufunc, method)(*(np.asarray(i) for i in inputs), **kwargs)
+
+
+@pytest.mark.parametrize(("shape", "threads_inside"), [
+    ((1, 1024, 1024), 1),     # a GEMV: one thread
+    ((8, 32, 32), 2),         # tiny: OpenBLAS keeps it on one thread itself, left alone
+    ((512, 512, 512), 2),     # large: all threads
+])
+def test_threads_by_product_size(shape, threads_inside):
+    ember.set_num_threads(2)
+    m, k, n = shape
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    Watched.seen = []
+    out = gemm.matmul(np, a.view(Watched), b)
+    assert Watched.seen == [threads_inside]
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12)
+    assert ember.get_num_threads() == 2
+
+
+def test_the_threshold_is_settable_and_checked():
+    ember.set_num_threads(2)
+    ember.backend.set_single_thread_gemm_below(0)
+    try:
+        Watched.seen = []
+        gemm.matmul(np, np.ones((1, 1024)).view(Watched), np.ones((1024, 1024)))
+        assert Watched.seen == [2]
+    finally:
+        ember.backend.set_single_thread_gemm_below(1 << 22)
+    with pytest.raises(ValueError, match="set_single_thread_gemm_below"):
+        ember.backend.set_single_thread_gemm_below(-1)
