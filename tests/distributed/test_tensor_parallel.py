@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+import ember
 from ember.distributed.tensor_parallel import shard, unshard
 from tests.distributed.harness import needs_mpi, reports, run_ranks
 
@@ -18,8 +19,6 @@ def test_tensor_parallel_matches_unsharded(n):
 
 
 def test_shard_and_unshard_in_one_process():
-    import ember
-
     x = ember.arange(24).view(2, 12)
     parts = [shard(x, 1, r, 2, stride=3) for r in range(2)]
     assert parts[0].tolist() == [[0, 1, 4, 5, 8, 9], [12, 13, 16, 17, 20, 21]]
