@@ -40,17 +40,6 @@ def test_training_flag_is_part_of_the_signature_and_explained():
     assert "BatchNorm1d.training: True -> False" in jit.explain()[-1]
 
 
-def test_outputs_that_need_grad_run_eagerly_and_say_why():
-    model = _mlp()
-    fast = jit.compile(model)
-    x = ember.randn(3, 4)
-    fast(x)
-    out = fast(x)  # the second call: eager, so backward reaches the parameters
-    out.sum().backward()
-    assert model[0].weight.grad is not None
-    assert "outputs require grad" in jit.explain()[-1]
-
-
 def test_gradients_without_zero_grad_accumulate_as_in_eager():
     def run(compiled):
         model = _mlp()

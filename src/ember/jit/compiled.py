@@ -19,6 +19,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import GRAD
 from ember.func.pytree import tree_flatten, tree_unflatten
+from ember.jit.autodiff import CompiledCall, Joint, split, trace_backward
 from ember.jit.codegen import Generated, generate
 from ember.jit.discover import Reach, reach
 from ember.jit.ir import Graph
@@ -78,7 +79,9 @@ class Entry:
     out_consts: list
     device: Any
     trace_seconds: float
-    eager: bool = False  # outputs carry autograd history, which compiled code cannot give
+    joint: Joint | None = None  # outputs that need grad: the call is one autograd node
+    backward: Generated | None = None
+    n_saved: int = 0  # the forward's trailing outputs are the values the backward reads
 
 
 class CompiledFunction:
@@ -103,6 +106,7 @@ class CompiledFunction:
         self.entries: dict[tuple, Entry] = {}
         self.last: Entry | None = None
         self.reach: Reach | None = None
+        self.watch_grads = True  # until a trace shows the function never touches a .grad
         functools.update_wrapper(self, fn, updated=())
 
     # -- calling ---------------------------------------------------------------------------
@@ -115,10 +119,12 @@ class CompiledFunction:
         entry = self.entries.get(key)
         if entry is None:
             return self._trace(key, args, kwargs)
-        if entry.eager:
-            return self.fn(*args, **kwargs)
+        if entry.joint is not None:  # a differentiable call: one autograd node
+            outs = CompiledCall.apply(entry, *tensors, *entry.joint.params)
+            return self._rebuild(entry, outs if isinstance(outs, tuple) else (outs,))
         arrays = entry.generated.fn(*(t._data for t in tensors))
-        return self._rebuild(entry, arrays)
+        dev = entry.device
+        return self._rebuild(entry, [_wrap(a, dev) for a in arrays if a is not None])
 
     def _key(self, args: tuple, kwargs: dict) -> tuple[list[Tensor], tuple]:
         leaves, spec = tree_flatten((args, kwargs))
@@ -131,12 +137,14 @@ class CompiledFunction:
             else:
                 parts.append(("value", _hashable(leaf, i)))
         statics = tuple(_hashable(args[i], i) for i in self.static_argnums if i < len(args))
-        return tensors, (spec, tuple(parts), statics, GRAD.enabled, self.reach.guard())
+        return tensors, (spec, tuple(parts), statics, GRAD.enabled,
+                         self.reach.guard(self.watch_grads))
 
-    def _rebuild(self, entry: Entry, arrays: tuple) -> Any:
-        dev = entry.device
-        leaves = [(_wrap(a, dev) if a is not None else c) for a, c in
-                  zip(arrays, entry.out_consts)]
+    def _rebuild(self, entry: Entry, tensors: list | tuple) -> Any:
+        """The function's return value: its tensor leaves from ``tensors``, in order, and its
+        other leaves as they were when traced."""
+        it = iter(tensors)
+        leaves = [next(it) if c is None else c for c in entry.out_consts]
         return tree_unflatten(leaves, entry.out_spec)
 
     # -- tracing ---------------------------------------------------------------------------
@@ -150,27 +158,30 @@ class CompiledFunction:
         leaves, spec = tree_flatten((args, kwargs))
         tracer = Tracer(self.name, self.reach.labels, self.reach.params)
         with tracer:
-            for leaf in leaves:
-                if isinstance(leaf, Tensor):
-                    tracer.add_input(leaf)
+            inputs = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
+            for t in inputs:
+                tracer.add_input(t)
             out = self.fn(*args, **kwargs)
             out_leaves, out_spec = tree_flatten(out)
+            joint = None
+            if not tracer.ran_backward and any(isinstance(x, Tensor) and x.requires_grad
+                                               for x in out_leaves):
+                joint = trace_backward(tracer, inputs, out_leaves)
             graph = tracer.finish(out_leaves)
-        graph, frees = optimize(graph, self.passes)
-        device = next((t._device for t in leaves if isinstance(t, Tensor)), None) or \
-            _default_device()
-        generated = generate(graph, device.xp, device, frees)
+        device = inputs[0]._device if inputs else _default_device()
         consts = [None if isinstance(x, Tensor) else x for x in out_leaves]
-        entry = Entry(graph, generated, out_spec, consts, device, time.perf_counter() - start)
-        if not tracer.ran_backward and any(isinstance(x, Tensor) and x.requires_grad
-                                           for x in out_leaves):
-            entry.eager = True
-            JIT.reasons.append(
-                f"{self.name}: runs eagerly for this signature: its outputs require grad, and "
-                "compiled code returns plain values (a later backward() would not reach the "
-                "parameters). Hint: compile the whole training step (forward, backward(), "
-                "optimizer step), or call it under ember.no_grad() for inference")
-            log.info("ember.jit: %s", JIT.reasons[-1])
+        backward, n_saved = None, 0
+        if joint is not None:
+            graph, back, saved = split(graph, joint)
+            back, frees = optimize(back, self.passes)
+            backward, n_saved = generate(back, device.xp, device, frees), len(saved)
+        graph, frees = optimize(graph, self.passes)
+        generated = generate(graph, device.xp, device, frees)
+        entry = Entry(graph, generated, out_spec, consts, device, time.perf_counter() - start,
+                      joint, backward, n_saved)
+        if not graph.grads and not any(ref.grad for ref in graph.state) and not self.entries:
+            self.watch_grads = False  # (a model's forward: .grad is none of its business)
+            key = self._key(args, kwargs)[1]
         self.entries[key] = entry
         self.last = entry
         return out

@@ -62,10 +62,11 @@ class Reach:
         if t.requires_grad:
             self.params.append(t)
 
-    def guard(self) -> tuple:
-        """The part of the cache key that this state decides."""
+    def guard(self, grads: bool = True) -> tuple:
+        """The part of the cache key that this state decides (with ``grads``, whether each
+        parameter's ``.grad`` is set)."""
         return (tuple(m.training for m in self.modules),
-                tuple(p.grad is None for p in self.params))
+                tuple(p.grad is None for p in self.params) if grads else ())
 
     def guard_names(self) -> tuple[list[str], list[str]]:
         """Readable names for the entries of :meth:`guard` (for recompile reasons)."""

@@ -60,6 +60,7 @@ class Tracer:
         self.count = 0
         self.backward_of: Source | None = None  # set while a vjp rule runs
         self.ran_backward = False
+        self.binds_grads = False  # an optimizer step sets .grad while the compiled code runs
         self.node_source: dict[int, Source | None] = {}
         self.entry_grads: dict[int, Any] = {}  # id(param) -> its .grad when first seen
         self.state_tensors: dict[int, Tensor] = {}
@@ -193,6 +194,7 @@ class Tracer:
         """Records ``opt.step()`` as one effect equation over parameters and gradients, and
         runs it (the trace goes on with the updated values)."""
         params = [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
+        self.binds_grads = True
         in_vars = [self.var_of(p) for p in params] + [self.var_of(p.grad) for p in params]
         result = run()
         out_vars = [self.new_var(p._data, "eqn") for p in params]
@@ -253,7 +255,9 @@ class Tracer:
             final = self.var_of(t)
             if final is not ref.var:
                 g.writes.append((t, final))
-            if t.requires_grad or t.grad is not self.entry_grads.get(id(t)):
+            # (an optimizer effect binds .grad at run time: the end state is then written too)
+            if t.grad is not self.entry_grads.get(id(t)) or (
+                    t.requires_grad and self.binds_grads):
                 g.grads.append((t, None if t.grad is None else self.var_of(t.grad)))
         return g
 
