@@ -16,6 +16,8 @@ CASES = [
         S(arg(2, 5, 3, noncontig=True), arg(2, 3)),
         S(arg(3), arg(3)),                             # 1-D weight: one output
         S(arg(0, 3), arg(2, 3), arg(2)),
+        S(arg(2, 4, 3), arg(5, 3), arg(5)),            # leading dims folded into one GEMM
+        S(arg(0, 2, 3), arg(2, 3)),
     ]),
     OpCase("bilinear", F.bilinear, TF.bilinear, [
         S(arg(4, 2), arg(4, 3), arg(5, 2, 3), arg(5)),

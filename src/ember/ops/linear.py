@@ -29,7 +29,17 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.dtype is not weight.dtype and not DISPATCH.casting:
         raise DTypeError(f"linear: input is {input.dtype.name} but weight is "
                          f"{weight.dtype.name}; they must match")
-    out = input @ weight.t()
+    if input.ndim > 2 and weight.ndim == 2:
+        # (…, in) as one (rows, in) matrix: one GEMM, and the weight gradient one GEMM too,
+        # not a batch of them summed over the leading dims
+        lead = tuple(input.shape[:-1])
+        rows = 1
+        for s in lead:
+            rows *= s
+        out = (input.reshape((rows, input.shape[-1])) @ weight.t()).reshape(
+            lead + (weight.shape[0],))
+    else:
+        out = input @ weight.t()
     if bias is None:
         return out
     if DISPATCH.casting and bias.dtype is not out.dtype:  # autocast: one low-precision GEMM
