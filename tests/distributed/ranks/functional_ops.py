@@ -84,4 +84,14 @@ _, expected = torch.func.jvp(
     (torch.tensor(dX),),
 )
 np.testing.assert_allclose(tangent.numpy(), expected.numpy(), rtol=1e-10)
+# vmap: the batched collective equals the collective of each batch element
+xb = ember.tensor(np.stack([everyone[rank], 2 * everyone[rank], -everyone[rank]]))
+for fn in (
+    lambda v: F.all_gather(v, dim=1),
+    lambda v: F.reduce_scatter(v, dim=-1),
+    lambda v: F.all_reduce(v, "max"),
+    lambda v: F.broadcast(v, src=1),
+):
+    looped = ember.stack([fn(xb[i]) for i in range(3)])
+    np.testing.assert_allclose(ember.func.vmap(fn)(xb).numpy(), looped.numpy())
 report("ok")
