@@ -111,3 +111,47 @@ def test_normalize_zero_vector_has_finite_gradient():
     x = ember.zeros(2, 3, requires_grad=True)
     F.normalize(x, dim=1).sum().backward()
     assert np.isfinite(x.grad.numpy()).all()
+
+
+def test_standardize_gradients_through_its_mean_and_variance_match_torch():
+    from ember.ops.normalization import Standardize
+    from ember.ops.primitive import apply
+
+    x = np.random.default_rng(6).standard_normal((3, 4, 5))
+    mine = ember.from_numpy(x.copy()).requires_grad_()
+    ref = torch.from_numpy(x.copy()).requires_grad_()
+    y, mean, var = apply(Standardize, mine, dims=(0, 2), eps=1e-5)
+    var_t, mean_t = torch.var_mean(ref, dim=(0, 2), keepdim=True, correction=0)
+    y_t = (ref - mean_t) / torch.sqrt(var_t + 1e-5)
+    w = np.random.default_rng(7).standard_normal((3, 4, 5))
+    loss = (y * ember.from_numpy(w)).sum() + (mean ** 2).sum() + (var * 3).sum()
+    loss_t = (y_t * torch.from_numpy(w)).sum() + (mean_t ** 2).sum() + (var_t * 3).sum()
+    (g,) = ember.autograd.grad(loss, [mine], create_graph=True)
+    (gt,) = torch.autograd.grad(loss_t, [ref], create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), gt.detach().numpy(), rtol=1e-9, atol=1e-12)
+    (gg,) = ember.autograd.grad((g * g).sum(), [mine])
+    (ggt,) = torch.autograd.grad((gt * gt).sum(), [ref])
+    np.testing.assert_allclose(gg.numpy(), ggt.numpy(), rtol=1e-8, atol=1e-10)
+    # forward mode, all three outputs
+    d = np.random.default_rng(8).standard_normal((3, 4, 5))
+    _, tangents = ember.autograd.forward.jvp(
+        lambda t: apply(Standardize, t, dims=(0, 2), eps=1e-5), (ember.from_numpy(x),),
+        (ember.from_numpy(d),))
+
+    def f(t):
+        v, m = torch.var_mean(t, dim=(0, 2), keepdim=True, correction=0)
+        return (t - m) / torch.sqrt(v + 1e-5), m, v
+
+    _, want = torch.func.jvp(f, (torch.from_numpy(x),), (torch.from_numpy(d),))
+    for a, b in zip(tangents, want):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_norms_under_vmap_match_torch():
+    x = np.random.default_rng(9).standard_normal((3, 4, 2, 5))
+    got = ember.func.vmap(lambda t: F.layer_norm(t, (5,)))(ember.from_numpy(x))
+    want = torch.func.vmap(lambda t: TF.layer_norm(t, (5,)))(torch.from_numpy(x))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+    got = ember.func.vmap(lambda t: F.group_norm(t, 2))(ember.from_numpy(x))
+    want = torch.func.vmap(lambda t: TF.group_norm(t, 2))(torch.from_numpy(x))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)

@@ -123,3 +123,10 @@ rule("scaled_dot_product_attention")(_attention_rule(
     "scaled_dot_product_attention", lambda n: (2,) * n))
 rule("scaled_dot_product_attention_backward")(_attention_rule(
     "scaled_dot_product_attention_backward", lambda n: (2,) * (n - 2) + (1, 2)))
+
+
+@rule("standardize")
+def _standardize(b: int, xs: tuple, bs: tuple, *, dims: tuple, eps: float) -> Any:
+    # non-negative dims move past the batch axis; negative ones (layer norm's) stay put
+    return apply(prim("standardize"), xs[0], dims=tuple(d + 1 if d >= 0 else d for d in dims),
+                 eps=eps)
