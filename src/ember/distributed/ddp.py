@@ -187,8 +187,11 @@ class DistributedDataParallel(nn.Module):
                 return None
             b, i = self._where[id(p)]
             bucket = self._buckets[b]
-            local = grad._data if p.grad is None else p.grad._data + grad._data
-            bucket.slot(i)[...] = local.reshape(-1)
+            slot = bucket.slot(i).reshape(p.shape)  # a view: strided gradients copy once
+            if p.grad is None:
+                slot[...] = grad._data
+            else:  # gradients accumulated under no_sync, plus this backward's
+                np.add(p.grad._data, grad._data, out=slot, casting="unsafe")
             p.grad = None  # the engine stores the returned tensor as the new .grad
             out = _wrap(np.empty(p.shape, p._data.dtype), p._device)
             bucket.outs[i] = out._data
@@ -214,10 +217,9 @@ class DistributedDataParallel(nn.Module):
         n = self._group.size()
         for bucket in self._buckets:
             bucket.work.Wait()
-            bucket.flat /= n
             for i, out in enumerate(bucket.outs):
-                if out is not None:
-                    out[...] = bucket.slot(i).reshape(out.shape)
+                if out is not None:  # the mean, in one pass into the gradient's memory
+                    np.divide(bucket.slot(i).reshape(out.shape), n, out=out)
             bucket.outs = [None] * len(bucket.params)
         self._armed = False
 
