@@ -2,14 +2,17 @@
 
 Two equations are the same computation when they apply the same primitive to the same
 variables with equal params. Sampling primitives (each call draws new numbers) and effects
-are never merged.
+are never merged. Nor is a computation that makes more bytes than it reads (``unfold``, im2col
+of a convolution): eager backward recomputes it from inputs that are kept anyway rather than
+keep it from forward to backward, and merging would keep it, raising the peak.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from ember.jit.ir import Effect, Graph, Var
+from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.ops.random import Sample
 
 
@@ -24,7 +27,7 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
     kept = []
     for eqn in graph.eqns:
         eqn.inputs = [rename.get(v, v) for v in eqn.inputs]
-        if isinstance(eqn.prim, Effect | Sample):
+        if isinstance(eqn.prim, Effect | Sample) or _expands(eqn):
             kept.append(eqn)
             continue
         key = (id(eqn.prim), tuple(v.id for v in eqn.inputs), _params_key(eqn.params))
@@ -37,6 +40,16 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
     graph.eqns = kept
     rename_ends(graph, rename)
     return graph
+
+
+def _expands(eqn: Eqn) -> bool:
+    if eqn.prim.view:
+        return False
+    return sum(map(_nbytes, eqn.outputs)) > sum(map(_nbytes, set(eqn.inputs)))
+
+
+def _nbytes(v: Var) -> int:
+    return math.prod(v.shape) * v.dtype.itemsize
 
 
 def rename_ends(graph: Graph, rename: dict[Var, Var]) -> None:

@@ -7,15 +7,19 @@ A buffer is given only when nothing can still see it: it was made fresh by such 
 (never a state, input or constant), every variable that may alias it (views, and results of
 primitives that may return their input) is dead, and none of them escapes (graph outputs,
 writes, gradients, an effect's inputs). The dead variable's ``del`` moves after the equation
-that reuses its buffer. Parameters are already updated in place by the optimizer's effect.
+that reuses its buffer, and a buffer is only held that long where the step's memory stays
+below its peak without reuse. Parameters are already updated in place by the optimizer's effect.
 """
 
 from __future__ import annotations
 
+import math
+
 from ember.jit.ir import Effect, Graph, Var
 from ember.jit.kernels import into_kernel, writes_into
+from ember.jit.passes.liveness import last_uses
 
-WINDOW = 8  # equations a dead buffer waits for a taker: held longer, it could raise the peak
+WINDOW = 16  # equations a dead buffer may wait for a taker
 
 
 def plan_memory(graph: Graph) -> Graph:
@@ -32,6 +36,9 @@ def plan_memory(graph: Graph) -> Graph:
     for base, at in death.items():
         if base not in pinned:
             freed.setdefault(at, []).append(base)
+    read_last = {v: i for i, eqn in enumerate(graph.eqns) for v in (*eqn.outputs, *eqn.inputs)}
+    live = _live_bytes(graph)
+    peak = max(live, default=0)
     pool: dict[tuple, list[tuple[int, Var]]] = {}
     for i, eqn in enumerate(graph.eqns):
         for base in freed.get(i - 1, ()):
@@ -39,14 +46,44 @@ def plan_memory(graph: Graph) -> Graph:
         if id(eqn) not in fresh or not eqn.outputs[0].shape:
             continue
         out = eqn.outputs[0]
-        waiting = pool.get((out.shape, out.dtype))
-        while waiting and i - waiting[-1][0] > WINDOW:
-            waiting.pop()
-        if waiting:
-            _, donor = waiting.pop()  # the most recently freed: warmest in cache
+        waiting = pool.get((out.shape, out.dtype), [])
+        size = _nbytes(out)
+        for k in range(len(waiting) - 1, -1, -1):  # the most recently freed first: warmest
+            donor = waiting[k][1]
+            at = read_last[donor]  # the donor's name stays bound from here to its taker
+            held = live[at + 1:i]
+            if i - at > WINDOW or max(held, default=0) + size > peak:
+                continue
+            del waiting[k]
+            for j in range(at + 1, i):
+                live[j] += size
             eqn.prim, eqn.params, eqn.out = into_kernel(eqn), {}, donor
             eqn.inputs = list(eqn.prim.inputs)
+            break
     return graph
+
+
+def _nbytes(v: Var) -> int:
+    return math.prod(v.shape) * v.dtype.itemsize
+
+
+def _live_bytes(graph: Graph) -> list[int]:
+    """Bytes of equation results alive while each equation runs, before any reuse: a held
+    dead buffer must not lift the step's peak above this one's."""
+    n = len(graph.eqns)
+    end = {v: i for i, dead in last_uses(graph).items() for v in dead}
+    delta = [0] * (n + 1)
+    for i, eqn in enumerate(graph.eqns):
+        if isinstance(eqn.prim, Effect) or eqn.prim.view:
+            continue
+        for v in eqn.outputs:
+            delta[i] += _nbytes(v)
+            delta[end.get(v, n - 1) + 1] -= _nbytes(v)
+    live, now = [], 0
+    for d in delta[:n]:
+        now += d
+        live.append(now)
+    return live
 
 
 def _holders(graph: Graph, fresh: set[int]) -> dict[Var, set[Var]]:
