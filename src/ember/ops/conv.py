@@ -76,7 +76,7 @@ def _add_bias(out: Tensor, bias: Tensor | None, nd: int) -> Tensor:
 
 
 def _columns(x: Tensor, geometry: dict, op: str) -> Tensor:
-    """im2col rows (N·L, Cin·∏k) of ``x``."""
+    """im2col rows (N·L, ∏k·Cin) of ``x``."""
     cols = unfold_nd(x, op=op, layout="nlc", **geometry)
     return cols.reshape((cols.shape[0] * cols.shape[1], cols.shape[2]))
 
@@ -135,7 +135,7 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
         all(p == (0, 0) for p in pads)
     length = prod(counts)
     if groups == 1:
-        # columns (N·L, Cin·∏k): one GEMM over the whole batch (a batch of small GEMMs runs far
+        # columns (N·L, ∏k·Cin): one GEMM over the whole batch (a batch of small GEMMs runs far
         # below BLAS's rate on deep layers, where L is 16–64), its weight gradient one GEMM
         # too (not a batched product summed over N). Of the two orientations this is the one
         # OpenBLAS runs fastest in all three GEMMs (forward, weight and input gradients)
@@ -146,7 +146,9 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
             geometry = {"kernel_size": kernel, "dilation": dilation, "padding": pads,
                         "stride": stride}
             cols = _columns(x, geometry, op)
-            weight_t = weight.reshape((cout, -1)).transpose(0, 1)
+            # the columns are ordered (*kernel, Cin): the weight's channels go last to match
+            weight_t = weight.permute((0,) + tuple(range(2, 2 + nd)) + (1,)).reshape(
+                (cout, -1)).transpose(0, 1)
             if GRAD.enabled and SAVED_HOOKS.top is None and \
                     (x.requires_grad or weight.requires_grad):
                 with saved_tensors_hooks(*_recompute_hooks(cols, x, geometry, op)):

@@ -72,24 +72,29 @@ def batched(input: Tensor, spatial: int, op: str) -> tuple[Tensor, bool]:
                      f"(N, C, {dims}) input, got shape {tuple(input.shape)}")
 
 
-def pad_constant(xp: Any, x: Any, widths: tuple[tuple[int, int], ...], value: Any = 0) -> Any:
+def pad_constant(xp: Any, x: Any, widths: tuple[tuple[int, int], ...], value: Any = 0,
+                 channels_last: bool = False) -> Any:
     """``x`` with ``widths[i]`` (low, high) elements of ``value`` around each dimension i (all
-    non-negative); ``x`` itself when there is nothing to add. Faster than ``xp.pad``."""
+    non-negative); ``x`` itself when there is nothing to add. Faster than ``xp.pad``. With
+    ``channels_last`` the copy of a (N, C, …) ``x`` has dimension 1 innermost in memory."""
     if not any(lo or hi for lo, hi in widths):
         return x
     shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths, strict=True))
-    out = xp.empty_like(x, shape=shape)  # in x's memory order (channels-last stays so)
+    if channels_last:
+        out = xp.moveaxis(xp.empty((shape[0],) + shape[2:] + (shape[1],), x.dtype), -1, 1)
+    else:
+        out = xp.empty_like(x, shape=shape)  # in x's memory order
     out.fill(value)
     out[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, widths, strict=True))] = x
     return out
 
 
 def windows(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, stride: tuple,
-            counts: tuple, value: Any = 0) -> Any:
+            counts: tuple, value: Any = 0, channels_last: bool = False) -> Any:
     """A strided (N, C, *kernel, *counts) view of the windows of ``x`` padded with ``value``
-    (no copy beyond the padding)."""
+    (no copy beyond the padding, made channels-last on request)."""
     x = pad_constant(xp, x, ((0, 0), (0, 0)) + tuple((lo, max(hi, 0)) for lo, hi in pads),
-                     value)
+                     value, channels_last)
     s = x.strides
     space = s[2:]
     return xp.lib.stride_tricks.as_strided(
@@ -109,12 +114,16 @@ class Unfold(Primitive):
     def forward(self, xp, x, *, kernel_size, dilation, padding, stride, layout="ncl"):
         counts = tuple(out_size(s, k, d, p, st) for s, k, d, p, st in
                        zip(x.shape[2:], kernel_size, dilation, padding, stride, strict=True))
-        view = windows(xp, x, kernel_size, dilation, padding, stride, counts)
         n, rows = x.shape[0], x.shape[1] * prod(kernel_size)
-        if layout == "nlc":  # (N, *counts, C, *kernel): rows of one GEMM over the batch
+        if layout == "nlc":
+            # (N, *counts, *kernel, C): rows of one GEMM over the batch, each window's channels
+            # contiguous, read from a channels-last copy (long inner loops in the copy)
+            view = windows(xp, x, kernel_size, dilation, padding, stride, counts,
+                           channels_last=True)
             nd = len(kernel_size)
-            view = view.transpose((0, *range(2 + nd, 2 + 2 * nd), 1, *range(2, 2 + nd)))
+            view = view.transpose((0, *range(2 + nd, 2 + 2 * nd), *range(2, 2 + nd), 1))
             return view.reshape(n, prod(counts), rows)
+        view = windows(xp, x, kernel_size, dilation, padding, stride, counts)
         return view.reshape(n, rows, prod(counts))
 
     def infer(self, x, *, kernel_size, dilation, padding, stride, layout="ncl"):
@@ -150,9 +159,9 @@ class Fold(Primitive):
                        zip(output_size, padding, strict=True))
         n = cols.shape[0]
         every = slice(None)
-        if layout == "nlc":  # (N, L, C·∏kernel): sum on a channels-last canvas
+        if layout == "nlc":  # (N, L, ∏kernel·C): sum on a channels-last canvas
             c = cols.shape[2] // prod(kernel_size)
-            blocks = cols.reshape((n,) + counts + (c,) + kernel_size)
+            blocks = cols.reshape((n,) + counts + kernel_size + (c,))
             out = xp.zeros((n,) + canvas + (c,), dtype=cols.dtype)
         else:
             c = cols.shape[1] // prod(kernel_size)
@@ -163,7 +172,7 @@ class Fold(Primitive):
             where = tuple(slice(o * d, o * d + st * (m - 1) + 1, st)
                           for o, d, st, m in zip(offset, dilation, stride, counts, strict=True))
             if layout == "nlc":
-                out[(every,) + where + (every,)] += blocks[(every,) * (nd + 2) + offset]
+                out[(every,) + where + (every,)] += blocks[(every,) * (nd + 1) + offset]
             else:
                 out[(every, every) + where] += blocks[(every, every) + offset]
         crop = tuple(slice(lo, lo + s) for s, (lo, _) in zip(output_size, padding, strict=True))
@@ -206,8 +215,9 @@ def unfold_nd(x: Tensor, *, kernel_size: tuple[int, ...], dilation: tuple[int, .
               padding: Pads, stride: tuple[int, ...], op: str = "unfold",
               layout: str = "ncl") -> Tensor:
     """im2col over any number of spatial dims, all arguments already normalised; ``op``
-    names the caller in errors. ``layout="nlc"`` gives (N, L, C·∏kernel) instead of
-    (N, C·∏kernel, L): reshaped to (N·L, C·∏kernel), one GEMM covers the whole batch."""
+    names the caller in errors. ``layout="nlc"`` gives (N, L, ∏kernel·C), the channels
+    innermost, instead of (N, C·∏kernel, L): reshaped to (N·L, ∏kernel·C), one GEMM covers
+    the whole batch (with the weight's channels moved last to match)."""
     window_counts(tuple(x.shape[2:]), kernel_size, dilation, padding, stride, op)
     extra = {"layout": layout} if layout != "ncl" else {}
     return apply(Unfold, x, kernel_size=kernel_size, dilation=dilation, padding=padding,
