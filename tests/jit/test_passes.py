@@ -1,0 +1,309 @@
+"""Simplification, elementwise fusion and memory planning on hand-built graphs: each pass's
+structure, and the same numbers (bit for bit) as the graph before it."""
+
+from __future__ import annotations
+
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ember
+from ember.jit.codegen import generate
+from ember.jit.ir import Effect, Eqn, Graph, StateRef, Var
+from ember.jit.kernels import EMITTERS, Kernel
+from ember.jit.passes import last_uses
+from ember.jit.passes.dce import eliminate_dead_code
+from ember.jit.passes.fuse import fuse_elementwise
+from ember.jit.passes.memory import plan_memory
+from ember.jit.passes.simplify import simplify
+from ember.ops.primitive import PRIMITIVES, TensorSpec
+
+CPU = ember.device("cpu")
+
+
+class Graphs:
+    """Builds a graph by hand; output specs come from each primitive's infer rule."""
+
+    def __init__(self, dtype=ember.float32):
+        self.g = Graph("g")
+        self.ids = iter(range(1, 10_000))
+        self.dtype = dtype
+
+    def _var(self, shape, kind, dtype=None):
+        return Var(next(self.ids), shape, dtype or self.dtype, kind)
+
+    def input(self, *shape, dtype=None):
+        v = self._var(shape, "input", dtype)
+        self.g.inputs.append(v)
+        return v
+
+    def const(self, value, dtype=None):
+        dtype = dtype or self.dtype
+        array = np.asarray(value, dtype=dtype.np)
+        v = self._var(array.shape, "const", dtype)
+        self.g.consts[v] = array
+        return v
+
+    def state(self, tensor):
+        v = self._var(tuple(tensor.shape), "state", tensor.dtype)
+        self.g.state.append(StateRef(v, tensor, "w"))
+        return v
+
+    def __call__(self, name, *ins, **params):
+        prim = PRIMITIVES[name]
+        spec = prim.infer(*(TensorSpec(v.shape, v.dtype) for v in ins), **params)
+        out = self._var(spec.shape, "eqn", spec.dtype)
+        self.g.eqns.append(Eqn(prim, list(ins), params, [out]))
+        return out
+
+    def returns(self, *outs):
+        self.g.outputs = list(outs)
+        return self.g
+
+
+def run(g, *arrays, frees=None):
+    return generate(g, np, CPU, frees).fn(*arrays)
+
+
+def names(g):
+    return [e.prim.name for e in g.eqns]
+
+
+def rand(*shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def same(before, after):
+    for a, b in zip(before, after):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+
+
+def check(g, pass_, *arrays):
+    """Runs ``pass_`` (and DCE), checks the numbers are unchanged; returns the new graph."""
+    before = run(g, *(a.copy() for a in arrays))
+    g = eliminate_dead_code(pass_(g))
+    after = run(g, *(a.copy() for a in arrays), frees=last_uses(g))
+    same(before, after)
+    return g
+
+
+# -- simplify ----------------------------------------------------------------------------------
+def test_an_expand_feeding_a_broadcasting_op_is_not_materialised():
+    b = Graphs()
+    x, z = b.input(4, 1), b.input(4, 3)
+    y = b("mul", b("expand", x, shape=(4, 3)), z)
+    g = check(b.returns(y), simplify, rand(4, 1), rand(4, 3, seed=1))
+    assert names(g) == ["mul"] and g.eqns[0].inputs == [x, z]
+
+
+def test_an_expand_that_fixes_the_result_shape_stays():
+    b = Graphs()
+    x, s = b.input(3), b.input(3)
+    y = b("add", b("expand", x, shape=(2, 3)), s)
+    g = check(b.returns(y), simplify, rand(3), rand(3, seed=1))
+    assert names(g) == ["expand", "add"]
+
+
+def test_sum_to_of_expand_is_dropped_only_when_nothing_is_repeated():
+    b = Graphs()
+    x = b("exp", b.input(3))
+    once = b("sum_to", b("expand", x, shape=(1, 3)), shape=(3,))
+    twice = b("sum_to", b("expand", x, shape=(2, 3)), shape=(3,))  # 2·x, not x
+    g = check(b.returns(b("add", once, twice)), simplify, rand(3))
+    assert names(g) == ["exp", "expand", "sum_to", "add"]
+
+
+def test_shape_chains_collapse():
+    b = Graphs()
+    x = b.input(2, 3, 4)
+    r = b("reshape", b("reshape", x, shape=(6, 4)), shape=(4, 6))
+    back = b("permute", b("permute", x, dims=(2, 0, 1)), dims=(1, 2, 0))  # identity
+    twice = b("permute", b("permute", x, dims=(1, 0, 2)), dims=(2, 1, 0))
+    y = b("add", b("reshape", back, shape=(4, 6)), r)
+    g = check(b.returns(y, twice), simplify, rand(2, 3, 4))
+    assert sorted(names(g)) == ["add", "permute", "reshape", "reshape"]
+    assert all(e.inputs == [x] for e in g.eqns[:-1])
+    assert made_by(g, twice).params["dims"] == (2, 0, 1)
+
+
+def test_neutral_operations_and_double_negation_go():
+    b = Graphs()
+    x = b.input(2, 3)
+    t = b("exp", x)
+    t = b("mul", b.const(1.0), t)
+    t = b("add", t, b.const(np.zeros(3)))
+    t = b("neg", b("neg", t))
+    t = b("cast", t, dtype=ember.float32)
+    g = check(b.returns(b("sqrt", t)), simplify, rand(2, 3))
+    assert names(g) == ["exp", "sqrt"]
+
+
+def test_a_neutral_op_that_widens_or_is_seen_outside_stays():
+    b = Graphs()
+    x = b.input(3)
+    wide = b("mul", b("exp", x), b.const(np.ones((2, 3))))  # the constant sets the shape
+    seen = b("mul", b("exp", x), b.const(1.0))  # an output: a fresh array, as eager's
+    on_input = b("sqrt", b("mul", x, b.const(1.0)))  # would alias the caller's input
+    g = check(b.returns(wide, seen, on_input), simplify, rand(3))
+    assert names(g).count("mul") == 3
+
+
+def test_a_copy_before_a_reshape_goes_unless_it_protects_outside_memory():
+    b = Graphs()
+    x = b.input(2, 3)
+    inner = b("reshape", b("copy", b("permute", b("exp", x), dims=(1, 0))), shape=(6,))
+    outside = b("reshape", b("copy", b("permute", x, dims=(1, 0))), shape=(6,))
+    g = check(b.returns(b("add", inner, outside)), simplify, rand(2, 3))
+    assert names(g).count("copy") == 1
+    assert made_by(g, g.eqns[-1].inputs[1]).inputs[0].kind == "eqn"  # the input's copy stays
+
+
+def made_by(g, var):
+    return next(e for e in g.eqns if var in e.outputs)
+
+
+# -- fuse ------------------------------------------------------------------------------------
+def test_an_elementwise_tree_becomes_one_kernel_writing_one_buffer():
+    b = Graphs()
+    x, w, s = b.input(8, 16), b.input(16), b.input(8, 1)
+    t = b("mul", x, w)
+    u = b("exp", b("neg", s))
+    y = b("rsqrt", b("add", b("mul", t, u), b.const(2.0)))
+    g = check(b.returns(y), fuse_elementwise, rand(8, 16), rand(16, seed=1), rand(8, 1, seed=2))
+    assert len(g.eqns) == 1
+    kernel = g.eqns[0].prim
+    assert isinstance(kernel, Kernel) and g.eqns[0].inputs[:3] == [x, w, s]
+    assert kernel.source.count("out=out") >= 4  # mul, mul, add, rsqrt write into out
+    assert "xp.empty((8, 16)" in kernel.source
+
+
+def test_a_value_with_two_readers_is_not_fused_away():
+    b = Graphs()
+    x = b.input(4)
+    t = b("exp", x)
+    y = b("add", b("mul", t, x), b("neg", t))
+    g = check(b.returns(y), fuse_elementwise, rand(4))
+    assert names(g)[0] == "exp" and len(g.eqns) == 2
+
+
+def test_fusion_never_moves_a_read_past_an_effect():
+    b = Graphs()
+    w = ember.ones(3)
+    v = b.state(w)
+    t = b("neg", v)
+    new = Var(999, (3,), ember.float32, "eqn")
+
+    def bump(a):
+        a += 1  # writes the parameter in place, as an optimizer step does
+        return [a]
+
+    b.g.eqns.append(Eqn(Effect("bump", bump), [v], {}, [new]))
+    y = b("exp", t)
+    g = fuse_elementwise(b.returns(y))
+    assert names(g) == ["neg", "bump", "exp"]
+    np.testing.assert_array_equal(run(g)[0], np.exp(-np.ones(3, np.float32)))
+
+
+@pytest.mark.parametrize("dtype", [ember.float64, ember.float16, ember.bfloat16])
+def test_fused_kernels_compute_in_each_dtype_as_eager(dtype):
+    b = Graphs(dtype)
+    x, y = b.input(5, 7), b.input(7)
+    t = b("div", b("sub", b("tanh", x), y), b("add", b("abs", y), b.const(1.0, dtype)))
+    np_type = dtype.np
+    g = check(b.returns(b("relu", t)), fuse_elementwise, rand(5, 7, dtype=np_type),
+              rand(7, dtype=np_type, seed=1))
+    assert len(g.eqns) == 1
+
+
+def test_non_contiguous_operands_get_eagers_layout():
+    b = Graphs()
+    x = b.input(6, 4)
+    g = fuse_elementwise(b.returns(b("exp", b("neg", x))))
+    a = rand(4, 6).T  # Fortran order: eager's ufuncs keep it, and so must the kernel
+    out = run(g, a)[0]
+    assert out.flags.f_contiguous and not out.flags.c_contiguous
+    np.testing.assert_array_equal(out, np.exp(np.negative(a)))
+
+
+def test_where_writes_in_place_whichever_operand_holds_the_buffer():
+    b = Graphs()
+    c, x = b.input(3, 4, dtype=ember.bool_), b.input(3, 4)
+    first = b("where", c, b("exp", x), b.const(0.0))
+    second = b("where", c, b.const(-1.0), b("neg", x))
+    both = b("where", c, b("exp", x), b("neg", x))
+    g = check(b.returns(first, second, both), fuse_elementwise,
+              rand(3, 4) > 0, rand(3, 4, seed=1))
+    assert all(isinstance(e.prim, Kernel) for e in g.eqns)
+
+
+@pytest.mark.parametrize("name", sorted(EMITTERS))
+def test_every_emitter_is_its_primitives_forward(name):
+    prim = PRIMITIVES[name]
+    for np_type in (np.float32, ml_dtypes.bfloat16):
+        a = np.abs(rand(4, 3, dtype=np_type)) + np_type(0.5)  # inside every domain
+        b = rand(3, dtype=np_type, seed=1)
+        args = {"where": (rand(4, 3) > 0, a, b)}.get(name) or \
+            ((a, b) if name in ("add", "sub", "mul", "div", "maximum", "minimum") else (a,))
+        args = tuple(np.clip(v, -0.9, 0.9) if name in ("asin", "acos", "atanh") and
+                     v.dtype != bool else v for v in args)
+        if name == "acosh":
+            args = (args[0] + np_type(1),)
+        eager = prim.forward(np, *args)
+        names_ = [f"a{i}" for i in range(len(args))]
+        into, alloc = EMITTERS[name](names_, "out", True), EMITTERS[name](names_, "r", False)
+        scope = {"xp": np, **dict(zip(names_, args)), "out": np.empty_like(eager)}
+        exec("\n".join(into + alloc), scope)  # noqa: S102 - the emitted NumPy calls
+        np.testing.assert_array_equal(scope["out"], eager)
+        np.testing.assert_array_equal(scope["r"], eager)
+
+
+# -- memory ----------------------------------------------------------------------------------
+def test_a_dead_buffer_of_the_same_shape_is_written_again():
+    b = Graphs()
+    x, y = b.input(8, 8), b.input(8, 8)
+    t = b("exp", x)
+    m = b("matmul", t, y, compute=None)  # t dies here
+    u = b("neg", m)  # can write into t's buffer
+    v = b("matmul", u, y, compute=None)  # m died at u: can write there
+    g = check(b.returns(v), plan_memory, rand(8, 8), rand(8, 8, seed=1))
+    outs = {e.outputs[0]: e.out for e in g.eqns}
+    assert outs[u] is t and outs[v] is m
+    assert names(g) == ["exp", "matmul", "neg_into", "matmul_into"]
+    code = generate(g, np, CPU, last_uses(g)).code
+    assert "neg_into(xp, v" in code and f"out={t.name})" in code
+    before, after = code.split(f"out={m.name})")  # freed after its reuse, not before
+    freed = re.compile(rf"del .*\b{m.name}\b")
+    assert not freed.search(before) and freed.search(after)
+
+
+def test_memory_never_reuses_what_the_world_or_an_alias_still_sees():
+    b = Graphs()
+    x = b.input(4, 4)
+    w = b.state(ember.ones(4, 4))
+    e = b("exp", x)
+    view = b("permute", e, dims=(1, 0))  # e stays visible through it
+    seen = b("neg", x)  # a graph output
+    grad = b("sqrt", b("abs", x))  # read by an effect
+    b.g.eqns.append(Eqn(Effect("keep", lambda a: [a]), [grad], {}, [Var(999, (4, 4),
+                                                                        ember.float32, "eqn")]))
+    a1 = b("mul", w, b.const(2.0))  # state buffer: never reused
+    a2 = b("add", a1, x)
+    a3 = b("add", a2, view)
+    a4 = b("exp", a3)
+    g = check(b.returns(a4, seen), plan_memory, rand(4, 4))
+    donors = {e_.out for e_ in g.eqns} - {None}
+    assert not donors & {x, w, seen, grad, e}
+
+
+def test_no_reuse_raises_the_static_peak():
+    b = Graphs()
+    x = b.input(256, 256)
+    t = b("exp", x)
+    s = b("sum", t, dims=(1,), keepdim=True)  # t dies: its buffer could wait for y ...
+    big = b("neg", b("expand", s, shape=(4, 256, 256)))  # ... but the peak is here
+    y = b("exp", b("sum", big, dims=(0,), keepdim=False))
+    g = check(b.returns(y), plan_memory, rand(256, 256))
+    assert all(e.out is None for e in g.eqns)
