@@ -21,6 +21,7 @@ class Watched(np.ndarray):
     ((1, 1024, 1024), 1),     # a GEMV: one thread
     ((8, 32, 32), 2),         # tiny: OpenBLAS keeps it on one thread itself, left alone
     ((512, 512, 512), 2),     # large: all threads
+    ((9, 20000, 32), 1),      # long but skinny (a first conv's weight gradient): one thread
 ])
 def test_threads_by_product_size(shape, threads_inside):
     ember.set_num_threads(2)

@@ -4,7 +4,8 @@ A multi-threaded BLAS call synchronises its threads several times; while the mac
 (another job on the second core) a thread waiting for its descheduled partner turns a 50 µs
 GEMV into milliseconds (measured: a 1×1024×1024 product 52 µs on one thread against a 262 µs
 median on two, under load; idle, two threads win by under 20 % at this size). So products of
-few multiply-adds per matrix run on one thread; large ones, where two threads pay off, on all.
+few multiply-adds per matrix, and skinny ones, run on one thread; large ones, where two
+threads pay off, on all.
 OpenBLAS already runs those under 2¹⁸ multiply-adds on one thread; the toggle costs ~4 µs.
 """
 
@@ -17,12 +18,14 @@ import numpy as np
 from ember.backend import threads
 
 _single_below = 1 << 22  # multiply-adds per matrix (m·n·k): ~0.1 ms on one core
+_SKINNY = 16
 _OPENBLAS_SINGLE = 1 << 18  # OpenBLAS's own cutoff (65536 × GEMM_MULTITHREAD_THRESHOLD 4)
 
 
 def set_single_thread_gemm_below(macs: int) -> None:
-    """Matrix products of fewer than ``macs`` multiply-adds per matrix run on one BLAS thread
-    (default 2²²; 0 turns the choice off).
+    """Matrix products of fewer than ``macs`` multiply-adds per matrix (and those with a
+    result of at most 16 rows or columns) run on one BLAS thread (default 2²²; 0 turns the
+    choice off).
 
     Example:
         >>> ember.backend.set_single_thread_gemm_below(1 << 22)
@@ -34,11 +37,14 @@ def set_single_thread_gemm_below(macs: int) -> None:
 
 
 def matmul(xp: Any, a: Any, b: Any) -> Any:
-    """``xp.matmul(a, b)``, on one BLAS thread when each matrix product is small."""
+    """``xp.matmul(a, b)``, on one BLAS thread when each matrix product is small or skinny."""
     if xp is np and a.ndim and b.ndim:
-        macs = a.shape[-1] * (a.shape[-2] if a.ndim > 1 else 1) * \
-            (b.shape[-1] if b.ndim > 1 else 1)
-        if _OPENBLAS_SINGLE <= macs < _single_below:
+        m, n = (a.shape[-2] if a.ndim > 1 else 1), (b.shape[-1] if b.ndim > 1 else 1)
+        macs = m * n * a.shape[-1]
+        # a skinny result (≤ 16 rows or columns: a GEMV, or a weight gradient of a layer with
+        # few channels) splits poorly across threads whatever its length
+        if macs >= _OPENBLAS_SINGLE and (macs < _single_below or min(m, n) <= _SKINNY) \
+                and _single_below:
             libs, count = threads.blas_libraries()
             if count > 1:
                 for lib in libs:

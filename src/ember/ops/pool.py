@@ -96,8 +96,10 @@ def _max_window(xp: Any, view: Any, kernel: tuple[int, ...]) -> tuple[Any, Any]:
         window = flat.argmax(axis=-1)
         best = xp.take_along_axis(flat, window[..., None], axis=-1)[..., 0]
         return best, window.astype(dtype)
-    best = view[lead + offsets[0]].copy()
-    window = xp.zeros(best.shape, dtype)
+    # outputs in the input's memory order (a channels-last activation stays channels-last,
+    # so the ops after it do not mix layouts, which makes NumPy's inner loops strided)
+    best = view[lead + offsets[0]].copy(order="K")
+    window = xp.zeros_like(best, dtype=dtype)
     for o, offset in enumerate(offsets[1:], 1):
         cand = view[lead + offset]
         better = xp.greater(cand, best).view(xp.int8)
@@ -253,7 +255,7 @@ class WindowGather(_WindowOp):
         counts = window.shape[2:]
         view = windows(xp, x, kernel_size, dilation, padding, stride, counts)
         lead = (slice(None), slice(None))
-        out = xp.zeros(window.shape, x.dtype)
+        out = xp.zeros_like(window, dtype=x.dtype)
         for o, offset, _ in _window_slices(kernel_size, dilation, stride, counts):
             xp.copyto(out, view[lead + offset], where=window == o)
         return out
@@ -278,8 +280,9 @@ class WindowScatter(_WindowOp):
 
     def forward(self, xp, g, window, *, size, kernel_size, stride, padding, dilation):
         counts = window.shape[2:]
-        canvas = xp.zeros(g.shape[:2] + tuple(n + lo + max(hi, 0) for n, (lo, hi) in
-                                              zip(size, padding, strict=True)), g.dtype)
+        # in the pooled input's memory order (the window's), which the ops around it share
+        canvas = xp.zeros_like(window, dtype=g.dtype, shape=g.shape[:2] + tuple(
+            n + lo + max(hi, 0) for n, (lo, hi) in zip(size, padding, strict=True)))
         lead = (slice(None), slice(None))
         overlap = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel_size,
                                                              strict=True))
@@ -296,8 +299,8 @@ class WindowScatter(_WindowOp):
                 xp.multiply(g, hit, out=part)
         if not any(lo or hi for lo, hi in padding):
             return canvas
-        return xp.ascontiguousarray(canvas[lead + tuple(slice(lo, lo + n) for n, (lo, _) in
-                                                        zip(size, padding, strict=True))])
+        return canvas[lead + tuple(slice(lo, lo + n) for n, (lo, _) in
+                                   zip(size, padding, strict=True))].copy(order="K")
 
     def infer(self, g, window, *, size, **params):
         return TensorSpec(tuple(g.shape[:2]) + tuple(size), g.dtype)
