@@ -92,19 +92,20 @@ def worker_ddp(model: str, steps: int) -> None:
     step = workloads.make_step(spec, ember, ddp, x, y)
     params = sum(p.nbytes for p in net.parameters())
 
-    def timed(repeat: int) -> float:
-        times = []
-        for _ in range(repeat):
-            group.comm.Barrier()
-            start = time.perf_counter()
-            step()
-            times.append(time.perf_counter() - start)
-        return group.comm.allreduce(statistics.median(times), op=MPI.MAX)
+    def timed() -> float:
+        group.comm.Barrier()
+        start = time.perf_counter()
+        step()
+        return time.perf_counter() - start
 
     step()  # warm-up
-    full = timed(steps)
-    with ddp.no_sync():
-        compute = timed(steps)
+    full, compute = [], []
+    for _ in range(steps):  # alternated, so that both see the same machine load
+        full.append(timed())
+        with ddp.no_sync():
+            compute.append(timed())
+    full = group.comm.allreduce(statistics.median(full), op=MPI.MAX)
+    compute = group.comm.allreduce(statistics.median(compute), op=MPI.MAX)
     if group.rank() == 0:
         _emit(
             {
@@ -179,9 +180,9 @@ def report(allreduce: list[dict], ddp: list[dict]) -> str:
             "",
             "## DDP step time (batch per rank fixed)",
             "",
-            "| model | ranks | batch/rank | step | compute (no_sync) | communication | "
-            "samples/s | efficiency |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+            "| model | ranks | threads/rank | batch/rank | step | compute (no_sync) | "
+            "communication | samples/s | efficiency |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         base = {r["model"]: r for r in ddp if r["ranks"] == 1}
         for r in ddp:
@@ -189,7 +190,8 @@ def report(allreduce: list[dict], ddp: list[dict]) -> str:
             eff = f"{one['step_s'] / r['step_s']:.0%}" if one else "—"
             rate = r["ranks"] * r["batch_per_rank"] / r["step_s"]
             lines.append(
-                f"| {r['model']} | {r['ranks']} | {r['batch_per_rank']} | "
+                f"| {r['model']} | {r['ranks']} | {r.get('threads_per_rank')} | "
+                f"{r['batch_per_rank']} | "
                 f"{r['step_s'] * 1e3:.0f} ms | {r['compute_s'] * 1e3:.0f} ms | "
                 f"{(r['step_s'] - r['compute_s']) * 1e3:.0f} ms | {rate:.0f} | {eff} |"
             )

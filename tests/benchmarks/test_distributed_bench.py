@@ -33,4 +33,4 @@ def test_report_tables():
         for n in (1, 2)
     ]
     text = report(ar, ddp)
-    assert "| 2 | 4,096 |" in text and "| mlp | 2 | 64 |" in text and "efficiency at 64" in text
+    assert "| 2 | 4,096 |" in text and "| mlp | 2 | None | 64 |" in text and "efficiency at 64" in text
