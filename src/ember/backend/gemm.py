@@ -36,8 +36,9 @@ def set_single_thread_gemm_below(macs: int) -> None:
     _single_below = macs
 
 
-def matmul(xp: Any, a: Any, b: Any) -> Any:
-    """``xp.matmul(a, b)``, on one BLAS thread when each matrix product is small or skinny."""
+def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
+    """``xp.matmul(a, b)`` (into ``out`` if given), on one BLAS thread when each matrix
+    product is small or skinny."""
     if xp is np and a.ndim and b.ndim:
         m, n = (a.shape[-2] if a.ndim > 1 else 1), (b.shape[-1] if b.ndim > 1 else 1)
         macs = m * n * a.shape[-1]
@@ -50,8 +51,8 @@ def matmul(xp: Any, a: Any, b: Any) -> Any:
                 for lib in libs:
                     lib.set_num_threads(1)
                 try:
-                    return xp.matmul(a, b)
+                    return xp.matmul(a, b, out=out)
                 finally:
                     for lib in libs:
                         lib.set_num_threads(count)
-    return xp.matmul(a, b)
+    return xp.matmul(a, b, out=out)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ember.dtypes import DType
 from ember.jit.ir import Effect, Eqn, Graph
-from ember.jit.kernels import Kernel
+from ember.jit.kernels import KERNEL_GLOBALS, Kernel
 from ember.tensor import _wrap
 
 _COUNTER = itertools.count()
@@ -118,7 +118,7 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
     early as eager frees it)."""
     namer = _Namer()
     namer.globals.update(xp=xp, asarray=xp.asarray, _store=_store, _grad=_grad_of,
-                         _device=device)
+                         _device=device, **KERNEL_GLOBALS)
     args = ", ".join(v.name for v in graph.inputs)
     lines = [f"def {_identifier(graph.name)}({args}):"]
     kernels: list[Kernel] = []

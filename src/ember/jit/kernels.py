@@ -28,12 +28,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ember.backend import gemm
 from ember.dtypes import FLOATING_DTYPES
 from ember.jit.ir import Eqn, Var
 from ember.ops.primitive import PRIMITIVES
 from ember.ops.unary import Unary
 
 _COUNTER = itertools.count()
+KERNEL_GLOBALS = {"_gemm": gemm.matmul}  # what kernel sources call besides ``xp``
 
 
 def _ufunc(name: str, *extra: str) -> Callable[[list[str], str, bool], list[str]]:
@@ -145,12 +147,13 @@ class Kernel:
 
     @classmethod
     def matmul(cls, eqn: Eqn) -> Kernel:
-        """A ``matmul`` (no compute dtype) that writes into ``out``: NumPy's matmul returns a
-        C-contiguous array, so a C-contiguous ``out`` keeps eager's layout."""
+        """A ``matmul`` (no compute dtype) that writes into ``out``, through the backend's
+        GEMM choice as eager's: NumPy's matmul returns a C-contiguous array, so a
+        C-contiguous ``out`` keeps eager's layout."""
         source = ("def matmul_into(xp, a, b, out=None):\n"
                   "    if out is None or not out.flags.c_contiguous:\n"
-                  "        return xp.matmul(a, b)\n"
-                  "    return xp.matmul(a, b, out=out)\n")
+                  "        return _gemm(xp, a, b)\n"
+                  "    return _gemm(xp, a, b, out=out)\n")
         return cls("matmul_into", [eqn], list(eqn.inputs), source)
 
     def forward(self, xp: Any, *arrays: Any, out: Any = None) -> Any:
@@ -158,7 +161,7 @@ class Kernel:
             filename = f"<ember.jit kernel {self.name} #{next(_COUNTER)}>"
             linecache.cache[filename] = (len(self.source), None,
                                          self.source.splitlines(True), filename)
-            scope: dict[str, Any] = {}
+            scope = dict(KERNEL_GLOBALS)
             exec(compile(self.source, filename, "exec"), scope)  # noqa: S102 - our own code
             self._fn = scope[self.name]
         return self._fn(xp, *arrays, out=out)
