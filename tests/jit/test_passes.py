@@ -272,6 +272,7 @@ def test_a_dead_buffer_of_the_same_shape_is_written_again():
     outs = {e.outputs[0]: e.out for e in g.eqns}
     assert outs[u] is t and outs[v] is m
     assert names(g) == ["exp", "matmul", "neg_into", "matmul_into"]
+    assert [e.prim.name for k in g.eqns[2:] for e in k.prim.eqns] == ["neg", "matmul"]
     code = generate(g, np, CPU, last_uses(g)).code
     assert "neg_into(xp, v" in code and f"out={t.name})" in code
     before, after = code.split(f"out={m.name})")  # freed after its reuse, not before

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from ember.jit.ir import Effect, Graph, Var
+from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.kernels import into_kernel, writes_into
 from ember.jit.passes.liveness import last_uses
 
@@ -57,8 +57,9 @@ def plan_memory(graph: Graph) -> Graph:
             del waiting[k]
             for j in range(at + 1, i):
                 live[j] += size
-            eqn.prim, eqn.params, eqn.out = into_kernel(eqn), {}, donor
-            eqn.inputs = list(eqn.prim.inputs)
+            kernel = into_kernel(eqn)  # keeps ``eqn`` as what it computes (for save)
+            graph.eqns[i] = Eqn(kernel, list(kernel.inputs), {}, eqn.outputs, eqn.source,
+                                out=donor)
             break
     return graph
 
