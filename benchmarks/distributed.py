@@ -21,10 +21,13 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
-SIZES = [4 << 10, 64 << 10, 1 << 20, 8 << 20, 32 << 20]  # bytes of float32
+SIZES = [4 << 10, 64 << 10, 1 << 20, 4 << 20, 8 << 20, 16 << 20, 32 << 20]  # bytes
 
 
 # -- rank code -----------------------------------------------------------------------------
@@ -139,13 +142,20 @@ def run_job(
     ]
 
 
-def fit_allreduce(records: list[dict]) -> tuple[float, float]:
-    """Least-squares ``t = latency + bytes / bandwidth`` over the raw all-reduce times."""
-    xs = [r["bytes"] for r in records]
-    ts = [r["raw_min_s"] for r in records]
-    mx, mt = statistics.fmean(xs), statistics.fmean(ts)
-    slope = sum((x - mx) * (t - mt) for x, t in zip(xs, ts)) / sum((x - mx) ** 2 for x in xs)
-    return max(mt - slope * mx, 0.0), 1.0 / slope
+def allreduce_cost(records: list[dict]) -> tuple[float, Callable[[float], float]]:
+    """From the uncontended (min) 2-rank all-reduce times: the latency (the smallest
+    message's time) and ``bandwidth(bytes)``, interpolated linearly between the measured
+    sizes (a single straight-line fit would let one size regime speak for all)."""
+    points = sorted((r["bytes"], r["raw_min_s"]) for r in records)
+    xs, ts = [p[0] for p in points], [p[1] for p in points]
+
+    def bandwidth(nbytes: float) -> float:
+        t = float(np.interp(nbytes, xs, ts))
+        if nbytes > xs[-1]:  # beyond the largest size: that size's bandwidth
+            t = ts[-1] * nbytes / xs[-1]
+        return nbytes / t
+
+    return ts[0], bandwidth
 
 
 def model_step(compute_s: float, param_bytes: int, n: int, latency: float, bw: float) -> float:
@@ -154,7 +164,7 @@ def model_step(compute_s: float, param_bytes: int, n: int, latency: float, bw: f
     end of backward)."""
     if n == 1:
         return compute_s
-    # the fit on 2 ranks measured latency ≈ 2α and bytes/bandwidth at 2(N-1)/N = 1
+    # on 2 ranks (where 2(N-1)/N = 1) the time is latency + bytes / bandwidth
     return compute_s + 2 * (n - 1) / n * param_bytes / bw + (n - 1) * latency
 
 
@@ -199,23 +209,24 @@ def report(allreduce: list[dict], ddp: list[dict]) -> str:
             )
     two = [r for r in allreduce if r["ranks"] == 2]
     if len(two) >= 2 and ddp:
-        latency, bw = fit_allreduce(two)
+        latency, bandwidth = allreduce_cost(two)
         lines += [
             "",
-            f"## Model: step(N) = compute + 2(N-1)/N · gradient bytes / bandwidth + "
-            f"(N-1) · latency, with the fit latency {latency * 1e6:.1f} µs and bandwidth "
-            f"{bw / 1e9:.2f} GB/s (2-rank all-reduce), compute from 1 rank",
+            "## Model: step(N) = compute + 2(N-1)/N · gradient bytes / bandwidth + "
+            f"(N-1) · latency; latency {latency * 1e6:.1f} µs and bandwidth at the gradient's "
+            "size from the 2-rank all-reduce (min), compute from 1 rank",
             "",
-            "| model | N=1 | 2 | 4 | 8 | 16 | 64 | efficiency at 64 |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+            "| model | gradient bytes | bandwidth | N=1 | 2 | 4 | 8 | 16 | 64 | efficiency at 64 |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for name, one in {r["model"]: r for r in ddp if r["ranks"] == 1}.items():
+            bw = bandwidth(one["param_bytes"])
             ts = [
                 model_step(one["compute_s"], one["param_bytes"], n, latency, bw)
                 for n in (1, 2, 4, 8, 16, 64)
             ]
             lines.append(
-                f"| {name} | "
+                f"| {name} | {one['param_bytes']:,} | {bw / 1e9:.2f} GB/s | "
                 + " | ".join(f"{t * 1e3:.0f} ms" for t in ts)
                 + f" | {ts[0] / ts[-1]:.0%} |"
             )

@@ -1,13 +1,18 @@
 """The distributed benchmark's arithmetic: the all-reduce fit, the step-time model, the report."""
 
 import pytest
-from benchmarks.distributed import fit_allreduce, model_step, report
+from benchmarks.distributed import allreduce_cost, model_step, report
 
 
-def test_fit_recovers_latency_and_bandwidth():
-    records = [{"bytes": b, "raw_min_s": 5e-6 + b / 4e9} for b in (1 << 10, 1 << 20, 1 << 25)]
-    latency, bw = fit_allreduce(records)
-    assert latency == pytest.approx(5e-6, rel=1e-6) and bw == pytest.approx(4e9, rel=1e-6)
+def test_latency_and_interpolated_bandwidth():
+    records = [
+        {"bytes": b, "raw_min_s": t} for b, t in ((1 << 10, 2e-6), (1 << 20, 2e-4), (1 << 22, 1e-3))
+    ]
+    latency, bandwidth = allreduce_cost(records)
+    assert latency == 2e-6
+    assert bandwidth(1 << 20) == pytest.approx((1 << 20) / 2e-4)
+    assert bandwidth(3 << 20) == pytest.approx((3 << 20) / (2e-4 + 2 / 3 * 8e-4))
+    assert bandwidth(1 << 23) == pytest.approx((1 << 22) / 1e-3)  # beyond: the last one
 
 
 def test_ring_model():
