@@ -1,7 +1,10 @@
 """Graph passes, each a function ``Graph -> Graph`` that can be switched off by name.
 
-They run in the order of :data:`PASSES`; ``liveness`` runs last and always, since the
-generated code needs to know where each variable dies (it frees the memory there).
+They run in the order of :data:`PASSES`: folding first (constants feed the rest), then
+simplification (which leaves dead equations and repeats behind), CSE and DCE to sweep up,
+fusion on the final equations, and memory planning last, on the kernels that will run.
+``liveness`` runs after them all and always, since the generated code needs to know where each
+variable dies (it frees the memory there).
 """
 
 from __future__ import annotations
