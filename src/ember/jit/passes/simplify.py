@@ -1,12 +1,14 @@
 """Algebraic simplification, aimed at what the traced backward is full of: materialised
 broadcasts, shape ops undone by the next shape op, multiplications by one.
 
-Every rewrite gives the same values bit for bit (except that ``x + 0`` turns ``-0.0`` into
-``+0.0``, as dropping it does not). A rewrite that would make a variable share memory with
-another where eager execution made a fresh array (``cast`` to the same dtype, ``x * 1``,
-``neg(neg(x))``, a ``copy``) is only done when nothing can tell: the variable is no graph end
-and no effect's input, and what it would alias is no state, input or constant and no effect
-touches it. Rewrites of view primitives keep eager's aliasing, so they are always done.
+Every rewrite gives the same values bit for bit, but one: where ``x`` holds ``-0.0``,
+``x + 0`` gives ``+0.0`` and the simplified graph keeps ``-0.0`` (equal values).
+
+A rewrite that would make a variable share memory with another where eager execution made a
+fresh array (``cast`` to the same dtype, ``x * 1``, ``neg(neg(x))``, a ``copy``) is only done
+when nothing can tell: the variable is no graph end and no effect's input, and what it would
+alias is no state, input or constant and no effect touches it. Rewrites of view primitives
+keep eager's aliasing, so they are always done.
 """
 
 from __future__ import annotations
