@@ -21,7 +21,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import linecache
 from collections.abc import Callable
@@ -89,8 +88,7 @@ def into_kernel(eqn: Eqn) -> Kernel:
     """The kernel that computes ``eqn`` into a given buffer."""
     if isinstance(eqn.prim, Kernel):
         return eqn.prim
-    original = dataclasses.replace(eqn)  # kept as it was: export expands kernels back
-    return Kernel.matmul(original) if eqn.prim.name == "matmul" else Kernel.fuse([original])
+    return Kernel.matmul(eqn) if eqn.prim.name == "matmul" else Kernel.fuse([eqn])
 
 
 def elementwise(eqn: Eqn) -> bool:
