@@ -168,7 +168,9 @@ def model_step(compute_s: float, param_bytes: int, n: int, latency: float, bw: f
     return compute_s + 2 * (n - 1) / n * param_bytes / bw + (n - 1) * latency
 
 
-def report(allreduce: list[dict], ddp: list[dict]) -> str:
+def report(allreduce: list[dict], ddp: list[dict], network: tuple | None = None) -> str:
+    """Markdown tables; ``network`` = (latency s, bandwidth B/s) models a cluster's network
+    in place of the measured all-reduce."""
     lines = []
     if allreduce:
         lines += [
@@ -208,13 +210,21 @@ def report(allreduce: list[dict], ddp: list[dict]) -> str:
                 f"{(r['step_s'] - r['compute_s']) * 1e3:.0f} ms | {rate:.0f} | {eff} |"
             )
     two = [r for r in allreduce if r["ranks"] == 2]
-    if len(two) >= 2 and ddp:
-        latency, bandwidth = allreduce_cost(two)
+    if ddp and (len(two) >= 2 or network):
+        if network:
+            latency, bandwidth = network[0], lambda nbytes: network[1]
+        else:
+            latency, bandwidth = allreduce_cost(two)
         lines += [
             "",
             "## Model: step(N) = compute + 2(N-1)/N · gradient bytes / bandwidth + "
-            f"(N-1) · latency; latency {latency * 1e6:.1f} µs and bandwidth at the gradient's "
-            "size from the 2-rank all-reduce (min), compute from 1 rank",
+            f"(N-1) · latency; latency {latency * 1e6:.1f} µs, "
+            + (
+                "bandwidth given"
+                if network
+                else "bandwidth at the gradient's size from the 2-rank all-reduce (min)"
+            )
+            + ", compute from 1 rank",
             "",
             "| model | gradient bytes | bandwidth | N=1 | 2 | 4 | 8 | 16 | 64 | efficiency at 64 |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
@@ -249,6 +259,14 @@ def main(argv: list[str] | None = None) -> int:
         help="BLAS threads per rank in the DDP runs (1: a rank per core)",
     )
     parser.add_argument("--json", help="also write the records to this file")
+    parser.add_argument("--load", help="report from this --json file instead of measuring")
+    parser.add_argument(
+        "--network",
+        type=float,
+        nargs=2,
+        metavar=("LATENCY_US", "GB_S"),
+        help="model a network of this latency and all-reduce bandwidth",
+    )
     args = parser.parse_args(argv)
     if args.worker:
         kind, *rest = args.worker
@@ -257,19 +275,24 @@ def main(argv: list[str] | None = None) -> int:
         else:
             worker_ddp(rest[0], int(rest[1]))
         return 0
-    allreduce = [
-        r
-        for n in args.allreduce_ranks
-        for r in run_job(n, ["allreduce", str(args.repeats)], args.hostfile)
-    ]
-    ddp = [
-        r
-        for model in args.models
-        for n in args.ranks
-        for r in run_job(n, ["ddp", model, str(args.steps)], args.hostfile, args.threads)
-    ]
-    print(report(allreduce, ddp))
-    if args.json:
+    if args.load:
+        saved = json.loads(Path(args.load).read_text())
+        allreduce, ddp = saved["allreduce"], saved["ddp"]
+    else:
+        allreduce = [
+            r
+            for n in args.allreduce_ranks
+            for r in run_job(n, ["allreduce", str(args.repeats)], args.hostfile)
+        ]
+        ddp = [
+            r
+            for model in args.models
+            for n in args.ranks
+            for r in run_job(n, ["ddp", model, str(args.steps)], args.hostfile, args.threads)
+        ]
+    network = (args.network[0] * 1e-6, args.network[1] * 1e9) if args.network else None
+    print(report(allreduce, ddp, network))
+    if args.json and not args.load:
         Path(args.json).write_text(json.dumps({"allreduce": allreduce, "ddp": ddp}, indent=1))
     return 0
 
