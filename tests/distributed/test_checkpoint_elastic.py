@@ -70,3 +70,30 @@ def test_killed_rank_restarts_from_the_last_checkpoint(tmp_path):
     elastic = _params(out)
     for k, v in uninterrupted.items():
         np.testing.assert_array_equal(elastic[k], v, err_msg=k)
+
+
+ERRORS = """
+import sys, pytest, ember, ember.distributed as dist
+from ember.distributed import checkpoint
+from tests.distributed.harness import report
+dist.init_process_group()
+root = sys.argv[1]
+path = checkpoint.save(root, {"w": ember.ones(3)}, step=1, extra={"note": "x"})
+(path.parent / ".step_00000009.tmp").mkdir()          # a save that never finished
+(path.parent / "step_00000008").mkdir()               # a folder without its manifest
+assert checkpoint.latest(root) == path
+with pytest.raises(ember.errors.CheckpointError, match="saved with shape"):
+    checkpoint.load(path, {"w": ember.zeros(4)})
+with pytest.raises(ember.errors.CheckpointError, match="no entry 'v'"):
+    checkpoint.load(path, {"v": ember.zeros(3)})
+piece = checkpoint.ShardedTensor(ember.zeros(2), (3,), 2)  # asks for values 2..3 of 3
+with pytest.raises(ember.errors.CheckpointError, match="cover 1 of the 2 values"):
+    checkpoint.load(path, {"w": piece})
+w = ember.zeros(3)
+assert checkpoint.load(path, {"w": w}) == {"note": "x"} and w.tolist() == [1.0, 1.0, 1.0]
+report("ok")
+"""
+
+
+def test_latest_skips_unfinished_saves_and_loading_errors_are_clear(tmp_path):
+    run_ranks(ERRORS, 1, timeout=60, args=(tmp_path,))

@@ -175,23 +175,22 @@ def _read_range(
     path: Path, entry: dict, start: int, count: int, files: dict, name: str
 ) -> np.ndarray:
     """Values ``[start, start + count)`` of a flattened entry, from the pieces that overlap."""
-    out = np.empty(count, dtype=None)
-    filled = 0
+    parts = []
     for piece in sorted(entry["pieces"], key=lambda p: p["start"]):
         lo, hi = max(start, piece["start"]), min(start + count, piece["start"] + piece["numel"])
-        if lo >= hi:
-            continue
-        if piece["file"] not in files:
-            files[piece["file"]] = load_file(path / piece["file"])
-        data = files[piece["file"]][piece["key"]]._data
-        if out.dtype != data.dtype:
-            out = out.astype(data.dtype)
-        out[lo - start : hi - start] = data[lo - piece["start"] : hi - piece["start"]]
-        filled += hi - lo
+        if lo < hi:
+            if piece["file"] not in files:  # each rank file is read once per load
+                files[piece["file"]] = load_file(path / piece["file"])
+            data = files[piece["file"]][piece["key"]]._data
+            parts.append((lo, data[lo - piece["start"] : hi - piece["start"]]))
+    filled = sum(len(part) for _, part in parts)
     if filled != count:
         raise CheckpointError(
             f"{path}: the pieces of {name!r} cover {filled} of the "
             f"{count} values asked for (from {start}); the checkpoint is "
             "incomplete"
         )
+    out = np.empty(count, parts[0][1].dtype if parts else np.float32)
+    for lo, part in parts:
+        out[lo - start : lo - start + len(part)] = part
     return out
