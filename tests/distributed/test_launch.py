@@ -5,7 +5,14 @@ import os
 import sys
 
 from ember.distributed.mpi_env import mpi_env
-from tests.distributed.harness import ROOT, needs_mpi, reports, run_process, run_ranks
+from tests.distributed.harness import (
+    ROOT,
+    needs_mpi,
+    rank_env,
+    reports,
+    run_process,
+    run_ranks,
+)
 
 pytestmark = needs_mpi
 
@@ -59,6 +66,11 @@ def test_mpi_env_settings_and_precedence():
     assert env["PRTE_MCA_rmaps_default_mapping_policy"] == ":oversubscribe"  # (read by mpiexec)
     assert env["OMPI_MCA_btl"] == "self,tcp"  # the user's setting wins
     assert "OMPI_MCA_btl" not in mpi_env(4, single_host=False, base={})
+    harness = rank_env(4)  # what the test ranks get: the settings, shared memory only
+    assert harness["OMPI_MCA_pml"] == "ob1" and harness["OMPI_MCA_btl"] == "self,sm"
+    assert harness["PRTE_MCA_rmaps_default_mapping_policy"] == ":oversubscribe"
+    if os.geteuid() == 0:
+        assert harness["OMPI_ALLOW_RUN_AS_ROOT"] == harness["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"]
 
 
 def test_a_failing_rank_aborts_the_launched_job_with_its_traceback(tmp_path):
