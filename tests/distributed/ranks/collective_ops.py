@@ -178,6 +178,8 @@ with pytest.raises(ember.ShapeError, match="all_gather: tensor_list has 1 tensor
     dist.all_gather([ember.zeros(2)], ember.zeros(2))
 with pytest.raises(ember.ShapeError, match=r"all_gather: tensor_list\[0\] is \(3,\)"):
     dist.all_gather([ember.zeros(3)] * n, ember.zeros(2))
+with pytest.raises(TypeError, match="all_reduce: expected an ember.Tensor, got ndarray"):
+    dist.all_reduce(np.zeros(2))
 with pytest.raises(ValueError, match="unknown reduce op 'avgg'"):
     dist.all_reduce(ember.zeros(2), op="avgg")
 dist.barrier()
