@@ -237,3 +237,22 @@ def test_tape_keeps_only_inputs_its_rules_read():
     np.testing.assert_allclose(z.grad.numpy(), np.full((256, 256), 3.0))
     y.backward()
     np.testing.assert_allclose(x.grad.numpy(), 2.0 + 2 * 2.0 * x.detach().numpy())
+
+
+def test_a_leaf_gradient_is_delivered_as_soon_as_it_is_final():
+    # w2's gradient is complete after the last op's backward; w1's only at the end. Hooks see
+    # them in that order, while backward is still running (data parallelism overlaps there).
+    events = []
+    x = ember.randn(3)
+    w1 = ember.randn(3, requires_grad=True)
+    w2 = ember.randn(3, requires_grad=True)
+    a = w1 * x
+    a.register_hook(lambda g: events.append("a"))
+    w1.register_hook(lambda g: events.append("w1"))
+    w2.register_hook(lambda g: events.append(("w2", w2.grad)))
+    (a * w2).sum().backward()
+    assert events == [("w2", None), "a", "w1"]
+    assert w2.grad is not None and w1.grad is not None
+    w2.register_hook(lambda g: events.append("again"))
+    (w2 * w2 * x).sum().backward()  # used twice: delivered once, summed
+    assert events.count("again") == 1

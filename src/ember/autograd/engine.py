@@ -158,11 +158,16 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
                                              if t._node is not None}
     found: list = [None] * (len(targets) if targets is not None else 0)
 
+    # backward(): a leaf's gradient is final once every node with an edge to it has run, and
+    # then its hooks run and it lands in .grad at once, during the backward pass (how DDP
+    # starts all-reducing a bucket while the rest of backward computes)
+    pending = _leaf_edge_counts(order) if targets is None else None
     saved_mode = GRAD.enabled
     GRAD.enabled = create_graph
     try:
         for node in reversed(order):
             grads = node_grads.pop(node, None)
+            edges = node.edges
             if grads is not None and (needed is None or node in needed
                                       or any((node, i) in wanted for i in range(len(grads)))):
                 _finish_outputs(node, grads, wanted, found, create_graph, owners)
@@ -170,22 +175,47 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
                     _propagate(node, grads, node_grads, leaf_grads)
             if not retain_graph:
                 node.release()
+            if pending is not None:
+                for edge in edges:
+                    if edge is not None and edge[0] is None:
+                        key = id(edge[1])
+                        pending[key] -= 1
+                        if not pending[key] and key in leaf_grads:
+                            _finish_leaf(*leaf_grads.pop(key), None, found, create_graph,
+                                         owners)
     finally:
         GRAD.enabled = saved_mode
 
     for leaf, g in leaf_grads.values():
-        if leaf._hooks:
-            for hook in list(leaf._hooks):
-                replaced = hook(g)
-                if replaced is not None:
-                    g = replaced
-        if targets is None:
-            _accumulate_grad(leaf, g, create_graph, owners)
-        else:
-            for i, t in enumerate(targets):
-                if t is leaf:
-                    found[i] = g
+        _finish_leaf(leaf, g, targets, found, create_graph, owners)
     return found
+
+
+def _leaf_edge_counts(order: list[Node]) -> dict[int, int]:
+    """For each leaf, how many edges of the nodes in ``order`` lead to it."""
+    counts: dict[int, int] = {}
+    for node in order:
+        for edge in node.edges:
+            if edge is not None and edge[0] is None:
+                counts[id(edge[1])] = counts.get(id(edge[1]), 0) + 1
+    return counts
+
+
+def _finish_leaf(leaf: Any, g: Any, targets: list | None, found: list, create_graph: bool,
+                 owners: set) -> None:
+    """A leaf's complete gradient: through its hooks, then into ``.grad`` (``backward``) or
+    into the answer (``grad``)."""
+    if leaf._hooks:
+        for hook in list(leaf._hooks):
+            replaced = hook(g)
+            if replaced is not None:
+                g = replaced
+    if targets is None:
+        _accumulate_grad(leaf, g, create_graph, owners)
+    else:
+        for i, t in enumerate(targets):
+            if t is leaf:
+                found[i] = g
 
 
 def _finish_outputs(node: Node, grads: list, wanted: dict | None, found: list,

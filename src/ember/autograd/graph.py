@@ -32,10 +32,11 @@ class Node:
                  outputs: tuple | None, device: Any) -> None:
         self.prim = prim
         self.inputs = inputs
-        # Where each input's gradient goes, fixed now: (producing node or None for a leaf,
-        # output index), or None for an input that needs no gradient. An in-place op later
-        # gives a tensor new history; it does not change what was recorded before it.
-        self.edges = tuple((t._node, t._idx) if t.requires_grad else None for t in inputs)
+        # Where each input's gradient goes, fixed now: (producing node, output index), or
+        # (None, the leaf) for a leaf, or None for an input that needs no gradient. An in-place
+        # op later gives a tensor new history; it does not change what was recorded before it.
+        self.edges = tuple(None if not t.requires_grad else (t._node, t._idx)
+                           if t._node is not None else (None, t) for t in inputs)
         self.params = params
         self.versions = versions  # input versions when recorded, if the rule reads inputs
         self.outputs = outputs    # ((array, version counter, version), …) if the rule reads them

@@ -7,8 +7,10 @@ in reverse order, roughly the order backward produces them); a full bucket start
 non-blocking all-reduce at once, in bucket order on every rank (MPI matches collectives by
 order), and the last gradient waits for them and writes the averages into ``.grad``.
 
-Ember's engine settles leaf gradients after it has walked the whole graph, so the all-reduces
-overlap with the rest of the gradient hooks and the copies, not with the backward kernels.
+The engine hands a parameter its gradient as soon as every node leading to it has run, so a
+bucket's all-reduce starts while backward is still computing the earlier layers' gradients;
+each later hook tests the requests in flight, which lets an MPI without a progress thread move
+them along.
 """
 
 from __future__ import annotations
@@ -210,6 +212,8 @@ class DistributedDataParallel(nn.Module):
             bucket = buckets[self._launched]
             bucket.work = self._group.comm.Iallreduce(mpi().IN_PLACE, bucket.flat, mpi().SUM)
             self._launched += 1
+        for bucket in buckets[: self._launched]:
+            bucket.work.Test()  # progress for the ones in flight (completed ones are no-ops)
         if self._pending == 0:
             self._finish()
 
