@@ -52,7 +52,7 @@ _ERF32_P = tuple(np.float32(c) for c in (
 _ERF32_Q = tuple(np.float32(c) for c in (
     -1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
     -7.37332916720468e-03, -1.42647390514189e-02))
-_BLOCK = 32768  # elements: a block's few float32 temporaries fit in a core's L2 cache
+_BLOCK = 65536  # elements: a block's few float32 temporaries stay in cache (measured best)
 
 
 def erf32_block(s: np.ndarray, out: np.ndarray) -> np.ndarray:
