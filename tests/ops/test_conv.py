@@ -158,3 +158,21 @@ def test_conv2d_under_user_saved_tensor_hooks():
     TF.conv2d(xt, wt, padding=1).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-10)
     np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy(), rtol=1e-10)
+
+
+def test_fold_in_several_batch_chunks_matches_torch(monkeypatch):
+    import ember.ops.im2col as im2col
+
+    monkeypatch.setattr(im2col, "_FOLD_CHUNK_BYTES", 1)  # one sample per pass
+    cols = np.random.default_rng(10).standard_normal((5, 2 * 9, 25))
+    got = F.fold(ember.from_numpy(cols), output_size=(5, 5), kernel_size=3, padding=1,
+                 stride=(1, 1), dilation=1)
+    want = TF.fold(torch.from_numpy(cols), output_size=(5, 5), kernel_size=3, padding=1,
+                   stride=1, dilation=1)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    x = np.random.default_rng(11).standard_normal((3, 2, 6, 6))
+    w = np.random.default_rng(12).standard_normal((4, 2, 3, 3))
+    xe, xt = ember.from_numpy(x).requires_grad_(), torch.from_numpy(x).requires_grad_()
+    F.conv2d(xe, ember.from_numpy(w), padding=1).square().sum().backward()
+    TF.conv2d(xt, torch.from_numpy(w), padding=1).square().sum().backward()
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-10)

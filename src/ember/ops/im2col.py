@@ -24,6 +24,8 @@ __all__: list[str] = []
 
 Pads = tuple[tuple[int, int], ...]
 
+_FOLD_CHUNK_BYTES = 2 << 20  # canvas bytes summed into per pass of fold's kernel-offset loop
+
 
 def ntuple(value: Any, n: int, op: str, what: str) -> tuple[int, ...]:
     """Reads an int-or-sequence argument as ``n`` ints: ``ntuple(3, 2, …) == (3, 3)``."""
@@ -167,14 +169,20 @@ class Fold(Primitive):
             c = cols.shape[1] // prod(kernel_size)
             blocks = cols.reshape((n, c) + kernel_size + counts)
             out = xp.zeros((n, c) + canvas, dtype=cols.dtype)
-        # one strided add per kernel offset (9 for 3×3), each over every window at once
-        for offset in itertools.product(*(range(k) for k in kernel_size)):
-            where = tuple(slice(o * d, o * d + st * (m - 1) + 1, st)
-                          for o, d, st, m in zip(offset, dilation, stride, counts, strict=True))
-            if layout == "nlc":
-                out[(every,) + where + (every,)] += blocks[(every,) * (nd + 1) + offset]
-            else:
-                out[(every, every) + where] += blocks[(every, every) + offset]
+        # one strided add per kernel offset (9 for 3×3), each over every window at once, a few
+        # samples at a time so that the part of the canvas being summed into stays in cache
+        per_sample = max(1, out[:1].nbytes)
+        chunk = max(1, _FOLD_CHUNK_BYTES // per_sample)
+        offsets = list(itertools.product(*(range(k) for k in kernel_size)))
+        for s in range(0, n, chunk):
+            batch = slice(s, s + chunk)
+            for offset in offsets:
+                where = tuple(slice(o * d, o * d + st * (m - 1) + 1, st) for o, d, st, m in
+                              zip(offset, dilation, stride, counts, strict=True))
+                if layout == "nlc":
+                    out[(batch,) + where + (every,)] += blocks[(batch,) + (every,) * nd + offset]
+                else:
+                    out[(batch, every) + where] += blocks[(batch, every) + offset]
         crop = tuple(slice(lo, lo + s) for s, (lo, _) in zip(output_size, padding, strict=True))
         if layout == "nlc":
             return out[(every,) + crop + (every,)].transpose((0, nd + 1, *range(1, nd + 1)))
