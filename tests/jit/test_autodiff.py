@@ -93,3 +93,15 @@ def test_the_backward_graph_is_generated_code_with_source_lines():
     fast(ember.randn(2, 3))
     code = fast.last.backward.code
     assert code.startswith("def Linear_backward(") and "backward of matmul" in code
+
+
+def test_a_parameter_changed_before_backward_is_reported_as_in_eager():
+    lin = ember.nn.Linear(3, 2)
+    fast = jit.compile(lin)
+    x = ember.randn(2, 3)
+    fast(x)
+    loss = fast(x).sum()
+    with ember.no_grad():
+        lin.weight.mul_(2)
+    with pytest.raises(GradError, match="modified in place after the call"):
+        loss.backward()

@@ -165,3 +165,84 @@ def test_autocast_inside_the_compiled_function_is_recorded():
         fast(x)
         np.testing.assert_array_equal(fast(x).numpy(), f(x).numpy())
     assert "bf16[3,4] = matmul" in str(fast.graph)
+
+
+def test_none_results_and_int_float_arguments():
+    fast = jit.compile(lambda x, k: (x * k, None))
+    x = ember.ones(2, dtype=ember.int64)
+    for _ in range(2):
+        y, nothing = fast(x, 1)
+        assert nothing is None and y.dtype is ember.int64
+    assert fast(x, 1.0)[0].dtype is ember.float32  # 1.0 is not 1: traced again
+
+
+def test_state_reached_through_objects_helpers_and_aliases_is_updated_each_call():
+    class Trainer:
+        def __init__(self):
+            self.model = ember.nn.Sequential(ember.nn.Linear(3, 3), ember.nn.BatchNorm1d(3))
+            self.ema = ember.zeros(3)
+
+        def step(self, x):
+            out = self.model(x)
+            update_ema(self.ema, out.detach().mean(0))
+            self.model[0].weight.data.mul_(0.5)
+            return out.detach()
+
+    def update_ema(ema, value):
+        ema.detach().mul_(0.5).add_(value * 0.5)
+
+    def run(compiled):
+        ember.manual_seed(0)
+        t = Trainer()
+        step = jit.compile(t.step) if compiled else t.step
+        x = ember.randn(4, 3)
+        for _ in range(3):
+            step(x)
+        return [t.ema.numpy(), t.model[1].running_mean.numpy(), t.model[0].weight.detach().numpy()]
+    for a, b in zip(run(True), run(False)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_arguments_written_in_place_and_their_gradients():
+    def f(x, w):
+        x.add_(1)
+        (w * w).sum().backward()
+        return x * 2
+    fast = jit.compile(f)
+    for _ in range(3):
+        x, w = ember.ones(2), ember.tensor([1.0, 2.0], requires_grad=True)
+        out = fast(x, w)
+        assert x.tolist() == [2.0, 2.0] and out.tolist() == [4.0, 4.0]
+        assert w.grad.tolist() == [2.0, 4.0]
+
+
+def test_a_view_read_after_its_base_is_written_is_refused():
+    def f(x):
+        y = x * 1
+        v = y[0]
+        y.zero_()
+        return v
+    with pytest.raises(jit.TraceError, match="view .* read after an in-place write"):
+        jit.compile(f)(ember.ones(2, 2))
+
+
+def test_freezing_a_layer_and_a_scheduler_inside_the_step():
+    model = ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.Linear(2, 1))
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    sched = ember.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+
+    @jit.compile
+    def step(x):
+        model(x).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        sched.step()
+    x = ember.ones(1, 2)
+    for _ in range(3):
+        step(x)
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.1 * 0.5 ** 3)
+    model[0].weight.requires_grad_(False)
+    frozen = model[0].weight.numpy().copy()
+    step(x)
+    np.testing.assert_array_equal(model[0].weight.numpy(), frozen)
+    assert "0.weight.requires_grad: True -> False" in jit.explain()[-1]

@@ -68,6 +68,7 @@ class _Linear(Primitive):
     """A collective that is a linear map of its input: its jvp is the map itself."""
 
     save_inputs = False
+    pure = False  # every rank runs it, in the same order: compiled graphs keep each one
 
     def jvp(self, ctx, dx):
         return apply(self, dx, **ctx.params)
@@ -77,6 +78,7 @@ class _AllReduceForward(Primitive):
     """The all-reduce computation, shared by ``all_reduce`` and ``reduce_from_group``."""
 
     save_inputs = False
+    pure = False  # every rank runs it, in the same order: compiled graphs keep each one
 
     def forward(self, xp, a, *, op, group):
         return _allreduce(a, op, group)

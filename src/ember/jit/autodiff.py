@@ -94,6 +94,7 @@ class CompiledCall(Function):
         arrays = entry.generated.fn(*(t._data for t in tensors[:n_in]))
         n_out = len(arrays) - entry.n_saved
         ctx.entry, ctx.saved, ctx.n_in = entry, arrays[n_out:], n_in
+        ctx.versions = [(t, t._vc.value) for t in tensors]  # the backward may read them all
         outs = tuple(_wrap(a, entry.device) for a in arrays[:n_out] if a is not None)
         fixed = [i for i, o in enumerate(entry.graph.outputs[:n_out]) if o is not None]
         ctx.mark_non_differentiable(*(outs[k] for k, i in enumerate(fixed)
@@ -109,6 +110,14 @@ class CompiledCall(Function):
                             "its saved values are freed after the first (as eager's are). "
                             "Hint: backward(retain_graph=True) is not available for compiled "
                             "calls; run the call again")
+        for i, (t, version) in enumerate(ctx.versions):
+            if t._vc.value != version:
+                raise GradError(
+                    f"backward of the compiled {entry.graph.name}: its "
+                    f"{'argument' if i < ctx.n_in else 'parameter'} of shape "
+                    f"{tuple(t.shape)} was modified in place after the call: version "
+                    f"{version} then, {t._vc.value} now. Hint: call backward() before "
+                    "optimizer.step(), or avoid the in-place change")
         fixed = [i for i, o in enumerate(entry.graph.outputs) if o is not None]
         by_leaf = dict(zip(fixed, grads))
         cts = [by_leaf.get(i) for i in joint.differentiable]

@@ -142,8 +142,11 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
         holder = namer.name(tensor, graph.label(tensor))
         value = "None" if var is None else f"_grad({var.name}, _device)"
         lines.append(f"    {holder}.grad = {value}")
-    outs = ", ".join(v.name if v is not None else "None" for v in graph.outputs)
-    lines.append(f"    return ({outs}{',' if len(graph.outputs) == 1 else ''})")
+    # the return values, then the new values and .grads of written arguments (the caller
+    # stores them: the code sees arrays, not the argument tensors)
+    ends = [*graph.outputs, *(v for _, v in graph.arg_writes), *(v for _, v in graph.arg_grads)]
+    outs = ", ".join(v.name if v is not None else "None" for v in ends)
+    lines.append(f"    return ({outs}{',' if len(ends) == 1 else ''})")
     kernel_code = "".join(_kernel_source(k, namer) + "\n\n" for k in kernels)
     code = kernel_code + "\n".join(lines) + "\n"
     filename = f"<ember.jit {graph.name} #{next(_COUNTER)}>"

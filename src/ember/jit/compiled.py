@@ -20,11 +20,11 @@ from typing import Any
 from ember.autograd.grad_mode import GRAD
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.jit.autodiff import CompiledCall, Joint, split, trace_backward
-from ember.jit.codegen import Generated, generate
+from ember.jit.codegen import Generated, _store, generate
 from ember.jit.discover import Reach, reach
 from ember.jit.ir import Graph
 from ember.jit.passes import PASSES, optimize
-from ember.jit.trace import Tracer
+from ember.jit.trace import TraceError, Tracer
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
 
@@ -123,8 +123,13 @@ class CompiledFunction:
             outs = CompiledCall.apply(entry, *tensors, *entry.joint.params)
             return self._rebuild(entry, outs if isinstance(outs, tuple) else (outs,))
         arrays = entry.generated.fn(*(t._data for t in tensors))
-        dev = entry.device
-        return self._rebuild(entry, [_wrap(a, dev) for a in arrays if a is not None])
+        dev, graph = entry.device, entry.graph
+        n = len(graph.outputs)
+        for (i, _), value in zip(graph.arg_writes, arrays[n:]):
+            _store(tensors[i], value)
+        for (i, _), grad in zip(graph.arg_grads, arrays[n + len(graph.arg_writes):]):
+            tensors[i].grad = None if grad is None else _wrap(grad, dev)
+        return self._rebuild(entry, [_wrap(a, dev) for a in arrays[:n] if a is not None])
 
     def _key(self, args: tuple, kwargs: dict) -> tuple[list[Tensor], tuple]:
         leaves, spec = tree_flatten((args, kwargs))
@@ -135,8 +140,9 @@ class CompiledFunction:
                 parts.append((tuple(leaf._data.shape), leaf.dtype, leaf._device,
                               leaf.requires_grad))
             else:
-                parts.append(("value", _hashable(leaf, i)))
-        statics = tuple(_hashable(args[i], i) for i in self.static_argnums if i < len(args))
+                parts.append(("value", type(leaf), _hashable(leaf, i)))
+        statics = tuple((type(args[i]), _hashable(args[i], i)) for i in self.static_argnums
+                        if i < len(args))
         return tensors, (spec, tuple(parts), statics, GRAD.enabled,
                          self.reach.guard(self.watch_grads))
 
@@ -144,7 +150,7 @@ class CompiledFunction:
         """The function's return value: its tensor leaves from ``tensors``, in order, and its
         other leaves as they were when traced."""
         it = iter(tensors)
-        leaves = [next(it) if c is None else c for c in entry.out_consts]
+        leaves = [next(it) if c is _TENSOR else c for c in entry.out_consts]
         return tree_unflatten(leaves, entry.out_spec)
 
     # -- tracing ---------------------------------------------------------------------------
@@ -156,7 +162,9 @@ class CompiledFunction:
         log.info("ember.jit: %s: %s", self.name, reason)
         start = time.perf_counter()
         leaves, spec = tree_flatten((args, kwargs))
-        tracer = Tracer(self.name, self.reach.labels, self.reach.params)
+        self.reach = reach(self.fn, args)  # (again: a retrace may see other objects)
+        key = self._key(args, kwargs)[1]
+        tracer = Tracer(self.name, self.reach)
         with tracer:
             inputs = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
             for t in inputs:
@@ -169,9 +177,13 @@ class CompiledFunction:
                 joint = trace_backward(tracer, inputs, out_leaves)
             graph = tracer.finish(out_leaves)
         device = inputs[0]._device if inputs else _default_device()
-        consts = [None if isinstance(x, Tensor) else x for x in out_leaves]
+        consts = [_TENSOR if isinstance(x, Tensor) else x for x in out_leaves]
         backward, n_saved = None, 0
         if joint is not None:
+            if graph.arg_writes or graph.arg_grads:
+                raise TraceError(f"ember.jit: {self.name} writes into its arguments (or their "
+                                 ".grad) and returns values that need grad; compile the whole "
+                                 "step with backward() inside, or avoid the in-place write")
             graph, back, saved = split(graph, joint)
             back, frees = optimize(back, self.passes)
             backward, n_saved = generate(back, device.xp, device, frees), len(saved)
@@ -208,6 +220,9 @@ class CompiledFunction:
             raise RuntimeError(f"ember.jit: {self.name} has not been called yet, so nothing is "
                                "compiled; call it once with example inputs first")
         return self.last
+
+
+_TENSOR = object()  # marks the output leaves that are tensors (None is a value too)
 
 
 def _default_device() -> Any:

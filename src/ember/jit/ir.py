@@ -131,12 +131,17 @@ class Graph:
     outputs: list[Var | None] = field(default_factory=list)
     writes: list[tuple[Any, Var]] = field(default_factory=list)  # (state tensor, new value)
     grads: list[tuple[Any, Var | None]] = field(default_factory=list)  # (param, its .grad)
+    # what the function does to its tensor arguments: (argument index, new value / new .grad)
+    arg_writes: list[tuple[int, Var]] = field(default_factory=list)
+    arg_grads: list[tuple[int, Var | None]] = field(default_factory=list)
 
     def live_roots(self) -> set[Var]:
         """The variables the world sees after a call: outputs, writes, grads."""
         roots = {v for v in self.outputs if v is not None}
         roots.update(v for _, v in self.writes)
         roots.update(v for _, v in self.grads if v is not None)
+        roots.update(v for _, v in self.arg_writes)
+        roots.update(v for _, v in self.arg_grads if v is not None)
         return roots
 
     def uses(self) -> dict[Var, int]:
@@ -161,6 +166,10 @@ class Graph:
             lines.append(f"  {self.label(tensor)} <- {var.name}")
         for tensor, var in self.grads:
             lines.append(f"  {self.label(tensor)}.grad <- {var.name if var else None}")
+        for i, var in self.arg_writes:
+            lines.append(f"  argument {i} <- {var.name}")
+        for i, var in self.arg_grads:
+            lines.append(f"  argument {i}.grad <- {var.name if var else None}")
         outs = ", ".join(v.name if v is not None else "None" for v in self.outputs)
         lines.append(f"  return {outs}")
         lines.append("}")

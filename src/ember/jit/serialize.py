@@ -42,6 +42,13 @@ def save(compiled: Any, path: str | os.PathLike) -> None:
         (1, 10)
     """
     graph = compiled.graph
+    if compiled.last.joint is not None:
+        raise ValueError(f"ember.jit.save: {graph.name} was compiled as a differentiable call "
+                         "(called with grad on); save an inference graph: call it under "
+                         "ember.no_grad() (or on an eval() model without grad) first")
+    if graph.arg_writes or graph.arg_grads:
+        raise ValueError(f"ember.jit.save: {graph.name} writes into its arguments; saved "
+                         "graphs are pure functions of their inputs")
     arrays: dict[str, np.ndarray] = {}
     doc = {"format": FORMAT, "name": graph.name,
            "inputs": [_var(v) for v in graph.inputs],
@@ -79,18 +86,21 @@ def load(path: str | os.PathLike, device: Any = None) -> LoadedFunction:
     if doc.get("format") != FORMAT:
         raise CheckpointError(f"ember.jit.load: {where}: format {doc.get('format')!r}, this "
                               f"version reads {FORMAT!r}")
-    return LoadedFunction(_graph(doc, arrays, to_device(device), where))
+    dev = to_device(device)
+    return LoadedFunction(_graph(doc, arrays, dev, where), dev)
 
 
 class LoadedFunction:
-    """A graph loaded by :func:`load`: call it with tensors shaped like the saved inputs."""
+    """A graph loaded by :func:`load`: call it with tensors shaped like the saved inputs; it
+    returns one tensor, or a tuple when the graph has several outputs (the nesting of the
+    original return value is not stored)."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, device: Device) -> None:
         from ember.jit.codegen import generate
         from ember.jit.passes import optimize
 
         self.graph = graph
-        dev = graph.state[0].tensor._device if graph.state else to_device(None)
+        dev = graph.state[0].tensor._device if graph.state else device
         self.device = dev
         planned, frees = optimize(graph, {})
         self.generated = generate(planned, dev.xp, dev, frees)

@@ -48,13 +48,18 @@ def user_source(what: str = "") -> Source | None:
 
 
 class Tracer:
-    """The dispatch handler that records a :class:`Graph` while the function runs."""
+    """The dispatch handler that records a :class:`Graph` while the function runs.
 
-    def __init__(self, name: str, labels: dict[int, str], params: list[Tensor]) -> None:
+    ``found`` (:class:`ember.jit.discover.Reach`) names the tensors the function reaches
+    before it runs: their arrays are state wherever they turn up (``.data``, ``.detach()``).
+    """
+
+    def __init__(self, name: str, found: Any) -> None:
         self.graph = Graph(name)
-        self.labels = labels  # id(tensor) -> "fc1.weight" for tensors found before tracing
+        self.labels = found.labels  # id(tensor) -> "fc1.weight"
+        self.known = {id(t._data): (t._data, t) for t in found.tensors}
         # gradients already there when tracing starts: an accumulation reads them
-        self.entry_grad_arrays = {id(p.grad._data): p for p in params if p.grad is not None}
+        self.entry_grad_arrays = {id(p.grad._data): p for p in found.params if p.grad is not None}
         self.env: dict[int, tuple[Any, Var]] = {}  # id(array) -> (array, its current var)
         self.dynamic: set[Var] = set()  # vars whose value depends on inputs, state or RNG
         self.count = 0
@@ -63,9 +68,13 @@ class Tracer:
         self.binds_grads = False  # an optimizer step sets .grad while the compiled code runs
         self.node_source: dict[int, Source | None] = {}
         self.entry_grads: dict[int, Any] = {}  # id(param) -> its .grad when first seen
-        self.state_tensors: dict[int, Tensor] = {}
+        self.inputs: list[Tensor] = []
+        self.input_grads: list[Any] = []  # each argument's .grad when tracing started
         self.small_consts: dict[tuple, Var] = {}
         self.fresh: dict[int, Any] = {}  # id(array) -> array, for tensors made while tracing
+        self.view_root: dict[Var, Var] = {}  # a view's variable -> the variable it views
+        self.views: dict[Var, list[Var]] = {}
+        self.stale: set[Var] = set()  # views whose base was written in place after them
 
     # -- variables ------------------------------------------------------------------------
     def new_var(self, array: Any, kind: str) -> Var:
@@ -75,34 +84,51 @@ class Tracer:
         return var
 
     def add_input(self, t: Tensor) -> Var:
+        """A tensor argument of the function."""
         var = self.new_var(t._data, "input")
         self.graph.inputs.append(var)
+        self.inputs.append(t)
+        self.input_grads.append(t.grad)
         self.dynamic.add(var)
         return var
 
     def add_state(self, t: Tensor, grad_of: Tensor | None = None) -> Var:
         var = self.new_var(t._data, "state")
         owner = grad_of if grad_of is not None else t
-        label = self.labels.get(id(owner)) or f"state{len(self.graph.state)}"
+        label = self.labels.get(id(owner))
+        if label is None:
+            label = self.labels[id(owner)] = f"captured{len(self.graph.state)}"
         self.graph.state.append(StateRef(var, owner, label, grad_of is not None))
         self.dynamic.add(var)
         if grad_of is None:
-            self.state_tensors[id(t)] = t
             self.entry_grads.setdefault(id(t), t.grad)
         return var
 
     def var_of(self, t: Tensor) -> Var:
         """The variable a tensor holds now; a tensor first met here becomes state (found
         before tracing, or a leaf that requires grad, or a gradient of one) or a constant."""
-        entry = self.env.get(id(t._data))
-        if entry is not None and entry[0] is t._data:
+        array = t._data
+        entry = self.env.get(id(array))
+        if entry is not None and entry[0] is array:
+            if entry[1] in self.stale:
+                where = _at(user_source())
+                raise TraceError(f"ember.jit: a view (shape {tuple(t.shape)}) is read after an "
+                                 f"in-place write to the tensor it views{where}; eager would "
+                                 "see the new values through it, the graph would not. Hint: "
+                                 "take the view after the write, or .clone() it before")
             return entry[1]
+        known = self.known.get(id(array))
+        if known is not None and known[0] is array:
+            return self.add_state(known[1])
         if id(t) in self.labels or (t.requires_grad and t._node is None):
             return self.add_state(t)
-        owner = self.entry_grad_arrays.get(id(t._data))
-        if owner is not None and owner.grad is not None and owner.grad._data is t._data:
+        owner = self.entry_grad_arrays.get(id(array))
+        if owner is not None and owner.grad is not None and owner.grad._data is array:
             return self.add_state(t, grad_of=owner)
-        array = t._data
+        if any(g is not None and g._data is array for g in self.input_grads):
+            raise TraceError("ember.jit: the function reads the .grad an argument had before "
+                             f"the call{_at(user_source())}. Hint: pass it as an argument, "
+                             "or set the argument's .grad to None before calling")
         # equal small constants made while tracing share one variable (so CSE sees them)
         small = array.size <= 64 and id(array) in self.fresh
         key = (array.dtype.str, array.shape, array.tobytes()) if small else None
@@ -121,17 +147,29 @@ class Tracer:
         it becomes state, read at every call and written back at the end."""
         del self.graph.consts[var]
         var.kind = "state"
-        self.graph.state.append(StateRef(var, t, self.labels.get(id(t), "captured")))
+        label = self.labels.setdefault(id(t), f"captured{len(self.graph.state)}")
+        self.graph.state.append(StateRef(var, t, label))
         self.dynamic.add(var)
-        self.state_tensors[id(t)] = t
+        self.entry_grads.setdefault(id(t), t.grad)
 
     def see_new_tensor(self, t: Tensor) -> None:
-        self.fresh[id(t._data)] = t._data
+        """Every tensor made while tracing: an array never seen before is new (an alias of a
+        known one, from ``detach()`` or ``.data``, is not)."""
+        key = id(t._data)
+        if key not in self.env and key not in self.known:
+            self.fresh[key] = t._data
         if self._saved_wrap is not None:
             self._saved_wrap(t)
 
     def rebind(self, array: Any, var: Var) -> None:
         self.env[id(array)] = (array, var)
+
+    def invalidate_views(self, var: Var) -> None:
+        """``var``'s memory is about to hold another value: views made of it go stale."""
+        root = self.view_root.get(var, var)
+        for v in (root, *self.views.get(root, ())):
+            if v is not var:
+                self.stale.add(v)
 
     # -- the handler ----------------------------------------------------------------------
     def __call__(self, prim: Any, inputs: tuple, params: dict) -> Any:
@@ -144,6 +182,10 @@ class Tracer:
         self.graph.eqns.append(Eqn(prim, in_vars, dict(params), out_vars, source))
         if isinstance(prim, Sample) or any(v in self.dynamic for v in in_vars):
             self.dynamic.update(out_vars)
+        if prim.view and outs[0]._data.base is not None:
+            root = self.view_root.get(in_vars[0], in_vars[0])
+            self.view_root[out_vars[0]] = root
+            self.views.setdefault(root, []).append(out_vars[0])
         for o in outs:
             if o._node is not None:
                 self.node_source[id(o._node)] = source
@@ -162,6 +204,8 @@ class Tracer:
         target = self.env.get(id(x._data))
         if target is not None and target[1].kind == "const" and id(x._data) not in self.fresh:
             self._promote(target[1], x)  # a tensor from outside, changed: the world sees it
+        if target is not None:
+            self.invalidate_views(target[1])
         var = self.var_of(result)
         self.rebind(x._data, var)
 
@@ -190,15 +234,29 @@ class Tracer:
         finally:
             self.backward_of = saved
 
-    def optimizer_step(self, opt: Any, run: Any) -> Any:
-        """Records ``opt.step()`` as one effect equation over parameters and gradients, and
-        runs it (the trace goes on with the updated values)."""
+    def record_effect(self, name: str, run: Any, ins: list[Tensor], outs: Any,
+                      call: Any) -> Any:
+        """Runs ``call()`` (the real, untraced effect) and records an effect equation: at run
+        time ``run(*arrays of ins)`` returns the arrays of ``outs()``, which then hold new
+        variables (views of the old values go stale)."""
+        in_vars = [self.var_of(t) for t in ins]
+        result = call()
+        for v in in_vars:
+            self.invalidate_views(v)
+        out_vars = [self.new_var(t._data, "eqn") for t in outs()]
+        self.dynamic.update(out_vars)
+        self.graph.eqns.append(Eqn(Effect(name, run), in_vars, {}, out_vars, user_source()))
+        return result
+
+    def optimizer_step(self, opt: Any, call: Any, closure: Any = None) -> Any:  # noqa: D417
+        """``opt.step()``: one effect over parameters and gradients."""
+        if closure is not None:
+            raise TraceError("ember.jit: optimizer.step(closure) inside a compiled function"
+                             f"{_at(user_source())}: the closure would run once, at trace "
+                             "time. Hint: compute the loss in the compiled function and call "
+                             "step() without a closure")
         params = [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
         self.binds_grads = True
-        in_vars = [self.var_of(p) for p in params] + [self.var_of(p.grad) for p in params]
-        result = run()
-        out_vars = [self.new_var(p._data, "eqn") for p in params]
-        self.dynamic.update(out_vars)
 
         def step(*arrays: Any) -> list:
             for p, g in zip(params, arrays[len(params):]):
@@ -206,26 +264,33 @@ class Tracer:
             opt.step()
             return [p._data for p in params]
 
-        self.graph.eqns.append(Eqn(Effect(f"{type(opt).__name__}.step", step), in_vars, {},
-                                   out_vars, user_source()))
-        return result
+        return self.record_effect(f"{type(opt).__name__}.step", step,
+                                  params + [p.grad for p in params], lambda: params, call)
 
-    def optimizer_zero_grad(self, opt: Any, run: Any) -> Any:
+    def optimizer_zero_grad(self, opt: Any, call: Any) -> Any:
         """``zero_grad(set_to_none=False)`` writes zeros into the gradients: an effect."""
         grads = [p.grad for group in opt.param_groups for p in group["params"]
                  if p.grad is not None]
-        in_vars = [self.var_of(g) for g in grads]
-        result = run()
-        out_vars = [self.new_var(g._data, "eqn") for g in grads]
 
         def zero(*arrays: Any) -> list:
             for a in arrays:
                 a[...] = 0
             return list(arrays)
 
-        self.graph.eqns.append(Eqn(Effect("zero_grad", zero), in_vars, {}, out_vars,
-                                   user_source()))
-        return result
+        return self.record_effect("zero_grad", zero, grads, lambda: grads, call)
+
+    def scheduler_step(self, scheduler: Any, call: Any, *args: Any) -> Any:
+        """``scheduler.step()``: an effect (the learning rate it sets is read at run time)."""
+        if any(a is not None for a in args):
+            raise TraceError(f"ember.jit: {type(scheduler).__name__}.step(...) with an argument "
+                             f"inside a compiled function{_at(user_source())}: the value would "
+                             "be frozen. Hint: call it outside the compiled function")
+
+        def step() -> list:
+            scheduler.step()
+            return []
+
+        return self.record_effect(f"{type(scheduler).__name__}.step", step, [], list, call)
 
     def __enter__(self) -> Tracer:
         push_handler(self)
@@ -244,8 +309,8 @@ class Tracer:
 
     # -- the graph's ends ------------------------------------------------------------------
     def finish(self, outputs: list) -> Graph:
-        """Records outputs, the final value of every state tensor written, and every
-        parameter's final ``.grad``."""
+        """Records outputs, the final value of every state tensor and argument written, and
+        the final ``.grad`` of every parameter and argument whose gradient changed."""
         g = self.graph
         g.outputs = [self.var_of(t) if isinstance(t, Tensor) else None for t in outputs]
         for ref in list(g.state):
@@ -259,6 +324,12 @@ class Tracer:
             if t.grad is not self.entry_grads.get(id(t)) or (
                     t.requires_grad and self.binds_grads):
                 g.grads.append((t, None if t.grad is None else self.var_of(t.grad)))
+        for i, (t, var) in enumerate(zip(self.inputs, g.inputs)):
+            final = self.var_of(t)
+            if final is not var:
+                g.arg_writes.append((i, final))
+            if t.grad is not self.input_grads[i]:
+                g.arg_grads.append((i, None if t.grad is None else self.var_of(t.grad)))
         return g
 
 

@@ -46,6 +46,9 @@ class Primitive:
             shares input 0's version counter.
         save_inputs / save_outputs: which values the vjp rule reads; the engine keeps those
             and checks them for in-place modification before backward.
+        pure: False for ops whose every application matters besides its value (sampling
+            draws from a generator, collectives communicate): graph passes never fold,
+            merge or drop them.
     """
 
     name = "primitive"
@@ -54,6 +57,7 @@ class Primitive:
     view = False
     save_inputs = True
     save_outputs = False
+    pure = True
 
     def forward(self, xp: Any, *arrays: Any, **params: Any) -> Any:
         raise NotImplementedError

@@ -101,6 +101,7 @@ class Sample(Primitive):
 
     differentiable = False
     save_inputs = False
+    pure = False  # each call draws new numbers
 
     def rng(self, generator: Generator | None) -> np.random.Generator:
         return (generator or default_generator)._rng

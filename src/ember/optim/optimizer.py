@@ -135,7 +135,7 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Resets the gradients of all parameters: to ``None`` (default) or to zeros."""
         if OPTIMIZER_TRACE.tracer is not None and not set_to_none:
-            return _traced("optimizer_zero_grad", self, lambda: self.zero_grad(False))
+            return traced("optimizer_zero_grad", self, lambda: self.zero_grad(False))
         for group in self.param_groups:
             for p in group["params"]:
                 grad = p.grad
@@ -260,12 +260,13 @@ class _OptimizerTrace:
 OPTIMIZER_TRACE = _OptimizerTrace()
 
 
-def _traced(kind: str, opt: Optimizer, run: Callable[[], Any]) -> Any:
-    """Hands a call to the active tracer, which records it and calls ``run`` untraced."""
+def traced(kind: str, owner: Any, run: Callable[[], Any], *args: Any) -> Any:
+    """Hands a call to the active tracer, which records it and calls ``run`` untraced (also
+    used by the learning-rate schedulers)."""
     tracer = OPTIMIZER_TRACE.tracer
     OPTIMIZER_TRACE.tracer = None
     try:
-        return getattr(tracer, kind)(opt, run)
+        return getattr(tracer, kind)(owner, run, *args)
     finally:
         OPTIMIZER_TRACE.tracer = tracer
 
@@ -277,7 +278,9 @@ def _with_hooks(step: Callable) -> Callable:
     @functools.wraps(step)
     def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
         if OPTIMIZER_TRACE.tracer is not None:
-            return _traced("optimizer_step", self, lambda: wrapper(self, *args, **kwargs))
+            closure = args[0] if args else kwargs.get("closure")
+            return traced("optimizer_step", self, lambda: wrapper(self, *args, **kwargs),
+                          closure)
         for hook in tuple(self._step_pre_hooks):
             result = hook(self, args, kwargs)
             if result is not None:

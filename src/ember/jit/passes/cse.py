@@ -1,10 +1,11 @@
 """Common-subexpression elimination: one equation per distinct computation.
 
 Two equations are the same computation when they apply the same primitive to the same
-variables with equal params. Sampling primitives (each call draws new numbers) and effects
-are never merged. Nor is a computation that makes more bytes than it reads (``unfold``, im2col
-of a convolution): eager backward recomputes it from inputs that are kept anyway rather than
-keep it from forward to backward, and merging would keep it, raising the peak.
+variables with equal params. Impure primitives (``prim.pure`` False: sampling draws new
+numbers each call, collectives communicate) and effects are never merged. Nor is a
+computation that makes more bytes than it reads (``unfold``, im2col of a convolution): eager
+backward recomputes it from inputs that are kept anyway rather than keep it from forward to
+backward, and merging would keep it, raising the peak.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ember.jit.ir import Effect, Eqn, Graph, Var
-from ember.ops.random import Sample
+from ember.jit.ir import Eqn, Graph, Var
 
 
 def eliminate_common_subexpressions(graph: Graph) -> Graph:
@@ -27,7 +27,7 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
     kept = []
     for eqn in graph.eqns:
         eqn.inputs = [rename.get(v, v) for v in eqn.inputs]
-        if isinstance(eqn.prim, Effect | Sample) or _expands(eqn):
+        if not eqn.prim.pure or _expands(eqn):
             kept.append(eqn)
             continue
         key = (id(eqn.prim), tuple(v.id for v in eqn.inputs), _params_key(eqn.params))

@@ -1,8 +1,10 @@
-"""Dead-code elimination: drop equations whose outputs nothing reads."""
+"""Dead-code elimination: drop equations whose outputs nothing reads, except impure ones
+(effects, sampling — dropping a draw would shift the generator's stream — and collectives,
+which every rank must run)."""
 
 from __future__ import annotations
 
-from ember.jit.ir import Effect, Graph
+from ember.jit.ir import Graph
 
 
 def eliminate_dead_code(graph: Graph) -> Graph:
@@ -14,7 +16,7 @@ def eliminate_dead_code(graph: Graph) -> Graph:
     live = graph.live_roots()
     kept = []
     for eqn in reversed(graph.eqns):
-        if isinstance(eqn.prim, Effect) or any(v in live for v in eqn.outputs):
+        if not eqn.prim.pure or any(v in live for v in eqn.outputs):
             kept.append(eqn)
             live.update(eqn.inputs)
     kept.reverse()

@@ -1,27 +1,27 @@
 """Constant folding: equations whose inputs are all constants are computed once, at compile
 time, unless the result is much larger than what it is made from (a broadcast of a scalar
-stays a cheap equation instead of a big constant)."""
+stays a cheap equation instead of a big constant). Impure primitives (``prim.pure`` False:
+sampling, collectives) and effects are never folded."""
 
 from __future__ import annotations
 
-from ember.jit.ir import Effect, Graph
-from ember.ops.random import Sample
+import numpy as np
+
+from ember.jit.ir import Graph
 
 _SMALL = 1 << 20  # bytes: results up to this size are always worth keeping
 
 
-def fold_constants(graph: Graph, device_xp: object | None = None) -> Graph:
+def fold_constants(graph: Graph) -> Graph:
     """Evaluates constant equations now; their outputs become constants of the graph.
 
     Example:
         >>> g = fold_constants(g)   # ember.tensor(2.0) * 3 inside the function becomes 6.0
     """
-    import numpy as xp_default
-
-    xp = device_xp or xp_default
+    xp = np  # (constants are host arrays while the CPU is the only backend)
     kept = []
     for eqn in graph.eqns:
-        if isinstance(eqn.prim, Effect | Sample) or not eqn.inputs or \
+        if not eqn.prim.pure or not eqn.inputs or \
                 not all(v.kind == "const" for v in eqn.inputs):
             kept.append(eqn)
             continue

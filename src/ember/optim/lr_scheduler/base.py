@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from ember.optim.optimizer import Optimizer
+from ember.optim.optimizer import OPTIMIZER_TRACE, Optimizer, traced
 
 __all__ = ["LRScheduler", "per_group"]
 
@@ -73,6 +73,8 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         """Advances one epoch (or step) and sets each group's ``lr``."""
+        if OPTIMIZER_TRACE.tracer is not None:  # inside ember.jit.compile: an effect
+            return traced("scheduler_step", self, lambda: self.step(epoch), epoch)
         if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", True):
             warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
                           "Call `optimizer.step()` before `lr_scheduler.step()`, otherwise the "

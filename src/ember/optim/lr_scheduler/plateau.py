@@ -7,7 +7,7 @@ import warnings
 from typing import Any, Literal
 
 from ember.optim.lr_scheduler.base import EPOCH_DEPRECATION_WARNING, LRScheduler, per_group
-from ember.optim.optimizer import Optimizer
+from ember.optim.optimizer import OPTIMIZER_TRACE, Optimizer, traced
 
 __all__ = ["ReduceLROnPlateau"]
 
@@ -61,6 +61,8 @@ class ReduceLROnPlateau(LRScheduler):
 
     def step(self, metrics: Any, epoch: int | None = None) -> None:  # type: ignore[override]
         """Records this epoch's metric (a number or a one-element tensor)."""
+        if OPTIMIZER_TRACE.tracer is not None:  # inside ember.jit.compile
+            return traced("scheduler_step", self, lambda: self.step(metrics, epoch), metrics)
         current = float(metrics)
         if epoch is None:
             epoch = self.last_epoch + 1
