@@ -182,3 +182,17 @@ def test_max_pool_gradient_of_non_finite_values_stays_in_its_window():
         out.backward(ember.from_numpy(g))
         want.backward(torch.from_numpy(g))
         np.testing.assert_array_equal(mine.grad.numpy(), ref.grad.numpy())
+
+
+def test_max_pool_of_a_channels_last_input_matches_torch():
+    # a conv's output is channels-last memory; the gradient arriving from a flatten is not
+    x = np.random.default_rng(13).standard_normal((2, 5, 6, 3)).astype(np.float32)
+    mine = ember.from_numpy(x.copy()).requires_grad_()
+    ref = torch.from_numpy(x.copy()).requires_grad_()
+    out = F.max_pool2d(mine.permute(0, 3, 1, 2), 2).reshape(2, -1)
+    want = TF.max_pool2d(ref.permute(0, 3, 1, 2), 2).reshape(2, -1)
+    np.testing.assert_array_equal(out.detach().numpy(), want.detach().numpy())
+    w = np.random.default_rng(14).standard_normal(tuple(out.shape)).astype(np.float32)
+    (out * ember.from_numpy(w)).sum().backward()
+    (want * torch.from_numpy(w)).sum().backward()
+    np.testing.assert_array_equal(mine.grad.numpy(), ref.grad.numpy())

@@ -222,6 +222,13 @@ class AdaptiveMaxPoolIndices(_PoolIndices):
         return _flat_index(xp, window, positions, x.shape[2:], kernel)
 
 
+def _in_order_of(xp: Any, template: Any, a: Any) -> Any:
+    """A copy of ``a`` laid out in memory as ``template`` (same shape)."""
+    out = xp.empty_like(template, dtype=a.dtype)
+    out[...] = a
+    return out
+
+
 def _window_slices(kernel: tuple, dilation: tuple, stride: tuple, counts: tuple) -> Any:
     """For each kernel element (row-major): its number and the strided slices of the padded
     input that its element of every window covers."""
@@ -286,6 +293,10 @@ class WindowScatter(_WindowOp):
         lead = (slice(None), slice(None))
         overlap = any(s < d * (k - 1) + 1 for s, d, k in zip(stride, dilation, kernel_size,
                                                              strict=True))
+        if g.flags.c_contiguous != window.flags.c_contiguous:
+            # g in the window's memory order first (a copy of the small side): mixed layouts
+            # make every strided pass below several times slower
+            g = _in_order_of(xp, window, g)
         # g·mask is branch-free (fast) but turns a non-finite g into NaN where the mask is 0
         exact = g.dtype.kind != "f" or not g.size or bool(xp.isfinite(g).all())
         for o, _, where in _window_slices(kernel_size, dilation, stride, counts):
