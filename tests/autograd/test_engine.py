@@ -256,3 +256,13 @@ def test_a_leaf_gradient_is_delivered_as_soon_as_it_is_final():
     w2.register_hook(lambda g: events.append("again"))
     (w2 * w2 * x).sum().backward()  # used twice: delivered once, summed
     assert events.count("again") == 1
+
+
+def test_grad_runs_hooks_of_the_leaves_it_returns_only():
+    seen = []
+    x = ember.randn(3, requires_grad=True)
+    w = ember.randn(3, requires_grad=True)
+    w.register_hook(lambda g: seen.append("w"))
+    x.register_hook(lambda g: seen.append("x"))
+    (gx,) = ember.autograd.grad((x * w).sum(), x)
+    assert seen == ["x"] and w.grad is None

@@ -8,6 +8,7 @@ released as each node finishes unless ``retain_graph``. Under ``create_graph`` t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.anomaly import ANOMALY, check_finite
@@ -186,9 +187,29 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     finally:
         GRAD.enabled = saved_mode
 
-    for leaf, g in leaf_grads.values():
-        _finish_leaf(leaf, g, targets, found, create_graph, owners)
+    try:
+        for leaf, g in leaf_grads.values():
+            _finish_leaf(leaf, g, targets, found, create_graph, owners)
+        while targets is None and _CALLBACKS:
+            _CALLBACKS.pop(0)()
+    finally:
+        if targets is None:
+            _CALLBACKS.clear()
     return found
+
+
+_CALLBACKS: list[Callable[[], None]] = []
+
+
+def queue_callback(fn: Callable[[], None]) -> None:
+    """Runs ``fn()`` once the running ``backward()`` has delivered every gradient, as
+    PyTorch's ``Variable._execution_engine.queue_callback`` (DDP checks there that a step's
+    gradients all arrived). Call it from a hook during backward.
+
+    Example:
+        >>> w.register_hook(lambda g: ember.autograd.engine.queue_callback(report))
+    """
+    _CALLBACKS.append(fn)
 
 
 def _leaf_edge_counts(order: list[Node]) -> dict[int, int]:
@@ -204,7 +225,9 @@ def _leaf_edge_counts(order: list[Node]) -> dict[int, int]:
 def _finish_leaf(leaf: Any, g: Any, targets: list | None, found: list, create_graph: bool,
                  owners: set) -> None:
     """A leaf's complete gradient: through its hooks, then into ``.grad`` (``backward``) or
-    into the answer (``grad``)."""
+    into the answer (``grad``, which runs the hooks of the leaves it returns only)."""
+    if targets is not None and not any(t is leaf for t in targets):
+        return
     if leaf._hooks:
         for hook in list(leaf._hooks):
             replaced = hook(g)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ember import nn
+from ember.autograd.engine import queue_callback
 from ember.autograd.grad_mode import is_grad_enabled
 from ember.distributed.buffers import mpi
 from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
@@ -119,6 +120,7 @@ class DistributedDataParallel(nn.Module):
         self._launched = 0
         self._pending = 0
         self._armed = False
+        self._check_queued = False
         self._sync_now = True
         self._broadcast(list(module.parameters()) + list(module.buffers()))
         for p in params:
@@ -187,6 +189,9 @@ class DistributedDataParallel(nn.Module):
         def hook(grad: Tensor) -> Tensor | None:
             if not (self._armed and self._sync_now):
                 return None
+            if not self._check_queued:  # once per backward: did every gradient arrive?
+                self._check_queued = True
+                queue_callback(self._after_backward)
             b, i = self._where[id(p)]
             bucket = self._buckets[b]
             slot = bucket.slot(i).reshape(p.shape)  # a view: strided gradients copy once
@@ -239,6 +244,11 @@ class DistributedDataParallel(nn.Module):
                     bucket.outs[i] = p.grad._data
                     self._mark_ready(b)
 
+    def _after_backward(self) -> None:
+        self._check_queued = False
+        if self._armed and self._pending:
+            self._fail_unfinished()
+
     def _fail_unfinished(self) -> None:
         names = {id(p): n for n, p in self.module.named_parameters()}
         missing = [
@@ -247,6 +257,11 @@ class DistributedDataParallel(nn.Module):
             for i, p in enumerate(bucket.params)
             if bucket.outs[i] is None
         ]
+        for bucket in self._buckets:  # their .grad would hold memory no all-reduce filled
+            for p, out in zip(bucket.params, bucket.outs):
+                if out is not None and p.grad is not None and p.grad._data is out:
+                    p.grad = None
+            bucket.outs = [None] * len(bucket.params)
         self._armed = False
         raise DistributedError(
             "DistributedDataParallel: the last backward gave no gradient to parameters "
