@@ -97,3 +97,21 @@ report("ok")
 
 def test_latest_skips_unfinished_saves_and_loading_errors_are_clear(tmp_path):
     run_ranks(ERRORS, 1, timeout=60, args=(tmp_path,))
+
+
+def test_ranks_holding_different_tensors_all_get_saved(tmp_path):
+    # pipeline stages: each rank its own weights, plus one replicated entry
+    code = f"""
+import ember, ember.distributed as dist
+from ember.distributed import checkpoint
+dist.init_process_group("mpi")
+r = dist.get_rank()
+state = {{"shared": ember.ones(2), f"stage{{r}}.w": ember.full((3,), float(r))}}
+path = checkpoint.save({str(tmp_path)!r}, state, step=1)
+mine = {{"shared": ember.zeros(2), f"stage{{r}}.w": ember.zeros(3)}}
+checkpoint.load(path, mine)
+assert mine[f"stage{{r}}.w"].tolist() == [float(r)] * 3, mine
+"""
+    run_ranks(code, 2, timeout=60)
+    manifest = json.loads((tmp_path / "step_00000001" / "manifest.json").read_text())
+    assert sorted(manifest["entries"]) == ["shared", "stage0.w", "stage1.w"]

@@ -2,8 +2,9 @@
 
 A checkpoint is a folder ``step_00000042/`` holding ``rank00000.safetensors``, … and
 ``manifest.json``. The manifest lists, for each entry, its global shape and dtype and where
-each piece of its flattened values lies (file, key, flat offset, length). A replicated tensor
-is written once, by one rank (entries are spread over the ranks); a :class:`ShardedTensor` is
+each piece of its flattened values lies (file, key, flat offset, length). A plain tensor is
+written once, by one of the ranks that hold its name (replicated entries are spread over the
+ranks; a pipeline stage's own weights are written by that stage); a :class:`ShardedTensor` is
 written by every rank that holds a piece. Loading assembles whatever range each rank asks
 for, so a checkpoint saved on 4 ranks loads on 2 (or 1, or 8).
 
@@ -85,12 +86,13 @@ def save(
         tmp.mkdir(parents=True)
     g.comm.Barrier()
     flat = _flatten(state)
+    writer = _writers(g, flat)
     mine, pieces = {}, []
     filename = f"rank{rank:05d}.safetensors"
-    for i, (name, value) in enumerate(sorted(flat.items())):
+    for name, value in sorted(flat.items()):
         if isinstance(value, ShardedTensor):
             t, shape, start = value.local, tuple(value.global_shape), int(value.start)
-        elif i % size == rank:
+        elif writer[name] == rank:
             t, shape, start = value, tuple(value.shape), 0
         else:
             continue
@@ -125,6 +127,19 @@ def save(
         os.replace(tmp, final)
     g.comm.Barrier()
     return final
+
+
+def _writers(g: ProcessGroup, flat: dict) -> dict[str, int]:
+    """Which rank writes each plain tensor: ranks holding the same name hold the same
+    (replicated) value and share the writing; a name only some ranks hold (a pipeline stage's
+    weights) is written by one of those."""
+    plain = sorted(name for name, v in flat.items() if not isinstance(v, ShardedTensor))
+    holders: dict[str, list[int]] = {}
+    for r, names in enumerate(g.comm.allgather(plain)):
+        for name in names:
+            holders.setdefault(name, []).append(r)
+    return {name: ranks[i % len(ranks)] for i, (name, ranks) in
+            enumerate(sorted(holders.items()))}
 
 
 def latest(root: str | os.PathLike) -> Path | None:
