@@ -41,9 +41,16 @@ def _rss_kib(field: str) -> int:
 
 
 def _reset_peak() -> None:
+    """Frees what can be freed (glibc's heap included: freed blocks it keeps would count as
+    the next phase's resident memory) and makes the current RSS the peak."""
+    import ctypes
     import gc
 
     gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")  # peak RSS := current RSS

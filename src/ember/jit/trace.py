@@ -17,17 +17,25 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+import weakref
 from typing import Any
 
 from ember.autograd.engine import VJP_HOOK
 from ember.dtypes import from_numpy
 from ember.errors import EmberError, OpError
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
-from ember.ops.primitive import TensorSpec, apply_below, pop_handler, push_handler
+from ember.ops.primitive import (
+    PRIMITIVES,
+    TensorSpec,
+    apply_below,
+    pop_handler,
+    push_handler,
+)
 from ember.ops.random import Sample
 from ember.optim.optimizer import OPTIMIZER_TRACE
 from ember.tensor import Tensor, _wrap, set_wrap_hook
 
+_BIG = 64 * 1024  # bytes: a uniform constant this big becomes a broadcast equation
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
@@ -60,7 +68,9 @@ class Tracer:
         self.known = {id(t._data): (t._data, t) for t in found.tensors}
         # gradients already there when tracing starts: an accumulation reads them
         self.entry_grad_arrays = {id(p.grad._data): p for p in found.params if p.grad is not None}
-        self.env: dict[int, tuple[Any, Var]] = {}  # id(array) -> (array, its current var)
+        # id(array) -> (weak reference to it, its current var): values are followed by array
+        # identity; an array that dies leaves (so tracing holds no more memory than eager)
+        self.env: dict[int, tuple[weakref.ref, Var]] = {}
         self.dynamic: set[Var] = set()  # vars whose value depends on inputs, state or RNG
         self.count = 0
         self.backward_of: Source | None = None  # set while a vjp rule runs
@@ -71,7 +81,7 @@ class Tracer:
         self.inputs: list[Tensor] = []
         self.input_grads: list[Any] = []  # each argument's .grad when tracing started
         self.small_consts: dict[tuple, Var] = {}
-        self.fresh: dict[int, Any] = {}  # id(array) -> array, for tensors made while tracing
+        self.fresh = weakref.WeakValueDictionary()  # id(array) -> arrays made while tracing
         self.view_root: dict[Var, Var] = {}  # a view's variable -> the variable it views
         self.views: dict[Var, list[Var]] = {}
         self.stale: set[Var] = set()  # views whose base was written in place after them
@@ -80,8 +90,13 @@ class Tracer:
     def new_var(self, array: Any, kind: str) -> Var:
         var = Var(self.count, array.shape, _dtype_of(array), kind)
         self.count += 1
-        self.env[id(array)] = (array, var)
+        self.rebind(array, var)
         return var
+
+    def lookup(self, array: Any) -> Var | None:
+        """The variable ``array`` holds now, if it was seen."""
+        entry = self.env.get(id(array))
+        return entry[1] if entry is not None and entry[0]() is array else None
 
     def add_input(self, t: Tensor) -> Var:
         """A tensor argument of the function."""
@@ -108,15 +123,15 @@ class Tracer:
         """The variable a tensor holds now; a tensor first met here becomes state (found
         before tracing, or a leaf that requires grad, or a gradient of one) or a constant."""
         array = t._data
-        entry = self.env.get(id(array))
-        if entry is not None and entry[0] is array:
-            if entry[1] in self.stale:
+        var = self.lookup(array)
+        if var is not None:
+            if var in self.stale:
                 where = _at(user_source())
                 raise TraceError(f"ember.jit: a view (shape {tuple(t.shape)}) is read after an "
                                  f"in-place write to the tensor it views{where}; eager would "
                                  "see the new values through it, the graph would not. Hint: "
                                  "take the view after the write, or .clone() it before")
-            return entry[1]
+            return var
         known = self.known.get(id(array))
         if known is not None and known[0] is array:
             return self.add_state(known[1])
@@ -129,6 +144,10 @@ class Tracer:
             raise TraceError("ember.jit: the function reads the .grad an argument had before "
                              f"the call{_at(user_source())}. Hint: pass it as an argument, "
                              "or set the argument's .grad to None before calling")
+        if array.nbytes >= _BIG and id(array) in self.fresh:
+            var = self._filled(array)
+            if var is not None:
+                return var
         # equal small constants made while tracing share one variable (so CSE sees them)
         small = array.size <= 64 and id(array) in self.fresh
         key = (array.dtype.str, array.shape, array.tobytes()) if small else None
@@ -140,6 +159,19 @@ class Tracer:
         self.graph.consts[var] = array
         if small:
             self.small_consts[key] = var
+        return var
+
+    def _filled(self, array: Any) -> Var | None:
+        """A big array of one value made while tracing (``zeros_like`` in a vjp rule, say):
+        an equation broadcasting that value, so the graph keeps no big constant and each call
+        holds the memory only while eager would."""
+        first = array.reshape(-1)[:1]
+        if first[0] != first[0] or not (array == first[0]).all():
+            return None
+        value = _wrap(first.reshape(()).copy(), None)
+        var = self.new_var(array, "eqn")
+        self.graph.eqns.append(Eqn(PRIMITIVES["expand"], [self.var_of(value)],
+                                   {"shape": tuple(array.shape)}, [var], user_source()))
         return var
 
     def _promote(self, var: Var, t: Tensor) -> None:
@@ -162,7 +194,14 @@ class Tracer:
             self._saved_wrap(t)
 
     def rebind(self, array: Any, var: Var) -> None:
-        self.env[id(array)] = (array, var)
+        key, env = id(array), self.env
+
+        def forget(ref: weakref.ref) -> None:
+            entry = env.get(key)
+            if entry is not None and entry[0] is ref:
+                del env[key]
+
+        env[key] = (weakref.ref(array, forget), var)
 
     def invalidate_views(self, var: Var) -> None:
         """``var``'s memory is about to hold another value: views made of it go stale."""
@@ -201,17 +240,16 @@ class Tracer:
                              f"(shape {tuple(x.shape)}) is not supported in compiled code"
                              f"{_at(user_source())}. Hint: write into the base tensor, or "
                              "build the value out of place (torch.where, cat)")
-        target = self.env.get(id(x._data))
-        if target is not None and target[1].kind == "const" and id(x._data) not in self.fresh:
-            self._promote(target[1], x)  # a tensor from outside, changed: the world sees it
+        target = self.lookup(x._data)
+        if target is not None and target.kind == "const" and id(x._data) not in self.fresh:
+            self._promote(target, x)  # a tensor from outside, changed: the world sees it
         if target is not None:
-            self.invalidate_views(target[1])
+            self.invalidate_views(target)
         var = self.var_of(result)
         self.rebind(x._data, var)
 
     def on_value_read(self, t: Tensor, what: str) -> None:
-        entry = self.env.get(id(t._data))
-        if entry is None or entry[0] is not t._data or entry[1] not in self.dynamic:
+        if self.lookup(t._data) not in self.dynamic:
             return
         src = user_source()
         raise TraceError(
