@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import ember
+import ember.models
 import ember.nn.functional as F
 from ember import jit
 
@@ -246,3 +247,13 @@ def test_freezing_a_layer_and_a_scheduler_inside_the_step():
     step(x)
     np.testing.assert_array_equal(model[0].weight.numpy(), frozen)
     assert "0.weight.requires_grad: True -> False" in jit.explain()[-1]
+
+
+def test_inference_max_pool_computes_values_only():
+    model = ember.models.cnn().eval()
+    fast = jit.compile(model)
+    x = ember.randn(2, 1, 28, 28)
+    with ember.no_grad():
+        fast(x)
+        np.testing.assert_array_equal(fast(x).numpy(), model(x).numpy())
+    assert str(fast.graph).count("window=False") == 2

@@ -196,3 +196,15 @@ def test_max_pool_of_a_channels_last_input_matches_torch():
     (out * ember.from_numpy(w)).sum().backward()
     (want * torch.from_numpy(w)).sum().backward()
     np.testing.assert_array_equal(mine.grad.numpy(), ref.grad.numpy())
+
+
+def test_max_pool_without_gradient_computes_the_same_values():
+    # no grad wanted: the values-only kernel (NaN wins, as in PyTorch); with grad: the winners
+    x = ember.randn(2, 3, 9, 9)
+    x[0, 1, 2, 2] = float("nan")
+    with ember.no_grad():
+        fast = F.max_pool2d(x, 3, stride=2, padding=1)
+    full = F.max_pool2d(x.detach().requires_grad_(), 3, stride=2, padding=1)
+    ref = TF.max_pool2d(torch.from_numpy(x.numpy()), 3, stride=2, padding=1)
+    np.testing.assert_array_equal(fast.numpy(), ref.numpy())
+    np.testing.assert_array_equal(full.detach().numpy(), ref.numpy())

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
+from ember.autograd.grad_mode import GRAD
 from ember.errors import DTypeError, ShapeError
 from ember.ops.im2col import batched, ntuple, unfold_nd, windows
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d",
@@ -75,6 +76,17 @@ class _Geometry:
         # ceil_mode's last window may reach past the right padding: pad a little more there
         self.pads = tuple((p, max(p, (c - 1) * s + d * (k - 1) + 1 - size - p))
                           for (size, k, s, p, d), c in zip(geometry, self.counts, strict=True))
+
+
+def _max_values(xp: Any, view: Any, kernel: tuple[int, ...]) -> Any:
+    """Each window's maximum (NaN wins, as in PyTorch: ``maximum`` propagates it), in the
+    input's memory order; ``view`` is (N, C, *kernel, *counts)."""
+    offsets = list(itertools.product(*(range(k) for k in kernel)))
+    lead = (slice(None), slice(None))
+    best = view[lead + offsets[0]].copy(order="K")
+    for offset in offsets[1:]:
+        xp.maximum(best, view[lead + offset], out=best)
+    return best
 
 
 def _max_window(xp: Any, view: Any, kernel: tuple[int, ...]) -> tuple[Any, Any]:
@@ -161,16 +173,21 @@ class MaxPoolIndices(_PoolIndices):
 class MaxPool(Primitive):
     """Max pooling over regular windows: (values, window), ``window`` naming which element
     of each window won (row-major over the kernel; int8 up to 127 elements, else int32).
-    The gradient is ``window_scatter`` to the winners, the tangent ``window_gather``."""
+    The gradient is ``window_scatter`` to the winners, the tangent ``window_gather``. With
+    ``window=False`` (nothing will differentiate: inference) only the values are computed
+    and the window output is a zero-memory placeholder."""
 
     name = "max_pool"
     nout = 2
     save_inputs = False
     save_outputs = True
 
-    def forward(self, xp, x, *, kernel_size, stride, padding, dilation, counts):
+    def forward(self, xp, x, *, kernel_size, stride, padding, dilation, counts, window=True):
         view = windows(xp, x, kernel_size, dilation, padding, stride, counts, _lowest(x))
-        return _max_window(xp, view, kernel_size)
+        if window:
+            return _max_window(xp, view, kernel_size)
+        best = _max_values(xp, view, kernel_size)
+        return best, xp.broadcast_to(xp.zeros((), _window_dtype(kernel_size)), best.shape)
 
     def infer(self, x, *, kernel_size, counts, **params):
         window = dtypes.int8 if prod(kernel_size) <= 127 else dtypes.int32
@@ -178,7 +195,7 @@ class MaxPool(Primitive):
         return TensorSpec(shape, x.dtype), TensorSpec(shape, window)
 
     def _geometry(self, ctx):
-        return {k: v for k, v in ctx.params.items() if k != "counts"}
+        return {k: v for k, v in ctx.params.items() if k not in ("counts", "window")}
 
     def vjp(self, ctx, g, _g_window=None):
         if g is None:
@@ -345,7 +362,9 @@ def _max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
         return _gather_max(x, indices, added, return_indices)
     # the winners' window elements (int8) and a gather/scatter per kernel element: much
     # faster than flat indices with a general gather and index_put for its gradient
-    values, _ = apply(MaxPool, x, counts=g.counts, **geometry)
+    # no transform and no gradient wanted (inference): the values alone, not the winners
+    winners = DISPATCH.handler is not None or (GRAD.enabled and input.requires_grad)
+    values, _ = apply(MaxPool, x, counts=g.counts, window=winners, **geometry)
     return values.reshape(values.shape[1:]) if added else values
 
 

@@ -1,5 +1,6 @@
 """Algebraic simplification, aimed at what the traced backward is full of: materialised
-broadcasts, shape ops undone by the next shape op, multiplications by one.
+broadcasts, shape ops undone by the next shape op, multiplications by one; and a max pool
+whose winners nothing reads (inference) computes its values only.
 
 Every rewrite gives the same values bit for bit, but one: where ``x`` holds ``-0.0``,
 ``x + 0`` gives ``+0.0`` and the simplified graph keeps ``-0.0`` (equal values).
@@ -33,6 +34,7 @@ def simplify(graph: Graph) -> Graph:
     made: dict[Var, Eqn] = {}
     rename: dict[Var, Var] = {}
     pinned = _pinned(graph)
+    read = graph.uses()
     kept = []
     for eqn in graph.eqns:
         eqn.inputs = [rename.get(v, v) for v in eqn.inputs]
@@ -42,6 +44,8 @@ def simplify(graph: Graph) -> Graph:
                 rename[eqn.outputs[0]] = same
                 continue
             _rewrite(eqn, made, pinned)
+            if eqn.prim.name == "max_pool" and eqn.outputs[1] not in read:
+                eqn.params = {**eqn.params, "window": False}  # no backward reads the winners
         kept.append(eqn)
         for v in eqn.outputs:
             made[v] = eqn
