@@ -257,3 +257,18 @@ def test_inference_max_pool_computes_values_only():
         fast(x)
         np.testing.assert_array_equal(fast(x).numpy(), model(x).numpy())
     assert str(fast.graph).count("window=False") == 2
+
+
+def test_weight_only_work_is_cached_until_a_parameter_changes():
+    model = ember.models.cnn().eval()
+    fast = jit.compile(model)
+    x = ember.randn(1, 1, 28, 28)
+    with ember.no_grad():
+        fast(x)
+        assert fast.graph.hoisted > 0 and "_cached.valid(" in fast.code
+        for change in (lambda: model[0].weight.mul_(2),                      # new version
+                       lambda: setattr(model[3].weight, "data", model[3].weight * 0.5),
+                       lambda: model.load_state_dict(ember.models.cnn().state_dict())):
+            change()
+            np.testing.assert_array_equal(fast(x).numpy(), model(x).numpy())
+            np.testing.assert_array_equal(fast(x * 2).numpy(), model(x * 2).numpy())

@@ -122,3 +122,27 @@ def test_optimize_keeps_the_numbers():
     assert len(g.eqns) == 2
     after = generate(g, np, ember.device("cpu"), frees).fn(arr)[0]
     np.testing.assert_allclose(after, before, rtol=1e-7)
+
+
+def test_hoist_moves_parameter_only_work_first_and_caches_it():
+    from ember.jit.ir import StateRef
+    from ember.jit.passes.hoist import hoist_state_only
+
+    b = Builder()
+    x = b.input((2, 3))
+    w = b.var((4, 3), "state")
+    weight = ember.randn(4, 3, requires_grad=True)
+    b.g.state.append(StateRef(w, weight, "w"))
+    h = b.eqn("exp", x, out_shape=(2, 3))
+    wt = b.eqn("permute", w, out_shape=(3, 4), dims=(1, 0))
+    y = b.eqn("matmul", h, wt, out_shape=(2, 4), compute=None)
+    b.g.outputs = [y]
+    g = hoist_state_only(b.g)
+    assert [e.prim.name for e in g.eqns] == ["permute", "exp", "matmul"]
+    assert g.hoisted == 1 and g.cached == [wt]
+    fn = generate(g, np, ember.device("cpu")).fn
+    a = np.ones((2, 3), np.float32)
+    first = fn(a)[0]
+    weight._data *= 2
+    weight._vc.value += 1
+    np.testing.assert_allclose(fn(a)[0], 2 * first, rtol=1e-6)

@@ -18,6 +18,7 @@ from typing import Any
 from ember.dtypes import DType
 from ember.jit.ir import Effect, Eqn, Graph
 from ember.jit.kernels import KERNEL_GLOBALS, Kernel
+from ember.jit.passes.hoist import cached_state
 from ember.tensor import _wrap
 
 _COUNTER = itertools.count()
@@ -129,13 +130,24 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
                      f"{'.grad' if ref.grad else ''}")
     for var, array in graph.consts.items():
         namer.globals[var.name] = array
+    if graph.hoisted:
+        cache = namer.name(HoistCache(), "_cached")
+        key = ", ".join(f"{namer.name(ref.tensor, ref.label)}._vc.value" for ref in graph.state
+                        if ref.var in set(cached_state(graph)))
+        arrays = ", ".join(v.name for v in cached_state(graph))
+        lines.append(f"    if not {cache}.valid(({arrays},), ({key},)):  # state changed?")
     for i, eqn in enumerate(graph.eqns):
-        lines.append(f"    {emit_eqn(eqn, namer)}{_comment(eqn)}")
+        pad = "        " if i < graph.hoisted else "    "
+        lines.append(f"{pad}{emit_eqn(eqn, namer)}{_comment(eqn)}")
         if isinstance(eqn.prim, Kernel):
             kernels.append(eqn.prim)
         dead = (frees or {}).get(i)
         if dead:
-            lines.append(f"    del {', '.join(v.name for v in dead)}")
+            lines.append(f"{pad}del {', '.join(v.name for v in dead)}")
+        if graph.hoisted and i == graph.hoisted - 1:
+            values = ", ".join(v.name for v in graph.cached)
+            lines.append(f"        {cache}.values = ({values},)")
+            lines.append(f"    {values}, = {cache}.values")
     for tensor, var in graph.writes:
         lines.append(f"    _store({namer.name(tensor, graph.label(tensor))}, {var.name})")
     for tensor, var in graph.grads:
@@ -154,6 +166,25 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
     module_globals = dict(namer.globals)
     exec(compile(code, filename, "exec"), module_globals)  # noqa: S102 - our own generated code
     return Generated(module_globals[_identifier(graph.name)], code, namer.globals)
+
+
+class HoistCache:
+    """The values of a graph's hoisted equations, and the state they were computed from
+    (its arrays, by identity, and their versions)."""
+
+    def __init__(self) -> None:
+        self.arrays: tuple = ()
+        self.versions: tuple = ()
+        self.values: tuple = ()
+
+    def valid(self, arrays: tuple, versions: tuple) -> bool:
+        """Whether the cached values still hold; if not, remembers the new key (the caller
+        recomputes and sets ``values``)."""
+        if versions == self.versions and len(arrays) == len(self.arrays) and all(
+                a is b for a, b in zip(arrays, self.arrays)):
+            return True
+        self.arrays, self.versions = arrays, versions
+        return False
 
 
 def _kernel_source(kernel: Kernel, namer: _Namer) -> str:

@@ -134,6 +134,10 @@ class Graph:
     # what the function does to its tensor arguments: (argument index, new value / new .grad)
     arg_writes: list[tuple[int, Var]] = field(default_factory=list)
     arg_grads: list[tuple[int, Var | None]] = field(default_factory=list)
+    # the first `hoisted` equations read only state and constants: cached between calls,
+    # their values `cached` read by the rest (see ember.jit.passes.hoist)
+    hoisted: int = 0
+    cached: list[Var] = field(default_factory=list)
 
     def live_roots(self) -> set[Var]:
         """The variables the world sees after a call: outputs, writes, grads."""
@@ -142,6 +146,7 @@ class Graph:
         roots.update(v for _, v in self.grads if v is not None)
         roots.update(v for _, v in self.arg_writes)
         roots.update(v for _, v in self.arg_grads if v is not None)
+        roots.update(self.cached)  # (kept by the cache between calls)
         return roots
 
     def uses(self) -> dict[Var, int]:

@@ -1,0 +1,48 @@
+"""Hoisting: in an inference graph, the equations that read only parameters and constants (a
+weight's transpose, a conv weight laid out for its GEMM) move to the front and are cached
+between calls; they run again only when a parameter they read changed (another array, or a
+new version: an optimizer step, ``load_state_dict``, an in-place write).
+
+Graphs with effects or gradients (training steps) are left alone: their parameters change
+every call, and the cache would only hold memory.
+"""
+
+from __future__ import annotations
+
+from ember.jit.ir import Effect, Graph, Var
+
+
+def hoist_state_only(graph: Graph) -> Graph:
+    """Moves state-only equations first; ``graph.hoisted`` counts them and ``graph.cached``
+    lists the values later equations read from them.
+
+    Example:
+        >>> g = hoist_state_only(g)   # permute(fc.weight) runs once, not at every call
+    """
+    if graph.grads or graph.arg_grads or any(isinstance(e.prim, Effect) for e in graph.eqns):
+        return graph
+    # parameters, not any state: data a function reads from a closure is an input in spirit
+    fixed = {ref.var for ref in graph.state if not ref.grad and ref.tensor.requires_grad}
+    fixed |= set(graph.consts)
+    front, rest = [], []
+    for eqn in graph.eqns:
+        if eqn.prim.pure and eqn.inputs and all(v in fixed for v in eqn.inputs):
+            front.append(eqn)
+            fixed.update(eqn.outputs)
+        else:
+            rest.append(eqn)
+    if not front:
+        return graph
+    read_later = {v for e in rest for v in e.inputs} | graph.live_roots()
+    graph.eqns = front + rest
+    graph.hoisted = len(front)
+    graph.cached = [v for e in front for v in e.outputs if v in read_later]
+    return graph
+
+
+def cached_state(graph: Graph) -> list[Var]:
+    """The state variables the hoisted equations read (their arrays and versions key the
+    cache)."""
+    front = graph.eqns[:graph.hoisted]
+    read = {v for e in front for v in e.inputs}
+    return [ref.var for ref in graph.state if ref.var in read]
