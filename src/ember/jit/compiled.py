@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -155,10 +156,9 @@ class CompiledFunction:
 
     # -- tracing ---------------------------------------------------------------------------
     def _trace(self, key: tuple, args: tuple, kwargs: dict) -> Any:
-        import time
-
         reason = self._why(key)
         JIT.reasons.append(f"{self.name}: {reason}")
+        del JIT.reasons[:-_KEEP_REASONS]
         log.info("ember.jit: %s: %s", self.name, reason)
         start = time.perf_counter()
         leaves, spec = tree_flatten((args, kwargs))
@@ -222,6 +222,7 @@ class CompiledFunction:
         return self.last
 
 
+_KEEP_REASONS = 1000  # explain() keeps the most recent ones
 _TENSOR = object()  # marks the output leaves that are tensors (None is a value too)
 
 
