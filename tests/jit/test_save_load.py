@@ -76,3 +76,17 @@ def test_the_file_is_safetensors_with_the_graph_as_json(tmp_path):
     with safe_open(str(tmp_path / "f.ejit"), framework="numpy") as f:
         doc = json.loads(f.metadata()["ember.jit"])
     assert [e["prim"] for e in doc["eqns"]] == ["mul", "exp"]
+
+
+def test_differentiable_calls_and_closures_are_refused_clearly(tmp_path):
+    lin = ember.nn.Linear(3, 2)
+    fast = jit.compile(lin)
+    fast(ember.randn(2, 3))  # grad on: a differentiable call (forward + saved values)
+    with pytest.raises(ValueError, match="differentiable call"):
+        jit.save(fast, tmp_path / "d.ejit")
+    opt = ember.optim.SGD(lin.parameters(), lr=0.1)
+
+    def step(x):
+        return opt.step(lambda: lin(x).sum())
+    with pytest.raises(jit.TraceError, match="closure"):
+        jit.compile(step)(ember.randn(2, 3))
