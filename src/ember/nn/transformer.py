@@ -30,13 +30,30 @@ def _activation(activation: str | Callable) -> Callable:
 
 
 class _Layer(Module):
-    """The feed-forward block and residual wiring shared by encoder and decoder layers."""
+    """The submodules, feed-forward block and residual wiring shared by encoder and decoder
+    layers."""
 
-    def _init_ff(self, d_model: int, dim_feedforward: int, dropout: float,
-                 activation: str | Callable, bias: bool, kw: dict) -> None:
+    def _build(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float,
+               activation: str | Callable, layer_norm_eps: float, batch_first: bool,
+               norm_first: bool, bias: bool, device: Any, dtype: Any, cross: bool) -> None:
+        """The submodules, in PyTorch's order (so parameters and state dicts line up);
+        ``cross`` adds the decoder's cross-attention and its third norm and dropout."""
+        kw = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=batch_first, **kw)
+        if cross:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
+                                                     bias=bias, batch_first=batch_first, **kw)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.norm_first = norm_first
+        blocks = range(1, 4 if cross else 3)
+        for i in blocks:
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for i in blocks:
+            setattr(self, f"dropout{i}", Dropout(dropout))
+        self.activation = _activation(activation)
 
     def _ff_block(self, x: Tensor, dropout: Module) -> Tensor:
         return dropout(self.linear2(self.dropout(self.activation(self.linear1(x)))))
@@ -64,15 +81,8 @@ class TransformerEncoderLayer(_Layer):
                  norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **kw)
-        self._init_ff(d_model, dim_feedforward, dropout, activation, bias, kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
-        self.activation = _activation(activation)
+        self._build(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                    batch_first, norm_first, bias, device, dtype, cross=False)
 
     def forward(self, src: Tensor, src_mask: Tensor | None = None,
                 src_key_padding_mask: Tensor | None = None, is_causal: bool = False) -> Tensor:
@@ -102,19 +112,8 @@ class TransformerDecoderLayer(_Layer):
                  norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **kw)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, **kw)
-        self._init_ff(d_model, dim_feedforward, dropout, activation, bias, kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1, self.dropout2 = Dropout(dropout), Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
+        self._build(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                    batch_first, norm_first, bias, device, dtype, cross=True)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
                 memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
