@@ -194,6 +194,9 @@ class MaxPool(Primitive):
         shape = tuple(x.shape[:2]) + counts
         return TensorSpec(shape, x.dtype), TensorSpec(shape, window)
 
+    def skip_outputs(self, params, unread):
+        return {**params, "window": False} if 1 in unread else None
+
     def _geometry(self, ctx):
         return {k: v for k, v in ctx.params.items() if k not in ("counts", "window")}
 

@@ -77,6 +77,11 @@ class Primitive:
         ``a`` only when ``b`` needs a gradient."""
         return True
 
+    def skip_outputs(self, params: dict, unread: set[int]) -> dict | None:
+        """Params that spare computing the outputs in ``unread`` (nothing will read them), or
+        None when the op cannot; graph passes ask it. E.g. max pooling skips its winners."""
+        return None
+
     def flops(self, *specs: TensorSpec, **params: Any) -> int:
         """Floating-point operations of one application (0 unless a rule says more)."""
         return 0

@@ -1,6 +1,7 @@
 """Algebraic simplification, aimed at what the traced backward is full of: materialised
-broadcasts, shape ops undone by the next shape op, multiplications by one; and a max pool
-whose winners nothing reads (inference) computes its values only.
+broadcasts, shape ops undone by the next shape op, multiplications by one; and an op whose
+outputs are partly unread is asked to skip them (``Primitive.skip_outputs``: a max pool in
+inference computes its values, not its winners).
 
 Every rewrite gives the same values bit for bit, but one: where ``x`` holds ``-0.0``,
 ``x + 0`` gives ``+0.0`` and the simplified graph keeps ``-0.0`` (equal values).
@@ -44,8 +45,9 @@ def simplify(graph: Graph) -> Graph:
                 rename[eqn.outputs[0]] = same
                 continue
             _rewrite(eqn, made, pinned)
-            if eqn.prim.name == "max_pool" and eqn.outputs[1] not in read:
-                eqn.params = {**eqn.params, "window": False}  # no backward reads the winners
+            unread = {i for i, v in enumerate(eqn.outputs) if v not in read}
+            if unread and hasattr(eqn.prim, "skip_outputs"):  # (kernels and effects have not)
+                eqn.params = eqn.prim.skip_outputs(eqn.params, unread) or eqn.params
         kept.append(eqn)
         for v in eqn.outputs:
             made[v] = eqn
