@@ -4,6 +4,7 @@ Primitives never import NumPy for device work: they receive the device's namespa
 A CUDA backend registers a device type here with CuPy as its namespace; no op changes.
 """
 
+from ember.backend.allocator import cache_host_memory, configure_from_environment
 from ember.backend.capabilities import Capabilities, capabilities, compute_dtype
 from ember.backend.cpu import CPU
 from ember.backend.device import (
@@ -18,7 +19,9 @@ from ember.backend.gemm import set_single_thread_gemm_below
 from ember.backend.threads import blas_info, cpu_count, get_num_threads, set_num_threads
 
 _default_device.append(CPU)
+configure_from_environment()
 
-__all__ = ["CPU", "Capabilities", "Device", "blas_info", "capabilities", "compute_dtype",
-           "cpu_count", "device", "get_default_device", "get_num_threads", "register_backend",
-           "set_default_device", "set_num_threads", "set_single_thread_gemm_below"]
+__all__ = ["CPU", "Capabilities", "Device", "blas_info", "cache_host_memory", "capabilities",
+           "compute_dtype", "cpu_count", "device", "get_default_device", "get_num_threads",
+           "register_backend", "set_default_device", "set_num_threads",
+           "set_single_thread_gemm_below"]
