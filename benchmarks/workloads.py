@@ -110,7 +110,7 @@ def build(name: str, framework: str, scale: float = 1.0, weights: dict | None = 
 
 def forward_flops(name: str, scale: float = 1.0) -> int:
     """FLOPs of one forward pass: 2 × MACs of every Linear/Conv and the attention matmuls,
-    counted by Ember's profiler (the matmul and einsum cost rules) over one forward."""
+    counted by Ember's profiler (the matmul, einsum and conv cost rules) over one forward."""
     import ember
     import ember.models
 
@@ -119,7 +119,7 @@ def forward_flops(name: str, scale: float = 1.0) -> int:
     model = ember_model(spec)
     with ember.no_grad(), ember.profiler.profile() as prof:
         model(ember.from_numpy(x))
-    return sum(e.flops for e in prof.events() if e.name in ("matmul", "einsum"))
+    return sum(e.flops for e in prof.events() if e.name in ("matmul", "einsum", "conv"))
 
 
 def step_flops(name: str, scale: float = 1.0) -> int:

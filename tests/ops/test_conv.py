@@ -29,12 +29,14 @@ CASES = [
         S(arg(2, 3, 5, 5), arg(2, 3, 3, 2), padding=(1, 0), dilation=(2, 1), stride=(1, 2)),
         S(arg(2, 4, 5, 5), arg(2, 2, 3, 3), arg(2), groups=2, padding="same"),
         S(arg(1, 3, 5, 5), arg(2, 3, 2, 2), padding="same", dilation=2),  # asymmetric 'same'
+        S(arg(1, 2, 4, 4), arg(2, 2, 3, 3), padding=(3, 1)),  # padding past the kernel's reach
         S(arg(2, 3, 4, 4), arg(2, 3, 1, 1), arg(2)),                       # 1×1 fast path
         S(arg(3, 5, 5), arg(2, 3, 3, 3), padding="valid"),                 # unbatched
         S(arg(0, 3, 5, 5), arg(2, 3, 3, 3), arg(2)),                       # empty batch
     ]),
     OpCase("conv1d", F.conv1d, TF.conv1d, [
         S(arg(2, 3, 7), arg(2, 3, 3), arg(2), stride=2, padding=1),
+        S(arg(2, 3, 7), arg(2, 3, 3), padding=2, dilation=2),
         S(arg(2, 4, 6), arg(4, 1, 2), groups=4, dilation=2),               # depthwise
     ]),
     OpCase("conv3d", F.conv3d, TF.conv3d, [
@@ -104,8 +106,28 @@ def test_conv2d_float32_matches_torch_at_larger_size():
     assert mine.dtype is ember.float32
 
 
+def test_conv2d_under_vmap_with_per_sample_weights_matches_torch():
+    # conv's batching rule with a batched weight: one grouped convolution, a group per sample
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((3, 2, 2, 6, 5)), rng.standard_normal((3, 4, 2, 3, 3))
+
+    def loss(t, wt, conv):
+        return (conv(t, wt, padding=(1, 0), dilation=(1, 2)) ** 2).sum()
+
+    for dims in ((0, 0), (None, 0)):
+        xs = x if dims[0] == 0 else x[0]
+        got = ember.func.vmap(ember.func.grad(lambda t, wt: loss(t, wt, F.conv2d),
+                                              argnums=(0, 1)), in_dims=dims)(
+            ember.from_numpy(xs), ember.from_numpy(w))
+        want = torch.func.vmap(torch.func.grad(lambda t, wt: loss(t, wt, TF.conv2d),
+                                               argnums=(0, 1)), in_dims=dims)(
+            torch.from_numpy(xs), torch.from_numpy(w))
+        for g, t in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
+
+
 def test_conv2d_under_vmap_with_per_sample_gradients_matches_torch():
-    # the batch-folded im2col columns (C·k·k, N, L) under vmap: unfold's and fold's rules
+    # the vmapped batch joins the images' batch in conv's rule; per-sample gradients
     rng = np.random.default_rng(4)
     x, w = rng.standard_normal((3, 2, 2, 5, 5)), rng.standard_normal((4, 2, 3, 3))
 
@@ -141,19 +163,21 @@ def test_conv2d_input_changed_in_place_before_backward_is_an_error():
     w = ember.randn(3, 2, 3, 3).requires_grad_()
     y = F.conv2d(x, w)
     x.add_(1.0)
-    with pytest.raises(ember.GradError, match="conv2d: its input .* modified in place"):
+    with pytest.raises(ember.GradError, match=r"input 0 of conv .*\(1, 2, 5, 5\).* modified in "
+                       r"place"):
         y.sum().backward()
 
 
 def test_conv2d_under_user_saved_tensor_hooks():
-    # the user's hooks see the columns (the recomputation steps aside), gradients unchanged
+    # the convolution saves its input (not the columns) through the user's hooks (leaves,
+    # the weight here, are kept as they are); gradients unchanged
     x = ember.randn(2, 3, 6, 6, dtype=ember.float64).requires_grad_()
     w = ember.randn(4, 3, 3, 3, dtype=ember.float64).requires_grad_()
     seen = []
     with ember.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t) or t, lambda t: t):
-        y = F.conv2d(x, w, padding=1)
+        y = F.conv2d(x.clone(), w, padding=1)
     y.sum().backward()
-    assert any(tuple(t.shape) == (72, 27) for t in seen)
+    assert [tuple(t.shape) for t in seen] == [(2, 3, 6, 6)]
     xt, wt = (torch.from_numpy(t.detach().numpy()).requires_grad_() for t in (x, w))
     TF.conv2d(xt, wt, padding=1).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-10)

@@ -27,12 +27,12 @@ __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "POLICY"]
 LOWER, FLOAT32, PROMOTE = "lower", "float32", "promote"
 
 # The one table: primitive name -> what autocast does with its floating inputs.
-#   lower:   cast to the autocast dtype (GEMMs: matmul, einsum; so linear, bmm, baddbmm, addmm,
-#            conv through its GEMM, attention)
+#   lower:   cast to the autocast dtype (GEMMs: matmul, einsum, conv; so linear, bmm, baddbmm,
+#            addmm, attention)
 #   float32: cast to float32 (softmax, exp/log/pow, reductions and so norms and losses)
 #   promote: cast to the widest floating dtype among the inputs (ops that need one dtype)
 POLICY: dict[str, str] = {
-    **dict.fromkeys(("matmul", "einsum", "scaled_dot_product_attention"), LOWER),
+    **dict.fromkeys(("matmul", "einsum", "conv", "scaled_dot_product_attention"), LOWER),
     **dict.fromkeys((
         "softmax", "log_softmax", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10",
         "pow", "pow_scalar", "reciprocal", "rsqrt", "acos", "asin", "cosh", "sinh", "tan",

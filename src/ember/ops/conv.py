@@ -1,12 +1,10 @@
 """Convolutions as im2col + GEMM: ``conv1d/2d/3d`` and ``conv_transpose1d/2d/3d``.
 
-A convolution unfolds the input's windows into columns (``unfold``), multiplies them by the
-weight in one matrix product (over the whole batch at once; batched over samples for
-grouped convolutions), and reshapes; a transposed
-convolution multiplies first and sums the columns back with ``fold``. Both are composites of
-the ``unfold``/``fold`` primitives and ``matmul``, so gradients of every order come from their
-rules: the weight gradient is a GEMM against the saved columns and the input gradient a GEMM
-followed by ``fold``.
+An ungrouped convolution is the ``conv`` primitive: the input's windows unfolded into
+columns and multiplied by the weight in one GEMM over the batch; its rules are written in
+Ember ops (``unfold``, ``matmul``, ``fold`` and ``conv`` itself), so gradients of every order
+follow. Grouped and 1×1 convolutions are composites of ``unfold`` and ``matmul``; a transposed
+convolution multiplies first and sums the columns back with ``fold``.
 """
 
 from __future__ import annotations
@@ -14,11 +12,22 @@ from __future__ import annotations
 from math import prod
 from typing import Any
 
-from ember.autograd.grad_mode import GRAD
-from ember.autograd.graph import SAVED_HOOKS, saved_tensors_hooks
-from ember.errors import DTypeError, GradError, ShapeError
-from ember.ops.im2col import Pads, batched, fold_nd, ntuple, symmetric, unfold_nd, window_counts
-from ember.ops.primitive import DISPATCH
+from ember.backend import gemm
+from ember.errors import DTypeError, ShapeError
+from ember.ops.im2col import (
+    Pads,
+    Unfold,
+    batched,
+    fold_nd,
+    ntuple,
+    out_size,
+    symmetric,
+    unfold_nd,
+    window_counts,
+)
+from ember.ops.join import flip
+from ember.ops.linalg import gemm_dtype
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -75,40 +84,125 @@ def _add_bias(out: Tensor, bias: Tensor | None, nd: int) -> Tensor:
     return out + bias.reshape((bias.shape[0],) + (1,) * nd)
 
 
-def _columns(x: Tensor, geometry: dict, op: str) -> Tensor:
-    """im2col rows (N·L, ∏k·Cin) of ``x``."""
-    cols = unfold_nd(x, op=op, layout="nlc", **geometry)
-    return cols.reshape((cols.shape[0] * cols.shape[1], cols.shape[2]))
+_COLUMN_CHUNK_BYTES = 24 << 20  # im2col columns made per GEMM of the conv primitive
 
 
-class _Recompute:
-    """What the tape keeps instead of a convolution's columns: the input they came from."""
+@primitive
+class Conv(Primitive):
+    """An ungrouped convolution: (N, Cin, *spatial) with a (Cout, Cin, *kernel) weight gives
+    (N, Cout, *counts). The input's im2col rows (N·L, ∏k·Cin) times the weight as
+    (∏k·Cin, Cout) make one GEMM over the whole batch (a batch of small GEMMs runs far below
+    BLAS's rate on deep layers, where L is 16–64); of the two orientations this is the one
+    OpenBLAS runs fastest. The result is the GEMM's (N, *counts, Cout) memory seen as
+    (N, Cout, *counts), channels-last: elementwise ops that follow keep that layout.
 
-    __slots__ = ("x", "version")
+    Only the input and the weight are kept for backward (the columns, ∏k times the input, are
+    made again there, as PyTorch's convolution keeps only its input). The weight gradient is
+    one GEMM against those columns; the input gradient of a stride-1 convolution is itself a
+    convolution (of the output gradient with the flipped, channel-swapped weight), else a
+    GEMM summed back with ``fold``.
+    """
 
-    def __init__(self, x: Tensor) -> None:
-        self.x, self.version = x, x._vc.value
+    name = "conv"
+
+    def forward(self, xp, x, w, *, dilation, padding, stride, compute):
+        nd = w.ndim - 2
+        n, cout, kernel = x.shape[0], w.shape[0], w.shape[2:]
+        counts = _counts(x.shape[2:], kernel, dilation, padding, stride)
+        length, k = prod(counts), w.shape[1] * prod(kernel)
+        weight = xp.moveaxis(w, 1, -1).reshape(cout, k).T  # rows ordered (*kernel, Cin)
+        if compute is not None:
+            weight = weight.astype(compute.np)
+        out = xp.empty((n * length, cout), dtype=weight.dtype)
+        # the columns a few samples at a time: ∏k times the input is the largest temporary of
+        # a CNN, and a chunk of it is still in cache when the GEMM reads it
+        chunks = -(-n * length * k * weight.dtype.itemsize // _COLUMN_CHUNK_BYTES)
+        per = max(1, -(-n // max(chunks, 1)))
+        for s in range(0, n, per):
+            cols = Unfold.forward(xp, x[s:s + per], kernel_size=kernel, dilation=dilation,
+                                  padding=padding, stride=stride, layout="nlc")
+            cols = cols.reshape(-1, k)
+            gemm.matmul(xp, cols if compute is None else cols.astype(compute.np), weight,
+                        out=out[s * length:s * length + cols.shape[0]])
+        out = out.reshape((n,) + counts + (cout,)).transpose((0, nd + 1, *range(1, nd + 1)))
+        return out if compute is None else out.astype(x.dtype)
+
+    def infer(self, x, w, *, dilation, padding, stride, compute):
+        if x.dtype is not w.dtype:
+            raise DTypeError(f"conv: input is {x.dtype.name} but weight is {w.dtype.name}")
+        if len(x.shape) != len(w.shape) or x.shape[1] != w.shape[1]:
+            raise ShapeError(f"conv: input {x.shape} does not match weight {w.shape}: expected "
+                             f"(N, {w.shape[1]}, *spatial) with {len(w.shape) - 2} spatial "
+                             f"dimensions")
+        counts = window_counts(x.shape[2:], w.shape[2:], dilation, padding, stride, "conv")
+        return TensorSpec((x.shape[0], w.shape[0]) + counts, x.dtype)
+
+    def flops(self, x, w, *, dilation, padding, stride, compute):
+        counts = _counts(x.shape[2:], w.shape[2:], dilation, padding, stride)
+        return 2 * x.shape[0] * prod(counts) * prod(w.shape)
+
+    def vjp(self, ctx, g):
+        x, w = ctx.inputs
+        p = ctx.params
+        geometry = {"dilation": p["dilation"], "padding": p["padding"], "stride": p["stride"]}
+        gx = _input_grad(g, w, tuple(x.shape), **geometry) if x.requires_grad else None
+        gw = _weight_grad(x, g, tuple(w.shape), **geometry) if w.requires_grad else None
+        return gx, gw
+
+    def jvp(self, ctx, dx, dw):
+        x, w = ctx.inputs
+        p = ctx.params
+        geometry = {"dilation": p["dilation"], "padding": p["padding"], "stride": p["stride"]}
+        return conv_nd(dx, w, **geometry) + conv_nd(x, dw, **geometry)
 
 
-def _recompute_hooks(cols: Tensor, x: Tensor, geometry: dict, op: str) -> tuple:
-    """Saved-tensor hooks for the convolution's GEMM: its columns (∏k times the input's size,
-    the largest activation of a CNN) are not kept for the weight gradient but made again
-    from the input in backward, as PyTorch's convolution keeps only its input."""
-    key = id(cols)  # (not cols itself: the hooks must not keep it alive)
+def _counts(spatial: tuple, kernel: tuple, dilation: tuple, pads: Pads,
+            stride: tuple) -> tuple[int, ...]:
+    return tuple(out_size(s, k, d, p, st) for s, k, d, p, st in
+                 zip(spatial, kernel, dilation, pads, stride, strict=True))
 
-    def pack(t: Tensor) -> Any:
-        return _Recompute(x) if id(t) == key else t
 
-    def unpack(saved: Any) -> Tensor:
-        if type(saved) is not _Recompute:
-            return saved
-        if saved.x._vc.value != saved.version:
-            raise GradError(f"backward of {op}: its input (shape {tuple(saved.x.shape)}) was "
-                            f"modified in place after {op} used it; backward needs it. Hint: "
-                            f"call .clone() on it before the in-place op")
-        return _columns(saved.x, geometry, op)
+def conv_nd(x: Tensor, w: Tensor, *, dilation: tuple[int, ...], padding: Pads,
+            stride: tuple[int, ...]) -> Tensor:
+    """The ``conv`` primitive on normalised arguments (no checks beyond its infer rule)."""
+    return apply(Conv, x, w, dilation=dilation, padding=padding, stride=stride,
+                 compute=gemm_dtype(x))
 
-    return pack, unpack
+
+def _channels_last_rows(t: Tensor) -> Tensor:
+    """(N, C, *spatial) → (N·∏spatial, C): a free reshape of a channels-last tensor."""
+    nd = t.ndim - 2
+    return t.permute((0, *range(2, 2 + nd), 1)).reshape((-1, t.shape[1]))
+
+
+def _weight_grad(x: Tensor, g: Tensor, shape: tuple[int, ...], **geometry: Any) -> Tensor:
+    nd = len(shape) - 2
+    cols = unfold_nd(x, kernel_size=shape[2:], op="conv", layout="nlc", **geometry)
+    gw = cols.reshape((-1, cols.shape[2])).transpose(0, 1) @ _channels_last_rows(g)
+    # rows ordered (*kernel, Cin), columns Cout: back to (Cout, Cin, *kernel)
+    return gw.reshape(shape[2:] + (shape[1], shape[0])).permute((nd + 1, nd, *range(nd)))
+
+
+def _input_grad(g: Tensor, w: Tensor, shape: tuple[int, ...], *, dilation: tuple[int, ...],
+                padding: Pads, stride: tuple[int, ...]) -> Tensor:
+    nd = len(shape) - 2
+    kernel = tuple(w.shape[2:])
+    reach = tuple(d * (k - 1) for d, k in zip(dilation, kernel, strict=True))
+    flipped_pads = tuple((r - lo, r - hi) for r, (lo, hi) in zip(reach, padding, strict=True))
+    if all(s == 1 for s in stride) and all(lo >= 0 for lo, _ in flipped_pads) and \
+            w.shape[0] <= w.shape[1]:
+        # x[i] feeds out[i + lo - d·j] through w[j]: a convolution of g, padded by the kernel's
+        # reach less the forward padding, with the kernel flipped and its channels swapped
+        # (its columns are Cout/Cin times the forward's, so with more output channels than
+        # input ones the GEMM and fold below take less memory)
+        flipped = flip(w, tuple(range(2, 2 + nd))).transpose(0, 1)
+        return conv_nd(g, flipped, dilation=dilation, padding=flipped_pads, stride=stride)
+    # each row of g's GEMM with the weight is one window's gradient; fold sums them
+    rows = _channels_last_rows(g) @ w.permute((0, *range(2, 2 + nd), 1)).reshape(
+        (w.shape[0], -1))
+    cols = rows.reshape((shape[0], prod(g.shape[2:]), rows.shape[1]))
+    return fold_nd(cols, shape[2:], kernel_size=kernel, dilation=dilation, padding=padding,
+                   stride=stride, layout="nlc")
 
 
 def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
@@ -135,29 +229,12 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
         all(p == (0, 0) for p in pads)
     length = prod(counts)
     if groups == 1:
-        # columns (N·L, ∏k·Cin): one GEMM over the whole batch (a batch of small GEMMs runs far
-        # below BLAS's rate on deep layers, where L is 16–64), its weight gradient one GEMM
-        # too (not a batched product summed over N). Of the two orientations this is the one
-        # OpenBLAS runs fastest in all three GEMMs (forward, weight and input gradients)
-        if pointwise:
-            cols = x.permute((0,) + tuple(range(2, 2 + nd)) + (1,)).reshape((n * length, cin))
-            out = cols @ weight.reshape((cout, -1)).transpose(0, 1)
+        if pointwise:  # a GEMM of the channels-last pixels, laid out as the conv primitive's
+            out = _channels_last_rows(x) @ weight.reshape((cout, -1)).transpose(0, 1)
+            out = out.reshape((n,) + counts + (cout,)).permute(
+                (0, nd + 1) + tuple(range(1, nd + 1)))
         else:
-            geometry = {"kernel_size": kernel, "dilation": dilation, "padding": pads,
-                        "stride": stride}
-            cols = _columns(x, geometry, op)
-            # the columns are ordered (*kernel, Cin): the weight's channels go last to match
-            weight_t = weight.permute((0,) + tuple(range(2, 2 + nd)) + (1,)).reshape(
-                (cout, -1)).transpose(0, 1)
-            if GRAD.enabled and SAVED_HOOKS.top is None and \
-                    (x.requires_grad or weight.requires_grad):
-                with saved_tensors_hooks(*_recompute_hooks(cols, x, geometry, op)):
-                    out = cols @ weight_t
-            else:
-                out = cols @ weight_t
-        # (N, *counts, Cout) memory seen as (N, Cout, *counts), channels-last: elementwise ops
-        # that follow keep that layout, and the next convolution's im2col reads any
-        out = out.reshape((n,) + counts + (cout,)).permute((0, nd + 1) + tuple(range(1, nd + 1)))
+            out = conv_nd(x, weight, dilation=dilation, padding=pads, stride=stride)
     else:
         cols = x.reshape((n, cin, length)) if pointwise else \
             unfold_nd(x, kernel_size=kernel, dilation=dilation, padding=pads, stride=stride,

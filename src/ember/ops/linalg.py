@@ -40,7 +40,7 @@ def _reshape(x: Tensor, shape: tuple[int, ...]) -> Tensor:
 _GEMM_DTYPE: dict = {}  # (device, backend dtype) -> compute dtype or None: a hot-path cache
 
 
-def _gemm_dtype(x: Tensor) -> Any:
+def gemm_dtype(x: Tensor) -> Any:
     """The dtype the device computes a GEMM in for ``x``'s dtype, or None if ``x``'s own."""
     key = (x._device, x._data.dtype)
     try:
@@ -128,7 +128,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         raise DTypeError(f"matmul: {tuple(a_shape)} {input.dtype.name} @ {tuple(b_shape)} "
                          f"{other.dtype.name}: operands must have the same dtype. Hint: "
                          f"convert one, e.g. other.to({input.dtype!r})")
-    return apply(Matmul, input, other, compute=_gemm_dtype(input))
+    return apply(Matmul, input, other, compute=gemm_dtype(input))
 
 
 @method("__rmatmul__")
@@ -433,7 +433,7 @@ def einsum(equation: str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
     operands = tuple(expand(t, tuple(sizes[c] for c in s)) if len(set(s)) == len(s) else t
                      for t, s in zip(operands, terms, strict=True))
     return apply(Einsum, *operands, equation=",".join(terms) + "->" + out,
-                 compute=_gemm_dtype(operands[0]))
+                 compute=gemm_dtype(operands[0]))
 
 
 def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:

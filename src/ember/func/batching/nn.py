@@ -13,6 +13,7 @@ from typing import Any
 from ember.func.batching import (
     batched,
     merge_batch,
+    move,
     pad_rank,
     prim,
     reshape,
@@ -64,6 +65,26 @@ def _image_batch_rule(name: str) -> Any:
 
 for _name in ("unfold", "fold", "max_pool_indices", "adaptive_max_pool_indices"):
     rule(_name)(_image_batch_rule(_name))
+
+
+@rule("conv")
+def _conv(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
+    x, w = xs
+    if not bs[1]:  # one weight for all: the vmapped batch joins the images' batch
+        return split_batch(apply(prim("conv"), merge_batch(x), w, **params), b, x.shape[1])
+    # a weight per sample: a grouped convolution, one group per sample, as a batch of GEMMs
+    from ember.ops.im2col import unfold_nd, window_counts
+
+    x = batched(x, b, bs[0])  # (B, N, Cin, *spatial)
+    n, cin, spatial = x.shape[1], x.shape[2], tuple(x.shape)[3:]
+    kernel = tuple(w.shape)[3:]
+    geometry = {k: params[k] for k in ("dilation", "padding", "stride")}
+    cols = unfold_nd(reshape(move(x, 0, 1), (n, b * cin) + spatial), kernel_size=kernel,
+                     op="conv", **geometry)
+    cols = reshape(cols, (n, b, cols.shape[1] // b, cols.shape[2]))
+    out = reshape(w, tuple(w.shape)[:2] + (-1,)) @ cols  # (N, B, Cout, L)
+    counts = window_counts(spatial, kernel, *geometry.values(), "conv")
+    return reshape(move(out, 1, 0), (b, n, w.shape[1]) + counts)
 
 
 @rule("max_pool")
