@@ -53,6 +53,7 @@ class SGD(ElementwiseOptimizer):
             else:
                 buf = buf._data
                 buf *= momentum
-                buf += (1.0 - float(group["dampening"])) * g
+                dampening = float(group["dampening"])
+                buf += g if dampening == 0.0 else (1.0 - dampening) * g
             g = g + momentum * buf if group["nesterov"] else buf
         p._data -= float(group["lr"]) * g
