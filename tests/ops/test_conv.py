@@ -200,3 +200,11 @@ def test_fold_in_several_batch_chunks_matches_torch(monkeypatch):
     F.conv2d(xe, ember.from_numpy(w), padding=1).square().sum().backward()
     TF.conv2d(xt, torch.from_numpy(w), padding=1).square().sum().backward()
     np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-10)
+
+
+def test_conv2d_weight_gradient_is_laid_out_like_the_weight():
+    # the GEMM gives it as (*kernel, Cin, Cout); .grad follows the weight's C order, as in
+    # PyTorch, so that optimizer updates run over contiguous memory
+    w = ember.randn(4, 3, 3, 3).requires_grad_()
+    F.conv2d(ember.randn(2, 3, 6, 6), w, padding=1).sum().backward()
+    assert w.grad.is_contiguous()

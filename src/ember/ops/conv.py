@@ -189,12 +189,9 @@ def _input_grad(g: Tensor, w: Tensor, shape: tuple[int, ...], *, dilation: tuple
     kernel = tuple(w.shape[2:])
     reach = tuple(d * (k - 1) for d, k in zip(dilation, kernel, strict=True))
     flipped_pads = tuple((r - lo, r - hi) for r, (lo, hi) in zip(reach, padding, strict=True))
-    if all(s == 1 for s in stride) and all(lo >= 0 for lo, _ in flipped_pads) and \
-            w.shape[0] <= w.shape[1]:
+    if all(s == 1 for s in stride) and all(lo >= 0 for lo, _ in flipped_pads):
         # x[i] feeds out[i + lo - d·j] through w[j]: a convolution of g, padded by the kernel's
         # reach less the forward padding, with the kernel flipped and its channels swapped
-        # (its columns are Cout/Cin times the forward's, so with more output channels than
-        # input ones the GEMM and fold below take less memory)
         flipped = flip(w, tuple(range(2, 2 + nd))).transpose(0, 1)
         return conv_nd(g, flipped, dilation=dilation, padding=flipped_pads, stride=stride)
     # each row of g's GEMM with the weight is one window's gradient; fold sums them
