@@ -178,9 +178,11 @@ def _channels_last_rows(t: Tensor) -> Tensor:
 def _weight_grad(x: Tensor, g: Tensor, shape: tuple[int, ...], **geometry: Any) -> Tensor:
     nd = len(shape) - 2
     cols = unfold_nd(x, kernel_size=shape[2:], op="conv", layout="nlc", **geometry)
-    gw = cols.reshape((-1, cols.shape[2])).transpose(0, 1) @ _channels_last_rows(g)
-    # rows ordered (*kernel, Cin), columns Cout: back to (Cout, Cin, *kernel)
-    return gw.reshape(shape[2:] + (shape[1], shape[0])).permute((nd + 1, nd, *range(nd)))
+    # (Cout, ∏k·Cin), not its transpose: the same GEMM rate, and the permute back to the
+    # weight's (Cout, Cin, *kernel) order is a small transpose per output channel
+    gw = _channels_last_rows(g).transpose(0, 1) @ cols.reshape((-1, cols.shape[2]))
+    return gw.reshape((shape[0],) + shape[2:] + (shape[1],)).permute(
+        (0, nd + 1, *range(1, nd + 1)))
 
 
 def _input_grad(g: Tensor, w: Tensor, shape: tuple[int, ...], *, dilation: tuple[int, ...],
@@ -192,7 +194,9 @@ def _input_grad(g: Tensor, w: Tensor, shape: tuple[int, ...], *, dilation: tuple
     if all(s == 1 for s in stride) and all(lo >= 0 for lo, _ in flipped_pads):
         # x[i] feeds out[i + lo - d·j] through w[j]: a convolution of g, padded by the kernel's
         # reach less the forward padding, with the kernel flipped and its channels swapped
-        flipped = flip(w, tuple(range(2, 2 + nd))).transpose(0, 1)
+        # (copied as (*kernel, Cout, Cin): the GEMM operand conv's forward then reads as is)
+        flipped = flip(w, tuple(range(2, 2 + nd))).permute((*range(2, 2 + nd), 0, 1))
+        flipped = flipped.contiguous().permute((nd + 1, nd, *range(nd)))
         return conv_nd(g, flipped, dilation=dilation, padding=flipped_pads, stride=stride)
     # each row of g's GEMM with the weight is one window's gradient; fold sums them
     rows = _channels_last_rows(g) @ w.permute((0, *range(2, 2 + nd), 1)).reshape(
