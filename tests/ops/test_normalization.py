@@ -155,3 +155,55 @@ def test_norms_under_vmap_match_torch():
     got = ember.func.vmap(lambda t: F.group_norm(t, 2))(ember.from_numpy(x))
     want = torch.func.vmap(lambda t: TF.group_norm(t, 2))(torch.from_numpy(x))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _bn_primitive(x, w, b):
+    from ember.ops.normalization import BatchNorm
+    from ember.ops.primitive import apply
+
+    return apply(BatchNorm, x, w, b, eps=1e-5)
+
+
+def test_batch_norm_primitive_differentiates_through_its_statistics():
+    # the fused op's mean and variance outputs (used for running stats) have gradients too
+    rng = np.random.default_rng(3)
+    x, w, b = (ember.from_numpy(rng.standard_normal(s)).requires_grad_()
+               for s in ((3, 2, 4), (2,), (2,)))
+    coef = [ember.from_numpy(rng.standard_normal(s)) for s in ((3, 2, 4), (2,), (2,))]
+
+    def f(x, w, b):
+        return sum((o * c).sum() for o, c in zip(_bn_primitive(x, w, b), coef))
+
+    assert ember.autograd.gradcheck(f, (x, w, b))
+    assert ember.autograd.gradgradcheck(f, (x, w, b))
+    out, mean, var = _bn_primitive(x, w, b)
+    np.testing.assert_allclose(mean.detach().numpy(), x.detach().numpy().mean((0, 2)))
+    np.testing.assert_allclose(var.detach().numpy(), x.detach().numpy().var((0, 2)))
+
+
+def test_batch_norm_keeps_its_input_and_statistics_not_its_output():
+    x = ember.randn(4, 3, 5, 5, dtype=ember.float64).requires_grad_()
+    w, b = ember.ones(3, dtype=ember.float64), ember.zeros(3, dtype=ember.float64)
+    seen = []
+    with ember.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t) or t, lambda t: t):
+        y = F.batch_norm(x.clone(), None, None, w.requires_grad_(), b.requires_grad_(),
+                         training=True)
+    assert sorted(tuple(t.shape) for t in seen) == [(3,), (3,), (4, 3, 5, 5)]
+    y.square().sum().backward()
+    xt = torch.from_numpy(x.detach().numpy()).requires_grad_()
+    TF.batch_norm(xt, None, None, torch.ones(3, dtype=torch.float64),
+                  torch.zeros(3, dtype=torch.float64), training=True).square().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_batch_norm_under_vmap_uses_per_sample_statistics_like_torch():
+    rng = np.random.default_rng(4)
+    x, w, b = rng.standard_normal((2, 4, 3, 5)), rng.standard_normal(3), rng.standard_normal(3)
+
+    def run(lib, F_):
+        fn = lib.func.vmap(lambda t, w, b: F_.batch_norm(t, None, None, w, b, training=True),
+                           in_dims=(0, None, None))
+        return fn(*(lib.from_numpy(a) for a in (x, w, b)))
+
+    np.testing.assert_allclose(run(ember, F).numpy(), run(torch, TF).numpy(), rtol=1e-10,
+                               atol=1e-12)

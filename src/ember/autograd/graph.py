@@ -39,7 +39,8 @@ class Node:
                            if t._node is not None else (None, t) for t in inputs)
         self.params = params
         self.versions = versions  # input versions when recorded, if the rule reads inputs
-        self.outputs = outputs    # ((array, version counter, version), …) if the rule reads them
+        self.outputs = outputs    # ((array, version counter, version) or None, …) if the rule
+        #                           reads outputs: one entry per output, None for those unread
         self.device = device
         self.hooks = None         # {output index: [hook, …]} of non-leaf tensors
         self.retained = None      # {output index: weakref to a tensor that retains its grad}
@@ -83,10 +84,11 @@ class Node:
         """Output ``index`` as a tensor; needs the primitive's ``save_outputs``."""
         from ember.tensor import _wrap
 
-        if self.outputs is None:
-            raise GradError(f"{self.prim.name}: its rule reads its outputs but the primitive "
-                            "does not set save_outputs = True")
-        array, counter, _ = self.outputs[index]
+        saved = None if self.outputs is None else self.outputs[index]
+        if saved is None:
+            raise GradError(f"{self.prim.name}: its rule reads output {index} but the "
+                            f"primitive's save_outputs does not keep it")
+        array, counter, _ = saved
         return _wrap(array, self.device, True, self, index, counter)
 
     @property
@@ -102,7 +104,10 @@ class Node:
                 if t._vc.value != v and self.prim.reads(self, i):
                     self._modified("input", i, t.shape, t.dtype, v, t._vc.value)
         if self.outputs is not None:
-            for i, (array, counter, v) in enumerate(self.outputs):
+            for i, saved in enumerate(self.outputs):
+                if saved is None:
+                    continue
+                array, counter, v = saved
                 if counter.value != v:
                     self._modified("output", i, array.shape, array.dtype, v, counter.value)
 
@@ -233,7 +238,8 @@ def _pack(node: Node, hooks: tuple) -> None:
             entries.append((2, Unsaved(t)))
     outs = node.outputs
     if outs is not None:
-        outs = tuple((_run_hook(pack, _wrap(a, node.device)), c, v) for a, c, v in outs)
+        outs = tuple(None if o is None else (_run_hook(pack, _wrap(o[0], node.device)), *o[1:])
+                     for o in outs)
     node.packed = (hooks[1], tuple(entries), outs)
     del node.inputs, node.outputs
 
@@ -255,7 +261,7 @@ def _unpack(node: Node, packed: tuple) -> None:
         inputs.append(t)
     node.inputs = tuple(inputs)
     node.outputs = None if outs is None else tuple(
-        (_array(_run_hook(unpack, p)), c, v) for p, c, v in outs)
+        None if o is None else (_array(_run_hook(unpack, o[0])), *o[1:]) for o in outs)
     node.packed = None
 
 

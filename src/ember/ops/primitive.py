@@ -45,7 +45,8 @@ class Primitive:
         view: the output may share memory with input 0 (reshape, transpose, slicing), so it
             shares input 0's version counter.
         save_inputs / save_outputs: which values the vjp rule reads; the engine keeps those
-            and checks them for in-place modification before backward.
+            and checks them for in-place modification before backward. ``save_outputs`` may
+            name output indices, e.g. ``(1, 2)``: a norm's statistics but not its output.
         pure: False for ops whose every application matters besides its value (sampling
             draws from a generator, collectives communicate): graph passes never fold,
             merge or drop them.
@@ -237,14 +238,19 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
 def _record(prim: Primitive, inputs: tuple, params: dict, tensors: list, dev: Any) -> None:
     node = Node(prim, inputs, params,
                 tuple(t._vc.value for t in inputs) if prim.save_inputs else None,
-                tuple((t._data, t._vc, t._vc.value) for t in tensors)
-                if prim.save_outputs else None,
+                _saved_outputs(prim.save_outputs, tensors) if prim.save_outputs else None,
                 dev)
     for t in tensors:
         if t.requires_grad:  # integer and bool outputs (indices, masks) have no gradient
             t._node = node
     if SAVED_HOOKS.top is None:  # (saved-tensor hooks make their own choice)
         drop_unread_inputs(node)
+
+
+def _saved_outputs(which: bool | tuple[int, ...], tensors: list) -> tuple:
+    """The node's record of its outputs: (array, counter, version), None where not kept."""
+    return tuple((t._data, t._vc, t._vc.value) if which is True or i in which else None
+                 for i, t in enumerate(tensors))
 
 
 _WORTH_DROPPING = 64 * 1024  # bytes

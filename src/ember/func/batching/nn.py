@@ -151,3 +151,14 @@ def _standardize(b: int, xs: tuple, bs: tuple, *, dims: tuple, eps: float) -> An
     # non-negative dims move past the batch axis; negative ones (layer norm's) stay put
     return apply(prim("standardize"), xs[0], dims=tuple(d + 1 if d >= 0 else d for d in dims),
                  eps=eps)
+
+
+@rule("batch_norm")
+def _batch_norm(b: int, xs: tuple, bs: tuple, *, eps: float) -> Any:
+    # statistics per vmapped sample: the composite on the physical (B, N, C, …) input
+    x, weight, bias = (batched(t, b, is_b) for t, is_b in zip(xs, bs))
+    c = x.shape[2]
+    y, mean, var = apply(prim("standardize"), x, dims=(1, *range(3, x.ndim)), eps=eps)
+    shape = (b, 1, c) + (1,) * (x.ndim - 3)
+    out = y * reshape(weight, shape) + reshape(bias, shape)
+    return out, reshape(mean, (b, c)), reshape(var, (b, c))
