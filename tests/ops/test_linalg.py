@@ -252,3 +252,16 @@ def test_norm_gradient_at_zero_rows():
     x = ember.tensor([[0.0, 0.0], [3.0, 4.0]], requires_grad=True)
     ember.linalg.vector_norm(x, dim=1).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [[0.0, 0.0], [0.6, 0.8]])
+
+
+def test_linear_weight_gradient_is_c_ordered_without_a_copy():
+    # x @ w.T: the gradient of the transposed view is made as (gᵀx)ᵀ, so w.grad is C-ordered
+    # straight from the GEMM (no transposing copy), and equals PyTorch's
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal((5, 3)), rng.standard_normal((4, 3))
+    ew = ember.from_numpy(w).requires_grad_()
+    (ember.from_numpy(x) @ ew.T).square().sum().backward()
+    tw = torch.from_numpy(w).requires_grad_()
+    (torch.from_numpy(x) @ tw.T).square().sum().backward()
+    assert ew.grad.is_contiguous()
+    np.testing.assert_allclose(ew.grad.numpy(), tw.grad.numpy(), rtol=1e-12)

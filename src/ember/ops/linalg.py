@@ -51,6 +51,12 @@ def gemm_dtype(x: Tensor) -> Any:
         return _GEMM_DTYPE[key]
 
 
+def _transposed(t: Tensor) -> bool:
+    """Whether a 2-D tensor's memory is that of a C-ordered matrix transposed."""
+    flags = t._data.flags
+    return flags.f_contiguous and not flags.c_contiguous
+
+
 # -- matmul ----------------------------------------------------------------------------------
 def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """matmul's output shape, or a ShapeError showing both shapes."""
@@ -102,7 +108,12 @@ class Matmul(Primitive):
         if a.requires_grad:
             ga = _reshape(sum_to(matmul(g2, _mT(b2)), a2.shape), a.shape)
         if b.requires_grad:
-            gb = _reshape(sum_to(matmul(_mT(a2), g2), b2.shape), b.shape)
+            if a2.ndim == 2 and b.ndim == 2 and _transposed(b):
+                # b is a transposed view (a linear layer's weight.T): its gradient made as the
+                # weight's, (gᵀa)ᵀ, so the weight's is C-ordered with no transposing copy
+                gb = _mT(matmul(_mT(g2), a2))
+            else:
+                gb = _reshape(sum_to(matmul(_mT(a2), g2), b2.shape), b.shape)
         return ga, gb
 
     def jvp(self, ctx, da, db):
