@@ -7,6 +7,13 @@ import time
 from collections.abc import Callable
 
 
+# A pause before each timed run: both frameworks' worker threads spin-wait after their last
+# parallel call (OpenBLAS's for ~0.1 s), and a timed run starting meanwhile shares its cores
+# with them. Measured: PyTorch's resnet18 step 634–664 ms run straight after Ember's, 549–557
+# ms after the pause; its gpt step 347–355 ms against 277–288 ms.
+_SETTLE_SECONDS = 0.25
+
+
 def per_call_seconds(fn: Callable[[], object], calls: int) -> float:
     """Seconds per call of ``fn`` over ``calls`` back-to-back calls."""
     start = time.perf_counter()
@@ -17,13 +24,15 @@ def per_call_seconds(fn: Callable[[], object], calls: int) -> float:
 
 def compare(contenders: dict[str, Callable[[], object]], calls: int, repeats: int,
             warmup: int = 3) -> dict[str, list[float]]:
-    """Times each contender ``repeats`` times, alternating A B A B, after warm-up calls."""
+    """Times each contender ``repeats`` times, alternating A B A B, after warm-up calls, with
+    a short pause before each timed run so that the other's spinning threads are idle."""
     for fn in contenders.values():
         for _ in range(warmup):
             fn()
     samples: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(repeats):
         for name, fn in contenders.items():
+            time.sleep(_SETTLE_SECONDS)
             samples[name].append(per_call_seconds(fn, calls))
     return samples
 
