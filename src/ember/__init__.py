@@ -8,7 +8,15 @@ Example:
     True
 """
 
-from ember import autograd, backend, dtypes, errors
+import os
+
+# OpenBLAS's worker threads spin for ~0.1 s after each GEMM by default, holding a core that
+# Ember's own threads (the float32 kernels' blocks, batches of small products) need between
+# GEMMs; 2¹⁶ cycles (~20 µs) still covers back-to-back GEMMs. Read when NumPy loads OpenBLAS,
+# so it applies when Ember is imported first; a value set by the user is kept.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "16")
+
+from ember import autograd, backend, dtypes, errors  # noqa: E402
 from ember.autograd.grad_mode import (
     enable_grad,
     inference_mode,

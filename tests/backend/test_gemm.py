@@ -46,3 +46,19 @@ def test_the_threshold_is_settable_and_checked():
         ember.backend.set_single_thread_gemm_below(1 << 22)
     with pytest.raises(ValueError, match="set_single_thread_gemm_below"):
         ember.backend.set_single_thread_gemm_below(-1)
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape"), [
+    ((16, 4, 128, 64), (16, 4, 64, 128)),   # attention's scores: the batch split over threads
+    ((6, 1, 64, 32), (5, 32, 64)),          # broadcast batch dimensions
+    ((1, 4, 64, 64), (1, 4, 64, 64)),       # a leading batch of 1: one call
+])
+def test_a_batch_of_small_products_is_shared_among_threads(a_shape, b_shape):
+    ember.set_num_threads(2)
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+    np.testing.assert_allclose(gemm.matmul(np, a, b), np.matmul(a, b), rtol=1e-12)
+    out = np.empty(np.broadcast_shapes(a_shape[:-2], b_shape[:-2]) + (a_shape[-2], b_shape[-1]))
+    assert gemm.matmul(np, a, b, out=out) is out
+    np.testing.assert_allclose(out, np.matmul(a, b), rtol=1e-12)
+    assert ember.get_num_threads() == 2

@@ -11,11 +11,13 @@ OpenBLAS already runs those under 2¹⁸ multiply-adds on one thread; the toggle
 
 from __future__ import annotations
 
+from functools import partial
+from math import prod
 from typing import Any
 
 import numpy as np
 
-from ember.backend import threads
+from ember.backend import parallel, threads
 
 _single_below = 1 << 22  # multiply-adds per matrix (m·n·k): ~0.1 ms on one core
 _SKINNY = 16
@@ -38,21 +40,40 @@ def set_single_thread_gemm_below(macs: int) -> None:
 
 def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
     """``xp.matmul(a, b)`` (into ``out`` if given), on one BLAS thread when each matrix
-    product is small or skinny."""
-    if xp is np and a.ndim and b.ndim:
-        m, n = (a.shape[-2] if a.ndim > 1 else 1), (b.shape[-1] if b.ndim > 1 else 1)
-        macs = m * n * a.shape[-1]
-        # a skinny result (≤ 16 rows or columns: a GEMV, or a weight gradient of a layer with
-        # few channels) splits poorly across threads whatever its length
-        if macs >= _OPENBLAS_SINGLE and (macs < _single_below or min(m, n) <= _SKINNY) \
-                and _single_below:
-            libs, count = threads.blas_libraries()
-            if count > 1:
-                for lib in libs:
-                    lib.set_num_threads(1)
-                try:
-                    return xp.matmul(a, b, out=out)
-                finally:
-                    for lib in libs:
-                        lib.set_num_threads(count)
-    return xp.matmul(a, b, out=out)
+    product is small or skinny; a batch of small products has its matrices shared among the
+    cores instead."""
+    if xp is not np or not a.ndim or not b.ndim or not _single_below:
+        return xp.matmul(a, b, out=out)
+    m, n = (a.shape[-2] if a.ndim > 1 else 1), (b.shape[-1] if b.ndim > 1 else 1)
+    macs = m * n * a.shape[-1]
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    # a skinny result (≤ 16 rows or columns: a GEMV, or a weight gradient of a layer with few
+    # channels) splits poorly across threads whatever its length
+    small = macs < _single_below or min(m, n) <= _SKINNY
+    if not small or macs * prod(batch) < _OPENBLAS_SINGLE:
+        return xp.matmul(a, b, out=out)
+    libs, count = threads.blas_libraries()
+    if count == 1:
+        return xp.matmul(a, b, out=out)
+    for lib in libs:
+        lib.set_num_threads(1)
+    try:
+        if not batch or batch[0] == 1 or a.ndim < 2 or b.ndim < 2:
+            return xp.matmul(a, b, out=out)
+        return _batch_in_parallel(a, b, batch, out)
+    finally:
+        for lib in libs:
+            lib.set_num_threads(count)
+
+
+def _batch_in_parallel(a: np.ndarray, b: np.ndarray, batch: tuple[int, ...],
+                       out: np.ndarray | None) -> np.ndarray:
+    """A batch of small products (attention's (B, H, L, L) scores) with its matrices shared
+    among the cores, each product on one BLAS thread: two BLAS threads inside each small GEMM
+    synchronise for every matrix; two halves of the batch run side by side."""
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    if out is None:
+        out = np.empty(batch + (a.shape[-2], b.shape[-1]), np.result_type(a, b))
+    parallel.run([partial(np.matmul, a[i], b[i], out=out[i]) for i in range(batch[0])])
+    return out

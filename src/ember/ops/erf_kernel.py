@@ -2,15 +2,19 @@
 
 ``erf_array`` is the kernel behind the ``erf`` primitive (and exact ``gelu``). float32 arrays
 take a rational fit evaluated in float32, block by block (:func:`blockwise`): each block's
-dozen passes stay in cache, 15-20× faster than the float64 fits on a large array.
+dozen passes stay in cache, 15-20× faster than the float64 fits on a large array, and the
+blocks are shared among the cores.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
+
+from ember.backend import parallel
 
 __all__: list[str] = []
 
@@ -52,7 +56,7 @@ _ERF32_P = tuple(np.float32(c) for c in (
 _ERF32_Q = tuple(np.float32(c) for c in (
     -1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
     -7.37332916720468e-03, -1.42647390514189e-02))
-_BLOCK = 65536  # elements: a block's few float32 temporaries stay in cache (measured best)
+_BLOCK = 131072  # elements: a block's float32 temporaries stay in cache (measured best)
 
 
 def erf32_block(s: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -78,8 +82,8 @@ def blockwise(xp: Any, kernel: Callable[[np.ndarray, np.ndarray], Any], *arrays:
     a new array like ``arrays[0]``: elementwise chains of many passes stay in cache."""
     flat = [xp.ascontiguousarray(a).reshape(-1) for a in arrays]
     out = xp.empty(flat[0].shape, flat[0].dtype)
-    for i in range(0, out.size, _BLOCK):
-        kernel(*(f[i:i + _BLOCK] for f in flat), out[i:i + _BLOCK])
+    parallel.run([partial(kernel, *(f[i:i + _BLOCK] for f in flat), out[i:i + _BLOCK])
+                  for i in range(0, out.size, _BLOCK)])  # the blocks spread over the cores
     return out.reshape(arrays[0].shape)
 
 
