@@ -1,6 +1,8 @@
 """Independent pieces of a computation spread over the BLAS thread count."""
 
+import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -33,14 +35,56 @@ def test_one_thread_runs_everything_in_the_caller():
         ember.set_num_threads(2)
 
 
-def test_an_exception_in_a_piece_is_raised_after_all_finish():
-    ember.set_num_threads(2)
+@pytest.mark.parametrize("n", [2, 4])
+def test_an_exception_in_a_piece_is_raised_after_all_finish(n):
+    ember.set_num_threads(n)
     done = []
 
     def fail():
-        raise ValueError("piece 3 failed")
+        raise ValueError("piece 1 failed")
 
-    pieces = [lambda: done.append(0), lambda: done.append(1), lambda: done.append(2), fail]
-    with pytest.raises(ValueError, match="piece 3 failed"):
-        parallel.run(pieces)
-    assert sorted(done) == [0, 1, 2]
+    def slow(i):
+        time.sleep(0.05)
+        done.append(i)
+
+    pieces = [lambda: done.append(0), fail, *(lambda i=i: slow(i) for i in range(2, 8))]
+    try:
+        with pytest.raises(ValueError, match="piece 1 failed"):
+            parallel.run(pieces)
+        # the caller's share (the first 8 // n pieces) stopped at the failure; the others'
+        # shares had all finished when run raised
+        assert 0 in done and set(range(8 // n, 8)) <= set(done)
+    finally:
+        ember.set_num_threads(2)
+
+
+def test_a_piece_may_itself_run_pieces():
+    ember.set_num_threads(2)
+    out = np.zeros((2, 4))
+
+    def row(r):
+        parallel.run([lambda c=c: out.__setitem__((r, c), r * 4 + c) for c in range(4)])
+
+    parallel.run([lambda r=r: row(r) for r in range(2)])
+    np.testing.assert_array_equal(out.ravel(), np.arange(8))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_forked_child_runs_pieces_after_the_parent_did():
+    # the child inherits the pool object but not its thread (a DataLoader worker, say)
+    ember.set_num_threads(2)
+    parallel.run([lambda: None] * 2)
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 once its pieces ran
+        out = []
+        parallel.run([lambda: out.append(1)] * 4)
+        os._exit(0 if out == [1] * 4 else 1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    pytest.fail("the forked child is still blocked in parallel.run")

@@ -207,3 +207,14 @@ def test_batch_norm_under_vmap_uses_per_sample_statistics_like_torch():
 
     np.testing.assert_allclose(run(ember, F).numpy(), run(torch, TF).numpy(), rtol=1e-10,
                                atol=1e-12)
+
+
+def test_batch_norm_output_dtype_does_not_depend_on_the_path():
+    # the fused op takes parameters of the input's dtype; mixed ones promote as the composite
+    x = ember.randn(4, 3, 2)
+    w, b = ember.ones(3, dtype=ember.float64), ember.zeros(3, dtype=ember.float64)
+    rm, rv = ember.zeros(3, dtype=ember.float64), ember.ones(3, dtype=ember.float64)
+    dtypes = {F.batch_norm(x, None, None, w, b, training=True).dtype,
+              F.batch_norm(x, None, None, w, None, training=True).dtype,
+              F.batch_norm(x, rm, rv, w, b).dtype}
+    assert dtypes == {ember.float64}

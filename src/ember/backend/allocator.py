@@ -22,7 +22,7 @@ import os
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _KEEP_BELOW = (1 << 30, 1 << 25)  # mmap threshold: 1 GiB where glibc allows it, else 32 MiB
 _NEVER_TRIM = (1 << 31) - 1
-_DEFAULTS = {_M_MMAP_THRESHOLD: 128 << 10, _M_TRIM_THRESHOLD: 128 << 10}
+_RETURNING = {_M_MMAP_THRESHOLD: 128 << 10, _M_TRIM_THRESHOLD: 128 << 10}  # glibc's start
 
 
 def _glibc() -> ctypes.CDLL | None:
@@ -37,8 +37,11 @@ def _glibc() -> ctypes.CDLL | None:
 
 def cache_host_memory(enabled: bool = True) -> bool:
     """Keeps freed CPU memory in the process for reuse (on by default; see the module doc), or
-    with ``enabled=False`` returns it to the system as glibc's defaults do. Returns whether the
-    C library took the setting (False without glibc).
+    with ``enabled=False`` returns it to the system: arrays from 128 KiB up get mappings of
+    their own again, unmapped when freed, and the heap is trimmed now. (That is glibc's
+    starting point, without its self-adjusting threshold, which no setting brings back: set
+    ``EMBER_CACHE_HOST_MEMORY=0`` before importing Ember for glibc's own behaviour.) Returns
+    whether the C library took the whole setting (False without glibc).
 
     Example:
         >>> ember.backend.cache_host_memory(False)  # RSS shrinks after big temporaries
@@ -48,11 +51,11 @@ def cache_host_memory(enabled: bool = True) -> bool:
     if libc is None:
         return False
     if not enabled:
-        ok = all(libc.mallopt(param, value) for param, value in _DEFAULTS.items())
+        ok = all([libc.mallopt(param, value) for param, value in _RETURNING.items()])
         libc.malloc_trim(0)
         return ok
-    mapped = any(libc.mallopt(_M_MMAP_THRESHOLD, size) for size in _KEEP_BELOW)
-    return mapped and bool(libc.mallopt(_M_TRIM_THRESHOLD, _NEVER_TRIM))
+    trimmed = bool(libc.mallopt(_M_TRIM_THRESHOLD, _NEVER_TRIM))
+    return any(libc.mallopt(_M_MMAP_THRESHOLD, size) for size in _KEEP_BELOW) and trimmed
 
 
 def configure_from_environment() -> None:

@@ -3,17 +3,30 @@
 NumPy releases the GIL inside its loops and BLAS calls, so a computation made of independent
 pieces (the blocks of a float32 kernel, the matrices of a batch of small products) runs in
 parallel on threads. As many threads share it as BLAS has (``ember.set_num_threads``); the
-calling thread runs one share itself, a pool the others.
+calling thread runs one share itself, a pool the others. A piece that itself calls
+:func:`run` runs its pieces in its own thread (the pool is busy with the outer call), and a
+child process made by ``fork`` starts a pool of its own.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 from ember.backend import threads
 
 _pool: tuple[ThreadPoolExecutor, int] | None = None  # (the pool, its worker count)
+_inside = threading.local()  # .active: this thread is running pieces
+
+
+def _forget_pool() -> None:
+    global _pool
+    _pool = None  # a forked child has the pool object but none of its threads
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def workers() -> int:
@@ -22,20 +35,26 @@ def workers() -> int:
 
 
 def _run_all(pieces: Sequence[Callable[[], object]]) -> None:
-    for piece in pieces:
-        piece()
+    _inside.active = True
+    try:
+        for piece in pieces:
+            piece()
+    finally:
+        _inside.active = False
 
 
 def run(pieces: Sequence[Callable[[], object]]) -> None:
     """Runs every piece, in contiguous shares spread over :func:`workers` threads, and returns
-    when all are done (an exception in a piece is raised here).
+    when all are done; an exception in a piece is raised then (the caller's share's first).
 
     Example:
-        >>> out = np.empty(4)
-        >>> run([lambda: out.__setitem__(0, 1.0), lambda: out.__setitem__(slice(1, None), 2.0)])
+        >>> out = [0] * 4
+        >>> run([lambda i=i: out.__setitem__(i, i * i) for i in range(4)])
+        >>> out
+        [0, 1, 4, 9]
     """
     n = min(workers(), len(pieces))
-    if n <= 1:
+    if n <= 1 or getattr(_inside, "active", False):
         _run_all(pieces)
         return
     global _pool
@@ -47,5 +66,6 @@ def run(pieces: Sequence[Callable[[], object]]) -> None:
     try:
         _run_all(pieces[:bounds[1]])
     finally:
-        for f in futures:
-            f.result()
+        wait(futures)  # no share is still writing when this returns or raises
+    for f in futures:
+        f.result()

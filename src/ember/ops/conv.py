@@ -1,7 +1,7 @@
 """Convolutions as im2col + GEMM: ``conv1d/2d/3d`` and ``conv_transpose1d/2d/3d``.
 
 An ungrouped convolution is the ``conv`` primitive: the input's windows unfolded into
-columns and multiplied by the weight in one GEMM over the batch; its rules are written in
+columns and multiplied by the weight, a chunk of samples per GEMM; its rules are written in
 Ember ops (``unfold``, ``matmul``, ``fold`` and ``conv`` itself), so gradients of every order
 follow. Grouped and 1×1 convolutions are composites of ``unfold`` and ``matmul``; a transposed
 convolution multiplies first and sums the columns back with ``fold``.
@@ -91,10 +91,11 @@ _COLUMN_CHUNK_BYTES = 24 << 20  # im2col columns made per GEMM of the conv primi
 class Conv(Primitive):
     """An ungrouped convolution: (N, Cin, *spatial) with a (Cout, Cin, *kernel) weight gives
     (N, Cout, *counts). The input's im2col rows (N·L, ∏k·Cin) times the weight as
-    (∏k·Cin, Cout) make one GEMM over the whole batch (a batch of small GEMMs runs far below
-    BLAS's rate on deep layers, where L is 16–64); of the two orientations this is the one
-    OpenBLAS runs fastest. The result is the GEMM's (N, *counts, Cout) memory seen as
-    (N, Cout, *counts), channels-last: elementwise ops that follow keep that layout.
+    (∏k·Cin, Cout) make one GEMM per chunk of samples (~24 MiB of columns), not one per sample
+    (a batch of small GEMMs runs far below BLAS's rate on deep layers, where L is 16–64); of
+    the two orientations this is the one OpenBLAS runs fastest. The result is the GEMM's
+    (N, *counts, Cout) memory seen as (N, Cout, *counts), channels-last: elementwise ops that
+    follow keep that layout.
 
     Only the input and the weight are kept for backward (the columns, ∏k times the input, are
     made again there, as PyTorch's convolution keeps only its input). The weight gradient is

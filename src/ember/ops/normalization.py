@@ -278,7 +278,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if count <= 1:
             raise ValueError(f"batch_norm: expected more than 1 value per channel when "
                              f"training, got input size {tuple(input.shape)}")
-        if weight is not None and bias is not None:  # one fused op with the affine part
+        if weight is not None and bias is not None and \
+                weight.dtype is input.dtype and bias.dtype is input.dtype:  # one fused op
             out, mean, var = apply(BatchNorm, input, weight, bias, eps=float(eps))
             _update_batch_stats(running_mean, running_var, mean, var, count, momentum)
             return out
