@@ -46,6 +46,8 @@ def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
         return xp.matmul(a, b, out=out)
     m, n = (a.shape[-2] if a.ndim > 1 else 1), (b.shape[-1] if b.ndim > 1 else 1)
     macs = m * n * a.shape[-1]
+    if macs < _OPENBLAS_SINGLE and a.ndim <= 2 and b.ndim <= 2:  # the per-op fast path
+        return xp.matmul(a, b, out=out)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     # a skinny result (≤ 16 rows or columns: a GEMV, or a weight gradient of a layer with few
     # channels) splits poorly across threads whatever its length
