@@ -6,7 +6,6 @@ import statistics
 import time
 from collections.abc import Callable
 
-
 # A pause before each timed run: both frameworks' worker threads spin-wait after their last
 # parallel call (OpenBLAS's for ~0.1 s), and a timed run starting meanwhile shares its cores
 # with them. Measured: PyTorch's resnet18 step 634–664 ms run straight after Ember's, 549–557

@@ -12,8 +12,11 @@ import os
 
 # OpenBLAS's worker threads spin for ~0.1 s after each GEMM by default, holding a core that
 # Ember's own threads (the float32 kernels' blocks, batches of small products) need between
-# GEMMs; 2¹⁶ cycles (~20 µs) still covers back-to-back GEMMs. Read when NumPy loads OpenBLAS,
-# so it applies when Ember is imported first; a value set by the user is kept.
+# GEMMs; 2¹⁶ cycles (~20 µs) still covers back-to-back GEMMs (gpt's step 425 → 385 ms). The
+# cost: a GEMM-bound step that starts after an idle spell wakes the workers more often (mlp
+# 18 → 29 ms when each step follows 0.2 s of idling); set OPENBLAS_THREAD_TIMEOUT=28 for
+# OpenBLAS's own default. Read when NumPy loads OpenBLAS, so it applies when Ember is
+# imported first; a value set by the user is kept.
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "16")
 
 from ember import autograd, backend, dtypes, errors  # noqa: E402
