@@ -144,17 +144,20 @@ class Conv(Primitive):
 
     def vjp(self, ctx, g):
         x, w = ctx.inputs
-        p = ctx.params
-        geometry = {"dilation": p["dilation"], "padding": p["padding"], "stride": p["stride"]}
+        geometry = _geometry(ctx.params)
         gx = _input_grad(g, w, tuple(x.shape), **geometry) if x.requires_grad else None
         gw = _weight_grad(x, g, tuple(w.shape), **geometry) if w.requires_grad else None
         return gx, gw
 
     def jvp(self, ctx, dx, dw):
         x, w = ctx.inputs
-        p = ctx.params
-        geometry = {"dilation": p["dilation"], "padding": p["padding"], "stride": p["stride"]}
+        geometry = _geometry(ctx.params)
         return conv_nd(dx, w, **geometry) + conv_nd(x, dw, **geometry)
+
+
+def _geometry(params: dict) -> dict:
+    """A conv node's window geometry (its params less the compute dtype)."""
+    return {k: params[k] for k in ("dilation", "padding", "stride")}
 
 
 def _counts(spatial: tuple, kernel: tuple, dilation: tuple, pads: Pads,
