@@ -1,4 +1,5 @@
-"""The hardware-abstraction layer: devices, their array namespaces, capabilities and threads.
+"""The hardware-abstraction layer: devices, their array namespaces, capabilities and threads
+(BLAS's, and a pool for independent pieces of one computation), and host memory reuse.
 
 Primitives never import NumPy for device work: they receive the device's namespace (``xp``).
 A CUDA backend registers a device type here with CuPy as its namespace; no op changes.
