@@ -5,7 +5,8 @@ A multi-threaded BLAS call synchronises its threads several times; while the mac
 GEMV into milliseconds (measured: a 1×1024×1024 product 52 µs on one thread against a 262 µs
 median on two, under load; idle, two threads win by under 20 % at this size). So products of
 few multiply-adds per matrix, and skinny ones, run on one thread; large ones, where two
-threads pay off, on all.
+threads pay off, on all. A batch of small products (attention's scores) has its matrices
+shared among the cores instead (:mod:`ember.backend.parallel`), each on one BLAS thread.
 OpenBLAS already runs those under 2¹⁸ multiply-adds on one thread; the toggle costs ~4 µs.
 """
 
