@@ -20,10 +20,10 @@ from ember.ops.im2col import (
     batched,
     fold_nd,
     ntuple,
-    out_size,
     symmetric,
     unfold_nd,
     window_counts,
+    window_positions,
 )
 from ember.ops.join import flip
 from ember.ops.linalg import gemm_dtype
@@ -109,7 +109,7 @@ class Conv(Primitive):
     def forward(self, xp, x, w, *, dilation, padding, stride, compute):
         nd = w.ndim - 2
         n, cout, kernel = x.shape[0], w.shape[0], w.shape[2:]
-        counts = _counts(x.shape[2:], kernel, dilation, padding, stride)
+        counts = window_positions(x.shape[2:], kernel, dilation, padding, stride)
         length, k = prod(counts), w.shape[1] * prod(kernel)
         weight = xp.moveaxis(w, 1, -1).reshape(cout, k).T  # rows ordered (*kernel, Cin)
         if compute is not None:
@@ -139,7 +139,7 @@ class Conv(Primitive):
         return TensorSpec((x.shape[0], w.shape[0]) + counts, x.dtype)
 
     def flops(self, x, w, *, dilation, padding, stride, compute):
-        counts = _counts(x.shape[2:], w.shape[2:], dilation, padding, stride)
+        counts = window_positions(x.shape[2:], w.shape[2:], dilation, padding, stride)
         return 2 * x.shape[0] * prod(counts) * prod(w.shape)
 
     def vjp(self, ctx, g):
@@ -158,12 +158,6 @@ class Conv(Primitive):
 def _geometry(params: dict) -> dict:
     """A conv node's window geometry (its params less the compute dtype)."""
     return {k: params[k] for k in ("dilation", "padding", "stride")}
-
-
-def _counts(spatial: tuple, kernel: tuple, dilation: tuple, pads: Pads,
-            stride: tuple) -> tuple[int, ...]:
-    return tuple(out_size(s, k, d, p, st) for s, k, d, p, st in
-                 zip(spatial, kernel, dilation, pads, stride, strict=True))
 
 
 def conv_nd(x: Tensor, w: Tensor, *, dilation: tuple[int, ...], padding: Pads,

@@ -49,11 +49,18 @@ def out_size(size: int, k: int, dilation: int, pads: tuple[int, int], stride: in
     return (size + pads[0] + pads[1] - dilation * (k - 1) - 1) // stride + 1
 
 
+def window_positions(spatial: tuple[int, ...], kernel: tuple[int, ...],
+                     dilation: tuple[int, ...], pads: Pads,
+                     stride: tuple[int, ...]) -> tuple[int, ...]:
+    """Window positions per dimension, unchecked (kernels' hot path)."""
+    return tuple(out_size(s, k, d, p, st)
+                 for s, k, d, p, st in zip(spatial, kernel, dilation, pads, stride, strict=True))
+
+
 def window_counts(spatial: tuple[int, ...], kernel: tuple[int, ...], dilation: tuple[int, ...],
                   pads: Pads, stride: tuple[int, ...], op: str) -> tuple[int, ...]:
     """Window positions per dimension; a ShapeError when a dimension has none."""
-    counts = tuple(out_size(s, k, d, p, st)
-                   for s, k, d, p, st in zip(spatial, kernel, dilation, pads, stride, strict=True))
+    counts = window_positions(spatial, kernel, dilation, pads, stride)
     if any(c <= 0 for c in counts) or any(v <= 0 for v in kernel + dilation + stride):
         raise ShapeError(f"{op}: spatial size {spatial} with padding {pads} is too small for "
                          f"kernel {kernel} (dilation {dilation}, stride {stride}): it gives "
@@ -114,8 +121,7 @@ class Unfold(Primitive):
     save_inputs = False
 
     def forward(self, xp, x, *, kernel_size, dilation, padding, stride, layout="ncl"):
-        counts = tuple(out_size(s, k, d, p, st) for s, k, d, p, st in
-                       zip(x.shape[2:], kernel_size, dilation, padding, stride, strict=True))
+        counts = window_positions(x.shape[2:], kernel_size, dilation, padding, stride)
         n, rows = x.shape[0], x.shape[1] * prod(kernel_size)
         if layout == "nlc":
             # (N, *counts, *kernel, C): rows of one GEMM over the batch, each window's channels
@@ -153,8 +159,7 @@ class Fold(Primitive):
 
     def forward(self, xp, cols, *, output_size, kernel_size, dilation, padding, stride,
                 layout="ncl"):
-        counts = tuple(out_size(s, k, d, p, st) for s, k, d, p, st in
-                       zip(output_size, kernel_size, dilation, padding, stride, strict=True))
+        counts = window_positions(output_size, kernel_size, dilation, padding, stride)
         nd = len(kernel_size)
         # the canvas covers the padded output and every window, even past a negative high pad
         canvas = tuple(s + lo + max(hi, 0) for s, (lo, hi) in
