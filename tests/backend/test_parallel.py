@@ -59,14 +59,16 @@ def test_an_exception_in_a_piece_is_raised_after_all_finish(n):
 
 
 def test_a_piece_may_itself_run_pieces():
+    # two nested calls in each share: the second must still run inside its share (a pool
+    # worker waiting on the pool would wait forever)
     ember.set_num_threads(2)
-    out = np.zeros((2, 4))
+    out = np.zeros((4, 4))
 
     def row(r):
         parallel.run([lambda c=c: out.__setitem__((r, c), r * 4 + c) for c in range(4)])
 
-    parallel.run([lambda r=r: row(r) for r in range(2)])
-    np.testing.assert_array_equal(out.ravel(), np.arange(8))
+    parallel.run([lambda r=r: row(r) for r in range(4)])
+    np.testing.assert_array_equal(out.ravel(), np.arange(16))
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")

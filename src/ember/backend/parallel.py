@@ -35,12 +35,12 @@ def workers() -> int:
 
 
 def _run_all(pieces: Sequence[Callable[[], object]]) -> None:
-    _inside.active = True
+    outer, _inside.active = getattr(_inside, "active", False), True
     try:
         for piece in pieces:
             piece()
     finally:
-        _inside.active = False
+        _inside.active = outer  # a nested call leaves its caller's share still inside
 
 
 def run(pieces: Sequence[Callable[[], object]]) -> None:
