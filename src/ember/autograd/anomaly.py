@@ -65,7 +65,7 @@ class detect_anomaly:
 
         self._saved = ANOMALY.enabled
         ANOMALY.enabled = self.check_nan
-        push_handler(_record_stack)
+        push_handler(_record_stack, observer=True)
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -15,6 +15,8 @@ from ember.autograd.anomaly import ANOMALY, check_finite
 from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import Node, restore_inputs
 from ember.errors import GradError, ShapeError
+from ember.ops.primitive import DISPATCH
+from ember.tensor import _wrap
 
 
 class _VjpHook:
@@ -168,6 +170,8 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     try:
         for node in reversed(order):
             grads = node_grads.pop(node, None)
+            if grads is not None:
+                grads = [_value(g) for g in grads]
             edges = node.edges
             if grads is not None and (needed is None or node in needed
                                       or any((node, i) in wanted for i in range(len(grads)))):
@@ -182,14 +186,14 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
                         key = id(edge[1])
                         pending[key] -= 1
                         if not pending[key] and key in leaf_grads:
-                            _finish_leaf(*leaf_grads.pop(key), None, found, create_graph,
-                                         owners)
+                            leaf, g = leaf_grads.pop(key)
+                            _finish_leaf(leaf, _value(g), None, found, create_graph, owners)
     finally:
         GRAD.enabled = saved_mode
 
     try:
         for leaf, g in leaf_grads.values():
-            _finish_leaf(leaf, g, targets, found, create_graph, owners)
+            _finish_leaf(leaf, _value(g), targets, found, create_graph, owners)
         while targets is None and _CALLBACKS:
             _CALLBACKS.pop(0)()
     finally:
@@ -267,6 +271,16 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
     restore_inputs(node)
     node.check_versions()
     prim = node.prim
+    if prim.view and _sums_in_place():  # (only views of one input have a region)
+        region = prim.grad_region(node)
+        if region is not None:
+            if node.edges[0] is not None:
+                g = grads[0]
+                t = node.inputs[0]
+                if g._data.dtype != t._data.dtype:
+                    g = g.to(t.dtype)
+                _add(node_grads, leaf_grads, t, g, node.edges[0], region)
+            return
     try:
         hook = VJP_HOOK.around
         result = prim.vjp(node, *grads) if hook is None else hook(node, grads)
@@ -293,20 +307,62 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
         _add(node_grads, leaf_grads, t, g, edge)
 
 
-def _add(node_grads: dict, leaf_grads: dict, t: Any, g: Any, edge: tuple | None = None) -> None:
-    """Adds ``g`` to the gradient of ``t`` (through ``edge``, as recorded, when given)."""
+def _add(node_grads: dict, leaf_grads: dict, t: Any, g: Any, edge: tuple | None = None,
+         region: Any = None) -> None:
+    """Adds ``g`` to the gradient of ``t`` (through ``edge``, as recorded, when given); with a
+    ``region``, ``g`` is the gradient of ``t[region]`` only, zero elsewhere."""
     node, idx = (t._node, t._idx) if edge is None else edge
     if node is None:
         entry = leaf_grads.get(id(t))
         if entry is None:
-            leaf_grads[id(t)] = [t, g]
-        else:
-            entry[1] = entry[1] + g
+            entry = leaf_grads[id(t)] = [t, None]
+        entry[1] = _sum(entry[1], g, t, region)
         return
     slots = node_grads.get(node)
     if slots is None:
         slots = node_grads[node] = [None] * node.prim.nout
-    slots[idx] = g if slots[idx] is None else slots[idx] + g
+    slots[idx] = _sum(slots[idx], g, t, region)
+
+
+class _Sum:
+    """A gradient sum the engine made and alone holds: further terms go into it in place.
+    Unwrapped (:func:`_value`) when its node runs or its leaf is finished."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Any) -> None:
+        self.tensor = tensor
+
+
+def _value(g: Any) -> Any:
+    return g.tensor if type(g) is _Sum else g
+
+
+def _sums_in_place() -> bool:
+    """Whether sums may be written in place: plain eager values (no trace or transform
+    active, observers such as the profiler aside) and no ``create_graph`` (whose sums are
+    recorded ops)."""
+    return not GRAD.enabled and DISPATCH.only_observers()
+
+
+def _sum(acc: Any, g: Any, t: Any, region: Any) -> Any:
+    """``acc + g``, or ``acc`` plus ``g`` at ``region`` of ``t`` (only with in-place sums)."""
+    if region is not None:
+        if type(acc) is not _Sum:
+            buf = acc.clone() if acc is not None else \
+                _wrap(g._device.xp.zeros(t.shape, dtype=g._data.dtype), g._device)
+            acc = _Sum(buf)
+        acc.tensor._data[region] += g._data
+        return acc
+    if acc is None:
+        return g
+    if type(acc) is _Sum:
+        if _sums_in_place():
+            acc.tensor._data += g._data
+            return acc
+        acc = acc.tensor
+    total = acc + g
+    return _Sum(total) if _sums_in_place() else total
 
 
 def _accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = None) -> None:

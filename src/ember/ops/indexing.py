@@ -113,6 +113,9 @@ class Slice(Primitive):
         base = zeros(x.shape, dtype=g.dtype, device=g.device)
         return apply(IndexPut, base, g, basic=ctx.params["index"], dims=(), mode="set")
 
+    def grad_region(self, ctx):
+        return _basic_key(ctx.params["index"])
+
     def jvp(self, ctx, da):
         return apply(Slice, da, **ctx.params)
 

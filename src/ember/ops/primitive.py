@@ -78,6 +78,12 @@ class Primitive:
         ``a`` only when ``b`` needs a gradient."""
         return True
 
+    def grad_region(self, ctx: Node) -> Any:
+        """For a view whose input gradient is its output gradient placed in a region of zeros
+        (a slice): that region as a backend index key, else None. The engine then adds each
+        such gradient into the region of one buffer instead of padding it with zeros."""
+        return None
+
     def skip_outputs(self, params: dict, unread: set[int]) -> dict | None:
         """Params that spare computing the outputs in ``unread`` (nothing will read them), or
         None when the op cannot; graph passes ask it. E.g. max pooling skips its winners."""
@@ -116,23 +122,32 @@ class _Dispatch:
     while a handler that casts operands (autocast) is active: op wrappers then leave operands
     of different dtypes to it instead of refusing them."""
 
-    __slots__ = ("handler", "stack", "casting")
+    __slots__ = ("handler", "stack", "casting", "observers")
 
     def __init__(self) -> None:
         self.handler: Callable | None = None
         self.stack: list[Callable] = []
         self.casting = False
+        self.observers: list[Callable] = []  # handlers that only watch (the profiler)
+
+    def only_observers(self) -> bool:
+        """Whether ops compute plain eager values: every active handler only watches them."""
+        return all(h in self.observers for h in self.stack)
 
 
 DISPATCH = _Dispatch()
 
 
-def push_handler(handler: Callable[[Primitive, tuple, dict], Any]) -> None:
+def push_handler(handler: Callable[[Primitive, tuple, dict], Any], observer: bool = False
+                 ) -> None:
     """Makes ``handler(prim, inputs, params)`` receive every op until :func:`pop_handler`.
 
     A handler computes by calling :func:`apply_below`, which hands the op to the handler
-    beneath it, or runs it eagerly at the bottom; so handlers nest.
+    beneath it, or runs it eagerly at the bottom; so handlers nest. An ``observer`` only
+    watches ops that compute as in plain eager mode (the profiler, anomaly mode).
     """
+    if observer:
+        DISPATCH.observers.append(handler)
     DISPATCH.stack.append(handler)
     DISPATCH.handler = handler
     set_value_read_hook(_tell_value_read)
@@ -141,6 +156,8 @@ def push_handler(handler: Callable[[Primitive, tuple, dict], Any]) -> None:
 def pop_handler(handler: Callable) -> None:
     """Removes ``handler`` (pushed before) from the dispatch stack."""
     DISPATCH.stack.remove(handler)
+    if handler in DISPATCH.observers:
+        DISPATCH.observers.remove(handler)
     DISPATCH.handler = DISPATCH.stack[-1] if DISPATCH.stack else None
     if not DISPATCH.stack:
         set_value_read_hook(None)

@@ -74,7 +74,7 @@ class profile:
         self._prev = STATE.active
         STATE.active = self
         self._handler = functools.partial(_record_op, self)
-        push_handler(self._handler)
+        push_handler(self._handler, observer=True)
         self._saved_vjp_hook = VJP_HOOK.around
         VJP_HOOK.around = _record_vjp
         self._start = _now()
