@@ -14,13 +14,7 @@ import math
 from collections.abc import Callable
 
 from ember.errors import DTypeError, ShapeError
-from ember.ops.erf_kernel import (
-    blockwise,
-    erf_array,
-    fast_float32,
-    gelu32_block,
-    gelu_slope32_block,
-)
+from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -153,7 +147,7 @@ class Gelu(Unary):
             inner = (a + a * a * a * _GELU_CUBIC) * _SQRT_2_PI
             return a * 0.5 * (1 + xp.tanh(inner))
         if fast_float32(xp, a):
-            return blockwise(xp, gelu32_block, a)
+            return float32_kernel(xp, "gelu", a)
         return a * 0.5 * (1 + erf_array(xp, a * _SQRT1_2))
 
     def chain(self, v, x, y, *, approximate):
@@ -175,7 +169,7 @@ class GeluSlope(Unary):
     @in_float32
     def forward(self, xp, a):
         if fast_float32(xp, a):
-            return blockwise(xp, gelu_slope32_block, a)
+            return float32_kernel(xp, "gelu_slope", a)
         cdf = (1 + erf_array(xp, a * _SQRT1_2)) * 0.5
         return cdf + a * xp.exp(a * a * -0.5) * _INV_SQRT_2PI
 

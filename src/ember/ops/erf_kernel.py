@@ -3,7 +3,8 @@
 ``erf_array`` is the kernel behind the ``erf`` primitive (and exact ``gelu``). float32 arrays
 take a rational fit evaluated in float32, block by block (:func:`blockwise`): each block's
 dozen passes stay in cache, 15-20× faster than the float64 fits on a large array, and the
-blocks are shared among the cores.
+blocks are shared among the cores. With numba (:mod:`ember.backend.compiled`) each block is
+one pass instead (:mod:`ember.ops.erf_numba`, about 3× faster again).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import parallel
+from ember.backend.compiled import numba_enabled
 
 __all__: list[str] = []
 
@@ -105,7 +107,8 @@ def gelu_slope32_block(a: np.ndarray, out: np.ndarray) -> np.ndarray:
     erf32_block(a * _SQRT1_2, out)
     out += 1
     out *= 0.5
-    pdf = a * a
+    with np.errstate(over="ignore"):  # a² overflows to inf past 1.8e19: φ is 0 there
+        pdf = a * a
     pdf *= -0.5
     np.exp(pdf, out=pdf)
     pdf *= _INV_SQRT_2PI
@@ -119,11 +122,24 @@ def fast_float32(xp: Any, a: Any) -> bool:
     return xp is np and a.dtype == np.float32
 
 
+_NUMPY_KERNELS = {"erf": erf32_block, "gelu": gelu32_block, "gelu_slope": gelu_slope32_block}
+
+
+def float32_kernel(xp: Any, name: str, a: Any) -> Any:
+    """The float32 kernel ``name`` ("erf", "gelu", "gelu_slope") of a float32 NumPy array,
+    block by block over the cores: numba's one-pass loop when it is enabled, else NumPy's."""
+    if numba_enabled():
+        from ember.ops import erf_numba
+
+        return blockwise(xp, getattr(erf_numba, name + "32"), a)
+    return blockwise(xp, _NUMPY_KERNELS[name], a)
+
+
 def erf_array(xp: Any, a: Any) -> Any:
     """The error function of a backend float array, in ``a``'s dtype: float32 NumPy arrays by
     the float32 rational fit, others computed in float64."""
     if fast_float32(xp, a):
-        return blockwise(xp, erf32_block, a)
+        return float32_kernel(xp, "erf", a)
     x = xp.abs(a.astype(np.float64))
     out = xp.where(xp.isnan(x), x, 1.0)
     small, middle, large = _ERF_POLYS
