@@ -43,3 +43,10 @@ def test_use_numba_switches_the_kernels():
     finally:
         compiled.use_numba(saved)
     np.testing.assert_allclose(results[0], results[1], atol=5e-7)
+
+
+def test_ember_info_says_which_kernels_run(monkeypatch):
+    report = ember.backend.capabilities().report()
+    assert "kernels:" in report
+    monkeypatch.setattr(compiled, "_numba", lambda: None)
+    assert "pip install 'ember[fast]'" in ember.backend.capabilities().report()

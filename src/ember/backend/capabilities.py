@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from ember import dtypes
+from ember.backend import compiled
 from ember.backend.device import Device, device
 from ember.backend.threads import blas_info, cpu_count, get_num_threads
 from ember.dtypes import DType
@@ -46,6 +47,7 @@ class Capabilities:
             f"fast dtypes: {fast} (others are stored natively, computed in float32)",
             f"BLAS:        {self.blas}, {self.blas_threads} threads",
             f"SIMD:        {self.simd}",
+            f"kernels:     {compiled.describe()}",
             f"cores:       {self.cores}",
             f"memory:      {self.memory_bytes / gib:.1f} GiB total, "
             f"{self.memory_available_bytes / gib:.1f} GiB available",

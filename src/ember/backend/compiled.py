@@ -38,6 +38,14 @@ def numba_enabled() -> bool:
     return _ENABLED[0] and _numba() is not None
 
 
+def describe() -> str:
+    """One line for ``ember info``: which elementwise kernels run."""
+    if _numba() is None:
+        return "NumPy (pip install 'ember[fast]' adds numba's one-pass kernels)"
+    state = "on" if _ENABLED[0] else "off (EMBER_NUMBA=0 or use_numba(False))"
+    return f"numba {_numba().__version__}: one-pass float32 erf and gelu, {state}"
+
+
 def use_numba(enabled: bool) -> None:
     """Turns Ember's numba kernels on or off (their NumPy twins run instead); as setting
     ``EMBER_NUMBA=0`` before the first use.
