@@ -50,3 +50,17 @@ def test_ember_info_says_which_kernels_run(monkeypatch):
     assert "kernels:" in report
     monkeypatch.setattr(compiled, "_numba", lambda: None)
     assert "pip install 'ember[fast]'" in ember.backend.capabilities().report()
+
+
+def test_kernels_that_fail_to_load_turn_numba_off_with_a_warning(monkeypatch):
+    pytest.importorskip("numba")
+    monkeypatch.setitem(sys.modules, "ember.ops.erf_numba", None)  # its import now fails
+    saved = compiled.numba_enabled()
+    compiled.use_numba(True)
+    try:
+        with pytest.warns(RuntimeWarning, match="NumPy's run instead"):
+            y = ember.gelu(ember.linspace(-3, 3, 7))
+        assert not compiled.numba_enabled()
+    finally:
+        compiled.use_numba(saved)
+    np.testing.assert_allclose(y.numpy()[[0, 3, 6]], [-0.00404951, 0.0, 2.99595049], atol=1e-6)

@@ -5,16 +5,19 @@ NumPy evaluates a chain of elementwise operations one pass at a time; numba comp
 into one loop that reads each element once. Ember's numba kernels are serial and release the
 GIL: :func:`ember.backend.parallel.run` spreads their blocks over the cores, so one thread pool
 (sized by Ember's thread setting, safe across ``fork``) runs them. Every such kernel has a NumPy
-twin, used when numba is missing or turned off (``EMBER_NUMBA=0``, or :func:`use_numba`).
+twin, used when numba is missing, turned off (``EMBER_NUMBA=0``, or :func:`use_numba`), or
+fails to compile them (:func:`load` warns and turns it off).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+import warnings
 from functools import cache
 from typing import Any
 
-__all__ = ["numba_enabled", "use_numba"]
+__all__ = ["describe", "load", "numba_enabled", "use_numba"]
 
 _ENABLED = [os.environ.get("EMBER_NUMBA", "1") != "0"]
 
@@ -56,8 +59,28 @@ def use_numba(enabled: bool) -> None:
     _ENABLED[0] = bool(enabled)
 
 
-def njit(fn: Any) -> Any:
-    """``fn`` compiled by numba as a serial kernel that releases the GIL, cached on disk and
-    inlined where it is called from another kernel; float errors as NumPy's (inf and nan, no
-    exception checks, so loops vectorize). Only call when :func:`numba_enabled`."""
-    return _numba().njit(nogil=True, cache=True, inline="always", error_model="numpy")(fn)
+def njit(signature: str) -> Any:
+    """Decorator: the function compiled by numba now for ``signature`` (so that a numba that
+    cannot compile it fails at import, where Ember falls back to NumPy), as a serial kernel
+    that releases the GIL, cached on disk and inlined where another kernel calls it; float
+    errors as NumPy's (inf and nan, no exception checks, so loops vectorize). Only for modules
+    imported when :func:`numba_enabled`."""
+    return _numba().njit(signature, nogil=True, cache=True, inline="always",
+                         error_model="numpy")
+
+
+def load(module: str) -> Any:
+    """Imports a module of numba kernels, or turns numba off with a warning and returns None
+    when that fails (an unwritable cache, a numba that cannot compile them): the NumPy twins
+    then run.
+
+    Example:
+        >>> kernels = ember.backend.compiled.load("ember.ops.erf_numba")
+    """
+    try:
+        return importlib.import_module(module)
+    except Exception as exc:  # any failure of numba's: Ember still runs, on NumPy
+        use_numba(False)
+        warnings.warn(f"ember: numba's kernels ({module}) are off, NumPy's run instead: "
+                      f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+        return None

@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.backend import parallel
-from ember.backend.compiled import numba_enabled
+from ember.backend import compiled, parallel
 
 __all__: list[str] = []
 
@@ -128,10 +127,10 @@ _NUMPY_KERNELS = {"erf": erf32_block, "gelu": gelu32_block, "gelu_slope": gelu_s
 def float32_kernel(xp: Any, name: str, a: Any) -> Any:
     """The float32 kernel ``name`` ("erf", "gelu", "gelu_slope") of a float32 NumPy array,
     block by block over the cores: numba's one-pass loop when it is enabled, else NumPy's."""
-    if numba_enabled():
-        from ember.ops import erf_numba
-
-        return blockwise(xp, getattr(erf_numba, name + "32"), a)
+    if compiled.numba_enabled():
+        kernels = compiled.load("ember.ops.erf_numba")
+        if kernels is not None:
+            return blockwise(xp, getattr(kernels, name + "32"), a)
     return blockwise(xp, _NUMPY_KERNELS[name], a)
 
 

@@ -18,9 +18,10 @@ from ember.ops.erf_kernel import _ERF32_P, _ERF32_Q, _INV_SQRT_2PI, _SQRT1_2
 _P0, _P1, _P2, _P3, _P4, _P5, _P6 = _ERF32_P
 _Q0, _Q1, _Q2, _Q3, _Q4 = _ERF32_Q
 _ONE, _HALF, _LIMIT = np.float32(1), np.float32(0.5), np.float32(4)
+_BLOCK = "void(float32[::1], float32[::1])"  # a contiguous float32 block into another
 
 
-@njit
+@njit("float32(float32)")
 def _erf(x):
     x = min(max(x, -_LIMIT), _LIMIT)
     x2 = x * x
@@ -32,7 +33,7 @@ def _erf(x):
 _E9, _E8, _E7, _E6, _E5, _E4, _E3, _E2 = (1 / math.factorial(k) for k in range(9, 1, -1))
 
 
-@njit
+@njit("float32(float32)")
 def _exp_nonpositive(y):
     """e^y for float32 y ≤ 0 (a loop of it vectorizes; libm's expf does not): in float64,
     e^(y/256) by its Taylor series on [-0.41, 0], squared 8 times; to 0.5 ulp in float32, and
@@ -51,14 +52,14 @@ def _exp_nonpositive(y):
     return np.float32(e)
 
 
-@njit
+@njit(_BLOCK)
 def erf32(a, out):
     """erf of a float32 block ``a`` into ``out``."""
     for i in range(a.size):
         out[i] = _erf(a[i])
 
 
-@njit
+@njit(_BLOCK)
 def gelu32(a, out):
     """Exact gelu ``a·Φ(a)`` of a float32 block into ``out``."""
     for i in range(a.size):
@@ -66,7 +67,7 @@ def gelu32(a, out):
         out[i] = (_erf(x * _SQRT1_2) + _ONE) * x * _HALF
 
 
-@njit
+@njit(_BLOCK)
 def gelu_slope32(a, out):
     """gelu's derivative ``Φ(a) + a·φ(a)`` of a float32 block into ``out``."""
     for i in range(a.size):
