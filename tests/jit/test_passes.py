@@ -165,6 +165,41 @@ def made_by(g, var):
     return next(e for e in g.eqns if var in e.outputs)
 
 
+def scatter(b, zero, value, dim, start, stop, mode="set"):
+    """``value`` put into ``zero`` at ``start:stop`` of ``dim`` (a Slice vjp's equation)."""
+    basic = tuple((None, None, None) if d != dim else (start, stop, 1) for d in range(dim + 1))
+    return b("index_put", zero, value, basic=basic, dims=(), mode=mode)
+
+
+def test_slabs_scattered_into_zeros_that_tile_a_dimension_become_one_cat():
+    b = Graphs()
+    q, k, v = b.input(2, 3, 4), b.input(2, 3, 4), b.input(2, 3, 4)
+    zero = b("expand", b.const(0.0), shape=(2, 3, 12))
+    parts = [scatter(b, zero, v, 2, 8, 12), scatter(b, zero, q, 2, 0, 4, mode="add"),
+             scatter(b, zero, k, 2, 4, 8)]
+    total = b("add", b("add", parts[0], parts[1]), parts[2])
+    g = check(b.returns(b("exp", total)), simplify, rand(2, 3, 4), rand(2, 3, 4, seed=1),
+              rand(2, 3, 4, seed=2))
+    assert names(g) == ["cat", "exp"]
+    assert g.eqns[0].inputs == [q, k, v] and g.eqns[0].params == {"dim": 2}
+
+
+def test_slabs_that_overlap_leave_a_gap_or_sit_on_nonzeros_stay_sums():
+    b = Graphs()
+    x, y, z, base = b.input(3, 4), b.input(3, 4), b.input(3, 3), b.input(3, 8)
+    zero = b("expand", b.const(0.0), shape=(3, 8))
+    overlap = b("add", scatter(b, zero, x, 1, 0, 4), scatter(b, zero, y, 1, 3, 7))
+    gap = b("add", scatter(b, zero, x, 1, 0, 4), scatter(b, zero, z, 1, 5, 8))
+    nonzero = b("add", scatter(b, base, x, 1, 0, 4), scatter(b, zero, y, 1, 4, 8))
+    tiled = b("add", scatter(b, zero, x, 1, 0, 4),  # a zero constant of either form
+              scatter(b, b.const(np.zeros((3, 8))), y, 1, 4, 8))
+    g = check(b.returns(overlap, gap, nonzero, tiled), simplify, rand(3, 4),
+              rand(3, 4, seed=1), rand(3, 3, seed=2), rand(3, 8, seed=3))
+    assert names(g).count("add") == 3 and names(g).count("cat") == 1
+    assert made_by(g, g.outputs[3]).prim.name == "cat"
+
+
+
 # -- fuse ------------------------------------------------------------------------------------
 def test_an_elementwise_tree_becomes_one_kernel_writing_one_buffer():
     b = Graphs()

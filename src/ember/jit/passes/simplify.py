@@ -1,7 +1,9 @@
 """Algebraic simplification, aimed at what the traced backward is full of: materialised
-broadcasts, shape ops undone by the next shape op, multiplications by one; and an op whose
-outputs are partly unread is asked to skip them (``Primitive.skip_outputs``: a max pool in
-inference computes its values, not its winners).
+broadcasts, shape ops undone by the next shape op, multiplications by one, and sums of slices
+scattered into zeros that tile a dimension (a ``split``'s gradient: one ``cat`` instead of a
+zero-filled copy per piece and the adds); and an op whose outputs are partly unread is asked
+to skip them (``Primitive.skip_outputs``: a max pool in inference computes its values, not its
+winners).
 
 Every rewrite gives the same values bit for bit, but one: where ``x`` holds ``-0.0``,
 ``x + 0`` gives ``+0.0`` and the simplified graph keeps ``-0.0`` (equal values).
@@ -21,6 +23,7 @@ from ember.errors import ShapeError
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.passes.cse import rename_ends
 from ember.ops.broadcast import broadcast_shapes
+from ember.ops.primitive import PRIMITIVES
 
 # elementwise primitives that broadcast their operands themselves
 _BROADCASTING = frozenset({"add", "sub", "mul", "div", "maximum", "minimum", "where", "pow"})
@@ -34,6 +37,7 @@ def simplify(graph: Graph) -> Graph:
     """
     made: dict[Var, Eqn] = {}
     rename: dict[Var, Var] = {}
+    pieces: dict[Var, list] = {}  # sums of slabs scattered into zeros, see _assemble
     pinned = _pinned(graph)
     read = graph.uses()
     kept = []
@@ -45,6 +49,8 @@ def simplify(graph: Graph) -> Graph:
                 rename[eqn.outputs[0]] = same
                 continue
             _rewrite(eqn, made, pinned)
+            if eqn.prim.name == "add":
+                _assemble(eqn, made, graph.consts, pieces)
             unread = {i for i, v in enumerate(eqn.outputs) if v not in read}
             if unread and hasattr(eqn.prim, "skip_outputs"):  # (kernels and effects have not)
                 eqn.params = eqn.prim.skip_outputs(eqn.params, unread) or eqn.params
@@ -177,3 +183,69 @@ def _broadcast(vars_: list[Var]) -> tuple[int, ...] | None:
         return broadcast_shapes(*(v.shape for v in vars_))
     except ShapeError:
         return None
+
+
+def _assemble(eqn: Eqn, made: dict[Var, Eqn], consts: dict, pieces: dict[Var, list]) -> None:
+    """``add`` of values scattered into zeros at disjoint slabs of one dimension: recorded in
+    ``pieces`` (slab start, stop, value), and, once the slabs tile the dimension, the ``add``
+    becomes a ``cat`` of the values in order."""
+    out = eqn.outputs[0]
+    parts = [_scattered(v, made, consts, pieces) for v in eqn.inputs]
+    if any(p is None for p in parts) or any(v.shape != out.shape for v in eqn.inputs):
+        return
+    dims = {dim for p in parts for dim, _, _, _ in p}
+    slabs = sorted((start, stop, value) for p in parts for _, start, stop, value in p)
+    if len(dims) != 1 or any(a[1] > b[0] for a, b in zip(slabs, slabs[1:])):
+        return  # slabs of different dimensions, or overlapping ones
+    dim = dims.pop()
+    pieces[out] = [(dim, *slab) for slab in slabs]
+    if slabs[0][0] == 0 and slabs[-1][1] == out.shape[dim] and \
+            all(a[1] == b[0] for a, b in zip(slabs, slabs[1:])):
+        eqn.prim, eqn.params = PRIMITIVES["cat"], {"dim": dim}
+        eqn.inputs = [value for _, _, value in slabs]
+
+
+def _scattered(var: Var, made: dict[Var, Eqn], consts: dict, pieces: dict[Var, list]
+               ) -> list | None:
+    """``var`` as values scattered into zeros at slabs of one dimension, or None."""
+    if var in pieces:
+        return pieces[var]
+    src = made.get(var)
+    if src is None or src.prim.name != "index_put" or len(src.inputs) != 2 or \
+            src.params["dims"] or src.params["mode"] == "multiply" or \
+            not _zero(src.inputs[0], made, consts):
+        return None
+    slab = _slab(src.params["basic"], var.shape)
+    value = src.inputs[1]
+    if slab is None or value.dtype is not var.dtype:
+        return None
+    dim, start, stop = slab
+    if value.shape != var.shape[:dim] + (stop - start,) + var.shape[dim + 1:]:
+        return None  # a value broadcast over its slab
+    return [(dim, start, stop, value)]
+
+
+def _slab(index: tuple, shape: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """(dim, start, stop) when a basic index selects a contiguous slab of one dimension and
+    all of the others."""
+    slab = None
+    for dim, entry in enumerate(index):
+        if type(entry) is not tuple:
+            return None  # an int or a new axis
+        start, stop, step = slice(*entry).indices(shape[dim])
+        if step != 1 or stop <= start:
+            return None
+        if (start, stop) != (0, shape[dim]):
+            if slab is not None:
+                return None
+            slab = (dim, start, stop)
+    return slab
+
+
+def _zero(var: Var, made: dict[Var, Eqn], consts: dict) -> bool:
+    """Whether ``var`` is all zeros: a zero constant, or one expanded."""
+    if var.kind == "const":
+        value = consts.get(var)
+        return value is not None and not bool(value.any())
+    src = made.get(var)
+    return src is not None and src.prim.name == "expand" and _zero(src.inputs[0], made, consts)
