@@ -119,3 +119,22 @@ def test_compiled_step_through_slices_matches_eager(reuse):
         loss = compiled()
     assert loss.item() == pytest.approx(eager[0], rel=1e-12)
     np.testing.assert_allclose(w.grad.numpy(), eager[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("through", ["leaf", "intermediate"])
+def test_anomaly_mode_still_checks_a_slices_gradient(through):
+    x = ember.ones(4, 8, requires_grad=True)
+    source = x if through == "leaf" else x * 1
+    piece = source[0:2]
+    piece.register_hook(lambda g: g * float("nan"))
+    with ember.autograd.detect_anomaly(), pytest.raises(ember.GradError, match="slice"):
+        piece.sum().backward()
+
+
+def test_backward_into_chosen_inputs_hands_each_grad_its_own_memory():
+    a, b = ember.ones(3, requires_grad=True), ember.ones(3, requires_grad=True)
+    root = ember.ones(3)
+    (a + b).backward(root, inputs=[a, b])
+    a.grad.mul_(10)
+    np.testing.assert_array_equal(b.grad.numpy(), np.ones(3))
+    np.testing.assert_array_equal(root.numpy(), np.ones(3))

@@ -2,6 +2,7 @@
 (Their values against PyTorch: tests/ops/test_activations.py runs the float32 kernels both
 ways.)"""
 
+import math
 import subprocess
 import sys
 
@@ -10,15 +11,18 @@ import pytest
 
 import ember
 from ember.backend import compiled
+from ember.ops import erf_kernel
 
 
 def test_environment_variable_turns_numba_off():
     pytest.importorskip("numba")
-    code = "import ember.backend.compiled as c; print(c.numba_enabled())"
-    for value, expected in (("0", "False"), ("1", "True")):
+    code = "import ember.backend.compiled as c; print(c.numba_enabled(), c.describe())"
+    for value, expected in (("0", "False"), ("Off", "False"), ("false", "False"),
+                            ("1", "True")):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              env={"EMBER_NUMBA": value, "PATH": ""}, check=True).stdout
-        assert out.strip() == expected
+        assert out.split()[0] == expected
+        assert ("EMBER_NUMBA=" + value in out) == (expected == "False")
 
 
 def test_missing_numba_falls_back_to_numpy(monkeypatch):
@@ -52,15 +56,42 @@ def test_ember_info_says_which_kernels_run(monkeypatch):
     assert "pip install 'ember[fast]'" in ember.backend.capabilities().report()
 
 
-def test_kernels_that_fail_to_load_turn_numba_off_with_a_warning(monkeypatch):
+@pytest.fixture
+def fresh_numba_load(monkeypatch):
+    """numba switched on and its erf kernels not loaded yet; the switch restored after."""
     pytest.importorskip("numba")
-    monkeypatch.setitem(sys.modules, "ember.ops.erf_numba", None)  # its import now fails
+    monkeypatch.setattr(erf_kernel, "_LOADED", {})
     saved = compiled.numba_enabled()
     compiled.use_numba(True)
-    try:
-        with pytest.warns(RuntimeWarning, match="NumPy's run instead"):
-            y = ember.gelu(ember.linspace(-3, 3, 7))
-        assert not compiled.numba_enabled()
-    finally:
-        compiled.use_numba(saved)
+    yield
+    compiled.use_numba(saved)
+
+
+def test_kernels_that_fail_to_load_turn_numba_off_with_a_warning(monkeypatch,
+                                                                  fresh_numba_load):
+    monkeypatch.setitem(sys.modules, "ember.ops.erf_numba", None)  # its import now fails
+    with pytest.warns(RuntimeWarning, match="NumPy's run instead"):
+        y = ember.gelu(ember.linspace(-3, 3, 7))
+    assert not compiled.numba_enabled() and "failed to load" in compiled.describe()
     np.testing.assert_allclose(y.numpy()[[0, 3, 6]], [-0.00404951, 0.0, 2.99595049], atol=1e-6)
+
+
+def test_kernels_that_disagree_with_numpys_are_compiled_again_then_dropped(monkeypatch,
+                                                                          fresh_numba_load):
+    # a cached kernel keeps the constants it was compiled with: checked against NumPy's once
+    twin = erf_kernel._NUMPY_KERNELS["erf"]
+    monkeypatch.setitem(erf_kernel._NUMPY_KERNELS, "erf", lambda a, out: twin(a * 2, out))
+    with pytest.warns(RuntimeWarning, match="disagrees with the NumPy kernels"):
+        y = ember.erf(ember.tensor([0.25], dtype=ember.float32))
+    assert not compiled.numba_enabled()
+    np.testing.assert_allclose(y.numpy(), [0.5204999], rtol=1e-6)  # erf(0.5): NumPy's (twin)
+
+
+def test_read_only_input_runs_through_the_kernels(tmp_path):
+    pytest.importorskip("numba")
+    np.save(tmp_path / "x.npy", np.linspace(-3, 3, 8, dtype=np.float32))
+    mapped = ember.from_numpy(np.load(tmp_path / "x.npy", mmap_mode="r"))
+    for x in (mapped, ember.linspace(-3, 3, 8).expand(1, 8), ember.tensor(0.5).expand(1)):
+        np.testing.assert_allclose(ember.gelu(x).numpy(), x.numpy() * 0.5 *
+                                   (1 + np.vectorize(math.erf)(x.numpy() / math.sqrt(2))),
+                                   atol=2e-6)

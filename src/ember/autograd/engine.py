@@ -41,12 +41,13 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     """
     roots = _roots(tensors, grad_tensors, "backward")
     targets = None if inputs is None else _as_list(inputs)
+    owners: set[int] = set()
     found = _run(roots, targets, create_graph if retain_graph is None else retain_graph,
-                 create_graph)
+                 create_graph, owners)
     if targets is not None:
         for t, g in zip(targets, found):
             if g is not None:
-                _accumulate_grad(t, g, create_graph)
+                _accumulate_grad(t, g, create_graph, owners)
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
@@ -148,10 +149,13 @@ def _needed(order: list[Node], targets: list) -> set[Node]:
     return needed
 
 
-def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bool) -> list:
+def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bool,
+         owners: set[int] | None = None) -> list:
+    """Runs the backward pass; ``owners`` collects the memory handed to a ``.grad`` or given by
+    the caller (a gradient found there is copied before it lands in another ``.grad``)."""
     node_grads: dict[Node, list] = {}
     leaf_grads: dict[int, list] = {}  # id(leaf) -> [leaf, summed grad]
-    owners = set()  # memory already handed to a .grad or given by the caller
+    owners = set() if owners is None else owners
     for t, g in roots:
         _add(node_grads, leaf_grads, t, g)
         owners.add(id(g._data if g._data.base is None else g._data.base))
@@ -277,6 +281,8 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
             if node.edges[0] is not None:
                 g = grads[0]
                 t = node.inputs[0]
+                if ANOMALY.enabled:
+                    check_finite(node, (g,))
                 if g._data.dtype != t._data.dtype:
                     g = g.to(t.dtype)
                 _add(node_grads, leaf_grads, t, g, node.edges[0], region)

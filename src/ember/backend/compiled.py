@@ -17,9 +17,13 @@ import warnings
 from functools import cache
 from typing import Any
 
-__all__ = ["describe", "load", "numba_enabled", "use_numba"]
+__all__ = ["describe", "load", "numba_enabled", "turn_off", "use_numba"]
 
-_ENABLED = [os.environ.get("EMBER_NUMBA", "1") != "0"]
+_OFF = ("0", "false", "off", "no")
+# why numba's kernels are off, or None while they may run (read once, at import)
+_OFF_BECAUSE: list[str | None] = [
+    "EMBER_NUMBA=" + os.environ["EMBER_NUMBA"]
+    if os.environ.get("EMBER_NUMBA", "1").strip().lower() in _OFF else None]
 
 
 @cache
@@ -38,25 +42,26 @@ def numba_enabled() -> bool:
         >>> ember.backend.compiled.numba_enabled()
         True
     """
-    return _ENABLED[0] and _numba() is not None
+    return _OFF_BECAUSE[0] is None and _numba() is not None
 
 
 def describe() -> str:
     """One line for ``ember info``: which elementwise kernels run."""
     if _numba() is None:
         return "NumPy (pip install 'ember[fast]' adds numba's one-pass kernels)"
-    state = "on" if _ENABLED[0] else "off (EMBER_NUMBA=0 or use_numba(False))"
+    state = "on" if _OFF_BECAUSE[0] is None else f"off ({_OFF_BECAUSE[0]})"
     return f"numba {_numba().__version__}: one-pass float32 erf and gelu, {state}"
 
 
 def use_numba(enabled: bool) -> None:
-    """Turns Ember's numba kernels on or off (their NumPy twins run instead); as setting
-    ``EMBER_NUMBA=0`` before the first use.
+    """Turns Ember's numba kernels on or off (their NumPy twins run instead). The environment
+    variable ``EMBER_NUMBA=0`` (or ``false``, ``off``, ``no``), read when Ember is imported,
+    starts with them off.
 
     Example:
         >>> ember.backend.compiled.use_numba(False)
     """
-    _ENABLED[0] = bool(enabled)
+    _OFF_BECAUSE[0] = None if enabled else "use_numba(False)"
 
 
 def njit(signature: str) -> Any:
@@ -80,7 +85,12 @@ def load(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except Exception as exc:  # any failure of numba's: Ember still runs, on NumPy
-        use_numba(False)
-        warnings.warn(f"ember: numba's kernels ({module}) are off, NumPy's run instead: "
-                      f"{type(exc).__name__}: {exc}", RuntimeWarning, stacklevel=2)
+        turn_off(f"{module} failed to load: {type(exc).__name__}: {exc}")
         return None
+
+
+def turn_off(reason: str) -> None:
+    """Turns numba's kernels off because of ``reason``, with a warning (NumPy's run)."""
+    _OFF_BECAUSE[0] = reason
+    warnings.warn(f"ember: numba's kernels are off, NumPy's run instead: {reason}",
+                  RuntimeWarning, stacklevel=3)

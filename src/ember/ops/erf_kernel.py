@@ -128,10 +128,42 @@ def float32_kernel(xp: Any, name: str, a: Any) -> Any:
     """The float32 kernel ``name`` ("erf", "gelu", "gelu_slope") of a float32 NumPy array,
     block by block over the cores: numba's one-pass loop when it is enabled, else NumPy's."""
     if compiled.numba_enabled():
-        kernels = compiled.load("ember.ops.erf_numba")
+        kernels = _numba_kernels()
         if kernels is not None:
-            return blockwise(xp, getattr(kernels, name + "32"), a)
+            return blockwise(xp, kernels[name], a)
     return blockwise(xp, _NUMPY_KERNELS[name], a)
+
+
+_LOADED: dict[str, Any] = {}
+
+
+def _numba_kernels() -> dict | None:
+    """numba's kernels, once checked against NumPy's: a kernel from numba's disk cache keeps
+    the constants it was compiled with, so after an edit of the fits above it is compiled
+    again; if it still disagrees, NumPy's kernels run."""
+    if "kernels" not in _LOADED:
+        module = compiled.load("ember.ops.erf_numba")
+        kernels = None if module is None else \
+            {name: getattr(module, name + "32") for name in _NUMPY_KERNELS}
+        if kernels is not None and not _agree(kernels):
+            for kernel in kernels.values():
+                kernel.recompile()
+            if not _agree(kernels):
+                compiled.turn_off("ember.ops.erf_numba disagrees with the NumPy kernels")
+                kernels = None
+        _LOADED["kernels"] = kernels
+    return _LOADED["kernels"]
+
+
+def _agree(kernels: dict) -> bool:
+    x = np.linspace(-6, 6, 1001, dtype=np.float32)
+    for name, kernel in kernels.items():
+        mine, twin = np.empty_like(x), np.empty_like(x)
+        kernel(x, mine)
+        _NUMPY_KERNELS[name](x, twin)
+        if not np.allclose(mine, twin, rtol=1e-5, atol=1e-6):
+            return False
+    return True
 
 
 def erf_array(xp: Any, a: Any) -> Any:
