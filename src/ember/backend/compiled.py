@@ -64,12 +64,12 @@ def use_numba(enabled: bool) -> None:
     _OFF_BECAUSE[0] = None if enabled else "use_numba(False)"
 
 
-def njit(signature: str) -> Any:
-    """Decorator: the function compiled by numba now for ``signature`` (so that a numba that
-    cannot compile it fails at import, where Ember falls back to NumPy), as a serial kernel
-    that releases the GIL, cached on disk and inlined where another kernel calls it; float
-    errors as NumPy's (inf and nan, no exception checks, so loops vectorize). Only for modules
-    imported when :func:`numba_enabled`."""
+def njit(signature: Any) -> Any:
+    """Decorator: the function compiled by numba now for ``signature`` (one numba signature or
+    a list; compiling now makes a numba that cannot fail at import, where Ember falls back to
+    NumPy), as a serial kernel that releases the GIL, cached on disk and inlined where another
+    kernel calls it; float errors as NumPy's (inf and nan, no exception checks, so loops
+    vectorize). Only for modules imported when :func:`numba_enabled`."""
     return _numba().njit(signature, nogil=True, cache=True, inline="always",
                          error_model="numpy")
 

@@ -194,7 +194,8 @@ def _assemble(eqn: Eqn, made: dict[Var, Eqn], consts: dict, pieces: dict[Var, li
     if any(p is None for p in parts) or any(v.shape != out.shape for v in eqn.inputs):
         return
     dims = {dim for p in parts for dim, _, _, _ in p}
-    slabs = sorted((start, stop, value) for p in parts for _, start, stop, value in p)
+    slabs = sorted(((start, stop, value) for p in parts for _, start, stop, value in p),
+                   key=lambda slab: slab[:2])
     if len(dims) != 1 or any(a[1] > b[0] for a, b in zip(slabs, slabs[1:])):
         return  # slabs of different dimensions, or overlapping ones
     dim = dims.pop()
