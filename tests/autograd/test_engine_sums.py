@@ -138,3 +138,15 @@ def test_backward_into_chosen_inputs_hands_each_grad_its_own_memory():
     a.grad.mul_(10)
     np.testing.assert_array_equal(b.grad.numpy(), np.ones(3))
     np.testing.assert_array_equal(root.numpy(), np.ones(3))
+
+
+def test_backward_into_inputs_listed_twice_or_retaining_adds_once_like_torch():
+    def run(lib):
+        a = lib.ones(2, requires_grad=True)
+        h = a * 2
+        h.retain_grad()
+        (h * 3).sum().backward(inputs=[a, h, a])
+        return a.grad.numpy(), h.grad.numpy()
+
+    for mine, ref in zip(run(ember), run(torch)):
+        np.testing.assert_array_equal(mine, ref)

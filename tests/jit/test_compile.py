@@ -272,3 +272,26 @@ def test_weight_only_work_is_cached_until_a_parameter_changes():
             change()
             np.testing.assert_array_equal(fast(x).numpy(), model(x).numpy())
             np.testing.assert_array_equal(fast(x * 2).numpy(), model(x * 2).numpy())
+
+
+def test_compiled_grads_never_share_memory_with_each_other_or_constants():
+    a, b = ember.ones(3, requires_grad=True), ember.ones(3, requires_grad=True)
+    root = ember.ones(3)
+
+    def sums():
+        (a + b).backward(root)  # the engine copies the root: CSE must not merge the copies
+
+    def constant():
+        (a * 3).sum().backward()  # a's gradient folds to a constant of the graph
+
+    for fn in (sums, constant):
+        step = jit.compile(fn)
+        for _ in range(3):
+            a.grad = b.grad = None
+            step()
+            a.grad.mul_(10)  # as clip_grad_norm_ scales gradients in place
+        expected = (1.0, 1.0) if fn is sums else (3.0, None)
+        np.testing.assert_array_equal(a.grad.numpy(), np.full(3, expected[0] * 10))
+        if expected[1] is not None:
+            np.testing.assert_array_equal(b.grad.numpy(), np.full(3, expected[1]))
+        np.testing.assert_array_equal(root.numpy(), np.ones(3))

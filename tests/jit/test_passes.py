@@ -184,6 +184,25 @@ def test_slabs_scattered_into_zeros_that_tile_a_dimension_become_one_cat():
     assert g.eqns[0].inputs == [q, k, v] and g.eqns[0].params == {"dim": 2}
 
 
+def test_slabs_are_not_joined_across_an_effect_that_may_write_their_values():
+    b = Graphs()
+    w = ember.ones(2, 3)
+    state, y = b.state(w), b.input(2, 3)
+    zero = b("expand", b.const(0.0), shape=(4, 3))
+    first = scatter(b, zero, state, 0, 0, 2)  # reads the parameter before the step
+
+    def bump(a):
+        a += 1  # writes the parameter in place, as an optimizer step does
+        return [a]
+
+    b.g.eqns.append(Eqn(Effect("bump", bump), [state], {}, [Var(999, (2, 3), ember.float32,
+                                                                "eqn")]))
+    total = b("add", first, scatter(b, zero, y, 0, 2, 4))
+    g = simplify(b.returns(total))
+    assert "cat" not in names(g)
+    np.testing.assert_array_equal(run(g, rand(2, 3))[0][:2], np.ones((2, 3)))
+
+
 def test_slabs_that_overlap_leave_a_gap_or_sit_on_nonzeros_stay_sums():
     b = Graphs()
     x, y, z, base = b.input(3, 4), b.input(3, 4), b.input(3, 3), b.input(3, 8)

@@ -45,9 +45,13 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     found = _run(roots, targets, create_graph if retain_graph is None else retain_graph,
                  create_graph, owners)
     if targets is not None:
+        done = set()
         for t, g in zip(targets, found):
-            if g is not None:
+            # each tensor once, however often it is listed; a tensor that retains its grad
+            # got it during the pass already
+            if g is not None and id(t) not in done and not (t._retains and t._node is not None):
                 _accumulate_grad(t, g, create_graph, owners)
+            done.add(id(t))
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,

@@ -150,9 +150,15 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
             lines.append(f"    {values}, = {cache}.values")
     for tensor, var in graph.writes:
         lines.append(f"    _store({namer.name(tensor, graph.label(tensor))}, {var.name})")
+    handed = {*graph.outputs, *(v for _, v in graph.writes)}  # arrays the world already sees
     for tensor, var in graph.grads:
         holder = namer.name(tensor, graph.label(tensor))
-        value = "None" if var is None else f"_grad({var.name}, _device)"
+        # a constant, state or input array, or one another .grad holds: its own copy, as eager
+        # never lets two .grad (or a .grad and anything else) share memory
+        shared = var is not None and (var.kind != "eqn" or var in handed)
+        value = "None" if var is None else \
+            f"_grad({var.name}, _device{', copy=True' if shared else ''})"
+        handed.add(var)
         lines.append(f"    {holder}.grad = {value}")
     # the return values, then the new values and .grads of written arguments (the caller
     # stores them: the code sees arrays, not the argument tensors)
@@ -205,5 +211,5 @@ def _store(tensor: Any, value: Any) -> None:
         tensor._vc.value += 1
 
 
-def _grad_of(array: Any, device: Any) -> Any:
-    return _wrap(array, device)
+def _grad_of(array: Any, device: Any, copy: bool = False) -> Any:
+    return _wrap(array.copy() if copy else array, device)

@@ -141,7 +141,7 @@ def _numba_kernels() -> dict | None:
     """numba's kernels, once checked against NumPy's: a kernel from numba's disk cache keeps
     the constants it was compiled with, so after an edit of the fits above it is compiled
     again; if it still disagrees, NumPy's kernels run."""
-    if "kernels" not in _LOADED:
+    if "kernels" not in _LOADED:  # (only a success is kept: use_numba(True) tries again)
         module = compiled.load("ember.ops.erf_numba")
         kernels = None if module is None else \
             {name: getattr(module, name + "32") for name in _NUMPY_KERNELS}
@@ -150,7 +150,9 @@ def _numba_kernels() -> dict | None:
                 kernel.recompile()
             if not _agree(kernels):
                 compiled.turn_off("ember.ops.erf_numba disagrees with the NumPy kernels")
-                kernels = None
+                return None
+        if kernels is None:
+            return None
         _LOADED["kernels"] = kernels
     return _LOADED["kernels"]
 

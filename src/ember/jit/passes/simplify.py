@@ -6,7 +6,9 @@ to skip them (``Primitive.skip_outputs``: a max pool in inference computes its v
 winners).
 
 Every rewrite gives the same values bit for bit, but one: where ``x`` holds ``-0.0``,
-``x + 0`` gives ``+0.0`` and the simplified graph keeps ``-0.0`` (equal values).
+``x + 0`` gives ``+0.0`` and the simplified graph keeps ``-0.0`` (equal values; a slab joined
+by ``cat`` instead of added to zeros is such an ``x + 0``). Slabs are never joined across an
+effect, which may write their values in place.
 
 A rewrite that would make a variable share memory with another where eager execution made a
 fresh array (``cast`` to the same dtype, ``x * 1``, ``neg(neg(x))``, a ``copy``) is only done
@@ -37,20 +39,26 @@ def simplify(graph: Graph) -> Graph:
     """
     made: dict[Var, Eqn] = {}
     rename: dict[Var, Var] = {}
-    pieces: dict[Var, list] = {}  # sums of slabs scattered into zeros, see _assemble
+    pieces: dict[Var, list] = {}  # slabs scattered into zeros since the last effect, and sums
     pinned = _pinned(graph)
     read = graph.uses()
     kept = []
     for eqn in graph.eqns:
         eqn.inputs = [rename.get(v, v) for v in eqn.inputs]
-        if not isinstance(eqn.prim, Effect):
+        if isinstance(eqn.prim, Effect):
+            # an effect may write a slab's value in place: a cat after it would read the new
+            # value where the scatter before it read the old one
+            pieces.clear()
+        else:
             same = _identity_of(eqn, made, graph.consts)
             if same is not None and _may_alias(eqn, same, made, pinned):
                 rename[eqn.outputs[0]] = same
                 continue
             _rewrite(eqn, made, pinned)
-            if eqn.prim.name == "add":
-                _assemble(eqn, made, graph.consts, pieces)
+            if eqn.prim.name == "index_put":
+                pieces.update(_scattered(eqn, made, graph.consts))
+            elif eqn.prim.name == "add":
+                _assemble(eqn, pieces)
             unread = {i for i, v in enumerate(eqn.outputs) if v not in read}
             if unread and hasattr(eqn.prim, "skip_outputs"):  # (kernels and effects have not)
                 eqn.params = eqn.prim.skip_outputs(eqn.params, unread) or eqn.params
@@ -185,12 +193,12 @@ def _broadcast(vars_: list[Var]) -> tuple[int, ...] | None:
         return None
 
 
-def _assemble(eqn: Eqn, made: dict[Var, Eqn], consts: dict, pieces: dict[Var, list]) -> None:
+def _assemble(eqn: Eqn, pieces: dict[Var, list]) -> None:
     """``add`` of values scattered into zeros at disjoint slabs of one dimension: recorded in
-    ``pieces`` (slab start, stop, value), and, once the slabs tile the dimension, the ``add``
-    becomes a ``cat`` of the values in order."""
+    ``pieces`` (dim, slab start, stop, value), and, once the slabs tile the dimension, the
+    ``add`` becomes a ``cat`` of the values in order."""
     out = eqn.outputs[0]
-    parts = [_scattered(v, made, consts, pieces) for v in eqn.inputs]
+    parts = [pieces.get(v) for v in eqn.inputs]
     if any(p is None for p in parts) or any(v.shape != out.shape for v in eqn.inputs):
         return
     dims = {dim for p in parts for dim, _, _, _ in p}
@@ -206,24 +214,20 @@ def _assemble(eqn: Eqn, made: dict[Var, Eqn], consts: dict, pieces: dict[Var, li
         eqn.inputs = [value for _, _, value in slabs]
 
 
-def _scattered(var: Var, made: dict[Var, Eqn], consts: dict, pieces: dict[Var, list]
-               ) -> list | None:
-    """``var`` as values scattered into zeros at slabs of one dimension, or None."""
-    if var in pieces:
-        return pieces[var]
-    src = made.get(var)
-    if src is None or src.prim.name != "index_put" or len(src.inputs) != 2 or \
-            src.params["dims"] or src.params["mode"] == "multiply" or \
-            not _zero(src.inputs[0], made, consts):
-        return None
-    slab = _slab(src.params["basic"], var.shape)
-    value = src.inputs[1]
-    if slab is None or value.dtype is not var.dtype:
-        return None
+def _scattered(eqn: Eqn, made: dict[Var, Eqn], consts: dict) -> dict[Var, list]:
+    """``{output: [(dim, start, stop, value)]}`` when this ``index_put`` writes ``value`` into
+    zeros at a slab of one dimension, else ``{}``."""
+    var, value = eqn.outputs[0], eqn.inputs[-1]
+    if len(eqn.inputs) != 2 or eqn.params["dims"] or eqn.params["mode"] == "multiply" or \
+            not _zero(eqn.inputs[0], made, consts) or value.dtype is not var.dtype:
+        return {}
+    slab = _slab(eqn.params["basic"], var.shape)
+    if slab is None:
+        return {}
     dim, start, stop = slab
     if value.shape != var.shape[:dim] + (stop - start,) + var.shape[dim + 1:]:
-        return None  # a value broadcast over its slab
-    return [(dim, start, stop, value)]
+        return {}  # a value broadcast over its slab
+    return {var: [(dim, start, stop, value)]}
 
 
 def _slab(index: tuple, shape: tuple[int, ...]) -> tuple[int, int, int] | None:
