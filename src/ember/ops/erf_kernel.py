@@ -143,16 +143,15 @@ def _numba_kernels() -> dict | None:
     again; if it still disagrees, NumPy's kernels run."""
     if "kernels" not in _LOADED:  # (only a success is kept: use_numba(True) tries again)
         module = compiled.load("ember.ops.erf_numba")
-        kernels = None if module is None else \
-            {name: getattr(module, name + "32") for name in _NUMPY_KERNELS}
-        if kernels is not None and not _agree(kernels):
+        if module is None:
+            return None
+        kernels = {name: getattr(module, name + "32") for name in _NUMPY_KERNELS}
+        if not _agree(kernels):
             for kernel in kernels.values():
                 kernel.recompile()
             if not _agree(kernels):
                 compiled.turn_off("ember.ops.erf_numba disagrees with the NumPy kernels")
                 return None
-        if kernels is None:
-            return None
         _LOADED["kernels"] = kernels
     return _LOADED["kernels"]
 
