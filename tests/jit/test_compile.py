@@ -249,22 +249,26 @@ def test_freezing_a_layer_and_a_scheduler_inside_the_step():
     assert "0.weight.requires_grad: True -> False" in jit.explain()[-1]
 
 
-def test_inference_max_pool_computes_values_only():
+def traced_cnn(batch):
+    """An eval-mode cnn, its compiled form traced once under no_grad, and an input."""
     model = ember.models.cnn().eval()
     fast = jit.compile(model)
-    x = ember.randn(2, 1, 28, 28)
+    x = ember.randn(batch, 1, 28, 28)
     with ember.no_grad():
         fast(x)
+    return model, fast, x
+
+
+def test_inference_max_pool_computes_values_only():
+    model, fast, x = traced_cnn(2)
+    with ember.no_grad():
         np.testing.assert_array_equal(fast(x).numpy(), model(x).numpy())
     assert str(fast.graph).count("window=False") == 2
 
 
 def test_weight_only_work_is_cached_until_a_parameter_changes():
-    model = ember.models.cnn().eval()
-    fast = jit.compile(model)
-    x = ember.randn(1, 1, 28, 28)
+    model, fast, x = traced_cnn(1)
     with ember.no_grad():
-        fast(x)
         assert fast.graph.hoisted > 0 and "_cached.valid(" in fast.code
         for change in (lambda: model[0].weight.mul_(2),                      # new version
                        lambda: setattr(model[3].weight, "data", model[3].weight * 0.5),

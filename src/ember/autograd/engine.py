@@ -366,13 +366,14 @@ def _sum(acc: Any, g: Any, t: Any, region: Any) -> Any:
         return acc
     if acc is None:
         return g
+    in_place = _sums_in_place()
     if type(acc) is _Sum:
-        if _sums_in_place():
+        if in_place:
             acc.tensor._data += g._data
             return acc
         acc = acc.tensor
     total = acc + g
-    return _Sum(total) if _sums_in_place() else total
+    return _Sum(total) if in_place else total
 
 
 def _accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = None) -> None:

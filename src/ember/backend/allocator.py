@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import os
+
+from ember.backend.switches import switched_off
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _KEEP_BELOW = (1 << 30, 1 << 25)  # mmap threshold: 1 GiB where glibc allows it, else 32 MiB
@@ -60,6 +61,5 @@ def cache_host_memory(enabled: bool = True) -> bool:
 
 def configure_from_environment() -> None:
     """Applies the default at import unless ``EMBER_CACHE_HOST_MEMORY=0``."""
-    if os.environ.get("EMBER_CACHE_HOST_MEMORY", "1").strip().lower() not in ("0", "false",
-                                                                              "no", "off"):
+    if not switched_off("EMBER_CACHE_HOST_MEMORY"):
         cache_host_memory(True)

@@ -17,13 +17,13 @@ import warnings
 from functools import cache
 from typing import Any
 
+from ember.backend.switches import switched_off
+
 __all__ = ["describe", "load", "numba_enabled", "turn_off", "use_numba"]
 
-_OFF = ("0", "false", "off", "no")
 # why numba's kernels are off, or None while they may run (read once, at import)
 _OFF_BECAUSE: list[str | None] = [
-    "EMBER_NUMBA=" + os.environ["EMBER_NUMBA"]
-    if os.environ.get("EMBER_NUMBA", "1").strip().lower() in _OFF else None]
+    "EMBER_NUMBA=" + os.environ["EMBER_NUMBA"] if switched_off("EMBER_NUMBA") else None]
 
 
 @cache

@@ -132,9 +132,10 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
         namer.globals[var.name] = array
     if graph.hoisted:
         cache = namer.name(HoistCache(), "_cached")
+        read = cached_state(graph)
         key = ", ".join(f"{namer.name(ref.tensor, ref.label)}._vc.value" for ref in graph.state
-                        if ref.var in set(cached_state(graph)))
-        arrays = ", ".join(v.name for v in cached_state(graph))
+                        if ref.var in read)
+        arrays = ", ".join(v.name for v in read)
         lines.append(f"    if not {cache}.valid(({arrays},), ({key},)):  # state changed?")
     for i, eqn in enumerate(graph.eqns):
         pad = "        " if i < graph.hoisted else "    "
