@@ -32,6 +32,7 @@ def compare(contenders: dict[str, Callable[[], object]], calls: int, repeats: in
     for _ in range(repeats):
         for name, fn in contenders.items():
             time.sleep(_SETTLE_SECONDS)
+            fn()  # untimed: wakes the contender's own threads after the pause
             samples[name].append(per_call_seconds(fn, calls))
     return samples
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 
 import ember
 from ember.backend import gemm, threads
@@ -62,3 +63,49 @@ def test_a_batch_of_small_products_is_shared_among_threads(a_shape, b_shape):
     assert gemm.matmul(np, a, b, out=out) is out
     np.testing.assert_allclose(out, np.matmul(a, b), rtol=1e-12)
     assert ember.get_num_threads() == 2
+
+
+def _channels_last(shape, dtype):
+    n, c, *spatial = shape
+    data = np.random.default_rng(3).standard_normal((n, *spatial, c)).astype(dtype)
+    return np.moveaxis(data, -1, 1)
+
+
+@pytest.mark.parametrize(("array", "axes"), [
+    (_channels_last((64, 8, 9, 7), np.float32), (0, 2, 3)),     # a conv bias's gradient
+    (_channels_last((64, 8, 9, 7), np.float64), (0, 3, 2)),     # axes in any order
+    (np.random.default_rng(4).standard_normal((40, 33, 17)), (0, 1)),   # a linear's
+    (np.random.default_rng(5).standard_normal((4096, 5)).astype(np.float32), (0,)),
+])
+def test_sum_over_leading_axes_is_one_gemv(array, axes):
+    got = gemm.sum_leading(np, array, axes)
+    want = array.astype(np.float64).sum(axis=axes, keepdims=True)
+    assert got.shape == want.shape and got.dtype == array.dtype
+    tol = 1e-5 if array.dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(array).sum(axis=axes).max())
+
+
+@pytest.mark.parametrize(("array", "axes"), [
+    (np.ones((64, 300), np.float32), (1,)),                     # inner axes: NumPy's sum
+    (_channels_last((64, 8, 9, 7), np.float32), (0, 1)),        # not leading in memory
+    (np.ones((64, 300), np.int64), (0,)),                       # no BLAS for integers
+    (np.ones((8, 8), np.float32), (0,)),                        # too small to pay
+    (np.ones((300, 64), np.float32), (0, 1)),                   # everything: NumPy's sum
+])
+def test_sum_leading_leaves_other_sums_to_numpy(array, axes):
+    assert gemm.sum_leading(np, array, axes) is None
+
+
+def test_bias_gradients_of_channels_last_activations_match_torch():
+    # sum_to (a broadcast bias's gradient) and sum over a channels-last conv output
+    x = np.random.default_rng(6).standard_normal((16, 6, 10, 10)).astype(np.float32)
+    w = np.random.default_rng(7).standard_normal((8, 6, 3, 3)).astype(np.float32)
+    b = np.random.default_rng(8).standard_normal(8).astype(np.float32)
+    mine = [ember.from_numpy(a).requires_grad_() for a in (x, w, b)]
+    ref = [torch.from_numpy(a).requires_grad_() for a in (x, w, b)]
+    out = ember.nn.functional.conv2d(*mine, padding=1)
+    want = torch.nn.functional.conv2d(*ref, padding=1)
+    (out.square().sum() + out.sum(dim=(0, 2, 3)).square().sum()).backward()
+    (want.square().sum() + want.sum(dim=(0, 2, 3)).square().sum()).backward()
+    for m, r in zip(mine, ref):
+        np.testing.assert_allclose(m.grad.numpy(), r.grad.numpy(), rtol=2e-4, atol=1e-3)

@@ -38,12 +38,17 @@ class Arg:
     grad: bool = True
     noncontig: bool = False
     integer: bool = False  # integer-valued (for ops like floor whose FD derivative breaks)
+    channels_last: bool = False  # an (N, C, *spatial) image laid out as (N, *spatial, C)
 
     def make(self, rng: np.random.Generator) -> np.ndarray:
         shape = self.shape[::-1] if self.noncontig else self.shape
+        if self.channels_last:
+            shape = (shape[0], *shape[2:], shape[1])
         a = rng.uniform(self.low, self.high, size=shape)
         if self.integer:
             a = np.asarray(np.round(a))  # a 0-d round gives a NumPy scalar
+        if self.channels_last:
+            return np.moveaxis(a, -1, 1)
         return a.T if self.noncontig else a
 
 

@@ -208,3 +208,25 @@ def test_conv2d_weight_gradient_is_laid_out_like_the_weight():
     w = ember.randn(4, 3, 3, 3).requires_grad_()
     F.conv2d(ember.randn(2, 3, 6, 6), w, padding=1).sum().backward()
     assert w.grad.is_contiguous()
+
+
+def test_conv2d_in_several_column_chunks_matches_torch_to_second_order(monkeypatch):
+    # the forward GEMM and the weight gradient one sample's columns at a time; the weight
+    # gradient's own gradients (a Hessian-vector product through it) as PyTorch's
+    import ember.ops.conv as conv
+
+    monkeypatch.setattr(conv, "_COLUMN_CHUNK_BYTES", 1)
+    rng = np.random.default_rng(15)
+    x, w = rng.standard_normal((3, 2, 6, 5)), rng.standard_normal((4, 2, 3, 3))
+    v = rng.standard_normal(w.shape)
+    mine = [ember.from_numpy(a).requires_grad_() for a in (x, w)]
+    ref = [torch.from_numpy(a).requires_grad_() for a in (x, w)]
+    results = []
+    for (xa, wa), lib, f in ((mine, ember, F.conv2d), (ref, torch, TF.conv2d)):
+        out = f(xa, wa, padding=(1, 0), stride=(1, 2))
+        gx, gw = lib.autograd.grad(out.square().sum(), (xa, wa), create_graph=True)
+        vector = lib.from_numpy(v)
+        hx, hw = lib.autograd.grad((gw * vector).sum(), (xa, wa))
+        results.append([t.detach().numpy() for t in (out, gx, gw, hx, hw)])
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)

@@ -17,6 +17,13 @@ MAX2D = [
     S(arg(1, 2, 6, 5), kernel_size=3, stride=2, padding=1, ceil_mode=True),
     S(arg(3, 5, 5), kernel_size=2, stride=1),                       # unbatched, overlapping
     S(arg(0, 3, 4, 4), kernel_size=2),                              # empty batch
+    # channels-last, as a convolution leaves it (numba's loops, when installed)
+    S(arg(2, 3, 6, 6, channels_last=True), kernel_size=2),
+    S(arg(2, 3, 5, 5, channels_last=True), kernel_size=3, stride=2, padding=1),
+    S(arg(2, 3, 5, 5, channels_last=True), kernel_size=(3, 2), stride=(2, 1), dilation=(1, 2)),
+    S(arg(1, 2, 6, 5, channels_last=True), kernel_size=3, stride=2, padding=1, ceil_mode=True),
+    S(arg(2, 4, 5, 5, channels_last=True), kernel_size=2, stride=1),  # overlapping
+    S(arg(0, 3, 4, 4, channels_last=True), kernel_size=2),             # empty batch
 ]
 AVG2D = [
     S(arg(2, 3, 5, 5), kernel_size=2),
@@ -208,3 +215,44 @@ def test_max_pool_without_gradient_computes_the_same_values():
     ref = TF.max_pool2d(torch.from_numpy(x.numpy()), 3, stride=2, padding=1)
     np.testing.assert_array_equal(fast.numpy(), ref.numpy())
     np.testing.assert_array_equal(full.detach().numpy(), ref.numpy())
+
+
+@pytest.fixture(params=["numba", "numpy"])
+def pool_kernels(request):
+    """Runs a test with numba's channels-last pooling loops, then with NumPy's kernels."""
+    from ember.backend import compiled
+
+    if request.param == "numba":
+        pytest.importorskip("numba")
+    saved = compiled.numba_enabled()
+    compiled.use_numba(request.param == "numba")
+    yield request.param
+    compiled.use_numba(saved)
+
+
+@pytest.mark.parametrize("geometry", [
+    {"kernel_size": 2},
+    {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
+    {"kernel_size": (2, 3), "stride": 1, "dilation": (2, 1)},
+])
+def test_channels_last_max_pool_with_nan_inf_and_ties_matches_torch(pool_kernels, geometry):
+    # values: ties (rounded), NaN and -inf inside windows, a window of -inf at a padded edge;
+    # gradient: arrives channels-first (a flatten's), with an inf in it
+    rng = np.random.default_rng(21)
+    x = np.round(rng.standard_normal((3, 9, 10, 16)), 1).astype(np.float32)
+    x[0, 1, 1, 2] = x[1, 4, 4, 7] = np.nan
+    x[2, :2, :3, 5] = -np.inf
+    mine = ember.from_numpy(x.copy()).requires_grad_()
+    ref = torch.from_numpy(x.copy()).requires_grad_()
+    out = F.max_pool2d(mine.permute(0, 3, 1, 2), **geometry)
+    want = TF.max_pool2d(ref.permute(0, 3, 1, 2), **geometry)
+    np.testing.assert_array_equal(out.detach().numpy(), want.detach().numpy())
+    g = rng.standard_normal(tuple(want.shape)).astype(np.float32)
+    g[1, 3, 0, 0] = np.inf
+    out.backward(ember.from_numpy(g))
+    want.backward(torch.from_numpy(g))
+    # (overlapping windows sum in another order than PyTorch's)
+    np.testing.assert_allclose(mine.grad.numpy(), ref.grad.numpy(), rtol=1e-6, atol=1e-6)
+    with ember.no_grad():
+        values = F.max_pool2d(mine.detach().permute(0, 3, 1, 2), **geometry)
+    np.testing.assert_array_equal(values.numpy(), want.detach().numpy())

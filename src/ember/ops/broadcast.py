@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.backend import gemm
 from ember.errors import ShapeError
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
@@ -72,7 +73,10 @@ class SumTo(Primitive):
         lead = a.ndim - len(shape)
         axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
                                            if s == 1 and a.shape[lead + i] != 1)
-        return xp.sum(a, axis=axes, keepdims=True).reshape(shape) if axes else a.reshape(shape)
+        if not axes:
+            return a.reshape(shape)
+        total = gemm.sum_leading(xp, a, axes)
+        return (xp.sum(a, axis=axes, keepdims=True) if total is None else total).reshape(shape)
 
     def infer(self, a, *, shape):
         if broadcast_shapes(a.shape, shape, op="sum_to") != a.shape:

@@ -87,6 +87,24 @@ def _add_bias(out: Tensor, bias: Tensor | None, nd: int) -> Tensor:
 _COLUMN_CHUNK_BYTES = 24 << 20  # im2col columns made per GEMM of the conv primitive
 
 
+def _each_chunk(xp: Any, x: Any, kernel: tuple, dilation: tuple, padding: Pads, stride: tuple,
+                compute: Any, visit: Any) -> None:
+    """``visit(start, stop, cols)`` for chunks of samples of ``x``, in order: ``cols`` the
+    chunk's im2col rows (samples·L, ∏kernel·Cin), in the GEMM's dtype, of about
+    ``_COLUMN_CHUNK_BYTES`` (∏kernel times the input is the largest temporary of a CNN; one
+    chunk is alive at a time, and is still in cache when the GEMM reads it)."""
+    n, k = x.shape[0], x.shape[1] * prod(kernel)
+    length = prod(window_positions(x.shape[2:], kernel, dilation, padding, stride))
+    itemsize = x.dtype.itemsize if compute is None else compute.np.itemsize
+    chunks = max(1, -(-n * length * k * itemsize // _COLUMN_CHUNK_BYTES))
+    per = max(1, -(-n // chunks))
+    for start in range(0, n, per):
+        cols = Unfold.forward(xp, x[start:start + per], kernel_size=kernel, dilation=dilation,
+                              padding=padding, stride=stride, layout="nlc").reshape(-1, k)
+        visit(start, min(start + per, n), cols if compute is None else cols.astype(compute.np))
+        del cols  # before the next chunk's columns
+
+
 @primitive
 class Conv(Primitive):
     """An ungrouped convolution: (N, Cin, *spatial) with a (Cout, Cin, *kernel) weight gives
@@ -110,21 +128,16 @@ class Conv(Primitive):
         nd = w.ndim - 2
         n, cout, kernel = x.shape[0], w.shape[0], w.shape[2:]
         counts = window_positions(x.shape[2:], kernel, dilation, padding, stride)
-        length, k = prod(counts), w.shape[1] * prod(kernel)
-        weight = xp.moveaxis(w, 1, -1).reshape(cout, k).T  # rows ordered (*kernel, Cin)
+        length = prod(counts)
+        weight = xp.moveaxis(w, 1, -1).reshape(cout, -1).T  # rows ordered (*kernel, Cin)
         if compute is not None:
             weight = weight.astype(compute.np)
         out = xp.empty((n * length, cout), dtype=weight.dtype)
-        # the columns a few samples at a time: ∏k times the input is the largest temporary of
-        # a CNN, and a chunk of it is still in cache when the GEMM reads it
-        chunks = -(-n * length * k * weight.dtype.itemsize // _COLUMN_CHUNK_BYTES)
-        per = max(1, -(-n // max(chunks, 1)))
-        for s in range(0, n, per):
-            cols = Unfold.forward(xp, x[s:s + per], kernel_size=kernel, dilation=dilation,
-                                  padding=padding, stride=stride, layout="nlc")
-            cols = cols.reshape(-1, k)
-            gemm.matmul(xp, cols if compute is None else cols.astype(compute.np), weight,
-                        out=out[s * length:s * length + cols.shape[0]])
+
+        def product(start, stop, cols):
+            gemm.matmul(xp, cols, weight, out=out[start * length:stop * length])
+
+        _each_chunk(xp, x, kernel, dilation, padding, stride, compute, product)
         out = out.reshape((n,) + counts + (cout,)).transpose((0, nd + 1, *range(1, nd + 1)))
         return out if compute is None else out.astype(x.dtype)
 
@@ -174,13 +187,54 @@ def _channels_last_rows(t: Tensor) -> Tensor:
 
 
 def _weight_grad(x: Tensor, g: Tensor, shape: tuple[int, ...], **geometry: Any) -> Tensor:
-    nd = len(shape) - 2
-    cols = unfold_nd(x, kernel_size=shape[2:], op="conv", layout="nlc", **geometry)
-    # (Cout, ∏k·Cin), not its transpose: the same GEMM rate, and the permute back to the
-    # weight's (Cout, Cin, *kernel) order is a small transpose per output channel
-    gw = _channels_last_rows(g).transpose(0, 1) @ cols.reshape((-1, cols.shape[2]))
-    return gw.reshape((shape[0],) + shape[2:] + (shape[1],)).permute(
-        (0, nd + 1, *range(1, nd + 1)))
+    return apply(ConvWeightGrad, x, g, kernel_size=tuple(shape[2:]), compute=gemm_dtype(x),
+                 **geometry)
+
+
+@primitive
+class ConvWeightGrad(Primitive):
+    """``conv``'s weight gradient: the (N, Cin, *spatial) input and the (N, Cout, *counts)
+    output gradient give (Cout, Cin, *kernel), the sum over samples and windows of the
+    gradient times the window. One GEMM per chunk of samples against that chunk's im2col
+    columns, summed: the columns of the whole batch are never alive at once. It is bilinear,
+    so its rules are ``conv`` itself (for the gradient) and conv's input gradient (for the
+    input), and every order of derivative follows."""
+
+    name = "conv_weight_grad"
+
+    def forward(self, xp, x, g, *, kernel_size, dilation, padding, stride, compute):
+        cout, cin = g.shape[1], x.shape[1]
+        rows = xp.moveaxis(g, 1, -1)  # (N, *counts, Cout): a free view of a channels-last g
+        total = xp.zeros((cout, cin * prod(kernel_size)), g.dtype if compute is None else
+                         compute.np)
+
+        def product(start, stop, cols):
+            chunk = rows[start:stop].reshape(-1, cout)
+            # (Cout, ∏k·Cin), not its transpose: the same GEMM rate, and the permute back to
+            # the weight's (Cout, Cin, *kernel) order is a small transpose per output channel
+            chunk = chunk if compute is None else chunk.astype(compute.np)
+            xp.add(total, gemm.matmul(xp, chunk.T, cols), out=total)
+
+        _each_chunk(xp, x, kernel_size, dilation, padding, stride, compute, product)
+        gw = xp.moveaxis(total.reshape((cout,) + tuple(kernel_size) + (cin,)), -1, 1)
+        return xp.ascontiguousarray(gw, dtype=x.dtype)
+
+    def infer(self, x, g, *, kernel_size, dilation, padding, stride, compute):
+        return TensorSpec((g.shape[1], x.shape[1]) + tuple(kernel_size), x.dtype)
+
+    def flops(self, x, g, *, kernel_size, dilation, padding, stride, compute):
+        return 2 * prod(g.shape) * x.shape[1] * prod(kernel_size)
+
+    def vjp(self, ctx, gw):
+        x, g = ctx.inputs
+        geometry = _geometry(ctx.params)
+        gx = _input_grad(g, gw, tuple(x.shape), **geometry) if x.requires_grad else None
+        return gx, conv_nd(x, gw, **geometry) if g.requires_grad else None
+
+    def jvp(self, ctx, dx, dg):
+        x, g = ctx.inputs
+        return apply(ConvWeightGrad, dx, g, **ctx.params) + \
+            apply(ConvWeightGrad, x, dg, **ctx.params)
 
 
 def _input_grad(g: Tensor, w: Tensor, shape: tuple[int, ...], *, dilation: tuple[int, ...],

@@ -24,6 +24,7 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
 from ember.errors import DTypeError, ShapeError
+from ember.ops import max_pool_kernel
 from ember.ops.im2col import batched, ntuple, unfold_nd, windows
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap
@@ -183,9 +184,21 @@ class MaxPool(Primitive):
     save_outputs = True
 
     def forward(self, xp, x, *, kernel_size, stride, padding, dilation, counts, window=True):
+        looped = max_pool_kernel.max_window(xp, x, counts, kernel_size, stride, padding,
+                                            dilation)
+        if looped is not None:
+            return looped
         view = windows(xp, x, kernel_size, dilation, padding, stride, counts, _lowest(x))
         if window:
-            return _max_window(xp, view, kernel_size)
+            best, chosen = _max_window(xp, view, kernel_size)
+            if best.dtype.kind == "f" and any(lo for lo, _ in padding):
+                # a window of -inf names its first element inside the input, as PyTorch's
+                # does, not the padding (ties go to the first element, which may be padding)
+                empty = best == -np.inf
+                if empty.any():
+                    first = _first_inside(kernel_size, stride, padding, dilation, counts)
+                    chosen = xp.where(empty, first.astype(chosen.dtype), chosen)
+            return best, chosen
         best = _max_values(xp, view, kernel_size)
         return best, xp.broadcast_to(xp.zeros((), _window_dtype(kernel_size)), best.shape)
 
@@ -208,6 +221,19 @@ class MaxPool(Primitive):
 
     def jvp(self, ctx, dx):
         return apply(WindowGather, dx, ctx.output(1).detach(), **self._geometry(ctx)), None
+
+
+def _first_inside(kernel: tuple, stride: tuple, padding: tuple, dilation: tuple,
+                  counts: tuple) -> np.ndarray:
+    """(*counts): the number (row-major over the kernel) of each window's first element
+    inside the input, past the low padding."""
+    number = np.zeros(counts, np.int64)
+    for i, (k, s, (lo, _), d, c) in enumerate(zip(kernel, stride, padding, dilation, counts,
+                                                  strict=True)):
+        start = np.arange(c) * s - lo
+        first = np.maximum(0, (d - 1 - start) // d)  # the least a with start + a·d ≥ 0
+        number = number * k + first.reshape((-1,) + (1,) * (len(counts) - 1 - i))
+    return number
 
 
 @lru_cache(maxsize=256)
@@ -306,6 +332,10 @@ class WindowScatter(_WindowOp):
     name = "window_scatter"
 
     def forward(self, xp, g, window, *, size, kernel_size, stride, padding, dilation):
+        looped = max_pool_kernel.window_scatter(xp, g, window, size, kernel_size, stride,
+                                                padding, dilation)
+        if looped is not None:
+            return looped
         counts = window.shape[2:]
         # in the pooled input's memory order (the window's), which the ops around it share
         canvas = xp.zeros_like(window, dtype=g.dtype, shape=g.shape[:2] + tuple(

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ember import dtypes
+from ember.backend import gemm
 from ember.dtypes import DType
 from ember.errors import DTypeError
 from ember.ops.broadcast import expand
@@ -59,6 +60,10 @@ class Accumulation(Reduction):
 
     def forward(self, xp, a, *, dims, keepdim):
         axis = None if len(dims) == a.ndim and not keepdim else dims  # the fast whole-array path
+        if self.ufunc == "add" and axis is not None:
+            total = gemm.sum_leading(xp, a, dims)
+            if total is not None:
+                return total if keepdim else total.reshape(reduced_shape(a.shape, dims, False))
         ufunc = getattr(xp, self.ufunc)
         out = ufunc.reduce(a, axis=axis, dtype=accumulator(a.dtype), keepdims=keepdim)
         return out if out.dtype == a.dtype else out.astype(a.dtype)

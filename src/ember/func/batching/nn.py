@@ -87,6 +87,22 @@ def _conv(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
     return reshape(move(out, 1, 0), (b, n, w.shape[1]) + counts)
 
 
+@rule("conv_weight_grad")
+def _conv_weight_grad(b: int, xs: tuple, bs: tuple, *, kernel_size: tuple, compute: Any,
+                      **geometry: Any) -> Any:
+    # one weight gradient per vmapped sample (per-sample gradients): a batch of GEMMs of each
+    # sample's output-gradient rows against its im2col columns
+    from ember.ops.im2col import unfold_nd
+
+    x, g = (merge_batch(batched(t, b, is_b)) for t, is_b in zip(xs, bs))
+    cout = g.shape[1]
+    cols = unfold_nd(x, kernel_size=kernel_size, op="conv", layout="nlc", **geometry)
+    cols = reshape(cols, (b, -1, cols.shape[2]))  # (B, N·L, ∏k·Cin)
+    rows = reshape(move(g, 1, -1), (b, -1, cout))  # (B, N·L, Cout)
+    gw = reshape(move(rows, 1, 2) @ cols, (b, cout) + tuple(kernel_size) + (x.shape[1],))
+    return move(gw, -1, 2)
+
+
 @rule("max_pool")
 def _max_pool(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
     n = xs[0].shape[1]

@@ -1,0 +1,85 @@
+"""2-D max pooling of channels-last float arrays by numba's loops (:mod:`ember.ops.max_pool_numba`),
+one pass each way where NumPy makes a few per kernel element; ``None`` where they do not apply
+(no numba, another layout or dtype, a kernel of over 127 elements), and NumPy's kernels run.
+
+Convolutions leave their outputs channels-last (:mod:`ember.ops.conv`), so the pooling after
+them reads that layout; the batch is shared among the cores.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from ember.backend import compiled, parallel
+
+__all__: list[str] = []
+
+
+def _channels_last_layout(a: Any) -> bool:
+    return a.transpose(0, 2, 3, 1).flags.c_contiguous
+
+
+def _kernels(xp: Any, values: Any, kernel_size: tuple) -> Any:
+    """numba's pooling module, if its loops take ``values`` (N, C, H, W) laid out
+    channels-last: a NumPy float32 or float64 array of several channels, pooled by a 2-D
+    kernel of at most 127 elements (an int8 window)."""
+    if xp is not np or not compiled.numba_enabled() or len(kernel_size) != 2:
+        return None
+    if values.dtype not in (np.float32, np.float64) or values.shape[1] == 1 or \
+            kernel_size[0] * kernel_size[1] > 127 or not _channels_last_layout(values):
+        return None
+    return compiled.load("ember.ops.max_pool_numba")
+
+
+def _geometry(kernel_size: tuple, stride: tuple, padding: tuple, dilation: tuple) -> tuple:
+    return (*kernel_size, *stride, *dilation, padding[0][0], padding[1][0])
+
+
+def _channels_last(xp: Any, shape: tuple, dtype: Any) -> Any:
+    """A new (N, C, H, W) array laid out as (N, H, W, C)."""
+    return xp.empty((shape[0], *shape[2:], shape[1]), dtype).transpose(0, 3, 1, 2)
+
+
+def _over_batch(kernel: Any, geometry: tuple, *arrays: Any) -> None:
+    """``kernel(*blocks, geometry)`` over blocks of samples of the channels-last views."""
+    rows = [a.transpose(0, 2, 3, 1) for a in arrays]
+    n = rows[0].shape[0]
+    share = max(1, -(-n // parallel.workers()))
+    parallel.run([partial(kernel, *(r[s:s + share] for r in rows), geometry)
+                  for s in range(0, n, share)])
+
+
+def max_window(xp: Any, x: Any, counts: tuple, kernel_size: tuple, stride: tuple,
+               padding: tuple, dilation: tuple) -> tuple[Any, Any] | None:
+    """(values, window) of 2-D max pooling of ``x``, channels-last like ``x``; None where
+    numba's loop does not apply."""
+    kernels = _kernels(xp, x, kernel_size)
+    if kernels is None:
+        return None
+    shape = x.shape[:2] + counts
+    best, window = _channels_last(xp, shape, x.dtype), _channels_last(xp, shape, np.int8)
+    _over_batch(kernels.max_window, _geometry(kernel_size, stride, padding, dilation),
+                x, best, window)
+    return best, window
+
+
+def window_scatter(xp: Any, g: Any, window: Any, size: tuple, kernel_size: tuple,
+                   stride: tuple, padding: tuple, dilation: tuple) -> Any:
+    """Max pooling's gradient: ``g`` added at each window's winning element of a new
+    (N, C, *size) array, channels-last like ``window``; None where numba's loop does not
+    apply."""
+    if window.dtype != np.int8 or window.ndim != 4 or not _channels_last_layout(window):
+        return None
+    if not _channels_last_layout(g):  # a copy of the small side, in the window's layout
+        g, copy = _channels_last(xp, g.shape, g.dtype), g
+        g[...] = copy
+    kernels = _kernels(xp, g, kernel_size)
+    if kernels is None:
+        return None
+    out = _channels_last(xp, g.shape[:2] + tuple(size), g.dtype)
+    _over_batch(kernels.window_scatter, _geometry(kernel_size, stride, padding, dilation),
+                g, window, out)
+    return out
