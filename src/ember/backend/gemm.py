@@ -12,6 +12,8 @@ OpenBLAS already runs those under 2¹⁸ multiply-adds on one thread; the toggle
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from math import prod
 from typing import Any
@@ -43,7 +45,7 @@ def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
     """``xp.matmul(a, b)`` (into ``out`` if given), on one BLAS thread when each matrix
     product is small or skinny; a batch of small products has its matrices shared among the
     cores instead."""
-    if xp is not np or not a.ndim or not b.ndim or not _single_below:
+    if xp is not np or not a.ndim or not b.ndim or not _single_below or parallel.inside():
         return xp.matmul(a, b, out=out)
     m, n = (a.shape[-2] if a.ndim > 1 else 1), (b.shape[-1] if b.ndim > 1 else 1)
     macs = m * n * a.shape[-1]
@@ -55,15 +57,31 @@ def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
     small = macs < _single_below or min(m, n) <= _SKINNY
     if not small or macs * prod(batch) < _OPENBLAS_SINGLE:
         return xp.matmul(a, b, out=out)
-    libs, count = threads.blas_libraries()
-    if count == 1:
-        return xp.matmul(a, b, out=out)
-    for lib in libs:
-        lib.set_num_threads(1)
-    try:
+    with one_thread_each():
         if not batch or batch[0] == 1 or a.ndim < 2 or b.ndim < 2:
             return xp.matmul(a, b, out=out)
         return _batch_in_parallel(a, b, batch, out)
+
+
+@contextmanager
+def one_thread_each() -> Iterator[None]:
+    """BLAS on one thread inside the block, so that products run side by side on Ember's own
+    threads (:func:`ember.backend.parallel.run`) rather than each splitting over the cores;
+    the thread count is restored after. (:func:`matmul` called from such a thread leaves the
+    count alone.)
+
+    Example:
+        >>> with gemm.one_thread_each():
+        ...     parallel.run([partial(np.matmul, a, b, out=c) for a, b, c in pieces])
+    """
+    libs, count = threads.blas_libraries()
+    if count == 1:
+        yield
+        return
+    for lib in libs:
+        lib.set_num_threads(1)
+    try:
+        yield
     finally:
         for lib in libs:
             lib.set_num_threads(count)

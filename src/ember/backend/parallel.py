@@ -34,6 +34,11 @@ def workers() -> int:
     return threads.blas_libraries()[1]
 
 
+def inside() -> bool:
+    """Whether this thread is running a piece of :func:`run` (a nested call runs serially)."""
+    return getattr(_inside, "active", False)
+
+
 def _run_all(pieces: Sequence[Callable[[], object]]) -> None:
     outer, _inside.active = getattr(_inside, "active", False), True
     try:
@@ -54,7 +59,7 @@ def run(pieces: Sequence[Callable[[], object]]) -> None:
         [0, 1, 4, 9]
     """
     n = min(workers(), len(pieces))
-    if n <= 1 or getattr(_inside, "active", False):
+    if n <= 1 or inside():
         _run_all(pieces)
         return
     global _pool
