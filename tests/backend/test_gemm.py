@@ -98,9 +98,9 @@ def test_sum_leading_leaves_other_sums_to_numpy(array, axes):
 
 def test_bias_gradients_of_channels_last_activations_match_torch():
     # sum_to (a broadcast bias's gradient) and sum over a channels-last conv output
-    x = np.random.default_rng(6).standard_normal((16, 6, 10, 10)).astype(np.float32)
-    w = np.random.default_rng(7).standard_normal((8, 6, 3, 3)).astype(np.float32)
-    b = np.random.default_rng(8).standard_normal(8).astype(np.float32)
+    x = np.random.default_rng(6).standard_normal((16, 6, 10, 10))
+    w = np.random.default_rng(7).standard_normal((8, 6, 3, 3))
+    b = np.random.default_rng(8).standard_normal(8)
     mine = [ember.from_numpy(a).requires_grad_() for a in (x, w, b)]
     ref = [torch.from_numpy(a).requires_grad_() for a in (x, w, b)]
     out = ember.nn.functional.conv2d(*mine, padding=1)
@@ -108,4 +108,23 @@ def test_bias_gradients_of_channels_last_activations_match_torch():
     (out.square().sum() + out.sum(dim=(0, 2, 3)).square().sum()).backward()
     (want.square().sum() + want.sum(dim=(0, 2, 3)).square().sum()).backward()
     for m, r in zip(mine, ref):
-        np.testing.assert_allclose(m.grad.numpy(), r.grad.numpy(), rtol=2e-4, atol=1e-3)
+        np.testing.assert_allclose(m.grad.numpy(), r.grad.numpy(), rtol=1e-10)
+
+
+def test_sum_leading_over_many_rows_adds_blocks(monkeypatch):
+    monkeypatch.setattr(gemm, "_GEMV_ROWS", 1000)
+    monkeypatch.setattr(gemm, "_ones", {})
+    a = np.random.default_rng(9).standard_normal((4321, 7))
+    np.testing.assert_allclose(gemm.sum_leading(np, a, (0,)), a.sum(0, keepdims=True),
+                               rtol=1e-12)
+    assert gemm._ones[a.dtype].size == 1000
+
+
+def test_one_thread_each_restores_the_count_it_found():
+    from threadpoolctl import threadpool_limits
+
+    ember.set_num_threads(2)
+    with threadpool_limits(1, user_api="blas"):
+        with gemm.one_thread_each():
+            pass
+        assert max(lib.num_threads for lib in threads.blas_libraries()[0]) == 1

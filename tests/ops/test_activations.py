@@ -142,20 +142,7 @@ def test_sigmoid_silu_gelu_are_finite_at_extremes():
         assert np.isfinite(fn(x).numpy()).all(), fn.__name__
 
 
-@pytest.fixture(params=["numba", "numpy"])
-def float32_kernels(request):
-    """Runs a test with numba's one-pass float32 kernels, then with their NumPy twins."""
-    from ember.backend import compiled
-
-    if request.param == "numba":
-        pytest.importorskip("numba")
-    saved = compiled.numba_enabled()
-    compiled.use_numba(request.param == "numba")
-    yield request.param
-    compiled.use_numba(saved)
-
-
-def test_float32_gelu_and_erf_block_kernels_match_torch(float32_kernels):
+def test_float32_gelu_and_erf_block_kernels_match_torch(numba_or_numpy):
     # several blocks of the float32 kernels (131072 elements each) and a ragged tail, with
     # values out to where erf saturates and past where gelu's slope's exp underflows. The
     # float32 erf is good to 4e-7 absolute, so gelu near x = -4 (where 1 + erf cancels) to
@@ -174,7 +161,7 @@ def test_float32_gelu_and_erf_block_kernels_match_torch(float32_kernels):
     np.testing.assert_allclose(g.numpy(), gt.numpy(), rtol=1e-5, atol=2e-6)
 
 
-def test_gelu_second_derivative_matches_torch_in_float32(float32_kernels):
+def test_gelu_second_derivative_matches_torch_in_float32(numba_or_numpy):
     values = np.linspace(-5.0, 5.0, 40001).astype(np.float32)
     x, xt = ember.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
     (g,) = ember.autograd.grad(ember.gelu(x).sum(), [x], create_graph=True)

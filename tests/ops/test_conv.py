@@ -230,3 +230,30 @@ def test_conv2d_in_several_column_chunks_matches_torch_to_second_order(monkeypat
         results.append([t.detach().numpy() for t in (out, gx, gw, hx, hw)])
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+def test_conv2d_with_column_chunks_side_by_side_matches_torch(monkeypatch):
+    # the cores each take a share of the batch in small chunks (one GEMM thread each); the
+    # weight gradient adds the shares in order, so it is the same bits on every run
+    import ember.ops.conv as conv
+
+    monkeypatch.setattr(conv, "_PIECE_BYTES", 20000)  # two samples' columns a chunk
+    rng = np.random.default_rng(16)
+    x, w = rng.standard_normal((9, 3, 7, 6)), rng.standard_normal((5, 3, 3, 3))
+    saved = ember.get_num_threads()
+    ember.set_num_threads(4)
+    try:
+        runs = []
+        for _ in range(6):
+            xe, we = ember.from_numpy(x).requires_grad_(), ember.from_numpy(w).requires_grad_()
+            F.conv2d(xe, we, padding=1).square().sum().backward()
+            runs.append((xe.grad.numpy(), we.grad.numpy()))
+    finally:
+        ember.set_num_threads(saved)
+    xt, wt = torch.from_numpy(x).requires_grad_(), torch.from_numpy(w).requires_grad_()
+    TF.conv2d(xt, wt, padding=1).square().sum().backward()
+    np.testing.assert_allclose(runs[0][0], xt.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(runs[0][1], wt.grad.numpy(), rtol=1e-10)
+    for gx, gw in runs[1:]:
+        np.testing.assert_array_equal(gw, runs[0][1])
+        np.testing.assert_array_equal(gx, runs[0][0])

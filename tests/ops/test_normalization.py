@@ -218,3 +218,29 @@ def test_batch_norm_output_dtype_does_not_depend_on_the_path():
               F.batch_norm(x, None, None, w, None, training=True).dtype,
               F.batch_norm(x, rm, rv, w, b).dtype}
     assert dtypes == {ember.float64}
+
+
+def test_batch_norm_of_a_channels_last_input_sums_by_gemv_and_matches_torch(monkeypatch):
+    # a conv's output is channels-last: the statistics and the gradients' per-channel sums
+    # are GEMVs with a vector of ones (every size here, by lowering the threshold)
+    from ember.backend import gemm
+
+    monkeypatch.setattr(gemm, "_GEMV_SUM_MIN", 1)
+    rng = np.random.default_rng(17)
+    x = np.moveaxis(rng.standard_normal((3, 4, 5, 2)), -1, 1)  # (3, 2, 4, 5) channels-last
+    w, b = rng.standard_normal(2), rng.standard_normal(2)
+    mine = [ember.from_numpy(a).requires_grad_() for a in (x, w, b)]
+
+    def f(t, weight, bias):
+        return F.batch_norm(t, None, None, weight, bias, training=True).square().sum(
+            dim=(0, 2, 3))
+
+    assert ember.autograd.gradcheck(f, mine)
+    ref = [torch.from_numpy(np.ascontiguousarray(a)).requires_grad_() for a in (x, w, b)]
+    out, want = f(*mine), TF.batch_norm(ref[0], None, None, ref[1], ref[2], training=True)
+    want = want.square().sum(dim=(0, 2, 3))
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+    out.sum().backward()
+    want.sum().backward()
+    for m, r in zip(mine, ref):
+        np.testing.assert_allclose(m.grad.numpy(), r.grad.numpy(), rtol=1e-10, atol=1e-12)

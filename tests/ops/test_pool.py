@@ -217,25 +217,13 @@ def test_max_pool_without_gradient_computes_the_same_values():
     np.testing.assert_array_equal(full.detach().numpy(), ref.numpy())
 
 
-@pytest.fixture(params=["numba", "numpy"])
-def pool_kernels(request):
-    """Runs a test with numba's channels-last pooling loops, then with NumPy's kernels."""
-    from ember.backend import compiled
-
-    if request.param == "numba":
-        pytest.importorskip("numba")
-    saved = compiled.numba_enabled()
-    compiled.use_numba(request.param == "numba")
-    yield request.param
-    compiled.use_numba(saved)
-
-
 @pytest.mark.parametrize("geometry", [
     {"kernel_size": 2},
     {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
     {"kernel_size": (2, 3), "stride": 1, "dilation": (2, 1)},
 ])
-def test_channels_last_max_pool_with_nan_inf_and_ties_matches_torch(pool_kernels, geometry):
+def test_channels_last_max_pool_with_nan_inf_and_ties_matches_torch(numba_or_numpy,
+                                                                   geometry):
     # values: ties (rounded), NaN and -inf inside windows, a window of -inf at a padded edge;
     # gradient: arrives channels-first (a flatten's), with an inf in it
     rng = np.random.default_rng(21)
@@ -256,3 +244,27 @@ def test_channels_last_max_pool_with_nan_inf_and_ties_matches_torch(pool_kernels
     with ember.no_grad():
         values = F.max_pool2d(mine.detach().permute(0, 3, 1, 2), **geometry)
     np.testing.assert_array_equal(values.numpy(), want.detach().numpy())
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_max_pool_two_nans_in_a_window_send_the_gradient_to_the_last_like_torch(
+        numba_or_numpy, channels_last):
+    x = np.arange(2 * 16 * 4 * 4, dtype=np.float32).reshape(2, 4, 4, 16)
+    x[1, 0, 0, 3] = x[1, 1, 1, 3] = np.nan  # both in the first 2×2 window of channel 3
+    x = np.moveaxis(x, -1, 1) if channels_last else np.ascontiguousarray(np.moveaxis(x, -1, 1))
+    mine = ember.from_numpy(x.copy()).requires_grad_()
+    ref = torch.from_numpy(np.ascontiguousarray(x)).requires_grad_()
+    out, want = F.max_pool2d(mine, 2), TF.max_pool2d(ref, 2)
+    np.testing.assert_array_equal(out.detach().numpy(), want.detach().numpy())
+    out.sum().backward()
+    want.sum().backward()
+    np.testing.assert_array_equal(mine.grad.numpy(), ref.grad.numpy())
+
+
+def test_return_indices_of_a_window_of_minus_inf_name_its_first_element_inside():
+    x = np.random.default_rng(22).standard_normal((1, 2, 6, 6)).astype(np.float32)
+    x[0, 1] = -np.inf
+    for geometry in ({"padding": 1, "stride": 1, "dilation": 2}, {"padding": 1, "stride": 2}):
+        _, got = F.max_pool2d(ember.from_numpy(x), 3, return_indices=True, **geometry)
+        _, want = TF.max_pool2d(torch.from_numpy(x), 3, return_indices=True, **geometry)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -46,11 +46,12 @@ def numba_enabled() -> bool:
 
 
 def describe() -> str:
-    """One line for ``ember info``: which elementwise kernels run."""
+    """One line for ``ember info``: which kernels numba runs."""
     if _numba() is None:
         return "NumPy (pip install 'ember[fast]' adds numba's one-pass kernels)"
     state = "on" if _OFF_BECAUSE[0] is None else f"off ({_OFF_BECAUSE[0]})"
-    return f"numba {_numba().__version__}: one-pass float32 erf and gelu, {state}"
+    return (f"numba {_numba().__version__}: one-pass float32 erf and gelu, channels-last max "
+            f"pooling, {state}")
 
 
 def use_numba(enabled: bool) -> None:

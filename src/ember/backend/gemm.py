@@ -74,8 +74,9 @@ def one_thread_each() -> Iterator[None]:
         >>> with gemm.one_thread_each():
         ...     parallel.run([partial(np.matmul, a, b, out=c) for a, b, c in pieces])
     """
-    libs, count = threads.blas_libraries()
-    if count == 1:
+    libs, _ = threads.blas_libraries()
+    found = [lib.num_threads for lib in libs]  # (a user's threadpool_limits is kept)
+    if max(found, default=1) == 1:
         yield
         return
     for lib in libs:
@@ -83,7 +84,7 @@ def one_thread_each() -> Iterator[None]:
     try:
         yield
     finally:
-        for lib in libs:
+        for lib, count in zip(libs, found):
             lib.set_num_threads(count)
 
 
@@ -101,7 +102,8 @@ def _batch_in_parallel(a: np.ndarray, b: np.ndarray, batch: tuple[int, ...],
 
 
 _GEMV_SUM_MIN = 1 << 14  # elements: below, NumPy's reduction is as fast
-_ones: dict[Any, np.ndarray] = {}  # per dtype, the longest vector of ones asked for yet
+_GEMV_ROWS = 1 << 18  # rows per GEMV: longer sums add the blocks' sums
+_ones: dict[Any, np.ndarray] = {}  # per dtype, a vector of ones of up to _GEMV_ROWS
 
 
 def sum_leading(xp: Any, a: Any, axes: tuple[int, ...]) -> Any:
@@ -123,8 +125,13 @@ def sum_leading(xp: Any, a: Any, axes: tuple[int, ...]) -> Any:
     if not rows.flags.c_contiguous:
         return None
     m = prod(a.shape[i] for i in axes)
+    rows = rows.reshape(m, -1)
+    block = min(m, _GEMV_ROWS)
     ones = _ones.get(a.dtype)
-    if ones is None or ones.size < m:
-        ones = _ones[a.dtype] = np.ones(m, a.dtype)
-    total = matmul(xp, ones[:m], rows.reshape(m, -1))
+    if ones is None or ones.size < block:
+        ones = _ones[a.dtype] = np.ones(block, a.dtype)
+    total = matmul(xp, ones[:block], rows[:block])
+    for start in range(block, m, block):
+        part = rows[start:start + block]
+        total += matmul(xp, ones[:part.shape[0]], part)
     return total.reshape(tuple(1 if i in axes else n for i, n in enumerate(a.shape)))

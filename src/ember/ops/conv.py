@@ -9,7 +9,6 @@ convolution multiplies first and sums the columns back with ``fold``.
 
 from __future__ import annotations
 
-import threading
 from functools import partial
 from math import prod
 from typing import Any
@@ -94,37 +93,43 @@ _SHARED_WEIGHT_BYTES = 4 << 20  # a larger GEMM operand: one GEMM at a time
 
 
 def _over_chunks(xp: Any, x: Any, kernel: tuple, dilation: tuple, padding: Pads,
-                 stride: tuple, compute: Any, weight_bytes: int, visit: Any) -> None:
-    """``visit(start, stop, cols)`` for chunks of samples of ``x``: ``cols`` the chunk's
-    im2col rows (samples·L, ∏kernel·Cin) in the GEMM's dtype (∏kernel times the input, the
-    largest temporary of a CNN, is never made whole).
+                 stride: tuple, compute: Any, weight_bytes: int, visit: Any) -> int:
+    """``visit(share, start, stop, cols)`` for chunks of samples of ``x``, in order within each
+    share: ``cols`` the chunk's im2col rows (samples·L, ∏kernel·Cin) in the GEMM's dtype (∏kernel
+    times the input, the largest temporary of a CNN, is never made whole). Returns the number
+    of shares (a visit adding into a per-share sum sums the shares in order: deterministic).
 
-    With a small other GEMM operand (``weight_bytes``, a convolution's weight) the chunks are
-    ~4 MiB pieces shared among the cores, each GEMM on one BLAS thread: still in cache when
-    the GEMM reads them, and no BLAS threads to synchronise. Measured on 2 cores: a 32→64
-    channel 3×3 convolution of 128 14×14 images 8.7 → 6.1 ms; of 32 32×32 images at 64
-    channels 21 → 15 ms. A large weight (every thread would pack all of it) is multiplied by
-    one chunk of ~24 MiB at a time on all BLAS threads."""
+    With a small other GEMM operand (``weight_bytes``, a convolution's weight) and a batch of
+    small samples, each core takes a contiguous share of the samples in chunks of ~4 MiB,
+    each GEMM on one BLAS thread: still in cache when the GEMM reads them, and no BLAS threads
+    to synchronise. Measured on 2 cores: a 32→64 channel 3×3 convolution of 128 14×14 images
+    8.7 → 6.1 ms; of 32 32×32 images at 64 channels 21 → 15 ms. Otherwise (a large weight,
+    which every thread would pack whole; few or large samples) one chunk of ~24 MiB at a time
+    runs on all BLAS threads."""
     n, k = x.shape[0], x.shape[1] * prod(kernel)
     length = prod(window_positions(x.shape[2:], kernel, dilation, padding, stride))
     itemsize = x.dtype.itemsize if compute is None else compute.np.itemsize
-    total = n * length * k * itemsize
+    sample = length * k * itemsize
+    workers = parallel.workers() if xp is np else 1
 
-    def chunk(start: int, stop: int) -> None:
-        cols = Unfold.forward(xp, x[start:stop], kernel_size=kernel, dilation=dilation,
-                              padding=padding, stride=stride, layout="nlc").reshape(-1, k)
-        visit(start, stop, cols if compute is None else cols.astype(compute.np))
+    def chunks(share: int, lo: int, hi: int, budget: int) -> None:
+        per = max(1, budget // max(sample, 1))
+        for start in range(lo, hi, per):
+            stop = min(start + per, hi)
+            cols = Unfold.forward(xp, x[start:stop], kernel_size=kernel, dilation=dilation,
+                                  padding=padding, stride=stride, layout="nlc").reshape(-1, k)
+            visit(share, start, stop, cols if compute is None else cols.astype(compute.np))
+            del cols  # before the next chunk's columns
 
-    if xp is np and weight_bytes <= _SHARED_WEIGHT_BYTES and total >= 2 * _PIECE_BYTES and \
-            parallel.workers() > 1:
-        pieces = min(n, max(parallel.workers(), round(total / _PIECE_BYTES)))
-        bounds = [n * i // pieces for i in range(pieces + 1)]
+    if workers > 1 and weight_bytes <= _SHARED_WEIGHT_BYTES and sample <= _PIECE_BYTES and \
+            n >= 2 * workers:
+        bounds = [n * i // workers for i in range(workers + 1)]
         with gemm.one_thread_each():
-            parallel.run([partial(chunk, lo, hi) for lo, hi in zip(bounds, bounds[1:])])
-        return
-    per = max(1, -(-n // max(1, -(-total // _COLUMN_CHUNK_BYTES))))
-    for start in range(0, n, per):
-        chunk(start, min(start + per, n))  # (its columns are freed before the next chunk's)
+            parallel.run([partial(chunks, i, lo, hi, _PIECE_BYTES)
+                          for i, (lo, hi) in enumerate(zip(bounds, bounds[1:]))])
+        return workers
+    chunks(0, 0, n, -(-n * sample // max(1, -(-n * sample // _COLUMN_CHUNK_BYTES))))
+    return 1
 
 
 @primitive
@@ -133,15 +138,15 @@ class Conv(Primitive):
     (N, Cout, *counts). The input's im2col rows (N·L, ∏k·Cin) times the weight as
     (∏k·Cin, Cout) make one GEMM per chunk of samples (:func:`_over_chunks`), not one per
     sample (a batch of small GEMMs runs far below BLAS's rate on deep layers, where L is
-    16–64); of the two orientations this is the one OpenBLAS runs fastest. The result is the GEMM's
-    (N, *counts, Cout) memory seen as (N, Cout, *counts), channels-last: elementwise ops that
-    follow keep that layout.
+    16–64); of the two orientations this is the one OpenBLAS runs fastest. The result is the
+    GEMM's (N, *counts, Cout) memory seen as (N, Cout, *counts), channels-last: elementwise ops
+    that follow keep that layout.
 
     Only the input and the weight are kept for backward (the columns, ∏k times the input, are
     made again there, as PyTorch's convolution keeps only its input). The weight gradient is
-    ``conv_weight_grad``, GEMMs against those columns; the input gradient of a stride-1 convolution is itself a
-    convolution (of the output gradient with the flipped, channel-swapped weight), else a
-    GEMM summed back with ``fold``.
+    ``conv_weight_grad``, GEMMs against those columns; the input gradient of a stride-1
+    convolution is itself a convolution (of the output gradient with the flipped,
+    channel-swapped weight), else a GEMM summed back with ``fold``.
     """
 
     name = "conv"
@@ -156,7 +161,7 @@ class Conv(Primitive):
             weight = weight.astype(compute.np)
         out = xp.empty((n * length, cout), dtype=weight.dtype)
 
-        def product(start, stop, cols):
+        def product(share, start, stop, cols):
             gemm.matmul(xp, cols, weight, out=out[start * length:stop * length])
 
         _over_chunks(xp, x, kernel, dilation, padding, stride, compute,
@@ -229,20 +234,25 @@ class ConvWeightGrad(Primitive):
         cout, cin = g.shape[1], x.shape[1]
         rows = xp.moveaxis(g, 1, -1)  # (N, *counts, Cout): a free view of a channels-last g
         dtype = g.dtype if compute is None else compute.np
-        sums: dict[int, Any] = {}  # per thread (chunks may run side by side)
+        sums: dict[int, Any] = {}  # per share of the batch (shares may run side by side)
 
-        def product(start, stop, cols):
+        def product(share, start, stop, cols):
             chunk = rows[start:stop].reshape(-1, cout).astype(dtype, copy=False)
             # (Cout, ∏k·Cin), not its transpose: the same GEMM rate, and the permute back to
             # the weight's (Cout, Cin, *kernel) order is a small transpose per output channel
             part = gemm.matmul(xp, chunk.T, cols)
-            mine = sums.setdefault(threading.get_ident(), part)
-            if mine is not part:
-                mine += part
+            if share in sums:
+                sums[share] += part
+            else:
+                sums[share] = part
 
-        _over_chunks(xp, x, kernel_size, dilation, padding, stride, compute,
-                     cout * cin * prod(kernel_size) * np.dtype(dtype).itemsize, product)
-        total = sum(sums.values()) if sums else xp.zeros((cout, cin * prod(kernel_size)), dtype)
+        shares = _over_chunks(xp, x, kernel_size, dilation, padding, stride, compute,
+                              cout * cin * prod(kernel_size) * np.dtype(dtype).itemsize,
+                              product)
+        total = xp.zeros((cout, cin * prod(kernel_size)), dtype)
+        for share in range(shares):  # in order, whichever thread finished first
+            if share in sums:
+                total += sums[share]
         gw = xp.moveaxis(total.reshape((cout,) + tuple(kernel_size) + (cin,)), -1, 1)
         return xp.ascontiguousarray(gw, dtype=x.dtype)
 

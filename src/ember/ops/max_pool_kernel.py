@@ -22,14 +22,15 @@ def _channels_last_layout(a: Any) -> bool:
     return a.transpose(0, 2, 3, 1).flags.c_contiguous
 
 
-def _kernels(xp: Any, values: Any, kernel_size: tuple) -> Any:
-    """numba's pooling module, if its loops take ``values`` (N, C, H, W) laid out
-    channels-last: a NumPy float32 or float64 array of several channels, pooled by a 2-D
-    kernel of at most 127 elements (an int8 window)."""
+def _kernels(xp: Any, values: Any, kernel_size: tuple, layout: Any) -> Any:
+    """numba's pooling module, if its loops take ``values`` (N, C, H, W), a NumPy float32 or
+    float64 array of several channels, pooled by a 2-D kernel of at most 127 elements (an
+    int8 window), where ``layout`` (the array whose layout the result takes) is
+    channels-last."""
     if xp is not np or not compiled.numba_enabled() or len(kernel_size) != 2:
         return None
     if values.dtype not in (np.float32, np.float64) or values.shape[1] == 1 or \
-            kernel_size[0] * kernel_size[1] > 127 or not _channels_last_layout(values):
+            kernel_size[0] * kernel_size[1] > 127 or not _channels_last_layout(layout):
         return None
     return compiled.load("ember.ops.max_pool_numba")
 
@@ -56,7 +57,7 @@ def max_window(xp: Any, x: Any, counts: tuple, kernel_size: tuple, stride: tuple
                padding: tuple, dilation: tuple) -> tuple[Any, Any] | None:
     """(values, window) of 2-D max pooling of ``x``, channels-last like ``x``; None where
     numba's loop does not apply."""
-    kernels = _kernels(xp, x, kernel_size)
+    kernels = _kernels(xp, x, kernel_size, x)
     if kernels is None:
         return None
     shape = x.shape[:2] + counts
@@ -71,14 +72,14 @@ def window_scatter(xp: Any, g: Any, window: Any, size: tuple, kernel_size: tuple
     """Max pooling's gradient: ``g`` added at each window's winning element of a new
     (N, C, *size) array, channels-last like ``window``; None where numba's loop does not
     apply."""
-    if window.dtype != np.int8 or window.ndim != 4 or not _channels_last_layout(window):
+    if window.dtype != np.int8 or window.ndim != 4:
+        return None
+    kernels = _kernels(xp, g, kernel_size, window)
+    if kernels is None:
         return None
     if not _channels_last_layout(g):  # a copy of the small side, in the window's layout
         g, copy = _channels_last(xp, g.shape, g.dtype), g
         g[...] = copy
-    kernels = _kernels(xp, g, kernel_size)
-    if kernels is None:
-        return None
     out = _channels_last(xp, g.shape[:2] + tuple(size), g.dtype)
     _over_batch(kernels.window_scatter, _geometry(kernel_size, stride, padding, dilation),
                 g, window, out)

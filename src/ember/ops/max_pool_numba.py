@@ -32,7 +32,7 @@ _SCATTER_SIGNATURES = [types.void(_array(f, ro), _array(types.int8, True), _arra
 @njit(_MAX_SIGNATURES)
 def max_window(x, best, window, geometry):
     """Each window's maximum of ``x`` (B, H, W, C) into ``best`` (B, Ho, Wo, C) and the
-    winning element (row-major over the kernel; the first on ties, the first NaN if any)
+    winning element (row-major over the kernel; the first on ties, the last NaN if any)
     into ``window``."""
     kh, kw, sh, sw, dh, dw, ph, pw = geometry
     height, width = x.shape[1], x.shape[2]
@@ -54,7 +54,7 @@ def max_window(x, best, window, geometry):
                                 first = False
                             for c in range(x.shape[3]):
                                 v, m = x[b, r, s, c], best[b, i, j, c]
-                                if v > m or (v != v and m == m):
+                                if v > m or v != v:  # the last NaN, as PyTorch
                                     best[b, i, j, c] = v
                                     window[b, i, j, c] = element
                         element += 1

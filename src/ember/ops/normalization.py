@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ember.autograd.grad_mode import no_grad
+from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError
 from ember.ops.inplace import inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -89,6 +90,16 @@ class Standardize(Primitive):
         return rstd * (dx - dmean - y * dy_y), dmean, dy_y * 2 / rstd
 
 
+def _channel_mean(xp: Any, a: Any, dims: tuple[int, ...]) -> Any:
+    """The mean over every dimension but the channels (kept as size 1): one GEMV when those
+    lead in memory (a channels-last activation), where NumPy's ``mean`` is several times
+    slower."""
+    total = gemm.sum_leading(xp, a, dims)
+    if total is None:
+        return a.mean(axis=dims, keepdims=True)
+    return total / (a.size // max(a.shape[1], 1))
+
+
 @primitive
 class BatchNorm(Primitive):
     """Training-mode batch norm with its affine part: ``(x - mean)·rsqrt(var + eps)·weight +
@@ -107,9 +118,9 @@ class BatchNorm(Primitive):
         dims = (0, *range(2, x.ndim))
         low = x.dtype in _HALF
         xa = x.astype(np.float32) if low else x
-        mean = xa.mean(axis=dims, keepdims=True)
+        mean = _channel_mean(xp, xa, dims)
         out = xa - mean
-        var = xp.square(out).mean(axis=dims, keepdims=True)
+        var = _channel_mean(xp, xp.square(out), dims)
         scale = weight.reshape(mean.shape) / xp.sqrt(var + eps)
         out *= scale
         out += bias.reshape(mean.shape)

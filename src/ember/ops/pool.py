@@ -1,9 +1,11 @@
 """Pooling: max, average and adaptive average, over 1, 2 or 3 spatial dimensions.
 
-- Max pooling has one primitive, ``max_pool_indices`` (no gradient): the flat per-plane index
-  of each window's maximum, as PyTorch's ``return_indices`` gives it. The values are a
-  ``gather`` at those indices, so the gradient is a scatter-add to the winning elements (one
-  per window, ties to the first, as PyTorch) and every higher derivative comes for free.
+- Max pooling is the ``max_pool`` primitive: each window's maximum and which of its elements
+  won (an int8 per window; ties to the first, as PyTorch). Its gradient is ``window_scatter``
+  to the winners and its tangent ``window_gather``, each the other's vjp, so every higher
+  derivative follows. Channels-last 2-D input runs numba's loops when installed
+  (:mod:`ember.ops.max_pool_kernel`). With ``return_indices`` the ``max_pool_indices``
+  primitive gives PyTorch's flat per-plane indices and the values are a ``gather`` there.
 - Average pooling is ``unfold`` + ``sum`` over each window, times a constant reciprocal of
   the divisor (which ``count_include_pad``, ``ceil_mode`` and ``divisor_override`` decide).
 - Adaptive max pooling gathers PyTorch's variable windows with index arrays; the values
@@ -91,8 +93,9 @@ def _max_values(xp: Any, view: Any, kernel: tuple[int, ...]) -> Any:
 
 
 def _max_window(xp: Any, view: Any, kernel: tuple[int, ...]) -> tuple[Any, Any]:
-    """Each window's maximum and which of its elements holds it (the first, on ties),
-    numbered in row-major order over the kernel: ``view`` is (N, C, *kernel, *counts).
+    """Each window's maximum and which of its elements holds it (the first on ties, the
+    last NaN if any, as PyTorch), numbered in row-major order over the kernel: ``view`` is
+    (N, C, *kernel, *counts).
 
     Branch-free, one kernel element at a time over all windows: a compare, a ``maximum`` and
     ``window = max(window, better·o)`` (o grows, so a later winner always raises it). Masked
@@ -102,11 +105,14 @@ def _max_window(xp: Any, view: Any, kernel: tuple[int, ...]) -> tuple[Any, Any]:
     lead = (slice(None), slice(None))
     dtype = _window_dtype(kernel)
     if view.dtype.kind == "f" and view.size and xp.isnan(view).any():
-        # NaN wins its window (the first one, as argmax and PyTorch): the slow exact route
+        # NaN wins its window (the last one, as PyTorch's `val > max || isnan(val)`): the
+        # slow exact route
         nd = len(kernel)
         order = (0, 1) + tuple(range(2 + nd, view.ndim)) + tuple(range(2, 2 + nd))
         flat = view.transpose(order).reshape(view.shape[:2] + view.shape[2 + nd:] + (-1,))
-        window = flat.argmax(axis=-1)
+        nan = xp.isnan(flat)
+        last_nan = flat.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
+        window = xp.where(nan.any(axis=-1), last_nan, flat.argmax(axis=-1))
         best = xp.take_along_axis(flat, window[..., None], axis=-1)[..., 0]
         return best, window.astype(dtype)
     # outputs in the input's memory order (a channels-last activation stays channels-last,
@@ -166,7 +172,7 @@ class MaxPoolIndices(_PoolIndices):
         positions = [xp.asarray(_window_positions(*a)) for a in
                      zip(x.shape[2:], kernel_size, stride, padding, dilation, counts,
                          strict=True)]
-        _, window = _max_window(xp, view, kernel_size)
+        _, window = _winners(xp, view, kernel_size, stride, padding, dilation, counts)
         return _flat_index(xp, window, positions, x.shape[2:], kernel_size)
 
 
@@ -190,15 +196,7 @@ class MaxPool(Primitive):
             return looped
         view = windows(xp, x, kernel_size, dilation, padding, stride, counts, _lowest(x))
         if window:
-            best, chosen = _max_window(xp, view, kernel_size)
-            if best.dtype.kind == "f" and any(lo for lo, _ in padding):
-                # a window of -inf names its first element inside the input, as PyTorch's
-                # does, not the padding (ties go to the first element, which may be padding)
-                empty = best == -np.inf
-                if empty.any():
-                    first = _first_inside(kernel_size, stride, padding, dilation, counts)
-                    chosen = xp.where(empty, first.astype(chosen.dtype), chosen)
-            return best, chosen
+            return _winners(xp, view, kernel_size, stride, padding, dilation, counts)
         best = _max_values(xp, view, kernel_size)
         return best, xp.broadcast_to(xp.zeros((), _window_dtype(kernel_size)), best.shape)
 
@@ -221,6 +219,20 @@ class MaxPool(Primitive):
 
     def jvp(self, ctx, dx):
         return apply(WindowGather, dx, ctx.output(1).detach(), **self._geometry(ctx)), None
+
+
+def _winners(xp: Any, view: Any, kernel: tuple, stride: tuple, padding: tuple,
+             dilation: tuple, counts: tuple) -> tuple[Any, Any]:
+    """:func:`_max_window` of the padded windows ``view``, where a window of -inf names its
+    first element inside the input, as PyTorch's does, not the padding (ties go to the first
+    element, which may be padding)."""
+    best, chosen = _max_window(xp, view, kernel)
+    if best.dtype.kind == "f" and any(lo for lo, _ in padding):
+        empty = best == -np.inf
+        if empty.any():
+            first = xp.asarray(_first_inside(kernel, stride, padding, dilation, counts))
+            chosen = xp.where(empty, first.astype(chosen.dtype), chosen)
+    return best, chosen
 
 
 def _first_inside(kernel: tuple, stride: tuple, padding: tuple, dilation: tuple,
