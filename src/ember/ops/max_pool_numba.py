@@ -29,35 +29,41 @@ _SCATTER_SIGNATURES = [types.void(_array(f, ro), _array(types.int8, True), _arra
                        for f in _FLOATS for ro in (False, True)]
 
 
+@njit("UniTuple(int64, 3)(int64, int64, int64, UniTuple(int64, 8), int64, int64)")
+def _element(i, j, element, geometry, height, width):
+    """(row, column, inside): where window (i, j)'s kernel element ``element`` (row-major)
+    lies in a height × width input, and whether it lies inside (not in the padding)."""
+    kh, kw, sh, sw, dh, dw, ph, pw = geometry
+    r = i * sh - ph + (element // kw) * dh
+    s = j * sw - pw + (element % kw) * dw
+    return r, s, 0 <= r < height and 0 <= s < width
+
+
 @njit(_MAX_SIGNATURES)
 def max_window(x, best, window, geometry):
     """Each window's maximum of ``x`` (B, H, W, C) into ``best`` (B, Ho, Wo, C) and the
     winning element (row-major over the kernel; the first on ties, the last NaN if any)
     into ``window``."""
-    kh, kw, sh, sw, dh, dw, ph, pw = geometry
-    height, width = x.shape[1], x.shape[2]
+    size = geometry[0] * geometry[1]
     for b in range(x.shape[0]):
         for i in range(best.shape[1]):
             for j in range(best.shape[2]):
                 best[b, i, j] = -np.inf
                 window[b, i, j] = 0
                 first = True
-                element = 0
-                for a in range(kh):
-                    r = i * sh - ph + a * dh
-                    for e in range(kw):
-                        s = j * sw - pw + e * dw
-                        if 0 <= r < height and 0 <= s < width:
-                            if first:  # the first element inside the input starts the window
-                                best[b, i, j] = x[b, r, s]
-                                window[b, i, j] = element
-                                first = False
-                            for c in range(x.shape[3]):
-                                v, m = x[b, r, s, c], best[b, i, j, c]
-                                if v > m or v != v:  # the last NaN, as PyTorch
-                                    best[b, i, j, c] = v
-                                    window[b, i, j, c] = element
-                        element += 1
+                for element in range(size):
+                    r, s, inside = _element(i, j, element, geometry, x.shape[1], x.shape[2])
+                    if not inside:
+                        continue
+                    if first:  # the first element inside the input starts the window
+                        best[b, i, j] = x[b, r, s]
+                        window[b, i, j] = element
+                        first = False
+                    for c in range(x.shape[3]):
+                        v, m = x[b, r, s, c], best[b, i, j, c]
+                        if v > m or v != v:  # the last NaN, as PyTorch
+                            best[b, i, j, c] = v
+                            window[b, i, j, c] = element
 
 
 @njit(_SCATTER_SIGNATURES)
@@ -65,20 +71,16 @@ def window_scatter(g, window, out, geometry):
     """``out`` (B, H, W, C): each value of ``g`` (B, Ho, Wo, C) added at its window's element
     ``window`` names, zeros elsewhere. Branch-free over the channels (a select per kernel
     element), so the loop vectorizes and a non-finite value reaches only its own element."""
-    kh, kw, sh, sw, dh, dw, ph, pw = geometry
-    height, width = out.shape[1], out.shape[2]
+    size = geometry[0] * geometry[1]
     zero = out.dtype.type(0)
     for b in range(out.shape[0]):
         out[b] = 0
         for i in range(g.shape[1]):
             for j in range(g.shape[2]):
-                element = 0
-                for a in range(kh):
-                    r = i * sh - ph + a * dh
-                    for e in range(kw):
-                        s = j * sw - pw + e * dw
-                        if 0 <= r < height and 0 <= s < width:
-                            for c in range(g.shape[3]):
-                                hit = window[b, i, j, c] == element
-                                out[b, r, s, c] += g[b, i, j, c] if hit else zero
-                        element += 1
+                for element in range(size):
+                    r, s, inside = _element(i, j, element, geometry, out.shape[1],
+                                            out.shape[2])
+                    if inside:
+                        for c in range(g.shape[3]):
+                            hit = window[b, i, j, c] == element
+                            out[b, r, s, c] += g[b, i, j, c] if hit else zero
