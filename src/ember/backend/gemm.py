@@ -117,8 +117,8 @@ def sum_leading(xp: Any, a: Any, axes: tuple[int, ...]) -> Any:
         >>> gemm.sum_leading(np, np.ones((4096, 8), np.float32), (0,)).shape
         (1, 8)
     """
-    if xp is not np or a.dtype not in (np.float32, np.float64) or a.size < _GEMV_SUM_MIN \
-            or not axes or len(axes) == a.ndim:
+    if a.size < _GEMV_SUM_MIN or not axes or len(axes) == a.ndim or xp is not np or \
+            a.dtype not in (np.float32, np.float64):  # (the cheap tests first: every sum asks)
         return None
     axes = sorted(axes, key=lambda i: -a.strides[i])
     rows = a.transpose(axes + [i for i in range(a.ndim) if i not in axes])
@@ -135,3 +135,15 @@ def sum_leading(xp: Any, a: Any, axes: tuple[int, ...]) -> Any:
         part = rows[start:start + block]
         total += matmul(xp, ones[:part.shape[0]], part)
     return total.reshape(tuple(1 if i in axes else n for i, n in enumerate(a.shape)))
+
+
+def sum_axes(xp: Any, a: Any, axes: tuple[int, ...]) -> Any:
+    """The sum of ``a`` over ``axes`` (kept as size 1): :func:`sum_leading` where it applies,
+    else the array library's own sum.
+
+    Example:
+        >>> gemm.sum_axes(np, np.ones((2, 3)), (0,))
+        array([[2., 2., 2.]])
+    """
+    total = sum_leading(xp, a, axes)
+    return xp.sum(a, axis=axes, keepdims=True) if total is None else total

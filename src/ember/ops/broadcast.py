@@ -75,8 +75,7 @@ class SumTo(Primitive):
                                            if s == 1 and a.shape[lead + i] != 1)
         if not axes:
             return a.reshape(shape)
-        total = gemm.sum_leading(xp, a, axes)
-        return (xp.sum(a, axis=axes, keepdims=True) if total is None else total).reshape(shape)
+        return gemm.sum_axes(xp, a, axes).reshape(shape)
 
     def infer(self, a, *, shape):
         if broadcast_shapes(a.shape, shape, op="sum_to") != a.shape:

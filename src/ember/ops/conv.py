@@ -93,11 +93,11 @@ _SHARED_WEIGHT_BYTES = 4 << 20  # a larger GEMM operand: one GEMM at a time
 
 
 def _over_chunks(xp: Any, x: Any, kernel: tuple, dilation: tuple, padding: Pads,
-                 stride: tuple, compute: Any, weight_bytes: int, visit: Any) -> int:
+                 stride: tuple, compute: Any, weight_bytes: int, visit: Any) -> None:
     """``visit(share, start, stop, cols)`` for chunks of samples of ``x``, in order within each
     share: ``cols`` the chunk's im2col rows (samples·L, ∏kernel·Cin) in the GEMM's dtype (∏kernel
-    times the input, the largest temporary of a CNN, is never made whole). Returns the number
-    of shares (a visit adding into a per-share sum sums the shares in order: deterministic).
+    times the input, the largest temporary of a CNN, is never made whole). Shares are numbered
+    in batch order (a visit summing per share, then the shares in order, is deterministic).
 
     With a small other GEMM operand (``weight_bytes``, a convolution's weight) and a batch of
     small samples, each core takes a contiguous share of the samples in chunks of ~4 MiB,
@@ -127,9 +127,8 @@ def _over_chunks(xp: Any, x: Any, kernel: tuple, dilation: tuple, padding: Pads,
         with gemm.one_thread_each():
             parallel.run([partial(chunks, i, lo, hi, _PIECE_BYTES)
                           for i, (lo, hi) in enumerate(zip(bounds, bounds[1:]))])
-        return workers
+        return
     chunks(0, 0, n, -(-n * sample // max(1, -(-n * sample // _COLUMN_CHUNK_BYTES))))
-    return 1
 
 
 @primitive
@@ -246,13 +245,11 @@ class ConvWeightGrad(Primitive):
             else:
                 sums[share] = part
 
-        shares = _over_chunks(xp, x, kernel_size, dilation, padding, stride, compute,
-                              cout * cin * prod(kernel_size) * np.dtype(dtype).itemsize,
-                              product)
+        _over_chunks(xp, x, kernel_size, dilation, padding, stride, compute,
+                     cout * cin * prod(kernel_size) * np.dtype(dtype).itemsize, product)
         total = xp.zeros((cout, cin * prod(kernel_size)), dtype)
-        for share in range(shares):  # in order, whichever thread finished first
-            if share in sums:
-                total += sums[share]
+        for share in sorted(sums):  # in order, whichever thread finished first
+            total += sums[share]
         gw = xp.moveaxis(total.reshape((cout,) + tuple(kernel_size) + (cin,)), -1, 1)
         return xp.ascontiguousarray(gw, dtype=x.dtype)
 

@@ -81,6 +81,11 @@ def batched(input: Tensor, spatial: int, op: str) -> tuple[Tensor, bool]:
                      f"(N, C, {dims}) input, got shape {tuple(input.shape)}")
 
 
+def empty_channels_last(xp: Any, shape: tuple, dtype: Any) -> Any:
+    """A new (N, C, *spatial) array laid out in memory as (N, *spatial, C)."""
+    return xp.moveaxis(xp.empty((shape[0], *shape[2:], shape[1]), dtype), -1, 1)
+
+
 def pad_constant(xp: Any, x: Any, widths: tuple[tuple[int, int], ...], value: Any = 0,
                  channels_last: bool = False) -> Any:
     """``x`` with ``widths[i]`` (low, high) elements of ``value`` around each dimension i (all
@@ -90,7 +95,7 @@ def pad_constant(xp: Any, x: Any, widths: tuple[tuple[int, int], ...], value: An
         return x
     shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths, strict=True))
     if channels_last:
-        out = xp.moveaxis(xp.empty((shape[0],) + shape[2:] + (shape[1],), x.dtype), -1, 1)
+        out = empty_channels_last(xp, shape, x.dtype)
     else:
         out = xp.empty_like(x, shape=shape)  # in x's memory order
     out.fill(value)

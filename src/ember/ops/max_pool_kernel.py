@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import compiled, parallel
+from ember.ops.im2col import empty_channels_last
 
 __all__: list[str] = []
 
@@ -39,11 +40,6 @@ def _geometry(kernel_size: tuple, stride: tuple, padding: tuple, dilation: tuple
     return (*kernel_size, *stride, *dilation, padding[0][0], padding[1][0])
 
 
-def _channels_last(xp: Any, shape: tuple, dtype: Any) -> Any:
-    """A new (N, C, H, W) array laid out as (N, H, W, C)."""
-    return xp.empty((shape[0], *shape[2:], shape[1]), dtype).transpose(0, 3, 1, 2)
-
-
 def _over_batch(kernel: Any, geometry: tuple, *arrays: Any) -> None:
     """``kernel(*blocks, geometry)`` over blocks of samples of the channels-last views."""
     rows = [a.transpose(0, 2, 3, 1) for a in arrays]
@@ -61,7 +57,7 @@ def max_window(xp: Any, x: Any, counts: tuple, kernel_size: tuple, stride: tuple
     if kernels is None:
         return None
     shape = x.shape[:2] + counts
-    best, window = _channels_last(xp, shape, x.dtype), _channels_last(xp, shape, np.int8)
+    best, window = empty_channels_last(xp, shape, x.dtype), empty_channels_last(xp, shape, np.int8)
     _over_batch(kernels.max_window, _geometry(kernel_size, stride, padding, dilation),
                 x, best, window)
     return best, window
@@ -78,9 +74,9 @@ def window_scatter(xp: Any, g: Any, window: Any, size: tuple, kernel_size: tuple
     if kernels is None:
         return None
     if not _channels_last_layout(g):  # a copy of the small side, in the window's layout
-        g, copy = _channels_last(xp, g.shape, g.dtype), g
+        g, copy = empty_channels_last(xp, g.shape, g.dtype), g
         g[...] = copy
-    out = _channels_last(xp, g.shape[:2] + tuple(size), g.dtype)
+    out = empty_channels_last(xp, g.shape[:2] + tuple(size), g.dtype)
     _over_batch(kernels.window_scatter, _geometry(kernel_size, stride, padding, dilation),
                 g, window, out)
     return out

@@ -94,10 +94,7 @@ def _channel_mean(xp: Any, a: Any, dims: tuple[int, ...]) -> Any:
     """The mean over every dimension but the channels (kept as size 1): one GEMV when those
     lead in memory (a channels-last activation), where NumPy's ``mean`` is several times
     slower."""
-    total = gemm.sum_leading(xp, a, dims)
-    if total is None:
-        return a.mean(axis=dims, keepdims=True)
-    return total / (a.size // max(a.shape[1], 1))
+    return gemm.sum_axes(xp, a, dims) / (a.size // max(a.shape[1], 1))
 
 
 @primitive

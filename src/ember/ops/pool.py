@@ -3,9 +3,10 @@
 - Max pooling is the ``max_pool`` primitive: each window's maximum and which of its elements
   won (an int8 per window; ties to the first, as PyTorch). Its gradient is ``window_scatter``
   to the winners and its tangent ``window_gather`` (:mod:`ember.ops.pool_windows`), each the
-  other's vjp, so every higher derivative follows. Channels-last 2-D input runs numba's loops when installed
-  (:mod:`ember.ops.max_pool_kernel`). With ``return_indices`` the ``max_pool_indices``
-  primitive gives PyTorch's flat per-plane indices and the values are a ``gather`` there.
+  other's vjp, so every higher derivative follows. Channels-last 2-D input runs numba's
+  loops when installed (:mod:`ember.ops.max_pool_kernel`). With ``return_indices`` the
+  ``max_pool_indices`` primitive gives PyTorch's flat per-plane indices and the values are a
+  ``gather`` there.
 - Average pooling is ``unfold`` + ``sum`` over each window, times a constant reciprocal of
   the divisor (which ``count_include_pad``, ``ceil_mode`` and ``divisor_override`` decide).
 - Adaptive max pooling gathers PyTorch's variable windows with index arrays; the values
@@ -182,8 +183,9 @@ class MaxPool(Primitive):
     """Max pooling over regular windows: (values, window), ``window`` naming which element
     of each window won (row-major over the kernel; int8 up to 127 elements, else int32).
     The gradient is ``window_scatter`` to the winners, the tangent ``window_gather``. With
-    ``window=False`` (nothing will differentiate: inference) only the values are computed
-    and the window output is a zero-memory placeholder."""
+    ``window=False`` (nothing will differentiate: inference) NumPy's kernels compute only the
+    values and the window output is a zero-memory placeholder (numba's loop finds both in
+    one pass either way)."""
 
     name = "max_pool"
     nout = 2
