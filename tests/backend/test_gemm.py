@@ -38,13 +38,14 @@ def test_threads_by_product_size(shape, threads_inside):
 
 def test_the_threshold_is_settable_and_checked():
     ember.set_num_threads(2)
+    default = gemm._single_below
     ember.backend.set_single_thread_gemm_below(0)
     try:
         Watched.seen = []
         gemm.matmul(np, np.ones((1, 1024)).view(Watched), np.ones((1024, 1024)))
         assert Watched.seen == [2]
     finally:
-        ember.backend.set_single_thread_gemm_below(1 << 22)
+        ember.backend.set_single_thread_gemm_below(default)
     with pytest.raises(ValueError, match="set_single_thread_gemm_below"):
         ember.backend.set_single_thread_gemm_below(-1)
 

@@ -12,7 +12,7 @@ import pytest
 import ember
 from ember.jit.codegen import generate
 from ember.jit.ir import Effect, Eqn, Graph, StateRef, Var
-from ember.jit.kernels import EMITTERS, Kernel
+from ember.jit.kernels import EMITTERS, KERNEL_GLOBALS, Kernel
 from ember.jit.passes import last_uses
 from ember.jit.passes.dce import eliminate_dead_code
 from ember.jit.passes.fuse import fuse_elementwise
@@ -309,7 +309,8 @@ def test_every_emitter_is_its_primitives_forward(name):
         eager = prim.forward(np, *args)
         names_ = [f"a{i}" for i in range(len(args))]
         into, alloc = EMITTERS[name](names_, "out", True), EMITTERS[name](names_, "r", False)
-        scope = {"xp": np, **dict(zip(names_, args)), "out": np.empty_like(eager)}
+        scope = {"xp": np, **KERNEL_GLOBALS, **dict(zip(names_, args)),
+                 "out": np.empty_like(eager)}
         exec("\n".join(into + alloc), scope)  # noqa: S102 - the emitted NumPy calls
         np.testing.assert_array_equal(scope["out"], eager)
         np.testing.assert_array_equal(scope["r"], eager)

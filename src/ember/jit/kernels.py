@@ -31,10 +31,11 @@ from ember.backend import gemm
 from ember.dtypes import FLOATING_DTYPES
 from ember.jit.ir import Eqn, Var
 from ember.ops.primitive import PRIMITIVES
+from ember.ops.relu_kernel import relu_array
 from ember.ops.unary import Unary
 
 _COUNTER = itertools.count()
-KERNEL_GLOBALS = {"_gemm": gemm.matmul}  # what kernel sources call besides ``xp``
+KERNEL_GLOBALS = {"_gemm": gemm.matmul, "_relu": relu_array}  # called besides ``xp``
 
 
 def _ufunc(name: str, *extra: str) -> Callable[[list[str], str, bool], list[str]]:
@@ -42,6 +43,10 @@ def _ufunc(name: str, *extra: str) -> Callable[[list[str], str, bool], list[str]
         call = ", ".join([*args, *extra])
         return [f"xp.{name}({call}, out={dst})"] if into else [f"{dst} = xp.{name}({call})"]
     return emit
+
+
+def _relu(args: list[str], dst: str, into: bool) -> list[str]:
+    return [f"_relu(xp, {args[0]}, out={dst})"] if into else [f"{dst} = _relu(xp, {args[0]})"]
 
 
 def _rsqrt(args: list[str], dst: str, into: bool) -> list[str]:
@@ -65,7 +70,7 @@ def _where(args: list[str], dst: str, into: bool) -> list[str]:
 EMITTERS: dict[str, Callable[[list[str], str, bool], list[str]]] = {
     "add": _ufunc("add"), "sub": _ufunc("subtract"), "mul": _ufunc("multiply"),
     "div": _ufunc("true_divide"), "neg": _ufunc("negative"), "maximum": _ufunc("maximum"),
-    "minimum": _ufunc("minimum"), "relu": _ufunc("maximum", "0"), "rsqrt": _rsqrt,
+    "minimum": _ufunc("minimum"), "relu": _relu, "rsqrt": _rsqrt,
     "where": _where,
 }
 EMITTERS.update({name: _ufunc(prim.ufunc) for name, prim in PRIMITIVES.items()

@@ -18,6 +18,7 @@ from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.relu_kernel import relu_array, relu_grad_array
 from ember.ops.select import where
 from ember.ops.unary import (
     Unary,
@@ -49,7 +50,7 @@ class Relu(Unary):
     save_inputs, save_outputs = False, True
 
     def forward(self, xp, a):
-        return xp.maximum(a, 0)
+        return relu_array(xp, a)
 
     def chain(self, v, x, y):
         return apply(ReluGrad, v, y)
@@ -57,9 +58,10 @@ class Relu(Unary):
 
 @primitive
 class ReluGrad(Primitive):
-    """relu's backward: ``v`` where relu's output ``y`` is positive, else 0. Its own op
-    because ``where`` on a random mask is branchy and ~4× slower than ``v · (y > 0)``, which
-    is exact when ``v`` is finite (checked; else ``where``)."""
+    """relu's backward: ``v`` except where relu's output ``y`` is ≤ 0 (a NaN passes ``v``, as
+    PyTorch's does). Its own op because ``where`` on a random mask is branchy and ~4× slower
+    than ``v · mask``, which is exact when ``v`` is finite (checked; else ``where``); numba's
+    loop is one pass."""
 
     name = "relu_grad"
 
@@ -67,7 +69,10 @@ class ReluGrad(Primitive):
         return i == 1  # linear in v: only the mask's source is read
 
     def forward(self, xp, v, y):
-        mask = y > 0
+        out = relu_grad_array(xp, v, y)
+        if out is not None:
+            return out
+        mask = xp.logical_not(y <= 0)
         if v.dtype.kind == "f" and v.shape == y.shape and bool(xp.isfinite(v).all()):
             return xp.multiply(v, mask, dtype=v.dtype)
         return xp.where(mask, v, xp.zeros((), v.dtype))

@@ -155,7 +155,7 @@ class Conv(Primitive):
         n, cout, kernel = x.shape[0], w.shape[0], w.shape[2:]
         counts = window_positions(x.shape[2:], kernel, dilation, padding, stride)
         length = prod(counts)
-        weight = xp.moveaxis(w, 1, -1).reshape(cout, -1).T  # rows ordered (*kernel, Cin)
+        weight = w.transpose(0, *range(2, nd + 2), 1).reshape(cout, -1).T  # rows (*kernel, Cin)
         if compute is not None:
             weight = weight.astype(compute.np)
         out = xp.empty((n * length, cout), dtype=weight.dtype)

@@ -13,9 +13,13 @@ negative ``high`` means the last windows stop short of the edge (what ``conv_tra
 from __future__ import annotations
 
 import itertools
+from functools import lru_cache, partial
 from math import prod
 from typing import Any
 
+import numpy as np
+
+from ember.backend import compiled, parallel
 from ember.errors import ShapeError
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor
@@ -49,10 +53,11 @@ def out_size(size: int, k: int, dilation: int, pads: tuple[int, int], stride: in
     return (size + pads[0] + pads[1] - dilation * (k - 1) - 1) // stride + 1
 
 
+@lru_cache(maxsize=4096)
 def window_positions(spatial: tuple[int, ...], kernel: tuple[int, ...],
                      dilation: tuple[int, ...], pads: Pads,
                      stride: tuple[int, ...]) -> tuple[int, ...]:
-    """Window positions per dimension, unchecked (kernels' hot path)."""
+    """Window positions per dimension, unchecked (kernels' hot path: remembered)."""
     return tuple(out_size(s, k, d, p, st)
                  for s, k, d, p, st in zip(spatial, kernel, dilation, pads, stride, strict=True))
 
@@ -118,6 +123,33 @@ def windows(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, stride:
         writeable=False)
 
 
+def over_samples(kernel: Any, geometry: tuple, *rows: Any) -> None:
+    """``kernel(*blocks, geometry)`` of numba's window loops over shares of the samples of
+    ``rows`` (arrays with the batch first), one share per core."""
+    n = rows[0].shape[0]
+    share = max(1, -(-n // parallel.workers()))
+    if share >= n:
+        return kernel(*rows, geometry)
+    parallel.run([partial(kernel, *(r[s:s + share] for r in rows), geometry)
+                  for s in range(0, n, share)])
+
+
+def _numba_columns(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, stride: tuple,
+                   counts: tuple) -> Any:
+    """(N, *counts, ∏kernel·C) columns of a 2-D float32/float64 ``x`` by numba's one-pass loop
+    (no padded copy; :mod:`ember.ops.im2col_numba`), or None where it does not apply."""
+    if xp is not np or len(kernel) != 2 or x.dtype not in (np.float32, np.float64) or \
+            not compiled.numba_enabled():
+        return None
+    kernels = compiled.load("ember.ops.im2col_numba")
+    if kernels is None:
+        return None
+    cols = xp.empty((x.shape[0], *counts, prod(kernel) * x.shape[1]), x.dtype)
+    over_samples(kernels.columns, (*kernel, *stride, *dilation, pads[0][0], pads[1][0]),
+                 x.transpose(0, 2, 3, 1), cols)
+    return cols
+
+
 @primitive
 class Unfold(Primitive):
     """im2col: (N, C, *spatial) → (N, C·∏kernel_size, L), L the number of windows."""
@@ -131,6 +163,9 @@ class Unfold(Primitive):
         if layout == "nlc":
             # (N, *counts, *kernel, C): rows of one GEMM over the batch, each window's channels
             # contiguous, read from a channels-last copy (long inner loops in the copy)
+            cols = _numba_columns(xp, x, kernel_size, dilation, padding, stride, counts)
+            if cols is not None:
+                return cols.reshape(n, prod(counts), rows)
             view = windows(xp, x, kernel_size, dilation, padding, stride, counts,
                            channels_last=True)
             nd = len(kernel_size)

@@ -8,13 +8,12 @@ them reads that layout; the batch is shared among the cores.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import numpy as np
 
-from ember.backend import compiled, parallel
-from ember.ops.im2col import empty_channels_last
+from ember.backend import compiled
+from ember.ops.im2col import empty_channels_last, over_samples
 
 __all__: list[str] = []
 
@@ -41,12 +40,8 @@ def _geometry(kernel_size: tuple, stride: tuple, padding: tuple, dilation: tuple
 
 
 def _over_batch(kernel: Any, geometry: tuple, *arrays: Any) -> None:
-    """``kernel(*blocks, geometry)`` over blocks of samples of the channels-last views."""
-    rows = [a.transpose(0, 2, 3, 1) for a in arrays]
-    n = rows[0].shape[0]
-    share = max(1, -(-n // parallel.workers()))
-    parallel.run([partial(kernel, *(r[s:s + share] for r in rows), geometry)
-                  for s in range(0, n, share)])
+    """``kernel(*blocks, geometry)`` over shares of samples of the channels-last views."""
+    over_samples(kernel, geometry, *(a.transpose(0, 2, 3, 1) for a in arrays))
 
 
 def max_window(xp: Any, x: Any, counts: tuple, kernel_size: tuple, stride: tuple,

@@ -14,29 +14,17 @@ import numpy as np
 from numba import types
 
 from ember.backend.compiled import njit
-
-_GEOMETRY = types.UniTuple(types.int64, 8)
+from ember.ops.im2col_numba import FLOATS, GEOMETRY, element
 
 
 def _array(dtype: types.Type, readonly: bool = False) -> types.Array:
     return types.Array(dtype, 4, "C", readonly=readonly)
 
 
-_FLOATS = (types.float32, types.float64)
-_MAX_SIGNATURES = [types.void(_array(f, ro), _array(f), _array(types.int8), _GEOMETRY)
-                   for f in _FLOATS for ro in (False, True)]
-_SCATTER_SIGNATURES = [types.void(_array(f, ro), _array(types.int8, True), _array(f), _GEOMETRY)
-                       for f in _FLOATS for ro in (False, True)]
-
-
-@njit("UniTuple(int64, 3)(int64, int64, int64, UniTuple(int64, 8), int64, int64)")
-def _element(i, j, element, geometry, height, width):
-    """(row, column, inside): where window (i, j)'s kernel element ``element`` (row-major)
-    lies in a height × width input, and whether it lies inside (not in the padding)."""
-    kh, kw, sh, sw, dh, dw, ph, pw = geometry
-    r = i * sh - ph + (element // kw) * dh
-    s = j * sw - pw + (element % kw) * dw
-    return r, s, 0 <= r < height and 0 <= s < width
+_MAX_SIGNATURES = [types.void(_array(f, ro), _array(f), _array(types.int8), GEOMETRY)
+                   for f in FLOATS for ro in (False, True)]
+_SCATTER_SIGNATURES = [types.void(_array(f, ro), _array(types.int8, True), _array(f), GEOMETRY)
+                       for f in FLOATS for ro in (False, True)]
 
 
 @njit(_MAX_SIGNATURES)
@@ -51,19 +39,19 @@ def max_window(x, best, window, geometry):
                 best[b, i, j] = -np.inf
                 window[b, i, j] = 0
                 first = True
-                for element in range(size):
-                    r, s, inside = _element(i, j, element, geometry, x.shape[1], x.shape[2])
+                for e in range(size):
+                    r, s, inside = element(i, j, e, geometry, x.shape[1], x.shape[2])
                     if not inside:
                         continue
                     if first:  # the first element inside the input starts the window
                         best[b, i, j] = x[b, r, s]
-                        window[b, i, j] = element
+                        window[b, i, j] = e
                         first = False
                     for c in range(x.shape[3]):
                         v, m = x[b, r, s, c], best[b, i, j, c]
                         if v > m or v != v:  # the last NaN, as PyTorch
                             best[b, i, j, c] = v
-                            window[b, i, j, c] = element
+                            window[b, i, j, c] = e
 
 
 @njit(_SCATTER_SIGNATURES)
@@ -77,10 +65,9 @@ def window_scatter(g, window, out, geometry):
         out[b] = 0
         for i in range(g.shape[1]):
             for j in range(g.shape[2]):
-                for element in range(size):
-                    r, s, inside = _element(i, j, element, geometry, out.shape[1],
-                                            out.shape[2])
+                for e in range(size):
+                    r, s, inside = element(i, j, e, geometry, out.shape[1], out.shape[2])
                     if inside:
                         for c in range(g.shape[3]):
-                            hit = window[b, i, j, c] == element
+                            hit = window[b, i, j, c] == e
                             out[b, r, s, c] += g[b, i, j, c] if hit else zero

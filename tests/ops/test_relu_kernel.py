@@ -1,0 +1,76 @@
+"""relu and its gradient by numba's one-pass loops against NumPy's calls and PyTorch: every
+layout and dtype they take, NaN, -0.0, the sizes where the blocks split among the cores, and
+the cases they leave to NumPy."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.ops import relu_kernel
+from ember.ops.relu_kernel import relu_array, relu_grad_array
+
+
+def _values(shape, dtype, seed=0):
+    x = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    flat = x.reshape(-1)
+    flat[:6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, np.nan]
+    return x
+
+
+def _channels_last(x):
+    return np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 1, -1)), -1, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["c", "channels_last", "strided", "readonly"])
+def test_relu_equals_numpys_maximum_bit_for_bit(numba_or_numpy, dtype, layout):
+    x = _values((4, 8, 16, 12), dtype)
+    view = {"c": x, "channels_last": _channels_last(x), "strided": x[:, ::2],
+            "readonly": x.copy()}[layout]
+    view.flags.writeable = layout != "readonly"
+    got = relu_array(np, view)
+    want = np.maximum(view, 0)
+    assert got.dtype == dtype and got.strides == np.empty_like(view).strides
+    np.testing.assert_array_equal(got, want)
+    assert not np.signbit(got).any()  # -0.0 → 0, as NumPy's maximum
+    out = view.copy() if layout != "readonly" else np.empty_like(view)
+    assert relu_array(np, out if layout != "readonly" else view, out=out) is out
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("layout", ["c", "channels_last"])
+def test_relu_grad_equals_the_masked_gradient(numba_or_numpy, layout):
+    y = relu_array(np, _values((4, 8, 16, 12), np.float32, seed=1))
+    v = _values((4, 8, 16, 12), np.float32, seed=2)
+    v.reshape(-1)[10] = np.nan  # a NaN where y is 0 gives 0, as where() does
+    if layout == "channels_last":
+        y, v = _channels_last(y), _channels_last(v)
+    got = relu_grad_array(np, v, y)
+    if got is None:  # numba off: the primitive's NumPy path
+        assert not relu_kernel._kernels(np, v)
+        return
+    np.testing.assert_array_equal(got, np.where(y <= 0, np.float32(0), v))
+    assert got.strides == v.strides
+
+
+def test_relu_grad_leaves_mixed_layouts_and_shapes_to_numpy():
+    y = np.ones((8, 8, 8, 16), np.float32)
+    assert relu_grad_array(np, y, _channels_last(y)) is None
+    assert relu_grad_array(np, y[0], y) is None
+    assert relu_grad_array(np, y.astype(np.float64), y) is None
+
+
+@pytest.mark.parametrize("size", [100, 5000, (1 << 22) + 3])
+def test_relu_and_its_gradient_match_torch_at_every_size(numba_or_numpy, size):
+    """Below numba's cut-off, one loop, and shared among the cores."""
+    x = _values((size,), np.float32, seed=3)
+    g = _values((size,), np.float32, seed=4)
+    t = torch.from_numpy(x).requires_grad_()
+    torch.relu(t).backward(torch.from_numpy(g))
+    a = ember.from_numpy(x).requires_grad_()
+    out = ember.relu(a)
+    out.backward(ember.from_numpy(g))
+    want = torch.relu(torch.from_numpy(x)).numpy()
+    np.testing.assert_array_equal(out.detach().numpy(), want)  # -0.0 == 0.0
+    np.testing.assert_array_equal(a.grad.numpy(), t.grad.numpy())
