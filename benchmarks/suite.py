@@ -68,6 +68,7 @@ def peak_memory(name: str, framework: str, scale: float, threads: int) -> dict[s
 
         ember.set_num_threads(threads)
         ember.memory.enable()
+        ember.backend.compiled.preload()  # numba's code, loaded on first use, is not workload
     else:
         import torch
 

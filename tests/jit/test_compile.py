@@ -105,7 +105,7 @@ def test_generated_code_points_at_the_users_lines_and_is_in_linecache():
     code = fast.code
     assert "`h = x @ w`" in code and "`return h.relu().sum()`" in code
     filename = fast.last.generated.fn.__code__.co_filename
-    assert linecache.getline(filename, 1).startswith("def f(")
+    assert any(line.startswith("def f(") for line in linecache.getlines(filename))
     assert "relu" in str(fast.graph)
 
 

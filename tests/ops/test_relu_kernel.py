@@ -47,18 +47,22 @@ def test_relu_grad_equals_the_masked_gradient(numba_or_numpy, layout):
     if layout == "channels_last":
         y, v = _channels_last(y), _channels_last(v)
     got = relu_grad_array(np, v, y)
-    if got is None:  # numba off: the primitive's NumPy path
-        assert not relu_kernel._kernels(np, v)
-        return
     np.testing.assert_array_equal(got, np.where(y <= 0, np.float32(0), v))
     assert got.strides == v.strides
+    out = v.copy()
+    assert relu_grad_array(np, out, y, out=out) is out  # in place, as the jit calls it
+    np.testing.assert_array_equal(out, got)
 
 
-def test_relu_grad_leaves_mixed_layouts_and_shapes_to_numpy():
-    y = np.ones((8, 8, 8, 16), np.float32)
-    assert relu_grad_array(np, y, _channels_last(y)) is None
-    assert relu_grad_array(np, y[0], y) is None
-    assert relu_grad_array(np, y.astype(np.float64), y) is None
+@pytest.mark.parametrize("case", ["mixed layouts", "broadcast mask", "mixed dtypes"])
+def test_relu_grad_leaves_other_operands_to_numpy(case):
+    rng = np.random.default_rng(5)
+    v = rng.standard_normal((8, 8, 8, 16)).astype(np.float32)
+    y = rng.standard_normal((8, 8, 8, 16)).astype(np.float32)
+    y = {"mixed layouts": _channels_last(y), "broadcast mask": y[0],
+         "mixed dtypes": y.astype(np.float64)}[case]
+    assert relu_kernel._flat(v, y) is None or y.dtype != v.dtype
+    np.testing.assert_array_equal(relu_grad_array(np, v, y), np.where(y <= 0, 0, v))
 
 
 @pytest.mark.parametrize("size", [100, 5000, (1 << 22) + 3])

@@ -19,7 +19,7 @@ from typing import Any
 
 from ember.backend.switches import switched_off
 
-__all__ = ["describe", "load", "numba_enabled", "turn_off", "use_numba"]
+__all__ = ["describe", "load", "numba_enabled", "preload", "register", "turn_off", "use_numba"]
 
 # why numba's kernels are off, or None while they may run (read once, at import)
 _OFF_BECAUSE: list[str | None] = [
@@ -50,8 +50,8 @@ def describe() -> str:
     if _numba() is None:
         return "NumPy (pip install 'ember[fast]' adds numba's one-pass kernels)"
     state = "on" if _OFF_BECAUSE[0] is None else f"off ({_OFF_BECAUSE[0]})"
-    return (f"numba {_numba().__version__}: one-pass float32 erf and gelu, channels-last max "
-            f"pooling, {state}")
+    return (f"numba {_numba().__version__}: one-pass float32 erf and gelu, relu, im2col, "
+            f"channels-last max pooling, {state}")
 
 
 def use_numba(enabled: bool) -> None:
@@ -73,6 +73,35 @@ def njit(signature: Any) -> Any:
     vectorize). Only for modules imported when :func:`numba_enabled`."""
     return _numba().njit(signature, nogil=True, cache=True, inline="always",
                          error_model="numpy")
+
+
+_MODULES: list[str] = []  # every module of kernels, named by the op modules that use them
+
+
+def register(module: str) -> str:
+    """Names a module of numba kernels that an op module loads on first use (so
+    :func:`preload` can load it earlier); returns the name.
+
+    Example:
+        >>> _KERNELS = compiled.register("ember.ops.relu_numba")
+    """
+    if module not in _MODULES:
+        _MODULES.append(module)
+    return module
+
+
+def preload() -> bool:
+    """Loads every registered module of kernels now, if numba runs: the first use of numba
+    costs time and ~100 MiB of resident code, which a server (or a memory measurement) pays
+    before it starts. Returns whether numba's kernels run.
+
+    Example:
+        >>> ember.backend.compiled.preload()
+        True
+    """
+    if not numba_enabled():
+        return False
+    return all(load(module) is not None for module in list(_MODULES))
 
 
 def load(module: str) -> Any:

@@ -31,11 +31,28 @@ from ember.backend import gemm
 from ember.dtypes import FLOATING_DTYPES
 from ember.jit.ir import Eqn, Var
 from ember.ops.primitive import PRIMITIVES
-from ember.ops.relu_kernel import relu_array
+from ember.ops.relu_kernel import relu_array, relu_grad_array
 from ember.ops.unary import Unary
 
 _COUNTER = itertools.count()
-KERNEL_GLOBALS = {"_gemm": gemm.matmul, "_relu": relu_array}  # called besides ``xp``
+
+
+def _dense_layout(*arrays: Any) -> tuple | None:
+    """The strides that arrays of one shape share when each is dense (C-contiguous, or so
+    with its axes sorted by stride: channels-last), else None."""
+    first = arrays[0]
+    if all(a.flags.c_contiguous for a in arrays):
+        return first.strides
+    strides = first.strides
+    if any(a.strides != strides for a in arrays[1:]):
+        return None
+    order = sorted(range(first.ndim), key=lambda d: -strides[d])
+    return strides if first.transpose(order).flags.c_contiguous else None
+
+
+# what kernel sources call besides ``xp``
+KERNEL_GLOBALS = {"_gemm": gemm.matmul, "_relu": relu_array, "_relu_grad": relu_grad_array,
+                  "_dense_layout": _dense_layout}
 
 
 def _ufunc(name: str, *extra: str) -> Callable[[list[str], str, bool], list[str]]:
@@ -45,8 +62,12 @@ def _ufunc(name: str, *extra: str) -> Callable[[list[str], str, bool], list[str]
     return emit
 
 
-def _relu(args: list[str], dst: str, into: bool) -> list[str]:
-    return [f"_relu(xp, {args[0]}, out={dst})"] if into else [f"{dst} = _relu(xp, {args[0]})"]
+def _call(function: str) -> Callable[[list[str], str, bool], list[str]]:
+    """Emits a call of one of :data:`KERNEL_GLOBALS` that takes ``out=``."""
+    def emit(args: list[str], dst: str, into: bool) -> list[str]:
+        call = ", ".join(["xp", *args])
+        return [f"{function}({call}, out={dst})"] if into else [f"{dst} = {function}({call})"]
+    return emit
 
 
 def _rsqrt(args: list[str], dst: str, into: bool) -> list[str]:
@@ -70,8 +91,8 @@ def _where(args: list[str], dst: str, into: bool) -> list[str]:
 EMITTERS: dict[str, Callable[[list[str], str, bool], list[str]]] = {
     "add": _ufunc("add"), "sub": _ufunc("subtract"), "mul": _ufunc("multiply"),
     "div": _ufunc("true_divide"), "neg": _ufunc("negative"), "maximum": _ufunc("maximum"),
-    "minimum": _ufunc("minimum"), "relu": _relu, "rsqrt": _rsqrt,
-    "where": _where,
+    "minimum": _ufunc("minimum"), "relu": _call("_relu"), "rsqrt": _rsqrt,
+    "where": _where, "relu_grad": _call("_relu_grad"),
 }
 EMITTERS.update({name: _ufunc(prim.ufunc) for name, prim in PRIMITIVES.items()
                  if isinstance(prim, Unary) and type(prim).forward is Unary.forward})
@@ -159,6 +180,16 @@ class Kernel:
                   "    return _gemm(xp, a, b, out=out)\n")
         return cls("matmul_into", [eqn], list(eqn.inputs), source)
 
+    def overwrites_safely(self, v: Var) -> bool:
+        """Whether ``out`` may be operand ``v``'s own buffer: no step reads ``v`` after the
+        first one that writes ``out`` (that one reads it element by element, as a ufunc may
+        with ``out=`` its input)."""
+        if self.source.startswith("def matmul_into"):
+            return False
+        steps = self._steps(into=True)
+        first = next(k for k, step in enumerate(steps) if step.dst == "out")
+        return all(v.name not in step.args for step in steps[first + 1:])
+
     def forward(self, xp: Any, *arrays: Any, out: Any = None) -> Any:
         if self._fn is None:
             filename = f"<ember.jit kernel {self.name} #{next(_COUNTER)}>"
@@ -180,15 +211,18 @@ class Kernel:
         full = [v.name for v in self.inputs if v.shape == shape]
         params = ", ".join(["xp", *(v.name for v in self.inputs), "out=None"])
         lines = [f"def {self.name}({params}):"]
-        checks = " and ".join(f"{n}.flags.c_contiguous" for n in full)
         eager = self._steps(into=False)
-        if checks:
-            lines.append(f"    if not ({checks}):  # eager's calls, eager's layout")
+        if full:  # one dense layout (C or channels-last): the result's, as eager gives it
+            lines.append(f"    layout = _dense_layout({', '.join(full)})")
+            lines.append("    if layout is None:  # eager's calls, eager's layout")
             lines.extend(f"        {line}" for line in self._lines(eager))
             lines.append(f"        return {eager[-1].dst}")
-        lines.append("    if out is None or not out.flags.c_contiguous:")
-        like = next(v.name for v in self.inputs if v.dtype is self.out.dtype)
-        lines.append(f"        out = xp.empty({shape!r}, {like}.dtype)")
+            lines.append("    if out is None or out.strides != layout:")
+            lines.append(f"        out = xp.empty_like({full[0]})")
+        else:
+            lines.append("    if out is None or not out.flags.c_contiguous:")
+            like = next(v.name for v in self.inputs if v.dtype is self.out.dtype)
+            lines.append(f"        out = xp.empty({shape!r}, {like}.dtype)")
         lines.extend(f"    {line}" for line in self._lines(self._steps(into=True)))
         lines.append("    return out")
         return "\n".join(lines) + "\n"

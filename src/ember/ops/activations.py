@@ -59,9 +59,7 @@ class Relu(Unary):
 @primitive
 class ReluGrad(Primitive):
     """relu's backward: ``v`` except where relu's output ``y`` is ≤ 0 (a NaN passes ``v``, as
-    PyTorch's does). Its own op because ``where`` on a random mask is branchy and ~4× slower
-    than ``v · mask``, which is exact when ``v`` is finite (checked; else ``where``); numba's
-    loop is one pass."""
+    PyTorch's does); its own op, one pass (:func:`ember.ops.relu_kernel.relu_grad_array`)."""
 
     name = "relu_grad"
 
@@ -69,13 +67,7 @@ class ReluGrad(Primitive):
         return i == 1  # linear in v: only the mask's source is read
 
     def forward(self, xp, v, y):
-        out = relu_grad_array(xp, v, y)
-        if out is not None:
-            return out
-        mask = xp.logical_not(y <= 0)
-        if v.dtype.kind == "f" and v.shape == y.shape and bool(xp.isfinite(v).all()):
-            return xp.multiply(v, mask, dtype=v.dtype)
-        return xp.where(mask, v, xp.zeros((), v.dtype))
+        return relu_grad_array(xp, v, y)
 
     def infer(self, v, y):
         return TensorSpec(tuple(v.shape), v.dtype)

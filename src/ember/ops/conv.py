@@ -149,6 +149,7 @@ class Conv(Primitive):
     """
 
     name = "conv"
+    allocates = True
 
     def forward(self, xp, x, w, *, dilation, padding, stride, compute):
         nd = w.ndim - 2
@@ -228,6 +229,7 @@ class ConvWeightGrad(Primitive):
     input), and every order of derivative follows."""
 
     name = "conv_weight_grad"
+    allocates = True
 
     def forward(self, xp, x, g, *, kernel_size, dilation, padding, stride, compute):
         cout, cin = g.shape[1], x.shape[1]

@@ -19,6 +19,8 @@ from ember.backend import compiled, parallel
 
 __all__: list[str] = []
 
+_KERNELS = compiled.register("ember.ops.erf_numba")
+
 # erf(x) in float64 to a few ulps, from three Chebyshev fits made for Ember against a float64
 # reference: erf(x) / x in u = 2x^2 - 1 on |x| < 1, and x exp(x^2) erfc(x) in u = 2x - 3 on
 # [1, 2) and in u = 6/x - 2 on [2, 6); erf(x) is 1 in float64 beyond 6. NumPy has no erf.
@@ -142,7 +144,7 @@ def _numba_kernels() -> dict | None:
     the constants it was compiled with, so after an edit of the fits above it is compiled
     again; if it still disagrees, NumPy's kernels run."""
     if "kernels" not in _LOADED:  # (only a success is kept: use_numba(True) tries again)
-        module = compiled.load("ember.ops.erf_numba")
+        module = compiled.load(_KERNELS)
         if module is None:
             return None
         kernels = {name: getattr(module, name + "32") for name in _NUMPY_KERNELS}

@@ -26,6 +26,8 @@ from ember.tensor import Tensor
 
 __all__: list[str] = []
 
+_KERNELS = compiled.register("ember.ops.im2col_numba")
+
 Pads = tuple[tuple[int, int], ...]
 
 _FOLD_CHUNK_BYTES = 2 << 20  # canvas bytes summed into per pass of fold's kernel-offset loop
@@ -141,7 +143,7 @@ def _numba_columns(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, 
     if xp is not np or len(kernel) != 2 or x.dtype not in (np.float32, np.float64) or \
             not compiled.numba_enabled():
         return None
-    kernels = compiled.load("ember.ops.im2col_numba")
+    kernels = compiled.load(_KERNELS)
     if kernels is None:
         return None
     cols = xp.empty((x.shape[0], *counts, prod(kernel) * x.shape[1]), x.dtype)

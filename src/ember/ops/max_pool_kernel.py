@@ -17,6 +17,8 @@ from ember.ops.im2col import empty_channels_last, over_samples
 
 __all__: list[str] = []
 
+_KERNELS = compiled.register("ember.ops.max_pool_numba")
+
 
 def _channels_last_layout(a: Any) -> bool:
     return a.transpose(0, 2, 3, 1).flags.c_contiguous
@@ -32,7 +34,7 @@ def _kernels(xp: Any, values: Any, kernel_size: tuple, layout: Any) -> Any:
     if values.dtype not in (np.float32, np.float64) or values.shape[1] == 1 or \
             kernel_size[0] * kernel_size[1] > 127 or not _channels_last_layout(layout):
         return None
-    return compiled.load("ember.ops.max_pool_numba")
+    return compiled.load(_KERNELS)
 
 
 def _geometry(kernel_size: tuple, stride: tuple, padding: tuple, dilation: tuple) -> tuple:

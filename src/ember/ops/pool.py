@@ -188,6 +188,7 @@ class MaxPool(Primitive):
     one pass either way)."""
 
     name = "max_pool"
+    allocates = True
     nout = 2
     save_inputs = False
     save_outputs = True

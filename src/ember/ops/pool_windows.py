@@ -77,6 +77,7 @@ class WindowScatter(_WindowOp):
     window's chosen element, zeros elsewhere (max pooling's gradient)."""
 
     name = "window_scatter"
+    allocates = True
 
     def forward(self, xp, g, window, *, size, kernel_size, stride, padding, dilation):
         looped = max_pool_kernel.window_scatter(xp, g, window, size, kernel_size, stride,

@@ -1,7 +1,8 @@
 """Memory planning: an equation that can write into a buffer it is given (a kernel, an
-elementwise op, a matmul) writes into the buffer of a variable that died shortly before it,
-of the same shape and dtype, instead of allocating (NumPy then neither frees nor faults in
-fresh pages; the buffer is warm in cache).
+elementwise op, a matmul) writes into the buffer of a variable of the same shape and dtype
+that dies with it (an elementwise operand, overwritten in place: the step's peak drops by one
+buffer) or died shortly before it, instead of allocating (NumPy then neither frees nor faults
+in fresh pages; the buffer is warm in cache).
 
 A buffer is given only when nothing can still see it: it was made fresh by such an equation
 (never a state, input or constant), every variable that may alias it (views, and results of
@@ -16,7 +17,7 @@ from __future__ import annotations
 import math
 
 from ember.jit.ir import Effect, Eqn, Graph, Var
-from ember.jit.kernels import into_kernel, writes_into
+from ember.jit.kernels import Kernel, into_kernel, writes_into
 from ember.jit.passes.liveness import last_uses
 
 WINDOW = 16  # equations a dead buffer may wait for a taker
@@ -46,22 +47,51 @@ def plan_memory(graph: Graph) -> Graph:
         if id(eqn) not in fresh or not eqn.outputs[0].shape:
             continue
         out = eqn.outputs[0]
-        waiting = pool.get((out.shape, out.dtype), [])
-        size = _nbytes(out)
-        for k in range(len(waiting) - 1, -1, -1):  # the most recently freed first: warmest
-            donor = waiting[k][1]
-            at = read_last[donor]  # the donor's name stays bound from here to its taker
-            held = live[at + 1:i]
-            if i - at > WINDOW or max(held, default=0) + size > peak:
-                continue
-            del waiting[k]
-            for j in range(at + 1, i):
-                live[j] += size
+        donor = _dying_operand(eqn, i, death, pinned, holds)
+        if donor is not None:  # its buffer lives on as the result's: not free, not twice
+            freed[i].remove(donor)
+            live[i] -= _nbytes(out)
+        else:
+            donor = _waiting_donor(pool.get((out.shape, out.dtype), []), read_last, live, i,
+                                   peak, _nbytes(out))
+        if donor is not None:
             kernel = into_kernel(eqn)  # keeps ``eqn`` as what it computes (for save)
             graph.eqns[i] = Eqn(kernel, list(kernel.inputs), {}, eqn.outputs, eqn.source,
                                 out=donor)
-            break
     return graph
+
+
+def _dying_operand(eqn: Eqn, i: int, death: dict[Var, int], pinned: set[Var],
+                   holds: dict[Var, set[Var]]) -> Var | None:
+    """An operand of an elementwise ``eqn`` whose buffer dies with it, of the output's shape
+    and dtype: the result overwrites it in place (the kernel reads it no more once it writes
+    ``out``), so the step never holds both."""
+    if eqn.prim.name == "matmul" or (isinstance(eqn.prim, Kernel) and eqn.prim.source.startswith(
+            "def matmul_into")):
+        return None  # BLAS must not write over its operands
+    out = eqn.outputs[0]
+    for v in eqn.inputs:
+        if holds.get(v) == {v} and death.get(v) == i and v not in pinned and \
+                (v.shape, v.dtype) == (out.shape, out.dtype) and \
+                into_kernel(eqn).overwrites_safely(v):
+            return v
+    return None
+
+
+def _waiting_donor(waiting: list[tuple[int, Var]], read_last: dict[Var, int], live: list[int],
+                   i: int, peak: int, size: int) -> Var | None:
+    """The most recently freed buffer that fits and may wait for equation ``i`` (within
+    :data:`WINDOW` equations, without lifting the peak); taken from ``waiting``."""
+    for k in range(len(waiting) - 1, -1, -1):  # the most recently freed first: warmest
+        donor = waiting[k][1]
+        at = read_last[donor]  # the donor's name stays bound from here to its taker
+        if i - at > WINDOW or max(live[at + 1:i], default=0) + size > peak:
+            continue
+        del waiting[k]
+        for j in range(at + 1, i):
+            live[j] += size
+        return donor
+    return None
 
 
 def _nbytes(v: Var) -> int:
@@ -92,8 +122,8 @@ def _holders(graph: Graph, fresh: set[int]) -> dict[Var, set[Var]]:
     reference: its own if its equation surely allocates, else any its inputs reference."""
     holds: dict[Var, set[Var]] = {}
     for eqn in graph.eqns:
-        if id(eqn) in fresh:
-            holds[eqn.outputs[0]] = {eqn.outputs[0]}
+        if id(eqn) in fresh or getattr(eqn.prim, "allocates", False):
+            holds.update((v, {v}) for v in eqn.outputs)
             continue
         inherited = set().union(*(holds.get(v, set()) for v in eqn.inputs))
         for v in eqn.outputs:
