@@ -50,8 +50,19 @@ def test_relu_grad_equals_the_masked_gradient(numba_or_numpy, layout):
     np.testing.assert_array_equal(got, np.where(y <= 0, np.float32(0), v))
     assert got.strides == v.strides
     out = v.copy()
-    assert relu_grad_array(np, out, y, out=out) is out  # in place, as the jit calls it
+    assert relu_grad_array(np, out, y, out=out) is out  # over v, as the jit calls it
     np.testing.assert_array_equal(out, got)
+    mask = y.copy()
+    assert relu_grad_array(np, v, mask, out=mask) is mask  # over y
+    np.testing.assert_array_equal(mask, got)
+
+
+def test_an_output_overlapping_its_input_elsewhere_is_left_to_numpy(numba_or_numpy):
+    x = _values((20000,), np.float32)
+    a, out = x[:15000], x[5000:]  # the same memory, shifted
+    want = np.maximum(a, 0)
+    relu_array(np, a, out=out)
+    np.testing.assert_array_equal(out, want)
 
 
 @pytest.mark.parametrize("case", ["mixed layouts", "broadcast mask", "mixed dtypes"])

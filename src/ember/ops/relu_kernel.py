@@ -56,6 +56,26 @@ def _over_blocks(kernel: Any, *flat: Any) -> None:
                   for lo, hi in zip(bounds, bounds[1:])])
 
 
+def _same(a: Any, b: Any) -> bool:
+    return a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+
+
+def _run(kernels: Any, name: str, *flat: Any) -> bool:
+    """Runs kernel ``name`` on flat inputs and output (the last), or its variant for an output
+    that is one of the inputs; False where the output overlaps an input otherwise."""
+    *inputs, out = flat
+    same = [_same(f, out) for f in inputs]
+    if not any(same):
+        if any(np.may_share_memory(f, out) for f in inputs):
+            return False
+        _over_blocks(getattr(kernels, name), *flat)
+    elif len(inputs) == 1:
+        _over_blocks(kernels.relu_in_place, out)
+    else:
+        _over_blocks(kernels.relu_grad_into_v if same[0] else kernels.relu_grad_into_y, *inputs)
+    return True
+
+
 def relu_array(xp: Any, a: Any, out: Any = None) -> Any:
     """``max(a, 0)`` (NaN kept), into ``out`` if given (it may be ``a``), else a new array in
     ``a``'s layout.
@@ -68,8 +88,7 @@ def relu_array(xp: Any, a: Any, out: Any = None) -> Any:
     if kernels is not None:
         target = np.empty_like(a) if out is None else out
         flat = _flat(a, target) if target.dtype == a.dtype else None
-        if flat is not None:
-            _over_blocks(kernels.relu, *flat)
+        if flat is not None and _run(kernels, "relu", *flat):
             return target
     return xp.maximum(a, 0, out=out)
 
@@ -86,8 +105,7 @@ def relu_grad_array(xp: Any, v: Any, y: Any, out: Any = None) -> Any:
     if kernels is not None and y.dtype == v.dtype:
         target = np.empty_like(v) if out is None else out
         flat = _flat(v, y, target) if target.dtype == v.dtype else None
-        if flat is not None:
-            _over_blocks(kernels.relu_grad, *flat)
+        if flat is not None and _run(kernels, "relu_grad", *flat):
             return target
     keep = xp.logical_not(y <= 0)
     if v.dtype.kind == "f" and v.shape == y.shape and bool(xp.isfinite(v).all()):

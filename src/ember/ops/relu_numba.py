@@ -3,7 +3,9 @@
 
 NumPy's ``maximum(x, 0)`` runs ~4× slower than an add (its NaN-propagating loop), and the
 gradient's mask, finiteness check and product are three passes; these are one each, the same
-values (a NaN stays NaN, -0.0 becomes 0 as NumPy's ``maximum`` gives).
+values (a NaN stays NaN, -0.0 becomes 0 as NumPy's ``maximum`` gives). A loop whose output is
+one of its inputs has a variant of its own: LLVM does not vectorize a loop over two arrays
+that may overlap (measured: 15 ms against 0.5 ms for 3.2 million elements).
 """
 
 from __future__ import annotations
@@ -14,27 +16,55 @@ from ember.backend.compiled import njit
 from ember.ops.im2col_numba import FLOATS
 
 
-def _block(f: types.Type, readonly: bool) -> types.Array:
+def _block(f: types.Type, readonly: bool = False) -> types.Array:
     return types.Array(f, 1, "C", readonly=readonly)
 
 
-_RELU = [types.void(_block(f, ro), _block(f, False)) for f in FLOATS for ro in (False, True)]
-_RELU_GRAD = [types.void(_block(f, ro_v), _block(f, ro_y), _block(f, False))
-              for f in FLOATS for ro_v in (False, True) for ro_y in (False, True)]
+_UNARY = [types.void(_block(f, ro), _block(f)) for f in FLOATS for ro in (False, True)]
+_IN_PLACE = [types.void(_block(f)) for f in FLOATS]
+_BINARY = [types.void(_block(f, ro_v), _block(f, ro_y), _block(f))
+           for f in FLOATS for ro_v in (False, True) for ro_y in (False, True)]
+_INTO_V = [types.void(_block(f), _block(f, ro)) for f in FLOATS for ro in (False, True)]
+_INTO_Y = [types.void(_block(f, ro), _block(f)) for f in FLOATS for ro in (False, True)]
 
 
-@njit(_RELU)
+@njit(_UNARY)
 def relu(a, out):
-    """``max(a, 0)`` of a block into ``out`` (may be ``a``), NaN kept."""
+    """``max(a, 0)`` of a block into ``out`` (another block), NaN kept."""
     zero = out.dtype.type(0)
     for i in range(a.size):
         x = a[i]
         out[i] = x if x > zero or x != x else zero
 
 
-@njit(_RELU_GRAD)
+@njit(_IN_PLACE)
+def relu_in_place(a):
+    """``max(a, 0)`` of a block into itself, NaN kept."""
+    zero = a.dtype.type(0)
+    for i in range(a.size):
+        x = a[i]
+        a[i] = x if x > zero or x != x else zero
+
+
+@njit(_BINARY)
 def relu_grad(v, y, out):
     """``v``, or 0 where ``y`` ≤ 0 (a NaN of ``v`` there too), into ``out``."""
     zero = out.dtype.type(0)
     for i in range(v.size):
         out[i] = zero if y[i] <= zero else v[i]
+
+
+@njit(_INTO_V)
+def relu_grad_into_v(v, y):
+    """:func:`relu_grad` written over ``v``."""
+    zero = v.dtype.type(0)
+    for i in range(v.size):
+        v[i] = zero if y[i] <= zero else v[i]
+
+
+@njit(_INTO_Y)
+def relu_grad_into_y(v, y):
+    """:func:`relu_grad` written over ``y``."""
+    zero = y.dtype.type(0)
+    for i in range(v.size):
+        y[i] = zero if y[i] <= zero else v[i]
