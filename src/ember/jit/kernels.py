@@ -30,6 +30,7 @@ from typing import Any
 from ember.backend import gemm
 from ember.dtypes import FLOATING_DTYPES
 from ember.jit.ir import Eqn, Var
+from ember.jit.loops import EXACT, run_loop
 from ember.ops.primitive import PRIMITIVES
 from ember.ops.relu_kernel import relu_array, relu_grad_array
 from ember.ops.unary import Unary
@@ -52,7 +53,7 @@ def _dense_layout(*arrays: Any) -> tuple | None:
 
 # what kernel sources call besides ``xp``
 KERNEL_GLOBALS = {"_gemm": gemm.matmul, "_relu": relu_array, "_relu_grad": relu_grad_array,
-                  "_dense_layout": _dense_layout}
+                  "_dense_layout": _dense_layout, "_loop": run_loop}
 
 
 def _ufunc(name: str, *extra: str) -> Callable[[list[str], str, bool], list[str]]:
@@ -219,6 +220,11 @@ class Kernel:
             lines.append(f"        return {eager[-1].dst}")
             lines.append("    if out is None or out.strides != layout:")
             lines.append(f"        out = xp.empty_like({full[0]})")
+            if all(e.prim.name in EXACT for e in self.eqns):
+                operands = ", ".join(v.name for v in self.inputs)
+                lines.append(f"    if _loop({self._loop_steps()!r}, out, {operands}):"
+                             "  # one numba pass")
+                lines.append("        return out")
         else:
             lines.append("    if out is None or not out.flags.c_contiguous:")
             like = next(v.name for v in self.inputs if v.dtype is self.out.dtype)
@@ -226,6 +232,15 @@ class Kernel:
         lines.extend(f"    {line}" for line in self._lines(self._steps(into=True)))
         lines.append("    return out")
         return "\n".join(lines) + "\n"
+
+    def _loop_steps(self) -> tuple:
+        """The steps as :func:`ember.jit.loops.run_loop` takes them."""
+        names = {v: f"a{i}" for i, v in enumerate(self.inputs)}
+        steps = []
+        for k, e in enumerate(self.eqns):
+            steps.append((e.prim.name, tuple(names[v] for v in e.inputs)))
+            names[e.outputs[0]] = f"t{k}"
+        return tuple(steps)
 
     def _steps(self, into: bool) -> list[Step]:
         """Each equation's buffer: with ``into``, the output's chain writes into ``out`` and

@@ -1,0 +1,202 @@
+"""A fused kernel as one numba loop: each element read once and written once, where NumPy's
+calls make a pass per equation (and a temporary per intermediate that cannot share ``out``).
+
+A kernel (:mod:`ember.jit.kernels`) whose steps are all exactly rounded operations (``+ - * /``,
+negation, ``sqrt``, ``abs``, reciprocal, min/max, relu and its gradient, ``where``) calls
+:func:`run_loop` before its NumPy calls. The loop computes each step in the arrays' dtype, in
+the same order, so its values are NumPy's bit for bit (transcendental functions are left to
+NumPy: numba's ``exp`` is not NumPy's to the last bit).
+
+The output is seen in its memory order as rows of its innermost dimension. Each operand is, in
+that order, the output's own layout (read at the output's index), a scalar, constant along a
+row (layer norm's statistics), or contiguous along a row at some offset per row (a bias; a
+causal mask repeated over the batch); any other operand, a small array, NumPy, numba turned off
+or an output overlapping an operand elsewhere than in place leave the kernel to its NumPy calls.
+Each (steps, operand kinds, dtype) compiles once per process, on its first call (~0.2 s).
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache, partial
+from typing import Any
+
+import numpy as np
+
+from ember.backend import compiled, parallel
+
+__all__: list[str] = []
+
+MIN_ELEMENTS = 1 << 15  # below this, the numba call costs what its single pass saves
+_SHARE = 1 << 20  # elements a core takes at least, when the rows are shared among cores
+
+# each step as a numba expression of its arguments (``z``/``one``: 0 and 1 in the dtype)
+_EXPRESSIONS = {
+    "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "div": "{0} / {1}",
+    "neg": "-{0}", "abs": "abs({0})", "sqrt": "np.sqrt({0})", "reciprocal": "one / {0}",
+    "rsqrt": "one / np.sqrt({0})",
+    "maximum": "({0} if {0} > {1} or {0} != {0} else {1})",  # NaN wins; a tie gives {1}
+    "minimum": "({0} if {0} < {1} or {0} != {0} else {1})",
+    "relu": "({0} if {0} > z or {0} != {0} else z)",
+    "relu_grad": "(z if {1} <= z else {0})",
+    "where": "({1} if {0} else {2})",
+}
+EXACT = frozenset(_EXPRESSIONS)
+
+_FULL, _OUT, _SCALAR, _ROW, _RUN = "full", "out", "scalar", "row", "run"
+_COMPILED: dict[tuple, Any] = {}
+_LOCK = threading.Lock()
+_NUMBA = compiled.register("numba")  # (its first import is the cost :func:`preload` moves)
+
+
+def run_loop(steps: tuple, out: Any, *operands: Any) -> bool:
+    """Computes ``steps`` of ``operands`` into ``out`` (a dense NumPy array) in one numba loop;
+    False where the loop does not apply (nothing written). ``steps`` is a tuple of
+    ``(primitive name, argument names)``, the names ``a0…`` for operands and ``t0…`` for earlier
+    steps; the last step gives the output.
+
+    Example:
+        >>> run_loop((("mul", ("a0", "a1")), ("add", ("t0", "a2"))), out, x, w, b)
+        True
+    """
+    if out.size < MIN_ELEMENTS or out.dtype not in (np.float32, np.float64) or \
+            not compiled.numba_enabled() or compiled.load(_NUMBA) is None:
+        return False
+    order = tuple(np.argsort([-s for s in out.strides], kind="stable"))
+    rows_out = out.transpose(order)
+    if not rows_out.flags.c_contiguous:
+        return False
+    cols = rows_out.shape[-1] if out.ndim else 1
+    kinds, arrays = [], []
+    for a in operands:
+        kind, flat = _operand(a, out, order, cols)
+        if kind is None:
+            return False
+        kinds.append(kind)
+        arrays.extend(flat)
+    loop = _loop(steps, tuple(kinds), out.dtype.char)
+    flat_out = rows_out.reshape(-1)
+    shares = min(parallel.workers(), out.size // _SHARE)
+    if all(kind in (_FULL, _OUT, _SCALAR) for kind in kinds):  # rows as long as can be
+        cols = out.size // shares if shares > 1 and out.size % shares == 0 else out.size
+    rows = out.size // cols
+    if shares <= 1:
+        loop(flat_out, *arrays, 0, rows, cols)
+        return True
+    bounds = [rows * i // shares for i in range(shares + 1)]
+    parallel.run([partial(loop, flat_out, *arrays, lo, hi, cols)
+                  for lo, hi in zip(bounds, bounds[1:])])
+    return True
+
+
+def _operand(a: Any, out: Any, order: tuple, cols: int) -> tuple[str | None, list]:
+    """(kind, arrays the loop reads) of one operand of ``out``'s kernel; kind None where the
+    loop cannot read it."""
+    if isinstance(a, np.generic):
+        a = np.asarray(a)
+    if not isinstance(a, np.ndarray) or (a.dtype != out.dtype and a.dtype != np.bool_):
+        return None, []
+    if a.size == 1:
+        return _SCALAR, [a.reshape(1)]
+    if a.shape == out.shape and _elements(a) == _elements(out):  # (a bool mask: 1-byte items)
+        flat = a.transpose(order).reshape(-1)
+        if flat.__array_interface__["data"][0] == out.__array_interface__["data"][0]:
+            return _OUT, []
+        return (_FULL, [flat]) if not np.may_share_memory(a, out) else (None, [])
+    if a.size >= out.size or np.may_share_memory(a, out):
+        return None, []  # (a whole operand in another layout: NumPy's calls)
+    base = np.ascontiguousarray(a)  # a smaller, broadcast operand: rows of it, by offsets
+    try:
+        view = np.broadcast_to(base, out.shape).transpose(order)
+    except ValueError:
+        return None, []
+    step = view.strides[-1] // base.itemsize if view.ndim else 0
+    if step not in (0, 1):
+        return None, []
+    offsets = _row_offsets(view.shape[:-1], tuple(s // base.itemsize for s in view.strides[:-1]))
+    return (_ROW if step == 0 else _RUN), [base.reshape(-1), offsets]
+
+
+def _elements(a: Any) -> tuple:
+    return tuple(s // a.itemsize for s in a.strides)
+
+
+@lru_cache(maxsize=256)
+def _row_offsets(shape: tuple, strides: tuple) -> np.ndarray:
+    """Each row's first element, as an offset into the operand's flat memory."""
+    offsets = np.zeros(shape, np.int64)
+    for axis, (n, s) in enumerate(zip(shape, strides, strict=True)):
+        index = [1] * len(shape)
+        index[axis] = n
+        offsets += (np.arange(n, dtype=np.int64) * s).reshape(index)
+    offsets = offsets.reshape(-1)
+    offsets.flags.writeable = False
+    return offsets
+
+
+def _loop(steps: tuple, kinds: tuple, dtype: str) -> Any:
+    key = (steps, kinds, dtype)
+    loop = _COMPILED.get(key)
+    if loop is None:
+        with _LOCK:
+            loop = _COMPILED.get(key)
+            if loop is None:
+                loop = _COMPILED[key] = _compile(loop_source(steps, kinds))
+    return loop
+
+
+def loop_source(steps: tuple, kinds: tuple) -> str:
+    """The Python text numba compiles for ``steps`` over operands of ``kinds``.
+
+    Example:
+        >>> print(loop_source((("mul", ("a0", "a1")),), ("full", "row")))  # doctest: +SKIP
+        def loop(out, a0, a1, a1_rows, lo, hi, cols):
+        ...
+    """
+    params, before, per_row, per_element = ["out"], [], ["        row = out[at:at + cols]"], []
+    read = {}
+    for i, kind in enumerate(kinds):
+        name = f"a{i}"
+        if kind == _OUT:
+            read[name] = "row[c]"
+        elif kind == _FULL:
+            params.append(name)
+            per_row.append(f"        r{i} = {name}[at:at + cols]")
+            read[name] = f"r{i}[c]"
+        elif kind == _SCALAR:
+            params.append(name)
+            before.append(f"    x{i} = {name}[0]")
+            read[name] = f"x{i}"
+        else:
+            params.extend([name, f"{name}_rows"])
+            if kind == _ROW:
+                per_row.append(f"        x{i} = {name}[{name}_rows[r]]")
+                read[name] = f"x{i}"
+            else:
+                per_row.append(f"        r{i} = {name}[{name}_rows[r]:{name}_rows[r] + cols]")
+                read[name] = f"r{i}[c]"
+    for k, (prim, args) in enumerate(steps):
+        if any(arg.startswith("a") and arg not in read for arg in args):
+            raise ValueError(f"loop_source: step {k} reads {args}, not all operands or steps")
+        values = [read.get(arg, arg) for arg in args]
+        per_element.append(f"            t{k} = {_EXPRESSIONS[prim].format(*values)}")
+    per_element.append(f"            row[c] = t{len(steps) - 1}")
+    # rows as slices: an index from range() is known non-negative, so the loop vectorizes
+    lines = [f"def loop({', '.join(params)}, lo, hi, cols):",
+             "    z = out.dtype.type(0)",
+             "    one = out.dtype.type(1)",
+             *before,
+             "    for r in range(lo, hi):",
+             "        at = r * cols",
+             *per_row,
+             "        for c in range(cols):",
+             *per_element]
+    return "\n".join(lines) + "\n"
+
+
+def _compile(source: str) -> Any:
+    import numba
+
+    scope: dict[str, Any] = {"np": np}
+    exec(compile(source, "<ember.jit loop>", "exec"), scope)  # noqa: S102 - our own code
+    return numba.njit(nogil=True, error_model="numpy")(scope["loop"])

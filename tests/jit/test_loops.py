@@ -1,0 +1,113 @@
+"""numba's one-pass loops for fused kernels: each exactly rounded step equals its primitive's
+NumPy forward bit for bit, for every kind of operand the loop reads, in place and in
+channels-last layouts; anything else is left to NumPy."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.backend import compiled
+from ember.jit.loops import EXACT, MIN_ELEMENTS, loop_source, run_loop
+from ember.ops.primitive import PRIMITIVES
+
+pytest.importorskip("numba")
+
+SHAPE = (64, 40, 24)  # 61440 elements: above the loops' cut-off
+ARITY = {"neg": 1, "abs": 1, "sqrt": 1, "reciprocal": 1, "rsqrt": 1, "relu": 1, "where": 3}
+# the broadcast shapes of a second operand: in the output's memory order, a scalar, constant
+# along a row, a row repeated at every row, a block repeated over the leading dimension
+SECOND = {"full": SHAPE, "scalar": (), "row": (64, 40, 1), "run": (24,), "block": (40, 24)}
+
+
+def _values(shape, dtype, seed):
+    x = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    if x.size >= 8:
+        x.reshape(-1)[:8] = [np.nan, -0.0, 0.0, np.inf, -np.inf, 1.0, -1.0, 0.0]
+    return x
+
+
+@pytest.fixture(autouse=True)
+def _numba_on():
+    saved = compiled.numba_enabled()
+    compiled.use_numba(True)
+    yield
+    compiled.use_numba(saved)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(EXACT))
+@pytest.mark.parametrize("second", sorted(SECOND))
+def test_each_step_equals_numpy_bit_for_bit(name, second, dtype):
+    arity = ARITY.get(name, 2)
+    if arity == 1 and second != "full":
+        pytest.skip("one operand")
+    first = _values(SHAPE, dtype, 0)
+    other = _values(SECOND[second], dtype, 1)
+    args = {1: (first,), 2: (first, other),
+            3: (first > 0.5, first, other)}[arity]
+    out = np.empty(SHAPE, dtype)
+    steps = ((name, tuple(f"a{i}" for i in range(arity))),)
+    with np.errstate(all="ignore"):
+        want = PRIMITIVES[name].forward(np, *args)
+        assert run_loop(steps, out, *args)
+    assert np.array_equal(out.view(np.uint8), np.ascontiguousarray(want).view(np.uint8))
+
+
+def test_a_chain_in_place_and_channels_last_equals_numpys_passes():
+    x = np.moveaxis(_values((8, 16, 20, 32), np.float32, 2), -1, 1)  # channels-last
+    bias = _values((32, 1, 1), np.float32, 3)
+    scale = np.float32(0.5).reshape(())
+    steps = (("mul", ("a0", "a2")), ("add", ("t0", "a1")), ("relu", ("t1",)))
+    with np.errstate(all="ignore"):
+        want = np.maximum(x * scale + bias, 0)
+    out = np.empty_like(x)  # the same layout; then x itself, overwritten
+    assert run_loop(steps, out, x, bias, scale)
+    np.testing.assert_array_equal(out, want)
+    assert run_loop(steps, x, x, bias, scale)
+    np.testing.assert_array_equal(x, want)
+
+
+@pytest.mark.parametrize("case", ["small", "overlap", "strided", "integer", "numba off"])
+def test_what_the_loop_leaves_to_numpy(case):
+    steps = (("add", ("a0", "a1")),)
+    big = np.ones(4 * MIN_ELEMENTS, np.float32)
+    a, b, out = {"small": (np.ones(8, np.float32), np.ones(8, np.float32), np.ones(8, np.float32)),
+                 "overlap": (big[:-1], big[:-1], big[1:]),
+                 "strided": (big.reshape(-1, 2), big.reshape(-1, 2)[:, :1].repeat(2, 1)[:, ::2],
+                             np.empty((2 * MIN_ELEMENTS, 2), np.float32)),
+                 "integer": (big.astype(np.int64),) * 2 + (big.astype(np.int64),),
+                 "numba off": (big, big, big.copy())}[case]
+    if case == "strided":
+        b = np.lib.stride_tricks.as_strided(big, (2 * MIN_ELEMENTS, 2), (4, 8))  # inner stride 2
+    if case == "numba off":
+        compiled.use_numba(False)
+    before = out.copy()
+    assert not run_loop(steps, out, a, b)
+    np.testing.assert_array_equal(out, before)
+
+
+def test_the_source_names_each_kind_of_operand():
+    source = loop_source((("mul", ("a0", "a1")), ("add", ("t0", "a2")), ("sub", ("t1", "a3"))),
+                         ("out", "scalar", "row", "run"))
+    assert "x1 = a1[0]" in source and "x2 = a2[a2_rows[r]]" in source
+    assert "r3 = a3[a3_rows[r]:a3_rows[r] + cols]" in source and "row[c] = t2" in source
+    with pytest.raises(ValueError, match="a4"):
+        loop_source((("neg", ("a4",)),), ("full",))
+
+
+def test_a_compiled_chain_equals_eager_with_and_without_numba(numba_or_numpy):
+    rng = np.random.default_rng(4)
+    x = ember.tensor(rng.standard_normal((256, 512)).astype(np.float32))
+    b = ember.tensor(rng.standard_normal(512).astype(np.float32))
+    s = ember.tensor(rng.standard_normal((256, 1)).astype(np.float32))
+
+    def f(x, b, s):
+        h = (x * s + b).relu()
+        return ember.maximum(h / 3 - x, x.abs().sqrt())
+
+    want = f(x, b, s).numpy()
+    fast = ember.jit.compile(f)
+    fast(x, b, s)
+    got = fast(x, b, s).numpy()
+    assert "_loop(" in fast.code
+    np.testing.assert_array_equal(got, want)
