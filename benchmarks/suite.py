@@ -2,7 +2,8 @@
 measures each framework's peak memory in a fresh subprocess of its own.
 
 Peak memory: the subprocess imports one framework, runs the workload once at batch 1 (to load
-the code it uses), resets the kernel's peak-RSS mark
+the code it uses; a compiled step also runs once at full size, since numba compiles its
+loops once per process on first use), resets the kernel's peak-RSS mark
 (``/proc/self/clear_refs``), builds the workload (model, optimizer, data) and runs two steps;
 the figure is the peak resident size minus the size before building. Both frameworks are
 measured the same way, so it includes each one's allocator caches and temporaries. For Ember
@@ -77,6 +78,10 @@ def peak_memory(name: str, framework: str, scale: float, threads: int) -> dict[s
     # oneDNN kernels) are resident before the baseline and not counted as workload memory
     warm, _ = workloads.build(name, framework, 1 / workloads.TRAINING[name].batch)
     warm()
+    if compiled:  # numba compiles the compiled step's loops once per process, on first use
+        warm, _ = workloads.build(name, framework, scale)
+        warm = ember.jit.compile(warm)
+        warm(), warm()
     del warm, _
     _reset_peak()
     base = _rss_kib("VmRSS")

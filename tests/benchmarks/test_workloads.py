@@ -42,6 +42,11 @@ def test_peak_memory_of_one_framework():
     assert out["rss_peak"] >= 0 and out["tensor_peak"] > 4 * 784 * 1024
 
 
+def test_peak_memory_of_a_compiled_step():
+    out = suite.peak_memory("mlp", "ember-jit", 1 / 256, 1)
+    assert out["rss_peak"] >= 0 and "tensor_peak" not in out
+
+
 def test_ember_bench_rejects_unknown_workloads(capsys):
     from ember.cli import main
 
