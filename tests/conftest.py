@@ -14,4 +14,7 @@ def numba_or_numpy(request):
     saved = compiled.numba_enabled()
     compiled.use_numba(request.param == "numba")
     yield request.param
+    still_on = compiled.numba_enabled()
     compiled.use_numba(saved)
+    # a kernel that fails to load turns numba off with a warning: NumPy was compared with NumPy
+    assert still_on or request.param == "numpy", "numba's kernels turned off during the test"

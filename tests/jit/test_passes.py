@@ -361,6 +361,34 @@ def test_an_operand_read_after_the_kernel_writes_its_result_is_not_overwritten()
     assert all(e.out is not t for e in g.eqns)
 
 
+def test_where_never_overwrites_the_branch_it_reads_after_copying_the_other():
+    b = Graphs()
+    c, x, y = b.input(8, 1, dtype=ember.bool_), b.input(8, 8), b.input(8, 8)
+    t = b("matmul", x, y, compute=None)  # dies at the where, as its first branch
+    g = check(b.returns(b("where", c, t, b("neg", y))), plan_memory,
+              rand(8, 1) > 0, rand(8, 8), rand(8, 8, seed=1))
+    assert all(e.out is not t for e in g.eqns)
+
+
+def test_an_operand_seen_through_a_view_in_the_same_op_is_not_overwritten():
+    b = Graphs()
+    x = b.input(8, 8)
+    t = b("matmul", x, x, compute=None)
+    both = b("add", b("mul", t, b.const(2.0)), b("permute", t, dims=(1, 0)))
+    g = check(b.returns(both), lambda g: plan_memory(fuse_elementwise(g)), rand(8, 8))
+    assert all(e.out is not t for e in g.eqns)
+
+
+def test_a_full_size_bool_mask_leaves_the_buffer_to_the_float_operands():
+    b = Graphs()
+    c, x, y = b.input(8, 8, dtype=ember.bool_), b.input(8, 8), b.input(8, 8)
+    d = b("exp", x)
+    t = b("matmul", d, y, compute=None)  # d's buffer is free from here
+    r = b("where", c, t, y)  # the mask is its first operand
+    g = check(b.returns(r), plan_memory, rand(8, 8) > 0, rand(8, 8), rand(8, 8, seed=1))
+    assert g.eqns[-1].out is d
+
+
 def test_memory_never_reuses_what_the_world_or_an_alias_still_sees():
     b = Graphs()
     x = b.input(4, 4)

@@ -45,6 +45,7 @@ def test_numba_columns_equal_numpys_windows(geometry, dtype):
             got = Unfold.forward(np, view, layout="nlc", **geometry)
             assert got.dtype == dtype and got.shape == want.shape, name
             np.testing.assert_array_equal(got, want, err_msg=name)
+        assert compiled.numba_enabled()  # (a kernel that fails to load turns numba off)
     finally:
         compiled.use_numba(saved)
 

@@ -183,12 +183,15 @@ class Kernel:
 
     def overwrites_safely(self, v: Var) -> bool:
         """Whether ``out`` may be operand ``v``'s own buffer: no step reads ``v`` after the
-        first one that writes ``out`` (that one reads it element by element, as a ufunc may
-        with ``out=`` its input)."""
+        first one that writes ``out``, and that one reads it element by element, as a ufunc
+        may with ``out=`` its input (``where`` copies its other branch into ``out`` before
+        it reads the first)."""
         if self.source.startswith("def matmul_into"):
             return False
         steps = self._steps(into=True)
         first = next(k for k, step in enumerate(steps) if step.dst == "out")
+        if steps[first].eqn.prim.name == "where" and steps[first].args[1] == v.name:
+            return False
         return all(v.name not in step.args for step in steps[first + 1:])
 
     def forward(self, xp: Any, *arrays: Any, out: Any = None) -> Any:
@@ -209,7 +212,8 @@ class Kernel:
         """The function's text: a layout check, the eager calls for other layouts, then the
         calls that write into ``out``."""
         shape = self.out.shape
-        full = [v.name for v in self.inputs if v.shape == shape]
+        # (a full-size bool mask is read by NumPy or the loop in any layout)
+        full = [v.name for v in self.inputs if v.shape == shape and v.dtype is self.out.dtype]
         params = ", ".join(["xp", *(v.name for v in self.inputs), "out=None"])
         lines = [f"def {self.name}({params}):"]
         eager = self._steps(into=False)

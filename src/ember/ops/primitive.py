@@ -47,8 +47,9 @@ class Primitive:
         save_inputs / save_outputs: which values the vjp rule reads; the engine keeps those
             and checks them for in-place modification before backward. ``save_outputs`` may
             name output indices, e.g. ``(1, 2)``: a norm's statistics but not its output.
-        allocates: every output is a new array, never an input nor a view of one (the jit's
-            memory planning may then give its buffer to a later op).
+        allocates: the first output is a new array, never an input nor a view of one (the
+            jit's memory planning may then give its buffer to a later op); any others are
+            no views of the inputs either.
         pure: False for ops whose every application matters besides its value (sampling
             draws from a generator, collectives communicate): graph passes never fold,
             merge or drop them.

@@ -64,15 +64,16 @@ def plan_memory(graph: Graph) -> Graph:
 def _dying_operand(eqn: Eqn, i: int, death: dict[Var, int], pinned: set[Var],
                    holds: dict[Var, set[Var]]) -> Var | None:
     """An operand of an elementwise ``eqn`` whose buffer dies with it, of the output's shape
-    and dtype: the result overwrites it in place (the kernel reads it no more once it writes
-    ``out``), so the step never holds both."""
+    and dtype, and that no other operand views: the result overwrites it in place (the kernel
+    reads it no more once it writes ``out``), so the step never holds both."""
     if eqn.prim.name == "matmul" or (isinstance(eqn.prim, Kernel) and eqn.prim.source.startswith(
             "def matmul_into")):
         return None  # BLAS must not write over its operands
     out = eqn.outputs[0]
     for v in eqn.inputs:
+        seen_elsewhere = any(v in holds.get(u, ()) for u in eqn.inputs if u is not v)
         if holds.get(v) == {v} and death.get(v) == i and v not in pinned and \
-                (v.shape, v.dtype) == (out.shape, out.dtype) and \
+                not seen_elsewhere and (v.shape, v.dtype) == (out.shape, out.dtype) and \
                 into_kernel(eqn).overwrites_safely(v):
             return v
     return None
@@ -119,11 +120,14 @@ def _live_bytes(graph: Graph) -> list[int]:
 
 def _holders(graph: Graph, fresh: set[int]) -> dict[Var, set[Var]]:
     """For each variable, the fresh buffers (named by the variable that made them) it may
-    reference: its own if its equation surely allocates, else any its inputs reference."""
+    reference: its own if its equation surely allocates it (an allocating primitive's first
+    output), else any its inputs reference."""
     holds: dict[Var, set[Var]] = {}
     for eqn in graph.eqns:
         if id(eqn) in fresh or getattr(eqn.prim, "allocates", False):
-            holds.update((v, {v}) for v in eqn.outputs)
+            first, *others = eqn.outputs
+            holds[first] = {first}
+            holds.update((v, set()) for v in others)  # (no input's view; never given on)
             continue
         inherited = set().union(*(holds.get(v, set()) for v in eqn.inputs))
         for v in eqn.outputs:
