@@ -31,6 +31,7 @@ CASES = [
         S(arg(1, 3, 5, 5), arg(2, 3, 2, 2), padding="same", dilation=2),  # asymmetric 'same'
         S(arg(1, 2, 4, 4), arg(2, 2, 3, 3), padding=(3, 1)),  # padding past the kernel's reach
         S(arg(2, 3, 4, 4), arg(2, 3, 1, 1), arg(2)),                       # 1×1 fast path
+        S(arg(2, 1, 5, 5), arg(12, 1, 3, 3), arg(12), padding=1),  # fewer columns than channels
         S(arg(3, 5, 5), arg(2, 3, 3, 3), padding="valid"),                 # unbatched
         S(arg(0, 3, 5, 5), arg(2, 3, 3, 3), arg(2)),                       # empty batch
     ]),
