@@ -12,7 +12,8 @@ that order, the output's own layout (read at the output's index), a scalar, cons
 row (layer norm's statistics), or contiguous along a row at some offset per row (a bias; a
 causal mask repeated over the batch); any other operand, a small array, NumPy, numba turned off
 or an output overlapping an operand elsewhere than in place leave the kernel to its NumPy calls.
-Each (steps, operand kinds, dtype) compiles once per process, on its first call (~0.2 s).
+Each (steps, operand kinds, dtype) compiles once per process, on its first call (~0.2 s;
+numba adds a version for each new typing of the arrays: a read-only or a bool operand).
 """
 
 from __future__ import annotations
