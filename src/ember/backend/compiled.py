@@ -51,7 +51,7 @@ def describe() -> str:
         return "NumPy (pip install 'ember[fast]' adds numba's one-pass kernels)"
     state = "on" if _OFF_BECAUSE[0] is None else f"off ({_OFF_BECAUSE[0]})"
     return (f"numba {_numba().__version__}: one-pass float32 erf and gelu, relu, im2col, "
-            f"channels-last max pooling, {state}")
+            f"channels-last max pooling and batch norm, {state}")
 
 
 def use_numba(enabled: bool) -> None:
