@@ -54,6 +54,25 @@ def test_the_loops_match_float64_statistics_and_numpys_output(monkeypatch, dtype
                                atol=1e-5 if dtype == np.float32 else 1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("split", [False, True])
+def test_the_gradient_sums_match_float64(monkeypatch, dtype, split):
+    pytest.importorskip("numba")
+    if split:
+        monkeypatch.setattr(batch_norm_kernel, "_SHARE", 1000)
+        monkeypatch.setattr(batch_norm_kernel.parallel, "workers", lambda: 3)
+    x, _, mean = _inputs((16, 8, 9, 7), dtype)
+    g = np.random.default_rng(1).standard_normal(x.shape).astype(dtype)
+    got = batch_norm_kernel.gradient_sums(np, _channels_last(g), _channels_last(x), mean)
+    assert got is not None and all(t.dtype == dtype and t.shape == (8,) for t in got)
+    dims = (0, 2, 3)
+    g64, centred = g.astype(np.float64), x - mean.astype(np.float64).reshape(1, -1, 1, 1)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got[0], g64.sum(dims), rtol=tol, atol=tol)
+    np.testing.assert_allclose(got[1], (g64 * centred).sum(dims), rtol=tol, atol=tol)
+    assert batch_norm_kernel.gradient_sums(np, g, _channels_last(x), mean) is None  # layouts
+
+
 @pytest.mark.parametrize("case", ["channels first", "small", "half", "one row", "numba off"])
 def test_what_the_loops_leave_to_numpy(case):
     x, w, b = _inputs((16, 8, 9, 7), np.float32)

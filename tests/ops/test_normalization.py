@@ -31,7 +31,25 @@ def _bn_train(lib):
     return run
 
 
+def _bn_sums(lib):
+    # batch norm's backward sums, the internal primitive: Σg and Σg·(x - mean) per channel
+    def run(g, x, mean):
+        if lib == "ember":
+            from ember.ops.normalization import BatchNormSums
+            from ember.ops.primitive import apply
+            return apply(BatchNormSums, g, x, mean)
+        dims = (0, *range(2, x.ndim))
+        centred = x - mean.reshape((1, -1) + (1,) * (x.ndim - 2))
+        return g.sum(dims), (g * centred).sum(dims)
+    return run
+
+
 CASES = [
+    OpCase("batch_norm_sums", _bn_sums("ember"), _bn_sums("torch"), [
+        S(arg(4, 3), arg(4, 3), arg(3)),
+        S(arg(2, 3, 3, 3, channels_last=True), arg(2, 3, 3, 3, channels_last=True), arg(3)),
+        S(arg(2, 3, 5), arg(2, 3, 5, noncontig=True), arg(3)),
+    ]),
     OpCase("layer_norm", F.layer_norm, TF.layer_norm, [
         S(arg(3, 4), Const((4,)), arg(4), arg(4)),
         S(arg(2, 3, 4, noncontig=True), Const((3, 4)), arg(3, 4), arg(3, 4), eps=1e-3),
@@ -179,6 +197,20 @@ def test_batch_norm_primitive_differentiates_through_its_statistics():
     out, mean, var = _bn_primitive(x, w, b)
     np.testing.assert_allclose(mean.detach().numpy(), x.detach().numpy().mean((0, 2)))
     np.testing.assert_allclose(var.detach().numpy(), x.detach().numpy().var((0, 2)))
+
+
+def test_batch_norm_sums_under_vmap_match_each_sample():
+    from ember.ops.normalization import BatchNormSums
+    from ember.ops.primitive import apply
+
+    rng = np.random.default_rng(8)
+    g, x = (ember.from_numpy(rng.standard_normal((5, 4, 3, 6))) for _ in range(2))
+    mean = ember.from_numpy(rng.standard_normal((5, 3)))
+    total, dot = ember.func.vmap(lambda a, b, m: apply(BatchNormSums, a, b, m))(g, x, mean)
+    for i in range(5):
+        want = apply(BatchNormSums, g[i], x[i], mean[i])
+        np.testing.assert_allclose(total[i].numpy(), want[0].numpy(), rtol=1e-12)
+        np.testing.assert_allclose(dot[i].numpy(), want[1].numpy(), rtol=1e-12)
 
 
 def test_batch_norm_keeps_its_input_and_statistics_not_its_output():

@@ -147,30 +147,32 @@ class BatchNorm(Primitive):
         shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
         mean, var = ctx.output(1).reshape(shape), ctx.output(2).reshape(shape)
         rstd = (var + ctx.params["eps"]).rsqrt()
-        return dims, x - mean, rstd, weight.reshape(shape), x.numel() // max(x.shape[1], 1)
+        return dims, mean, rstd, weight.reshape(shape), x.numel() // max(x.shape[1], 1)
 
     def vjp(self, ctx, g, g_mean=None, g_var=None):
-        dims, centred, rstd, weight, n = self._parts(ctx)
-        needs_x = ctx.inputs[0].requires_grad
+        _, mean, rstd, weight, n = self._parts(ctx)
+        x = ctx.inputs[0]
+        needs_x = x.requires_grad
         gx = g_weight = g_bias = None
         if g is not None:
-            g_sum = g.sum(dims, keepdim=True)
-            g_dot = (g * centred).sum(dims, keepdim=True)  # Σ g·(x - mean)
-            g_weight, g_bias = (g_dot * rstd).reshape((-1,)), g_sum.reshape((-1,))
+            g_sum, g_dot = apply(BatchNormSums, g, x, ctx.output(1))  # Σg, Σg·(x - mean)
+            g_weight, g_bias = g_dot * rstd.reshape((-1,)), g_sum
             if needs_x:
                 k = weight * rstd
+                g_sum, g_dot = g_sum.reshape(mean.shape), g_dot.reshape(mean.shape)
                 # k·(g - mean(g) - x̂·mean(g·x̂)), x̂ = (x - mean)·rstd
-                gx = g * k + centred * (-k * rstd * rstd * g_dot / n) - k * g_sum / n
+                gx = g * k + (x - mean) * (-k * rstd * rstd * g_dot / n) - k * g_sum / n
         if needs_x and g_mean is not None:  # mean = Σx / n
-            term = (g_mean.reshape(rstd.shape) / n).expand(tuple(centred.shape))
+            term = (g_mean.reshape(rstd.shape) / n).expand(tuple(x.shape))
             gx = term if gx is None else gx + term
         if needs_x and g_var is not None:  # var = Σ(x - mean)² / n
-            term = centred * (g_var.reshape(rstd.shape) * (2 / n))
+            term = (x - mean) * (g_var.reshape(rstd.shape) * (2 / n))
             gx = term if gx is None else gx + term
         return gx, g_weight, g_bias
 
     def jvp(self, ctx, dx, dweight, dbias):
-        dims, centred, rstd, weight, _ = self._parts(ctx)
+        dims, mean, rstd, weight, _ = self._parts(ctx)
+        centred = ctx.inputs[0] - mean
         xhat = centred * rstd
         dmean = dx.mean(dims, keepdim=True)
         dvar = (dx * centred).mean(dims, keepdim=True) * 2
@@ -178,6 +180,56 @@ class BatchNorm(Primitive):
         shape = dmean.shape
         out = dxhat * weight + xhat * dweight.reshape(shape) + dbias.reshape(shape)
         return out, dmean.reshape((-1,)), dvar.reshape((-1,))
+
+
+@primitive
+class BatchNormSums(Primitive):
+    """Batch norm's backward sums per channel (dimension 1): ``Σg`` and ``Σg·(x - mean)`` over
+    every other dimension of the output gradient ``g`` and the input ``x``, with the (C,)
+    batch ``mean``. One pass over both in numba for channels-last float input
+    (:mod:`ember.ops.batch_norm_kernel`), else two GEMV sums. Its rules are those of the sums
+    it is, in Ember ops, so batch norm's higher derivatives follow."""
+
+    name = "batch_norm_sums"
+    nout = 2
+
+    def forward(self, xp, g, x, mean):
+        looped = batch_norm_kernel.gradient_sums(xp, g, x, mean)
+        if looped is not None:
+            return looped
+        dims = (0, *range(2, x.ndim))
+        centred = x - mean.reshape((1, -1) + (1,) * (x.ndim - 2))
+        return (gemm.sum_axes(xp, g, dims).reshape(-1),
+                gemm.sum_axes(xp, xp.multiply(centred, g, out=centred), dims).reshape(-1))
+
+    def infer(self, g, x, mean):
+        c = x.shape[1] if len(x.shape) > 1 else None
+        if tuple(g.shape) != tuple(x.shape) or mean.shape != (c,):
+            raise ShapeError(f"batch_norm_sums: gradient {g.shape}, input {x.shape} and mean "
+                             f"{mean.shape} do not match: expected the input's shape and (C,)")
+        stat = TensorSpec((c,), x.dtype)
+        return stat, stat
+
+    def vjp(self, ctx, u_sum, u_dot):
+        g, x, mean = ctx.inputs
+        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+        gg = gx = g_mean = None
+        if u_sum is not None:
+            gg = u_sum.reshape(shape).expand(tuple(g.shape))
+        if u_dot is not None:
+            u = u_dot.reshape(shape)
+            part = u * (x - mean.reshape(shape))
+            gg = part if gg is None else gg + part
+            gx = u * g
+            g_mean = -(u_dot * g.sum((0, *range(2, x.ndim))))
+        return gg, gx, g_mean
+
+    def jvp(self, ctx, dg, dx, dmean):
+        g, x, mean = ctx.inputs
+        dims = (0, *range(2, x.ndim))
+        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+        d_dot = (dg * (x - mean.reshape(shape)) + g * dx).sum(dims) - g.sum(dims) * dmean
+        return dg.sum(dims), d_dot
 
 
 def _standardize(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor, Tensor]:

@@ -178,3 +178,12 @@ def _batch_norm(b: int, xs: tuple, bs: tuple, *, eps: float) -> Any:
     shape = (b, 1, c) + (1,) * (x.ndim - 3)
     out = y * reshape(weight, shape) + reshape(bias, shape)
     return out, reshape(mean, (b, c)), reshape(var, (b, c))
+
+
+@rule("batch_norm_sums")
+def _batch_norm_sums(b: int, xs: tuple, bs: tuple) -> Any:
+    # per vmapped sample: the two sums as ops on the physical (B, N, C, …) operands
+    g, x, mean = (batched(t, b, is_b) for t, is_b in zip(xs, bs))
+    dims = (1, *range(3, x.ndim))
+    centred = x - reshape(mean, (b, 1, x.shape[2]) + (1,) * (x.ndim - 3))
+    return g.sum(dims), (g * centred).sum(dims)
