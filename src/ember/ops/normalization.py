@@ -198,9 +198,13 @@ class BatchNormSums(Primitive):
         if looped is not None:
             return looped
         dims = (0, *range(2, x.ndim))
+        dtype = x.dtype
+        if dtype in _HALF:  # half precision sums in float32
+            g, x, mean = (a.astype(np.float32) for a in (g, x, mean))
         centred = x - mean.reshape((1, -1) + (1,) * (x.ndim - 2))
-        return (gemm.sum_axes(xp, g, dims).reshape(-1),
-                gemm.sum_axes(xp, xp.multiply(centred, g, out=centred), dims).reshape(-1))
+        sums = (gemm.sum_axes(xp, g, dims), gemm.sum_axes(xp, xp.multiply(centred, g, out=centred),
+                                                            dims))
+        return tuple(t.reshape(-1).astype(dtype, copy=False) for t in sums)
 
     def infer(self, g, x, mean):
         c = x.shape[1] if len(x.shape) > 1 else None
