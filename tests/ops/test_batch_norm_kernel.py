@@ -38,6 +38,9 @@ def test_the_loops_match_float64_statistics_and_numpys_output(monkeypatch, dtype
     got = batch_norm_kernel.batch_norm(np, view, w, b, 1e-5)
     assert got is not None and compiled.numba_enabled()
     out, mean, var = got
+    strided = batch_norm_kernel.batch_norm(np, view, np.repeat(w, 2)[::2], np.repeat(b, 2)[::2],
+                                           1e-5)  # parameters seen through a strided view
+    np.testing.assert_array_equal(strided[0], out)
     assert out.dtype == mean.dtype == var.dtype == dtype
     assert out.strides == view.strides  # channels-last, as its input
     dims = (0, *range(2, x.ndim))

@@ -81,7 +81,7 @@ def batch_norm(xp: Any, x: Any, weight: Any, bias: Any, eps: float) -> tuple | N
     out = xp.moveaxis(xp.empty(x.shape[:1] + x.shape[2:] + x.shape[1:2], dtype), -1, 1)
     written = _rows(xp, out)
     parallel.run([partial(kernels.normalize, rows[lo:hi], mean.astype(dtype),
-                          scale.astype(dtype), bias.astype(dtype, copy=False), written[lo:hi])
+                          scale.astype(dtype), np.ascontiguousarray(bias, dtype), written[lo:hi])
                   for lo, hi in blocks])
     return out, mean.astype(dtype), var.astype(dtype)
 
