@@ -73,6 +73,7 @@ def batch_norm(xp: Any, x: Any, weight: Any, bias: Any, eps: float) -> tuple | N
     rows = _rows(xp, x)
     blocks, n, dtype = _shares(rows), rows.shape[0], x.dtype
     shift = rows[0].astype(np.float64)
+    shift[~np.isfinite(shift)] = 0.0  # (an inf there made its channel's mean NaN, not inf)
     first, second = _channel_sums(kernels.channel_sums, blocks, shift, rows)
     first /= n
     mean = shift + first

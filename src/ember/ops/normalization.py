@@ -187,7 +187,8 @@ class BatchNormSums(Primitive):
     """Batch norm's backward sums per channel (dimension 1): ``Σg`` and ``Σg·(x - mean)`` over
     every other dimension of the output gradient ``g`` and the input ``x``, with the (C,)
     batch ``mean``. One pass over both in numba for channels-last float input
-    (:mod:`ember.ops.batch_norm_kernel`), else two GEMV sums. Its rules are those of the sums
+    (:mod:`ember.ops.batch_norm_kernel`), else two sums (GEMVs where the channels are
+    innermost). Its rules are those of the sums
     it is, in Ember ops, so batch norm's higher derivatives follow."""
 
     name = "batch_norm_sums"
@@ -208,6 +209,9 @@ class BatchNormSums(Primitive):
 
     def infer(self, g, x, mean):
         c = x.shape[1] if len(x.shape) > 1 else None
+        if g.dtype is not x.dtype or mean.dtype is not x.dtype:
+            raise DTypeError(f"batch_norm_sums: gradient {g.dtype.name}, input {x.dtype.name} "
+                             f"and mean {mean.dtype.name} must share one dtype")
         if tuple(g.shape) != tuple(x.shape) or mean.shape != (c,):
             raise ShapeError(f"batch_norm_sums: gradient {g.shape}, input {x.shape} and mean "
                              f"{mean.shape} do not match: expected the input's shape and (C,)")
@@ -218,14 +222,16 @@ class BatchNormSums(Primitive):
         g, x, mean = ctx.inputs
         shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
         gg = gx = g_mean = None
-        if u_sum is not None:
+        if u_sum is not None and g.requires_grad:
             gg = u_sum.reshape(shape).expand(tuple(g.shape))
         if u_dot is not None:
             u = u_dot.reshape(shape)
-            part = u * (x - mean.reshape(shape))
-            gg = part if gg is None else gg + part
-            gx = u * g
-            g_mean = -(u_dot * g.sum((0, *range(2, x.ndim))))
+            if g.requires_grad:
+                part = u * (x - mean.reshape(shape))
+                gg = part if gg is None else gg + part
+            gx = u * g if x.requires_grad else None
+            if mean.requires_grad:
+                g_mean = -(u_dot * g.sum((0, *range(2, x.ndim))))
         return gg, gx, g_mean
 
     def jvp(self, ctx, dg, dx, dmean):

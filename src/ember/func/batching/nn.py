@@ -186,4 +186,4 @@ def _batch_norm_sums(b: int, xs: tuple, bs: tuple) -> Any:
     g, x, mean = (batched(t, b, is_b) for t, is_b in zip(xs, bs))
     dims = (1, *range(3, x.ndim))
     centred = x - reshape(mean, (b, 1, x.shape[2]) + (1,) * (x.ndim - 3))
-    return g.sum(dims), (g * centred).sum(dims)
+    return g.sum(dims), (g * centred).sum(dims)  # (sum accumulates half precision in float32)
