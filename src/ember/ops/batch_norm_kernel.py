@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import compiled, parallel
+from ember.ops.im2col import channels_last_rows
 
 __all__: list[str] = []
 
@@ -25,13 +26,6 @@ _SMALL = 4096  # elements: below, NumPy's passes cost no more than numba's dispa
 _SHARE = 1 << 19  # elements a core takes at least
 
 
-def _rows(xp: Any, a: Any) -> Any:
-    """(positions, C) rows of a (N, C, *spatial) array whose channels are innermost, as a
-    view; None for another layout."""
-    moved = xp.moveaxis(a, 1, -1)
-    return moved.reshape(-1, a.shape[1]) if moved.flags.c_contiguous else None
-
-
 def _applies(xp: Any, *arrays: Any) -> Any:
     """numba's module, if its loops take these (N, C, …) arrays: NumPy float32/float64 of one
     dtype, over :data:`_SMALL` elements, channels innermost, more than one row; else None."""
@@ -39,7 +33,7 @@ def _applies(xp: Any, *arrays: Any) -> Any:
     if xp is not np or first.dtype not in (np.float32, np.float64) or first.size <= _SMALL or \
             any(a.dtype != first.dtype for a in arrays) or not compiled.numba_enabled():
         return None
-    rows = [_rows(xp, a) for a in arrays]
+    rows = [channels_last_rows(xp, a) for a in arrays]
     if any(r is None for r in rows) or rows[0].shape[0] < 2:
         return None
     return compiled.load(_KERNELS)
@@ -70,7 +64,7 @@ def batch_norm(xp: Any, x: Any, weight: Any, bias: Any, eps: float) -> tuple | N
     kernels = _applies(xp, x)
     if kernels is None:
         return None
-    rows = _rows(xp, x)
+    rows = channels_last_rows(xp, x)
     blocks, n, dtype = _shares(rows), rows.shape[0], x.dtype
     shift = rows[0].astype(np.float64)
     shift[~np.isfinite(shift)] = 0.0  # (an inf there made its channel's mean NaN, not inf)
@@ -80,7 +74,7 @@ def batch_norm(xp: Any, x: Any, weight: Any, bias: Any, eps: float) -> tuple | N
     var = np.maximum(second / n - first * first, 0.0)
     scale = weight / np.sqrt(var + eps)
     out = xp.moveaxis(xp.empty(x.shape[:1] + x.shape[2:] + x.shape[1:2], dtype), -1, 1)
-    written = _rows(xp, out)
+    written = channels_last_rows(xp, out)
     parallel.run([partial(kernels.normalize, rows[lo:hi], mean.astype(dtype),
                           scale.astype(dtype), np.ascontiguousarray(bias, dtype), written[lo:hi])
                   for lo, hi in blocks])
@@ -93,7 +87,7 @@ def gradient_sums(xp: Any, g: Any, x: Any, mean: Any) -> tuple | None:
     kernels = _applies(xp, g, x)
     if kernels is None:
         return None
-    rows = _rows(xp, x)
+    rows = channels_last_rows(xp, x)
     total, dot = _channel_sums(kernels.gradient_sums, _shares(rows), mean.astype(np.float64),
-                               _rows(xp, g), rows)
+                               channels_last_rows(xp, g), rows)
     return total.astype(x.dtype), dot.astype(x.dtype)

@@ -93,6 +93,13 @@ def empty_channels_last(xp: Any, shape: tuple, dtype: Any) -> Any:
     return xp.moveaxis(xp.empty((shape[0], *shape[2:], shape[1]), dtype), -1, 1)
 
 
+def channels_last_rows(xp: Any, a: Any) -> Any:
+    """The (N·∏spatial, C) rows of a (N, C, *spatial) array laid out as (N, *spatial, C), as
+    a view; None for another layout."""
+    moved = xp.moveaxis(a, 1, -1)
+    return moved.reshape(-1, a.shape[1]) if moved.flags.c_contiguous else None
+
+
 def pad_constant(xp: Any, x: Any, widths: tuple[tuple[int, int], ...], value: Any = 0,
                  channels_last: bool = False) -> Any:
     """``x`` with ``widths[i]`` (low, high) elements of ``value`` around each dimension i (all

@@ -13,15 +13,11 @@ from typing import Any
 import numpy as np
 
 from ember.backend import compiled
-from ember.ops.im2col import empty_channels_last, over_samples
+from ember.ops.im2col import channels_last_rows, empty_channels_last, over_samples
 
 __all__: list[str] = []
 
 _KERNELS = compiled.register("ember.ops.max_pool_numba")
-
-
-def _channels_last_layout(a: Any) -> bool:
-    return a.transpose(0, 2, 3, 1).flags.c_contiguous
 
 
 def _kernels(xp: Any, values: Any, kernel_size: tuple, layout: Any) -> Any:
@@ -32,7 +28,7 @@ def _kernels(xp: Any, values: Any, kernel_size: tuple, layout: Any) -> Any:
     if xp is not np or not compiled.numba_enabled() or len(kernel_size) != 2:
         return None
     if values.dtype not in (np.float32, np.float64) or values.shape[1] == 1 or \
-            kernel_size[0] * kernel_size[1] > 127 or not _channels_last_layout(layout):
+            kernel_size[0] * kernel_size[1] > 127 or channels_last_rows(xp, layout) is None:
         return None
     return compiled.load(_KERNELS)
 
@@ -70,7 +66,7 @@ def window_scatter(xp: Any, g: Any, window: Any, size: tuple, kernel_size: tuple
     kernels = _kernels(xp, g, kernel_size, window)
     if kernels is None:
         return None
-    if not _channels_last_layout(g):  # a copy of the small side, in the window's layout
+    if channels_last_rows(np, g) is None:  # a copy of the small side, in the window's layout
         g, copy = empty_channels_last(xp, g.shape, g.dtype), g
         g[...] = copy
     out = empty_channels_last(xp, g.shape[:2] + tuple(size), g.dtype)
