@@ -90,3 +90,23 @@ def test_a_forked_child_runs_pieces_after_the_parent_did():
         time.sleep(0.05)
     os.kill(pid, 9)
     pytest.fail("the forked child is still blocked in parallel.run")
+
+
+@pytest.mark.parametrize("n,count", [(10, 3), (2, 2), (7, 1), (3, 4)])
+def test_blocks_cover_the_range_in_order_with_near_equal_sizes(n, count):
+    found = parallel.blocks(n, count)
+    assert len(found) == count and found[0][0] == 0 and found[-1][1] == n
+    assert all(a[1] == b[0] for a, b in zip(found, found[1:]))
+    sizes = [hi - lo for lo, hi in found]
+    assert max(sizes) - min(sizes) <= 1
+
+
+def test_share_count_gives_each_core_at_least_its_least():
+    saved = ember.get_num_threads()
+    ember.set_num_threads(4)
+    try:
+        assert parallel.share_count(10, 100) == 1  # too little work: the caller alone
+        assert parallel.share_count(250, 100) == 2
+        assert parallel.share_count(10_000, 100) == 4  # no more than the workers
+    finally:
+        ember.set_num_threads(saved)

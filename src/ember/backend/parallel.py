@@ -39,6 +39,28 @@ def inside() -> bool:
     return getattr(_inside, "active", False)
 
 
+def blocks(n: int, count: int) -> list[tuple[int, int]]:
+    """``count`` contiguous ``(start, stop)`` blocks covering ``range(n)``, in order, their
+    sizes within one of each other.
+
+    Example:
+        >>> blocks(10, 3)
+        [(0, 3), (3, 6), (6, 10)]
+    """
+    return [(n * i // count, n * (i + 1) // count) for i in range(count)]
+
+
+def share_count(work: int, least: int) -> int:
+    """How many cores share ``work`` units when each takes at least ``least`` of them: from 1
+    to :func:`workers` (waking a core costs more than a small share saves).
+
+    Example:
+        >>> share_count(3 << 20, 1 << 20)  # on 2 cores
+        2
+    """
+    return max(1, min(workers(), work // least))
+
+
 def _run_all(pieces: Sequence[Callable[[], object]]) -> None:
     outer, _inside.active = getattr(_inside, "active", False), True
     try:
@@ -65,11 +87,10 @@ def run(pieces: Sequence[Callable[[], object]]) -> None:
     global _pool
     if _pool is None or _pool[1] < n - 1:
         _pool = (ThreadPoolExecutor(max_workers=n - 1, thread_name_prefix="ember-cpu"), n - 1)
-    bounds = [len(pieces) * i // n for i in range(n + 1)]
-    futures = [_pool[0].submit(_run_all, pieces[lo:hi])
-               for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    (_, first), *others = blocks(len(pieces), n)
+    futures = [_pool[0].submit(_run_all, pieces[lo:hi]) for lo, hi in others]
     try:
-        _run_all(pieces[:bounds[1]])
+        _run_all(pieces[:first])
     finally:
         wait(futures)  # no share is still writing when this returns or raises
     for f in futures:

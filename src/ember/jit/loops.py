@@ -77,16 +77,15 @@ def run_loop(steps: tuple, out: Any, *operands: Any) -> bool:
         arrays.extend(flat)
     loop = _loop(steps, tuple(kinds), out.dtype.char)
     flat_out = rows_out.reshape(-1)
-    shares = min(parallel.workers(), out.size // _SHARE)
+    shares = parallel.share_count(out.size, _SHARE)
     if all(kind in (_FULL, _OUT, _SCALAR) for kind in kinds):  # rows as long as can be
         cols = out.size // shares if shares > 1 and out.size % shares == 0 else out.size
     rows = out.size // cols
-    if shares <= 1:
+    if shares == 1:
         loop(flat_out, *arrays, 0, rows, cols)
         return True
-    bounds = [rows * i // shares for i in range(shares + 1)]
     parallel.run([partial(loop, flat_out, *arrays, lo, hi, cols)
-                  for lo, hi in zip(bounds, bounds[1:])])
+                  for lo, hi in parallel.blocks(rows, shares)])
     return True
 
 

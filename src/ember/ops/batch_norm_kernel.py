@@ -41,10 +41,7 @@ def _applies(xp: Any, *arrays: Any) -> Any:
 
 def _shares(rows: Any) -> list[tuple[int, int]]:
     """Contiguous blocks of rows, one per core when there is enough work."""
-    n = rows.shape[0]
-    shares = max(1, min(parallel.workers(), rows.size // _SHARE))
-    bounds = [n * i // shares for i in range(shares + 1)]
-    return list(zip(bounds, bounds[1:]))
+    return parallel.blocks(rows.shape[0], parallel.share_count(rows.size, _SHARE))
 
 
 def _channel_sums(kernel: Any, blocks: list, last: Any, *rows: Any) -> tuple[Any, Any]:

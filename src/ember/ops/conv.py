@@ -123,10 +123,9 @@ def _over_chunks(xp: Any, x: Any, kernel: tuple, dilation: tuple, padding: Pads,
 
     if workers > 1 and weight_bytes <= _SHARED_WEIGHT_BYTES and sample <= _PIECE_BYTES and \
             n >= 2 * workers:
-        bounds = [n * i // workers for i in range(workers + 1)]
         with gemm.one_thread_each():
             parallel.run([partial(chunks, i, lo, hi, _PIECE_BYTES)
-                          for i, (lo, hi) in enumerate(zip(bounds, bounds[1:]))])
+                          for i, (lo, hi) in enumerate(parallel.blocks(n, workers))])
         return
     chunks(0, 0, n, -(-n * sample // max(1, -(-n * sample // _COLUMN_CHUNK_BYTES))))
 

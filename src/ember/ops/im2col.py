@@ -136,11 +136,11 @@ def over_samples(kernel: Any, geometry: tuple, *rows: Any) -> None:
     """``kernel(*blocks, geometry)`` of numba's window loops over shares of the samples of
     ``rows`` (arrays with the batch first), one share per core."""
     n = rows[0].shape[0]
-    share = max(1, -(-n // parallel.workers()))
-    if share >= n:
+    shares = parallel.share_count(n, 1)
+    if shares == 1:
         return kernel(*rows, geometry)
-    parallel.run([partial(kernel, *(r[s:s + share] for r in rows), geometry)
-                  for s in range(0, n, share)])
+    parallel.run([partial(kernel, *(r[lo:hi] for r in rows), geometry)
+                  for lo, hi in parallel.blocks(n, shares)])
 
 
 def _numba_columns(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, stride: tuple,

@@ -48,12 +48,11 @@ def _kernels(xp: Any, a: Any) -> Any:
 
 def _over_blocks(kernel: Any, *flat: Any) -> None:
     n = flat[0].size
-    shares = min(parallel.workers(), n // _SHARE)
-    if shares <= 1:
+    shares = parallel.share_count(n, _SHARE)
+    if shares == 1:
         return kernel(*flat)
-    bounds = [n * i // shares for i in range(shares + 1)]
     parallel.run([partial(kernel, *(f[lo:hi] for f in flat))
-                  for lo, hi in zip(bounds, bounds[1:])])
+                  for lo, hi in parallel.blocks(n, shares)])
 
 
 def _same(a: Any, b: Any) -> bool:
