@@ -185,7 +185,7 @@ class Kernel:
         """Whether ``out`` may be operand ``v``'s own buffer: no step reads ``v`` after the
         first one that writes ``out``, and that one reads it element by element, as a ufunc
         may with ``out=`` its input (``where`` copies its other branch into ``out`` before
-        it reads the first)."""
+        it reads the first). Never for a matmul: BLAS must not write over its operands."""
         if self.source.startswith("def matmul_into"):
             return False
         steps = self._steps(into=True)

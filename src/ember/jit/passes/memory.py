@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from ember.jit.ir import Effect, Eqn, Graph, Var
-from ember.jit.kernels import Kernel, into_kernel, writes_into
+from ember.jit.kernels import into_kernel, writes_into
 from ember.jit.passes.liveness import last_uses
 
 WINDOW = 16  # equations a dead buffer may wait for a taker
@@ -65,10 +65,7 @@ def _dying_operand(eqn: Eqn, i: int, death: dict[Var, int], pinned: set[Var],
                    holds: dict[Var, set[Var]]) -> Var | None:
     """An operand of an elementwise ``eqn`` whose buffer dies with it, of the output's shape
     and dtype, and that no other operand views: the result overwrites it in place (the kernel
-    reads it no more once it writes ``out``), so the step never holds both."""
-    if eqn.prim.name == "matmul" or (isinstance(eqn.prim, Kernel) and eqn.prim.source.startswith(
-            "def matmul_into")):
-        return None  # BLAS must not write over its operands
+    reads it no more once it writes ``out``; BLAS never does), so the step never holds both."""
     out = eqn.outputs[0]
     for v in eqn.inputs:
         seen_elsewhere = any(v in holds.get(u, ()) for u in eqn.inputs if u is not v)
