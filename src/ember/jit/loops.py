@@ -70,7 +70,7 @@ def run_loop(steps: tuple, out: Any, *operands: Any) -> bool:
     cols = rows_out.shape[-1] if out.ndim else 1
     kinds, arrays = [], []
     for a in operands:
-        kind, flat = _operand(a, out, order, cols)
+        kind, flat = _operand(a, out, order)
         if kind is None:
             return False
         kinds.append(kind)
@@ -89,7 +89,7 @@ def run_loop(steps: tuple, out: Any, *operands: Any) -> bool:
     return True
 
 
-def _operand(a: Any, out: Any, order: tuple, cols: int) -> tuple[str | None, list]:
+def _operand(a: Any, out: Any, order: tuple) -> tuple[str | None, list]:
     """(kind, arrays the loop reads) of one operand of ``out``'s kernel; kind None where the
     loop cannot read it."""
     if isinstance(a, np.generic):
