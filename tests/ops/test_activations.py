@@ -161,6 +161,21 @@ def test_float32_gelu_and_erf_block_kernels_match_torch(numba_or_numpy):
     np.testing.assert_allclose(g.numpy(), gt.numpy(), rtol=1e-5, atol=2e-6)
 
 
+@pytest.mark.parametrize("layout", ["channels_last", "strided"])
+def test_float32_block_kernels_keep_a_dense_layout(numba_or_numpy, layout):
+    # as NumPy's ufuncs do: a channels-last activation stays channels-last; any other
+    # layout gives C order
+    x = np.random.default_rng(0).standard_normal((4, 6, 40, 50)).astype(np.float32)
+    view = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 1, -1)), -1, 1) \
+        if layout == "channels_last" else x[:, ::2]
+    for fn, twin in ((ember.gelu, F.gelu), (ember.erf, torch.erf)):
+        y = fn(ember.from_numpy(view)).numpy()
+        assert y.strides == (view.strides if layout == "channels_last" else
+                             np.empty(view.shape, np.float32).strides)
+        np.testing.assert_allclose(y, twin(torch.from_numpy(np.ascontiguousarray(view))).numpy(),
+                                   rtol=1e-6, atol=2e-6)
+
+
 def test_gelu_second_derivative_matches_torch_in_float32(numba_or_numpy):
     values = np.linspace(-5.0, 5.0, 40001).astype(np.float32)
     x, xt = ember.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)

@@ -51,9 +51,25 @@ def _dense_layout(*arrays: Any) -> tuple | None:
     return strides if first.transpose(order).flags.c_contiguous else None
 
 
+def _eager(name: str, **params: Any) -> Callable[..., Any]:
+    """Primitive ``name``'s eager forward of one array as a call that may write into ``out``
+    (a copy: for the primitives whose forward takes no ``out``)."""
+    prim = PRIMITIVES[name]
+
+    def call(xp: Any, a: Any, out: Any = None) -> Any:
+        result = prim.forward(xp, a, **params)
+        if out is None:
+            return result
+        xp.copyto(out, result)
+        return out
+    return call
+
+
 # what kernel sources call besides ``xp``
 KERNEL_GLOBALS = {"_gemm": gemm.matmul, "_relu": relu_array, "_relu_grad": relu_grad_array,
-                  "_dense_layout": _dense_layout, "_loop": run_loop}
+                  "_dense_layout": _dense_layout, "_loop": run_loop, "_erf": _eager("erf"),
+                  "_gelu": _eager("gelu", approximate="none"),
+                  "_gelu_slope": _eager("gelu_slope")}
 
 
 def _ufunc(name: str, *extra: str) -> Callable[[list[str], str, bool], list[str]]:
@@ -94,6 +110,8 @@ EMITTERS: dict[str, Callable[[list[str], str, bool], list[str]]] = {
     "div": _ufunc("true_divide"), "neg": _ufunc("negative"), "maximum": _ufunc("maximum"),
     "minimum": _ufunc("minimum"), "relu": _call("_relu"), "rsqrt": _rsqrt,
     "where": _where, "relu_grad": _call("_relu_grad"),
+    # (whose float32 steps numba's loop computes as eager's kernels do)
+    "erf": _call("_erf"), "gelu": _call("_gelu"), "gelu_slope": _call("_gelu_slope"),
 }
 EMITTERS.update({name: _ufunc(prim.ufunc) for name, prim in PRIMITIVES.items()
                  if isinstance(prim, Unary) and type(prim).forward is Unary.forward})
@@ -126,7 +144,8 @@ def elementwise(eqn: Eqn) -> bool:
         return False
     out = eqn.outputs[0]
     values = eqn.inputs[1:] if prim.name == "where" else eqn.inputs
-    if prim.name == "where" and eqn.inputs[0].dtype.name != "bool":
+    if prim.name == "where" and eqn.inputs[0].dtype.name != "bool" or \
+            eqn.params.get("approximate", "none") != "none":  # (gelu's tanh form: not a step)
         return False
     return out.dtype in _FLOATS and all(v.dtype is out.dtype for v in values)
 

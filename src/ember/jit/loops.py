@@ -2,10 +2,12 @@
 calls make a pass per equation (and a temporary per intermediate that cannot share ``out``).
 
 A kernel (:mod:`ember.jit.kernels`) whose steps are all exactly rounded operations (``+ - * /``,
-negation, ``sqrt``, ``abs``, reciprocal, min/max, relu and its gradient, ``where``) calls
-:func:`run_loop` before its NumPy calls. The loop computes each step in the arrays' dtype, in
-the same order, so its values are NumPy's bit for bit (transcendental functions are left to
-NumPy: numba's ``exp`` is not NumPy's to the last bit).
+negation, ``sqrt``, ``abs``, reciprocal, min/max, relu and its gradient, ``where``) or float32
+erf, gelu and gelu's slope calls :func:`run_loop` before its NumPy calls. The loop computes
+each step in the arrays' dtype, in the same order, so its values are eager's bit for bit: the
+first are NumPy's; the float32 functions are the very numba functions eager's kernels loop
+over (:mod:`ember.ops.erf_numba`), and only while eager runs them. Other transcendental
+functions are left to NumPy (numba's ``exp`` is not NumPy's to the last bit).
 
 The output is seen in its memory order as rows of its innermost dimension. Each operand is, in
 that order, the output's own layout (read at the output's index), a scalar, constant along a
@@ -25,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import compiled, parallel
+from ember.ops import erf_kernel
 
 __all__: list[str] = []
 
@@ -41,8 +44,11 @@ _EXPRESSIONS = {
     "relu": "({0} if {0} > z or {0} != {0} else z)",
     "relu_grad": "(z if {1} <= z else {0})",
     "where": "({1} if {0} else {2})",
+    # float32 only: the functions of one element of eager's numba kernels
+    "erf": "_erf({0})", "gelu": "_gelu({0})", "gelu_slope": "_gelu_slope({0})",
 }
 EXACT = frozenset(_EXPRESSIONS)
+_FLOAT32 = frozenset({"erf", "gelu", "gelu_slope"})  # named as in ember.ops.erf_numba
 
 _FULL, _OUT, _SCALAR, _ROW, _RUN = "full", "out", "scalar", "row", "run"
 _COMPILED: dict[tuple, Any] = {}
@@ -63,6 +69,11 @@ def run_loop(steps: tuple, out: Any, *operands: Any) -> bool:
     if out.size < MIN_ELEMENTS or out.dtype not in (np.float32, np.float64) or \
             not compiled.numba_enabled() or compiled.load(_NUMBA) is None:
         return False
+    elements = None
+    if any(prim in _FLOAT32 for prim, _ in steps):
+        elements = erf_kernel.numba_elements()
+        if out.dtype != np.float32 or elements is None:
+            return False
     order = tuple(np.argsort([-s for s in out.strides], kind="stable"))
     rows_out = out.transpose(order)
     if not rows_out.flags.c_contiguous:
@@ -75,7 +86,7 @@ def run_loop(steps: tuple, out: Any, *operands: Any) -> bool:
             return False
         kinds.append(kind)
         arrays.extend(flat)
-    loop = _loop(steps, tuple(kinds), out.dtype.char)
+    loop = _loop(steps, tuple(kinds), out.dtype.char, elements)
     flat_out = rows_out.reshape(-1)
     shares = parallel.share_count(out.size, _SHARE)
     if all(kind in (_FULL, _OUT, _SCALAR) for kind in kinds):  # rows as long as can be
@@ -134,14 +145,14 @@ def _row_offsets(shape: tuple, strides: tuple) -> np.ndarray:
     return offsets
 
 
-def _loop(steps: tuple, kinds: tuple, dtype: str) -> Any:
+def _loop(steps: tuple, kinds: tuple, dtype: str, elements: Any) -> Any:
     key = (steps, kinds, dtype)
     loop = _COMPILED.get(key)
     if loop is None:
         with _LOCK:
             loop = _COMPILED.get(key)
             if loop is None:
-                loop = _COMPILED[key] = _compile(loop_source(steps, kinds))
+                loop = _COMPILED[key] = _compile(loop_source(steps, kinds), elements)
     return loop
 
 
@@ -194,9 +205,11 @@ def loop_source(steps: tuple, kinds: tuple) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _compile(source: str) -> Any:
+def _compile(source: str, elements: Any) -> Any:
     import numba
 
     scope: dict[str, Any] = {"np": np}
+    if elements is not None:
+        scope.update({f"_{name}": getattr(elements, name) for name in _FLOAT32})
     exec(compile(source, "<ember.jit loop>", "exec"), scope)  # noqa: S102 - our own code
     return numba.njit(nogil=True, error_model="numpy")(scope["loop"])

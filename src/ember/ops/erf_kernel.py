@@ -80,14 +80,19 @@ def erf32_block(s: np.ndarray, out: np.ndarray) -> np.ndarray:
     return np.divide(p, q, out=out)
 
 
-def blockwise(xp: Any, kernel: Callable[[np.ndarray, np.ndarray], Any], *arrays: Any) -> Any:
-    """``kernel(*blocks, out_block)`` over matching blocks of NumPy arrays of one shape, into
-    a new array like ``arrays[0]``: elementwise chains of many passes stay in cache."""
-    flat = [xp.ascontiguousarray(a).reshape(-1) for a in arrays]
-    out = xp.empty(flat[0].shape, flat[0].dtype)
-    parallel.run([partial(kernel, *(f[i:i + _BLOCK] for f in flat), out[i:i + _BLOCK])
-                  for i in range(0, out.size, _BLOCK)])  # the blocks spread over the cores
-    return out.reshape(arrays[0].shape)
+def blockwise(xp: Any, kernel: Callable[[np.ndarray, np.ndarray], Any], a: Any) -> Any:
+    """``kernel(block, out_block)`` over blocks of a NumPy array's memory, into a new array
+    of its layout where that is dense (a channels-last array stays so, as NumPy's ufuncs
+    keep it), else C-contiguous: elementwise chains of many passes stay in cache."""
+    out = xp.empty_like(a)
+    if out.strides == a.strides:
+        flat, flat_out = a.ravel(order="K"), out.ravel(order="K")  # views, in memory order
+    else:
+        flat, out = xp.ascontiguousarray(a).reshape(-1), xp.empty(a.shape, a.dtype)
+        flat_out = out.reshape(-1)
+    parallel.run([partial(kernel, flat[i:i + _BLOCK], flat_out[i:i + _BLOCK])
+                  for i in range(0, flat.size, _BLOCK)])  # the blocks spread over the cores
+    return out
 
 
 _SQRT1_2 = np.float32(1 / np.sqrt(2))
@@ -137,6 +142,15 @@ def float32_kernel(xp: Any, name: str, a: Any) -> Any:
 
 
 _LOADED: dict[str, Any] = {}
+
+
+def numba_elements() -> Any:
+    """The module of numba's kernels (:mod:`ember.ops.erf_numba`) when eager float32 erf, gelu
+    and gelu's slope run them, else None: its functions of one element are what
+    :mod:`ember.jit.loops` may call in their place."""
+    if not compiled.numba_enabled() or _numba_kernels() is None:
+        return None
+    return compiled.load(_KERNELS)
 
 
 def _numba_kernels() -> dict | None:
