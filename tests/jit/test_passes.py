@@ -375,6 +375,21 @@ def test_an_operand_that_dies_with_an_elementwise_op_is_overwritten_in_place():
     assert f"mul_into(xp, {t.name}, {y.name}, out={t.name})" in code
 
 
+def test_a_whole_view_of_a_dying_buffer_is_overwritten_in_place():
+    b = Graphs()
+    x, w, bias = b.input(6, 8), b.input(8, 10), b.input(10)
+    m = b("matmul", x, w, compute=None)
+    r = b("reshape", m, shape=(2, 3, 10))  # a linear layer's result, seen in 3-D
+    y = b("add", r, bias)  # m's buffer dies here, seen whole through r: the sum goes there
+    part = b("slice", b("exp", y), index=((0, 1, 1),))
+    z = b("neg", part)  # exp's buffer dies here, but part sees only half of it
+    g = check(b.returns(z), plan_memory, rand(6, 8), rand(8, 10, seed=1), rand(10, seed=2))
+    outs = {e.outputs[0]: e.out for e in g.eqns}
+    assert outs[y] is r and outs[z] is None
+    code = generate(g, np, CPU, last_uses(g)).code
+    assert f"add_into(xp, {r.name}, {bias.name}, out={r.name})" in code
+
+
 def test_an_operand_read_after_the_kernel_writes_its_result_is_not_overwritten():
     b = Graphs()
     x = b.input(8, 8)

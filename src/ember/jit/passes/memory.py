@@ -49,7 +49,7 @@ def plan_memory(graph: Graph) -> Graph:
         out = eqn.outputs[0]
         donor = _dying_operand(eqn, i, death, pinned, holds)
         if donor is not None:  # its buffer lives on as the result's: not free, not twice
-            freed[i].remove(donor)
+            freed[i].remove(next(iter(holds[donor])))
             live[i] -= _nbytes(out)
         else:
             donor = _waiting_donor(pool.get((out.shape, out.dtype), []), read_last, live, i,
@@ -63,14 +63,20 @@ def plan_memory(graph: Graph) -> Graph:
 
 def _dying_operand(eqn: Eqn, i: int, death: dict[Var, int], pinned: set[Var],
                    holds: dict[Var, set[Var]]) -> Var | None:
-    """An operand of an elementwise ``eqn`` whose buffer dies with it, of the output's shape
-    and dtype, and that no other operand views: the result overwrites it in place (the kernel
-    reads it no more once it writes ``out``; BLAS never does), so the step never holds both."""
+    """An operand of an elementwise ``eqn`` of the output's shape and dtype whose buffer dies
+    with it (its own, or the one buffer it views whole: a reshaped matmul result) and that no
+    other operand views: the result overwrites it in place (the kernel reads it no more once it
+    writes ``out``, and checks that its layout is eager's; BLAS never does), so the step never
+    holds both."""
     out = eqn.outputs[0]
     for v in eqn.inputs:
-        seen_elsewhere = any(v in holds.get(u, ()) for u in eqn.inputs if u is not v)
-        if holds.get(v) == {v} and death.get(v) == i and v not in pinned and \
-                not seen_elsewhere and (v.shape, v.dtype) == (out.shape, out.dtype) and \
+        bases = holds.get(v, set())
+        if len(bases) != 1:
+            continue
+        base = next(iter(bases))
+        seen_elsewhere = any(base in holds.get(u, ()) for u in eqn.inputs if u is not v)
+        if death.get(base) == i and base not in pinned and not seen_elsewhere and \
+                (v.shape, v.dtype) == (out.shape, out.dtype) and _nbytes(v) == _nbytes(base) and \
                 into_kernel(eqn).overwrites_safely(v):
             return v
     return None
