@@ -65,12 +65,20 @@ def use_numba(enabled: bool) -> None:
     _OFF_BECAUSE[0] = None if enabled else "use_numba(False)"
 
 
-def njit(signature: Any) -> Any:
+def njit(signature: Any, reassociate: bool = False) -> Any:
     """Decorator: the function compiled by numba now for ``signature`` (one numba signature or
     a list; compiling now makes a numba that cannot fail at import, where Ember falls back to
     NumPy), as a serial kernel that releases the GIL, cached on disk and inlined where another
     kernel calls it; float errors as NumPy's (inf and nan, no exception checks, so loops
-    vectorize). Only for modules imported when :func:`numba_enabled`."""
+    vectorize). Only for modules imported when :func:`numba_enabled`.
+
+    ``reassociate`` lets the compiler reorder the function's additions (only that: nan, inf
+    and signed zeros keep their meaning), so that a running sum vectorizes as several partial
+    sums; such a function is called, not inlined, where numba would compile it with its
+    caller's flags."""
+    if reassociate:
+        return _numba().njit(signature, nogil=True, cache=True, error_model="numpy",
+                             fastmath={"reassoc"})
     return _numba().njit(signature, nogil=True, cache=True, inline="always",
                          error_model="numpy")
 

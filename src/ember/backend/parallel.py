@@ -14,6 +14,8 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
+from functools import partial
+from typing import Any
 
 from ember.backend import threads
 
@@ -59,6 +61,22 @@ def share_count(work: int, least: int) -> int:
         2
     """
     return max(1, min(workers(), work // least))
+
+
+def over_rows(kernel: Callable[..., object], arrays: Sequence[Any], least: int,
+              *args: Any) -> None:
+    """``kernel(*blocks, *args)`` over contiguous blocks of the rows (the first dimension) of
+    ``arrays``: one block per core where each takes at least ``least`` rows, else one call.
+
+    Example:
+        >>> over_rows(kernel, (x, out), 64)  # kernel(x[lo:hi], out[lo:hi]) on each core
+    """
+    n = arrays[0].shape[0]
+    shares = share_count(n, least)
+    if shares == 1:
+        kernel(*arrays, *args)
+        return
+    run([partial(kernel, *(a[lo:hi] for a in arrays), *args) for lo, hi in blocks(n, shares)])
 
 
 def _run_all(pieces: Sequence[Callable[[], object]]) -> None:

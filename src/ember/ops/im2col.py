@@ -13,7 +13,7 @@ negative ``high`` means the last windows stop short of the edge (what ``conv_tra
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache, partial
+from functools import lru_cache
 from math import prod
 from typing import Any
 
@@ -132,17 +132,6 @@ def windows(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, stride:
         writeable=False)
 
 
-def over_samples(kernel: Any, geometry: tuple, *rows: Any) -> None:
-    """``kernel(*blocks, geometry)`` of numba's window loops over shares of the samples of
-    ``rows`` (arrays with the batch first), one share per core."""
-    n = rows[0].shape[0]
-    shares = parallel.share_count(n, 1)
-    if shares == 1:
-        return kernel(*rows, geometry)
-    parallel.run([partial(kernel, *(r[lo:hi] for r in rows), geometry)
-                  for lo, hi in parallel.blocks(n, shares)])
-
-
 def _numba_columns(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, stride: tuple,
                    counts: tuple) -> Any:
     """(N, *counts, ∏kernel·C) columns of a 2-D float32/float64 ``x`` by numba's one-pass loop
@@ -154,8 +143,8 @@ def _numba_columns(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, 
     if kernels is None:
         return None
     cols = xp.empty((x.shape[0], *counts, prod(kernel) * x.shape[1]), x.dtype)
-    over_samples(kernels.columns, (*kernel, *stride, *dilation, pads[0][0], pads[1][0]),
-                 x.transpose(0, 2, 3, 1), cols)
+    parallel.over_rows(kernels.columns, (x.transpose(0, 2, 3, 1), cols), 1,
+                       (*kernel, *stride, *dilation, pads[0][0], pads[1][0]))
     return cols
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ember.backend import compiled
-from ember.ops.im2col import channels_last_rows, empty_channels_last, over_samples
+from ember.backend import compiled, parallel
+from ember.ops.im2col import channels_last_rows, empty_channels_last
 
 __all__: list[str] = []
 
@@ -39,7 +39,7 @@ def _geometry(kernel_size: tuple, stride: tuple, padding: tuple, dilation: tuple
 
 def _over_batch(kernel: Any, geometry: tuple, *arrays: Any) -> None:
     """``kernel(*blocks, geometry)`` over shares of samples of the channels-last views."""
-    over_samples(kernel, geometry, *(a.transpose(0, 2, 3, 1) for a in arrays))
+    parallel.over_rows(kernel, [a.transpose(0, 2, 3, 1) for a in arrays], 1, geometry)
 
 
 def max_window(xp: Any, x: Any, counts: tuple, kernel_size: tuple, stride: tuple,

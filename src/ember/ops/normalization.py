@@ -10,13 +10,14 @@ variance as PyTorch does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ember.autograd.grad_mode import no_grad
-from ember.backend import gemm
+from ember.backend import compiled, gemm, parallel
 from ember.errors import DTypeError, ShapeError
 from ember.ops import batch_norm_kernel
 from ember.ops.inplace import inplace
@@ -27,6 +28,30 @@ from ember.tensor import Tensor
 # batch_norm and instance_norm stay out of ``ember.*``: torch's top-level forms order their
 # arguments differently; they are in ember.nn.functional
 __all__ = ["layer_norm", "group_norm", "rms_norm"]
+
+
+_ROW_KERNELS = compiled.register("ember.ops.rows_numba")
+_SHARE = 1 << 16  # elements a core takes at least
+
+
+def _looped_standardize(xp: Any, x: Any, dims: tuple[int, ...], eps: float) -> tuple | None:
+    """numba's ``standardize`` of a C-contiguous float32/float64 NumPy array over its
+    trailing dimensions (a layer norm's; :mod:`ember.ops.rows_numba`), rows shared among the
+    cores, or None where it does not apply. Measured on 2 cores, (16, 128, 256) float32:
+    0.50 → 0.15 ms (NumPy makes six passes)."""
+    if xp is not np or x.dtype not in (np.float32, np.float64) or x.size == 0 or \
+            sorted(d % x.ndim for d in dims) != list(range(x.ndim - len(dims), x.ndim)) or \
+            not x.flags.c_contiguous or not compiled.numba_enabled():
+        return None
+    kernels = compiled.load(_ROW_KERNELS)
+    if kernels is None:
+        return None
+    stat = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
+    rows = x.reshape(math.prod(stat), -1)
+    out, mean, var = xp.empty_like(rows), xp.empty(len(rows), x.dtype), xp.empty(len(rows), x.dtype)
+    parallel.over_rows(kernels.standardize_rows, (rows, out, mean, var),
+                       -(-_SHARE // rows.shape[1]), float(eps))
+    return out.reshape(x.shape), mean.reshape(stat), var.reshape(stat)
 
 
 def _check_float(op: str, x: Tensor) -> None:
@@ -48,6 +73,9 @@ class Standardize(Primitive):
     save_outputs = True
 
     def forward(self, xp, x, *, dims, eps):
+        looped = _looped_standardize(xp, x, dims, eps)
+        if looped is not None:
+            return looped
         low = x.dtype in _HALF
         xa = x.astype(np.float32) if low else x
         mean = xa.mean(axis=dims, keepdims=True)

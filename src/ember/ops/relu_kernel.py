@@ -9,7 +9,6 @@ both cores from 2²² elements (below, waking a thread costs more than it saves)
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -46,15 +45,6 @@ def _kernels(xp: Any, a: Any) -> Any:
     return compiled.load(_KERNELS)
 
 
-def _over_blocks(kernel: Any, *flat: Any) -> None:
-    n = flat[0].size
-    shares = parallel.share_count(n, _SHARE)
-    if shares == 1:
-        return kernel(*flat)
-    parallel.run([partial(kernel, *(f[lo:hi] for f in flat))
-                  for lo, hi in parallel.blocks(n, shares)])
-
-
 def _same(a: Any, b: Any) -> bool:
     return a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
 
@@ -67,11 +57,12 @@ def _run(kernels: Any, name: str, *flat: Any) -> bool:
     if not any(same):
         if any(np.may_share_memory(f, out) for f in inputs):
             return False
-        _over_blocks(getattr(kernels, name), *flat)
+        parallel.over_rows(getattr(kernels, name), flat, _SHARE)
     elif len(inputs) == 1:
-        _over_blocks(kernels.relu_in_place, out)
+        parallel.over_rows(kernels.relu_in_place, (out,), _SHARE)
     else:
-        _over_blocks(kernels.relu_grad_into_v if same[0] else kernels.relu_grad_into_y, *inputs)
+        parallel.over_rows(kernels.relu_grad_into_v if same[0] else kernels.relu_grad_into_y,
+                           inputs, _SHARE)
     return True
 
 

@@ -1,6 +1,6 @@
-"""float32 softmax by numba's row loops and their ``exp`` against float64 truth and PyTorch:
-row lengths around the lanes, nan and -inf, rows shared among the cores, read-only input, and
-the cases left to NumPy."""
+"""Softmax (float32) and standardization by numba's row loops, and their ``exp``, against
+float64 truth and PyTorch: row lengths around the vector width, nan and -inf, rows shared
+among the cores, read-only input, and the cases left to NumPy."""
 
 import importlib
 
@@ -9,23 +9,34 @@ import pytest
 import torch
 
 import ember
+import ember.nn.functional as F
 from ember.backend import compiled
+from ember.ops import normalization
 
 softmax_module = importlib.import_module("ember.ops.softmax")  # (ember.ops.softmax: the function)
 
 
-@pytest.fixture
-def looped(monkeypatch):
-    """Counts the softmaxes numba's loops computed."""
+def _spy(monkeypatch, module, name):
+    """The list of whether each call of ``module.name`` was served by numba's loops."""
     served = []
-    original = softmax_module._looped_softmax
+    original = getattr(module, name)
 
-    def spy(xp, x, dim):
-        result = original(xp, x, dim)
+    def spy(*args):
+        result = original(*args)
         served.append(result is not None)
         return result
-    monkeypatch.setattr(softmax_module, "_looped_softmax", spy)
+    monkeypatch.setattr(module, name, spy)
     return served
+
+
+@pytest.fixture
+def looped(monkeypatch):
+    return _spy(monkeypatch, softmax_module, "_looped_softmax")
+
+
+@pytest.fixture
+def standardized(monkeypatch):
+    return _spy(monkeypatch, normalization, "_looped_standardize")
 
 
 def _ulps(got, exact):
@@ -115,3 +126,62 @@ def test_the_gradient_through_the_looped_forward(numba_or_numpy):
     (ember.softmax(mine, dim=-1) * ember.from_numpy(g)).sum().backward()
     (torch.softmax(theirs, -1) * torch.from_numpy(g)).sum().backward()
     np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("trailing", [(1,), (5,), (17,), (256,), (3, 40)])
+@pytest.mark.parametrize("split", [False, True])
+def test_standardize_matches_float64_truth(monkeypatch, standardized, dtype, trailing, split):
+    pytest.importorskip("numba")
+    if split:
+        monkeypatch.setattr(normalization, "_SHARE", 64)
+        monkeypatch.setattr(normalization.parallel, "workers", lambda: 3)
+    rng = np.random.default_rng(len(trailing) * 100 + trailing[-1])
+    x = (rng.standard_normal((6, 7, *trailing)) * 3 + 1000).astype(dtype)  # a far mean
+    x.flags.writeable = False
+    dims = tuple(range(2, x.ndim))
+    y, mean, var = normalization.Standardize.forward(np, x, dims=dims, eps=1e-5)
+    assert standardized == [True] and compiled.numba_enabled()
+    exact = x.astype(np.float64)
+    want_mean, want_var = exact.mean(dims, keepdims=True), exact.var(dims, keepdims=True)
+    tol = 1e-6 if dtype == np.float32 else 1e-13
+    assert y.dtype == mean.dtype == var.dtype == dtype and mean.shape == (6, 7) + (1,) * len(dims)
+    np.testing.assert_allclose(mean, want_mean, rtol=tol)
+    np.testing.assert_allclose(var, want_var, rtol=10 * tol, atol=tol)
+    # the float32 input is already rounded at 1000 ± 3 to 6e-5: compare with its own statistics
+    want = (exact - want_mean) / np.sqrt(want_var + 1e-5)
+    np.testing.assert_allclose(y, want, rtol=0, atol=1e-3 if dtype == np.float32 else 1e-9)
+
+
+@pytest.mark.parametrize("case", ["not_trailing", "strided", "float16"])
+def test_other_standardizations_are_left_to_numpy(standardized, case):
+    x = np.random.default_rng(1).standard_normal((4, 6, 9)).astype(np.float32)
+    dims = (0, 2) if case == "not_trailing" else (2,)
+    if case == "strided":
+        x = x[:, ::2]
+    elif case == "float16":
+        x = x.astype(np.float16)
+    y, mean, var = normalization.Standardize.forward(np, x, dims=dims, eps=1e-5)
+    assert standardized == [False]
+    exact = x.astype(np.float64)
+    np.testing.assert_allclose(mean, exact.mean(dims, keepdims=True), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(y, (exact - exact.mean(dims, keepdims=True))
+                               / np.sqrt(exact.var(dims, keepdims=True) + 1e-5),
+                               rtol=1e-2 if case == "float16" else 1e-5, atol=1e-3)
+
+
+def test_layer_norm_through_the_loops_matches_torch(numba_or_numpy, standardized):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((8, 16, 32)).astype(np.float32)
+    w, b = (rng.standard_normal(32).astype(np.float32) for _ in range(2))
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    mine = [ember.from_numpy(a).requires_grad_() for a in (x, w, b)]
+    theirs = [torch.from_numpy(a).requires_grad_() for a in (x, w, b)]
+    y = F.layer_norm(mine[0], (32,), mine[1], mine[2])
+    ty = torch.nn.functional.layer_norm(theirs[0], (32,), theirs[1], theirs[2])
+    (y * ember.from_numpy(g)).sum().backward()
+    (ty * torch.from_numpy(g)).sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-5)
+    for a, t in zip(mine, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-4)
+    assert any(standardized) == (numba_or_numpy == "numba")

@@ -1,0 +1,98 @@
+"""Softmax and standardization along the contiguous rows of an array, in numba (imported only
+when :func:`ember.backend.compiled.numba_enabled`; chosen by :mod:`ember.ops.softmax` and
+:mod:`ember.ops.normalization`): each row is read from memory once and its passes run in
+cache, where NumPy makes five or six passes over the whole array and allocates temporaries.
+
+A running maximum or sum is a chain of dependent operations that the compiler may not reorder
+(float addition is not associative), so it would not vectorize: the maximum is kept as four
+running maxima, and the sums are functions whose additions may be reordered (into vector
+partial sums), in float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+
+from ember.backend.compiled import njit
+from ember.ops.exp_numba import exp_nonpositive
+from ember.ops.im2col_numba import FLOATS
+
+
+def _arrays(f: types.Type, ndim: int) -> list[types.Array]:
+    return [types.Array(f, ndim, "C", readonly=ro) for ro in (False, True)]
+
+
+_F32 = types.float32
+
+
+@njit("float32(float32, float32)")
+def _larger(a, b):
+    """a if it is larger than b, else b (one instruction; a nan in the row makes every
+    ``exp(x - max)`` of it nan, whatever the maximum, so its softmax is nan as NumPy's)."""
+    return a if a > b else b
+
+
+@njit([_F32(row) for row in _arrays(_F32, 1)])
+def _row_max(row):
+    """The row's maximum, as four running maxima that the CPU overlaps."""
+    n = row.size
+    whole = n - n % 4
+    a = b = c = d = row[0]
+    for j in range(0, whole, 4):
+        a = _larger(row[j], a)
+        b = _larger(row[j + 1], b)
+        c = _larger(row[j + 2], c)
+        d = _larger(row[j + 3], d)
+    for j in range(whole, n):
+        a = _larger(row[j], a)
+    return _larger(_larger(a, b), _larger(c, d))
+
+
+@njit([types.float64(row) for f in FLOATS for row in _arrays(f, 1)], reassociate=True)
+def _sum(row):
+    """Σ row, in float64."""
+    total = 0.0
+    for j in range(row.size):
+        total += row[j]
+    return total
+
+
+@njit([types.float64(row, types.float64) for f in FLOATS for row in _arrays(f, 1)],
+      reassociate=True)
+def _squares(row, mean):
+    """Σ (row - mean)², in float64."""
+    total = 0.0
+    for j in range(row.size):
+        d = row[j] - mean
+        total += d * d
+    return total
+
+
+@njit([types.void(x, types.Array(_F32, 2, "C")) for x in _arrays(_F32, 2)])
+def softmax_rows(x, out):
+    """Softmax of each row of ``x`` into ``out`` (both (rows, n), n ≥ 1)."""
+    for r in range(x.shape[0]):
+        row, o = x[r], out[r]
+        top = _row_max(row)
+        for j in range(row.size):
+            o[j] = exp_nonpositive(row[j] - top)
+        scale = np.float32(1.0 / _sum(o))
+        for j in range(row.size):
+            o[j] *= scale
+
+
+@njit([types.void(x, *(types.Array(f, d, "C") for d in (2, 1, 1)), types.float64)
+       for f in FLOATS for x in _arrays(f, 2)])
+def standardize_rows(x, out, mean, var, eps):
+    """``(x - mean) / sqrt(var + eps)`` of each row of ``x`` into ``out``, with the row's mean
+    and (biased) variance, both summed in float64."""
+    n = x.shape[1]
+    for r in range(x.shape[0]):
+        row, o = x[r], out[r]
+        m = _sum(row) / n
+        v = _squares(row, m) / n
+        center, scale = row.dtype.type(m), row.dtype.type(1.0 / np.sqrt(v + eps))
+        for j in range(n):
+            o[j] = (row[j] - center) * scale
+        mean[r], var[r] = center, v
