@@ -110,3 +110,18 @@ def test_share_count_gives_each_core_at_least_its_least():
         assert parallel.share_count(10_000, 100) == 4  # no more than the workers
     finally:
         ember.set_num_threads(saved)
+
+
+@pytest.mark.parametrize("rows,least,calls", [(10, 100, 1), (10, 4, 2), (9, 1, 3)])
+def test_over_rows_gives_each_call_a_block_of_every_array(monkeypatch, rows, least, calls):
+    monkeypatch.setattr(parallel, "workers", lambda: 3)
+    x = np.arange(rows * 2, dtype=np.float64).reshape(rows, 2)
+    out = np.zeros_like(x)
+    seen = []
+
+    def kernel(a, b, scale):
+        seen.append(len(a))
+        np.multiply(a, scale, out=b)
+    parallel.over_rows(kernel, (x, out), least, 2.0)
+    assert len(seen) == calls and sum(seen) == rows
+    np.testing.assert_array_equal(out, x * 2)
