@@ -21,8 +21,8 @@ def _spy(monkeypatch, module, name):
     served = []
     original = getattr(module, name)
 
-    def spy(*args):
-        result = original(*args)
+    def spy(*args, **kwargs):
+        result = original(*args, **kwargs)
         served.append(result is not None)
         return result
     monkeypatch.setattr(module, name, spy)
@@ -31,7 +31,7 @@ def _spy(monkeypatch, module, name):
 
 @pytest.fixture
 def looped(monkeypatch):
-    return _spy(monkeypatch, softmax_module, "_looped_softmax")
+    return _spy(monkeypatch, softmax_module, "_looped")
 
 
 @pytest.fixture
@@ -185,3 +185,31 @@ def test_layer_norm_through_the_loops_matches_torch(numba_or_numpy, standardized
     for a, t in zip(mine, theirs):
         np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-4)
     assert any(standardized) == (numba_or_numpy == "numba")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("split", [False, True])
+def test_softmax_grad_matches_float64_truth(monkeypatch, looped, dtype, split):
+    pytest.importorskip("numba")
+    if split:
+        monkeypatch.setattr(softmax_module, "_SHARE", 64)
+        monkeypatch.setattr(softmax_module.parallel, "workers", lambda: 3)
+    rng = np.random.default_rng(7)
+    v = rng.standard_normal((5, 3, 37)).astype(dtype)
+    y = torch.softmax(torch.from_numpy(rng.standard_normal(v.shape)), -1).numpy().astype(dtype)
+    y.flags.writeable = False
+    got = softmax_module.SoftmaxGrad.forward(np, v, y, dim=2)
+    assert looped == [True] and got.dtype == dtype
+    exact = torch._softmax_backward_data(torch.from_numpy(v).double(),
+                                         torch.from_numpy(y).double(), 2, torch.float64).numpy()
+    np.testing.assert_allclose(got, exact, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-7 if dtype == np.float32 else 1e-15)
+
+
+def test_softmax_grad_of_mixed_layouts_is_left_to_numpy(looped):
+    v = np.random.default_rng(8).standard_normal((4, 9, 6)).astype(np.float32)
+    y = np.ascontiguousarray(v.transpose(0, 2, 1)).transpose(0, 2, 1)  # another layout
+    got = softmax_module.SoftmaxGrad.forward(np, v, y, dim=2)
+    assert looped == [False]
+    np.testing.assert_allclose(got, y * (v - (v * y).sum(2, keepdims=True)), rtol=1e-5,
+                               atol=1e-6)

@@ -18,8 +18,21 @@ SAMPLES = [
     S(arg(3, 4, low=-50, high=50), dim=-1),  # wide range: needs the max shift
 ]
 
+def _softmax_grad(v, y, dim):
+    from ember.ops.primitive import apply
+    from ember.ops.softmax import SoftmaxGrad
+
+    return apply(SoftmaxGrad, v, y, dim=dim)
+
+
 CASES = [
     OpCase("softmax", F.softmax, TF.softmax, SAMPLES),
+    OpCase("softmax_grad", _softmax_grad,
+           lambda v, y, dim: torch._softmax_backward_data(v, y, dim, v.dtype), [
+               S(arg(3, 40), arg(3, 40), dim=1),  # (rows past the vector width)
+               S(arg(2, 3, 4, noncontig=True), arg(2, 3, 4), dim=-2),
+               S(arg(0, 3), arg(0, 3), dim=1),
+           ]),
     OpCase("log_softmax", F.log_softmax, TF.log_softmax, SAMPLES),
     OpCase("softmax_dtype", lambda x, dim: ember.softmax(x.float(), dim, dtype=ember.float64),
            lambda x, dim: torch.softmax(x.float(), dim, dtype=torch.float64),
@@ -50,3 +63,17 @@ def test_softmax_errors():
         F.softmax(ember.randn(2, 3), dim=2)
     with pytest.raises(ember.DTypeError, match="dtype=ember.float32"):
         F.softmax(ember.tensor([1, 2]), dim=0)
+
+
+@pytest.mark.parametrize("shape,dim", [((5, 4, 6), 0), ((5, 4, 6), 1), ((5,), 0)])
+def test_softmax_grad_under_vmap_matches_each_sample(shape, dim):
+    # (dim: each sample's; the samples of shape (5,) are 0-d)
+    rng = np.random.default_rng(3)
+    v, y = (ember.from_numpy(rng.standard_normal(shape)) for _ in range(2))
+    both = ember.func.vmap(lambda a, b: _softmax_grad(a, b, dim))(v, y)
+    shared = ember.func.vmap(lambda a: _softmax_grad(a, y[0], dim))(v)  # y not batched
+    for i in range(shape[0]):
+        np.testing.assert_allclose(both[i].numpy(), _softmax_grad(v[i], y[i], dim).numpy(),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(shared[i].numpy(), _softmax_grad(v[i], y[0], dim).numpy(),
+                                   rtol=1e-12)

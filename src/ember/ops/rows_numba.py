@@ -1,7 +1,8 @@
-"""Softmax and standardization along the contiguous rows of an array, in numba (imported only
-when :func:`ember.backend.compiled.numba_enabled`; chosen by :mod:`ember.ops.softmax` and
-:mod:`ember.ops.normalization`): each row is read from memory once and its passes run in
-cache, where NumPy makes five or six passes over the whole array and allocates temporaries.
+"""Softmax, its gradient and standardization along the contiguous rows of an array, in numba
+(imported only when :func:`ember.backend.compiled.numba_enabled`; chosen by
+:mod:`ember.ops.softmax` and :mod:`ember.ops.normalization`): each row is read from memory
+once and its passes run in cache, where NumPy makes four to six passes over the whole array
+and allocates temporaries.
 
 A running maximum or sum is a chain of dependent operations that the compiler may not reorder
 (float addition is not associative), so it would not vectorize: the maximum is kept as four
@@ -69,6 +70,16 @@ def _squares(row, mean):
     return total
 
 
+@njit([types.float64(a, b) for f in FLOATS for a in _arrays(f, 1) for b in _arrays(f, 1)],
+      reassociate=True)
+def _dot(a, b):
+    """Σ a·b, in float64."""
+    total = 0.0
+    for j in range(a.size):
+        total += a[j] * b[j]
+    return total
+
+
 @njit([types.void(x, types.Array(_F32, 2, "C")) for x in _arrays(_F32, 2)])
 def softmax_rows(x, out):
     """Softmax of each row of ``x`` into ``out`` (both (rows, n), n ≥ 1)."""
@@ -80,6 +91,18 @@ def softmax_rows(x, out):
         scale = np.float32(1.0 / _sum(o))
         for j in range(row.size):
             o[j] *= scale
+
+
+@njit([types.void(v, y, types.Array(f, 2, "C")) for f in FLOATS for v in _arrays(f, 2)
+       for y in _arrays(f, 2)])
+def softmax_grad_rows(v, y, out):
+    """softmax's gradient ``y·(v - Σ v·y)`` of each row (cotangent ``v``, softmax ``y``)
+    into ``out``."""
+    for r in range(v.shape[0]):
+        g, p, o = v[r], y[r], out[r]
+        total = p.dtype.type(_dot(g, p))
+        for j in range(g.size):
+            o[j] = p[j] * (g[j] - total)
 
 
 @njit([types.void(x, *(types.Array(f, d, "C") for d in (2, 1, 1)), types.float64)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.func.batching import lift_scalar, prim, reshape, rule
+from ember.func.batching import batched, lift_scalar, prim, reshape, rule
 from ember.ops.primitive import apply
 
 
@@ -56,3 +56,12 @@ for _name in ("sum", "prod", "amax", "amin", "all", "any"):
 for _name in ("max_dim", "min_dim", "argmax", "argmin", "cumsum", "cumprod", "softmax",
               "log_softmax", "argsort", "topk"):
     rule(_name)(_dim_rule(_name))
+
+
+@rule("softmax_grad")
+def _softmax_grad(b: int, xs: tuple, bs: tuple, *, dim: int) -> Any:
+    v, y = (batched(t, b, is_b) for t, is_b in zip(xs, bs, strict=True))
+    if v.ndim == 1:  # logical 0-d
+        return reshape(apply(prim("softmax_grad"), reshape(v, (b, 1)), reshape(y, (b, 1)),
+                             dim=1), (b,))
+    return apply(prim("softmax_grad"), v, y, dim=dim % (v.ndim - 1) + 1)
