@@ -44,7 +44,24 @@ def _bn_sums(lib):
     return run
 
 
+def _standardize_grad(lib):
+    # standardize's backward, the internal primitive: rstd·(g - mean(g) - y·mean(g·y))
+    def run(g, y, rstd, dims):
+        if lib == "ember":
+            from ember.ops.normalization import StandardizeGrad
+            from ember.ops.primitive import apply
+            return apply(StandardizeGrad, g, y, rstd, dims=dims)
+        return rstd * (g - g.mean(dims, keepdim=True) - y * (g * y).mean(dims, keepdim=True))
+    return run
+
+
 CASES = [
+    OpCase("standardize_grad", _standardize_grad("ember"), _standardize_grad("torch"), [
+        S(arg(3, 40), arg(3, 40), arg(3, 1, low=0.5, high=2.0), dims=(1,)),  # numba's rows
+        S(arg(2, 3, 4), arg(2, 3, 4), arg(2, 1, 1, low=0.5, high=2.0), dims=(1, 2)),
+        S(arg(2, 3, 4, noncontig=True), arg(2, 3, 4), arg(1, 3, 1, low=0.5, high=2.0),
+          dims=(0, 2)),  # (a batch norm's dims: NumPy's)
+    ]),
     OpCase("batch_norm_sums", _bn_sums("ember"), _bn_sums("torch"), [
         S(arg(4, 3), arg(4, 3), arg(3)),
         S(arg(2, 3, 3, 3, channels_last=True), arg(2, 3, 3, 3, channels_last=True), arg(3)),
@@ -276,3 +293,19 @@ def test_batch_norm_of_a_channels_last_input_sums_by_gemv_and_matches_torch(monk
     want.sum().backward()
     for m, r in zip(mine, ref):
         np.testing.assert_allclose(m.grad.numpy(), r.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dims", [(2,), (-1,), (0, 2)])
+def test_standardize_grad_under_vmap_matches_each_sample(dims):
+    rng = np.random.default_rng(9)
+    g, y = (ember.from_numpy(rng.standard_normal((5, 4, 3, 6))) for _ in range(2))
+    rstd = ember.from_numpy(rng.uniform(0.5, 2.0, (5,) + tuple(
+        1 if d in {k % 3 for k in dims} else s for d, s in enumerate((4, 3, 6)))))
+    grad = _standardize_grad("ember")
+    both = ember.func.vmap(lambda a, b, r: grad(a, b, r, dims))(g, y, rstd)
+    shared = ember.func.vmap(lambda a: grad(a, y[0], rstd[0], dims))(g)  # one y and rstd
+    for i in range(5):
+        np.testing.assert_allclose(both[i].numpy(), grad(g[i], y[i], rstd[i], dims).numpy(),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(shared[i].numpy(), grad(g[i], y[0], rstd[0], dims).numpy(),
+                                   rtol=1e-12)

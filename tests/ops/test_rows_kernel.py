@@ -36,7 +36,7 @@ def looped(monkeypatch):
 
 @pytest.fixture
 def standardized(monkeypatch):
-    return _spy(monkeypatch, normalization, "_looped_standardize")
+    return _spy(monkeypatch, normalization, "_row_kernels")
 
 
 def _ulps(got, exact):
@@ -197,7 +197,7 @@ def test_softmax_grad_matches_float64_truth(monkeypatch, looped, dtype, split):
     rng = np.random.default_rng(7)
     v = rng.standard_normal((5, 3, 37)).astype(dtype)
     y = torch.softmax(torch.from_numpy(rng.standard_normal(v.shape)), -1).numpy().astype(dtype)
-    y.flags.writeable = False
+    v.flags.writeable = False  # (the first operand may be read-only)
     got = softmax_module.SoftmaxGrad.forward(np, v, y, dim=2)
     assert looped == [True] and got.dtype == dtype
     exact = torch._softmax_backward_data(torch.from_numpy(v).double(),
@@ -206,10 +206,32 @@ def test_softmax_grad_matches_float64_truth(monkeypatch, looped, dtype, split):
                                atol=1e-7 if dtype == np.float32 else 1e-15)
 
 
-def test_softmax_grad_of_mixed_layouts_is_left_to_numpy(looped):
+@pytest.mark.parametrize("case", ["layouts", "read_only"])
+def test_softmax_grad_of_other_operands_is_left_to_numpy(looped, case):
     v = np.random.default_rng(8).standard_normal((4, 9, 6)).astype(np.float32)
     y = np.ascontiguousarray(v.transpose(0, 2, 1)).transpose(0, 2, 1)  # another layout
+    if case == "read_only":
+        y = np.ascontiguousarray(y)
+        y.flags.writeable = False
     got = softmax_module.SoftmaxGrad.forward(np, v, y, dim=2)
     assert looped == [False]
     np.testing.assert_allclose(got, y * (v - (v * y).sum(2, keepdims=True)), rtol=1e-5,
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("split", [False, True])
+def test_standardize_grad_matches_float64_truth(monkeypatch, standardized, dtype, split):
+    pytest.importorskip("numba")
+    if split:
+        monkeypatch.setattr(normalization, "_SHARE", 64)
+        monkeypatch.setattr(normalization.parallel, "workers", lambda: 3)
+    rng = np.random.default_rng(11)
+    g, y = (rng.standard_normal((6, 7, 33)).astype(dtype) for _ in range(2))
+    rstd = rng.uniform(0.5, 2.0, (6, 7, 1)).astype(dtype)
+    got = normalization.StandardizeGrad.forward(np, g, y, rstd, dims=(2,))
+    assert standardized == [True] and got.dtype == dtype
+    g64, y64 = g.astype(np.float64), y.astype(np.float64)
+    exact = rstd * (g64 - g64.mean(2, keepdims=True) - y64 * (g64 * y64).mean(2, keepdims=True))
+    np.testing.assert_allclose(got, exact, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-5 if dtype == np.float32 else 1e-13)

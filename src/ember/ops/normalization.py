@@ -34,24 +34,39 @@ _ROW_KERNELS = compiled.register("ember.ops.rows_numba")
 _SHARE = 1 << 16  # elements a core takes at least
 
 
-def _looped_standardize(xp: Any, x: Any, dims: tuple[int, ...], eps: float) -> tuple | None:
-    """numba's ``standardize`` of a C-contiguous float32/float64 NumPy array over its
-    trailing dimensions (a layer norm's; :mod:`ember.ops.rows_numba`), rows shared among the
-    cores, or None where it does not apply. Measured on 2 cores, (16, 128, 256) float32:
-    0.50 → 0.15 ms (NumPy makes six passes)."""
-    if xp is not np or x.dtype not in (np.float32, np.float64) or x.size == 0 or \
-            sorted(d % x.ndim for d in dims) != list(range(x.ndim - len(dims), x.ndim)) or \
-            not x.flags.c_contiguous or not compiled.numba_enabled():
+def _row_kernels(xp: Any, dims: tuple[int, ...], *arrays: Any) -> Any:
+    """numba's row kernels (:mod:`ember.ops.rows_numba`) if they take these NumPy arrays over
+    ``dims``: float32/float64 arrays of one shape and dtype, C-contiguous, all but the first
+    writable, ``dims`` their trailing dimensions (a layer norm's); else None."""
+    first = arrays[0]
+    if xp is not np or first.dtype not in (np.float32, np.float64) or first.size == 0 or \
+            sorted(d % first.ndim for d in dims) != list(range(first.ndim - len(dims),
+                                                                first.ndim)) or \
+            any(a.shape != first.shape or a.dtype != first.dtype or not a.flags.c_contiguous
+                for a in arrays) or not all(a.flags.writeable for a in arrays[1:]) or \
+            not compiled.numba_enabled():
         return None
-    kernels = compiled.load(_ROW_KERNELS)
+    return compiled.load(_ROW_KERNELS)
+
+
+def _over_rows(kernel: Any, dims: tuple[int, ...], arrays: list, *args: Any) -> Any:
+    """``kernel(*rows, *args)`` over the arrays' rows (each of the trailing ``dims``), shared
+    among the cores; returns the rows."""
+    rows = [a.reshape(-1, math.prod(a.shape[a.ndim - len(dims):])) for a in arrays]
+    parallel.over_rows(kernel, rows, -(-_SHARE // max(rows[0].shape[1], 1)), *args)
+    return rows
+
+
+def _looped_standardize(xp: Any, x: Any, dims: tuple[int, ...], eps: float) -> tuple | None:
+    """numba's ``standardize`` over trailing dimensions, or None where it does not apply.
+    Measured on 2 cores, (16, 128, 256) float32: 0.50 → 0.15 ms (NumPy makes six passes)."""
+    kernels = _row_kernels(xp, dims, x)
     if kernels is None:
         return None
     stat = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
-    rows = x.reshape(math.prod(stat), -1)
-    out, mean, var = xp.empty_like(rows), xp.empty(len(rows), x.dtype), xp.empty(len(rows), x.dtype)
-    parallel.over_rows(kernels.standardize_rows, (rows, out, mean, var),
-                       -(-_SHARE // rows.shape[1]), float(eps))
-    return out.reshape(x.shape), mean.reshape(stat), var.reshape(stat)
+    out, mean, var = xp.empty_like(x), xp.empty(stat, x.dtype), xp.empty(stat, x.dtype)
+    _over_rows(kernels.standardize_rows, dims, [x, out, mean, var], float(eps))
+    return out, mean, var
 
 
 def _check_float(op: str, x: Tensor) -> None:
@@ -103,8 +118,7 @@ class Standardize(Primitive):
         dims, y, rstd, n = self._parts(ctx)
         dx = None
         if g_y is not None:
-            dx = rstd * (g_y - g_y.mean(dims, keepdim=True)
-                         - y * (g_y * y).mean(dims, keepdim=True))
+            dx = apply(StandardizeGrad, g_y, y, rstd, dims=dims)
         for g in (g_mean, g_var):
             if g is None:
                 continue
@@ -114,9 +128,65 @@ class Standardize(Primitive):
 
     def jvp(self, ctx, dx):
         dims, y, rstd, _ = self._parts(ctx)
-        dmean = dx.mean(dims, keepdim=True)
         dy_y = (dx * y).mean(dims, keepdim=True)
-        return rstd * (dx - dmean - y * dy_y), dmean, dy_y * 2 / rstd
+        return apply(StandardizeGrad, dx, y, rstd, dims=dims), dx.mean(dims, keepdim=True), \
+            dy_y * 2 / rstd
+
+
+@primitive
+class StandardizeGrad(Primitive):
+    """``standardize``'s vjp (and jvp) for its normalised output: ``rstd·(g - mean(g) -
+    y·mean(g·y))`` over ``dims``, for a cotangent ``g``, the output ``y`` and ``rstd`` (keepdim):
+    one op, one numba pass per row over trailing dims (a layer norm's), where the composite
+    makes six passes and allocates four temporaries. Linear in ``g`` and self-adjoint there."""
+
+    name = "standardize_grad"
+
+    def infer(self, g, y, rstd, *, dims):
+        if g.shape != y.shape or g.dtype is not y.dtype or rstd.dtype is not g.dtype:
+            raise ShapeError(f"standardize_grad: the cotangent {g.dtype.name}{list(g.shape)}, "
+                             f"the output {y.dtype.name}{list(y.shape)} and rstd "
+                             f"{rstd.dtype.name} must match")
+        return g
+
+    def forward(self, xp, g, y, rstd, *, dims):
+        kernels = _row_kernels(xp, dims, g, y)
+        if kernels is not None and rstd.flags.c_contiguous and rstd.flags.writeable and \
+                rstd.size == g.size // math.prod(g.shape[g.ndim - len(dims):]):
+            out = xp.empty_like(g)
+            _over_rows(kernels.standardize_grad_rows, dims, [g, y, rstd, out])
+            return out
+        out = g - g.mean(axis=dims, keepdims=True)
+        out -= y * (g * y).mean(axis=dims, keepdims=True)
+        out *= rstd
+        return out
+
+    def _inner(self, ctx):
+        """``g - mean(g) - y·mean(g·y)`` (the result over rstd) and ``mean(g·y)``."""
+        g, y, _ = ctx.inputs
+        dims = ctx.params["dims"]
+        mean_gy = (g * y).mean(dims, keepdim=True)
+        return g - g.mean(dims, keepdim=True) - y * mean_gy, mean_gy
+
+    def vjp(self, ctx, u):
+        g, y, rstd = ctx.inputs
+        dims = ctx.params["dims"]
+        gg = apply(StandardizeGrad, u, y, rstd, dims=dims) if g.requires_grad else None
+        gy = grstd = None
+        if y.requires_grad or rstd.requires_grad:
+            inner, mean_gy = self._inner(ctx)
+            if y.requires_grad:
+                gy = -rstd * (u * mean_gy + g * (u * y).mean(dims, keepdim=True))
+            if rstd.requires_grad:
+                grstd = (u * inner).sum(dims, keepdim=True)
+        return gg, gy, grstd
+
+    def jvp(self, ctx, dg, dy, drstd):
+        g, y, rstd = ctx.inputs
+        dims = ctx.params["dims"]
+        inner, mean_gy = self._inner(ctx)
+        return apply(StandardizeGrad, dg, y, rstd, dims=dims) + drstd * inner - \
+            rstd * (dy * mean_gy + y * (g * dy).mean(dims, keepdim=True))
 
 
 def _channel_mean(xp: Any, a: Any, dims: tuple[int, ...]) -> Any:

@@ -27,6 +27,15 @@ def _arrays(f: types.Type, ndim: int) -> list[types.Array]:
 _F32 = types.float32
 
 
+def _rows_into(f: types.Type, inputs: int, outputs: int, *extra: types.Type) -> list:
+    """Signatures of a kernel of ``inputs`` (rows, n) arrays, the first possibly read-only (a
+    memory-mapped input: the callers pass no other read-only array), into ``outputs``
+    writable ones, then ``extra`` arguments."""
+    writable = types.Array(f, 2, "C")
+    return [types.void(first, *(writable,) * (inputs - 1 + outputs), *extra)
+            for first in _arrays(f, 2)]
+
+
 @njit("float32(float32, float32)")
 def _larger(a, b):
     """a if it is larger than b, else b (one instruction; a nan in the row makes every
@@ -70,7 +79,7 @@ def _squares(row, mean):
     return total
 
 
-@njit([types.float64(a, b) for f in FLOATS for a in _arrays(f, 1) for b in _arrays(f, 1)],
+@njit([types.float64(a, types.Array(f, 1, "C")) for f in FLOATS for a in _arrays(f, 1)],
       reassociate=True)
 def _dot(a, b):
     """Σ a·b, in float64."""
@@ -80,7 +89,7 @@ def _dot(a, b):
     return total
 
 
-@njit([types.void(x, types.Array(_F32, 2, "C")) for x in _arrays(_F32, 2)])
+@njit(_rows_into(_F32, 1, 1))
 def softmax_rows(x, out):
     """Softmax of each row of ``x`` into ``out`` (both (rows, n), n ≥ 1)."""
     for r in range(x.shape[0]):
@@ -93,8 +102,7 @@ def softmax_rows(x, out):
             o[j] *= scale
 
 
-@njit([types.void(v, y, types.Array(f, 2, "C")) for f in FLOATS for v in _arrays(f, 2)
-       for y in _arrays(f, 2)])
+@njit([sig for f in FLOATS for sig in _rows_into(f, 2, 1)])
 def softmax_grad_rows(v, y, out):
     """softmax's gradient ``y·(v - Σ v·y)`` of each row (cotangent ``v``, softmax ``y``)
     into ``out``."""
@@ -105,11 +113,10 @@ def softmax_grad_rows(v, y, out):
             o[j] = p[j] * (g[j] - total)
 
 
-@njit([types.void(x, *(types.Array(f, d, "C") for d in (2, 1, 1)), types.float64)
-       for f in FLOATS for x in _arrays(f, 2)])
+@njit([sig for f in FLOATS for sig in _rows_into(f, 1, 3, types.float64)])
 def standardize_rows(x, out, mean, var, eps):
     """``(x - mean) / sqrt(var + eps)`` of each row of ``x`` into ``out``, with the row's mean
-    and (biased) variance, both summed in float64."""
+    and (biased) variance (``mean`` and ``var``: (rows, 1)), both summed in float64."""
     n = x.shape[1]
     for r in range(x.shape[0]):
         row, o = x[r], out[r]
@@ -118,4 +125,18 @@ def standardize_rows(x, out, mean, var, eps):
         center, scale = row.dtype.type(m), row.dtype.type(1.0 / np.sqrt(v + eps))
         for j in range(n):
             o[j] = (row[j] - center) * scale
-        mean[r], var[r] = center, v
+        mean[r, 0], var[r, 0] = center, v
+
+
+@njit([sig for f in FLOATS for sig in _rows_into(f, 3, 1)])
+def standardize_grad_rows(g, y, rstd, out):
+    """standardize's gradient ``rstd·(g - mean(g) - y·mean(g·y))`` of each row (cotangent
+    ``g``, standardized ``y``, ``rstd``: (rows, 1)) into ``out``."""
+    n = g.shape[1]
+    for r in range(g.shape[0]):
+        gr, yr, o = g[r], y[r], out[r]
+        mean_g = gr.dtype.type(_sum(gr) / n)
+        mean_gy = gr.dtype.type(_dot(gr, yr) / n)
+        scale = rstd[r, 0]
+        for j in range(n):
+            o[j] = scale * (gr[j] - mean_g - yr[j] * mean_gy)

@@ -54,7 +54,7 @@ def _looped(xp: Any, kernel: str, dim: int, *arrays: Any, float64: bool = True) 
     fits = xp is np and first.dtype in dtypes_ and first.size > 0 and first.ndim > 0 and \
         dim % first.ndim == first.ndim - 1 and \
         all(a.dtype == first.dtype and a.shape == first.shape and a.flags.c_contiguous
-            for a in arrays)
+            for a in arrays) and all(a.flags.writeable for a in arrays[1:])
     if not fits or not compiled.numba_enabled():
         return None
     kernels = compiled.load(_KERNELS)

@@ -169,6 +169,13 @@ def _standardize(b: int, xs: tuple, bs: tuple, *, dims: tuple, eps: float) -> An
                  eps=eps)
 
 
+@rule("standardize_grad")
+def _standardize_grad(b: int, xs: tuple, bs: tuple, *, dims: tuple) -> Any:
+    g, y, rstd = (batched(t, b, is_b) for t, is_b in zip(xs, bs))
+    return apply(prim("standardize_grad"), g, y, rstd,
+                 dims=tuple(d + 1 if d >= 0 else d for d in dims))
+
+
 @rule("batch_norm")
 def _batch_norm(b: int, xs: tuple, bs: tuple, *, eps: float) -> Any:
     # statistics per vmapped sample: the composite on the physical (B, N, C, …) input
