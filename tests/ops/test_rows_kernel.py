@@ -29,6 +29,20 @@ def _spy(monkeypatch, module, name):
     return served
 
 
+def _numba_rows(monkeypatch, module, split):
+    """Skips without numba; with ``split``, the rows go in small shares to three workers side
+    by side."""
+    pytest.importorskip("numba")
+    if split:
+        monkeypatch.setattr(module, "_SHARE", 64)
+        monkeypatch.setattr(module.parallel, "workers", lambda: 3)
+
+
+def _close(got, exact, dtype):
+    np.testing.assert_allclose(got, exact, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-6 if dtype == np.float32 else 1e-13)
+
+
 @pytest.fixture
 def looped(monkeypatch):
     return _spy(monkeypatch, softmax_module, "_looped")
@@ -70,10 +84,7 @@ def test_exp_is_within_one_ulp_and_rounds_tiny_results_once():
 @pytest.mark.parametrize("n", [1, 5, 16, 17, 128, 1000])
 @pytest.mark.parametrize("split", [False, True])
 def test_the_loops_match_float64_truth(monkeypatch, looped, n, split):
-    pytest.importorskip("numba")
-    if split:  # the rows in shares side by side
-        monkeypatch.setattr(softmax_module, "_SHARE", 64)
-        monkeypatch.setattr(softmax_module.parallel, "workers", lambda: 3)
+    _numba_rows(monkeypatch, softmax_module, split)
     x = (np.random.default_rng(n).standard_normal((7, 3, n)) * 20).astype(np.float32)
     x.flags.writeable = False  # (read-only input: a memory-mapped array)
     got = ember.softmax(ember.from_numpy(x), dim=-1).numpy()
@@ -132,10 +143,7 @@ def test_the_gradient_through_the_looped_forward(numba_or_numpy):
 @pytest.mark.parametrize("trailing", [(1,), (5,), (17,), (256,), (3, 40)])
 @pytest.mark.parametrize("split", [False, True])
 def test_standardize_matches_float64_truth(monkeypatch, standardized, dtype, trailing, split):
-    pytest.importorskip("numba")
-    if split:
-        monkeypatch.setattr(normalization, "_SHARE", 64)
-        monkeypatch.setattr(normalization.parallel, "workers", lambda: 3)
+    _numba_rows(monkeypatch, normalization, split)
     rng = np.random.default_rng(len(trailing) * 100 + trailing[-1])
     x = (rng.standard_normal((6, 7, *trailing)) * 3 + 1000).astype(dtype)  # a far mean
     x.flags.writeable = False
@@ -190,10 +198,7 @@ def test_layer_norm_through_the_loops_matches_torch(numba_or_numpy, standardized
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("split", [False, True])
 def test_softmax_grad_matches_float64_truth(monkeypatch, looped, dtype, split):
-    pytest.importorskip("numba")
-    if split:
-        monkeypatch.setattr(softmax_module, "_SHARE", 64)
-        monkeypatch.setattr(softmax_module.parallel, "workers", lambda: 3)
+    _numba_rows(monkeypatch, softmax_module, split)
     rng = np.random.default_rng(7)
     v = rng.standard_normal((5, 3, 37)).astype(dtype)
     y = torch.softmax(torch.from_numpy(rng.standard_normal(v.shape)), -1).numpy().astype(dtype)
@@ -202,8 +207,7 @@ def test_softmax_grad_matches_float64_truth(monkeypatch, looped, dtype, split):
     assert looped == [True] and got.dtype == dtype
     exact = torch._softmax_backward_data(torch.from_numpy(v).double(),
                                          torch.from_numpy(y).double(), 2, torch.float64).numpy()
-    np.testing.assert_allclose(got, exact, rtol=1e-5 if dtype == np.float32 else 1e-12,
-                               atol=1e-7 if dtype == np.float32 else 1e-15)
+    _close(got, exact, dtype)
 
 
 @pytest.mark.parametrize("case", ["layouts", "read_only"])
@@ -222,10 +226,7 @@ def test_softmax_grad_of_other_operands_is_left_to_numpy(looped, case):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("split", [False, True])
 def test_standardize_grad_matches_float64_truth(monkeypatch, standardized, dtype, split):
-    pytest.importorskip("numba")
-    if split:
-        monkeypatch.setattr(normalization, "_SHARE", 64)
-        monkeypatch.setattr(normalization.parallel, "workers", lambda: 3)
+    _numba_rows(monkeypatch, normalization, split)
     rng = np.random.default_rng(11)
     g, y = (rng.standard_normal((6, 7, 33)).astype(dtype) for _ in range(2))
     rstd = rng.uniform(0.5, 2.0, (6, 7, 1)).astype(dtype)
@@ -233,5 +234,4 @@ def test_standardize_grad_matches_float64_truth(monkeypatch, standardized, dtype
     assert standardized == [True] and got.dtype == dtype
     g64, y64 = g.astype(np.float64), y.astype(np.float64)
     exact = rstd * (g64 - g64.mean(2, keepdims=True) - y64 * (g64 * y64).mean(2, keepdims=True))
-    np.testing.assert_allclose(got, exact, rtol=1e-5 if dtype == np.float32 else 1e-12,
-                               atol=1e-5 if dtype == np.float32 else 1e-13)
+    _close(got, exact, dtype)
