@@ -28,7 +28,7 @@ from ember.ops.im2col import (
     window_counts,
     window_positions,
 )
-from ember.ops.join import flip
+from ember.ops.indexing import FULL, Slice
 from ember.ops.linalg import gemm_dtype
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor
@@ -287,8 +287,9 @@ def _input_grad(g: Tensor, w: Tensor, shape: tuple[int, ...], *, dilation: tuple
         # x[i] feeds out[i + lo - d·j] through w[j]: a convolution of g, padded by the kernel's
         # reach less the forward padding, with the kernel flipped and its channels swapped
         # (copied as (*kernel, Cout, Cin): the GEMM operand conv's forward then reads as is)
-        flipped = flip(w, tuple(range(2, 2 + nd))).permute((*range(2, 2 + nd), 0, 1))
-        flipped = flipped.contiguous().permute((nd + 1, nd, *range(nd)))
+        reversed_ = apply(Slice, w, index=(FULL, FULL) + ((None, None, -1),) * nd)  # a view
+        flipped = reversed_.permute((*range(2, 2 + nd), 0, 1)).contiguous()  # the one copy
+        flipped = flipped.permute((nd + 1, nd, *range(nd)))
         return conv_nd(g, flipped, dilation=dilation, padding=flipped_pads, stride=stride)
     # each row of g's GEMM with the weight is one window's gradient; fold sums them
     rows = _channels_last_rows(g) @ w.permute((0, *range(2, 2 + nd), 1)).reshape(
