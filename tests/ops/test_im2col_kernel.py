@@ -66,3 +66,36 @@ def test_conv2d_gradients_in_float64_both_ways(numba_or_numpy):
     x = ember.tensor(rng.standard_normal((2, 3, 6, 5)), requires_grad=True)
     w = ember.tensor(rng.standard_normal((4, 3, 3, 2)), requires_grad=True)
     assert ember.autograd.gradcheck(lambda a, b: F.conv2d(a, b, stride=2, padding=1), (x, w))
+
+
+@pytest.mark.parametrize("geometry", GEOMETRIES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("split", [False, True])
+def test_numba_fold_sums_the_windows_as_numpys_canvas(monkeypatch, geometry, dtype, split):
+    pytest.importorskip("numba")
+    from ember.ops import im2col
+    from ember.ops.im2col import Fold, window_positions
+
+    served = []
+    original = im2col._numba_fold
+    monkeypatch.setattr(im2col, "_numba_fold",
+                        lambda *a: served.append(original(*a)) or served[-1])
+    if split:
+        monkeypatch.setattr(im2col.parallel, "workers", lambda: 3)
+        monkeypatch.setattr(im2col, "_FOLD_SHARE", 1000)
+    size, channels = (9, 8), 64
+    blocks = int(np.prod(window_positions(size, geometry["kernel_size"], geometry["dilation"],
+                                          geometry["padding"], geometry["stride"])))
+    k = int(np.prod(geometry["kernel_size"]))
+    cols = np.random.default_rng(2).standard_normal((16, blocks, k * channels)).astype(dtype)
+    got = Fold.forward(np, cols, output_size=size, layout="nlc", **geometry)
+    assert served[-1] is not None and got.dtype == dtype
+    saved = compiled.numba_enabled()
+    compiled.use_numba(False)
+    try:
+        want = Fold.forward(np, cols.astype(np.float64), output_size=size, layout="nlc",
+                            **geometry)
+    finally:
+        compiled.use_numba(saved)
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-5 if dtype == np.float32 else 1e-12)

@@ -148,6 +148,30 @@ def _numba_columns(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, 
     return cols
 
 
+_FOLD_SMALL = 1 << 14  # column elements: below, NumPy's strided adds are as fast
+_FOLD_SHARE = 1 << 18  # column elements a core takes at least
+
+
+def _numba_fold(xp: Any, cols: Any, output_size: tuple, kernel: tuple, dilation: tuple,
+                pads: Pads, stride: tuple, counts: tuple) -> Any:
+    """col2im of 2-D float32/float64 (N, L, ∏kernel·C) columns by numba's one-pass loop into
+    a channels-last (N, C, H, W) result (no padded canvas), or None where it does not
+    apply."""
+    if xp is not np or len(kernel) != 2 or cols.dtype not in (np.float32, np.float64) or \
+            cols.size < _FOLD_SMALL or not cols.flags.c_contiguous or \
+            not compiled.numba_enabled():
+        return None
+    kernels = compiled.load(_KERNELS)
+    if kernels is None:
+        return None
+    n, c = cols.shape[0], cols.shape[2] // prod(kernel)
+    out = xp.zeros((n, *output_size, c), cols.dtype)
+    parallel.over_rows(kernels.fold_columns, (cols.reshape(n, *counts, -1), out),
+                       -(-_FOLD_SHARE * n // cols.size),
+                       (*kernel, *stride, *dilation, pads[0][0], pads[1][0]))
+    return out.transpose(0, 3, 1, 2)
+
+
 @primitive
 class Unfold(Primitive):
     """im2col: (N, C, *spatial) → (N, C·∏kernel_size, L), L the number of windows."""
@@ -198,6 +222,11 @@ class Fold(Primitive):
     def forward(self, xp, cols, *, output_size, kernel_size, dilation, padding, stride,
                 layout="ncl"):
         counts = window_positions(output_size, kernel_size, dilation, padding, stride)
+        if layout == "nlc":
+            looped = _numba_fold(xp, cols, output_size, kernel_size, dilation, padding, stride,
+                                 counts)
+            if looped is not None:
+                return looped
         nd = len(kernel_size)
         # the canvas covers the padded output and every window, even past a negative high pad
         canvas = tuple(s + lo + max(hi, 0) for s, (lo, hi) in

@@ -52,3 +52,25 @@ def columns(x, cols, geometry):
                         else:
                             for c in range(channels):
                                 cols[b, i, j, base + c] = zero
+
+
+@njit([types.void(types.Array(f, 4, "C", readonly=ro), types.Array(f, 4, "C"), GEOMETRY)
+       for f in FLOATS for ro in (False, True)])
+def fold_columns(cols, x, geometry):
+    """col2im, :func:`columns` reversed: each window's row of ``cols`` (B, Ho, Wo, kh·kw·C)
+    added into ``x`` (B, H, W, C, zeros), its padding elements skipped."""
+    kh, kw, sh, sw, dh, dw, ph, pw = geometry
+    height, width, channels = x.shape[1], x.shape[2], x.shape[3]
+    for b in range(cols.shape[0]):
+        for i in range(cols.shape[1]):
+            for ki in range(kh):
+                r = i * sh - ph + ki * dh
+                if not 0 <= r < height:
+                    continue
+                for j in range(cols.shape[2]):
+                    for kj in range(kw):
+                        s = j * sw - pw + kj * dw
+                        if 0 <= s < width:
+                            base = (ki * kw + kj) * channels
+                            for c in range(channels):
+                                x[b, r, s, c] += cols[b, i, j, base + c]
