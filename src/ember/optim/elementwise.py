@@ -11,10 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from ember.backend import compiled, parallel
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
-__all__ = ["ElementwiseOptimizer", "check_hyper", "full_state", "next_step", "scalar_state"]
+__all__ = ["ElementwiseOptimizer", "check_hyper", "full_state", "looped_update", "next_step",
+           "scalar_state"]
+
+_KERNELS = compiled.register("ember.optim.update_numba")
+_SHARE = 1 << 18  # elements a core takes at least
 
 
 class ElementwiseOptimizer(Optimizer):
@@ -62,6 +69,30 @@ class ElementwiseOptimizer(Optimizer):
         which already carries ``maximize`` and L2 weight decay; compute with
         ``p._device.xp``, in place."""
         raise NotImplementedError
+
+
+def looped_update(kernel: str, xp: Any, arrays: tuple, *hyper: float | bool) -> bool:
+    """Runs numba's one-pass update ``kernel`` (:mod:`ember.optim.update_numba`: NumPy's steps,
+    the same values bit for bit) on ``arrays`` (the parameter's data, the gradient, the state
+    arrays), the float hyperparameters rounded to the parameter's dtype, shared among the
+    cores; False where it does not apply (nothing written): numba off, another backend or
+    dtype, an array not C-contiguous.
+
+    Example:
+        >>> looped_update("sgd_update", xp, (p._data, g, buf), momentum, 1.0, lr, False)
+    """
+    p = arrays[0]
+    if xp is not np or p.dtype not in (np.float32, np.float64) or \
+            any(a.dtype != p.dtype or not a.flags.c_contiguous for a in arrays) or \
+            not compiled.numba_enabled():
+        return False
+    kernels = compiled.load(_KERNELS)
+    if kernels is None:
+        return False
+    scalars = [h if isinstance(h, bool) else p.dtype.type(h) for h in hyper]
+    parallel.over_rows(getattr(kernels, kernel), [a.reshape(-1) for a in arrays], _SHARE,
+                       *scalars)
+    return True
 
 
 def full_state(p: Tensor, value: float = 0.0) -> Tensor:

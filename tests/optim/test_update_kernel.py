@@ -1,0 +1,77 @@
+"""The optimizers' one-pass numba updates (Adam, AdamW, SGD with momentum) against NumPy's
+passes: the same bits after several steps, in both dtypes, with every option that reaches
+them, the parameter split among the cores, and the cases left to NumPy."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.backend import compiled
+from ember.optim import adam, elementwise, sgd
+
+
+def _trajectory(numba, make, dtype, layout="c", steps=4, **options):
+    saved = compiled.numba_enabled()
+    compiled.use_numba(numba)
+    try:
+        rng = np.random.default_rng(0)
+        data = rng.standard_normal((64, 48)).astype(dtype)
+        w = ember.from_numpy(data.T.copy().T if layout == "fortran" else data)
+        w.requires_grad_()
+        opt = make([w], lr=1e-2, **options)
+        for _ in range(steps):
+            w.grad = ember.from_numpy(rng.standard_normal(data.shape).astype(dtype))
+            opt.step()
+        return w.detach().numpy().copy(), [s.numpy().copy() for s in opt.state[w].values()]
+    finally:
+        compiled.use_numba(saved)
+
+
+@pytest.fixture
+def looped(monkeypatch):
+    """Whether each update numba's loop could take was taken by it."""
+    served = []
+
+    def spy(*args):
+        served.append(elementwise.looped_update(*args))
+        return served[-1]
+    for module in (adam, sgd):
+        monkeypatch.setattr(module, "looped_update", spy)
+    return served
+
+
+CASES = [(ember.optim.Adam, {}), (ember.optim.AdamW, {"weight_decay": 0.1, "maximize": True}),
+         (ember.optim.Adam, {"betas": (0.5, 0.9), "eps": 1e-3}),
+         (ember.optim.SGD, {"momentum": 0.9}),
+         (ember.optim.SGD, {"momentum": 0.8, "nesterov": True, "weight_decay": 0.1}),
+         (ember.optim.SGD, {"momentum": 0.5, "dampening": 0.3, "maximize": True})]
+
+
+@pytest.mark.parametrize("make,options", CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("split", [False, True])
+def test_the_loop_equals_numpys_update_bit_for_bit(monkeypatch, looped, make, options, dtype,
+                                                   split):
+    pytest.importorskip("numba")
+    if split:
+        monkeypatch.setattr(elementwise, "_SHARE", 500)
+        monkeypatch.setattr(elementwise.parallel, "workers", lambda: 3)
+    mine, state = _trajectory(True, make, dtype, **options)
+    assert looped and all(looped)
+    theirs, their_state = _trajectory(False, make, dtype, **options)
+    assert mine.dtype == dtype
+    np.testing.assert_array_equal(mine, theirs)
+    for a, b in zip(state, their_state):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("make,case", [(ember.optim.Adam, {"amsgrad": True}),
+                                       (ember.optim.Adam, {"layout": "fortran"}),
+                                       (ember.optim.SGD, {"momentum": 0.9, "layout": "fortran"})])
+def test_other_updates_are_left_to_numpy(looped, make, case):
+    pytest.importorskip("numba")
+    layout = case.pop("layout", "c")
+    mine, _ = _trajectory(True, make, np.float32, layout, **case)
+    theirs, _ = _trajectory(False, make, np.float32, layout, **case)
+    assert not any(looped)
+    np.testing.assert_array_equal(mine, theirs)
