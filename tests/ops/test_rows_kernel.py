@@ -11,7 +11,7 @@ import torch
 import ember
 import ember.nn.functional as F
 from ember.backend import compiled
-from ember.ops import normalization
+from ember.ops import normalization, rows_kernel
 
 softmax_module = importlib.import_module("ember.ops.softmax")  # (ember.ops.softmax: the function)
 
@@ -29,13 +29,13 @@ def _spy(monkeypatch, module, name):
     return served
 
 
-def _numba_rows(monkeypatch, module, split):
+def _numba_rows(monkeypatch, split):
     """Skips without numba; with ``split``, the rows go in small shares to three workers side
     by side."""
     pytest.importorskip("numba")
     if split:
-        monkeypatch.setattr(module, "_SHARE", 64)
-        monkeypatch.setattr(module.parallel, "workers", lambda: 3)
+        monkeypatch.setattr(rows_kernel, "_SHARE", 64)
+        monkeypatch.setattr(rows_kernel.parallel, "workers", lambda: 3)
 
 
 def _close(got, exact, dtype):
@@ -50,7 +50,7 @@ def looped(monkeypatch):
 
 @pytest.fixture
 def standardized(monkeypatch):
-    return _spy(monkeypatch, normalization, "_row_kernels")
+    return _spy(monkeypatch, rows_kernel, "kernels")
 
 
 def _ulps(got, exact):
@@ -84,7 +84,7 @@ def test_exp_is_within_one_ulp_and_rounds_tiny_results_once():
 @pytest.mark.parametrize("n", [1, 5, 16, 17, 128, 1000])
 @pytest.mark.parametrize("split", [False, True])
 def test_the_loops_match_float64_truth(monkeypatch, looped, n, split):
-    _numba_rows(monkeypatch, softmax_module, split)
+    _numba_rows(monkeypatch, split)
     x = (np.random.default_rng(n).standard_normal((7, 3, n)) * 20).astype(np.float32)
     x.flags.writeable = False  # (read-only input: a memory-mapped array)
     got = ember.softmax(ember.from_numpy(x), dim=-1).numpy()
@@ -143,7 +143,7 @@ def test_the_gradient_through_the_looped_forward(numba_or_numpy):
 @pytest.mark.parametrize("trailing", [(1,), (5,), (17,), (256,), (3, 40)])
 @pytest.mark.parametrize("split", [False, True])
 def test_standardize_matches_float64_truth(monkeypatch, standardized, dtype, trailing, split):
-    _numba_rows(monkeypatch, normalization, split)
+    _numba_rows(monkeypatch, split)
     rng = np.random.default_rng(len(trailing) * 100 + trailing[-1])
     x = (rng.standard_normal((6, 7, *trailing)) * 3 + 1000).astype(dtype)  # a far mean
     x.flags.writeable = False
@@ -198,7 +198,7 @@ def test_layer_norm_through_the_loops_matches_torch(numba_or_numpy, standardized
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("split", [False, True])
 def test_softmax_grad_matches_float64_truth(monkeypatch, looped, dtype, split):
-    _numba_rows(monkeypatch, softmax_module, split)
+    _numba_rows(monkeypatch, split)
     rng = np.random.default_rng(7)
     v = rng.standard_normal((5, 3, 37)).astype(dtype)
     y = torch.softmax(torch.from_numpy(rng.standard_normal(v.shape)), -1).numpy().astype(dtype)
@@ -226,7 +226,7 @@ def test_softmax_grad_of_other_operands_is_left_to_numpy(looped, case):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("split", [False, True])
 def test_standardize_grad_matches_float64_truth(monkeypatch, standardized, dtype, split):
-    _numba_rows(monkeypatch, normalization, split)
+    _numba_rows(monkeypatch, split)
     rng = np.random.default_rng(11)
     g, y = (rng.standard_normal((6, 7, 33)).astype(dtype) for _ in range(2))
     rstd = rng.uniform(0.5, 2.0, (6, 7, 1)).astype(dtype)

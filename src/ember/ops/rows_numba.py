@@ -1,6 +1,6 @@
 """Softmax, its gradient and standardization along the contiguous rows of an array, in numba
 (imported only when :func:`ember.backend.compiled.numba_enabled`; chosen by
-:mod:`ember.ops.softmax` and :mod:`ember.ops.normalization`): each row is read from memory
+:mod:`ember.ops.rows_kernel` for softmax and normalization): each row is read from memory
 once and its passes run in cache, where NumPy makes four to six passes over the whole array
 and allocates temporaries.
 

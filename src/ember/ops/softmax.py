@@ -13,16 +13,14 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.backend import compiled, parallel
 from ember.errors import DTypeError, ShapeError
+from ember.ops import rows_kernel
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
 from ember.tensor import Tensor, method
 
 __all__ = ["softmax", "log_softmax"]
 
-_KERNELS = compiled.register("ember.ops.rows_numba")
-_SHARE = 1 << 17  # elements a core takes at least
 
 
 class _AlongDim(Primitive):
@@ -45,25 +43,19 @@ class _AlongDim(Primitive):
 
 
 def _looped(xp: Any, kernel: str, dim: int, *arrays: Any, float64: bool = True) -> Any:
-    """numba's row kernel ``kernel`` (:mod:`ember.ops.rows_numba`) of C-contiguous
-    float32 (and float64) NumPy arrays of one shape along their last dimension, rows shared
-    among the cores; None where it does not apply. Measured on 2 cores, (16, 4, 128, 128):
-    softmax 2.05 → 0.62 ms, its gradient 1.9 → 0.4 ms (NumPy makes five passes)."""
+    """numba's row kernel ``kernel`` (:mod:`ember.ops.rows_numba`) along the last dimension,
+    or None where it does not apply (:mod:`ember.ops.rows_kernel`). Measured on 2 cores,
+    (16, 4, 128, 128): softmax 2.05 → 0.62 ms, its gradient 1.9 → 0.4 ms (NumPy makes five
+    passes)."""
     first = arrays[0]
-    dtypes_ = (np.float32, np.float64) if float64 else (np.float32,)
-    fits = xp is np and first.dtype in dtypes_ and first.size > 0 and first.ndim > 0 and \
-        dim % first.ndim == first.ndim - 1 and \
-        all(a.dtype == first.dtype and a.shape == first.shape and a.flags.c_contiguous
-            for a in arrays) and all(a.flags.writeable for a in arrays[1:])
-    if not fits or not compiled.numba_enabled():
+    if first.ndim == 0 or (not float64 and first.dtype == np.float64):
         return None
-    kernels = compiled.load(_KERNELS)
+    kernels = rows_kernel.kernels(xp, (dim,), *arrays)
     if kernels is None:
         return None
-    rows = [a.reshape(-1, first.shape[-1]) for a in arrays]
-    out = xp.empty_like(rows[0])
-    parallel.over_rows(getattr(kernels, kernel), (*rows, out), -(-_SHARE // out.shape[1]))
-    return out.reshape(first.shape)
+    out = xp.empty_like(first)
+    rows_kernel.over_rows(getattr(kernels, kernel), 1, [*arrays, out])
+    return out
 
 
 @primitive

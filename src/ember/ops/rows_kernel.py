@@ -1,0 +1,42 @@
+"""When numba's row kernels (:mod:`ember.ops.rows_numba`: softmax, layer norm and their
+gradients) take a computation, and how its rows are shared among the cores.
+
+They take NumPy float32/float64 arrays of one shape and dtype, C-contiguous, all but the first
+writable (the kernels' signatures: a memory-mapped input may be read-only), reduced over
+their trailing dimensions; anything else is left to the NumPy code of the op.
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+import numpy as np
+
+from ember.backend import compiled, parallel
+
+__all__: list[str] = []
+
+_KERNELS = compiled.register("ember.ops.rows_numba")
+_SHARE = 1 << 17  # elements a core takes at least (a softmax of 2¹⁷ float32 takes ~0.13 ms)
+
+
+def kernels(xp: Any, dims: tuple[int, ...], *arrays: Any) -> Any:
+    """numba's module of row kernels if they take ``arrays`` reduced over ``dims``, else
+    None."""
+    first = arrays[0]
+    if xp is not np or first.dtype not in (np.float32, np.float64) or first.size == 0 or \
+            sorted(d % first.ndim for d in dims) != list(range(first.ndim - len(dims),
+                                                                first.ndim)) or \
+            any(a.shape != first.shape or a.dtype != first.dtype or not a.flags.c_contiguous
+                for a in arrays) or not all(a.flags.writeable for a in arrays[1:]) or \
+            not compiled.numba_enabled():
+        return None
+    return compiled.load(_KERNELS)
+
+
+def over_rows(kernel: Any, count: int, arrays: list, *args: Any) -> None:
+    """``kernel(*rows, *args)``, each array seen as rows of its last ``count`` dimensions
+    (a statistic of keepdim shape: rows of one), the rows shared among the cores."""
+    rows = [a.reshape(-1, prod(a.shape[a.ndim - count:])) for a in arrays]
+    parallel.over_rows(kernel, rows, -(-_SHARE // max(rows[0].shape[1], 1)), *args)
