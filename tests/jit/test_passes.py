@@ -383,9 +383,11 @@ def test_a_whole_view_of_a_dying_buffer_is_overwritten_in_place():
     y = b("add", r, bias)  # m's buffer dies here, seen whole through r: the sum goes there
     part = b("slice", b("exp", y), index=((0, 1, 1),))
     z = b("neg", part)  # exp's buffer dies here, but part sees only half of it
-    g = check(b.returns(z), plan_memory, rand(6, 8), rand(8, 10, seed=1), rand(10, seed=2))
+    grown = b("expand", b("exp", z), shape=(1, 1, 3, 10))  # all of it, but read-only
+    w = b("neg", grown)
+    g = check(b.returns(w), plan_memory, rand(6, 8), rand(8, 10, seed=1), rand(10, seed=2))
     outs = {e.outputs[0]: e.out for e in g.eqns}
-    assert outs[y] is r and outs[z] is None
+    assert outs[y] is r and outs[z] is None and outs[w] is None
     code = generate(g, np, CPU, last_uses(g)).code
     assert f"add_into(xp, {r.name}, {bias.name}, out={r.name})" in code
 

@@ -10,7 +10,6 @@ variance as PyTorch does.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -116,9 +115,11 @@ class StandardizeGrad(Primitive):
     name = "standardize_grad"
 
     def infer(self, g, y, rstd, *, dims):
-        if g.shape != y.shape:
-            raise ShapeError(f"standardize_grad: the cotangent's shape {g.shape} is not the "
-                             f"output's {y.shape}")
+        stat = tuple(1 if i in {d % len(g.shape) for d in dims} else s
+                     for i, s in enumerate(g.shape))
+        if g.shape != y.shape or rstd.shape != stat:
+            raise ShapeError(f"standardize_grad: the cotangent {g.shape}, the output {y.shape} "
+                             f"and rstd {rstd.shape} do not match (rstd: {stat})")
         if g.dtype is not y.dtype or rstd.dtype is not g.dtype:
             raise DTypeError(f"standardize_grad: the cotangent ({g.dtype.name}), the output "
                              f"({y.dtype.name}) and rstd ({rstd.dtype.name}) differ in dtype")
@@ -126,15 +127,17 @@ class StandardizeGrad(Primitive):
 
     def forward(self, xp, g, y, rstd, *, dims):
         kernels = rows_kernel.kernels(xp, dims, g, y)
-        if kernels is not None and rstd.flags.c_contiguous and rstd.flags.writeable and \
-                rstd.size == g.size // math.prod(g.shape[g.ndim - len(dims):]):
+        if kernels is not None and rstd.flags.c_contiguous and rstd.flags.writeable:
             out = xp.empty_like(g)
             rows_kernel.over_rows(kernels.standardize_grad_rows, len(dims), [g, y, rstd, out])
             return out
+        dtype = g.dtype
+        if dtype in _HALF:  # (NumPy sums bfloat16 in bfloat16)
+            g, y, rstd = (a.astype(np.float32) for a in (g, y, rstd))
         out = g - g.mean(axis=dims, keepdims=True)
         out -= y * (g * y).mean(axis=dims, keepdims=True)
         out *= rstd
-        return out
+        return out.astype(dtype, copy=False)
 
     def _inner(self, ctx):
         """``g - mean(g) - y·mean(g·y)`` (the result over rstd) and ``mean(g·y)``."""

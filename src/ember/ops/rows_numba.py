@@ -16,7 +16,7 @@ import numpy as np
 from numba import types
 
 from ember.backend.compiled import njit
-from ember.ops.exp_numba import exp_nonpositive
+from ember.ops.erf_numba import exp_nonpositive
 from ember.ops.im2col_numba import FLOATS
 
 

@@ -17,6 +17,7 @@ from ember.errors import DTypeError, ShapeError
 from ember.ops import rows_kernel
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
+from ember.ops.unary import _HALF
 from ember.tensor import Tensor, method
 
 __all__ = ["softmax", "log_softmax"]
@@ -38,6 +39,8 @@ class _AlongDim(Primitive):
             return self.forward(xp, x.reshape(1), dim=0).reshape(())
         if x.size == 0:
             return xp.empty_like(x)
+        if x.dtype in _HALF:  # in float32, rounded once (NumPy sums bfloat16 in bfloat16)
+            return self.forward(xp, x.astype(np.float32), dim=dim).astype(x.dtype)
         shifted = x - x.max(axis=dim, keepdims=True)
         return self.normalise(xp, shifted, dim)
 
@@ -101,9 +104,12 @@ class SoftmaxGrad(Primitive):
         looped = _looped(xp, "softmax_grad_rows", dim, v, y)
         if looped is not None:
             return looped
+        dtype = v.dtype
+        if dtype in _HALF:  # (NumPy sums bfloat16 in bfloat16)
+            v, y = v.astype(np.float32), y.astype(np.float32)
         vy = v * y
         vy -= y * vy.sum(axis=dim, keepdims=True)
-        return vy
+        return vy.astype(dtype, copy=False)
 
     def vjp(self, ctx, u):
         v, y = ctx.inputs

@@ -38,6 +38,7 @@ def plan_memory(graph: Graph) -> Graph:
         if base not in pinned:
             freed.setdefault(at, []).append(base)
     read_last = {v: i for i, eqn in enumerate(graph.eqns) for v in (*eqn.outputs, *eqn.inputs)}
+    made = {v: eqn for eqn in graph.eqns for v in eqn.outputs}
     live = _live_bytes(graph)
     peak = max(live, default=0)
     pool: dict[tuple, list[tuple[int, Var]]] = {}
@@ -47,7 +48,7 @@ def plan_memory(graph: Graph) -> Graph:
         if id(eqn) not in fresh or not eqn.outputs[0].shape:
             continue
         out = eqn.outputs[0]
-        donor = _dying_operand(eqn, i, death, pinned, holds)
+        donor = _dying_operand(eqn, i, death, pinned, holds, made)
         if donor is not None:  # its buffer lives on as the result's: not free, not twice
             freed[i].remove(next(iter(holds[donor])))
             live[i] -= _nbytes(out)
@@ -62,24 +63,36 @@ def plan_memory(graph: Graph) -> Graph:
 
 
 def _dying_operand(eqn: Eqn, i: int, death: dict[Var, int], pinned: set[Var],
-                   holds: dict[Var, set[Var]]) -> Var | None:
+                   holds: dict[Var, set[Var]], made: dict[Var, Eqn]) -> Var | None:
     """An operand of an elementwise ``eqn`` of the output's shape and dtype whose buffer dies
-    with it (its own, or the one buffer it views whole: a reshaped matmul result) and that no
-    other operand views: the result overwrites it in place (the kernel reads it no more once it
-    writes ``out``, and checks that its layout is eager's; BLAS never does), so the step never
-    holds both."""
+    with it (its own, or one it sees whole through reshapes and permutes: a linear layer's
+    matmul result) and that no other operand views: the result overwrites it in place (the
+    kernel reads it no more once it writes ``out``, and checks that its layout is eager's;
+    BLAS never does), so the step never holds both."""
     out = eqn.outputs[0]
     for v in eqn.inputs:
-        bases = holds.get(v, set())
-        if len(bases) != 1:
-            continue
-        base = next(iter(bases))
+        base = _whole_view_of(v, holds, made)
         seen_elsewhere = any(base in holds.get(u, ()) for u in eqn.inputs if u is not v)
-        if death.get(base) == i and base not in pinned and not seen_elsewhere and \
-                (v.shape, v.dtype) == (out.shape, out.dtype) and _nbytes(v) == _nbytes(base) and \
+        if base is not None and death.get(base) == i and base not in pinned and \
+                not seen_elsewhere and (v.shape, v.dtype) == (out.shape, out.dtype) and \
                 into_kernel(eqn).overwrites_safely(v):
             return v
     return None
+
+
+def _whole_view_of(v: Var, holds: dict[Var, set[Var]], made: dict[Var, Eqn]) -> Var | None:
+    """The fresh buffer ``v`` is, or sees whole and writable through a chain of reshapes and
+    permutes (an expand or a window view may be read-only); else None."""
+    bases = holds.get(v, set())
+    if len(bases) != 1:
+        return None
+    base = next(iter(bases))
+    while v is not base:
+        eqn = made.get(v)
+        if eqn is None or eqn.prim.name not in ("reshape", "permute"):
+            return None
+        v = eqn.inputs[0]
+    return base
 
 
 def _waiting_donor(waiting: list[tuple[int, Var]], read_last: dict[Var, int], live: list[int],
