@@ -90,7 +90,7 @@ def test_the_loops_match_float64_truth(monkeypatch, looped, n, split):
     x.flags.writeable = False  # (read-only input: a memory-mapped array)
     got = ember.softmax(ember.from_numpy(x), dim=-1).numpy()
     assert looped == [True] and compiled.numba_enabled()
-    exact = torch.softmax(torch.from_numpy(x).double(), -1).numpy()
+    exact = torch.softmax(torch.from_numpy(x.astype(np.float64)), -1).numpy()
     assert got.dtype == np.float32 and got.shape == x.shape
     np.testing.assert_allclose(got, exact, rtol=2e-6, atol=1e-12)
 
@@ -206,7 +206,7 @@ def test_softmax_grad_matches_float64_truth(monkeypatch, looped, dtype, split):
     v.flags.writeable = False  # (the first operand may be read-only)
     got = softmax_module.SoftmaxGrad.forward(np, v, y, dim=2)
     assert looped == [True] and got.dtype == dtype
-    exact = torch._softmax_backward_data(torch.from_numpy(v).double(),
+    exact = torch._softmax_backward_data(torch.from_numpy(v.astype(np.float64)),
                                          torch.from_numpy(y).double(), 2, torch.float64).numpy()
     _close(got, exact, dtype)
 
