@@ -1,0 +1,114 @@
+"""``python -m benchmarks.kernels [--quick]``: the ops that have numba kernels, each timed three
+ways in one run — Ember with numba, Ember with its NumPy twin (``use_numba(False)``), PyTorch —
+alternating after warm-up (median of repeats), with the ratios numba/NumPy and numba/PyTorch.
+
+Each case is a forward and backward (or an optimizer step) at a shape of the benchmark models:
+gpt's attention scores, layer norms and MLP activations; its and resnet18's parameters;
+resnet18's stride-2 input gradient.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+import ember
+import ember.nn.functional as F
+from benchmarks.timing import compare, fmt_time, summary
+from ember.backend import compiled
+
+
+def _backward(ember_fn: Callable, torch_fn: Callable, shape: tuple, seed: int,
+              out_shape: tuple | None = None) -> tuple:
+    """Forward and backward of each function at a random float32 input of ``shape`` (the
+    cotangent: of ``out_shape``, by default the same)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(np.float32)
+    g = rng.standard_normal(out_shape or shape).astype(np.float32)
+    ex, tx = ember.from_numpy(x.copy()).requires_grad_(), torch.from_numpy(x).requires_grad_()
+    eg, tg = ember.from_numpy(g), torch.from_numpy(g.copy())
+    return (lambda: ember_fn(ex).backward(eg)), (lambda: torch_fn(tx).backward(tg))
+
+
+def _steps(name: str, shapes: list[tuple], **options: float) -> tuple:
+    """An optimizer step over parameters of ``shapes``, with gradients set once."""
+    def make(lib: object) -> Callable[[], object]:
+        rng = np.random.default_rng(0)
+        params = []
+        for shape in shapes:
+            p = lib.from_numpy(rng.standard_normal(shape).astype(np.float32))
+            p.requires_grad_()
+            p.grad = lib.from_numpy(rng.standard_normal(shape).astype(np.float32))
+            params.append(p)
+        return getattr(lib.optim, name)(params, **options).step
+    return make(ember), make(torch)
+
+
+def _stride2_input_gradient() -> tuple:
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((128, 64, 3, 3)).astype(np.float32) * 0.05
+    ew, tw = ember.from_numpy(w), torch.from_numpy(w)
+    return _backward(lambda x: F.conv2d(x, ew, stride=2, padding=1),
+                     lambda x: torch.nn.functional.conv2d(x, tw, stride=2, padding=1),
+                     (32, 64, 32, 32), 4, (32, 128, 16, 16))
+
+
+def cases() -> dict[str, tuple]:
+    """name -> (Ember's step, PyTorch's step)."""
+    gpt_params = [(32768, 256), (256, 768), (256, 256), (256, 1024), (1024, 256)]
+    resnet_params = [(512, 512, 3, 3)] * 4 + [(256, 256, 3, 3)] * 4 + [(128, 128, 3, 3)] * 4
+
+    def millions(shapes: list[tuple]) -> str:
+        return f"{sum(int(np.prod(s)) for s in shapes) / 1e6:.1f}M parameters"
+    return {
+        "softmax fwd+bwd (16,4,128,128)": _backward(
+            lambda x: ember.softmax(x, dim=-1), lambda x: torch.softmax(x, -1),
+            (16, 4, 128, 128), 0),
+        "layer_norm fwd+bwd (16,128,256)": _backward(
+            lambda x: F.layer_norm(x, (256,)), lambda x: torch.nn.functional.layer_norm(x, (256,)),
+            (16, 128, 256), 1),
+        "gelu fwd+bwd (2048,1024)": _backward(F.gelu, torch.nn.functional.gelu, (2048, 1024), 2),
+        "conv stride-2 fwd+bwd (32,64,32,32)": _stride2_input_gradient(),
+        f"AdamW step ({millions(gpt_params)})": _steps("AdamW", gpt_params, lr=3e-4),
+        f"SGD momentum step ({millions(resnet_params)})": _steps(
+            "SGD", resnet_params, lr=0.01, momentum=0.9),
+    }
+
+
+def _with_numba(fn: Callable[[], object], on: bool) -> Callable[[], object]:
+    def run() -> None:
+        compiled.use_numba(on)
+        try:
+            fn()
+        finally:
+            compiled.use_numba(True)
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer calls and repeats")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    ember.set_num_threads(args.threads)
+    if not compiled.numba_enabled():
+        raise SystemExit("benchmarks.kernels: numba is off or missing (pip install '.[fast]')")
+    calls, repeats = (3, 3) if args.quick else (10, 7)
+    print(f"# Ember {ember.__version__}, PyTorch {torch.__version__}, {args.threads} threads")
+    print("| case | Ember, numba | Ember, NumPy | PyTorch | numba/NumPy | numba/PyTorch |")
+    print("|---|---|---|---|---|---|")
+    for name, (ember_fn, torch_fn) in cases().items():
+        s = compare({"numba": _with_numba(ember_fn, True), "numpy": _with_numba(ember_fn, False),
+                     "torch": torch_fn}, calls, repeats)
+        med = {k: summary(v)[0] for k, v in s.items()}
+        print(f"| {name} | {fmt_time(med['numba'])} | {fmt_time(med['numpy'])} | "
+              f"{fmt_time(med['torch'])} | {med['numba'] / med['numpy']:.2f} | "
+              f"{med['numba'] / med['torch']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
