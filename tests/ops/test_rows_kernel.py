@@ -1,6 +1,7 @@
-"""Softmax (float32) and standardization by numba's row loops, and their ``exp``, against
-float64 truth and PyTorch: row lengths around the vector width, nan and -inf, rows shared
-among the cores, read-only input, and the cases left to NumPy."""
+"""numba's row loops — softmax (float32), its gradient, standardization and its gradient —
+and their ``exp``, against float64 truth and PyTorch: row lengths around the vector width, nan
+and -inf, rows shared among the cores, read-only input, the cases left to NumPy, and half
+inputs summed in float32 there."""
 
 import importlib
 
@@ -74,7 +75,8 @@ def test_exp_is_within_one_ulp_and_rounds_tiny_results_once():
     exact = np.exp(y.astype(np.float64))
     normal = exact >= np.finfo(np.float32).tiny
     assert _ulps(got[normal], exact[normal]).max() <= 1.0
-    # below the normal range: within half the smallest subnormal, 0 from e^-104 on
+    # below the normal range: one rounding of a value within 1 ulp (under 0.76 of the
+    # smallest subnormal), and 0 from e^-104 on
     assert np.abs(got[~normal] - exact[~normal]).max() <= 0.76 * np.spacing(np.float32(0))
     special = np.array([0.0, -0.0, -np.inf, np.nan, -104, -1e30], np.float32)
     out = np.empty_like(special)
