@@ -50,8 +50,9 @@ def describe() -> str:
     if _numba() is None:
         return "NumPy (pip install 'ember[fast]' adds numba's one-pass kernels)"
     state = "on" if _OFF_BECAUSE[0] is None else f"off ({_OFF_BECAUSE[0]})"
-    return (f"numba {_numba().__version__}: one-pass float32 erf and gelu, relu, im2col, "
-            f"channels-last max pooling and batch norm, {state}")
+    return (f"numba {_numba().__version__}: one-pass float32 erf and gelu, relu, softmax, "
+            f"layer norm, im2col and col2im, channels-last max pooling and batch norm, Adam's "
+            f"and SGD's updates, {state}")
 
 
 def use_numba(enabled: bool) -> None:

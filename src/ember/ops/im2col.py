@@ -132,6 +132,12 @@ def windows(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, stride:
         writeable=False)
 
 
+def numba_geometry(kernel: tuple, stride: tuple, dilation: tuple, pads: Pads) -> tuple:
+    """A 2-D window geometry as numba's window loops take it
+    (:data:`ember.ops.im2col_numba.GEOMETRY`): kernel, stride, dilation and low padding."""
+    return (*kernel, *stride, *dilation, pads[0][0], pads[1][0])
+
+
 def _numba_columns(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, stride: tuple,
                    counts: tuple) -> Any:
     """(N, *counts, ∏kernel·C) columns of a 2-D float32/float64 ``x`` by numba's one-pass loop
@@ -144,7 +150,7 @@ def _numba_columns(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, 
         return None
     cols = xp.empty((x.shape[0], *counts, prod(kernel) * x.shape[1]), x.dtype)
     parallel.over_rows(kernels.columns, (x.transpose(0, 2, 3, 1), cols), 1,
-                       (*kernel, *stride, *dilation, pads[0][0], pads[1][0]))
+                       numba_geometry(kernel, stride, dilation, pads))
     return cols
 
 
@@ -168,7 +174,7 @@ def _numba_fold(xp: Any, cols: Any, output_size: tuple, kernel: tuple, dilation:
     out = xp.zeros((n, *output_size, c), cols.dtype)
     parallel.over_rows(kernels.fold_columns, (cols.reshape(n, *counts, -1), out),
                        -(-_FOLD_SHARE * n // cols.size),
-                       (*kernel, *stride, *dilation, pads[0][0], pads[1][0]))
+                       numba_geometry(kernel, stride, dilation, pads))
     return out.transpose(0, 3, 1, 2)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import compiled, parallel
-from ember.ops.im2col import channels_last_rows, empty_channels_last
+from ember.ops.im2col import channels_last_rows, empty_channels_last, numba_geometry
 
 __all__: list[str] = []
 
@@ -33,10 +33,6 @@ def _kernels(xp: Any, values: Any, kernel_size: tuple, layout: Any) -> Any:
     return compiled.load(_KERNELS)
 
 
-def _geometry(kernel_size: tuple, stride: tuple, padding: tuple, dilation: tuple) -> tuple:
-    return (*kernel_size, *stride, *dilation, padding[0][0], padding[1][0])
-
-
 def _over_batch(kernel: Any, geometry: tuple, *arrays: Any) -> None:
     """``kernel(*blocks, geometry)`` over shares of samples of the channels-last views."""
     parallel.over_rows(kernel, [a.transpose(0, 2, 3, 1) for a in arrays], 1, geometry)
@@ -51,7 +47,7 @@ def max_window(xp: Any, x: Any, counts: tuple, kernel_size: tuple, stride: tuple
         return None
     shape = x.shape[:2] + counts
     best, window = empty_channels_last(xp, shape, x.dtype), empty_channels_last(xp, shape, np.int8)
-    _over_batch(kernels.max_window, _geometry(kernel_size, stride, padding, dilation),
+    _over_batch(kernels.max_window, numba_geometry(kernel_size, stride, dilation, padding),
                 x, best, window)
     return best, window
 
@@ -70,6 +66,6 @@ def window_scatter(xp: Any, g: Any, window: Any, size: tuple, kernel_size: tuple
         g, copy = empty_channels_last(xp, g.shape, g.dtype), g
         g[...] = copy
     out = empty_channels_last(xp, g.shape[:2] + tuple(size), g.dtype)
-    _over_batch(kernels.window_scatter, _geometry(kernel_size, stride, padding, dilation),
+    _over_batch(kernels.window_scatter, numba_geometry(kernel_size, stride, dilation, padding),
                 g, window, out)
     return out

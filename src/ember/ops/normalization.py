@@ -21,7 +21,7 @@ from ember.errors import DTypeError, ShapeError
 from ember.ops import batch_norm_kernel, rows_kernel
 from ember.ops.inplace import inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
-from ember.ops.unary import _HALF
+from ember.ops.unary import _HALF, in_float32
 from ember.tensor import Tensor
 
 # batch_norm and instance_norm stay out of ``ember.*``: torch's top-level forms order their
@@ -125,19 +125,17 @@ class StandardizeGrad(Primitive):
                              f"({y.dtype.name}) and rstd ({rstd.dtype.name}) differ in dtype")
         return g
 
+    @in_float32
     def forward(self, xp, g, y, rstd, *, dims):
         kernels = rows_kernel.kernels(xp, dims, g, y)
         if kernels is not None and rstd.flags.c_contiguous and rstd.flags.writeable:
             out = xp.empty_like(g)
             rows_kernel.over_rows(kernels.standardize_grad_rows, len(dims), [g, y, rstd, out])
             return out
-        dtype = g.dtype
-        if dtype in _HALF:  # (NumPy sums bfloat16 in bfloat16)
-            g, y, rstd = (a.astype(np.float32) for a in (g, y, rstd))
         out = g - g.mean(axis=dims, keepdims=True)
         out -= y * (g * y).mean(axis=dims, keepdims=True)
         out *= rstd
-        return out.astype(dtype, copy=False)
+        return out
 
     def _inner(self, ctx):
         """``g - mean(g) - y·mean(g·y)`` (the result over rstd) and ``mean(g·y)``."""
@@ -270,18 +268,15 @@ class BatchNormSums(Primitive):
     name = "batch_norm_sums"
     nout = 2
 
+    @in_float32
     def forward(self, xp, g, x, mean):
         looped = batch_norm_kernel.gradient_sums(xp, g, x, mean)
         if looped is not None:
             return looped
         dims = (0, *range(2, x.ndim))
-        dtype = x.dtype
-        if dtype in _HALF:  # half precision sums in float32
-            g, x, mean = (a.astype(np.float32) for a in (g, x, mean))
         centred = x - mean.reshape((1, -1) + (1,) * (x.ndim - 2))
-        sums = (gemm.sum_axes(xp, g, dims), gemm.sum_axes(xp, xp.multiply(centred, g, out=centred),
-                                                            dims))
-        return tuple(t.reshape(-1).astype(dtype, copy=False) for t in sums)
+        return tuple(gemm.sum_axes(xp, t, dims).reshape(-1)
+                     for t in (g, xp.multiply(centred, g, out=centred)))
 
     def infer(self, g, x, mean):
         c = x.shape[1] if len(x.shape) > 1 else None

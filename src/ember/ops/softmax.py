@@ -17,7 +17,7 @@ from ember.errors import DTypeError, ShapeError
 from ember.ops import rows_kernel
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
-from ember.ops.unary import _HALF
+from ember.ops.unary import in_float32
 from ember.tensor import Tensor, method
 
 __all__ = ["softmax", "log_softmax"]
@@ -34,13 +34,12 @@ class _AlongDim(Primitive):
         normalize_dim(dim, len(x.shape), self.name)
         return x
 
+    @in_float32
     def forward(self, xp, x, *, dim):
         if x.ndim == 0:
             return self.forward(xp, x.reshape(1), dim=0).reshape(())
         if x.size == 0:
             return xp.empty_like(x)
-        if x.dtype in _HALF:  # in float32, rounded once (NumPy sums bfloat16 in bfloat16)
-            return self.forward(xp, x.astype(np.float32), dim=dim).astype(x.dtype)
         shifted = x - x.max(axis=dim, keepdims=True)
         return self.normalise(xp, shifted, dim)
 
@@ -100,16 +99,14 @@ class SoftmaxGrad(Primitive):
         normalize_dim(dim, len(v.shape), self.name)
         return v
 
+    @in_float32
     def forward(self, xp, v, y, *, dim):
         looped = _looped(xp, "softmax_grad_rows", dim, v, y)
         if looped is not None:
             return looped
-        dtype = v.dtype
-        if dtype in _HALF:  # (NumPy sums bfloat16 in bfloat16)
-            v, y = v.astype(np.float32), y.astype(np.float32)
         vy = v * y
         vy -= y * vy.sum(axis=dim, keepdims=True)
-        return vy.astype(dtype, copy=False)
+        return vy
 
     def vjp(self, ctx, u):
         v, y = ctx.inputs

@@ -76,13 +76,18 @@ _HALF = {np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)}
 
 
 def in_float32(forward: Callable) -> Callable:
-    """Runs a forward of several steps for float16/bfloat16 inputs in float32, rounding once
-    at the end, as PyTorch's kernels do (``exp(-x)`` alone would overflow float16)."""
+    """Runs a forward of several steps for float16/bfloat16 inputs (the first's dtype) in
+    float32, rounding each output once at the end, as PyTorch's kernels do (``exp(-x)`` alone
+    would overflow float16; NumPy sums bfloat16 in bfloat16)."""
     @wraps(forward)
-    def run(self: Primitive, xp: Any, a: Any, **params: Any) -> Any:
-        if a.dtype in _HALF:
-            return forward(self, xp, a.astype(np.float32), **params).astype(a.dtype)
-        return forward(self, xp, a, **params)
+    def run(self: Primitive, xp: Any, *arrays: Any, **params: Any) -> Any:
+        dtype = arrays[0].dtype
+        if dtype not in _HALF:
+            return forward(self, xp, *arrays, **params)
+        out = forward(self, xp, *(a.astype(np.float32) if a.dtype in _HALF else a
+                                  for a in arrays), **params)
+        return tuple(o.astype(dtype) for o in out) if isinstance(out, tuple) else \
+            out.astype(dtype)
     return run
 
 
