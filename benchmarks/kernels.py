@@ -3,8 +3,8 @@ ways in one run — Ember with numba, Ember with its NumPy twin (``use_numba(Fal
 alternating after warm-up (median of repeats), with the ratios numba/NumPy and numba/PyTorch.
 
 Each case is a forward and backward (or an optimizer step) at a shape of the benchmark models:
-gpt's attention scores, layer norms and MLP activations; its and resnet18's parameters;
-resnet18's stride-2 input gradient.
+gpt's attention scores, layer norms (with weight and bias) and MLP activations; its and
+resnet18's parameters; resnet18's stride-2 input gradient.
 """
 
 from __future__ import annotations
@@ -31,6 +31,17 @@ def _backward(ember_fn: Callable, torch_fn: Callable, shape: tuple, seed: int,
     ex, tx = ember.from_numpy(x.copy()).requires_grad_(), torch.from_numpy(x).requires_grad_()
     eg, tg = ember.from_numpy(g), torch.from_numpy(g.copy())
     return (lambda: ember_fn(ex).backward(eg)), (lambda: torch_fn(tx).backward(tg))
+
+
+def _affine_layer_norm(width: int) -> tuple:
+    """Layer norm over the last ``width`` values with a weight and bias that take gradients
+    (``nn.LayerNorm``'s), in Ember and in PyTorch."""
+    def make(lib: object, fn: Callable) -> Callable:
+        rng = np.random.default_rng(5)
+        w, b = (lib.from_numpy(rng.standard_normal(width).astype(np.float32)).requires_grad_()
+                for _ in range(2))
+        return lambda x: fn(x, (width,), w, b)
+    return make(ember, F.layer_norm), make(torch, torch.nn.functional.layer_norm)
 
 
 def _steps(name: str, shapes: list[tuple], **options: float) -> tuple:
@@ -67,9 +78,7 @@ def cases() -> dict[str, tuple]:
         "softmax fwd+bwd (16,4,128,128)": _backward(
             lambda x: ember.softmax(x, dim=-1), lambda x: torch.softmax(x, -1),
             (16, 4, 128, 128), 0),
-        "layer_norm fwd+bwd (16,128,256)": _backward(
-            lambda x: F.layer_norm(x, (256,)), lambda x: torch.nn.functional.layer_norm(x, (256,)),
-            (16, 128, 256), 1),
+        "layer_norm fwd+bwd (16,128,256)": _backward(*_affine_layer_norm(256), (16, 128, 256), 1),
         "gelu fwd+bwd (2048,1024)": _backward(F.gelu, torch.nn.functional.gelu, (2048, 1024), 2),
         "conv stride-2 fwd+bwd (32,64,32,32)": _stride2_input_gradient(),
         f"AdamW step ({millions(gpt_params)})": _steps("AdamW", gpt_params, lr=3e-4),

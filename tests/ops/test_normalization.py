@@ -55,7 +55,28 @@ def _standardize_grad(lib):
     return run
 
 
+def _layer_norm_grad(lib):
+    # layer norm's backward, the internal primitive: the input's, weight's and bias's gradients
+    def run(g, x, mean, rstd, weight):
+        if lib == "ember":
+            from ember.ops.layer_norm import LayerNormGrad
+            from ember.ops.primitive import apply
+            return apply(LayerNormGrad, g, x, mean, rstd, weight)
+        dims, lead = tuple(range(-weight.ndim, 0)), tuple(range(x.ndim - weight.ndim))
+        xhat, h = (x - mean) * rstd, g * weight
+        dx = rstd * (h - h.mean(dims, keepdim=True) - xhat * (h * xhat).mean(dims, keepdim=True))
+        return dx, (g * xhat).sum(lead) if lead else g * xhat, g.sum(lead) if lead else g
+    return run
+
+
 CASES = [
+    OpCase("layer_norm_grad", _layer_norm_grad("ember"), _layer_norm_grad("torch"), [
+        S(arg(3, 40), arg(3, 40), arg(3, 1), arg(3, 1, low=0.5, high=2.0), arg(40)),  # numba
+        S(arg(2, 3, 4), arg(2, 3, 4), arg(2, 1, 1), arg(2, 1, 1, low=0.5, high=2.0), arg(3, 4)),
+        S(arg(2, 3, 4, noncontig=True), arg(2, 3, 4), arg(2, 3, 1),
+          arg(2, 3, 1, low=0.5, high=2.0), arg(4)),  # (NumPy's)
+        S(arg(5), arg(5), arg(1), arg(1, low=0.5, high=2.0), arg(5)),  # no leading dims
+    ]),
     OpCase("standardize_grad", _standardize_grad("ember"), _standardize_grad("torch"), [
         S(arg(3, 40), arg(3, 40), arg(3, 1, low=0.5, high=2.0), dims=(1,)),  # numba's rows
         S(arg(2, 3, 4), arg(2, 3, 4), arg(2, 1, 1, low=0.5, high=2.0), dims=(1, 2)),
@@ -72,6 +93,8 @@ CASES = [
         S(arg(2, 3, 4, noncontig=True), Const((3, 4)), arg(3, 4), arg(3, 4), eps=1e-3),
         S(arg(2, 5), Const((5,))),
         S(arg(0, 4), Const((4,)), arg(4), arg(4)),
+        S(arg(6), Const((6,)), arg(6), arg(6)),  # no leading dims
+        S(arg(2, 5, 40), Const((40,)), arg(40), arg(40), eps=1e-3),  # numba's rows
     ]),
     OpCase("rms_norm", F.rms_norm, TF.rms_norm, [
         S(arg(3, 4), Const((4,)), arg(4)),
@@ -309,3 +332,32 @@ def test_standardize_grad_under_vmap_matches_each_sample(dims):
                                    rtol=1e-12)
         np.testing.assert_allclose(shared[i].numpy(), grad(g[i], y[0], rstd[0], dims).numpy(),
                                    rtol=1e-12)
+
+
+@pytest.mark.parametrize("shared_weight", [True, False])
+def test_layer_norm_under_vmap_matches_each_sample(shared_weight):
+    rng = np.random.default_rng(10)
+    x = ember.from_numpy(rng.standard_normal((4, 3, 2, 6)))
+    w, b = (ember.from_numpy(rng.standard_normal((2, 6) if shared_weight else (4, 2, 6)))
+            for _ in range(2))
+    axis = None if shared_weight else 0
+    out = ember.func.vmap(lambda t, weight, bias: F.layer_norm(t, (2, 6), weight, bias),
+                          in_dims=(0, axis, axis))(x, w, b)
+    for i in range(4):
+        wi, bi = (w, b) if shared_weight else (w[i], b[i])
+        np.testing.assert_allclose(out[i].numpy(), F.layer_norm(x[i], (2, 6), wi, bi).numpy(),
+                                   rtol=1e-12)
+
+
+def test_layer_norm_grad_under_vmap_keeps_each_samples_sums():
+    from ember.ops.layer_norm import LayerNorm
+    from ember.ops.primitive import apply
+    rng = np.random.default_rng(11)
+    x, g = (ember.from_numpy(rng.standard_normal((4, 3, 2, 6))) for _ in range(2))
+    w, b = (ember.from_numpy(rng.standard_normal((2, 6))) for _ in range(2))
+    _, mean, rstd = apply(LayerNorm, x, w, b, eps=1e-5)
+    grad = _layer_norm_grad("ember")
+    per_sample = ember.func.vmap(lambda *a: grad(*a, w))(g, x, mean, rstd)
+    for i in range(4):
+        for mine, want in zip(per_sample, grad(g[i], x[i], mean[i], rstd[i], w)):
+            np.testing.assert_allclose(mine[i].numpy(), want.numpy(), rtol=1e-12, atol=1e-14)

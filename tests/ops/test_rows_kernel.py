@@ -1,7 +1,7 @@
-"""numba's row loops — softmax (float32), its gradient, standardization and its gradient —
-and their ``exp``, against float64 truth and PyTorch: row lengths around the vector width, nan
-and -inf, rows shared among the cores, read-only input, the cases left to NumPy, and half
-inputs summed in float32 there."""
+"""numba's row loops — softmax (float32), its gradient, standardization, layer norm and their
+gradients — and their ``exp``, against float64 truth and PyTorch: row lengths around the
+vector width, nan and -inf, rows shared among the cores, read-only input, the cases left to
+NumPy, and half inputs summed in float32 there."""
 
 import importlib
 
@@ -14,6 +14,7 @@ import ember
 import ember.nn.functional as F
 from ember.backend import compiled
 from ember.ops import normalization, rows_kernel
+from ember.ops.layer_norm import LayerNorm, LayerNormGrad
 
 softmax_module = importlib.import_module("ember.ops.softmax")  # (ember.ops.softmax: the function)
 
@@ -240,7 +241,33 @@ def test_standardize_grad_matches_float64_truth(monkeypatch, standardized, dtype
     _close(got, exact, dtype)
 
 
-@pytest.mark.parametrize("name", ["layer_norm", "softmax"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("split", [False, True])
+def test_layer_norm_and_its_grad_match_float64_truth(monkeypatch, standardized, dtype, split):
+    _numba_rows(monkeypatch, split)
+    rng = np.random.default_rng(13)
+    x, g = (rng.standard_normal((6, 7, 33)).astype(dtype) * 3 + 1 for _ in range(2))
+    w, b = (rng.standard_normal(33).astype(dtype) for _ in range(2))
+    x.flags.writeable = w.flags.writeable = False  # (a read-only input and weight)
+    out, mean, rstd = LayerNorm.forward(np, x, w, b, eps=1e-5)
+    x64, g64, w64 = x.astype(np.float64), g.astype(np.float64), w.astype(np.float64)
+    mean64 = x64.mean(2, keepdims=True)
+    rstd64 = 1 / np.sqrt(((x64 - mean64) ** 2).mean(2, keepdims=True) + 1e-5)
+    xhat = (x64 - mean64) * rstd64
+    for got, exact in ((out, xhat * w64 + b), (mean, mean64), (rstd, rstd64)):
+        assert got.dtype == dtype
+        _close(got, exact, dtype)
+    x = x.copy()  # (the backward takes a writable input)
+    dx, dw, db = LayerNormGrad.forward(np, g, x, mean, rstd, w)
+    assert standardized == [True, True]
+    h = g64 * w64
+    exact_dx = rstd64 * (h - h.mean(2, keepdims=True) - xhat * (h * xhat).mean(2, keepdims=True))
+    for got, exact in ((dx, exact_dx), (dw, (g64 * xhat).sum((0, 1))), (db, g64.sum((0, 1)))):
+        assert got.dtype == dtype and got.shape == exact.shape
+        _close(got, exact, dtype)
+
+
+@pytest.mark.parametrize("name", ["layer_norm", "layer_norm_affine", "softmax"])
 def test_bfloat16_rows_are_summed_in_float32(name):
     # NumPy sums bfloat16 in bfloat16 (4096 ones average to 0.0625): forward and gradient
     # must sum in float32 and round once, as PyTorch's CPU kernels do
@@ -249,6 +276,8 @@ def test_bfloat16_rows_are_summed_in_float32(name):
     x = rng.standard_normal((8, n))
     w = rng.standard_normal((8, n)) * 0.1 + 1.0
     fn = {"layer_norm": lambda t: F.layer_norm(t, (n,)),
+          "layer_norm_affine": lambda t: F.layer_norm(t, (n,), ember.ones(n, dtype=t.dtype),
+                                                      ember.zeros(n, dtype=t.dtype)),
           "softmax": lambda t: F.softmax(t * 4, -1)}[name]
 
     def grad(dtype):

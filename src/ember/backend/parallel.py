@@ -17,6 +17,8 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from functools import partial
 from typing import Any
 
+import numpy as np
+
 from ember.backend import threads
 
 _pool: tuple[ThreadPoolExecutor, int] | None = None  # (the pool, its worker count)
@@ -86,6 +88,21 @@ def _run_all(pieces: Sequence[Callable[[], object]]) -> None:
             piece()
     finally:
         _inside.active = outer  # a nested call leaves its caller's share still inside
+
+
+def sums_over_blocks(kernel: Callable[..., object], blocks: Sequence[tuple[int, int]],
+                     width: int, rows: Sequence[Any], *args: Any) -> tuple[Any, Any]:
+    """Two float64 ``(width,)`` sums made by ``kernel(*row blocks, *args, first, second)``:
+    each ``(lo, hi)`` block of ``rows`` on a core, adding into sums of its own, the blocks'
+    sums then added in order (the same bits on every run).
+
+    Example:
+        >>> total, dot = sums_over_blocks(kernel, blocks(n, 2), channels, (g, x), mean)
+    """
+    sums = [(np.zeros(width), np.zeros(width)) for _ in blocks]
+    run([partial(kernel, *(r[lo:hi] for r in rows), *args, *s)
+         for (lo, hi), s in zip(blocks, sums)])
+    return sum(s[0] for s in sums), sum(s[1] for s in sums)
 
 
 def run(pieces: Sequence[Callable[[], object]]) -> None:

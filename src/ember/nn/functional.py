@@ -26,6 +26,7 @@ from ember.ops.embedding import embedding
 from ember.ops.gather import one_hot
 from ember.ops.im2col import fold, unfold
 from ember.ops.interpolate import interpolate, upsample
+from ember.ops.layer_norm import layer_norm
 from ember.ops.linear import bilinear, linear
 from ember.ops.loss import (
     binary_cross_entropy,
@@ -53,7 +54,6 @@ from ember.ops.normalization import (
     batch_norm,
     group_norm,
     instance_norm,
-    layer_norm,
     normalize,
     rms_norm,
 )

@@ -23,6 +23,7 @@ from ember.ops.im2col import *  # noqa: F403
 from ember.ops.indexing import *  # noqa: F403
 from ember.ops.interpolate import *  # noqa: F403
 from ember.ops.join import *  # noqa: F403
+from ember.ops.layer_norm import *  # noqa: F403
 from ember.ops.linalg import *  # noqa: F403
 from ember.ops.linear import *  # noqa: F403
 from ember.ops.loss import *  # noqa: F403
@@ -44,9 +45,9 @@ from ember.ops.unary import *  # noqa: F403
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
 _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "conv", "convert",
              "creation", "diagonal", "distance", "dropout", "embedding", "fill", "gather", "im2col",
-             "indexing", "interpolate", "join", "linalg", "linear", "loss", "margin_loss",
-             "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "reduce", "select",
-             "shape", "softmax", "sort", "unary")
+             "indexing", "interpolate", "join", "layer_norm", "linalg", "linear", "loss",
+             "margin_loss", "normalization", "norms", "pad", "pixel_shuffle", "pool", "random",
+             "reduce", "select", "shape", "softmax", "sort", "unary")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

@@ -44,17 +44,6 @@ def _shares(rows: Any) -> list[tuple[int, int]]:
     return parallel.blocks(rows.shape[0], parallel.share_count(rows.size, _SHARE))
 
 
-def _channel_sums(kernel: Any, blocks: list, last: Any, *rows: Any) -> tuple[Any, Any]:
-    """The two (C,) float64 sums ``kernel(*row blocks, last, first, second)`` adds, each
-    block of rows summed on a core, the blocks' sums then added in order (the same bits on
-    every run)."""
-    channels = rows[0].shape[1]
-    sums = [(np.zeros(channels), np.zeros(channels)) for _ in blocks]
-    parallel.run([partial(kernel, *(r[lo:hi] for r in rows), last, *s)
-                  for (lo, hi), s in zip(blocks, sums)])
-    return sum(s[0] for s in sums), sum(s[1] for s in sums)
-
-
 def batch_norm(xp: Any, x: Any, weight: Any, bias: Any, eps: float) -> tuple | None:
     """(out, mean, biased var) of training-mode batch norm of ``x`` with its affine part, the
     output channels-last like ``x``; None where numba's loops do not apply."""
@@ -65,7 +54,8 @@ def batch_norm(xp: Any, x: Any, weight: Any, bias: Any, eps: float) -> tuple | N
     blocks, n, dtype = _shares(rows), rows.shape[0], x.dtype
     shift = rows[0].astype(np.float64)
     shift[~np.isfinite(shift)] = 0.0  # (an inf there made its channel's mean NaN, not inf)
-    first, second = _channel_sums(kernels.channel_sums, blocks, shift, rows)
+    first, second = parallel.sums_over_blocks(kernels.channel_sums, blocks, rows.shape[1],
+                                              (rows,), shift)
     first /= n
     mean = shift + first
     var = np.maximum(second / n - first * first, 0.0)
@@ -85,6 +75,7 @@ def gradient_sums(xp: Any, g: Any, x: Any, mean: Any) -> tuple | None:
     if kernels is None:
         return None
     rows = channels_last_rows(xp, x)
-    total, dot = _channel_sums(kernels.gradient_sums, _shares(rows), mean.astype(np.float64),
-                               channels_last_rows(xp, g), rows)
+    total, dot = parallel.sums_over_blocks(kernels.gradient_sums, _shares(rows), rows.shape[1],
+                                           (channels_last_rows(xp, g), rows),
+                                           mean.astype(np.float64))
     return total.astype(x.dtype), dot.astype(x.dtype)

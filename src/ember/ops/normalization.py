@@ -1,9 +1,10 @@
-"""Normalisation layers' functions: layer_norm, rms_norm, batch_norm, group_norm,
-instance_norm, and ``normalize`` (rescaling to unit L_p norm).
+"""Normalisation layers' functions: rms_norm, batch_norm, group_norm, instance_norm, and
+``normalize`` (rescaling to unit L_p norm); layer_norm is in :mod:`ember.ops.layer_norm`.
 
-Layer, batch, instance and group norm share one primitive, ``standardize`` (the normalised
-values with the mean and variance), whose rules are written in Ember ops, so gradients of
-every order follow; the affine part and the others are composites. Batch and instance norm
+Batch, instance and group norm (and layer norm without its affine part) share one primitive,
+``standardize`` (the normalised values with the mean and variance), whose rules are written in
+Ember ops, so gradients of every order follow; the affine part and the others are composites.
+Training batch norm with its affine part is one primitive, ``batch_norm``. Batch and instance norm
 in training update the running statistics in place, outside autograd, with the unbiased batch
 variance as PyTorch does.
 """
@@ -26,7 +27,7 @@ from ember.tensor import Tensor
 
 # batch_norm and instance_norm stay out of ``ember.*``: torch's top-level forms order their
 # arguments differently; they are in ember.nn.functional
-__all__ = ["layer_norm", "group_norm", "rms_norm"]
+__all__ = ["group_norm", "rms_norm"]
 
 
 def _looped_standardize(xp: Any, x: Any, dims: tuple[int, ...], eps: float) -> tuple | None:
@@ -313,6 +314,19 @@ class BatchNormSums(Primitive):
         return dg.sum(dims), d_dot
 
 
+def checked_normalized_shape(op: str, input: Tensor,
+                             normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
+    """``normalized_shape`` as a tuple, checked to be how the floating ``input`` ends."""
+    _check_float(op, input)
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(int(s) for s in normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+        raise ShapeError(f"{op}: input of shape {tuple(input.shape)} does not end with "
+                         f"normalized_shape {shape}")
+    return shape
+
+
 def _standardize(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor, Tensor]:
     """``(x - mean) / sqrt(var + eps)`` over ``dims`` (biased variance), with mean and var."""
     return apply(Standardize, x, dims=tuple(dims), eps=float(eps))
@@ -331,30 +345,6 @@ def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     return y
 
 
-def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
-               weight: Tensor | None = None, bias: Tensor | None = None,
-               eps: float = 1e-5) -> Tensor:
-    """Normalises over the last ``len(normalized_shape)`` dims, then scales and shifts.
-
-    Example:
-        >>> F.layer_norm(ember.tensor([[1.0, 2.0, 3.0]]), (3,))
-        tensor([[-1.2247,  0.0000,  1.2247]])
-    """
-    _check_float("layer_norm", input)
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
-        tuple(int(s) for s in normalized_shape)
-    k = len(shape)
-    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
-        raise ShapeError(f"layer_norm: input of shape {tuple(input.shape)} does not end with "
-                         f"normalized_shape {shape}")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != shape:
-            raise ShapeError(f"layer_norm: {name} has shape {tuple(t.shape)} but "
-                             f"normalized_shape is {shape}")
-    y, _, _ = _standardize(input, tuple(range(-k, 0)), eps)
-    return _affine(y, weight, bias)
-
-
 def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
              weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """``x / sqrt(mean(x²) + eps)`` over the last dims, times ``weight``; ``eps`` defaults to
@@ -364,13 +354,7 @@ def rms_norm(input: Tensor, normalized_shape: int | Sequence[int],
         >>> F.rms_norm(ember.tensor([[3.0, 4.0]]), (2,))
         tensor([[0.8485, 1.1314]])
     """
-    _check_float("rms_norm", input)
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
-        tuple(int(s) for s in normalized_shape)
-    k = len(shape)
-    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
-        raise ShapeError(f"rms_norm: input of shape {tuple(input.shape)} does not end with "
-                         f"normalized_shape {shape}")
+    k = len(checked_normalized_shape("rms_norm", input, normalized_shape))
     if eps is None:
         eps = float(np.finfo(input.dtype.np).eps)
     y = input * ((input * input).mean(tuple(range(-k, 0)), keepdim=True) + eps).rsqrt()

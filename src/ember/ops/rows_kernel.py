@@ -1,5 +1,5 @@
-"""When numba's row kernels (:mod:`ember.ops.rows_numba`: softmax, layer norm and their
-gradients) take a computation, and how its rows are shared among the cores.
+"""When numba's row kernels (:mod:`ember.ops.rows_numba`: softmax, standardize, layer norm and
+their gradients) take a computation, and how its rows are shared among the cores.
 
 They take NumPy float32/float64 arrays of one shape and dtype, C-contiguous, all but the first
 writable (the kernels' signatures: a memory-mapped input may be read-only), reduced over
@@ -35,8 +35,29 @@ def kernels(xp: Any, dims: tuple[int, ...], *arrays: Any) -> Any:
     return compiled.load(_KERNELS)
 
 
+def _rows(count: int, arrays: list) -> list:
+    """Each array seen as rows of its last ``count`` dimensions (a statistic of keepdim shape:
+    rows of one)."""
+    return [a.reshape(-1, prod(a.shape[a.ndim - count:])) for a in arrays]
+
+
+def _least(rows: list) -> int:
+    """Rows a core takes at least."""
+    return -(-_SHARE // max(rows[0].shape[1], 1))
+
+
 def over_rows(kernel: Any, count: int, arrays: list, *args: Any) -> None:
     """``kernel(*rows, *args)``, each array seen as rows of its last ``count`` dimensions
     (a statistic of keepdim shape: rows of one), the rows shared among the cores."""
-    rows = [a.reshape(-1, prod(a.shape[a.ndim - count:])) for a in arrays]
-    parallel.over_rows(kernel, rows, -(-_SHARE // max(rows[0].shape[1], 1)), *args)
+    rows = _rows(count, arrays)
+    parallel.over_rows(kernel, rows, _least(rows), *args)
+
+
+def summing_over_rows(kernel: Any, count: int, arrays: list, *args: Any) -> tuple[Any, Any]:
+    """:func:`over_rows` for a kernel that also adds into two float64 sums the width of a row
+    (``kernel(*rows, *args, first, second)``): each core's share into sums of its own, which
+    are returned added."""
+    rows = _rows(count, arrays)
+    n = rows[0].shape[0]
+    shares = parallel.blocks(n, parallel.share_count(n, _least(rows)))
+    return parallel.sums_over_blocks(kernel, shares, rows[0].shape[1], rows, *args)

@@ -1,5 +1,5 @@
-"""Softmax, its gradient and standardization along the contiguous rows of an array, in numba
-(imported only when :func:`ember.backend.compiled.numba_enabled`; chosen by
+"""Softmax, standardization, layer norm and their gradients along the contiguous rows of an
+array, in numba (imported only when :func:`ember.backend.compiled.numba_enabled`; chosen by
 :mod:`ember.ops.rows_kernel` for softmax and normalization): each row is read from memory
 once and its passes run in cache, where NumPy makes four to six passes over the whole array
 and allocates temporaries.
@@ -140,3 +140,58 @@ def standardize_grad_rows(g, y, rstd, out):
         scale = rstd[r, 0]
         for j in range(n):
             o[j] = scale * (gr[j] - mean_g - yr[j] * mean_gy)
+
+
+def _layer_norm_signatures(f: types.Type) -> list:
+    rows, vector = types.Array(f, 2, "C"), types.Array(f, 1, "C")
+    return [types.void(first, rows, rows, rows, vector, vector, types.float64)
+            for first in _arrays(f, 2)]
+
+
+@njit([sig for f in FLOATS for sig in _layer_norm_signatures(f)])
+def layer_norm_rows(x, out, mean, rstd, weight, bias, eps):
+    """Layer norm ``(x - mean)·rstd·weight + bias`` of each row of ``x`` into ``out`` (the
+    normalised value rounded before the affine part, as ``standardize`` then ``mul`` and
+    ``add`` round), with the row's mean and ``rstd = 1/sqrt(var + eps)`` ((rows, 1)), its
+    statistics summed in float64."""
+    n = x.shape[1]
+    for r in range(x.shape[0]):
+        row, o = x[r], out[r]
+        m = _sum(row) / n
+        center = row.dtype.type(m)
+        scale = row.dtype.type(1.0 / np.sqrt(_squares(row, m) / n + eps))
+        for j in range(n):
+            o[j] = (row[j] - center) * scale * weight[j] + bias[j]
+        mean[r, 0], rstd[r, 0] = center, scale
+
+
+def _layer_norm_grad_signatures(f: types.Type) -> list:
+    rows, vector, sums = types.Array(f, 2, "C"), types.Array(f, 1, "C"), \
+        types.Array(types.float64, 1, "C")
+    return [types.void(first, rows, rows, rows, rows, vector, sums, sums)
+            for first in _arrays(f, 2)]
+
+
+@njit([sig for f in FLOATS for sig in _layer_norm_grad_signatures(f)])
+def layer_norm_grad_rows(g, x, mean, rstd, dx, weight, weight_sum, bias_sum):
+    """Layer norm's backward for the rows of the output gradient ``g`` and input ``x``: the
+    input gradient ``rstd·(h - mean(h) - x̂·mean(h·x̂))``, ``h = g·weight`` and ``x̂ = (x -
+    mean)·rstd``, into ``dx``; ``Σ g·x̂`` and ``Σ g`` over the rows added into the float64
+    ``weight_sum`` and ``bias_sum`` (the weight's and bias's gradients)."""
+    n = g.shape[1]
+    xhat, h = np.empty(n, g.dtype), np.empty(n, g.dtype)
+    for r in range(g.shape[0]):
+        gr, xr, o = g[r], x[r], dx[r]
+        center, scale = mean[r, 0], rstd[r, 0]
+        for j in range(n):  # (one loop per array written: each vectorizes)
+            xhat[j] = (xr[j] - center) * scale
+        for j in range(n):
+            h[j] = gr[j] * weight[j]
+        for j in range(n):
+            weight_sum[j] += gr[j] * xhat[j]
+        for j in range(n):
+            bias_sum[j] += gr[j]
+        mean_h = g.dtype.type(_sum(h) / n)
+        mean_hx = g.dtype.type(_dot(h, xhat) / n)
+        for j in range(n):
+            o[j] = scale * (h[j] - mean_h - xhat[j] * mean_hx)

@@ -20,6 +20,7 @@ from ember.func.batching import (
     rule,
     split_batch,
 )
+from ember.ops.layer_norm import sum_over
 from ember.ops.primitive import apply
 
 
@@ -174,6 +175,31 @@ def _standardize_grad(b: int, xs: tuple, bs: tuple, *, dims: tuple) -> Any:
     g, y, rstd = (batched(t, b, is_b) for t, is_b in zip(xs, bs))
     return apply(prim("standardize_grad"), g, y, rstd,
                  dims=tuple(d + 1 if d >= 0 else d for d in dims))
+
+
+@rule("layer_norm")
+def _layer_norm(b: int, xs: tuple, bs: tuple, *, eps: float) -> Any:
+    x, weight, bias = xs
+    if not bs[1] and not bs[2]:  # one weight for every sample: the op on the (B, …) input
+        return apply(prim("layer_norm"), x, weight, bias, eps=eps)
+    # a weight per sample: the composite
+    x, weight, bias = (batched(t, b, is_b) for t, is_b in zip(xs, bs))
+    k = weight.ndim - 1
+    y, mean, var = apply(prim("standardize"), x, dims=tuple(range(-k, 0)), eps=eps)
+    shape = (b,) + (1,) * (x.ndim - 1 - k) + tuple(weight.shape)[1:]
+    return y * reshape(weight, shape) + reshape(bias, shape), mean, (var + eps).rsqrt()
+
+
+@rule("layer_norm_grad")
+def _layer_norm_grad(b: int, xs: tuple, bs: tuple) -> Any:
+    # per vmapped sample (the weight's and bias's sums keep the batch axis): the composite
+    g, x, mean, rstd, weight = (batched(t, b, is_b) for t, is_b in zip(xs, bs))
+    k = weight.ndim - 1
+    lead = tuple(range(1, x.ndim - k))
+    xhat = (x - mean) * rstd
+    h = g * reshape(weight, (b,) + (1,) * (x.ndim - 1 - k) + tuple(weight.shape)[1:])
+    dx = apply(prim("standardize_grad"), h, xhat, rstd, dims=tuple(range(-k, 0)))
+    return dx, sum_over(g * xhat, lead), sum_over(g, lead)
 
 
 @rule("batch_norm")
