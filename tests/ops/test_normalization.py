@@ -94,6 +94,7 @@ CASES = [
         S(arg(2, 5), Const((5,))),
         S(arg(0, 4), Const((4,)), arg(4), arg(4)),
         S(arg(6), Const((6,)), arg(6), arg(6)),  # no leading dims
+        S(arg(2, 3, 5), Const((5,)), arg(5)),  # weight, no bias
         S(arg(2, 5, 40), Const((40,)), arg(40), arg(40), eps=1e-3),  # numba's rows
     ]),
     OpCase("rms_norm", F.rms_norm, TF.rms_norm, [

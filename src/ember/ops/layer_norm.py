@@ -18,6 +18,7 @@ import numpy as np
 from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError
 from ember.ops import rows_kernel
+from ember.ops.creation import zeros_like
 from ember.ops.normalization import (
     StandardizeGrad,
     _affine,
@@ -230,8 +231,9 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
         if t is not None and tuple(t.shape) != shape:
             raise ShapeError(f"layer_norm: {name} has shape {tuple(t.shape)} but "
                              f"normalized_shape is {shape}")
-    if weight is not None and bias is not None and \
-            weight.dtype is input.dtype and bias.dtype is input.dtype:  # one fused op
+    if weight is not None and weight.dtype is input.dtype and \
+            (bias is None or bias.dtype is input.dtype):  # one fused op
+        bias = zeros_like(weight) if bias is None else bias  # (LayerNorm(bias=False))
         return apply(LayerNorm, input, weight, bias, eps=float(eps))[0]
     y, _, _ = _standardize(input, tuple(range(-len(shape), 0)), eps)
     return _affine(y, weight, bias)
