@@ -22,6 +22,6 @@ def test_docstring_examples(name):
     ember.manual_seed(0)
     extra = {"ember": ember, "fwAD": fwAD, "x": ember.tensor([0.0, 1.0]),
              "v": ember.ones(2), **{n: getattr(pytree, n) for n in
-                                    ("tree_flatten", "tree_unflatten", "tree_map")}}
+                                    ("tree_flatten", "tree_unflatten", "tree_map", "tree_paths")}}
     result = doctest.testmod(module, extraglobs=extra, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0

@@ -27,7 +27,22 @@ def test_module_inference_matches_eager_and_retraces_on_a_new_batch_size():
             x = ember.randn(batch, 4)
             np.testing.assert_allclose(fast(x).numpy(), model(x).numpy(), rtol=1e-6)
     assert len(fast.entries) == 2
-    assert "argument leaf 0: shape (5, 4) -> (2, 4)" in jit.explain()[-1]
+    assert "argument input: shape (5, 4) -> (2, 4)" in jit.explain()[-1]  # (forward's name)
+
+
+def test_explain_names_the_argument_that_changed():
+    @jit.compile
+    def step(x, pair, *, scale=1.0):
+        return x * scale + pair[1]
+
+    x = ember.ones(3)
+    step(x, (x, x), scale=2.0)
+    step(x, (x, ember.ones(2, 3)), scale=2.0)
+    assert jit.explain()[-1] == "step: traced again: argument pair[1]: shape (3,) -> (2, 3)"
+    step(x, (x, ember.ones(2, 3)), scale=3.0)
+    assert jit.explain()[-1] == "step: traced again: argument scale: 2.0 -> 3.0"
+    with pytest.raises(TypeError, match=r"argument pair\[0\] of type set is not hashable"):
+        step(x, ({1}, x))
 
 
 def test_training_flag_is_part_of_the_signature_and_explained():

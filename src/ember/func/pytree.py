@@ -75,6 +75,21 @@ def _flatten(tree: Any, leaves: list) -> TreeSpec:
     return LEAF
 
 
+def tree_paths(tree: Any) -> list[str]:
+    """Where each leaf of ``tree`` sits, as an index path (``"[0]['w']"``; ``""`` for a tree
+    that is one leaf), in :func:`tree_flatten`'s order.
+
+    Example:
+        >>> tree_paths({"w": 1, "b": (2, 3)})
+        ["['w']", "['b'][0]", "['b'][1]"]
+    """
+    if type(tree) is tuple or type(tree) is list or _is_namedtuple(tree):
+        return [f"[{i}]{path}" for i, x in enumerate(tree) for path in tree_paths(x)]
+    if isinstance(tree, dict):
+        return [f"[{k!r}]{path}" for k, x in tree.items() for path in tree_paths(x)]
+    return [""]
+
+
 def tree_unflatten(leaves: Any, spec: TreeSpec) -> Any:
     """Rebuilds the structure ``spec`` with ``leaves`` (in :func:`tree_flatten`'s order).
 

@@ -11,6 +11,7 @@ key the function is traced again and the reason is logged (logger ``ember.jit``)
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD
-from ember.func.pytree import tree_flatten, tree_unflatten
+from ember.func.pytree import tree_flatten, tree_paths, tree_unflatten
 from ember.jit.autodiff import CompiledCall, Joint, split, trace_backward
 from ember.jit.codegen import Generated, _store, generate
 from ember.jit.discover import Reach, reach
@@ -141,9 +142,11 @@ class CompiledFunction:
                 parts.append((tuple(leaf._data.shape), leaf.dtype, leaf._device,
                               leaf.requires_grad))
             else:
-                parts.append(("value", type(leaf), _hashable(leaf, i)))
-        statics = tuple((type(args[i]), _hashable(args[i], i)) for i in self.static_argnums
-                        if i < len(args))
+                parts.append(("value", type(leaf), _hashable(
+                    leaf, lambda i=i: argument_names(self.fn, args, kwargs)[i])))
+        statics = tuple((type(args[i]), _hashable(
+            args[i], lambda i=i: _parameter_names(self.fn, len(args))[i]))
+            for i in self.static_argnums if i < len(args))
         return tensors, (spec, tuple(parts), statics, GRAD.enabled,
                          self.reach.guard(self.watch_grads))
 
@@ -156,7 +159,7 @@ class CompiledFunction:
 
     # -- tracing ---------------------------------------------------------------------------
     def _trace(self, key: tuple, args: tuple, kwargs: dict) -> Any:
-        reason = self._why(key)
+        reason = self._why(key, argument_names(self.fn, args, kwargs))
         JIT.reasons.append(f"{self.name}: {reason}")
         del JIT.reasons[:-_KEEP_REASONS]
         log.info("ember.jit: %s: %s", self.name, reason)
@@ -198,11 +201,11 @@ class CompiledFunction:
         self.last = entry
         return out
 
-    def _why(self, key: tuple) -> str:
+    def _why(self, key: tuple, names: list[str]) -> str:
         if not self.entries:
             return "first call: traced"
         previous = list(self.entries)[-1]
-        return "traced again: " + "; ".join(_differences(previous, key, self.reach))
+        return "traced again: " + "; ".join(_differences(previous, key, self.reach, names))
 
     # -- inspection ------------------------------------------------------------------------
     @property
@@ -232,24 +235,50 @@ def _default_device() -> Any:
     return get_default_device()
 
 
-def _hashable(value: Any, where: int) -> Any:
+def _parameter_names(fn: Callable, count: int) -> list[str]:
+    """The names of ``fn``'s first ``count`` positional parameters (a module's ``forward``'s),
+    ``argument i`` where it has none."""
+    try:
+        params = [p.name for p in inspect.signature(getattr(fn, "forward", fn)).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):  # (a callable without a signature)
+        params = []
+    return [params[i] if i < len(params) else f"argument {i}" for i in range(count)]
+
+
+def argument_names(fn: Callable, args: tuple, kwargs: dict) -> list[str]:
+    """A name for each leaf of a call's ``(args, kwargs)``, in ``tree_flatten``'s order: its
+    parameter's name and its place inside that argument.
+
+    Example:
+        >>> argument_names(lambda x, batch: x, (t, (a, b)), {"flag": True})
+        ['x', 'batch[0]', 'batch[1]', 'flag']
+    """
+    names = _parameter_names(fn, len(args))
+    return [name + path for name, a in zip(names, args) for path in tree_paths(a)] + \
+        [key + path for key, v in kwargs.items() for path in tree_paths(v)]
+
+
+def _hashable(value: Any, name: Callable[[], str]) -> Any:
+    """``value`` if it can be part of the cache key; else an error naming the argument
+    (``name()``, made only then)."""
     try:
         hash(value)
     except TypeError:
-        raise TypeError(f"ember.jit: argument leaf {where} of type {type(value).__name__} is "
-                        "not hashable, so it cannot be part of the cache key. Hint: pass it as "
-                        "a tensor, or as a tuple instead of a list") from None
+        raise TypeError(f"ember.jit: argument {name()} of type {type(value).__name__} is not "
+                        "hashable, so it cannot be part of the cache key. Hint: pass it as a "
+                        "tensor, or as a tuple instead of a list") from None
     return value
 
 
-def _differences(old: tuple, new: tuple, found: Reach) -> list[str]:
+def _differences(old: tuple, new: tuple, found: Reach, names: list[str]) -> list[str]:
     out = []
     if old[0] != new[0]:
         out.append("the arguments' structure changed")
     else:
         for i, (a, b) in enumerate(zip(old[1], new[1])):
             if a != b:
-                out.append(_leaf_change(i, a, b))
+                out.append(_leaf_change(names[i], a, b))
     if old[2] != new[2]:
         out.append(f"static arguments {old[2]} -> {new[2]}")
     if old[3] != new[3]:
@@ -262,12 +291,12 @@ def _differences(old: tuple, new: tuple, found: Reach) -> list[str]:
     return out or ["a new signature"]
 
 
-def _leaf_change(i: int, a: tuple, b: tuple) -> str:
+def _leaf_change(name: str, a: tuple, b: tuple) -> str:
     if a[0] == "value" or b[0] == "value":
-        return f"argument leaf {i}: {a[-1]!r} -> {b[-1]!r}"
+        return f"argument {name}: {a[-1]!r} -> {b[-1]!r}"
     labels = ("shape", "dtype", "device", "requires_grad")
     changes = [f"{label} {x} -> {y}" for label, x, y in zip(labels, a, b) if x != y]
-    return f"argument leaf {i}: " + ", ".join(changes)
+    return f"argument {name}: " + ", ".join(changes)
 
 
 MODES = {
