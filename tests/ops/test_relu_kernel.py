@@ -25,7 +25,7 @@ def _channels_last(x):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("layout", ["c", "channels_last", "strided", "readonly"])
 def test_relu_equals_numpys_maximum_bit_for_bit(numba_or_numpy, dtype, layout):
-    x = _values((4, 8, 16, 12), dtype)
+    x = _values((4, 8, 24, 24), dtype)
     view = {"c": x, "channels_last": _channels_last(x), "strided": x[:, ::2],
             "readonly": x.copy()}[layout]
     view.flags.writeable = layout != "readonly"
@@ -41,8 +41,8 @@ def test_relu_equals_numpys_maximum_bit_for_bit(numba_or_numpy, dtype, layout):
 
 @pytest.mark.parametrize("layout", ["c", "channels_last"])
 def test_relu_grad_equals_the_masked_gradient(numba_or_numpy, layout):
-    y = relu_array(np, _values((4, 8, 16, 12), np.float32, seed=1))
-    v = _values((4, 8, 16, 12), np.float32, seed=2)
+    y = relu_array(np, _values((4, 8, 24, 24), np.float32, seed=1))
+    v = _values((4, 8, 24, 24), np.float32, seed=2)
     v.reshape(-1)[10] = np.nan  # a NaN where y is 0 gives 0, as where() does
     if layout == "channels_last":
         y, v = _channels_last(y), _channels_last(v)
@@ -58,8 +58,8 @@ def test_relu_grad_equals_the_masked_gradient(numba_or_numpy, layout):
 
 
 def test_an_output_overlapping_its_input_elsewhere_is_left_to_numpy(numba_or_numpy):
-    x = _values((20000,), np.float32)
-    a, out = x[:15000], x[5000:]  # the same memory, shifted
+    x = _values((40000,), np.float32)
+    a, out = x[:30000], x[10000:]  # the same memory, shifted
     want = np.maximum(a, 0)
     relu_array(np, a, out=out)
     np.testing.assert_array_equal(out, want)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 import warnings
 from functools import cache
 from typing import Any
@@ -113,6 +114,9 @@ def preload() -> bool:
     return all(load(module) is not None for module in list(_MODULES))
 
 
+_LOADED: dict[str, Any] = {}  # the modules ``load`` has imported whole
+
+
 def load(module: str) -> Any:
     """Imports a module of numba kernels, or turns numba off with a warning and returns None
     when that fails (an unwritable cache, a numba that cannot compile them): the NumPy twins
@@ -121,8 +125,14 @@ def load(module: str) -> Any:
     Example:
         >>> kernels = ember.backend.compiled.load("ember.ops.erf_numba")
     """
+    # every kernel call asks, so the quick way first: a module another thread is still
+    # importing is not in _LOADED yet (``import_module`` waits for it)
+    loaded = _LOADED.get(module)
+    if loaded is not None and sys.modules.get(module) is loaded:
+        return loaded
     try:
-        return importlib.import_module(module)
+        loaded = _LOADED[module] = importlib.import_module(module)
+        return loaded
     except Exception as exc:  # any failure of numba's: Ember still runs, on NumPy
         turn_off(f"{module} failed to load: {type(exc).__name__}: {exc}")
         return None

@@ -4,10 +4,11 @@ A multi-threaded BLAS call synchronises its threads several times; while the mac
 (another job on the second core) a thread waiting for its descheduled partner turns a 50 µs
 GEMV into milliseconds (measured: a 1×1024×1024 product 52 µs on one thread against a 262 µs
 median on two, under load; idle, two threads win by under 20 % at this size). So products of
-few multiply-adds per matrix, and skinny ones, run on one thread; large ones, where two
-threads pay off, on all. A batch of small products (attention's scores) has its matrices
-shared among the cores instead (:mod:`ember.backend.parallel`), each on one BLAS thread.
-OpenBLAS already runs those under 2¹⁸ multiply-adds on one thread; the toggle costs ~4 µs.
+few multiply-adds per matrix (but tall ones, which split well over their rows), and skinny
+ones, run on one thread; large ones, where two threads pay off, on all. A batch of small
+products (attention's scores) has its matrices shared among the cores instead
+(:mod:`ember.backend.parallel`), each on one BLAS thread. OpenBLAS already runs those under
+2¹⁸ multiply-adds on one thread; the toggle costs ~4 µs.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ember.backend import parallel, threads
 
 _single_below = 1 << 22  # multiply-adds per matrix (m·n·k): ~0.1 ms on one core
 _SKINNY = 16
+_TALL_SPLITS = 1 << 20  # multiply-adds from which a tall product runs on all threads
 _OPENBLAS_SINGLE = 1 << 18  # OpenBLAS's own cutoff (65536 × GEMM_MULTITHREAD_THRESHOLD 4)
 
 
@@ -52,9 +54,13 @@ def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
     if macs < _OPENBLAS_SINGLE and a.ndim <= 2 and b.ndim <= 2:  # the per-op fast path
         return xp.matmul(a, b, out=out)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    # one tall product (twice as many rows as columns: a batch-1 convolution's windows by its
+    # channels) splits well over its rows from 2²⁰ multiply-adds (measured: 196×288×64 79 →
+    # 50 µs, 300×100×40 33 → 21 on two threads; square and wide ones gain nothing there)
+    tall = m >= 2 * n and macs >= _TALL_SPLITS and prod(batch) == 1
     # a skinny result (≤ 16 rows or columns: a GEMV, or a weight gradient of a layer with few
     # channels) splits poorly across threads whatever its length
-    small = macs < _single_below or min(m, n) <= _SKINNY
+    small = (macs < _single_below and not tall) or min(m, n) <= _SKINNY
     if not small or macs * prod(batch) < _OPENBLAS_SINGLE:
         return xp.matmul(a, b, out=out)
     with one_thread_each():

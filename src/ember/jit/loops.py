@@ -31,7 +31,7 @@ from ember.ops import erf_kernel
 
 __all__: list[str] = []
 
-MIN_ELEMENTS = 1 << 15  # below this, the numba call costs what its single pass saves
+MIN_ELEMENTS = 1 << 13  # below this, the numba call (~7 µs) costs what its single pass saves
 _SHARE = 1 << 20  # elements a core takes at least, when the rows are shared among cores
 
 # each step as a numba expression of its arguments (``z``/``one``: 0 and 1 in the dtype)
@@ -74,7 +74,7 @@ def run_loop(steps: tuple, out: Any, *operands: Any) -> bool:
         elements = erf_kernel.numba_elements()
         if out.dtype != np.float32 or elements is None:
             return False
-    order = tuple(np.argsort([-s for s in out.strides], kind="stable"))
+    order = _memory_order(out.strides)
     rows_out = out.transpose(order)
     if not rows_out.flags.c_contiguous:
         return False
@@ -102,30 +102,48 @@ def run_loop(steps: tuple, out: Any, *operands: Any) -> bool:
 
 def _operand(a: Any, out: Any, order: tuple) -> tuple[str | None, list]:
     """(kind, arrays the loop reads) of one operand of ``out``'s kernel; kind None where the
-    loop cannot read it."""
+    loop cannot read it. (Called for every operand of every kernel call: the geometry of a
+    broadcast operand is worked out once per shape.)"""
     if isinstance(a, np.generic):
         a = np.asarray(a)
     if not isinstance(a, np.ndarray) or (a.dtype != out.dtype and a.dtype != np.bool_):
         return None, []
     if a.size == 1:
         return _SCALAR, [a.reshape(1)]
-    if a.shape == out.shape and _elements(a) == _elements(out):  # (a bool mask: 1-byte items)
-        flat = a.transpose(order).reshape(-1)
-        if flat.__array_interface__["data"][0] == out.__array_interface__["data"][0]:
-            return _OUT, []
-        return (_FULL, [flat]) if not np.may_share_memory(a, out) else (None, [])
+    if a.shape == out.shape and (a.strides == out.strides or _elements(a) == _elements(out)):
+        if a is out or (np.may_share_memory(a, out) and a.ctypes.data == out.ctypes.data):
+            return _OUT, []  # (a bool mask's 1-byte items: the strides in elements)
+        return (_FULL, [a.transpose(order).reshape(-1)]) if not np.may_share_memory(a, out) \
+            else (None, [])
     if a.size >= out.size or np.may_share_memory(a, out):
         return None, []  # (a whole operand in another layout: NumPy's calls)
-    base = np.ascontiguousarray(a)  # a smaller, broadcast operand: rows of it, by offsets
+    plan = _broadcast_plan(a.shape, out.shape, order)
+    if plan is None:
+        return None, []
+    kind, offsets = plan
+    return kind, [np.ascontiguousarray(a).reshape(-1), offsets]
+
+
+@lru_cache(maxsize=256)
+def _memory_order(strides: tuple) -> tuple:
+    """The axes from the outermost in memory to the innermost (ties: in axis order)."""
+    return tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
+
+
+@lru_cache(maxsize=256)
+def _broadcast_plan(shape: tuple, out_shape: tuple, order: tuple) -> tuple | None:
+    """How a smaller C-contiguous operand of ``shape`` broadcast to ``out_shape`` reads along
+    the output's rows (in memory ``order``): constant along a row (``row``) or contiguous
+    (``run``), with each row's offset; None otherwise."""
+    base = np.empty(shape, np.int8)
     try:
-        view = np.broadcast_to(base, out.shape).transpose(order)
+        view = np.broadcast_to(base, out_shape).transpose(order)
     except ValueError:
-        return None, []
-    step = view.strides[-1] // base.itemsize if view.ndim else 0
+        return None
+    step = view.strides[-1] if view.ndim else 0
     if step not in (0, 1):
-        return None, []
-    offsets = _row_offsets(view.shape[:-1], tuple(s // base.itemsize for s in view.strides[:-1]))
-    return (_ROW if step == 0 else _RUN), [base.reshape(-1), offsets]
+        return None
+    return (_ROW if step == 0 else _RUN), _row_offsets(view.shape[:-1], view.strides[:-1])
 
 
 def _elements(a: Any) -> tuple:

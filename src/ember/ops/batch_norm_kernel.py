@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ember.backend import compiled, parallel
-from ember.ops.im2col import channels_last_rows
+from ember.ops.im2col import channels_last_rows, empty_channels_last
 
 __all__: list[str] = []
 
@@ -60,7 +60,7 @@ def batch_norm(xp: Any, x: Any, weight: Any, bias: Any, eps: float) -> tuple | N
     mean = shift + first
     var = np.maximum(second / n - first * first, 0.0)
     scale = weight / np.sqrt(var + eps)
-    out = xp.moveaxis(xp.empty(x.shape[:1] + x.shape[2:] + x.shape[1:2], dtype), -1, 1)
+    out = empty_channels_last(xp, x.shape, dtype)
     written = channels_last_rows(xp, out)
     parallel.run([partial(kernels.normalize, rows[lo:hi], mean.astype(dtype),
                           scale.astype(dtype), np.ascontiguousarray(bias, dtype), written[lo:hi])

@@ -90,13 +90,15 @@ def batched(input: Tensor, spatial: int, op: str) -> tuple[Tensor, bool]:
 
 def empty_channels_last(xp: Any, shape: tuple, dtype: Any) -> Any:
     """A new (N, C, *spatial) array laid out in memory as (N, *spatial, C)."""
-    return xp.moveaxis(xp.empty((shape[0], *shape[2:], shape[1]), dtype), -1, 1)
+    n = len(shape)  # (``transpose`` with the axes: ``moveaxis`` costs ~3 µs a call)
+    return xp.empty((shape[0], *shape[2:], shape[1]), dtype).transpose(
+        (0, n - 1, *range(1, n - 1)))
 
 
 def channels_last_rows(xp: Any, a: Any) -> Any:
     """The (N·∏spatial, C) rows of a (N, C, *spatial) array laid out as (N, *spatial, C), as
     a view; None for another layout."""
-    moved = xp.moveaxis(a, 1, -1)
+    moved = a.transpose((0, *range(2, a.ndim), 1))
     return moved.reshape(-1, a.shape[1]) if moved.flags.c_contiguous else None
 
 
