@@ -33,9 +33,10 @@ def _layouts(x):
 
 @pytest.mark.parametrize("geometry", GEOMETRIES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_numba_columns_equal_numpys_windows(geometry, dtype):
+@pytest.mark.parametrize("channels", [1, 5])  # (one channel: a loop of its own)
+def test_numba_columns_equal_numpys_windows(geometry, dtype, channels):
     pytest.importorskip("numba")
-    x = np.random.default_rng(0).standard_normal((3, 5, 9, 8)).astype(dtype)
+    x = np.random.default_rng(0).standard_normal((3, channels, 9, 8)).astype(dtype)
     saved = compiled.numba_enabled()
     try:
         compiled.use_numba(False)
