@@ -7,6 +7,7 @@ import torch.nn.functional as TF
 
 import ember
 import ember.nn.functional as F
+from ember.ops import normalization
 from tests.ops.optable import Const, OpCase, S, arg, op_tests
 
 RM = np.array([0.1, -0.2, 0.3])
@@ -362,3 +363,31 @@ def test_layer_norm_grad_under_vmap_keeps_each_samples_sums():
     for i in range(4):
         for mine, want in zip(per_sample, grad(g[i], x[i], mean[i], rstd[i], w)):
             np.testing.assert_allclose(mine[i].numpy(), want.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_layer_norm_primitives_name_bad_shapes_and_dtypes():
+    from ember.ops.layer_norm import LayerNorm, LayerNormGrad
+    from ember.ops.primitive import apply
+    x = ember.randn(2, 3)
+    with pytest.raises(ember.ShapeError, match=r"layer_norm: input \(2, 3\) needs weight and "
+                                               r"bias of its trailing shape, got \(4,\)"):
+        apply(LayerNorm, x, ember.ones(4), ember.zeros(4), eps=1e-5)
+    with pytest.raises(ember.DTypeError, match="layer_norm: input float32 and weight/bias "
+                                               "float64, float64"):
+        apply(LayerNorm, x, *(ember.ones(3, dtype=ember.float64) for _ in range(2)), eps=1e-5)
+    # (numba's row loops read what they are given: statistics of other rows must not reach
+    # them; the NumPy code fails, and the infer rule says why)
+    with pytest.raises(ember.ShapeError, match=r"layer_norm_grad: .* rstd \(3, 1\) do not "
+                                               r"match \(statistics: \(2, 1\)\)"):
+        apply(LayerNormGrad, x, x, ember.zeros(2, 1), ember.ones(3, 1), ember.ones(3))
+    with pytest.raises(ember.ShapeError, match=r"standardize_grad: .* rstd \(3, 1\)"):
+        apply(normalization.StandardizeGrad, x, x, ember.ones(3, 1), dims=(-1,))
+
+
+def test_batch_norm_primitives_refuse_statistics_of_another_width():
+    from ember.ops.primitive import apply
+    x = ember.randn(8, 4, 4, 3).permute(0, 3, 1, 2)  # channels-last: numba's loops
+    with pytest.raises(ember.ShapeError, match=r"batch_norm_sums: .* mean \(5,\)"):
+        apply(normalization.BatchNormSums, x, x, ember.zeros(5))
+    with pytest.raises(ember.ShapeError, match=r"batch_norm: .* got \(5,\) and \(5,\)"):
+        apply(normalization.BatchNorm, x, ember.ones(5), ember.zeros(5), eps=1e-5)

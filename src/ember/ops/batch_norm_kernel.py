@@ -48,7 +48,7 @@ def batch_norm(xp: Any, x: Any, weight: Any, bias: Any, eps: float) -> tuple | N
     """(out, mean, biased var) of training-mode batch norm of ``x`` with its affine part, the
     output channels-last like ``x``; None where numba's loops do not apply."""
     kernels = _applies(xp, x)
-    if kernels is None:
+    if kernels is None or weight.shape != x.shape[1:2] or bias.shape != x.shape[1:2]:
         return None
     rows = channels_last_rows(xp, x)
     blocks, n, dtype = _shares(rows), rows.shape[0], x.dtype
@@ -72,8 +72,8 @@ def gradient_sums(xp: Any, g: Any, x: Any, mean: Any) -> tuple | None:
     """(Σg, Σg·(x - mean)) per channel of batch norm's output gradient ``g`` and input ``x``
     (both channels-last) in one pass; None where numba's loop does not apply."""
     kernels = _applies(xp, g, x)
-    if kernels is None:
-        return None
+    if kernels is None or g.shape != x.shape or mean.shape != x.shape[1:2]:
+        return None  # (other shapes: NumPy's code fails, and the op's infer rule says why)
     rows = channels_last_rows(xp, x)
     total, dot = parallel.sums_over_blocks(kernels.gradient_sums, _shares(rows), rows.shape[1],
                                            (channels_last_rows(xp, g), rows),

@@ -85,7 +85,7 @@ class LayerNorm(Primitive):
         dims = _trailing(weight)
         kernels = rows_kernel.kernels(xp, dims, x)
         stat = x.shape[:x.ndim - len(dims)] + (1,) * len(dims)
-        if kernels is not None:
+        if kernels is not None and weight.shape == bias.shape == x.shape[x.ndim - len(dims):]:
             out, mean, rstd = xp.empty_like(x), xp.empty(stat, x.dtype), xp.empty(stat, x.dtype)
             rows_kernel.over_rows(kernels.layer_norm_rows, len(dims), [x, out, mean, rstd],
                                   _vector(weight), _vector(bias), float(eps))
@@ -146,8 +146,10 @@ class LayerNormGrad(Primitive):
     def forward(self, xp, g, x, mean, rstd, weight):
         dims, lead = _trailing(weight), _leading(x, weight)
         kernels = rows_kernel.kernels(xp, dims, g, x)
-        if kernels is not None and all(s.flags.c_contiguous and s.flags.writeable
-                                       for s in (mean, rstd)):
+        stat = x.shape[:len(lead)] + (1,) * len(dims)  # (other shapes: NumPy's error)
+        if kernels is not None and weight.shape == x.shape[len(lead):] and \
+                all(s.shape == stat and s.flags.c_contiguous and s.flags.writeable
+                    for s in (mean, rstd)):
             dx = xp.empty_like(g)
             g_weight, g_bias = rows_kernel.summing_over_rows(
                 kernels.layer_norm_grad_rows, len(dims), [g, x, mean, rstd, dx], _vector(weight))

@@ -129,7 +129,8 @@ class StandardizeGrad(Primitive):
     @in_float32
     def forward(self, xp, g, y, rstd, *, dims):
         kernels = rows_kernel.kernels(xp, dims, g, y)
-        if kernels is not None and rstd.flags.c_contiguous and rstd.flags.writeable:
+        if kernels is not None and rstd.shape == g.shape[:g.ndim - len(dims)] + (1,) * len(dims) \
+                and rstd.flags.c_contiguous and rstd.flags.writeable:
             out = xp.empty_like(g)
             rows_kernel.over_rows(kernels.standardize_grad_rows, len(dims), [g, y, rstd, out])
             return out
