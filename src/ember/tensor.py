@@ -14,7 +14,7 @@ import numpy as np
 from ember import dtypes
 from ember.backend import Device
 from ember.dtypes import DType
-from ember.errors import DTypeError, GradError
+from ember.errors import DTypeError, GradError, ShapeError
 
 _DTYPE_OF = {d.np: d for d in dtypes.ALL_DTYPES}
 
@@ -40,7 +40,7 @@ class Tensor:
         tensor([2., 4., 6.])
     """
 
-    __slots__ = ("_data", "_device", "requires_grad", "grad", "_node", "_idx", "_vc", "_hooks",
+    __slots__ = ("_data", "_device", "requires_grad", "_grad", "_node", "_idx", "_vc", "_hooks",
                  "_retains", "_view", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to our reflected operators
 
@@ -71,6 +71,23 @@ class Tensor:
     @property
     def ndim(self) -> int:
         return self._data.ndim
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient ``backward`` accumulated into this tensor (None before the first);
+        assign a tensor of this one's shape, or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"grad: expected a tensor or None, got {type(value).__name__}")
+            if value.shape != self.shape:
+                raise ShapeError(f"grad: assigned a gradient of shape {tuple(value.shape)} to a "
+                                 f"tensor of shape {tuple(self.shape)}; a gradient has its "
+                                 "tensor's shape")
+        self._grad = value
 
     @property
     def data(self) -> Tensor:
@@ -309,7 +326,7 @@ def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = No
     t._data = data
     t._device = device
     t.requires_grad = requires_grad
-    t.grad = None
+    t._grad = None
     t._node = node
     t._idx = idx
     t._vc = VersionCounter() if vc is None else vc

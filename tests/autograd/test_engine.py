@@ -266,3 +266,17 @@ def test_grad_runs_hooks_of_the_leaves_it_returns_only():
     x.register_hook(lambda g: seen.append("x"))
     (gx,) = ember.autograd.grad((x * w).sum(), x)
     assert seen == ["x"] and w.grad is None
+
+
+def test_an_assigned_grad_must_have_the_tensors_shape():
+    # (an optimizer's one-pass update reads the gradient as long as the parameter)
+    w = ember.zeros(3, requires_grad=True)
+    with pytest.raises(ember.ShapeError, match=r"grad: assigned a gradient of shape \(5,\) "
+                                               r"to a tensor of shape \(3,\)"):
+        w.grad = ember.ones(5)
+    with pytest.raises(TypeError, match="grad: expected a tensor or None, got list"):
+        w.grad = [1.0, 2.0, 3.0]
+    assert w.grad is None
+    w.grad = ember.ones(3)
+    ember.optim.SGD([w], lr=0.5).step()
+    assert w.tolist() == [-0.5, -0.5, -0.5]
