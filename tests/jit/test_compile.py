@@ -44,6 +44,14 @@ def test_explain_names_the_argument_that_changed():
     with pytest.raises(TypeError, match=r"argument pair\[0\] of type set is not hashable"):
         step(x, ({1}, x))
 
+    @jit.compile
+    def total(*xs):
+        return sum(xs)
+
+    total(x, x)
+    total(x, ember.ones(1))
+    assert jit.explain()[-1] == "total: traced again: argument #1: shape (3,) -> (1,)"
+
 
 def test_training_flag_is_part_of_the_signature_and_explained():
     model = ember.nn.Sequential(ember.nn.Linear(4, 4), ember.nn.BatchNorm1d(4))

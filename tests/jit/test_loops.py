@@ -91,6 +91,15 @@ def test_what_the_loop_leaves_to_numpy(case):
     np.testing.assert_array_equal(out, before)
 
 
+def test_a_mask_seen_through_the_outputs_own_memory_is_not_the_output():
+    # a bool view of out's bytes with out's byte strides: its elements are not out's
+    out = np.ones(4 * MIN_ELEMENTS, np.float32)
+    mask = out.view(np.bool_)[::4]
+    x = np.zeros_like(out)
+    assert not run_loop((("where", ("a0", "a1", "a2")),), out, mask, x, x)
+    np.testing.assert_array_equal(out, 1.0)
+
+
 def test_the_source_names_each_kind_of_operand():
     source = loop_source((("mul", ("a0", "a1")), ("add", ("t0", "a2")), ("sub", ("t1", "a3"))),
                          ("out", "scalar", "row", "run"))

@@ -237,13 +237,13 @@ def _default_device() -> Any:
 
 def _parameter_names(fn: Callable, count: int) -> list[str]:
     """The names of ``fn``'s first ``count`` positional parameters (a module's ``forward``'s),
-    ``argument i`` where it has none."""
+    ``#i`` where it has none (``*args``)."""
     try:
         params = [p.name for p in inspect.signature(getattr(fn, "forward", fn)).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):  # (a callable without a signature)
         params = []
-    return [params[i] if i < len(params) else f"argument {i}" for i in range(count)]
+    return [params[i] if i < len(params) else f"#{i}" for i in range(count)]
 
 
 def argument_names(fn: Callable, args: tuple, kwargs: dict) -> list[str]:
