@@ -111,9 +111,9 @@ def _operand(a: Any, out: Any, order: tuple) -> tuple[str | None, list]:
     if a.size == 1:
         return _SCALAR, [a.reshape(1)]
     if a.shape == out.shape and ((a.dtype == out.dtype and a.strides == out.strides) or
-                                 _elements(a) == _elements(out)):
+                                 _elements(a) == _elements(out)):  # (a bool mask: 1-byte items)
         if a is out or (np.may_share_memory(a, out) and a.ctypes.data == out.ctypes.data):
-            return _OUT, []  # (a bool mask's 1-byte items: the strides in elements)
+            return _OUT, []
         return (_FULL, [a.transpose(order).reshape(-1)]) if not np.may_share_memory(a, out) \
             else (None, [])
     if a.size >= out.size or np.may_share_memory(a, out):
