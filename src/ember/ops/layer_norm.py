@@ -18,6 +18,7 @@ import numpy as np
 from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError
 from ember.ops import rows_kernel
+from ember.ops.broadcast import sum_to
 from ember.ops.creation import zeros_like
 from ember.ops.normalization import (
     StandardizeGrad,
@@ -35,21 +36,6 @@ __all__ = ["layer_norm"]
 def _trailing(weight: Any) -> tuple[int, ...]:
     """The normalised dimensions: the trailing ones the weight spans."""
     return tuple(range(-len(weight.shape), 0))
-
-
-def _leading(x: Any, weight: Any) -> tuple[int, ...]:
-    """The dimensions the weight's and bias's gradients sum over."""
-    return tuple(range(len(x.shape) - len(weight.shape)))
-
-
-def sum_over(t: Tensor, dims: tuple[int, ...]) -> Tensor:
-    """``t`` summed over ``dims``, or ``t`` itself when there are none (``sum(())`` sums all).
-
-    Example:
-        >>> sum_over(ember.ones(2, 3), (0,)).shape
-        (3,)
-    """
-    return t.sum(dims) if dims else t
 
 
 def _vector(a: Any) -> Any:
@@ -144,7 +130,7 @@ class LayerNormGrad(Primitive):
 
     @in_float32
     def forward(self, xp, g, x, mean, rstd, weight):
-        dims, lead = _trailing(weight), _leading(x, weight)
+        dims, lead = _trailing(weight), tuple(range(x.ndim - weight.ndim))  # (summed over)
         kernels = rows_kernel.kernels(xp, dims, g, x)
         stat = x.shape[:len(lead)] + (1,) * len(dims)  # (other shapes: NumPy's error)
         if kernels is not None and weight.shape == x.shape[len(lead):] and \
@@ -187,12 +173,12 @@ class LayerNormGrad(Primitive):
 
     def vjp(self, ctx, u, u_weight=None, u_bias=None):
         g, x, mean, rstd, weight = ctx.inputs
-        dims, lead = _trailing(weight), _leading(x, weight)
+        dims = _trailing(weight)
         centred, xhat, h, mean_hx, inner = self._parts(ctx)
         gg = g_xhat = g_rstd = g_weight = None
         if u is not None:  # through dx = standardize_grad(h, x̂, rstd)
             g_h = apply(StandardizeGrad, u, xhat, rstd, dims=dims)
-            gg, g_weight = g_h * weight, sum_over(g_h * g, lead)
+            gg, g_weight = g_h * weight, sum_to(g_h * g, tuple(weight.shape))
             g_xhat = -rstd * (u * mean_hx + h * (u * xhat).mean(dims, keepdim=True))
             g_rstd = (u * inner).sum(dims, keepdim=True)
         if u_weight is not None:  # Σ g·x̂
@@ -211,12 +197,13 @@ class LayerNormGrad(Primitive):
 
     def jvp(self, ctx, dg, dx, dmean, drstd, dweight):
         g, x, mean, rstd, weight = ctx.inputs
-        dims, lead = _trailing(weight), _leading(x, weight)
+        dims = _trailing(weight)
         centred, xhat, h, mean_hx, inner = self._parts(ctx)
         dxhat = (dx - dmean) * rstd + centred * drstd
         d_dx = apply(StandardizeGrad, dg * weight + g * dweight, xhat, rstd, dims=dims) + \
             drstd * inner - rstd * (dxhat * mean_hx + xhat * (h * dxhat).mean(dims, keepdim=True))
-        return d_dx, sum_over(dg * xhat + g * dxhat, lead), sum_over(dg, lead)
+        return d_dx, sum_to(dg * xhat + g * dxhat, tuple(weight.shape)), \
+            sum_to(dg, tuple(weight.shape))
 
 
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],

@@ -20,7 +20,6 @@ from ember.func.batching import (
     rule,
     split_batch,
 )
-from ember.ops.layer_norm import sum_over
 from ember.ops.primitive import apply
 
 
@@ -199,7 +198,7 @@ def _layer_norm_grad(b: int, xs: tuple, bs: tuple) -> Any:
     xhat = (x - mean) * rstd
     h = g * reshape(weight, (b,) + (1,) * (x.ndim - 1 - k) + tuple(weight.shape)[1:])
     dx = apply(prim("standardize_grad"), h, xhat, rstd, dims=tuple(range(-k, 0)))
-    return dx, sum_over(g * xhat, lead), sum_over(g, lead)
+    return dx, *((t.sum(lead) if lead else t) for t in (g * xhat, g))  # (sum(()) sums all)
 
 
 @rule("batch_norm")
