@@ -7,7 +7,9 @@ and allocates temporaries.
 A running maximum or sum is a chain of dependent operations that the compiler may not reorder
 (float addition is not associative), so it would not vectorize: the maximum is kept as four
 running maxima, and the sums are functions whose additions may be reordered (into vector
-partial sums), in float64.
+partial sums), in float64. The layer-norm kernels are compiled whole with reordering allowed,
+their sums inline: calling a summing function per row cost them ~30 % (a call passes its
+array by reference count).
 """
 
 from __future__ import annotations
@@ -148,18 +150,24 @@ def _layer_norm_signatures(f: types.Type) -> list:
             for first in _arrays(f, 2)]
 
 
-@njit([sig for f in FLOATS for sig in _layer_norm_signatures(f)])
+@njit([sig for f in FLOATS for sig in _layer_norm_signatures(f)], reassociate=True)
 def layer_norm_rows(x, out, mean, rstd, weight, bias, eps):
-    """Layer norm ``(x - mean)·rstd·weight + bias`` of each row of ``x`` into ``out`` (the
-    normalised value rounded before the affine part, as ``standardize`` then ``mul`` and
-    ``add`` round), with the row's mean and ``rstd = 1/sqrt(var + eps)`` ((rows, 1)), its
-    statistics summed in float64."""
+    """Layer norm ``(x - mean)·rstd·weight + bias`` of each row of ``x`` into ``out``, with the
+    row's mean and ``rstd = 1/sqrt(var + eps)`` ((rows, 1)), its statistics summed in
+    float64."""
     n = x.shape[1]
     for r in range(x.shape[0]):
         row, o = x[r], out[r]
-        m = _sum(row) / n
+        total = 0.0
+        for j in range(n):
+            total += row[j]
+        m = total / n
+        squares = 0.0
+        for j in range(n):
+            d = row[j] - m
+            squares += d * d
         center = row.dtype.type(m)
-        scale = row.dtype.type(1.0 / np.sqrt(_squares(row, m) / n + eps))
+        scale = row.dtype.type(1.0 / np.sqrt(squares / n + eps))
         for j in range(n):
             o[j] = (row[j] - center) * scale * weight[j] + bias[j]
         mean[r, 0], rstd[r, 0] = center, scale
@@ -172,7 +180,7 @@ def _layer_norm_grad_signatures(f: types.Type) -> list:
             for first in _arrays(f, 2)]
 
 
-@njit([sig for f in FLOATS for sig in _layer_norm_grad_signatures(f)])
+@njit([sig for f in FLOATS for sig in _layer_norm_grad_signatures(f)], reassociate=True)
 def layer_norm_grad_rows(g, x, mean, rstd, dx, weight, weight_sum, bias_sum):
     """Layer norm's backward for the rows of the output gradient ``g`` and input ``x``: the
     input gradient ``rstd·(h - mean(h) - x̂·mean(h·x̂))``, ``h = g·weight`` and ``x̂ = (x -
@@ -183,15 +191,15 @@ def layer_norm_grad_rows(g, x, mean, rstd, dx, weight, weight_sum, bias_sum):
     for r in range(g.shape[0]):
         gr, xr, o = g[r], x[r], dx[r]
         center, scale = mean[r, 0], rstd[r, 0]
-        for j in range(n):  # (one loop per array written: each vectorizes)
-            xhat[j] = (xr[j] - center) * scale
+        sum_h = sum_hx = 0.0
         for j in range(n):
+            xhat[j] = (xr[j] - center) * scale
             h[j] = gr[j] * weight[j]
+            sum_h += h[j]
+            sum_hx += h[j] * xhat[j]
         for j in range(n):
             weight_sum[j] += gr[j] * xhat[j]
-        for j in range(n):
             bias_sum[j] += gr[j]
-        mean_h = g.dtype.type(_sum(h) / n)
-        mean_hx = g.dtype.type(_dot(h, xhat) / n)
+        mean_h, mean_hx = g.dtype.type(sum_h / n), g.dtype.type(sum_hx / n)
         for j in range(n):
             o[j] = scale * (h[j] - mean_h - xhat[j] * mean_hx)
