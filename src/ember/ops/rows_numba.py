@@ -8,8 +8,8 @@ A running maximum or sum is a chain of dependent operations that the compiler ma
 (float addition is not associative), so it would not vectorize: the maximum is kept as four
 running maxima, and the sums are functions whose additions may be reordered (into vector
 partial sums), in float64. The layer-norm kernels are compiled whole with reordering allowed,
-their sums inline: calling a summing function per row cost them ~30 % (a call passes its
-array by reference count).
+so that their sums run inside the row's passes (the backward's in its first pass, not two
+more passes through summing functions): ~30 % faster.
 """
 
 from __future__ import annotations
