@@ -264,8 +264,8 @@ class BatchNormSums(Primitive):
     every other dimension of the output gradient ``g`` and the input ``x``, with the (C,)
     batch ``mean``. One pass over both in numba for channels-last float input
     (:mod:`ember.ops.batch_norm_kernel`), else two sums (GEMVs where the channels are
-    innermost). Its rules are those of the sums
-    it is, in Ember ops, so batch norm's higher derivatives follow."""
+    innermost). Its rules are those of the sums it is, in Ember ops, so batch norm's higher
+    derivatives follow."""
 
     name = "batch_norm_sums"
     nout = 2

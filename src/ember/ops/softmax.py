@@ -23,7 +23,6 @@ from ember.tensor import Tensor, method
 __all__ = ["softmax", "log_softmax"]
 
 
-
 class _AlongDim(Primitive):
     """A normalisation along ``dim`` whose output has the input's shape and dtype."""
 

@@ -75,15 +75,16 @@ def looped_update(kernel: str, xp: Any, arrays: tuple, *hyper: float | bool) -> 
     """Runs numba's one-pass update ``kernel`` (:mod:`ember.optim.update_numba`: NumPy's steps,
     the same values bit for bit) on ``arrays`` (the parameter's data, the gradient, the state
     arrays), the float hyperparameters rounded to the parameter's dtype, shared among the
-    cores; False where it does not apply (nothing written): numba off, another backend or
-    dtype, an array not C-contiguous, or read-only other than the gradient.
+    cores; False where it does not apply (nothing written): numba off, another backend,
+    dtype or shape, an array not C-contiguous, or read-only other than the gradient.
 
     Example:
         >>> looped_update("sgd_update", xp, (p._data, g, buf), momentum, 1.0, lr, False)
     """
     p = arrays[0]
     if xp is not np or p.dtype not in (np.float32, np.float64) or \
-            any(a.dtype != p.dtype or not a.flags.c_contiguous for a in arrays) or \
+            any(a.dtype != p.dtype or a.shape != p.shape or not a.flags.c_contiguous
+                for a in arrays) or \
             not all(a.flags.writeable for i, a in enumerate(arrays) if i != 1) or \
             not compiled.numba_enabled():
         return False
