@@ -28,6 +28,12 @@ class VersionCounter:
         self.value = 0
 
 
+# Counts the changes a compiled function cannot see in the arrays it reads: a module gaining,
+# losing or swapping a parameter, buffer or child, and a tensor's ``.data`` taking another shape
+# or dtype. (``ember.jit`` looks again at what a function reaches when it moves.)
+STRUCTURE = VersionCounter()
+
+
 class Tensor:
     """An n-dimensional array that records the ops applied to it for autograd.
 
@@ -96,7 +102,9 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
-        self._data = value._data
+        old, self._data = self._data, value._data
+        if old.shape != self._data.shape or old.dtype != self._data.dtype:
+            STRUCTURE.value += 1
 
     @property
     def grad_fn(self) -> Any:

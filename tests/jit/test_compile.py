@@ -322,3 +322,95 @@ def test_compiled_grads_never_share_memory_with_each_other_or_constants():
         if expected[1] is not None:
             np.testing.assert_array_equal(b.grad.numpy(), np.full(3, expected[1]))
         np.testing.assert_array_equal(root.numpy(), np.ones(3))
+
+
+SCALE = 2.0
+WEIGHT = ember.ones(3)
+
+
+def _scaled(x):
+    return x * WEIGHT * SCALE
+
+
+def test_rebinding_a_global_retraces_and_says_which():
+    global SCALE, WEIGHT
+    fast, x = jit.compile(_scaled), ember.arange(3.0)
+    try:
+        for scale, weight in ((2.0, WEIGHT), (3.0, WEIGHT), (3.0, ember.full((3,), 5.0))):
+            SCALE, WEIGHT = scale, weight
+            np.testing.assert_array_equal(fast(x).numpy(), _scaled(x).numpy())
+        assert jit.explain()[-2] == "_scaled: traced again: _scaled: global SCALE: 2.0 -> 3.0"
+        assert jit.explain()[-1] == "_scaled: traced again: _scaled: global WEIGHT: another object"
+        SCALE = 2.0 + 1.0  # another float object of an equal value: the compiled graph holds
+        fast(x)
+        assert len(fast.entries) == 3
+    finally:
+        SCALE, WEIGHT = 2.0, ember.ones(3)
+
+
+def test_rebinding_a_closure_variable_retraces():
+    offset = ember.ones(2)
+
+    @jit.compile
+    def shifted(x):
+        return x + offset
+
+    x = ember.zeros(2)
+    shifted(x)
+    offset = ember.full((2,), 4.0)
+    np.testing.assert_array_equal(shifted(x).numpy(), [4.0, 4.0])
+    assert jit.explain()[-1].endswith("closure variable offset: another object")
+
+
+def test_a_counter_the_function_assigns_is_not_a_reason_to_retrace():
+    calls = 0
+
+    @jit.compile
+    def counted(x):
+        nonlocal calls
+        calls += 1  # a Python side effect: it happens when tracing, as documented
+        return x * 2
+
+    for _ in range(3):
+        counted(ember.ones(2))
+    assert len(counted.entries) == 1 and calls == 1
+
+
+@pytest.mark.parametrize("change, reason", [
+    (lambda m: m.__setitem__(0, ember.nn.Linear(3, 4)), "0: another object"),
+    (lambda m: setattr(m[0], "weight", ember.nn.Parameter(ember.zeros(4, 3))),
+     "0.weight: another object"),
+    (lambda m: setattr(m[0], "bias", None), "0.bias: no longer reached"),
+    (lambda m: setattr(m[0].weight, "data", ember.zeros(4, 3, dtype=ember.float64)),
+     "0.weight: dtype float32 -> float64"),
+])
+def test_replacing_a_layer_or_parameter_retraces(change, reason):
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.ReLU())
+    fast, x = jit.compile(model), ember.randn(2, 3)
+    with ember.no_grad():
+        fast(x)
+        change(model)
+        if model[0].weight.dtype is ember.float64:
+            x = x.double()
+        np.testing.assert_allclose(fast(x).numpy(), model(x).numpy(), rtol=1e-6)
+    assert jit.explain()[-1].endswith(reason)
+
+
+def test_a_model_updated_in_place_keeps_its_compiled_graph():
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4))
+    fast, x = jit.compile(model), ember.randn(8, 3)
+    for _ in range(3):
+        fast(x)
+        model.load_state_dict(model.state_dict())
+        ember.nn.Linear(2, 2)  # another model made elsewhere changes nothing here
+    assert len(fast.entries) == 1
+
+
+def test_compiling_one_function_many_times_warns():
+    @jit.compile
+    def shaped(x):
+        return x + 1
+
+    with pytest.warns(UserWarning, match="shaped has been compiled 8 times.*shape"):
+        for n in range(1, 9):
+            shaped(ember.ones(n))

@@ -111,6 +111,16 @@ def test_state_dict_is_detached_and_shares_memory():
     assert isinstance(m.state_dict(keep_vars=True)["weight"], nn.Parameter)
 
 
+def test_replacing_a_member_keeps_its_place_as_in_torch():
+    for lib in (nn, torch.nn):
+        seq = lib.Sequential(lib.Linear(2, 2), lib.ReLU())
+        seq[0] = lib.Linear(2, 3)
+        linear = lib.Linear(2, 2)
+        linear.weight = lib.Parameter(linear.weight.detach() * 2)
+        assert [type(m).__name__ for m in seq] == ["Linear", "ReLU"]
+        assert [name for name, _ in linear.named_parameters()] == ["weight", "bias"]
+
+
 def test_setattr_rules():
     m = nn.Module()
     m.w = nn.Parameter(ember.zeros(2))

@@ -3,9 +3,10 @@ turned into Python code, cached, and run instead of the eager function.
 
 The cache key is what fixes the graph: each tensor argument's shape, dtype, device and
 ``requires_grad``; the values of static and non-tensor arguments; grad mode; the ``training``
-flag of every module the function reaches; whether each parameter's ``.grad`` is set. On a new
-key the function is traced again and the reason is logged (logger ``ember.jit``) and kept for
-:func:`explain`.
+flag of every module the function reaches; whether each parameter's ``.grad`` is set; which
+objects (and numbers) its global and closure names hold, and which modules and tensors (of which
+shapes) it reaches (:meth:`~ember.jit.discover.Reach.layout`). On a new key the function is
+traced again and the reason is logged (logger ``ember.jit``) and kept for :func:`explain`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import functools
 import inspect
 import logging
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -108,6 +110,8 @@ class CompiledFunction:
         self.entries: dict[tuple, Entry] = {}
         self.last: Entry | None = None
         self.reach: Reach | None = None
+        self.layouts: list[tuple[dict, Reach]] = []  # each layout seen, and a reach of it
+        self.layout = 0  # the index of the current one
         self.watch_grads = True  # until a trace shows the function never touches a .grad
         functools.update_wrapper(self, fn, updated=())
 
@@ -115,8 +119,8 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not JIT.enabled or DISPATCH.handler is not None:
             return self.fn(*args, **kwargs)  # under another transform: run the plain function
-        if self.reach is None:
-            self.reach = reach(self.fn, args)
+        if self.reach is None or self.reach.moved():
+            self._look(args)
         tensors, key = self._key(args, kwargs)
         entry = self.entries.get(key)
         if entry is None:
@@ -148,7 +152,17 @@ class CompiledFunction:
             args[i], lambda i=i: _parameter_names(self.fn, len(args))[i]))
             for i in self.static_argnums if i < len(args))
         return tensors, (spec, tuple(parts), statics, GRAD.enabled,
-                         self.reach.guard(self.watch_grads))
+                         self.reach.guard(self.watch_grads), self.layout)
+
+    def _look(self, args: tuple) -> None:
+        """Finds what the function reaches now, and which of the layouts seen that is."""
+        found = reach(self.fn, args)
+        layout = found.layout()
+        index = next((i for i, (seen, _) in enumerate(self.layouts) if seen == layout), None)
+        if index is None:
+            index = len(self.layouts)
+            self.layouts.append((layout, found))  # (its objects stay alive: ids stay unique)
+        self.reach, self.layout = found, index
 
     def _rebuild(self, entry: Entry, tensors: list | tuple) -> Any:
         """The function's return value: its tensor leaves from ``tensors``, in order, and its
@@ -165,7 +179,7 @@ class CompiledFunction:
         log.info("ember.jit: %s: %s", self.name, reason)
         start = time.perf_counter()
         leaves, spec = tree_flatten((args, kwargs))
-        self.reach = reach(self.fn, args)  # (again: a retrace may see other objects)
+        self._look(args)  # (again: a retrace may see other objects)
         key = self._key(args, kwargs)[1]
         tracer = Tracer(self.name, self.reach)
         with tracer:
@@ -199,13 +213,21 @@ class CompiledFunction:
             key = self._key(args, kwargs)[1]
         self.entries[key] = entry
         self.last = entry
+        if len(self.entries) == _MANY_TRACES:
+            warnings.warn(f"ember.jit: {self.name} has been compiled {_MANY_TRACES} times, once "
+                          f"per signature (the last: {reason}); ember.jit.explain() lists every "
+                          "reason. Hint: pass a number that changes on each call as a tensor, or "
+                          "give varying shapes a few fixed sizes", stacklevel=3)
         return out
 
     def _why(self, key: tuple, names: list[str]) -> str:
         if not self.entries:
             return "first call: traced"
         previous = list(self.entries)[-1]
-        return "traced again: " + "; ".join(_differences(previous, key, self.reach, names))
+        changes = _differences(previous, key, self.reach, names)
+        if previous[5] != key[5]:
+            changes += _moves(self.layouts[previous[5]][0], self.layouts[key[5]][0])
+        return "traced again: " + "; ".join(changes or ["a new signature"])
 
     # -- inspection ------------------------------------------------------------------------
     @property
@@ -226,6 +248,7 @@ class CompiledFunction:
 
 
 _KEEP_REASONS = 1000  # explain() keeps the most recent ones
+_MANY_TRACES = 8  # compiling the same function this often is worth a warning
 _TENSOR = object()  # marks the output leaves that are tensors (None is a value too)
 
 
@@ -288,7 +311,37 @@ def _differences(old: tuple, new: tuple, found: Reach, names: list[str]) -> list
         for name, a, b in zip(kind_names, a_part, b_part):
             if a != b:
                 out.append(f"{name}: {a} -> {b}")
-    return out or ["a new signature"]
+    return out
+
+
+def _moves(old: dict, new: dict) -> list[str]:
+    """What differs between two layouts (:meth:`Reach.layout`), readably: an object that a
+    rebound name held, and the members of a replaced module, are not named again."""
+    out, told, replaced = [], set(), []
+    for label in (*old, *(k for k in new if k not in old)):
+        a, b = old.get(label), new.get(label)
+        if a == b or label.startswith(tuple(replaced)):
+            continue
+        if a is None or b is None:
+            out.append(f"{label}: {'no longer reached' if b is None else 'newly reached'}")
+        elif isinstance(a, tuple) and isinstance(a[0], str):  # a number or string, by value
+            out.append(f"{label}: {_shown(a)} -> {_shown(b)}")
+        elif isinstance(a, tuple) and a[1:] != b[1:]:  # a tensor: its shape or dtype
+            out.append(f"{label}: " + ", ".join(
+                f"{what} {x} -> {y}" for what, x, y in
+                (("shape", a[1], b[1]), ("dtype", a[2].name, b[2].name)) if x != y))
+        else:
+            replaced.append(f"{label}.")
+            ids = (a[0], b[0]) if isinstance(a, tuple) else (a, b)
+            if ids not in told:
+                told.add(ids)
+                out.append(f"{label}: another object")
+    return out
+
+
+def _shown(key: tuple) -> str:
+    """A number's or string's layout key as the user wrote it."""
+    return repr(float.fromhex(key[1])) if key[0] == "float" else repr(key[1])
 
 
 def _leaf_change(name: str, a: tuple, b: tuple) -> str:

@@ -4,18 +4,21 @@ reaches through its closure, its globals, its ``self`` and its arguments.
 Their tensors get names in the graph (``model.fc1.weight``) and are state wherever they turn
 up, and the compiled function's cache key watches what changes the traced graph: each module's
 ``training`` flag, each parameter's ``requires_grad`` and whether its ``.grad`` is set (a
-gradient accumulates into an existing one). Objects of installed libraries are not followed.
+gradient accumulates into an existing one), and the :meth:`Reach.layout`: which objects the
+function's global and closure names hold (and the numbers they hold), which tensors and
+modules it reaches and their shapes. Objects of installed libraries are not followed.
 """
 
 from __future__ import annotations
 
+import dis
 import types
 from collections.abc import Callable
 from typing import Any
 
 from ember.nn.module import Module
 from ember.optim.optimizer import Optimizer
-from ember.tensor import Tensor
+from ember.tensor import STRUCTURE, Tensor
 
 MAX_DEPTH = 4
 _SKIP = (types.ModuleType, type, str, bytes, int, float, bool, type(None), complex)
@@ -30,7 +33,11 @@ class Reach:
         self.labels: dict[int, str] = {}
         self.tensors: list[Tensor] = []
         self.modules: list[Module] = []
+        self.module_labels: list[str] = []
         self.params: list[Tensor] = []
+        # (globals dict or cell, name, label, key, value: kept alive, so its id stays its own)
+        self.bindings: list[tuple[Any, str, str, Any, Any]] = []
+        self.structure = STRUCTURE.value
         self._seen: set[int] = set()
 
     def add(self, name: str, obj: Any, depth: int = 0) -> None:
@@ -69,19 +76,32 @@ class Reach:
         code = getattr(func, "__code__", None)
         if code is None or _is_library(func):
             return
+        stored = _stored_names(code)  # (a counter the function bumps is no binding to watch)
         for name, cell in zip(code.co_freevars, func.__closure__ or ()):
             try:
-                self.add(name, cell.cell_contents, depth)
+                value = cell.cell_contents
             except ValueError:  # an empty cell: a name the function assigns later
                 continue
+            if name not in stored:
+                self._bind(cell, name, f"{func.__qualname__}: closure variable {name}")
+            self.add(name, value, depth)
         scope = getattr(func, "__globals__", {})
         for name in _global_names(code):
             if name in scope:
+                if name not in stored:
+                    self._bind(scope, name, f"{func.__qualname__}: global {name}")
                 self.add(name, scope[name], depth)
+
+    def _bind(self, holder: Any, name: str, label: str) -> None:
+        value = _read(holder, name)
+        if not isinstance(value, types.ModuleType):  # (an imported module is not rebound)
+            self.bindings.append((holder, name, label, _value_key(value), value))
 
     def _add_module(self, name: str, module: Module) -> None:
         prefix = f"{name}." if name else ""
-        self.modules.extend(module.modules())
+        for mname, m in module.named_modules():
+            self.modules.append(m)
+            self.module_labels.append(prefix + mname if mname else name or "self")
         for pname, p in module.named_parameters():
             self._tensor(prefix + pname, p)
         for bname, b in module.named_buffers():
@@ -102,6 +122,22 @@ class Reach:
         return (tuple(m.training for m in self.modules),
                 tuple(p.requires_grad for p in self.params),
                 tuple(p.grad is None for p in self.params) if grads else ())
+
+    def moved(self) -> bool:
+        """Whether the function may now reach other objects: a global or closure name holds
+        another object or number, or some module's members or a tensor's ``.data`` changed
+        (then :meth:`layout` tells whether it matters)."""
+        return STRUCTURE.value != self.structure or any(
+            _value_key(_read(holder, name)) != key for holder, name, _, key, _ in self.bindings)
+
+    def layout(self) -> dict[str, Any]:
+        """What the graph was built against, by readable name: each binding's object (its
+        value, for a number or string), each reached module, and each reached tensor with its
+        shape and dtype."""
+        out = {label: key for _, _, label, key, _ in self.bindings}
+        out.update(zip(self.module_labels, map(id, self.modules)))
+        out.update((self.labels[id(t)], (id(t), t.shape, t.dtype)) for t in self.tensors)
+        return out
 
     def guard_names(self) -> tuple[list[str], list[str], list[str]]:
         """Readable names for the entries of :meth:`guard` (for recompile reasons)."""
@@ -135,6 +171,41 @@ def _is_library(obj: Any) -> bool:
     module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "") or ""
     top = module.split(".", 1)[0]
     return top in _LIBRARIES or module.startswith("ember.")
+
+
+_STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"})
+
+
+def _stored_names(code: types.CodeType) -> set[str]:
+    """The global and closure names ``code`` (or code nested in it) assigns."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in _STORES}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _stored_names(const)
+    return names
+
+
+def _read(holder: Any, name: str) -> Any:
+    """The value a global (``holder`` the globals dict) or closure cell holds now."""
+    if isinstance(holder, dict):
+        return holder.get(name, _MISSING)
+    try:
+        return holder.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+_MISSING = object()
+
+
+def _value_key(value: Any) -> Any:
+    """A binding's part of the layout: a number or string by value (a float by its bits, so
+    NaN equals itself), any other object by identity."""
+    if isinstance(value, float):
+        return ("float", value.hex())
+    if isinstance(value, bool | int | str | bytes | complex) or value is None:
+        return (type(value).__name__, value)
+    return id(value)
 
 
 def _global_names(code: types.CodeType) -> list[str]:

@@ -14,9 +14,38 @@ from typing import Any
 from ember.autograd.grad_mode import no_grad
 from ember.nn.parameter import Buffer, Parameter
 from ember.nn.state_dict import StateDictMixin
-from ember.tensor import RemovableHandle, Tensor
+from ember.tensor import STRUCTURE, RemovableHandle, Tensor
 
 __all__ = ["Module"]
+
+
+class _Members(dict):
+    """A module's parameters, buffers or children: a dict that counts each change of what it
+    holds in :data:`ember.tensor.STRUCTURE` (a compiled function then notices a replaced
+    layer or parameter). Putting back the same object is no change."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if self.get(key, _Members) is not value:
+            STRUCTURE.value += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        STRUCTURE.value += 1
+        super().__delitem__(key)
+
+    def pop(self, *args: Any) -> Any:
+        STRUCTURE.value += 1
+        return super().pop(*args)
+
+    def clear(self) -> None:
+        STRUCTURE.value += 1
+        super().clear()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
 
 
 class _Hook:
@@ -65,10 +94,10 @@ class Module(StateDictMixin):
                             "Module.__init__ takes none")
         setattr_ = object.__setattr__
         setattr_(self, "training", True)
-        setattr_(self, "_parameters", {})
-        setattr_(self, "_buffers", {})
+        setattr_(self, "_parameters", _Members())
+        setattr_(self, "_buffers", _Members())
         setattr_(self, "_non_persistent_buffers_set", set())
-        setattr_(self, "_modules", {})
+        setattr_(self, "_modules", _Members())
         setattr_(self, "_forward_pre_hooks", [])
         setattr_(self, "_forward_hooks", [])
         setattr_(self, "_backward_hooks", [])
@@ -207,7 +236,7 @@ class Module(StateDictMixin):
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, self._parameters)
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -217,7 +246,7 @@ class Module(StateDictMixin):
         elif isinstance(value, Module):
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, self._modules)
             self._modules[name] = value
         elif params is not None and name in self._modules:
             if value is not None:
@@ -227,7 +256,7 @@ class Module(StateDictMixin):
         elif isinstance(value, Buffer):
             if params is None:
                 raise AttributeError("cannot assign buffers before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, self._buffers)
             self.register_buffer(name, value)
         elif params is not None and name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
@@ -237,11 +266,15 @@ class Module(StateDictMixin):
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keep: dict) -> None:
+        """Drops ``name`` from the plain attributes and every store but ``keep`` (where a new
+        value then takes the old one's place, so the order of members stays PyTorch's)."""
         self.__dict__.pop(name, None)
         for store in (self._parameters, self._buffers, self._modules):
-            store.pop(name, None)
-        self._non_persistent_buffers_set.discard(name)
+            if store is not keep and name in store:
+                del store[name]
+        if keep is not self._buffers:
+            self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name: str) -> Any:
         d = self.__dict__
@@ -489,7 +522,7 @@ class Module(StateDictMixin):
         memo[id(self)] = new
         for key, value in self.__dict__.items():
             if key in ("_parameters", "_buffers"):
-                value = {k: _copy_tensor(v, memo) for k, v in value.items()}
+                value = _Members({k: _copy_tensor(v, memo) for k, v in value.items()})
             elif isinstance(value, Tensor):
                 value = _copy_tensor(value, memo)
             else:
