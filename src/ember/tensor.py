@@ -29,8 +29,9 @@ class VersionCounter:
 
 
 # Counts the changes a compiled function cannot see in the arrays it reads: a module gaining,
-# losing or swapping a parameter, buffer or child, and a tensor's ``.data`` taking another shape
-# or dtype. (``ember.jit`` looks again at what a function reaches when it moves.)
+# losing or swapping a parameter, buffer, child or hook or setting an attribute, a tensor's
+# ``.data`` taking another shape or dtype, a tensor hook. (``ember.jit`` looks again at what a
+# function reaches when it moves.)
 STRUCTURE = VersionCounter()
 
 
@@ -248,6 +249,7 @@ class Tensor:
                 node.hooks = {}
             hooks = node.hooks.setdefault(self._idx, [])
         hooks.append(hook)
+        STRUCTURE.value += 1
         return RemovableHandle(hooks, hook)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
@@ -319,6 +321,7 @@ class RemovableHandle:
     def remove(self) -> None:
         if self._hook in self._hooks:
             self._hooks.remove(self._hook)
+            STRUCTURE.value += 1
 
     def __enter__(self) -> RemovableHandle:
         return self

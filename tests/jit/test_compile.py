@@ -414,3 +414,43 @@ def test_compiling_one_function_many_times_warns():
     with pytest.warns(UserWarning, match="shaped has been compiled 8 times.*shape"):
         for n in range(1, 9):
             shaped(ember.ones(n))
+
+
+def test_hooks_and_numbers_set_on_modules_after_compiling_retrace():
+    drop, x = ember.nn.Dropout(0.5), ember.ones(400)
+    fast = jit.compile(lambda x: drop(x))
+    assert (fast(x).numpy() == 0).any()
+    drop.p = 0.0
+    np.testing.assert_array_equal(fast(x).numpy(), x.numpy())
+    assert jit.explain()[-1].endswith("drop.p: 0.5 -> 0.0")
+    model = ember.nn.Linear(3, 2)
+    fast_model = jit.compile(model)
+    with ember.no_grad():
+        fast_model(x[:3])
+        model.register_forward_hook(lambda module, args, out: out * 10)
+        np.testing.assert_allclose(fast_model(x[:3]).numpy(), model(x[:3]).numpy())
+    assert jit.explain()[-1].endswith("hooks of self: 0 -> 1")
+    w = ember.ones(3, requires_grad=True)
+    backward = jit.compile(lambda x: (x * w).sum().backward())
+    backward(x[:3])
+    w.grad = None
+    w.register_hook(lambda g: g * 10)
+    backward(x[:3])
+    np.testing.assert_array_equal(w.grad.numpy(), [10.0] * 3)
+
+
+def test_a_module_changing_its_own_attribute_while_traced_is_traced_once():
+    class Counting(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1  # a Python side effect: done when tracing
+            return x * 2
+
+    counting = Counting()
+    fast = jit.compile(counting)
+    for _ in range(3):
+        fast(ember.ones(2))
+    assert counting.calls == 1 and len(fast.entries) == 1

@@ -132,11 +132,21 @@ class Reach:
 
     def layout(self) -> dict[str, Any]:
         """What the graph was built against, by readable name: each binding's object (its
-        value, for a number or string), each reached module, and each reached tensor with its
-        shape and dtype."""
+        value, for a number or string), each reached module with its hooks and the numbers
+        among its attributes (``p``, ``eps``), and each reached tensor with its shape, dtype
+        and hooks."""
         out = {label: key for _, _, label, key, _ in self.bindings}
-        out.update(zip(self.module_labels, map(id, self.modules)))
-        out.update((self.labels[id(t)], (id(t), t.shape, t.dtype)) for t in self.tensors)
+        for label, m in zip(self.module_labels, self.modules):
+            out[label] = id(m)
+            hooks = m._forward_pre_hooks + m._forward_hooks + m._backward_hooks
+            for attr, value in vars(m).items():
+                if attr != "training" and _is_plain(value):
+                    out[f"{label}.{attr}"] = _value_key(value)
+            out[f"hooks of {label}"] = ("hooks", tuple(map(id, hooks)))
+        for t in self.tensors:
+            label = self.labels[id(t)]
+            out[label] = (id(t), t.shape, t.dtype)
+            out[f"hooks of {label}"] = ("hooks", tuple(map(id, t._hooks or ())))
         return out
 
     def guard_names(self) -> tuple[list[str], list[str], list[str]]:
@@ -198,12 +208,19 @@ def _read(holder: Any, name: str) -> Any:
 _MISSING = object()
 
 
+def _is_plain(value: Any) -> bool:
+    """A number, string, None, or a tuple of them: a value a trace reads as a constant."""
+    if isinstance(value, tuple):
+        return all(map(_is_plain, value))
+    return isinstance(value, bool | int | float | str | bytes | complex) or value is None
+
+
 def _value_key(value: Any) -> Any:
-    """A binding's part of the layout: a number or string by value (a float by its bits, so
-    NaN equals itself), any other object by identity."""
+    """A binding's or attribute's part of the layout: a plain value (:func:`_is_plain`) by
+    value (a float by its bits, so NaN equals itself), any other object by identity."""
     if isinstance(value, float):
         return ("float", value.hex())
-    if isinstance(value, bool | int | str | bytes | complex) or value is None:
+    if _is_plain(value):
         return (type(value).__name__, value)
     return id(value)
 

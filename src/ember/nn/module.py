@@ -62,6 +62,7 @@ def _add_hook(hooks: list, hook: _Hook, prepend: bool) -> RemovableHandle:
         hooks.insert(0, hook)
     else:
         hooks.append(hook)
+    STRUCTURE.value += 1
     return RemovableHandle(hooks, hook)
 
 
@@ -264,6 +265,8 @@ class Module(StateDictMixin):
                                 "(ember Tensor or None expected)")
             self._buffers[name] = value
         else:
+            if self.__dict__.get(name, _Members) is not value:
+                STRUCTURE.value += 1  # (a compiled graph holds the numbers it read, eps or p)
             object.__setattr__(self, name, value)
 
     def _forget(self, name: str, keep: dict) -> None:
