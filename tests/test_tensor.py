@@ -106,3 +106,20 @@ def test_iteration_and_reflected_operators():
         import pickle
 
         pickle.dumps(x)
+
+
+def test_deepcopy_copies_leaves_like_torch():
+    import copy
+
+    for lib in (ember, torch):
+        w = lib.ones(3, requires_grad=True)
+        (w * 2).sum().backward()
+        state = {"w": w, "same": w, "plain": lib.arange(3)}
+        kept = copy.deepcopy(state)
+        with lib.no_grad():
+            w.mul_(5)
+        assert kept["w"] is kept["same"] and kept["w"].requires_grad
+        assert kept["w"].tolist() == [1.0] * 3 and kept["w"].grad.tolist() == [2.0] * 3
+        assert kept["plain"].tolist() == [0, 1, 2] and not kept["plain"].requires_grad
+    with pytest.raises(ember.errors.GradError, match="only a leaf tensor.*detach"):
+        copy.deepcopy(ember.ones(2, requires_grad=True) * 2)

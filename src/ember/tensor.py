@@ -309,6 +309,27 @@ class Tensor:
     def __reduce__(self) -> Any:
         raise TypeError("Ember tensors are not pickled; save them with ember.save (safetensors)")
 
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """``copy.deepcopy``: a leaf tensor with its own copy of the data, the same
+        ``requires_grad`` and a copy of ``.grad``, as PyTorch makes.
+
+        Example:
+            >>> import copy
+            >>> w = ember.ones(2, requires_grad=True)
+            >>> kept = copy.deepcopy({"w": w})   # a model.state_dict() kept while training
+            >>> kept["w"] is w, kept["w"].requires_grad
+            (False, True)
+        """
+        if id(self) not in memo:
+            if self._node is not None:
+                raise GradError("deepcopy: only a leaf tensor (made, not computed from tensors "
+                                "that require grad) can be deep-copied, as in PyTorch. Hint: "
+                                "copy tensor.detach()")
+            out = self.detach().clone().requires_grad_(self.requires_grad)
+            out._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
+            memo[id(self)] = out
+        return memo[id(self)]
+
 
 class RemovableHandle:
     """Returned by hook registrations; ``remove()`` unregisters the hook."""

@@ -429,7 +429,7 @@ def test_hooks_and_numbers_set_on_modules_after_compiling_retrace():
         fast_model(x[:3])
         model.register_forward_hook(lambda module, args, out: out * 10)
         np.testing.assert_allclose(fast_model(x[:3]).numpy(), model(x[:3]).numpy())
-    assert jit.explain()[-1].endswith("hooks of self: 0 -> 1")
+    assert jit.explain()[-1].endswith("hooks of self: 0 hooks -> 1 hook")
     w = ember.ones(3, requires_grad=True)
     backward = jit.compile(lambda x: (x * w).sum().backward())
     backward(x[:3])
@@ -437,6 +437,27 @@ def test_hooks_and_numbers_set_on_modules_after_compiling_retrace():
     w.register_hook(lambda g: g * 10)
     backward(x[:3])
     np.testing.assert_array_equal(w.grad.numpy(), [10.0] * 3)
+
+
+def test_a_parameter_group_added_after_compiling_is_updated():
+    model, head = ember.nn.Linear(3, 1), ember.nn.Linear(3, 1)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+
+    @jit.compile
+    def step(x):
+        (model(x).sum() + head(x).sum()).backward()
+        opt.step()
+        opt.zero_grad()
+
+    x = ember.ones(2, 3)
+    step(x)
+    head.zero_grad()
+    opt.add_param_group({"params": head.parameters()})
+    before = head.weight.detach().clone()
+    step(x)
+    np.testing.assert_allclose(head.weight.detach().numpy(), before.numpy() - 0.1 * 2, rtol=1e-6)
+    assert jit.explain()[-1].endswith(
+        "parameters of opt: 2 parameters in 1 group -> 4 parameters in 2 groups")
 
 
 def test_a_module_changing_its_own_attribute_while_traced_is_traced_once():

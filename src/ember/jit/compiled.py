@@ -327,26 +327,34 @@ def _moves(old: dict, new: dict) -> list[str]:
             continue
         if a is None or b is None:
             out.append(f"{label}: {'no longer reached' if b is None else 'newly reached'}")
-        elif isinstance(a, tuple) and isinstance(a[0], str):  # a number or string, by value
-            out.append(f"{label}: {_shown(a)} -> {_shown(b)}")
-        elif isinstance(a, tuple) and a[1:] != b[1:]:  # a tensor: its shape or dtype
+        elif a[0] == b[0] == "tensor" and a[2:] != b[2:]:
             out.append(f"{label}: " + ", ".join(
                 f"{what} {x} -> {y}" for what, x, y in
-                (("shape", a[1], b[1]), ("dtype", a[2].name, b[2].name)) if x != y))
-        else:
+                (("shape", a[2], b[2]), ("dtype", a[3].name, b[3].name)) if x != y))
+        elif a[0] in _OBJECTS and b[0] in _OBJECTS:
             replaced.append(f"{label}.")
-            ids = (a[0], b[0]) if isinstance(a, tuple) else (a, b)
-            if ids not in told:
-                told.add(ids)
+            if (a[1], b[1]) not in told:
+                told.add((a[1], b[1]))
                 out.append(f"{label}: another object")
+        else:
+            out.append(f"{label}: {_shown(a)} -> {_shown(b)}")
     return out
 
 
+_OBJECTS = ("object", "tensor")  # layout keys by identity
+
+
 def _shown(key: tuple) -> str:
-    """A plain value's (or a hook list's) layout key as the user wrote it."""
-    if key[0] == "hooks":
-        return str(len(key[1]))
-    return repr(float.fromhex(key[1])) if key[0] == "float" else repr(key[1])
+    """A layout key as the user would write its value (a count, for a list of hooks or of
+    an optimizer's parameters)."""
+    kind, value = key[0], key[1]
+    if kind == "float":
+        return repr(float.fromhex(value))
+    if kind == "hooks":
+        return f"{len(value)} hook{'s' * (len(value) != 1)}"
+    if kind == "parameters":
+        return f"{sum(map(len, value))} parameters in {len(value)} group{'s' * (len(value) != 1)}"
+    return "an object" if kind in _OBJECTS else repr(value)
 
 
 def _leaf_change(name: str, a: tuple, b: tuple) -> str:

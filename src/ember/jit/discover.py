@@ -34,6 +34,7 @@ class Reach:
         self.tensors: list[Tensor] = []
         self.modules: list[Module] = []
         self.module_labels: list[str] = []
+        self.optimizers: list[tuple[str, Optimizer]] = []
         self.params: list[Tensor] = []
         # (globals dict or cell, name, label, key, value: kept alive, so its id stays its own)
         self.bindings: list[tuple[Any, str, str, Any, Any]] = []
@@ -50,6 +51,7 @@ class Reach:
         if isinstance(obj, Module):
             self._add_module(name, obj)
         elif isinstance(obj, Optimizer):
+            self.optimizers.append((name, obj))
             for i, group in enumerate(obj.param_groups):
                 for j, p in enumerate(group["params"]):
                     self._tensor(f"{name}.param_groups[{i}][{j}]", p)
@@ -133,19 +135,22 @@ class Reach:
     def layout(self) -> dict[str, Any]:
         """What the graph was built against, by readable name: each binding's object (its
         value, for a number or string), each reached module with its hooks and the numbers
-        among its attributes (``p``, ``eps``), and each reached tensor with its shape, dtype
-        and hooks."""
+        among its attributes (``p``, ``eps``), each optimizer's parameters, and each reached
+        tensor with its shape, dtype and hooks."""
         out = {label: key for _, _, label, key, _ in self.bindings}
         for label, m in zip(self.module_labels, self.modules):
-            out[label] = id(m)
+            out[label] = ("object", id(m))
             hooks = m._forward_pre_hooks + m._forward_hooks + m._backward_hooks
             for attr, value in vars(m).items():
                 if attr != "training" and _is_plain(value):
                     out[f"{label}.{attr}"] = _value_key(value)
             out[f"hooks of {label}"] = ("hooks", tuple(map(id, hooks)))
+        for label, opt in self.optimizers:
+            out[f"parameters of {label}"] = ("parameters", tuple(
+                tuple(map(id, g["params"])) for g in opt.param_groups))
         for t in self.tensors:
             label = self.labels[id(t)]
-            out[label] = (id(t), t.shape, t.dtype)
+            out[label] = ("tensor", id(t), t.shape, t.dtype)
             out[f"hooks of {label}"] = ("hooks", tuple(map(id, t._hooks or ())))
         return out
 
@@ -221,8 +226,8 @@ def _value_key(value: Any) -> Any:
     if isinstance(value, float):
         return ("float", value.hex())
     if _is_plain(value):
-        return (type(value).__name__, value)
-    return id(value)
+        return ("value", value, type(value))  # (1 == True == 1.0, as values: not as keys)
+    return ("object", id(value))
 
 
 def _global_names(code: types.CodeType) -> list[str]:

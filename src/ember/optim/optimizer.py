@@ -17,7 +17,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.autograd.grad_mode import enable_grad
-from ember.tensor import RemovableHandle, Tensor, _wrap
+from ember.tensor import STRUCTURE, RemovableHandle, Tensor, _wrap
 
 __all__ = ["Optimizer", "required"]
 
@@ -131,6 +131,7 @@ class Optimizer:
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
+        STRUCTURE.value += 1  # (a compiled step looks again at what it updates)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Resets the gradients of all parameters: to ``None`` (default) or to zeros."""
