@@ -38,7 +38,8 @@ def test_explain_names_the_argument_that_changed():
     x = ember.ones(3)
     step(x, (x, x), scale=2.0)
     step(x, (x, ember.ones(2, 3)), scale=2.0)
-    assert jit.explain()[-1] == "step: traced again: argument pair[1]: shape (3,) -> (2, 3)"
+    assert jit.explain()[-1] == ("step: traced again: argument pair[1]: shape (3,) -> (2, 3), "
+                                 "memory of x -> its own memory")
     step(x, (x, ember.ones(2, 3)), scale=3.0)
     assert jit.explain()[-1] == "step: traced again: argument scale: 2.0 -> 3.0"
     with pytest.raises(TypeError, match=r"argument pair\[0\] of type set is not hashable"):
@@ -48,7 +49,7 @@ def test_explain_names_the_argument_that_changed():
     def total(*xs):
         return sum(xs)
 
-    total(x, x)
+    total(x, ember.ones(3))
     total(x, ember.ones(1))
     assert jit.explain()[-1] == "total: traced again: argument #1: shape (3,) -> (1,)"
 
@@ -475,3 +476,28 @@ def test_a_module_changing_its_own_attribute_while_traced_is_traced_once():
     for _ in range(3):
         fast(ember.ones(2))
     assert counting.calls == 1 and len(fast.entries) == 1
+
+
+def test_the_same_tensor_passed_twice_traces_its_own_graph():
+    def bump_then_add(x, y):
+        x.add_(1)
+        return x + y
+
+    fast = jit.compile(bump_then_add)
+    fast(ember.zeros(3), ember.zeros(3))
+    for x, view in ((ember.zeros(3), lambda t: t), (ember.zeros(3), lambda t: t[:])):
+        np.testing.assert_array_equal(fast(x, view(x)).numpy(), [2.0] * 3)  # as eager
+    assert jit.explain()[-1].endswith("argument y: its own memory -> memory of x")
+    assert len(fast.entries) == 2
+
+
+def test_a_new_default_dtype_traces_again():
+    fast = jit.compile(lambda x: x + ember.zeros(3))
+    x = ember.ones(3, dtype=ember.float16)
+    assert fast(x).dtype is ember.float32
+    ember.set_default_dtype(ember.float64)
+    try:
+        assert fast(x).dtype is ember.float64
+    finally:
+        ember.set_default_dtype(ember.float32)
+    assert jit.explain()[-1].endswith("default dtype ember.float32 -> ember.float64")

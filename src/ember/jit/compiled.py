@@ -2,11 +2,12 @@
 turned into Python code, cached, and run instead of the eager function.
 
 The cache key is what fixes the graph: each tensor argument's shape, dtype, device and
-``requires_grad``; the values of static and non-tensor arguments; grad mode; the ``training``
-flag of every module the function reaches; whether each parameter's ``.grad`` is set; which
-objects (and numbers) its global and closure names hold, and which modules and tensors (of which
-shapes) it reaches (:meth:`~ember.jit.discover.Reach.layout`). On a new key the function is
-traced again and the reason is logged (logger ``ember.jit``) and kept for :func:`explain`.
+``requires_grad``, and which arguments share memory; the values of static and non-tensor
+arguments; grad mode; the default dtype and device; the ``training`` flag of every module the
+function reaches; whether each parameter's ``.grad`` is set; what its global and closure names
+hold, and which modules, hooks and tensors (of which shapes) it reaches
+(:meth:`~ember.jit.discover.Reach.layout`). On a new key the function is traced again and the
+reason is logged (logger ``ember.jit``) and kept for :func:`explain`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD
+from ember.backend import get_default_device
+from ember.dtypes import get_default_dtype
 from ember.func.pytree import tree_flatten, tree_paths, tree_unflatten
 from ember.jit.autodiff import CompiledCall, Joint, split, trace_backward
 from ember.jit.codegen import Generated, _store, generate
@@ -139,12 +142,13 @@ class CompiledFunction:
 
     def _key(self, args: tuple, kwargs: dict) -> tuple[list[Tensor], tuple]:
         leaves, spec = tree_flatten((args, kwargs))
-        tensors, parts = [], []
+        tensors, parts, memory = [], [], {}
         for i, leaf in enumerate(leaves):
             if isinstance(leaf, Tensor):
                 tensors.append(leaf)
+                shared = memory.setdefault(id(leaf._vc), i)  # (views share their base's)
                 parts.append((tuple(leaf._data.shape), leaf.dtype, leaf._device,
-                              leaf.requires_grad))
+                              leaf.requires_grad, None if shared == i else shared))
             else:
                 parts.append(("value", type(leaf), _hashable(
                     leaf, lambda i=i: argument_names(self.fn, args, kwargs)[i])))
@@ -152,7 +156,8 @@ class CompiledFunction:
             args[i], lambda i=i: _parameter_names(self.fn, len(args))[i]))
             for i in self.static_argnums if i < len(args))
         return tensors, (spec, tuple(parts), statics, GRAD.enabled,
-                         self.reach.guard(self.watch_grads), self.layout)
+                         self.reach.guard(self.watch_grads), self.layout,
+                         (get_default_dtype(), get_default_device()))
 
     def _look(self, args: tuple) -> None:
         """Finds what the function reaches now, and which of the layouts seen that is."""
@@ -195,8 +200,8 @@ class CompiledFunction:
             graph = tracer.finish(out_leaves)
         if self.reach.moved():  # the trace's own side effects (a module counting its calls)
             self._look(args)    # are done once: the next call finds what this one left
-            key = (*key[:5], self.layout)
-        device = inputs[0]._device if inputs else _default_device()
+            key = (*key[:5], self.layout, *key[6:])
+        device = inputs[0]._device if inputs else get_default_device()
         consts = [_TENSOR if isinstance(x, Tensor) else x for x in out_leaves]
         backward, n_saved = None, 0
         if joint is not None:
@@ -255,12 +260,6 @@ _MANY_TRACES = 8  # compiling the same function this often is worth a warning
 _TENSOR = object()  # marks the output leaves that are tensors (None is a value too)
 
 
-def _default_device() -> Any:
-    from ember.backend import get_default_device
-
-    return get_default_device()
-
-
 def _parameter_names(fn: Callable, count: int) -> list[str]:
     """The names of ``fn``'s first ``count`` positional parameters (a module's ``forward``'s),
     ``#i`` where it has none (``*args``)."""
@@ -304,11 +303,14 @@ def _differences(old: tuple, new: tuple, found: Reach, names: list[str]) -> list
     else:
         for i, (a, b) in enumerate(zip(old[1], new[1])):
             if a != b:
-                out.append(_leaf_change(names[i], a, b))
+                out.append(_leaf_change(names, i, a, b))
     if old[2] != new[2]:
         out.append(f"static arguments {old[2]} -> {new[2]}")
     if old[3] != new[3]:
         out.append(f"grad mode {'on' if old[3] else 'off'} -> {'on' if new[3] else 'off'}")
+    for what, a, b in zip(("default dtype", "default device"), old[6], new[6]):
+        if a != b:
+            out.append(f"{what} {a} -> {b}")
     names = found.guard_names()
     for kind_names, a_part, b_part in zip(names, old[4], new[4]):
         for name, a, b in zip(kind_names, a_part, b_part):
@@ -357,12 +359,15 @@ def _shown(key: tuple) -> str:
     return "an object" if kind in _OBJECTS else repr(value)
 
 
-def _leaf_change(name: str, a: tuple, b: tuple) -> str:
+def _leaf_change(names: list[str], i: int, a: tuple, b: tuple) -> str:
     if a[0] == "value" or b[0] == "value":
-        return f"argument {name}: {a[-1]!r} -> {b[-1]!r}"
+        return f"argument {names[i]}: {a[-1]!r} -> {b[-1]!r}"
     labels = ("shape", "dtype", "device", "requires_grad")
     changes = [f"{label} {x} -> {y}" for label, x, y in zip(labels, a, b) if x != y]
-    return f"argument {name}: " + ", ".join(changes)
+    if a[4] != b[4]:
+        changes.append(" -> ".join("its own memory" if j is None else f"memory of {names[j]}"
+                                   for j in (a[4], b[4])))
+    return f"argument {names[i]}: " + ", ".join(changes)
 
 
 MODES = {
