@@ -99,7 +99,7 @@ def test_symlinks_are_written_through(tmp_path):
 
 
 def test_missing_directory(tmp_path):
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="the directory .*/no does not exist"):
         ember.save({"a": 1}, tmp_path / "no" / "ckpt.safetensors")
     assert os.listdir(tmp_path) == []
 

@@ -35,6 +35,9 @@ def atomic_write(path: str | os.PathLike) -> Iterator[BinaryIO]:
     """
     target = os.path.realpath(os.fspath(path))  # write through a symlink, as open() would
     directory, name = os.path.split(target)
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"cannot write {os.fspath(path)}: the directory {directory} does "
+                                "not exist (create it first, e.g. os.makedirs)")
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:

@@ -214,8 +214,14 @@ def _where(f: PathOrFile) -> str:
     return os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", repr(f))
 
 
-def _write(f: PathOrFile, arrays: Mapping[str, np.ndarray],
-           metadata: Mapping[str, str] | None) -> None:
+def write_arrays(f: PathOrFile, arrays: Mapping[str, np.ndarray],
+                 metadata: Mapping[str, str] | None) -> None:
+    """NumPy arrays and string metadata as one safetensors file (a path is replaced
+    atomically: :func:`ember.io.atomic.atomic_write`).
+
+    Example:
+        >>> write_arrays(tmp_path / "a.safetensors", {"w": np.ones(2, np.float32)}, {"k": "v"})
+    """
     head, order = st.layout(arrays, metadata)
     if isinstance(f, (str, os.PathLike)):
         with atomic_write(f) as out:
@@ -267,7 +273,7 @@ def save(obj: Any, f: PathOrFile) -> None:
         5
     """
     doc, arrays = encode(obj)
-    _write(f, arrays, {TREE_KEY: doc})
+    write_arrays(f, arrays, {TREE_KEY: doc})
 
 
 def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool | None = None,
@@ -376,7 +382,7 @@ def save_file(tensors: Mapping[str, Tensor], filename: PathOrFile,
     if metadata is not None and not all(isinstance(k, str) and isinstance(v, str)
                                         for k, v in metadata.items()):
         raise CheckpointError("save_file: metadata must map strings to strings")
-    _write(filename, arrays, metadata)
+    write_arrays(filename, arrays, metadata)
 
 
 def load_file(filename: PathOrFile, device: str | Device | None = None) -> dict[str, Tensor]:

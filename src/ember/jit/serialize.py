@@ -11,18 +11,16 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from safetensors import safe_open
-from safetensors.numpy import save_file
 
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType, to_dtype
 from ember.errors import CheckpointError
+from ember.io import safetensors_file as st
+from ember.io.checkpoint import write_arrays
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
 from ember.ops.primitive import PRIMITIVES, Primitive
 from ember.tensor import Tensor, _wrap
@@ -58,27 +56,20 @@ def save(compiled: Any, path: str | os.PathLike) -> None:
            "outputs": [None if v is None else v.id for v in graph.outputs],
            "writes": [[graph.label(t), v.id] for t, v in graph.writes],
            "grads": [[graph.label(t), None if v is None else v.id] for t, v in graph.grads]}
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
-    os.close(fd)
-    try:  # written aside and renamed over: a crash never leaves half a file at `path`
-        save_file(arrays, tmp, metadata={"ember.jit": json.dumps(doc)})
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_arrays(path, arrays, {"ember.jit": json.dumps(doc)})  # (atomically: never half a file)
 
 
 def load(path: str | os.PathLike, device: Any = None) -> LoadedFunction:
     """Reads a file :func:`save` wrote; the result runs the graph on tensors."""
     where = os.fspath(path)
     try:
-        with safe_open(where, framework="numpy") as f:
-            meta = f.metadata() or {}
-            arrays = {name: f.get_tensor(name) for name in f.keys()}  # noqa: SIM118
-    except (OSError, ValueError, Exception) as exc:  # safetensors raises its own error types
-        raise CheckpointError(f"ember.jit.load: {where}: not a readable safetensors file "
-                              f"({type(exc).__name__}: {exc})") from None
+        with open(where, "rb") as f:
+            header = st.read_header(f, where)  # (a damaged file: a CheckpointError naming it)
+            arrays = {name: st.read_array(f, header, name, where) for name in header.entries}
+    except OSError as exc:
+        raise CheckpointError(f"ember.jit.load: cannot read {where} ({exc.strerror or exc})") \
+            from None
+    meta = header.metadata
     if "ember.jit" not in meta:
         raise CheckpointError(f"ember.jit.load: {where} holds no compiled graph (it was not "
                               "written by ember.jit.save; for checkpoints use ember.load)")
@@ -141,19 +132,16 @@ def _var(v: Var) -> list:
     return [v.id, list(v.shape), v.dtype.name]
 
 
-def _stored(a: Any) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    return a.view(np.uint16) if a.dtype.name == "bfloat16" else a  # safetensors' numpy API
 
 
 def _state(ref: StateRef, arrays: dict) -> list:
     data = ref.tensor.grad._data if ref.grad else ref.tensor._data
-    arrays[f"state/{ref.label}{'.grad' if ref.grad else ''}"] = _stored(data)
+    arrays[f"state/{ref.label}{'.grad' if ref.grad else ''}"] = np.ascontiguousarray(data)
     return [*_var(ref.var), ref.label, ref.grad]
 
 
 def _const(v: Var, a: Any, arrays: dict) -> list:
-    arrays[f"const/{v.id}"] = _stored(a)
+    arrays[f"const/{v.id}"] = np.ascontiguousarray(a)
     return _var(v)
 
 
@@ -215,16 +203,11 @@ def _graph(doc: dict, arrays: dict, dev: Device, where: str) -> Graph:
         var = vars_[vid] = Var(vid, tuple(shape), to_dtype(dtype), kind)
         return var
 
-    def array(name: str, var: Var) -> Any:
-        a = arrays[name]
-        a = a.view(var.dtype.np) if var.dtype.name == "bfloat16" else a
-        return dev.xp.asarray(a)
-
     g.inputs = [new(e, "input") for e in doc["inputs"]]
     owners: dict[str, Tensor] = {}
     for e in doc["state"]:
         var, label, grad = new(e, "state"), e[3], e[4]
-        data = array(f"state/{label}{'.grad' if grad else ''}", var)
+        data = dev.xp.asarray(arrays[f"state/{label}{'.grad' if grad else ''}"])
         if grad:
             owners[label].grad = _wrap(data, dev)
         else:
@@ -232,7 +215,7 @@ def _graph(doc: dict, arrays: dict, dev: Device, where: str) -> Graph:
         g.state.append(StateRef(var, owners[label], label, grad))
     for e in doc["consts"]:
         var = new(e, "const")
-        g.consts[var] = array(f"const/{var.id}", var)
+        g.consts[var] = dev.xp.asarray(arrays[f"const/{var.id}"])
     for e in doc["eqns"]:
         if e["prim"] not in PRIMITIVES:
             raise CheckpointError(f"ember.jit.load: {where} uses the primitive {e['prim']!r}, "
