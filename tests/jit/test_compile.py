@@ -501,3 +501,41 @@ def test_a_new_default_dtype_traces_again():
     finally:
         ember.set_default_dtype(ember.float32)
     assert jit.explain()[-1].endswith("default dtype ember.float32 -> ember.float64")
+
+
+class _Head(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = ember.nn.Linear(3, 2)
+        self.drop = ember.nn.Dropout(0.5)
+
+    @jit.compile
+    def forward(self, x):
+        return self.drop(self.fc(x)).relu()
+
+
+def test_a_compiled_method_binds_and_keeps_each_instance_apart():
+    first, second, x = _Head(), _Head(), ember.randn(4, 3)
+    first.eval()
+    second.eval()
+    with ember.no_grad():
+        for _ in range(2):
+            for net in (first, second):
+                np.testing.assert_allclose(net(x).numpy(), net.fc(x).relu().numpy(), rtol=1e-6)
+        second.train()  # first's graph is still the inference one
+        np.testing.assert_allclose(first(x).numpy(), first.fc(x).relu().numpy(), rtol=1e-6)
+        assert len(_Head.forward.entries) == 2
+        second(x)
+    assert jit.explain()[-1].endswith("Dropout.training: False -> True")
+    assert len(_Head.forward.entries) == 3 and "self.fc.weight" in str(first.forward.graph)
+
+
+def test_modules_passed_in_turn_are_traced_once_each():
+    a, b, x = ember.nn.Linear(3, 2), ember.nn.Linear(3, 2), ember.randn(4, 3)
+    fast = jit.compile(lambda m, x: m(x))
+    with ember.no_grad():
+        for _ in range(3):
+            for m in (a, b):
+                np.testing.assert_allclose(fast(m, x).numpy(), m(x).numpy(), rtol=1e-6)
+    assert len(fast.entries) == 2
+    assert jit.explain()[-1] == "<lambda>: traced again: argument m: another object"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ember.dtypes import DType
+from ember.jit.discover import is_plain
 from ember.jit.ir import Effect, Eqn, Graph
 from ember.jit.kernels import KERNEL_GLOBALS, Kernel
 from ember.jit.passes.hoist import cached_state
@@ -63,18 +64,13 @@ class _Namer:
             return repr(value)
         if isinstance(value, float):
             return repr(value) if math.isfinite(value) else self.name(value, "k")
-        if isinstance(value, tuple | list) and all(_is_plain(v) for v in value):
+        if isinstance(value, tuple | list) and all(map(is_plain, value)):
             text = ", ".join(self.literal(v) for v in value)
             return f"({text},)" if isinstance(value, tuple) and len(value) == 1 else (
                 f"({text})" if isinstance(value, tuple) else f"[{text}]")
         if isinstance(value, DType):
             return self.name(value, value.name)
         return self.name(value, type(value).__name__.lower())
-
-
-def _is_plain(value: Any) -> bool:
-    return value is None or isinstance(value, bool | int | float | str) or (
-        isinstance(value, tuple) and all(_is_plain(v) for v in value))
 
 
 def _kernel_name(eqn: Eqn, namer: _Namer) -> str:

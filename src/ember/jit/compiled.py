@@ -16,6 +16,7 @@ import functools
 import inspect
 import logging
 import time
+import types
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,7 +29,7 @@ from ember.dtypes import get_default_dtype
 from ember.func.pytree import tree_flatten, tree_paths, tree_unflatten
 from ember.jit.autodiff import CompiledCall, Joint, split, trace_backward
 from ember.jit.codegen import Generated, _store, generate
-from ember.jit.discover import Reach, reach
+from ember.jit.discover import Reach, is_plain, reach
 from ember.jit.ir import Graph
 from ember.jit.passes import PASSES, optimize
 from ember.jit.trace import TraceError, Tracer
@@ -112,19 +113,24 @@ class CompiledFunction:
         self.name = getattr(fn, "__name__", None) or type(fn).__name__
         self.entries: dict[tuple, Entry] = {}
         self.last: Entry | None = None
-        self.reach: Reach | None = None
+        self.reach: Reach | None = None  # what the current call reaches
+        self.reaches: dict[tuple, Reach] = {}  # by the objects among the arguments
         self.layouts: list[tuple[dict, Reach]] = []  # each layout seen, and a reach of it
-        self.layout = 0  # the index of the current one
         self.watch_grads = True  # until a trace shows the function never touches a .grad
         functools.update_wrapper(self, fn, updated=())
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        """A compiled method binds like a function: ``self`` is then an argument, which the
+        cache key holds by identity (each instance gets its own graphs)."""
+        return self if obj is None else types.MethodType(self, obj)
 
     # -- calling ---------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not JIT.enabled or DISPATCH.handler is not None:
             return self.fn(*args, **kwargs)  # under another transform: run the plain function
-        if self.reach is None or self.reach.moved():
-            self._look(args)
-        tensors, key = self._key(args, kwargs)
+        leaves, spec = tree_flatten((args, kwargs))
+        self._look(args, leaves)
+        tensors, key = self._key(args, kwargs, leaves, spec)
         entry = self.entries.get(key)
         if entry is None:
             return self._trace(key, args, kwargs)
@@ -140,8 +146,8 @@ class CompiledFunction:
             tensors[i].grad = None if grad is None else _wrap(grad, dev)
         return self._rebuild(entry, [_wrap(a, dev) for a in arrays[:n] if a is not None])
 
-    def _key(self, args: tuple, kwargs: dict) -> tuple[list[Tensor], tuple]:
-        leaves, spec = tree_flatten((args, kwargs))
+    def _key(self, args: tuple, kwargs: dict, leaves: list, spec: Any) -> \
+            tuple[list[Tensor], tuple]:
         tensors, parts, memory = [], [], {}
         for i, leaf in enumerate(leaves):
             if isinstance(leaf, Tensor):
@@ -156,18 +162,24 @@ class CompiledFunction:
             args[i], lambda i=i: _parameter_names(self.fn, len(args))[i]))
             for i in self.static_argnums if i < len(args))
         return tensors, (spec, tuple(parts), statics, GRAD.enabled,
-                         self.reach.guard(self.watch_grads), self.layout,
+                         self.reach.guard(self.watch_grads), self.reach.index,
                          (get_default_dtype(), get_default_device()))
 
-    def _look(self, args: tuple) -> None:
-        """Finds what the function reaches now, and which of the layouts seen that is."""
-        found = reach(self.fn, args)
-        layout = found.layout()
-        index = next((i for i, (seen, _) in enumerate(self.layouts) if seen == layout), None)
-        if index is None:
-            index = len(self.layouts)
-            self.layouts.append((layout, found))  # (its objects stay alive: ids stay unique)
-        self.reach, self.layout = found, index
+    def _look(self, args: tuple, leaves: list, again: bool = False) -> None:
+        """Makes ``self.reach`` what the function reaches with these arguments (found again
+        when something it reached may have moved, or ``again``), and learns which of the
+        layouts seen that is."""
+        objects = tuple(id(x) for x in leaves if not isinstance(x, Tensor) and not is_plain(x))
+        found = self.reaches.get(objects)
+        if found is None or again or found.moved():
+            found = reach(self.fn, args, _parameter_names(self.fn, len(args)))
+            layout = found.layout()
+            found.index = next((i for i, (seen, _) in enumerate(self.layouts) if seen == layout),
+                               len(self.layouts))
+            if found.index == len(self.layouts):
+                self.layouts.append((layout, found))  # (its objects stay alive: ids stay unique)
+            self.reaches[objects] = found
+        self.reach = found
 
     def _rebuild(self, entry: Entry, tensors: list | tuple) -> Any:
         """The function's return value: its tensor leaves from ``tensors``, in order, and its
@@ -184,8 +196,8 @@ class CompiledFunction:
         log.info("ember.jit: %s: %s", self.name, reason)
         start = time.perf_counter()
         leaves, spec = tree_flatten((args, kwargs))
-        self._look(args)  # (again: a retrace may see other objects)
-        key = self._key(args, kwargs)[1]
+        self._look(args, leaves, again=True)  # (objects may move in ways no counter tells)
+        key = self._key(args, kwargs, leaves, spec)[1]
         tracer = Tracer(self.name, self.reach)
         with tracer:
             inputs = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
@@ -199,8 +211,8 @@ class CompiledFunction:
                 joint = trace_backward(tracer, inputs, out_leaves)
             graph = tracer.finish(out_leaves)
         if self.reach.moved():  # the trace's own side effects (a module counting its calls)
-            self._look(args)    # are done once: the next call finds what this one left
-            key = (*key[:5], self.layout, *key[6:])
+            self._look(args, leaves)  # are done once: the next call finds what this one left
+            key = (*key[:5], self.reach.index, *key[6:])
         device = inputs[0]._device if inputs else get_default_device()
         consts = [_TENSOR if isinstance(x, Tensor) else x for x in out_leaves]
         backward, n_saved = None, 0
@@ -218,7 +230,7 @@ class CompiledFunction:
                       joint, backward, n_saved)
         if not graph.grads and not any(ref.grad for ref in graph.state) and not self.entries:
             self.watch_grads = False  # (a model's forward: .grad is none of its business)
-            key = self._key(args, kwargs)[1]
+            key = self._key(args, kwargs, leaves, spec)[1]
         self.entries[key] = entry
         self.last = entry
         if len(self.entries) == _MANY_TRACES:
@@ -233,8 +245,10 @@ class CompiledFunction:
             return "first call: traced"
         previous = list(self.entries)[-1]
         changes = _differences(previous, key, self.reach, names)
-        if previous[5] != key[5]:
-            changes += _moves(self.layouts[previous[5]][0], self.layouts[key[5]][0])
+        if previous[5] != key[5]:  # (what a new argument object holds is not named again)
+            told = {c.split(":")[0].removeprefix("argument ") for c in changes}
+            changes += [m for m in _moves(self.layouts[previous[5]][0], self.layouts[key[5]][0])
+                        if m.split(":")[0].split(".")[0] not in told]
         return "traced again: " + "; ".join(changes or ["a new signature"])
 
     # -- inspection ------------------------------------------------------------------------
@@ -361,6 +375,8 @@ def _shown(key: tuple) -> str:
 
 def _leaf_change(names: list[str], i: int, a: tuple, b: tuple) -> str:
     if a[0] == "value" or b[0] == "value":
+        if not (is_plain(a[-1]) and is_plain(b[-1])):  # (a module: by identity, not its repr)
+            return f"argument {names[i]}: another object"
         return f"argument {names[i]}: {a[-1]!r} -> {b[-1]!r}"
     labels = ("shape", "dtype", "device", "requires_grad")
     changes = [f"{label} {x} -> {y}" for label, x, y in zip(labels, a, b) if x != y]

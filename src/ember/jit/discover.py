@@ -39,6 +39,7 @@ class Reach:
         # (globals dict or cell, name, label, key, value: kept alive, so its id stays its own)
         self.bindings: list[tuple[Any, str, str, Any, Any]] = []
         self.structure = STRUCTURE.value
+        self.index = 0  # which of a compiled function's layouts this is (set by it)
         self._seen: set[int] = set()
 
     def add(self, name: str, obj: Any, depth: int = 0) -> None:
@@ -142,7 +143,7 @@ class Reach:
             out[label] = ("object", id(m))
             hooks = m._forward_pre_hooks + m._forward_hooks + m._backward_hooks
             for attr, value in vars(m).items():
-                if attr != "training" and _is_plain(value):
+                if attr != "training" and is_plain(value):
                     out[f"{label}.{attr}"] = _value_key(value)
             out[f"hooks of {label}"] = ("hooks", tuple(map(id, hooks)))
         for label, opt in self.optimizers:
@@ -161,8 +162,9 @@ class Reach:
                 [f"{self.labels[id(p)]}.grad is None" for p in self.params])
 
 
-def reach(fn: Callable, args: tuple) -> Reach:
-    """Everything ``fn`` reaches by name before it runs (see the module docstring).
+def reach(fn: Callable, args: tuple, names: list[str] | None = None) -> Reach:
+    """Everything ``fn`` reaches by name before it runs (see the module docstring); objects
+    among ``args`` are named by ``names`` (default ``arg0``, ``arg1``, …).
 
     Example:
         >>> found = reach(train_step, (x, y))
@@ -176,7 +178,7 @@ def reach(fn: Callable, args: tuple) -> Reach:
     found.add_function(fn)
     for i, arg in enumerate(args):
         if not isinstance(arg, Tensor):  # (tensor arguments are inputs, not state)
-            found.add(f"arg{i}", arg, 1)
+            found.add(names[i] if names else f"arg{i}", arg, 1)
     return found
 
 
@@ -213,19 +215,19 @@ def _read(holder: Any, name: str) -> Any:
 _MISSING = object()
 
 
-def _is_plain(value: Any) -> bool:
+def is_plain(value: Any) -> bool:
     """A number, string, None, or a tuple of them: a value a trace reads as a constant."""
     if isinstance(value, tuple):
-        return all(map(_is_plain, value))
+        return all(map(is_plain, value))
     return isinstance(value, bool | int | float | str | bytes | complex) or value is None
 
 
 def _value_key(value: Any) -> Any:
-    """A binding's or attribute's part of the layout: a plain value (:func:`_is_plain`) by
+    """A binding's or attribute's part of the layout: a plain value (:func:`is_plain`) by
     value (a float by its bits, so NaN equals itself), any other object by identity."""
     if isinstance(value, float):
         return ("float", value.hex())
-    if _is_plain(value):
+    if is_plain(value):
         return ("value", value, type(value))  # (1 == True == 1.0, as values: not as keys)
     return ("object", id(value))
 
