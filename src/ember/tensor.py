@@ -203,6 +203,8 @@ class Tensor:
                              f"is {self.dtype.name}; convert it first with .float()")
         if self._node is not None and not requires_grad:
             raise GradError("requires_grad_(False) on a non-leaf tensor; use .detach() instead")
+        if self.requires_grad != requires_grad:
+            STRUCTURE.value += 1  # (a compiled step reaching it looks again)
         self.requires_grad = requires_grad
         return self
 

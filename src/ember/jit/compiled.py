@@ -325,6 +325,8 @@ def _differences(old: tuple, new: tuple, found: Reach, names: list[str]) -> list
     for what, a, b in zip(("default dtype", "default device"), old[6], new[6]):
         if a != b:
             out.append(f"{what} {a} -> {b}")
+    if old[5] != new[5]:  # (another layout: its guard is another list, told by _moves)
+        return out
     names = found.guard_names()
     for kind_names, a_part, b_part in zip(names, old[4], new[4]):
         for name, a, b in zip(kind_names, a_part, b_part):
@@ -346,7 +348,8 @@ def _moves(old: dict, new: dict) -> list[str]:
         elif a[0] == b[0] == "tensor" and a[2:] != b[2:]:
             out.append(f"{label}: " + ", ".join(
                 f"{what} {x} -> {y}" for what, x, y in
-                (("shape", a[2], b[2]), ("dtype", a[3].name, b[3].name)) if x != y))
+                (("shape", a[2], b[2]), ("dtype", a[3].name, b[3].name),
+                 ("requires_grad", a[4], b[4])) if x != y))
         elif a[0] in _OBJECTS and b[0] in _OBJECTS:
             replaced.append(f"{label}.")
             if (a[1], b[1]) not in told:

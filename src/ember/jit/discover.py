@@ -2,11 +2,11 @@
 reaches through its closure, its globals, its ``self`` and its arguments.
 
 Their tensors get names in the graph (``model.fc1.weight``) and are state wherever they turn
-up, and the compiled function's cache key watches what changes the traced graph: each module's
-``training`` flag, each parameter's ``requires_grad`` and whether its ``.grad`` is set (a
-gradient accumulates into an existing one), and the :meth:`Reach.layout`: which objects the
-function's global and closure names hold (and the numbers they hold), which tensors and
-modules it reaches and their shapes. Objects of installed libraries are not followed.
+up, and the compiled function's cache key watches what changes the traced graph: each
+parameter's ``requires_grad`` and whether its ``.grad`` is set (a gradient accumulates into an
+existing one), and the :meth:`Reach.layout`: which objects the function's global and closure
+names hold (and the numbers they hold), which tensors and modules it reaches, their shapes and
+their flags (a module's ``training``). Objects of installed libraries are not followed.
 """
 
 from __future__ import annotations
@@ -119,11 +119,10 @@ class Reach:
             self.params.append(t)
 
     def guard(self, grads: bool = True) -> tuple:
-        """The part of the cache key that this state decides: each module's ``training``,
-        each parameter's ``requires_grad`` (freezing one changes the graph) and, with
-        ``grads``, whether its ``.grad`` is set."""
-        return (tuple(m.training for m in self.modules),
-                tuple(p.requires_grad for p in self.params),
+        """The part of the cache key read on every call (what changes without a count in
+        :data:`~ember.tensor.STRUCTURE`): each parameter's ``requires_grad`` (freezing one
+        changes the graph) and, with ``grads``, whether its ``.grad`` is set."""
+        return (tuple(p.requires_grad for p in self.params),
                 tuple(p.grad is None for p in self.params) if grads else ())
 
     def moved(self) -> bool:
@@ -137,13 +136,13 @@ class Reach:
         """What the graph was built against, by readable name: each binding's object (its
         value, for a number or string), each reached module with its hooks and the numbers
         among its attributes (``p``, ``eps``), each optimizer's parameters, and each reached
-        tensor with its shape, dtype and hooks."""
+        tensor with its shape, dtype, ``requires_grad`` and hooks."""
         out = {label: key for _, _, label, key, _ in self.bindings}
         for label, m in zip(self.module_labels, self.modules):
             out[label] = ("object", id(m))
             hooks = m._forward_pre_hooks + m._forward_hooks + m._backward_hooks
             for attr, value in vars(m).items():
-                if attr != "training" and is_plain(value):
+                if is_plain(value):  # (``training`` among them)
                     out[f"{label}.{attr}"] = _value_key(value)
             out[f"hooks of {label}"] = ("hooks", tuple(map(id, hooks)))
         for label, opt in self.optimizers:
@@ -151,14 +150,13 @@ class Reach:
                 tuple(map(id, g["params"])) for g in opt.param_groups))
         for t in self.tensors:
             label = self.labels[id(t)]
-            out[label] = ("tensor", id(t), t.shape, t.dtype)
+            out[label] = ("tensor", id(t), t.shape, t.dtype, t.requires_grad)
             out[f"hooks of {label}"] = ("hooks", tuple(map(id, t._hooks or ())))
         return out
 
-    def guard_names(self) -> tuple[list[str], list[str], list[str]]:
+    def guard_names(self) -> tuple[list[str], list[str]]:
         """Readable names for the entries of :meth:`guard` (for recompile reasons)."""
-        return ([f"{type(m).__name__}.training" for m in self.modules],
-                [f"{self.labels[id(p)]}.requires_grad" for p in self.params],
+        return ([f"{self.labels[id(p)]}.requires_grad" for p in self.params],
                 [f"{self.labels[id(p)]}.grad is None" for p in self.params])
 
 
