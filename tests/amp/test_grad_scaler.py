@@ -76,3 +76,9 @@ def test_misuse_errors_and_skip_returns_none():
     s.update(new_scale=4.0)
     assert s.get_scale() == 4.0
     assert s.scale([ep, ep])[1].requires_grad
+
+
+def test_a_half_precision_loss_is_scaled_in_float32_as_in_torch():
+    for lib, scaler in ((ember, GradScaler()), (torch, torch.amp.GradScaler("cpu"))):
+        scaled = scaler.scale(lib.tensor(3.0, dtype=lib.float16))
+        assert str(scaled.dtype).endswith("float32") and scaled.item() == 3.0 * 2 ** 16

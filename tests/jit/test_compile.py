@@ -562,3 +562,41 @@ def test_unfreezing_a_layer_after_compiling_trains_it(unfreeze):
     step()
     assert not np.array_equal(model[0].weight.detach().numpy(), before.numpy())
     assert jit.explain()[-1].endswith("model.0.bias: requires_grad False -> True")
+
+
+def _scaled_steps(compiled: bool) -> list:
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Linear(4, 8), ember.nn.ReLU(), ember.nn.Linear(8, 2))
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    scaler = ember.amp.GradScaler(init_scale=2.0 ** 127, growth_interval=2)
+    x, y = ember.randn(16, 4), ember.randint(0, 2, (16,))
+
+    def step():
+        loss = F.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        norm = ember.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+        return loss, norm
+
+    run = jit.compile(step) if compiled else step
+    out = []
+    for _ in range(6):  # growth to an inf scale: skipped steps and backoff
+        loss, norm = run()
+        out.append((loss.item(), norm.item(), scaler.get_scale(),
+                    model[0].weight.detach().numpy().copy()))
+    return out
+
+
+def test_a_grad_scaler_step_compiles_with_skips_backoff_and_growth():
+    eager, compiled = _scaled_steps(False), _scaled_steps(True)
+    assert [e[2] for e in eager] == [c[2] for c in compiled]
+    scales = [e[2] for e in eager]
+    assert any(map(float.__lt__, scales, scales[1:])) and any(map(float.__gt__, scales, scales[1:]))
+    assert not all(np.isfinite(e[1]) for e in eager)  # (some steps were skipped)
+    for e, c in zip(eager, compiled):
+        np.testing.assert_allclose(c[0], e[0], rtol=1e-6)
+        np.testing.assert_allclose(c[3], e[3], rtol=1e-6)
+        assert np.isfinite(e[1]) == np.isfinite(c[1])

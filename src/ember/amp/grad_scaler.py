@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.dtypes import float32
+from ember.ops.creation import tensor
+from ember.optim.optimizer import OPTIMIZER_TRACE, traced
+
 __all__ = ["GradScaler"]
 
 _READY, _UNSCALED, _STEPPED = 0, 1, 2
@@ -17,7 +21,9 @@ class GradScaler:
     Each iteration: ``scaler.scale(loss).backward()``, optionally ``scaler.unscale_(opt)``
     (before gradient clipping), ``scaler.step(opt)`` (skipped if a gradient is inf/NaN), then
     ``scaler.update()``: the scale is multiplied by ``backoff_factor`` after a skipped step and
-    by ``growth_factor`` after ``growth_interval`` clean steps in a row.
+    by ``growth_factor`` after ``growth_interval`` clean steps in a row. Inside
+    ``ember.jit.compile`` the same calls compile: the scale is a float32 tensor the graph reads,
+    and unscaling, the (possibly skipped) step and the update are effects run each call.
 
     Example:
         >>> scaler = ember.amp.GradScaler()
@@ -38,11 +44,19 @@ class GradScaler:
             raise ValueError(f"GradScaler: growth_interval must be positive, got "
                              f"{growth_interval}")
         self._enabled = enabled
-        self._scale = float(init_scale)
+        self._scale_tensor = tensor(float(init_scale), dtype=float32, device=device)
+        self._set_scale(init_scale)
         self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)
         self._growth_interval = int(growth_interval)
         self._growth_tracker = 0
         self._per_optimizer: dict[int, dict[str, Any]] = {}
+
+    def _set_scale(self, value: float) -> None:
+        """The scale, as a number and in the tensor ``scale`` multiplies by (written in
+        place, as array data: a compiled step reads the new value, untraced)."""
+        self._scale = float(value)
+        self._scale_tensor._data[...] = self._scale
+        self._scale_tensor._vc.value += 1
 
     def is_enabled(self) -> bool:
         """Whether scaling is on (with ``enabled=False`` every method is a pass-through)."""
@@ -54,7 +68,8 @@ class GradScaler:
             return outputs
         if isinstance(outputs, (list, tuple)):
             return type(outputs)(self.scale(o) for o in outputs)
-        return outputs * self._scale
+        scale = self._scale_tensor
+        return outputs * (scale if scale.device == outputs.device else scale.to(outputs.device))
 
     def _state(self, optimizer: Any) -> dict[str, Any]:
         return self._per_optimizer.setdefault(id(optimizer), {"stage": _READY,
@@ -65,6 +80,8 @@ class GradScaler:
         whether any is inf/NaN. Call it before clipping gradients."""
         if not self._enabled:
             return
+        if OPTIMIZER_TRACE.tracer is not None:  # inside ember.jit.compile: an effect
+            return traced("scaler_unscale", self, lambda: self.unscale_(optimizer), optimizer)
         state = self._state(optimizer)
         if state["stage"] is _UNSCALED:
             raise RuntimeError("unscale_() has already been called on this optimizer since "
@@ -96,6 +113,9 @@ class GradScaler:
         if "closure" in kwargs:
             raise RuntimeError("Closure use is not currently supported if GradScaler is "
                                "enabled.")
+        if OPTIMIZER_TRACE.tracer is not None:  # inside ember.jit.compile: an effect
+            return traced("scaler_step", self, lambda: self.step(optimizer, *args, **kwargs),
+                          optimizer)
         state = self._state(optimizer)
         if state["stage"] is _STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
@@ -109,19 +129,21 @@ class GradScaler:
         """Adapts the scale after the iteration's steps (or sets ``new_scale``)."""
         if not self._enabled:
             return
+        if OPTIMIZER_TRACE.tracer is not None:  # inside ember.jit.compile: an effect
+            return traced("scaler_update", self, lambda: self.update(new_scale), new_scale)
         if new_scale is not None:
-            self._scale = float(new_scale.item() if hasattr(new_scale, "item") else new_scale)
+            self._set_scale(new_scale.item() if hasattr(new_scale, "item") else new_scale)
         else:
             checked = [s for s in self._per_optimizer.values() if s["stage"] is not _READY]
             if not checked:
                 raise RuntimeError("No inf checks were recorded prior to update.")
             if any(s["found_inf"] for s in checked):
-                self._scale *= self._backoff_factor
+                self._set_scale(self._scale * self._backoff_factor)
                 self._growth_tracker = 0
             else:
                 self._growth_tracker += 1
                 if self._growth_tracker == self._growth_interval:
-                    self._scale *= self._growth_factor
+                    self._set_scale(self._scale * self._growth_factor)
                     self._growth_tracker = 0
         self._per_optimizer = {}
 
@@ -164,7 +186,7 @@ class GradScaler:
         if len(state_dict) == 0:
             raise RuntimeError("The source state dict is empty, possibly because it was saved "
                                "from a disabled instance of GradScaler.")
-        self._scale = float(state_dict["scale"])
+        self._set_scale(state_dict["scale"])
         self._growth_factor = float(state_dict["growth_factor"])
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])

@@ -16,6 +16,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from ember.amp.grad_scaler import GradScaler
 from ember.nn.module import Module
 from ember.optim.optimizer import Optimizer
 from ember.tensor import STRUCTURE, Tensor
@@ -51,6 +52,8 @@ class Reach:
         self._seen.add(id(obj))
         if isinstance(obj, Module):
             self._add_module(name, obj)
+        elif isinstance(obj, GradScaler):  # (its scale: a tensor that update() rewrites)
+            self._tensor(f"{name}.scale", obj._scale_tensor)
         elif isinstance(obj, Optimizer):
             self.optimizers.append((name, obj))
             for i, group in enumerate(obj.param_groups):

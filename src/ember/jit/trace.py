@@ -293,17 +293,42 @@ class Tracer:
                              f"{_at(user_source())}: the closure would run once, at trace "
                              "time. Hint: compute the loss in the compiled function and call "
                              "step() without a closure")
+        return self._step_effect(f"{type(opt).__name__}.step", opt, opt.step, call)
+
+    def _step_effect(self, name: str, opt: Any, run: Any, call: Any) -> Any:
+        """An effect over ``opt``'s parameters and their gradients: at run time the gradients
+        are bound to ``.grad`` and ``run()`` updates the parameters (and may rewrite the
+        gradients in place)."""
         params = [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
         self.binds_grads = True
 
         def step(*arrays: Any) -> list:
             for p, g in zip(params, arrays[len(params):]):
                 p.grad = _wrap(g, p._device)
-            opt.step()
-            return [p._data for p in params]
+            run()
+            return [p._data for p in params] + [p.grad._data for p in params]
 
-        return self.record_effect(f"{type(opt).__name__}.step", step,
-                                  params + [p.grad for p in params], lambda: params, call)
+        return self.record_effect(name, step, params + [p.grad for p in params],
+                                  lambda: params + [p.grad for p in params], call)
+
+    def scaler_unscale(self, scaler: Any, call: Any, opt: Any) -> Any:
+        """``GradScaler.unscale_(opt)``: an effect dividing the gradients by the scale of the
+        moment and noting an inf/NaN among them."""
+        params = [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
+
+        def unscale(*arrays: Any) -> list:
+            for p, g in zip(params, arrays):
+                p.grad = _wrap(g, p._device)
+            scaler.unscale_(opt)
+            return [p.grad._data for p in params]
+
+        return self.record_effect("GradScaler.unscale_", unscale, [p.grad for p in params],
+                                  lambda: [p.grad for p in params], call)
+
+    def scaler_step(self, scaler: Any, call: Any, opt: Any) -> Any:
+        """``GradScaler.step(opt)``: the optimizer's step as an effect, skipped at run time
+        when that step's gradients hold an inf/NaN."""
+        return self._step_effect("GradScaler.step", opt, lambda: scaler.step(opt), call)
 
     def optimizer_zero_grad(self, opt: Any, call: Any) -> Any:
         """``zero_grad(set_to_none=False)`` writes zeros into the gradients: an effect."""
@@ -319,16 +344,25 @@ class Tracer:
 
     def scheduler_step(self, scheduler: Any, call: Any, *args: Any) -> Any:
         """``scheduler.step()``: an effect (the learning rate it sets is read at run time)."""
-        if any(a is not None for a in args):
-            raise TraceError(f"ember.jit: {type(scheduler).__name__}.step(...) with an argument "
-                             f"inside a compiled function{_at(user_source())}: the value would "
-                             "be frozen. Hint: call it outside the compiled function")
+        return self._python_effect(f"{type(scheduler).__name__}.step", call, args)
 
-        def step() -> list:
-            scheduler.step()
+    def scaler_update(self, scaler: Any, call: Any, *args: Any) -> Any:
+        """``GradScaler.update()``: an effect (the scale it sets is read at run time)."""
+        return self._python_effect("GradScaler.update", call, args)
+
+    def _python_effect(self, what: str, call: Any, args: tuple) -> Any:
+        """An effect on Python objects only, ``call()`` again at run time; an argument would
+        be the trace's value forever, so it is refused."""
+        if any(a is not None for a in args):
+            raise TraceError(f"ember.jit: {what}(...) with an argument inside a compiled "
+                             f"function{_at(user_source())}: the value would be frozen. Hint: "
+                             "call it outside the compiled function")
+
+        def run() -> list:
+            call()
             return []
 
-        return self.record_effect(f"{type(scheduler).__name__}.step", step, [], list, call)
+        return self.record_effect(what, run, [], list, call)
 
     def __enter__(self) -> Tracer:
         push_handler(self)
