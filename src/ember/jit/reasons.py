@@ -1,0 +1,93 @@
+"""Why a compiled function traced again, in words: the differences between two cache keys
+(:mod:`ember.jit.compiled`) as :func:`ember.jit.explain` and the ``ember.jit`` logger give them.
+"""
+
+from __future__ import annotations
+
+from ember.jit.discover import Reach, is_plain
+
+
+def differences(old: tuple, new: tuple, found: Reach, names: list[str],
+                layouts: tuple[dict, dict]) -> list[str]:
+    """What differs between two cache keys of a compiled function, one phrase each (such as
+    ``argument x: shape (32, 784) -> (16, 784)``). A key is (argument structure, one entry per
+    argument leaf, static arguments, grad mode, :meth:`Reach.guard`, layout index, (default
+    dtype, default device)); ``names`` names the leaves, ``found`` is what the function
+    reaches now, ``layouts`` the two keys' :meth:`Reach.layout`."""
+    out = []
+    if old[0] != new[0]:
+        out.append("the arguments' structure changed")
+    else:
+        for i, (a, b) in enumerate(zip(old[1], new[1])):
+            if a != b:
+                out.append(_leaf_change(names, i, a, b))
+    if old[2] != new[2]:
+        out.append(f"static arguments {old[2]} -> {new[2]}")
+    if old[3] != new[3]:
+        out.append(f"grad mode {'on' if old[3] else 'off'} -> {'on' if new[3] else 'off'}")
+    for what, a, b in zip(("default dtype", "default device"), old[6], new[6]):
+        if a != b:
+            out.append(f"{what} {a} -> {b}")
+    if old[5] != new[5]:  # (another layout: its guard is another list; what a new argument
+        told = {c.split(":")[0].removeprefix("argument ") for c in out}  # holds: not again)
+        return out + [m for m in _moves(*layouts) if m.split(":")[0].split(".")[0] not in told]
+    names = found.guard_names()
+    for kind_names, a_part, b_part in zip(names, old[4], new[4]):
+        for name, a, b in zip(kind_names, a_part, b_part):
+            if a != b:
+                out.append(f"{name}: {a} -> {b}")
+    return out
+
+
+def _moves(old: dict, new: dict) -> list[str]:
+    """What differs between two layouts (:meth:`Reach.layout`), readably: an object that a
+    rebound name held, and the members of a replaced module, are not named again."""
+    out, told, replaced = [], set(), []
+    for label in (*old, *(k for k in new if k not in old)):
+        a, b = old.get(label), new.get(label)
+        if a == b or label.startswith(tuple(replaced)):
+            continue
+        if a is None or b is None:
+            out.append(f"{label}: {'no longer reached' if b is None else 'newly reached'}")
+        elif a[0] == b[0] == "tensor" and a[2:] != b[2:]:
+            out.append(f"{label}: " + ", ".join(
+                f"{what} {x} -> {y}" for what, x, y in
+                (("shape", a[2], b[2]), ("dtype", a[3].name, b[3].name),
+                 ("requires_grad", a[4], b[4])) if x != y))
+        elif a[0] in _OBJECTS and b[0] in _OBJECTS:
+            replaced.append(f"{label}.")
+            if (a[1], b[1]) not in told:
+                told.add((a[1], b[1]))
+                out.append(f"{label}: another object")
+        else:
+            out.append(f"{label}: {_shown(a)} -> {_shown(b)}")
+    return out
+
+
+_OBJECTS = ("object", "tensor")  # layout keys by identity
+
+
+def _shown(key: tuple) -> str:
+    """A layout key as the user would write its value (a count, for a list of hooks or of
+    an optimizer's parameters)."""
+    kind, value = key[0], key[1]
+    if kind == "float":
+        return repr(float.fromhex(value))
+    if kind == "hooks":
+        return f"{len(value)} hook{'s' * (len(value) != 1)}"
+    if kind == "parameters":
+        return f"{sum(map(len, value))} parameters in {len(value)} group{'s' * (len(value) != 1)}"
+    return "an object" if kind in _OBJECTS else repr(value)
+
+
+def _leaf_change(names: list[str], i: int, a: tuple, b: tuple) -> str:
+    if a[0] == "value" or b[0] == "value":
+        if not (is_plain(a[-1]) and is_plain(b[-1])):  # (a module: by identity, not its repr)
+            return f"argument {names[i]}: another object"
+        return f"argument {names[i]}: {a[-1]!r} -> {b[-1]!r}"
+    labels = ("shape", "dtype", "device", "requires_grad")
+    changes = [f"{label} {x} -> {y}" for label, x, y in zip(labels, a, b) if x != y]
+    if a[4] != b[4]:
+        changes.append(" -> ".join("its own memory" if j is None else f"memory of {names[j]}"
+                                   for j in (a[4], b[4])))
+    return f"argument {names[i]}: " + ", ".join(changes)
