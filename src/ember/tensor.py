@@ -29,9 +29,9 @@ class VersionCounter:
 
 
 # Counts the changes a compiled function cannot see in the arrays it reads: a module gaining,
-# losing or swapping a parameter, buffer, child or hook or setting an attribute, a tensor's
-# ``.data`` taking another shape or dtype, a tensor hook. (``ember.jit`` looks again at what a
-# function reaches when it moves.)
+# losing or swapping a parameter, buffer, child or hook or setting a public attribute, a
+# tensor's ``.data`` taking another shape or dtype, a tensor hook. (``ember.jit`` looks again at
+# what a function reaches when it moves.)
 STRUCTURE = VersionCounter()
 
 
@@ -203,8 +203,6 @@ class Tensor:
                              f"is {self.dtype.name}; convert it first with .float()")
         if self._node is not None and not requires_grad:
             raise GradError("requires_grad_(False) on a non-leaf tensor; use .detach() instead")
-        if self.requires_grad != requires_grad:
-            STRUCTURE.value += 1  # (a compiled step reaching it looks again)
         self.requires_grad = requires_grad
         return self
 

@@ -12,6 +12,7 @@ import ember
 import ember.models
 import ember.nn.functional as F
 from ember import jit
+from ember.jit.discover import reach
 
 
 def _mlp():
@@ -270,7 +271,7 @@ def test_freezing_a_layer_and_a_scheduler_inside_the_step():
     frozen = model[0].weight.numpy().copy()
     step(x)
     np.testing.assert_array_equal(model[0].weight.numpy(), frozen)
-    assert jit.explain()[-1].endswith("model.0.weight: requires_grad True -> False")
+    assert jit.explain()[-1].endswith("model.0.weight.requires_grad: True -> False")
 
 
 def traced_cnn(batch):
@@ -561,7 +562,7 @@ def test_unfreezing_a_layer_after_compiling_trains_it(unfreeze):
     before = model[0].weight.detach().clone()
     step()
     assert not np.array_equal(model[0].weight.detach().numpy(), before.numpy())
-    assert jit.explain()[-1].endswith("model.0.bias: requires_grad False -> True")
+    assert jit.explain()[-1].endswith("model.0.bias.requires_grad: False -> True")
 
 
 def _scaled_steps(compiled: bool) -> list:
@@ -600,3 +601,81 @@ def test_a_grad_scaler_step_compiles_with_skips_backoff_and_growth():
         np.testing.assert_allclose(c[0], e[0], rtol=1e-6)
         np.testing.assert_allclose(c[3], e[3], rtol=1e-6)
         assert np.isfinite(e[1]) == np.isfinite(c[1])
+
+
+def test_a_hook_replaced_by_another_traces_again_and_the_same_one_does_not():
+    model, x = ember.nn.Linear(3, 2), ember.randn(4, 3)
+    fast = jit.compile(model)
+
+    def double(module, args, out):
+        return out * 2
+
+    with ember.no_grad():
+        for hook, factor in ((double, 2), (lambda module, args, out: -out, -1), (double, 2)):
+            handle = model.register_forward_hook(hook)
+            np.testing.assert_allclose(fast(x).numpy(), model.forward(x).numpy() * factor,
+                                       rtol=1e-6)
+            handle.remove()
+    assert len(fast.entries) == 2
+
+
+def test_steady_calls_do_not_look_again_at_what_the_function_reaches(monkeypatch):
+    from ember.jit import compiled
+
+    model = ember.nn.Sequential(ember.nn.Linear(3, 3), ember.nn.Dropout(0.1))
+    fast = jit.compile(model)
+    x = ember.randn(2, 3)
+    fast(x)
+    looks = []
+    monkeypatch.setattr(compiled, "reach", lambda *a: looks.append(a) or reach(*a))
+    for _ in range(3):  # inputs made to require grad, model switched back and forth
+        fast(ember.randn(2, 3).requires_grad_())
+        model.eval()
+        model.train()
+        fast(x)
+    # one look for the trace with a grad-requiring input, one after each eval()/train() pair
+    assert len(looks) == 1 + 3 and len(fast.entries) == 2
+
+
+GAIN = 1.0
+
+
+class _Gained(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = ember.nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.fc(x) * GAIN
+
+
+def test_a_global_read_by_a_child_layer_is_watched():
+    global GAIN
+    model = ember.nn.Sequential(_Gained(), ember.nn.ReLU())
+    fast, x = jit.compile(model), ember.randn(2, 3)
+    try:
+        with ember.no_grad():
+            fast(x)
+            GAIN = 5.0
+            np.testing.assert_allclose(fast(x).numpy(), model(x).numpy(), rtol=1e-6)
+    finally:
+        GAIN = 1.0
+    assert jit.explain()[-1].endswith("_Gained.forward: global GAIN: 1.0 -> 5.0")
+
+
+def test_a_method_of_an_unhashable_object_compiles_per_instance():
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Scaler:
+        factor: ember.Tensor
+
+        @jit.compile
+        def apply(self, x):
+            return x * self.factor
+
+    two, three = Scaler(ember.full((2,), 2.0)), Scaler(ember.full((2,), 3.0))
+    for _ in range(2):
+        assert two.apply(ember.ones(2)).tolist() == [2.0, 2.0]
+        assert three.apply(ember.ones(2)).tolist() == [3.0, 3.0]
+    assert len(Scaler.apply.entries) == 2

@@ -91,6 +91,13 @@ class DistributedDataParallel(nn.Module):
         >>> opt.step()
     """
 
+    # what ember.jit.compile says when a compiled function reaches one (jit/compiled.py)
+    jit_refusal = ("its forward arms the gradients' all-reduce and its gradient hooks talk to "
+                   "the other ranks: Python that a compiled graph would run once, when tracing. "
+                   "Hint: compile the model inside it, model.forward = "
+                   "ember.jit.compile(model.forward) before wrapping it, and run backward and "
+                   "the optimizer step outside the compiled function")
+
     def __init__(
         self,
         module: nn.Module,

@@ -170,16 +170,20 @@ class CompiledFunction:
         """Makes ``self.reach`` what the function reaches with these arguments (found again
         when something it reached may have moved, or ``again``), and learns which of the
         layouts seen that is."""
-        objects = tuple(id(x) for x in leaves if not isinstance(x, Tensor) and not is_plain(x))
-        found = self.reaches.get(objects)
+        objects = [x for x in leaves if not isinstance(x, Tensor) and not is_plain(x)]
+        ids = tuple(map(id, objects))
+        found = self.reaches.get(ids)
         if found is None or again or found.moved():
             found = reach(self.fn, args, _parameter_names(self.fn, len(args)))
+            found.arguments = objects  # (kept alive: their ids stay theirs)
             layout = found.layout()
             found.index = next((i for i, (seen, _) in enumerate(self.layouts) if seen == layout),
                                len(self.layouts))
             if found.index == len(self.layouts):
                 self.layouts.append((layout, found))  # (its objects stay alive: ids stay unique)
-            self.reaches[objects] = found
+            self.reaches[ids] = found
+            if len(self.reaches) > _KEEP_REACHES:  # (a fresh object each call: the oldest go)
+                del self.reaches[next(iter(self.reaches))]
         self.reach = found
 
     def _rebuild(self, entry: Entry, tensors: list | tuple) -> Any:
@@ -198,6 +202,11 @@ class CompiledFunction:
         start = time.perf_counter()
         leaves, spec = tree_flatten((args, kwargs))
         self._look(args, leaves, again=True)  # (objects may move in ways no counter tells)
+        for label, m in zip(self.reach.module_labels, self.reach.modules):
+            refusal = getattr(m, "jit_refusal", None)  # (a module whose Python must run)
+            if refusal:
+                raise TraceError(f"ember.jit: {self.name} reaches {label}, a "
+                                 f"{type(m).__name__}, which cannot be compiled: {refusal}")
         key = self._key(args, kwargs, leaves, spec)[1]
         tracer = Tracer(self.name, self.reach)
         with tracer:
@@ -269,6 +278,7 @@ class CompiledFunction:
 
 _KEEP_REASONS = 1000  # explain() keeps the most recent ones
 _MANY_TRACES = 8  # compiling the same function this often is worth a warning
+_KEEP_REACHES = 64  # what a function reaches, kept for this many sets of argument objects
 _TENSOR = object()  # marks the output leaves that are tensors (None is a value too)
 
 
@@ -297,11 +307,13 @@ def argument_names(fn: Callable, args: tuple, kwargs: dict) -> list[str]:
 
 
 def _hashable(value: Any, name: Callable[[], str]) -> Any:
-    """``value`` if it can be part of the cache key; else an error naming the argument
-    (``name()``, made only then)."""
+    """``value`` if it can be part of the cache key (an unhashable object by its identity);
+    else an error naming the argument (``name()``, made only then)."""
     try:
         hash(value)
     except TypeError:
+        if hasattr(value, "__dict__"):  # an object (a dataclass's self): by identity
+            return ("object", id(value))
         raise TypeError(f"ember.jit: argument {name()} of type {type(value).__name__} is not "
                         "hashable, so it cannot be part of the cache key. Hint: pass it as a "
                         "tensor, or as a tuple instead of a list") from None

@@ -41,6 +41,7 @@ class Reach:
         self.bindings: list[tuple[Any, str, str, Any, Any]] = []
         self.structure = STRUCTURE.value
         self.index = 0  # which of a compiled function's layouts this is (set by it)
+        self.arguments: list = []  # the objects among the arguments it was found for
         self._seen: set[int] = set()
 
     def add(self, name: str, obj: Any, depth: int = 0) -> None:
@@ -108,6 +109,8 @@ class Reach:
         for mname, m in module.named_modules():
             self.modules.append(m)
             self.module_labels.append(prefix + mname if mname else name or "self")
+            if not _is_library(m):  # (the globals a user's layer reads in its forward)
+                self.add_function(type(m).forward, 1)
         for pname, p in module.named_parameters():
             self._tensor(prefix + pname, p)
         for bname, b in module.named_buffers():
@@ -123,9 +126,10 @@ class Reach:
 
     def guard(self, grads: bool = True) -> tuple:
         """The part of the cache key read on every call (what changes without a count in
-        :data:`~ember.tensor.STRUCTURE`): each parameter's ``requires_grad`` (freezing one
-        changes the graph) and, with ``grads``, whether its ``.grad`` is set."""
-        return (tuple(p.requires_grad for p in self.params),
+        :data:`~ember.tensor.STRUCTURE`): each reached tensor's ``requires_grad`` (freezing
+        or unfreezing one changes the graph) and, with ``grads``, whether each parameter's
+        ``.grad`` is set."""
+        return (tuple(t.requires_grad for t in self.tensors),
                 tuple(p.grad is None for p in self.params) if grads else ())
 
     def moved(self) -> bool:
@@ -138,28 +142,29 @@ class Reach:
     def layout(self) -> dict[str, Any]:
         """What the graph was built against, by readable name: each binding's object (its
         value, for a number or string), each reached module with its hooks and the numbers
-        among its attributes (``p``, ``eps``), each optimizer's parameters, and each reached
-        tensor with its shape, dtype, ``requires_grad`` and hooks."""
+        among its public attributes (``p``, ``eps``, ``training``), each optimizer's
+        parameters, and each reached tensor with its shape, dtype and hooks (the hook
+        functions themselves: compared by identity, and kept alive)."""
         out = {label: key for _, _, label, key, _ in self.bindings}
         for label, m in zip(self.module_labels, self.modules):
             out[label] = ("object", id(m))
             hooks = m._forward_pre_hooks + m._forward_hooks + m._backward_hooks
-            for attr, value in vars(m).items():
-                if is_plain(value):  # (``training`` among them)
+            for attr, value in vars(m).items():  # (``training`` among them; not a wrapper's
+                if not attr.startswith("_") and is_plain(value):  # private bookkeeping)
                     out[f"{label}.{attr}"] = _value_key(value)
-            out[f"hooks of {label}"] = ("hooks", tuple(map(id, hooks)))
+            out[f"hooks of {label}"] = ("hooks", tuple(h.fn for h in hooks))
         for label, opt in self.optimizers:
             out[f"parameters of {label}"] = ("parameters", tuple(
                 tuple(map(id, g["params"])) for g in opt.param_groups))
         for t in self.tensors:
             label = self.labels[id(t)]
-            out[label] = ("tensor", id(t), t.shape, t.dtype, t.requires_grad)
-            out[f"hooks of {label}"] = ("hooks", tuple(map(id, t._hooks or ())))
+            out[label] = ("tensor", id(t), t.shape, t.dtype)
+            out[f"hooks of {label}"] = ("hooks", tuple(t._hooks or ()))
         return out
 
     def guard_names(self) -> tuple[list[str], list[str]]:
         """Readable names for the entries of :meth:`guard` (for recompile reasons)."""
-        return ([f"{self.labels[id(p)]}.requires_grad" for p in self.params],
+        return ([f"{self.labels[id(t)]}.requires_grad" for t in self.tensors],
                 [f"{self.labels[id(p)]}.grad is None" for p in self.params])
 
 

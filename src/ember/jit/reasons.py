@@ -52,8 +52,7 @@ def _moves(old: dict, new: dict) -> list[str]:
         elif a[0] == b[0] == "tensor" and a[2:] != b[2:]:
             out.append(f"{label}: " + ", ".join(
                 f"{what} {x} -> {y}" for what, x, y in
-                (("shape", a[2], b[2]), ("dtype", a[3].name, b[3].name),
-                 ("requires_grad", a[4], b[4])) if x != y))
+                (("shape", a[2], b[2]), ("dtype", a[3].name, b[3].name)) if x != y))
         elif a[0] in _OBJECTS and b[0] in _OBJECTS:
             replaced.append(f"{label}.")
             if (a[1], b[1]) not in told:

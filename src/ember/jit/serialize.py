@@ -132,8 +132,6 @@ def _var(v: Var) -> list:
     return [v.id, list(v.shape), v.dtype.name]
 
 
-
-
 def _state(ref: StateRef, arrays: dict) -> list:
     data = ref.tensor.grad._data if ref.grad else ref.tensor._data
     arrays[f"state/{ref.label}{'.grad' if ref.grad else ''}"] = np.ascontiguousarray(data)

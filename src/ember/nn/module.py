@@ -264,9 +264,9 @@ class Module(StateDictMixin):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(ember Tensor or None expected)")
             self._buffers[name] = value
-        else:
-            if self.__dict__.get(name, _Members) is not value:
-                STRUCTURE.value += 1  # (a compiled graph holds the numbers it read, eps or p)
+        else:  # (a compiled graph holds the numbers it read, eps or p; not private state)
+            if not name.startswith("_") and self.__dict__.get(name, _Members) is not value:
+                STRUCTURE.value += 1
             object.__setattr__(self, name, value)
 
     def _forget(self, name: str, keep: dict) -> None:
@@ -538,11 +538,7 @@ def _copy_tensor(t: Tensor | None, memo: dict) -> Tensor | None:
     if t is None:
         return None
     if id(t) not in memo:
-        if isinstance(t, Parameter):
-            memo[id(t)] = t.__deepcopy__(memo)
-        else:
-            memo[id(t)] = t.detach().clone().requires_grad_(t.requires_grad) \
-                if t.is_leaf else t.detach().clone()
+        memo[id(t)] = t.__deepcopy__(memo) if t.is_leaf else t.detach().clone()
     return memo[id(t)]
 
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.tensor import STRUCTURE, Tensor
-
-_REQUIRES_GRAD = Tensor.__dict__["requires_grad"]  # the slot under Parameter's property
+from ember.tensor import Tensor
 
 
 def _share(cls: type, data: Tensor | None, requires_grad: bool) -> Any:
@@ -48,18 +46,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         return _share(cls, data, requires_grad)
-
-    @property
-    def requires_grad(self) -> bool:
-        """Whether the parameter is trained; setting it (freezing, unfreezing) is counted in
-        :data:`ember.tensor.STRUCTURE`, so compiled steps notice."""
-        return _REQUIRES_GRAD.__get__(self, Tensor)
-
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
-        if getattr(super(), "requires_grad", value) != value:
-            STRUCTURE.value += 1
-        _REQUIRES_GRAD.__set__(self, value)
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
         pass  # everything happens in __new__; Tensor.__init__ would copy ``data`` again

@@ -1,6 +1,7 @@
 """Rank code: DDP on mlp and cnn against one process with the same global batch — losses and
 parameters after every step, with several bucket sizes, and gradient accumulation under
-no_sync(). Every rank also runs the single-process reference itself."""
+no_sync(); DDP around a compiled forward against eager DDP. Every rank also runs the
+single-process reference itself."""
 
 import sys
 
@@ -109,5 +110,26 @@ if "unused" in sys.argv:
     model(ember.ones(1, 3) * (rank + 1)).sum().backward()
     assert float(net["used"].weight.grad.sum()) == 6 * (n + 1) / 2  # mean of 6 (rank + 1)
     assert float(net["skipped"].weight.grad.abs().sum()) == 0.0
+
+if "compiled" in sys.argv:
+    # the model's forward compiled inside DDP: the same parameters as eager DDP; compiling the
+    # DDP module itself is refused (its Python arms the all-reduce on every call)
+    def trained(compiled: bool) -> list:
+        ember.manual_seed(0)
+        model = MODELS["mlp"]()
+        if compiled:
+            model.forward = ember.jit.compile(model.forward)
+        ddp = dist.DistributedDataParallel(model)
+        opt = OPTS["mlp"](ddp.parameters())
+        for x, y in batches(5, STEPS):
+            opt.zero_grad()
+            F.cross_entropy(ddp(mine(x)), mine(y)).backward()
+            opt.step()
+        return list(model.parameters())
+
+    for p, q in zip(trained(True), trained(False)):
+        worst = max(worst, rel(p, q))
+    with pytest.raises(ember.jit.TraceError, match="model.forward = ember.jit.compile"):
+        ember.jit.compile(dist.DistributedDataParallel(MODELS["mlp"]()))(mine(batches(5, 1)[0][0]))
 
 report(worst)
