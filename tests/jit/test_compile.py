@@ -431,7 +431,8 @@ def test_hooks_and_numbers_set_on_modules_after_compiling_retrace():
         fast_model(x[:3])
         model.register_forward_hook(lambda module, args, out: out * 10)
         np.testing.assert_allclose(fast_model(x[:3]).numpy(), model(x[:3]).numpy())
-    assert jit.explain()[-1].endswith("hooks of self: 0 hooks -> 1 hook")
+    assert jit.explain()[-1].endswith("hooks of self: [] -> [test_hooks_and_numbers_set_on_"
+                                      "modules_after_compiling_retrace.<locals>.<lambda>]")
     w = ember.ones(3, requires_grad=True)
     backward = jit.compile(lambda x: (x * w).sum().backward())
     backward(x[:3])
@@ -486,8 +487,10 @@ def test_the_same_tensor_passed_twice_traces_its_own_graph():
 
     fast = jit.compile(bump_then_add)
     fast(ember.zeros(3), ember.zeros(3))
-    for x, view in ((ember.zeros(3), lambda t: t), (ember.zeros(3), lambda t: t[:])):
-        np.testing.assert_array_equal(fast(x, view(x)).numpy(), [2.0] * 3)  # as eager
+    array = np.zeros(3, np.float32)
+    for x, y in ((lambda t: (t, t))(ember.zeros(3)), (lambda t: (t, t[:]))(ember.zeros(3)),
+                 (ember.from_numpy(array), ember.from_numpy(array))):
+        np.testing.assert_array_equal(fast(x, y).numpy(), [2.0] * 3)  # as eager
     assert jit.explain()[-1].endswith("argument y: its own memory -> memory of x")
     assert len(fast.entries) == 2
 

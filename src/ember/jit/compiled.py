@@ -153,7 +153,8 @@ class CompiledFunction:
         for i, leaf in enumerate(leaves):
             if isinstance(leaf, Tensor):
                 tensors.append(leaf)
-                shared = memory.setdefault(id(leaf._vc), i)  # (views share their base's)
+                owner = leaf._data if leaf._data.base is None else leaf._data.base
+                shared = memory.setdefault(id(owner), i)  # (views, or one array twice)
                 parts.append((tuple(leaf._data.shape), leaf.dtype, leaf._device,
                               leaf.requires_grad, None if shared == i else shared))
             else:

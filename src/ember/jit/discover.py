@@ -16,6 +16,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ember.amp.grad_scaler import GradScaler
 from ember.nn.module import Module
 from ember.optim.optimizer import Optimizer
@@ -137,7 +139,8 @@ class Reach:
         another object or number, or some module's members or a tensor's ``.data`` changed
         (then :meth:`layout` tells whether it matters)."""
         return STRUCTURE.value != self.structure or any(
-            _value_key(_read(holder, name)) != key for holder, name, _, key, _ in self.bindings)
+            (now := _read(holder, name)) is not value and _value_key(now) != key
+            for holder, name, _, key, value in self.bindings)
 
     def layout(self) -> dict[str, Any]:
         """What the graph was built against, by readable name: each binding's object (its
@@ -222,10 +225,12 @@ _MISSING = object()
 
 
 def is_plain(value: Any) -> bool:
-    """A number, string, None, or a tuple of them: a value a trace reads as a constant."""
+    """A number (NumPy's too), string, None, or a tuple of them: a value a trace reads as a
+    constant."""
     if isinstance(value, tuple):
         return all(map(is_plain, value))
-    return isinstance(value, bool | int | float | str | bytes | complex) or value is None
+    return isinstance(value, bool | int | float | str | bytes | complex | np.generic) or \
+        value is None
 
 
 def _value_key(value: Any) -> Any:

@@ -72,8 +72,8 @@ def _shown(key: tuple) -> str:
     kind, value = key[0], key[1]
     if kind == "float":
         return repr(float.fromhex(value))
-    if kind == "hooks":
-        return f"{len(value)} hook{'s' * (len(value) != 1)}"
+    if kind == "hooks":  # (by the hook functions' names)
+        return "[" + ", ".join(getattr(f, "__qualname__", type(f).__name__) for f in value) + "]"
     if kind == "parameters":
         return f"{sum(map(len, value))} parameters in {len(value)} group{'s' * (len(value) != 1)}"
     return "an object" if kind in _OBJECTS else repr(value)
