@@ -463,21 +463,42 @@ def test_a_parameter_group_added_after_compiling_is_updated():
         "parameters of opt: 2 parameters in 1 group -> 4 parameters in 2 groups")
 
 
-def test_a_module_changing_its_own_attribute_while_traced_is_traced_once():
-    class Counting(ember.nn.Module):
+def test_a_module_changing_its_own_attributes_while_traced():
+    class Counting(ember.nn.Module):  # a side effect of every call: done when tracing
         def __init__(self):
             super().__init__()
             self.calls = 0
 
         def forward(self, x):
-            self.calls += 1  # a Python side effect: done when tracing
+            self.calls += 1
             return x * 2
+
+    class ActNorm(ember.nn.Module):  # initialized from the first batch (Glow's layer)
+        def __init__(self):
+            super().__init__()
+            self.loc = ember.nn.Parameter(ember.zeros(3))
+            self.initialized = False
+
+        def forward(self, x):
+            if not self.initialized:
+                with ember.no_grad():
+                    self.loc.copy_(-x.mean(0))
+                self.initialized = True
+            return x + self.loc
 
     counting = Counting()
     fast = jit.compile(counting)
-    for _ in range(3):
+    for _ in range(4):
         fast(ember.ones(2))
-    assert counting.calls == 1 and len(fast.entries) == 1
+    assert counting.calls == 2 and len(fast.entries) == 2  # (traced once more, then steady)
+    ember.manual_seed(0)
+    batches = [ember.randn(4, 3) + i for i in range(4)]
+    compiled_norm, eager_norm = ActNorm(), ActNorm()
+    fast = jit.compile(compiled_norm)
+    for x in batches:
+        np.testing.assert_allclose(fast(x).detach().numpy(), eager_norm(x).detach().numpy(),
+                                   rtol=1e-6)
+    assert jit.explain()[-1].endswith("self.initialized: False -> True")
 
 
 def test_the_same_tensor_passed_twice_traces_its_own_graph():

@@ -118,6 +118,7 @@ class CompiledFunction:
         self.reaches: dict[tuple, Reach] = {}  # by the objects among the arguments
         self.layouts: list[tuple[dict, Reach]] = []  # each layout seen, and a reach of it
         self.watch_grads = True  # until a trace shows the function never touches a .grad
+        self.trace_moved = False  # whether the last trace changed what the function reaches
         functools.update_wrapper(self, fn, updated=())
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
@@ -221,9 +222,7 @@ class CompiledFunction:
                                                for x in out_leaves):
                 joint = trace_backward(tracer, inputs, out_leaves)
             graph = tracer.finish(out_leaves)
-        if self.reach.moved():  # the trace's own side effects (a module counting its calls)
-            self._look(args, leaves)  # are done once: the next call finds what this one left
-            key = (*key[:5], self.reach.index, *key[6:])
+        layout = self._layout_after_trace(args, leaves, key[5])
         device = inputs[0]._device if inputs else get_default_device()
         consts = [_TENSOR if isinstance(x, Tensor) else x for x in out_leaves]
         backward, n_saved = None, 0
@@ -242,6 +241,7 @@ class CompiledFunction:
         if not graph.grads and not any(ref.grad for ref in graph.state) and not self.entries:
             self.watch_grads = False  # (a model's forward: .grad is none of its business)
             key = self._key(args, kwargs, leaves, spec)[1]
+        key = (*key[:5], layout, *key[6:])
         self.entries[key] = entry
         self.last = entry
         if len(self.entries) == _MANY_TRACES:
@@ -250,6 +250,19 @@ class CompiledFunction:
                           "reason. Hint: pass a number that changes on each call as a tensor, or "
                           "give varying shapes a few fixed sizes", stacklevel=3)
         return out
+
+    def _layout_after_trace(self, args: tuple, leaves: list, before: int) -> int:
+        """The layout a new entry is kept under when the trace itself changed what the
+        function reaches (a module setting its own attribute). The first time, the layout
+        before it: the next call traces once more, with what this trace left (an initialization
+        done on the first call is then not in the steady graph). If that trace changes it
+        again (a counter bumped on every call), the layout after it: the side effect was done
+        when tracing, and the next call finds what it left."""
+        if self.reach.moved():
+            self._look(args, leaves)
+        moved, again = self.reach.index != before, self.trace_moved
+        self.trace_moved = moved
+        return self.reach.index if moved and again else before
 
     def _why(self, key: tuple, names: list[str]) -> str:
         if not self.entries:
