@@ -703,3 +703,15 @@ def test_a_method_of_an_unhashable_object_compiles_per_instance():
         assert two.apply(ember.ones(2)).tolist() == [2.0, 2.0]
         assert three.apply(ember.ones(2)).tolist() == [3.0, 3.0]
     assert len(Scaler.apply.entries) == 2
+
+
+def test_reseeding_inside_a_compiled_function_happens_on_every_call():
+    def masked(x):
+        ember.manual_seed(0)
+        own = ember.Generator().manual_seed(1)
+        return F.dropout(x, 0.5, training=True) + ember.rand(8, generator=own)
+
+    fast, x = jit.compile(masked), ember.ones(8)
+    for _ in range(3):
+        np.testing.assert_array_equal(fast(x).numpy(), masked(x).numpy())
+    assert "Generator_manual_seed()" in fast.code

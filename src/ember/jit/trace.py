@@ -344,15 +344,16 @@ class Tracer:
 
     def scheduler_step(self, scheduler: Any, call: Any, *args: Any) -> Any:
         """``scheduler.step()``: an effect (the learning rate it sets is read at run time)."""
-        return self._python_effect(f"{type(scheduler).__name__}.step", call, args)
+        return self.python_effect(f"{type(scheduler).__name__}.step", call, args)
 
     def scaler_update(self, scaler: Any, call: Any, *args: Any) -> Any:
         """``GradScaler.update()``: an effect (the scale it sets is read at run time)."""
-        return self._python_effect("GradScaler.update", call, args)
+        return self.python_effect("GradScaler.update", call, args)
 
-    def _python_effect(self, what: str, call: Any, args: tuple) -> Any:
-        """An effect on Python objects only, ``call()`` again at run time; an argument would
-        be the trace's value forever, so it is refused."""
+    def python_effect(self, what: str, call: Any, args: tuple = ()) -> Any:
+        """An effect on Python objects only (a scheduler's step, a generator's reseeding):
+        ``call()`` now, untraced, and again on every run; an argument in ``args`` would be
+        the trace's value forever, so it is refused."""
         if any(a is not None for a in args):
             raise TraceError(f"ember.jit: {what}(...) with an argument inside a compiled "
                              f"function{_at(user_source())}: the value would be frozen. Hint: "

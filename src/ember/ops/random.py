@@ -16,7 +16,7 @@ from ember import dtypes
 from ember.backend import device as to_device
 from ember.errors import DTypeError, ShapeError
 from ember.ops.creation import _shape
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
@@ -38,15 +38,19 @@ class Generator:
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
 
     def manual_seed(self, seed: int) -> Generator:
-        """Resets the state from ``seed``; returns the generator."""
-        self._seed = int(seed)
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
-        return self
+        """Resets the state from ``seed``; returns the generator. (Inside ``ember.jit.compile``
+        the reseeding happens on every call, as in eager code.)"""
+        return _on_every_call("manual_seed", lambda: self._reseed(int(seed)))
 
     def seed(self) -> int:
         """Reseeds from fresh entropy; returns the new seed."""
-        self.manual_seed(int(np.random.SeedSequence().entropy % (2 ** 63)))
-        return self._seed
+        return _on_every_call(
+            "seed", lambda: self._reseed(int(np.random.SeedSequence().entropy % (2 ** 63)))._seed)
+
+    def _reseed(self, seed: int) -> Generator:
+        self._seed = seed
+        self._rng = np.random.Generator(np.random.PCG64(seed))
+        return self
 
     def initial_seed(self) -> int:
         """The seed the current stream started from."""
@@ -69,6 +73,13 @@ class Generator:
 
 
 default_generator = Generator()
+
+
+def _on_every_call(what: str, run: Any) -> Any:
+    """``run()``; under a tracer that records Python effects (``ember.jit``), also recorded,
+    so that a compiled function reseeds on each call as its eager code does."""
+    record = getattr(DISPATCH.handler, "python_effect", None)
+    return run() if record is None else record(f"Generator.{what}", run)
 
 
 def manual_seed(seed: int) -> Generator:
