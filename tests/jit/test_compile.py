@@ -715,3 +715,28 @@ def test_reseeding_inside_a_compiled_function_happens_on_every_call():
     for _ in range(3):
         np.testing.assert_array_equal(fast(x).numpy(), masked(x).numpy())
     assert "Generator_manual_seed()" in fast.code
+
+
+_REBOUND = None
+
+
+def test_models_rebound_again_and_again_are_freed_with_their_oldest_graphs(monkeypatch):
+    import gc
+    import weakref
+
+    from ember.jit import compiled
+
+    global _REBOUND
+    monkeypatch.setattr(compiled, "_KEEP_ENTRIES", 2)
+    fast, alive = jit.compile(lambda x: _REBOUND(x)), []
+    try:
+        for _ in range(6):  # a notebook cell run again: a new model each time
+            _REBOUND = ember.nn.Linear(3, 3)
+            alive.append(weakref.ref(_REBOUND))
+            with ember.no_grad():
+                np.testing.assert_allclose(fast(ember.ones(1, 3)).numpy(),
+                                           _REBOUND(ember.ones(1, 3)).numpy(), rtol=1e-6)
+    finally:
+        _REBOUND = None
+    gc.collect()
+    assert len(fast.entries) == 2 and sum(r() is not None for r in alive) == 2

@@ -116,7 +116,7 @@ class CompiledFunction:
         self.last: Entry | None = None
         self.reach: Reach | None = None  # what the current call reaches
         self.reaches: dict[tuple, Reach] = {}  # by the objects among the arguments
-        self.layouts: list[tuple[dict, Reach]] = []  # each layout seen, and a reach of it
+        self.layouts: list[tuple[dict, Reach | None]] = []  # each layout seen, a reach of it
         self.watch_grads = True  # until a trace shows the function never touches a .grad
         self.trace_moved = False  # whether the last trace changed what the function reaches
         functools.update_wrapper(self, fn, updated=())
@@ -244,6 +244,8 @@ class CompiledFunction:
         key = (*key[:5], layout, *key[6:])
         self.entries[key] = entry
         self.last = entry
+        if len(self.entries) > _KEEP_ENTRIES:
+            self._forget_oldest()
         if len(self.entries) == _MANY_TRACES:
             warnings.warn(f"ember.jit: {self.name} has been compiled {_MANY_TRACES} times, once "
                           f"per signature (the last: {reason}); ember.jit.explain() lists every "
@@ -263,6 +265,15 @@ class CompiledFunction:
         moved, again = self.reach.index != before, self.trace_moved
         self.trace_moved = moved
         return self.reach.index if moved and again else before
+
+    def _forget_oldest(self) -> None:
+        """Drops the oldest signature's graph; when no other graph or cached reach has its
+        layout, that layout lets go of the objects it kept alive (so a model rebound again
+        and again, in a notebook, is freed once its graphs are)."""
+        key = next(iter(self.entries))
+        del self.entries[key]
+        if key[5] not in {k[5] for k in self.entries} | {r.index for r in self.reaches.values()}:
+            self.layouts[key[5]] = ({}, None)  # (no layout equals {}: the index is never reused)
 
     def _why(self, key: tuple, names: list[str]) -> str:
         if not self.entries:
@@ -293,6 +304,7 @@ class CompiledFunction:
 _KEEP_REASONS = 1000  # explain() keeps the most recent ones
 _MANY_TRACES = 8  # compiling the same function this often is worth a warning
 _KEEP_REACHES = 64  # what a function reaches, kept for this many sets of argument objects
+_KEEP_ENTRIES = 32  # signatures (graphs) kept per compiled function, the oldest dropped first
 _TENSOR = object()  # marks the output leaves that are tensors (None is a value too)
 
 
