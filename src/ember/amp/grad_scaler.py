@@ -58,6 +58,11 @@ class GradScaler:
         self._scale_tensor._data[...] = self._scale
         self._scale_tensor._vc.value += 1
 
+    def jit_state(self) -> dict[str, Any]:
+        """The tensors a compiled step reads from the scaler (``ember.jit`` looks here): the
+        scale."""
+        return {"scale": self._scale_tensor}
+
     def is_enabled(self) -> bool:
         """Whether scaling is on (with ``enabled=False`` every method is a pass-through)."""
         return self._enabled

@@ -5,6 +5,17 @@ object's structure as JSON (see :mod:`ember.io.checkpoint` for the format), so l
 from an untrusted source can fail but never runs code.
 """
 
-from ember.io.checkpoint import load, load_file, load_metadata, save, save_file
+from ember.io.checkpoint import (
+    load,
+    load_file,
+    load_metadata,
+    read_arrays,
+    save,
+    save_file,
+    write_arrays,
+)
+from ember.jit.serialize import FILES
+
+FILES.write, FILES.read = write_arrays, read_arrays  # ember.jit.save/load's file format
 
 __all__ = ["load", "load_file", "load_metadata", "save", "save_file"]

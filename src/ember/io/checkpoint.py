@@ -393,12 +393,25 @@ def load_file(filename: PathOrFile, device: str | Device | None = None) -> dict[
         >>> list(ember.io.load_file(tmp_path / "b.safetensors"))
         ['b']
     """
-    dev, where = to_device(device), _where(filename)
-    handle, owned = _open(filename)
+    dev = to_device(device)
+    return {name: _make(a, False, dev) for name, a in read_arrays(filename)[0].items()}
+
+
+def read_arrays(f: PathOrFile) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Every array of a safetensors file, by name, and its string metadata (a damaged file:
+    a :class:`CheckpointError` saying what is wrong).
+
+    Example:
+        >>> write_arrays(tmp_path / "c.safetensors", {"w": np.ones(2, np.float32)}, {"k": "v"})
+        >>> read_arrays(tmp_path / "c.safetensors")[1]
+        {'k': 'v'}
+    """
+    where = _where(f)
+    handle, owned = _open(f)
     try:
         header = st.read_header(handle, where)
-        return {name: _make(st.read_array(handle, header, name, where), False, dev)
-                for name in header.entries}
+        return ({name: st.read_array(handle, header, name, where) for name in header.entries},
+                header.metadata)
     finally:
         if owned:
             handle.close()

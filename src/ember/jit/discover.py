@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from ember.amp.grad_scaler import GradScaler
 from ember.nn.module import Module
 from ember.optim.optimizer import Optimizer
 from ember.tensor import STRUCTURE, Tensor
@@ -49,14 +48,13 @@ class Reach:
     def add(self, name: str, obj: Any, depth: int = 0) -> None:
         """Follows ``obj`` (at most ``MAX_DEPTH`` links from the function): modules,
         optimizers and schedulers, tensors, containers, functions (their closures and the
-        globals they name) and plain objects (their attributes)."""
+        globals they name), objects that name the tensors a graph reads from them
+        (``jit_state()``: a GradScaler's scale) and plain objects (their attributes)."""
         if depth > MAX_DEPTH or id(obj) in self._seen or isinstance(obj, _SKIP):
             return
         self._seen.add(id(obj))
         if isinstance(obj, Module):
             self._add_module(name, obj)
-        elif isinstance(obj, GradScaler):  # (its scale: a tensor that update() rewrites)
-            self._tensor(f"{name}.scale", obj._scale_tensor)
         elif isinstance(obj, Optimizer):
             self.optimizers.append((name, obj))
             for i, group in enumerate(obj.param_groups):
@@ -72,6 +70,9 @@ class Reach:
                 self.add(f"{name}[{key!r}]", item, depth + 1)
         elif isinstance(obj, types.FunctionType | types.MethodType):
             self.add_function(obj, depth + 1)
+        elif callable(getattr(obj, "jit_state", None)):
+            for key, t in obj.jit_state().items():
+                self._tensor(f"{name}.{key}", t)
         elif hasattr(obj, "__dict__") and not _is_library(obj):
             for key, item in list(vars(obj).items()):
                 self.add(f"{name}.{key}", item, depth + 1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,13 +20,23 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType, to_dtype
 from ember.errors import CheckpointError
-from ember.io import safetensors_file as st
-from ember.io.checkpoint import write_arrays
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
 from ember.ops.primitive import PRIMITIVES, Primitive
 from ember.tensor import Tensor, _wrap
 
 FORMAT = "ember.jit/1"
+
+
+class _Files:
+    """How the file is written and read: by :mod:`ember.io`'s safetensors code, which the
+    layer above registers here (``write(path, arrays, metadata)``, ``read(path) -> (arrays,
+    metadata)``), as the layers above plug into the lower ones."""
+
+    write: Callable[[Any, dict, dict], None]
+    read: Callable[[Any], tuple[dict, dict]]
+
+
+FILES = _Files()
 
 
 def save(compiled: Any, path: str | os.PathLike) -> None:
@@ -56,20 +67,17 @@ def save(compiled: Any, path: str | os.PathLike) -> None:
            "outputs": [None if v is None else v.id for v in graph.outputs],
            "writes": [[graph.label(t), v.id] for t, v in graph.writes],
            "grads": [[graph.label(t), None if v is None else v.id] for t, v in graph.grads]}
-    write_arrays(path, arrays, {"ember.jit": json.dumps(doc)})  # (atomically: never half a file)
+    FILES.write(path, arrays, {"ember.jit": json.dumps(doc)})  # (atomic: never half a file)
 
 
 def load(path: str | os.PathLike, device: Any = None) -> LoadedFunction:
     """Reads a file :func:`save` wrote; the result runs the graph on tensors."""
     where = os.fspath(path)
     try:
-        with open(where, "rb") as f:
-            header = st.read_header(f, where)  # (a damaged file: a CheckpointError naming it)
-            arrays = {name: st.read_array(f, header, name, where) for name in header.entries}
+        arrays, meta = FILES.read(where)  # (a damaged file: a CheckpointError naming it)
     except OSError as exc:
         raise CheckpointError(f"ember.jit.load: cannot read {where} ({exc.strerror or exc})") \
             from None
-    meta = header.metadata
     if "ember.jit" not in meta:
         raise CheckpointError(f"ember.jit.load: {where} holds no compiled graph (it was not "
                               "written by ember.jit.save; for checkpoints use ember.load)")
