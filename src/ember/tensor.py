@@ -29,7 +29,7 @@ class VersionCounter:
 
 
 # Counts the changes a compiled function cannot see in the arrays it reads: a module gaining,
-# losing or swapping a parameter, buffer, child or hook or setting a public attribute, a
+# losing or swapping a parameter, buffer, child or hook or setting an attribute, a
 # tensor's ``.data`` taking another shape or dtype, a tensor hook. (``ember.jit`` looks again at
 # what a function reaches when it moves.)
 STRUCTURE = VersionCounter()

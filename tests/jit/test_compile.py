@@ -740,3 +740,79 @@ def test_models_rebound_again_and_again_are_freed_with_their_oldest_graphs(monke
         _REBOUND = None
     gc.collect()
     assert len(fast.entries) == 2 and sum(r() is not None for r in alive) == 2
+
+
+zero_grad = 0  # a global named like an attribute the step reads (opt.zero_grad)
+_MOCK = None
+
+
+def test_attribute_names_are_not_globals_and_odd_globals_are_left_alone():
+    global zero_grad, _MOCK
+    from unittest import mock
+
+    model = ember.nn.Linear(2, 1)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    _MOCK = mock.Mock()  # (asked for any attribute, it makes one up)
+
+    @jit.compile
+    def step(x):
+        _MOCK.seen = True
+        model(x).sum().backward()
+        opt.step()
+        opt.zero_grad()
+
+    try:
+        for zero_grad in range(4):  # noqa: B007 - a global loop variable named like opt.zero_grad
+            step(ember.ones(1, 2))
+    finally:
+        zero_grad, _MOCK = 0, None
+    assert len(step.entries) == 1 and jit.explain()[-1] == "step: first call: traced"
+
+
+def test_private_attributes_requires_grad_toggles_and_side_effects_in_two_signatures():
+    class Net(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = ember.nn.Linear(3, 3)
+            self._temperature = 1.0
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1  # bumped by every trace: left out once two traces changed it
+            return self.fc(x) / self._temperature
+
+    net = Net()
+    fast = jit.compile(net)
+    for i in range(8):  # two signatures, and the weight frozen on every other call
+        net.fc.weight.requires_grad_(i % 2 == 0)
+        fast(ember.ones(2 + i % 2, 3))
+    assert net.calls <= 4 and len(fast.entries) <= 4
+    net._temperature = 4.0
+    with ember.no_grad():
+        np.testing.assert_allclose(fast(ember.ones(2, 3)).numpy(),
+                                   net.fc(ember.ones(2, 3)).numpy() / 4, rtol=1e-6)
+
+
+def test_modules_reached_through_keywords_partials_and_callable_objects():
+    import functools
+
+    model = ember.nn.Sequential(ember.nn.Linear(3, 3), ember.nn.Dropout(0.5))
+
+    def run(x, net):
+        return net(x)
+
+    class Runner:
+        def __init__(self):
+            self.net = model
+
+        def __call__(self, x):
+            return self.net(x)
+
+    x, compiled_run = ember.ones(4, 3), jit.compile(run)
+    for fast in (lambda x: compiled_run(x, net=model),
+                 jit.compile(functools.partial(run, net=model)), jit.compile(Runner())):
+        model.train()
+        fast(x)
+        model.eval()  # dropout off: the compiled call must see it
+        with ember.no_grad():
+            np.testing.assert_array_equal(fast(x).numpy(), model(x).numpy())

@@ -116,9 +116,12 @@ class CompiledFunction:
         self.last: Entry | None = None
         self.reach: Reach | None = None  # what the current call reaches
         self.reaches: dict[tuple, Reach] = {}  # by the objects among the arguments
-        self.layouts: list[tuple[dict, Reach | None]] = []  # each layout seen, a reach of it
+        # each layout seen, and a reach of it (which keeps its objects alive); both None once
+        # no graph or cached reach uses it
+        self.layouts: list[tuple[dict | None, Reach | None]] = []
         self.watch_grads = True  # until a trace shows the function never touches a .grad
-        self.trace_moved = False  # whether the last trace changed what the function reaches
+        self.traced_changes: dict[str, int] = {}  # layout entries traces changed, how often
+        self.side_effects: set[str] = set()  # those changed by two traces: left out of layouts
         functools.update_wrapper(self, fn, updated=())
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
@@ -131,7 +134,7 @@ class CompiledFunction:
         if not JIT.enabled or DISPATCH.handler is not None:
             return self.fn(*args, **kwargs)  # under another transform: run the plain function
         leaves, spec = tree_flatten((args, kwargs))
-        self._look(args, leaves)
+        self._look(args, kwargs, leaves)
         tensors, key = self._key(args, kwargs, leaves, spec)
         entry = self.entries.get(key)
         if entry is None:
@@ -168,7 +171,7 @@ class CompiledFunction:
                          self.reach.guard(self.watch_grads), self.reach.index,
                          (get_default_dtype(), get_default_device()))
 
-    def _look(self, args: tuple, leaves: list, again: bool = False) -> None:
+    def _look(self, args: tuple, kwargs: dict, leaves: list, again: bool = False) -> None:
         """Makes ``self.reach`` what the function reaches with these arguments (found again
         when something it reached may have moved, or ``again``), and learns which of the
         layouts seen that is."""
@@ -176,16 +179,16 @@ class CompiledFunction:
         ids = tuple(map(id, objects))
         found = self.reaches.get(ids)
         if found is None or again or found.moved():
-            found = reach(self.fn, args, _parameter_names(self.fn, len(args)))
+            found = reach(self.fn, args, _parameter_names(self.fn, len(args)), kwargs)
             found.arguments = objects  # (kept alive: their ids stay theirs)
-            layout = found.layout()
+            layout = {k: v for k, v in found.layout().items() if k not in self.side_effects}
             found.index = next((i for i, (seen, _) in enumerate(self.layouts) if seen == layout),
                                len(self.layouts))
             if found.index == len(self.layouts):
                 self.layouts.append((layout, found))  # (its objects stay alive: ids stay unique)
             self.reaches[ids] = found
             if len(self.reaches) > _KEEP_REACHES:  # (a fresh object each call: the oldest go)
-                del self.reaches[next(iter(self.reaches))]
+                self._release(self.reaches.pop(next(iter(self.reaches))).index)
         self.reach = found
 
     def _rebuild(self, entry: Entry, tensors: list | tuple) -> Any:
@@ -203,7 +206,7 @@ class CompiledFunction:
         log.info("ember.jit: %s: %s", self.name, reason)
         start = time.perf_counter()
         leaves, spec = tree_flatten((args, kwargs))
-        self._look(args, leaves, again=True)  # (objects may move in ways no counter tells)
+        self._look(args, kwargs, leaves, again=True)  # (objects may move in ways no count tells)
         for label, m in zip(self.reach.module_labels, self.reach.modules):
             refusal = getattr(m, "jit_refusal", None)  # (a module whose Python must run)
             if refusal:
@@ -222,7 +225,7 @@ class CompiledFunction:
                                                for x in out_leaves):
                 joint = trace_backward(tracer, inputs, out_leaves)
             graph = tracer.finish(out_leaves)
-        layout = self._layout_after_trace(args, leaves, key[5])
+        layout = self._layout_after_trace(args, kwargs, leaves, key[5])
         device = inputs[0]._device if inputs else get_default_device()
         consts = [_TENSOR if isinstance(x, Tensor) else x for x in out_leaves]
         backward, n_saved = None, 0
@@ -253,27 +256,41 @@ class CompiledFunction:
                           "give varying shapes a few fixed sizes", stacklevel=3)
         return out
 
-    def _layout_after_trace(self, args: tuple, leaves: list, before: int) -> int:
+    def _layout_after_trace(self, args: tuple, kwargs: dict, leaves: list, before: int) -> int:
         """The layout a new entry is kept under when the trace itself changed what the
-        function reaches (a module setting its own attribute). The first time, the layout
-        before it: the next call traces once more, with what this trace left (an initialization
-        done on the first call is then not in the steady graph). If that trace changes it
-        again (a counter bumped on every call), the layout after it: the side effect was done
-        when tracing, and the next call finds what it left."""
-        if self.reach.moved():
-            self._look(args, leaves)
-        moved, again = self.reach.index != before, self.trace_moved
-        self.trace_moved = moved
-        return self.reach.index if moved and again else before
+        function reaches (a module setting its own attribute). The layout before it, the
+        first time an entry changes: the next call traces once more, with what this trace
+        left (an initialization done on the first call is then not in the steady graph). An
+        entry a second trace changes too (a counter bumped on every call) is a side effect
+        of tracing: it is left out of the layouts from then on, and the entry is kept under
+        the layout without it."""
+        if not self.reach.moved():
+            return before
+        old = self.layouts[before][0]
+        self._look(args, kwargs, leaves)
+        new = self.layouts[self.reach.index][0]
+        changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+        for k in changed:
+            self.traced_changes[k] = self.traced_changes.get(k, 0) + 1
+        repeated = {k for k in changed if self.traced_changes[k] > 1}
+        if not repeated:
+            return before
+        self.side_effects |= repeated
+        self._look(args, kwargs, leaves, again=True)
+        return self.reach.index
 
     def _forget_oldest(self) -> None:
-        """Drops the oldest signature's graph; when no other graph or cached reach has its
-        layout, that layout lets go of the objects it kept alive (so a model rebound again
-        and again, in a notebook, is freed once its graphs are)."""
+        """Drops the oldest signature's graph (so a model rebound again and again, in a
+        notebook, is freed once its graphs are)."""
         key = next(iter(self.entries))
         del self.entries[key]
-        if key[5] not in {k[5] for k in self.entries} | {r.index for r in self.reaches.values()}:
-            self.layouts[key[5]] = ({}, None)  # (no layout equals {}: the index is never reused)
+        self._release(key[5])
+
+    def _release(self, index: int) -> None:
+        """Lets layout ``index`` go of the objects it keeps alive, unless a graph or a cached
+        reach still uses it."""
+        if index not in {k[5] for k in self.entries} | {r.index for r in self.reaches.values()}:
+            self.layouts[index] = (None, None)  # (None equals no layout: never matched again)
 
     def _why(self, key: tuple, names: list[str]) -> str:
         if not self.entries:

@@ -12,6 +12,7 @@ their flags (a module's ``training``). Objects of installed libraries are not fo
 from __future__ import annotations
 
 import dis
+import functools
 import types
 from collections.abc import Callable
 from typing import Any
@@ -70,7 +71,7 @@ class Reach:
                 self.add(f"{name}[{key!r}]", item, depth + 1)
         elif isinstance(obj, types.FunctionType | types.MethodType):
             self.add_function(obj, depth + 1)
-        elif callable(getattr(obj, "jit_state", None)):
+        elif callable(getattr(type(obj), "jit_state", None)):
             for key, t in obj.jit_state().items():
                 self._tensor(f"{name}.{key}", t)
         elif hasattr(obj, "__dict__") and not _is_library(obj):
@@ -130,10 +131,10 @@ class Reach:
     def guard(self, grads: bool = True) -> tuple:
         """The part of the cache key read on every call (what changes without a count in
         :data:`~ember.tensor.STRUCTURE`): each reached tensor's ``requires_grad`` (freezing
-        or unfreezing one changes the graph) and, with ``grads``, whether each parameter's
-        ``.grad`` is set."""
+        or unfreezing one changes the graph) and, with ``grads``, whether its ``.grad`` is
+        set."""
         return (tuple(t.requires_grad for t in self.tensors),
-                tuple(p.grad is None for p in self.params) if grads else ())
+                tuple(t.grad is None for t in self.tensors) if grads else ())
 
     def moved(self) -> bool:
         """Whether the function may now reach other objects: a global or closure name holds
@@ -146,15 +147,15 @@ class Reach:
     def layout(self) -> dict[str, Any]:
         """What the graph was built against, by readable name: each binding's object (its
         value, for a number or string), each reached module with its hooks and the numbers
-        among its public attributes (``p``, ``eps``, ``training``), each optimizer's
+        among its attributes (``p``, ``eps``, ``training``), each optimizer's
         parameters, and each reached tensor with its shape, dtype and hooks (the hook
         functions themselves: compared by identity, and kept alive)."""
         out = {label: key for _, _, label, key, _ in self.bindings}
         for label, m in zip(self.module_labels, self.modules):
             out[label] = ("object", id(m))
             hooks = m._forward_pre_hooks + m._forward_hooks + m._backward_hooks
-            for attr, value in vars(m).items():  # (``training`` among them; not a wrapper's
-                if not attr.startswith("_") and is_plain(value):  # private bookkeeping)
+            for attr, value in vars(m).items():  # (``training`` among them)
+                if is_plain(value):
                     out[f"{label}.{attr}"] = _value_key(value)
             out[f"hooks of {label}"] = ("hooks", tuple(h.fn for h in hooks))
         for label, opt in self.optimizers:
@@ -169,12 +170,15 @@ class Reach:
     def guard_names(self) -> tuple[list[str], list[str]]:
         """Readable names for the entries of :meth:`guard` (for recompile reasons)."""
         return ([f"{self.labels[id(t)]}.requires_grad" for t in self.tensors],
-                [f"{self.labels[id(p)]}.grad is None" for p in self.params])
+                [f"{self.labels[id(t)]}.grad is None" for t in self.tensors])
 
 
-def reach(fn: Callable, args: tuple, names: list[str] | None = None) -> Reach:
-    """Everything ``fn`` reaches by name before it runs (see the module docstring); objects
-    among ``args`` are named by ``names`` (default ``arg0``, ``arg1``, …).
+def reach(fn: Callable, args: tuple, names: list[str] | None = None,
+          kwargs: dict | None = None) -> Reach:
+    """Everything ``fn`` (a function, method, module, ``functools.partial`` or callable
+    object) reaches by name before it runs (see the module docstring); objects among ``args``
+    are named by ``names`` (default ``arg0``, ``arg1``, …), those among ``kwargs`` by their
+    keys.
 
     Example:
         >>> found = reach(train_step, (x, y))
@@ -182,13 +186,23 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None) -> Reach:
         'model.fc1.weight'
     """
     found = Reach()
+    if isinstance(fn, functools.partial):
+        for i, arg in enumerate(fn.args):
+            found.add(f"partial.args[{i}]", arg, 1)
+        for key, arg in fn.keywords.items():
+            found.add(key, arg, 1)
+        fn = fn.func
     if isinstance(fn, Module):
         found.add("", fn)
         fn = fn.forward
+    elif not isinstance(fn, types.FunctionType | types.MethodType) and hasattr(fn, "__dict__"):
+        found.add("self", fn)  # a callable object: its attributes, then its __call__
+        fn = fn.__call__
     found.add_function(fn)
-    for i, arg in enumerate(args):
+    objects = [(names[i] if names else f"arg{i}", arg) for i, arg in enumerate(args)]
+    for name, arg in objects + list((kwargs or {}).items()):
         if not isinstance(arg, Tensor):  # (tensor arguments are inputs, not state)
-            found.add(names[i] if names else f"arg{i}", arg, 1)
+            found.add(name, arg, 1)
     return found
 
 
@@ -244,8 +258,14 @@ def _value_key(value: Any) -> Any:
     return ("object", id(value))
 
 
+_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+
+
 def _global_names(code: types.CodeType) -> list[str]:
-    names = list(code.co_names)
+    """The global names ``code`` (or code nested in it) reads (not its attribute names:
+    ``opt.step()`` reads no global ``step``)."""
+    names = list(dict.fromkeys(i.argval for i in dis.get_instructions(code)
+                               if i.opname in _LOADS))
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             names += _global_names(const)

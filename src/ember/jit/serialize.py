@@ -27,13 +27,18 @@ from ember.tensor import Tensor, _wrap
 FORMAT = "ember.jit/1"
 
 
+def _unregistered(*args: Any) -> Any:
+    raise RuntimeError("ember.jit.save/load: no file format is registered; import ember.io "
+                       "(import ember does)")
+
+
 class _Files:
     """How the file is written and read: by :mod:`ember.io`'s safetensors code, which the
     layer above registers here (``write(path, arrays, metadata)``, ``read(path) -> (arrays,
     metadata)``), as the layers above plug into the lower ones."""
 
-    write: Callable[[Any, dict, dict], None]
-    read: Callable[[Any], tuple[dict, dict]]
+    write: Callable[[Any, dict, dict], None] = _unregistered
+    read: Callable[[Any], tuple[dict, dict]] = _unregistered
 
 
 FILES = _Files()

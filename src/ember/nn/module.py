@@ -264,8 +264,8 @@ class Module(StateDictMixin):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(ember Tensor or None expected)")
             self._buffers[name] = value
-        else:  # (a compiled graph holds the numbers it read, eps or p; not private state)
-            if not name.startswith("_") and self.__dict__.get(name, _Members) is not value:
+        else:  # (a compiled graph holds the numbers it read, eps or p)
+            if self.__dict__.get(name, _Members) is not value:
                 STRUCTURE.value += 1
             object.__setattr__(self, name, value)
 

@@ -43,7 +43,8 @@ class Generator:
         return _on_every_call("manual_seed", lambda: self._reseed(int(seed)))
 
     def seed(self) -> int:
-        """Reseeds from fresh entropy; returns the new seed."""
+        """Reseeds from fresh entropy; returns the new seed. (Inside ``ember.jit.compile`` it
+        reseeds on every call, but the seed it returns is the one drawn when tracing.)"""
         return _on_every_call(
             "seed", lambda: self._reseed(int(np.random.SeedSequence().entropy % (2 ** 63)))._seed)
 
