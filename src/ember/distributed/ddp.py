@@ -91,6 +91,8 @@ class DistributedDataParallel(nn.Module):
         >>> opt.step()
     """
 
+    _untracked_attributes = frozenset({"_armed", "_pending", "_launched", "_check_queued",
+                                       "_sync_now"})  # (per-step bookkeeping)
     # what ember.jit.compile says when a compiled function reaches one (jit/compiled.py)
     jit_refusal = ("its forward arms the gradients' all-reduce and its gradient hooks talk to "
                    "the other ranks: Python that a compiled graph would run once, when tracing. "

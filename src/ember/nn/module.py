@@ -88,6 +88,9 @@ class Module(StateDictMixin):
     """
 
     training: bool
+    # attributes a subclass rewrites on every call for its own bookkeeping, which no compiled
+    # graph reads: their writes are not counted in STRUCTURE (DistributedDataParallel's)
+    _untracked_attributes: frozenset[str] = frozenset()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
@@ -265,7 +268,8 @@ class Module(StateDictMixin):
                                 "(ember Tensor or None expected)")
             self._buffers[name] = value
         else:  # (a compiled graph holds the numbers it read, eps or p)
-            if self.__dict__.get(name, _Members) is not value:
+            if self.__dict__.get(name, _Members) is not value and \
+                    name not in self._untracked_attributes:
                 STRUCTURE.value += 1
             object.__setattr__(self, name, value)
 
