@@ -2,8 +2,8 @@
 reaches through its closure, its globals, its ``self`` and its arguments.
 
 Their tensors get names in the graph (``model.fc1.weight``) and are state wherever they turn
-up, and the compiled function's cache key watches what changes the traced graph: each
-parameter's ``requires_grad`` and whether its ``.grad`` is set (a gradient accumulates into an
+up, and the compiled function's cache key watches what changes the traced graph: each reached
+tensor's ``requires_grad`` and whether its ``.grad`` is set (a gradient accumulates into an
 existing one), and the :meth:`Reach.layout`: which objects the function's global and closure
 names hold (and the numbers they hold), which tensors and modules it reaches, their shapes and
 their flags (a module's ``training``). Objects of installed libraries are not followed.
@@ -87,7 +87,7 @@ class Reach:
         code = getattr(func, "__code__", None)
         if code is None or _is_library(func):
             return
-        stored = _stored_names(code)  # (a counter the function bumps is no binding to watch)
+        stored = set(_code_names(code, _STORES))  # (a counter it bumps is no binding to watch)
         for name, cell in zip(code.co_freevars, func.__closure__ or ()):
             try:
                 value = cell.cell_contents
@@ -97,7 +97,7 @@ class Reach:
                 self._bind(cell, name, f"{func.__qualname__}: closure variable {name}")
             self.add(name, value, depth)
         scope = getattr(func, "__globals__", {})
-        for name in _global_names(code):
+        for name in _code_names(code, _LOADS):
             if name in scope:
                 if name not in stored:
                     self._bind(scope, name, f"{func.__qualname__}: global {name}")
@@ -199,8 +199,8 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
         found.add("self", fn)  # a callable object: its attributes, then its __call__
         fn = fn.__call__
     found.add_function(fn)
-    objects = [(names[i] if names else f"arg{i}", arg) for i, arg in enumerate(args)]
-    for name, arg in objects + list((kwargs or {}).items()):
+    named = [(names[i] if names else f"arg{i}", arg) for i, arg in enumerate(args)]
+    for name, arg in named + list((kwargs or {}).items()):
         if not isinstance(arg, Tensor):  # (tensor arguments are inputs, not state)
             found.add(name, arg, 1)
     return found
@@ -215,15 +215,19 @@ def _is_library(obj: Any) -> bool:
 
 
 _STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"})
+_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 
 
-def _stored_names(code: types.CodeType) -> set[str]:
-    """The global and closure names ``code`` (or code nested in it) assigns."""
-    names = {i.argval for i in dis.get_instructions(code) if i.opname in _STORES}
+def _code_names(code: types.CodeType, ops: frozenset[str]) -> list[str]:
+    """The names the instructions ``ops`` of ``code`` (or of code nested in it) use, once
+    each: with :data:`_LOADS` the globals it reads (not its attribute names: ``opt.step()``
+    reads no global ``step``), with :data:`_STORES` the globals and closure names it
+    assigns."""
+    names = [i.argval for i in dis.get_instructions(code) if i.opname in ops]
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _stored_names(const)
-    return names
+            names += _code_names(const, ops)
+    return list(dict.fromkeys(names))
 
 
 def _read(holder: Any, name: str) -> Any:
@@ -257,16 +261,3 @@ def _value_key(value: Any) -> Any:
         return ("value", value, type(value))  # (1 == True == 1.0, as values: not as keys)
     return ("object", id(value))
 
-
-_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
-
-
-def _global_names(code: types.CodeType) -> list[str]:
-    """The global names ``code`` (or code nested in it) reads (not its attribute names:
-    ``opt.step()`` reads no global ``step``)."""
-    names = list(dict.fromkeys(i.argval for i in dis.get_instructions(code)
-                               if i.opname in _LOADS))
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names += _global_names(const)
-    return names

@@ -67,8 +67,8 @@ _OBJECTS = ("object", "tensor")  # layout keys by identity
 
 
 def _shown(key: tuple) -> str:
-    """A layout key as the user would write its value (a count, for a list of hooks or of
-    an optimizer's parameters)."""
+    """A layout key as the user would write its value (hooks by their functions' names, an
+    optimizer's parameters by their count)."""
     kind, value = key[0], key[1]
     if kind == "float":
         return repr(float.fromhex(value))

@@ -299,12 +299,11 @@ class Tracer:
         """An effect over ``opt``'s parameters and their gradients: at run time the gradients
         are bound to ``.grad`` and ``run()`` updates the parameters (and may rewrite the
         gradients in place)."""
-        params = [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
+        params = _with_grads(opt)
         self.binds_grads = True
 
         def step(*arrays: Any) -> list:
-            for p, g in zip(params, arrays[len(params):]):
-                p.grad = _wrap(g, p._device)
+            _bind_grads(params, arrays[len(params):])
             run()
             return [p._data for p in params] + [p.grad._data for p in params]
 
@@ -314,11 +313,10 @@ class Tracer:
     def scaler_unscale(self, scaler: Any, call: Any, opt: Any) -> Any:
         """``GradScaler.unscale_(opt)``: an effect dividing the gradients by the scale of the
         moment and noting an inf/NaN among them."""
-        params = [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
+        params = _with_grads(opt)
 
         def unscale(*arrays: Any) -> list:
-            for p, g in zip(params, arrays):
-                p.grad = _wrap(g, p._device)
+            _bind_grads(params, arrays)
             scaler.unscale_(opt)
             return [p.grad._data for p in params]
 
@@ -332,8 +330,7 @@ class Tracer:
 
     def optimizer_zero_grad(self, opt: Any, call: Any) -> Any:
         """``zero_grad(set_to_none=False)`` writes zeros into the gradients: an effect."""
-        grads = [p.grad for group in opt.param_groups for p in group["params"]
-                 if p.grad is not None]
+        grads = [p.grad for p in _with_grads(opt)]
 
         def zero(*arrays: Any) -> list:
             for a in arrays:
@@ -416,6 +413,17 @@ def _check_infer(prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var
             raise OpError(f"{prim.name}: the infer rule gives output {i} as {sp}, the kernel "
                           f"made {var.shape} {var.dtype.name}: a bug in this primitive's "
                           "rules; please report it")
+
+
+def _with_grads(opt: Any) -> list[Tensor]:
+    """An optimizer's parameters that hold a gradient."""
+    return [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
+
+
+def _bind_grads(params: list[Tensor], arrays: Any) -> None:
+    """At run time: the graph's gradient arrays as the parameters' ``.grad``."""
+    for p, g in zip(params, arrays):
+        p.grad = _wrap(g, p._device)
 
 
 def _at(src: Source | None) -> str:
