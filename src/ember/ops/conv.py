@@ -17,6 +17,7 @@ import numpy as np
 
 from ember.backend import gemm, parallel
 from ember.errors import DTypeError, ShapeError
+from ember.ops import winograd
 from ember.ops.im2col import (
     Pads,
     Unfold,
@@ -154,6 +155,10 @@ class Conv(Primitive):
         nd = w.ndim - 2
         n, cout, kernel = x.shape[0], w.shape[0], w.shape[2:]
         counts = window_positions(x.shape[2:], kernel, dilation, padding, stride)
+        if winograd.applies(xp, x, w, counts, dilation, stride, compute):
+            out = winograd.conv3x3(x, w, counts, (padding[0][0], padding[1][0]))
+            if out is not None:
+                return out
         length = prod(counts)
         weight = w.transpose(0, *range(2, nd + 2), 1).reshape(cout, -1).T  # rows (*kernel, Cin)
         if compute is not None:

@@ -1,0 +1,103 @@
+"""Winograd's F(2×2, 3×3) transforms in numba (imported only when
+:func:`ember.backend.compiled.numba_enabled`; driven by :mod:`ember.ops.winograd`).
+
+A 3×3 convolution's 2×2 block of outputs is ``Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A`` for the 4×4 block
+``d`` of input under it: 16 products per channel pair instead of 36. With
+
+    Bᵀ = [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]]
+    G  = [[1, 0, 0], [½, ½, ½], [½, -½, ½], [0, 0, 1]]
+    Aᵀ = [[1, 1, 1, 0], [0, 1, -1, -1]]
+
+the input and output transforms are additions only (the weight's, a small GEMM, is in
+:mod:`ember.ops.winograd`), so float32 results stay as close to the exact convolution as
+im2col's are.
+
+A tile ``t`` of a batch of ``tiles_h × tiles_w`` tiles per image covers output rows
+``2i, 2i+1`` and columns ``2j, 2j+1`` (``t = (n·tiles_h + i)·tiles_w + j``); its input block
+starts ``pad_top`` rows and ``pad_left`` columns earlier, zeros outside the image.
+"""
+
+from __future__ import annotations
+
+from numba import types
+
+from ember.backend.compiled import njit
+from ember.ops.im2col_numba import FLOATS
+
+TILING = types.UniTuple(types.int64, 4)  # (tiles_h, tiles_w, pad_top, pad_left)
+_C3, _C4 = ({f: types.Array(f, n, "C") for f in FLOATS} for n in (3, 4))
+_IN = [types.void(types.Array(f, 4, "C", readonly=ro), _C3[f], types.int64, types.int64,
+                  TILING, _C3[f]) for f in FLOATS for ro in (False, True)]
+_OUT = [types.void(_C3[f], types.int64, _C4[f], types.int64, TILING) for f in FLOATS]
+
+
+@njit(_IN)
+def tiles_in(x, v, first, count, tiling, rows):
+    """``Bᵀ d B`` of tiles ``first … first+count-1`` of ``x`` (N, H, W, C) into ``v[:, :count]``
+    (16, ≥count, C); ``rows`` (4, 4, C) is scratch for the column pass."""
+    tiles_h, tiles_w, pad_top, pad_left = tiling
+    height, width, channels = x.shape[1], x.shape[2], x.shape[3]
+    zero = v.dtype.type(0)
+    for q in range(count):
+        t = first + q
+        n, ij = t // (tiles_h * tiles_w), t % (tiles_h * tiles_w)
+        top, left = 2 * (ij // tiles_w) - pad_top, 2 * (ij % tiles_w) - pad_left
+        inside_rows = 0 <= top and top + 3 < height
+        for b in range(4):  # Bᵀ d, one input column at a time
+            s = left + b
+            if inside_rows and 0 <= s < width:
+                for c in range(channels):
+                    d0, d1 = x[n, top, s, c], x[n, top + 1, s, c]
+                    d2, d3 = x[n, top + 2, s, c], x[n, top + 3, s, c]
+                    rows[0, b, c], rows[1, b, c] = d0 - d2, d1 + d2
+                    rows[2, b, c], rows[3, b, c] = d2 - d1, d1 - d3
+            else:  # a tile over the padding
+                column = 0 <= s < width
+                ok0, ok1 = column and 0 <= top < height, column and 0 <= top + 1 < height
+                ok2, ok3 = column and 0 <= top + 2 < height, column and 0 <= top + 3 < height
+                for c in range(channels):
+                    d0 = x[n, top, s, c] if ok0 else zero
+                    d1 = x[n, top + 1, s, c] if ok1 else zero
+                    d2 = x[n, top + 2, s, c] if ok2 else zero
+                    d3 = x[n, top + 3, s, c] if ok3 else zero
+                    rows[0, b, c], rows[1, b, c] = d0 - d2, d1 + d2
+                    rows[2, b, c], rows[3, b, c] = d2 - d1, d1 - d3
+        for a in range(4):  # (Bᵀ d) B
+            for c in range(channels):
+                e0, e1, e2, e3 = rows[a, 0, c], rows[a, 1, c], rows[a, 2, c], rows[a, 3, c]
+                v[4 * a, q, c], v[4 * a + 1, q, c] = e0 - e2, e1 + e2
+                v[4 * a + 2, q, c], v[4 * a + 3, q, c] = e2 - e1, e1 - e3
+
+
+@njit(_OUT)
+def tiles_out(m, count, y, first, tiling):
+    """``Aᵀ m A`` of the products ``m[:, :count]`` (16, ≥count, K) of tiles ``first …`` into
+    their 2×2 blocks of ``y`` (N, Ho, Wo, K); a block past the last row or column is cut."""
+    tiles_h, tiles_w = tiling[0], tiling[1]
+    out_h, out_w, channels = y.shape[1], y.shape[2], y.shape[3]
+    for q in range(count):
+        t = first + q
+        n, ij = t // (tiles_h * tiles_w), t % (tiles_h * tiles_w)
+        r, s = 2 * (ij // tiles_w), 2 * (ij % tiles_w)
+        whole = r + 1 < out_h and s + 1 < out_w
+        for k in range(channels):  # Aᵀ m, then (Aᵀ m) A
+            p0 = m[0, q, k] + m[4, q, k] + m[8, q, k]
+            p1 = m[1, q, k] + m[5, q, k] + m[9, q, k]
+            p2 = m[2, q, k] + m[6, q, k] + m[10, q, k]
+            p3 = m[3, q, k] + m[7, q, k] + m[11, q, k]
+            q0 = m[4, q, k] - m[8, q, k] - m[12, q, k]
+            q1 = m[5, q, k] - m[9, q, k] - m[13, q, k]
+            q2 = m[6, q, k] - m[10, q, k] - m[14, q, k]
+            q3 = m[7, q, k] - m[11, q, k] - m[15, q, k]
+            if whole:
+                y[n, r, s, k], y[n, r, s + 1, k] = p0 + p1 + p2, p1 - p2 - p3
+                y[n, r + 1, s, k], y[n, r + 1, s + 1, k] = q0 + q1 + q2, q1 - q2 - q3
+            else:
+                y[n, r, s, k] = p0 + p1 + p2
+                if s + 1 < out_w:
+                    y[n, r, s + 1, k] = p1 - p2 - p3
+                if r + 1 < out_h:
+                    y[n, r + 1, s, k] = q0 + q1 + q2
+                    if s + 1 < out_w:
+                        y[n, r + 1, s + 1, k] = q1 - q2 - q3
+

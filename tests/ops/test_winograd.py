@@ -1,0 +1,115 @@
+"""3×3 convolutions by Winograd's F(2×2, 3×3): the same values as im2col's (float64, every
+layout and padding), PyTorch's in float32 where the size rule picks it, and gradients of every
+order through it."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import ember
+import ember.nn.functional as F
+from ember.backend import compiled
+from ember.ops import winograd
+from tests.ops.test_im2col_kernel import _layouts
+
+pytest.importorskip("numba")
+
+
+@pytest.fixture
+def served(monkeypatch):
+    """Counts the convolutions Winograd runs."""
+    calls = []
+    original = winograd.conv3x3
+
+    def spy(*args):
+        calls.append(args[0].shape)
+        return original(*args)
+
+    monkeypatch.setattr(winograd, "conv3x3", spy)
+    return calls
+
+
+@pytest.fixture
+def everywhere(monkeypatch, served):
+    """Winograd for every 3×3 stride-1 convolution, however small."""
+    monkeypatch.setattr(winograd, "_MIN_TILES", 1)
+    monkeypatch.setattr(winograd, "_MIN_CHANNELS", 1)
+    return served
+
+
+def _im2col(fn):
+    saved = winograd._MIN_TILES
+    winograd._MIN_TILES = 1 << 60
+    try:
+        return fn()
+    finally:
+        winograd._MIN_TILES = saved
+
+
+@pytest.mark.parametrize("shape, padding", [
+    ((2, 3, 8, 8), 1), ((3, 5, 9, 7), 1), ((2, 4, 6, 11), 0), ((1, 2, 5, 5), 2),
+    ((2, 3, 4, 3), (1, 0)), ((4, 6, 3, 3), 0),
+])
+def test_equals_im2col_in_every_layout(everywhere, shape, padding):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape)
+    w = ember.tensor(rng.standard_normal((7, shape[1], 3, 3)))
+    want = _im2col(lambda: F.conv2d(ember.tensor(x), w, padding=padding).numpy())
+    for name, view in _layouts(x).items():
+        got = F.conv2d(ember.from_numpy(view), w, padding=padding)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-12, err_msg=name)
+    assert len(everywhere) == len(_layouts(x))
+
+
+def test_float32_matches_torch_forward_and_backward_at_the_size_it_runs(served):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((8, 32, 16, 16)).astype(np.float32)  # 512 tiles
+    w = (rng.standard_normal((48, 32, 3, 3)) / 17).astype(np.float32)
+    g = rng.standard_normal((8, 48, 16, 16)).astype(np.float32)
+    ex, ew = (ember.from_numpy(a.copy()).requires_grad_() for a in (x, w))
+    tx, tw = (torch.from_numpy(a.copy()).requires_grad_() for a in (x, w))
+    out = F.conv2d(ex, ew, padding=1)
+    out.backward(ember.from_numpy(g))
+    want = TF.conv2d(tx, tw, padding=1)
+    want.backward(torch.from_numpy(g))
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(ew.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-4)
+    assert len(served) == 2  # the forward and the input gradient (itself a convolution)
+
+
+def test_gradients_of_every_order_through_it(everywhere):
+    rng = np.random.default_rng(2)
+    x = ember.tensor(rng.standard_normal((2, 3, 5, 6)), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((4, 3, 3, 3)), requires_grad=True)
+    conv = lambda a, b: F.conv2d(a, b, padding=1)  # noqa: E731
+    assert ember.autograd.gradcheck(conv, (x, w))
+    assert ember.autograd.gradgradcheck(conv, (x, w))
+    assert everywhere
+
+
+@pytest.mark.parametrize("change", [
+    dict(stride=2), dict(dilation=2), dict(kernel=5), dict(channels=16), dict(batch=4),
+    dict(dtype=np.float16),
+])
+def test_runs_only_where_it_wins(served, change):
+    kernel, channels = change.get("kernel", 3), change.get("channels", 32)
+    x = np.zeros((change.get("batch", 8), channels, 16, 16), change.get("dtype", np.float32))
+    w = np.zeros((32, channels, kernel, kernel), x.dtype)
+    F.conv2d(ember.from_numpy(x), ember.from_numpy(w), padding=kernel // 2,
+             stride=change.get("stride", 1), dilation=change.get("dilation", 1))
+    assert not served
+
+
+def test_not_without_numba(served):
+    saved = compiled.numba_enabled()
+    compiled.use_numba(False)
+    try:
+        x, w = ember.zeros(8, 32, 16, 16), ember.zeros(32, 32, 3, 3)
+        F.conv2d(x, w, padding=1)
+    finally:
+        compiled.use_numba(saved)
+    assert not served
+    F.conv2d(x, w, padding=1)
+    assert served == [(8, 32, 16, 16)]
