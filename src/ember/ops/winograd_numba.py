@@ -33,8 +33,8 @@ _OUT = [types.void(_C3[f], types.int64, _C4[f], types.int64, TILING) for f in FL
 
 @njit(_IN)
 def tiles_in(x, v, first, count, tiling, rows):
-    """``Bᵀ d B`` of tiles ``first … first+count-1`` of ``x`` (N, H, W, C) into ``v[:, :count]``
-    (16, ≥count, C); ``rows`` (4, 4, C) is scratch for the column pass."""
+    """``Bᵀ d B`` of tiles ``first … first+count-1`` of ``x`` (N, H, W, C) into ``v[:count]``
+    (≥count, 16, C); ``rows`` (4, 4, C) is scratch for the column pass."""
     tiles_h, tiles_w, pad_top, pad_left = tiling
     height, width, channels = x.shape[1], x.shape[2], x.shape[3]
     zero = v.dtype.type(0)
@@ -65,13 +65,13 @@ def tiles_in(x, v, first, count, tiling, rows):
         for a in range(4):  # (Bᵀ d) B
             for c in range(channels):
                 e0, e1, e2, e3 = rows[a, 0, c], rows[a, 1, c], rows[a, 2, c], rows[a, 3, c]
-                v[4 * a, q, c], v[4 * a + 1, q, c] = e0 - e2, e1 + e2
-                v[4 * a + 2, q, c], v[4 * a + 3, q, c] = e2 - e1, e1 - e3
+                v[q, 4 * a, c], v[q, 4 * a + 1, c] = e0 - e2, e1 + e2
+                v[q, 4 * a + 2, c], v[q, 4 * a + 3, c] = e2 - e1, e1 - e3
 
 
 @njit(_OUT)
 def tiles_out(m, count, y, first, tiling):
-    """``Aᵀ m A`` of the products ``m[:, :count]`` (16, ≥count, K) of tiles ``first …`` into
+    """``Aᵀ m A`` of the products ``m[:count]`` (≥count, 16, K) of tiles ``first …`` into
     their 2×2 blocks of ``y`` (N, Ho, Wo, K); a block past the last row or column is cut."""
     tiles_h, tiles_w = tiling[0], tiling[1]
     out_h, out_w, channels = y.shape[1], y.shape[2], y.shape[3]
@@ -81,14 +81,14 @@ def tiles_out(m, count, y, first, tiling):
         r, s = 2 * (ij // tiles_w), 2 * (ij % tiles_w)
         whole = r + 1 < out_h and s + 1 < out_w
         for k in range(channels):  # Aᵀ m, then (Aᵀ m) A
-            p0 = m[0, q, k] + m[4, q, k] + m[8, q, k]
-            p1 = m[1, q, k] + m[5, q, k] + m[9, q, k]
-            p2 = m[2, q, k] + m[6, q, k] + m[10, q, k]
-            p3 = m[3, q, k] + m[7, q, k] + m[11, q, k]
-            q0 = m[4, q, k] - m[8, q, k] - m[12, q, k]
-            q1 = m[5, q, k] - m[9, q, k] - m[13, q, k]
-            q2 = m[6, q, k] - m[10, q, k] - m[14, q, k]
-            q3 = m[7, q, k] - m[11, q, k] - m[15, q, k]
+            p0 = m[q, 0, k] + m[q, 4, k] + m[q, 8, k]
+            p1 = m[q, 1, k] + m[q, 5, k] + m[q, 9, k]
+            p2 = m[q, 2, k] + m[q, 6, k] + m[q, 10, k]
+            p3 = m[q, 3, k] + m[q, 7, k] + m[q, 11, k]
+            q0 = m[q, 4, k] - m[q, 8, k] - m[q, 12, k]
+            q1 = m[q, 5, k] - m[q, 9, k] - m[q, 13, k]
+            q2 = m[q, 6, k] - m[q, 10, k] - m[q, 14, k]
+            q3 = m[q, 7, k] - m[q, 11, k] - m[q, 15, k]
             if whole:
                 y[n, r, s, k], y[n, r, s + 1, k] = p0 + p1 + p2, p1 - p2 - p3
                 y[n, r + 1, s, k], y[n, r + 1, s + 1, k] = q0 + q1 + q2, q1 - q2 - q3
