@@ -4,7 +4,8 @@ alternating after warm-up (median of repeats), with the ratios numba/NumPy and n
 
 Each case is a forward and backward (or an optimizer step) at a shape of the benchmark models:
 gpt's attention scores, layer norms (with weight and bias) and MLP activations; its and
-resnet18's parameters; resnet18's stride-2 input gradient.
+resnet18's parameters; resnet18's stride-2 input gradient and a stride-1 3×3 convolution
+(Winograd's with numba, im2col's without).
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ from ember.backend import compiled
 
 
 def _backward(ember_fn: Callable, torch_fn: Callable, shape: tuple, seed: int,
-              out_shape: tuple | None = None) -> tuple:
+              out_shape: tuple | None = None, channels_last: bool = False) -> tuple:
     """Forward and backward of each function at a random float32 input of ``shape`` (the
-    cotangent: of ``out_shape``, by default the same)."""
+    cotangent: of ``out_shape``, by default the same), both laid out channels-last if asked
+    (as a CNN's activations are)."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(shape).astype(np.float32)
     g = rng.standard_normal(out_shape or shape).astype(np.float32)
-    ex, tx = ember.from_numpy(x.copy()).requires_grad_(), torch.from_numpy(x).requires_grad_()
-    eg, tg = ember.from_numpy(g), torch.from_numpy(g.copy())
+    if channels_last:
+        x, g = (np.moveaxis(np.ascontiguousarray(np.moveaxis(a, 1, -1)), -1, 1) for a in (x, g))
+    ex = ember.from_numpy(x.copy(order="K")).requires_grad_()  # (order K: the same layout)
+    tx = torch.from_numpy(x).requires_grad_()
+    eg, tg = ember.from_numpy(g), torch.from_numpy(g.copy(order="K"))
     return (lambda: ember_fn(ex).backward(eg)), (lambda: torch_fn(tx).backward(tg))
 
 
@@ -58,13 +63,16 @@ def _steps(name: str, shapes: list[tuple], **options: float) -> tuple:
     return make(ember), make(torch)
 
 
-def _stride2_input_gradient() -> tuple:
+def _conv(stride: int) -> tuple:
+    """resnet18's 64 → 128 (stride 2: its input gradient) or 64 → 64 (stride 1: Winograd's
+    forward and input gradient) 3×3 convolution of (32, 64, 32, 32)."""
     rng = np.random.default_rng(3)
-    w = rng.standard_normal((128, 64, 3, 3)).astype(np.float32) * 0.05
+    w = rng.standard_normal((64 * stride, 64, 3, 3)).astype(np.float32) * 0.05
     ew, tw = ember.from_numpy(w), torch.from_numpy(w)
-    return _backward(lambda x: F.conv2d(x, ew, stride=2, padding=1),
-                     lambda x: torch.nn.functional.conv2d(x, tw, stride=2, padding=1),
-                     (32, 64, 32, 32), 4, (32, 128, 16, 16))
+    out = (32, 64 * stride, 32 // stride, 32 // stride)
+    return _backward(lambda x: F.conv2d(x, ew, stride=stride, padding=1),
+                     lambda x: torch.nn.functional.conv2d(x, tw, stride=stride, padding=1),
+                     (32, 64, 32, 32), 4, out, channels_last=True)
 
 
 def cases() -> dict[str, tuple]:
@@ -80,7 +88,8 @@ def cases() -> dict[str, tuple]:
             (16, 4, 128, 128), 0),
         "layer_norm fwd+bwd (16,128,256)": _backward(*_affine_layer_norm(256), (16, 128, 256), 1),
         "gelu fwd+bwd (2048,1024)": _backward(F.gelu, torch.nn.functional.gelu, (2048, 1024), 2),
-        "conv stride-2 fwd+bwd (32,64,32,32)": _stride2_input_gradient(),
+        "conv stride-2 fwd+bwd (32,64,32,32)": _conv(2),
+        "conv 3×3 fwd+bwd (32,64,32,32), Winograd": _conv(1),
         f"AdamW step ({millions(gpt_params)})": _steps("AdamW", gpt_params, lr=3e-4),
         f"SGD momentum step ({millions(resnet_params)})": _steps(
             "SGD", resnet_params, lr=0.01, momentum=0.9),
