@@ -1,7 +1,8 @@
 """Convolutions as im2col + GEMM: ``conv1d/2d/3d`` and ``conv_transpose1d/2d/3d``.
 
 An ungrouped convolution is the ``conv`` primitive: the input's windows unfolded into
-columns and multiplied by the weight, a chunk of samples per GEMM; its rules are written in
+columns and multiplied by the weight, a chunk of samples per GEMM (a large enough 3×3 stride-1
+one by Winograd's F(2×2, 3×3) instead: :mod:`ember.ops.winograd`); its rules are written in
 Ember ops (``unfold``, ``matmul``, ``fold`` and ``conv`` itself), so gradients of every order
 follow. Grouped and 1×1 convolutions are composites of ``unfold`` and ``matmul``; a transposed
 convolution multiplies first and sums the columns back with ``fold``.
