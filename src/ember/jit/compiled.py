@@ -33,6 +33,7 @@ from ember.jit.discover import Reach, is_plain, reach
 from ember.jit.ir import Graph
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reasons import differences
+from ember.jit.rollback import Rollback
 from ember.jit.trace import TraceError, Tracer
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
@@ -213,9 +214,21 @@ class CompiledFunction:
                 raise TraceError(f"ember.jit: {self.name} reaches {label}, a "
                                  f"{type(m).__name__}, which cannot be compiled: {refusal}")
         key = self._key(args, kwargs, leaves, spec)[1]
+        inputs = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
+        saved = Rollback(self.reach, inputs)
+        try:
+            return self._record(key, args, kwargs, (leaves, spec), inputs, reason, start)
+        except BaseException:
+            saved.restore()  # (the lines before the error ran: now as if it was never called)
+            raise
+
+    def _record(self, key: tuple, args: tuple, kwargs: dict, flat: tuple, inputs: list,
+                reason: str, start: float) -> Any:
+        """Runs the function under a tracer, turns what it recorded into an entry kept under
+        ``key`` (its layout part as after the trace), and returns the function's output."""
+        leaves, spec = flat
         tracer = Tracer(self.name, self.reach)
         with tracer:
-            inputs = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
             for t in inputs:
                 tracer.add_input(t)
             out = self.fn(*args, **kwargs)
@@ -253,7 +266,7 @@ class CompiledFunction:
             warnings.warn(f"ember.jit: {self.name} has been compiled {_MANY_TRACES} times, once "
                           f"per signature (the last: {reason}); ember.jit.explain() lists every "
                           "reason. Hint: pass a number that changes on each call as a tensor, or "
-                          "give varying shapes a few fixed sizes", stacklevel=3)
+                          "give varying shapes a few fixed sizes", stacklevel=4)
         return out
 
     def _layout_after_trace(self, args: tuple, kwargs: dict, leaves: list, before: int) -> int:

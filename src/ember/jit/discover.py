@@ -38,6 +38,7 @@ class Reach:
         self.modules: list[Module] = []
         self.module_labels: list[str] = []
         self.optimizers: list[tuple[str, Optimizer]] = []
+        self.objects: list[Any] = []  # other objects followed: the user's, jit_state()'s
         self.params: list[Tensor] = []
         # (globals dict or cell, name, label, key, value: kept alive, so its id stays its own)
         self.bindings: list[tuple[Any, str, str, Any, Any]] = []
@@ -72,9 +73,11 @@ class Reach:
         elif isinstance(obj, types.FunctionType | types.MethodType):
             self.add_function(obj, depth + 1)
         elif callable(getattr(type(obj), "jit_state", None)):
+            self.objects.append(obj)
             for key, t in obj.jit_state().items():
                 self._tensor(f"{name}.{key}", t)
         elif hasattr(obj, "__dict__") and not _is_library(obj):
+            self.objects.append(obj)
             for key, item in list(vars(obj).items()):
                 self.add(f"{name}.{key}", item, depth + 1)
 
