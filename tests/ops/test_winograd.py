@@ -91,12 +91,12 @@ def test_gradients_of_every_order_through_it(everywhere):
 
 @pytest.mark.parametrize("change", [
     dict(stride=2), dict(dilation=2), dict(kernel=5), dict(channels=16), dict(batch=4),
-    dict(dtype=np.float16),
+    dict(dtype=np.float16), dict(out_channels=2048, channels=1024),
 ])
 def test_runs_only_where_it_wins(served, change):
     kernel, channels = change.get("kernel", 3), change.get("channels", 32)
     x = np.zeros((change.get("batch", 8), channels, 16, 16), change.get("dtype", np.float32))
-    w = np.zeros((32, channels, kernel, kernel), x.dtype)
+    w = np.zeros((change.get("out_channels", 32), channels, kernel, kernel), x.dtype)
     F.conv2d(ember.from_numpy(x), ember.from_numpy(w), padding=kernel // 2,
              stride=change.get("stride", 1), dilation=change.get("dilation", 1))
     assert not served

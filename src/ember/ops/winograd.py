@@ -8,14 +8,14 @@ so the transformed tiles are still in cache when their GEMM and output transform
 (the 16× larger whole is never made).
 
 It runs where it wins: a float32/float64 NumPy convolution with a 3×3 kernel, stride and
-dilation 1, at least 32 input and output channels and 512 tiles, with numba. Measured on 2
-cores, channels-last input: N=32, 64 channels at 32×32 15.9 → 10.5 ms, 128 at 16×16 14.8 →
-8.6, 256 at 8×8 15.6 → 8.9; N=128, 32 → 64 channels at 14×14 6.9 → 4.4. Below, the GEMMs are
-too small to pay for the transforms: 512 channels at 4×4 (128 tiles) 15.4 → 14.0, 16 channels
-even, 8 channels 1.0 → 1.8 ms. Its results differ from im2col's by rounding (as close to the
-exact convolution, tested). The weight gradient stays im2col's: its Winograd form is 16 GEMMs
-(Cout × tiles)(tiles × Cin) that OpenBLAS runs at 60-90 GF/s a core, measured 13-22 ms
-against im2col's 14.
+dilation 1, at least 32 input and output channels (at most 1024 × 1024) and 512 tiles, with
+numba. Measured on 2 cores, channels-last input: N=32, 64 channels at 32×32 15.9 → 10.5 ms,
+128 at 16×16 14.8 → 8.6, 256 at 8×8 15.6 → 8.9; N=128, 32 → 64 channels at 14×14 6.9 → 4.4.
+Below, the GEMMs are too small to pay for the transforms: 512 channels at 4×4 (128 tiles)
+15.4 → 14.0, 16 channels even, 8 channels 1.0 → 1.8 ms. Its results differ from im2col's by
+rounding (as close to the exact convolution, tested). The weight gradient stays im2col's: its
+Winograd form is 16 GEMMs (Cout × tiles)(tiles × Cin) that OpenBLAS runs at 60-90 GF/s a
+core, measured 13-22 ms against im2col's 14.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ _KERNELS = compiled.register("ember.ops.winograd_numba")
 
 _MIN_CHANNELS = 32
 _MIN_TILES = 512
+_MAX_CHANNEL_PAIRS = 1 << 20  # Cout·Cin: the transformed weight, 16 of each, 64 MiB in float32
 _CHUNK_BYTES = 2 << 20  # transformed tiles (tiles × 16 × channels) per GEMM
 
 
@@ -45,7 +46,7 @@ def applies(xp: Any, x: Any, w: Any, counts: tuple[int, ...], dilation: tuple,
         return False
     tiles = x.shape[0] * -(-counts[0] // 2) * -(-counts[1] // 2)
     return min(w.shape[0], w.shape[1]) >= _MIN_CHANNELS and tiles >= _MIN_TILES and \
-        compiled.numba_enabled()
+        w.shape[0] * w.shape[1] <= _MAX_CHANNEL_PAIRS and compiled.numba_enabled()
 
 
 def conv3x3(x: np.ndarray, w: np.ndarray, counts: tuple[int, int],
