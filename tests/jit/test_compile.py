@@ -364,6 +364,70 @@ def test_rebinding_a_closure_variable_retraces():
     assert jit.explain()[-1].endswith("closure variable offset: another object")
 
 
+class _Config:
+    def __init__(self, **values) -> None:
+        vars(self).update(values)
+
+
+CONFIG = _Config(scale=2.0, inner=_Config(shift=1.0))
+
+
+def _configured(x):
+    return x * CONFIG.scale + CONFIG.inner.shift
+
+
+def test_an_attribute_the_function_reads_is_watched():
+    fast, x = jit.compile(_configured), ember.arange(3.0)
+    try:
+        for scale, shift in ((2.0, 1.0), (0.5, 1.0), (0.5, -4.0), (0.5, -4.0)):
+            CONFIG.scale, CONFIG.inner.shift = scale, shift
+            np.testing.assert_array_equal(fast(x).numpy(), _configured(x).numpy())
+        assert jit.explain()[-2].endswith("_configured: CONFIG.scale: 2.0 -> 0.5")
+        assert jit.explain()[-1].endswith("_configured: CONFIG.inner.shift: 1.0 -> -4.0")
+        assert len(fast.entries) == 3
+    finally:
+        CONFIG.scale, CONFIG.inner.shift = 2.0, 1.0
+
+
+def test_attributes_of_a_layers_plain_object_and_of_a_callable_object_are_watched():
+    class Scaled(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cfg = _Config(gain=3.0)
+
+        def forward(self, x):
+            return x * self.cfg.gain
+
+    class Shift:
+        def __init__(self):
+            self.by = 1.0
+
+        def __call__(self, x):
+            return x + self.by
+
+    layer, shift, x = Scaled(), Shift(), ember.ones(2)
+    fast_layer, fast_shift = jit.compile(layer), jit.compile(shift)
+    with ember.no_grad():
+        fast_layer(x), fast_shift(x)
+        layer.cfg.gain, shift.by = 0.5, -2.0
+        np.testing.assert_array_equal(fast_layer(x).numpy(), [0.5, 0.5])
+        np.testing.assert_array_equal(fast_shift(x).numpy(), [-1.0, -1.0])
+    assert jit.explain()[-2].endswith("Scaled.forward: self.cfg.gain: 3.0 -> 0.5")
+
+
+def test_an_attribute_the_function_assigns_is_a_counter_not_a_reason_to_retrace():
+    stats = _Config(calls=0, scale=2.0)
+
+    @jit.compile
+    def counted(x):
+        stats.calls += 1
+        return x * stats.scale
+
+    for _ in range(3):
+        counted(ember.ones(2))
+    assert len(counted.entries) == 1 and stats.calls == 1  # (a side effect of the trace)
+
+
 def test_a_counter_the_function_assigns_is_not_a_reason_to_retrace():
     calls = 0
 

@@ -5,8 +5,9 @@ Their tensors get names in the graph (``model.fc1.weight``) and are state wherev
 up, and the compiled function's cache key watches what changes the traced graph: each reached
 tensor's ``requires_grad`` and whether its ``.grad`` is set (a gradient accumulates into an
 existing one), and the :meth:`Reach.layout`: which objects the function's global and closure
-names hold (and the numbers they hold), which tensors and modules it reaches, their shapes and
-their flags (a module's ``training``). Objects of installed libraries are not followed.
+names hold (and the numbers they hold), the attributes its code reads from them by name
+(``cfg.scale``), which tensors and modules it reaches, their shapes and their flags (a module's
+``training``). Objects of installed libraries are not followed.
 """
 
 from __future__ import annotations
@@ -81,8 +82,10 @@ class Reach:
             for key, item in list(vars(obj).items()):
                 self.add(f"{name}.{key}", item, depth + 1)
 
-    def add_function(self, fn: Any, depth: int = 0) -> None:
-        """What a function reaches: its ``self``, closure cells and the globals it names."""
+    def add_function(self, fn: Any, depth: int = 0, owner: Any = None) -> None:
+        """What a function reaches: its ``self`` (``owner`` for a class's function: a
+        module's ``forward``), closure cells, the globals it names and the attributes it reads
+        from them (``cfg.scale``, ``self.cfg.scale``)."""
         target = getattr(fn, "__self__", None)
         if target is not None:
             self.add("self", target, depth)
@@ -91,11 +94,13 @@ class Reach:
         if code is None or _is_library(func):
             return
         stored = set(_code_names(code, _STORES))  # (a counter it bumps is no binding to watch)
+        cells = {}
         for name, cell in zip(code.co_freevars, func.__closure__ or ()):
             try:
                 value = cell.cell_contents
             except ValueError:  # an empty cell: a name the function assigns later
                 continue
+            cells[name] = value
             if name not in stored:
                 self._bind(cell, name, f"{func.__qualname__}: closure variable {name}")
             self.add(name, value, depth)
@@ -105,6 +110,33 @@ class Reach:
                 if name not in stored:
                     self._bind(scope, name, f"{func.__qualname__}: global {name}")
                 self.add(name, scope[name], depth)
+        roots = {"LOAD_GLOBAL": scope, "LOAD_NAME": scope, "LOAD_DEREF": cells,
+                 "LOAD_FAST": {code.co_varnames[0]: owner or target} if code.co_argcount else {}}
+        written = set(_code_names(code, _ATTRIBUTE_STORES))
+        for op, name, attributes in _attribute_chains(code):
+            root = roots[op].get(name, _MISSING)
+            if root is not _MISSING and root is not None and name not in stored:
+                self._bind_attribute(root, f"{func.__qualname__}: {name}", attributes, written)
+
+    def _bind_attribute(self, obj: Any, label: str, attributes: tuple[str, ...],
+                        written: set[str]) -> None:
+        """Watches the value at the end of ``obj.a.b…`` where the last link is an attribute of
+        the user's plain object (a module's are watched already; one the function itself
+        assigns is a counter, not an input)."""
+        for i, name in enumerate(attributes):
+            holder = obj
+            if isinstance(holder, Module):
+                obj = getattr(holder, name, _MISSING)
+            elif isinstance(holder, _SKIP) or not hasattr(holder, "__dict__") or \
+                    _is_library(holder):
+                return
+            else:
+                obj = vars(holder).get(name, _MISSING)  # (a property is not run)
+            if obj is _MISSING:
+                return
+            if i == len(attributes) - 1 and not isinstance(holder, Module) and \
+                    name not in written:
+                self._bind(holder, name, f"{label}.{'.'.join(attributes)}")
 
     def _bind(self, holder: Any, name: str, label: str) -> None:
         value = _read(holder, name)
@@ -117,7 +149,7 @@ class Reach:
             self.modules.append(m)
             self.module_labels.append(prefix + mname if mname else name or "self")
             if not _is_library(m):  # (the globals a user's layer reads in its forward)
-                self.add_function(type(m).forward, 1)
+                self.add_function(type(m).forward, 1, owner=m)
         for pname, p in module.named_parameters():
             self._tensor(prefix + pname, p)
         for bname, b in module.named_buffers():
@@ -219,6 +251,8 @@ def _is_library(obj: Any) -> bool:
 
 _STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"})
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+_ATTRIBUTE_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
+_CHAIN_ROOTS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST"})
 
 
 def _code_names(code: types.CodeType, ops: frozenset[str]) -> list[str]:
@@ -233,14 +267,32 @@ def _code_names(code: types.CodeType, ops: frozenset[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _attribute_chains(code: types.CodeType) -> list[tuple[str, str, tuple[str, ...]]]:
+    """Each ``name.a.b…`` that ``code`` reads, once: (the instruction loading ``name``, the
+    name, the attribute names). A method call ends a chain (``opt.step()`` reads no value)."""
+    chains, chain = [], None
+    for instruction in [*dis.get_instructions(code), None]:
+        if instruction is not None and instruction.opname == "LOAD_ATTR" and chain:
+            chain[2].append(instruction.argval)
+            continue
+        if chain and chain[2]:
+            chains.append((chain[0], chain[1], tuple(chain[2])))
+        chain = (instruction.opname, instruction.argval, []) \
+            if instruction is not None and instruction.opname in _CHAIN_ROOTS else None
+    return list(dict.fromkeys(chains))
+
+
 def _read(holder: Any, name: str) -> Any:
-    """The value a global (``holder`` the globals dict) or closure cell holds now."""
+    """The value a global (``holder`` the globals dict), closure cell or the attribute
+    ``name`` of a plain object holds now."""
     if isinstance(holder, dict):
         return holder.get(name, _MISSING)
-    try:
-        return holder.cell_contents
-    except ValueError:
-        return _MISSING
+    if isinstance(holder, types.CellType):
+        try:
+            return holder.cell_contents
+        except ValueError:
+            return _MISSING
+    return vars(holder).get(name, _MISSING)
 
 
 _MISSING = object()
