@@ -67,7 +67,7 @@ def conv3x3(x: np.ndarray, w: np.ndarray, counts: tuple[int, int],
     y = np.empty((x.shape[0],) + tuple(counts) + (w.shape[0],), x.dtype)
     tiles = x.shape[0] * tiling[0] * tiling[1]
     with gemm.one_thread_each():  # (BLAS's threads would spin on the cores the shares use)
-        weights = _transformed(w).transpose(0, 2, 1)  # (16, Cin, Cout), read by BLAS as is
+        weights = _transformed(w)
         share = partial(_tiles, kernels, rows, weights, y, tiling)
         parallel.run([partial(share, lo, hi)
                       for lo, hi in parallel.blocks(tiles, parallel.workers())])
@@ -79,11 +79,15 @@ _G_G = {t: np.kron(_G, _G).astype(t) for t in (np.float32, np.float64)}  # [4a+b
 
 
 def _transformed(w: np.ndarray) -> np.ndarray:
-    """``G g Gᵀ`` of every 3×3 kernel ``g`` of ``w`` (Cout, Cin, 3, 3), as (16, Cout, Cin): one
-    GEMM of the 16×9 ``G ⊗ G`` with the taps (a view of a contiguous or of input gradient's
-    flipped weight)."""
-    taps = w.reshape(-1, 9).T if w.flags.c_contiguous else w.transpose(2, 3, 0, 1).reshape(9, -1)
-    return (_G_G[w.dtype.type] @ taps).reshape((16,) + w.shape[:2])
+    """``G g Gᵀ`` of every 3×3 kernel ``g`` of ``w`` (Cout, Cin, 3, 3) as the GEMMs' operand
+    (16, Cin, Cout): one GEMM of the 16×9 ``G ⊗ G`` with the taps, in whichever order they lie
+    (a weight's (Cout, Cin, 3·3), or the input gradient's flipped weight's (3·3, Cin, Cout))."""
+    cout, cin = w.shape[:2]
+    if w.flags.c_contiguous:
+        taps = w.reshape(-1, 9).T
+        return (_G_G[w.dtype.type] @ taps).reshape(16, cout, cin).transpose(0, 2, 1)
+    taps = w.transpose(2, 3, 1, 0).reshape(9, -1)  # (a copy only for another layout)
+    return (_G_G[w.dtype.type] @ taps).reshape(16, cin, cout)
 
 
 def _tiles(kernels: Any, rows: np.ndarray, weights: np.ndarray, y: np.ndarray,
