@@ -81,23 +81,24 @@ def tiles_out(m, count, y, first, tiling):
         r, s = 2 * (ij // tiles_w), 2 * (ij % tiles_w)
         whole = r + 1 < out_h and s + 1 < out_w
         for k in range(channels):  # Aᵀ m, then (Aᵀ m) A
-            p0 = m[q, 0, k] + m[q, 4, k] + m[q, 8, k]
-            p1 = m[q, 1, k] + m[q, 5, k] + m[q, 9, k]
-            p2 = m[q, 2, k] + m[q, 6, k] + m[q, 10, k]
-            p3 = m[q, 3, k] + m[q, 7, k] + m[q, 11, k]
-            q0 = m[q, 4, k] - m[q, 8, k] - m[q, 12, k]
-            q1 = m[q, 5, k] - m[q, 9, k] - m[q, 13, k]
-            q2 = m[q, 6, k] - m[q, 10, k] - m[q, 14, k]
-            q3 = m[q, 7, k] - m[q, 11, k] - m[q, 15, k]
+            upper0 = m[q, 0, k] + m[q, 4, k] + m[q, 8, k]
+            upper1 = m[q, 1, k] + m[q, 5, k] + m[q, 9, k]
+            upper2 = m[q, 2, k] + m[q, 6, k] + m[q, 10, k]
+            upper3 = m[q, 3, k] + m[q, 7, k] + m[q, 11, k]
+            lower0 = m[q, 4, k] - m[q, 8, k] - m[q, 12, k]
+            lower1 = m[q, 5, k] - m[q, 9, k] - m[q, 13, k]
+            lower2 = m[q, 6, k] - m[q, 10, k] - m[q, 14, k]
+            lower3 = m[q, 7, k] - m[q, 11, k] - m[q, 15, k]
+            top_left, top_right = upper0 + upper1 + upper2, upper1 - upper2 - upper3
+            bottom_left, bottom_right = lower0 + lower1 + lower2, lower1 - lower2 - lower3
             if whole:
-                y[n, r, s, k], y[n, r, s + 1, k] = p0 + p1 + p2, p1 - p2 - p3
-                y[n, r + 1, s, k], y[n, r + 1, s + 1, k] = q0 + q1 + q2, q1 - q2 - q3
+                y[n, r, s, k], y[n, r, s + 1, k] = top_left, top_right
+                y[n, r + 1, s, k], y[n, r + 1, s + 1, k] = bottom_left, bottom_right
             else:
-                y[n, r, s, k] = p0 + p1 + p2
+                y[n, r, s, k] = top_left
                 if s + 1 < out_w:
-                    y[n, r, s + 1, k] = p1 - p2 - p3
+                    y[n, r, s + 1, k] = top_right
                 if r + 1 < out_h:
-                    y[n, r + 1, s, k] = q0 + q1 + q2
+                    y[n, r + 1, s, k] = bottom_left
                     if s + 1 < out_w:
-                        y[n, r + 1, s + 1, k] = q1 - q2 - q3
-
+                        y[n, r + 1, s + 1, k] = bottom_right
