@@ -415,6 +415,18 @@ def test_attributes_of_a_layers_plain_object_and_of_a_callable_object_are_watche
     assert jit.explain()[-2].endswith("Scaled.forward: self.cfg.gain: 3.0 -> 0.5")
 
 
+def test_an_attribute_of_an_argument_object_is_watched():
+    @jit.compile
+    def scaled(x, cfg):
+        return x * cfg.scale
+
+    cfg, x = _Config(scale=3.0), ember.ones(2)
+    scaled(x, cfg)
+    cfg.scale = 4.0
+    np.testing.assert_array_equal(scaled(x, cfg).numpy(), [4.0, 4.0])
+    assert jit.explain()[-1].endswith("scaled: cfg.scale: 3.0 -> 4.0")
+
+
 def test_an_attribute_the_function_assigns_is_a_counter_not_a_reason_to_retrace():
     stats = _Config(calls=0, scale=2.0)
 

@@ -82,10 +82,11 @@ class Reach:
             for key, item in list(vars(obj).items()):
                 self.add(f"{name}.{key}", item, depth + 1)
 
-    def add_function(self, fn: Any, depth: int = 0, owner: Any = None) -> None:
+    def add_function(self, fn: Any, depth: int = 0, owner: Any = None,
+                     arguments: dict[str, Any] | None = None) -> None:
         """What a function reaches: its ``self`` (``owner`` for a class's function: a
         module's ``forward``), closure cells, the globals it names and the attributes it reads
-        from them (``cfg.scale``, ``self.cfg.scale``)."""
+        from them or from its ``arguments`` by name (``cfg.scale``, ``self.cfg.scale``)."""
         target = getattr(fn, "__self__", None)
         if target is not None:
             self.add("self", target, depth)
@@ -110,8 +111,10 @@ class Reach:
                 if name not in stored:
                     self._bind(scope, name, f"{func.__qualname__}: global {name}")
                 self.add(name, scope[name], depth)
-        roots = {"LOAD_GLOBAL": scope, "LOAD_NAME": scope, "LOAD_DEREF": cells,
-                 "LOAD_FAST": {code.co_varnames[0]: owner or target} if code.co_argcount else {}}
+        local = dict(arguments or {})
+        if code.co_argcount and (owner or target) is not None:
+            local[code.co_varnames[0]] = owner or target
+        roots = {"LOAD_GLOBAL": scope, "LOAD_NAME": scope, "LOAD_DEREF": cells, "LOAD_FAST": local}
         written = set(_code_names(code, _ATTRIBUTE_STORES))
         for op, name, attributes in _attribute_chains(code):
             root = roots[op].get(name, _MISSING)
@@ -125,13 +128,10 @@ class Reach:
         assigns is a counter, not an input)."""
         for i, name in enumerate(attributes):
             holder = obj
-            if isinstance(holder, Module):
-                obj = getattr(holder, name, _MISSING)
-            elif isinstance(holder, _SKIP) or not hasattr(holder, "__dict__") or \
-                    _is_library(holder):
+            if isinstance(holder, _SKIP) or not hasattr(holder, "__dict__") or \
+                    (_is_library(holder) and not isinstance(holder, Module)):
                 return
-            else:
-                obj = vars(holder).get(name, _MISSING)  # (a property is not run)
+            obj = _member(holder, name)
             if obj is _MISSING:
                 return
             if i == len(attributes) - 1 and not isinstance(holder, Module) and \
@@ -233,11 +233,12 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
     elif not isinstance(fn, types.FunctionType | types.MethodType) and hasattr(fn, "__dict__"):
         found.add("self", fn)  # a callable object: its attributes, then its __call__
         fn = fn.__call__
-    found.add_function(fn)
     named = [(names[i] if names else f"arg{i}", arg) for i, arg in enumerate(args)]
-    for name, arg in named + list((kwargs or {}).items()):
-        if not isinstance(arg, Tensor):  # (tensor arguments are inputs, not state)
-            found.add(name, arg, 1)
+    objects = {name: arg for name, arg in named + list((kwargs or {}).items())
+               if not isinstance(arg, Tensor)}  # (tensor arguments are inputs, not state)
+    found.add_function(fn, arguments=objects)
+    for name, arg in objects.items():
+        found.add(name, arg, 1)
     return found
 
 
@@ -280,6 +281,16 @@ def _attribute_chains(code: types.CodeType) -> list[tuple[str, str, tuple[str, .
         chain = (instruction.opname, instruction.argval, []) \
             if instruction is not None and instruction.opname in _CHAIN_ROOTS else None
     return list(dict.fromkeys(chains))
+
+
+def _member(obj: Any, name: str) -> Any:
+    """``obj.name`` without running code: an instance attribute, or a module's member (a
+    property, say a parametrized weight, is not computed)."""
+    if isinstance(obj, Module):
+        for members in (obj._parameters, obj._buffers, obj._modules):
+            if name in members:
+                return members[name]
+    return vars(obj).get(name, _MISSING)
 
 
 def _read(holder: Any, name: str) -> Any:

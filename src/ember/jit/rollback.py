@@ -78,8 +78,7 @@ class Rollback:
 
 def _writable_copy(array: Any) -> Any:
     """A copy of a backend array, or None for a read-only one (nothing can have changed it)."""
-    flags = getattr(array, "flags", None)
-    return array.copy() if flags is None or flags.writeable else None
+    return array.copy() if getattr(getattr(array, "flags", None), "writeable", True) else None
 
 
 def _contents(container: dict | list) -> dict | list:
