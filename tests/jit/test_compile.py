@@ -4,6 +4,8 @@ random ops, static arguments, switches."""
 from __future__ import annotations
 
 import linecache
+import math
+import types
 
 import numpy as np
 import pytest
@@ -413,6 +415,26 @@ def test_attributes_of_a_layers_plain_object_and_of_a_callable_object_are_watche
         np.testing.assert_array_equal(fast_layer(x).numpy(), [0.5, 0.5])
         np.testing.assert_array_equal(fast_shift(x).numpy(), [-1.0, -1.0])
     assert jit.explain()[-2].endswith("Scaled.forward: self.cfg.gain: 3.0 -> 0.5")
+
+
+SETTINGS = types.ModuleType("settings_of_a_user")  # (a config module: import settings)
+SETTINGS.SCALE = 2.0
+
+
+def _set(x):
+    return x * SETTINGS.SCALE + math.pi  # (the standard library's constants are not watched)
+
+
+def test_an_attribute_of_a_users_module_is_watched():
+    fast, x = jit.compile(_set), ember.ones(1)
+    try:
+        fast(x)
+        SETTINGS.SCALE = 3.0
+        np.testing.assert_allclose(fast(x).numpy(), [3.0 + math.pi], rtol=1e-6)
+    finally:
+        SETTINGS.SCALE = 2.0
+    assert jit.explain()[-1].endswith("_set: SETTINGS.SCALE: 2.0 -> 3.0")
+    assert not any("math" in b[2] for b in reach(_set, (x,)).bindings)
 
 
 def test_an_attribute_of_an_argument_object_is_watched():

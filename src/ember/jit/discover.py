@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -128,8 +129,9 @@ class Reach:
         assigns is a counter, not an input)."""
         for i, name in enumerate(attributes):
             holder = obj
-            if isinstance(holder, _SKIP) or not hasattr(holder, "__dict__") or \
-                    (_is_library(holder) and not isinstance(holder, Module)):
+            if not _user_module(holder) and (
+                    isinstance(holder, _SKIP) or not hasattr(holder, "__dict__") or
+                    (_is_library(holder) and not isinstance(holder, Module))):
                 return
             obj = _member(holder, name)
             if obj is _MISSING:
@@ -281,6 +283,15 @@ def _attribute_chains(code: types.CodeType) -> list[tuple[str, str, tuple[str, .
         chain = (instruction.opname, instruction.argval, []) \
             if instruction is not None and instruction.opname in _CHAIN_ROOTS else None
     return list(dict.fromkeys(chains))
+
+
+def _user_module(obj: Any) -> bool:
+    """A Python module of the user's (``config`` in ``config.SCALE``): neither the standard
+    library's nor one of the libraries Ember does not follow."""
+    if not isinstance(obj, types.ModuleType):
+        return False
+    top = obj.__name__.split(".", 1)[0]
+    return top not in sys.stdlib_module_names and top not in _LIBRARIES and top != "ember"
 
 
 def _member(obj: Any, name: str) -> Any:
