@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ember.ops.random import default_generator
 from ember.tensor import Tensor
 
@@ -35,8 +37,8 @@ class Rollback:
         for _, opt in found.optimizers:
             for state in opt.state.values():
                 tensors.update((id(v), v) for v in state.values() if isinstance(v, Tensor))
-        self.tensors = [(t, t._data, _writable_copy(t._data), t.requires_grad, t._grad,
-                         None if t._grad is None else _writable_copy(t._grad._data))
+        self.tensors = [(t, t._data, _host_copy(t), t.requires_grad, t._grad,
+                         None if t._grad is None else _host_copy(t._grad))
                         for t in tensors.values()]
         self.optimizers = [(opt, {p: (s, dict(s)) for p, s in opt.state.items()},
                             [(g, dict(g)) for g in opt.param_groups])
@@ -51,9 +53,9 @@ class Rollback:
         for t, data, values, requires_grad, grad, grad_values in self.tensors:
             t._data, t.requires_grad, t._grad = data, requires_grad, grad
             if values is not None:
-                data[...] = values
+                data[...] = t._device.xp.asarray(values)
             if grad_values is not None:
-                grad._data[...] = grad_values
+                grad._data[...] = grad._device.xp.asarray(grad_values)
         for opt, states, groups in self.optimizers:
             for p in [p for p in opt.state if p not in states]:  # made by the traced step
                 del opt.state[p]
@@ -76,9 +78,12 @@ class Rollback:
         default_generator.set_state(self.generator)
 
 
-def _writable_copy(array: Any) -> Any:
-    """A copy of a backend array, or None for a read-only one (nothing can have changed it)."""
-    return array.copy() if getattr(getattr(array, "flags", None), "writeable", True) else None
+def _host_copy(t: Tensor) -> np.ndarray | None:
+    """A copy of a tensor's values in host memory (a GPU's memory holds the model, not a second
+    copy of it), or None for a read-only array (nothing can have changed it)."""
+    if t._device.type != "cpu":
+        return t._device.xp.asnumpy(t._data)
+    return t._data.copy() if t._data.flags.writeable else None
 
 
 def _contents(container: dict | list) -> dict | list:
