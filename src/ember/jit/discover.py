@@ -78,7 +78,7 @@ class Reach:
             self.objects.append(obj)
             for key, t in obj.jit_state().items():
                 self._tensor(f"{name}.{key}", t)
-        elif hasattr(obj, "__dict__") and not _is_library(obj):
+        elif _plain_object(obj):
             self.objects.append(obj)
             for key, item in list(vars(obj).items()):
                 self.add(f"{name}.{key}", item, depth + 1)
@@ -129,9 +129,8 @@ class Reach:
         assigns is a counter, not an input)."""
         for i, name in enumerate(attributes):
             holder = obj
-            if not _user_module(holder) and (
-                    isinstance(holder, _SKIP) or not hasattr(holder, "__dict__") or
-                    (_is_library(holder) and not isinstance(holder, Module))):
+            if not (_plain_object(holder) or isinstance(holder, Module) or
+                    _user_module(holder)):
                 return
             obj = _member(holder, name)
             if obj is _MISSING:
@@ -283,6 +282,12 @@ def _attribute_chains(code: types.CodeType) -> list[tuple[str, str, tuple[str, .
         chain = (instruction.opname, instruction.argval, []) \
             if instruction is not None and instruction.opname in _CHAIN_ROOTS else None
     return list(dict.fromkeys(chains))
+
+
+def _plain_object(obj: Any) -> bool:
+    """An object of the user's with attributes to follow (not a number, string, class, module
+    or an installed library's or Ember's object)."""
+    return not isinstance(obj, _SKIP) and hasattr(obj, "__dict__") and not _is_library(obj)
 
 
 def _user_module(obj: Any) -> bool:
