@@ -1,4 +1,5 @@
-"""Dead code, common subexpressions, constant folding and liveness on hand-built graphs."""
+"""Dead code, common subexpressions, constant folding, liveness, hoisting and packing on
+hand-built graphs."""
 
 from __future__ import annotations
 
@@ -146,3 +147,52 @@ def test_hoist_moves_parameter_only_work_first_and_caches_it():
     weight._data *= 2
     weight._vc.value += 1
     np.testing.assert_allclose(fn(a)[0], 2 * first, rtol=1e-6)
+
+
+def _conv_graph(requires_grad=True):
+    """x (1, 2, 5, 5) through two 3×3 convs sharing one parameter weight w (2, 2, 3, 3)."""
+    from ember.jit.ir import StateRef
+
+    b = Builder()
+    x = b.input((1, 2, 5, 5))
+    w = b.var((2, 2, 3, 3), "state")
+    weight = ember.randn(2, 2, 3, 3, requires_grad=requires_grad)
+    b.g.state.append(StateRef(w, weight, "w"))
+    geometry = dict(dilation=(1, 1), padding=((1, 1), (1, 1)), stride=(1, 1), compute=None)
+    h = b.eqn("conv", x, w, out_shape=(1, 2, 5, 5), **geometry)
+    y = b.eqn("conv", h, w, out_shape=(1, 2, 5, 5), **geometry)
+    b.g.outputs = [y]
+    return b.g, w, weight
+
+
+def test_pack_lays_a_conv_weight_out_once_for_its_gemm_and_hoisting_caches_it():
+    from ember.jit.passes.hoist import hoist_state_only
+    from ember.jit.passes.pack import pack_conv_weights
+
+    g, w, weight = _conv_graph()
+    a = np.random.default_rng(0).standard_normal((1, 2, 5, 5)).astype(np.float32)
+    before = run(g, a)[0]
+    g = hoist_state_only(pack_conv_weights(g))
+    assert [e.prim.name for e in g.eqns] == ["permute", "copy", "permute", "conv", "conv"]
+    packed = g.eqns[2].outputs[0]
+    assert g.eqns[0].inputs == [w] and packed.shape == w.shape  # the same tensor, logically
+    assert [e.inputs[1] for e in g.eqns[3:]] == [packed, packed]  # one copy for both convs
+    assert g.hoisted == 3 and g.cached == [packed]
+    fn = generate(g, np, ember.device("cpu")).fn
+    np.testing.assert_array_equal(fn(a)[0], before)  # the same bits
+    (cached,) = fn.__globals__["_cached"].values
+    assert cached.transpose(2, 3, 1, 0).flags.c_contiguous  # (3, 3, Cin, Cout) in memory
+    weight._data *= 2  # an update the cache sees: the copy is made again
+    weight._vc.value += 1
+    np.testing.assert_allclose(fn(a)[0], 4 * before, rtol=1e-6)
+    assert [e.prim.name for e in optimize(g, {})[0].eqns].count("copy") == 1  # packed once
+
+
+def test_pack_leaves_training_graphs_and_data_weights_alone():
+    from ember.jit.passes.pack import pack_conv_weights
+
+    g, w, weight = _conv_graph()
+    g.grads.append((weight, None))  # a training step (it sets .grad)
+    assert [e.prim.name for e in pack_conv_weights(g).eqns] == ["conv", "conv"]
+    g, _, _ = _conv_graph(requires_grad=False)  # data the function reads: an input in spirit
+    assert [e.prim.name for e in pack_conv_weights(g).eqns] == ["conv", "conv"]

@@ -139,6 +139,12 @@ class Graph:
     hoisted: int = 0
     cached: list[Var] = field(default_factory=list)
 
+    def unused_id(self) -> int:
+        """The number after every variable's: where a pass numbers the variables it adds."""
+        made = [v for e in self.eqns for v in e.outputs]
+        known = [*self.inputs, *(ref.var for ref in self.state), *self.consts, *made]
+        return 1 + max((v.id for v in known), default=-1)
+
     def live_roots(self) -> set[Var]:
         """The variables the world sees after a call: outputs, writes, grads."""
         roots = {v for v in self.outputs if v is not None}

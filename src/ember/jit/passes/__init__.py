@@ -2,8 +2,9 @@
 
 They run in the order of :data:`PASSES`: folding first (constants feed the rest), then
 simplification (which leaves dead equations and repeats behind), CSE and DCE to sweep up,
-fusion on the final equations, hoisting of what reads only state (cached between calls of
-inference graphs), and memory planning last, on the kernels that will run.
+fusion on the final equations, packing of convolution weights for their GEMMs and hoisting
+of what reads only state (both for inference graphs: cached between calls), and memory
+planning last, on the kernels that will run.
 ``liveness`` runs after them all and always, since the generated code needs to know where each
 variable dies (it frees the memory there).
 """
@@ -20,6 +21,7 @@ from ember.jit.passes.fuse import fuse_elementwise
 from ember.jit.passes.hoist import hoist_state_only
 from ember.jit.passes.liveness import last_uses
 from ember.jit.passes.memory import plan_memory
+from ember.jit.passes.pack import pack_conv_weights
 from ember.jit.passes.simplify import simplify
 
 PASSES: dict[str, Callable[[Graph], Graph]] = {
@@ -28,6 +30,7 @@ PASSES: dict[str, Callable[[Graph], Graph]] = {
     "cse": eliminate_common_subexpressions,
     "dce": eliminate_dead_code,
     "fuse": fuse_elementwise,
+    "pack": pack_conv_weights,
     "hoist": hoist_state_only,
     "memory": plan_memory,
 }

@@ -19,11 +19,9 @@ def hoist_state_only(graph: Graph) -> Graph:
     Example:
         >>> g = hoist_state_only(g)   # permute(fc.weight) runs once, not at every call
     """
-    if graph.grads or graph.arg_grads or any(isinstance(e.prim, Effect) for e in graph.eqns):
+    fixed = parameters(graph)
+    if fixed is None:
         return graph
-    # parameters, not any state: data a function reads from a closure is an input in spirit
-    fixed = {ref.var for ref in graph.state if not ref.grad and ref.tensor.requires_grad}
-    fixed |= set(graph.consts)
     front, rest = [], []
     for eqn in graph.eqns:
         if eqn.prim.pure and eqn.inputs and all(v in fixed for v in eqn.inputs):
@@ -38,6 +36,20 @@ def hoist_state_only(graph: Graph) -> Graph:
     graph.hoisted = len(front)
     graph.cached = [v for e in front for v in e.outputs if v in read_later]
     return graph
+
+
+def parameters(graph: Graph) -> set[Var] | None:
+    """The variables an inference graph reads that stay fixed from call to call: its
+    parameters and constants (not any state: data a function reads from a closure is an input
+    in spirit); None for a graph with effects or gradients.
+
+    Example:
+        >>> parameters(g)   # {v2, v5, c0}: fc.weight, fc.bias and a constant
+    """
+    if graph.grads or graph.arg_grads or any(isinstance(e.prim, Effect) for e in graph.eqns):
+        return None
+    return {ref.var for ref in graph.state if not ref.grad and ref.tensor.requires_grad} | \
+        set(graph.consts)
 
 
 def cached_state(graph: Graph) -> list[Var]:
