@@ -20,12 +20,21 @@ _DTYPE_OF = {d.np: d for d in dtypes.ALL_DTYPES}
 
 
 class VersionCounter:
-    """Counts in-place writes to an array; views share their base's counter."""
+    """Counts in-place writes to an array; views share their base's counter. ``shared``: the
+    memory is also reachable where writes move no counter (a NumPy array the user holds, from
+    ``numpy()`` or ``from_numpy``; another tensor's, after ``.data =``)."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "shared")
 
     def __init__(self) -> None:
         self.value = 0
+        self.shared = False
+
+    def stamp(self) -> object:
+        """What a cache of values computed from the array compares (``ember.jit`` keeps a
+        packed weight): the count, or for shared memory a new object each time (never equal:
+        such a cache computes again at every call)."""
+        return object() if self.shared else self.value
 
 
 # Counts the changes a compiled function cannot see in the arrays it reads: a module gaining,
@@ -104,6 +113,7 @@ class Tensor:
     @data.setter
     def data(self, value: Tensor) -> None:
         old, self._data = self._data, value._data
+        self._vc.shared = True  # (writes through ``value`` move its counter, not this one's)
         if old.shape != self._data.shape or old.dtype != self._data.dtype:
             STRUCTURE.value += 1
 
@@ -162,12 +172,19 @@ class Tensor:
             _on_value_read(self, "numpy()")
         if self.requires_grad and not force:
             raise GradError("numpy(): the tensor requires grad; call tensor.detach().numpy()")
-        return self._data if self._device.type == "cpu" else self._device.xp.asnumpy(self._data)
+        return self._host()
+
+    def _host(self) -> np.ndarray:
+        """The data as a NumPy array: on the CPU, the very array, now shared with the caller."""
+        if self._device.type != "cpu":
+            return self._device.xp.asnumpy(self._data)
+        self._vc.shared = True
+        return self._data
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if _on_value_read is not None:
             _on_value_read(self, "a NumPy conversion")
-        a = np.asarray(self._data if self._device.type == "cpu" else self.numpy(force=True))
+        a = np.asarray(self._host())
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def item(self) -> int | float | bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import linecache
 import math
+import threading
 import types
 
 import numpy as np
@@ -296,13 +297,93 @@ def test_inference_max_pool_computes_values_only():
 def test_weight_only_work_is_cached_until_a_parameter_changes():
     model, fast, x = traced_cnn(1)
     with ember.no_grad():
-        assert fast.graph.hoisted > 0 and "_cached.valid(" in fast.code
+        assert fast.graph.hoisted > 0 and "_cached.get(" in fast.code
         for change in (lambda: model[0].weight.mul_(2),                      # new version
                        lambda: setattr(model[3].weight, "data", model[3].weight * 0.5),
                        lambda: model.load_state_dict(ember.models.cnn().state_dict())):
             change()
             np.testing.assert_array_equal(fast(x).numpy(), model(x).numpy())
             np.testing.assert_array_equal(fast(x * 2).numpy(), model(x * 2).numpy())
+
+
+def test_weights_changed_where_no_version_moves_are_seen():
+    model, fast, x = traced_cnn(1)
+    with ember.no_grad():
+        model[3].weight.detach().numpy()[...] *= 2  # through a NumPy array of the weight
+        np.testing.assert_array_equal(fast(x).numpy(), model(x).numpy())
+        w = model[0].weight * 0.5
+        model[0].weight.data = w
+        fast(x)
+        w.mul_(-1)  # through another tensor sharing the weight's memory
+        np.testing.assert_array_equal(fast(x).numpy(), model(x).numpy())
+        fresh, _, _ = traced_cnn(1)  # (parameters nobody shared keep their cached copies)
+        assert not any(p._vc.shared for p in fresh.parameters())
+
+
+def test_threads_calling_after_a_weight_change_all_see_it():
+    model = ember.nn.Sequential(*[ember.nn.Conv2d(16, 16, 3, padding=1) for _ in range(4)])
+    model.eval()
+    fast, x = jit.compile(model), ember.randn(1, 16, 4, 4)
+    wrong = []
+
+    def call(expected):
+        with ember.no_grad():
+            got = fast(x).numpy()
+        if not np.allclose(got, expected, rtol=1e-5, atol=1e-6):
+            wrong.append(np.abs(got - expected).max())
+
+    with ember.no_grad():
+        fast(x)
+    for _ in range(10):
+        with ember.no_grad():
+            for p in model.parameters():
+                p.mul_(-1.0)
+            expected = model(x).numpy()
+        threads = [threading.Thread(target=call, args=(expected,)) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert wrong == []
+
+
+def test_a_parameter_only_output_is_a_new_array_at_every_call():
+    class Prior(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.logits = ember.nn.Parameter(ember.randn(4))
+
+        def forward(self, x):
+            return x * 2, ember.softmax(self.logits, dim=0).reshape(2, 2)
+
+    model, x = Prior().eval(), ember.randn(3)
+    fast = jit.compile(model)
+    with ember.no_grad():
+        expected = model(x)[1].numpy().copy()
+        fast(x)  # (traced: the function itself ran)
+        fast(x)[1].mul_(100)  # the caller's own result
+        np.testing.assert_allclose(fast(x)[1].numpy(), expected, rtol=1e-6)
+
+
+def test_a_hoisted_temporary_is_never_a_later_equations_buffer():
+    class Standardized(ember.nn.Module):  # a conv weight computed from the parameter alone
+        def __init__(self):
+            super().__init__()
+            self.weight = ember.nn.Parameter(ember.randn(4, 4, 3, 3))
+
+        def forward(self, x):
+            w = self.weight
+            w = (w - w.mean(dim=(1, 2, 3), keepdim=True)) / w.std(dim=(1, 2, 3), keepdim=True)
+            y = F.conv2d(x, w)  # (4, 4, 3, 3), the weight's shape
+            return y, ember.relu(y) * 2.0  # a fresh buffer of that shape
+
+    model, x = Standardized().eval(), ember.randn(4, 4, 5, 5)
+    fast = jit.compile(model)
+    with ember.no_grad():
+        expected = [t.numpy() for t in model(x)]
+        for _ in range(3):  # the second and third calls skip the hoisted block
+            for got, want in zip(fast(x), expected):
+                np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
 
 
 def test_compiled_grads_never_share_memory_with_each_other_or_constants():
@@ -598,6 +679,73 @@ def test_a_module_changing_its_own_attributes_while_traced():
                                    rtol=1e-6)
     assert jit.explain()[-1].endswith("self.initialized: False -> True")
 
+
+class RunningNorm(ember.nn.Module):
+    """Updates a registered buffer by rebinding it (a common custom batch norm or EMA);
+    ``seen`` is a buffer made on the first call."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.lin = ember.nn.Linear(n, n)
+        self.register_buffer("running", ember.zeros(n))
+        self.register_buffer("seen", None)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if self.training:
+            with ember.no_grad():
+                self.running = 0.9 * self.running + 0.1 * h.mean(0)
+            self.seen = ember.zeros(()) if self.seen is None else self.seen + 1
+        return h - self.running
+
+
+def _train_running_norm(compiled):
+    ember.manual_seed(0)
+    m = RunningNorm(4)
+    opt = ember.optim.SGD(m.parameters(), lr=0.1)
+
+    def step(x):
+        loss = (m(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    fast = jit.compile(step) if compiled else step
+    ember.manual_seed(1)
+    seen = [(fast(ember.randn(8, 4) + 3.0).item(), m.running.numpy().copy(), m.seen.item())
+            for _ in range(6)]
+    return seen, m, fast
+
+
+def test_a_buffer_rebound_in_forward_is_written_back_on_every_call():
+    (eager, _, _), (jit_, m, fast) = _train_running_norm(False), _train_running_norm(True)
+    for i, ((e_loss, e_run, e_seen), (j_loss, j_run, j_seen)) in enumerate(zip(eager, jit_)):
+        assert j_loss == pytest.approx(e_loss, rel=1e-5), f"call {i}"
+        np.testing.assert_allclose(j_run, e_run, rtol=1e-5, atol=1e-6, err_msg=f"call {i}")
+        assert j_seen == e_seen == i
+    assert len(fast.entries) == 2  # (once more after `seen` was made, then steady)
+    assert jit.explain()[-1].endswith("m.seen: newly reached; hooks of m.seen: newly reached")
+    running = m.running  # the buffer stays the module's own tensor, updated in place
+    fast(ember.randn(8, 4))
+    assert m.running is running and m._buffers["running"] is running
+    assert len(fast.entries) == 2
+
+
+def test_a_buffer_rebound_by_a_compiled_module_that_returns_grads():
+    def run(compiled):
+        ember.manual_seed(0)
+        m = RunningNorm(3)
+        fast = jit.compile(m) if compiled else m
+        out = []
+        for i in range(4):
+            fast(ember.ones(2, 3) * i).sum().backward()
+            out.append((m.running.numpy().copy(), m.lin.weight.grad.numpy().copy()))
+        return out
+
+    for (e_run, e_grad), (j_run, j_grad) in zip(run(False), run(True)):
+        np.testing.assert_allclose(j_run, e_run, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(j_grad, e_grad, rtol=1e-6, atol=1e-7)
 
 def test_the_same_tensor_passed_twice_traces_its_own_graph():
     def bump_then_add(x, y):

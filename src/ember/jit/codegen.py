@@ -129,10 +129,12 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
     if graph.hoisted:
         cache = namer.name(HoistCache(), "_cached")
         read = cached_state(graph)
-        key = ", ".join(f"{namer.name(ref.tensor, ref.label)}._vc.value" for ref in graph.state
-                        if ref.var in read)
+        stamps = ", ".join(f"{namer.name(ref.tensor, ref.label)}._vc.stamp()"
+                           for ref in graph.state if ref.var in read)
         arrays = ", ".join(v.name for v in read)
-        lines.append(f"    if not {cache}.valid(({arrays},), ({key},)):  # state changed?")
+        lines.append(f"    _state = ({arrays},), ({stamps},)")
+        lines.append(f"    _hoisted = {cache}.get(*_state)")
+        lines.append("    if _hoisted is None:  # state changed?")
     for i, eqn in enumerate(graph.eqns):
         pad = "        " if i < graph.hoisted else "    "
         lines.append(f"{pad}{emit_eqn(eqn, namer)}{_comment(eqn)}")
@@ -143,8 +145,8 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
             lines.append(f"{pad}del {', '.join(v.name for v in dead)}")
         if graph.hoisted and i == graph.hoisted - 1:
             values = ", ".join(v.name for v in graph.cached)
-            lines.append(f"        {cache}.values = ({values},)")
-            lines.append(f"    {values}, = {cache}.values")
+            lines.append(f"        _hoisted = {cache}.put(*_state, ({values},))")
+            lines.append(f"    {values}, = _hoisted")
     for tensor, var in graph.writes:
         lines.append(f"    _store({namer.name(tensor, graph.label(tensor))}, {var.name})")
     handed = {*graph.outputs, *(v for _, v in graph.writes)}  # arrays the world already sees
@@ -172,22 +174,25 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
 
 
 class HoistCache:
-    """The values of a graph's hoisted equations, and the state they were computed from
-    (its arrays, by identity, and their versions)."""
+    """The values of a graph's hoisted equations, with the state they were computed from (its
+    arrays, by identity, and their version stamps), held as one tuple that a call replaces
+    whole: threads calling at once each see a matching key and values."""
 
     def __init__(self) -> None:
-        self.arrays: tuple = ()
-        self.versions: tuple = ()
-        self.values: tuple = ()
+        self.held: tuple = ((), (), ())
 
-    def valid(self, arrays: tuple, versions: tuple) -> bool:
-        """Whether the cached values still hold; if not, remembers the new key (the caller
-        recomputes and sets ``values``)."""
-        if versions == self.versions and len(arrays) == len(self.arrays) and all(
-                a is b for a, b in zip(arrays, self.arrays)):
-            return True
-        self.arrays, self.versions = arrays, versions
-        return False
+    def get(self, arrays: tuple, stamps: tuple) -> tuple | None:
+        """The cached values if they were computed from these arrays at these stamps."""
+        held_arrays, held_stamps, values = self.held
+        if stamps == held_stamps and len(arrays) == len(held_arrays) and all(
+                a is b for a, b in zip(arrays, held_arrays)):
+            return values
+        return None
+
+    def put(self, arrays: tuple, stamps: tuple, values: tuple) -> tuple:
+        """Keeps ``values``, computed from ``arrays`` at ``stamps``; returns them."""
+        self.held = (arrays, stamps, values)
+        return values
 
 
 def _kernel_source(kernel: Kernel, namer: _Namer) -> str:

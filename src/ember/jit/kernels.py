@@ -129,6 +129,11 @@ def writes_into(eqn: Eqn) -> bool:
     return elementwise(eqn)
 
 
+def makes_fresh(eqn: Eqn) -> bool:
+    """Whether ``eqn``'s first output is surely a new array, never memory of its inputs."""
+    return writes_into(eqn) or getattr(eqn.prim, "allocates", False)
+
+
 def into_kernel(eqn: Eqn) -> Kernel:
     """The kernel that computes ``eqn`` into a given buffer."""
     if isinstance(eqn.prim, Kernel):

@@ -109,7 +109,9 @@ def from_numpy(array: np.ndarray) -> Tensor:
     dtypes.from_numpy(array.dtype)  # a clear error for unsupported dtypes
     if array.dtype.kind in "ui" and array.dtype not in {d.np for d in dtypes.ALL_DTYPES}:
         array = array.astype(np.int64)
-    return _wrap(array, to_device("cpu"))
+    t = _wrap(array, to_device("cpu"))
+    t._vc.shared = True  # (the caller holds the array: its writes move no version counter)
+    return t
 
 
 def _make(fill: Any, size: tuple, dtype: Any, device: Any, requires_grad: bool) -> Tensor:

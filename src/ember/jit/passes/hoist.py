@@ -10,6 +10,7 @@ every call, and the cache would only hold memory.
 from __future__ import annotations
 
 from ember.jit.ir import Effect, Graph, Var
+from ember.jit.kernels import makes_fresh
 
 
 def hoist_state_only(graph: Graph) -> Graph:
@@ -22,9 +23,11 @@ def hoist_state_only(graph: Graph) -> Graph:
     fixed = parameters(graph)
     if fixed is None:
         return graph
+    seen = _seen_after(graph)
     front, rest = [], []
     for eqn in graph.eqns:
-        if eqn.prim.pure and eqn.inputs and all(v in fixed for v in eqn.inputs):
+        if eqn.prim.pure and eqn.inputs and all(v in fixed for v in eqn.inputs) and \
+                not any(v in seen for v in eqn.outputs):
             front.append(eqn)
             fixed.update(eqn.outputs)
         else:
@@ -36,6 +39,17 @@ def hoist_state_only(graph: Graph) -> Graph:
     graph.hoisted = len(front)
     graph.cached = [v for e in front for v in e.outputs if v in read_later]
     return graph
+
+
+def _seen_after(graph: Graph) -> set[Var]:
+    """The variables whose memory the caller may hold after a call: the outputs, and what
+    they may be views of. (A cached array returned would be the same array at every call, and
+    a caller's in-place change to it would reach the next calls.)"""
+    seen = graph.live_roots()
+    for eqn in reversed(graph.eqns):
+        if not makes_fresh(eqn) and any(v in seen for v in eqn.outputs):
+            seen.update(eqn.inputs)
+    return seen
 
 
 def parameters(graph: Graph) -> set[Var] | None:

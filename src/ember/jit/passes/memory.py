@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from ember.jit.ir import Effect, Eqn, Graph, Var
-from ember.jit.kernels import into_kernel, writes_into
+from ember.jit.kernels import into_kernel, makes_fresh, writes_into
 from ember.jit.passes.liveness import last_uses
 
 WINDOW = 16  # equations a dead buffer may wait for a taker
@@ -30,9 +30,12 @@ def plan_memory(graph: Graph) -> Graph:
         >>> g = plan_memory(g)
         >>> print(g)      # ... v48: f32[32,256] = fused_mul_add(v43, v47, out=v40) ...
     """
-    fresh = {id(e) for e in graph.eqns if writes_into(e)}
-    holds = _holders(graph, fresh)
+    # (the hoisted equations run only when their cache is stale: their buffers are neither
+    # given to the others nor given any)
+    fresh = {id(e) for e in graph.eqns[graph.hoisted:] if writes_into(e)}
+    holds = _holders(graph)
     death, pinned = _deaths(graph, holds)
+    pinned.update(v for e in graph.eqns[:graph.hoisted] for v in e.outputs)
     freed: dict[int, list[Var]] = {}  # index after which a buffer is free -> its base vars
     for base, at in death.items():
         if base not in pinned:
@@ -134,13 +137,13 @@ def _live_bytes(graph: Graph) -> list[int]:
     return live
 
 
-def _holders(graph: Graph, fresh: set[int]) -> dict[Var, set[Var]]:
+def _holders(graph: Graph) -> dict[Var, set[Var]]:
     """For each variable, the fresh buffers (named by the variable that made them) it may
     reference: its own if its equation surely allocates it (an allocating primitive's first
     output), else any its inputs reference."""
     holds: dict[Var, set[Var]] = {}
     for eqn in graph.eqns:
-        if id(eqn) in fresh or getattr(eqn.prim, "allocates", False):
+        if makes_fresh(eqn):
             first, *others = eqn.outputs
             holds[first] = {first}
             holds.update((v, set()) for v in others)  # (no input's view; never given on)

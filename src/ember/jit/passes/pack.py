@@ -3,7 +3,10 @@ order its GEMM reads, ``(*kernel, Cin, Cout)``, and the convolution reads that c
 same ``(Cout, Cin, *kernel)`` tensor (a permuted view). Hoisting then caches the copy between
 calls, and the convolution no longer lays its weight out at every call, nor hands the GEMM a
 transposed operand (measured: ``cnn``'s 32→64 3×3 layer at batch 1, 103 → 77 µs). The values
-are the same bits. The cost: the graph keeps a second copy of its convolutions' weights.
+agree with eager's to rounding: for the other layout OpenBLAS may sum in another order (seen:
+7e-7 in float32 on a 5×5 stride-2 layer). The cost: the graph keeps a second copy of its
+convolutions' weights. A weight whose memory is shared outside Ember's version counting (a
+NumPy array of it the user holds) is packed again at every call (``VersionCounter.stamp``).
 """
 
 from __future__ import annotations
