@@ -168,23 +168,25 @@ class Tensor:
     # -- leaving the graph and the framework ---------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The data as a NumPy array (shares memory on CPU)."""
-        if _on_value_read is not None:
-            _on_value_read(self, "numpy()")
         if self.requires_grad and not force:
+            if _on_value_read is not None:
+                _on_value_read(self, "numpy()")
             raise GradError("numpy(): the tensor requires grad; call tensor.detach().numpy()")
-        return self._host()
+        return self._host("numpy()")
 
-    def _host(self) -> np.ndarray:
-        """The data as a NumPy array: on the CPU, the very array, now shared with the caller."""
+    def _host(self, what: str, keep: bool = True) -> np.ndarray:
+        """The data as a NumPy array, read for ``what``: on the CPU the very array. ``keep``:
+        the caller may hold it and write to it, where no version counter sees (the memory is
+        marked shared)."""
+        if _on_value_read is not None:
+            _on_value_read(self, what)
         if self._device.type != "cpu":
             return self._device.xp.asnumpy(self._data)
-        self._vc.shared = True
+        self._vc.shared = self._vc.shared or keep
         return self._data
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        if _on_value_read is not None:
-            _on_value_read(self, "a NumPy conversion")
-        a = np.asarray(self._host())
+        a = np.asarray(self._host("a NumPy conversion"))
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def item(self) -> int | float | bool:

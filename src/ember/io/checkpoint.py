@@ -62,7 +62,7 @@ class _Encoder:
         self.active: set[int] = set()  # containers on the current path, to refuse cycles
 
     def tensor(self, t: Tensor, path: str) -> dict:
-        a = t.numpy(force=True)
+        a = t._host("ember.save", keep=False)  # (written to the file, not kept)
         layout = (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str,
                   str(t.device))
         name = self.by_layout.get(layout)
@@ -378,7 +378,7 @@ def save_file(tensors: Mapping[str, Tensor], filename: PathOrFile,
         if not isinstance(t, Tensor):
             raise CheckpointError(f"save_file: {name!r} is a {type(t).__name__}, not a Tensor "
                                   "(use ember.save for nested checkpoints)")
-        arrays[name] = t.numpy(force=True)
+        arrays[name] = t._host("save_file", keep=False)
     if metadata is not None and not all(isinstance(k, str) and isinstance(v, str)
                                         for k, v in metadata.items()):
         raise CheckpointError("save_file: metadata must map strings to strings")
