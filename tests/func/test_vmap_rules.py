@@ -25,18 +25,6 @@ FAMILIES = ["activations", "arithmetic", "attention", "compare", "conv", "embedd
 B = 3
 # output size depends on each sample's data: vmap refuses, as torch.func.vmap does
 DATA_DEPENDENT = {"get_mask", "set_mask", "nonzero", "argwhere", "nonzero_tuple"}
-# per-sample class weights: multi_margin_loss reads the weight's values outside primitives
-WEIGHT_READ = {"multi_margin_loss_weight"}
-
-
-def _known_limits(case, sample, all_batched: bool) -> bool:
-    """Raises (data-dependent rows) or xfails (known limits); True when handled."""
-    if case.name in DATA_DEPENDENT:
-        return True
-    if all_batched and case.name in WEIGHT_READ and len(
-            [a for a in sample.args if isinstance(a, Arg)]) > 1:
-        pytest.xfail("multi_margin_loss reads its class weights outside primitives")
-    return False
 
 
 def _rows() -> list:
@@ -109,7 +97,7 @@ def test_forward_all_batched(case, sample):
         pytest.skip("no floating input to batch")
     args = [_ember(np.stack(s)) if m else _ember(s) for s, m in zip(stacks, shared)]
     dims = tuple(0 if m else None for m in shared)
-    if _known_limits(case, sample, True):
+    if case.name in DATA_DEPENDENT:
         with pytest.raises(OpError, match="vmap: nonzero"):
             vmap(lambda *xs: _call(case, sample, xs), in_dims=dims)(*args)
         return
@@ -128,7 +116,7 @@ def test_forward_first_batched_last_axis(case, sample):
     args = [_ember(np.stack(s, axis=-1)) if m else _ember(s[0] if isinstance(s, list) else s)
             for s, m in zip(stacks, mask)]
     dims = tuple(-1 if m else None for m in mask)
-    if _known_limits(case, sample, False):
+    if case.name in DATA_DEPENDENT:
         with pytest.raises(OpError, match="vmap: nonzero"):
             vmap(lambda *xs: _call(case, sample, xs), in_dims=dims, out_dims=-1)(*args)
         return
@@ -166,7 +154,7 @@ def test_per_sample_gradients(case, sample):
 
     args = [_ember(np.stack(s)) if m else _ember(s) for s, m in zip(stacks, shared)]
     dims = tuple(0 if m else None for m in shared)
-    if _known_limits(case, sample, True):
+    if case.name in DATA_DEPENDENT:
         return
     got = vmap(grads, in_dims=dims)(*args)
     want = [grads(*[_ember(s[b]) if m else _ember(s) for s, m in zip(stacks, shared)])

@@ -75,3 +75,59 @@ def test_embedding_errors():
         F.embedding(ember.tensor([1.0]), w)
     with pytest.raises(IndexError, match="padding_idx"):
         F.embedding(ember.tensor([1]), w, padding_idx=10)
+
+
+def test_compiled_embedding_checks_indices_at_every_call():
+    w = ember.randn(10, 3)
+    fn = ember.jit.compile(lambda idx: F.embedding(idx, w) * 2)
+    np.testing.assert_allclose(fn(ember.tensor([1, 9])).numpy(), w.numpy()[[1, 9]] * 2)
+    for bad in (-1, 10):  # NumPy would wrap -1 to the last row
+        with pytest.raises(ember.errors.IndexOutOfRange,
+                           match=rf"embedding: index {bad} is out of range for 10 embeddings "
+                                 r"\(weight shape \(10, 3\)\); expected indices in \[0, 9\]\. "
+                                 "Hint"):
+            fn(ember.tensor([[1, 2], [bad, 3]]))
+
+
+def _max_norm_run(compiled, steps=4):
+    ember.manual_seed(0)
+    emb, head = ember.nn.Embedding(10, 4, max_norm=0.5), ember.nn.Linear(4, 3)
+    opt = ember.optim.SGD(list(emb.parameters()) + list(head.parameters()), lr=0.5)
+
+    def step(idx, y):
+        loss = F.cross_entropy(head(emb(idx)), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    if compiled:
+        step = ember.jit.compile(step)
+    ember.manual_seed(1)
+    data = [(ember.randint(0, 10, (8,)), ember.randint(0, 3, (8,))) for _ in range(steps)]
+    losses, weights = [], []
+    for idx, y in data:
+        losses.append(step(idx, y).item())
+        weights.append(emb.weight.detach().numpy().copy())
+    return losses, weights
+
+
+def test_compiled_max_norm_renormalises_at_every_call_like_eager():
+    (le, we), (lc, wc) = _max_norm_run(False), _max_norm_run(True)
+    np.testing.assert_allclose(lc, le, rtol=1e-5)
+    for a, b in zip(wc, we):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_second_order_padding_mask_follows_each_calls_indices():
+    w = ember.randn(6, 3, requires_grad=True)
+
+    def grad_norm(idx):
+        (g,) = ember.autograd.grad((F.embedding(idx, w, padding_idx=2) ** 3).sum(), w,
+                                   create_graph=True)
+        (gg,) = ember.autograd.grad((g * g).sum(), w)
+        return gg
+
+    fn = ember.jit.compile(grad_norm)
+    for idx in ([0, 2, 2, 5], [2, 1, 1, 3], [4, 4, 0, 2]):
+        idx = ember.tensor(idx)
+        np.testing.assert_allclose(fn(idx).numpy(), grad_norm(idx).numpy(), rtol=1e-6)

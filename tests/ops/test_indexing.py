@@ -362,9 +362,10 @@ def test_index_type_and_shape_errors():
 
 
 def test_one_hot_errors():
-    with pytest.raises(IndexOutOfRange, match="non-negative"):
+    with pytest.raises(IndexOutOfRange, match=r"one_hot: class value -1 is out of range for 2 "
+                                              r"classes; expected values in \[0, 1\]"):
         ember.one_hot(ember.tensor([1, -1]))
-    with pytest.raises(IndexOutOfRange, match="smaller than num_classes"):
+    with pytest.raises(IndexOutOfRange, match="class value 3 is out of range for 3 classes"):
         ember.one_hot(ember.tensor([1, 3]), 3)
     with pytest.raises(DTypeError, match="int64"):
         ember.one_hot(ember.tensor([1, 3], dtype=ember.int32))
@@ -399,3 +400,25 @@ def test_masked_select_size_is_data_dependent():
     assert x.masked_select(x > 2.5).tolist() == [3.0, 4.0, 5.0]
     with pytest.raises(OpError, match="depends on the data"):
         ember.ops.indexing.Nonzero.infer(ember.ops.TensorSpec((3,), ember.bool_))
+
+
+def test_compiled_one_hot_follows_each_calls_classes_and_checks_them():
+    fn = ember.jit.compile(lambda y: ember.one_hot(y, 4) * 2)
+    for y in ([0, 3, 1], [2, 2, 0], [1, 0, 3]):
+        y = ember.tensor(y)
+        assert fn(y).tolist() == (ember.one_hot(y, 4) * 2).tolist()
+    for bad in (-1, 4):  # NumPy would wrap -1 to the last class
+        with pytest.raises(IndexOutOfRange, match=f"one_hot: class value {bad} is out of range"):
+            fn(ember.tensor([0, bad, 1]))
+
+
+def test_one_hot_without_num_classes_under_jit_or_vmap_asks_for_it():
+    fn = ember.jit.compile(lambda y: ember.one_hot(y) * 2)
+    with pytest.raises(OpError, match=r"one_hot: the output size depends on the data of "
+                                      r"\(3,\) int64.*pass num_classes"):
+        fn(ember.tensor([0, 2, 1]))
+    with pytest.raises(OpError, match="one_hot: the output size depends on the data"):
+        ember.func.vmap(ember.one_hot)(ember.tensor([[0, 1], [2, 3]]))
+    # a constant's classes are known while tracing: fine
+    const = ember.jit.compile(lambda x: x * ember.one_hot(ember.tensor([0, 2])))
+    assert const(ember.ones(2, 3)).tolist() == [[1, 0, 0], [0, 0, 1]]

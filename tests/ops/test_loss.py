@@ -109,6 +109,47 @@ def test_cross_entropy_target_out_of_range_names_the_class():
         F.cross_entropy(ember.randn(3, 5), ember.tensor([0, -3, 1]))
 
 
+def _classifier_steps(loss_fn):
+    """The same training step, eager and compiled, on two identical models."""
+    steps = []
+    for _ in range(2):
+        ember.manual_seed(0)
+        model = ember.nn.Linear(4, 3)
+        opt = ember.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y, model=model, opt=opt):
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        steps.append((step, model))
+    return steps[0], (ember.jit.compile(steps[1][0]), steps[1][1])
+
+
+@pytest.mark.parametrize("loss_fn, ignore", [
+    (F.cross_entropy, -100),
+    (lambda x, y: F.cross_entropy(x, y, ignore_index=-1, label_smoothing=0.1), -1),
+    (lambda x, y: F.nll_loss(F.log_softmax(x, 1), y, weight=ember.tensor([1.0, 2.0, 0.5]),
+                             ignore_index=2), 2),
+])
+def test_compiled_class_losses_follow_eager_and_check_targets_at_every_call(loss_fn, ignore):
+    (eager, me), (compiled, mc) = _classifier_steps(loss_fn)
+    x = ember.randn(4, 4)
+    for y in ([0, 1, 2, 0], [2, ignore, 1, 1], [ignore, 0, 0, 1]):
+        y = ember.tensor(y)
+        np.testing.assert_allclose(compiled(x, y).item(), eager(x, y).item(), rtol=1e-6)
+    np.testing.assert_allclose(mc.weight.detach().numpy(), me.weight.detach().numpy(),
+                               rtol=1e-6)
+    for bad in (b for b in (-1, 3, -5) if b != ignore):  # NumPy would wrap negative ones
+        for step in (eager, compiled):
+            with pytest.raises(ember.errors.IndexOutOfRange,
+                               match=rf"target class {bad} is out of range for 3 classes; "
+                                     rf"expected values in \[0, 2\] or ignore_index={ignore}\. "
+                                     "Hint"):
+                step(x, ember.tensor([0, bad, 1, 0]))
+
+
 def test_loss_errors():
     with pytest.raises(ember.ShapeError, match="target of shape"):
         F.cross_entropy(ember.randn(3, 5), ember.tensor([0, 1]))

@@ -71,3 +71,33 @@ def test_margin_loss_errors():
         F.gaussian_nll_loss(ember.randn(3), ember.randn(3), ember.tensor([1.0, -1.0, 1.0]))
     with pytest.raises(ValueError, match="does not fit"):
         F.gaussian_nll_loss(ember.randn(3, 4), ember.randn(3, 4), ember.ones(2))
+
+
+def test_compiled_multi_margin_loss_follows_each_calls_targets():
+    models, steps = [], []
+    for _ in range(2):
+        ember.manual_seed(0)
+        model = ember.nn.Linear(4, 3)
+        opt = ember.optim.SGD(model.parameters(), lr=0.1)
+        weight = ember.tensor([1.0, 2.0, 0.5])
+
+        def step(x, y, model=model, opt=opt, weight=weight):
+            loss = F.multi_margin_loss(model(x), y, p=2, weight=weight)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        models.append(model)
+        steps.append(step)
+    eager, compiled = steps[0], ember.jit.compile(steps[1])
+    x = ember.randn(6, 4)
+    for y in ([0] * 6, [2] * 6, [1, 2, 0, 1, 2, 0]):
+        y = ember.tensor(y)
+        np.testing.assert_allclose(compiled(x, y).item(), eager(x, y).item(), rtol=1e-6)
+    np.testing.assert_allclose(models[1].weight.detach().numpy(),
+                               models[0].weight.detach().numpy(), rtol=1e-6)
+    for bad in (-1, 3):
+        for fn in (eager, compiled):
+            with pytest.raises(IndexError, match=rf"multi_margin_loss: target class {bad} is "
+                                                 r"out of range for 3 classes"):
+                fn(x, ember.tensor([0, 1, bad, 0, 1, 2]))

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ember.autograd.grad_mode import no_grad
 from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.ops.convert import cast
+from ember.ops.indexing import first_out_of_range
+from ember.ops.norms import vector_norm
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
-from ember.tensor import Tensor, _wrap
+from ember.ops.select import where
+from ember.tensor import Tensor
 
 __all__: list[str] = []
 
@@ -35,6 +37,14 @@ class Embedding(Primitive):
     name = "embedding"
 
     def forward(self, xp, weight, indices, *, padding_idx, scale_grad_by_freq):
+        n = weight.shape[0]
+        bad = first_out_of_range(indices, n)  # here, so that compiled code checks too
+        if bad is not None:
+            raise IndexOutOfRange(f"embedding: index {bad} is out of range for {n} embeddings "
+                                  f"(weight shape {weight.shape}); expected indices in "
+                                  f"[0, {n - 1}]. Hint: num_embeddings must exceed the "
+                                  "largest index (the vocabulary size, with any padding or "
+                                  "unknown-token ids)")
         return xp.take(weight, indices, axis=0)
 
     def infer(self, weight, indices, *, padding_idx, scale_grad_by_freq):
@@ -90,23 +100,24 @@ class EmbeddingBackward(Primitive):
         pad = p["padding_idx"]
         if pad is None:
             return rows, None
-        keep = indices.device.xp.asarray(indices._data != pad, dtype=gg.dtype.np)[..., None]
-        return rows * _wrap(keep, indices.device), None
+        return rows * cast(indices != pad, gg.dtype).unsqueeze(-1), None
 
     def jvp(self, ctx, dgrad, dindices):
         return apply(EmbeddingBackward, dgrad, ctx.inputs[1], **ctx.params)
 
 
 def _renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
-    """Rescales, in place, the referenced rows whose ``norm_type``-norm exceeds ``max_norm``."""
-    xp = weight.device.xp
+    """Rescales, in place, the referenced rows whose ``norm_type``-norm exceeds ``max_norm``.
+
+    Ember ops under no_grad, not NumPy on the arrays: so a compiled function renormalises at
+    every call (the write is a state update of the weight). A repeated index writes its row
+    twice, with the same value."""
     with no_grad():
-        rows = xp.unique(indices._data.reshape(-1))
-        w = weight._data
-        norms = xp.linalg.norm(w[rows].astype(np.float64), ord=norm_type, axis=1)
-        scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-        w[rows] = (w[rows] * scale[:, None]).astype(w.dtype)
-        weight._vc.value += 1
+        idx = indices.reshape((-1,))
+        rows = apply(Embedding, weight, idx, padding_idx=None, scale_grad_by_freq=False)
+        norms = vector_norm(rows, norm_type, dim=1, keepdim=True)
+        scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight[idx] = rows * scale  # eagerly a write into the rows; traced, an index_put
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
@@ -137,12 +148,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             raise IndexOutOfRange(f"embedding: padding_idx {padding_idx} must be within "
                                   f"num_embeddings ({n})")
         padding_idx = int(padding_idx) % n
-    idx = input._data
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
-        bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
-        raise IndexOutOfRange(f"embedding: index {bad} is out of range for {n} embeddings "
-                              f"(weight shape {tuple(weight.shape)}); expected indices in "
-                              f"[0, {n - 1}]")
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
     return apply(Embedding, weight, input, padding_idx=padding_idx,

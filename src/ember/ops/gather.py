@@ -1,5 +1,6 @@
 """Indexing along one dimension: gather/scatter (and scatter_add), index_select, index_add,
-index_fill, index_copy, take, take_along_dim and one_hot.
+index_fill, index_copy, take, take_along_dim and one_hot; and ``class_index``, the class
+targets of losses and one_hot, checked where the op runs (so compiled code checks too).
 
 All are the ``index`` and ``index_put`` primitives of ``indexing.py``: along ``dim`` the user's
 index tensor, and on every other dimension an ``arange`` column broadcasting against it, so
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ember import dtypes
-from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.errors import DTypeError, EmberError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.creation import scalar_tensor, zeros
 from ember.ops.indexing import (
@@ -23,9 +26,10 @@ from ember.ops.indexing import (
     as_values,
     check_index_range,
     check_integer,
+    first_out_of_range,
 )
 from ember.ops.inplace import bind_inplace
-from ember.ops.primitive import DISPATCH, apply
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, spec
 from ember.ops.reduce import normalize_dim
 from ember.ops.shape import Reshape, reshape
 from ember.tensor import Tensor, _wrap, method
@@ -291,9 +295,57 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return gather(expand(input, tuple(x_shape)), dim, expand(indices, tuple(i_shape)))
 
 
+@primitive
+class ClassIndex(Primitive):
+    """Class indices as int64, checked against ``[0, classes)`` where the op runs (eagerly
+    and in compiled code alike: NumPy would wrap a negative index silently), with entries
+    equal to ``ignore_index`` (None: none) replaced by 0, so that they can be gathered at."""
+
+    name = "class_index"
+    differentiable = False
+    allocates = True
+
+    def forward(self, xp, target, *, op, what, classes, ignore_index):
+        out = target if ignore_index is None else xp.where(target == ignore_index, 0, target)
+        out = out.astype(np.int64, copy=ignore_index is None)
+        bad = first_out_of_range(out, classes)
+        if bad is not None:
+            skip = "" if ignore_index is None else f" or ignore_index={ignore_index}"
+            raise IndexOutOfRange(
+                f"{op}: {what} {bad} is out of range for {classes} classes; expected values in "
+                f"[0, {classes - 1}]{skip}. Hint: class indices count from 0 (shift 1-based "
+                f"labels down by one){skip and '; targets to skip must equal ignore_index'}")
+        return out
+
+    def infer(self, target, *, op, what, classes, ignore_index):
+        if target.dtype.category != dtypes.INT:
+            raise DTypeError(f"{op}: class indices must be integers, got {target.dtype.name}")
+        return TensorSpec(target.shape, dtypes.int64)
+
+
+def class_indices(target: Tensor, classes: int, op: str, what: str = "target class",
+                  ignore_index: int | None = None) -> Tensor:
+    """``target`` as int64 class indices, each checked to lie in ``[0, classes)`` unless it
+    equals ``ignore_index`` (then it reads 0)."""
+    return apply(ClassIndex, target, op=op, what=what, classes=classes,
+                 ignore_index=ignore_index)
+
+
+def _class_count(tensor: Tensor) -> int:
+    """``tensor.max() + 1``: a size read from the data, which a transform may not give."""
+    top = tensor.max()
+    try:
+        return int(top.item()) + 1
+    except EmberError:  # jit tracing or vmap: Python cannot see the value of this call
+        raise OpError(f"one_hot: the output size depends on the data of {spec(tensor)} "
+                      "(num_classes=-1 takes its max + 1), so it has no shape rule in a "
+                      "compiled or vmapped function. Hint: pass num_classes, e.g. "
+                      "F.one_hot(y, num_classes=10)") from None
+
+
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 one-hot codes: ``out[..., c] = 1`` where ``tensor == c``; ``num_classes=-1``
-    takes ``tensor.max() + 1``.
+    takes ``tensor.max() + 1`` (which a compiled function cannot: pass ``num_classes``).
 
     Example:
         >>> ember.one_hot(ember.tensor([0, 2]), 3)
@@ -303,20 +355,15 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if tensor.dtype is not dtypes.int64:
         raise DTypeError(f"one_hot: only applicable to index tensors of dtype int64, got "
                          f"{tensor.dtype.name}")
-    data = tensor._data
     if num_classes == -1:
-        if data.size == 0:
+        if tensor.numel() == 0:
             raise ShapeError("one_hot: cannot infer the number of classes from an empty "
                              "tensor; pass num_classes")
-        num_classes = int(data.max()) + 1
-    if data.size and int(data.min()) < 0:
-        raise IndexOutOfRange("one_hot: class values must be non-negative")
-    if data.size and int(data.max()) >= num_classes:
-        raise IndexOutOfRange(f"one_hot: class values must be smaller than num_classes "
-                              f"({num_classes}), got {int(data.max())}")
+        num_classes = _class_count(tensor)
+    checked = class_indices(tensor, num_classes, "one_hot", what="class value")
     shape = tuple(tensor.shape) + (num_classes,)
     out = zeros(shape, dtype=dtypes.int64, device=tensor.device)
-    index = apply(Slice, tensor, index=(FULL,) * tensor.ndim + (None,))
+    index = apply(Slice, checked, index=(FULL,) * tensor.ndim + (None,))
     return apply(IndexPut, out, scalar_tensor(1, dtypes.int64, tensor.device),
                  *_grid(index.shape, tensor.ndim, index), basic=(),
                  dims=tuple(range(len(shape))), mode="set")

@@ -34,6 +34,18 @@ def _out_of_range(op: str, index: int, dim: int, size: int) -> IndexOutOfRange:
                            f"size {size}")
 
 
+def first_out_of_range(a: Any, size: int) -> int | None:
+    """The first entry of the integer array ``a`` outside ``[0, size)``, or None when all lie
+    in it. For a primitive's ``forward``, so that eager and compiled code check alike; one
+    ``max`` over ``a`` read as unsigned, where negative entries are huge."""
+    if a.size == 0:
+        return None
+    unsigned = a.view(f"u{a.itemsize}") if a.dtype.kind == "i" else a
+    if int(unsigned.max()) < size:
+        return None
+    return int(a[(a < 0) | (a >= size)].reshape(-1)[0])
+
+
 def check_index_range(idx: Tensor, size: int, dim: int, op: str, negative: bool) -> None:
     """Raises IndexOutOfRange unless every entry of ``idx`` lies in ``[0, size)`` (or in
     ``[-size, size)`` when ``negative``); NumPy would wrap negative entries silently."""

@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ember import dtypes
-from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.errors import DTypeError, ShapeError
 from ember.ops.activations import logsigmoid
 from ember.ops.convert import cast
+from ember.ops.gather import class_indices
 from ember.ops.select import where
 from ember.ops.softmax import log_softmax
 from ember.tensor import Tensor, _wrap
@@ -77,17 +77,10 @@ class _Targets:
         if weight is not None and tuple(weight.shape) != (c,):
             raise ShapeError(f"{op}: weight has shape {tuple(weight.shape)} but there are {c} "
                              f"classes; expected ({c},)")
-        t = target._data
-        valid = t != ignore_index
-        bad = valid & ((t < 0) | (t >= c))
-        if bad.any():
-            cls = int(t[bad].reshape(-1)[0])
-            raise IndexOutOfRange(f"{op}: target class {cls} is out of range for {c} classes "
-                                  f"(input shape {tuple(input.shape)}); expected targets in "
-                                  f"[0, {c - 1}] or ignore_index={ignore_index}")
-        # as ops on the target tensor (not its array), so transforms such as vmap see them
+        # as ops on the target tensor (not its array), so that transforms (vmap, jit) see
+        # them; the class_index primitive checks the range where it runs
         valid_t = target != ignore_index
-        self.safe = cast(where(valid_t, target, 0), dtypes.int64)
+        self.safe = class_indices(target, c, op, ignore_index=ignore_index)
         self.valid = cast(valid_t, input.dtype)
         self.weights = self.valid if weight is None else \
             weight.detach()[self.safe] * self.valid

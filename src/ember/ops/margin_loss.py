@@ -1,14 +1,17 @@
 """Margin, ranking and embedding losses under ``torch.nn.functional``'s names:
 margin_ranking_loss, hinge_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss,
 multi_margin_loss, cosine_embedding_loss and triplet_margin_loss. All are composites of
-elementwise ops, reductions and ``gather``; targets are constants."""
+elementwise ops, reductions and ``gather``; no gradient flows to targets."""
 
 from __future__ import annotations
 
 from ember.errors import DTypeError, ShapeError
 from ember.ops.activations import logsigmoid
+from ember.ops.convert import cast
+from ember.ops.creation import arange
 from ember.ops.distance import pairwise_distance
-from ember.ops.loss import _check_float, _constant, _reduce, _reduction
+from ember.ops.gather import class_indices
+from ember.ops.loss import _check_float, _reduce, _reduction
 from ember.ops.select import minimum, where
 from ember.tensor import Tensor
 
@@ -95,24 +98,19 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise DTypeError(f"{op}: targets must be class indices, got {target.dtype.name}")
     x = input if input.ndim == 2 else input.reshape((1, input.shape[-1]))
     n, c = x.shape
-    t = target._data.reshape(-1)
-    if t.shape[0] != n or input.ndim not in (1, 2):
+    if target.numel() != n or input.ndim not in (1, 2):
         raise ShapeError(f"{op}: input of shape {tuple(input.shape)} needs a target of "
                          f"shape {(n,) if input.ndim == 2 else ()}, got "
                          f"{tuple(target.shape)}")
-    if t.size and (t.min() < 0 or t.max() >= c):
-        raise IndexError(f"{op}: target class {int(t.max() if t.max() >= c else t.min())} "
-                         f"is out of range for {c} classes")
-    xp = input.device.xp
-    picked = x.gather(1, _constant(t[:, None], input))
-    terms = (margin - picked + x).clamp(min=0)
+    t = class_indices(target.reshape((n, 1)), c, op)  # (n, 1), checked where it runs
+    terms = (margin - x.gather(1, t) + x).clamp(min=0)
     if p == 2:
         terms = terms * terms
-    others = xp.arange(c) != t[:, None]  # the target class itself does not count
-    scale = others.astype(input.dtype.np) / c
+    others = arange(c, device=input.device) != t  # the target class itself does not count
+    scale = cast(others, input.dtype) / c
     if weight is not None:
-        scale = scale * weight.detach()._data[t][:, None]
-    loss = (terms * _constant(scale, input)).sum(1)
+        scale = scale * weight.detach()[t]
+    loss = (terms * scale).sum(1)
     return _reduce(loss if input.ndim == 2 else loss.reshape(()), reduction)
 
 
