@@ -156,3 +156,49 @@ def test_small_network_training_step_matches_torch():
     assert list(e.state_dict()) == list(t.state_dict())
     e.load_state_dict({k: v.numpy().copy() for k, v in t.state_dict().items()})
     compare(t, e, (4, 1, 6, 6))
+
+
+def _bn_training(compiled, dtype=np.float32):
+    """Five SGD steps of a model with ``BatchNorm1d(momentum=None)`` (cumulative average):
+    the losses and the batch norm's state after them."""
+    ember.manual_seed(0)
+    edtype = ember.float64 if dtype == np.float64 else ember.float32
+    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8, momentum=None),
+                          nn.Linear(8, 2)).to(edtype)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    if compiled:
+        step = ember.jit.compile(step)
+    rng = np.random.default_rng(1)
+    losses = [step(ember.tensor(rng.standard_normal((6, 4)).astype(dtype) + i),
+                   ember.tensor(rng.standard_normal((6, 2)).astype(dtype))).item()
+              for i in range(5)]
+    return losses, {k: v.numpy().copy() for k, v in model[1].state_dict().items()}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batchnorm_cumulative_average_compiled_matches_eager(dtype):
+    (eager, e_state), (jit, j_state) = _bn_training(False, dtype), _bn_training(True, dtype)
+    np.testing.assert_allclose(jit, eager, rtol=1e-5)
+    assert j_state["num_batches_tracked"] == e_state["num_batches_tracked"] == 5
+    for key in ("running_mean", "running_var"):
+        np.testing.assert_allclose(j_state[key], e_state[key], rtol=1e-5, atol=1e-6)
+
+
+def test_batchnorm_cumulative_average_matches_torch_over_many_batches():
+    t, e = pair(torch.nn.BatchNorm2d, nn.BatchNorm2d, 3, momentum=None)
+    rng = np.random.default_rng(0)
+    for i in range(6):
+        x = rng.standard_normal((4, 3, 2, 2)) * (i + 1) + i
+        t(torch.tensor(x))
+        e(ember.tensor(x))
+    for key, value in t.state_dict().items():
+        np.testing.assert_allclose(e.state_dict()[key].numpy(), value.numpy(), rtol=1e-12,
+                                   err_msg=key)

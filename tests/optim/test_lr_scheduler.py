@@ -121,6 +121,86 @@ def test_state_dict_round_trip(key, opt):
     step_both(es2, ts, eo2, to, 20)
 
 
+def _train_with(key, compiled, calls=12):
+    """A training step that steps the scheduler ``SCHEDULES[key]`` after the optimizer, run
+    ``calls`` times: each call's loss, lrs, ``get_last_lr()`` and momenta, and the weights."""
+    ember.manual_seed(0)
+    a, b = ember.nn.Linear(3, 2), ember.nn.Linear(2, 1)
+    opt = ember.optim.SGD([{"params": a.parameters()}, {"params": b.parameters(), "lr": 0.01}],
+                          lr=0.1, momentum=0.9)
+    sched = SCHEDULES[key](ELR, opt)
+
+    def step(x):
+        loss = b(a(x)).pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        sched.step()
+        return loss
+
+    if compiled:
+        step = ember.jit.compile(step)
+    x = ember.ones(4, 3)
+    seen = []
+    for _ in range(calls):
+        loss = step(x).item()
+        seen.append((loss, [g["lr"] for g in opt.param_groups], sched.get_last_lr(),
+                     momenta(opt)))
+    return seen, [p.detach().numpy().copy() for p in (*a.parameters(), *b.parameters())]
+
+
+@pytest.mark.parametrize("key", list(SCHEDULES))
+def test_stepping_inside_a_compiled_step_matches_eager(key):
+    (eager, e_weights), (jit, j_weights) = _train_with(key, False), _train_with(key, True)
+    for i, ((e_loss, *e_rest), (j_loss, *j_rest)) in enumerate(zip(eager, jit, strict=True)):
+        assert j_rest == e_rest, f"call {i}: (lrs, get_last_lr, momenta)"
+        assert j_loss == pytest.approx(e_loss, rel=1e-5), f"call {i}: loss"
+    for e, j in zip(e_weights, j_weights, strict=True):
+        np.testing.assert_allclose(j, e, rtol=1e-5, atol=1e-7)
+
+
+class Halving(ELR.LRScheduler):
+    """A user's scheduler that overrides step() (with its own counter)."""
+
+    def __init__(self, optimizer):
+        self.halvings = 0
+        super().__init__(optimizer)
+
+    def get_lr(self):
+        return [0.5 * lr for lr in self._group_lrs()]
+
+    def step(self):
+        if self.last_epoch >= 0:
+            self.halvings += 1
+        super().step()
+
+
+@pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step\\(\\)` before")
+def test_a_users_step_override_is_stepped_on_every_compiled_call():
+    eo, _ = make_opts()
+    sched = Halving(eo)
+    step = ember.jit.compile(lambda x: (x * 2, sched.step())[0])
+    for _ in range(4):
+        step(ember.ones(2))
+    assert sched.halvings == 4 and sched.last_epoch == 4
+    assert sched.get_last_lr() == [g["lr"] for g in eo.param_groups] == [0.1 / 32, 0.01 / 32]
+
+
+def test_plateau_inside_a_compiled_step_is_refused():
+    eo, _ = make_opts()
+    sched = ELR.ReduceLROnPlateau(eo)
+
+    @ember.jit.compile
+    def step(x):
+        loss = (x * 2).sum()
+        sched.step(loss)
+        return loss
+
+    with pytest.raises(ember.jit.TraceError, match=r"ReduceLROnPlateau.step\(...\) with an "
+                                                   "argument"):
+        step(ember.ones(2))
+    assert sched.last_epoch == 0  # (the failed trace is rolled back)
+
 def test_lambda_object_state_is_saved():
     eo, _ = make_opts()
     warm = Warm()

@@ -90,8 +90,12 @@ class _BatchNorm(_NormBase):
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             with ember.no_grad():
                 self.num_batches_tracked.add_(1)
-            if self.momentum is None:  # cumulative moving average
-                factor = 1.0 / float(self.num_batches_tracked.item())
+            if self.momentum is None:  # cumulative moving average, with ops (so that a
+                # compiled step computes 1 / count on every call, as eager does)
+                count = self.num_batches_tracked.to(
+                    ember.float64 if getattr(self.running_mean, "dtype", None) is ember.float64
+                    else ember.float32)
+                factor = 1.0 / count
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         keep = not self.training or self.track_running_stats
         return F.batch_norm(input, self.running_mean if keep else None,

@@ -7,8 +7,9 @@ a closed form used when ``step(epoch)`` is given an explicit epoch.
 
 from __future__ import annotations
 
+import functools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember.optim.optimizer import OPTIMIZER_TRACE, Optimizer, traced
@@ -42,6 +43,11 @@ class LRScheduler:
         >>> round(sched.get_last_lr()[0], 6), sched.last_epoch
         (0.0001, 100)
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:  # (an override is an effect inside a compiled function too)
+            cls.step = _effect_in_trace(cls.__dict__["step"])
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -106,6 +112,21 @@ class LRScheduler:
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restores a state from :meth:`state_dict`."""
         self.__dict__.update(state_dict)
+
+
+def _effect_in_trace(step: Callable) -> Callable:
+    """Wraps a subclass's ``step``: inside ``ember.jit.compile`` the whole call (the
+    counters it advances, the lrs it sets, ``get_last_lr()``) is one effect, run again on every
+    call; its arguments (an epoch, a metric) would be frozen, so the tracer refuses them."""
+
+    @functools.wraps(step)
+    def wrapper(self: LRScheduler, *args: Any, **kwargs: Any) -> Any:
+        if OPTIMIZER_TRACE.tracer is not None:
+            return traced("scheduler_step", self, lambda: wrapper(self, *args, **kwargs),
+                          *args, *kwargs.values())
+        return step(self, *args, **kwargs)
+
+    return wrapper
 
 
 def per_group(name: str, optimizer: Optimizer, value: Any) -> list[Any]:

@@ -7,7 +7,7 @@ import warnings
 from typing import Any, Literal
 
 from ember.optim.lr_scheduler.base import EPOCH_DEPRECATION_WARNING, LRScheduler, per_group
-from ember.optim.optimizer import OPTIMIZER_TRACE, Optimizer, traced
+from ember.optim.optimizer import Optimizer
 
 __all__ = ["ReduceLROnPlateau"]
 
@@ -61,13 +61,11 @@ class ReduceLROnPlateau(LRScheduler):
 
     def step(self, metrics: Any, epoch: int | None = None) -> None:  # type: ignore[override]
         """Records this epoch's metric (a number or a one-element tensor)."""
-        if OPTIMIZER_TRACE.tracer is not None:  # inside ember.jit.compile
-            return traced("scheduler_step", self, lambda: self.step(metrics, epoch), metrics)
         current = float(metrics)
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=3)  # (wrapped)
         self.last_epoch = epoch
         if self.is_better(current, self.best):
             self.best = current
