@@ -181,6 +181,28 @@ def test_views_share_the_version_counter():
     assert v._vc is x._vc or v._version == x._version
 
 
+def test_each_thread_has_its_own_grad_mode():
+    import threading
+
+    seen = []
+
+    def worker():
+        seen.append(ember.is_grad_enabled())  # a new thread records, whatever started it
+        for _ in range(200):
+            with ember.no_grad():
+                assert not ember.is_grad_enabled()
+        seen.append(ember.is_grad_enabled())
+
+    with ember.no_grad():
+        threads = [threading.Thread(target=worker) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not ember.is_grad_enabled()  # this thread's block, untouched by theirs
+    assert ember.is_grad_enabled() and seen == [True] * 8
+
+
 def test_grad_modes():
     x = f64([1.0])
     with ember.no_grad():

@@ -1062,3 +1062,47 @@ def test_modules_reached_through_keywords_partials_and_callable_objects():
         model.eval()  # dropout off: the compiled call must see it
         with ember.no_grad():
             np.testing.assert_array_equal(fast(x).numpy(), model(x).numpy())
+
+
+def test_a_parameter_written_in_place_before_the_optimizer_step_is_what_the_step_updates():
+    def build():
+        ember.manual_seed(0)
+        model = ember.nn.Linear(3, 2)
+        opt = ember.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x):
+            with ember.no_grad():
+                model.weight.mul_(0.5)  # as a max_norm renorm does: the step must see it
+            loss = model(x).square().sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        return step, model
+
+    (eager, me), (compiled, mc) = build(), build()
+    compiled = jit.compile(compiled)
+    for seed in range(3):
+        x = ember.randn(4, 3, generator=ember.Generator().manual_seed(seed))
+        np.testing.assert_allclose(compiled(x).item(), eager(x).item(), rtol=1e-6)
+        np.testing.assert_allclose(mc.weight.detach().numpy(), me.weight.detach().numpy(),
+                                   rtol=1e-6)
+
+
+def test_a_tensor_rebound_to_a_new_shape_on_every_call_is_traced_each_time():
+    class Growing(ember.nn.Module):  # a cache that grows by a row per call
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("seen", ember.zeros(0, 2))
+
+        def forward(self, x):
+            self.seen = ember.cat([self.seen, x])
+            return self.seen.sum(0)
+
+    eager, model = Growing(), Growing()
+    fast = jit.compile(model)
+    with ember.no_grad(), pytest.warns(UserWarning):  # (compiled again and again: it says so)
+        for i in range(10):
+            x = ember.full((1, 2), float(i + 1))
+            np.testing.assert_array_equal(fast(x).numpy(), eager(x).numpy())
+    assert model.seen.shape == (10, 2)

@@ -1,18 +1,20 @@
 """Grad modes: whether ops record the tape.
 
 ``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode`` work as context
-managers and as decorators, as in PyTorch. The flag lives in one slot the eager path reads.
+managers and as decorators, as in PyTorch; each thread has its own mode.
 """
 
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
 
-class _GradState:
-    __slots__ = ("enabled", "inference")
+class _GradState(threading.local):
+    """The flags, one pair per thread (as PyTorch's): a thread starts recording, whatever
+    mode the thread that started it is in."""
 
     def __init__(self) -> None:
         self.enabled = True

@@ -285,7 +285,10 @@ class CompiledFunction:
         changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
         for k in changed:
             self.traced_changes[k] = self.traced_changes.get(k, 0) + 1
-        repeated = {k for k in changed if self.traced_changes[k] > 1}
+        # (a tensor rebound on every call, a growing cache, stays in the key: its graph would
+        # read the tensor the trace saw, so each call traces)
+        repeated = {k for k in changed if self.traced_changes[k] > 1 and
+                    "tensor" not in (_kind(old.get(k)), _kind(new.get(k)))}
         if not repeated:
             return before
         self.side_effects |= repeated
@@ -329,6 +332,11 @@ class CompiledFunction:
             raise RuntimeError(f"ember.jit: {self.name} has not been called yet, so nothing is "
                                "compiled; call it once with example inputs first")
         return self.last
+
+
+def _kind(entry: Any) -> Any:
+    """The kind of a layout entry (``"tensor"``, ``"object"``, …), None for a plain value."""
+    return entry[0] if isinstance(entry, tuple) and entry else None
 
 
 _KEEP_REASONS = 1000  # explain() keeps the most recent ones

@@ -85,6 +85,10 @@ class Tracer:
         self.view_root: dict[Var, Var] = {}  # a view's variable -> the variable it views
         self.views: dict[Var, list[Var]] = {}
         self.stale: set[Var] = set()  # views whose base was written in place after them
+        # each reached module's buffers when tracing starts (one the function rebinds is
+        # written back: see rebound_buffers)
+        self.buffers = [(m, name, t) for m in found.modules for name, t in m._buffers.items()
+                        if isinstance(t, Tensor)]
 
     # -- variables ------------------------------------------------------------------------
     def new_var(self, array: Any, kind: str) -> Var:
@@ -303,6 +307,9 @@ class Tracer:
         self.binds_grads = True
 
         def step(*arrays: Any) -> list:
+            for p, a in zip(params, arrays):
+                if p._data is not a:  # an in-place op before the step (a max_norm renorm)
+                    p._data[...] = a  # made the value a new array: the step updates it
             _bind_grads(params, arrays[len(params):])
             run()
             return [p._data for p in params] + [p.grad._data for p in params]
@@ -383,6 +390,7 @@ class Tracer:
         the final ``.grad`` of every parameter and argument whose gradient changed."""
         g = self.graph
         g.outputs = [self.var_of(t) if isinstance(t, Tensor) else None for t in outputs]
+        self.rebound_buffers()
         for ref in list(g.state):
             t = ref.tensor
             if ref.grad:
@@ -402,6 +410,23 @@ class Tracer:
                 g.arg_grads.append((i, None if t.grad is None else self.var_of(t.grad)))
         return g
 
+    def rebound_buffers(self) -> None:
+        """A registered buffer the function rebound to a new tensor of the same shape, dtype
+        and device (``self.running = 0.9 * self.running + 0.1 * m``) is a state write, as an
+        in-place one is: the module gets its buffer back, holding the new value, and each call
+        writes the value into it. (A buffer rebound to another shape is a new layout: the
+        next call traces again.)"""
+        for module, name, old in self.buffers:
+            new = module._buffers.get(name)
+            if new is old or not _fits(new, old):
+                continue
+            self.var_of(old)  # (state, read at every call, if the function never read it)
+            var = self.var_of(new)
+            old._data[...] = new._data  # (what this call leaves, as the compiled calls will)
+            old._vc.value += 1
+            self.rebind(old._data, var)
+            module._buffers[name] = old
+
 
 def _check_infer(prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var]) -> None:
     """The graph's shapes and dtypes are what the primitive's ``infer`` rule says (what memory
@@ -413,6 +438,14 @@ def _check_infer(prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var
             raise OpError(f"{prim.name}: the infer rule gives output {i} as {sp}, the kernel "
                           f"made {var.shape} {var.dtype.name}: a bug in this primitive's "
                           "rules; please report it")
+
+
+def _fits(new: Any, old: Tensor) -> bool:
+    """Whether ``new`` can be written into the memory of ``old``: a tensor of its shape,
+    dtype and device, ``old`` neither a view nor read-only."""
+    return isinstance(new, Tensor) and new.shape == old.shape and new.dtype is old.dtype and \
+        new._device == old._device and old._view is None and \
+        getattr(old._data.flags, "writeable", True)
 
 
 def _with_grads(opt: Any) -> list[Tensor]:
