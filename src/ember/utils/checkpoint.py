@@ -18,6 +18,7 @@ from ember.autograd.grad_mode import GRAD, enable_grad
 from ember.autograd.graph import saved_tensors_hooks
 from ember.errors import GradError
 from ember.ops.random import get_rng_state, set_rng_state
+from ember.optim.optimizer import OPTIMIZER_TRACE
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
@@ -83,7 +84,8 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool = F
     are recomputed in backward (with the RNG state replayed when ``preserve_rng_state``).
 
     ``use_reentrant=True`` is accepted for PyTorch compatibility and runs the same
-    (non-reentrant) mechanism, which gives the same gradients.
+    (non-reentrant) mechanism, which gives the same gradients. Inside a function compiled by
+    ``ember.jit.compile`` the function simply runs: the static graph keeps its activations.
 
     Example:
         >>> from ember.utils.checkpoint import checkpoint
@@ -93,7 +95,9 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool = F
         >>> x.grad.shape
         (4, 8)
     """
-    if not GRAD.enabled:
+    if not GRAD.enabled or OPTIMIZER_TRACE.tracer is not None:
+        # (inside ember.jit.compile the graph keeps what backward reads, its buffers planned:
+        # a recompute there would replay the trace's RNG state at every call)
         return function(*args, **kwargs)
     frame = _Frame(function, args, kwargs, get_rng_state() if preserve_rng_state else None)
     with saved_tensors_hooks(frame.pack, frame.unpack):
