@@ -422,3 +422,26 @@ def test_one_hot_without_num_classes_under_jit_or_vmap_asks_for_it():
     # a constant's classes are known while tracing: fine
     const = ember.jit.compile(lambda x: x * ember.one_hot(ember.tensor([0, 2])))
     assert const(ember.ones(2, 3)).tolist() == [[1, 0, 0], [0, 0, 1]]
+
+
+@pytest.mark.parametrize("op", [
+    lambda x, i: x.gather(0, i),
+    lambda x, i: x.index_select(0, i),
+    lambda x, i: ember.take(x, i),
+    lambda x, i: x[i],
+])
+def test_compiled_index_ops_check_each_calls_indices(op):
+    x = ember.arange(4.0)
+    fast = ember.jit.compile(op)
+    fast(x, ember.tensor([0, 3]))  # traced with valid indices
+    np.testing.assert_array_equal(fast(x, ember.tensor([1, 2])).numpy(), [1.0, 2.0])
+    with pytest.raises(IndexOutOfRange, match="out of bounds"):
+        fast(x, ember.tensor([1, 4]))
+    negative = ember.tensor([0, -1])  # take and x[i] count from the end; the others refuse
+    try:
+        expected = op(x, negative).numpy()
+    except IndexOutOfRange:
+        with pytest.raises(IndexOutOfRange):
+            fast(x, negative)
+    else:
+        np.testing.assert_array_equal(fast(x, negative).numpy(), expected)

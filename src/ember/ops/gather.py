@@ -54,7 +54,7 @@ def _grid(shape: tuple, dim: int, index: Tensor) -> tuple:
 
 
 def _check_gather(op: str, input: Tensor, dim: int, index: Tensor, src: Tensor | None = None
-                  ) -> int:
+                  ) -> tuple[int, Tensor]:
     check_integer(index, op)
     if index.ndim != input.ndim and max(index.ndim, input.ndim) > 1:
         raise ShapeError(f"{op}: index {tuple(index.shape)} must have the same number of "
@@ -68,8 +68,8 @@ def _check_gather(op: str, input: Tensor, dim: int, index: Tensor, src: Tensor |
         if src is not None and src.ndim and s > src.shape[d]:
             raise ShapeError(f"{op}: index {tuple(index.shape)} is larger than src "
                              f"{tuple(src.shape)} at dimension {d}")
-    check_index_range(index, input.shape[dim] if input.ndim else 1, dim, op, negative=False)
-    return dim
+    return dim, check_index_range(index, input.shape[dim] if input.ndim else 1, dim, op,
+                                  negative=False)
 
 
 def _as_1d(x: Tensor) -> Tensor:
@@ -86,7 +86,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
         tensor([[2],
                 [3]])
     """
-    dim = _check_gather("gather", input, dim, index)
+    dim, index = _check_gather("gather", input, dim, index)
     if input.ndim == 0 or index.ndim == 0:
         out = gather(_as_1d(input), 0, _as_1d(index))
         return apply(Slice, out, index=(0,)) if index.ndim == 0 else out
@@ -117,7 +117,7 @@ def _flat_positions(shape: tuple, dim: int, index: Tensor) -> Tensor:
 
 def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src: Any, mode: str) -> Tensor:
     src_t = src if isinstance(src, Tensor) else None
-    dim = _check_gather(op, input, dim, index, src_t)
+    dim, index = _check_gather(op, input, dim, index, src_t)
     if src_t is not None and src_t.dtype is not input.dtype:
         raise DTypeError(f"{op}: src ({src_t.dtype.name}) must have the dtype of input "
                          f"({input.dtype.name}); convert it with .to()")
@@ -176,8 +176,8 @@ def _vector_index(op: str, input: Tensor, dim: int, index: Tensor) -> tuple[int,
         raise ShapeError(f"{op}: index must be a vector (0-d or 1-d), got shape "
                          f"{tuple(index.shape)}")
     dim = normalize_dim(dim, input.ndim, op)
-    check_index_range(index, input.shape[dim] if input.ndim else 1, dim, op, negative=False)
-    return dim, _as_1d(index)
+    size = input.shape[dim] if input.ndim else 1
+    return dim, _as_1d(check_index_range(index, size, dim, op, negative=False))
 
 
 @method()
@@ -267,7 +267,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
         tensor([1, 4])
     """
     check_integer(index, "take")
-    check_index_range(index, input.numel(), 0, "take", negative=True)
+    index = check_index_range(index, input.numel(), 0, "take", negative=True)
     return apply(Index, reshape(input, (-1,)), index, dims=(0,))
 
 

@@ -46,17 +46,37 @@ def first_out_of_range(a: Any, size: int) -> int | None:
     return int(a[(a < 0) | (a >= size)].reshape(-1)[0])
 
 
-def check_index_range(idx: Tensor, size: int, dim: int, op: str, negative: bool) -> None:
-    """Raises IndexOutOfRange unless every entry of ``idx`` lies in ``[0, size)`` (or in
-    ``[-size, size)`` when ``negative``); NumPy would wrap negative entries silently."""
-    a = idx._data
-    if a.size == 0:
-        return
-    lo, hi = int(a.min()), int(a.max())
-    if hi >= size:
-        raise _out_of_range(op, hi, dim, size)
-    if lo < (-size if negative else 0):
-        raise _out_of_range(op, lo, dim, size)
+def check_index_range(idx: Tensor, size: int, dim: int, op: str, negative: bool) -> Tensor:
+    """``idx``, every entry checked to lie in ``[0, size)`` (or in ``[-size, size)`` when
+    ``negative``): IndexOutOfRange otherwise, where NumPy would wrap negative entries silently.
+    Eagerly the check runs here; under a transform (a trace, vmap) it is the ``index_check``
+    op, so that compiled code checks each call's indices too."""
+    if DISPATCH.handler is not None:
+        return apply(IndexCheck, idx, size=size, dim=dim, op=op, negative=negative)
+    _check_range(idx._data, size, dim, op, negative)
+    return idx
+
+
+def _check_range(a: Any, size: int, dim: int, op: str, negative: bool) -> None:
+    bad = first_out_of_range(a + size if negative else a, 2 * size if negative else size)
+    if bad is not None:
+        raise _out_of_range(op, bad - size if negative else bad, dim, size)
+
+
+@primitive
+class IndexCheck(Primitive):
+    """An integer index, unchanged, once every entry is checked to lie in ``[0, size)`` (or
+    ``[-size, size)`` with ``negative``) (see :func:`check_index_range`)."""
+
+    name = "index_check"
+    differentiable = False
+
+    def forward(self, xp, idx, *, size, dim, op, negative):
+        _check_range(idx, size, dim, op, negative)
+        return idx
+
+    def infer(self, idx, *, size, dim, op, negative):
+        return idx
 
 
 def check_integer(idx: Tensor, op: str, what: str = "index") -> None:
@@ -353,8 +373,7 @@ def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tupl
             basic.extend([FULL] * k)
             d, o = d + k, o + k
         else:
-            check_index_range(v, shape[d], d, op, negative=True)
-            arrays.append(v)
+            arrays.append(check_index_range(v, shape[d], d, op, negative=True))
             dims.append(o)
             basic.append(FULL)
             d, o = d + 1, o + 1

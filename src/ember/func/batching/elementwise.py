@@ -26,7 +26,7 @@ ELEMENTWISE = (
     # activations
     "relu", "relu_grad", "leaky_relu", "hardtanh", "elu", "softplus", "gelu", "gelu_slope", "silu",
     # conversions
-    "cast", "copy", "class_index",
+    "cast", "copy", "class_index", "index_check",
 )
 
 
