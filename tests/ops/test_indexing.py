@@ -99,7 +99,7 @@ GATHER = [
          [S(arg(3, 2), Const(I([2, 2, 0])), arg(3, 2)),
           S(arg(2, 3, noncontig=True), Const(I([1])), arg(1, 3))]),
     case("index_fill", lambda m, x, i: x.index_fill(1, i, -1.0),
-         [S(arg(3, 4), Const(I([3, 0])))]),
+         [S(arg(3, 4), Const(I([3, 0]))), S(arg(3, 4), Const(I([-1, 0])))]),  # (-1: the last)
     case("index_copy", lambda m, x, i, s: x.index_copy(1, i, s),
          [S(arg(2, 4), Const(I([3, 0])), arg(2, 2))]),
     case("index_put_accumulate", lambda m, x, i, v: x.index_put((i,), v, accumulate=True),

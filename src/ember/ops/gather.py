@@ -169,15 +169,17 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return _scatter("scatter_add", input, dim, index, src, "add")
 
 
-def _vector_index(op: str, input: Tensor, dim: int, index: Tensor) -> tuple[int, Tensor]:
-    """Checks an ``index_*`` op's 1-D index; returns the dim and the index as 1-D."""
+def _vector_index(op: str, input: Tensor, dim: int, index: Tensor, negative: bool = False
+                  ) -> tuple[int, Tensor]:
+    """Checks an ``index_*`` op's 1-D index (``negative``: entries may count from the end);
+    returns the dim and the index as 1-D."""
     check_integer(index, op)
     if index.ndim > 1:
         raise ShapeError(f"{op}: index must be a vector (0-d or 1-d), got shape "
                          f"{tuple(index.shape)}")
     dim = normalize_dim(dim, input.ndim, op)
     size = input.shape[dim] if input.ndim else 1
-    return dim, _as_1d(check_index_range(index, size, dim, op, negative=False))
+    return dim, _as_1d(check_index_range(index, size, dim, op, negative))
 
 
 @method()
@@ -196,7 +198,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Any,
                  mode: str) -> Tensor:
-    dim, index = _vector_index(op, input, dim, index)
+    dim, index = _vector_index(op, input, dim, index, negative=mode == "fill")  # (as torch)
     if mode != "fill" and input.ndim:
         if source.dtype is not input.dtype:
             raise DTypeError(f"{op}: source ({source.dtype.name}) must have the dtype of input "
