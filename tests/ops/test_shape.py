@@ -196,6 +196,8 @@ def test_shape_errors():
         x.permute(0, 0)
     with pytest.raises(ShapeError, match="2 dimensions"):
         x.permute(0)
+    with pytest.raises(ShapeError, match="flip: a dim appears more than once"):
+        x.flip((0, -2))  # (NumPy's flip would reverse twice; PyTorch refuses)
     with pytest.raises(IndexOutOfRange, match="squeeze"):
         x.squeeze(5)
     with pytest.raises(IndexOutOfRange, match="unsqueeze"):

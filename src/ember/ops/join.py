@@ -16,6 +16,7 @@ from ember import dtypes
 from ember.errors import ShapeError
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast, clone
+from ember.ops.dims import normalize_dims
 from ember.ops.indexing import FULL, Slice
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
@@ -172,8 +173,8 @@ def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
         >>> ember.tensor([1, 2, 3]).flip(0)
         tensor([3, 2, 1])
     """
-    dims = {normalize_dim(d, input.ndim, "flip")
-            for d in (dims if isinstance(dims, (tuple, list)) else (dims,))}
+    dims = normalize_dims(tuple(dims) if isinstance(dims, (tuple, list)) else dims,
+                          max(input.ndim, 1), "flip")  # (a dim named twice: an error)
     if not input.ndim:
         return clone(input)
     index = tuple((None, None, -1) if d in dims else FULL for d in range(input.ndim))
