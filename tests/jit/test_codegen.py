@@ -111,3 +111,12 @@ def test_every_pass_keeps_eagers_numbers(off):
         assert "def fused_" not in fn.code
     if "memory" in off:
         assert "out=" not in fn.code.split("def step(")[1]
+
+
+def test_a_constant_output_is_a_new_array_at_every_call():
+    fast = jit.compile(lambda x: (x * 2, ember.tensor([1.0, 2.0]) * 3))  # folded: a constant
+    with ember.no_grad():
+        for _ in range(3):
+            _, c = fast(ember.ones(2))
+            np.testing.assert_array_equal(c.numpy(), [3.0, 6.0])
+            c.mul_(10)  # the caller's own result

@@ -162,7 +162,9 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
     # the return values, then the new values and .grads of written arguments (the caller
     # stores them: the code sees arrays, not the argument tensors)
     ends = [*graph.outputs, *(v for _, v in graph.arg_writes), *(v for _, v in graph.arg_grads)]
-    outs = ", ".join(v.name if v is not None else "None" for v in ends)
+    # (a constant's array is the graph's own: each call hands out a copy the caller may write)
+    outs = ", ".join("None" if v is None else f"xp.array({v.name}, copy=True)"
+                     if v.kind == "const" else v.name for v in ends)
     lines.append(f"    return ({outs}{',' if len(ends) == 1 else ''})")
     kernel_code = "".join(_kernel_source(k, namer) + "\n\n" for k in kernels)
     code = kernel_code + "\n".join(lines) + "\n"
