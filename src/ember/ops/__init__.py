@@ -10,6 +10,7 @@ from ember.ops.arithmetic import *  # noqa: F403
 from ember.ops.attention import *  # noqa: F403
 from ember.ops.broadcast import *  # noqa: F403
 from ember.ops.compare import *  # noqa: F403
+from ember.ops.construct import *  # noqa: F403
 from ember.ops.conv import *  # noqa: F403
 from ember.ops.convert import *  # noqa: F403
 from ember.ops.creation import *  # noqa: F403
@@ -36,18 +37,22 @@ from ember.ops.pool import *  # noqa: F403
 from ember.ops.primitive import PRIMITIVES, Primitive, TensorSpec, apply, primitive
 from ember.ops.random import *  # noqa: F403
 from ember.ops.reduce import *  # noqa: F403
+from ember.ops.search import *  # noqa: F403
 from ember.ops.select import *  # noqa: F403
 from ember.ops.shape import *  # noqa: F403
 from ember.ops.softmax import *  # noqa: F403
 from ember.ops.sort import *  # noqa: F403
+from ember.ops.special import *  # noqa: F403
+from ember.ops.statistics import *  # noqa: F403
 from ember.ops.unary import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
-_FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "conv", "convert",
-             "creation", "diagonal", "distance", "dropout", "embedding", "fill", "gather", "im2col",
-             "indexing", "interpolate", "join", "layer_norm", "linalg", "linear", "loss",
-             "margin_loss", "normalization", "norms", "pad", "pixel_shuffle", "pool", "random",
-             "reduce", "select", "shape", "softmax", "sort", "unary")
+_FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "construct", "conv",
+             "convert", "creation", "diagonal", "distance", "dropout", "embedding", "fill",
+             "gather", "im2col", "indexing", "interpolate", "join", "layer_norm", "linalg",
+             "linear", "loss", "margin_loss", "normalization", "norms", "pad", "pixel_shuffle",
+             "pool", "random", "reduce", "search", "select", "shape", "softmax", "sort",
+             "special", "statistics", "unary")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

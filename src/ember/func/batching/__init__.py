@@ -101,10 +101,14 @@ def missing() -> list[str]:
 
 
 from ember.func.batching import (  # noqa: E402,F401 - the families register their rules
+    construct,
     elementwise,
     indexing,
     nn,
     reduce,
     sampling,
+    search,
+    special,
+    statistics,
     views,
 )

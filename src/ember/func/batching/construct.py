@@ -1,0 +1,22 @@
+"""Batching rules of tensors built from others (ember/ops/construct.py).
+
+Only ``unfold_view`` (``Tensor.unfold``) is a primitive there; the rest are composites whose
+primitives batch by their own rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.func.batching import prim, reshape, rule
+from ember.ops.primitive import apply
+
+FULL = (None, None, None)  # ``:`` in a normalized basic index
+
+
+@rule("unfold_view")
+def _unfold_view(b: int, xs: tuple, bs: tuple, *, dimension: int, size: int, step: int) -> Any:
+    (x,) = xs
+    if x.ndim == 1:  # a logical 0-d input: its one entry, taken ``size`` (0 or 1) times
+        return apply(prim("slice"), reshape(x, (b, 1)), index=(FULL, (0, size, 1)))
+    return apply(prim("unfold_view"), x, dimension=dimension + 1, size=size, step=step)

@@ -1,0 +1,17 @@
+"""Batching rules of special elementwise functions (ember/ops/special.py).
+
+Every primitive there is elementwise with broadcasting, so each takes the shared rule of
+:mod:`ember.func.batching.elementwise` (align the operands' ranks, then broadcast).
+"""
+
+from __future__ import annotations
+
+import ember.ops.special  # noqa: F401 - registers the primitives named below
+from ember.func.batching import rule
+from ember.func.batching.elementwise import elementwise_rule
+
+SPECIAL = ("atan2", "hypot", "xlogy", "copysign", "logaddexp", "logaddexp2", "nextafter",
+           "ldexp", "heaviside", "gcd", "lcm", "logit", "sinc", "erfc", "erfinv")
+
+for _name in SPECIAL:
+    rule(_name)(elementwise_rule(_name))

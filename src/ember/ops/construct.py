@@ -1,0 +1,710 @@
+"""Tensors built from others: tensor_split, diff, kron, cartesian_prod, combinations, trace,
+cross, vander, tril_indices/triu_indices, meshgrid, rot90, block_diag, cdist, renorm and
+Tensor.unfold.
+
+One primitive, ``unfold_view``: ``Tensor.unfold``'s strided window view (it shares memory and
+the version counter with its input, as in PyTorch); its vjp adds each window's gradient back
+into zeros (``index_put``). Everything else is a composite of existing primitives (slices,
+cat, reshape/expand, elementwise ops, sums, matmul, where, ``index``), so gradients, forward
+mode and vmap come from their rules. ``tensor_split`` pieces and ``meshgrid`` outputs are
+views, as in PyTorch; the others are new tensors. ``tril_indices``/``triu_indices`` are
+computed on the device's array namespace; ``combinations`` builds its index table on the host
+and gathers with it (``index``), so its gradient sums over repeats.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.backend import device as to_device
+from ember.errors import DeviceError, DTypeError, ShapeError
+from ember.ops.arithmetic import mul
+from ember.ops.broadcast import broadcast_shapes, expand, sum_to
+from ember.ops.compare import logical_xor, ne
+from ember.ops.convert import cast, clone
+from ember.ops.creation import ones, zeros
+from ember.ops.diagonal import diagonal
+from ember.ops.indexing import FULL, Index, IndexPut, Slice
+from ember.ops.inplace import bind_inplace
+from ember.ops.join import cat, flip, stack
+from ember.ops.linalg import matmul
+from ember.ops.norms import _root, _vector_norm
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.reduce import normalize_dim
+from ember.ops.reduce import sum as _sum
+from ember.ops.scan import cumprod
+from ember.ops.select import clamp, where
+from ember.ops.shape import Permute, reshape, reshape_view, slice_dim, transpose
+from ember.tensor import Tensor, _wrap, method
+
+__all__ = ["tensor_split", "diff", "kron", "cartesian_prod", "combinations", "trace", "cross",
+           "vander", "tril_indices", "triu_indices", "meshgrid", "rot90", "block_diag", "cdist",
+           "renorm"]
+
+
+def _shape(x: Tensor) -> tuple:
+    return tuple(x.shape)
+
+
+def _check_tensor(x: Any, op: str, what: str = "input") -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: {what} must be a Tensor, got {type(x).__name__}. Hint: wrap "
+                        "it with ember.tensor(...)")
+
+
+def _as_int(value: Any, op: str, what: str) -> int:
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{op}: {what} must be an int, got {type(value).__name__}")
+    return operator.index(value)
+
+
+def _tensor_list(tensors: tuple, op: str) -> list:
+    """``f(a, b)`` and ``f([a, b])`` alike; every entry checked to be a Tensor."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for i, t in enumerate(tensors):
+        _check_tensor(t, op, f"tensor {i}")
+    return list(tensors)
+
+
+def _index_tensor(array: Any, dev: Any) -> Tensor:
+    """A host int64 NumPy array as a tensor on ``dev``."""
+    return _wrap(dev.xp.asarray(np.ascontiguousarray(array, dtype=np.int64)), dev)
+
+
+# -- tensor_split ---------------------------------------------------------------------------------
+@method()
+def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0, *,
+                 sections: int | None = None, indices: Sequence[int] | None = None
+                 ) -> tuple[Tensor, ...]:
+    """Views of ``input`` cut along ``dim``: into ``sections`` nearly equal pieces (the first
+    ``size % sections`` one longer), or at the given ``indices`` (NumPy's ``array_split``).
+    A 0-d int64 tensor counts as ``sections``, a 1-d one as ``indices``.
+
+    Example:
+        >>> [p.tolist() for p in ember.arange(7).tensor_split(3)]
+        [[0, 1, 2], [3, 4], [5, 6]]
+        >>> [p.tolist() for p in ember.arange(7).tensor_split([1, 5])]
+        [[0], [1, 2, 3, 4], [5, 6]]
+    """
+    op = "tensor_split"
+    _check_tensor(input, op)
+    given = [v for v in (indices_or_sections, sections, indices) if v is not None]
+    if len(given) != 1:
+        raise TypeError(f"{op}: expected exactly one of indices_or_sections, sections= or "
+                        f"indices=, got {len(given)}")
+    spec = given[0]
+    if input.ndim == 0:
+        raise ShapeError(f"{op}: expected at least a 1-dimensional tensor, but got a tensor "
+                         "with 0 dims. Hint: reshape(1) it first")
+    if isinstance(spec, Tensor):
+        if spec.dtype is not dtypes.int64:
+            raise DTypeError(f"{op}: expected tensor_indices_or_sections to have dtype int64, "
+                             f"but got {spec.dtype.name}")
+        if spec.ndim > 1:
+            raise ShapeError(f"{op}: expected tensor_indices_or_sections to be a 0-d or 1-d "
+                             f"tensor, but got shape {_shape(spec)}")
+        spec = spec.tolist()
+    d = normalize_dim(dim, input.ndim, op)
+    n = input.shape[d]
+    if isinstance(spec, (list, tuple)):
+        if sections is not None:
+            raise TypeError(f"{op}: sections= must be an int, got {type(spec).__name__}")
+        bounds = [_as_int(i, op, "each split index") for i in spec]
+        pieces, prev = [], 0
+        for b in bounds + [None]:
+            start, stop, _ = slice(prev, b).indices(n)
+            pieces.append(slice_dim(input, d, start, max(0, stop - start)))
+            prev = b
+        return tuple(pieces)
+    if indices is not None:
+        raise TypeError(f"{op}: indices= must be a sequence of ints, got "
+                        f"{type(spec).__name__}")
+    count = _as_int(spec, op, "indices_or_sections")
+    if count <= 0:
+        raise ValueError(f"{op}: number of sections must be larger than 0, got {count}")
+    q, r = divmod(n, count)
+    pieces, start = [], 0
+    for i in range(count):
+        length = q + (i < r)
+        pieces.append(slice_dim(input, d, start, length))
+        start += length
+    return tuple(pieces)
+
+
+# -- diff -----------------------------------------------------------------------------------------
+@method()
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference ``out[i] = x[i + 1] - x[i]`` along ``dim``, after
+    ``prepend`` and ``append`` are joined to ``input`` there (bools: ``x[i + 1] != x[i]``).
+
+    Example:
+        >>> ember.tensor([1, 3, 6, 10]).diff()
+        tensor([2, 3, 4])
+        >>> ember.tensor([1.0, 3.0]).diff(prepend=ember.tensor([0.0]))
+        tensor([1., 2.])
+    """
+    op = "diff"
+    _check_tensor(input, op)
+    if input.ndim == 0:
+        raise ShapeError(f"{op}: expects input to be at least one-dimensional, got a 0-d "
+                         "tensor")
+    order = _as_int(n, op, "n")
+    if order < 0:
+        raise ValueError(f"{op}: order must be non-negative but got {order}")
+    d = normalize_dim(dim, input.ndim, op)
+    parts = []
+    for name, extra in (("prepend", prepend), ("append", append)):
+        if extra is None:
+            continue
+        _check_tensor(extra, op, name)
+        if extra.ndim != input.ndim:
+            raise ShapeError(f"{op}: expects {name} to have the same number of dimensions as "
+                             f"input: got shape {_shape(extra)} for input of shape "
+                             f"{_shape(input)}")
+        for i, (a, b) in enumerate(zip(input.shape, extra.shape, strict=True)):
+            if i != d and a != b:
+                raise ShapeError(f"{op}: expects the shape of {name} to match that of input "
+                                 f"except along dimension {d}: input.size({i}) = {a}, but "
+                                 f"{name}.size({i}) = {b}")
+        parts.append((name, extra))
+    x = input
+    if parts:
+        pieces = [e for k, e in parts if k == "prepend"] + [input] + \
+                 [e for k, e in parts if k == "append"]
+        x = cat(pieces, d)
+    order = min(order, x.shape[d])
+    if order == 0:
+        return clone(x)
+    boolean = x.dtype is dtypes.bool_
+    for _ in range(order):
+        length = x.shape[d] - 1
+        later, earlier = slice_dim(x, d, 1, length), slice_dim(x, d, 0, length)
+        x = logical_xor(later, earlier) if boolean else later - earlier
+    return x
+
+
+# -- products -------------------------------------------------------------------------------------
+@method()
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product: ``out[i*m + j] = input[i] * other[j]`` in every dimension (the
+    tensor with fewer dimensions gets leading size-1 ones).
+
+    Example:
+        >>> ember.kron(ember.tensor([[1, 2], [3, 4]]), ember.ones(2, dtype=ember.int64))
+        tensor([[1, 1, 2, 2],
+                [3, 3, 4, 4]])
+    """
+    _check_tensor(input, "kron")
+    _check_tensor(other, "kron", "other")
+    nd = max(input.ndim, other.ndim)
+    sa = (1,) * (nd - input.ndim) + _shape(input)
+    sb = (1,) * (nd - other.ndim) + _shape(other)
+    a = reshape_view(input, tuple(v for s in sa for v in (s, 1)))
+    b = reshape_view(other, tuple(v for s in sb for v in (1, s)))
+    return reshape(mul(a, b), tuple(x * y for x, y in zip(sa, sb, strict=True)))
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """The Cartesian product of 1-d tensors of one dtype: a ``(∏ sizes, k)`` tensor of every
+    combination, first tensor slowest (``itertools.product``); one tensor comes back as is.
+
+    Example:
+        >>> ember.cartesian_prod(ember.tensor([1, 2]), ember.tensor([3, 4]))
+        tensor([[1, 3],
+                [1, 4],
+                [2, 3],
+                [2, 4]])
+    """
+    ts = _tensor_list(tensors, "cartesian_prod")
+    if not ts:
+        raise ValueError("cartesian_prod: expects a non-empty list of tensors")
+    for i, t in enumerate(ts):
+        if t.ndim != 1:
+            raise ShapeError(f"cartesian_prod: expects 1-d tensors, but tensor {i} has shape "
+                             f"{_shape(t)}")
+    if len(ts) == 1:
+        return ts[0]
+    return reshape(stack(meshgrid(*ts, indexing="ij"), -1), (-1, len(ts)))
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """The length-``r`` combinations of the entries of a 1-d tensor, as rows of an
+    ``(count, r)`` tensor in ``itertools.combinations`` order (``with_replacement``:
+    ``itertools.combinations_with_replacement``); ``r = 0`` gives an empty ``(0,)`` tensor.
+
+    Example:
+        >>> ember.combinations(ember.tensor([1, 2, 3]))
+        tensor([[1, 2],
+                [1, 3],
+                [2, 3]])
+    """
+    op = "combinations"
+    _check_tensor(input, op)
+    if input.ndim != 1:
+        raise ShapeError(f"{op}: expects a 1-d vector, but got shape {_shape(input)}")
+    r = _as_int(r, op, "r")
+    if r < 0:
+        raise ValueError(f"{op}: expects a non-negative r, but got {r}")
+    if r == 0:
+        return zeros((0,), dtype=input.dtype, device=input.device)
+    n = input.shape[0]
+    if r == 2:  # the common case, without a Python loop
+        rows, cols = np.triu_indices(n, 0 if with_replacement else 1)
+        idx = np.stack([rows, cols], 1)
+    else:
+        make = itertools.combinations_with_replacement if with_replacement else \
+            itertools.combinations
+        flat = np.fromiter(itertools.chain.from_iterable(make(range(n), r)), dtype=np.int64)
+        idx = flat.reshape(-1, r)
+    return apply(Index, input, _index_tensor(idx, input._device), dims=(0,))
+
+
+@method()
+def trace(input: Tensor) -> Tensor:
+    """The sum of the main diagonal of a 2-d tensor (integers sum to int64).
+
+    Example:
+        >>> ember.arange(9).reshape(3, 3).trace()
+        tensor(12)
+    """
+    _check_tensor(input, "trace")
+    if input.ndim != 2:
+        raise ShapeError(f"trace: expected a matrix, but got a tensor with {input.ndim} "
+                         f"dimension(s) (shape {_shape(input)})")
+    if input.dtype is dtypes.bool_:
+        raise DTypeError("trace: not implemented for bool tensors. Hint: convert with .long()")
+    return _sum(diagonal(input))
+
+
+def _cross(a: Tensor, b: Tensor, dim: int, op: str) -> Tensor:
+    _check_tensor(a, op)
+    _check_tensor(b, op, "other")
+    if a.ndim != b.ndim:
+        raise ShapeError(f"{op}: inputs must have the same number of dimensions, got shapes "
+                         f"{_shape(a)} and {_shape(b)}")
+    if a.dtype is not b.dtype:
+        raise DTypeError(f"{op}: expected both inputs to have the same dtype, got "
+                         f"{a.dtype.name} and {b.dtype.name}. Hint: convert one with .to()")
+    if a.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: not implemented for bool tensors")
+    if a.ndim == 0:
+        raise ShapeError(f"{op}: inputs must have a dimension of length 3, got 0-d tensors")
+    d = normalize_dim(dim, a.ndim, op)
+    if a.shape[d] != 3 or b.shape[d] != 3:
+        raise ShapeError(f"{op}: inputs dimension {dim} must have length 3. Got "
+                         f"{a.shape[d]} and {b.shape[d]} (shapes {_shape(a)} and {_shape(b)})")
+    broadcast_shapes(_shape(a), _shape(b), op=op)
+    a0, a1, a2 = (apply(Slice, a, index=(FULL,) * d + (i,)) for i in range(3))
+    b0, b1, b2 = (apply(Slice, b, index=(FULL,) * d + (i,)) for i in range(3))
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+
+
+@method()
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """The cross product of 3-vectors along ``dim`` (the other dims broadcast); without
+    ``dim``, the first dimension of ``input`` of size 3, as ``torch.cross`` does.
+
+    Example:
+        >>> ember.cross(ember.tensor([1.0, 0.0, 0.0]), ember.tensor([0.0, 1.0, 0.0]))
+        tensor([0., 0., 1.])
+    """
+    if dim is None:
+        _check_tensor(input, "cross")
+        dim = next((i for i, s in enumerate(input.shape) if s == 3), None)
+        if dim is None:
+            raise ShapeError(f"cross: no dimension of size 3 in input (shape "
+                             f"{_shape(input)}). Hint: pass dim=")
+    return _cross(input, other, dim, "cross")
+
+
+def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """``torch.linalg.cross``: the cross product along ``dim`` (default the last)."""
+    return _cross(input, other, dim, "linalg.cross")
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803
+    """The Vandermonde matrix of a 1-d ``x``: columns ``x^(N-1), …, x^1, x^0`` (reversed when
+    ``increasing``); ``N`` defaults to ``len(x)``. Integers and bools give int64.
+
+    Example:
+        >>> ember.vander(ember.tensor([1, 2, 3]))
+        tensor([[1, 1, 1],
+                [4, 2, 1],
+                [9, 3, 1]])
+    """
+    op = "vander"
+    _check_tensor(x, op, "x")
+    if x.ndim != 1:
+        raise ShapeError(f"{op}: x must be a one-dimensional tensor, got shape {_shape(x)}")
+    n = x.shape[0]
+    cols = n if N is None else _as_int(N, op, "N")
+    if cols < 0:
+        raise ValueError(f"{op}: N must be non-negative, got {cols}")
+    if not x.dtype.is_floating_point:
+        x = cast(x, dtypes.int64)
+    first = ones((n, 1 if cols else 0), dtype=x.dtype, device=x.device)
+    if cols <= 1:
+        return first
+    powers = cumprod(expand(reshape_view(x, (n, 1)), (n, cols - 1)), 1)
+    out = cat([first, powers], 1)
+    return out if increasing else flip(out, 1)
+
+
+# -- index builders -------------------------------------------------------------------------------
+def _triangle_indices(op: str, lower: bool, row: Any, col: Any, offset: Any, dtype: Any,
+                      device: Any) -> Tensor:
+    row, col = _as_int(row, op, "row"), _as_int(col, op, "col")
+    offset = _as_int(offset, op, "offset")
+    for name, v in (("row", row), ("col", col)):
+        if v < 0:
+            raise ValueError(f"{op}: {name} must be non-negative, got {v}")
+    dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
+    if dt not in (dtypes.int64, dtypes.int32):
+        raise DTypeError(f"{op}: dtype must be int64 or int32 (as in PyTorch), got {dt.name}")
+    dev = to_device(device)
+    xp = dev.xp
+    pair = (xp.tril_indices if lower else xp.triu_indices)(row, offset, col)
+    return _wrap(xp.stack(pair).astype(dt.np), dev)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None) -> Tensor:
+    """The ``(2, count)`` row and column indices of the lower triangle of a ``row × col``
+    matrix (on and below diagonal ``offset``), row by row; int64 unless ``dtype`` is
+    int32. ``layout`` is accepted for PyTorch's signature (strided).
+
+    Example:
+        >>> ember.tril_indices(3, 3)
+        tensor([[0, 1, 1, 2, 2, 2],
+                [0, 0, 1, 0, 1, 2]])
+    """
+    return _triangle_indices("tril_indices", True, row, col, offset, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None) -> Tensor:
+    """The ``(2, count)`` row and column indices of the upper triangle of a ``row × col``
+    matrix (on and above diagonal ``offset``), row by row.
+
+    Example:
+        >>> ember.triu_indices(3, 3, 1)
+        tensor([[0, 0, 1],
+                [1, 2, 2]])
+    """
+    return _triangle_indices("triu_indices", False, row, col, offset, dtype, device)
+
+
+def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids of 0-d or 1-d tensors of one dtype: output ``i`` holds ``tensors[i]``
+    along its own dimension, broadcast (a view, no copy) over the others. ``indexing="ij"``
+    (the default) keeps the inputs' order; ``"xy"`` swaps the first two dimensions
+    (Cartesian, as in NumPy).
+
+    Example:
+        >>> xs, ys = ember.meshgrid(ember.tensor([1, 2]), ember.tensor([3, 4, 5]), indexing="ij")
+        >>> xs.shape, ys[0].tolist()
+        ((2, 3), [3, 4, 5])
+    """
+    op = "meshgrid"
+    ts = _tensor_list(tensors, op)
+    if not ts:
+        raise ValueError(f"{op}: expects a non-empty list of tensors")
+    if indexing is None:
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f'{op}: indexing must be one of "xy" or "ij", but received: '
+                         f"{indexing!r}")
+    first = ts[0]
+    for i, t in enumerate(ts):
+        if t.ndim > 1:
+            raise ShapeError(f"{op}: expects 0-d or 1-d tensors, but tensor {i} has shape "
+                             f"{_shape(t)}")
+        if t.dtype is not first.dtype:
+            raise DTypeError(f"{op}: expects all tensors to have the same dtype, got "
+                             f"{first.dtype.name} (tensor 0) and {t.dtype.name} (tensor {i})")
+        if t._device is not first._device:
+            raise DeviceError(f"{op}: expects all tensors on the same device, got "
+                              f"{first.device} (tensor 0) and {t.device} (tensor {i})")
+    k = len(ts)
+    sizes = [t.shape[0] if t.ndim else 1 for t in ts]
+    pos = list(range(k))
+    if indexing == "xy" and k >= 2:
+        pos[0], pos[1] = 1, 0
+    shape = [0] * k
+    for i, p in enumerate(pos):
+        shape[p] = sizes[i]
+    out = []
+    for i, t in enumerate(ts):
+        view_shape = [1] * k
+        view_shape[pos[i]] = sizes[i]
+        out.append(expand(reshape_view(t, tuple(view_shape)), tuple(shape)))
+    return tuple(out)
+
+
+# -- rearranging ----------------------------------------------------------------------------------
+@method()
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """``input`` rotated by ``k`` quarter turns in the plane of ``dims``, from the first
+    dimension towards the second (a copy).
+
+    Example:
+        >>> ember.tensor([[1, 2], [3, 4]]).rot90()
+        tensor([[2, 4],
+                [1, 3]])
+    """
+    op = "rot90"
+    _check_tensor(input, op)
+    dims = list(dims)
+    if len(dims) != 2:
+        raise ShapeError(f"{op}: expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise ShapeError(f"{op}: expected total dims >= 2, but got total dims = {input.ndim} "
+                         f"(shape {_shape(input)})")
+    raw = [_as_int(d, op, "dims") for d in dims]
+    d0, d1 = (normalize_dim(d, input.ndim, op) for d in raw)
+    if d0 == d1:
+        raise ShapeError(f"{op}: expected rotation dims to be different, but got dim0 = "
+                         f"{raw[0]} and dim1 = {raw[1]}")
+    k = _as_int(k, op, "k") % 4
+    if k == 1:
+        return transpose(flip(input, d1), d0, d1)
+    if k == 2:
+        return flip(input, (d0, d1))
+    if k == 3:
+        return transpose(flip(input, d0), d0, d1)
+    return clone(input)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The block-diagonal matrix with ``tensors`` (each at most 2-d: a 0-d one is ``(1, 1)``,
+    a 1-d one a row) down its diagonal and zeros elsewhere; dtypes promote.
+
+    Example:
+        >>> ember.block_diag(ember.tensor([[1, 2]]), ember.tensor(3))
+        tensor([[1, 2, 0],
+                [0, 0, 3]])
+    """
+    op = "block_diag"
+    ts = _tensor_list(tensors, op)
+    if not ts:
+        return zeros((1, 0))
+    mats = []
+    for i, t in enumerate(ts):
+        if t.ndim > 2:
+            raise ShapeError(f"{op}: input tensors must have 2 or fewer dimensions; input {i} "
+                             f"has shape {_shape(t)}")
+        mats.append(reshape_view(t, (1, 1) if t.ndim == 0 else (1, t.shape[0]) if t.ndim == 1
+                                 else _shape(t)))
+    dtype = functools.reduce(dtypes.promote_types, (t.dtype for t in mats))
+    dev = mats[0].device
+    total = sum(m.shape[1] for m in mats)
+    rows, left = [], 0
+    for m in mats:
+        r, c = m.shape
+        parts = [cast(m, dtype)]
+        if left:
+            parts.insert(0, zeros((r, left), dtype=dtype, device=dev))
+        if total - left - c:
+            parts.append(zeros((r, total - left - c), dtype=dtype, device=dev))
+        rows.append(cat(parts, 1) if len(parts) > 1 else parts[0])
+        left += c
+    return cat(rows, 0) if len(rows) > 1 else clone(rows[0])
+
+
+# -- distances and norms --------------------------------------------------------------------------
+_COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                  "donot_use_mm_for_euclid_dist")
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The ``p``-norm distances between the rows of ``x1`` ``(…, P, M)`` and of ``x2``
+    ``(…, R, M)``: a ``(…, P, R)`` tensor (batch dims broadcast). ``p = 0`` counts differing
+    entries, ``p = inf`` takes the largest difference. For ``p = 2`` and ``compute_mode``
+    ``"use_mm_for_euclid_dist"`` (or the default, when P or R exceeds 25), distances come
+    from ``‖a‖² + ‖b‖² - 2a·b`` (a matmul), as PyTorch does; the gradient at distance 0 is 0.
+
+    Example:
+        >>> ember.cdist(ember.tensor([[0.0, 0.0]]), ember.tensor([[3.0, 4.0], [1.0, 0.0]]))
+        tensor([[5., 1.]])
+    """
+    op = "cdist"
+    _check_tensor(x1, op, "x1")
+    _check_tensor(x2, op, "x2")
+    for name, x in (("x1", x1), ("x2", x2)):
+        if x.ndim < 2:
+            raise ShapeError(f"{op}: only supports at least 2-d tensors, {name} has shape "
+                             f"{_shape(x)}")
+        if not x.dtype.is_floating_point:
+            raise DTypeError(f"{op}: only supports floating-point dtypes, {name} is "
+                             f"{x.dtype.name}")
+    if x1.dtype is not x2.dtype:
+        raise DTypeError(f"{op}: x1 and x2 must have the same dtype, got {x1.dtype.name} and "
+                         f"{x2.dtype.name}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ShapeError(f"{op}: x1 and x2 must have the same number of columns, got shapes "
+                         f"{_shape(x1)} and {_shape(x2)}")
+    p = float(p)
+    if not p >= 0:
+        raise ValueError(f"{op}: only supports non-negative p values, got {p}")
+    if compute_mode not in _COMPUTE_MODES:
+        raise ValueError(f"{op}: {compute_mode!r} is not a valid value for compute_mode; "
+                         f"expected one of {', '.join(_COMPUTE_MODES)}")
+    broadcast_shapes(_shape(x1)[:-2], _shape(x2)[:-2], op=f"{op} (the batch dimensions)")
+    rows1, rows2 = x1.shape[-2], x2.shape[-2]
+    use_mm = p == 2 and x1.numel() > 0 and x2.numel() > 0 and (
+        compute_mode == "use_mm_for_euclid_dist" or (
+            compute_mode == _COMPUTE_MODES[0] and (rows1 > 25 or rows2 > 25)))
+    if use_mm:
+        sq1 = _sum(x1 * x1, -1, keepdim=True)
+        sq2 = _sum(x2 * x2, -1, keepdim=True)
+        x2t = transpose(x2, -1, -2)
+        squared = sq1 + transpose(sq2, -1, -2) - 2 * matmul(x1, x2t)
+        return _root(clamp(squared, min=0), 2)
+    diff = reshape_view(x1, _shape(x1)[:-1] + (1, x1.shape[-1])) - \
+        reshape_view(x2, _shape(x2)[:-2] + (1,) + _shape(x2)[-2:])
+    last = diff.ndim - 1
+    if p == 0:  # a count; the zero branch keeps the graph, with a zero gradient
+        return _sum(where(ne(diff, 0), 1.0, diff * 0), last)
+    if p == float("inf") and diff.shape[-1] == 0:
+        p = 1.0  # (the largest of no differences: 0)
+    return _vector_norm(diff, p, (last,), False)
+
+
+@method()
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled
+    down to norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``, as PyTorch does).
+
+    Example:
+        >>> ember.tensor([[3.0, 4.0], [0.3, 0.4]]).renorm(2, 0, 1.0)
+        tensor([[0.6000, 0.8000],
+                [0.3000, 0.4000]])
+    """
+    op = "renorm"
+    _check_tensor(input, op)
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}. Hint: "
+                         "call .float() on it")
+    if input.ndim < 2:
+        raise ShapeError(f"{op}: input needs at least 2 dimensions, got {input.ndim} "
+                         f"dimension(s) (shape {_shape(input)})")
+    d = normalize_dim(dim, input.ndim, op)
+    p, maxnorm = float(p), float(maxnorm)
+    if not p > 0:
+        raise ValueError(f"{op}: non-positive norm not supported, got p = {p}")
+    if not maxnorm >= 0:
+        raise ValueError(f"{op}: expected maxnorm to be >= 0 but got {maxnorm}")
+    dims = tuple(i for i in range(input.ndim) if i != d)
+    norm = _vector_norm(input, p, dims, True)
+    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return input * cast(factor, input.dtype)
+
+
+bind_inplace(renorm_=renorm)
+
+
+# -- unfold: a strided window view ----------------------------------------------------------------
+def _unfold_shape(shape: tuple, dimension: int, size: int, step: int) -> tuple:
+    if not shape:
+        return (size,)
+    count = (shape[dimension] - size) // step + 1
+    return shape[:dimension] + (count,) + shape[dimension + 1:] + (size,)
+
+
+def _unfold_check(shape: tuple, dimension: int, size: int, step: int) -> None:
+    limit = shape[dimension] if shape else 1
+    if size > limit:
+        raise ShapeError(f"unfold: maximum size for tensor at dimension {dimension} is {limit} "
+                         f"but size is {size} (shape {tuple(shape)})")
+    if step <= 0:
+        raise ValueError(f"unfold: step is {step} but must be > 0")
+    if size < 0:
+        raise ValueError(f"unfold: size is {size} but must be >= 0")
+
+
+@primitive
+class UnfoldView(Primitive):
+    """``Tensor.unfold``: the windows of ``size`` every ``step`` along ``dimension`` as a
+    strided view (the window count replaces the dimension, the window is a new last one)."""
+
+    name = "unfold_view"
+    view = True
+    save_inputs = False
+
+    def forward(self, xp, a, *, dimension, size, step):
+        shape = _unfold_shape(a.shape, dimension, size, step)
+        if a.ndim:
+            s = a.strides
+            strides = s[:dimension] + (s[dimension] * step,) + s[dimension + 1:] + \
+                (s[dimension],)
+        else:
+            strides = (a.itemsize,)
+        return xp.lib.stride_tricks.as_strided(a, shape=shape, strides=strides)
+
+    def infer(self, a, *, dimension, size, step):
+        _unfold_check(a.shape, dimension, size, step)
+        return TensorSpec(_unfold_shape(a.shape, dimension, size, step), a.dtype)
+
+    def vjp(self, ctx, g):
+        x = ctx.inputs[0]
+        shape = _shape(x)
+        if not shape:
+            return sum_to(g, ())
+        p = ctx.params
+        d, size, step = p["dimension"], p["size"], p["step"]
+        count = g.shape[d]
+        base = zeros(shape, dtype=g.dtype, device=g.device)
+        if count == 0 or size == 0:
+            return base
+        # the window axis next to the window-count axis: (…, count, size, …)
+        order = tuple(range(d + 1)) + (g.ndim - 1,) + tuple(range(d + 1, g.ndim - 1))
+        moved = apply(Permute, g, dims=order)
+        n = shape[d]
+        if step == size:  # windows tile the dimension: a reshape and zeros for the rest
+            flat = reshape(moved, shape[:d] + (count * size,) + shape[d + 1:])
+            rest = n - count * size
+            if not rest:
+                return flat
+            pad = zeros(shape[:d] + (rest,) + shape[d + 1:], dtype=g.dtype, device=g.device)
+            return cat([flat, pad], d)
+        xp = g._device.xp
+        idx = _wrap((xp.arange(count, dtype=np.int64)[:, None] * step
+                     + xp.arange(size, dtype=np.int64)[None, :]), g._device)
+        return apply(IndexPut, base, moved, idx, basic=(), dims=(d,),
+                     mode="set" if step > size else "add")
+
+    def jvp(self, ctx, da):
+        return apply(UnfoldView, da, **ctx.params)
+
+
+@method("unfold")
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """The view of every window of ``size`` entries along ``dimension``, ``step`` apart: that
+    dimension becomes the window count and each window a new last dimension (no copy; the
+    windows may overlap, and they share memory with ``self``). An in-place op through
+    overlapping windows writes each shared element once (the last window's value), where
+    PyTorch's result for such writes depends on its kernel.
+
+    Example:
+        >>> ember.arange(5).unfold(0, 2, 1)
+        tensor([[0, 1],
+                [1, 2],
+                [2, 3],
+                [3, 4]])
+    """
+    op = "unfold"
+    d = normalize_dim(_as_int(dimension, op, "dimension"), self.ndim, op)
+    size, step = _as_int(size, op, "size"), _as_int(step, op, "step")
+    _unfold_check(_shape(self), d, size, step)
+    return apply(UnfoldView, self, dimension=d, size=size, step=step)
+

@@ -1,0 +1,548 @@
+"""Order statistics and NaN-aware reductions: quantile, nanquantile, nanmedian, mode,
+aminmax, nansum, nanmean, cummax, cummin, logcumsumexp, cov and corrcoef.
+
+Two primitives: ``cummax``/``cummin`` compute the *indices* of the running extremum (no
+gradient; the values are ``gather(input, dim, indices)``, so the gradient goes to those
+positions, as in PyTorch), and ``logcumsumexp`` (a running ``logaddexp``, accumulated in
+float64 as PyTorch does on the CPU, with PyTorch's sign-split gradient, itself made of
+``logcumsumexp``). Everything else is a composite of sort, gather, cumulative and reduction
+primitives, so gradients and vmap come for free. PyTorch's tie rules are kept: quantile and
+nanmedian read a stable sort (nanmedian's index is the k-th of the non-NaN values in stable
+order), mode picks the smallest of the most frequent values, cummax/cummin move to the latest
+of equal values and to each NaN.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+import ml_dtypes
+import numpy as np
+
+from ember import dtypes
+from ember.errors import DTypeError, EmberError, IndexOutOfRange, ShapeError
+from ember.ops.arithmetic import floor_divide
+from ember.ops.broadcast import expand
+from ember.ops.compare import isnan, logical_not, ne
+from ember.ops.convert import cast, clone
+from ember.ops.creation import arange, full, full_like, zeros
+from ember.ops.diagonal import diagonal
+from ember.ops.dims import normalize_dim
+from ember.ops.gather import gather
+from ember.ops.join import cat
+from ember.ops.linalg import mm
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.reduce import amax, amin, any, argmax, sum
+from ember.ops.select import clamp, where
+from ember.ops.shape import flatten, movedim, narrow, reshape, squeeze, unsqueeze
+from ember.ops.sort import argsort, sort
+from ember.ops.unary import abs, ceil, exp, floor, log, round, sqrt
+from ember.tensor import Tensor, method
+
+__all__ = ["quantile", "nanquantile", "nanmedian", "mode", "aminmax", "nansum", "nanmean",
+           "cummax", "cummin", "logcumsumexp", "cov", "corrcoef"]
+
+
+class ValuesIndices(NamedTuple):
+    """``(values, indices)``, as ``torch.return_types.mode`` and friends."""
+
+    values: Tensor
+    indices: Tensor
+
+
+class MinMax(NamedTuple):
+    """``(min, max)``, as ``torch.return_types.aminmax``."""
+
+    min: Tensor
+    max: Tensor
+
+
+def _known(t: Tensor) -> Any:
+    """``t``'s Python value when it can be read, None under a transform that hides it (vmap
+    of a batched value, jit tracing): checks on values then wait for the eager call."""
+    try:
+        return t.item()
+    except EmberError:
+        return None
+
+
+def _stable_order(x: Tensor, dim: int) -> Tensor:
+    """The stable ascending order of ``x`` along ``dim``, NaN last (bfloat16 sorted as float32,
+    exactly: NumPy's sort of ml_dtypes' bfloat16 does not put NaN last)."""
+    return argsort(cast(x, dtypes.float32) if x.dtype is dtypes.bfloat16 else x, dim,
+                   stable=True)
+
+
+def _along(n: int, dim: int, ndim: int, device: Any) -> Tensor:
+    """``arange(n)`` shaped to broadcast along ``dim`` of a rank-``ndim`` tensor."""
+    return reshape(arange(n, device=device), tuple(n if i == dim else 1 for i in range(ndim)))
+
+
+# -- primitives ------------------------------------------------------------------------------------
+class _CumExtremumIndices(Primitive):
+    """Indices of the running max (min) along ``dim``: the latest position holding it (ties
+    move it on, PyTorch's ``>=``); from the first NaN on, the latest NaN."""
+
+    differentiable = False
+    ufunc = "maximum"
+
+    def forward(self, xp, a, *, dim):
+        running = getattr(xp, self.ufunc).accumulate(a, axis=dim)
+        n = a.shape[dim]
+        iota = xp.arange(n).reshape(tuple(n if i == dim else 1 for i in range(a.ndim)))
+        moves = a == running
+        if a.dtype.kind == "f" or a.dtype == dtypes.bfloat16.np:
+            moves |= xp.isnan(a)
+        return xp.maximum.accumulate(xp.where(moves, iota, 0), axis=dim).astype(np.int64)
+
+    def infer(self, a, *, dim):
+        return TensorSpec(a.shape, dtypes.int64)
+
+
+@primitive
+class CumMaxIndices(_CumExtremumIndices):
+    name = "cummax"
+
+
+@primitive
+class CumMinIndices(_CumExtremumIndices):
+    name = "cummin"
+    ufunc = "minimum"
+
+
+@primitive
+class LogCumSumExp(Primitive):
+    """``log(cumsum(exp(x)))`` along ``dim`` as a running ``logaddexp`` (``reverse``: from the
+    end), accumulated in float64; exact with ``-inf`` entries, NaN propagates."""
+
+    name = "logcumsumexp"
+    save_outputs = True
+
+    def forward(self, xp, a, *, dim, reverse):
+        x = a.astype(np.float64)
+        if reverse:
+            x = xp.flip(x, dim)
+        out = xp.logaddexp.accumulate(x, axis=dim)
+        if reverse:
+            out = xp.flip(out, dim)
+        return out.astype(a.dtype, copy=False)
+
+    def infer(self, a, *, dim, reverse):
+        return a
+
+    def vjp(self, ctx, g):
+        # d out_j / d x_i = exp(x_i - out_j) for j after i: sum the positive and the negative
+        # parts of g in log space, so nothing overflows (PyTorch's formula)
+        x, out = ctx.inputs[0], ctx.out
+        dim, reverse = ctx.params["dim"], ctx.params["reverse"]
+        pos, neg = _log_parts(g, 0.0)
+        back = not reverse
+        return (exp(apply(LogCumSumExp, pos - out, dim=dim, reverse=back) + x)
+                - exp(apply(LogCumSumExp, neg - out, dim=dim, reverse=back) + x))
+
+    def jvp(self, ctx, dx):
+        x, out = ctx.inputs[0], ctx.out
+        pos, neg = _log_parts(dx, x)
+        return (exp(apply(LogCumSumExp, pos, **ctx.params) - out)
+                - exp(apply(LogCumSumExp, neg, **ctx.params) - out))
+
+
+def _log_parts(g: Tensor, shift: Any) -> tuple[Tensor, Tensor]:
+    """``log(g) + shift`` where ``g > 0`` and ``log(-g) + shift`` where ``g < 0``, the
+    dtype's lowest value elsewhere (a stand-in for log 0 whose derivatives stay finite)."""
+    lowest = float(ml_dtypes.finfo(g.dtype.np).min)
+    magnitude = log(where(ne(g, 0), abs(g), 1.0)) + shift
+    return where(g > 0, magnitude, lowest), where(g < 0, magnitude, lowest)
+
+
+# -- scans ---------------------------------------------------------------------------------------
+def _cum_extremum(prim: Primitive, input: Tensor, dim: int, op: str) -> ValuesIndices:
+    d = normalize_dim(dim, input.ndim, op)
+    if input.ndim == 0:
+        return ValuesIndices(clone(input), zeros((), dtype=dtypes.int64, device=input.device))
+    indices = apply(prim, input, dim=d)
+    return ValuesIndices(gather(input, d, indices), indices)
+
+
+@method()
+def cummax(input: Tensor, dim: int) -> ValuesIndices:
+    """``(values, indices)`` of the running maximum along ``dim``; among equal values the
+    index moves to the latest, and from a NaN on the values are NaN (PyTorch's rules). The
+    values are differentiable (the gradient goes to the indices).
+
+    Example:
+        >>> ember.tensor([1, 3, 2, 3, 5]).cummax(0)
+        ValuesIndices(values=tensor([1, 3, 3, 3, 5]), indices=tensor([0, 1, 1, 3, 4]))
+    """
+    return _cum_extremum(CumMaxIndices, input, dim, "cummax")
+
+
+@method()
+def cummin(input: Tensor, dim: int) -> ValuesIndices:
+    """``(values, indices)`` of the running minimum along ``dim``; see :func:`cummax`.
+
+    Example:
+        >>> ember.tensor([3.0, 1.0, 2.0, 1.0]).cummin(0)
+        ValuesIndices(values=tensor([3., 1., 1., 1.]), indices=tensor([0, 1, 1, 3]))
+    """
+    return _cum_extremum(CumMinIndices, input, dim, "cummin")
+
+
+@method()
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(input), dim))`` without overflow or underflow: a running
+    ``logaddexp``, exact with ``-inf`` entries. Floating inputs.
+
+    Example:
+        >>> ember.tensor([0.0, 0.0, float("-inf"), 5.0]).logcumsumexp(0)
+        tensor([0.0000, 0.6931, 0.6931, 5.0134])
+    """
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"logcumsumexp: expected a floating input, got {input.dtype.name}. "
+                         "Hint: call .float() first")
+    d = normalize_dim(dim, input.ndim, "logcumsumexp")
+    if input.ndim == 0:
+        return clone(input)
+    return apply(LogCumSumExp, input, dim=d, reverse=False)
+
+
+# -- NaN-aware reductions --------------------------------------------------------------------------
+@method()
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+           dtype: Any = None) -> Tensor:
+    """The sum over ``dim`` with NaN counted as 0; integers and bools sum to int64.
+
+    Example:
+        >>> ember.tensor([1.0, float("nan"), 2.0]).nansum()
+        tensor(3.)
+    """
+    x = input
+    if x.dtype.is_floating_point:
+        x = where(isnan(x), 0.0, x)
+    return sum(x, dim, keepdim, dtype=dtype)
+
+
+@method()
+def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+            dtype: Any = None) -> Tensor:
+    """The mean over ``dim`` of the non-NaN elements (NaN where there are none). Floating
+    inputs only, as in PyTorch.
+
+    Example:
+        >>> ember.tensor([1.0, float("nan"), 2.0]).nanmean()
+        tensor(1.5000)
+    """
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"nanmean: expected a floating input, got {input.dtype.name}. Hint: "
+                         "call .float() first")
+    count = sum(logical_not(isnan(input)), dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+@method()
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:
+    """``(min, max)`` over ``dim`` (all elements when None) in one call; NaN propagates, and
+    ties share the gradient evenly, as for ``amin``/``amax``.
+
+    Example:
+        >>> ember.tensor([[1, 5], [7, 2]]).aminmax(dim=0)
+        MinMax(min=tensor([1, 2]), max=tensor([7, 5]))
+    """
+    if dim is None:
+        dims = tuple(range(input.ndim))
+        empty = input.numel() == 0
+    else:
+        d = normalize_dim(dim, input.ndim, "aminmax")
+        dims = (d,) if input.ndim else ()
+        empty = bool(input.ndim) and input.shape[d] == 0
+    if empty:
+        raise ShapeError(f"aminmax: cannot compute aminmax over an empty dimension of input "
+                         f"{tuple(input.shape)}: the operation has no identity. Hint: pass a "
+                         "dim whose size is not 0")
+    return MinMax(amin(input, dims, keepdim), amax(input, dims, keepdim))
+
+
+# -- order statistics ----------------------------------------------------------------------------
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: str,
+              ignore_nan: bool, op: str) -> Tensor:
+    if input.dtype not in (dtypes.float32, dtypes.float64):
+        raise DTypeError(f"{op}: the input must be float32 or float64, got {input.dtype.name}. "
+                         "Hint: call .float() first")
+    if interpolation not in _INTERPOLATIONS:
+        raise ValueError(f"{op}: interpolation must be one of {', '.join(_INTERPOLATIONS)}, "
+                         f"got {interpolation!r}")
+    if isinstance(q, Tensor):
+        if q.dtype is not input.dtype:
+            raise DTypeError(f"{op}: the q tensor must have the input's dtype "
+                             f"{input.dtype.name}, got {q.dtype.name}")
+        if q.ndim > 1:
+            raise ShapeError(f"{op}: q must be a number or a 0-d or 1-D tensor, got shape "
+                             f"{tuple(q.shape)}")
+        inside = _known(((q >= 0) & (q <= 1)).all())
+        if inside is False:
+            raise ValueError(f"{op}: q values must be in the range [0, 1]")
+        qt = q
+    else:
+        if not 0 <= float(q) <= 1:
+            raise ValueError(f"{op}: q must be in the range [0, 1], got {q}")
+        qt = full((), float(q), dtype=input.dtype, device=input.device)
+    if input.numel() == 0:
+        raise ShapeError(f"{op}: the input tensor must be non-empty, got shape "
+                         f"{tuple(input.shape)}")
+    if dim is None:
+        x = flatten(input)
+        reduced = (1,) * input.ndim if keepdim else ()
+    else:
+        d = normalize_dim(dim, input.ndim, op)
+        x = movedim(input, d, -1) if input.ndim else reshape(input, (1,))
+        shape = input.shape
+        reduced = tuple(1 if i == d else s for i, s in enumerate(shape)) if keepdim else \
+            tuple(s for i, s in enumerate(shape) if i != d)
+    values = sort(x, -1).values                     # (*rows, n), NaN last
+    n = values.shape[-1]
+    qs = reshape(qt, (-1,))                         # (Q,)
+    if ignore_nan:  # rank among the non-NaN values; an all-NaN row reads its first NaN
+        count = sum(logical_not(isnan(values)), -1, keepdim=True)
+        ranks = qs * (count - 1)
+        ranks = where(ranks < 0, 0.0, ranks)
+    else:           # a row holding NaN reads its last value, a NaN
+        ranks = where(any(isnan(values), -1, keepdim=True), float(n - 1), qs * (n - 1))
+    if interpolation == "lower":
+        ranks = floor(ranks)
+    elif interpolation == "higher":
+        ranks = ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = round(ranks)                        # half to even, as PyTorch
+    below_at = cast(ranks, dtypes.int64)
+    out = gather(values, -1, below_at)
+    if interpolation in ("linear", "midpoint"):
+        weight = full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below_at
+        above = gather(values, -1, cast(ceil(ranks), dtypes.int64))
+        # PyTorch's lerp: from the nearer end
+        span = above - out
+        out = where(weight < 0.5, out + weight * span, above - span * (1 - weight))
+    out = movedim(out, -1, 0)                       # (Q, *rows)
+    if qt.ndim == 0:
+        return reshape(out, reduced)
+    return reshape(out, (qs.shape[0],) + reduced)
+
+
+@method()
+def quantile(input: Tensor, q: float | Tensor, dim: int | None = None, keepdim: bool = False,
+             *, interpolation: str = "linear") -> Tensor:
+    """The ``q``-th quantiles of ``input`` along ``dim`` (all elements when None); ``q`` is a
+    number or a 0-d/1-D tensor of ``input``'s dtype in [0, 1] (a 1-D ``q`` puts its dimension
+    first). Between two data points ``interpolation`` picks ``linear``, ``lower``,
+    ``higher``, ``midpoint`` or ``nearest``. A row holding NaN gives NaN. Differentiable in
+    ``input`` and, for ``linear``, in ``q``.
+
+    Example:
+        >>> ember.tensor([1.0, 2.0, 3.0, 4.0]).quantile(0.5)
+        tensor(2.5000)
+    """
+    return _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
+
+
+@method()
+def nanquantile(input: Tensor, q: float | Tensor, dim: int | None = None, keepdim: bool = False,
+                *, interpolation: str = "linear") -> Tensor:
+    """:func:`quantile` ignoring NaN: the quantiles of the non-NaN values (NaN for a row of
+    NaNs only).
+
+    Example:
+        >>> ember.tensor([1.0, float("nan"), 3.0]).nanquantile(0.5)
+        tensor(2.)
+    """
+    return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
+
+
+@lru_cache(maxsize=256)
+def _all_nan_index(n: int) -> int:
+    """The index PyTorch's CPU nanmedian reports for a row of ``n`` NaNs: where libstdc++'s
+    ``nth_element`` leaves position 0 when its comparison never holds (its partition steps
+    depend on ``n`` only)."""
+    idx = np.arange(n)
+    first, last = 0, n
+    while last - first > 3:
+        mid = first + (last - first) // 2
+        idx[[first, mid]] = idx[[mid, first]]
+        k = (last - first - 1) // 2     # the partition swaps the ends of [first + 1, last)
+        lo, hi = idx[first + 1:first + 1 + k].copy(), idx[last - k:last].copy()
+        idx[first + 1:first + 1 + k], idx[last - k:last] = hi[::-1], lo[::-1]
+        last = first + 1 + k            # nth (0) lies before the cut
+    return int(idx[0])
+
+
+@method()
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False
+              ) -> Tensor | ValuesIndices:
+    """The lower median of the non-NaN values: of all elements (a 0-d tensor; NaN if there are
+    none), or ``(values, indices)`` along ``dim``, the index being that of the k-th non-NaN
+    value in stable order, as in PyTorch. The values are differentiable.
+
+    Example:
+        >>> ember.tensor([1.0, float("nan"), 3.0, 2.0]).nanmedian()
+        tensor(2.)
+    """
+    if dim is None:
+        flat = flatten(input)
+        if flat.shape[0] == 0:
+            return full((), float("nan"), dtype=input.dtype, device=input.device)
+        return reshape(nanmedian(flat, 0).values, ())
+    d = normalize_dim(dim, input.ndim, "nanmedian")
+    if input.ndim == 0:
+        return ValuesIndices(clone(input), zeros((), dtype=dtypes.int64, device=input.device))
+    n = input.shape[d]
+    if n == 0:
+        raise IndexOutOfRange(f"nanmedian: the reduced dimension {d} of input "
+                              f"{tuple(input.shape)} is empty")
+    order = _stable_order(input.detach(), d)                # NaN last
+    count = sum(logical_not(isnan(input.detach())), d, keepdim=True)
+    k = floor_divide(clamp(count - 1, min=0), 2)
+    indices = gather(order, d, k)
+    if input.dtype.is_floating_point:
+        indices = where(count == 0, _all_nan_index(n), indices)
+    values = gather(input, d, indices)
+    if keepdim:
+        return ValuesIndices(values, indices)
+    return ValuesIndices(squeeze(values, d), squeeze(indices, d))
+
+
+@method()
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    """``(values, indices)``: the most frequent value along ``dim`` (the smallest of several
+    equally frequent ones, PyTorch's rule) and an index where it occurs (the last one; PyTorch's
+    own index among the copies follows its unstable sort on rows longer than 16). The values
+    are differentiable.
+
+    Example:
+        >>> ember.tensor([1, 2, 2, 3, 3, 1, 0]).mode()
+        ValuesIndices(values=tensor(1), indices=tensor(5))
+    """
+    d = normalize_dim(dim, input.ndim, "mode")
+    if input.ndim == 0:
+        return ValuesIndices(clone(input), zeros((), dtype=dtypes.int64, device=input.device))
+    n = input.shape[d]
+    if n == 0:
+        raise IndexOutOfRange(f"mode: the reduced dimension {d} of input {tuple(input.shape)} "
+                              "is empty")
+    x = input.detach()
+    order = _stable_order(x, d)
+    s = gather(x, d, order)
+    edge = reshape(full((), True, dtype=dtypes.bool_, device=x.device), (1,) * x.ndim)
+    edge = expand(edge, tuple(1 if i == d else size for i, size in enumerate(x.shape)))
+    if n > 1:
+        new = ne(narrow(s, d, 1, n - 1), narrow(s, d, 0, n - 1))   # a run starts at i + 1
+        starts, ends = cat([edge, new], d), cat([new, edge], d)
+    else:
+        starts = ends = edge
+    iota = _along(n, d, x.ndim, x.device)
+    run_start = cummax(where(starts, iota, 0), d).values
+    length = where(ends, iota - run_start + 1, 0)      # each run's length, at its end
+    best = argmax(length, d, keepdim=True)              # first: the smallest value
+    indices = gather(order, d, best)
+    values = gather(input, d, indices)
+    if keepdim:
+        return ValuesIndices(values, indices)
+    return ValuesIndices(squeeze(values, d), squeeze(indices, d))
+
+
+# -- covariance ------------------------------------------------------------------------------------
+def _check_weights(w: Tensor, kind: str, observations: int) -> None:
+    if w.ndim > 1:
+        raise ShapeError(f"cov: expected {kind} to have one or fewer dimensions, got shape "
+                         f"{tuple(w.shape)}")
+    if w.numel() != observations:
+        raise ShapeError(f"cov: expected {kind} to have as many elements as there are "
+                         f"observations in the input ({observations}), got {w.numel()}")
+    if observations and _known(amin(w) < 0) is True:
+        raise ValueError(f"cov: {kind} cannot be negative")
+
+
+@method()
+def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
+        aweights: Tensor | None = None) -> Tensor:
+    """The covariance matrix of the variables in the rows of ``input`` (a 1-D input is one
+    variable), observations in the columns: ``correction`` 1 is Bessel's; ``fweights``
+    (integer repeat counts) and ``aweights`` (floating importance) weight the observations.
+
+    Example:
+        >>> ember.cov(ember.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+        tensor([[ 1., -1.],
+                [-1.,  1.]])
+    """
+    if input.ndim > 2:
+        raise ShapeError(f"cov: expected input to have two or fewer dimensions, got shape "
+                         f"{tuple(input.shape)}")
+    if input.dtype is dtypes.bool_:
+        raise DTypeError("cov: bool inputs are not supported. Hint: call .float() first")
+    x = reshape(input, (1, -1)) if input.ndim < 2 else input
+    observations = x.shape[1]
+    w = None
+    if fweights is not None:
+        if fweights.dtype.category != dtypes.INT:
+            raise DTypeError(f"cov: expected fweights to have an integer dtype, got "
+                             f"{fweights.dtype.name}")
+        _check_weights(fweights, "fweights", observations)
+        w = fweights
+    if aweights is not None:
+        if not aweights.dtype.is_floating_point:
+            raise DTypeError(f"cov: expected aweights to have a floating dtype, got "
+                             f"{aweights.dtype.name}")
+        _check_weights(aweights, "aweights", observations)
+        w = aweights if w is None else w * aweights
+    if w is None:
+        total: Any = observations
+        avg = sum(x, 1) / observations
+    else:
+        total = sum(w)
+        if _known(total == 0) is True:
+            raise ValueError("cov: the weights sum to zero, so they cannot be normalized")
+        avg = sum(x * w, 1) / total
+    if w is not None and aweights is not None and correction != 0:
+        norm = total - correction * sum(w * aweights) / total
+    else:
+        norm = total - correction
+    if isinstance(norm, Tensor):
+        if _known(norm <= 0) is True:
+            _warn_dof()
+        norm = where(norm <= 0, 0, norm)
+    elif norm <= 0:
+        _warn_dof()
+        norm = 0
+    centered = x - unsqueeze(avg, 1)
+    c = mm(centered, (centered if w is None else centered * w).t())
+    return squeeze(c / norm)
+
+
+def _warn_dof() -> None:
+    warnings.warn("cov: degrees of freedom is <= 0. Correction should be strictly less than "
+                  "the number of observations.", UserWarning, stacklevel=3)
+
+
+@method()
+def corrcoef(input: Tensor) -> Tensor:
+    """Pearson correlation coefficients of the variables in the rows of ``input``:
+    ``cov / (std_i std_j)``, clipped to [-1, 1]; NaN for a variable without variance.
+
+    Example:
+        >>> ember.corrcoef(ember.tensor([[0.0, 1.0, 2.0], [0.0, 2.0, 4.5]]))
+        tensor([[1.0000, 0.9979],
+                [0.9979, 1.0000]])
+    """
+    if input.ndim > 2:
+        raise ShapeError(f"corrcoef: expected input to have two or fewer dimensions, got shape "
+                         f"{tuple(input.shape)}")
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    std = sqrt(diagonal(c))
+    c = c / reshape(std, (-1, 1))
+    c = c / reshape(std, (1, -1))
+    return clamp(c, -1, 1)
+
