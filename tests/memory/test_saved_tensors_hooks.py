@@ -54,7 +54,8 @@ def test_offload_to_numpy_frees_and_restores():
     assert store
     y.backward()
     assert not store
-    np.testing.assert_allclose(x.grad.numpy(), np.cos(2 * x.detach().numpy()), rtol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(2 * x.detach().numpy()), rtol=1e-5,
+                               atol=1e-6)  # (float32: an entry near 0 depends on the seed)
 
 
 def test_unpacked_value_is_used_like_torch():
