@@ -758,7 +758,9 @@ def test_the_same_tensor_passed_twice_traces_its_own_graph():
     for x, y in ((lambda t: (t, t))(ember.zeros(3)), (lambda t: (t, t[:]))(ember.zeros(3)),
                  (ember.from_numpy(array), ember.from_numpy(array))):
         np.testing.assert_array_equal(fast(x, y).numpy(), [2.0] * 3)  # as eager
-    assert jit.explain()[-1].endswith("argument y: its own memory -> memory of x")
+    assert jit.explain()[-2].endswith("argument y: its own memory -> memory of x")
+    assert jit.explain()[-1].startswith("bump_then_add: runs eagerly: argument x shares memory "
+                                        "with y")
     assert len(fast.entries) == 2
 
 
@@ -1106,3 +1108,182 @@ def test_a_tensor_rebound_to_a_new_shape_on_every_call_is_traced_each_time():
             x = ember.full((1, 2), float(i + 1))
             np.testing.assert_array_equal(fast(x).numpy(), eager(x).numpy())
     assert model.seen.shape == (10, 2)
+
+
+def _input_gradient(x):
+    x.exp().sum().backward()
+    grad, x.grad = x.grad, None
+    return grad
+
+
+def test_a_hook_on_an_argument_is_part_of_the_key():
+    fast = jit.compile(_input_gradient)
+
+    def arg():
+        return ember.tensor([0.0, 1.0], dtype=ember.float64, requires_grad=True)
+
+    x = arg()
+    np.testing.assert_allclose(fast(x).numpy(), np.exp([0.0, 1.0]))
+    handle = x.register_hook(lambda g: g * 7)
+    np.testing.assert_allclose(fast(x).numpy(), 7 * np.exp([0.0, 1.0]))
+    assert jit.explain()[-1].endswith("argument x: hooks [] -> [test_a_hook_on_an_argument_is_"
+                                      "part_of_the_key.<locals>.<lambda>]")
+    handle.remove()  # removed, or a fresh argument without one: the graph without it
+    for y in (x, arg()):
+        np.testing.assert_allclose(fast(y).numpy(), np.exp([0.0, 1.0]))
+    assert len(fast.entries) == 2
+
+
+def test_a_backward_accumulates_into_an_arguments_grad_as_eager():
+    def step(x):
+        (x * x * x).sum().backward()
+        return x.grad
+
+    fast = jit.compile(step)
+    a, b = (ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64, requires_grad=True)
+            for _ in range(2))
+    for _ in range(3):
+        np.testing.assert_array_equal(fast(b).numpy(), step(a).numpy())
+        np.testing.assert_array_equal(b.grad.numpy(), a.grad.numpy())
+    np.testing.assert_array_equal(b.grad.numpy(), [9.0, 36.0, 81.0])
+    assert jit.explain()[-1] == "step: traced again: argument x: .grad None -> set (ember.float64)"
+    b.grad = None  # back to the first graph
+    np.testing.assert_array_equal(fast(b).numpy(), [3.0, 12.0, 27.0])
+    assert len(fast.entries) == 2
+    model = jit.compile(ember.nn.Linear(3, 1).double())  # (a forward touches no .grad)
+    for _ in range(3):
+        model(b).sum().backward()
+    assert b.grad is not None and len(model.entries) == 1
+
+
+@pytest.mark.parametrize("fn, match", [
+    (lambda x: x * x.grad, "reads the .grad an argument had before the call"),
+    (lambda x: x.grad.zero_(), "in-place write into the .grad an argument had"),
+])
+def test_what_a_graph_cannot_do_with_an_arguments_grad_is_refused(fn, match):
+    x = ember.ones(2, requires_grad=True)
+    x.grad = ember.ones(2)
+    with pytest.raises(jit.TraceError, match=match):
+        jit.compile(fn)(x)
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])  # (as before the call)
+
+
+def test_arguments_sharing_memory_that_the_graph_writes_run_the_plain_function():
+    def scale_then_read(x, y):
+        x.mul_(2)
+        return y * 1
+
+    fast = jit.compile(scale_then_read)
+    for _ in range(3):
+        a, b = ember.arange(1.0, 5.0), ember.arange(1.0, 5.0)
+        np.testing.assert_array_equal(fast(b, b[1:3]).numpy(), scale_then_read(a, a[1:3]).numpy())
+        np.testing.assert_array_equal(b.numpy(), a.numpy())
+    assert jit.explain()[-1].startswith("scale_then_read: runs eagerly: argument x shares "
+                                        "memory with y and the function writes into it")
+    b = ember.arange(1.0, 5.0)
+    fast(b, ember.ones(2))  # apart: the graph
+    assert fast(b, ember.ones(2)).tolist() == [1.0, 1.0] and b.tolist() == [4.0, 8.0, 12.0, 16.0]
+    assert not fast.last.eager and len(fast.entries) == 2
+    reads = jit.compile(lambda x, y: x * y)  # (sharing memory, nothing written: the graph)
+    reads(b, b)
+    assert reads.last.eager is None
+
+
+class _Cfg:
+    scale = 1.0  # (a class attribute: read as _Cfg.scale below, as cfg.scale on an instance)
+
+
+def test_hooks_reading_an_attribute_of_a_plain_object_are_watched():
+    cfg = _Config(scale=1.0)
+
+    def build():
+        ember.manual_seed(0)
+        model = ember.nn.Linear(2, 2).double()
+        model.register_forward_hook(lambda module, args, out: out * cfg.scale)
+        model.weight.register_hook(lambda g: g * cfg.scale)
+        return model
+
+    def step(model, x):
+        h = x.sin()
+        h.register_hook(lambda g: g * cfg.scale)  # (made inside the function)
+        y = model(h)
+        y.sum().backward()
+        out = (y.detach(), model.weight.grad, x.grad)
+        model.weight.grad = model.bias.grad = x.grad = None
+        return out
+
+    eager, model = build(), build()
+    fast = jit.compile(lambda x: step(model, x))
+    hooked = jit.compile(_input_gradient)
+    for scale in (1.0, 3.0, 0.5):
+        cfg.scale = scale
+        x, y = (ember.tensor([[0.5, 1.5]], dtype=ember.float64, requires_grad=True)
+                for _ in range(2))
+        for e, c in zip(step(eager, x), fast(y)):
+            np.testing.assert_allclose(c.numpy(), e.numpy(), rtol=1e-12)
+        y.register_hook(lambda g: g * cfg.scale)  # (an argument's hook)
+        np.testing.assert_allclose(hooked(y).numpy(), scale * np.exp([[0.5, 1.5]]))
+    assert len(fast.entries) == 3 and len(hooked.entries) <= 4
+    assert any(r.endswith("cfg.scale: 1.0 -> 3.0") for r in jit.explain()[-6:])
+
+
+def test_a_changed_default_argument_traces_again():
+    def scaled(x, s=2.0, *, shift=0.0):
+        return x * s + shift
+
+    fast, x = jit.compile(scaled), ember.ones(2)
+    assert fast(x).tolist() == [2.0, 2.0]
+    scaled.__defaults__ = (5.0,)
+    assert fast(x).tolist() == [5.0, 5.0]
+    assert jit.explain()[-1].endswith("traced again: test_a_changed_default_argument_traces_"
+                                      "again.<locals>.scaled: default s: 2.0 -> 5.0")
+    scaled.__kwdefaults__["shift"] = 1.0
+    assert fast(x).tolist() == [6.0, 6.0]
+    assert jit.explain()[-1].endswith("scaled: default shift: 0.0 -> 1.0")
+    scaled.__defaults__ = (2.0 + 3.0,)  # an equal value: the graph holds
+    fast(x)
+    assert len(fast.entries) == 3
+    cfg = _Config(gain=1.0)
+    gained = jit.compile(lambda x, c=cfg: x * c.gain)  # (an attribute of a default object)
+    gained(x)
+    cfg.gain = 3.0
+    assert gained(x).tolist() == [3.0, 3.0]
+
+
+class _Base:
+    shift = 0.0
+
+
+class _Settings(_Base):
+    scale = 1.0
+    weight = ember.ones(2)
+
+
+def test_an_attribute_of_a_users_class_is_watched():
+    direct = jit.compile(lambda x: x * _Settings.scale + _Settings.shift)
+    helper = jit.compile(lambda x: _scaled_by_class(x))
+    x = ember.ones(2)
+    try:
+        for scale, shift in ((1.0, 0.0), (3.0, 0.0), (3.0, 1.0)):
+            _Settings.scale, _Settings.shift = scale, shift  # (shift: inherited, then its own)
+            assert direct(x).tolist() == [scale + shift] * 2
+            assert helper(x).tolist() == [scale] * 2
+        assert jit.explain()[-1].endswith("<lambda>: _Settings.shift: 0.0 -> 1.0")
+        _Settings.weight.mul_(4)  # a tensor of the class: state, read at every call
+        assert jit.compile(lambda x: x * _Settings.weight)(x).tolist() == [4.0, 4.0]
+    finally:
+        _Settings.scale, _Settings.weight = 1.0, ember.ones(2)
+        del _Settings.shift
+    assert len(direct.entries) == 3 and len(helper.entries) == 2
+
+    def reader(cls):
+        return lambda x: x * len(cls.__module__)
+
+    # (an installed library's class is not watched)
+    for cls, watched in ((_Settings, True), (ember.nn.Linear, False)):
+        found = reach(reader(cls), (x,))
+        assert any(b[2].endswith("cls.__module__") for b in found.bindings) is watched
+
+
+def _scaled_by_class(x):
+    return x * _Settings.scale

@@ -35,6 +35,7 @@ class FunctionCtx:
         self._inputs: tuple = ()
         self._saved_forward: tuple | None = None
         self._in_jvp = False
+        self._on_release: Callable[[FunctionCtx], None] | None = None
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keeps tensors for ``backward``; in-place changes to them are detected."""
@@ -58,6 +59,13 @@ class FunctionCtx:
                     f"modified in place after forward saved it: version {version} then, "
                     f"{t._vc.value} now. Hint: save a .clone() or avoid the in-place op.")
         return tuple(t for t, _ in saved)
+
+    def _release(self) -> None:
+        """The node is released (a backward without ``retain_graph``): what backward needed
+        goes, as PyTorch frees a Function's saved tensors then."""
+        self._saved = self._inputs = ()
+        if self._on_release is not None:
+            self._on_release(self)
 
     def mark_non_differentiable(self, *outputs: Any) -> None:
         """Declares outputs (e.g. indices) that have no gradient."""
@@ -83,6 +91,9 @@ class _CustomPrimitive:
 
     def reads(self, ctx: Node, i: int) -> bool:
         return True
+
+    def release(self, ctx: Node) -> None:
+        ctx.params["ctx"]._release()
 
     def vjp(self, ctx: Node, *grads: Any) -> tuple:
         from ember.ops.creation import zeros

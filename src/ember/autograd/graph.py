@@ -134,6 +134,9 @@ class Node:
         self.inputs = self.edges = self.outputs = self.versions = None
         self.released = True
         self.packed = None
+        free = getattr(self.prim, "release", None)  # (a custom Function's: its ctx's)
+        if free is not None:
+            free(self)
 
 
 # -- saved-tensor hooks ----------------------------------------------------------------------

@@ -7,49 +7,180 @@ in two graphs — the forward returns the outputs plus the values the backward r
 backward maps those values and the cotangents to gradients — and :class:`CompiledCall` runs
 them as one autograd node: the forward when called, the backward when ``backward()`` reaches
 it, gradients flowing on to the parameters and inputs as eager's would.
+
+As eager's tape, the node checks the version of everything its backward reads (arguments,
+parameters, and the outputs and buffers a saved value shares memory with), keeps its saved
+values until it is released (so ``retain_graph=True`` works), and refuses a second derivative
+clearly. Outputs that alias (views of one another or of an argument, an argument returned, a
+``detach()``) are not outputs of the node: they are made after it from its *roots*, as eager
+made them (see :class:`Joint`), so in-place writes through them move histories as eager's
+do. The tracing call returns its outputs through the same kind of node
+(:class:`TracedCall`, over the trace's own eager graph), so every call behaves alike.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from ember.autograd.engine import grad as autograd_grad
-from ember.autograd.function import Function, once_differentiable
+from ember.autograd.function import Function, _OnceDifferentiable
+from ember.autograd.grad_mode import GRAD, no_grad
+from ember.autograd.graph import Node
 from ember.errors import GradError
 from ember.jit.ir import Effect, Graph, Var
 from ember.jit.trace import Tracer
 from ember.ops.creation import ones_like, zeros
+from ember.ops.primitive import replay_view
 from ember.tensor import Tensor, _wrap
 
 
 @dataclass
 class Joint:
-    """What the traced backward added: the cotangent inputs (one per differentiable output),
-    what is differentiated — tensor arguments (by position) that require grad, then
-    parameters — and one gradient variable each (None where unused)."""
+    """What the traced backward added, and how a call's outputs are made.
+
+    The node's own outputs (``roots``) are the outputs that alias nothing the caller has,
+    plus the bases of returned views that the function does not return (hidden roots); every
+    other tensor output is made after the node, from a root, an argument or a state tensor,
+    as eager made it: the same tensor, its ``detach()``, or a view of it (``make``). So an
+    in-place write through a returned view, or into the tensor it views, moves histories and
+    version counters exactly as in eager code.
+
+    ``cotangents``: one input of the backward graph per root with a gradient
+    (``differentiable``: their positions among the roots); what is differentiated: tensor
+    arguments (by position, ``input_slots``) that require grad, then ``params`` (the state
+    tensors that do: parameters, and tensors with a history that the function captured); one
+    gradient variable each in ``grads`` (None where unused)."""
 
     cotangents: list[Var]
-    differentiable: list[int]  # positions (among output leaves) of outputs with a gradient
+    differentiable: list[int]  # positions (among the roots) of those with a gradient
     input_slots: list[int]  # positions (among tensor arguments) of those that require grad
     params: list[Tensor]
     grads: list[Var | None]
+    roots: list[int]  # positions (among the returned values) of the node's outputs
+    make: list[tuple]  # per tensor output: (source, where, steps), see _Plan
+    buffers: list[Tensor] | None = None  # the other state tensors (found at the first call)
+    consts: dict[int, None] | None = None  # the memory of the graph's constants, by id
 
 
-def trace_backward(tracer: Tracer, inputs: list[Tensor], outputs: list) -> Joint:
-    """Runs, under ``tracer``, the backward of the outputs that require grad with respect to
-    the tensor arguments and parameters that do."""
-    diff = [i for i, t in enumerate(outputs) if isinstance(t, Tensor) and t.requires_grad]
-    seeds = [ones_like(outputs[i]) for i in diff]
+class _Plan:
+    """How each tensor output relates to what the caller has, from the values a trace
+    returned: ``make`` holds ``(source, where, steps)`` per tensor output — source ``"out"``
+    (``where``: a root's position among the roots), ``"input"`` (a tensor argument's
+    position), ``"state"`` (the tensor itself) or ``"same"`` (an earlier tensor output: the
+    same tensor again) — and the steps applied to it in order, ``("detach",)`` or ``("view",
+    chain)``. ``returned``: the outputs, then the hidden roots (see :class:`Joint`)."""
+
+    def __init__(self, inputs: list[Tensor], state: list[Tensor], outputs: list) -> None:
+        self.inputs, self.state = inputs, state
+        self.returned = list(outputs)
+        self.roots: list[int] = []
+        tensors = [i for i, t in enumerate(outputs) if isinstance(t, Tensor)]
+        made: dict[int, tuple] = {}
+        # (outputs that need grad first: a detached alias among the others then finds them)
+        for i in sorted(tensors, key=lambda i: not outputs[i].requires_grad):
+            first = next(j for j in tensors if outputs[j] is outputs[i])
+            made[i] = ("same", tensors.index(first), ()) if first != i else \
+                self.resolve(outputs[i])
+        self.make = [made[i] for i in tensors]
+
+    def resolve(self, t: Tensor) -> tuple:
+        for k, x in enumerate(self.inputs):
+            if x is t:
+                return ("input", k, ())
+        for s in self.state:
+            if s is t:
+                return ("state", s, ())
+        for r, p in enumerate(self.roots):
+            if self.returned[p] is t:
+                return ("out", r, ())
+        info = t._view
+        if info is not None and info.base is not t:
+            for k, x in sorted(enumerate(self.inputs), key=lambda kx: -_chain_length(kx[1])):
+                prefix = () if x._view is None else x._view.chain
+                if x._view is not None and x._view.base is info.base and \
+                        _same(info.chain[:len(prefix)], prefix):
+                    return ("input", k, (("view", info.chain[len(prefix):]),))
+            source, where, steps = self.resolve(info.base)
+            return (source, where, (*steps, ("view", info.chain)))
+        if not t.requires_grad:  # detach() or .data of a tensor: its memory and counter
+            for x in [*self.inputs, *self.state, *(self.returned[p] for p in self.roots)]:
+                if x._vc is t._vc and x._data is t._data and x is not t:
+                    source, where, steps = self.resolve(x)
+                    return (source, where, (*steps, ("detach",)))
+        if not any(x is t for x in self.returned):
+            self.returned.append(t)  # the base of returned views: the node returns it too
+        position = next(p for p, x in enumerate(self.returned) if x is t)
+        self.roots.append(position)
+        return ("out", len(self.roots) - 1, ())
+
+
+def _chain_length(t: Tensor) -> int:
+    return 0 if t._view is None else len(t._view.chain)
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    try:
+        return len(a) == len(b) and all(pa is pb and qa == qb for (pa, qa), (pb, qb) in zip(a, b))
+    except (TypeError, ValueError):  # (a param without a plain equality)
+        return False
+
+
+def trace_backward(tracer: Tracer, inputs: list[Tensor], outputs: list) -> \
+        tuple[Joint, list]:
+    """Runs, under ``tracer``, the backward of the roots that require grad with respect to
+    the tensor arguments and parameters that do. Returns the joint and the values the graph
+    must return: the outputs, then the hidden roots."""
+    state = {id(t): t for t in [ref.tensor for ref in tracer.graph.state if not ref.grad] +
+             [t for _, t in tracer.known.values()]}  # (also what it reached but never read)
+    plan = _Plan(inputs, list(state.values()), outputs)
+    roots = [plan.returned[p] for p in plan.roots]
+    diff = [r for r, t in enumerate(roots) if t.requires_grad]
+    seeds = [ones_like(roots[r]) for r in diff]
     cotangents = [tracer.add_input(s) for s in seeds]
-    del tracer.graph.inputs[-len(seeds):]  # (they are the backward graph's inputs)
+    if seeds:
+        del tracer.graph.inputs[-len(seeds):]  # (they are the backward graph's inputs)
     slots = [i for i, t in enumerate(inputs) if t.requires_grad]
-    params = [ref.tensor for ref in tracer.graph.state
-              if not ref.grad and ref.tensor.requires_grad and ref.tensor._node is None]
-    grads = autograd_grad([outputs[i] for i in diff], [inputs[i] for i in slots] + params,
-                          seeds, retain_graph=True, allow_unused=True)
-    return Joint(cotangents, diff, slots, params,
-                 [None if g is None else tracer.var_of(g) for g in grads])
+    # (also a tensor with history it captured: the gradient goes on into that history)
+    params = [ref.tensor for ref in tracer.graph.state if not ref.grad and ref.tensor.requires_grad]
+    targets = [inputs[i] for i in slots] + params
+    grads: Any = [None] * len(targets)
+    if diff:
+        with _as_leaves(targets):
+            grads = autograd_grad([roots[r] for r in diff], targets, seeds, retain_graph=True,
+                                  allow_unused=True)
+    joint = Joint(cotangents, diff, slots, params,
+                  [None if g is None else tracer.var_of(g) for g in grads], plan.roots,
+                  plan.make)
+    return joint, plan.returned
+
+
+@contextmanager
+def _as_leaves(targets: list[Tensor]) -> Iterator[None]:
+    """While a compiled call's own backward is computed: its tensor arguments and parameters
+    are where the gradient stops, as leaves — no hook of theirs runs and no gradient goes on
+    into their history (the engine does both after the node, once)."""
+    saved: dict[int, tuple] = {}
+    try:
+        for t in targets:
+            node = t._node
+            if node is None:
+                saved.setdefault(id(t), (t, t._hooks))
+                t._hooks = None
+            elif id(node) not in saved and node.edges is not None:
+                saved[id(node)] = (node, node.edges, node.hooks, node.retained)
+                node.edges = (None,) * len(node.edges)
+                node.hooks = node.retained = None
+        yield
+    finally:
+        for entry in saved.values():
+            if len(entry) == 2:
+                entry[0]._hooks = entry[1]
+            else:
+                node = entry[0]
+                node.edges, node.hooks, node.retained = entry[1:]
 
 
 def split(graph: Graph, joint: Joint) -> tuple[Graph, Graph, list[Var]]:
@@ -84,51 +215,201 @@ def _needed(graph: Graph, roots: list[Var], made_by: dict[Var, int]) -> set[int]
     return seen
 
 
+def compiled_call(entry: Any, tensors: list[Tensor]) -> list[Tensor]:
+    """A differentiable call of a compiled signature: the generated forward as one autograd
+    node (its backward the generated backward), then the outputs made from its roots.
+    Returns the tensor outputs, in order."""
+    outs = CompiledCall.apply(entry, *tensors, *entry.joint.params)
+    return _assemble(entry.joint, tensors, outs)
+
+
+def traced_call(entry: Any, tensors: list[Tensor], returned: list) -> list[Tensor]:
+    """The tracing call's outputs, made as later calls make theirs: one node over the
+    trace's own (eager) roots, whose backward runs their eager backward. So ``retain_graph``,
+    ``create_graph``, views and in-place writes behave the same on every call."""
+    roots = tuple(returned[p] for p in entry.joint.roots)
+    outs = TracedCall.apply(entry, roots, *tensors, *entry.joint.params)
+    return _assemble(entry.joint, tensors, outs)
+
+
+def _assemble(joint: Joint, tensors: list[Tensor], outs: Any) -> list[Tensor]:
+    """The tensor outputs from the node's outputs (the roots), the arguments and the state,
+    as the trace made them (see :class:`Joint`)."""
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    made: list[Tensor] = []
+    for source, where, steps in joint.make:
+        t = outs[where] if source == "out" else tensors[where] if source == "input" else \
+            made[where] if source == "same" else where
+        for step in steps:
+            t = t.detach() if step[0] == "detach" else replay_view(t, step[1])
+        made.append(t)
+    return made
+
+
+def _find_held(entry: Any) -> None:
+    """Notes, at the first call, the state tensors other than parameters and the memory of
+    the graph's constants."""
+    joint = entry.joint
+    if joint.buffers is None:
+        params = {id(p) for p in joint.params}
+        joint.buffers = [ref.tensor for ref in entry.graph.state
+                         if not ref.grad and id(ref.tensor) not in params]
+        joint.consts = {_owner(a): None for a in entry.graph.consts.values()}
+
+
+def _owner(array: Any) -> int:
+    base = getattr(array, "base", None)
+    return id(array if base is None else base)
+
+
 class CompiledCall(Function):
     """One autograd node for a compiled call: forward and backward are generated code.
-    ``apply(entry, *tensor_arguments, *parameters)`` returns the tensor outputs."""
+    ``apply(entry, *tensor_arguments, *parameters)`` returns the roots (see :class:`Joint`)."""
 
     @staticmethod
     def forward(ctx: Any, entry: Any, *tensors: Tensor) -> tuple:
+        joint = entry.joint
         n_in = len(entry.graph.inputs)
         arrays = entry.generated.fn(*(t._data for t in tensors[:n_in]))
         n_out = len(arrays) - entry.n_saved
+        _find_held(entry)
+        # memory the caller or the graph holds; the roots own theirs, as eager's outputs do
+        # (so a value the passes made one with another — two equal outputs, an output that is
+        # an argument or a constant kept for every call — is copied)
+        held: dict[int, tuple | None] = dict(joint.consts)
+        held.update((_owner(t._data), (t, None)) for t in joint.buffers)
+        held.update((_owner(t._data), (t, None)) for t in tensors)
+        outs = []
+        dev = entry.device
+        for r, p in enumerate(joint.roots):
+            a = arrays[p]
+            if _owner(a) in held:
+                a = a.copy()
+            t = _wrap(a, dev)
+            held[_owner(a)] = (t, r)
+            outs.append(t)
         ctx.entry, ctx.saved, ctx.n_in = entry, arrays[n_out:], n_in
         ctx.versions = [(t, t._vc.value) for t in tensors]  # the backward may read them all
-        outs = tuple(_wrap(a, entry.device) for a in arrays[:n_out] if a is not None)
-        fixed = [i for i, o in enumerate(entry.graph.outputs[:n_out]) if o is not None]
-        ctx.mark_non_differentiable(*(outs[k] for k, i in enumerate(fixed)
-                                      if i not in entry.joint.differentiable))
+        # the roots and buffers the backward reads (by memory), at their versions now
+        read = {_owner(a): held.get(_owner(a)) for a in ctx.saved}
+        ctx.read = [(t, r, t._vc.value) for t, r in filter(None, read.values())
+                    if r is not None or not any(t is x for x in tensors)]
+        ctx._on_release = _free
+        ctx.set_materialize_grads(False)
+        diff = set(joint.differentiable)
+        ctx.mark_non_differentiable(*(o for r, o in enumerate(outs) if r not in diff))
+        return tuple(outs)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor | None) -> tuple:
+        return _once(ctx, _compiled_backward, grads)
+
+
+def _compiled_backward(ctx: Any, grads: tuple) -> tuple:
+    entry, joint = ctx.entry, ctx.entry.joint
+    name = entry.graph.name
+    for i, (t, version) in enumerate(ctx.versions):
+        if t._vc.value != version:
+            role = f"argument {i}" if i < ctx.n_in else \
+                f"parameter {entry.graph.label(t)}"
+            _modified(name, role, t, version, "Hint: call backward() before optimizer.step(), "
+                      "or avoid the in-place change" if i >= ctx.n_in else None)
+    for t, r, version in ctx.read:
+        if t._vc.value != version:
+            role = f"buffer {entry.graph.label(t)}" if r is None else \
+                f"output {joint.roots[r]}" if joint.roots[r] < len(entry.out_consts) else \
+                "a tensor its outputs view"
+            _modified(name, role, t, version, None)
+    cts = [grads[r] for r in joint.differentiable]
+    arrays = entry.backward.fn(*ctx.saved, *(
+        g._data if g is not None else zeros(v.shape, dtype=v.dtype)._data
+        for g, v in zip(cts, joint.cotangents)))
+    dev = entry.device
+    per_input: list[Tensor | None] = [None] * ctx.n_in
+    for slot, a in zip(joint.input_slots, arrays):
+        per_input[slot] = None if a is None else _wrap(a, dev)
+    params = [None if a is None else _wrap(a, dev) for a in arrays[len(joint.input_slots):]]
+    return (None, *per_input, *params)
+
+
+def _modified(name: str, role: str, t: Tensor, version: int, hint: str | None) -> None:
+    """Eager's error for a value saved for backward and then written in place."""
+    raise GradError(
+        f"backward of the compiled {name}: {role} (a tensor of shape {tuple(t.shape)}, dtype "
+        f"{t.dtype.name}) was modified in place after the call saved it for backward: it was "
+        f"at version {version} and is now at version {t._vc.value}. " + (
+            hint or "Hint: call .clone() on it before the in-place op, or use the out-of-place "
+            "form (e.g. x = x + 1 instead of x += 1)."))
+
+
+def _free(ctx: Any) -> None:
+    """The node is released (a backward without ``retain_graph``): what backward reads goes,
+    as eager's tape frees its saved values."""
+    ctx.saved = ctx.versions = ctx.read = ctx.roots = None
+
+
+class TracedCall(Function):
+    """The tracing call as one node, like the later calls: ``apply(entry, roots,
+    *tensor_arguments, *parameters)`` returns the trace's roots (sharing their memory and
+    version counters); its backward is their eager backward, with respect to the arguments
+    and parameters (the gradient goes on from there through the node's edges)."""
+
+    @staticmethod
+    def forward(ctx: Any, entry: Any, roots: tuple, *tensors: Tensor) -> tuple:
+        ctx.entry, ctx.roots, ctx.n_in = entry, roots, len(entry.graph.inputs)
+        ctx._on_release = _free
+        ctx.set_materialize_grads(False)
+        _find_held(entry)
+        # (a root the graph keeps as a constant: a copy, or writing into it changes later calls)
+        outs = tuple(_wrap(r._data.copy(), r._device) if _owner(r._data) in entry.joint.consts
+                     else r.detach() for r in roots)
+        diff = set(entry.joint.differentiable)
+        ctx.mark_non_differentiable(*(o for r, o in enumerate(outs) if r not in diff))
         return outs
 
     @staticmethod
-    @once_differentiable
     def backward(ctx: Any, *grads: Tensor | None) -> tuple:
-        entry, joint = ctx.entry, ctx.entry.joint
-        if ctx.saved is None:
-            raise GradError(f"backward through the compiled {entry.graph.name} a second time: "
-                            "its saved values are freed after the first (as eager's are). "
-                            "Hint: backward(retain_graph=True) is not available for compiled "
-                            "calls; run the call again")
-        for i, (t, version) in enumerate(ctx.versions):
-            if t._vc.value != version:
-                raise GradError(
-                    f"backward of the compiled {entry.graph.name}: its "
-                    f"{'argument' if i < ctx.n_in else 'parameter'} of shape "
-                    f"{tuple(t.shape)} was modified in place after the call: version "
-                    f"{version} then, {t._vc.value} now. Hint: call backward() before "
-                    "optimizer.step(), or avoid the in-place change")
-        fixed = [i for i, o in enumerate(entry.graph.outputs) if o is not None]
-        by_leaf = dict(zip(fixed, grads))
-        cts = [by_leaf.get(i) for i in joint.differentiable]
-        arrays = entry.backward.fn(*ctx.saved, *(
-            g._data if g is not None else zeros(v.shape, dtype=v.dtype)._data
-            for g, v in zip(cts, joint.cotangents)))
-        ctx.saved = None  # freed, as eager frees the tape
-        dev = entry.device
-        per_input: list[Tensor | None] = [None] * ctx.n_in
-        for slot, a in zip(joint.input_slots, arrays):
-            per_input[slot] = None if a is None else _wrap(a, dev)
-        params = [None if a is None else _wrap(a, dev)
-                  for a in arrays[len(joint.input_slots):]]
-        return (None, *per_input, *params)
+        return _once(ctx, _traced_backward, grads)
+
+
+def _traced_backward(ctx: Any, grads: tuple) -> tuple:
+    joint = ctx.entry.joint
+    tensors = ctx._inputs
+    targets = [tensors[i] for i in joint.input_slots] + list(tensors[ctx.n_in:])
+    pairs = [(ctx.roots[r], grads[r]) for r in joint.differentiable if grads[r] is not None]
+    found: Any = [None] * len(targets)
+    if pairs:
+        with _as_leaves(targets):
+            found = autograd_grad([r for r, _ in pairs], targets, [g for _, g in pairs],
+                                  retain_graph=True, allow_unused=True)
+    per_input: list[Tensor | None] = [None] * ctx.n_in
+    for slot, g in zip(joint.input_slots, found):
+        per_input[slot] = g
+    return (None, None, *per_input, *found[len(joint.input_slots):])
+
+
+class _NotTwice(_OnceDifferentiable):
+    """Marks a gradient a compiled call's backward made: differentiating it raises."""
+
+    def vjp(self, ctx: Any, g: Any) -> tuple:
+        raise GradError(
+            f"ember.jit: the backward of the compiled {self.where} cannot be differentiated "
+            "again (create_graph=True through the outputs of a compiled call, for a "
+            "higher-order gradient): it is generated code, not recorded ops. Hint: call the "
+            "function under `with ember.jit.disable():` for this, or compute the whole "
+            "higher-order gradient inside the compiled function")
+
+
+def _once(ctx: Any, backward: Any, grads: tuple) -> tuple:
+    """``backward(ctx, grads)`` without recording; under ``create_graph`` its gradients get
+    a history that refuses a second derivative clearly (as ``@once_differentiable``)."""
+    with no_grad():
+        result = backward(ctx, grads)
+    sources = [t for t in (*ctx._inputs, *grads) if t is not None and t.requires_grad]
+    if not (GRAD.enabled and sources):
+        return result
+    rule = _NotTwice(ctx.entry.graph.name)
+    return tuple(None if r is None or not isinstance(r, Tensor) else
+                 _wrap(r._data, r._device, True, Node(rule, tuple(sources[:1]), {}, None, None,
+                                                      r._device))
+                 for r in result)

@@ -1,11 +1,12 @@
 """``ember.jit.compile``: a function (or module) traced once per input signature, optimized,
 turned into Python code, cached, and run instead of the eager function.
 
-The cache key is what fixes the graph: each tensor argument's shape, dtype, device and
-``requires_grad``, and which arguments share memory; the values of static and non-tensor
-arguments; grad mode; the default dtype and device; the ``training`` flag of every module the
-function reaches; whether each parameter's ``.grad`` is set; what its global and closure names
-hold, and which modules, hooks and tensors (of which shapes) it reaches
+The cache key is what fixes the graph: each tensor argument's shape, dtype, device,
+``requires_grad`` and hooks, and which arguments share memory; the values of static and
+non-tensor arguments; grad mode; the default dtype and device; the ``training`` flag of every
+module the function reaches; whether each parameter's and argument's ``.grad`` is set (unless
+its first graph showed it touches no ``.grad``); what its global and closure names and its
+default arguments hold, and which modules, hooks and tensors (of which shapes) it reaches
 (:meth:`~ember.jit.discover.Reach.layout`). On a new key the function is traced again and the
 reason is logged (logger ``ember.jit``) and kept for :func:`explain`.
 """
@@ -27,7 +28,7 @@ from ember.autograd.grad_mode import GRAD
 from ember.backend import get_default_device
 from ember.dtypes import get_default_dtype
 from ember.func.pytree import tree_flatten, tree_paths, tree_unflatten
-from ember.jit.autodiff import CompiledCall, Joint, split, trace_backward
+from ember.jit.autodiff import Joint, compiled_call, split, trace_backward, traced_call
 from ember.jit.codegen import Generated, _store, generate
 from ember.jit.discover import Reach, is_plain, reach
 from ember.jit.ir import Graph
@@ -92,6 +93,12 @@ class Entry:
     joint: Joint | None = None  # outputs that need grad: the call is one autograd node
     backward: Generated | None = None
     n_saved: int = 0  # the forward's trailing outputs are the values the backward reads
+    # the tensor arguments whose .grad from before the call the graph reads (an accumulation
+    # into it): their arrays are the graph's last inputs
+    grad_inputs: tuple[int, ...] = ()
+    # why the graph cannot stand for the call (arguments sharing memory it writes into): the
+    # plain function runs instead
+    eager: str | None = None
 
 
 class CompiledFunction:
@@ -140,10 +147,15 @@ class CompiledFunction:
         entry = self.entries.get(key)
         if entry is None:
             return self._trace(key, args, kwargs)
+        if entry.eager is not None:  # (arguments sharing memory the graph writes into)
+            return self.fn(*args, **kwargs)
         if entry.joint is not None:  # a differentiable call: one autograd node
-            outs = CompiledCall.apply(entry, *tensors, *entry.joint.params)
-            return self._rebuild(entry, outs if isinstance(outs, tuple) else (outs,))
-        arrays = entry.generated.fn(*(t._data for t in tensors))
+            return self._rebuild(entry, compiled_call(entry, tensors))
+        if entry.grad_inputs:  # (.grad that a backward accumulates into: inputs too)
+            arrays = entry.generated.fn(*(t._data for t in tensors),
+                                        *(tensors[i]._grad._data for i in entry.grad_inputs))
+        else:
+            arrays = entry.generated.fn(*(t._data for t in tensors))
         dev, graph = entry.device, entry.graph
         n = len(graph.outputs)
         for (i, _), value in zip(graph.arg_writes, arrays[n:]):
@@ -154,14 +166,17 @@ class CompiledFunction:
 
     def _key(self, args: tuple, kwargs: dict, leaves: list, spec: Any) -> \
             tuple[list[Tensor], tuple]:
-        tensors, parts, memory = [], [], {}
+        tensors, parts, memory, grads = [], [], {}, self.watch_grads
         for i, leaf in enumerate(leaves):
             if isinstance(leaf, Tensor):
                 tensors.append(leaf)
                 owner = leaf._data if leaf._data.base is None else leaf._data.base
                 shared = memory.setdefault(id(owner), i)  # (views, or one array twice)
+                hooks, grad = leaf._hooks, leaf._grad if grads else None
                 parts.append((tuple(leaf._data.shape), leaf.dtype, leaf._device,
-                              leaf.requires_grad, None if shared == i else shared))
+                              leaf.requires_grad, None if shared == i else shared,
+                              tuple(hooks) if hooks else (),  # (the functions, by identity)
+                              None if grad is None else grad.dtype))
             else:
                 parts.append(("value", type(leaf), _hashable(
                     leaf, lambda i=i: argument_names(self.fn, args, kwargs)[i])))
@@ -176,12 +191,18 @@ class CompiledFunction:
         """Makes ``self.reach`` what the function reaches with these arguments (found again
         when something it reached may have moved, or ``again``), and learns which of the
         layouts seen that is."""
-        objects = [x for x in leaves if not isinstance(x, Tensor) and not is_plain(x)]
-        ids = tuple(map(id, objects))
+        objects, hooks = [], []  # (tensor arguments' hooks: functions it calls too)
+        for x in leaves:
+            if isinstance(x, Tensor):
+                if x._hooks:
+                    hooks += x._hooks
+            elif not is_plain(x):
+                objects.append(x)
+        ids = (*map(id, objects), None, *map(id, hooks)) if hooks else tuple(map(id, objects))
         found = self.reaches.get(ids)
         if found is None or again or found.moved():
-            found = reach(self.fn, args, _parameter_names(self.fn, len(args)), kwargs)
-            found.arguments = objects  # (kept alive: their ids stay theirs)
+            found = reach(self.fn, args, _parameter_names(self.fn, len(args)), kwargs, hooks)
+            found.arguments = objects + hooks  # (kept alive: their ids stay theirs)
             layout = {k: v for k, v in found.layout().items() if k not in self.side_effects}
             found.index = next((i for i, (seen, _) in enumerate(self.layouts) if seen == layout),
                                len(self.layouts))
@@ -233,16 +254,21 @@ class CompiledFunction:
                 tracer.add_input(t)
             out = self.fn(*args, **kwargs)
             out_leaves, out_spec = tree_flatten(out)
-            joint = None
+            joint, returned = None, out_leaves
             if not tracer.ran_backward and any(isinstance(x, Tensor) and x.requires_grad
                                                for x in out_leaves):
-                joint = trace_backward(tracer, inputs, out_leaves)
-            graph = tracer.finish(out_leaves)
+                joint, returned = trace_backward(tracer, inputs, out_leaves)
+            graph = tracer.finish(returned)
         layout = self._layout_after_trace(args, kwargs, leaves, key[5])
         device = inputs[0]._device if inputs else get_default_device()
         consts = [_TENSOR if isinstance(x, Tensor) else x for x in out_leaves]
         backward, n_saved = None, 0
         if joint is not None:
+            if tracer.grad_inputs:
+                raise TraceError(f"ember.jit: {self.name} reads the .grad an argument had "
+                                 "before the call and returns values that need grad. Hint: "
+                                 "compile the whole step with backward() inside, or set the "
+                                 "argument's .grad to None before calling")
             if graph.arg_writes or graph.arg_grads:
                 raise TraceError(f"ember.jit: {self.name} writes into its arguments (or their "
                                  ".grad) and returns values that need grad; compile the whole "
@@ -253,10 +279,17 @@ class CompiledFunction:
         graph, frees = optimize(graph, self.passes)
         generated = generate(graph, device.xp, device, frees)
         entry = Entry(graph, generated, out_spec, consts, device, time.perf_counter() - start,
-                      joint, backward, n_saved)
-        if not graph.grads and not any(ref.grad for ref in graph.state) and not self.entries:
+                      joint, backward, n_saved, tuple(tracer.grad_inputs),
+                      self._aliased_writes(graph, leaves, key[1], argument_names(
+                          self.fn, args, kwargs)))
+        if entry.eager is not None:
+            JIT.reasons.append(f"{self.name}: {entry.eager}")
+            log.info("ember.jit: %s: %s", self.name, entry.eager)
+        if not graph.grads and not graph.arg_grads and not entry.grad_inputs and \
+                not any(ref.grad for ref in graph.state) and not self.entries:
             self.watch_grads = False  # (a model's forward: .grad is none of its business)
-            key = self._key(args, kwargs, leaves, spec)[1]
+            parts = tuple(p if p[0] == "value" else (*p[:6], None) for p in key[1])
+            key = (key[0], parts, *key[2:4], self.reach.guard(False), *key[5:])
         key = (*key[:5], layout, *key[6:])
         self.entries[key] = entry
         self.last = entry
@@ -267,7 +300,28 @@ class CompiledFunction:
                           f"per signature (the last: {reason}); ember.jit.explain() lists every "
                           "reason. Hint: pass a number that changes on each call as a tensor, or "
                           "give varying shapes a few fixed sizes", stacklevel=4)
+        if joint is not None:  # (one node, as at later calls: see autodiff.traced_call)
+            return self._rebuild(entry, traced_call(entry, inputs, returned))
         return out
+
+    @staticmethod
+    def _aliased_writes(graph: Graph, leaves: list, parts: tuple, names: list[str]) -> \
+            str | None:
+        """Why calls with this key run the plain function, if the graph writes in place into
+        an argument that shares memory with another (``f(b, b[1:3])``): the graph reads each
+        argument's values as they were when the call started, eager sees the write through
+        the other. None when no written argument shares its memory."""
+        positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor)]
+        group = [i if p[0] == "value" or p[4] is None else p[4] for i, p in enumerate(parts)]
+        for k, _ in graph.arg_writes:
+            i = positions[k]
+            others = [names[j] for j in positions if j != i and group[j] == group[i]]
+            if others:
+                return (f"runs eagerly: argument {names[i]} shares memory with "
+                        f"{', '.join(others)} and the function writes into it in place; the "
+                        "graph would read the other as it was before the write. Hint: pass "
+                        "separate tensors (.clone() one), or write out of place")
+        return None
 
     def _layout_after_trace(self, args: tuple, kwargs: dict, leaves: list, before: int) -> int:
         """The layout a new entry is kept under when the trace itself changed what the

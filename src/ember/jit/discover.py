@@ -5,9 +5,11 @@ Their tensors get names in the graph (``model.fc1.weight``) and are state wherev
 up, and the compiled function's cache key watches what changes the traced graph: each reached
 tensor's ``requires_grad`` and whether its ``.grad`` is set (a gradient accumulates into an
 existing one), and the :meth:`Reach.layout`: which objects the function's global and closure
-names hold (and the numbers they hold), the attributes its code reads from them by name
-(``cfg.scale``), which tensors and modules it reaches, their shapes and their flags (a module's
-``training``). Objects of installed libraries are not followed.
+names hold (and the numbers they hold), its default argument values, the attributes its code
+reads from them by name (``cfg.scale``, ``Config.scale`` of a class of the user's), which
+tensors and modules it reaches, their shapes, their hooks and their flags (a module's
+``training``). Hook functions (of the modules and tensors it reaches and of its tensor
+arguments) are followed as the function is. Objects of installed libraries are not followed.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class Reach:
         self.index = 0  # which of a compiled function's layouts this is (set by it)
         self.arguments: list = []  # the objects among the arguments it was found for
         self._seen: set[int] = set()
+        self._functions: set[int] = set()  # those whose defaults are watched already
 
     def add(self, name: str, obj: Any, depth: int = 0) -> None:
         """Follows ``obj`` (at most ``MAX_DEPTH`` links from the function): modules,
@@ -86,8 +89,9 @@ class Reach:
     def add_function(self, fn: Any, depth: int = 0, owner: Any = None,
                      arguments: dict[str, Any] | None = None) -> None:
         """What a function reaches: its ``self`` (``owner`` for a class's function: a
-        module's ``forward``), closure cells, the globals it names and the attributes it reads
-        from them or from its ``arguments`` by name (``cfg.scale``, ``self.cfg.scale``)."""
+        module's ``forward``, or a module's hook), default argument values, closure cells,
+        the globals it names and the attributes it reads from them or from its ``arguments``
+        by name (``cfg.scale``, ``self.cfg.scale``), also in the functions it defines."""
         target = getattr(fn, "__self__", None)
         if target is not None:
             self.add("self", target, depth)
@@ -96,6 +100,13 @@ class Reach:
         if code is None or _is_library(func):
             return
         stored = set(_code_names(code, _STORES))  # (a counter it bumps is no binding to watch)
+        defaults = _Defaults(func) if isinstance(func, types.FunctionType) else None
+        values = {} if defaults is None else {n: defaults.read(n) for n in defaults.names()}
+        if values and id(func) not in self._functions:
+            self._functions.add(id(func))  # its default values: inputs, as its globals are
+            for name, value in values.items():
+                self._bind(defaults, name, f"{func.__qualname__}: default {name}")
+                self.add(name, value, depth)
         cells = {}
         for name, cell in zip(code.co_freevars, func.__closure__ or ()):
             try:
@@ -112,7 +123,7 @@ class Reach:
                 if name not in stored:
                     self._bind(scope, name, f"{func.__qualname__}: global {name}")
                 self.add(name, scope[name], depth)
-        local = dict(arguments or {})
+        local = {**values, **(arguments or {})}  # (a parameter left out: its default)
         if code.co_argcount and (owner or target) is not None:
             local[code.co_varnames[0]] = owner or target
         roots = {"LOAD_GLOBAL": scope, "LOAD_NAME": scope, "LOAD_DEREF": cells, "LOAD_FAST": local}
@@ -120,24 +131,27 @@ class Reach:
         for op, name, attributes in _attribute_chains(code):
             root = roots[op].get(name, _MISSING)
             if root is not _MISSING and root is not None and name not in stored:
-                self._bind_attribute(root, f"{func.__qualname__}: {name}", attributes, written)
+                self._bind_attribute(root, func.__qualname__, name, attributes, written, depth)
 
-    def _bind_attribute(self, obj: Any, label: str, attributes: tuple[str, ...],
-                        written: set[str]) -> None:
-        """Watches the value at the end of ``obj.a.b…`` where the last link is an attribute of
-        the user's plain object (a module's are watched already; one the function itself
-        assigns is a counter, not an input)."""
+    def _bind_attribute(self, obj: Any, where: str, root: str, attributes: tuple[str, ...],
+                        written: set[str], depth: int) -> None:
+        """Watches the value at the end of ``root.a.b…`` (``root`` holding ``obj``) where the
+        last link is an attribute of the user's plain object or class (a module's are watched
+        already; one the function itself assigns is a counter, not an input). A class's
+        attribute that is no number (a tensor) is followed too, as an object's are."""
         for i, name in enumerate(attributes):
             holder = obj
             if not (_plain_object(holder) or isinstance(holder, Module) or
-                    _user_module(holder)):
+                    _user_module(holder) or _user_class(holder)):
                 return
             obj = _member(holder, name)
             if obj is _MISSING:
                 return
             if i == len(attributes) - 1 and not isinstance(holder, Module) and \
                     name not in written:
-                self._bind(holder, name, f"{label}.{'.'.join(attributes)}")
+                self._bind(holder, name, f"{where}: {root}.{'.'.join(attributes)}")
+            if isinstance(holder, type) and not is_plain(obj):
+                self.add(".".join((root, *attributes[:i + 1])), obj, depth + 1)
 
     def _bind(self, holder: Any, name: str, label: str) -> None:
         value = _read(holder, name)
@@ -151,6 +165,9 @@ class Reach:
             self.module_labels.append(prefix + mname if mname else name or "self")
             if not _is_library(m):  # (the globals a user's layer reads in its forward)
                 self.add_function(type(m).forward, 1, owner=m)
+            for hook in (*m._forward_pre_hooks, *m._forward_hooks, *m._backward_hooks):
+                fn = hook.fn  # (its first argument is the module, as forward's self)
+                self.add_function(fn, 1, owner=None if hasattr(fn, "__self__") else m)
         for pname, p in module.named_parameters():
             self._tensor(prefix + pname, p)
         for bname, b in module.named_buffers():
@@ -163,6 +180,8 @@ class Reach:
         self.tensors.append(t)
         if t.requires_grad:
             self.params.append(t)
+        for hook in t._hooks or ():
+            self.add(f"hook of {name}", hook)
 
     def guard(self, grads: bool = True) -> tuple:
         """The part of the cache key read on every call (what changes without a count in
@@ -210,11 +229,11 @@ class Reach:
 
 
 def reach(fn: Callable, args: tuple, names: list[str] | None = None,
-          kwargs: dict | None = None) -> Reach:
+          kwargs: dict | None = None, hooks: list | tuple = ()) -> Reach:
     """Everything ``fn`` (a function, method, module, ``functools.partial`` or callable
     object) reaches by name before it runs (see the module docstring); objects among ``args``
     are named by ``names`` (default ``arg0``, ``arg1``, …), those among ``kwargs`` by their
-    keys.
+    keys; ``hooks`` are the hooks of its tensor arguments (followed as functions it calls).
 
     Example:
         >>> found = reach(train_step, (x, y))
@@ -240,6 +259,8 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
     found.add_function(fn, arguments=objects)
     for name, arg in objects.items():
         found.add(name, arg, 1)
+    for hook in hooks:
+        found.add("hook of an argument", hook)
     return found
 
 
@@ -255,9 +276,11 @@ _STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DER
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _ATTRIBUTE_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
 _CHAIN_ROOTS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST"})
+_NESTED_CHAIN_ROOTS = _CHAIN_ROOTS - {"LOAD_FAST"}
 
 
-def _code_names(code: types.CodeType, ops: frozenset[str]) -> list[str]:
+@functools.lru_cache(maxsize=1024)  # (one layer class's forward, one hook on many modules)
+def _code_names(code: types.CodeType, ops: frozenset[str]) -> tuple[str, ...]:
     """The names the instructions ``ops`` of ``code`` (or of code nested in it) use, once
     each: with :data:`_LOADS` the globals it reads (not its attribute names: ``opt.step()``
     reads no global ``step``), with :data:`_STORES` the globals and closure names it
@@ -266,12 +289,16 @@ def _code_names(code: types.CodeType, ops: frozenset[str]) -> list[str]:
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             names += _code_names(const, ops)
-    return list(dict.fromkeys(names))
+    return tuple(dict.fromkeys(names))
 
 
-def _attribute_chains(code: types.CodeType) -> list[tuple[str, str, tuple[str, ...]]]:
+@functools.lru_cache(maxsize=1024)
+def _attribute_chains(code: types.CodeType, roots: frozenset[str] = _CHAIN_ROOTS) -> \
+        tuple[tuple[str, str, tuple[str, ...]], ...]:
     """Each ``name.a.b…`` that ``code`` reads, once: (the instruction loading ``name``, the
-    name, the attribute names). A method call ends a chain (``opt.step()`` reads no value)."""
+    name, the attribute names). A method call ends a chain (``opt.step()`` reads no value).
+    Code nested in it (a hook it defines: ``h.register_hook(lambda g: g * cfg.scale)``)
+    counts too, for the globals and closure names it reads (its own locals are not ours)."""
     chains, chain = [], None
     for instruction in [*dis.get_instructions(code), None]:
         if instruction is not None and instruction.opname == "LOAD_ATTR" and chain:
@@ -280,8 +307,11 @@ def _attribute_chains(code: types.CodeType) -> list[tuple[str, str, tuple[str, .
         if chain and chain[2]:
             chains.append((chain[0], chain[1], tuple(chain[2])))
         chain = (instruction.opname, instruction.argval, []) \
-            if instruction is not None and instruction.opname in _CHAIN_ROOTS else None
-    return list(dict.fromkeys(chains))
+            if instruction is not None and instruction.opname in roots else None
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            chains += _attribute_chains(const, _NESTED_CHAIN_ROOTS)
+    return tuple(dict.fromkeys(chains))
 
 
 def _plain_object(obj: Any) -> bool:
@@ -299,19 +329,35 @@ def _user_module(obj: Any) -> bool:
     return top not in sys.stdlib_module_names and top not in _LIBRARIES and top != "ember"
 
 
+def _user_class(obj: Any) -> bool:
+    """A class of the user's (``Config`` in ``Config.scale``), decided as for its objects
+    (:func:`_plain_object`): not one of an installed library's or Ember's."""
+    return isinstance(obj, type) and not _is_library(obj)
+
+
 def _member(obj: Any, name: str) -> Any:
-    """``obj.name`` without running code: an instance attribute, or a module's member (a
-    property, say a parametrized weight, is not computed)."""
+    """``obj.name`` without running code: an instance attribute, a class's own or inherited
+    one, or a module's member (a property, say a parametrized weight, is not computed)."""
     if isinstance(obj, Module):
         for members in (obj._parameters, obj._buffers, obj._modules):
             if name in members:
                 return members[name]
+    return _attribute(obj, name)
+
+
+def _attribute(obj: Any, name: str) -> Any:
+    """``obj.name`` from ``obj``'s own ``__dict__`` (along the MRO for a class)."""
+    if isinstance(obj, type):
+        for cls in obj.__mro__:
+            if name in vars(cls):
+                return vars(cls)[name]
+        return _MISSING
     return vars(obj).get(name, _MISSING)
 
 
 def _read(holder: Any, name: str) -> Any:
-    """The value a global (``holder`` the globals dict), closure cell or the attribute
-    ``name`` of a plain object holds now."""
+    """The value a global (``holder`` the globals dict), closure cell, default argument or
+    the attribute ``name`` of a plain object or class holds now."""
     if isinstance(holder, dict):
         return holder.get(name, _MISSING)
     if isinstance(holder, types.CellType):
@@ -319,7 +365,37 @@ def _read(holder: Any, name: str) -> Any:
             return holder.cell_contents
         except ValueError:
             return _MISSING
-    return vars(holder).get(name, _MISSING)
+    if isinstance(holder, _Defaults):
+        return holder.read(name)
+    return _attribute(holder, name)
+
+
+class _Defaults:
+    """A function's default argument values, as a binding's holder: ``f.__defaults__ = (5.0,)``
+    (or ``__kwdefaults__``) changes an input of the graph, as rebinding a global does."""
+
+    __slots__ = ("fn", "positions")
+
+    def __init__(self, fn: types.FunctionType) -> None:
+        code = fn.__code__
+        self.fn = fn
+        # each positional parameter's place, counted from the last one (defaults fill the end)
+        self.positions = {name: code.co_argcount - i
+                          for i, name in enumerate(code.co_varnames[:code.co_argcount])}
+
+    def names(self) -> list[str]:
+        """The parameters that have a default now."""
+        count = len(self.fn.__defaults__ or ())
+        return [name for name, back in self.positions.items() if back <= count] + \
+            list(self.fn.__kwdefaults__ or ())
+
+    def read(self, name: str) -> Any:
+        """The default value of parameter ``name`` now."""
+        back = self.positions.get(name)
+        if back is None:
+            return (self.fn.__kwdefaults__ or {}).get(name, _MISSING)
+        defaults = self.fn.__defaults__ or ()
+        return defaults[-back] if back <= len(defaults) else _MISSING
 
 
 _MISSING = object()

@@ -89,4 +89,9 @@ def _leaf_change(names: list[str], i: int, a: tuple, b: tuple) -> str:
     if a[4] != b[4]:
         changes.append(" -> ".join("its own memory" if j is None else f"memory of {names[j]}"
                                    for j in (a[4], b[4])))
+    if a[5] != b[5]:
+        changes.append(f"hooks {_shown(('hooks', a[5]))} -> {_shown(('hooks', b[5]))}")
+    if a[6] != b[6]:
+        changes.append(".grad " + " -> ".join("None" if g is None else f"set ({g})"
+                                              for g in (a[6], b[6])))
     return f"argument {names[i]}: " + ", ".join(changes)

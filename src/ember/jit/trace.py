@@ -80,6 +80,11 @@ class Tracer:
         self.entry_grads: dict[int, Any] = {}  # id(param) -> its .grad when first seen
         self.inputs: list[Tensor] = []
         self.input_grads: list[Any] = []  # each argument's .grad when tracing started
+        # the arguments whose .grad from before the call the function reads (a backward
+        # accumulating into it), in the order their inputs follow the arguments' own
+        self.grad_inputs: list[int] = []
+        self.grad_input_vars: set[Var] = set()
+        self.twins: dict[Var, set[Var]] = {}  # the inputs of arguments that are one array
         self.small_consts: dict[tuple, Var] = {}
         self.fresh = weakref.WeakValueDictionary()  # id(array) -> arrays made while tracing
         self.view_root: dict[Var, Var] = {}  # a view's variable -> the variable it views
@@ -104,7 +109,12 @@ class Tracer:
 
     def add_input(self, t: Tensor) -> Var:
         """A tensor argument of the function."""
+        before = self.lookup(t._data)
         var = self.new_var(t._data, "input")
+        if before is not None and before.kind == "input":  # one array passed twice: the
+            twins = self.twins.setdefault(before, {before})  # array holds either's var, so
+            twins.add(var)  # neither is written unless the function writes it
+            self.twins[var] = twins
         self.graph.inputs.append(var)
         self.inputs.append(t)
         self.input_grads.append(t.grad)
@@ -144,10 +154,9 @@ class Tracer:
         owner = self.entry_grad_arrays.get(id(array))
         if owner is not None and owner.grad is not None and owner.grad._data is array:
             return self.add_state(t, grad_of=owner)
-        if any(g is not None and g._data is array for g in self.input_grads):
-            raise TraceError("ember.jit: the function reads the .grad an argument had before "
-                             f"the call{_at(user_source())}. Hint: pass it as an argument, "
-                             "or set the argument's .grad to None before calling")
+        for i, g in enumerate(self.input_grads):
+            if g is not None and g._data is array:
+                return self._grad_input(i)
         if array.nbytes >= _BIG and id(array) in self.fresh:
             var = self._filled(array)
             if var is not None:
@@ -163,6 +172,16 @@ class Tracer:
         self.graph.consts[var] = array
         if small:
             self.small_consts[key] = var
+        return var
+
+    def _grad_input(self, i: int) -> Var:
+        """The ``.grad`` argument ``i`` had when the call started (a backward accumulates
+        into it): one more input of the graph, after the arguments, read at every call."""
+        var = self.new_var(self.input_grads[i]._data, "input")
+        self.graph.inputs.append(var)
+        self.grad_inputs.append(i)
+        self.grad_input_vars.add(var)
+        self.dynamic.add(var)
         return var
 
     def _filled(self, array: Any) -> Var | None:
@@ -245,6 +264,11 @@ class Tracer:
                              f"{_at(user_source())}. Hint: write into the base tensor, or "
                              "build the value out of place (torch.where, cat)")
         target = self.lookup(x._data)
+        if target in self.grad_input_vars:
+            raise TraceError("ember.jit: an in-place write into the .grad an argument had "
+                             f"before the call{_at(user_source())} is not supported in "
+                             "compiled code. Hint: set the argument's .grad to None before "
+                             "calling, or assign a new tensor (x.grad = x.grad * 0.5)")
         if target is not None and target.kind == "const" and id(x._data) not in self.fresh:
             self._promote(target, x)  # a tensor from outside, changed: the world sees it
         if target is not None:
@@ -402,9 +426,10 @@ class Tracer:
             if t.grad is not self.entry_grads.get(id(t)) or (
                     t.requires_grad and self.binds_grads):
                 g.grads.append((t, None if t.grad is None else self.var_of(t.grad)))
-        for i, (t, var) in enumerate(zip(self.inputs, g.inputs)):
+        arguments = [v for v in g.inputs if v not in self.grad_input_vars]
+        for i, (t, var) in enumerate(zip(self.inputs, arguments)):
             final = self.var_of(t)
-            if final is not var:
+            if final is not var and final not in self.twins.get(var, ()):
                 g.arg_writes.append((i, final))
             if t.grad is not self.input_grads[i]:
                 g.arg_grads.append((i, None if t.grad is None else self.var_of(t.grad)))
