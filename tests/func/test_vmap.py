@@ -169,6 +169,19 @@ def test_randomness():
     assert tuple(m.shape) == (3, 2)
 
 
+def test_normal_with_a_tensor_std_follows_randomness_and_checks_the_std():
+    std = ember.tensor([[1.0, 2.0, 3.0]] * 4)
+    diff = vmap(lambda s: ember.normal(ember.zeros(3), s), randomness="different")(std)
+    same = vmap(lambda s: ember.normal(ember.zeros(3), s), randomness="same")(std)
+    assert tuple(diff.shape) == tuple(same.shape) == (4, 3)
+    assert not np.allclose(diff._data[0], diff._data[1])
+    assert np.allclose(same._data[0], same._data[1])
+    one = vmap(lambda m: ember.normal(m, ember.ones(3)), randomness="different")(ember.zeros(4, 3))
+    assert not np.allclose(one._data[0], one._data[1])
+    with pytest.raises(OpError, match="normal: std must be >= 0"):
+        vmap(lambda s: ember.normal(ember.zeros(3), s), randomness="same")(-std)
+
+
 def test_in_place_ops_write_every_sample():
     xe, xt = _pair(3, 4)
     ye, yt = _pair(3, 4)

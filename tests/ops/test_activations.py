@@ -61,6 +61,34 @@ def test_derivative_at_the_kinks_matches_torch(name):
     np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-7, err_msg=name)
 
 
+@pytest.mark.parametrize("name, kwargs", [("hardshrink", {}), ("softshrink", {}),
+                                          ("softshrink", {"lambd": 1.2}),
+                                          ("threshold", {"threshold": 0.5, "value": -2.0})])
+def test_nan_passes_through_with_torchs_gradient(name, kwargs):
+    values = [np.nan, 2.0, -2.0, 0.5, -0.5, 1.2, -1.2, 0.1, np.inf, -np.inf]
+    x = ember.tensor(values, dtype=ember.float64, requires_grad=True)
+    t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    y, r = getattr(ember, name)(x, **kwargs), getattr(F, name)(t, **kwargs)
+    np.testing.assert_array_equal(y.detach().numpy(), r.detach().numpy())
+    v = np.linspace(1.0, 2.0, len(values))
+    (g,) = ember.autograd.grad(y, x, ember.tensor(v))
+    (gt,) = torch.autograd.grad(r, t, torch.tensor(v))
+    np.testing.assert_array_equal(g.numpy()[1:], gt.numpy()[1:])
+    # at NaN the gradient passes, as relu's does and torch's scalar kernels do (its vectorised
+    # shrink kernels give 0 there instead, so its answer depends on the length: compare with
+    # a one-element tensor)
+    nan = torch.tensor([np.nan], dtype=torch.float64, requires_grad=True)
+    (gn,) = torch.autograd.grad(getattr(F, name)(nan, **kwargs), nan, torch.tensor([v[0]]))
+    assert g.numpy()[0] == gn.item() == v[0]
+
+
+def test_inplace_threshold_keeps_nan():
+    x = ember.tensor([np.nan, 0.2, 2.0])
+    ember.threshold_(x, 0.5, -2.0)
+    np.testing.assert_array_equal(x.numpy(), F.threshold(torch.tensor([np.nan, 0.2, 2.0]), 0.5,
+                                                         -2.0).numpy())
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("name", ["relu", "gelu", "silu", "softplus", "elu", "leaky_relu",
                                   "hardtanh", "mish", "logsigmoid"])
@@ -119,6 +147,9 @@ def test_argument_errors():
     x = ember.ones(2)
     with pytest.raises(ember.ShapeError, match="glu: dimension -1 of input \\(2, 3\\) has size 3"):
         ember.glu(ember.ones(2, 3))
+    for dim in (2, -3):  # torch: IndexError, dimension out of range
+        with pytest.raises(IndexError, match=f"glu: dimension {dim} is out of range.*\\[-2, 1\\]"):
+            ember.glu(ember.ones(2, 4), dim)
     with pytest.raises(ember.ShapeError, match="prelu: weight of shape \\(2,\\)"):
         ember.prelu(ember.ones(2, 3), ember.ones(2))
     with pytest.raises(ValueError, match="softshrink: lambd"):

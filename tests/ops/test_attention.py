@@ -26,12 +26,25 @@ CASES = [
         S(arg(3, 4), arg(3, 4)),
         S(arg(2, 3, 4, noncontig=True), arg(3, 4), dim=-1),
         S(arg(3, 4), arg(1, 4), dim=1, eps=0.5),
+        # broadcast along the reduced dim: the norm is that of the broadcast copies
+        S(arg(1, 1, 2), arg(1, 3, 2), dim=1),
+        S(arg(3, 4), arg(3, 1), dim=1),
     ]),
     OpCase("pairwise_distance", F.pairwise_distance, TF.pairwise_distance, [
         S(arg(3, 4), arg(3, 4)),
         S(arg(3, 4), arg(4), p=1.0, keepdim=True),
         S(arg(2, 3, 4), arg(2, 3, 4), p=3.0),
+        S(arg(3, 4), arg(3, 4), p=float("inf")),
+        S(arg(3, 4), arg(3, 4), p=-float("inf")),
+        S(arg(3, 4), arg(3, 4), p=-1.5),
+        S(arg(3, 4), arg(3, 4), p=0.5),
     ]),
+    # p=0 counts the non-zero entries: no gradient to check
+    OpCase("pairwise_distance_p0", F.pairwise_distance, TF.pairwise_distance, [
+        S(arg(3, 4), arg(3, 4), p=0.0),
+        S(Const(np.array([[0.0, 3.0, 1.0], [1.0, 1.0, 1.0]])),
+          Const(np.array([[0.5, 3.0, 1.0], [1.0, 0.0, 1.0]])), p=0, eps=0.0),
+    ], grad=False, gradgrad=False, jvp=False),
     OpCase("pixel_shuffle", F.pixel_shuffle, TF.pixel_shuffle, [
         S(arg(2, 8, 2, 3), Const(2)),
         S(arg(9, 2, 2, noncontig=True), Const(3)),

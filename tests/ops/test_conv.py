@@ -86,6 +86,31 @@ def test_conv_errors():
         F.fold(ember.randn(1, 8, 10), output_size=4, kernel_size=2)
 
 
+@pytest.mark.parametrize("op, kwargs, match", [
+    ("conv2d", {"stride": 0}, "conv2d: stride must be positive, got 0"),
+    ("conv2d", {"stride": (1, -1)}, r"conv2d: stride must be positive, got \(1, -1\)"),
+    ("conv2d", {"dilation": 0}, "conv2d: dilation must be positive"),
+    ("conv2d", {"padding": -1}, "conv2d: padding must be non-negative"),
+    ("conv_transpose2d", {"stride": 0}, "conv_transpose2d: stride must be positive"),
+    ("conv_transpose2d", {"dilation": 0}, "conv_transpose2d: dilation must be positive"),
+    ("conv_transpose2d", {"padding": -1}, "conv_transpose2d: padding must be non-negative"),
+    ("conv_transpose2d", {"stride": 2, "output_padding": -1},
+     "conv_transpose2d: output_padding must be non-negative"),
+])
+def test_non_positive_geometry_is_an_error_like_torch(op, kwargs, match):
+    with pytest.raises(RuntimeError):
+        getattr(TF, op)(torch.ones(1, 1, 5, 5), torch.ones(1, 1, 3, 3), **kwargs)
+    with pytest.raises(ember.ShapeError, match=match):
+        getattr(F, op)(ember.ones(1, 1, 5, 5), ember.ones(1, 1, 3, 3), **kwargs)
+
+
+@pytest.mark.parametrize("nd", [1, 3])
+def test_zero_stride_is_an_error_in_every_rank(nd):
+    x, w = ember.ones((1, 1) + (5,) * nd), ember.ones((1, 1) + (3,) * nd)
+    with pytest.raises(ember.ShapeError, match=f"conv{nd}d: stride must be positive"):
+        getattr(F, f"conv{nd}d")(x, w, stride=0)
+
+
 def test_unfold_fold_adjoint():
     # <unfold(x), c> == <x, fold(c)>: each is the other's transpose
     rng = np.random.default_rng(0)

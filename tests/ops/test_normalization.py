@@ -167,6 +167,22 @@ def test_normalization_errors():
         F.group_norm(ember.randn(2, 6, 3), 4)
 
 
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("momentum", [None, "0.1"])
+def test_functional_momentum_must_be_a_number_like_torch(training, momentum):
+    # (momentum=None, a cumulative average, is the layers' option: see test_layers.py)
+    with pytest.raises(TypeError, match="momentum"):
+        TF.batch_norm(torch.ones(4, 3), torch.zeros(3), torch.ones(3), training=training,
+                      momentum=momentum)
+    with pytest.raises(ember.DTypeError, match="batch_norm: momentum must be a number, got "
+                                               f"{type(momentum).__name__}"):
+        F.batch_norm(ember.ones(4, 3), ember.zeros(3), ember.ones(3), training=training,
+                     momentum=momentum)
+    with pytest.raises(ember.DTypeError, match="instance_norm: momentum must be a number"):
+        F.instance_norm(ember.ones(2, 3, 4), ember.zeros(3), ember.ones(3),
+                        use_input_stats=training, momentum=momentum)
+
+
 def test_normalize_zero_vector_has_finite_gradient():
     x = ember.zeros(2, 3, requires_grad=True)
     F.normalize(x, dim=1).sum().backward()

@@ -2,8 +2,10 @@
 
 import numpy as np
 import pytest
+import torch
 
 import ember
+from ember.errors import OpError
 
 
 def test_manual_seed_makes_runs_repeatable():
@@ -58,3 +60,54 @@ def test_normal_with_tensor_mean_is_differentiable():
     out.backward(ember.ones(3))
     np.testing.assert_allclose(mean.grad.numpy(), np.ones(3))
     assert not ember.rand(3).requires_grad and ember.rand(3, requires_grad=True).requires_grad
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda m: m.multinomial(m.tensor([0.0, 0.0]), 1), "row 0 .* sums to 0"),
+    (lambda m: m.multinomial(m.tensor([[1.0, 0.0], [0.0, 0.0]]), 1, True), "row 1 .* sums to 0"),
+    (lambda m: m.multinomial(m.tensor([-1.0, 2.0]), 1), "finite and non-negative"),
+    (lambda m: m.multinomial(m.tensor([float("nan"), 2.0]), 1, True), "finite and non-negative"),
+    (lambda m: m.multinomial(m.tensor([float("inf"), 2.0]), 1), "finite and non-negative"),
+    (lambda m: m.multinomial(m.tensor([1.0, 2.0]), 0), "num_samples must be positive"),
+    (lambda m: m.bernoulli(m.tensor([0.5, 1.5])), r"probabilities must lie in \[0, 1\]"),
+    (lambda m: m.bernoulli(m.tensor([-0.1])), r"probabilities must lie in \[0, 1\]"),
+    (lambda m: m.bernoulli(m.tensor([float("nan")])), r"probabilities must lie in \[0, 1\]"),
+    (lambda m: m.tensor([0.5]).bernoulli_(1.5), r"p must lie in \[0, 1\], got 1.5"),
+    (lambda m: m.normal(0.0, -1.0, (2,)), "std must be >= 0, got -1.0"),
+    (lambda m: m.normal(0.0, float("nan"), (2,)), "std must be >= 0, got nan"),
+    (lambda m: m.normal(m.zeros(2), -1.0), "std must be >= 0, got -1.0"),
+    (lambda m: m.normal(m.zeros(2), m.tensor([-1.0, 1.0])), r"got -1.0 in a \(2,\) float32"),
+    (lambda m: m.normal(0.0, m.tensor([float("nan")])), "std must be >= 0, got nan"),
+])
+def test_invalid_distributions_are_errors_like_torch(call, match):
+    with pytest.raises(RuntimeError):
+        call(torch)
+    with pytest.raises(OpError, match=match):
+        call(ember)
+
+
+def test_multinomial_needs_floating_probabilities():
+    with pytest.raises(ember.DTypeError, match="multinomial: probabilities must be floating"):
+        ember.multinomial(ember.tensor([1, 2]), 1)
+
+
+def test_compiled_sampling_checks_each_calls_values():
+    # the checks run where the op runs, so a compiled function makes them on every call
+    bern = ember.jit.compile(lambda p: ember.bernoulli(p) * 2)
+    assert bern(ember.tensor([0.0, 1.0])).tolist() == [0.0, 2.0]
+    with pytest.raises(OpError, match="bernoulli: probabilities"):
+        bern(ember.tensor([0.0, 2.0]))
+    draw = ember.jit.compile(lambda s: ember.normal(ember.zeros(2), s) + 1)
+    assert draw(ember.zeros(2)).tolist() == [1.0, 1.0]
+    with pytest.raises(OpError, match="normal: std must be >= 0"):
+        draw(ember.tensor([1.0, -1.0]))
+
+
+def test_normal_with_tensor_std_is_differentiable_in_both():
+    mean = ember.zeros(3, requires_grad=True)
+    std = ember.full((3,), 2.0, requires_grad=True)
+    g = ember.Generator().manual_seed(4)
+    out = ember.normal(mean, std, generator=g)
+    out.backward(ember.ones(3))
+    np.testing.assert_allclose(mean.grad.numpy(), np.ones(3))
+    np.testing.assert_allclose(std.grad.numpy(), out.detach().numpy() / 2, rtol=1e-6)

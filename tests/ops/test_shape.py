@@ -226,6 +226,26 @@ def test_shape_errors():
         x.chunk(0)
 
 
+@pytest.mark.parametrize("sizes, match", [
+    ((-1, 2, 3), r"\(-1, 2, 3\): -1 keeps an existing size, so it cannot stand for a new "
+                 r"leading dimension \(here the first 1 of 3\)"),
+    ((-2, 2, 3), "sizes must be non-negative, or -1 to keep one"),
+    ((2, -2), "sizes must be non-negative, or -1 to keep one"),
+])
+def test_expand_with_negative_sizes_is_a_shape_error_like_torch(sizes, match):
+    with pytest.raises(RuntimeError):
+        torch.ones(2, 3).expand(*sizes)
+    with pytest.raises(ShapeError, match=r"expand: cannot expand shape \(2, 3\) to .*" + match):
+        ember.ones(2, 3).expand(*sizes)
+
+
+def test_broadcast_to_a_negative_size_is_a_shape_error():
+    with pytest.raises(ShapeError, match="expand: cannot expand shape"):
+        ember.broadcast_to(ember.ones(3), (-1, 3))
+    with pytest.raises(ShapeError, match="expand: cannot expand shape"):
+        ember.ops.broadcast.expand(ember.ones(3), (-2, 3))
+
+
 def test_chunk_of_empty_dim_gives_all_chunks():
     assert [c.shape for c in ember.zeros(0, 3).chunk(4)] == [(0, 3)] * 4
 

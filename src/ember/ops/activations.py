@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 
 from ember.errors import DTypeError, ShapeError
+from ember.ops.dims import normalize_dim
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
@@ -359,16 +360,22 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
         >>> ember.threshold(ember.tensor([0.5, 2.0]), 1.0, -1.0)
         tensor([-1.,  2.])
     """
-    return _run(input, inplace, "threshold", lambda x: where(x > threshold, x, value))
+    # (tested as ``x <= threshold``, as PyTorch does, so that a NaN passes through)
+    return _run(input, inplace, "threshold", lambda x: where(x <= threshold, value, x))
+
+
+def _within(input: Tensor, lambd: float) -> Tensor:
+    """``-lambd <= input <= lambd``: False at NaN, which the shrinks therefore pass through."""
+    return (input >= -lambd) & (input <= lambd)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """``input`` where ``|input| > lambd``, 0 elsewhere."""
-    return where(abs(input) > lambd, input, 0)
+    """``input`` where ``|input| > lambd``, 0 elsewhere (NaN stays NaN)."""
+    return where(_within(input, lambd), 0, input)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """``input`` moved ``lambd`` toward 0, and 0 within ``[-lambd, lambd]``.
+    """``input`` moved ``lambd`` toward 0, and 0 within ``[-lambd, lambd]`` (NaN stays NaN).
 
     Example:
         >>> ember.softshrink(ember.tensor([-2.0, 0.2, 1.0]))
@@ -376,7 +383,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """
     if lambd < 0:
         raise ValueError(f"softshrink: lambd must be at least 0, got {lambd}")
-    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0))
+    return where(_within(input, lambd), 0,
+                 where(input > 0, input - lambd, input + lambd))
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
@@ -405,7 +413,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         >>> ember.glu(ember.tensor([[1.0, 2.0, 0.0, 0.0]]))
         tensor([[0.5000, 1.0000]])
     """
-    size = input.shape[dim] if input.ndim else 0
+    size = input.shape[normalize_dim(dim, input.ndim, "glu")] if input.ndim else 0
     if size % 2 or not input.ndim:
         raise ShapeError(f"glu: dimension {dim} of input {tuple(input.shape)} has size {size}; "
                          "glu halves it, so it must be even")

@@ -52,7 +52,8 @@ class Expand(Primitive):
         return xp.broadcast_to(a, shape)
 
     def infer(self, a, *, shape):
-        if len(shape) < len(a.shape) or broadcast_shapes(a.shape, shape, op="expand") != shape:
+        if len(shape) < len(a.shape) or min(shape, default=0) < 0 or \
+                broadcast_shapes(a.shape, shape, op="expand") != shape:
             raise ShapeError(f"expand: cannot expand shape {a.shape} to {shape}. Hint: only "
                              "dimensions of size 1 can grow, and new ones go in front")
         return TensorSpec(shape, a.dtype)
@@ -97,8 +98,14 @@ def expand_shape(current: tuple[int, ...], sizes: tuple) -> tuple[int, ...]:
     if lead < 0:
         raise ShapeError(f"expand: {len(sizes)} sizes given for a tensor of shape {current}; "
                          "expand cannot drop dimensions")
-    return tuple(current[i - lead] if s == -1 and i >= lead else int(s)
-                 for i, s in enumerate(sizes))
+    shape = tuple(current[i - lead] if s == -1 and i >= lead else int(s)
+                  for i, s in enumerate(sizes))
+    if min(shape, default=0) < 0:
+        why = (f"-1 keeps an existing size, so it cannot stand for a new leading dimension "
+               f"(here the first {lead} of {len(sizes)})"
+               if -1 in sizes[:lead] else "sizes must be non-negative, or -1 to keep one")
+        raise ShapeError(f"expand: cannot expand shape {current} to {tuple(sizes)}: {why}")
+    return shape
 
 
 def expand(x: Tensor, shape: tuple[int, ...]) -> Tensor:

@@ -61,6 +61,15 @@ def _check_bias(op: str, bias: Tensor | None, channels: int) -> None:
                          f"channels; expected shape ({channels},)")
 
 
+def _sizes(op: str, nd: int, value: Any, name: str, least: int) -> tuple[int, ...]:
+    """``value`` (an int or ``nd`` ints) as ``nd`` ints, each at least ``least``."""
+    out = ntuple(value, nd, op, name)
+    if min(out) < least:
+        raise ShapeError(f"{op}: {name} must be {'positive' if least else 'non-negative'}, got "
+                         f"{value!r}")
+    return out
+
+
 def _conv_padding(op: str, padding: Any, kernel: tuple[int, ...], dilation: tuple[int, ...],
                   stride: tuple[int, ...]) -> Pads:
     if isinstance(padding, str):
@@ -75,10 +84,7 @@ def _conv_padding(op: str, padding: Any, kernel: tuple[int, ...], dilation: tupl
                          for k, d in zip(kernel, dilation, strict=True))
         raise ValueError(f"{op}: padding must be 'valid', 'same', an int or a tuple, got "
                          f"{padding!r}")
-    pad = ntuple(padding, len(kernel), op, "padding")
-    if min(pad) < 0:
-        raise ValueError(f"{op}: negative padding {pad} is not supported")
-    return symmetric(pad)
+    return symmetric(_sizes(op, len(kernel), padding, "padding", 0))
 
 
 def _add_bias(out: Tensor, bias: Tensor | None, nd: int) -> Tensor:
@@ -320,8 +326,8 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
         raise ShapeError(f"{op}: weight has {cout} output channels, not divisible by groups="
                          f"{groups} (weight shape {tuple(weight.shape)})")
     _check_bias(op, bias, cout)
-    stride = ntuple(stride, nd, op, "stride")
-    dilation = ntuple(dilation, nd, op, "dilation")
+    stride = _sizes(op, nd, stride, "stride", 1)
+    dilation = _sizes(op, nd, dilation, "dilation", 1)
     pads = _conv_padding(op, padding, kernel, dilation, stride)
     counts = window_counts(tuple(x.shape[2:]), kernel, dilation, pads, stride, op)
 
@@ -396,10 +402,10 @@ def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tenso
         raise ShapeError(f"{op}: {cin} input channels are not divisible by groups={groups}")
     cout = weight.shape[1] * groups
     _check_bias(op, bias, cout)
-    stride = ntuple(stride, nd, op, "stride")
-    dilation = ntuple(dilation, nd, op, "dilation")
-    pad = ntuple(padding, nd, op, "padding")
-    extra = ntuple(output_padding, nd, op, "output_padding")
+    stride = _sizes(op, nd, stride, "stride", 1)
+    dilation = _sizes(op, nd, dilation, "dilation", 1)
+    pad = _sizes(op, nd, padding, "padding", 0)
+    extra = _sizes(op, nd, output_padding, "output_padding", 0)
     if any(e >= s and e >= d for e, s, d in zip(extra, stride, dilation, strict=True)):
         raise ValueError(f"{op}: output_padding {extra} must be smaller than either stride "
                          f"{stride} or dilation {dilation}")

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -13,7 +13,7 @@ from ember import dtypes
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
-from ember.errors import DTypeError
+from ember.errors import DTypeError, ShapeError
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
@@ -23,17 +23,60 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full"
 Size = Sequence[int] | int
 
 
-def _shape(size: tuple) -> tuple[int, ...]:
+def _shape(size: tuple, op: str) -> tuple[int, ...]:
     """Reads ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])`` alike."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     try:
         shape = tuple(int(s) for s in size)
     except TypeError:
-        raise TypeError(f"expected a shape of ints, got {size!r}") from None
+        raise TypeError(f"{op}: expected a shape of ints, got {size!r}") from None
     if any(s < 0 for s in shape):
-        raise ValueError(f"negative dimension in shape {shape}")
+        raise ShapeError(f"{op}: sizes must be non-negative, got shape {shape}")
     return shape
+
+
+def _non_negative(op: str, name: str, value: int) -> int:
+    """``value`` as an int, a ShapeError naming ``op`` if it is negative."""
+    value = int(value)
+    if value < 0:
+        raise ShapeError(f"{op}: {name} must be non-negative, got {value}")
+    return value
+
+
+def _ragged(data: Any) -> str | None:
+    """Where the nested sequences ``data`` stop being rectangular (as PyTorch words it,
+    against the shape its first elements give), or None."""
+    def is_seq(d: Any) -> bool:
+        return isinstance(d, (list, tuple)) or getattr(d, "ndim", 0) > 0
+
+    shape, first = [], data
+    while is_seq(first):
+        shape.append(len(first))
+        if not len(first):
+            break
+        first = first[0]
+
+    def find(d: Any, dim: int) -> str | None:
+        if dim == len(shape):
+            return f"expected a number at dim {dim}, got a sequence" if is_seq(d) else None
+        if not is_seq(d):
+            return f"expected a sequence of length {shape[dim]} at dim {dim}, got a number"
+        if len(d) != shape[dim]:
+            return f"expected a sequence of length {shape[dim]} at dim {dim} (got {len(d)})"
+        return next((r for r in (find(e, dim + 1) for e in d) if r), None)
+
+    return find(data, 0)
+
+
+def _unreadable(data: Any, problem: str) -> NoReturn:
+    """Raises ``tensor``'s error for ``data`` NumPy cannot read as numbers: a ShapeError
+    saying where it is ragged, else a TypeError stating ``problem``."""
+    where = _ragged(data)
+    if where:
+        raise ShapeError(f"tensor: ragged nested sequences: {where}. Hint: every row must "
+                         "have the same length")
+    raise TypeError(f"tensor: {problem}")
 
 
 def _finish(array: Any, dev: Device, requires_grad: bool) -> Tensor:
@@ -70,10 +113,9 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
         try:
             array = np.array(data)
         except (ValueError, TypeError) as exc:
-            raise TypeError(f"tensor: cannot read data of type {type(data).__name__}: {exc}") \
-                from None
+            _unreadable(data, f"cannot read data of type {type(data).__name__}: {exc}")
         if array.dtype == object:
-            raise TypeError(f"tensor: ragged or non-numeric data {str(data)[:60]!r}")
+            _unreadable(data, f"non-numeric data {str(data)[:60]!r}")
         target = _infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)
         array = array.astype(target.np, copy=False)
     if dtype is not None:
@@ -114,10 +156,11 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return t
 
 
-def _make(fill: Any, size: tuple, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any,
+          requires_grad: bool) -> Tensor:
     dev = to_device(device)
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
-    shape = _shape(size)
+    shape = _shape(size, op)
     xp = dev.xp
     if fill is None:
         array = xp.empty(shape, dt.np)
@@ -130,17 +173,17 @@ def _make(fill: Any, size: tuple, dtype: Any, device: Any, requires_grad: bool) 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros: ``ember.zeros(2, 3)``."""
-    return _make(0, size, dtype, device, requires_grad)
+    return _make("zeros", 0, size, dtype, device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones: ``ember.ones(2, 3)``."""
-    return _make(1, size, dtype, device, requires_grad)
+    return _make("ones", 1, size, dtype, device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor whose values are whatever memory held: ``ember.empty(2, 3)``."""
-    return _make(None, size, dtype, device, requires_grad)
+    return _make("empty", None, size, dtype, device, requires_grad)
 
 
 def full(size: Size, fill_value: Any, *, dtype: Any = None, device: Any = None,
@@ -153,8 +196,8 @@ def full(size: Size, fill_value: Any, *, dtype: Any = None, device: Any = None,
     """
     if dtype is None:
         dtype = dtypes.result_type(fill_value)
-    return _make(fill_value, (size,) if isinstance(size, int) else (tuple(size),), dtype,
-                 device, requires_grad)
+    return _make("full", fill_value, (size,) if isinstance(size, int) else (tuple(size),),
+                 dtype, device, requires_grad)
 
 
 def _like(t: Tensor, dtype: Any, device: Any) -> tuple[DType, Any]:
@@ -164,25 +207,25 @@ def _like(t: Tensor, dtype: Any, device: Any) -> tuple[DType, Any]:
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
     """Zeros with ``t``'s shape, dtype and device."""
-    return _make(0, (t.shape,), *_like(t, dtype, device), requires_grad)
+    return _make("zeros_like", 0, (t.shape,), *_like(t, dtype, device), requires_grad)
 
 
 def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
     """Ones with ``t``'s shape, dtype and device."""
-    return _make(1, (t.shape,), *_like(t, dtype, device), requires_grad)
+    return _make("ones_like", 1, (t.shape,), *_like(t, dtype, device), requires_grad)
 
 
 def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False) -> Tensor:
     """Uninitialised memory with ``t``'s shape, dtype and device."""
-    return _make(None, (t.shape,), *_like(t, dtype, device), requires_grad)
+    return _make("empty_like", None, (t.shape,), *_like(t, dtype, device), requires_grad)
 
 
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
     """``fill_value`` everywhere, with ``t``'s shape, dtype and device."""
-    return _make(fill_value, (t.shape,), *_like(t, dtype, device), requires_grad)
+    return _make("full_like", fill_value, (t.shape,), *_like(t, dtype, device), requires_grad)
 
 
 def arange(start: float, end: float | None = None, step: float = 1, *, dtype: Any = None,
@@ -210,6 +253,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     dev = to_device(device)
+    steps = _non_negative("linspace", "steps", steps)
     return _finish(dev.xp.linspace(start, end, steps).astype(dt.np), dev, requires_grad)
 
 
@@ -218,6 +262,8 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
     """The ``n × m`` identity matrix (``m`` defaults to ``n``)."""
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     dev = to_device(device)
+    n = _non_negative("eye", "n", n)
+    m = n if m is None else _non_negative("eye", "m", m)
     return _finish(dev.xp.eye(n, m, dtype=dt.np), dev, requires_grad)
 
 

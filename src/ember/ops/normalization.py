@@ -11,6 +11,7 @@ variance as PyTorch does.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,6 +46,15 @@ def _looped_standardize(xp: Any, x: Any, dims: tuple[int, ...], eps: float) -> t
 def _check_float(op: str, x: Tensor) -> None:
     if not x.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected a floating input, got {x.dtype.name}")
+
+
+def _check_momentum(op: str, momentum: Any) -> None:
+    """The functional forms take a number (or a 0-d tensor), as PyTorch's do: None (a
+    cumulative average) is the layers' option, which they turn into ``1 / batches``."""
+    if isinstance(momentum, bool) or not isinstance(momentum, numbers.Real | Tensor):
+        raise DTypeError(f"{op}: momentum must be a number, got {type(momentum).__name__}. "
+                         f"Hint: momentum=None (a cumulative moving average) is an option of "
+                         f"the nn layers, not of F.{op}")
 
 
 @primitive
@@ -393,6 +403,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         >>> y = F.batch_norm(ember.randn(8, 3), rm, rv, training=True)  # rm, rv updated
     """
     _check_float("batch_norm", input)
+    _check_momentum("batch_norm", momentum)
     if input.ndim < 2:
         raise ShapeError(f"batch_norm: expected an input of at least 2 dims (N, C, …), got "
                          f"shape {tuple(input.shape)}")
@@ -441,6 +452,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
         (2, 3, 4, 4)
     """
     _check_float("instance_norm", input)
+    _check_momentum("instance_norm", momentum)
     if input.ndim < 3:
         raise ShapeError(f"instance_norm: expected an (N, C, *spatial) input, got shape "
                          f"{tuple(input.shape)}")

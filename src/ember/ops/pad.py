@@ -27,10 +27,11 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     """``input`` padded on its last ``len(pad) // 2`` dimensions. ``pad`` lists the amounts
     last dimension first: ``(left, right)``, then ``(top, bottom)``, …
 
-    ``mode="constant"`` fills with ``value`` (0 by default) and crops where an amount is
-    negative; ``"reflect"`` mirrors without repeating the edge, ``"replicate"`` repeats the
-    edge, ``"circular"`` wraps around. Unlike PyTorch, the non-constant modes accept any
-    number of padded and leading dimensions.
+    ``mode="constant"`` fills with ``value`` (0 by default); ``"reflect"`` mirrors without
+    repeating the edge, ``"replicate"`` repeats the edge, ``"circular"`` wraps around. A
+    negative amount crops, in every mode as in PyTorch: circular padding wraps around what is
+    left once cropped, reflect and replicate read the uncropped input. Unlike PyTorch, the
+    non-constant modes accept any number of padded and leading dimensions.
 
     Example:
         >>> ember.pad(ember.tensor([[1, 2, 3]]), (2, 1), mode="reflect")
@@ -46,6 +47,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
                          f"the input has shape {tuple(input.shape)}")
     # (dim, before, after) for the padded dims, in increasing dim order
     pairs = [(input.ndim - 1 - i, amounts[2 * i], amounts[2 * i + 1]) for i in range(k)][::-1]
+    for d, before, after in pairs:
+        _check_crop(input.shape, d, before, after, mode)
     if mode == "constant":
         return _constant(input, pairs, 0 if value is None else value)
     if mode not in _MODES:
@@ -55,17 +58,32 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     return _gather_pad(input, pairs, mode)
 
 
+def _cropped(n: int, before: int, after: int) -> int:
+    """The size left of ``n`` once the negative amounts have cropped it."""
+    return n - max(-before, 0) - max(-after, 0)
+
+
+def _check_crop(shape: tuple, d: int, before: int, after: int, mode: str) -> None:
+    """Negative amounts may not leave a negative size; in the constant and circular modes,
+    which crop first and pad the rest, they may not crop more than the whole dimension."""
+    n = shape[d]
+    if n + before + after < 0:
+        raise ShapeError(f"pad: the input size {n} at dimension {d}, plus padding {before} and "
+                         f"{after}, gives a negative output size (input shape {tuple(shape)})")
+    if mode in ("constant", "circular") and _cropped(n, before, after) < 0:
+        raise ShapeError(f"pad: negative padding ({before}, {after}) crops "
+                         f"{max(-before, 0) + max(-after, 0)} elements from dimension {d} of "
+                         f"size {n} (input shape {tuple(shape)}); it can crop at most {n}")
+
+
 def _constant(x: Tensor, pairs: list, value: float) -> Tensor:
     shape = x.shape
     crop = [FULL] * x.ndim
     for d, before, after in pairs:
         n = shape[d]
-        if n + before + after < 0:
-            raise ShapeError(f"pad: the input size {n} at dimension {d}, plus negative padding "
-                             f"{before} and {after}, gives a negative output size")
         start, stop = max(-before, 0), n - max(-after, 0)
         if (start, stop) != (0, n):
-            crop[d] = (start, max(start, stop), 1)
+            crop[d] = (start, stop, 1)
     if any(c != FULL for c in crop):
         x = apply(Slice, x, index=tuple(crop))
     out_shape = list(x.shape)
@@ -88,9 +106,10 @@ def _gather_pad(x: Tensor, pairs: list, mode: str) -> Tensor:
             raise ShapeError(f"pad: reflect padding must be smaller than the padded dimension: "
                              f"got ({before}, {after}) for dimension {d} of size {n} (input "
                              f"shape {tuple(x.shape)})")
-        if mode == "circular" and (before > n or after > n):
+        kept = _cropped(n, before, after)
+        if mode == "circular" and (before > kept or after > kept):
             raise ShapeError(f"pad: circular padding ({before}, {after}) wraps around dimension "
-                             f"{d} of size {n} more than once")
+                             f"{d} of size {n} ({kept} once cropped) more than once")
         if n == 0 and (before > 0 or after > 0):
             raise ShapeError(f"pad: cannot {mode}-pad the empty dimension {d} of shape "
                              f"{tuple(x.shape)}")
@@ -99,8 +118,8 @@ def _gather_pad(x: Tensor, pairs: list, mode: str) -> Tensor:
             i = xp.clip(i, 0, n - 1)
         elif mode == "reflect":
             i = (n - 1) - xp.abs((n - 1) - xp.abs(i))
-        else:
-            i = i % n
+        elif kept:  # circular: wraps around what is left once negative amounts have cropped
+            i = max(-before, 0) + (i + before - max(before, 0)) % kept
         view = [1] * k
         view[j] = i.shape[0]
         from ember.tensor import _wrap

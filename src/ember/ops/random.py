@@ -14,7 +14,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import device as to_device
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError, OpError, ShapeError, describe
 from ember.ops.creation import _shape
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
@@ -158,11 +158,38 @@ class RandPerm(_FromShape):
         return self.rng(generator).permutation(shape[0]).astype(dtype.np)
 
 
+def _check_std(std: Any) -> None:
+    """``normal``'s check that ``std`` (a number or an array) is ≥ 0 (NaN is not)."""
+    low = np.min(std) if np.size(std) else 0.0
+    if not low >= 0:
+        raise OpError(f"normal: std must be >= 0, got {low}"
+                      + ("" if np.ndim(std) == 0 else f" in a {describe(std.shape, std.dtype)} "
+                         "std tensor"))
+
+
+@primitive
+class NormalNoise(Sample):
+    """Standard normal noise of ``shape`` for ``normal`` with a tensor ``std``, which it reads
+    only to check that it is ≥ 0 (on every call, compiled code included)."""
+
+    name = "normal_noise"
+
+    def forward(self, xp, std, *, shape, dtype, generator):
+        _check_std(std)
+        return self.rng(generator).standard_normal(shape).astype(dtype.np)
+
+    def infer(self, std, *, shape, dtype, generator):
+        return TensorSpec(shape, dtype)
+
+
 @primitive
 class Bernoulli(Sample):
     name = "bernoulli"
 
     def forward(self, xp, p, *, generator):
+        if p.size and not (p.min() >= 0 and p.max() <= 1):  # (a NaN fails both)
+            raise OpError(f"bernoulli: probabilities must lie in [0, 1], got values from "
+                          f"{p.min()} to {p.max()} in a {describe(p.shape, p.dtype)} tensor")
         return (self.rng(generator).random(p.shape) < p).astype(p.dtype)
 
     def infer(self, p, *, generator):
@@ -176,7 +203,16 @@ class Multinomial(Sample):
     def forward(self, xp, probs, *, num_samples, replacement, generator):
         rng = self.rng(generator)
         p = probs.astype(np.float64).reshape(-1, probs.shape[-1])
-        p = p / p.sum(axis=1, keepdims=True)
+        if p.size and not (np.isfinite(p).all() and p.min() >= 0):
+            raise OpError(f"multinomial: the probabilities must be finite and non-negative; "
+                          f"{describe(probs.shape, probs.dtype)} input holds inf, nan or a "
+                          f"negative value")
+        total = p.sum(axis=1, keepdims=True)
+        if (total <= 0).any():
+            row = int(np.argmax(total[:, 0] <= 0))
+            raise OpError(f"multinomial: row {row} of the {describe(probs.shape, probs.dtype)} "
+                          f"probabilities sums to 0; every row needs a positive weight")
+        p = p / total
         if replacement:  # inverse-CDF sampling, vectorised over rows
             cdf = np.cumsum(p, axis=1)
             u = rng.random((p.shape[0], num_samples))
@@ -199,25 +235,25 @@ def _float_dtype(dtype: Any) -> dtypes.DType:
     return dt
 
 
-def _sampled(prim: Primitive, size: tuple, dtype: dtypes.DType, device: Any,
+def _sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType, device: Any,
              requires_grad: bool, **params: Any) -> Tensor:
     dev = to_device(device)
-    out = apply(prim, shape=_shape(size), dtype=dtype, device=dev, **params)
+    out = apply(prim, shape=_shape(size, op), dtype=dtype, device=dev, **params)
     return out.requires_grad_(True) if requires_grad else out
 
 
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples from [0, 1): ``ember.rand(2, 3)``."""
-    return _sampled(Uniform, size, _float_dtype(dtype), device, requires_grad, low=0.0,
+    return _sampled("rand", Uniform, size, _float_dtype(dtype), device, requires_grad, low=0.0,
                     high=1.0, generator=generator)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples: ``ember.randn(2, 3)``."""
-    return _sampled(Normal, size, _float_dtype(dtype), device, requires_grad, mean=0.0, std=1.0,
-                    generator=generator)
+    return _sampled("randn", Normal, size, _float_dtype(dtype), device, requires_grad,
+                    mean=0.0, std=1.0, generator=generator)
 
 
 def randint(low: int, high: int | None = None, size: tuple = (), *,
@@ -230,15 +266,15 @@ def randint(low: int, high: int | None = None, size: tuple = (), *,
     if high <= low:
         raise ValueError(f"randint: empty range [{low}, {high})")
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
-    return _sampled(RandInt, (tuple(size),), dt, device, False, low=int(low), high=int(high),
-                    generator=generator)
+    return _sampled("randint", RandInt, (tuple(size),), dt, device, False, low=int(low),
+                    high=int(high), generator=generator)
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
              device: Any = None) -> Tensor:
     """A random permutation of ``0 … n-1``."""
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
-    return _sampled(RandPerm, ((int(n),),), dt, device, False, generator=generator)
+    return _sampled("randperm", RandPerm, ((int(n),),), dt, device, False, generator=generator)
 
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
@@ -253,11 +289,17 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
 
         shape = broadcast_shapes(getattr(mean, "shape", ()), getattr(std, "shape", ()),
                                  op="normal")
-        noise = randn(*shape, generator=generator, dtype=ref.dtype, device=ref.device)
+        dt = _float_dtype(ref.dtype)
+        if isinstance(std, Tensor):
+            noise = apply(NormalNoise, std.detach(), shape=shape, dtype=dt, generator=generator)
+        else:
+            _check_std(float(std))
+            noise = randn(*shape, generator=generator, dtype=dt, device=ref.device)
         return noise * std + mean
     if size is None:
         raise ShapeError("normal: give size= when mean and std are numbers")
-    return _sampled(Normal, (tuple(size),), _float_dtype(dtype), device, False,
+    _check_std(float(std))
+    return _sampled("normal", Normal, (tuple(size),), _float_dtype(dtype), device, False,
                     mean=float(mean), std=float(std), generator=generator)
 
 
@@ -268,6 +310,8 @@ def bernoulli(input: Tensor, p: float | None = None, *,
     if p is not None:
         from ember.ops.creation import full_like
 
+        if not 0 <= p <= 1:
+            raise OpError(f"bernoulli: p must lie in [0, 1], got {p}")
         input = full_like(input, p)
     if not input.dtype.is_floating_point:
         raise DTypeError(f"bernoulli: probabilities must be floating, got {input.dtype.name}")
@@ -281,6 +325,10 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if input.ndim not in (1, 2):
         raise ShapeError(f"multinomial: expected 1-D or 2-D probabilities, got shape "
                          f"{tuple(input.shape)}")
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"multinomial: probabilities must be floating, got {input.dtype.name}")
+    if num_samples <= 0:
+        raise OpError(f"multinomial: num_samples must be positive, got {num_samples}")
     if not replacement and num_samples > input.shape[-1]:
         raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
                          f"from {input.shape[-1]} categories")

@@ -23,19 +23,21 @@ def _refuse(randomness: str, name: str) -> None:
 
 
 def _shape_rule(name: str) -> Any:
+    """The rule of a primitive whose output is fixed by its ``shape`` parameter; its inputs
+    (``normal_noise``'s std) are only checked, so they pass as they are, batched or not."""
     p = prim(name)
 
     def batch_sample(b: int, xs: tuple, bs: tuple, *, randomness: str, shape: tuple,
                      **params: Any) -> tuple[Any, bool]:
         _refuse(randomness, name)
         if randomness == "same":
-            return apply(p, shape=shape, **params), False
-        return apply(p, shape=(b,) + tuple(shape), **params), True
+            return apply(p, *xs, shape=shape, **params), False
+        return apply(p, *xs, shape=(b,) + tuple(shape), **params), True
 
     return batch_sample
 
 
-for _name in ("uniform", "normal", "randint"):
+for _name in ("uniform", "normal", "randint", "normal_noise"):
     rule(_name)(_shape_rule(_name))
 
 
@@ -84,4 +86,5 @@ def _multinomial(b: int, xs: tuple, bs: tuple, *, randomness: str, num_samples: 
     return reshape(out, tuple(probs.shape)[:-1] + (num_samples,)), True
 
 
-ALWAYS.update(("uniform", "normal", "randint", "randperm", "bernoulli", "multinomial"))
+ALWAYS.update(("uniform", "normal", "randint", "normal_noise", "randperm", "bernoulli",
+               "multinomial"))

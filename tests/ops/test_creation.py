@@ -1,0 +1,49 @@
+"""Creation ops' argument errors (creation.py), against PyTorch's: negative sizes and ragged
+data give Ember errors naming the call, not NumPy's messages. (Their values are checked in
+tests/test_tensor.py.)"""
+
+import pytest
+import torch
+
+import ember
+from ember.errors import ShapeError
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda m: m.zeros(-1), r"zeros: sizes must be non-negative, got shape \(-1,\)"),
+    (lambda m: m.ones(2, -3), r"ones: sizes must be non-negative, got shape \(2, -3\)"),
+    (lambda m: m.empty((-1, 2)), "empty: sizes must be non-negative"),
+    (lambda m: m.full((2, -1), 1.0), r"full: sizes must be non-negative, got shape \(2, -1\)"),
+    (lambda m: m.rand(-1), "rand: sizes must be non-negative"),
+    (lambda m: m.randn(2, -1), "randn: sizes must be non-negative"),
+    (lambda m: m.randint(3, (-1,)), "randint: sizes must be non-negative"),
+    (lambda m: m.randperm(-1), "randperm: sizes must be non-negative"),
+    (lambda m: m.eye(-1), "eye: n must be non-negative, got -1"),
+    (lambda m: m.eye(2, -3), "eye: m must be non-negative, got -3"),
+    (lambda m: m.linspace(0, 1, -1), "linspace: steps must be non-negative, got -1"),
+])
+def test_negative_sizes_are_shape_errors_like_torch(call, match):
+    with pytest.raises(RuntimeError):
+        call(torch)
+    with pytest.raises(ShapeError, match=match):
+        call(ember)
+
+
+@pytest.mark.parametrize("data, match", [
+    ([[1, 2], [3]], "expected a sequence of length 2 at dim 1 \\(got 1\\)"),
+    ([[1.0], [2.0, 3.0]], "expected a sequence of length 1 at dim 1 \\(got 2\\)"),
+    ([[[1], [2]], [[3], [4, 5]]], "expected a sequence of length 1 at dim 2 \\(got 2\\)"),
+    ([[1, 2], []], "expected a sequence of length 2 at dim 1 \\(got 0\\)"),
+    ([[1, 2], 3], "expected a sequence of length 2 at dim 1, got a number"),
+    ([1, [2]], "expected a number at dim 1, got a sequence"),
+])
+def test_ragged_data_is_a_shape_error_like_torch(data, match):
+    with pytest.raises((ValueError, TypeError)):  # (TypeError where numbers and lists mix)
+        torch.tensor(data)
+    with pytest.raises(ShapeError, match="tensor: ragged nested sequences: " + match):
+        ember.tensor(data)
+
+
+def test_non_numeric_data_is_still_a_type_error():
+    with pytest.raises(TypeError, match="tensor: non-numeric data"):
+        ember.tensor([None, 1])

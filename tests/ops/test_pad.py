@@ -1,0 +1,55 @@
+"""``pad`` with negative amounts (crops) in every mode, against PyTorch and finite
+differences (the positive cases are rows of test_indexing.py's table)."""
+
+import pytest
+import torch
+import torch.nn.functional as F  # noqa: N812 - the usual spelling
+
+import ember
+from ember.errors import ShapeError
+from tests.ops.optable import S, arg, op_tests
+from tests.ops.test_indexing import pad_case
+
+CASES = [
+    # circular wraps around what is left once the negative side has cropped
+    pad_case("pad_circular_crop_left", (-1, 2), "circular", [S(arg(2, 5))]),
+    pad_case("pad_circular_crop_right", (2, -1), "circular", [S(arg(2, 5))]),
+    pad_case("pad_circular_crop_to_one", (-4, 1), "circular", [S(arg(1, 5))]),
+    pad_case("pad_circular_crop_2d", (1, -2, -1, 2), "circular", [S(arg(1, 4, 5))]),
+    pad_case("pad_circular_crop_both", (-1, -2), "circular", [S(arg(1, 5))]),
+    # reflect and replicate read the uncropped input, as PyTorch's do
+    pad_case("pad_reflect_crop", (-1, 2, 2, -1), "reflect", [S(arg(1, 4, 5))]),
+    pad_case("pad_reflect_crop_past_size", (-6, 2), "reflect", [S(arg(1, 5))]),
+    pad_case("pad_replicate_crop", (-2, 3, 1, -2), "replicate", [S(arg(1, 4, 5))]),
+    pad_case("pad_constant_crop_all", (-5, 1), "constant", [S(arg(2, 5))], 0.5),
+]
+
+test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
+
+
+@pytest.mark.parametrize("mode, pad", [("constant", (-6, 2)), ("constant", (2, -6)),
+                                       ("circular", (-6, 2)), ("circular", (-7, 3))])
+def test_cropping_more_than_the_size_is_an_error(mode, pad):
+    # (torch's constant mode fails in narrow(); its circular mode returns uninitialised memory)
+    if mode == "constant":
+        with pytest.raises(RuntimeError, match="narrow"):
+            F.pad(torch.arange(5.0).reshape(1, 5), pad)
+    with pytest.raises(ShapeError, match=rf"pad: negative padding \({pad[0]}, {pad[1]}\) crops "
+                                         r"\d elements from dimension 1 of size 5"):
+        ember.pad(ember.arange(5.0).reshape(1, 5), pad, mode=mode)
+
+
+@pytest.mark.parametrize("pad", [(-3, 3), (4, -2), (-5, 1), (1, -5)])
+def test_circular_padding_wider_than_the_cropped_size_is_an_error(pad):
+    # (torch fails on overlapping copies, or returns uninitialised memory)
+    with pytest.raises(ShapeError, match=r"circular padding .* wraps around dimension 1 of "
+                                         r"size 5 \(\d once cropped\) more than once"):
+        ember.pad(ember.arange(5.0).reshape(1, 5), pad, mode="circular")
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_negative_output_size_is_an_error(mode):
+    with pytest.raises(RuntimeError):
+        F.pad(torch.arange(5.0).reshape(1, 5), (-3, -3), mode=mode)
+    with pytest.raises(ShapeError, match="plus padding -3 and -3, gives a negative output size"):
+        ember.pad(ember.arange(5.0).reshape(1, 5), (-3, -3), mode=mode)
