@@ -1287,3 +1287,32 @@ def test_an_attribute_of_a_users_class_is_watched():
 
 def _scaled_by_class(x):
     return x * _Settings.scale
+
+
+@pytest.mark.parametrize("change", ["in place", "rebound", "cleared"])
+def test_a_grad_changed_by_a_compiled_function_after_an_eager_backward(change):
+    def run(compile_it):
+        w = ember.ones(3, requires_grad=True)
+
+        def process():  # e.g. a compiled clipping step between backward() and step()
+            if change == "in place":
+                w.grad.mul_(2)
+            elif change == "rebound":
+                w.grad = w.grad * 2
+            else:
+                w.grad = None
+            return w * 1
+
+        fn = jit.compile(process) if compile_it else process
+        seen = []
+        for _ in range(3):
+            (w * w).sum().backward()
+            fn()
+            seen.append(None if w.grad is None else w.grad.numpy().copy())
+        return seen
+
+    for got, want in zip(run(True), run(False)):
+        if want is None:
+            assert got is None
+        else:
+            np.testing.assert_array_equal(got, want)

@@ -77,7 +77,8 @@ class Tracer:
         self.ran_backward = False
         self.binds_grads = False  # an optimizer step sets .grad while the compiled code runs
         self.node_source: dict[int, Source | None] = {}
-        self.entry_grads: dict[int, Any] = {}  # id(param) -> its .grad when first seen
+        # id(param) -> its .grad when tracing started (or, for one found later, first seen)
+        self.entry_grads: dict[int, Any] = {id(p): p.grad for p in found.params}
         self.inputs: list[Tensor] = []
         self.input_grads: list[Any] = []  # each argument's .grad when tracing started
         # the arguments whose .grad from before the call the function reads (a backward
@@ -417,14 +418,18 @@ class Tracer:
         self.rebound_buffers()
         for ref in list(g.state):
             t = ref.tensor
-            if ref.grad:
+            if ref.grad:  # a .grad read, then rebound or written in place: the end .grad
+                if (t.grad is not self.entry_grads.get(id(t)) or (
+                        t.grad is not None and self.var_of(t.grad) is not ref.var)) and \
+                        all(p is not t for p, _ in g.grads):
+                    g.grads.append((t, None if t.grad is None else self.var_of(t.grad)))
                 continue
             final = self.var_of(t)
             if final is not ref.var:
                 g.writes.append((t, final))
             # (an optimizer effect binds .grad at run time: the end state is then written too)
-            if t.grad is not self.entry_grads.get(id(t)) or (
-                    t.requires_grad and self.binds_grads):
+            if (t.grad is not self.entry_grads.get(id(t)) or (
+                    t.requires_grad and self.binds_grads)) and all(p is not t for p, _ in g.grads):
                 g.grads.append((t, None if t.grad is None else self.var_of(t.grad)))
         arguments = [v for v in g.inputs if v not in self.grad_input_vars]
         for i, (t, var) in enumerate(zip(self.inputs, arguments)):
