@@ -36,6 +36,16 @@ class OpError(EmberError, RuntimeError):
     """An op failed for a reason no more specific class describes."""
 
 
+class DivisionByZero(OpError, ZeroDivisionError):
+    """Integer division or remainder by zero, e.g. ``tensor([2]) // 0`` (floats give inf or
+    nan instead). A RuntimeError as PyTorch's is, and a ZeroDivisionError as Python's is."""
+
+
+class ValueOverflow(OpError, OverflowError):
+    """A number cannot be stored in a tensor's dtype without wrapping around, e.g.
+    ``uint8_tensor.fill_(300)``."""
+
+
 class CheckpointError(EmberError, ValueError):
     """A checkpoint file is truncated, corrupted or hostile, or an object cannot be saved.
 

@@ -310,3 +310,28 @@ def op_tests(cases: list[OpCase]) -> tuple[Callable, ...]:
         check_jvp(case, sample)
 
     return test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp
+
+
+# -- one call in both frameworks -----------------------------------------------------------------
+def same_as_torch(fn: Callable[[Any], Any], rtol: float = 0.0) -> None:
+    """``fn(ember)`` and ``fn(torch)`` give the same dtypes, shapes and values (NaN equal to
+    NaN; exactly, unless ``rtol``), output by output."""
+    mine, ref = _outs(fn(ember)), _outs(fn(torch))
+    assert len(mine) == len(ref)
+    for m, r in zip(mine, ref):
+        if not isinstance(r, torch.Tensor):
+            assert m == r, (m, r)
+            continue
+        assert m.dtype.name == str(r.dtype).removeprefix("torch."), (m.dtype, r.dtype)
+        assert tuple(m.shape) == tuple(r.shape), (tuple(m.shape), tuple(r.shape))
+        np.testing.assert_allclose(_np(m.detach().to(ember.float64)), _np(r.detach().double()),
+                                   rtol=rtol, atol=0, equal_nan=True)
+
+
+def raises_like_torch(fn: Callable[[Any], Any], error: type, match: str) -> None:
+    """PyTorch refuses ``fn(torch)``; Ember raises ``error`` with a message matching
+    ``match``."""
+    with pytest.raises((RuntimeError, NotImplementedError, TypeError, ValueError)):
+        fn(torch)
+    with pytest.raises(error, match=match):
+        fn(ember)

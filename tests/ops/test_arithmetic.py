@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import ember
-from tests.ops.optable import OpCase, S, arg, op_tests
+from ember.errors import DivisionByZero
+from tests.ops.optable import OpCase, S, arg, op_tests, raises_like_torch, same_as_torch
 
 BINARY_SAMPLES = [
     S(arg(3, 4), arg(3, 4)),
@@ -187,3 +188,125 @@ def test_inplace_pow_and_fused_forms():
     n = ember.tensor([1, 2])
     n **= 2
     assert n.tolist() == [1, 4] and n.dtype is ember.int64
+
+
+INTEGER_TRUE_DIVISIONS = [  # a scalar wrapped into the tensor's dtype first would wrap around
+    lambda m: m.tensor([1, 2, 100], dtype=m.uint8) / -1,
+    lambda m: m.tensor([1, 2, 100], dtype=m.int8) / 1000,
+    lambda m: m.tensor([1, 2], dtype=m.int32) / 2 ** 40,
+    lambda m: m.tensor([1, 2, 100], dtype=m.uint8) / m.tensor(1000),
+    lambda m: -3 / m.tensor([1, 2], dtype=m.uint8),
+    lambda m: m.div(m.tensor([7, -7], dtype=m.int16), 100000),
+    lambda m: m.true_divide(m.tensor([5], dtype=m.uint8), -2),
+    lambda m: m.tensor([True, False]) / m.tensor([True, True]),
+    lambda m: m.tensor([2 ** 40 + 1]) / 1,
+]
+
+
+@pytest.mark.parametrize("k", range(len(INTEGER_TRUE_DIVISIONS)))
+def test_integer_true_division_uses_the_operands_own_values(k):
+    same_as_torch(INTEGER_TRUE_DIVISIONS[k], rtol=1e-7)
+
+
+HALF_WITH_SCALARS = [  # PyTorch computes in float32 from the scalar's own value, rounds once
+    lambda m: m.tensor([6e4], dtype=m.float16) * 1e-8,
+    lambda m: 1e-8 * m.tensor([6e4], dtype=m.float16),
+    lambda m: m.tensor([6e4], dtype=m.float16) / 1e8,
+    lambda m: m.tensor([1e-3, 5.0], dtype=m.float16) * 1e5,
+    lambda m: m.tensor([1e-3], dtype=m.float16) * 100000,
+    lambda m: m.tensor([6e4], dtype=m.float16) * m.tensor(1e-8),
+    lambda m: m.tensor([6e4], dtype=m.float16) / m.tensor(1e8, dtype=m.float64),
+    lambda m: m.tensor([1e30], dtype=m.bfloat16) * 1e-40,
+    lambda m: m.tensor([3.0, 1e-4], dtype=m.float16).mul_(1e5),
+    # add and sub round the scalar to the tensor's dtype first, in PyTorch too
+    lambda m: m.tensor([-6e4], dtype=m.float16) + 7e4,
+    lambda m: m.tensor([1.0], dtype=m.float16) - 1e-4,
+    lambda m: m.tensor([1.0], dtype=m.bfloat16) + 1e-3,
+]
+
+
+@pytest.mark.parametrize("k", range(len(HALF_WITH_SCALARS)))
+def test_half_precision_with_a_scalar_matches_torch(k):
+    same_as_torch(HALF_WITH_SCALARS[k])
+
+
+def test_half_precision_with_a_scalar_keeps_its_gradient():
+    x = ember.tensor([6e4, 2.0], dtype=ember.float16, requires_grad=True)
+    (g,) = ember.autograd.grad((x * 1e-8).sum(), x)
+    t = torch.tensor([6e4, 2.0], dtype=torch.float16, requires_grad=True)
+    (r,) = torch.autograd.grad((t * 1e-8).sum(), t)
+    assert g.dtype is ember.float16
+    np.testing.assert_array_equal(g.float().numpy(), r.float().numpy())
+
+
+INTEGER_BY_ZERO = [
+    lambda m: m.tensor([2, 3]) // m.tensor([0, 1]),
+    lambda m: m.tensor([2], dtype=m.uint8) // 0,
+    lambda m: m.tensor([2], dtype=m.int8) % m.tensor([0], dtype=m.int8),
+    lambda m: m.tensor([2]) % 0,
+    lambda m: m.fmod(m.tensor([2], dtype=m.int32), 0),
+    lambda m: m.div(m.tensor([2]), m.tensor([0]), rounding_mode="trunc"),
+    lambda m: m.div(m.tensor([2]), 0, rounding_mode="floor"),
+    lambda m: m.tensor([2], dtype=m.uint8) % 256,  # 256 wraps to 0 in uint8
+]
+
+
+@pytest.mark.parametrize("k", range(len(INTEGER_BY_ZERO)))
+def test_integer_division_by_zero_raises(k):
+    raises_like_torch(INTEGER_BY_ZERO[k], DivisionByZero, "integer division by zero")
+
+
+def test_division_by_zero_error_is_both_runtime_and_zero_division_error():
+    for error in (RuntimeError, ZeroDivisionError, ember.errors.OpError):
+        with pytest.raises(error, match=r"floor_divide: .*divisor \(\) int64 holds a 0"):
+            ember.tensor([2]) // 0
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.tensor([2.0, -1.0, 0.0]) // 0,                 # floats give inf and nan
+    lambda m: m.tensor([2.0, -1.0, 0.0]) % 0,
+    lambda m: m.tensor([2, -1, 0]) / 0,
+    lambda m: m.tensor([], dtype=m.int64) // 0,                # nothing is divided
+    lambda m: m.tensor([4, 5]) // m.tensor([2, 3]),
+])
+def test_division_by_zero_that_is_no_error(fn):
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.div(m.tensor([2 ** 60 + 1, -(2 ** 60) - 1]), 3, rounding_mode="trunc"),
+    lambda m: m.div(m.tensor([2 ** 30 + 1], dtype=m.int32), 1, rounding_mode="trunc"),
+    lambda m: m.div(m.tensor([-7, 7, -6, 6, 0], dtype=m.int8), m.tensor([2, -2, 3, -3, 5],
+                                                                       dtype=m.int8),
+                    rounding_mode="trunc"),
+    lambda m: m.div(m.tensor([200, 7], dtype=m.uint8), 3, rounding_mode="trunc"),
+    lambda m: m.div(m.tensor([-7.5, 7.5]), 2, rounding_mode="trunc"),
+])
+def test_trunc_division_is_exact(fn):
+    same_as_torch(fn)
+
+
+@pytest.mark.parametrize("fn,match", [
+    (lambda m: m.tensor([True]) // m.tensor([True]), "floor_divide: not defined for bool"),
+    (lambda m: m.tensor([True]) % m.tensor([True]), "remainder: not defined for bool"),
+    (lambda m: m.fmod(m.tensor([True]), m.tensor([True])), "fmod: not defined for bool"),
+    (lambda m: m.div(m.tensor([True]), m.tensor([True]), rounding_mode="trunc"),
+     "div: not defined for bool"),
+    (lambda m: m.tensor([True]) - m.tensor([True]), "sub: .* two bool tensors"),
+    (lambda m: m.tensor([True]) - True, "sub: .* two bool tensors"),
+    (lambda m: m.tensor([True]) - 1, "sub: .* a bool tensor"),
+    (lambda m: 1.5 - m.tensor([True]), "sub: .* a bool tensor"),
+    (lambda m: m.tensor([1]) - m.tensor([True]), "sub: .* a bool tensor"),
+    (lambda m: m.rsub(m.tensor([True]), 1), "sub: .* a bool tensor"),
+])
+def test_bool_operands_that_torch_refuses(fn, match):
+    raises_like_torch(fn, ember.DTypeError, match)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.pow(m.tensor([True, False]), True),
+    lambda m: m.tensor([True, False]) ** False,
+    lambda m: m.tensor([True, False]) ** 2,
+])
+def test_bool_to_a_bool_power_stays_bool(fn):
+    same_as_torch(fn)

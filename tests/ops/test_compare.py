@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import ember
-from tests.ops.optable import Const, OpCase, S, arg, op_tests
+from tests.ops.optable import Const, OpCase, S, arg, op_tests, same_as_torch
 
 # integer-valued floats, so equal elements (ties) occur
 PAIRS = [S(arg(3, 4, integer=True), arg(3, 4, integer=True)),
@@ -185,3 +185,20 @@ def test_isreal_and_method_aliases():
     assert x.greater(1).tolist() == [False, True] and x.less_equal(1).tolist() == [True, False]
     assert x.not_equal(1).tolist() == [False, True] and x.greater_equal(2).tolist() == [False,
                                                                                          True]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.isclose(m.tensor([math.inf, -math.inf, math.inf, 1.0]),
+                        m.tensor([-math.inf, math.inf, math.inf, math.inf])),
+    lambda m: m.isclose(m.tensor([1e308, -1e308], dtype=m.float64),
+                        m.tensor([math.inf, -math.inf], dtype=m.float64)),
+    lambda m: m.isclose(m.tensor([1e30, 2.0]), m.tensor([math.inf, 2.0]), atol=math.inf),
+    lambda m: m.isclose(m.tensor([math.inf, 1.0], dtype=m.float16),
+                        m.tensor([6e4, 1.0], dtype=m.float16), rtol=1.0),
+    lambda m: m.isclose(m.tensor([math.inf, math.nan]), m.tensor([math.inf, math.nan]), 0, 0,
+                        equal_nan=True),
+    lambda m: m.allclose(m.tensor([-math.inf]), m.tensor([math.inf])),
+    lambda m: m.allclose(m.tensor([math.inf, 1.0]), m.tensor([math.inf, 1.0])),
+])
+def test_infinities_are_close_only_to_themselves(fn):
+    same_as_torch(fn)

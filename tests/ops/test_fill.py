@@ -1,10 +1,14 @@
 """In-place fills: fill_, zero_, copy_, uniform_, normal_, bernoulli_."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
 
 import ember
+from ember.errors import ValueOverflow
+from tests.ops.optable import raises_like_torch, same_as_torch
 
 
 def _both(fn):
@@ -76,3 +80,57 @@ def test_random_fills_have_the_right_moments_and_repeat():
     a = ember.empty(4).normal_(generator=ember.Generator().manual_seed(9))
     c = ember.empty(4).normal_(generator=ember.Generator().manual_seed(9))
     np.testing.assert_array_equal(a.numpy(), c.numpy())
+
+
+OUT_OF_RANGE = [  # a number the integer dtype cannot hold
+    (lambda m: m.tensor([1], dtype=m.uint8).fill_(300), "fill_: the value 300 .* uint8"),
+    (lambda m: m.tensor([1], dtype=m.uint8).fill_(-256), "fill_"),
+    (lambda m: m.tensor([1], dtype=m.uint8).fill_(255.5), "fill_"),
+    (lambda m: m.tensor([1], dtype=m.int32).fill_(math.inf), "fill_"),
+    (lambda m: m.tensor([1]).fill_(math.nan), "fill_"),
+    (lambda m: m.tensor([1]).fill_(2 ** 63), "fill_"),
+    (lambda m: m.tensor([1, 2], dtype=m.int8).masked_fill(m.tensor([True, False]), 300),
+     "masked_fill: the value 300 .* int8 .* \\[-128, 127\\]"),
+    (lambda m: m.tensor([1, 2], dtype=m.int8).masked_fill(m.tensor([False, False]), 300),
+     "masked_fill"),
+    (lambda m: m.tensor([1], dtype=m.uint8).masked_fill(m.tensor([True]), m.tensor(300)),
+     "masked_fill"),
+    (lambda m: m.tensor([1], dtype=m.int8).masked_fill(m.tensor([True]), m.tensor(math.nan)),
+     "masked_fill"),
+    (lambda m: m.where(m.tensor([False]), m.tensor([1], dtype=m.int8), 300), "where"),
+    (lambda m: m.where(m.tensor([True]), 300, m.tensor([1], dtype=m.int8)), "where"),
+    (lambda m: m.tensor([1], dtype=m.int8).where(m.tensor([True]), -129), "where"),
+    (lambda m: m.tensor([1], dtype=m.int8).index_fill(0, m.tensor([0]), 300), "index_fill"),
+    (lambda m: m.tensor([1], dtype=m.int8).index_fill(0, m.tensor([0]), m.tensor(300)),
+     "index_fill"),
+    (lambda m: m.tensor([1], dtype=m.int8).scatter(0, m.tensor([0]), 300), "scatter"),
+    (lambda m: m.tensor([1, 2], dtype=m.int16).__setitem__(0, 40000), "__setitem__"),
+]
+
+
+@pytest.mark.parametrize("k", range(len(OUT_OF_RANGE)))
+def test_numbers_out_of_an_integer_dtype_range_are_refused(k):
+    fn, match = OUT_OF_RANGE[k]
+    raises_like_torch(fn, ValueOverflow, match)
+
+
+IN_RANGE = [  # what PyTorch accepts: negatives wrap into unsigned dtypes, floats truncate,
+    # tensor values of fill_ wrap, float dtypes take any number
+    lambda m: m.tensor([1], dtype=m.uint8).fill_(-1),
+    lambda m: m.tensor([1], dtype=m.uint8).fill_(-255),
+    lambda m: m.tensor([1], dtype=m.uint8).fill_(255.0),
+    lambda m: m.tensor([1], dtype=m.uint8).fill_(m.tensor(300)),
+    lambda m: m.tensor([1], dtype=m.int8).masked_fill(m.tensor([True]), 2.5),
+    lambda m: m.tensor([1], dtype=m.uint8).masked_fill(m.tensor([True]), m.tensor(-1)),
+    lambda m: m.tensor([True]).masked_fill(m.tensor([True]), 2),
+    lambda m: m.tensor([1.0], dtype=m.float16).fill_(1e5),
+    lambda m: m.where(m.tensor([False]), m.tensor([1], dtype=m.uint8), -1),
+    lambda m: m.where(m.tensor([False]), m.tensor([1], dtype=m.int8), 2.5),
+    lambda m: m.where(m.tensor([False, True]), 300, 2),
+    lambda m: m.tensor([1, 2], dtype=m.int8) + 300,  # arithmetic wraps
+]
+
+
+@pytest.mark.parametrize("k", range(len(IN_RANGE)))
+def test_numbers_torch_accepts_are_stored_as_torch_stores_them(k):
+    same_as_torch(IN_RANGE[k])

@@ -8,7 +8,7 @@ import torch
 import ember
 from ember.ops.linalg import Einsum, Matmul
 from ember.ops.primitive import TensorSpec
-from tests.ops.optable import OpCase, S, arg, op_tests
+from tests.ops.optable import OpCase, S, arg, op_tests, raises_like_torch, same_as_torch
 
 INF = float("inf")
 
@@ -265,3 +265,20 @@ def test_linear_weight_gradient_is_c_ordered_without_a_copy():
     (torch.from_numpy(x) @ tw.T).square().sum().backward()
     assert ew.grad.is_contiguous()
     np.testing.assert_allclose(ew.grad.numpy(), tw.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("equation,dtype", [
+    ("i->", "bool"), ("ij->i", "bool"), ("ii->", "bool"), ("ij->ji", "bool"), ("ii->i", "bool"),
+    ("ij->", "int8"), ("ij->j", "uint8"), ("ij->", "int32"),
+])
+def test_einsum_of_one_integer_operand_sums_as_sum_does(equation, dtype):
+    values = [[100, 1, 0], [100, 27, 1], [1, 0, 1]]
+    values = values[0] if equation.index("-") == 1 else values
+    same_as_torch(lambda m: m.einsum(equation, m.tensor(values).to(getattr(m, dtype))))
+
+
+def test_einsum_contracting_bool_tensors_is_refused_as_in_torch():
+    raises_like_torch(lambda m: m.einsum("ij,j->i", m.ones(2, 2, dtype=m.bool),
+                                         m.ones(2, dtype=m.bool)),
+                      ember.DTypeError, "einsum: 'ij,j->i' sums products of bool")
+    same_as_torch(lambda m: m.einsum("i,i->i", m.tensor([True, False]), m.tensor([True, True])))

@@ -7,7 +7,7 @@ import torch
 
 import ember
 from ember.ops.reduce import normalize_dim, normalize_dims
-from tests.ops.optable import OpCase, S, arg, op_tests
+from tests.ops.optable import OpCase, S, arg, op_tests, raises_like_torch, same_as_torch
 
 # A fiber-wise reduction: all dims, one, several, negative, keepdim, 0-d, empty, non-contiguous.
 REDUCE = [
@@ -276,3 +276,37 @@ def test_inplace_cumsum():
 def test_var_overload_with_unbiased_positional():
     x = _t([1.0, 2.0, 4.0])
     assert abs(x.var(False).item() - torch.tensor([1.0, 2.0, 4.0]).var(False).item()) < 1e-6
+
+
+HALF_REDUCTIONS = [  # float32 inside, one rounding to the input's dtype at the end
+    lambda m, x: x.mean(), lambda m, x: x.mean(0), lambda m, x: x.mean(1, keepdim=True),
+    lambda m, x: x.var(), lambda m, x: x.std(1), lambda m, x: x.var(0, correction=0),
+    lambda m, x: m.var_mean(x, 1), lambda m, x: m.std_mean(x, keepdim=True),
+    lambda m, x: m.linalg.vector_norm(x), lambda m, x: m.linalg.vector_norm(x, 3, 1),
+    lambda m, x: m.linalg.vector_norm(x, 0.5), lambda m, x: m.linalg.vector_norm(x, -1),
+    lambda m, x: m.linalg.matrix_norm(x), lambda m, x: x.norm(dim=0),
+    lambda m, x: m.linalg.norm(x, dim=1),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("k", range(len(HALF_REDUCTIONS)))
+def test_half_precision_reductions_do_not_overflow(k, dtype):
+    big = 6e4 if dtype == "float16" else 1e18  # float16: sums and squares overflow it
+    values = [[big, big, -300.0], [300.0, 400.0, big]]
+    same_as_torch(lambda m: HALF_REDUCTIONS[k](m, m.tensor(values, dtype=getattr(m, dtype))),
+                  rtol=1e-2)
+
+
+def test_half_precision_mean_keeps_its_gradient():
+    x = ember.tensor([6e4, 6e4], dtype=ember.float16, requires_grad=True)
+    x.mean().backward()
+    assert x.grad.dtype is ember.float16 and x.grad.tolist() == [0.5, 0.5]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.tensor([False, True]).argmax(), lambda m: m.tensor([False, True]).argmin(0),
+    lambda m: m.argmax(m.tensor([[False, True]]), 1, keepdim=True),
+])
+def test_argmax_of_bool_is_refused_as_in_torch(fn):
+    raises_like_torch(fn, ember.DTypeError, "arg(max|min): does not support bool input")

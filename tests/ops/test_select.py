@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import ember
-from tests.ops.optable import Const, OpCase, S, arg, op_tests
+from tests.ops.optable import Const, OpCase, S, arg, op_tests, same_as_torch
 
 MASK = np.array([[True, False, True, False], [False, False, True, True],
                  [True, True, False, False]])
@@ -198,3 +198,16 @@ def test_where_with_only_a_condition_is_nonzero():
     mine = ember.where(ember.from_numpy(mask))
     ref = torch.where(torch.from_numpy(mask))
     assert [m.tolist() for m in mine] == [r.tolist() for r in ref]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.clamp(m.tensor([1.0, 2.0]), min=m.tensor([math.nan, 0.0])),
+    lambda m: m.clamp(m.tensor([1.0, 2.0]), max=m.tensor([math.nan, 3.0])),
+    lambda m: m.clamp(m.tensor([1.0, 2.0, 5.0]), m.tensor([0.0, math.nan, 0.0]),
+                      m.tensor([math.nan, 3.0, 4.0])),
+    lambda m: m.clamp(m.tensor([math.nan, 2.0]), min=m.tensor([0.0, 3.0])),
+    lambda m: m.clamp(m.tensor([1.0, 2.0]), min=math.nan),
+    lambda m: m.clamp(m.tensor([1, 5]), min=m.tensor([math.nan, 0.0])),
+])
+def test_a_nan_bound_gives_nan_as_in_torch(fn):
+    same_as_torch(fn)

@@ -7,7 +7,7 @@ import torch
 
 import ember
 from ember.errors import IndexOutOfRange
-from tests.ops.optable import OpCase, S, arg, op_tests
+from tests.ops.optable import OpCase, S, arg, op_tests, raises_like_torch
 
 
 def case(name, fn, samples, **kw):
@@ -106,3 +106,11 @@ def test_sort_errors():
         x.argsort(2)
     with pytest.raises(IndexOutOfRange, match="median: the reduced dimension 1"):
         ember.zeros(2, 0).median(1)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m: m.tensor([False, True]).median(), lambda m: m.tensor([False, True]).median(0),
+    lambda m: m.tensor([False, True]).kthvalue(1), lambda m: m.tensor([False, True]).topk(1),
+])
+def test_ranking_bool_values_is_refused_as_in_torch(fn):
+    raises_like_torch(fn, ember.DTypeError, "(median|kthvalue|topk): does not support bool")

@@ -1,7 +1,12 @@
 """Arithmetic with broadcasting: add, sub, mul, div (true and floor), remainder, pow, neg,
 their fused forms (addcmul, addcdiv, lerp), and Python's operators on tensors. Each binary op
 brings its operands to PyTorch's result dtype first (:func:`promote`), so its primitive only
-ever sees one dtype."""
+ever sees one dtype.
+
+Two PyTorch rules beyond the result dtype: true division of integers computes in the float
+result dtype from the operands' own values, and a float16/bfloat16 tensor multiplied or
+divided by a scalar computes in float32 and rounds once ("opmath": ``f16 * 1e-8`` is not 0).
+Integer division and remainder by zero raise :class:`~ember.errors.DivisionByZero`."""
 
 from __future__ import annotations
 
@@ -10,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, OpError
+from ember.errors import DivisionByZero, DTypeError, OpError, describe
 from ember.ops.broadcast import broadcast_spec, sum_to
-from ember.ops.convert import cast, promote, to_float
-from ember.ops.creation import zeros_like
+from ember.ops.convert import HALF, cast, clone, has_scalar, promote, promote_to
+from ember.ops.creation import ones_like, zeros_like
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
@@ -110,12 +115,22 @@ class Div(Binary):
         return (da - a / b * db) / b
 
 
+def _check_divisor(op: str, a: Any, b: Any) -> None:
+    """Integer division by zero has no value (NumPy would give 0): PyTorch raises."""
+    if b.dtype.kind in "iu" and a.size and not b.all():
+        raise DivisionByZero(f"{op}: integer division by zero: the divisor "
+                             f"{describe(b.shape, b.dtype)} holds a 0 (dividend "
+                             f"{describe(a.shape, a.dtype)}). Hint: mask the zeros first, or "
+                             "divide floating tensors, where x / 0 is inf")
+
+
 @primitive
 class FloorDiv(Binary):
     name = "floor_divide"
     differentiable = False
 
     def forward(self, xp, a, b):
+        _check_divisor(self.name, a, b)
         return xp.floor_divide(a, b)
 
 
@@ -139,6 +154,7 @@ class Remainder(Modulus):
     name = "remainder"
 
     def forward(self, xp, a, b):
+        _check_divisor(self.name, a, b)
         return xp.remainder(a, b)
 
     def quotient(self, a, b):
@@ -150,14 +166,34 @@ class Fmod(Modulus):
     name = "fmod"
 
     def forward(self, xp, a, b):
+        _check_divisor(self.name, a, b)
         return xp.fmod(a, b)
 
     def quotient(self, a, b):
         return _trunc_div(a, b)
 
 
+@primitive
+class TruncDiv(Binary):
+    """Integer division rounded toward zero, exactly (a float quotient loses digits past
+    2**24): the floor quotient, one more where it is negative and inexact."""
+
+    name = "div_trunc"
+    differentiable = False
+
+    def forward(self, xp, a, b):
+        _check_divisor(self.name, a, b)
+        q, r = xp.divmod(a, b)
+        return q + ((q < 0) & (r != 0))
+
+
 def _trunc_div(a: Tensor, b: Tensor) -> Tensor:
-    return div(a, b, rounding_mode="trunc")
+    """The quotient rounded toward zero, of two tensors of one dtype (zero gradient)."""
+    if a.dtype.is_floating_point:
+        from ember.ops.unary import trunc
+
+        return trunc(apply(Div, a, b))
+    return apply(TruncDiv, a, b)
 
 
 @primitive
@@ -271,15 +307,41 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
 @method("sub", "subtract", "__sub__")
 def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     """``input - alpha * other`` with broadcasting."""
+    if _is_bool(input) or _is_bool(other):
+        raise DTypeError(_BOOL_SUB[_is_bool(input) and _is_bool(other)])
     if alpha != 1:
         other = other * alpha
     return apply(Sub, *promote(input, other))
 
 
+_BOOL_SUB = {
+    True: "sub: subtraction, the `-` operator, with two bool tensors is not supported. Hint: "
+          "use `^` or logical_xor() instead",
+    False: "sub: subtraction, the `-` operator, with a bool tensor is not supported. Hint: to "
+           "invert a mask use `~` or logical_not(); else convert it with .int() first",
+}
+
+
+def _is_bool(x: Any) -> bool:
+    if isinstance(x, Tensor):
+        return x._data.dtype.kind == "b"  # (cheaper than x.dtype: sub is a hot path)
+    return isinstance(x, (bool, np.bool_))
+
+
 @method("mul", "multiply", "__mul__")
 def mul(input: Any, other: Any) -> Tensor:
     """``input * other`` with broadcasting."""
-    return apply(Mul, *promote(input, other))
+    a, b = promote(input, other)
+    dtype = a.dtype
+    if dtype in HALF and has_scalar(input, other):
+        return _in_float32(Mul, input, other, dtype)
+    return apply(Mul, a, b)
+
+
+def _in_float32(prim: Primitive, input: Any, other: Any, dtype: dtypes.DType) -> Tensor:
+    """A half-precision op with a scalar operand as PyTorch computes it: in float32, from the
+    scalar's own value, rounded to ``dtype`` once."""
+    return cast(apply(prim, *promote_to(dtypes.float32, input, other)), dtype)
 
 
 @method("div", "divide", "true_divide", "__truediv__")
@@ -292,28 +354,36 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return floor_divide(input, other)
     a, b = promote(input, other)
     if rounding_mode == "trunc":
-        q = apply(Div, to_float(a), to_float(b))
-        from ember.ops.unary import trunc
-
-        return trunc(q).to(a.dtype)
+        return _trunc_div(*_no_bool("div", a, b))
     if rounding_mode is not None:
         raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got "
                          f"{rounding_mode!r}")
-    if not a.dtype.is_floating_point:
-        a, b = to_float(a), to_float(b)
+    dtype = a.dtype
+    if not dtype.is_floating_point:  # from the operands' own values: uint8 / -1 is -1.0
+        a, b = promote_to(dtypes.get_default_dtype(), input, other)
+    elif dtype in HALF and has_scalar(input, other):
+        return _in_float32(Div, input, other, dtype)
     return apply(Div, a, b)
+
+
+def _no_bool(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """Promoted operands of a rounding division, which PyTorch does not define for bool."""
+    if a.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: not defined for bool tensors ({describe(a.shape, a.dtype)}, "
+                         f"{describe(b.shape, b.dtype)}). Hint: convert with .int() first")
+    return a, b
 
 
 @method("floor_divide", "__floordiv__")
 def floor_divide(input: Any, other: Any) -> Tensor:
     """``input // other`` rounded toward minus infinity (no gradient)."""
-    return apply(FloorDiv, *promote(input, other))
+    return apply(FloorDiv, *_no_bool("floor_divide", *promote(input, other)))
 
 
 @method("remainder", "__mod__")
 def remainder(input: Any, other: Any) -> Tensor:
     """Python's ``%``: the remainder with the divisor's sign."""
-    return apply(Remainder, *promote(input, other))
+    return apply(Remainder, *_no_bool("remainder", *promote(input, other)))
 
 
 @method()
@@ -324,7 +394,7 @@ def fmod(input: Any, other: Any) -> Tensor:
         >>> ember.fmod(ember.tensor([-3.0, 3.0]), 2)
         tensor([-1.,  1.])
     """
-    return apply(Fmod, *promote(input, other))
+    return apply(Fmod, *_no_bool("fmod", *promote(input, other)))
 
 
 @method("pow", "__pow__")
@@ -345,6 +415,8 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
         a, b = promote(input, exponent)
         _pow_dtype(a.dtype)
         return apply(Pow, a, b)
+    if isinstance(exponent, (bool, np.bool_)) and input.dtype is dtypes.bool_:
+        return clone(input) if exponent else ones_like(input)  # bool, as in PyTorch
     if isinstance(exponent, (np.generic, bool)):
         exponent = exponent.item() if isinstance(exponent, np.generic) else int(exponent)
     dtype = dtypes.result_type(input, exponent)
@@ -396,7 +468,8 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
 def neg(input: Tensor) -> Tensor:
     """``-input``."""
     if input.dtype is dtypes.bool_:
-        raise TypeError("neg: negation of a bool tensor is not defined; use logical_not")
+        raise DTypeError("neg: negation of a bool tensor is not defined. Hint: use `~` or "
+                         "logical_not() instead")
     return apply(Neg, input)
 
 

@@ -158,8 +158,11 @@ class IsClose(Primitive):
             return xp.equal(a, b)
         # float64 throughout: no overflow of integer differences, and atol=1e-8 survives
         a, b = a.astype(np.float64, copy=False), b.astype(np.float64, copy=False)
-        close = xp.less_equal(xp.abs(a - b), atol + rtol * xp.abs(b))
-        close |= xp.equal(a, b)  # equal infinities
+        error = xp.abs(a - b)
+        # an infinite error is never within tolerance, even an infinite one: infinities are
+        # close only to themselves (PyTorch's rule)
+        close = xp.isfinite(error) & xp.less_equal(error, atol + rtol * xp.abs(b))
+        close |= xp.equal(a, b)
         if equal_nan:
             close |= xp.isnan(a) & xp.isnan(b)
         return close
@@ -182,7 +185,8 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
             equal_nan: bool = False) -> Tensor:
     """Elementwise ``|input - other| <= atol + rtol * |other|``, as a bool tensor.
 
-    Equal infinities are close; NaNs are close to each other only with ``equal_nan``.
+    An infinity is close only to the same infinity; NaNs are close to each other only with
+    ``equal_nan``.
 
     Example:
         >>> ember.isclose(ember.tensor([1.0, 2.0]), ember.tensor([1.0 + 1e-9, 2.1]))

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ember import dtypes
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
-from ember.errors import DTypeError
+from ember.errors import DTypeError, ValueOverflow
 from ember.ops.creation import scalar_tensor
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
 
 __all__ = ["clone"]
@@ -69,10 +71,56 @@ def promote(*xs: Any) -> tuple[Tensor, ...]:
         a, b = xs
         if type(a) is Tensor and type(b) is Tensor and a._data.dtype == b._data.dtype:
             return xs
-    target = dtypes.result_type(*xs)
+    return promote_to(dtypes.result_type(*xs), *xs)
+
+
+def promote_to(dtype: DType, *xs: Any) -> tuple[Tensor, ...]:
+    """``xs`` as tensors of ``dtype``: tensors cast, Python scalars made in ``dtype`` from their
+    own value (so ``uint8_tensor / -1`` divides by -1.0, not by -1 wrapped into uint8)."""
     dev = _device_of(xs)
-    return tuple(cast(x, target) if isinstance(x, Tensor) else scalar_tensor(x, target, dev)
+    return tuple(cast(x, dtype) if isinstance(x, Tensor) else scalar_tensor(x, dtype, dev)
                  for x in xs)
+
+
+HALF = (dtypes.float16, dtypes.bfloat16)  # PyTorch computes these in float32 ("opmath")
+
+
+def reduces_in_float32(x: Tensor) -> bool:
+    """Whether a reduction of ``x`` (mean, var, a norm) runs in float32 and rounds once to
+    ``x``'s dtype at the end, as PyTorch's do for half precision (the sum of two float16 60000s
+    overflows, their mean need not). Not under autocast: its policy already reduces in float32
+    and keeps the float32 result."""
+    return x.dtype in HALF and not DISPATCH.casting
+
+
+def has_scalar(*xs: Any) -> bool:
+    """Whether an operand is a scalar: a Python number or a 0-d tensor."""
+    return any(not isinstance(x, Tensor) or not x.ndim for x in xs)
+
+
+def check_fits(op: str, value: Any, dtype: DType) -> None:
+    """PyTorch's check of a number stored into an integer tensor (fill_, masked_fill, where,
+    index_fill, ``x[i] = v``): a clear error instead of a silent wrap-around (300 in uint8 is
+    44). As in PyTorch, an unsigned dtype takes negative integers down to ``-max`` (-1 is 255
+    in uint8), and a float must lie in the dtype's range (so no NaN or infinity). A 0-d
+    tensor ``value`` is read when no transform is tracing it."""
+    if dtype.category != dtypes.INT:
+        return
+    if isinstance(value, Tensor):
+        if value.ndim or value.dtype is dtype or DISPATCH.handler is not None:
+            return
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        return
+    info = np.iinfo(dtype.np)
+    if isinstance(value, (int, np.integer)):
+        fits = (-info.max if info.min == 0 else info.min) <= value <= info.max
+    else:
+        fits = info.min <= value <= info.max  # False for NaN
+    if not fits:
+        raise ValueOverflow(f"{op}: the value {value!r} cannot be converted to {dtype.name} "
+                            f"without overflow (its range is [{info.min}, {info.max}]). Hint: "
+                            f"convert the tensor to a wider dtype first, e.g. .to(ember.int64)")
 
 
 def _device_of(xs: tuple) -> Device:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.ops.broadcast import expand
-from ember.ops.convert import cast
+from ember.ops.convert import cast, check_fits
 from ember.ops.creation import as_tensor
 from ember.ops.inplace import inplace, needs_history
 from ember.ops.random import Generator, bernoulli, rand, randn
@@ -44,7 +44,10 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor) and value.numel() != 1:
         raise ValueError(f"fill_: the value must have one element, got shape "
                          f"{tuple(value.shape)}")
-    value = value.reshape(()) if isinstance(value, Tensor) else value
+    if isinstance(value, Tensor):
+        value = value.reshape(())
+    else:  # a number the dtype cannot hold is an error (a tensor value wraps, as in PyTorch)
+        check_fits("fill_", value, self.dtype)
     return copy_(self, value)
 
 

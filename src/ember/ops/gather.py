@@ -17,6 +17,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError, EmberError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, expand
+from ember.ops.convert import check_fits
 from ember.ops.creation import scalar_tensor, zeros
 from ember.ops.indexing import (
     FULL,
@@ -126,7 +127,7 @@ def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src: Any, mode: st
                        _as_1d(src) if src_t is not None else src, mode)
         return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
     if src_t is None:
-        src = as_values(src, input)
+        src = as_values(src, input, op)
     elif src_t.shape != index.shape:  # only the part of src that index covers is used
         src = apply(Slice, src_t, index=tuple((0, s, 1) for s in index.shape))
     return apply(IndexPut, input, src, *_grid(index.shape, dim, index), basic=(),
@@ -210,8 +211,10 @@ def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Any,
             raise ShapeError(f"{op}: source of shape {tuple(source.shape)} does not fit: "
                              f"expected {tuple(want)} (input {tuple(input.shape)} with "
                              f"dimension {dim} of the index's length {index.shape[0]})")
-    out = apply(IndexPut, _as_1d(input), as_values(source, input), index, basic=(), dims=(dim,),
-                mode="set" if mode == "fill" else mode)
+    if mode == "fill":
+        check_fits(op, source, input.dtype)
+    out = apply(IndexPut, _as_1d(input), as_values(source, input, op), index, basic=(),
+                dims=(dim,), mode="set" if mode == "fill" else mode)
     return apply(Slice, out, index=(0,)) if input.ndim == 0 else out
 
 

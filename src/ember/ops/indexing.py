@@ -18,7 +18,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError, GradError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
-from ember.ops.convert import cast
+from ember.ops.convert import cast, check_fits
 from ember.ops.creation import scalar_tensor, tensor, zeros
 from ember.ops.inplace import bind_inplace, inplace, needs_history
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
@@ -399,11 +399,13 @@ def _getitem(self: Tensor, key: Any) -> Tensor:
     return read_index(self, basic, arrays, dims)
 
 
-def as_values(value: Any, like: Tensor) -> Tensor:
-    """``value`` as a tensor of ``like``'s dtype and device (what an assignment writes)."""
+def as_values(value: Any, like: Tensor, op: str) -> Tensor:
+    """``value`` as a tensor of ``like``'s dtype and device (what an assignment writes); a
+    number ``like``'s integer dtype cannot hold is an error, as in PyTorch."""
     if isinstance(value, Tensor):
         return cast(value, like.dtype)
     if isinstance(value, (int, float, bool, np.number, np.bool_)):
+        check_fits(op, value, like.dtype)
         return scalar_tensor(value, like.dtype, like.device)
     return tensor(value, dtype=like.dtype, device=like.device)
 
@@ -447,7 +449,7 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
                 [1., 0., 1.]])
     """
     basic, arrays, dims = parse_key(self, key, "__setitem__")
-    _put(self, "__setitem__", basic, arrays, dims, as_values(value, self), "set")
+    _put(self, "__setitem__", basic, arrays, dims, as_values(value, self, "__setitem__"), "set")
 
 
 @method()
@@ -461,8 +463,8 @@ def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = Fal
     """
     key = tuple(slice(None) if i is None else i for i in indices)
     basic, arrays, dims = parse_key(input, key, "index_put")
-    return apply(IndexPut, input, as_values(values, input), *arrays, basic=basic, dims=dims,
-                 mode="add" if accumulate else "set")
+    return apply(IndexPut, input, as_values(values, input, "index_put"), *arrays, basic=basic,
+                 dims=dims, mode="add" if accumulate else "set")
 
 
 # -- masks ---------------------------------------------------------------------------------------
@@ -487,7 +489,8 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
                          f"shape {tuple(value.shape)}")
     from ember.ops.select import where
 
-    return where(mask, as_values(value, input), input)
+    check_fits("masked_fill", value, input.dtype)
+    return where(mask, as_values(value, input, "masked_fill"), input)
 
 
 @method()

@@ -14,6 +14,7 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
+from ember import dtypes
 from ember.backend import compute_dtype, gemm
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
@@ -440,6 +441,12 @@ def einsum(equation: str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
                              "convert them to one dtype first")
     shapes = [t.shape for t in operands]
     terms, out = _einsum_terms(equation, shapes)
+    if not dtype.is_floating_point and set("".join(terms)) - set(out):  # something is summed
+        if len(operands) == 1:  # a sum, which gives int64 as ember.sum does
+            operands = (cast(operands[0], dtypes.int64),)
+        elif dtype is dtypes.bool_:
+            raise DTypeError(f"einsum: {equation!r} sums products of bool tensors, which "
+                             "PyTorch does not define. Hint: convert them with .int() first")
     sizes = _letter_sizes(terms, shapes)
     operands = tuple(expand(t, tuple(sizes[c] for c in s)) if len(set(s)) == len(s) else t
                      for t, s in zip(operands, terms, strict=True))

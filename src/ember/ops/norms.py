@@ -10,7 +10,7 @@ from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops.arithmetic import pow  # noqa: A004 - PyTorch's name
 from ember.ops.compare import eq
-from ember.ops.convert import cast
+from ember.ops.convert import cast, reduces_in_float32
 from ember.ops.creation import ones_like, zeros_like
 from ember.ops.primitive import DISPATCH, apply
 from ember.ops.reduce import Sum, amax, amin, normalize_dim, normalize_dims, reduced_shape
@@ -44,6 +44,8 @@ def _root(s: Tensor, p: float) -> Tensor:
 
 
 def _vector_norm(x: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> Tensor:
+    if reduces_in_float32(x):  # 300² overflows float16, the norm of (300, 400) does not
+        return cast(_vector_norm(cast(x, dtypes.float32), p, dims, keepdim), x.dtype)
     if p == 2:
         return _root(apply(Sum, x * x, dims=dims, keepdim=keepdim), 2)
     a = abs(x)

@@ -21,7 +21,7 @@ from ember.dtypes import DType
 from ember.errors import DTypeError
 from ember.ops.broadcast import expand
 from ember.ops.compare import eq, isfinite, logical_and
-from ember.ops.convert import cast, clone, to_float
+from ember.ops.convert import cast, clone, reduces_in_float32, to_float
 from ember.ops.creation import arange, ones_like, zeros, zeros_like
 from ember.ops.dims import (
     Dim,
@@ -239,6 +239,13 @@ class AnyOf(Quantifier):
     kernel = "any"
 
 
+def no_bool(op: str, input: Tensor) -> None:
+    """PyTorch's refusal of bool input to ops that rank values (argmax, median, topk…)."""
+    if input.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: does not support bool input (shape {tuple(input.shape)}), as "
+                         "in PyTorch. Hint: convert it with .int() first")
+
+
 # -- the functional API ----------------------------------------------------------------------
 class ValuesIndices(NamedTuple):
     """What ``max``/``min`` along a dim return, as ``torch.return_types.max`` does."""
@@ -285,6 +292,7 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
 def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
          dtype: DType | None = None) -> Tensor:
     """The mean over ``dim`` (all dims when None); floating inputs only, as in PyTorch.
+    Half-precision inputs are summed and divided in float32, rounded once at the end.
 
     Example:
         >>> ember.tensor([1.0, 2.0, 6.0]).mean()
@@ -296,6 +304,8 @@ def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
                          "mean's dtype cannot be inferred. Hint: call .float() on the input or "
                          "pass dtype=ember.float32")
     dims = reduce_dims(x, dim, "mean")
+    if reduces_in_float32(x):
+        return cast(mean(cast(x, dtypes.float32), dims, keepdim), x.dtype)
     n = _product(x.shape[d] for d in dims)
     total = apply(Sum, x, dims=dims, keepdim=keepdim)
     return total / n if n else total * float("nan")
@@ -375,6 +385,7 @@ def amin(input: Tensor, dim: Dim = (), keepdim: bool = False) -> Tensor:
 
 
 def _arg(prim: Primitive, input: Tensor, dim: int | None, keepdim: bool, op: str) -> Tensor:
+    no_bool(op, input)
     if dim is None:
         check_nonempty(input, (), op)
         return apply(prim, input, dim=None, keepdim=keepdim)
@@ -408,7 +419,10 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 
 
 def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
-                  correction: float | None, op: str) -> tuple[Tensor, Tensor]:
+                  correction: float | None, op: str, root: bool = False
+                  ) -> tuple[Tensor, Tensor]:
+    """``(var, mean)``, or ``(std, mean)`` with ``root``; half precision computes in float32
+    (the square of 300 overflows float16) and rounds each result once."""
     if isinstance(dim, bool):  # the var(input, unbiased) overload
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
@@ -419,13 +433,18 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
         raise DTypeError(f"{op}: only floating inputs are supported, got {input.dtype.name}. "
                          "Hint: call .float() first")
     dims = reduce_dims(input, dim, op)
+    if reduces_in_float32(input):
+        spread, mu = _var_and_mean(cast(input, dtypes.float32), dims, None, keepdim, correction,
+                                   op, root)
+        return cast(spread, input.dtype), cast(mu, input.dtype)
     n = _product(input.shape[d] for d in dims)
     mu = mean(input, dims, keepdim=True)
     centered = input - mu
     squares = apply(Sum, centered * centered, dims=dims, keepdim=keepdim)
     dof = n - correction
     variance = squares / (dof if dof > 0 else 0.0)  # nan or inf, with no dof left, as PyTorch
-    return variance, mu if keepdim else with_reduced_dims(mu, input.shape, dims, False)
+    return (sqrt(variance) if root else variance,
+            mu if keepdim else with_reduced_dims(mu, input.shape, dims, False))
 
 
 @method()
@@ -450,7 +469,7 @@ def std(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: b
         >>> ember.tensor([1.0, 3.0]).std(correction=0)
         tensor(1.)
     """
-    return sqrt(_var_and_mean(input, dim, unbiased, keepdim, correction, "std")[0])
+    return _var_and_mean(input, dim, unbiased, keepdim, correction, "std", root=True)[0]
 
 
 def var_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
@@ -470,8 +489,7 @@ def std_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
     Example:
         >>> s, m = ember.std_mean(ember.tensor([1.0, 3.0]))
     """
-    variance, mu = _var_and_mean(input, dim, unbiased, keepdim, correction, "std_mean")
-    return sqrt(variance), mu
+    return _var_and_mean(input, dim, unbiased, keepdim, correction, "std_mean", root=True)
 
 
 @method()

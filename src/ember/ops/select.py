@@ -16,7 +16,7 @@ from ember.errors import DTypeError, OpError
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.compare import eq, ge, gt, isnan, le, lt
-from ember.ops.convert import cast, promote
+from ember.ops.convert import cast, check_fits, promote
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
@@ -56,7 +56,8 @@ class Where(Primitive):
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Tensor:
     """Elementwise ``input if condition else other``, broadcasting all three.
 
-    ``input`` and ``other`` may be Python scalars; the result has their common dtype.
+    ``input`` and ``other`` may be Python scalars; the result has their common dtype (a
+    number that an integer result dtype cannot hold is an error, not wrapped around).
     ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``.
 
     Example:
@@ -72,6 +73,9 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Tensor:
         raise DTypeError(f"where: the condition must be a bool tensor, got "
                          f"{condition.dtype.name}. Hint: compare it, e.g. where(c != 0, …)")
     a, b = promote(input, other)
+    for value in (input, other):
+        if not isinstance(value, Tensor):
+            check_fits("where", value, a.dtype)
     return apply(Where, condition, a, b)
 
 
@@ -258,10 +262,16 @@ def _clamp_tensors(input: Tensor, low: Any, high: Any) -> Tensor:
     high = bounds.pop(0) if high is not None else None
     out = x
     if low is not None:
-        out = where(lt(x, low), low, out)
+        out = where(_binds(lt(x, low), low), low, out)
     if high is not None:
-        out = where(gt(out, high), high, out)
+        out = where(_binds(gt(out, high), high), high, out)
     return out
+
+
+def _binds(crossed: Tensor, bound: Tensor) -> Tensor:
+    """Where a bound replaces the input: where the input crosses it, or it is NaN (a NaN
+    bound gives NaN, as in PyTorch)."""
+    return crossed | isnan(bound) if bound.dtype.is_floating_point else crossed
 
 
 @method()

@@ -16,7 +16,7 @@ from ember import dtypes
 from ember.errors import IndexOutOfRange
 from ember.ops.gather import gather
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
-from ember.ops.reduce import normalize_dim
+from ember.ops.reduce import no_bool, normalize_dim
 from ember.ops.shape import flatten, narrow, squeeze
 from ember.tensor import Tensor, method
 
@@ -137,6 +137,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
         >>> ember.tensor([1.0, 5.0, 3.0]).topk(2)
         SortResult(values=tensor([5., 3.]), indices=tensor([1, 2]))
     """
+    no_bool("topk", input)
     dim = normalize_dim(dim, input.ndim, "topk")
     _check_k("topk", input, k, dim, 0 if input.ndim else 1)
     indices = apply(TopkIndices, input, k=int(k), dim=dim, largest=bool(largest),
@@ -165,6 +166,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Sor
         >>> ember.tensor([3.0, 1.0, 2.0]).kthvalue(2)
         SortResult(values=tensor(2.), indices=tensor(2))
     """
+    no_bool("kthvalue", input)
     dim = normalize_dim(dim, input.ndim, "kthvalue")
     _check_k("kthvalue", input, k, dim, 1)
     return _selected(input, dim, _kth_indices(input, int(k), dim), keepdim)
@@ -180,6 +182,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False
         >>> ember.tensor([4.0, 1.0, 3.0, 2.0]).median()
         tensor(2.)
     """
+    no_bool("median", input)
     if dim is None:
         flat = flatten(input)
         if flat.shape[0] == 0:

@@ -14,7 +14,8 @@ from ember.ops.primitive import apply
 
 ELEMENTWISE = (
     # arithmetic and comparisons
-    "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "pow_scalar", "neg",
+    "add", "sub", "mul", "div", "floor_divide", "div_trunc", "remainder", "fmod", "pow",
+    "pow_scalar", "neg",
     "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_not", "isnan", "isinf", "isfinite", "signbit", "isclose", "nan_to_num",
     # selection
