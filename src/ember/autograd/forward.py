@@ -45,21 +45,39 @@ class ForwardTrace:
     """
 
     def __init__(self) -> None:
-        self.tangents: dict[int, tuple[Any, Any]] = {}  # id(tensor) -> (tensor, tangent)
+        # id(tensor) -> (tensor, tangent, its version then: a view written since is stale)
+        self.tangents: dict[int, tuple[Any, Any, int]] = {}
         self.by_node: dict[tuple[Any, int], Any] = {}   # (node, output index) -> tangent
 
     def tangent(self, t: Any) -> Any:
         """The tangent of ``t`` at this level, or None."""
         entry = self.tangents.get(id(t))
         if entry is not None and entry[0] is t:
-            return entry[1]
+            if entry[2] == t._vc.value or t._view is None:
+                return entry[1]
+            return self._view_tangent(t)
+        if getattr(t, "_view", None) is not None:
+            return self._view_tangent(t)
         node = getattr(t, "_node", None)
         if node is not None:
             return self.by_node.get((node, t._idx))
         return None
 
+    def _view_tangent(self, t: Any) -> Any:
+        """The tangent of a view whose memory was written in place since its tangent was set
+        (through its base or another view): the view chain applied to the base's tangent."""
+        from ember.ops.primitive import replay_view, run_below
+
+        view = t._view
+        base = self.tangent(view.base)
+        if base is None:
+            return None
+        tangent = run_below(self, replay_view, base, view.chain)
+        self.set(t, tangent)
+        return tangent
+
     def set(self, t: Any, tangent: Any) -> None:
-        self.tangents[id(t)] = (t, tangent)
+        self.tangents[id(t)] = (t, tangent, t._vc.value)
         if t._node is not None:
             self.by_node[(t._node, t._idx)] = tangent
 

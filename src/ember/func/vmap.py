@@ -27,10 +27,12 @@ from ember.func.batching import ALWAYS, RULES, batched, move
 from ember.ops.primitive import (
     _FLOAT,
     DISPATCH,
+    ViewInfo,
     _record,
     apply_below,
     pop_handler,
     push_handler,
+    refresh_view,
     run_below,
 )
 from ember.tensor import Tensor, _wrap
@@ -81,13 +83,18 @@ class _BatchTrace:
         else:
             out = run_below(self, rule, self.size, xs, bs, **params)
         outs = out if prim.nout > 1 else (out,)
+        if GRAD.enabled and prim.differentiable:
+            for t in inputs:  # a view whose base was written in place since: new history
+                if t._view is not None and t._view.version != t._vc.value:
+                    refresh_view(t)
         record = GRAD.enabled and prim.differentiable and any(t.requires_grad for t in inputs)
-        vc = inputs[0]._vc if prim.view else None
-        tensors = [self.logical(o, record and o._data.dtype in _FLOAT, vc) for o in outs]
+        tensors = [self.logical(o, record and o._data.dtype in _FLOAT) for o in outs]
         for i in range(1, len(tensors)):
             tensors[i]._idx = i  # which output slot of the node its gradient goes to
         if record:
             _record(prim, inputs, params, tensors, tensors[0]._device)
+        if prim.view:
+            _logical_view(inputs[0], tensors[0], prim, params)
         return tensors[0] if prim.nout == 1 else tuple(tensors)
 
     def apply_function(self, cls: type, args: tuple, kwargs: dict) -> tuple[Any, Any]:
@@ -133,6 +140,19 @@ class _BatchTrace:
             return
         src = result if r_phys is None else r_phys
         run_below(self, _copy_into, t_phys, src)
+
+
+def _logical_view(src: Tensor, out: Tensor, prim: Any, params: dict) -> None:
+    """Makes the logical output of a view primitive a view of ``src`` as eager mode does
+    (``_view_of``): the same version counter and a :class:`ViewInfo`, so that an in-place
+    write into it moves its base's history too (``vmap(grad(f))`` through ``y[1:].mul_()``)."""
+    xp = out._device.xp
+    if not (out._data.size == 0 or xp.may_share_memory(out._data, src._data)):
+        return  # the batched rule copied (a reshape of a non-contiguous batch)
+    out._vc = src._vc
+    info = src._view
+    base, chain = (info.base, info.chain) if info is not None else (src, ())
+    out._view = ViewInfo(base, chain + ((prim, params),), src._vc.value)
 
 
 # -- custom Functions with a vmap static method ------------------------------------------------

@@ -1,7 +1,8 @@
 """Batching rules of shape and view primitives: the batch axis stays in front.
 
 :func:`view_params` gives a view primitive's params for a batched input; ``view_scatter``
-uses it on its whole view chain, so in-place writes into views of batched tensors batch too.
+uses it (through :func:`batched_view`) on its whole view chain, so in-place writes into views
+of batched tensors batch too.
 """
 
 from __future__ import annotations
@@ -26,12 +27,26 @@ def view_params(name: str, params: dict, b: int, rank: int) -> dict:
         return {"index": (FULL,) + tuple(params["index"])}
     if name == "diagonal":
         return dict(params, dim1=params["dim1"] + 1, dim2=params["dim2"] + 1)
+    if name == "unfold_view":
+        if not rank:  # a logical 0-d input: :func:`batched_view` reshapes and slices instead
+            raise OpError("vmap: unfold_view of a 0-d tensor has no batched unfold_view")
+        return dict(params, dimension=params["dimension"] + 1)
     if name == "expand":
         if len(params["shape"]) != rank:
             raise OpError("vmap: an in-place write through an expand that adds dimensions "
                           "cannot be batched; clone() the expanded tensor first")
         return {"shape": (b,) + tuple(params["shape"])}
     raise OpError(f"vmap: {name} is not a view primitive")
+
+
+def batched_view(view: Any, params: dict, b: int, rank: int) -> tuple:
+    """The chain entries ``(primitive, params)`` that apply view ``view`` to a batched input of
+    logical ``rank``: itself with :func:`view_params`, or (``unfold`` of a 0-d tensor, whose
+    rule is not an ``unfold_view``) the reshape and slice its rule makes."""
+    if view.name == "unfold_view" and not rank:
+        return ((prim("reshape"), {"shape": (b, 1)}),
+                (prim("slice"), {"index": (FULL, (0, params["size"], 1))}))
+    return ((view, view_params(view.name, params, b, rank)),)
 
 
 def _view_rule(name: str) -> Any:
@@ -83,6 +98,8 @@ def _rank_after(name: str, params: dict, rank: int) -> int:
         return rank - sum(type(e) is int for e in index) + sum(e is None for e in index)
     if name == "diagonal":
         return rank - 1
+    if name == "unfold_view":
+        return rank + 1 if rank else 1
     return rank
 
 
@@ -92,6 +109,6 @@ def _view_scatter(b: int, xs: tuple, bs: tuple, *, chain: tuple) -> Any:
     rank = base.ndim - 1
     new_chain = []
     for view, params in chain:
-        new_chain.append((view, view_params(view.name, params, b, rank)))
+        new_chain += batched_view(view, params, b, rank)
         rank = _rank_after(view.name, params, rank)
     return apply(prim("view_scatter"), base, pad_rank(src, rank), chain=tuple(new_chain))
