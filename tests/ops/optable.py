@@ -313,10 +313,16 @@ def op_tests(cases: list[OpCase]) -> tuple[Callable, ...]:
 
 
 # -- one call in both frameworks -----------------------------------------------------------------
-def same_as_torch(fn: Callable[[Any], Any], rtol: float = 0.0) -> None:
+def same_as_torch(fn: Callable[[Any], Any], rtol: float = 0.0, atol: float = 0.0) -> None:
     """``fn(ember)`` and ``fn(torch)`` give the same dtypes, shapes and values (NaN equal to
-    NaN; exactly, unless ``rtol``), output by output."""
-    mine, ref = _outs(fn(ember)), _outs(fn(torch))
+    NaN; exactly, unless ``rtol``/``atol``), output by output."""
+    assert_same(fn(ember), fn(torch), rtol, atol)
+
+
+def assert_same(mine: Any, ref: Any, rtol: float = 0.0, atol: float = 0.0) -> None:
+    """Ember's result ``mine`` and PyTorch's ``ref`` (tensors, numbers, or tuples of them) have
+    the same dtypes, shapes and values (NaN equal to NaN; exactly, unless ``rtol``/``atol``)."""
+    mine, ref = _outs(mine), _outs(ref)
     assert len(mine) == len(ref)
     for m, r in zip(mine, ref):
         if not isinstance(r, torch.Tensor):
@@ -325,7 +331,12 @@ def same_as_torch(fn: Callable[[Any], Any], rtol: float = 0.0) -> None:
         assert m.dtype.name == str(r.dtype).removeprefix("torch."), (m.dtype, r.dtype)
         assert tuple(m.shape) == tuple(r.shape), (tuple(m.shape), tuple(r.shape))
         np.testing.assert_allclose(_np(m.detach().to(ember.float64)), _np(r.detach().double()),
-                                   rtol=rtol, atol=0, equal_nan=True)
+                                   rtol=rtol, atol=atol, equal_nan=True)
+
+
+def tensor_in(lib: Any, x: Any) -> Any:
+    """``x`` (a NumPy array, copied, or data ``tensor`` takes) as a tensor of ``lib``."""
+    return lib.from_numpy(x.copy()) if isinstance(x, np.ndarray) else lib.tensor(x)
 
 
 def raises_like_torch(fn: Callable[[Any], Any], error: type, match: str) -> None:

@@ -12,7 +12,7 @@ import torch.func as tf
 import ember
 from ember.errors import DTypeError, IndexOutOfRange, ShapeError
 from ember.func.vmap import vmap
-from tests.ops.optable import OpCase, S, arg, op_tests
+from tests.ops.optable import OpCase, S, arg, assert_same, op_tests
 
 INF = float("inf")
 
@@ -157,14 +157,8 @@ CASES = [
 test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
 
 
-def _same(mine, ref):
-    """Same shape, dtype and values as PyTorch (exactly for integers and bools)."""
-    assert tuple(mine.shape) == tuple(ref.shape), (tuple(mine.shape), tuple(ref.shape))
-    assert mine.dtype.name == str(ref.dtype).removeprefix("torch."), (mine.dtype, ref.dtype)
-    if ref.dtype.is_floating_point:
-        np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-6, atol=1e-6)
-    else:
-        np.testing.assert_array_equal(mine.numpy(), ref.numpy())
+def _close(mine, ref):
+    assert_same(mine, ref, rtol=1e-6, atol=1e-6)  # (integers and bools: exactly)
 
 
 def _pair(values, dtype=None):
@@ -177,12 +171,12 @@ def _pair(values, dtype=None):
                                      (4, 4)])
 @pytest.mark.parametrize("offset", [-6, -2, -1, 0, 1, 2, 7])
 def test_tril_triu_indices_match_torch(row, col, offset):
-    _same(ember.tril_indices(row, col, offset), torch.tril_indices(row, col, offset))
-    _same(ember.triu_indices(row, col, offset), torch.triu_indices(row, col, offset))
+    _close(ember.tril_indices(row, col, offset), torch.tril_indices(row, col, offset))
+    _close(ember.triu_indices(row, col, offset), torch.triu_indices(row, col, offset))
 
 
 def test_tril_triu_indices_dtype_and_keywords():
-    _same(ember.tril_indices(row=3, col=4, offset=1, dtype=ember.int32),
+    _close(ember.tril_indices(row=3, col=4, offset=1, dtype=ember.int32),
           torch.tril_indices(row=3, col=4, offset=1, dtype=torch.int32))
     with pytest.raises(DTypeError, match="triu_indices: dtype must be int64 or int32"):
         ember.triu_indices(3, 2, dtype=ember.int16)
@@ -209,7 +203,7 @@ def test_combinations_match_itertools():
         for repl in (False, True):
             mine = ember.combinations(x, r, repl)
             ref = torch.combinations(torch.arange(6), r, repl)
-            _same(mine, ref)
+            _close(mine, ref)
             make = itertools.combinations_with_replacement if repl else itertools.combinations
             if r:
                 assert mine.tolist() == [list(c) for c in make(range(6), r)]
@@ -217,34 +211,34 @@ def test_combinations_match_itertools():
 
 def test_integer_and_bool_dtypes_match_torch():
     e32, t32 = _pair([[1, 2, 3], [4, 5, 6], [7, 8, 9]], np.int32)
-    _same(e32.trace(), t32.trace())  # int32 -> int64
+    _close(e32.trace(), t32.trace())  # int32 -> int64
     eu, tu = _pair([3, 1, 7], np.uint8)
-    _same(eu.diff(), tu.diff())  # wraps around, as uint8 does
-    _same(ember.vander(eu, 4), torch.vander(tu, 4))  # -> int64
+    _close(eu.diff(), tu.diff())  # wraps around, as uint8 does
+    _close(ember.vander(eu, 4), torch.vander(tu, 4))  # -> int64
     eb, tb = _pair([True, False, False, True])
-    _same(eb.diff(), tb.diff())  # bools: logical xor
-    _same(eb.diff(n=2), tb.diff(n=2))
-    _same(ember.vander(eb), torch.vander(tb))
-    _same(ember.block_diag(eb, eb[:2]), torch.block_diag(tb, tb[:2]))
+    _close(eb.diff(), tb.diff())  # bools: logical xor
+    _close(eb.diff(n=2), tb.diff(n=2))
+    _close(ember.vander(eb), torch.vander(tb))
+    _close(ember.block_diag(eb, eb[:2]), torch.block_diag(tb, tb[:2]))
     ei, ti = _pair([1, 5, 2])
     ef, tf_ = _pair([0.5])
-    _same(ei.diff(append=ef.to(ember.float32)), ti.diff(append=tf_.float()))  # promotes
-    _same(ei.diff(prepend=ei), ti.diff(prepend=ti))
-    _same(ember.kron(e32, ei), torch.kron(t32, ti))
-    _same(ember.kron(eb, ef), torch.kron(tb, tf_))
-    _same(ember.cross(ei, ei.flip(0)), torch.cross(ti, ti.flip(0), dim=0))
-    _same(ember.cartesian_prod(ei, ei[:2]), torch.cartesian_prod(ti, ti[:2]))
-    _same(ember.combinations(eb, 2), torch.combinations(tb, 2))
-    _same(ember.block_diag(e32, ef, ember.tensor(2)), torch.block_diag(t32, tf_,
+    _close(ei.diff(append=ef.to(ember.float32)), ti.diff(append=tf_.float()))  # promotes
+    _close(ei.diff(prepend=ei), ti.diff(prepend=ti))
+    _close(ember.kron(e32, ei), torch.kron(t32, ti))
+    _close(ember.kron(eb, ef), torch.kron(tb, tf_))
+    _close(ember.cross(ei, ei.flip(0)), torch.cross(ti, ti.flip(0), dim=0))
+    _close(ember.cartesian_prod(ei, ei[:2]), torch.cartesian_prod(ti, ti[:2]))
+    _close(ember.combinations(eb, 2), torch.combinations(tb, 2))
+    _close(ember.block_diag(e32, ef, ember.tensor(2)), torch.block_diag(t32, tf_,
                                                                       torch.tensor(2)))
-    _same(ember.rot90(e32, 1, (1, 0)), torch.rot90(t32, 1, (1, 0)))
-    _same(e32.unfold(1, 2, 1), t32.unfold(1, 2, 1))
+    _close(ember.rot90(e32, 1, (1, 0)), torch.rot90(t32, 1, (1, 0)))
+    _close(e32.unfold(1, 2, 1), t32.unfold(1, 2, 1))
     for mine, ref in zip(ember.meshgrid(eb, eb[1:], indexing="xy"),
                          torch.meshgrid(tb, tb[1:], indexing="xy"), strict=True):
-        _same(mine, ref)
-    _same(ember.block_diag(), torch.block_diag())
-    _same(ember.combinations(ember.zeros(0), 2), torch.combinations(torch.zeros(0), 2))
-    _same(ember.combinations(ei, 0), torch.combinations(ti, 0))
+        _close(mine, ref)
+    _close(ember.block_diag(), torch.block_diag())
+    _close(ember.combinations(ember.zeros(0), 2), torch.combinations(torch.zeros(0), 2))
+    _close(ember.combinations(ei, 0), torch.combinations(ti, 0))
 
 
 def test_half_precision_keeps_its_dtype():

@@ -12,7 +12,7 @@ import ember
 from ember.errors import DTypeError, IndexOutOfRange, OpError, ShapeError
 from ember.func.vmap import vmap
 from tests.func import test_vmap_rules as vmap_rules
-from tests.ops.optable import Const, OpCase, S, arg, op_tests
+from tests.ops.optable import Const, OpCase, S, arg, op_tests, same_as_torch, tensor_in
 
 NAN, INF = float("nan"), float("inf")
 
@@ -86,26 +86,8 @@ def test_vmap_matches_a_loop(case, sample):
 
 
 # -- direct comparisons -------------------------------------------------------------------------
-def _t(lib, x):
-    if isinstance(x, np.ndarray):
-        return lib.from_numpy(x.copy())
-    return lib.tensor(x)
-
-
-def _same(mine, ref):
-    if isinstance(ref, (tuple, list)):
-        assert len(mine) == len(ref)
-        for m, r in zip(mine, ref):
-            _same(m, r)
-        return
-    got, want = mine.numpy(), ref.numpy()
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    np.testing.assert_array_equal(got, want)
-
-
 def both(fn, *data):
-    _same(fn(ember, *[_t(ember, d) for d in data]), fn(torch, *[_t(torch, d) for d in data]))
+    same_as_torch(lambda lib: fn(lib, *[tensor_in(lib, d) for d in data]))
 
 
 @pytest.mark.parametrize("right", [False, True])

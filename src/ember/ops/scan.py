@@ -22,6 +22,18 @@ from ember.tensor import Tensor, method
 __all__ = ["cumsum", "cumprod"]
 
 
+def scanned(xp: Any, a: Any, dim: int, reverse: bool, scan: Any) -> Any:
+    """``scan(a)`` (a running op along ``dim``), from the end when ``reverse``.
+
+    Example:
+        >>> scanned(np, np.arange(3.0), 0, True, np.cumsum)
+        array([3., 3., 2.])
+    """
+    if not reverse:
+        return scan(a)
+    return xp.flip(scan(xp.flip(a, dim)), dim)
+
+
 @primitive
 class CumSum(Primitive):
     """Inclusive cumulative sum along ``dim``; ``reverse`` sums from the end (its own vjp)."""
@@ -31,12 +43,8 @@ class CumSum(Primitive):
 
     def forward(self, xp, a, *, dim, reverse):
         acc = accumulator(a.dtype)
-        if reverse:
-            a = xp.flip(a, dim)
-        out = xp.cumsum(a, axis=dim, dtype=acc)
-        if reverse:
-            out = xp.flip(out, dim)
-        return out.astype(a.dtype, copy=False)
+        return scanned(xp, a, dim, reverse, lambda x: xp.cumsum(x, axis=dim, dtype=acc)).astype(
+            a.dtype, copy=False)
 
     def infer(self, a, *, dim, reverse):
         return a

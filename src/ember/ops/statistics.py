@@ -35,6 +35,7 @@ from ember.ops.join import cat
 from ember.ops.linalg import mm
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import amax, amin, any, argmax, sum
+from ember.ops.scan import scanned
 from ember.ops.select import clamp, where
 from ember.ops.shape import flatten, movedim, narrow, reshape, squeeze, unsqueeze
 from ember.ops.sort import argsort, sort
@@ -121,12 +122,8 @@ class LogCumSumExp(Primitive):
     save_outputs = True
 
     def forward(self, xp, a, *, dim, reverse):
-        x = a.astype(np.float64)
-        if reverse:
-            x = xp.flip(x, dim)
-        out = xp.logaddexp.accumulate(x, axis=dim)
-        if reverse:
-            out = xp.flip(out, dim)
+        out = scanned(xp, a.astype(np.float64), dim, reverse,
+                      lambda x: xp.logaddexp.accumulate(x, axis=dim))
         return out.astype(a.dtype, copy=False)
 
     def infer(self, a, *, dim, reverse):
