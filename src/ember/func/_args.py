@@ -117,11 +117,7 @@ def cut(t: Any) -> Any:
 
 def reaches_outer(outs: list, targets: list) -> bool:
     """Whether the tape from ``outs`` reaches a tensor needing a gradient other than
-    ``targets``: then an outer reverse level differentiates through this one. Under vmap an
-    outer level differentiates the physical (batched) tensors behind them, so those count too
-    (``grad(vmap(grad(f)))``)."""
-    if any(_differentiated_below(o) for o in outs if isinstance(o, Tensor)):
-        return True
+    ``targets``: then an outer reverse level differentiates through this one."""
     stop = {t._node for t in targets if t._node is not None}
     ids = {id(t) for t in targets}
     stack = [o._node for o in outs if isinstance(o, Tensor) and o._node is not None]
@@ -139,18 +135,4 @@ def reaches_outer(outs: list, targets: list) -> bool:
                     return True
             else:
                 stack.append(edge[0])
-    return False
-
-
-def _differentiated_below(t: Tensor) -> bool:
-    """Whether a vmap level's physical tensor behind ``t`` (or one level further down) has
-    history that an outer reverse level differentiates."""
-    for handler in reversed(DISPATCH.stack):
-        physical = getattr(handler, "physical", None)
-        p = None if physical is None else physical(t)
-        if p is None:
-            continue
-        if p.requires_grad:
-            return True
-        t = p
     return False
