@@ -1,6 +1,6 @@
 """Tensors built from others: tensor_split, diff, kron, cartesian_prod, combinations, trace,
-cross, vander, tril_indices/triu_indices, meshgrid, rot90, block_diag, cdist, renorm and
-Tensor.unfold.
+cross, vander, tril_indices/triu_indices, meshgrid, rot90, block_diag and Tensor.unfold.
+(``cdist`` is in :mod:`ember.ops.distance`, ``renorm`` in :mod:`ember.ops.norms`.)
 
 One primitive, ``unfold_view``: ``Tensor.unfold``'s strided window view (it shares memory and
 the version counter with its input, as in PyTorch); its vjp adds each window's gradient back
@@ -27,26 +27,21 @@ from ember.backend import device as to_device
 from ember.errors import DeviceError, DTypeError, ShapeError
 from ember.ops.arithmetic import mul
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
-from ember.ops.compare import logical_xor, ne
+from ember.ops.compare import logical_xor
 from ember.ops.convert import cast, clone
 from ember.ops.creation import ones, zeros
 from ember.ops.diagonal import diagonal
 from ember.ops.indexing import FULL, Index, IndexPut, Slice
-from ember.ops.inplace import bind_inplace
 from ember.ops.join import cat, flip, stack
-from ember.ops.linalg import matmul
-from ember.ops.norms import _root, _vector_norm
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
 from ember.ops.reduce import sum as _sum
 from ember.ops.scan import cumprod
-from ember.ops.select import clamp, where
 from ember.ops.shape import Permute, reshape, reshape_view, slice_dim, transpose
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["tensor_split", "diff", "kron", "cartesian_prod", "combinations", "trace", "cross",
-           "vander", "tril_indices", "triu_indices", "meshgrid", "rot90", "block_diag", "cdist",
-           "renorm"]
+           "vander", "tril_indices", "triu_indices", "meshgrid", "rot90", "block_diag"]
 
 
 def _shape(x: Tensor) -> tuple:
@@ -518,99 +513,6 @@ def block_diag(*tensors: Tensor) -> Tensor:
         rows.append(cat(parts, 1) if len(parts) > 1 else parts[0])
         left += c
     return cat(rows, 0) if len(rows) > 1 else clone(rows[0])
-
-
-# -- distances and norms --------------------------------------------------------------------------
-_COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
-                  "donot_use_mm_for_euclid_dist")
-
-
-def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
-          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
-    """The ``p``-norm distances between the rows of ``x1`` ``(…, P, M)`` and of ``x2``
-    ``(…, R, M)``: a ``(…, P, R)`` tensor (batch dims broadcast). ``p = 0`` counts differing
-    entries, ``p = inf`` takes the largest difference. For ``p = 2`` and ``compute_mode``
-    ``"use_mm_for_euclid_dist"`` (or the default, when P or R exceeds 25), distances come
-    from ``‖a‖² + ‖b‖² - 2a·b`` (a matmul), as PyTorch does; the gradient at distance 0 is 0.
-
-    Example:
-        >>> ember.cdist(ember.tensor([[0.0, 0.0]]), ember.tensor([[3.0, 4.0], [1.0, 0.0]]))
-        tensor([[5., 1.]])
-    """
-    op = "cdist"
-    _check_tensor(x1, op, "x1")
-    _check_tensor(x2, op, "x2")
-    for name, x in (("x1", x1), ("x2", x2)):
-        if x.ndim < 2:
-            raise ShapeError(f"{op}: only supports at least 2-d tensors, {name} has shape "
-                             f"{_shape(x)}")
-        if not x.dtype.is_floating_point:
-            raise DTypeError(f"{op}: only supports floating-point dtypes, {name} is "
-                             f"{x.dtype.name}")
-    if x1.dtype is not x2.dtype:
-        raise DTypeError(f"{op}: x1 and x2 must have the same dtype, got {x1.dtype.name} and "
-                         f"{x2.dtype.name}")
-    if x1.shape[-1] != x2.shape[-1]:
-        raise ShapeError(f"{op}: x1 and x2 must have the same number of columns, got shapes "
-                         f"{_shape(x1)} and {_shape(x2)}")
-    p = float(p)
-    if not p >= 0:
-        raise ValueError(f"{op}: only supports non-negative p values, got {p}")
-    if compute_mode not in _COMPUTE_MODES:
-        raise ValueError(f"{op}: {compute_mode!r} is not a valid value for compute_mode; "
-                         f"expected one of {', '.join(_COMPUTE_MODES)}")
-    broadcast_shapes(_shape(x1)[:-2], _shape(x2)[:-2], op=f"{op} (the batch dimensions)")
-    rows1, rows2 = x1.shape[-2], x2.shape[-2]
-    use_mm = p == 2 and x1.numel() > 0 and x2.numel() > 0 and (
-        compute_mode == "use_mm_for_euclid_dist" or (
-            compute_mode == _COMPUTE_MODES[0] and (rows1 > 25 or rows2 > 25)))
-    if use_mm:
-        sq1 = _sum(x1 * x1, -1, keepdim=True)
-        sq2 = _sum(x2 * x2, -1, keepdim=True)
-        x2t = transpose(x2, -1, -2)
-        squared = sq1 + transpose(sq2, -1, -2) - 2 * matmul(x1, x2t)
-        return _root(clamp(squared, min=0), 2)
-    diff = reshape_view(x1, _shape(x1)[:-1] + (1, x1.shape[-1])) - \
-        reshape_view(x2, _shape(x2)[:-2] + (1,) + _shape(x2)[-2:])
-    last = diff.ndim - 1
-    if p == 0:  # a count; the zero branch keeps the graph, with a zero gradient
-        return _sum(where(ne(diff, 0), 1.0, diff * 0), last)
-    if p == float("inf") and diff.shape[-1] == 0:
-        p = 1.0  # (the largest of no differences: 0)
-    return _vector_norm(diff, p, (last,), False)
-
-
-@method()
-def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
-    """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled
-    down to norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``, as PyTorch does).
-
-    Example:
-        >>> ember.tensor([[3.0, 4.0], [0.3, 0.4]]).renorm(2, 0, 1.0)
-        tensor([[0.6000, 0.8000],
-                [0.3000, 0.4000]])
-    """
-    op = "renorm"
-    _check_tensor(input, op)
-    if not input.dtype.is_floating_point:
-        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}. Hint: "
-                         "call .float() on it")
-    if input.ndim < 2:
-        raise ShapeError(f"{op}: input needs at least 2 dimensions, got {input.ndim} "
-                         f"dimension(s) (shape {_shape(input)})")
-    d = normalize_dim(dim, input.ndim, op)
-    p, maxnorm = float(p), float(maxnorm)
-    if not p > 0:
-        raise ValueError(f"{op}: non-positive norm not supported, got p = {p}")
-    if not maxnorm >= 0:
-        raise ValueError(f"{op}: expected maxnorm to be >= 0 but got {maxnorm}")
-    dims = tuple(i for i in range(input.ndim) if i != d)
-    norm = _vector_norm(input, p, dims, True)
-    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
-    return input * cast(factor, input.dtype)
-
-
-bind_inplace(renorm_=renorm)
 
 
 # -- unfold: a strided window view ----------------------------------------------------------------

@@ -1,14 +1,20 @@
-"""Distances and similarities between vectors along a dimension: ``cosine_similarity`` and
-``pairwise_distance``, composites of elementwise ops, sums and norms (inputs broadcast)."""
+"""Distances and similarities between vectors: ``cosine_similarity`` and ``pairwise_distance``
+along a dimension (inputs broadcast), and ``cdist`` between all pairs of rows; composites of
+elementwise ops, sums, norms and (``cdist``, p = 2) a matmul."""
 
 from __future__ import annotations
 
-from ember.errors import DTypeError
-from ember.ops.broadcast import broadcast_tensors
-from ember.ops.norms import vector_norm
+from ember.errors import DTypeError, ShapeError
+from ember.ops.broadcast import broadcast_shapes, broadcast_tensors
+from ember.ops.compare import ne
+from ember.ops.linalg import matmul
+from ember.ops.norms import _root, _vector_norm, vector_norm
+from ember.ops.reduce import sum as _sum
+from ember.ops.select import clamp, where
+from ember.ops.shape import reshape_view, transpose
 from ember.tensor import Tensor
 
-__all__ = ["cosine_similarity", "pairwise_distance"]
+__all__ = ["cosine_similarity", "pairwise_distance", "cdist"]
 
 
 def _clamped_norm(x: Tensor, dim: int, eps: float) -> Tensor:
@@ -43,3 +49,63 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     if not x1.dtype.is_floating_point:
         raise DTypeError(f"pairwise_distance: expected floating inputs, got {x1.dtype.name}")
     return vector_norm(x1 - x2 + eps, p, -1, keepdim)
+
+
+_COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                  "donot_use_mm_for_euclid_dist")
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The ``p``-norm distances between the rows of ``x1`` ``(…, P, M)`` and of ``x2``
+    ``(…, R, M)``: a ``(…, P, R)`` tensor (batch dims broadcast). ``p = 0`` counts differing
+    entries, ``p = inf`` takes the largest difference. For ``p = 2`` and ``compute_mode``
+    ``"use_mm_for_euclid_dist"`` (or the default, when P or R exceeds 25), distances come
+    from ``‖a‖² + ‖b‖² - 2a·b`` (a matmul), as PyTorch does; the gradient at distance 0 is 0.
+
+    Example:
+        >>> ember.cdist(ember.tensor([[0.0, 0.0]]), ember.tensor([[3.0, 4.0], [1.0, 0.0]]))
+        tensor([[5., 1.]])
+    """
+    op = "cdist"
+    for name, x in (("x1", x1), ("x2", x2)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(x).__name__}. Hint: "
+                            "wrap it with ember.tensor(...)")
+        if x.ndim < 2:
+            raise ShapeError(f"{op}: only supports at least 2-d tensors, {name} has shape "
+                             f"{tuple(x.shape)}")
+        if not x.dtype.is_floating_point:
+            raise DTypeError(f"{op}: only supports floating-point dtypes, {name} is "
+                             f"{x.dtype.name}")
+    if x1.dtype is not x2.dtype:
+        raise DTypeError(f"{op}: x1 and x2 must have the same dtype, got {x1.dtype.name} and "
+                         f"{x2.dtype.name}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ShapeError(f"{op}: x1 and x2 must have the same number of columns, got shapes "
+                         f"{tuple(x1.shape)} and {tuple(x2.shape)}")
+    p = float(p)
+    if not p >= 0:
+        raise ValueError(f"{op}: only supports non-negative p values, got {p}")
+    if compute_mode not in _COMPUTE_MODES:
+        raise ValueError(f"{op}: {compute_mode!r} is not a valid value for compute_mode; "
+                         f"expected one of {', '.join(_COMPUTE_MODES)}")
+    broadcast_shapes(tuple(x1.shape)[:-2], tuple(x2.shape)[:-2], op=f"{op} (the batch dimensions)")
+    rows1, rows2 = x1.shape[-2], x2.shape[-2]
+    use_mm = p == 2 and x1.numel() > 0 and x2.numel() > 0 and (
+        compute_mode == "use_mm_for_euclid_dist" or (
+            compute_mode == _COMPUTE_MODES[0] and (rows1 > 25 or rows2 > 25)))
+    if use_mm:
+        sq1 = _sum(x1 * x1, -1, keepdim=True)
+        sq2 = _sum(x2 * x2, -1, keepdim=True)
+        x2t = transpose(x2, -1, -2)
+        squared = sq1 + transpose(sq2, -1, -2) - 2 * matmul(x1, x2t)
+        return _root(clamp(squared, min=0), 2)
+    diff = reshape_view(x1, tuple(x1.shape)[:-1] + (1, x1.shape[-1])) - \
+        reshape_view(x2, tuple(x2.shape)[:-2] + (1,) + tuple(x2.shape)[-2:])
+    last = diff.ndim - 1
+    if p == 0:  # a count; the zero branch keeps the graph, with a zero gradient
+        return _sum(where(ne(diff, 0), 1.0, diff * 0), last)
+    if p == float("inf") and diff.shape[-1] == 0:
+        p = 1.0  # (the largest of no differences: 0)
+    return _vector_norm(diff, p, (last,), False)

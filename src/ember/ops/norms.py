@@ -12,6 +12,7 @@ from ember.ops.arithmetic import pow  # noqa: A004 - PyTorch's name
 from ember.ops.compare import eq
 from ember.ops.convert import cast, reduces_in_float32
 from ember.ops.creation import ones_like, zeros_like
+from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import DISPATCH, apply
 from ember.ops.reduce import Sum, amax, amin, normalize_dim, normalize_dims, reduced_shape
 from ember.ops.select import where
@@ -19,7 +20,7 @@ from ember.ops.shape import reshape
 from ember.ops.unary import abs, sqrt  # noqa: A004
 from ember.tensor import Tensor, method
 
-__all__ = ["norm"]
+__all__ = ["norm", "renorm"]
 
 _INF = float("inf")
 
@@ -147,3 +148,38 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] 
     elif isinstance(p, str):
         raise ValueError(f"norm: p={p!r} is not supported; use a number or 'fro'")
     return vector_norm(input, p, dim, keepdim, dtype=dtype)
+
+
+@method()
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """``input`` with each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled
+    down to norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``, as PyTorch does).
+
+    Example:
+        >>> ember.tensor([[3.0, 4.0], [0.3, 0.4]]).renorm(2, 0, 1.0)
+        tensor([[0.6000, 0.8000],
+                [0.3000, 0.4000]])
+    """
+    op = "renorm"
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}. Hint: "
+                        "wrap it with ember.tensor(...)")
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}. Hint: "
+                         "call .float() on it")
+    if input.ndim < 2:
+        raise ShapeError(f"{op}: input needs at least 2 dimensions, got {input.ndim} "
+                         f"dimension(s) (shape {tuple(input.shape)})")
+    d = normalize_dim(dim, input.ndim, op)
+    p, maxnorm = float(p), float(maxnorm)
+    if not p > 0:
+        raise ValueError(f"{op}: non-positive norm not supported, got p = {p}")
+    if not maxnorm >= 0:
+        raise ValueError(f"{op}: expected maxnorm to be >= 0 but got {maxnorm}")
+    dims = tuple(i for i in range(input.ndim) if i != d)
+    norm = _vector_norm(input, p, dims, True)
+    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return input * cast(factor, input.dtype)
+
+
+bind_inplace(renorm_=renorm)

@@ -154,11 +154,25 @@ def _log_parts(g: Tensor, shift: Any) -> tuple[Tensor, Tensor]:
     return where(g > 0, magnitude, lowest), where(g < 0, magnitude, lowest)
 
 
+def _of_0d(input: Tensor) -> ValuesIndices:
+    """A 0-d input's ``(value, index 0)``: a reduction over its one position, as PyTorch's."""
+    return ValuesIndices(clone(input), zeros((), dtype=dtypes.int64, device=input.device))
+
+
+def _reduced_length(input: Tensor, d: int, op: str) -> int:
+    """The length of the reduced dimension ``d``; an error when it is empty."""
+    n = input.shape[d]
+    if n == 0:
+        raise IndexOutOfRange(f"{op}: the reduced dimension {d} of input {tuple(input.shape)} "
+                              "is empty")
+    return n
+
+
 # -- scans ---------------------------------------------------------------------------------------
 def _cum_extremum(prim: Primitive, input: Tensor, dim: int, op: str) -> ValuesIndices:
     d = normalize_dim(dim, input.ndim, op)
     if input.ndim == 0:
-        return ValuesIndices(clone(input), zeros((), dtype=dtypes.int64, device=input.device))
+        return _of_0d(input)
     indices = apply(prim, input, dim=d)
     return ValuesIndices(gather(input, d, indices), indices)
 
@@ -393,11 +407,8 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False
         return reshape(nanmedian(flat, 0).values, ())
     d = normalize_dim(dim, input.ndim, "nanmedian")
     if input.ndim == 0:
-        return ValuesIndices(clone(input), zeros((), dtype=dtypes.int64, device=input.device))
-    n = input.shape[d]
-    if n == 0:
-        raise IndexOutOfRange(f"nanmedian: the reduced dimension {d} of input "
-                              f"{tuple(input.shape)} is empty")
+        return _of_0d(input)
+    n = _reduced_length(input, d, "nanmedian")
     order = _stable_order(input.detach(), d)                # NaN last
     count = sum(logical_not(isnan(input.detach())), d, keepdim=True)
     k = floor_divide(clamp(count - 1, min=0), 2)
@@ -423,11 +434,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     """
     d = normalize_dim(dim, input.ndim, "mode")
     if input.ndim == 0:
-        return ValuesIndices(clone(input), zeros((), dtype=dtypes.int64, device=input.device))
-    n = input.shape[d]
-    if n == 0:
-        raise IndexOutOfRange(f"mode: the reduced dimension {d} of input {tuple(input.shape)} "
-                              "is empty")
+        return _of_0d(input)
+    n = _reduced_length(input, d, "mode")
     x = input.detach()
     order = _stable_order(x, d)
     s = gather(x, d, order)
