@@ -123,3 +123,9 @@ def test_deepcopy_copies_leaves_like_torch():
         assert kept["plain"].tolist() == [0, 1, 2] and not kept["plain"].requires_grad
     with pytest.raises(ember.errors.GradError, match="only a leaf tensor.*detach"):
         copy.deepcopy(ember.ones(2, requires_grad=True) * 2)
+
+
+def test_repr_of_empty_tensors_names_their_dtype_like_torch():
+    for make in (lambda m: m.arange(0, 0), lambda m: m.zeros(0, dtype=m.bool),
+                 lambda m: m.zeros(0), lambda m: m.zeros(2, 0, dtype=m.int64)):
+        assert repr(make(ember)) == repr(make(torch)).replace("torch.", "ember.")

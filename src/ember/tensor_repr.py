@@ -36,7 +36,8 @@ def tensor_repr(t: Any) -> str:
     extras = []
     if t.device.type != "cpu":
         extras.append(f"device='{t.device}'")
-    if dt not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
+    implied = (dtypes.get_default_dtype(),) + ((dtypes.int64, dtypes.bool_) if data.size else ())
+    if dt not in implied:
         extras.append(f"dtype=ember.{dt.name}")
     if data.size == 0 and data.ndim > 1:
         extras.insert(0, f"size={tuple(t.shape)}")

@@ -310,3 +310,19 @@ def test_bool_operands_that_torch_refuses(fn, match):
 ])
 def test_bool_to_a_bool_power_stays_bool(fn):
     same_as_torch(fn)
+
+
+@pytest.mark.parametrize("fn, match", [
+    (lambda m: m.add(m.tensor([1, 2]), m.tensor([3, 4]), alpha=0.5),
+     "add: for integral inputs \\(int64 and int64\\), alpha must not be a float"),
+    (lambda m: m.sub(m.tensor([1, 2], dtype=m.int8), 1, alpha=2.0), "sub: .*\\(int8 and int\\)"),
+    (lambda m: m.addcdiv(m.zeros(2), m.tensor([1, 2]), m.tensor([2, 2])),
+     "addcdiv: integer division of tensor1 \\(int64\\) by tensor2 \\(int64\\)"),
+])
+def test_integer_operands_refuse_what_torch_refuses(fn, match):
+    raises_like_torch(fn, ember.DTypeError, match)
+
+
+def test_float_alpha_with_a_float_operand_is_accepted():
+    same_as_torch(lambda m: m.add(m.tensor([1, 2]), m.tensor([0.5, 1.0]), alpha=0.5))
+    same_as_torch(lambda m: m.addcdiv(m.tensor([1, 2]), m.tensor([1.0, 2.0]), m.tensor([2, 4])))

@@ -47,3 +47,16 @@ def test_ragged_data_is_a_shape_error_like_torch(data, match):
 def test_non_numeric_data_is_still_a_type_error():
     with pytest.raises(TypeError, match="tensor: non-numeric data"):
         ember.tensor([None, 1])
+
+
+@pytest.mark.parametrize("args, match", [
+    ((0, 5, -1), "the range 0 to 5 goes against the sign of step -1"),
+    ((5.0, 0.0, 0.5), "goes against the sign"),
+    ((0, float("inf")), "must be finite"),
+    ((0, 1, float("nan")), "must be finite"),
+])
+def test_arange_refuses_ranges_torch_refuses(args, match):
+    with pytest.raises(RuntimeError):
+        torch.arange(*args)
+    with pytest.raises(ValueError, match="arange: .*" + match):
+        ember.arange(*args)

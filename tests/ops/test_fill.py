@@ -105,6 +105,17 @@ OUT_OF_RANGE = [  # a number the integer dtype cannot hold
      "index_fill"),
     (lambda m: m.tensor([1], dtype=m.int8).scatter(0, m.tensor([0]), 300), "scatter"),
     (lambda m: m.tensor([1, 2], dtype=m.int16).__setitem__(0, 40000), "__setitem__"),
+    (lambda m: m.full((1,), 300, dtype=m.int8), "full: the value 300 .* int8"),
+    (lambda m: m.full((1,), -1.0, dtype=m.uint8), "full"),
+    (lambda m: m.full((1,), 1e39), "full: the value 1e\\+39 .* float32"),
+    (lambda m: m.zeros(2).fill_(-1e39), "fill_: .* float32"),
+    (lambda m: m.zeros(2).masked_fill(m.tensor([True, False]), 1e39), "masked_fill"),
+    (lambda m: m.zeros(2).__setitem__(0, 1e39), "__setitem__"),
+    (lambda m: m.tensor([1, 300], dtype=m.int8), "tensor: the value 300 .* int8"),
+    (lambda m: m.tensor([[-1.0], [2.0]], dtype=m.uint8), "tensor: the value -1.0 .* uint8"),
+    (lambda m: m.tensor([math.nan], dtype=m.int32), "tensor"),
+    (lambda m: m.full((2,), 65520.0, dtype=m.float16), "full: .* float16"),
+    (lambda m: m.zeros(2, dtype=m.bfloat16).fill_(1e39), "fill_: .* bfloat16"),
 ]
 
 
@@ -115,7 +126,8 @@ def test_numbers_out_of_an_integer_dtype_range_are_refused(k):
 
 
 IN_RANGE = [  # what PyTorch accepts: negatives wrap into unsigned dtypes, floats truncate,
-    # tensor values of fill_ wrap, float dtypes take any number
+    # tensor values of fill_ wrap, float dtypes take infinities and NaN (PyTorch's one-element
+    # fill_ also lets 1e5 round to a float16 infinity, which Ember, like its other paths, refuses)
     lambda m: m.tensor([1], dtype=m.uint8).fill_(-1),
     lambda m: m.tensor([1], dtype=m.uint8).fill_(-255),
     lambda m: m.tensor([1], dtype=m.uint8).fill_(255.0),
@@ -123,11 +135,16 @@ IN_RANGE = [  # what PyTorch accepts: negatives wrap into unsigned dtypes, float
     lambda m: m.tensor([1], dtype=m.int8).masked_fill(m.tensor([True]), 2.5),
     lambda m: m.tensor([1], dtype=m.uint8).masked_fill(m.tensor([True]), m.tensor(-1)),
     lambda m: m.tensor([True]).masked_fill(m.tensor([True]), 2),
-    lambda m: m.tensor([1.0], dtype=m.float16).fill_(1e5),
     lambda m: m.where(m.tensor([False]), m.tensor([1], dtype=m.uint8), -1),
     lambda m: m.where(m.tensor([False]), m.tensor([1], dtype=m.int8), 2.5),
     lambda m: m.where(m.tensor([False, True]), 300, 2),
     lambda m: m.tensor([1, 2], dtype=m.int8) + 300,  # arithmetic wraps
+    lambda m: m.full((2,), -1, dtype=m.uint8),
+    lambda m: m.full((2,), 1.5, dtype=m.int64),
+    lambda m: m.full((2,), math.inf),
+    lambda m: m.zeros(2).fill_(math.nan),
+    lambda m: m.tensor([1e39]),  # (tensor() rounds floats to infinity)
+    lambda m: m.tensor([-1, 255], dtype=m.uint8),
 ]
 
 

@@ -1,5 +1,7 @@
 """Indexing ops (indexing.py, gather.py, pad.py) against PyTorch and finite differences."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -445,3 +447,22 @@ def test_compiled_index_ops_check_each_calls_indices(op):
             fast(x, negative)
     else:
         np.testing.assert_array_equal(fast(x, negative).numpy(), expected)
+
+
+@pytest.mark.parametrize("key", [
+    [[0, 1], [1, 0]], [0, slice(1, 3)], [None, 0], [0, [1, 2]], [Ellipsis, 1], [0, 1]])
+def test_a_list_of_index_expressions_reads_as_a_tuple_like_torch(key):
+    x, tx = ember.arange(12).reshape(3, 4), torch.arange(12).reshape(3, 4)
+    legacy = any(not isinstance(k, int) for k in key)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = x[key]
+        y = ember.zeros(3, 4, dtype=ember.int64)
+        y[key] = 7
+    assert (len(seen) == 2) == legacy and all("x[tuple(seq)]" in str(w.message) for w in seen)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ty = torch.zeros(3, 4, dtype=torch.int64)
+        ty[key if not legacy else tuple(key)] = 7
+        np.testing.assert_array_equal(got.numpy(), tx[key].numpy())
+    np.testing.assert_array_equal(y.numpy(), ty.numpy())

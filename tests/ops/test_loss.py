@@ -185,3 +185,14 @@ def test_bce_saturated_inputs_are_finite():
     np.testing.assert_allclose(loss.detach().numpy(), [100.0, 100.0, 100.0])
     loss.sum().backward()
     assert np.isfinite(x.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+def test_pointwise_losses_warn_when_shapes_broadcast_like_torch(name):
+    x, t = ember.randn(4, 1), ember.randn(4)
+    with pytest.warns(UserWarning, match=f"{name}: the target's shape \\(4,\\) differs"):
+        assert getattr(F, name)(x, t, reduction="none").shape == (4, 4)
+    with pytest.warns(UserWarning):
+        getattr(TF, name)(torch.randn(4, 1), torch.randn(4))
+    with pytest.raises(ember.ShapeError, match=f"{name}: shapes \\(2, 3\\) and \\(4,\\)"):
+        getattr(F, name)(ember.randn(2, 3), ember.randn(4))

@@ -300,7 +300,7 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
         tensor([2.5000, 2.5000])
     """
     if alpha != 1:
-        other = other * alpha
+        other = _scaled("add", input, other, alpha)
     return apply(Add, *promote(input, other))
 
 
@@ -310,7 +310,7 @@ def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     if _is_bool(input) or _is_bool(other):
         raise DTypeError(_BOOL_SUB[_is_bool(input) and _is_bool(other)])
     if alpha != 1:
-        other = other * alpha
+        other = _scaled("sub", input, other, alpha)
     return apply(Sub, *promote(input, other))
 
 
@@ -320,6 +320,19 @@ _BOOL_SUB = {
     False: "sub: subtraction, the `-` operator, with a bool tensor is not supported. Hint: to "
            "invert a mask use `~` or logical_not(); else convert it with .int() first",
 }
+
+
+def _scaled(op: str, input: Any, other: Any, alpha: Any) -> Any:
+    """``alpha * other``; as in PyTorch, a float ``alpha`` needs a floating result."""
+    if isinstance(alpha, float) and not dtypes.result_type(input, other).is_floating_point:
+        raise DTypeError(f"{op}: for integral inputs ({_dtype_name(input)} and "
+                         f"{_dtype_name(other)}), alpha must not be a float, got {alpha}. "
+                         f"Hint: convert an input to a float dtype, or pass an int alpha")
+    return other * alpha
+
+
+def _dtype_name(x: Any) -> str:
+    return x.dtype.name if isinstance(x, Tensor) else type(x).__name__
 
 
 def _is_bool(x: Any) -> bool:
@@ -449,6 +462,11 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1
 @method()
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
     """``input + value * tensor1 / tensor2``, with broadcasting."""
+    if not dtypes.result_type(tensor1, tensor2).is_floating_point:
+        raise DTypeError(f"addcdiv: integer division of tensor1 ({_dtype_name(tensor1)}) by "
+                         f"tensor2 ({_dtype_name(tensor2)}) is not supported, as in PyTorch. "
+                         f"Hint: convert one of them to a float dtype, or use "
+                         f"input + value * ember.div(tensor1, tensor2, rounding_mode='trunc')")
     return add(input, div(tensor1, tensor2), alpha=value)
 
 

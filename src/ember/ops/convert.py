@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ember import dtypes
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
-from ember.errors import DTypeError, ValueOverflow
+from ember.errors import DTypeError
 from ember.ops.creation import scalar_tensor
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
@@ -96,31 +94,6 @@ def reduces_in_float32(x: Tensor) -> bool:
 def has_scalar(*xs: Any) -> bool:
     """Whether an operand is a scalar: a Python number or a 0-d tensor."""
     return any(not isinstance(x, Tensor) or not x.ndim for x in xs)
-
-
-def check_fits(op: str, value: Any, dtype: DType) -> None:
-    """PyTorch's check of a number stored into an integer tensor (fill_, masked_fill, where,
-    index_fill, ``x[i] = v``): a clear error instead of a silent wrap-around (300 in uint8 is
-    44). As in PyTorch, an unsigned dtype takes negative integers down to ``-max`` (-1 is 255
-    in uint8), and a float must lie in the dtype's range (so no NaN or infinity). A 0-d
-    tensor ``value`` is read when no transform is tracing it."""
-    if dtype.category != dtypes.INT:
-        return
-    if isinstance(value, Tensor):
-        if value.ndim or value.dtype is dtype or DISPATCH.handler is not None:
-            return
-        value = value.item()
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        return
-    info = np.iinfo(dtype.np)
-    if isinstance(value, (int, np.integer)):
-        fits = (-info.max if info.min == 0 else info.min) <= value <= info.max
-    else:
-        fits = info.min <= value <= info.max  # False for NaN
-    if not fits:
-        raise ValueOverflow(f"{op}: the value {value!r} cannot be converted to {dtype.name} "
-                            f"without overflow (its range is [{info.min}, {info.max}]). Hint: "
-                            f"convert the tensor to a wider dtype first, e.g. .to(ember.int64)")
 
 
 def _device_of(xs: tuple) -> Device:

@@ -14,6 +14,7 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
 from ember.errors import DTypeError, ShapeError
+from ember.ops.fits import check_fits
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
@@ -117,6 +118,9 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
         if array.dtype == object:
             _unreadable(data, f"non-numeric data {str(data)[:60]!r}")
         target = _infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)
+        if array.size and array.dtype.kind in "iuf" and target.category == dtypes.INT:
+            check_fits("tensor", array.min().item(), target)
+            check_fits("tensor", array.max().item(), target)
         array = array.astype(target.np, copy=False)
     if dtype is not None:
         array = array.astype(dtypes.to_dtype(dtype).np, copy=False)
@@ -161,13 +165,14 @@ def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any,
     dev = to_device(device)
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     shape = _shape(size, op)
+    check_fits(op, fill, dt)
     xp = dev.xp
     if fill is None:
         array = xp.empty(shape, dt.np)
     elif fill == 0:
         array = xp.zeros(shape, dt.np)
-    else:
-        array = xp.full(shape, fill, dt.np)
+    else:  # (through an array, so that -1 wraps into uint8 as in PyTorch)
+        array = xp.full(shape, np.asarray(fill).astype(dt.np))
     return _finish(array, dev, requires_grad)
 
 
@@ -238,6 +243,12 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: An
         start, end = 0, start
     if step == 0:
         raise ValueError("arange: step must be nonzero")
+    if not all(np.isfinite(v) for v in (start, end, step)):
+        raise ValueError(f"arange: unsupported range {start} to {end} by {step}: start, end "
+                         f"and step must be finite")
+    if (end - start) * step < 0:
+        raise ValueError(f"arange: the range {start} to {end} goes against the sign of step "
+                         f"{step}. Hint: swap start and end, or negate step")
     if dtype is None:
         dtype = dtypes.result_type(start, end, step)
     dt = dtypes.to_dtype(dtype)

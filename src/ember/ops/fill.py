@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from ember.ops.broadcast import expand
-from ember.ops.convert import cast, check_fits
+from ember.ops.convert import cast
 from ember.ops.creation import as_tensor
+from ember.ops.fits import check_fits
 from ember.ops.inplace import inplace, needs_history
 from ember.ops.random import Generator, bernoulli, rand, randn
 from ember.tensor import Tensor, method

@@ -17,8 +17,8 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError, EmberError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, expand
-from ember.ops.convert import check_fits
 from ember.ops.creation import scalar_tensor, zeros
+from ember.ops.fits import check_fits
 from ember.ops.indexing import (
     FULL,
     Index,

@@ -11,6 +11,7 @@ masks become integer tensors through ``nonzero``, as in PyTorch.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -18,8 +19,9 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError, GradError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
-from ember.ops.convert import cast, check_fits
+from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
+from ember.ops.fits import check_fits
 from ember.ops.inplace import bind_inplace, inplace, needs_history
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap, method
@@ -297,6 +299,13 @@ def _norm_slice(s: slice, n: int, op: str) -> tuple:
     return FULL if (start, stop, step) == (0, n, 1) else (start, stop, step)
 
 
+def _legacy_tuple(key: list) -> bool:
+    """PyTorch's (and old NumPy's) reading of a short list index as a tuple of indices when
+    any item is itself an index expression rather than a number."""
+    return len(key) < 32 and any(
+        k is None or k is Ellipsis or isinstance(k, (slice, list, tuple, Tensor)) for k in key)
+
+
 def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tuple, tuple]:
     """Reads an index expression into ``(basic, index tensors, dims)``: the basic part is
     applied first (ints select, as in PyTorch, so they never count as advanced indices),
@@ -309,6 +318,12 @@ def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tupl
         if not -shape[0] <= key < shape[0]:
             raise _out_of_range(op, key, 0, shape[0])
         return (key,), (), ()
+    if type(key) is list and _legacy_tuple(key):
+        warnings.warn(f"{op}: a list holding lists, slices, None, ... or tensors indexes "
+                      f"several dims, as in PyTorch (x[[a, b]] means x[a, b]); this reading "
+                      f"is deprecated there. Hint: write x[tuple(seq)], or x[ember.tensor(seq)] "
+                      f"for one index tensor", UserWarning, stacklevel=3)
+        key = tuple(key)
     if type(key) is not tuple:
         key = (key,)
     items, used, ellipses = [], 0, 0
@@ -489,6 +504,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
                          f"shape {tuple(value.shape)}")
     from ember.ops.select import where
 
+    broadcast_shapes(tuple(mask.shape), tuple(input.shape), op="masked_fill")
     check_fits("masked_fill", value, input.dtype)
     return where(mask, as_values(value, input, "masked_fill"), input)
 

@@ -11,10 +11,12 @@ gradient flows to ``weight`` or ``target`` of the classification losses.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from ember.errors import DTypeError, ShapeError
 from ember.ops.activations import logsigmoid
+from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast
 from ember.ops.gather import class_indices
 from ember.ops.select import where
@@ -181,8 +183,14 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 # -- regression ------------------------------------------------------------------------------
 def _pointwise(op: str, input: Tensor, target: Tensor) -> Tensor:
-    """``input - target``, broadcast as PyTorch does (it warns when the shapes differ)."""
+    """``input - target``, broadcast as PyTorch does, with its warning when the shapes differ
+    (a (N, 1) input against a (N,) target broadcasts to (N, N): rarely what was meant)."""
     _check_float(op, input)
+    if isinstance(target, Tensor) and target.shape != input.shape:
+        shape = broadcast_shapes(tuple(input.shape), tuple(target.shape), op=op)
+        warnings.warn(f"{op}: the target's shape {tuple(target.shape)} differs from the "
+                      f"input's {tuple(input.shape)}; they broadcast to {shape}, which is "
+                      f"likely wrong. Hint: give both the same shape", stacklevel=3)
     return input - target
 
 

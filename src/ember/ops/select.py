@@ -16,7 +16,8 @@ from ember.errors import DTypeError, OpError
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.compare import eq, ge, gt, isnan, le, lt
-from ember.ops.convert import cast, check_fits, promote
+from ember.ops.convert import cast, promote
+from ember.ops.fits import check_fits
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method

@@ -1,0 +1,53 @@
+"""The check PyTorch makes when a Python number is stored into a tensor of a narrower dtype."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from ember import dtypes
+from ember.dtypes import DType
+from ember.errors import ValueOverflow
+from ember.ops.primitive import DISPATCH
+from ember.tensor import Tensor
+
+__all__ = ["check_fits"]
+
+
+def check_fits(op: str, value: Any, dtype: DType) -> None:
+    """PyTorch's check of a number stored into a tensor (``full``, ``tensor``, ``fill_``,
+    ``masked_fill``, ``where``, ``index_fill``, ``x[i] = v``): a clear error instead of a
+    silent wrap-around (300 in uint8 is 44) or infinity (1e39 in float32).
+
+    As in PyTorch, an unsigned dtype takes negative integers down to ``-max`` (-1 is 255 in
+    uint8); a float stored into an integer dtype must lie in its range (so no NaN or
+    infinity), and a finite number stored into a float dtype too. A 0-d tensor ``value`` is
+    read when no transform is tracing it.
+
+    Example:
+        >>> ember.zeros(2, dtype=ember.uint8).fill_(300)
+        Traceback (most recent call last):
+        ember.errors.ValueOverflow: fill_: the value 300 cannot be converted to uint8 ...
+    """
+    if dtype.category == dtypes.BOOL or dtype is dtypes.float64:
+        return
+    if isinstance(value, Tensor):
+        if value.ndim or value.dtype is dtype or DISPATCH.handler is not None:
+            return
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        return
+    if dtype.is_floating_point:
+        info = ml_dtypes.finfo(dtype.np)
+        fits = not np.isfinite(value) or -info.max <= value <= info.max
+    else:
+        info = np.iinfo(dtype.np)
+        low = -info.max if info.min == 0 and isinstance(value, (int, np.integer)) else info.min
+        fits = low <= value <= info.max  # False for NaN
+    if not fits:
+        raise ValueOverflow(f"{op}: the value {value!r} cannot be converted to {dtype.name} "
+                            f"without overflow (its range is [{info.min:g}, {info.max:g}]). Hint: "
+                            f"use a wider dtype, e.g. "
+                            f"ember.{'float64' if dtype.is_floating_point else 'int64'}")
