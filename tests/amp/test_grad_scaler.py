@@ -82,3 +82,39 @@ def test_a_half_precision_loss_is_scaled_in_float32_as_in_torch():
     for lib, scaler in ((ember, GradScaler()), (torch, torch.amp.GradScaler("cpu"))):
         scaled = scaler.scale(lib.tensor(3.0, dtype=lib.float16))
         assert str(scaled.dtype).endswith("float32") and scaled.item() == 3.0 * 2 ** 16
+
+
+def _run_scaler(lib, scaler, steps, bad_every):
+    w = lib.tensor([1.0, -2.0], requires_grad=True)
+    opt = lib.optim.SGD([w], lr=0.01)
+    scales = []
+    for step in range(steps):
+        opt.zero_grad()
+        loss = (w * w).sum() * (float("inf") if step % bad_every == bad_every - 1 else 1.0)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        scales.append(scaler.get_scale())
+    return scales
+
+
+@pytest.mark.parametrize("kw", [
+    dict(growth_factor=3.0, backoff_factor=0.3, growth_interval=2),  # float32 rounding
+    dict(init_scale=2.0 ** 120, growth_factor=2.0 ** 5, growth_interval=1),  # past float32 max
+])
+def test_scale_is_float32_and_stops_growing_at_its_range_like_torch(kw):
+    ember_scales = _run_scaler(ember, GradScaler(**kw), 12, bad_every=5)
+    torch_scales = _run_scaler(torch, torch.amp.GradScaler("cpu", **kw), 12, bad_every=5)
+    assert ember_scales == torch_scales
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_unscaling_half_gradients_by_a_large_scale_does_not_flush_them_to_zero(dtype):
+    w = ember.ones(3, dtype=getattr(ember, dtype), requires_grad=True)
+    scaler = GradScaler(init_scale=2.0 ** 25)  # 2**-25 is 0 in float16
+    for grad in (ember.full((3,), 336.0, dtype=w.dtype),  # writable, and a read-only view
+                 ember.full((1,), 336.0, dtype=w.dtype).expand(3)):
+        w.grad = grad
+        scaler.unscale_(ember.optim.SGD([w], lr=0.1))
+        assert w.grad.dtype is w.dtype
+        np.testing.assert_allclose(w.grad.float().numpy(), 336.0 / 2 ** 25, rtol=1e-2)

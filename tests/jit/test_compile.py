@@ -841,11 +841,11 @@ def _scaled_steps(compiled: bool) -> list:
     ember.manual_seed(0)
     model = ember.nn.Sequential(ember.nn.Linear(4, 8), ember.nn.ReLU(), ember.nn.Linear(8, 2))
     opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    scaler = ember.amp.GradScaler(init_scale=2.0 ** 127, growth_interval=2)
+    scaler = ember.amp.GradScaler(init_scale=2.0 ** 124, growth_interval=2)
     x, y = ember.randn(16, 4), ember.randint(0, 2, (16,))
 
     def step():
-        loss = F.cross_entropy(model(x), y)
+        loss = F.cross_entropy(model(x), y) * 8
         scaler.scale(loss).backward()
         scaler.unscale_(opt)
         norm = ember.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -856,7 +856,7 @@ def _scaled_steps(compiled: bool) -> list:
 
     run = jit.compile(step) if compiled else step
     out = []
-    for _ in range(6):  # growth to an inf scale: skipped steps and backoff
+    for _ in range(6):  # growth until the scaled gradients overflow: skipped steps, backoff
         loss, norm = run()
         out.append((loss.item(), norm.item(), scaler.get_scale(),
                     model[0].weight.detach().numpy().copy()))

@@ -70,6 +70,12 @@ SCHEDULES = {
     "sequential-3": lambda L, o: L.SequentialLR(
         o, [L.ConstantLR(o, factor=0.2, total_iters=3), L.CosineAnnealingLR(o, T_max=8),
             L.StepLR(o, step_size=2, gamma=0.7)], milestones=[4, 12]),
+    "sequential-multiplicative": lambda L, o: L.SequentialLR(  # lr_lambda(0) at the milestone
+        o, [L.ExponentialLR(o, gamma=0.8), L.MultiplicativeLR(o, lambda e: 0.9 - 0.01 * e)],
+        milestones=[3]),
+    "sequential-from-0": lambda L, o: L.SequentialLR(
+        o, [L.ExponentialLR(o, gamma=0.8), L.LinearLR(o, start_factor=0.5, total_iters=3),
+            L.CosineAnnealingLR(o, T_max=5, eta_min=0.01)], milestones=[0, 6]),
     "chained": lambda L, o: L.ChainedScheduler(
         [L.ConstantLR(o, factor=0.1, total_iters=2), L.ExponentialLR(o, gamma=0.9)]),
 }
@@ -271,6 +277,35 @@ def test_resuming_needs_initial_lr():
     eo, _ = make_opts()
     with pytest.raises(KeyError, match="initial_lr"):
         ELR.StepLR(eo, step_size=2, last_epoch=5)
+
+
+RESUMABLE = {
+    "exponential": lambda L, o, last: L.ExponentialLR(o, gamma=0.9, last_epoch=last),
+    "cosine": lambda L, o, last: L.CosineAnnealingLR(o, T_max=7, eta_min=0.001, last_epoch=last),
+    "linear": lambda L, o, last: L.LinearLR(o, start_factor=0.2, end_factor=0.9, total_iters=6,
+                                            last_epoch=last),
+    "polynomial": lambda L, o, last: L.PolynomialLR(o, total_iters=8, power=2.0,
+                                                    last_epoch=last),
+    "multiplicative": lambda L, o, last: L.MultiplicativeLR(o, lambda e: 0.95, last_epoch=last),
+    "step": lambda L, o, last: L.StepLR(o, step_size=3, gamma=0.5, last_epoch=last),
+}
+
+
+@pytest.mark.parametrize("key", list(RESUMABLE))
+def test_resuming_with_last_epoch_keeps_the_loaded_lr(key):
+    """Built with ``last_epoch`` after loading the optimizer, the scheduler's first step does
+    not move the loaded lr (PyTorch's ``_is_initial``); then it goes on as PyTorch's."""
+    eo, to = make_opts()
+    es = RESUMABLE[key](ELR, eo, -1)
+    ts = RESUMABLE[key](torch.optim.lr_scheduler, to, -1)
+    step_both(es, ts, eo, to, 4)
+    eo2, to2 = make_opts()
+    eo2.load_state_dict(eo.state_dict())
+    to2.load_state_dict(to.state_dict())
+    es2 = RESUMABLE[key](ELR, eo2, es.last_epoch)
+    ts2 = RESUMABLE[key](torch.optim.lr_scheduler, to2, ts.last_epoch)
+    assert es2.get_last_lr() == ts2.get_last_lr() == es.get_last_lr()
+    step_both(es2, ts2, eo2, to2, 8)
 
 
 def test_one_cycle_past_the_end():

@@ -4,7 +4,10 @@ inf/NaN and adapts the scale (``torch.amp.GradScaler``'s algorithm and state).""
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy as np
 
 from ember.dtypes import float32
 from ember.ops.creation import tensor
@@ -53,8 +56,9 @@ class GradScaler:
 
     def _set_scale(self, value: float) -> None:
         """The scale, as a number and in the tensor ``scale`` multiplies by (written in
-        place, as array data: a compiled step reads the new value, untraced)."""
-        self._scale = float(value)
+        place, as array data: a compiled step reads the new value, untraced); both float32,
+        as PyTorch keeps it."""
+        self._scale = _float32(value)
         self._scale_tensor._data[...] = self._scale
         self._scale_tensor._vc.value += 1
 
@@ -93,7 +97,9 @@ class GradScaler:
                                "the last update().")
         if state["stage"] is _STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        inv = 1.0 / self._scale
+        # PyTorch's float32 reciprocal; a float32 scalar also makes float16 gradients multiply
+        # in float32, where 1/scale (2**-25 and below) does not underflow to 0
+        inv = np.float32(1.0 / self._scale)
         found = False
         for group in optimizer.param_groups:
             for p in group["params"]:
@@ -105,7 +111,7 @@ class GradScaler:
                 if not found and not bool(xp.isfinite(data).all()):
                     found = True
                 if data.flags.writeable:
-                    xp.multiply(data, data.dtype.type(inv), out=data)
+                    xp.multiply(data, inv, out=data)
                 else:
                     p.grad = g * inv
         state["found_inf"], state["stage"] = found, _UNSCALED
@@ -148,7 +154,9 @@ class GradScaler:
             else:
                 self._growth_tracker += 1
                 if self._growth_tracker == self._growth_interval:
-                    self._set_scale(self._scale * self._growth_factor)
+                    grown = _float32(self._scale * self._growth_factor)
+                    if math.isfinite(grown):  # (PyTorch keeps the scale when it would overflow)
+                        self._set_scale(grown)
                     self._growth_tracker = 0
         self._per_optimizer = {}
 
@@ -196,3 +204,9 @@ class GradScaler:
         self._backoff_factor = float(state_dict["backoff_factor"])
         self._growth_interval = int(state_dict["growth_interval"])
         self._growth_tracker = int(state_dict["_growth_tracker"])
+
+
+def _float32(value: float) -> float:
+    """``value`` rounded to float32 (inf beyond its range)."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(value))

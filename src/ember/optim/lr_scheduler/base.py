@@ -44,6 +44,8 @@ class LRScheduler:
         (0.0001, 100)
     """
 
+    _is_initial = False  # True during the step made at construction (PyTorch's flag)
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "step" in cls.__dict__:  # (an override is an effect inside a compiled function too)
@@ -67,7 +69,11 @@ class LRScheduler:
 
     def _initial_step(self) -> None:
         self._step_count = 0
-        self.step()
+        self._is_initial = True  # (resuming: that step keeps each group's loaded lr)
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def get_lr(self) -> list[float]:
         """The learning rate of each group after the current ``last_epoch`` (chainable form)."""
@@ -87,11 +93,16 @@ class LRScheduler:
                           "first value of the learning rate schedule is skipped.",
                           UserWarning, stacklevel=2)
         self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        """Sets each group's lr for the next epoch, or for ``epoch`` by the closed form."""
         if epoch is None:
             self.last_epoch += 1
             values = self.get_lr()
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
             self.last_epoch = epoch
             closed = getattr(self, "_get_closed_form_lr", None)
             values = closed() if closed is not None else self.get_lr()

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import warnings
 from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
@@ -82,8 +81,9 @@ class SequentialLR(_Composite):
             group["lr"] = group["initial_lr"]
         for scheduler in self._schedulers:  # undo the step each made when it was built
             _undo_step(scheduler)
-        self._schedulers[0]._initial_step()
-        self._last_lr = self._schedulers[0].get_last_lr()
+        first = self._schedulers[bisect_right(self._milestones, 0)]  # (a milestone may be 0)
+        first._initial_step()
+        self._last_lr = first.get_last_lr()
 
     def step(self) -> None:  # type: ignore[override]
         """Steps the scheduler whose span holds the next epoch."""
@@ -91,9 +91,7 @@ class SequentialLR(_Composite):
         idx = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[idx]
         if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                scheduler.step(0)
+            scheduler._update_lr(0)
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()

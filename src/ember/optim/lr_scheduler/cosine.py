@@ -32,7 +32,7 @@ class CosineAnnealingLR(LRScheduler):
     def get_lr(self) -> list[float]:
         t, T, low = self.last_epoch, self.T_max, self.eta_min  # noqa: N806
         lrs = self._group_lrs()
-        if t == 0:
+        if self._is_initial:
             return lrs
         if self._step_count == 1 and t > 0:
             return [low + (base - low) * (1 + math.cos(t * math.pi / T)) / 2

@@ -97,7 +97,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        if self.last_epoch == 0:
+        if self._is_initial:
             return self._group_lrs()
         return [lr * self.gamma for lr in self._group_lrs()]
 
@@ -167,7 +167,7 @@ class LinearLR(LRScheduler):
         lrs = self._group_lrs()
         if self.last_epoch == 0:
             return [lr * self.start_factor for lr in lrs]
-        if self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return lrs
         span = self.end_factor - self.start_factor
         factor = 1.0 + span / (self.total_iters * self.start_factor
@@ -200,7 +200,7 @@ class PolynomialLR(LRScheduler):
 
     def get_lr(self) -> list[float]:
         lrs = self._group_lrs()
-        if self.last_epoch == 0 or self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return lrs
         factor = ((1.0 - self.last_epoch / self.total_iters)
                   / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
@@ -275,6 +275,6 @@ class MultiplicativeLR(_LambdaScheduler):
 
     def get_lr(self) -> list[float]:
         lrs = self._group_lrs()
-        if self.last_epoch > 0:
-            return [lr * fn(self.last_epoch) for lr, fn in zip(lrs, self.lr_lambdas, strict=True)]
-        return lrs
+        if self._is_initial:
+            return lrs
+        return [lr * fn(self.last_epoch) for lr, fn in zip(lrs, self.lr_lambdas, strict=True)]

@@ -1,0 +1,69 @@
+"""ASGD: stochastic gradient descent that also keeps a running average of the iterates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ember.optim.elementwise import (
+    ElementwiseOptimizer,
+    check_hyper,
+    full_state,
+    next_step,
+    scalar_state,
+)
+from ember.optim.optimizer import implementation_defaults
+from ember.tensor import Tensor
+
+__all__ = ["ASGD"]
+
+
+class ASGD(ElementwiseOptimizer):
+    """Averaged SGD (Polyak & Juditsky), PyTorch's update rule::
+
+        p *= 1 - lambd * eta;   p -= eta * g
+        ax = p while mu = 1, then ax += mu * (p - ax)            (the average of the iterates)
+        eta = lr / (1 + lambd * lr * t) ** alpha;   mu = 1 / max(1, t - t0)
+
+    The parameters follow the plain SGD iterates; the average is ``state["ax"]`` (copy it
+    into the model for evaluation). ``eta`` and ``mu`` are float32, as PyTorch keeps them.
+
+    Example:
+        >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
+        >>> opt = ember.optim.ASGD([w], lr=0.1, t0=0)
+        >>> for _ in range(3):
+        ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
+        >>> w, opt.state[w]["ax"]
+        (tensor([ 0.5120, -1.0240], requires_grad=True), tensor([ 0.5760, -1.1520]))
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4,
+                 alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
+        check_hyper(lr=lr, weight_decay=weight_decay)
+        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
+                        maximize=maximize,
+                        **implementation_defaults(foreach=foreach, differentiable=differentiable,
+                                                  capturable=capturable))
+        super().__init__(params, defaults)
+
+    def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = scalar_state(p, 0.0)
+        state["eta"] = scalar_state(p, float(group["lr"]))
+        state["mu"] = scalar_state(p, 1.0)
+        state["ax"] = full_state(p)
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        lr, lambd = float(group["lr"]), float(group["lambd"])
+        t = next_step(state)
+        eta, mu = state["eta"]._data, state["mu"]._data
+        p._data *= 1.0 - lambd * float(eta)
+        p._data -= float(eta) * g
+        ax = state["ax"]._data
+        if float(mu) != 1.0:
+            ax += (p._data - ax) * float(mu)
+        else:
+            ax[...] = p._data
+        eta[...] = lr / (1.0 + lambd * lr * t) ** float(group["alpha"])
+        mu[...] = 1.0 / max(1.0, t - float(group["t0"]))

@@ -1,0 +1,87 @@
+"""LBFGS against torch.optim.LBFGS: float64 trajectories, closure-call counts and history
+sizes step by step, with and without the strong-Wolfe line search; state dicts continue a run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from tests.optim.helpers import assert_params_close, loss, pair
+
+CASES = [
+    dict(),
+    dict(line_search_fn="strong_wolfe"),
+    dict(lr=0.5, max_iter=5, history_size=3),
+    dict(lr=0.8, max_iter=7, history_size=2, line_search_fn="strong_wolfe"),
+    dict(max_iter=1),
+    dict(max_eval=6, line_search_fn="strong_wolfe"),
+    dict(tolerance_grad=1e-2, tolerance_change=1e-3),
+    dict(lr=0.1, max_iter=3, max_eval=2),
+]
+
+
+def closure(lib, opt, params):
+    def evaluate():
+        opt.zero_grad()
+        value = loss(lib, params)
+        value.backward()
+        return value
+    return evaluate
+
+
+def step_both(eo, to, ep, tp, steps):
+    for _ in range(steps):
+        el = eo.step(closure(ember, eo, ep))
+        tl = to.step(closure(torch, to, tp))
+        np.testing.assert_allclose(el.item(), tl.item(), rtol=1e-6)
+        assert_params_close(ep, tp)
+        es, ts = eo.state[ep[0]], to.state[tp[0]]
+        assert (es["func_evals"], es["n_iter"]) == (ts["func_evals"], ts["n_iter"])
+        assert len(es["old_dirs"]) == len(ts["old_dirs"])
+        np.testing.assert_allclose(es["d"].numpy(), ts["d"].numpy(), rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs", CASES, ids=[str(k) for k in CASES])
+def test_trajectory_matches_torch(kwargs):
+    ep, tp = pair()
+    step_both(ember.optim.LBFGS(ep, **kwargs), torch.optim.LBFGS(tp, **kwargs), ep, tp, 4)
+
+
+@pytest.mark.parametrize("kwargs", CASES[:4], ids=[str(k) for k in CASES[:4]])
+def test_state_dict_round_trip_mid_run(kwargs):
+    ep, tp = pair()
+    eo, to = ember.optim.LBFGS(ep, **kwargs), torch.optim.LBFGS(tp, **kwargs)
+    step_both(eo, to, ep, tp, 2)
+    ep2 = [ember.tensor(p.detach().numpy().copy(), requires_grad=True) for p in ep]
+    eo2 = ember.optim.LBFGS(ep2, **dict(kwargs, lr=123.0))  # the loaded group replaces lr
+    eo2.load_state_dict(eo.state_dict())
+    assert eo2.param_groups[0]["lr"] == eo.param_groups[0]["lr"]
+    step_both(eo2, to, ep2, tp, 3)
+
+
+def test_parameters_without_gradients_and_an_optimum():
+    ep, tp = pair()
+    eo, to = ember.optim.LBFGS(ep), torch.optim.LBFGS(tp)
+    for _ in range(2):  # ep[0] gets no gradient: its flat-gradient slice is zero
+        eo.step(closure(ember, eo, ep[1:]))
+        to.step(closure(torch, to, tp[1:]))
+        assert_params_close(ep, tp)
+    w = ember.zeros(3, requires_grad=True)
+    opt = ember.optim.LBFGS([w])
+    value = opt.step(closure(ember, opt, [w * 0]))  # zero gradient: returns at once
+    assert value.item() == 0.0 and opt.state[w]["n_iter"] == 0
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [
+    (lambda p: ember.optim.LBFGS([{"params": p[:1]}, {"params": p[1:]}]), ValueError,
+     "parameter groups"),
+    (lambda p: ember.optim.LBFGS(p, line_search_fn="armijo"), ValueError, "strong_wolfe"),
+    (lambda p: ember.optim.LBFGS(p, lr=-1.0), ValueError, "Invalid learning rate"),
+    (lambda p: ember.optim.LBFGS(p).step(None), TypeError, "needs a closure"),
+])
+def test_errors(call, error, match):
+    ep, _ = pair()
+    with pytest.raises(error, match=match):
+        call(ep)
