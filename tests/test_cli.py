@@ -19,3 +19,15 @@ def test_console_script_runs():
     result = subprocess.run([sys.executable, "-m", "ember.cli", "info"], capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0 and "ember" in result.stdout
+
+
+def test_train_interrupted_says_how_to_resume(monkeypatch, capsys):
+    import ember.train
+
+    def interrupted(cfg):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ember.train, "run", interrupted)
+    assert main(["train", "--out", "unused"]) == 130
+    assert "interrupted; continue from the last finished epoch with --resume" in \
+        capsys.readouterr().err

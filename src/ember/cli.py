@@ -41,6 +41,10 @@ def _train(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"ember train: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # checkpoints are written atomically: finished epochs are safe
+        print("ember train: interrupted; continue from the last finished epoch with --resume",
+              file=sys.stderr)
+        return 130
     print(f"final test accuracy {summary['final_test_accuracy']:.2%} after "
           f"{summary['epochs_done']} epochs ({summary['train_seconds']:.0f} s); "
           f"checkpoints, curves.png and summary.json in {cfg.out}")
@@ -72,6 +76,7 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
     add("--data-dir", help="where the dataset files are (default: the installed package's)")
     add("--train-size", type=int, help="train on the first N images only")
     add("--test-size", type=int, help="test on the first N images only")
+    add("--num-workers", type=int, help="data-loading worker processes (default 0)")
     add("--no-progress", dest="progress", action="store_false", default=None,
         help="no progress bar")
     add("--compile", action="store_true", default=None,

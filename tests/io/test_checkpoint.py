@@ -192,6 +192,18 @@ def test_file_objects(tmp_path):
     assert out["k"] == (1, 2) and out["w"].tolist() == [0, 1, 2, 3]
 
 
+def test_file_objects_are_read_where_save_wrote():
+    buf = io.BytesIO(b"MAGIC")
+    buf.seek(5)
+    ember.save({"w": ember.arange(3)}, buf)
+    buf.seek(5)
+    assert ember.load(buf)["w"].tolist() == [0, 1, 2]
+    buf.seek(5)
+    assert ember.io.load_file(buf)["w"].tolist() == [0, 1, 2]
+    with pytest.raises(CheckpointError, match="only 0 bytes from position .* seek\\(0\\)"):
+        ember.load(buf)  # at the end: not rewound
+
+
 @pytest.mark.parametrize("bad, match", [
     (object(), "cannot save a builtins.object at the top level"),
     ({"m": {"f": len}}, "cannot save a builtins.builtin_function_or_method at m.f"),

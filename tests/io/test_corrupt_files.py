@@ -62,6 +62,11 @@ W = {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}
     ({"w": W}, b"\0" * 12, None, "4 bytes after the last tensor"),
     ({"__metadata__": {"a": 1}, "w": W}, b"\0" * 8, None, "must map strings to strings"),
     ({"__metadata__": ["x"]}, b"", None, "must map strings to strings"),
+    ({"__metadata__": []}, b"", None, "must map strings to strings"),
+    ({"w": {**W, "shape": [0, 2 ** 64], "data_offsets": [0, 0]}}, b"", None,
+     "shape \\(0, 18446744073709551616\\) F32 is too large for an array"),
+    ({"w": {**W, "shape": [1] * 65, "data_offsets": [0, 4]}}, b"\0" * 4, None,
+     "65 dimensions; arrays have at most 64"),
 ])
 def test_bad_headers(header, data, length, match, tmp_path):
     path = raw_file(tmp_path / "bad.safetensors", header, data, length=length)
@@ -123,6 +128,8 @@ def ember_file(tmp_path, tree, tensors=None, version=1, fmt="ember.checkpoint"):
     ({"x": {"$tuple": 5}}, "malformed"),
     ({"x": {"$tensor": "w", "device": 5}}, "tensor 'w' has device 5, not a device string"),
     ({"x": {"$tensor": "i", "requires_grad": True}}, "tensor 'i' of dtype int64 is marked"),
+    ({"x": {"$tensor": "w", "device": "tpu:0"}}, "tensor 'w' \\(saved on tpu:0\\): .*"
+     "unknown device type 'tpu'.*map_location='cpu'"),
 ])
 def test_bad_trees(tree, match, tmp_path):
     expect(ember_file(tmp_path, tree), match)

@@ -168,6 +168,16 @@ def test_nested_profiles_both_record():
     assert "add" not in [e.name for e in inner.events()]
 
 
+def test_nested_profiles_both_record_backward_and_regions():
+    x = ember.ones(2, requires_grad=True)
+    with profile() as outer, profile() as inner, record_function("region"):
+        (x * 3).sum().backward()
+    for prof in (outer, inner):
+        events = {e.name: e for e in prof.events()}
+        assert {"region", "MulBackward", "mul"} <= set(events)
+        assert events["MulBackward"].parent >= 0  # inside the region, in both profiles
+
+
 def test_off_after_exit_and_on_error():
     with pytest.raises(ember.ShapeError), profile():
         ember.ones(2, 3) @ ember.ones(2, 3)

@@ -31,6 +31,17 @@ def test_toml_file_and_flags_override_it(tmp_path):
     ({"epochs": 0}, "epochs must be at least 1"),
     ({"lr": -1.0}, "lr must be positive"),
     ({"dataset": "imagenet"}, "unknown dataset"),
+    ({"epochs": "5"}, "option epochs must be an integer, got '5'"),
+    ({"lr": "1e-3"}, "option lr must be a number"),
+    ({"resume": "false"}, "option resume must be true or false"),
+    ({"epochs": True}, "option epochs must be an integer"),
+    ({"data_dir": 5}, "option data_dir must be a string"),
+    ({"train_size": 0}, "train_size must be at least 1"),
+    ({"test_size": -5}, "test_size must be at least 1"),
+    ({"lr": float("nan")}, "lr must be positive and finite"),
+    ({"weight_decay": -0.1}, "weight_decay must be non-negative"),
+    ({"num_workers": -1}, "num_workers must be non-negative"),
+    ({"out": "runs/{name}"}, "the only placeholder allowed is {model}"),
 ])
 def test_bad_values_are_named(flags, match):
     with pytest.raises(ConfigError, match=match):
@@ -51,6 +62,9 @@ def test_bad_files_are_named(tmp_path):
     wrong_type = tmp_path / "type.toml"
     wrong_type.write_text("epochs = 2.5")
     with pytest.raises(ConfigError, match="epochs must be an integer"):
+        make_config({}, str(wrong_type))
+    wrong_type.write_text('progress = "false"')  # a string, not TOML's false
+    with pytest.raises(ConfigError, match="progress must be true or false"):
         make_config({}, str(wrong_type))
 
 

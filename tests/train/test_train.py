@@ -68,3 +68,17 @@ def test_compiled_training_gives_the_eager_losses(tmp_path):
     assert all(abs(x - y) <= 1e-5 * abs(x) for x, y in zip(a, b))
     assert compiled["history"]["test_accuracy"] == pytest.approx(
         eager["history"]["test_accuracy"], abs=0.01)
+
+
+def test_num_workers_reaches_the_loaders():
+    from ember.train.data import build_loaders
+    train, test, _ = build_loaders(make_config({**SHORT, "num_workers": 2}))
+    assert train.num_workers == test.num_workers == 2
+
+
+def test_profile_more_steps_than_one_epoch_holds(tmp_path):
+    from ember.train.profile import profile_steps
+    cfg = make_config({**SHORT, "model": "mlp", "train_size": 64, "out": str(tmp_path)})
+    done = profile_steps(cfg, steps=2)  # 1 warmup + 2 steps on a 1-batch epoch
+    assert "step 1" in done["table"] and os.path.exists(done["paths"]["trace"])
+    assert main(["train", "--profile", "-1", "--out", str(tmp_path)]) == 2

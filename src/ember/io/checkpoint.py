@@ -285,7 +285,8 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
     written by another tool loads as a flat ``{name: Tensor}`` dict.
 
     Args:
-        f: a path or a readable, seekable binary file.
+        f: a path or a readable, seekable binary file, read from its current position
+            (where :func:`save` wrote to it).
         map_location: where tensors go: ``None`` (where they were saved), a device or device
             string for all of them, or a dict from saved device strings to new ones.
         weights_only: accepted for PyTorch compatibility and ignored: Ember only ever loads
@@ -321,7 +322,13 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
                 if requires_grad and array.dtype.kind not in "fV":  # V: bfloat16
                     raise CheckpointError(f"{where}: tensor {name!r} of dtype {array.dtype} "
                                           "is marked requires_grad; only floating ones can be")
-                made[key] = _make(array, requires_grad, place(saved_device))
+                try:
+                    dev = place(saved_device)
+                except EmberError as e:
+                    raise CheckpointError(f"{where}: tensor {name!r} (saved on {saved_device}): "
+                                          f"{e}; choose where it goes with map_location, e.g. "
+                                          "map_location='cpu'") from None
+                made[key] = _make(array, requires_grad, dev)
             return made[key]
 
         return _Decoder(where, tensor).value(_tree(doc, where))

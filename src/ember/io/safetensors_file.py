@@ -14,6 +14,7 @@ Files stay byte-compatible with the ``safetensors`` package in both directions (
 from __future__ import annotations
 
 import json
+import math
 import os
 import struct
 from collections.abc import Mapping
@@ -25,6 +26,8 @@ import numpy as np
 from ember.errors import CheckpointError
 
 MAX_HEADER = 100_000_000  # the safetensors limit: a larger header is corruption, not data
+MAX_DIMS = 64  # NumPy's limits on a shape, which apply even to an empty array
+MAX_BYTES = int(np.iinfo(np.intp).max)
 METADATA_KEY = "__metadata__"
 
 # safetensors dtype code -> little-endian NumPy dtype. U16/U32 load widened to int64 (as Ember
@@ -120,12 +123,15 @@ def _is_int(x: Any) -> bool:
 
 
 def read_header(f: BinaryIO, where: str) -> Header:
-    """Reads and checks the header of a safetensors file; ``where`` names it in errors."""
-    f.seek(0, os.SEEK_END)
-    size = f.tell()
-    f.seek(0)
+    """Reads and checks the header of a safetensors file that starts at ``f``'s current
+    position (as :func:`write` writes one there); ``where`` names the file in errors."""
+    start = f.tell()
+    size = f.seek(0, os.SEEK_END) - start
+    f.seek(start)
     if size < 8:
-        raise _fail(where, f"only {size} bytes: too short for a safetensors file (truncated?)")
+        at = f" from position {start}" if start else ""
+        raise _fail(where, f"only {size} bytes{at}: too short for a safetensors file "
+                    "(truncated, or a file object not rewound with seek(0)?)")
     (n,) = struct.unpack("<Q", f.read(8))
     if n > MAX_HEADER:
         raise _fail(where, f"header length {n} is over the {MAX_HEADER}-byte limit; the file is "
@@ -143,10 +149,11 @@ def read_header(f: BinaryIO, where: str) -> Header:
                     "or corrupted") from None
     if not isinstance(header, dict):
         raise _fail(where, f"the header is a JSON {type(header).__name__}, not an object")
-    metadata = header.pop(METADATA_KEY, None) or {}
+    metadata = header.pop(METADATA_KEY, None)
+    metadata = {} if metadata is None else metadata
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
         raise _fail(where, f"{METADATA_KEY} must map strings to strings")
-    data_start, data_len = 8 + n, size - 8 - n
+    data_start, data_len = start + 8 + n, size - 8 - n
     entries = {name: _entry(where, name, info, data_len) for name, info in header.items()}
     _check_coverage(where, entries, data_len)
     return Header(entries, metadata, data_start)
@@ -162,18 +169,23 @@ def _entry(where: str, name: str, info: Any, data_len: int) -> tuple:
                     + ", ".join(_READ))
     if not isinstance(shape, list) or not all(_is_int(s) and s >= 0 for s in shape):
         raise _fail(where, f"{here}: shape {shape!r} is not a list of non-negative integers")
+    if len(shape) > MAX_DIMS:
+        raise _fail(where, f"{here}: {len(shape)} dimensions; arrays have at most {MAX_DIMS}")
+    itemsize = _READ[code].itemsize
     if (not isinstance(offsets, list) or len(offsets) != 2
             or not all(_is_int(o) for o in offsets) or not 0 <= offsets[0] <= offsets[1]):
         raise _fail(where, f"{here}: data_offsets {offsets!r} is not [begin, end] with "
                     "0 <= begin <= end")
     begin, end = offsets
-    expected = _READ[code].itemsize * int(np.prod(shape, dtype=object))
+    expected = itemsize * math.prod(shape)
     if end - begin != expected:
         raise _fail(where, f"{here}: shape {tuple(shape)} {code} needs {expected} bytes but "
                     f"data_offsets [{begin}, {end}] hold {end - begin}")
     if end > data_len:
         raise _fail(where, f"{here}: data_offsets [{begin}, {end}] run past the end of the "
                     f"data ({data_len} bytes); the file is truncated")
+    if itemsize * math.prod(s for s in shape if s) > MAX_BYTES:  # NumPy's check, 0 sizes aside
+        raise _fail(where, f"{here}: shape {tuple(shape)} {code} is too large for an array")
     return code, tuple(shape), begin, end
 
 

@@ -194,16 +194,22 @@ def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
         prof._to_parent(e)
 
 
+def _active() -> list[profile]:
+    """The open profiles, innermost first: a region is recorded in each, as ops are."""
+    out, prof = [], STATE.active
+    while prof is not None:
+        out.append(prof)
+        prof = prof._prev
+    return out
+
+
 def _record_vjp(node: Any, grads: tuple) -> Any:
-    prof = STATE.active
-    prim = node.prim
-    if prof is None:
-        return prim.vjp(node, *grads)
-    i = prof._open(node.name(), "backward")
+    opened = [(prof, prof._open(node.name(), "backward")) for prof in _active()]
     try:
-        return prim.vjp(node, *grads)
+        return node.prim.vjp(node, *grads)
     finally:
-        prof._close(i)
+        for prof, i in opened:
+            prof._close(i)
 
 
 class record_function:
@@ -218,19 +224,16 @@ class record_function:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._index: int | None = None
-        self._prof: profile | None = None
+        self._opened: list[tuple[profile, int]] = []
 
     def __enter__(self) -> record_function:
-        prof = STATE.active
-        if prof is not None:
-            self._prof, self._index = prof, prof._open(self.name, "user")
+        self._opened = [(prof, prof._open(self.name, "user")) for prof in _active()]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._prof is not None:
-            self._prof._close(self._index)
-            self._prof = self._index = None
+        for prof, i in self._opened:
+            prof._close(i)
+        self._opened = []
 
     def __call__(self, fn: Callable) -> Callable:
         @functools.wraps(fn)

@@ -4,6 +4,7 @@ command-line flags, merged in that order (later ones win)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +58,8 @@ class TrainConfig:
 
     def resolved(self) -> TrainConfig:
         """A copy with the model's defaults filled in and every value checked."""
+        for name in FIELDS:
+            _check_type(name, getattr(self, name))
         if self.model not in MODEL_DEFAULTS:
             raise ConfigError(f"unknown model {self.model!r}; choose one of "
                               f"{', '.join(MODEL_DEFAULTS)}")
@@ -66,15 +69,25 @@ class TrainConfig:
         defaults = MODEL_DEFAULTS[self.model]
         values = {k: (defaults[k] if getattr(self, k) is None else getattr(self, k))
                   for k in defaults}
-        cfg = dataclasses.replace(self, **values, out=self.out.format(model=self.model))
+        try:
+            out = self.out.format(model=self.model)
+        except (KeyError, IndexError, ValueError):
+            raise ConfigError(f"out {self.out!r}: the only placeholder allowed is {{model}}"
+                              ) from None
+        cfg = dataclasses.replace(self, **values, out=out)
         if cfg.optimizer not in OPTIMIZERS:
             raise ConfigError(f"unknown optimizer {cfg.optimizer!r}; choose one of "
                               f"{', '.join(OPTIMIZERS)}")
-        for name in ("epochs", "batch_size"):
-            if getattr(cfg, name) < 1:
-                raise ConfigError(f"{name} must be at least 1, got {getattr(cfg, name)}")
-        if cfg.lr <= 0:
-            raise ConfigError(f"lr must be positive, got {cfg.lr}")
+        for name in ("epochs", "batch_size", "train_size", "test_size"):
+            value = getattr(cfg, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be at least 1, got {value}")
+        if not 0 < cfg.lr < math.inf:
+            raise ConfigError(f"lr must be positive and finite, got {cfg.lr}")
+        for name in ("momentum", "weight_decay", "num_workers"):
+            if not 0 <= getattr(cfg, name) < math.inf:
+                raise ConfigError(f"{name} must be non-negative and finite, "
+                                  f"got {getattr(cfg, name)}")
         return cfg
 
     def to_dict(self) -> dict[str, Any]:
@@ -85,6 +98,19 @@ class TrainConfig:
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig) if f.name != "extra"}
+_TYPES = {"bool": (bool,), "int": (int,), "float": (int, float), "str": (str,),
+          "None": (type(None),)}
+_NAMES = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "a string"}
+
+
+def _check_type(name: str, value: Any) -> None:
+    """Raises a ConfigError unless ``value`` has the type the field ``name`` declares (TOML's
+    ``epochs = "5"`` or ``resume = "false"`` must not pass as a number or as true)."""
+    kinds = [k.strip() for k in FIELDS[name].type.split("|")]
+    ok = any(isinstance(value, _TYPES[k]) for k in kinds)
+    if not ok or (isinstance(value, bool) and "bool" not in kinds):
+        wanted = " or ".join(_NAMES[k] for k in kinds if k != "None")
+        raise ConfigError(f"option {name} must be {wanted}, got {value!r}")
 
 
 def _normalise(options: dict[str, Any], where: str) -> dict[str, Any]:
@@ -126,8 +152,4 @@ def make_config(flags: dict[str, Any] | None = None, config_file: str | None = N
     options = load_toml(config_file) if config_file else {}
     options.update(_normalise({k: v for k, v in (flags or {}).items() if v is not None},
                               "command line"))
-    for name, value in options.items():
-        expected = FIELDS[name].type
-        if "int" in expected and "float" not in expected and isinstance(value, float):
-            raise ConfigError(f"option {name} must be an integer, got {value!r}")
     return TrainConfig(**options).resolved()

@@ -23,11 +23,11 @@ def _as_tensors(dataset: Any, limit: int | None) -> data.TensorDataset:
     return data.TensorDataset(x, labels.long())
 
 
-def _batches(dataset: Any, batch_size: int, sampler: Any) -> Any:
+def _batches(dataset: Any, batch_size: int, sampler: Any, num_workers: int) -> Any:
     # A BatchSampler as the sampler, batch_size=None: each fetch indexes the tensors once with
     # a whole batch of indices instead of stacking single images.
     batches = data.BatchSampler(sampler, batch_size, drop_last=False)
-    return data.DataLoader(dataset, sampler=batches, batch_size=None)
+    return data.DataLoader(dataset, sampler=batches, batch_size=None, num_workers=num_workers)
 
 
 def build_loaders(cfg: TrainConfig) -> tuple[Any, Any, ember.Generator]:
@@ -37,6 +37,7 @@ def build_loaders(cfg: TrainConfig) -> tuple[Any, Any, ember.Generator]:
     train = _as_tensors(FashionMNIST(cfg.data_dir, train=True), cfg.train_size)
     test = _as_tensors(FashionMNIST(cfg.data_dir, train=False), cfg.test_size)
     order = ember.Generator().manual_seed(cfg.seed)
-    train_loader = _batches(train, cfg.batch_size, data.RandomSampler(train, generator=order))
-    test_loader = _batches(test, EVAL_BATCH, data.SequentialSampler(test))
+    train_loader = _batches(train, cfg.batch_size, data.RandomSampler(train, generator=order),
+                            cfg.num_workers)
+    test_loader = _batches(test, EVAL_BATCH, data.SequentialSampler(test), cfg.num_workers)
     return train_loader, test_loader, order

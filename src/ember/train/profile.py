@@ -3,26 +3,31 @@ the op table (``profile.txt``) and a Chrome/Perfetto trace (``trace.json``) to `
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Any
 
 import ember
 import ember.nn.functional as F
-from ember.train.config import TrainConfig
+from ember.train.config import ConfigError, TrainConfig
 from ember.train.data import build_loaders
 from ember.train.loop import build_model, build_optimizer
 
 
 def profile_steps(cfg: TrainConfig, steps: int, warmup: int = 1) -> dict[str, Any]:
     """Runs ``warmup`` + ``steps`` training steps, profiling the last ``steps`` (each in a
-    ``step N`` region); returns the paths written and the table."""
+    ``step N`` region); returns the paths written and the table. The training data is
+    repeated when the steps outrun one epoch."""
+    if steps < 1 or warmup < 0:
+        raise ConfigError(f"profile: needs at least 1 step and no negative warmup, got "
+                          f"steps={steps}, warmup={warmup}")
     os.makedirs(cfg.out, exist_ok=True)
     ember.manual_seed(cfg.seed)
     model = build_model(cfg)
     optimizer = build_optimizer(cfg, model)
     loader = build_loaders(cfg)[0]
     model.train()
-    batches = iter(loader)
+    batches = itertools.chain.from_iterable(itertools.repeat(loader))
 
     def step() -> None:
         x, y = next(batches)

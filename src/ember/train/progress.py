@@ -1,5 +1,5 @@
 """A progress bar for training steps: tqdm showing the running loss and images per second,
-or one line per epoch when tqdm is missing or the output is not wanted."""
+or one line per epoch when tqdm is missing, stderr is not a terminal or the bar is not wanted."""
 
 from __future__ import annotations
 
@@ -27,8 +27,10 @@ class Progress:
             except ImportError:      # the train extra is not installed: plain lines
                 tqdm = None
             if tqdm is not None:
+                # disable=None: no bar unless stderr is a terminal, so a log file gets the
+                # epoch lines rather than thousands of carriage-return redraws
                 self._bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr,
-                                 dynamic_ncols=True, leave=True)
+                                 dynamic_ncols=True, leave=True, disable=None)
 
     @property
     def throughput(self) -> float:
