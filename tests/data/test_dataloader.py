@@ -267,3 +267,70 @@ def test_abandoned_iterator_shuts_down():
         time.sleep(0.05)
     assert not any(w.is_alive() for w in workers)
     assert no_leftover_segments()
+
+
+def test_unpicklable_batch_or_exception_is_reported_not_a_hang():
+    class Local:  # a class defined in a function cannot be pickled
+        pass
+
+    class LocalError(Exception):
+        pass
+
+    class Returns(D.Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return Local()
+
+    class Raises(Returns):
+        def __getitem__(self, i):
+            raise LocalError(f"bad sample {i}")
+
+    start = time.monotonic()
+    with pytest.raises(AttributeError, match="(?s)while sending a batch.*Can't pickle local"):
+        list(D.DataLoader(Returns(), batch_size=2, num_workers=1, collate_fn=list, timeout=5))
+    with pytest.raises(RuntimeError, match="(?s)Caught LocalError.*bad sample 0"):
+        list(D.DataLoader(Raises(), batch_size=2, num_workers=1, timeout=5))
+    assert time.monotonic() - start < 10
+    assert no_leftover_segments()
+
+
+def test_worker_key_error_message_is_readable():
+    with pytest.raises(KeyError) as info:
+        list(D.DataLoader(Crashes("raise"), batch_size=2, num_workers=1))
+    assert str(info.value).startswith("Caught KeyError") and "\n" in str(info.value)
+
+
+class SlowFirst(D.Dataset):
+    """Worker 0's first batch is slow, so later batches arrive early and wait their turn."""
+
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        if i == 0:
+            time.sleep(0.2)
+        return np.float32(i)
+
+
+def test_persistent_workers_free_early_batches_of_a_partial_epoch():
+    loader = D.DataLoader(SlowFirst(), batch_size=2, num_workers=2, persistent_workers=True,
+                          prefetch_factor=2)
+    next(iter(loader))
+    time.sleep(0.2)  # worker 1's prefetched batches are now stored, waiting
+    assert loader._iterator._task_info
+    assert sum(b.numel() for b in loader) == 16  # the next epoch drops them
+    assert no_leftover_segments()
+    loader._iterator._shutdown()
+
+
+def test_options_fixed_after_init_like_torch():
+    for name, value in (("batch_size", 3), ("drop_last", True), ("sampler", [0]),
+                        ("dataset", [1, 2])):
+        loader, ref = D.DataLoader(list(range(5))), tud.DataLoader(list(range(5)))
+        with pytest.raises(ValueError, match=f"{name} attribute should not be set"):
+            setattr(loader, name, value)
+        with pytest.raises(ValueError, match=f"{name} attribute should not be set"):
+            setattr(ref, name, value)
+    loader.num_workers = 0  # others may change, as in torch

@@ -9,6 +9,7 @@ import torch.utils.data as tud
 
 import ember
 import ember.utils.data as D
+from ember.errors import ShapeError
 
 
 def same(a, b):
@@ -160,3 +161,10 @@ def test_doc_examples():
         result = doctest.testmod(mod, extraglobs={"ember": ember, "np": np},
                                  optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, mod.__name__
+
+
+def test_collate_and_tensor_dataset_errors_are_clear():
+    with pytest.raises(TypeError, match="element 1 is of type int"):
+        D.default_collate([ember.ones(2), 5])
+    with pytest.raises(ShapeError, match="0-d tensor"):
+        D.TensorDataset(ember.tensor(3.0))

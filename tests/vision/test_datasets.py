@@ -173,3 +173,19 @@ def test_doc_examples():
         result = doctest.testmod(mod, extraglobs={"ember": ember, "np": np},
                                  optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, mod.__name__
+
+
+def test_items_are_copies_so_in_place_transforms_keep_the_data(tmp_path):
+    images, _ = write_split(tmp_path)
+    ds = datasets.MNIST(tmp_path, train=False)
+    img, _ = ds[0]
+    img[...] = 0  # e.g. a transform working in place
+    np.testing.assert_array_equal(ds[0][0], images[0])
+    np.testing.assert_array_equal(ds.data.numpy(), images)
+
+
+def test_write_idx_takes_big_endian_arrays(tmp_path):
+    a = np.arange(6, dtype=">i4").reshape(2, 3)
+    write_idx(tmp_path / "a.idx", a)
+    back = read_idx(tmp_path / "a.idx")
+    assert back.dtype == np.int32 and back.tolist() == a.tolist()

@@ -109,3 +109,45 @@ def test_doc_examples():
     result = doctest.testmod(T, extraglobs={"ember": ember, "np": np},
                              optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
+
+
+def test_to_tensor_bool_images_like_torchvision():
+    from PIL import Image
+
+    bits = Image.fromarray(np.array([[0, 255]], np.uint8)).convert("1")  # mode "1": floats
+    got = T.ToTensor()(bits)
+    assert got.dtype == ember.float32 and got.tolist() == [[[0.0, 1.0]]]
+    mask = T.ToTensor()(np.array([[True, False]]))  # a bool ndarray keeps its dtype
+    assert mask.dtype == ember.bool and mask.tolist() == [[[True, False]]]
+
+
+def test_normalize_sees_a_mean_changed_in_place():
+    mean = [0.5]
+    norm = T.Normalize(mean, [1.0])
+    assert norm(ember.ones(1, 1, 1)).item() == 0.5
+    mean[0] = 0.0
+    assert norm(ember.ones(1, 1, 1)).item() == 1.0
+
+
+def test_pad_fill_per_channel_negative_padding_and_argument_errors():
+    img = np.zeros((1, 1, 3), np.uint8)
+    got = T.Pad(1, fill=(1, 2, 3))(img)  # torchvision's per-channel fill of an RGB image
+    assert got.shape == (3, 3, 3) and got[0, 0].tolist() == [1, 2, 3]
+    assert got[1, 1].tolist() == [0, 0, 0]
+    x = torch.arange(16.0).reshape(1, 4, 4)
+    want = torch.nn.functional.pad(x, (-1, 0, 1, -2))  # negative padding crops
+    np.testing.assert_array_equal(T.Pad((-1, 1, 0, -2))(x.numpy()[0]), want[0].numpy())
+    np.testing.assert_array_equal(T.Pad((-1, 1, 0, -2))(ember.tensor(x.numpy())).numpy(),
+                                  want.numpy())
+    np.testing.assert_array_equal(T.Pad((-1, 1, 0, -2), padding_mode="edge")(x.numpy()[0]),
+                                  np.pad(x.numpy()[0, :2, 1:], [(1, 0), (0, 0)], mode="edge"))
+    with pytest.raises(ValueError, match="one value, or one per channel"):
+        T.Pad(1, fill=(1, 2))(img)
+    with pytest.raises(TypeError, match="must be a number"):
+        T.Pad(1, fill=(1, 2))(ember.zeros(1, 2, 2))
+    with pytest.raises(TypeError, match="sequence of ints"):
+        T.Pad(1.5)
+    with pytest.raises(ValueError, match="padding_mode should be one of"):
+        T.Pad(1, padding_mode="circular")
+    assert repr(T.Pad(2)) == "Pad(padding=2, fill=0, padding_mode=constant)"
+    assert repr(T.CenterCrop(3)) == "CenterCrop(size=(3, 3))"

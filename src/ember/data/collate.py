@@ -45,6 +45,11 @@ def _rebuild(elem: Any, items: Any) -> Any:
 
 def stack_tensors(batch: Sequence[Tensor]) -> Tensor:
     """``ember.stack(batch)``, through one NumPy copy when no tensor records gradients."""
+    for i, t in enumerate(batch):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"default_collate: element 0 of the batch is a tensor, so every "
+                            f"element should be one, but element {i} is of type "
+                            f"{type(t).__name__}")
     if any(t.requires_grad for t in batch) or any(t.device.type != "cpu" for t in batch):
         return ember.stack(list(batch))
     first = batch[0]

@@ -26,6 +26,7 @@ from ember.data.worker import (
     ExceptionWrapper,
     IterableEnd,
     ResumeIteration,
+    receive,
     worker_loop,
 )
 
@@ -37,6 +38,10 @@ class _InfiniteConstantSampler(Sampler):
 
     def __iter__(self) -> Iterator[None]:
         return itertools.repeat(None)
+
+
+_FIXED = frozenset(("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
+                    "persistent_workers"))
 
 
 class DataLoader:
@@ -133,6 +138,13 @@ class DataLoader:
                                          else default_convert)
         self._iterator: _MultiProcessIter | None = None
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # the samplers are built from these in __init__: a later change would be ignored
+        if name in _FIXED and "_iterator" in self.__dict__:
+            raise ValueError(f"{name} attribute should not be set after DataLoader is "
+                             f"initialized; make a new DataLoader")
+        super().__setattr__(name, value)
+
     @property
     def _auto_collation(self) -> bool:
         return self.batch_sampler is not None
@@ -221,7 +233,7 @@ def _shutdown(workers: list, index_queues: list, result_queue: Any, prefix: str)
     deadline = time.monotonic() + 2.0
     while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
         try:  # keep reading so no worker blocks on a full pipe
-            shared.release(result_queue.get(timeout=0.02)[1])
+            shared.release(receive(result_queue, 0.02)[1])
         except (queue.Empty, OSError, EOFError, ValueError):
             pass
     for w in workers:
@@ -232,7 +244,7 @@ def _shutdown(workers: list, index_queues: list, result_queue: Any, prefix: str)
             w.join(0)
     while True:
         try:
-            shared.release(result_queue.get(timeout=0.01)[1])
+            shared.release(receive(result_queue, 0.01)[1])
         except (queue.Empty, OSError, EOFError, ValueError):
             break
     for q in (*index_queues, result_queue):
@@ -283,6 +295,9 @@ class _MultiProcessIter(_BaseIter):
             raise RuntimeError("DataLoader: the persistent workers were shut down by an error; "
                                "make a new DataLoader")
         self._sampler_iter = iter(self._loader._index_sampler)
+        for info in self._task_info.values():  # batches that came early and were never used
+            if len(info) == 2:
+                shared.release(info[1])
         for q in self._index_queues:
             q.put(ResumeIteration())
         waiting = self._num_workers
@@ -313,7 +328,7 @@ class _MultiProcessIter(_BaseIter):
         start = time.monotonic()
         while True:
             try:
-                return self._result_queue.get(timeout=POLL_S)
+                return receive(self._result_queue, POLL_S)
             except queue.Empty:
                 for i, w in enumerate(self._workers):
                     if not w.is_alive():

@@ -70,6 +70,9 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
     """
 
     def __init__(self, *tensors: Tensor) -> None:
+        if any(t.ndim == 0 for t in tensors):
+            raise ShapeError("TensorDataset: a 0-d tensor has no first (sample) dimension; "
+                             "reshape it to (1,) or pass tensors of shape (N, ...)")
         if tensors and any(t.shape[:1] != tensors[0].shape[:1] for t in tensors):
             raise ShapeError("TensorDataset: size mismatch between tensors: first dimensions "
                              f"{[tuple(t.shape[:1]) for t in tensors]} must all agree")

@@ -5,6 +5,7 @@ traceback) back to the main process."""
 from __future__ import annotations
 
 import os
+import pickle
 import queue
 import random
 import sys
@@ -54,17 +55,31 @@ class ExceptionWrapper:
 
     def __init__(self, where: str) -> None:
         exc_type, exc, _ = sys.exc_info()
-        self.exc_type = exc_type
+        self.name = exc_type.__name__
+        try:  # a class defined inside a function cannot cross to the main process
+            pickle.dumps(exc_type)
+            self.exc_type = exc_type
+        except Exception:
+            self.exc_type = RuntimeError
         self.where = where
         self.msg = "".join(traceback.format_exception(exc_type, exc, exc.__traceback__))
 
     def reraise(self) -> None:
-        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.msg}"
+        msg = f"Caught {self.name} {self.where}.\nOriginal {self.msg}"
+        if self.exc_type is KeyError:  # KeyError shows repr(msg): keep the lines readable
+            msg = _ReprAsStr(msg)
         try:
             exc = self.exc_type(msg)
         except Exception:  # an exception class whose constructor wants other arguments
             exc = RuntimeError(msg)
         raise exc
+
+
+class _ReprAsStr(str):
+    """A message whose ``repr`` is itself (``KeyError`` prints its argument's ``repr``)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 class IterableEnd:
@@ -76,6 +91,27 @@ class IterableEnd:
 
 class ResumeIteration:
     """Sent to persistent workers at the start of a new epoch; echoed back when reached."""
+
+
+def send(result_queue: Any, idx: Any, data: Any, worker_id: int) -> None:
+    """Puts ``(idx, data)`` on the queue, pickled here: the queue's feeder thread would only
+    print a pickling error and drop the item, leaving the main process waiting forever."""
+    try:
+        payload = pickle.dumps((idx, data), pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        shared.release(data)
+        error = ExceptionWrapper(f"in DataLoader worker process {worker_id} while sending a "
+                                 f"batch to the main process (batches must be picklable: "
+                                 f"tensors, arrays, numbers, strings, and dicts, lists or "
+                                 f"tuples of them)")
+        payload = pickle.dumps((idx, error), pickle.HIGHEST_PROTOCOL)
+    result_queue.put(payload)
+
+
+def receive(result_queue: Any, timeout: float) -> tuple[Any, Any]:
+    """The next ``(idx, data)`` a worker sent with :func:`send` (``queue.Empty`` if none
+    comes within ``timeout`` seconds)."""
+    return pickle.loads(result_queue.get(timeout=timeout))
 
 
 def _seed_worker(seed: int, worker_id: int) -> None:
@@ -119,15 +155,15 @@ def worker_loop(dataset: Any, is_iterable: bool, index_queue: Any, result_queue:
                 fetcher = create_fetcher(is_iterable, dataset, auto_collation, collate_fn,
                                          drop_last)
             iterable_done = False
-            result_queue.put((task, None))
+            send(result_queue, task, None, worker_id)
             continue
         idx, index = task
         if init_error is not None:
-            result_queue.put((idx, init_error))
+            send(result_queue, idx, init_error, worker_id)
             init_error = None  # reported once; the main process shuts down on it
             continue
         if iterable_done:
-            result_queue.put((idx, IterableEnd(worker_id)))
+            send(result_queue, idx, IterableEnd(worker_id), worker_id)
             continue
         try:
             count += 1
@@ -137,5 +173,5 @@ def worker_loop(dataset: Any, is_iterable: bool, index_queue: Any, result_queue:
             data = IterableEnd(worker_id)
         except Exception:
             data = ExceptionWrapper(f"in DataLoader worker process {worker_id}")
-        result_queue.put((idx, data))
+        send(result_queue, idx, data, worker_id)
         del data

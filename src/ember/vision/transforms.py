@@ -48,8 +48,8 @@ class Compose:
 
 class ToTensor:
     """An ``(H, W, C)`` or ``(H, W)`` image (NumPy array, or anything ``np.asarray`` reads,
-    such as a PIL image) as a ``(C, H, W)`` tensor; uint8 values are scaled to [0, 1] in the
-    default float dtype, other dtypes are kept.
+    such as a PIL image) as a ``(C, H, W)`` tensor; uint8 values (and a PIL mode "1" image's
+    bits) are scaled to [0, 1] in the default float dtype, other dtypes are kept.
 
     Example:
         >>> ToTensor()(np.full((2, 3), 255, np.uint8))
@@ -61,16 +61,17 @@ class ToTensor:
         if isinstance(pic, Tensor) or not (isinstance(pic, np.ndarray)
                                            or hasattr(pic, "__array_interface__")):
             raise TypeError(f"ToTensor: pic should be PIL Image or ndarray. Got {type(pic)}")
+        from_pil = not isinstance(pic, np.ndarray)
         pic = np.asarray(pic)
         if pic.ndim not in (2, 3):
             raise ValueError(f"ToTensor: pic should be 2/3 dimensional. Got {pic.ndim} "
                              f"dimensions.")
         chw = (pic[None] if pic.ndim == 2 else pic.transpose(2, 0, 1))
+        dt = ember.get_default_dtype().np
         if pic.dtype == np.uint8:
-            dt = ember.get_default_dtype().np
             return ember.from_numpy(np.divide(chw, dt.type(255), dtype=dt))
-        if pic.dtype == bool:
-            chw = chw.astype(np.uint8)
+        if pic.dtype == bool and from_pil:  # a PIL mode "1" image: 0.0 and 1.0, as torchvision
+            return ember.from_numpy(chw.astype(dt))
         return ember.from_numpy(np.ascontiguousarray(chw))
 
     def __repr__(self) -> str:
@@ -90,11 +91,13 @@ class Normalize:
         self._cache: dict = {}
 
     def _stats(self, dtype: ember.DType) -> tuple[Tensor, Tensor]:
-        """``mean`` and ``std`` as ``(C, 1, 1)`` tensors of ``dtype``, made once per dtype."""
-        key = (dtype, id(self.mean), id(self.std))
+        """``mean`` and ``std`` as ``(C, 1, 1)`` tensors of ``dtype``, made again only when
+        the dtype or the values change (a list changed in place included)."""
+        mean, std = np.asarray(self.mean, np.float64), np.asarray(self.std, np.float64)
+        key = (dtype, mean.shape, std.shape, mean.tobytes(), std.tobytes())
         if key not in self._cache:
-            mean = ember.as_tensor(self.mean, dtype=dtype)
-            std = ember.as_tensor(self.std, dtype=dtype)
+            mean = ember.as_tensor(mean, dtype=dtype)
+            std = ember.as_tensor(std, dtype=dtype)
             if bool((std == 0).any()):
                 raise ValueError(f"Normalize: std evaluated to zero after conversion to "
                                  f"{dtype}, leading to division by zero.")
@@ -158,34 +161,58 @@ def _hw(img: Image) -> tuple[int, int]:
 
 def _padding4(padding: int | Sequence[int]) -> tuple[int, int, int, int]:
     """torchvision's padding forms as (left, top, right, bottom)."""
-    if isinstance(padding, numbers.Number):
-        p = int(padding)
-        return p, p, p, p
-    padding = [int(p) for p in padding]
-    if len(padding) == 1:
-        return (padding[0],) * 4
-    if len(padding) == 2:
-        return padding[0], padding[1], padding[0], padding[1]
-    if len(padding) == 4:
-        return tuple(padding)
-    raise ValueError(f"Pad: padding must be an int or a sequence of 1, 2 or 4 ints, got "
-                     f"{padding!r}")
+    p = [padding] if isinstance(padding, numbers.Integral) else padding
+    if not isinstance(p, Sequence) or not all(isinstance(x, numbers.Integral) for x in p):
+        raise TypeError(f"Pad: padding must be an int or a sequence of ints, got {padding!r}")
+    if len(p) not in (1, 2, 4):
+        raise ValueError(f"Pad: padding must be an int or a sequence of 1, 2 or 4 ints, got "
+                         f"{padding!r}")
+    p = [int(x) for x in p]
+    if len(p) == 1:
+        return p[0], p[0], p[0], p[0]
+    if len(p) == 2:
+        return p[0], p[1], p[0], p[1]
+    return p[0], p[1], p[2], p[3]
 
 
 _MODES = ("constant", "edge", "reflect", "symmetric")
 
 
-def pad(img: Image, padding: int | Sequence[int], fill: float = 0,
-        padding_mode: str = "constant") -> Image:
-    """Pads the last two image dimensions (H, W); torchvision's padding forms and modes."""
+def _check_mode(padding_mode: str) -> None:
     if padding_mode not in _MODES:
         raise ValueError(f"Pad: padding_mode should be one of {_MODES}, got {padding_mode!r}")
+
+
+def pad(img: Image, padding: int | Sequence[int], fill: float | Sequence[float] = 0,
+        padding_mode: str = "constant") -> Image:
+    """Pads the last two image dimensions (H, W); torchvision's padding forms and modes.
+
+    Negative padding crops, as torchvision's does. For an ``(H, W, C)`` array ``fill`` may be
+    one value per channel; for a tensor it is one number.
+    """
+    _check_mode(padding_mode)
     left, top, right, bottom = _padding4(padding)
+    if min(left, top, right, bottom) < 0:
+        h, w = _hw(img)
+        cut_top, cut_left = max(-top, 0), max(-left, 0)
+        img = crop(img, cut_top, cut_left, h - cut_top - max(-bottom, 0),
+                   w - cut_left - max(-right, 0))
+        left, top, right, bottom = (max(p, 0) for p in (left, top, right, bottom))
     if isinstance(img, np.ndarray):
-        widths = [(top, bottom), (left, right)] + [(0, 0)] * (img.ndim - 2)
-        if padding_mode == "constant":
-            return np.pad(img, widths, constant_values=fill)
-        return np.pad(img, widths, mode=padding_mode)
+        if padding_mode != "constant":
+            widths = [(top, bottom), (left, right)] + [(0, 0)] * (img.ndim - 2)
+            return np.pad(img, widths, mode=padding_mode)
+        h, w = img.shape[:2]
+        out = np.empty((top + h + bottom, left + w + right, *img.shape[2:]), img.dtype)
+        try:
+            out[...] = fill
+        except ValueError:
+            raise ValueError(f"Pad: fill {fill!r} does not match the image's channels (shape "
+                             f"{img.shape}): give one value, or one per channel") from None
+        out[top:top + h, left:left + w] = img
+        return out
+    if not isinstance(fill, numbers.Number):
+        raise TypeError(f"Pad: fill for a tensor image must be a number, got {fill!r}")
     if padding_mode == "constant":
         return ember.pad(img, (left, right, top, bottom), value=fill)
     # gather indices made by padding an index vector with NumPy's same-named mode
@@ -207,13 +234,18 @@ class Pad:
     ``Pad((l, t, r, b))``; ``padding_mode`` is constant (with ``fill``), edge, reflect or
     symmetric."""
 
-    def __init__(self, padding: int | Sequence[int], fill: float = 0,
+    def __init__(self, padding: int | Sequence[int], fill: float | Sequence[float] = 0,
                  padding_mode: str = "constant") -> None:
         _padding4(padding)
+        _check_mode(padding_mode)
         self.padding, self.fill, self.padding_mode = padding, fill, padding_mode
 
     def __call__(self, img: Image) -> Image:
         return pad(img, self.padding, self.fill, self.padding_mode)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(padding={self.padding}, fill={self.fill}, "
+                f"padding_mode={self.padding_mode})")
 
 
 class CenterCrop:
@@ -230,6 +262,9 @@ class CenterCrop:
                             (th - h + 1) // 2 if th > h else 0))
             h, w = _hw(img)
         return crop(img, int(round((h - th) / 2.0)), int(round((w - tw) / 2.0)), th, tw)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(size={self.size})"
 
 
 class RandomCrop:

@@ -70,7 +70,7 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
 def write_idx(path: str | os.PathLike, array: np.ndarray) -> None:
     """Writes ``array`` as an IDX file, gzip-compressed when ``path`` ends in ``.gz``."""
     array = np.asarray(array)
-    code = _CODES.get(array.dtype)
+    code = _CODES.get(array.dtype.newbyteorder("="))
     if code is None:
         raise IDXError(f"write_idx: IDX cannot store dtype {array.dtype}")
     header = bytes([0, 0, code, array.ndim]) + np.asarray(array.shape, ">u4").tobytes()

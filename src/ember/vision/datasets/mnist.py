@@ -112,7 +112,7 @@ class MNIST(Dataset):
             download_url([m + name for m in self.mirrors], self.raw_folder / name, md5)
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
-        img = self.data.numpy()[index]
+        img = self.data.numpy()[index].copy()  # a transform may change it in place
         target = int(self.targets.numpy()[index])
         if self.transform is not None:
             img = self.transform(img)
