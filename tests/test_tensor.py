@@ -102,10 +102,20 @@ def test_iteration_and_reflected_operators():
     np.testing.assert_allclose((1 - x).numpy(), [0.0, -1.0])
     np.testing.assert_allclose((2 / x).numpy(), [2.0, 1.0])
     np.testing.assert_allclose((-x).numpy(), [-1.0, -2.0])
-    with pytest.raises(TypeError, match="pickled"):
-        import pickle
 
-        pickle.dumps(x)
+
+def test_pickling_copies_data_and_parameters_like_torch():
+    import pickle
+
+    view = ember.arange(6.0).reshape(2, 3)[:, 1]
+    back = pickle.loads(pickle.dumps(view))
+    assert back.tolist() == [1.0, 4.0] and back.is_contiguous()
+    w = ember.nn.Parameter(ember.ones(2, dtype=ember.bfloat16))
+    w2 = pickle.loads(pickle.dumps(w))
+    assert type(w2) is ember.nn.Parameter and w2.requires_grad and w2.dtype is ember.bfloat16
+    for lib in (torch, ember):
+        copied = pickle.loads(pickle.dumps(lib.ones(2, requires_grad=True) * 2))
+        assert copied.tolist() == [2.0, 2.0] and copied.requires_grad and copied.is_leaf
 
 
 def test_deepcopy_copies_leaves_like_torch():

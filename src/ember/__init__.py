@@ -62,7 +62,7 @@ from ember.tensor import Tensor
 from ember import data, linalg, nn, optim, utils, vision  # layer 3
 from ember import func, jit  # layer 4: transforms
 from ember import amp, distributed, memory, profiler  # layer 5: systems
-from ember.amp import autocast
+from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from ember.io import load, save
 # isort: on
 

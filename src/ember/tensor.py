@@ -326,7 +326,11 @@ class Tensor:
         return tensor_repr(self)
 
     def __reduce__(self) -> Any:
-        raise TypeError("Ember tensors are not pickled; save them with ember.save (safetensors)")
+        """Pickling (multiprocessing, ``copy.copy``) carries a copy of the data, the device and
+        ``requires_grad``, as PyTorch's does (the copy is a leaf: history stays behind). Files
+        are better written with ``ember.save``, which stores no code."""
+        array = np.array(self._host("pickling", keep=False))
+        return _unpickled, (array, str(self._device), self.requires_grad)
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         """``copy.deepcopy``: a leaf tensor with its own copy of the data, the same
@@ -368,6 +372,13 @@ class RemovableHandle:
 
     def __exit__(self, *exc: object) -> None:
         self.remove()
+
+
+def _unpickled(array: np.ndarray, device: str, requires_grad: bool) -> Tensor:
+    from ember.backend import device as to_device
+
+    dev = to_device(device)
+    return _wrap(dev.xp.asarray(array), dev, requires_grad)
 
 
 def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = None,

@@ -147,3 +147,10 @@ def test_short_gpt_training_bf16_tracks_float32():
     bf16, _ = _train(True)
     assert f32 < 0.8 * start
     assert abs(bf16 - f32) / f32 < 0.03
+
+
+def test_autocast_queries_are_at_the_top_level_like_torch():
+    assert ember.is_autocast_enabled("cpu") is torch.is_autocast_enabled("cpu") is False
+    with ember.autocast("cpu"):
+        assert ember.is_autocast_enabled("cpu")
+        assert ember.get_autocast_dtype("cpu") is ember.bfloat16

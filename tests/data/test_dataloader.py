@@ -152,6 +152,13 @@ def test_workers_give_the_same_batches(num_workers):
     assert no_leftover_segments()
 
 
+def test_spawned_workers_receive_a_dataset_of_tensors():
+    # (spawn, the default start method on macOS and Windows, pickles the dataset)
+    ds = D.TensorDataset(ember.tensor(X), ember.tensor(Y))
+    loader = D.DataLoader(ds, batch_size=8, num_workers=1, multiprocessing_context="spawn")
+    assert_batches_equal(as_numpy(loader), as_numpy(D.DataLoader(ds, batch_size=8)))
+
+
 class Crashes(D.Dataset):
     def __init__(self, how):
         self.how = how

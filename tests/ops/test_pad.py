@@ -53,3 +53,11 @@ def test_negative_output_size_is_an_error(mode):
         F.pad(torch.arange(5.0).reshape(1, 5), (-3, -3), mode=mode)
     with pytest.raises(ShapeError, match="plus padding -3 and -3, gives a negative output size"):
         ember.pad(ember.arange(5.0).reshape(1, 5), (-3, -3), mode=mode)
+
+
+def test_a_constant_pad_value_that_is_not_a_number_is_a_clear_error():
+    with pytest.raises(TypeError):
+        torch.nn.functional.pad(torch.zeros(1, 1, 1), (1, 1, 1, 1), value=(1, 2))
+    with pytest.raises(TypeError, match="pad: value must be a number, got tuple"):
+        ember.pad(ember.zeros(1, 1, 1), (1, 1, 1, 1), value=(1, 2))
+

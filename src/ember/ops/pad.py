@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ember.errors import ShapeError
 from ember.ops.creation import full
 from ember.ops.indexing import FULL, Index, IndexPut, Slice
@@ -50,6 +52,9 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     for d, before, after in pairs:
         _check_crop(input.shape, d, before, after, mode)
     if mode == "constant":
+        if value is not None and not isinstance(value, (int, float, np.number)):
+            raise TypeError(f"pad: value must be a number, got {type(value).__name__} "
+                            f"{value!r}")
         return _constant(input, pairs, 0 if value is None else value)
     if mode not in _MODES:
         raise ValueError(f"pad: unknown padding mode {mode!r}; expected one of {_MODES}")
