@@ -53,6 +53,9 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+    def __reduce__(self) -> Any:
+        return Parameter, (self.detach(), self.requires_grad)
+
     def __deepcopy__(self, memo: dict) -> Parameter:
         if id(self) in memo:
             return memo[id(self)]
