@@ -1,6 +1,8 @@
 """ember.autocast against torch.autocast("cpu", bfloat16): output dtypes by op, values,
 gradients, nesting, the decorator form, and that it leaves no trace when off."""
 
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -154,3 +156,22 @@ def test_autocast_queries_are_at_the_top_level_like_torch():
     with ember.autocast("cpu"):
         assert ember.is_autocast_enabled("cpu")
         assert ember.get_autocast_dtype("cpu") is ember.bfloat16
+
+
+def test_autocast_in_one_thread_leaves_another_threads_ops_alone_like_torch():
+    started, done, seen = threading.Event(), threading.Event(), []
+
+    def other(lib):
+        started.wait(10)
+        seen.append(str((lib.ones(2, 2) @ lib.ones(2, 2)).dtype).split(".")[-1])
+        done.set()
+
+    for lib in (torch, ember):
+        started.clear(), done.clear()
+        thread = threading.Thread(target=other, args=(lib,))
+        thread.start()
+        with lib.autocast("cpu"):
+            started.set()
+            done.wait(10)
+        thread.join()
+    assert seen == ["float32", "float32"]

@@ -7,6 +7,7 @@ dtype from input specs, with a clear error), ``vjp`` and ``jvp`` written in Embe
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -120,13 +121,12 @@ def primitive(cls: type[Primitive]) -> Primitive:
     return instance
 
 
-class _Dispatch:
-    """Who runs ops: ``handler`` is None for plain eager execution (the fast path), or the
-    innermost active interposer (a trace, the profiler, anomaly mode). ``casting`` is True
-    while a handler that casts operands (autocast) is active: op wrappers then leave operands
-    of different dtypes to it instead of refusing them."""
-
-    __slots__ = ("handler", "stack", "casting", "observers")
+class _Dispatch(threading.local):
+    """Who runs this thread's ops: ``handler`` is None for plain eager execution (the fast
+    path), or the innermost active interposer (a trace, the profiler, anomaly mode).
+    ``casting`` is True while a handler that casts operands (autocast) is active: op wrappers
+    then leave operands of different dtypes to it instead of refusing them. Per thread, as
+    PyTorch's dispatch state is: a trace in one thread never sees another thread's ops."""
 
     def __init__(self) -> None:
         self.handler: Callable | None = None
@@ -140,6 +140,8 @@ class _Dispatch:
 
 
 DISPATCH = _Dispatch()
+_active_handlers = 0  # in all threads: the value-read hook is on while there is one (it asks
+_active_lock = threading.Lock()  # only the reading thread's handlers)
 
 
 def push_handler(handler: Callable[[Primitive, tuple, dict], Any], observer: bool = False
@@ -154,7 +156,10 @@ def push_handler(handler: Callable[[Primitive, tuple, dict], Any], observer: boo
         DISPATCH.observers.append(handler)
     DISPATCH.stack.append(handler)
     DISPATCH.handler = handler
-    set_value_read_hook(_tell_value_read)
+    global _active_handlers
+    with _active_lock:
+        _active_handlers += 1
+        set_value_read_hook(_tell_value_read)
 
 
 def pop_handler(handler: Callable) -> None:
@@ -163,8 +168,11 @@ def pop_handler(handler: Callable) -> None:
     if handler in DISPATCH.observers:
         DISPATCH.observers.remove(handler)
     DISPATCH.handler = DISPATCH.stack[-1] if DISPATCH.stack else None
-    if not DISPATCH.stack:
-        set_value_read_hook(None)
+    global _active_handlers
+    with _active_lock:
+        _active_handlers -= 1
+        if not _active_handlers:
+            set_value_read_hook(None)
 
 
 def _tell_value_read(t: Tensor, what: str) -> None:
