@@ -11,8 +11,8 @@ import ember.nn as nn
 import ember.nn.functional as F
 
 MODULES = ["parameter", "module", "state_dict", "containers", "linear", "flatten",
-           "activation", "conv", "pooling", "normalization", "dropout", "sparse", "upsampling",
-           "loss", "init", "attention", "transformer", "rnn", "utils.clip_grad",
+           "activation", "conv", "pooling", "normalization", "padding", "dropout", "sparse",
+           "upsampling", "loss", "init", "attention", "transformer", "rnn", "utils.clip_grad",
            "utils.convert_parameters"]
 
 

@@ -40,6 +40,13 @@ LAYERS = [
     ("LayerNorm", (6,), {}, [(3, 6)]),
     ("LayerNorm", ((2, 3),), {"elementwise_affine": False}, [(4, 2, 3)]),
     ("GroupNorm", (2, 4), {}, [(3, 4, 5)]),
+    ("InstanceNorm2d", (3,), {"track_running_stats": True, "momentum": None},
+     [(2, 3, 4, 5)]),
+    ("InstanceNorm3d", (3,), {"affine": True}, [(2, 3, 3, 4, 5)]),
+    ("ZeroPad2d", (1,), {}, [(3, 5, 6)]), ("ConstantPad1d", (2, 1.5), {}, [(2, 3, 5)]),
+    ("ReflectionPad2d", ((1, 2, 0, 3),), {}, [(2, 3, 5, 6)]),
+    ("ReplicationPad3d", (1,), {}, [(1, 2, 3, 4, 5)]),
+    ("CircularPad1d", ((2, 1),), {}, [(2, 3, 5)]),
     ("Dropout", (0.3,), {}, [(4, 5)]),
     ("Upsample", (), {"scale_factor": 2}, [(1, 2, 3, 3)]),
     ("Upsample", (), {"size": (5, 7), "mode": "bilinear", "align_corners": False},
@@ -101,6 +108,8 @@ def test_conv_transpose_output_size():
     np.testing.assert_allclose(out_e.detach().numpy(), out_t.detach().numpy(), rtol=1e-10)
     with pytest.raises(ValueError, match="output size"):
         e(ember.tensor(x), output_size=(12, 12))
+    with pytest.raises(ValueError, match="output_size must have 2 or 4 elements"):
+        e(ember.tensor(x), output_size=(8,))
 
 
 def test_dropout_statistics_and_eval():
@@ -122,6 +131,16 @@ def test_batchnorm_errors_and_counter():
     assert bn.num_batches_tracked.item() == 3 and bn.num_batches_tracked.dtype == ember.int64
     bn.eval()(ember.randn(2, 3, 2, 2))
     assert bn.num_batches_tracked.item() == 3
+
+
+def test_batchnorm_loads_checkpoints_without_the_counter():
+    # as PyTorch does for checkpoints older than 0.4.1: the current count is kept
+    t, e = torch.nn.BatchNorm1d(3), nn.Sequential(nn.BatchNorm1d(3))
+    e[0](ember.randn(4, 3))
+    old = {"0." + k: v.numpy() + 1 for k, v in t.state_dict().items()
+           if k != "num_batches_tracked"}
+    assert repr(e.load_state_dict(old)) == "<All keys matched successfully>"
+    assert e[0].num_batches_tracked.item() == 1 and e[0].running_var.tolist() == [2.0] * 3
 
 
 @pytest.mark.parametrize("name,args", [("Linear", (300, 200)), ("Conv2d", (16, 32, 3)),

@@ -287,3 +287,121 @@ def test_missing_forward_and_get_submodule():
     assert m.get_submodule("block.0") is m.block[0]
     assert m.get_parameter("block.0.weight") is m.block[0].weight
     assert m.get_buffer("steps") is m.steps
+
+
+@pytest.mark.parametrize("extra", [{"bias": [0.0, 0.0]}, {"weight.foo": [1.0]},
+                                   {"act": [1.0]}])
+def test_load_state_dict_reports_keys_torch_calls_unexpected(extra):
+    # a key for a None parameter, a dotted key under a parameter, a plain key naming a child
+    def build(lib):
+        m = lib.Sequential(lib.Linear(3, 2, bias=False))
+        m[0].act = lib.ReLU()
+        return m[0]
+    e, t = build(nn), build(torch.nn)
+    sd = {"weight": np.zeros((2, 3), np.float32), **{k: np.array(v, np.float32)
+                                                     for k, v in extra.items()}}
+    expected = t.load_state_dict({k: torch.tensor(v) for k, v in sd.items()}, strict=False)
+    assert e.load_state_dict(sd, strict=False) == expected
+    with pytest.raises(RuntimeError, match="Unexpected key"):
+        e.load_state_dict(sd)
+
+
+def test_load_state_dict_rejects_non_tensor_values_clearly():
+    with pytest.raises(RuntimeError, match='parameter named "weight".*str'):
+        nn.Linear(2, 1).load_state_dict({"weight": "oops", "bias": np.zeros(1)})
+
+
+def test_to_refuses_integer_dtypes_and_takes_a_tensor():
+    m = nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="floating point"):
+        m.to(ember.int32)
+    assert m.weight.dtype == ember.float32
+    m.register_buffer("count", ember.tensor(3))
+    m.to(ember.zeros(1, dtype=ember.float64), non_blocking=True)
+    assert m.weight.dtype == ember.float64 and m.count.dtype == ember.int64
+    assert m.to(device="cpu", dtype="float16").weight.dtype == ember.float16
+    assert m.float().weight.dtype == ember.float32
+
+
+def test_zero_grad_without_set_to_none_zeroes_in_place():
+    for lib, tlib in ((nn, ember), (torch.nn, torch)):
+        m = lib.Linear(2, 2)
+        m(tlib.ones(1, 2)).sum().backward()
+        grad = m.weight.grad
+        m.zero_grad(set_to_none=False)
+        assert m.weight.grad is grad and float(grad.abs().sum()) == 0
+
+
+def _kinds(container):
+    return [type(m).__name__ for m in container]
+
+
+def test_insert_with_negative_index_matches_torch():
+    for lib in (nn, torch.nn):
+        s = lib.Sequential(lib.ReLU(), lib.Tanh())
+        s.insert(-1, lib.GELU())
+        s.insert(-3, lib.SiLU())
+        assert _kinds(s) == ["SiLU", "ReLU", "GELU", "Tanh"]
+        assert list(s._modules) == ["0", "1", "2", "3"]
+    ml = nn.ModuleList([nn.ReLU(), nn.Tanh()])
+    ml.insert(-1, nn.GELU())  # as list.insert (torch's raises KeyError here)
+    assert _kinds(ml) == ["ReLU", "GELU", "Tanh"]
+
+
+def test_containers_reject_what_they_cannot_hold():
+    ml = nn.ModuleList([nn.ReLU()])
+    for bad in (lambda: ml.append(3), lambda: ml.extend([nn.Tanh(), 3]),
+                lambda: ml.insert(0, "x")):
+        with pytest.raises(TypeError, match="not a Module subclass"):
+            bad()
+    assert _kinds(ml) == ["ReLU", "Tanh"]
+    with pytest.raises(TypeError, match="not a Module subclass"):
+        nn.ModuleList([3])
+    pl = nn.ParameterList([ember.zeros(1)])
+    with pytest.raises(TypeError, match="parameter '1'"):
+        pl.append(3)
+    assert len(pl) == 1
+
+
+def test_dict_containers_update_from_each_other():
+    md = nn.ModuleDict({"x": nn.ReLU()})
+    md.update(nn.ModuleDict({"y": nn.Tanh()}))
+    assert list(md) == ["x", "y"] and list(nn.ModuleDict(md)) == ["x", "y"]
+    pd = nn.ParameterDict(nn.ParameterDict({"a": ember.zeros(1)}))
+    pd.update(nn.ParameterDict({"b": ember.ones(1)}))
+    assert list(pd) == ["a", "b"]
+    assert pd.get("b") is pd["b"] and pd.get("c", 5) == 5
+
+
+def test_multiline_extra_repr_matches_torch_layout():
+    class Two(nn.Module):
+        def extra_repr(self):
+            return "a=1\nb=2"
+    assert repr(Two()) == "Two(\n  a=1\n  b=2\n)"
+
+
+def test_state_dict_post_hook_edits_in_place_as_in_torch():
+    def rename(mod, sd, prefix, meta):
+        sd[prefix + "w"] = sd.pop(prefix + "weight")
+
+    for lib in (nn, torch.nn):
+        m = lib.Sequential(lib.Linear(2, 1))
+        handle = m[0].register_state_dict_post_hook(rename)
+        assert list(m.state_dict()) == ["0.bias", "0.w"]
+        handle.remove()
+        assert list(m.state_dict()) == ["0.weight", "0.bias"]
+        m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: sd)
+        with pytest.raises(RuntimeError, match="must return None"):
+            m.state_dict()
+
+
+def test_set_submodule_matches_torch():
+    for lib in (nn, torch.nn):
+        m = lib.Sequential(lib.Sequential(lib.Linear(2, 2), lib.ReLU()))
+        m.set_submodule("0.1", lib.Tanh())
+        m.set_submodule("0.extra", lib.Identity())
+        assert _kinds(m[0]) == ["Linear", "Tanh", "Identity"]
+        with pytest.raises(AttributeError, match="has no attribute `new`"):
+            m.set_submodule("0.new", lib.Identity(), strict=True)
+        with pytest.raises(AttributeError, match="`weight` is not an nn.Module"):
+            m.set_submodule("0.0.weight", lib.Identity())

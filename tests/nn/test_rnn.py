@@ -66,3 +66,35 @@ def test_errors():
         nn.GRU(3, 4)(ember.randn(5, 2, 7))
     with pytest.raises(ValueError, match="expected hx of shape"):
         nn.RNN(3, 4)(ember.randn(5, 2, 3), ember.zeros(2, 2, 4))
+
+
+def test_flatten_parameters_all_weights_and_lstm_state_type():
+    t = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True, bias=False)
+    e = nn.LSTM(3, 4, num_layers=2, bidirectional=True, bias=False)
+    e.flatten_parameters()
+    assert [[tuple(p.shape) for p in ws] for ws in e.all_weights] == \
+        [[tuple(p.shape) for p in ws] for ws in t.all_weights]
+    assert e.all_weights[1][0] is e.weight_ih_l0_reverse
+    with pytest.raises(TypeError, match=r"tuple \(h_0, c_0\)"):
+        e(ember.randn(5, 2, 3), ember.zeros(4, 2, 4))
+
+
+@pytest.mark.parametrize("name,kwargs", [("RNNCell", {"nonlinearity": "relu"}),
+                                         ("LSTMCell", {}), ("GRUCell", {"bias": False})])
+def test_cells_match_torch(name, kwargs):
+    t, e = pair(getattr(torch.nn, name), getattr(nn, name), 3, 4, **kwargs)
+    assert repr(e) == repr(t)
+    compare(t, e, (2, 3), rtol=1e-6)
+    compare(t, e, (3,), rtol=1e-6)  # unbatched
+    rng = np.random.default_rng(0)
+    x, h, c = rng.standard_normal((2, 3)), rng.standard_normal((2, 4)), rng.standard_normal((2, 4))
+    state = (h, c) if name == "LSTMCell" else h
+
+    def step(module, tensor):
+        out = module(tensor(x), tuple(map(tensor, state)) if name == "LSTMCell" else
+                     tensor(state))
+        return [o.detach().numpy() for o in (out if isinstance(out, tuple) else (out,))]
+    for a, b in zip(step(e, ember.tensor), step(t, torch.tensor), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    with pytest.raises(ValueError, match="expected hx of shape"):
+        e(ember.zeros(2, 3), (ember.zeros(3, 4),) * 2 if name == "LSTMCell" else ember.zeros(3, 4))

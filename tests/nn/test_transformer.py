@@ -95,3 +95,42 @@ def test_encoder_stack_state_dict_and_output():
     assert list(e.state_dict()) == list(t.state_dict())
     e.load_state_dict({k: v.numpy() for k, v in t.state_dict().items()})
     compare(t, e, (2, 5, 8), train=False, rtol=1e-6)
+
+
+def test_multihead_attention_input_errors_name_the_problem():
+    import ember
+
+    m = nn.MultiheadAttention(8, 2)
+    x = ember.randn(4, 3, 8)
+    with pytest.raises(ValueError, match=r"attn_mask should have shape \(4, 4\) or \(6, 4, 4\)"):
+        m(x, x, x, attn_mask=ember.zeros(2, 4, 4))
+    with pytest.raises(ValueError, match=r"key \(4, 3, 8\) and value \(5, 3, 8\)"):
+        m(x, x, ember.randn(5, 3, 8))
+    with pytest.raises(ValueError, match="the same batch size"):
+        m(x, ember.randn(5, 2, 8), ember.randn(5, 2, 8))
+    with pytest.raises(ValueError, match="all 2-D"):
+        m(x, ember.randn(5, 8), ember.randn(5, 8))
+    for name in ("attn_mask", "key_padding_mask"):  # a 0/1 integer mask is not added silently
+        mask = ember.zeros(4, 4) if name == "attn_mask" else ember.zeros(3, 4)
+        with pytest.raises(TypeError, match=f"{name} must be bool"):
+            m(x, x, x, **{name: mask.to(ember.int64)})
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_transformer_model_matches_torch(batch_first):
+    import ember
+
+    t, e = pair(torch.nn.Transformer, nn.Transformer, 8, 2, 2, 1, 16, 0.0,
+                batch_first=batch_first)
+    src, tgt = ((3, 5, 8), (3, 4, 8)) if batch_first else ((5, 3, 8), (4, 3, 8))
+    compare(t, e, src, tgt, rtol=1e-6)
+    mask_e = nn.Transformer.generate_square_subsequent_mask(4, dtype=ember.float64)
+    mask_t = torch.nn.Transformer.generate_square_subsequent_mask(4, dtype=torch.float64)
+    np.testing.assert_array_equal(mask_e.numpy(), mask_t.numpy())
+    rng = np.random.default_rng(0)
+    s, g = rng.standard_normal(src), rng.standard_normal(tgt)
+    out_e = e(ember.tensor(s), ember.tensor(g), tgt_mask=mask_e)
+    out_t = t(torch.tensor(s), torch.tensor(g), tgt_mask=mask_t)
+    np.testing.assert_allclose(out_e.detach().numpy(), out_t.detach().numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="d_model=8"):
+        e(ember.tensor(s), ember.zeros(*tgt[:-1], 6))

@@ -24,10 +24,12 @@ from ember.nn.loss import __all__ as _loss
 from ember.nn.module import Module
 from ember.nn.normalization import *  # noqa: F403
 from ember.nn.normalization import __all__ as _normalization
+from ember.nn.padding import *  # noqa: F403
+from ember.nn.padding import __all__ as _padding
 from ember.nn.parameter import Buffer, Parameter
 from ember.nn.pooling import *  # noqa: F403
 from ember.nn.pooling import __all__ as _pooling
-from ember.nn.rnn import GRU, LSTM, RNN, RNNBase
+from ember.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from ember.nn.sparse import Embedding
 from ember.nn.transformer import *  # noqa: F403
 from ember.nn.transformer import __all__ as _transformer
@@ -37,5 +39,6 @@ from ember.nn.upsampling import __all__ as _upsampling
 __all__ = ["functional", "init", "utils", "Parameter", "Buffer", "Module", "Sequential",
            "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "Flatten", "Unflatten", "Embedding", *_activation, *_conv, *_dropout,
-           *_loss, *_normalization, *_pooling, *_upsampling, "MultiheadAttention",
-           *_transformer, "RNNBase", "RNN", "LSTM", "GRU"]
+           *_loss, *_normalization, *_padding, *_pooling, *_upsampling, "MultiheadAttention",
+           *_transformer, "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
+           "LSTMCell", "GRUCell"]

@@ -17,12 +17,16 @@ from ember.tensor import Tensor
 __all__ = ["MultiheadAttention"]
 
 
-def _additive(mask: Tensor | None, dtype: Any) -> Tensor | None:
+def _additive(mask: Tensor | None, dtype: Any, name: str) -> Tensor | None:
     """A boolean mask (True = not allowed) as ``-inf``/0; a float mask as it is."""
     if mask is None:
         return None
     if mask.dtype == ember.bool:
         return ember.zeros(tuple(mask.shape), dtype=dtype).masked_fill(mask, float("-inf"))
+    if not mask.dtype.is_floating_point:
+        raise TypeError(f"MultiheadAttention: {name} must be bool (True = not allowed) or "
+                        f"floating (added to the scores), got {mask.dtype}. Hint: convert a "
+                        f"0/1 mask with mask.bool()")
     return mask.to(dtype)
 
 
@@ -105,6 +109,7 @@ class MultiheadAttention(Module):
                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
                 attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        self._check_shapes(query, key, value)
         unbatched = query.ndim == 2
         if unbatched:
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
@@ -139,20 +144,34 @@ class MultiheadAttention(Module):
             weights = weights.mean(dim=1)
         return out, (weights.squeeze(0) if unbatched else weights)
 
+    def _check_shapes(self, query: Tensor, key: Tensor, value: Tensor) -> None:
+        shapes = f"query {tuple(query.shape)}, key {tuple(key.shape)} and value " \
+                 f"{tuple(value.shape)}"
+        if query.ndim not in (2, 3) or not query.ndim == key.ndim == value.ndim:
+            raise ValueError("MultiheadAttention: query, key and value must be all 2-D "
+                             f"(unbatched) or all 3-D, got {shapes}")
+        batch = 0 if self.batch_first else 1
+        if tuple(key.shape[:-1]) != tuple(value.shape[:-1]) or (
+                query.ndim == 3 and query.shape[batch] != key.shape[batch]):
+            raise ValueError("MultiheadAttention: key and value must have the same sequence "
+                             f"length, and all three the same batch size, got {shapes} "
+                             f"(batch_first={self.batch_first})")
+
     def _mask(self, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
               is_causal: bool, n: int, tgt_len: int, src_len: int, dtype: Any
               ) -> Tensor | None:
         if is_causal and attn_mask is None:
             attn_mask = ember.ones(tgt_len, src_len, dtype=ember.bool).triu(1)
-        mask = _additive(attn_mask, dtype)
+        mask = _additive(attn_mask, dtype, "attn_mask")
         if mask is not None:
-            if mask.ndim == 3:  # (N·H, L, S)
+            shape3d = (n * self.num_heads, tgt_len, src_len)
+            if tuple(mask.shape) == shape3d:
                 mask = mask.reshape(n, self.num_heads, tgt_len, src_len)
-            elif mask.shape != (tgt_len, src_len):
+            elif tuple(mask.shape) != (tgt_len, src_len):
                 raise ValueError(f"MultiheadAttention: attn_mask should have shape "
-                                 f"{(tgt_len, src_len)} or {(n * self.num_heads, tgt_len, src_len)}"
-                                 f", got {tuple(mask.shape)}")
-        padding = _additive(key_padding_mask, dtype)
+                                 f"{(tgt_len, src_len)} or {shape3d} (batch·heads, target "
+                                 f"length, source length), got {tuple(mask.shape)}")
+        padding = _additive(key_padding_mask, dtype, "key_padding_mask")
         if padding is not None:
             if padding.shape != (n, src_len):
                 raise ValueError(f"MultiheadAttention: key_padding_mask should have shape "

@@ -48,23 +48,32 @@ class _Indexed(Module):
         keys = list(items)[idx] if isinstance(idx, slice) else [self._index(idx)]
         for key in keys:
             del items[key]
-        values = list(items.values())
+        self._renumber(list(items.values()))
+
+    def _renumber(self, values: list) -> None:
+        """Stores ``values`` under the keys "0", "1", … (PyTorch's, after a deletion or an
+        insertion)."""
+        items = self._items()
         items.clear()
-        for i, v in enumerate(values):  # keep keys "0", "1", … as PyTorch does
-            items[str(i)] = v
+        items.update((str(i), v) for i, v in enumerate(values))
+
+    def _register(self, name: str, value: Any) -> None:
+        """Registers one element (raising on a wrong type, where ``setattr`` would quietly
+        keep it as a plain attribute)."""
+        self.add_module(name, value)
 
     def _set(self, idx: int, value: Any) -> None:
-        setattr(self, self._index(idx), value)
+        self._register(self._index(idx), value)
 
     def _append(self, value: Any) -> None:
-        setattr(self, str(len(self)), value)
+        self._register(str(len(self)), value)
 
     def _insert(self, index: int, value: Any) -> None:
+        """Inserts before ``index``, negative counting from the end, as ``list.insert``."""
+        self._append(value)
         values = list(self._items().values())
-        values.insert(index, value)
-        self._items().clear()
-        for i, v in enumerate(values):
-            setattr(self, str(i), v)
+        values.insert(index, values.pop())
+        self._renumber(values)
 
     def __dir__(self) -> list[str]:
         return [k for k in super().__dir__() if not k.isdigit()]
@@ -108,7 +117,7 @@ class Sequential(_Indexed):
         n = len(self)
         if not -n <= index <= n:
             raise IndexError(f"Index out of range: {index}")
-        self._insert(index % (n + 1) if index < 0 else index, module)
+        self._insert(index, module)
         return self
 
     def extend(self, sequential: Iterable[Module]) -> Sequential:
@@ -228,9 +237,9 @@ class ModuleDict(Module):
     def values(self) -> Iterable[Module]:
         return self._modules.values()
 
-    def update(self, modules: Mapping[str, Module] | Iterable) -> None:
-        pairs = modules.items() if isinstance(modules, Mapping) else modules
-        for key, module in pairs:
+    def update(self, modules: Mapping[str, Module] | ModuleDict | Iterable) -> None:
+        """Adds the ``(key, module)`` pairs of a mapping, a ``ModuleDict`` or an iterable."""
+        for key, module in _pairs(modules):
             self[key] = module
 
 
@@ -250,11 +259,14 @@ class ParameterList(_Indexed):
         if values is not None:
             self.extend(values)
 
+    def _register(self, name: str, value: Any) -> None:
+        self.register_parameter(name, _as_parameter(value))
+
     def __setitem__(self, idx: int, param: Any) -> None:
-        self._set(idx, _as_parameter(param))
+        self._set(idx, param)
 
     def append(self, value: Any) -> ParameterList:
-        self._append(_as_parameter(value))
+        self._append(value)
         return self
 
     def extend(self, values: Iterable[Any]) -> ParameterList:
@@ -277,6 +289,10 @@ class ParameterDict(Module):
 
     def __getitem__(self, key: str) -> Parameter:
         return self._parameters[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The parameter under ``key``, or ``default``."""
+        return self._parameters.get(key, default)
 
     def __setitem__(self, key: str, value: Any) -> None:
         self.register_parameter(key, _as_parameter(value))
@@ -308,14 +324,20 @@ class ParameterDict(Module):
     def clear(self) -> None:
         self._parameters.clear()
 
-    def update(self, parameters: Mapping[str, Any] | Iterable) -> None:
-        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
-        for key, value in pairs:
+    def update(self, parameters: Mapping[str, Any] | ParameterDict | Iterable) -> None:
+        """Adds the ``(key, tensor)`` pairs of a mapping, a ``ParameterDict`` or an iterable."""
+        for key, value in _pairs(parameters):
             self[key] = value
 
     def extra_repr(self) -> str:
         return "\n".join(f"({k}): Parameter containing: [{p.dtype.name} of size "
                          f"{'x'.join(map(str, p.shape))}]" for k, p in self.items())
+
+
+def _pairs(items: Any) -> Iterable:
+    """The ``(key, value)`` pairs of a mapping or a dict-like container, or ``items`` itself
+    (an iterable of pairs)."""
+    return items.items() if isinstance(items, (Mapping, ModuleDict, ParameterDict)) else items
 
 
 def _as_parameter(value: Any) -> Any:

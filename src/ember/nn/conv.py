@@ -162,6 +162,9 @@ class _ConvTranspose(_ConvNd):
 
     def _output_padding(self, input: Tensor, output_size: tuple) -> tuple:
         n = self._n
+        if len(output_size) not in (n, input.ndim):
+            raise ValueError(f"{type(self).__name__}: for a {input.ndim}-D input, output_size "
+                             f"must have {n} or {input.ndim} elements (got {output_size})")
         output_size = output_size[-n:]
         spatial = input.shape[-n:]
         pads = []

@@ -185,6 +185,22 @@ class Module(StateDictMixin):
         """
         return _add_hook(self._backward_hooks, _Hook(hook), prepend)
 
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Calls ``hook(module, state_dict, prefix, local_metadata)`` once :meth:`state_dict`
+        has added this module's entries (under ``prefix``); the hook may edit ``state_dict``
+        in place and must return ``None``.
+
+        Example:
+            >>> def drop_bias(mod, sd, prefix, meta):
+            ...     del sd[prefix + "bias"]
+            >>> fc = nn.Linear(2, 3)
+            >>> h = fc.register_state_dict_post_hook(drop_bias)
+            >>> list(fc.state_dict())
+            ['weight']
+            >>> h.remove()
+        """
+        return _add_hook(self._state_dict_hooks, _Hook(hook), False)
+
     # -- registration ------------------------------------------------------------------------
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Adds a parameter (or ``None``, a placeholder) under ``name``."""
@@ -373,6 +389,22 @@ class Module(StateDictMixin):
             module = module._modules[part]
         return module
 
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Puts ``module`` at a dotted path, replacing what is there:
+        ``model.set_submodule("encoder.0", nn.Identity())`` (with ``strict``, if it exists)."""
+        if not target:
+            raise ValueError("set_submodule: the target name is empty")
+        if not isinstance(module, Module):
+            raise ValueError(f"set_submodule: `module` is not an nn.Module, found "
+                             f"{type(module).__name__}")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     def get_parameter(self, target: str) -> Parameter:
         mod, _, name = target.rpartition(".")
         module = self.get_submodule(mod)
@@ -428,12 +460,17 @@ class Module(StateDictMixin):
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Resets every parameter's gradient: to ``None`` (default) or to zeros."""
-        from ember.ops.creation import zeros_like
-
+        """Resets every parameter's gradient: to ``None`` (default) or, in place, to zeros."""
         for p in self.parameters():
-            if p.grad is not None:
-                p.grad = None if set_to_none else zeros_like(p.grad)
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                if p.grad.grad_fn is not None:  # a gradient with history (create_graph=True)
+                    p.grad = p.grad.detach()
+                with no_grad():
+                    p.grad.zero_()
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
         """Calls ``fn`` on every submodule (children first), then on this module.
@@ -464,36 +501,44 @@ class Module(StateDictMixin):
                     self._buffers[name] = fn(b)
         return self
 
-    def to(self, *args: Any, **kwargs: Any) -> Module:
-        """Casts floating parameters and buffers to a dtype and/or moves them to a device:
-        ``model.to(ember.float64)``, ``model.to("cpu")``. Returns ``self``."""
-        def convert(t: Tensor) -> Tensor:
-            if not t.dtype.is_floating_point:
-                kw = {k: v for k, v in kwargs.items() if k != "dtype"}
-                a = tuple(x for x in args if _is_device_like(x))
-                return t.to(*a, **kw) if (a or kw) else t
-            return t.to(*args, **kwargs)
-        return self._apply(convert)
+    def to(self, *args: Any, dtype: Any = None, device: Any = None,
+           non_blocking: bool = False) -> Module:
+        """Casts floating parameters and buffers to a floating dtype and/or moves them to a
+        device: ``model.to(ember.float64)``, ``model.to("cpu")``, ``model.to(tensor)`` (its
+        dtype and device). Integer buffers keep their dtype. Returns ``self``.
+
+        Example:
+            >>> nn.Linear(2, 3).to(ember.float64).weight.dtype
+            ember.float64
+        """
+        from ember import dtypes
+
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif _is_device_like(a):
+                device = a
+            else:
+                dtype = a
+        if dtype is not None:
+            dtype = dtypes.to_dtype(dtype)
+            if not dtype.is_floating_point:
+                raise TypeError("nn.Module.to only accepts floating point dtypes, but got "
+                                f"desired dtype={dtype}")
+        return self._apply(lambda t: t.to(dtype=dtype if t.dtype.is_floating_point else None,
+                                          device=device))
 
     def float(self) -> Module:
-        from ember import dtypes
-
-        return self._apply(lambda t: t.to(dtypes.float32) if t.dtype.is_floating_point else t)
+        return self.to("float32")
 
     def double(self) -> Module:
-        from ember import dtypes
-
-        return self._apply(lambda t: t.to(dtypes.float64) if t.dtype.is_floating_point else t)
+        return self.to("float64")
 
     def half(self) -> Module:
-        from ember import dtypes
-
-        return self._apply(lambda t: t.to(dtypes.float16) if t.dtype.is_floating_point else t)
+        return self.to("float16")
 
     def bfloat16(self) -> Module:
-        from ember import dtypes
-
-        return self._apply(lambda t: t.to(dtypes.bfloat16) if t.dtype.is_floating_point else t)
+        return self.to("bfloat16")
 
     def cpu(self) -> Module:
         return self.to("cpu")
@@ -514,7 +559,7 @@ class Module(StateDictMixin):
         lines = extra.split("\n") if extra else []
         for name, module in self._modules.items():
             lines.append(f"({name}): " + _addindent(repr(module), 2))
-        if not self._modules:
+        if len(lines) <= 1 and not self._modules:
             return f"{self._get_name()}({extra})"
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
@@ -522,7 +567,7 @@ class Module(StateDictMixin):
         self.__dict__.update(state)
 
     def __deepcopy__(self, memo: dict) -> Module:
-        """A copy with its own parameters and buffers (tensors are never pickled)."""
+        """A copy with its own parameters and buffers, each copied with its ``.grad``."""
         import copy
 
         new = object.__new__(type(self))

@@ -1,8 +1,10 @@
 """Normalisation layers: ``BatchNorm1d/2d/3d`` (running statistics as buffers),
-``LayerNorm``, ``GroupNorm``, ``RMSNorm`` and ``InstanceNorm1d/2d``."""
+``LayerNorm``, ``GroupNorm``, ``RMSNorm`` and ``InstanceNorm1d/2d/3d``."""
 
 from __future__ import annotations
 
+from collections import ChainMap
+from collections.abc import Mapping
 from typing import Any
 
 import ember
@@ -13,7 +15,7 @@ from ember.nn.parameter import Parameter
 from ember.tensor import Tensor
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
-           "InstanceNorm1d", "InstanceNorm2d"]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 
 def _shape(normalized_shape: Any) -> tuple[int, ...]:
@@ -56,6 +58,17 @@ class _NormBase(Module):
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
+
+    def _load_from_state_dict(self, state_dict: Mapping, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        key = prefix + "num_batches_tracked"
+        if self.num_batches_tracked is not None and key not in state_dict:
+            # checkpoints from before PyTorch 0.4.1 lack the counter; PyTorch loads them
+            # (keeping the current count), and so do we
+            state_dict = ChainMap({key: self.num_batches_tracked}, state_dict)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
@@ -146,7 +159,7 @@ class _InstanceNorm(_NormBase):
             input = input.unsqueeze(0)
         out = F.instance_norm(input, self.running_mean, self.running_var, self.weight,
                               self.bias, self.training or not self.track_running_stats,
-                              0.1 if self.momentum is None else self.momentum, self.eps)
+                              0.0 if self.momentum is None else self.momentum, self.eps)
         return out.squeeze(0) if unbatched else out
 
 
@@ -160,6 +173,12 @@ class InstanceNorm2d(_InstanceNorm):
     """Normalises each (sample, channel) plane of ``(N, C, H, W)``."""
 
     _dims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Normalises each (sample, channel) volume of ``(N, C, D, H, W)``."""
+
+    _dims = (4, 5)
 
 
 class LayerNorm(Module):

@@ -18,7 +18,7 @@ from ember.nn.linear import _empty
 from ember.nn.module import Module
 from ember.tensor import Tensor
 
-__all__ = ["RNN", "LSTM", "GRU"]
+__all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
 
 def _rnn_tanh(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
@@ -27,6 +27,21 @@ def _rnn_tanh(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -
 
 def _rnn_relu(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
     return F.linear(h, w_hh, b_hh).add(x).relu(), None
+
+
+def _elman_cell(nonlinearity: str) -> Any:
+    """The Elman step for ``nonlinearity`` ('tanh' or 'relu')."""
+    if nonlinearity not in ("tanh", "relu"):
+        raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                         "'relu'.")
+    return _rnn_tanh if nonlinearity == "tanh" else _rnn_relu
+
+
+def _init_uniform(module: Module) -> None:
+    """PyTorch's initialisation of recurrent layers: every parameter from U(±1/√hidden)."""
+    bound = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
+    for p in module.parameters():
+        init.uniform_(p, -bound, bound)
 
 
 def _lstm(x: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
@@ -79,9 +94,19 @@ class RNNBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for p in self.parameters():
-            init.uniform_(p, -bound, bound)
+        _init_uniform(self)
+
+    def flatten_parameters(self) -> None:
+        """Does nothing: PyTorch packs the weights for cuDNN here; Ember needs no packing
+        (kept so that code calling it runs unchanged)."""
+
+    @property
+    def all_weights(self) -> list[list[Tensor]]:
+        """The parameters per layer and direction, each ``[w_ih, w_hh, b_ih, b_hh]``
+        (without the biases when ``bias=False``)."""
+        return [[p for p in self._params(layer, d) if p is not None]
+                for layer in range(self.num_layers)
+                for d in range(2 if self.bidirectional else 1)]
 
     def _cell(self) -> Any:
         raise NotImplementedError
@@ -176,16 +201,14 @@ class RNN(RNNBase):
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
                  dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
                  dtype: Any = None) -> None:
-        if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
-                             "'relu'.")
+        _elman_cell(nonlinearity)  # checks the name
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
                          hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          device=device, dtype=dtype)
         self.nonlinearity = nonlinearity
 
     def _cell(self) -> Any:
-        return _rnn_tanh if self.nonlinearity == "tanh" else _rnn_relu
+        return _elman_cell(self.nonlinearity)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
         out, h, _ = self._run(input, hx, None)
@@ -217,6 +240,9 @@ class LSTM(RNNBase):
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+            raise TypeError("LSTM: hx must be a tuple (h_0, c_0) of the initial hidden and cell "
+                            f"states, got {type(hx).__name__}")
         h0, c0 = (None, None) if hx is None else hx
         out, h, c = self._run(input, h0, c0)
         return out, (h, c)
@@ -245,3 +271,120 @@ class GRU(RNNBase):
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
         out, h, _ = self._run(input, hx, None)
         return out, h
+
+
+class RNNCellBase(Module):
+    """One time step of a recurrent layer, with PyTorch's parameters ``weight_ih``,
+    ``weight_hh``, ``bias_ih`` and ``bias_hh``; inputs ``(N, input_size)`` or unbatched
+    ``(input_size,)``, states zero when not given."""
+
+    _gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        kw = {"dtype": dtype, "device": device}
+        rows = self._gates * hidden_size
+        self.weight_ih = _empty(rows, input_size, **kw)
+        self.weight_hh = _empty(rows, hidden_size, **kw)
+        if bias:
+            self.bias_ih, self.bias_hh = _empty(rows, **kw), _empty(rows, **kw)
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _init_uniform(self)
+
+    def _cell(self) -> Any:
+        raise NotImplementedError
+
+    def _step(self, input: Tensor, hx: Tensor | None, cx: Tensor | None) -> tuple:
+        name = type(self).__name__
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise ValueError(f"{name}: input.size(-1) must be equal to input_size. Expected "
+                             f"{self.input_size}, got {input.shape[-1]}")
+        shape = (*input.shape[:-1], self.hidden_size)
+        for label, state in (("hx", hx), ("cx", cx)):
+            if state is not None and tuple(state.shape) != shape:
+                raise ValueError(f"{name}: expected {label} of shape {shape}, got "
+                                 f"{tuple(state.shape)}")
+        zeros = ember.zeros(*shape, dtype=input.dtype, device=input.device)
+        return self._cell()(F.linear(input, self.weight_ih, self.bias_ih),
+                            zeros if hx is None else hx, zeros if cx is None else cx,
+                            self.weight_hh, self.bias_hh)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+
+class RNNCell(RNNCellBase):
+    """One Elman step: ``h' = tanh(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh)`` (or relu).
+
+    Example:
+        >>> cell = nn.RNNCell(10, 20)
+        >>> cell(ember.randn(3, 10)).shape
+        (3, 20)
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", device: Any = None, dtype: Any = None) -> None:
+        _elman_cell(nonlinearity)  # checks the name
+        super().__init__(input_size, hidden_size, bias, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def _cell(self) -> Any:
+        return _elman_cell(self.nonlinearity)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        return self._step(input, hx, None)[0]
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step; ``forward(input, (h, c))`` returns ``(h', c')``.
+
+    Example:
+        >>> cell = nn.LSTMCell(10, 20)
+        >>> h, c = cell(ember.randn(3, 10))
+        >>> h.shape, c.shape
+        ((3, 20), (3, 20))
+    """
+
+    _gates = 4
+
+    def _cell(self) -> Any:
+        return _lstm
+
+    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor, Tensor]:
+        if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+            raise TypeError("LSTMCell: hx must be a tuple (h, c) of the hidden and cell "
+                            f"states, got {type(hx).__name__}")
+        h, c = (None, None) if hx is None else hx
+        return self._step(input, h, c)
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step (PyTorch's form: the reset gate multiplies ``h W_hnᵀ + b_hn``).
+
+    Example:
+        >>> nn.GRUCell(10, 20)(ember.randn(3, 10)).shape
+        (3, 20)
+    """
+
+    _gates = 3
+
+    def _cell(self) -> Any:
+        return _gru
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        return self._step(input, hx, None)[0]

@@ -9,6 +9,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import no_grad
 from ember.nn.parameter import Parameter
+from ember.ops.creation import as_tensor
 from ember.tensor import Tensor
 
 
@@ -55,9 +56,9 @@ class StateDictMixin:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
                                   keep_vars=keep_vars)
         for hook in self._state_dict_hooks:
-            result = hook.fn(self, destination, prefix, {})
-            if result is not None:
-                destination = result
+            if hook.fn(self, destination, prefix, {}) is not None:
+                raise RuntimeError(f"{type(self).__name__}: a state_dict post-hook must return "
+                                   "None (it edits the state dict in place)")
         return destination
 
     def _load_from_state_dict(self, state_dict: Mapping, prefix: str, local_metadata: dict,
@@ -76,7 +77,14 @@ class StateDictMixin:
                 if key not in state_dict:
                     missing_keys.append(key)
                     continue
-                value = _as_tensor(state_dict[key])
+                value = state_dict[key]
+                if not isinstance(value, Tensor):
+                    if not hasattr(value, "__array__"):
+                        error_msgs.append(f'While copying the parameter named "{key}", expected '
+                                          "a tensor or array from the checkpoint but received "
+                                          f"{type(value)}")
+                        continue
+                    value = as_tensor(value)
                 if tuple(value.shape) != tuple(current.shape):
                     error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                       f"{tuple(value.shape)} from checkpoint, the shape in "
@@ -91,12 +99,14 @@ class StateDictMixin:
                 else:
                     with no_grad():
                         current[...] = value
-        if strict:
-            own = set(self._parameters) | set(persistent) | set(self._modules)
+        if strict:  # a dotted key must name a child; a plain one, a parameter or buffer here
+            local = {k for store in (self._parameters, persistent)
+                     for k, v in store.items() if v is not None}
             for key in state_dict:
                 if key.startswith(prefix):
-                    first = key[len(prefix):].split(".", 1)[0]
-                    if first not in own and key not in unexpected_keys:
+                    name, dot, _ = key[len(prefix):].partition(".")
+                    known = name in self._modules if dot else name in local
+                    if not known and key not in unexpected_keys:
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
@@ -131,11 +141,3 @@ class StateDictMixin:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
-
-
-def _as_tensor(value: Any) -> Tensor:
-    if isinstance(value, Tensor):
-        return value
-    from ember.ops.creation import as_tensor
-
-    return as_tensor(value)

@@ -1,6 +1,6 @@
 """Transformer layers with PyTorch's submodule names (``self_attn``, ``linear1``, ``norm1``,
 …), so state dicts load across: ``TransformerEncoderLayer``, ``TransformerDecoderLayer``,
-``TransformerEncoder``, ``TransformerDecoder``."""
+``TransformerEncoder``, ``TransformerDecoder`` and the whole ``Transformer``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+import ember
 from ember.nn import functional as F
+from ember.nn import init
 from ember.nn.attention import MultiheadAttention
 from ember.nn.containers import ModuleList
 from ember.nn.dropout import Dropout
@@ -18,7 +20,7 @@ from ember.nn.normalization import LayerNorm
 from ember.tensor import Tensor
 
 __all__ = ["TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
-           "TransformerDecoder"]
+           "TransformerDecoder", "Transformer"]
 
 
 def _activation(activation: str | Callable) -> Callable:
@@ -178,3 +180,69 @@ class TransformerDecoder(Module):
             x = layer(x, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
                       memory_key_padding_mask, bool(tgt_is_causal), memory_is_causal)
         return self.norm(x) if self.norm is not None else x
+
+
+class Transformer(Module):
+    """The encoder-decoder model of "Attention Is All You Need": ``num_encoder_layers``
+    encoder layers and ``num_decoder_layers`` decoder layers, each stack followed by a layer
+    norm (PyTorch's ``encoder``/``decoder`` names; weight matrices Xavier-uniform).
+
+    Example:
+        >>> model = nn.Transformer(d_model=16, nhead=4, num_encoder_layers=1,
+        ...                        num_decoder_layers=1, dim_feedforward=32, batch_first=True)
+        >>> mask = nn.Transformer.generate_square_subsequent_mask(5)
+        >>> model(ember.randn(2, 7, 16), ember.randn(2, 5, 16), tgt_mask=mask).shape
+        (2, 5, 16)
+    """
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: str | Callable = "relu", custom_encoder: Module | None = None,
+                 custom_decoder: Module | None = None, layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
+                      batch_first, norm_first, bias, device, dtype)
+        norm = {"eps": layer_norm_eps, "bias": bias, "device": device, "dtype": dtype}
+        self.encoder = custom_encoder if custom_encoder is not None else TransformerEncoder(
+            TransformerEncoderLayer(*layer_args), num_encoder_layers, LayerNorm(d_model, **norm))
+        self.decoder = custom_decoder if custom_decoder is not None else TransformerDecoder(
+            TransformerDecoderLayer(*layer_args), num_decoder_layers, LayerNorm(d_model, **norm))
+        for p in self.parameters():
+            if p.ndim > 1:
+                init.xavier_uniform_(p)
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Tensor | None = None,
+                tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                src_key_padding_mask: Tensor | None = None,
+                tgt_key_padding_mask: Tensor | None = None,
+                memory_key_padding_mask: Tensor | None = None,
+                src_is_causal: bool | None = None, tgt_is_causal: bool | None = None,
+                memory_is_causal: bool = False) -> Tensor:
+        batch = 0 if self.batch_first else 1
+        if src.ndim == 3 and src.shape[batch] != tgt.shape[batch]:
+            raise ValueError(f"Transformer: the batch sizes of src {tuple(src.shape)} and tgt "
+                             f"{tuple(tgt.shape)} differ (batch_first={self.batch_first})")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise ValueError(f"Transformer: src {tuple(src.shape)} and tgt {tuple(tgt.shape)} "
+                             f"must both have d_model={self.d_model} features")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device: Any = None,
+                                        dtype: Any = None) -> Tensor:
+        """The ``(sz, sz)`` causal mask: ``-inf`` above the diagonal, 0 elsewhere.
+
+        Example:
+            >>> nn.Transformer.generate_square_subsequent_mask(2)
+            tensor([[0., -inf],
+                    [0., 0.]])
+        """
+        return ember.full((sz, sz), float("-inf"), dtype=dtype, device=device).triu(1)

@@ -23,7 +23,7 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     """Copies consecutive slices of ``vec`` into ``parameters`` in place (under no_grad)."""
     if not isinstance(vec, Tensor):
-        raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
+        raise TypeError(f"vector_to_parameters: expected an ember Tensor, got {type(vec).__name__}")
     if vec.ndim != 1:
         raise ValueError(f"vector_to_parameters: expected a 1-D vector, got shape "
                          f"{tuple(vec.shape)}")

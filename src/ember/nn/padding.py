@@ -1,0 +1,85 @@
+"""Padding layers over ``F.pad``: ``ZeroPad``, ``ConstantPad``, ``ReflectionPad``,
+``ReplicationPad`` and ``CircularPad``, each in 1-D, 2-D and 3-D, with PyTorch's arguments
+(``padding`` an int, or ``(left, right, top, bottom, front, back)`` as many as there are dims).
+
+Example:
+    >>> nn.ReflectionPad2d((1, 1, 2, 0))(ember.randn(1, 3, 4, 4)).shape
+    (1, 3, 6, 6)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.nn import functional as F
+from ember.nn.module import Module
+from ember.tensor import Tensor
+
+__all__ = [f"{kind}Pad{n}d" for kind in ("Zero", "Constant", "Reflection", "Replication",
+                                         "Circular") for n in (1, 2, 3)]
+
+
+class _PadNd(Module):
+    """Pads the last ``_n`` dims in mode ``_mode``; ``padding`` is one int for every side or
+    ``2·_n`` amounts, last dim first."""
+
+    _n = 1
+    _mode = "constant"
+
+    def __init__(self, padding: int | tuple[int, ...]) -> None:
+        super().__init__()
+        sides = 2 * self._n
+        self.padding = tuple(padding) if isinstance(padding, (tuple, list)) else \
+            (padding,) * sides
+        if len(self.padding) != sides:
+            raise ValueError(f"{type(self).__name__}: padding must be an int or {sides} "
+                             f"amounts, got {padding}")
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pad(input, self.padding, mode=self._mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class _ConstantPadNd(_PadNd):
+    """Pads with the constant ``value``."""
+
+    def __init__(self, padding: int | tuple[int, ...], value: float) -> None:
+        super().__init__(padding)
+        self.value = value
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pad(input, self.padding, mode="constant", value=self.value)
+
+    def extra_repr(self) -> str:
+        return f"padding={self.padding}, value={self.value}"
+
+
+class _ZeroPadNd(_ConstantPadNd):
+    """Pads with zeros."""
+
+    def __init__(self, padding: int | tuple[int, ...]) -> None:
+        super().__init__(padding, 0.0)
+
+    extra_repr = _PadNd.extra_repr
+
+
+def _layer(kind: str, n: int, base: type, mode: str, what: str) -> Any:
+    name = f"{kind}Pad{n}d"
+    doc = f"Pads the last {n} dim{'s' if n > 1 else ''} of the input {what}."
+    return type(name, (base,), {"_n": n, "_mode": mode, "__doc__": doc,
+                                "__module__": __name__, "__qualname__": name})
+
+
+ZeroPad1d, ZeroPad2d, ZeroPad3d = (_layer("Zero", n, _ZeroPadNd, "constant", "with zeros")
+                                   for n in (1, 2, 3))
+ConstantPad1d, ConstantPad2d, ConstantPad3d = (
+    _layer("Constant", n, _ConstantPadNd, "constant", "with ``value``") for n in (1, 2, 3))
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = (
+    _layer("Reflection", n, _PadNd, "reflect", "with its reflection (edge not repeated)")
+    for n in (1, 2, 3))
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = (
+    _layer("Replication", n, _PadNd, "replicate", "by repeating its edge") for n in (1, 2, 3))
+CircularPad1d, CircularPad2d, CircularPad3d = (
+    _layer("Circular", n, _PadNd, "circular", "by wrapping around") for n in (1, 2, 3))
