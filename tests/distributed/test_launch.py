@@ -36,6 +36,15 @@ dist.all_reduce(ember.ones(3))   # waits for rank 1 forever unless the job is ab
 """
 
 
+EXIT_SCRIPT = """
+import sys, ember, ember.distributed as dist
+dist.init_process_group()
+if dist.get_rank() == 1:
+    sys.exit("bad config on rank 1")   # no excepthook; MPI_Finalize would wait for rank 0
+dist.all_reduce(ember.ones(3))
+"""
+
+
 def _launcher_env() -> dict:
     """This environment without any MPI settings: the launcher must supply them."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PRTE_"))}
@@ -84,3 +93,21 @@ def test_a_failing_rank_aborts_a_plain_mpiexec_job():
     done = run_ranks(FAIL_SCRIPT, 2, timeout=60, check=False)
     assert done.returncode != 0
     assert "[rank 1] ValueError: boom on rank 1" in done.stderr
+
+
+def test_a_rank_calling_sys_exit_aborts_the_launched_job(tmp_path):
+    done = _launch(tmp_path, EXIT_SCRIPT, "-n", "2", check=False)
+    assert done.returncode != 0
+    assert "rank 1 of 2 exited with status 'bad config on rank 1'; aborting" in done.stderr
+
+
+def test_init_process_group_checks_pytorchs_world_size_and_rank():
+    code = (
+        "import pytest, ember.distributed as dist\n"
+        "with pytest.raises(dist.DistributedError, match='world_size=2, but MPI started this "
+        "process as rank 0 of 1'):\n"
+        "    dist.init_process_group('mpi', world_size=2, rank=0)\n"
+        "assert dist.init_process_group(None, world_size=1, rank=0).size() == 1\n"
+        "assert dist.get_backend() == 'mpi'\n"
+    )
+    run_process([sys.executable, "-c", code], rank_env(1), timeout=60)

@@ -45,6 +45,7 @@ from ember.distributed.process_group import (
     ProcessGroup,
     barrier,
     destroy_process_group,
+    get_backend,
     get_rank,
     get_world_size,
     init_process_group,

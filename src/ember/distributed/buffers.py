@@ -30,6 +30,16 @@ class ReduceOp(StrEnum):
     MEAN = "mean"
     AVG = "mean"
 
+    @classmethod
+    def parse(cls, op: Any, who: str) -> ReduceOp:
+        """``op`` as a member: a member, or a name in any case (``"avg"`` is ``MEAN``)."""
+        try:
+            return cls[str(op).upper()]
+        except KeyError:
+            raise ValueError(
+                f"{who}: unknown reduce op {op!r}; use one of sum, product, max, min, mean (avg)"
+            ) from None
+
 
 _MPI_OP = {"sum": "SUM", "product": "PROD", "max": "MAX", "min": "MIN", "mean": "SUM"}
 # bool reduces as logical or (sum, max) and and (product, min)
@@ -114,12 +124,7 @@ class Reducible:
     __slots__ = ("buf", "op", "mean", "dtype")
 
     def __init__(self, arrays: list[np.ndarray], op: Any, who: str) -> None:
-        try:
-            op = ReduceOp(op.value if isinstance(op, ReduceOp) else str(op).lower())
-        except ValueError:
-            raise ValueError(
-                f"{who}: unknown reduce op {op!r}; use one of sum, product, max, min, mean"
-            ) from None
+        op = ReduceOp.parse(op, who)
         dtype = arrays[0].dtype
         self.dtype, self.mean = dtype, op is ReduceOp.MEAN
         MPI = mpi()

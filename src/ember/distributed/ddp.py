@@ -81,7 +81,8 @@ class DistributedDataParallel(nn.Module):
         broadcast_buffers: broadcast rank 0's buffers (BatchNorm statistics) before each
             forward, as PyTorch does.
         find_unused_parameters: look through the graph after each forward for parameters the
-            output does not depend on, and count them ready (with a zero local gradient).
+            output does not depend on, and count them ready (with a zero local gradient); a
+            parameter no rank used keeps its ``.grad`` (None stays None), as in PyTorch.
 
     Example:
         >>> dist.init_process_group("mpi")
@@ -92,7 +93,7 @@ class DistributedDataParallel(nn.Module):
     """
 
     _untracked_attributes = frozenset({"_armed", "_pending", "_launched", "_check_queued",
-                                       "_sync_now"})  # (per-step bookkeeping)
+                                       "_sync_now", "_used", "_unused"})  # (per-step bookkeeping)
     # what ember.jit.compile says when a compiled function reaches one (jit/compiled.py)
     jit_refusal = ("its forward arms the gradients' all-reduce and its gradient hooks talk to "
                    "the other ranks: Python that a compiled graph would run once, when tracing. "
@@ -131,6 +132,8 @@ class DistributedDataParallel(nn.Module):
         self._armed = False
         self._check_queued = False
         self._sync_now = True
+        self._used: set[int] = set()
+        self._unused: set[int] = set()
         self._broadcast(list(module.parameters()) + list(module.buffers()))
         for p in params:
             p.register_hook(self._hook(p))
@@ -154,8 +157,10 @@ class DistributedDataParallel(nn.Module):
                 start += t.numel()
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        if self._armed and self._pending:
-            self._fail_unfinished()
+        if self._check_queued:  # a backward that ended early (it raised) left it set
+            self._check_queued = False
+            if self._armed:
+                self._fail_unfinished()
         if self.broadcast_buffers:
             buffers = list(self.module.buffers())
             if buffers:
@@ -163,9 +168,10 @@ class DistributedDataParallel(nn.Module):
         out = self.module(*args, **kwargs)
         self._sync_now = self.require_backward_grad_sync
         if self._sync_now and is_grad_enabled():  # (evaluation under no_grad has no backward)
-            self._arm()
+            if not self._armed:  # (else no backward since the last forward: one may follow both)
+                self._arm()
             if self.find_unused_parameters:
-                self._mark_unused(out)
+                self._used |= _used_leaves(out)
         return out
 
     @contextlib.contextmanager
@@ -192,6 +198,7 @@ class DistributedDataParallel(nn.Module):
             bucket.work = None
         self._launched = 0
         self._pending = sum(len(b.params) for b in self._buckets)
+        self._used, self._unused = set(), set()
         self._armed = True
 
     def _hook(self, p: Tensor) -> Any:
@@ -201,8 +208,17 @@ class DistributedDataParallel(nn.Module):
             if not self._check_queued:  # once per backward: did every gradient arrive?
                 self._check_queued = True
                 queue_callback(self._after_backward)
+                if self.find_unused_parameters:
+                    self._mark_unused(p)
             b, i = self._where[id(p)]
             bucket = self._buckets[b]
+            if bucket.outs[i] is not None:
+                self._check_queued = False
+                self._fail_unfinished(
+                    f"parameter {self._names().get(id(p), '?')} got a gradient after it was "
+                    "counted unused (the outputs of the forwards since the last backward do not "
+                    "reach it)"
+                )
             slot = bucket.slot(i).reshape(p.shape)  # a view: strided gradients copy once
             if p.grad is None:
                 slot[...] = grad._data
@@ -239,27 +255,43 @@ class DistributedDataParallel(nn.Module):
                 if out is not None:  # the mean, in one pass into the gradient's memory
                     np.divide(bucket.slot(i).reshape(out.shape), n, out=out)
             bucket.outs = [None] * len(bucket.params)
+        if self.find_unused_parameters:
+            self._drop_globally_unused()
         self._armed = False
 
-    def _mark_unused(self, out: Any) -> None:
-        """Counts the parameters ``out`` does not depend on as ready, with no local gradient."""
-        used = _used_leaves(out)
+    def _mark_unused(self, current: Tensor) -> None:
+        """Counts the parameters the forwards' outputs do not depend on as ready, with no
+        local gradient (``current``, whose gradient is arriving, is used whatever the graph)."""
         for b, bucket in enumerate(self._buckets):
             for i, p in enumerate(bucket.params):
-                if id(p) not in used:
-                    bucket.slot(i)[...] = 0 if p.grad is None else p.grad._data.reshape(-1)
-                    if p.grad is None:
+                if id(p) not in self._used and p is not current:
+                    if p.grad is None:  # (one accumulated under no_sync counts as used)
+                        self._unused.add(id(p))
                         p.grad = _wrap(np.zeros(p.shape, p._data.dtype), p._device)
+                    bucket.slot(i)[...] = p.grad._data.reshape(-1)
                     bucket.outs[i] = p.grad._data
                     self._mark_ready(b)
+
+    def _drop_globally_unused(self) -> None:
+        """Gives back ``.grad = None`` to the parameters no rank used (PyTorch leaves their
+        gradient untouched), so optimizers skip them as they would in one process."""
+        params = [p for bucket in self._buckets for p in bucket.params]
+        unused = np.array([id(p) in self._unused for p in params], np.uint8)
+        self._group.comm.Allreduce(mpi().IN_PLACE, unused, mpi().MIN)
+        for p, everywhere in zip(params, unused):
+            if everywhere:
+                p.grad = None
 
     def _after_backward(self) -> None:
         self._check_queued = False
         if self._armed and self._pending:
             self._fail_unfinished()
 
-    def _fail_unfinished(self) -> None:
-        names = {id(p): n for n, p in self.module.named_parameters()}
+    def _names(self) -> dict[int, str]:
+        return {id(p): n for n, p in self.module.named_parameters()}
+
+    def _fail_unfinished(self, why: str | None = None) -> None:
+        names = self._names()
         missing = [
             names.get(id(p), "?")
             for bucket in self._buckets
@@ -272,12 +304,12 @@ class DistributedDataParallel(nn.Module):
                     p.grad = None
             bucket.outs = [None] * len(bucket.params)
         self._armed = False
-        raise DistributedError(
-            "DistributedDataParallel: the last backward gave no gradient to parameters "
-            f"{missing[:8]}{' …' if len(missing) > 8 else ''}, so their all-reduce never ran. "
-            "Hint: pass find_unused_parameters=True if the model skips parameters, or call "
-            "backward on every forward's output"
-        )
+        if why is None:
+            why = (f"the last backward gave no gradient to parameters {missing[:8]}"
+                   f"{' …' if len(missing) > 8 else ''}, so their all-reduce never ran. Hint: "
+                   "pass find_unused_parameters=True if the model skips parameters, or call "
+                   "backward on every forward's output")
+        raise DistributedError(f"DistributedDataParallel: {why}")
 
 
 def _used_leaves(out: Any) -> set[int]:

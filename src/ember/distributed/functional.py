@@ -224,7 +224,7 @@ class CopyToGroup(_Linear):
 
 
 def _op_name(op: Any) -> str:
-    return ReduceOp(op.value if isinstance(op, ReduceOp) else str(op).lower()).value
+    return ReduceOp.parse(op, "all_reduce").value
 
 
 def all_reduce(x: Tensor, op: Any = "sum", group: ProcessGroup | None = None) -> Tensor:

@@ -107,13 +107,27 @@ def launch(
 
 
 def _run_rank(argv: list[str]) -> None:
-    """A rank's entry point: the abort hook, then the script as ``__main__``."""
+    """A rank's entry point: the abort hook, then the script as ``__main__``.
+
+    ``sys.exit`` with an error status bypasses the hook, and MPI_Finalize at exit would wait
+    for the other ranks forever; mpi4py is told to abort the job at exit instead."""
     if not argv:
         raise SystemExit("usage: python -m ember.distributed.launch script.py [args…]")
     install_abort_hook()
     sys.argv = list(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(argv[0])))
-    runpy.run_path(argv[0], run_name="__main__")
+    try:
+        runpy.run_path(argv[0], run_name="__main__")
+    except SystemExit as exc:
+        mpi = sys.modules.get("mpi4py.MPI")  # (a script that never started MPI cannot hang)
+        if exc.code not in (None, 0) and mpi is not None and mpi.COMM_WORLD.Get_size() > 1:
+            from mpi4py.run import set_abort_status
+
+            rank, size = mpi.COMM_WORLD.Get_rank(), mpi.COMM_WORLD.Get_size()
+            sys.stderr.write(f"[rank {rank}] ember.distributed: rank {rank} of {size} exited "
+                             f"with status {exc.code!r}; aborting the job\n")
+            set_abort_status(exc)
+        raise
 
 
 if __name__ == "__main__":

@@ -58,6 +58,11 @@ def scatter_object_list(
 ) -> None:
     """Rank i's ``scatter_object_output_list[0]`` becomes item i of rank ``src``'s input."""
     g = resolve(group, "scatter_object_list")
+    if not scatter_object_output_list:
+        raise ValueError(
+            "scatter_object_list: scatter_object_output_list must be a list of at least one "
+            "item (item 0 receives the object)"
+        )
     root = g.group_rank(src)
     if g.rank() == root:
         check_count(

@@ -84,17 +84,21 @@ def _mpi() -> Any:
     return MPI
 
 
-def init_process_group(backend: str = "mpi", *, comm: Any = None) -> ProcessGroup:
+def init_process_group(
+    backend: str | None = "mpi", *, comm: Any = None, world_size: int = -1, rank: int = -1
+) -> ProcessGroup:
     """Makes the default (world) group from MPI's ``COMM_WORLD`` (or ``comm``).
 
     Every rank of the job calls it once. Calling it again returns the existing group. It
     installs the hook that aborts the whole job when this rank raises (see ``launch``).
+    MPI knows the ranks; ``world_size`` and ``rank`` (PyTorch's arguments) are only checked
+    against it.
 
     Example:
         >>> dist.init_process_group("mpi")
         ProcessGroup(ranks=[0, 1], rank=0)
     """
-    if backend != "mpi":
+    if backend not in ("mpi", None):
         raise DistributedError(
             f"init_process_group: backend {backend!r} is not available; "
             "Ember's CPU backend is 'mpi'"
@@ -106,6 +110,14 @@ def init_process_group(backend: str = "mpi", *, comm: Any = None) -> ProcessGrou
 
     install_abort_hook()
     world = mpi.COMM_WORLD.Dup() if comm is None else comm
+    for what, given, actual in (("world_size", world_size, world.Get_size()),
+                                ("rank", rank, world.Get_rank())):
+        if given not in (-1, actual):
+            raise DistributedError(
+                f"init_process_group: {what}={given}, but MPI started this process as rank "
+                f"{world.Get_rank()} of {world.Get_size()}. Hint: the launcher sets both "
+                "(ember launch -n N script.py, or mpiexec -n N)"
+            )
     GroupMember.WORLD = ProcessGroup(world, list(range(world.Get_size())))
     return GroupMember.WORLD
 
@@ -145,6 +157,12 @@ def get_rank(group: ProcessGroup | None = None) -> int:
     return resolve(group, "get_rank").rank()
 
 
+def get_backend(group: ProcessGroup | None = None) -> str:
+    """The backend of ``group`` (the world by default): always ``"mpi"`` on CPU."""
+    resolve(group, "get_backend")
+    return "mpi"
+
+
 def get_world_size(group: ProcessGroup | None = None) -> int:
     """Number of ranks in ``group`` (the world by default); -1 outside the group."""
     if group is GroupMember.NON_GROUP_MEMBER:
@@ -155,13 +173,15 @@ def get_world_size(group: ProcessGroup | None = None) -> int:
 def new_group(ranks: list[int] | None = None) -> Any:
     """A group of the given world ranks (all of them when None); every rank must call it.
 
-    Returns the :class:`ProcessGroup` on members, ``GroupMember.NON_GROUP_MEMBER`` elsewhere.
+    Group ranks follow the world ranks' order, whatever order ``ranks`` lists them in (as in
+    PyTorch, which sorts them). Returns the :class:`ProcessGroup` on members,
+    ``GroupMember.NON_GROUP_MEMBER`` elsewhere.
 
     Example:
         >>> evens = dist.new_group([0, 2])
     """
     world = resolve(None, "new_group")
-    ranks = list(range(world.size())) if ranks is None else [int(r) for r in ranks]
+    ranks = list(range(world.size())) if ranks is None else sorted(int(r) for r in ranks)
     if len(set(ranks)) != len(ranks) or any(not 0 <= r < world.size() for r in ranks):
         raise DistributedError(
             f"new_group: ranks {ranks} must be distinct world ranks in [0, {world.size()})"

@@ -182,5 +182,11 @@ with pytest.raises(TypeError, match="all_reduce: expected an ember.Tensor, got n
     dist.all_reduce(np.zeros(2))
 with pytest.raises(ValueError, match="unknown reduce op 'avgg'"):
     dist.all_reduce(ember.zeros(2), op="avgg")
+with pytest.raises(ValueError, match="at least one item"):
+    dist.scatter_object_list([], [1] * n, src=0)
+x = ember.ones(2) * rank
+dist.all_reduce(x, op="avg")  # PyTorch's name for mean, as a string too
+same(x, np.full(2, (n - 1) / 2))
+assert dist.get_backend() == "mpi"
 dist.barrier()
 report("ok")

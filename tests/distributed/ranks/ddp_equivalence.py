@@ -109,7 +109,30 @@ if "unused" in sys.argv:
     net.zero_grad()
     model(ember.ones(1, 3) * (rank + 1)).sum().backward()
     assert float(net["used"].weight.grad.sum()) == 6 * (n + 1) / 2  # mean of 6 (rank + 1)
-    assert float(net["skipped"].weight.grad.abs().sum()) == 0.0
+    assert net["skipped"].weight.grad is None  # unused on every rank: untouched, as in PyTorch
+
+    class Branchy(ember.nn.Module):  # "skipped" used on rank 0 only
+        def __init__(self):
+            super().__init__()
+            self.net = net
+
+        def forward(self, x, both):
+            return self.net["used"](x) + (self.net["skipped"](x) if both else 0)
+
+    model = dist.DistributedDataParallel(Branchy(), find_unused_parameters=True)
+    net.zero_grad()
+    model(ember.ones(1, 3), rank == 0).sum().backward()
+    assert float(net["skipped"].weight.grad.sum()) == 6 / n  # rank 0's 6, the others' zeros
+
+    # two forwards, one backward (e.g. two views of a batch); a forward no backward follows
+    model = dist.DistributedDataParallel(ember.nn.Linear(3, 2))
+    x = ember.ones(1, 3) * (rank + 1)
+    (model(x).sum() + model(2 * x).sum()).backward()
+    assert float(model.module.weight.grad.sum()) == 18 * (n + 1) / 2
+    model.zero_grad()
+    model(x)
+    model(x).sum().backward()
+    assert float(model.module.weight.grad.sum()) == 6 * (n + 1) / 2
 
 if "compiled" in sys.argv:
     # the model's forward compiled inside DDP: the same parameters as eager DDP; compiling the

@@ -1,7 +1,9 @@
 """Rank code: ZeRO stage 1 (behind DDP) and stage 2 (alone) follow plain DDP + Adam's
-trajectory, with two parameter groups; optimizer state per rank is about 1/N."""
+trajectory, with two parameter groups and a learning-rate schedule; optimizer state per rank
+is about 1/N."""
 
 import numpy as np
+import pytest
 from tests.distributed.harness import report
 
 import ember
@@ -34,6 +36,9 @@ z1_model = dist.DistributedDataParallel(net())
 z1 = ZeroRedundancyOptimizer(groups(z1_model.module), ember.optim.Adam, stage=1, lr=3e-3)
 z2_model = net()
 z2 = ZeroRedundancyOptimizer(groups(z2_model), ember.optim.Adam, stage=2, lr=3e-3)
+schedules = [ember.optim.lr_scheduler.StepLR(o, step_size=1, gamma=0.5) for o in (opt, z1, z2)]
+with pytest.raises(dist.DistributedError, match="sharded_state"):
+    z1.state_dict()
 
 g = np.random.default_rng(5)
 worst = 0.0
@@ -44,6 +49,8 @@ for _ in range(STEPS):
         o.zero_grad()
         F.cross_entropy(model(ember.tensor(x)), ember.tensor(y)).backward()
         o.step()
+    for schedule in schedules:
+        schedule.step()
     for p, q, r in zip(plain.parameters(), z1_model.parameters(), z2_model.parameters()):
         ref = np.linalg.norm(p.detach().numpy())
         worst = max(

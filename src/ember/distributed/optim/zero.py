@@ -27,6 +27,11 @@ from ember.ops.creation import tensor
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor
 
+_SHARDED = (
+    "each rank holds only its shard of the state. Hint: save opt.sharded_state() with "
+    "ember.distributed.checkpoint.save and restore it with opt.load_sharded_state"
+)
+
 
 class _FlatGroup:
     """One parameter group laid flat: its parameters, their offsets, this rank's shard."""
@@ -66,8 +71,11 @@ class _FlatGroup:
         return out
 
 
-class ZeroRedundancyOptimizer:
+class ZeroRedundancyOptimizer(Optimizer):
     """Wraps an optimizer class so that each rank holds and updates 1/N of its state.
+
+    As in PyTorch, ``param_groups`` are the model's parameter groups: hyperparameters set
+    there (by hand or by a learning-rate scheduler) reach the local optimizer at each step.
 
     Args:
         params: parameters or parameter groups, as for any optimizer (the same on every rank).
@@ -95,13 +103,11 @@ class ZeroRedundancyOptimizer:
             raise ValueError(f"ZeroRedundancyOptimizer: stage must be 1 or 2, got {stage}")
         self.group = resolve(process_group, "ZeroRedundancyOptimizer")
         self.stage = stage
-        groups = list(params)
-        if groups and not isinstance(groups[0], dict):
-            groups = [{"params": groups}]
+        super().__init__(params, defaults)
         rank, size = self.group.rank(), self.group.size()
         self._flat = []
         local_groups = []
-        for g in groups:
+        for g in self.param_groups:
             ps = [p for p in g["params"] if p.requires_grad]
             if stage == 2:  # no DDP in front: replicas must start equal
                 self._broadcast(ps)
@@ -111,7 +117,6 @@ class ZeroRedundancyOptimizer:
                 {**{k: v for k, v in g.items() if k != "params"}, "params": [flat.shard]}
             )
         self.optim = optimizer_class(local_groups, **defaults)
-        self.param_groups = self.optim.param_groups
 
     def _broadcast(self, params: list[Tensor]) -> None:
         for p in params:
@@ -123,6 +128,8 @@ class ZeroRedundancyOptimizer:
         loss = closure() if closure is not None else None
         size = self.group.size()
         comm = self.group.comm
+        for group, local in zip(self.param_groups, self.optim.param_groups):
+            local.update((k, v) for k, v in group.items() if k != "params")
         for flat in self._flat:
             # the parameters are the truth (a checkpoint may have been loaded into them)
             flat.shard._data[...] = flat.mine([p._data for p in flat.params])
@@ -156,6 +163,14 @@ class ZeroRedundancyOptimizer:
                     p.grad._data[...] = 0
 
     # -- state -----------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Refused: each rank holds only its shard; use :meth:`sharded_state`."""
+        raise DistributedError(f"ZeroRedundancyOptimizer.state_dict: {_SHARDED}")
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Refused: each rank holds only its shard; use :meth:`load_sharded_state`."""
+        raise DistributedError(f"ZeroRedundancyOptimizer.load_state_dict: {_SHARDED}")
+
     def state_bytes(self) -> int:
         """Bytes of optimizer state this rank holds (the 1/N that ZeRO is for)."""
         return sum(
