@@ -302,3 +302,65 @@ def test_an_assigned_grad_must_have_the_tensors_shape():
     w.grad = ember.ones(3)
     ember.optim.SGD([w], lr=0.5).step()
     assert w.tolist() == [-0.5, -0.5, -0.5]
+
+
+def test_grad_modes_as_bare_decorators_and_on_generators():
+    x = f64([1.0])
+
+    @ember.no_grad
+    def bare(t):
+        return t * 2
+
+    @ember.inference_mode
+    def bare_inference(t):
+        return t * 2
+
+    assert not bare(x).requires_grad and not bare_inference(x).requires_grad
+
+    @ember.no_grad()
+    def steps():
+        yield (x * 2).requires_grad
+        yield (x * 2).requires_grad
+
+    gen = steps()  # each resume runs without grad; the caller's mode in between
+    assert next(gen) is False and ember.is_grad_enabled() and next(gen) is False
+    with ember.no_grad(), ember.inference_mode(False):  # as torch: recording on again
+        assert ember.is_grad_enabled() and (x * 2).requires_grad
+
+
+def test_grad_options_match_torch():
+    def run(lib, **kw):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        unused = lib.tensor([1.0], dtype=lib.float64, requires_grad=True)
+        gx, gu = lib.autograd.grad(x ** 3, [x, unused], lib.eye(2, dtype=lib.float64) * 2,
+                                   is_grads_batched=True, create_graph=True, **kw)
+        (second,) = lib.autograd.grad(gx.sum(), x)
+        return gx.detach().numpy(), gu, second.numpy()
+
+    gx, gu, second = run(ember, allow_unused=True)
+    tgx, tgu, tsecond = run(torch, allow_unused=True)
+    np.testing.assert_allclose(gx, tgx)
+    np.testing.assert_allclose(second, tsecond)
+    assert gu is None and tgu is None
+    x, unused = f64([1.0, 2.0]), f64([3.0])
+    _, zeros = ember.autograd.grad((x * 2).sum(), [x, unused], materialize_grads=True)
+    np.testing.assert_array_equal(zeros.numpy(), [0.0])
+    with pytest.raises(ValueError, match="allow_unused"):
+        ember.autograd.grad((x * 2).sum(), [x, unused], materialize_grads=True,
+                            allow_unused=False)
+    (g,) = ember.autograd.grad((x * 2).sum(), x, only_inputs=True)
+    np.testing.assert_array_equal(g.numpy(), [2.0, 2.0])
+
+
+def test_hooks_returning_a_wrong_gradient_and_empty_inputs_are_named():
+    x = f64([1.0, 2.0])
+    y = x * 2
+    y.register_hook(lambda g: g.sum())
+    with pytest.raises(GradError, match=r"returned a tensor of shape \(\) for a gradient of "
+                                        r"shape \(2,\)"):
+        (y * 2).sum().backward()
+    x.register_hook(lambda g: 3.0)
+    with pytest.raises(GradError, match="returned float"):
+        (x * 2).sum().backward()
+    with pytest.raises(GradError, match="inputs= is empty"):
+        (x * 2).sum().backward(inputs=[])

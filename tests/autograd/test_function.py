@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 
 import ember
 from ember.autograd import Function, gradcheck, gradgradcheck, once_differentiable
@@ -90,3 +91,44 @@ def test_saved_tensor_modified_in_place_is_reported():
 def test_no_graph_when_no_input_requires_grad():
     out = Cube.apply(ember.ones(2), 2.0)
     assert not out.requires_grad and out.grad_fn is None
+
+
+def square_in_place(lib, returned=True):
+    """x *= x in forward, marked dirty; saves x before the change (torch keeps what forward
+    leaves, so backward reads the squared values)."""
+    class SquareInPlace(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            x.mul_(x)
+            ctx.mark_dirty(x)
+            return x if returned else x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return 2 * y.sqrt() * g
+    return SquareInPlace
+
+
+@pytest.mark.parametrize("lib", [ember, torch])
+def test_mark_dirty_gives_the_input_the_functions_history(lib):
+    a = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    b = a * 1
+    v = b[1:]
+    y = square_in_place(lib).apply(v)
+    assert y is v
+    (g,) = lib.autograd.grad((b * lib.tensor([1.0, 10.0, 100.0], dtype=lib.float64)).sum(),
+                             a, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [1.0, 40.0, 600.0])  # through b's view
+    (h,) = lib.autograd.grad(g.sum(), a)
+    np.testing.assert_allclose(h.numpy(), [0.0, 20.0, 200.0])
+
+
+def test_mark_dirty_refuses_leaves_and_tensors_not_returned():
+    with pytest.raises(GradError, match="SquareInPlace: a leaf tensor that requires grad"):
+        square_in_place(ember).apply(x64(1.0, 2.0))
+    with pytest.raises(GradError, match="did not return it"):
+        square_in_place(ember, returned=False).apply(x64(1.0, 2.0) * 1)
+    plain = ember.tensor([3.0])
+    assert square_in_place(ember).apply(plain) is plain and plain.tolist() == [9.0]

@@ -78,6 +78,15 @@ def test_functional_call_strict_and_bad_keys() -> None:
         ef.functional_call(net, {"weight": [[0.0, 0.0]]}, (ember.ones(2),))
 
 
+def test_functional_call_strict_counts_one_name_of_a_tied_weight_for_all() -> None:
+    out = ef.functional_call(Tied(), {"a.weight": ember.eye(3), "shift": ember.ones(3)},
+                             (ember.ones(1, 3),), strict=True)
+    close(out, torch.full((1, 3), 2.0))
+    with pytest.raises(KeyError, match=r"missing key\(s\) \['shift'\]"):
+        ef.functional_call(Tied(), {"b.weight": ember.eye(3)}, (ember.ones(1, 3),),
+                           strict=True)
+
+
 def test_grad_through_functional_call_matches_backward() -> None:
     net = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.Tanh(), ember.nn.Linear(4, 1))
     x = ember.randn(5, 3)

@@ -358,3 +358,20 @@ def test_custom_function_without_jvp_fails_clearly() -> None:
     close(d, torch.ones(3))
     # and reverse mode still works
     close(ef.grad(lambda y: NoJvp.apply(y).sum())(x), torch.full((3,), 2.0))
+
+
+def test_in_place_writes_to_inputs_stay_inside_the_transform() -> None:
+    def double_in_place(x):
+        return x.mul_(2).sin()
+
+    plain = ember.tensor([0.3, 0.5, 0.7], dtype=ember.float64)
+    g = ef.grad(lambda x: double_in_place(x).sum())(plain)
+    assert plain.grad_fn is None and not plain.requires_grad and not g.requires_grad
+    leaf = ember.tensor([0.3, 0.5, 0.7], dtype=ember.float64, requires_grad=True)
+    ef.jacrev(double_in_place)(leaf)
+    assert leaf.is_leaf  # its .grad would otherwise never arrive
+
+    x, xt = _pair(3)  # jacfwd: one pass per column, each from the original values
+    close(ef.jacfwd(double_in_place)(x), tf.jacfwd(double_in_place)(xt))
+    hess = ef.hessian(lambda x: double_in_place(x).sum())(x)  # (torch.func refuses this)
+    close(hess, torch.diag(-4 * torch.sin(2 * torch.from_numpy(x.numpy()))))

@@ -8,6 +8,7 @@ released as each node finishes unless ``retain_graph``. Under ``create_graph`` t
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,9 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
     """
     roots = _roots(tensors, grad_tensors, "backward")
     targets = None if inputs is None else _as_list(inputs)
+    if targets is not None and not targets:
+        raise GradError("backward: inputs= is empty; pass the tensors to accumulate into, or "
+                        "leave it out for all leaves")
     owners: set[int] = set()
     found = _run(roots, targets, create_graph if retain_graph is None else retain_graph,
                  create_graph, owners)
@@ -55,13 +59,42 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
-         create_graph: bool = False, allow_unused: bool = False) -> tuple:
-    """Returns d(outputs)/d(inputs) without touching any ``.grad``.
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
+    """Returns d(outputs)/d(inputs) without touching any ``.grad``, as
+    ``torch.autograd.grad``.
+
+    Args:
+        outputs: the tensor(s) to differentiate.
+        inputs: the tensor(s) to differentiate with respect to.
+        grad_outputs: the vector(s) of the vector-Jacobian product, one per output (None for
+            a scalar output: 1).
+        retain_graph: keep the graph for another backward (default: ``create_graph``).
+        create_graph: record the backward pass, for higher-order derivatives.
+        only_inputs: deprecated and ignored, as in PyTorch.
+        allow_unused: give None for an input the outputs do not depend on, instead of
+            raising (default: ``materialize_grads``).
+        is_grads_batched: the first dimension of every ``grad_outputs`` tensor is a batch:
+            one vector-Jacobian product each, stacked along a new first dimension.
+        materialize_grads: zeros instead of None for unused inputs.
 
     Example:
         >>> (dx,) = ember.autograd.grad((x ** 3).sum(), x, create_graph=True)
         >>> (ddx,) = ember.autograd.grad(dx.sum(), x)      # 6x
     """
+    if not only_inputs:
+        warnings.warn("grad: only_inputs is deprecated and ignored (it is always True)",
+                      stacklevel=2)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    elif materialize_grads and not allow_unused:
+        raise ValueError("grad: materialize_grads=True needs allow_unused to be True or not "
+                         "given")
+    from ember.ops.creation import zeros_like
+
+    if is_grads_batched:
+        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     roots = _roots(outputs, grad_outputs, "grad")
     targets = _as_list(inputs)
     for i, t in enumerate(targets):
@@ -73,9 +106,32 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         if g is None and not allow_unused:
             raise GradError(f"grad: input {i} (shape {tuple(targets[i].shape)}) was not used to "
                             "compute the outputs. Hint: pass allow_unused=True to get None for it")
-        if g is not None and not create_graph:
+        if g is None and materialize_grads:
+            found[i] = zeros_like(targets[i])
+        elif g is not None and not create_graph:
             found[i] = g.detach()
     return tuple(found)
+
+
+def _grad_batched(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: bool | None,
+                  create_graph: bool, allow_unused: bool, materialize_grads: bool) -> tuple:
+    """``grad`` with ``is_grads_batched``: one pass per row of the ``grad_outputs``."""
+    from ember.ops.join import stack
+
+    seeds = [] if grad_outputs is None else _as_list(grad_outputs)
+    if not seeds or any(g is None for g in seeds):
+        raise GradError("grad: is_grads_batched=True needs a grad_outputs tensor for every "
+                        "output, each with the batch as its first dimension")
+    sizes = {g.shape[0] if g.ndim else None for g in seeds}
+    if len(sizes) != 1 or None in sizes or 0 in sizes:
+        raise ShapeError(f"grad: is_grads_batched=True needs grad_outputs with one non-empty "
+                         f"batch dimension first, got shapes {[tuple(g.shape) for g in seeds]}")
+    n = sizes.pop()
+    rows = [grad(outputs, inputs, [g[i] for g in seeds],
+                 retain_graph=True if i < n - 1 else retain_graph, create_graph=create_graph,
+                 allow_unused=allow_unused, materialize_grads=materialize_grads)
+            for i in range(n)]
+    return tuple(None if col[0] is None else stack(col) for col in zip(*rows))
 
 
 def _as_list(x: Any) -> list:
@@ -241,10 +297,7 @@ def _finish_leaf(leaf: Any, g: Any, targets: list | None, found: list, create_gr
     if targets is not None and not any(t is leaf for t in targets):
         return
     if leaf._hooks:
-        for hook in list(leaf._hooks):
-            replaced = hook(g)
-            if replaced is not None:
-                g = replaced
+        g = _run_hooks(leaf._hooks, g)
     if targets is None:
         _accumulate_grad(leaf, g, create_graph, owners)
     else:
@@ -258,11 +311,8 @@ def _finish_outputs(node: Node, grads: list, wanted: dict | None, found: list,
     """Runs the output hooks of a node whose gradients are complete; retains and collects."""
     if node.hooks:
         for i, hooks in node.hooks.items():
-            for hook in list(hooks):
-                if grads[i] is not None:
-                    replaced = hook(grads[i])
-                    if replaced is not None:
-                        grads[i] = replaced
+            if grads[i] is not None:
+                grads[i] = _run_hooks(hooks, grads[i])
     if node.retained:
         for i, ref in node.retained.items():
             t = ref()
@@ -273,6 +323,25 @@ def _finish_outputs(node: Node, grads: list, wanted: dict | None, found: list,
             slot = wanted.get((node, i))
             if slot is not None:
                 found[slot] = g
+
+
+def _run_hooks(hooks: list, g: Any) -> Any:
+    """Passes ``g`` through tensor hooks in order; a hook may return a replacement of the
+    same shape (or None to keep it)."""
+    from ember.tensor import Tensor
+
+    for hook in list(hooks):
+        replaced = hook(g)
+        if replaced is None:
+            continue
+        if not isinstance(replaced, Tensor) or replaced.shape != g.shape:
+            got = (f"a tensor of shape {tuple(replaced.shape)}" if isinstance(replaced, Tensor)
+                   else type(replaced).__name__)
+            raise GradError(f"hook {getattr(hook, '__qualname__', hook)!r} returned {got} for a "
+                            f"gradient of shape {tuple(g.shape)}; a hook returns None or a "
+                            "tensor of the gradient's shape")
+        g = replaced
+    return g
 
 
 def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> None:

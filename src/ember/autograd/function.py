@@ -31,19 +31,27 @@ class FunctionCtx:
         self.needs_input_grad = needs_input_grad
         self._saved: tuple = ()
         self._non_differentiable: set[int] = set()
+        self._dirty: tuple = ()
         self.materialize_grads = True
         self._inputs: tuple = ()
         self._saved_forward: tuple | None = None
+        self._versions: dict[int, int] = {}
         self._in_jvp = False
         self._on_release: Callable[[FunctionCtx], None] | None = None
 
     def save_for_backward(self, *tensors: Any) -> None:
-        """Keeps tensors for ``backward``; in-place changes to them are detected."""
-        self._saved = tuple((t, None if t is None else t._vc.value) for t in tensors)
+        """Keeps tensors for ``backward``. As in PyTorch they are kept as ``forward`` leaves
+        them, and in-place changes after it returns are detected."""
+        self._saved = tensors
 
     def save_for_forward(self, *tensors: Any) -> None:
         """Keeps tensors for ``jvp``, where ``saved_tensors`` returns them (as in PyTorch)."""
-        self._saved_forward = tuple((t, None if t is None else t._vc.value) for t in tensors)
+        self._saved_forward = tensors
+
+    def _stamp(self) -> None:
+        """``forward`` has returned: the versions the saved tensors must keep."""
+        self._versions = {id(t): t._vc.value for t in (*self._saved, *(self._saved_forward or ()))
+                          if t is not None}
 
     @property
     def saved_tensors(self) -> tuple:
@@ -52,13 +60,14 @@ class FunctionCtx:
         saved = self._saved
         if self._in_jvp and self._saved_forward is not None:
             saved = self._saved_forward
-        for i, (t, version) in enumerate(saved):
-            if t is not None and t._vc.value != version:
+        for i, t in enumerate(saved):
+            version = None if t is None else self._versions.get(id(t))
+            if version is not None and t._vc.value != version:
                 raise GradError(
                     f"backward of {self._name}: saved tensor {i} (shape {tuple(t.shape)}) was "
                     f"modified in place after forward saved it: version {version} then, "
                     f"{t._vc.value} now. Hint: save a .clone() or avoid the in-place op.")
-        return tuple(t for t, _ in saved)
+        return tuple(saved)
 
     def _release(self) -> None:
         """The node is released (a backward without ``retain_graph``): what backward needed
@@ -66,6 +75,12 @@ class FunctionCtx:
         self._saved = self._inputs = ()
         if self._on_release is not None:
             self._on_release(self)
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Declares inputs that ``forward`` modified in place; ``forward`` must return them,
+        and they then carry this Function's history (the same tensor objects, as in
+        PyTorch)."""
+        self._dirty = tensors
 
     def mark_non_differentiable(self, *outputs: Any) -> None:
         """Declares outputs (e.g. indices) that have no gradient."""
@@ -183,21 +198,37 @@ def run_function(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, F
 
 def _run(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, FunctionCtx]:
     """Function.apply without transforms: forward unrecorded, then one node for backward."""
-    from ember.tensor import Tensor, _wrap
+    from ember.tensor import Tensor
 
-    positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
     needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
     ctx = FunctionCtx(cls.__name__, needs)
     with no_grad():
         out = cls.forward(ctx, *args, **kwargs)
     outs = out if isinstance(out, tuple) else (out,)
-    if not (GRAD.enabled and any(needs)):
-        return out, ctx
+    dirty = {id(t) for t in ctx._dirty}
+    if not dirty <= {id(o) for o in outs}:
+        raise GradError(f"{cls.__name__}.forward marked a tensor dirty (ctx.mark_dirty) but "
+                        "did not return it; return every tensor it modifies in place")
+    if GRAD.enabled and any(needs):
+        out = _record(cls, ctx, args, out, dirty)
+    ctx._stamp()
+    return out, ctx
+
+
+def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, out: Any, dirty: set) -> Any:
+    """One node for the Function's backward; returns the outputs as tensors of that node."""
+    from ember.tensor import Tensor, _wrap
+
+    outs = out if isinstance(out, tuple) else (out,)
     for o in outs:
         if not isinstance(o, Tensor):
             raise GradError(f"{cls.__name__}.forward must return tensors, got "
                             f"{type(o).__name__}")
-    inputs = tuple(args[i] for i in positions)
+    # a dirty input is recorded as it was before forward (its old history), the way an
+    # in-place op records an alias of the tensor it overwrites
+    positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+    inputs = tuple(_wrap(a._data, a._device, a.requires_grad, a._node, a._idx, a._vc)
+                   if id(a) in dirty else a for a in (args[i] for i in positions))
     ctx._inputs = inputs
     params = {"ctx": ctx, "positions": positions, "nargs": len(args),
               "out_specs": tuple((o.shape, o.dtype) for o in outs)}
@@ -208,7 +239,19 @@ def _run(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, FunctionC
         if id(o) in ctx._non_differentiable or not o.dtype.is_floating_point
         else _wrap(o._data, o._device, True, node, i, o._vc)
         for i, o in enumerate(outs))
-    return (wrapped if isinstance(out, tuple) else wrapped[0]), ctx
+    if dirty:
+        wrapped = tuple(_take_history(ctx, o, w) if id(o) in dirty else w
+                        for o, w in zip(outs, wrapped))
+    return wrapped if isinstance(out, tuple) else wrapped[0]
+
+
+def _take_history(ctx: FunctionCtx, t: Any, result: Any) -> Any:
+    """A dirty tensor ``t`` takes the history of ``result`` (its value, as this Function's
+    output), through the in-place machinery (a view's base follows, a leaf that requires
+    grad is refused)."""
+    from ember.ops.inplace import inplace
+
+    return inplace(t, ctx._name, lambda old: result)
 
 
 class _OnceDifferentiable:

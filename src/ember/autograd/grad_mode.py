@@ -7,6 +7,7 @@ managers and as decorators, as in PyTorch; each thread has its own mode.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -37,13 +38,19 @@ def is_inference_mode_enabled() -> bool:
 class _Mode:
     """Base of the grad-mode switches: sets the state on enter, restores it on exit."""
 
-    enabled: bool | None = True  # None: leave as it is
-    inference: bool | None = None
+    enabled: bool = True
+    inference: bool | None = None  # None: leave as it is
+
+    def __new__(cls, *args: Any) -> Any:
+        # bare ``@no_grad`` (no parentheses), as PyTorch allows: the function comes as the
+        # argument, and the decorated function is returned in place of a mode
+        if len(args) == 1 and callable(args[0]):
+            return cls()(args[0])
+        return super().__new__(cls)
 
     def __enter__(self) -> None:
         self._saved = (GRAD.enabled, GRAD.inference)
-        if self.enabled is not None:
-            GRAD.enabled = self.enabled
+        GRAD.enabled = self.enabled
         if self.inference is not None:
             GRAD.inference = self.inference
 
@@ -51,11 +58,41 @@ class _Mode:
         GRAD.enabled, GRAD.inference = self._saved
 
     def __call__(self, fn: Callable) -> Callable:
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn)
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with self.__class__(*self._args()):
+            with self._fresh():
                 return fn(*args, **kwargs)
         return wrapper
+
+    def _wrap_generator(self, fn: Callable) -> Callable:
+        """A decorated generator runs in the mode each time it resumes, not only while the
+        call that creates it runs (which is before any of its code)."""
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            gen = fn(*args, **kwargs)
+            send, value = gen.send, None
+            while True:
+                try:
+                    with self._fresh():
+                        item = send(value)
+                except StopIteration as stop:
+                    return stop.value
+                try:
+                    value, send = (yield item), gen.send
+                except GeneratorExit:
+                    with self._fresh():
+                        gen.close()
+                    raise
+                except BaseException as exc:  # thrown in by the caller: passed on to gen
+                    value, send = exc, gen.throw
+        return wrapper
+
+    def _fresh(self) -> _Mode:
+        """A new instance with this one's settings (one ``with`` block each)."""
+        return self.__class__(*self._args())
 
     def _args(self) -> tuple:
         return ()
@@ -102,10 +139,11 @@ class set_grad_enabled(_Mode):
 
 
 class inference_mode(_Mode):
-    """Like ``no_grad``, for code that never needs gradients (``mode=False`` turns it off)."""
+    """Like ``no_grad``, for code that never needs gradients. ``mode=False`` turns it off
+    and, as in PyTorch, turns recording on (also inside ``no_grad``)."""
 
     def __init__(self, mode: bool = True) -> None:
-        self.enabled = False if mode else None
+        self.enabled = not mode
         self.inference = bool(mode)
 
     def _args(self) -> tuple:

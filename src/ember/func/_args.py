@@ -98,8 +98,14 @@ def track(x: Tensor) -> tuple[Tensor, Tensor]:
     gradient is taken with respect to: a new leaf, or, when ``x`` already has history an outer
     level differentiates, an identity op on it (so the outer level sees through). ``passed`` is
     what the function receives: an identity op on ``target``, so the function may even modify
-    it in place. Both go through every active transform (forward levels see their tangent)."""
-    target = alias(x)
+    it in place. Both go through every active transform (forward levels see their tangent).
+
+    Both are views of a private root, not of ``x``: an in-place write by the function gives
+    the root new history, never the caller's ``x`` (which would stop being a leaf, or start
+    requiring grad). The memory, and so ``x``'s values and version, are shared."""
+    root = alias(x)
+    root._view = None
+    target = alias(root)
     if not target.requires_grad:
         target.requires_grad = True
     return target, alias(target)

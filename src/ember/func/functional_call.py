@@ -58,6 +58,18 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Mapping | Sequence[
                                  "given dicts")
             given[name] = value
     slots = _slots(module)
+    if tie_weights:  # (before the strict checks: one name of a tied tensor gives all)
+        by_object: dict[int, list[str]] = {}
+        for name, (_mod, attr, store) in slots.items():
+            by_object.setdefault(id(store[attr]), []).append(name)
+        for names in by_object.values():
+            chosen = [n for n in names if n in given]
+            if len(chosen) > 1 and any(given[n] is not given[chosen[0]] for n in chosen):
+                raise ValueError(f"functional_call: {chosen} are tied (one tensor) but were "
+                                 "given different values; give one, or pass tie_weights=False")
+            if chosen:
+                for n in names:
+                    given.setdefault(n, given[chosen[0]])
     unexpected = sorted(set(given) - set(slots))
     if unexpected and strict:
         missing = sorted(set(slots) - set(given))
@@ -78,18 +90,6 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Mapping | Sequence[
         if not isinstance(value, Tensor):
             raise TypeError(f"functional_call: the value for {name!r} must be a tensor, got "
                             f"{type(value).__name__}")
-    if tie_weights:
-        by_object: dict[int, list[str]] = {}
-        for name, (_mod, attr, store) in slots.items():
-            by_object.setdefault(id(store[attr]), []).append(name)
-        for names in by_object.values():
-            chosen = [n for n in names if n in given]
-            if len(chosen) > 1 and any(given[n] is not given[chosen[0]] for n in chosen):
-                raise ValueError(f"functional_call: {chosen} are tied (one tensor) but were "
-                                 "given different values; give one, or pass tie_weights=False")
-            if chosen:
-                for n in names:
-                    given.setdefault(n, given[chosen[0]])
 
     saved = []
     try:

@@ -85,8 +85,9 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
 def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
            randomness: str = "error") -> Callable:
     """The function computing the Jacobian of ``func`` with respect to ``argnums`` by forward
-    mode: one jvp pass per input element (best for few inputs). ``randomness`` is accepted
-    for PyTorch compatibility.
+    mode: one jvp pass per input element (best for few inputs), each on copies of the
+    differentiated inputs (so in-place writes to them neither compound across passes nor
+    reach the caller). ``randomness`` is accepted for PyTorch compatibility.
 
     Example:
         >>> J = ember.func.jacfwd(lambda x: x ** 2)(ember.tensor([1.0, 2.0]))
@@ -98,18 +99,21 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
     def wrapper(*args: Any) -> Any:
         diff = DiffArgs(func, args, argnums, "jacfwd")
         leaves = diff.leaves
+
+        def call(*xs: Tensor) -> Any:
+            # on copies: a func writing its inputs in place sees the same values every pass
+            return diff.call([x.clone() for x in xs])
         columns = []  # per input leaf: per element: the output tangents
         result = None
         for j, x in enumerate(leaves):
             cols = []
             for k in range(_numel(x)):
                 tangents = [_basis(x, k) if jj == j else None for jj in range(len(leaves))]
-                result, tangent_of = jvp_leaves(lambda *xs: diff.call(list(xs)), leaves,
-                                                tangents)
+                result, tangent_of = jvp_leaves(call, leaves, tangents)
                 cols.append([tangent_of(o) for o in _outputs(result, has_aux)])
             columns.append(cols)
         if result is None:  # no input element at all: run once for the outputs' structure
-            result, _ = jvp_leaves(lambda *xs: diff.call(list(xs)), leaves, [None] * len(leaves))
+            result, _ = jvp_leaves(call, leaves, [None] * len(leaves))
         out_leaves = _outputs(result, has_aux)
         out_spec = tree_flatten(result[0] if has_aux else result)[1]
         blocks = [diff.split([_block([c[i] for c in columns[j]], o, x, -1)
