@@ -1,5 +1,7 @@
-"""Mixed precision and memory savers, measured: GPT under autocast(bfloat16) against float32,
-activation checkpointing on an 8-layer GPT, and memory-efficient attention at T=8192.
+"""Mixed precision and memory savers, measured.
+
+A GPT under autocast(bfloat16) against float32, activation checkpointing on an 8-layer GPT,
+and memory-efficient attention at T=8192.
 
     python examples/amp_memory.py                 # everything (a few minutes)
     python examples/amp_memory.py --only amp --steps 200

@@ -1,5 +1,6 @@
-"""Train a character-level GPT on the Python standard library's own source code, and print
-what it writes. Bytes are the tokens (vocabulary 256). Run from the repository root:
+"""Train a character-level GPT on the Python standard library's source and print samples.
+
+Bytes are the tokens (vocabulary 256). Run from the repository root:
 
     python examples/char_gpt.py --steps 300
 

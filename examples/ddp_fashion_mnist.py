@@ -1,6 +1,8 @@
-"""Data-parallel training of the small CNN on Fashion-MNIST over MPI: every rank trains on its
-shard of each epoch (``DistributedSampler``), ``DistributedDataParallel`` averages the
-gradients, and rank 0 reports. Run from the repository root:
+"""Data-parallel training of the small CNN on Fashion-MNIST over MPI.
+
+Every rank trains on its shard of each epoch (``DistributedSampler``),
+``DistributedDataParallel`` averages the gradients, and rank 0 reports. Run from the
+repository root:
 
     pip install -e '.[distributed]'                 # mpi4py + Open MPI
     apt-get install -y dataset-fashion-mnist        # the data, under /usr/share/datasets

@@ -1,6 +1,7 @@
-"""Train a small CNN on Fashion-MNIST with the usual PyTorch loop: an ``nn.Module``, a
-``DataLoader``, an optimizer, ``loss.backward()`` and ``optimizer.step()``. Port it back to
-PyTorch by changing the imports. Run from the repository root:
+"""Train a small CNN on Fashion-MNIST with the usual PyTorch loop.
+
+An ``nn.Module``, a ``DataLoader``, an optimizer, ``loss.backward()`` and
+``optimizer.step()``. Port it back to PyTorch by changing the imports. Run from the repository root:
 
     apt-get install -y dataset-fashion-mnist     # the data, under /usr/share/datasets
     python examples/fashion_mnist.py --epochs 2
