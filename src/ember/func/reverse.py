@@ -11,6 +11,7 @@ or tensors the function closes over that need a gradient) differentiates through
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -26,19 +27,49 @@ from ember.tensor import Tensor
 __all__ = ["grad", "grad_and_value", "value_and_grad", "vjp"]
 
 
+class _Levels(threading.local):
+    """The dispatch depth at which each active reverse level of this thread runs its
+    function."""
+
+    def __init__(self) -> None:
+        self.depths: list[int] = []
+
+
+_LEVELS = _Levels()
+
+
+def _seen_through_vmap(leaves: list) -> bool:
+    """Whether an enclosing reverse level differentiates these inputs through a vmap between
+    it and here (``grad(vmap(grad(f)))``): the logical inputs need no grad, but their physical
+    batches do, on the enclosing level's tape."""
+    if not _LEVELS.depths:
+        return False
+    for handler in DISPATCH.stack[_LEVELS.depths[-1]:]:
+        physical = getattr(handler, "physical", None)
+        if physical is not None and any(
+                (p := physical(x)) is not None and p.requires_grad for x in leaves):
+            return True
+    return False
+
+
 class _Level:
     """One reverse-mode level: runs ``func`` on tracked inputs and pulls cotangents back."""
 
     def __init__(self, diff: DiffArgs, has_aux: bool, who: str) -> None:
         outer_grad = GRAD.enabled
-        with enable_grad():
-            pairs = [track(x) for x in diff.leaves]
-            self.targets = [t for t, _ in pairs]
-            result = diff.call([p for _, p in pairs])
+        _LEVELS.depths.append(len(DISPATCH.stack))
+        try:
+            with enable_grad():
+                pairs = [track(x) for x in diff.leaves]
+                self.targets = [t for t, _ in pairs]
+                result = diff.call([p for _, p in pairs])
+        finally:
+            _LEVELS.depths.pop()
         self.out, self.aux = split_aux(result, has_aux, who)
         self.out_leaves, self.out_spec = tree_flatten(self.out)
         self.outer = outer_grad and (any(x.requires_grad for x in diff.leaves)
-                                     or reaches_outer(self.out_leaves, self.targets))
+                                     or reaches_outer(self.out_leaves, self.targets)
+                                     or _seen_through_vmap(diff.leaves))
         self.create = self.outer or DISPATCH.handler is not None
         self.who = who
 
