@@ -59,7 +59,7 @@ from ember.tensor import Tensor
 
 # The layers above the core import it, so they come after it, in layer order (DESIGN.md).
 # isort: off
-from ember import data, linalg, nn, optim, utils, vision  # layer 3
+from ember import data, linalg, models, nn, optim, utils, vision  # layer 3
 from ember import func, jit  # layer 4: transforms
 from ember import amp, distributed, memory, profiler  # layer 5: systems
 from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled

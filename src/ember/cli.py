@@ -45,8 +45,9 @@ def _train(args: argparse.Namespace) -> int:
         print("ember train: interrupted; continue from the last finished epoch with --resume",
               file=sys.stderr)
         return 130
-    print(f"final test accuracy {summary['final_test_accuracy']:.2%} after "
-          f"{summary['epochs_done']} epochs ({summary['train_seconds']:.0f} s); "
+    done = summary["epochs_done"]
+    print(f"final test accuracy {summary['final_test_accuracy']:.2%} after {done} "
+          f"epoch{'s' * (done != 1)} ({summary['train_seconds']:.0f} s); "
           f"checkpoints, curves.png and summary.json in {cfg.out}")
     return 0
 
