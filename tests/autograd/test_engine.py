@@ -364,3 +364,14 @@ def test_hooks_returning_a_wrong_gradient_and_empty_inputs_are_named():
         (x * 2).sum().backward()
     with pytest.raises(GradError, match="inputs= is empty"):
         (x * 2).sum().backward(inputs=[])
+
+
+def test_a_second_backward_accumulates_into_the_same_grad_tensor_like_torch():
+    for lib in (ember, torch):
+        x = lib.ones(3, requires_grad=True)
+        (x * 2).sum().backward()
+        held = x.grad
+        (x * 3).sum().backward()
+        assert held is x.grad and held.tolist() == [5.0, 5.0, 5.0]
+        (x * x).sum().backward(create_graph=True)  # (a new tensor, with history)
+        assert held is not x.grad and x.grad.requires_grad

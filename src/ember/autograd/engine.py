@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.anomaly import ANOMALY, check_finite
-from ember.autograd.grad_mode import GRAD
+from ember.autograd.grad_mode import GRAD, no_grad
 from ember.autograd.graph import Node, restore_inputs
 from ember.errors import GradError, ShapeError
 from ember.ops.primitive import DISPATCH
@@ -445,13 +445,31 @@ def _sum(acc: Any, g: Any, t: Any, region: Any) -> Any:
     return _Sum(total) if in_place else total
 
 
+def _writeable(a: Any) -> bool:
+    """Whether ``a`` is a backend array that may be written (not a read-only broadcast, nor
+    the placeholder of a traced tensor)."""
+    flags = getattr(a, "flags", None)
+    return flags is not None and getattr(flags, "writeable", True)
+
+
 def _accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = None) -> None:
-    """Adds ``g`` into ``t.grad``. A gradient whose memory another ``.grad`` (or the caller's
-    ``gradient=``) already holds is copied first, so no two ``.grad`` ever alias."""
+    """Adds ``g`` into ``t.grad``: in place, as PyTorch does, so a reference to ``.grad``
+    sees the sum (a new tensor under ``create_graph``, under transforms, or where the old one
+    cannot take it).
+    A first gradient whose memory another ``.grad`` (or the caller's ``gradient=``) already
+    holds is copied, so no two ``.grad`` ever alias."""
     if not create_graph:
         g = g.detach()
-    if t.grad is not None:
-        t.grad = t.grad + g if create_graph else t.grad.detach() + g
+    old = t.grad
+    if old is not None:
+        if create_graph:
+            t.grad = old + g
+        elif old._node is None and old.shape == g.shape and old.dtype is g.dtype and \
+                _writeable(old._data) and DISPATCH.only_observers():
+            with no_grad():
+                old.add_(g)
+        else:
+            t.grad = old.detach() + g
         return
     if not g._data.flags.c_contiguous and t._data.flags.c_contiguous:
         # laid out like the tensor, as PyTorch does: optimizer updates then run over
