@@ -31,3 +31,22 @@ def test_anomaly_mode_leaves_no_handler_behind():
     with ember.autograd.detect_anomaly():
         pass
     assert DISPATCH.handler is None
+
+
+def test_set_detect_anomaly_switches_it_on_until_switched_off():
+    x = ember.tensor([-1.0], requires_grad=True)
+    assert not ember.autograd.is_anomaly_enabled()
+    ember.autograd.set_detect_anomaly(True)
+    try:
+        assert ember.autograd.is_anomaly_enabled()
+        with pytest.raises(GradError, match="backward of sqrt returned NaN"):
+            ember.sqrt(x).sum().backward()
+        with ember.autograd.set_detect_anomaly(False):
+            assert not ember.autograd.is_anomaly_enabled()
+            ember.sqrt(x).sum().backward()  # (NaN, unchecked)
+        with ember.autograd.detect_anomaly():
+            pass
+        assert ember.autograd.is_anomaly_enabled()
+    finally:
+        ember.autograd.set_detect_anomaly(False)
+    assert not ember.autograd.is_anomaly_enabled()

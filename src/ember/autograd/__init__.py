@@ -1,7 +1,7 @@
 """Reverse-mode automatic differentiation: the tape, the engine and the tools around it."""
 
 from ember.autograd import forward_ad
-from ember.autograd.anomaly import detect_anomaly
+from ember.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from ember.autograd.engine import backward, grad
 from ember.autograd.function import Function, FunctionCtx, once_differentiable
 from ember.autograd.grad_mode import (
@@ -16,4 +16,5 @@ from ember.autograd.graph import Node
 
 __all__ = ["Function", "FunctionCtx", "GradcheckError", "Node", "backward", "detect_anomaly",
            "enable_grad", "forward_ad", "grad", "gradcheck", "gradgradcheck", "inference_mode",
-           "is_grad_enabled", "no_grad", "once_differentiable", "set_grad_enabled"]
+           "is_anomaly_enabled", "is_grad_enabled", "no_grad", "once_differentiable",
+           "set_detect_anomaly", "set_grad_enabled"]

@@ -40,6 +40,51 @@ def _record_stack(prim: Any, inputs: tuple, params: dict) -> Any:
     return out
 
 
+def _state() -> tuple[bool, bool]:
+    """(whether anomaly mode is on, whether it checks for NaN)."""
+    from ember.ops.primitive import DISPATCH
+
+    return _record_stack in DISPATCH.stack, ANOMALY.enabled
+
+
+def _set(mode: bool, check_nan: bool) -> None:
+    from ember.ops.primitive import DISPATCH, pop_handler, push_handler
+
+    on = _record_stack in DISPATCH.stack
+    if mode and not on:
+        push_handler(_record_stack, observer=True)
+    elif on and not mode:
+        pop_handler(_record_stack)
+    ANOMALY.enabled = mode and check_nan
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on (in this thread)."""
+    return _state()[0]
+
+
+class set_detect_anomaly:
+    """Turns anomaly detection on or off from now on
+    (``ember.autograd.set_detect_anomaly(True)`` at the top of a script), or for a ``with``
+    block, after which the previous setting returns.
+
+    Example:
+        >>> with ember.autograd.set_detect_anomaly(True):
+        ...     ember.autograd.is_anomaly_enabled()
+        True
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self._saved = _state()
+        _set(mode, check_nan)
+
+    def __enter__(self) -> set_detect_anomaly:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _set(*self._saved)
+
+
 def check_finite(node: Any, grads: tuple) -> None:
     """Raises if a gradient a rule returned holds NaN, naming the op and its source line."""
     for i, g in enumerate(grads):
@@ -61,18 +106,12 @@ class detect_anomaly:
         self.check_nan = check_nan
 
     def __enter__(self) -> detect_anomaly:
-        from ember.ops.primitive import push_handler
-
-        self._saved = ANOMALY.enabled
-        ANOMALY.enabled = self.check_nan
-        push_handler(_record_stack, observer=True)
+        self._saved = _state()
+        _set(True, self.check_nan)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        from ember.ops.primitive import pop_handler
-
-        pop_handler(_record_stack)
-        ANOMALY.enabled = self._saved
+        _set(*self._saved)
 
     def __call__(self, fn: Any) -> Any:
         import functools
