@@ -186,9 +186,10 @@ def _tell_value_read(t: Tensor, what: str) -> None:
 
 def apply(prim: Primitive, *inputs: Tensor, **params: Any) -> Any:
     """Applies a primitive to tensors: the one entry point of every op."""
-    handler = DISPATCH.handler
-    if handler is not None:
-        return handler(prim, inputs, params)
+    if _active_handlers:  # (a global read: the thread-local lookup only when some are)
+        handler = DISPATCH.handler
+        if handler is not None:
+            return handler(prim, inputs, params)
     return eager(prim, inputs, params)
 
 
