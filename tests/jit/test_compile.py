@@ -1316,3 +1316,57 @@ def test_a_grad_changed_by_a_compiled_function_after_an_eager_backward(change):
             assert got is None
         else:
             np.testing.assert_array_equal(got, want)
+
+
+def test_a_compiled_update_writes_each_grad_in_place_as_eager():
+    # clipping, the step and zero_grad(set_to_none=False) keep each .grad tensor: a reference
+    # taken after backward() sees what the compiled update did to it
+    def run(compile_it):
+        model = _mlp()
+        opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        x = ember.randn(3, 4, generator=ember.Generator().manual_seed(1))
+
+        def update():
+            ember.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+            opt.step()
+            opt.zero_grad(set_to_none=False)
+
+        fn = jit.compile(update) if compile_it else update
+        seen = []
+        for _ in range(3):
+            model(x).square().sum().backward()
+            held = model[0].weight.grad
+            fn()
+            assert model[0].weight.grad is held
+            seen.append(held.numpy().copy())
+            held.add_(1.0)  # (the next backward adds to it)
+        return seen, model[0].weight.detach().numpy()
+
+    (seen, weight), (want, want_weight) = run(True), run(False)
+    for got, expected in zip(seen, want):
+        np.testing.assert_array_equal(got, expected)
+    np.testing.assert_allclose(weight, want_weight, rtol=1e-6)
+
+
+def test_lbfgs_step_with_its_closure_is_refused_with_the_way_to_compile_it():
+    def setup():
+        model = _mlp()
+        opt = ember.optim.LBFGS(model.parameters(), max_iter=3)
+        x = ember.randn(3, 4, generator=ember.Generator().manual_seed(1))
+
+        def closure():
+            opt.zero_grad()
+            loss = model(x).square().mean()
+            loss.backward()
+            return loss
+        return model, opt, closure
+
+    model, opt, closure = setup()
+    with pytest.raises(jit.TraceError, match=r"LBFGS\.step\(closure\).*"
+                                             r"opt\.step\(ember\.jit\.compile\(closure\)\)"):
+        jit.compile(lambda: opt.step(closure))()
+    opt.step(jit.compile(closure))  # (the closure compiled, the step outside: as eager)
+    want, want_opt, want_closure = setup()
+    want_opt.step(want_closure)
+    np.testing.assert_allclose(model[0].weight.detach().numpy(), want[0].weight.detach().numpy(),
+                               rtol=1e-6)

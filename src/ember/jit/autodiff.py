@@ -198,7 +198,8 @@ def split(graph: Graph, joint: Joint) -> tuple[Graph, Graph, list[Var]]:
     needed = [v for e in bwd_eqns for v in e.inputs] + [v for v in joint.grads if v is not None]
     saved = list(dict.fromkeys(v for v in needed if v in made_fwd))
     fwd = Graph(graph.name, list(graph.inputs), list(graph.state), dict(graph.consts), fwd_eqns,
-                [*graph.outputs, *saved], list(graph.writes), list(graph.grads))
+                [*graph.outputs, *saved], list(graph.writes), list(graph.grads),
+                grads_in_place=list(graph.grads_in_place))
     # the backward reads state values as the forward saw them (eager's tape does the same)
     bwd = Graph(f"{graph.name}_backward", [*saved, *joint.cotangents], [], dict(graph.consts),
                 bwd_eqns, list(joint.grads))

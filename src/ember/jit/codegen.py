@@ -124,6 +124,11 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
         read = f"{holder}.grad._data" if ref.grad else f"{holder}._data"
         lines.append(f"    {ref.var.name} = {read}  # state {ref.label}"
                      f"{'.grad' if ref.grad else ''}")
+    # the .grad tensors written in place at the end, as they are when the call starts (an
+    # optimizer effect binds others to .grad while the code runs)
+    kept = {id(t): f"_grad{i}" for i, t in enumerate(graph.grads_in_place)}
+    for t in graph.grads_in_place:
+        lines.append(f"    {kept[id(t)]} = {namer.name(t, graph.label(t))}.grad")
     for var, array in graph.consts.items():
         namer.globals[var.name] = array
     if graph.hoisted:
@@ -152,6 +157,10 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
     handed = {*graph.outputs, *(v for _, v in graph.writes)}  # arrays the world already sees
     for tensor, var in graph.grads:
         holder = namer.name(tensor, graph.label(tensor))
+        if id(tensor) in kept:
+            lines.append(f"    {holder}.grad = {kept[id(tensor)]}")
+            lines.append(f"    _store({kept[id(tensor)]}, {var.name})")
+            continue
         # a constant, state or input array, or one another .grad holds: its own copy, as eager
         # never lets two .grad (or a .grad and anything else) share memory
         shared = var is not None and (var.kind != "eqn" or var in handed)

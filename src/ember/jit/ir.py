@@ -131,6 +131,10 @@ class Graph:
     outputs: list[Var | None] = field(default_factory=list)
     writes: list[tuple[Any, Var]] = field(default_factory=list)  # (state tensor, new value)
     grads: list[tuple[Any, Var | None]] = field(default_factory=list)  # (param, its .grad)
+    # the tensors among `grads` whose .grad is at the end the tensor it was when the call
+    # started (zero_grad(set_to_none=False), clipping, an optimizer step): the value is written
+    # into that tensor, as eager writes into it in place
+    grads_in_place: list[Any] = field(default_factory=list)
     # what the function does to its tensor arguments: (argument index, new value / new .grad)
     arg_writes: list[tuple[int, Var]] = field(default_factory=list)
     arg_grads: list[tuple[int, Var | None]] = field(default_factory=list)
@@ -176,7 +180,8 @@ class Graph:
         for tensor, var in self.writes:
             lines.append(f"  {self.label(tensor)} <- {var.name}")
         for tensor, var in self.grads:
-            lines.append(f"  {self.label(tensor)}.grad <- {var.name if var else None}")
+            kept = " (in place)" if any(t is tensor for t in self.grads_in_place) else ""
+            lines.append(f"  {self.label(tensor)}.grad <- {var.name if var else None}{kept}")
         for i, var in self.arg_writes:
             lines.append(f"  argument {i} <- {var.name}")
         for i, var in self.arg_grads:

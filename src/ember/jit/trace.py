@@ -318,10 +318,12 @@ class Tracer:
     def optimizer_step(self, opt: Any, call: Any, closure: Any = None) -> Any:  # noqa: D417
         """``opt.step()``: one effect over parameters and gradients."""
         if closure is not None:
-            raise TraceError("ember.jit: optimizer.step(closure) inside a compiled function"
-                             f"{_at(user_source())}: the closure would run once, at trace "
-                             "time. Hint: compute the loss in the compiled function and call "
-                             "step() without a closure")
+            raise TraceError(f"ember.jit: {type(opt).__name__}.step(closure) inside a compiled "
+                             f"function{_at(user_source())}: the closure would run once, at "
+                             "trace time. Hint: compute the loss in the compiled function and "
+                             "call step() without a closure; an optimizer that needs the "
+                             "closure (LBFGS) steps outside, with the closure compiled: "
+                             "opt.step(ember.jit.compile(closure))")
         return self._step_effect(f"{type(opt).__name__}.step", opt, opt.step, call)
 
     def _step_effect(self, name: str, opt: Any, run: Any, call: Any) -> Any:
@@ -419,18 +421,16 @@ class Tracer:
         for ref in list(g.state):
             t = ref.tensor
             if ref.grad:  # a .grad read, then rebound or written in place: the end .grad
-                if (t.grad is not self.entry_grads.get(id(t)) or (
-                        t.grad is not None and self.var_of(t.grad) is not ref.var)) and \
-                        all(p is not t for p, _ in g.grads):
-                    g.grads.append((t, None if t.grad is None else self.var_of(t.grad)))
+                if t.grad is not self.entry_grads.get(id(t)) or (
+                        t.grad is not None and self.var_of(t.grad) is not ref.var):
+                    self.end_grad(t)
                 continue
             final = self.var_of(t)
             if final is not ref.var:
                 g.writes.append((t, final))
             # (an optimizer effect binds .grad at run time: the end state is then written too)
-            if (t.grad is not self.entry_grads.get(id(t)) or (
-                    t.requires_grad and self.binds_grads)) and all(p is not t for p, _ in g.grads):
-                g.grads.append((t, None if t.grad is None else self.var_of(t.grad)))
+            if t.grad is not self.entry_grads.get(id(t)) or (t.requires_grad and self.binds_grads):
+                self.end_grad(t)
         arguments = [v for v in g.inputs if v not in self.grad_input_vars]
         for i, (t, var) in enumerate(zip(self.inputs, arguments)):
             final = self.var_of(t)
@@ -439,6 +439,16 @@ class Tracer:
             if t.grad is not self.input_grads[i]:
                 g.arg_grads.append((i, None if t.grad is None else self.var_of(t.grad)))
         return g
+
+    def end_grad(self, t: Tensor) -> None:
+        """Records ``t``'s ``.grad`` at the end (once): written in place when it is still the
+        tensor the call started with, as eager writes it."""
+        g = self.graph
+        if any(p is t for p, _ in g.grads):
+            return
+        g.grads.append((t, None if t.grad is None else self.var_of(t.grad)))
+        if t.grad is not None and t.grad is self.entry_grads.get(id(t)):
+            g.grads_in_place.append(t)
 
     def rebound_buffers(self) -> None:
         """A registered buffer the function rebound to a new tensor of the same shape, dtype
