@@ -3,7 +3,7 @@
 NumPy has no pluggable allocator reachable from Python, so Ember counts at the tensor level:
 while tracking is on, every tensor made (by any op, forward or backward, by a creation function
 or an optimizer) is seen through a hook in the one place tensors are made
-(:func:`ember.tensor.set_wrap_hook`). Its memory is attributed to the array that owns the
+(:func:`ember.tensor.add_wrap_hook`). Its memory is attributed to the array that owns the
 buffer (views, ``detach()`` and ``.data`` share it, so a buffer counts once), and a weak
 reference on that owner subtracts the bytes when its last reference dies (a tensor, a saved
 value in the autograd graph, or a plain array kept by someone). Turning tracking on also finds
@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from ember.tensor import Tensor, set_wrap_hook
+from ember.tensor import Tensor, add_wrap_hook, remove_wrap_hook
 
 __all__ = ["allocated", "disable", "enable", "is_enabled", "max_allocated", "memory_stats",
            "reset_peak", "tracking"]
@@ -92,7 +92,7 @@ def enable(scan: bool = True) -> None:
     TRACKER.depth += 1
     if TRACKER.depth > 1:
         return
-    set_wrap_hook(TRACKER.see)
+    add_wrap_hook(TRACKER.see)
     if scan:
         for obj in gc.get_objects():
             if issubclass(type(obj), Tensor):  # type(), not isinstance: no lazy __class__
@@ -106,7 +106,7 @@ def disable() -> None:
         return
     TRACKER.depth -= 1
     if TRACKER.depth == 0:
-        set_wrap_hook(None)
+        remove_wrap_hook(TRACKER.see)
         TRACKER.clear()
 
 

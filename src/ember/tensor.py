@@ -414,11 +414,31 @@ def set_value_read_hook(hook: Callable[[Tensor, str], None] | None) -> None:
     _on_value_read = hook
 
 
-def set_wrap_hook(hook: Callable[[Tensor], None] | None) -> None:
-    """Makes ``hook(t)`` see every tensor made from now on (``None`` removes it): how
-    :mod:`ember.memory` counts the bytes tensors hold. Off, it costs one global check."""
+_wrap_hooks: list[Callable[[Tensor], None]] = []
+
+
+def add_wrap_hook(hook: Callable[[Tensor], None]) -> None:
+    """Makes ``hook(t)`` see every tensor made from now on, until :func:`remove_wrap_hook`:
+    how :mod:`ember.memory` counts the bytes tensors hold and how a jit trace finds new
+    tensors. Hooks stack in any order; with none, it costs one global check."""
+    _wrap_hooks.append(hook)
+    _set_on_wrap()
+
+
+def remove_wrap_hook(hook: Callable[[Tensor], None]) -> None:
+    """Removes a hook :func:`add_wrap_hook` added."""
+    _wrap_hooks.remove(hook)
+    _set_on_wrap()
+
+
+def _set_on_wrap() -> None:
     global _on_wrap
-    _on_wrap = hook
+    hooks = tuple(_wrap_hooks)
+    if len(hooks) > 1:
+        def each(t: Tensor) -> None:
+            for hook in hooks:
+                hook(t)
+    _on_wrap = None if not hooks else hooks[0] if len(hooks) == 1 else each
 
 
 _new = object.__new__

@@ -1370,3 +1370,56 @@ def test_lbfgs_step_with_its_closure_is_refused_with_the_way_to_compile_it():
     want_opt.step(want_closure)
     np.testing.assert_allclose(model[0].weight.detach().numpy(), want[0].weight.detach().numpy(),
                                rtol=1e-6)
+
+
+def _while_tracing(eager_work):
+    """Two events: the traced function sets the first, then waits while another thread runs
+    ``eager_work`` and sets the second."""
+    inside, done = threading.Event(), threading.Event()
+
+    def other():
+        inside.wait(10)
+        eager_work()
+        done.set()
+
+    threading.Thread(target=other).start()
+    return inside, done
+
+
+def test_another_threads_optimizer_step_is_not_recorded_in_a_trace():
+    a, b = ember.nn.Linear(2, 1), ember.nn.Linear(2, 1)
+    opt_a, opt_b = (ember.optim.SGD(m.parameters(), lr=0.1) for m in (a, b))
+    x = ember.randn(3, 2)
+    inside, done = _while_tracing(lambda: (b(x).sum().backward(), opt_b.step()))
+
+    @jit.compile
+    def step(x):
+        a(x).sum().backward()
+        inside.set()
+        done.wait(10)
+        opt_a.step()
+        opt_a.zero_grad()
+
+    step(x)
+    before = b.weight.detach().numpy().copy()
+    step(x)  # (compiled: must not step opt_b)
+    np.testing.assert_array_equal(b.weight.detach().numpy(), before)
+
+
+def test_a_module_traced_while_another_thread_runs_backward_stays_differentiable():
+    class Net(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = ember.nn.Linear(2, 1)
+
+        def forward(self, x):
+            inside.set()
+            done.wait(10)
+            return self.fc(x)
+
+    w = ember.ones(2, requires_grad=True)
+    inside, done = _while_tracing(lambda: (w * 2).sum().backward())
+    fast = jit.compile(Net())
+    x = ember.randn(3, 2)
+    fast(x)
+    assert fast(x).requires_grad

@@ -8,6 +8,7 @@ released as each node finishes unless ``retain_graph``. Under ``create_graph`` t
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -20,11 +21,10 @@ from ember.ops.primitive import DISPATCH
 from ember.tensor import _wrap
 
 
-class _VjpHook:
+class _VjpHook(threading.local):
     """``around`` is None, or ``around(node, grads)`` which must return ``node.prim.vjp(node,
-    *grads)``: how the profiler times each backward rule (one check per node when off)."""
-
-    __slots__ = ("around",)
+    *grads)``: how the profiler and a jit trace see each backward rule (one check per node
+    when off). Per thread, as the dispatch state is."""
 
     def __init__(self) -> None:
         self.around: Any = None

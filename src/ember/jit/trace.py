@@ -17,6 +17,7 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+import threading
 import weakref
 from typing import Any
 
@@ -33,7 +34,7 @@ from ember.ops.primitive import (
 )
 from ember.ops.random import Sample
 from ember.optim.optimizer import OPTIMIZER_TRACE
-from ember.tensor import Tensor, _wrap, set_wrap_hook
+from ember.tensor import Tensor, _wrap, add_wrap_hook, remove_wrap_hook
 
 _BIG = 64 * 1024  # bytes: a uniform constant this big becomes a broadcast equation
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -211,11 +212,11 @@ class Tracer:
     def see_new_tensor(self, t: Tensor) -> None:
         """Every tensor made while tracing: an array never seen before is new (an alias of a
         known one, from ``detach()`` or ``.data``, is not)."""
+        if threading.get_ident() != self.thread:  # (another thread's tensor)
+            return
         key = id(t._data)
         if key not in self.env and key not in self.known:
             self.fresh[key] = t._data
-        if self._saved_wrap is not None:
-            self._saved_wrap(t)
 
     def rebind(self, array: Any, var: Var) -> None:
         key, env = id(array), self.env
@@ -401,12 +402,12 @@ class Tracer:
         self._saved_vjp = VJP_HOOK.around
         VJP_HOOK.around = self.around_vjp
         OPTIMIZER_TRACE.tracer = self
-        self._saved_wrap = sys.modules["ember.tensor"]._on_wrap  # (ember.tensor: the op)
-        set_wrap_hook(self.see_new_tensor)
+        self.thread = threading.get_ident()
+        add_wrap_hook(self.see_new_tensor)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        set_wrap_hook(self._saved_wrap)
+        remove_wrap_hook(self.see_new_tensor)
         OPTIMIZER_TRACE.tracer = None
         VJP_HOOK.around = self._saved_vjp
         pop_handler(self)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import threading
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -247,12 +248,10 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-class _OptimizerTrace:
+class _OptimizerTrace(threading.local):
     """``tracer`` is None, or the ``ember.jit`` tracer that records ``step()`` and
     ``zero_grad()`` as effect equations (the layer above registers itself here; one attribute
-    check per call when off)."""
-
-    __slots__ = ("tracer",)
+    check per call when off). Per thread: another thread's steps are not this trace's."""
 
     def __init__(self) -> None:
         self.tracer: Any = None
