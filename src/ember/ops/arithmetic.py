@@ -24,7 +24,7 @@ from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-           "floor_divide", "remainder", "fmod", "neg", "negative", "rsub", "pow",
+           "floor_divide", "remainder", "fmod", "neg", "negative", "positive", "rsub", "pow",
            "addcmul", "addcdiv", "lerp"]
 
 
@@ -299,9 +299,10 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
         >>> ember.add(ember.ones(2), 1.5)
         tensor([2.5000, 2.5000])
     """
+    a, b = promote(input, other)
     if alpha != 1:
-        other = _scaled("add", input, other, alpha)
-    return apply(Add, *promote(input, other))
+        b = _scaled("add", "alpha", b, alpha, input, other)
+    return apply(Add, a, b)
 
 
 @method("sub", "subtract", "__sub__")
@@ -309,9 +310,10 @@ def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     """``input - alpha * other`` with broadcasting."""
     if _is_bool(input) or _is_bool(other):
         raise DTypeError(_BOOL_SUB[_is_bool(input) and _is_bool(other)])
+    a, b = promote(input, other)
     if alpha != 1:
-        other = _scaled("sub", input, other, alpha)
-    return apply(Sub, *promote(input, other))
+        b = _scaled("sub", "alpha", b, alpha, input, other)
+    return apply(Sub, a, b)
 
 
 _BOOL_SUB = {
@@ -322,13 +324,17 @@ _BOOL_SUB = {
 }
 
 
-def _scaled(op: str, input: Any, other: Any, alpha: Any) -> Any:
-    """``alpha * other``; as in PyTorch, a float ``alpha`` needs a floating result."""
-    if isinstance(alpha, float) and not dtypes.result_type(input, other).is_floating_point:
-        raise DTypeError(f"{op}: for integral inputs ({_dtype_name(input)} and "
-                         f"{_dtype_name(other)}), alpha must not be a float, got {alpha}. "
-                         f"Hint: convert an input to a float dtype, or pass an int alpha")
-    return other * alpha
+def _scaled(op: str, param: str, other: Tensor, alpha: Any, *operands: Any) -> Tensor:
+    """``alpha * other`` in ``other``'s dtype, the op's result dtype, so that nothing overflows
+    in a narrower one first (``uint8 + 2 * int8`` is int16 throughout) and ``bool + 2 * bool``
+    stays bool. As in PyTorch, a float ``alpha`` needs a floating result; ``operands`` are the
+    op's inputs, for the error message."""
+    if isinstance(alpha, float) and not other.dtype.is_floating_point:
+        names = " and ".join(map(_dtype_name, operands))
+        raise DTypeError(f"{op}: for integral inputs ({names}), {param} must not be a float, "
+                         f"got {alpha}. Hint: convert an input to a float dtype, or pass an int "
+                         f"{param}")
+    return cast(mul(other, alpha), other.dtype)
 
 
 def _dtype_name(x: Any) -> str:
@@ -456,7 +462,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1
         >>> ember.addcmul(ember.zeros(2), ember.ones(2), ember.full((2,), 3.0), value=0.5)
         tensor([1.5000, 1.5000])
     """
-    return add(input, mul(tensor1, tensor2), alpha=value)
+    return _add_product("addcmul", Mul, input, tensor1, tensor2, value)
 
 
 @method()
@@ -467,19 +473,41 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1
                          f"tensor2 ({_dtype_name(tensor2)}) is not supported, as in PyTorch. "
                          f"Hint: convert one of them to a float dtype, or use "
                          f"input + value * ember.div(tensor1, tensor2, rounding_mode='trunc')")
-    return add(input, div(tensor1, tensor2), alpha=value)
+    return _add_product("addcdiv", Div, input, tensor1, tensor2, value)
+
+
+def _add_product(op: str, prim: Primitive, input: Any, tensor1: Any, tensor2: Any,
+                 value: Any) -> Tensor:
+    """``input + value * prim(tensor1, tensor2)`` in PyTorch's result dtype of all three
+    (``uint8 + int8_0d * bool`` stays uint8; ``int8 * int8`` does not overflow on its way to an
+    int16 sum)."""
+    a, b, c = promote(input, tensor1, tensor2)
+    product = apply(prim, b, c)
+    if value != 1:
+        product = _scaled(op, "value", product, value, input, tensor1, tensor2)
+    return apply(Add, a, product)
 
 
 @method()
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """Linear interpolation ``input + weight * (end - input)``; ``weight`` is a number or a
-    tensor.
+    tensor. As in PyTorch, a weight of magnitude 0.5 or more computes
+    ``end - (end - input) * (1 - weight)`` instead, so weight 1 gives ``end`` exactly (and
+    infinities give what PyTorch gives).
 
     Example:
         >>> ember.lerp(ember.zeros(2), ember.ones(2), 0.25)
         tensor([0.2500, 0.2500])
     """
-    return input + weight * (end - input)
+    if not (input.dtype.is_floating_point and dtypes.result_type(end).is_floating_point):
+        raise DTypeError(f"lerp: needs floating tensors, got {_dtype_name(input)} and "
+                         f"{_dtype_name(end)}, as in PyTorch. Hint: convert with .float() first")
+    diff = end - input
+    if isinstance(weight, Tensor):
+        from ember.ops.select import where
+
+        return where(abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
+    return input + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
 
 
 @method("neg", "negative", "__neg__")
@@ -491,9 +519,18 @@ def neg(input: Tensor) -> Tensor:
     return apply(Neg, input)
 
 
-@method("__pos__")
-def _pos(self: Tensor) -> Tensor:
-    return self
+@method("positive", "__pos__")
+def positive(input: Tensor) -> Tensor:
+    """``+input``: ``input`` itself.
+
+    Example:
+        >>> ember.positive(ember.tensor([-1.0, 2.0]))
+        tensor([-1.,  2.])
+    """
+    if input.dtype is dtypes.bool_:
+        raise DTypeError("positive: the `+` operator on a bool tensor is not defined, as in "
+                         "PyTorch")
+    return input
 
 
 def _reflected(fn: Any, name: str) -> None:

@@ -25,8 +25,8 @@ from ember.tensor import Tensor, method
 __all__ = ["eq", "ne", "not_equal", "lt", "less", "le", "less_equal", "gt", "greater", "ge",
            "greater_equal", "equal", "isclose", "allclose", "logical_and", "logical_or",
            "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
-           "bitwise_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit",
-           "isreal", "nan_to_num"]
+           "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "isnan", "isinf",
+           "isfinite", "isposinf", "isneginf", "signbit", "isreal", "nan_to_num"]
 
 
 class Elementwise(Primitive):
@@ -60,6 +60,32 @@ BitwiseAnd = _elementwise("BitwiseAnd", "bitwise_and", "bitwise_and", boolean=Fa
 BitwiseOr = _elementwise("BitwiseOr", "bitwise_or", "bitwise_or", boolean=False)
 BitwiseXor = _elementwise("BitwiseXor", "bitwise_xor", "bitwise_xor", boolean=False)
 BitwiseNot = _elementwise("BitwiseNot", "bitwise_not", "invert", boolean=False)
+
+
+class Shift(Elementwise):
+    """A bit shift as PyTorch defines it past the C rules: a shift by a negative amount or by
+    the bit width or more gives 0 (for a right shift of a negative number, -1)."""
+
+    boolean = False
+
+    def forward(self, xp, a, b):
+        bits = a.dtype.itemsize * 8
+        inside = (b >= 0) & (b < bits)
+        out = getattr(xp, self.ufunc)(a, xp.where(inside, b, 0))
+        beyond = a >> (bits - 1) if self.ufunc == "right_shift" and a.dtype.kind == "i" else 0
+        return xp.where(inside, out, beyond)
+
+
+@primitive
+class LeftShift(Shift):
+    name, ufunc = "bitwise_left_shift", "left_shift"
+
+
+@primitive
+class RightShift(Shift):
+    name, ufunc = "bitwise_right_shift", "right_shift"
+
+
 IsNan = _elementwise("IsNan", "isnan", "isnan")
 IsInf = _elementwise("IsInf", "isinf", "isinf")
 IsFinite = _elementwise("IsFinite", "isfinite", "isfinite")
@@ -172,6 +198,8 @@ class IsClose(Primitive):
 
 
 def _same_dtype(op: str, input: Tensor, other: Any) -> tuple[Tensor, Tensor]:
+    if not isinstance(input, Tensor):
+        raise DTypeError(f"{op}: input must be a tensor, got {type(input).__name__}")
     if not isinstance(other, Tensor):
         return input, scalar_tensor(other, input.dtype, input.device)
     if input.dtype is not other.dtype:
@@ -251,6 +279,32 @@ def bitwise_not(input: Tensor) -> Tensor:
     return apply(BitwiseNot, *_integral("bitwise_not", input))
 
 
+@method("bitwise_left_shift", "__lshift__")
+def bitwise_left_shift(input: Tensor, other: Any) -> Tensor:
+    """``input << other`` of integer tensors; bits shifted out are lost (``int8 100 << 1`` is
+    -56), and shifting by the bit width or more gives 0.
+
+    Example:
+        >>> ember.tensor([1, 3]) << 2
+        tensor([ 4, 12])
+    """
+    return apply(LeftShift, *_shiftable("bitwise_left_shift", input, other))
+
+
+@method("bitwise_right_shift", "__rshift__")
+def bitwise_right_shift(input: Tensor, other: Any) -> Tensor:
+    """``input >> other`` of integer tensors, arithmetic (sign-filling) for signed dtypes."""
+    return apply(RightShift, *_shiftable("bitwise_right_shift", input, other))
+
+
+def _shiftable(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
+    a, b = _integral(op, *promote(input, other))
+    if a.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: needs integer tensors, got two bools, as in PyTorch. Hint: "
+                         "convert with .int() first")
+    return a, b
+
+
 def _truth(x: Any) -> Any:
     return cast(x, dtypes.bool_) if isinstance(x, Tensor) else bool(x)
 
@@ -285,11 +339,14 @@ def logical_not(input: Tensor) -> Tensor:
 
 
 for _fn, _name in [(bitwise_and, "__rand__"), (bitwise_or, "__ror__"),
-                   (bitwise_xor, "__rxor__")]:
+                   (bitwise_xor, "__rxor__"), (bitwise_left_shift, "__rlshift__"),
+                   (bitwise_right_shift, "__rrshift__")]:
     _operator(_fn, _name, swap=True)
 
 bind_inplace(bitwise_and_=bitwise_and, __iand__=bitwise_and, bitwise_or_=bitwise_or,
              __ior__=bitwise_or, bitwise_xor_=bitwise_xor, __ixor__=bitwise_xor,
+             bitwise_left_shift_=bitwise_left_shift, __ilshift__=bitwise_left_shift,
+             bitwise_right_shift_=bitwise_right_shift, __irshift__=bitwise_right_shift,
              bitwise_not_=bitwise_not, logical_and_=logical_and, logical_or_=logical_or,
              logical_xor_=logical_xor, logical_not_=logical_not, eq_=eq, ne_=ne, lt_=lt,
              le_=le, gt_=gt, ge_=ge)

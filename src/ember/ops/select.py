@@ -201,12 +201,14 @@ class Clamp(Primitive):
     name = "clamp"
 
     def forward(self, xp, a, *, min, max):
+        # the bounds in a's dtype first: NumPy would widen bfloat16 with a Python float, and
+        # refuses an integer out of the dtype's range, which PyTorch wraps (uint8 -3 is 253)
         out = a
         if min is not None:
-            out = xp.maximum(out, min)
+            out = xp.maximum(out, xp.asarray(min).astype(a.dtype))
         if max is not None:
-            out = xp.minimum(out, max)
-        return out.astype(a.dtype, copy=False)  # NumPy widens bfloat16 with a Python float
+            out = xp.minimum(out, xp.asarray(max).astype(a.dtype))
+        return out
 
     def infer(self, a, **params):
         return a

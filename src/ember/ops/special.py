@@ -27,7 +27,7 @@ from ember.ops import arithmetic
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.compare import eq, gt, le, lt, ne
-from ember.ops.convert import cast, promote, to_float
+from ember.ops.convert import cast, promote, promote_to, to_float
 from ember.ops.creation import scalar_tensor, zeros_like
 from ember.ops.erfc_kernel import erfc_array, erfinv_array
 from ember.ops.inplace import bind_inplace, inplace
@@ -46,11 +46,12 @@ _LN2 = math.log(2.0)
 # -- operands -----------------------------------------------------------------------------------
 def _float_pair(input: Any, other: Any) -> tuple[Tensor, Tensor]:
     """Both operands in their PyTorch result dtype; integers and bools give the default float
-    (``torch.atan2(int, int)`` is float32)."""
-    a, b = promote(input, other)
-    if not a.dtype.is_floating_point:
-        a, b = to_float(a), to_float(b)
-    return a, b
+    (``torch.atan2(int, int)`` is float32), each converted from its own values (so an int8 -7
+    stays -7.0 beside a uint8 tensor, where their common integer dtype would wrap it)."""
+    dtype = dtypes.result_type(input, other)
+    if not dtype.is_floating_point:
+        dtype = dtypes.get_default_dtype()
+    return promote_to(dtype, input, other)
 
 
 def _floating_pair(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError, EmberError, IndexOutOfRange, ShapeError
-from ember.ops.arithmetic import floor_divide
+from ember.ops.arithmetic import floor_divide, lerp
 from ember.ops.broadcast import expand
 from ember.ops.compare import isnan, logical_not, ne
 from ember.ops.convert import cast, clone
@@ -334,9 +334,7 @@ def _quantile(input: Tensor, q: Any, dim: int | None, keepdim: bool, interpolati
     if interpolation in ("linear", "midpoint"):
         weight = full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below_at
         above = gather(values, -1, cast(ceil(ranks), dtypes.int64))
-        # PyTorch's lerp: from the nearer end
-        span = above - out
-        out = where(weight < 0.5, out + weight * span, above - span * (1 - weight))
+        out = lerp(out, above, weight)
     out = movedim(out, -1, 0)                       # (Q, *rows)
     if qt.ndim == 0:
         return reshape(out, reduced)

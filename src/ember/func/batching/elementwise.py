@@ -17,6 +17,7 @@ ELEMENTWISE = (
     "add", "sub", "mul", "div", "floor_divide", "div_trunc", "remainder", "fmod", "pow",
     "pow_scalar", "neg",
     "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_left_shift", "bitwise_right_shift",
     "bitwise_not", "isnan", "isinf", "isfinite", "signbit", "isclose", "nan_to_num",
     # selection
     "where", "maximum", "minimum", "fmax", "fmin", "clamp",
