@@ -56,11 +56,16 @@ from ember.dtypes import int32 as int  # noqa: A001
 from ember.errors import DeviceError, DTypeError, EmberError, GradError, ShapeError
 from ember.ops import *  # noqa: F403
 from ember.tensor import Tensor
+from ember.tensor_repr import set_printoptions
+from ember.type_info import can_cast, finfo, iinfo
+from ember import special  # noqa: E402 - torch.special's namespace, over the ops
 
 # The layers above the core import it, so they come after it, in layer order (DESIGN.md).
 # isort: off
 from ember import data, linalg, models, nn, optim, utils, vision  # layer 3
 from ember import func, jit  # layer 4: transforms
+from ember.func import vmap  # as torch.vmap
+from ember.jit import compile  # noqa: A004 - as torch.compile
 from ember import amp, distributed, memory, profiler  # layer 5: systems
 from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from ember.io import load, save

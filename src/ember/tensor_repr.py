@@ -2,28 +2,64 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 
 from ember import dtypes
 
+_DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 100,
+             "sci_mode": None}
+_PROFILES = {"default": {},
+             "short": {"precision": 2, "edgeitems": 2},
+             "full": {"threshold": sys.maxsize}}
+OPTIONS: dict[str, Any] = dict(_DEFAULTS)
+
+
+def set_printoptions(precision: int | None = None, threshold: int | None = None,
+                     edgeitems: int | None = None, linewidth: int | None = None,
+                     profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """Sets how tensors print, as ``torch.set_printoptions``: digits after the point
+    (``precision``), the size past which a tensor is summarised (``threshold``) with
+    ``edgeitems`` items at each end, the line width, and scientific notation (``sci_mode``:
+    True, False, or None to choose). ``profile`` ("default", "short", "full") first resets
+    them all to a preset. Ember's default line width is 100 (PyTorch's 80).
+
+    Example:
+        >>> ember.set_printoptions(precision=2)
+        >>> ember.tensor([1.23456])
+        tensor([1.23])
+        >>> ember.set_printoptions(profile="default")
+    """
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: unknown profile {profile!r}; expected one of "
+                             f"{sorted(_PROFILES)}")
+        OPTIONS.update(_DEFAULTS, **_PROFILES[profile])
+    given = {"precision": precision, "threshold": threshold, "edgeitems": edgeitems,
+             "linewidth": linewidth}
+    OPTIONS.update({k: v for k, v in given.items() if v is not None})
+    OPTIONS["sci_mode"] = sci_mode
+
 
 def _float_format(values: np.ndarray) -> Any:
     finite = values[np.isfinite(values)]
     if finite.size == 0:
         return lambda v: f"{v}"
-    if np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8:
+    digits, sci = OPTIONS["precision"], OPTIONS["sci_mode"]
+    if sci is not True and np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8:
         width = max(len(f"{v:.0f}.") for v in finite)
         return lambda v: f"{v:.0f}.".rjust(width) if np.isfinite(v) else f"{v}".rjust(width)
     big, small = np.abs(finite).max(), np.abs(finite[finite != 0]).min(initial=1.0)
-    fmt = "{:.4e}" if big >= 1e8 or small < 1e-4 or big / small > 1e3 else "{:.4f}"
+    auto = big >= 1e8 or small < 1e-4 or big / small > 1e3
+    fmt = f"{{:.{digits}e}}" if (auto if sci is None else sci) else f"{{:.{digits}f}}"
     width = max(len(fmt.format(v)) for v in finite)
     return lambda v: fmt.format(v).rjust(width) if np.isfinite(v) else f"{v}".rjust(width)
 
 
 def tensor_repr(t: Any) -> str:
-    """The text ``repr`` shows for a tensor (summarised past 1000 elements)."""
+    """The text ``repr`` shows for a tensor (summarised past ``threshold`` elements)."""
     data = t._data if t.device.type == "cpu" else t.numpy(force=True)
     dt = t.dtype
     if dt is dtypes.bfloat16 or dt is dtypes.float16:
@@ -32,7 +68,8 @@ def tensor_repr(t: Any) -> str:
     if dt.is_floating_point and data.size:
         fmt["float_kind"] = _float_format(data)
     body = np.array2string(data, separator=", ", prefix="tensor(", formatter=fmt or None,
-                           threshold=1000, edgeitems=3, max_line_width=100)
+                           threshold=OPTIONS["threshold"], edgeitems=OPTIONS["edgeitems"],
+                           max_line_width=OPTIONS["linewidth"])
     extras = []
     if t.device.type != "cpu":
         extras.append(f"device='{t.device}'")

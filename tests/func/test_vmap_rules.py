@@ -20,8 +20,8 @@ from ember.func.vmap import vmap
 from tests.ops.optable import Arg
 
 FAMILIES = ["activations", "arithmetic", "attention", "compare", "conv", "embedding",
-            "indexing", "interpolate", "linalg", "loss", "margin_loss", "normalization", "pool",
-            "reduce", "select", "shape", "softmax", "sort", "unary"]
+            "indexing", "interpolate", "linalg", "linalg_decomp", "loss", "margin_loss",
+            "normalization", "pool", "reduce", "select", "shape", "softmax", "sort", "unary"]
 B = 3
 # output size depends on each sample's data: vmap refuses, as torch.func.vmap does
 DATA_DEPENDENT = {"get_mask", "set_mask", "nonzero", "argwhere", "nonzero_tuple"}

@@ -19,13 +19,18 @@ from ember.ops.distance import *  # noqa: F403
 from ember.ops.dropout import *  # noqa: F403
 from ember.ops.embedding import *  # noqa: F403
 from ember.ops.fill import *  # noqa: F403
+from ember.ops.gamma import *  # noqa: F403
 from ember.ops.gather import *  # noqa: F403
 from ember.ops.im2col import *  # noqa: F403
 from ember.ops.indexing import *  # noqa: F403
+from ember.ops.integrate import *  # noqa: F403
 from ember.ops.interpolate import *  # noqa: F403
 from ember.ops.join import *  # noqa: F403
 from ember.ops.layer_norm import *  # noqa: F403
 from ember.ops.linalg import *  # noqa: F403
+from ember.ops.linalg_decomp import *  # noqa: F403
+from ember.ops.linalg_lu import *  # noqa: F403
+from ember.ops.linalg_solve import *  # noqa: F403
 from ember.ops.linear import *  # noqa: F403
 from ember.ops.loss import *  # noqa: F403
 from ember.ops.margin_loss import *  # noqa: F403
@@ -36,23 +41,30 @@ from ember.ops.pixel_shuffle import *  # noqa: F403
 from ember.ops.pool import *  # noqa: F403
 from ember.ops.primitive import PRIMITIVES, Primitive, TensorSpec, apply, primitive
 from ember.ops.random import *  # noqa: F403
+from ember.ops.random_fill import *  # noqa: F403
 from ember.ops.reduce import *  # noqa: F403
+from ember.ops.scatter_reduce import *  # noqa: F403
 from ember.ops.search import *  # noqa: F403
 from ember.ops.select import *  # noqa: F403
 from ember.ops.shape import *  # noqa: F403
 from ember.ops.softmax import *  # noqa: F403
 from ember.ops.sort import *  # noqa: F403
 from ember.ops.special import *  # noqa: F403
+from ember.ops.split_stack import *  # noqa: F403
 from ember.ops.statistics import *  # noqa: F403
+from ember.ops.tensor_methods import *  # noqa: F403
 from ember.ops.unary import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
 _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "construct", "conv",
              "convert", "creation", "diagonal", "distance", "dropout", "embedding", "fill",
              "gather", "im2col", "indexing", "interpolate", "join", "layer_norm", "linalg",
-             "linear", "loss", "margin_loss", "normalization", "norms", "pad", "pixel_shuffle",
+             "linalg_decomp", "linalg_lu", "linalg_solve", "linear", "loss", "margin_loss",
+             "normalization", "norms", "pad", "pixel_shuffle",
              "pool", "random", "reduce", "search", "select", "shape", "softmax", "sort",
-             "special", "statistics", "unary")
+             "special", "statistics", "unary",
+             "gamma", "integrate", "random_fill", "scatter_reduce", "split_stack",
+             "tensor_methods")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

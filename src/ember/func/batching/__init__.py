@@ -103,7 +103,9 @@ def missing() -> list[str]:
 from ember.func.batching import (  # noqa: E402,F401 - the families register their rules
     construct,
     elementwise,
+    gamma_scatter,
     indexing,
+    linalg_decomp,
     nn,
     reduce,
     sampling,

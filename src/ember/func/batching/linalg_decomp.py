@@ -1,0 +1,44 @@
+"""Batching rules of the matrix functions (ember/ops/linalg_solve.py, linalg_decomp.py,
+linalg_lu.py).
+
+Each of these primitives already maps over the leading dims of its matrices, and the vmap
+batch is axis 0: one call computes the whole batch. An unbatched operand of a two-operand
+solve gets the batch axis as a broadcast view first, since the op takes operands of one batch
+shape. The empty ``Q`` of ``qr(mode='r')`` is the one output with no leading dims.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember.ops.linalg_decomp  # noqa: F401 - registers the primitives named below
+import ember.ops.linalg_lu  # noqa: F401
+import ember.ops.linalg_solve  # noqa: F401
+from ember.func.batching import batched, prim, reshape, rule
+from ember.ops.primitive import apply
+
+#: primitives whose operands are (…, m, n) matrices and whose outputs keep the leading dims
+NATIVE = ("linalg_inv", "linalg_slogdet", "linalg_solve", "linalg_solve_triangular",
+          "linalg_matrix_exp", "linalg_cholesky", "linalg_eigh", "linalg_svd", "linalg_pinv",
+          "linalg_lu_factor", "linalg_lu_permutation")
+
+
+def _native_rule(name: str) -> Any:
+    p = prim(name)
+
+    def batch_matrices(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
+        return apply(p, *(batched(x, b, is_b) for x, is_b in zip(xs, bs)), **params)
+
+    return batch_matrices
+
+
+for _name in NATIVE:
+    rule(_name)(_native_rule(_name))
+
+
+@rule("linalg_qr")
+def _qr(b: int, xs: tuple, bs: tuple, *, mode: str) -> Any:
+    q, r = apply(prim("linalg_qr"), *xs, mode=mode)
+    if mode == "r":
+        q = reshape(q, (b, 0))
+    return q, r

@@ -1,0 +1,187 @@
+"""The gamma family and modified Bessel functions: lgamma, digamma, polygamma, mvlgamma, i0
+(and i1, i0's derivative).
+
+Each is a :class:`~ember.ops.unary.Unary` primitive computed in float64 by
+:mod:`ember.ops.gamma_kernel` and rounded once to the input's dtype. Derivatives chain into
+the family: ``lgamma' = digamma``, ``digamma' = polygamma(1)``, ``polygamma(n)' =
+polygamma(n + 1)``, ``i0' = i1``, ``i1' = i0 - i1 / x`` (``1/2`` at 0). Integer inputs give
+the default float dtype, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ember.errors import DTypeError
+from ember.ops.compare import eq
+from ember.ops.convert import to_float
+from ember.ops.gamma_kernel import i0_array, i1_array, lgamma_array, polygamma_array
+from ember.ops.inplace import bind_inplace
+from ember.ops.primitive import apply, primitive
+from ember.ops.select import where
+from ember.ops.unary import Unary
+from ember.tensor import Tensor, method
+
+__all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i1"]
+
+
+def _in_float64(kernel: Any, a: Any, *args: Any) -> Any:
+    out = kernel(*args, np.asarray(a, dtype=np.float64))
+    return np.asarray(out).astype(a.dtype, copy=False)
+
+
+@primitive
+class Lgamma(Unary):
+    """``log|Γ(x)|``."""
+
+    name = "lgamma"
+
+    def forward(self, xp, a):
+        return xp.asarray(_in_float64(lgamma_array, xp.asnumpy(a) if xp is not np else a))
+
+    def chain(self, v, x, y):
+        return v * apply(Polygamma, x, n=0)
+
+
+@primitive
+class Polygamma(Unary):
+    """The ``n``-th derivative of digamma (``n = 0``: digamma itself)."""
+
+    name = "polygamma"
+
+    def forward(self, xp, a, *, n):
+        host = xp.asnumpy(a) if xp is not np else a
+        return xp.asarray(_in_float64(polygamma_array, host, n))
+
+    def chain(self, v, x, y, *, n):
+        return v * apply(Polygamma, x, n=n + 1)
+
+
+@primitive
+class I0(Unary):
+    """The modified Bessel function of the first kind, order 0."""
+
+    name = "i0"
+
+    def forward(self, xp, a):
+        return xp.asarray(_in_float64(i0_array, xp.asnumpy(a) if xp is not np else a))
+
+    def chain(self, v, x, y):
+        return v * apply(I1, x)
+
+
+@primitive
+class I1(Unary):
+    """The modified Bessel function of the first kind, order 1."""
+
+    name = "i1"
+
+    def forward(self, xp, a):
+        return xp.asarray(_in_float64(i1_array, xp.asnumpy(a) if xp is not np else a))
+
+    def chain(self, v, x, y):
+        zero = eq(x, 0)
+        safe = where(zero, 1.0, x)
+        return v * where(zero, 0.5, apply(I0, x) - apply(I1, x) / safe)
+
+
+def _float(op: str, input: Any) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}: expected a tensor, got {type(input).__name__}")
+    if input.dtype.name == "bool":
+        input = input.to("int64")
+    return to_float(input)
+
+
+@method()
+def lgamma(input: Tensor) -> Tensor:
+    """The log of the absolute value of the gamma function; +inf at 0 and negative integers.
+
+    Example:
+        >>> ember.lgamma(ember.tensor([0.5, 1.0, 5.0]))
+        tensor([0.5724, 0.0000, 3.1781])
+    """
+    return apply(Lgamma, _float("lgamma", input))
+
+
+@method()
+def digamma(input: Tensor) -> Tensor:
+    """The logarithmic derivative of the gamma function, ``Γ'(x) / Γ(x)``; ``-inf`` at 0 (and
+    ``+inf`` at -0), NaN at negative integers, as in PyTorch.
+
+    Example:
+        >>> ember.digamma(ember.tensor([1.0, 0.5]))
+        tensor([-0.5772, -1.9635])
+    """
+    return apply(Polygamma, _float("digamma", input), n=0)
+
+
+@method("polygamma")
+def _polygamma_method(self: Tensor, n: int) -> Tensor:
+    """``x.polygamma(n)`` is ``ember.polygamma(n, x)``."""
+    return polygamma(n, self)
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The ``n``-th derivative of the digamma function (``n >= 0``; 0 is digamma).
+
+    Example:
+        >>> ember.polygamma(1, ember.tensor([1.0, 2.0]))
+        tensor([1.6449, 0.6449])
+    """
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"polygamma: n must be an int, got {type(n).__name__}")
+    if n < 0:
+        raise ValueError("polygamma(n, x) does not support negative n")
+    return apply(Polygamma, _float("polygamma", input), n=n)
+
+
+@method()
+def mvlgamma(input: Tensor, p: int) -> Tensor:
+    """The log of the multivariate gamma function of dimension ``p``:
+    ``p (p - 1) / 4 log(pi) + sum_{i<p} lgamma(x - i / 2)``.
+
+    Example:
+        >>> ember.mvlgamma(ember.tensor([2.5, 3.0]), p=2)
+        tensor([0.8570, 1.5502])
+    """
+    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
+        raise ValueError(f"mvlgamma: p has to be greater than or equal to 1, got {p!r}")
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"mvlgamma: needs a floating tensor, got {input.dtype.name}")
+    out = lgamma(input)
+    for i in range(1, p):
+        out = out + lgamma(input - i / 2)
+    return out + p * (p - 1) / 4 * math.log(math.pi)
+
+
+@method()
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order 0.
+
+    Example:
+        >>> ember.i0(ember.tensor([0.0, 1.0, -2.0]))
+        tensor([1.0000, 1.2661, 2.2796])
+    """
+    return apply(I0, _float("i0", input))
+
+
+def i1(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order 1 (``ember.special.i1``).
+
+    Example:
+        >>> ember.i1(ember.tensor([0.0, 1.0]))
+        tensor([0.0000, 0.5652])
+    """
+    return apply(I1, _float("i1", input))
+
+
+def _inplace_polygamma(self: Tensor, n: int) -> Tensor:
+    return polygamma(n, self)
+
+
+bind_inplace(lgamma_=lgamma, digamma_=digamma, i0_=i0, mvlgamma_=mvlgamma,
+             polygamma_=_inplace_polygamma)

@@ -1,0 +1,132 @@
+"""Numerical integration and distances between rows, as compositions: ``trapezoid``,
+``cumulative_trapezoid``, ``dist``, ``pdist``, and ``chain_matmul`` (PyTorch's deprecated
+spelling of ``linalg.multi_dot``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ember.errors import ShapeError
+from ember.ops.convert import to_float
+from ember.ops.indexing import Index
+from ember.ops.linalg import multi_dot
+from ember.ops.norms import vector_norm
+from ember.ops.primitive import apply
+from ember.ops.reduce import normalize_dim
+from ember.ops.scan import cumsum
+from ember.ops.shape import narrow, reshape
+from ember.tensor import Tensor, _wrap, method
+
+__all__ = ["trapezoid", "trapz", "cumulative_trapezoid", "dist", "pdist", "chain_matmul"]
+
+
+def _areas(op: str, y: Tensor, x: Any, dx: Any, dim: int) -> tuple[Tensor, int]:
+    """The trapezoids' areas along ``dim`` (one fewer than the samples) and the dim."""
+    if x is not None and dx is not None:
+        raise TypeError(f"{op}: give x or dx, not both")
+    d = normalize_dim(dim, y.ndim, op)
+    n = y.shape[d]
+    if n == 0:
+        return None, d
+    mid = (narrow(y, d, 1, n - 1) + narrow(y, d, 0, n - 1)) / 2
+    if x is None or not isinstance(x, Tensor):
+        step = 1 if x is None and dx is None else (dx if dx is not None else x)
+        return mid * step, d
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise ShapeError(f"{op}: There must be one `x` value for each sample point, got "
+                             f"{x.shape[0]} for {n} samples")
+        view = [1] * y.ndim
+        view[d] = n - 1
+        diffs = reshape(x[1:] - x[:-1], tuple(view))
+    else:
+        xd = normalize_dim(dim, x.ndim, op)
+        k = x.shape[xd]
+        diffs = narrow(x, xd, 1, k - 1) - narrow(x, xd, 0, k - 1)
+    return mid * diffs, d
+
+
+def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The trapezoidal rule along ``dim``: samples ``y`` at points ``x`` (a tensor, 1-d or
+    broadcasting with ``y``), or spaced ``dx`` apart (1 by default; a number ``x`` is ``dx``).
+
+    Example:
+        >>> ember.trapezoid(ember.tensor([1.0, 2.0, 3.0]))
+        tensor(4.)
+        >>> ember.trapezoid(ember.tensor([1.0, 2.0, 3.0]), ember.tensor([0.0, 1.0, 3.0]))
+        tensor(6.5000)
+    """
+    areas, d = _areas("trapezoid", y, x, dx, dim)
+    if areas is None:
+        shape = tuple(s for i, s in enumerate(y.shape) if i != d)
+        return to_float(y).new_zeros(shape) if not y.dtype.is_floating_point else \
+            y.new_zeros(shape)
+    return areas.sum(d)
+
+
+trapz = trapezoid
+
+
+def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """Running :func:`trapezoid` along ``dim``: one value fewer than the samples.
+
+    Example:
+        >>> ember.cumulative_trapezoid(ember.tensor([1.0, 2.0, 3.0]))
+        tensor([1.5000, 4.0000])
+    """
+    areas, d = _areas("cumulative_trapezoid", y, x, dx, dim)
+    if areas is None:
+        return to_float(y)
+    return cumsum(areas, d)
+
+
+@method()
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The ``p``-norm of ``input - other`` (broadcast), over all elements.
+
+    Example:
+        >>> ember.dist(ember.tensor([0.0, 0.0]), ember.tensor([3.0, 4.0]))
+        tensor(5.)
+    """
+    return vector_norm(input - other, p)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The ``p``-norm distances between the rows of an ``(N, M)`` input, for each pair
+    ``i < j`` in row-major order: ``N (N - 1) / 2`` values.
+
+    Example:
+        >>> ember.pdist(ember.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]))
+        tensor([ 5., 10.,  5.])
+    """
+    if input.ndim != 2:
+        raise ShapeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise ValueError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    rows, cols = np.triu_indices(n, 1)
+    xp, dev = input.device.xp, input.device
+    a = apply(Index, input, _wrap(xp.asarray(rows.astype(np.int64)), dev), dims=(0,))
+    b = apply(Index, input, _wrap(xp.asarray(cols.astype(np.int64)), dev), dims=(0,))
+    return vector_norm(a - b, p, dim=1)
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """The product of 2-d matrices, left to right (deprecated in PyTorch in favour of
+    ``linalg.multi_dot``, which this calls).
+
+    Example:
+        >>> ember.chain_matmul(ember.ones(2, 3), ember.ones(3, 4)).shape
+        (2, 4)
+    """
+    if len(matrices) == 1 and isinstance(matrices[0], Sequence):
+        matrices = tuple(matrices[0])
+    for m in matrices:
+        if m.ndim != 2:
+            raise ShapeError(f"chain_matmul: expects 2-d matrices, got shape {tuple(m.shape)}")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return multi_dot(list(matrices))

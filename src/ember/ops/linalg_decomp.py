@@ -1,0 +1,615 @@
+"""Matrix factorizations and what builds on them: ``linalg.cholesky``, ``qr``, ``eigh``,
+``eigvalsh``, ``svd``, ``svdvals``, ``pinv``, ``lstsq``, ``matrix_rank``, and PyTorch's older
+``torch.cholesky`` / ``qr`` / ``svd`` / ``pinverse`` (solvers are in ``linalg_solve.py``).
+
+Primitives: ``linalg_cholesky``, ``linalg_qr``, ``linalg_eigh``, ``linalg_svd`` and
+``linalg_pinv``, each batched over its leading dims, with PyTorch's derivative formulas
+written in Ember ops (so they differentiate again): Cholesky as in Murray (2016), QR as in
+Liao et al. (2019), ``eigh`` and ``svd`` with the ``1/(λj - λi)`` matrix, so that repeated
+eigen- or singular values give inf/NaN gradients as in PyTorch. The factorizations read one
+triangle (``cholesky``, ``eigh``) and their gradients assume a symmetric input, as PyTorch's.
+Eigen- and singular vectors are defined up to sign; they come from LAPACK as PyTorch's do.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ember import dtypes
+from ember.autograd.grad_mode import no_grad
+from ember.errors import OpError, describe
+from ember.ops.creation import eye, zeros
+from ember.ops.join import cat
+from ember.ops.linalg import matmul
+from ember.ops.linalg_solve import (
+    LinAlgError,
+    check_float,
+    check_matrix,
+    diag_embed,
+    matrix_spec,
+    mT,
+    solve_triangular,
+)
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.shape import narrow
+from ember.tensor import Tensor, method
+
+__all__ = ["cholesky", "qr", "svd", "pinverse"]
+
+
+# -- Cholesky --------------------------------------------------------------------------------
+def _cholesky_failure(xp: Any, a: Any) -> str:
+    """PyTorch's explanation: which batch element, and the order of its first leading minor
+    that is not positive-definite."""
+    flat = a.reshape((-1,) + a.shape[-2:])
+    for i in range(flat.shape[0]):
+        for k in range(1, a.shape[-1] + 1):
+            try:
+                xp.linalg.cholesky(flat[i, :k, :k])
+            except np.linalg.LinAlgError:
+                where = f"(Batch element {i}): " if a.ndim > 2 else ""
+                return (f"{where}The factorization could not be completed because the input is "
+                        f"not positive-definite (the leading minor of order {k} is not "
+                        "positive-definite)")
+    return "The factorization could not be completed"
+
+
+@primitive
+class Cholesky(Primitive):
+    """The lower factor ``L`` of ``A = L Lᵀ``, reading ``A``'s lower triangle."""
+
+    name = "linalg_cholesky"
+    save_inputs = False
+    save_outputs = True
+
+    def forward(self, xp, a):
+        try:
+            return xp.linalg.cholesky(a)
+        except np.linalg.LinAlgError:
+            raise LinAlgError(f"linalg.cholesky: {_cholesky_failure(xp, a)}. Input: "
+                              f"{describe(a.shape, a.dtype)}") from None
+
+    def infer(self, a):
+        matrix_spec("linalg.cholesky", a)
+        return a
+
+    def vjp(self, ctx, g):
+        L = ctx.out  # noqa: N806
+        phi = matmul(mT(L), g).tril()
+        phi = 0.5 * (phi + mT(phi.tril(-1)))
+        ga = solve_triangular(mT(L), phi, upper=True, left=True)
+        return solve_triangular(L, ga, upper=False, left=False)
+
+    def jvp(self, ctx, da):
+        L = ctx.out  # noqa: N806
+        d = solve_triangular(L, da, upper=False, left=True)
+        d = solve_triangular(mT(L), d, upper=True, left=False)
+        d = d.tril() - 0.5 * diag_embed(d.diagonal(0, -2, -1))
+        return matmul(L, d)
+
+
+def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
+    """The Cholesky factor of a symmetric positive-definite matrix (or of each in a batch):
+    lower ``L`` with ``A = L Lᵀ``, or upper ``U = Lᵀ`` with ``upper=True``. Raises
+    :class:`LinAlgError` naming the first leading minor that is not positive-definite.
+
+    Example:
+        >>> ember.linalg.cholesky(ember.tensor([[4.0, 2.0], [2.0, 2.0]]))
+        tensor([[2., 0.],
+                [1., 1.]])
+    """
+    check_matrix("linalg.cholesky", A)
+    L = apply(Cholesky, A)  # noqa: N806
+    return mT(L) if upper else L
+
+
+@method()
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:
+    """``torch.cholesky``: the same as :func:`ember.linalg.cholesky`.
+
+    Example:
+        >>> ember.tensor([[4.0]]).cholesky()
+        tensor([[2.]])
+    """
+    return linalg_cholesky(input, upper=upper)
+
+
+# -- QR --------------------------------------------------------------------------------------
+class QRResult(NamedTuple):
+    Q: Tensor
+    R: Tensor
+
+
+def _copyltu(m: Tensor) -> Tensor:
+    """The symmetric matrix with ``m``'s lower triangle."""
+    return m.tril() + mT(m.tril(-1))
+
+
+def _qr_tall_grad(Q: Tensor, R: Tensor, gQ: Tensor | None, gR: Tensor | None  # noqa: N803
+                  ) -> Tensor:
+    """``gA = (gQ + Q copyltu(M)) R⁻ᵀ`` with ``M = R gRᵀ - gQᵀ Q``, for ``m >= n``."""
+    if gR is not None:
+        M = matmul(R, mT(gR))  # noqa: N806
+        if gQ is not None:
+            M = M - matmul(mT(gQ), Q)  # noqa: N806
+    else:
+        M = -matmul(mT(gQ), Q)  # noqa: N806
+    b = matmul(Q, _copyltu(M))
+    if gQ is not None:
+        b = gQ + b
+    return solve_triangular(mT(R), b, upper=False, left=False)
+
+
+def _skew_lower(c: Tensor) -> Tensor:
+    low = c.tril(-1)
+    return low - mT(low)
+
+
+@primitive
+class QR(Primitive):
+    name = "linalg_qr"
+    nout = 2
+    save_inputs = False
+    save_outputs = True
+
+    def forward(self, xp, a, *, mode):
+        if mode == "r":
+            return xp.zeros((0,), a.dtype), xp.linalg.qr(a, mode="r")
+        return xp.linalg.qr(a, mode=mode)
+
+    def infer(self, a, *, mode):
+        matrix_spec("linalg.qr", a, square=False)
+        *batch, m, n = a.shape
+        k = min(m, n)
+        batch = tuple(batch)
+        if mode == "complete":
+            return TensorSpec(batch + (m, m), a.dtype), TensorSpec(batch + (m, n), a.dtype)
+        r = TensorSpec(batch + (k, n), a.dtype)
+        if mode == "r":
+            return TensorSpec((0,), a.dtype), r
+        return TensorSpec(batch + (m, k), a.dtype), r
+
+    def _check(self, ctx):
+        mode = ctx.params["mode"]
+        if mode == "r":
+            raise OpError("linalg.qr: the derivative depends on Q, which mode='r' does not "
+                          "compute. Hint: use mode='reduced' to differentiate through qr")
+        Q, R = ctx.output(0), ctx.output(1)  # noqa: N806
+        m, n = R.shape[-2] if mode == "complete" else Q.shape[-2], R.shape[-1]
+        if mode == "complete" and m > n:
+            raise OpError(f"linalg.qr: the QR decomposition is not differentiable when "
+                          f"mode='complete' and nrows > ncols (here {m} > {n})")
+        return Q, R, m, n
+
+    def vjp(self, ctx, gQ, gR):  # noqa: N803
+        return (self._grad(ctx, gQ, gR),)
+
+    def _grad(self, ctx, gQ, gR):  # noqa: N803
+        Q, R, m, n = self._check(ctx)  # noqa: N806
+        if gQ is None and gR is None:
+            return None
+        if m >= n:
+            return _qr_tall_grad(Q, R, gQ, gR)
+        # A = [X | Y] with X = Q U square: Y = Q V adds Y gVᵀ to gQ
+        U, V = narrow(R, -1, 0, m), narrow(R, -1, m, n - m)  # noqa: N806
+        gU = gV = None  # noqa: N806
+        if gR is not None:
+            gU, gV = narrow(gR, -1, 0, m), narrow(gR, -1, m, n - m)  # noqa: N806
+            extra = matmul(matmul(Q, V), mT(gV))
+            gQ = extra if gQ is None else gQ + extra  # noqa: N806
+        gX = _qr_tall_grad(Q, U, gQ, gU)  # noqa: N806
+        gY = matmul(Q, gV) if gV is not None else zeros(V.shape[:-2] + (m, n - m),  # noqa: N806
+                                                           dtype=Q.dtype, device=Q.device)
+        return cat([gX, gY], dim=-1)
+
+    def jvp(self, ctx, da):
+        Q, R, m, n = self._check(ctx)  # noqa: N806
+        if m >= n:
+            c = solve_triangular(R, matmul(mT(Q), da), upper=True, left=False)
+            omega = _skew_lower(c)
+            dr = matmul(c - omega, R)
+            dq = solve_triangular(R, da, upper=True, left=False) - matmul(Q, c - omega)
+            return dq, dr
+        U, V = narrow(R, -1, 0, m), narrow(R, -1, m, n - m)  # noqa: N806
+        dx, dy = narrow(da, -1, 0, m), narrow(da, -1, m, n - m)
+        c = solve_triangular(U, matmul(mT(Q), dx), upper=True, left=False)
+        omega = _skew_lower(c)
+        du = matmul(c - omega, U)
+        dv = matmul(mT(Q), dy) - matmul(omega, V)
+        return matmul(Q, omega), cat([du, dv], dim=-1)
+
+
+def linalg_qr(A: Tensor, mode: str = "reduced") -> QRResult:  # noqa: N803
+    """The QR factorization ``A = Q R``: ``Q`` with orthonormal columns, ``R`` upper
+    triangular. ``mode``: ``'reduced'`` (``Q`` is ``m × k``, ``k = min(m, n)``),
+    ``'complete'`` (``Q`` is ``m × m``) or ``'r'`` (only ``R``; ``Q`` is empty).
+
+    Example:
+        >>> Q, R = ember.linalg.qr(ember.tensor([[3.0, 1.0], [4.0, 2.0]]))
+        >>> (Q @ R).round(decimals=4)
+        tensor([[3., 1.],
+                [4., 2.]])
+    """
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    check_matrix("linalg.qr", A, square=False)
+    return QRResult(*apply(QR, A, mode=mode))
+
+
+@method()
+def qr(input: Tensor, some: bool = True) -> QRResult:
+    """``torch.qr``: :func:`ember.linalg.qr` with ``mode='reduced'`` (``some=True``) or
+    ``'complete'``.
+
+    Example:
+        >>> ember.ones(3, 2).qr().Q.shape
+        (3, 2)
+    """
+    return linalg_qr(input, "reduced" if some else "complete")
+
+
+# -- symmetric eigendecomposition ------------------------------------------------------------
+class EighResult(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+def _gaps(w: Tensor) -> Tensor:
+    """``E[i, j] = w[j] - w[i]``, with ones on the diagonal."""
+    return w.unsqueeze(-2) - w.unsqueeze(-1) + eye(w.shape[-1], dtype=w.dtype, device=w.device)
+
+
+@primitive
+class Eigh(Primitive):
+    """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices."""
+
+    name = "linalg_eigh"
+    nout = 2
+    save_inputs = False
+    save_outputs = True
+
+    def forward(self, xp, a, *, UPLO):  # noqa: N803
+        return xp.linalg.eigh(a, UPLO=UPLO)
+
+    def infer(self, a, *, UPLO):  # noqa: N803
+        matrix_spec("linalg.eigh", a)
+        return TensorSpec(a.shape[:-1], a.dtype), a
+
+    def vjp(self, ctx, gw, gv):
+        w, v = ctx.output(0), ctx.output(1)
+        if gv is None:
+            if gw is None:
+                return (None,)
+            inner = diag_embed(gw)
+        else:
+            k = matmul(mT(v), gv)
+            inner = 0.5 * (k - mT(k)) / _gaps(w)
+            if gw is not None:
+                inner = inner + diag_embed(gw)
+        return (matmul(matmul(v, inner), mT(v)),)
+
+    def jvp(self, ctx, da):
+        w, v = ctx.output(0), ctx.output(1)
+        p = matmul(matmul(mT(v), da), v)
+        dw = p.diagonal(0, -2, -1)
+        n = w.shape[-1]
+        off = 1 - eye(n, dtype=w.dtype, device=w.device)
+        return dw, matmul(v, p * off / _gaps(w))
+
+
+def eigh(A: Tensor, UPLO: str = "L") -> EighResult:  # noqa: N803
+    """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix, reading its
+    lower (``UPLO='L'``) or upper triangle. Gradients through the eigenvectors are inf/NaN
+    where eigenvalues repeat, as in PyTorch.
+
+    Example:
+        >>> ember.linalg.eigh(ember.tensor([[2.0, 0.0], [0.0, 1.0]])).eigenvalues
+        tensor([1., 2.])
+    """
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+    check_matrix("linalg.eigh", A)
+    return EighResult(*apply(Eigh, A, UPLO=UPLO))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
+    """The eigenvalues (ascending) of a symmetric matrix (see :func:`eigh`).
+
+    Example:
+        >>> ember.linalg.eigvalsh(ember.tensor([[2.0, 1.0], [1.0, 2.0]]))
+        tensor([1., 3.])
+    """
+    return eigh(A, UPLO).eigenvalues
+
+
+# -- SVD -------------------------------------------------------------------------------------
+class SVDResult(NamedTuple):
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+class SvdResult(NamedTuple):
+    U: Tensor
+    S: Tensor
+    V: Tensor
+
+
+def _svd_inner(S: Tensor, UhgU: Tensor | None, VhgV: Tensor | None) -> Tensor:  # noqa: N803
+    s2 = S * S
+    e = _gaps(s2)
+    if UhgU is not None and VhgV is not None:
+        return (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / e
+    if UhgU is not None:
+        return UhgU * (S.unsqueeze(-2) / e)
+    return (S.unsqueeze(-1) / e) * VhgV
+
+
+@primitive
+class SVD(Primitive):
+    """``A = U diag(S) Vh`` with ``S`` descending."""
+
+    name = "linalg_svd"
+    nout = 3
+    save_inputs = False
+    save_outputs = True
+
+    def forward(self, xp, a, *, full_matrices):
+        return xp.linalg.svd(a, full_matrices=full_matrices)
+
+    def infer(self, a, *, full_matrices):
+        matrix_spec("linalg.svd", a, square=False)
+        *batch, m, n = a.shape
+        batch, k = tuple(batch), min(m, n)
+        cu, rv = (m, n) if full_matrices else (k, k)
+        return (TensorSpec(batch + (m, cu), a.dtype), TensorSpec(batch + (k,), a.dtype),
+                TensorSpec(batch + (rv, n), a.dtype))
+
+    def vjp(self, ctx, gU, gS, gVh):  # noqa: N803
+        return (self._grad(ctx, gU, gS, gVh),)
+
+    def _grad(self, ctx, gU, gS, gVh):  # noqa: N803 - PyTorch's svd_backward, reduced
+        U, S, Vh = ctx.output(0), ctx.output(1), ctx.output(2)  # noqa: N806
+        m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+        if ctx.params["full_matrices"]:  # only the first k singular vectors matter
+            U, Vh = narrow(U, -1, 0, k), narrow(Vh, -2, 0, k)  # noqa: N806
+            gU = narrow(gU, -1, 0, k) if gU is not None else None  # noqa: N806
+            gVh = narrow(gVh, -2, 0, k) if gVh is not None else None  # noqa: N806
+        if gU is None and gVh is None:
+            if gS is None:
+                return None
+            if m >= n:
+                return matmul(U, gS.unsqueeze(-1) * Vh)
+            return matmul(U * gS.unsqueeze(-2), Vh)
+        uhgu = vhgv = None
+        if gU is not None:
+            uhgu = matmul(mT(U), gU)
+            uhgu = uhgu - mT(uhgu)
+        if gVh is not None:
+            vhgv = matmul(Vh, mT(gVh))
+            vhgv = vhgv - mT(vhgv)
+        ga = _svd_inner(S, uhgu, vhgv)
+        if gS is not None:
+            ga = ga + diag_embed(gS)
+        if m > n and gU is not None:
+            ga = matmul(U, ga)
+            gu_sinv = gU / S.unsqueeze(-2)
+            ga = ga + gu_sinv - matmul(U, matmul(mT(U), gu_sinv))
+            return matmul(ga, Vh)
+        if m < n and gVh is not None:
+            ga = matmul(ga, Vh)
+            sinv_gvh = gVh / S.unsqueeze(-1)
+            ga = ga + sinv_gvh - matmul(matmul(sinv_gvh, mT(Vh)), Vh)
+            return matmul(U, ga)
+        return matmul(matmul(U, ga), Vh)
+
+    def jvp(self, ctx, da):
+        U, S, Vh = ctx.output(0), ctx.output(1), ctx.output(2)  # noqa: N806
+        m, n = U.shape[-2], Vh.shape[-1]
+        if ctx.params["full_matrices"] and m != n:
+            raise OpError(f"linalg.svd: forward-mode derivatives of full_matrices=True need a "
+                          f"square matrix, got {m} × {n}. Hint: use full_matrices=False")
+        V = mT(Vh)  # noqa: N806
+        dp = matmul(matmul(mT(U), da), V)
+        ds = dp.diagonal(0, -2, -1)
+        dp = dp - diag_embed(ds)
+        e = _gaps(S * S)
+        x = dp * S.unsqueeze(-2)
+        du = matmul(U, (x + mT(x)) / e)
+        y = S.unsqueeze(-1) * dp
+        dv = matmul(V, (y + mT(y)) / e)
+        if m > n:
+            extra = matmul(da, V / S.unsqueeze(-2))
+            du = du + extra - matmul(U, matmul(mT(U), extra))
+        elif m < n:
+            extra = matmul(mT(da), U / S.unsqueeze(-2))
+            dv = dv + extra - matmul(V, matmul(Vh, extra))
+        return du, ds, mT(dv)
+
+
+def linalg_svd(A: Tensor, full_matrices: bool = True) -> SVDResult:  # noqa: N803
+    """The singular value decomposition ``A = U diag(S) Vh``, ``S`` descending; with
+    ``full_matrices=False`` ``U`` is ``m × k`` and ``Vh`` is ``k × n`` (``k = min(m, n)``).
+    Gradients through ``U`` and ``Vh`` are inf/NaN where singular values repeat.
+
+    Example:
+        >>> ember.linalg.svd(ember.tensor([[3.0, 0.0], [0.0, -4.0]])).S
+        tensor([4., 3.])
+    """
+    check_matrix("linalg.svd", A, square=False)
+    return SVDResult(*apply(SVD, A, full_matrices=bool(full_matrices)))
+
+
+@method()
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SvdResult:
+    """``torch.svd``: ``(U, S, V)`` with ``V`` (not ``Vh``), reduced when ``some``; with
+    ``compute_uv=False``, ``U`` and ``V`` are zero matrices.
+
+    Example:
+        >>> ember.ones(3, 2).svd().V.shape
+        (2, 2)
+    """
+    check_matrix("svd", input, square=False)
+    if not compute_uv:
+        m, n = input.shape[-2:]
+        s = svdvals(input)
+        return SvdResult(zeros(input.shape[:-2] + (m, m), dtype=input.dtype, device=input.device),
+                         s, zeros(input.shape[:-2] + (n, n), dtype=input.dtype,
+                                  device=input.device))
+    U, S, Vh = apply(SVD, input, full_matrices=not some)  # noqa: N806
+    return SvdResult(U, S, mT(Vh))
+
+
+def svdvals(A: Tensor) -> Tensor:  # noqa: N803
+    """The singular values of a matrix (or of each in a batch), descending.
+
+    Example:
+        >>> ember.linalg.svdvals(ember.tensor([[3.0, 0.0], [0.0, -4.0]]))
+        tensor([4., 3.])
+    """
+    check_matrix("linalg.svdvals", A, square=False)
+    return apply(SVD, A, full_matrices=False)[1]
+
+
+# -- pseudoinverse, least squares, rank ------------------------------------------------------
+def _tolerances(A: Tensor, atol: float | None, rtol: float | None) -> tuple[float, float]:  # noqa: N803
+    """PyTorch's defaults: ``rtol = eps · max(m, n)`` unless a positive ``atol`` is given."""
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else \
+            float(np.finfo(A.dtype.np).eps) * max(A.shape[-2:])
+    return float(atol or 0.0), float(rtol)
+
+
+@primitive
+class Pinv(Primitive):
+    """The Moore-Penrose pseudoinverse, singular values at most ``max(atol, rtol·σ₁)`` taken
+    as zero; PyTorch's gradient formulas (valid while the rank stays the same)."""
+
+    name = "linalg_pinv"
+    save_outputs = True
+
+    def forward(self, xp, a, *, atol, rtol):
+        m, n = a.shape[-2:]
+        if a.size == 0:
+            return xp.zeros(a.shape[:-2] + (n, m), a.dtype)
+        u, s, vh = xp.linalg.svd(a, full_matrices=False)
+        tol = xp.maximum(atol, rtol * s[..., :1])
+        with np.errstate(divide="ignore"):
+            s_inv = xp.where(s > tol, 1 / s, 0).astype(a.dtype)
+        return xp.swapaxes(vh, -1, -2) * s_inv[..., None, :] @ xp.swapaxes(u, -1, -2)
+
+    def infer(self, a, *, atol, rtol):
+        matrix_spec("linalg.pinv", a, square=False)
+        return TensorSpec(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
+
+    def vjp(self, ctx, g):
+        a, p = ctx.inputs[0], ctx.out
+        m, n = a.shape[-2:]
+        ph, gh = mT(p), mT(g)
+        if m <= n:
+            k = matmul(gh, p)
+            kph = matmul(k, ph)
+            return (-mT(matmul(p, k)) + kph - matmul(matmul(a, p), kph)
+                    + matmul(matmul(ph, p), gh - matmul(k, a)))
+        k = matmul(p, gh)
+        phk = matmul(ph, k)
+        return (-mT(matmul(k, p)) + matmul(matmul(gh - matmul(a, k), p), ph) + phk
+                - matmul(matmul(phk, p), a))
+
+    def jvp(self, ctx, da):
+        a, p = ctx.inputs[0], ctx.out
+        m, n = a.shape[-2:]
+        dah, ph = mT(da), mT(p)
+        if m <= n:
+            k = matmul(ph, dah)
+            return (matmul(p, k - mT(k) - matmul(k, matmul(a, p)))
+                    + matmul(dah - matmul(p, matmul(a, dah)), matmul(ph, p)))
+        k = matmul(p, da)
+        kh = mT(k)
+        return (matmul(kh - k - matmul(matmul(p, a), kh), p)
+                + matmul(matmul(p, ph), dah - matmul(matmul(dah, a), p)))
+
+
+def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None,  # noqa: N803
+         hermitian: bool = False) -> Tensor:
+    """The pseudoinverse of a matrix (or of each in a batch): singular values up to
+    ``max(atol, rtol · σ₁)`` count as zero; ``rtol`` defaults to ``eps · max(m, n)`` (0 when
+    a positive ``atol`` is given). ``hermitian`` is accepted; the SVD serves both cases.
+
+    Example:
+        >>> ember.linalg.pinv(ember.tensor([[2.0, 0.0], [0.0, 0.0]]))
+        tensor([[0.5000, 0.0000],
+                [0.0000, 0.0000]])
+    """
+    check_matrix("linalg.pinv", A, square=False)
+    atol, rtol = _tolerances(A, atol, rtol)
+    return apply(Pinv, A, atol=atol, rtol=rtol)
+
+
+@method()
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """``torch.pinverse``: :func:`ember.linalg.pinv` with ``rtol=rcond``.
+
+    Example:
+        >>> ember.tensor([[2.0]]).pinverse()
+        tensor([[0.5000]])
+    """
+    check_matrix("pinverse", input, square=False)
+    return apply(Pinv, input, atol=0.0, rtol=float(rcond))
+
+
+def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = None,  # noqa: N803
+                hermitian: bool = False) -> Tensor:
+    """The number of singular values above ``max(atol, rtol · σ₁)`` (defaults as in
+    :func:`pinv`), as int64.
+
+    Example:
+        >>> ember.linalg.matrix_rank(ember.ones(3, 3))
+        tensor(1)
+    """
+    check_matrix("linalg.matrix_rank", A, square=False)
+    atol, rtol = _tolerances(A, atol, rtol)
+    with no_grad():
+        s = svdvals(A)
+        if s.shape[-1] == 0:
+            return zeros(s.shape[:-1], dtype=dtypes.int64, device=A.device)
+        tol = (s.amax(dim=-1, keepdim=True) * rtol).clamp_min(atol)
+        return (s > tol).sum(dim=-1)
+
+
+class LstsqResult(NamedTuple):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
+          driver: str | None = None) -> LstsqResult:
+    """The least-squares (minimum-norm) solution ``X`` of ``A X ≈ B``, as ``pinv(A) @ B``
+    (differentiable in both); ``B`` may be a vector. Like PyTorch's default CPU driver
+    ``gelsy``, it also gives the rank; ``residuals`` and ``singular_values`` are empty.
+    ``driver`` is checked and otherwise ignored.
+
+    Example:
+        >>> A = ember.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+        >>> ember.linalg.lstsq(A, ember.tensor([1.0, 2.0, 3.0])).solution
+        tensor([1., 2.])
+    """
+    op = "linalg.lstsq"
+    if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
+        raise ValueError(f"{op}: driver must be one of gels, gelsy, gelsd, gelss; got {driver!r}")
+    check_matrix(op, A, square=False)
+    check_float(op, A, B)
+    vector = B.ndim == A.ndim - 1
+    b = B.unsqueeze(-1) if vector else B
+    if b.ndim < 2 or b.shape[-2] != A.shape[-2]:
+        raise OpError(f"{op}: A and B must have the same number of rows, got "
+                      f"{describe(A.shape, A.dtype)} and {describe(B.shape, B.dtype)}")
+    rtol = rcond if rcond is not None and rcond > 0 else None
+    x = matmul(pinv(A, rtol=rtol), b)
+    empty = zeros((0,), dtype=A.dtype, device=A.device)
+    return LstsqResult(x.squeeze(-1) if vector else x, empty,
+                       matrix_rank(A, rtol=rtol), zeros((0,), dtype=A.dtype, device=A.device))

@@ -1,0 +1,118 @@
+"""In-place random fills beyond ``uniform_``/``normal_``/``bernoulli_``: ``random_``,
+``exponential_``, ``geometric_``, ``log_normal_`` and ``cauchy_``. Each draws from Ember's
+generator (the default one, or ``generator=``) by transforming uniform or normal samples, and
+writes them with ``copy_`` (so version counters and views stay right)."""
+
+from __future__ import annotations
+
+import math
+
+from ember import dtypes
+from ember.ops.random import Generator, rand, randint, randn
+from ember.ops.unary import ceil, exp, log1p, tan
+from ember.tensor import Tensor, method
+
+__all__: list[str] = []
+
+
+def _uniform(self: Tensor, generator: Generator | None) -> Tensor:
+    dt = self.dtype if self.dtype.is_floating_point else dtypes.float64
+    return rand(self.shape, dtype=dt, generator=generator, device=self.device)
+
+
+def _upper_default(dt: dtypes.DType) -> int:
+    """PyTorch's default bound of ``random_()``: every integer the dtype holds exactly."""
+    if dt.is_floating_point:
+        return 2 ** {"float16": 11, "bfloat16": 8, "float32": 24}.get(dt.name, 53) + 1
+    if dt is dtypes.bool_:
+        return 2
+    import numpy as np
+
+    return int(np.iinfo(dt.np).max) + 1
+
+
+@method()
+def random_(self: Tensor, from_: int = 0, to: int | None = None, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fills with integers drawn uniformly from ``[from_, to)``; ``random_(to)`` is
+    ``[0, to)``, and with no bound, every integer the dtype holds exactly (``[0, 2**24]`` for
+    float32, ``[0, max]`` for integers).
+
+    Example:
+        >>> x = ember.zeros(1000).random_(0, 10)
+        >>> int(x.min()) >= 0 and int(x.max()) <= 9
+        True
+    """
+    if to is None and from_ != 0:
+        from_, to = 0, from_
+    if to is None:
+        to = _upper_default(self.dtype)
+    if from_ >= to:
+        raise ValueError(f"random_ expects 'from' to be less than 'to', but got from={from_} "
+                         f">= to={to}")
+    draws = randint(from_, to, tuple(self.shape), generator=generator, device=self.device)
+    return self.copy_(draws)
+
+
+@method()
+def exponential_(self: Tensor, lambd: float = 1.0, *,
+                 generator: Generator | None = None) -> Tensor:
+    """Fills with samples of the exponential distribution of rate ``lambd``.
+
+    Example:
+        >>> _ = ember.manual_seed(0)
+        >>> abs(float(ember.empty(20000).exponential_(2.0).mean()) - 0.5) < 0.02
+        True
+    """
+    if lambd <= 0:
+        raise ValueError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return self.copy_(-log1p(-_uniform(self, generator)) / lambd)
+
+
+@method()
+def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
+    """Fills with samples of the geometric distribution: the number of Bernoulli(``p``) trials
+    up to the first success (1, 2, …).
+
+    Example:
+        >>> _ = ember.manual_seed(0)
+        >>> abs(float(ember.empty(20000).geometric_(0.25).mean()) - 4.0) < 0.15
+        True
+    """
+    if not 0 < p < 1:
+        raise ValueError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    u = _uniform(self, generator)
+    return self.copy_(ceil(log1p(-u) / math.log1p(-p)).clamp(min=1))
+
+
+@method()
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
+                generator: Generator | None = None) -> Tensor:
+    """Fills with ``exp(N(mean, std²))`` samples.
+
+    Example:
+        >>> _ = ember.manual_seed(0)
+        >>> x = ember.empty(20000, dtype=ember.float64).log_normal_(0.0, 0.5)
+        >>> abs(float(x.log().std()) - 0.5) < 0.02
+        True
+    """
+    if std <= 0:
+        raise ValueError(f"log_normal_ expects std > 0.0, but found std={std}")
+    z = randn(self.shape, dtype=self.dtype, generator=generator, device=self.device)
+    return self.copy_(exp(z * std + mean))
+
+
+@method()
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fills with samples of the Cauchy distribution ``median + sigma tan(pi (U - 1/2))``.
+
+    Example:
+        >>> _ = ember.manual_seed(0)
+        >>> abs(float(ember.empty(20000).cauchy_(3.0).median()) - 3.0) < 0.1
+        True
+    """
+    if sigma <= 0:
+        raise ValueError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    u = _uniform(self, generator)
+    return self.copy_(tan((u - 0.5) * math.pi) * sigma + median)

@@ -1,0 +1,300 @@
+"""Splitting, stacking and repeating, as compositions of views, ``cat`` and indexing:
+``split_with_sizes``, ``hsplit``/``vsplit``/``dsplit``, ``column_stack``, ``dstack``,
+``atleast_3d``, ``ravel``, ``repeat_interleave``, ``diagflat``, ``diag_embed`` and
+``fill_diagonal_``. Their gradients come from the ops they are made of.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.errors import DTypeError, ShapeError
+from ember.ops.construct import tensor_split
+from ember.ops.creation import zeros
+from ember.ops.diagonal import diagonal_scatter
+from ember.ops.gather import index_select
+from ember.ops.join import cat, hstack
+from ember.ops.reduce import normalize_dim
+from ember.ops.shape import reshape, split
+from ember.tensor import Tensor, _wrap, method
+
+__all__ = ["split_with_sizes", "hsplit", "vsplit", "dsplit", "column_stack", "dstack",
+           "atleast_3d", "ravel", "repeat_interleave", "diagflat", "diag_embed"]
+
+
+@method()
+def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0
+                     ) -> tuple[Tensor, ...]:
+    """Views of ``input`` cut along ``dim`` into pieces of the given sizes, which must add up
+    to the dimension's size.
+
+    Example:
+        >>> [p.tolist() for p in ember.arange(5).split_with_sizes([2, 3])]
+        [[0, 1], [2, 3, 4]]
+    """
+    d = normalize_dim(dim, input.ndim, "split_with_sizes")
+    sizes = [int(s) for s in split_sizes]
+    if any(s < 0 for s in sizes) or sum(sizes) != input.shape[d]:
+        raise ShapeError(f"split_with_sizes: expects split_sizes {sizes} to sum exactly to "
+                         f"{input.shape[d]} (input tensor's size at dimension {d})")
+    return tuple(split(input, sizes, d))
+
+
+def _split_along(op: str, input: Tensor, spec: Any, dim: int, least: int) -> tuple[Tensor, ...]:
+    if input.ndim < least:
+        raise ShapeError(f"{op} requires a tensor with at least {least} dimension"
+                         f"{'s' if least > 1 else ''}, but got a tensor with {input.ndim} "
+                         "dimensions!")
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        size = input.shape[dim]
+        if spec == 0 or size % spec:
+            raise ShapeError(f"{op} attempted to split along dimension {dim}, but the size of "
+                             f"the dimension {size} is not divisible by the split_size {spec}!")
+    return tensor_split(input, list(spec) if not isinstance(spec, int) else spec, dim)
+
+
+@method()
+def hsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+    """Splits column-wise: along dim 1, or dim 0 of a 1-d tensor; an int must divide the
+    size evenly.
+
+    Example:
+        >>> [p.shape for p in ember.zeros(2, 4).hsplit(2)]
+        [(2, 2), (2, 2)]
+    """
+    dim = 0 if input.ndim == 1 else 1
+    return _split_along("torch.hsplit", input, indices_or_sections, dim, 1)
+
+
+@method()
+def vsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+    """Splits row-wise (along dim 0) a tensor of at least 2 dimensions.
+
+    Example:
+        >>> [p.shape for p in ember.zeros(4, 2).vsplit([1])]
+        [(1, 2), (3, 2)]
+    """
+    return _split_along("torch.vsplit", input, indices_or_sections, 0, 2)
+
+
+@method()
+def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+    """Splits depth-wise (along dim 2) a tensor of at least 3 dimensions.
+
+    Example:
+        >>> [p.shape for p in ember.zeros(1, 2, 4).dsplit(2)]
+        [(1, 2, 2), (1, 2, 2)]
+    """
+    return _split_along("torch.dsplit", input, indices_or_sections, 2, 3)
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """Joins tensors as columns: 0-d and 1-d tensors become columns, then ``hstack``.
+
+    Example:
+        >>> ember.column_stack([ember.tensor([1, 2]), ember.tensor([3, 4])])
+        tensor([[1, 3],
+                [2, 4]])
+    """
+    if not tensors:
+        raise ValueError("column_stack expects a non-empty TensorList")
+    return hstack([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors])
+
+
+def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
+    """Each tensor with at least 3 dimensions: ``()`` → ``(1, 1, 1)``, ``(n,)`` →
+    ``(1, n, 1)``, ``(m, n)`` → ``(m, n, 1)``.
+
+    Example:
+        >>> ember.atleast_3d(ember.zeros(2, 3)).shape
+        (2, 3, 1)
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(atleast_3d(*tensors[0]))
+    out = []
+    for t in tensors:
+        if t.ndim == 0:
+            t = reshape(t, (1, 1, 1))
+        elif t.ndim == 1:
+            t = reshape(t, (1, t.shape[0], 1))
+        elif t.ndim == 2:
+            t = reshape(t, (*t.shape, 1))
+        out.append(t)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Joins tensors depth-wise (along dim 2, after :func:`atleast_3d`).
+
+    Example:
+        >>> ember.dstack([ember.tensor([1, 2]), ember.tensor([3, 4])]).shape
+        (1, 2, 2)
+    """
+    if not tensors:
+        raise ValueError("dstack expects a non-empty TensorList")
+    return cat([atleast_3d(t) for t in tensors], 2)
+
+
+@method()
+def ravel(input: Tensor) -> Tensor:
+    """The elements as a 1-d tensor (a view when the memory allows it).
+
+    Example:
+        >>> ember.tensor([[1, 2], [3, 4]]).ravel()
+        tensor([1, 2, 3, 4])
+    """
+    return reshape(input, (-1,))
+
+
+# -- repeat_interleave ---------------------------------------------------------------------------
+def _repeat_counts(repeats: Any, op: str) -> np.ndarray:
+    """The repeat counts as a host int64 array (read from the data: eager mode only)."""
+    if isinstance(repeats, Tensor):
+        if repeats.dtype.category != dtypes.INT:
+            raise DTypeError(f"{op}: repeats must have an integer dtype, got "
+                             f"{repeats.dtype.name}")
+        if repeats.ndim > 1:
+            raise ShapeError(f"{op}: repeats must be 0-dim or 1-dim tensor, got shape "
+                             f"{tuple(repeats.shape)}")
+        counts = np.asarray(repeats.detach().numpy(force=True), dtype=np.int64).reshape(-1)
+    else:
+        counts = np.asarray([int(repeats)], dtype=np.int64)
+    if (counts < 0).any():
+        raise ValueError(f"{op}: repeats can not be negative")
+    return counts
+
+
+def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None, *,
+                      output_size: int | None = None) -> Tensor:
+    """Repeats each element (or slice along ``dim``) ``repeats`` times in place, unlike
+    ``repeat``, which tiles. ``repeats`` is an int or a tensor (one count per slice, or one
+    for all); ``dim=None`` flattens first. ``repeat_interleave(counts)`` alone gives
+    ``arange(len(counts))`` repeated by ``counts``.
+
+    Example:
+        >>> ember.tensor([1, 2]).repeat_interleave(2)
+        tensor([1, 1, 2, 2])
+        >>> ember.repeat_interleave(ember.tensor([2, 0, 1]))
+        tensor([0, 0, 2])
+    """
+    op = "repeat_interleave"
+    if repeats is None:  # repeat_interleave(repeats): the indices repeated
+        counts = _repeat_counts(input, op)
+        if input.ndim != 1:
+            raise ShapeError(f"{op}: repeats must be a 1-dim tensor, got shape "
+                             f"{tuple(input.shape)}")
+        index = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+        _check_output_size(op, index.size, output_size)
+        return _wrap(input.device.xp.asarray(index), input.device)
+    if dim is None:
+        input = reshape(input, (-1,))
+        dim = 0
+    d = normalize_dim(dim, input.ndim, op)
+    n = input.shape[d] if input.ndim else 1
+    counts = _repeat_counts(repeats, op)
+    if counts.size == 1:
+        counts = np.broadcast_to(counts, (n,))
+    elif counts.size != n:
+        raise ShapeError(f"{op}: repeats must have the same size as input along dim, got "
+                         f"{counts.size} repeats for size {n}")
+    index = np.repeat(np.arange(n, dtype=np.int64), counts)
+    _check_output_size(op, index.size, output_size)
+    if input.ndim == 0:
+        input = reshape(input, (1,))
+    return index_select(input, d, _wrap(input.device.xp.asarray(index), input.device))
+
+
+def _check_output_size(op: str, size: int, output_size: int | None) -> None:
+    if output_size is not None and output_size != size:
+        raise ShapeError(f"{op}: output_size {output_size} does not match the sum of repeats "
+                         f"{size}")
+
+
+@method("repeat_interleave")
+def _repeat_interleave_method(self: Tensor, repeats: Any = None, dim: int | None = None, *,
+                              output_size: int | None = None) -> Tensor:
+    """``x.repeat_interleave(repeats, dim)``; see :func:`repeat_interleave`."""
+    if repeats is None:
+        return repeat_interleave(self, output_size=output_size)
+    return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+
+# -- diagonals -----------------------------------------------------------------------------------
+@method()
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """The flattened ``input`` on diagonal ``offset`` of a square matrix.
+
+    Example:
+        >>> ember.tensor([[1, 2]]).diagflat()
+        tensor([[1, 0],
+                [0, 2]])
+    """
+    flat = reshape(input, (-1,))
+    n = flat.shape[0] + abs(offset)
+    return diagonal_scatter(zeros((n, n), dtype=input.dtype, device=input.device), flat,
+                            offset=int(offset), dim1=0, dim2=1)
+
+
+@method()
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices whose diagonal (``offset``, in the plane of ``dim1`` and ``dim2`` of the
+    output) holds the last dimension of ``input``; zeros elsewhere.
+
+    Example:
+        >>> ember.diag_embed(ember.tensor([[1, 2]]))
+        tensor([[[1, 0],
+                 [0, 2]]])
+    """
+    nd = input.ndim + 1
+    d1, d2 = normalize_dim(dim1, nd, "diag_embed"), normalize_dim(dim2, nd, "diag_embed")
+    if d1 == d2:
+        raise ShapeError(f"diag_embed: diagonal dimensions cannot be identical {dim1}, {dim2}")
+    if input.ndim == 0:
+        raise ShapeError("diag_embed: expects a tensor with at least 1 dimension")
+    n = input.shape[-1] + abs(offset)
+    rest = iter(input.shape[:-1])
+    shape = tuple(n if d in (d1, d2) else next(rest) for d in range(nd))
+    base = zeros(shape, dtype=input.dtype, device=input.device)
+    return diagonal_scatter(base, input, offset=int(offset), dim1=d1, dim2=d2)
+
+
+def _diagonal_positions(shape: tuple, wrap: bool) -> np.ndarray:
+    """Flat positions ``fill_diagonal_`` writes, as PyTorch chooses them."""
+    if len(shape) == 2:
+        rows, cols = shape
+        end = rows * cols if wrap else min(rows, cols) * cols
+        return np.arange(0, end, cols + 1, dtype=np.int64)
+    n = shape[0]
+    step = sum(n ** k for k in range(len(shape)))
+    return np.arange(n, dtype=np.int64) * step
+
+
+@method()
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Fills the main diagonal of a 2-d tensor (or of an n-d one with all sizes equal) with
+    ``fill_value``, in place; ``wrap`` restarts the diagonal below a tall matrix every
+    ``cols + 1`` rows, as NumPy's ``fill_diagonal``.
+
+    Example:
+        >>> ember.zeros(2, 3).fill_diagonal_(5.0)
+        tensor([[5., 0., 0.],
+                [0., 5., 0.]])
+    """
+    if self.ndim < 2:
+        raise ShapeError("fill_diagonal_: dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise ShapeError("fill_diagonal_: all dimensions of input must be of equal length")
+    pos = _diagonal_positions(tuple(self.shape), wrap)
+    rows, cols = np.unravel_index(pos, self.shape) if self.ndim == 2 else (None, None)
+    if self.ndim == 2:
+        key = (_wrap(self.device.xp.asarray(rows), self.device),
+               _wrap(self.device.xp.asarray(cols), self.device))
+    else:
+        idx = np.arange(self.shape[0], dtype=np.int64)
+        key = tuple(_wrap(self.device.xp.asarray(idx), self.device) for _ in self.shape)
+    self[key] = fill_value
+    return self

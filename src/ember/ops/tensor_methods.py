@@ -1,0 +1,325 @@
+"""Tensor methods PyTorch code calls often that are small compositions: constructors from a
+tensor (``new_zeros``, ``new_tensor``, …), questions about a tensor (``ndimension``,
+``is_signed``, ``type()``), ``positive``, ``cpu``, ``sum_to_size``, and the in-place shape ops
+(``unsqueeze_``, ``squeeze_``, ``t_``, ``transpose_``, ``swapaxes_``/``swapdims_``).
+
+The in-place shape ops change the tensor object's own shape: the tensor becomes the view the
+out-of-place op would return (same memory, same version counter) and takes its history, so
+gradients flow as through the out-of-place op. Limitation: a view made from the tensor
+*before* its shape changed still replays its view chain on the tensor, so writing through
+such an old view afterwards is refused or wrong; make views after the shape change. They
+are refused under transforms (vmap, jit, forward mode), which key values by shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ember import dtypes
+from ember.errors import OpError, ShapeError
+from ember.ops.broadcast import sum_to
+from ember.ops.convert import to
+from ember.ops.creation import empty, full, ones, tensor, zeros
+from ember.ops.primitive import DISPATCH
+from ember.ops.shape import read_sizes, squeeze, t, transpose, unsqueeze
+from ember.tensor import STRUCTURE, Tensor, _wrap, method
+
+__all__ = ["numel", "is_tensor", "is_floating_point", "is_nonzero"]
+
+
+# -- constructors from a tensor ------------------------------------------------------------------
+def _like_self(self: Tensor, dtype: Any, device: Any) -> tuple[Any, Any]:
+    return (self.dtype if dtype is None else dtype,
+            self.device if device is None else device)
+
+
+@method()
+def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    """Zeros of ``size`` with ``self``'s dtype and device unless given.
+
+    Example:
+        >>> ember.ones(2, dtype=ember.int64).new_zeros(3)
+        tensor([0, 0, 0])
+    """
+    dtype, device = _like_self(self, dtype, device)
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+@method()
+def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """Ones of ``size`` with ``self``'s dtype and device unless given.
+
+    Example:
+        >>> ember.zeros(2, dtype=ember.float64).new_ones(2, 2)
+        tensor([[1., 1.],
+                [1., 1.]], dtype=ember.float64)
+    """
+    dtype, device = _like_self(self, dtype, device)
+    return ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+@method()
+def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``fill_value`` everywhere in a tensor of ``size``, with ``self``'s dtype and device
+    unless given.
+
+    Example:
+        >>> ember.zeros(1).new_full((2,), 7)
+        tensor([7., 7.])
+    """
+    dtype, device = _like_self(self, dtype, device)
+    return full(tuple(size) if not isinstance(size, int) else (size,), fill_value, dtype=dtype,
+                device=device, requires_grad=requires_grad)
+
+
+@method()
+def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+              requires_grad: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` with ``self``'s dtype and device unless given.
+
+    Example:
+        >>> ember.zeros(1, dtype=ember.int32).new_empty(2, 3).shape
+        (2, 3)
+    """
+    dtype, device = _like_self(self, dtype, device)
+    return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+@method()
+def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of ``data``, with ``self``'s dtype and device unless
+    given (a tensor ``data`` is copied and detached).
+
+    Example:
+        >>> ember.zeros(1, dtype=ember.float64).new_tensor([1, 2])
+        tensor([1., 2.], dtype=ember.float64)
+    """
+    dtype, device = _like_self(self, dtype, device)
+    if isinstance(data, Tensor):
+        out = data.detach().to(dtype=dtype, device=device, copy=True)
+        return out.requires_grad_(True) if requires_grad else out
+    return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+# -- questions -----------------------------------------------------------------------------------
+@method()
+def ndimension(self: Tensor) -> int:
+    """The number of dimensions (``dim()``).
+
+    Example:
+        >>> ember.zeros(2, 3).ndimension()
+        2
+    """
+    return self.ndim
+
+
+@method()
+def nelement(self: Tensor) -> int:
+    """The number of elements (``numel()``).
+
+    Example:
+        >>> ember.zeros(2, 3).nelement()
+        6
+    """
+    return self.numel()
+
+
+@method()
+def is_signed(self: Tensor) -> bool:
+    """Whether the dtype is signed (floating and signed integer types).
+
+    Example:
+        >>> ember.zeros(1).is_signed(), ember.zeros(1, dtype=ember.uint8).is_signed()
+        (True, False)
+    """
+    return self.dtype.is_signed
+
+
+@method()
+def is_complex(self: Tensor) -> bool:
+    """Whether the dtype is complex: always False (Ember has no complex dtypes).
+
+    Example:
+        >>> ember.zeros(1).is_complex()
+        False
+    """
+    return False
+
+
+@method()
+def cpu(self: Tensor) -> Tensor:
+    """The tensor on the CPU (itself when it is there already).
+
+    Example:
+        >>> ember.ones(1).cpu().device
+        device(type='cpu')
+    """
+    return to(self, device="cpu")
+
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+               "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
+               "bool": "BoolTensor"}
+_TYPE_DTYPES = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+def _type_name(x: Tensor) -> str:
+    where = "ember.cuda." if x.device.type == "cuda" else "ember."
+    return where + _TYPE_NAMES[x.dtype.name]
+
+
+@method("type")
+def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    """With no dtype, the type's name, as PyTorch's (``'ember.FloatTensor'`` where PyTorch
+    says ``'torch.FloatTensor'``); else the tensor converted to ``dtype`` (a dtype, or a name
+    such as ``'ember.DoubleTensor'`` or ``'torch.LongTensor'``).
+
+    Example:
+        >>> ember.zeros(1).type()
+        'ember.FloatTensor'
+        >>> ember.zeros(1).type(ember.int64).dtype
+        ember.int64
+    """
+    if dtype is None:
+        return _type_name(self)
+    if isinstance(dtype, str) and dtype.endswith("Tensor"):
+        last = dtype.rsplit(".", 1)[-1]
+        if last not in _TYPE_DTYPES:
+            raise ValueError(f"type: unknown tensor type {dtype!r}")
+        device = "cuda" if ".cuda." in dtype else self.device
+        return to(self, dtype=dtypes.to_dtype(_TYPE_DTYPES[last]), device=device)
+    return to(self, dtype=dtypes.to_dtype(dtype))
+
+
+@method()
+def sum_to_size(self: Tensor, *size: Any) -> Tensor:
+    """Sums ``self`` down to ``size``, which it must be expandable from (the reverse of
+    ``expand``).
+
+    Example:
+        >>> ember.ones(2, 3).sum_to_size(1, 3)
+        tensor([[2., 2., 2.]])
+    """
+    shape = read_sizes(size)
+    ok = len(shape) <= self.ndim and all(
+        s == 1 or s == n for s, n in zip(shape[::-1], self.shape[::-1]))
+    if not ok:
+        raise ShapeError(f"sum_to_size: size {tuple(shape)} is not expandable to size "
+                         f"{tuple(self.shape)}")
+    return sum_to(self, tuple(shape))
+
+
+# -- in-place shape ops --------------------------------------------------------------------------
+def _reshape_in_place(x: Tensor, name: str, view: Callable[[Tensor], Tensor]) -> Tensor:
+    """Makes ``x`` the view ``view(x)`` in place: the same memory with a new shape, and the
+    view's history."""
+    if DISPATCH.handler is not None:
+        raise OpError(f"{name}: in-place shape changes are not supported inside transforms "
+                      "(vmap, jit, forward mode). Hint: use the out-of-place form")
+    alias = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx, x._vc)
+    alias._view = x._view
+    out = view(alias)
+    if out._data.size and not x._device.xp.may_share_memory(out._data, x._data):
+        raise OpError(f"{name}: the result is not a view of the tensor")
+    x._data = out._data
+    x._node, x._idx, x.requires_grad = out._node, out._idx, out.requires_grad
+    x._view = out._view
+    STRUCTURE.value += 1  # (compiled functions see a tensor of another shape)
+    return x
+
+
+@method()
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    """In-place :func:`unsqueeze`: inserts a size-1 dimension at ``dim`` into ``self``.
+
+    Example:
+        >>> ember.zeros(3).unsqueeze_(0).shape
+        (1, 3)
+    """
+    return _reshape_in_place(self, "unsqueeze_", lambda x: unsqueeze(x, dim))
+
+
+@method()
+def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    """In-place :func:`squeeze`: removes size-1 dimensions (all, or ``dim``) from ``self``.
+
+    Example:
+        >>> ember.zeros(1, 3, 1).squeeze_().shape
+        (3,)
+    """
+    return _reshape_in_place(self, "squeeze_", lambda x: squeeze(x, dim))
+
+
+@method()
+def t_(self: Tensor) -> Tensor:
+    """In-place :func:`t`: transposes a matrix (0-d and 1-d tensors stay as they are).
+
+    Example:
+        >>> ember.zeros(2, 3).t_().shape
+        (3, 2)
+    """
+    return _reshape_in_place(self, "t_", t)
+
+
+@method("transpose_", "swapaxes_", "swapdims_")
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """In-place :func:`transpose` (also ``swapaxes_``, ``swapdims_``).
+
+    Example:
+        >>> ember.zeros(2, 3, 4).transpose_(0, 2).shape
+        (4, 3, 2)
+    """
+    return _reshape_in_place(self, "transpose_", lambda x: transpose(x, dim0, dim1))
+
+
+# -- top-level questions ---------------------------------------------------------------------------
+def numel(input: Tensor) -> int:
+    """The number of elements of ``input``.
+
+    Example:
+        >>> ember.numel(ember.zeros(2, 3))
+        6
+    """
+    return input.numel()
+
+
+def is_tensor(obj: Any) -> bool:
+    """Whether ``obj`` is an Ember tensor.
+
+    Example:
+        >>> ember.is_tensor(ember.zeros(1)), ember.is_tensor([1.0])
+        (True, False)
+    """
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    """Whether ``input``'s dtype is a floating type.
+
+    Example:
+        >>> ember.is_floating_point(ember.zeros(1)), ember.is_floating_point(ember.arange(2))
+        (True, False)
+    """
+    return input.dtype.is_floating_point
+
+
+@method()
+def is_nonzero(input: Tensor) -> bool:
+    """Whether a one-element tensor is not zero (any other size is an error).
+
+    Example:
+        >>> ember.is_nonzero(ember.tensor([0.5]))
+        True
+    """
+    n = input.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input)

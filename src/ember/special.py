@@ -1,0 +1,124 @@
+"""``ember.special``: PyTorch's ``torch.special`` namespace over Ember's ops.
+
+Most names are Ember's own ops under SciPy-style names (``expit`` is ``sigmoid``,
+``gammaln`` is ``lgamma``, ``multigammaln`` is ``mvlgamma``, ``psi`` is ``digamma``); ``entr``,
+``ndtr``, ``ndtri``, ``log_ndtr``, ``log1p``, ``expm1``, ``exp2``, ``round``, ``xlog1py``
+and ``i1`` are compositions.
+
+Example:
+    >>> ember.special.expit(ember.tensor([0.0]))
+    tensor([0.5000])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ember.ops.arithmetic import mul
+from ember.ops.compare import eq, gt, lt
+from ember.ops.convert import to_float
+from ember.ops.gamma import digamma, i0, i1, lgamma, mvlgamma, polygamma
+from ember.ops.reduce import logsumexp
+from ember.ops.select import where
+from ember.ops.softmax import log_softmax, softmax
+from ember.ops.special import erfc, erfinv, logit, sinc, xlogy
+from ember.ops.unary import erf, exp, exp2, expm1, log, log1p, round, sigmoid
+from ember.tensor import Tensor
+
+__all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "i0", "i1",
+           "gammaln", "digamma", "psi", "polygamma", "multigammaln", "log_softmax", "softmax",
+           "logsumexp", "sinc", "entr", "ndtr", "ndtri", "log_ndtr", "exp2", "expm1",
+           "log1p", "round"]
+
+expit = sigmoid
+gammaln = lgamma
+psi = digamma
+multigammaln = mvlgamma
+_SQRT2 = math.sqrt(2.0)
+
+
+def xlog1py(input: Any, other: Any) -> Tensor:
+    """``input * log1p(other)``, 0 where ``input`` is 0 (NaN ``other`` stays NaN).
+
+    Example:
+        >>> ember.special.xlog1py(ember.tensor([0.0, 2.0]), ember.tensor([-1.0, 0.0]))
+        tensor([0., 0.])
+    """
+    x = input if isinstance(input, Tensor) else None
+    prod = mul(input, log1p(to_float(other) if isinstance(other, Tensor) else other))
+    if x is None:
+        return prod
+    return where(eq(x, 0) & ~(other != other if isinstance(other, Tensor) else False), 0, prod)
+
+
+def entr(input: Tensor) -> Tensor:
+    """Elementwise entropy ``-x log(x)``: 0 at 0, ``-inf`` for negative ``x``.
+
+    Example:
+        >>> ember.special.entr(ember.tensor([0.0, 0.5, -1.0]))
+        tensor([0.0000, 0.3466,   -inf])
+    """
+    x = to_float(input)
+    pos = gt(x, 0)
+    safe = where(pos, x, 1.0)
+    return where(pos, -safe * log(safe), where(lt(x, 0), -math.inf, where(eq(x, 0), 0.0, x)))
+
+
+def ndtr(input: Tensor) -> Tensor:
+    """The standard normal cumulative distribution function, accurate in the far left tail.
+
+    Example:
+        >>> ember.special.ndtr(ember.tensor([0.0, 1.0]))
+        tensor([0.5000, 0.8413])
+    """
+    return erfc(-to_float(input) / _SQRT2) / 2
+
+
+def log_ndtr(input: Tensor) -> Tensor:
+    """``log(ndtr(x))``, accurate where ``ndtr`` underflows (an asymptotic series below -20).
+
+    Example:
+        >>> ember.special.log_ndtr(ember.tensor([0.0, -40.0], dtype=ember.float64))
+        tensor([-6.9315e-01, -8.0461e+02], dtype=ember.float64)
+    """
+    x = to_float(input)
+    tail = lt(x, -20)
+    xt = where(tail, x, -20.0)
+    z = 1 / (xt * xt)
+    series = 1 + z * (-1 + z * (3 + z * (-15 + z * (105 - 945 * z))))
+    asym = -xt * xt / 2 - log(-xt) - 0.5 * math.log(2 * math.pi) + log(series)
+    xn = where(tail, 0.0, x)
+    return where(tail, asym, log(ndtr(xn)))
+
+
+def ndtri(input: Tensor) -> Tensor:
+    """The inverse of :func:`ndtr`: the standard normal quantile of ``p`` in ``[0, 1]``
+    (``-inf`` at 0, ``inf`` at 1). A first guess (``erfinv``, or Abramowitz and Stegun's
+    26.2.23 in the tails) refined by Newton steps on ``log_ndtr``, in the lower half
+    (``ndtri(p) = -ndtri(1 - p)``, exact for ``p >= 1/2``). Its gradient is
+    ``sqrt(2 pi) exp(x² / 2)`` (first order only).
+
+    Example:
+        >>> ember.special.ndtri(ember.tensor([0.5, 0.975]))
+        tensor([0.0000, 1.9600])
+    """
+    p = to_float(input)
+    pd = p.detach()
+    upper = gt(pd, 0.5)
+    q = where(upper, 1 - pd, pd)
+    inside = gt(q, 0) & (q == q)
+    qs = where(inside, q, 0.5)
+    t = (-2 * log(qs)).sqrt()
+    tail = -(t - (2.515517 + t * (0.802853 + 0.010328 * t))
+             / (1 + t * (1.432788 + t * (0.189269 + 0.001308 * t))))
+    x = where(lt(qs, 1e-3), tail, erfinv(2 * qs - 1) * _SQRT2)
+    half_log_2pi = 0.5 * math.log(2 * math.pi)
+    for _ in range(3):
+        mills = exp(log_ndtr(x) + x * x / 2 + half_log_2pi)  # ndtr(x) / pdf(x)
+        x = x - (log_ndtr(x) - log(qs)) * mills
+    x = where(eq(q, 0), -math.inf, where(inside, x, q))
+    x = where(upper, -x, x)
+    slope = exp(x * x / 2) * math.sqrt(2 * math.pi)
+    return x + (p - pd) * where(slope < math.inf, slope, 0.0)
+

@@ -1,0 +1,74 @@
+"""Numeric limits of dtypes (:class:`finfo`, :class:`iinfo`) and :func:`can_cast`, with
+PyTorch's attribute names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from ember import dtypes
+from ember.dtypes import DType
+
+
+class finfo:  # noqa: N801 - PyTorch's name
+    """The limits of a floating dtype (the default dtype when none is given): ``bits``,
+    ``eps``, ``max``, ``min``, ``tiny`` (= ``smallest_normal``), ``resolution``, ``dtype``.
+
+    Example:
+        >>> ember.finfo(ember.float32).eps
+        1.1920928955078125e-07
+        >>> ember.finfo(ember.float16).max
+        65504.0
+    """
+
+    def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's name
+        dt = dtypes.get_default_dtype() if type is None else dtypes.to_dtype(type)
+        if not dt.is_floating_point:
+            raise TypeError(f"finfo: expected a floating dtype, got {dt.name} (use iinfo)")
+        info = ml_dtypes.finfo(dt.np) if dt is dtypes.bfloat16 else np.finfo(dt.np)
+        self.bits = dt.itemsize * 8
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = 10.0 ** -int(info.precision)
+        self.dtype = dt.name
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:  # noqa: N801 - PyTorch's name
+    """The limits of an integer dtype: ``bits``, ``max``, ``min``, ``dtype``.
+
+    Example:
+        >>> ember.iinfo(ember.int8).min, ember.iinfo(ember.uint8).max
+        (-128, 255)
+    """
+
+    def __init__(self, type: Any) -> None:  # noqa: A002 - PyTorch's name
+        dt = dtypes.to_dtype(type)
+        if dt.category != dtypes.INT:
+            raise TypeError(f"iinfo: expected an integer dtype, got {dt.name}")
+        self.bits = dt.itemsize * 8
+        info = np.iinfo(dt.np)
+        self.min, self.max = int(info.min), int(info.max)
+        self.dtype = dt.name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+def can_cast(from_: DType, to: DType) -> bool:
+    """Whether PyTorch's casting rules allow ``from_`` to ``to`` in type promotion: never to a
+    lower category (floating → integer, integer → bool).
+
+    Example:
+        >>> ember.can_cast(ember.float64, ember.float16), ember.can_cast(ember.float32, ember.int32)
+        (True, False)
+    """
+    return dtypes.to_dtype(from_).category <= dtypes.to_dtype(to).category
