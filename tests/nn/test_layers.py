@@ -51,6 +51,8 @@ LAYERS = [
     ("Upsample", (), {"scale_factor": 2}, [(1, 2, 3, 3)]),
     ("Upsample", (), {"size": (5, 7), "mode": "bilinear", "align_corners": False},
      [(1, 2, 3, 3)]),
+    ("Upsample", (), {"scale_factor": 1.5, "mode": "bicubic", "align_corners": True},
+     [(1, 2, 3, 3)]),
     ("ReLU", (), {}, [(3, 4)]), ("GELU", (), {"approximate": "tanh"}, [(3, 4)]),
     ("GELU", (), {}, [(3, 4)]), ("SiLU", (), {}, [(3, 4)]), ("Tanh", (), {}, [(3, 4)]),
     ("Sigmoid", (), {}, [(3, 4)]), ("Softmax", (), {"dim": 1}, [(3, 4)]),

@@ -1,5 +1,6 @@
 """Indexing ops (indexing.py, gather.py, pad.py) against PyTorch and finite differences."""
 
+import re
 import warnings
 
 import numpy as np
@@ -219,6 +220,38 @@ def test_setitem_on_leaf_that_requires_grad_raises():
     with ember.no_grad():
         x[0] = 1.0
     assert x.tolist() == [1.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("name, write", [
+    ("add_", lambda x: x[1:].add_(1)),
+    ("__setitem__", lambda x: x[1:].__setitem__(0, 2.0)),
+    ("__imul__", lambda x: x.t().__imul__(2)),
+    ("zero_", lambda x: x[0].zero_()),
+    ("copy_", lambda x: x[:, 1:][0].copy_(x[1, 1:] * 2)),
+    ("relu_", lambda x: x.view(6)[::2].relu_()),
+    ("sub_", lambda x: x.diagonal().sub_(x[0, 1:])),
+])
+def test_in_place_write_into_a_view_of_a_leaf_that_requires_grad_raises_like_torch(name,
+                                                                                   write):
+    # the leaf would get a history and lose its gradient (x.grad silently 0 where written)
+    x, ref = ember.ones(2, 3, requires_grad=True), torch.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        write(ref)
+    with pytest.raises(GradError, match=rf"^{re.escape(name)}: a view \(shape .*\) of a leaf "
+                                        r"tensor that requires grad \(shape \(2, 3\)\).*no_grad"):
+        write(x)
+    assert x.is_leaf and x._version == 0
+    with ember.no_grad(), torch.no_grad():
+        write(x)
+        write(ref)
+    assert x.is_leaf
+    np.testing.assert_array_equal(x.detach().numpy(), ref.detach().numpy())
+    y, y_ref = x.clone(), ref.clone()  # a clone's views may be written, with their history
+    write(y)
+    write(y_ref)
+    (y * y).sum().backward()
+    (y_ref * y_ref).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), ref.grad.numpy())
 
 
 def test_setitem_overlapping_source():

@@ -29,6 +29,15 @@ CASES = [
         S(arg(2, 3, 4, 4), scale_factor=1.3, mode="bilinear"),
         S(arg(2, 3, 4, 4), scale_factor=0.6, mode="bilinear", recompute_scale_factor=True),
     ]),
+    OpCase("interpolate_bicubic", F.interpolate, TF.interpolate, [
+        S(arg(2, 3, 3, 4), scale_factor=2, mode="bicubic"),
+        S(arg(2, 3, 3, 4), scale_factor=2, mode="bicubic", align_corners=True),
+        S(arg(2, 3, 7, 6, noncontig=True), size=(3, 8), mode="bicubic"),
+        S(arg(1, 2, 5, 4), size=(1, 6), mode="bicubic", align_corners=True),
+        S(arg(1, 2, 5, 5), scale_factor=(0.6, 2.3), mode="bicubic"),    # unrecomputed scales
+        S(arg(1, 2, 5, 5), scale_factor=0.6, mode="bicubic", recompute_scale_factor=True),
+        S(arg(1, 1, 2, 2), size=(7, 5), mode="bicubic"),               # taps clamped at edges
+    ]),
     OpCase("interpolate_linear", F.interpolate, TF.interpolate, [
         S(arg(2, 3, 5), size=9, mode="linear"),
         S(arg(2, 3, 5), size=3, mode="linear", align_corners=True),
@@ -47,7 +56,9 @@ test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_t
 def test_float32_upsampling_matches_torch_at_larger_size():
     x = np.random.default_rng(0).standard_normal((2, 3, 17, 13)).astype(np.float32)
     for kw in (dict(scale_factor=2.5, mode="bilinear"), dict(size=(40, 9), mode="nearest"),
-               dict(size=(31, 29), mode="bilinear", align_corners=True)):
+               dict(size=(31, 29), mode="bilinear", align_corners=True),
+               dict(scale_factor=1.7, mode="bicubic"),
+               dict(size=(9, 40), mode="bicubic", align_corners=True)):
         mine = F.interpolate(ember.from_numpy(x), **kw)
         ref = TF.interpolate(torch.from_numpy(x), **kw)
         np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
@@ -61,5 +72,7 @@ def test_interpolate_errors():
         F.interpolate(x, scale_factor=2, align_corners=True)
     with pytest.raises(ember.ShapeError, match="needs a 4-D input"):
         F.interpolate(ember.randn(1, 2, 4), scale_factor=2, mode="bilinear")
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.interpolate(x, scale_factor=2, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="'lanczos' is not supported"):
+        F.interpolate(x, scale_factor=2, mode="lanczos")
+    with pytest.raises(ember.ShapeError, match="'bicubic' needs a 4-D input"):
+        F.interpolate(ember.randn(1, 2, 4, 4, 4), scale_factor=2, mode="bicubic")

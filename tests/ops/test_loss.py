@@ -171,6 +171,33 @@ def test_cross_entropy_all_ignored_is_nan_like_torch():
     assert np.isnan(TF.cross_entropy(torch.randn(2, 3), torch.tensor([-100, -100])).item())
 
 
+@pytest.mark.parametrize("loss, kwargs", [
+    ("cross_entropy", {}),
+    ("cross_entropy", {"label_smoothing": 0.1}),
+    ("cross_entropy", {"weight": [0.5, 1.0, 2.0]}),
+    ("cross_entropy", {"weight": [0.5, 1.0, 2.0], "label_smoothing": 0.2}),
+    ("cross_entropy", {"reduction": "sum", "label_smoothing": 0.1}),
+    ("nll_loss", {}),
+    ("nll_loss", {"weight": [0.5, 1.0, 2.0], "reduction": "none"}),
+])
+def test_all_ignored_targets_give_zero_gradient_like_torch(loss, kwargs):
+    x = np.random.default_rng(0).standard_normal((4, 3))
+    t = np.full(4, -100)
+    ours, theirs = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = getattr(F, loss)(ours, ember.tensor(t), **{
+            k: ember.tensor(v) if k == "weight" else v for k, v in kwargs.items()})
+    want = getattr(TF, loss)(theirs, torch.tensor(t), **{
+        k: torch.tensor(v, dtype=torch.float64) if k == "weight" else v
+        for k, v in kwargs.items()})
+    got.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), equal_nan=True)
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+    np.testing.assert_array_equal(ours.grad.numpy(), 0.0)
+
+
 def test_legacy_size_average_and_reduce():
     x, t = ember.randn(3, 4), ember.randn(3, 4)
     np.testing.assert_allclose(F.mse_loss(x, t, size_average=False).item(),

@@ -144,6 +144,37 @@ def test_batch_norm_updates_running_stats_like_torch():
     assert rm._version == 2
 
 
+@pytest.mark.parametrize("shape", [(0, 3), (0, 3, 4, 4), (2, 3, 0)])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_of_an_empty_batch_is_empty_like_torch(shape, training):
+    ours = [ember.zeros(shape, dtype=ember.float64, requires_grad=True),
+            ember.full((3,), 1.5, dtype=ember.float64, requires_grad=True),
+            ember.full((3,), 0.5, dtype=ember.float64, requires_grad=True)]
+    theirs = [torch.tensor(t.detach().numpy(), requires_grad=True) for t in ours]
+    rm, rv = ember.zeros(3, dtype=ember.float64), ember.ones(3, dtype=ember.float64)
+    trm, trv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    out = F.batch_norm(ours[0], rm, rv, *ours[1:], training=training)
+    want = TF.batch_norm(theirs[0], trm, trv, *theirs[1:], training=training)
+    assert out.shape == tuple(want.shape)
+    out.sum().backward()
+    want.sum().backward()
+    for t, w in zip(ours, theirs):
+        np.testing.assert_array_equal(t.grad.numpy(), w.grad.numpy())
+    np.testing.assert_array_equal(rm.numpy(), trm.numpy())
+    np.testing.assert_array_equal(rv.numpy(), trv.numpy())
+    assert ember.autograd.gradcheck(
+        lambda *a: F.batch_norm(a[0], None, None, *a[1:], training=True), ours)
+
+
+def test_batch_norm_module_of_an_empty_batch_is_empty_like_torch():
+    for ours, theirs, shape in [(ember.nn.BatchNorm1d(3), torch.nn.BatchNorm1d(3), (0, 3)),
+                                (ember.nn.BatchNorm2d(3), torch.nn.BatchNorm2d(3), (0, 3, 2, 2))]:
+        assert ours(ember.randn(*shape)).shape == tuple(theirs(torch.randn(*shape)).shape)
+        np.testing.assert_array_equal(ours.running_mean.numpy(), theirs.running_mean.numpy())
+        np.testing.assert_array_equal(ours.running_var.numpy(), theirs.running_var.numpy())
+        assert ours.num_batches_tracked.item() == theirs.num_batches_tracked.item()
+
+
 def test_instance_norm_running_stats_like_torch():
     x = np.random.default_rng(1).standard_normal((2, 3, 4))
     rm, rv = ember.zeros(3, dtype=ember.float64), ember.ones(3, dtype=ember.float64)

@@ -268,3 +268,44 @@ def test_return_indices_of_a_window_of_minus_inf_name_its_first_element_inside()
         _, got = F.max_pool2d(ember.from_numpy(x), 3, return_indices=True, **geometry)
         _, want = TF.max_pool2d(torch.from_numpy(x), 3, return_indices=True, **geometry)
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+HALF_POOLS = [
+    ("max_pool1d", (2, 3, 9), {"kernel_size": 3, "return_indices": True}),
+    ("max_pool2d", (4, 3, 6, 6), {"kernel_size": 2}),
+    ("max_pool2d", (2, 3, 7, 7), {"kernel_size": 3, "stride": 2, "padding": 1,
+                                  "return_indices": True}),
+    ("max_pool3d", (2, 3, 4, 4, 4), {"kernel_size": 2, "return_indices": True}),
+    ("avg_pool1d", (2, 3, 9), {"kernel_size": 3}),
+    ("avg_pool2d", (2, 3, 7, 7), {"kernel_size": 3, "stride": 2, "padding": 1,
+                                  "ceil_mode": True, "count_include_pad": False}),
+    ("avg_pool3d", (2, 3, 4, 4, 4), {"kernel_size": 2}),
+    ("adaptive_avg_pool1d", (2, 3, 7), {"output_size": 4}),
+    ("adaptive_avg_pool2d", (2, 3, 7, 5), {"output_size": (3, 2)}),
+    ("adaptive_max_pool1d", (2, 3, 7), {"output_size": 3, "return_indices": True}),
+    ("adaptive_max_pool2d", (2, 3, 7, 5), {"output_size": (3, 2), "return_indices": True}),
+    ("adaptive_max_pool3d", (2, 3, 5, 5, 5), {"output_size": 2}),
+]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name, shape, kwargs", HALF_POOLS)
+def test_pooling_in_half_precision_matches_torch(name, shape, kwargs, dtype):
+    # torch's float32 on the same rounded values (it has no half avg_pool3d on the CPU)
+    rng = np.random.default_rng(23)
+    x = ember.from_numpy(rng.standard_normal(shape).astype(np.float32)).to(getattr(ember, dtype))
+    g = ember.from_numpy(rng.standard_normal(shape).astype(np.float32))
+    x.requires_grad_()
+    ref = torch.from_numpy(x.detach().float().numpy()).requires_grad_()
+    got, want = getattr(F, name)(x, **kwargs), getattr(TF, name)(ref, **kwargs)
+    if kwargs.get("return_indices"):
+        np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
+        got, want = got[0], want[0]
+    assert got.dtype is x.dtype
+    np.testing.assert_allclose(got.detach().float().numpy(), want.detach().numpy(),
+                               rtol=1e-2, atol=1e-2)
+    g = g[tuple(slice(n) for n in got.shape)]
+    (got * g.to(x.dtype)).sum().backward()
+    (want * torch.from_numpy(g.numpy())).sum().backward()
+    assert x.grad.dtype is x.dtype
+    np.testing.assert_allclose(x.grad.float().numpy(), ref.grad.numpy(), rtol=2e-2, atol=2e-2)

@@ -13,7 +13,7 @@ __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 class Upsample(Module):
     """Resizes to ``size`` or by ``scale_factor`` with ``mode`` ('nearest', 'linear',
-    'bilinear', 'trilinear', 'nearest-exact', 'area'; 'bicubic' is not supported).
+    'bilinear', 'bicubic', 'trilinear', 'nearest-exact', 'area').
 
     Example:
         >>> nn.Upsample(scale_factor=2)(ember.randn(1, 1, 2, 2)).shape

@@ -27,6 +27,11 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         >>> x.copy_(ember.tensor([1.0, 2.0, 3.0]))[1]
         tensor([1., 2., 3.])
     """
+    return _write_from(self, src, "copy_")
+
+
+def _write_from(self: Tensor, src: Any, name: str) -> Tensor:
+    """``copy_`` for the fills, under their own name (which errors show)."""
     src = src if isinstance(src, Tensor) else as_tensor(src, dtype=self.dtype)
     if not needs_history(self, src):
         try:
@@ -36,7 +41,7 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         else:
             self._vc.value += 1
             return self
-    return inplace(self, "copy_", lambda old: expand(cast(src, old.dtype), old.shape))
+    return inplace(self, name, lambda old: expand(cast(src, old.dtype), old.shape))
 
 
 @method()
@@ -49,30 +54,32 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         value = value.reshape(())
     else:  # a number the dtype cannot hold is an error (a tensor value wraps, as in PyTorch)
         check_fits("fill_", value, self.dtype)
-    return copy_(self, value)
+    return _write_from(self, value, "fill_")
 
 
 @method()
 def zero_(self: Tensor) -> Tensor:
     """Sets every element to zero; returns ``self``."""
-    return copy_(self, 0)
+    return _write_from(self, 0, "zero_")
 
 
 @method()
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *,
              generator: Generator | None = None) -> Tensor:
     """Fills with samples from U(a, b); returns ``self``."""
-    return copy_(self, rand(self.shape, dtype=self.dtype, generator=generator) * (b - a) + a)
+    return _write_from(self, rand(self.shape, dtype=self.dtype, generator=generator) * (b - a) + a,
+                       "uniform_")
 
 
 @method()
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
             generator: Generator | None = None) -> Tensor:
     """Fills with samples from N(mean, std²); returns ``self``."""
-    return copy_(self, randn(self.shape, dtype=self.dtype, generator=generator) * std + mean)
+    return _write_from(self, randn(self.shape, dtype=self.dtype, generator=generator) * std + mean,
+                       "normal_")
 
 
 @method("bernoulli_")
 def bernoulli_(self: Tensor, p: float = 0.5, *, generator: Generator | None = None) -> Tensor:
     """Fills with 0/1 samples, 1 with probability ``p``; returns ``self``."""
-    return copy_(self, bernoulli(self, p, generator=generator))
+    return _write_from(self, bernoulli(self, p, generator=generator), "bernoulli_")

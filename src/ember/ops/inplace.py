@@ -56,10 +56,8 @@ class ViewScatter(Primitive):
 
 def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor:
     """Writes ``compute(alias of x)`` into ``x`` and moves ``x``'s history to the result."""
-    if GRAD.enabled and x.requires_grad and x._node is None:
-        raise GradError(f"{name}: a leaf tensor that requires grad (shape {tuple(x.shape)}) "
-                        "cannot be modified in place, since its gradient would be lost. Hint: "
-                        "do it under `with ember.no_grad():`, or on a clone")
+    if GRAD.enabled:
+        _refuse_leaf_write(x, name)
     old = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx, x._vc)
     _tell_handlers("on_alias", old, x)
     result = compute(old)
@@ -90,6 +88,21 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
             x._node, x._idx, x.requires_grad = result._node, result._idx, True
     _tell_handlers("on_inplace", x, result)
     return x
+
+
+def _refuse_leaf_write(x: Tensor, name: str) -> None:
+    """Refuses (as PyTorch does) to write into a leaf that requires grad, or into a view of
+    one: the write would give the leaf a history, and its gradient would be lost."""
+    base = x._view.base if x._view is not None else None
+    if x.requires_grad and x._node is None:
+        what = f"a leaf tensor that requires grad (shape {tuple(x.shape)})"
+    elif base is not None and base.requires_grad and base._node is None:
+        what = (f"a view (shape {tuple(x.shape)}) of a leaf tensor that requires grad "
+                f"(shape {tuple(base.shape)})")
+    else:
+        return
+    raise GradError(f"{name}: {what} cannot be modified in place, since the leaf's gradient "
+                    "would be lost. Hint: do it under `with ember.no_grad():`, or on a clone")
 
 
 def _tell_handlers(event: str, target: Tensor, source: Tensor) -> None:

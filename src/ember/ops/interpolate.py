@@ -1,12 +1,14 @@
-"""Resizing: ``interpolate`` (modes nearest, nearest-exact, linear, bilinear, trilinear, area)
-and ``upsample``.
+"""Resizing: ``interpolate`` (modes nearest, nearest-exact, linear, bilinear, bicubic,
+trilinear, area) and ``upsample``.
 
 Every mode is separable, so each spatial axis is resampled in turn by one linear primitive
-pair: ``resample`` (output position o reads ``(1 - λ_o)·x[left_o] + λ_o·x[right_o]``, with
-PyTorch's source coordinates computed in the input's precision; nearest modes have λ = 0) and
-``resample_transpose`` (its adjoint). Each is the other's vjp, so every derivative order
-works. Source indices grow with o, so the adjoint sums contiguous runs with one
-``add.reduceat`` instead of a scatter-add. ``area`` is adaptive average pooling.
+pair: ``resample`` (output position o reads a weighted sum of a few taps ``x[index_o]``:
+one for the nearest modes, ``(1 - λ_o)·x[left_o] + λ_o·x[right_o]`` for linear ones, four
+cubic-convolution taps for bicubic, with PyTorch's source coordinates computed in the input's
+precision) and ``resample_transpose`` (its adjoint). Each is the other's vjp, so every
+derivative order works. Each tap's source indices grow with o, so the adjoint sums contiguous
+runs with one ``add.reduceat`` per tap instead of a scatter-add. ``area`` is adaptive average
+pooling.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ from ember.tensor import Tensor
 
 __all__: list[str] = []
 
-_SPATIAL = {"linear": 1, "bilinear": 2, "trilinear": 3}
-_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear", "area")
+# the interpolating modes: their number of spatial dims and their kernel along each
+_INTERPOLATING = {"linear": (1, "linear"), "bilinear": (2, "linear"), "bicubic": (2, "cubic"),
+                  "trilinear": (3, "linear")}
+_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
 
 
 def _sizes(input: Tensor, size: Any, scale_factor: Any,
@@ -68,39 +72,65 @@ def _nearest_index(size: int, out: int, scale: float | None, exact: bool) -> np.
     return np.minimum(src, size - 1)
 
 
-def _linear_weights(size: int, out: int, scale: float | None, align_corners: bool,
-                    dtype: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Left and right source indices and the right one's weight, per output position."""
+def _source(size: int, out: int, scale: float | None, align_corners: bool,
+            dtype: Any) -> np.ndarray:
+    """PyTorch's source coordinate of each output position, in ``dtype``: corner pixels'
+    centres on each other with ``align_corners``, else pixel centres (not clamped)."""
     t = dtype.type
     dst = np.arange(out, dtype=dtype)
     if align_corners:
-        ratio = t(size - 1) / t(out - 1) if out > 1 else t(0)
-        src = dst * ratio
-    else:
-        src = np.maximum((dst + t(0.5)) * _ratio(t, size, out, scale) - t(0.5), t(0))
+        return dst * (t(size - 1) / t(out - 1) if out > 1 else t(0))
+    return (dst + t(0.5)) * _ratio(t, size, out, scale) - t(0.5)
+
+
+def _linear_taps(size: int, out: int, scale: float | None, align_corners: bool,
+                 dtype: Any) -> tuple[tuple, tuple]:
+    """Left and right source indices per output position, and their weights."""
+    src = np.maximum(_source(size, out, scale, align_corners, dtype), dtype.type(0))
     left = src.astype(np.int64)
     right = np.minimum(left + 1, size - 1)
     lam = np.clip(src - left, 0, 1).astype(dtype)
-    return left, right, lam
+    return (left, right), (1 - lam, lam)
+
+
+def _cubic_taps(size: int, out: int, scale: float | None, align_corners: bool,
+                dtype: Any) -> tuple[tuple, tuple]:
+    """Four source indices per output position (clamped into range at the borders), and
+    their weights: Keys' cubic convolution with PyTorch's A = -0.75."""
+    t = dtype.type
+    src = _source(size, out, scale, align_corners, dtype)
+    start = np.minimum(np.floor(src), size - 1)
+    lam = np.clip(src - start, 0, 1).astype(dtype)
+    a = t(-0.75)
+
+    def near(d: np.ndarray) -> np.ndarray:  # |d| ≤ 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d: np.ndarray) -> np.ndarray:  # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+    first = start.astype(np.int64) - 1
+    indices = tuple(np.clip(first + k, 0, size - 1) for k in range(4))
+    return indices, (far(lam + 1), near(lam), near(1 - lam), far(2 - lam))
 
 
 @lru_cache(maxsize=256)
 def _plan(size: int, out: int, scale: float | None, mode: str, align_corners: bool,
           dtype: np.dtype) -> tuple:
-    """``(left, right, λ)`` per output position (``right, λ`` None for nearest modes), and
-    for the adjoint the start of each run of equal ``left`` (and ``right``) indices."""
+    """Per tap: the source index of each output position and its weight (no weights for the
+    nearest modes, which read one tap as is), and for the adjoint each tap's runs of equal
+    indices (indices grow with the output position) as (index, start of the run)."""
     if mode == "linear":
-        left, right, lam = _linear_weights(size, out, scale, align_corners, dtype)
+        indices, weights = _linear_taps(size, out, scale, align_corners, dtype)
+    elif mode == "cubic":
+        indices, weights = _cubic_taps(size, out, scale, align_corners, dtype)
     else:
-        left, right, lam = _nearest_index(size, out, scale, mode == "nearest-exact"), None, None
-
-    def runs(index: np.ndarray | None) -> tuple | None:
-        if index is None:
-            return None
+        indices, weights = (_nearest_index(size, out, scale, mode == "nearest-exact"),), None
+    runs = []
+    for index in indices:
         starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
-        return index[starts], starts
-
-    return left, right, lam, runs(left), runs(right)
+        runs.append((index[starts], starts))
+    return indices, weights, runs
 
 
 def _along(lam: Any, axis: int, ndim: int) -> Any:
@@ -112,26 +142,31 @@ class _Resampling(Primitive):
     save_inputs = False
 
     def plan(self, xp: Any, p: dict, dtype: Any) -> tuple:
-        left, right, lam, left_runs, right_runs = _plan(
-            p["size"], p["out"], p["scale"], p["mode"], p["align_corners"], np.dtype(dtype))
-        if lam is None:
-            return xp.asarray(left), None, None, left_runs, None
-        return xp.asarray(left), xp.asarray(right), xp.asarray(lam), left_runs, right_runs
+        """The taps' indices and weights (None for nearest modes) as backend arrays, and
+        their runs."""
+        indices, weights, runs = _plan(p["size"], p["out"], p["scale"], p["mode"],
+                                       p["align_corners"], np.dtype(dtype))
+        if weights is not None:
+            weights = [xp.asarray(w) for w in weights]
+        return [xp.asarray(i) for i in indices], weights, runs
 
 
 @primitive
 class Resample(_Resampling):
-    """Resamples one axis of size ``size`` to ``out`` positions."""
+    """Resamples one axis of size ``size`` to ``out`` positions: each reads a weighted sum of
+    one (nearest), two (linear) or four (cubic) source positions."""
 
     name = "resample"
 
     def forward(self, xp, x, *, axis, **p):
-        left, right, lam, _, _ = self.plan(xp, p, x.dtype)
-        picked = xp.take(x, left, axis=axis)
-        if lam is None:
-            return picked
-        lam = _along(lam, axis, x.ndim)
-        return picked * (1 - lam) + xp.take(x, right, axis=axis) * lam
+        indices, weights, _ = self.plan(xp, p, x.dtype)
+        if weights is None:
+            return xp.take(x, indices[0], axis=axis)
+        out = None
+        for index, w in zip(indices, weights, strict=True):
+            tap = xp.take(x, index, axis=axis) * _along(w, axis, x.ndim)
+            out = tap if out is None else xp.add(out, tap, out=out)
+        return out
 
     def infer(self, x, *, axis, out, **p):
         return TensorSpec(x.shape[:axis] + (out,) + x.shape[axis + 1:], x.dtype)
@@ -150,16 +185,12 @@ class ResampleTranspose(_Resampling):
     name = "resample_transpose"
 
     def forward(self, xp, g, *, axis, **p):
-        _, _, lam, left_runs, right_runs = self.plan(xp, p, g.dtype)
+        _, weights, runs = self.plan(xp, p, g.dtype)
         shape = g.shape[:axis] + (p["size"],) + g.shape[axis + 1:]
         out = xp.zeros(shape, dtype=g.dtype)
         where = (slice(None),) * axis
-        if lam is None:
-            shares = ((g, left_runs),)
-        else:
-            lam = _along(lam, axis, g.ndim)
-            shares = ((g * (1 - lam), left_runs), (g * lam, right_runs))
-        for share, (sources, starts) in shares:
+        for k, (sources, starts) in enumerate(runs):
+            share = g if weights is None else g * _along(weights[k], axis, g.ndim)
             out[where + (sources,)] += xp.add.reduceat(share, starts, axis=axis)
         return out
 
@@ -179,8 +210,10 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     """Resizes a (N, C, *spatial) input to ``size`` or by ``scale_factor``.
 
     Modes: ``"nearest"``, ``"nearest-exact"``, ``"linear"`` (3-D input), ``"bilinear"``
-    (4-D), ``"trilinear"`` (5-D), ``"area"``. ``align_corners`` (linear modes only) maps the
-    corner pixels' centres onto each other.
+    and ``"bicubic"`` (4-D), ``"trilinear"`` (5-D), ``"area"``. ``align_corners``
+    (interpolating modes only) maps the corner pixels' centres onto each other. Bicubic is
+    PyTorch's cubic convolution (A = -0.75, edges repeated); like it, it may overshoot the
+    input's range.
 
     Example:
         >>> x = ember.tensor([[[[1.0, 2.0], [3.0, 4.0]]]])
@@ -196,24 +229,24 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         raise ShapeError(f"interpolate: expected an (N, C, *spatial) input, got shape "
                          f"{tuple(input.shape)}")
     nd = input.ndim - 2
-    linear = mode in _SPATIAL
-    if linear and _SPATIAL[mode] != nd:
-        raise ShapeError(f"interpolate: mode {mode!r} needs a {_SPATIAL[mode] + 2}-D input, "
-                         f"got a {input.ndim}-D one of shape {tuple(input.shape)}")
-    if align_corners is not None and not linear:
+    interpolating = mode in _INTERPOLATING
+    if interpolating and _INTERPOLATING[mode][0] != nd:
+        raise ShapeError(f"interpolate: mode {mode!r} needs a {_INTERPOLATING[mode][0] + 2}-D "
+                         f"input, got a {input.ndim}-D one of shape {tuple(input.shape)}")
+    if align_corners is not None and not interpolating:
         raise ValueError("interpolate: align_corners can only be set with the interpolating "
-                         "modes linear, bilinear and trilinear")
+                         "modes linear, bilinear, bicubic and trilinear")
     out, scales = _sizes(input, size, scale_factor, recompute_scale_factor)
     if min(out, default=1) <= 0:
         raise ShapeError(f"interpolate: output size {out} must be positive (input shape "
                          f"{tuple(input.shape)})")
     if mode == "area":
         return _adaptive_avg_pool("interpolate", nd, input, out)
-    if linear and not input.dtype.is_floating_point:
+    if interpolating and not input.dtype.is_floating_point:
         raise TypeError(f"interpolate: mode {mode!r} needs a floating input, got "
                         f"{input.dtype.name}")
 
-    kind = "linear" if linear else mode
+    kind = _INTERPOLATING[mode][1] if interpolating else mode
     y = input
     for i, (s, o, scale) in enumerate(zip(input.shape[2:], out, scales, strict=True)):
         if o == s and mode == "nearest":

@@ -60,7 +60,7 @@ def _constant(array: Any, like: Tensor) -> Tensor:
 
 # -- classification --------------------------------------------------------------------------
 class _Targets:
-    """Class-index targets read once: where they are valid (not ``ignore_index``), the safe
+    """Class-index targets read once: the mask of valid ones (not ``ignore_index``), the safe
     indices (ignored ones replaced by 0) and each element's weight (0 where ignored)."""
 
     __slots__ = ("valid", "safe", "weights")
@@ -81,11 +81,10 @@ class _Targets:
                              f"classes; expected ({c},)")
         # as ops on the target tensor (not its array), so that transforms (vmap, jit) see
         # them; the class_index primitive checks the range where it runs
-        valid_t = target != ignore_index
+        self.valid = target != ignore_index
         self.safe = class_indices(target, c, op, ignore_index=ignore_index)
-        self.valid = cast(valid_t, input.dtype)
-        self.weights = self.valid if weight is None else \
-            weight.detach()[self.safe] * self.valid
+        valid = cast(self.valid, input.dtype)
+        self.weights = valid if weight is None else weight.detach()[self.safe] * valid
 
 
 def _class_dim(input: Tensor) -> int:
@@ -96,7 +95,9 @@ def _nll(op: str, input: Tensor, targets: _Targets, reduction: str) -> Tensor:
     dim = _class_dim(input)
     idx = targets.safe.unsqueeze(dim)
     picked = input.gather(dim, idx).squeeze(dim)
-    loss = -(picked * targets.weights)
+    # selected, not just weighted by 0: ignored targets get no gradient even when all are
+    # ignored and 'mean' divides by zero (PyTorch's zeros, not 0 * inf = nan)
+    loss = where(targets.valid, -(picked * targets.weights), 0.0)
     if reduction == "mean":
         return loss.sum() / targets.weights.sum()
     return _reduce(loss, reduction)
@@ -173,7 +174,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         return nll
     # the uniform part: every class's log-probability, weighted, for non-ignored targets
     spread = logp if class_weight is None else logp * class_weight
-    smooth = -spread.sum(dim) * targets.valid
+    smooth = where(targets.valid, -spread.sum(dim), 0.0)
     if reduction == "mean":
         smooth = smooth.sum() / targets.weights.sum()
     else:

@@ -414,9 +414,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise ShapeError(f"batch_norm: {name} has shape {tuple(t.shape)} but the input has "
                              f"{c} channels (input shape {tuple(input.shape)})")
     dims = (0,) + tuple(range(2, input.ndim))
-    if training:
-        count = input.numel() // max(c, 1)
-        if count <= 1:
+    if input.numel() == 0:  # no statistics to take or update; the output is empty (PyTorch's)
+        y = input.clone()
+    elif training:
+        count = input.numel() // c
+        if count == 1:
             raise ValueError(f"batch_norm: expected more than 1 value per channel when "
                              f"training, got input size {tuple(input.shape)}")
         if weight is not None and bias is not None and \

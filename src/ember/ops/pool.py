@@ -29,7 +29,7 @@ from ember.autograd.grad_mode import GRAD
 from ember.errors import DTypeError, ShapeError
 from ember.ops import max_pool_kernel
 from ember.ops.im2col import batched, ntuple, unfold_nd, windows
-from ember.ops.pool_windows import WindowGather, WindowScatter
+from ember.ops.pool_windows import WindowGather, WindowScatter, holds_floats
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap
 
@@ -106,7 +106,7 @@ def _max_window(xp: Any, view: Any, kernel: tuple[int, ...]) -> tuple[Any, Any]:
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     lead = (slice(None), slice(None))
     dtype = _window_dtype(kernel)
-    if view.dtype.kind == "f" and view.size and xp.isnan(view).any():
+    if holds_floats(view) and view.size and xp.isnan(view).any():
         # NaN wins its window (the last one, as PyTorch's `val > max || isnan(val)`): the
         # slow exact route
         nd = len(kernel)
@@ -150,7 +150,7 @@ def _flat_index(xp: Any, window: Any, positions: list, spatial: tuple[int, ...],
 
 
 def _lowest(x: Any) -> Any:
-    return -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    return -np.inf if holds_floats(x) else np.iinfo(x.dtype).min
 
 
 class _PoolIndices(Primitive):
@@ -231,7 +231,7 @@ def _winners(xp: Any, view: Any, kernel: tuple, stride: tuple, padding: tuple,
     first element inside the input, as PyTorch's does, not the padding (ties go to the first
     element, which may be padding)."""
     best, chosen = _max_window(xp, view, kernel)
-    if best.dtype.kind == "f" and any(lo for lo, _ in padding):
+    if holds_floats(best) and any(lo for lo, _ in padding):
         empty = best == -np.inf
         if empty.any():
             first = xp.asarray(_first_inside(kernel, stride, padding, dilation, counts))

@@ -8,11 +8,17 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from ember import dtypes
 from ember.ops import max_pool_kernel
 from ember.ops.im2col import windows
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 
 __all__: list[str] = []
+
+
+def holds_floats(a: Any) -> bool:
+    """Whether the backend array ``a`` holds floats (NumPy's kind of bfloat16 is 'V')."""
+    return dtypes.from_numpy(a.dtype).is_floating_point
 
 
 def _in_order_of(xp: Any, template: Any, a: Any) -> Any:
@@ -96,7 +102,7 @@ class WindowScatter(_WindowOp):
             # make every strided pass below several times slower
             g = _in_order_of(xp, window, g)
         # g·mask is branch-free (fast) but turns a non-finite g into NaN where the mask is 0
-        exact = g.dtype.kind != "f" or not g.size or bool(xp.isfinite(g).all())
+        exact = not holds_floats(g) or not g.size or bool(xp.isfinite(g).all())
         for o, _, where in _window_slices(kernel_size, dilation, stride, counts):
             part = canvas[lead + where]
             hit = window == o
