@@ -99,3 +99,23 @@ def test_view_scatter_is_differentiable_twice(fn):
     x = ember.tensor([[0.5, -1.0], [2.0, 1.5]], dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradcheck(lambda t: fn(t, ember), (x,))
     assert ember.autograd.gradgradcheck(lambda t: fn(t, ember), (x,))
+
+
+@pytest.mark.parametrize("op", ["clamp_", "div_", "mul_", "pow_", "sin_", "view clamp_"])
+def test_in_place_ops_whose_backward_reads_the_old_value_match_torch(op):
+    run = {"clamp_": lambda y, v: y.clamp_(-1, 1), "div_": lambda y, v: y.div_(v),
+           "mul_": lambda y, v: y.mul_(v), "pow_": lambda y, v: y.pow_(2),
+           "sin_": lambda y, v: y.sin_(), "view clamp_": lambda y, v: y[0].clamp_(0, 1)}[op]
+    grads = []
+    for lib in (ember, torch):
+        w = lib.tensor([[-1.5, 0.3, 2.0], [0.7, -0.2, 1.1]], dtype=lib.float64,
+                       requires_grad=True)
+        v = lib.tensor([0.5, 2.0, -3.0], dtype=lib.float64, requires_grad=True)
+        y = w * 1.0
+        run(y, v)
+        (y * y).sum().backward()
+        grads.append((w.grad.numpy(), None if v.grad is None else v.grad.numpy()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-12)
+    assert (grads[0][1] is None) == (grads[1][1] is None)
+    if grads[0][1] is not None:
+        np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-12)

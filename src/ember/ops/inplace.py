@@ -2,8 +2,10 @@
 
 The result is computed out of place, written into ``x``'s memory (so views of ``x`` see it),
 ``x``'s version counter goes up, and ``x``'s history moves to the new node, whose input is an
-alias of the old ``x``. A backward that needs the old value then fails with a clear error
-instead of using the overwritten one.
+alias of the old ``x``. When that op's backward holds the old value (``x.sin_()``,
+``x.clamp_(0)``), the alias keeps a copy of it, as PyTorch saves the original ``self``; an
+*earlier* op that saved ``x`` then fails in backward with a clear error instead of using the
+overwritten value.
 
 When ``x`` is a view, its base's history moves too: the base becomes ``view_scatter(old base,
 result)``, and ``x`` (and, when next used, every other view of that memory) is made again
@@ -12,13 +14,14 @@ from the new base — PyTorch's "CopySlices", so gradients stay right.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD
 from ember.errors import DTypeError, GradError, OpError, ShapeError
 from ember.ops.primitive import DISPATCH, Primitive, apply, primitive, refresh_view, replay_view
-from ember.tensor import Tensor, _wrap, method
+from ember.tensor import Tensor, VersionCounter, _wrap, method
 
 
 @primitive
@@ -58,9 +61,15 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
     """Writes ``compute(alias of x)`` into ``x`` and moves ``x``'s history to the result."""
     if GRAD.enabled:
         _refuse_leaf_write(x, name)
-    old = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx, x._vc)
+    own = GRAD.enabled and x.requires_grad and DISPATCH.only_observers()
+    old = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx,
+                _counter_at(x._vc.value) if own else x._vc)
     _tell_handlers("on_alias", old, x)
     result = compute(old)
+    if own and sys.getrefcount(old) > 2 + (result is old):
+        # the op's backward holds the old value (clamp_, x /= y with y needing a gradient):
+        # it keeps a copy, as PyTorch saves the original self, instead of failing later
+        old._data = old._data.copy()
     if GRAD.enabled and old.requires_grad and not result.requires_grad and \
             result.dtype.is_floating_point:
         # a value that ignores the old one (fill_, copy_ of a constant): keep x in the graph
@@ -88,6 +97,12 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
             x._node, x._idx, x.requires_grad = result._node, result._idx, True
     _tell_handlers("on_inplace", x, result)
     return x
+
+
+def _counter_at(value: int) -> VersionCounter:
+    vc = VersionCounter()
+    vc.value = value
+    return vc
 
 
 def _refuse_leaf_write(x: Tensor, name: str) -> None:
