@@ -28,9 +28,10 @@ from ember.tensor import Tensor, method
 __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i1"]
 
 
-def _in_float64(kernel: Any, a: Any, *args: Any) -> Any:
-    out = kernel(*args, np.asarray(a, dtype=np.float64))
-    return np.asarray(out).astype(a.dtype, copy=False)
+def _in_float64(xp: Any, kernel: Any, a: Any, *args: Any) -> Any:
+    """``kernel(*args, a)`` computed on the host in float64, back in ``a``'s dtype and place."""
+    host = np.asarray(xp.asnumpy(a) if xp is not np else a, dtype=np.float64)
+    return xp.asarray(np.asarray(kernel(*args, host)).astype(a.dtype, copy=False))
 
 
 @primitive
@@ -40,7 +41,7 @@ class Lgamma(Unary):
     name = "lgamma"
 
     def forward(self, xp, a):
-        return xp.asarray(_in_float64(lgamma_array, xp.asnumpy(a) if xp is not np else a))
+        return _in_float64(xp, lgamma_array, a)
 
     def chain(self, v, x, y):
         return v * apply(Polygamma, x, n=0)
@@ -53,8 +54,7 @@ class Polygamma(Unary):
     name = "polygamma"
 
     def forward(self, xp, a, *, n):
-        host = xp.asnumpy(a) if xp is not np else a
-        return xp.asarray(_in_float64(polygamma_array, host, n))
+        return _in_float64(xp, polygamma_array, a, n)
 
     def chain(self, v, x, y, *, n):
         return v * apply(Polygamma, x, n=n + 1)
@@ -67,7 +67,7 @@ class I0(Unary):
     name = "i0"
 
     def forward(self, xp, a):
-        return xp.asarray(_in_float64(i0_array, xp.asnumpy(a) if xp is not np else a))
+        return _in_float64(xp, i0_array, a)
 
     def chain(self, v, x, y):
         return v * apply(I1, x)
@@ -80,7 +80,7 @@ class I1(Unary):
     name = "i1"
 
     def forward(self, xp, a):
-        return xp.asarray(_in_float64(i1_array, xp.asnumpy(a) if xp is not np else a))
+        return _in_float64(xp, i1_array, a)
 
     def chain(self, v, x, y):
         zero = eq(x, 0)
