@@ -27,7 +27,7 @@ def _masked_scores(xp, q_blk, k_blk, mask, i0, j0, causal, kind, scale):
     s = xp.matmul(q_blk, xp.swapaxes(k_blk, -1, -2))
     s *= scale
     bq, bk = s.shape[-2], s.shape[-1]
-    if causal:
+    if causal and j0 + bk - 1 > i0:  # (a block wholly below the diagonal needs no mask)
         rows = xp.arange(i0, i0 + bq)[:, None]
         cols = xp.arange(j0, j0 + bk)[None, :]
         s = xp.where(cols > rows, -xp.inf, s)
