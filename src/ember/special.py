@@ -15,14 +15,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ember.ops.arithmetic import mul
-from ember.ops.compare import eq, gt, lt
+from ember.ops.compare import eq, gt, isfinite, isnan, lt
 from ember.ops.convert import to_float
 from ember.ops.gamma import digamma, i0, i1, lgamma, mvlgamma, polygamma
 from ember.ops.reduce import logsumexp
 from ember.ops.select import where
 from ember.ops.softmax import log_softmax, softmax
-from ember.ops.special import erfc, erfinv, logit, sinc, xlogy
+from ember.ops.special import _float_pair, erfc, erfinv, logit, sinc, xlogy
 from ember.ops.unary import erf, exp, exp2, expm1, log, log1p, round, sigmoid
 from ember.tensor import Tensor
 
@@ -39,17 +38,19 @@ _SQRT2 = math.sqrt(2.0)
 
 
 def xlog1py(input: Any, other: Any) -> Tensor:
-    """``input * log1p(other)``, 0 where ``input`` is 0 (NaN ``other`` stays NaN).
+    """``input * log1p(other)``, 0 where ``input`` is 0 (NaN ``other`` stays NaN); either may
+    be a number.
 
     Example:
         >>> ember.special.xlog1py(ember.tensor([0.0, 2.0]), ember.tensor([-1.0, 0.0]))
         tensor([0., 0.])
     """
-    x = input if isinstance(input, Tensor) else None
-    prod = mul(input, log1p(to_float(other) if isinstance(other, Tensor) else other))
-    if x is None:
-        return prod
-    return where(eq(x, 0) & ~(other != other if isinstance(other, Tensor) else False), 0, prod)
+    x, y = _float_pair(input, other)
+    log1p_y = log1p(y)
+    # a zero input hides only an infinite or NaN log1p(other <= -1): its x-gradient stays
+    # log1p(other) elsewhere, as PyTorch's
+    hidden = eq(x, 0) & ~isnan(y) & ~isfinite(log1p_y)
+    return x * where(hidden, 0.0, log1p_y)
 
 
 def entr(input: Tensor) -> Tensor:
@@ -117,7 +118,7 @@ def ndtri(input: Tensor) -> Tensor:
     for _ in range(3):
         mills = exp(log_ndtr(x) + x * x / 2 + half_log_2pi)  # ndtr(x) / pdf(x)
         x = x - (log_ndtr(x) - log(qs)) * mills
-    x = where(eq(q, 0), -math.inf, where(inside, x, q))
+    x = where(eq(q, 0), -math.inf, where(inside, x, math.nan))  # NaN for p outside [0, 1]
     x = where(upper, -x, x)
     slope = exp(x * x / 2) * math.sqrt(2 * math.pi)
     return x + (p - pd) * where(slope < math.inf, slope, 0.0)

@@ -132,3 +132,34 @@ def test_ndtri_and_log_ndtr_tails():
     x = np.array([-50.0, -30.0, -21.0, -19.0, -5.0, 0.0, 3.0, 40.0])
     np.testing.assert_allclose(ember.special.log_ndtr(ember.from_numpy(x)).numpy(),
                                torch.special.log_ndtr(torch.from_numpy(x)).numpy(), rtol=1e-13)
+
+
+def test_mvlgamma_of_integers_is_float():
+    assert_close = np.testing.assert_allclose
+    out = ember.mvlgamma(ember.tensor([2, 3]), 2)
+    assert out.dtype is ember.float32
+    assert_close(out.numpy(), torch.mvlgamma(torch.tensor([2, 3]), 2).numpy(), rtol=1e-6)
+    with pytest.raises(ember.DTypeError, match="boolean"):
+        ember.mvlgamma(ember.tensor([True]), 1)
+
+
+def test_ndtri_outside_unit_interval_is_nan():
+    p = [-0.5, -1e-9, 1 + 1e-9, 2.0, float("nan")]
+    assert np.isnan(ember.special.ndtri(ember.tensor(p, dtype=ember.float64)).numpy()).all()
+
+
+def test_xlog1py_numbers_and_zero_input():
+    x = np.array([0.0, 0.0, 0.0, 0.0, 2.0, -1.5])
+    y = np.array([-1.0, -2.0, 0.5, np.nan, 3.0, 0.2])
+    ex, ey = ember.tensor(x, requires_grad=True), ember.tensor(y, requires_grad=True)
+    tx, ty = torch.tensor(x, requires_grad=True), torch.tensor(y, requires_grad=True)
+    out, ref = ember.special.xlog1py(ex, ey), torch.special.xlog1py(tx, ty)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy())
+    for g, tg in zip(ember.autograd.grad(out.sum(), [ex, ey]),
+                     torch.autograd.grad(ref.sum(), [tx, ty])):
+        np.testing.assert_allclose(g.numpy(), tg.numpy())
+    for a, b in ((0.0, [-1.0, 2.0]), ([0.0, 2.0], 3.0), (2, [1, 2])):
+        ea, ta = (ember.tensor(a), torch.tensor(a)) if isinstance(a, list) else (a, a)
+        eb, tb = (ember.tensor(b), torch.tensor(b)) if isinstance(b, list) else (b, b)
+        np.testing.assert_allclose(ember.special.xlog1py(ea, eb).numpy(),
+                                   torch.special.xlog1py(ta, tb).numpy(), rtol=1e-6)

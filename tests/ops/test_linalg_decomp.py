@@ -207,6 +207,24 @@ def test_singular_and_degenerate():
     assert not np.isfinite(np.asarray(g._data)).all()
 
 
+
+def test_cholesky_upper_reads_the_upper_triangle():
+    # as LAPACK's uplo='U': a non-symmetric input shows which triangle is read
+    x = np.array([[5.0, 2.0], [-1.0, 3.0]])
+    e, t = ember.from_numpy(x), torch.from_numpy(x)
+    assert_same(ember.linalg.cholesky(e, upper=True), torch.linalg.cholesky(t, upper=True),
+                atol=1e-12)
+    assert_same(ember.cholesky(e, upper=True), torch.cholesky(t, upper=True), atol=1e-12)
+    assert_same(ember.linalg.cholesky(e), torch.linalg.cholesky(t), atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0, 0), (0, 2, 2)])
+def test_lu_of_empty_matrices(shape):
+    def run(lib):
+        LU, pivots = lib.linalg.lu_factor(lib.zeros(shape))  # noqa: N806
+        return LU, pivots, lib.linalg.lu_solve(LU, pivots, lib.zeros(*shape[:-1], 2))
+    assert_same(run(ember), run(torch))
+
 # -- errors ----------------------------------------------------------------------------------
 def test_errors():
     LinAlgError = ember.linalg.LinAlgError  # noqa: N806

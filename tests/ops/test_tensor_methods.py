@@ -171,6 +171,18 @@ def test_inplace_shape_ops_gradients():
     assert v.shape == (3, 2) and float(v.sum()) == 6.0
 
 
+
+def test_inplace_shape_ops_keep_leaves():
+    w = ember.ones(2, 3, requires_grad=True)
+    with pytest.raises(ember.GradError, match="unsqueeze_: a leaf tensor"):
+        w.unsqueeze_(0)
+    assert w.shape == (2, 3) and w.is_leaf
+    with ember.no_grad():  # allowed, as in PyTorch: w stays a leaf that requires grad
+        w.unsqueeze_(0)
+    assert w.shape == (1, 2, 3) and w.is_leaf and w.requires_grad
+    (w * 2).sum().backward()
+    assert w.grad.shape == (1, 2, 3)
+
 def test_small_methods():
     x = ember.zeros(2, 3)
     assert x.ndimension() == 2 and x.nelement() == 6 and ember.numel(x) == 6
@@ -230,6 +242,21 @@ def test_random_fills_moments():
         ember.empty(2).geometric_(1.5)
 
 
+
+def test_random_fills_low_precision_and_bounds():
+    ember.manual_seed(0)
+    for dt in (ember.float16, ember.bfloat16):
+        assert bool(ember.empty(20000, dtype=dt).exponential_().isfinite().all())
+        assert bool(ember.empty(20000, dtype=dt).geometric_(0.3).isfinite().all())
+    for dt, low, high in ((ember.uint8, -1, 3), (ember.uint8, 0, 257), (ember.int8, 0, 300),
+                          (ember.float16, 0, 2 ** 11 + 2)):
+        with pytest.raises(ValueError, match="does not fit"):
+            ember.zeros(4, dtype=dt).random_(low, high)
+    assert int(ember.zeros(100, dtype=ember.uint8).random_(0, 256).max()) <= 255
+    for fill in ("exponential_", "cauchy_", "log_normal_"):
+        with pytest.raises(ember.DTypeError, match=fill):
+            getattr(ember.zeros(3, dtype=ember.int64), fill)()
+
 def test_printoptions():
     try:
         ember.set_printoptions(precision=2)
@@ -245,3 +272,24 @@ def test_printoptions():
 
 def test_aliases():
     assert ember.compile is ember.jit.compile and ember.vmap is ember.func.vmap
+
+
+def test_trapezoid_with_fewer_dims_in_x():
+    y = np.random.default_rng(0).normal(size=(2, 2, 2))
+    x = np.random.default_rng(1).uniform(size=(2, 2)).cumsum(0)
+    for dim in (0, 1, 2, -2):
+        for name in ("trapezoid", "cumulative_trapezoid"):
+            np.testing.assert_allclose(
+                getattr(ember, name)(ember.from_numpy(y), ember.from_numpy(x), dim=dim).numpy(),
+                getattr(torch, name)(torch.from_numpy(y), torch.from_numpy(x), dim=dim).numpy(),
+                err_msg=f"{name} dim={dim}")
+
+
+def test_masked_scatter_broadcasts_input():
+    def run(lib):
+        mask = lib.tensor([[True, False], [True, True]])
+        return lib.tensor([1.0, 2.0]).masked_scatter(mask, lib.tensor([5.0, 6.0, 7.0, 8.0]))
+    same_as_torch(run)
+    with pytest.raises(ember.ShapeError, match="masked_scatter_"):
+        ember.tensor([1.0, 2.0]).masked_scatter_(ember.tensor([[True], [False]]),
+                                                 ember.ones(4))

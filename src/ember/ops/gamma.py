@@ -150,8 +150,9 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     """
     if isinstance(p, bool) or not isinstance(p, int) or p < 1:
         raise ValueError(f"mvlgamma: p has to be greater than or equal to 1, got {p!r}")
-    if not input.dtype.is_floating_point:
-        raise DTypeError(f"mvlgamma: needs a floating tensor, got {input.dtype.name}")
+    if input.dtype.name == "bool":
+        raise DTypeError("mvlgamma: the input tensor may not be a boolean tensor, as in PyTorch")
+    input = to_float(input)  # integers give the default float dtype
     out = lgamma(input)
     for i in range(1, p):
         out = out + lgamma(input - i / 2)

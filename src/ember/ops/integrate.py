@@ -43,6 +43,8 @@ def _areas(op: str, y: Tensor, x: Any, dx: Any, dim: int) -> tuple[Tensor, int]:
         view[d] = n - 1
         diffs = reshape(x[1:] - x[:-1], tuple(view))
     else:
+        if x.ndim < y.ndim:  # x lines up with y's last dims, as in broadcasting
+            x = reshape(x, (1,) * (y.ndim - x.ndim) + tuple(x.shape))
         xd = normalize_dim(dim, x.ndim, op)
         k = x.shape[xd]
         diffs = narrow(x, xd, 1, k - 1) - narrow(x, xd, 0, k - 1)

@@ -92,8 +92,10 @@ class Cholesky(Primitive):
 
 def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     """The Cholesky factor of a symmetric positive-definite matrix (or of each in a batch):
-    lower ``L`` with ``A = L Lᵀ``, or upper ``U = Lᵀ`` with ``upper=True``. Raises
-    :class:`LinAlgError` naming the first leading minor that is not positive-definite.
+    lower ``L`` with ``A = L Lᵀ`` from ``A``'s lower triangle, or upper ``U`` with
+    ``A = Uᵀ U`` from its upper triangle with ``upper=True``, as LAPACK's (and PyTorch's)
+    ``uplo``. Raises :class:`LinAlgError` naming the first leading minor that is not
+    positive-definite.
 
     Example:
         >>> ember.linalg.cholesky(ember.tensor([[4.0, 2.0], [2.0, 2.0]]))
@@ -101,8 +103,9 @@ def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
                 [1., 1.]])
     """
     check_matrix("linalg.cholesky", A)
-    L = apply(Cholesky, A)  # noqa: N806
-    return mT(L) if upper else L
+    if upper:  # the upper triangle of A is the lower one of Aᵀ
+        return mT(apply(Cholesky, mT(A)))
+    return apply(Cholesky, A)
 
 
 @method()

@@ -10,6 +10,7 @@ solves, differentiable in ``LU`` and ``B``.
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -38,7 +39,7 @@ __all__: list[str] = []
 def _lu(xp: Any, a: Any) -> tuple[Any, Any]:
     """Gaussian elimination with partial pivoting on a batch of square matrices."""
     n = a.shape[-1]
-    lu = a.reshape((-1, n, n)).copy()
+    lu = a.reshape((math.prod(a.shape[:-2]), n, n)).copy()  # (not -1: n may be 0)
     piv = xp.zeros((lu.shape[0], n), np.int32)
     rows = xp.arange(lu.shape[0])
     for k in range(n):
@@ -61,7 +62,7 @@ def _lu(xp: Any, a: Any) -> tuple[Any, Any]:
 def _permutation(xp: Any, piv: Any) -> Any:
     """Row ``i`` of ``P⁻¹ A`` is row ``perm[i]`` of ``A``: the pivots' swaps applied in order."""
     n = piv.shape[-1]
-    flat = piv.reshape((-1, n)).astype(np.int64) - 1
+    flat = piv.reshape((math.prod(piv.shape[:-1]), n)).astype(np.int64) - 1
     perm = xp.tile(xp.arange(n, dtype=np.int64), (flat.shape[0], 1))
     rows = xp.arange(flat.shape[0])
     for k in range(n):

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ember import dtypes
+from ember.errors import DTypeError
 from ember.ops.random import Generator, rand, randint, randn
 from ember.ops.unary import ceil, exp, log1p, tan
 from ember.tensor import Tensor, method
@@ -16,19 +19,27 @@ __all__: list[str] = []
 
 
 def _uniform(self: Tensor, generator: Generator | None) -> Tensor:
-    dt = self.dtype if self.dtype.is_floating_point else dtypes.float64
+    # float16/bfloat16 draws round up to 1 near it (an infinite exponential sample): use float64
+    dt = self.dtype if self.dtype in (dtypes.float32, dtypes.float64) else dtypes.float64
     return rand(self.shape, dtype=dt, generator=generator, device=self.device)
 
 
-def _upper_default(dt: dtypes.DType) -> int:
-    """PyTorch's default bound of ``random_()``: every integer the dtype holds exactly."""
-    if dt.is_floating_point:
-        return 2 ** {"float16": 11, "bfloat16": 8, "float32": 24}.get(dt.name, 53) + 1
-    if dt is dtypes.bool_:
-        return 2
-    import numpy as np
+def _check_floating(op: str, self: Tensor) -> None:
+    if not self.dtype.is_floating_point:
+        raise DTypeError(f"{op}: a continuous distribution needs a floating tensor, got "
+                         f"{self.dtype.name}, as in PyTorch")
 
-    return int(np.iinfo(dt.np).max) + 1
+
+def _integer_range(dt: dtypes.DType) -> tuple[int, int]:
+    """The integers ``random_()`` may write into ``dt``: its range, or for a float every
+    integer it holds exactly (``[-2**24, 2**24]`` for float32), as PyTorch's."""
+    if dt.is_floating_point:
+        m = 2 ** {"float16": 11, "bfloat16": 8, "float32": 24}.get(dt.name, 53)
+        return -m, m
+    if dt is dtypes.bool_:
+        return 0, 1
+    info = np.iinfo(dt.np)
+    return int(info.min), int(info.max)
 
 
 @method()
@@ -45,11 +56,15 @@ def random_(self: Tensor, from_: int = 0, to: int | None = None, *,
     """
     if to is None and from_ != 0:
         from_, to = 0, from_
+    low, high = _integer_range(self.dtype)
     if to is None:
-        to = _upper_default(self.dtype)
+        to = high + 1
     if from_ >= to:
         raise ValueError(f"random_ expects 'from' to be less than 'to', but got from={from_} "
                          f">= to={to}")
+    if from_ < low or to - 1 > high:
+        raise ValueError(f"random_: [from, to) = [{from_}, {to}) does not fit a "
+                         f"{self.dtype.name} tensor, which holds the integers [{low}, {high}]")
     draws = randint(from_, to, tuple(self.shape), generator=generator, device=self.device)
     return self.copy_(draws)
 
@@ -64,6 +79,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *,
         >>> abs(float(ember.empty(20000).exponential_(2.0).mean()) - 0.5) < 0.02
         True
     """
+    _check_floating("exponential_", self)
     if lambd <= 0:
         raise ValueError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     return self.copy_(-log1p(-_uniform(self, generator)) / lambd)
@@ -96,6 +112,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
         >>> abs(float(x.log().std()) - 0.5) < 0.02
         True
     """
+    _check_floating("log_normal_", self)
     if std <= 0:
         raise ValueError(f"log_normal_ expects std > 0.0, but found std={std}")
     z = randn(self.shape, dtype=self.dtype, generator=generator, device=self.device)
@@ -112,6 +129,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
         >>> abs(float(ember.empty(20000).cauchy_(3.0).median()) - 3.0) < 0.1
         True
     """
+    _check_floating("cauchy_", self)
     if sigma <= 0:
         raise ValueError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     u = _uniform(self, generator)

@@ -195,8 +195,9 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
 
 @method()
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
-    """A copy of ``input`` with the positions where ``mask`` (broadcast to ``input``) is True
-    filled, in order, with the leading elements of ``source``.
+    """A copy of ``input`` with the positions where ``mask`` is True filled, in order, with
+    the leading elements of ``source``; ``input`` and ``mask`` broadcast together (only
+    ``mask`` in the in-place ``masked_scatter_``).
 
     Example:
         >>> x = ember.zeros(2, 2)
@@ -212,10 +213,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         raise DTypeError(f"{op}: expected self and source to have same dtypes but got "
                          f"{input.dtype.name} and {source.dtype.name}")
     shape = broadcast_shapes(tuple(input.shape), tuple(mask.shape), op=op)
-    if shape != tuple(input.shape):
-        raise ShapeError(f"{op}: mask {tuple(mask.shape)} must broadcast to input "
-                         f"{tuple(input.shape)}")
-    mask = expand(mask, shape)
+    input, mask = expand(input, shape), expand(mask, shape)
     flat_mask = reshape(mask, (-1,))
     if DISPATCH.handler is None and int(flat_mask.sum().item()) > source.numel():
         raise ShapeError(f"{op}: Number of elements of source < number of ones in mask "

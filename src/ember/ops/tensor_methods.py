@@ -17,10 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ember import dtypes
+from ember.autograd.grad_mode import GRAD
 from ember.errors import OpError, ShapeError
 from ember.ops.broadcast import sum_to
 from ember.ops.convert import to
 from ember.ops.creation import empty, full, ones, tensor, zeros
+from ember.ops.inplace import _refuse_leaf_write
 from ember.ops.primitive import DISPATCH
 from ember.ops.shape import read_sizes, squeeze, t, transpose, unsqueeze
 from ember.tensor import STRUCTURE, Tensor, _wrap, method
@@ -222,13 +224,16 @@ def _reshape_in_place(x: Tensor, name: str, view: Callable[[Tensor], Tensor]) ->
     if DISPATCH.handler is not None:
         raise OpError(f"{name}: in-place shape changes are not supported inside transforms "
                       "(vmap, jit, forward mode). Hint: use the out-of-place form")
+    if GRAD.enabled:
+        _refuse_leaf_write(x, name)
     alias = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx, x._vc)
     alias._view = x._view
     out = view(alias)
     if out._data.size and not x._device.xp.may_share_memory(out._data, x._data):
         raise OpError(f"{name}: the result is not a view of the tensor")
     x._data = out._data
-    x._node, x._idx, x.requires_grad = out._node, out._idx, out.requires_grad
+    if GRAD.enabled:  # (under no_grad the tensor keeps its history: a leaf stays a leaf)
+        x._node, x._idx, x.requires_grad = out._node, out._idx, out.requires_grad
     x._view = out._view
     STRUCTURE.value += 1  # (compiled functions see a tensor of another shape)
     return x
