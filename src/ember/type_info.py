@@ -12,7 +12,19 @@ from ember import dtypes
 from ember.dtypes import DType
 
 
-class finfo:  # noqa: N801 - PyTorch's name
+class _Limits:
+    """Limits are values: two of the same dtype are equal, as PyTorch's are."""
+
+    dtype: str
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.dtype == self.dtype
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.dtype))
+
+
+class finfo(_Limits):  # noqa: N801 - PyTorch's name
     """The limits of a floating dtype (the default dtype when none is given): ``bits``,
     ``eps``, ``max``, ``min``, ``tiny`` (= ``smallest_normal``), ``resolution``, ``dtype``.
 
@@ -42,7 +54,7 @@ class finfo:  # noqa: N801 - PyTorch's name
                 f"dtype={self.dtype})")
 
 
-class iinfo:  # noqa: N801 - PyTorch's name
+class iinfo(_Limits):  # noqa: N801 - PyTorch's name
     """The limits of an integer dtype: ``bits``, ``max``, ``min``, ``dtype``.
 
     Example:

@@ -111,3 +111,10 @@ def test_normal_with_tensor_std_is_differentiable_in_both():
     out.backward(ember.ones(3))
     np.testing.assert_allclose(mean.grad.numpy(), np.ones(3))
     np.testing.assert_allclose(std.grad.numpy(), out.detach().numpy() / 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_rand_stays_below_one_like_torch(dtype):
+    x = ember.rand(200_000, dtype=getattr(ember, dtype), generator=ember.Generator().manual_seed(0))
+    assert x.max().item() < 1.0 and x.min().item() >= 0.0
+    assert abs(x.float().mean().item() - 0.5) < 0.01

@@ -207,6 +207,9 @@ def test_type_info_like_torch():
         for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution",
                      "dtype"):
             assert getattr(a, attr) == getattr(b, attr), (name, attr)
+        assert a == ember.finfo(getattr(ember, name)) and a != ember.finfo(ember.float64) or \
+            name == "float64"
+    assert len({ember.iinfo(ember.int8), ember.iinfo(ember.int8), ember.iinfo(ember.uint8)}) == 2
     for name in ("uint8", "int8", "int16", "int32", "int64"):
         a, b = ember.iinfo(getattr(ember, name)), torch.iinfo(getattr(torch, name))
         for attr in ("bits", "max", "min", "dtype"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from ember import dtypes
@@ -131,7 +132,14 @@ class Uniform(_FromShape):
     name = "uniform"
 
     def forward(self, xp, *, shape, dtype, low, high, generator, device):
-        return self.rng(generator).uniform(low, high, shape).astype(dtype.np)
+        rng = self.rng(generator)
+        if dtype.itemsize >= 4:
+            return rng.uniform(low, high, shape).astype(dtype.np)
+        # half precision: steps of the dtype's resolution, as PyTorch draws them, so that
+        # rounding never reaches 1 (a float64 draw rounds up to 1.0 once in ~4000)
+        digits = ml_dtypes.finfo(dtype.np).nmant + 1
+        u = rng.integers(0, 2 ** digits, shape) / 2 ** digits
+        return (low + (high - low) * u).astype(dtype.np)
 
 
 @primitive
