@@ -15,6 +15,7 @@ from ember.ops.conv import *  # noqa: F403
 from ember.ops.convert import *  # noqa: F403
 from ember.ops.creation import *  # noqa: F403
 from ember.ops.diagonal import *  # noqa: F403
+from ember.ops.discrete import *  # noqa: F403
 from ember.ops.distance import *  # noqa: F403
 from ember.ops.dropout import *  # noqa: F403
 from ember.ops.embedding import *  # noqa: F403
@@ -57,14 +58,12 @@ from ember.ops.unary import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
 _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "construct", "conv",
-             "convert", "creation", "diagonal", "distance", "dropout", "embedding", "fill",
-             "gather", "im2col", "indexing", "interpolate", "join", "layer_norm", "linalg",
-             "linalg_decomp", "linalg_lu", "linalg_solve", "linear", "loss", "margin_loss",
-             "normalization", "norms", "pad", "pixel_shuffle",
-             "pool", "random", "reduce", "search", "select", "shape", "softmax", "sort",
-             "special", "statistics", "unary",
-             "gamma", "integrate", "random_fill", "scatter_reduce", "split_stack",
-             "tensor_methods")
+             "convert", "creation", "diagonal", "discrete", "distance", "dropout", "embedding",
+             "fill", "gamma", "gather", "im2col", "indexing", "integrate", "interpolate", "join",
+             "layer_norm", "linalg", "linalg_decomp", "linalg_lu", "linalg_solve", "linear", "loss",
+             "margin_loss", "normalization", "norms", "pad", "pixel_shuffle", "pool", "random",
+             "random_fill", "reduce", "scatter_reduce", "search", "select", "shape", "softmax",
+             "sort", "special", "split_stack", "statistics", "tensor_methods", "unary")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

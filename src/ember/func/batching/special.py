@@ -1,4 +1,4 @@
-"""Batching rules of special elementwise functions (ember/ops/special.py).
+"""Batching rules of special elementwise functions (ember/ops/special.py, discrete.py).
 
 Every primitive there is elementwise with broadcasting, so each takes the shared rule of
 :mod:`ember.func.batching.elementwise` (align the operands' ranks, then broadcast).
@@ -6,7 +6,8 @@ Every primitive there is elementwise with broadcasting, so each takes the shared
 
 from __future__ import annotations
 
-import ember.ops.special  # noqa: F401 - registers the primitives named below
+import ember.ops.discrete  # noqa: F401 - registers the primitives named below
+import ember.ops.special  # noqa: F401
 from ember.func.batching import rule
 from ember.func.batching.elementwise import elementwise_rule
 
