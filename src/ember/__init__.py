@@ -58,10 +58,10 @@ from ember.ops import *  # noqa: F403
 from ember.tensor import Tensor
 from ember.tensor_repr import set_printoptions
 from ember.type_info import can_cast, finfo, iinfo
-from ember import special  # noqa: E402 - torch.special's namespace, over the ops
 
 # The layers above the core import it, so they come after it, in layer order (DESIGN.md).
 # isort: off
+from ember import special  # torch.special's namespace, over the ops
 from ember import data, linalg, models, nn, optim, utils, vision  # layer 3
 from ember import func, jit  # layer 4: transforms
 from ember.func import vmap  # as torch.vmap

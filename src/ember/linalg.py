@@ -8,11 +8,12 @@ Example:
 
 from ember.ops.construct import linalg_cross as cross
 from ember.ops.linalg import matmul, multi_dot, vecdot
-from ember.ops.linalg_decomp import eigh, eigvalsh, lstsq, matrix_rank, pinv, svdvals
+from ember.ops.linalg_decomp import eigh, eigvalsh, svdvals
 from ember.ops.linalg_decomp import linalg_cholesky as cholesky
 from ember.ops.linalg_decomp import linalg_qr as qr
 from ember.ops.linalg_decomp import linalg_svd as svd
 from ember.ops.linalg_lu import lu_factor, lu_solve
+from ember.ops.linalg_pinv import lstsq, matrix_rank, pinv
 from ember.ops.linalg_solve import (
     LinAlgError,
     det,

@@ -31,6 +31,7 @@ from ember.ops.layer_norm import *  # noqa: F403
 from ember.ops.linalg import *  # noqa: F403
 from ember.ops.linalg_decomp import *  # noqa: F403
 from ember.ops.linalg_lu import *  # noqa: F403
+from ember.ops.linalg_pinv import *  # noqa: F403
 from ember.ops.linalg_solve import *  # noqa: F403
 from ember.ops.linear import *  # noqa: F403
 from ember.ops.loss import *  # noqa: F403
@@ -60,10 +61,11 @@ from ember.ops.unary import *  # noqa: F403
 _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "construct", "conv",
              "convert", "creation", "diagonal", "discrete", "distance", "dropout", "embedding",
              "fill", "gamma", "gather", "im2col", "indexing", "integrate", "interpolate", "join",
-             "layer_norm", "linalg", "linalg_decomp", "linalg_lu", "linalg_solve", "linear", "loss",
-             "margin_loss", "normalization", "norms", "pad", "pixel_shuffle", "pool", "random",
-             "random_fill", "reduce", "scatter_reduce", "search", "select", "shape", "softmax",
-             "sort", "special", "split_stack", "statistics", "tensor_methods", "unary")
+             "layer_norm", "linalg", "linalg_decomp", "linalg_lu", "linalg_pinv", "linalg_solve",
+             "linear", "loss", "margin_loss", "normalization", "norms", "pad", "pixel_shuffle",
+             "pool", "random", "random_fill", "reduce", "scatter_reduce", "search", "select",
+             "shape", "softmax", "sort", "special", "split_stack", "statistics", "tensor_methods",
+             "unary")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

@@ -1,5 +1,5 @@
 """Batching rules of the matrix functions (ember/ops/linalg_solve.py, linalg_decomp.py,
-linalg_lu.py).
+linalg_lu.py, linalg_pinv.py).
 
 Each of these primitives already maps over the leading dims of its matrices, and the vmap
 batch is axis 0: one call computes the whole batch. An unbatched operand of a two-operand
@@ -13,6 +13,7 @@ from typing import Any
 
 import ember.ops.linalg_decomp  # noqa: F401 - registers the primitives named below
 import ember.ops.linalg_lu  # noqa: F401
+import ember.ops.linalg_pinv  # noqa: F401
 import ember.ops.linalg_solve  # noqa: F401
 from ember.func.batching import batched, prim, reshape, rule
 from ember.ops.primitive import apply

@@ -1,0 +1,167 @@
+"""The pseudoinverse and what builds on it: ``linalg.pinv``, ``lstsq``, ``matrix_rank`` and
+PyTorch's older ``torch.pinverse``.
+
+``linalg_pinv`` is a primitive batched over its leading dims, with PyTorch's gradient formulas
+(valid while the rank stays the same); singular values at most ``max(atol, rtol·σ₁)`` count as
+zero.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ember import dtypes
+from ember.autograd.grad_mode import no_grad
+from ember.errors import OpError, describe
+from ember.ops.creation import zeros
+from ember.ops.linalg import matmul
+from ember.ops.linalg_decomp import svdvals
+from ember.ops.linalg_solve import check_float, check_matrix, matrix_spec, mT
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor, method
+
+__all__ = ["pinverse"]
+
+
+# -- pseudoinverse, least squares, rank ------------------------------------------------------
+def _tolerances(A: Tensor, atol: float | None, rtol: float | None) -> tuple[float, float]:  # noqa: N803
+    """PyTorch's defaults: ``rtol = eps · max(m, n)`` unless a positive ``atol`` is given."""
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else \
+            float(np.finfo(A.dtype.np).eps) * max(A.shape[-2:])
+    return float(atol or 0.0), float(rtol)
+
+
+@primitive
+class Pinv(Primitive):
+    """The Moore-Penrose pseudoinverse, singular values at most ``max(atol, rtol·σ₁)`` taken
+    as zero; PyTorch's gradient formulas (valid while the rank stays the same)."""
+
+    name = "linalg_pinv"
+    save_outputs = True
+
+    def forward(self, xp, a, *, atol, rtol):
+        m, n = a.shape[-2:]
+        if a.size == 0:
+            return xp.zeros(a.shape[:-2] + (n, m), a.dtype)
+        u, s, vh = xp.linalg.svd(a, full_matrices=False)
+        tol = xp.maximum(atol, rtol * s[..., :1])
+        with np.errstate(divide="ignore"):
+            s_inv = xp.where(s > tol, 1 / s, 0).astype(a.dtype)
+        return xp.swapaxes(vh, -1, -2) * s_inv[..., None, :] @ xp.swapaxes(u, -1, -2)
+
+    def infer(self, a, *, atol, rtol):
+        matrix_spec("linalg.pinv", a, square=False)
+        return TensorSpec(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
+
+    def vjp(self, ctx, g):
+        a, p = ctx.inputs[0], ctx.out
+        m, n = a.shape[-2:]
+        ph, gh = mT(p), mT(g)
+        if m <= n:
+            k = matmul(gh, p)
+            kph = matmul(k, ph)
+            return (-mT(matmul(p, k)) + kph - matmul(matmul(a, p), kph)
+                    + matmul(matmul(ph, p), gh - matmul(k, a)))
+        k = matmul(p, gh)
+        phk = matmul(ph, k)
+        return (-mT(matmul(k, p)) + matmul(matmul(gh - matmul(a, k), p), ph) + phk
+                - matmul(matmul(phk, p), a))
+
+    def jvp(self, ctx, da):
+        a, p = ctx.inputs[0], ctx.out
+        m, n = a.shape[-2:]
+        dah, ph = mT(da), mT(p)
+        if m <= n:
+            k = matmul(ph, dah)
+            return (matmul(p, k - mT(k) - matmul(k, matmul(a, p)))
+                    + matmul(dah - matmul(p, matmul(a, dah)), matmul(ph, p)))
+        k = matmul(p, da)
+        kh = mT(k)
+        return (matmul(kh - k - matmul(matmul(p, a), kh), p)
+                + matmul(matmul(p, ph), dah - matmul(matmul(dah, a), p)))
+
+
+def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None,  # noqa: N803
+         hermitian: bool = False) -> Tensor:
+    """The pseudoinverse of a matrix (or of each in a batch): singular values up to
+    ``max(atol, rtol · σ₁)`` count as zero; ``rtol`` defaults to ``eps · max(m, n)`` (0 when
+    a positive ``atol`` is given). ``hermitian`` is accepted; the SVD serves both cases.
+
+    Example:
+        >>> ember.linalg.pinv(ember.tensor([[2.0, 0.0], [0.0, 0.0]]))
+        tensor([[0.5000, 0.0000],
+                [0.0000, 0.0000]])
+    """
+    check_matrix("linalg.pinv", A, square=False)
+    atol, rtol = _tolerances(A, atol, rtol)
+    return apply(Pinv, A, atol=atol, rtol=rtol)
+
+
+@method()
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """``torch.pinverse``: :func:`ember.linalg.pinv` with ``rtol=rcond``.
+
+    Example:
+        >>> ember.tensor([[2.0]]).pinverse()
+        tensor([[0.5000]])
+    """
+    check_matrix("pinverse", input, square=False)
+    return apply(Pinv, input, atol=0.0, rtol=float(rcond))
+
+
+def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = None,  # noqa: N803
+                hermitian: bool = False) -> Tensor:
+    """The number of singular values above ``max(atol, rtol · σ₁)`` (defaults as in
+    :func:`pinv`), as int64.
+
+    Example:
+        >>> ember.linalg.matrix_rank(ember.ones(3, 3))
+        tensor(1)
+    """
+    check_matrix("linalg.matrix_rank", A, square=False)
+    atol, rtol = _tolerances(A, atol, rtol)
+    with no_grad():
+        s = svdvals(A)
+        if s.shape[-1] == 0:
+            return zeros(s.shape[:-1], dtype=dtypes.int64, device=A.device)
+        tol = (s.amax(dim=-1, keepdim=True) * rtol).clamp_min(atol)
+        return (s > tol).sum(dim=-1)
+
+
+class LstsqResult(NamedTuple):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
+          driver: str | None = None) -> LstsqResult:
+    """The least-squares (minimum-norm) solution ``X`` of ``A X ≈ B``, as ``pinv(A) @ B``
+    (differentiable in both); ``B`` may be a vector. Like PyTorch's default CPU driver
+    ``gelsy``, it also gives the rank; ``residuals`` and ``singular_values`` are empty.
+    ``driver`` is checked and otherwise ignored.
+
+    Example:
+        >>> A = ember.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+        >>> ember.linalg.lstsq(A, ember.tensor([1.0, 2.0, 3.0])).solution
+        tensor([1., 2.])
+    """
+    op = "linalg.lstsq"
+    if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
+        raise ValueError(f"{op}: driver must be one of gels, gelsy, gelsd, gelss; got {driver!r}")
+    check_matrix(op, A, square=False)
+    check_float(op, A, B)
+    vector = B.ndim == A.ndim - 1
+    b = B.unsqueeze(-1) if vector else B
+    if b.ndim < 2 or b.shape[-2] != A.shape[-2]:
+        raise OpError(f"{op}: A and B must have the same number of rows, got "
+                      f"{describe(A.shape, A.dtype)} and {describe(B.shape, B.dtype)}")
+    rtol = rcond if rcond is not None and rcond > 0 else None
+    x = matmul(pinv(A, rtol=rtol), b)
+    empty = zeros((0,), dtype=A.dtype, device=A.device)
+    return LstsqResult(x.squeeze(-1) if vector else x, empty,
+                       matrix_rank(A, rtol=rtol), zeros((0,), dtype=A.dtype, device=A.device))
