@@ -56,6 +56,7 @@ from ember.ops.split_stack import *  # noqa: F403
 from ember.ops.statistics import *  # noqa: F403
 from ember.ops.tensor_methods import *  # noqa: F403
 from ember.ops.unary import *  # noqa: F403
+from ember.ops.unfold import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
 _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "construct", "conv",
@@ -65,7 +66,7 @@ _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "
              "linear", "loss", "margin_loss", "normalization", "norms", "pad", "pixel_shuffle",
              "pool", "random", "random_fill", "reduce", "scatter_reduce", "search", "select",
              "shape", "softmax", "sort", "special", "split_stack", "statistics", "tensor_methods",
-             "unary")
+             "unary", "unfold")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

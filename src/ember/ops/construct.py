@@ -1,10 +1,9 @@
 """Tensors built from others: tensor_split, diff, kron, cartesian_prod, combinations, trace,
-cross, vander, tril_indices/triu_indices, meshgrid, rot90, block_diag and Tensor.unfold.
-(``cdist`` is in :mod:`ember.ops.distance`, ``renorm`` in :mod:`ember.ops.norms`.)
+cross, vander, tril_indices/triu_indices, meshgrid, rot90 and block_diag. (``cdist`` is in
+:mod:`ember.ops.distance`, ``renorm`` in :mod:`ember.ops.norms`, ``Tensor.unfold`` in
+:mod:`ember.ops.unfold`.)
 
-One primitive, ``unfold_view``: ``Tensor.unfold``'s strided window view (it shares memory and
-the version counter with its input, as in PyTorch); its vjp adds each window's gradient back
-into zeros (``index_put``). Everything else is a composite of existing primitives (slices,
+All are composites of existing primitives (slices,
 cat, reshape/expand, elementwise ops, sums, matmul, where, ``index``), so gradients, forward
 mode and vmap come from their rules. ``tensor_split`` pieces and ``meshgrid`` outputs are
 views, as in PyTorch; the others are new tensors. ``tril_indices``/``triu_indices`` are
@@ -26,18 +25,18 @@ from ember import dtypes
 from ember.backend import device as to_device
 from ember.errors import DeviceError, DTypeError, ShapeError
 from ember.ops.arithmetic import mul
-from ember.ops.broadcast import broadcast_shapes, expand, sum_to
+from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.compare import logical_xor
 from ember.ops.convert import cast, clone
 from ember.ops.creation import ones, zeros
 from ember.ops.diagonal import diagonal
-from ember.ops.indexing import FULL, Index, IndexPut, Slice
+from ember.ops.indexing import FULL, Index, Slice
 from ember.ops.join import cat, flip, stack
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import apply
 from ember.ops.reduce import normalize_dim
 from ember.ops.reduce import sum as _sum
 from ember.ops.scan import cumprod
-from ember.ops.shape import Permute, reshape, reshape_view, slice_dim, transpose
+from ember.ops.shape import reshape, reshape_view, slice_dim, transpose
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["tensor_split", "diff", "kron", "cartesian_prod", "combinations", "trace", "cross",
@@ -513,100 +512,3 @@ def block_diag(*tensors: Tensor) -> Tensor:
         rows.append(cat(parts, 1) if len(parts) > 1 else parts[0])
         left += c
     return cat(rows, 0) if len(rows) > 1 else clone(rows[0])
-
-
-# -- unfold: a strided window view ----------------------------------------------------------------
-def _unfold_shape(shape: tuple, dimension: int, size: int, step: int) -> tuple:
-    if not shape:
-        return (size,)
-    count = (shape[dimension] - size) // step + 1
-    return shape[:dimension] + (count,) + shape[dimension + 1:] + (size,)
-
-
-def _unfold_check(shape: tuple, dimension: int, size: int, step: int) -> None:
-    limit = shape[dimension] if shape else 1
-    if size > limit:
-        raise ShapeError(f"unfold: maximum size for tensor at dimension {dimension} is {limit} "
-                         f"but size is {size} (shape {tuple(shape)})")
-    if step <= 0:
-        raise ValueError(f"unfold: step is {step} but must be > 0")
-    if size < 0:
-        raise ValueError(f"unfold: size is {size} but must be >= 0")
-
-
-@primitive
-class UnfoldView(Primitive):
-    """``Tensor.unfold``: the windows of ``size`` every ``step`` along ``dimension`` as a
-    strided view (the window count replaces the dimension, the window is a new last one)."""
-
-    name = "unfold_view"
-    view = True
-    save_inputs = False
-
-    def forward(self, xp, a, *, dimension, size, step):
-        shape = _unfold_shape(a.shape, dimension, size, step)
-        if a.ndim:
-            s = a.strides
-            strides = s[:dimension] + (s[dimension] * step,) + s[dimension + 1:] + \
-                (s[dimension],)
-        else:
-            strides = (a.itemsize,)
-        return xp.lib.stride_tricks.as_strided(a, shape=shape, strides=strides)
-
-    def infer(self, a, *, dimension, size, step):
-        _unfold_check(a.shape, dimension, size, step)
-        return TensorSpec(_unfold_shape(a.shape, dimension, size, step), a.dtype)
-
-    def vjp(self, ctx, g):
-        x = ctx.inputs[0]
-        shape = _shape(x)
-        if not shape:
-            return sum_to(g, ())
-        p = ctx.params
-        d, size, step = p["dimension"], p["size"], p["step"]
-        count = g.shape[d]
-        base = zeros(shape, dtype=g.dtype, device=g.device)
-        if count == 0 or size == 0:
-            return base
-        # the window axis next to the window-count axis: (…, count, size, …)
-        order = tuple(range(d + 1)) + (g.ndim - 1,) + tuple(range(d + 1, g.ndim - 1))
-        moved = apply(Permute, g, dims=order)
-        n = shape[d]
-        if step == size:  # windows tile the dimension: a reshape and zeros for the rest
-            flat = reshape(moved, shape[:d] + (count * size,) + shape[d + 1:])
-            rest = n - count * size
-            if not rest:
-                return flat
-            pad = zeros(shape[:d] + (rest,) + shape[d + 1:], dtype=g.dtype, device=g.device)
-            return cat([flat, pad], d)
-        xp = g._device.xp
-        idx = _wrap((xp.arange(count, dtype=np.int64)[:, None] * step
-                     + xp.arange(size, dtype=np.int64)[None, :]), g._device)
-        return apply(IndexPut, base, moved, idx, basic=(), dims=(d,),
-                     mode="set" if step > size else "add")
-
-    def jvp(self, ctx, da):
-        return apply(UnfoldView, da, **ctx.params)
-
-
-@method("unfold")
-def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
-    """The view of every window of ``size`` entries along ``dimension``, ``step`` apart: that
-    dimension becomes the window count and each window a new last dimension (no copy; the
-    windows may overlap, and they share memory with ``self``). An in-place op through
-    overlapping windows writes each shared element once (the last window's value), where
-    PyTorch's result for such writes depends on its kernel.
-
-    Example:
-        >>> ember.arange(5).unfold(0, 2, 1)
-        tensor([[0, 1],
-                [1, 2],
-                [2, 3],
-                [3, 4]])
-    """
-    op = "unfold"
-    d = normalize_dim(_as_int(dimension, op, "dimension"), self.ndim, op)
-    size, step = _as_int(size, op, "size"), _as_int(step, op, "step")
-    _unfold_check(_shape(self), d, size, step)
-    return apply(UnfoldView, self, dimension=d, size=size, step=step)
-

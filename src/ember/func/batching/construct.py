@@ -1,7 +1,7 @@
-"""Batching rules of tensors built from others (ember/ops/construct.py).
+"""Batching rules of tensors built from others (ember/ops/construct.py, unfold.py).
 
-Only ``unfold_view`` (``Tensor.unfold``) is a primitive there; the rest are composites whose
-primitives batch by their own rules.
+Only ``unfold_view`` (``Tensor.unfold``, in unfold.py) is a primitive there; the rest are
+composites whose primitives batch by their own rules.
 """
 
 from __future__ import annotations
