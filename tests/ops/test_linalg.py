@@ -282,3 +282,14 @@ def test_einsum_contracting_bool_tensors_is_refused_as_in_torch():
                                          m.ones(2, dtype=m.bool)),
                       ember.DTypeError, "einsum: 'ij,j->i' sums products of bool")
     same_as_torch(lambda m: m.einsum("i,i->i", m.tensor([True, False]), m.tensor([True, True])))
+
+
+def test_zero_norm_counts_and_passes_a_zero_gradient_like_torch():
+    for lib in (ember, torch):
+        x = lib.ones(3, 2, requires_grad=True)
+        lib.pdist(x, 0).sum().backward()  # (pdist's p=0 is vector_norm's)
+        assert x.grad.tolist() == [[0.0, 0.0]] * 3
+    x = ember.tensor([[1.0, 0.0, float("inf")]], requires_grad=True)
+    y = ember.linalg.vector_norm(x, 0, dim=1)
+    y.sum().backward()
+    assert y.tolist() == [2.0] and x.grad.tolist() == [[0.0, 0.0, 0.0]]

@@ -11,7 +11,7 @@ from ember.errors import DTypeError, ShapeError
 from ember.ops.arithmetic import pow  # noqa: A004 - PyTorch's name
 from ember.ops.compare import eq
 from ember.ops.convert import cast, reduces_in_float32
-from ember.ops.creation import ones_like, zeros_like
+from ember.ops.creation import ones_like, zeros, zeros_like
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import DISPATCH, apply
 from ember.ops.reduce import Sum, amax, amin, normalize_dim, normalize_dims, reduced_shape
@@ -52,9 +52,13 @@ def _vector_norm(x: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> T
     a = abs(x)
     if p == _INF or p == -_INF:
         return (amax if p > 0 else amin)(a, dims, keepdim)
-    if p == 0:
-        return apply(Sum, cast(cast(x.detach(), dtypes.bool_), x.dtype), dims=dims,
-                     keepdim=keepdim)
+    if p == 0:  # a count: as in PyTorch, in the graph with a zero gradient
+        count = apply(Sum, cast(cast(x.detach(), dtypes.bool_), x.dtype), dims=dims,
+                      keepdim=keepdim)
+        if not x.requires_grad:
+            return count
+        return where(zeros((), dtype=dtypes.bool_, device=x.device),
+                     apply(Sum, x, dims=dims, keepdim=keepdim), count)
     if p == 1:
         return apply(Sum, a, dims=dims, keepdim=keepdim)
     if p > 0:  # |x|^p with a zero (not nan) gradient at 0 for p < 1
