@@ -24,6 +24,7 @@ from ember.ops.creation import eye, zeros
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.select import where
 from ember.ops.shape import narrow
 from ember.ops.unary import exp, log
 from ember.tensor import Tensor, method
@@ -391,9 +392,11 @@ def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"{op}: n must be an integer, got {type(n).__name__}")
     n = int(n)
-    if n == 0:
-        m = A.shape[-1]
-        return expand(eye(m, dtype=A.dtype, device=A.device), A.shape).clone()
+    if n == 0:  # the identity, in the graph with a zero gradient, as PyTorch's
+        identity = expand(eye(A.shape[-1], dtype=A.dtype, device=A.device), A.shape)
+        if not A.requires_grad:
+            return identity.clone()
+        return where(zeros((), dtype=dtypes.bool_, device=A.device), A, identity)
     if n < 0:
         check_matrix(op, A)
         A, n = inv(A), -n
