@@ -112,9 +112,11 @@ def test_scale_is_float32_and_stops_growing_at_its_range_like_torch(kw):
 def test_unscaling_half_gradients_by_a_large_scale_does_not_flush_them_to_zero(dtype):
     w = ember.ones(3, dtype=getattr(ember, dtype), requires_grad=True)
     scaler = GradScaler(init_scale=2.0 ** 25)  # 2**-25 is 0 in float16
+    optimizers = []  # (kept alive: the scaler knows an optimizer by its id, as PyTorch's)
     for grad in (ember.full((3,), 336.0, dtype=w.dtype),  # writable, and a read-only view
                  ember.full((1,), 336.0, dtype=w.dtype).expand(3)):
         w.grad = grad
-        scaler.unscale_(ember.optim.SGD([w], lr=0.1))
+        optimizers.append(ember.optim.SGD([w], lr=0.1))
+        scaler.unscale_(optimizers[-1])
         assert w.grad.dtype is w.dtype
         np.testing.assert_allclose(w.grad.float().numpy(), 336.0 / 2 ** 25, rtol=1e-2)
