@@ -165,7 +165,8 @@ def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any,
     dev = to_device(device)
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     shape = _shape(size, op)
-    check_fits(op, fill, dt)
+    if fill is not None and fill != 0 and fill != 1:  # (0 and 1 fit every dtype)
+        check_fits(op, fill, dt)
     xp = dev.xp
     if fill is None:
         array = xp.empty(shape, dt.np)

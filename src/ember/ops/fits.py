@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any
 
 import ml_dtypes
@@ -39,15 +41,25 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
         value = value.item()
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
         return
+    low, high = _range(dtype)
     if dtype.is_floating_point:
-        info = ml_dtypes.finfo(dtype.np)
-        fits = not np.isfinite(value) or -info.max <= value <= info.max
+        fits = (isinstance(value, (float, np.floating)) and not math.isfinite(value)) or \
+            low <= value <= high  # (infinities and NaN are stored as they are)
     else:
-        info = np.iinfo(dtype.np)
-        low = -info.max if info.min == 0 and isinstance(value, (int, np.integer)) else info.min
-        fits = low <= value <= info.max  # False for NaN
+        fits = (-high if low == 0 and isinstance(value, (int, np.integer)) else low) \
+            <= value <= high  # False for NaN
     if not fits:
         raise ValueOverflow(f"{op}: the value {value!r} cannot be converted to {dtype.name} "
-                            f"without overflow (its range is [{info.min:g}, {info.max:g}]). Hint: "
+                            f"without overflow (its range is [{low:g}, {high:g}]). Hint: "
                             f"use a wider dtype, e.g. "
                             f"ember.{'float64' if dtype.is_floating_point else 'int64'}")
+
+
+@functools.cache
+def _range(dtype: DType) -> tuple[float, float]:
+    """The lowest and highest finite values of ``dtype``."""
+    if dtype.is_floating_point:
+        info = ml_dtypes.finfo(dtype.np)
+        return float(info.min), float(info.max)
+    info = np.iinfo(dtype.np)
+    return int(info.min), int(info.max)
