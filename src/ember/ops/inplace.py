@@ -74,10 +74,9 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
             result.dtype.is_floating_point:
         # a value that ignores the old one (fill_, copy_ of a constant): keep x in the graph
         # with a zero gradient, as PyTorch's FillBackward does
-        from ember.ops.creation import zeros
-        from ember.ops.select import where
+        from ember.ops.select import zero_grad_from
 
-        result = where(zeros((), dtype="bool", device=old.device), old, result)
+        result = zero_grad_from(old, result)
     if result.shape != x.shape:
         raise ShapeError(f"{name}: the result has shape {tuple(result.shape)} but the tensor "
                          f"written in place has shape {tuple(x.shape)}; in-place ops cannot "

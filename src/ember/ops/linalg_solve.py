@@ -24,7 +24,7 @@ from ember.ops.creation import eye, zeros
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
-from ember.ops.select import where
+from ember.ops.select import zero_grad_from
 from ember.ops.shape import narrow
 from ember.ops.unary import exp, log
 from ember.tensor import Tensor, method
@@ -394,9 +394,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
     n = int(n)
     if n == 0:  # the identity, in the graph with a zero gradient, as PyTorch's
         identity = expand(eye(A.shape[-1], dtype=A.dtype, device=A.device), A.shape)
-        if not A.requires_grad:
-            return identity.clone()
-        return where(zeros((), dtype=dtypes.bool_, device=A.device), A, identity)
+        return zero_grad_from(A, identity.clone())
     if n < 0:
         check_matrix(op, A)
         A, n = inv(A), -n

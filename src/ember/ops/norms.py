@@ -11,11 +11,11 @@ from ember.errors import DTypeError, ShapeError
 from ember.ops.arithmetic import pow  # noqa: A004 - PyTorch's name
 from ember.ops.compare import eq
 from ember.ops.convert import cast, reduces_in_float32
-from ember.ops.creation import ones_like, zeros, zeros_like
+from ember.ops.creation import ones_like, zeros_like
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import DISPATCH, apply
 from ember.ops.reduce import Sum, amax, amin, normalize_dim, normalize_dims, reduced_shape
-from ember.ops.select import where
+from ember.ops.select import where, zero_grad_from
 from ember.ops.shape import reshape
 from ember.ops.unary import abs, sqrt  # noqa: A004
 from ember.tensor import Tensor, method
@@ -55,10 +55,8 @@ def _vector_norm(x: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> T
     if p == 0:  # a count: as in PyTorch, in the graph with a zero gradient
         count = apply(Sum, cast(cast(x.detach(), dtypes.bool_), x.dtype), dims=dims,
                       keepdim=keepdim)
-        if not x.requires_grad:
-            return count
-        return where(zeros((), dtype=dtypes.bool_, device=x.device),
-                     apply(Sum, x, dims=dims, keepdim=keepdim), count)
+        return zero_grad_from(apply(Sum, x, dims=dims, keepdim=keepdim) if x.requires_grad
+                              else x, count)
     if p == 1:
         return apply(Sum, a, dims=dims, keepdim=keepdim)
     if p > 0:  # |x|^p with a zero (not nan) gradient at 0 for p < 1

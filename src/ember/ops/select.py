@@ -17,6 +17,7 @@ from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.compare import eq, ge, gt, isnan, le, lt
 from ember.ops.convert import cast, promote
+from ember.ops.creation import zeros
 from ember.ops.fits import check_fits
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -78,6 +79,15 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Tensor:
         if not isinstance(value, Tensor):
             check_fits("where", value, a.dtype)
     return apply(Where, condition, a, b)
+
+
+def zero_grad_from(source: Tensor, value: Tensor) -> Tensor:
+    """``value``, recorded as depending on ``source`` with a zero gradient, as PyTorch records
+    an op whose result ignores an input that needs a gradient (``fill_``, a count, ``A**0``);
+    ``value`` itself when ``source`` needs none."""
+    if not source.requires_grad:
+        return value
+    return where(zeros((), dtype=dtypes.bool_, device=value.device), source, value)
 
 
 @method("where")
