@@ -465,7 +465,7 @@ def _accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = No
         if create_graph:
             t.grad = old + g
         elif old._node is None and old.shape == g.shape and old.dtype is g.dtype and \
-                _writeable(old._data) and DISPATCH.only_observers():
+                _writeable(old._data) and DISPATCH.grads_in_place():
             with no_grad():
                 old.add_(g)
         else:

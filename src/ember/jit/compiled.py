@@ -42,6 +42,16 @@ from ember.tensor import Tensor, _wrap
 log = logging.getLogger("ember.jit")
 
 
+def _set_grad(tensor: Tensor, grad: Any, device: Any, in_place: bool) -> None:
+    """An argument's ``.grad`` after a call: written into the ``.grad`` it had where the traced
+    call wrote into that tensor (a backward's sum, ``zero_()``), as eager does, so that
+    ``g = x.grad`` stays live; else a new tensor."""
+    if in_place:
+        _store(tensor._grad, grad)
+    else:
+        tensor.grad = None if grad is None else _wrap(grad, device)
+
+
 class _Switch:
     __slots__ = ("enabled", "reasons")
 
@@ -161,7 +171,7 @@ class CompiledFunction:
         for (i, _), value in zip(graph.arg_writes, arrays[n:]):
             _store(tensors[i], value)
         for (i, _), grad in zip(graph.arg_grads, arrays[n + len(graph.arg_writes):]):
-            tensors[i].grad = None if grad is None else _wrap(grad, dev)
+            _set_grad(tensors[i], grad, dev, i in graph.arg_grads_in_place)
         return self._rebuild(entry, [_wrap(a, dev) for a in arrays[:n] if a is not None])
 
     def _key(self, args: tuple, kwargs: dict, leaves: list, spec: Any) -> \

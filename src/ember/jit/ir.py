@@ -138,6 +138,7 @@ class Graph:
     # what the function does to its tensor arguments: (argument index, new value / new .grad)
     arg_writes: list[tuple[int, Var]] = field(default_factory=list)
     arg_grads: list[tuple[int, Var | None]] = field(default_factory=list)
+    arg_grads_in_place: list[int] = field(default_factory=list)  # (as grads_in_place)
     # the first `hoisted` equations read only state and constants: cached between calls,
     # their values `cached` read by the rest (see ember.jit.passes.hoist)
     hoisted: int = 0
@@ -185,7 +186,8 @@ class Graph:
         for i, var in self.arg_writes:
             lines.append(f"  argument {i} <- {var.name}")
         for i, var in self.arg_grads:
-            lines.append(f"  argument {i}.grad <- {var.name if var else None}")
+            kept = " (in place)" if i in self.arg_grads_in_place else ""
+            lines.append(f"  argument {i}.grad <- {var.name if var else None}{kept}")
         outs = ", ".join(v.name if v is not None else "None" for v in self.outputs)
         lines.append(f"  return {outs}")
         lines.append("}")

@@ -266,11 +266,6 @@ class Tracer:
                              f"{_at(user_source())}. Hint: write into the base tensor, or "
                              "build the value out of place (torch.where, cat)")
         target = self.lookup(x._data)
-        if target in self.grad_input_vars:
-            raise TraceError("ember.jit: an in-place write into the .grad an argument had "
-                             f"before the call{_at(user_source())} is not supported in "
-                             "compiled code. Hint: set the argument's .grad to None before "
-                             "calling, or assign a new tensor (x.grad = x.grad * 0.5)")
         if target is not None and target.kind == "const" and id(x._data) not in self.fresh:
             self._promote(target, x)  # a tensor from outside, changed: the world sees it
         if target is not None:
@@ -398,7 +393,7 @@ class Tracer:
         return self.record_effect(what, run, [], list, call)
 
     def __enter__(self) -> Tracer:
-        push_handler(self)
+        push_handler(self, grads_in_place=True)
         self._saved_vjp = VJP_HOOK.around
         VJP_HOOK.around = self.around_vjp
         OPTIMIZER_TRACE.tracer = self
@@ -439,6 +434,10 @@ class Tracer:
                 g.arg_writes.append((i, final))
             if t.grad is not self.input_grads[i]:
                 g.arg_grads.append((i, None if t.grad is None else self.var_of(t.grad)))
+            elif t.grad is not None and self.lookup(t.grad._data) not in (
+                    None, *self.grad_input_vars):
+                g.arg_grads.append((i, self.var_of(t.grad)))  # (a sum written into it)
+                g.arg_grads_in_place.append(i)
         return g
 
     def end_grad(self, t: Tensor) -> None:

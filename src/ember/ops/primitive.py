@@ -133,10 +133,17 @@ class _Dispatch(threading.local):
         self.stack: list[Callable] = []
         self.casting = False
         self.observers: list[Callable] = []  # handlers that only watch (the profiler)
+        self.grad_writers: list[Callable] = []  # handlers that record in-place .grad sums
 
     def only_observers(self) -> bool:
         """Whether ops compute plain eager values: every active handler only watches them."""
         return all(h in self.observers for h in self.stack)
+
+    def grads_in_place(self) -> bool:
+        """Whether a backward may add into an existing ``.grad`` in place, as eager does:
+        every active handler watches ops, or records that write as eager makes it (a jit
+        trace)."""
+        return all(h in self.observers or h in self.grad_writers for h in self.stack)
 
 
 DISPATCH = _Dispatch()
@@ -144,16 +151,19 @@ _active_handlers = 0  # in all threads: the value-read hook is on while there is
 _active_lock = threading.Lock()  # only the reading thread's handlers)
 
 
-def push_handler(handler: Callable[[Primitive, tuple, dict], Any], observer: bool = False
-                 ) -> None:
+def push_handler(handler: Callable[[Primitive, tuple, dict], Any], observer: bool = False,
+                 grads_in_place: bool = False) -> None:
     """Makes ``handler(prim, inputs, params)`` receive every op until :func:`pop_handler`.
 
     A handler computes by calling :func:`apply_below`, which hands the op to the handler
     beneath it, or runs it eagerly at the bottom; so handlers nest. An ``observer`` only
-    watches ops that compute as in plain eager mode (the profiler, anomaly mode).
+    watches ops that compute as in plain eager mode (the profiler, anomaly mode); a handler
+    with ``grads_in_place`` records a backward's in-place sum into an existing ``.grad``.
     """
     if observer:
         DISPATCH.observers.append(handler)
+    if grads_in_place:
+        DISPATCH.grad_writers.append(handler)
     DISPATCH.stack.append(handler)
     DISPATCH.handler = handler
     global _active_handlers
@@ -167,6 +177,8 @@ def pop_handler(handler: Callable) -> None:
     DISPATCH.stack.remove(handler)
     if handler in DISPATCH.observers:
         DISPATCH.observers.remove(handler)
+    if handler in DISPATCH.grad_writers:
+        DISPATCH.grad_writers.remove(handler)
     DISPATCH.handler = DISPATCH.stack[-1] if DISPATCH.stack else None
     global _active_handlers
     with _active_lock:
