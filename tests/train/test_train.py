@@ -9,6 +9,7 @@ import pytest
 
 from ember.cli import main
 from ember.train import make_config, run
+from ember.train.config import ConfigError
 
 DATA = "/usr/share/datasets/fashion-mnist"
 pytestmark = pytest.mark.skipif(not os.path.isdir(DATA), reason="Fashion-MNIST not installed")
@@ -34,6 +35,33 @@ def test_resume_continues_exactly(tmp_path):
     assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_resume_refuses_another_optimizer_and_warns_on_changed_settings(tmp_path):
+    out = str(tmp_path / "run")
+    run(make_config({**SHORT, "epochs": 1, "out": out, "train_size": 128}))
+    with pytest.raises(ConfigError, match="holds a run with optimizer adamw, not sgd; .*"
+                       "--optimizer adamw"):
+        run(make_config({**SHORT, "epochs": 2, "out": out, "train_size": 128, "resume": True,
+                         "optimizer": "sgd"}))
+    with pytest.warns(UserWarning, match=r"lr 0.001 -> 0.01, seed 3 -> 4; it will not match"):
+        done = run(make_config({**SHORT, "epochs": 2, "out": out, "train_size": 128,
+                                "resume": True, "lr": 0.01, "seed": 4}))
+    assert done["epochs_done"] == 2
+
+
+def test_data_dir_without_the_files_is_refused(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ConfigError, match=f"--data-dir {empty}: the dataset files are not "
+                       f"there \\(found {DATA}/train-images"):
+        run(make_config({**SHORT, "epochs": 1, "out": str(tmp_path / "o"),
+                         "data_dir": str(empty)}))
+    for name in os.listdir(DATA):  # the same files in the named folder are read from there
+        os.symlink(os.path.join(DATA, name), empty / name)
+    done = run(make_config({**SHORT, "epochs": 1, "out": str(tmp_path / "o"),
+                            "data_dir": str(empty), "train_size": 64}))
+    assert done["epochs_done"] == 1
+
+
 def test_same_seed_same_run_and_step_losses_kept(tmp_path):
     import ember
     a = run(make_config({**SHORT, "epochs": 1, "out": str(tmp_path / "a")}))
@@ -56,7 +84,7 @@ def test_cli_with_toml_config(tmp_path, capsys):
     assert 0.0 <= summary["final_test_accuracy"] <= 1.0
     assert "final test accuracy" in capsys.readouterr().out
     assert main(["train", "--model", "cnn", "--out", str(out), "--resume"]) == 2
-    assert "holds a mlp model, not cnn" in capsys.readouterr().err
+    assert "holds a run with model mlp, not cnn" in capsys.readouterr().err
 
 
 def test_compiled_training_gives_the_eager_losses(tmp_path):

@@ -3,10 +3,12 @@ shuffled batches whose order comes from a seeded generator."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import ember
-from ember.train.config import TrainConfig
+from ember.train.config import ConfigError, TrainConfig
 from ember.utils import data
 
 # Mean and standard deviation of the Fashion-MNIST training pixels (scaled to [0, 1]).
@@ -34,10 +36,25 @@ def build_loaders(cfg: TrainConfig) -> tuple[Any, Any, ember.Generator]:
     """Training and test loaders for ``cfg.dataset``, and the generator that orders the
     training batches (reseed it each epoch)."""
     from ember.vision.datasets import FashionMNIST
-    train = _as_tensors(FashionMNIST(cfg.data_dir, train=True), cfg.train_size)
-    test = _as_tensors(FashionMNIST(cfg.data_dir, train=False), cfg.test_size)
+    splits = FashionMNIST(cfg.data_dir, train=True), FashionMNIST(cfg.data_dir, train=False)
+    if cfg.data_dir is not None:
+        _check_found_in(cfg.data_dir, splits)
+    train = _as_tensors(splits[0], cfg.train_size)
+    test = _as_tensors(splits[1], cfg.test_size)
     order = ember.Generator().manual_seed(cfg.seed)
     train_loader = _batches(train, cfg.batch_size, data.RandomSampler(train, generator=order),
                             cfg.num_workers)
     test_loader = _batches(test, EVAL_BATCH, data.SequentialSampler(test), cfg.num_workers)
     return train_loader, test_loader, order
+
+
+def _check_found_in(data_dir: str, splits: tuple) -> None:
+    """``--data-dir`` names where the files are: files found elsewhere (the dataset also looks
+    in ``$EMBER_DATA`` and the system's folder) are refused, not read in their place."""
+    root = Path(os.path.abspath(os.path.expanduser(data_dir)))
+    elsewhere = [str(p) for split in splits for p in split.files
+                 if root not in Path(os.path.abspath(p)).parents]
+    if elsewhere:
+        raise ConfigError(f"--data-dir {data_dir}: the dataset files are not there (found "
+                          f"{', '.join(elsewhere)} instead); put the four idx files in that "
+                          "folder (or its FashionMNIST/raw/), or leave --data-dir out")

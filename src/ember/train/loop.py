@@ -8,6 +8,7 @@ import json
 import math
 import os
 import time
+import warnings
 from typing import Any
 
 import ember
@@ -105,14 +106,15 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
     path = latest_checkpoint(cfg.out) if cfg.resume else None
     if path is not None:
         state = load_checkpoint(path)
-        if state["config"]["model"] != cfg.model:
-            raise ConfigError(f"--resume: {path} holds a {state['config']['model']} model, "
-                              f"not {cfg.model}; pick another --out")
+        _check_resumable(path, state["config"], cfg)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         ember.set_rng_state(state["rng"])
         history, start = state["history"], int(state["epoch"]) + 1
         print(f"resumed from {path} (epoch {start - 1} done)")
+        if start > cfg.epochs:
+            print(f"the run asks for {cfg.epochs} epochs: nothing left to train (raise "
+                  "--epochs to train on)")
     elif cfg.resume:
         print(f"no checkpoint in {cfg.out}: starting from scratch")
     n_params = sum(p.numel() for p in model.parameters())
@@ -152,3 +154,25 @@ def run(cfg: TrainConfig) -> dict[str, Any]:
     except ImportError:
         print("no curves.png: matplotlib is missing (pip install 'ember[train]')")
     return summary
+
+
+# What a checkpoint's state depends on (resuming under other values cannot load it) and what
+# only changes the rest of the run (resuming under other values continues with them, warned).
+_SAME_RUN = ("model", "dataset", "optimizer")
+_SAME_RESULTS = ("lr", "batch_size", "momentum", "weight_decay", "seed", "train_size")
+
+
+def _check_resumable(path: str, saved: dict[str, Any], cfg: TrainConfig) -> None:
+    """Refuses a checkpoint of another model, dataset or optimizer; warns, naming each, when
+    settings that shape the results differ from the checkpoint's."""
+    for name in _SAME_RUN:
+        if saved.get(name) != getattr(cfg, name):
+            raise ConfigError(f"--resume: {path} holds a run with {name} {saved.get(name)}, "
+                              f"not {getattr(cfg, name)}; pick another --out, or resume with "
+                              f"--{name.replace('_', '-')} {saved.get(name)}")
+    changed = [f"{name} {saved.get(name)} -> {getattr(cfg, name)}" for name in _SAME_RESULTS
+               if saved.get(name) != getattr(cfg, name)]
+    if changed:
+        warnings.warn(f"--resume: the run continues with settings that differ from {path}'s: "
+                      f"{', '.join(changed)}; it will not match an uninterrupted run",
+                      stacklevel=3)

@@ -65,6 +65,7 @@ class MNIST(Dataset):
             paths = self._find(images), self._find(labels)
         if None in paths:
             raise DatasetNotFoundError(self._not_found(images if paths[0] is None else labels))
+        self.files = paths  # (where the images and the labels were found)
         self.data = ember.from_numpy(read_idx(paths[0]))
         self.targets = ember.from_numpy(read_idx(paths[1]).astype("int64"))
         if self.data.ndim != 3 or self.targets.shape != self.data.shape[:1]:
