@@ -256,6 +256,11 @@ def test_random_fills_low_precision_and_bounds():
         with pytest.raises(ValueError, match="does not fit"):
             ember.zeros(4, dtype=dt).random_(low, high)
     assert int(ember.zeros(100, dtype=ember.uint8).random_(0, 256).max()) <= 255
+    tail = ember.zeros(2000, dtype=ember.int8).random_(-3, None)  # [from, max], as torch's
+    assert int(tail.min()) == -3 and int(tail.max()) == 127
+    assert set(np.unique(ember.zeros(500).random_(2).numpy()).tolist()) == {0.0, 1.0}
+    with pytest.raises(ValueError, match="from=0 >= to=0"):
+        ember.zeros(2).random_(0)
     for fill in ("exponential_", "cauchy_", "log_normal_"):
         with pytest.raises(ember.DTypeError, match=fill):
             getattr(ember.zeros(3, dtype=ember.int64), fill)()

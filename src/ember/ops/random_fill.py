@@ -6,6 +6,7 @@ writes them with ``copy_`` (so version counters and views stay right)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -42,20 +43,23 @@ def _integer_range(dt: dtypes.DType) -> tuple[int, int]:
     return int(info.min), int(info.max)
 
 
+_UNSET = object()  # (random_(to) reads its one number as the upper bound)
+
+
 @method()
-def random_(self: Tensor, from_: int = 0, to: int | None = None, *,
+def random_(self: Tensor, from_: Any = _UNSET, to: Any = _UNSET, *,
             generator: Generator | None = None) -> Tensor:
     """Fills with integers drawn uniformly from ``[from_, to)``; ``random_(to)`` is
-    ``[0, to)``, and with no bound, every integer the dtype holds exactly (``[0, 2**24]`` for
-    float32, ``[0, max]`` for integers).
+    ``[0, to)``; with no bound (``random_()``, or ``random_(from_, None)`` from ``from_``) up
+    to every integer the dtype holds exactly (``2**24`` for float32, ``max`` for integers).
 
     Example:
         >>> x = ember.zeros(1000).random_(0, 10)
         >>> int(x.min()) >= 0 and int(x.max()) <= 9
         True
     """
-    if to is None and from_ != 0:
-        from_, to = 0, from_
+    if to is _UNSET:
+        from_, to = 0, (None if from_ is _UNSET else from_)
     low, high = _integer_range(self.dtype)
     if to is None:
         to = high + 1
