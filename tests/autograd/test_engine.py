@@ -375,3 +375,17 @@ def test_a_second_backward_accumulates_into_the_same_grad_tensor_like_torch():
         assert held is x.grad and held.tolist() == [5.0, 5.0, 5.0]
         (x * x).sum().backward(create_graph=True)  # (a new tensor, with history)
         assert held is not x.grad and x.grad.requires_grad
+
+
+def test_forward_mode_of_a_product_with_an_infinite_constant_is_finite_where_torch_is():
+    import torch.func as tf
+
+    from ember.func import jvp
+    x, c = [float("inf"), 2.0], [3.0, 0.0]
+    for fn in (lambda x, c: x * c, lambda x, c: c * x, lambda x, c: x / (c + 1),
+               lambda x, c: (c + 1) / x):
+        _, ours = jvp(lambda t, fn=fn: fn(t, ember.tensor(c)), (ember.tensor(x),),
+                      (ember.ones(2),))
+        _, theirs = tf.jvp(lambda t, fn=fn: fn(t, torch.tensor(c)), (torch.tensor(x),),
+                           (torch.ones(2),))
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

@@ -121,8 +121,9 @@ class ForwardTrace:
             return out
         outs = out if isinstance(out, tuple) else (out,)
         ctx = _ForwardCtx(prim, inputs, params, outs)
-        tangents = [run_below(self, zeros_like, t) if d is None else d
-                    for t, d in zip(inputs, tangents)]
+        if not prim.jvp_takes_none:
+            tangents = [run_below(self, zeros_like, t) if d is None else d
+                        for t, d in zip(inputs, tangents)]
         result = run_below(self, prim.jvp, ctx, *tangents)
         for o, d in zip(outs, result if isinstance(result, tuple) else (result,)):
             if d is not None and o.dtype.is_floating_point:

@@ -76,6 +76,7 @@ class Sub(Binary):
 @primitive
 class Mul(Binary):
     name = "mul"
+    jvp_takes_none = True
 
     def forward(self, xp, a, b):
         return xp.multiply(a, b)
@@ -91,12 +92,15 @@ class Mul(Binary):
 
     def jvp(self, ctx, da, db):
         a, b = ctx.inputs
+        if da is None or db is None:
+            return a * db if da is None else da * b
         return da * b + a * db
 
 
 @primitive
 class Div(Binary):
     name = "div"
+    jvp_takes_none = True
 
     def forward(self, xp, a, b):
         return xp.true_divide(a, b)
@@ -112,7 +116,9 @@ class Div(Binary):
 
     def jvp(self, ctx, da, db):
         a, b = ctx.inputs
-        return (da - a / b * db) / b
+        if db is None:
+            return da / b
+        return (-a / b * db if da is None else da - a / b * db) / b
 
 
 def _check_divisor(op: str, a: Any, b: Any) -> None:
