@@ -139,3 +139,19 @@ def test_repr_of_empty_tensors_names_their_dtype_like_torch():
     for make in (lambda m: m.arange(0, 0), lambda m: m.zeros(0, dtype=m.bool),
                  lambda m: m.zeros(0), lambda m: m.zeros(2, 0, dtype=m.int64)):
         assert repr(make(ember)) == repr(make(torch)).replace("torch.", "ember.")
+
+
+@pytest.mark.parametrize("sci_mode", [None, False, True])
+def test_float_printing_chooses_notation_as_torch(sci_mode):
+    import torch
+    cases = [[1.0, 2000.0], [1.0, 1e8], [0.5, 1e5], [1e-5, 1.0], [1.5, 2.25], [0.0, 0.0],
+             [float("nan"), 1.0], [float("inf"), -2.5, 0.0], [-3.0, 1000.0], [-3.0, 1001.0],
+             [1.00001e8, 2e5], [1e-4, 1.0], [5e-5]]
+    ember.set_printoptions(sci_mode=sci_mode)
+    torch.set_printoptions(sci_mode=sci_mode)
+    try:
+        for values in cases:
+            assert repr(ember.tensor(values)) == repr(torch.tensor(values))
+    finally:
+        ember.set_printoptions(sci_mode=None)
+        torch.set_printoptions(sci_mode=None)

@@ -44,16 +44,21 @@ def set_printoptions(precision: int | None = None, threshold: int | None = None,
 
 
 def _float_format(values: np.ndarray) -> Any:
+    """PyTorch's choice: scientific notation when the nonzero magnitudes span more than 1e3 or
+    pass 1e8 (or, for non-integral values, go below 1e-4), unless ``sci_mode`` says;
+    otherwise integral values as ``2.`` and the rest with ``precision`` decimals."""
     finite = values[np.isfinite(values)]
     if finite.size == 0:
         return lambda v: f"{v}"
+    nonzero = np.abs(finite[finite != 0])
+    integral = bool(np.all(finite == np.round(finite)))
+    big, small = (nonzero.max(), nonzero.min()) if nonzero.size else (0.0, 0.0)
+    auto = big > 1e3 * small or big > 1e8 or (not integral and small < 1e-4)
     digits, sci = OPTIONS["precision"], OPTIONS["sci_mode"]
-    if sci is not True and np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8:
-        width = max(len(f"{v:.0f}.") for v in finite)
-        return lambda v: f"{v:.0f}.".rjust(width) if np.isfinite(v) else f"{v}".rjust(width)
-    big, small = np.abs(finite).max(), np.abs(finite[finite != 0]).min(initial=1.0)
-    auto = big >= 1e8 or small < 1e-4 or big / small > 1e3
-    fmt = f"{{:.{digits}e}}" if (auto if sci is None else sci) else f"{{:.{digits}f}}"
+    if nonzero.size and (auto if sci is None else sci):  # (zeros alone print as 0.)
+        fmt = f"{{:.{digits}e}}"
+    else:
+        fmt = "{:.0f}." if integral else f"{{:.{digits}f}}"
     width = max(len(fmt.format(v)) for v in finite)
     return lambda v: fmt.format(v).rjust(width) if np.isfinite(v) else f"{v}".rjust(width)
 
