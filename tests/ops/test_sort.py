@@ -114,3 +114,22 @@ def test_sort_errors():
 ])
 def test_ranking_bool_values_is_refused_as_in_torch(fn):
     raises_like_torch(fn, ember.DTypeError, "(median|kthvalue|topk): does not support bool")
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+def test_nan_orders_last_in_every_float_dtype_as_torch(dtype):
+    values = [3.0, float("nan"), 1.0, float("nan"), 2.0, -1.0, 2.0]
+    a, t = ember.tensor(values, dtype=getattr(ember, dtype)), torch.tensor(
+        values, dtype=getattr(torch, dtype))
+    for descending in (False, True):
+        ours, theirs = a.sort(descending=descending, stable=True), t.sort(
+            descending=descending, stable=True)
+        np.testing.assert_array_equal(ours.values.float().numpy(), theirs.values.float().numpy())
+        assert ours.indices.tolist() == theirs.indices.tolist()
+    for k in (2, 5):
+        for largest in (True, False):
+            ours, theirs = a.topk(k, largest=largest), t.topk(k, largest=largest)
+            np.testing.assert_array_equal(ours.values.float().numpy(),
+                                          theirs.values.float().numpy())
+    assert float(a.kthvalue(2).values) == float(t.kthvalue(2).values)
+    np.testing.assert_array_equal(ember.msort(a).float().numpy(), torch.msort(t).float().numpy())

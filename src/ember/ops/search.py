@@ -27,6 +27,7 @@ from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor
 from ember.ops.dims import normalize_dim
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.sort import comparable
 from ember.tensor import Tensor, method
 
 __all__ = ["searchsorted", "bucketize", "histc", "bincount", "unique", "unique_consecutive",
@@ -302,7 +303,7 @@ class _UniqueBase(Primitive):
             perm = None
             s = rows
         else:
-            keyed = rows.astype(np.float32) if rows.dtype == dtypes.bfloat16.np else rows
+            keyed = comparable(rows)
             keys = [keyed[:, k] for k in range(rows.shape[1] - 1, -1, -1)]
             perm = xp.lexsort(keys) if len(keys) > 1 else xp.argsort(keys[0], kind="stable")
             s = rows[perm]

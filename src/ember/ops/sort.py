@@ -8,7 +8,7 @@ PyTorch. NaN counts as larger than every number (last ascending, first descendin
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -30,9 +30,16 @@ class SortResult(NamedTuple):
     indices: Tensor
 
 
+def comparable(a: Any) -> Any:
+    """``a`` in a dtype whose sort and partition order NaN last: bfloat16 (NumPy's sort
+    compares it pairwise, and NaN stops the order) as float32, which holds it exactly."""
+    return a.astype(np.float32) if a.dtype.kind == "V" else a
+
+
 def _argsort(xp, a, axis: int, descending: bool, stable: bool):
     if a.ndim == 0:
         return xp.zeros((), np.int64)
+    a = comparable(a)
     if not descending:
         return xp.argsort(a, axis=axis, kind="stable" if stable else None)
     # descending, stable, NaN first: sort the reversed array ascending, then reverse back
@@ -71,7 +78,7 @@ class TopkIndices(Primitive):
             idx = _argsort(xp, a, dim, largest, True)
             return xp.take(idx, xp.arange(k), axis=dim).astype(np.int64, copy=False)
         kth = n - k if largest else k - 1
-        part = xp.argpartition(a, kth, axis=dim)
+        part = xp.argpartition(comparable(a), kth, axis=dim)
         idx = xp.take(part, xp.arange(n - k, n) if largest else xp.arange(k), axis=dim)
         if sorted:
             order = _argsort(xp, xp.take_along_axis(a, idx, dim), dim, largest, True)
