@@ -9,11 +9,11 @@ Example:
 """
 
 from ember.func.forward import jvp, linearize
-from ember.func.functional_call import functional_call
 from ember.func.jacobian import hessian, hvp, jacfwd, jacrev
 from ember.func.pytree import tree_flatten, tree_map, tree_unflatten
 from ember.func.reverse import grad, grad_and_value, value_and_grad, vjp
 from ember.func.vmap import vmap
+from ember.nn.utils.stateless import functional_call
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "hvp", "jacfwd", "jacrev",
            "jvp", "linearize", "tree_flatten", "tree_map", "tree_unflatten", "value_and_grad",

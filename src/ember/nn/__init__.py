@@ -18,6 +18,8 @@ from ember.nn.conv import __all__ as _conv
 from ember.nn.dropout import *  # noqa: F403
 from ember.nn.dropout import __all__ as _dropout
 from ember.nn.flatten import Flatten, Unflatten
+from ember.nn.lazy import *  # noqa: F403
+from ember.nn.lazy import __all__ as _lazy
 from ember.nn.linear import Bilinear, Identity, Linear
 from ember.nn.loss import *  # noqa: F403
 from ember.nn.loss import __all__ as _loss
@@ -39,6 +41,6 @@ from ember.nn.upsampling import __all__ as _upsampling
 __all__ = ["functional", "init", "utils", "Parameter", "Buffer", "Module", "Sequential",
            "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "Flatten", "Unflatten", "Embedding", *_activation, *_conv, *_dropout,
-           *_loss, *_normalization, *_padding, *_pooling, *_upsampling, "MultiheadAttention",
-           *_transformer, "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
-           "LSTMCell", "GRUCell"]
+           *_lazy, *_loss, *_normalization, *_padding, *_pooling, *_upsampling,
+           "MultiheadAttention", *_transformer, "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
+           "RNNCell", "LSTMCell", "GRUCell"]

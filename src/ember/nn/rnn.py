@@ -16,6 +16,7 @@ from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.linear import _empty
 from ember.nn.module import Module
+from ember.nn.utils.rnn import PackedSequence
 from ember.tensor import Tensor
 
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
@@ -58,9 +59,65 @@ def _gru(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tup
     return (1 - z) * n + z * h, None
 
 
+def _offsets(sizes: list[int]) -> list[int]:
+    """Where each time step starts in packed data with these batch sizes."""
+    out, total = [], 0
+    for n in sizes:
+        out.append(total)
+        total += n
+    return out
+
+
+def _cat_steps(ys: list[Tensor], like: Tensor, width: int) -> Tensor:
+    return ember.cat(ys) if ys else ember.zeros(0, width, dtype=like.dtype, device=like.device)
+
+
+def _scan_forward(cell: Any, x: Tensor, sizes: list[int], h: Tensor, c: Tensor | None,
+                  w_hh: Tensor, b_hh: Tensor | None) -> tuple:
+    """Runs ``cell`` over packed steps ``x`` from the first step on. A sequence that ends
+    drops out of the batch (the last rows), its state frozen at its own last step."""
+    ys, done_h, done_c = [], [], []
+    for start, n in zip(_offsets(sizes), sizes):
+        if n < h.shape[0]:
+            done_h.append(h[n:])
+            h = h[:n]
+            if c is not None:
+                done_c.append(c[n:])
+                c = c[:n]
+        h, c = cell(x[start:start + n], h, c, w_hh, b_hh)
+        ys.append(h)
+    y = _cat_steps(ys, x, h.shape[-1])
+    if done_h:  # the sequences that ended first are the last rows
+        h = ember.cat([h, *done_h[::-1]])
+        c = None if c is None else ember.cat([c, *done_c[::-1]])
+    return y, h, c
+
+
+def _scan_reverse(cell: Any, x: Tensor, sizes: list[int], h0: Tensor, c0: Tensor | None,
+                  w_hh: Tensor, b_hh: Tensor | None) -> tuple:
+    """Runs ``cell`` over packed steps ``x`` from the last step back. Each sequence joins
+    the batch at its own last step, starting from its row of ``h0``/``c0``."""
+    h, c = h0, c0
+    if sizes and sizes[-1] < h0.shape[0]:
+        h = h0[:sizes[-1]]
+        c = None if c0 is None else c0[:sizes[-1]]
+    ys = [None] * len(sizes)
+    offsets = _offsets(sizes)
+    for t in range(len(sizes) - 1, -1, -1):
+        n, have = sizes[t], h.shape[0]
+        if n > have:
+            h = ember.cat([h, h0[have:n]])
+            c = None if c is None else ember.cat([c, c0[have:n]])
+        h, c = cell(x[offsets[t]:offsets[t] + n], h, c, w_hh, b_hh)
+        ys[t] = h
+    return _cat_steps(ys, x, h.shape[-1]), h, c
+
+
 class RNNBase(Module):
     """The shared machinery: parameters per layer and direction, the time loop, dropout
-    between layers, batch-first and unbatched inputs."""
+    between layers, batch-first, unbatched and packed (:class:`PackedSequence`) inputs. A
+    packed input gives a packed output, and ``h_n`` holds each sequence's state at its own
+    last step (at step 0 for the reverse direction)."""
 
     _gates = 1
 
@@ -117,47 +174,60 @@ class RNNBase(Module):
         return (get("weight_ih" + suffix), get("weight_hh" + suffix), get("bias_ih" + suffix),
                 get("bias_hh" + suffix))
 
-    def _run(self, input: Tensor, hx: Tensor | None, cx: Tensor | None) -> tuple:
-        unbatched = input.ndim == 2
-        if input.ndim not in (2, 3):
-            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
-                             f"{input.ndim}D instead")
-        if input.shape[-1] != self.input_size:
-            raise ValueError(f"{type(self).__name__}: input.size(-1) must be equal to "
-                             f"input_size. Expected {self.input_size}, got {input.shape[-1]}")
-        if unbatched:
-            input = input.unsqueeze(1)
-            hx = None if hx is None else hx.unsqueeze(1)
-            cx = None if cx is None else cx.unsqueeze(1)
-        elif self.batch_first:
-            input = input.transpose(0, 1)
-        steps, batch = input.shape[0], input.shape[1]
+    def _run(self, input: Tensor | PackedSequence, hx: Tensor | None, cx: Tensor | None
+             ) -> tuple:
+        """The whole stack on a padded batch or a :class:`PackedSequence`: returns the
+        output (packed like the input), ``h_n`` and ``c_n`` (``None`` but for LSTM)."""
+        name = type(self).__name__
+        packed = isinstance(input, PackedSequence)
+        if packed:
+            data, sizes = input.data, [int(n) for n in input.batch_sizes.tolist()]
+            if data.ndim != 2:
+                raise ValueError(f"{name}: Expected packed data to be 2D, got {data.ndim}D")
+            # states come in the caller's batch order; the packed data is sorted
+            if input.sorted_indices is not None:
+                hx, cx = (None if s is None else s.index_select(1, input.sorted_indices)
+                          for s in (hx, cx))
+            unbatched = False
+        else:
+            unbatched = input.ndim == 2
+            if input.ndim not in (2, 3):
+                raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D "
+                                 "instead")
+            if unbatched:
+                input = input.unsqueeze(1)
+                hx = None if hx is None else hx.unsqueeze(1)
+                cx = None if cx is None else cx.unsqueeze(1)
+            elif self.batch_first:
+                input = input.transpose(0, 1)
+            sizes = [input.shape[1]] * input.shape[0]
+            data = input.reshape(input.shape[0] * input.shape[1], input.shape[2])
+        if data.shape[-1] != self.input_size:
+            raise ValueError(f"{name}: input.size(-1) must be equal to input_size. Expected "
+                             f"{self.input_size}, got {data.shape[-1]}")
+        batch = sizes[0] if sizes else input.shape[1]
         directions = 2 if self.bidirectional else 1
         state_shape = (self.num_layers * directions, batch, self.hidden_size)
-        for name, s in (("hx", hx), ("cx", cx)):
+        for label, s in (("hx", hx), ("cx", cx)):
             if s is not None and tuple(s.shape) != state_shape:
-                raise ValueError(f"{type(self).__name__}: expected {name} of shape "
-                                 f"{state_shape}, got {tuple(s.shape)}")
+                raise ValueError(f"{name}: expected {label} of shape {state_shape}, got "
+                                 f"{tuple(s.shape)}")
         if hx is None:
-            hx = ember.zeros(*state_shape, dtype=input.dtype, device=input.device)
+            hx = ember.zeros(*state_shape, dtype=data.dtype, device=data.device)
         if cx is None and self.mode == "LSTM":
-            cx = ember.zeros(*state_shape, dtype=input.dtype, device=input.device)
+            cx = ember.zeros(*state_shape, dtype=data.dtype, device=data.device)
         cell = self._cell()
-        x, h_out, c_out = input, [], []
+        x, h_out, c_out = data, [], []
         for layer in range(self.num_layers):
             outs = []
             for d in range(directions):
                 w_ih, w_hh, b_ih, b_hh = self._params(layer, d)
                 k = layer * directions + d
-                h, c = hx[k], None if cx is None else cx[k]
                 projected = F.linear(x, w_ih, b_ih)  # all time steps at once
-                order = range(steps - 1, -1, -1) if d else range(steps)
-                ys = [None] * steps
-                for t in order:
-                    h, c = cell(projected[t], h, c, w_hh, b_hh)
-                    ys[t] = h
-                outs.append(ember.stack(ys) if steps else
-                            ember.zeros(0, batch, self.hidden_size, dtype=input.dtype))
+                scan = _scan_reverse if d else _scan_forward
+                y, h, c = scan(cell, projected, sizes, hx[k], None if cx is None else cx[k],
+                               w_hh, b_hh)
+                outs.append(y)
                 h_out.append(h)
                 c_out.append(c)
             x = outs[0] if directions == 1 else ember.cat(outs, dim=-1)
@@ -165,6 +235,14 @@ class RNNBase(Module):
                 x = F.dropout(x, self.dropout)
         h_n = ember.stack(h_out)
         c_n = ember.stack(c_out) if self.mode == "LSTM" else None
+        if packed:
+            order = input.unsorted_indices
+            if order is not None:
+                h_n = h_n.index_select(1, order)
+                c_n = None if c_n is None else c_n.index_select(1, order)
+            return (PackedSequence(x, input.batch_sizes, input.sorted_indices, order), h_n,
+                    c_n)
+        x = x.reshape(len(sizes), batch, x.shape[-1])
         if unbatched:
             x, h_n = x.squeeze(1), h_n.squeeze(1)
             c_n = None if c_n is None else c_n.squeeze(1)
@@ -210,7 +288,8 @@ class RNN(RNNBase):
     def _cell(self) -> Any:
         return _elman_cell(self.nonlinearity)
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None
+                ) -> tuple[Tensor | PackedSequence, Tensor]:
         out, h, _ = self._run(input, hx, None)
         return out, h
 
@@ -238,8 +317,9 @@ class LSTM(RNNBase):
     def _cell(self) -> Any:
         return _lstm
 
-    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
-                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    def forward(self, input: Tensor | PackedSequence,
+                hx: tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor | PackedSequence, tuple[Tensor, Tensor]]:
         if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
             raise TypeError("LSTM: hx must be a tuple (h_0, c_0) of the initial hidden and cell "
                             f"states, got {type(hx).__name__}")
@@ -268,7 +348,8 @@ class GRU(RNNBase):
     def _cell(self) -> Any:
         return _gru
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None
+                ) -> tuple[Tensor | PackedSequence, Tensor]:
         out, h, _ = self._run(input, hx, None)
         return out, h
 

@@ -1,8 +1,16 @@
-"""``ember.nn.utils``: gradient clipping and flat parameter vectors, as in ``torch.nn.utils``.
+"""``ember.nn.utils``: gradient clipping, flat parameter vectors, packed sequences
+(:mod:`~ember.nn.utils.rnn`), parametrizations (weight and spectral norm), folding batch norm
+into the layer before it, as in ``torch.nn.utils``.
 """
 
-from ember.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_, get_total_norm
+from ember.nn.utils import fusion, parametrizations, parametrize, rnn, stateless
+from ember.nn.utils.clip_grad import *  # noqa: F403
+from ember.nn.utils.clip_grad import __all__ as _clip_grad
 from ember.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from ember.nn.utils.fusion import *  # noqa: F403
+from ember.nn.utils.fusion import __all__ as _fusion
+from ember.nn.utils.weight_norm import *  # noqa: F403
+from ember.nn.utils.weight_norm import __all__ as _weight_norm
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "parameters_to_vector",
-           "vector_to_parameters"]
+__all__ = ["fusion", "parametrizations", "parametrize", "rnn", "stateless",
+           "parameters_to_vector", "vector_to_parameters", *_clip_grad, *_fusion, *_weight_norm]

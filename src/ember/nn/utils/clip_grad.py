@@ -1,5 +1,6 @@
-"""Gradient clipping: ``clip_grad_norm_`` (by the norm of all gradients together) and
-``clip_grad_value_`` (elementwise), in place under ``no_grad`` as in PyTorch."""
+"""Gradient clipping: ``clip_grad_norm_`` (by the norm of all gradients together, also in two
+steps: ``get_total_norm`` then ``clip_grads_with_norm_``) and ``clip_grad_value_``
+(elementwise), in place under ``no_grad`` as in PyTorch."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterable
 import ember
 from ember.tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
 
 def _as_list(tensors: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -47,15 +48,32 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     Example:
         >>> total = nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
     """
+    parameters = _as_list(parameters)
+    total = get_total_norm([p.grad for p in parameters if p.grad is not None], norm_type,
+                           error_if_nonfinite)
+    clip_grads_with_norm_(parameters, max_norm, total)
+    return total
+
+
+def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
+                          total_norm: Tensor | float, foreach: bool | None = None) -> None:
+    """Scales the gradients of ``parameters`` in place by ``max_norm / (total_norm + 1e-6)``
+    when that is below 1 (``total_norm`` from :func:`get_total_norm`, e.g. computed across
+    several groups or ranks).
+
+    Example:
+        >>> grads = [p.grad for p in model.parameters()]
+        >>> nn.utils.clip_grads_with_norm_(model.parameters(), 1.0, nn.utils.get_total_norm(grads))
+    """
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
-    total = get_total_norm(grads, norm_type, error_if_nonfinite)
     if not grads:
-        return total
-    coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
+        return
+    if not isinstance(total_norm, Tensor):
+        total_norm = ember.tensor(float(total_norm))
+    coef = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
     with ember.no_grad():
         for g in grads:
             g.mul_(coef.to(g.dtype))
-    return total
 
 
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float,

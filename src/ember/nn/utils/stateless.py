@@ -1,6 +1,7 @@
-"""``functional_call``: runs a module with some of its parameters and buffers replaced by
-given tensors, which makes a model a function of its parameters (for ``grad``, ``jacrev``,
-``vmap`` over ensembles, meta-learning)."""
+"""``functional_call`` (also ``ember.func.functional_call`` and PyTorch's older
+``nn.utils.stateless.functional_call``): runs a module with some of its parameters and buffers
+replaced by given tensors, which makes a model a function of its parameters (for ``grad``,
+``jacrev``, ``vmap`` over ensembles, meta-learning)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,257 @@
+"""Lazy layers, as in PyTorch: ``LazyLinear``, ``LazyConv{1,2,3}d``,
+``LazyConvTranspose{1,2,3}d`` and ``LazyBatchNorm{1,2,3}d`` take their input size from the
+first input. Until then their parameters are :class:`UninitializedParameter` objects; the
+first call materializes them in place (so an optimizer built before it keeps working) and the
+module becomes the ordinary layer (``LazyLinear`` -> ``Linear``). Loading a state dict before
+the first call materializes them with the checkpoint's shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import ember
+from ember.errors import ShapeError
+from ember.nn.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from ember.nn.linear import Linear
+from ember.nn.module import Module
+from ember.nn.normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from ember.nn.parameter import Parameter
+from ember.tensor import Tensor
+
+__all__ = ["UninitializedParameter", "LazyModuleMixin", "LazyLinear", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+           "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
+
+_HOOK_LISTS = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_state_dict_hooks")
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (it holds no elements); ``materialize``
+    gives it one and turns it into a plain :class:`Parameter`, the same object."""
+
+    __slots__ = ()
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None
+                ) -> UninitializedParameter:
+        return super().__new__(cls, ember.empty(0, dtype=dtype, device=device), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None
+                 ) -> None:
+        pass  # everything happens in __new__
+
+    def materialize(self, shape: tuple[int, ...], device: Any = None, dtype: Any = None
+                    ) -> None:
+        """Allocates ``shape`` (uninitialized values) and becomes a :class:`Parameter`."""
+        self.data = ember.empty(*shape, dtype=dtype or self.dtype, device=device or self.device)
+        self.__class__ = Parameter
+
+    def __repr__(self) -> str:
+        return "<UninitializedParameter>"
+
+
+def _initialize(module: LazyModuleMixin, args: tuple) -> None:
+    """The forward pre-hook of a lazy module: builds the real layer for the first input's
+    size and takes over its state, keeping the parameter objects."""
+    if not args or not isinstance(args[0], Tensor):
+        raise TypeError(f"{type(module).__name__}: the first call needs a tensor input to "
+                        "infer the layer's size from")
+    real = module.cls_to_become(module._infer_size(args[0]), *module._lazy_args[0],
+                                **module._lazy_args[1])
+    real.train(module.training)
+    for name, value in real._parameters.items():
+        mine = module._parameters[name]
+        if isinstance(mine, UninitializedParameter):
+            mine.materialize(tuple(value.shape))
+            with ember.no_grad():
+                mine.copy_(value)
+        elif mine is not None and tuple(mine.shape) != tuple(value.shape):
+            raise ShapeError(f"{type(module).__name__}: the loaded parameter '{name}' has shape "
+                             f"{tuple(mine.shape)}, but the input {tuple(args[0].shape)} "
+                             f"needs {tuple(value.shape)}")
+        real._parameters[name] = mine
+    for name in module._buffers:
+        if name not in module._lazy_buffers:  # loaded from a state dict
+            real._buffers[name] = module._buffers[name]
+    module._initialize_hook.remove()
+    hooks = {name: module.__dict__[name] for name in _HOOK_LISTS}
+    module.__dict__.clear()
+    module.__dict__.update(real.__dict__, **hooks)
+    module.__class__ = module.cls_to_become
+
+
+class LazyModuleMixin(Module):
+    """The shared machinery of lazy layers: a subclass names the layer it becomes
+    (``cls_to_become``, whose first constructor argument is the inferred size) and how to
+    read that size from an input (``_infer_size``)."""
+
+    cls_to_become: type[Module]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+        probe = self.cls_to_become(kwargs.get("groups", 1), *args, **kwargs)
+        for name, p in probe._parameters.items():
+            self._parameters[name] = None if p is None else \
+                UninitializedParameter(p.requires_grad, p.device, p.dtype)
+        lazy = set()
+        for name, b in probe._buffers.items():
+            if b is not None and b.dtype.is_floating_point:  # statistics: sized later
+                lazy.add(name)
+                b = ember.empty(0, dtype=b.dtype, device=b.device)
+            self._buffers[name] = b
+        self._non_persistent_buffers_set.update(probe._non_persistent_buffers_set)
+        object.__setattr__(self, "_lazy_args", (args, kwargs))
+        object.__setattr__(self, "_lazy_buffers", lazy)
+        object.__setattr__(self, "_initialize_hook", self.register_forward_pre_hook(_initialize))
+
+    def _infer_size(self, input: Tensor) -> int:
+        raise NotImplementedError
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter or buffer still waits for its shape."""
+        return bool(self._lazy_buffers) or any(isinstance(p, UninitializedParameter)
+                                               for p in self._parameters.values())
+
+    def _load_from_state_dict(self, state_dict: Mapping, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        for name, p in self._parameters.items():
+            if isinstance(p, UninitializedParameter) and prefix + name in state_dict:
+                p.materialize(tuple(state_dict[prefix + name].shape))
+        for name in list(self._lazy_buffers):
+            if prefix + name in state_dict:
+                old = self._buffers[name]
+                self._buffers[name] = ember.empty(*state_dict[prefix + name].shape,
+                                                  dtype=old.dtype, device=old.device)
+                self._lazy_buffers.discard(name)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+    def extra_repr(self) -> str:
+        args, kwargs = self._lazy_args
+        return ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+
+
+class LazyLinear(LazyModuleMixin):
+    """:class:`~ember.nn.Linear` with ``in_features`` from the first input's last dimension.
+
+    Example:
+        >>> m = nn.LazyLinear(3)
+        >>> m(ember.randn(2, 5)).shape, type(m).__name__, tuple(m.weight.shape)
+        ((2, 3), 'Linear', (3, 5))
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(out_features, bias=bias, device=device, dtype=dtype)
+
+    def _infer_size(self, input: Tensor) -> int:
+        return input.shape[-1]
+
+
+class _LazyConvNd(LazyModuleMixin):
+    """A convolution with ``in_channels`` from the first input (dimension 1, or 0 when
+    unbatched)."""
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+                 **kwargs: Any) -> None:
+        super().__init__(out_channels, kernel_size, stride=stride, padding=padding,
+                         dilation=dilation, groups=groups, bias=bias, padding_mode=padding_mode,
+                         device=device, dtype=dtype, **kwargs)
+
+    def _infer_size(self, input: Tensor) -> int:
+        batched = input.ndim == self.cls_to_become._n + 2
+        return input.shape[1 if batched else 0]
+
+
+class LazyConv1d(_LazyConvNd):
+    """:class:`~ember.nn.Conv1d` with ``in_channels`` from the first input."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvNd):
+    """:class:`~ember.nn.Conv2d` with ``in_channels`` from the first input.
+
+    Example:
+        >>> m = nn.LazyConv2d(4, 3)
+        >>> m(ember.randn(1, 2, 5, 5)).shape, m.in_channels
+        ((1, 4, 3, 3), 2)
+    """
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConvNd):
+    """:class:`~ember.nn.Conv3d` with ``in_channels`` from the first input."""
+
+    cls_to_become = Conv3d
+
+
+class _LazyConvTransposeNd(_LazyConvNd):
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__(out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device, dtype, output_padding=output_padding)
+
+
+class LazyConvTranspose1d(_LazyConvTransposeNd):
+    """:class:`~ember.nn.ConvTranspose1d` with ``in_channels`` from the first input."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTransposeNd):
+    """:class:`~ember.nn.ConvTranspose2d` with ``in_channels`` from the first input."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTransposeNd):
+    """:class:`~ember.nn.ConvTranspose3d` with ``in_channels`` from the first input."""
+
+    cls_to_become = ConvTranspose3d
+
+
+class _LazyBatchNorm(LazyModuleMixin):
+    """A batch norm with ``num_features`` from the first input's dimension 1."""
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None
+                 ) -> None:
+        super().__init__(eps=eps, momentum=momentum, affine=affine,
+                         track_running_stats=track_running_stats, device=device, dtype=dtype)
+
+    def _infer_size(self, input: Tensor) -> int:
+        return input.shape[1]
+
+
+class LazyBatchNorm1d(_LazyBatchNorm):
+    """:class:`~ember.nn.BatchNorm1d` with ``num_features`` from the first input.
+
+    Example:
+        >>> m = nn.LazyBatchNorm1d()
+        >>> _ = m(ember.randn(4, 3)); tuple(m.running_mean.shape)
+        (3,)
+    """
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyBatchNorm):
+    """:class:`~ember.nn.BatchNorm2d` with ``num_features`` from the first input."""
+
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyBatchNorm):
+    """:class:`~ember.nn.BatchNorm3d` with ``num_features`` from the first input."""
+
+    cls_to_become = BatchNorm3d

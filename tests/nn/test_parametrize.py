@@ -1,0 +1,146 @@
+"""``nn.utils.parametrize`` and the weight/spectral norms (parametrized and hook-based),
+against torch: state-dict keys, outputs and gradients on the same weights, power-iteration
+state in train and eval mode, removal."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.utils.parametrize as tP
+from torch.nn.utils import parametrizations as tPS
+
+import ember
+import ember.nn as nn
+from ember.nn.utils import parametrizations as PS
+from ember.nn.utils import parametrize as P
+from tests.nn.helpers import compare, copy_state
+
+
+class Symmetric(nn.Module):
+    def forward(self, x):
+        return x.triu() + x.triu(1).transpose(-1, -2)
+
+
+class Scale(nn.Module):
+    def forward(self, x):
+        return 2 * x
+
+    def right_inverse(self, x):
+        return x / 2
+
+
+def _pair(make, wraps, **kwargs):
+    """Builds the layer with ``make(lib)`` in both libraries, wraps it with ``wraps``
+    (torch's, Ember's) and copies torch's state into Ember's."""
+    t = wraps[0](make(torch).double(), **kwargs)
+    e = wraps[1](make(ember).to(ember.float64), **kwargs)
+    assert list(e.state_dict()) == list(t.state_dict())
+    copy_state(t, e)
+    return t, e
+
+
+def test_register_chain_cached_and_remove():
+    m = nn.Linear(3, 3)
+    param = m.weight
+    P.register_parametrization(m, "weight", Symmetric())
+    assert P.is_parametrized(m) and P.is_parametrized(m, "weight")
+    assert not P.is_parametrized(m, "bias")
+    assert m.parametrizations.weight.original is param
+    w = m.weight.numpy(force=True)
+    np.testing.assert_array_equal(w, w.T)
+    assert P.type_before_parametrizations(m) is nn.Linear and isinstance(m, nn.Linear)
+    P.register_parametrization(m, "weight", Scale())
+    with P.cached():
+        assert m.weight is m.weight
+    assert m.weight is not m.weight
+    value = ember.eye(3) * 4.0
+    m.weight = value  # goes through right_inverse: original = value / 2
+    np.testing.assert_allclose(m.parametrizations.weight.original.numpy(force=True),
+                               np.eye(3) * 2.0)
+    m(ember.randn(2, 3)).sum().backward()
+    assert param.grad is not None
+    P.remove_parametrizations(m, "weight")
+    assert type(m) is nn.Linear and not hasattr(m, "parametrizations")
+    assert m.weight is param and list(m.state_dict()) == ["bias", "weight"]
+    np.testing.assert_allclose(param.numpy(force=True), np.eye(3) * 4.0)
+
+
+def test_state_dict_interoperates_with_torch():
+    t = nn.Linear(3, 3)
+    tt = torch.nn.Linear(3, 3).double()
+    tP.register_parametrization(tt, "weight", torch.nn.Identity())
+    P.register_parametrization(t, "weight", nn.Identity())
+    assert list(t.state_dict()) == list(tt.state_dict())
+    copy_state(tt, t.to(ember.float64))
+    np.testing.assert_array_equal(t.weight.numpy(force=True), tt.weight.detach().numpy())
+    P.remove_parametrizations(t, "weight", leave_parametrized=False)
+    assert list(t.state_dict()) == ["bias", "weight"]
+
+
+def test_errors():
+    m = nn.Linear(3, 2)
+    with pytest.raises(ValueError, match="no parameter or buffer named 'scale'"):
+        P.register_parametrization(m, "scale", nn.Identity())
+    with pytest.raises(ValueError, match="may not change the shape"):
+        P.register_parametrization(m, "weight", nn.Flatten(0))
+    with pytest.raises(ValueError, match="no parametrization on 'weight'"):
+        P.remove_parametrizations(m, "weight")
+    PS.weight_norm(m)
+    with pytest.raises(ValueError, match="sequence of tensors"):
+        P.remove_parametrizations(m, "weight", leave_parametrized=False)
+    with pytest.raises(ValueError, match="n_power_iterations"):
+        PS.spectral_norm(nn.Linear(2, 2), n_power_iterations=0)
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+@pytest.mark.parametrize("layer", ["linear", "conv"])
+def test_weight_norm_matches_torch(dim, layer):
+    make = (lambda lib: lib.nn.Linear(4, 3)) if layer == "linear" else \
+        (lambda lib: lib.nn.Conv2d(2, 3, 3))
+    shape = (5, 4) if layer == "linear" else (2, 2, 5, 5)
+    for t_wrap, e_wrap in ((tPS.weight_norm, PS.weight_norm),
+                           (torch.nn.utils.weight_norm, nn.utils.weight_norm)):
+        t, e = _pair(make, (t_wrap, e_wrap), dim=dim)
+        compare(t, e, shape)
+        if e_wrap is PS.weight_norm:
+            P.remove_parametrizations(e, "weight")
+            tP.remove_parametrizations(t, "weight")
+        else:
+            nn.utils.remove_weight_norm(e)
+            torch.nn.utils.remove_weight_norm(t)
+        assert list(e.state_dict()) == list(t.state_dict())
+        compare(t, e, shape)
+
+
+@pytest.mark.parametrize("new_style", [True, False])
+@pytest.mark.parametrize("layer", ["linear", "conv_transpose"])
+def test_spectral_norm_matches_torch(new_style, layer):
+    make = (lambda lib: lib.nn.Linear(4, 3)) if layer == "linear" else \
+        (lambda lib: lib.nn.ConvTranspose2d(2, 3, 3))
+    shape = (5, 4) if layer == "linear" else (2, 2, 4, 4)
+    wraps = (tPS.spectral_norm, PS.spectral_norm) if new_style else \
+        (torch.nn.utils.spectral_norm, nn.utils.spectral_norm)
+    t, e = _pair(make, wraps, n_power_iterations=2)
+    for step in range(3):  # train: the vectors move every forward; eval: they stay
+        compare(t, e, shape, train=step < 2)
+    if new_style:
+        P.remove_parametrizations(e, "weight")
+        tP.remove_parametrizations(t, "weight")
+    else:
+        nn.utils.remove_spectral_norm(e)
+        torch.nn.utils.remove_spectral_norm(t)
+    assert list(e.state_dict()) == list(t.state_dict())
+    compare(t, e, shape)
+
+
+def test_spectral_norm_bounds_singular_value():
+    m = PS.spectral_norm(nn.Linear(6, 5))
+    for _ in range(20):
+        m(ember.randn(1, 6))
+    top = np.linalg.svd(m.weight.numpy(force=True), compute_uv=False)[0]
+    assert abs(top - 1) < 1e-3
+    m.eval()
+    u = m.parametrizations.weight[0]._u.numpy().copy()
+    m(ember.randn(1, 6))
+    np.testing.assert_array_equal(m.parametrizations.weight[0]._u.numpy(), u)
+    with pytest.raises(RuntimeError, match="Cannot register two"):
+        nn.utils.spectral_norm(nn.utils.spectral_norm(nn.Linear(2, 2)))
