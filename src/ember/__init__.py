@@ -63,6 +63,7 @@ from ember.type_info import can_cast, finfo, iinfo
 # isort: off
 from ember import special  # torch.special's namespace, over the ops
 from ember import data, linalg, models, nn, optim, utils, vision  # layer 3
+from ember import distributions  # layer 3, over nn.functional
 from ember import func, jit  # layer 4: transforms
 from ember.func import vmap  # as torch.vmap
 from ember.jit import compile  # noqa: A004 - as torch.compile

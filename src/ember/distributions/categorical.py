@@ -1,0 +1,163 @@
+"""Distributions over ``K`` categories: Categorical (an index) and OneHotCategorical (a
+one-hot vector)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import ember
+from ember.distributions import constraints
+from ember.distributions.discrete import _one_of
+from ember.distributions.distribution import Distribution
+from ember.distributions.utils import lazy_property, logits_to_probs, probs_to_logits
+from ember.tensor import Tensor
+
+__all__ = ["Categorical", "OneHotCategorical"]
+
+
+class Categorical(Distribution):
+    """A distribution over ``{0, ..., K-1}`` given by ``probs`` (normalized over the last dim)
+    or ``logits`` (unnormalized log-probabilities) of shape ``batch_shape + (K,)``.
+
+    Example:
+        >>> d = ember.distributions.Categorical(logits=ember.zeros(4))
+        >>> d.log_prob(ember.tensor(2)).exp()
+        tensor(0.2500)
+    """
+
+    arg_constraints = {"probs": constraints.simplex,
+                       "logits": constraints.independent(constraints.real, 1)}
+    _param_event_dims = {"probs": 1, "logits": 1}
+    has_enumerate_support = True
+
+    def __init__(self, probs: Tensor | None = None, logits: Tensor | None = None,
+                 validate_args: bool | None = None) -> None:
+        name, value = _one_of(type(self).__name__, probs, logits)
+        if not isinstance(value, Tensor) or value.dim() < 1:
+            raise ValueError(f"{type(self).__name__}: {name} must be a tensor with at least one "
+                             f"dim (the categories), got {getattr(value, 'shape', value)!r}")
+        if name == "probs":
+            self.probs = value / value.sum(-1, keepdim=True)
+        else:
+            self.logits = value - value.logsumexp(-1, keepdim=True)
+        self._num_events = value.shape[-1]
+        super().__init__(value.shape[:-1], (), validate_args)
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        """Probabilities of the categories (last dim)."""
+        return logits_to_probs(self.logits)
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        """Normalized log-probabilities of the categories (last dim)."""
+        return probs_to_logits(self.probs)
+
+    @property
+    def param_shape(self) -> tuple[int, ...]:
+        return self.__dict__.get("probs", self.__dict__.get("logits")).shape
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        return constraints.integer_interval(0, self._num_events - 1)
+
+    @property
+    def mean(self) -> Tensor:
+        """Undefined for categories: NaN, as in PyTorch."""
+        return ember.full(self._batch_shape, float("nan"), dtype=self.probs.dtype)
+
+    @property
+    def variance(self) -> Tensor:
+        """Undefined for categories: NaN, as in PyTorch."""
+        return self.mean
+
+    @property
+    def mode(self) -> Tensor:
+        """The most likely category."""
+        return self.probs.argmax(-1)
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        with ember.no_grad():
+            shape = tuple(sample_shape) if not isinstance(sample_shape, int) else (sample_shape,)
+            n = math.prod(shape)
+            rows = self.probs.reshape(-1, self._num_events)
+            drawn = ember.multinomial(rows, n, True) if rows.shape[0] else rows.long()
+            return drawn.transpose(0, 1).reshape(self._extended_shape(shape))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        value = value.long().unsqueeze(-1)
+        value, log_pmf = ember.broadcast_tensors(value, self.logits)
+        return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
+
+    def entropy(self) -> Tensor:
+        logits = self.logits.clamp(min=ember.finfo(self.logits.dtype).min)
+        return -(logits * self.probs).sum(-1)
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        values = ember.arange(self._num_events).reshape((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + self._batch_shape) if expand else values
+
+
+class OneHotCategorical(Distribution):
+    """Like :class:`Categorical`, but samples are one-hot vectors of length ``K``.
+
+    Example:
+        >>> d = ember.distributions.OneHotCategorical(probs=ember.tensor([0.0, 1.0]))
+        >>> d.sample()
+        tensor([0., 1.])
+    """
+
+    arg_constraints = {"probs": constraints.simplex,
+                       "logits": constraints.independent(constraints.real, 1)}
+    support = constraints.one_hot
+    has_enumerate_support = True
+
+    def __init__(self, probs: Tensor | None = None, logits: Tensor | None = None,
+                 validate_args: bool | None = None) -> None:
+        self._categorical = Categorical(probs, logits, validate_args=validate_args)
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
+                         validate_args)
+
+    def _check_args(self) -> None:
+        """The inner :class:`Categorical` has checked the parameters."""
+
+    def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Distribution:
+        new = super().expand(batch_shape, _instance)
+        new._categorical = self._categorical.expand(new.batch_shape)
+        return new
+
+    probs = property(lambda self: self._categorical.probs, doc="Category probabilities.")
+    logits = property(lambda self: self._categorical.logits, doc="Normalized log-probabilities.")
+    param_shape = property(lambda self: self._categorical.param_shape)
+    mean = property(lambda self: self.probs, doc="``probs``.")
+    variance = property(lambda self: self.probs * (1 - self.probs), doc="``p (1 - p)``.")
+
+    @property
+    def mode(self) -> Tensor:
+        """The one-hot vector of the most likely category."""
+        return ember.nn.functional.one_hot(self.probs.argmax(-1), self._event_shape[0]).to(
+            self.probs.dtype)
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        index = self._categorical.sample(sample_shape)
+        return ember.nn.functional.one_hot(index, self._event_shape[0]).to(self.probs.dtype)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return self._categorical.log_prob(value.argmax(-1))
+
+    def entropy(self) -> Tensor:
+        return self._categorical.entropy()
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        n = self._event_shape[0]
+        values = ember.eye(n, dtype=self.probs.dtype).reshape(
+            (n,) + (1,) * len(self._batch_shape) + (n,))
+        return values.expand((n,) + self._batch_shape + (n,)) if expand else values
+
+    def __repr__(self) -> str:
+        return repr(self._categorical).replace("Categorical", "OneHotCategorical", 1)

@@ -1,0 +1,242 @@
+"""Constraints: the sets a distribution's parameters and samples live in.
+
+A constraint's ``check(value)`` returns a boolean tensor over the batch dims (its last
+``event_dim`` dims are reduced), as ``torch.distributions.constraints`` does.
+
+Example:
+    >>> from ember.distributions import constraints
+    >>> constraints.positive.check(ember.tensor([1.0, -1.0]))
+    tensor([ True, False])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember
+from ember.tensor import Tensor
+
+__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
+           "greater_than_eq", "half_open_interval", "independent", "integer_interval",
+           "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
+           "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
+           "positive_integer", "real", "real_vector", "simplex", "unit_interval"]
+
+
+class Constraint:
+    """A region of valid values; ``check`` says, per batch element, whether a value is in it."""
+
+    is_discrete = False
+    event_dim = 0
+
+    def check(self, value: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return type(self).__name__.lstrip("_") + "()"
+
+
+class _Dependent(Constraint):
+    """A placeholder whose region depends on other parameters; it cannot be checked."""
+
+    def __init__(self, *, is_discrete: bool = False, event_dim: int = 0) -> None:
+        self.is_discrete = is_discrete
+        self.event_dim = event_dim
+
+    def __call__(self, *, is_discrete: bool = False, event_dim: int = 0) -> _Dependent:
+        return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
+
+    def check(self, value: Tensor) -> Tensor:
+        raise ValueError("constraints.dependent: cannot determine validity of a dependent "
+                         "constraint; check the parameters it depends on instead")
+
+
+def is_dependent(constraint: Any) -> bool:
+    """Whether ``constraint`` is a :data:`dependent` placeholder."""
+    return isinstance(constraint, _Dependent)
+
+
+class dependent_property(property):  # noqa: N801 - torch's name
+    """A property that is also a dependent constraint (e.g. ``Uniform.support``)."""
+
+    def __init__(self, fn: Any = None, *, is_discrete: bool = False, event_dim: int = 0) -> None:
+        super().__init__(fn)
+        self.is_discrete = is_discrete
+        self.event_dim = event_dim
+
+    def __call__(self, fn: Any) -> dependent_property:
+        return dependent_property(fn, is_discrete=self.is_discrete, event_dim=self.event_dim)
+
+
+class _IndependentConstraint(Constraint):
+    """``base`` with its rightmost ``reinterpreted_batch_ndims`` dims treated as one event."""
+
+    def __init__(self, base: Constraint, reinterpreted_batch_ndims: int) -> None:
+        self.base_constraint = base
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        self.is_discrete = base.is_discrete
+        self.event_dim = base.event_dim + reinterpreted_batch_ndims
+
+    def check(self, value: Tensor) -> Tensor:
+        ok = self.base_constraint.check(value)
+        n = self.reinterpreted_batch_ndims
+        if ok.dim() < n:
+            raise ValueError(f"constraints.independent: expected value with at least {n} dims, "
+                             f"got shape {tuple(value.shape)}")
+        return ok.reshape(ok.shape[:ok.dim() - n] + (-1,)).all(-1) if n else ok
+
+    def __repr__(self) -> str:
+        return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value == 0) | (value == 1)
+
+
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value: Tensor) -> Tensor:
+        return ((value == 0) | (value == 1)).all(-1) & (value.sum(-1) == 1)
+
+
+class _IntegerInterval(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound: Any, upper_bound: Any) -> None:
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value % 1 == 0) & (value >= self.lower_bound) & (value <= self.upper_bound)
+
+    def __repr__(self) -> str:
+        return f"IntegerInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _IntegerGreaterThan(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound: int) -> None:
+        self.lower_bound = lower_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value % 1 == 0) & (value >= self.lower_bound)
+
+    def __repr__(self) -> str:
+        return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
+
+
+class _Real(Constraint):
+    def check(self, value: Tensor) -> Tensor:
+        return value == value  # noqa: PLR0124 - False exactly at NaN
+
+
+class _GreaterThan(Constraint):
+    def __init__(self, lower_bound: Any, *, inclusive: bool = False) -> None:
+        self.lower_bound, self.inclusive = lower_bound, inclusive
+
+    def check(self, value: Tensor) -> Tensor:
+        return value >= self.lower_bound if self.inclusive else value > self.lower_bound
+
+    def __repr__(self) -> str:
+        name = "GreaterThanEq" if self.inclusive else "GreaterThan"
+        return f"{name}(lower_bound={self.lower_bound})"
+
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return value < self.upper_bound
+
+    def __repr__(self) -> str:
+        return f"LessThan(upper_bound={self.upper_bound})"
+
+
+class _Interval(Constraint):
+    def __init__(self, lower_bound: Any, upper_bound: Any, *, half_open: bool = False) -> None:
+        self.lower_bound, self.upper_bound, self.half_open = lower_bound, upper_bound, half_open
+
+    def check(self, value: Tensor) -> Tensor:
+        upper = value < self.upper_bound if self.half_open else value <= self.upper_bound
+        return (value >= self.lower_bound) & upper
+
+    def __repr__(self) -> str:
+        name = "HalfOpenInterval" if self.half_open else "Interval"
+        return f"{name}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _Simplex(Constraint):
+    event_dim = 1
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value.tril() == value).reshape(value.shape[:-2] + (-1,)).all(-1)
+
+
+class _LowerCholesky(_LowerTriangular):
+    def check(self, value: Tensor) -> Tensor:
+        return super().check(value) & (value.diagonal(0, -2, -1) > 0).all(-1)
+
+
+class _PositiveDefinite(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        symmetric = ((value - value.transpose(-2, -1)).abs()
+                     <= 1e-6 * (1 + value.abs())).reshape(value.shape[:-2] + (-1,)).all(-1)
+        return symmetric & (ember.linalg.eigvalsh(value) > 0).all(-1)
+
+
+dependent = _Dependent()
+independent = _IndependentConstraint
+boolean = _Boolean()
+one_hot = _OneHot()
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+integer_interval = _IntegerInterval
+real = _Real()
+real_vector = _IndependentConstraint(real, 1)
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThan(0.0, inclusive=True)
+unit_interval = _Interval(0.0, 1.0)
+simplex = _Simplex()
+lower_triangular = _LowerTriangular()
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()
+
+
+def greater_than(lower_bound: Any) -> Constraint:
+    """The open half-line ``(lower_bound, inf)``."""
+    return _GreaterThan(lower_bound)
+
+
+def greater_than_eq(lower_bound: Any) -> Constraint:
+    """The closed half-line ``[lower_bound, inf)``."""
+    return _GreaterThan(lower_bound, inclusive=True)
+
+
+def less_than(upper_bound: Any) -> Constraint:
+    """The open half-line ``(-inf, upper_bound)``."""
+    return _LessThan(upper_bound)
+
+
+def interval(lower_bound: Any, upper_bound: Any) -> Constraint:
+    """The closed interval ``[lower_bound, upper_bound]``."""
+    return _Interval(lower_bound, upper_bound)
+
+
+def half_open_interval(lower_bound: Any, upper_bound: Any) -> Constraint:
+    """The interval ``[lower_bound, upper_bound)``."""
+    return _Interval(lower_bound, upper_bound, half_open=True)

@@ -1,0 +1,151 @@
+"""The Dirichlet distribution and Beta, its two-category case."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import ember
+from ember.distributions import constraints
+from ember.distributions.distribution import Distribution
+from ember.distributions.gamma import standard_gamma_rsample
+from ember.distributions.utils import broadcast_all
+from ember.tensor import Tensor
+
+__all__ = ["Beta", "Dirichlet"]
+
+
+class Dirichlet(Distribution):
+    """The Dirichlet distribution over the probability simplex, with ``concentration`` of
+    shape ``batch_shape + (K,)``. ``rsample`` normalizes reparameterized gamma samples.
+
+    Example:
+        >>> d = ember.distributions.Dirichlet(ember.tensor([1.0, 1.0, 2.0]))
+        >>> d.sample().shape, d.event_shape
+        ((3,), (3,))
+    """
+
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    _param_event_dims = {"concentration": 1}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, concentration: Tensor, validate_args: bool | None = None) -> None:
+        if not isinstance(concentration, Tensor) or concentration.dim() < 1:
+            shape = getattr(concentration, "shape", type(concentration).__name__)
+            raise ValueError(f"Dirichlet: concentration must be a tensor with at least one dim "
+                             f"(the categories), got {shape}")
+        self.concentration = concentration
+        super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args)
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        g = standard_gamma_rsample(self.concentration.expand(self._extended_shape(sample_shape)))
+        finfo = ember.finfo(g.dtype)
+        return (g / g.sum(-1, keepdim=True)).clamp(min=finfo.tiny, max=1 - finfo.eps)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        c = self.concentration
+        return (ember.xlogy(c - 1, value).sum(-1) + ember.lgamma(c.sum(-1))
+                - ember.lgamma(c).sum(-1))
+
+    @property
+    def mean(self) -> Tensor:
+        """``concentration / concentration.sum(-1)``."""
+        return self.concentration / self.concentration.sum(-1, keepdim=True)
+
+    @property
+    def mode(self) -> Tensor:
+        """The mode; where every concentration is below one, the corner of the largest."""
+        c = self.concentration
+        above = (c - 1).clamp(min=0)
+        inner = above / above.sum(-1, keepdim=True)
+        corner = ember.nn.functional.one_hot(c.argmax(-1), c.shape[-1]).to(c.dtype)
+        return ember.where((c < 1).all(-1, keepdim=True), corner, inner)
+
+    @property
+    def variance(self) -> Tensor:
+        """The variance of each coordinate."""
+        c = self.concentration
+        total = c.sum(-1, keepdim=True)
+        return c * (total - c) / (total ** 2 * (total + 1))
+
+    def entropy(self) -> Tensor:
+        c = self.concentration
+        k, total = c.shape[-1], c.sum(-1)
+        return (ember.lgamma(c).sum(-1) - ember.lgamma(total) - (k - total) * ember.digamma(total)
+                - ((c - 1) * ember.digamma(c)).sum(-1))
+
+
+class Beta(Distribution):
+    """The Beta distribution on ``[0, 1]`` with shape parameters ``concentration1`` (alpha)
+    and ``concentration0`` (beta); a :class:`Dirichlet` over two categories underneath.
+
+    Example:
+        >>> ember.distributions.Beta(2.0, 2.0).mean
+        tensor(0.5000)
+    """
+
+    arg_constraints = {"concentration1": constraints.positive,
+                       "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1: Tensor | float, concentration0: Tensor | float,
+                 validate_args: bool | None = None) -> None:
+        c1, c0 = broadcast_all(concentration1, concentration0, owner="Beta")
+        if isinstance(concentration1, numbers.Number) and isinstance(concentration0,
+                                                                     numbers.Number):
+            c1, c0 = c1.reshape(()), c0.reshape(())
+        self._dirichlet = Dirichlet(ember.stack([c1, c0], -1), validate_args=validate_args)
+        super().__init__(self._dirichlet.batch_shape, (), validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Beta:
+        new = super().expand(batch_shape, _instance)
+        new._dirichlet = self._dirichlet.expand(new.batch_shape)
+        return new
+
+    @property
+    def concentration1(self) -> Tensor:
+        """The first shape parameter (alpha)."""
+        return self._dirichlet.concentration[..., 0]
+
+    @property
+    def concentration0(self) -> Tensor:
+        """The second shape parameter (beta)."""
+        return self._dirichlet.concentration[..., 1]
+
+    @property
+    def mean(self) -> Tensor:
+        """``alpha / (alpha + beta)``."""
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self) -> Tensor:
+        """The mode (see :attr:`Dirichlet.mode`)."""
+        return self._dirichlet.mode[..., 0]
+
+    @property
+    def variance(self) -> Tensor:
+        """``alpha beta / ((alpha + beta) ** 2 (alpha + beta + 1))``."""
+        return self._dirichlet.variance[..., 0]
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        return self._dirichlet.rsample(sample_shape)[..., 0]
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return self._dirichlet.log_prob(ember.stack([value, 1.0 - value], -1))
+
+    def entropy(self) -> Tensor:
+        return self._dirichlet.entropy()
+
+    def __repr__(self) -> str:
+        return (f"Beta(concentration1: {_shown(self.concentration1)}, "
+                f"concentration0: {_shown(self.concentration0)})")
+
+
+def _shown(value: Tensor) -> Any:
+    return value.item() if value.numel() == 1 else tuple(value.shape)

@@ -1,0 +1,232 @@
+"""Counting distributions: Bernoulli, Geometric, Binomial and Poisson."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember
+from ember.distributions import constraints
+from ember.distributions._sampling import binomial, poisson
+from ember.distributions.distribution import Distribution, _Elementwise
+from ember.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from ember.tensor import Tensor
+
+__all__ = ["Bernoulli", "Binomial", "Geometric", "Poisson"]
+
+F = ember.nn.functional
+
+
+def _one_of(owner: str, probs: Any, logits: Any) -> tuple[str, Any]:
+    if (probs is None) == (logits is None):
+        raise ValueError(f"{owner}: give exactly one of probs or logits (got "
+                         f"{'both' if probs is not None else 'neither'})")
+    return ("probs", probs) if probs is not None else ("logits", logits)
+
+
+class _BinaryParams(Distribution):
+    """Parameterized by a success probability given as ``probs`` or ``logits``; the other is
+    computed when first used."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    _param_event_dims = {"probs": 0, "logits": 0}
+
+    def _set_param(self, probs: Any, logits: Any, *others: Any) -> tuple[Tensor, ...]:
+        name, value = _one_of(type(self).__name__, probs, logits)
+        tensors = broadcast_all(*others, value, owner=type(self).__name__)
+        setattr(self, name, tensors[-1])
+        return tensors[-1].shape, tensors[:-1]
+
+    @lazy_property
+    def probs(self) -> Tensor:
+        """The success probability."""
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @lazy_property
+    def logits(self) -> Tensor:
+        """The log-odds of success."""
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @property
+    def param_shape(self) -> tuple[int, ...]:
+        return self.__dict__.get("probs", self.__dict__.get("logits")).shape
+
+    def _checked(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return value
+
+
+class Bernoulli(_BinaryParams):
+    """The Bernoulli distribution: 1 with probability ``probs`` (or ``sigmoid(logits)``).
+
+    Example:
+        >>> d = ember.distributions.Bernoulli(logits=ember.tensor([0.0]))
+        >>> d.log_prob(ember.tensor([1.0]))
+        tensor([-0.6931])
+    """
+
+    support = constraints.boolean
+    has_enumerate_support = True
+
+    def __init__(self, probs: Tensor | float | None = None, logits: Tensor | float | None = None,
+                 validate_args: bool | None = None) -> None:
+        shape, _ = self._set_param(probs, logits)
+        super().__init__(shape, (), validate_args)
+
+    mean = property(lambda self: self.probs, doc="``probs``.")
+    variance = property(lambda self: self.probs * (1 - self.probs), doc="``p (1 - p)``.")
+
+    @property
+    def mode(self) -> Tensor:
+        """1 where ``probs > 0.5``, 0 below, NaN at exactly 0.5 (as PyTorch)."""
+        mode = (self.probs >= 0.5).to(self.probs.dtype)
+        return ember.where(self.probs == 0.5, ember.full_like(mode, float("nan")), mode)
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        with ember.no_grad():
+            return ember.bernoulli(self.probs.expand(self._extended_shape(sample_shape)))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        logits, value = broadcast_all(self.logits, self._checked(value))
+        return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
+
+    def entropy(self) -> Tensor:
+        return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        values = ember.arange(2, dtype=self.probs.dtype)
+        values = values.reshape((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + self._batch_shape) if expand else values
+
+
+class Geometric(_BinaryParams):
+    """The number of failures before the first success in Bernoulli(``probs``) trials.
+
+    Example:
+        >>> ember.distributions.Geometric(ember.tensor(0.25)).mean
+        tensor(3.)
+    """
+
+    support = constraints.nonnegative_integer
+
+    def __init__(self, probs: Tensor | float | None = None, logits: Tensor | float | None = None,
+                 validate_args: bool | None = None) -> None:
+        shape, _ = self._set_param(probs, logits)
+        super().__init__(shape, (), validate_args)
+
+    mean = property(lambda self: 1.0 / self.probs - 1.0, doc="``1 / p - 1``.")
+    mode = property(lambda self: ember.zeros_like(self.probs), doc="Zero.")
+    variance = property(lambda self: (1.0 / self.probs - 1.0) / self.probs,
+                        doc="``(1 / p - 1) / p``.")
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        with ember.no_grad():
+            p = self.probs
+            u = ember.rand(self._extended_shape(sample_shape), dtype=p.dtype)
+            u = u.clamp(min=ember.finfo(p.dtype).tiny)
+            return (ember.log(u) / ember.log1p(-p)).floor()
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        value, probs = broadcast_all(self._checked(value), self.probs)
+        # p = 1 puts all mass on 0; 0 * log(0) there is 0, not NaN
+        certain = (probs == 1) & (value == 0)
+        safe = ember.where(certain, ember.zeros_like(probs), probs)
+        return value * ember.log1p(-safe) + ember.log(probs)
+
+    def entropy(self) -> Tensor:
+        bce = F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+        return bce / self.probs
+
+
+class Binomial(_BinaryParams):
+    """The number of successes in ``total_count`` Bernoulli(``probs``) trials.
+
+    Example:
+        >>> ember.distributions.Binomial(10, probs=ember.tensor(0.3)).mean
+        tensor(3.)
+    """
+
+    arg_constraints = {"total_count": constraints.nonnegative_integer,
+                       "probs": constraints.unit_interval, "logits": constraints.real}
+    _param_event_dims = {"total_count": 0, "probs": 0, "logits": 0}
+    has_enumerate_support = True
+
+    def __init__(self, total_count: Tensor | int = 1, probs: Tensor | float | None = None,
+                 logits: Tensor | float | None = None, validate_args: bool | None = None) -> None:
+        shape, (count,) = self._set_param(probs, logits, total_count)
+        dtype = self.__dict__.get("probs", self.__dict__.get("logits")).dtype
+        self.total_count = count.to(dtype)
+        super().__init__(shape, (), validate_args)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self) -> constraints.Constraint:
+        return constraints.integer_interval(0, self.total_count)
+
+    mean = property(lambda self: self.total_count * self.probs, doc="``n p``.")
+    variance = property(lambda self: self.total_count * self.probs * (1 - self.probs),
+                        doc="``n p (1 - p)``.")
+
+    @property
+    def mode(self) -> Tensor:
+        """``floor((n + 1) p)``, at most ``n``."""
+        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        return binomial(self.total_count.expand(shape), self.probs.expand(shape))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        value = self._checked(value)
+        n, logits = self.total_count, self.logits
+        log_binom = (ember.lgamma(n + 1) - ember.lgamma(value + 1)
+                     - ember.lgamma(n - value + 1))
+        # n log(1 + e^l), stable for either sign of l; the average of clamps is relu with a
+        # gradient of 1/2 at 0, so l = 0 gets the symmetric derivative
+        positive_part = (logits.clamp(min=0) + logits - logits.clamp(max=0)) / 2
+        log_norm = n * positive_part + n * ember.log1p(ember.exp(-logits.abs()))
+        return log_binom + value * logits - log_norm
+
+    def entropy(self) -> Tensor:
+        n = self.total_count
+        if n.numel() and float(n.max()) != float(n.min()):
+            raise NotImplementedError("Binomial.entropy: needs one total_count for the whole "
+                                      f"batch, got values from {float(n.min())} to "
+                                      f"{float(n.max())}")
+        log_p = self.log_prob(self.enumerate_support(False))
+        return -(ember.exp(log_p) * log_p).sum(0)
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        n = self.total_count
+        top = int(n.max()) if n.numel() else 0
+        if n.numel() and float(n.min()) != top:
+            raise NotImplementedError("Binomial.enumerate_support: needs one total_count for "
+                                      "the whole batch")
+        values = ember.arange(1 + top, dtype=n.dtype).reshape((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + self._batch_shape) if expand else values
+
+
+class Poisson(_Elementwise):
+    """The Poisson distribution with mean ``rate``.
+
+    Example:
+        >>> ember.distributions.Poisson(ember.tensor([4.0])).log_prob(ember.tensor([2.0]))
+        tensor([-1.9206])
+    """
+
+    arg_constraints = {"rate": constraints.nonnegative}
+    _param_event_dims = {"rate": 0}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, rate: Tensor | float, validate_args: bool | None = None) -> None:
+        super().__init__(("rate",), (rate,), validate_args)
+
+    mean = property(lambda self: self.rate, doc="``rate``.")
+    mode = property(lambda self: self.rate.floor(), doc="``floor(rate)``.")
+    variance = property(lambda self: self.rate, doc="``rate``.")
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        return poisson(self.rate.expand(self._extended_shape(sample_shape)))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        rate, value = broadcast_all(self.rate, self._checked(value))
+        return ember.xlogy(value, rate) - rate - ember.lgamma(value + 1)

@@ -1,0 +1,228 @@
+"""The :class:`Distribution` base class and the module-wide argument-validation switch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember
+from ember.distributions import constraints
+from ember.distributions.utils import broadcast_all, lazy_property
+from ember.tensor import Tensor
+
+__all__ = ["Distribution", "set_default_validate_args"]
+
+Shape = tuple[int, ...]
+
+
+def set_default_validate_args(value: bool) -> None:
+    """Turns argument and sample validation on (the default, as in PyTorch) or off for every
+    distribution made afterwards without an explicit ``validate_args``.
+
+    Example:
+        >>> ember.distributions.set_default_validate_args(False)
+        >>> ember.distributions.set_default_validate_args(True)
+    """
+    if value not in (True, False):
+        raise ValueError(f"set_default_validate_args: expected True or False, got {value!r}")
+    Distribution._validate_args = value
+
+
+def _shape(sample_shape: Any) -> Shape:
+    if isinstance(sample_shape, int):
+        return (sample_shape,)
+    return tuple(int(s) for s in sample_shape)
+
+
+class Distribution:
+    """A probability distribution over tensors of shape ``batch_shape + event_shape``.
+
+    Subclasses set ``arg_constraints`` (parameter name -> constraint), ``support``,
+    ``has_rsample`` and implement what they can of ``rsample``/``sample``, ``log_prob``,
+    ``entropy``, ``cdf``, ``icdf``, ``mean``, ``mode`` and ``variance``.
+    ``_param_event_dims`` (parameter name -> its own event rank) lets :meth:`expand` work
+    without per-class code.
+
+    Example:
+        >>> d = ember.distributions.Normal(ember.zeros(2), 1.0)
+        >>> d.sample((5,)).shape, d.batch_shape, d.event_shape
+        ((5, 2), (2,), ())
+    """
+
+    has_rsample = False
+    has_enumerate_support = False
+    _validate_args = True
+    arg_constraints: dict[str, constraints.Constraint] = {}
+    _param_event_dims: dict[str, int] = {}
+
+    def __init__(self, batch_shape: Any = (), event_shape: Any = (),
+                 validate_args: bool | None = None) -> None:
+        self._batch_shape = _shape(batch_shape)
+        self._event_shape = _shape(event_shape)
+        if validate_args is not None:
+            self._validate_args = validate_args
+        if self._validate_args:
+            self._check_args()
+
+    def _check_args(self) -> None:
+        for name, constraint in self.arg_constraints.items():
+            if constraints.is_dependent(constraint):
+                continue
+            if name not in self.__dict__ and isinstance(getattr(type(self), name, None),
+                                                        lazy_property):
+                continue  # computed from another parameter, which is checked
+            value = getattr(self, name)
+            if not bool(constraint.check(value).all()):
+                raise ValueError(
+                    f"{type(self).__name__}: expected parameter {name} (Tensor of shape "
+                    f"{tuple(value.shape)}) to satisfy the constraint {constraint!r}, but found "
+                    f"invalid values:\n{value}\nhint: pass validate_args=False to skip this "
+                    "check")
+
+    @property
+    def batch_shape(self) -> Shape:
+        """The shape over which parameters are batched."""
+        return self._batch_shape
+
+    @property
+    def event_shape(self) -> Shape:
+        """The shape of a single sample (without batching)."""
+        return self._event_shape
+
+    @property
+    def support(self) -> constraints.Constraint:
+        """The constraint that samples satisfy."""
+        raise NotImplementedError(f"{type(self).__name__} does not define support")
+
+    def _unsupported(self, what: str) -> NotImplementedError:
+        return NotImplementedError(f"{type(self).__name__} does not implement {what}")
+
+    @property
+    def mean(self) -> Tensor:
+        """The mean of the distribution."""
+        raise self._unsupported("mean")
+
+    @property
+    def mode(self) -> Tensor:
+        """The mode of the distribution."""
+        raise self._unsupported("mode")
+
+    @property
+    def variance(self) -> Tensor:
+        """The variance of the distribution."""
+        raise self._unsupported("variance")
+
+    @property
+    def stddev(self) -> Tensor:
+        """The standard deviation of the distribution."""
+        return self.variance.sqrt()
+
+    def entropy(self) -> Tensor:
+        """The entropy, one value per batch element."""
+        raise self._unsupported("entropy")
+
+    def perplexity(self) -> Tensor:
+        """``exp(entropy)``."""
+        return ember.exp(self.entropy())
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        """The log of the density (or mass) at ``value``."""
+        raise self._unsupported("log_prob")
+
+    def cdf(self, value: Tensor) -> Tensor:
+        """The cumulative distribution function at ``value``."""
+        raise self._unsupported("cdf")
+
+    def icdf(self, value: Tensor) -> Tensor:
+        """The inverse of :meth:`cdf`."""
+        raise self._unsupported("icdf")
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        """All values of a discrete distribution along a new leading dim."""
+        raise self._unsupported("enumerate_support")
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        """A reparameterized sample: gradients flow back to the parameters."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no reparameterized sampler (has_rsample is False); "
+            "hint: use sample() with a score-function (REINFORCE) estimator")
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        """A sample of shape ``sample_shape + batch_shape + event_shape``, without gradients."""
+        with ember.no_grad():
+            return self.rsample(sample_shape)
+
+    def _extended_shape(self, sample_shape: Any = ()) -> Shape:
+        return _shape(sample_shape) + self._batch_shape + self._event_shape
+
+    def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Distribution:
+        """The same distribution with parameters broadcast to ``batch_shape`` (no copy).
+
+        Example:
+            >>> ember.distributions.Normal(0.0, 1.0).expand((3,)).batch_shape
+            (3,)
+        """
+        batch_shape = _shape(batch_shape)
+        new = _instance if _instance is not None else type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        for name, event_dim in self._param_event_dims.items():
+            if name in self.__dict__:
+                value = self.__dict__[name]
+                event = value.shape[value.dim() - event_dim:]
+                try:
+                    new.__dict__[name] = value.expand(batch_shape + event)
+                except Exception as exc:
+                    raise ValueError(
+                        f"{type(self).__name__}.expand: cannot expand batch_shape "
+                        f"{self.batch_shape} to {batch_shape}; hint: only size-1 dims and new "
+                        "leading dims can be expanded") from exc
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _validate_sample(self, value: Any) -> None:
+        name = type(self).__name__
+        if not isinstance(value, Tensor):
+            raise ValueError(f"{name}: the value argument must be an ember Tensor, got "
+                             f"{type(value).__name__}")
+        event_dims = len(self._event_shape)
+        if value.shape[value.dim() - event_dims:] != self._event_shape or value.dim() < event_dims:
+            raise ValueError(f"{name}: the rightmost sizes of value {tuple(value.shape)} must "
+                             f"match event_shape {self._event_shape}")
+        expected = self._batch_shape + self._event_shape
+        for i, j in zip(reversed(value.shape), reversed(expected)):
+            if i != 1 and j != 1 and i != j:
+                raise ValueError(f"{name}: value of shape {tuple(value.shape)} does not broadcast "
+                                 f"with batch_shape + event_shape {expected}")
+        if not bool(self.support.check(value).all()):
+            raise ValueError(f"{name}: expected value (Tensor of shape {tuple(value.shape)}) to "
+                             f"be within the support {self.support!r}, but found invalid "
+                             f"values:\n{value}\nhint: pass validate_args=False to skip this "
+                             "check")
+
+    def __repr__(self) -> str:
+        parts = []
+        for name in self.arg_constraints:
+            if name in self.__dict__:
+                value = self.__dict__[name]
+                shown = value.item() if value.numel() == 1 else tuple(value.shape)
+                parts.append(f"{name}: {shown}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+
+class _Elementwise(Distribution):
+    """A distribution with scalar events whose parameters broadcast to the batch shape."""
+
+    def __init__(self, names: tuple[str, ...], values: tuple[Any, ...],
+                 validate_args: bool | None) -> None:
+        tensors = broadcast_all(*values, owner=type(self).__name__)
+        for name, value in zip(names, tensors):
+            setattr(self, name, value)
+        super().__init__(tensors[0].shape, (), validate_args)
+
+    def _checked(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return value
+
+    def _uniform(self, sample_shape: Any, dtype: Any) -> Tensor:
+        return ember.rand(self._extended_shape(sample_shape), dtype=dtype)

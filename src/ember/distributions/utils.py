@@ -1,0 +1,81 @@
+"""Helpers shared by the distributions: parameter broadcasting, probs <-> logits, sums over
+event dims, and ``lazy_property`` for parameters computed on first use."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import ember
+from ember.tensor import Tensor
+
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
+           "probs_to_logits", "sum_rightmost"]
+
+
+def broadcast_all(*values: Any, owner: str = "distribution") -> tuple[Tensor, ...]:
+    """Tensors of one broadcast shape from tensors and Python numbers; numbers take the dtype
+    of the first tensor (the default dtype when there is none).
+
+    Example:
+        >>> loc, scale = broadcast_all(ember.zeros(3), 1.0)
+        >>> scale.shape
+        (3,)
+    """
+    first = next((v for v in values if isinstance(v, Tensor)), None)
+    for v in values:
+        if not isinstance(v, (Tensor, numbers.Number)):
+            raise TypeError(f"{owner}: parameters must be ember Tensors or Python numbers, got "
+                            f"{type(v).__name__}; hint: wrap arrays with ember.tensor(...)")
+    dtype = first.dtype if first is not None and first.dtype.is_floating_point else None
+    tensors = [v if isinstance(v, Tensor) else ember.tensor(float(v), dtype=dtype)
+               for v in values]
+    shapes = [t.shape for t in tensors]
+    try:
+        shape = ember.broadcast_shapes(*shapes)
+    except Exception as exc:
+        raise ValueError(f"{owner}: parameter shapes {', '.join(map(str, shapes))} do not "
+                         "broadcast; hint: give every parameter the same batch shape") from exc
+    return tuple(t if t.shape == shape else t.expand(shape) for t in tensors)
+
+
+def sum_rightmost(value: Tensor | float, dims: int) -> Tensor | float:
+    """``value`` summed over its rightmost ``dims`` dims (a number is returned as is)."""
+    if dims == 0 or not isinstance(value, Tensor):
+        return value
+    return value.reshape(value.shape[:value.dim() - dims] + (-1,)).sum(-1)
+
+
+def clamp_probs(probs: Tensor) -> Tensor:
+    """``probs`` clamped into ``[eps, 1 - eps]`` of its dtype, so logs stay finite."""
+    eps = ember.finfo(probs.dtype).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
+    """Logits of probabilities: ``log p - log(1 - p)`` if ``is_binary``, else ``log p``."""
+    p = clamp_probs(probs)
+    return ember.log(p) - ember.log1p(-p) if is_binary else ember.log(p)
+
+
+def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
+    """Probabilities of logits: ``sigmoid`` if ``is_binary``, else ``softmax`` over the last
+    dim."""
+    return ember.sigmoid(logits) if is_binary else ember.softmax(logits, -1)
+
+
+class lazy_property:  # noqa: N801 - a decorator, named like ``property``
+    """A property computed on first access and then stored on the instance."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+        self.__name__ = fn.__name__
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        with ember.enable_grad():
+            value = self.fn(instance)
+        instance.__dict__[self.__name__] = value
+        return value

@@ -1,0 +1,76 @@
+"""Argument and sample validation: clear ValueErrors, and the switches that turn them off."""
+
+import pytest
+
+import ember
+import ember.distributions as D
+
+
+@pytest.mark.parametrize(("make", "words"), [
+    (lambda: D.Normal(0.0, -1.0), ["Normal", "scale", "GreaterThan"]),
+    (lambda: D.Gamma(ember.tensor([1.0, 0.0]), 1.0), ["Gamma", "concentration", "(2,)"]),
+    (lambda: D.Bernoulli(probs=ember.tensor(1.5)), ["Bernoulli", "probs"]),
+    (lambda: D.Categorical(probs=ember.tensor([0.5, -0.5])), ["Categorical", "probs"]),
+    (lambda: D.Dirichlet(ember.tensor([1.0, -1.0])), ["Dirichlet", "concentration"]),
+    (lambda: D.Binomial(2.5, probs=ember.tensor(0.5)), ["Binomial", "total_count"]),
+    (lambda: D.MultivariateNormal(ember.zeros(2), ember.tensor([[1.0, 2.0], [2.0, 1.0]])),
+     ["MultivariateNormal", "covariance_matrix"]),
+])
+def test_bad_parameters(make, words):
+    with pytest.raises(ValueError) as err:
+        make()
+    for w in words:
+        assert w in str(err.value)
+
+
+@pytest.mark.parametrize(("make", "words"), [
+    (lambda: D.Bernoulli(probs=0.5, logits=0.0), ["Bernoulli", "exactly one", "both"]),
+    (lambda: D.Categorical(), ["Categorical", "neither"]),
+    (lambda: D.MultivariateNormal(ember.zeros(2)), ["exactly one"]),
+    (lambda: D.MultivariateNormal(ember.zeros(2), scale_tril=ember.eye(3)), ["(2, 2)"]),
+    (lambda: D.Independent(D.Normal(ember.zeros(2), 1.0), 2), ["reinterpreted_batch_ndims"]),
+    (lambda: D.Normal(ember.zeros(2), ember.ones(3)), ["Normal", "(2,)", "(3,)"]),
+    (lambda: D.Dirichlet(ember.tensor(1.0)), ["Dirichlet", "at least one dim"]),
+])
+def test_bad_construction(make, words):
+    with pytest.raises(ValueError) as err:
+        make()
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_bad_values():
+    d = D.Exponential(ember.ones(3))
+    with pytest.raises(ValueError, match="Exponential.*support"):
+        d.log_prob(ember.tensor([-1.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="ember Tensor"):
+        d.log_prob(1.0)
+    with pytest.raises(ValueError, match="broadcast"):
+        d.log_prob(ember.ones(4))
+    with pytest.raises(ValueError, match="event_shape"):
+        D.Dirichlet(ember.ones(3)).log_prob(ember.ones(4) / 4)
+    with pytest.raises(ValueError, match="support"):
+        D.Categorical(logits=ember.zeros(3)).log_prob(ember.tensor(3))
+
+
+def test_switches():
+    D.Normal(0.0, -1.0, validate_args=False)
+    assert D.Exponential(1.0, validate_args=False).log_prob(ember.tensor(-1.0)).item() == 1.0
+    D.set_default_validate_args(False)
+    try:
+        D.Normal(0.0, -1.0)
+    finally:
+        D.set_default_validate_args(True)
+    with pytest.raises(ValueError):
+        D.Normal(0.0, -1.0)
+    with pytest.raises(ValueError, match="True or False"):
+        D.set_default_validate_args(2)
+
+
+def test_unsupported_methods_name_the_distribution():
+    with pytest.raises(NotImplementedError, match="Poisson does not implement entropy"):
+        D.Poisson(1.0).entropy()
+    with pytest.raises(NotImplementedError, match="Gamma does not implement cdf"):
+        D.Gamma(1.0, 1.0).cdf(ember.tensor(1.0))
+    with pytest.raises(TypeError, match="ember Tensors or Python numbers"):
+        D.Normal([0.0], 1.0)
