@@ -186,8 +186,11 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        a = np.asarray(self._host("a NumPy conversion"))
-        return a if dtype is None else a.astype(dtype, copy=False)
+        # NumPy's protocol: copy=True (np.array) must give new memory, as PyTorch's does
+        a = np.asarray(self._host("a NumPy conversion", keep=not copy))
+        if dtype is not None:
+            return a.astype(dtype, copy=bool(copy))
+        return a.copy() if copy else a
 
     def item(self) -> int | float | bool:
         """The value of a one-element tensor as a Python number."""
@@ -226,13 +229,24 @@ class Tensor:
         return self
 
     def retain_grad(self) -> None:
-        """Keeps ``.grad`` of a non-leaf tensor after backward."""
+        """Keeps ``.grad`` of a non-leaf tensor after backward (of its value at backward: an
+        in-place op since then moves it to the new value, as in PyTorch). No-op on a leaf.
+
+        Example:
+            >>> y = ember.ones(2, requires_grad=True) * 2
+            >>> y.retain_grad()
+            >>> y.sum().backward()
+            >>> y.grad
+            tensor([1., 1.])
+        """
         import weakref
 
+        if not self.requires_grad:
+            raise GradError(f"retain_grad(): the tensor (shape {tuple(self.shape)}) does not "
+                            "require grad, so it gets no gradient to retain. Hint: call "
+                            "requires_grad_() on the leaves it is computed from")
         if self._node is None:
             return
-        if not self.requires_grad:
-            raise GradError("retain_grad(): the tensor does not require grad")
         node = self._node
         if node.retained is None:
             node.retained = {}
@@ -270,6 +284,30 @@ class Tensor:
         hooks.append(hook)
         STRUCTURE.value += 1
         return RemovableHandle(hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]
+                                           ) -> RemovableHandle:
+        """Calls ``hook(tensor)`` after a ``backward`` has accumulated this leaf's ``.grad``
+        (not in ``ember.autograd.grad``, which touches no ``.grad``); the hook returns None.
+        Returns a handle whose ``remove()`` unregisters it. As PyTorch's: an optimizer step
+        fused into backward, one parameter at a time.
+
+        Example:
+            >>> w = ember.ones(2, requires_grad=True)
+            >>> h = w.register_post_accumulate_grad_hook(lambda p: print(p.grad))
+            >>> (3 * w).sum().backward()
+            tensor([3., 3.])
+        """
+        from ember.autograd.graph import accumulator, add_hook
+
+        if not self.requires_grad:
+            raise GradError("register_post_accumulate_grad_hook: cannot register a hook on a "
+                            "tensor that does not require grad")
+        if self._node is not None:
+            raise GradError(f"register_post_accumulate_grad_hook: this tensor was computed by "
+                            f"{self._node.name()}; post-accumulate-grad hooks run on leaves "
+                            "only (a non-leaf accumulates no .grad). Hint: use register_hook")
+        return add_hook(accumulator(self).hooks_made().post_accumulate, hook)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs: Any = None) -> None:
@@ -334,7 +372,8 @@ class Tensor:
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         """``copy.deepcopy``: a leaf tensor with its own copy of the data, the same
-        ``requires_grad`` and a copy of ``.grad``, as PyTorch makes.
+        ``requires_grad`` and a copy of ``.grad``, as PyTorch makes. Tensors sharing memory
+        (a tensor and its views, copied together) share the copy's memory as they did.
 
         Example:
             >>> import copy
@@ -348,10 +387,33 @@ class Tensor:
                 raise GradError("deepcopy: only a leaf tensor (made, not computed from tensors "
                                 "that require grad) can be deep-copied, as in PyTorch. Hint: "
                                 "copy tensor.detach()")
-            out = self.detach().clone().requires_grad_(self.requires_grad)
+            out = _copied(self, memo)
+            out.requires_grad = self.requires_grad
             out._grad = None if self._grad is None else self._grad.__deepcopy__(memo)
             memo[id(self)] = out
         return memo[id(self)]
+
+
+def _copied(t: Tensor, memo: dict) -> Tensor:
+    """A new tensor, no history, with the values of ``t`` for ``deepcopy``. Memory is copied
+    once per ``memo`` (keyed by the array's id, as PyTorch keys a storage): a view is made
+    again, the same way, of the copy of its base, and so shares its memory."""
+    info = t._view
+    if info is not None:
+        from ember.autograd.grad_mode import no_grad
+        from ember.ops.primitive import replay_view
+
+        base = info.base
+        base = base.__deepcopy__(memo) if base._node is None else _copied(base, memo)
+        with no_grad():
+            view = replay_view(base, info.chain)
+        view._view = None  # shares the memory but is no view for autograd, as PyTorch's copy
+        memo.setdefault(id(t._data), view._data)  # (for a later tensor on the same array)
+        return view
+    data = memo.get(id(t._data))
+    if data is None:
+        data = memo[id(t._data)] = t.detach().clone()._data
+    return _wrap(data, t._device)
 
 
 class RemovableHandle:

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.anomaly import ANOMALY, check_finite
-from ember.autograd.grad_mode import GRAD, no_grad
-from ember.autograd.graph import Node, restore_inputs
+from ember.autograd.grad_mode import GRAD, no_grad, set_grad_enabled
+from ember.autograd.graph import Node, NodeHooks, leaf_hooks, restore_inputs
 from ember.errors import GradError, ShapeError
 from ember.ops.primitive import DISPATCH
-from ember.tensor import _wrap
+from ember.tensor import Tensor, _wrap
 
 
 class _VjpHook(threading.local):
@@ -50,12 +50,14 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
                  create_graph, owners)
     if targets is not None:
         done = set()
-        for t, g in zip(targets, found):
-            # each tensor once, however often it is listed; a tensor that retains its grad
-            # got it during the pass already
-            if g is not None and id(t) not in done and not (t._retains and t._node is not None):
-                _accumulate_grad(t, g, create_graph, owners)
-            done.add(id(t))
+        with set_grad_enabled(create_graph):  # the hooks of the leaves see backward's mode
+            for t, g in zip(targets, found):
+                # each tensor once, however often it is listed; a tensor that retains its grad
+                # got it during the pass already
+                if g is not None and id(t) not in done and \
+                        not (t._retains and t._node is not None):
+                    _deliver(t, g, create_graph, owners)
+                done.add(id(t))
 
 
 def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
@@ -135,8 +137,6 @@ def _grad_batched(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: bo
 
 
 def _as_list(x: Any) -> list:
-    from ember.tensor import Tensor
-
     return [x] if isinstance(x, Tensor) else list(x)
 
 
@@ -220,6 +220,7 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
         _add(node_grads, leaf_grads, t, g)
         owners.add(id(g._data if g._data.base is None else g._data.base))
     order = _topological(list({t._node: None for t, _ in roots if t._node is not None}))
+    _follow_retained(order)
     needed = None if targets is None else _needed(order, targets)
     wanted = None if targets is None else {(t._node, t._idx): i for i, t in enumerate(targets)
                                              if t._node is not None}
@@ -229,35 +230,31 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     # then its hooks run and it lands in .grad at once, during the backward pass (how DDP
     # starts all-reducing a bucket while the rest of backward computes)
     pending = _leaf_edge_counts(order) if targets is None else None
-    saved_mode = GRAD.enabled
-    GRAD.enabled = create_graph
     try:
-        for node in reversed(order):
-            grads = node_grads.pop(node, None)
-            if grads is not None:
-                grads = [_value(g) for g in grads]
-            edges = node.edges
-            if grads is not None and (needed is None or node in needed
-                                      or any((node, i) in wanted for i in range(len(grads)))):
-                _finish_outputs(node, grads, wanted, found, create_graph, owners)
-                if needed is None or node in needed:
-                    _propagate(node, grads, node_grads, leaf_grads)
-            if not retain_graph:
-                node.release()
-            if pending is not None:
-                for edge in edges:
-                    if edge is not None and edge[0] is None:
-                        key = id(edge[1])
-                        pending[key] -= 1
-                        if not pending[key] and key in leaf_grads:
-                            leaf, g = leaf_grads.pop(key)
-                            _finish_leaf(leaf, _value(g), None, found, create_graph, owners)
-    finally:
-        GRAD.enabled = saved_mode
-
-    try:
-        for leaf, g in leaf_grads.values():
-            _finish_leaf(leaf, _value(g), targets, found, create_graph, owners)
+        with set_grad_enabled(create_graph):  # hooks run in it too, as PyTorch's
+            for node in reversed(order):
+                grads = node_grads.pop(node, None)
+                if grads is not None:
+                    grads = [_value(g) for g in grads]
+                edges = node.edges
+                if grads is not None and (needed is None or node in needed or any(
+                        (node, i) in wanted for i in range(len(grads)))):
+                    _finish_outputs(node, grads, wanted, found, create_graph, owners)
+                    if needed is None or node in needed:
+                        _propagate(node, grads, node_grads, leaf_grads)
+                if not retain_graph:
+                    node.release()
+                if pending is not None:
+                    for edge in edges:
+                        if edge is not None and edge[0] is None:
+                            key = id(edge[1])
+                            pending[key] -= 1
+                            if not pending[key] and key in leaf_grads:
+                                leaf, g = leaf_grads.pop(key)
+                                _finish_leaf(leaf, _value(g), None, found, create_graph,
+                                             owners)
+            for leaf, g in leaf_grads.values():
+                _finish_leaf(leaf, _value(g), targets, found, create_graph, owners)
         while targets is None and _CALLBACKS:
             _CALLBACKS.pop(0)()
     finally:
@@ -280,6 +277,25 @@ def queue_callback(fn: Callable[[], None]) -> None:
     _CALLBACKS.append(fn)
 
 
+def _follow_retained(order: list[Node]) -> None:
+    """A tensor that retains its grad and was written in place since retains the gradient of
+    its new value: its registration moves to its current node, as PyTorch moves the
+    ``retain_grad`` hook to the new ``grad_fn`` (hooks of ``register_hook`` stay)."""
+    for node in order:
+        retained = node.retained
+        if not retained:
+            continue
+        for i, ref in list(retained.items()):
+            t = ref()
+            if t is None or (t._node is node and t._idx == i):
+                continue
+            del retained[i]
+            if t._node is not None:
+                if t._node.retained is None:
+                    t._node.retained = {}
+                t._node.retained[t._idx] = ref
+
+
 def _leaf_edge_counts(order: list[Node]) -> dict[int, int]:
     """For each leaf, how many edges of the nodes in ``order`` lead to it."""
     counts: dict[int, int] = {}
@@ -299,11 +315,28 @@ def _finish_leaf(leaf: Any, g: Any, targets: list | None, found: list, create_gr
     if leaf._hooks:
         g = _run_hooks(leaf._hooks, g)
     if targets is None:
-        _accumulate_grad(leaf, g, create_graph, owners)
+        _deliver(leaf, g, create_graph, owners)
     else:
         for i, t in enumerate(targets):
             if t is leaf:
                 found[i] = g
+
+
+def _deliver(t: Any, g: Any, create_graph: bool, owners: set) -> None:
+    """Into ``t.grad`` through the leaf's ``AccumulateGrad``, as PyTorch's: its pre-hooks,
+    the sum, the ``register_post_accumulate_grad_hook`` hooks, then its post-hooks."""
+    hooks = leaf_hooks(t) if t._node is None else None
+    if hooks is None:
+        _accumulate_grad(t, g, create_graph, owners)
+        return
+    (g,) = _run_node_hooks(hooks.pre, (g,), "a prehook of AccumulateGrad")
+    if g is not None:
+        _accumulate_grad(t, g, create_graph, owners)
+    for hook in list(hooks.post_accumulate):
+        if hook(t) is not None:
+            raise GradError(f"post-accumulate-grad hook {_hook_name(hook)} returned a value; "
+                            "such a hook reads or updates tensor.grad in place and returns None")
+    _run_node_hooks(hooks.post, (), "a hook of AccumulateGrad", (g,))
 
 
 def _finish_outputs(node: Node, grads: list, wanted: dict | None, found: list,
@@ -327,28 +360,63 @@ def _finish_outputs(node: Node, grads: list, wanted: dict | None, found: list,
 
 def _run_hooks(hooks: list, g: Any) -> Any:
     """Passes ``g`` through tensor hooks in order; a hook may return a replacement of the
-    same shape (or None to keep it)."""
-    from ember.tensor import Tensor
-
+    same shape and dtype (or None to keep it)."""
     for hook in list(hooks):
         replaced = hook(g)
-        if replaced is None:
-            continue
-        if not isinstance(replaced, Tensor) or replaced.shape != g.shape:
-            got = (f"a tensor of shape {tuple(replaced.shape)}" if isinstance(replaced, Tensor)
-                   else type(replaced).__name__)
-            raise GradError(f"hook {getattr(hook, '__qualname__', hook)!r} returned {got} for a "
-                            f"gradient of shape {tuple(g.shape)}; a hook returns None or a "
-                            "tensor of the gradient's shape")
-        g = replaced
+        if replaced is not None:
+            _check_replacement(hook, replaced, g)
+            g = replaced
     return g
+
+
+def _check_replacement(hook: Callable, new: Any, g: Any) -> None:
+    """Refuses a gradient a hook returned in place of ``g`` unless it is a tensor of the same
+    shape and dtype, as PyTorch does."""
+    if not isinstance(new, Tensor):
+        got, want = type(new).__name__, f"shape {tuple(g.shape)}"
+    elif new.shape != g.shape:
+        got, want = f"a tensor of shape {tuple(new.shape)}", f"shape {tuple(g.shape)}"
+    elif new.dtype is not g.dtype:
+        got, want = f"a tensor of dtype {new.dtype.name}", f"dtype {g.dtype.name}"
+    else:
+        return
+    raise GradError(f"hook {_hook_name(hook)} returned {got} for a gradient of {want}; a hook "
+                    "returns None or a tensor of the gradient's shape and dtype")
+
+
+def _hook_name(hook: Callable) -> str:
+    return repr(getattr(hook, "__qualname__", hook))
+
+
+def _run_node_hooks(hooks: list, grads: tuple, who: str, grad_outputs: tuple | None = None
+                    ) -> tuple:
+    """Passes ``grads`` through a node's pre-hooks (``hook(grads)``) or, given
+    ``grad_outputs``, its post-hooks (``hook(grads, grad_outputs)``); a hook returns None or a
+    tuple of as many gradients (each None or a tensor like the one it replaces)."""
+    for hook in list(hooks):
+        new = hook(grads) if grad_outputs is None else hook(grads, grad_outputs)
+        if new is None:
+            continue
+        if not isinstance(new, (tuple, list)) or len(new) != len(grads):
+            got = (f"{len(new)} values" if isinstance(new, (tuple, list))
+                   else type(new).__name__)
+            raise GradError(f"{who} ({_hook_name(hook)}) returned {got}; expected None or a "
+                            f"tuple of {len(grads)} gradients (None for no gradient)")
+        for g, n in zip(grads, new):
+            if g is not None and n is not None:
+                _check_replacement(hook, n, g)
+        grads = tuple(new)
+    return grads
 
 
 def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> None:
     restore_inputs(node)
     node.check_versions()
     prim = node.prim
-    if prim.view and _sums_in_place():  # (only views of one input have a region)
+    hooks: NodeHooks | None = node.node_hooks
+    if hooks is not None:
+        grads = list(_run_node_hooks(hooks.pre, tuple(grads), f"a prehook of {node.name()}"))
+    elif prim.view and _sums_in_place():  # (only views of one input have a region)
         region = prim.grad_region(node)
         if region is not None:
             if node.edges[0] is not None:
@@ -373,6 +441,10 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
     if len(result) != len(node.inputs):
         raise GradError(f"the vjp rule of {prim.name} returned {len(result)} gradients for "
                         f"{len(node.inputs)} inputs")
+    if hooks is not None:
+        result = _run_node_hooks(hooks.post, tuple(None if e is None else g for g, e in
+                                                   zip(result, node.edges)),
+                                 f"a hook of {node.name()}", tuple(grads))
     if ANOMALY.enabled:
         check_finite(node, result)
     for t, edge, g in zip(node.inputs, node.edges, result):

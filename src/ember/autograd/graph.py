@@ -8,25 +8,134 @@ reference cycle forms), and ``ctx.needs_input_grad``.
 Inside :class:`saved_tensors_hooks` a node records its saved values through the user's
 ``pack_hook`` and reads them back through ``unpack_hook`` when backward first needs them (the
 ``inputs``/``outputs`` slots stay empty until then, so the plain path pays one attribute check).
+
+As PyTorch's ``grad_fn``, a node shows the graph (:attr:`Node.next_functions`, where a leaf
+appears as its :class:`AccumulateGrad`) and takes hooks of its own (:meth:`Node.register_prehook`,
+:meth:`Node.register_hook`); the engine runs them.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ember.errors import GradError
+from ember.tensor import STRUCTURE, RemovableHandle
 
 if TYPE_CHECKING:
     from ember.ops.primitive import Primitive
     from ember.tensor import Tensor
 
 
-class Node:
+class NodeHooks:
+    """The hooks of one node: ``pre`` run on its output gradients before its rule, ``post`` on
+    its input gradients after it (and, for a leaf's :class:`AccumulateGrad`,
+    ``post_accumulate`` run with the leaf once its ``.grad`` holds the new sum)."""
+
+    __slots__ = ("pre", "post", "post_accumulate")
+
+    def __init__(self) -> None:
+        self.pre: list[Callable] = []
+        self.post: list[Callable] = []
+        self.post_accumulate: list[Callable] = []
+
+
+class _Hookable:
+    """``register_prehook`` and ``register_hook``, shared by :class:`Node` and
+    :class:`AccumulateGrad` (each keeps a ``node_hooks`` slot)."""
+
+    __slots__ = ()
+    node_hooks: NodeHooks | None
+
+    def hooks_made(self) -> NodeHooks:
+        if self.node_hooks is None:
+            self.node_hooks = NodeHooks()
+        return self.node_hooks
+
+    def register_prehook(self, hook: Callable[[tuple], tuple | None]) -> RemovableHandle:
+        """Calls ``hook(grad_outputs)`` before this node's backward runs (after the hooks of
+        the tensors it made); a returned tuple replaces ``grad_outputs``, as PyTorch's.
+
+        Example:
+            >>> y = x * w
+            >>> h = y.grad_fn.register_prehook(lambda go: (go[0] * 2,))
+        """
+        return add_hook(self.hooks_made().pre, hook)
+
+    def register_hook(self, hook: Callable[[tuple, tuple], tuple | None]) -> RemovableHandle:
+        """Calls ``hook(grad_inputs, grad_outputs)`` after this node's backward has run; a
+        returned tuple replaces ``grad_inputs`` (None for an input needing no gradient), as
+        PyTorch's.
+
+        Example:
+            >>> y = x * w
+            >>> h = y.grad_fn.register_hook(lambda gi, go: print([g.shape for g in gi]))
+        """
+        return add_hook(self.hooks_made().post, hook)
+
+
+def add_hook(hooks: list, hook: Callable) -> RemovableHandle:
+    """Appends ``hook`` to ``hooks``; the handle removes it (a compiled function notices)."""
+    hooks.append(hook)
+    STRUCTURE.value += 1
+    return RemovableHandle(hooks, hook)
+
+
+class AccumulateGrad(_Hookable):
+    """Where a leaf's gradient ends in a backward (PyTorch's ``AccumulateGrad``): found in
+    :attr:`Node.next_functions`, with the leaf as ``variable``. One per leaf while it lives.
+
+    Example:
+        >>> y = x * 2
+        >>> acc, _ = y.grad_fn.next_functions[0]
+        >>> acc.variable is x
+        True
+    """
+
+    __slots__ = ("_ref", "node_hooks", "__weakref__")
+    next_functions: tuple = ()
+
+    def __init__(self, leaf: Tensor) -> None:
+        self._ref = weakref.ref(leaf)  # the leaf holds its accumulator, not the other way
+        self.node_hooks: NodeHooks | None = None
+
+    @property
+    def variable(self) -> Tensor:
+        """The leaf tensor whose ``.grad`` this accumulates into."""
+        return self._ref()
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
+
+
+_ACCUMULATORS: dict[int, AccumulateGrad] = {}  # id(leaf) -> its accumulator, while it lives
+
+
+def accumulator(leaf: Tensor) -> AccumulateGrad:
+    """The leaf's :class:`AccumulateGrad`, made on first use and kept while the leaf lives."""
+    acc = _ACCUMULATORS.get(id(leaf))
+    if acc is None or acc.variable is not leaf:
+        key = id(leaf)
+        acc = _ACCUMULATORS[key] = AccumulateGrad(leaf)
+        weakref.finalize(leaf, _ACCUMULATORS.pop, key, None)
+    return acc
+
+
+def leaf_hooks(leaf: Tensor) -> NodeHooks | None:
+    """The node hooks of a leaf's accumulator, if it has any (what the engine asks)."""
+    acc = _ACCUMULATORS.get(id(leaf))
+    return None if acc is None or acc.variable is not leaf else acc.node_hooks
+
+
+class Node(_Hookable):
     """A recorded application of a primitive (PyTorch's ``grad_fn``)."""
 
     __slots__ = ("prim", "inputs", "edges", "params", "versions", "outputs", "device", "hooks",
-                 "retained", "stack", "released", "packed", "__weakref__")
+                 "retained", "stack", "released", "packed", "node_hooks", "__weakref__")
 
     def __init__(self, prim: Primitive, inputs: tuple, params: dict, versions: tuple | None,
                  outputs: tuple | None, device: Any) -> None:
@@ -46,6 +155,7 @@ class Node:
         self.retained = None      # {output index: weakref to a tensor that retains its grad}
         self.stack = None         # the user's stack at creation, in anomaly mode
         self.released = False
+        self.node_hooks = None    # a NodeHooks, once register_prehook/register_hook is called
         if SAVED_HOOKS.top is not None:
             _pack(self, SAVED_HOOKS.top)
 
@@ -68,6 +178,18 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"
+
+    @property
+    def next_functions(self) -> tuple[tuple[Node | AccumulateGrad | None, int], ...]:
+        """Per input, where its gradient goes: ``(node, output index)``, ``(AccumulateGrad of
+        the leaf, 0)``, or ``(None, 0)`` for an input needing none, as PyTorch's.
+
+        Example:
+            >>> (x * w).sum().grad_fn.next_functions
+            ((<MulBackward>, 0),)
+        """
+        return tuple((None, 0) if e is None else (accumulator(e[1]), 0) if e[0] is None else e
+                     for e in self.edges)
 
     # -- what rules read ---------------------------------------------------------------------
     @property
@@ -130,8 +252,9 @@ class Node:
                 f"{frame.lineno}:\n    {frame.line}")
 
     def release(self) -> None:
-        """Frees what backward needed, after backward (unless ``retain_graph``)."""
-        self.inputs = self.edges = self.outputs = self.versions = None
+        """Frees what backward needed, after backward (unless ``retain_graph``). The edges
+        stay, as PyTorch keeps the graph's shape (``next_functions``) after backward."""
+        self.inputs = self.outputs = self.versions = None
         self.released = True
         self.packed = None
         free = getattr(self.prim, "release", None)  # (a custom Function's: its ctx's)

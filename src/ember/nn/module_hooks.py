@@ -1,0 +1,140 @@
+"""The hooks of ``nn.Module``: forward pre-hooks and hooks, backward pre-hooks and full
+backward hooks, state-dict post-hooks, each registration returning a removable handle, as
+PyTorch's. :class:`ModuleHooksMixin` holds the registration methods and the call path that
+runs them; ``Module.__init__`` makes the lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ember.tensor import STRUCTURE, RemovableHandle
+
+
+class _Hook:
+    """One registered hook; identity-compared so a handle removes exactly its registration."""
+
+    __slots__ = ("fn", "with_kwargs", "always_call")
+
+    def __init__(self, fn: Callable, with_kwargs: bool = False, always_call: bool = False):
+        self.fn, self.with_kwargs, self.always_call = fn, with_kwargs, always_call
+
+
+def _add_hook(hooks: list, hook: _Hook, prepend: bool) -> RemovableHandle:
+    if prepend:
+        hooks.insert(0, hook)
+    else:
+        hooks.append(hook)
+    STRUCTURE.value += 1
+    return RemovableHandle(hooks, hook)
+
+
+class ModuleHooksMixin:
+    """Hook registration and the hooked call path of :class:`ember.nn.Module`."""
+
+    _forward_pre_hooks: list
+    _forward_hooks: list
+    _backward_hooks: list
+    _backward_pre_hooks: list
+    _state_dict_hooks: list
+    forward: Callable[..., Any]
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        for hook in list(self._forward_pre_hooks):
+            if hook.with_kwargs:
+                result = hook.fn(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError("forward pre-hook with kwargs must return None or "
+                                           f"a tuple (args, kwargs), got {result!r}")
+                    args, kwargs = result
+            else:
+                result = hook.fn(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        state = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            from ember.nn.backward_hooks import BackwardHookState
+
+            state = BackwardHookState(self, self._backward_hooks, self._backward_pre_hooks)
+            args = state.wrap_inputs(args)
+        try:
+            output = self.forward(*args, **kwargs)
+        except Exception:
+            for hook in list(self._forward_hooks):
+                if hook.always_call:
+                    hook.fn(self, args, kwargs, None) if hook.with_kwargs else \
+                        hook.fn(self, args, None)
+            raise
+        for hook in list(self._forward_hooks):
+            result = hook.fn(self, args, kwargs, output) if hook.with_kwargs else \
+                hook.fn(self, args, output)
+            if result is not None:
+                output = result
+        if state is not None:
+            output = state.wrap_outputs(output)
+        return output
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Calls ``hook(module, args)`` before ``forward`` (``hook(module, args, kwargs)`` with
+        ``with_kwargs=True``); a returned value replaces the arguments.
+
+        Example:
+            >>> h = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+            >>> h.remove()
+        """
+        return _add_hook(self._forward_pre_hooks, _Hook(hook, with_kwargs), prepend)
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """Calls ``hook(module, args, output)`` after ``forward`` (``hook(module, args, kwargs,
+        output)`` with ``with_kwargs=True``); a returned value replaces the output.
+
+        Example:
+            >>> feats = []
+            >>> h = m.register_forward_hook(lambda mod, args, out: feats.append(out))
+        """
+        return _add_hook(self._forward_hooks, _Hook(hook, with_kwargs, always_call), prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False
+                                        ) -> RemovableHandle:
+        """Calls ``hook(module, grad_output)`` when the gradients with respect to the module's
+        outputs are computed, before they go into its backward; a returned tuple replaces
+        ``grad_output`` (one entry per output, None for one without gradient).
+
+        Example:
+            >>> h = m.register_full_backward_pre_hook(lambda mod, go: (go[0].clamp(-1, 1),))
+        """
+        return _add_hook(self._backward_pre_hooks, _Hook(hook), prepend)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False
+                                    ) -> RemovableHandle:
+        """Calls ``hook(module, grad_input, grad_output)`` when the gradients with respect to
+        the module's positional inputs are computed; a returned tuple replaces
+        ``grad_input``. Entries are None for non-tensor arguments and for outputs that got no
+        gradient; a tensor input needing no gradient gets zeros, as in PyTorch. If no input
+        requires grad, the hook runs with the output gradients and ``grad_input`` all None.
+
+        Example:
+            >>> h = m.register_full_backward_hook(lambda mod, gi, go: print(go[0].shape))
+        """
+        return _add_hook(self._backward_hooks, _Hook(hook), prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Calls ``hook(module, state_dict, prefix, local_metadata)`` once :meth:`state_dict`
+        has added this module's entries (under ``prefix``); the hook may edit ``state_dict``
+        in place and must return ``None``.
+
+        Example:
+            >>> def drop_bias(mod, sd, prefix, meta):
+            ...     del sd[prefix + "bias"]
+            >>> fc = nn.Linear(2, 3)
+            >>> h = fc.register_state_dict_post_hook(drop_bias)
+            >>> list(fc.state_dict())
+            ['weight']
+            >>> h.remove()
+        """
+        return _add_hook(self._state_dict_hooks, _Hook(hook), False)
