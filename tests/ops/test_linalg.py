@@ -161,8 +161,8 @@ def test_shape_errors(fn, match):
 def test_norm_errors():
     with pytest.raises(ember.DTypeError, match="floating"):
         ember.linalg.vector_norm(ember.tensor([1, 2]))
-    with pytest.raises(ValueError, match="'nuc', 2 and -2 need an SVD"):
-        ember.linalg.matrix_norm(ember.ones(2, 2), "nuc")
+    with pytest.raises(ValueError, match="ord 3 is not supported"):
+        ember.linalg.matrix_norm(ember.ones(2, 2), 3)
     with pytest.raises(ember.ShapeError, match="1-D or 2-D"):
         ember.linalg.norm(ember.ones(2, 2, 2), ord=1)
 

@@ -1,8 +1,10 @@
-"""Matrix factorizations: ``linalg.cholesky``, ``qr``, ``eigh``, ``eigvalsh``, ``svd``,
-``svdvals``, and PyTorch's older ``torch.cholesky`` / ``qr`` / ``svd`` (solvers are in
+"""Matrix factorizations: ``linalg.cholesky`` / ``cholesky_ex``, ``qr``, ``eigh``,
+``eigvalsh``, ``svd``, ``svdvals``, PyTorch's older ``torch.cholesky`` / ``qr`` / ``svd``, and
+``det`` (its gradient: the cofactor matrix through the SVD), ``slogdet``, ``logdet`` (solvers are in
 ``linalg_solve.py``, the pseudoinverse and least squares in ``linalg_pinv.py``).
 
-Primitives: ``linalg_cholesky``, ``linalg_qr``, ``linalg_eigh`` and ``linalg_svd``, each
+Primitives: ``linalg_cholesky``, ``linalg_qr``, ``linalg_eigh``, ``linalg_svd`` and
+``linalg_det``, ``linalg_slogdet``, each
 batched over its leading dims, with PyTorch's derivative formulas
 written in Ember ops (so they differentiate again): Cholesky as in Murray (2016), QR as in
 Liao et al. (2019), ``eigh`` and ``svd`` with the ``1/(λj - λi)`` matrix, so that repeated
@@ -15,76 +17,84 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import numpy as np
-
+from ember import dtypes
 from ember.errors import OpError, describe
-from ember.ops.creation import eye, zeros
+from ember.ops import linalg_kernels as kernels
+from ember.ops.broadcast import expand
+from ember.ops.creation import eye, ones, zeros
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
+from ember.ops.linalg_lu import lu_factor_ex, lu_solve
 from ember.ops.linalg_solve import (
     LinAlgError,
     check_matrix,
     diag_embed,
+    first_failure,
     matrix_spec,
     mT,
     solve_triangular,
 )
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.scan import cumprod
 from ember.ops.shape import narrow
+from ember.ops.unary import log
 from ember.tensor import Tensor, method
 
-__all__ = ["cholesky", "qr", "svd"]
+__all__ = ["cholesky", "qr", "svd", "det", "slogdet", "logdet"]
 
 
 # -- Cholesky --------------------------------------------------------------------------------
-def _cholesky_failure(xp: Any, a: Any) -> str:
-    """PyTorch's explanation: which batch element, and the order of its first leading minor
-    that is not positive-definite."""
-    flat = a.reshape((-1,) + a.shape[-2:])
-    for i in range(flat.shape[0]):
-        for k in range(1, a.shape[-1] + 1):
-            try:
-                xp.linalg.cholesky(flat[i, :k, :k])
-            except np.linalg.LinAlgError:
-                where = f"(Batch element {i}): " if a.ndim > 2 else ""
-                return (f"{where}The factorization could not be completed because the input is "
-                        f"not positive-definite (the leading minor of order {k} is not "
-                        "positive-definite)")
-    return "The factorization could not be completed"
-
-
 @primitive
 class Cholesky(Primitive):
-    """The lower factor ``L`` of ``A = L Lᵀ``, reading ``A``'s lower triangle."""
+    """``(L, info)``: the lower factor ``L`` of ``A = L Lᵀ`` from ``A``'s lower triangle, and
+    the order of the first leading minor that is not positive-definite (0 if none), which
+    raises if ``check_errors``."""
 
     name = "linalg_cholesky"
+    nout = 2
     save_inputs = False
-    save_outputs = True
+    save_outputs = (0,)
 
-    def forward(self, xp, a):
-        try:
-            return xp.linalg.cholesky(a)
-        except np.linalg.LinAlgError:
-            raise LinAlgError(f"linalg.cholesky: {_cholesky_failure(xp, a)}. Input: "
-                              f"{describe(a.shape, a.dtype)}") from None
+    def forward(self, xp, a, *, check_errors, op):
+        L, info = kernels.cholesky(xp, a)  # noqa: N806
+        if check_errors and info.any():
+            where, k = first_failure(info)
+            raise LinAlgError(f"{op}: {where}The factorization could not be completed because "
+                              f"the input is not positive-definite (the leading minor of order "
+                              f"{k} is not positive-definite). Input: "
+                              f"{describe(a.shape, a.dtype)}")
+        return L, info
 
-    def infer(self, a):
-        matrix_spec("linalg.cholesky", a)
-        return a
+    def infer(self, a, *, check_errors, op):
+        matrix_spec(op, a)
+        return a, TensorSpec(a.shape[:-2], dtypes.int32)
 
-    def vjp(self, ctx, g):
-        L = ctx.out  # noqa: N806
+    def vjp(self, ctx, g, _g_info=None):
+        L = ctx.output(0)  # noqa: N806
         phi = matmul(mT(L), g).tril()
         phi = 0.5 * (phi + mT(phi.tril(-1)))
         ga = solve_triangular(mT(L), phi, upper=True, left=True)
-        return solve_triangular(L, ga, upper=False, left=False)
+        return (solve_triangular(L, ga, upper=False, left=False),)
 
     def jvp(self, ctx, da):
-        L = ctx.out  # noqa: N806
+        L = ctx.output(0)  # noqa: N806
         d = solve_triangular(L, da, upper=False, left=True)
         d = solve_triangular(mT(L), d, upper=True, left=False)
         d = d.tril() - 0.5 * diag_embed(d.diagonal(0, -2, -1))
-        return matmul(L, d)
+        return matmul(L, d), None
+
+
+class CholeskyExResult(NamedTuple):
+    L: Tensor
+    info: Tensor
+
+
+def _cholesky(A: Tensor, upper: bool, check_errors: bool, op: str) -> tuple[Tensor, Tensor]:  # noqa: N803
+    check_matrix(op, A)
+    if upper:  # the upper triangle of A is the lower one of Aᵀ
+        L, info = apply(Cholesky, mT(A), check_errors=check_errors, op=op)  # noqa: N806
+        return mT(L), info
+    return apply(Cholesky, A, check_errors=check_errors, op=op)
 
 
 def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
@@ -99,12 +109,21 @@ def linalg_cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
         tensor([[2., 0.],
                 [1., 1.]])
     """
-    check_matrix("linalg.cholesky", A)
-    if upper:  # the upper triangle of A is the lower one of Aᵀ
-        return mT(apply(Cholesky, mT(A)))
-    return apply(Cholesky, A)
+    return _cholesky(A, bool(upper), True, "linalg.cholesky")[0]
 
 
+def cholesky_ex(A: Tensor, *, upper: bool = False,  # noqa: N803
+                check_errors: bool = False) -> CholeskyExResult:
+    """:func:`linalg_cholesky` that reports failure in ``info`` (the order of the first
+    leading minor that is not positive-definite, 0 if none) instead of raising, unless
+    ``check_errors``; ``L`` of a failed matrix is LAPACK's partial factor.
+
+    Example:
+        >>> ember.linalg.cholesky_ex(ember.tensor([[1.0, 2.0], [2.0, 1.0]])).info
+        tensor(2, dtype=ember.int32)
+    """
+    return CholeskyExResult(*_cholesky(A, bool(upper), bool(check_errors),
+                                       "linalg.cholesky_ex"))
 @method()
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky``: the same as :func:`ember.linalg.cholesky`.
@@ -471,3 +490,123 @@ def svdvals(A: Tensor) -> Tensor:  # noqa: N803
     """
     check_matrix("linalg.svdvals", A, square=False)
     return apply(SVD, A, full_matrices=False)[1]
+
+
+# -- determinants -----------------------------------------------------------------------------
+class SlogdetResult(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+
+
+@primitive
+class Slogdet(Primitive):
+    """``(sign, log|det|)``; only ``logabsdet`` has a gradient, ``A^-T`` times its own."""
+
+    name = "linalg_slogdet"
+    nout = 2
+
+    def forward(self, xp, a):
+        sign, logabsdet = xp.linalg.slogdet(a)
+        return xp.asarray(sign, dtype=a.dtype), xp.asarray(logabsdet, dtype=a.dtype)
+
+    def infer(self, a):
+        matrix_spec("linalg.slogdet", a)
+        out = TensorSpec(a.shape[:-2], a.dtype)
+        return out, out
+
+    def _inverse_t(self, ctx: Any) -> Tensor:
+        """``A⁻ᵀ`` by an adjoint LU solve: inf/NaN for a singular ``A``, as PyTorch's."""
+        a = ctx.inputs[0]
+        LU, pivots, _ = lu_factor_ex(a)  # noqa: N806
+        identity = expand(eye(a.shape[-1], dtype=a.dtype, device=a.device), tuple(a.shape))
+        return lu_solve(LU, pivots, identity, adjoint=True)
+
+    def vjp(self, ctx, g_sign, g_logabsdet):
+        if g_logabsdet is None:
+            return (None,)
+        return (g_logabsdet.unsqueeze(-1).unsqueeze(-1) * self._inverse_t(ctx),)
+
+    def jvp(self, ctx, da):
+        d = (self._inverse_t(ctx) * da).sum(dim=(-2, -1))
+        return zeros(d.shape, dtype=d.dtype, device=d.device), d
+
+
+@method()
+def slogdet(A: Tensor) -> SlogdetResult:  # noqa: N803
+    """The sign and the log of the absolute value of the determinant, ``(sign, logabsdet)``:
+    ``(0, -inf)`` for a singular matrix.
+
+    Example:
+        >>> ember.linalg.slogdet(ember.tensor([[-2.0, 0.0], [0.0, 1.0]]))
+        SlogdetResult(sign=tensor(-1.), logabsdet=tensor(0.6931))
+    """
+    check_matrix("linalg.slogdet", A)
+    return SlogdetResult(*apply(Slogdet, A))
+
+
+@method()
+def logdet(input: Tensor) -> Tensor:
+    """``log(det(input))``: NaN for a negative determinant, ``-inf`` for a singular matrix.
+
+    Example:
+        >>> ember.logdet(ember.tensor([[2.0, 0.0], [0.0, 2.0]]))
+        tensor(1.3863)
+    """
+    check_matrix("logdet", input)
+    sign, logabsdet = apply(Slogdet, input)
+    return logabsdet + log(sign)
+
+
+# -- determinant -----------------------------------------------------------------------------
+def _products_of_others(s: Tensor) -> Tensor:
+    """``out[..., i] = prod_{j != i} s[..., j]`` without dividing (exact when ``s`` has
+    zeros): the product of the entries before ``i`` times that of those after it."""
+    if s.shape[-1] == 0:
+        return s
+    one = ones(s.shape[:-1] + (1,), dtype=s.dtype, device=s.device)
+    before = cumprod(cat([one, narrow(s, -1, 0, s.shape[-1] - 1)], dim=-1), -1)
+    after = cumprod(cat([one, narrow(s, -1, 1, s.shape[-1] - 1).flip(-1)], dim=-1), -1)
+    return before * after.flip(-1)
+
+
+def _cofactors(A: Tensor) -> Tensor:  # noqa: N803
+    """The cofactor matrix ``det(A) A⁻ᵀ``, also for a singular ``A``: with ``A = U S Vᵀ``,
+    ``det(U) det(Vᵀ) U diag(prod_{j != i} s_j) Vᵀ``."""
+    U, S, Vh = apply(SVD, A, full_matrices=False)  # noqa: N806
+    sign = apply(Slogdet, U)[0] * apply(Slogdet, Vh)[0]  # ±1: no gradient
+    scaled = U * (sign.unsqueeze(-1) * _products_of_others(S)).unsqueeze(-2)
+    return matmul(scaled, Vh)
+
+
+@primitive
+class Det(Primitive):
+    """The determinant; its derivative is the cofactor matrix, computed through the SVD so
+    that it stays finite (and exact) for a singular matrix, as PyTorch's."""
+
+    name = "linalg_det"
+
+    def forward(self, xp, a):
+        return xp.asarray(xp.linalg.det(a), dtype=a.dtype)
+
+    def infer(self, a):
+        matrix_spec("linalg.det", a)
+        return TensorSpec(a.shape[:-2], a.dtype)
+
+    def vjp(self, ctx, g):
+        return (g.unsqueeze(-1).unsqueeze(-1) * _cofactors(ctx.inputs[0]),)
+
+    def jvp(self, ctx, da):
+        return (_cofactors(ctx.inputs[0]) * da).sum(dim=(-2, -1))
+
+
+@method()
+def det(A: Tensor) -> Tensor:  # noqa: N803
+    """The determinant of a square matrix (or of each in a batch); 0 for a singular one, where
+    its gradient (the cofactor matrix) is still finite.
+
+    Example:
+        >>> round(ember.linalg.det(ember.tensor([[1.0, 2.0], [3.0, 4.0]])).item(), 4)
+        -2.0
+    """
+    check_matrix("linalg.det", A)
+    return apply(Det, A)

@@ -1,76 +1,41 @@
-"""The LU factorization with partial pivoting: ``linalg.lu_factor`` and ``linalg.lu_solve``.
+"""The LU factorization with partial pivoting: ``linalg.lu_factor`` / ``lu_factor_ex``,
+``linalg.lu``, ``lu_unpack`` and ``linalg.lu_solve``.
 
-Primitives: ``linalg_lu_factor`` (``A = P L U`` packed LAPACK-style: ``L`` below the
-diagonal with unit diagonal, ``U`` on and above it; 1-based int32 pivots; its derivatives as
-PyTorch's for square matrices) and ``linalg_lu_permutation`` (the row order the pivots
-describe, no gradient). NumPy has no LU, so the factorization runs column by column, each
-step vectorized over the batch. ``lu_solve`` is a composite: a row gather and two triangular
-solves, differentiable in ``LU`` and ``B``.
+Primitives: ``linalg_lu_factor`` (``A = P L U`` of ``m × n`` matrices packed LAPACK-style:
+``L`` below the diagonal with unit diagonal, ``U`` on and above it; 1-based int32 pivots; an
+``info``; derivatives for square, wide and tall matrices) and ``linalg_lu_permutation`` (the
+row order the pivots describe, no gradient). NumPy has no LU: the factorization is the kernel
+of ``linalg_kernels.py``. ``lu``, ``lu_unpack`` and ``lu_solve`` are composites (a row gather
+and two triangular solves for ``lu_solve``), differentiable in ``LU`` and ``B``.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
-
-import numpy as np
 
 from ember import dtypes
 from ember.errors import ShapeError, describe
+from ember.ops import linalg_kernels as kernels
 from ember.ops.broadcast import broadcast_shapes, expand
-from ember.ops.creation import eye
+from ember.ops.creation import eye, zeros
 from ember.ops.gather import gather
+from ember.ops.join import cat
 from ember.ops.linalg import matmul
 from ember.ops.linalg_solve import (
     LinAlgError,
     check_float,
     check_matrix,
+    first_failure,
     matrix_spec,
     mT,
     solve_triangular,
 )
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.shape import narrow
 from ember.ops.sort import argsort
 from ember.tensor import Tensor
 
-__all__: list[str] = []
-
-
-def _lu(xp: Any, a: Any) -> tuple[Any, Any]:
-    """Gaussian elimination with partial pivoting on a batch of square matrices."""
-    n = a.shape[-1]
-    lu = a.reshape((math.prod(a.shape[:-2]), n, n)).copy()  # (not -1: n may be 0)
-    piv = xp.zeros((lu.shape[0], n), np.int32)
-    rows = xp.arange(lu.shape[0])
-    for k in range(n):
-        p = k + xp.argmax(xp.abs(lu[:, k:, k]), axis=1)
-        piv[:, k] = p + 1
-        top = lu[rows, k].copy()
-        lu[rows, k] = lu[rows, p]
-        lu[rows, p] = top
-        pivot = lu[:, k, k]
-        bad = xp.flatnonzero(pivot == 0)
-        if bad.size:
-            where = f"(Batch element {int(bad[0])}): " if a.ndim > 2 else ""
-            raise LinAlgError(f"linalg.lu_factor: {where}U[{k},{k}] is zero and using it in "
-                              f"lu_solve would divide by zero ({describe(a.shape, a.dtype)})")
-        lu[:, k + 1:, k] /= pivot[:, None]
-        lu[:, k + 1:, k + 1:] -= lu[:, k + 1:, k:k + 1] * lu[:, k:k + 1, k + 1:]
-    return lu.reshape(a.shape), piv.reshape(a.shape[:-1])
-
-
-def _permutation(xp: Any, piv: Any) -> Any:
-    """Row ``i`` of ``P⁻¹ A`` is row ``perm[i]`` of ``A``: the pivots' swaps applied in order."""
-    n = piv.shape[-1]
-    flat = piv.reshape((math.prod(piv.shape[:-1]), n)).astype(np.int64) - 1
-    perm = xp.tile(xp.arange(n, dtype=np.int64), (flat.shape[0], 1))
-    rows = xp.arange(flat.shape[0])
-    for k in range(n):
-        p = flat[:, k]
-        top = perm[rows, k].copy()
-        perm[rows, k] = perm[rows, p]
-        perm[rows, p] = top
-    return perm.reshape(piv.shape)
+__all__ = ["lu_unpack"]
 
 
 def _rows(x: Tensor, perm: Tensor) -> Tensor:
@@ -81,52 +46,101 @@ def _rows(x: Tensor, perm: Tensor) -> Tensor:
 
 @primitive
 class LUPermutation(Primitive):
+    """The row order (of ``m`` rows) that LAPACK's 1-based pivots describe."""
+
     name = "linalg_lu_permutation"
     differentiable = False
 
-    def forward(self, xp, piv):
-        return _permutation(xp, piv)
+    def forward(self, xp, piv, *, m):
+        return kernels.permutation(xp, piv, m)
 
-    def infer(self, piv):
-        return TensorSpec(piv.shape, dtypes.int64)
+    def infer(self, piv, *, m):
+        return TensorSpec(piv.shape[:-1] + (m,), dtypes.int64)
+
+
+def _unit_lower(lu: Tensor, k: int) -> Tensor:
+    """``L`` (``m × k``, unit diagonal) from the packed ``LU``."""
+    m = lu.shape[-2]
+    return narrow(lu, -1, 0, k).tril(-1) + eye(m, k, dtype=lu.dtype, device=lu.device)
 
 
 @primitive
 class LUFactor(Primitive):
+    """``(LU, pivots, info)`` of ``A = P L U`` for ``(m, n)`` matrices; a zero pivot raises
+    if ``check_errors``, else is reported in ``info``. Derivatives as PyTorch's: with
+    ``k = min(m, n)``, the square block of the shorter side must be invertible."""
+
     name = "linalg_lu_factor"
-    nout = 2
+    nout = 3
     save_inputs = False
-    save_outputs = True
+    save_outputs = (0, 1)
 
-    def forward(self, xp, a):
-        return _lu(xp, a)
+    def forward(self, xp, a, *, check_errors, op):
+        lu, piv, info = kernels.lu(xp, a)
+        if check_errors and info.any():
+            where, k = first_failure(info)
+            raise LinAlgError(f"{op}: {where}U[{k},{k}] is zero and using it in lu_solve would "
+                              f"divide by zero ({describe(a.shape, a.dtype)}). Hint: "
+                              "linalg.lu or linalg.lu_factor_ex factor it without raising")
+        return lu, piv, info
 
-    def infer(self, a):
-        matrix_spec("linalg.lu_factor", a)
-        return a, TensorSpec(a.shape[:-1], dtypes.int32)
+    def infer(self, a, *, check_errors, op):
+        matrix_spec(op, a, square=False)
+        *batch, m, n = a.shape
+        return a, TensorSpec(tuple(batch) + (min(m, n),), dtypes.int32), \
+            TensorSpec(tuple(batch), dtypes.int32)
 
-    def _factors(self, ctx: Any) -> tuple[Tensor, Tensor]:
+    def _factors(self, ctx: Any) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """``L`` (m × k), ``U`` (k × n), the permutation and the packed ``LU``."""
         lu = ctx.output(0)
-        return lu, apply(LUPermutation, ctx.output(1))
+        m, n = lu.shape[-2:]
+        k = min(m, n)
+        perm = apply(LUPermutation, ctx.output(1), m=m)
+        return _unit_lower(lu, k), narrow(lu, -2, 0, k).triu(), perm, lu
 
-    def vjp(self, ctx, g, _g_pivots=None):
+    def vjp(self, ctx, g, _g_pivots=None, _g_info=None):
         if g is None:
             return (None,)
-        # gA = P L⁻ᵀ (tril(Lᵀ gL, -1) + triu(gU Uᵀ)) U⁻ᵀ, with L and U packed in LU
-        lu, perm = self._factors(ctx)
-        low = lu.tril(-1) + eye(lu.shape[-1], dtype=lu.dtype, device=lu.device)
-        phi = matmul(mT(low), g.tril(-1)).tril(-1) + matmul(g.triu(), mT(lu.triu())).triu()
-        x = solve_triangular(mT(lu), phi, upper=True, unitriangular=True)
-        x = solve_triangular(mT(lu), x, upper=False, left=False)
-        return (_rows(x, argsort(perm, dim=-1)),)
+        L, U, perm, lu = self._factors(ctx)  # noqa: N806
+        m, n = lu.shape[-2:]
+        k = min(m, n)
+        g_low, g_up = narrow(g, -1, 0, k).tril(-1), narrow(g, -2, 0, k).triu()
+        if m <= n:
+            # C = L⁻¹ P⁻¹ A; X = tril(C₁ U₁⁻¹, -1), dL = L X, dU = C - X U
+            u1 = narrow(U, -1, 0, k)
+            inner = (matmul(mT(L), g_low) - matmul(g_up, mT(U))).tril(-1)
+            g_x = solve_triangular(mT(u1), inner, upper=False, left=False)
+            g_c = g_up + cat([g_x, zeros(g_x.shape[:-1] + (n - k,), dtype=g.dtype,
+                                         device=g.device)], dim=-1)
+            g_pa = solve_triangular(mT(L), g_c, upper=True, unitriangular=True)
+        else:
+            # D = P⁻¹ A U⁻¹; Y = triu(L₁⁻¹ D₁), dU = Y U, dL = D - L Y
+            l1 = narrow(L, -2, 0, k)
+            inner = (matmul(g_up, mT(U)) - matmul(mT(L), g_low)).triu()
+            g_z = solve_triangular(mT(l1), inner, upper=True, unitriangular=True)
+            g_d = g_low + cat([g_z, zeros(g_z.shape[:-2] + (m - k, k), dtype=g.dtype,
+                                          device=g.device)], dim=-2)
+            g_pa = solve_triangular(mT(U), g_d, upper=False, left=False)
+        return (_rows(g_pa, argsort(perm, dim=-1)),)
 
     def jvp(self, ctx, da):
-        # C = L⁻¹ P⁻¹ dA U⁻¹; dL = L tril(C, -1), dU = triu(C) U
-        lu, perm = self._factors(ctx)
-        c = solve_triangular(lu, _rows(da, perm), upper=False, unitriangular=True)
-        c = solve_triangular(lu, c, upper=True, left=False)
-        low = lu.tril(-1) + eye(lu.shape[-1], dtype=lu.dtype, device=lu.device)
-        return matmul(low, c.tril(-1)) + matmul(c.triu(), lu.triu()), None
+        L, U, perm, lu = self._factors(ctx)  # noqa: N806
+        m, n = lu.shape[-2:]
+        k = min(m, n)
+        pda = _rows(da, perm)
+        if m <= n:
+            c = solve_triangular(L, pda, upper=False, unitriangular=True)
+            x = solve_triangular(narrow(U, -1, 0, k), narrow(c, -1, 0, k), upper=True,
+                                 left=False).tril(-1)
+            d_low = cat([matmul(L, x), zeros(x.shape[:-1] + (n - k,), dtype=x.dtype,
+                                             device=x.device)], dim=-1)
+            return d_low + c - matmul(x, U), None, None
+        d = solve_triangular(U, pda, upper=True, left=False)
+        y = solve_triangular(narrow(L, -2, 0, k), narrow(d, -2, 0, k), upper=False,
+                             unitriangular=True).triu()
+        d_up = cat([matmul(y, U), zeros(y.shape[:-2] + (m - k, k), dtype=y.dtype,
+                                        device=y.device)], dim=-2)
+        return d - matmul(L, y) + d_up, None, None
 
 
 class LUFactorResult(NamedTuple):
@@ -134,21 +148,97 @@ class LUFactorResult(NamedTuple):
     pivots: Tensor
 
 
+class LUFactorExResult(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+class LUResult(NamedTuple):
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+def _lu_factor(A: Tensor, pivot: bool, check_errors: bool, op: str) -> tuple:  # noqa: N803
+    if not pivot:
+        raise ValueError(f"{op}: LU without pivoting is not supported on the CPU. Hint: "
+                         "leave pivot=True")
+    check_matrix(op, A, square=False)
+    return apply(LUFactor, A, check_errors=bool(check_errors), op=op)
+
+
 def lu_factor(A: Tensor, *, pivot: bool = True) -> LUFactorResult:  # noqa: N803
-    """The LU factorization with partial pivoting of a square matrix (or of each in a
+    """The LU factorization with partial pivoting of an ``m × n`` matrix (or of each in a
     batch), packed: ``A = P L U`` with ``L`` (unit diagonal) below the diagonal of ``LU`` and
-    ``U`` on and above it; ``pivots`` (1-based, int32) are LAPACK's row swaps. Raises
-    :class:`LinAlgError` for a singular matrix, as PyTorch does.
+    ``U`` on and above it; ``pivots`` (1-based, int32, ``min(m, n)`` of them) are LAPACK's
+    row swaps. Raises :class:`LinAlgError` for a zero pivot, as PyTorch does.
 
     Example:
         >>> LU, pivots = ember.linalg.lu_factor(ember.tensor([[1.0, 2.0], [3.0, 4.0]]))
         >>> pivots
         tensor([2, 2], dtype=ember.int32)
     """
-    if not pivot:
-        raise ValueError("linalg.lu_factor: LU without pivoting is not supported on the CPU")
-    check_matrix("linalg.lu_factor", A)
-    return LUFactorResult(*apply(LUFactor, A))
+    return LUFactorResult(*_lu_factor(A, pivot, True, "linalg.lu_factor")[:2])
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True,  # noqa: N803
+                 check_errors: bool = False) -> LUFactorExResult:
+    """:func:`lu_factor` that reports a zero pivot in ``info`` (the 1-based index of the
+    first, 0 if none) instead of raising, unless ``check_errors``.
+
+    Example:
+        >>> ember.linalg.lu_factor_ex(ember.zeros(2, 2)).info
+        tensor(1, dtype=ember.int32)
+    """
+    return LUFactorExResult(*_lu_factor(A, pivot, check_errors, "linalg.lu_factor_ex"))
+
+
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # noqa: N803
+              unpack_pivots: bool = True) -> LUResult:
+    """``(P, L, U)`` with ``A = P L U`` from :func:`lu_factor`'s packed result: ``P`` the
+    ``m × m`` permutation matrix, ``L`` ``m × k`` (unit diagonal), ``U`` ``k × n``; what is
+    not unpacked is an empty tensor. ``L`` and ``U`` are differentiable in ``LU_data``.
+
+    Example:
+        >>> P, L, U = ember.lu_unpack(*ember.linalg.lu_factor(ember.tensor([[1.0, 2.0],
+        ...                                                                  [3.0, 4.0]])))
+        >>> P
+        tensor([[0., 1.],
+                [1., 0.]])
+    """
+    op = "lu_unpack"
+    check_matrix(op, LU_data, square=False, name="LU_data")
+    *batch, m, n = LU_data.shape
+    k = min(m, n)
+    if LU_pivots.dtype is not dtypes.int32 or tuple(LU_pivots.shape) != tuple(batch) + (k,):
+        raise ShapeError(f"{op}: LU_pivots must be int32 of shape {tuple(batch) + (k,)}, got "
+                         f"{describe(LU_pivots.shape, LU_pivots.dtype)}")
+    empty = zeros((0,), dtype=LU_data.dtype, device=LU_data.device)
+    P = L = U = empty  # noqa: N806
+    if unpack_pivots:
+        perm = apply(LUPermutation, LU_pivots, m=m)
+        ident = expand(eye(m, dtype=LU_data.dtype, device=LU_data.device), tuple(batch) + (m, m))
+        P = mT(_rows(ident, perm))  # noqa: N806 - Pᵀ A takes rows perm of A
+    if unpack_data:
+        L, U = _unit_lower(LU_data, k), narrow(LU_data, -2, 0, k).triu()  # noqa: N806
+    return LUResult(P, L, U)
+
+
+def lu(A: Tensor, *, pivot: bool = True) -> LUResult:  # noqa: N803
+    """The LU factorization with partial pivoting ``A = P L U`` of an ``m × n`` matrix (or of
+    each in a batch): ``P`` a permutation matrix, ``L`` (``m × k``) unit lower, ``U``
+    (``k × n``) upper triangular, ``k = min(m, n)``. A singular matrix is no error.
+    Differentiable in ``L`` and ``U``.
+
+    Example:
+        >>> P, L, U = ember.linalg.lu(ember.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> U
+        tensor([[3.0000, 4.0000],
+                [0.0000, 0.6667]])
+    """
+    LU, pivots, _ = _lu_factor(A, pivot, False, "linalg.lu")  # noqa: N806
+    return lu_unpack(LU, pivots)
 
 
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noqa: N803
@@ -177,7 +267,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
         return mT(lu_solve(LU, pivots, mT(B), adjoint=not adjoint))
     batch = broadcast_shapes(LU.shape[:-2], B.shape[:-2], op=op)
     LU = expand(LU, batch + (n, n))  # noqa: N806
-    perm = expand(apply(LUPermutation, pivots), batch + (n,))
+    perm = expand(apply(LUPermutation, pivots, m=n), batch + (n,))
     B = expand(B, batch + tuple(B.shape[-2:]))  # noqa: N806
     if not adjoint:  # A = P L U: X = U⁻¹ L⁻¹ P⁻¹ B
         y = solve_triangular(LU, _rows(B, perm), upper=False, unitriangular=True)

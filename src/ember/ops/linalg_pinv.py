@@ -138,30 +138,43 @@ class LstsqResult(NamedTuple):
     singular_values: Tensor
 
 
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
           driver: str | None = None) -> LstsqResult:
     """The least-squares (minimum-norm) solution ``X`` of ``A X ≈ B``, as ``pinv(A) @ B``
-    (differentiable in both); ``B`` may be a vector. Like PyTorch's default CPU driver
-    ``gelsy``, it also gives the rank; ``residuals`` and ``singular_values`` are empty.
-    ``driver`` is checked and otherwise ignored.
+    (differentiable in both); ``B`` may be a vector. The other fields follow PyTorch's CPU
+    ``driver`` (default ``'gelsy'``): ``rank`` for all but ``'gels'``; ``singular_values``
+    for ``'gelsd'`` and ``'gelss'``; ``residuals`` (``‖A X - B‖²`` per column, differentiable)
+    when ``m > n``, for ``'gels'``, and for ``'gelsd'``/``'gelss'`` when every matrix has full
+    rank. What a driver does not give is an empty tensor.
 
     Example:
         >>> A = ember.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
-        >>> ember.linalg.lstsq(A, ember.tensor([1.0, 2.0, 3.0])).solution
-        tensor([1., 2.])
+        >>> ember.linalg.lstsq(A, ember.tensor([1.0, 2.0, 3.0]), driver="gelsd").residuals
+        tensor([9.])
     """
     op = "linalg.lstsq"
-    if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
-        raise ValueError(f"{op}: driver must be one of gels, gelsy, gelsd, gelss; got {driver!r}")
+    driver = "gelsy" if driver is None else driver
+    if driver not in _DRIVERS:
+        raise ValueError(f"{op}: driver must be one of {', '.join(_DRIVERS)} on the CPU, got "
+                         f"{driver!r}")
     check_matrix(op, A, square=False)
     check_float(op, A, B)
     vector = B.ndim == A.ndim - 1
     b = B.unsqueeze(-1) if vector else B
-    if b.ndim < 2 or b.shape[-2] != A.shape[-2]:
+    m, n = A.shape[-2:]
+    if b.ndim < 2 or b.shape[-2] != m:
         raise OpError(f"{op}: A and B must have the same number of rows, got "
                       f"{describe(A.shape, A.dtype)} and {describe(B.shape, B.dtype)}")
     rtol = rcond if rcond is not None and rcond > 0 else None
     x = matmul(pinv(A, rtol=rtol), b)
     empty = zeros((0,), dtype=A.dtype, device=A.device)
-    return LstsqResult(x.squeeze(-1) if vector else x, empty,
-                       matrix_rank(A, rtol=rtol), zeros((0,), dtype=A.dtype, device=A.device))
+    rank = matrix_rank(A, rtol=rtol) if driver != "gels" else \
+        zeros((0,), dtype=dtypes.int64, device=A.device)
+    with no_grad():
+        values = svdvals(A) if driver in ("gelsd", "gelss") else empty
+    full_rank = driver == "gels" or (driver != "gelsy" and bool((rank == n).all()))
+    residuals = ((matmul(A, x) - b) ** 2).sum(dim=-2) if m > n and full_rank else empty
+    return LstsqResult(x.squeeze(-1) if vector else x, residuals, rank, values)

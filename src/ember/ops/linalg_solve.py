@@ -1,14 +1,14 @@
-"""Inverses, determinants and linear solvers: ``linalg.inv``, ``det``, ``slogdet``, ``solve``,
-``solve_triangular``, ``matrix_power``, ``matrix_exp``, ``lu_factor`` / ``lu_solve``
-(factorizations are in ``linalg_decomp.py``).
+"""Inverses and linear solvers: ``linalg.inv`` / ``inv_ex``, ``solve`` / ``solve_ex``,
+``solve_triangular``, ``matrix_power``, ``matrix_exp`` (determinants and the factorizations
+are in ``linalg_decomp.py``, LU in ``linalg_lu.py``).
 
-Primitives: ``linalg_inv``, ``linalg_slogdet``, ``linalg_solve``, ``linalg_solve_triangular``,
-``linalg_matrix_exp`` and ``linalg_lu_factor``; every one takes a batch of matrices in its
-leading dims. ``det`` and ``logdet`` are composites of ``slogdet``, ``matrix_power`` of
-matmuls and ``inv``, ``lu_solve`` of two triangular solves. NumPy's ``numpy.linalg`` is the
-backend (it has no triangular solver, so ``solve_triangular`` solves with the triangle
-masked). A failed factorization raises :class:`LinAlgError` (a ``RuntimeError``, as PyTorch's)
-naming the op and, in a batch, the failing element.
+Primitives: ``linalg_inv``, ``linalg_solve``, ``linalg_solve_triangular`` and
+``linalg_matrix_exp``; every one takes a batch of matrices in its leading dims.
+``matrix_power`` is a composite of matmuls and ``inv``. NumPy's
+``numpy.linalg`` is the backend; where it raises on a singular matrix, the kernels of
+``linalg_kernels.py`` give LAPACK's answer (an ``info``, inf/NaN values). A singular matrix
+raises :class:`LinAlgError` (a ``RuntimeError``, as PyTorch's) naming the op and, in a batch,
+the failing element, except in the ``_ex`` variants, which report it in ``info``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError, OpError, ShapeError, describe
+from ember.ops import linalg_kernels as kernels
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.creation import eye, zeros
 from ember.ops.join import cat
@@ -26,10 +27,9 @@ from ember.ops.linalg import matmul
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.select import zero_grad_from
 from ember.ops.shape import narrow
-from ember.ops.unary import exp, log
 from ember.tensor import Tensor, method
 
-__all__ = ["inverse", "det", "logdet", "slogdet", "matrix_power", "matrix_exp"]
+__all__ = ["inverse", "matrix_power", "matrix_exp"]
 
 
 class LinAlgError(OpError):
@@ -80,46 +80,55 @@ def diag_embed(d: Tensor) -> Tensor:
     return d.unsqueeze(-1) * eye(d.shape[-1], dtype=d.dtype, device=d.device)
 
 
-def failing_element(xp: Any, a: Any, fn: Any) -> str:
-    """``"(Batch element i): "`` for the first matrix of a batch on which ``fn`` fails."""
-    if a.ndim <= 2:
-        return ""
-    flat = a.reshape((-1,) + a.shape[-2:])
-    for i in range(flat.shape[0]):
-        try:
-            fn(flat[i])
-        except np.linalg.LinAlgError:
-            return f"(Batch element {i}): "
-    return ""
+def first_failure(info: Any) -> tuple[str, int]:
+    """``("(Batch element i): ", info[i])`` for the first nonzero ``info`` of a batch."""
+    flat = np.asarray(info).reshape(-1)
+    i = int(np.flatnonzero(flat)[0])
+    return (f"(Batch element {i}): " if np.ndim(info) else ""), int(flat[i])
 
 
 # -- inv -------------------------------------------------------------------------------------
 @primitive
 class Inv(Primitive):
+    """``(inverse, info)``; ``info`` is the 1-based index of the first zero pivot of the LU
+    factorization (0 if none). A singular matrix raises if ``check_errors``, else its inverse
+    is inf/NaN, as PyTorch's."""
+
     name = "linalg_inv"
+    nout = 2
     save_inputs = False
-    save_outputs = True
+    save_outputs = (0,)
 
-    def forward(self, xp, a):
+    def forward(self, xp, a, *, check_errors, op):
         try:
-            return xp.linalg.inv(a)
+            return xp.linalg.inv(a), xp.zeros(a.shape[:-2], np.int32)
         except np.linalg.LinAlgError:
-            where = failing_element(xp, a, xp.linalg.inv)
-            raise LinAlgError(f"linalg.inv: {where}the inversion could not be completed because "
-                              f"the input matrix is singular ({describe(a.shape, a.dtype)})"
-                              ) from None
+            pass
+        eye_ = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+        x, info = kernels.lu_solve(xp, a, eye_)
+        if check_errors:
+            where, k = first_failure(info)
+            raise LinAlgError(f"{op}: {where}The diagonal element {k} is zero, the inversion "
+                              f"could not be completed because the input matrix is singular "
+                              f"({describe(a.shape, a.dtype)})")
+        return x, info
 
-    def infer(self, a):
-        matrix_spec("linalg.inv", a)
-        return a
+    def infer(self, a, *, check_errors, op):
+        matrix_spec(op, a)
+        return a, TensorSpec(a.shape[:-2], dtypes.int32)
 
-    def vjp(self, ctx, g):
-        x = mT(ctx.out)
-        return -matmul(matmul(x, g), x)
+    def vjp(self, ctx, g, _g_info=None):
+        x = mT(ctx.output(0))
+        return (-matmul(matmul(x, g), x),)
 
     def jvp(self, ctx, da):
-        x = ctx.out
-        return -matmul(matmul(x, da), x)
+        x = ctx.output(0)
+        return -matmul(matmul(x, da), x), None
+
+
+class InvExResult(NamedTuple):
+    inverse: Tensor
+    info: Tensor
 
 
 def inv(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
@@ -132,7 +141,20 @@ def inv(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
                 [0.0000, 0.2500]])
     """
     check_matrix("linalg.inv", A)
-    return apply(Inv, A)
+    return apply(Inv, A, check_errors=True, op="linalg.inv")[0]
+
+
+def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:  # noqa: N803
+    """:func:`inv` that reports a singular matrix in ``info`` (the 1-based index of the
+    first zero pivot of its LU factorization, 0 if none) instead of raising, unless
+    ``check_errors``; the inverse of a singular matrix is then inf/NaN.
+
+    Example:
+        >>> ember.linalg.inv_ex(ember.tensor([[2.0, 0.0], [0.0, 0.0]])).info
+        tensor(2, dtype=ember.int32)
+    """
+    check_matrix("linalg.inv_ex", A)
+    return InvExResult(*apply(Inv, A, check_errors=bool(check_errors), op="linalg.inv_ex"))
 
 
 @method()
@@ -144,121 +166,81 @@ def inverse(input: Tensor) -> Tensor:
         tensor([[0.5000]])
     """
     check_matrix("inverse", input)
-    return apply(Inv, input)
-
-
-# -- determinants ----------------------------------------------------------------------------
-class SlogdetResult(NamedTuple):
-    sign: Tensor
-    logabsdet: Tensor
-
-
-@primitive
-class Slogdet(Primitive):
-    """``(sign, log|det|)``; only ``logabsdet`` has a gradient, ``A^-T`` times its own."""
-
-    name = "linalg_slogdet"
-    nout = 2
-
-    def forward(self, xp, a):
-        sign, logabsdet = xp.linalg.slogdet(a)
-        return xp.asarray(sign, dtype=a.dtype), xp.asarray(logabsdet, dtype=a.dtype)
-
-    def infer(self, a):
-        matrix_spec("linalg.slogdet", a)
-        out = TensorSpec(a.shape[:-2], a.dtype)
-        return out, out
-
-    def vjp(self, ctx, g_sign, g_logabsdet):
-        if g_logabsdet is None:
-            return (None,)
-        return (g_logabsdet.unsqueeze(-1).unsqueeze(-1) * mT(inv(ctx.inputs[0])),)
-
-    def jvp(self, ctx, da):
-        d = (mT(inv(ctx.inputs[0])) * da).sum(dim=(-2, -1))
-        return zeros(d.shape, dtype=d.dtype, device=d.device), d
-
-
-@method()
-def slogdet(A: Tensor) -> SlogdetResult:  # noqa: N803
-    """The sign and the log of the absolute value of the determinant, ``(sign, logabsdet)``:
-    ``(0, -inf)`` for a singular matrix.
-
-    Example:
-        >>> ember.linalg.slogdet(ember.tensor([[-2.0, 0.0], [0.0, 1.0]]))
-        SlogdetResult(sign=tensor(-1.), logabsdet=tensor(0.6931))
-    """
-    check_matrix("linalg.slogdet", A)
-    return SlogdetResult(*apply(Slogdet, A))
-
-
-@method()
-def det(A: Tensor) -> Tensor:  # noqa: N803
-    """The determinant of a square matrix (or of each in a batch); 0 for a singular one.
-    Its gradient, ``det(A) A^-T``, needs an invertible matrix.
-
-    Example:
-        >>> round(ember.linalg.det(ember.tensor([[1.0, 2.0], [3.0, 4.0]])).item(), 4)
-        -2.0
-    """
-    check_matrix("linalg.det", A)
-    sign, logabsdet = apply(Slogdet, A)
-    return sign * exp(logabsdet)
-
-
-@method()
-def logdet(input: Tensor) -> Tensor:
-    """``log(det(input))``: NaN for a negative determinant, ``-inf`` for a singular matrix.
-
-    Example:
-        >>> ember.logdet(ember.tensor([[2.0, 0.0], [0.0, 2.0]]))
-        tensor(1.3863)
-    """
-    check_matrix("logdet", input)
-    sign, logabsdet = apply(Slogdet, input)
-    return logabsdet + log(sign)
+    return apply(Inv, input, check_errors=True, op="inverse")[0]
 
 
 # -- solve -----------------------------------------------------------------------------------
 @primitive
 class Solve(Primitive):
-    """``X`` with ``A X = B`` for ``A (…, n, n)`` and ``B (…, n, k)`` of the same batch."""
+    """``(X, info)`` with ``A X = B`` for ``A (…, n, n)`` and ``B (…, n, k)`` of the same
+    batch; ``info`` as :class:`Inv`'s (a singular ``A`` raises if ``check_errors``)."""
 
     name = "linalg_solve"
-    save_outputs = True
+    nout = 2
+    save_outputs = (0,)
 
-    def forward(self, xp, a, b):
+    def forward(self, xp, a, b, *, check_errors, op):
         try:
-            return xp.linalg.solve(a, b)
+            return xp.linalg.solve(a, b), xp.zeros(a.shape[:-2], np.int32)
         except np.linalg.LinAlgError:
-            where = failing_element(xp, a, xp.linalg.inv)
-            raise LinAlgError(f"linalg.solve: {where}the solver failed because the input "
-                              f"matrix is singular ({describe(a.shape, a.dtype)})") from None
+            pass
+        x, info = kernels.lu_solve(xp, a, b)
+        if check_errors:
+            raise LinAlgError(f"{op}: {first_failure(info)[0]}The solver failed because the "
+                              f"input matrix is singular ({describe(a.shape, a.dtype)})")
+        return x, info
 
-    def infer(self, a, b):
-        matrix_spec("linalg.solve", a)
+    def infer(self, a, b, *, check_errors, op):
+        matrix_spec(op, a)
         if len(b.shape) != len(a.shape) or b.shape[:-1] != a.shape[:-1]:
-            raise ShapeError(f"linalg.solve: A {a} and B {b} do not fit A X = B")
-        return b
+            raise ShapeError(f"{op}: A {a} and B {b} do not fit A X = B")
+        return b, TensorSpec(a.shape[:-2], dtypes.int32)
 
     def reads(self, ctx, i):
         return i == 0  # B's gradient is a solve with A; X is the saved output
 
-    def vjp(self, ctx, g):
+    def vjp(self, ctx, g, _g_info=None):
         a, b = ctx.inputs
-        gb = apply(Solve, mT(a), g)
-        ga = -matmul(gb, mT(ctx.out)) if a.requires_grad else None
+        gb = apply(Solve, mT(a), g, **ctx.params)[0]
+        ga = -matmul(gb, mT(ctx.output(0))) if a.requires_grad else None
         return ga, gb if b.requires_grad else None
 
     def jvp(self, ctx, da, db):
         a = ctx.inputs[0]
-        return apply(Solve, a, db - matmul(da, ctx.out))
+        return apply(Solve, a, db - matmul(da, ctx.output(0)), **ctx.params)[0], None
+
+
+class SolveExResult(NamedTuple):
+    result: Tensor
+    info: Tensor
 
 
 def _is_vector_rhs(A: Tensor, B: Tensor) -> bool:  # noqa: N803
     """PyTorch's rule: ``B`` is a (batch of) vector(s) if 1-D, or if its shape is ``A``'s
     without the last dim."""
     return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+
+
+def _solve(A: Tensor, B: Tensor, left: bool, check_errors: bool,  # noqa: N803
+           op: str) -> tuple[Tensor, Tensor]:
+    check_matrix(op, A)
+    check_float(op, A, B)
+    vector = _is_vector_rhs(A, B)
+    if not left:
+        if vector:
+            return _solve(mT(A), B, True, check_errors, op)
+        x, info = _solve(mT(A), mT(B), True, check_errors, op)
+        return mT(x), info
+    b = B.unsqueeze(-1) if vector else B
+    n = A.shape[-1]
+    if b.ndim < 2 or b.shape[-2] != n:
+        raise ShapeError(f"{op}: incompatible shapes of A and B for the equation "
+                         f"AX = B: A is {describe(A.shape, A.dtype)} and B "
+                         f"{describe(B.shape, B.dtype)}")
+    batch = broadcast_shapes(A.shape[:-2], b.shape[:-2], op=op)
+    x, info = apply(Solve, expand(A, batch + (n, n)), expand(b, batch + tuple(b.shape[-2:])),
+                    check_errors=bool(check_errors), op=op)
+    return (x.squeeze(-1) if vector else x), info
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
@@ -270,20 +252,19 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
         >>> ember.linalg.solve(ember.tensor([[2.0, 0.0], [0.0, 4.0]]), ember.tensor([2.0, 2.0]))
         tensor([1.0000, 0.5000])
     """
-    check_matrix("linalg.solve", A)
-    check_float("linalg.solve", A, B)
-    vector = _is_vector_rhs(A, B)
-    if not left:
-        return solve(mT(A), B) if vector else mT(solve(mT(A), mT(B)))
-    b = B.unsqueeze(-1) if vector else B
-    n = A.shape[-1]
-    if b.ndim < 2 or b.shape[-2] != n:
-        raise ShapeError(f"linalg.solve: incompatible shapes of A and B for the equation "
-                         f"AX = B: A is {describe(A.shape, A.dtype)} and B "
-                         f"{describe(B.shape, B.dtype)}")
-    batch = broadcast_shapes(A.shape[:-2], b.shape[:-2], op="linalg.solve")
-    x = apply(Solve, expand(A, batch + (n, n)), expand(b, batch + tuple(b.shape[-2:])))
-    return x.squeeze(-1) if vector else x
+    return _solve(A, B, left, True, "linalg.solve")[0]
+
+
+def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,  # noqa: N803
+             check_errors: bool = False) -> SolveExResult:
+    """:func:`solve` that reports a singular ``A`` in ``info`` (as :func:`inv_ex`) instead
+    of raising, unless ``check_errors``; the solution is then inf/NaN.
+
+    Example:
+        >>> ember.linalg.solve_ex(ember.eye(2), ember.ones(2)).info
+        tensor(0, dtype=ember.int32)
+    """
+    return SolveExResult(*_solve(A, B, left, check_errors, "linalg.solve_ex"))
 
 
 # -- triangular solve ------------------------------------------------------------------------
@@ -306,15 +287,14 @@ class SolveTriangular(Primitive):
             n = a.shape[-1]
             t = t.copy()
             t[..., xp.arange(n), xp.arange(n)] = 1
-        with np.errstate(all="ignore"):
-            try:
-                if left:
-                    return xp.linalg.solve(t, b)
-                return xp.swapaxes(xp.linalg.solve(xp.swapaxes(t, -1, -2),
-                                                   xp.swapaxes(b, -1, -2)), -1, -2)
-            except np.linalg.LinAlgError:
-                raise LinAlgError(f"linalg.solve_triangular: a diagonal element of A is zero "
-                                  f"({describe(a.shape, a.dtype)})") from None
+        if not left:  # X T = B is Tᵀ Xᵀ = Bᵀ
+            t, b, upper = xp.swapaxes(t, -1, -2), xp.swapaxes(b, -1, -2), not upper
+        try:
+            with np.errstate(all="ignore"):
+                x = xp.linalg.solve(t, b)
+        except np.linalg.LinAlgError:  # a zero on the diagonal: inf/NaN, as BLAS trsm
+            x = kernels.triangular(xp, t, b, upper)
+        return x if left else xp.swapaxes(x, -1, -2)
 
     def infer(self, a, b, *, upper, left, unitriangular):
         matrix_spec("linalg.solve_triangular", a)

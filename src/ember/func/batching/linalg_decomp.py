@@ -19,7 +19,7 @@ from ember.func.batching import batched, prim, reshape, rule
 from ember.ops.primitive import apply
 
 #: primitives whose operands are (…, m, n) matrices and whose outputs keep the leading dims
-NATIVE = ("linalg_inv", "linalg_slogdet", "linalg_solve", "linalg_solve_triangular",
+NATIVE = ("linalg_inv", "linalg_slogdet", "linalg_det", "linalg_solve", "linalg_solve_triangular",
           "linalg_matrix_exp", "linalg_cholesky", "linalg_eigh", "linalg_svd", "linalg_pinv",
           "linalg_lu_factor", "linalg_lu_permutation")
 

@@ -1,0 +1,216 @@
+"""Matrix functions written as compositions of other ops (no rules of their own, so they
+differentiate, run forward mode and vmap through their parts): ``linalg.cond``, the SVD
+norms (``'nuc'``, 2, -2) of ``linalg.matrix_norm`` / ``norm``, ``linalg.diagonal``,
+``linalg.vander``, ``linalg.householder_product``, and ``cholesky_solve`` /
+``cholesky_inverse``.
+
+``cholesky_solve`` reads one triangle of its factor, as LAPACK's ``potrs``: the other triangle
+gets a zero gradient (PyTorch's formula gives it the full-matrix gradient of ``L Lᵀ``; the two
+agree on the triangle that is read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ember.errors import ShapeError, describe
+from ember.ops.broadcast import expand
+from ember.ops.creation import arange, eye, ones
+from ember.ops.diagonal import diagonal as _diagonal
+from ember.ops.join import cat
+from ember.ops.linalg import matmul
+from ember.ops.linalg_decomp import svdvals
+from ember.ops.linalg_solve import check_float, check_matrix, inv_ex, mT, solve_triangular
+from ember.ops.norms import linalg_norm
+from ember.ops.norms import matrix_norm as _matrix_norm
+from ember.ops.reduce import normalize_dim
+from ember.ops.scan import cumprod
+from ember.ops.select import where
+from ember.ops.shape import narrow
+from ember.tensor import Tensor, method
+
+__all__ = ["cholesky_solve", "cholesky_inverse"]
+
+_INF = float("inf")
+
+
+def _is_svd_ord(ord: Any) -> bool:  # noqa: A002 - PyTorch's name
+    return isinstance(ord, str) and ord == "nuc" or not isinstance(ord, str) and ord in (2, -2)
+
+
+def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2, -1),  # noqa: N803, A002
+                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    """The matrix norm of ``A`` over the two dims ``dim`` (other dims are a batch): ``'fro'``,
+    ``'nuc'`` (sum of singular values), ``2``/``-2`` (largest/smallest singular value),
+    ``1``/``-1`` (max/min column abs-sum), ``inf``/``-inf`` (rows).
+
+    Example:
+        >>> ember.linalg.matrix_norm(ember.tensor([[3.0, 0.0], [0.0, -4.0]]), 2)
+        tensor(4.)
+    """
+    if not _is_svd_ord(ord):
+        return _matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+    op = "linalg.matrix_norm"
+    if dtype is not None:
+        A = A.to(dtype)  # noqa: N806
+    check_float(op, A)
+    if A.ndim < 2 or len(dim) != 2:
+        raise ShapeError(f"{op}: needs a tensor of at least 2 dims and two dims to reduce, got "
+                         f"{describe(A.shape, A.dtype)} and dim={dim}")
+    rows, cols = (normalize_dim(d, A.ndim, op) for d in dim)
+    if rows == cols:
+        raise ShapeError(f"{op}: dim {dim} names the same dimension twice")
+    s = svdvals(A.movedim((rows, cols), (-2, -1)))
+    out = s.sum(dim=-1) if ord == "nuc" else (s.amax(dim=-1) if ord == 2 else s.amin(dim=-1))
+    if keepdim:
+        for d in sorted((rows, cols)):
+            out = out.unsqueeze(d)
+    return out
+
+
+def norm(A: Tensor, ord: float | str | None = None,  # noqa: N803, A002
+         dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
+         dtype: Any = None) -> Tensor:
+    """``ember.linalg.norm``: a vector norm over one dim (or over everything when ``ord`` and
+    ``dim`` are None), a matrix norm (see :func:`matrix_norm`) over two.
+
+    Example:
+        >>> ember.linalg.norm(ember.tensor([[3.0, 0.0], [0.0, 4.0]]), "nuc")
+        tensor(7.)
+    """
+    dims = (dim,) if isinstance(dim, int) else dim
+    if _is_svd_ord(ord) and (len(dims) == 2 if dims is not None else A.ndim == 2):
+        return matrix_norm(A, ord, tuple(dims) if dims is not None else (-2, -1), keepdim,
+                           dtype=dtype)
+    return linalg_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
+def cond(A: Tensor, p: float | str | None = None) -> Tensor:  # noqa: N803
+    """The condition number of a matrix (or of each in a batch) in the norm ``p``: ``None``
+    or ``2`` (``σ_max / σ_min``, any shape), ``-2`` (its inverse), or ``'fro'``, ``'nuc'``,
+    ``inf``, ``-inf``, ``1``, ``-1`` (``‖A‖ ‖A⁻¹‖``, square matrices; inf when singular).
+
+    Example:
+        >>> ember.linalg.cond(ember.tensor([[1.0, 0.0], [0.0, 4.0]]))
+        tensor(4.)
+    """
+    op = "linalg.cond"
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        check_matrix(op, A, square=False)
+        s = svdvals(A)
+        big, small = narrow(s, -1, 0, 1), narrow(s, -1, s.shape[-1] - 1, 1)
+        return (big / small if p != -2 else small / big).squeeze(-1)
+    if p not in ("fro", "nuc") and (isinstance(p, str) or p not in (_INF, -_INF, 1, -1)):
+        raise ValueError(f"{op}: p must be None, 2, -2, 'fro', 'nuc', inf, -inf, 1 or -1, "
+                         f"got {p!r}")
+    check_matrix(f"{op}(p={p!r})", A)
+    if p == "nuc":  # ‖A‖_* ‖A⁻¹‖_* from the singular values
+        s = svdvals(A)
+        return s.sum(dim=-1) * (1 / s).sum(dim=-1)
+    inverse, info = inv_ex(A)
+    value = _matrix_norm(A, p) * _matrix_norm(inverse, p)
+    return where(info > 0, _INF, value)
+
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803
+    """``ember.diagonal`` with the defaults of ``torch.linalg.diagonal``: the diagonals of the
+    matrices in the last two dims.
+
+    Example:
+        >>> ember.linalg.diagonal(ember.eye(2).expand(3, 2, 2)).shape
+        (3, 2)
+    """
+    return _diagonal(A, offset, dim1, dim2)
+
+
+def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
+    """The Vandermonde matrix of the last dim of ``x``: ``out[..., i, j] = x[..., i] ** j`` for
+    ``j < N`` (``N`` defaults to ``x.shape[-1]``); integers give int64, as PyTorch's.
+
+    Example:
+        >>> ember.linalg.vander(ember.tensor([1, 2, 3]))
+        tensor([[1, 1, 1],
+                [1, 2, 4],
+                [1, 3, 9]])
+    """
+    op = "linalg.vander"
+    if x.ndim < 1:
+        raise ShapeError(f"{op}: x must have at least 1 dimension, got "
+                         f"{describe(x.shape, x.dtype)}")
+    N = x.shape[-1] if N is None else int(N)  # noqa: N806
+    if N < 1:
+        raise ValueError(f"{op}: N must be at least 1, got {N}")
+    column = x.unsqueeze(-1)
+    powers = cumprod(expand(column, tuple(column.shape[:-1]) + (N - 1,)), -1)
+    return cat([ones(column.shape, dtype=powers.dtype, device=x.device), powers], dim=-1)
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
+    """The first ``n`` columns of ``H_1 ⋯ H_k``, ``H_i = I - tau_i v_i v_iᵀ``, where ``v_i`` is
+    column ``i`` of ``A`` below the diagonal with a 1 on it (LAPACK's ``orgqr``; ``A`` and
+    ``tau`` as ``torch.geqrf`` returns them): ``A (…, m, n)``, ``tau (…, k)``, ``k <= n <= m``.
+
+    Example:
+        >>> ember.linalg.householder_product(ember.zeros(2, 2), ember.tensor([2.0, 0.0]))
+        tensor([[-1.,  0.],
+                [ 0.,  1.]])
+    """
+    op = "linalg.householder_product"
+    check_matrix(op, A, square=False)
+    check_float(op, A, tau)
+    *batch, m, n = A.shape
+    k = tau.shape[-1] if tau.ndim else -1
+    if not (0 <= k <= n <= m) or tuple(tau.shape[:-1]) != tuple(batch):
+        raise ShapeError(f"{op}: needs A (…, m, n) and tau (…, k) with the same batch dims and "
+                         f"k <= n <= m, got {describe(A.shape, A.dtype)} and "
+                         f"{describe(tau.shape, tau.dtype)}")
+    q = expand(eye(m, n, dtype=A.dtype, device=A.device), tuple(batch) + (m, n))
+    rows = arange(m, device=A.device).unsqueeze(-1)
+    identity = eye(m, dtype=A.dtype, device=A.device)
+    for i in reversed(range(k)):  # H_i (H_{i+1} ⋯ H_k [I; 0])
+        v = where(rows > i, narrow(A, -1, i, 1), narrow(identity, -1, i, 1))
+        t = narrow(tau, -1, i, 1).unsqueeze(-1)
+        q = q - t * matmul(v, matmul(mT(v), q))
+    return q
+
+
+@method()
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
+    """``X`` with ``A X = B`` given the Cholesky factor of ``A``: ``B`` is ``input``, the
+    factor (lower ``L`` with ``A = L Lᵀ``, or upper ``U`` with ``A = Uᵀ U``) is ``input2``;
+    batch dims broadcast.
+
+    Example:
+        >>> L = ember.tensor([[2.0, 0.0], [1.0, 1.0]])
+        >>> ember.cholesky_solve(ember.tensor([[4.0], [2.0]]), L)
+        tensor([[1.],
+                [0.]])
+    """
+    op = "cholesky_solve"
+    check_matrix(op, input2, name="the factor")
+    check_float(op, input, input2)
+    if input.ndim < 2 or input.shape[-2] != input2.shape[-1]:
+        raise ShapeError(f"{op}: B {describe(input.shape, input.dtype)} does not fit the "
+                         f"factor {describe(input2.shape, input2.dtype)}: B must be (…, n, k)")
+    if upper:  # A = Uᵀ U
+        y = solve_triangular(mT(input2), input, upper=False)
+        return solve_triangular(input2, y, upper=True)
+    y = solve_triangular(input2, input, upper=False)
+    return solve_triangular(mT(input2), y, upper=True)
+
+
+@method()
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
+    """``A⁻¹`` given the Cholesky factor ``input`` of ``A`` (lower, or upper with
+    ``upper=True``).
+
+    Example:
+        >>> ember.cholesky_inverse(ember.tensor([[2.0, 0.0], [0.0, 1.0]]))
+        tensor([[0.2500, 0.0000],
+                [0.0000, 1.0000]])
+    """
+    check_matrix("cholesky_inverse", input, name="the factor")
+    identity = eye(input.shape[-1], dtype=input.dtype, device=input.device)
+    return cholesky_solve(expand(identity, tuple(input.shape)), input, upper)
+

@@ -1,0 +1,108 @@
+"""Array-level kernels for the matrix primitives: the LU factorization with partial pivoting,
+its row permutation, triangular substitution, a solve through LU, and a Cholesky that reports
+where it fails.
+
+NumPy's ``numpy.linalg`` has no LU and no triangular solver, and raises on a singular or
+indefinite matrix where LAPACK (and PyTorch) report ``info`` and carry on, giving inf/NaN.
+These kernels do what LAPACK does: each runs column by column, vectorized over the batch, and
+never raises. The primitives call NumPy first and use them where it has no answer.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__: list[str] = []
+
+
+def lu(xp: Any, a: Any) -> tuple[Any, Any, Any]:
+    """LAPACK's ``getrf`` on a batch of ``(m, n)`` matrices: ``(LU, pivots, info)`` with ``L``
+    (unit diagonal) packed below the diagonal of ``LU``, 1-based int32 ``pivots`` of shape
+    ``(…, min(m, n))``, and ``info`` the 1-based index of the first zero pivot (0 if none)."""
+    *batch, m, n = a.shape
+    k = min(m, n)
+    count = math.prod(batch)  # (not -1 in reshape: a dim may be 0)
+    out = a.reshape((count, m, n)).copy()
+    piv = xp.zeros((count, k), np.int32)
+    info = xp.zeros(count, np.int32)
+    rows = xp.arange(count)
+    for j in range(k):
+        p = j + xp.argmax(xp.abs(out[:, j:, j]), axis=1)
+        piv[:, j] = p + 1
+        top = out[rows, j].copy()
+        out[rows, j] = out[rows, p]
+        out[rows, p] = top
+        pivot = out[:, j, j]
+        zero = pivot == 0  # then the column below is zero too: LAPACK goes on without scaling
+        info[(info == 0) & zero] = j + 1
+        out[:, j + 1:, j] /= xp.where(zero, 1, pivot)[:, None]
+        out[:, j + 1:, j + 1:] -= out[:, j + 1:, j:j + 1] * out[:, j:j + 1, j + 1:]
+    return out.reshape(a.shape), piv.reshape(tuple(batch) + (k,)), info.reshape(tuple(batch))
+
+
+def permutation(xp: Any, piv: Any, m: int) -> Any:
+    """Row ``i`` of ``P⁻¹ A`` is row ``perm[i]`` of ``A`` (``m`` rows): LAPACK's row swaps
+    ``piv`` applied in order."""
+    k = piv.shape[-1]
+    flat = piv.reshape((math.prod(piv.shape[:-1]), k)).astype(np.int64) - 1
+    perm = xp.tile(xp.arange(m, dtype=np.int64), (flat.shape[0], 1))
+    rows = xp.arange(flat.shape[0])
+    for j in range(k):
+        p = flat[:, j]
+        top = perm[rows, j].copy()
+        perm[rows, j] = perm[rows, p]
+        perm[rows, p] = top
+    return perm.reshape(piv.shape[:-1] + (m,))
+
+
+def triangular(xp: Any, t: Any, b: Any, upper: bool, unit: bool = False) -> Any:
+    """``X`` with ``T X = B`` by substitution, reading one triangle of ``T`` (its diagonal as
+    ones if ``unit``); a zero on the diagonal gives inf/NaN, as BLAS ``trsm``."""
+    n = t.shape[-1]
+    x = b.copy()
+    with np.errstate(all="ignore"):
+        for i in range(n - 1, -1, -1) if upper else range(n):
+            done = slice(i + 1, n) if upper else slice(0, i)
+            x[..., i, :] -= (t[..., i:i + 1, done] @ x[..., done, :])[..., 0, :]
+            if not unit:
+                x[..., i, :] /= t[..., i, i][..., None]
+    return x
+
+
+def lu_solve(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
+    """``(X, info)``: ``A X = B`` through the LU factorization, inf/NaN for a singular ``A``."""
+    lu_, piv, info = lu(xp, a)
+    perm = permutation(xp, piv, a.shape[-1])
+    y = triangular(xp, lu_, xp.take_along_axis(b, perm[..., None], axis=-2), upper=False,
+                   unit=True)
+    return triangular(xp, lu_, y, upper=True), info
+
+
+def cholesky(xp: Any, a: Any) -> tuple[Any, Any]:
+    """``(L, info)`` from ``A``'s lower triangle: LAPACK's ``potrf``, which stops at the first
+    leading minor that is not positive-definite (``info`` is its order, 0 if none) and leaves
+    that column's diagonal and the columns after it as they were."""
+    info = xp.zeros(a.shape[:-2], np.int32)
+    try:
+        return xp.linalg.cholesky(a), info
+    except np.linalg.LinAlgError:
+        pass
+    n = a.shape[-1]
+    low = xp.tril(a).reshape((-1, n, n))
+    info = info.reshape(-1)
+    for j in range(n):
+        d = low[:, j, j] - (low[:, j, :j] ** 2).sum(axis=-1)
+        active = info == 0
+        ok = active & (d > 0)
+        failed = active & ~ok
+        info[failed] = j + 1
+        low[failed, j, j] = d[failed]
+        root = xp.sqrt(xp.where(ok, d, 1))
+        col = (low[:, j + 1:, j] - (low[:, j + 1:, :j] @ low[:, j, :j, None])[..., 0]) \
+            / root[:, None]
+        low[ok, j, j] = root[ok]
+        low[ok, j + 1:, j] = col[ok]
+    return low.reshape(a.shape), info.reshape(a.shape[:-2])

@@ -1,0 +1,227 @@
+"""The LU family, the ``_ex`` variants, Cholesky solves, ``cond``, the SVD matrix norms and the
+other composites of ember.linalg (linalg_lu.py, linalg_kernels.py, linalg_composite.py), and
+singular inputs (det/slogdet gradients, solve_triangular, lstsq's driver fields) against
+PyTorch and finite differences (see optable.py)."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from tests.ops.optable import Const, OpCase, S, arg, assert_same, op_tests, raises_like_torch
+from tests.ops.test_linalg_decomp import dominant, row, spd
+
+U = dict(low=-1.0, high=1.0)
+INF = float("inf")
+
+
+def _norm_times_inverse_norm(x, p):
+    return torch.linalg.matrix_norm(x, p) * torch.linalg.matrix_norm(torch.linalg.inv(x), p)
+
+
+CASES = [
+    row("lu", lambda lib, x: lib.linalg.lu(x), [S(arg(3, 3)), S(arg(2, 3, 3))]),
+    row("lu_wide", lambda lib, x: lib.linalg.lu(x), [S(arg(2, 4)), S(arg(2, 2, 3))]),
+    row("lu_tall", lambda lib, x: lib.linalg.lu(x), [S(arg(4, 2)), S(arg(2, 3, 2))]),
+    row("lu_factor_rect", lambda lib, x: lib.linalg.lu_factor(x).LU, [S(arg(3, 4)), S(arg(4, 3))]),
+    row("lu_factor_ex", lambda lib, x: tuple(lib.linalg.lu_factor_ex(x)), [S(arg(3, 3))]),
+    row("lu_unpack", lambda lib, x: lib.lu_unpack(*lib.linalg.lu_factor(x))[1:], [S(arg(3, 3))]),
+    row("inv_ex", lambda lib, x: tuple(lib.linalg.inv_ex(dominant(lib, x))),
+        [S(arg(2, 3, 3, **U))]),
+    row("solve_ex", lambda lib, a, b: tuple(lib.linalg.solve_ex(dominant(lib, a), b)),
+        [S(arg(3, 3, **U), arg(3, 2)), S(arg(2, 3, 3, **U), arg(3))]),
+    row("solve_ex_right", lambda lib, a, b: lib.linalg.solve_ex(dominant(lib, a), b,
+                                                                left=False).result,
+        [S(arg(3, 3, **U), arg(2, 3))]),
+    row("cholesky_ex", lambda lib, x: tuple(lib.linalg.cholesky_ex(spd(lib, x))),
+        [S(arg(3, 3)), S(arg(2, 3, 3))]),
+    row("cholesky_ex_upper", lambda lib, x: lib.linalg.cholesky_ex(spd(lib, x), upper=True).L,
+        [S(arg(3, 3))]),
+    row("cholesky_solve", lambda lib, a, b: lib.cholesky_solve(b, lib.linalg.cholesky(spd(lib, a))),
+        [S(arg(3, 3), arg(3, 2)), S(arg(2, 3, 3), arg(3, 1))]),
+    row("cholesky_solve_upper",
+        lambda lib, a, b: b.cholesky_solve(lib.linalg.cholesky(spd(lib, a), upper=True), True),
+        [S(arg(3, 3), arg(2, 3, 2))]),
+    row("cholesky_inverse", lambda lib, a: lib.cholesky_inverse(lib.linalg.cholesky(spd(lib, a))),
+        [S(arg(3, 3)), S(arg(2, 3, 3))]),
+    row("cholesky_inverse_upper",
+        lambda lib, a: lib.linalg.cholesky(spd(lib, a), upper=True).cholesky_inverse(True),
+        [S(arg(3, 3))]),
+    row("cond", lambda lib, x: lib.linalg.cond(x), [S(arg(3, 3)), S(arg(2, 3, 2)), S(arg(2, 3))]),
+    row("cond_-2", lambda lib, x: lib.linalg.cond(x, -2), [S(arg(3, 3)), S(arg(2, 3, 2))]),
+    row("cond_nuc", lambda lib, x: lib.linalg.cond(dominant(lib, x), "nuc"), [S(arg(3, 3, **U))]),
+    # PyTorch 2.13 cannot differentiate these (an in-place write in its cond): ‖A‖ ‖A⁻¹‖ instead
+    *[OpCase(f"cond_{p}", lambda x, p=p: ember.linalg.cond(dominant(ember, x), p),
+             lambda x, p=p: _norm_times_inverse_norm(dominant(torch, x), p),
+             [S(arg(3, 3, **U)), S(arg(2, 3, 3, **U))]) for p in ("fro", INF, -INF, 1, -1)],
+    *[row(f"matrix_norm_{p}", lambda lib, x, p=p: lib.linalg.matrix_norm(x, p),
+          [S(arg(3, 4)), S(arg(2, 3, 2))]) for p in ("nuc", 2, -2)],
+    row("matrix_norm_dims_keepdim",
+        lambda lib, x: lib.linalg.matrix_norm(x, "nuc", dim=(0, 2), keepdim=True),
+        [S(arg(3, 2, 4))]),
+    row("norm_2", lambda lib, x: lib.linalg.norm(x, 2), [S(arg(3, 4))]),
+    row("norm_nuc_dim", lambda lib, x: lib.linalg.norm(x, "nuc", dim=(-1, -2)), [S(arg(2, 3, 4))]),
+    row("norm_vector_2", lambda lib, x: lib.linalg.norm(x, 2, dim=1), [S(arg(3, 4))]),
+    row("diagonal", lambda lib, x: lib.linalg.diagonal(x, offset=1), [S(arg(2, 3, 4))]),
+    row("diagonal_dims", lambda lib, x: lib.linalg.diagonal(x, dim1=0, dim2=2), [S(arg(3, 2, 3))]),
+    row("vander", lambda lib, x: lib.linalg.vander(x), [S(arg(3)), S(arg(2, 4))]),
+    row("vander_N", lambda lib, x: lib.linalg.vander(x, N=5), [S(arg(3))]),
+    row("vander_zero", lambda lib, x: lib.linalg.vander(x, N=4),
+        [S(Const(np.array([0.0, 2.0])))], grad=False),
+    row("householder_product", lambda lib, a, t: lib.linalg.householder_product(a, t),
+        [S(arg(4, 3), arg(2)), S(arg(2, 3, 3), arg(2, 3))]),
+    row("householder_product_k0", lambda lib, a, t: lib.linalg.householder_product(a, t),
+        [S(arg(3, 2), arg(0))], grad=False),
+    row("det_singular_grad", lambda lib, x: lib.linalg.det(x @ x.mT), [S(arg(3, 2))]),
+    row("solve_triangular_singular",
+        lambda lib, a, b: lib.linalg.solve_triangular(a.triu(1), b, upper=True),
+        [S(arg(3, 3), arg(3, 2))], grad=False),
+    *[row(f"lstsq_{d}", lambda lib, a, b, d=d: tuple(lib.linalg.lstsq(a, b, driver=d)),
+          [S(arg(4, 2), arg(4, 3)), S(arg(2, 4, 3), arg(2, 4, 1)), S(arg(4, 2), arg(4))])
+      for d in ("gels", "gelsd", "gelss")],
+    # gelsy has no residuals (PyTorch's empty one still requires grad: left out)
+    row("lstsq_gelsy", lambda lib, a, b: lib.linalg.lstsq(a, b, driver="gelsy")[::2],
+        [S(arg(4, 2), arg(4, 3)), S(arg(3, 4), arg(3))]),
+]
+
+(test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp) = op_tests(CASES)
+
+
+# -- singular matrices -----------------------------------------------------------------------
+SINGULAR = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+BATCH = np.stack([SINGULAR, np.diag([2.0, 3.0, 4.0])])
+
+
+@pytest.mark.parametrize("x", [SINGULAR, np.zeros((3, 3)), np.array([[1.0, 2.0], [2.0, 4.0]])])
+def test_det_gradient_at_singular_matrices(x):
+    # the cofactor matrix, finite; PyTorch gives it through its SVD formula (create_graph)
+    e = ember.from_numpy(x.copy()).requires_grad_()
+    t = torch.from_numpy(x.copy()).requires_grad_()
+    (ge,) = ember.autograd.grad(ember.linalg.det(e), [e])
+    (gt,) = torch.autograd.grad(torch.linalg.det(t), t, create_graph=True)
+    assert_same(ge, gt.detach(), atol=1e-12)
+    assert ember.autograd.gradcheck(ember.linalg.det, [e])
+
+
+def test_slogdet_gradient_at_a_singular_matrix_is_no_error():
+    # A⁻ᵀ through an adjoint LU solve, as PyTorch's: non-finite, no error (which entries are
+    # inf or NaN depends on the BLAS's triangular-solve kernel, so only that is compared)
+    e = ember.from_numpy(SINGULAR.copy()).requires_grad_()
+    t = torch.from_numpy(SINGULAR.copy()).requires_grad_()
+    (ge,) = ember.autograd.grad(ember.linalg.slogdet(e).logabsdet, [e])
+    (gt,) = torch.autograd.grad(torch.linalg.slogdet(t).logabsdet, t)
+    assert not np.isfinite(np.asarray(ge._data)).all() and not torch.isfinite(gt).all()
+    finite = np.isfinite(np.asarray(ge._data)) & np.isfinite(gt.numpy())
+    np.testing.assert_allclose(np.asarray(ge._data)[finite], gt.numpy()[finite])
+
+
+@pytest.mark.parametrize("upper,left,b", [
+    (True, True, [[1.0], [1.0]]), (True, True, [[1.0], [0.0]]), (False, True, [[1.0], [1.0]]),
+    (True, False, [[1.0, 1.0]])])
+def test_solve_triangular_singular_gives_inf_nan(upper, left, b):
+    a = [[1.0, 2.0], [0.0, 0.0]] if upper else [[0.0, 0.0], [2.0, 1.0]]
+
+    def run(lib):
+        return lib.linalg.solve_triangular(lib.tensor(a), lib.tensor(b), upper=upper, left=left)
+    assert_same(run(ember), run(torch))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x: tuple(lib.linalg.inv_ex(x)),
+    lambda lib, x: tuple(lib.linalg.solve_ex(x, lib.ones(2, 3, dtype=x.dtype))),
+    lambda lib, x: tuple(lib.linalg.lu_factor_ex(x)),
+    lambda lib, x: tuple(lib.linalg.lu(x)),
+    lambda lib, x: tuple(lib.linalg.cholesky_ex(x)),
+    lambda lib, x: tuple(lib.linalg.cholesky_ex(x, upper=True)),
+])
+def test_ex_variants_on_singular_batches(fn):
+    assert_same(fn(ember, ember.from_numpy(BATCH)), fn(torch, torch.from_numpy(BATCH)), atol=1e-12)
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, "fro", "nuc", INF, -INF, 1, -1])
+def test_cond_of_singular_matrices(p):
+    z = np.zeros((2, 3, 3))
+    assert_same(ember.linalg.cond(ember.from_numpy(z), p),
+                torch.linalg.cond(torch.from_numpy(z), p))
+    if p in ("fro", INF, -INF, 1, -1):
+        assert_same(ember.linalg.cond(ember.from_numpy(SINGULAR), p),
+                    torch.linalg.cond(torch.from_numpy(SINGULAR), p))
+
+
+def test_lstsq_residuals_follow_the_driver_and_rank():
+    a = np.random.default_rng(0).standard_normal((2, 5, 3))
+    a[0, :, 2] = a[0, :, 1]  # rank 2: no residuals from gelsd/gelss
+    b = np.random.default_rng(1).standard_normal((2, 5, 2))
+    for driver in (None, "gelsy", "gelsd", "gelss"):
+        e = ember.linalg.lstsq(ember.from_numpy(a), ember.from_numpy(b), driver=driver)
+        t = torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b), driver=driver)
+        assert_same((e.residuals, e.rank, e.singular_values),
+                    (t.residuals, t.rank, t.singular_values), atol=1e-12)
+
+
+def test_lu_unpack_without_data_or_pivots():
+    x = np.random.default_rng(2).standard_normal((3, 4))
+    for kw in (dict(unpack_data=False), dict(unpack_pivots=False)):
+        assert_same(ember.lu_unpack(*ember.linalg.lu_factor(ember.from_numpy(x)), **kw),
+                    torch.lu_unpack(*torch.linalg.lu_factor(torch.from_numpy(x)), **kw),
+                    atol=1e-15)
+
+
+def test_vander_of_integers_is_int64():
+    assert_same(ember.linalg.vander(ember.tensor([1, 2, 3], dtype=ember.int32)),
+                torch.linalg.vander(torch.tensor([1, 2, 3], dtype=torch.int32)))
+
+
+# -- errors ----------------------------------------------------------------------------------
+def test_errors():
+    LinAlgError = ember.linalg.LinAlgError  # noqa: N806
+    sing = lambda lib: lib.tensor(BATCH.tolist(), dtype=lib.float64)  # noqa: E731
+    raises_like_torch(lambda lib: lib.linalg.inv_ex(sing(lib), check_errors=True), LinAlgError,
+                      r"linalg.inv_ex: \(Batch element 0\): The diagonal element 3 is zero")
+    raises_like_torch(lambda lib: lib.linalg.solve_ex(sing(lib), lib.ones(2, 3, dtype=lib.float64),
+                                                      check_errors=True),
+                      LinAlgError, r"linalg.solve_ex: \(Batch element 0\): .*singular")
+    raises_like_torch(lambda lib: lib.linalg.lu_factor_ex(sing(lib), check_errors=True),
+                      LinAlgError, r"\(Batch element 0\): U\[3,3\] is zero")
+    raises_like_torch(lambda lib: lib.linalg.cholesky_ex(-lib.eye(2), check_errors=True),
+                      LinAlgError, "leading minor of order 1 is not positive-definite")
+    raises_like_torch(lambda lib: lib.linalg.cond(lib.ones(2, 3), 1), ember.ShapeError,
+                      r"linalg.cond\(p=1\): .*square")
+    raises_like_torch(lambda lib: lib.linalg.cond(lib.eye(2), 3), ValueError, "p must be")
+    raises_like_torch(lambda lib: lib.linalg.householder_product(lib.ones(2, 3), lib.ones(2)),
+                      ember.ShapeError, "k <= n <= m")
+    raises_like_torch(lambda lib: lib.cholesky_solve(lib.ones(3, 1), lib.eye(2)),
+                      ember.ShapeError, "cholesky_solve: B")
+    raises_like_torch(lambda lib: lib.linalg.lstsq(lib.eye(2), lib.ones(2), driver="x"),
+                      ValueError, "driver")
+    raises_like_torch(lambda lib: lib.linalg.matrix_norm(lib.ones(3), "nuc"), ember.ShapeError,
+                      "at least 2 dims")
+
+
+# -- vmap ------------------------------------------------------------------------------------
+VMAPPED = [
+    (lambda a: ember.linalg.det(a), 1),
+    (lambda a: ember.linalg.inv_ex(a), 1),
+    (lambda a, b: ember.linalg.solve_ex(a, b), 2),
+    (lambda a: ember.linalg.lu(a), 1),
+    (lambda a: ember.linalg.lu_factor_ex(a), 1),
+    (lambda a: ember.linalg.cholesky_ex(a @ a.mT), 1),
+    (lambda a, b: ember.cholesky_solve(b, ember.linalg.cholesky(a @ a.mT)), 2),
+    (lambda a: ember.linalg.cond(a, 1), 1),
+    (lambda a: ember.linalg.matrix_norm(a, "nuc"), 1),
+    (lambda a, b: ember.linalg.householder_product(a, b[:, 0]), 2),
+]
+
+
+@pytest.mark.parametrize("k", range(len(VMAPPED)))
+def test_vmap(k):
+    fn, nargs = VMAPPED[k]
+    rng = np.random.default_rng(k)
+    xs = [ember.from_numpy(rng.uniform(-1, 1, (2, 3, 3)) + 4 * np.eye(3)) for _ in range(nargs)]
+    got = ember.func.vmap(fn)(*xs)
+    want = [fn(*[x[b] for x in xs]) for b in range(2)]
+    got = got if isinstance(got, tuple) else (got,)
+    want = [w if isinstance(w, tuple) else (w,) for w in want]
+    for i, g in enumerate(got):
+        ref = np.stack([np.asarray(w[i]._data) for w in want])
+        np.testing.assert_allclose(np.asarray(g._data), ref, rtol=1e-10, atol=1e-12)
