@@ -55,7 +55,6 @@ from ember.dtypes import float32 as float  # noqa: A001
 from ember.dtypes import int32 as int  # noqa: A001
 from ember.errors import DeviceError, DTypeError, EmberError, GradError, ShapeError
 from ember.ops import *  # noqa: F403
-from ember.ops.linalg_composite import cholesky_inverse, cholesky_solve  # not in ops' families
 from ember.tensor import Tensor
 from ember.tensor_repr import set_printoptions
 from ember.type_info import can_cast, finfo, iinfo

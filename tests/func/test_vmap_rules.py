@@ -160,3 +160,22 @@ def test_per_sample_gradients(case, sample):
     want = [grads(*[_ember(s[b]) if m else _ember(s) for s, m in zip(stacks, shared)])
             for b in range(B)]
     _compare(case, got, want)
+
+
+@pytest.mark.parametrize("concatenated", [False, True])
+def test_vmap_of_ctc_loss_and_its_gradient_matches_a_loop(concatenated):
+    import ember.nn.functional as F
+    from ember.func import grad
+    rng = np.random.default_rng(0)
+    lp = ember.tensor(rng.standard_normal((3, 6, 2, 5)))
+    padded = rng.integers(1, 5, (3, 2, 3))
+    targets = ember.tensor(np.stack([np.concatenate([t[0], t[1, :2]]) for t in padded])
+                           if concatenated else padded)
+
+    def loss(x, t):
+        return F.ctc_loss(x.log_softmax(2), t, (6, 5), (3, 2), reduction="sum")
+
+    for fn in (loss, grad(loss)):
+        got = vmap(fn)(lp, targets)
+        want = ember.stack([fn(lp[i], targets[i]) for i in range(3)])
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

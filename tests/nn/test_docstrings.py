@@ -13,8 +13,9 @@ import ember.nn.functional as F
 MODULES = ["parameter", "module", "state_dict", "containers", "linear", "flatten",
            "activation", "conv", "pooling", "normalization", "padding", "dropout", "sparse",
            "upsampling", "loss", "init", "attention", "transformer", "rnn", "lazy", "module_hooks",
-           "utils.clip_grad", "utils.convert_parameters", "utils.rnn", "utils.parametrize",
-           "utils.parametrizations", "utils.weight_norm", "utils.fusion"]
+           "fold", "shuffle", "distance", "utils.clip_grad", "utils.convert_parameters",
+           "utils.rnn", "utils.parametrize", "utils.parametrizations", "utils.weight_norm",
+           "utils.fusion"]
 
 
 @pytest.mark.parametrize("module", MODULES)

@@ -74,8 +74,8 @@ class Sample:
     def __repr__(self) -> str:
         shown = ",".join("x".join(map(str, a.shape)) if isinstance(a, Arg) else "c"
                          for a in self.args)
-        return shown + ("," + ",".join(f"{k}={v}" for k, v in self.kwargs.items())
-                        if self.kwargs else "")
+        return shown + ("," + ",".join(f"{k}={getattr(v, '__name__', v)}"
+                                       for k, v in self.kwargs.items()) if self.kwargs else "")
 
 
 def S(*args: Any, **kwargs: Any) -> Sample:  # noqa: N802 - reads like a table row

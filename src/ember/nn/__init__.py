@@ -15,9 +15,11 @@ from ember.nn.attention import MultiheadAttention
 from ember.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from ember.nn.conv import *  # noqa: F403
 from ember.nn.conv import __all__ as _conv
+from ember.nn.distance import CosineSimilarity, PairwiseDistance
 from ember.nn.dropout import *  # noqa: F403
 from ember.nn.dropout import __all__ as _dropout
 from ember.nn.flatten import Flatten, Unflatten
+from ember.nn.fold import Fold, Unfold
 from ember.nn.lazy import *  # noqa: F403
 from ember.nn.lazy import __all__ as _lazy
 from ember.nn.linear import Bilinear, Identity, Linear
@@ -32,7 +34,8 @@ from ember.nn.parameter import Buffer, Parameter
 from ember.nn.pooling import *  # noqa: F403
 from ember.nn.pooling import __all__ as _pooling
 from ember.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from ember.nn.sparse import Embedding
+from ember.nn.shuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
+from ember.nn.sparse import Embedding, EmbeddingBag
 from ember.nn.transformer import *  # noqa: F403
 from ember.nn.transformer import __all__ as _transformer
 from ember.nn.upsampling import *  # noqa: F403
@@ -40,7 +43,8 @@ from ember.nn.upsampling import __all__ as _upsampling
 
 __all__ = ["functional", "init", "utils", "Parameter", "Buffer", "Module", "Sequential",
            "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
-           "Bilinear", "Flatten", "Unflatten", "Embedding", *_activation, *_conv, *_dropout,
+           "Bilinear", "Flatten", "Unflatten", "Embedding", "EmbeddingBag", "Fold", "Unfold",
+           "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", *_activation, *_conv, *_dropout,
            *_lazy, *_loss, *_normalization, *_padding, *_pooling, *_upsampling,
            "MultiheadAttention", *_transformer, "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
-           "RNNCell", "LSTMCell", "GRUCell"]
+           "RNNCell", "LSTMCell", "GRUCell", "CosineSimilarity", "PairwiseDistance"]

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.errors import ShapeError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.tensor import Tensor
 
 __all__ = ["ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid", "Softmax",
            "LogSoftmax", "Softmin", "LeakyReLU", "ELU", "SELU", "CELU", "Softplus", "Softsign",
-           "Hardtanh", "Hardsigmoid", "Hardswish", "LogSigmoid", "Tanhshrink", "PReLU", "GLU"]
+           "Hardtanh", "Hardsigmoid", "Hardswish", "LogSigmoid", "Tanhshrink", "PReLU", "GLU",
+           "Hardshrink", "Softshrink", "Threshold", "RReLU", "Softmax2d"]
+
+_REQUIRED: Any = object()  # a constructor argument without a default
 
 
 class _Activation(Module):
@@ -36,7 +40,10 @@ class _Activation(Module):
                 raise TypeError(f"{type(self).__name__} got an unexpected argument {k!r}")
             values[k] = v
         for k in self._args:
-            object.__setattr__(self, k, values.get(k, defaults[k]))
+            value = values.get(k, defaults[k])
+            if value is _REQUIRED:
+                raise TypeError(f"{type(self).__name__} missing required argument {k!r}")
+            object.__setattr__(self, k, value)
 
     def forward(self, input: Tensor) -> Tensor:
         return getattr(F, self._fn)(input, **{k: getattr(self, k) for k in self._args})
@@ -48,8 +55,13 @@ class _Activation(Module):
         return ", ".join(parts)
 
 
-def _activation(name: str, fn: str, doc: str, **defaults: Any) -> type:
-    cls = type(name, (_Activation,), {"_fn": fn, "_args": tuple(defaults),
+class _Shrink(_Activation):
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"  # PyTorch's repr: the threshold alone
+
+
+def _activation(name: str, fn: str, doc: str, base: type = _Activation, **defaults: Any) -> type:
+    cls = type(name, (base,), {"_fn": fn, "_args": tuple(defaults),
                                       "_defaults": defaults, "__doc__": doc,
                                       "__module__": __name__})
     return cls
@@ -85,6 +97,49 @@ LogSoftmax = _activation("LogSoftmax", "log_softmax", "log(softmax(x)) along ``d
                          dim=None)
 Softmin = _activation("Softmin", "softmin", "softmax(-x) along ``dim``.", dim=None)
 GLU = _activation("GLU", "glu", "a·sigmoid(b) for the halves a, b of ``dim``.", dim=-1)
+Hardshrink = _activation("Hardshrink", "hardshrink", "x where |x| > lambd, else 0.", _Shrink,
+                         lambd=0.5)
+Softshrink = _activation("Softshrink", "softshrink", "x moved lambd toward 0, and 0 within "
+                         "[-lambd, lambd].", _Shrink, lambd=0.5)
+Threshold = _activation("Threshold", "threshold", "x where x > threshold, else ``value``.",
+                        threshold=_REQUIRED, value=_REQUIRED, inplace=False)
+
+
+class RReLU(Module):
+    """Randomized leaky relu: slopes drawn from ``U(lower, upper)`` for the non-positive
+    elements in training, the fixed slope ``(lower + upper) / 2`` in evaluation.
+
+    Example:
+        >>> nn.RReLU(0.1, 0.3).eval()(ember.tensor([-1.0, 2.0]))
+        tensor([-0.2000,  2.0000])
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                             else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dimension -3) of a (N, C, H, W) or (C, H, W) input.
+
+    Example:
+        >>> nn.Softmax2d()(ember.zeros(1, 2, 1, 1)).flatten()
+        tensor([0.5000, 0.5000])
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ShapeError(f"Softmax2d: expected a 3-D or 4-D input (N, C, H, W), got shape "
+                             f"{tuple(input.shape)}")
+        return F.softmax(input, -3)
 
 
 class PReLU(Module):

@@ -1,4 +1,5 @@
-"""Dropout layers: active in training mode, the identity in evaluation mode."""
+"""Dropout layers: active in training mode, the identity in evaluation mode. ``AlphaDropout``
+and ``FeatureAlphaDropout`` keep SELU activations' mean and variance."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.tensor import Tensor
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+           "FeatureAlphaDropout"]
 
 
 class Dropout(Module):
@@ -50,3 +52,21 @@ class Dropout3d(Dropout):
     """Zeroes whole channels of ``(N, C, D, H, W)`` inputs."""
 
     _fn = "dropout3d"
+
+
+class AlphaDropout(Dropout):
+    """Dropout for SELU networks: dropped elements take SELU's negative saturation value and
+    all are then rescaled and shifted to keep zero mean and unit variance.
+
+    Example:
+        >>> nn.AlphaDropout(0.2).eval()(ember.ones(2))
+        tensor([1., 1.])
+    """
+
+    _fn = "alpha_dropout"
+
+
+class FeatureAlphaDropout(Dropout):
+    """``AlphaDropout`` of whole channels of (N, C, *) inputs."""
+
+    _fn = "feature_alpha_dropout"

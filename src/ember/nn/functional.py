@@ -20,14 +20,25 @@ from ember.ops.conv import (
     conv_transpose2d,
     conv_transpose3d,
 )
-from ember.ops.distance import cosine_similarity, pairwise_distance
-from ember.ops.dropout import dropout, dropout1d, dropout2d, dropout3d
-from ember.ops.embedding import embedding
+from ember.ops.ctc_loss import ctc_loss
+from ember.ops.distance import cosine_similarity, pairwise_distance, pdist
+from ember.ops.dropout import (
+    alpha_dropout,
+    dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+from ember.ops.embedding import embedding, embedding_bag
 from ember.ops.gather import one_hot
+from ember.ops.grid_sample import affine_grid, grid_sample
+from ember.ops.gumbel_softmax import gumbel_softmax
 from ember.ops.im2col import fold, unfold
 from ember.ops.interpolate import interpolate, upsample
 from ember.ops.layer_norm import layer_norm
 from ember.ops.linear import bilinear, linear
+from ember.ops.local_response_norm import local_response_norm
 from ember.ops.loss import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -41,14 +52,17 @@ from ember.ops.loss import (
     poisson_nll_loss,
     smooth_l1_loss,
 )
+from ember.ops.lp_pool import lp_pool1d, lp_pool2d, lp_pool3d
 from ember.ops.margin_loss import (
     cosine_embedding_loss,
     hinge_embedding_loss,
     margin_ranking_loss,
     multi_margin_loss,
+    multilabel_margin_loss,
     multilabel_soft_margin_loss,
     soft_margin_loss,
     triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 from ember.ops.normalization import (
     batch_norm,
@@ -58,23 +72,30 @@ from ember.ops.normalization import (
     rms_norm,
 )
 from ember.ops.pad import pad
-from ember.ops.pixel_shuffle import pixel_shuffle, pixel_unshuffle
+from ember.ops.pixel_shuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from ember.ops.pool import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
     adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
     adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
     adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
     avg_pool1d,
     avg_pool2d,
     avg_pool3d,
     max_pool1d,
+    max_pool1d_with_indices,
     max_pool2d,
+    max_pool2d_with_indices,
     max_pool3d,
+    max_pool3d_with_indices,
 )
 from ember.ops.softmax import log_softmax, softmax, softmin
 from ember.ops.unary import sigmoid, tanh
+from ember.ops.unpool import max_unpool1d, max_unpool2d, max_unpool3d
 
 __all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax", "softmin",
            "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -90,4 +111,11 @@ __all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax", "softmin"
            "multi_margin_loss", "cosine_embedding_loss", "triplet_margin_loss",
            "dropout", "dropout1d", "dropout2d", "dropout3d", "embedding", "one_hot", "pad",
            "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
-           "scaled_dot_product_attention", "cosine_similarity", "pairwise_distance"]
+           "scaled_dot_product_attention", "cosine_similarity", "pairwise_distance",
+           "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d",
+           "max_unpool1d", "max_unpool2d", "max_unpool3d", "grid_sample", "affine_grid",
+           "channel_shuffle", "pdist", "embedding_bag", "multilabel_margin_loss",
+           "triplet_margin_with_distance_loss", "ctc_loss", "alpha_dropout",
+           "feature_alpha_dropout", "gumbel_softmax", "local_response_norm"]

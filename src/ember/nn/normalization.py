@@ -1,5 +1,6 @@
 """Normalisation layers: ``BatchNorm1d/2d/3d`` (running statistics as buffers),
-``LayerNorm``, ``GroupNorm``, ``RMSNorm`` and ``InstanceNorm1d/2d/3d``."""
+``LayerNorm``, ``GroupNorm``, ``RMSNorm``, ``InstanceNorm1d/2d/3d``, and the cross-channel
+``LocalResponseNorm`` and ``CrossMapLRN2d``."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.module import Module
 from ember.nn.parameter import Parameter
+from ember.ops.local_response_norm import cross_map_lrn2d
 from ember.tensor import Tensor
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm",
+           "CrossMapLRN2d"]
 
 
 def _shape(normalized_shape: Any) -> tuple[int, ...]:
@@ -268,3 +271,44 @@ class RMSNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """Divides each element by ``(k + alpha · mean of x² over size neighbouring
+    channels)^beta``, for (N, C, *) inputs.
+
+    Example:
+        >>> nn.LocalResponseNorm(2)(ember.randn(2, 4, 3, 3)).shape
+        (2, 4, 3, 3)
+    """
+
+    _fn = staticmethod(F.local_response_norm)
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._fn(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(LocalResponseNorm):
+    """The legacy form of local response normalization for (N, C, H, W) inputs:
+    ``x · (k + alpha / size · Σ x²)^-beta`` over the channels within ``(size - 1) // 2``
+    (see :func:`ember.ops.local_response_norm.cross_map_lrn2d` for how it differs from
+    PyTorch's).
+
+    Example:
+        >>> nn.CrossMapLRN2d(3)(ember.randn(2, 4, 3, 3)).shape
+        (2, 4, 3, 3)
+    """
+
+    _fn = staticmethod(cross_map_lrn2d)
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1) -> None:
+        super().__init__(size, alpha, beta, k)

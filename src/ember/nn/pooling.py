@@ -1,4 +1,5 @@
-"""Pooling layers over ``ember.nn.functional``: max, average and adaptive pooling."""
+"""Pooling layers over ``ember.nn.functional``: max, average, adaptive and power-average
+pooling, and max unpooling."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from ember.tensor import Tensor
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
 class _MaxPool(Module):
@@ -170,3 +172,91 @@ class AdaptiveMaxPool3d(_Adaptive):
     """Max pooling to a fixed 3-D output size."""
 
     _fn = "adaptive_max_pool3d"
+
+
+class _LPPool(Module):
+    _fn = "lp_pool2d"
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size = norm_type, kernel_size
+        self.stride, self.ceil_mode = stride, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return getattr(F, self._fn)(input, float(self.norm_type), self.kernel_size,
+                                    self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPool):
+    """``(Σ xᵖ)^(1/p)`` over sliding windows of ``(N, C, L)``, p being ``norm_type``."""
+
+    _fn = "lp_pool1d"
+
+
+class LPPool2d(_LPPool):
+    """``(Σ xᵖ)^(1/p)`` over sliding windows of ``(N, C, H, W)``.
+
+    Example:
+        >>> nn.LPPool2d(2, 3, stride=2)(ember.randn(1, 3, 9, 9)).shape
+        (1, 3, 4, 4)
+    """
+
+    _fn = "lp_pool2d"
+
+
+class LPPool3d(_LPPool):
+    """``(Σ xᵖ)^(1/p)`` over sliding windows of ``(N, C, D, H, W)``."""
+
+    _fn = "lp_pool3d"
+
+
+class _MaxUnpool(Module):
+    _fn = "max_unpool2d"
+    _nd = 2
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = self._tuple(kernel_size)
+        self.stride = self._tuple(stride if stride is not None else kernel_size)
+        self.padding = self._tuple(padding)
+
+    def _tuple(self, value: Any) -> tuple[int, ...]:
+        return (value,) * self._nd if isinstance(value, int) else tuple(value)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return getattr(F, self._fn)(input, indices, self.kernel_size, self.stride,
+                                    self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpool):
+    """Places each value of ``(N, C, L)`` at its index from ``MaxPool1d(return_indices=True)``,
+    zeros elsewhere."""
+
+    _fn, _nd = "max_unpool1d", 1
+
+
+class MaxUnpool2d(_MaxUnpool):
+    """The partial inverse of ``MaxPool2d``: each value placed at its index from
+    ``return_indices=True``, zeros elsewhere; ``output_size`` resolves ambiguous sizes.
+
+    Example:
+        >>> pool, unpool = nn.MaxPool2d(2, return_indices=True), nn.MaxUnpool2d(2)
+        >>> unpool(*pool(ember.randn(1, 3, 5, 5)), output_size=(5, 5)).shape
+        (1, 3, 5, 5)
+    """
+
+    _fn, _nd = "max_unpool2d", 2
+
+
+class MaxUnpool3d(_MaxUnpool):
+    """The partial inverse of ``MaxPool3d`` for ``(N, C, D, H, W)``."""
+
+    _fn, _nd = "max_unpool3d", 3

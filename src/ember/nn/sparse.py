@@ -1,4 +1,5 @@
-"""``Embedding``: a lookup table of vectors, with ``padding_idx`` and ``from_pretrained``."""
+"""``Embedding``: a lookup table of vectors, with ``padding_idx`` and ``from_pretrained``;
+``EmbeddingBag``: sums, means or maxima of bags of its rows."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from ember.nn.module import Module
 from ember.nn.parameter import Parameter
 from ember.tensor import Tensor
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
 
 
 class Embedding(Module):
@@ -90,3 +91,64 @@ class Embedding(Module):
         rows, cols = embeddings.shape
         return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
                    _weight=embeddings, _freeze=freeze)
+
+
+class EmbeddingBag(Embedding):
+    """Reduces bags of embeddings (``mode`` ``"sum"``, ``"mean"`` or ``"max"``) without
+    materialising them: a 2-D input holds one bag per row, a 1-D one with ``offsets`` the
+    bags starting at each offset (see ``F.embedding_bag``).
+
+    Example:
+        >>> bag = nn.EmbeddingBag(10, 3, mode="sum")
+        >>> bag(ember.tensor([1, 2, 4, 5, 4]), ember.tensor([0, 2])).shape
+        (2, 3)
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                 sparse: bool = False, _weight: Tensor | None = None,
+                 include_last_offset: bool = False, padding_idx: int | None = None,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__(num_embeddings, embedding_dim, padding_idx, max_norm, norm_type,
+                         scale_grad_by_freq, sparse, _weight, device=device, dtype=dtype)
+        self.mode, self.include_last_offset = mode, include_last_offset
+
+    def forward(self, input: Tensor, offsets: Tensor | None = None,
+                per_sample_weights: Tensor | None = None) -> Tensor:
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse,
+                               per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += ", scale_grad_by_freq=True"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        max_norm: float | None = None, norm_type: float = 2.0,
+                        scale_grad_by_freq: bool = False, mode: str = "mean",
+                        sparse: bool = False, include_last_offset: bool = False,
+                        padding_idx: int | None = None) -> EmbeddingBag:
+        """An ``EmbeddingBag`` whose weight is ``embeddings`` (2-D), frozen by default.
+
+        Example:
+            >>> bag = nn.EmbeddingBag.from_pretrained(ember.eye(3), mode="sum")
+            >>> bag(ember.tensor([[0, 2]]))
+            tensor([[1., 0., 1.]])
+        """
+        if embeddings.ndim != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+                  embeddings, include_last_offset, padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag

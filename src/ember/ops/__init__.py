@@ -14,6 +14,7 @@ from ember.ops.construct import *  # noqa: F403
 from ember.ops.conv import *  # noqa: F403
 from ember.ops.convert import *  # noqa: F403
 from ember.ops.creation import *  # noqa: F403
+from ember.ops.ctc_loss import *  # noqa: F403
 from ember.ops.diagonal import *  # noqa: F403
 from ember.ops.discrete import *  # noqa: F403
 from ember.ops.distance import *  # noqa: F403
@@ -22,6 +23,8 @@ from ember.ops.embedding import *  # noqa: F403
 from ember.ops.fill import *  # noqa: F403
 from ember.ops.gamma import *  # noqa: F403
 from ember.ops.gather import *  # noqa: F403
+from ember.ops.grid_sample import *  # noqa: F403
+from ember.ops.gumbel_softmax import *  # noqa: F403
 from ember.ops.im2col import *  # noqa: F403
 from ember.ops.indexing import *  # noqa: F403
 from ember.ops.integrate import *  # noqa: F403
@@ -29,12 +32,15 @@ from ember.ops.interpolate import *  # noqa: F403
 from ember.ops.join import *  # noqa: F403
 from ember.ops.layer_norm import *  # noqa: F403
 from ember.ops.linalg import *  # noqa: F403
+from ember.ops.linalg_composite import *  # noqa: F403
 from ember.ops.linalg_decomp import *  # noqa: F403
 from ember.ops.linalg_lu import *  # noqa: F403
 from ember.ops.linalg_pinv import *  # noqa: F403
 from ember.ops.linalg_solve import *  # noqa: F403
 from ember.ops.linear import *  # noqa: F403
+from ember.ops.local_response_norm import *  # noqa: F403
 from ember.ops.loss import *  # noqa: F403
+from ember.ops.lp_pool import *  # noqa: F403
 from ember.ops.margin_loss import *  # noqa: F403
 from ember.ops.normalization import *  # noqa: F403
 from ember.ops.norms import *  # noqa: F403
@@ -57,16 +63,18 @@ from ember.ops.statistics import *  # noqa: F403
 from ember.ops.tensor_methods import *  # noqa: F403
 from ember.ops.unary import *  # noqa: F403
 from ember.ops.unfold import *  # noqa: F403
+from ember.ops.unpool import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
 _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "construct", "conv",
-             "convert", "creation", "diagonal", "discrete", "distance", "dropout", "embedding",
-             "fill", "gamma", "gather", "im2col", "indexing", "integrate", "interpolate", "join",
-             "layer_norm", "linalg", "linalg_decomp", "linalg_lu", "linalg_pinv", "linalg_solve",
-             "linear", "loss", "margin_loss", "normalization", "norms", "pad", "pixel_shuffle",
-             "pool", "random", "random_fill", "reduce", "scatter_reduce", "search", "select",
-             "shape", "softmax", "sort", "special", "split_stack", "statistics", "tensor_methods",
-             "unary", "unfold")
+             "convert", "creation", "ctc_loss", "diagonal", "discrete", "distance", "dropout",
+             "embedding", "fill", "gamma", "gather", "grid_sample", "gumbel_softmax", "im2col",
+             "indexing", "integrate", "interpolate", "join", "layer_norm", "linalg",
+             "linalg_composite", "linalg_decomp", "linalg_lu", "linalg_pinv", "linalg_solve",
+             "linear", "local_response_norm", "loss", "lp_pool", "margin_loss", "normalization",
+             "norms", "pad", "pixel_shuffle", "pool", "random", "random_fill", "reduce",
+             "scatter_reduce", "search", "select", "shape", "softmax", "sort", "special",
+             "split_stack", "statistics", "tensor_methods", "unary", "unfold", "unpool")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

@@ -1,6 +1,6 @@
 """Activation functions: relu, gelu, silu, softplus, elu (with selu and celu), leaky_relu,
 hardtanh (with relu6) as primitives; mish, logsigmoid, hardsigmoid, hardswish, softsign,
-tanhshrink, threshold, hardshrink, softshrink, prelu and glu as composites.
+tanhshrink, threshold, hardshrink, softshrink, prelu, rrelu and glu as composites.
 
 ``ember.sigmoid`` and ``ember.tanh`` live with the other math in :mod:`ember.ops.unary`. The
 signatures are ``torch.nn.functional``'s (``inplace=False`` included), and so are the
@@ -19,6 +19,7 @@ from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.random import Generator, rand
 from ember.ops.relu_kernel import relu_array, relu_grad_array
 from ember.ops.select import where
 from ember.ops.unary import (
@@ -35,7 +36,7 @@ from ember.tensor import Tensor, method
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "hardtanh", "hardtanh_",
            "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "softplus", "mish",
            "logsigmoid", "hardsigmoid", "hardswish", "softsign", "tanhshrink", "threshold",
-           "threshold_", "hardshrink", "softshrink", "prelu", "glu"]
+           "threshold_", "hardshrink", "softshrink", "prelu", "rrelu", "rrelu_", "glu"]
 
 _SQRT1_2 = 1 / math.sqrt(2)
 _SQRT_2_PI = math.sqrt(2 / math.pi)  # the tanh approximation of gelu
@@ -405,6 +406,29 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return where(input > 0, input, weight * input)
 
 
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, inplace: bool = False, *,
+          generator: Generator | None = None) -> Tensor:
+    """Randomized leaky relu: ``input`` where positive, ``a * input`` elsewhere (0 included),
+    with ``a`` drawn uniformly from ``[lower, upper]`` per element in training and
+    ``(lower + upper) / 2`` in evaluation. The gradient is the slope used.
+
+    Example:
+        >>> ember.rrelu(ember.tensor([-3.0, 2.0]), 0.25, 0.75)
+        tensor([-1.5000,  2.0000])
+    """
+    _floating("rrelu", input)
+    if lower > upper:
+        raise ValueError(f"rrelu: lower bound ({lower}) must not exceed the upper bound "
+                         f"({upper})")
+    if training:
+        noise = rand(input.shape, generator=generator, dtype=input.dtype, device=input.device)
+        slope = noise * (upper - lower) + lower
+    else:
+        slope = (lower + upper) / 2
+    return _run(input, inplace, "rrelu", lambda x: where(x.detach() <= 0, x * slope, x))
+
+
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """The gated linear unit ``a * sigmoid(b)``, ``a`` and ``b`` the halves of ``input``
     along ``dim``.
@@ -436,4 +460,5 @@ elu_ = _inplace_function(elu)
 selu_ = _inplace_function(selu)
 celu_ = _inplace_function(celu)
 threshold_ = _inplace_function(threshold)
+rrelu_ = _inplace_function(rrelu)
 inplace_method("relu_", relu)

@@ -1,20 +1,27 @@
 """Distances and similarities between vectors: ``cosine_similarity`` and ``pairwise_distance``
-along a dimension (inputs broadcast), and ``cdist`` between all pairs of rows; composites of
-elementwise ops, sums, norms and (``cdist``, p = 2) a matmul."""
+along a dimension (inputs broadcast), ``cdist`` between all pairs of rows of two inputs and
+``pdist`` between the rows of one; composites of elementwise ops, sums, norms and (``cdist``,
+p = 2) a matmul."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, broadcast_tensors
-from ember.ops.compare import ne
+from ember.ops.compare import eq, isinf, ne
+from ember.ops.gather import index_select
 from ember.ops.linalg import matmul
 from ember.ops.norms import _root, _vector_norm, vector_norm
+from ember.ops.reduce import amax
 from ember.ops.reduce import sum as _sum
 from ember.ops.select import clamp, where
 from ember.ops.shape import reshape_view, transpose
-from ember.tensor import Tensor
+from ember.ops.unary import abs  # noqa: A004
+from ember.tensor import Tensor, _wrap
 
-__all__ = ["cosine_similarity", "pairwise_distance", "cdist"]
+__all__ = ["cosine_similarity", "pairwise_distance", "cdist", "pdist"]
+_INF = float("inf")
 
 
 def _clamped_norm(x: Tensor, dim: int, eps: float) -> Tensor:
@@ -106,6 +113,43 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     last = diff.ndim - 1
     if p == 0:  # a count; the zero branch keeps the graph, with a zero gradient
         return _sum(where(ne(diff, 0), 1.0, diff * 0), last)
-    if p == float("inf") and diff.shape[-1] == 0:
+    if p == _INF and diff.shape[-1] == 0:
         p = 1.0  # (the largest of no differences: 0)
-    return _vector_norm(diff, p, (last,), False)
+    return _largest_difference(diff, last) if p == _INF else _vector_norm(diff, p, (last,),
+                                                                         False)
+
+
+def _largest_difference(diff: Tensor, dim: int) -> Tensor:
+    """``max |diff|`` along ``dim`` whose gradient goes whole to every entry tied for the
+    maximum, as PyTorch's ``cdist`` and ``pdist`` send it (``amax`` shares it among them):
+    the maximum plus the first-order change of the tied entries, which is zero in value."""
+    a = abs(diff)
+    top = amax(a.detach(), dim, keepdim=True)
+    change = _sum(where(eq(a.detach(), top), a - a.detach(), 0.0), dim)
+    top = top.squeeze(dim)
+    return where(isinf(top), top, top + change)  # (inf - inf would be nan)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The ``p``-norm distances between the rows of an ``(N, M)`` input, for each pair
+    ``i < j`` in row-major order: ``N (N - 1) / 2`` values. As in PyTorch, with ``p = inf``
+    every entry tied for the largest difference receives the whole gradient.
+
+    Example:
+        >>> F.pdist(ember.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]))
+        tensor([ 5., 10.,  5.])
+    """
+    if input.ndim != 2:
+        raise ShapeError(f"pdist: expected a 2-D (N, M) input, got shape {tuple(input.shape)}")
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"pdist: expected a floating input, got {input.dtype.name}")
+    p = float(p)
+    if not p >= 0:
+        raise ValueError(f"pdist: only supports non-negative p values, got {p}")
+    rows, cols = np.triu_indices(input.shape[0], 1)
+    xp, dev = input.device.xp, input.device
+    diff = index_select(input, 0, _wrap(xp.asarray(rows.astype(np.int64)), dev)) - \
+        index_select(input, 0, _wrap(xp.asarray(cols.astype(np.int64)), dev))
+    if p == _INF and input.shape[1] == 0:
+        p = 1.0  # (the largest of no differences: 0)
+    return _largest_difference(diff, 1) if p == _INF else vector_norm(diff, p, 1)

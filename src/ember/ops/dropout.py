@@ -1,4 +1,5 @@
-"""Dropout: ``dropout`` (independent elements) and ``dropout1d/2d/3d`` (whole channels).
+"""Dropout: ``dropout`` (independent elements) and ``dropout1d/2d/3d`` (whole channels), and
+the SELU-preserving ``alpha_dropout`` and ``feature_alpha_dropout``.
 
 The kept elements are scaled by ``1 / (1 - p)`` so the expected value is unchanged. The mask
 is drawn with the ``bernoulli`` sampling primitive, from ``generator=`` or the default
@@ -8,6 +9,7 @@ gradient is the same mask.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from ember.errors import DTypeError, ShapeError
@@ -100,3 +102,56 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     """Zeroes whole channels of a (N, C, D, H, W) or (C, D, H, W) input with probability
     ``p``."""
     return _feature_dropout("dropout3d", 3, input, p, training, inplace, generator)
+
+
+_SELU_NEGATIVE = 1.7580993408473766  # -selu(-inf) = scale * alpha: where dropped units sit
+
+
+def _alpha_masked(op: str, input: Tensor, p: float, training: bool, inplace: bool,
+                  mask_shape: tuple[int, ...], generator: Generator | None) -> Tensor:
+    """Dropped units set to SELU's negative saturation, then an affine map ``a·x + b`` that
+    keeps zero mean and unit variance (the self-normalizing networks paper's constants)."""
+    _check(op, input, p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
+    keep = bernoulli(full(mask_shape, 1.0 - p, dtype=input.dtype, device=input.device),
+                     generator=generator)
+    a = 1.0 / math.sqrt((_SELU_NEGATIVE ** 2 * p + 1) * (1 - p))
+    shift = (keep - 1) * (_SELU_NEGATIVE * a) + _SELU_NEGATIVE * a * p
+    if inplace:
+        return input.mul_(keep * a).add_(shift)
+    return input * (keep * a) + shift
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False, *, generator: Generator | None = None) -> Tensor:
+    """Dropout for SELU networks: each element is dropped with probability ``p`` to SELU's
+    negative saturation value, then all are rescaled and shifted so that the mean and
+    variance stay those of the input. The identity when not ``training`` (the default).
+
+    Example:
+        >>> F.alpha_dropout(ember.ones(3), 0.5)
+        tensor([1., 1., 1.])
+    """
+    return _alpha_masked("alpha_dropout", input, p, training, inplace, tuple(input.shape),
+                         generator)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False, *,
+                          generator: Generator | None = None) -> Tensor:
+    """``alpha_dropout`` of whole channels: one draw per ``(N, C)`` entry of a
+    ``(N, C, *)`` input.
+
+    Example:
+        >>> F.feature_alpha_dropout(ember.ones(2, 3, 4), 0.2, training=True).shape
+        (2, 3, 4)
+    """
+    op = "feature_alpha_dropout"
+    if input.ndim < 2:
+        raise ShapeError(f"{op}: feature dropout needs at least 2 dimensions (N, C, *), got "
+                         f"shape {tuple(input.shape)}")
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
+    return _alpha_masked(op, input, p, training, inplace, shape, generator)

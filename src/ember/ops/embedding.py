@@ -1,4 +1,5 @@
-"""Embedding lookup: rows of a weight matrix picked by integer indices.
+"""Embedding lookup: rows of a weight matrix picked by integer indices, and bags of them
+reduced (``embedding_bag``: a composite of the lookup and a segment sum or max).
 
 Two primitives, each the other's transpose: ``embedding`` (a row gather) and
 ``embedding_backward`` (a scatter-add of rows into a (num_embeddings, dim) gradient). The
@@ -11,12 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember import dtypes
 from ember.autograd.grad_mode import no_grad
 from ember.errors import DTypeError, IndexOutOfRange, ShapeError
 from ember.ops.convert import cast
+from ember.ops.creation import arange
+from ember.ops.gather import index_add
 from ember.ops.indexing import first_out_of_range
 from ember.ops.norms import vector_norm
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.scatter_reduce import scatter_reduce
+from ember.ops.search import searchsorted
 from ember.ops.select import where
 from ember.tensor import Tensor
 
@@ -152,3 +158,84 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         _renorm_(weight, input, max_norm, norm_type)
     return apply(Embedding, weight, input, padding_idx=padding_idx,
                  scale_grad_by_freq=bool(scale_grad_by_freq))
+
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def _bags(op: str, input: Tensor, offsets: Tensor | None,
+          include_last_offset: bool) -> tuple[Tensor, Tensor, int]:
+    """The flat indices, each one's bag number (``bags`` for entries past the last bag) and
+    the number of bags."""
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ShapeError(f"{op}: offsets must be None for a 2-D input {tuple(input.shape)} "
+                             "(each row is a bag)")
+        b, length = input.shape
+        bag = arange(b, device=input.device).reshape((b, 1)).expand((b, length))
+        return input.reshape((-1,)), bag.reshape((-1,)), b
+    if input.ndim != 1 or offsets is None or offsets.ndim != 1:
+        raise ShapeError(f"{op}: expected a 2-D input (one bag per row), or a 1-D input with "
+                         f"1-D offsets; got input {tuple(input.shape)} and offsets "
+                         f"{None if offsets is None else tuple(offsets.shape)}")
+    if offsets.dtype.is_floating_point or offsets.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: offsets must be an integer tensor, got {offsets.dtype.name}")
+    if DISPATCH.handler is None and offsets.shape[0] and int(offsets[0]) != 0:
+        raise ValueError(f"{op}: offsets[0] must be 0 (the first bag starts at the first "
+                         f"index), got {int(offsets[0])}")
+    b = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+    bag = searchsorted(offsets.to(input.dtype), arange(input.shape[0], dtype=input.dtype,
+                                                       device=input.device), right=True) - 1
+    return input, bag, max(b, 0)
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
+                  max_norm: float | None = None, norm_type: float = 2.0,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """Sums, averages or takes the maximum of bags of embeddings without materialising them.
+
+    A 2-D ``input`` (B, L) holds one bag per row; a 1-D one with ``offsets`` (B,) holds bag i
+    from ``offsets[i]`` to the next offset (``include_last_offset``: offsets has B + 1
+    entries, the last the end). ``per_sample_weights`` (mode ``"sum"`` only) scales each
+    row; indices equal to ``padding_idx`` are left out of their bag. Empty bags give zeros.
+
+    Example:
+        >>> w = ember.arange(6.0).reshape(3, 2)
+        >>> F.embedding_bag(ember.tensor([0, 2, 1]), w, ember.tensor([0, 2]), mode="sum")
+        tensor([[4., 6.],
+                [2., 3.]])
+    """
+    op = "embedding_bag"
+    if mode not in _BAG_MODES:
+        raise ValueError(f"{op}: mode must be one of {', '.join(_BAG_MODES)}, got {mode!r}")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise ValueError(f"{op}: per_sample_weights is only supported for mode='sum', "
+                             f"got mode={mode!r}")
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ShapeError(f"{op}: per_sample_weights {tuple(per_sample_weights.shape)} "
+                             f"must have the shape of input {tuple(input.shape)}")
+    flat, bag, b = _bags(op, input, offsets, include_last_offset)
+    rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq, sparse)
+    if padding_idx is not None:  # padding entries go to a bag past the last, dropped below
+        n = weight.shape[0]
+        if not -n <= padding_idx < n:
+            raise IndexOutOfRange(f"{op}: padding_idx {padding_idx} must be within "
+                                  f"num_embeddings ({n})")
+        bag = where(flat == padding_idx % n, b, bag)
+    bag = bag.clamp(max=b)  # (entries past include_last_offset's end: dropped too)
+    dim = weight.shape[1]
+    if mode == "max":
+        spread = bag.reshape((-1, 1)).expand((bag.shape[0], dim))
+        out = scatter_reduce(weight.new_zeros((b + 1, dim)), 0, spread, rows, "amax",
+                             include_self=False)
+        return out[:b]
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape((-1, 1)).to(rows.dtype)
+    out = index_add(weight.new_zeros((b + 1, dim)), 0, bag, rows)[:b]
+    if mode == "sum":
+        return out
+    counts = index_add(weight.new_zeros((b + 1,)), 0, bag, weight.new_ones(bag.shape))[:b]
+    return out / counts.clamp(min=1).reshape((b, 1))

@@ -1,26 +1,22 @@
-"""Numerical integration and distances between rows, as compositions: ``trapezoid``,
-``cumulative_trapezoid``, ``dist``, ``pdist``, and ``chain_matmul`` (PyTorch's deprecated
-spelling of ``linalg.multi_dot``)."""
+"""Numerical integration and a distance, as compositions: ``trapezoid``,
+``cumulative_trapezoid``, ``dist``, and ``chain_matmul`` (PyTorch's deprecated spelling of
+``linalg.multi_dot``); ``pdist`` lives with the other distances in :mod:`ember.ops.distance`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from ember.errors import ShapeError
 from ember.ops.convert import to_float
-from ember.ops.indexing import Index
 from ember.ops.linalg import multi_dot
 from ember.ops.norms import vector_norm
-from ember.ops.primitive import apply
 from ember.ops.reduce import normalize_dim
 from ember.ops.scan import cumsum
 from ember.ops.shape import narrow, reshape
-from ember.tensor import Tensor, _wrap, method
+from ember.tensor import Tensor, method
 
-__all__ = ["trapezoid", "trapz", "cumulative_trapezoid", "dist", "pdist", "chain_matmul"]
+__all__ = ["trapezoid", "trapz", "cumulative_trapezoid", "dist", "chain_matmul"]
 
 
 def _areas(op: str, y: Tensor, x: Any, dx: Any, dim: int) -> tuple[Tensor, int]:
@@ -94,26 +90,6 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
         tensor(5.)
     """
     return vector_norm(input - other, p)
-
-
-def pdist(input: Tensor, p: float = 2) -> Tensor:
-    """The ``p``-norm distances between the rows of an ``(N, M)`` input, for each pair
-    ``i < j`` in row-major order: ``N (N - 1) / 2`` values.
-
-    Example:
-        >>> ember.pdist(ember.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]))
-        tensor([ 5., 10.,  5.])
-    """
-    if input.ndim != 2:
-        raise ShapeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
-    if p < 0:
-        raise ValueError("pdist only supports non-negative p values")
-    n = input.shape[0]
-    rows, cols = np.triu_indices(n, 1)
-    xp, dev = input.device.xp, input.device
-    a = apply(Index, input, _wrap(xp.asarray(rows.astype(np.int64)), dev), dims=(0,))
-    b = apply(Index, input, _wrap(xp.asarray(cols.astype(np.int64)), dev), dims=(0,))
-    return vector_norm(a - b, p, dim=1)
 
 
 def chain_matmul(*matrices: Tensor) -> Tensor:

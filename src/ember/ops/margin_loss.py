@@ -1,9 +1,12 @@
 """Margin, ranking and embedding losses under ``torch.nn.functional``'s names:
 margin_ranking_loss, hinge_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss,
-multi_margin_loss, cosine_embedding_loss and triplet_margin_loss. All are composites of
-elementwise ops, reductions and ``gather``; no gradient flows to targets."""
+multi_margin_loss, multilabel_margin_loss, cosine_embedding_loss, triplet_margin_loss and
+triplet_margin_with_distance_loss. All are composites of elementwise ops, reductions and
+``gather``; no gradient flows to targets."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ember.errors import DTypeError, ShapeError
 from ember.ops.activations import logsigmoid
@@ -12,6 +15,7 @@ from ember.ops.creation import arange
 from ember.ops.distance import pairwise_distance
 from ember.ops.gather import class_indices
 from ember.ops.loss import _check_float, _reduce, _reduction
+from ember.ops.scan import cumsum
 from ember.ops.select import minimum, where
 from ember.tensor import Tensor
 
@@ -135,22 +139,89 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     return _reduce(loss, reduction)
 
 
+def _triplet(op: str, anchor: Tensor, positive: Tensor, negative: Tensor,
+             distance: Callable[[Tensor, Tensor], Tensor], margin: float, swap: bool,
+             reduction: str) -> Tensor:
+    """``max(0, d(a, p) - d(a, n) + margin)``, with ``min(d(a, n), d(p, n))`` under ``swap``."""
+    if margin <= 0:
+        raise ValueError(f"{op}: margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise ShapeError(f"{op}: the anchor, positive and negative tensors must have the same "
+                         f"number of dimensions, got shapes {tuple(anchor.shape)}, "
+                         f"{tuple(positive.shape)} and {tuple(negative.shape)}")
+    near = distance(anchor, positive)
+    far = distance(anchor, negative)
+    if swap:
+        far = minimum(far, distance(positive, negative))
+    return _reduce((near - far + margin).clamp(min=0), reduction)
+
+
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average: bool | None = None,
                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` the p-norm distance; ``swap`` uses
-    ``min(d(a, n), d(p, n))`` as the negative distance.
+    ``min(d(a, n), d(p, n))`` as the negative distance; ``margin`` must be positive.
 
     Example:
         >>> a = ember.tensor([[0.0, 0.0]])
         >>> F.triplet_margin_loss(a, a, ember.tensor([[3.0, 4.0]]))
         tensor(0.)
     """
-    reduction = _reduction("triplet_margin_loss", size_average, reduce, reduction)
-    _check_float("triplet_margin_loss", anchor)
-    near = pairwise_distance(anchor, positive, p, eps)
-    far = pairwise_distance(anchor, negative, p, eps)
-    if swap:
-        far = minimum(far, pairwise_distance(positive, negative, p, eps))
-    return _reduce((near - far + margin).clamp(min=0), reduction)
+    op = "triplet_margin_loss"
+    reduction = _reduction(op, size_average, reduce, reduction)
+    _check_float(op, anchor)
+    return _triplet(op, anchor, positive, negative,
+                    lambda x1, x2: pairwise_distance(x1, x2, p, eps), margin, swap, reduction)
+
+
+def triplet_margin_with_distance_loss(
+        anchor: Tensor, positive: Tensor, negative: Tensor, *,
+        distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+        margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:
+    """The triplet loss ``max(0, d(a, p) - d(a, n) + margin)`` for any distance function
+    ``d`` (``pairwise_distance`` by default); ``margin`` must be positive.
+
+    Example:
+        >>> a = ember.tensor([[0.0, 0.0]])
+        >>> cos = lambda x, y: 1 - F.cosine_similarity(x, y)
+        >>> F.triplet_margin_with_distance_loss(a + 1, a + 1, -a - 1, distance_function=cos)
+        tensor(0.)
+    """
+    op = "triplet_margin_with_distance_loss"
+    reduction = _reduction(op, None, None, reduction)
+    return _triplet(op, anchor, positive, negative, distance_function or pairwise_distance,
+                    margin, swap, reduction)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                           reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Multi-label hinge loss ``Σ_j Σ_{i ∉ y} max(0, 1 - (x[y_j] - x[i])) / C`` per sample,
+    for logits (N, C) or (C,) and a same-shaped int64 ``target`` listing each sample's
+    classes, ended by the first -1.
+
+    Example:
+        >>> F.multilabel_margin_loss(ember.tensor([[0.1, 0.2, 0.4, 0.8]]),
+        ...                          ember.tensor([[3, 0, -1, 1]]))
+        tensor(0.8500)
+    """
+    op = "multilabel_margin_loss"
+    reduction = _reduction(op, size_average, reduce, reduction)
+    _check_float(op, input)
+    if target.dtype.name != "int64":
+        raise DTypeError(f"{op}: target must hold int64 class indices, got {target.dtype.name}")
+    if input.ndim > 2 or tuple(target.shape) != tuple(input.shape):
+        raise ShapeError(f"{op}: expected an input of shape (C,) or (N, C) and a target of "
+                         f"the same shape, got {tuple(input.shape)} and {tuple(target.shape)}")
+    c = input.shape[-1] if input.ndim else 1
+    x, t = input.reshape((-1, c)), target.reshape((-1, c))
+    valid = cumsum(cast(t == -1, t.dtype), 1) == 0  # the targets before the first -1
+    picked = class_indices(where(valid, t, 0), c, op)
+    is_target = ((picked.unsqueeze(2) == arange(c, device=input.device)) &
+                 valid.unsqueeze(2)).any(1)  # (n, c): class i is one of the targets
+    pairs = valid.unsqueeze(2) & ~is_target.unsqueeze(1)  # (n, j, i): target j, non-target i
+    hinge = (1 - x.gather(1, picked).unsqueeze(2) + x.unsqueeze(1)).clamp(min=0)
+    loss = (hinge * cast(pairs, input.dtype)).sum((1, 2)) / c
+    if reduction == "mean" and loss.numel() == 0:
+        return loss.sum()  # PyTorch's 0 for an empty batch, not the mean's nan
+    return _reduce(loss if input.ndim == 2 else loss.reshape(()), reduction)

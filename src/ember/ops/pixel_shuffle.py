@@ -1,13 +1,13 @@
-"""Sub-pixel rearrangement: ``pixel_shuffle`` moves channel blocks into space (the
-upsampling of ESPCN-style networks), ``pixel_unshuffle`` moves them back; both are a reshape,
-a permute and a reshape."""
+"""Channel rearrangements: ``pixel_shuffle`` moves channel blocks into space (the
+upsampling of ESPCN-style networks), ``pixel_unshuffle`` moves them back, ``channel_shuffle``
+interleaves channel groups (ShuffleNet); each is a reshape, a permute and a reshape."""
 
 from __future__ import annotations
 
 from ember.errors import ShapeError
 from ember.tensor import Tensor
 
-__all__ = ["pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle"]
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
@@ -44,3 +44,24 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     x = input.reshape((*lead, c, h // r, r, w // r, r))
     order = tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3)
     return x.permute(order).reshape((*lead, c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleaves the ``groups`` channel groups of a (N, C, *) input: channel ``g·(C/g) + i``
+    moves to ``i·groups + g``.
+
+    Example:
+        >>> F.channel_shuffle(ember.arange(6.0).reshape(1, 6, 1), 2).flatten()
+        tensor([0., 3., 1., 4., 2., 5.])
+    """
+    g = int(groups)
+    if input.ndim < 3:
+        raise ShapeError(f"channel_shuffle: expected a (N, C, *) input with more than 2 dims, "
+                         f"got shape {tuple(input.shape)}")
+    if g <= 0 or input.shape[1] % g:
+        raise ShapeError(f"channel_shuffle: the {input.shape[1]} channels of shape "
+                         f"{tuple(input.shape)} must split into groups={g} equal groups "
+                         f"(a positive divisor of the channel count)")
+    n, c, *rest = input.shape
+    x = input.reshape((n, g, c // g, *rest))
+    return x.transpose(1, 2).reshape(tuple(input.shape))

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from functools import lru_cache
 from math import prod
 from typing import Any
@@ -525,3 +526,30 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Maximum over adaptive windows of a (N, C, D, H, W) or (C, D, H, W) input."""
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
+
+
+# -- PyTorch's *_with_indices names: the max pools returning (values, indices) always --------
+def _with_indices(pool: Callable[..., Any], positional: int,
+                  nd: int) -> Callable[..., tuple[Tensor, Tensor]]:
+    """``pool`` with ``return_indices=True`` whatever the call says; ``positional`` is how
+    many arguments ``pool`` takes after the input before ``return_indices``."""
+    def with_indices(input: Tensor, *args: Any, **kwargs: Any) -> tuple[Tensor, Tensor]:
+        kwargs["return_indices"] = True
+        return pool(input, *args[:positional], **kwargs)
+
+    name = f"{pool.__name__}_with_indices"
+    with_indices.__name__ = with_indices.__qualname__ = name
+    shape = (1, 1) + (4,) * nd
+    with_indices.__doc__ = (
+        f":func:`{pool.__name__}` returning ``(values, indices)`` whatever ``return_indices``"
+        f" says.\n\n    Example:\n        >>> values, indices = F.{name}(ember.ones{shape}, 2)"
+        f"\n        >>> indices.shape\n        {(1, 1) + (2,) * nd}\n")
+    return with_indices
+
+
+max_pool1d_with_indices = _with_indices(max_pool1d, 5, 1)
+max_pool2d_with_indices = _with_indices(max_pool2d, 5, 2)
+max_pool3d_with_indices = _with_indices(max_pool3d, 5, 3)
+adaptive_max_pool1d_with_indices = _with_indices(adaptive_max_pool1d, 1, 1)
+adaptive_max_pool2d_with_indices = _with_indices(adaptive_max_pool2d, 1, 2)
+adaptive_max_pool3d_with_indices = _with_indices(adaptive_max_pool3d, 1, 3)

@@ -219,3 +219,31 @@ def _batch_norm_sums(b: int, xs: tuple, bs: tuple) -> Any:
     dims = (1, *range(3, x.ndim))
     centred = x - reshape(mean, (b, 1, x.shape[2]) + (1,) * (x.ndim - 3))
     return g.sum(dims), (g * centred).sum(dims)  # (sum accumulates half precision in float32)
+
+
+def _ctc_operands(b: int, xs: tuple, bs: tuple) -> tuple:
+    """CTC's log-probabilities (T, N, C), targets and lengths with the vmap batch folded into
+    their N sequences: (T, B*N, C), (B*N, S) or the B samples' concatenations one after the
+    other, (B*N,) lengths."""
+    log_probs, targets, input_lengths, target_lengths = (
+        batched(x, b, is_b) for x, is_b in zip(xs, bs))
+    log_probs = move(log_probs, 0, 1)  # (T, B, N, C)
+    t, _, n, c = log_probs.shape
+    log_probs = reshape(log_probs, (t, b * n, c))
+    targets = merge_batch(targets) if targets.ndim == 3 else reshape(targets, (-1,))
+    return log_probs, targets, merge_batch(input_lengths), merge_batch(target_lengths), n
+
+
+@rule("ctc_loss")
+def _ctc_loss(b, xs, bs, **params):
+    *operands, n = _ctc_operands(b, xs, bs)
+    return split_batch(apply(prim("ctc_loss"), *operands, **params), b, n)
+
+
+@rule("ctc_loss_grad")
+def _ctc_loss_grad(b, xs, bs, **params):
+    *operands, n = _ctc_operands(b, xs[1:], bs[1:])
+    g = merge_batch(batched(xs[0], b, bs[0]))
+    grad = apply(prim("ctc_loss_grad"), g, *operands, **params)  # (T, B*N, C)
+    t, _, c = grad.shape
+    return move(reshape(grad, (t, b, n, c)), 1, 0)

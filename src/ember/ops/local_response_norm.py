@@ -1,0 +1,77 @@
+"""Local response normalization across channels (dimension 1): ``local_response_norm``
+(``torch.nn.functional``'s) and ``cross_map_lrn2d`` (the op of the legacy ``CrossMapLRN2d``
+layer). Both divide each element by ``(k + alpha · mean or sum of the squares of its
+neighbouring channels)^beta``; composites of slices, sums and powers.
+"""
+
+from __future__ import annotations
+
+from ember.errors import DTypeError, ShapeError
+from ember.ops.pad import pad
+from ember.tensor import Tensor
+
+__all__: list[str] = []
+
+
+def _channel_window_sum(x: Tensor, before: int, after: int) -> Tensor:
+    """``Σ x[:, j]`` over the channels ``j`` in ``[c - before, c + after]`` for each channel
+    ``c``, counting channels outside the tensor as zeros."""
+    channels = x.shape[1]
+    padded = pad(x, (0, 0) * (x.ndim - 2) + (before, after))
+    total = padded[:, :channels]
+    for start in range(1, before + after + 1):
+        total = total + padded[:, start:start + channels]
+    return total
+
+
+def _check(op: str, input: Tensor, size: int) -> None:
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
+    if int(size) != size or size < 1:
+        raise ValueError(f"{op}: size must be a positive integer, got {size}")
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """``x / (k + alpha · mean(x²))^beta`` with the mean over ``size`` neighbouring channels
+    (``size // 2`` before, ``(size - 1) // 2`` after, zeros beyond the edges), for an input
+    ``(N, C, *)`` with at least one spatial dimension.
+
+    Example:
+        >>> F.local_response_norm(ember.ones(1, 2, 1), size=2, alpha=2.0, beta=1.0, k=0.0)
+        tensor([[[1.0000],
+                 [0.5000]]])
+    """
+    op = "local_response_norm"
+    _check(op, input, size)
+    if input.ndim < 3:
+        raise ValueError(f"{op}: expected an input of 3 or more dimensions (N, C, *), got shape "
+                         f"{tuple(input.shape)}")
+    if input.numel() == 0:
+        return input
+    window = _channel_window_sum(input * input, size // 2, (size - 1) // 2)
+    return input / (window * (alpha / size) + k) ** beta
+
+
+def cross_map_lrn2d(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                    k: float = 1.0) -> Tensor:
+    """``x · (k + alpha / size · Σ x²)^-beta`` with the sum over the channels within
+    ``(size - 1) // 2`` of each one, for a 4-D input ``(N, C, H, W)``.
+
+    For odd ``size`` this is ``local_response_norm``. PyTorch's own ``CrossMapLRN2d`` (a port
+    of Lua Torch's) keeps channel 0 in the window of every channel from ``(size + 1) // 2``
+    on, and its backward reads a window one channel off; Ember computes the documented
+    window, and the exact gradient of it.
+
+    Example:
+        >>> cross_map_lrn2d(ember.ones(1, 3, 1, 1), 3, alpha=3.0, beta=1.0, k=0.0)[0, :, 0, 0]
+        tensor([0.5000, 0.3333, 0.5000])
+    """
+    op = "cross_map_lrn2d"
+    _check(op, input, size)
+    if input.ndim != 4:
+        raise ShapeError(f"{op}: expected a 4-D input (N, C, H, W), got shape "
+                         f"{tuple(input.shape)}")
+    reach = (size - 1) // 2
+    window = _channel_window_sum(input * input, reach, reach)
+    return input * (window * (alpha / size) + k) ** -beta
