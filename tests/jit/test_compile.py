@@ -1439,3 +1439,40 @@ def test_an_arguments_grad_accumulates_in_place_as_eager():
     clear(x)
     assert x.grad is held and held.tolist() == [0.0, 0.0]
     assert "argument 0.grad <- " in str(clear.graph) and "(in place)" in str(clear.graph)
+
+
+def _hooked_linear(kind):
+    ember.manual_seed(0)
+    m = ember.nn.Linear(3, 2)
+    if kind == "post_accumulate":  # an optimizer in backward, one per parameter
+        opts = {p: ember.optim.SGD([p], lr=0.1) for p in m.parameters()}
+
+        def step(p):
+            opts[p].step()
+            opts[p].zero_grad()
+        handles = [p.register_post_accumulate_grad_hook(step) for p in m.parameters()]
+    else:
+        handles = [m.register_full_backward_pre_hook(lambda mod, go: (go[0] * 2,))]
+    return m, handles
+
+
+@pytest.mark.parametrize("kind", ["post_accumulate", "backward_pre"])
+def test_accumulate_and_module_backward_pre_hooks_compile_and_retrace_on_removal(kind):
+    x = ember.randn(4, 3)
+    (eager, eager_handles), (model, handles) = _hooked_linear(kind), _hooked_linear(kind)
+
+    def make(m):
+        def step(x):
+            loss = m(x).pow(2).sum()
+            loss.backward()
+            return loss
+        return step
+    slow, fast = make(eager), jit.compile(make(model))
+    for round_ in range(2):
+        for _ in range(3):
+            assert float(fast(x)) == pytest.approx(float(slow(x)), rel=1e-6)
+        np.testing.assert_allclose(model.weight.detach().numpy(),
+                                   eager.weight.detach().numpy(), rtol=1e-6)
+        for h in [*handles, *eager_handles]:  # (the second round runs without the hooks)
+            h.remove()
+    assert any("hooks of" in reason for reason in jit.explain())

@@ -30,7 +30,7 @@ from ember.dtypes import get_default_dtype
 from ember.func.pytree import tree_flatten, tree_paths, tree_unflatten
 from ember.jit.autodiff import Joint, compiled_call, split, trace_backward, traced_call
 from ember.jit.codegen import Generated, _store, generate
-from ember.jit.discover import Reach, is_plain, reach
+from ember.jit.discover import Reach, is_plain, reach, tensor_hooks
 from ember.jit.ir import Graph
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reasons import differences
@@ -182,10 +182,10 @@ class CompiledFunction:
                 tensors.append(leaf)
                 owner = leaf._data if leaf._data.base is None else leaf._data.base
                 shared = memory.setdefault(id(owner), i)  # (views, or one array twice)
-                hooks, grad = leaf._hooks, leaf._grad if grads else None
+                grad = leaf._grad if grads else None
                 parts.append((tuple(leaf._data.shape), leaf.dtype, leaf._device,
                               leaf.requires_grad, None if shared == i else shared,
-                              tuple(hooks) if hooks else (),  # (the functions, by identity)
+                              tensor_hooks(leaf),  # (the functions, by identity)
                               None if grad is None else grad.dtype))
             else:
                 parts.append(("value", type(leaf), _hashable(
@@ -204,8 +204,7 @@ class CompiledFunction:
         objects, hooks = [], []  # (tensor arguments' hooks: functions it calls too)
         for x in leaves:
             if isinstance(x, Tensor):
-                if x._hooks:
-                    hooks += x._hooks
+                hooks += tensor_hooks(x)
             elif not is_plain(x):
                 objects.append(x)
         ids = (*map(id, objects), None, *map(id, hooks)) if hooks else tuple(map(id, objects))

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.autograd.graph import leaf_hooks
 from ember.nn.module import Module
 from ember.optim.optimizer import Optimizer
 from ember.tensor import STRUCTURE, Tensor
@@ -73,8 +74,8 @@ class Reach:
             for i, item in enumerate(obj):
                 self.add(f"{name}[{i}]", item, depth + 1)
         elif isinstance(obj, dict):
-            for key, item in list(obj.items()):
-                self.add(f"{name}[{key!r}]", item, depth + 1)
+            for i, (key, item) in enumerate(list(obj.items())):
+                self.add(f"{name}[{_key_label(key, i)}]", item, depth + 1)
         elif isinstance(obj, types.FunctionType | types.MethodType):
             self.add_function(obj, depth + 1)
         elif callable(getattr(type(obj), "jit_state", None)):
@@ -165,7 +166,7 @@ class Reach:
             self.module_labels.append(prefix + mname if mname else name or "self")
             if not _is_library(m):  # (the globals a user's layer reads in its forward)
                 self.add_function(type(m).forward, 1, owner=m)
-            for hook in (*m._forward_pre_hooks, *m._forward_hooks, *m._backward_hooks):
+            for hook in _module_hooks(m):
                 fn = hook.fn  # (its first argument is the module, as forward's self)
                 self.add_function(fn, 1, owner=None if hasattr(fn, "__self__") else m)
         for pname, p in module.named_parameters():
@@ -180,7 +181,7 @@ class Reach:
         self.tensors.append(t)
         if t.requires_grad:
             self.params.append(t)
-        for hook in t._hooks or ():
+        for hook in tensor_hooks(t):
             self.add(f"hook of {name}", hook)
 
     def guard(self, grads: bool = True) -> tuple:
@@ -208,7 +209,7 @@ class Reach:
         out = {label: key for _, _, label, key, _ in self.bindings}
         for label, m in zip(self.module_labels, self.modules):
             out[label] = ("object", id(m))
-            hooks = m._forward_pre_hooks + m._forward_hooks + m._backward_hooks
+            hooks = _module_hooks(m)
             for attr, value in vars(m).items():  # (``training`` among them)
                 if is_plain(value):
                     out[f"{label}.{attr}"] = _value_key(value)
@@ -219,7 +220,7 @@ class Reach:
         for t in self.tensors:
             label = self.labels[id(t)]
             out[label] = ("tensor", id(t), t.shape, t.dtype)
-            out[f"hooks of {label}"] = ("hooks", tuple(t._hooks or ()))
+            out[f"hooks of {label}"] = ("hooks", tensor_hooks(t))
         return out
 
     def guard_names(self) -> tuple[list[str], list[str]]:
@@ -419,3 +420,24 @@ def _value_key(value: Any) -> Any:
         return ("value", value, type(value))  # (1 == True == 1.0, as values: not as keys)
     return ("object", id(value))
 
+
+def _module_hooks(m: Module) -> tuple:
+    return (*m._forward_pre_hooks, *m._forward_hooks, *m._backward_pre_hooks,
+            *m._backward_hooks)
+
+
+def tensor_hooks(t: Tensor) -> tuple:
+    """A tensor's hooks a graph bakes in: ``register_hook``'s, and for a leaf those of its
+    ``AccumulateGrad`` node (pre, post and post-accumulate hooks)."""
+    node = leaf_hooks(t) if t._node is None else None
+    if node is None:
+        return tuple(t._hooks or ())
+    return (*(t._hooks or ()), *node.pre, *node.post, *node.post_accumulate)
+
+
+def _key_label(key: Any, i: int) -> str:
+    """How a dict key shows in labels: its repr when short and one line (a tensor key, as in
+    ``{param: optimizer}``, by its position instead)."""
+    text = repr(key)
+    return text if len(text) <= 40 and "\n" not in text and not isinstance(key, Tensor) \
+        else f"<key {i}>"
