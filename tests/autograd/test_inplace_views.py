@@ -119,3 +119,19 @@ def test_in_place_ops_whose_backward_reads_the_old_value_match_torch(op):
     assert (grads[0][1] is None) == (grads[1][1] is None)
     if grads[0][1] is not None:
         np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-12)
+
+
+def test_a_view_taken_before_an_in_place_shape_change_writes_through_to_the_gradient():
+    import torch
+
+    def run(lib, reshape):
+        a = lib.ones(2, 3, requires_grad=True)
+        x = a * 1
+        v = x[1]
+        reshape(x)  # x changes shape in place; v still views its old rows
+        v.mul_(a[0] * 3)
+        (x * lib.arange(6.0).reshape(x.shape)).sum().backward()
+        return a.grad.tolist(), x.detach().tolist()
+    for reshape in (lambda x: x.unsqueeze_(0), lambda x: x.t_(),
+                    lambda x: x.t_().unsqueeze_(0)):
+        assert run(ember, reshape) == run(torch, reshape)

@@ -323,10 +323,17 @@ class ViewInfo:
     """What makes a tensor a view: its base (the tensor owning the memory), the chain of view
     primitives from the base to it, and the memory's version when its history was made."""
 
-    __slots__ = ("base", "chain", "version")
+    __slots__ = ("_base", "chain", "version")
 
     def __init__(self, base: Tensor, chain: tuple, version: int) -> None:
-        self.base, self.chain, self.version = base, chain, version
+        self._base, self.chain, self.version = base, chain, version
+
+    @property
+    def base(self) -> Tensor:
+        """The base; when the tensor that was the base has since changed shape in place
+        (``unsqueeze_``, ``t_``), the base is its old self, which the chain starts from."""
+        base = self._base
+        return base if base._view is None else base._view.base
 
 
 def _view_of(src: Tensor, out: Any, dev: Any, prim: Primitive, params: dict,
