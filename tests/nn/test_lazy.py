@@ -1,6 +1,8 @@
 """The lazy layers (``ember.nn.lazy``) against torch: shapes taken from the first input, the
 same parameters kept, state dicts loaded before the first call."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -38,3 +40,34 @@ def test_load_state_dict_before_first_call():
     with pytest.raises(ValueError, match="needs"):
         bad(ember.randn(3, 5))
     assert isinstance(lazy.LazyConv1d(2, 3).weight, nn.Parameter)
+
+
+@pytest.mark.parametrize("name,args,shape", LAZY_CASES, ids=[c[0] for c in LAZY_CASES])
+def test_before_first_call(name, args, shape):
+    t, e = getattr(torch.nn, name)(*args), getattr(lazy, name)(*args)
+    assert repr(e) == repr(t)
+    for attr in ("in_features", "out_features", "in_channels", "kernel_size", "num_features"):
+        assert getattr(e, attr, None) == getattr(t, attr, None)
+    copied = copy.deepcopy(e)  # still lazy, and apart from the original
+    fresh = getattr(lazy, name)(*args)
+    fresh.load_state_dict(e.state_dict())  # an unmaterialized checkpoint keeps it lazy
+    for m in (copied, fresh):
+        assert m.has_uninitialized_params()
+        m(ember.randn(*shape))
+        assert type(m).__name__ == name[len("Lazy"):]
+    assert type(e).__name__ == name
+
+
+def test_lazy_batch_norm_to_double_before_first_call():
+    m = lazy.LazyBatchNorm1d().double()
+    m(ember.randn(4, 3, dtype=ember.float64))
+    assert [t.dtype for t in m.state_dict().values()] == [ember.float64] * 4 + [ember.int64]
+
+
+def test_first_call_keeps_attributes_and_hooks():
+    m = lazy.LazyLinear(2)
+    m.tag = "head"
+    calls = []
+    m.register_full_backward_pre_hook(lambda mod, grad: calls.append(1))
+    m(ember.randn(3, 4)).sum().backward()
+    assert m.tag == "head" and calls == [1]

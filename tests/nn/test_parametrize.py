@@ -20,6 +20,11 @@ class Symmetric(nn.Module):
         return x.triu() + x.triu(1).transpose(-1, -2)
 
 
+class SymmetricFromTriangle(Symmetric):
+    def right_inverse(self, a):
+        return a.triu()
+
+
 class Scale(nn.Module):
     def forward(self, x):
         return 2 * x
@@ -41,7 +46,7 @@ def _pair(make, wraps, **kwargs):
 def test_register_chain_cached_and_remove():
     m = nn.Linear(3, 3)
     param = m.weight
-    P.register_parametrization(m, "weight", Symmetric())
+    P.register_parametrization(m, "weight", SymmetricFromTriangle())
     assert P.is_parametrized(m) and P.is_parametrized(m, "weight")
     assert not P.is_parametrized(m, "bias")
     assert m.parametrizations.weight.original is param
@@ -91,7 +96,7 @@ def test_errors():
         PS.spectral_norm(nn.Linear(2, 2), n_power_iterations=0)
 
 
-@pytest.mark.parametrize("dim", [0, 1, None])
+@pytest.mark.parametrize("dim", [0, 1, None, -2])
 @pytest.mark.parametrize("layer", ["linear", "conv"])
 def test_weight_norm_matches_torch(dim, layer):
     make = (lambda lib: lib.nn.Linear(4, 3)) if layer == "linear" else \
@@ -144,3 +149,49 @@ def test_spectral_norm_bounds_singular_value():
     np.testing.assert_array_equal(m.parametrizations.weight[0]._u.numpy(), u)
     with pytest.raises(RuntimeError, match="Cannot register two"):
         nn.utils.spectral_norm(nn.utils.spectral_norm(nn.Linear(2, 2)))
+
+
+def test_weight_norm_dim_out_of_range():
+    for wrap in (PS.weight_norm, nn.utils.weight_norm):
+        with pytest.raises(IndexError, match=r"weight_norm: dim 2 is out of range .* \(2, 3\)"):
+            wrap(nn.Linear(3, 2), dim=2)
+
+
+class NoInverse(nn.Module):
+    def forward(self, x):
+        return 2 * x
+
+    def right_inverse(self, x):
+        raise NotImplementedError
+
+
+class ToDouble(nn.Module):
+    def forward(self, x):
+        return x.float()
+
+    def right_inverse(self, x):
+        return x.double()
+
+
+def test_right_inverse_rules_as_torch():
+    m = P.register_parametrization(nn.Linear(2, 2), "weight", NoInverse())  # identity at start
+    w = m.parametrizations.weight.original
+    np.testing.assert_allclose(m.weight.detach().numpy(), 2 * w.detach().numpy())
+    with pytest.raises(NotImplementedError):  # but an assignment needs it
+        m.weight = ember.ones(2, 2)
+    s = P.register_parametrization(nn.Linear(2, 2), "weight", Symmetric())
+    with pytest.raises(RuntimeError, match="Symmetric does not implement right_inverse"):
+        s.weight = ember.ones(2, 2)
+    with pytest.raises(ValueError, match="may not change the dtype"):  # even when unsafe
+        P.register_parametrization(nn.Linear(2, 2), "weight", ToDouble(), unsafe=True)
+    with pytest.raises(ValueError, match="may not change the dtype"):
+        P.register_parametrization(nn.Linear(2, 2), "weight", ToDouble())
+
+
+def test_functional_call_replaces_a_parametrized_tensor():
+    m = PS.weight_norm(nn.Linear(3, 2))
+    w = ember.ones(2, 3, requires_grad=True)
+    y = ember.func.functional_call(m, {"weight": w}, (ember.ones(1, 3),))
+    np.testing.assert_allclose(y.detach().numpy(), 3 + m.bias.detach().numpy()[None])
+    y.sum().backward()
+    assert w.grad.tolist() == [[1.0] * 3] * 2 and "weight" not in m.__dict__

@@ -98,3 +98,28 @@ def test_cells_match_torch(name, kwargs):
         np.testing.assert_allclose(a, b, rtol=1e-6)
     with pytest.raises(ValueError, match="expected hx of shape"):
         e(ember.zeros(2, 3), (ember.zeros(3, 4),) * 2 if name == "LSTMCell" else ember.zeros(3, 4))
+
+
+@pytest.mark.parametrize("norm", ["parametrized", "hook"])
+def test_weight_norm_on_recurrent_weight(norm):
+    # the weight is a computed attribute, not an entry of _parameters
+    t, e = torch.nn.LSTM(2, 3), nn.LSTM(2, 3)
+    e.load_state_dict({k: ember.tensor(v.numpy()) for k, v in t.state_dict().items()})
+    apply_t, apply_e = ((torch.nn.utils.parametrizations.weight_norm,
+                         nn.utils.parametrizations.weight_norm) if norm == "parametrized"
+                        else (torch.nn.utils.weight_norm, nn.utils.weight_norm))
+    apply_t(t, "weight_hh_l0")
+    apply_e(e, "weight_hh_l0")
+    x = np.random.default_rng(1).standard_normal((4, 1, 2)).astype(np.float32)
+    np.testing.assert_allclose(e(ember.tensor(x))[0].detach().numpy(),
+                               t(torch.tensor(x))[0].detach().numpy(), atol=1e-6)
+    assert [tuple(w.shape) for w in e.all_weights[0]] == [(12, 2), (12, 3), (12,), (12,)]
+
+
+def test_input_errors_name_the_layer():
+    lstm = nn.LSTM(1, 2)
+    with pytest.raises(ValueError, match="unbatched 2-D input, hx should also be 2-D"):
+        lstm(ember.ones(3, 1), (ember.zeros(1, 1, 2), ember.zeros(1, 1, 2)))
+    with pytest.raises(ValueError, match=r"LSTM: input dtype \(ember.float64\) does not match "
+                                         r"weight dtype \(ember.float32\)"):
+        lstm(ember.ones(3, 1, 1, dtype=ember.float64))

@@ -146,6 +146,36 @@ def test_packed_rnn_default_state_and_errors():
     _close(eh, th)
     _close(eout.data, tout.data)
     with pytest.raises(ValueError, match=r"expected hx of shape \(1, 3, 3\)"):
-        e(ernn.pack_sequence([ember.ones(3, 2)] * 3), ember.zeros(1, 2, 3))
+        e(ernn.pack_sequence([ember.ones(3, 2, dtype=ember.float64)] * 3),
+          ember.zeros(1, 2, 3, dtype=ember.float64))
     with pytest.raises(ValueError, match="input_size"):
-        e(ernn.pack_sequence([ember.ones(3, 5)]))
+        e(ernn.pack_sequence([ember.ones(3, 5, dtype=ember.float64)]))
+
+
+def test_lengths_tensor_of_any_real_dtype():
+    x = ember.ones(3, 2, 1)
+    for lengths in (ember.tensor([3.0, 1.0]), ember.tensor([3, 1], dtype=ember.int32), [3, 1]):
+        assert ernn.pack_padded_sequence(x, lengths).batch_sizes.tolist() == [2, 1, 1]
+    with pytest.raises(ValueError, match="'lengths' should be a 1-D tensor"):
+        ernn.pack_padded_sequence(x, ember.tensor(3))
+
+
+def test_empty_batch_and_zero_dim_errors():
+    with pytest.raises(ValueError, match="pack_padded_sequence: Cannot pack empty tensors"):
+        ernn.pack_padded_sequence(ember.ones(3, 0, 2), [])
+    with pytest.raises(ValueError, match="sequence 1 is a 0-D tensor"):
+        ernn.pad_sequence([ember.ones(1), ember.tensor(2.0)])
+
+
+def test_pad_sequence_takes_the_first_dtype():
+    seqs = [np.ones(2, np.float32), np.ones(1, np.float64)]
+    out = ernn.pad_sequence([ember.tensor(s) for s in seqs])
+    assert str(out.dtype).split(".")[-1] == str(
+        trnn.pad_sequence([torch.tensor(s) for s in seqs]).dtype).split(".")[-1] == "float32"
+
+
+def test_packed_sequence_conversions():
+    p = ernn.pack_sequence([ember.ones(2, 1), ember.ones(1, 1)])
+    assert [getattr(p, m)().data.dtype for m in ("long", "int", "short", "char", "byte")] == \
+        [ember.int64, ember.int32, ember.int16, ember.int8, ember.uint8]
+    assert p.int().batch_sizes is p.batch_sizes and p.is_pinned() is False

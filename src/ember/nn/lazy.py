@@ -24,7 +24,9 @@ __all__ = ["UninitializedParameter", "LazyModuleMixin", "LazyLinear", "LazyConv1
            "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
            "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
 
-_HOOK_LISTS = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_state_dict_hooks")
+# what a lazy module keeps of its own when it becomes the real layer
+_OWN_STATE = ("training", "_forward_pre_hooks", "_forward_hooks", "_backward_hooks",
+              "_backward_pre_hooks", "_state_dict_hooks")
 
 
 class UninitializedParameter(Parameter):
@@ -50,6 +52,16 @@ class UninitializedParameter(Parameter):
     def __repr__(self) -> str:
         return "<UninitializedParameter>"
 
+    def __deepcopy__(self, memo: dict) -> UninitializedParameter:
+        if id(self) not in memo:
+            memo[id(self)] = UninitializedParameter(self.requires_grad, self.device, self.dtype)
+        return memo[id(self)]
+
+
+def _is_placeholder(value: Tensor) -> bool:
+    """Whether a state-dict entry is what a lazy module saves before its first call."""
+    return isinstance(value, UninitializedParameter) or tuple(value.shape) == (0,)
+
 
 def _initialize(module: LazyModuleMixin, args: tuple) -> None:
     """The forward pre-hook of a lazy module: builds the real layer for the first input's
@@ -71,13 +83,15 @@ def _initialize(module: LazyModuleMixin, args: tuple) -> None:
                              f"{tuple(mine.shape)}, but the input {tuple(args[0].shape)} "
                              f"needs {tuple(value.shape)}")
         real._parameters[name] = mine
-    for name in module._buffers:
-        if name not in module._lazy_buffers:  # loaded from a state dict
-            real._buffers[name] = module._buffers[name]
+    for name, mine in module._buffers.items():
+        if name in module._lazy_buffers:  # the dtype and device of .to() before this call
+            real._buffers[name] = real._buffers[name].to(dtype=mine.dtype, device=mine.device)
+        else:  # loaded from a state dict
+            real._buffers[name] = mine
     module._initialize_hook.remove()
-    hooks = {name: module.__dict__[name] for name in _HOOK_LISTS}
-    module.__dict__.clear()
-    module.__dict__.update(real.__dict__, **hooks)
+    for key in ("_lazy_args", "_lazy_buffers", "_initialize_hook"):
+        del module.__dict__[key]
+    module.__dict__.update({k: v for k, v in real.__dict__.items() if k not in _OWN_STATE})
     module.__class__ = module.cls_to_become
 
 
@@ -87,6 +101,7 @@ class LazyModuleMixin(Module):
     read that size from an input (``_infer_size``)."""
 
     cls_to_become: type[Module]
+    _size_attr: str  # the attribute of ``cls_to_become`` read from the first input
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
@@ -101,6 +116,11 @@ class LazyModuleMixin(Module):
                 b = ember.empty(0, dtype=b.dtype, device=b.device)
             self._buffers[name] = b
         self._non_persistent_buffers_set.update(probe._non_persistent_buffers_set)
+        # the layer's attributes (out_features, kernel_size, …) with the size still 0, as in
+        # PyTorch, so that they can be read (and the module printed) before the first call
+        for key, value in probe.__dict__.items():
+            self.__dict__.setdefault(key, value)
+        self.__dict__[self._size_attr] = 0
         object.__setattr__(self, "_lazy_args", (args, kwargs))
         object.__setattr__(self, "_lazy_buffers", lazy)
         object.__setattr__(self, "_initialize_hook", self.register_forward_pre_hook(_initialize))
@@ -117,20 +137,22 @@ class LazyModuleMixin(Module):
                               strict: bool, missing_keys: list, unexpected_keys: list,
                               error_msgs: list) -> None:
         for name, p in self._parameters.items():
-            if isinstance(p, UninitializedParameter) and prefix + name in state_dict:
-                p.materialize(tuple(state_dict[prefix + name].shape))
+            value = state_dict.get(prefix + name)
+            if isinstance(p, UninitializedParameter) and value is not None and \
+                    not _is_placeholder(value):
+                p.materialize(tuple(value.shape))
         for name in list(self._lazy_buffers):
-            if prefix + name in state_dict:
+            value = state_dict.get(prefix + name)
+            if value is not None and not _is_placeholder(value):
                 old = self._buffers[name]
-                self._buffers[name] = ember.empty(*state_dict[prefix + name].shape,
-                                                  dtype=old.dtype, device=old.device)
+                self._buffers[name] = ember.empty(*value.shape, dtype=old.dtype,
+                                                  device=old.device)
                 self._lazy_buffers.discard(name)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
                                       unexpected_keys, error_msgs)
 
     def extra_repr(self) -> str:
-        args, kwargs = self._lazy_args
-        return ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+        return self.cls_to_become.extra_repr(self)
 
 
 class LazyLinear(LazyModuleMixin):
@@ -143,6 +165,7 @@ class LazyLinear(LazyModuleMixin):
     """
 
     cls_to_become = Linear
+    _size_attr = "in_features"
 
     def __init__(self, out_features: int, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:
@@ -155,6 +178,12 @@ class LazyLinear(LazyModuleMixin):
 class _LazyConvNd(LazyModuleMixin):
     """A convolution with ``in_channels`` from the first input (dimension 1, or 0 when
     unbatched)."""
+
+    _size_attr = "in_channels"
+
+    @property
+    def _n(self) -> int:  # the number of spatial dimensions, read by Conv's extra_repr
+        return self.cls_to_become._n
 
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True,
@@ -222,6 +251,8 @@ class LazyConvTranspose3d(_LazyConvTransposeNd):
 
 class _LazyBatchNorm(LazyModuleMixin):
     """A batch norm with ``num_features`` from the first input's dimension 1."""
+
+    _size_attr = "num_features"
 
     def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device: Any = None, dtype: Any = None

@@ -169,10 +169,11 @@ class RNNBase(Module):
         raise NotImplementedError
 
     def _params(self, layer: int, d: int) -> tuple:
+        # getattr, not _parameters: a weight under a parametrization (weight_norm,
+        # spectral_norm) or the older hook-based weight_norm is a computed attribute
         suffix = f"_l{layer}" + ("_reverse" if d else "")
-        get = self._parameters.get
-        return (get("weight_ih" + suffix), get("weight_hh" + suffix), get("bias_ih" + suffix),
-                get("bias_hh" + suffix))
+        return tuple(getattr(self, name + suffix, None)
+                     for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
 
     def _run(self, input: Tensor | PackedSequence, hx: Tensor | None, cx: Tensor | None
              ) -> tuple:
@@ -195,6 +196,11 @@ class RNNBase(Module):
                 raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D "
                                  "instead")
             if unbatched:
+                for label, s in (("hx", hx), ("cx", cx)):
+                    if s is not None and s.ndim != 2:
+                        raise ValueError(f"{name}: For unbatched 2-D input, {label} should "
+                                         f"also be 2-D but got a {s.ndim}-D tensor of shape "
+                                         f"{tuple(s.shape)}")
                 input = input.unsqueeze(1)
                 hx = None if hx is None else hx.unsqueeze(1)
                 cx = None if cx is None else cx.unsqueeze(1)
@@ -202,6 +208,11 @@ class RNNBase(Module):
                 input = input.transpose(0, 1)
             sizes = [input.shape[1]] * input.shape[0]
             data = input.reshape(input.shape[0] * input.shape[1], input.shape[2])
+        w_ih = self._params(0, 0)[0]
+        if w_ih is not None and data.dtype != w_ih.dtype:
+            raise ValueError(f"{name}: input dtype ({data.dtype}) does not match weight dtype "
+                             f"({w_ih.dtype}). Convert input: input.to({w_ih.dtype}), or "
+                             f"convert model: model.to({data.dtype})")
         if data.shape[-1] != self.input_size:
             raise ValueError(f"{name}: input.size(-1) must be equal to input_size. Expected "
                              f"{self.input_size}, got {data.shape[-1]}")

@@ -22,6 +22,10 @@ def norm_except_dim(v: Tensor, dim: int) -> Tensor:
     ``v`` (``dim == -1``: the norm of the whole tensor, PyTorch's convention)."""
     if dim == -1:
         return v.norm()
+    if not -v.ndim <= dim < max(v.ndim, 1):
+        raise IndexError(f"weight_norm: dim {dim} is out of range for a weight of shape "
+                         f"{tuple(v.shape)} (expected -1 or one in [{-v.ndim}, {v.ndim - 1}])")
+    dim = dim % v.ndim if v.ndim else 0  # other negative dimensions count from the end
     dims = tuple(d for d in range(v.ndim) if d != dim)
     return (v * v).sum(dim=dims, keepdim=True).sqrt() if dims else v.abs()
 

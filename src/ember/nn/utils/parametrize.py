@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import ember
-from ember.errors import DTypeError, ShapeError
+from ember.errors import ShapeError
 from ember.nn.containers import ModuleDict, ModuleList
 from ember.nn.module import Module
 from ember.nn.parameter import Parameter
@@ -55,15 +55,18 @@ def _register_tensor(module: Module, name: str, value: Tensor) -> None:
         module.register_buffer(name, value)
 
 
-def _check_like(what: str, value: Any, like: Tensor) -> None:
-    """``value`` must be a tensor of ``like``'s dtype and shape (PyTorch's safety checks)."""
-    hint = "; pass unsafe=True to register_parametrization to allow it"
+def _check_like(what: str, value: Any, like: Tensor, shape: bool = True) -> None:
+    """``value`` must be a tensor of ``like``'s dtype (and shape, unless not ``shape``):
+    PyTorch's safety checks, which raise ValueError."""
+    hint = "; pass unsafe=True to register_parametrization to allow it" if shape else ""
     if not isinstance(value, Tensor):
-        raise TypeError(f"register_parametrization: {what} must return a tensor, got "
-                        f"{type(value).__name__}{hint}")
+        raise ValueError(f"register_parametrization: {what} must return a tensor, got "
+                         f"{type(value).__name__}{hint}")
     if value.dtype != like.dtype:
-        raise DTypeError(f"register_parametrization: {what} may not change the dtype of the "
+        raise ValueError(f"register_parametrization: {what} may not change the dtype of the "
                          f"tensor: unparametrized {like.dtype}, got {value.dtype}{hint}")
+    if not shape:
+        return
     if tuple(value.shape) != tuple(like.shape):
         raise ShapeError(f"register_parametrization: {what} may not change the shape of the "
                          f"tensor: unparametrized {tuple(like.shape)}, got "
@@ -84,43 +87,53 @@ class ParametrizationList(ModuleList):
         with ember.no_grad():
             new = self._inverse(original)
         if not isinstance(new, (Tensor, Sequence)):
-            raise TypeError("register_parametrization: 'right_inverse' must return a tensor or "
-                            f"a sequence of tensors, got {type(new).__name__}")
+            raise ValueError("register_parametrization: 'right_inverse' must return a tensor or "
+                             f"a sequence of tensors, got {type(new).__name__}")
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
-        if self.is_tensor:
-            if not unsafe:
-                _check_like("right_inverse", new, original)
+        if self.is_tensor:  # the original keeps its dtype even when unsafe, as in PyTorch
+            _check_like("right_inverse", new, original, shape=not unsafe)
             with ember.no_grad():  # keeps the Parameter object, so optimizers still hold it
                 original.data = new
             _register_tensor(self, "original", original)
             return
         for i, value in enumerate(new):
             if not isinstance(value, Tensor):
-                raise TypeError(f"register_parametrization: 'right_inverse' must return a "
-                                f"sequence of tensors, got {type(value).__name__} at {i}")
+                raise ValueError(f"register_parametrization: 'right_inverse' must return a "
+                                 f"sequence of tensors, got {type(value).__name__} at {i}")
             if isinstance(original, Parameter):
                 value = Parameter(value.detach(), original.requires_grad)
             _register_tensor(self, f"original{i}", value)
 
-    def _inverse(self, value: Tensor) -> Any:
+    def _inverse(self, value: Tensor, assigning: bool = False) -> Any:
+        """The originals for ``value``: each ``right_inverse``, last parametrization first.
+        At registration one that is absent or raises NotImplementedError counts as the
+        identity; an assignment (``assigning``) needs them all, as in PyTorch."""
         for module in list(self)[::-1]:
             inverse = getattr(module, "right_inverse", None)
-            if inverse is not None:
+            if inverse is None:
+                if assigning:
+                    raise RuntimeError(f"parametrization {type(module).__name__} does not "
+                                       "implement right_inverse, so the parametrized tensor "
+                                       "cannot be assigned; set the original instead")
+                continue
+            try:
                 value = inverse(value)
+            except NotImplementedError:
+                if assigning:
+                    raise
         return value
 
     def right_inverse(self, value: Tensor) -> None:
         """Sets the originals so that the parametrization gives ``value`` (in place, under
         ``no_grad``); this is what ``module.<name> = value`` does."""
         with ember.no_grad():
-            new = self._inverse(value)
+            new = self._inverse(value, assigning=True)
             if self.is_tensor:
                 if not isinstance(new, Tensor):
-                    raise TypeError("right_inverse must return a tensor, got "
-                                    f"{type(new).__name__}")
-                if not self.unsafe:
-                    _check_like("right_inverse", new, self.original)
+                    raise ValueError("right_inverse must return a tensor, got "
+                                     f"{type(new).__name__}")
+                _check_like("right_inverse", new, self.original, shape=not self.unsafe)
                 self.original.data = new
                 return
             if not isinstance(new, Sequence) or len(new) != self.ntensors:
@@ -153,6 +166,11 @@ def _inject_class(module: Module) -> None:
 
 def _inject_property(module: Module, name: str) -> None:
     def get_parametrized(self: Module) -> Tensor:
+        # functional_call puts a value given for the parametrized name in the instance
+        # dict (the property hides it from plain lookup): it replaces the parametrization
+        override = self.__dict__.get(name)
+        if override is not None:
+            return override
         parametrization = self.parametrizations[name]
         if not _cache_depth:
             return parametrization()
@@ -211,7 +229,11 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
             output = parametrization(current)
             _check_like("the parametrization", output, current)
             if hasattr(parametrization, "right_inverse"):
-                _check_like("right_inverse", parametrization.right_inverse(output), current)
+                try:
+                    inverse = parametrization.right_inverse(output)
+                except NotImplementedError:
+                    inverse = current
+                _check_like("right_inverse", inverse, current)
         module.parametrizations[tensor_name].append(parametrization)
         module.parametrizations[tensor_name].unsafe |= unsafe
         return module

@@ -89,17 +89,38 @@ class PackedSequence(namedtuple("PackedSequence",
     def half(self) -> PackedSequence:
         return self.to(dtype=ember.float16)
 
+    def long(self) -> PackedSequence:
+        return self.to(dtype=ember.int64)
+
+    def int(self) -> PackedSequence:
+        return self.to(dtype=ember.int32)
+
+    def short(self) -> PackedSequence:
+        return self.to(dtype=ember.int16)
+
+    def char(self) -> PackedSequence:
+        return self.to(dtype=ember.int8)
+
+    def byte(self) -> PackedSequence:
+        return self.to(dtype=ember.uint8)
+
     @property
     def is_cuda(self) -> bool:
         return self.data.is_cuda
 
+    def is_pinned(self) -> bool:
+        """Always ``False``: Ember does not pin host memory."""
+        return False
+
 
 def _lengths_list(lengths: Any, what: str) -> list[int]:
+    """``lengths`` as Python ints; a tensor of any real dtype is truncated to int64 first,
+    as PyTorch does."""
     if isinstance(lengths, Tensor):
-        if lengths.ndim != 1 or lengths.dtype.is_floating_point:
-            raise ShapeError(f"{what}: lengths must be a 1-D integer tensor or list, got "
-                             f"{tuple(lengths.shape)} {lengths.dtype}")
-        return [int(v) for v in lengths.tolist()]
+        if lengths.ndim != 1:
+            raise ShapeError(f"{what}: 'lengths' should be a 1-D tensor or list, got a tensor "
+                             f"of shape {tuple(lengths.shape)}")
+        lengths = lengths.tolist()
     return [int(v) for v in lengths]
 
 
@@ -127,6 +148,9 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | Sequence[int],
         raise ShapeError(f"{name}: expected input of shape (T, B, *) or (B, T, *) with "
                          f"batch_first, got {tuple(input.shape)}")
     batch_dim = 0 if batch_first else 1
+    if not lengths or input.shape[batch_dim] == 0:
+        raise ShapeError(f"{name}: Cannot pack empty tensors (input of shape "
+                         f"{tuple(input.shape)}, {len(lengths)} lengths)")
     if len(lengths) != input.shape[batch_dim]:
         raise ShapeError(f"{name}: Expected `len(lengths)` to be equal to batch_size, but got "
                          f"{len(lengths)} (batch_size={input.shape[batch_dim]})")
@@ -216,15 +240,20 @@ def pad_sequence(sequences: Tensor | Sequence[Tensor], batch_first: bool = False
     sequences = list(sequences)
     if not sequences:
         raise ValueError("pad_sequence: received an empty list of sequences")
-    trailing = tuple(sequences[0].shape[1:])
+    first = sequences[0]
+    trailing = tuple(first.shape[1:])
     for i, s in enumerate(sequences):
-        if s.ndim == 0 or tuple(s.shape[1:]) != trailing:
+        if s.ndim == 0:
+            raise ShapeError(f"pad_sequence: sequence {i} is a 0-D tensor; each must be "
+                             "(L_i, *) with at least one dimension")
+        if tuple(s.shape[1:]) != trailing:
             raise ShapeError(f"pad_sequence: sequence {i} has shape {tuple(s.shape)} but "
-                             f"sequence 0 has {tuple(sequences[0].shape)}; all must be "
-                             "(L_i, *) with the same trailing sizes")
+                             f"sequence 0 has {tuple(first.shape)}; all must be (L_i, *) "
+                             "with the same trailing sizes")
     longest = max(s.shape[0] for s in sequences)
     padded = []
     for s in sequences:
+        s = s.to(first.dtype)  # the result has the first sequence's dtype, as in PyTorch
         missing = longest - s.shape[0]
         if missing:
             fill = ember.full((missing, *trailing), padding_value, dtype=s.dtype,
