@@ -136,3 +136,43 @@ def test_squashed_gaussian_uses_cache():
     assert bool(ember.isfinite(lp).all())
     lp.sum().backward()
     assert mu.grad is not None and bool(ember.isfinite(mu.grad).all())
+
+
+def test_kl_binomial_unequal_counts():
+    """As PyTorch: infinite where p has more trials than q, no closed form for fewer."""
+    p = D.Binomial(ember.tensor([6.0, 5.0]), probs=ember.tensor([0.2, 0.3]))
+    q = D.Binomial(ember.tensor([5.0, 5.0]), probs=ember.tensor([0.3, 0.3]))
+    kl = D.kl_divergence(p, q)
+    assert kl[0].item() == float("inf") and kl[1].item() == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(NotImplementedError, match="total_count"):
+        D.kl_divergence(q, p)
+
+
+def test_sigmoid_keeps_tiny_outputs():
+    x = ember.tensor([-40.0, 40.0])
+    close(ET.SigmoidTransform()(x), TT.SigmoidTransform()(T(x.numpy())))
+
+
+def test_with_cache_of_inverse_and_composed_transforms():
+    x = ember.tensor([20.0, 0.5])  # tanh(20) rounds to 1: only the cache can invert it
+    compose = ET.ComposeTransform([ET.AffineTransform(0.0, 2.0), ET.TanhTransform()])
+    cached = compose.with_cache(1)
+    assert cached.inv(cached(x)) is x
+    atanh = ET.TanhTransform().inv.with_cache(1)
+    y = ember.tensor([0.5, 0.2])
+    assert atanh.inv(atanh(y)) is y
+
+
+def test_transform_parameters_broadcast_the_base():
+    """An affine map with a bigger batch than the base's expands the base, as PyTorch."""
+    def make(lib, conv):
+        return lib.TransformedDistribution(lib.Normal(conv(np.zeros(3)), 1.0),
+                                           lib.transforms.AffineTransform(conv(np.ones((2, 1))),
+                                                                          2.0))
+
+    d, t = make(D, E), make(torch.distributions, T)
+    assert d.batch_shape == tuple(t.batch_shape) == (2, 3)
+    assert d.sample((4,)).shape == d.rsample((4,)).shape == (4, 2, 3)
+    assert d.base_dist.batch_shape == tuple(t.base_dist.batch_shape)
+    v = rng.normal(size=(4, 2, 3))
+    close(d.log_prob(E(v)), t.log_prob(T(v)))

@@ -74,3 +74,44 @@ def test_unsupported_methods_name_the_distribution():
         D.Gamma(1.0, 1.0).cdf(ember.tensor(1.0))
     with pytest.raises(TypeError, match="ember Tensors or Python numbers"):
         D.Normal([0.0], 1.0)
+
+
+@pytest.mark.parametrize(("make", "words"), [
+    (lambda: D.Uniform(ember.tensor([0.0, 2.0]), 1.0), ["Uniform", "low", "LessThan"]),
+    (lambda: D.Uniform(1.0, 1.0), ["Uniform", "low"]),
+    (lambda: D.Geometric(ember.tensor([0.5, 0.0])), ["Geometric", "probs", "positive"]),
+    (lambda: D.Beta(ember.tensor([1.0, 0.0]), 1.0), ["Beta", "concentration1"]),
+    (lambda: D.Beta(ember.tensor([1.0, 2.0]), 1.0).expand((3,)), ["Beta.expand", "(2,)"]),
+    (lambda: D.Normal(ember.zeros(3, 4), 1.0).expand((7,)), ["Normal.expand", "(3, 4)", "(7,)"]),
+])
+def test_parameter_checks_torch_makes(make, words):
+    with pytest.raises(ValueError) as err:
+        make()
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_switch_is_also_a_static_method_of_distribution():
+    """PyTorch's spelling: Distribution.set_default_validate_args."""
+    D.Distribution.set_default_validate_args(False)
+    try:
+        D.Uniform(1.0, 0.0)
+    finally:
+        D.Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError):
+        D.Uniform(1.0, 0.0)
+
+
+def test_validated_distributions_work_under_jit_and_vmap():
+    """The checks read values, which tracing hides; they pass there instead of failing."""
+    @ember.jit.compile
+    def log_prob(loc, x):
+        return D.Normal(loc, 1.0).log_prob(x).sum()
+
+    loc, x = ember.zeros(3), ember.ones(3)
+    assert log_prob(loc, x).item() == pytest.approx(D.Normal(loc, 1.0).log_prob(x).sum().item())
+    got = ember.func.vmap(lambda l: D.Categorical(logits=l).log_prob(ember.tensor(1)))(
+        ember.zeros(4, 2))
+    assert got.shape == (4,)
+    with pytest.raises(ValueError, match="Normal"):  # eager calls still check
+        D.Normal(loc, 1.0).log_prob(ember.tensor(float("nan")))

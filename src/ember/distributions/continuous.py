@@ -108,14 +108,18 @@ class Uniform(_Elementwise):
         tensor(1.)
     """
 
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     _param_event_dims = {"low": 0, "high": 0}
     has_rsample = True
 
     def __init__(self, low: Tensor | float, high: Tensor | float,
                  validate_args: bool | None = None) -> None:
         super().__init__(("low", "high"), (low, high), validate_args)
+
+    @property
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
+        """``low < high``, checked elementwise."""
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self) -> constraints.Constraint:

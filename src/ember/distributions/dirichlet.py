@@ -98,7 +98,8 @@ class Beta(Distribution):
         if isinstance(concentration1, numbers.Number) and isinstance(concentration0,
                                                                      numbers.Number):
             c1, c0 = c1.reshape(()), c0.reshape(())
-        self._dirichlet = Dirichlet(ember.stack([c1, c0], -1), validate_args=validate_args)
+        # Beta checks its own parameters and values, so errors name Beta
+        self._dirichlet = Dirichlet(ember.stack([c1, c0], -1), validate_args=False)
         super().__init__(self._dirichlet.batch_shape, (), validate_args)
 
     def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Beta:

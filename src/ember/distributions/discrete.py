@@ -7,7 +7,7 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions._sampling import binomial, poisson
-from ember.distributions.distribution import Distribution, _Elementwise
+from ember.distributions.distribution import Distribution, _all_true, _Elementwise
 from ember.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 from ember.tensor import Tensor
 
@@ -113,6 +113,15 @@ class Geometric(_BinaryParams):
                  validate_args: bool | None = None) -> None:
         shape, _ = self._set_param(probs, logits)
         super().__init__(shape, (), validate_args)
+
+    def _check_args(self) -> None:
+        super()._check_args()
+        probs = self.__dict__.get("probs")
+        if probs is not None and not _all_true(probs > 0):
+            raise ValueError(f"Geometric: expected parameter probs (Tensor of shape "
+                             f"{tuple(probs.shape)}) to be positive (no success ever comes at "
+                             f"probs=0), but found invalid values:\n{probs}\nhint: pass "
+                             "validate_args=False to skip this check")
 
     mean = property(lambda self: 1.0 / self.probs - 1.0, doc="``1 / p - 1``.")
     mode = property(lambda self: ember.zeros_like(self.probs), doc="Zero.")

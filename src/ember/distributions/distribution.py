@@ -7,6 +7,7 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.utils import broadcast_all, lazy_property
+from ember.errors import EmberError
 from ember.tensor import Tensor
 
 __all__ = ["Distribution", "set_default_validate_args"]
@@ -14,17 +15,16 @@ __all__ = ["Distribution", "set_default_validate_args"]
 Shape = tuple[int, ...]
 
 
-def set_default_validate_args(value: bool) -> None:
-    """Turns argument and sample validation on (the default, as in PyTorch) or off for every
-    distribution made afterwards without an explicit ``validate_args``.
-
-    Example:
-        >>> ember.distributions.set_default_validate_args(False)
-        >>> ember.distributions.set_default_validate_args(True)
-    """
-    if value not in (True, False):
-        raise ValueError(f"set_default_validate_args: expected True or False, got {value!r}")
-    Distribution._validate_args = value
+def _all_true(ok: Tensor) -> bool:
+    """Whether every entry of the check ``ok`` is True. While a transform hides the values
+    (``ember.jit.compile`` tracing, ``ember.func.vmap``) the check cannot be read, and passes:
+    validation is an eager-mode aid, as in PyTorch, where ``torch.compile`` runs it outside
+    the graph."""
+    ok = ok.all()
+    try:
+        return bool(ok)
+    except EmberError:
+        return True
 
 
 def _shape(sample_shape: Any) -> Shape:
@@ -63,6 +63,20 @@ class Distribution:
         if self._validate_args:
             self._check_args()
 
+    @staticmethod
+    def set_default_validate_args(value: bool) -> None:
+        """Turns argument and sample validation on (the default, as in PyTorch) or off for
+        every distribution made afterwards without an explicit ``validate_args``.
+
+        Example:
+            >>> ember.distributions.Distribution.set_default_validate_args(False)
+            >>> ember.distributions.set_default_validate_args(True)  # the same switch
+        """
+        if value not in (True, False):
+            raise ValueError("set_default_validate_args: expected True or False, got "
+                             f"{value!r}")
+        Distribution._validate_args = value
+
     def _check_args(self) -> None:
         for name, constraint in self.arg_constraints.items():
             if constraints.is_dependent(constraint):
@@ -71,7 +85,7 @@ class Distribution:
                                                         lazy_property):
                 continue  # computed from another parameter, which is checked
             value = getattr(self, name)
-            if not bool(constraint.check(value).all()):
+            if not _all_true(constraint.check(value)):
                 raise ValueError(
                     f"{type(self).__name__}: expected parameter {name} (Tensor of shape "
                     f"{tuple(value.shape)}) to satisfy the constraint {constraint!r}, but found "
@@ -162,19 +176,21 @@ class Distribution:
             (3,)
         """
         batch_shape = _shape(batch_shape)
+        try:
+            ok = ember.broadcast_shapes(self._batch_shape, batch_shape) == batch_shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"{type(self).__name__}.expand: cannot expand batch_shape "
+                             f"{self._batch_shape} to {batch_shape}; hint: only size-1 dims "
+                             "and new leading dims can be expanded")
         new = _instance if _instance is not None else type(self).__new__(type(self))
         new.__dict__.update(self.__dict__)
         for name, event_dim in self._param_event_dims.items():
             if name in self.__dict__:
                 value = self.__dict__[name]
                 event = value.shape[value.dim() - event_dim:]
-                try:
-                    new.__dict__[name] = value.expand(batch_shape + event)
-                except Exception as exc:
-                    raise ValueError(
-                        f"{type(self).__name__}.expand: cannot expand batch_shape "
-                        f"{self.batch_shape} to {batch_shape}; hint: only size-1 dims and new "
-                        "leading dims can be expanded") from exc
+                new.__dict__[name] = value.expand(batch_shape + event)
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -193,7 +209,7 @@ class Distribution:
             if i != 1 and j != 1 and i != j:
                 raise ValueError(f"{name}: value of shape {tuple(value.shape)} does not broadcast "
                                  f"with batch_shape + event_shape {expected}")
-        if not bool(self.support.check(value).all()):
+        if not _all_true(self.support.check(value)):
             raise ValueError(f"{name}: expected value (Tensor of shape {tuple(value.shape)}) to "
                              f"be within the support {self.support!r}, but found invalid "
                              f"values:\n{value}\nhint: pass validate_args=False to skip this "
@@ -226,3 +242,6 @@ class _Elementwise(Distribution):
 
     def _uniform(self, sample_shape: Any, dtype: Any) -> Tensor:
         return ember.rand(self._extended_shape(sample_shape), dtype=dtype)
+
+
+set_default_validate_args = Distribution.set_default_validate_args

@@ -103,10 +103,12 @@ def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
 
 @register_kl(Binomial, Binomial)
 def _kl_binomial_binomial(p: Binomial, q: Binomial) -> Tensor:
-    if bool((p.total_count != q.total_count).any()):
-        raise NotImplementedError("kl_divergence: Binomial || Binomial needs equal "
-                                  "total_count")
-    return p.total_count * _kl_binary(p.probs, p.logits, q.probs, q.logits)
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError("kl_divergence: Binomial || Binomial with p.total_count < "
+                                  "q.total_count has no closed form; hint: estimate it by "
+                                  "sampling: (p.log_prob(x) - q.log_prob(x)).mean(0)")
+    kl = p.total_count * _kl_binary(p.probs, p.logits, q.probs, q.logits)
+    return _inf_where(p.total_count > q.total_count, kl)  # p puts mass where q has none
 
 
 @register_kl(Categorical, Categorical)

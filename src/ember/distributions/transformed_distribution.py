@@ -48,10 +48,15 @@ class TransformedDistribution(Distribution):
             raise ValueError(f"TransformedDistribution: the transforms need samples with at "
                              f"least {needed} dims, but the base distribution's samples have "
                              f"shape {shape}")
+        forward = chain.forward_shape(shape)
+        base_shape = chain.inverse_shape(forward)
+        if base_shape != shape:  # parameters of the transforms broadcast the base's batch
+            base_distribution = base_distribution.expand(
+                base_shape[:len(base_shape) - base_event_dim])
         if needed > base_event_dim:
             base_distribution = Independent(base_distribution, needed - base_event_dim)
         self.base_dist = base_distribution
-        shape = chain.forward_shape(shape)
+        shape = forward
         event_dim = chain.codomain.event_dim + max(base_event_dim - needed, 0)
         cut = len(shape) - event_dim
         super().__init__(shape[:cut], shape[cut:], validate_args)

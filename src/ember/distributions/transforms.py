@@ -17,7 +17,7 @@ from typing import Any
 
 import ember
 from ember.distributions import constraints
-from ember.distributions.utils import clamp_probs, sum_rightmost
+from ember.distributions.utils import sum_rightmost
 from ember.tensor import Tensor
 
 __all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform",
@@ -119,6 +119,9 @@ class _InverseTransform(Transform):
     sign = property(lambda self: self._inv.sign)
     inv = property(lambda self: self._inv)
 
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        return self._inv.with_cache(cache_size).inv
+
     def __call__(self, x: Tensor) -> Tensor:
         return self._inv._inv_call(x)
 
@@ -179,6 +182,11 @@ class ComposeTransform(Transform):
         return self._widen(self.parts[-1].codomain, self._event_dims()[1])
 
     bijective = property(lambda self: all(p.bijective for p in self.parts))
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if cache_size == self._cache_size:
+            return self
+        return ComposeTransform(self.parts, cache_size=cache_size)
 
     @property
     def sign(self) -> Any:
@@ -282,6 +290,8 @@ class AffineTransform(Transform):
         return ember.broadcast_shapes(shape, *(p.shape for p in (self.loc, self.scale)
                                                if isinstance(p, Tensor)))
 
+    inverse_shape = forward_shape
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AffineTransform) or self._event_dim != other._event_dim:
             return False
@@ -319,16 +329,20 @@ class ExpTransform(Transform):
 
 class SigmoidTransform(Transform):
     """``y = sigmoid(x)``, from the reals onto the unit interval (kept inside
-    ``[eps, 1 - eps]`` so the inverse stays finite)."""
+    ``[tiny, 1 - eps]`` of the dtype, as in PyTorch, so the inverse stays finite)."""
 
     codomain = constraints.unit_interval
 
+    @staticmethod
+    def _clip(y: Tensor) -> Tensor:
+        finfo = ember.finfo(y.dtype)
+        return y.clamp(min=finfo.tiny, max=1 - finfo.eps)
+
     def _call(self, x: Tensor) -> Tensor:
-        return clamp_probs(ember.sigmoid(x))
+        return self._clip(ember.sigmoid(x))
 
     def _inverse(self, y: Tensor) -> Tensor:
-        finfo = ember.finfo(y.dtype)
-        y = y.clamp(min=finfo.tiny, max=1 - finfo.eps)
+        y = self._clip(y)
         return ember.log(y) - ember.log1p(-y)
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
