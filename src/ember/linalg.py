@@ -8,18 +8,12 @@ Example:
 
 from ember.ops.construct import linalg_cross as cross
 from ember.ops.linalg import matmul, multi_dot, vecdot
-from ember.ops.linalg_composite import (
-    cond,
-    diagonal,
-    householder_product,
-    matrix_norm,
-    norm,
-    vander,
-)
-from ember.ops.linalg_decomp import cholesky_ex, det, eigh, eigvalsh, slogdet, svdvals
+from ember.ops.linalg_composite import cond, diagonal, householder_product, vander
+from ember.ops.linalg_decomp import cholesky_ex, eigh, eigvalsh, svdvals
 from ember.ops.linalg_decomp import linalg_cholesky as cholesky
 from ember.ops.linalg_decomp import linalg_qr as qr
 from ember.ops.linalg_decomp import linalg_svd as svd
+from ember.ops.linalg_det import det, slogdet
 from ember.ops.linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve
 from ember.ops.linalg_pinv import lstsq, matrix_rank, pinv
 from ember.ops.linalg_solve import (
@@ -32,7 +26,8 @@ from ember.ops.linalg_solve import (
     solve_ex,
     solve_triangular,
 )
-from ember.ops.norms import vector_norm
+from ember.ops.norms import linalg_norm as norm
+from ember.ops.norms import matrix_norm, vector_norm
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "multi_dot", "cross",
            "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex", "solve_triangular",

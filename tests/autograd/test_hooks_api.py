@@ -261,3 +261,16 @@ def test_deepcopy_of_a_module_keeps_a_buffer_that_views_another_like_torch():
         m2 = copy.deepcopy(m)
         m2.part.fill_(1)
         assert m2.full.tolist() == [1.0, 1.0, 0.0, 0.0] and m.full.tolist() == [0.0] * 4
+
+
+
+def test_a_node_hook_may_not_put_a_gradient_where_there_was_none_as_in_torch():
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * lib.tensor([2.0, 2.0])  # the constant's gradient is None
+        y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0]))
+        y.sum().backward()
+    with pytest.raises(RuntimeError, match="can't replace a None gradient"):
+        run(torch)
+    with pytest.raises(GradError, match="cannot replace a None gradient with a tensor"):
+        run(ember)

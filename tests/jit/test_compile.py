@@ -1468,7 +1468,7 @@ def test_accumulate_and_module_backward_pre_hooks_compile_and_retrace_on_removal
             return loss
         return step
     slow, fast = make(eager), jit.compile(make(model))
-    for round_ in range(2):
+    for _ in range(2):
         for _ in range(3):
             assert float(fast(x)) == pytest.approx(float(slow(x)), rel=1e-6)
         np.testing.assert_allclose(model.weight.detach().numpy(),

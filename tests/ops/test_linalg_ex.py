@@ -172,6 +172,37 @@ def test_vander_of_integers_is_int64():
                 torch.linalg.vander(torch.tensor([1, 2, 3], dtype=torch.int32)))
 
 
+def test_logdet_of_a_negative_determinant_is_nan_with_a_zero_gradient():
+    # PyTorch: where(sign == -1, nan, logabsdet), so no gradient flows there
+    x = np.stack([np.diag([-2.0, 1.0, 3.0]), np.diag([2.0, 1.0, 3.0]), np.zeros((3, 3))])
+    e = ember.from_numpy(x.copy()).requires_grad_()
+    t = torch.from_numpy(x.copy()).requires_grad_()
+    assert_same(ember.logdet(e), torch.logdet(t))
+    (ge,) = ember.autograd.grad(ember.logdet(e)[:2].sum(), [e])
+    (gt,) = torch.autograd.grad(torch.logdet(t)[:2].sum(), t)
+    assert_same(ge, gt)
+
+
+def test_lstsq_gels_ignores_rcond():
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
+    e = ember.linalg.lstsq(ember.from_numpy(a), ember.from_numpy(b), rcond=0.5, driver="gels")
+    t = torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b), rcond=0.5, driver="gels")
+    assert_same((e.solution, e.residuals), (t.solution, t.residuals), atol=1e-12)
+
+
+def test_torch_norm_nuc():
+    x = np.random.default_rng(4).standard_normal((2, 3, 4))
+    for kw in (dict(dim=(0, 1)), dict(dim=(-1, 1), keepdim=True)):
+        assert_same(ember.from_numpy(x).norm("nuc", **kw), torch.from_numpy(x).norm("nuc", **kw),
+                    atol=1e-12)
+    assert_same(ember.norm(ember.from_numpy(x[0]), "nuc"),
+                torch.norm(torch.from_numpy(x[0]), "nuc"), atol=1e-12)
+    # a number p with two dims is a vector norm in torch.norm, not a spectral one
+    assert_same(ember.norm(ember.from_numpy(x), 2, dim=(1, 2)),
+                torch.norm(torch.from_numpy(x), 2, dim=(1, 2)), atol=1e-12)
+
+
 # -- errors ----------------------------------------------------------------------------------
 def test_errors():
     LinAlgError = ember.linalg.LinAlgError  # noqa: N806
@@ -196,6 +227,21 @@ def test_errors():
                       ValueError, "driver")
     raises_like_torch(lambda lib: lib.linalg.matrix_norm(lib.ones(3), "nuc"), ember.ShapeError,
                       "at least 2 dims")
+    raises_like_torch(lambda lib: lib.linalg.matrix_norm(lib.ones(2, 2), 3), ValueError,
+                      r"ord 3 is not supported; use 'fro', 'nuc', 2, -2")
+    raises_like_torch(lambda lib: lib.ones(2, 2, 2).norm("nuc"), ember.ShapeError,
+                      r"dim must be a 2-tuple")
+    raises_like_torch(lambda lib: lib.ones(2, 2, 2).norm("fro", dim=(0, 1, 2)),
+                      ember.ShapeError, r"dim must be a 2-tuple")
+    raises_like_torch(lambda lib: lib.linalg.vector_norm(lib.ones(2, dtype=lib.float64),
+                                                         dtype=lib.float32),
+                      ember.DTypeError, "without narrowing")
+    raises_like_torch(lambda lib: lib.linalg.vander(lib.ones(3), N=1), ValueError,
+                      "N must be greater than 1")
+    raises_like_torch(lambda lib: lib.linalg.vander(lib.ones(3, dtype=lib.bool)),
+                      ember.DTypeError, "vander: x must be a floating or integer")
+    raises_like_torch(lambda lib: lib.linalg.lstsq(lib.ones(3, 2), lib.ones(2, 3, 1)),
+                      ember.errors.OpError, "B must have as many dims as A")
 
 
 # -- vmap ------------------------------------------------------------------------------------

@@ -403,7 +403,11 @@ def _run_node_hooks(hooks: list, grads: tuple, who: str, grad_outputs: tuple | N
             raise GradError(f"{who} ({_hook_name(hook)}) returned {got}; expected None or a "
                             f"tuple of {len(grads)} gradients (None for no gradient)")
         for g, n in zip(grads, new):
-            if g is not None and n is not None:
+            if g is None and n is not None:
+                raise GradError(f"{who} ({_hook_name(hook)}) returned a gradient where there "
+                                "was none (None): a hook cannot replace a None gradient with "
+                                "a tensor, as in PyTorch. Hint: return None in that place")
+            if n is not None:
                 _check_replacement(hook, n, g)
         grads = tuple(new)
     return grads

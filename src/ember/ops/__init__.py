@@ -34,6 +34,7 @@ from ember.ops.layer_norm import *  # noqa: F403
 from ember.ops.linalg import *  # noqa: F403
 from ember.ops.linalg_composite import *  # noqa: F403
 from ember.ops.linalg_decomp import *  # noqa: F403
+from ember.ops.linalg_det import *  # noqa: F403
 from ember.ops.linalg_lu import *  # noqa: F403
 from ember.ops.linalg_pinv import *  # noqa: F403
 from ember.ops.linalg_solve import *  # noqa: F403
@@ -70,10 +71,10 @@ _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "
              "convert", "creation", "ctc_loss", "diagonal", "discrete", "distance", "dropout",
              "embedding", "fill", "gamma", "gather", "grid_sample", "gumbel_softmax", "im2col",
              "indexing", "integrate", "interpolate", "join", "layer_norm", "linalg",
-             "linalg_composite", "linalg_decomp", "linalg_lu", "linalg_pinv", "linalg_solve",
-             "linear", "local_response_norm", "loss", "lp_pool", "margin_loss", "normalization",
-             "norms", "pad", "pixel_shuffle", "pool", "random", "random_fill", "reduce",
-             "scatter_reduce", "search", "select", "shape", "softmax", "sort", "special",
+             "linalg_composite", "linalg_decomp", "linalg_det", "linalg_lu", "linalg_pinv",
+             "linalg_solve", "linear", "local_response_norm", "loss", "lp_pool", "margin_loss",
+             "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_fill",
+             "reduce", "scatter_reduce", "search", "select", "shape", "softmax", "sort", "special",
              "split_stack", "statistics", "tensor_methods", "unary", "unfold", "unpool")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]

@@ -1,8 +1,7 @@
 """Matrix functions written as compositions of other ops (no rules of their own, so they
-differentiate, run forward mode and vmap through their parts): ``linalg.cond``, the SVD
-norms (``'nuc'``, 2, -2) of ``linalg.matrix_norm`` / ``norm``, ``linalg.diagonal``,
-``linalg.vander``, ``linalg.householder_product``, and ``cholesky_solve`` /
-``cholesky_inverse``.
+differentiate, run forward mode and vmap through their parts): ``linalg.cond``,
+``linalg.diagonal``, ``linalg.vander``, ``linalg.householder_product``, and
+``cholesky_solve`` / ``cholesky_inverse``.
 
 ``cholesky_solve`` reads one triangle of its factor, as LAPACK's ``potrs``: the other triangle
 gets a zero gradient (PyTorch's formula gives it the full-matrix gradient of ``L Lᵀ``; the two
@@ -11,10 +10,8 @@ agree on the triangle that is read).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from ember.errors import ShapeError, describe
+from ember import dtypes
+from ember.errors import DTypeError, ShapeError, describe
 from ember.ops.broadcast import expand
 from ember.ops.creation import arange, eye, ones
 from ember.ops.diagonal import diagonal as _diagonal
@@ -22,9 +19,7 @@ from ember.ops.join import cat
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import svdvals
 from ember.ops.linalg_solve import check_float, check_matrix, inv_ex, mT, solve_triangular
-from ember.ops.norms import linalg_norm
-from ember.ops.norms import matrix_norm as _matrix_norm
-from ember.ops.reduce import normalize_dim
+from ember.ops.norms import matrix_norm
 from ember.ops.scan import cumprod
 from ember.ops.select import where
 from ember.ops.shape import narrow
@@ -33,57 +28,6 @@ from ember.tensor import Tensor, method
 __all__ = ["cholesky_solve", "cholesky_inverse"]
 
 _INF = float("inf")
-
-
-def _is_svd_ord(ord: Any) -> bool:  # noqa: A002 - PyTorch's name
-    return isinstance(ord, str) and ord == "nuc" or not isinstance(ord, str) and ord in (2, -2)
-
-
-def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2, -1),  # noqa: N803, A002
-                keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    """The matrix norm of ``A`` over the two dims ``dim`` (other dims are a batch): ``'fro'``,
-    ``'nuc'`` (sum of singular values), ``2``/``-2`` (largest/smallest singular value),
-    ``1``/``-1`` (max/min column abs-sum), ``inf``/``-inf`` (rows).
-
-    Example:
-        >>> ember.linalg.matrix_norm(ember.tensor([[3.0, 0.0], [0.0, -4.0]]), 2)
-        tensor(4.)
-    """
-    if not _is_svd_ord(ord):
-        return _matrix_norm(A, ord, dim, keepdim, dtype=dtype)
-    op = "linalg.matrix_norm"
-    if dtype is not None:
-        A = A.to(dtype)  # noqa: N806
-    check_float(op, A)
-    if A.ndim < 2 or len(dim) != 2:
-        raise ShapeError(f"{op}: needs a tensor of at least 2 dims and two dims to reduce, got "
-                         f"{describe(A.shape, A.dtype)} and dim={dim}")
-    rows, cols = (normalize_dim(d, A.ndim, op) for d in dim)
-    if rows == cols:
-        raise ShapeError(f"{op}: dim {dim} names the same dimension twice")
-    s = svdvals(A.movedim((rows, cols), (-2, -1)))
-    out = s.sum(dim=-1) if ord == "nuc" else (s.amax(dim=-1) if ord == 2 else s.amin(dim=-1))
-    if keepdim:
-        for d in sorted((rows, cols)):
-            out = out.unsqueeze(d)
-    return out
-
-
-def norm(A: Tensor, ord: float | str | None = None,  # noqa: N803, A002
-         dim: int | Sequence[int] | None = None, keepdim: bool = False, *,
-         dtype: Any = None) -> Tensor:
-    """``ember.linalg.norm``: a vector norm over one dim (or over everything when ``ord`` and
-    ``dim`` are None), a matrix norm (see :func:`matrix_norm`) over two.
-
-    Example:
-        >>> ember.linalg.norm(ember.tensor([[3.0, 0.0], [0.0, 4.0]]), "nuc")
-        tensor(7.)
-    """
-    dims = (dim,) if isinstance(dim, int) else dim
-    if _is_svd_ord(ord) and (len(dims) == 2 if dims is not None else A.ndim == 2):
-        return matrix_norm(A, ord, tuple(dims) if dims is not None else (-2, -1), keepdim,
-                           dtype=dtype)
-    return linalg_norm(A, ord, dim, keepdim, dtype=dtype)
 
 
 def cond(A: Tensor, p: float | str | None = None) -> Tensor:  # noqa: N803
@@ -109,7 +53,7 @@ def cond(A: Tensor, p: float | str | None = None) -> Tensor:  # noqa: N803
         s = svdvals(A)
         return s.sum(dim=-1) * (1 / s).sum(dim=-1)
     inverse, info = inv_ex(A)
-    value = _matrix_norm(A, p) * _matrix_norm(inverse, p)
+    value = matrix_norm(A, p) * matrix_norm(inverse, p)
     return where(info > 0, _INF, value)
 
 
@@ -138,9 +82,13 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     if x.ndim < 1:
         raise ShapeError(f"{op}: x must have at least 1 dimension, got "
                          f"{describe(x.shape, x.dtype)}")
+    if x.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: x must be a floating or integer tensor, got bool. Hint: "
+                         "call .long() on it")
     N = x.shape[-1] if N is None else int(N)  # noqa: N806
-    if N < 1:
-        raise ValueError(f"{op}: N must be at least 1, got {N}")
+    if N < 2:
+        raise ValueError(f"{op}: N must be greater than 1, got {N} (for x of shape "
+                         f"{tuple(x.shape)})")
     column = x.unsqueeze(-1)
     powers = cumprod(expand(column, tuple(column.shape[:-1]) + (N - 1,)), -1)
     return cat([ones(column.shape, dtype=powers.dtype, device=x.device), powers], dim=-1)

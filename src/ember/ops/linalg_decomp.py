@@ -1,10 +1,9 @@
 """Matrix factorizations: ``linalg.cholesky`` / ``cholesky_ex``, ``qr``, ``eigh``,
-``eigvalsh``, ``svd``, ``svdvals``, PyTorch's older ``torch.cholesky`` / ``qr`` / ``svd``, and
-``det`` (its gradient: the cofactor matrix through the SVD), ``slogdet``, ``logdet`` (solvers are in
-``linalg_solve.py``, the pseudoinverse and least squares in ``linalg_pinv.py``).
+``eigvalsh``, ``svd``, ``svdvals`` and PyTorch's older ``torch.cholesky`` / ``qr`` / ``svd``
+(determinants are in ``linalg_det.py``, solvers in ``linalg_solve.py``, the pseudoinverse and
+least squares in ``linalg_pinv.py``).
 
-Primitives: ``linalg_cholesky``, ``linalg_qr``, ``linalg_eigh``, ``linalg_svd`` and
-``linalg_det``, ``linalg_slogdet``, each
+Primitives: ``linalg_cholesky``, ``linalg_qr``, ``linalg_eigh``, ``linalg_svd``, each
 batched over its leading dims, with PyTorch's derivative formulas
 written in Ember ops (so they differentiate again): Cholesky as in Murray (2016), QR as in
 Liao et al. (2019), ``eigh`` and ``svd`` with the ``1/(λj - λi)`` matrix, so that repeated
@@ -15,16 +14,14 @@ Eigen- and singular vectors are defined up to sign; they come from LAPACK as PyT
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from ember import dtypes
 from ember.errors import OpError, describe
 from ember.ops import linalg_kernels as kernels
-from ember.ops.broadcast import expand
-from ember.ops.creation import eye, ones, zeros
+from ember.ops.creation import eye, zeros
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
-from ember.ops.linalg_lu import lu_factor_ex, lu_solve
 from ember.ops.linalg_solve import (
     LinAlgError,
     check_matrix,
@@ -35,12 +32,10 @@ from ember.ops.linalg_solve import (
     solve_triangular,
 )
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
-from ember.ops.scan import cumprod
 from ember.ops.shape import narrow
-from ember.ops.unary import log
 from ember.tensor import Tensor, method
 
-__all__ = ["cholesky", "qr", "svd", "det", "slogdet", "logdet"]
+__all__ = ["cholesky", "qr", "svd"]
 
 
 # -- Cholesky --------------------------------------------------------------------------------
@@ -490,123 +485,3 @@ def svdvals(A: Tensor) -> Tensor:  # noqa: N803
     """
     check_matrix("linalg.svdvals", A, square=False)
     return apply(SVD, A, full_matrices=False)[1]
-
-
-# -- determinants -----------------------------------------------------------------------------
-class SlogdetResult(NamedTuple):
-    sign: Tensor
-    logabsdet: Tensor
-
-
-@primitive
-class Slogdet(Primitive):
-    """``(sign, log|det|)``; only ``logabsdet`` has a gradient, ``A^-T`` times its own."""
-
-    name = "linalg_slogdet"
-    nout = 2
-
-    def forward(self, xp, a):
-        sign, logabsdet = xp.linalg.slogdet(a)
-        return xp.asarray(sign, dtype=a.dtype), xp.asarray(logabsdet, dtype=a.dtype)
-
-    def infer(self, a):
-        matrix_spec("linalg.slogdet", a)
-        out = TensorSpec(a.shape[:-2], a.dtype)
-        return out, out
-
-    def _inverse_t(self, ctx: Any) -> Tensor:
-        """``A⁻ᵀ`` by an adjoint LU solve: inf/NaN for a singular ``A``, as PyTorch's."""
-        a = ctx.inputs[0]
-        LU, pivots, _ = lu_factor_ex(a)  # noqa: N806
-        identity = expand(eye(a.shape[-1], dtype=a.dtype, device=a.device), tuple(a.shape))
-        return lu_solve(LU, pivots, identity, adjoint=True)
-
-    def vjp(self, ctx, g_sign, g_logabsdet):
-        if g_logabsdet is None:
-            return (None,)
-        return (g_logabsdet.unsqueeze(-1).unsqueeze(-1) * self._inverse_t(ctx),)
-
-    def jvp(self, ctx, da):
-        d = (self._inverse_t(ctx) * da).sum(dim=(-2, -1))
-        return zeros(d.shape, dtype=d.dtype, device=d.device), d
-
-
-@method()
-def slogdet(A: Tensor) -> SlogdetResult:  # noqa: N803
-    """The sign and the log of the absolute value of the determinant, ``(sign, logabsdet)``:
-    ``(0, -inf)`` for a singular matrix.
-
-    Example:
-        >>> ember.linalg.slogdet(ember.tensor([[-2.0, 0.0], [0.0, 1.0]]))
-        SlogdetResult(sign=tensor(-1.), logabsdet=tensor(0.6931))
-    """
-    check_matrix("linalg.slogdet", A)
-    return SlogdetResult(*apply(Slogdet, A))
-
-
-@method()
-def logdet(input: Tensor) -> Tensor:
-    """``log(det(input))``: NaN for a negative determinant, ``-inf`` for a singular matrix.
-
-    Example:
-        >>> ember.logdet(ember.tensor([[2.0, 0.0], [0.0, 2.0]]))
-        tensor(1.3863)
-    """
-    check_matrix("logdet", input)
-    sign, logabsdet = apply(Slogdet, input)
-    return logabsdet + log(sign)
-
-
-# -- determinant -----------------------------------------------------------------------------
-def _products_of_others(s: Tensor) -> Tensor:
-    """``out[..., i] = prod_{j != i} s[..., j]`` without dividing (exact when ``s`` has
-    zeros): the product of the entries before ``i`` times that of those after it."""
-    if s.shape[-1] == 0:
-        return s
-    one = ones(s.shape[:-1] + (1,), dtype=s.dtype, device=s.device)
-    before = cumprod(cat([one, narrow(s, -1, 0, s.shape[-1] - 1)], dim=-1), -1)
-    after = cumprod(cat([one, narrow(s, -1, 1, s.shape[-1] - 1).flip(-1)], dim=-1), -1)
-    return before * after.flip(-1)
-
-
-def _cofactors(A: Tensor) -> Tensor:  # noqa: N803
-    """The cofactor matrix ``det(A) A⁻ᵀ``, also for a singular ``A``: with ``A = U S Vᵀ``,
-    ``det(U) det(Vᵀ) U diag(prod_{j != i} s_j) Vᵀ``."""
-    U, S, Vh = apply(SVD, A, full_matrices=False)  # noqa: N806
-    sign = apply(Slogdet, U)[0] * apply(Slogdet, Vh)[0]  # ±1: no gradient
-    scaled = U * (sign.unsqueeze(-1) * _products_of_others(S)).unsqueeze(-2)
-    return matmul(scaled, Vh)
-
-
-@primitive
-class Det(Primitive):
-    """The determinant; its derivative is the cofactor matrix, computed through the SVD so
-    that it stays finite (and exact) for a singular matrix, as PyTorch's."""
-
-    name = "linalg_det"
-
-    def forward(self, xp, a):
-        return xp.asarray(xp.linalg.det(a), dtype=a.dtype)
-
-    def infer(self, a):
-        matrix_spec("linalg.det", a)
-        return TensorSpec(a.shape[:-2], a.dtype)
-
-    def vjp(self, ctx, g):
-        return (g.unsqueeze(-1).unsqueeze(-1) * _cofactors(ctx.inputs[0]),)
-
-    def jvp(self, ctx, da):
-        return (_cofactors(ctx.inputs[0]) * da).sum(dim=(-2, -1))
-
-
-@method()
-def det(A: Tensor) -> Tensor:  # noqa: N803
-    """The determinant of a square matrix (or of each in a batch); 0 for a singular one, where
-    its gradient (the cofactor matrix) is still finite.
-
-    Example:
-        >>> round(ember.linalg.det(ember.tensor([[1.0, 2.0], [3.0, 4.0]])).item(), 4)
-        -2.0
-    """
-    check_matrix("linalg.det", A)
-    return apply(Det, A)

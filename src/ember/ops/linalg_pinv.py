@@ -15,6 +15,7 @@ import numpy as np
 from ember import dtypes
 from ember.autograd.grad_mode import no_grad
 from ember.errors import OpError, describe
+from ember.ops.broadcast import broadcast_shapes
 from ember.ops.creation import zeros
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import svdvals
@@ -148,7 +149,9 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
     ``driver`` (default ``'gelsy'``): ``rank`` for all but ``'gels'``; ``singular_values``
     for ``'gelsd'`` and ``'gelss'``; ``residuals`` (``‖A X - B‖²`` per column, differentiable)
     when ``m > n``, for ``'gels'``, and for ``'gelsd'``/``'gelss'`` when every matrix has full
-    rank. What a driver does not give is an empty tensor.
+    rank. What a driver does not give is an empty tensor. ``rcond`` (singular values below
+    ``rcond · σ₁`` count as zero) is ignored by ``'gels'``; ``'gelsy'``'s rank comes from the
+    singular values here, not from LAPACK's pivoted QR, so near the cutoff it may differ.
 
     Example:
         >>> A = ember.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
@@ -162,13 +165,19 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
                          f"{driver!r}")
     check_matrix(op, A, square=False)
     check_float(op, A, B)
+    if not 0 <= A.ndim - B.ndim <= 1:
+        raise OpError(f"{op}: B must have as many dims as A (a batch of matrices) or one fewer "
+                      f"(a batch of vectors), got {describe(A.shape, A.dtype)} and "
+                      f"{describe(B.shape, B.dtype)}. Hint: expand A to B's batch dims")
     vector = B.ndim == A.ndim - 1
     b = B.unsqueeze(-1) if vector else B
     m, n = A.shape[-2:]
     if b.ndim < 2 or b.shape[-2] != m:
         raise OpError(f"{op}: A and B must have the same number of rows, got "
                       f"{describe(A.shape, A.dtype)} and {describe(B.shape, B.dtype)}")
-    rtol = rcond if rcond is not None and rcond > 0 else None
+    broadcast_shapes(A.shape[:-2], b.shape[:-2], op=op)
+    # 'gels' (QR, full rank assumed) has no cutoff: it ignores rcond, as LAPACK's
+    rtol = rcond if rcond is not None and rcond > 0 and driver != "gels" else None
     x = matmul(pinv(A, rtol=rtol), b)
     empty = zeros((0,), dtype=A.dtype, device=A.device)
     rank = matrix_rank(A, rtol=rtol) if driver != "gels" else \

@@ -1,5 +1,6 @@
-"""Norms: ``vector_norm``, ``matrix_norm``, ``ember.linalg.norm`` and ``Tensor.norm``, as
-composites whose gradient at the origin is 0 (PyTorch's convention), not NaN."""
+"""Norms: ``vector_norm``, ``matrix_norm`` (``'nuc'``, 2 and -2 through the singular values),
+``ember.linalg.norm`` and ``Tensor.norm``, as composites whose gradient at the origin is 0
+(PyTorch's convention), not NaN."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError, ShapeError, describe
 from ember.ops.arithmetic import pow  # noqa: A004 - PyTorch's name
 from ember.ops.compare import eq
 from ember.ops.convert import cast, reduces_in_float32
 from ember.ops.creation import ones_like, zeros_like
 from ember.ops.inplace import bind_inplace
+from ember.ops.linalg_decomp import svdvals
 from ember.ops.primitive import DISPATCH, apply
 from ember.ops.reduce import Sum, amax, amin, normalize_dim, normalize_dims, reduced_shape
 from ember.ops.select import where, zero_grad_from
@@ -23,14 +25,21 @@ from ember.tensor import Tensor, method
 __all__ = ["norm", "renorm"]
 
 _INF = float("inf")
+_MATRIX_ORDS = ("fro", "nuc", 2, -2, 1, -1, _INF, -_INF)
 
 
 def _norm_input(x: Tensor, dtype: Any, op: str) -> Tensor:
-    if dtype is not None:
-        x = cast(x, dtypes.to_dtype(dtype))
+    """``x`` cast to ``dtype``, which must hold its values without narrowing, as PyTorch's."""
     if not x.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected a floating input, got {x.dtype.name}. Hint: call "
-                         ".float() on it or pass dtype=ember.float32")
+                         ".float() on it")
+    if dtype is not None:
+        dtype = dtypes.to_dtype(dtype)
+        if dtypes.promote_types(x.dtype, dtype) is not dtype:
+            raise DTypeError(f"{op}: the input's dtype {x.dtype.name} does not convert to "
+                             f"dtype={dtype.name} without narrowing. Hint: pass a dtype at "
+                             f"least as wide as {x.dtype.name}, or cast the input first")
+        x = cast(x, dtype)
     return x
 
 
@@ -81,29 +90,47 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
     return _vector_norm(x, float(ord), dims, keepdim)
 
 
+def _matrix_dims(A: Tensor, dim: Any, op: str) -> tuple[int, int]:  # noqa: N803
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) != 2:
+        raise ShapeError(f"{op}: dim must be a 2-tuple of dims, got dim={dim} for "
+                         f"{describe(A.shape, A.dtype)}")
+    if A.ndim < 2:
+        raise ShapeError(f"{op}: needs a tensor of at least 2 dims, got "
+                         f"{describe(A.shape, A.dtype)}")
+    rows, cols = (normalize_dim(d, A.ndim, op) for d in dims)
+    if rows == cols:
+        raise ShapeError(f"{op}: dim {dim} names the same dimension twice")
+    return rows, cols
+
+
 def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2, -1),  # noqa: N803
                 keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    """The matrix norm of ``A`` over the two dims ``dim`` (other dims are a batch):
-    ``'fro'``, or ``1``/``-1`` (max/min column abs-sum), ``inf``/``-inf`` (rows).
+    """The matrix norm of ``A`` over the two dims ``dim`` (other dims are a batch): ``'fro'``,
+    ``'nuc'`` (sum of singular values), ``2``/``-2`` (largest/smallest singular value),
+    ``1``/``-1`` (max/min column abs-sum), ``inf``/``-inf`` (rows).
 
     Example:
         >>> ember.linalg.matrix_norm(ember.tensor([[1.0, -2.0], [3.0, 4.0]]), 1)
         tensor(6.)
+        >>> ember.linalg.matrix_norm(ember.tensor([[3.0, 0.0], [0.0, -4.0]]), "nuc")
+        tensor(7.)
     """
     op = "linalg.matrix_norm"
+    if ord not in _MATRIX_ORDS or isinstance(ord, bool):
+        raise ValueError(f"{op}: ord {ord!r} is not supported; use 'fro', 'nuc', 2, -2, 1, -1, "
+                         "inf or -inf")
     A = _norm_input(A, dtype, op)  # noqa: N806
-    if A.ndim < 2 or len(dim) != 2:
-        raise ShapeError(f"{op}: needs a tensor of at least 2 dims and two dims to reduce, got "
-                         f"shape {tuple(A.shape)} and dim={dim}")
-    rows, cols = (normalize_dim(d, A.ndim, op) for d in dim)
-    if rows == cols:
-        raise ShapeError(f"{op}: dim {dim} names the same dimension twice")
+    rows, cols = _matrix_dims(A, dim, op)
     both = tuple(sorted((rows, cols)))
     if ord == "fro":
         return _vector_norm(A, 2, both, keepdim)
-    if isinstance(ord, str) or ord not in (1, -1, _INF, -_INF):
-        raise ValueError(f"{op}: ord {ord!r} is not supported; use 'fro', 1, -1, inf or -inf "
-                         "('nuc', 2 and -2 need an SVD, which Ember does not have yet)")
+    if ord in ("nuc", 2, -2):
+        s = svdvals(A.movedim((rows, cols), (-2, -1)))
+        out = s.sum(dim=-1) if ord == "nuc" else (amax if ord == 2 else amin)(s, (-1,), False)
+        for d in both if keepdim else ():
+            out = out.unsqueeze(d)
+        return out
     summed, extreme = (rows, cols) if ord in (1, -1) else (cols, rows)
     sums = apply(Sum, abs(A), dims=(summed,), keepdim=True)
     out = (amax if ord > 0 else amin)(sums, extreme, True)
@@ -138,18 +165,23 @@ def linalg_norm(A: Tensor, ord: float | str | None = None,  # noqa: N803
 @method()
 def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] | None = None,
          keepdim: bool = False, dtype: Any = None) -> Tensor:
-    """``torch.norm``: the vector ``p``-norm over ``dim`` (all elements when None); ``'fro'``
-    is the 2-norm. The gradient at the origin is 0, not nan.
+    """``torch.norm``: a number ``p`` (or None) is the vector ``p``-norm over ``dim`` (all
+    elements when None), also when ``dim`` names two dims; ``'fro'`` is the vector 2-norm over
+    at most two dims; ``'nuc'`` is the matrix norm over the two dims ``dim`` (the only two of a
+    matrix when None). The gradient at the origin is 0, not nan.
 
     Example:
         >>> ember.tensor([3.0, 4.0]).norm()
         tensor(5.)
+        >>> ember.tensor([[3.0, 0.0], [0.0, -4.0]]).norm("nuc")
+        tensor(7.)
     """
-    if p is None or p == "fro":
-        p = 2
-    elif isinstance(p, str):
-        raise ValueError(f"norm: p={p!r} is not supported; use a number or 'fro'")
-    return vector_norm(input, p, dim, keepdim, dtype=dtype)
+    if not isinstance(p, str):
+        return vector_norm(input, 2 if p is None else p, dim, keepdim, dtype=dtype)
+    if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
+        return vector_norm(input, 2, dim, keepdim, dtype=dtype)
+    return matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim,
+                       dtype=dtype)
 
 
 @method()
