@@ -1,5 +1,5 @@
 """Batching rules of the matrix functions (ember/ops/linalg_solve.py, linalg_decomp.py,
-linalg_lu.py, linalg_pinv.py).
+linalg_det.py, linalg_lu.py, linalg_pinv.py).
 
 Each of these primitives already maps over the leading dims of its matrices, and the vmap
 batch is axis 0: one call computes the whole batch. An unbatched operand of a two-operand
@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import ember.ops.linalg_decomp  # noqa: F401 - registers the primitives named below
+import ember.ops.linalg_det  # noqa: F401
 import ember.ops.linalg_lu  # noqa: F401
 import ember.ops.linalg_pinv  # noqa: F401
 import ember.ops.linalg_solve  # noqa: F401
