@@ -28,7 +28,14 @@ from ember.autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from ember.backend import Device, device, get_num_threads, set_num_threads
+from ember.backend import (
+    Device,
+    device,
+    get_default_device,
+    get_num_threads,
+    set_default_device,
+    set_num_threads,
+)
 from ember.dtypes import (
     DType,
     bfloat16,

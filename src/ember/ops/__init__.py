@@ -11,6 +11,7 @@ from ember.ops.attention import *  # noqa: F403
 from ember.ops.broadcast import *  # noqa: F403
 from ember.ops.compare import *  # noqa: F403
 from ember.ops.construct import *  # noqa: F403
+from ember.ops.constructors import *  # noqa: F403
 from ember.ops.conv import *  # noqa: F403
 from ember.ops.convert import *  # noqa: F403
 from ember.ops.creation import *  # noqa: F403
@@ -21,12 +22,16 @@ from ember.ops.distance import *  # noqa: F403
 from ember.ops.dropout import *  # noqa: F403
 from ember.ops.embedding import *  # noqa: F403
 from ember.ops.fill import *  # noqa: F403
+from ember.ops.frexp import *  # noqa: F403
 from ember.ops.gamma import *  # noqa: F403
 from ember.ops.gather import *  # noqa: F403
 from ember.ops.grid_sample import *  # noqa: F403
 from ember.ops.gumbel_softmax import *  # noqa: F403
+from ember.ops.histogram import *  # noqa: F403
+from ember.ops.igamma import *  # noqa: F403
 from ember.ops.im2col import *  # noqa: F403
 from ember.ops.indexing import *  # noqa: F403
+from ember.ops.inplace_functions import *  # noqa: F403
 from ember.ops.integrate import *  # noqa: F403
 from ember.ops.interpolate import *  # noqa: F403
 from ember.ops.join import *  # noqa: F403
@@ -50,9 +55,11 @@ from ember.ops.pixel_shuffle import *  # noqa: F403
 from ember.ops.pool import *  # noqa: F403
 from ember.ops.primitive import PRIMITIVES, Primitive, TensorSpec, apply, primitive
 from ember.ops.random import *  # noqa: F403
+from ember.ops.random_counts import *  # noqa: F403
 from ember.ops.random_fill import *  # noqa: F403
 from ember.ops.reduce import *  # noqa: F403
 from ember.ops.scatter_reduce import *  # noqa: F403
+from ember.ops.scatter_slices import *  # noqa: F403
 from ember.ops.search import *  # noqa: F403
 from ember.ops.select import *  # noqa: F403
 from ember.ops.shape import *  # noqa: F403
@@ -61,21 +68,26 @@ from ember.ops.sort import *  # noqa: F403
 from ember.ops.special import *  # noqa: F403
 from ember.ops.split_stack import *  # noqa: F403
 from ember.ops.statistics import *  # noqa: F403
+from ember.ops.storage import *  # noqa: F403
 from ember.ops.tensor_methods import *  # noqa: F403
 from ember.ops.unary import *  # noqa: F403
 from ember.ops.unfold import *  # noqa: F403
 from ember.ops.unpool import *  # noqa: F403
+from ember.ops.unravel import *  # noqa: F403
+from ember.ops.windows import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
-_FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "construct", "conv",
-             "convert", "creation", "ctc_loss", "diagonal", "discrete", "distance", "dropout",
-             "embedding", "fill", "gamma", "gather", "grid_sample", "gumbel_softmax", "im2col",
-             "indexing", "integrate", "interpolate", "join", "layer_norm", "linalg",
-             "linalg_composite", "linalg_decomp", "linalg_det", "linalg_lu", "linalg_pinv",
-             "linalg_solve", "linear", "local_response_norm", "loss", "lp_pool", "margin_loss",
-             "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_fill",
-             "reduce", "scatter_reduce", "search", "select", "shape", "softmax", "sort", "special",
-             "split_stack", "statistics", "tensor_methods", "unary", "unfold", "unpool")
+_FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "construct",
+             "constructors", "conv", "convert", "creation", "ctc_loss", "diagonal", "discrete",
+             "distance", "dropout", "embedding", "fill", "frexp", "gamma", "gather", "grid_sample",
+             "gumbel_softmax", "histogram", "igamma", "im2col", "indexing", "inplace_functions",
+             "integrate", "interpolate", "join", "layer_norm", "linalg", "linalg_composite",
+             "linalg_decomp", "linalg_det", "linalg_lu", "linalg_pinv", "linalg_solve", "linear",
+             "local_response_norm", "loss", "lp_pool", "margin_loss", "normalization", "norms",
+             "pad", "pixel_shuffle", "pool", "random", "random_counts", "random_fill", "reduce",
+             "scatter_reduce", "scatter_slices", "search", "select", "shape", "softmax", "sort",
+             "special", "split_stack", "statistics", "storage", "tensor_methods", "unary", "unfold",
+             "unpool", "unravel", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

@@ -18,16 +18,26 @@ from typing import Any
 
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
-from ember.errors import OpError, ShapeError
-from ember.ops.broadcast import sum_to
+from ember.errors import DeviceError, GradError, OpError, ShapeError
+from ember.ops.activations import hardshrink, prelu
+from ember.ops.arithmetic import div, mul, sub
+from ember.ops.broadcast import broadcast_to, sum_to
+from ember.ops.compare import ge, gt, le, lt, ne
 from ember.ops.convert import to
 from ember.ops.creation import empty, full, ones, tensor, zeros
-from ember.ops.inplace import _refuse_leaf_write
+from ember.ops.inplace import _refuse_leaf_write, bind_inplace, inplace
 from ember.ops.primitive import DISPATCH
 from ember.ops.shape import read_sizes, squeeze, t, transpose, unsqueeze
 from ember.tensor import STRUCTURE, Tensor, _wrap, method
 
-__all__ = ["numel", "is_tensor", "is_floating_point", "is_nonzero"]
+__all__ = ["numel", "is_tensor", "is_floating_point", "is_nonzero", "is_signed", "is_same_size"]
+
+# methods PyTorch has for functions defined elsewhere
+method()(broadcast_to)
+method()(hardshrink)
+method()(prelu)
+bind_inplace(divide_=div, true_divide_=div, multiply_=mul, subtract_=sub, greater_=gt,
+             greater_equal_=ge, less_=lt, less_equal_=le, not_equal_=ne)
 
 
 # -- constructors from a tensor ------------------------------------------------------------------
@@ -108,6 +118,31 @@ def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None
     return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@method()
+def new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
+    """PyTorch's legacy constructor, in ``self``'s dtype: ``x.new()`` is empty, ``x.new(2, 3)``
+    uninitialised of that size, ``x.new(data)`` a copy of a list or tuple of numbers, and
+    ``x.new(other)`` ``other`` itself (which must have ``self``'s dtype).
+
+    Example:
+        >>> ember.zeros(1, dtype=ember.int64).new([1, 2])
+        tensor([1, 2])
+    """
+    device = self.device if device is None else device
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if args[0].dtype is not self.dtype:
+            raise TypeError(f"new: expected a tensor of dtype {self.dtype.name}, got "
+                            f"{args[0].dtype.name}")
+        return args[0]
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        return tensor(args[0], dtype=self.dtype, device=device)
+    if not all(isinstance(n, int) for n in args):
+        raise TypeError(f"new: expected sizes (ints), a sequence of data or a tensor, got "
+                        f"{', '.join(type(n).__name__ for n in args)}")
+    return empty(*args, dtype=self.dtype, device=device) if args else \
+        empty(0, dtype=self.dtype, device=device)
+
+
 # -- questions -----------------------------------------------------------------------------------
 @method()
 def ndimension(self: Tensor) -> int:
@@ -132,14 +167,40 @@ def nelement(self: Tensor) -> int:
 
 
 @method()
-def is_signed(self: Tensor) -> bool:
+def is_signed(input: Tensor) -> bool:
     """Whether the dtype is signed (floating and signed integer types).
 
     Example:
-        >>> ember.zeros(1).is_signed(), ember.zeros(1, dtype=ember.uint8).is_signed()
+        >>> ember.zeros(1).is_signed(), ember.is_signed(ember.zeros(1, dtype=ember.uint8))
         (True, False)
     """
-    return self.dtype.is_signed
+    return input.dtype.is_signed
+
+
+@method()
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether the two tensors have the same shape.
+
+    Example:
+        >>> ember.zeros(2, 3).is_same_size(ember.ones(2, 3))
+        True
+    """
+    return tuple(input.shape) == tuple(other.shape)
+
+
+@method()
+def get_device(self: Tensor) -> int:
+    """The CUDA device index, or -1 on the CPU.
+
+    Example:
+        >>> ember.zeros(1).get_device()
+        -1
+    """
+    return -1 if self.device.type == "cpu" else (self.device.index or 0)
+
+
+Tensor.is_cpu = property(lambda self: self.device.type == "cpu",
+                         doc="Whether the tensor is on the CPU.")
 
 
 @method()
@@ -281,6 +342,45 @@ def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
         (4, 3, 2)
     """
     return _reshape_in_place(self, "transpose_", lambda x: transpose(x, dim0, dim1))
+
+
+# -- Python callables per element ---------------------------------------------------------------
+def _per_element(self: Tensor, name: str, fn: Callable[..., Any], *others: Tensor) -> Tensor:
+    """Writes ``fn(element of self, elements of others…)`` into ``self``, element by element."""
+    if self.requires_grad:
+        raise GradError(f"{name}: can't call {name}() on a tensor that requires grad (shape "
+                        f"{tuple(self.shape)}). Hint: use x.detach().{name}(...) instead")
+    if self.device.type != "cpu":
+        raise DeviceError(f"{name}: implemented for CPU tensors only, got one on "
+                          f"{self.device}. Hint: move it with .cpu() first")
+    columns = [t.detach().reshape(-1).tolist() for t in (self, *others)]
+    values = [fn(*v) for v in zip(*columns)]
+    return inplace(self, name, lambda old: tensor(values, dtype=self.dtype).reshape(self.shape))
+
+
+@method()
+def apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:
+    """Replaces each element ``v`` of ``self`` by ``callable(v)`` (a Python number), in
+    place; slow, CPU only, as in PyTorch.
+
+    Example:
+        >>> ember.arange(3).apply_(lambda v: v * 2)
+        tensor([0, 2, 4])
+    """
+    return _per_element(self, "apply_", callable)
+
+
+@method()
+def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:
+    """Replaces each element ``a`` of ``self`` by ``callable(a, b)``, ``b`` the element of
+    ``tensor`` (broadcast to ``self``'s shape) at its position, in place; CPU only.
+
+    Example:
+        >>> ember.ones(2, 2).map_(ember.tensor([1.0, 2.0]), lambda a, b: a + b)
+        tensor([[2., 3.],
+                [2., 3.]])
+    """
+    return _per_element(self, "map_", callable, broadcast_to(tensor, tuple(self.shape)))
 
 
 # -- top-level questions ---------------------------------------------------------------------------

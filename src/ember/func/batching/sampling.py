@@ -86,5 +86,25 @@ def _multinomial(b: int, xs: tuple, bs: tuple, *, randomness: str, num_samples: 
     return reshape(out, tuple(probs.shape)[:-1] + (num_samples,)), True
 
 
+def _elementwise_rule(name: str) -> Any:
+    """The rule of an elementwise sampler of same-shape inputs (``poisson``, ``binomial``)."""
+    p = prim(name)
+
+    def batch_sample(b: int, xs: tuple, bs: tuple, *, randomness: str,
+                     generator: Any) -> tuple[Any, bool]:
+        _refuse(randomness, name)
+        if not any(bs) and randomness == "same":
+            return apply(p, *xs, generator=generator), False
+        if randomness == "same":
+            raise OpError(f"vmap: {name} with randomness='same' and batched inputs is not "
+                          "supported; use randomness='different'")
+        return apply(p, *(batched(x, b, i) for x, i in zip(xs, bs)), generator=generator), True
+
+    return batch_sample
+
+
+for _name in ("poisson", "binomial"):
+    rule(_name)(_elementwise_rule(_name))
+
 ALWAYS.update(("uniform", "normal", "randint", "normal_noise", "randperm", "bernoulli",
-               "multinomial"))
+               "multinomial", "poisson", "binomial"))

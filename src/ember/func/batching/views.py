@@ -12,6 +12,7 @@ from typing import Any
 from ember.errors import OpError
 from ember.func.batching import batched, pad_rank, prim, rule
 from ember.ops.primitive import apply
+from ember.ops.storage import strided_rows
 
 FULL = (None, None, None)  # ``:`` in a normalized basic index
 
@@ -112,3 +113,9 @@ def _view_scatter(b: int, xs: tuple, bs: tuple, *, chain: tuple) -> Any:
         new_chain += batched_view(view, params, b, rank)
         rank = _rank_after(view.name, params, rank)
     return apply(prim("view_scatter"), base, pad_rank(src, rank), chain=tuple(new_chain))
+
+
+@rule("as_strided")
+def _as_strided(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
+    (x,) = xs  # (a copy per sample: the view of a sample's own elements)
+    return strided_rows(x.reshape(b, -1), tuple(x.shape)[1:], params)

@@ -1,0 +1,217 @@
+"""A tensor's place in its memory, as PyTorch exposes it: ``data_ptr``, ``storage_offset``,
+``as_strided`` (a read-only view of the memory with any sizes and strides) and ``resize_`` /
+``resize_as_``.
+
+The *storage* of a tensor is the whole memory block its array lives in (the array at the end
+of NumPy's ``base`` chain), so that ``x[2:].storage_offset()`` is 2 and ``x[2:].as_strided((2,),
+(1,), 0)`` reads ``x[:2]``, as in PyTorch. ``as_strided`` views are read-only: a write through
+one could overlap itself, which the in-place machinery cannot make correct; clone them first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.errors import DeviceError, GradError, ShapeError
+from ember.ops.creation import arange, zeros
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.search import searchsorted
+from ember.ops.select import where
+from ember.ops.shape import read_sizes
+from ember.ops.sort import sort
+from ember.tensor import STRUCTURE, Tensor, method
+
+__all__ = ["as_strided"]
+
+
+def _storage(a: Any) -> tuple[Any, int]:
+    """The memory block array ``a`` lives in (a flat byte array) and ``a``'s byte offset in
+    it; an array whose block is not one contiguous array is its own storage."""
+    if not isinstance(a, np.ndarray):
+        raise DeviceError("storage: strided memory access is implemented on the CPU only. "
+                          "Hint: move the tensor with .cpu() first")
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not (root.flags.c_contiguous or root.flags.f_contiguous):
+        root = a if a.flags.c_contiguous else np.ascontiguousarray(a)
+    flat = root.reshape(-1, order="A").view(np.uint8)
+    start = a.__array_interface__["data"][0] - flat.__array_interface__["data"][0]
+    return flat, start
+
+
+@method()
+def data_ptr(self: Tensor) -> int:
+    """The address of the tensor's first element.
+
+    Example:
+        >>> x = ember.arange(4.0)
+        >>> x[1:].data_ptr() - x.data_ptr() == x.element_size()
+        True
+    """
+    a = self._data
+    return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
+
+
+@method()
+def storage_offset(self: Tensor) -> int:
+    """The offset of the tensor's first element in its storage, in elements.
+
+    Example:
+        >>> ember.arange(6).reshape(2, 3)[1, 1:].storage_offset()
+        4
+    """
+    return _storage(self._data)[1] // self._data.itemsize
+
+
+def _strided(a: Any, size: tuple, stride: tuple, offset: int) -> Any:
+    flat, _ = _storage(a)
+    item = a.itemsize
+    out = np.ndarray(size, a.dtype, buffer=flat, offset=offset * item,
+                     strides=tuple(s * item for s in stride))
+    out.flags.writeable = False
+    return out
+
+
+@primitive
+class AsStrided(Primitive):
+    """The view of input 0's storage with ``size``, ``stride`` and ``storage_offset``;
+    ``source`` is input 0's own ``(stride, storage_offset)`` when it was applied, which the
+    rules use to map each output element to the input element at the same address."""
+
+    name = "as_strided"
+    view = True
+    save_inputs = False
+
+    def forward(self, xp, a, *, size, stride, storage_offset, source):
+        return _strided(a, size, stride, storage_offset)
+
+    def infer(self, a, *, size, stride, storage_offset, source):
+        return TensorSpec(size, a.dtype)
+
+    def vjp(self, ctx, g):
+        x = ctx.inputs[0]
+        where_in, found = _input_positions(tuple(x.shape), x.device, ctx.params)
+        flat = zeros(x.numel(), dtype=g.dtype, device=g.device)
+        gx = flat.index_add(0, where_in, where(found, g.reshape(-1), 0.0))
+        return gx.reshape(x.shape)
+
+    def jvp(self, ctx, dx):
+        return strided_rows(dx.reshape(1, -1), tuple(dx.shape), ctx.params)[0]
+
+
+def _addresses(size: tuple, stride: tuple, offset: int, device: Any) -> Tensor:
+    """The storage position of every element of a ``size``/``stride`` view, flattened."""
+    pos = zeros(size, dtype=dtypes.int64, device=device) + offset
+    for d, (n, s) in enumerate(zip(size, stride)):
+        pos = pos + (arange(n, device=device) * s).reshape((n,) + (1,) * (len(size) - d - 1))
+    return pos.reshape(-1)
+
+
+def _input_positions(shape: tuple, device: Any, params: dict) -> tuple[Tensor, Tensor]:
+    """For each output element: the flat index of the input element (of ``shape``) at its
+    address, and whether there is one (an as_strided view may read memory outside its
+    input)."""
+    x_stride, x_offset = params["source"]
+    mine, order = sort(_addresses(shape, x_stride, x_offset, device))
+    wanted = _addresses(params["size"], params["stride"], params["storage_offset"], device)
+    if not mine.numel():
+        return zeros(wanted.shape, dtype=dtypes.int64, device=device), wanted != wanted
+    at = searchsorted(mine, wanted).clamp(max=mine.numel() - 1)
+    return order[at], mine[at] == wanted
+
+
+def strided_rows(rows: Tensor, shape: tuple, params: dict) -> Tensor:
+    """``as_strided`` with ``params`` of each row of ``rows`` (flattened inputs of ``shape``),
+    as a copy, 0 where the view reads memory outside the input: the forward-mode rule, and
+    vmap's."""
+    where_in, found = _input_positions(shape, rows.device, params)
+    out = where(found, rows[:, where_in], 0.0)
+    return out.reshape((rows.shape[0],) + tuple(params["size"]))
+
+
+@method()
+def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None = None
+               ) -> Tensor:
+    """A read-only view of ``input``'s storage with the given sizes and strides (in
+    elements), starting ``storage_offset`` elements into the storage (``input``'s own offset
+    unless given). Overlapping views are allowed; gradients add up over repeats.
+
+    Example:
+        >>> ember.arange(6.0).as_strided((2, 2), (1, 2))
+        tensor([[0., 2.],
+                [1., 3.]])
+    """
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise ShapeError(f"as_strided: mismatch in length of strides and shape: size {size} "
+                         f"has {len(size)} dimensions, stride {stride} {len(stride)}")
+    if any(s < 0 for s in size + stride):
+        raise ShapeError(f"as_strided: sizes {size} and strides {stride} must be "
+                         "non-negative")
+    own = input.storage_offset()
+    offset = own if storage_offset is None else int(storage_offset)
+    flat, _ = _storage(input._data)
+    need = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if offset < 0 or need * input.element_size() > flat.size:
+        raise ShapeError(f"as_strided: sizes {list(size)}, strides {list(stride)} and storage "
+                         f"offset {offset} need a storage of {need} elements, but the "
+                         f"storage holds {flat.size // input.element_size()}")
+    return apply(AsStrided, input, size=size, stride=stride, storage_offset=offset,
+                 source=(input.stride(), own))
+
+
+# -- resizing ------------------------------------------------------------------------------------
+@method()
+def resize_(self: Tensor, *size: Any) -> Tensor:
+    """Gives ``self`` the contiguous shape ``size`` in place, reading its storage in memory
+    order from its first element: a smaller size keeps the first elements (a view of the same
+    memory), a larger one moves the tensor to new memory holding the old elements first and
+    zeros after (PyTorch leaves those uninitialised). Tensors that require grad are refused.
+
+    Example:
+        >>> x = ember.arange(6.0)
+        >>> x.resize_(2, 2)
+        tensor([[0., 1.],
+                [2., 3.]])
+    """
+    shape = read_sizes(size)
+    if any(n < 0 for n in shape):
+        raise ShapeError(f"resize_: sizes must be non-negative, got {shape}")
+    if self.requires_grad:
+        raise GradError("resize_: cannot resize variables that require grad. Hint: resize a "
+                        "detached tensor, x.detach().resize_(...)")
+    if DISPATCH.handler is not None:
+        raise GradError("resize_: not supported inside transforms (vmap, jit, forward mode)")
+    a = self._data
+    if shape == a.shape:
+        return self
+    flat, start = _storage(a)
+    n = int(np.prod(shape))
+    available = (flat.size - start) // a.itemsize
+    if n <= available:
+        new = np.ndarray(shape, a.dtype, buffer=flat, offset=start)
+    else:
+        new = np.zeros(shape, a.dtype)
+        new.reshape(-1)[:available] = np.ndarray((available,), a.dtype, buffer=flat,
+                                                 offset=start)
+    if new.shape != a.shape:
+        STRUCTURE.value += 1  # (compiled functions see a tensor of another shape)
+    self._data = new
+    self._view = None
+    self._vc.value += 1
+    return self
+
+
+@method()
+def resize_as_(self: Tensor, the_template: Tensor) -> Tensor:
+    """:meth:`resize_` to ``the_template``'s shape.
+
+    Example:
+        >>> ember.zeros(4).resize_as_(ember.ones(2, 2)).shape
+        (2, 2)
+    """
+    return resize_(self, tuple(the_template.shape))

@@ -1,0 +1,102 @@
+"""Window functions for spectral analysis, as ``torch.*_window``: ``hann_window``,
+``hamming_window``, ``blackman_window``, ``bartlett_window``, ``kaiser_window``.
+
+Each is a function of ``n / (M - 1)`` over a symmetric window of ``M`` points; a *periodic*
+window of length ``N`` (the default, what ``stft`` wants) is the symmetric one of ``N + 1``
+points without its last. Computed in float64, then cast to ``dtype`` (a floating one).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ember import dtypes
+from ember.errors import DTypeError, ShapeError
+from ember.ops.creation import arange, ones, tensor
+from ember.ops.gamma import i0
+from ember.ops.unary import abs, cos, sqrt
+from ember.tensor import Tensor
+
+__all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
+           "kaiser_window"]
+
+
+def _window(op: str, length: int, periodic: bool, dtype: Any, device: Any,
+            requires_grad: bool, shape: Callable[[Tensor], Tensor]) -> Tensor:
+    """``shape(n / (M - 1))`` for ``n`` in ``0 … length - 1``, with ``M`` the symmetric
+    window's size."""
+    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    if not dt.is_floating_point:
+        raise DTypeError(f"{op}: expects a floating point dtype, got {dt.name}")
+    if length < 0:
+        raise ShapeError(f"{op}: requires a non-negative window_length, got {length}")
+    if length <= 1:
+        out = ones(length, dtype=dt, device=device)
+    else:
+        span = length if periodic else length - 1
+        out = shape(arange(length, dtype=dtypes.float64, device=device) / span).to(dt)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
+                device: Any = None, requires_grad: bool = False) -> Tensor:
+    """The Hann window, ``0.5 - 0.5 cos(2πn / (M - 1))``.
+
+    Example:
+        >>> ember.hann_window(4)
+        tensor([0.0000, 0.5000, 1.0000, 0.5000])
+    """
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda t: 0.5 - 0.5 * cos(2 * math.pi * t))
+
+
+def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
+                   beta: float = 0.46, *, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> Tensor:
+    """The Hamming window, ``alpha - beta cos(2πn / (M - 1))``.
+
+    Example:
+        >>> ember.hamming_window(3, periodic=False)
+        tensor([0.0800, 1.0000, 0.0800])
+    """
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda t: alpha - beta * cos(2 * math.pi * t))
+
+
+def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
+                    device: Any = None, requires_grad: bool = False) -> Tensor:
+    """The Blackman window, ``0.42 - 0.5 cos(2πn / (M - 1)) + 0.08 cos(4πn / (M - 1))``.
+
+    Example:
+        >>> ember.blackman_window(4)
+        tensor([-1.3878e-17,  3.4000e-01,  1.0000e+00,  3.4000e-01])
+    """
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda t: 0.42 - 0.5 * cos(2 * math.pi * t) + 0.08 * cos(4 * math.pi * t))
+
+
+def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
+                    device: Any = None, requires_grad: bool = False) -> Tensor:
+    """The Bartlett (triangular) window, ``1 - |2n / (M - 1) - 1|``.
+
+    Example:
+        >>> ember.bartlett_window(5, periodic=False)
+        tensor([0.0000, 0.5000, 1.0000, 0.5000, 0.0000])
+    """
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda t: 1 - abs(2 * t - 1))
+
+
+def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *,
+                  dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """The Kaiser window, ``I0(beta sqrt(1 - (2n / (M - 1) - 1)²)) / I0(beta)``.
+
+    Example:
+        >>> ember.kaiser_window(3, periodic=False, beta=0.0)
+        tensor([1., 1., 1.])
+    """
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda t: i0(beta * sqrt((1 - (2 * t - 1) ** 2).clamp(min=0)))
+                   / i0(tensor(float(beta), dtype=dtypes.float64)))

@@ -1,0 +1,42 @@
+"""Window functions and logspace against PyTorch."""
+
+import pytest
+import torch
+
+import ember
+from tests.ops.optable import assert_same, raises_like_torch
+
+WINDOWS = [("hann_window", {}), ("hamming_window", {}), ("hamming_window", {"alpha": 0.5}),
+           ("blackman_window", {}), ("bartlett_window", {}), ("kaiser_window", {}),
+           ("kaiser_window", {"beta": 3.5})]
+
+
+@pytest.mark.parametrize("name,kw", WINDOWS)
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 16])
+@pytest.mark.parametrize("periodic", [True, False])
+def test_windows_match_torch(name, kw, n, periodic):
+    for dt in ("float32", "float64"):
+        mine = getattr(ember, name)(n, periodic, dtype=getattr(ember, dt), **kw)
+        ref = getattr(torch, name)(n, periodic, dtype=getattr(torch, dt), **kw)
+        assert_same(mine, ref, rtol=1e-6, atol=1e-6)
+
+
+def test_window_arguments():
+    assert ember.hann_window(3, requires_grad=True).requires_grad
+    assert ember.hann_window(4).dtype is ember.float32
+    raises_like_torch(lambda lib: lib.hann_window(3, dtype=lib.int64), ember.DTypeError,
+                      "floating point dtype")
+    raises_like_torch(lambda lib: lib.blackman_window(-1), ember.ShapeError, "non-negative")
+
+
+@pytest.mark.parametrize("args,kw", [((0, 2, 3), {}), ((-1, 2, 5), {"base": 2}),
+                                     ((0, 3, 4), {"dtype": "int32"}), ((0, 1, 0), {}),
+                                     ((0, 1, 1), {}), ((1, -2, 6), {"dtype": "float64"})])
+def test_logspace(args, kw):
+    kt = {k: getattr(torch, v) if k == "dtype" else v for k, v in kw.items()}
+    ke = {k: getattr(ember, v) if k == "dtype" else v for k, v in kw.items()}
+    assert_same(ember.logspace(*args, **ke), torch.logspace(*args, **kt), rtol=1e-6)
+
+
+def test_logspace_errors():
+    raises_like_torch(lambda lib: lib.logspace(0, 1, -1), ember.ShapeError, "non-negative")
