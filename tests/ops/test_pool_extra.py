@@ -44,10 +44,13 @@ CASES = [
         S(_positive(2, 3, 5, 5), norm_type=1.5, kernel_size=2, ceil_mode=True),
         S(arg(2, 3, 5, 5), norm_type=1, kernel_size=2, stride=1),  # signed sums
         S(_positive(3, 5, 5, noncontig=True), norm_type=2, kernel_size=3, stride=2),
+        S(arg(2, 3, 5, 4), norm_type=float("inf"), kernel_size=2),  # the largest |x|
     ]),
     OpCase("lp_pool1d", F.lp_pool1d, TF.lp_pool1d, [
         S(_positive(2, 3, 7), norm_type=2, kernel_size=3, stride=2, ceil_mode=True),
         S(_positive(3, 7), norm_type=4, kernel_size=2),
+        S(arg(2, 3, 7), norm_type=float("inf"), kernel_size=3, stride=2, ceil_mode=True),
+        S(arg(3, 6), norm_type=-float("inf"), kernel_size=2),  # the smallest |x|
     ]),
     OpCase("lp_pool3d", F.lp_pool3d, TF.lp_pool3d, [
         S(_positive(1, 2, 4, 5, 4), norm_type=2, kernel_size=2, stride=(1, 2, 2)),

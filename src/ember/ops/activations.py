@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops.dims import normalize_dim
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
@@ -361,6 +362,10 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
         >>> ember.threshold(ember.tensor([0.5, 2.0]), 1.0, -1.0)
         tensor([-1.,  2.])
     """
+    if input.dtype is dtypes.bool_:
+        raise DTypeError("threshold: bool tensors are not supported. Hint: convert with .int()")
+    if not input.dtype.is_floating_point:
+        value = int(value)  # integer tensors stay integer (the value truncated), as PyTorch's
     # (tested as ``x <= threshold``, as PyTorch does, so that a NaN passes through)
     return _run(input, inplace, "threshold", lambda x: where(x <= threshold, value, x))
 
@@ -372,6 +377,7 @@ def _within(input: Tensor, lambd: float) -> Tensor:
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``input`` where ``|input| > lambd``, 0 elsewhere (NaN stays NaN)."""
+    _floating("hardshrink", input)
     return where(_within(input, lambd), 0, input)
 
 
@@ -382,6 +388,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
         >>> ember.softshrink(ember.tensor([-2.0, 0.2, 1.0]))
         tensor([-1.5000,  0.0000,  0.5000])
     """
+    _floating("softshrink", input)
     if lambd < 0:
         raise ValueError(f"softshrink: lambd must be at least 0, got {lambd}")
     return where(_within(input, lambd), 0,

@@ -150,7 +150,7 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
         (2, 3, 4)
     """
     op = "feature_alpha_dropout"
-    if input.ndim < 2:
+    if input.ndim < 2 and training and 0 < p < 1 and input.numel():  # (only a draw needs C)
         raise ShapeError(f"{op}: feature dropout needs at least 2 dimensions (N, C, *), got "
                          f"shape {tuple(input.shape)}")
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)

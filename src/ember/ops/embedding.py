@@ -19,6 +19,7 @@ from ember.ops.convert import cast
 from ember.ops.creation import arange
 from ember.ops.gather import index_add
 from ember.ops.indexing import first_out_of_range
+from ember.ops.join import cat
 from ember.ops.norms import vector_norm
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.scatter_reduce import scatter_reduce
@@ -180,13 +181,32 @@ def _bags(op: str, input: Tensor, offsets: Tensor | None,
                          f"{None if offsets is None else tuple(offsets.shape)}")
     if offsets.dtype.is_floating_point or offsets.dtype is dtypes.bool_:
         raise DTypeError(f"{op}: offsets must be an integer tensor, got {offsets.dtype.name}")
-    if DISPATCH.handler is None and offsets.shape[0] and int(offsets[0]) != 0:
-        raise ValueError(f"{op}: offsets[0] must be 0 (the first bag starts at the first "
-                         f"index), got {int(offsets[0])}")
+    if DISPATCH.handler is None and offsets.shape[0]:
+        if int(offsets[0]) != 0:
+            raise ValueError(f"{op}: offsets[0] must be 0 (the first bag starts at the first "
+                             f"index), got {int(offsets[0])}")
+        if int(offsets.max()) > input.shape[0]:
+            raise IndexOutOfRange(f"{op}: offsets must not exceed the input's length "
+                                  f"{input.shape[0]}, got {int(offsets.max())}")
     b = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
     bag = searchsorted(offsets.to(input.dtype), arange(input.shape[0], dtype=input.dtype,
                                                        device=input.device), right=True) - 1
     return input, bag, max(b, 0)
+
+
+def _bag_max(rows: Tensor, bag: Tensor, bags: int) -> Tensor:
+    """Each bag's column-wise maximum of the (M, dim) ``rows`` in it (``bag``: each row's bag,
+    ``bags`` for rows left out), zeros for an empty bag. As in PyTorch, the whole gradient
+    of a maximum goes to the first of the rows tied for it (``amax`` would share it)."""
+    m, dim = rows.shape
+    spread = bag.reshape((m, 1)).expand((m, dim))
+    top = scatter_reduce(rows.new_zeros((bags + 1, dim)), 0, spread, rows.detach(), "amax",
+                         include_self=False)
+    position = arange(m, device=rows.device).reshape((m, 1)).expand((m, dim))
+    tied = where(rows.detach() == top.gather(0, spread), position, m)
+    first = scatter_reduce(position.new_full((bags + 1, dim), m), 0, spread, tied,
+                           "amin")[:bags]  # m (a row of zeros) for an empty bag
+    return cat([rows, rows.new_zeros((1, dim))]).gather(0, first)
 
 
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
@@ -228,10 +248,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     bag = bag.clamp(max=b)  # (entries past include_last_offset's end: dropped too)
     dim = weight.shape[1]
     if mode == "max":
-        spread = bag.reshape((-1, 1)).expand((bag.shape[0], dim))
-        out = scatter_reduce(weight.new_zeros((b + 1, dim)), 0, spread, rows, "amax",
-                             include_self=False)
-        return out[:b]
+        return _bag_max(rows, bag, b)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape((-1, 1)).to(rows.dtype)
     out = index_add(weight.new_zeros((b + 1, dim)), 0, bag, rows)[:b]

@@ -50,16 +50,23 @@ def _reflect(coord: Tensor, twice_low: int, twice_high: int) -> Tensor:
     return where(flips.fmod(2) == 0, extra + low, span - extra + low)
 
 
+def _clip(coord: Tensor, size: int) -> Tensor:
+    """``coord`` clamped to [0, size - 1]; as in PyTorch's sampler, a coordinate on a bound
+    gets a zero gradient too (the clamp's own would pass it through)."""
+    inside = (coord > 0) & (coord < size - 1)
+    return where(inside, coord, coord.detach().clamp(0, size - 1))
+
+
 def _pad_coordinates(coord: Tensor, size: int, padding_mode: str,
                      align_corners: bool) -> Tensor:
     """Pixel coordinates moved inside the image as ``padding_mode`` says (``zeros`` leaves
     them, and the points outside read zeros)."""
     if padding_mode == "border":
-        return coord.clamp(0, size - 1)
+        return _clip(coord, size)
     if padding_mode == "reflection":
         reflected = _reflect(coord, 0, 2 * (size - 1)) if align_corners else \
             _reflect(coord, -1, 2 * size - 1)
-        return reflected.clamp(0, size - 1)
+        return _clip(reflected, size)
     return coord
 
 
@@ -164,7 +171,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         weight.append(mask if w is None else w * mask)
     k = len(index)
     index = stack(index, 1).to(dtypes.int64).reshape((n, 1, k * q))
-    values = input.reshape((n, c, -1)).gather(2, index.expand((n, c, k * q)))
+    values = input.reshape((n, c, prod(spatial))).gather(2, index.expand((n, c, k * q)))
     weight = stack(weight, 1).reshape((n, 1, k, q))
     out = (values.reshape((n, c, k, q)) * weight).sum(2).reshape((n, c) + points)
     # nearest's output is flat in the grid: a zero gradient, as PyTorch's

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
+from ember import dtypes
 from ember.errors import DTypeError
 from ember.ops.convert import cast
 from ember.ops.creation import arange
@@ -34,8 +37,12 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
     if eps != 1e-10:
         warnings.warn(f"{op}: eps is deprecated and has no effect", DeprecationWarning,
                       stacklevel=2)
-    u = rand(logits.shape, generator=generator, dtype=logits.dtype, device=logits.device)
-    gumbel = -(-(1 - u).log()).log()  # -log of an Exponential(1) sample
+    # the noise drawn in float32 at least (a bfloat16 u is 0 once in 256 draws), and the
+    # Exponential(1) sample -log(1 - u) kept above 0: its log would be -inf, the softmax NaN
+    wide = logits.dtype if logits.dtype.itemsize >= 4 else dtypes.float32
+    u = rand(logits.shape, generator=generator, dtype=wide, device=logits.device)
+    exponential = (-(1 - u).log()).clamp(min=float(np.finfo(wide.np).tiny))
+    gumbel = cast(-exponential.log(), logits.dtype)
     soft = softmax((logits + gumbel) / tau, dim)
     if not hard:
         return soft

@@ -1,16 +1,17 @@
 """Power-average pooling: ``lp_pool1d/2d/3d``, the ``p``-norm of each window,
 ``(Σ xᵖ)^(1/p)``, a composite of ``pow``, average pooling and a root (PyTorch's semantics:
 the window sum is the average times the kernel's element count, also for ``ceil_mode``'s
-partial windows, and there is no padding)."""
+partial windows, and there is no padding). ``p = ±inf`` is the largest (smallest) ``|x|`` of
+each window, a max pooling."""
 
 from __future__ import annotations
 
-from math import prod
+from math import inf, prod
 from typing import Any
 
 from ember.errors import DTypeError
 from ember.ops.im2col import ntuple
-from ember.ops.pool import _avg_pool
+from ember.ops.pool import _avg_pool, _max_pool
 from ember.tensor import Tensor
 
 __all__: list[str] = []
@@ -21,6 +22,10 @@ def _lp_pool(op: str, nd: int, input: Tensor, norm_type: float, kernel_size: Any
     if not input.dtype.is_floating_point:
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}")
     kernel = ntuple(kernel_size, nd, op, "kernel_size")
+    if norm_type in (inf, -inf):
+        sign = 1 if norm_type > 0 else -1
+        return sign * _max_pool(op, nd, sign * input.abs(), kernel, stride, 0, 1, ceil_mode,
+                                False)
     mean = _avg_pool(op, nd, input.pow(norm_type), kernel, stride, 0, ceil_mode, True, None)
     # sign·relu(|s|) is s, with a zero gradient where a window's sum is 0
     total = mean.sign() * mean.abs().relu() * prod(kernel)

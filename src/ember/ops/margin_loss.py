@@ -107,7 +107,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
                          f"shape {(n,) if input.ndim == 2 else ()}, got "
                          f"{tuple(target.shape)}")
     t = class_indices(target.reshape((n, 1)), c, op)  # (n, 1), checked where it runs
-    terms = (margin - x.gather(1, t) + x).clamp(min=0)
+    # relu: no gradient where a term is exactly 0 (the hinge's kink), as PyTorch's kernel
+    terms = (margin - x.gather(1, t) + x).relu()
     if p == 2:
         terms = terms * terms
     others = arange(c, device=input.device) != t  # the target class itself does not count
@@ -216,11 +217,11 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     c = input.shape[-1] if input.ndim else 1
     x, t = input.reshape((-1, c)), target.reshape((-1, c))
     valid = cumsum(cast(t == -1, t.dtype), 1) == 0  # the targets before the first -1
-    picked = class_indices(where(valid, t, 0), c, op)
+    picked = class_indices(t, c, op, ignore_index=-1)  # all checked, as PyTorch does
     is_target = ((picked.unsqueeze(2) == arange(c, device=input.device)) &
                  valid.unsqueeze(2)).any(1)  # (n, c): class i is one of the targets
     pairs = valid.unsqueeze(2) & ~is_target.unsqueeze(1)  # (n, j, i): target j, non-target i
-    hinge = (1 - x.gather(1, picked).unsqueeze(2) + x.unsqueeze(1)).clamp(min=0)
+    hinge = (1 - x.gather(1, picked).unsqueeze(2) + x.unsqueeze(1)).relu()  # (kink: no grad)
     loss = (hinge * cast(pairs, input.dtype)).sum((1, 2)) / c
     if reduction == "mean" and loss.numel() == 0:
         return loss.sum()  # PyTorch's 0 for an empty batch, not the mean's nan

@@ -55,9 +55,9 @@ def _max_unpool(op: str, nd: int, input: Tensor, indices: Tensor, kernel_size: A
     pads = ntuple(padding, nd, op, "padding")
     size = _unpool_size(op, tuple(x.shape[2:]), kernel, steps, pads, output_size)
     n, c = x.shape[:2]
-    plane = prod(size)
-    flat = check_index_range(indices.reshape((n, c, -1)), plane, 2, op, False)
-    out = x.new_zeros((n, c, plane)).scatter(2, flat, x.reshape((n, c, -1)))
+    plane, pooled = prod(size), prod(x.shape[2:])  # (no -1 in the reshapes: N or C may be 0)
+    flat = check_index_range(indices.reshape((n, c, pooled)), plane, 2, op, False)
+    out = x.new_zeros((n, c, plane)).scatter(2, flat, x.reshape((n, c, pooled)))
     out = out.reshape((n, c) + size)
     return out.reshape(out.shape[1:]) if added else out
 
