@@ -64,12 +64,7 @@ class Embedding(Module):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            s += ", scale_grad_by_freq=True"
+        s += _norm_repr(self)
         if self.sparse:
             s += ", sparse=True"
         return s
@@ -120,14 +115,7 @@ class EmbeddingBag(Embedding):
                                per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self) -> str:
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            s += ", scale_grad_by_freq=True"
-        s += f", mode={self.mode!r}"
+        s = f"{self.num_embeddings}, {self.embedding_dim}{_norm_repr(self)}, mode={self.mode!r}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
         return s
@@ -152,3 +140,11 @@ class EmbeddingBag(Embedding):
                   embeddings, include_last_offset, padding_idx)
         bag.weight.requires_grad = not freeze
         return bag
+
+
+def _norm_repr(table: Module) -> str:
+    """The renormalisation settings an embedding table shows when not the defaults."""
+    s = f", max_norm={table.max_norm}" if table.max_norm is not None else ""
+    if table.norm_type != 2:
+        s += f", norm_type={table.norm_type}"
+    return s + (", scale_grad_by_freq=True" if table.scale_grad_by_freq else "")
