@@ -435,7 +435,13 @@ def argument_names(fn: Callable, args: tuple, kwargs: dict) -> list[str]:
 
 def _hashable(value: Any, name: Callable[[], str]) -> Any:
     """``value`` if it can be part of the cache key (an unhashable object by its identity);
-    else an error naming the argument (``name()``, made only then)."""
+    else an error naming the argument (``name()``, made only then). A tensor reaches here
+    only as a static argument, which it cannot be: the graph reads its values at run time."""
+    if isinstance(value, Tensor):
+        raise TypeError(f"ember.jit: static argument {name()} is a tensor: a tensor is an input "
+                        "of the graph, traced by shape and dtype, never by its values. Hint: "
+                        "pass the values as Python numbers (tuple(t.tolist())) to make them "
+                        "static, or leave it out of static_argnums")
     try:
         hash(value)
     except TypeError:

@@ -161,6 +161,11 @@ class Reach:
 
     def _add_module(self, name: str, module: Module) -> None:
         prefix = f"{name}." if name else ""
+        # its tensors are named first: a hook that reaches them another way (an optimizer
+        # stepped from a post-accumulate hook) must not name them ``opts[...]``
+        named = [(prefix + tname, t) for tname, t in
+                 (*module.named_parameters(), *module.named_buffers())]
+        new = [(tname, t) for tname, t in named if self._label(tname, t)]
         for mname, m in module.named_modules():
             self.modules.append(m)
             self.module_labels.append(prefix + mname if mname else name or "self")
@@ -169,18 +174,24 @@ class Reach:
             for hook in _module_hooks(m):
                 fn = hook.fn  # (its first argument is the module, as forward's self)
                 self.add_function(fn, 1, owner=None if hasattr(fn, "__self__") else m)
-        for pname, p in module.named_parameters():
-            self._tensor(prefix + pname, p)
-        for bname, b in module.named_buffers():
-            self._tensor(prefix + bname, b)
+        for tname, t in new:
+            self._follow_hooks(tname, t)
 
     def _tensor(self, name: str, t: Tensor) -> None:
+        if self._label(name, t):
+            self._follow_hooks(name, t)
+
+    def _label(self, name: str, t: Tensor) -> bool:
+        """Names ``t`` unless it has a name already; whether it is new."""
         if id(t) in self.labels:
-            return
+            return False
         self.labels[id(t)] = name
         self.tensors.append(t)
         if t.requires_grad:
             self.params.append(t)
+        return True
+
+    def _follow_hooks(self, name: str, t: Tensor) -> None:
         for hook in tensor_hooks(t):
             self.add(f"hook of {name}", hook)
 

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import os
+
 from ember.jit.discover import Reach, is_plain
 
 
@@ -59,24 +61,43 @@ def _moves(old: dict, new: dict) -> list[str]:
                 told.add((a[1], b[1]))
                 out.append(f"{label}: another object")
         else:
-            out.append(f"{label}: {_shown(a)} -> {_shown(b)}")
+            out.append(f"{label}: {_change(a, b)}")
     return out
 
 
 _OBJECTS = ("object", "tensor")  # layout keys by identity
 
 
-def _shown(key: tuple) -> str:
-    """A layout key as the user would write its value (hooks by their functions' names, an
-    optimizer's parameters by their count)."""
+def _change(a: tuple, b: tuple) -> str:
+    """``old -> new`` for two layout keys; hooks whose functions have the same names (a
+    ``lambda`` replaced by another) by where those functions were defined, too."""
+    old, new = _shown(a), _shown(b)
+    if old == new and a[0] == "hooks":
+        old, new = _shown(a, where=True), _shown(b, where=True)
+        if old == new:
+            return f"{old} -> the same, made again (new function objects)"
+    return f"{old} -> {new}"
+
+
+def _shown(key: tuple, where: bool = False) -> str:
+    """A layout key as the user would write its value (hooks by their functions' names, with
+    ``where`` their definitions' lines, an optimizer's parameters by their count)."""
     kind, value = key[0], key[1]
     if kind == "float":
         return repr(float.fromhex(value))
-    if kind == "hooks":  # (by the hook functions' names)
-        return "[" + ", ".join(getattr(f, "__qualname__", type(f).__name__) for f in value) + "]"
+    if kind == "hooks":
+        return "[" + ", ".join(_function_name(f, where) for f in value) + "]"
     if kind == "parameters":
         return f"{sum(map(len, value))} parameters in {len(value)} group{'s' * (len(value) != 1)}"
     return "an object" if kind in _OBJECTS else repr(value)
+
+
+def _function_name(fn: object, where: bool) -> str:
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if not where or code is None:
+        return name
+    return f"{name} at {os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
 def _leaf_change(names: list[str], i: int, a: tuple, b: tuple) -> str:
@@ -90,7 +111,7 @@ def _leaf_change(names: list[str], i: int, a: tuple, b: tuple) -> str:
         changes.append(" -> ".join("its own memory" if j is None else f"memory of {names[j]}"
                                    for j in (a[4], b[4])))
     if a[5] != b[5]:
-        changes.append(f"hooks {_shown(('hooks', a[5]))} -> {_shown(('hooks', b[5]))}")
+        changes.append(f"hooks {_change(('hooks', a[5]), ('hooks', b[5]))}")
     if a[6] != b[6]:
         changes.append(".grad " + " -> ".join("None" if g is None else f"set ({g})"
                                               for g in (a[6], b[6])))

@@ -281,9 +281,10 @@ class Tracer:
             f"ember.jit: {what} needs the value of a traced tensor (shape {tuple(t.shape)})"
             f"{_at(src)}, but while tracing only its shape and dtype are fixed; Python control "
             "flow, .item(), .numpy(), .tolist() and print() on traced values cannot be "
-            "compiled. Hint: mark the argument it depends on static (static_argnums=...), "
-            "compute with tensor ops instead (ember.where for a branch), or move the call out "
-            "of the compiled function")
+            "compiled. Hint: pass the values it needs as Python numbers, not as a tensor (a "
+            "number or tuple argument, or one in static_argnums=...: each new value traces "
+            "again), compute with tensor ops instead (ember.where for a branch), or move the "
+            "call out of the compiled function")
 
     # -- backward and optimizer hooks ------------------------------------------------------
     def around_vjp(self, node: Any, grads: Any) -> Any:
@@ -470,14 +471,27 @@ class Tracer:
 
 def _check_infer(prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var]) -> None:
     """The graph's shapes and dtypes are what the primitive's ``infer`` rule says (what memory
-    planning and export rely on); a rule that disagrees with its own kernel is a bug."""
-    specs = prim.infer(*(TensorSpec(v.shape, v.dtype) for v in in_vars), **params)
+    planning and export rely on); a rule that disagrees with its own kernel is a bug. A rule
+    that refuses (the kernel ran) has an output size read from the data: the error gets the
+    user's line, and a hint when it has none."""
+    try:
+        specs = prim.infer(*(TensorSpec(v.shape, v.dtype) for v in in_vars), **params)
+    except OpError as e:
+        head, _, hint = str(e).partition(" Hint: ")
+        raise OpError(f"{head.rstrip('.')}; the call{_at(user_source())}. Hint: "
+                      f"{hint or _DATA_HINT}") from None
     specs = specs if prim.nout > 1 else (specs,)
     for i, (sp, var) in enumerate(zip(specs, out_vars)):
         if tuple(sp.shape) != var.shape or sp.dtype is not var.dtype:
             raise OpError(f"{prim.name}: the infer rule gives output {i} as {sp}, the kernel "
                           f"made {var.shape} {var.dtype.name}: a bug in this primitive's "
                           "rules; please report it")
+
+
+_DATA_HINT = ("select with ember.where(mask, x, 0) instead of x[mask]; a library call that "
+              "needs it (Gamma, Beta or Dirichlet sampling rejects draws in a loop) cannot be "
+              "traced: compile the model that feeds it (ember.jit.compile(model)) and make "
+              "that call after it, outside")
 
 
 def _fits(new: Any, old: Tensor) -> bool:
