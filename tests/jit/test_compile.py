@@ -1476,3 +1476,12 @@ def test_accumulate_and_module_backward_pre_hooks_compile_and_retrace_on_removal
         for h in [*handles, *eager_handles]:  # (the second round runs without the hooks)
             h.remove()
     assert any("hooks of" in reason for reason in jit.explain())
+
+
+def test_a_grad_that_is_a_view_of_a_bucket_still_compiles():
+    x = ember.ones(3, requires_grad=True)
+    x.grad = ember.zeros(2, 3)[1]  # (a gradient bucket's slice, as DDP may hold)
+    step = jit.compile(lambda x: (x * 2).sum().backward())
+    for _ in range(2):
+        step(x)
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0, 4.0])

@@ -541,7 +541,10 @@ def _accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = No
         if create_graph:
             t.grad = old + g
         elif old._node is None and old.shape == g.shape and old.dtype is g.dtype and \
-                _writeable(old._data) and DISPATCH.grads_in_place():
+                _writeable(old._data) and (DISPATCH.only_observers() or (
+                    old._view is None and DISPATCH.grads_in_place())):
+            # (a trace records in-place sums into whole tensors, not into a view of another
+            # one, such as a gradient bucket's slice: that .grad is replaced there)
             with no_grad():
                 old.add_(g)
         else:
