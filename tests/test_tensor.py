@@ -155,3 +155,32 @@ def test_float_printing_chooses_notation_as_torch(sci_mode):
     finally:
         ember.set_printoptions(sci_mode=None)
         torch.set_printoptions(sci_mode=None)
+
+
+
+_NP = np.random.default_rng(0)
+_GRID, _ROW, _CUBE = (_NP.standard_normal(s) for s in ((3, 17), (11,), (12, 10, 10)))
+_INTS = _NP.integers(-99, 99, (4, 30))
+
+
+@pytest.mark.parametrize("make, options", [
+    (lambda m: m.tensor([-0.0, 1.0]), {}),  # the width of the nonzero values only
+    (lambda m: m.tensor([1e-4]), {}),  # float32 1e-4 is below 1e-4: scientific
+    (lambda m: m.tensor([6e-8, 65504.0, -0.0], dtype=m.float16), {}),
+    (lambda m: m.tensor([float("nan"), float("inf"), -0.0, 2.0]), {"sci_mode": True}),
+    (lambda m: m.tensor(_GRID, dtype=m.float32), {"linewidth": 80}),  # torch's line breaks
+    (lambda m: m.tensor(_ROW, dtype=m.float64, requires_grad=True), {}),  # suffixes wrap
+    (lambda m: m.tensor(_CUBE, dtype=m.float32), {}),  # the format of the printed part only
+    (lambda m: m.tensor(np.r_[np.ones(1000), 0.5, np.ones(1000)], dtype=m.float32), {}),
+    (lambda m: m.arange(2000.0), {"edgeitems": 0}),
+    (lambda m: m.tensor(_INTS, dtype=m.int8), {"linewidth": 60}),
+])
+def test_repr_lays_out_like_torch(make, options):
+    options = {"linewidth": 100, **options}  # (Ember's default width, torch's is 80)
+    torch.set_printoptions(**options)
+    ember.set_printoptions(**options)
+    try:
+        assert repr(make(ember)) == repr(make(torch)).replace("torch.", "ember.")
+    finally:
+        torch.set_printoptions(profile="default")
+        ember.set_printoptions(profile="default")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -43,48 +44,124 @@ def set_printoptions(precision: int | None = None, threshold: int | None = None,
     OPTIONS["sci_mode"] = sci_mode
 
 
-def _float_format(values: np.ndarray) -> Any:
-    """PyTorch's choice: scientific notation when the nonzero magnitudes span more than 1e3 or
-    pass 1e8 (or, for non-integral values, go below 1e-4), unless ``sci_mode`` says;
-    otherwise integral values as ``2.`` and the rest with ``precision`` decimals."""
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return lambda v: f"{v}"
-    nonzero = np.abs(finite[finite != 0])
-    integral = bool(np.all(finite == np.round(finite)))
-    big, small = (nonzero.max(), nonzero.min()) if nonzero.size else (0.0, 0.0)
-    auto = big > 1e3 * small or big > 1e8 or (not integral and small < 1e-4)
-    digits, sci = OPTIONS["precision"], OPTIONS["sci_mode"]
-    if nonzero.size and (auto if sci is None else sci):  # (zeros alone print as 0.)
-        fmt = f"{{:.{digits}e}}"
+class _Formatter:
+    """PyTorch's choice of one notation and width for every element printed: for floats,
+    scientific when the nonzero finite magnitudes span more than 1e3, pass 1e8 or go below
+    1e-4 (unless ``sci_mode`` says), else integral values as ``2.`` and the rest with
+    ``precision`` decimals; the width is the widest nonzero finite value's."""
+
+    def __init__(self, values: np.ndarray, floating: bool) -> None:
+        self.floating, self.int_mode, self.sci_mode, self.width = floating, True, False, 1
+        if not floating:
+            self.width = max((len(str(v)) for v in values.reshape(-1).tolist()), default=1)
+            return
+        finite = values[np.isfinite(values) & (values != 0)].astype(np.float64)
+        if not finite.size:  # (zeros, inf and nan alone print as 0., inf, nan)
+            return
+        big, small = np.abs(finite).max(), np.abs(finite).min()
+        self.int_mode = bool(np.all(finite == np.ceil(finite)))
+        sci = OPTIONS["sci_mode"]
+        self.sci_mode = (big / small > 1e3 or big > 1e8 or small < 1e-4) if sci is None else sci
+        self.width = max(len(self._text(v)) for v in finite.tolist())
+
+    def _text(self, v: Any) -> str:
+        if not self.floating:
+            return str(v)
+        if self.sci_mode:
+            return f"{v:.{OPTIONS['precision']}e}"
+        if self.int_mode:
+            return f"{v:.0f}" + ("" if math.isinf(v) or math.isnan(v) else ".")
+        return f"{v:.{OPTIONS['precision']}f}"
+
+    def format(self, v: Any) -> str:
+        return self._text(v).rjust(self.width)
+
+
+def _items(a: np.ndarray) -> Any:
+    """``a.tolist()``, floats as Python floats (bfloat16 and float16 too)."""
+    return (a.astype(np.float64) if a.dtype.kind in "fV" else a).tolist()
+
+
+def _summarized(a: np.ndarray) -> np.ndarray:
+    """The elements a summarised print shows (``edgeitems`` at each end of each dimension),
+    from which the format is chosen, as torch's ``get_summarized_data``."""
+    edge = OPTIONS["edgeitems"]
+    if a.ndim == 0:
+        return a
+    if a.ndim == 1:
+        return np.concatenate((a[:edge], a[-edge:])) if a.shape[0] > 2 * edge else a
+    if not edge:
+        return a[(slice(0, 0),) * a.ndim]
+    n = a.shape[0]
+    rows = [*range(edge), *range(n - edge, n)] if n > 2 * edge else range(n)
+    return np.stack([_summarized(a[i]) for i in rows])
+
+
+def _vector_str(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    per_line = max(1, (OPTIONS["linewidth"] - indent) // (fmt.width + 2))
+    edge = OPTIONS["edgeitems"]
+    if summarize and not edge:
+        data = ["..."]
+    elif summarize and a.shape[0] > 2 * edge:
+        data = ([fmt.format(v) for v in _items(a[:edge])] + [" ..."]
+                + [fmt.format(v) for v in _items(a[-edge:])])
     else:
-        fmt = "{:.0f}." if integral else f"{{:.{digits}f}}"
-    width = max(len(fmt.format(v)) for v in finite)
-    return lambda v: fmt.format(v).rjust(width) if np.isfinite(v) else f"{v}".rjust(width)
+        data = [fmt.format(v) for v in _items(a)]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _nested_str(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    """torch's ``_tensor_str_with_formatter``: rows, blank lines between blocks."""
+    if a.ndim == 0:
+        return fmt.format(_items(a))
+    if a.ndim == 1:
+        return _vector_str(a, indent, summarize, fmt)
+    edge, n = OPTIONS["edgeitems"], a.shape[0]
+    if summarize and n > 2 * edge:
+        slices = ([_nested_str(a[i], indent + 1, summarize, fmt) for i in range(edge)] + ["..."]
+                  + [_nested_str(a[i], indent + 1, summarize, fmt) for i in range(n - edge, n)])
+    else:
+        slices = [_nested_str(a[i], indent + 1, summarize, fmt) for i in range(n)]
+    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
+    """Appends ``, dtype=...`` and the like, each on a new line where it would pass the line
+    width, as torch's ``_add_suffixes``."""
+    parts = [text]
+    last = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > OPTIONS["linewidth"]:
+            parts.append(",\n" + " " * indent + suffix)
+            last = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last += len(suffix) + 2
+    return "".join(parts) + ")"
 
 
 def tensor_repr(t: Any) -> str:
     """The text ``repr`` shows for a tensor (summarised past ``threshold`` elements)."""
     data = t._data if t.device.type == "cpu" else t.numpy(force=True)
-    dt = t.dtype
-    if dt is dtypes.bfloat16 or dt is dtypes.float16:
-        data = data.astype(np.float32)
-    fmt = {}
-    if dt.is_floating_point and data.size:
-        fmt["float_kind"] = _float_format(data)
-    body = np.array2string(data, separator=", ", prefix="tensor(", formatter=fmt or None,
-                           threshold=OPTIONS["threshold"], edgeitems=OPTIONS["edgeitems"],
-                           max_line_width=OPTIONS["linewidth"])
-    extras = []
-    if t.device.type != "cpu":
-        extras.append(f"device='{t.device}'")
-    implied = (dtypes.get_default_dtype(),) + ((dtypes.int64, dtypes.bool_) if data.size else ())
-    if dt not in implied:
-        extras.append(f"dtype=ember.{dt.name}")
-    if data.size == 0 and data.ndim > 1:
-        extras.insert(0, f"size={tuple(t.shape)}")
+    dt, prefix = t.dtype, "tensor("
+    suffixes = [f"device='{t.device}'"] if t.device.type != "cpu" else []
+    if data.size == 0:
+        body = "[]"
+        if data.ndim != 1:
+            suffixes.append(f"size={tuple(t.shape)}")
+        shown = dt is not dtypes.get_default_dtype()
+    else:
+        summarize = data.size > OPTIONS["threshold"]
+        fmt = _Formatter(_summarized(data) if summarize else data, dt.is_floating_point)
+        body = _nested_str(data, len(prefix), summarize, fmt)
+        if not OPTIONS["edgeitems"]:
+            suffixes.append(f"size={tuple(t.shape)}")
+        shown = dt not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_)
+    if shown:
+        suffixes.append(f"dtype=ember.{dt.name}")
     if t._node is not None:
-        extras.append(f"grad_fn=<{t._node.name()}>")
+        suffixes.append(f"grad_fn=<{t._node.name()}>")
     elif t.requires_grad:
-        extras.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + body, suffixes, len(prefix))
