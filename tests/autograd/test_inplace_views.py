@@ -135,3 +135,17 @@ def test_a_view_taken_before_an_in_place_shape_change_writes_through_to_the_grad
     for reshape in (lambda x: x.unsqueeze_(0), lambda x: x.t_(),
                     lambda x: x.t_().unsqueeze_(0)):
         assert run(ember, reshape) == run(torch, reshape)
+
+
+def test_an_in_place_op_on_a_view_written_through_another_view_uses_the_new_history():
+    import torch
+
+    def run(lib):
+        w = lib.arange(4.0).requires_grad_()
+        x = w * 1
+        v = x[:3]
+        v[::2].mul_(w[:2])  # (written through a view of v: v's own history is stale now)
+        v.add_(1)
+        (x * x).sum().backward()
+        return w.grad.tolist()
+    assert run(ember) == run(torch) == [0.0, 16.0, 6.0, 6.0]

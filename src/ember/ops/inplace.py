@@ -61,6 +61,8 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
     """Writes ``compute(alias of x)`` into ``x`` and moves ``x``'s history to the result."""
     if GRAD.enabled:
         _refuse_leaf_write(x, name)
+        if x._view is not None and x._view.version != x._vc.value:
+            refresh_view(x)  # (its memory was written through another view: the new history)
     own = GRAD.enabled and x.requires_grad and DISPATCH.only_observers()
     old = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx,
                 _counter_at(x._vc.value) if own else x._vc)
