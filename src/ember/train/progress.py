@@ -1,5 +1,6 @@
-"""A progress bar for training steps: tqdm showing the running loss and images per second,
-or one line per epoch when tqdm is missing, stderr is not a terminal or the bar is not wanted."""
+"""A progress bar for training steps: tqdm showing the running loss and images per second.
+When tqdm is missing, stderr is not a terminal or the bar is not wanted, it shows nothing and
+only keeps the running loss and throughput: the caller prints one line per epoch."""
 
 from __future__ import annotations
 
