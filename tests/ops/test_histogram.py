@@ -52,3 +52,6 @@ def test_histogram_errors():
                       ValueError, "not finite")
     with pytest.raises(ember.DTypeError, match="floating"):
         ember.histogram(ember.tensor([1, 2]), 2)
+    for edges in ([1.0], []):  # were bare index errors
+        raises_like_torch(lambda lib, e=edges: lib.histogram(x(lib), lib.tensor(e)),
+                          ember.ShapeError, "at least 2")

@@ -49,6 +49,11 @@ def test_edges_and_errors():
     a = ember.tensor([1.0], requires_grad=True)
     with pytest.raises(ember.GradError, match="not implemented"):
         ember.igamma(a, ember.tensor([1.0])).backward()
+    for name in ("igamma_", "igammac_"):
+        mine, ref = ember.tensor([1.0, 3.0]), torch.tensor([1.0, 3.0])
+        assert getattr(mine, name)(ember.tensor([1.0, 1.0])) is mine
+        getattr(ref, name)(torch.tensor([1.0, 1.0]))
+        assert_same(mine, ref, rtol=1e-6)
 
 
 # -- sampling -------------------------------------------------------------------------------------
@@ -89,3 +94,16 @@ def test_sampling_errors_and_vmap():
     assert out.shape == (3, 1000) and abs(out.mean().item() - 2.0) < 0.15
     with pytest.raises(ember.errors.OpError, match="randomness"):
         ember.vmap(ember.poisson)(rates)
+    with pytest.raises(ember.errors.OpError, match="poisson: rates up to"):
+        ember.poisson(ember.tensor([1.0, float("inf")]))
+
+
+def test_sampling_edges_match_torch():
+    assert_same(ember.poisson(ember.tensor(0.0)), torch.poisson(torch.tensor(0.0)))  # 0-d
+    nan = float("nan")
+    assert_same(ember.binomial(ember.tensor([5.0, 5.0]), ember.tensor([nan, 1.0])),
+                torch.binomial(torch.tensor([5.0, 5.0]), torch.tensor([nan, 1.0])))
+    for lib in (ember, torch):  # poisson's gradient is zero, and reaches the rate
+        rate = lib.tensor([1.0, 2.0], requires_grad=True)
+        lib.poisson(rate).sum().backward()
+        assert rate.grad.tolist() == [0.0, 0.0]

@@ -54,8 +54,17 @@ def test_as_strided_gradient_of_a_view_reading_outside_it():
 
 def test_as_strided_is_read_only_and_checks_bounds():
     x = ember.arange(4.0)
-    with pytest.raises(ember.GradError, match="read-only"):
+    with pytest.raises(ember.GradError, match="view made by as_strided.*read-only"):
         x.as_strided((2,), (1,)).add_(1)
+    with pytest.raises(ember.GradError, match="view made by as_strided"):
+        x.as_strided((2,), (1,))[:1].fill_(1)
+    with pytest.raises(ember.GradError, match="expand\\(\\) or as_strided\\(\\)"):
+        x.as_strided((2,), (1,)).detach().add_(1)
+    y = ember.arange(4.0, requires_grad=True) * 1  # was a bare view_scatter failure
+    with pytest.raises(ember.GradError, match="mul_: cannot write into a view made by as_strided"):
+        y.as_strided((2,), (1,)).mul_(2)
+    raises_like_torch(lambda lib: lib.arange(4.0).as_strided((2,), (1,), -1), ember.ShapeError,
+                      "storage offset must be non-negative, got -1")
     raises_like_torch(lambda lib: lib.arange(4.0).as_strided((3,), (2,)), ember.ShapeError,
                       "need a storage of 5 elements")
     raises_like_torch(lambda lib: lib.arange(4.0).as_strided((3,), (2, 1)), ember.ShapeError,
@@ -66,6 +75,17 @@ def test_as_strided_under_vmap_and_forward_mode():
     x = ember.arange(12.0).reshape(3, 4)
     out = ember.vmap(lambda r: r.as_strided((2, 2), (1, 1)))(x)
     assert_same(out, torch.arange(12.0).reshape(3, 4).unfold(1, 2, 1)[:, :2])
+    # as PyTorch's rule: one view of the batch's memory, sample i moved i batch strides on
+    # (was: zeros wherever a view read outside a sample's own elements)
+    for fn, in_dims in [(lambda r: r.as_strided((2,), (2,)), 1),
+                        (lambda r: r.as_strided((2, 2), (1, 1), 1), 0)]:
+        assert_same(ember.vmap(fn, in_dims=in_dims)(x),
+                    torch.vmap(fn, in_dims=in_dims)(torch.arange(12.0).reshape(3, 4)))
+    with pytest.raises(ember.ShapeError, match="as_strided: .* need a storage of 13"):
+        ember.vmap(lambda r: r.as_strided((2,), (1,), 3))(x)
+    x = ember.arange(6.0, dtype=ember.float64)
+    with pytest.raises(ember.errors.OpError, match="as_strided: under forward mode"):
+        ember.func.jvp(lambda v: v[2:].as_strided((2,), (1,), 0), (x,), (ember.ones_like(x),))
 
 
 # -- resize_ ------------------------------------------------------------------------------------
@@ -103,6 +123,11 @@ def test_scatter_errors():
     def cast(lib):
         return lib.select_scatter(lib.zeros(2, 2), lib.ones(2, dtype=lib.float64), 0, 0)
     assert_same(cast(ember), cast(torch))
+    for lib in (torch, ember):
+        with pytest.raises(IndexError, match="0-dim tensor"):
+            lib.select_scatter(lib.tensor(0.0), lib.tensor(1.0), 0, 0)
+        with pytest.raises(IndexError, match="0-dim tensor"):
+            lib.slice_scatter(lib.tensor(0.0), lib.tensor(1.0))
 
 
 # -- methods -------------------------------------------------------------------------------------
@@ -145,6 +170,8 @@ def test_new():
     assert ember.zeros(1).new(y) is y
     raises_like_torch(lambda lib: lib.zeros(1).new(lib.ones(1, dtype=lib.float64)), TypeError,
                       "expected a tensor of dtype float32")
+    assert_same(ember.zeros(1).new(np.array([1, 2])), torch.zeros(1).new(np.array([1, 2])))
+    raises_like_torch(lambda lib: lib.zeros(1).new(True), TypeError, "got bool")
 
 
 def test_apply_and_map():
@@ -156,6 +183,10 @@ def test_apply_and_map():
     assert_same(run(ember), run(torch))
     raises_like_torch(lambda lib: lib.ones(2, requires_grad=True).apply_(abs), ember.GradError,
                       "requires grad")
+    raises_like_torch(lambda lib: lib.ones(2).map_(lib.ones(2, requires_grad=True), max),
+                      ember.GradError, "requires grad")
+    raises_like_torch(lambda lib: lib.ones(2).map_(lib.tensor([1, 2]), max), ember.DTypeError,
+                      "self's dtype float32, got int64")
 
 
 # -- functions -----------------------------------------------------------------------------------
@@ -188,6 +219,9 @@ def test_scalar_tensor_and_unravel_index():
                       "integer dtype")
     raises_like_torch(lambda lib: lib.unravel_index(lib.tensor([1]), (2, -1)), ValueError,
                       "negative")
+    for shape in [(2.0, 3.0), ember.tensor([2, 3])]:
+        with pytest.raises(TypeError, match="'shape' to be an int or a sequence of ints"):
+            ember.unravel_index(ember.tensor([1]), shape)
 
 
 def test_frexp_errors_and_dtypes():

@@ -27,6 +27,13 @@ def test_window_arguments():
     raises_like_torch(lambda lib: lib.hann_window(3, dtype=lib.int64), ember.DTypeError,
                       "floating point dtype")
     raises_like_torch(lambda lib: lib.blackman_window(-1), ember.ShapeError, "non-negative")
+    raises_like_torch(lambda lib: lib.hann_window(4.0), TypeError, "must be an int")
+
+
+def test_blackman_ends_are_exactly_zero():
+    mine = ember.blackman_window(6, False, dtype=ember.float64)
+    assert mine[0].item() == mine[-1].item() == 0.0
+    assert_same(mine, torch.blackman_window(6, False, dtype=torch.float64), atol=1e-15)
 
 
 @pytest.mark.parametrize("args,kw", [((0, 2, 3), {}), ((-1, 2, 5), {"base": 2}),

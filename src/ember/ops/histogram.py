@@ -62,9 +62,10 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: Any = None,  # 
         raise ShapeError(f"histogram: weight must have the input's shape {tuple(input.shape)}, "
                          f"got {tuple(weight.shape)}")
     if isinstance(bins, Tensor):
-        if bins.ndim != 1:
-            raise ShapeError(f"histogram: bins tensor should have one dimension, got "
-                             f"{bins.ndim}")
+        if bins.ndim != 1 or bins.numel() < 2:
+            raise ShapeError(f"histogram: a bins tensor holds the bin edges, at least 2 in one "
+                             f"dimension, got shape {tuple(bins.shape)}. Hint: pass an int "
+                             "for that many equal bins")
         if bins.dtype is not input.dtype:
             raise DTypeError(f"histogram: input and bins should have one dtype, got input "
                              f"{input.dtype.name} and bins {bins.dtype.name}")

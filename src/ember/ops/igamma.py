@@ -20,6 +20,7 @@ from ember.ops.broadcast import sum_to
 from ember.ops.convert import promote
 from ember.ops.gamma import lgamma
 from ember.ops.gamma_kernel import lgamma_array
+from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import apply, primitive
 from ember.ops.unary import exp, log
 from ember.tensor import Tensor, method
@@ -157,3 +158,6 @@ def igammac(input: Tensor, other: Tensor) -> Tensor:
         tensor([0.3679, 0.7358])
     """
     return apply(IGammaC, *_operands("igammac", input, other))
+
+
+bind_inplace(igamma_=igamma, igammac_=igammac)

@@ -63,6 +63,11 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
         _refuse_leaf_write(x, name)
         if x._view is not None and x._view.version != x._vc.value:
             refresh_view(x)  # (its memory was written through another view: the new history)
+    if x._view is not None and any(prim.name == "as_strided" for prim, _ in x._view.chain):
+        raise GradError(f"{name}: cannot write into a view made by as_strided (shape "
+                        f"{tuple(x.shape)}): as_strided views are read-only in Ember, since "
+                        "their elements may overlap. Hint: clone() the view, or write into "
+                        "the tensor it was made from")
     own = GRAD.enabled and x.requires_grad and DISPATCH.only_observers()
     old = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx,
                 _counter_at(x._vc.value) if own else x._vc)
@@ -135,9 +140,9 @@ def _write(x: Tensor, name: str, values: Any) -> None:
     try:
         x._data[...] = values
     except ValueError as exc:  # a read-only broadcast view, typically
-        raise GradError(f"{name}: cannot write into this tensor ({exc}). Hint: tensors made "
-                        "by expand() share one element across many positions; clone() "
-                        "them before writing") from None
+        raise GradError(f"{name}: cannot write into this tensor ({exc}). Hint: views made "
+                        "by expand() or as_strided() (and their detached copies) are "
+                        "read-only; clone() them before writing") from None
 
 
 def _write_through_base(x: Tensor, name: str, result: Tensor) -> None:

@@ -1,18 +1,24 @@
 """Sampling counts: ``poisson`` (events at a rate) and ``binomial`` (successes in ``count``
 trials), elementwise, from Ember's generators (seeded by ``manual_seed``).
 
-Their outputs carry no gradient (PyTorch's is zero everywhere).
+As in PyTorch, ``poisson``'s gradient is zero everywhere (its output stays in the graph) and
+``binomial``'s output carries none.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ember.errors import DTypeError, OpError, describe
 from ember.ops.broadcast import broadcast_tensors
 from ember.ops.primitive import TensorSpec, apply, primitive
 from ember.ops.random import Generator, Sample
+from ember.ops.select import zero_grad_from
 from ember.tensor import Tensor
 
 __all__ = ["poisson", "binomial"]
+
+_MAX_RATE = float(np.iinfo(np.int64).max - 10 * np.sqrt(np.iinfo(np.int64).max))  # NumPy's
 
 
 @primitive
@@ -24,7 +30,12 @@ class Poisson(Sample):
             raise OpError(f"poisson: invalid Poisson rate, expected rates to be non-negative, "
                           f"got a minimum of {rate.min()} in a "
                           f"{describe(rate.shape, rate.dtype)} tensor")
-        return xp.asarray(self.rng(generator).poisson(rate).astype(rate.dtype))
+        if rate.size and not rate.max() <= _MAX_RATE:
+            raise OpError(f"poisson: rates up to {_MAX_RATE:.4g} are supported (the counts are "
+                          f"64-bit integers), got a maximum of {rate.max()} in a "
+                          f"{describe(rate.shape, rate.dtype)} tensor")
+        counts = self.rng(generator).poisson(rate.astype("float64"))
+        return xp.asarray(xp.asarray(counts).astype(rate.dtype))
 
     def infer(self, rate, *, generator):
         return rate
@@ -37,7 +48,8 @@ class Binomial(Sample):
     def forward(self, xp, count, prob, *, generator):
         n = xp.maximum(xp.nan_to_num(count), 0).astype("int64")  # PyTorch: negative → 0 draws
         p = xp.clip(xp.nan_to_num(prob), 0, 1)
-        return xp.asarray(self.rng(generator).binomial(n, p).astype(count.dtype))
+        draws = xp.asarray(self.rng(generator).binomial(n, p)).astype(count.dtype)
+        return xp.where(xp.isnan(prob), prob, draws)  # a NaN probability draws NaN
 
     def infer(self, count, prob, *, generator):
         return TensorSpec(count.shape, count.dtype)
@@ -62,7 +74,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
         (2,)
     """
     _check_floating("poisson", input)
-    return apply(Poisson, input.detach(), generator=generator)
+    return zero_grad_from(input, apply(Poisson, input.detach(), generator=generator))
 
 
 def binomial(count: Tensor, prob: Tensor, generator: Generator | None = None) -> Tensor:

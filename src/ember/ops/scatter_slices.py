@@ -16,6 +16,13 @@ from ember.tensor import Tensor, method
 __all__ = ["select_scatter", "slice_scatter"]
 
 
+def _dim(op: str, input: Tensor, dim: int) -> int:
+    if input.ndim == 0:
+        raise IndexOutOfRange(f"{op}: cannot be applied to a 0-dim tensor, which has no "
+                              f"dimension {dim}. Hint: make it 1-D first, input.reshape(1)")
+    return normalize_dim(dim, input.ndim, op)
+
+
 def _scatter(op: str, input: Tensor, src: Tensor, index: tuple) -> Tensor:
     if not isinstance(src, Tensor):
         raise TypeError(f"{op}: src must be a tensor, not {type(src).__name__}")
@@ -36,7 +43,7 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
         tensor([[1., 1.],
                 [0., 0.]])
     """
-    dim = normalize_dim(dim, input.ndim, "select_scatter")
+    dim = _dim("select_scatter", input, dim)
     n = input.shape[dim]
     if not -n <= index < n:
         raise IndexOutOfRange(f"select_scatter: index {index} out of range for tensor of size "
@@ -55,7 +62,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
         tensor([[1., 0., 1., 0.],
                 [1., 0., 1., 0.]])
     """
-    dim = normalize_dim(dim, input.ndim, "slice_scatter")
+    dim = _dim("slice_scatter", input, dim)
     if step <= 0:
         raise OpError(f"slice_scatter: slice step must be positive, got {step}")
     start, end, step = slice(start, end, step).indices(input.shape[dim])

@@ -14,14 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ember import dtypes
-from ember.errors import DeviceError, GradError, ShapeError
-from ember.ops.creation import arange, zeros
+from ember.errors import DeviceError, GradError, OpError, ShapeError
+from ember.ops.creation import tensor, zeros
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
-from ember.ops.search import searchsorted
 from ember.ops.select import where
 from ember.ops.shape import read_sizes
-from ember.ops.sort import sort
 from ember.tensor import STRUCTURE, Tensor, method
 
 __all__ = ["as_strided"]
@@ -94,43 +91,49 @@ class AsStrided(Primitive):
 
     def vjp(self, ctx, g):
         x = ctx.inputs[0]
-        where_in, found = _input_positions(tuple(x.shape), x.device, ctx.params)
+        where_in, found = _input_positions(tuple(x.shape), ctx.params)
+        inside = where(tensor(found, device=g.device), g.reshape(-1), 0.0)
         flat = zeros(x.numel(), dtype=g.dtype, device=g.device)
-        gx = flat.index_add(0, where_in, where(found, g.reshape(-1), 0.0))
-        return gx.reshape(x.shape)
+        return flat.index_add(0, tensor(where_in, device=g.device), inside).reshape(x.shape)
 
     def jvp(self, ctx, dx):
-        return strided_rows(dx.reshape(1, -1), tuple(dx.shape), ctx.params)[0]
+        return _strided_copy(dx, ctx.params)
 
 
-def _addresses(size: tuple, stride: tuple, offset: int, device: Any) -> Tensor:
+def _addresses(size: tuple, stride: tuple, offset: int) -> np.ndarray:
     """The storage position of every element of a ``size``/``stride`` view, flattened."""
-    pos = zeros(size, dtype=dtypes.int64, device=device) + offset
-    for d, (n, s) in enumerate(zip(size, stride)):
-        pos = pos + (arange(n, device=device) * s).reshape((n,) + (1,) * (len(size) - d - 1))
-    return pos.reshape(-1)
+    steps = np.asarray(stride, dtype=np.int64)
+    return (offset + np.tensordot(steps, np.indices(size, dtype=np.int64), 1)).reshape(-1)
 
 
-def _input_positions(shape: tuple, device: Any, params: dict) -> tuple[Tensor, Tensor]:
+def _input_positions(shape: tuple, params: dict) -> tuple[np.ndarray, np.ndarray]:
     """For each output element: the flat index of the input element (of ``shape``) at its
-    address, and whether there is one (an as_strided view may read memory outside its
-    input)."""
+    address, and whether there is one (an as_strided view of a view may read memory outside
+    its input). Computed from the parameters alone, so on the host."""
     x_stride, x_offset = params["source"]
-    mine, order = sort(_addresses(shape, x_stride, x_offset, device))
-    wanted = _addresses(params["size"], params["stride"], params["storage_offset"], device)
-    if not mine.numel():
-        return zeros(wanted.shape, dtype=dtypes.int64, device=device), wanted != wanted
-    at = searchsorted(mine, wanted).clamp(max=mine.numel() - 1)
-    return order[at], mine[at] == wanted
+    mine = _addresses(shape, x_stride, x_offset)
+    order = np.argsort(mine, kind="stable")
+    mine = mine[order]
+    wanted = _addresses(params["size"], params["stride"], params["storage_offset"])
+    if mine.size:
+        at = np.searchsorted(mine, wanted).clip(max=mine.size - 1)
+        index, found = order[at], mine[at] == wanted
+    else:
+        index, found = np.zeros_like(wanted), np.zeros(wanted.shape, dtype=bool)
+    return index, found
 
 
-def strided_rows(rows: Tensor, shape: tuple, params: dict) -> Tensor:
-    """``as_strided`` with ``params`` of each row of ``rows`` (flattened inputs of ``shape``),
-    as a copy, 0 where the view reads memory outside the input: the forward-mode rule, and
-    vmap's."""
-    where_in, found = _input_positions(shape, rows.device, params)
-    out = where(found, rows[:, where_in], 0.0)
-    return out.reshape((rows.shape[0],) + tuple(params["size"]))
+def _strided_copy(x: Tensor, params: dict) -> Tensor:
+    """``as_strided`` with ``params`` of ``x`` (the forward-mode rule), as a copy; ``x`` has
+    no storage beyond its own elements here, so a view reading outside them is refused."""
+    where_in, found = _input_positions(tuple(x.shape), params)
+    if not found.all():
+        raise OpError(f"as_strided: under forward mode, the view (sizes {list(params['size'])}, "
+                      f"strides {list(params['stride'])}, storage offset "
+                      f"{params['storage_offset']}) must read only the elements of its input "
+                      f"of shape {tuple(x.shape)}, but it reads memory outside them (of the "
+                      "tensor it is a view of). Hint: call as_strided on that tensor instead")
+    return x.reshape(-1)[tensor(where_in, device=x.device)].reshape(params["size"])
 
 
 @method()
@@ -154,9 +157,11 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None
                          "non-negative")
     own = input.storage_offset()
     offset = own if storage_offset is None else int(storage_offset)
+    if offset < 0:
+        raise ShapeError(f"as_strided: the storage offset must be non-negative, got {offset}")
     flat, _ = _storage(input._data)
     need = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
-    if offset < 0 or need * input.element_size() > flat.size:
+    if need * input.element_size() > flat.size:
         raise ShapeError(f"as_strided: sizes {list(size)}, strides {list(stride)} and storage "
                          f"offset {offset} need a storage of {need} elements, but the "
                          f"storage holds {flat.size // input.element_size()}")

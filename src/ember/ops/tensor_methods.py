@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ember import dtypes
 from ember.autograd.grad_mode import GRAD
-from ember.errors import DeviceError, GradError, OpError, ShapeError
+from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
 from ember.ops.activations import hardshrink, prelu
 from ember.ops.arithmetic import div, mul, sub
 from ember.ops.broadcast import broadcast_to, sum_to
@@ -134,9 +136,9 @@ def new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
             raise TypeError(f"new: expected a tensor of dtype {self.dtype.name}, got "
                             f"{args[0].dtype.name}")
         return args[0]
-    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
         return tensor(args[0], dtype=self.dtype, device=device)
-    if not all(isinstance(n, int) for n in args):
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in args):
         raise TypeError(f"new: expected sizes (ints), a sequence of data or a tensor, got "
                         f"{', '.join(type(n).__name__ for n in args)}")
     return empty(*args, dtype=self.dtype, device=device) if args else \
@@ -347,9 +349,15 @@ def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
 # -- Python callables per element ---------------------------------------------------------------
 def _per_element(self: Tensor, name: str, fn: Callable[..., Any], *others: Tensor) -> Tensor:
     """Writes ``fn(element of self, elements of others…)`` into ``self``, element by element."""
-    if self.requires_grad:
-        raise GradError(f"{name}: can't call {name}() on a tensor that requires grad (shape "
-                        f"{tuple(self.shape)}). Hint: use x.detach().{name}(...) instead")
+    for x in (self, *others):
+        if x.requires_grad:
+            raise GradError(f"{name}: can't call {name}() with a tensor that requires grad "
+                            f"(shape {tuple(x.shape)}). Hint: detach it first, "
+                            f"x.detach().{name}(...)")
+        if x.dtype is not self.dtype:
+            raise DTypeError(f"{name}: expected the other tensor to have self's dtype "
+                             f"{self.dtype.name}, got {x.dtype.name}. Hint: convert it with "
+                             f".to({self.dtype.name})")
     if self.device.type != "cpu":
         raise DeviceError(f"{name}: implemented for CPU tensors only, got one on "
                           f"{self.device}. Hint: move it with .cpu() first")

@@ -27,7 +27,11 @@ def unravel_index(indices: Tensor, shape: int | Sequence[int]) -> tuple[Tensor, 
     if indices.dtype.category != dtypes.INT:
         raise DTypeError(f"unravel_index: expected 'indices' to be integer dtype, but got "
                          f"{indices.dtype.name}")
-    shape = (shape,) if isinstance(shape, int) else tuple(int(n) for n in shape)
+    sizes = (shape,) if isinstance(shape, int) else shape
+    if not (isinstance(sizes, Sequence) and all(isinstance(n, int) for n in sizes)):
+        raise TypeError(f"unravel_index: expected 'shape' to be an int or a sequence of ints, "
+                        f"got {type(shape).__name__} {shape!r}")
+    shape = tuple(sizes)
     if any(n < 0 for n in shape):
         raise ValueError(f"unravel_index: 'shape' cannot have negative values, but got {shape}")
     if 0 in shape:

@@ -9,6 +9,7 @@ points without its last. Computed in float64, then cast to ``dtype`` (a floating
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,11 @@ def _window(op: str, length: int, periodic: bool, dtype: Any, device: Any,
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     if not dt.is_floating_point:
         raise DTypeError(f"{op}: expects a floating point dtype, got {dt.name}")
+    try:
+        length = operator.index(length)
+    except TypeError:
+        raise TypeError(f"{op}: window_length must be an int, got "
+                        f"{type(length).__name__}") from None
     if length < 0:
         raise ShapeError(f"{op}: requires a non-negative window_length, got {length}")
     if length <= 1:
@@ -71,10 +77,11 @@ def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = N
 
     Example:
         >>> ember.blackman_window(4)
-        tensor([-1.3878e-17,  3.4000e-01,  1.0000e+00,  3.4000e-01])
+        tensor([0.0000, 0.3400, 1.0000, 0.3400])
     """
+    # summed in this order, the ends are exactly 0 (0.08 - 0.5 + 0.42), as in PyTorch
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda t: 0.42 - 0.5 * cos(2 * math.pi * t) + 0.08 * cos(4 * math.pi * t))
+                   lambda t: 0.08 * cos(4 * math.pi * t) - 0.5 * cos(2 * math.pi * t) + 0.42)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = None,

@@ -12,7 +12,7 @@ from typing import Any
 from ember.errors import OpError
 from ember.func.batching import batched, pad_rank, prim, rule
 from ember.ops.primitive import apply
-from ember.ops.storage import strided_rows
+from ember.ops.storage import as_strided
 
 FULL = (None, None, None)  # ``:`` in a normalized basic index
 
@@ -116,6 +116,7 @@ def _view_scatter(b: int, xs: tuple, bs: tuple, *, chain: tuple) -> Any:
 
 
 @rule("as_strided")
-def _as_strided(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
-    (x,) = xs  # (a copy per sample: the view of a sample's own elements)
-    return strided_rows(x.reshape(b, -1), tuple(x.shape)[1:], params)
+def _as_strided(b: int, xs: tuple, bs: tuple, *, size: tuple, stride: tuple,
+                storage_offset: int, source: tuple) -> Any:
+    (x,) = xs  # one view of the batch's memory: sample i starts i batch strides further on
+    return as_strided(x, (b,) + tuple(size), (x.stride(0),) + tuple(stride), storage_offset)
