@@ -228,3 +228,14 @@ def test_relu_backward_masks_exactly_like_torch(dtype):
         F.relu(ref).backward(torch.tensor(g, dtype=getattr(torch, dtype)))
         assert mine.grad.dtype.name == dtype
         np.testing.assert_array_equal(mine.grad.float().numpy(), ref.grad.float().numpy())
+
+
+def test_prelu_dtypes_and_a_0d_input_as_torch():
+    out = ember.prelu(ember.tensor(-2.0), ember.tensor([0.25]))
+    assert out.shape == torch.prelu(torch.tensor(-2.0), torch.tensor([0.25])).shape == ()
+    with pytest.raises(ember.DTypeError, match="prelu: input .float32. and weight .float64."):
+        ember.prelu(ember.ones(1, 2), ember.ones(2, dtype=ember.float64))
+    with pytest.raises(ember.DTypeError, match="prelu: needs a floating input"):
+        ember.prelu(ember.tensor([[-1, 2]]), ember.tensor([1, 2]))
+    with ember.autocast("cpu", dtype=ember.bfloat16):  # (torch's autocast runs it in bf16)
+        assert ember.nn.PReLU()(ember.randn(3, dtype=ember.bfloat16)).dtype is ember.bfloat16

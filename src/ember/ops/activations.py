@@ -19,7 +19,7 @@ from ember.ops.dims import normalize_dim
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.random import Generator, rand
 from ember.ops.relu_kernel import relu_array, relu_grad_array
 from ember.ops.select import where
@@ -403,7 +403,17 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         >>> ember.prelu(ember.tensor([[-1.0, 2.0]]), ember.tensor([0.25, 0.5]))
         tensor([[-0.2500,  2.0000]])
     """
-    if weight.numel() != 1:
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"prelu: needs a floating input, got {input.dtype.name}")
+    if input.dtype is not weight.dtype:
+        if not DISPATCH.casting:
+            raise DTypeError(f"prelu: input ({input.dtype.name}) and weight "
+                             f"({weight.dtype.name}) must have one dtype, as torch's (no "
+                             "promotion). Hint: weight.to(input.dtype)")
+        weight = weight.to(input.dtype)  # (under autocast: in the activations' precision)
+    if weight.numel() == 1:
+        weight = weight.reshape(())  # (a 0-d input stays 0-d)
+    else:
         channels = input.shape[1] if input.ndim >= 2 else 0
         if weight.ndim != 1 or weight.shape[0] != channels:
             raise ShapeError(f"prelu: weight of shape {tuple(weight.shape)} for input of shape "

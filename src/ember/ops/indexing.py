@@ -440,8 +440,8 @@ def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: T
                 view[key] = values._data
         except ValueError as exc:
             if not view.flags.writeable:
-                raise OpError(f"{op}: cannot write into this tensor (a read-only broadcast "
-                              "view made by expand()); clone() it first") from None
+                raise OpError(f"{op}: cannot write into this tensor (a read-only view made "
+                              "by expand() or as_strided()); clone() it first") from None
             target = read_index(x, basic, arrays, dims).shape
             raise ShapeError(f"{op}: values of shape {tuple(values.shape)} cannot be broadcast "
                              f"to the indexed shape {tuple(target)}") from exc
