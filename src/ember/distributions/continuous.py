@@ -13,14 +13,9 @@ from ember.tensor import Tensor
 __all__ = ["Exponential", "Laplace", "Normal", "Uniform"]
 
 
-class Normal(_Elementwise):
-    """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``.
-
-    Example:
-        >>> d = ember.distributions.Normal(ember.tensor([0.0]), ember.tensor([1.0]))
-        >>> d.log_prob(ember.tensor([0.0]))
-        tensor([-0.9189])
-    """
+class _LocationScale(_Elementwise):
+    """A distribution on the real line given by ``loc`` (its mean and mode) and a positive
+    ``scale``: what Normal and Laplace share."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     _param_event_dims = {"loc": 0, "scale": 0}
@@ -33,6 +28,17 @@ class Normal(_Elementwise):
 
     mean = property(lambda self: self.loc, doc="The mean, ``loc``.")
     mode = property(lambda self: self.loc, doc="The mode, ``loc``.")
+
+
+class Normal(_LocationScale):
+    """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``.
+
+    Example:
+        >>> d = ember.distributions.Normal(ember.tensor([0.0]), ember.tensor([1.0]))
+        >>> d.log_prob(ember.tensor([0.0]))
+        tensor([-0.9189])
+    """
+
     stddev = property(lambda self: self.scale, doc="The standard deviation, ``scale``.")
     variance = property(lambda self: self.scale ** 2, doc="The variance, ``scale ** 2``.")
 
@@ -56,7 +62,7 @@ class Normal(_Elementwise):
         return 0.5 + 0.5 * math.log(2 * math.pi) + ember.log(self.scale)
 
 
-class Laplace(_Elementwise):
+class Laplace(_LocationScale):
     """The Laplace distribution: density ``exp(-|x - loc| / scale) / (2 scale)``.
 
     Example:
@@ -64,17 +70,6 @@ class Laplace(_Elementwise):
         tensor(2.)
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    _param_event_dims = {"loc": 0, "scale": 0}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc: Tensor | float, scale: Tensor | float,
-                 validate_args: bool | None = None) -> None:
-        super().__init__(("loc", "scale"), (loc, scale), validate_args)
-
-    mean = property(lambda self: self.loc, doc="The mean, ``loc``.")
-    mode = property(lambda self: self.loc, doc="The mode, ``loc``.")
     stddev = property(lambda self: math.sqrt(2) * self.scale, doc="``sqrt(2) * scale``.")
     variance = property(lambda self: 2 * self.scale ** 2, doc="``2 * scale ** 2``.")
 
