@@ -63,7 +63,7 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
         _refuse_leaf_write(x, name)
         if x._view is not None and x._view.version != x._vc.value:
             refresh_view(x)  # (its memory was written through another view: the new history)
-    if x._view is not None and any(prim.name == "as_strided" for prim, _ in x._view.chain):
+    if x._view is not None and any(prim.read_only_view for prim, _ in x._view.chain):
         raise GradError(f"{name}: cannot write into a view made by as_strided (shape "
                         f"{tuple(x.shape)}): as_strided views are read-only in Ember, since "
                         "their elements may overlap. Hint: clone() the view, or write into "

@@ -54,6 +54,8 @@ class Primitive:
         pure: False for ops whose every application matters besides its value (sampling
             draws from a generator, collectives communicate): graph passes never fold,
             merge or drop them.
+        read_only_view: a view that in-place ops may not write through (``as_strided``, whose
+            elements may overlap).
         jvp_takes_none: the jvp rule takes None for an input with no tangent (a constant),
             instead of zeros, so that ``inf * 0`` never turns a constant's term into NaN.
     """
@@ -66,6 +68,7 @@ class Primitive:
     save_inputs = True
     save_outputs = False
     pure = True
+    read_only_view = False
     jvp_takes_none = False
 
     def forward(self, xp: Any, *arrays: Any, **params: Any) -> Any:

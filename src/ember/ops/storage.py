@@ -81,6 +81,7 @@ class AsStrided(Primitive):
 
     name = "as_strided"
     view = True
+    read_only_view = True
     save_inputs = False
 
     def forward(self, xp, a, *, size, stride, storage_offset, source):
