@@ -1,9 +1,10 @@
 """``ember.special``: PyTorch's ``torch.special`` namespace over Ember's ops.
 
 Most names are Ember's own ops under SciPy-style names (``expit`` is ``sigmoid``,
-``gammaln`` is ``lgamma``, ``multigammaln`` is ``mvlgamma``, ``psi`` is ``digamma``); ``entr``,
-``ndtr``, ``ndtri``, ``log_ndtr``, ``log1p``, ``expm1``, ``exp2``, ``round``, ``xlog1py``
-and ``i1`` are compositions.
+``gammaln`` is ``lgamma``, ``multigammaln`` is ``mvlgamma``, ``psi`` is ``digamma``,
+``gammainc`` / ``gammaincc`` are ``igamma`` / ``igammac``); ``entr``, ``ndtr``, ``ndtri``,
+``log_ndtr``, ``log1p``, ``expm1``, ``exp2``, ``round``, ``xlog1py`` and ``i1`` are
+compositions.
 
 Example:
     >>> ember.special.expit(ember.tensor([0.0]))
@@ -18,6 +19,7 @@ from typing import Any
 from ember.ops.compare import eq, gt, isfinite, isnan, lt
 from ember.ops.convert import to_float
 from ember.ops.gamma import digamma, i0, i1, lgamma, mvlgamma, polygamma
+from ember.ops.igamma import igamma, igammac
 from ember.ops.reduce import logsumexp
 from ember.ops.select import where
 from ember.ops.softmax import log_softmax, softmax
@@ -26,12 +28,14 @@ from ember.ops.unary import erf, exp, exp2, expm1, log, log1p, round, sigmoid
 from ember.tensor import Tensor
 
 __all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "i0", "i1",
-           "gammaln", "digamma", "psi", "polygamma", "multigammaln", "log_softmax", "softmax",
-           "logsumexp", "sinc", "entr", "ndtr", "ndtri", "log_ndtr", "exp2", "expm1",
-           "log1p", "round"]
+           "gammaln", "gammainc", "gammaincc", "digamma", "psi", "polygamma", "multigammaln",
+           "log_softmax", "softmax", "logsumexp", "sinc", "entr", "ndtr", "ndtri", "log_ndtr",
+           "exp2", "expm1", "log1p", "round"]
 
 expit = sigmoid
 gammaln = lgamma
+gammainc = igamma
+gammaincc = igammac
 psi = digamma
 multigammaln = mvlgamma
 _SQRT2 = math.sqrt(2.0)

@@ -16,7 +16,7 @@ from ember.distributions.continuous import Exponential, Laplace, Normal, Uniform
 from ember.distributions.dirichlet import Beta, Dirichlet
 from ember.distributions.discrete import Bernoulli, Binomial, Geometric, Poisson
 from ember.distributions.distribution import Distribution, set_default_validate_args
-from ember.distributions.gamma import Gamma
+from ember.distributions.gamma import Chi2, Gamma
 from ember.distributions.independent import Independent
 from ember.distributions.kl import kl_divergence, register_kl
 from ember.distributions.multivariate_normal import MultivariateNormal
@@ -30,7 +30,8 @@ from ember.distributions.transforms import (
     Transform,
 )
 
-__all__ = ["AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "ComposeTransform",
+__all__ = ["AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Chi2",
+           "ComposeTransform",
            "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma", "Geometric",
            "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal",
            "OneHotCategorical", "Poisson", "SigmoidTransform", "TanhTransform", "Transform",

@@ -21,7 +21,7 @@ from ember.distributions._sampling import standard_gamma
 from ember.distributions.distribution import _Elementwise
 from ember.tensor import Tensor
 
-__all__ = ["Gamma", "standard_gamma_rsample"]
+__all__ = ["Chi2", "Gamma", "standard_gamma_rsample"]
 
 _MAX_TERMS = 100_000
 
@@ -98,6 +98,28 @@ class Gamma(_Elementwise):
         c, r = self.concentration, self.rate
         return ember.xlogy(c, r) + ember.xlogy(c - 1, value) - r * value - ember.lgamma(c)
 
+    def cdf(self, value: Tensor) -> Tensor:
+        """``P(concentration, rate * value)``, the regularized lower incomplete gamma function
+        (no gradient in the concentration, as in PyTorch)."""
+        value = self._checked(value)
+        return ember.special.gammainc(self.concentration, self.rate * value)
+
     def entropy(self) -> Tensor:
         c = self.concentration
         return c - ember.log(self.rate) + ember.lgamma(c) + (1 - c) * ember.digamma(c)
+
+
+class Chi2(Gamma):
+    """The chi-squared distribution with ``df`` degrees of freedom: ``Gamma(df / 2, 1 / 2)``.
+
+    Example:
+        >>> ember.distributions.Chi2(ember.tensor([3.0])).variance
+        tensor([6.])
+    """
+
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df: Tensor | float, validate_args: bool | None = None) -> None:
+        super().__init__(0.5 * df, 0.5, validate_args)
+
+    df = property(lambda self: self.concentration * 2, doc="The degrees of freedom.")

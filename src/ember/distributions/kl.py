@@ -24,6 +24,7 @@ _KL_REGISTRY: dict[tuple[type, type], Callable] = {}
 _KL_MEMO: dict[tuple[type, type], Callable | None] = {}
 
 F = ember.nn.functional
+_EULER_GAMMA = 0.57721566490153286061
 
 
 def register_kl(type_p: type, type_q: type) -> Callable:
@@ -151,15 +152,6 @@ def _kl_uniform_uniform(p: Uniform, q: Uniform) -> Tensor:
     return _inf_where((q.low > p.low) | (q.high < p.high), result)
 
 
-@register_kl(Uniform, Normal)
-def _kl_uniform_normal(p: Uniform, q: Normal) -> Tensor:
-    width = p.high - p.low
-    t1 = ember.log(math.sqrt(2 * math.pi) * q.scale / width)
-    t2 = width ** 2 / 12
-    t3 = ((p.high + p.low - 2 * q.loc) / 2) ** 2
-    return t1 + 0.5 * (t2 + t3) / q.scale ** 2
-
-
 @register_kl(Gamma, Gamma)
 def _kl_gamma_gamma(p: Gamma, q: Gamma) -> Tensor:
     t1 = q.concentration * ember.log(p.rate / q.rate)
@@ -217,3 +209,112 @@ def _kl_transformed_transformed(p: TransformedDistribution,
                                   "event shape")
     kl = kl_divergence(p.base_dist, q.base_dist)
     return sum_rightmost(kl, len(p.event_shape) - len(p.base_dist.event_shape))
+
+
+# Cross-family pairs: KL(p || q) = -H(p) + H(p, q), the cross-entropy H(p, q) = -E_p[log q(x)]
+# written from the moments of p that q's log-density needs.
+
+
+@register_kl(Normal, Uniform)
+@register_kl(Normal, Exponential)
+@register_kl(Normal, Gamma)
+@register_kl(Normal, Beta)
+@register_kl(Laplace, Uniform)
+@register_kl(Laplace, Exponential)
+@register_kl(Laplace, Gamma)
+@register_kl(Laplace, Beta)
+@register_kl(Exponential, Uniform)
+@register_kl(Exponential, Beta)
+@register_kl(Gamma, Uniform)
+@register_kl(Gamma, Beta)
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
+def _kl_infinite(p: Distribution, q: Distribution) -> Tensor:
+    """p puts mass where q has none."""
+    return ember.full_like(p.mean.detach(), math.inf)
+
+
+def _uniform_mean_log(low: Tensor, high: Tensor) -> Tensor:
+    """``E[log x]`` for ``x ~ Uniform(low, high)``, ``low >= 0``."""
+    return (ember.xlogy(high, high) - ember.xlogy(low, low)) / (high - low) - 1
+
+
+def _normal_cross_entropy(q: Normal, mean: Tensor, variance: Tensor) -> Tensor:
+    return (ember.log(q.scale) + 0.5 * math.log(2 * math.pi)
+            + (variance + (mean - q.loc) ** 2) / (2 * q.scale ** 2))
+
+
+def _exponential_cross_entropy(q: Exponential, mean: Tensor) -> Tensor:
+    return q.rate * mean - ember.log(q.rate)
+
+
+def _gamma_cross_entropy(q: Gamma, mean: Tensor, mean_log: Tensor) -> Tensor:
+    c, r = q.concentration, q.rate
+    return ember.lgamma(c) - c * ember.log(r) - (c - 1) * mean_log + r * mean
+
+
+@register_kl(Uniform, Normal)
+@register_kl(Laplace, Normal)
+@register_kl(Exponential, Normal)
+@register_kl(Gamma, Normal)
+@register_kl(Beta, Normal)
+def _kl_normal_cross(p: Distribution, q: Normal) -> Tensor:
+    return _normal_cross_entropy(q, p.mean, p.variance) - p.entropy()
+
+
+@register_kl(Gamma, Exponential)
+@register_kl(Beta, Exponential)
+def _kl_exponential_cross(p: Distribution, q: Exponential) -> Tensor:
+    return _exponential_cross_entropy(q, p.mean) - p.entropy()
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p: Uniform, q: Exponential) -> Tensor:
+    return _inf_where(p.low < 0, _exponential_cross_entropy(q, p.mean) - p.entropy())
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p: Exponential, q: Gamma) -> Tensor:
+    mean_log = -_EULER_GAMMA - ember.log(p.rate)
+    return _gamma_cross_entropy(q, p.mean, mean_log) - p.entropy()
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p: Beta, q: Gamma) -> Tensor:
+    a, b = p.concentration1, p.concentration0
+    mean_log = ember.digamma(a) - ember.digamma(a + b)
+    return _gamma_cross_entropy(q, p.mean, mean_log) - p.entropy()
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p: Uniform, q: Gamma) -> Tensor:
+    kl = _gamma_cross_entropy(q, p.mean, _uniform_mean_log(p.low, p.high)) - p.entropy()
+    return _inf_where(p.low < 0, kl)
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p: Uniform, q: Beta) -> Tensor:
+    a, b = q.concentration1, q.concentration0
+    log_beta = ember.lgamma(a) + ember.lgamma(b) - ember.lgamma(a + b)
+    cross = (log_beta - (a - 1) * _uniform_mean_log(p.low, p.high)
+             - (b - 1) * _uniform_mean_log(1 - p.high, 1 - p.low))
+    return _inf_where((p.low < 0) | (p.high > 1), cross - p.entropy())
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p: Beta, q: Uniform) -> Tensor:
+    return _inf_where((q.low > 0) | (q.high < 1), ember.log(q.high - q.low) - p.entropy())
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p: Normal, q: Laplace) -> Tensor:
+    gap = p.loc - q.loc
+    z = gap / p.scale
+    mean_abs = (math.sqrt(2 / math.pi) * p.scale * ember.exp(-0.5 * z ** 2)
+                + gap * ember.erf(z / math.sqrt(2)))  # E|x - q.loc|
+    return ember.log(2 * q.scale) + mean_abs / q.scale - p.entropy()
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p: Bernoulli, q: Poisson) -> Tensor:
+    return q.rate - p.probs * ember.log(q.rate) - p.entropy()
