@@ -195,3 +195,59 @@ def test_functional_call_replaces_a_parametrized_tensor():
     np.testing.assert_allclose(y.detach().numpy(), 3 + m.bias.detach().numpy()[None])
     y.sum().backward()
     assert w.grad.tolist() == [[1.0] * 3] * 2 and "weight" not in m.__dict__
+
+
+def _orthogonal_pair(w, **kwargs):
+    """A linear layer with weight ``w`` under torch's and Ember's ``orthogonal``."""
+    t, e = torch.nn.Linear(1, 1).double(), nn.Linear(1, 1).to(ember.float64)
+    t.weight, e.weight = torch.nn.Parameter(torch.tensor(w)), nn.Parameter(ember.tensor(w))
+    return tPS.orthogonal(t, **kwargs), PS.orthogonal(e, **kwargs)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 3)])
+@pytest.mark.parametrize("use_trivialization", [True, False])
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley", "householder"])
+def test_orthogonal_matches_torch(orthogonal_map, use_trivialization, shape):
+    rng = np.random.default_rng(0)
+    t, e = _orthogonal_pair(rng.standard_normal(shape), orthogonal_map=orthogonal_map,
+                            use_trivialization=use_trivialization)
+    t_state, e_state = t.state_dict(), e.state_dict()
+    assert list(e_state) == list(t_state)
+    square = shape[-1] == shape[-2]
+    for key in ("parametrizations.weight.original",) + (("parametrizations.weight.0.base",)
+                                                        if use_trivialization and square else ()):
+        np.testing.assert_allclose(e_state[key].numpy(), t_state[key].numpy(), atol=1e-12)
+    copy_state(t, e)  # the random completion of a non-square base
+    g = rng.standard_normal(shape)
+    (t.weight * torch.tensor(g)).sum().backward()
+    (e.weight * ember.tensor(g)).sum().backward()
+    np.testing.assert_allclose(e.weight.detach().numpy(), t.weight.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(e.parametrizations.weight.original.grad.numpy(),
+                               t.parametrizations.weight.original.grad.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "householder"])
+def test_orthogonal_assignment_and_default_map(orthogonal_map):
+    rng = np.random.default_rng(1)
+    t, e = _orthogonal_pair(rng.standard_normal((3, 3)))
+    assert e.parametrizations.weight[0].orthogonal_map == "matrix_exp"
+    q = np.linalg.qr(rng.standard_normal((3, 3)))[0]
+    t, e = _orthogonal_pair(rng.standard_normal((3, 3)), orthogonal_map=orthogonal_map)
+    t.weight, e.weight = torch.tensor(q), ember.tensor(q)  # orthogonal: kept as is
+    np.testing.assert_allclose(e.weight.detach().numpy(), q, atol=1e-12)
+    for key, value in t.state_dict().items():
+        if key != "bias":  # random
+            np.testing.assert_allclose(e.state_dict()[key].numpy(), value.numpy(), atol=1e-12)
+
+
+def test_orthogonal_errors():
+    with pytest.raises(ValueError, match="matrix or batch of matrices"):
+        PS.orthogonal(nn.Linear(2, 3), "bias")
+    with pytest.raises(ValueError, match="orthogonal_map has to be one of"):
+        PS.orthogonal(nn.Linear(2, 3), orthogonal_map="qr")
+    with pytest.raises(ValueError, match="has no parameter or buffer named 'w'"):
+        PS.orthogonal(nn.Linear(2, 3), "w")
+    m = PS.orthogonal(nn.Linear(2, 3))
+    assert m.parametrizations.weight[0].orthogonal_map == "householder"
+    with pytest.raises(ValueError, match=r"of shape \(3, 2\), got a tensor of shape \(2, 2\)"):
+        m.weight = ember.eye(2)

@@ -51,6 +51,14 @@ def _lstm(x: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) ->
     return o.sigmoid() * c.tanh(), c
 
 
+def _projected(cell: Any, w_hr: Tensor) -> Any:
+    """``cell`` followed by the LSTM projection ``h' = h W_hrᵀ`` (``proj_size > 0``)."""
+    def step(x: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
+        h, c = cell(x, h, c, w_hh, b_hh)
+        return F.linear(h, w_hr), c
+    return step
+
+
 def _gru(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
     xr, xz, xn = x.chunk(3, -1)
     hr, hz, hn = F.linear(h, w_hh, b_hh).chunk(3, -1)
@@ -117,7 +125,9 @@ class RNNBase(Module):
     """The shared machinery: parameters per layer and direction, the time loop, dropout
     between layers, batch-first, unbatched and packed (:class:`PackedSequence`) inputs. A
     packed input gives a packed output, and ``h_n`` holds each sequence's state at its own
-    last step (at step 0 for the reverse direction)."""
+    last step (at step 0 for the reverse direction). An LSTM with ``proj_size > 0`` projects
+    each hidden state by ``weight_hr_l{k}`` (shape ``(proj_size, hidden_size)``), so that
+    ``h`` and the output have ``proj_size`` features, ``c`` keeps ``hidden_size``."""
 
     _gates = 1
 
@@ -126,25 +136,34 @@ class RNNBase(Module):
                  bidirectional: bool = False, proj_size: int = 0, device: Any = None,
                  dtype: Any = None) -> None:
         super().__init__()
-        if proj_size:
-            raise NotImplementedError("proj_size is not supported in Ember's LSTM")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
         if not 0 <= dropout <= 1:
             raise ValueError("dropout should be a number in range [0, 1]")
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
-        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        self.dropout, self.bidirectional = float(dropout), bidirectional
+        self.proj_size = proj_size
         directions = 2 if bidirectional else 1
         gate_size = self._gates * hidden_size
+        real_hidden = proj_size or hidden_size
         kw = {"dtype": dtype, "device": device}
         self._flat_weights_names = []
         for layer in range(num_layers):
-            layer_input = input_size if layer == 0 else hidden_size * directions
+            layer_input = input_size if layer == 0 else real_hidden * directions
             for d in range(directions):
                 suffix = f"_l{layer}" + ("_reverse" if d else "")
                 shapes = [("weight_ih", (gate_size, layer_input)),
-                          ("weight_hh", (gate_size, hidden_size))]
+                          ("weight_hh", (gate_size, real_hidden))]
                 if bias:
                     shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
                 for name, shape in shapes:
                     setattr(self, name + suffix, _empty(*shape, **kw))
                     self._flat_weights_names.append(name + suffix)
@@ -159,8 +178,8 @@ class RNNBase(Module):
 
     @property
     def all_weights(self) -> list[list[Tensor]]:
-        """The parameters per layer and direction, each ``[w_ih, w_hh, b_ih, b_hh]``
-        (without the biases when ``bias=False``)."""
+        """The parameters per layer and direction, each ``[w_ih, w_hh, b_ih, b_hh, w_hr]``
+        (without the biases when ``bias=False``, without ``w_hr`` when ``proj_size=0``)."""
         return [[p for p in self._params(layer, d) if p is not None]
                 for layer in range(self.num_layers)
                 for d in range(2 if self.bidirectional else 1)]
@@ -173,7 +192,7 @@ class RNNBase(Module):
         # spectral_norm) or the older hook-based weight_norm is a computed attribute
         suffix = f"_l{layer}" + ("_reverse" if d else "")
         return tuple(getattr(self, name + suffix, None)
-                     for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+                     for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
     def _run(self, input: Tensor | PackedSequence, hx: Tensor | None, cx: Tensor | None
              ) -> tuple:
@@ -218,21 +237,23 @@ class RNNBase(Module):
                              f"{self.input_size}, got {data.shape[-1]}")
         batch = sizes[0] if sizes else input.shape[1]
         directions = 2 if self.bidirectional else 1
-        state_shape = (self.num_layers * directions, batch, self.hidden_size)
-        for label, s in (("hx", hx), ("cx", cx)):
-            if s is not None and tuple(s.shape) != state_shape:
-                raise ValueError(f"{name}: expected {label} of shape {state_shape}, got "
+        layers = self.num_layers * directions
+        h_shape = (layers, batch, self.proj_size or self.hidden_size)
+        c_shape = (layers, batch, self.hidden_size)
+        for label, s, shape in (("hx", hx, h_shape), ("cx", cx, c_shape)):
+            if s is not None and tuple(s.shape) != shape:
+                raise ValueError(f"{name}: expected {label} of shape {shape}, got "
                                  f"{tuple(s.shape)}")
         if hx is None:
-            hx = ember.zeros(*state_shape, dtype=data.dtype, device=data.device)
+            hx = ember.zeros(*h_shape, dtype=data.dtype, device=data.device)
         if cx is None and self.mode == "LSTM":
-            cx = ember.zeros(*state_shape, dtype=data.dtype, device=data.device)
-        cell = self._cell()
+            cx = ember.zeros(*c_shape, dtype=data.dtype, device=data.device)
         x, h_out, c_out = data, [], []
         for layer in range(self.num_layers):
             outs = []
             for d in range(directions):
-                w_ih, w_hh, b_ih, b_hh = self._params(layer, d)
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._params(layer, d)
+                cell = self._cell() if w_hr is None else _projected(self._cell(), w_hr)
                 k = layer * directions + d
                 projected = F.linear(x, w_ih, b_ih)  # all time steps at once
                 scan = _scan_reverse if d else _scan_forward
@@ -263,6 +284,8 @@ class RNNBase(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if self.bias is not True:

@@ -1,8 +1,8 @@
-"""Ready-made parametrizations, as in ``torch.nn.utils.parametrizations``: ``weight_norm`` and
-``spectral_norm`` (see :mod:`ember.nn.utils.parametrize` for the mechanism). State-dict keys
-are PyTorch's (``parametrizations.weight.original0``/``original1`` for weight norm,
-``parametrizations.weight.original`` and ``parametrizations.weight.0._u``/``_v`` for spectral
-norm).
+"""Ready-made parametrizations, as in ``torch.nn.utils.parametrizations``: ``weight_norm``,
+``spectral_norm`` and ``orthogonal`` (see :mod:`ember.nn.utils.parametrize` for the
+mechanism). State-dict keys are PyTorch's: ``parametrizations.weight.original0``/``original1``
+for weight norm, ``parametrizations.weight.original`` with ``parametrizations.weight.0._u``/
+``_v`` for spectral norm, with ``parametrizations.weight.0.base`` for orthogonal.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ember.nn.module import Module
 from ember.nn.utils.parametrize import register_parametrization
 from ember.tensor import Tensor
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["weight_norm", "spectral_norm", "orthogonal"]
 
 
 def norm_except_dim(v: Tensor, dim: int) -> Tensor:
@@ -147,4 +147,146 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
         dim = default_spectral_dim(module)
     register_parametrization(module, name,
                              _SpectralNorm(weight, n_power_iterations, dim, eps))
+    return module
+
+
+_ORTHOGONAL_MAPS = ("matrix_exp", "cayley", "householder")
+
+
+def _householder_qr(a: Tensor) -> tuple[Tensor, Tensor]:
+    """LAPACK's ``geqrf`` of a tall ``a (…, n, k)``: ``R`` on and above the diagonal, the
+    Householder vectors (unit first entry left out) below it, and their scales ``tau``."""
+    n, k = a.shape[-2], a.shape[-1]
+    rows = ember.arange(n, device=a.device).unsqueeze(-1)  # (n, 1)
+    taus = []
+    for j in range(k):
+        col = a[..., j:j + 1]  # (…, n, 1)
+        alpha = col[..., j:j + 1, :]
+        xnorm = (col * (rows > j)).norm(dim=-2, keepdim=True)
+        reflect = xnorm > 0  # LAPACK leaves the column alone (tau = 0) otherwise
+        beta = ember.where(alpha >= 0, -1.0, 1.0) * (alpha * alpha + xnorm * xnorm).sqrt()
+        beta = ember.where(reflect, beta, alpha)
+        tau = ember.where(reflect, (beta - alpha) / beta, 0.0)
+        v = ember.where(rows > j, col / ember.where(reflect, alpha - beta, 1.0),
+                        (rows == j).to(a.dtype))
+        applied = a - tau * v * (v.mT @ a)
+        new_col = ember.where(rows < j, col, ember.where(rows == j, beta, v))
+        a = ember.cat([a[..., :j], new_col, applied[..., j + 1:]], dim=-1)
+        taus.append(tau[..., 0, 0])
+    return a, ember.stack(taus, dim=-1)
+
+
+def _make_orthogonal(a: Tensor) -> Tensor:
+    """The ``Q`` of the QR decomposition of ``a`` whose ``R`` has a positive diagonal."""
+    q, r = ember.linalg.qr(a)
+    return q * r.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
+
+
+def _is_orthogonal(q: Tensor) -> bool:
+    eye = ember.eye(q.shape[-1], dtype=q.dtype, device=q.device)
+    atol = 10.0 * q.shape[-2] * ember.finfo(q.dtype).eps
+    return bool(ember.allclose(q.mH @ q, eye, atol=atol))
+
+
+class _Orthogonal(Module):
+    """An orthogonal matrix (orthonormal columns or rows when not square) from an
+    unconstrained one, through ``orthogonal_map``; with ``use_trivialization`` the result is
+    multiplied by a stored orthogonal ``base`` (set on assignment to the weight)."""
+
+    def __init__(self, weight: Tensor, orthogonal_map: str, use_trivialization: bool) -> None:
+        super().__init__()
+        if weight.is_complex() and orthogonal_map == "householder":
+            raise ValueError("orthogonal: the householder parametrization does not support "
+                             "complex tensors")
+        self.shape, self.orthogonal_map = tuple(weight.shape), orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        n, k = x.shape[-2], x.shape[-1]
+        transposed = n < k
+        if transposed:
+            x, n, k = x.mT, k, n
+        if self.orthogonal_map == "householder":
+            a = x.tril(-1)
+            q = ember.linalg.householder_product(a, 2.0 / (1.0 + (a * a).sum(dim=-2)))
+            q = q * x.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+        else:
+            x = x.tril()
+            if n != k:
+                x = ember.cat([x, x.new_zeros(*x.shape[:-1], n - k)], dim=-1)
+            a = x - x.mH
+            if self.orthogonal_map == "matrix_exp":
+                q = ember.linalg.matrix_exp(a)
+            else:  # Cayley: (I - A/2)⁻¹ (I + A/2)
+                eye = ember.eye(n, dtype=a.dtype, device=a.device)
+                q = ember.linalg.solve(eye - 0.5 * a, eye + 0.5 * a)
+            q = q[..., :k]
+        if hasattr(self, "base"):
+            q = self.base @ q
+        return q.mT if transposed else q
+
+    def right_inverse(self, q: Tensor) -> Tensor:
+        """The unconstrained matrix that gives ``q``: with a ``base``, ``base`` becomes ``q``
+        (made orthogonal, completed at random to a square matrix when it is not square) and the
+        result is ``-I``; without, the Householder reflectors of ``q``."""
+        if tuple(q.shape) != self.shape:
+            raise ValueError(f"orthogonal: expected a matrix or batch of matrices of shape "
+                             f"{self.shape}, got a tensor of shape {tuple(q.shape)}")
+        with ember.no_grad():
+            like = q
+            n, k = q.shape[-2], q.shape[-1]
+            transposed = n < k
+            if transposed:
+                q, n, k = q.mT, k, n
+            if not hasattr(self, "base"):
+                if self.orthogonal_map != "householder":
+                    raise NotImplementedError(
+                        "orthogonal: cannot assign to the matrix_exp or cayley "
+                        "parametrization with use_trivialization=False")
+                a, tau = _householder_qr(q)
+                diag = a.diagonal(dim1=-2, dim2=-1).sign() * ember.where(tau == 0, -1.0, 1.0)
+                on_diag = ember.eye(n, k, dtype=ember.bool_, device=a.device)
+                a = ember.where(on_diag, diag.unsqueeze(-2), a)
+                return a.mT if transposed else a
+            if n != k:
+                noise = ember.randn(*q.shape[:-1], n - k, dtype=q.dtype, device=q.device)
+                q = _make_orthogonal(ember.cat([q, noise], dim=-1))
+            else:
+                q = q.clone() if _is_orthogonal(q) else _make_orthogonal(q)
+            self.base = q
+            # -I, so that the householder map of the new original is the identity too
+            return ember.zeros_like(like) - ember.eye(*like.shape[-2:], dtype=like.dtype,
+                                                      device=like.device)
+
+
+def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
+               use_trivialization: bool = True) -> Module:
+    """Constrains ``module.<name>`` (a matrix or batch of matrices) to be orthogonal, through
+    ``orthogonal_map`` (``"matrix_exp"``, ``"cayley"`` or ``"householder"``; default
+    ``"matrix_exp"`` for square or complex weights, ``"householder"`` otherwise). With
+    ``use_trivialization`` the map is applied around a stored orthogonal ``base``.
+
+    Example:
+        >>> m = orthogonal(nn.Linear(3, 3))
+        >>> w = m.weight
+        >>> bool(ember.allclose(w @ w.T, ember.eye(3), atol=1e-5))
+        True
+    """
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"orthogonal: module {type(module).__name__} has no parameter or buffer "
+                         f"named '{name}'")
+    if weight.ndim < 2:
+        raise ValueError("orthogonal: expected a matrix or batch of matrices, got a tensor of "
+                         f"{weight.ndim} dimensions")
+    if orthogonal_map is None:
+        square = weight.shape[-2] == weight.shape[-1]
+        orthogonal_map = "matrix_exp" if square or weight.is_complex() else "householder"
+    if orthogonal_map not in _ORTHOGONAL_MAPS:
+        raise ValueError('orthogonal: orthogonal_map has to be one of "matrix_exp", "cayley", '
+                         f'"householder", got {orthogonal_map!r}')
+    register_parametrization(module, name,
+                             _Orthogonal(weight, orthogonal_map, use_trivialization),
+                             unsafe=True)
     return module
