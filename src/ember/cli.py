@@ -8,6 +8,9 @@ import argparse
 import os
 import platform
 import sys
+import warnings
+from collections.abc import Callable
+from typing import Any
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -30,14 +33,10 @@ def _train(args: argparse.Namespace) -> int:
     flags = {k: v for k, v in vars(args).items()
              if k not in ("command", "run", "config", "profile")}
     try:
-        cfg = make_config(flags, args.config)
-        if profile_steps:
-            from ember.train.profile import profile_steps as profile
-            done = profile(cfg, profile_steps)
-            print(done["table"] + f"table in {done['paths']['table']}, trace (open in "
-                  f"ui.perfetto.dev) in {done['paths']['trace']}")
-            return 0
-        summary = run(cfg)
+        # warnings of the run (a resume with other settings) as plain lines, not source lines
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return _run_training(make_config(flags, args.config), profile_steps, run)
     except ConfigError as e:
         print(f"ember train: {e}", file=sys.stderr)
         return 2
@@ -45,6 +44,20 @@ def _train(args: argparse.Namespace) -> int:
         print("ember train: interrupted; continue from the last finished epoch with --resume",
               file=sys.stderr)
         return 130
+
+
+def _show_warning(message: Warning | str, *args: Any, **kwargs: Any) -> None:
+    print(f"ember train: warning: {message}", file=sys.stderr)
+
+
+def _run_training(cfg: Any, profile_steps: int | None, run: Callable[[Any], dict]) -> int:
+    if profile_steps:
+        from ember.train.profile import profile_steps as profile
+        done = profile(cfg, profile_steps)
+        print(done["table"] + f"table in {done['paths']['table']}, trace (open in "
+              f"ui.perfetto.dev) in {done['paths']['trace']}")
+        return 0
+    summary = run(cfg)
     done = summary["epochs_done"]
     print(f"final test accuracy {summary['final_test_accuracy']:.2%} after {done} "
           f"epoch{'s' * (done != 1)} ({summary['train_seconds']:.0f} s); "

@@ -85,6 +85,10 @@ def test_cli_with_toml_config(tmp_path, capsys):
     assert "final test accuracy" in capsys.readouterr().out
     assert main(["train", "--model", "cnn", "--out", str(out), "--resume"]) == 2
     assert "holds a run with model mlp, not cnn" in capsys.readouterr().err
+    assert main(["train", "--config", str(config), "--out", str(out), "--seed", "1",
+                 "--resume", "--epochs", "2", "--lr", "0.01"]) == 0
+    assert "ember train: warning: --resume: the run continues with settings that differ" in \
+        capsys.readouterr().err
 
 
 def test_compiled_training_gives_the_eager_losses(tmp_path):
