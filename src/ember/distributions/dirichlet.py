@@ -8,7 +8,6 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.gamma import standard_gamma_rsample
 from ember.distributions.utils import broadcast_all
 from ember.tensor import Tensor
 
@@ -39,7 +38,7 @@ class Dirichlet(Distribution):
         super().__init__(concentration.shape[:-1], concentration.shape[-1:], validate_args)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        g = standard_gamma_rsample(self.concentration.expand(self._extended_shape(sample_shape)))
+        g = ember._standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)))
         finfo = ember.finfo(g.dtype)
         return (g / g.sum(-1, keepdim=True)).clamp(min=finfo.tiny, max=1 - finfo.eps)
 

@@ -6,7 +6,6 @@ from typing import Any
 
 import ember
 from ember.distributions import constraints
-from ember.distributions._sampling import binomial, poisson
 from ember.distributions.distribution import Distribution, _all_true, _Elementwise
 from ember.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 from ember.tensor import Tensor
@@ -182,7 +181,8 @@ class Binomial(_BinaryParams):
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        return binomial(self.total_count.expand(shape), self.probs.expand(shape))
+        with ember.no_grad():
+            return ember.binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value: Tensor) -> Tensor:
         value = self._checked(value)
@@ -234,7 +234,8 @@ class Poisson(_Elementwise):
     variance = property(lambda self: self.rate, doc="``rate``.")
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
-        return poisson(self.rate.expand(self._extended_shape(sample_shape)))
+        with ember.no_grad():
+            return ember.poisson(self.rate.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value: Tensor) -> Tensor:
         rate, value = broadcast_all(self.rate, self._checked(value))

@@ -57,6 +57,7 @@ from ember.ops.primitive import PRIMITIVES, Primitive, TensorSpec, apply, primit
 from ember.ops.random import *  # noqa: F403
 from ember.ops.random_counts import *  # noqa: F403
 from ember.ops.random_fill import *  # noqa: F403
+from ember.ops.random_gamma import *  # noqa: F403
 from ember.ops.reduce import *  # noqa: F403
 from ember.ops.scatter_reduce import *  # noqa: F403
 from ember.ops.scatter_slices import *  # noqa: F403
@@ -84,10 +85,10 @@ _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "
              "integrate", "interpolate", "join", "layer_norm", "linalg", "linalg_composite",
              "linalg_decomp", "linalg_det", "linalg_lu", "linalg_pinv", "linalg_solve", "linear",
              "local_response_norm", "loss", "lp_pool", "margin_loss", "normalization", "norms",
-             "pad", "pixel_shuffle", "pool", "random", "random_counts", "random_fill", "reduce",
-             "scatter_reduce", "scatter_slices", "search", "select", "shape", "softmax", "sort",
-             "special", "split_stack", "statistics", "storage", "tensor_methods", "unary", "unfold",
-             "unpool", "unravel", "windows")
+             "pad", "pixel_shuffle", "pool", "random", "random_counts", "random_fill",
+             "random_gamma", "reduce", "scatter_reduce", "scatter_slices", "search", "select",
+             "shape", "softmax", "sort", "special", "split_stack", "statistics", "storage",
+             "tensor_methods", "unary", "unfold", "unpool", "unravel", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

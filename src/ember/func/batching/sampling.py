@@ -87,7 +87,8 @@ def _multinomial(b: int, xs: tuple, bs: tuple, *, randomness: str, num_samples: 
 
 
 def _elementwise_rule(name: str) -> Any:
-    """The rule of an elementwise sampler of same-shape inputs (``poisson``, ``binomial``)."""
+    """The rule of an elementwise sampler of same-shape inputs (``poisson``, ``binomial``,
+    ``standard_gamma``)."""
     p = prim(name)
 
     def batch_sample(b: int, xs: tuple, bs: tuple, *, randomness: str,
@@ -103,8 +104,8 @@ def _elementwise_rule(name: str) -> Any:
     return batch_sample
 
 
-for _name in ("poisson", "binomial"):
+for _name in ("poisson", "binomial", "standard_gamma"):
     rule(_name)(_elementwise_rule(_name))
 
 ALWAYS.update(("uniform", "normal", "randint", "normal_noise", "randperm", "bernoulli",
-               "multinomial", "poisson", "binomial"))
+               "multinomial", "poisson", "binomial", "standard_gamma"))
