@@ -41,7 +41,12 @@ _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.se
 
 
 class TraceError(EmberError, RuntimeError):
-    """Python code in a compiled function needed a value that only exists when it runs."""
+    """Python code in a compiled function needed a value that only exists when it runs;
+    ``where`` is the user's line that needed it (`` at file:line (`code`)``), or empty."""
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__(message)
+        self.where = where
 
 
 def user_source(what: str = "") -> Source | None:
@@ -276,15 +281,15 @@ class Tracer:
     def on_value_read(self, t: Tensor, what: str) -> None:
         if self.lookup(t._data) not in self.dynamic:
             return
-        src = user_source()
+        where = _at(user_source())
         raise TraceError(
             f"ember.jit: {what} needs the value of a traced tensor (shape {tuple(t.shape)})"
-            f"{_at(src)}, but while tracing only its shape and dtype are fixed; Python control "
+            f"{where}, but while tracing only its shape and dtype are fixed; Python control "
             "flow, .item(), .numpy(), .tolist() and print() on traced values cannot be "
             "compiled. Hint: pass the values it needs as Python numbers, not as a tensor (a "
             "number or tuple argument, or one in static_argnums=...: each new value traces "
             "again), compute with tensor ops instead (ember.where for a branch), or move the "
-            "call out of the compiled function")
+            "call out of the compiled function", where)
 
     # -- backward and optimizer hooks ------------------------------------------------------
     def around_vjp(self, node: Any, grads: Any) -> Any:
@@ -488,9 +493,8 @@ def _check_infer(prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var
                           "rules; please report it")
 
 
-_DATA_HINT = ("select with ember.where(mask, x, 0) instead of x[mask]; a library call that "
-              "needs it (Gamma, Beta or Dirichlet sampling rejects draws in a loop) cannot be "
-              "traced: compile the model that feeds it (ember.jit.compile(model)) and make "
+_DATA_HINT = ("select with ember.where(mask, x, 0) instead of x[mask]; where a library call "
+              "needs it, compile the model that feeds it (ember.jit.compile(model)) and make "
               "that call after it, outside")
 
 

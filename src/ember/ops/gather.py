@@ -341,11 +341,12 @@ def _class_count(tensor: Tensor) -> int:
     top = tensor.max()
     try:
         return int(top.item()) + 1
-    except EmberError:  # jit tracing or vmap: Python cannot see the value of this call
+    except EmberError as err:  # jit tracing or vmap: Python cannot see the value of this call
+        where = getattr(err, "where", "")  # the user's line, where the jit names it
         raise OpError(f"one_hot: the output size depends on the data of {spec(tensor)} "
                       "(num_classes=-1 takes its max + 1), so it has no shape rule in a "
-                      "compiled or vmapped function. Hint: pass num_classes, e.g. "
-                      "F.one_hot(y, num_classes=10)") from None
+                      f"compiled or vmapped function{'; the call' + where if where else ''}. "
+                      "Hint: pass num_classes, e.g. F.one_hot(y, num_classes=10)") from None
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
