@@ -13,6 +13,7 @@ def test_zero_stages_follow_ddp_with_a_shard_of_the_state():
     assert sorted(got) == [0, 1]
     for (r,) in got.values():
         assert r["worst"] <= 1e-6
+        assert r["moved"][0] > 0.1 and r["moved"][1:] == [0.0, 0.0]  # the unused layer stays
         for stage in ("zero1_state_bytes", "zero2_state_bytes"):
             # Adam's two moments per element, plus step counts and at most one padding element
             assert abs(r[stage] / r["full_state_bytes"] - 1 / 2) < 0.01

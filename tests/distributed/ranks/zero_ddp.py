@@ -59,6 +59,17 @@ for _ in range(STEPS):
             np.linalg.norm((r - p).detach().numpy()) / ref,
         )
 assert all(p.grad is None for p in z2_model.parameters())  # stage 2 keeps only shard grads
+# a parameter no rank has a gradient for keeps its value and state, as PyTorch's step skips it
+used, unused = ember.nn.Linear(3, 1), ember.nn.Linear(3, 3)
+decayed = ZeroRedundancyOptimizer([*used.parameters(), *unused.parameters()], ember.optim.AdamW,
+                                  stage=2, lr=0.1, weight_decay=0.5)
+before = [p.detach().numpy().copy() for p in (used.weight, unused.weight, unused.bias)]
+for _ in range(2):
+    decayed.zero_grad()
+    used(ember.ones(2, 3)).sum().backward()
+    decayed.step()
+moved = [float(np.abs(p.detach().numpy() - b).max())
+         for p, b in zip((used.weight, unused.weight, unused.bias), before)]
 full = sum(v.nbytes for s in opt.state.values() for v in s.values() if isinstance(v, ember.Tensor))
 report(
     {
@@ -66,5 +77,6 @@ report(
         "full_state_bytes": full,
         "zero1_state_bytes": z1.state_bytes(),
         "zero2_state_bytes": z2.state_bytes(),
+        "moved": moved,
     }
 )

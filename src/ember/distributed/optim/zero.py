@@ -10,6 +10,10 @@ update the shards are all-gathered back into the model's parameters.
   PyTorch's ZeroRedundancyOptimizer); each rank reads its shard of them.
 * stage 2: do not wrap the model; ``step`` reduce-scatters the local gradients, so each rank
   receives only its shard's mean gradient, and the full gradients are freed.
+
+A parameter that no rank has a gradient for keeps its values and optimizer state through a
+step, as PyTorch's optimizers skip it; only the shard's step count (Adam's bias correction)
+advances for it, where PyTorch would count its steps apart.
 """
 
 from __future__ import annotations
@@ -61,6 +65,11 @@ class _FlatGroup:
             if a is not None and a_lo < a_hi:
                 out[a_lo - self.lo : a_hi - self.lo] = a.reshape(-1)[a_lo - lo : a_hi - lo]
         return out
+
+    def shard_mask(self, chosen: list[bool]) -> np.ndarray:
+        """Which elements of this rank's shard belong to the chosen parameters."""
+        ones = [np.ones(p.numel(), bool) if c else None for p, c in zip(self.params, chosen)]
+        return self.mine(ones).astype(bool)
 
     def flat(self, arrays: list, size: int) -> np.ndarray:
         """The arrays (one per parameter, None for zeros) end to end, padded for ``size``."""
@@ -130,6 +139,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         comm = self.group.comm
         for group, local in zip(self.param_groups, self.optim.param_groups):
             local.update((k, v) for k, v in group.items() if k != "params")
+        idle = self._idle_elements()
         for flat in self._flat:
             # the parameters are the truth (a checkpoint may have been loaded into them)
             flat.shard._data[...] = flat.mine([p._data for p in flat.params])
@@ -144,7 +154,11 @@ class ZeroRedundancyOptimizer(Optimizer):
             else:
                 mine = flat.mine(grads)
             flat.shard.grad = tensor(mine)
+        kept = [self._values(flat, mask) for flat, mask in zip(self._flat, idle)]
         self.optim.step()
+        for flat, mask, values in zip(self._flat, idle, kept):
+            for array, old in values:
+                array[mask] = old
         for flat in self._flat:
             full = np.empty(flat.shard_size * size, flat.shard._data.dtype)
             comm.Allgather(flat.shard._data, full)
@@ -152,6 +166,28 @@ class ZeroRedundancyOptimizer(Optimizer):
                 p._data[...] = full[lo:hi].reshape(p.shape)
                 p._vc.value += 1
         return loss
+
+    def _idle_elements(self) -> list[np.ndarray]:
+        """Per flat group, the shard elements of parameters that no rank has a gradient for:
+        as in PyTorch, the step leaves them (and their optimizer state) as they are."""
+        local = np.array([p.grad is not None for flat in self._flat for p in flat.params],
+                         np.uint8)
+        anywhere = np.empty_like(local)
+        self.group.comm.Allreduce(local, anywhere, mpi().MAX)
+        masks, start = [], 0
+        for flat in self._flat:
+            used = anywhere[start : start + len(flat.params)]
+            masks.append(flat.shard_mask([not u for u in used]))
+            start += len(flat.params)
+        return masks
+
+    def _values(self, flat: _FlatGroup, mask: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The shard's and its state's elements under ``mask``, to put back after a step."""
+        if not mask.any():
+            return []
+        arrays = [flat.shard._data] + [v._data for v in self.optim.state[flat.shard].values()
+                                       if isinstance(v, Tensor) and v.shape == flat.shard.shape]
+        return [(a, a[mask].copy()) for a in arrays]
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clears the model's gradients and the shards'."""
