@@ -156,7 +156,7 @@ class ZeroRedundancyOptimizer(Optimizer):
             flat.shard.grad = tensor(mine)
         kept = [self._values(flat, mask) for flat, mask in zip(self._flat, idle)]
         self.optim.step()
-        for flat, mask, values in zip(self._flat, idle, kept):
+        for mask, values in zip(idle, kept):
             for array, old in values:
                 array[mask] = old
         for flat in self._flat:
