@@ -11,7 +11,8 @@ import ember
 from ember.optim import lr_scheduler
 
 MODULES = ["", "lr_scheduler", "optimizer", "sgd", "adam", "adagrad", "adadelta", "adamax",
-           "nadam", "radam", "rmsprop", "lion", "rprop", "asgd", "lbfgs", "lr_scheduler.base",
+           "nadam", "radam", "rmsprop", "lion", "rprop", "asgd", "lbfgs", "adafactor", "muon",
+           "lr_scheduler.base", "lr_scheduler.cyclic",
            "lr_scheduler.decay",
            "lr_scheduler.cosine", "lr_scheduler.one_cycle", "lr_scheduler.composite",
            "lr_scheduler.plateau"]
