@@ -12,7 +12,7 @@ from ember.optim import lr_scheduler
 
 MODULES = ["", "lr_scheduler", "optimizer", "sgd", "adam", "adagrad", "adadelta", "adamax",
            "nadam", "radam", "rmsprop", "lion", "rprop", "asgd", "lbfgs", "adafactor", "muon",
-           "lr_scheduler.base", "lr_scheduler.cyclic",
+           "swa_utils", "lr_scheduler.base", "lr_scheduler.cyclic",
            "lr_scheduler.decay",
            "lr_scheduler.cosine", "lr_scheduler.one_cycle", "lr_scheduler.composite",
            "lr_scheduler.plateau"]

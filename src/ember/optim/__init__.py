@@ -10,7 +10,7 @@ Example:
     tensor([ 0.4593, -1.4452], requires_grad=True)
 """
 
-from ember.optim import lr_scheduler
+from ember.optim import lr_scheduler, swa_utils
 from ember.optim.adadelta import Adadelta
 from ember.optim.adafactor import Adafactor
 from ember.optim.adagrad import Adagrad
@@ -29,4 +29,4 @@ from ember.optim.sgd import SGD
 
 __all__ = ["ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW",
            "Adamax", "Lion", "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop",
-           "lr_scheduler"]
+           "lr_scheduler", "swa_utils"]
