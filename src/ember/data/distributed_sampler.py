@@ -3,26 +3,56 @@
 Every rank shuffles with the same seed (``seed + epoch``), pads the order by repeating its
 start so it divides evenly (or drops the tail with ``drop_last``), and takes every
 ``num_replicas``-th index from ``rank`` on, as PyTorch's sampler does.
+
+The sampler needs no process group when it is given ``num_replicas`` and ``rank``; when one of
+them is None it asks the world provider that :mod:`ember.distributed` registers here with
+:func:`register_world` on import (the data layer does not import the distributed one).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sized
+from collections.abc import Callable, Iterator, Sized
 
 import numpy as np
 
 from ember.data.sampler import Sampler
-from ember.distributed.process_group import get_rank, get_world_size
+
+__all__ = ["DistributedSampler", "register_world"]
+
+# () -> (world size, this process's rank); set by ember.distributed when it is imported
+_world: Callable[[], tuple[int, int]] | None = None
+
+
+def register_world(provider: Callable[[], tuple[int, int]]) -> None:
+    """Makes ``provider() -> (world_size, rank)`` the source of the defaults of
+    :class:`DistributedSampler` (``ember.distributed`` registers the default process group's).
+    """
+    global _world
+    _world = provider
+
+
+def _ask_world() -> tuple[int, int]:
+    if _world is None:
+        raise RuntimeError("DistributedSampler: num_replicas or rank is None and no distributed "
+                           "package has registered a world to ask. Hint: pass num_replicas= "
+                           "and rank=, or import ember.distributed and call "
+                           "init_process_group() first")
+    return _world()
 
 
 class DistributedSampler(Sampler):
     """Indices of ``dataset`` for one rank; call :meth:`set_epoch` each epoch to reshuffle.
 
     Example:
-        >>> sampler = DistributedSampler(train_set)          # rank and size from the world
-        >>> loader = ember.data.DataLoader(train_set, batch_size=32, sampler=sampler)
-        >>> for epoch in range(10):
-        ...     sampler.set_epoch(epoch)
+        >>> sampler = DistributedSampler(range(10), num_replicas=4, rank=1, shuffle=False)
+        >>> list(sampler)                    # padded by repeating the start: 3 for each rank
+        [1, 5, 9]
+        >>> loader = ember.data.DataLoader(range(10), batch_size=2, sampler=sampler)
+        >>> for epoch in range(2):
+        ...     sampler.set_epoch(epoch)          # reshuffles (when shuffle=True) each epoch
+        ...     batches = [b.tolist() for b in loader]
+        >>> batches
+        [[1, 5], [9]]
     """
 
     def __init__(
@@ -34,8 +64,11 @@ class DistributedSampler(Sampler):
         seed: int = 0,
         drop_last: bool = False,
     ) -> None:
-        self.num_replicas = get_world_size() if num_replicas is None else int(num_replicas)
-        self.rank = get_rank() if rank is None else int(rank)
+        if num_replicas is None or rank is None:
+            world_size, world_rank = _ask_world()
+            num_replicas = world_size if num_replicas is None else num_replicas
+            rank = world_rank if rank is None else rank
+        self.num_replicas, self.rank = int(num_replicas), int(rank)
         if self.num_replicas < 1 or not 0 <= self.rank < self.num_replicas:
             raise ValueError(
                 f"DistributedSampler: invalid rank {self.rank} for "
