@@ -170,3 +170,23 @@ def test_compiled_training_step_matches_eager(name):
 
     for a, b in zip(run(False), run(True), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_adafactor_steps_half_precision_parameters_like_torch(dtype):
+    """eps1=None is the machine epsilon of the parameter's dtype, bfloat16's too; values
+    within an ulp of torch's (each does its half-precision rounding in its own order)."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in [(3, 4), (5,)]]
+    results = []
+    for lib in (ember, torch):
+        params = [lib.tensor(a).to(getattr(lib, dtype)).requires_grad_() for a in arrays]
+        opt = lib.optim.Adafactor(params, lr=0.1, weight_decay=0.1)
+        for _ in range(3):
+            opt.zero_grad()
+            sum((p.float() ** 2).sum() for p in params).backward()
+            opt.step()
+        results.append([p.detach().float().numpy() for p in params])
+        assert all(str(p.dtype).endswith(dtype) for p in params)
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=2e-2, atol=2e-3)

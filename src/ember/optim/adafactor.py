@@ -6,11 +6,10 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
 from ember.optim.elementwise import ElementwiseOptimizer, full_state, next_step, scalar_state
 from ember.optim.optimizer import implementation_defaults
 from ember.tensor import Tensor, _wrap
+from ember.type_info import finfo
 
 __all__ = ["Adafactor"]
 
@@ -84,7 +83,7 @@ class Adafactor(ElementwiseOptimizer):
         lr, wd, d = float(group["lr"]), float(group["weight_decay"]), float(group["d"])
         eps1, eps2 = group["eps"]
         if eps1 is None:
-            eps1 = float(np.finfo(data.dtype).eps)
+            eps1 = finfo(p.dtype).eps  # (bfloat16's too, which NumPy's finfo refuses)
         t = next_step(state)
         beta = t ** float(group["beta2_decay"])
         alpha = max(float(eps2), _rms(xp, data)) * min(lr, 1.0 / math.sqrt(t))
