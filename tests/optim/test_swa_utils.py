@@ -178,3 +178,18 @@ def test_swalr_state_dict_round_trip():
 def test_bad_arguments_raise_like_torch(make, error, match):
     with pytest.raises(error, match=match):
         make(ember.nn.Linear(1, 1), optimizers()[0])
+
+
+def test_optim_does_not_import_nn_and_the_averaged_model_is_under_torchs_path():
+    """AveragedModel is an nn.Module, so it lives above both layers (ember.utils), which puts
+    it and update_bn at torch's path ember.optim.swa_utils."""
+    import pathlib
+    import re
+
+    folder = pathlib.Path(ember.optim.__file__).parent
+    upward = re.compile(r"^\s*(from|import)\s+ember\.nn\b", re.MULTILINE)
+    for path in folder.rglob("*.py"):
+        assert not upward.search(path.read_text()), path.name
+    from ember.optim.swa_utils import AveragedModel, update_bn
+    assert ES.AveragedModel is AveragedModel and ES.update_bn is update_bn
+    assert {"AveragedModel", "update_bn", "SWALR"} <= set(ES.__all__)
