@@ -53,6 +53,9 @@ class CyclicLR(LRScheduler):
                 group["lr"] = lr
         self.max_lrs = per_group("max_lr", optimizer, max_lr)
         up = float(step_size_up)
+        if up == 0:  # (PyTorch fails dividing by it at the start of the first cycle)
+            raise ZeroDivisionError(f"CyclicLR: step_size_up={step_size_up}; the number of "
+                                    "steps up to max_lr in each cycle must be positive")
         down = float(step_size_down) if step_size_down is not None else up
         self.total_size = up + down
         self.step_ratio = up / self.total_size
