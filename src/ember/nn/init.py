@@ -254,13 +254,12 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
         raise ValueError(f"dim 0 must be divisible by groups: {out_channels} output channels, "
                          f"groups={groups}")
     per_group = out_channels // groups
-    xp: Any = tensor.device.xp
-    values = xp.zeros(tuple(tensor.shape), dtype=tensor.dtype.np)
-    centre = tuple(k // 2 for k in kernel)
-    for d in range(min(per_group, in_channels)):
-        for g in range(groups):
-            values[(g * per_group + d, d, *centre)] = 1
-    return _write(tensor, ember.as_tensor(values, device=tensor.device))
+    passed = range(min(per_group, in_channels))  # the input channels each group passes on
+    outputs = [g * per_group + d for g in range(groups) for d in passed]
+    inputs = [d for _ in range(groups) for d in passed]
+    values = ember.zeros(tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device)
+    values[(outputs, inputs, *(k // 2 for k in kernel))] = 1
+    return _write(tensor, values)
 
 
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
