@@ -26,7 +26,9 @@ class Muon(ElementwiseOptimizer):
     with ``s = sqrt(max(1, rows / cols))`` (``adjust_lr_fn=None`` or ``"original"``) or
     ``0.2 * sqrt(max(rows, cols))`` (``"match_rms_adamw"``). As in PyTorch, the iteration runs
     in bfloat16 (each product accumulated in float32 and rounded once), so it matches
-    ``torch.optim.Muon`` value for value. Only 2-D parameters are accepted: optimize biases,
+    ``torch.optim.Muon`` value for value on small matrices; on large ones a float32 sum taken in
+    another order now and then rounds an element the other way, and the iteration carries that
+    along (differences of a few bfloat16 ulps). Only 2-D parameters are accepted: optimize biases,
     embeddings and the like with another optimizer (e.g. AdamW).
 
     Example:
