@@ -51,3 +51,20 @@ def test_the_data_layer_does_not_import_the_distributed_package():
     upward = re.compile(r"^\s*(from|import)\s+ember\.distributed", re.MULTILINE)
     for path in folder.glob("*.py"):
         assert not upward.search(path.read_text()), path.name
+
+
+@pytest.mark.parametrize("seed", [-3, 0, 2**63])
+def test_shuffled_shares_partition_the_padded_dataset_for_any_seed_torch_takes(seed):
+    """Every rank draws the same order for seed + epoch (torch takes negative seeds too), the
+    shares are disjoint, cover the dataset, and change with set_epoch."""
+    shares = {}
+    for epoch in (0, 1):
+        samplers = [DistributedSampler(range(10), 3, rank, seed=seed) for rank in range(3)]
+        for s in samplers:
+            s.set_epoch(epoch)
+        shares[epoch] = [list(s) for s in samplers]
+        torch_len = len(torch.utils.data.DistributedSampler(range(10), 3, 0, seed=seed))
+        assert [len(s) for s in shares[epoch]] == [torch_len] * 3
+        flat = sum(shares[epoch], [])
+        assert sorted(set(flat)) == list(range(10)) and len(flat) == 12
+    assert shares[0] != shares[1]

@@ -86,7 +86,10 @@ class DistributedSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         size = len(self.dataset)
         if self.shuffle:
-            order = np.random.default_rng(self.seed + self.epoch).permutation(size)
+            seed = self.seed + self.epoch
+            if seed < 0:  # PyTorch's generators take negative seeds, remapped so
+                seed += 0xFFFF_FFFF_FFFF_FFFF
+            order = np.random.default_rng(seed).permutation(size)
         else:
             order = np.arange(size)
         if self.total_size > size:
