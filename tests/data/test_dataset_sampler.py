@@ -156,8 +156,8 @@ def test_subset_and_weighted_samplers():
 def test_doc_examples():
     import doctest
 
-    from ember.data import collate, dataset, sampler
-    for mod in (collate, dataset, sampler):
+    from ember.data import collate, dataset, distributed_sampler, sampler
+    for mod in (collate, dataset, sampler, distributed_sampler):
         result = doctest.testmod(mod, extraglobs={"ember": ember, "np": np},
                                  optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, mod.__name__

@@ -223,7 +223,7 @@ def _hooked(model, opt_cls):
     return opts, handles
 
 
-@pytest.mark.parametrize("opt_cls", [ember.optim.SGD, ember.optim.Adam])
+@pytest.mark.parametrize("opt_cls", [ember.optim.SGD, ember.optim.Adam, ember.optim.Adafactor])
 def test_per_parameter_optimizers_in_backward_with_a_backward_pre_hook(opt_cls):
     def build():
         model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))

@@ -3,6 +3,7 @@ step by step (float64, each framework computing its own gradients)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -58,3 +59,18 @@ def assert_params_close(ep: list[Any], tp: list[Any], rtol: float = 1e-6) -> Non
         assert e.dtype.name == str(t.dtype).removeprefix("torch.")
         np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=rtol,
                                    atol=1e-12 if rtol < 1e-5 else 1e-6)
+
+
+def through_checkpoint(saved: dict[str, Any]) -> dict[str, Any]:
+    """An optimizer state dict as a checkpoint stores it: tensors as NumPy arrays, the rest
+    through JSON (so int keys come back as strings, tuples as lists)."""
+    tensors = {(i, k): v.numpy().copy() for i, s in saved["state"].items()
+               for k, v in s.items() if isinstance(v, ember.Tensor)}
+    text = json.dumps({"param_groups": saved["param_groups"],
+                       "state": {i: {k: v for k, v in s.items()
+                                     if not isinstance(v, ember.Tensor)}
+                                 for i, s in saved["state"].items()}})
+    loaded = json.loads(text)
+    for (i, k), array in tensors.items():
+        loaded["state"].setdefault(str(i), {})[k] = array
+    return loaded

@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 import torch
 
 import ember
-from tests.optim.helpers import grads, loss, pair, step_both
+from tests.optim.helpers import grads, loss, pair, step_both, through_checkpoint
 
 CASES = [
     ("SGD", dict(lr=0.05)),
@@ -79,18 +77,7 @@ def test_state_dict_round_trip_mid_run(name, kwargs):
     ep, tp = pair()
     eo, to = make(ember, name, ep, kwargs), make(torch, name, tp, kwargs)
     step_both(eo, to, ep, tp, 8)
-    saved = eo.state_dict()
-    # As a checkpoint stores it: tensors as NumPy arrays, the rest through JSON.
-    tensors = {f"{i}.{k}": v.numpy().copy() for i, s in saved["state"].items()
-               for k, v in s.items() if isinstance(v, ember.Tensor)}
-    text = json.dumps({"param_groups": saved["param_groups"],
-                       "state": {i: {k: v for k, v in s.items()
-                                     if not isinstance(v, ember.Tensor)}
-                                 for i, s in saved["state"].items()}})
-    loaded = json.loads(text)
-    for key, array in tensors.items():
-        i, k = key.split(".")
-        loaded["state"].setdefault(i, {})[k] = array
+    loaded = through_checkpoint(eo.state_dict())
     ep2 = [ember.tensor(p.detach().numpy().copy(), requires_grad=True) for p in ep]
     eo2 = make(ember, name, ep2, dict(kwargs, lr=123.0))  # the loaded groups replace this lr
     eo2.load_state_dict(loaded)

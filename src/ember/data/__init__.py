@@ -13,6 +13,7 @@ from ember.data.dataset import (
     TensorDataset,
     random_split,
 )
+from ember.data.distributed_sampler import DistributedSampler
 from ember.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -26,4 +27,5 @@ from ember.data.worker import WorkerInfo, get_worker_info
 __all__ = ["DataLoader", "Dataset", "IterableDataset", "TensorDataset", "StackDataset",
            "Subset", "ConcatDataset", "ChainDataset", "random_split", "Sampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
-           "BatchSampler", "default_collate", "default_convert", "get_worker_info", "WorkerInfo"]
+           "BatchSampler", "DistributedSampler", "default_collate", "default_convert",
+           "get_worker_info", "WorkerInfo"]

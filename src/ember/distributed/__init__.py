@@ -11,6 +11,8 @@ Example (``ember launch -n 2 train.py``):
     >>> dist.all_reduce(t)                         # tensor([2., 2., 2.]) on both ranks
 """
 
+from ember.data import distributed_sampler as _distributed_sampler
+from ember.data.distributed_sampler import DistributedSampler
 from ember.distributed import batching, checkpoint, functional, optim
 from ember.distributed.buffers import ReduceOp, Work
 from ember.distributed.collectives import (
@@ -53,4 +55,6 @@ from ember.distributed.process_group import (
     is_initialized,
     new_group,
 )
-from ember.distributed.sampler import DistributedSampler
+
+# DistributedSampler lives in ember.data (layer 3); its default rank and size come from here.
+_distributed_sampler.register_world(lambda: (get_world_size(), get_rank()))

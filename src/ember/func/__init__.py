@@ -1,13 +1,16 @@
 """Function transforms, as ``torch.func`` and JAX: :func:`grad`, :func:`vjp`, :func:`jvp`
 (true forward mode), :func:`jacrev`, :func:`jacfwd`, :func:`hessian`, :func:`hvp`,
-:func:`functional_call`, :func:`vmap`. They take and return pytrees of tensors and compose freely
-(``jacfwd(jacrev(f))``, ``grad(grad(f))``, ``jvp`` inside ``jvp``).
+:func:`functional_call`, :func:`vmap`; for model ensembles :func:`stack_module_state` and
+:func:`replace_all_batch_norm_modules_`. They take and return pytrees of tensors and compose
+freely (``jacfwd(jacrev(f))``, ``grad(grad(f))``, ``jvp`` inside ``jvp``).
 
 Example:
     >>> f = lambda x: (x.sin() * x).sum()
     >>> g = ember.func.grad(f)(ember.ones(3))
 """
 
+from ember.func.batch_norm import replace_all_batch_norm_modules_
+from ember.func.ensembling import stack_module_state
 from ember.func.forward import jvp, linearize
 from ember.func.jacobian import hessian, hvp, jacfwd, jacrev
 from ember.func.pytree import tree_flatten, tree_map, tree_unflatten
@@ -16,5 +19,5 @@ from ember.func.vmap import vmap
 from ember.nn.utils.stateless import functional_call
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "hvp", "jacfwd", "jacrev",
-           "jvp", "linearize", "tree_flatten", "tree_map", "tree_unflatten", "value_and_grad",
-           "vjp", "vmap"]
+           "jvp", "linearize", "replace_all_batch_norm_modules_", "stack_module_state",
+           "tree_flatten", "tree_map", "tree_unflatten", "value_and_grad", "vjp", "vmap"]

@@ -14,7 +14,10 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
@@ -23,7 +26,7 @@ from ember.tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "orthogonal_"]
+           "kaiming_normal_", "orthogonal_", "dirac_", "sparse_"]
 
 
 def _write(tensor: Tensor, values: Tensor) -> Tensor:
@@ -227,7 +230,83 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = N
     return _write(tensor, (q * gain).reshape(tuple(tensor.shape)).to(tensor.dtype))
 
 
-# Deprecated PyTorch spellings without the trailing underscore.
-uniform, normal, constant = uniform_, normal_, constant_
-xavier_uniform, xavier_normal = xavier_uniform_, xavier_normal_
-kaiming_uniform, kaiming_normal, orthogonal = kaiming_uniform_, kaiming_normal_, orthogonal_
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fills a 3-, 4- or 5-D convolution weight with the Dirac delta: each of the first
+    ``min(out_channels // groups, in_channels)`` output channels of every group passes its input
+    channel through at the kernel's centre, so the convolution keeps its input.
+
+    Example:
+        >>> nn.init.dirac_(ember.empty(2, 2, 3))
+        tensor([[[0., 1., 0.],
+                 [0., 0., 0.]],
+        <BLANKLINE>
+                [[0., 0., 0.],
+                 [0., 1., 0.]]])
+    """
+    import ember
+
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported (a "
+                         f"convolution weight), got {tensor.ndim} dimensions of shape "
+                         f"{tuple(tensor.shape)}")
+    out_channels, in_channels, *kernel = tensor.shape
+    if out_channels % groups != 0:
+        raise ValueError(f"dim 0 must be divisible by groups: {out_channels} output channels, "
+                         f"groups={groups}")
+    per_group = out_channels // groups
+    passed = range(min(per_group, in_channels))  # the input channels each group passes on
+    outputs = [g * per_group + d for g in range(groups) for d in passed]
+    inputs = [d for _ in range(groups) for d in passed]
+    values = ember.zeros(tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device)
+    values[(outputs, inputs, *(k // 2 for k in kernel))] = 1
+    return _write(tensor, values)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
+            generator: Generator | None = None) -> Tensor:
+    """Fills a 2-D ``tensor`` from N(0, std²) and zeros ``ceil(sparsity * rows)`` entries of
+    every column, at rows drawn uniformly (Martens 2010). ``generator`` drives both draws (in
+    PyTorch it drives only the normal values; the zeros' rows come from the global stream).
+
+    Example:
+        >>> w = nn.init.sparse_(ember.empty(4, 3), sparsity=0.5)
+        >>> (w == 0).sum(0)
+        tensor([2, 2, 2])
+    """
+    import ember
+
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported, got "
+                         f"{tensor.ndim} dimensions of shape {tuple(tensor.shape)}")
+    rows, cols = tensor.shape
+    zeros = math.ceil(sparsity * rows)
+    values = ember.randn(rows, cols, generator=generator, dtype=tensor.dtype,
+                         device=tensor.device) * std
+    # each column's rows in a uniformly random order: the first `zeros` are zeroed
+    order = ember.rand(rows, cols, generator=generator, device=tensor.device).argsort(dim=0)
+    keep = ember.ones(rows, cols, dtype=ember.bool, device=tensor.device)
+    keep = keep.scatter(0, order[:zeros], False)
+    return _write(tensor, ember.where(keep, values, ember.zeros((), dtype=tensor.dtype,
+                                                               device=tensor.device)))
+
+
+def _deprecated(new: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """PyTorch's old spelling without the trailing underscore: warns, then calls ``new``."""
+    old_name = new.__name__[:-1]
+
+    @functools.wraps(new)
+    def deprecated_init(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
+                      f"`nn.init.{new.__name__}`.", FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = f"Deprecated spelling of :func:`{new.__name__}` (warns)."
+    return deprecated_init
+
+
+uniform, normal, constant = _deprecated(uniform_), _deprecated(normal_), _deprecated(constant_)
+eye, dirac, sparse = _deprecated(eye_), _deprecated(dirac_), _deprecated(sparse_)
+xavier_uniform, xavier_normal = _deprecated(xavier_uniform_), _deprecated(xavier_normal_)
+kaiming_uniform, kaiming_normal = _deprecated(kaiming_uniform_), _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)

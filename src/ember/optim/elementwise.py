@@ -31,9 +31,12 @@ class ElementwiseOptimizer(Optimizer):
     Class attribute ``decoupled_weight_decay``: True when ``weight_decay`` always shrinks the
     weights (``p *= 1 - lr * wd``, AdamW's and Lion's decay) instead of adding ``wd * p`` to the
     gradient; a group's own ``decoupled_weight_decay`` key (Adam, NAdam, RAdam) overrides it.
+    Class attribute ``decays_in_update``: True when ``update`` applies ``weight_decay`` itself
+    (Adafactor's step size reads the weights before they decay).
     """
 
     decoupled_weight_decay = False
+    decays_in_update = False
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Updates every parameter that has a gradient; returns ``closure()``'s loss if given."""
@@ -41,7 +44,7 @@ class ElementwiseOptimizer(Optimizer):
         for group in self.param_groups:
             decoupled = group.get("decoupled_weight_decay", self.decoupled_weight_decay)
             maximize = group.get("maximize", False)
-            wd = float(group.get("weight_decay", 0.0))
+            wd = 0.0 if self.decays_in_update else float(group.get("weight_decay", 0.0))
             for p in group["params"]:
                 if p.grad is None:
                     continue

@@ -222,8 +222,9 @@ class Optimizer:
         groups = []
         for saved, group in zip(saved_groups, self.param_groups, strict=True):
             new = copy.deepcopy({k: v for k, v in saved.items() if k != "params"})
-            if "betas" in new and isinstance(new["betas"], list):
-                new["betas"] = tuple(new["betas"])  # JSON turns tuples into lists
+            for key, value in new.items():  # JSON turns tuples (betas, eps, ...) into lists
+                if isinstance(value, list) and isinstance(group.get(key), tuple):
+                    new[key] = tuple(value)
             new["params"] = group["params"]
             if "param_names" in group:
                 new["param_names"] = group["param_names"]

@@ -1,3 +1,5 @@
-"""Utilities under PyTorch's paths: ``ember.utils.data`` is :mod:`ember.data`."""
+"""Utilities under PyTorch's paths: ``ember.utils.data`` is :mod:`ember.data`;
+:mod:`ember.utils.weight_averaging` puts ``AveragedModel`` and ``update_bn`` into
+``ember.optim.swa_utils``."""
 
-from ember.utils import checkpoint, data
+from ember.utils import checkpoint, data, weight_averaging

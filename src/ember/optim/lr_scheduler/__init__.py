@@ -13,6 +13,7 @@ Example:
 from ember.optim.lr_scheduler.base import LRScheduler
 from ember.optim.lr_scheduler.composite import ChainedScheduler, SequentialLR
 from ember.optim.lr_scheduler.cosine import CosineAnnealingLR, CosineAnnealingWarmRestarts
+from ember.optim.lr_scheduler.cyclic import CyclicLR
 from ember.optim.lr_scheduler.decay import (
     ConstantLR,
     ExponentialLR,
@@ -29,6 +30,6 @@ from ember.optim.lr_scheduler.plateau import ReduceLROnPlateau
 _LRScheduler = LRScheduler  # PyTorch's old name
 
 __all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
-           "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
+           "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
            "MultiplicativeLR", "OneCycleLR", "PolynomialLR", "ReduceLROnPlateau", "SequentialLR",
            "StepLR"]

@@ -1,0 +1,108 @@
+"""Adafactor: Adam-like steps with a factored (row × column) second-moment estimate."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from ember.optim.elementwise import ElementwiseOptimizer, full_state, next_step, scalar_state
+from ember.optim.optimizer import implementation_defaults
+from ember.tensor import Tensor, _wrap
+from ember.type_info import finfo
+
+__all__ = ["Adafactor"]
+
+
+class Adafactor(ElementwiseOptimizer):
+    """Adafactor (Shazeer & Stern 2018), PyTorch's update rule. At step ``t``::
+
+        beta = t ** beta2_decay;  rho = min(lr, 1 / sqrt(t))
+        alpha = max(eps2, ||p|| / sqrt(numel)) * rho          (before the weight decay)
+        p *= 1 - lr * weight_decay
+        matrices (factored over the last two dims):
+            r = lerp(r, mean(g², -1), beta);  c = lerp(c, mean(g², -2), beta)
+            v = r @ c / max(mean(r, -2), eps1)
+        vectors and scalars:  v = lerp(v, g², beta)
+        u = g / sqrt(max(v, eps1²));  p -= alpha / max(1, rms(u) / d) * u
+
+    ``eps = (eps1, eps2)``; ``eps1=None`` means the machine epsilon of the parameter's dtype.
+    State: ``step``, and ``row_var``/``col_var`` (shapes of ``g`` with the last, resp.
+    second-to-last, dim 1) for parameters of 2 or more dims, else ``variance``.
+
+    Example:
+        >>> w = ember.tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=True)
+        >>> opt = ember.optim.Adafactor([w], lr=0.1)
+        >>> for _ in range(3):
+        ...     opt.zero_grad(); (w * w).sum().backward(); opt.step()
+        >>> w
+        tensor([[ 0.3360, -1.5355],
+                [ 0.2402,  2.4902]], requires_grad=True)
+    """
+
+    decays_in_update = True
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, beta2_decay: float = -0.8,
+                 eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
+                 weight_decay: float = 0.0, *, foreach: bool | None = None,
+                 maximize: bool = False) -> None:
+        if not 0.0 <= lr:
+            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+        if not 0.0 >= beta2_decay:
+            raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
+        if eps[0] is not None and not 0.0 <= eps[0]:
+            raise ValueError(f"epsilon1 should be >= 0 but is: {eps[0]}")
+        if not 0.0 <= eps[1]:
+            raise ValueError(f"epsilon2 should be >= 0 but is: {eps[1]}")
+        if not 1.0 <= d:
+            raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
+        defaults = dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d, weight_decay=weight_decay,
+                        **implementation_defaults(foreach=foreach), maximize=maximize)
+        super().__init__(params, defaults)
+
+    def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        state["step"] = scalar_state(p, 0.0)
+        if p.ndim > 1:
+            xp = p._device.xp
+            for key, dim in (("row_var", -1), ("col_var", -2)):
+                shape = list(p.shape)
+                shape[dim] = 1
+                state[key] = _wrap(xp.zeros(shape, dtype=p._data.dtype), p._device)
+        else:
+            state["variance"] = full_state(p)
+
+    def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
+        xp = p._device.xp
+        data = p._data
+        if data.size == 0:
+            raise ZeroDivisionError(f"Adafactor: the parameter of shape {tuple(p.shape)} has no "
+                                    "elements, so its root mean square (the step size's scale) "
+                                    "is 0/0; leave empty parameters out of the optimizer")
+        lr, wd, d = float(group["lr"]), float(group["weight_decay"]), float(group["d"])
+        eps1, eps2 = group["eps"]
+        if eps1 is None:
+            eps1 = finfo(p.dtype).eps  # (bfloat16's too, which NumPy's finfo refuses)
+        t = next_step(state)
+        beta = t ** float(group["beta2_decay"])
+        alpha = max(float(eps2), _rms(xp, data)) * min(lr, 1.0 / math.sqrt(t))
+        if wd != 0.0:
+            data *= 1.0 - lr * wd
+        square = g * g
+        if p.ndim > 1:
+            row, col = state["row_var"]._data, state["col_var"]._data
+            row += beta * (square.mean(axis=-1, keepdims=True) - row)
+            col += beta * (square.mean(axis=-2, keepdims=True) - col)
+            var = xp.matmul(row, col)
+            var /= xp.maximum(row.mean(axis=-2, keepdims=True), eps1)
+        else:
+            var = state["variance"]._data
+            var += beta * (square - var)
+        step = g / xp.sqrt(xp.maximum(var, eps1 * eps1))
+        data -= alpha / max(1.0, _rms(xp, step) / d) * step
+
+
+def _rms(xp: Any, a: Any) -> float:
+    """The root mean square of a non-empty backend array, as a Python float."""
+    return float(xp.sqrt(xp.vdot(a, a).real)) / math.sqrt(a.size)
