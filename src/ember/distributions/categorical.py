@@ -13,7 +13,7 @@ from ember.distributions.distribution import Distribution
 from ember.distributions.utils import lazy_property, logits_to_probs, probs_to_logits
 from ember.tensor import Tensor
 
-__all__ = ["Categorical", "OneHotCategorical"]
+__all__ = ["Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class Categorical(Distribution):
@@ -161,3 +161,21 @@ class OneHotCategorical(Distribution):
 
     def __repr__(self) -> str:
         return repr(self._categorical).replace("Categorical", "OneHotCategorical", 1)
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """:class:`OneHotCategorical` whose ``rsample`` is the one-hot sample in the forward pass
+    with the gradient of ``probs`` in the backward pass (the straight-through estimator).
+
+    Example:
+        >>> logits = ember.zeros(3, requires_grad=True)
+        >>> d = ember.distributions.OneHotCategoricalStraightThrough(logits=logits)
+        >>> d.rsample().requires_grad
+        True
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        probs = self.probs
+        return self.sample(sample_shape) + (probs - probs.detach())

@@ -13,6 +13,7 @@ from ember.distributions.discrete import Bernoulli, Binomial, Geometric, Poisson
 from ember.distributions.distribution import Distribution
 from ember.distributions.gamma import Gamma
 from ember.distributions.independent import Independent
+from ember.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from ember.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.utils import sum_rightmost
@@ -190,6 +191,22 @@ def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
     mahalanobis = _batch_mahalanobis(lq, q.loc - p.loc)
     n = p.event_shape[0]
     return half_log_det + 0.5 * (trace + mahalanobis - n)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_gaussian_lowrank(p: Distribution, q: Distribution) -> Tensor:
+    """``log(det Sq / det Sp) / 2 + (tr(Sq^-1 Sp) + d^T Sq^-1 d - n) / 2``, with ``Sp``
+    entering through a factor ``A`` (``Sp = A A^T``) and ``Sq^-1`` through each family's
+    solve (Woodbury for the low-rank one)."""
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"kl_divergence: {type(p).__name__} and {type(q).__name__} have "
+                         f"different event shapes: {p.event_shape} and {q.event_shape}")
+    trace = q._inverse_quadratic(p._covariance_factor())
+    mahalanobis = q._inverse_quadratic((q.loc - p.loc).unsqueeze(-1))
+    n = p.event_shape[0]
+    return q._half_log_det() - p._half_log_det() + 0.5 * (trace + mahalanobis - n)
 
 
 @register_kl(Independent, Independent)

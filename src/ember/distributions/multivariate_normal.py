@@ -126,6 +126,19 @@ class MultivariateNormal(Distribution):
     def _half_log_det(self) -> Tensor:
         return ember.log(self._unbroadcasted_scale_tril.diagonal(0, -2, -1)).sum(-1)
 
+    def _covariance_factor(self) -> Tensor:
+        """A matrix ``A`` with ``A A^T`` the covariance: ``scale_tril``."""
+        return self._unbroadcasted_scale_tril
+
+    def _inverse_quadratic(self, factor: Tensor) -> Tensor:
+        """``trace(factor^T covariance^-1 factor)``, by a triangular solve."""
+        tril = self._unbroadcasted_scale_tril
+        batch = ember.broadcast_shapes(tril.shape[:-2], factor.shape[:-2])
+        whitened = ember.linalg.solve_triangular(tril.expand(batch + tril.shape[-2:]),
+                                                 factor.expand(batch + factor.shape[-2:]),
+                                                 upper=False)
+        return (whitened ** 2).sum((-2, -1))
+
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:
             self._validate_sample(value)

@@ -1,5 +1,7 @@
 """Invertible transforms ``y = f(x)`` with ``log |det df/dx|``, for
-:class:`TransformedDistribution`: affine, exp, sigmoid, tanh and their compositions.
+:class:`TransformedDistribution` and ``biject_to``/``transform_to``: affine, exp, sigmoid,
+tanh and their compositions here; simplex, matrix and structural transforms in their own
+modules, re-exported from this one.
 
 Example:
     >>> from ember.distributions.transforms import ExpTransform
@@ -20,8 +22,11 @@ from ember.distributions import constraints
 from ember.distributions.utils import sum_rightmost
 from ember.tensor import Tensor
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform",
-           "TanhTransform", "Transform"]
+__all__ = ["AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
+           "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
+           "SigmoidTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform",
+           "TanhTransform", "Transform", "identity_transform"]
 
 F = ember.nn.functional
 
@@ -364,3 +369,25 @@ class TanhTransform(Transform):
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         # log(1 - tanh(x)^2), written with softplus so large |x| does not lose it all
         return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+
+
+identity_transform = ComposeTransform([])
+"""The identity map (an empty :class:`ComposeTransform`), as in PyTorch."""
+
+# The other transforms live in their own modules, which build on Transform above.
+from ember.distributions.matrix_transforms import (  # noqa: E402
+    CorrCholeskyTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+)
+from ember.distributions.simplex_transforms import (  # noqa: E402
+    SoftmaxTransform,
+    StickBreakingTransform,
+)
+from ember.distributions.structural_transforms import (  # noqa: E402
+    CatTransform,
+    CumulativeDistributionTransform,
+    IndependentTransform,
+    ReshapeTransform,
+    StackTransform,
+)
