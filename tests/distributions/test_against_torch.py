@@ -59,7 +59,7 @@ def test_expand(name):
 
 
 @pytest.mark.parametrize("name", ["BernoulliProbs", "CategoricalLogits", "OneHotCategorical",
-                                  "BinomialProbs"])
+                                  "BinomialProbs", "OneHotCategoricalST"])
 def test_enumerate_support(name):
     d, t, _ = build(name)
     for expand in (True, False):
@@ -97,7 +97,9 @@ def test_log_prob_gradcheck(name):
 
 
 @pytest.mark.parametrize("name", ["Normal", "Laplace", "Uniform", "Exponential", "LogNormal",
-                                  "MVNCov", "MVNScaleTril"])
+                                  "MVNCov", "MVNScaleTril", "LowRankMVN", "RelaxedBernoulli",
+                                  "LogitRelaxedBernoulli", "RelaxedOneHotCategorical",
+                                  "ExpRelaxedCategorical"])
 def test_rsample_gradcheck(name):
     """Fixed seed: the sample is a smooth function of the parameters."""
     d, _, params = build(name, requires_grad=True)

@@ -40,11 +40,12 @@ class LKJCholesky(Distribution):
         self.dim = dim
         (self.concentration,) = broadcast_all(concentration, owner="LKJCholesky")
         c = self.concentration
+        super().__init__(c.shape, (dim, dim), validate_args)
         marginal = c + 0.5 * (dim - 2)
         offset = ember.cat([ember.zeros(1, dtype=c.dtype), ember.arange(dim - 1, dtype=c.dtype)])
         # row i's squared norm below the diagonal is Beta(i / 2, marginal - (i - 1) / 2)
-        self._beta = Beta(offset + 0.5, marginal.unsqueeze(-1) - 0.5 * offset)
-        super().__init__(c.shape, (dim, dim), validate_args)
+        self._beta = Beta(offset + 0.5, marginal.unsqueeze(-1) - 0.5 * offset,
+                          validate_args=self._validate_args)
 
     def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Distribution:
         new = super().expand(batch_shape, _instance)

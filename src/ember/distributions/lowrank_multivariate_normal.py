@@ -71,10 +71,10 @@ class LowRankMultivariateNormal(Distribution):
         self.cov_diag = cov_diag.expand(batch + (n,))
         self._unbroadcasted_cov_factor = cov_factor
         self._unbroadcasted_cov_diag = cov_diag
+        super().__init__(batch, (n,), validate_args)
         self._capacitance_tril = ember.linalg.cholesky(
             self._whitened_factor_t() @ cov_factor
             + ember.eye(cov_factor.shape[-1], dtype=cov_factor.dtype))
-        super().__init__(batch, (n,), validate_args)
 
     def _whitened_factor_t(self) -> Tensor:
         """``W^T D^-1``."""
