@@ -222,3 +222,18 @@ def test_lowrank_kl_against_torch(p, q):
         D.kl_divergence(_gaussians(ember, E, p, 0)[0],
                         D.LowRankMultivariateNormal(ember.zeros(2), ember.ones(2, 1),
                                                     ember.ones(2)))
+
+
+@pytest.mark.parametrize(("d", "value", "words"), [
+    (D.Multinomial(3, probs=ember.ones(2)), ember.tensor([-1.0, 2.0]), ["Multinomial", "support"]),
+    (D.LKJCholesky(2), ember.eye(2) * 2, ["LKJCholesky", "CorrCholesky"]),
+    (D.Wishart(3.0, covariance_matrix=ember.eye(2)), -ember.eye(2), ["Wishart", "PositiveDef"]),
+    (D.NegativeBinomial(2.0, logits=ember.tensor(0.0)), ember.tensor(0.5), ["NegativeBinomial"]),
+    (D.MixtureSameFamily(D.Categorical(logits=ember.zeros(2)), D.Gamma(ember.ones(2), 1.0)),
+     ember.tensor(-1.0), ["MixtureSameFamily", "MixtureSameFamilyConstraint"]),
+])
+def test_values_outside_the_support(d, value, words):
+    with pytest.raises(ValueError) as err:
+        d.log_prob(value)
+    for w in words:
+        assert w in str(err.value)

@@ -16,7 +16,8 @@ N = 200_000
 # no closed-form moments: checked against torch's samples below
 NO_MOMENTS = {"RelaxedBernoulli", "LogitRelaxedBernoulli", "RelaxedOneHotCategorical",
               "ExpRelaxedCategorical", "LKJCholesky"}
-FEWER_DRAWS = {"WishartCov": 20_000, "WishartScaleTril": 20_000, "LowRankMVN": 50_000}
+FEWER_DRAWS = {"WishartCov": 20_000, "WishartScaleTril": 20_000, "LowRankMVN": 50_000,
+               "MultinomialProbs": 50_000, "MultinomialLogits": 50_000}
 
 
 @pytest.mark.parametrize("name", sorted(set(CASES) - NO_MOMENTS))
