@@ -20,8 +20,9 @@ __all__ = ["Multinomial"]
 class Multinomial(Distribution):
     """Counts per category of ``total_count`` independent draws from the categories given
     by ``probs`` or ``logits`` (shape ``batch_shape + (K,)``); ``total_count`` is one
-    Python int for the whole batch, as in PyTorch. ``log_prob`` accepts any counts (their
-    sum is not checked against ``total_count``), so it serves as a likelihood.
+    Python int for the whole batch, as in PyTorch. As there, the support check only asks
+    for nonnegative counts summing to at most ``total_count``, and ``log_prob`` uses the
+    counts' own sum.
 
     Example:
         >>> d = ember.distributions.Multinomial(10, probs=ember.tensor([0.2, 0.8]))

@@ -197,7 +197,7 @@ class _PiecewiseTransform(Transform):
         return self._join([t.inv(p) for t, p in zip(self.transforms, self._split(y))])
 
     def _key(self) -> tuple:
-        return (type(self), self.dim, tuple(self.transforms), tuple(getattr(self, "lengths", ())))
+        return (type(self), self.dim, tuple(self.transforms))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _PiecewiseTransform) and self._key() == other._key()
@@ -230,6 +230,9 @@ class CatTransform(_PiecewiseTransform):
         return max(t.event_dim for t in self.transforms)
 
     length = property(lambda self: sum(self.lengths), doc="The size along ``dim``.")
+
+    def _key(self) -> tuple:
+        return super()._key() + (tuple(self.lengths),)
 
     def with_cache(self, cache_size: int = 1) -> Transform:
         if cache_size == self._cache_size:
