@@ -154,6 +154,14 @@ def test_wishart_low_df_warns_and_moments_of_rsample():
     assert bool(d.support.check(x.detach()).all())
 
 
+def test_wishart_redraws_singular_samples():
+    ember.manual_seed(6)
+    with pytest.warns(UserWarning):
+        d = D.Wishart(ember.tensor(2.05), covariance_matrix=ember.eye(3) * 1e-3)
+        x = d.rsample((300,))
+    assert bool(d.support.check(x).all())
+
+
 def test_lkj_cholesky_sample_is_a_correlation_factor():
     ember.manual_seed(2)
     d = D.LKJCholesky(4, ember.tensor([0.5, 3.0]))
