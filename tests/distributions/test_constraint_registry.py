@@ -171,3 +171,28 @@ def test_register_a_new_constraint():
         registry(EC.real)
     with pytest.raises(TypeError, match="Constraint"):
         registry.register(int, lambda c: None)
+
+
+def test_bijective_flags_match_torch():
+    """Transform.bijective defaults to False (as in torch); each bijection says so itself."""
+    def subclass(module):
+        class Squash(module.Transform):  # a user's transform that does not declare bijective
+            pass
+        return Squash()
+
+    pairs = [(subclass(ET), subclass(TT)), (ET.Transform(), TT.Transform()),
+             (ET.AffineTransform(0.0, 2.0), TT.AffineTransform(0.0, 2.0))]
+    for name in ["ExpTransform", "SigmoidTransform", "TanhTransform", "SoftmaxTransform",
+                 "StickBreakingTransform", "LowerCholeskyTransform",
+                 "PositiveDefiniteTransform", "CorrCholeskyTransform"]:
+        pairs.append((getattr(ET, name)(), getattr(TT, name)()))
+    pairs += [(ET.identity_transform, TT.identity_transform),
+              (ET.ComposeTransform([ET.ExpTransform(), ET.SoftmaxTransform()]),
+               TT.ComposeTransform([TT.ExpTransform(), TT.SoftmaxTransform()])),
+              (ET.ExpTransform().inv, TT.ExpTransform().inv),
+              (ET.IndependentTransform(ET.SoftmaxTransform(), 1),
+               TT.IndependentTransform(TT.SoftmaxTransform(), 1)),
+              (ET.CatTransform([ET.ExpTransform(), subclass(ET)]),
+               TT.CatTransform([TT.ExpTransform(), subclass(TT)]))]
+    for t, tt in pairs:
+        assert t.bijective == tt.bijective, t

@@ -36,11 +36,14 @@ class Transform:
 
     With ``cache_size=1`` the last ``(x, y)`` pair is remembered, so ``inv(t(x))`` returns
     ``x`` itself (no round-off, and ``atanh(tanh(x))`` cannot overflow).
+
+    ``bijective`` is False unless a subclass declares itself a bijection (as in PyTorch):
+    only then is ``inv`` an exact inverse with ``log_abs_det_jacobian`` defined.
     """
 
     domain: constraints.Constraint = constraints.real
     codomain: constraints.Constraint = constraints.real
-    bijective = True
+    bijective = False
     sign: Any = 1
 
     def __init__(self, cache_size: int = 0) -> None:
@@ -258,6 +261,8 @@ class AffineTransform(Transform):
         tensor([1., 3.])
     """
 
+    bijective = True
+
     def __init__(self, loc: Tensor | float, scale: Tensor | float, event_dim: int = 0,
                  cache_size: int = 0) -> None:
         super().__init__(cache_size)
@@ -321,6 +326,7 @@ class ExpTransform(Transform):
     """``y = exp(x)``, from the reals onto the positive reals."""
 
     codomain = constraints.positive
+    bijective = True
 
     def _call(self, x: Tensor) -> Tensor:
         return ember.exp(x)
@@ -337,6 +343,7 @@ class SigmoidTransform(Transform):
     ``[tiny, 1 - eps]`` of the dtype, as in PyTorch, so the inverse stays finite)."""
 
     codomain = constraints.unit_interval
+    bijective = True
 
     @staticmethod
     def _clip(y: Tensor) -> Tensor:
@@ -359,6 +366,7 @@ class TanhTransform(Transform):
     samples' log-probabilities are needed (as for a squashed Gaussian policy)."""
 
     codomain = constraints.interval(-1.0, 1.0)
+    bijective = True
 
     def _call(self, x: Tensor) -> Tensor:
         return ember.tanh(x)
