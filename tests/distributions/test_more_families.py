@@ -245,3 +245,21 @@ def test_values_outside_the_support(d, value, words):
         d.log_prob(value)
     for w in words:
         assert w in str(err.value)
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: D.Multinomial(2, **kw),
+    lambda **kw: D.RelaxedBernoulli(ember.tensor(0.5), **kw),
+    lambda **kw: D.LogitRelaxedBernoulli(ember.tensor(0.5), **kw),
+    lambda **kw: D.ExpRelaxedCategorical(ember.tensor(0.5), **kw),
+    lambda **kw: D.RelaxedOneHotCategorical(ember.tensor(0.5), **kw),
+])
+def test_validate_args_true_checks_parameters_with_the_global_switch_off(make):
+    """An explicit validate_args=True checks probs even where the default is off (as torch)."""
+    D.set_default_validate_args(False)
+    try:
+        make(probs=ember.tensor([0.5, 0.5]))
+        with pytest.raises(ValueError, match="probs"):
+            make(probs=ember.tensor([-0.5, 1.5]), validate_args=True)
+    finally:
+        D.set_default_validate_args(True)

@@ -39,12 +39,9 @@ class Multinomial(Distribution):
                                       f"supported; expected one Python int, got "
                                       f"{type(total_count).__name__}")
         self.total_count = int(total_count)
-        self._categorical = Categorical(probs, logits)
+        self._categorical = Categorical(probs, logits, validate_args=False)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
                          validate_args)
-
-    def _check_args(self) -> None:
-        """The inner :class:`Categorical` has checked the parameters."""
 
     def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Distribution:
         new = super().expand(batch_shape, _instance)

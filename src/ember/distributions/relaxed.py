@@ -81,11 +81,8 @@ class RelaxedBernoulli(TransformedDistribution):
 
     def __init__(self, temperature: Tensor | float, probs: Tensor | float | None = None,
                  logits: Tensor | float | None = None, validate_args: bool | None = None) -> None:
-        base = LogitRelaxedBernoulli(temperature, probs, logits)
+        base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=False)
         super().__init__(base, SigmoidTransform(), validate_args)
-
-    def _check_args(self) -> None:
-        """The base :class:`LogitRelaxedBernoulli` has checked the parameters."""
 
     temperature = property(lambda self: self.base_dist.temperature, doc="The temperature.")
     probs = property(lambda self: self.base_dist.probs, doc="The success probability.")
@@ -108,13 +105,10 @@ class ExpRelaxedCategorical(Distribution):
 
     def __init__(self, temperature: Tensor | float, probs: Tensor | None = None,
                  logits: Tensor | None = None, validate_args: bool | None = None) -> None:
-        self._categorical = Categorical(probs, logits)
+        self._categorical = Categorical(probs, logits, validate_args=False)
         self.temperature = _temperature(temperature, self._categorical.probs)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
                          validate_args)
-
-    def _check_args(self) -> None:
-        """The inner :class:`Categorical` has checked the parameters."""
 
     def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Distribution:
         new = super().expand(batch_shape, _instance)
@@ -159,11 +153,8 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     def __init__(self, temperature: Tensor | float, probs: Tensor | None = None,
                  logits: Tensor | None = None, validate_args: bool | None = None) -> None:
-        base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
+        base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=False)
         super().__init__(base, ExpTransform(), validate_args)
-
-    def _check_args(self) -> None:
-        """The base :class:`ExpRelaxedCategorical` has checked the parameters."""
 
     temperature = property(lambda self: self.base_dist.temperature, doc="The temperature.")
     probs = property(lambda self: self.base_dist.probs, doc="Category probabilities.")
