@@ -263,3 +263,16 @@ def test_validate_args_true_checks_parameters_with_the_global_switch_off(make):
             make(probs=ember.tensor([-0.5, 1.5]), validate_args=True)
     finally:
         D.set_default_validate_args(True)
+
+
+def test_mixture_moments_with_a_partly_broadcast_mixture_batch():
+    """Mixture batch (1, 2) against components' batch (4, 1, 2): the weights broadcast from the
+    right (torch pads them in the middle and returns a (4, 2, 2) mean for a (4, 1, 2) batch)."""
+    logits, loc = rng.normal(size=(1, 2, 3)), rng.normal(size=(4, 1, 2, 3))
+    scale = rng.uniform(0.5, 2, (4, 1, 2, 3))
+    d = D.MixtureSameFamily(D.Categorical(logits=E(logits)), D.Normal(E(loc), E(scale)))
+    w = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    mean = (w * loc).sum(-1)
+    assert d.batch_shape == (4, 1, 2)
+    close(d.mean, mean)
+    close(d.variance, (w * (scale ** 2 + (loc - mean[..., None]) ** 2)).sum(-1))

@@ -80,10 +80,9 @@ class MixtureSameFamily(Distribution):
         return x.unsqueeze(-1 - self._event_ndims)
 
     def _pad_mixture_dimensions(self, x: Tensor) -> Tensor:
-        """Mixture weights shaped to broadcast against the components' moments."""
-        mixture_ndims = len(self._mixture_distribution.batch_shape)
-        pad = 0 if mixture_ndims == 1 else len(self._batch_shape) - mixture_ndims
-        return x.reshape(x.shape[:-1] + (1,) * pad + x.shape[-1:] + (1,) * self._event_ndims)
+        """Mixture weights shaped to broadcast (from the right) against the components'
+        moments: one trailing unit dim per event dim."""
+        return x.reshape(x.shape + (1,) * self._event_ndims)
 
     @property
     def mean(self) -> Tensor:
