@@ -276,3 +276,11 @@ def test_mixture_moments_with_a_partly_broadcast_mixture_batch():
     assert d.batch_shape == (4, 1, 2)
     close(d.mean, mean)
     close(d.variance, (w * (scale ** 2 + (loc - mean[..., None]) ** 2)).sum(-1))
+
+
+def test_straight_through_repr_and_zero_count_multinomial():
+    d = D.OneHotCategoricalStraightThrough(probs=ember.tensor([0.2, 0.8]))
+    assert repr(d).startswith("OneHotCategoricalStraightThrough(")
+    zero = D.Multinomial(0, probs=ember.tensor([[0.2, 0.8]]))  # torch's multinomial raises here
+    assert zero.sample((3,)).shape == (3, 1, 2) and zero.sample().sum().item() == 0
+    assert D.Categorical(probs=ember.tensor([0.2, 0.8])).sample((0, 2)).shape == (0, 2)

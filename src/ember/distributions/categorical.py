@@ -82,7 +82,10 @@ class Categorical(Distribution):
             shape = tuple(sample_shape) if not isinstance(sample_shape, int) else (sample_shape,)
             n = math.prod(shape)
             rows = self.probs.reshape(-1, self._num_events)
-            drawn = ember.multinomial(rows, n, True) if rows.shape[0] else rows.long()
+            if rows.shape[0] and n:
+                drawn = ember.multinomial(rows, n, True)
+            else:  # nothing to draw (an empty batch or sample shape)
+                drawn = ember.zeros((rows.shape[0], n), dtype=ember.int64)
             return drawn.transpose(0, 1).reshape(self._extended_shape(shape))
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -160,7 +163,7 @@ class OneHotCategorical(Distribution):
         return values.expand((n,) + self._batch_shape + (n,)) if expand else values
 
     def __repr__(self) -> str:
-        return repr(self._categorical).replace("Categorical", "OneHotCategorical", 1)
+        return repr(self._categorical).replace("Categorical", type(self).__name__, 1)
 
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):
