@@ -4,26 +4,18 @@ whose density costs ``O(n m^2)`` instead of ``O(n^3)`` through the capacitance m
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import ember
 from ember.distributions import constraints
-from ember.distributions.distribution import Distribution
+from ember.distributions.multivariate_normal import _Gaussian, _solve_lower
 from ember.distributions.utils import lazy_property
 from ember.tensor import Tensor
 
 __all__ = ["LowRankMultivariateNormal"]
 
 
-def _solve_lower(tril: Tensor, rhs: Tensor) -> Tensor:
-    """``tril^-1 rhs`` for lower-triangular ``tril``, batch dims broadcast."""
-    batch = ember.broadcast_shapes(tril.shape[:-2], rhs.shape[:-2])
-    return ember.linalg.solve_triangular(tril.expand(batch + tril.shape[-2:]),
-                                         rhs.expand(batch + rhs.shape[-2:]), upper=False)
-
-
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(_Gaussian):
     """The normal distribution over vectors with mean ``loc`` (``batch + (n,)``) and
     covariance ``cov_factor @ cov_factor^T + diag(cov_diag)``, ``cov_factor`` of shape
     ``batch + (n, m)`` and ``cov_diag`` of shape ``batch + (n,)``.
@@ -41,8 +33,6 @@ class LowRankMultivariateNormal(Distribution):
                        "cov_factor": constraints.independent(constraints.real, 2),
                        "cov_diag": constraints.independent(constraints.positive, 1)}
     _param_event_dims = {"loc": 1, "cov_factor": 2, "cov_diag": 1}
-    support = constraints.real_vector
-    has_rsample = True
 
     def __init__(self, loc: Tensor, cov_factor: Tensor, cov_diag: Tensor,
                  validate_args: bool | None = None) -> None:
@@ -100,9 +90,6 @@ class LowRankMultivariateNormal(Distribution):
         return ember.cat([factor.expand(batch + factor.shape[-2:]),
                           diag.expand(batch + diag.shape[-2:])], -1)
 
-    mean = property(lambda self: self.loc, doc="``loc``.")
-    mode = property(lambda self: self.loc, doc="``loc``.")
-
     @lazy_property
     def variance(self) -> Tensor:
         """The diagonal of the covariance."""
@@ -141,15 +128,3 @@ class LowRankMultivariateNormal(Distribution):
         eps_d = ember.randn(shape, dtype=self.loc.dtype)
         return (self.loc + (self._unbroadcasted_cov_factor @ eps_w.unsqueeze(-1)).squeeze(-1)
                 + ember.sqrt(self._unbroadcasted_cov_diag) * eps_d)
-
-    def log_prob(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        m = self._inverse_quadratic((value - self.loc).unsqueeze(-1))
-        n = self._event_shape[0]
-        return -0.5 * (n * math.log(2 * math.pi) + m) - self._half_log_det()
-
-    def entropy(self) -> Tensor:
-        n = self._event_shape[0]
-        h = 0.5 * n * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
-        return h.expand(self._batch_shape) if self._batch_shape else h

@@ -15,13 +15,11 @@ from ember.tensor import Tensor
 __all__ = ["MultivariateNormal"]
 
 
-def _batch_mahalanobis(scale_tril: Tensor, diff: Tensor) -> Tensor:
-    """``diff^T (L L^T)^-1 diff`` over the last dim, batch dims broadcast."""
-    shape = ember.broadcast_shapes(scale_tril.shape[:-2], diff.shape[:-1])
-    tril = scale_tril.expand(shape + scale_tril.shape[-2:])
-    whitened = ember.linalg.solve_triangular(tril, diff.expand(shape + diff.shape[-1:])
-                                             .unsqueeze(-1), upper=False)
-    return (whitened.squeeze(-1) ** 2).sum(-1)
+def _solve_lower(tril: Tensor, rhs: Tensor) -> Tensor:
+    """``tril^-1 rhs`` for lower-triangular ``tril``, batch dims broadcast."""
+    batch = ember.broadcast_shapes(tril.shape[:-2], rhs.shape[:-2])
+    return ember.linalg.solve_triangular(tril.expand(batch + tril.shape[-2:]),
+                                         rhs.expand(batch + rhs.shape[-2:]), upper=False)
 
 
 def _precision_to_scale_tril(precision: Tensor) -> Tensor:
@@ -34,7 +32,43 @@ def _precision_to_scale_tril(precision: Tensor) -> Tensor:
     return ember.linalg.solve_triangular(inv_t, eye, upper=False)
 
 
-class MultivariateNormal(Distribution):
+class _Gaussian(Distribution):
+    """What the full-covariance and the low-rank normals share: ``log_prob``, ``entropy``,
+    ``mean``/``mode`` and the KL divergence (in ``kl.py``) follow from ``loc`` and three
+    methods each family implements its own way: ``_half_log_det`` (``log det(cov) / 2``),
+    ``_inverse_quadratic(A)`` (``trace(A^T cov^-1 A)``) and ``_covariance_factor`` (an ``A``
+    with ``A A^T = cov``)."""
+
+    support = constraints.real_vector
+    has_rsample = True
+    loc: Tensor
+
+    mean = property(lambda self: self.loc, doc="``loc``.")
+    mode = property(lambda self: self.loc, doc="``loc``.")
+
+    def _half_log_det(self) -> Tensor:
+        raise NotImplementedError
+
+    def _inverse_quadratic(self, factor: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def _covariance_factor(self) -> Tensor:
+        raise NotImplementedError
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        m = self._inverse_quadratic((value - self.loc).unsqueeze(-1))
+        n = self._event_shape[0]
+        return -0.5 * (n * math.log(2 * math.pi) + m) - self._half_log_det()
+
+    def entropy(self) -> Tensor:
+        n = self._event_shape[0]
+        h = 0.5 * n * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+        return h.expand(self._batch_shape) if self._batch_shape else h
+
+
+class MultivariateNormal(_Gaussian):
     """The normal distribution over vectors with mean ``loc`` (shape ``batch + (n,)``) and
     exactly one of ``covariance_matrix``, ``precision_matrix`` or ``scale_tril``
     (shape ``batch + (n, n)``).
@@ -51,8 +85,6 @@ class MultivariateNormal(Distribution):
                        "scale_tril": constraints.lower_cholesky}
     _param_event_dims = {"loc": 1, "covariance_matrix": 2, "precision_matrix": 2,
                          "scale_tril": 2}
-    support = constraints.real_vector
-    has_rsample = True
 
     def __init__(self, loc: Tensor, covariance_matrix: Tensor | None = None,
                  precision_matrix: Tensor | None = None, scale_tril: Tensor | None = None,
@@ -132,21 +164,4 @@ class MultivariateNormal(Distribution):
 
     def _inverse_quadratic(self, factor: Tensor) -> Tensor:
         """``trace(factor^T covariance^-1 factor)``, by a triangular solve."""
-        tril = self._unbroadcasted_scale_tril
-        batch = ember.broadcast_shapes(tril.shape[:-2], factor.shape[:-2])
-        whitened = ember.linalg.solve_triangular(tril.expand(batch + tril.shape[-2:]),
-                                                 factor.expand(batch + factor.shape[-2:]),
-                                                 upper=False)
-        return (whitened ** 2).sum((-2, -1))
-
-    def log_prob(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        m = _batch_mahalanobis(self._unbroadcasted_scale_tril, value - self.loc)
-        n = self._event_shape[0]
-        return -0.5 * (n * math.log(2 * math.pi) + m) - self._half_log_det()
-
-    def entropy(self) -> Tensor:
-        n = self._event_shape[0]
-        h = 0.5 * n * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
-        return h.expand(self._batch_shape) if self._batch_shape else h
+        return (_solve_lower(self._unbroadcasted_scale_tril, factor) ** 2).sum((-2, -1))
