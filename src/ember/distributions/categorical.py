@@ -104,28 +104,18 @@ class Categorical(Distribution):
         return values.expand((-1,) + self._batch_shape) if expand else values
 
 
-class OneHotCategorical(Distribution):
-    """Like :class:`Categorical`, but samples are one-hot vectors of length ``K``.
+class _CategoricalParams(Distribution):
+    """Base of the families parameterized like :class:`Categorical` (``probs`` or ``logits``
+    of shape ``batch_shape + (K,)``, events of shape ``(K,)``): an inner ``Categorical`` holds
+    the parameters and is expanded with the distribution."""
 
-    Example:
-        >>> d = ember.distributions.OneHotCategorical(probs=ember.tensor([0.0, 1.0]))
-        >>> d.sample()
-        tensor([0., 1.])
-    """
-
-    arg_constraints = {"probs": constraints.simplex,
-                       "logits": constraints.independent(constraints.real, 1)}
-    support = constraints.one_hot
-    has_enumerate_support = True
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 
     def __init__(self, probs: Tensor | None = None, logits: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
-        self._categorical = Categorical(probs, logits, validate_args=validate_args)
+        self._categorical = Categorical(probs, logits, validate_args=False)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
                          validate_args)
-
-    def _check_args(self) -> None:
-        """The inner :class:`Categorical` has checked the parameters."""
 
     def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Distribution:
         new = super().expand(batch_shape, _instance)
@@ -135,6 +125,20 @@ class OneHotCategorical(Distribution):
     probs = property(lambda self: self._categorical.probs, doc="Category probabilities.")
     logits = property(lambda self: self._categorical.logits, doc="Normalized log-probabilities.")
     param_shape = property(lambda self: self._categorical.param_shape)
+
+
+class OneHotCategorical(_CategoricalParams):
+    """Like :class:`Categorical`, but samples are one-hot vectors of length ``K``.
+
+    Example:
+        >>> d = ember.distributions.OneHotCategorical(probs=ember.tensor([0.0, 1.0]))
+        >>> d.sample()
+        tensor([0., 1.])
+    """
+
+    support = constraints.one_hot
+    has_enumerate_support = True
+
     mean = property(lambda self: self.probs, doc="``probs``.")
     variance = property(lambda self: self.probs * (1 - self.probs), doc="``p (1 - p)``.")
 

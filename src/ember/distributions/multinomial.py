@@ -8,16 +8,16 @@ from typing import Any
 
 import ember
 from ember.distributions import constraints
-from ember.distributions.categorical import Categorical
+from ember.distributions.categorical import _CategoricalParams
 from ember.distributions.discrete import Binomial
-from ember.distributions.distribution import Distribution, _shape
+from ember.distributions.distribution import _shape
 from ember.distributions.utils import broadcast_all
 from ember.tensor import Tensor
 
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
+class Multinomial(_CategoricalParams):
     """Counts per category of ``total_count`` independent draws from the categories given
     by ``probs`` or ``logits`` (shape ``batch_shape + (K,)``); ``total_count`` is one
     Python int for the whole batch, as in PyTorch. As there, the support check only asks
@@ -30,8 +30,6 @@ class Multinomial(Distribution):
         tensor([2., 8.])
     """
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-
     def __init__(self, total_count: int = 1, probs: Tensor | None = None,
                  logits: Tensor | None = None, validate_args: bool | None = None) -> None:
         if not isinstance(total_count, numbers.Integral):
@@ -39,22 +37,12 @@ class Multinomial(Distribution):
                                       f"supported; expected one Python int, got "
                                       f"{type(total_count).__name__}")
         self.total_count = int(total_count)
-        self._categorical = Categorical(probs, logits, validate_args=False)
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Distribution:
-        new = super().expand(batch_shape, _instance)
-        new._categorical = self._categorical.expand(_shape(batch_shape))
-        return new
+        super().__init__(probs, logits, validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self) -> constraints.Constraint:
         return constraints.multinomial(self.total_count)
 
-    probs = property(lambda self: self._categorical.probs, doc="Category probabilities.")
-    logits = property(lambda self: self._categorical.logits, doc="Normalized log-probabilities.")
-    param_shape = property(lambda self: self._categorical.param_shape)
     mean = property(lambda self: self.probs * self.total_count, doc="``n p``.")
     variance = property(lambda self: self.total_count * self.probs * (1 - self.probs),
                         doc="``n p (1 - p)``.")

@@ -9,9 +9,8 @@ from typing import Any
 
 import ember
 from ember.distributions import constraints
-from ember.distributions.categorical import Categorical
+from ember.distributions.categorical import _CategoricalParams
 from ember.distributions.discrete import _BinaryParams
-from ember.distributions.distribution import Distribution, _shape
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import ExpTransform, SigmoidTransform
 from ember.distributions.utils import broadcast_all, clamp_probs
@@ -89,7 +88,7 @@ class RelaxedBernoulli(TransformedDistribution):
     logits = property(lambda self: self.base_dist.logits, doc="The log-odds of success.")
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_CategoricalParams):
     """The log of a :class:`RelaxedOneHotCategorical` sample: ``log_softmax((logits + g) /
     temperature)`` with Gumbel noise ``g``; events are vectors of length ``K``.
 
@@ -99,25 +98,13 @@ class ExpRelaxedCategorical(Distribution):
         (3,)
     """
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.real_vector
     has_rsample = True
 
     def __init__(self, temperature: Tensor | float, probs: Tensor | None = None,
                  logits: Tensor | None = None, validate_args: bool | None = None) -> None:
-        self._categorical = Categorical(probs, logits, validate_args=False)
+        super().__init__(probs, logits, validate_args)
         self.temperature = _temperature(temperature, self._categorical.probs)
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Distribution:
-        new = super().expand(batch_shape, _instance)
-        new._categorical = self._categorical.expand(_shape(batch_shape))
-        return new
-
-    probs = property(lambda self: self._categorical.probs, doc="Category probabilities.")
-    logits = property(lambda self: self._categorical.logits, doc="Normalized log-probabilities.")
-    param_shape = property(lambda self: self._categorical.param_shape)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         u = clamp_probs(ember.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
