@@ -196,3 +196,21 @@ def test_bijective_flags_match_torch():
                TT.CatTransform([TT.ExpTransform(), subclass(TT)]))]
     for t, tt in pairs:
         assert t.bijective == tt.bijective, t
+
+
+def test_corr_cholesky_wrong_length_names_the_transform():
+    with pytest.raises(ValueError, match="CorrCholeskyTransform.*4"):
+        ET.CorrCholeskyTransform()(ember.zeros(4))
+
+
+def test_softplus_transform_against_torch():
+    x = rng.normal(size=(2, 3)) * 5
+    t, tt = ET.SoftplusTransform(), TT.SoftplusTransform()
+    y, ty = t(E(x)), tt(T(x))
+    close(y, ty)
+    close(t.inv(y), x, rtol=1e-8, atol=1e-10)
+    close(t.log_abs_det_jacobian(E(x), y), tt.log_abs_det_jacobian(T(x), ty))
+    assert (t.bijective, t.sign, t.domain.event_dim) == (tt.bijective, tt.sign, 0)
+    assert repr(t.codomain) == repr(EC.positive) and t == ET.SoftplusTransform()
+    assert gradcheck(lambda v: t.log_abs_det_jacobian(v, t(v)) + t.inv(t(v) + 1.0),
+                     (E(x).requires_grad_(True),))

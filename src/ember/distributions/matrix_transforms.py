@@ -115,6 +115,7 @@ class CorrCholeskyTransform(Transform):
     bijective = True
 
     def _call(self, x: Tensor) -> Tensor:
+        self.forward_shape(tuple(x.shape))  # names this transform if x has the wrong length
         eps = ember.finfo(x.dtype).eps
         r = _vec_to_tril_matrix(ember.tanh(x).clamp(min=-1 + eps, max=1 - eps), diag=-1)
         remaining = ember.cumprod(ember.sqrt(1 - r ** 2), -1)

@@ -25,8 +25,8 @@ from ember.tensor import Tensor
 __all__ = ["AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
            "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
-           "SigmoidTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform",
-           "TanhTransform", "Transform", "identity_transform"]
+           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
+           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
 
 F = ember.nn.functional
 
@@ -359,6 +359,29 @@ class SigmoidTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return -F.softplus(-x) - F.softplus(x)
+
+
+class SoftplusTransform(Transform):
+    """``y = log(1 + exp(x))``, from the reals onto the positive reals; the inverse is
+    ``x = y + log(-expm1(-y))``.
+
+    Example:
+        >>> t = SoftplusTransform()
+        >>> t(ember.tensor([0.0, 20.0]))
+        tensor([ 0.6931, 20.0000])
+    """
+
+    codomain = constraints.positive
+    bijective = True
+
+    def _call(self, x: Tensor) -> Tensor:
+        return F.softplus(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y + ember.log(-ember.expm1(-y))
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return -F.softplus(-x)  # log(sigmoid(x))
 
 
 class TanhTransform(Transform):
