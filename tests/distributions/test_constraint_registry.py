@@ -214,3 +214,22 @@ def test_softplus_transform_against_torch():
     assert repr(t.codomain) == repr(EC.positive) and t == ET.SoftplusTransform()
     assert gradcheck(lambda v: t.log_abs_det_jacobian(v, t(v)) + t.inv(t(v) + 1.0),
                      (E(x).requires_grad_(True),))
+
+
+def test_sign_is_only_defined_for_monotone_elementwise_transforms():
+    """As in torch: asking a non-elementwise transform for its sign raises (a CatTransform of an
+    increasing and a decreasing piece used to say +1, and TransformedDistribution.cdf was
+    silently wrong for the decreasing piece)."""
+    for t in [ET.StickBreakingTransform(), ET.SoftmaxTransform(), ET.CorrCholeskyTransform(),
+              ET.ReshapeTransform((2,), (2, 1)), ET.Transform(),
+              ET.CatTransform([ET.ExpTransform(), ET.AffineTransform(0.0, -1.0)])]:
+        with pytest.raises(NotImplementedError, match=type(t).__name__):
+            _ = t.sign
+    for t in [ET.ExpTransform(), ET.SigmoidTransform(), ET.TanhTransform(),
+              ET.SoftplusTransform(), ET.identity_transform, ET.ExpTransform().inv,
+              ET.IndependentTransform(ET.ExpTransform(), 1)]:
+        assert t.sign == 1
+    d = D.TransformedDistribution(D.Normal(ember.zeros(2), 1.0), [
+        ET.CatTransform([ET.ExpTransform(), ET.AffineTransform(0.0, -1.0)])])
+    with pytest.raises(NotImplementedError, match="sign"):
+        d.cdf(ember.tensor([1.0, 1.0]))

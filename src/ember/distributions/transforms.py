@@ -44,7 +44,6 @@ class Transform:
     domain: constraints.Constraint = constraints.real
     codomain: constraints.Constraint = constraints.real
     bijective = False
-    sign: Any = 1
 
     def __init__(self, cache_size: int = 0) -> None:
         if cache_size not in (0, 1):
@@ -56,6 +55,13 @@ class Transform:
     @property
     def event_dim(self) -> int:
         return max(self.domain.event_dim, self.codomain.event_dim)
+
+    @property
+    def sign(self) -> Any:
+        """+1 or -1 for a monotone increasing or decreasing elementwise map; other transforms
+        raise, as in PyTorch."""
+        raise NotImplementedError(f"{type(self).__name__} has no sign: only monotone "
+                                  "elementwise transforms define one")
 
     @property
     def inv(self) -> Transform:
@@ -327,6 +333,7 @@ class ExpTransform(Transform):
 
     codomain = constraints.positive
     bijective = True
+    sign = 1
 
     def _call(self, x: Tensor) -> Tensor:
         return ember.exp(x)
@@ -344,6 +351,7 @@ class SigmoidTransform(Transform):
 
     codomain = constraints.unit_interval
     bijective = True
+    sign = 1
 
     @staticmethod
     def _clip(y: Tensor) -> Tensor:
@@ -373,6 +381,7 @@ class SoftplusTransform(Transform):
 
     codomain = constraints.positive
     bijective = True
+    sign = 1
 
     def _call(self, x: Tensor) -> Tensor:
         return F.softplus(x)
@@ -390,6 +399,7 @@ class TanhTransform(Transform):
 
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
+    sign = 1
 
     def _call(self, x: Tensor) -> Tensor:
         return ember.tanh(x)
