@@ -233,3 +233,11 @@ def test_sign_is_only_defined_for_monotone_elementwise_transforms():
         ET.CatTransform([ET.ExpTransform(), ET.AffineTransform(0.0, -1.0)])])
     with pytest.raises(NotImplementedError, match="sign"):
         d.cdf(ember.tensor([1.0, 1.0]))
+
+
+def test_class_level_dependent_supports_are_dependent():
+    for name in ["Uniform", "Binomial", "Multinomial", "MixtureSameFamily"]:
+        assert EC.is_dependent(getattr(D, name).support)
+        assert EC.is_dependent(getattr(D, name).support) == TC.is_dependent(
+            getattr(torch.distributions, name).support)
+    assert not EC.is_dependent(D.Multinomial(2, probs=ember.ones(2)).support)

@@ -58,7 +58,7 @@ def is_dependent(constraint: Any) -> bool:
     return isinstance(constraint, _Dependent)
 
 
-class dependent_property(property):  # noqa: N801 - torch's name
+class dependent_property(property, _Dependent):  # noqa: N801 - torch's name
     """A property that is also a dependent constraint (e.g. ``Uniform.support``)."""
 
     def __init__(self, fn: Any = None, *, is_discrete: bool = False, event_dim: int = 0) -> None:
