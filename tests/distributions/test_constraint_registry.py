@@ -241,3 +241,18 @@ def test_class_level_dependent_supports_are_dependent():
         assert EC.is_dependent(getattr(D, name).support) == TC.is_dependent(
             getattr(torch.distributions, name).support)
     assert not EC.is_dependent(D.Multinomial(2, probs=ember.ones(2)).support)
+
+
+@pytest.mark.parametrize(("call", "words"), [
+    (lambda: ET.StickBreakingTransform()(ember.tensor(1.0)), ["StickBreakingTransform"]),
+    (lambda: ET.ReshapeTransform((4,), (2, 2))(ember.zeros(3, 5)), ["ReshapeTransform", "(4,)"]),
+    (lambda: ET.ReshapeTransform((4,), (2, 2)).inv(ember.zeros(3, 2)), ["ReshapeTransform"]),
+    (lambda: ET.CorrCholeskyTransform().inv(ember.zeros(2, 3)), ["CorrCholeskyTransform"]),
+    (lambda: D.RelaxedBernoulli("hot", probs=ember.tensor([0.3])), ["LogitRelaxedBernoulli",
+                                                                      "temperature"]),
+])
+def test_shape_errors_name_the_transform(call, words):
+    with pytest.raises((ValueError, TypeError)) as err:
+        call()
+    for w in words:
+        assert w in str(err.value)

@@ -123,6 +123,7 @@ class CorrCholeskyTransform(Transform):
         return r * F.pad(remaining[..., :-1], (1, 0), value=1.0)
 
     def _inverse(self, y: Tensor) -> Tensor:
+        self.inverse_shape(tuple(y.shape))  # names this transform if y is not square
         left = F.pad((1 - ember.cumsum(y * y, -1))[..., :-1], (1, 0), value=1.0)
         t = _tril_matrix_to_vec(y, diag=-1) / ember.sqrt(_tril_matrix_to_vec(left, diag=-1))
         return (ember.log1p(t) - ember.log1p(-t)) / 2

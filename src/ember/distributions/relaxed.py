@@ -22,12 +22,12 @@ __all__ = ["ExpRelaxedCategorical", "LogitRelaxedBernoulli", "RelaxedBernoulli",
 F = ember.nn.functional
 
 
-def _temperature(value: Any, like: Tensor) -> Tensor:
+def _temperature(owner: str, value: Any, like: Tensor) -> Tensor:
     if isinstance(value, numbers.Number):
         return ember.tensor(float(value), dtype=like.dtype)
     if not isinstance(value, Tensor):
-        raise TypeError("temperature must be an ember Tensor or a Python number, got "
-                        f"{type(value).__name__}")
+        raise TypeError(f"{owner}: temperature must be an ember Tensor or a Python number, "
+                        f"got {type(value).__name__}")
     return value
 
 
@@ -48,7 +48,7 @@ class LogitRelaxedBernoulli(_BinaryParams):
                  logits: Tensor | float | None = None, validate_args: bool | None = None) -> None:
         shape, _ = self._set_param(probs, logits)
         param = self.__dict__.get("probs", self.__dict__.get("logits"))
-        self.temperature = _temperature(temperature, param)
+        self.temperature = _temperature(type(self).__name__, temperature, param)
         super().__init__(shape, (), validate_args)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
@@ -104,7 +104,7 @@ class ExpRelaxedCategorical(_CategoricalParams):
     def __init__(self, temperature: Tensor | float, probs: Tensor | None = None,
                  logits: Tensor | None = None, validate_args: bool | None = None) -> None:
         super().__init__(probs, logits, validate_args)
-        self.temperature = _temperature(temperature, self._categorical.probs)
+        self.temperature = _temperature(type(self).__name__, temperature, self._categorical.probs)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         u = clamp_probs(ember.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))

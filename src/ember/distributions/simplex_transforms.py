@@ -74,6 +74,7 @@ class StickBreakingTransform(Transform):
     bijective = True
 
     def _call(self, x: Tensor) -> Tensor:
+        _at_least_one_dim("StickBreakingTransform", tuple(x.shape))
         finfo = ember.finfo(x.dtype)
         z = ember.sigmoid(x - _offset_log(x.shape[-1], x.dtype)).clamp(min=finfo.tiny,
                                                                         max=1 - finfo.eps)
@@ -81,6 +82,7 @@ class StickBreakingTransform(Transform):
         return F.pad(z, (0, 1), value=1.0) * F.pad(remaining, (1, 0), value=1.0)
 
     def _inverse(self, y: Tensor) -> Tensor:
+        _at_least_one_dim("StickBreakingTransform", tuple(y.shape))
         head = y[..., :-1]
         left = (1 - ember.cumsum(head, -1)).clamp(min=ember.finfo(y.dtype).tiny)
         return ember.log(head) - ember.log(left) + _offset_log(head.shape[-1], y.dtype)

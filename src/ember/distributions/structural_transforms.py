@@ -123,10 +123,10 @@ class ReshapeTransform(Transform):
         return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
 
     def _call(self, x: Tensor) -> Tensor:
-        return x.reshape(x.shape[:x.dim() - len(self.in_shape)] + self.out_shape)
+        return x.reshape(self.forward_shape(tuple(x.shape)))
 
     def _inverse(self, y: Tensor) -> Tensor:
-        return y.reshape(y.shape[:y.dim() - len(self.out_shape)] + self.in_shape)
+        return y.reshape(self.inverse_shape(tuple(y.shape)))
 
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         return ember.zeros(x.shape[:x.dim() - len(self.in_shape)], dtype=x.dtype)
