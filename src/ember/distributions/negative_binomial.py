@@ -34,8 +34,7 @@ class NegativeBinomial(_BinaryParams):
     def __init__(self, total_count: Tensor | float, probs: Tensor | float | None = None,
                  logits: Tensor | float | None = None, validate_args: bool | None = None) -> None:
         shape, (count,) = self._set_param(probs, logits, total_count)
-        dtype = self.__dict__.get("probs", self.__dict__.get("logits")).dtype
-        self.total_count = count.to(dtype)
+        self.total_count = count.to(self._param.dtype)
         super().__init__(shape, (), validate_args)
 
     mean = property(lambda self: self.total_count * ember.exp(self.logits),

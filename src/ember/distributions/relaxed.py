@@ -47,8 +47,7 @@ class LogitRelaxedBernoulli(_BinaryParams):
     def __init__(self, temperature: Tensor | float, probs: Tensor | float | None = None,
                  logits: Tensor | float | None = None, validate_args: bool | None = None) -> None:
         shape, _ = self._set_param(probs, logits)
-        param = self.__dict__.get("probs", self.__dict__.get("logits"))
-        self.temperature = _temperature(type(self).__name__, temperature, param)
+        self.temperature = _temperature(type(self).__name__, temperature, self._param)
         super().__init__(shape, (), validate_args)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:

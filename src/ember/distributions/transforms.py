@@ -39,6 +39,12 @@ class Transform:
 
     ``bijective`` is False unless a subclass declares itself a bijection (as in PyTorch):
     only then is ``inv`` an exact inverse with ``log_abs_det_jacobian`` defined.
+
+    Example:
+        >>> t = ExpTransform()
+        >>> x = ember.tensor([0.0, 1.0])
+        >>> t.log_abs_det_jacobian(x, t(x)), t.bijective, t.inv.codomain
+        (tensor([0., 1.]), True, Real())
     """
 
     domain: constraints.Constraint = constraints.real
@@ -329,7 +335,12 @@ def _same(a: Any, b: Any) -> bool:
 
 
 class ExpTransform(Transform):
-    """``y = exp(x)``, from the reals onto the positive reals."""
+    """``y = exp(x)``, from the reals onto the positive reals.
+
+    Example:
+        >>> ExpTransform()(ember.tensor([0.0, 1.0]))
+        tensor([1.0000, 2.7183])
+    """
 
     codomain = constraints.positive
     bijective = True
@@ -347,7 +358,12 @@ class ExpTransform(Transform):
 
 class SigmoidTransform(Transform):
     """``y = sigmoid(x)``, from the reals onto the unit interval (kept inside
-    ``[tiny, 1 - eps]`` of the dtype, as in PyTorch, so the inverse stays finite)."""
+    ``[tiny, 1 - eps]`` of the dtype, as in PyTorch, so the inverse stays finite).
+
+    Example:
+        >>> SigmoidTransform()(ember.tensor([0.0]))
+        tensor([0.5000])
+    """
 
     codomain = constraints.unit_interval
     bijective = True
@@ -395,7 +411,14 @@ class SoftplusTransform(Transform):
 
 class TanhTransform(Transform):
     """``y = tanh(x)``, from the reals onto ``(-1, 1)``; use ``cache_size=1`` when the
-    samples' log-probabilities are needed (as for a squashed Gaussian policy)."""
+    samples' log-probabilities are needed (as for a squashed Gaussian policy).
+
+    Example:
+        >>> t = TanhTransform(cache_size=1)
+        >>> y = t(ember.tensor([30.0]))
+        >>> t.inv(y)  # the cached input, where atanh(1.0) would be inf
+        tensor([30.])
+    """
 
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
