@@ -72,18 +72,6 @@ def _transform_to_real(constraint: constraints.Constraint) -> T.Transform:
     return T.identity_transform
 
 
-@biject_to.register(constraints.independent)
-def _biject_to_independent(constraint: Any) -> T.Transform:
-    return T.IndependentTransform(biject_to(constraint.base_constraint),
-                                  constraint.reinterpreted_batch_ndims)
-
-
-@transform_to.register(constraints.independent)
-def _transform_to_independent(constraint: Any) -> T.Transform:
-    return T.IndependentTransform(transform_to(constraint.base_constraint),
-                                  constraint.reinterpreted_batch_ndims)
-
-
 # Registration is by class: positive, nonnegative, greater_than(b) and greater_than_eq(b)
 # share one class, so (as in PyTorch) all get exp followed by a shift by the bound; likewise
 # every interval and half-open interval shares unit_interval's class.
@@ -136,23 +124,24 @@ def _transform_to_corr_cholesky(constraint: constraints.Constraint) -> T.Transfo
     return T.CorrCholeskyTransform()
 
 
-@biject_to.register(constraints.cat)
-def _biject_to_cat(constraint: Any) -> T.Transform:
-    return T.CatTransform([biject_to(c) for c in constraint.cseq], constraint.dim,
-                          constraint.lengths)
+def _register_structural(registry: ConstraintRegistry) -> None:
+    """Constraints built from other constraints map to the same structure of transforms,
+    each part looked up in the same ``registry``."""
+
+    @registry.register(constraints.independent)
+    def _independent(constraint: Any) -> T.Transform:
+        return T.IndependentTransform(registry(constraint.base_constraint),
+                                      constraint.reinterpreted_batch_ndims)
+
+    @registry.register(constraints.cat)
+    def _cat(constraint: Any) -> T.Transform:
+        return T.CatTransform([registry(c) for c in constraint.cseq], constraint.dim,
+                              constraint.lengths)
+
+    @registry.register(constraints.stack)
+    def _stack(constraint: Any) -> T.Transform:
+        return T.StackTransform([registry(c) for c in constraint.cseq], constraint.dim)
 
 
-@transform_to.register(constraints.cat)
-def _transform_to_cat(constraint: Any) -> T.Transform:
-    return T.CatTransform([transform_to(c) for c in constraint.cseq], constraint.dim,
-                          constraint.lengths)
-
-
-@biject_to.register(constraints.stack)
-def _biject_to_stack(constraint: Any) -> T.Transform:
-    return T.StackTransform([biject_to(c) for c in constraint.cseq], constraint.dim)
-
-
-@transform_to.register(constraints.stack)
-def _transform_to_stack(constraint: Any) -> T.Transform:
-    return T.StackTransform([transform_to(c) for c in constraint.cseq], constraint.dim)
+_register_structural(biject_to)
+_register_structural(transform_to)
