@@ -32,6 +32,28 @@ def _precision_to_scale_tril(precision: Tensor) -> Tensor:
     return ember.linalg.solve_triangular(inv_t, eye, upper=False)
 
 
+def _one_scale(owner: str, covariance_matrix: Tensor | None, precision_matrix: Tensor | None,
+               scale_tril: Tensor | None) -> tuple[str, Tensor]:
+    """The one scale parameter given (its name and value); raises unless exactly one is."""
+    given = {k: v for k, v in (("covariance_matrix", covariance_matrix),
+                               ("precision_matrix", precision_matrix),
+                               ("scale_tril", scale_tril)) if v is not None}
+    if len(given) != 1:
+        raise ValueError(f"{owner}: give exactly one of covariance_matrix, precision_matrix "
+                         f"or scale_tril (got {sorted(given) or 'none'})")
+    (name, matrix), = given.items()
+    return name, matrix
+
+
+def _scale_tril_of(name: str, matrix: Tensor) -> Tensor:
+    """The lower Cholesky factor of the covariance given as ``name``."""
+    if name == "scale_tril":
+        return matrix
+    if name == "covariance_matrix":
+        return ember.linalg.cholesky(matrix)
+    return _precision_to_scale_tril(matrix)
+
+
 class _Gaussian(Distribution):
     """What the full-covariance and the low-rank normals share: ``log_prob``, ``entropy``,
     ``mean``/``mode`` and the KL divergence (in ``kl.py``) follow from ``loc`` and three
@@ -89,13 +111,8 @@ class MultivariateNormal(_Gaussian):
     def __init__(self, loc: Tensor, covariance_matrix: Tensor | None = None,
                  precision_matrix: Tensor | None = None, scale_tril: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
-        given = {k: v for k, v in (("covariance_matrix", covariance_matrix),
-                                   ("precision_matrix", precision_matrix),
-                                   ("scale_tril", scale_tril)) if v is not None}
-        if len(given) != 1:
-            raise ValueError("MultivariateNormal: give exactly one of covariance_matrix, "
-                             f"precision_matrix or scale_tril (got {sorted(given) or 'none'})")
-        (name, matrix), = given.items()
+        name, matrix = _one_scale("MultivariateNormal", covariance_matrix, precision_matrix,
+                                  scale_tril)
         if not isinstance(loc, Tensor) or loc.dim() < 1:
             raise ValueError("MultivariateNormal: loc must be a tensor with at least one dim, "
                              f"got {getattr(loc, 'shape', loc)!r}")
@@ -113,12 +130,7 @@ class MultivariateNormal(_Gaussian):
         setattr(self, name, matrix.expand(batch + (n, n)))
         self.loc = loc.expand(batch + (n,))
         super().__init__(batch, (n,), validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = matrix
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(name, matrix)
 
     @lazy_property
     def scale_tril(self) -> Tensor:

@@ -11,7 +11,7 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution, _all_true, _shape
-from ember.distributions.multivariate_normal import _precision_to_scale_tril
+from ember.distributions.multivariate_normal import _one_scale, _scale_tril_of
 from ember.distributions.utils import lazy_property
 from ember.tensor import Tensor
 
@@ -56,13 +56,7 @@ class Wishart(Distribution):
     def __init__(self, df: Tensor | float, covariance_matrix: Tensor | None = None,
                  precision_matrix: Tensor | None = None, scale_tril: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
-        given = {k: v for k, v in (("covariance_matrix", covariance_matrix),
-                                   ("precision_matrix", precision_matrix),
-                                   ("scale_tril", scale_tril)) if v is not None}
-        if len(given) != 1:
-            raise ValueError("Wishart: give exactly one of covariance_matrix, precision_matrix "
-                             f"or scale_tril (got {sorted(given) or 'none'})")
-        (name, matrix), = given.items()
+        name, matrix = _one_scale("Wishart", covariance_matrix, precision_matrix, scale_tril)
         if not isinstance(matrix, Tensor) or matrix.dim() < 2 \
                 or matrix.shape[-1] != matrix.shape[-2]:
             raise ValueError(f"Wishart: {name} must be a batch of square matrices, got "
@@ -88,12 +82,7 @@ class Wishart(Distribution):
                           "likely", stacklevel=2)
         setattr(self, name, matrix.expand(batch + (p, p)))
         super().__init__(batch, (p, p), validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = matrix
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(name, matrix)
 
     def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Distribution:
         new = super().expand(batch_shape, _instance)
