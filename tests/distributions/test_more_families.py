@@ -284,3 +284,16 @@ def test_straight_through_repr_and_zero_count_multinomial():
     zero = D.Multinomial(0, probs=ember.tensor([[0.2, 0.8]]))  # torch's multinomial raises here
     assert zero.sample((3,)).shape == (3, 1, 2) and zero.sample().sum().item() == 0
     assert D.Categorical(probs=ember.tensor([0.2, 0.8])).sample((0, 2)).shape == (0, 2)
+
+
+@pytest.mark.parametrize(("mixture_batch", "component_batch"), [((3,), (1,)), ((3, 1), (2,))])
+def test_mixture_batch_broadcasts_over_the_components(mixture_batch, component_batch):
+    """The batch shape is the broadcast of both (torch keeps the components' and then returns
+    log_prob of another shape and cannot sample)."""
+    logits = E(rng.normal(size=mixture_batch + (4,)))
+    d = D.MixtureSameFamily(D.Categorical(logits=logits),
+                            D.Normal(E(rng.normal(size=component_batch + (4,))), 1.0))
+    batch = np.broadcast_shapes(mixture_batch, component_batch)
+    assert d.batch_shape == batch
+    assert d.log_prob(ember.zeros(batch)).shape == batch and d.mean.shape == batch
+    assert d.sample((2,)).shape == (2,) + batch

@@ -16,7 +16,8 @@ __all__ = ["MixtureSameFamily"]
 class MixtureSameFamily(Distribution):
     """A mixture whose ``K`` components are the rightmost batch dim of
     ``component_distribution``, weighted by ``mixture_distribution`` (a :class:`Categorical`
-    over ``K``); ``batch_shape`` is the components' batch shape without that dim.
+    over ``K``); ``batch_shape`` is the components' batch shape without that dim, broadcast
+    with the mixture's.
 
     Example:
         >>> from ember.distributions import Categorical, MixtureSameFamily, Normal
@@ -41,17 +42,21 @@ class MixtureSameFamily(Distribution):
             raise ValueError("MixtureSameFamily: component_distribution needs a batch dim for "
                              "the components, got batch_shape ()")
         mixture_batch = mixture_distribution.batch_shape
-        batch = component_distribution.batch_shape[:-1]
-        for a, b in zip(reversed(mixture_batch), reversed(batch)):
-            if a != 1 and b != 1 and a != b:
-                raise ValueError(f"MixtureSameFamily: mixture_distribution.batch_shape "
-                                 f"{mixture_batch} is not compatible with "
-                                 f"component_distribution.batch_shape[:-1] {batch}")
+        component_batch = component_distribution.batch_shape[:-1]
+        try:
+            batch = ember.broadcast_shapes(mixture_batch, component_batch)
+        except Exception as exc:
+            raise ValueError(f"MixtureSameFamily: mixture_distribution.batch_shape "
+                             f"{mixture_batch} is not compatible with "
+                             f"component_distribution.batch_shape[:-1] {component_batch}"
+                             ) from exc
         k_mix = mixture_distribution.param_shape[-1]
         k_comp = component_distribution.batch_shape[-1]
         if k_mix != k_comp:
             raise ValueError(f"MixtureSameFamily: mixture_distribution has {k_mix} components "
                              f"but component_distribution.batch_shape[-1] is {k_comp}")
+        if batch != component_batch:  # the mixture's batch widens the components'
+            component_distribution = component_distribution.expand(batch + (k_comp,))
         self._mixture_distribution = mixture_distribution
         self._component_distribution = component_distribution
         self._num_component = k_mix
