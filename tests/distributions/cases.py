@@ -31,6 +31,12 @@ def _spd(n):
     return a @ a.T + n * np.eye(n)
 
 
+def _corr(n):
+    c = _spd(n)
+    d = np.sqrt(np.diag(c))
+    return c / d[:, None] / d[None, :]
+
+
 _low = rng.normal(size=3)
 _mvn_loc = rng.normal(size=(3, 2))
 _cov = _spd(2)
@@ -68,19 +74,60 @@ CASES = {
     "MVNScaleTril": ("MultivariateNormal",
                      dict(loc=_mvn_loc, scale_tril=np.linalg.cholesky(np.stack([_spd(2)] * 3))),
                      rng.normal(size=(4, 3, 2))),
+    "NegativeBinomialProbs": ("NegativeBinomial", dict(total_count=pos(3), probs=unit(3)),
+                              rng.integers(0, 9, (4, 3)) * 1.0),
+    "NegativeBinomialLogits": ("NegativeBinomial",
+                               dict(total_count=pos(3), logits=rng.normal(size=3)),
+                               rng.integers(0, 9, (4, 3)) * 1.0),
+    "MultinomialProbs": ("Multinomial", dict(total_count=6, probs=pos(3, 4)),
+                         rng.multinomial(6, np.ones(4) / 4, size=(5, 3)) * 1.0),
+    "MultinomialLogits": ("Multinomial", dict(total_count=5, logits=rng.normal(size=(3, 4))),
+                          rng.multinomial(5, np.ones(4) / 4, size=(5, 3)) * 1.0),
+    "OneHotCategoricalST": ("OneHotCategoricalStraightThrough", dict(probs=pos(3, 4)),
+                            np.eye(4)[rng.integers(0, 4, (5, 3))]),
+    "LowRankMVN": ("LowRankMultivariateNormal",
+                   dict(loc=rng.normal(size=(3, 4)), cov_factor=rng.normal(size=(4, 2)),
+                        cov_diag=pos(3, 4)),
+                   rng.normal(size=(5, 3, 4))),
+    "RelaxedBernoulli": ("RelaxedBernoulli", dict(temperature=pos(3), probs=unit(3)),
+                         unit(4, 3)),
+    "LogitRelaxedBernoulli": ("LogitRelaxedBernoulli",
+                              dict(temperature=pos(3), logits=rng.normal(size=3)),
+                              rng.normal(size=(4, 3))),
+    "RelaxedOneHotCategorical": ("RelaxedOneHotCategorical",
+                                 dict(temperature=np.array(0.7), logits=rng.normal(size=(3, 4))),
+                                 rng.dirichlet(np.ones(4), size=(5, 3))),
+    "ExpRelaxedCategorical": ("ExpRelaxedCategorical",
+                              dict(temperature=np.array(1.3), probs=pos(3, 4)),
+                              np.log(rng.dirichlet(np.ones(4), size=(5, 3)))),
+    "WishartCov": ("Wishart", dict(df=np.array([3.5, 5.0, 2.5]), covariance_matrix=_cov),
+                   np.stack([[_spd(2) for _ in range(3)] for _ in range(4)])),
+    "WishartScaleTril": ("Wishart", dict(df=np.array(4.0), scale_tril=np.linalg.cholesky(
+        np.stack([_spd(2)] * 3))), np.stack([[_spd(2) for _ in range(3)] for _ in range(4)])),
+    "LKJCholesky": ("LKJCholesky", dict(dim=3, concentration=pos(2)),
+                    np.linalg.cholesky(np.stack([[_corr(3) for _ in range(2)]
+                                                 for _ in range(4)]))),
 }
+
+
+def torch_class(cls):
+    """torch's class of that name; two live only in their modules."""
+    hidden = {"ExpRelaxedCategorical": torch.distributions.relaxed_categorical,
+              "LogitRelaxedBernoulli": torch.distributions.relaxed_bernoulli}
+    return getattr(hidden.get(cls, torch.distributions), cls)
 
 
 def build(name, requires_grad=False, validate_args=None):
     """The case's (ember distribution, torch distribution, ember params)."""
     cls, params, _ = CASES[name]
-    eparams = {k: E(v) for k, v in params.items()}
+    eparams = {k: E(v) if isinstance(v, np.ndarray) else v for k, v in params.items()}
     if requires_grad:
         for k, v in eparams.items():
-            if k != "total_count":
+            if k != "total_count" and isinstance(v, ember.Tensor):
                 v.requires_grad_(True)
     d = getattr(D, cls)(**eparams, validate_args=validate_args)
-    t = getattr(torch.distributions, cls)(**{k: T(v) for k, v in params.items()})
+    t = torch_class(cls)(**{k: T(v) if isinstance(v, np.ndarray) else v
+                                             for k, v in params.items()})
     return d, t, eparams
 
 

@@ -59,7 +59,7 @@ def test_expand(name):
 
 
 @pytest.mark.parametrize("name", ["BernoulliProbs", "CategoricalLogits", "OneHotCategorical",
-                                  "BinomialProbs"])
+                                  "BinomialProbs", "OneHotCategoricalST"])
 def test_enumerate_support(name):
     d, t, _ = build(name)
     for expand in (True, False):
@@ -86,7 +86,7 @@ def _kwargs(params, names, xs):
 @pytest.mark.parametrize("name", [n for n in sorted(CASES) if n != "Uniform"])
 def test_log_prob_gradcheck(name):
     d, _, params = build(name, requires_grad=True)
-    names = [k for k, p in params.items() if p.requires_grad]
+    names = [k for k, p in params.items() if isinstance(p, ember.Tensor) and p.requires_grad]
     v = E(values(name))
     cls = type(d)
 
@@ -97,11 +97,13 @@ def test_log_prob_gradcheck(name):
 
 
 @pytest.mark.parametrize("name", ["Normal", "Laplace", "Uniform", "Exponential", "LogNormal",
-                                  "MVNCov", "MVNScaleTril"])
+                                  "MVNCov", "MVNScaleTril", "LowRankMVN", "RelaxedBernoulli",
+                                  "LogitRelaxedBernoulli", "RelaxedOneHotCategorical",
+                                  "ExpRelaxedCategorical"])
 def test_rsample_gradcheck(name):
     """Fixed seed: the sample is a smooth function of the parameters."""
     d, _, params = build(name, requires_grad=True)
-    names = [k for k, p in params.items() if p.requires_grad]
+    names = [k for k, p in params.items() if isinstance(p, ember.Tensor) and p.requires_grad]
     cls = type(d)
 
     def expectation(*xs):

@@ -10,8 +10,13 @@ Example:
     (8, 2)
 """
 
-from ember.distributions import constraints, transforms
-from ember.distributions.categorical import Categorical, OneHotCategorical
+from ember.distributions import constraint_registry, constraints, transforms
+from ember.distributions.categorical import (
+    Categorical,
+    OneHotCategorical,
+    OneHotCategoricalStraightThrough,
+)
+from ember.distributions.constraint_registry import biject_to, transform_to
 from ember.distributions.continuous import Exponential, Laplace, Normal, Uniform
 from ember.distributions.dirichlet import Beta, Dirichlet
 from ember.distributions.discrete import Bernoulli, Binomial, Geometric, Poisson
@@ -19,21 +24,51 @@ from ember.distributions.distribution import Distribution, set_default_validate_
 from ember.distributions.gamma import Chi2, Gamma
 from ember.distributions.independent import Independent
 from ember.distributions.kl import kl_divergence, register_kl
+from ember.distributions.lkj_cholesky import LKJCholesky
+from ember.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
+from ember.distributions.mixture_same_family import MixtureSameFamily
+from ember.distributions.multinomial import Multinomial
 from ember.distributions.multivariate_normal import MultivariateNormal
+from ember.distributions.negative_binomial import NegativeBinomial
+from ember.distributions.relaxed import (
+    ExpRelaxedCategorical,
+    LogitRelaxedBernoulli,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+)
 from ember.distributions.transformed_distribution import LogNormal, TransformedDistribution
 from ember.distributions.transforms import (
     AffineTransform,
+    CatTransform,
     ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
     ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    ReshapeTransform,
     SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
     TanhTransform,
     Transform,
+    identity_transform,
 )
+from ember.distributions.wishart import Wishart
 
-__all__ = ["AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Chi2",
-           "ComposeTransform",
-           "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma", "Geometric",
-           "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal",
-           "OneHotCategorical", "Poisson", "SigmoidTransform", "TanhTransform", "Transform",
-           "TransformedDistribution", "Uniform", "constraints", "kl_divergence",
-           "register_kl", "set_default_validate_args", "transforms"]
+__all__ = ["AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical",
+           "Chi2", "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+           "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential",
+           "Gamma", "Geometric", "Independent", "IndependentTransform", "LKJCholesky", "Laplace",
+           "LogNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal",
+           "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+           "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+           "Poisson", "PositiveDefiniteTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+           "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+           "TransformedDistribution", "Uniform", "Wishart", "biject_to", "constraint_registry",
+           "constraints", "identity_transform", "kl_divergence", "register_kl",
+           "set_default_validate_args", "transform_to", "transforms"]

@@ -13,7 +13,7 @@ from ember.distributions.distribution import Distribution
 from ember.distributions.utils import lazy_property, logits_to_probs, probs_to_logits
 from ember.tensor import Tensor
 
-__all__ = ["Categorical", "OneHotCategorical"]
+__all__ = ["Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class Categorical(Distribution):
@@ -82,7 +82,10 @@ class Categorical(Distribution):
             shape = tuple(sample_shape) if not isinstance(sample_shape, int) else (sample_shape,)
             n = math.prod(shape)
             rows = self.probs.reshape(-1, self._num_events)
-            drawn = ember.multinomial(rows, n, True) if rows.shape[0] else rows.long()
+            if rows.shape[0] and n:
+                drawn = ember.multinomial(rows, n, True)
+            else:  # nothing to draw (an empty batch or sample shape)
+                drawn = ember.zeros((rows.shape[0], n), dtype=ember.int64)
             return drawn.transpose(0, 1).reshape(self._extended_shape(shape))
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -101,28 +104,18 @@ class Categorical(Distribution):
         return values.expand((-1,) + self._batch_shape) if expand else values
 
 
-class OneHotCategorical(Distribution):
-    """Like :class:`Categorical`, but samples are one-hot vectors of length ``K``.
+class _CategoricalParams(Distribution):
+    """Base of the families parameterized like :class:`Categorical` (``probs`` or ``logits``
+    of shape ``batch_shape + (K,)``, events of shape ``(K,)``): an inner ``Categorical`` holds
+    the parameters and is expanded with the distribution."""
 
-    Example:
-        >>> d = ember.distributions.OneHotCategorical(probs=ember.tensor([0.0, 1.0]))
-        >>> d.sample()
-        tensor([0., 1.])
-    """
-
-    arg_constraints = {"probs": constraints.simplex,
-                       "logits": constraints.independent(constraints.real, 1)}
-    support = constraints.one_hot
-    has_enumerate_support = True
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 
     def __init__(self, probs: Tensor | None = None, logits: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
-        self._categorical = Categorical(probs, logits, validate_args=validate_args)
+        self._categorical = Categorical(probs, logits, validate_args=False)
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
                          validate_args)
-
-    def _check_args(self) -> None:
-        """The inner :class:`Categorical` has checked the parameters."""
 
     def expand(self, batch_shape: Any, _instance: Distribution | None = None) -> Distribution:
         new = super().expand(batch_shape, _instance)
@@ -132,6 +125,20 @@ class OneHotCategorical(Distribution):
     probs = property(lambda self: self._categorical.probs, doc="Category probabilities.")
     logits = property(lambda self: self._categorical.logits, doc="Normalized log-probabilities.")
     param_shape = property(lambda self: self._categorical.param_shape)
+
+
+class OneHotCategorical(_CategoricalParams):
+    """Like :class:`Categorical`, but samples are one-hot vectors of length ``K``.
+
+    Example:
+        >>> d = ember.distributions.OneHotCategorical(probs=ember.tensor([0.0, 1.0]))
+        >>> d.sample()
+        tensor([0., 1.])
+    """
+
+    support = constraints.one_hot
+    has_enumerate_support = True
+
     mean = property(lambda self: self.probs, doc="``probs``.")
     variance = property(lambda self: self.probs * (1 - self.probs), doc="``p (1 - p)``.")
 
@@ -160,4 +167,22 @@ class OneHotCategorical(Distribution):
         return values.expand((n,) + self._batch_shape + (n,)) if expand else values
 
     def __repr__(self) -> str:
-        return repr(self._categorical).replace("Categorical", "OneHotCategorical", 1)
+        return repr(self._categorical).replace("Categorical", type(self).__name__, 1)
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """:class:`OneHotCategorical` whose ``rsample`` is the one-hot sample in the forward pass
+    with the gradient of ``probs`` in the backward pass (the straight-through estimator).
+
+    Example:
+        >>> logits = ember.zeros(3, requires_grad=True)
+        >>> d = ember.distributions.OneHotCategoricalStraightThrough(logits=logits)
+        >>> d.rsample().requires_grad
+        True
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        probs = self.probs
+        return self.sample(sample_shape) + (probs - probs.detach())

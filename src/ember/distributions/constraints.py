@@ -16,11 +16,13 @@ from typing import Any
 import ember
 from ember.tensor import Tensor
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
-           "greater_than_eq", "half_open_interval", "independent", "integer_interval",
-           "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
-           "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
-           "positive_integer", "real", "real_vector", "simplex", "unit_interval"]
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky",
+           "dependent", "dependent_property", "greater_than", "greater_than_eq",
+           "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
+           "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative",
+           "nonnegative_integer", "one_hot", "positive", "positive_definite",
+           "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex",
+           "stack", "unit_interval"]
 
 
 class Constraint:
@@ -56,7 +58,7 @@ def is_dependent(constraint: Any) -> bool:
     return isinstance(constraint, _Dependent)
 
 
-class dependent_property(property):  # noqa: N801 - torch's name
+class dependent_property(property, _Dependent):  # noqa: N801 - torch's name
     """A property that is also a dependent constraint (e.g. ``Uniform.support``)."""
 
     def __init__(self, fn: Any = None, *, is_discrete: bool = False, event_dim: int = 0) -> None:
@@ -192,11 +194,118 @@ class _LowerCholesky(_LowerTriangular):
 
 class _PositiveDefinite(Constraint):
     event_dim = 2
+    _strict = True
 
     def check(self, value: Tensor) -> Tensor:
         symmetric = ((value - value.transpose(-2, -1)).abs()
                      <= 1e-6 * (1 + value.abs())).reshape(value.shape[:-2] + (-1,)).all(-1)
-        return symmetric & (ember.linalg.eigvalsh(value) > 0).all(-1)
+        eigenvalues = ember.linalg.eigvalsh(value)
+        return symmetric & ((eigenvalues > 0) if self._strict else (eigenvalues >= 0)).all(-1)
+
+
+class _PositiveSemidefinite(_PositiveDefinite):
+    _strict = False
+
+
+class _CorrCholesky(_LowerCholesky):
+    """Lower Cholesky factors of correlation matrices: rows of unit length."""
+
+    def check(self, value: Tensor) -> Tensor:
+        tol = ember.finfo(value.dtype).eps * value.shape[-1] * 10
+        row_norm = ember.linalg.vector_norm(value.detach(), dim=-1)
+        return super().check(value) & ((row_norm - 1.0).abs() <= tol).all(-1)
+
+
+class _Multinomial(Constraint):
+    """Nonnegative vectors summing to at most ``upper_bound`` (the weaker check PyTorch
+    makes)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: Any) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+    def __repr__(self) -> str:
+        return f"Multinomial(upper_bound={self.upper_bound})"
+
+
+def _check_dim(owner: str, dim: int, value: Tensor) -> None:
+    if not -value.dim() <= dim < value.dim():
+        raise ValueError(f"constraints.{owner}: dim {dim} is out of range for a value of shape "
+                         f"{tuple(value.shape)}")
+
+
+class _Cat(Constraint):
+    """``cseq[i]`` on the i-th block (``lengths[i]`` long) along ``dim``, as ``ember.cat``."""
+
+    def __init__(self, cseq: Any, dim: int = 0, lengths: Any = None) -> None:
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError(f"constraints.cat: {len(self.lengths)} lengths for "
+                             f"{len(self.cseq)} constraints")
+        self.dim = dim
+
+    is_discrete = property(lambda self: any(c.is_discrete for c in self.cseq))
+    event_dim = property(lambda self: max(c.event_dim for c in self.cseq))
+
+    def check(self, value: Tensor) -> Tensor:
+        _check_dim("cat", self.dim, value)
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return ember.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """``cseq[i]`` on the i-th slice along ``dim``, as ``ember.stack``."""
+
+    def __init__(self, cseq: Any, dim: int = 0) -> None:
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    is_discrete = property(lambda self: any(c.is_discrete for c in self.cseq))
+
+    @property
+    def event_dim(self) -> int:
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value: Tensor) -> Tensor:
+        _check_dim("stack", self.dim, value)
+        slices = [value.select(self.dim, i) for i in range(value.shape[self.dim])]
+        return ember.stack([c.check(v) for v, c in zip(slices, self.cseq)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a :class:`MixtureSameFamily`: ``base_constraint`` checked on each
+    value against every component, the component dim reduced."""
+
+    def __init__(self, base_constraint: Constraint) -> None:
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError("MixtureSameFamilyConstraint: base_constraint must be a Constraint, "
+                            f"got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    is_discrete = property(lambda self: self.base_constraint.is_discrete)
+    event_dim = property(lambda self: self.base_constraint.event_dim)
+
+    def check(self, value: Tensor) -> Tensor:
+        event_dim = self.event_dim
+        if value.dim() < event_dim:
+            raise ValueError(f"MixtureSameFamilyConstraint: expected a value with at least "
+                             f"{event_dim} dims, got shape {tuple(value.shape)}")
+        ok = self.base_constraint.check(value.unsqueeze(-1 - event_dim))
+        keep = value.dim() - event_dim
+        return ok.reshape(ok.shape[:keep] + (-1,)).all(-1)
+
+    def __repr__(self) -> str:
+        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
 
 
 dependent = _Dependent()
@@ -215,6 +324,11 @@ simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+positive_semidefinite = _PositiveSemidefinite()
+corr_cholesky = _CorrCholesky()
+multinomial = _Multinomial
+cat = _Cat
+stack = _Stack
 
 
 def greater_than(lower_bound: Any) -> Constraint:

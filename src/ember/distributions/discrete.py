@@ -46,8 +46,13 @@ class _BinaryParams(Distribution):
         return probs_to_logits(self.probs, is_binary=True)
 
     @property
+    def _param(self) -> Tensor:
+        """The parameter given at construction: ``probs`` or ``logits``."""
+        return self.__dict__.get("probs", self.__dict__.get("logits"))
+
+    @property
     def param_shape(self) -> tuple[int, ...]:
-        return self.__dict__.get("probs", self.__dict__.get("logits")).shape
+        return self._param.shape
 
     def _checked(self, value: Tensor) -> Tensor:
         if self._validate_args:
@@ -162,8 +167,7 @@ class Binomial(_BinaryParams):
     def __init__(self, total_count: Tensor | int = 1, probs: Tensor | float | None = None,
                  logits: Tensor | float | None = None, validate_args: bool | None = None) -> None:
         shape, (count,) = self._set_param(probs, logits, total_count)
-        dtype = self.__dict__.get("probs", self.__dict__.get("logits")).dtype
-        self.total_count = count.to(dtype)
+        self.total_count = count.to(self._param.dtype)
         super().__init__(shape, (), validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)

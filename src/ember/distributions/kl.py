@@ -13,7 +13,8 @@ from ember.distributions.discrete import Bernoulli, Binomial, Geometric, Poisson
 from ember.distributions.distribution import Distribution
 from ember.distributions.gamma import Gamma
 from ember.distributions.independent import Independent
-from ember.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
+from ember.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
+from ember.distributions.multivariate_normal import MultivariateNormal, _Gaussian
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.utils import sum_rightmost
 from ember.tensor import Tensor
@@ -176,20 +177,21 @@ def _kl_beta_beta(p: Beta, q: Beta) -> Tensor:
     return _kl_dirichlet_dirichlet(p._dirichlet, q._dirichlet)
 
 
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
 @register_kl(MultivariateNormal, MultivariateNormal)
-def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
+def _kl_gaussian_gaussian(p: _Gaussian, q: _Gaussian) -> Tensor:
+    """``log(det Sq / det Sp) / 2 + (tr(Sq^-1 Sp) + d^T Sq^-1 d - n) / 2``, with ``Sp``
+    entering through a factor ``A`` (``Sp = A A^T``) and ``Sq^-1`` through each family's
+    solve (a triangular solve, or Woodbury for the low-rank normal)."""
     if p.event_shape != q.event_shape:
-        raise ValueError(f"kl_divergence: MultivariateNormal event shapes differ: "
-                         f"{p.event_shape} and {q.event_shape}")
-    lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
-    half_log_det = (ember.log(lq.diagonal(0, -2, -1)).sum(-1)
-                    - ember.log(lp.diagonal(0, -2, -1)).sum(-1))
-    shape = ember.broadcast_shapes(lp.shape, lq.shape)
-    trace = (ember.linalg.solve_triangular(lq.expand(shape), lp.expand(shape), upper=False)
-             ** 2).sum((-2, -1))
-    mahalanobis = _batch_mahalanobis(lq, q.loc - p.loc)
+        raise ValueError(f"kl_divergence: {type(p).__name__} and {type(q).__name__} have "
+                         f"different event shapes: {p.event_shape} and {q.event_shape}")
+    trace = q._inverse_quadratic(p._covariance_factor())
+    mahalanobis = q._inverse_quadratic((q.loc - p.loc).unsqueeze(-1))
     n = p.event_shape[0]
-    return half_log_det + 0.5 * (trace + mahalanobis - n)
+    return q._half_log_det() - p._half_log_det() + 0.5 * (trace + mahalanobis - n)
 
 
 @register_kl(Independent, Independent)

@@ -15,13 +15,11 @@ from ember.tensor import Tensor
 __all__ = ["MultivariateNormal"]
 
 
-def _batch_mahalanobis(scale_tril: Tensor, diff: Tensor) -> Tensor:
-    """``diff^T (L L^T)^-1 diff`` over the last dim, batch dims broadcast."""
-    shape = ember.broadcast_shapes(scale_tril.shape[:-2], diff.shape[:-1])
-    tril = scale_tril.expand(shape + scale_tril.shape[-2:])
-    whitened = ember.linalg.solve_triangular(tril, diff.expand(shape + diff.shape[-1:])
-                                             .unsqueeze(-1), upper=False)
-    return (whitened.squeeze(-1) ** 2).sum(-1)
+def _solve_lower(tril: Tensor, rhs: Tensor) -> Tensor:
+    """``tril^-1 rhs`` for lower-triangular ``tril``, batch dims broadcast."""
+    batch = ember.broadcast_shapes(tril.shape[:-2], rhs.shape[:-2])
+    return ember.linalg.solve_triangular(tril.expand(batch + tril.shape[-2:]),
+                                         rhs.expand(batch + rhs.shape[-2:]), upper=False)
 
 
 def _precision_to_scale_tril(precision: Tensor) -> Tensor:
@@ -34,7 +32,65 @@ def _precision_to_scale_tril(precision: Tensor) -> Tensor:
     return ember.linalg.solve_triangular(inv_t, eye, upper=False)
 
 
-class MultivariateNormal(Distribution):
+def _one_scale(owner: str, covariance_matrix: Tensor | None, precision_matrix: Tensor | None,
+               scale_tril: Tensor | None) -> tuple[str, Tensor]:
+    """The one scale parameter given (its name and value); raises unless exactly one is."""
+    given = {k: v for k, v in (("covariance_matrix", covariance_matrix),
+                               ("precision_matrix", precision_matrix),
+                               ("scale_tril", scale_tril)) if v is not None}
+    if len(given) != 1:
+        raise ValueError(f"{owner}: give exactly one of covariance_matrix, precision_matrix "
+                         f"or scale_tril (got {sorted(given) or 'none'})")
+    (name, matrix), = given.items()
+    return name, matrix
+
+
+def _scale_tril_of(name: str, matrix: Tensor) -> Tensor:
+    """The lower Cholesky factor of the covariance given as ``name``."""
+    if name == "scale_tril":
+        return matrix
+    if name == "covariance_matrix":
+        return ember.linalg.cholesky(matrix)
+    return _precision_to_scale_tril(matrix)
+
+
+class _Gaussian(Distribution):
+    """What the full-covariance and the low-rank normals share: ``log_prob``, ``entropy``,
+    ``mean``/``mode`` and the KL divergence (in ``kl.py``) follow from ``loc`` and three
+    methods each family implements its own way: ``_half_log_det`` (``log det(cov) / 2``),
+    ``_inverse_quadratic(A)`` (``trace(A^T cov^-1 A)``) and ``_covariance_factor`` (an ``A``
+    with ``A A^T = cov``)."""
+
+    support = constraints.real_vector
+    has_rsample = True
+    loc: Tensor
+
+    mean = property(lambda self: self.loc, doc="``loc``.")
+    mode = property(lambda self: self.loc, doc="``loc``.")
+
+    def _half_log_det(self) -> Tensor:
+        raise NotImplementedError
+
+    def _inverse_quadratic(self, factor: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def _covariance_factor(self) -> Tensor:
+        raise NotImplementedError
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        m = self._inverse_quadratic((value - self.loc).unsqueeze(-1))
+        n = self._event_shape[0]
+        return -0.5 * (n * math.log(2 * math.pi) + m) - self._half_log_det()
+
+    def entropy(self) -> Tensor:
+        n = self._event_shape[0]
+        h = 0.5 * n * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+        return h.expand(self._batch_shape) if self._batch_shape else h
+
+
+class MultivariateNormal(_Gaussian):
     """The normal distribution over vectors with mean ``loc`` (shape ``batch + (n,)``) and
     exactly one of ``covariance_matrix``, ``precision_matrix`` or ``scale_tril``
     (shape ``batch + (n, n)``).
@@ -51,19 +107,12 @@ class MultivariateNormal(Distribution):
                        "scale_tril": constraints.lower_cholesky}
     _param_event_dims = {"loc": 1, "covariance_matrix": 2, "precision_matrix": 2,
                          "scale_tril": 2}
-    support = constraints.real_vector
-    has_rsample = True
 
     def __init__(self, loc: Tensor, covariance_matrix: Tensor | None = None,
                  precision_matrix: Tensor | None = None, scale_tril: Tensor | None = None,
                  validate_args: bool | None = None) -> None:
-        given = {k: v for k, v in (("covariance_matrix", covariance_matrix),
-                                   ("precision_matrix", precision_matrix),
-                                   ("scale_tril", scale_tril)) if v is not None}
-        if len(given) != 1:
-            raise ValueError("MultivariateNormal: give exactly one of covariance_matrix, "
-                             f"precision_matrix or scale_tril (got {sorted(given) or 'none'})")
-        (name, matrix), = given.items()
+        name, matrix = _one_scale("MultivariateNormal", covariance_matrix, precision_matrix,
+                                  scale_tril)
         if not isinstance(loc, Tensor) or loc.dim() < 1:
             raise ValueError("MultivariateNormal: loc must be a tensor with at least one dim, "
                              f"got {getattr(loc, 'shape', loc)!r}")
@@ -81,12 +130,7 @@ class MultivariateNormal(Distribution):
         setattr(self, name, matrix.expand(batch + (n, n)))
         self.loc = loc.expand(batch + (n,))
         super().__init__(batch, (n,), validate_args)
-        if name == "scale_tril":
-            self._unbroadcasted_scale_tril = matrix
-        elif name == "covariance_matrix":
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(name, matrix)
 
     @lazy_property
     def scale_tril(self) -> Tensor:
@@ -126,14 +170,10 @@ class MultivariateNormal(Distribution):
     def _half_log_det(self) -> Tensor:
         return ember.log(self._unbroadcasted_scale_tril.diagonal(0, -2, -1)).sum(-1)
 
-    def log_prob(self, value: Tensor) -> Tensor:
-        if self._validate_args:
-            self._validate_sample(value)
-        m = _batch_mahalanobis(self._unbroadcasted_scale_tril, value - self.loc)
-        n = self._event_shape[0]
-        return -0.5 * (n * math.log(2 * math.pi) + m) - self._half_log_det()
+    def _covariance_factor(self) -> Tensor:
+        """A matrix ``A`` with ``A A^T`` the covariance: ``scale_tril``."""
+        return self._unbroadcasted_scale_tril
 
-    def entropy(self) -> Tensor:
-        n = self._event_shape[0]
-        h = 0.5 * n * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
-        return h.expand(self._batch_shape) if self._batch_shape else h
+    def _inverse_quadratic(self, factor: Tensor) -> Tensor:
+        """``trace(factor^T covariance^-1 factor)``, by a triangular solve."""
+        return (_solve_lower(self._unbroadcasted_scale_tril, factor) ** 2).sum((-2, -1))

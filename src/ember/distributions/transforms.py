@@ -1,5 +1,7 @@
 """Invertible transforms ``y = f(x)`` with ``log |det df/dx|``, for
-:class:`TransformedDistribution`: affine, exp, sigmoid, tanh and their compositions.
+:class:`TransformedDistribution` and ``biject_to``/``transform_to``: affine, exp, sigmoid,
+tanh and their compositions here; simplex, matrix and structural transforms in their own
+modules, re-exported from this one.
 
 Example:
     >>> from ember.distributions.transforms import ExpTransform
@@ -20,8 +22,11 @@ from ember.distributions import constraints
 from ember.distributions.utils import sum_rightmost
 from ember.tensor import Tensor
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform",
-           "TanhTransform", "Transform"]
+__all__ = ["AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
+           "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
+           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
+           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
 
 F = ember.nn.functional
 
@@ -31,12 +36,20 @@ class Transform:
 
     With ``cache_size=1`` the last ``(x, y)`` pair is remembered, so ``inv(t(x))`` returns
     ``x`` itself (no round-off, and ``atanh(tanh(x))`` cannot overflow).
+
+    ``bijective`` is False unless a subclass declares itself a bijection (as in PyTorch):
+    only then is ``inv`` an exact inverse with ``log_abs_det_jacobian`` defined.
+
+    Example:
+        >>> t = ExpTransform()
+        >>> x = ember.tensor([0.0, 1.0])
+        >>> t.log_abs_det_jacobian(x, t(x)), t.bijective, t.inv.codomain
+        (tensor([0., 1.]), True, Real())
     """
 
     domain: constraints.Constraint = constraints.real
     codomain: constraints.Constraint = constraints.real
-    bijective = True
-    sign: Any = 1
+    bijective = False
 
     def __init__(self, cache_size: int = 0) -> None:
         if cache_size not in (0, 1):
@@ -48,6 +61,13 @@ class Transform:
     @property
     def event_dim(self) -> int:
         return max(self.domain.event_dim, self.codomain.event_dim)
+
+    @property
+    def sign(self) -> Any:
+        """+1 or -1 for a monotone increasing or decreasing elementwise map; other transforms
+        raise, as in PyTorch."""
+        raise NotImplementedError(f"{type(self).__name__} has no sign: only monotone "
+                                  "elementwise transforms define one")
 
     @property
     def inv(self) -> Transform:
@@ -253,6 +273,8 @@ class AffineTransform(Transform):
         tensor([1., 3.])
     """
 
+    bijective = True
+
     def __init__(self, loc: Tensor | float, scale: Tensor | float, event_dim: int = 0,
                  cache_size: int = 0) -> None:
         super().__init__(cache_size)
@@ -313,9 +335,16 @@ def _same(a: Any, b: Any) -> bool:
 
 
 class ExpTransform(Transform):
-    """``y = exp(x)``, from the reals onto the positive reals."""
+    """``y = exp(x)``, from the reals onto the positive reals.
+
+    Example:
+        >>> ExpTransform()(ember.tensor([0.0, 1.0]))
+        tensor([1.0000, 2.7183])
+    """
 
     codomain = constraints.positive
+    bijective = True
+    sign = 1
 
     def _call(self, x: Tensor) -> Tensor:
         return ember.exp(x)
@@ -329,9 +358,16 @@ class ExpTransform(Transform):
 
 class SigmoidTransform(Transform):
     """``y = sigmoid(x)``, from the reals onto the unit interval (kept inside
-    ``[tiny, 1 - eps]`` of the dtype, as in PyTorch, so the inverse stays finite)."""
+    ``[tiny, 1 - eps]`` of the dtype, as in PyTorch, so the inverse stays finite).
+
+    Example:
+        >>> SigmoidTransform()(ember.tensor([0.0]))
+        tensor([0.5000])
+    """
 
     codomain = constraints.unit_interval
+    bijective = True
+    sign = 1
 
     @staticmethod
     def _clip(y: Tensor) -> Tensor:
@@ -349,11 +385,44 @@ class SigmoidTransform(Transform):
         return -F.softplus(-x) - F.softplus(x)
 
 
+class SoftplusTransform(Transform):
+    """``y = log(1 + exp(x))``, from the reals onto the positive reals; the inverse is
+    ``x = y + log(-expm1(-y))``.
+
+    Example:
+        >>> t = SoftplusTransform()
+        >>> t(ember.tensor([0.0, 20.0]))
+        tensor([ 0.6931, 20.0000])
+    """
+
+    codomain = constraints.positive
+    bijective = True
+    sign = 1
+
+    def _call(self, x: Tensor) -> Tensor:
+        return F.softplus(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y + ember.log(-ember.expm1(-y))
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return -F.softplus(-x)  # log(sigmoid(x))
+
+
 class TanhTransform(Transform):
     """``y = tanh(x)``, from the reals onto ``(-1, 1)``; use ``cache_size=1`` when the
-    samples' log-probabilities are needed (as for a squashed Gaussian policy)."""
+    samples' log-probabilities are needed (as for a squashed Gaussian policy).
+
+    Example:
+        >>> t = TanhTransform(cache_size=1)
+        >>> y = t(ember.tensor([30.0]))
+        >>> t.inv(y)  # the cached input, where atanh(1.0) would be inf
+        tensor([30.])
+    """
 
     codomain = constraints.interval(-1.0, 1.0)
+    bijective = True
+    sign = 1
 
     def _call(self, x: Tensor) -> Tensor:
         return ember.tanh(x)
@@ -364,3 +433,25 @@ class TanhTransform(Transform):
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         # log(1 - tanh(x)^2), written with softplus so large |x| does not lose it all
         return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+
+
+identity_transform = ComposeTransform([])
+"""The identity map (an empty :class:`ComposeTransform`), as in PyTorch."""
+
+# The other transforms live in their own modules, which build on Transform above.
+from ember.distributions.matrix_transforms import (  # noqa: E402
+    CorrCholeskyTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+)
+from ember.distributions.simplex_transforms import (  # noqa: E402
+    SoftmaxTransform,
+    StickBreakingTransform,
+)
+from ember.distributions.structural_transforms import (  # noqa: E402
+    CatTransform,
+    CumulativeDistributionTransform,
+    IndependentTransform,
+    ReshapeTransform,
+    StackTransform,
+)

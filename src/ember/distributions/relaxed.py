@@ -1,0 +1,147 @@
+"""Continuous relaxations of the Bernoulli and one-hot categorical distributions (the
+Concrete / Gumbel-softmax distributions), reparameterized at a given ``temperature``."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import ember
+from ember.distributions import constraints
+from ember.distributions.categorical import _CategoricalParams
+from ember.distributions.discrete import _BinaryParams
+from ember.distributions.transformed_distribution import TransformedDistribution
+from ember.distributions.transforms import ExpTransform, SigmoidTransform
+from ember.distributions.utils import broadcast_all, clamp_probs
+from ember.tensor import Tensor
+
+__all__ = ["ExpRelaxedCategorical", "LogitRelaxedBernoulli", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical"]
+
+F = ember.nn.functional
+
+
+def _temperature(owner: str, value: Any, like: Tensor) -> Tensor:
+    if isinstance(value, numbers.Number):
+        return ember.tensor(float(value), dtype=like.dtype)
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{owner}: temperature must be an ember Tensor or a Python number, "
+                        f"got {type(value).__name__}")
+    return value
+
+
+class LogitRelaxedBernoulli(_BinaryParams):
+    """The logit of a :class:`RelaxedBernoulli` sample: ``(logit(u) + logits) /
+    temperature`` for ``u ~ Uniform(0, 1)``. As in PyTorch, ``has_rsample`` is False,
+    though ``rsample`` is reparameterized.
+
+    Example:
+        >>> d = ember.distributions.LogitRelaxedBernoulli(ember.tensor(0.5), logits=ember.zeros(2))
+        >>> d.log_prob(ember.zeros(2))
+        tensor([-2.0794, -2.0794])
+    """
+
+    support = constraints.real
+
+    def __init__(self, temperature: Tensor | float, probs: Tensor | float | None = None,
+                 logits: Tensor | float | None = None, validate_args: bool | None = None) -> None:
+        shape, _ = self._set_param(probs, logits)
+        self.temperature = _temperature(type(self).__name__, temperature, self._param)
+        super().__init__(shape, (), validate_args)
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        probs = clamp_probs(self.probs.expand(shape))
+        u = clamp_probs(ember.rand(shape, dtype=probs.dtype))
+        return (ember.log(u) - ember.log1p(-u) + ember.log(probs) - ember.log1p(-probs)) \
+            / self.temperature
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        logits, value = broadcast_all(self.logits, self._checked(value))
+        diff = logits - value * self.temperature
+        return ember.log(self.temperature) + diff - 2 * F.softplus(diff)
+
+
+class RelaxedBernoulli(TransformedDistribution):
+    """A relaxed Bernoulli on ``(0, 1)``: ``sigmoid`` of a :class:`LogitRelaxedBernoulli`;
+    samples approach ``{0, 1}`` as ``temperature`` goes to zero.
+
+    Example:
+        >>> d = ember.distributions.RelaxedBernoulli(ember.tensor(0.1), probs=ember.tensor([0.3]))
+        >>> d.rsample((5,)).shape
+        (5, 1)
+    """
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature: Tensor | float, probs: Tensor | float | None = None,
+                 logits: Tensor | float | None = None, validate_args: bool | None = None) -> None:
+        base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=False)
+        super().__init__(base, SigmoidTransform(), validate_args)
+
+    temperature = property(lambda self: self.base_dist.temperature, doc="The temperature.")
+    probs = property(lambda self: self.base_dist.probs, doc="The success probability.")
+    logits = property(lambda self: self.base_dist.logits, doc="The log-odds of success.")
+
+
+class ExpRelaxedCategorical(_CategoricalParams):
+    """The log of a :class:`RelaxedOneHotCategorical` sample: ``log_softmax((logits + g) /
+    temperature)`` with Gumbel noise ``g``; events are vectors of length ``K``.
+
+    Example:
+        >>> d = ember.distributions.ExpRelaxedCategorical(ember.tensor(1.0), logits=ember.zeros(3))
+        >>> d.rsample().shape
+        (3,)
+    """
+
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(self, temperature: Tensor | float, probs: Tensor | None = None,
+                 logits: Tensor | None = None, validate_args: bool | None = None) -> None:
+        super().__init__(probs, logits, validate_args)
+        self.temperature = _temperature(type(self).__name__, temperature, self._categorical.probs)
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        u = clamp_probs(ember.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
+        gumbels = -ember.log(-ember.log(u))
+        scores = (self.logits + gumbels) / self.temperature
+        return scores - scores.logsumexp(-1, keepdim=True)
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        k = self._event_shape[0]
+        logits, value = broadcast_all(self.logits, value, owner="ExpRelaxedCategorical")
+        log_scale = math.lgamma(k) + (k - 1) * ember.log(self.temperature)
+        score = logits - value * self.temperature
+        return (score - score.logsumexp(-1, keepdim=True)).sum(-1) + log_scale
+
+
+class RelaxedOneHotCategorical(TransformedDistribution):
+    """A relaxed one-hot categorical on the simplex (the Gumbel-softmax / Concrete
+    distribution): ``exp`` of an :class:`ExpRelaxedCategorical`; samples approach one-hot
+    vectors as ``temperature`` goes to zero.
+
+    Example:
+        >>> d = ember.distributions.RelaxedOneHotCategorical(ember.tensor(0.5),
+        ...                                                  logits=ember.zeros(2, 3))
+        >>> d.rsample().shape, d.event_shape
+        ((2, 3), (3,))
+    """
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, temperature: Tensor | float, probs: Tensor | None = None,
+                 logits: Tensor | None = None, validate_args: bool | None = None) -> None:
+        base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=False)
+        super().__init__(base, ExpTransform(), validate_args)
+
+    temperature = property(lambda self: self.base_dist.temperature, doc="The temperature.")
+    probs = property(lambda self: self.base_dist.probs, doc="Category probabilities.")
+    logits = property(lambda self: self.base_dist.logits, doc="Normalized log-probabilities.")
