@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from ember.errors import DTypeError
+from ember.ops.bessel_kernel import i0_array, i1_array
 from ember.ops.compare import eq
 from ember.ops.convert import to_float
-from ember.ops.gamma_kernel import i0_array, i1_array, lgamma_array, polygamma_array
+from ember.ops.gamma_kernel import lgamma_array, polygamma_array
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import apply, primitive
 from ember.ops.select import where

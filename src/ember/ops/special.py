@@ -26,7 +26,7 @@ from ember.ops.broadcast import sum_to
 from ember.ops.compare import eq, gt, le, lt
 from ember.ops.convert import cast, promote, promote_to, to_float
 from ember.ops.creation import zeros_like
-from ember.ops.erfc_kernel import erfc_array, erfinv_array
+from ember.ops.erfc_kernel import erfc_array, erfcx_array, erfinv_array
 from ember.ops.inplace import bind_inplace, inplace
 from ember.ops.primitive import Primitive, apply, primitive
 from ember.ops.select import where
@@ -249,6 +249,20 @@ class Erfc(Unary):
 
 
 @primitive
+class Erfcx(Unary):
+    """``exp(x²) erfc(x)``; its derivative is ``2 x erfcx(x) - 2 / sqrt(pi)``."""
+
+    name = "erfcx"
+    save_outputs = True
+
+    def forward(self, xp, a):
+        return erfcx_array(xp, a)
+
+    def chain(self, v, x, y):
+        return v * (2 * x * y - 2 / math.sqrt(math.pi))
+
+
+@primitive
 class Erfinv(Unary):
     name = "erfinv"
     save_inputs, save_outputs = False, True
@@ -375,6 +389,17 @@ def erfc(input: Tensor) -> Tensor:
         tensor([1.0000e+00, 1.5730e-01, 2.0885e-45], dtype=ember.float64)
     """
     return _unary(Erfc, input)
+
+
+def erfcx(input: Tensor) -> Tensor:
+    """The scaled complementary error function ``exp(input²) erfc(input)``
+    (``ember.special.erfcx``), finite where ``erfc`` underflows; ``inf`` below -26.6.
+
+    Example:
+        >>> ember.special.erfcx(ember.tensor([0.0, 1.0, 100.0]))
+        tensor([1.0000, 0.4276, 0.0056])
+    """
+    return _unary(Erfcx, input)
 
 
 @method()
