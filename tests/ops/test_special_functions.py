@@ -228,3 +228,23 @@ def test_vmap_matches_a_loop(fn):
     got = vmap(fn)(x)
     want = ember.stack([fn(row) for row in x])
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-14)
+
+
+def test_jit_and_hessian_match_eager():
+    def fn(x, n):
+        return (ember.special.legendre_polynomial_p(x, n) + ember.special.bessel_j0(x)
+                + ember.special.zeta(x + 2, 1.5) + ember.special.erfcx(x) + ember.special.i1e(x))
+
+    x, n = ember.tensor([0.2, 0.5], dtype=ember.float64), ember.tensor([2.0, 3.0])
+    np.testing.assert_allclose(ember.jit.compile(fn)(x, n).numpy(), fn(x, n).numpy(), rtol=1e-15)
+
+    def loss(x):
+        return (ember.special.i0e(x) + ember.special.erfcx(x) + ember.special.zeta(3.0, x)).sum()
+
+    def torch_loss(x):
+        return (torch.special.i0e(x) + torch.special.erfcx(x) + torch.special.zeta(3.0, x)).sum()
+
+    got = ember.func.hessian(loss)(x).numpy()
+    want = torch.autograd.functional.hessian(torch_loss, torch.tensor([0.2, 0.5],
+                                                                      dtype=torch.float64))
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-12)

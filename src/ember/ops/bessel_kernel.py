@@ -195,6 +195,7 @@ def i1_array(x: np.ndarray) -> np.ndarray:
 # -- K ------------------------------------------------------------------------------------------
 _TRAPEZOID_STEP = 0.1
 _TRAPEZOID_NODES = np.arange(0.0, 8.0, _TRAPEZOID_STEP)
+_CHUNK = 1 << 15
 
 
 def _k_scaled_integral(nu: float, x: np.ndarray) -> np.ndarray:
@@ -202,9 +203,12 @@ def _k_scaled_integral(nu: float, x: np.ndarray) -> np.ndarray:
     t = _TRAPEZOID_NODES
     weights = np.cosh(nu * t) * _TRAPEZOID_STEP
     weights[0] *= 0.5
-    with np.errstate(under="ignore"):
-        values = np.exp(-x[..., None] * (np.cosh(t) - 1.0))
-    return values @ weights
+    out = np.empty_like(x)
+    for start in range(0, x.size, _CHUNK):  # (chunk, nodes) at a time: bounded memory
+        part = x[start:start + _CHUNK]
+        with np.errstate(under="ignore"):
+            out[start:start + _CHUNK] = np.exp(-part[:, None] * (np.cosh(t) - 1.0)) @ weights
+    return out
 
 
 def _k_scaled_asymptotic(nu: float, x: np.ndarray) -> np.ndarray:
