@@ -156,6 +156,17 @@ def test_polynomials_like_torch(name):
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
 
 
+def test_hermite_degree_limit_like_torch():
+    for dtype, limit in [("float32", 128), ("float64", 512)]:
+        for name in ("hermite_polynomial_h", "hermite_polynomial_he"):
+            mine, ref = _special(name)
+            got = mine(ember.tensor([0.0], dtype=getattr(ember, dtype)), limit + 1)
+            assert np.isnan(got.numpy()).all()
+            assert np.isnan(ref(torch.tensor([0.0], dtype=getattr(torch, dtype)), limit + 1))
+    # below the limit an odd degree at 0 is exactly 0 (PyTorch's recurrence agrees)
+    assert ember.special.hermite_polynomial_h(ember.tensor([0.0]), 127).item() == 0.0
+
+
 def test_polynomial_nan_input_is_nan():
     # PyTorch's vectorized loop gives some NaN inputs a neighbour's value; Ember keeps NaN
     x = ember.tensor([np.nan, np.nan, np.nan], dtype=ember.float64)

@@ -5,11 +5,14 @@ probabilists' ``He``), Laguerre ``L`` and Legendre ``P``.
 ``n`` is a tensor or a number, broadcast against ``x``; as in PyTorch it is truncated toward
 zero to an integer, and a negative (or non-finite) ``n`` gives 0. Values come from the
 three-term recurrence in float64, except where PyTorch uses closed forms: at the endpoints
-``y = ±1`` of the Chebyshev polynomials (``y = x``, or ``2x - 1`` when shifted) and, for
-``n > 6`` inside ``(-1, 1)``, their trigonometric forms (``T_n = cos(n θ)``,
-``U_n = sin((n+1) θ) / sin θ``, ``V_n = cos((n+½) θ) / cos(θ/2)``,
-``W_n = sin((n+½) θ) / sin(θ/2)``, ``y = cos θ``), which also keep a large ``n`` cheap there.
-Like PyTorch's, the recurrence gives NaN at ``±inf`` from degree 3 on (``inf - inf``).
+``y = ±1`` of the Chebyshev polynomials (``y = x``, or ``2x - 1`` when shifted) and of
+Legendre's, and inside ``(-1, 1)`` above PyTorch's degree thresholds (``_TRIG_ABOVE``) the
+Chebyshev trigonometric forms (``T_n = cos(n θ)``, ``U_n = sin((n+1) θ) / sin θ``,
+``V_n = cos((n+½) θ) / cos(θ/2)``, ``W_n = sin((n+½) θ) / sin(θ/2)``, ``y = cos θ``), which
+also keep a large ``n`` cheap there. As in PyTorch, the Hermite polynomials are NaN above
+degree 128 for float32 inputs and 512 for float64 (1024 for the half types), and the
+recurrence gives NaN at ``±inf`` from degree 3 on (``inf - inf``). A NaN ``x`` gives NaN
+(PyTorch's CPU loop returns an unset value there for some degrees).
 
 PyTorch defines no derivative for these functions: their outputs never require grad.
 """
@@ -48,6 +51,10 @@ _FAMILIES = {
     "legendre": (lambda y: y, lambda k, y, p, q: ((2 * k - 1) * y * q - (k - 1) * p) / k),
 }
 _CHEBYSHEV = ("t", "u", "v", "w")
+# the trigonometric forms are used above these degrees (PyTorch's choice, kind by kind)
+_TRIG_ABOVE = {"t": 6, "u": 8, "v": 8, "w": 8,
+               "shifted_t": 6, "shifted_u": 6, "shifted_v": 6, "shifted_w": 4}
+_HERMITE_LIMIT = {np.dtype(np.float32): 128, np.dtype(np.float64): 512}  # others: 1024
 
 
 def _chebyshev_trig(kind: str, y: np.ndarray, n: np.ndarray) -> np.ndarray:
@@ -78,8 +85,10 @@ def _degree(n: np.ndarray) -> np.ndarray:
     return np.where(valid, np.trunc(np.where(valid, n, -1.0)), -1.0).astype(np.int64)
 
 
-def polynomial_array(kind: str, x: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """``P_n(x)`` of the family ``kind`` (a key of ``_FAMILIES``, ``shifted_`` allowed)."""
+def polynomial_array(kind: str, x: np.ndarray, n: np.ndarray,
+                     dtype: Any = np.float64) -> np.ndarray:
+    """``P_n(x)`` of the family ``kind`` (a key of ``_FAMILIES``, ``shifted_`` allowed), for
+    inputs of ``dtype`` (which sets the Hermite degree limit)."""
     shifted = kind.startswith("shifted_")
     family = kind.removeprefix("shifted_")
     first, step = _FAMILIES[family]
@@ -94,9 +103,13 @@ def polynomial_array(kind: str, x: np.ndarray, n: np.ndarray) -> np.ndarray:
             out = np.where(end, _endpoint(family, y, n), out)
             done |= end
         if family in _CHEBYSHEV:
-            trig = ~done & (n > 6) & (np.abs(y) < 1)
+            trig = ~done & (n > _TRIG_ABOVE[kind]) & (np.abs(y) < 1)
             out[trig] = _chebyshev_trig(family, y[trig], n[trig])
             done |= trig
+        if family.startswith("hermite"):
+            beyond = ~done & (n > _HERMITE_LIMIT.get(np.dtype(dtype), 1024))
+            out = np.where(beyond, np.nan, out)
+            done |= beyond
         rest = ~done
         if rest.any():
             yr, nr = y[rest], n[rest]
@@ -123,7 +136,8 @@ class OrthogonalPolynomial(Binary):
 
     def forward(self, xp, x, n, *, kind):
         host = [np.asarray(xp.asnumpy(v) if xp is not np else v) for v in (x, n)]
-        return xp.asarray(polynomial_array(kind, *host).astype(x.dtype, copy=False))
+        out = polynomial_array(kind, *host, dtype=host[0].dtype)
+        return xp.asarray(out.astype(x.dtype, copy=False))
 
 
 def _polynomial(kind: str, input: Any, n: Any) -> Tensor:
