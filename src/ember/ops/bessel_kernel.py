@@ -28,6 +28,8 @@ import math
 
 import numpy as np
 
+from ember.ops.erfc_kernel import two_product
+
 _EULER = 0.57721566490153286061
 _SERIES_TERMS = 25  # |x| <= 2: (x²/4)^k / (k!)² < 1e-50 by then
 _I_SERIES_TERMS = 90  # |x| <= 30: the last term is below 1e-17 of the sum
@@ -309,14 +311,30 @@ def _airy_positive(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _zeta_double(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``ζ = 2/3 z^(3/2)`` as ``hi + lo`` to about 1e-32 relative (the phase of ``Ai(-z)``
+    must not carry ζ's rounding, ``1e-12`` absolute at ``z = 600``)."""
+    root = np.sqrt(z)
+    square, square_err = two_product(root, root)
+    root_lo = ((z - square) - square_err) / (2 * root)
+    p_hi, p_err = two_product(z, root)
+    p_lo = p_err + z * root_lo
+    hi = 2 * p_hi / 3
+    t_hi, t_lo = two_product(hi, np.full_like(hi, 3.0))
+    return hi, (((2 * p_hi - t_hi) - t_lo) + 2 * p_lo) / 3
+
+
 def _airy_negative(x: np.ndarray) -> np.ndarray:
     """``Ai(x)`` for ``x < -10`` (DLMF 9.7.9)."""
     z = -x
-    zeta = (2.0 / 3.0) * z * np.sqrt(z)
+    zeta, zeta_lo = _zeta_double(z)
     even = sum(u * (-1.0) ** (k // 2) / zeta ** k for k, u in enumerate(_AIRY_U) if k % 2 == 0)
     odd = sum(u * (-1.0) ** (k // 2) / zeta ** k for k, u in enumerate(_AIRY_U) if k % 2 == 1)
-    phase = zeta - np.pi / 4
-    return (np.cos(phase) * even + np.sin(phase) * odd) / (np.sqrt(np.pi) * z ** 0.25)
+    shift = zeta_lo - np.pi / 4  # cos and sin of zeta + shift, zeta reduced exactly by NumPy
+    c, s = np.cos(zeta), np.sin(zeta)
+    cos_phase = c * np.cos(shift) - s * np.sin(shift)
+    sin_phase = s * np.cos(shift) + c * np.sin(shift)
+    return (cos_phase * even + sin_phase * odd) / (np.sqrt(np.pi) * z ** 0.25)
 
 
 def airy_ai_array(x: np.ndarray) -> np.ndarray:

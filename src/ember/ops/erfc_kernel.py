@@ -23,14 +23,26 @@ _ERFC_HALF = tuple(np.polynomial.chebyshev.cheb2poly(_ERFC_HALF_FIT)[::-1])
 _SQRT_PI = math.sqrt(math.pi)
 
 
+def _split(a: Any) -> tuple[Any, Any]:
+    """``a`` as two halves of 26 bits, whose products are exact (Dekker)."""
+    c = 134217729.0 * a  # 2**27 + 1
+    high = c - (c - a)
+    return high, a - high
+
+
+def two_product(a: Any, b: Any) -> tuple[Any, Any]:
+    """``a * b`` as the rounded product and its exact rounding error (Dekker's algorithm;
+    float64 arrays with ``|a b|`` below about 1e300)."""
+    hi = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return hi, ((ah * bh - hi) + ah * bl + al * bh) + al * bl
+
+
 def _exp_square(xp: Any, s: Any, sign: float = -1.0) -> Any:
     """``exp(sign s²)`` with the rounding error of ``s²`` put back (Dekker's exact square), so
     it keeps full relative precision up to s = 27 (plain ``exp(-s*s)`` loses 7e-14 there)."""
-    hi = s * s
-    c = 134217729.0 * s  # 2**27 + 1: splits s into two halves with exact products
-    high = c - (c - s)
-    low = s - high
-    err = ((high * high - hi) + 2 * high * low) + low * low
+    hi, err = two_product(s, s)
     return xp.exp(sign * hi) * (1 + sign * err)
 
 
