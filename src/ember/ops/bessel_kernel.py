@@ -19,7 +19,10 @@ SciPy).
   ``[-10, 1]`` (node values by Taylor stepping from ``Ai(0)``, ``Ai'(0)``, stable in the
   oscillating region), ``K_1/3`` above 1 (``Ai(x) = sqrt(x/3) K_1/3(ζ) / pi``,
   ``ζ = 2/3 x^3/2``) and the asymptotic expansions (DLMF 9.7.5, 9.7.9) beyond ``ζ = 30`` and
-  below ``-10``.
+  below ``-10`` (ζ in double-double there: the phase keeps no rounding of ζ).
+
+Special points follow PyTorch: ``J``, ``Y`` and ``Ai`` are NaN at ``±inf``; ``Y`` is ``-inf``
+at 0 and NaN below, ``K`` is ``inf`` at 0 and NaN below.
 """
 
 from __future__ import annotations
