@@ -2,6 +2,8 @@
 against PyTorch (values, dtypes, broadcasting, gradients where PyTorch has them, edge values),
 against mpmath over wide ranges, and under vmap."""
 
+import math
+
 import mpmath
 import numpy as np
 import pytest
@@ -258,3 +260,22 @@ def test_jit_and_hessian_match_eager():
     want = torch.autograd.functional.hessian(torch_loss, torch.tensor([0.2, 0.5],
                                                                       dtype=torch.float64))
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-12)
+
+
+def test_huge_arguments_keep_their_asymptotic_values():
+    """Near the largest float, where ``pi x`` or ``2 pi x`` overflows: ``1/sqrt(x)`` laws."""
+    x = np.array([3e307, 1e308, 1.7e308])
+    root = np.sqrt(x)
+    expected = {
+        "i0e": 1 / (math.sqrt(2 * math.pi) * root), "i1e": 1 / (math.sqrt(2 * math.pi) * root),
+        "scaled_modified_bessel_k0": math.sqrt(math.pi / 2) / root,
+        "scaled_modified_bessel_k1": math.sqrt(math.pi / 2) / root,
+        "erfcx": 1 / math.sqrt(math.pi) / x, "modified_bessel_i0": np.full(3, np.inf),
+        "modified_bessel_i1": np.full(3, np.inf),
+        # J_0 = sqrt(2/(pi x)) cos(x - pi/4) there (mpmath reduces the exact x)
+        "bessel_j0": [float((mpmath.cos(v) + mpmath.sin(v)) / mpmath.sqrt(mpmath.pi * v))
+                      for v in map(mpmath.mpf, x)],
+    }
+    for name, want in expected.items():
+        got = getattr(ember.special, name)(ember.from_numpy(x)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=name)

@@ -108,7 +108,7 @@ def _jy_miller(x: np.ndarray) -> tuple[np.ndarray, ...]:
 def _jy_asymptotic(x: np.ndarray) -> tuple[np.ndarray, ...]:
     """``J_0, J_1, Y_0, Y_1`` for ``x >= 25``: ``sqrt(2/(pi x)) (P cos χ ∓ Q sin χ)``."""
     c, s = np.cos(x), np.sin(x)
-    amp = np.sqrt(2.0 / (np.pi * x)) / math.sqrt(2.0)
+    amp = (1 / math.sqrt(np.pi)) / np.sqrt(x)  # sqrt(2/(pi x)) / sqrt(2); pi x may overflow
     out = []
     for nu in (0, 1):
         terms = _hankel_terms(nu, x, 30)
@@ -179,7 +179,7 @@ def bessel_i_array(nu: int, x: np.ndarray, scaled: bool = False) -> np.ndarray:
         if big.any():
             s = ax[big]
             series = sum(t * (-1.0) ** k for k, t in enumerate(_hankel_terms(nu, s, 40)))
-            scaled_big = series / np.sqrt(2 * np.pi * s)
+            scaled_big = series / (math.sqrt(2 * np.pi) * np.sqrt(s))  # 2 pi s may overflow
             half = np.exp(0.5 * s)  # e^s in two exact halves: finite up to I's own overflow
             out[big] = scaled_big if scaled else half * (half * scaled_big)
     if nu == 1:
@@ -218,7 +218,7 @@ def _k_scaled_integral(nu: float, x: np.ndarray) -> np.ndarray:
 
 def _k_scaled_asymptotic(nu: float, x: np.ndarray) -> np.ndarray:
     """``e^x K_nu(x)`` for ``x > 30``."""
-    return np.sqrt(np.pi / (2 * x)) * sum(_hankel_terms(nu, x, 40))
+    return math.sqrt(np.pi / 2) / np.sqrt(x) * sum(_hankel_terms(nu, x, 40))  # 2x may overflow
 
 
 def _k_small(nu: int, x: np.ndarray) -> np.ndarray:

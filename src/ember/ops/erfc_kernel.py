@@ -52,7 +52,7 @@ def _erfcx_fraction(s: Any, depth: int) -> Any:
     t = s
     for k in range(depth, 0, -1):
         t = s + (k / 2) / t
-    return 1 / (_SQRT_PI * t)
+    return (1 / _SQRT_PI) / t  # (sqrt(pi) t overflows for s near the largest float)
 
 
 def _erfc_fraction(xp: Any, s: Any, depth: int) -> Any:
