@@ -50,6 +50,7 @@ from ember.ops.bessel import (
 )
 from ember.ops.compare import eq, gt, isfinite, isnan, lt
 from ember.ops.convert import to_float
+from ember.ops.float_host import float_operands
 from ember.ops.gamma import digamma, i0, i1, lgamma, mvlgamma, polygamma
 from ember.ops.igamma import igamma, igammac
 from ember.ops.orthogonal_polynomials import (
@@ -69,7 +70,7 @@ from ember.ops.orthogonal_polynomials import (
 from ember.ops.reduce import logsumexp
 from ember.ops.select import where
 from ember.ops.softmax import log_softmax, softmax
-from ember.ops.special import _float_pair, erfc, erfcx, erfinv, logit, sinc, xlogy
+from ember.ops.special import erfc, erfcx, erfinv, logit, sinc, xlogy
 from ember.ops.unary import erf, exp, exp2, expm1, log, log1p, round, sigmoid
 from ember.ops.zeta import zeta
 from ember.tensor import Tensor
@@ -104,7 +105,7 @@ def xlog1py(input: Any, other: Any) -> Tensor:
         >>> ember.special.xlog1py(ember.tensor([0.0, 2.0]), ember.tensor([-1.0, 0.0]))
         tensor([0., 0.])
     """
-    x, y = _float_pair(input, other)
+    x, y = float_operands(input, other)
     log1p_y = log1p(y)
     # a zero input hides only an infinite or NaN log1p(other <= -1): its x-gradient stays
     # log1p(other) elsewhere, as PyTorch's

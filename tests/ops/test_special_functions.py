@@ -222,6 +222,21 @@ def test_zeta_has_no_gradient_in_x():
         ember.special.zeta(2.0, 1.0)
 
 
+def test_gradient_in_q_alone_while_x_requires_grad_like_torch():
+    """PyTorch refuses the derivative in x only when it is asked for: ``grad(…, q)`` works."""
+    x = ember.tensor([2.0, 3.0], dtype=ember.float64, requires_grad=True)
+    q = ember.tensor([1.5, 0.5], dtype=ember.float64, requires_grad=True)
+    xt, qt = (torch.tensor(v.tolist(), dtype=torch.float64, requires_grad=True) for v in (x, q))
+    got, = ember.autograd.grad((ember.special.zeta(x, q) * x).sum(), q)
+    want, = torch.autograd.grad((torch.special.zeta(xt, qt) * xt).sum(), qt)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-13)
+    got, = ember.autograd.grad(ember.igamma(x, q).sum(), q)
+    want, = torch.autograd.grad(torch.igamma(xt, qt).sum(), qt)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-13)
+    with pytest.raises(GradError, match="zeta: the derivative with respect to input"):
+        ember.autograd.grad(ember.special.zeta(x, q).sum(), (x, q))
+
+
 def test_i1e_gradient_at_zero_like_torch():
     x = ember.tensor([0.0, -0.0, 1e-30], dtype=ember.float64, requires_grad=True)
     t = torch.tensor([0.0, -0.0, 1e-30], dtype=torch.float64, requires_grad=True)

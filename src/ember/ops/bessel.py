@@ -23,7 +23,7 @@ from ember.ops.bessel_kernel import (
     spherical_bessel_j0_array,
 )
 from ember.ops.compare import eq
-from ember.ops.gamma import _float, _in_float64
+from ember.ops.float_host import float_operand, in_float64
 from ember.ops.primitive import apply, primitive
 from ember.ops.select import where
 from ember.ops.unary import Unary, sign
@@ -58,7 +58,7 @@ class BesselFunction(Unary):
     differentiable = False
 
     def forward(self, xp, a, *, kind):
-        return _in_float64(xp, _KERNELS[kind], a)
+        return in_float64(xp, _KERNELS[kind], a)
 
 
 @primitive
@@ -69,7 +69,7 @@ class I0e(Unary):
     save_outputs = True
 
     def forward(self, xp, a):
-        return _in_float64(xp, partial(bessel_i_array, 0, scaled=True), a)
+        return in_float64(xp, partial(bessel_i_array, 0, scaled=True), a)
 
     def chain(self, v, x, y):
         return v * (apply(I1e, x) - sign(x) * y)
@@ -83,7 +83,7 @@ class I1e(Unary):
     save_outputs = True
 
     def forward(self, xp, a):
-        return _in_float64(xp, partial(bessel_i_array, 1, scaled=True), a)
+        return in_float64(xp, partial(bessel_i_array, 1, scaled=True), a)
 
     def chain(self, v, x, y):
         zero = eq(x, 0)
@@ -92,7 +92,7 @@ class I1e(Unary):
 
 
 def _bessel(kind: str, input: Tensor) -> Tensor:
-    return apply(BesselFunction, _float(kind, input), kind=kind)
+    return apply(BesselFunction, float_operand(kind, input), kind=kind)
 
 
 def bessel_j0(input: Tensor) -> Tensor:
@@ -225,7 +225,7 @@ def i0e(input: Tensor) -> Tensor:
         >>> ember.special.i0e(ember.tensor([0.0, 1.0, 100.0]))
         tensor([1.0000, 0.4658, 0.0399])
     """
-    return apply(I0e, _float("i0e", input))
+    return apply(I0e, float_operand("i0e", input))
 
 
 def i1e(input: Tensor) -> Tensor:
@@ -235,4 +235,4 @@ def i1e(input: Tensor) -> Tensor:
         >>> ember.special.i1e(ember.tensor([0.0, 1.0, -100.0]))
         tensor([ 0.0000,  0.2079, -0.0397])
     """
-    return apply(I1e, _float("i1e", input))
+    return apply(I1e, float_operand("i1e", input))

@@ -22,7 +22,7 @@ _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028,
             -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 # B_2k for k = 1..10
-_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
+BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
               43867 / 798, -174611 / 330)
 
 
@@ -89,7 +89,7 @@ def _polygamma_pos(n: int, x: np.ndarray) -> np.ndarray:
         if n == 0:
             series = np.log(x) - 0.5 * inv
             power = inv2
-            for k, b in enumerate(_BERNOULLI, start=1):
+            for k, b in enumerate(BERNOULLI, start=1):
                 series = series - b / (2 * k) * power
                 power = power * inv2
         else:
@@ -98,7 +98,7 @@ def _polygamma_pos(n: int, x: np.ndarray) -> np.ndarray:
             xn = x ** -float(n)
             series = math.factorial(n - 1) * xn + math.factorial(n) * 0.5 * xn * inv
             power = xn * inv2
-            for k, b in enumerate(_BERNOULLI, start=1):
+            for k, b in enumerate(BERNOULLI, start=1):
                 coef = b * math.factorial(2 * k + n - 1) / math.factorial(2 * k)
                 series = series + coef * power
                 power = power * inv2

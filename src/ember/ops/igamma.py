@@ -18,6 +18,7 @@ from ember.errors import DTypeError, GradError
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import sum_to
 from ember.ops.convert import promote
+from ember.ops.float_host import host_arrays
 from ember.ops.gamma import lgamma
 from ember.ops.gamma_kernel import lgamma_array
 from ember.ops.inplace import bind_inplace
@@ -96,8 +97,7 @@ class _Incomplete(Binary):
     jvp_takes_none = True
 
     def forward(self, xp, a, x):
-        host = [np.asarray(xp.asnumpy(v) if xp is not np else v) for v in (a, x)]
-        return xp.asarray(_regularized(*host, self.upper).astype(a.dtype))
+        return xp.asarray(_regularized(*host_arrays(xp, a, x), self.upper).astype(a.dtype))
 
     def _dx(self, a: Tensor, x: Tensor) -> Tensor:
         slope = exp((a - 1) * log(x) - x - lgamma(a))
@@ -110,7 +110,7 @@ class _Incomplete(Binary):
 
     def vjp(self, ctx, g):
         a, x = ctx.inputs
-        if a.requires_grad:
+        if ctx.wants_grad(0):
             raise self._refuse(a)
         return None, sum_to(g * self._dx(a, x), x.shape)
 

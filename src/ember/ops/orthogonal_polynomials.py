@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from ember.ops.arithmetic import Binary
+from ember.ops.float_host import float_operands, host_arrays
 from ember.ops.primitive import apply, primitive
-from ember.ops.special import _float_pair
 from ember.tensor import Tensor
 
 __all__ = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
@@ -135,7 +135,7 @@ class OrthogonalPolynomial(Binary):
         return super().flops(x, n)
 
     def forward(self, xp, x, n, *, kind):
-        host = [np.asarray(xp.asnumpy(v) if xp is not np else v) for v in (x, n)]
+        host = host_arrays(xp, x, n)
         out = polynomial_array(kind, *host, dtype=host[0].dtype)
         return xp.asarray(out.astype(x.dtype, copy=False))
 
@@ -144,7 +144,7 @@ def _polynomial(kind: str, input: Any, n: Any) -> Tensor:
     if not isinstance(input, Tensor) and not isinstance(n, Tensor):
         raise TypeError(f"{kind}_polynomial: expected input or n to be a tensor, got "
                         f"{type(input).__name__} and {type(n).__name__}")
-    return apply(OrthogonalPolynomial, *_float_pair(input, n), kind=kind)
+    return apply(OrthogonalPolynomial, *float_operands(input, n), kind=kind)
 
 
 def chebyshev_polynomial_t(input: Any, n: Any) -> Tensor:

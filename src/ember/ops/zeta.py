@@ -18,9 +18,9 @@ import numpy as np
 from ember.errors import GradError
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import sum_to
-from ember.ops.gamma_kernel import _BERNOULLI
+from ember.ops.float_host import float_operands, host_arrays
+from ember.ops.gamma_kernel import BERNOULLI
 from ember.ops.primitive import apply, primitive
-from ember.ops.special import _float_pair
 from ember.tensor import Tensor
 
 __all__ = ["zeta"]
@@ -34,7 +34,7 @@ def _tail(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     out = w * power / (x - 1) + 0.5 * power
     rising = x.copy()  # x (x+1) … (x+2j-2)
     power = power / w
-    for j, b in enumerate(_BERNOULLI, start=1):
+    for j, b in enumerate(BERNOULLI, start=1):
         out = out + b / math.factorial(2 * j) * rising * power
         rising = rising * (x + 2 * j - 1) * (x + 2 * j)
         power = power / (w * w)
@@ -78,8 +78,7 @@ class Zeta(Binary):
     jvp_takes_none = True
 
     def forward(self, xp, x, q):
-        host = [np.asarray(xp.asnumpy(v) if xp is not np else v) for v in (x, q)]
-        return xp.asarray(zeta_array(*host).astype(x.dtype, copy=False))
+        return xp.asarray(zeta_array(*host_arrays(xp, x, q)).astype(x.dtype, copy=False))
 
     def _dq(self, x: Tensor, q: Tensor) -> Tensor:
         return -x * apply(Zeta, x + 1, q)
@@ -91,7 +90,7 @@ class Zeta(Binary):
 
     def vjp(self, ctx, g):
         x, q = ctx.inputs
-        if x.requires_grad:
+        if ctx.wants_grad(0):
             raise self._refuse(x)
         return None, sum_to(g * self._dq(x, q), q.shape)
 
@@ -113,4 +112,4 @@ def zeta(input: Any, other: Any) -> Tensor:
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"zeta: expected at least one tensor, got {type(input).__name__} and "
                         f"{type(other).__name__}")
-    return apply(Zeta, *_float_pair(input, other))
+    return apply(Zeta, *float_operands(input, other))
