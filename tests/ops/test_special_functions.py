@@ -3,6 +3,7 @@ against PyTorch (values, dtypes, broadcasting, gradients where PyTorch has them,
 against mpmath over wide ranges, and under vmap."""
 
 import math
+import time
 
 import mpmath
 import numpy as np
@@ -294,3 +295,20 @@ def test_huge_arguments_keep_their_asymptotic_values():
     for name, want in expected.items():
         got = getattr(ember.special, name)(ember.from_numpy(x)).numpy()
         np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=name)
+
+
+def test_polynomial_cost_follows_each_degree_not_the_largest():
+    """One large degree among many small ones, and a huge degree whose recurrence has
+    overflowed to NaN (PyTorch's loop costs each element its own degree)."""
+    x = ember.from_numpy(np.random.default_rng(3).uniform(-0.9, 0.9, 200_000))
+    n = ember.full((200_000,), 3.0, dtype=ember.float64)
+    n[0] = 3000.0
+    start = time.perf_counter()
+    got = ember.special.legendre_polynomial_p(x, n)
+    huge = ember.special.chebyshev_polynomial_t(ember.tensor([3.0, -3.0]), 1e7)
+    assert time.perf_counter() - start < 2.0  # (50 s before: every element took 3000 steps)
+    want = torch.special.legendre_polynomial_p(torch.from_numpy(x.numpy()),
+                                               torch.from_numpy(n.numpy()))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-9, atol=1e-12)
+    assert np.isnan(huge.numpy()).all()
+    assert np.isnan(torch.special.chebyshev_polynomial_t(torch.tensor([3.0, -3.0]), 1e7)).all()

@@ -112,13 +112,35 @@ def polynomial_array(kind: str, x: np.ndarray, n: np.ndarray,
             done |= beyond
         rest = ~done
         if rest.any():
-            yr, nr = y[rest], n[rest]
-            p, q = np.ones_like(yr), first(yr)
-            for k in range(2, int(nr.max()) + 1):
-                live = k <= nr
-                p, q = np.where(live, q, p), np.where(live, step(k, yr, p, q), q)
-            out[rest] = q
+            out[rest] = _recurrence(first, step, y[rest], n[rest])
     return np.where(n < 0, 0.0, out)
+
+
+_NAN_CHECK_EVERY = 64  # steps between drops of the elements whose recurrence has become NaN
+
+
+def _recurrence(first: Any, step: Any, y: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """``P_n(y)`` for degrees ``n >= 2`` by the three-term recurrence. Elements leave as they
+    reach their own degree (sorted by it, the live ones are a suffix) or turn NaN (which the
+    recurrence keeps), so the cost is that of PyTorch's per-element loop: the sum of the
+    degrees, not the largest one times the count."""
+    order = np.argsort(n, kind="stable")
+    y, n, where = y[order], n[order], order
+    out = np.empty_like(y)
+    p, q = np.ones_like(y), first(y)
+    k = 1  # q is P_k, p is P_(k-1)
+    while y.size:
+        done = np.searchsorted(n, k, side="right")  # degree k reached
+        out[where[:done]] = q[:done]
+        y, n, where, p, q = y[done:], n[done:], where[done:], p[done:], q[done:]
+        if k % _NAN_CHECK_EVERY == 0:
+            live = ~np.isnan(q)
+            if not live.all():
+                out[where[~live]] = np.nan
+                y, n, where, p, q = y[live], n[live], where[live], p[live], q[live]
+        k += 1
+        p, q = q, step(k, y, p, q)
+    return out
 
 
 @primitive
