@@ -312,3 +312,15 @@ def test_polynomial_cost_follows_each_degree_not_the_largest():
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-9, atol=1e-12)
     assert np.isnan(huge.numpy()).all()
     assert np.isnan(torch.special.chebyshev_polynomial_t(torch.tensor([3.0, -3.0]), 1e7)).all()
+
+
+def test_zeta_cost_follows_each_q_not_the_most_negative():
+    """Each element sums ``max(10, 10 - q)`` terms directly (as PyTorch's loop), not all of them
+    as many as the most negative ``q`` needs."""
+    q = np.full(50_000, 1.5)
+    q[0] = -20_000.5
+    start = time.perf_counter()
+    got = ember.special.zeta(2.0, ember.from_numpy(q))
+    assert time.perf_counter() - start < 2.0  # (10 s before)
+    want = torch.special.zeta(2.0, torch.from_numpy(q))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

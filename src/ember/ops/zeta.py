@@ -41,6 +41,23 @@ def _tail(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return out
 
 
+def _direct_sum(x: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``sum_{k<N} (q + k)^-x`` and ``w = q + N``, with ``N`` the least count ``>= 10`` that
+    makes ``w >= 10``. Sorted by ``N``, the elements still summing are a suffix, so the cost
+    is the sum of the counts (PyTorch's per-element loop), not the largest one times the
+    size."""
+    counts = np.maximum(_SHIFT, np.ceil(_SHIFT - q)).astype(np.int64)
+    order = np.argsort(counts, kind="stable")
+    x, q, counts = x[order], q[order], counts[order]
+    total = np.zeros_like(q)
+    for k in range(int(counts[-1]) if counts.size else 0):
+        start = np.searchsorted(counts, k, side="right")  # those with N <= k are done
+        total[start:] += (q[start:] + k) ** -x[start:]
+    unsorted = np.empty_like(order)
+    unsorted[order] = np.arange(order.size)
+    return total[unsorted], (q + counts)[unsorted]
+
+
 def zeta_array(x: np.ndarray, q: np.ndarray) -> np.ndarray:
     """``zeta(x, q)`` of two float64 arrays (broadcast), with PyTorch's edge values."""
     x, q = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(q, np.float64))
@@ -49,16 +66,8 @@ def zeta_array(x: np.ndarray, q: np.ndarray) -> np.ndarray:
     pole = (q <= 0) & (q == np.floor(q))
     inner = np.isfinite(x) & np.isfinite(q) & (x > 1) & ~pole & ((q > 0) | integer_x)
     with np.errstate(all="ignore"):
-        xi, a = x[inner], q[inner].copy()
-        total = np.zeros_like(a)
-        count = 0
-        while True:
-            more = (a < _SHIFT) | (count < _SHIFT)
-            if not more.any():
-                break
-            total = total + np.where(more, a ** -xi, 0.0)
-            a = np.where(more, a + 1.0, a)
-            count += 1
+        xi, qi = x[inner], q[inner]
+        total, a = _direct_sum(xi, qi)
         tail = _tail(xi, a)
         negligible = a ** -xi <= 1e-18 * np.abs(total)  # also where the tail overflows
         out[inner] = total + np.where(negligible, 0.0, tail)
