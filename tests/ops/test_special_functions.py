@@ -324,3 +324,19 @@ def test_zeta_cost_follows_each_q_not_the_most_negative():
     assert time.perf_counter() - start < 2.0  # (10 s before)
     want = torch.special.zeta(2.0, torch.from_numpy(q))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_polynomial_errors_name_the_function():
+    with pytest.raises(TypeError, match="^shifted_chebyshev_polynomial_t: expected"):
+        ember.special.shifted_chebyshev_polynomial_t(0.5, 3)
+    with pytest.raises(ember.ShapeError, match="^hermite_polynomial_he: shapes"):
+        ember.special.hermite_polynomial_he(ember.zeros(2), ember.zeros(3))
+
+
+def test_polynomial_flops_count_the_elements():
+    from ember.ops.orthogonal_polynomials import OrthogonalPolynomial
+    from ember.ops.primitive import TensorSpec
+    from ember.profiler.flops import flops_of
+
+    specs = (TensorSpec((3, 4), ember.float32), TensorSpec((4,), ember.float32))
+    assert flops_of(OrthogonalPolynomial, specs, {"kind": "legendre"}) == 12  # (was 0: infer)

@@ -19,11 +19,13 @@ PyTorch defines no derivative for these functions: their outputs never require g
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ember.ops.arithmetic import Binary
+from ember.ops.broadcast import broadcast_spec
 from ember.ops.float_host import float_operands, host_arrays
 from ember.ops.primitive import apply, primitive
 from ember.tensor import Tensor
@@ -151,10 +153,10 @@ class OrthogonalPolynomial(Binary):
     differentiable = False
 
     def infer(self, x, n, *, kind):
-        return super().infer(x, n)
+        return broadcast_spec(x, n, op=_op_name(kind))
 
     def flops(self, x, n, *, kind):
-        return super().flops(x, n)
+        return math.prod(self.infer(x, n, kind=kind).shape)
 
     def forward(self, xp, x, n, *, kind):
         host = host_arrays(xp, x, n)
@@ -162,9 +164,18 @@ class OrthogonalPolynomial(Binary):
         return xp.asarray(out.astype(x.dtype, copy=False))
 
 
+def _op_name(kind: str) -> str:
+    """The public name of the family ``kind``, e.g. ``shifted_chebyshev_polynomial_t``."""
+    family = kind.removeprefix("shifted_")
+    name = {"hermite_h": "hermite_polynomial_h", "hermite_he": "hermite_polynomial_he",
+            "laguerre": "laguerre_polynomial_l", "legendre": "legendre_polynomial_p"}.get(
+        family, f"chebyshev_polynomial_{family}")
+    return name if kind == family else f"shifted_{name}"
+
+
 def _polynomial(kind: str, input: Any, n: Any) -> Tensor:
     if not isinstance(input, Tensor) and not isinstance(n, Tensor):
-        raise TypeError(f"{kind}_polynomial: expected input or n to be a tensor, got "
+        raise TypeError(f"{_op_name(kind)}: expected input or n to be a tensor, got "
                         f"{type(input).__name__} and {type(n).__name__}")
     return apply(OrthogonalPolynomial, *float_operands(input, n), kind=kind)
 
