@@ -203,16 +203,24 @@ _TRAPEZOID_NODES = np.arange(0.0, 8.0, _TRAPEZOID_STEP)
 _CHUNK = 1 << 15
 
 
+_NEGLIGIBLE_EXPONENT = 80.0  # nodes with x (cosh t - 1) beyond this add below 1e-33
+
+
 def _k_scaled_integral(nu: float, x: np.ndarray) -> np.ndarray:
-    """``e^x K_nu(x)`` by the trapezoidal rule, for ``2/3 <= x <= 30``."""
+    """``e^x K_nu(x)`` by the trapezoidal rule, for ``2/3 <= x <= 30``: in chunks of sorted
+    ``x`` (bounded memory), each over the nodes where its smallest ``x`` still contributes."""
     t = _TRAPEZOID_NODES
     weights = np.cosh(nu * t) * _TRAPEZOID_STEP
     weights[0] *= 0.5
+    order = np.argsort(x)
+    sorted_x = x[order]
     out = np.empty_like(x)
-    for start in range(0, x.size, _CHUNK):  # (chunk, nodes) at a time: bounded memory
-        part = x[start:start + _CHUNK]
+    for start in range(0, x.size, _CHUNK):
+        part = sorted_x[start:start + _CHUNK]
+        nodes = np.searchsorted(t, np.arccosh(1.0 + _NEGLIGIBLE_EXPONENT / part[0])) + 1
         with np.errstate(under="ignore"):
-            out[start:start + _CHUNK] = np.exp(-part[:, None] * (np.cosh(t) - 1.0)) @ weights
+            out[order[start:start + _CHUNK]] = (np.exp(-part[:, None] * (np.cosh(t[:nodes]) - 1.0))
+                                                @ weights[:nodes])
     return out
 
 
