@@ -271,7 +271,7 @@ class Node(_Hookable):
             free(self)
 
 
-# -- saved-tensor hooks ----------------------------------------------------------------------
+# -- the running backward pass ---------------------------------------------------------------
 class _BackwardFilter(threading.local):
     """``edge`` is None (``backward()``: every input that requires grad gets one), or, while
     ``autograd.grad(…, inputs)`` runs, whether a node input's edge leads to one of ``inputs``;
@@ -284,6 +284,7 @@ class _BackwardFilter(threading.local):
 BACKWARD_FILTER = _BackwardFilter()
 
 
+# -- saved-tensor hooks ----------------------------------------------------------------------
 class _SavedHooks:
     __slots__ = ("top", "stack")
 
