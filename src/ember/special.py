@@ -6,6 +6,22 @@ Most names are Ember's own ops under SciPy-style names (``expit`` is ``sigmoid``
 ``log_ndtr``, ``log1p``, ``expm1``, ``exp2``, ``round``, ``xlog1py`` and ``i1`` are
 compositions.
 
+torch.special's own functions, computed in float64 on the host:
+
+- Bessel functions ``bessel_j0``, ``bessel_j1``, ``bessel_y0``, ``bessel_y1``,
+  ``modified_bessel_i0``, ``modified_bessel_i1``, ``modified_bessel_k0``,
+  ``modified_bessel_k1``, ``scaled_modified_bessel_k0``, ``scaled_modified_bessel_k1``,
+  ``spherical_bessel_j0`` and the Airy function ``airy_ai`` (none differentiable, as in
+  PyTorch: their outputs never require grad); ``i0e`` and ``i1e`` (differentiable).
+- ``erfcx`` (``exp(x²) erfc(x)``) and the Hurwitz ``zeta(x, q)`` (differentiable in ``q``
+  only, as in PyTorch).
+- The orthogonal polynomials ``chebyshev_polynomial_t/u/v/w``,
+  ``shifted_chebyshev_polynomial_t/u/v/w``, ``hermite_polynomial_h/he``,
+  ``laguerre_polynomial_l`` and ``legendre_polynomial_p``, each ``(input, n)`` with ``n`` a
+  tensor or number, truncated to an integer (not differentiable, as in PyTorch).
+
+None of these has a ``torch.*`` or ``Tensor`` alias in PyTorch, so none has one here.
+
 Example:
     >>> ember.special.expit(ember.tensor([0.0]))
     tensor([0.5000])
@@ -16,21 +32,61 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ember.ops.bessel import (
+    airy_ai,
+    bessel_j0,
+    bessel_j1,
+    bessel_y0,
+    bessel_y1,
+    i0e,
+    i1e,
+    modified_bessel_i0,
+    modified_bessel_i1,
+    modified_bessel_k0,
+    modified_bessel_k1,
+    scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1,
+    spherical_bessel_j0,
+)
 from ember.ops.compare import eq, gt, isfinite, isnan, lt
 from ember.ops.convert import to_float
+from ember.ops.float_host import float_operands
 from ember.ops.gamma import digamma, i0, i1, lgamma, mvlgamma, polygamma
 from ember.ops.igamma import igamma, igammac
+from ember.ops.orthogonal_polynomials import (
+    chebyshev_polynomial_t,
+    chebyshev_polynomial_u,
+    chebyshev_polynomial_v,
+    chebyshev_polynomial_w,
+    hermite_polynomial_h,
+    hermite_polynomial_he,
+    laguerre_polynomial_l,
+    legendre_polynomial_p,
+    shifted_chebyshev_polynomial_t,
+    shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v,
+    shifted_chebyshev_polynomial_w,
+)
 from ember.ops.reduce import logsumexp
 from ember.ops.select import where
 from ember.ops.softmax import log_softmax, softmax
-from ember.ops.special import _float_pair, erfc, erfinv, logit, sinc, xlogy
+from ember.ops.special import erfc, erfcx, erfinv, logit, sinc, xlogy
 from ember.ops.unary import erf, exp, exp2, expm1, log, log1p, round, sigmoid
+from ember.ops.zeta import zeta
 from ember.tensor import Tensor
 
 __all__ = ["erf", "erfc", "erfinv", "expit", "logit", "xlogy", "xlog1py", "i0", "i1",
            "gammaln", "gammainc", "gammaincc", "digamma", "psi", "polygamma", "multigammaln",
            "log_softmax", "softmax", "logsumexp", "sinc", "entr", "ndtr", "ndtri", "log_ndtr",
-           "exp2", "expm1", "log1p", "round"]
+           "exp2", "expm1", "log1p", "round", "erfcx", "zeta", "i0e", "i1e", "bessel_j0",
+           "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+           "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+           "scaled_modified_bessel_k1", "spherical_bessel_j0", "airy_ai",
+           "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+           "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+           "laguerre_polynomial_l", "legendre_polynomial_p"]
 
 expit = sigmoid
 gammaln = lgamma
@@ -49,7 +105,7 @@ def xlog1py(input: Any, other: Any) -> Tensor:
         >>> ember.special.xlog1py(ember.tensor([0.0, 2.0]), ember.tensor([-1.0, 0.0]))
         tensor([0., 0.])
     """
-    x, y = _float_pair(input, other)
+    x, y = float_operands(input, other)
     log1p_y = log1p(y)
     # a zero input hides only an infinite or NaN log1p(other <= -1): its x-gradient stays
     # log1p(other) elsewhere, as PyTorch's

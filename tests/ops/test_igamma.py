@@ -49,6 +49,10 @@ def test_edges_and_errors():
     a = ember.tensor([1.0], requires_grad=True)
     with pytest.raises(ember.GradError, match="not implemented"):
         ember.igamma(a, ember.tensor([1.0])).backward()
+    for op in (ember.igamma, ember.igammac):  # forward mode too: no silent zero tangent in a
+        with pytest.raises(ember.GradError, match="with respect to input .the shape a"):
+            ember.func.jvp(lambda v, op=op: op(v, ember.tensor([1.0])), (a.detach(),),
+                           (ember.ones_like(a),))
     for name in ("igamma_", "igammac_"):
         mine, ref = ember.tensor([1.0, 3.0]), torch.tensor([1.0, 3.0])
         assert getattr(mine, name)(ember.tensor([1.0, 1.0])) is mine

@@ -15,7 +15,13 @@ from typing import Any
 
 from ember.autograd.anomaly import ANOMALY, check_finite
 from ember.autograd.grad_mode import GRAD, no_grad, set_grad_enabled
-from ember.autograd.graph import Node, NodeHooks, leaf_hooks, restore_inputs
+from ember.autograd.graph import (
+    BACKWARD_FILTER,
+    Node,
+    NodeHooks,
+    leaf_hooks,
+    restore_inputs,
+)
 from ember.errors import GradError, ShapeError
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
@@ -193,20 +199,21 @@ def _topological(root_nodes: list[Node]) -> list[Node]:
     return order
 
 
-def _needed(order: list[Node], targets: list) -> set[Node]:
-    """Nodes on some path to a target: the only ones ``grad(…, inputs)`` must run."""
+def _needed(order: list[Node], targets: list) -> tuple[set[Node], Callable[[tuple], bool]]:
+    """Nodes on some path to a target (the only ones ``grad(…, inputs)`` must run), and
+    whether an edge leads to a target."""
     leaf_ids = {id(t) for t in targets if t._node is None}
     target_nodes = {t._node for t in targets if t._node is not None}
     needed: set[Node] = set()
+
+    def leads_to_target(edge: tuple) -> bool:
+        return ((edge[0] is None and id(edge[1]) in leaf_ids) or edge[0] in needed
+                or edge[0] in target_nodes)
+
     for node in order:  # producers first
-        for t, edge in zip(node.inputs, node.edges):
-            if edge is None:
-                continue
-            if (edge[0] is None and id(t) in leaf_ids) or edge[0] in needed \
-                    or edge[0] in target_nodes:
-                needed.add(node)
-                break
-    return needed
+        if any(edge is not None and leads_to_target(edge) for edge in node.edges):
+            needed.add(node)
+    return needed, leads_to_target
 
 
 def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bool,
@@ -221,7 +228,7 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
         owners.add(id(g._data if g._data.base is None else g._data.base))
     order = _topological(list({t._node: None for t, _ in roots if t._node is not None}))
     _follow_retained(order)
-    needed = None if targets is None else _needed(order, targets)
+    needed, leads_to_target = (None, None) if targets is None else _needed(order, targets)
     wanted = None if targets is None else {(t._node, t._idx): i for i, t in enumerate(targets)
                                              if t._node is not None}
     found: list = [None] * (len(targets) if targets is not None else 0)
@@ -230,6 +237,7 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     # then its hooks run and it lands in .grad at once, during the backward pass (how DDP
     # starts all-reducing a bucket while the rest of backward computes)
     pending = _leaf_edge_counts(order) if targets is None else None
+    outer_filter, BACKWARD_FILTER.edge = BACKWARD_FILTER.edge, leads_to_target
     try:
         with set_grad_enabled(create_graph):  # hooks run in it too, as PyTorch's
             for node in reversed(order):
@@ -258,6 +266,7 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
         while targets is None and _CALLBACKS:
             _CALLBACKS.pop(0)()
     finally:
+        BACKWARD_FILTER.edge = outer_filter
         if targets is None:
             _CALLBACKS.clear()
     return found

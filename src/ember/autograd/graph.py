@@ -16,6 +16,7 @@ appears as its :class:`AccumulateGrad`) and takes hooks of its own (:meth:`Node.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -218,6 +219,14 @@ class Node(_Hookable):
         """For each input, whether it requires a gradient."""
         return tuple(t.requires_grad for t in self.inputs)
 
+    def wants_grad(self, i: int) -> bool:
+        """Whether the running backward pass uses input ``i``'s gradient: it requires one and,
+        under ``autograd.grad(…, inputs)``, leads to one of those inputs (PyTorch's
+        ``task_should_compute_output``). A rule with no derivative in an input raises only
+        then, so ``grad(zeta(x, q), q)`` works while ``x`` requires grad, as in PyTorch."""
+        edge = self.edges[i]
+        return edge is not None and (BACKWARD_FILTER.edge is None or BACKWARD_FILTER.edge(edge))
+
     # -- bookkeeping the engine does ---------------------------------------------------------
     def check_versions(self) -> None:
         """Raises if a tensor this node's rule reads was modified in place since recording."""
@@ -260,6 +269,19 @@ class Node(_Hookable):
         free = getattr(self.prim, "release", None)  # (a custom Function's: its ctx's)
         if free is not None:
             free(self)
+
+
+# -- the running backward pass ---------------------------------------------------------------
+class _BackwardFilter(threading.local):
+    """``edge`` is None (``backward()``: every input that requires grad gets one), or, while
+    ``autograd.grad(…, inputs)`` runs, whether a node input's edge leads to one of ``inputs``;
+    the engine sets it, :meth:`Node.wants_grad` reads it. Per thread, as the engine's run."""
+
+    def __init__(self) -> None:
+        self.edge: Callable[[tuple], bool] | None = None
+
+
+BACKWARD_FILTER = _BackwardFilter()
 
 
 # -- saved-tensor hooks ----------------------------------------------------------------------

@@ -23,24 +23,40 @@ _ERFC_HALF = tuple(np.polynomial.chebyshev.cheb2poly(_ERFC_HALF_FIT)[::-1])
 _SQRT_PI = math.sqrt(math.pi)
 
 
-def _exp_minus_square(xp: Any, s: Any) -> Any:
-    """``exp(-s²)`` with the rounding error of ``s²`` put back (Dekker's exact square), so it
-    keeps full relative precision up to s = 27 (plain ``exp(-s*s)`` loses 7e-14 there)."""
-    hi = s * s
-    c = 134217729.0 * s  # 2**27 + 1: splits s into two halves with exact products
-    high = c - (c - s)
-    low = s - high
-    err = ((high * high - hi) + 2 * high * low) + low * low
-    return xp.exp(-hi) * (1 - err)
+def _split(a: Any) -> tuple[Any, Any]:
+    """``a`` as two halves of 26 bits, whose products are exact (Dekker)."""
+    c = 134217729.0 * a  # 2**27 + 1
+    high = c - (c - a)
+    return high, a - high
 
 
-def _erfc_fraction(xp: Any, s: Any, depth: int) -> Any:
-    """erfc by its continued fraction ``exp(-s²)/sqrt(pi) / (s + (1/2)/(s + 1/(s + ...)))``,
-    ``depth`` levels: to 1 ulp for s >= 2 with 60, for s >= 4 with 20."""
+def two_product(a: Any, b: Any) -> tuple[Any, Any]:
+    """``a * b`` as the rounded product and its exact rounding error (Dekker's algorithm;
+    float64 arrays with ``|a b|`` below about 1e300)."""
+    hi = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return hi, ((ah * bh - hi) + ah * bl + al * bh) + al * bl
+
+
+def _exp_square(xp: Any, s: Any, sign: float = -1.0) -> Any:
+    """``exp(sign s²)`` with the rounding error of ``s²`` put back (Dekker's exact square), so
+    it keeps full relative precision up to s = 27 (plain ``exp(-s*s)`` loses 7e-14 there)."""
+    hi, err = two_product(s, s)
+    return xp.exp(sign * hi) * (1 + sign * err)
+
+
+def _erfcx_fraction(s: Any, depth: int) -> Any:
+    """``exp(s²) erfc(s)`` by its continued fraction ``1/sqrt(pi) / (s + (1/2)/(s + 1/(s +
+    ...)))``, ``depth`` levels: to 1 ulp for s >= 2 with 60, for s >= 4 with 20."""
     t = s
     for k in range(depth, 0, -1):
         t = s + (k / 2) / t
-    return _exp_minus_square(xp, s) / (_SQRT_PI * t)
+    return (1 / _SQRT_PI) / t  # (sqrt(pi) t overflows for s near the largest float)
+
+
+def _erfc_fraction(xp: Any, s: Any, depth: int) -> Any:
+    return _exp_square(xp, s) * _erfcx_fraction(s, depth)
 
 
 def _erfc64(xp: Any, x: Any) -> Any:
@@ -50,7 +66,7 @@ def _erfc64(xp: Any, x: Any) -> Any:
         (x < 0.5, lambda s: 1 - erf_array(xp, s)),  # erf(s) <= 0.52: no cancellation
         ((x >= 0.5) & (x < 1), lambda s: _horner(_ERFC_HALF, 4 * s - 3)),
         ((x >= 1) & (x < 2),
-         lambda s: _exp_minus_square(xp, s) * _horner(_ERF_POLYS[1], 2 * s - 3) / s),
+         lambda s: _exp_square(xp, s) * _horner(_ERF_POLYS[1], 2 * s - 3) / s),
         ((x >= 2) & (x < 4), lambda s: _erfc_fraction(xp, s, 60)),
         ((x >= 4) & (x < 28), lambda s: _erfc_fraction(xp, s, 20)),  # 0 in float64 beyond
     )
@@ -64,6 +80,27 @@ def erfc_array(xp: Any, a: Any) -> Any:
     """The complementary error function ``1 - erf(a)`` of a backend float array, in ``a``'s
     dtype, with full relative precision in the right tail (computed in float64)."""
     return _erfc64(xp, a.astype(np.float64)).astype(a.dtype, copy=False)
+
+
+def erfcx_array(xp: Any, a: Any) -> Any:
+    """The scaled complementary error function ``exp(a²) erfc(a)`` in ``a``'s dtype: the
+    continued fraction from 2 on, ``exp(a²) erfc(a)`` (exact square) below, and
+    ``2 exp(a²) - erfcx(-a)`` for negative ``a`` (``inf`` below -26.6)."""
+    x = a.astype(np.float64)
+    s = xp.abs(x)
+    out = xp.where(xp.isnan(x), x, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for mask, piece in (((s >= 2) & (s < 4), lambda v: _erfcx_fraction(v, 60)),
+                            (s >= 4, lambda v: _erfcx_fraction(v, 20)),
+                            (s < 2, lambda v: _exp_square(xp, v, 1.0) * _erfc64(xp, v))):
+            if mask.any():
+                out[mask] = piece(s[mask])
+        negative = x < 0
+        if negative.any():
+            v = s[negative]
+            out[negative] = xp.where(v > 26.7, xp.inf, 2 * _exp_square(xp, v, 1.0)
+                                     - out[negative])
+    return out.astype(a.dtype, copy=False)
 
 
 # Giles' first guess of erfinv(y) / y in w = -log(1 - y²) ("Approximating the erfinv
@@ -105,7 +142,7 @@ def _halley_tail(xp: Any, x: Any, log_q: Any) -> Any:
     digits that ``erf(x) - y`` loses near ``y = 1``."""
     e = _erfc64(xp, x)
     r = xp.log(e) - log_q
-    phi = (2 / _SQRT_PI) * _exp_minus_square(xp, x) / e  # -d log(erfc) / dx
+    phi = (2 / _SQRT_PI) * _exp_square(xp, x) / e  # -d log(erfc) / dx
     # h = r, h' = -phi, h'' = 2 x phi - phi²: x - 2 h h' / (2 h'² - h h'')
     return x + 2 * r / (2 * phi - r * (2 * x - phi))
 

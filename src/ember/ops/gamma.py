@@ -11,14 +11,13 @@ the default float dtype, as in PyTorch.
 from __future__ import annotations
 
 import math
-from typing import Any
-
-import numpy as np
 
 from ember.errors import DTypeError
+from ember.ops.bessel_kernel import i0_array, i1_array
 from ember.ops.compare import eq
 from ember.ops.convert import to_float
-from ember.ops.gamma_kernel import i0_array, i1_array, lgamma_array, polygamma_array
+from ember.ops.float_host import float_operand, in_float64
+from ember.ops.gamma_kernel import lgamma_array, polygamma_array
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import apply, primitive
 from ember.ops.select import where
@@ -28,12 +27,6 @@ from ember.tensor import Tensor, method
 __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i1"]
 
 
-def _in_float64(xp: Any, kernel: Any, a: Any, *args: Any) -> Any:
-    """``kernel(*args, a)`` computed on the host in float64, back in ``a``'s dtype and place."""
-    host = np.asarray(xp.asnumpy(a) if xp is not np else a, dtype=np.float64)
-    return xp.asarray(np.asarray(kernel(*args, host)).astype(a.dtype, copy=False))
-
-
 @primitive
 class Lgamma(Unary):
     """``log|Γ(x)|``."""
@@ -41,7 +34,7 @@ class Lgamma(Unary):
     name = "lgamma"
 
     def forward(self, xp, a):
-        return _in_float64(xp, lgamma_array, a)
+        return in_float64(xp, lgamma_array, a)
 
     def chain(self, v, x, y):
         return v * apply(Polygamma, x, n=0)
@@ -54,7 +47,7 @@ class Polygamma(Unary):
     name = "polygamma"
 
     def forward(self, xp, a, *, n):
-        return _in_float64(xp, polygamma_array, a, n)
+        return in_float64(xp, polygamma_array, a, n)
 
     def chain(self, v, x, y, *, n):
         return v * apply(Polygamma, x, n=n + 1)
@@ -67,7 +60,7 @@ class I0(Unary):
     name = "i0"
 
     def forward(self, xp, a):
-        return _in_float64(xp, i0_array, a)
+        return in_float64(xp, i0_array, a)
 
     def chain(self, v, x, y):
         return v * apply(I1, x)
@@ -80,20 +73,12 @@ class I1(Unary):
     name = "i1"
 
     def forward(self, xp, a):
-        return _in_float64(xp, i1_array, a)
+        return in_float64(xp, i1_array, a)
 
     def chain(self, v, x, y):
         zero = eq(x, 0)
         safe = where(zero, 1.0, x)
         return v * where(zero, 0.5, apply(I0, x) - apply(I1, x) / safe)
-
-
-def _float(op: str, input: Any) -> Tensor:
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: expected a tensor, got {type(input).__name__}")
-    if input.dtype.name == "bool":
-        input = input.to("int64")
-    return to_float(input)
 
 
 @method()
@@ -104,7 +89,7 @@ def lgamma(input: Tensor) -> Tensor:
         >>> ember.lgamma(ember.tensor([0.5, 1.0, 5.0]))
         tensor([0.5724, 0.0000, 3.1781])
     """
-    return apply(Lgamma, _float("lgamma", input))
+    return apply(Lgamma, float_operand("lgamma", input))
 
 
 @method()
@@ -116,7 +101,7 @@ def digamma(input: Tensor) -> Tensor:
         >>> ember.digamma(ember.tensor([1.0, 0.5]))
         tensor([-0.5772, -1.9635])
     """
-    return apply(Polygamma, _float("digamma", input), n=0)
+    return apply(Polygamma, float_operand("digamma", input), n=0)
 
 
 @method("polygamma")
@@ -136,7 +121,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
         raise TypeError(f"polygamma: n must be an int, got {type(n).__name__}")
     if n < 0:
         raise ValueError("polygamma(n, x) does not support negative n")
-    return apply(Polygamma, _float("polygamma", input), n=n)
+    return apply(Polygamma, float_operand("polygamma", input), n=n)
 
 
 @method()
@@ -167,7 +152,7 @@ def i0(input: Tensor) -> Tensor:
         >>> ember.i0(ember.tensor([0.0, 1.0, -2.0]))
         tensor([1.0000, 1.2661, 2.2796])
     """
-    return apply(I0, _float("i0", input))
+    return apply(I0, float_operand("i0", input))
 
 
 def i1(input: Tensor) -> Tensor:
@@ -177,7 +162,7 @@ def i1(input: Tensor) -> Tensor:
         >>> ember.i1(ember.tensor([0.0, 1.0]))
         tensor([0.0000, 0.5652])
     """
-    return apply(I1, _float("i1", input))
+    return apply(I1, float_operand("i1", input))
 
 
 def _inplace_polygamma(self: Tensor, n: int) -> Tensor:

@@ -1,13 +1,11 @@
-"""Float64 kernels of the gamma family and modified Bessel functions, in plain NumPy (Ember
-does not depend on SciPy).
+"""Float64 kernels of the gamma family, in plain NumPy (Ember does not depend on SciPy; the
+Bessel functions are in :mod:`ember.ops.bessel_kernel`).
 
 - ``lgamma``: Lanczos' approximation (g = 7, 9 terms; about 1e-15 relative in Γ) for
   ``x >= 0.5``, the reflection ``lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)`` below.
 - ``polygamma(n, x)`` (``n = 0`` is digamma): the recurrence ``psi(x) = psi(x + 1) - 1/x``
   up to ``x >= 12 + n``, then the asymptotic (Euler-Maclaurin) series in Bernoulli numbers;
   ``x < 0`` by the reflection ``psi⁽ⁿ⁾(x) = (-1)ⁿ psi⁽ⁿ⁾(1 - x) - pi d^n/dx^n cot(pi x)``.
-- ``i0``/``i1``: the power series for ``|x| <= 30`` (positive terms, no cancellation), the
-  asymptotic series ``e^x / sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k`` beyond.
 
 Special points follow PyTorch: ``lgamma`` is +inf at poles, ``digamma(±0) = ∓inf`` and NaN at
 negative integers, ``polygamma(n >= 1)`` is ``(-1)^(n+1) inf`` at poles.
@@ -24,7 +22,7 @@ _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028,
             -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7)
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 # B_2k for k = 1..10
-_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
+BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510,
               43867 / 798, -174611 / 330)
 
 
@@ -91,7 +89,7 @@ def _polygamma_pos(n: int, x: np.ndarray) -> np.ndarray:
         if n == 0:
             series = np.log(x) - 0.5 * inv
             power = inv2
-            for k, b in enumerate(_BERNOULLI, start=1):
+            for k, b in enumerate(BERNOULLI, start=1):
                 series = series - b / (2 * k) * power
                 power = power * inv2
         else:
@@ -100,7 +98,7 @@ def _polygamma_pos(n: int, x: np.ndarray) -> np.ndarray:
             xn = x ** -float(n)
             series = math.factorial(n - 1) * xn + math.factorial(n) * 0.5 * xn * inv
             power = xn * inv2
-            for k, b in enumerate(_BERNOULLI, start=1):
+            for k, b in enumerate(BERNOULLI, start=1):
                 coef = b * math.factorial(2 * k + n - 1) / math.factorial(2 * k)
                 series = series + coef * power
                 power = power * inv2
@@ -137,46 +135,3 @@ def polygamma_array(n: int, x: np.ndarray) -> np.ndarray:
         out[x == -np.inf] = np.nan
     out[np.isnan(x)] = np.nan
     return out
-
-
-def _bessel_i_array(nu: int, x: np.ndarray) -> np.ndarray:
-    """The modified Bessel function of the first kind of order ``nu`` (0 or 1), float64."""
-    x = np.asarray(x, dtype=np.float64)
-    ax = np.abs(x)
-    out = np.empty_like(x)
-    small = ax <= 30.0
-    if small.any():
-        s = ax[small]
-        q = 0.25 * s * s
-        term = np.ones_like(s) if nu == 0 else 0.5 * s
-        total = term.copy()
-        for k in range(1, 90):
-            term = term * q / (k * (k + nu))
-            total = total + term
-        out[small] = total
-    big = ~small & ~np.isnan(ax)
-    if big.any():
-        s = ax[big]
-        mu = 4.0 * nu * nu
-        term = np.ones_like(s)
-        total = term.copy()
-        for k in range(1, 40):
-            term = term * -(mu - (2 * k - 1) ** 2) / (k * 8.0 * s)
-            total = total + term
-        with np.errstate(over="ignore", invalid="ignore"):
-            out[big] = np.exp(s - 0.5 * (np.log(2 * np.pi) + np.log(s))) * total
-    out[np.isnan(ax)] = np.nan
-    if nu == 1:
-        out = np.where(x < 0, -out, out)
-    return out
-
-
-def i0_array(x: np.ndarray) -> np.ndarray:
-    """``I0(x)`` in float64; NaN at ±inf, as PyTorch's."""
-    out = _bessel_i_array(0, x)
-    return np.where(np.isinf(x), np.nan, out)
-
-
-def i1_array(x: np.ndarray) -> np.ndarray:
-    """``I1(x)`` in float64."""
-    return _bessel_i_array(1, x)

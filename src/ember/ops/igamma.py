@@ -18,6 +18,7 @@ from ember.errors import DTypeError, GradError
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import sum_to
 from ember.ops.convert import promote
+from ember.ops.float_host import host_arrays
 from ember.ops.gamma import lgamma
 from ember.ops.gamma_kernel import lgamma_array
 from ember.ops.inplace import bind_inplace
@@ -93,25 +94,30 @@ def _regularized(a: np.ndarray, x: np.ndarray, upper: bool) -> np.ndarray:
 
 class _Incomplete(Binary):
     upper = False
+    jvp_takes_none = True
 
     def forward(self, xp, a, x):
-        host = [np.asarray(xp.asnumpy(v) if xp is not np else v) for v in (a, x)]
-        return xp.asarray(_regularized(*host, self.upper).astype(a.dtype))
+        return xp.asarray(_regularized(*host_arrays(xp, a, x), self.upper).astype(a.dtype))
 
     def _dx(self, a: Tensor, x: Tensor) -> Tensor:
         slope = exp((a - 1) * log(x) - x - lgamma(a))
         return -slope if self.upper else slope
 
+    def _refuse(self, a: Tensor) -> GradError:
+        return GradError(f"{self.name}: the derivative with respect to input (the shape a, "
+                         f"{tuple(a.shape)}) is not implemented, as in PyTorch. Hint: detach "
+                         "it; the derivative in other (x) is")
+
     def vjp(self, ctx, g):
         a, x = ctx.inputs
-        if a.requires_grad:
-            raise GradError(f"{self.name}: the derivative with respect to input (the shape a, "
-                            f"{tuple(a.shape)}) is not implemented, as in PyTorch. Hint: "
-                            "detach it; the derivative in other (x) is")
+        if ctx.wants_grad(0):
+            raise self._refuse(a)
         return None, sum_to(g * self._dx(a, x), x.shape)
 
     def jvp(self, ctx, da, dx):
         a, x = ctx.inputs
+        if da is not None:
+            raise self._refuse(a)
         return dx * self._dx(a, x)
 
 

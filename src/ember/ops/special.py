@@ -24,9 +24,10 @@ from ember.ops import arithmetic
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import sum_to
 from ember.ops.compare import eq, gt, le, lt
-from ember.ops.convert import cast, promote, promote_to, to_float
+from ember.ops.convert import cast, promote, to_float
 from ember.ops.creation import zeros_like
-from ember.ops.erfc_kernel import erfc_array, erfinv_array
+from ember.ops.erfc_kernel import erfc_array, erfcx_array, erfinv_array
+from ember.ops.float_host import float_operands
 from ember.ops.inplace import bind_inplace, inplace
 from ember.ops.primitive import Primitive, apply, primitive
 from ember.ops.select import where
@@ -37,16 +38,6 @@ __all__ = ["atan2", "arctan2", "hypot", "logit", "xlogy", "copysign", "logaddexp
            "erfinv", "erfc", "sinc", "deg2rad", "rad2deg", "float_power"]
 
 # -- operands -----------------------------------------------------------------------------------
-def _float_pair(input: Any, other: Any) -> tuple[Tensor, Tensor]:
-    """Both operands in their PyTorch result dtype; integers and bools give the default float
-    (``torch.atan2(int, int)`` is float32), each converted from its own values (so an int8 -7
-    stays -7.0 beside a uint8 tensor, where their common integer dtype would wrap it)."""
-    dtype = dtypes.result_type(input, other)
-    if not dtype.is_floating_point:
-        dtype = dtypes.get_default_dtype()
-    return promote_to(dtype, input, other)
-
-
 def _floating_pair(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
     """Both operands in their result dtype, which must be floating (PyTorch has no integer
     kernel of ``hypot``, ``logaddexp``, ``nextafter``)."""
@@ -249,6 +240,20 @@ class Erfc(Unary):
 
 
 @primitive
+class Erfcx(Unary):
+    """``exp(x²) erfc(x)``; its derivative is ``2 x erfcx(x) - 2 / sqrt(pi)``."""
+
+    name = "erfcx"
+    save_outputs = True
+
+    def forward(self, xp, a):
+        return erfcx_array(xp, a)
+
+    def chain(self, v, x, y):
+        return v * (2 * x * y - 2 / math.sqrt(math.pi))
+
+
+@primitive
 class Erfinv(Unary):
     name = "erfinv"
     save_inputs, save_outputs = False, True
@@ -270,7 +275,7 @@ def atan2(input: Any, other: Any) -> Tensor:
         >>> ember.atan2(ember.tensor([1.0, 1.0]), ember.tensor([1.0, -1.0]))
         tensor([0.7854, 2.3562])
     """
-    return apply(Atan2, *_float_pair(input, other))
+    return apply(Atan2, *float_operands(input, other))
 
 
 @method()
@@ -312,7 +317,7 @@ def xlogy(input: Any, other: Any) -> Tensor:
         >>> ember.xlogy(ember.tensor([0.0, 2.0]), ember.tensor([0.0, math.e]))
         tensor([0., 2.])
     """
-    return apply(XLogY, *_float_pair(input, other))
+    return apply(XLogY, *float_operands(input, other))
 
 
 @method()
@@ -324,7 +329,7 @@ def copysign(input: Any, other: Any) -> Tensor:
         >>> ember.copysign(ember.tensor([1.0, -2.0, 3.0]), ember.tensor([-1.0, 1.0, -0.0]))
         tensor([-1.,  2., -3.])
     """
-    return apply(CopySign, *_float_pair(input, other))
+    return apply(CopySign, *float_operands(input, other))
 
 
 @method()
@@ -375,6 +380,17 @@ def erfc(input: Tensor) -> Tensor:
         tensor([1.0000e+00, 1.5730e-01, 2.0885e-45], dtype=ember.float64)
     """
     return _unary(Erfc, input)
+
+
+def erfcx(input: Tensor) -> Tensor:
+    """The scaled complementary error function ``exp(input²) erfc(input)``
+    (``ember.special.erfcx``), finite where ``erfc`` underflows; ``inf`` below -26.6.
+
+    Example:
+        >>> ember.special.erfcx(ember.tensor([0.0, 1.0, 100.0]))
+        tensor([1.0000, 0.4276, 0.0056])
+    """
+    return _unary(Erfcx, input)
 
 
 @method()
