@@ -7,12 +7,12 @@ import pytest
 import ember
 import ember.distributions as D
 
-from .cases import CASES, build
+from .cases import CASES, CDF_CHECKED, build
 
 N = 200_000
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(set(CASES) - CDF_CHECKED))
 def test_sample_moments(name):
     ember.manual_seed(0)
     d, _, _ = build(name)

@@ -1,5 +1,5 @@
-"""Invertible transforms ``y = f(x)`` with ``log |det df/dx|``, for
-:class:`TransformedDistribution`: affine, exp, sigmoid, tanh and their compositions.
+"""Transforms ``y = f(x)`` with ``log |det df/dx|``, for :class:`TransformedDistribution`:
+affine, exp, power, sigmoid, tanh, abs, softmax, stick-breaking and their compositions.
 
 Example:
     >>> from ember.distributions.transforms import ExpTransform
@@ -17,10 +17,11 @@ from typing import Any
 
 import ember
 from ember.distributions import constraints
-from ember.distributions.utils import sum_rightmost
+from ember.distributions.utils import broadcast_all, sum_rightmost
 from ember.tensor import Tensor
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform",
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+           "PowerTransform", "SigmoidTransform", "SoftmaxTransform", "StickBreakingTransform",
            "TanhTransform", "Transform"]
 
 F = ember.nn.functional
@@ -364,3 +365,150 @@ class TanhTransform(Transform):
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         # log(1 - tanh(x)^2), written with softplus so large |x| does not lose it all
         return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+
+
+class PowerTransform(Transform):
+    """``y = x ** exponent`` on the positive reals; decreasing where the exponent is negative.
+
+    Example:
+        >>> PowerTransform(ember.tensor(2.0))(ember.tensor([3.0]))
+        tensor([9.])
+    """
+
+    domain = constraints.positive
+    codomain = constraints.positive
+
+    def __init__(self, exponent: Tensor | float, cache_size: int = 0) -> None:
+        super().__init__(cache_size)
+        (self.exponent,) = broadcast_all(exponent, owner="PowerTransform")
+
+    @property
+    def sign(self) -> Tensor:
+        return self.exponent.sign()
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.pow(self.exponent)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return ember.log((self.exponent * y / x).abs())
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return ember.broadcast_shapes(shape, self.exponent.shape)
+
+    inverse_shape = forward_shape
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PowerTransform) and _same(self.exponent, other.exponent)
+
+    def __hash__(self) -> int:
+        return hash(PowerTransform)
+
+    def __repr__(self) -> str:
+        return f"PowerTransform(exponent={self.exponent})"
+
+
+class _NotMonotone(Transform):
+    """A transform with no sign (not a monotone map of one variable), as in PyTorch."""
+
+    @property
+    def sign(self) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} has no sign: it is not a monotone "
+                                  "map of one variable")
+
+
+class AbsTransform(_NotMonotone):
+    """``y = |x|``; not bijective: its inverse returns the non-negative pre-image.
+
+    Example:
+        >>> AbsTransform()(ember.tensor([-2.0, 3.0]))
+        tensor([2., 3.])
+    """
+
+    codomain = constraints.positive
+    bijective = False
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.abs()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y
+
+
+def _at_least_one_dim(name: str, shape: tuple[int, ...]) -> None:
+    if len(shape) < 1:
+        raise ValueError(f"{name}: expected a shape with at least one dim (the vector), got "
+                         f"{tuple(shape)}")
+
+
+class SoftmaxTransform(_NotMonotone):
+    """``y = softmax(x)`` over the last dim, from vectors onto the simplex; not bijective
+    (adding a constant to ``x`` gives the same ``y``), its inverse is ``log y``.
+
+    Example:
+        >>> SoftmaxTransform()(ember.tensor([0.0, 0.0]))
+        tensor([0.5000, 0.5000])
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = False
+
+    def _call(self, x: Tensor) -> Tensor:
+        return ember.softmax(x, -1)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return ember.log(y)
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        _at_least_one_dim("SoftmaxTransform", shape)
+        return shape
+
+    inverse_shape = forward_shape
+
+
+class StickBreakingTransform(_NotMonotone):
+    """A bijection from vectors of length ``K`` onto the simplex of ``K + 1`` coordinates:
+    each coordinate takes a sigmoid share of the stick left by the ones before it (offset so
+    that ``x = 0`` maps to the uniform vector).
+
+    Example:
+        >>> StickBreakingTransform()(ember.zeros(2))
+        tensor([0.3333, 0.3333, 0.3333])
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    @staticmethod
+    def _log_offset(k: int, like: Tensor) -> Tensor:
+        """``log(K - i)`` for coordinate ``i`` of ``K``: what makes zeros map to uniform."""
+        return ember.log(ember.arange(k, 0, -1, dtype=like.dtype))
+
+    def _call(self, x: Tensor) -> Tensor:
+        finfo = ember.finfo(x.dtype)
+        z = ember.sigmoid(x - self._log_offset(x.shape[-1], x)).clamp(min=finfo.tiny,
+                                                                      max=1 - finfo.eps)
+        left = (1 - z).cumprod(-1)
+        return F.pad(z, (0, 1), value=1.0) * F.pad(left, (1, 0), value=1.0)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        y_crop = y[..., :-1]
+        left = (1 - y_crop.cumsum(-1)).clamp(min=ember.finfo(y.dtype).tiny)
+        return ember.log(y_crop) - ember.log(left) + self._log_offset(y_crop.shape[-1], y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        x = x - self._log_offset(x.shape[-1], x)
+        # 1 - sigmoid(x) = exp(-x) sigmoid(x)
+        return (-x + F.logsigmoid(x) + ember.log(y[..., :-1])).sum(-1)
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        _at_least_one_dim("StickBreakingTransform", shape)
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        _at_least_one_dim("StickBreakingTransform", shape)
+        return tuple(shape[:-1]) + (shape[-1] - 1,)
