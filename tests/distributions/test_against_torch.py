@@ -26,6 +26,15 @@ def test_shapes_and_log_prob(name):
 @pytest.mark.parametrize("prop", ["mean", "variance", "stddev", "mode", "entropy"])
 def test_moments_and_entropy(name, prop):
     d, t, _ = build(name)
+    if (name, prop) == ("Kumaraswamy", "mode"):  # torch's is NaN everywhere
+        a, b = (p.detach().numpy() for p in (t.concentration1, t.concentration0))
+        want = np.where((a < 1) | (b < 1), np.nan, ((a - 1) / (a * b - 1)) ** (1 / a))
+        close(d.mode, want)
+        return
+    if (name, prop) == ("Weibull", "mode"):  # torch's is NaN (or garbage) for k < 1
+        k, s = t.concentration.numpy(), t.scale.numpy()
+        close(d.mode, np.where(k > 1, s * ((k - 1) / np.where(k > 1, k, 2)) ** (1 / k), 0.0))
+        return
     try:
         want = getattr(t, prop)
         want = want() if callable(want) else want

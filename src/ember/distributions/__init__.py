@@ -10,7 +10,7 @@ Example:
     (8, 2)
 """
 
-from ember.distributions import constraints, transforms
+from ember.distributions import constraints, kl_families, transforms  # kl_families registers
 from ember.distributions.categorical import Categorical, OneHotCategorical
 from ember.distributions.cauchy import Cauchy
 from ember.distributions.continuous import Exponential, Laplace, Normal, Uniform

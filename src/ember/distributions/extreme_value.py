@@ -12,7 +12,7 @@ from ember.distributions.continuous import Exponential, Uniform
 from ember.distributions.distribution import _Elementwise
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, ExpTransform, PowerTransform
-from ember.distributions.utils import broadcast_all
+from ember.distributions.utils import broadcast_all, where_above
 from ember.tensor import Tensor
 
 __all__ = ["GeneralizedPareto", "Gumbel", "Pareto", "Weibull"]
@@ -89,9 +89,10 @@ class Weibull(TransformedDistribution):
 
     @property
     def mode(self) -> Tensor:
-        """``scale * ((k - 1) / k) ** (1 / k)`` (NaN for ``k < 1``, as in PyTorch)."""
-        k = self.concentration
-        return self.scale * ((k - 1) / k) ** k.reciprocal()
+        """``scale * ((k - 1) / k) ** (1 / k)``, zero for ``k <= 1`` (where PyTorch's is NaN or
+        worse)."""
+        return where_above(self.concentration, 1.0,
+                           lambda k: self.scale * ((k - 1) / k) ** k.reciprocal(), 0.0)
 
     @property
     def variance(self) -> Tensor:
@@ -133,14 +134,13 @@ class Pareto(TransformedDistribution):
     @property
     def mean(self) -> Tensor:
         """``alpha * scale / (alpha - 1)``, infinite for ``alpha <= 1``."""
-        a = self.alpha.clamp(min=1)
-        return a * self.scale / (a - 1)
+        return where_above(self.alpha, 1.0, lambda a: a * self.scale / (a - 1), math.inf)
 
     @property
     def variance(self) -> Tensor:
         """``scale^2 alpha / ((alpha - 1)^2 (alpha - 2))``, infinite for ``alpha <= 2``."""
-        a = self.alpha.clamp(min=2)
-        return self.scale ** 2 * a / ((a - 1) ** 2 * (a - 2))
+        return where_above(self.alpha, 2.0,
+                           lambda a: self.scale ** 2 * a / ((a - 1) ** 2 * (a - 2)), math.inf)
 
     def entropy(self) -> Tensor:
         return ember.log(self.scale / self.alpha) + (1 + self.alpha.reciprocal())

@@ -13,16 +13,10 @@ from ember.distributions.distribution import _Elementwise
 from ember.distributions.gamma import Chi2, Gamma
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import PowerTransform
+from ember.distributions.utils import where_above
 from ember.tensor import Tensor
 
 __all__ = ["FisherSnedecor", "InverseGamma", "StudentT"]
-
-
-def _where_above(x: Tensor, bound: float, fn: Any, otherwise: Any) -> Tensor:
-    """``fn(x)`` where ``x > bound``, else ``otherwise``; ``fn`` only sees safe values, so the
-    unused branch cannot put NaN into gradients."""
-    above = x > bound
-    return ember.where(above, fn(ember.where(above, x, bound + 1.0)), otherwise)
 
 
 class InverseGamma(TransformedDistribution):
@@ -51,14 +45,13 @@ class InverseGamma(TransformedDistribution):
     @property
     def mean(self) -> Tensor:
         """``rate / (concentration - 1)``, infinite for a concentration up to one."""
-        return ember.where(self.concentration > 1, self.rate / (self.concentration - 1),
-                           math.inf)
+        return where_above(self.concentration, 1.0, lambda c: self.rate / (c - 1), math.inf)
 
     @property
     def variance(self) -> Tensor:
         """``rate^2 / ((concentration - 1)^2 (concentration - 2))``, infinite up to two."""
-        c = self.concentration
-        return ember.where(c > 2, self.rate ** 2 / ((c - 1) ** 2 * (c - 2)), math.inf)
+        return where_above(self.concentration, 2.0,
+                           lambda c: self.rate ** 2 / ((c - 1) ** 2 * (c - 2)), math.inf)
 
     def entropy(self) -> Tensor:
         c = self.concentration
@@ -95,7 +88,7 @@ class StudentT(_Elementwise):
     def variance(self) -> Tensor:
         """``scale^2 df / (df - 2)``; infinite for ``1 < df <= 2``, NaN for ``df <= 1``."""
         heavy = ember.where(self.df > 1, math.inf, math.nan)
-        return _where_above(self.df, 2.0, lambda df: self.scale ** 2 * df / (df - 2), heavy)
+        return where_above(self.df, 2.0, lambda df: self.scale ** 2 * df / (df - 2), heavy)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         x = ember.randn(self._extended_shape(sample_shape), dtype=self.df.dtype)
@@ -138,19 +131,20 @@ class FisherSnedecor(_Elementwise):
     @property
     def mean(self) -> Tensor:
         """``df2 / (df2 - 2)``; NaN for ``df2 <= 2``."""
-        return _where_above(self.df2, 2.0, lambda df2: df2 / (df2 - 2), math.nan)
+        return where_above(self.df2, 2.0, lambda df2: df2 / (df2 - 2), math.nan)
 
     @property
     def mode(self) -> Tensor:
         """``(df1 - 2) / df1 * df2 / (df2 + 2)``; NaN for ``df1 <= 2``."""
-        return _where_above(self.df1, 2.0, lambda df1: (df1 - 2) / df1, math.nan) \
-            * self.df2 / (self.df2 + 2)
+        df2 = self.df2
+        return where_above(self.df1, 2.0, lambda df1: (df1 - 2) / df1 * df2 / (df2 + 2),
+                           math.nan)
 
     @property
     def variance(self) -> Tensor:
         """The variance; NaN for ``df2 <= 4``."""
         df1 = self.df1
-        return _where_above(self.df2, 4.0, lambda df2: 2 * df2 ** 2 * (df1 + df2 - 2)
+        return where_above(self.df2, 4.0, lambda df2: 2 * df2 ** 2 * (df1 + df2 - 2)
                             / (df1 * (df2 - 2) ** 2 * (df2 - 4)), math.nan)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:

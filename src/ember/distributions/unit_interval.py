@@ -62,10 +62,12 @@ class Kumaraswamy(TransformedDistribution):
 
     @property
     def mode(self) -> Tensor:
-        """``((a - 1) / (a b - 1)) ** (1 / a)``; NaN where ``a < 1`` or ``b < 1``."""
+        """``((a - 1) / (a b - 1)) ** (1 / a)``; NaN where ``a < 1`` or ``b < 1`` (PyTorch's
+        is NaN everywhere)."""
         a, b = self.concentration1, self.concentration0
-        log_mode = b.reciprocal() * ember.log1p(-b) - ember.log1p(-b * a)
-        return ember.exp(ember.where((b < 1) | (a < 1), math.nan, log_mode))
+        flat = (b < 1) | (a < 1)
+        a, b = ember.where(flat, 2.0, a), ember.where(flat, 2.0, b)  # finite unused gradients
+        return ember.where(flat, math.nan, ((a - 1) / (a * b - 1)) ** a.reciprocal())
 
     @property
     def variance(self) -> Tensor:

@@ -10,7 +10,7 @@ import ember
 from ember.tensor import Tensor
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
-           "probs_to_logits", "sum_rightmost"]
+           "probs_to_logits", "sum_rightmost", "where_above"]
 
 
 def broadcast_all(*values: Any, owner: str = "distribution") -> tuple[Tensor, ...]:
@@ -44,6 +44,19 @@ def sum_rightmost(value: Tensor | float, dims: int) -> Tensor | float:
     if dims == 0 or not isinstance(value, Tensor):
         return value
     return value.reshape(value.shape[:value.dim() - dims] + (-1,)).sum(-1)
+
+
+def where_above(x: Tensor, bound: float, fn: Any, otherwise: Any) -> Tensor:
+    """``fn(x)`` where ``x > bound``, else ``otherwise``; ``fn`` only sees values above the
+    bound, so the branch not taken cannot put NaN into gradients (a moment that is infinite
+    or undefined for heavy tails).
+
+    Example:
+        >>> where_above(ember.tensor([0.5, 3.0]), 1.0, lambda a: a / (a - 1), float("inf"))
+        tensor([   inf, 1.5000])
+    """
+    above = x > bound
+    return ember.where(above, fn(ember.where(above, x, bound + 1.0)), otherwise)
 
 
 def clamp_probs(probs: Tensor) -> Tensor:
