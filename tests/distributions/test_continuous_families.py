@@ -289,6 +289,18 @@ def test_folded_distributions_below_zero():
             getattr(D, name)(ember.tensor([1.0, 2.0])).log_prob(ember.tensor(v))
 
 
+@pytest.mark.parametrize("name", NEW)
+def test_constraints_match_torch(name):
+    d, t, _ = build(name)
+    assert list(d.arg_constraints) == list(t.arg_constraints)
+    for k, c in d.arg_constraints.items():
+        assert repr(c) == repr(t.arg_constraints[k])
+    assert repr(d.support).replace("ember", "torch") == repr(t.support)
+    if name != "LogisticNormal":  # (no variance)
+        expanded = d.expand((2,) + d.batch_shape)
+        close(expanded.variance, t.expand(torch.Size((2,) + d.batch_shape)).variance)
+
+
 def test_scalar_parameters_and_shapes():
     for ours, theirs in [(D.Cauchy(0.0, 1.0), torch.distributions.Cauchy(0.0, 1.0)),
                          (D.HalfNormal(2.0), torch.distributions.HalfNormal(2.0)),

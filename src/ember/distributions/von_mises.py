@@ -10,7 +10,6 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import _Elementwise
-from ember.distributions.utils import lazy_property
 from ember.tensor import Tensor
 
 __all__ = ["VonMises"]
@@ -66,7 +65,7 @@ class VonMises(_Elementwise):
     mean = property(lambda self: self.loc, doc="The circular mean, ``loc``.")
     mode = property(lambda self: self.loc, doc="``loc``.")
 
-    @lazy_property
+    @property
     def variance(self) -> Tensor:
         """The circular variance, ``1 - I1(concentration) / I0(concentration)``."""
         k = self.concentration
