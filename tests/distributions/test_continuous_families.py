@@ -15,7 +15,7 @@ import torch.distributions.transforms as TT
 import ember
 import ember.distributions as D
 import ember.distributions.transforms as ET
-from ember.autograd.gradcheck import gradcheck
+from ember.autograd.gradcheck import gradcheck, gradgradcheck
 
 from .cases import CASES, CDF_CHECKED, E, T, build, close, values
 
@@ -244,7 +244,7 @@ def test_generalized_pareto_gradcheck_and_samples():
 
 @pytest.mark.parametrize("name", ["StudentT", "InverseGamma", "FisherSnedecor"])
 def test_gamma_based_rsample_gradients(name):
-    """d/dtheta E[f(x)] from reparameterized samples against the exact derivative of the
+    """d/dtheta E[x^2] from reparameterized samples against the exact derivative of the
     closed-form moment (implicit gradients through ember._standard_gamma)."""
     ember.manual_seed(4)
     params = {"StudentT": dict(df=8.0, loc=0.5, scale=2.0),
@@ -253,14 +253,10 @@ def test_gamma_based_rsample_gradients(name):
     leaves = {k: ember.tensor(v, dtype=ember.float64, requires_grad=True)
               for k, v in params.items()}
     d = getattr(D, name)(**leaves)
-    f = (lambda x: x ** 2) if name == "StudentT" else (lambda x: x)
-    sampled = ember.autograd.grad(f(d.rsample((200_000,))).mean(), list(leaves.values()))
-    d2 = getattr(D, name)(**leaves)
-    exact_moment = d2.variance + d2.mean ** 2 if name == "StudentT" else d2.mean
-    exact = ember.autograd.grad(exact_moment, list(leaves.values()), allow_unused=True)
+    sampled = ember.autograd.grad((d.rsample((50_000,)) ** 2).mean(), list(leaves.values()))
+    exact = ember.autograd.grad(d.variance + d.mean ** 2, list(leaves.values()))
     for s, e in zip(sampled, exact):
-        e = 0.0 if e is None else e.item()
-        assert abs(s.item() - e) < 0.05 * abs(e) + 0.02, (name, s.item(), e)
+        assert abs(s.item() - e.item()) < 0.05 * abs(e.item()) + 0.01, (name, s.item(), e)
 
 
 def test_von_mises_sampling():
@@ -408,7 +404,7 @@ def test_stick_breaking_jacobian_gradcheck_and_shape_errors():
 
 
 MODULES = ["cauchy", "folded", "gamma_ratios", "extreme_value", "unit_interval", "von_mises",
-           "logistic_normal", "transforms"]
+           "logistic_normal", "transforms", "utils"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -417,3 +413,27 @@ def test_docstring_examples_run(name):
     namespace = {"ember": ember, **{k: getattr(ET, k) for k in ET.__all__}}
     result = doctest.testmod(mod, extraglobs=namespace, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_log_prob_gradgradcheck(name):
+    d, _, params = build(name, requires_grad=True)
+    cls, names = type(d), list(params)
+    v = E(values(name)[:1])
+
+    def log_prob(*xs):
+        return cls(**dict(zip(names, xs)), validate_args=False).log_prob(v)
+
+    assert gradgradcheck(log_prob, tuple(params[k] for k in names))
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_float32_matches_torch(name):
+    cls, params, v = CASES[name]
+    ours = getattr(D, cls)(**{k: ember.tensor(np.asarray(p), dtype=ember.float32)
+                              for k, p in params.items()})
+    theirs = getattr(torch.distributions, cls)(**{k: torch.tensor(np.asarray(p)).float()
+                                                  for k, p in params.items()})
+    got = ours.log_prob(ember.tensor(v, dtype=ember.float32))
+    assert got.dtype == ember.float32 and ours.sample((2,)).dtype == ember.float32
+    close(got, theirs.log_prob(torch.tensor(v).float()), rtol=2e-5, atol=2e-5)
