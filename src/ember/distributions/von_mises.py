@@ -1,5 +1,5 @@
 """The von Mises distribution on the circle, sampled by Best and Fisher's (1979) rejection
-method."""
+method (``ember._sample_von_mises``)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _log_bessel_i(x: Tensor, order: int) -> Tensor:
 class VonMises(_Elementwise):
     """The von Mises (circular normal) distribution with mean direction ``loc`` and
     ``concentration``; ``loc`` and values are angles in radians, read modulo ``2 pi``
-    (samples lie in ``[-pi, pi)``). ``mean`` and ``variance`` are the circular ones. Only
+    (samples lie in ``[-pi, pi]``). ``mean`` and ``variance`` are the circular ones. Only
     ``sample`` (a rejection sampler, in float64), no ``rsample``, as in PyTorch.
 
     Example:
@@ -76,28 +76,7 @@ class VonMises(_Elementwise):
         return (self.concentration * ember.cos(value - self.loc) - math.log(2 * math.pi)
                 - _log_bessel_i(self.concentration, 0))
 
-    def _proposal_r(self, kappa: Tensor) -> Tensor:
-        tau = 1 + ember.sqrt(1 + 4 * kappa ** 2)
-        rho = (tau - ember.sqrt(2 * tau)) / (2 * kappa)
-        return ember.where(kappa < 1e-5, 1 / kappa + kappa, (1 + rho ** 2) / (2 * rho))
-
     def sample(self, sample_shape: Any = ()) -> Tensor:
-        """Best and Fisher's wrapped-Cauchy envelope, redrawn until every element is
-        accepted; in float64, so that small concentrations cannot stall the loop."""
+        """Best and Fisher's rejection sampler (``ember._sample_von_mises``, in float64)."""
         shape = self._extended_shape(sample_shape)
-        with ember.no_grad():
-            kappa = self.concentration.to(ember.float64).expand(shape)
-            r = self._proposal_r(kappa)
-            x = ember.zeros(shape, dtype=ember.float64)
-            done = ember.zeros(shape, dtype=ember.bool)
-            while not bool(done.all()):
-                u1, u2, u3 = ember.rand((3,) + shape, dtype=ember.float64).unbind(0)
-                z = ember.cos(math.pi * u1)
-                f = (1 + r * z) / (r + z)
-                c = kappa * (r - f)
-                accept = ((c * (2 - c) - u2) > 0) | (ember.log(c / u2) + 1 - c >= 0)
-                accept = accept & ~done
-                x = ember.where(accept, (u3 - 0.5).sign() * ember.acos(f), x)
-                done = done | accept
-            loc = self.loc.to(ember.float64)
-            return ((x + math.pi + loc) % (2 * math.pi) - math.pi).to(self.loc.dtype)
+        return ember._sample_von_mises(self.loc.expand(shape), self.concentration.expand(shape))
