@@ -437,3 +437,10 @@ def test_float32_matches_torch(name):
     got = ours.log_prob(ember.tensor(v, dtype=ember.float32))
     assert got.dtype == ember.float32 and ours.sample((2,)).dtype == ember.float32
     close(got, theirs.log_prob(torch.tensor(v).float()), rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize(("name", "args"), [("Gumbel", (0.0, 1.0)), ("Pareto", (1.0, 2.0)),
+                                            ("HalfNormal", (1.0,)), ("Weibull", (1.0, 2.0)),
+                                            ("StudentT", (3.0,)), ("Cauchy", (0.0, 2.0))])
+def test_repr_as_torch(name, args):
+    assert repr(getattr(D, name)(*args)) == repr(getattr(torch.distributions, name)(*args))
