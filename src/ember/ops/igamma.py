@@ -107,7 +107,7 @@ class _Incomplete(Binary):
         if a.requires_grad:
             raise GradError(f"{self.name}: the derivative with respect to input (the shape a, "
                             f"{tuple(a.shape)}) is not implemented, as in PyTorch. Hint: "
-                            "detach it; the derivative in other (x) is")
+                            "detach it; the derivative with respect to other (x) is implemented")
         return None, sum_to(g * self._dx(a, x), x.shape)
 
     def jvp(self, ctx, da, dx):
