@@ -30,8 +30,8 @@ class Cauchy(_LocationScale):
     variance = property(lambda self: self._filled(math.inf), doc="Infinite.")
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        eps = ember.empty(self._extended_shape(sample_shape), dtype=self.loc.dtype).cauchy_()
-        return self.loc + eps * self.scale
+        # inverse-CDF draws (as Tensor.cauchy_ makes them), out of place so vmap batches them
+        return self.icdf(self._uniform(sample_shape, self.loc.dtype))
 
     def log_prob(self, value: Tensor) -> Tensor:
         value = self._checked(value)
