@@ -12,12 +12,10 @@ from ember.distributions.continuous import Exponential, Uniform
 from ember.distributions.distribution import _Elementwise
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, ExpTransform, PowerTransform
-from ember.distributions.utils import broadcast_all, where_above
+from ember.distributions.utils import EULER_GAMMA, broadcast_all, where_above
 from ember.tensor import Tensor
 
 __all__ = ["GeneralizedPareto", "Gumbel", "Pareto", "Weibull"]
-
-EULER_GAMMA = 0.57721566490153286061
 
 
 class Gumbel(TransformedDistribution):

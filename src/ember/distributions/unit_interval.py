@@ -13,13 +13,18 @@ from ember.distributions.discrete import _BinaryParams
 from ember.distributions.distribution import _all_true
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, PowerTransform
-from ember.distributions.utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs
+from ember.distributions.utils import (
+    EULER_GAMMA,
+    broadcast_all,
+    clamp_probs,
+    lazy_property,
+    logits_to_probs,
+)
 from ember.tensor import Tensor
 
 __all__ = ["ContinuousBernoulli", "Kumaraswamy"]
 
 F = ember.nn.functional
-EULER_GAMMA = 0.57721566490153286061
 
 
 def _kumaraswamy_moment(a: Tensor, b: Tensor, n: int) -> Tensor:

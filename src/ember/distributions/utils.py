@@ -1,5 +1,6 @@
 """Helpers shared by the distributions: parameter broadcasting, probs <-> logits, sums over
-event dims, and ``lazy_property`` for parameters computed on first use."""
+event dims, ``lazy_property`` for parameters computed on first use, and the Euler-Mascheroni
+constant."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from typing import Any
 import ember
 from ember.tensor import Tensor
 
-__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
+__all__ = ["EULER_GAMMA", "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
            "probs_to_logits", "sum_rightmost", "where_above"]
+
+EULER_GAMMA = 0.57721566490153286061  # -digamma(1): Gumbel, Weibull and Kumaraswamy moments
 
 
 def broadcast_all(*values: Any, owner: str = "distribution") -> tuple[Tensor, ...]:
