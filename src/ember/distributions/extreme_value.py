@@ -173,9 +173,15 @@ class GeneralizedPareto(_Elementwise):
 
     def _split(self) -> tuple[Tensor, Tensor]:
         """Where the concentration is (close to) zero, and the concentration with ones
-        there, so the ``xi != 0`` formulas stay finite where they are not used."""
+        there, so the ``xi != 0`` formulas stay finite where they are not used. Near zero the
+        formulas take their limit plus its first-order term in ``xi`` (what ``log1p(xi t) /
+        xi`` is), which keeps the slope in ``xi`` there (PyTorch's is zero)."""
         zero = ember.isclose(self.concentration, ember.zeros_like(self.concentration))
         return zero, ember.where(zero, 1.0, self.concentration)
+
+    def _log1p_over_xi_near_zero(self, t: Tensor) -> Tensor:
+        """``log1p(xi t) / xi`` to first order in ``xi``: ``t - xi t^2 / 2``."""
+        return t - 0.5 * self.concentration * t ** 2
 
     def _z(self, value: Tensor) -> Tensor:
         return (value - self.loc) / self.scale
@@ -207,13 +213,14 @@ class GeneralizedPareto(_Elementwise):
         zero, xi = self._split()
         y = 1 / xi + 1
         nonzero = ember.where(y == 0, y, y * ember.log1p(xi * z))
-        return -ember.log(self.scale) - ember.where(zero, z, nonzero)
+        near_zero = self._log1p_over_xi_near_zero(z) * (1 + self.concentration)
+        return -ember.log(self.scale) - ember.where(zero, near_zero, nonzero)
 
     def log_survival_function(self, value: Tensor) -> Tensor:
         """``log P(X > value)``."""
         z = self._z(self._checked(value))
         zero, xi = self._split()
-        return ember.where(zero, -z, -ember.log1p(xi * z) / xi)
+        return ember.where(zero, -self._log1p_over_xi_near_zero(z), -ember.log1p(xi * z) / xi)
 
     def log_cdf(self, value: Tensor) -> Tensor:
         """``log P(X <= value)``."""
@@ -225,8 +232,9 @@ class GeneralizedPareto(_Elementwise):
     def icdf(self, value: Tensor) -> Tensor:
         zero, xi = self._split()
         log_u = ember.log1p(-value)
-        return ember.where(zero, self.loc - self.scale * log_u,
-                           self.loc + self.scale / xi * ember.expm1(-xi * log_u))
+        # expm1(-xi l) / xi = -l + xi l^2 / 2 to first order
+        near_zero = -log_u + 0.5 * self.concentration * log_u ** 2
+        return self.loc + self.scale * ember.where(zero, near_zero, ember.expm1(-xi * log_u) / xi)
 
     def entropy(self) -> Tensor:
         return ember.broadcast_to(ember.log(self.scale) + self.concentration + 1,
