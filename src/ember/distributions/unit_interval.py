@@ -90,8 +90,9 @@ class Kumaraswamy(TransformedDistribution):
 class ContinuousBernoulli(_BinaryParams):
     """The continuous Bernoulli distribution on ``[0, 1]`` (Loaiza-Ganem and Cunningham,
     2019): density ``C(p) p^x (1 - p)^(1 - x)``, given by ``probs`` in ``(0, 1)`` or
-    ``logits``. Near ``p = 1/2`` (inside ``lims``) the normalizer, moments and CDF use
-    Taylor expansions, as in PyTorch.
+    ``logits``. Near ``p = 1/2`` (inside ``lims``) the normalizer, moments, CDF and inverse
+    CDF use Taylor expansions, as in PyTorch (whose CDF and inverse there are the identity;
+    these are second order in the logit, with the exact ones' slope in ``probs``).
 
     Example:
         >>> d = ember.distributions.ContinuousBernoulli(ember.tensor([0.5]))
@@ -174,14 +175,20 @@ class ContinuousBernoulli(_BinaryParams):
         value = self._checked(value)
         p = self._cut_probs()
         exact = (p ** value * (1.0 - p) ** (1.0 - value) + p - 1.0) / (2.0 * p - 1.0)
-        inside = ember.where(self._outside_unstable_region(), exact, value)
+        # expm1(l x) / expm1(l) for the logit l, to second order (PyTorch: x)
+        lam = self.logits
+        taylor = value + 0.5 * lam * value * (value - 1.0) * (1.0 + lam * (2.0 * value - 1.0) / 6.0)
+        inside = ember.where(self._outside_unstable_region(), exact, taylor)
         return ember.where(value <= 0.0, 0.0, ember.where(value >= 1.0, 1.0, inside))
 
     def icdf(self, value: Tensor) -> Tensor:
         p = self._cut_probs()
         exact = ((ember.log1p(-p + value * (2.0 * p - 1.0)) - ember.log1p(-p))
                  / (ember.log(p) - ember.log1p(-p)))
-        return ember.where(self._outside_unstable_region(), exact, value)
+        # log1p(u expm1(l)) / l for the logit l, to second order (PyTorch: u)
+        lam = self.logits
+        taylor = value + 0.5 * lam * value * (1.0 - value) * (1.0 + lam * (1.0 - 2.0 * value) / 3.0)
+        return ember.where(self._outside_unstable_region(), exact, taylor)
 
     def entropy(self) -> Tensor:
         log_p0, log_p1 = ember.log1p(-self.probs), ember.log(self.probs)
