@@ -104,6 +104,16 @@ class Weibull(TransformedDistribution):
         return EULER_GAMMA * (1 - r) + ember.log(self.scale * r) + 1
 
 
+def _pareto_mean(alpha: Tensor, scale: Tensor) -> Tensor:
+    """The mean of a Pareto distribution with ``alpha > 1``."""
+    return alpha * scale / (alpha - 1)
+
+
+def _pareto_variance(alpha: Tensor, scale: Tensor) -> Tensor:
+    """The variance of a Pareto distribution with ``alpha > 2``."""
+    return scale ** 2 * alpha / ((alpha - 1) ** 2 * (alpha - 2))
+
+
 class Pareto(TransformedDistribution):
     """The Pareto (type I) distribution on ``[scale, inf)`` with tail index ``alpha``:
     ``scale * exp(E)`` for ``E ~ Exponential(alpha)``.
@@ -132,13 +142,12 @@ class Pareto(TransformedDistribution):
     @property
     def mean(self) -> Tensor:
         """``alpha * scale / (alpha - 1)``, infinite for ``alpha <= 1``."""
-        return where_above(self.alpha, 1.0, lambda a: a * self.scale / (a - 1), math.inf)
+        return where_above(self.alpha, 1.0, lambda a: _pareto_mean(a, self.scale), math.inf)
 
     @property
     def variance(self) -> Tensor:
         """``scale^2 alpha / ((alpha - 1)^2 (alpha - 2))``, infinite for ``alpha <= 2``."""
-        return where_above(self.alpha, 2.0,
-                           lambda a: self.scale ** 2 * a / ((a - 1) ** 2 * (a - 2)), math.inf)
+        return where_above(self.alpha, 2.0, lambda a: _pareto_variance(a, self.scale), math.inf)
 
     def entropy(self) -> Tensor:
         return ember.log(self.scale / self.alpha) + (1 + self.alpha.reciprocal())

@@ -8,7 +8,7 @@ import ember
 from ember.distributions.cauchy import Cauchy
 from ember.distributions.continuous import Exponential, Laplace, Normal, Uniform
 from ember.distributions.dirichlet import Beta
-from ember.distributions.extreme_value import Gumbel, Pareto
+from ember.distributions.extreme_value import Gumbel, Pareto, _pareto_mean, _pareto_variance
 from ember.distributions.folded import HalfNormal
 from ember.distributions.gamma import Gamma
 from ember.distributions.kl import (
@@ -109,10 +109,6 @@ def _safe_alpha(p: Pareto, bound: float) -> tuple[Tensor, Tensor]:
     return heavy, ember.where(heavy, bound + 1.0, p.alpha)
 
 
-def _pareto_mean(alpha: Tensor, scale: Tensor) -> Tensor:
-    return alpha * scale / (alpha - 1)
-
-
 @register_kl(Pareto, Pareto)
 def _kl_pareto_pareto(p: Pareto, q: Pareto) -> Tensor:
     """Infinite where p's support starts below q's."""
@@ -139,8 +135,7 @@ def _kl_pareto_gamma(p: Pareto, q: Gamma) -> Tensor:
 @register_kl(Pareto, Normal)
 def _kl_pareto_normal(p: Pareto, q: Normal) -> Tensor:
     heavy, alpha = _safe_alpha(p, 2.0)
-    variance = p.scale ** 2 * alpha / ((alpha - 1) ** 2 * (alpha - 2))
-    cross = _normal_cross_entropy(q, _pareto_mean(alpha, p.scale), variance)
+    cross = _normal_cross_entropy(q, _pareto_mean(alpha, p.scale), _pareto_variance(alpha, p.scale))
     return _inf_where(heavy, cross - p.entropy())
 
 
