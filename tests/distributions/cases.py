@@ -107,7 +107,33 @@ CASES = {
     "LKJCholesky": ("LKJCholesky", dict(dim=3, concentration=pos(2)),
                     np.linalg.cholesky(np.stack([[_corr(3) for _ in range(2)]
                                                  for _ in range(4)]))),
+    "Cauchy": ("Cauchy", dict(loc=rng.normal(size=3), scale=pos(3)), rng.normal(size=(4, 3))),
+    "HalfCauchy": ("HalfCauchy", dict(scale=pos(3)), pos(4, 3)),
+    "HalfNormal": ("HalfNormal", dict(scale=pos(3)), pos(4, 3)),
+    "StudentT": ("StudentT", dict(df=pos(3) + 2, loc=rng.normal(size=3), scale=pos(3)),
+                 rng.normal(size=(4, 3))),
+    "Gumbel": ("Gumbel", dict(loc=rng.normal(size=3), scale=pos(3)), rng.normal(size=(4, 3))),
+    "Weibull": ("Weibull", dict(scale=pos(3), concentration=pos(3)), pos(4, 3)),
+    "Pareto": ("Pareto", dict(scale=pos(3), alpha=pos(3) + 2), 3 + pos(4, 3)),
+    "VonMises": ("VonMises", dict(loc=rng.normal(size=3), concentration=pos(3)),
+                 rng.normal(size=(4, 3))),
+    "InverseGamma": ("InverseGamma", dict(concentration=pos(3) + 2, rate=pos(3)), pos(4, 3)),
+    "Kumaraswamy": ("Kumaraswamy", dict(concentration1=pos(3), concentration0=pos(3)),
+                    unit(4, 3)),
+    "FisherSnedecor": ("FisherSnedecor", dict(df1=pos(3) + 2, df2=pos(3) + 4), pos(4, 3)),
+    "ContinuousBernoulliProbs": ("ContinuousBernoulli", dict(probs=np.array([0.2, 0.5, 0.8])),
+                                 unit(4, 3)),
+    "ContinuousBernoulliLogits": ("ContinuousBernoulli", dict(logits=rng.normal(size=3)),
+                                  unit(4, 3)),
+    "LogisticNormal": ("LogisticNormal", dict(loc=rng.normal(size=(2, 3)), scale=pos(2, 3)),
+                       rng.dirichlet(np.ones(4), size=(3, 2))),
 }
+
+# checked against their CDFs in test_continuous_families.py (heavy tails, circular values or
+# no mean) instead of by their sample moments in test_sampling.py
+CDF_CHECKED = {"Cauchy", "HalfCauchy", "HalfNormal", "StudentT", "Gumbel", "Weibull", "Pareto",
+               "VonMises", "InverseGamma", "Kumaraswamy", "FisherSnedecor",
+               "ContinuousBernoulliProbs", "ContinuousBernoulliLogits", "LogisticNormal"}
 
 
 def torch_class(cls):

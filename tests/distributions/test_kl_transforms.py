@@ -33,6 +33,9 @@ PAIRS = [
     ("Uniform", [np.zeros(3), np.ones(3)], [-pos(3), 1 + pos(3)]),
     ("LogNormal", [rng.normal(size=3), pos(3)], [rng.normal(size=3), pos(3)]),
     ("MultivariateNormal", [rng.normal(size=(3, 2)), L1], [rng.normal(size=2), L2]),
+    ("InverseGamma", [pos(3), pos(3)], [pos(3), pos(3)]),  # through the base Gammas
+    ("HalfCauchy", [pos(3)], [pos(3)]),
+    ("LogisticNormal", [rng.normal(size=3), pos(3)], [rng.normal(size=3), pos(3)]),
 ]
 
 

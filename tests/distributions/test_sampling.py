@@ -8,7 +8,7 @@ import torch
 import ember
 import ember.distributions as D
 
-from .cases import CASES, build
+from .cases import CASES, CDF_CHECKED, build
 
 N = 200_000
 
@@ -20,7 +20,7 @@ FEWER_DRAWS = {"WishartCov": 20_000, "WishartScaleTril": 20_000, "LowRankMVN": 5
                "MultinomialProbs": 50_000, "MultinomialLogits": 50_000}
 
 
-@pytest.mark.parametrize("name", sorted(set(CASES) - NO_MOMENTS))
+@pytest.mark.parametrize("name", sorted(set(CASES) - NO_MOMENTS - CDF_CHECKED))
 def test_sample_moments(name):
     ember.manual_seed(0)
     d, _, _ = build(name)

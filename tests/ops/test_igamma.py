@@ -47,7 +47,7 @@ def test_edges_and_errors():
                       ember.DTypeError, "floating")
     raises_like_torch(lambda lib: lib.igamma(lib.tensor([1.0]), 2.0), TypeError, "two tensors")
     a = ember.tensor([1.0], requires_grad=True)
-    with pytest.raises(ember.GradError, match="not implemented"):
+    with pytest.raises(ember.GradError, match=r"not implemented.*other \(x\) is implemented$"):
         ember.igamma(a, ember.tensor([1.0])).backward()
     for op in (ember.igamma, ember.igammac):  # forward mode too: no silent zero tangent in a
         with pytest.raises(ember.GradError, match="with respect to input .the shape a"):

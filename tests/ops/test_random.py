@@ -86,6 +86,16 @@ def test_invalid_distributions_are_errors_like_torch(call, match):
         call(ember)
 
 
+@pytest.mark.parametrize("call", [lambda: ember.rand(2, dtype=ember.int64),
+                                  lambda: ember.randn(2, dtype=ember.int32),
+                                  lambda: ember.normal(ember.tensor([0, 1]), 1.0),
+                                  lambda: ember.normal(0.0, 1.0, (2,), dtype=ember.bool)])
+def test_floating_samplers_name_themselves_on_integer_dtypes(call):
+    with pytest.raises(ember.DTypeError, match=r"^(rand|randn|normal): expected a floating"
+                                               r" dtype, got \w+\. Hint"):
+        call()
+
+
 def test_multinomial_needs_floating_probabilities():
     with pytest.raises(ember.DTypeError, match="multinomial: probabilities must be floating"):
         ember.multinomial(ember.tensor([1, 2]), 1)

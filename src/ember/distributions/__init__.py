@@ -10,21 +10,27 @@ Example:
     (8, 2)
 """
 
-from ember.distributions import constraint_registry, constraints, transforms
+# (importing kl_families registers its KL pairs)
+from ember.distributions import constraint_registry, constraints, kl_families, transforms
 from ember.distributions.categorical import (
     Categorical,
     OneHotCategorical,
     OneHotCategoricalStraightThrough,
 )
+from ember.distributions.cauchy import Cauchy
 from ember.distributions.constraint_registry import biject_to, transform_to
 from ember.distributions.continuous import Exponential, Laplace, Normal, Uniform
 from ember.distributions.dirichlet import Beta, Dirichlet
 from ember.distributions.discrete import Bernoulli, Binomial, Geometric, Poisson
 from ember.distributions.distribution import Distribution, set_default_validate_args
+from ember.distributions.extreme_value import GeneralizedPareto, Gumbel, Pareto, Weibull
+from ember.distributions.folded import HalfCauchy, HalfNormal
 from ember.distributions.gamma import Chi2, Gamma
+from ember.distributions.gamma_ratios import FisherSnedecor, InverseGamma, StudentT
 from ember.distributions.independent import Independent
 from ember.distributions.kl import kl_divergence, register_kl
 from ember.distributions.lkj_cholesky import LKJCholesky
+from ember.distributions.logistic_normal import LogisticNormal
 from ember.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from ember.distributions.mixture_same_family import MixtureSameFamily
 from ember.distributions.multinomial import Multinomial
@@ -38,6 +44,7 @@ from ember.distributions.relaxed import (
 )
 from ember.distributions.transformed_distribution import LogNormal, TransformedDistribution
 from ember.distributions.transforms import (
+    AbsTransform,
     AffineTransform,
     CatTransform,
     ComposeTransform,
@@ -47,6 +54,7 @@ from ember.distributions.transforms import (
     IndependentTransform,
     LowerCholeskyTransform,
     PositiveDefiniteTransform,
+    PowerTransform,
     ReshapeTransform,
     SigmoidTransform,
     SoftmaxTransform,
@@ -57,18 +65,23 @@ from ember.distributions.transforms import (
     Transform,
     identity_transform,
 )
+from ember.distributions.unit_interval import ContinuousBernoulli, Kumaraswamy
+from ember.distributions.von_mises import VonMises
 from ember.distributions.wishart import Wishart
 
-__all__ = ["AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical",
-           "Chi2", "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
-           "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential",
-           "Gamma", "Geometric", "Independent", "IndependentTransform", "LKJCholesky", "Laplace",
-           "LogNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal",
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
+           "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
+           "ExpRelaxedCategorical", "ExpTransform", "Exponential", "FisherSnedecor", "Gamma",
+           "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+           "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace",
+           "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal",
            "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
            "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-           "Poisson", "PositiveDefiniteTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-           "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
-           "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
-           "TransformedDistribution", "Uniform", "Wishart", "biject_to", "constraint_registry",
-           "constraints", "identity_transform", "kl_divergence", "register_kl",
-           "set_default_validate_args", "transform_to", "transforms"]
+           "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
+           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises",
+           "Weibull", "Wishart", "biject_to", "constraint_registry", "constraints",
+           "identity_transform", "kl_divergence", "register_kl", "set_default_validate_args",
+           "transform_to", "transforms"]

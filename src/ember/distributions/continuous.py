@@ -172,8 +172,8 @@ class Exponential(_Elementwise):
     variance = property(lambda self: self.rate ** -2, doc="``1 / rate ** 2``.")
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        e = ember.empty(self._extended_shape(sample_shape), dtype=self.rate.dtype)
-        return e.exponential_() / self.rate
+        # inverse-CDF draws (as Tensor.exponential_ makes them), out of place so vmap batches
+        return self.icdf(self._uniform(sample_shape, self.rate.dtype))
 
     def log_prob(self, value: Tensor) -> Tensor:
         value = self._checked(value)

@@ -16,7 +16,7 @@ from ember.distributions.independent import Independent
 from ember.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from ember.distributions.multivariate_normal import MultivariateNormal, _Gaussian
 from ember.distributions.transformed_distribution import TransformedDistribution
-from ember.distributions.utils import sum_rightmost
+from ember.distributions.utils import EULER_GAMMA, sum_rightmost
 from ember.tensor import Tensor
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -25,7 +25,6 @@ _KL_REGISTRY: dict[tuple[type, type], Callable] = {}
 _KL_MEMO: dict[tuple[type, type], Callable | None] = {}
 
 F = ember.nn.functional
-_EULER_GAMMA = 0.57721566490153286061
 
 
 def register_kl(type_p: type, type_q: type) -> Callable:
@@ -277,7 +276,7 @@ def _kl_uniform_exponential(p: Uniform, q: Exponential) -> Tensor:
 
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p: Exponential, q: Gamma) -> Tensor:
-    mean_log = -_EULER_GAMMA - ember.log(p.rate)
+    mean_log = -EULER_GAMMA - ember.log(p.rate)
     return _gamma_cross_entropy(q, p.mean, mean_log) - p.entropy()
 
 

@@ -128,6 +128,8 @@ class TransformedDistribution(Distribution):
         return value
 
     def __repr__(self) -> str:
+        if self.arg_constraints:  # a named family (Gumbel, Pareto, ...): its own parameters
+            return super().__repr__()
         return f"{type(self).__name__}({self.base_dist!r}, {self.transforms!r})"
 
 

@@ -1,7 +1,7 @@
 """Invertible transforms ``y = f(x)`` with ``log |det df/dx|``, for
-:class:`TransformedDistribution` and ``biject_to``/``transform_to``: affine, exp, sigmoid,
-tanh and their compositions here; simplex, matrix and structural transforms in their own
-modules, re-exported from this one.
+:class:`TransformedDistribution` and ``biject_to``/``transform_to``: affine, exp, power,
+sigmoid, tanh, abs and their compositions here; simplex, matrix and structural transforms in
+their own modules, re-exported from this one.
 
 Example:
     >>> from ember.distributions.transforms import ExpTransform
@@ -19,14 +19,15 @@ from typing import Any
 
 import ember
 from ember.distributions import constraints
-from ember.distributions.utils import sum_rightmost
+from ember.distributions.utils import broadcast_all, sum_rightmost
 from ember.tensor import Tensor
 
-__all__ = ["AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
-           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
-           "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
-           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
-           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+           "Transform", "identity_transform"]
 
 F = ember.nn.functional
 
@@ -433,6 +434,68 @@ class TanhTransform(Transform):
     def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
         # log(1 - tanh(x)^2), written with softplus so large |x| does not lose it all
         return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+
+
+class PowerTransform(Transform):
+    """``y = x ** exponent`` on the positive reals; decreasing where the exponent is negative.
+
+    Example:
+        >>> PowerTransform(ember.tensor(2.0))(ember.tensor([3.0]))
+        tensor([9.])
+    """
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent: Tensor | float, cache_size: int = 0) -> None:
+        super().__init__(cache_size)
+        (self.exponent,) = broadcast_all(exponent, owner="PowerTransform")
+
+    @property
+    def sign(self) -> Tensor:
+        return self.exponent.sign()
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.pow(self.exponent)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return ember.log((self.exponent * y / x).abs())
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return ember.broadcast_shapes(shape, self.exponent.shape)
+
+    inverse_shape = forward_shape
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PowerTransform) and _same(self.exponent, other.exponent)
+
+    def __hash__(self) -> int:
+        return hash(PowerTransform)
+
+    def __repr__(self) -> str:
+        return f"PowerTransform(exponent={self.exponent})"
+
+
+class AbsTransform(Transform):
+    """``y = |x|``; not bijective: its inverse returns the non-negative pre-image.
+
+    Example:
+        >>> AbsTransform()(ember.tensor([-2.0, 3.0]))
+        tensor([2., 3.])
+    """
+
+    codomain = constraints.positive
+    bijective = False
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.abs()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y
 
 
 identity_transform = ComposeTransform([])

@@ -1,5 +1,6 @@
 """Helpers shared by the distributions: parameter broadcasting, probs <-> logits, sums over
-event dims, and ``lazy_property`` for parameters computed on first use."""
+event dims, ``lazy_property`` for parameters computed on first use, and the Euler-Mascheroni
+constant."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from typing import Any
 import ember
 from ember.tensor import Tensor
 
-__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
-           "probs_to_logits", "sum_rightmost"]
+__all__ = ["EULER_GAMMA", "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
+           "probs_to_logits", "sum_rightmost", "where_above"]
+
+EULER_GAMMA = 0.57721566490153286061  # -digamma(1): Gumbel, Weibull and Kumaraswamy moments
 
 
 def broadcast_all(*values: Any, owner: str = "distribution") -> tuple[Tensor, ...]:
@@ -44,6 +47,19 @@ def sum_rightmost(value: Tensor | float, dims: int) -> Tensor | float:
     if dims == 0 or not isinstance(value, Tensor):
         return value
     return value.reshape(value.shape[:value.dim() - dims] + (-1,)).sum(-1)
+
+
+def where_above(x: Tensor, bound: float, fn: Any, otherwise: Any) -> Tensor:
+    """``fn(x)`` where ``x > bound``, else ``otherwise``; ``fn`` only sees values above the
+    bound, so the branch not taken cannot put NaN into gradients (a moment that is infinite
+    or undefined for heavy tails).
+
+    Example:
+        >>> where_above(ember.tensor([0.5, 3.0]), 1.0, lambda a: a / (a - 1), float("inf"))
+        tensor([   inf, 1.5000])
+    """
+    above = x > bound
+    return ember.where(above, fn(ember.where(above, x, bound + 1.0)), otherwise)
 
 
 def clamp_probs(probs: Tensor) -> Tensor:

@@ -58,6 +58,7 @@ from ember.ops.random import *  # noqa: F403
 from ember.ops.random_counts import *  # noqa: F403
 from ember.ops.random_fill import *  # noqa: F403
 from ember.ops.random_gamma import *  # noqa: F403
+from ember.ops.random_von_mises import *  # noqa: F403
 from ember.ops.reduce import *  # noqa: F403
 from ember.ops.scatter_reduce import *  # noqa: F403
 from ember.ops.scatter_slices import *  # noqa: F403
@@ -86,9 +87,10 @@ _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "
              "linalg_decomp", "linalg_det", "linalg_lu", "linalg_pinv", "linalg_solve", "linear",
              "local_response_norm", "loss", "lp_pool", "margin_loss", "normalization", "norms",
              "pad", "pixel_shuffle", "pool", "random", "random_counts", "random_fill",
-             "random_gamma", "reduce", "scatter_reduce", "scatter_slices", "search", "select",
-             "shape", "softmax", "sort", "special", "split_stack", "statistics", "storage",
-             "tensor_methods", "unary", "unfold", "unpool", "unravel", "windows")
+             "random_gamma", "random_von_mises", "reduce", "scatter_reduce", "scatter_slices",
+             "search", "select", "shape", "softmax", "sort", "special", "split_stack",
+             "statistics", "storage", "tensor_methods", "unary", "unfold", "unpool", "unravel",
+             "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

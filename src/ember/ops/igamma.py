@@ -106,7 +106,7 @@ class _Incomplete(Binary):
     def _refuse(self, a: Tensor) -> GradError:
         return GradError(f"{self.name}: the derivative with respect to input (the shape a, "
                          f"{tuple(a.shape)}) is not implemented, as in PyTorch. Hint: detach "
-                         "it; the derivative in other (x) is")
+                         "it; the derivative with respect to other (x) is implemented")
 
     def vjp(self, ctx, g):
         a, x = ctx.inputs

@@ -236,10 +236,12 @@ class Multinomial(Sample):
         return TensorSpec((*probs.shape[:-1], num_samples), dtypes.int64)
 
 
-def _float_dtype(dtype: Any) -> dtypes.DType:
+def _float_dtype(dtype: Any, op: str) -> dtypes.DType:
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     if not dt.is_floating_point:
-        raise DTypeError(f"expected a floating dtype, got {dt.name}")
+        raise DTypeError(f"{op}: expected a floating dtype, got {dt.name}. Hint: continuous "
+                         "samples need a floating dtype (e.g. ember.float32); parameters "
+                         "given as integer tensors set it, so convert them with .float()")
     return dt
 
 
@@ -253,14 +255,14 @@ def _sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType, device:
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples from [0, 1): ``ember.rand(2, 3)``."""
-    return _sampled("rand", Uniform, size, _float_dtype(dtype), device, requires_grad, low=0.0,
-                    high=1.0, generator=generator)
+    return _sampled("rand", Uniform, size, _float_dtype(dtype, "rand"), device, requires_grad,
+                    low=0.0, high=1.0, generator=generator)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples: ``ember.randn(2, 3)``."""
-    return _sampled("randn", Normal, size, _float_dtype(dtype), device, requires_grad,
+    return _sampled("randn", Normal, size, _float_dtype(dtype, "randn"), device, requires_grad,
                     mean=0.0, std=1.0, generator=generator)
 
 
@@ -297,7 +299,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
 
         shape = broadcast_shapes(getattr(mean, "shape", ()), getattr(std, "shape", ()),
                                  op="normal")
-        dt = _float_dtype(ref.dtype)
+        dt = _float_dtype(ref.dtype, "normal")
         if isinstance(std, Tensor):
             noise = apply(NormalNoise, std.detach(), shape=shape, dtype=dt, generator=generator)
         else:
@@ -307,7 +309,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
     if size is None:
         raise ShapeError("normal: give size= when mean and std are numbers")
     _check_std(float(std))
-    return _sampled("normal", Normal, (tuple(size),), _float_dtype(dtype), device, False,
+    return _sampled("normal", Normal, (tuple(size),), _float_dtype(dtype, "normal"), device, False,
                     mean=float(mean), std=float(std), generator=generator)
 
 

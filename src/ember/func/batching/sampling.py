@@ -88,7 +88,7 @@ def _multinomial(b: int, xs: tuple, bs: tuple, *, randomness: str, num_samples: 
 
 def _elementwise_rule(name: str) -> Any:
     """The rule of an elementwise sampler of same-shape inputs (``poisson``, ``binomial``,
-    ``standard_gamma``)."""
+    ``standard_gamma``, ``von_mises``)."""
     p = prim(name)
 
     def batch_sample(b: int, xs: tuple, bs: tuple, *, randomness: str,
@@ -104,8 +104,8 @@ def _elementwise_rule(name: str) -> Any:
     return batch_sample
 
 
-for _name in ("poisson", "binomial", "standard_gamma"):
+for _name in ("poisson", "binomial", "standard_gamma", "von_mises"):
     rule(_name)(_elementwise_rule(_name))
 
 ALWAYS.update(("uniform", "normal", "randint", "normal_noise", "randperm", "bernoulli",
-               "multinomial", "poisson", "binomial", "standard_gamma"))
+               "multinomial", "poisson", "binomial", "standard_gamma", "von_mises"))

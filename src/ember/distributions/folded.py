@@ -1,0 +1,78 @@
+"""HalfNormal and HalfCauchy: ``|X|`` for ``X`` a zero-centred Normal or Cauchy."""
+
+from __future__ import annotations
+
+import math
+
+import ember
+from ember.distributions import constraints
+from ember.distributions.cauchy import Cauchy
+from ember.distributions.continuous import Normal
+from ember.distributions.transformed_distribution import TransformedDistribution
+from ember.distributions.transforms import AbsTransform
+from ember.tensor import Tensor
+
+__all__ = ["HalfCauchy", "HalfNormal"]
+
+
+class _Folded(TransformedDistribution):
+    """``|X|`` for ``X ~ base(0, scale)`` symmetric about zero: the density doubles on the
+    non-negative half-line."""
+
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    _base: type
+
+    def __init__(self, scale: Tensor | float, validate_args: bool | None = None) -> None:
+        super().__init__(self._base(0.0, scale, validate_args=False), AbsTransform(),
+                         validate_args)
+
+    scale = property(lambda self: self.base_dist.scale, doc="The scale of the unfolded base.")
+    mode = property(lambda self: ember.zeros_like(self.scale), doc="Zero.")
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return ember.where(value >= 0, log_prob, -math.inf)
+
+    def cdf(self, value: Tensor) -> Tensor:
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, value: Tensor) -> Tensor:
+        return self.base_dist.icdf((value + 1) / 2)
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_Folded):
+    """``|X|`` for ``X ~ Normal(0, scale)``.
+
+    Example:
+        >>> ember.distributions.HalfNormal(ember.tensor([1.0])).mean
+        tensor([0.7979])
+    """
+
+    _base = Normal
+    mean = property(lambda self: self.scale * math.sqrt(2 / math.pi),
+                    doc="``scale * sqrt(2 / pi)``.")
+    variance = property(lambda self: self.scale ** 2 * (1 - 2 / math.pi),
+                        doc="``scale ** 2 * (1 - 2 / pi)``.")
+
+
+class HalfCauchy(_Folded):
+    """``|X|`` for ``X ~ Cauchy(0, scale)``; its mean and variance are infinite.
+
+    Example:
+        >>> ember.distributions.HalfCauchy(ember.tensor([1.0])).icdf(ember.tensor([0.5]))
+        tensor([1.])
+    """
+
+    _base = Cauchy
+    mean = property(lambda self: ember.full(self._extended_shape(), math.inf,
+                                            dtype=self.scale.dtype), doc="Infinite.")
+    variance = property(lambda self: self.base_dist.variance, doc="Infinite.")

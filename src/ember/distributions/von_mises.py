@@ -1,0 +1,82 @@
+"""The von Mises distribution on the circle, sampled by Best and Fisher's (1979) rejection
+method (``ember._sample_von_mises``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import ember
+from ember.distributions import constraints
+from ember.distributions.distribution import _Elementwise
+from ember.tensor import Tensor
+
+__all__ = ["VonMises"]
+
+# Polynomial approximations of the modified Bessel functions I0 and I1 (Abramowitz and
+# Stegun 9.8.1-9.8.4): in (x / 3.75)^2 below 3.75, in 3.75 / x above (times e^x / sqrt(x)).
+_SMALL = {0: [1.0, 3.5156229, 3.0899424, 1.2067492, 0.2659732, 0.360768e-1, 0.45813e-2],
+          1: [0.5, 0.87890594, 0.51498869, 0.15084934, 0.2658733e-1, 0.301532e-2,
+              0.32411e-3]}
+_LARGE = {0: [0.39894228, 0.1328592e-1, 0.225319e-2, -0.157565e-2, 0.916281e-2,
+              -0.2057706e-1, 0.2635537e-1, -0.1647633e-1, 0.392377e-2],
+          1: [0.39894228, -0.3988024e-1, -0.362018e-2, 0.163801e-2, -0.1031555e-1,
+              0.2282967e-1, -0.2895312e-1, 0.1787654e-1, -0.420059e-2]}
+
+
+def _polynomial(y: Tensor, coefficients: Sequence[float]) -> Tensor:
+    result: Any = coefficients[-1]
+    for c in reversed(coefficients[:-1]):
+        result = c + y * result
+    return result
+
+
+def _log_bessel_i(x: Tensor, order: int) -> Tensor:
+    """``log I_order(x)`` for ``x > 0`` and order 0 or 1 (the approximations PyTorch uses)."""
+    small = _polynomial((x / 3.75) ** 2, _SMALL[order])
+    if order == 1:
+        small = x.abs() * small
+    large = x - 0.5 * ember.log(x) + ember.log(_polynomial(3.75 / x, _LARGE[order]))
+    return ember.where(x < 3.75, ember.log(small), large)
+
+
+class VonMises(_Elementwise):
+    """The von Mises (circular normal) distribution with mean direction ``loc`` and
+    ``concentration``; ``loc`` and values are angles in radians, read modulo ``2 pi``
+    (samples lie in ``[-pi, pi]``). ``mean`` and ``variance`` are the circular ones. Only
+    ``sample`` (a rejection sampler, in float64), no ``rsample``, as in PyTorch.
+
+    Example:
+        >>> d = ember.distributions.VonMises(ember.tensor([0.0]), ember.tensor([1.0]))
+        >>> d.log_prob(ember.tensor([0.0]))
+        tensor([-1.0738])
+    """
+
+    arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
+    _param_event_dims = {"loc": 0, "concentration": 0}
+    support = constraints.real
+    has_rsample = False
+
+    def __init__(self, loc: Tensor | float, concentration: Tensor | float,
+                 validate_args: bool | None = None) -> None:
+        super().__init__(("loc", "concentration"), (loc, concentration), validate_args)
+
+    mean = property(lambda self: self.loc, doc="The circular mean, ``loc``.")
+    mode = property(lambda self: self.loc, doc="``loc``.")
+
+    @property
+    def variance(self) -> Tensor:
+        """The circular variance, ``1 - I1(concentration) / I0(concentration)``."""
+        k = self.concentration
+        return 1 - ember.exp(_log_bessel_i(k, 1) - _log_bessel_i(k, 0))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        value = self._checked(value)
+        return (self.concentration * ember.cos(value - self.loc) - math.log(2 * math.pi)
+                - _log_bessel_i(self.concentration, 0))
+
+    def sample(self, sample_shape: Any = ()) -> Tensor:
+        """Best and Fisher's rejection sampler (``ember._sample_von_mises``, in float64)."""
+        shape = self._extended_shape(sample_shape)
+        return ember._sample_von_mises(self.loc.expand(shape), self.concentration.expand(shape))
