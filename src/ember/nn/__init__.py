@@ -30,7 +30,7 @@ from ember.nn.normalization import *  # noqa: F403
 from ember.nn.normalization import __all__ as _normalization
 from ember.nn.padding import *  # noqa: F403
 from ember.nn.padding import __all__ as _padding
-from ember.nn.parameter import Buffer, Parameter
+from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer
 from ember.nn.pooling import *  # noqa: F403
 from ember.nn.pooling import __all__ as _pooling
 from ember.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
@@ -41,7 +41,8 @@ from ember.nn.transformer import __all__ as _transformer
 from ember.nn.upsampling import *  # noqa: F403
 from ember.nn.upsampling import __all__ as _upsampling
 
-__all__ = ["functional", "init", "utils", "Parameter", "Buffer", "Module", "Sequential",
+__all__ = ["functional", "init", "utils", "Parameter", "Buffer",
+           "UninitializedBuffer", "Module", "Sequential",
            "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "Flatten", "Unflatten", "Embedding", "EmbeddingBag", "Fold", "Unfold",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", *_activation, *_conv, *_dropout,

@@ -35,7 +35,7 @@ from ember.ops.gather import one_hot
 from ember.ops.grid_sample import affine_grid, grid_sample
 from ember.ops.gumbel_softmax import gumbel_softmax
 from ember.ops.im2col import fold, unfold
-from ember.ops.interpolate import interpolate, upsample
+from ember.ops.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
 from ember.ops.layer_norm import layer_norm
 from ember.ops.linear import bilinear, linear
 from ember.ops.local_response_norm import local_response_norm
@@ -72,7 +72,12 @@ from ember.ops.normalization import (
     rms_norm,
 )
 from ember.ops.pad import pad
-from ember.ops.pixel_shuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
+from ember.ops.pixel_shuffle import (
+    channel_shuffle,
+    native_channel_shuffle,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
 from ember.ops.pool import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -118,4 +123,5 @@ __all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax", "softmin"
            "max_unpool1d", "max_unpool2d", "max_unpool3d", "grid_sample", "affine_grid",
            "channel_shuffle", "pdist", "embedding_bag", "multilabel_margin_loss",
            "triplet_margin_with_distance_loss", "ctc_loss", "alpha_dropout",
-           "feature_alpha_dropout", "gumbel_softmax", "local_response_norm"]
+           "feature_alpha_dropout", "gumbel_softmax", "local_response_norm", "upsample_bilinear",
+           "upsample_nearest", "native_channel_shuffle"]
