@@ -11,6 +11,7 @@ Example:
 from ember.nn import functional, init, utils
 from ember.nn.activation import *  # noqa: F403
 from ember.nn.activation import __all__ as _activation
+from ember.nn.adaptive import AdaptiveLogSoftmaxWithLoss
 from ember.nn.attention import MultiheadAttention
 from ember.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from ember.nn.conv import *  # noqa: F403
@@ -48,4 +49,5 @@ __all__ = ["functional", "init", "utils", "Parameter", "Buffer",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", *_activation, *_conv, *_dropout,
            *_lazy, *_loss, *_normalization, *_padding, *_pooling, *_upsampling,
            "MultiheadAttention", *_transformer, "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
-           "RNNCell", "LSTMCell", "GRUCell", "CosineSimilarity", "PairwiseDistance"]
+           "RNNCell", "LSTMCell", "GRUCell", "CosineSimilarity", "PairwiseDistance",
+           "AdaptiveLogSoftmaxWithLoss"]
