@@ -31,6 +31,12 @@ from ember.ops.dropout import (
     feature_alpha_dropout,
 )
 from ember.ops.embedding import embedding, embedding_bag
+from ember.ops.fractional_pool import (
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
 from ember.ops.gather import one_hot
 from ember.ops.grid_sample import affine_grid, grid_sample
 from ember.ops.gumbel_softmax import gumbel_softmax
@@ -124,4 +130,6 @@ __all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax", "softmin"
            "channel_shuffle", "pdist", "embedding_bag", "multilabel_margin_loss",
            "triplet_margin_with_distance_loss", "ctc_loss", "alpha_dropout",
            "feature_alpha_dropout", "gumbel_softmax", "local_response_norm", "upsample_bilinear",
-           "upsample_nearest", "native_channel_shuffle"]
+           "upsample_nearest", "native_channel_shuffle", "fractional_max_pool2d",
+           "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+           "fractional_max_pool3d_with_indices"]
