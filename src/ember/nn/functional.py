@@ -70,6 +70,7 @@ from ember.ops.margin_loss import (
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
+from ember.ops.multi_head_attention import multi_head_attention_forward
 from ember.ops.normalization import (
     batch_norm,
     group_norm,
@@ -132,4 +133,4 @@ __all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax", "softmin"
            "feature_alpha_dropout", "gumbel_softmax", "local_response_norm", "upsample_bilinear",
            "upsample_nearest", "native_channel_shuffle", "fractional_max_pool2d",
            "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
-           "fractional_max_pool3d_with_indices"]
+           "fractional_max_pool3d_with_indices", "multi_head_attention_forward"]
