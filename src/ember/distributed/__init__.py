@@ -11,7 +11,7 @@ Example (``ember launch -n 2 train.py``):
     >>> dist.all_reduce(t)                         # tensor([2., 2., 2.]) on both ranks
 """
 
-from ember.distributed import batching, checkpoint, functional, optim
+from ember.distributed import batching, checkpoint, functional, optim, sync_batch_norm
 from ember.distributed.buffers import ReduceOp, Work
 from ember.distributed.collectives import (
     all_gather,

@@ -37,6 +37,7 @@ from ember.nn.pooling import __all__ as _pooling
 from ember.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from ember.nn.shuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from ember.nn.sparse import Embedding, EmbeddingBag
+from ember.nn.sync_batch_norm import SyncBatchNorm
 from ember.nn.transformer import *  # noqa: F403
 from ember.nn.transformer import __all__ as _transformer
 from ember.nn.upsampling import *  # noqa: F403
@@ -50,4 +51,4 @@ __all__ = ["functional", "init", "utils", "Parameter", "Buffer",
            *_lazy, *_loss, *_normalization, *_padding, *_pooling, *_upsampling,
            "MultiheadAttention", *_transformer, "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
            "RNNCell", "LSTMCell", "GRUCell", "CosineSimilarity", "PairwiseDistance",
-           "AdaptiveLogSoftmaxWithLoss"]
+           "AdaptiveLogSoftmaxWithLoss", "SyncBatchNorm"]
