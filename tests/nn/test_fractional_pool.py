@@ -24,17 +24,17 @@ def with_samples(fn, **fixed):
 CASES = [
     OpCase("fractional_max_pool2d", with_samples(F.fractional_max_pool2d),
            with_samples(TF.fractional_max_pool2d), [
-               S(arg(2, 3, 7, 6), samples(2, 3, 2), kernel_size=2, output_size=(4, 3)),
+               S(arg(2, 2, 6, 5), samples(2, 2, 2), kernel_size=2, output_size=(4, 3)),
                S(arg(2, 7, 6, noncontig=True), samples(1, 2, 2), kernel_size=(3, 2),
                  output_ratio=(0.6, 0.6)),                              # unbatched
                S(arg(1, 2, 5, 5), samples(3, 2, 2), kernel_size=1, output_size=5)]),
     OpCase("fractional_max_pool2d_indices",
            with_samples(F.fractional_max_pool2d_with_indices),
            with_samples(TF.fractional_max_pool2d_with_indices),
-           [S(arg(2, 3, 8, 7), samples(2, 3, 2), kernel_size=3, output_size=(4, 5))]),
+           [S(arg(1, 2, 7, 6), samples(1, 2, 2), kernel_size=3, output_size=(4, 3))]),
     OpCase("fractional_max_pool3d", with_samples(F.fractional_max_pool3d, return_indices=True),
            with_samples(TF.fractional_max_pool3d, return_indices=True), [
-               S(arg(1, 2, 5, 6, 4), samples(1, 2, 3), kernel_size=2, output_size=(3, 4, 2)),
+               S(arg(1, 1, 5, 6, 4), samples(1, 1, 3), kernel_size=2, output_size=(3, 4, 2)),
                S(arg(2, 5, 4, 6), samples(1, 2, 3), kernel_size=(2, 1, 3),
                  output_ratio=(0.5, 0.75, 0.5))]),                      # unbatched
 ]

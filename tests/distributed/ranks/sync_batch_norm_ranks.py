@@ -1,9 +1,9 @@
 """Rank code: nn.SyncBatchNorm on each rank's share of a batch against one process's
-BatchNorm on the whole batch: outputs, running statistics, input gradients (of the sum of
-every rank's loss) and the all-reduced parameter gradients."""
+BatchNorm (itself compared with torch's in tests/nn) on the whole batch: outputs, running
+statistics, input gradients (of the sum of every rank's loss) and the all-reduced parameter
+gradients."""
 
 import numpy as np
-import torch
 from tests.distributed.harness import report
 
 import ember
@@ -20,28 +20,27 @@ weight, bias = rng.standard_normal(3), rng.standard_normal(3)
 start = sum(sizes[:rank])
 mine = slice(start, start + sizes[rank])
 
-reference = torch.nn.BatchNorm2d(3, momentum=None).double()
-with torch.no_grad():
-    reference.weight.copy_(torch.tensor(weight))
-    reference.bias.copy_(torch.tensor(bias))
-tx = torch.tensor(x, requires_grad=True)
+reference = nn.BatchNorm2d(3, momentum=None).to(ember.float64)  # one process, whole batch
+state = {"weight": weight, "bias": bias, "running_mean": np.zeros(3), "running_var": np.ones(3),
+         "num_batches_tracked": np.array(0)}
+reference.load_state_dict(state)
+rx = ember.tensor(x, requires_grad=True)
 for _ in range(2):  # two steps: the cumulative running average too
-    t_out = reference(tx)
-(t_out * torch.tensor(seed)).sum().backward()
+    ref_out = reference(rx)
+(ref_out * ember.tensor(seed)).sum().backward()
 
 model = nn.SyncBatchNorm.convert_sync_batchnorm(
     nn.Sequential(nn.BatchNorm2d(3, momentum=None))).to(ember.float64)
 bn = model[0]
 assert type(bn) is nn.SyncBatchNorm
-bn.load_state_dict({"weight": weight, "bias": bias, "running_mean": np.zeros(3),
-                    "running_var": np.ones(3), "num_batches_tracked": np.array(0)})
+bn.load_state_dict(state)
 ex = ember.tensor(x[mine], requires_grad=True)
 for _ in range(2):
     e_out = model(ex)
 (e_out * ember.tensor(seed[mine])).sum().backward()
 
-np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy()[mine], rtol=1e-10)
-np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy()[mine], rtol=1e-8, atol=1e-10)
+np.testing.assert_allclose(e_out.detach().numpy(), ref_out.detach().numpy()[mine], rtol=1e-10)
+np.testing.assert_allclose(ex.grad.numpy(), rx.grad.numpy()[mine], rtol=1e-8, atol=1e-10)
 for name in ("running_mean", "running_var", "num_batches_tracked"):
     np.testing.assert_allclose(getattr(bn, name).numpy(), getattr(reference, name).numpy(),
                                rtol=1e-10, err_msg=name)
@@ -52,5 +51,5 @@ for name in ("weight", "bias"):  # what DDP's all-reduce of the gradients gives
                                rtol=1e-8, err_msg=name)
 bn.eval()  # evaluation: the running statistics, no communication
 np.testing.assert_allclose(model(ex).detach().numpy(),
-                           reference.eval()(tx).detach().numpy()[mine], rtol=1e-10)
+                           reference.eval()(rx).detach().numpy()[mine], rtol=1e-10)
 report("ok")
