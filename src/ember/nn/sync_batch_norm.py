@@ -10,7 +10,8 @@ is one process or no group exists. Then, and in evaluation, the layer is a plain
 ``BatchNorm`` (PyTorch raises on CPU in a single process instead).
 
 Each training step sums the per-channel element count and sum, then the squared deviations
-from the global mean (two all-reduces: exact, unlike E[x²] − E[x]², which cancels).
+from the global mean (two all-reduces, in float64: exact, unlike E[x²] − E[x]², which
+cancels); the statistics of half-precision input are taken in float32.
 """
 
 from __future__ import annotations
@@ -73,26 +74,31 @@ class SyncBatchNorm(_BatchNorm):
             raise ValueError(f"SyncBatchNorm: expected {self.num_features} channels (dim 1), "
                              f"got input of shape {tuple(input.shape)}")
         factor = self._momentum_factor()
-        dims = (0, *range(2, input.ndim))
+        # statistics in float32 at least; their all-reduces in float64 (exact element counts,
+        # and sums that do not depend on how the batch is split)
+        acc = input.dtype if input.dtype in (ember.float32, ember.float64) else ember.float32
+        x, dims = input.to(acc), (0, *range(2, input.ndim))
         local_count = ember.full((1,), input.numel() // max(input.shape[1], 1),
-                                 dtype=input.dtype, device=input.device)
-        totals = across(ember.cat([input.sum(dims), local_count]))
-        count = int(round(totals[-1].item()))
+                                 dtype=ember.float64, device=input.device)
+        totals = across(ember.cat([x.sum(dims).to(ember.float64), local_count]))
+        count = int(totals[-1].item())
         if count <= 1:
             raise ValueError(f"SyncBatchNorm: expected more than 1 value per channel over all "
                              f"ranks when training, got {count} (local input shape "
                              f"{tuple(input.shape)})")
-        mean = totals[:-1] / count
-        centered = input - _per_channel(mean, input.ndim)
-        var = across((centered * centered).sum(dims)) / count
+        mean = (totals[:-1] / count).to(acc)
+        centered = x - _per_channel(mean, input.ndim)
+        var = (across((centered * centered).sum(dims).to(ember.float64)) / count).to(acc)
         if self.track_running_stats:
             with ember.no_grad():
-                _update_batch_stats(self.running_mean, self.running_var, mean.detach(),
-                                    var.detach(), count, factor)
+                _update_batch_stats(self.running_mean, self.running_var,
+                                    mean.detach().to(self.running_mean.dtype),
+                                    var.detach().to(self.running_var.dtype), count, factor)
         out = centered * _per_channel((var + self.eps).rsqrt(), input.ndim)
-        return _affine(out, None if self.weight is None else _per_channel(self.weight,
-                                                                          input.ndim),
-                       None if self.bias is None else _per_channel(self.bias, input.ndim))
+        out = _affine(out, None if self.weight is None else _per_channel(self.weight,
+                                                                         input.ndim),
+                      None if self.bias is None else _per_channel(self.bias, input.ndim))
+        return out.to(input.dtype)
 
     @classmethod
     def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
