@@ -172,3 +172,12 @@ def test_errors():
     with pytest.raises(TypeError, match="attn_mask must be bool"):
         F.multi_head_attention_forward(x, x, x, 4, 2, *args,
                                        attn_mask=ember.zeros(3, 3, dtype=ember.int64))
+
+
+def test_mismatched_mask_types_warn_as_torch():
+    x = ember.randn(3, 2, 4)
+    args = (ember.randn(12, 4), None, None, None, False, 0.0, ember.randn(4, 4), None)
+    with pytest.warns(UserWarning, match="mismatched key_padding_mask"):
+        F.multi_head_attention_forward(x, x, x, 4, 2, *args,
+                                       key_padding_mask=ember.zeros(2, 3, dtype=ember.bool),
+                                       attn_mask=ember.zeros(3, 3))

@@ -11,6 +11,7 @@ follows.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from ember import dtypes
@@ -175,6 +176,12 @@ def multi_head_attention_forward(
                        use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight)
     mask = _attn_mask(attn_mask, is_causal, q.dtype, batch_heads, tgt_len, key.shape[0],
                       query.device)
+    if key_padding_mask is not None and attn_mask is not None and \
+            key_padding_mask.dtype != attn_mask.dtype:
+        kinds = f"key_padding_mask ({key_padding_mask.dtype.name}) and attn_mask " \
+                f"({attn_mask.dtype.name})"
+        warnings.warn(f"{_OP}: support for mismatched {kinds} is deprecated (as in PyTorch); "
+                      f"use the same type for both", UserWarning, stacklevel=2)
     padding = _additive(key_padding_mask, q.dtype, "key_padding_mask")
     extra = 0  # source positions appended by bias_k/bias_v and add_zero_attn
     if bias_k is not None:
