@@ -125,3 +125,18 @@ def test_errors():
         nn.FractionalMaxPool2d(2, output_size=2, output_ratio=0.5)
     with pytest.raises(ValueError, match="either an output size, or a pooling ratio"):
         nn.FractionalMaxPool2d(2)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_empty_output_or_batch_as_torch(nd):
+    """An output_ratio that rounds an axis to 0 (or an empty batch) gives an empty result, as
+    torch's (no error), and a zero gradient."""
+    name = f"fractional_max_pool{nd}d"
+    for shape, ratio in [((1, 2) + (4,) * (nd - 1) + (2,), (0.4,) * nd),
+                         ((0, 2) + (6,) * nd, (0.5,) * nd)]:
+        x = ember.randn(*shape, requires_grad=True)
+        values, indices = getattr(F, name)(x, 2, output_ratio=ratio, return_indices=True)
+        expected = getattr(TF, name)(torch.randn(*shape), 2, output_ratio=ratio)
+        assert values.shape == indices.shape == tuple(expected.shape)
+        values.sum().backward()
+        assert x.grad.shape == shape and not x.grad.numpy().any()

@@ -60,6 +60,8 @@ class FractionalMaxPoolIndices(_PoolIndices):
 
     def forward(self, xp, x, samples, *, kernel_size, counts):
         n, c, *spatial = x.shape
+        if not n * prod(counts):  # an empty batch, or an output_ratio rounding an axis to 0
+            return xp.zeros((n, c, *counts), dtype=np.int64)
         nd = len(counts)
         # the flat input index of every window element, laid out (N, C, *counts, *kernel)
         flat = 0
@@ -116,9 +118,9 @@ def _fractional_max_pool(op: str, nd: int, input: Tensor, kernel_size: Any, outp
     spatial = tuple(x.shape[2:])
     kernel = ntuple(kernel_size, nd, op, "kernel_size")
     out = _output_size(op, nd, spatial, output_size, output_ratio)
-    if min(kernel) <= 0 or min(out) <= 0:
-        raise ShapeError(f"{op}: kernel_size {kernel} and output size {out} must be positive "
-                         f"(input shape {tuple(input.shape)})")
+    if min(kernel) <= 0 or min(out) < 0:
+        raise ShapeError(f"{op}: kernel_size {kernel} must be positive and the output size "
+                         f"{out} non-negative (input shape {tuple(input.shape)})")
     # PyTorch's bound: the windows must fit, output + kernel - 1 <= input; its 3-D kernel
     # also refuses equality (windows at every offset), and so does this one
     slack = 0 if nd == 2 else 1
