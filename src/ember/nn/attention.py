@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.nn import functional as F
 from ember.nn import init
 from ember.nn.linear import Linear, _empty
 from ember.nn.module import Module
+from ember.ops.multi_head_attention import _attention
 from ember.tensor import Tensor
 
 __all__ = ["MultiheadAttention"]
@@ -89,11 +89,7 @@ class MultiheadAttention(Module):
                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
                 attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
-        # the functional form is sequence-first (and checks the shapes)
-        to_sequence_first = self.batch_first and query.ndim == key.ndim == value.ndim == 3
-        if to_sequence_first:
-            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
-        out, weights = F.multi_head_attention_forward(
+        return _attention(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
             self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
             self.out_proj.weight, self.out_proj.bias, training=self.training,
@@ -101,5 +97,4 @@ class MultiheadAttention(Module):
             use_separate_proj_weight=not self._qkv_same_embed_dim,
             q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
             v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
-            is_causal=is_causal)
-        return (out.transpose(0, 1) if to_sequence_first else out), weights
+            is_causal=is_causal, batch_first=self.batch_first)
