@@ -1,7 +1,8 @@
 """``MultiheadAttention`` with PyTorch's parameter layout (``in_proj_weight``,
 ``in_proj_bias``, ``out_proj``; ``q/k/v_proj_weight`` when ``kdim``/``vdim`` differ; ``bias_k``
 and ``bias_v`` with ``add_bias_kv``), so state dicts load across. The computation is
-:func:`ember.nn.functional.multi_head_attention_forward`."""
+:func:`ember.nn.functional.multi_head_attention_forward`'s, run in the module's own layout
+(``batch_first`` inputs are not transposed to sequence-first and back)."""
 
 from __future__ import annotations
 
