@@ -13,7 +13,8 @@ from ember.nn import lazy
 from tests.nn.helpers import compare, copy_state
 
 LAZY_CASES = [("LazyLinear", (3,), (2, 5)), ("LazyConv2d", (4, 3), (1, 2, 5, 5)),
-              ("LazyConvTranspose1d", (4, 3), (2, 2, 6)), ("LazyBatchNorm2d", (), (2, 3, 4, 4))]
+              ("LazyConvTranspose1d", (4, 3), (2, 2, 6)), ("LazyBatchNorm2d", (), (2, 3, 4, 4)),
+              ("LazyInstanceNorm1d", (), (2, 3, 5)), ("LazyInstanceNorm3d", (), (1, 2, 3, 2, 2))]
 
 
 @pytest.mark.parametrize("name,args,shape", LAZY_CASES, ids=[c[0] for c in LAZY_CASES])
@@ -71,3 +72,34 @@ def test_first_call_keeps_attributes_and_hooks():
     m.register_full_backward_pre_hook(lambda mod, grad: calls.append(1))
     m(ember.randn(3, 4)).sum().backward()
     assert m.tag == "head" and calls == [1]
+
+
+def test_lazy_instance_norm_unbatched_and_without_affine():
+    m = lazy.LazyInstanceNorm2d()
+    m(ember.randn(3, 4, 5))  # (C, H, W): the channels are dimension 0 (PyTorch reads dim 1)
+    assert m.num_features == 3 and tuple(m.running_var.shape) == (3,)
+    t = torch.nn.LazyInstanceNorm1d(affine=False, track_running_stats=False, bias=False)
+    e = lazy.LazyInstanceNorm1d(affine=False, track_running_stats=False, bias=False)
+    assert repr(e) == repr(t) and list(e.state_dict()) == list(t.state_dict()) == []
+    x = np.random.default_rng(1).standard_normal((2, 3, 4))
+    np.testing.assert_allclose(e(ember.tensor(x)).numpy(), t(torch.tensor(x)).numpy(),
+                               atol=1e-12)
+    b = lazy.LazyBatchNorm1d(bias=False)
+    assert b.bias is None and list(b.state_dict()) == ["weight", "running_mean", "running_var",
+                                                       "num_batches_tracked"]
+
+
+def test_uninitialized_buffer():
+    m = lazy.LazyBatchNorm1d()
+    assert isinstance(m.running_mean, nn.UninitializedBuffer)
+    assert repr(m.running_mean) == repr(torch.nn.LazyBatchNorm1d().running_mean)
+    holder = nn.Module()
+    holder.kept = nn.UninitializedBuffer(dtype=ember.float64)
+    holder.scratch = nn.UninitializedBuffer(persistent=False)
+    assert list(holder.state_dict()) == ["kept"]
+    assert [name for name, _ in holder.named_buffers()] == ["kept", "scratch"]
+    copied = copy.deepcopy(holder)
+    assert not copied.scratch.persistent and copied.kept.dtype == ember.float64
+    holder.kept.materialize((2, 3))
+    assert type(holder.kept) is ember.Tensor and holder.kept.shape == (2, 3)
+    assert holder.kept.dtype == ember.float64 and not holder.kept.requires_grad

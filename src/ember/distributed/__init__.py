@@ -13,7 +13,7 @@ Example (``ember launch -n 2 train.py``):
 
 from ember.data import distributed_sampler as _distributed_sampler
 from ember.data.distributed_sampler import DistributedSampler
-from ember.distributed import batching, checkpoint, functional, optim
+from ember.distributed import batching, checkpoint, functional, optim, sync_batch_norm
 from ember.distributed.buffers import ReduceOp, Work
 from ember.distributed.collectives import (
     all_gather,

@@ -11,6 +11,7 @@ Example:
 from ember.nn import functional, init, utils
 from ember.nn.activation import *  # noqa: F403
 from ember.nn.activation import __all__ as _activation
+from ember.nn.adaptive import AdaptiveLogSoftmaxWithLoss
 from ember.nn.attention import MultiheadAttention
 from ember.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from ember.nn.conv import *  # noqa: F403
@@ -30,21 +31,24 @@ from ember.nn.normalization import *  # noqa: F403
 from ember.nn.normalization import __all__ as _normalization
 from ember.nn.padding import *  # noqa: F403
 from ember.nn.padding import __all__ as _padding
-from ember.nn.parameter import Buffer, Parameter
+from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer
 from ember.nn.pooling import *  # noqa: F403
 from ember.nn.pooling import __all__ as _pooling
 from ember.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from ember.nn.shuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from ember.nn.sparse import Embedding, EmbeddingBag
+from ember.nn.sync_batch_norm import SyncBatchNorm
 from ember.nn.transformer import *  # noqa: F403
 from ember.nn.transformer import __all__ as _transformer
 from ember.nn.upsampling import *  # noqa: F403
 from ember.nn.upsampling import __all__ as _upsampling
 
-__all__ = ["functional", "init", "utils", "Parameter", "Buffer", "Module", "Sequential",
+__all__ = ["functional", "init", "utils", "Parameter", "Buffer",
+           "UninitializedBuffer", "Module", "Sequential",
            "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "Flatten", "Unflatten", "Embedding", "EmbeddingBag", "Fold", "Unfold",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", *_activation, *_conv, *_dropout,
            *_lazy, *_loss, *_normalization, *_padding, *_pooling, *_upsampling,
            "MultiheadAttention", *_transformer, "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
-           "RNNCell", "LSTMCell", "GRUCell", "CosineSimilarity", "PairwiseDistance"]
+           "RNNCell", "LSTMCell", "GRUCell", "CosineSimilarity", "PairwiseDistance",
+           "AdaptiveLogSoftmaxWithLoss", "SyncBatchNorm"]

@@ -31,11 +31,17 @@ from ember.ops.dropout import (
     feature_alpha_dropout,
 )
 from ember.ops.embedding import embedding, embedding_bag
+from ember.ops.fractional_pool import (
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
 from ember.ops.gather import one_hot
 from ember.ops.grid_sample import affine_grid, grid_sample
 from ember.ops.gumbel_softmax import gumbel_softmax
 from ember.ops.im2col import fold, unfold
-from ember.ops.interpolate import interpolate, upsample
+from ember.ops.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
 from ember.ops.layer_norm import layer_norm
 from ember.ops.linear import bilinear, linear
 from ember.ops.local_response_norm import local_response_norm
@@ -64,6 +70,7 @@ from ember.ops.margin_loss import (
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
+from ember.ops.multi_head_attention import multi_head_attention_forward
 from ember.ops.normalization import (
     batch_norm,
     group_norm,
@@ -72,7 +79,12 @@ from ember.ops.normalization import (
     rms_norm,
 )
 from ember.ops.pad import pad
-from ember.ops.pixel_shuffle import channel_shuffle, pixel_shuffle, pixel_unshuffle
+from ember.ops.pixel_shuffle import (
+    channel_shuffle,
+    native_channel_shuffle,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
 from ember.ops.pool import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -118,4 +130,7 @@ __all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax", "softmin"
            "max_unpool1d", "max_unpool2d", "max_unpool3d", "grid_sample", "affine_grid",
            "channel_shuffle", "pdist", "embedding_bag", "multilabel_margin_loss",
            "triplet_margin_with_distance_loss", "ctc_loss", "alpha_dropout",
-           "feature_alpha_dropout", "gumbel_softmax", "local_response_norm"]
+           "feature_alpha_dropout", "gumbel_softmax", "local_response_norm", "upsample_bilinear",
+           "upsample_nearest", "native_channel_shuffle", "fractional_max_pool2d",
+           "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+           "fractional_max_pool3d_with_indices", "multi_head_attention_forward"]

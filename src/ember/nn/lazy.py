@@ -1,9 +1,11 @@
 """Lazy layers, as in PyTorch: ``LazyLinear``, ``LazyConv{1,2,3}d``,
-``LazyConvTranspose{1,2,3}d`` and ``LazyBatchNorm{1,2,3}d`` take their input size from the
-first input. Until then their parameters are :class:`UninitializedParameter` objects; the
-first call materializes them in place (so an optimizer built before it keeps working) and the
-module becomes the ordinary layer (``LazyLinear`` -> ``Linear``). Loading a state dict before
-the first call materializes them with the checkpoint's shapes.
+``LazyConvTranspose{1,2,3}d``, ``LazyBatchNorm{1,2,3}d`` and ``LazyInstanceNorm{1,2,3}d`` take
+their input size from the first input. Until then their parameters are
+:class:`UninitializedParameter` objects (their running statistics
+:class:`~ember.nn.UninitializedBuffer` objects); the first call materializes the parameters in
+place (so an optimizer built before it keeps working) and the module becomes the ordinary
+layer (``LazyLinear`` -> ``Linear``). Loading a state dict before the first call materializes
+them with the checkpoint's shapes.
 """
 
 from __future__ import annotations
@@ -16,13 +18,22 @@ from ember.errors import ShapeError
 from ember.nn.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ember.nn.linear import Linear
 from ember.nn.module import Module
-from ember.nn.normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
-from ember.nn.parameter import Parameter
+from ember.nn.normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    _InstanceNorm,
+)
+from ember.nn.parameter import Parameter, UninitializedBuffer
 from ember.tensor import Tensor
 
 __all__ = ["UninitializedParameter", "LazyModuleMixin", "LazyLinear", "LazyConv1d",
            "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
-           "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
+           "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 # what a lazy module keeps of its own when it becomes the real layer
 _OWN_STATE = ("training", "_forward_pre_hooks", "_forward_hooks", "_backward_hooks",
@@ -60,7 +71,8 @@ class UninitializedParameter(Parameter):
 
 def _is_placeholder(value: Tensor) -> bool:
     """Whether a state-dict entry is what a lazy module saves before its first call."""
-    return isinstance(value, UninitializedParameter) or tuple(value.shape) == (0,)
+    return isinstance(value, (UninitializedParameter, UninitializedBuffer)) or \
+        tuple(value.shape) == (0,)
 
 
 def _initialize(module: LazyModuleMixin, args: tuple) -> None:
@@ -113,7 +125,7 @@ class LazyModuleMixin(Module):
         for name, b in probe._buffers.items():
             if b is not None and b.dtype.is_floating_point:  # statistics: sized later
                 lazy.add(name)
-                b = ember.empty(0, dtype=b.dtype, device=b.device)
+                b = UninitializedBuffer(device=b.device, dtype=b.dtype)
             self._buffers[name] = b
         self._non_persistent_buffers_set.update(probe._non_persistent_buffers_set)
         # the layer's attributes (out_features, kernel_size, …) with the size still 0, as in
@@ -249,22 +261,26 @@ class LazyConvTranspose3d(_LazyConvTransposeNd):
     cls_to_become = ConvTranspose3d
 
 
-class _LazyBatchNorm(LazyModuleMixin):
-    """A batch norm with ``num_features`` from the first input's dimension 1."""
+class _LazyNorm(LazyModuleMixin):
+    """A batch or instance norm with ``num_features`` from the first input's channel
+    dimension."""
 
     _size_attr = "num_features"
 
     def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device: Any = None, dtype: Any = None
-                 ) -> None:
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
         super().__init__(eps=eps, momentum=momentum, affine=affine,
-                         track_running_stats=track_running_stats, device=device, dtype=dtype)
+                         track_running_stats=track_running_stats, device=device, dtype=dtype,
+                         bias=bias)
 
     def _infer_size(self, input: Tensor) -> int:
-        return input.shape[1]
+        unbatched = input.ndim == self.cls_to_become._dims[0] and \
+            issubclass(self.cls_to_become, _InstanceNorm)
+        return input.shape[0 if unbatched else 1]
 
 
-class LazyBatchNorm1d(_LazyBatchNorm):
+class LazyBatchNorm1d(_LazyNorm):
     """:class:`~ember.nn.BatchNorm1d` with ``num_features`` from the first input.
 
     Example:
@@ -276,13 +292,39 @@ class LazyBatchNorm1d(_LazyBatchNorm):
     cls_to_become = BatchNorm1d
 
 
-class LazyBatchNorm2d(_LazyBatchNorm):
+class LazyBatchNorm2d(_LazyNorm):
     """:class:`~ember.nn.BatchNorm2d` with ``num_features`` from the first input."""
 
     cls_to_become = BatchNorm2d
 
 
-class LazyBatchNorm3d(_LazyBatchNorm):
+class LazyBatchNorm3d(_LazyNorm):
     """:class:`~ember.nn.BatchNorm3d` with ``num_features`` from the first input."""
 
     cls_to_become = BatchNorm3d
+
+
+class LazyInstanceNorm1d(_LazyNorm):
+    """:class:`~ember.nn.InstanceNorm1d` with ``num_features`` from the first input's
+    channels (dimension 1, or 0 when unbatched). As in PyTorch, ``affine`` and
+    ``track_running_stats`` default to True here, unlike ``InstanceNorm1d``.
+
+    Example:
+        >>> m = nn.LazyInstanceNorm1d()
+        >>> _ = m(ember.randn(2, 3, 5)); type(m).__name__, tuple(m.weight.shape)
+        ('InstanceNorm1d', (3,))
+    """
+
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyNorm):
+    """:class:`~ember.nn.InstanceNorm2d` with ``num_features`` from the first input."""
+
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyNorm):
+    """:class:`~ember.nn.InstanceNorm3d` with ``num_features`` from the first input."""
+
+    cls_to_become = InstanceNorm3d

@@ -13,7 +13,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import no_grad
 from ember.nn.module_hooks import ModuleHooksMixin
-from ember.nn.parameter import Buffer, Parameter
+from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer
 from ember.nn.state_dict import StateDictMixin
 from ember.tensor import STRUCTURE, Tensor
 
@@ -129,6 +129,8 @@ class Module(ModuleHooksMixin, StateDictMixin):
         if isinstance(tensor, Buffer):
             persistent = tensor.persistent
             tensor = tensor.unwrap()
+        elif isinstance(tensor, UninitializedBuffer):
+            persistent = tensor.persistent
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -174,7 +176,7 @@ class Module(ModuleHooksMixin, StateDictMixin):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
                                 f"'{name}' (nn.Module or None expected)")
             self._modules[name] = None
-        elif isinstance(value, Buffer):
+        elif isinstance(value, (Buffer, UninitializedBuffer)):
             if params is None:
                 raise AttributeError("cannot assign buffers before Module.__init__() call")
             self._forget(name, self._buffers)

@@ -102,6 +102,18 @@ class _NormBase(Module):
 class _BatchNorm(_NormBase):
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
+        factor = self._momentum_factor()
+        keep = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if keep else None,
+                            self.running_var if keep else None, self.weight, self.bias,
+                            self._uses_batch_statistics(), factor, self.eps)
+
+    def _uses_batch_statistics(self) -> bool:
+        return self.training or (self.running_mean is None and self.running_var is None)
+
+    def _momentum_factor(self) -> float | Tensor:
+        """The weight of this batch in the running statistics; in training, counts the batch
+        in ``num_batches_tracked``."""
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             with ember.no_grad():
@@ -112,11 +124,7 @@ class _BatchNorm(_NormBase):
                     ember.float64 if getattr(self.running_mean, "dtype", None) is ember.float64
                     else ember.float32)
                 factor = 1.0 / count
-        use_batch = self.training or (self.running_mean is None and self.running_var is None)
-        keep = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if keep else None,
-                            self.running_var if keep else None, self.weight, self.bias,
-                            use_batch, factor, self.eps)
+        return factor
 
 
 class BatchNorm1d(_BatchNorm):

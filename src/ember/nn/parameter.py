@@ -1,5 +1,5 @@
-"""``nn.Parameter`` (a tensor a module trains) and ``nn.Buffer`` (a tensor it keeps but does not
-train).
+"""``nn.Parameter`` (a tensor a module trains), ``nn.Buffer`` (a tensor it keeps but does not
+train) and ``nn.UninitializedBuffer`` (a buffer of a lazy module, shape still unknown).
 
 A :class:`Parameter` is a :class:`~ember.Tensor` subclass with no extra state, so it is a leaf
 tensor in every op; the ops themselves return plain tensors.
@@ -7,6 +7,7 @@ tensor in every op; the ops themselves return plain tensors.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from ember.tensor import Tensor
@@ -97,3 +98,59 @@ class Buffer(Tensor):
         from ember.tensor import _wrap
 
         return _wrap(self._data, self._device, self.requires_grad, None, 0, self._vc)
+
+
+# the ids of the UninitializedBuffer objects made with persistent=False (an entry goes when
+# its buffer is collected, so an id is never mistaken for a later object's)
+_NON_PERSISTENT: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+class UninitializedBuffer(Tensor):
+    """A buffer whose shape is not known yet (it holds no elements); ``materialize`` gives
+    it one and turns it into a plain :class:`~ember.Tensor`, the same object. Assigned to a
+    module attribute, it registers as a buffer (``persistent=False`` keeps it out of the
+    state dict), as :class:`~ember.nn.Buffer` does.
+
+    Example:
+        >>> b = nn.UninitializedBuffer()
+        >>> b.materialize((2,)); type(b).__name__, tuple(b.shape)
+        ('Tensor', (2,))
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+                persistent: bool = True) -> UninitializedBuffer:
+        from ember.ops.creation import empty
+
+        out = _share(cls, empty(0, dtype=dtype, device=device), requires_grad)
+        if not persistent:
+            _NON_PERSISTENT[id(out)] = out
+        return out
+
+    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+                 persistent: bool = True) -> None:
+        pass  # everything happens in __new__
+
+    @property
+    def persistent(self) -> bool:
+        """Whether a module that registers this buffer saves it in its state dict."""
+        return id(self) not in _NON_PERSISTENT
+
+    def materialize(self, shape: tuple[int, ...], device: Any = None, dtype: Any = None
+                    ) -> None:
+        """Allocates ``shape`` (uninitialized values) and becomes a plain tensor."""
+        from ember.ops.creation import empty
+
+        self.data = empty(*shape, dtype=dtype or self.dtype, device=device or self.device)
+        _NON_PERSISTENT.pop(id(self), None)
+        self.__class__ = Tensor
+
+    def __repr__(self) -> str:
+        return "<UninitializedBuffer>"
+
+    def __deepcopy__(self, memo: dict) -> UninitializedBuffer:
+        if id(self) not in memo:
+            memo[id(self)] = UninitializedBuffer(self.requires_grad, self.device, self.dtype,
+                                                 self.persistent)
+        return memo[id(self)]

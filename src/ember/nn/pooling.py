@@ -1,5 +1,5 @@
 """Pooling layers over ``ember.nn.functional``: max, average, adaptive and power-average
-pooling, and max unpooling."""
+pooling, fractional max pooling, and max unpooling."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from ember.tensor import Tensor
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
-           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 class _MaxPool(Module):
@@ -260,3 +261,52 @@ class MaxUnpool3d(_MaxUnpool):
     """The partial inverse of ``MaxPool3d`` for ``(N, C, D, H, W)``."""
 
     _fn, _nd = "max_unpool3d", 3
+
+
+class _FractionalMaxPool(Module):
+    _fn = "fractional_max_pool2d"
+    _nd = 2
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Tensor | None = None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a "
+                             f"pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError(f"{name}: only one of output_size and output_ratio may be "
+                             f"specified")
+        self.kernel_size = self._tuple(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = None if output_size is None else self._tuple(output_size)
+        self.output_ratio = None if output_ratio is None else self._tuple(output_ratio)
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"{name}: output_ratio must be between 0 and 1 (got "
+                             f"{output_ratio})")
+
+    def _tuple(self, value: Any) -> tuple:
+        return (value,) * self._nd if isinstance(value, int | float) else tuple(value)
+
+    def forward(self, input: Tensor) -> Any:
+        return getattr(F, self._fn)(input, self.kernel_size, self.output_size,
+                                    self.output_ratio, self.return_indices,
+                                    _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """Fractional max pooling of ``(N, C, H, W)`` to ``output_size`` or ``output_ratio`` ×
+    the input size, over ``kernel_size`` windows at pseudo-random offsets (fresh each call,
+    unless ``_random_samples`` fixes them); see :func:`~ember.nn.functional.fractional_max_pool2d`.
+
+    Example:
+        >>> nn.FractionalMaxPool2d(3, output_ratio=0.5)(ember.randn(1, 2, 10, 8)).shape
+        (1, 2, 5, 4)
+    """
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """Fractional max pooling of ``(N, C, T, H, W)``; see :class:`FractionalMaxPool2d`."""
+
+    _fn, _nd = "fractional_max_pool3d", 3

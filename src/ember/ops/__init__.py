@@ -81,16 +81,16 @@ from ember.ops.windows import *  # noqa: F403
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
 _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "construct",
              "constructors", "conv", "convert", "creation", "ctc_loss", "diagonal", "discrete",
-             "distance", "dropout", "embedding", "fill", "frexp", "gamma", "gather", "grid_sample",
-             "gumbel_softmax", "histogram", "igamma", "im2col", "indexing", "inplace_functions",
-             "integrate", "interpolate", "join", "layer_norm", "linalg", "linalg_composite",
-             "linalg_decomp", "linalg_det", "linalg_lu", "linalg_pinv", "linalg_solve", "linear",
-             "local_response_norm", "loss", "lp_pool", "margin_loss", "normalization", "norms",
-             "pad", "pixel_shuffle", "pool", "random", "random_counts", "random_fill",
-             "random_gamma", "random_von_mises", "reduce", "scatter_reduce", "scatter_slices",
-             "search", "select", "shape", "softmax", "sort", "special", "split_stack",
-             "statistics", "storage", "tensor_methods", "unary", "unfold", "unpool", "unravel",
-             "windows")
+             "distance", "dropout", "embedding", "fill", "fractional_pool", "frexp", "gamma",
+             "gather", "grid_sample", "gumbel_softmax", "histogram", "igamma", "im2col",
+             "indexing", "inplace_functions", "integrate", "interpolate", "join", "layer_norm",
+             "linalg", "linalg_composite", "linalg_decomp", "linalg_det", "linalg_lu",
+             "linalg_pinv", "linalg_solve", "linear", "local_response_norm", "loss", "lp_pool",
+             "margin_loss", "multi_head_attention", "normalization", "norms", "pad",
+             "pixel_shuffle", "pool", "random", "random_counts", "random_fill", "random_gamma",
+             "random_von_mises", "reduce", "scatter_reduce", "scatter_slices", "search", "select",
+             "shape", "softmax", "sort", "special", "split_stack", "statistics", "storage",
+             "tensor_methods", "unary", "unfold", "unpool", "unravel", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

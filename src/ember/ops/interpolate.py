@@ -1,5 +1,6 @@
 """Resizing: ``interpolate`` (modes nearest, nearest-exact, linear, bilinear, bicubic,
-trilinear, area) and ``upsample``.
+trilinear, area) and its deprecated names ``upsample``, ``upsample_bilinear`` and
+``upsample_nearest``.
 
 Every mode is separable, so each spatial axis is resampled in turn by one linear primitive
 pair: ``resample`` (output position o reads a weighted sum of a few taps ``x[index_o]``:
@@ -14,6 +15,7 @@ pooling.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -256,7 +258,42 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     return y
 
 
+def _deprecated(name: str) -> None:
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", UserWarning, stacklevel=3)
+
+
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None,
              mode: str = "nearest", align_corners: bool | None = None) -> Tensor:
-    """The deprecated name of :func:`interpolate`."""
+    """The deprecated name of :func:`interpolate` (it warns, as PyTorch's does).
+
+    Example:
+        >>> F.upsample(ember.ones(1, 1, 2), scale_factor=2).shape
+        (1, 1, 4)
+    """
+    _deprecated("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="bilinear",
+    align_corners=True)`` of a (N, C, H, W) input (it warns, as PyTorch's does).
+
+    Example:
+        >>> F.upsample_bilinear(ember.tensor([[[[0.0, 3.0]]]]), size=(1, 4))
+        tensor([[[[0., 1., 2., 3.]]]])
+    """
+    _deprecated("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="nearest")`` (it warns, as
+    PyTorch's does).
+
+    Example:
+        >>> F.upsample_nearest(ember.tensor([[[1.0, 2.0]]]), scale_factor=2)
+        tensor([[[1., 1., 2., 2.]]])
+    """
+    _deprecated("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")

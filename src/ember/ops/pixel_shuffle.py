@@ -1,13 +1,14 @@
 """Channel rearrangements: ``pixel_shuffle`` moves channel blocks into space (the
 upsampling of ESPCN-style networks), ``pixel_unshuffle`` moves them back, ``channel_shuffle``
-interleaves channel groups (ShuffleNet); each is a reshape, a permute and a reshape."""
+interleaves channel groups (ShuffleNet; also under PyTorch's kernel name
+``native_channel_shuffle``); each is a reshape, a permute and a reshape."""
 
 from __future__ import annotations
 
 from ember.errors import ShapeError
 from ember.tensor import Tensor
 
-__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle"]
+__all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
@@ -65,3 +66,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     n, c, *rest = input.shape
     x = input.reshape((n, g, c // g, *rest))
     return x.transpose(1, 2).reshape(tuple(input.shape))
+
+
+# PyTorch's name for its kernel of the same op
+native_channel_shuffle = channel_shuffle

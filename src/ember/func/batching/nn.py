@@ -67,6 +67,15 @@ for _name in ("unfold", "fold", "max_pool_indices", "adaptive_max_pool_indices")
     rule(_name)(_image_batch_rule(_name))
 
 
+@rule("fractional_max_pool_indices")
+def _fractional_max_pool_indices(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
+    x, samples = (batched(t, b, is_b) for t, is_b in zip(xs, bs))  # (B, N, C, …), (B, N', C, d)
+    n = x.shape[1]
+    out = apply(prim("fractional_max_pool_indices"), merge_batch(x),
+                merge_batch(samples[:, :n]), **params)
+    return split_batch(out, b, n)
+
+
 @rule("conv")
 def _conv(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
     x, w = xs
