@@ -2,6 +2,11 @@
 
 ``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode`` work as context
 managers and as decorators, as in PyTorch; each thread has its own mode.
+
+Tensors made inside ``inference_mode`` are *inference tensors* (``x.is_inference()``), as in
+PyTorch: while any thread is in that mode a tensor-creation hook notes each new tensor made
+under it (outside it, the hook is gone and costs nothing). Unlike PyTorch, Ember does not
+restrict what later code may do with them; a view made of one outside the mode is not one.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -138,13 +144,72 @@ class set_grad_enabled(_Mode):
         return super().__call__(fn)
 
 
+class _InferenceTensors:
+    """The tensors made in inference mode, and the creation hook noting them while any
+    ``inference_mode(True)`` block is open in some thread."""
+
+    # id → weak reference (a WeakSet would compare tensors with ==, which is elementwise)
+    made: dict[int, weakref.ref] = {}
+    open_blocks = 0
+    lock = threading.Lock()
+
+    @staticmethod
+    def note(t: Any) -> None:
+        if GRAD.inference:
+            made = _InferenceTensors.made
+            key = id(t)
+            made[key] = weakref.ref(t, lambda _, key=key: made.pop(key, None))
+
+    @classmethod
+    def opened(cls) -> None:
+        from ember.tensor import add_wrap_hook
+
+        with cls.lock:
+            cls.open_blocks += 1
+            if cls.open_blocks == 1:
+                add_wrap_hook(cls.note)
+
+    @classmethod
+    def closed(cls) -> None:
+        from ember.tensor import remove_wrap_hook
+
+        with cls.lock:
+            cls.open_blocks -= 1
+            if cls.open_blocks == 0:
+                remove_wrap_hook(cls.note)
+
+
+def is_inference(input: Any) -> bool:
+    """Whether ``input`` was made inside ``inference_mode`` (an inference tensor).
+
+    Example:
+        >>> with ember.inference_mode():
+        ...     y = ember.ones(2) * 2
+        >>> y.is_inference(), ember.ones(2).is_inference()
+        (True, False)
+    """
+    ref = _InferenceTensors.made.get(id(input))
+    return ref is not None and ref() is input
+
+
 class inference_mode(_Mode):
-    """Like ``no_grad``, for code that never needs gradients. ``mode=False`` turns it off
-    and, as in PyTorch, turns recording on (also inside ``no_grad``)."""
+    """Like ``no_grad``, for code that never needs gradients; the tensors it makes are
+    inference tensors (:func:`is_inference`). ``mode=False`` turns it off and, as in PyTorch,
+    turns recording on (also inside ``no_grad``)."""
 
     def __init__(self, mode: bool = True) -> None:
         self.enabled = not mode
         self.inference = bool(mode)
+
+    def __enter__(self) -> None:
+        super().__enter__()
+        if self.inference:
+            _InferenceTensors.opened()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.inference:
+            _InferenceTensors.closed()
+        super().__exit__(*exc)
 
     def _args(self) -> tuple:
         return (self.inference,)

@@ -14,17 +14,21 @@ from ember.ops.construct import *  # noqa: F403
 from ember.ops.constructors import *  # noqa: F403
 from ember.ops.conv import *  # noqa: F403
 from ember.ops.convert import *  # noqa: F403
+from ember.ops.copy_variants import *  # noqa: F403
 from ember.ops.creation import *  # noqa: F403
 from ember.ops.ctc_loss import *  # noqa: F403
 from ember.ops.diagonal import *  # noqa: F403
 from ember.ops.discrete import *  # noqa: F403
 from ember.ops.distance import *  # noqa: F403
+from ember.ops.dlpack import *  # noqa: F403
 from ember.ops.dropout import *  # noqa: F403
 from ember.ops.embedding import *  # noqa: F403
 from ember.ops.fill import *  # noqa: F403
 from ember.ops.frexp import *  # noqa: F403
+from ember.ops.functional_aliases import *  # noqa: F403
 from ember.ops.gamma import *  # noqa: F403
 from ember.ops.gather import *  # noqa: F403
+from ember.ops.gradient import *  # noqa: F403
 from ember.ops.grid_sample import *  # noqa: F403
 from ember.ops.gumbel_softmax import *  # noqa: F403
 from ember.ops.histogram import *  # noqa: F403
@@ -59,6 +63,7 @@ from ember.ops.random_counts import *  # noqa: F403
 from ember.ops.random_fill import *  # noqa: F403
 from ember.ops.random_gamma import *  # noqa: F403
 from ember.ops.reduce import *  # noqa: F403
+from ember.ops.rnn_cells import *  # noqa: F403
 from ember.ops.scatter_reduce import *  # noqa: F403
 from ember.ops.scatter_slices import *  # noqa: F403
 from ember.ops.search import *  # noqa: F403
@@ -79,16 +84,17 @@ from ember.ops.windows import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
 _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "construct",
-             "constructors", "conv", "convert", "creation", "ctc_loss", "diagonal", "discrete",
-             "distance", "dropout", "embedding", "fill", "frexp", "gamma", "gather", "grid_sample",
-             "gumbel_softmax", "histogram", "igamma", "im2col", "indexing", "inplace_functions",
-             "integrate", "interpolate", "join", "layer_norm", "linalg", "linalg_composite",
-             "linalg_decomp", "linalg_det", "linalg_lu", "linalg_pinv", "linalg_solve", "linear",
+             "constructors", "conv", "convert", "copy_variants", "creation", "ctc_loss", "diagonal",
+             "discrete", "dlpack", "distance", "dropout", "embedding", "fill", "frexp",
+             "functional_aliases", "gamma", "gather", "gradient", "grid_sample", "gumbel_softmax",
+             "histogram", "igamma", "im2col", "indexing", "inplace_functions", "integrate",
+             "interpolate", "join", "layer_norm", "linalg", "linalg_composite", "linalg_decomp",
+             "linalg_det", "linalg_lu", "linalg_pinv", "linalg_solve", "linear",
              "local_response_norm", "loss", "lp_pool", "margin_loss", "normalization", "norms",
              "pad", "pixel_shuffle", "pool", "random", "random_counts", "random_fill",
-             "random_gamma", "reduce", "scatter_reduce", "scatter_slices", "search", "select",
-             "shape", "softmax", "sort", "special", "split_stack", "statistics", "storage",
-             "tensor_methods", "unary", "unfold", "unpool", "unravel", "windows")
+             "random_gamma", "reduce", "rnn_cells", "scatter_reduce", "scatter_slices", "search",
+             "select", "shape", "softmax", "sort", "special", "split_stack", "statistics",
+             "storage", "tensor_methods", "unary", "unfold", "unpool", "unravel", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]
