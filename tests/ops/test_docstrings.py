@@ -12,6 +12,7 @@ from ember.ops import _FAMILIES
 
 MODULES = [f"ember.ops.{family}" for family in _FAMILIES] + [
     "ember.linalg", "ember.tensor", "ember.dtypes", "ember.backend.capabilities",
+    "ember.backend.settings",
     "ember.autograd.gradcheck"]
 
 
