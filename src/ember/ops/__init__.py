@@ -44,9 +44,11 @@ from ember.ops.linalg import *  # noqa: F403
 from ember.ops.linalg_composite import *  # noqa: F403
 from ember.ops.linalg_decomp import *  # noqa: F403
 from ember.ops.linalg_det import *  # noqa: F403
+from ember.ops.linalg_ldl import *  # noqa: F403
 from ember.ops.linalg_lu import *  # noqa: F403
 from ember.ops.linalg_pinv import *  # noqa: F403
 from ember.ops.linalg_solve import *  # noqa: F403
+from ember.ops.linalg_tensor import *  # noqa: F403
 from ember.ops.linear import *  # noqa: F403
 from ember.ops.local_response_norm import *  # noqa: F403
 from ember.ops.loss import *  # noqa: F403
@@ -89,12 +91,13 @@ _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "
              "functional_aliases", "gamma", "gather", "gradient", "grid_sample", "gumbel_softmax",
              "histogram", "igamma", "im2col", "indexing", "inplace_functions", "integrate",
              "interpolate", "join", "layer_norm", "linalg", "linalg_composite", "linalg_decomp",
-             "linalg_det", "linalg_lu", "linalg_pinv", "linalg_solve", "linear",
-             "local_response_norm", "loss", "lp_pool", "margin_loss", "normalization", "norms",
-             "pad", "pixel_shuffle", "pool", "random", "random_counts", "random_fill",
-             "random_gamma", "reduce", "rnn_cells", "scatter_reduce", "scatter_slices", "search",
-             "select", "shape", "softmax", "sort", "special", "split_stack", "statistics",
-             "storage", "tensor_methods", "unary", "unfold", "unpool", "unravel", "windows")
+             "linalg_det", "linalg_ldl", "linalg_lu", "linalg_pinv", "linalg_solve",
+             "linalg_tensor", "linear", "local_response_norm", "loss", "lp_pool", "margin_loss",
+             "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts",
+             "random_fill", "random_gamma", "reduce", "rnn_cells", "scatter_reduce",
+             "scatter_slices", "search", "select", "shape", "softmax", "sort", "special",
+             "split_stack", "statistics", "storage", "tensor_methods", "unary", "unfold", "unpool",
+             "unravel", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]
