@@ -14,6 +14,9 @@ from tests.ops.optable import Const, OpCase, S, arg, op_tests
 warnings.filterwarnings("ignore", message=".*is deprecated.*")
 
 
+_LENGTHS = ember.tensor([2, 0, 3, 1])
+
+
 def _both(name):
     return getattr(ember, name), getattr(torch, name)
 
@@ -72,6 +75,27 @@ CASES = [
            lambda x: torch.unfold_copy(x, 0, 2, 1), [S(arg(4))]),
     OpCase("as_strided_copy", lambda x: ember.as_strided_copy(x, (2, 2), (1, 2)),
            lambda x: torch.as_strided_copy(x, (2, 2), (1, 2)), [S(arg(5))]),
+    OpCase("segment_reduce_sum", lambda x: ember.segment_reduce(x, "sum", lengths=_LENGTHS),
+           lambda x: torch.segment_reduce(x, "sum", lengths=torch.tensor([2, 0, 3, 1])),
+           [S(arg(6))], gradgrad=False),
+    OpCase("segment_reduce_mean_axis1",
+           lambda x: ember.segment_reduce(x, "mean", lengths=ember.tensor([[1, 3], [4, 0]]),
+                                          axis=1, initial=0.5),
+           lambda x: torch.segment_reduce(x, "mean", lengths=torch.tensor([[1, 3], [4, 0]]),
+                                          axis=1, initial=0.5),
+           [S(arg(2, 4, 2))], gradgrad=False),
+    OpCase("segment_reduce_prod", lambda x: ember.segment_reduce(x, "prod", lengths=_LENGTHS),
+           lambda x: torch.segment_reduce(x, "prod", lengths=torch.tensor([2, 0, 3, 1])),
+           [S(arg(6))], gradgrad=False),
+    OpCase("segment_reduce_max",
+           lambda x: ember.segment_reduce(x, "max", offsets=ember.tensor([0, 2, 2, 6]),
+                                          initial=-0.5),
+           lambda x: torch.segment_reduce(x, "max", offsets=torch.tensor([0, 2, 2, 6]),
+                                          initial=-0.5),
+           [S(arg(6))], gradgrad=False),
+    OpCase("segment_reduce_amin", lambda x: ember.segment_reduce(x, "amin", lengths=_LENGTHS),
+           lambda x: torch.segment_reduce(x, "amin", lengths=torch.tensor([2, 0, 3, 1])),
+           [S(arg(6, 2))], gradgrad=False),
     OpCase("rnn_tanh_cell", ember.rnn_tanh_cell, torch.rnn_tanh_cell,
            [S(arg(2, 3), arg(2, 4), arg(4, 3), arg(4, 4), arg(4), arg(4))], gradgrad=False),
     OpCase("rnn_relu_cell", ember.rnn_relu_cell, torch.rnn_relu_cell,
@@ -361,6 +385,34 @@ def test_as_strided_inplace_and_scatter_errors():
         ember.as_strided_scatter(ember.zeros(4), ember.ones(3), (2,), (2,))
     with pytest.raises(ember.ShapeError, match="reach element 4, out of bounds"):
         ember.as_strided_scatter(ember.zeros(4), ember.ones(2), (2,), (4,))
+
+
+def test_segment_reduce_ties_zeros_and_errors():
+    x = ember.tensor([1.0, 3.0, 3.0, 0.0, 2.0, 0.0], requires_grad=True)
+    t = torch.tensor(x.numpy(force=True), requires_grad=True)
+    for reduce in ("max", "prod"):
+        mine = ember.segment_reduce(x, reduce, lengths=ember.tensor([3, 2, 1]))
+        ref = torch.segment_reduce(t, reduce, lengths=torch.tensor([3, 2, 1]))
+        (g,) = ember.autograd.grad(mine.sum(), [x])
+        (r,) = torch.autograd.grad(ref.sum(), [t])
+        np.testing.assert_allclose(g.numpy(), r.numpy())  # ties split; one zero in a product
+    d = ember.arange(6.0)
+    with pytest.raises(ember.ShapeError, match="must add up to data.shape.0. = 6"):
+        ember.segment_reduce(d, "sum", lengths=ember.tensor([2, 2]))
+    np.testing.assert_array_equal(
+        ember.segment_reduce(d, "sum", lengths=ember.tensor([2, 2]), unsafe=True).numpy(), [1, 5])
+    with pytest.raises(ValueError, match="lengths contains a negative value"):
+        ember.segment_reduce(d, "sum", lengths=ember.tensor([7, -1]))
+    with pytest.raises(ValueError, match="reduce must be one of 'sum'"):
+        ember.segment_reduce(d, "any", lengths=ember.tensor([6]))
+    with pytest.raises(NotImplementedError, match="indices based reduction is not supported"):
+        ember.segment_reduce(d, "sum", indices=ember.tensor([0]))
+    with pytest.raises(ValueError, match="either lengths or offsets"):
+        ember.segment_reduce(d, "sum")
+    with pytest.raises(ember.DTypeError, match="expected a floating data tensor"):
+        ember.segment_reduce(ember.arange(3), "sum", lengths=ember.tensor([3]))
+    with pytest.raises(ember.ShapeError, match="need axis = lengths.ndim - 1 = 0"):
+        ember.segment_reduce(ember.zeros(2, 3), "sum", lengths=ember.tensor([3]), axis=1)
 
 
 def test_functional_alias_reduction_must_be_the_enum():

@@ -69,6 +69,7 @@ from ember.ops.rnn_cells import *  # noqa: F403
 from ember.ops.scatter_reduce import *  # noqa: F403
 from ember.ops.scatter_slices import *  # noqa: F403
 from ember.ops.search import *  # noqa: F403
+from ember.ops.segment_reduce import *  # noqa: F403
 from ember.ops.select import *  # noqa: F403
 from ember.ops.shape import *  # noqa: F403
 from ember.ops.softmax import *  # noqa: F403
@@ -95,9 +96,9 @@ _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "
              "linalg_tensor", "linear", "local_response_norm", "loss", "lp_pool", "margin_loss",
              "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts",
              "random_fill", "random_gamma", "reduce", "rnn_cells", "scatter_reduce",
-             "scatter_slices", "search", "select", "shape", "softmax", "sort", "special",
-             "split_stack", "statistics", "storage", "tensor_methods", "unary", "unfold", "unpool",
-             "unravel", "windows")
+             "scatter_slices", "search", "segment_reduce", "select", "shape", "softmax", "sort",
+             "special", "split_stack", "statistics", "storage", "tensor_methods", "unary", "unfold",
+             "unpool", "unravel", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]
