@@ -1,5 +1,6 @@
 """DLPack: ember.from_dlpack and Tensor.__dlpack__ share memory with PyTorch and NumPy both
-ways; what cannot cross (bfloat16 through NumPy, tensors requiring grad) fails clearly."""
+ways (bfloat16 with PyTorch too); what cannot cross (tensors requiring grad, dtypes Ember
+lacks) fails clearly."""
 
 import numpy as np
 import pytest
@@ -8,8 +9,8 @@ import torch
 import ember
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "int16",
-                                   "int8", "uint8", "bool"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int32",
+                                   "int16", "int8", "uint8", "bool"])
 def test_torch_to_ember_shares_memory(dtype):
     t = torch.zeros(2, 3, dtype=getattr(torch, dtype))
     e = ember.from_dlpack(t)
@@ -48,12 +49,22 @@ def test_writes_through_dlpack_are_seen_by_ember_ops():
     assert x.sum().item() == 6.0
 
 
+def test_bfloat16_crosses_to_torch_both_ways():
+    x = ember.tensor([[0.5, 1.25], [2.0, -3.0]], dtype=ember.bfloat16)
+    t = torch.from_dlpack(x.t())
+    assert t.dtype == torch.bfloat16 and t.stride() == (1, 2)
+    t[0, 1] = -4.0
+    assert x[1, 0].item() == -4.0
+    legacy = torch.utils.dlpack.from_dlpack(x.__dlpack__())  # an unversioned capsule
+    assert legacy.dtype == torch.bfloat16 and legacy.data_ptr() == x.data_ptr()
+    back = ember.from_dlpack(torch.tensor([1.5, 2.5], dtype=torch.bfloat16))
+    assert back.dtype is ember.bfloat16 and back.tolist() == [1.5, 2.5]
+
+
 def test_refusals_are_clear():
     with pytest.raises(ember.GradError, match="__dlpack__: can't export a tensor that requires"):
         torch.from_dlpack(ember.ones(2, requires_grad=True))
-    with pytest.raises(ember.DTypeError, match="__dlpack__: bfloat16 cannot be exported"):
-        torch.from_dlpack(ember.ones(2, dtype=ember.bfloat16))
-    with pytest.raises(ember.DTypeError, match="from_dlpack: could not import .* bfloat16"):
-        ember.from_dlpack(torch.ones(2, dtype=torch.bfloat16))
+    with pytest.raises(ember.DTypeError, match="from_dlpack: could not import .*float8"):
+        ember.from_dlpack(torch.ones(2).to(torch.float8_e4m3fn))
     with pytest.raises(TypeError, match="from_dlpack: expected an object with __dlpack__"):
         ember.from_dlpack([1.0, 2.0])

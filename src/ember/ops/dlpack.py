@@ -4,9 +4,11 @@ tensors have ``__dlpack__``/``__dlpack_device__``, so ``torch.from_dlpack(x)`` a
 ``np.from_dlpack(x)`` share theirs. No copy either way: writes show on both sides.
 
 The CPU exchange goes through NumPy's DLPack support (and a device's through its array
-library), so the dtypes are NumPy's: bfloat16, which NumPy's DLPack does not carry, is refused
-with a hint instead of being copied silently. A tensor that requires grad is refused on export,
-as in PyTorch (DLPack carries no history).
+library). NumPy has no bfloat16 of its own (Ember's is ``ml_dtypes``'), so bfloat16 crosses as
+DLPack's bfloat16 by relabelling the exchanged descriptor: exported as NumPy's uint16 export
+with its dtype field set to bfloat16, imported by reading a bfloat16 descriptor as uint16 and
+viewing the array as bfloat16 (no copy either way). A tensor that requires grad is refused on
+export, as in PyTorch (DLPack carries no history).
 
 Example:
     >>> a = np.zeros(3)
@@ -18,7 +20,10 @@ Example:
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any
+
+import numpy as np
 
 from ember import dtypes
 from ember.backend import device as to_device
@@ -29,6 +34,61 @@ from ember.tensor import Tensor, _wrap, method
 __all__ = ["from_dlpack"]
 
 _CPU, _CUDA = 1, 2  # DLPack's device type codes
+_UINT16, _BFLOAT16 = (1, 16, 1), (4, 16, 1)  # DLPack's (type code, bits, lanes)
+
+# where the DLTensor starts in the managed struct a capsule holds (the versioned struct puts a
+# version, the manager context, the deleter and flags first), and its dtype field inside it
+# (after the data pointer, the device and ndim)
+_TENSOR_AT = {b"dltensor": 0, b"dltensor_versioned": 32}
+_DTYPE_AT = 20
+
+_get_name = ctypes.pythonapi.PyCapsule_GetName
+_get_name.restype, _get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype, _get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+
+
+def _relabel(capsule: Any, old: tuple[int, int, int], new: tuple[int, int, int]) -> bool:
+    """Sets the dtype of the (not yet consumed) DLPack ``capsule`` to ``new`` if it is
+    ``old``; whether it was. The descriptor is made for this one exchange, so changing it
+    touches nothing else."""
+    name = _get_name(capsule)
+    if name not in _TENSOR_AT:
+        return False
+    field = _get_pointer(capsule, name) + _TENSOR_AT[name] + _DTYPE_AT
+    code, bits = ctypes.c_uint8.from_address(field), ctypes.c_uint8.from_address(field + 1)
+    lanes = ctypes.c_uint16.from_address(field + 2)
+    if (code.value, bits.value, lanes.value) != old:
+        return False
+    code.value, bits.value, lanes.value = new
+    return True
+
+
+class _AsUInt16:
+    """``obj``'s DLPack exports with a bfloat16 dtype read as uint16 (for NumPy)."""
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.obj.__dlpack_device__()
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        capsule = self.obj.__dlpack__(**kwargs)
+        if not _relabel(capsule, _BFLOAT16, _UINT16):
+            raise BufferError("not a bfloat16 export")
+        return capsule
+
+
+def _from_cpu(ext_tensor: Any) -> Any:
+    """The NumPy array over ``ext_tensor``'s memory; a bfloat16 one as ``ml_dtypes``'."""
+    try:
+        return np.from_dlpack(ext_tensor)
+    except (RuntimeError, BufferError, TypeError) as err:
+        try:
+            return np.from_dlpack(_AsUInt16(ext_tensor)).view(dtypes.bfloat16.np)
+        except (RuntimeError, BufferError, TypeError):
+            raise err from None
 
 
 def from_dlpack(ext_tensor: Any) -> Tensor:
@@ -55,13 +115,13 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
         raise DeviceError(f"from_dlpack: DLPack device type {kind} (index {index}) is not one "
                           "Ember runs on; expected the CPU (1) or CUDA (2)")
     try:
-        array = dev.xp.from_dlpack(ext_tensor)
+        array = _from_cpu(ext_tensor) if dev.type == "cpu" else dev.xp.from_dlpack(ext_tensor)
     except (RuntimeError, BufferError, TypeError) as err:
         reason = str(err).rstrip(".")
         raise DTypeError(f"from_dlpack: could not import {type(ext_tensor).__name__} of dtype "
-                         f"{getattr(ext_tensor, 'dtype', '?')}: {reason}. Hint: bfloat16 does "
-                         "not cross DLPack through NumPy; convert to float32 first and back "
-                         "with .to(ember.bfloat16)") from None
+                         f"{getattr(ext_tensor, 'dtype', '?')}: {reason}. Hint: Ember has "
+                         "float16/32/64, bfloat16, int8/16/32/64, uint8 and bool; convert to "
+                         "one of them first") from None
     if dev.type == "cpu":
         return from_numpy(array)
     dtypes.from_numpy(array.dtype)  # a clear error for dtypes Ember has not
@@ -76,9 +136,6 @@ def _dlpack(self: Tensor, *, stream: Any = None, max_version: tuple[int, int] | 
     if self.requires_grad:
         raise GradError("__dlpack__: can't export a tensor that requires grad (DLPack carries "
                         "no history). Hint: export tensor.detach()")
-    if self.dtype is dtypes.bfloat16:
-        raise DTypeError("__dlpack__: bfloat16 cannot be exported through NumPy's DLPack. Hint: "
-                         "export tensor.float() and convert on the other side")
     self._vc.shared = True  # (the consumer's writes move no version counter, as from_numpy's)
     kwargs: dict[str, Any] = {"stream": stream}
     if max_version is not None:
@@ -87,7 +144,13 @@ def _dlpack(self: Tensor, *, stream: Any = None, max_version: tuple[int, int] | 
         kwargs["dl_device"] = dl_device
     if copy is not None:
         kwargs["copy"] = copy
-    return self._data.__dlpack__(**kwargs)
+    if self.dtype is not dtypes.bfloat16:
+        return self._data.__dlpack__(**kwargs)
+    capsule = self._data.view(np.uint16).__dlpack__(**kwargs)
+    if not _relabel(capsule, _UINT16, _BFLOAT16):
+        raise DTypeError("__dlpack__: could not mark the export as bfloat16 (an unknown DLPack "
+                         "capsule). Hint: export tensor.float() instead")
+    return capsule
 
 
 @method("__dlpack_device__")
