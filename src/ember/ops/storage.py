@@ -173,6 +173,7 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None
                  source=(input.stride(), own))
 
 
+@method()
 def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,
                        storage_offset: int | None = None) -> Tensor:
     """A copy of ``input`` with ``src`` written where ``input.as_strided(size, stride,
