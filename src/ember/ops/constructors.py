@@ -15,9 +15,9 @@ from ember import dtypes
 from ember.backend import device as to_device
 from ember.errors import ShapeError
 from ember.ops.convert import to
-from ember.ops.creation import from_numpy, linspace, tensor
+from ember.ops.creation import _finish, from_numpy, linspace, tensor
 from ember.ops.shape import read_sizes
-from ember.tensor import Tensor, _wrap
+from ember.tensor import Tensor
 
 __all__ = ["asarray", "frombuffer", "empty_strided", "empty_permuted", "scalar_tensor",
            "logspace"]
@@ -132,7 +132,7 @@ def _strided_empty(op: str, size: tuple, stride: tuple, dtype: Any, device: Any,
     xp = dev.xp
     array = xp.lib.stride_tricks.as_strided(xp.empty(need, dt.np), size,
                                             tuple(s * dt.itemsize for s in stride))
-    return _wrap(array, dev, requires_grad)
+    return _finish(array, dev, requires_grad)
 
 
 def empty_strided(size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
