@@ -3,12 +3,12 @@ memory of any object with ``__dlpack__`` (a PyTorch tensor, a NumPy array, …),
 tensors have ``__dlpack__``/``__dlpack_device__``, so ``torch.from_dlpack(x)`` and
 ``np.from_dlpack(x)`` share theirs. No copy either way: writes show on both sides.
 
-The CPU exchange goes through NumPy's DLPack support (and a device's through its array
-library). NumPy has no bfloat16 of its own (Ember's is ``ml_dtypes``'), so bfloat16 crosses as
-DLPack's bfloat16 by relabelling the exchanged descriptor: exported as NumPy's uint16 export
-with its dtype field set to bfloat16, imported by reading a bfloat16 descriptor as uint16 and
-viewing the array as bfloat16 (no copy either way). A tensor that requires grad is refused on
-export, as in PyTorch (DLPack carries no history).
+The exchange goes through NumPy's DLPack support, on the CPU. NumPy has no bfloat16 of its
+own (Ember's is ``ml_dtypes``'), so bfloat16 crosses as DLPack's bfloat16 by relabelling the
+exchanged descriptor: exported as NumPy's uint16 export with its dtype field set to bfloat16,
+imported by reading a bfloat16 descriptor as uint16 and viewing the array as bfloat16 (no copy
+either way). A tensor that requires grad is refused on export, as in PyTorch (DLPack carries
+no history).
 
 Example:
     >>> a = np.zeros(3)
@@ -26,14 +26,13 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.backend import device as to_device
 from ember.errors import DeviceError, DTypeError, GradError
 from ember.ops.creation import from_numpy
-from ember.tensor import Tensor, _wrap, method
+from ember.tensor import Tensor, method
 
 __all__ = ["from_dlpack"]
 
-_CPU, _CUDA = 1, 2  # DLPack's device type codes
+_CPU = 1  # DLPack's device type code of the CPU
 _UINT16, _BFLOAT16 = (1, 16, 1), (4, 16, 1)  # DLPack's (type code, bits, lanes)
 
 # where the DLTensor starts in the managed struct a capsule holds (the versioned struct puts a
@@ -93,7 +92,7 @@ def _from_cpu(ext_tensor: Any) -> Any:
 
 def from_dlpack(ext_tensor: Any) -> Tensor:
     """A tensor sharing the memory of ``ext_tensor``, any object with ``__dlpack__`` and
-    ``__dlpack_device__`` (PyTorch tensors, NumPy arrays, …), on the matching device.
+    ``__dlpack_device__`` (PyTorch tensors, NumPy arrays, …) on the CPU.
 
     Example:
         >>> ember.from_dlpack(np.arange(3))
@@ -107,25 +106,19 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
                         f"{type(ext_tensor).__name__}. Hint: pass the array itself, not a "
                         "capsule from its __dlpack__()")
     kind, index = ext_tensor.__dlpack_device__()
-    if kind == _CPU:
-        dev = to_device("cpu")
-    elif kind == _CUDA:
-        dev = to_device(f"cuda:{index}")
-    else:
-        raise DeviceError(f"from_dlpack: DLPack device type {kind} (index {index}) is not one "
-                          "Ember runs on; expected the CPU (1) or CUDA (2)")
+    if kind != _CPU:
+        raise DeviceError(f"from_dlpack: the object lives on DLPack device type {kind} (index "
+                          f"{index}); Ember's backends here run on the CPU (type 1). Hint: move "
+                          "it to the CPU first (e.g. .cpu())")
     try:
-        array = _from_cpu(ext_tensor) if dev.type == "cpu" else dev.xp.from_dlpack(ext_tensor)
+        array = _from_cpu(ext_tensor)
     except (RuntimeError, BufferError, TypeError) as err:
         reason = str(err).rstrip(".")
         raise DTypeError(f"from_dlpack: could not import {type(ext_tensor).__name__} of dtype "
                          f"{getattr(ext_tensor, 'dtype', '?')}: {reason}. Hint: Ember has "
                          "float16/32/64, bfloat16, int8/16/32/64, uint8 and bool; convert to "
                          "one of them first") from None
-    if dev.type == "cpu":
-        return from_numpy(array)
-    dtypes.from_numpy(array.dtype)  # a clear error for dtypes Ember has not
-    return _wrap(array, dev)
+    return from_numpy(array)
 
 
 @method("__dlpack__")

@@ -155,9 +155,7 @@ class LDLFactor(Primitive):
     name = "linalg_ldl_factor"
     nout = 3
 
-    def forward(self, xp, a):
-        if xp is not np:
-            a = a.get()
+    def forward(self, xp, a):  # (NumPy arrays: the kernels are NumPy's)
         batch, n = a.shape[:-2], a.shape[-1]
         flat = np.array(a, copy=True).reshape(-1, n, n)
         ld = np.empty_like(flat)
@@ -165,8 +163,7 @@ class LDLFactor(Primitive):
         info = np.empty(flat.shape[0], np.int32)
         for i, m in enumerate(flat):
             ld[i], piv[i], info[i] = _factor_one(m)
-        out = (ld.reshape(a.shape), piv.reshape(batch + (n,)), info.reshape(batch))
-        return out if xp is np else tuple(xp.asarray(o) for o in out)
+        return ld.reshape(a.shape), piv.reshape(batch + (n,)), info.reshape(batch)
 
     def infer(self, a):
         matrix_spec("linalg.ldl_factor", a)
@@ -188,16 +185,14 @@ class LDLSolve(Primitive):
     name = "linalg_ldl_solve"
 
     def forward(self, xp, ld, piv, b):
-        host = [o if xp is np else o.get() for o in (ld, piv, b)]
         n, k = b.shape[-2], b.shape[-1]
-        batch = np.broadcast_shapes(host[0].shape[:-2], host[1].shape[:-1], host[2].shape[:-2])
-        lds = np.broadcast_to(host[0], batch + (n, n)).reshape(-1, n, n)
-        pivs = np.broadcast_to(host[1], batch + (n,)).reshape(-1, n)
-        bs = np.array(np.broadcast_to(host[2], batch + (n, k)), copy=True).reshape(-1, n, k)
+        batch = np.broadcast_shapes(ld.shape[:-2], piv.shape[:-1], b.shape[:-2])
+        lds = np.broadcast_to(ld, batch + (n, n)).reshape(-1, n, n)
+        pivs = np.broadcast_to(piv, batch + (n,)).reshape(-1, n)
+        bs = np.array(np.broadcast_to(b, batch + (n, k)), copy=True).reshape(-1, n, k)
         for i in range(bs.shape[0]):
             _solve_one(lds[i], pivs[i], bs[i])
-        out = bs.reshape(batch + (n, k)).astype(host[0].dtype, copy=False)
-        return out if xp is np else xp.asarray(out)
+        return bs.reshape(batch + (n, k)).astype(ld.dtype, copy=False)
 
     def infer(self, ld, piv, b):
         batch = np.broadcast_shapes(ld.shape[:-2], piv.shape[:-1], b.shape[:-2])
@@ -238,8 +233,7 @@ def _factor(A: Tensor, check_errors: bool, op: str) -> LDLFactorExResult:  # noq
     check_matrix(op, A)
     ld, piv, info = apply(LDLFactor, A)
     if check_errors and info.numel() and info._data.any():
-        where, i = first_failure(info._data if isinstance(info._data, np.ndarray)
-                                 else info._data.get())
+        where, i = first_failure(info._data)
         raise LinAlgError(f"{op}: {where}the factorization could not be completed: D's "
                           f"diagonal block {i} is exactly singular")
     return LDLFactorExResult(ld, piv, info)

@@ -260,14 +260,13 @@ def _root(a: Any) -> Any:
 @method()
 def is_shared(self: Tensor) -> bool:
     """Whether the tensor's memory is a shared mapping that forked processes see (after
-    :meth:`share_memory_`, or a batch a DataLoader worker sent through shared memory); device
-    memory counts as shared, as in PyTorch.
+    :meth:`share_memory_`, or a batch a DataLoader worker sent through shared memory).
 
     Example:
         >>> ember.zeros(2).is_shared()
         False
     """
-    return self.device.type != "cpu" or isinstance(_root(self._data), mmap.mmap)
+    return isinstance(_root(self._data), mmap.mmap)
 
 
 @method()
@@ -283,8 +282,6 @@ def share_memory_(self: Tensor) -> Tensor:
     """
     if self.is_shared():
         return self
-    if self.device.type != "cpu":
-        return self  # as in PyTorch: device memory is shared through its own IPC
     if self._view is not None:
         raise OpError("share_memory_: the tensor is a view of another tensor's memory. Hint: "
                       "call share_memory_() on the tensor it is a view of, then view it again")
