@@ -80,6 +80,19 @@ def test_inference_tensors():
     assert made().is_inference()
 
 
+def test_inference_is_a_property_of_the_memory_as_in_torch():
+    for lib in (torch, ember):
+        normal = lib.ones(3)
+        with lib.inference_mode():
+            made = lib.ones(3)
+            view_of_normal = normal.view(3)
+            inner_view = made[1:]
+        outside = (made.view(3), made[0], made.detach(), made.t(), inner_view)
+        assert all(t.is_inference() for t in outside), lib.__name__
+        assert not (view_of_normal.is_inference() or normal.is_inference()), lib.__name__
+        assert not (made.clone().is_inference() or (made * 2).is_inference()), lib.__name__
+
+
 def test_typename_and_is_storage():
     assert ember.typename(ember.zeros(1, dtype=ember.int64)) == "ember.LongTensor"
     assert ember.typename(3) == torch.typename(3) == "int"

@@ -3,10 +3,11 @@
 ``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode`` work as context
 managers and as decorators, as in PyTorch; each thread has its own mode.
 
-Tensors made inside ``inference_mode`` are *inference tensors* (``x.is_inference()``), as in
-PyTorch: while any thread is in that mode a tensor-creation hook notes each new tensor made
-under it (outside it, the hook is gone and costs nothing). Unlike PyTorch, Ember does not
-restrict what later code may do with them; a view made of one outside the mode is not one.
+Tensors whose memory is made inside ``inference_mode`` are *inference tensors*
+(``x.is_inference()``), as in PyTorch, and so are their views: the memory's version counter
+says so (while any thread is in that mode, new memory takes its counter from a factory that
+asks the thread's mode; outside, the factory is the plain class and costs nothing). Unlike
+PyTorch, Ember does not restrict what later code may do with them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -144,52 +144,54 @@ class set_grad_enabled(_Mode):
         return super().__call__(fn)
 
 
-class _InferenceTensors:
-    """The tensors made in inference mode, and the creation hook noting them while any
-    ``inference_mode(True)`` block is open in some thread."""
+class _InferenceMemory:
+    """While any ``inference_mode(True)`` block is open in some thread, new memory takes a
+    counter saying whether its thread is in inference mode; outside, the plain factory."""
 
-    # id → weak reference (a WeakSet would compare tensors with ==, which is elementwise)
-    made: dict[int, weakref.ref] = {}
     open_blocks = 0
     lock = threading.Lock()
 
     @staticmethod
-    def note(t: Any) -> None:
-        if GRAD.inference:
-            made = _InferenceTensors.made
-            key = id(t)
-            made[key] = weakref.ref(t, lambda _, key=key: made.pop(key, None))
+    def counter() -> Any:
+        from ember.tensor import InferenceCounter, VersionCounter
+
+        return InferenceCounter() if GRAD.inference else VersionCounter()
 
     @classmethod
     def opened(cls) -> None:
-        from ember.tensor import add_wrap_hook
+        from ember.tensor import set_counter_factory
 
         with cls.lock:
             cls.open_blocks += 1
             if cls.open_blocks == 1:
-                add_wrap_hook(cls.note)
+                set_counter_factory(cls.counter)
 
     @classmethod
     def closed(cls) -> None:
-        from ember.tensor import remove_wrap_hook
+        from ember.tensor import set_counter_factory
 
         with cls.lock:
             cls.open_blocks -= 1
             if cls.open_blocks == 0:
-                remove_wrap_hook(cls.note)
+                set_counter_factory(None)
 
 
 def is_inference(input: Any) -> bool:
-    """Whether ``input`` was made inside ``inference_mode`` (an inference tensor).
+    """Whether ``input`` is an inference tensor: its memory was made inside
+    ``inference_mode``. As in PyTorch, views of it (made anywhere) are inference tensors too,
+    while a view made inside the mode of a normal tensor is not.
 
     Example:
         >>> with ember.inference_mode():
         ...     y = ember.ones(2) * 2
-        >>> y.is_inference(), ember.ones(2).is_inference()
-        (True, False)
+        >>> y.is_inference(), y[0].is_inference(), ember.ones(2).is_inference()
+        (True, True, False)
     """
-    ref = _InferenceTensors.made.get(id(input))
-    return ref is not None and ref() is input
+    from ember.tensor import Tensor
+
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference: expected a Tensor, got {type(input).__name__}")
+    return input._vc.inference
 
 
 class inference_mode(_Mode):
@@ -204,11 +206,11 @@ class inference_mode(_Mode):
     def __enter__(self) -> None:
         super().__enter__()
         if self.inference:
-            _InferenceTensors.opened()
+            _InferenceMemory.opened()
 
     def __exit__(self, *exc: object) -> None:
         if self.inference:
-            _InferenceTensors.closed()
+            _InferenceMemory.closed()
         super().__exit__(*exc)
 
     def _args(self) -> tuple:
