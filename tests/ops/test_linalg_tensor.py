@@ -130,3 +130,14 @@ def test_ldl_under_vmap():
     x = ember.vmap(lambda f, p: ember.linalg.ldl_solve(f, p, b))(ld, piv)  # (3, 2, 4, 1)
     np.testing.assert_allclose(x.numpy(), ember.linalg.ldl_solve(ld.unsqueeze(1),
                                                                 piv.unsqueeze(1), b).numpy())
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 3, 3)])
+def test_ldl_of_empty_matrices_as_torch(shape):
+    ld, piv = ember.linalg.ldl_factor(ember.zeros(*shape))
+    tld, tpiv = torch.linalg.ldl_factor(torch.zeros(*shape))
+    assert ld.shape == tuple(tld.shape) and piv.shape == tuple(tpiv.shape)
+    assert piv.dtype is ember.int32
+    b = ember.zeros(*shape[:-1], 2)
+    x = ember.linalg.ldl_solve(ld, piv, b)
+    assert x.shape == tuple(torch.linalg.ldl_solve(tld, tpiv, torch.zeros(*shape[:-1], 2)).shape)

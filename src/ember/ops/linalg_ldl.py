@@ -157,7 +157,7 @@ class LDLFactor(Primitive):
 
     def forward(self, xp, a):  # (NumPy arrays: the kernels are NumPy's)
         batch, n = a.shape[:-2], a.shape[-1]
-        flat = np.array(a, copy=True).reshape(-1, n, n)
+        flat = np.array(a, copy=True).reshape(math.prod(batch), n, n)  # (no -1: n may be 0)
         ld = np.empty_like(flat)
         piv = np.empty(flat.shape[:-1], np.int32)
         info = np.empty(flat.shape[0], np.int32)
@@ -187,9 +187,10 @@ class LDLSolve(Primitive):
     def forward(self, xp, ld, piv, b):
         n, k = b.shape[-2], b.shape[-1]
         batch = np.broadcast_shapes(ld.shape[:-2], piv.shape[:-1], b.shape[:-2])
-        lds = np.broadcast_to(ld, batch + (n, n)).reshape(-1, n, n)
-        pivs = np.broadcast_to(piv, batch + (n,)).reshape(-1, n)
-        bs = np.array(np.broadcast_to(b, batch + (n, k)), copy=True).reshape(-1, n, k)
+        count = math.prod(batch)  # (no -1 in the reshapes: n or k may be 0)
+        lds = np.broadcast_to(ld, batch + (n, n)).reshape(count, n, n)
+        pivs = np.broadcast_to(piv, batch + (n,)).reshape(count, n)
+        bs = np.array(np.broadcast_to(b, batch + (n, k)), copy=True).reshape(count, n, k)
         for i in range(bs.shape[0]):
             _solve_one(lds[i], pivs[i], bs[i])
         return bs.reshape(batch + (n, k)).astype(ld.dtype, copy=False)
