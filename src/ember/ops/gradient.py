@@ -5,8 +5,8 @@ Inside, central differences that are second-order accurate also for unevenly spa
 with steps ``l`` and ``r`` to the neighbours,
 ``f' ≈ (-r/(l(l+r))) f₋ + ((r-l)/(lr)) f + (l/(r(l+r))) f₊``. At the two ends, one-sided
 differences of first order (``edge_order=1``) or second order (``edge_order=2``). Spacing is
-one number for every dimension, one per dimension, or one 1-D tensor of sample coordinates
-per dimension. A composite, differentiable in the values and the coordinates.
+one number (or 0-d tensor) for every dimension, one per dimension, or one 1-D tensor of sample
+coordinates per dimension. A composite, differentiable in the values and the coordinates.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
-from ember.errors import ShapeError
+from ember.errors import DTypeError, ShapeError
 from ember.ops.dims import normalize_dim
 from ember.ops.join import cat
 from ember.tensor import Tensor
@@ -33,6 +33,12 @@ def _steps(spacing: Any, dims: tuple[int, ...], input: Tensor) -> list[Step]:
     """For each dim of ``dims``: its uniform step, or its coordinate differences as a tensor
     shaped to broadcast along that dim."""
     one = not isinstance(spacing, (list, tuple))
+    if one and isinstance(spacing, Tensor):
+        if spacing.ndim != 0:
+            raise TypeError(f"gradient: spacing must be a number, a list of numbers or a list "
+                            f"of 1-D coordinate tensors, got one tensor of shape "
+                            f"{tuple(spacing.shape)}. Hint: pass [coordinates]")
+        spacing = spacing.item()  # a 0-d tensor is a number, as in PyTorch
     if not one and len(spacing) != len(dims):
         raise ShapeError(f"gradient: expected spacing to be unspecified, a scalar, or a list of "
                          f"length {len(dims)} (one per dim of {list(dims)}), but got a list of "
@@ -50,7 +56,9 @@ def _steps(spacing: Any, dims: tuple[int, ...], input: Tensor) -> list[Step]:
         if s.shape[0] != input.shape[d]:
             raise ShapeError(f"gradient: the coordinates along dim {d} have {s.shape[0]} "
                              f"entries, but the input has {input.shape[d]} there")
-        diffs = (s[1:] - s[:-1]).to(input.dtype)
+        diffs = s[1:] - s[:-1]  # (float coordinates promote the samples, as in PyTorch)
+        if not diffs.dtype.is_floating_point:
+            diffs = diffs.to(dtypes.get_default_dtype())
         out.append(diffs.reshape((-1,) + (1,) * (input.ndim - 1 - d)))
     return out
 
@@ -104,6 +112,9 @@ def gradient(input: Tensor, *, spacing: float | Sequence[float] | Sequence[Tenso
     dims = tuple(normalize_dim(d, input.ndim, "gradient") for d in named)
     if len(set(dims)) != len(dims):
         raise ShapeError(f"gradient: dim {list(dims)} names a dimension more than once")
+    if input.dtype is dtypes.bool_:
+        raise DTypeError("gradient: differences of a bool tensor are not defined (as in "
+                         "PyTorch). Hint: convert it first, e.g. .float()")
     if not input.dtype.is_floating_point:
         input = input.to(dtypes.get_default_dtype())
     for d in dims:
