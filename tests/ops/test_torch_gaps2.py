@@ -220,6 +220,16 @@ def test_copy_variants_share_no_memory_and_are_contiguous():
             assert not np.shares_memory(a.numpy(), x.numpy())
 
 
+def test_view_copy_takes_any_layout_as_torch_and_refuses_a_dtype_clearly():
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    out = ember.view_copy(ember.tensor(x).t(), (-1,))  # not viewable: torch copies anyway
+    np.testing.assert_array_equal(out.numpy(), torch.view_copy(torch.tensor(x).t(), (-1,)))
+    with pytest.raises(ember.DTypeError, match="view_copy: reinterpreting the bytes as int32"):
+        ember.view_copy(ember.tensor(x), ember.int32)  # torch can; Ember has no view(dtype)
+    with pytest.raises(TypeError, match="split_copy: split_size must be an int"):
+        ember.split_copy(ember.zeros(3), [1, 2])
+
+
 def test_unsafe_splits_are_views_like_torchs():
     x = ember.arange(6.0)
     for pieces in (ember.unsafe_chunk(x, 3), ember.unsafe_split(x, 2),
@@ -261,6 +271,24 @@ def test_gradient_errors_and_integer_input():
         ember.gradient(x, spacing=[ember.tensor(1.0), ember.tensor(2.0)])
     with pytest.raises(ember.ShapeError, match="coordinates along dim 1 have 3 entries"):
         ember.gradient(x, spacing=[ember.arange(3.0)], dim=1)
+
+
+def test_gradient_spacing_forms_and_dtypes_as_torch():
+    x = np.arange(12.0).reshape(3, 4) ** 2
+    # a 0-d tensor is one uniform step, as a number is
+    for out, ref in zip(ember.gradient(ember.tensor(x), spacing=ember.tensor(2.0)),
+                        torch.gradient(torch.tensor(x), spacing=torch.tensor(2.0))):
+        np.testing.assert_allclose(out.numpy(), ref.numpy())
+    # float64 coordinates promote float32 samples, as torch's arithmetic does
+    coords = [0.0, 1.0, 3.0]
+    out = ember.gradient(ember.tensor([1.0, 2.0, 4.0]), spacing=(ember.tensor(coords,
+                         dtype=ember.float64),))[0]
+    ref = torch.gradient(torch.tensor([1.0, 2.0, 4.0]), spacing=(torch.tensor(coords,
+                         dtype=torch.float64),))[0]
+    assert out.dtype is ember.float64 and ref.dtype is torch.float64
+    np.testing.assert_allclose(out.numpy(), ref.numpy())
+    with pytest.raises(ember.DTypeError, match="gradient: .*bool"):
+        ember.gradient(ember.tensor([True, False, True]))
 
 
 def test_histogramdd_matches_torch():

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember.dtypes import DType
+from ember.errors import DTypeError
 from ember.ops.convert import clone
 from ember.ops.diagonal import diagonal
 from ember.ops.reduce import normalize_dim
@@ -130,6 +132,9 @@ def split_copy(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ..
         >>> [p.shape for p in ember.split_copy(ember.zeros(5), 2)]
         [(2,), (2,), (1,)]
     """
+    if isinstance(split_size, bool) or not isinstance(split_size, int):
+        raise TypeError(f"split_copy: split_size must be an int (as in PyTorch), got "
+                        f"{split_size!r}. Hint: split_with_sizes_copy takes a list of sizes")
     return _copies(split(input, split_size, dim))
 
 
@@ -206,15 +211,18 @@ def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:
 
 
 def view_copy(input: Tensor, size: Sequence[int]) -> Tensor:
-    """``input.view(size)`` as a copy (the view rules apply: a non-contiguous input whose
-    memory cannot take the shape is refused, as in PyTorch).
+    """``input`` in shape ``size`` (one size may be -1), as a copy. As in PyTorch, any layout
+    works, also one that ``view`` itself refuses: the copy needs no shared memory.
 
     Example:
         >>> ember.view_copy(ember.arange(4.0), (2, -1))
         tensor([[0., 1.],
                 [2., 3.]])
     """
-    return clone(input.view(*size))
+    if isinstance(size, DType):
+        raise DTypeError(f"view_copy: reinterpreting the bytes as {size.name} is not supported "
+                         "(nor is view(dtype)). Hint: use .to(dtype) to convert the values")
+    return clone(input.reshape(*size))
 
 
 @method()
