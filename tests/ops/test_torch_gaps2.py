@@ -448,3 +448,20 @@ def test_segment_reduce_ties_zeros_and_errors():
 def test_functional_alias_reduction_must_be_the_enum():
     with pytest.raises(ValueError, match="kl_div: reduction must be 0 .none., 1 .mean. or 2"):
         ember.kl_div(ember.zeros(2), ember.zeros(2), "mean")
+
+
+def test_functional_alias_losses_default_to_no_reduction_as_torchs_bindings_do():
+    # torch's top-level losses parse ATen's "reduction=Mean" default as 0: nothing reduced
+    x, t = np.linspace(-1.0, 1.0, 6).reshape(2, 3), np.linspace(0.1, 0.9, 6).reshape(2, 3)
+    lp = np.log(np.full((3, 2, 3), 1 / 3))
+    calls = [("binary_cross_entropy_with_logits", (x, t)), ("kl_div", (x, t)),
+             ("hinge_embedding_loss", (x, np.sign(t - 0.5))),
+             ("margin_ranking_loss", (x[0], x[1], np.ones(3))),
+             ("cosine_embedding_loss", (x, t, np.ones(2))), ("triplet_margin_loss", (x, t, -x))]
+    for name, args in calls:
+        out = getattr(ember, name)(*(ember.tensor(a) for a in args))
+        ref = getattr(torch, name)(*(torch.tensor(a) for a in args))
+        np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-6, err_msg=name)
+    out = ember.ctc_loss(ember.tensor(lp), ember.tensor([[1, 2], [2, 2]]), [3, 3], [2, 1])
+    ref = torch.ctc_loss(torch.tensor(lp), torch.tensor([[1, 2], [2, 2]]), [3, 3], [2, 1])
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-6)

@@ -3,7 +3,9 @@
 which follow PyTorch's ATen schemas rather than ``torch.nn.functional``'s: arguments in
 another order (``embedding(weight, indices)``), all positional and required where ATen has no
 default (``dropout(input, p, train)``), and losses taking ``reduction`` as the enum int
-(0 none, 1 mean, 2 sum). Each one calls the op ``ember.nn.functional`` uses, so values and
+(0 none, 1 mean, 2 sum) whose default is 0: ATen's schemas say ``reduction=Mean``, but
+PyTorch's Python bindings read that default as 0, so ``torch.kl_div(x, y)`` reduces nothing,
+and neither does Ember's. Each one calls the op ``ember.nn.functional`` uses, so values and
 gradients are the same.
 
 Example:
@@ -193,12 +195,12 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      weight: Tensor | None = None,
                                      pos_weight: Tensor | None = None,
-                                     reduction: int = 1) -> Tensor:
+                                     reduction: int = 0) -> Tensor:
     """``nn.functional.binary_cross_entropy_with_logits`` with ``reduction`` 0/1/2.
 
     Example:
         >>> ember.binary_cross_entropy_with_logits(ember.zeros(2), ember.ones(2))
-        tensor(0.6931)
+        tensor([0.6931, 0.6931])
     """
     return _bce_with_logits(input, target, weight,
                             reduction=_reduction("binary_cross_entropy_with_logits", reduction),
@@ -206,7 +208,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
 
 
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequence[int],
-             target_lengths: Tensor | Sequence[int], blank: int = 0, reduction: int = 1,
+             target_lengths: Tensor | Sequence[int], blank: int = 0, reduction: int = 0,
              zero_infinity: bool = False) -> Tensor:
     """``nn.functional.ctc_loss`` with ``reduction`` 0/1/2.
 
@@ -219,49 +221,49 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
                      _reduction("ctc_loss", reduction), zero_infinity)
 
 
-def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *,
+def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *,
            log_target: bool = False) -> Tensor:
     """``nn.functional.kl_div`` with ``reduction`` 0/1/2 (no ``'batchmean'``, as in PyTorch).
 
     Example:
         >>> ember.kl_div(ember.zeros(2), ember.ones(2))
-        tensor(0.)
+        tensor([0., 0.])
     """
     return _kl_div(input, target, reduction=_reduction("kl_div", reduction),
                    log_target=log_target)
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                          reduction: int = 1) -> Tensor:
+                          reduction: int = 0) -> Tensor:
     """``nn.functional.cosine_embedding_loss`` with ``reduction`` 0/1/2.
 
     Example:
         >>> ember.cosine_embedding_loss(ember.ones(1, 2), ember.ones(1, 2), ember.ones(1))
-        tensor(0.)
+        tensor([0.])
     """
     return _cosine_embedding_loss(input1, input2, target, margin,
                                   reduction=_reduction("cosine_embedding_loss", reduction))
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
-                         reduction: int = 1) -> Tensor:
+                         reduction: int = 0) -> Tensor:
     """``nn.functional.hinge_embedding_loss`` with ``reduction`` 0/1/2.
 
     Example:
         >>> ember.hinge_embedding_loss(ember.tensor([0.5]), ember.tensor([-1.0]))
-        tensor(0.5000)
+        tensor([0.5000])
     """
     return _hinge_embedding_loss(input, target, margin,
                                  reduction=_reduction("hinge_embedding_loss", reduction))
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                        reduction: int = 1) -> Tensor:
+                        reduction: int = 0) -> Tensor:
     """``nn.functional.margin_ranking_loss`` with ``reduction`` 0/1/2.
 
     Example:
         >>> ember.margin_ranking_loss(ember.tensor([1.0]), ember.tensor([2.0]), ember.ones(1))
-        tensor(1.)
+        tensor([1.])
     """
     return _margin_ranking_loss(input1, input2, target, margin,
                                 reduction=_reduction("margin_ranking_loss", reduction))
@@ -281,13 +283,13 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
                         p: float = 2.0, eps: float = 1e-6, swap: bool = False,
-                        reduction: int = 1) -> Tensor:
+                        reduction: int = 0) -> Tensor:
     """``nn.functional.triplet_margin_loss`` with ``reduction`` 0/1/2.
 
     Example:
         >>> a = ember.zeros(1, 2)
         >>> ember.triplet_margin_loss(a, a, a + 3.0)
-        tensor(0.)
+        tensor([0.])
     """
     return _triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                 reduction=_reduction("triplet_margin_loss", reduction))
