@@ -465,3 +465,17 @@ def test_functional_alias_losses_default_to_no_reduction_as_torchs_bindings_do()
     out = ember.ctc_loss(ember.tensor(lp), ember.tensor([[1, 2], [2, 2]]), [3, 3], [2, 1])
     ref = torch.ctc_loss(torch.tensor(lp), torch.tensor([[1, 2], [2, 2]]), [3, 3], [2, 1])
     np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-6)
+
+
+def test_aten_convolution_and_cells_refuse_unbatched_input_as_torch():
+    with pytest.raises(ember.ShapeError, match="convolution: expected a 3-dimensional input"):
+        ember.convolution(ember.ones(1, 3), ember.ones(1, 1, 2), None, [1], [0], [1], False,
+                          [0], 1)
+    x, h = ember.zeros(4), ember.zeros(3)
+    cells = [lambda: ember.rnn_tanh_cell(x, h, ember.zeros(3, 4), ember.zeros(3, 3)),
+             lambda: ember.rnn_relu_cell(x, h, ember.zeros(3, 4), ember.zeros(3, 3)),
+             lambda: ember.gru_cell(x, h, ember.zeros(9, 4), ember.zeros(9, 3)),
+             lambda: ember.lstm_cell(x, (h, h), ember.zeros(12, 4), ember.zeros(12, 3))]
+    for cell in cells:
+        with pytest.raises(ember.ShapeError, match="_cell: expected a batched 2-D input"):
+            cell()

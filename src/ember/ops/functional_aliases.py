@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ember.errors import ShapeError
 from ember.ops.conv import (
     conv1d,
     conv2d,
@@ -326,6 +327,10 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequ
     if rank not in _CONVS:
         raise ValueError(f"convolution: expected a weight of 3, 4 or 5 dimensions (1-3 spatial), "
                          f"got shape {tuple(weight.shape)}")
+    if input.ndim != weight.ndim:
+        raise ShapeError(f"convolution: expected a {weight.ndim}-dimensional input (batched) "
+                         f"for a weight of shape {tuple(weight.shape)}, got input of shape "
+                         f"{tuple(input.shape)}. Hint: unsqueeze(0) adds the batch dimension")
     conv, conv_transpose = _CONVS[rank]
     if transposed:
         return conv_transpose(input, weight, bias, tuple(stride), tuple(padding),

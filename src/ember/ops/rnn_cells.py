@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember.errors import ShapeError
 from ember.ops.linear import linear
 from ember.tensor import Tensor
 
@@ -41,6 +42,14 @@ def gru_step(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) ->
     return (1 - z) * n + z * h, None
 
 
+def _batched(op: str, input: Tensor, hx: Tensor) -> None:
+    """PyTorch's cell functions take batches only (the ``*Cell`` modules add the dimension)."""
+    if input.ndim != 2 or hx.ndim != 2:
+        raise ShapeError(f"{op}: expected a batched 2-D input and hidden state, got shapes "
+                         f"{tuple(input.shape)} and {tuple(hx.shape)}. Hint: unsqueeze(0) "
+                         "adds the batch dimension")
+
+
 def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
                   b_ih: Tensor | None = None, b_hh: Tensor | None = None) -> Tensor:
     """One Elman step ``tanh(input W_ihᵀ + b_ih + hx W_hhᵀ + b_hh)``.
@@ -50,6 +59,7 @@ def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
         >>> ember.rnn_tanh_cell(ember.zeros(1, 2), ember.zeros(1, 3), w_ih, w_hh)
         tensor([[0., 0., 0.]])
     """
+    _batched("rnn_tanh_cell", input, hx)
     return tanh_step(linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
 
 
@@ -62,6 +72,7 @@ def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
         >>> ember.rnn_relu_cell(ember.ones(1, 2), ember.zeros(1, 3), w_ih, w_hh)
         tensor([[2., 2., 2.]])
     """
+    _batched("rnn_relu_cell", input, hx)
     return relu_step(linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
 
 
@@ -77,6 +88,7 @@ def lstm_cell(input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor,
     """
     if len(hx) != 2:
         raise ValueError(f"lstm_cell: expected hx to have 2 elements (h, c), got {len(hx)}")
+    _batched("lstm_cell", input, hx[0])
     h, c = lstm_step(linear(input, w_ih, b_ih), hx[0], hx[1], w_hh, b_hh)
     return h, c
 
@@ -90,4 +102,5 @@ def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
         ...                ember.zeros(9, 3))
         tensor([[0.5000, 0.5000, 0.5000]])
     """
+    _batched("gru_cell", input, hx)
     return gru_step(linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
