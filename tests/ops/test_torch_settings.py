@@ -141,3 +141,14 @@ def test_pinned_memory_on_the_cpu():
     assert not ember.zeros(2).is_pinned()
     with pytest.raises(ember.DeviceError, match="pin_memory: Ember does not pin host memory"):
         ember.zeros(2).pin_memory()
+
+
+def test_settings_argument_types_as_torch():
+    ember.set_deterministic_debug_mode(True)  # a bool is the int 1 to torch: warn only
+    try:
+        assert ember.get_deterministic_debug_mode() == 1
+    finally:
+        ember.set_deterministic_debug_mode(0)
+    with pytest.raises(TypeError, match="set_warn_always: expected a bool, got int"):
+        ember.set_warn_always(1)
+    assert not ember.is_warn_always_enabled()

@@ -94,7 +94,7 @@ def set_deterministic_debug_mode(debug_mode: str | int) -> None:
                                f"expected one of `default`, `warn`, `error`, but got "
                                f"{debug_mode}")
         level = _DEBUG_MODES.index(debug_mode)
-    elif isinstance(debug_mode, int) and not isinstance(debug_mode, bool):
+    elif isinstance(debug_mode, int):  # (a bool too: True is 1, as in PyTorch)
         if debug_mode not in (0, 1, 2):
             raise RuntimeError("set_deterministic_debug_mode: invalid value of debug_mode, "
                                f"expected 0, 1, or 2, but got {debug_mode}")
@@ -151,7 +151,9 @@ def set_warn_always(b: bool) -> None:
         True
         >>> ember.set_warn_always(False)
     """
-    _Settings.warn_always = bool(b)
+    if not isinstance(b, bool):
+        raise TypeError(f"set_warn_always: expected a bool, got {type(b).__name__}")
+    _Settings.warn_always = b
 
 
 def is_warn_always_enabled() -> bool:
