@@ -479,3 +479,17 @@ def test_aten_convolution_and_cells_refuse_unbatched_input_as_torch():
     for cell in cells:
         with pytest.raises(ember.ShapeError, match="_cell: expected a batched 2-D input"):
             cell()
+
+
+@pytest.mark.parametrize("layout", ["t", "permuted", "sliced"])
+def test_as_strided_scatter_addresses_the_clone_layout_as_torch(layout):
+    # torch writes into input.clone(), which keeps the order of the input's strides
+    base = np.arange(24.0).reshape(2, 3, 4)
+    views = {"t": lambda x: x[0].t(), "permuted": lambda x: x.permute(2, 0, 1),
+             "sliced": lambda x: x[1].t()[1:]}
+    src = -np.arange(1.0, 5.0).reshape(2, 2)
+    out = ember.as_strided_scatter(views[layout](ember.tensor(base)), ember.tensor(src),
+                                   (2, 2), (1, 3), 1)
+    ref = views[layout](torch.tensor(base)).clone()  # torch's definition (its own op skips
+    ref.as_strided((2, 2), (1, 3), 1).copy_(torch.tensor(src))  # the writes when not dense)
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())

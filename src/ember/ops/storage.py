@@ -173,12 +173,24 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None
                  source=(input.stride(), own))
 
 
+def _clone_strides(shape: tuple, strides: tuple) -> tuple:
+    """The strides PyTorch's ``clone`` gives a tensor: dense, with the dimensions in the order
+    of ``strides`` (row-major among equal ones)."""
+    out, step = [0] * len(shape), 1
+    for d in sorted(range(len(shape)), key=lambda d: (strides[d], -d)):
+        out[d] = step
+        step *= shape[d]
+    return tuple(out)
+
+
 @method()
 def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,
                        storage_offset: int | None = None) -> Tensor:
     """A copy of ``input`` with ``src`` written where ``input.as_strided(size, stride,
-    storage_offset)`` would read, addressing the copy's contiguous memory (offset 0 unless
-    given). Differentiable in both; where views overlap one of the writes wins.
+    storage_offset)`` would read, addressing the copy's memory (offset 0 unless given), laid
+    out as PyTorch's ``clone`` lays it out: dense, its dimensions in the order of ``input``'s
+    strides (a transposed input's copy is column-major). Differentiable in both; where views
+    overlap one of the writes wins.
 
     Example:
         >>> ember.as_strided_scatter(ember.zeros(4), ember.ones(2), (2,), (2,))
@@ -198,6 +210,12 @@ def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,
         raise ShapeError(f"as_strided_scatter: sizes {list(size)}, strides {list(stride)} and "
                          f"storage offset {offset} reach element {int(where_to.max())}, out of "
                          f"bounds for an input of {input.numel()} elements")
+    shape = tuple(input.shape)
+    layout = _clone_strides(shape, input.stride())
+    if layout != _clone_strides(shape, (0,) * len(shape)):  # not row-major: address the copy
+        element_at = np.empty(input.numel(), np.int64)
+        element_at[_addresses(shape, layout, 0)] = np.arange(input.numel())
+        where_to = element_at[where_to]
     flat = index_put(input.reshape(-1), (tensor(where_to, device=input.device),),
                      src.reshape(-1).to(input.dtype))
     return flat.reshape(input.shape)
