@@ -68,3 +68,10 @@ def test_refusals_are_clear():
         ember.from_dlpack(torch.ones(2).to(torch.float8_e4m3fn))
     with pytest.raises(TypeError, match="from_dlpack: expected an object with __dlpack__"):
         ember.from_dlpack([1.0, 2.0])
+
+
+def test_from_dlpack_reports_the_producers_refusal_as_it_is():
+    # torch refuses to export a tensor that requires grad: not a dtype problem
+    with pytest.raises(ember.errors.OpError, match="from_dlpack: .*require gradient") as info:
+        ember.from_dlpack(torch.ones(2, requires_grad=True))
+    assert not isinstance(info.value, ember.DTypeError) and "float16/32/64" not in str(info.value)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DeviceError, DTypeError, GradError
+from ember.errors import DeviceError, DTypeError, GradError, OpError
 from ember.ops.creation import from_numpy
 from ember.tensor import Tensor, method
 
@@ -114,10 +114,12 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
         array = _from_cpu(ext_tensor)
     except (RuntimeError, BufferError, TypeError) as err:
         reason = str(err).rstrip(".")
-        raise DTypeError(f"from_dlpack: could not import {type(ext_tensor).__name__} of dtype "
-                         f"{getattr(ext_tensor, 'dtype', '?')}: {reason}. Hint: Ember has "
-                         "float16/32/64, bfloat16, int8/16/32/64, uint8 and bool; convert to "
-                         "one of them first") from None
+        what = f"from_dlpack: could not import {type(ext_tensor).__name__}"
+        if "type" not in reason.lower():  # the producer refused for its own reasons
+            raise OpError(f"{what}: {reason}") from None
+        raise DTypeError(f"{what} of dtype {getattr(ext_tensor, 'dtype', '?')}: {reason}. "
+                         "Hint: Ember has float16/32/64, bfloat16, int8/16/32/64, uint8 and "
+                         "bool; convert to one of them first") from None
     return from_numpy(array)
 
 
