@@ -151,20 +151,17 @@ class _InferenceMemory:
     open_blocks = 0
     lock = threading.Lock()
 
-    @staticmethod
-    def counter() -> Any:
-        from ember.tensor import InferenceCounter, VersionCounter
-
-        return InferenceCounter() if GRAD.inference else VersionCounter()
-
     @classmethod
     def opened(cls) -> None:
-        from ember.tensor import set_counter_factory
+        from ember.tensor import InferenceCounter, VersionCounter, set_counter_factory
+
+        def counter() -> VersionCounter:  # (names bound here: runs for every new tensor)
+            return InferenceCounter() if GRAD.inference else VersionCounter()
 
         with cls.lock:
             cls.open_blocks += 1
             if cls.open_blocks == 1:
-                set_counter_factory(cls.counter)
+                set_counter_factory(counter)
 
     @classmethod
     def closed(cls) -> None:
