@@ -1,5 +1,6 @@
 """``ember.linalg``: the ``torch.linalg`` namespace (norms, matmul, vecdot, multi_dot, cross;
-inverses, determinants, solvers and factorizations, with their ``_ex`` variants).
+inverses, determinants, solvers and factorizations, with their ``_ex`` variants; the tensor
+inverse and solve).
 
 Example:
     >>> ember.linalg.norm(ember.tensor([3.0, 4.0]))
@@ -14,6 +15,7 @@ from ember.ops.linalg_decomp import linalg_cholesky as cholesky
 from ember.ops.linalg_decomp import linalg_qr as qr
 from ember.ops.linalg_decomp import linalg_svd as svd
 from ember.ops.linalg_det import det, slogdet
+from ember.ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from ember.ops.linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve
 from ember.ops.linalg_pinv import lstsq, matrix_rank, pinv
 from ember.ops.linalg_solve import (
@@ -26,6 +28,7 @@ from ember.ops.linalg_solve import (
     solve_ex,
     solve_triangular,
 )
+from ember.ops.linalg_tensor import tensorinv, tensorsolve
 from ember.ops.norms import linalg_norm as norm
 from ember.ops.norms import matrix_norm, vector_norm
 
@@ -33,4 +36,5 @@ __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "multi_dot"
            "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex", "solve_triangular",
            "matrix_power", "matrix_exp", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh",
            "svd", "svdvals", "pinv", "lstsq", "matrix_rank", "lu", "lu_factor", "lu_factor_ex",
-           "lu_solve", "cond", "diagonal", "vander", "householder_product", "LinAlgError"]
+           "lu_solve", "ldl_factor", "ldl_factor_ex", "ldl_solve", "tensorinv", "tensorsolve",
+           "cond", "diagonal", "vander", "householder_product", "LinAlgError"]

@@ -25,6 +25,7 @@ class VersionCounter:
     ``numpy()`` or ``from_numpy``; another tensor's, after ``.data =``)."""
 
     __slots__ = ("value", "shared")
+    inference = False  # the memory was made inside inference_mode (see InferenceCounter)
 
     def __init__(self) -> None:
         self.value = 0
@@ -453,7 +454,7 @@ def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = No
     t._grad = None
     t._node = node
     t._idx = idx
-    t._vc = VersionCounter() if vc is None else vc
+    t._vc = _new_counter() if vc is None else vc
     t._hooks = None
     t._retains = False
     t._view = None  # a ViewInfo when this tensor is a view of another one's memory
@@ -463,6 +464,25 @@ def _wrap(data: Any, device: Device, requires_grad: bool = False, node: Any = No
 
 
 _on_wrap: Callable[[Tensor], None] | None = None
+
+
+class InferenceCounter(VersionCounter):
+    """The counter of memory made inside ``inference_mode``: the tensors on that memory (its
+    views and detached aliases too, which share the counter) are inference tensors."""
+
+    __slots__ = ()
+    inference = True
+
+
+_new_counter: Callable[[], VersionCounter] = VersionCounter
+
+
+def set_counter_factory(factory: Callable[[], VersionCounter] | None) -> None:
+    """Makes tensors on new memory take their version counter from ``factory()``
+    (``VersionCounter`` when None): how ``inference_mode`` marks the memory made under it,
+    without a cost to tensors made outside it."""
+    global _new_counter
+    _new_counter = VersionCounter if factory is None else factory
 
 
 _on_value_read: Callable[[Tensor, str], None] | None = None

@@ -12,8 +12,8 @@ from ember.ops import _FAMILIES
 
 MODULES = [f"ember.ops.{family}" for family in _FAMILIES] + [
     "ember.linalg", "ember.tensor", "ember.dtypes", "ember.backend.capabilities",
-    "ember.autograd.gradcheck", "ember.special", "ember.ops.bessel", "ember.ops.zeta",
-    "ember.ops.orthogonal_polynomials"]
+    "ember.backend.settings", "ember.autograd.gradcheck", "ember.special", "ember.ops.bessel",
+    "ember.ops.zeta", "ember.ops.orthogonal_polynomials"]
 
 
 @pytest.mark.parametrize("name", MODULES)

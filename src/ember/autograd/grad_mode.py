@@ -2,6 +2,12 @@
 
 ``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode`` work as context
 managers and as decorators, as in PyTorch; each thread has its own mode.
+
+Tensors whose memory is made inside ``inference_mode`` are *inference tensors*
+(``x.is_inference()``), as in PyTorch, and so are their views: the memory's version counter
+says so (while any thread is in that mode, new memory takes its counter from a factory that
+asks the thread's mode; outside, the factory is the plain class and costs nothing). Unlike
+PyTorch, Ember does not restrict what later code may do with them.
 """
 
 from __future__ import annotations
@@ -138,13 +144,71 @@ class set_grad_enabled(_Mode):
         return super().__call__(fn)
 
 
+class _InferenceMemory:
+    """While any ``inference_mode(True)`` block is open in some thread, new memory takes a
+    counter saying whether its thread is in inference mode; outside, the plain factory."""
+
+    open_blocks = 0
+    lock = threading.Lock()
+
+    @classmethod
+    def opened(cls) -> None:
+        from ember.tensor import InferenceCounter, VersionCounter, set_counter_factory
+
+        def counter() -> VersionCounter:  # (names bound here: runs for every new tensor)
+            return InferenceCounter() if GRAD.inference else VersionCounter()
+
+        with cls.lock:
+            cls.open_blocks += 1
+            if cls.open_blocks == 1:
+                set_counter_factory(counter)
+
+    @classmethod
+    def closed(cls) -> None:
+        from ember.tensor import set_counter_factory
+
+        with cls.lock:
+            cls.open_blocks -= 1
+            if cls.open_blocks == 0:
+                set_counter_factory(None)
+
+
+def is_inference(input: Any) -> bool:
+    """Whether ``input`` is an inference tensor: its memory was made inside
+    ``inference_mode``. As in PyTorch, views of it (made anywhere) are inference tensors too,
+    while a view made inside the mode of a normal tensor is not.
+
+    Example:
+        >>> with ember.inference_mode():
+        ...     y = ember.ones(2) * 2
+        >>> y.is_inference(), y[0].is_inference(), ember.ones(2).is_inference()
+        (True, True, False)
+    """
+    from ember.tensor import Tensor
+
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference: expected a Tensor, got {type(input).__name__}")
+    return input._vc.inference
+
+
 class inference_mode(_Mode):
-    """Like ``no_grad``, for code that never needs gradients. ``mode=False`` turns it off
-    and, as in PyTorch, turns recording on (also inside ``no_grad``)."""
+    """Like ``no_grad``, for code that never needs gradients; the tensors it makes are
+    inference tensors (:func:`is_inference`). ``mode=False`` turns it off and, as in PyTorch,
+    turns recording on (also inside ``no_grad``)."""
 
     def __init__(self, mode: bool = True) -> None:
         self.enabled = not mode
         self.inference = bool(mode)
+
+    def __enter__(self) -> None:
+        super().__enter__()
+        if self.inference:
+            _InferenceMemory.opened()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.inference:
+            _InferenceMemory.closed()
+        super().__exit__(*exc)
 
     def _args(self) -> tuple:
         return (self.inference,)

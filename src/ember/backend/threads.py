@@ -60,3 +60,32 @@ def cpu_count() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+_interop_threads: int | None = None
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Sets the number of threads for running independent ops at once (PyTorch's inter-op
+    pool). Ember runs one op at a time and parallelises inside ops (see
+    :func:`set_num_threads`), so the count is recorded for code that reads it back.
+
+    Example:
+        >>> ember.set_num_interop_threads(2); ember.get_num_interop_threads()
+        2
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_interop_threads: expected a positive int, got {n!r}")
+    global _interop_threads
+    _interop_threads = n
+
+
+def get_num_interop_threads() -> int:
+    """The inter-op thread count: what :func:`set_num_interop_threads` set, else the cores
+    this process may use (PyTorch's default).
+
+    Example:
+        >>> ember.get_num_interop_threads() >= 1
+        True
+    """
+    return cpu_count() if _interop_threads is None else _interop_threads

@@ -17,17 +17,10 @@ from ember.nn import init
 from ember.nn.linear import _empty
 from ember.nn.module import Module
 from ember.nn.utils.rnn import PackedSequence
+from ember.ops.rnn_cells import gru_step, lstm_step, relu_step, tanh_step
 from ember.tensor import Tensor
 
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
-
-
-def _rnn_tanh(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
-    return F.linear(h, w_hh, b_hh).add(x).tanh(), None
-
-
-def _rnn_relu(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
-    return F.linear(h, w_hh, b_hh).add(x).relu(), None
 
 
 def _elman_cell(nonlinearity: str) -> Any:
@@ -35,7 +28,7 @@ def _elman_cell(nonlinearity: str) -> Any:
     if nonlinearity not in ("tanh", "relu"):
         raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
                          "'relu'.")
-    return _rnn_tanh if nonlinearity == "tanh" else _rnn_relu
+    return tanh_step if nonlinearity == "tanh" else relu_step
 
 
 def _init_uniform(module: Module) -> None:
@@ -45,26 +38,12 @@ def _init_uniform(module: Module) -> None:
         init.uniform_(p, -bound, bound)
 
 
-def _lstm(x: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
-    i, f, g, o = (x + F.linear(h, w_hh, b_hh)).chunk(4, -1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    return o.sigmoid() * c.tanh(), c
-
-
 def _projected(cell: Any, w_hr: Tensor) -> Any:
     """``cell`` followed by the LSTM projection ``h' = h W_hrᵀ`` (``proj_size > 0``)."""
     def step(x: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
         h, c = cell(x, h, c, w_hh, b_hh)
         return F.linear(h, w_hr), c
     return step
-
-
-def _gru(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
-    xr, xz, xn = x.chunk(3, -1)
-    hr, hz, hn = F.linear(h, w_hh, b_hh).chunk(3, -1)
-    r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
-    n = (xn + r * hn).tanh()
-    return (1 - z) * n + z * h, None
 
 
 def _offsets(sizes: list[int]) -> list[int]:
@@ -349,7 +328,7 @@ class LSTM(RNNBase):
                          dropout, bidirectional, proj_size, device, dtype)
 
     def _cell(self) -> Any:
-        return _lstm
+        return lstm_step
 
     def forward(self, input: Tensor | PackedSequence,
                 hx: tuple[Tensor, Tensor] | None = None
@@ -380,7 +359,7 @@ class GRU(RNNBase):
                          dropout, bidirectional, device=device, dtype=dtype)
 
     def _cell(self) -> Any:
-        return _gru
+        return gru_step
 
     def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None
                 ) -> tuple[Tensor | PackedSequence, Tensor]:
@@ -477,7 +456,7 @@ class LSTMCell(RNNCellBase):
     _gates = 4
 
     def _cell(self) -> Any:
-        return _lstm
+        return lstm_step
 
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
                 ) -> tuple[Tensor, Tensor]:
@@ -499,7 +478,7 @@ class GRUCell(RNNCellBase):
     _gates = 3
 
     def _cell(self) -> Any:
-        return _gru
+        return gru_step
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         return self._step(input, hx, None)[0]

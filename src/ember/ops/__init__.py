@@ -14,17 +14,21 @@ from ember.ops.construct import *  # noqa: F403
 from ember.ops.constructors import *  # noqa: F403
 from ember.ops.conv import *  # noqa: F403
 from ember.ops.convert import *  # noqa: F403
+from ember.ops.copy_variants import *  # noqa: F403
 from ember.ops.creation import *  # noqa: F403
 from ember.ops.ctc_loss import *  # noqa: F403
 from ember.ops.diagonal import *  # noqa: F403
 from ember.ops.discrete import *  # noqa: F403
 from ember.ops.distance import *  # noqa: F403
+from ember.ops.dlpack import *  # noqa: F403
 from ember.ops.dropout import *  # noqa: F403
 from ember.ops.embedding import *  # noqa: F403
 from ember.ops.fill import *  # noqa: F403
 from ember.ops.frexp import *  # noqa: F403
+from ember.ops.functional_aliases import *  # noqa: F403
 from ember.ops.gamma import *  # noqa: F403
 from ember.ops.gather import *  # noqa: F403
+from ember.ops.gradient import *  # noqa: F403
 from ember.ops.grid_sample import *  # noqa: F403
 from ember.ops.gumbel_softmax import *  # noqa: F403
 from ember.ops.histogram import *  # noqa: F403
@@ -40,9 +44,11 @@ from ember.ops.linalg import *  # noqa: F403
 from ember.ops.linalg_composite import *  # noqa: F403
 from ember.ops.linalg_decomp import *  # noqa: F403
 from ember.ops.linalg_det import *  # noqa: F403
+from ember.ops.linalg_ldl import *  # noqa: F403
 from ember.ops.linalg_lu import *  # noqa: F403
 from ember.ops.linalg_pinv import *  # noqa: F403
 from ember.ops.linalg_solve import *  # noqa: F403
+from ember.ops.linalg_tensor import *  # noqa: F403
 from ember.ops.linear import *  # noqa: F403
 from ember.ops.local_response_norm import *  # noqa: F403
 from ember.ops.loss import *  # noqa: F403
@@ -60,9 +66,11 @@ from ember.ops.random_fill import *  # noqa: F403
 from ember.ops.random_gamma import *  # noqa: F403
 from ember.ops.random_von_mises import *  # noqa: F403
 from ember.ops.reduce import *  # noqa: F403
+from ember.ops.rnn_cells import *  # noqa: F403
 from ember.ops.scatter_reduce import *  # noqa: F403
 from ember.ops.scatter_slices import *  # noqa: F403
 from ember.ops.search import *  # noqa: F403
+from ember.ops.segment_reduce import *  # noqa: F403
 from ember.ops.select import *  # noqa: F403
 from ember.ops.shape import *  # noqa: F403
 from ember.ops.softmax import *  # noqa: F403
@@ -80,17 +88,19 @@ from ember.ops.windows import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
 _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "construct",
-             "constructors", "conv", "convert", "creation", "ctc_loss", "diagonal", "discrete",
-             "distance", "dropout", "embedding", "fill", "fractional_pool", "frexp", "gamma",
-             "gather", "grid_sample", "gumbel_softmax", "histogram", "igamma", "im2col",
-             "indexing", "inplace_functions", "integrate", "interpolate", "join", "layer_norm",
-             "linalg", "linalg_composite", "linalg_decomp", "linalg_det", "linalg_lu",
-             "linalg_pinv", "linalg_solve", "linear", "local_response_norm", "loss", "lp_pool",
-             "margin_loss", "multi_head_attention", "normalization", "norms", "pad",
-             "pixel_shuffle", "pool", "random", "random_counts", "random_fill", "random_gamma",
-             "random_von_mises", "reduce", "scatter_reduce", "scatter_slices", "search", "select",
-             "shape", "softmax", "sort", "special", "split_stack", "statistics", "storage",
-             "tensor_methods", "unary", "unfold", "unpool", "unravel", "windows")
+             "constructors", "conv", "convert", "copy_variants", "creation", "ctc_loss",
+             "diagonal", "discrete", "distance", "dlpack", "dropout", "embedding", "fill",
+             "fractional_pool", "frexp", "functional_aliases", "gamma", "gather", "gradient",
+             "grid_sample", "gumbel_softmax", "histogram", "igamma", "im2col", "indexing",
+             "inplace_functions", "integrate", "interpolate", "join", "layer_norm", "linalg",
+             "linalg_composite", "linalg_decomp", "linalg_det", "linalg_ldl", "linalg_lu",
+             "linalg_pinv", "linalg_solve", "linalg_tensor", "linear", "local_response_norm",
+             "loss", "lp_pool", "margin_loss", "multi_head_attention", "normalization", "norms",
+             "pad", "pixel_shuffle", "pool", "random", "random_counts", "random_fill",
+             "random_gamma", "random_von_mises", "reduce", "rnn_cells", "scatter_reduce",
+             "scatter_slices", "search", "segment_reduce", "select", "shape", "softmax", "sort",
+             "special", "split_stack", "statistics", "storage", "tensor_methods", "unary",
+             "unfold", "unpool", "unravel", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

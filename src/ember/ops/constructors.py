@@ -1,9 +1,12 @@
 """Constructors PyTorch has beside the basic ones: ``asarray`` (a tensor from anything, sharing
-memory where it can), ``scalar_tensor`` and ``logspace``.
+memory where it can), ``frombuffer`` (a tensor over a Python buffer's memory),
+``empty_strided``/``empty_permuted`` (uninitialised memory in a chosen layout),
+``scalar_tensor`` and ``logspace``.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -12,10 +15,12 @@ from ember import dtypes
 from ember.backend import device as to_device
 from ember.errors import ShapeError
 from ember.ops.convert import to
-from ember.ops.creation import from_numpy, linspace, tensor
+from ember.ops.creation import _finish, from_numpy, linspace, tensor
+from ember.ops.shape import read_sizes
 from ember.tensor import Tensor
 
-__all__ = ["asarray", "scalar_tensor", "logspace"]
+__all__ = ["asarray", "frombuffer", "empty_strided", "empty_permuted", "scalar_tensor",
+           "logspace"]
 
 
 def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
@@ -77,3 +82,95 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     exponents = linspace(start, end, steps, dtype=dtypes.float64, device=device)
     out = (float(base) ** exponents).to(dt)
     return out.requires_grad_(True) if requires_grad else out
+
+
+def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
+               requires_grad: bool = False) -> Tensor:
+    """A 1-D tensor over the memory of an object with Python's buffer protocol (``bytearray``,
+    ``memoryview``, ``array.array``, …): ``count`` elements of ``dtype`` (all that fit when
+    -1) starting ``offset`` bytes in. Shares the memory; a read-only buffer makes a read-only
+    tensor, with PyTorch's warning.
+
+    Example:
+        >>> ember.frombuffer(bytearray([1, 0, 2, 0]), dtype=ember.int16)
+        tensor([1, 2], dtype=ember.int16)
+    """
+    dt = dtypes.to_dtype(dtype)
+    view = memoryview(buffer).cast("B")
+    length, item = view.nbytes, dt.itemsize
+    if length == 0 or count == 0:
+        raise ValueError(f"frombuffer: both buffer length ({length}) and count ({count}) must "
+                         "not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"frombuffer: offset ({offset} bytes) must be non-negative and no "
+                         f"greater than buffer length ({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % item:
+            raise ValueError(f"frombuffer: buffer length ({length - offset} bytes) after offset "
+                             f"({offset} bytes) must be a multiple of element size ({item})")
+        count = (length - offset) // item
+    elif offset + count * item > length:
+        raise ValueError(f"frombuffer: requested buffer length ({count} * {item} bytes) after "
+                         f"offset ({offset} bytes) must not be greater than actual buffer "
+                         f"length ({length} bytes)")
+    if view.readonly:
+        warnings.warn("frombuffer: the given buffer is not writable; the tensor is read-only "
+                      "(writing to it raises). Hint: pass a bytearray, or clone the tensor",
+                      UserWarning, stacklevel=2)
+    out = from_numpy(np.frombuffer(view, dtype=dt.np, count=count, offset=offset))
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def _strided_empty(op: str, size: tuple, stride: tuple, dtype: Any, device: Any,
+                   requires_grad: bool) -> Tensor:
+    dev = to_device(device)
+    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    if any(n < 0 for n in size) or any(s < 0 for s in stride):
+        raise ShapeError(f"{op}: sizes {list(size)} and strides {list(stride)} must be "
+                         "non-negative")
+    need = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    xp = dev.xp
+    array = xp.lib.stride_tricks.as_strided(xp.empty(need, dt.np), size,
+                                            tuple(s * dt.itemsize for s in stride))
+    return _finish(array, dev, requires_grad)
+
+
+def empty_strided(size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` laid out with ``stride`` (in elements), over just
+    the memory those strides reach. ``pin_memory`` is accepted and changes nothing on the CPU.
+
+    Example:
+        >>> ember.empty_strided((2, 3), (1, 2)).stride()
+        (1, 2)
+    """
+    size, stride = tuple(read_sizes((size,))), tuple(read_sizes((stride,)))
+    if len(size) != len(stride):
+        raise ShapeError(f"empty_strided: dimensionality of sizes ({len(size)}) must match "
+                         f"dimensionality of strides ({len(stride)})")
+    return _strided_empty("empty_strided", size, stride, dtype, device, requires_grad)
+
+
+def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of logical shape ``size`` whose memory is laid out in the order
+    ``physical_layout`` (outermost first): ``empty_permuted((N, C, H, W), (0, 2, 3, 1))`` is
+    channels-last.
+
+    Example:
+        >>> ember.empty_permuted((2, 3, 5, 7), (0, 2, 3, 1)).stride()
+        (105, 1, 21, 3)
+    """
+    size, layout = tuple(read_sizes((size,))), tuple(int(d) for d in physical_layout)
+    if len(size) != len(layout):
+        raise ShapeError(f"empty_permuted: physical_layout {list(layout)} needs one entry per "
+                         f"dimension of size {list(size)}")
+    if sorted(layout) != list(range(len(size))):
+        raise ShapeError(f"empty_permuted: physical_layout {list(layout)} must be a "
+                         f"permutation of 0..{len(size) - 1} (no duplicate dims)")
+    stride = [0] * len(size)
+    step = 1
+    for d in reversed(layout):
+        stride[d] = step
+        step *= max(size[d], 1)
+    return _strided_empty("empty_permuted", size, tuple(stride), dtype, device, requires_grad)

@@ -75,6 +75,20 @@ def _feature_dropout(op: str, spatial: int, input: Tensor, p: float, training: b
     return _masked(input, p, shape, inplace, generator)
 
 
+def channel_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> Tensor:
+    """Zeroes whole channels (one draw per ``(N, C)`` entry) of an ``(N, C, *)`` input of any
+    rank with probability ``p``: ``torch.feature_dropout``."""
+    op = "feature_dropout"
+    _check(op, input, p)
+    if not training or p == 0.0:
+        return input
+    if input.ndim < 2:
+        raise ShapeError(f"{op}: feature dropout requires at least 2 dimensions (N, C, *) in "
+                         f"the input, got shape {tuple(input.shape)}")
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
+    return _masked(input, p, shape, inplace, None)
+
+
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False, *,
               generator: Generator | None = None) -> Tensor:
     """Zeroes whole channels of a (N, C, L) or (C, L) input with probability ``p``.

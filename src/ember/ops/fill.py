@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.errors import ShapeError
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast
-from ember.ops.creation import as_tensor
+from ember.ops.creation import as_tensor, empty_like
 from ember.ops.fits import check_fits
 from ember.ops.inplace import inplace, needs_history
 from ember.ops.random import Generator, bernoulli, rand, randn
 from ember.tensor import Tensor, method
 
-__all__: list[str] = []
+__all__ = ["fill"]
 
 
 @method()
@@ -55,6 +56,21 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     else:  # a number the dtype cannot hold is an error (a tensor value wraps, as in PyTorch)
         check_fits("fill_", value, self.dtype)
     return _write_from(self, value, "fill_")
+
+
+def fill(input: Tensor, value: Any) -> Tensor:
+    """A new tensor of ``input``'s shape and dtype holding ``value`` everywhere (a number or a
+    0-d tensor, to which the gradient flows).
+
+    Example:
+        >>> ember.fill(ember.zeros(2, 2), 3.0)
+        tensor([[3., 3.],
+                [3., 3.]])
+    """
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise ShapeError(f"fill: only supports a 0-dimension value tensor, but got one of shape "
+                         f"{tuple(value.shape)}. Hint: pass value.reshape(()) or value.item()")
+    return fill_(empty_like(input), value)
 
 
 @method()

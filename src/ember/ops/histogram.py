@@ -1,5 +1,6 @@
 """``histogram``: counts (or summed weights) of a tensor's values in bins given by a number of
 equal bins over a range or by their edges, with the edges; optionally a density.
+``histogramdd``: the same over D-dimensional points, one set of bins per dimension.
 
 As in PyTorch, each bin holds ``[left, right)`` except the last, which holds its right edge
 too; values outside the bins (and NaN) are not counted. With no range, the bins span the data
@@ -8,6 +9,9 @@ too; values outside the bins (and NaN) are not counted. With no range, the bins 
 
 from __future__ import annotations
 
+import builtins
+import math
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from ember import dtypes
@@ -17,7 +21,7 @@ from ember.ops.search import searchsorted
 from ember.ops.select import where
 from ember.tensor import Tensor, method
 
-__all__ = ["histogram"]
+__all__ = ["histogram", "histogramdd"]
 
 
 class HistogramResult(NamedTuple):
@@ -42,6 +46,40 @@ def _range(x: Tensor, range: Any) -> tuple[float, float]:
     return lo, hi
 
 
+def _check_float(op: str, input: Tensor) -> None:
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}. "
+                         "Hint: call .float() first")
+
+
+def _bin(x: Tensor, bins: int | Tensor, range: Any, dtype: Any, op: str
+         ) -> tuple[Tensor, Tensor, Tensor]:
+    """For the 1-D values ``x``: each one's bin index (any value where it falls in none),
+    whether it falls in one, and the bin edges."""
+    if isinstance(bins, Tensor):
+        if bins.ndim != 1 or bins.numel() < 2:
+            raise ShapeError(f"{op}: a bins tensor holds the bin edges, at least 2 in one "
+                             f"dimension, got shape {tuple(bins.shape)}. Hint: pass an int "
+                             "for that many equal bins")
+        if bins.dtype is not dtype:
+            raise DTypeError(f"{op}: input and bins should have one dtype, got input "
+                             f"{dtype.name} and bins {bins.dtype.name}")
+        edges = bins.detach()
+        n = edges.numel() - 1
+        idx = searchsorted(edges, x, right=True) - 1
+        idx = where(x == edges[-1], n - 1, idx)
+        inside = (x >= edges[0]) & (x <= edges[-1])
+    else:
+        n = int(bins)
+        if n <= 0:
+            raise ValueError(f"{op}: bins must be > 0, but got {n}")
+        lo, hi = _range(x, range)
+        edges = linspace(lo, hi, n + 1, dtype=dtype, device=x.device)
+        idx = ((x - lo) * (n / (hi - lo))).floor().to(dtypes.int64).clamp(max=n - 1)
+        inside = (x >= lo) & (x <= hi)
+    return idx, inside, edges
+
+
 @method()
 def histogram(input: Tensor, bins: int | Tensor = 100, *, range: Any = None,  # noqa: A002
               weight: Tensor | None = None, density: bool = False) -> HistogramResult:
@@ -54,34 +92,13 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: Any = None,  # 
         >>> ember.histogram(ember.tensor([1.0, 2.0, 1.0, 4.0]), bins=3)
         HistogramResult(hist=tensor([2., 1., 1.]), bin_edges=tensor([1., 2., 3., 4.]))
     """
-    if not input.dtype.is_floating_point:
-        raise DTypeError(f"histogram: expected a floating input, got {input.dtype.name}. "
-                         "Hint: call .float() first")
+    _check_float("histogram", input)
     x = input.detach().reshape(-1)
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
         raise ShapeError(f"histogram: weight must have the input's shape {tuple(input.shape)}, "
                          f"got {tuple(weight.shape)}")
-    if isinstance(bins, Tensor):
-        if bins.ndim != 1 or bins.numel() < 2:
-            raise ShapeError(f"histogram: a bins tensor holds the bin edges, at least 2 in one "
-                             f"dimension, got shape {tuple(bins.shape)}. Hint: pass an int "
-                             "for that many equal bins")
-        if bins.dtype is not input.dtype:
-            raise DTypeError(f"histogram: input and bins should have one dtype, got input "
-                             f"{input.dtype.name} and bins {bins.dtype.name}")
-        edges = bins.detach()
-        n = edges.numel() - 1
-        idx = searchsorted(edges, x, right=True) - 1
-        idx = where(x == edges[-1], n - 1, idx)
-        inside = (x >= edges[0]) & (x <= edges[-1])
-    else:
-        n = int(bins)
-        if n <= 0:
-            raise ValueError(f"histogram: bins must be > 0, but got {n}")
-        lo, hi = _range(x, range)
-        edges = linspace(lo, hi, n + 1, dtype=input.dtype, device=input.device)
-        idx = ((x - lo) * (n / (hi - lo))).floor().to(dtypes.int64).clamp(max=n - 1)
-        inside = (x >= lo) & (x <= hi)
+    idx, inside, edges = _bin(x, bins, range, input.dtype, "histogram")
+    n = edges.numel() - 1
     w = ones_like(x) if weight is None else weight.detach().reshape(-1).to(input.dtype)
     idx = where(inside, idx, 0).clamp(min=0)
     hist = zeros(max(n, 0), dtype=input.dtype, device=input.device)
@@ -89,3 +106,66 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range: Any = None,  # 
     if density:
         hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
     return HistogramResult(hist, edges)
+
+
+class HistogramddResult(NamedTuple):
+    hist: Tensor
+    bin_edges: tuple[Tensor, ...]
+
+
+def histogramdd(input: Tensor, bins: int | Sequence[int] | Sequence[Tensor], *,
+                range: Sequence[float] | None = None,  # noqa: A002
+                weight: Tensor | None = None, density: bool = False) -> HistogramddResult:
+    """The D-dimensional histogram of the points in ``input`` (shape ``(..., D)``: its last
+    dimension holds each point's D coordinates). ``bins``: one number of equal bins for every
+    dimension, one per dimension, or one tensor of edges per dimension; ``range``: the flat
+    ``[min0, max0, min1, max1, …]``. Returns ``(hist, bin_edges)``, ``hist`` of shape
+    ``(bins0, bins1, …)``, summing ``weight`` (shape ``input.shape[:-1]``) when given and a
+    density when ``density``. No gradient flows.
+
+    Example:
+        >>> pts = ember.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 0.5], [1.0, 0.0]])
+        >>> ember.histogramdd(pts, bins=2).hist
+        tensor([[1., 0.],
+                [1., 2.]])
+    """
+    op = "histogramdd"
+    _check_float(op, input)
+    if input.ndim < 2:
+        raise ShapeError(f"{op}: input tensor should have at least 2 dimensions (points by "
+                         f"coordinates), got shape {tuple(input.shape)}")
+    d = input.shape[-1]
+    per_dim = [bins] * d if isinstance(bins, int) else list(bins)
+    if len(per_dim) != d:
+        raise ShapeError(f"{op}: the size of bins ({len(per_dim)}) must be equal to the "
+                         f"innermost dimension of the input ({d})")
+    if range is not None and len(range) != 2 * d:
+        raise ShapeError(f"{op}: for a {d}-dimensional histogram range should have {2 * d} "
+                         f"elements, but got {len(range)}")
+    points = input.detach().reshape(-1, d)
+    if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
+        raise ShapeError(f"{op}: if weight tensor is provided it should have the same shape as "
+                         f"the input tensor excluding its innermost dimension, but got input "
+                         f"with shape {tuple(input.shape)} and weight with shape "
+                         f"{tuple(weight.shape)}")
+    flat_idx, inside, all_edges = None, None, []
+    for k in builtins.range(d):
+        lo_hi = None if range is None else (range[2 * k], range[2 * k + 1])
+        idx, ins, edges = _bin(points[:, k], per_dim[k], lo_hi, input.dtype, op)
+        n = edges.numel() - 1
+        flat_idx = idx if flat_idx is None else flat_idx * n + idx
+        inside = ins if inside is None else inside & ins
+        all_edges.append(edges)
+    sizes = tuple(e.numel() - 1 for e in all_edges)
+    w = ones_like(points[:, 0]) if weight is None else \
+        weight.detach().reshape(-1).to(input.dtype)
+    hist = zeros(math.prod(sizes), dtype=input.dtype, device=input.device)
+    hist = hist.index_add(0, where(inside, flat_idx, 0).clamp(min=0),
+                          where(inside, w, 0.0)).reshape(sizes)
+    if density:
+        volume = None
+        for k, e in enumerate(all_edges):
+            width = (e[1:] - e[:-1]).reshape((-1,) + (1,) * (d - 1 - k))
+            volume = width if volume is None else volume * width
+        hist = hist / (hist.sum() * volume)
+    return HistogramddResult(hist, tuple(all_edges))

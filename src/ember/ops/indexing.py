@@ -26,7 +26,7 @@ from ember.ops.inplace import bind_inplace, inplace, needs_history
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap, method
 
-__all__ = ["index_put", "masked_fill", "masked_select", "nonzero", "argwhere"]
+__all__ = ["index_put", "masked_fill", "masked_select", "nonzero", "nonzero_static", "argwhere"]
 
 FULL = (None, None, None)  # the slice ``:`` in a normalized basic index
 
@@ -554,6 +554,40 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     if input.ndim == 0:
         return (_wrap(input._device.xp.zeros(out.shape[0], np.int64), input.device),)
     return tuple(apply(Slice, out, index=(FULL, d)) for d in range(input.ndim))
+
+
+@primitive
+class NonzeroStatic(Primitive):
+    """``nonzero``'s first ``size`` rows, padded with ``fill_value``: a static shape."""
+
+    name = "nonzero_static"
+    differentiable = False
+
+    def forward(self, xp, a, *, size, fill_value):
+        found = xp.argwhere(a)[:size]
+        out = xp.full((size, a.ndim), fill_value, dtype=np.int64)
+        out[:found.shape[0]] = found
+        return out
+
+    def infer(self, a, *, size, fill_value):
+        return TensorSpec((size, len(a.shape)), dtypes.int64)
+
+
+@method()
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """The first ``size`` rows of :func:`nonzero` (the indices of the nonzero entries), the
+    rest filled with ``fill_value``: a ``(size, ndim)`` int64 tensor whose shape does not
+    depend on the data, so it traces under ``ember.jit`` and batches under ``vmap``.
+
+    Example:
+        >>> ember.nonzero_static(ember.tensor([0, 3, 0, 4]), size=3)
+        tensor([[ 1],
+                [ 3],
+                [-1]])
+    """
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+        raise ValueError(f"nonzero_static: 'size' must be a non-negative integer, got {size!r}")
+    return apply(NonzeroStatic, input, size=int(size), fill_value=int(fill_value))
 
 
 @method()

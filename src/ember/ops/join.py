@@ -32,7 +32,8 @@ from ember.ops.shape import (
 )
 from ember.tensor import Tensor, method
 
-__all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "repeat", "tile", "flip",
+__all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack",
+           "repeat", "tile", "flip",
            "fliplr", "flipud", "roll"]
 
 
@@ -126,6 +127,9 @@ def hstack(tensors: Sequence[Tensor]) -> Tensor:
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
     """Tensors joined row-wise (1-d tensors become rows)."""
     return cat([atleast_2d(t) for t in tensors], 0)
+
+
+row_stack = vstack  # PyTorch's alias
 
 
 # -- repeating, flipping, rolling ----------------------------------------------------------------

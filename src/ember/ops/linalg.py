@@ -27,7 +27,7 @@ from ember.ops.shape import reshape, transpose
 from ember.tensor import Tensor, method
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "einsum",
-           "tensordot", "addmm", "baddbmm", "addmv", "addr"]
+           "tensordot", "addmm", "baddbmm", "addbmm", "addmv", "addr"]
 
 
 def _mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name for the matrix transpose
@@ -280,6 +280,30 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
 
 
 @method()
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
+           alpha: float = 1) -> Tensor:
+    """``beta * input + alpha * sum(bmm(batch1, batch2), 0)``: the products of the ``(b, n, m)``
+    and ``(b, m, p)`` batches summed into one ``(n, p)`` matrix (``input`` broadcasts to it).
+
+    Example:
+        >>> ember.addbmm(ember.zeros(3), ember.ones(2, 2, 4), ember.ones(2, 4, 3))
+        tensor([[8., 8., 8.],
+                [8., 8., 8.]])
+    """
+    _expect_ndim("addbmm", ("batch1", batch1, 3), ("batch2", batch2, 3))
+    (b, n, m), (b2, m2, p) = batch1.shape, batch2.shape
+    if b != b2 or m != m2:
+        raise ShapeError(f"addbmm: batch1 {tuple(batch1.shape)} and batch2 "
+                         f"{tuple(batch2.shape)} need equal batch sizes and inner sizes")
+    if broadcast_shapes(input.shape, (n, p), op="addbmm") != (n, p):
+        raise ShapeError(f"addbmm: input of shape {tuple(input.shape)} does not broadcast to "
+                         f"the product's shape {(n, p)}")
+    # the batch sum is one GEMM over the batch and inner dims together: (n, b·m) @ (b·m, p)
+    summed = mm(reshape(transpose(batch1, 0, 1), (n, b * m)), reshape(batch2, (b * m, p)))
+    return _scaled_sum(input, summed, beta, alpha)
+
+
+@method()
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: float = 1,
           alpha: float = 1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``.
@@ -303,7 +327,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,
     return _scaled_sum(input, outer(vec1, vec2), beta, alpha)
 
 
-bind_inplace(addmm_=addmm, baddbmm_=baddbmm, addmv_=addmv, addr_=addr)
+bind_inplace(addmm_=addmm, baddbmm_=baddbmm, addbmm_=addbmm, addmv_=addmv, addr_=addr)
 
 
 # -- einsum and tensordot --------------------------------------------------------------------

@@ -22,7 +22,7 @@ from ember.ops.shape import reshape
 from ember.ops.unary import abs, sqrt  # noqa: A004
 from ember.tensor import Tensor, method
 
-__all__ = ["norm", "renorm"]
+__all__ = ["norm", "renorm", "frobenius_norm", "nuclear_norm"]
 
 _INF = float("inf")
 _MATRIX_ORDS = ("fro", "nuc", 2, -2, 1, -1, _INF, -_INF)
@@ -182,6 +182,35 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: int | Sequence[int] 
         return vector_norm(input, 2, dim, keepdim, dtype=dtype)
     return matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim,
                        dtype=dtype)
+
+
+def frobenius_norm(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
+    """The 2-norm over at most two dims ``dim`` (PyTorch's older name for
+    ``linalg.vector_norm(input, 2, dim, keepdim)``).
+
+    Example:
+        >>> ember.frobenius_norm(ember.tensor([[3.0, 0.0], [0.0, 4.0]]), (0, 1))
+        tensor(5.)
+    """
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) > 2:
+        raise ShapeError(f"frobenius_norm: expected at most 2 dimensions, but got {len(dims)} "
+                         f"dimensions instead (dim={dim})")
+    return vector_norm(input, 2, dims, keepdim)
+
+
+def nuclear_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:
+    """The sum of singular values over the two dims ``dim`` (PyTorch's older name for
+    ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``); ``nuclear_norm(input, keepdim)``
+    also reads as in PyTorch.
+
+    Example:
+        >>> ember.nuclear_norm(ember.tensor([[3.0, 0.0], [0.0, -4.0]]))
+        tensor(7.)
+    """
+    if isinstance(dim, bool):  # nuclear_norm(input, keepdim): PyTorch's first overload
+        dim, keepdim = (-2, -1), dim
+    return matrix_norm(input, "nuc", dim, keepdim)
 
 
 @method()

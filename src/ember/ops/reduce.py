@@ -317,9 +317,9 @@ def _extremum(kind: tuple, input: Tensor, dim: Any, keepdim: bool, op: str) -> A
         check_nonempty(input, (), op)
         return apply(everything, input, dims=tuple(range(input.ndim)), keepdim=False)
     if isinstance(dim, Tensor):
-        from ember.ops import select
+        from ember.ops.select import maximum, minimum
 
-        return getattr(select, "maximum" if op == "max" else "minimum")(input, dim)
+        return (maximum if op == "max" else minimum)(input, dim)
     d = normalize_dim(dim, input.ndim, op)
     if input.ndim == 0:
         return ValuesIndices(clone(input), zeros_like(input, dtype=dtypes.int64))

@@ -22,7 +22,7 @@ from ember.tensor import Tensor, method
 
 __all__ = ["reshape", "permute", "transpose", "swapaxes", "swapdims", "t", "adjoint", "movedim",
            "moveaxis", "squeeze", "unsqueeze", "flatten", "unflatten", "atleast_1d", "atleast_2d",
-           "split", "chunk", "unbind", "narrow"]
+           "split", "chunk", "unbind", "narrow", "select"]
 
 
 def read_sizes(args: tuple) -> tuple:
@@ -439,13 +439,21 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 @method("select")
 def _select(input: Tensor, dim: int, index: int) -> Tensor:
-    """The view ``input[..., index]`` along ``dim`` (one dimension fewer)."""
+    """The view ``input[..., index]`` along ``dim`` (one dimension fewer).
+
+    Example:
+        >>> ember.select(ember.arange(6).reshape(2, 3), 1, -1)
+        tensor([2, 5])
+    """
     dim = normalize_dim(dim, input.ndim, "select")
     n = input.shape[dim]
     if not -n <= index < n:
         raise IndexOutOfRange(f"select: index {index} is out of bounds for dimension {dim} "
                               f"with size {n}")
     return apply(Slice, input, index=(FULL,) * dim + (index,))
+
+
+select = _select  # ember.select, as torch.select (the module ember.ops.select holds where)
 
 
 # -- at least n dimensions ----------------------------------------------------------------------

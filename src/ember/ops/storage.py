@@ -1,6 +1,7 @@
 """A tensor's place in its memory, as PyTorch exposes it: ``data_ptr``, ``storage_offset``,
-``as_strided`` (a read-only view of the memory with any sizes and strides) and ``resize_`` /
-``resize_as_``.
+``dim_order``, ``as_strided`` (a read-only view of the memory with any sizes and strides) and
+``as_strided_scatter``, ``resize_`` / ``resize_as_``, and the memory's kind: ``share_memory_``
+/ ``is_shared`` (memory a forked process shares) and ``is_pinned`` / ``pin_memory``.
 
 The *storage* of a tensor is the whole memory block its array lives in (the array at the end
 of NumPy's ``base`` chain), so that ``x[2:].storage_offset()`` is 2 and ``x[2:].as_strided((2,),
@@ -10,18 +11,20 @@ one could overlap itself, which the in-place machinery cannot make correct; clon
 
 from __future__ import annotations
 
+import mmap
 from typing import Any
 
 import numpy as np
 
 from ember.errors import DeviceError, GradError, OpError, ShapeError
 from ember.ops.creation import tensor, zeros
+from ember.ops.indexing import index_put
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.select import where
 from ember.ops.shape import read_sizes
 from ember.tensor import STRUCTURE, Tensor, method
 
-__all__ = ["as_strided"]
+__all__ = ["as_strided", "as_strided_scatter"]
 
 
 def _storage(a: Any) -> tuple[Any, int]:
@@ -168,6 +171,174 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: int | None
                          f"storage holds {flat.size // input.element_size()}")
     return apply(AsStrided, input, size=size, stride=stride, storage_offset=offset,
                  source=(input.stride(), own))
+
+
+def _clone_strides(shape: tuple, strides: tuple) -> tuple:
+    """The strides PyTorch's ``clone`` gives a tensor: dense, with the dimensions in the order
+    of ``strides`` (row-major among equal ones)."""
+    out, step = [0] * len(shape), 1
+    for d in sorted(range(len(shape)), key=lambda d: (strides[d], -d)):
+        out[d] = step
+        step *= shape[d]
+    return tuple(out)
+
+
+@method()
+def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,
+                       storage_offset: int | None = None) -> Tensor:
+    """A copy of ``input`` with ``src`` written where ``input.as_strided(size, stride,
+    storage_offset)`` would read, addressing the copy's memory (offset 0 unless given), laid
+    out as PyTorch's ``clone`` lays it out: dense, its dimensions in the order of ``input``'s
+    strides (a transposed input's copy is column-major). Differentiable in both; where views
+    overlap one of the writes wins.
+
+    Example:
+        >>> ember.as_strided_scatter(ember.zeros(4), ember.ones(2), (2,), (2,))
+        tensor([1., 0., 1., 0.])
+    """
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    offset = 0 if storage_offset is None else int(storage_offset)
+    if len(size) != len(stride) or offset < 0 or any(n < 0 for n in size + stride):
+        raise ShapeError(f"as_strided_scatter: sizes {list(size)} and strides {list(stride)} "
+                         "must be non-negative and equally many, and the storage offset "
+                         f"non-negative, got {offset}")
+    if tuple(src.shape) != size:
+        raise ShapeError(f"as_strided_scatter: expected src to have a size equal to the slice "
+                         f"of self. src size = {list(src.shape)}, slice size = {list(size)}")
+    where_to = _addresses(size, stride, offset)
+    if where_to.size and int(where_to.max()) >= input.numel():
+        raise ShapeError(f"as_strided_scatter: sizes {list(size)}, strides {list(stride)} and "
+                         f"storage offset {offset} reach element {int(where_to.max())}, out of "
+                         f"bounds for an input of {input.numel()} elements")
+    shape = tuple(input.shape)
+    layout = _clone_strides(shape, input.stride())
+    if layout != _clone_strides(shape, (0,) * len(shape)):  # not row-major: address the copy
+        element_at = np.empty(input.numel(), np.int64)
+        element_at[_addresses(shape, layout, 0)] = np.arange(input.numel())
+        where_to = element_at[where_to]
+    flat = index_put(input.reshape(-1), (tensor(where_to, device=input.device),),
+                     src.reshape(-1).to(input.dtype))
+    return flat.reshape(input.shape)
+
+
+@method()
+def dim_order(self: Tensor, *, ambiguity_check: bool = False) -> tuple[int, ...]:
+    """The dimensions from outermost to innermost in memory: ``(0, 1, 2, 3)`` for a
+    contiguous tensor, ``(0, 2, 3, 1)`` for channels-last. Size-1 dimensions and equal strides
+    make it ambiguous; ``ambiguity_check=True`` refuses then (PyTorch's list-of-memory-formats
+    form is not supported).
+
+    Example:
+        >>> ember.zeros(2, 3, 4).permute(2, 0, 1).dim_order()
+        (1, 2, 0)
+    """
+    if not isinstance(ambiguity_check, bool):
+        raise TypeError("dim_order: the ambiguity_check argument must be a bool (Ember does not "
+                        f"take a list of memory formats), got {type(ambiguity_check).__name__}")
+    shape, strides = tuple(self.shape), self.stride()
+    if ambiguity_check and (1 in shape or len(set(strides)) < len(strides)):
+        raise ShapeError(f"dim_order: the tensor of shape {shape} and strides {strides} does "
+                         "not have a unique dim order")
+    if self.ndim <= 1 or self.is_contiguous():
+        return tuple(range(self.ndim))
+
+    def inner_first(a: int, b: int) -> int:  # > 0: dim a lies inside dim b in memory
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa == sb:
+            return 0 if shape[b] >= shape[a] else 1
+        return 1 if sa > sb else -1
+
+    order = list(reversed(range(self.ndim)))  # innermost first, sorted stably by stride
+    for i in range(1, len(order)):
+        j = i
+        for k in reversed(range(i)):
+            c = inner_first(order[k], order[j])
+            if c > 0:
+                order[k], order[j] = order[j], order[k]
+                j = k
+            elif c < 0:
+                break
+    return tuple(reversed(order))
+
+
+# -- the memory's kind -------------------------------------------------------------------------
+def _root(a: Any) -> Any:
+    """The object owning ``a``'s memory (through views and buffer exports)."""
+    while True:
+        if isinstance(a, memoryview):
+            a = a.obj
+        elif getattr(a, "base", None) is not None:
+            a = a.base
+        else:
+            return a
+
+
+@method()
+def is_shared(self: Tensor) -> bool:
+    """Whether the tensor's memory is a shared mapping that forked processes see (after
+    :meth:`share_memory_`, or a batch a DataLoader worker sent through shared memory).
+
+    Example:
+        >>> ember.zeros(2).is_shared()
+        False
+    """
+    return isinstance(_root(self._data), mmap.mmap)
+
+
+@method()
+def share_memory_(self: Tensor) -> Tensor:
+    """Moves the tensor's elements into shared memory in place, so that processes forked
+    afterwards (``multiprocessing`` with ``fork``) read and write the same elements. Views made
+    earlier keep the old memory; a view itself is refused (share its base tensor).
+
+    Example:
+        >>> x = ember.arange(3.0)
+        >>> x.share_memory_().is_shared(), x
+        (True, tensor([0., 1., 2.]))
+    """
+    if self.is_shared():
+        return self
+    if self._view is not None:
+        raise OpError("share_memory_: the tensor is a view of another tensor's memory. Hint: "
+                      "call share_memory_() on the tensor it is a view of, then view it again")
+    if DISPATCH.handler is not None:
+        raise OpError("share_memory_: not supported inside transforms (vmap, jit, forward mode)")
+    a = self._data
+    block = mmap.mmap(-1, max(a.nbytes, 1))  # anonymous and MAP_SHARED: forks share it
+    shared = np.frombuffer(block, dtype=a.dtype, count=a.size).reshape(a.shape)
+    shared[...] = a
+    self._data = shared
+    return self
+
+
+@method()
+def is_pinned(self: Tensor) -> bool:
+    """Whether the tensor is in page-locked host memory: never, since Ember does not pin host
+    memory.
+
+    Example:
+        >>> ember.zeros(2).is_pinned()
+        False
+    """
+    return False
+
+
+@method()
+def pin_memory(self: Tensor) -> Tensor:
+    """A copy in page-locked host memory, for fast transfers to an accelerator. Ember does not
+    pin host memory, so this raises, as PyTorch does on a machine with no accelerator.
+
+    Example:
+        >>> ember.zeros(2).pin_memory()
+        Traceback (most recent call last):
+        ...
+        ember.errors.DeviceError: pin_memory: Ember does not pin host memory...
+    """
+    raise DeviceError("pin_memory: Ember does not pin host memory (PyTorch, too, refuses when "
+                      "no accelerator is available). Hint: move the tensor with .to('cuda') "
+                      "directly, or drop pin_memory()")
 
 
 # -- resizing ------------------------------------------------------------------------------------

@@ -19,23 +19,27 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.autograd.grad_mode import GRAD
+from ember.autograd.grad_mode import GRAD, is_inference
 from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
 from ember.ops.activations import hardshrink, prelu
 from ember.ops.arithmetic import div, mul, sub
 from ember.ops.broadcast import broadcast_to, sum_to
 from ember.ops.compare import ge, gt, le, lt, ne
+from ember.ops.constructors import empty_strided
 from ember.ops.convert import to
 from ember.ops.creation import empty, full, ones, tensor, zeros
 from ember.ops.inplace import _refuse_leaf_write, bind_inplace, inplace
 from ember.ops.primitive import DISPATCH
 from ember.ops.shape import read_sizes, squeeze, t, transpose, unsqueeze
+from ember.ops.storage import as_strided
 from ember.tensor import STRUCTURE, Tensor, _wrap, method
 
-__all__ = ["numel", "is_tensor", "is_floating_point", "is_nonzero", "is_signed", "is_same_size"]
+__all__ = ["numel", "is_tensor", "is_floating_point", "is_nonzero", "is_signed", "is_same_size",
+           "detach", "typename", "is_storage"]
 
 # methods PyTorch has for functions defined elsewhere
 method()(broadcast_to)
+method()(is_inference)
 method()(hardshrink)
 method()(prelu)
 bind_inplace(divide_=div, true_divide_=div, multiply_=mul, subtract_=sub, greater_=gt,
@@ -101,6 +105,19 @@ def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
     """
     dtype, device = _like_self(self, dtype, device)
     return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+@method()
+def new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None,
+                      device: Any = None, requires_grad: bool = False) -> Tensor:
+    """:func:`ember.empty_strided` with ``self``'s dtype and device unless given.
+
+    Example:
+        >>> ember.zeros(1).new_empty_strided((2, 3), (1, 2)).stride()
+        (1, 2)
+    """
+    dtype, device = _like_self(self, dtype, device)
+    return empty_strided(size, stride, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 @method()
@@ -303,6 +320,21 @@ def _reshape_in_place(x: Tensor, name: str, view: Callable[[Tensor], Tensor]) ->
 
 
 @method()
+def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: int | None = None
+                ) -> Tensor:
+    """In-place :func:`ember.as_strided`: ``self`` becomes that (read-only) view of its
+    storage, with its history.
+
+    Example:
+        >>> ember.arange(6.0).as_strided_((2, 2), (1, 2))
+        tensor([[0., 2.],
+                [1., 3.]])
+    """
+    return _reshape_in_place(self, "as_strided_",
+                             lambda x: as_strided(x, size, stride, storage_offset))
+
+
+@method()
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     """In-place :func:`unsqueeze`: inserts a size-1 dimension at ``dim`` into ``self``.
 
@@ -436,3 +468,57 @@ def is_nonzero(input: Tensor) -> bool:
     if n > 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return bool(input)
+
+
+def detach(input: Tensor) -> Tensor:
+    """``input.detach()``: the same memory, with no history and not requiring grad.
+
+    Example:
+        >>> ember.detach(ember.ones(2, requires_grad=True)).requires_grad
+        False
+    """
+    return input.detach()
+
+
+@method("output_nr")
+@property
+def output_nr(self: Tensor) -> int:
+    """Which output of the primitive that made it this tensor is (0 for a leaf). Ember builds
+    some of PyTorch's multi-output ops (``split``, ``unbind``) from one primitive per piece,
+    whose pieces are each output 0.
+
+    Example:
+        >>> x = ember.ones(2, 2, requires_grad=True)
+        >>> x.output_nr, ember.linalg.eigh(x).eigenvectors.output_nr
+        (0, 1)
+    """
+    return self._idx if self._node is not None else 0
+
+
+def typename(obj: Any) -> str:
+    """The type of ``obj`` as a string: ``tensor.type()`` for a tensor (``"ember.FloatTensor"``),
+    else the qualified name of ``obj`` (a class or function) or of its class.
+
+    Example:
+        >>> ember.typename(ember.zeros(1)), ember.typename(3)
+        ('ember.FloatTensor', 'int')
+    """
+    if isinstance(obj, Tensor):
+        return obj.type()
+    if hasattr(obj, "__qualname__") or hasattr(obj, "__name__"):
+        module = getattr(obj, "__module__", "") or ""
+        name = getattr(obj, "__qualname__", None) or obj.__name__
+    else:
+        module, name = type(obj).__module__ or "", type(obj).__qualname__
+    return name if module in ("", "builtins") else f"{module}.{name}"
+
+
+def is_storage(obj: Any) -> bool:
+    """Whether ``obj`` is a storage object. Ember has no separate storage type (a tensor's
+    memory is its backend array), so this is always False.
+
+    Example:
+        >>> ember.is_storage(ember.zeros(1))
+        False
+    """
+    return False

@@ -15,8 +15,9 @@ from ember import dtypes
 from ember.errors import OpError
 from ember.func.batching import batched, pad_rank, prim, reshape, rule
 from ember.ops.broadcast import broadcast_shapes
-from ember.ops.creation import arange
+from ember.ops.creation import arange, full
 from ember.ops.indexing import _basic_shape
+from ember.ops.join import stack
 from ember.ops.primitive import apply
 
 FULL = (None, None, None)
@@ -104,6 +105,16 @@ def _nonzero(b: int, xs: tuple, bs: tuple) -> Any:
     raise OpError("vmap: nonzero (and boolean-mask indexing, which uses it) has an output "
                   "size that depends on each sample's data, so it cannot be batched. Hint: "
                   "use ember.where(mask, x, other) or multiply by the mask instead")
+
+
+@rule("nonzero_static")
+def _nonzero_static(b: int, xs: tuple, bs: tuple, *, size: int, fill_value: int) -> Any:
+    # each sample's indices are its own (size, ndim) block: one call per sample
+    (x,) = xs
+    if b == 0:
+        return full((0, size, x.ndim - 1), fill_value, dtype=dtypes.int64, device=x.device)
+    one = prim("nonzero_static")
+    return stack([apply(one, x[i], size=size, fill_value=fill_value) for i in range(b)])
 
 
 def _offsets(b: int, per: int, like: Any) -> Any:

@@ -1,5 +1,5 @@
 """Batching rules of the matrix functions (ember/ops/linalg_solve.py, linalg_decomp.py,
-linalg_det.py, linalg_lu.py, linalg_pinv.py).
+linalg_det.py, linalg_lu.py, linalg_ldl.py, linalg_pinv.py).
 
 Each of these primitives already maps over the leading dims of its matrices, and the vmap
 batch is axis 0: one call computes the whole batch. An unbatched operand of a two-operand
@@ -13,16 +13,17 @@ from typing import Any
 
 import ember.ops.linalg_decomp  # noqa: F401 - registers the primitives named below
 import ember.ops.linalg_det  # noqa: F401
+import ember.ops.linalg_ldl  # noqa: F401
 import ember.ops.linalg_lu  # noqa: F401
 import ember.ops.linalg_pinv  # noqa: F401
 import ember.ops.linalg_solve  # noqa: F401
-from ember.func.batching import batched, prim, reshape, rule
+from ember.func.batching import batched, pad_rank, prim, reshape, rule
 from ember.ops.primitive import apply
 
 #: primitives whose operands are (…, m, n) matrices and whose outputs keep the leading dims
 NATIVE = ("linalg_inv", "linalg_slogdet", "linalg_det", "linalg_solve", "linalg_solve_triangular",
           "linalg_matrix_exp", "linalg_cholesky", "linalg_eigh", "linalg_svd", "linalg_pinv",
-          "linalg_lu_factor", "linalg_lu_permutation")
+          "linalg_lu_factor", "linalg_lu_permutation", "linalg_ldl_factor")
 
 
 def _native_rule(name: str) -> Any:
@@ -36,6 +37,16 @@ def _native_rule(name: str) -> Any:
 
 for _name in NATIVE:
     rule(_name)(_native_rule(_name))
+
+
+@rule("linalg_ldl_solve")
+def _ldl_solve(b: int, xs: tuple, bs: tuple) -> Any:
+    # the op broadcasts its operands' batch dims, so each gets the batch axis and the same
+    # number of logical batch dims (LD and B have 2 matrix dims, the pivots 1)
+    core = (2, 1, 2)
+    rank = max((x.ndim - is_b) - c for x, is_b, c in zip(xs, bs, core))
+    return apply(prim("linalg_ldl_solve"), *(pad_rank(batched(x, b, is_b), rank + c)
+                                             for x, is_b, c in zip(xs, bs, core)))
 
 
 @rule("linalg_qr")

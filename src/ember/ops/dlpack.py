@@ -1,0 +1,154 @@
+"""DLPack, the array-exchange protocol: ``ember.from_dlpack(obj)`` makes a tensor sharing the
+memory of any object with ``__dlpack__`` (a PyTorch tensor, a NumPy array, …), and Ember
+tensors have ``__dlpack__``/``__dlpack_device__``, so ``torch.from_dlpack(x)`` and
+``np.from_dlpack(x)`` share theirs. No copy either way: writes show on both sides.
+
+The exchange goes through NumPy's DLPack support, on the CPU. NumPy has no bfloat16 of its
+own (Ember's is ``ml_dtypes``'), so bfloat16 crosses as DLPack's bfloat16 by relabelling the
+exchanged descriptor: exported as NumPy's uint16 export with its dtype field set to bfloat16,
+imported by reading a bfloat16 descriptor as uint16 and viewing the array as bfloat16 (no copy
+either way). A tensor that requires grad is refused on export, as in PyTorch (DLPack carries
+no history).
+
+Example:
+    >>> a = np.zeros(3)
+    >>> t = ember.from_dlpack(a)
+    >>> t[0] = 5.0
+    >>> a
+    array([5., 0., 0.])
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.errors import DeviceError, DTypeError, GradError, OpError
+from ember.ops.creation import from_numpy
+from ember.tensor import Tensor, method
+
+__all__ = ["from_dlpack"]
+
+_CPU = 1  # DLPack's device type code of the CPU
+_UINT16, _BFLOAT16 = (1, 16, 1), (4, 16, 1)  # DLPack's (type code, bits, lanes)
+
+# where the DLTensor starts in the managed struct a capsule holds (the versioned struct puts a
+# version, the manager context, the deleter and flags first), and its dtype field inside it
+# (after the data pointer, the device and ndim)
+_TENSOR_AT = {b"dltensor": 0, b"dltensor_versioned": 32}
+_DTYPE_AT = 20
+
+_get_name = ctypes.pythonapi.PyCapsule_GetName
+_get_name.restype, _get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype, _get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+
+
+def _relabel(capsule: Any, old: tuple[int, int, int], new: tuple[int, int, int]) -> bool:
+    """Sets the dtype of the (not yet consumed) DLPack ``capsule`` to ``new`` if it is
+    ``old``; whether it was. The descriptor is made for this one exchange, so changing it
+    touches nothing else."""
+    name = _get_name(capsule)
+    if name not in _TENSOR_AT:
+        return False
+    field = _get_pointer(capsule, name) + _TENSOR_AT[name] + _DTYPE_AT
+    code, bits = ctypes.c_uint8.from_address(field), ctypes.c_uint8.from_address(field + 1)
+    lanes = ctypes.c_uint16.from_address(field + 2)
+    if (code.value, bits.value, lanes.value) != old:
+        return False
+    code.value, bits.value, lanes.value = new
+    return True
+
+
+class _AsUInt16:
+    """``obj``'s DLPack exports with a bfloat16 dtype read as uint16 (for NumPy)."""
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.obj.__dlpack_device__()
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        capsule = self.obj.__dlpack__(**kwargs)
+        if not _relabel(capsule, _BFLOAT16, _UINT16):
+            raise BufferError("not a bfloat16 export")
+        return capsule
+
+
+def _from_cpu(ext_tensor: Any) -> Any:
+    """The NumPy array over ``ext_tensor``'s memory; a bfloat16 one as ``ml_dtypes``'."""
+    try:
+        return np.from_dlpack(ext_tensor)
+    except (RuntimeError, BufferError, TypeError) as err:
+        try:
+            return np.from_dlpack(_AsUInt16(ext_tensor)).view(dtypes.bfloat16.np)
+        except (RuntimeError, BufferError, TypeError):
+            raise err from None
+
+
+def from_dlpack(ext_tensor: Any) -> Tensor:
+    """A tensor sharing the memory of ``ext_tensor``, any object with ``__dlpack__`` and
+    ``__dlpack_device__`` (PyTorch tensors, NumPy arrays, …) on the CPU.
+
+    Example:
+        >>> ember.from_dlpack(np.arange(3))
+        tensor([0, 1, 2])
+    """
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor.detach()
+    if not hasattr(ext_tensor, "__dlpack__") or not hasattr(ext_tensor, "__dlpack_device__"):
+        raise TypeError(f"from_dlpack: expected an object with __dlpack__ and "
+                        f"__dlpack_device__ (a tensor or array), got "
+                        f"{type(ext_tensor).__name__}. Hint: pass the array itself, not a "
+                        "capsule from its __dlpack__()")
+    kind, index = ext_tensor.__dlpack_device__()
+    if kind != _CPU:
+        raise DeviceError(f"from_dlpack: the object lives on DLPack device type {kind} (index "
+                          f"{index}); Ember's backends here run on the CPU (type 1). Hint: move "
+                          "it to the CPU first (e.g. .cpu())")
+    try:
+        array = _from_cpu(ext_tensor)
+    except (RuntimeError, BufferError, TypeError) as err:
+        reason = str(err).rstrip(".")
+        what = f"from_dlpack: could not import {type(ext_tensor).__name__}"
+        if "type" not in reason.lower():  # the producer refused for its own reasons
+            raise OpError(f"{what}: {reason}") from None
+        raise DTypeError(f"{what} of dtype {getattr(ext_tensor, 'dtype', '?')}: {reason}. "
+                         "Hint: Ember has float16/32/64, bfloat16, int8/16/32/64, uint8 and "
+                         "bool; convert to one of them first") from None
+    return from_numpy(array)
+
+
+@method("__dlpack__")
+def _dlpack(self: Tensor, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+            dl_device: Any = None, copy: bool | None = None) -> Any:
+    """The DLPack capsule of the tensor's memory (for ``torch.from_dlpack``,
+    ``np.from_dlpack`` and other consumers)."""
+    if self.requires_grad:
+        raise GradError("__dlpack__: can't export a tensor that requires grad (DLPack carries "
+                        "no history). Hint: export tensor.detach()")
+    self._vc.shared = True  # (the consumer's writes move no version counter, as from_numpy's)
+    kwargs: dict[str, Any] = {"stream": stream}
+    if max_version is not None:
+        kwargs["max_version"] = max_version
+    if dl_device is not None:
+        kwargs["dl_device"] = dl_device
+    if copy is not None:
+        kwargs["copy"] = copy
+    if self.dtype is not dtypes.bfloat16:
+        return self._data.__dlpack__(**kwargs)
+    capsule = self._data.view(np.uint16).__dlpack__(**kwargs)
+    if not _relabel(capsule, _UINT16, _BFLOAT16):
+        raise DTypeError("__dlpack__: could not mark the export as bfloat16 (an unknown DLPack "
+                         "capsule). Hint: export tensor.float() instead")
+    return capsule
+
+
+@method("__dlpack_device__")
+def _dlpack_device(self: Tensor) -> tuple[int, int]:
+    """DLPack's ``(device type, index)`` of the tensor: ``(1, 0)`` on the CPU."""
+    return self._data.__dlpack_device__()

@@ -1,0 +1,106 @@
+"""One time step of the recurrent cells, with PyTorch's gate order (LSTM: i, f, g, o; GRU:
+r, z, n, the reset gate multiplying ``h W_hnᵀ + b_hn``): the steps ``nn.RNN``/``LSTM``/``GRU``
+and their ``*Cell`` modules scan, and PyTorch's top-level ``rnn_tanh_cell``,
+``rnn_relu_cell``, ``lstm_cell`` and ``gru_cell``.
+
+A step takes the input already projected (``x W_ihᵀ + b_ih``, one matrix product for all time
+steps in the layers), the states ``h`` and ``c`` (None where the cell has none), ``W_hh`` and
+``b_hh``, and returns ``(h', c')``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ember.errors import ShapeError
+from ember.ops.linear import linear
+from ember.tensor import Tensor
+
+__all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell"]
+
+
+def tanh_step(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
+    return linear(h, w_hh, b_hh).add(x).tanh(), None
+
+
+def relu_step(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
+    return linear(h, w_hh, b_hh).add(x).relu(), None
+
+
+def lstm_step(x: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
+    i, f, g, o = (x + linear(h, w_hh, b_hh)).chunk(4, -1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * c.tanh(), c
+
+
+def gru_step(x: Tensor, h: Tensor, c: Any, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
+    xr, xz, xn = x.chunk(3, -1)
+    hr, hz, hn = linear(h, w_hh, b_hh).chunk(3, -1)
+    r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
+    n = (xn + r * hn).tanh()
+    return (1 - z) * n + z * h, None
+
+
+def _batched(op: str, input: Tensor, hx: Tensor) -> None:
+    """PyTorch's cell functions take batches only (the ``*Cell`` modules add the dimension)."""
+    if input.ndim != 2 or hx.ndim != 2:
+        raise ShapeError(f"{op}: expected a batched 2-D input and hidden state, got shapes "
+                         f"{tuple(input.shape)} and {tuple(hx.shape)}. Hint: unsqueeze(0) "
+                         "adds the batch dimension")
+
+
+def rnn_tanh_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
+                  b_ih: Tensor | None = None, b_hh: Tensor | None = None) -> Tensor:
+    """One Elman step ``tanh(input W_ihᵀ + b_ih + hx W_hhᵀ + b_hh)``.
+
+    Example:
+        >>> w_ih, w_hh = ember.ones(3, 2), ember.zeros(3, 3)
+        >>> ember.rnn_tanh_cell(ember.zeros(1, 2), ember.zeros(1, 3), w_ih, w_hh)
+        tensor([[0., 0., 0.]])
+    """
+    _batched("rnn_tanh_cell", input, hx)
+    return tanh_step(linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
+
+
+def rnn_relu_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
+                  b_ih: Tensor | None = None, b_hh: Tensor | None = None) -> Tensor:
+    """One Elman step with relu: ``relu(input W_ihᵀ + b_ih + hx W_hhᵀ + b_hh)``.
+
+    Example:
+        >>> w_ih, w_hh = ember.ones(3, 2), ember.zeros(3, 3)
+        >>> ember.rnn_relu_cell(ember.ones(1, 2), ember.zeros(1, 3), w_ih, w_hh)
+        tensor([[2., 2., 2.]])
+    """
+    _batched("rnn_relu_cell", input, hx)
+    return relu_step(linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]
+
+
+def lstm_cell(input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor,
+              b_ih: Tensor | None = None, b_hh: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """One LSTM step; ``hx`` is ``(h, c)``, and so is the result.
+
+    Example:
+        >>> h, c = ember.lstm_cell(ember.zeros(1, 2), (ember.zeros(1, 3), ember.ones(1, 3)),
+        ...                        ember.zeros(12, 2), ember.zeros(12, 3))
+        >>> c
+        tensor([[0.5000, 0.5000, 0.5000]])
+    """
+    if len(hx) != 2:
+        raise ValueError(f"lstm_cell: expected hx to have 2 elements (h, c), got {len(hx)}")
+    _batched("lstm_cell", input, hx[0])
+    h, c = lstm_step(linear(input, w_ih, b_ih), hx[0], hx[1], w_hh, b_hh)
+    return h, c
+
+
+def gru_cell(input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,
+             b_ih: Tensor | None = None, b_hh: Tensor | None = None) -> Tensor:
+    """One GRU step.
+
+    Example:
+        >>> ember.gru_cell(ember.zeros(1, 2), ember.ones(1, 3), ember.zeros(9, 2),
+        ...                ember.zeros(9, 3))
+        tensor([[0.5000, 0.5000, 0.5000]])
+    """
+    _batched("gru_cell", input, hx)
+    return gru_step(linear(input, w_ih, b_ih), hx, None, w_hh, b_hh)[0]

@@ -1,0 +1,77 @@
+"""DLPack: ember.from_dlpack and Tensor.__dlpack__ share memory with PyTorch and NumPy both
+ways (bfloat16 with PyTorch too); what cannot cross (tensors requiring grad, dtypes Ember
+lacks) fails clearly."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int32",
+                                   "int16", "int8", "uint8", "bool"])
+def test_torch_to_ember_shares_memory(dtype):
+    t = torch.zeros(2, 3, dtype=getattr(torch, dtype))
+    e = ember.from_dlpack(t)
+    assert e.dtype is getattr(ember, "bool_" if dtype == "bool" else dtype)
+    assert e.shape == (2, 3) and e.device.type == "cpu"
+    e[1, 2] = 1
+    assert t[1, 2].item() == 1
+
+
+def test_ember_to_torch_and_numpy_shares_memory():
+    x = ember.arange(6.0).reshape(2, 3)
+    t = torch.from_dlpack(x)
+    t[0, 0] = -1.0
+    a = np.from_dlpack(x)
+    a[1, 1] = 100.0
+    np.testing.assert_array_equal(x.numpy(), [[-1, 1, 2], [3, 100, 5]])
+    assert t[1, 1].item() == 100.0
+    assert torch.from_dlpack(x.t()).stride() == x.t().stride() == (1, 3)
+    assert x.__dlpack_device__() == (1, 0)
+
+
+def test_from_numpy_array_and_round_trip():
+    a = np.arange(4.0)
+    e = ember.from_dlpack(a)
+    e[0] = 9.0
+    assert a[0] == 9.0
+    back = ember.from_dlpack(torch.from_dlpack(e))
+    assert back.data_ptr() == e.data_ptr()
+    y = ember.ones(2, requires_grad=True)
+    assert not ember.from_dlpack(y).requires_grad
+
+
+def test_writes_through_dlpack_are_seen_by_ember_ops():
+    x = ember.zeros(3)
+    torch.from_dlpack(x).fill_(2.0)
+    assert x.sum().item() == 6.0
+
+
+def test_bfloat16_crosses_to_torch_both_ways():
+    x = ember.tensor([[0.5, 1.25], [2.0, -3.0]], dtype=ember.bfloat16)
+    t = torch.from_dlpack(x.t())
+    assert t.dtype == torch.bfloat16 and t.stride() == (1, 2)
+    t[0, 1] = -4.0
+    assert x[1, 0].item() == -4.0
+    legacy = torch.utils.dlpack.from_dlpack(x.__dlpack__())  # an unversioned capsule
+    assert legacy.dtype == torch.bfloat16 and legacy.data_ptr() == x.data_ptr()
+    back = ember.from_dlpack(torch.tensor([1.5, 2.5], dtype=torch.bfloat16))
+    assert back.dtype is ember.bfloat16 and back.tolist() == [1.5, 2.5]
+
+
+def test_refusals_are_clear():
+    with pytest.raises(ember.GradError, match="__dlpack__: can't export a tensor that requires"):
+        torch.from_dlpack(ember.ones(2, requires_grad=True))
+    with pytest.raises(ember.DTypeError, match="from_dlpack: could not import .*float8"):
+        ember.from_dlpack(torch.ones(2).to(torch.float8_e4m3fn))
+    with pytest.raises(TypeError, match="from_dlpack: expected an object with __dlpack__"):
+        ember.from_dlpack([1.0, 2.0])
+
+
+def test_from_dlpack_reports_the_producers_refusal_as_it_is():
+    # torch refuses to export a tensor that requires grad: not a dtype problem
+    with pytest.raises(ember.errors.OpError, match="from_dlpack: .*require gradient") as info:
+        ember.from_dlpack(torch.ones(2, requires_grad=True))
+    assert not isinstance(info.value, ember.DTypeError) and "float16/32/64" not in str(info.value)
