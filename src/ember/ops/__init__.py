@@ -10,6 +10,8 @@ from ember.ops.arithmetic import *  # noqa: F403
 from ember.ops.attention import *  # noqa: F403
 from ember.ops.broadcast import *  # noqa: F403
 from ember.ops.compare import *  # noqa: F403
+from ember.ops.complex_math import *  # noqa: F403
+from ember.ops.complex_parts import *  # noqa: F403
 from ember.ops.construct import *  # noqa: F403
 from ember.ops.constructors import *  # noqa: F403
 from ember.ops.conv import *  # noqa: F403
@@ -78,17 +80,18 @@ from ember.ops.unravel import *  # noqa: F403
 from ember.ops.windows import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
-_FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "construct",
-             "constructors", "conv", "convert", "creation", "ctc_loss", "diagonal", "discrete",
-             "distance", "dropout", "embedding", "fill", "frexp", "gamma", "gather", "grid_sample",
-             "gumbel_softmax", "histogram", "igamma", "im2col", "indexing", "inplace_functions",
-             "integrate", "interpolate", "join", "layer_norm", "linalg", "linalg_composite",
-             "linalg_decomp", "linalg_det", "linalg_lu", "linalg_pinv", "linalg_solve", "linear",
-             "local_response_norm", "loss", "lp_pool", "margin_loss", "normalization", "norms",
-             "pad", "pixel_shuffle", "pool", "random", "random_counts", "random_fill",
-             "random_gamma", "reduce", "scatter_reduce", "scatter_slices", "search", "select",
-             "shape", "softmax", "sort", "special", "split_stack", "statistics", "storage",
-             "tensor_methods", "unary", "unfold", "unpool", "unravel", "windows")
+_FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "complex_math",
+             "complex_parts", "construct", "constructors", "conv", "convert", "creation",
+             "ctc_loss", "diagonal", "discrete", "distance", "dropout", "embedding", "fill",
+             "frexp", "gamma", "gather", "grid_sample", "gumbel_softmax", "histogram", "igamma",
+             "im2col", "indexing", "inplace_functions", "integrate", "interpolate", "join",
+             "layer_norm", "linalg", "linalg_composite", "linalg_decomp", "linalg_det", "linalg_lu",
+             "linalg_pinv", "linalg_solve", "linear", "local_response_norm", "loss", "lp_pool",
+             "margin_loss", "normalization", "norms", "pad", "pixel_shuffle", "pool", "random",
+             "random_counts", "random_fill", "random_gamma", "reduce", "scatter_reduce",
+             "scatter_slices", "search", "select", "shape", "softmax", "sort", "special",
+             "split_stack", "statistics", "storage", "tensor_methods", "unary", "unfold", "unpool",
+             "unravel", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

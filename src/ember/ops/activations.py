@@ -19,7 +19,15 @@ from ember.ops.dims import normalize_dim
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import (
+    DISPATCH,
+    Primitive,
+    TensorSpec,
+    apply,
+    primitive,
+    refuse_complex,
+    refuse_complex_tensor,
+)
 from ember.ops.random import Generator, rand
 from ember.ops.relu_kernel import relu_array, relu_grad_array
 from ember.ops.select import where
@@ -53,6 +61,7 @@ class Relu(Unary):
     save_inputs, save_outputs = False, True
 
     def forward(self, xp, a):
+        refuse_complex(self.name, a)
         return relu_array(xp, a)
 
     def chain(self, v, x, y):
@@ -87,6 +96,7 @@ class LeakyRelu(Unary):
     name = "leaky_relu"
 
     def forward(self, xp, a, *, negative_slope):
+        refuse_complex(self.name, a)
         # .astype: NumPy widens bfloat16 mixed with a Python float
         return xp.where(a > 0, a, a * negative_slope).astype(a.dtype, copy=False)
 
@@ -99,6 +109,7 @@ class Hardtanh(Unary):
     name = "hardtanh"
 
     def forward(self, xp, a, *, min_val, max_val):
+        refuse_complex(self.name, a)
         return xp.minimum(xp.maximum(a, min_val), max_val).astype(a.dtype, copy=False)
 
     def chain(self, v, x, y, *, min_val, max_val):
@@ -192,6 +203,7 @@ class Silu(Unary):
 
 def _floating(op: str, input: Tensor) -> None:
     if not input.dtype.is_floating_point:
+        refuse_complex_tensor(op, input)
         raise DTypeError(f"{op}: needs a floating tensor, got {input.dtype.name}. Hint: "
                          "convert it with .float() first")
 

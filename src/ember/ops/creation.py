@@ -81,8 +81,8 @@ def _unreadable(data: Any, problem: str) -> NoReturn:
 
 
 def _finish(array: Any, dev: Device, requires_grad: bool) -> Tensor:
-    if requires_grad and not dtypes.from_numpy(array.dtype).is_floating_point:
-        raise DTypeError(f"only floating tensors can require grad; this one is "
+    if requires_grad and dtypes.from_numpy(array.dtype).category < dtypes.FLOAT:
+        raise DTypeError(f"only floating and complex tensors can require grad; this one is "
                          f"{dtypes.from_numpy(array.dtype).name}")
     return _wrap(array, dev, requires_grad)
 
@@ -94,8 +94,8 @@ def _infer_dtype(array: np.ndarray, data: Any) -> DType:
     if array.dtype.kind == "f":
         return dtypes.get_default_dtype() if array.dtype == np.float64 else \
             dtypes.from_numpy(array.dtype)
-    if array.dtype.kind == "c":
-        raise DTypeError("complex numbers are not supported by Ember tensors")
+    if array.dtype.kind == "c":  # Python complex numbers: the default complex dtype
+        return dtypes.get_default_dtype().to_complex()
     return dtypes.from_numpy(array.dtype)
 
 

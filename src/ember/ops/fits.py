@@ -33,7 +33,7 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
         Traceback (most recent call last):
         ember.errors.ValueOverflow: fill_: the value 300 cannot be converted to uint8 ...
     """
-    if dtype.category == dtypes.BOOL or dtype is dtypes.float64:
+    if dtype.category == dtypes.BOOL or dtype is dtypes.float64 or dtype.is_complex:
         return
     if isinstance(value, Tensor):
         if value.ndim or value.dtype is dtype or DISPATCH.handler is not None:

@@ -35,7 +35,7 @@ from ember.ops.dims import (
     unreduce,
     with_reduced_dims,
 )
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_complex
 from ember.ops.scan import cumprod, cumsum
 from ember.ops.select import where
 from ember.ops.unary import exp, log, sqrt
@@ -72,6 +72,7 @@ class Accumulation(Reduction):
 @primitive
 class Sum(Accumulation):
     name = "sum"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 
     def vjp(self, ctx, g):
@@ -113,6 +114,7 @@ class Extremum(Reduction):
     kernel = "max"
 
     def forward(self, xp, a, *, dims, keepdim):
+        refuse_complex(self.name, a)
         return getattr(xp, self.kernel)(a, axis=dims, keepdims=keepdim)
 
     def _share(self, ctx: Any) -> Tensor:
@@ -147,6 +149,7 @@ class ExtremumDim(Primitive):
     kernel = "argmax"
 
     def forward(self, xp, a, *, dim, keepdim):
+        refuse_complex(self.name, a)
         idx = getattr(xp, self.kernel)(a, axis=dim, keepdims=True)
         values = xp.take_along_axis(a, idx, axis=dim)
         if not keepdim:
@@ -195,6 +198,7 @@ class ArgExtremum(Primitive):
     kernel = "argmax"
 
     def forward(self, xp, a, *, dim, keepdim):
+        refuse_complex(self.name, a)
         return getattr(xp, self.kernel)(a, axis=dim, keepdims=keepdim).astype(np.int64)
 
     def infer(self, a, *, dim, keepdim):
@@ -291,7 +295,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
 @method()
 def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
          dtype: DType | None = None) -> Tensor:
-    """The mean over ``dim`` (all dims when None); floating inputs only, as in PyTorch.
+    """The mean over ``dim`` (all dims when None); floating and complex inputs only, as in
+    PyTorch.
     Half-precision inputs are summed and divided in float32, rounded once at the end.
 
     Example:
@@ -299,7 +304,7 @@ def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
         tensor(3.)
     """
     x = input if dtype is None else cast(input, dtypes.to_dtype(dtype))
-    if not x.dtype.is_floating_point:
+    if x.dtype.category < dtypes.FLOAT:
         raise DTypeError(f"mean: input dtype {x.dtype.name} is not floating point, so the "
                          "mean's dtype cannot be inferred. Hint: call .float() on the input or "
                          "pass dtype=ember.float32")

@@ -26,7 +26,7 @@ from ember.errors import DTypeError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor
 from ember.ops.dims import normalize_dim
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_complex
 from ember.ops.sort import comparable
 from ember.tensor import Tensor, method
 
@@ -71,6 +71,7 @@ class SearchSorted(Primitive):
     differentiable = False
 
     def forward(self, xp, seq, vals, *sorter, right, out_int32):
+        refuse_complex(self.name, seq, vals)
         n = seq.shape[-1]
         srt = sorter[0] if sorter else None
         if srt is not None and srt.size and (srt.min() < 0 or srt.max() >= n):
@@ -175,6 +176,7 @@ class Histc(Primitive):
     differentiable = False
 
     def forward(self, xp, a, *, bins, min, max, batch):  # noqa: A002 - PyTorch's names
+        refuse_complex(self.name, a)
         rows = a.shape[0] if batch else 1
         per = prod(a.shape[1:]) if batch else a.size
         x = a.reshape(rows, per)

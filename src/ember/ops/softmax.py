@@ -15,7 +15,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops import rows_kernel
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_complex
 from ember.ops.reduce import normalize_dim
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor, method
@@ -35,6 +35,7 @@ class _AlongDim(Primitive):
 
     @in_float32
     def forward(self, xp, x, *, dim):
+        refuse_complex(self.name, x)
         if x.ndim == 0:
             return self.forward(xp, x.reshape(1), dim=0).reshape(())
         if x.size == 0:
@@ -64,6 +65,7 @@ class Softmax(_AlongDim):
     name = "softmax"
 
     def forward(self, xp, x, *, dim):
+        refuse_complex(self.name, x)
         looped = _looped(xp, "softmax_rows", dim, x, float64=False)  # (its exp: float32's)
         return super().forward(xp, x, dim=dim) if looped is None else looped
 

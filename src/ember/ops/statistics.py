@@ -33,7 +33,7 @@ from ember.ops.dims import normalize_dim
 from ember.ops.gather import gather
 from ember.ops.join import cat
 from ember.ops.linalg import mm
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_complex
 from ember.ops.reduce import amax, amin, any, argmax, sum
 from ember.ops.scan import scanned
 from ember.ops.select import clamp, where
@@ -90,6 +90,7 @@ class _CumExtremumIndices(Primitive):
     ufunc = "maximum"
 
     def forward(self, xp, a, *, dim):
+        refuse_complex(self.name, a)
         running = getattr(xp, self.ufunc).accumulate(a, axis=dim)
         n = a.shape[dim]
         iota = xp.arange(n).reshape(tuple(n if i == dim else 1 for i in range(a.ndim)))
