@@ -23,6 +23,7 @@ from ember.ops.discrete import *  # noqa: F403
 from ember.ops.distance import *  # noqa: F403
 from ember.ops.dropout import *  # noqa: F403
 from ember.ops.embedding import *  # noqa: F403
+from ember.ops.fft import FFTC2C  # noqa: F401 - registers the FFT primitives (ember.fft's)
 from ember.ops.fill import *  # noqa: F403
 from ember.ops.frexp import *  # noqa: F403
 from ember.ops.gamma import *  # noqa: F403
