@@ -26,7 +26,6 @@ from ember.ops.primitive import (
     apply,
     primitive,
     refuse_complex,
-    refuse_complex_tensor,
 )
 from ember.ops.random import Generator, rand
 from ember.ops.relu_kernel import relu_array, relu_grad_array
@@ -61,7 +60,6 @@ class Relu(Unary):
     save_inputs, save_outputs = False, True
 
     def forward(self, xp, a):
-        refuse_complex(self.name, a)
         return relu_array(xp, a)
 
     def chain(self, v, x, y):
@@ -96,7 +94,6 @@ class LeakyRelu(Unary):
     name = "leaky_relu"
 
     def forward(self, xp, a, *, negative_slope):
-        refuse_complex(self.name, a)
         # .astype: NumPy widens bfloat16 mixed with a Python float
         return xp.where(a > 0, a, a * negative_slope).astype(a.dtype, copy=False)
 
@@ -109,7 +106,6 @@ class Hardtanh(Unary):
     name = "hardtanh"
 
     def forward(self, xp, a, *, min_val, max_val):
-        refuse_complex(self.name, a)
         return xp.minimum(xp.maximum(a, min_val), max_val).astype(a.dtype, copy=False)
 
     def chain(self, v, x, y, *, min_val, max_val):
@@ -203,7 +199,7 @@ class Silu(Unary):
 
 def _floating(op: str, input: Tensor) -> None:
     if not input.dtype.is_floating_point:
-        refuse_complex_tensor(op, input)
+        refuse_complex(op, input)
         raise DTypeError(f"{op}: needs a floating tensor, got {input.dtype.name}. Hint: "
                          "convert it with .float() first")
 
@@ -222,7 +218,8 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
         >>> ember.relu(ember.tensor([-1.0, 2.0]))
         tensor([0., 2.])
     """
-    if input._data.dtype == bool:
+    if input._data.dtype.kind in "bc":  # (one dtype read on the hot path)
+        refuse_complex("relu", input)
         raise DTypeError("relu: bool tensors are not supported. Hint: convert with .int()")
     if inplace:
         return _run(input, inplace, "relu", lambda x: apply(Relu, x))
@@ -252,6 +249,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     if input.dtype.name == "bool":
         raise DTypeError("hardtanh: bool tensors are not supported")
     if not input.dtype.is_floating_point:  # PyTorch casts the bounds to the tensor's dtype
+        refuse_complex("hardtanh", input)
         min_val, max_val = int(min_val), int(max_val)
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")

@@ -403,17 +403,10 @@ def complex_error(op: str, dtype: Any) -> DTypeError:
                       "not supported. Hint: take .abs() or .real first")
 
 
-def refuse_complex(op: str, *arrays: Any) -> None:
-    """Raises :func:`complex_error` if one of ``arrays`` (backend arrays, in a forward rule)
-    is complex: for ops the backend would compute on complex numbers with another meaning
-    than PyTorch's (NumPy orders complex numbers lexicographically)."""
-    for a in arrays:
-        if a.dtype.kind == "c":
-            raise complex_error(op, a.dtype)
-
-
-def refuse_complex_tensor(op: str, *tensors: Any) -> None:
-    """:func:`refuse_complex` for an op's wrapper, on tensors (and Python numbers, ignored)."""
+def refuse_complex(op: str, *tensors: Any) -> None:
+    """Raises :func:`complex_error` if one of ``tensors`` (Python numbers are ignored) is
+    complex: for an op's wrapper, off its hot path (where it handles non-floating input). A
+    forward rule tests ``a.dtype.kind == "c"`` inline instead, paying one dtype read."""
     for t in tensors:
         if isinstance(t, Tensor) and t._data.dtype.kind == "c":
             raise complex_error(op, t.dtype)

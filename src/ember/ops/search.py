@@ -26,7 +26,7 @@ from ember.errors import DTypeError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor
 from ember.ops.dims import normalize_dim
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_complex
+from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.ops.sort import comparable
 from ember.tensor import Tensor, method
 
@@ -71,7 +71,8 @@ class SearchSorted(Primitive):
     differentiable = False
 
     def forward(self, xp, seq, vals, *sorter, right, out_int32):
-        refuse_complex(self.name, seq, vals)
+        if seq.dtype.kind == "c" or vals.dtype.kind == "c":  # (complex numbers have no order)
+            raise complex_error(self.name, (seq if seq.dtype.kind == "c" else vals).dtype)
         n = seq.shape[-1]
         srt = sorter[0] if sorter else None
         if srt is not None and srt.size and (srt.min() < 0 or srt.max() >= n):
@@ -176,7 +177,8 @@ class Histc(Primitive):
     differentiable = False
 
     def forward(self, xp, a, *, bins, min, max, batch):  # noqa: A002 - PyTorch's names
-        refuse_complex(self.name, a)
+        if a.dtype.kind == "c":  # (complex numbers have no order)
+            raise complex_error(self.name, a.dtype)
         rows = a.shape[0] if batch else 1
         per = prod(a.shape[1:]) if batch else a.size
         x = a.reshape(rows, per)

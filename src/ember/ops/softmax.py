@@ -35,7 +35,6 @@ class _AlongDim(Primitive):
 
     @in_float32
     def forward(self, xp, x, *, dim):
-        refuse_complex(self.name, x)
         if x.ndim == 0:
             return self.forward(xp, x.reshape(1), dim=0).reshape(())
         if x.size == 0:
@@ -65,7 +64,6 @@ class Softmax(_AlongDim):
     name = "softmax"
 
     def forward(self, xp, x, *, dim):
-        refuse_complex(self.name, x)
         looped = _looped(xp, "softmax_rows", dim, x, float64=False)  # (its exp: float32's)
         return super().forward(xp, x, dim=dim) if looped is None else looped
 
@@ -152,6 +150,7 @@ def _prepare(name: str, input: Tensor, dim: int | None, dtype: Any) -> tuple[Ten
     if dtype is not None:
         input = input.to(dtypes.to_dtype(dtype))
     if not input.dtype.is_floating_point:
+        refuse_complex(name, input)
         raise DTypeError(f"{name}: expected a floating input, got {input.dtype.name}. Hint: "
                          f"pass dtype=ember.float32 or call .float() first")
     if dim is None:

@@ -28,9 +28,9 @@ from ember.ops.primitive import (
     Primitive,
     TensorSpec,
     apply,
+    complex_error,
     primitive,
     refuse_complex,
-    refuse_complex_tensor,
 )
 from ember.tensor import Tensor, method
 
@@ -374,7 +374,8 @@ class Sign(Flat):
     name = "sign"
 
     def forward(self, xp, a):
-        refuse_complex(self.name, a)
+        if a.dtype.kind == "c":  # (complex numbers have no sign: see sgn)
+            raise complex_error(self.name, a.dtype)
         if a.dtype.kind == "b":
             return a.copy()
         if a.dtype.kind in "iu":
@@ -405,7 +406,6 @@ class Round(Flat):
     name = "round"
 
     def forward(self, xp, a, *, decimals):
-        refuse_complex(self.name, a)
         return xp.rint(a) if decimals == 0 else xp.round(a, decimals)
 
 
@@ -538,7 +538,7 @@ def sgn(input: Tensor) -> Tensor:
 
 def _rounding(prim: Primitive, input: Tensor) -> Tensor:
     if not input.dtype.is_floating_point:
-        refuse_complex_tensor(prim.name, input)
+        refuse_complex(prim.name, input)
         _not_bool(prim.name, input)
         return clone(input)  # integers are already whole
     return apply(prim, input)
@@ -575,7 +575,7 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorc
         >>> ember.round(ember.tensor([0.5, 1.5, 1.26]), decimals=0)
         tensor([0., 2., 1.])
     """
-    refuse_complex_tensor("round", input)
+    refuse_complex("round", input)
     if decimals != 0 and not input.dtype.is_floating_point:
         raise DTypeError(f"round: decimals={decimals} needs a floating tensor, got "
                          f"{input.dtype.name}")
@@ -592,7 +592,7 @@ def frac(input: Tensor) -> Tensor:
         >>> ember.frac(ember.tensor([1.25, -1.25]))
         tensor([ 0.2500, -0.2500])
     """
-    refuse_complex_tensor("frac", input)
+    refuse_complex("frac", input)
     if not input.dtype.is_floating_point:
         raise DTypeError(f"frac: needs a floating tensor, got {input.dtype.name}")
     return input - trunc(input)
