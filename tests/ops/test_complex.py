@@ -369,3 +369,31 @@ def test_jit_compiles_complex_ops_and_their_gradients():
     eager = ember.func.grad(f, argnums=(0, 1))
     for mine, ref in zip(ember.jit.compile(eager)(x, y), eager(x, y)):
         np.testing.assert_allclose(mine.detach().numpy(), ref.detach().numpy(), atol=1e-12)
+
+
+# -- review: silent wrong answers ----------------------------------------------------------------
+def test_vdot_conjugates_its_first_argument():
+    same(ember.vdot(ember.tensor(Z[0]), ember.tensor(W[0])),
+         torch.vdot(torch.tensor(Z[0]), torch.tensor(W[0])))
+
+
+def test_truth_of_a_complex_number_looks_at_both_parts():
+    z = np.array([1j, 0j, 1 + 0j, -0.0 + 0j])
+    e, t = ember.tensor(z), torch.tensor(z)
+    same(e.bool(), t.bool())
+    same(ember.logical_not(e), torch.logical_not(t))
+    same(ember.logical_and(e, e), torch.logical_and(t, t))
+    same(ember.count_nonzero(e), torch.count_nonzero(t))
+    assert bool(ember.any(e[:1])) and bool(e[0])
+
+
+def test_isclose_and_allclose_compare_both_parts():
+    a, b = np.array([1 + 0j, 2 + 1j]), np.array([1 + 1e-3j, 2 + 1j])
+    same(ember.isclose(ember.tensor(a), ember.tensor(b)), torch.isclose(torch.tensor(a),
+                                                                        torch.tensor(b)))
+    assert not ember.allclose(ember.tensor(a), ember.tensor(b))
+
+
+def test_eq_and_ne_with_a_python_complex_scalar():
+    same(ember.tensor(Z) == complex(Z[0, 0]), torch.tensor(Z) == complex(Z[0, 0]))
+    same(ember.tensor(Z) != complex(Z[0, 0]), torch.tensor(Z) != complex(Z[0, 0]))

@@ -159,7 +159,7 @@ def ge(input: Tensor, other: Any) -> Tensor:
 
 not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
 
-_OPERANDS = (Tensor, int, float, bool, np.generic)
+_OPERANDS = (Tensor, int, float, complex, bool, np.generic)
 
 
 def _operator(fn: Any, name: str, swap: bool = False) -> None:
@@ -200,8 +200,10 @@ class IsClose(Primitive):
     def forward(self, xp, a, b, *, rtol, atol, equal_nan):
         if a.dtype == np.bool_:
             return xp.equal(a, b)
-        # float64 throughout: no overflow of integer differences, and atol=1e-8 survives
-        a, b = a.astype(np.float64, copy=False), b.astype(np.float64, copy=False)
+        # float64 throughout (complex128 for complex): no overflow of integer differences, and
+        # atol=1e-8 survives; the error of complex numbers is the modulus of their difference
+        wide = np.complex128 if a.dtype.kind == "c" else np.float64
+        a, b = a.astype(wide, copy=False), b.astype(wide, copy=False)
         error = xp.abs(a - b)
         # an infinite error is never within tolerance, even an infinite one: infinities are
         # close only to themselves (PyTorch's rule)

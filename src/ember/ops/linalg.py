@@ -210,9 +210,14 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
 
 @method()
 def vdot(input: Tensor, other: Tensor) -> Tensor:
-    """The dot product, conjugating ``input`` (the same as :func:`dot` for real tensors)."""
+    """The dot product, conjugating ``input`` (the same as :func:`dot` for real tensors).
+
+    Example:
+        >>> ember.vdot(ember.tensor([1j]), ember.tensor([1j]))
+        tensor(1.+0.j)
+    """
     _expect_ndim("vdot", ("input", input, 1), ("other", other, 1))
-    return dot(input, other)
+    return dot(input.conj() if input.is_complex() else input, other)
 
 
 @method()
