@@ -292,6 +292,13 @@ UNSUPPORTED = {
     "leaky_relu": lambda z: ember.nn.functional.leaky_relu(z),
     "hardtanh": lambda z: ember.nn.functional.hardtanh(z),
     "searchsorted": lambda z: ember.searchsorted(z, z),
+    # real-only kernels that used to drop the imaginary part silently
+    "lgamma": lambda z: z.lgamma(), "digamma": lambda z: z.digamma(),
+    "polygamma": lambda z: ember.polygamma(1, z), "mvlgamma": lambda z: ember.mvlgamma(z, 2),
+    "i0": lambda z: z.i0(), "i1": lambda z: ember.special.i1(z), "erfc": lambda z: z.erfc(),
+    "erfinv": lambda z: z.erfinv(), "atan2": lambda z: ember.atan2(z, z),
+    "xlogy": lambda z: ember.xlogy(z, 2.0), "copysign": lambda z: ember.copysign(1.0, z),
+    "heaviside": lambda z: ember.heaviside(z, z), "ndtr": lambda z: ember.special.ndtr(z),
 }
 
 

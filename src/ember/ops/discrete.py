@@ -21,7 +21,7 @@ from ember.ops.compare import ne
 from ember.ops.convert import cast, promote
 from ember.ops.creation import scalar_tensor, zeros_like
 from ember.ops.inplace import bind_inplace
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_complex
 from ember.ops.select import where
 from ember.ops.special import _dtype_names, _floating_pair
 from ember.ops.unary import in_float32
@@ -141,6 +141,7 @@ def heaviside(input: Tensor, values: Any) -> Tensor:
         >>> ember.heaviside(ember.tensor([-1.5, 0.0, 2.0]), ember.tensor([0.5]))
         tensor([0.0000, 0.5000, 1.0000])
     """
+    refuse_complex("heaviside", input)
     if not isinstance(values, Tensor):
         values = scalar_tensor(values, input.dtype, input.device)
     elif values.dtype is not input.dtype:

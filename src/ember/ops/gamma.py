@@ -20,7 +20,7 @@ from ember.ops.compare import eq
 from ember.ops.convert import to_float
 from ember.ops.gamma_kernel import i0_array, i1_array, lgamma_array, polygamma_array
 from ember.ops.inplace import bind_inplace
-from ember.ops.primitive import apply, primitive
+from ember.ops.primitive import apply, primitive, refuse_complex
 from ember.ops.select import where
 from ember.ops.unary import Unary
 from ember.tensor import Tensor, method
@@ -91,6 +91,7 @@ class I1(Unary):
 def _float(op: str, input: Any) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: expected a tensor, got {type(input).__name__}")
+    refuse_complex(op, input)  # (the kernels are real-only)
     if input.dtype.name == "bool":
         input = input.to("int64")
     return to_float(input)
@@ -152,7 +153,7 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
         raise ValueError(f"mvlgamma: p has to be greater than or equal to 1, got {p!r}")
     if input.dtype.name == "bool":
         raise DTypeError("mvlgamma: the input tensor may not be a boolean tensor, as in PyTorch")
-    input = to_float(input)  # integers give the default float dtype
+    input = _float("mvlgamma", input)  # integers give the default float dtype
     out = lgamma(input)
     for i in range(1, p):
         out = out + lgamma(input - i / 2)

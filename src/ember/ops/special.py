@@ -28,7 +28,7 @@ from ember.ops.convert import cast, promote, promote_to, to_float
 from ember.ops.creation import zeros_like
 from ember.ops.erfc_kernel import erfc_array, erfinv_array
 from ember.ops.inplace import bind_inplace, inplace
-from ember.ops.primitive import Primitive, apply, primitive
+from ember.ops.primitive import Primitive, apply, complex_error, primitive, refuse_complex
 from ember.ops.select import where
 from ember.ops.unary import Unary, cos, exp, exp2, in_float32, reciprocal, sin
 from ember.tensor import Tensor, method
@@ -37,12 +37,15 @@ __all__ = ["atan2", "arctan2", "hypot", "logit", "xlogy", "copysign", "logaddexp
            "erfinv", "erfc", "sinc", "deg2rad", "rad2deg", "float_power"]
 
 # -- operands -----------------------------------------------------------------------------------
-def _float_pair(input: Any, other: Any) -> tuple[Tensor, Tensor]:
+def _float_pair(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
     """Both operands in their PyTorch result dtype; integers and bools give the default float
     (``torch.atan2(int, int)`` is float32), each converted from its own values (so an int8 -7
-    stays -7.0 beside a uint8 tensor, where their common integer dtype would wrap it)."""
+    stays -7.0 beside a uint8 tensor, where their common integer dtype would wrap it); complex
+    operands raise (these ops are real-only)."""
     dtype = dtypes.result_type(input, other)
     if not dtype.is_floating_point:
+        if dtype.is_complex:
+            raise complex_error(op, dtype)
         dtype = dtypes.get_default_dtype()
     return promote_to(dtype, input, other)
 
@@ -270,7 +273,7 @@ def atan2(input: Any, other: Any) -> Tensor:
         >>> ember.atan2(ember.tensor([1.0, 1.0]), ember.tensor([1.0, -1.0]))
         tensor([0.7854, 2.3562])
     """
-    return apply(Atan2, *_float_pair(input, other))
+    return apply(Atan2, *_float_pair("atan2", input, other))
 
 
 @method()
@@ -312,7 +315,7 @@ def xlogy(input: Any, other: Any) -> Tensor:
         >>> ember.xlogy(ember.tensor([0.0, 2.0]), ember.tensor([0.0, math.e]))
         tensor([0., 2.])
     """
-    return apply(XLogY, *_float_pair(input, other))
+    return apply(XLogY, *_float_pair("xlogy", input, other))
 
 
 @method()
@@ -324,7 +327,7 @@ def copysign(input: Any, other: Any) -> Tensor:
         >>> ember.copysign(ember.tensor([1.0, -2.0, 3.0]), ember.tensor([-1.0, 1.0, -0.0]))
         tensor([-1.,  2., -3.])
     """
-    return apply(CopySign, *_float_pair(input, other))
+    return apply(CopySign, *_float_pair("copysign", input, other))
 
 
 @method()
@@ -349,7 +352,8 @@ def logaddexp2(input: Any, other: Any) -> Tensor:
     return apply(LogAddExp2, *_floating_pair("logaddexp2", input, other))
 
 
-def _unary(prim: Primitive, input: Tensor) -> Tensor:
+def _real_unary(prim: Primitive, input: Tensor) -> Tensor:
+    refuse_complex(prim.name, input)  # (the kernel is real-only)
     return apply(prim, to_float(input))
 
 
@@ -362,7 +366,7 @@ def erfinv(input: Tensor) -> Tensor:
         >>> ember.erfinv(ember.tensor([0.0, 0.5, -1.0]))
         tensor([0.0000, 0.4769,   -inf])
     """
-    return _unary(Erfinv, input)
+    return _real_unary(Erfinv, input)
 
 
 @method()
@@ -374,7 +378,7 @@ def erfc(input: Tensor) -> Tensor:
         >>> ember.erfc(ember.tensor([0.0, 1.0, 10.0], dtype=ember.float64))
         tensor([1.0000e+00, 1.5730e-01, 2.0885e-45], dtype=ember.float64)
     """
-    return _unary(Erfc, input)
+    return _real_unary(Erfc, input)
 
 
 @method()
@@ -385,7 +389,7 @@ def sinc(input: Tensor) -> Tensor:
         >>> ember.sinc(ember.tensor([0.0, 0.5]))
         tensor([1.0000, 0.6366])
     """
-    return _unary(Sinc, input)
+    return apply(Sinc, to_float(input))
 
 
 @method()
