@@ -404,3 +404,24 @@ def test_isclose_and_allclose_compare_both_parts():
 def test_eq_and_ne_with_a_python_complex_scalar():
     same(ember.tensor(Z) == complex(Z[0, 0]), torch.tensor(Z) == complex(Z[0, 0]))
     same(ember.tensor(Z) != complex(Z[0, 0]), torch.tensor(Z) != complex(Z[0, 0]))
+
+
+def test_cov_conjugates_the_second_factor():
+    same(ember.cov(ember.tensor(Z)), torch.cov(torch.tensor(Z)))
+    w = np.array([1.0, 2.0, 0.5])
+    same(ember.cov(ember.tensor(Z), aweights=ember.tensor(w)),
+         torch.cov(torch.tensor(Z), aweights=torch.tensor(w)))
+
+
+def test_float_power_and_ldexp_keep_the_imaginary_part():
+    e, t = ember.tensor(Z), torch.tensor(Z)
+    same(ember.float_power(e, 2), torch.float_power(t, 2))
+    base = [2.0, 3.0]
+    same(ember.float_power(ember.tensor(base), 1j), torch.float_power(torch.tensor(base), 1j))
+    same(ember.ldexp(e, ember.tensor([1, -2, 3])), torch.ldexp(t, torch.tensor([1, -2, 3])))
+
+
+def test_linspace_between_complex_ends():
+    same(ember.linspace(0, 1 + 1j, 3), torch.linspace(0, 1 + 1j, 3))
+    same(ember.linspace(1j, 2, 4, dtype=ember.complex128),
+         torch.linspace(1j, 2, 4, dtype=torch.complex128))

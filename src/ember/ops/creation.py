@@ -262,8 +262,14 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: An
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (complex ends give
+    the default complex dtype)."""
+    if dtype is not None:
+        dt = dtypes.to_dtype(dtype)
+    elif isinstance(start, complex) or isinstance(end, complex):
+        dt = dtypes.get_default_dtype().to_complex()
+    else:
+        dt = dtypes.get_default_dtype()
     dev = to_device(device)
     steps = _non_negative("linspace", "steps", steps)
     return _finish(dev.xp.linspace(start, end, steps).astype(dt.np), dev, requires_grad)

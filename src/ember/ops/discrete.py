@@ -18,7 +18,7 @@ from ember.errors import DTypeError
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.compare import ne
-from ember.ops.convert import cast, promote
+from ember.ops.convert import cast, promote, promote_to
 from ember.ops.creation import scalar_tensor, zeros_like
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_complex
@@ -185,6 +185,9 @@ def ldexp(input: Any, other: Any) -> Tensor:
         tensor([8.0000, 1.5000])
     """
     target = dtypes.result_type(input, other)
+    if target.is_complex:  # no exact scaling of complex numbers: input * 2**other
+        a, b = promote_to(target, input, other)
+        return a * 2**b
     if not target.is_floating_point:
         target = dtypes.get_default_dtype()
     if isinstance(input, Tensor):

@@ -424,7 +424,8 @@ def _need_tensor(op: str, input: Any) -> None:
 @method()
 def float_power(input: Any, exponent: Any) -> Tensor:
     """``input ** exponent`` computed in float64, whatever the operands' dtypes (the result
-    is float64; gradients come back in each input's dtype).
+    is float64, complex128 if an operand is complex; gradients come back in each input's
+    dtype).
 
     Example:
         >>> ember.float_power(ember.tensor([2, 3]), 2)
@@ -433,10 +434,12 @@ def float_power(input: Any, exponent: Any) -> Tensor:
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError("float_power: needs a tensor input or exponent, got "
                         f"{type(input).__name__} and {type(exponent).__name__}")
+    wide = dtypes.complex128 if dtypes.result_type(input, exponent).is_complex else \
+        dtypes.float64
     if isinstance(input, Tensor):
-        input = cast(input, dtypes.float64)
+        input = cast(input, wide)
     if isinstance(exponent, Tensor):
-        exponent = cast(exponent, dtypes.float64)
+        exponent = cast(exponent, wide)
     elif isinstance(exponent, bool):
         exponent = int(exponent)
     return arithmetic.pow(input, exponent)

@@ -521,7 +521,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         _warn_dof()
         norm = 0
     centered = x - unsqueeze(avg, 1)
-    c = mm(centered, (centered if w is None else centered * w).t())
+    weighted = (centered if w is None else centered * w).t()
+    c = mm(centered, weighted.conj() if weighted.is_complex() else weighted)
     return squeeze(c / norm)
 
 
