@@ -425,3 +425,20 @@ def test_linspace_between_complex_ends():
     same(ember.linspace(0, 1 + 1j, 3), torch.linspace(0, 1 + 1j, 3))
     same(ember.linspace(1j, 2, 4, dtype=ember.complex128),
          torch.linspace(1j, 2, 4, dtype=torch.complex128))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, z: m.linalg.vector_norm(z), lambda m, z: m.linalg.vector_norm(z, 1, dim=1),
+    lambda m, z: m.linalg.vector_norm(z, float("inf")), lambda m, z: z.norm(dim=0),
+    lambda m, z: m.norm(z, p=3), lambda m, z: m.dist(z, z[:1] * 2),
+], ids=["l2", "l1_dim", "inf", "norm_dim", "norm_p3", "dist"])
+def test_vector_norms_of_complex_tensors_take_the_modulus(fn):
+    zero_at = Z.copy()
+    zero_at[0, 1] = 0
+    e = ember.tensor(zero_at, requires_grad=True)
+    t = torch.tensor(zero_at, requires_grad=True)
+    mine, ref = fn(ember, e), fn(torch, t)
+    same(mine, ref)
+    mine.sum().backward()
+    ref.sum().backward()
+    same(e.grad, t.grad)
