@@ -442,3 +442,16 @@ def test_vector_norms_of_complex_tensors_take_the_modulus(fn):
     mine.sum().backward()
     ref.sum().backward()
     same(e.grad, t.grad)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, z: m.var(z), lambda m, z: m.std(z, 1, correction=0),
+    lambda m, z: m.var_mean(z, 0)[0] + m.var_mean(z, 0)[1].abs(), lambda m, z: m.std_mean(z)[0],
+], ids=["var", "std_dim", "var_mean", "std_mean"])
+def test_var_and_std_of_complex_tensors_sum_squared_moduli(fn):
+    e, t = ember.tensor(Z, requires_grad=True), torch.tensor(Z, requires_grad=True)
+    mine, ref = fn(ember, e), fn(torch, t)
+    same(mine, ref)
+    mine.sum().backward()
+    ref.sum().backward()
+    same(e.grad, t.grad)

@@ -437,7 +437,7 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
         raise ValueError(f"{op}: pass either unbiased or correction, not both")
     if correction is None:
         correction = 0 if unbiased is False else 1
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_floating_point and not input.dtype.is_complex:
         raise DTypeError(f"{op}: only floating inputs are supported, got {input.dtype.name}. "
                          "Hint: call .float() first")
     dims = reduce_dims(input, dim, op)
@@ -448,7 +448,11 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
     n = _product(input.shape[d] for d in dims)
     mu = mean(input, dims, keepdim=True)
     centered = input - mu
-    squares = apply(Sum, centered * centered, dims=dims, keepdim=keepdim)
+    if centered.is_complex():  # squared moduli: the spread is real, as PyTorch's
+        squared = centered.real * centered.real + centered.imag * centered.imag
+    else:
+        squared = centered * centered
+    squares = apply(Sum, squared, dims=dims, keepdim=keepdim)
     dof = n - correction
     variance = squares / (dof if dof > 0 else 0.0)  # nan or inf, with no dof left, as PyTorch
     return (sqrt(variance) if root else variance,
@@ -458,8 +462,8 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
 @method()
 def var(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: bool = False,
         *, correction: float | None = None) -> Tensor:
-    """The variance over ``dim``: ``sum((x - mean)²) / (N - correction)``, correction 1 by
-    default (``unbiased=False`` means correction 0).
+    """The variance over ``dim``: ``sum(|x - mean|²) / (N - correction)``, correction 1 by
+    default (``unbiased=False`` means correction 0); real also for a complex input.
 
     Example:
         >>> ember.tensor([1.0, 2.0, 3.0, 4.0]).var()
