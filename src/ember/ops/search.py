@@ -26,7 +26,14 @@ from ember.errors import DTypeError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor
 from ember.ops.dims import normalize_dim
-from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
+from ember.ops.primitive import (
+    Primitive,
+    TensorSpec,
+    apply,
+    complex_error,
+    primitive,
+    refuse_complex,
+)
 from ember.ops.sort import comparable
 from ember.tensor import Tensor, method
 
@@ -374,6 +381,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
         >>> ember.unique(ember.tensor([3, 1, 3, 2]), return_counts=True)
         (tensor([1, 2, 3]), tensor([1, 1, 2]))
     """
+    refuse_complex("unique", input)  # (it sorts: complex numbers have no order)
     return _unique(Unique, input, return_inverse, return_counts, dim, "unique")
 
 
