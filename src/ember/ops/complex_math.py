@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 
 from ember.errors import DTypeError
-from ember.ops.complex_parts import complex, imag
+from ember.ops.complex_parts import complex, conj, imag, real
 from ember.ops.convert import to_float
 from ember.ops.creation import zeros_like
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.select import where
+from ember.ops.unary import cos, sin
 from ember.tensor import Tensor, method
 
 __all__ = ["angle", "polar"]
@@ -36,8 +38,6 @@ class Angle(Primitive):
         if not z.dtype.is_complex:
             return zeros_like(g)
         # d angle / dx = -y / |z|^2 and d angle / dy = x / |z|^2: together i z / |z|^2
-        from ember.ops.select import where
-
         sq = _abs_squared(z)
         return where(sq == 0, 0, g * (z * 1j) / where(sq == 0, 1, sq))
 
@@ -45,16 +45,11 @@ class Angle(Primitive):
         z = ctx.inputs[0]
         if not z.dtype.is_complex:
             return zeros_like(dz)
-        from ember.ops.complex_parts import conj
-        from ember.ops.select import where
-
         sq = _abs_squared(z)
         return where(sq == 0, 0, imag(conj(z) * dz) / where(sq == 0, 1, sq))
 
 
 def _abs_squared(z: Tensor) -> Tensor:
-    from ember.ops.complex_parts import real
-
     return real(z) * real(z) + imag(z) * imag(z)
 
 
@@ -77,8 +72,6 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's names
         >>> ember.polar(ember.tensor([2.0]), ember.tensor([0.0]))
         tensor([2.+0.j])
     """
-    from ember.ops.unary import cos, sin
-
     if abs.dtype is not angle.dtype:
         raise DTypeError(f"polar: expects abs and angle of one dtype, got {abs.dtype.name} and "
                          f"{angle.dtype.name}")
