@@ -24,7 +24,12 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError
+from ember.ops.complex_parts import real
+from ember.ops.convert import cast, to_float
+from ember.ops.creation import tensor, zeros
+from ember.ops.join import cat
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.shape import narrow
 from ember.tensor import Tensor
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -87,8 +92,6 @@ class FFTR2C(Primitive):
         return TensorSpec(tuple(shape), a.dtype.to_complex())
 
     def vjp(self, ctx, g):
-        from ember.ops.complex_parts import real
-
         p = ctx.params
         last = p["dims"][-1]
         full = resize(g, (last,), (ctx.inputs[0].shape[last],))
@@ -124,8 +127,6 @@ class FFTC2R(Primitive):
         return TensorSpec(tuple(shape), a.dtype.to_real())
 
     def vjp(self, ctx, g):
-        from ember.ops.creation import tensor
-
         p = ctx.params
         half = apply(FFTR2C, g, dims=p["dims"], norm=_DUAL[p["norm"]])
         last = p["dims"][-1]
@@ -152,10 +153,6 @@ class FFTC2R(Primitive):
 def resize(x: Tensor, dims: tuple[int, ...], sizes: tuple[int, ...]) -> Tensor:
     """``x`` with each of ``dims`` cut to, or padded with zeros at its end to, its size in
     ``sizes`` (what an FFT's ``n``/``s`` does to its input)."""
-    from ember.ops.creation import zeros
-    from ember.ops.join import cat
-    from ember.ops.shape import narrow
-
     for d, n in zip(dims, sizes):
         have = x.shape[d]
         if n < have:
@@ -178,8 +175,6 @@ def fft_r2c(x: Tensor, dims: tuple[int, ...], norm: str) -> Tensor:
     if x.dtype.is_complex:
         raise DTypeError(f"rfft: expects a real input tensor, got {x.dtype.name}. Hint: use "
                          "fft for complex input, or pass .real")
-    from ember.ops.convert import to_float
-
     return apply(FFTR2C, to_float(x), dims=dims, norm=norm)
 
 
@@ -191,8 +186,6 @@ def fft_c2r(x: Tensor, dims: tuple[int, ...], last_size: int, norm: str) -> Tens
 def as_complex(x: Tensor) -> Tensor:
     """``x`` in a complex dtype: complex as it is, real floats to their complex dtype, others
     to the default complex dtype (as torch.fft promotes)."""
-    from ember.ops.convert import cast
-
     dt = x.dtype
     if dt.is_complex:
         return x
