@@ -460,3 +460,19 @@ def test_var_and_std_of_complex_tensors_sum_squared_moduli(fn):
 
 def test_vander_keeps_complex_values():
     same(ember.vander(ember.tensor(Z[0]), 3), torch.vander(torch.tensor(Z[0]), 3))
+
+
+@pytest.mark.parametrize("write", [
+    lambda m: m.zeros(3).__setitem__(0, 1j), lambda m: m.zeros(3).fill_(1j),
+    lambda m: m.zeros(3).masked_fill(m.tensor([True, False, True]), 2j),
+    lambda m: m.full((2,), 1j, dtype=m.float32), lambda m: m.zeros(2).new_full((2,), 1 + 1j),
+    lambda m: m.tensor([1j], dtype=m.float32),
+], ids=["setitem", "fill_", "masked_fill", "full", "new_full", "tensor"])
+def test_a_complex_number_does_not_fit_a_real_tensor(write):
+    with pytest.raises((RuntimeError, TypeError)):
+        write(torch)
+    with pytest.raises(ember.DTypeError, match="imaginary"):
+        write(ember)
+    t = ember.zeros(2)
+    t[0] = 1 + 0j  # a zero imaginary part fits, as in PyTorch
+    assert t.tolist() == [1.0, 0.0]

@@ -14,7 +14,7 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
 from ember.errors import DTypeError, ShapeError
-from ember.ops.fits import check_fits
+from ember.ops.fits import check_fits, check_real
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
@@ -118,6 +118,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
         if array.dtype == object:
             _unreadable(data, f"non-numeric data {str(data)[:60]!r}")
         target = _infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)
+        if array.dtype.kind == "c":
+            check_real("tensor", array, target)
         if array.size and array.dtype.kind in "iuf" and target.category == dtypes.INT:
             check_fits("tensor", array.min().item(), target)
             check_fits("tensor", array.max().item(), target)
