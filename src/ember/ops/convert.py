@@ -152,7 +152,7 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
 def cast_with_warning(x: Tensor, dtype: DType) -> Tensor:
     """``cast`` for the user's conversions (``to``, ``float()``, ``type_as``): complex to real
     warns, as PyTorch does, that the imaginary part is discarded."""
-    if x.dtype.is_complex and not dtype.is_complex:
+    if x._data.dtype.kind == "c" and not dtype.is_complex:  # (real tensors: one dtype read)
         warnings.warn("Casting complex values to real discards the imaginary part",
                       UserWarning, stacklevel=3)
     return cast(x, dtype)
