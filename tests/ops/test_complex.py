@@ -476,3 +476,19 @@ def test_a_complex_number_does_not_fit_a_real_tensor(write):
     t = ember.zeros(2)
     t[0] = 1 + 0j  # a zero imaginary part fits, as in PyTorch
     assert t.tolist() == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Rprop"])
+def test_optimizers_step_complex_parameters_as_pairs_of_reals(name):
+    """PyTorch steps a complex parameter as view_as_real: each part on its own."""
+    kw = dict(lr=0.1, momentum=0.9) if name == "SGD" else dict(lr=0.1)
+    out = []
+    for m in (torch, ember):
+        p = m.tensor(Z[0].copy(), requires_grad=True)
+        opt = getattr(m.optim, name)([p], **kw)
+        for _ in range(3):
+            opt.zero_grad()
+            ((p * p.conj()).real.sum() + (p.imag ** 3).sum()).backward()
+            opt.step()
+        out.append(p)
+    same(out[1], out[0])
