@@ -2,9 +2,12 @@
 
 ``ember.float32`` and friends are :class:`DType` objects wrapping a NumPy dtype (``bfloat16``
 comes from ``ml_dtypes``). :func:`result_type` implements PyTorch's promotion: categories
-bool < integer < floating, tensors with dimensions outrank 0-d tensors, which outrank Python
-scalars, and a Python scalar never widens a tensor of its own category
+bool < integer < floating < complex, tensors with dimensions outrank 0-d tensors, which outrank
+Python scalars, and a Python scalar never widens a tensor of its own category
 (``float32 tensor * 2.0`` stays float32, ``int32 tensor * 2.5`` becomes the default float).
+A complex operand of a lower rank keeps a floating tensor's precision (``float32 tensor * 1j``
+is complex64, ``float64 tensor * 1j`` complex128). Ember has no ``complex32``: where PyTorch
+gives one (``float16 tensor * 1j``), Ember gives complex64.
 """
 
 from __future__ import annotations
@@ -25,15 +28,38 @@ class DType:
         (4, True)
     """
 
-    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed", "category")
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed",
+                 "category")
 
     def __init__(self, name: str, np_type: type, category: int) -> None:
         self.name = name
         self.np = np.dtype(np_type)
         self.itemsize = self.np.itemsize
-        self.category = category  # 0 bool, 1 integer, 2 floating
+        self.category = category  # 0 bool, 1 integer, 2 floating, 3 complex
         self.is_floating_point = category == 2
-        self.is_signed = category == 2 or (category == 1 and self.np.kind == "i")
+        self.is_complex = category == 3
+        self.is_signed = category >= 2 or (category == 1 and self.np.kind == "i")
+
+    def to_real(self) -> DType:
+        """The real dtype of a complex dtype's parts (a real dtype itself).
+
+        Example:
+            >>> ember.complex64.to_real()
+            ember.float32
+        """
+        return _REAL_OF.get(self, self)
+
+    def to_complex(self) -> DType:
+        """The complex dtype with parts of this floating dtype (a complex dtype itself);
+        float16 and bfloat16 give complex64, since Ember has no complex32.
+
+        Example:
+            >>> ember.float64.to_complex()
+            ember.complex128
+        """
+        if self.category < FLOAT:
+            raise DTypeError(f"to_complex: {self.name} is not a floating or complex dtype")
+        return _COMPLEX_OF.get(self, self)
 
     def __repr__(self) -> str:
         return f"ember.{self.name}"
@@ -42,8 +68,8 @@ class DType:
         return self.name
 
 
-BOOL, INT, FLOAT = 0, 1, 2
-_builtin_float, _builtin_int, _builtin_bool = float, int, bool
+BOOL, INT, FLOAT, COMPLEX = 0, 1, 2, 3
+_builtin_float, _builtin_int, _builtin_bool, _builtin_complex = float, int, bool, complex
 
 bool_ = DType("bool", np.bool_, BOOL)
 uint8 = DType("uint8", np.uint8, INT)
@@ -55,13 +81,20 @@ float16 = DType("float16", np.float16, FLOAT)
 bfloat16 = DType("bfloat16", ml_dtypes.bfloat16, FLOAT)
 float32 = DType("float32", np.float32, FLOAT)
 float64 = DType("float64", np.float64, FLOAT)
+complex64 = DType("complex64", np.complex64, COMPLEX)
+complex128 = DType("complex128", np.complex128, COMPLEX)
 
-ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+              complex64, complex128)  # (complex last: distributed code numbers dtypes by index)
 FLOATING_DTYPES = (float16, bfloat16, float32, float64)
+COMPLEX_DTYPES = (complex64, complex128)
+_REAL_OF = {complex64: float32, complex128: float64}
+_COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
 _BY_NUMPY = {d.np: d for d in ALL_DTYPES}
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": int64,
-                 "int": int32, "short": int16, "bool_": bool_})
+                 "int": int32, "short": int16, "bool_": bool_, "cfloat": complex64,
+                 "cdouble": complex128})
 
 _default_float = float32
 
@@ -113,6 +146,8 @@ def to_dtype(x: object) -> DType:
         return int64
     if x is _builtin_bool:
         return bool_
+    if x is _builtin_complex:
+        return _default_float.to_complex()
     try:
         return from_numpy(np.dtype(x))
     except TypeError:
@@ -123,7 +158,12 @@ def _promote_pair(a: DType, b: DType) -> DType:
     if a is b:
         return a
     if a.category != b.category:
+        if COMPLEX in (a.category, b.category) and FLOAT in (a.category, b.category):
+            real = _promote_pair(a.to_real(), b.to_real())  # float64 with complex64: complex128
+            return real.to_complex()
         return a if a.category > b.category else b
+    if a.category == COMPLEX:
+        return a if a.itemsize >= b.itemsize else b
     if a.category == FLOAT:
         if {a, b} == {float16, bfloat16}:
             return float32
@@ -144,6 +184,8 @@ def promote_types(a: DType, b: DType) -> DType:
 
 @cache
 def _scalar_dtype(kind: type) -> DType:
+    if kind is _builtin_complex:
+        return _default_float.to_complex()
     return {_builtin_bool: bool_, _builtin_int: int64}.get(kind, _default_float)
 
 
@@ -151,7 +193,11 @@ def _combine(higher: DType | None, lower: DType | None) -> DType | None:
     """Merges the dtype of a higher-priority group with a lower one (PyTorch's rule)."""
     if higher is None:
         return lower
-    if lower is None or higher.category == FLOAT:
+    if lower is None or higher.category == COMPLEX:
+        return higher
+    if lower.category == COMPLEX:  # a floating tensor keeps its precision: float32 * 1j
+        return higher.to_complex() if higher.category == FLOAT else lower
+    if higher.category == FLOAT:
         return higher
     if higher is bool_ or lower.category == FLOAT or lower.category > higher.category:
         return promote_types(higher, lower)
@@ -178,7 +224,7 @@ def result_type(*operands: object) -> DType:
         dtype = getattr(x, "dtype", None)
         if isinstance(dtype, DType):
             keys.append((0 if x.ndim else 1, dtype))
-        elif isinstance(x, (_builtin_bool, _builtin_int, _builtin_float)):
+        elif isinstance(x, (_builtin_bool, _builtin_int, _builtin_float, _builtin_complex)):
             keys.append((2, _scalar_dtype(type(x))))
         elif isinstance(x, (np.generic, np.ndarray)):
             keys.append((0 if np.ndim(x) else 1, from_numpy(x.dtype)))
@@ -191,3 +237,4 @@ def result_type(*operands: object) -> DType:
 # they shadow the builtins of the same names in this module.
 half, double, long, short = float16, float64, int64, int16
 float, int, bool = float32, int32, bool_  # noqa: A001
+cfloat, cdouble = complex64, complex128

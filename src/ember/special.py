@@ -105,7 +105,7 @@ def xlog1py(input: Any, other: Any) -> Tensor:
         >>> ember.special.xlog1py(ember.tensor([0.0, 2.0]), ember.tensor([-1.0, 0.0]))
         tensor([0., 0.])
     """
-    x, y = float_operands(input, other)
+    x, y = float_operands("xlog1py", input, other)
     log1p_y = log1p(y)
     # a zero input hides only an infinite or NaN log1p(other <= -1): its x-gradient stays
     # log1p(other) elsewhere, as PyTorch's

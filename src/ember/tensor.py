@@ -221,9 +221,10 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Marks a leaf tensor as needing a gradient, in place."""
-        if requires_grad and not self.dtype.is_floating_point:
-            raise DTypeError(f"requires_grad_: only floating tensors can require grad, this one "
-                             f"is {self.dtype.name}; convert it first with .float()")
+        if requires_grad and self.dtype.category < dtypes.FLOAT:
+            raise DTypeError(f"requires_grad_: only floating and complex tensors can require "
+                             f"grad, this one is {self.dtype.name}; convert it first with "
+                             ".float()")
         if self._node is not None and not requires_grad:
             raise GradError("requires_grad_(False) on a non-leaf tensor; use .detach() instead")
         self.requires_grad = requires_grad
@@ -348,6 +349,9 @@ class Tensor:
 
     def __int__(self) -> int:
         return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
 
     def __index__(self) -> int:
         if self.dtype.category != dtypes.INT or self._data.size != 1:

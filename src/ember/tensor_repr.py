@@ -77,6 +77,19 @@ class _Formatter:
         return self._text(v).rjust(self.width)
 
 
+class _ComplexFormatter:
+    """PyTorch's complex format: the real parts and the imaginary parts each get their own
+    :class:`_Formatter`; an element prints as ``1.5000+2.j``."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.real, self.imag = _Formatter(values.real, True), _Formatter(values.imag, True)
+        self.width = self.real.width + self.imag.width + 2
+
+    def format(self, v: complex) -> str:
+        imag = (self.imag.format(v.imag) + "j").lstrip()
+        return self.real.format(v.real) + ("" if imag[0] in "+-" else "+") + imag
+
+
 def _items(a: np.ndarray) -> Any:
     """``a.tolist()``, floats as Python floats (bfloat16 and float16 too)."""
     return (a.astype(np.float64) if a.dtype.kind in "fV" else a).tolist()
@@ -153,11 +166,14 @@ def tensor_repr(t: Any) -> str:
         shown = dt is not dtypes.get_default_dtype()
     else:
         summarize = data.size > OPTIONS["threshold"]
-        fmt = _Formatter(_summarized(data) if summarize else data, dt.is_floating_point)
+        shown_data = _summarized(data) if summarize else data
+        fmt = _ComplexFormatter(shown_data) if dt.is_complex else \
+            _Formatter(shown_data, dt.is_floating_point)
         body = _nested_str(data, len(prefix), summarize, fmt)
         if not OPTIONS["edgeitems"]:
             suffixes.append(f"size={tuple(t.shape)}")
-        shown = dt not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_)
+        default = dtypes.get_default_dtype()
+        shown = dt not in (default, default.to_complex(), dtypes.int64, dtypes.bool_)
     if shown:
         suffixes.append(f"dtype=ember.{dt.name}")
     if t._node is not None:

@@ -27,6 +27,7 @@ class _Limits:
 class finfo(_Limits):  # noqa: N801 - PyTorch's name
     """The limits of a floating dtype (the default dtype when none is given): ``bits``,
     ``eps``, ``max``, ``min``, ``tiny`` (= ``smallest_normal``), ``resolution``, ``dtype``.
+    A complex dtype gives the limits of its parts' dtype, as in PyTorch.
 
     Example:
         >>> ember.finfo(ember.float32).eps
@@ -36,7 +37,7 @@ class finfo(_Limits):  # noqa: N801 - PyTorch's name
     """
 
     def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's name
-        dt = dtypes.get_default_dtype() if type is None else dtypes.to_dtype(type)
+        dt = dtypes.get_default_dtype() if type is None else dtypes.to_dtype(type).to_real()
         if not dt.is_floating_point:
             raise TypeError(f"finfo: expected a floating dtype, got {dt.name} (use iinfo)")
         info = ml_dtypes.finfo(dt.np) if dt is dtypes.bfloat16 else np.finfo(dt.np)

@@ -121,7 +121,7 @@ def ember_file(tmp_path, tree, tensors=None, version=1, fmt="ember.checkpoint"):
     ({"x": {"$tensor": 3}}, "malformed or unknown entry"),
     ({"x": {"$pickle": "os.system"}}, "malformed or unknown entry"),
     ({"x": {"$float": "1e400"}}, "malformed or unknown entry"),
-    ({"x": {"$dtype": "complex64"}}, "unknown dtype name 'complex64'"),
+    ({"x": {"$dtype": "complex32"}}, "unknown dtype name 'complex32'"),
     ({"x": {"$device": "tpu"}}, "unknown device type 'tpu'"),
     ({"x": {"$dict": [[1, 2, 3]]}}, "is not a \\[key, value\\] pair"),
     ({"x": {"$dict": [[[1], 2]]}}, "key \\[1\\] is not hashable"),

@@ -98,3 +98,11 @@ def test_save_file_checks_its_input(tmp_path):
     with pytest.raises(ember.errors.CheckpointError, match="metadata must map strings"):
         ember.io.save_file({"a": ember.ones(1)}, tmp_path / "x.safetensors", {"n": 1})
     assert not (tmp_path / "x.safetensors").exists()
+
+
+def test_complex64_round_trips_with_the_safetensors_package(tmp_path):
+    z = np.array([[1 + 2j, -3.5j]], dtype=np.complex64)
+    ember.save({"z": ember.from_numpy(z)}, tmp_path / "z.safetensors")
+    np.testing.assert_array_equal(safetensors.numpy.load_file(tmp_path / "z.safetensors")["z"], z)
+    safetensors.numpy.save_file({"w": z}, tmp_path / "w.safetensors")
+    np.testing.assert_array_equal(ember.load(tmp_path / "w.safetensors")["w"].numpy(), z)

@@ -132,8 +132,8 @@ def _outs(x: Any) -> list:
 
 
 def _np(x: Any) -> np.ndarray:
-    if isinstance(x, torch.Tensor):
-        return x.detach().numpy()
+    if isinstance(x, torch.Tensor):  # (torch's complex ops may leave lazy conj/neg bits)
+        return x.detach().resolve_conj().resolve_neg().numpy()
     if isinstance(x, ember.Tensor):
         return np.asarray(x.detach()._data)
     return np.asarray(x)

@@ -160,6 +160,10 @@ def _roots(tensors: Any, grads: Any, who: str) -> list:
                             "no grad_fn. Hint: did you create it under no_grad, or forget "
                             "requires_grad=True on the inputs?")
         if g is None:
+            if t.dtype.is_complex:
+                raise GradError(f"{who}: the gradient can be implied only for a real scalar "
+                                f"output, this one is {t.dtype.name}. Hint: take .abs(), .real "
+                                "or .imag of it first, or pass gradient=…")
             if t.numel() != 1:
                 raise GradError(f"{who}: the gradient can be implied only for a scalar output, "
                                 f"this one has shape {tuple(t.shape)}; pass gradient=…")
@@ -438,7 +442,7 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
                 if ANOMALY.enabled:
                     check_finite(node, (g,))
                 if g._data.dtype != t._data.dtype:
-                    g = g.to(t.dtype)
+                    g = _grad_as(g, t)
                 _add(node_grads, leaf_grads, t, g, node.edges[0], region)
             return
     try:
@@ -467,8 +471,16 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
             raise ShapeError(f"the vjp rule of {prim.name} returned a gradient of shape "
                              f"{tuple(g.shape)} for an input of shape {tuple(t.shape)}")
         if g._data.dtype != t._data.dtype:
-            g = g.to(t.dtype)
+            g = _grad_as(g, t)
         _add(node_grads, leaf_grads, t, g, edge)
+
+
+def _grad_as(g: Any, t: Any) -> Any:
+    """A gradient in its input's dtype; a real input of a complex gradient takes its real
+    part (the imaginary part is the derivative along a direction the input cannot move)."""
+    from ember.ops.convert import cast
+
+    return cast(g, t.dtype)
 
 
 def _add(node_grads: dict, leaf_grads: dict, t: Any, g: Any, edge: tuple | None = None,

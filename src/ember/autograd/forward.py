@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.graph import Node
+from ember.dtypes import FLOAT
 from ember.errors import GradError
 
 
@@ -120,13 +121,17 @@ class ForwardTrace:
         if all(d is None for d in tangents):
             return out
         outs = out if isinstance(out, tuple) else (out,)
+        if outs[0].dtype.is_complex and not prim.complex_grad:
+            from ember.ops.primitive import complex_grad_error
+
+            raise complex_grad_error(prim, inputs)
         ctx = _ForwardCtx(prim, inputs, params, outs)
         if not prim.jvp_takes_none:
             tangents = [run_below(self, zeros_like, t) if d is None else d
                         for t, d in zip(inputs, tangents)]
         result = run_below(self, prim.jvp, ctx, *tangents)
         for o, d in zip(outs, result if isinstance(result, tuple) else (result,)):
-            if d is not None and o.dtype.is_floating_point:
+            if d is not None and o.dtype.category >= FLOAT:
                 self.set(o, d)
         return out
 
@@ -163,7 +168,7 @@ class ForwardTrace:
             raise GradError(f"{cls.__name__}.jvp returned {len(results)} tangents for "
                             f"{len(outs)} outputs")
         for o, d in zip(outs, results):
-            if d is None or not isinstance(o, Tensor) or not o.dtype.is_floating_point:
+            if d is None or not isinstance(o, Tensor) or o.dtype.category < FLOAT:
                 continue
             if tuple(d.shape) != tuple(o.shape):
                 raise GradError(f"{cls.__name__}.jvp returned a tangent of shape "

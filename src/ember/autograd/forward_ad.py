@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ember.autograd.forward import ForwardTrace, alias
+from ember.dtypes import FLOAT
 from ember.errors import DTypeError, GradError, ShapeError
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
@@ -97,8 +98,9 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
         tensor([1.0000, 2.7183])
     """
     trace = _trace(level, "make_dual")
-    if not tensor.dtype.is_floating_point:
-        raise DTypeError(f"make_dual: expected a floating primal, got {tensor.dtype.name}")
+    if tensor.dtype.category < FLOAT:
+        raise DTypeError(f"make_dual: expected a floating or complex primal, got "
+                         f"{tensor.dtype.name}")
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise ShapeError(f"make_dual: the tangent has shape {tuple(tangent.shape)} but the "
                          f"primal has shape {tuple(tensor.shape)}; they must match")

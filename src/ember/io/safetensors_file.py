@@ -31,15 +31,17 @@ MAX_BYTES = int(np.iinfo(np.intp).max)
 METADATA_KEY = "__metadata__"
 
 # safetensors dtype code -> little-endian NumPy dtype. U16/U32 load widened to int64 (as Ember
-# has no unsigned types but uint8); the others are Ember's own dtypes.
+# has no unsigned types but uint8); the others are Ember's own dtypes. (safetensors has no code
+# for complex128: such tensors cannot be stored.)
 _READ = {"BOOL": np.dtype(np.bool_), "U8": np.dtype("u1"), "I8": np.dtype("i1"),
          "I16": np.dtype("<i2"), "I32": np.dtype("<i4"), "I64": np.dtype("<i8"),
          "F16": np.dtype("<f2"), "BF16": np.dtype(ml_dtypes.bfloat16),
-         "F32": np.dtype("<f4"), "F64": np.dtype("<f8"),
+         "F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "C64": np.dtype("<c8"),
          "U16": np.dtype("<u2"), "U32": np.dtype("<u4")}
 _WIDEN = frozenset({"U16", "U32"})
 _RANK = {code: i for i, code in enumerate(
-    ["BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "F64", "I64"])}
+    ["BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64", "F64",
+     "I64"])}
 _CODE = {dt.newbyteorder("="): code for code, dt in _READ.items() if code not in _WIDEN}
 
 

@@ -10,6 +10,8 @@ from ember.ops.arithmetic import *  # noqa: F403
 from ember.ops.attention import *  # noqa: F403
 from ember.ops.broadcast import *  # noqa: F403
 from ember.ops.compare import *  # noqa: F403
+from ember.ops.complex_math import *  # noqa: F403
+from ember.ops.complex_parts import *  # noqa: F403
 from ember.ops.construct import *  # noqa: F403
 from ember.ops.constructors import *  # noqa: F403
 from ember.ops.conv import *  # noqa: F403
@@ -23,6 +25,7 @@ from ember.ops.distance import *  # noqa: F403
 from ember.ops.dlpack import *  # noqa: F403
 from ember.ops.dropout import *  # noqa: F403
 from ember.ops.embedding import *  # noqa: F403
+from ember.ops.fft import FFTC2C  # noqa: F401 - registers the FFT primitives (ember.fft's)
 from ember.ops.fill import *  # noqa: F403
 from ember.ops.frexp import *  # noqa: F403
 from ember.ops.functional_aliases import *  # noqa: F403
@@ -87,20 +90,20 @@ from ember.ops.unravel import *  # noqa: F403
 from ember.ops.windows import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
-_FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "construct",
-             "constructors", "conv", "convert", "copy_variants", "creation", "ctc_loss",
-             "diagonal", "discrete", "distance", "dlpack", "dropout", "embedding", "fill",
-             "fractional_pool", "frexp", "functional_aliases", "gamma", "gather", "gradient",
-             "grid_sample", "gumbel_softmax", "histogram", "igamma", "im2col", "indexing",
-             "inplace_functions", "integrate", "interpolate", "join", "layer_norm", "linalg",
-             "linalg_composite", "linalg_decomp", "linalg_det", "linalg_ldl", "linalg_lu",
-             "linalg_pinv", "linalg_solve", "linalg_tensor", "linear", "local_response_norm",
-             "loss", "lp_pool", "margin_loss", "multi_head_attention", "normalization", "norms",
-             "pad", "pixel_shuffle", "pool", "random", "random_counts", "random_fill",
-             "random_gamma", "random_von_mises", "reduce", "rnn_cells", "scatter_reduce",
-             "scatter_slices", "search", "segment_reduce", "select", "shape", "softmax", "sort",
-             "special", "split_stack", "statistics", "storage", "tensor_methods", "unary",
-             "unfold", "unpool", "unravel", "windows")
+_FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "complex_math",
+             "complex_parts", "construct", "constructors", "conv", "convert", "copy_variants",
+             "creation", "ctc_loss", "diagonal", "discrete", "distance", "dlpack", "dropout",
+             "embedding", "fill", "fractional_pool", "frexp", "functional_aliases", "gamma",
+             "gather", "gradient", "grid_sample", "gumbel_softmax", "histogram", "igamma",
+             "im2col", "indexing", "inplace_functions", "integrate", "interpolate", "join",
+             "layer_norm", "linalg", "linalg_composite", "linalg_decomp", "linalg_det",
+             "linalg_ldl", "linalg_lu", "linalg_pinv", "linalg_solve", "linalg_tensor", "linear",
+             "local_response_norm", "loss", "lp_pool", "margin_loss", "multi_head_attention",
+             "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts",
+             "random_fill", "random_gamma", "random_von_mises", "reduce", "rnn_cells",
+             "scatter_reduce", "scatter_slices", "search", "segment_reduce", "select", "shape",
+             "softmax", "sort", "special", "split_stack", "statistics", "storage",
+             "tensor_methods", "unary", "unfold", "unpool", "unravel", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

@@ -19,7 +19,14 @@ from ember.ops.dims import normalize_dim
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import (
+    DISPATCH,
+    Primitive,
+    TensorSpec,
+    apply,
+    primitive,
+    refuse_complex,
+)
 from ember.ops.random import Generator, rand
 from ember.ops.relu_kernel import relu_array, relu_grad_array
 from ember.ops.select import where
@@ -192,6 +199,7 @@ class Silu(Unary):
 
 def _floating(op: str, input: Tensor) -> None:
     if not input.dtype.is_floating_point:
+        refuse_complex(op, input)
         raise DTypeError(f"{op}: needs a floating tensor, got {input.dtype.name}. Hint: "
                          "convert it with .float() first")
 
@@ -210,7 +218,8 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
         >>> ember.relu(ember.tensor([-1.0, 2.0]))
         tensor([0., 2.])
     """
-    if input._data.dtype == bool:
+    if input._data.dtype.kind in "bc":  # (one dtype read on the hot path)
+        refuse_complex("relu", input)
         raise DTypeError("relu: bool tensors are not supported. Hint: convert with .int()")
     if inplace:
         return _run(input, inplace, "relu", lambda x: apply(Relu, x))
@@ -240,6 +249,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     if input.dtype.name == "bool":
         raise DTypeError("hardtanh: bool tensors are not supported")
     if not input.dtype.is_floating_point:  # PyTorch casts the bounds to the tensor's dtype
+        refuse_complex("hardtanh", input)
         min_val, max_val = int(min_val), int(max_val)
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")

@@ -17,6 +17,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DivisionByZero, DTypeError, OpError, describe
 from ember.ops.broadcast import broadcast_spec, sum_to
+from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import HALF, cast, clone, has_scalar, promote, promote_to
 from ember.ops.creation import ones_like, zeros_like
 from ember.ops.inplace import bind_inplace
@@ -45,6 +46,7 @@ class Binary(Primitive):
 class Add(Binary):
     name = "add"
     save_inputs = False
+    complex_grad = True
 
     def forward(self, xp, a, b):
         return xp.add(a, b)
@@ -61,6 +63,7 @@ class Add(Binary):
 class Sub(Binary):
     name = "sub"
     save_inputs = False
+    complex_grad = True
 
     def forward(self, xp, a, b):
         return xp.subtract(a, b)
@@ -74,7 +77,7 @@ class Sub(Binary):
 
 
 @primitive
-class Mul(Binary):
+class Mul(Holomorphic, Binary):
     name = "mul"
     jvp_takes_none = True
 
@@ -98,7 +101,7 @@ class Mul(Binary):
 
 
 @primitive
-class Div(Binary):
+class Div(Holomorphic, Binary):
     name = "div"
     jvp_takes_none = True
 
@@ -254,7 +257,7 @@ def _integer_pow(xp: Any, a: Any, b: Any) -> Any:
 
 
 @primitive
-class PowScalar(Primitive):
+class PowScalar(Holomorphic, Primitive):
     """``a ** exponent`` for a Python-number exponent (no exponent gradient to compute)."""
 
     name = "pow_scalar"
@@ -283,6 +286,7 @@ class PowScalar(Primitive):
 class Neg(Primitive):
     name = "neg"
     save_inputs = False
+    complex_grad = True
 
     def forward(self, xp, a):
         return xp.negative(a)
@@ -335,7 +339,7 @@ def _scaled(op: str, param: str, other: Tensor, alpha: Any, *operands: Any) -> T
     in a narrower one first (``uint8 + 2 * int8`` is int16 throughout) and ``bool + 2 * bool``
     stays bool. As in PyTorch, a float ``alpha`` needs a floating result; ``operands`` are the
     op's inputs, for the error message."""
-    if isinstance(alpha, float) and not other.dtype.is_floating_point:
+    if isinstance(alpha, float) and other.dtype.category < dtypes.FLOAT:
         names = " and ".join(map(_dtype_name, operands))
         raise DTypeError(f"{op}: for integral inputs ({names}), {param} must not be a float, "
                          f"got {alpha}. Hint: convert an input to a float dtype, or pass an int "
@@ -384,7 +388,8 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got "
                          f"{rounding_mode!r}")
     dtype = a.dtype
-    if not dtype.is_floating_point:  # from the operands' own values: uint8 / -1 is -1.0
+    if not dtype.is_floating_point and not dtype.is_complex:  # from the operands' own
+        # values: uint8 / -1 is -1.0
         a, b = promote_to(dtypes.get_default_dtype(), input, other)
     elif dtype in HALF and has_scalar(input, other):
         return _in_float32(Div, input, other, dtype)
@@ -446,7 +451,7 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
         exponent = exponent.item() if isinstance(exponent, np.generic) else int(exponent)
     dtype = dtypes.result_type(input, exponent)
     _pow_dtype(dtype)
-    if not dtype.is_floating_point and exponent < 0:
+    if dtype.category < dtypes.FLOAT and exponent < 0:
         raise OpError(f"pow: integers to negative integer powers are not allowed ({dtype.name} "
                       f"tensor ** {exponent}). Hint: convert the tensor with .float() first")
     return apply(PowScalar, cast(input, dtype), exponent=exponent)
@@ -474,7 +479,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1
 @method()
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
     """``input + value * tensor1 / tensor2``, with broadcasting."""
-    if not dtypes.result_type(tensor1, tensor2).is_floating_point:
+    if dtypes.result_type(tensor1, tensor2).category < dtypes.FLOAT:
         raise DTypeError(f"addcdiv: integer division of tensor1 ({_dtype_name(tensor1)}) by "
                          f"tensor2 ({_dtype_name(tensor2)}) is not supported, as in PyTorch. "
                          f"Hint: convert one of them to a float dtype, or use "
@@ -505,7 +510,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         >>> ember.lerp(ember.zeros(2), ember.ones(2), 0.25)
         tensor([0.2500, 0.2500])
     """
-    if not (input.dtype.is_floating_point and dtypes.result_type(end).is_floating_point):
+    if input.dtype.category < dtypes.FLOAT or dtypes.result_type(end).category < dtypes.FLOAT:
         raise DTypeError(f"lerp: needs floating tensors, got {_dtype_name(input)} and "
                          f"{_dtype_name(end)}, as in PyTorch. Hint: convert with .float() first")
     diff = end - input

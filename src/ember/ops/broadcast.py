@@ -45,6 +45,7 @@ def broadcast_spec(*specs: TensorSpec, op: str) -> TensorSpec:
 @primitive
 class Expand(Primitive):
     name = "expand"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     view = True
     save_inputs = False
 
@@ -68,6 +69,7 @@ class Expand(Primitive):
 @primitive
 class SumTo(Primitive):
     name = "sum_to"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 
     def forward(self, xp, a, *, shape):

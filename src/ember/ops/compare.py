@@ -19,7 +19,14 @@ from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, clone, promote
 from ember.ops.creation import ones_like, scalar_tensor, zeros_like
 from ember.ops.inplace import bind_inplace
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import (
+    Primitive,
+    TensorSpec,
+    apply,
+    complex_error,
+    primitive,
+    refuse_complex,
+)
 from ember.tensor import Tensor, method
 
 __all__ = ["eq", "ne", "not_equal", "lt", "less", "le", "less_equal", "gt", "greater", "ge",
@@ -45,17 +52,28 @@ class Elementwise(Primitive):
         return TensorSpec(shape, dtypes.bool_ if self.boolean else specs[0].dtype)
 
 
-def _elementwise(cls_name: str, name: str, ufunc: str, boolean: bool = True) -> Primitive:
-    return primitive(type(cls_name, (Elementwise,), {"name": name, "ufunc": ufunc,
-                                                      "boolean": boolean, "__module__": __name__}))
+class Ordering(Elementwise):
+    """A comparison by order, which complex numbers do not have (NumPy's lexicographic one is
+    not PyTorch's: it raises)."""
+
+    def forward(self, xp, a, b):
+        if a.dtype.kind == "c":  # (complex numbers have no order)
+            raise complex_error(self.name, a.dtype)
+        return getattr(xp, self.ufunc)(a, b)
+
+
+def _elementwise(cls_name: str, name: str, ufunc: str, boolean: bool = True,
+                 base: type = Elementwise) -> Primitive:
+    return primitive(type(cls_name, (base,), {"name": name, "ufunc": ufunc,
+                                              "boolean": boolean, "__module__": __name__}))
 
 
 Eq = _elementwise("Eq", "eq", "equal")
 Ne = _elementwise("Ne", "ne", "not_equal")
-Lt = _elementwise("Lt", "lt", "less")
-Le = _elementwise("Le", "le", "less_equal")
-Gt = _elementwise("Gt", "gt", "greater")
-Ge = _elementwise("Ge", "ge", "greater_equal")
+Lt = _elementwise("Lt", "lt", "less", base=Ordering)
+Le = _elementwise("Le", "le", "less_equal", base=Ordering)
+Gt = _elementwise("Gt", "gt", "greater", base=Ordering)
+Ge = _elementwise("Ge", "ge", "greater_equal", base=Ordering)
 BitwiseAnd = _elementwise("BitwiseAnd", "bitwise_and", "bitwise_and", boolean=False)
 BitwiseOr = _elementwise("BitwiseOr", "bitwise_or", "bitwise_or", boolean=False)
 BitwiseXor = _elementwise("BitwiseXor", "bitwise_xor", "bitwise_xor", boolean=False)
@@ -141,7 +159,7 @@ def ge(input: Tensor, other: Any) -> Tensor:
 
 not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
 
-_OPERANDS = (Tensor, int, float, bool, np.generic)
+_OPERANDS = (Tensor, int, float, complex, bool, np.generic)
 
 
 def _operator(fn: Any, name: str, swap: bool = False) -> None:
@@ -182,8 +200,10 @@ class IsClose(Primitive):
     def forward(self, xp, a, b, *, rtol, atol, equal_nan):
         if a.dtype == np.bool_:
             return xp.equal(a, b)
-        # float64 throughout: no overflow of integer differences, and atol=1e-8 survives
-        a, b = a.astype(np.float64, copy=False), b.astype(np.float64, copy=False)
+        # float64 throughout (complex128 for complex): no overflow of integer differences, and
+        # atol=1e-8 survives; the error of complex numbers is the modulus of their difference
+        wide = np.complex128 if a.dtype.kind == "c" else np.float64
+        a, b = a.astype(wide, copy=False), b.astype(wide, copy=False)
         error = xp.abs(a - b)
         # an infinite error is never within tolerance, even an infinite one: infinities are
         # close only to themselves (PyTorch's rule)
@@ -366,30 +386,32 @@ def isnan(input: Tensor) -> Tensor:
         >>> ember.isnan(ember.tensor([1.0, float("nan")]))
         tensor([False,  True])
     """
-    return apply(IsNan, input) if input.dtype.is_floating_point else _all(input, False)
+    return apply(IsNan, input) if input.dtype.category >= dtypes.FLOAT else _all(input, False)
 
 
 @method()
 def isinf(input: Tensor) -> Tensor:
     """True where ``input`` is plus or minus infinity."""
-    return apply(IsInf, input) if input.dtype.is_floating_point else _all(input, False)
+    return apply(IsInf, input) if input.dtype.category >= dtypes.FLOAT else _all(input, False)
 
 
 @method()
 def isfinite(input: Tensor) -> Tensor:
     """True where ``input`` is neither infinite nor NaN."""
-    return apply(IsFinite, input) if input.dtype.is_floating_point else _all(input, True)
+    return apply(IsFinite, input) if input.dtype.category >= dtypes.FLOAT else _all(input, True)
 
 
 @method()
 def isposinf(input: Tensor) -> Tensor:
     """True where ``input`` is plus infinity."""
+    refuse_complex("isposinf", input)
     return eq(input, math.inf) if input.dtype.is_floating_point else _all(input, False)
 
 
 @method()
 def isneginf(input: Tensor) -> Tensor:
     """True where ``input`` is minus infinity."""
+    refuse_complex("isneginf", input)
     return eq(input, -math.inf) if input.dtype.is_floating_point else _all(input, False)
 
 
@@ -401,6 +423,7 @@ def signbit(input: Tensor) -> Tensor:
         >>> ember.signbit(ember.tensor([-0.0, 1.0]))
         tensor([ True, False])
     """
+    refuse_complex("signbit", input)
     if input.dtype.is_floating_point:
         return apply(SignBit, input)
     return lt(input, 0) if input.dtype.is_signed else _all(input, False)
@@ -408,7 +431,16 @@ def signbit(input: Tensor) -> Tensor:
 
 @method()
 def isreal(input: Tensor) -> Tensor:
-    """True everywhere: Ember has no complex dtypes."""
+    """True where the imaginary part is zero (everywhere for a real tensor).
+
+    Example:
+        >>> ember.isreal(ember.tensor([1 + 0j, 1j]))
+        tensor([ True, False])
+    """
+    if input.dtype.is_complex:
+        from ember.ops.complex_parts import imag
+
+        return eq(imag(input), 0)
     return _all(input, True)
 
 
@@ -448,6 +480,11 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
         >>> ember.nan_to_num(ember.tensor([float("nan"), float("inf")]), posinf=9.0)
         tensor([0., 9.])
     """
+    if input.dtype.is_complex:  # each part on its own, as PyTorch does
+        from ember.ops.complex_parts import complex, imag, real
+
+        return complex(*(nan_to_num(part, nan, posinf, neginf)
+                         for part in (real(input), imag(input))))
     if not input.dtype.is_floating_point:
         return clone(input)
     info = ml_dtypes.finfo(input.dtype.np)

@@ -343,7 +343,7 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     cols = n if N is None else _as_int(N, op, "N")
     if cols < 0:
         raise ValueError(f"{op}: N must be non-negative, got {cols}")
-    if not x.dtype.is_floating_point:
+    if x.dtype.category < dtypes.FLOAT:  # integers and bools; floats and complex stay
         x = cast(x, dtypes.int64)
     first = ones((n, 1 if cols else 0), dtype=x.dtype, device=x.device)
     if cols <= 1:

@@ -3,6 +3,7 @@ operands are brought to one dtype before an op (:func:`promote`)."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ember import dtypes
@@ -19,10 +20,18 @@ __all__ = ["clone"]
 
 @primitive
 class Cast(Primitive):
+    """A dtype conversion; complex to real keeps the real part (whose gradient is the real
+    gradient as a complex one), real to complex adds a zero imaginary part."""
+
     name = "cast"
     save_inputs = False
+    complex_grad = True
 
     def forward(self, xp, a, *, dtype):
+        if a.dtype.kind == "c" and not dtype.is_complex:
+            if dtype is dtypes.bool_:  # a complex number is true when either part is nonzero
+                return a != 0
+            a = a.real
         return a.astype(dtype.np)
 
     def infer(self, a, *, dtype):
@@ -38,6 +47,7 @@ class Cast(Primitive):
 @primitive
 class Copy(Primitive):
     name = "copy"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 
     def forward(self, xp, a):
@@ -54,7 +64,8 @@ class Copy(Primitive):
 
 
 def cast(x: Tensor, dtype: DType) -> Tensor:
-    """``x`` in ``dtype`` (``x`` itself when it already is); differentiable between floats."""
+    """``x`` in ``dtype`` (``x`` itself when it already is); differentiable between floats and
+    complex dtypes (complex to real keeps the real part, silently: the user-facing casts warn)."""
     if x.dtype is dtype:
         return x
     return apply(Cast, x, dtype=dtype)
@@ -104,8 +115,9 @@ def _device_of(xs: tuple) -> Device:
 
 
 def to_float(x: Tensor) -> Tensor:
-    """``x`` itself if floating, else ``x`` in the default float dtype (as ``sin(int)`` is)."""
-    if x.dtype.is_floating_point:
+    """``x`` itself if floating or complex, else ``x`` in the default float dtype (as
+    ``sin(int)`` is)."""
+    if x.dtype.category >= dtypes.FLOAT:
         return x
     return cast(x, dtypes.get_default_dtype())
 
@@ -128,13 +140,22 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
             device = a
     out = self
     if dtype is not None:
-        out = cast(out, dtypes.to_dtype(dtype))
+        out = cast_with_warning(out, dtypes.to_dtype(dtype))
     if device is not None and to_device(device) is not self.device:
         raise DTypeError(f"to: moving between devices ({self.device} → {device}) needs the "
                          f"{to_device(device).type} backend's copy, not available in this build")
     if copy and out is self:
         out = clone(out)
     return out
+
+
+def cast_with_warning(x: Tensor, dtype: DType) -> Tensor:
+    """``cast`` for the user's conversions (``to``, ``float()``, ``type_as``): complex to real
+    warns, as PyTorch does, that the imaginary part is discarded."""
+    if x._data.dtype.kind == "c" and not dtype.is_complex:  # (real tensors: one dtype read)
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=3)
+    return cast(x, dtype)
 
 
 def _is_dtype_name(s: str) -> bool:
@@ -160,12 +181,12 @@ def contiguous(self: Tensor) -> Tensor:
 @method()
 def type_as(self: Tensor, other: Tensor) -> Tensor:
     """``self`` in ``other``'s dtype."""
-    return cast(self, other.dtype)
+    return cast_with_warning(self, other.dtype)
 
 
 def _caster(dtype: DType, name: str) -> None:
     def convert(self: Tensor) -> Tensor:
-        return cast(self, dtype)
+        return cast_with_warning(self, dtype)
     convert.__name__ = name
     convert.__doc__ = f"``self`` as {dtype.name}."
     method(name)(convert)
@@ -174,5 +195,6 @@ def _caster(dtype: DType, name: str) -> None:
 for _name, _dtype in [("float", dtypes.float32), ("double", dtypes.float64),
                       ("half", dtypes.float16), ("bfloat16", dtypes.bfloat16),
                       ("long", dtypes.int64), ("int", dtypes.int32), ("short", dtypes.int16),
-                      ("char", dtypes.int8), ("byte", dtypes.uint8), ("bool", dtypes.bool_)]:
+                      ("char", dtypes.int8), ("byte", dtypes.uint8), ("bool", dtypes.bool_),
+                      ("cfloat", dtypes.complex64), ("cdouble", dtypes.complex128)]:
     _caster(_dtype, _name)

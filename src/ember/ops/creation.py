@@ -14,7 +14,7 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
 from ember.errors import DTypeError, ShapeError
-from ember.ops.fits import check_fits
+from ember.ops.fits import check_fits, check_real
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
@@ -81,8 +81,8 @@ def _unreadable(data: Any, problem: str) -> NoReturn:
 
 
 def _finish(array: Any, dev: Device, requires_grad: bool) -> Tensor:
-    if requires_grad and not dtypes.from_numpy(array.dtype).is_floating_point:
-        raise DTypeError(f"only floating tensors can require grad; this one is "
+    if requires_grad and dtypes.from_numpy(array.dtype).category < dtypes.FLOAT:
+        raise DTypeError(f"only floating and complex tensors can require grad; this one is "
                          f"{dtypes.from_numpy(array.dtype).name}")
     return _wrap(array, dev, requires_grad)
 
@@ -94,8 +94,8 @@ def _infer_dtype(array: np.ndarray, data: Any) -> DType:
     if array.dtype.kind == "f":
         return dtypes.get_default_dtype() if array.dtype == np.float64 else \
             dtypes.from_numpy(array.dtype)
-    if array.dtype.kind == "c":
-        raise DTypeError("complex numbers are not supported by Ember tensors")
+    if array.dtype.kind == "c":  # Python complex numbers: the default complex dtype
+        return dtypes.get_default_dtype().to_complex()
     return dtypes.from_numpy(array.dtype)
 
 
@@ -118,6 +118,8 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
         if array.dtype == object:
             _unreadable(data, f"non-numeric data {str(data)[:60]!r}")
         target = _infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)
+        if array.dtype.kind == "c":
+            check_real("tensor", array, target)
         if array.size and array.dtype.kind in "iuf" and target.category == dtypes.INT:
             check_fits("tensor", array.min().item(), target)
             check_fits("tensor", array.max().item(), target)
@@ -262,8 +264,14 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: An
 
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (complex ends give
+    the default complex dtype)."""
+    if dtype is not None:
+        dt = dtypes.to_dtype(dtype)
+    elif isinstance(start, complex) or isinstance(end, complex):
+        dt = dtypes.get_default_dtype().to_complex()
+    else:
+        dt = dtypes.get_default_dtype()
     dev = to_device(device)
     steps = _non_negative("linspace", "steps", steps)
     return _finish(dev.xp.linspace(start, end, steps).astype(dt.np), dev, requires_grad)

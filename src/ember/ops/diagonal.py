@@ -25,6 +25,7 @@ class Triangular(Primitive):
     """The lower (``upper=False``) or upper triangle of the last two dims; zeros elsewhere."""
 
     name = "triangular"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 
     def forward(self, xp, a, *, upper, diagonal):
@@ -81,6 +82,7 @@ class Diagonal(Primitive):
     """The diagonal of dims ``dim1``, ``dim2`` as a (writable) view, appended as the last dim."""
 
     name = "diagonal"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     view = True
     save_inputs = False
 

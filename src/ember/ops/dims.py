@@ -115,7 +115,7 @@ def accumulation_input(x: Tensor, dtype: Any) -> Tensor:
     if dtype is not None:
         return cast(x, dtypes.to_dtype(dtype))
     dt = x.dtype
-    if dt.category != dtypes.FLOAT and dt is not dtypes.int64:
+    if dt.category < dtypes.FLOAT and dt is not dtypes.int64:
         return cast(x, dtypes.int64)
     return x
 

@@ -18,10 +18,10 @@ from ember.errors import DTypeError
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.compare import ne
-from ember.ops.convert import cast, promote
+from ember.ops.convert import cast, promote, promote_to
 from ember.ops.creation import scalar_tensor, zeros_like
 from ember.ops.inplace import bind_inplace
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_complex
 from ember.ops.select import where
 from ember.ops.special import _dtype_names, _floating_pair
 from ember.ops.unary import in_float32
@@ -141,6 +141,7 @@ def heaviside(input: Tensor, values: Any) -> Tensor:
         >>> ember.heaviside(ember.tensor([-1.5, 0.0, 2.0]), ember.tensor([0.5]))
         tensor([0.0000, 0.5000, 1.0000])
     """
+    refuse_complex("heaviside", input)
     if not isinstance(values, Tensor):
         values = scalar_tensor(values, input.dtype, input.device)
     elif values.dtype is not input.dtype:
@@ -184,6 +185,9 @@ def ldexp(input: Any, other: Any) -> Tensor:
         tensor([8.0000, 1.5000])
     """
     target = dtypes.result_type(input, other)
+    if target.is_complex:  # no exact scaling of complex numbers: input * 2**other
+        a, b = promote_to(target, input, other)
+        return a * 2**b
     if not target.is_floating_point:
         target = dtypes.get_default_dtype()
     if isinstance(input, Tensor):

@@ -11,11 +11,21 @@ import numpy as np
 
 from ember import dtypes
 from ember.dtypes import DType
-from ember.errors import ValueOverflow
+from ember.errors import DTypeError, ValueOverflow
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
 __all__ = ["check_fits"]
+
+
+def check_real(op: str, value: Any, dtype: DType) -> None:
+    """A complex number (or array of them) stored into a real tensor must have no imaginary
+    part (PyTorch's rule; a bool tensor takes any number as its truth value)."""
+    if dtype.is_complex or dtype.category == dtypes.BOOL or not np.any(np.imag(value)):
+        return
+    shown = value if np.ndim(value) == 0 else "data with nonzero imaginary parts"
+    raise DTypeError(f"{op}: {shown} has an imaginary part, which a {dtype.name} tensor cannot "
+                     "hold. Hint: store a complex tensor, or pass .real of the value")
 
 
 def check_fits(op: str, value: Any, dtype: DType) -> None:
@@ -33,7 +43,9 @@ def check_fits(op: str, value: Any, dtype: DType) -> None:
         Traceback (most recent call last):
         ember.errors.ValueOverflow: fill_: the value 300 cannot be converted to uint8 ...
     """
-    if dtype.category == dtypes.BOOL or dtype is dtypes.float64:
+    if isinstance(value, (complex, np.complexfloating)):
+        check_real(op, value, dtype)
+    if dtype.category == dtypes.BOOL or dtype is dtypes.float64 or dtype.is_complex:
         return
     if isinstance(value, Tensor):
         if value.ndim or value.dtype is dtype or DISPATCH.handler is not None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.ops.convert import promote_to, to_float
+from ember.ops.primitive import complex_error, refuse_complex
 from ember.tensor import Tensor
 
 
@@ -30,19 +31,24 @@ def in_float64(xp: Any, kernel: Callable[..., Any], a: Any, *args: Any) -> Any:
 
 def float_operand(op: str, input: Any) -> Tensor:
     """``input`` (which must be a tensor) in a floating dtype: integers and bools give the
-    default float dtype, as PyTorch's special functions."""
+    default float dtype, as PyTorch's special functions; complex input raises (the kernels
+    are real-only)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: expected a tensor, got {type(input).__name__}")
+    refuse_complex(op, input)
     if input.dtype.name == "bool":
         input = input.to("int64")
     return to_float(input)
 
 
-def float_operands(input: Any, other: Any) -> tuple[Tensor, Tensor]:
+def float_operands(op: str, input: Any, other: Any) -> tuple[Tensor, Tensor]:
     """Both operands in their PyTorch result dtype; integers and bools give the default float
     (``torch.atan2(int, int)`` is float32), each converted from its own values (so an int8 -7
-    stays -7.0 beside a uint8 tensor, where their common integer dtype would wrap it)."""
+    stays -7.0 beside a uint8 tensor, where their common integer dtype would wrap it); complex
+    operands raise (the kernels are real-only)."""
     dtype = dtypes.result_type(input, other)
     if not dtype.is_floating_point:
+        if dtype.is_complex:
+            raise complex_error(op, dtype)
         dtype = dtypes.get_default_dtype()
     return promote_to(dtype, input, other)

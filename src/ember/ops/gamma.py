@@ -15,7 +15,6 @@ import math
 from ember.errors import DTypeError
 from ember.ops.bessel_kernel import i0_array, i1_array
 from ember.ops.compare import eq
-from ember.ops.convert import to_float
 from ember.ops.float_host import float_operand, in_float64
 from ember.ops.gamma_kernel import lgamma_array, polygamma_array
 from ember.ops.inplace import bind_inplace
@@ -137,7 +136,7 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
         raise ValueError(f"mvlgamma: p has to be greater than or equal to 1, got {p!r}")
     if input.dtype.name == "bool":
         raise DTypeError("mvlgamma: the input tensor may not be a boolean tensor, as in PyTorch")
-    input = to_float(input)  # integers give the default float dtype
+    input = float_operand("mvlgamma", input)  # integers give the default float dtype
     out = lgamma(input)
     for i in range(1, p):
         out = out + lgamma(input - i / 2)

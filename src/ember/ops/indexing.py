@@ -133,6 +133,7 @@ class Slice(Primitive):
     ``(start, stop, step)`` tuples."""
 
     name = "slice"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     view = True
     save_inputs = False
 
@@ -159,6 +160,7 @@ class Index(Primitive):
     """Advanced indexing: ``a[:, …, i0, …, i1]`` with integer tensors at ``dims``."""
 
     name = "index"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False  # the vjp reads the index tensors and only the shape of ``a``
 
     def forward(self, xp, a, *idx, dims):
@@ -188,6 +190,7 @@ class IndexPut(Primitive):
     ``mode`` "set" assigns, "add" accumulates (repeated indices add up), "multiply" scales."""
 
     name = "index_put"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False  # the vjp reads only the index tensors
 
     def forward(self, xp, a, v, *idx, basic, dims, mode):

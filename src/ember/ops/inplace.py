@@ -29,6 +29,7 @@ class ViewScatter(Primitive):
     """``base`` with the region a view chain selects replaced by ``src``."""
 
     name = "view_scatter"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 
     def forward(self, xp, base, src, *, chain):

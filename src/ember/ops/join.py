@@ -40,6 +40,7 @@ __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_sta
 @primitive
 class Cat(Primitive):
     name = "cat"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 
     def forward(self, xp, *arrays, dim):

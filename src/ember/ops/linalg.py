@@ -18,6 +18,7 @@ from ember import dtypes
 from ember.backend import compute_dtype, gemm
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
+from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, eye, ones
 from ember.ops.inplace import bind_inplace
@@ -77,7 +78,7 @@ def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @primitive
-class Matmul(Primitive):
+class Matmul(Holomorphic, Primitive):
     name = "matmul"
 
     def forward(self, xp, a, b, *, compute):
@@ -209,9 +210,14 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
 
 @method()
 def vdot(input: Tensor, other: Tensor) -> Tensor:
-    """The dot product, conjugating ``input`` (the same as :func:`dot` for real tensors)."""
+    """The dot product, conjugating ``input`` (the same as :func:`dot` for real tensors).
+
+    Example:
+        >>> ember.vdot(ember.tensor([1j]), ember.tensor([1j]))
+        tensor(1.+0.j)
+    """
     _expect_ndim("vdot", ("input", input, 1), ("other", other, 1))
-    return dot(input, other)
+    return dot(input.conj() if input.is_complex() else input, other)
 
 
 @method()
@@ -388,7 +394,7 @@ def _letter_sizes(terms: list[str], shapes: Sequence[tuple[int, ...]]) -> dict[s
 
 
 @primitive
-class Einsum(Primitive):
+class Einsum(Holomorphic, Primitive):
     """einsum over an explicit equation (no ellipsis, output given, sizes already matched)."""
 
     name = "einsum"
@@ -465,7 +471,7 @@ def einsum(equation: str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
                              "convert them to one dtype first")
     shapes = [t.shape for t in operands]
     terms, out = _einsum_terms(equation, shapes)
-    if not dtype.is_floating_point and set("".join(terms)) - set(out):  # something is summed
+    if dtype.category < dtypes.FLOAT and set("".join(terms)) - set(out):  # something is summed
         if len(operands) == 1:  # a sum, which gives int64 as ember.sum does
             operands = (cast(operands[0], dtypes.int64),)
         elif dtype is dtypes.bool_:

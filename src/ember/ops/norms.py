@@ -43,6 +43,16 @@ def _norm_input(x: Tensor, dtype: Any, op: str) -> Tensor:
     return x
 
 
+def _complex_norm_input(x: Tensor, dtype: Any) -> Tensor:
+    if dtype is None:
+        return x
+    dtype = dtypes.to_dtype(dtype)
+    if not dtype.is_complex or dtypes.promote_types(x.dtype, dtype) is not dtype:
+        raise DTypeError(f"linalg.vector_norm: the input is {x.dtype.name}, so dtype must be a "
+                         f"complex dtype at least as wide, got dtype={dtype.name}")
+    return cast(x, dtype)
+
+
 def _root(s: Tensor, p: float) -> Tensor:
     """``s ** (1/p)`` whose gradient at ``s == 0`` is 0, not nan: a norm's gradient at the
     origin, as PyTorch defines it. Without autograd or a transform, the plain root."""
@@ -79,12 +89,18 @@ def _vector_norm(x: Tensor, p: float, dims: tuple[int, ...], keepdim: bool) -> T
 def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = None,
                 keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """The vector ``ord``-norm over ``dim`` (all elements when None): ``sum(|x|^ord)^(1/ord)``,
-    the largest/smallest ``|x|`` for ``ord = ±inf``, the count of non-zeros for 0.
+    the largest/smallest ``|x|`` for ``ord = ±inf``, the count of non-zeros for 0; of a
+    complex tensor, the norm of the moduli (real).
 
     Example:
         >>> ember.linalg.vector_norm(ember.tensor([3.0, 4.0]))
         tensor(5.)
+        >>> ember.linalg.vector_norm(ember.tensor([3j, 4.0]))
+        tensor(5.)
     """
+    if x.dtype.is_complex:  # the norm of the moduli, a real tensor, as PyTorch's
+        x = abs(_complex_norm_input(x, dtype))
+        dtype = None
     x = _norm_input(x, dtype, "linalg.vector_norm")
     dims = normalize_dims(None if dim == () else dim, x.ndim, "linalg.vector_norm")
     return _vector_norm(x, float(ord), dims, keepdim)

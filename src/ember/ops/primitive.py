@@ -14,11 +14,12 @@ from typing import Any, NamedTuple
 from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import SAVED_HOOKS, Node, Unsaved
 from ember.backend import get_default_device
-from ember.dtypes import FLOATING_DTYPES, DType
-from ember.errors import DeviceError, EmberError, OpError, describe
+from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES, DType
+from ember.errors import DeviceError, DTypeError, EmberError, OpError, describe
 from ember.tensor import Tensor, _wrap, set_value_read_hook
 
-_FLOAT = frozenset(d.np for d in FLOATING_DTYPES)
+_FLOAT = frozenset(d.np for d in FLOATING_DTYPES + COMPLEX_DTYPES)  # dtypes that take gradients
+_COMPLEX = frozenset(d.np for d in COMPLEX_DTYPES)
 
 
 class TensorSpec(NamedTuple):
@@ -58,6 +59,10 @@ class Primitive:
             elements may overlap).
         jvp_takes_none: the jvp rule takes None for an input with no tangent (a constant),
             instead of zeros, so that ``inf * 0`` never turns a constant's term into NaN.
+        complex_grad: the vjp and jvp rules hold for complex tensors, in PyTorch's convention
+            (the gradient of a real loss L at z = x + iy is dL/dx + i dL/dy). Recording a
+            complex output of a primitive without it raises a DTypeError; the check costs the
+            recording path one comparison, and eager code without gradients nothing.
     """
 
     name = "primitive"
@@ -70,6 +75,7 @@ class Primitive:
     pure = True
     read_only_view = False
     jvp_takes_none = False
+    complex_grad = False
 
     def forward(self, xp: Any, *arrays: Any, **params: Any) -> Any:
         raise NotImplementedError
@@ -279,6 +285,8 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
 
     outs = (out,) if prim.nout == 1 else out
     tensors = [_wrap(o, dev, o.dtype in _FLOAT, None, i) for i, o in enumerate(outs)]
+    if outs[0].dtype in _COMPLEX and not prim.complex_grad:
+        raise complex_grad_error(prim, inputs)
     _record(prim, inputs, params, tensors, dev)
     return tensors[0] if prim.nout == 1 else tuple(tensors)
 
@@ -346,6 +354,8 @@ def _view_of(src: Tensor, out: Any, dev: Any, prim: Primitive, params: dict,
     shared = out.size == 0 or dev.xp.may_share_memory(out, src._data)
     t = _wrap(out, dev, record and out.dtype in _FLOAT, None, 0, src._vc if shared else None)
     if record:
+        if out.dtype in _COMPLEX and not prim.complex_grad:
+            raise complex_grad_error(prim, (src,))
         _record(prim, (src,), params, [t], dev)
     if shared:
         info = src._view
@@ -374,6 +384,8 @@ def explain_failure(prim: Primitive, inputs: tuple, params: dict, exc: Exception
     """Turns a backend exception into a clear Ember error: the ``infer`` rule's, if it finds
     the problem, else one naming the op, the inputs and the backend's message."""
     specs = [spec(t) for t in inputs]
+    if not prim.complex_grad and any(s.dtype.is_complex for s in specs):
+        return complex_error(prim.name, next(s.dtype for s in specs if s.dtype.is_complex))
     try:
         prim.infer(*specs, **params)
     except EmberError as clear:
@@ -382,6 +394,30 @@ def explain_failure(prim: Primitive, inputs: tuple, params: dict, exc: Exception
         pass
     shown = ", ".join(str(s) for s in specs) or "no tensor inputs"
     return OpError(f"{prim.name}: failed on {shown}: {type(exc).__name__}: {exc}")
+
+
+def complex_error(op: str, dtype: Any) -> DTypeError:
+    """The error of an op that does not take complex numbers (those have no order, so no
+    comparison, max, sort, clamp or relu; nor rounding). ``dtype``: an Ember or NumPy one."""
+    return DTypeError(f"{op}: {dtype.name if isinstance(dtype, DType) else dtype} tensors are "
+                      "not supported. Hint: take .abs() or .real first")
+
+
+def refuse_complex(op: str, *tensors: Any) -> None:
+    """Raises :func:`complex_error` if one of ``tensors`` (Python numbers are ignored) is
+    complex: for an op's wrapper, off its hot path (where it handles non-floating input). A
+    forward rule tests ``a.dtype.kind == "c"`` inline instead, paying one dtype read."""
+    for t in tensors:
+        if isinstance(t, Tensor) and t._data.dtype.kind == "c":
+            raise complex_error(op, t.dtype)
+
+
+def complex_grad_error(prim: Primitive, inputs: tuple) -> DTypeError:
+    """The error for recording a complex op whose gradient rules are real-only."""
+    shown = ", ".join(str(spec(t)) for t in inputs)
+    return DTypeError(f"{prim.name}: gradients through complex tensors are not supported for "
+                      f"this op ({shown}). Hint: compute it under ember.no_grad(), or on the "
+                      "real and imaginary parts (.real, .imag) separately")
 
 
 def _device_error(prim: Primitive, inputs: tuple) -> DeviceError:

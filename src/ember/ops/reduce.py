@@ -35,7 +35,7 @@ from ember.ops.dims import (
     unreduce,
     with_reduced_dims,
 )
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.ops.scan import cumprod, cumsum
 from ember.ops.select import where
 from ember.ops.unary import exp, log, sqrt
@@ -72,6 +72,7 @@ class Accumulation(Reduction):
 @primitive
 class Sum(Accumulation):
     name = "sum"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 
     def vjp(self, ctx, g):
@@ -113,6 +114,8 @@ class Extremum(Reduction):
     kernel = "max"
 
     def forward(self, xp, a, *, dims, keepdim):
+        if a.dtype.kind == "c":  # (complex numbers have no order)
+            raise complex_error(self.name, a.dtype)
         return getattr(xp, self.kernel)(a, axis=dims, keepdims=keepdim)
 
     def _share(self, ctx: Any) -> Tensor:
@@ -147,6 +150,8 @@ class ExtremumDim(Primitive):
     kernel = "argmax"
 
     def forward(self, xp, a, *, dim, keepdim):
+        if a.dtype.kind == "c":  # (complex numbers have no order)
+            raise complex_error(self.name, a.dtype)
         idx = getattr(xp, self.kernel)(a, axis=dim, keepdims=True)
         values = xp.take_along_axis(a, idx, axis=dim)
         if not keepdim:
@@ -195,6 +200,8 @@ class ArgExtremum(Primitive):
     kernel = "argmax"
 
     def forward(self, xp, a, *, dim, keepdim):
+        if a.dtype.kind == "c":  # (complex numbers have no order)
+            raise complex_error(self.name, a.dtype)
         return getattr(xp, self.kernel)(a, axis=dim, keepdims=keepdim).astype(np.int64)
 
     def infer(self, a, *, dim, keepdim):
@@ -291,7 +298,8 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
 @method()
 def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
          dtype: DType | None = None) -> Tensor:
-    """The mean over ``dim`` (all dims when None); floating inputs only, as in PyTorch.
+    """The mean over ``dim`` (all dims when None); floating and complex inputs only, as in
+    PyTorch.
     Half-precision inputs are summed and divided in float32, rounded once at the end.
 
     Example:
@@ -299,7 +307,7 @@ def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
         tensor(3.)
     """
     x = input if dtype is None else cast(input, dtypes.to_dtype(dtype))
-    if not x.dtype.is_floating_point:
+    if x.dtype.category < dtypes.FLOAT:
         raise DTypeError(f"mean: input dtype {x.dtype.name} is not floating point, so the "
                          "mean's dtype cannot be inferred. Hint: call .float() on the input or "
                          "pass dtype=ember.float32")
@@ -429,7 +437,7 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
         raise ValueError(f"{op}: pass either unbiased or correction, not both")
     if correction is None:
         correction = 0 if unbiased is False else 1
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_floating_point and not input.dtype.is_complex:
         raise DTypeError(f"{op}: only floating inputs are supported, got {input.dtype.name}. "
                          "Hint: call .float() first")
     dims = reduce_dims(input, dim, op)
@@ -440,7 +448,11 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
     n = _product(input.shape[d] for d in dims)
     mu = mean(input, dims, keepdim=True)
     centered = input - mu
-    squares = apply(Sum, centered * centered, dims=dims, keepdim=keepdim)
+    if centered.is_complex():  # squared moduli: the spread is real, as PyTorch's
+        squared = centered.real * centered.real + centered.imag * centered.imag
+    else:
+        squared = centered * centered
+    squares = apply(Sum, squared, dims=dims, keepdim=keepdim)
     dof = n - correction
     variance = squares / (dof if dof > 0 else 0.0)  # nan or inf, with no dof left, as PyTorch
     return (sqrt(variance) if root else variance,
@@ -450,8 +462,8 @@ def _var_and_mean(input: Tensor, dim: Any, unbiased: bool | None, keepdim: bool,
 @method()
 def var(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: bool = False,
         *, correction: float | None = None) -> Tensor:
-    """The variance over ``dim``: ``sum((x - mean)²) / (N - correction)``, correction 1 by
-    default (``unbiased=False`` means correction 0).
+    """The variance over ``dim``: ``sum(|x - mean|²) / (N - correction)``, correction 1 by
+    default (``unbiased=False`` means correction 0); real also for a complex input.
 
     Example:
         >>> ember.tensor([1.0, 2.0, 3.0, 4.0]).var()

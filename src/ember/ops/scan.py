@@ -39,6 +39,7 @@ class CumSum(Primitive):
     """Inclusive cumulative sum along ``dim``; ``reverse`` sums from the end (its own vjp)."""
 
     name = "cumsum"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 
     def forward(self, xp, a, *, dim, reverse):

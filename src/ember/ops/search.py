@@ -26,7 +26,14 @@ from ember.errors import DTypeError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor
 from ember.ops.dims import normalize_dim
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import (
+    Primitive,
+    TensorSpec,
+    apply,
+    complex_error,
+    primitive,
+    refuse_complex,
+)
 from ember.ops.sort import comparable
 from ember.tensor import Tensor, method
 
@@ -71,6 +78,8 @@ class SearchSorted(Primitive):
     differentiable = False
 
     def forward(self, xp, seq, vals, *sorter, right, out_int32):
+        if seq.dtype.kind == "c" or vals.dtype.kind == "c":  # (complex numbers have no order)
+            raise complex_error(self.name, (seq if seq.dtype.kind == "c" else vals).dtype)
         n = seq.shape[-1]
         srt = sorter[0] if sorter else None
         if srt is not None and srt.size and (srt.min() < 0 or srt.max() >= n):
@@ -175,6 +184,8 @@ class Histc(Primitive):
     differentiable = False
 
     def forward(self, xp, a, *, bins, min, max, batch):  # noqa: A002 - PyTorch's names
+        if a.dtype.kind == "c":  # (complex numbers have no order)
+            raise complex_error(self.name, a.dtype)
         rows = a.shape[0] if batch else 1
         per = prod(a.shape[1:]) if batch else a.size
         x = a.reshape(rows, per)
@@ -370,6 +381,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
         >>> ember.unique(ember.tensor([3, 1, 3, 2]), return_counts=True)
         (tensor([1, 2, 3]), tensor([1, 1, 2]))
     """
+    refuse_complex("unique", input)  # (it sorts: complex numbers have no order)
     return _unique(Unique, input, return_inverse, return_counts, dim, "unique")
 
 

@@ -20,7 +20,7 @@ from ember.ops.convert import cast, promote
 from ember.ops.creation import zeros
 from ember.ops.fits import check_fits
 from ember.ops.inplace import bind_inplace
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.tensor import Tensor, method
 
 __all__ = ["where", "clamp", "clip", "clamp_min", "clamp_max", "maximum", "minimum", "fmax",
@@ -31,6 +31,7 @@ __all__ = ["where", "clamp", "clip", "clamp_min", "clamp_max", "maximum", "minim
 @primitive
 class Where(Primitive):
     name = "where"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
 
     def forward(self, xp, condition, a, b):
         return xp.where(condition, a, b)
@@ -105,6 +106,8 @@ class Extremum(Binary):
     greater = True  # maximum-like: input wins where input > other
 
     def forward(self, xp, a, b):
+        if a.dtype.kind == "c":  # (complex numbers have no order; b has a's dtype)
+            raise complex_error(self.name, a.dtype)
         return getattr(xp, self.ufunc)(a, b)
 
     def input_wins(self, a: Tensor, b: Tensor) -> Tensor:
@@ -211,6 +214,8 @@ class Clamp(Primitive):
     name = "clamp"
 
     def forward(self, xp, a, *, min, max):
+        if a.dtype.kind == "c":  # (complex numbers have no order)
+            raise complex_error(self.name, a.dtype)
         # the bounds in a's dtype first: NumPy would widen bfloat16 with a Python float, and
         # refuses an integer out of the dtype's range, which PyTorch wraps (uint8 -3 is 253)
         out = a

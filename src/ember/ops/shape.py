@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember.errors import DTypeError, IndexOutOfRange, OpError, ShapeError
+from ember.ops.complex_parts import conj
 from ember.ops.convert import clone
 from ember.ops.indexing import FULL, Slice
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -43,6 +44,7 @@ def _numel(shape: Sequence[int]) -> int:
 @primitive
 class Reshape(Primitive):
     name = "reshape"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     view = True
     save_inputs = False
 
@@ -220,6 +222,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 @primitive
 class Permute(Primitive):
     name = "permute"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     view = True
     save_inputs = False
 
@@ -297,8 +300,15 @@ def t(input: Tensor) -> Tensor:
 
 @method("adjoint")
 def adjoint(input: Tensor) -> Tensor:
-    """The (conjugate) transpose of the last two dimensions; Ember tensors are real."""
-    return _matrix_transpose(input, "adjoint")
+    """The conjugate transpose of the last two dimensions (a view for real tensors; complex ones
+    are conjugated into a copy, as Ember's conj is physical).
+
+    Example:
+        >>> ember.adjoint(ember.tensor([[1j, 2.0]]))
+        tensor([[0.-1.j],
+                [2.-0.j]])
+    """
+    return conj(_matrix_transpose(input, "adjoint"))
 
 
 def _matrix_transpose(x: Tensor, op: str) -> Tensor:
@@ -312,9 +322,14 @@ def _reverse(x: Tensor) -> Tensor:
     return apply(Permute, x, dims=tuple(range(x.ndim))[::-1])
 
 
-method("T", "H")(property(_reverse, doc="All dimensions reversed (the transpose of a matrix)."))
-method("mT", "mH")(property(lambda x: _matrix_transpose(x, "mT"),
-                            doc="The last two dimensions swapped (batched transpose)."))
+method("T")(property(_reverse, doc="All dimensions reversed (the transpose of a matrix)."))
+method("H")(property(lambda x: conj(_reverse(x)),
+                     doc="The conjugate transpose of a matrix (a view for real tensors)."))
+method("mT")(property(lambda x: _matrix_transpose(x, "mT"),
+                      doc="The last two dimensions swapped (batched transpose)."))
+method("mH")(property(lambda x: conj(_matrix_transpose(x, "mH")),
+                      doc="The last two dimensions swapped and conjugated (a view for real "
+                          "tensors)."))
 
 
 @method("movedim", "moveaxis")

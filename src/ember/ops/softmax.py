@@ -15,7 +15,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops import rows_kernel
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_complex
 from ember.ops.reduce import normalize_dim
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor, method
@@ -150,6 +150,7 @@ def _prepare(name: str, input: Tensor, dim: int | None, dtype: Any) -> tuple[Ten
     if dtype is not None:
         input = input.to(dtypes.to_dtype(dtype))
     if not input.dtype.is_floating_point:
+        refuse_complex(name, input)
         raise DTypeError(f"{name}: expected a floating input, got {input.dtype.name}. Hint: "
                          f"pass dtype=ember.float32 or call .float() first")
     if dim is None:

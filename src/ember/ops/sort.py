@@ -15,7 +15,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import IndexOutOfRange
 from ember.ops.gather import gather
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.ops.reduce import no_bool, normalize_dim
 from ember.ops.shape import flatten, narrow, squeeze
 from ember.tensor import Tensor, method
@@ -53,6 +53,8 @@ class Argsort(Primitive):
     differentiable = False
 
     def forward(self, xp, a, *, dim, descending, stable):
+        if a.dtype.kind == "c":  # (complex numbers have no order)
+            raise complex_error(self.name, a.dtype)
         return _argsort(xp, a, dim, descending, stable).astype(np.int64, copy=False)
 
     def infer(self, a, *, dim, descending, stable):
@@ -69,6 +71,8 @@ class TopkIndices(Primitive):
     differentiable = False
 
     def forward(self, xp, a, *, k, dim, largest, sorted):
+        if a.dtype.kind == "c":  # (complex numbers have no order)
+            raise complex_error(self.name, a.dtype)
         if a.ndim == 0:
             return xp.zeros((), np.int64)
         n = a.shape[dim]

@@ -29,7 +29,7 @@ from ember.ops.creation import zeros_like
 from ember.ops.erfc_kernel import erfc_array, erfcx_array, erfinv_array
 from ember.ops.float_host import float_operands
 from ember.ops.inplace import bind_inplace, inplace
-from ember.ops.primitive import Primitive, apply, primitive
+from ember.ops.primitive import Primitive, apply, primitive, refuse_complex
 from ember.ops.select import where
 from ember.ops.unary import Unary, cos, exp, exp2, in_float32, reciprocal, sin
 from ember.tensor import Tensor, method
@@ -275,7 +275,7 @@ def atan2(input: Any, other: Any) -> Tensor:
         >>> ember.atan2(ember.tensor([1.0, 1.0]), ember.tensor([1.0, -1.0]))
         tensor([0.7854, 2.3562])
     """
-    return apply(Atan2, *float_operands(input, other))
+    return apply(Atan2, *float_operands("atan2", input, other))
 
 
 @method()
@@ -317,7 +317,7 @@ def xlogy(input: Any, other: Any) -> Tensor:
         >>> ember.xlogy(ember.tensor([0.0, 2.0]), ember.tensor([0.0, math.e]))
         tensor([0., 2.])
     """
-    return apply(XLogY, *float_operands(input, other))
+    return apply(XLogY, *float_operands("xlogy", input, other))
 
 
 @method()
@@ -329,7 +329,7 @@ def copysign(input: Any, other: Any) -> Tensor:
         >>> ember.copysign(ember.tensor([1.0, -2.0, 3.0]), ember.tensor([-1.0, 1.0, -0.0]))
         tensor([-1.,  2., -3.])
     """
-    return apply(CopySign, *float_operands(input, other))
+    return apply(CopySign, *float_operands("copysign", input, other))
 
 
 @method()
@@ -354,7 +354,8 @@ def logaddexp2(input: Any, other: Any) -> Tensor:
     return apply(LogAddExp2, *_floating_pair("logaddexp2", input, other))
 
 
-def _unary(prim: Primitive, input: Tensor) -> Tensor:
+def _real_unary(prim: Primitive, input: Tensor) -> Tensor:
+    refuse_complex(prim.name, input)  # (the kernel is real-only)
     return apply(prim, to_float(input))
 
 
@@ -367,7 +368,7 @@ def erfinv(input: Tensor) -> Tensor:
         >>> ember.erfinv(ember.tensor([0.0, 0.5, -1.0]))
         tensor([0.0000, 0.4769,   -inf])
     """
-    return _unary(Erfinv, input)
+    return _real_unary(Erfinv, input)
 
 
 @method()
@@ -379,7 +380,7 @@ def erfc(input: Tensor) -> Tensor:
         >>> ember.erfc(ember.tensor([0.0, 1.0, 10.0], dtype=ember.float64))
         tensor([1.0000e+00, 1.5730e-01, 2.0885e-45], dtype=ember.float64)
     """
-    return _unary(Erfc, input)
+    return _real_unary(Erfc, input)
 
 
 def erfcx(input: Tensor) -> Tensor:
@@ -390,7 +391,7 @@ def erfcx(input: Tensor) -> Tensor:
         >>> ember.special.erfcx(ember.tensor([0.0, 1.0, 100.0]))
         tensor([1.0000, 0.4276, 0.0056])
     """
-    return _unary(Erfcx, input)
+    return _real_unary(Erfcx, input)
 
 
 @method()
@@ -401,7 +402,7 @@ def sinc(input: Tensor) -> Tensor:
         >>> ember.sinc(ember.tensor([0.0, 0.5]))
         tensor([1.0000, 0.6366])
     """
-    return _unary(Sinc, input)
+    return apply(Sinc, to_float(input))
 
 
 @method()
@@ -436,7 +437,8 @@ def _need_tensor(op: str, input: Any) -> None:
 @method()
 def float_power(input: Any, exponent: Any) -> Tensor:
     """``input ** exponent`` computed in float64, whatever the operands' dtypes (the result
-    is float64; gradients come back in each input's dtype).
+    is float64, complex128 if an operand is complex; gradients come back in each input's
+    dtype).
 
     Example:
         >>> ember.float_power(ember.tensor([2, 3]), 2)
@@ -445,10 +447,12 @@ def float_power(input: Any, exponent: Any) -> Tensor:
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError("float_power: needs a tensor input or exponent, got "
                         f"{type(input).__name__} and {type(exponent).__name__}")
+    wide = dtypes.complex128 if dtypes.result_type(input, exponent).is_complex else \
+        dtypes.float64
     if isinstance(input, Tensor):
-        input = cast(input, dtypes.float64)
+        input = cast(input, wide)
     if isinstance(exponent, Tensor):
-        exponent = cast(exponent, dtypes.float64)
+        exponent = cast(exponent, wide)
     elif isinstance(exponent, bool):
         exponent = int(exponent)
     return arithmetic.pow(input, exponent)

@@ -33,7 +33,7 @@ from ember.ops.dims import normalize_dim
 from ember.ops.gather import gather
 from ember.ops.join import cat
 from ember.ops.linalg import mm
-from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.ops.reduce import amax, amin, any, argmax, sum
 from ember.ops.scan import scanned
 from ember.ops.select import clamp, where
@@ -90,6 +90,8 @@ class _CumExtremumIndices(Primitive):
     ufunc = "maximum"
 
     def forward(self, xp, a, *, dim):
+        if a.dtype.kind == "c":  # (complex numbers have no order)
+            raise complex_error(self.name, a.dtype)
         running = getattr(xp, self.ufunc).accumulate(a, axis=dim)
         n = a.shape[dim]
         iota = xp.arange(n).reshape(tuple(n if i == dim else 1 for i in range(a.ndim)))
@@ -519,7 +521,8 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         _warn_dof()
         norm = 0
     centered = x - unsqueeze(avg, 1)
-    c = mm(centered, (centered if w is None else centered * w).t())
+    weighted = (centered if w is None else centered * w).t()
+    c = mm(centered, weighted.conj() if weighted.is_complex() else weighted)
     return squeeze(c / norm)
 
 

@@ -83,6 +83,7 @@ class AsStrided(Primitive):
     rules use to map each output element to the input element at the same address."""
 
     name = "as_strided"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     view = True
     read_only_view = True
     save_inputs = False

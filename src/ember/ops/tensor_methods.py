@@ -34,8 +34,8 @@ from ember.ops.shape import read_sizes, squeeze, t, transpose, unsqueeze
 from ember.ops.storage import as_strided
 from ember.tensor import STRUCTURE, Tensor, _wrap, method
 
-__all__ = ["numel", "is_tensor", "is_floating_point", "is_nonzero", "is_signed", "is_same_size",
-           "detach", "typename", "is_storage"]
+__all__ = ["numel", "is_tensor", "is_floating_point", "is_complex", "is_nonzero", "is_signed",
+           "is_same_size", "detach", "typename", "is_storage"]
 
 # methods PyTorch has for functions defined elsewhere
 method()(broadcast_to)
@@ -223,14 +223,14 @@ Tensor.is_cpu = property(lambda self: self.device.type == "cpu",
 
 
 @method()
-def is_complex(self: Tensor) -> bool:
-    """Whether the dtype is complex: always False (Ember has no complex dtypes).
+def is_complex(input: Tensor) -> bool:
+    """Whether the dtype is complex (``ember.is_complex(x)``, ``x.is_complex()``).
 
     Example:
-        >>> ember.zeros(1).is_complex()
-        False
+        >>> ember.tensor([1 + 2j]).is_complex(), ember.is_complex(ember.zeros(1))
+        (True, False)
     """
-    return False
+    return input.dtype.is_complex
 
 
 @method()

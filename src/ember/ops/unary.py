@@ -19,11 +19,19 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError
 from ember.ops import arithmetic
+from ember.ops.complex_parts import Holomorphic, conj
 from ember.ops.convert import clone, to_float
 from ember.ops.creation import zeros_like
 from ember.ops.erf_kernel import erf_array
 from ember.ops.inplace import bind_inplace, inplace_method
-from ember.ops.primitive import Primitive, apply, primitive
+from ember.ops.primitive import (
+    Primitive,
+    TensorSpec,
+    apply,
+    complex_error,
+    primitive,
+    refuse_complex,
+)
 from ember.tensor import Tensor, method
 
 __all__ = ["exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "abs",
@@ -98,7 +106,7 @@ def sigmoid_array(xp: Any, a: Any) -> Any:
 
 # -- exponentials and logarithms ----------------------------------------------------------------
 @primitive
-class Exp(Unary):
+class Exp(Holomorphic, Unary):
     name = "exp"
     ufunc = "exp"
     save_inputs, save_outputs = False, True
@@ -108,7 +116,7 @@ class Exp(Unary):
 
 
 @primitive
-class Exp2(Unary):
+class Exp2(Holomorphic, Unary):
     name = "exp2"
     ufunc = "exp2"
     save_inputs, save_outputs = False, True
@@ -118,7 +126,7 @@ class Exp2(Unary):
 
 
 @primitive
-class Expm1(Unary):
+class Expm1(Holomorphic, Unary):
     name = "expm1"
     ufunc = "expm1"
     save_inputs, save_outputs = False, True
@@ -128,7 +136,7 @@ class Expm1(Unary):
 
 
 @primitive
-class Log(Unary):
+class Log(Holomorphic, Unary):
     name = "log"
     ufunc = "log"
 
@@ -137,7 +145,7 @@ class Log(Unary):
 
 
 @primitive
-class Log2(Unary):
+class Log2(Holomorphic, Unary):
     name = "log2"
     ufunc = "log2"
 
@@ -146,7 +154,7 @@ class Log2(Unary):
 
 
 @primitive
-class Log10(Unary):
+class Log10(Holomorphic, Unary):
     name = "log10"
     ufunc = "log10"
 
@@ -155,7 +163,7 @@ class Log10(Unary):
 
 
 @primitive
-class Log1p(Unary):
+class Log1p(Holomorphic, Unary):
     name = "log1p"
     ufunc = "log1p"
 
@@ -165,7 +173,7 @@ class Log1p(Unary):
 
 # -- powers -------------------------------------------------------------------------------------
 @primitive
-class Sqrt(Unary):
+class Sqrt(Holomorphic, Unary):
     name = "sqrt"
     ufunc = "sqrt"
     save_inputs, save_outputs = False, True
@@ -175,7 +183,7 @@ class Sqrt(Unary):
 
 
 @primitive
-class Rsqrt(Unary):
+class Rsqrt(Holomorphic, Unary):
     name = "rsqrt"
     save_inputs, save_outputs = False, True
 
@@ -187,7 +195,7 @@ class Rsqrt(Unary):
 
 
 @primitive
-class Reciprocal(Unary):
+class Reciprocal(Holomorphic, Unary):
     name = "reciprocal"
     ufunc = "reciprocal"
     save_inputs, save_outputs = False, True
@@ -198,7 +206,7 @@ class Reciprocal(Unary):
 
 # -- trigonometric and hyperbolic ---------------------------------------------------------------
 @primitive
-class Sin(Unary):
+class Sin(Holomorphic, Unary):
     name = "sin"
     ufunc = "sin"
 
@@ -207,7 +215,7 @@ class Sin(Unary):
 
 
 @primitive
-class Cos(Unary):
+class Cos(Holomorphic, Unary):
     name = "cos"
     ufunc = "cos"
 
@@ -216,7 +224,7 @@ class Cos(Unary):
 
 
 @primitive
-class Tan(Unary):
+class Tan(Holomorphic, Unary):
     name = "tan"
     ufunc = "tan"
     save_inputs, save_outputs = False, True
@@ -253,7 +261,7 @@ class Atan(Unary):
 
 
 @primitive
-class Sinh(Unary):
+class Sinh(Holomorphic, Unary):
     name = "sinh"
     ufunc = "sinh"
 
@@ -262,7 +270,7 @@ class Sinh(Unary):
 
 
 @primitive
-class Cosh(Unary):
+class Cosh(Holomorphic, Unary):
     name = "cosh"
     ufunc = "cosh"
 
@@ -271,7 +279,7 @@ class Cosh(Unary):
 
 
 @primitive
-class Tanh(Unary):
+class Tanh(Holomorphic, Unary):
     name = "tanh"
     ufunc = "tanh"
     save_inputs, save_outputs = False, True
@@ -309,7 +317,7 @@ class Atanh(Unary):
 
 # -- sigmoid, erf, abs --------------------------------------------------------------------------
 @primitive
-class Sigmoid(Unary):
+class Sigmoid(Holomorphic, Unary):
     name = "sigmoid"
     save_inputs, save_outputs = False, True
 
@@ -334,11 +342,30 @@ class Erf(Unary):
 
 @primitive
 class Abs(Unary):
+    """``|x|``; of a complex tensor, its modulus (real). The gradient of a real loss through
+    it is ``g * sgn(z)``, and its tangent ``real(conj(sgn(z)) * dz)``."""
+
     name = "abs"
     ufunc = "abs"
+    complex_grad = True
+
+    def infer(self, a):
+        return TensorSpec(a.shape, a.dtype.to_real())
 
     def chain(self, v, x, y):
         return v * sign(x)
+
+    def vjp(self, ctx, g):
+        x = ctx.inputs[0]
+        return g * sgn(x) if x.dtype.is_complex else self.chain(g, x, None)
+
+    def jvp(self, ctx, dx):
+        x = ctx.inputs[0]
+        if x.dtype.is_complex:
+            from ember.ops.complex_parts import real
+
+            return real(conj(sgn(x)) * dx)
+        return self.chain(dx, x, None)
 
 
 # -- ops whose gradient is zero -----------------------------------------------------------------
@@ -347,6 +374,8 @@ class Sign(Flat):
     name = "sign"
 
     def forward(self, xp, a):
+        if a.dtype.kind == "c":  # (complex numbers have no sign: see sgn)
+            raise complex_error(self.name, a.dtype)
         if a.dtype.kind == "b":
             return a.copy()
         if a.dtype.kind in "iu":
@@ -479,9 +508,10 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     return apply(Abs, input)
 
 
-@method("sign", "sgn")
+@method("sign")
 def sign(input: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of each element, in ``input``'s dtype (0 for NaN); zero gradient.
+    Complex tensors have no sign (see :func:`sgn`).
 
     Example:
         >>> ember.sign(ember.tensor([-2.0, 0.0, 3.0]))
@@ -490,8 +520,25 @@ def sign(input: Tensor) -> Tensor:
     return apply(Sign, input)
 
 
+@method("sgn")
+def sgn(input: Tensor) -> Tensor:
+    """:func:`sign` for real tensors; for complex ones ``z / |z|`` (0 at 0), as in PyTorch.
+
+    Example:
+        >>> ember.sgn(ember.tensor([3 + 4j, 0j]))
+        tensor([0.6000+0.8000j, 0.0000+0.0000j])
+    """
+    if not input.dtype.is_complex:
+        return apply(Sign, input)
+    from ember.ops.select import where
+
+    modulus = abs(input)
+    return where(modulus == 0, 0, input / where(modulus == 0, 1, modulus))
+
+
 def _rounding(prim: Primitive, input: Tensor) -> Tensor:
     if not input.dtype.is_floating_point:
+        refuse_complex(prim.name, input)
         _not_bool(prim.name, input)
         return clone(input)  # integers are already whole
     return apply(prim, input)
@@ -528,6 +575,7 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorc
         >>> ember.round(ember.tensor([0.5, 1.5, 1.26]), decimals=0)
         tensor([0., 2., 1.])
     """
+    refuse_complex("round", input)
     if decimals != 0 and not input.dtype.is_floating_point:
         raise DTypeError(f"round: decimals={decimals} needs a floating tensor, got "
                          f"{input.dtype.name}")
@@ -544,6 +592,7 @@ def frac(input: Tensor) -> Tensor:
         >>> ember.frac(ember.tensor([1.25, -1.25]))
         tensor([ 0.2500, -0.2500])
     """
+    refuse_complex("frac", input)
     if not input.dtype.is_floating_point:
         raise DTypeError(f"frac: needs a floating tensor, got {input.dtype.name}")
     return input - trunc(input)
@@ -560,7 +609,7 @@ def square(input: Tensor) -> Tensor:
     return arithmetic.pow(input, 2)
 
 
-fix, absolute, sgn = trunc, abs, sign
+fix, absolute = trunc, abs
 
-bind_inplace(abs_=abs, absolute_=abs, sign_=sign, sgn_=sign, floor_=floor, ceil_=ceil,
+bind_inplace(abs_=abs, absolute_=abs, sign_=sign, sgn_=sgn, floor_=floor, ceil_=ceil,
              trunc_=trunc, fix_=trunc, round_=round, frac_=frac, square_=square)

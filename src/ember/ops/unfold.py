@@ -48,6 +48,7 @@ class UnfoldView(Primitive):
     strided view (the window count replaces the dimension, the window is a new last one)."""
 
     name = "unfold_view"
+    complex_grad = True  # moves, copies or sums elements: real coefficients
     view = True
     save_inputs = False
 

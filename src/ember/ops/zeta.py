@@ -121,4 +121,4 @@ def zeta(input: Any, other: Any) -> Tensor:
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"zeta: expected at least one tensor, got {type(input).__name__} and "
                         f"{type(other).__name__}")
-    return apply(Zeta, *float_operands(input, other))
+    return apply(Zeta, *float_operands("zeta", input, other))

@@ -10,6 +10,7 @@ from ember.optim.elementwise import (
     check_hyper,
     full_state,
     next_step,
+    real_pairs,
     scalar_state,
 )
 from ember.optim.optimizer import implementation_defaults
@@ -48,7 +49,7 @@ class Adagrad(ElementwiseOptimizer):
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
-                self.init_state(p, self.state[p], group)
+                self.init_state(real_pairs(p), self.state[p], group)
 
     def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         state["step"] = scalar_state(p, 0.0)

@@ -49,10 +49,13 @@ class ElementwiseOptimizer(Optimizer):
                 if p.grad is None:
                     continue
                 state = self.state[p]
+                target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
                 if not state:
-                    self.init_state(p, state, group)
-                data = p._data
+                    self.init_state(target, state, group)
+                data = target._data
                 g = p.grad._data
+                if g.dtype.kind == "c":
+                    g = np.ascontiguousarray(g).view(data.dtype)
                 if maximize:
                     g = -g
                 if wd != 0.0:
@@ -60,7 +63,7 @@ class ElementwiseOptimizer(Optimizer):
                         data *= 1.0 - float(group["lr"]) * wd
                     else:
                         g = g + wd * data
-                self.update(p, g, state, group)
+                self.update(target, g, state, group)
                 p._vc.value += 1
         return loss
 
@@ -98,6 +101,19 @@ def looped_update(kernel: str, xp: Any, arrays: tuple, *hyper: float | bool) -> 
     parallel.over_rows(getattr(kernels, kernel), [a.reshape(-1) for a in arrays], _SHARE,
                        *scalars)
     return True
+
+
+def real_pairs(p: Tensor) -> Tensor:
+    """``p`` itself if real; a complex ``p`` as a real tensor sharing its memory, each element
+    two reals (PyTorch's optimizers step ``view_as_real`` of a complex parameter; here the
+    state of a complex parameter is kept in that real layout too)."""
+    data = p._data
+    if data.dtype.kind != "c":
+        return p
+    if not data.flags.c_contiguous:
+        raise ValueError("optimizer: a complex parameter must be contiguous to be stepped in "
+                         "place. Hint: make it with .contiguous() before the optimizer")
+    return _wrap(data.view(data.real.dtype), p._device)
 
 
 def full_state(p: Tensor, value: float = 0.0) -> Tensor:

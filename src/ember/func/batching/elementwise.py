@@ -30,6 +30,8 @@ ELEMENTWISE = (
     "relu", "relu_grad", "leaky_relu", "hardtanh", "elu", "softplus", "gelu", "gelu_slope", "silu",
     # conversions
     "cast", "copy", "class_index", "index_check",
+    # complex numbers
+    "real", "imag", "conj", "complex", "angle",
 )
 
 

@@ -1,0 +1,312 @@
+"""``ember.fft``: PyTorch's ``torch.fft`` namespace, discrete Fourier transforms.
+
+Every transform takes torch's arguments: ``n`` (one dim) or ``s`` (several) cut the input to,
+or pad it with zeros at the end to, that many points along each transformed dim (for the
+inverse real transforms, the *output* length); ``dim`` picks the dims; ``norm`` is "backward"
+(the default: no scaling forward, 1/n on the inverse), "forward" (1/n forward) or "ortho"
+(1/sqrt(n) both ways). Real input to the complex transforms is made complex; integers become
+the default float (or complex) dtype. All are differentiable (:mod:`ember.ops.fft` has the
+rules), also in forward mode, under ``vmap`` and ``jit``.
+
+Example:
+    >>> ember.fft.fft(ember.tensor([1.0, 0.0, 0.0, 0.0]))
+    tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ember import dtypes
+from ember.errors import ShapeError
+from ember.ops.complex_parts import conj
+from ember.ops.creation import arange
+from ember.ops.dims import normalize_dim
+from ember.ops.fft import as_complex, fft_c2c, fft_c2r, fft_r2c, norm_name, resize
+from ember.ops.join import roll
+from ember.tensor import Tensor
+
+__all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
+           "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+
+_SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def _checked_size(n: int, op: str) -> int:
+    if n < 1:
+        raise ShapeError(f"{op}: invalid number of data points ({n}) specified; it must be at "
+                         "least 1")
+    return n
+
+
+def _dims_and_sizes(x: Tensor, s: Sequence[int] | None, dim: int | Sequence[int] | None,
+                    op: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """torch's reading of ``s`` and ``dim``: dims given or, with ``s`` alone, the last
+    ``len(s)``, else all; sizes from ``s`` (-1: the input's) or the input's."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None:
+        dims = tuple(normalize_dim(d, x.ndim, op) for d in dim)
+        if len(set(dims)) != len(dims):
+            raise ShapeError(f"{op}: FFT dims must be unique, got {tuple(dim)}")
+        if s is not None and len(s) != len(dims):
+            raise ShapeError(f"{op}: when given, s and dim must have the same length, got "
+                             f"s={tuple(s)} and dim={tuple(dim)}")
+    elif s is not None:
+        if len(s) > x.ndim:
+            raise ShapeError(f"{op}: got s={tuple(s)} for a tensor of {x.ndim} dims")
+        dims = tuple(range(x.ndim - len(s), x.ndim))
+    else:
+        dims = tuple(range(x.ndim))
+    if s is None:
+        return dims, tuple(x.shape[d] for d in dims)
+    return dims, tuple(x.shape[d] if n == -1 else _checked_size(n, op) for d, n in zip(dims, s))
+
+
+def _one_dim(x: Tensor, n: int | None, dim: int, op: str) -> tuple[tuple[int], tuple[int]]:
+    return _dims_and_sizes(x, None if n is None else (n,), (dim,), op)
+
+
+# -- complex to complex -------------------------------------------------------------------------
+def _c2c(x: Tensor, dims: tuple, sizes: tuple, inverse: bool, norm: str | None, op: str) -> Tensor:
+    return fft_c2c(resize(x, dims, sizes), dims, inverse, norm_name(norm, op))
+
+
+def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The one-dimensional discrete Fourier transform of ``input`` along ``dim``.
+
+    Example:
+        >>> ember.fft.fft(ember.tensor([0.0, 1.0, 0.0, -1.0]))
+        tensor([0.+0.j, 0.-2.j, 0.+0.j, 0.+2.j])
+    """
+    return _c2c(input, *_one_dim(input, n, dim, "fft"), False, norm, "fft")
+
+
+def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The inverse of :func:`fft` (scaled by 1/n with the default norm).
+
+    Example:
+        >>> ember.fft.ifft(ember.tensor([4.0, 0.0, 0.0, 0.0]))
+        tensor([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j])
+    """
+    return _c2c(input, *_one_dim(input, n, dim, "ifft"), True, norm, "ifft")
+
+
+def fft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+         norm: str | None = None) -> Tensor:
+    """The two-dimensional DFT (over the last two dims by default).
+
+    Example:
+        >>> ember.fft.fft2(ember.ones(2, 2))
+        tensor([[4.+0.j, 0.+0.j],
+                [0.+0.j, 0.+0.j]])
+    """
+    return _c2c(input, *_dims_and_sizes(input, s, dim, "fft2"), False, norm, "fft2")
+
+
+def ifft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+          norm: str | None = None) -> Tensor:
+    """The inverse of :func:`fft2`.
+
+    Example:
+        >>> ember.fft.ifft2(ember.fft.fft2(ember.ones(2, 2))).real
+        tensor([[1., 1.],
+                [1., 1.]])
+    """
+    return _c2c(input, *_dims_and_sizes(input, s, dim, "ifft2"), True, norm, "ifft2")
+
+
+def fftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None,
+         norm: str | None = None) -> Tensor:
+    """The N-dimensional DFT over ``dim`` (all dims by default; the last ``len(s)`` with ``s``
+    alone).
+
+    Example:
+        >>> ember.fft.fftn(ember.ones(2, 2, 2))[0, 0]
+        tensor([8.+0.j, 0.+0.j])
+    """
+    return _c2c(input, *_dims_and_sizes(input, s, dim, "fftn"), False, norm, "fftn")
+
+
+def ifftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None,
+          norm: str | None = None) -> Tensor:
+    """The inverse of :func:`fftn`.
+
+    Example:
+        >>> ember.fft.ifftn(ember.full((2, 2), 4.0))
+        tensor([[4.+0.j, 0.+0.j],
+                [0.+0.j, 0.+0.j]])
+    """
+    return _c2c(input, *_dims_and_sizes(input, s, dim, "ifftn"), True, norm, "ifftn")
+
+
+# -- real to complex and back -------------------------------------------------------------------
+def _r2c(x: Tensor, dims: tuple, sizes: tuple, norm: str | None, op: str) -> Tensor:
+    return fft_r2c(resize(x, dims, sizes), dims, norm_name(norm, op))
+
+
+def _c2r(x: Tensor, s: Sequence[int] | None, dim: Any, norm: str | None, op: str) -> Tensor:
+    """The inverse real transform: ``s`` (or ``n``) gives the output sizes; the last dim's
+    default is ``2 * (m - 1)`` for an input of ``m`` frequencies there."""
+    dims, sizes = _dims_and_sizes(x, s, dim, op)
+    last = dims[-1]
+    if s is None or s[-1] == -1:
+        sizes = sizes[:-1] + (_checked_size(2 * (x.shape[last] - 1), op),)
+    x = resize(x, dims, sizes[:-1] + (sizes[-1] // 2 + 1,))
+    return fft_c2r(x, dims, sizes[-1], norm_name(norm, op))
+
+
+def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The DFT of a real signal, one-sided: the ``n // 2 + 1`` non-negative frequencies.
+
+    Example:
+        >>> ember.fft.rfft(ember.tensor([1.0, 2.0, 3.0, 4.0]))
+        tensor([10.+0.j, -2.+2.j, -2.+0.j])
+    """
+    return _r2c(input, *_one_dim(input, n, dim, "rfft"), norm, "rfft")
+
+
+def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The inverse of :func:`rfft`: a real signal of ``n`` points (``2 * (m - 1)`` by
+    default) from ``m`` one-sided frequencies.
+
+    Example:
+        >>> ember.fft.irfft(ember.fft.rfft(ember.tensor([1.0, 2.0, 3.0])), n=3)
+        tensor([1., 2., 3.])
+    """
+    return _c2r(input, None if n is None else (n,), (dim,), norm, "irfft")
+
+
+def rfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+          norm: str | None = None) -> Tensor:
+    """:func:`rfft` over two dims (the last of ``dim`` is the one-sided one).
+
+    Example:
+        >>> ember.fft.rfft2(ember.ones(2, 2))
+        tensor([[4.+0.j, 0.+0.j],
+                [0.+0.j, 0.+0.j]])
+    """
+    return _r2c(input, *_dims_and_sizes(input, s, dim, "rfft2"), norm, "rfft2")
+
+
+def irfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+           norm: str | None = None) -> Tensor:
+    """The inverse of :func:`rfft2`.
+
+    Example:
+        >>> ember.fft.irfft2(ember.fft.rfft2(ember.ones(2, 2)))
+        tensor([[1., 1.],
+                [1., 1.]])
+    """
+    return _c2r(input, s, dim, norm, "irfft2")
+
+
+def rfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None,
+          norm: str | None = None) -> Tensor:
+    """:func:`rfft` over several dims (all by default; the last of them is one-sided).
+
+    Example:
+        >>> ember.fft.rfftn(ember.ones(2, 2)).shape
+        (2, 2)
+    """
+    return _r2c(input, *_dims_and_sizes(input, s, dim, "rfftn"), norm, "rfftn")
+
+
+def irfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None,
+           norm: str | None = None) -> Tensor:
+    """The inverse of :func:`rfftn`.
+
+    Example:
+        >>> ember.fft.irfftn(ember.fft.rfftn(ember.ones(2, 4))).shape
+        (2, 4)
+    """
+    return _c2r(input, s, dim, norm, "irfftn")
+
+
+# -- Hermitian signals --------------------------------------------------------------------------
+def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The DFT of a signal with Hermitian symmetry, given by its first half: a real spectrum
+    of ``n`` points (``2 * (m - 1)`` by default). ``hfft(x)`` is ``irfft(conj(x))`` with the
+    other scaling.
+
+    Example:
+        >>> ember.fft.hfft(ember.tensor([1.0, 2.0, 3.0]))
+        tensor([ 8., -2.,  0., -2.])
+    """
+    norm = _SWAP[norm_name(norm, "hfft")]
+    return _c2r(conj(as_complex(input)), None if n is None else (n,), (dim,), norm, "hfft")
+
+
+def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
+    """The inverse of :func:`hfft`: the first ``n // 2 + 1`` frequencies of a real signal's
+    inverse DFT (``conj(rfft(x)) / n``).
+
+    Example:
+        >>> ember.fft.ihfft(ember.tensor([8.0, -2.0, 0.0, -2.0]))
+        tensor([1.-0.j, 2.-0.j, 3.-0.j])
+    """
+    norm = _SWAP[norm_name(norm, "ihfft")]
+    return conj(_r2c(input, *_one_dim(input, n, dim, "ihfft"), norm, "ihfft"))
+
+
+# -- frequencies and shifts ---------------------------------------------------------------------
+def fftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:
+    """The sample frequencies of an ``n``-point DFT with sample spacing ``d``:
+    ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)``.
+
+    Example:
+        >>> ember.fft.fftfreq(4)
+        tensor([ 0.0000,  0.2500, -0.5000, -0.2500])
+    """
+    k = roll(arange(n, dtype=dtypes.int64, device=device) - n // 2, -(n // 2))
+    return _frequencies(k, n, d, dtype, requires_grad)
+
+
+def rfftfreq(n: int, d: float = 1.0, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """The sample frequencies of :func:`rfft`'s ``n // 2 + 1`` outputs: ``[0, 1, ..., n // 2]
+    / (d * n)``.
+
+    Example:
+        >>> ember.fft.rfftfreq(4)
+        tensor([0.0000, 0.2500, 0.5000])
+    """
+    return _frequencies(arange(n // 2 + 1, dtype=dtypes.int64, device=device), n, d, dtype,
+                        requires_grad)
+
+
+def _frequencies(k: Tensor, n: int, d: float, dtype: Any, requires_grad: bool) -> Tensor:
+    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    out = k.to(dt) / (d * n)
+    return out.to(dt).requires_grad_(requires_grad)
+
+
+def _shift(x: Tensor, dim: int | Sequence[int] | None, sign: int) -> Tensor:
+    dims = tuple(range(x.ndim)) if dim is None else (dim,) if isinstance(dim, int) else \
+        tuple(dim)
+    if not dims:
+        return x
+    return roll(x, tuple(sign * (x.shape[d] // 2) for d in dims), dims)
+
+
+def fftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    """Moves the zero frequency to the middle of ``dim`` (all dims by default): a roll by
+    ``n // 2``.
+
+    Example:
+        >>> ember.fft.fftshift(ember.fft.fftfreq(4))
+        tensor([-0.5000, -0.2500,  0.0000,  0.2500])
+    """
+    return _shift(input, dim, 1)
+
+
+def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    """The inverse of :func:`fftshift`: a roll by ``-(n // 2)``.
+
+    Example:
+        >>> ember.fft.ifftshift(ember.fft.fftshift(ember.arange(5)))
+        tensor([0, 1, 2, 3, 4])
+    """
+    return _shift(input, dim, -1)
