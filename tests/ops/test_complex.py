@@ -492,3 +492,15 @@ def test_optimizers_step_complex_parameters_as_pairs_of_reals(name):
             opt.step()
         out.append(p)
     same(out[1], out[0])
+
+
+def test_gradient_of_complex_samples_and_coordinates_as_torch():
+    z = ember.tensor([[1 + 2j, 3 - 1j, 0.5j, 2.0], [1j, 2, 3, 4j], [1, 2j, 3, 4j]])
+    zt = torch.tensor(z.numpy())
+    for kw in ({}, {"spacing": 2.0}, {"edge_order": 2}):
+        for got, want in zip(ember.gradient(z, **kw), torch.gradient(zt, **kw)):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    coords = ember.tensor([0j, 1j, 2j])
+    got = ember.gradient(ember.tensor([1.0, 2.0, 4.0]), spacing=[coords])[0]
+    want = torch.gradient(torch.tensor([1.0, 2.0, 4.0]), spacing=[torch.tensor(coords.numpy())])
+    np.testing.assert_allclose(got.numpy(), want[0].numpy(), rtol=1e-6)

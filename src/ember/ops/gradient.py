@@ -57,7 +57,7 @@ def _steps(spacing: Any, dims: tuple[int, ...], input: Tensor) -> list[Step]:
             raise ShapeError(f"gradient: the coordinates along dim {d} have {s.shape[0]} "
                              f"entries, but the input has {input.shape[d]} there")
         diffs = s[1:] - s[:-1]  # (float coordinates promote the samples, as in PyTorch)
-        if not diffs.dtype.is_floating_point:
+        if not (diffs.dtype.is_floating_point or diffs.dtype.is_complex):
             diffs = diffs.to(dtypes.get_default_dtype())
         out.append(diffs.reshape((-1,) + (1,) * (input.ndim - 1 - d)))
     return out
@@ -115,7 +115,7 @@ def gradient(input: Tensor, *, spacing: float | Sequence[float] | Sequence[Tenso
     if input.dtype is dtypes.bool_:
         raise DTypeError("gradient: differences of a bool tensor are not defined (as in "
                          "PyTorch). Hint: convert it first, e.g. .float()")
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         input = input.to(dtypes.get_default_dtype())
     for d in dims:
         if input.shape[d] < edge_order + 1:

@@ -177,7 +177,7 @@ def _polynomial(kind: str, input: Any, n: Any) -> Tensor:
     if not isinstance(input, Tensor) and not isinstance(n, Tensor):
         raise TypeError(f"{_op_name(kind)}: expected input or n to be a tensor, got "
                         f"{type(input).__name__} and {type(n).__name__}")
-    return apply(OrthogonalPolynomial, *float_operands(kind, input, n), kind=kind)
+    return apply(OrthogonalPolynomial, *float_operands(_op_name(kind), input, n), kind=kind)
 
 
 def chebyshev_polynomial_t(input: Any, n: Any) -> Tensor:
