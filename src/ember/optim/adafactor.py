@@ -6,6 +6,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from ember.optim.elementwise import ElementwiseOptimizer, full_state, next_step, scalar_state
 from ember.optim.optimizer import implementation_defaults
 from ember.tensor import Tensor, _wrap
@@ -80,15 +82,19 @@ class Adafactor(ElementwiseOptimizer):
             raise ZeroDivisionError(f"Adafactor: the parameter of shape {tuple(p.shape)} has no "
                                     "elements, so its root mean square (the step size's scale) "
                                     "is 0/0; leave empty parameters out of the optimizer")
-        lr, wd, d = float(group["lr"]), float(group["weight_decay"]), float(group["d"])
+        # half-precision parameters compute in float32 and round once per stored value, as
+        # PyTorch's kernels do (a Python float would round to the parameter's dtype first)
+        num = np.float32 if data.itemsize < 4 else float
+        lr, wd, d = (num(group[k]) for k in ("lr", "weight_decay", "d"))
         eps1, eps2 = group["eps"]
         if eps1 is None:
             eps1 = finfo(p.dtype).eps  # (bfloat16's too, which NumPy's finfo refuses)
+        eps1 = num(eps1)
         t = next_step(state)
-        beta = t ** float(group["beta2_decay"])
-        alpha = max(float(eps2), _rms(xp, data)) * min(lr, 1.0 / math.sqrt(t))
+        beta = num(t ** float(group["beta2_decay"]))
+        alpha = num(max(float(eps2), _rms(xp, data)) * min(float(lr), 1.0 / math.sqrt(t)))
         if wd != 0.0:
-            data *= 1.0 - lr * wd
+            data *= 1 - lr * wd
         square = g * g
         if p.ndim > 1:
             row, col = state["row_var"]._data, state["col_var"]._data
@@ -100,7 +106,7 @@ class Adafactor(ElementwiseOptimizer):
             var = state["variance"]._data
             var += beta * (square - var)
         step = g / xp.sqrt(xp.maximum(var, eps1 * eps1))
-        data -= alpha / max(1.0, _rms(xp, step) / d) * step
+        data -= alpha / max(num(1), num(_rms(xp, step)) / d) * step
 
 
 def _rms(xp: Any, a: Any) -> float:
