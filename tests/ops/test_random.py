@@ -128,3 +128,15 @@ def test_half_precision_rand_stays_below_one_like_torch(dtype):
     x = ember.rand(200_000, dtype=getattr(ember, dtype), generator=ember.Generator().manual_seed(0))
     assert x.max().item() < 1.0 and x.min().item() >= 0.0
     assert abs(x.float().mean().item() - 0.5) < 0.01
+
+
+def test_seeds_take_torchs_range_and_remap_negative_ones():
+    for seed in (-3, -(2 ** 63), 2 ** 64 - 1, 0):
+        want = torch.Generator().manual_seed(seed).initial_seed()
+        assert ember.Generator().manual_seed(seed).initial_seed() == want
+    a = ember.rand(3, generator=ember.Generator().manual_seed(-3))
+    b = ember.rand(3, generator=ember.Generator().manual_seed(2 ** 64 - 3))
+    assert a.tolist() == b.tolist()  # the same stream, as in PyTorch
+    for seed in (-(2 ** 63) - 1, 2 ** 64):
+        with pytest.raises(ValueError, match=r"manual_seed: the seed must be in \[-2\*\*63"):
+            ember.manual_seed(seed)

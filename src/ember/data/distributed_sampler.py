@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sized
 import numpy as np
 
 from ember.data.sampler import Sampler
+from ember.ops.random import remap_seed
 
 __all__ = ["DistributedSampler", "register_world"]
 
@@ -86,10 +87,7 @@ class DistributedSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         size = len(self.dataset)
         if self.shuffle:
-            seed = self.seed + self.epoch
-            if seed < 0:  # PyTorch's generators take negative seeds, remapped so
-                seed += 0xFFFF_FFFF_FFFF_FFFF
-            order = np.random.default_rng(seed).permutation(size)
+            order = np.random.default_rng(remap_seed(self.seed + self.epoch)).permutation(size)
         else:
             order = np.arange(size)
         if self.total_size > size:

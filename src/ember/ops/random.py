@@ -41,7 +41,7 @@ class Generator:
     def manual_seed(self, seed: int) -> Generator:
         """Resets the state from ``seed``; returns the generator. (Inside ``ember.jit.compile``
         the reseeding happens on every call, as in eager code.)"""
-        return _on_every_call("manual_seed", lambda: self._reseed(int(seed)))
+        return _on_every_call("manual_seed", lambda: self._reseed(remap_seed(seed)))
 
     def seed(self) -> int:
         """Reseeds from fresh entropy; returns the new seed. (Inside ``ember.jit.compile`` it
@@ -82,6 +82,16 @@ def _on_every_call(what: str, run: Any) -> Any:
     so that a compiled function reseeds on each call as its eager code does."""
     record = getattr(DISPATCH.handler, "python_effect", None)
     return run() if record is None else record(f"Generator.{what}", run)
+
+
+def remap_seed(seed: int) -> int:
+    """``seed`` as PyTorch's generators take it: any integer in ``[-2**63, 2**64)``, a
+    negative one remapped to ``seed + 2**64`` (so ``initial_seed()`` reads the same)."""
+    seed = int(seed)
+    if not -2 ** 63 <= seed < 2 ** 64:
+        raise ValueError(f"manual_seed: the seed must be in [-2**63, 2**64) (a 64-bit "
+                         f"integer, as in PyTorch), got {seed}")
+    return seed + 2 ** 64 if seed < 0 else seed
 
 
 def manual_seed(seed: int) -> Generator:
