@@ -68,10 +68,11 @@ from ember.ops.orthogonal_polynomials import (
     shifted_chebyshev_polynomial_w,
 )
 from ember.ops.reduce import logsumexp
+from ember.ops.rounding import round
 from ember.ops.select import where
 from ember.ops.softmax import log_softmax, softmax
 from ember.ops.special import erfc, erfcx, erfinv, logit, sinc, xlogy
-from ember.ops.unary import erf, exp, exp2, expm1, log, log1p, round, sigmoid
+from ember.ops.unary import erf, exp, exp2, expm1, log, log1p, sigmoid
 from ember.ops.zeta import zeta
 from ember.tensor import Tensor
 

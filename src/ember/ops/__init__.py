@@ -70,6 +70,7 @@ from ember.ops.random_gamma import *  # noqa: F403
 from ember.ops.random_von_mises import *  # noqa: F403
 from ember.ops.reduce import *  # noqa: F403
 from ember.ops.rnn_cells import *  # noqa: F403
+from ember.ops.rounding import *  # noqa: F403
 from ember.ops.scatter_reduce import *  # noqa: F403
 from ember.ops.scatter_slices import *  # noqa: F403
 from ember.ops.search import *  # noqa: F403
@@ -100,7 +101,7 @@ _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "
              "linalg_ldl", "linalg_lu", "linalg_pinv", "linalg_solve", "linalg_tensor", "linear",
              "local_response_norm", "loss", "lp_pool", "margin_loss", "multi_head_attention",
              "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts",
-             "random_fill", "random_gamma", "random_von_mises", "reduce", "rnn_cells",
+             "random_fill", "random_gamma", "random_von_mises", "reduce", "rnn_cells", "rounding",
              "scatter_reduce", "scatter_slices", "search", "segment_reduce", "select", "shape",
              "softmax", "sort", "special", "split_stack", "statistics", "storage",
              "tensor_methods", "unary", "unfold", "unpool", "unravel", "windows")

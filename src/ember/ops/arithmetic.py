@@ -199,7 +199,7 @@ class TruncDiv(Binary):
 def _trunc_div(a: Tensor, b: Tensor) -> Tensor:
     """The quotient rounded toward zero, of two tensors of one dtype (zero gradient)."""
     if a.dtype.is_floating_point:
-        from ember.ops.unary import trunc
+        from ember.ops.rounding import trunc
 
         return trunc(apply(Div, a, b))
     return apply(TruncDiv, a, b)

@@ -13,7 +13,8 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError
 from ember.ops.random import Generator, rand, randint, randn
-from ember.ops.unary import ceil, exp, log1p, tan
+from ember.ops.rounding import ceil
+from ember.ops.unary import exp, log1p, tan
 from ember.tensor import Tensor, method
 
 __all__: list[str] = []

@@ -35,11 +35,12 @@ from ember.ops.join import cat
 from ember.ops.linalg import mm
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.ops.reduce import amax, amin, any, argmax, sum
+from ember.ops.rounding import ceil, floor, round
 from ember.ops.scan import scanned
 from ember.ops.select import clamp, where
 from ember.ops.shape import flatten, movedim, narrow, reshape, squeeze, unsqueeze
 from ember.ops.sort import argsort, sort
-from ember.ops.unary import abs, ceil, exp, floor, log, round, sqrt
+from ember.ops.unary import abs, exp, log, sqrt
 from ember.tensor import Tensor, method
 
 __all__ = ["quantile", "nanquantile", "nanmedian", "mode", "aminmax", "nansum", "nanmean",

@@ -1,4 +1,5 @@
-"""Elementwise math of one tensor: exp and log, roots, trigonometry, sigmoid, erf, rounding.
+"""Elementwise math of one tensor: exp and log, roots, trigonometry, sigmoid, erf, abs, sign
+(rounding is in :mod:`ember.ops.rounding`).
 
 Every op here is a :class:`Unary` primitive whose rules come from one method, ``chain``: the
 product of a vector ``v`` with the op's derivative (an elementwise Jacobian is diagonal, so the
@@ -20,7 +21,7 @@ from ember import dtypes
 from ember.errors import DTypeError
 from ember.ops import arithmetic
 from ember.ops.complex_parts import Holomorphic, conj
-from ember.ops.convert import clone, to_float
+from ember.ops.convert import to_float
 from ember.ops.creation import zeros_like
 from ember.ops.erf_kernel import erf_array
 from ember.ops.inplace import bind_inplace, inplace_method
@@ -30,15 +31,13 @@ from ember.ops.primitive import (
     apply,
     complex_error,
     primitive,
-    refuse_complex,
 )
 from ember.tensor import Tensor, method
 
 __all__ = ["exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "abs",
            "absolute", "sign", "sgn", "sin", "cos", "tan", "asin", "acos", "atan", "arcsin",
            "arccos", "arctan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh",
-           "arccosh", "arctanh", "sigmoid", "erf", "reciprocal", "square", "floor", "ceil",
-           "round", "trunc", "fix", "frac"]
+           "arccosh", "arctanh", "sigmoid", "erf", "reciprocal", "square"]
 
 
 class Unary(Primitive):
@@ -368,7 +367,7 @@ class Abs(Unary):
         return self.chain(dx, x, None)
 
 
-# -- ops whose gradient is zero -----------------------------------------------------------------
+# -- an op whose gradient is zero -----------------------------------------------------------------
 @primitive
 class Sign(Flat):
     name = "sign"
@@ -381,32 +380,6 @@ class Sign(Flat):
         if a.dtype.kind in "iu":
             return xp.sign(a)
         return xp.where(xp.isnan(a), 0, xp.sign(a)).astype(a.dtype, copy=False)  # sign(nan)=0
-
-
-@primitive
-class Floor(Flat):
-    name = "floor"
-    ufunc = "floor"
-
-
-@primitive
-class Ceil(Flat):
-    name = "ceil"
-    ufunc = "ceil"
-
-
-@primitive
-class Trunc(Flat):
-    name = "trunc"
-    ufunc = "trunc"
-
-
-@primitive
-class Round(Flat):
-    name = "round"
-
-    def forward(self, xp, a, *, decimals):
-        return xp.rint(a) if decimals == 0 else xp.round(a, decimals)
 
 
 # -- the public functions -----------------------------------------------------------------------
@@ -490,7 +463,7 @@ erf = _define(Erf, """The error function ``2/sqrt(pi) * integral of exp(-t**2) f
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 
 
-def _not_bool(op: str, input: Tensor) -> None:
+def refuse_bool(op: str, input: Tensor) -> None:
     if input.dtype is dtypes.bool_:
         raise DTypeError(f"{op}: not defined for bool tensors. Hint: convert with .int() or "
                          ".float() first")
@@ -504,7 +477,7 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
         >>> ember.abs(ember.tensor([-2, 3]))
         tensor([2, 3])
     """
-    _not_bool("abs", input)
+    refuse_bool("abs", input)
     return apply(Abs, input)
 
 
@@ -536,68 +509,6 @@ def sgn(input: Tensor) -> Tensor:
     return where(modulus == 0, 0, input / where(modulus == 0, 1, modulus))
 
 
-def _rounding(prim: Primitive, input: Tensor) -> Tensor:
-    if not input.dtype.is_floating_point:
-        refuse_complex(prim.name, input)
-        _not_bool(prim.name, input)
-        return clone(input)  # integers are already whole
-    return apply(prim, input)
-
-
-@method()
-def floor(input: Tensor) -> Tensor:
-    """The largest integer not above each element (same dtype; zero gradient).
-
-    Example:
-        >>> ember.floor(ember.tensor([-1.5, 1.5]))
-        tensor([-2.,  1.])
-    """
-    return _rounding(Floor, input)
-
-
-@method()
-def ceil(input: Tensor) -> Tensor:
-    """The smallest integer not below each element (same dtype; zero gradient)."""
-    return _rounding(Ceil, input)
-
-
-@method("trunc", "fix")
-def trunc(input: Tensor) -> Tensor:
-    """Each element rounded toward zero (same dtype; zero gradient)."""
-    return _rounding(Trunc, input)
-
-
-@method()
-def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
-    """Each element rounded to ``decimals`` decimal places, halves to even (zero gradient).
-
-    Example:
-        >>> ember.round(ember.tensor([0.5, 1.5, 1.26]), decimals=0)
-        tensor([0., 2., 1.])
-    """
-    refuse_complex("round", input)
-    if decimals != 0 and not input.dtype.is_floating_point:
-        raise DTypeError(f"round: decimals={decimals} needs a floating tensor, got "
-                         f"{input.dtype.name}")
-    if not input.dtype.is_floating_point:
-        return _rounding(Round, input)
-    return apply(Round, input, decimals=int(decimals))
-
-
-@method()
-def frac(input: Tensor) -> Tensor:
-    """The fractional part ``input - trunc(input)``, with the sign of ``input``.
-
-    Example:
-        >>> ember.frac(ember.tensor([1.25, -1.25]))
-        tensor([ 0.2500, -0.2500])
-    """
-    refuse_complex("frac", input)
-    if not input.dtype.is_floating_point:
-        raise DTypeError(f"frac: needs a floating tensor, got {input.dtype.name}")
-    return input - trunc(input)
-
-
 @method()
 def square(input: Tensor) -> Tensor:
     """``input ** 2``; bool tensors give int64, as in PyTorch.
@@ -609,7 +520,6 @@ def square(input: Tensor) -> Tensor:
     return arithmetic.pow(input, 2)
 
 
-fix, absolute = trunc, abs
+absolute = abs
 
-bind_inplace(abs_=abs, absolute_=abs, sign_=sign, sgn_=sgn, floor_=floor, ceil_=ceil,
-             trunc_=trunc, fix_=trunc, round_=round, frac_=frac, square_=square)
+bind_inplace(abs_=abs, absolute_=abs, sign_=sign, sgn_=sgn, square_=square)

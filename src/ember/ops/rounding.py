@@ -1,0 +1,108 @@
+"""Rounding to whole numbers: ``floor``, ``ceil``, ``trunc`` (``fix``), ``round`` (to
+``decimals`` places, halves to even) and ``frac``. Their gradient is zero wherever it exists,
+as in PyTorch; integer tensors are already whole (a copy), bool and complex ones are refused.
+"""
+
+from __future__ import annotations
+
+from ember.errors import DTypeError
+from ember.ops.convert import clone
+from ember.ops.inplace import bind_inplace
+from ember.ops.primitive import Primitive, apply, primitive, refuse_complex
+from ember.ops.unary import Flat, refuse_bool
+from ember.tensor import Tensor, method
+
+__all__ = ["floor", "ceil", "round", "trunc", "fix", "frac"]
+
+
+@primitive
+class Floor(Flat):
+    name = "floor"
+    ufunc = "floor"
+
+
+@primitive
+class Ceil(Flat):
+    name = "ceil"
+    ufunc = "ceil"
+
+
+@primitive
+class Trunc(Flat):
+    name = "trunc"
+    ufunc = "trunc"
+
+
+@primitive
+class Round(Flat):
+    name = "round"
+
+    def forward(self, xp, a, *, decimals):
+        return xp.rint(a) if decimals == 0 else xp.round(a, decimals)
+
+
+def _rounding(prim: Primitive, input: Tensor) -> Tensor:
+    if not input.dtype.is_floating_point:
+        refuse_complex(prim.name, input)
+        refuse_bool(prim.name, input)
+        return clone(input)  # integers are already whole
+    return apply(prim, input)
+
+
+@method()
+def floor(input: Tensor) -> Tensor:
+    """The largest integer not above each element (same dtype; zero gradient).
+
+    Example:
+        >>> ember.floor(ember.tensor([-1.5, 1.5]))
+        tensor([-2.,  1.])
+    """
+    return _rounding(Floor, input)
+
+
+@method()
+def ceil(input: Tensor) -> Tensor:
+    """The smallest integer not below each element (same dtype; zero gradient)."""
+    return _rounding(Ceil, input)
+
+
+@method("trunc", "fix")
+def trunc(input: Tensor) -> Tensor:
+    """Each element rounded toward zero (same dtype; zero gradient)."""
+    return _rounding(Trunc, input)
+
+
+@method()
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Each element rounded to ``decimals`` decimal places, halves to even (zero gradient).
+
+    Example:
+        >>> ember.round(ember.tensor([0.5, 1.5, 1.26]), decimals=0)
+        tensor([0., 2., 1.])
+    """
+    refuse_complex("round", input)
+    if decimals != 0 and not input.dtype.is_floating_point:
+        raise DTypeError(f"round: decimals={decimals} needs a floating tensor, got "
+                         f"{input.dtype.name}")
+    if not input.dtype.is_floating_point:
+        return _rounding(Round, input)
+    return apply(Round, input, decimals=int(decimals))
+
+
+@method()
+def frac(input: Tensor) -> Tensor:
+    """The fractional part ``input - trunc(input)``, with the sign of ``input``.
+
+    Example:
+        >>> ember.frac(ember.tensor([1.25, -1.25]))
+        tensor([ 0.2500, -0.2500])
+    """
+    refuse_complex("frac", input)
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"frac: needs a floating tensor, got {input.dtype.name}")
+    return input - trunc(input)
+
+
+fix = trunc
+
+bind_inplace(floor_=floor, ceil_=ceil, trunc_=trunc, fix_=trunc, round_=round, frac_=frac)
