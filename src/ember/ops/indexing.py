@@ -75,7 +75,7 @@ class IndexCheck(Primitive):
 
     def forward(self, xp, idx, *, size, dim, op, negative):
         _check_range(idx, size, dim, op, negative)
-        return idx
+        return idx.view()  # (a new array object: the same one would read as a write to idx)
 
     def infer(self, idx, *, size, dim, op, negative):
         return idx
