@@ -256,3 +256,15 @@ def test_shape_errors_name_the_transform(call, words):
         call()
     for w in words:
         assert w in str(err.value)
+
+
+def test_event_dim_of_a_dim_changing_transform_raises_as_torch():
+    for name in ["StickBreakingTransform", "ExpTransform", "CorrCholeskyTransform"]:
+        ours, theirs = getattr(ET, name)(), getattr(TT, name)()
+        try:
+            expected = theirs.event_dim
+        except ValueError:
+            with pytest.raises(ValueError, match=rf"{name}\.event_dim.*domain"):
+                ours.event_dim
+        else:
+            assert ours.event_dim == expected

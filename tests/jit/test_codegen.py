@@ -120,3 +120,13 @@ def test_a_constant_output_is_a_new_array_at_every_call():
             _, c = fast(ember.ones(2))
             np.testing.assert_array_equal(c.numpy(), [3.0, 6.0])
             c.mul_(10)  # the caller's own result
+
+
+def test_a_checked_index_argument_is_not_written_back():
+    """``index_check`` passes its index through unchanged: no write to the argument."""
+    step = jit.compile(lambda x, i: ember.gather(x, 1, i))
+    x, i = ember.randn(3, 4), ember.tensor([[0], [3], [2]])
+    np.testing.assert_array_equal(step(x, i).numpy(), ember.gather(x, 1, i).numpy())
+    assert step.graph.arg_writes == []
+    with pytest.raises(ember.errors.IndexOutOfRange, match="gather"):
+        step(x, ember.tensor([[0], [4], [2]]))

@@ -73,6 +73,29 @@ def test_fully_masked_rows_give_zeros_and_finite_gradients_like_torch():
         np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), atol=1e-12)
 
 
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+def test_fully_masked_rows_follow_the_mask_under_transforms(transform):
+    """The dead-row check reads the mask of each call, not the one seen while tracing."""
+    rng = np.random.default_rng(1)
+    q, k, v = (ember.from_numpy(rng.standard_normal((2, 3, 4))) for _ in range(3))
+    some_dead = ember.tensor([[True, True, False], [False, False, False], [True, False, True]])
+    masks = ember.stack([some_dead, ember.ones(3, 3, dtype=ember.bool)])
+
+    def attend(q, k, v, m):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+
+    if transform == "jit":
+        run = ember.jit.compile(attend)
+        got = [run(q, k, v, m).numpy() for m in (masks, masks.flip(0), masks)]
+        expected = [attend(q, k, v, m).numpy() for m in (masks, masks.flip(0), masks)]
+    else:
+        got = [ember.func.vmap(attend)(q, k, v, masks).numpy()]
+        expected = [np.stack([attend(q[i], k[i], v[i], masks[i]).numpy() for i in range(2)])]
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+        assert np.isfinite(a).all()
+
+
 def test_attention_dropout_uses_the_generator():
     q = ember.randn(2, 5, 4)
     a = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5,

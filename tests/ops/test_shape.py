@@ -264,8 +264,8 @@ def test_tril_zeroes_nan():
     assert x.tril().isnan().tolist() == [[True, False], [True, True]]
 
 
-@pytest.mark.parametrize("module", ["shape", "join", "diagonal", "indexing", "gather", "sort",
-                                    "pad"])
+@pytest.mark.parametrize("module", ["shape", "join", "diagonal", "indexing", "masking", "gather",
+                                    "sort", "pad"])
 def test_docstring_examples_run(module):
     import doctest
     import importlib

@@ -61,7 +61,14 @@ class Transform:
 
     @property
     def event_dim(self) -> int:
-        return max(self.domain.event_dim, self.codomain.event_dim)
+        """The event dim shared by the domain and codomain; a transform that changes it (such
+        as ``StickBreakingTransform``) raises, as in PyTorch: ask ``domain`` or ``codomain``."""
+        domain, codomain = self.domain.event_dim, self.codomain.event_dim
+        if domain != codomain:
+            raise ValueError(f"{type(self).__name__}.event_dim: the domain's event dim "
+                             f"({domain}) and the codomain's ({codomain}) differ; use "
+                             ".domain.event_dim or .codomain.event_dim")
+        return domain
 
     @property
     def sign(self) -> Any:

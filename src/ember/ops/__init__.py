@@ -57,6 +57,7 @@ from ember.ops.local_response_norm import *  # noqa: F403
 from ember.ops.loss import *  # noqa: F403
 from ember.ops.lp_pool import *  # noqa: F403
 from ember.ops.margin_loss import *  # noqa: F403
+from ember.ops.masking import *  # noqa: F403
 from ember.ops.normalization import *  # noqa: F403
 from ember.ops.norms import *  # noqa: F403
 from ember.ops.pad import *  # noqa: F403
@@ -99,7 +100,8 @@ _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "
              "im2col", "indexing", "inplace_functions", "integrate", "interpolate", "join",
              "layer_norm", "linalg", "linalg_composite", "linalg_decomp", "linalg_det",
              "linalg_ldl", "linalg_lu", "linalg_pinv", "linalg_solve", "linalg_tensor", "linear",
-             "local_response_norm", "loss", "lp_pool", "margin_loss", "multi_head_attention",
+             "local_response_norm", "loss", "lp_pool", "margin_loss", "masking",
+             "multi_head_attention",
              "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts",
              "random_fill", "random_gamma", "random_von_mises", "reduce", "rnn_cells", "rounding",
              "scatter_reduce", "scatter_slices", "search", "segment_reduce", "select", "shape",

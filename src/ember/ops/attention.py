@@ -15,7 +15,9 @@ from typing import Any
 
 from ember.errors import DTypeError, ShapeError
 from ember.ops.attention_blockwise import blockwise_attention
+from ember.ops.compare import isneginf, logical_not
 from ember.ops.dropout import dropout
+from ember.ops.primitive import DISPATCH
 from ember.ops.random import Generator
 from ember.ops.select import where
 from ember.ops.softmax import softmax
@@ -27,16 +29,21 @@ __all__: list[str] = []
 MEMORY_EFFICIENT_MIN = 1 << 21
 
 
-def _safe_softmax(scores: Tensor) -> Tensor:
+def _safe_softmax(scores: Tensor, masked: bool) -> Tensor:
     """softmax over the last dim, with rows that are all -inf giving zeros (and finite
-    gradients) instead of NaN."""
-    xp = scores.device.xp
-    dead = xp.isneginf(scores._data).all(axis=-1, keepdims=True)
-    if not dead.any():
+    gradients) instead of NaN. Eagerly the check reads the data, so most calls pay for one
+    softmax only; under a transform (jit, vmap) the data is not known, so with a user's
+    ``masked`` scores the check is written in ops (without one no row is all -inf)."""
+    if DISPATCH.handler is not None and not masked:
         return softmax(scores, -1)
-    dead_t = _wrap(dead, scores.device)
-    alive = _wrap((~dead).astype(scores.dtype.np), scores.device)
-    return softmax(where(dead_t, 0.0, scores), -1) * alive
+    if DISPATCH.handler is None:
+        dead = scores.device.xp.isneginf(scores._data).all(axis=-1, keepdims=True)
+        if not dead.any():
+            return softmax(scores, -1)
+        dead = _wrap(dead, scores.device)
+    else:
+        dead = isneginf(scores).all(-1, keepdim=True)
+    return softmax(where(dead, 0.0, scores), -1) * logical_not(dead).to(scores.dtype)
 
 
 def _repeat_heads(t: Tensor, groups: int) -> Tensor:
@@ -99,6 +106,7 @@ def _weights(query: Tensor, key: Tensor, attn_mask: Tensor | None, is_causal: bo
              factor: float) -> Tensor:
     """The attention probabilities softmax(Q Kᵀ · factor + mask), as one L×S matrix."""
     scores = (query @ key.transpose(-2, -1)) * factor
+    masked = attn_mask is not None
     xp = query.device.xp
     if is_causal:
         length, source = query.shape[-2], key.shape[-2]
@@ -108,7 +116,7 @@ def _weights(query: Tensor, key: Tensor, attn_mask: Tensor | None, is_causal: bo
             scores = where(attn_mask, scores, float("-inf"))
         else:
             scores = scores + attn_mask
-    return _safe_softmax(scores)
+    return _safe_softmax(scores, masked)
 
 
 def naive_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, params: dict[str, Any],

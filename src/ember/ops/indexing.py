@@ -1,4 +1,4 @@
-"""Indexing: ``x[key]`` and ``x[key] = v``, index_put, masked ops and nonzero.
+"""Indexing: ``x[key]`` and ``x[key] = v``, index_put and nonzero.
 
 Three primitives carry all of it. ``slice`` is basic indexing (ints, slices, None): a view.
 ``index`` is advanced indexing by integer tensors on chosen dimensions (NumPy's placement of
@@ -18,7 +18,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError, GradError, IndexOutOfRange, OpError, ShapeError
-from ember.ops.broadcast import broadcast_shapes, expand, sum_to
+from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
 from ember.ops.fits import check_fits
@@ -26,7 +26,7 @@ from ember.ops.inplace import bind_inplace, inplace, needs_history
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, _wrap, method
 
-__all__ = ["index_put", "masked_fill", "masked_select", "nonzero", "nonzero_static", "argwhere"]
+__all__ = ["index_put", "nonzero", "nonzero_static", "argwhere"]
 
 FULL = (None, None, None)  # the slice ``:`` in a normalized basic index
 
@@ -75,7 +75,7 @@ class IndexCheck(Primitive):
 
     def forward(self, xp, idx, *, size, dim, op, negative):
         _check_range(idx, size, dim, op, negative)
-        return idx
+        return idx.view()  # (a new array object: the same one would read as a write to idx)
 
     def infer(self, idx, *, size, dim, op, negative):
         return idx
@@ -485,48 +485,6 @@ def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = Fal
                  dims=dims, mode="add" if accumulate else "set")
 
 
-# -- masks ---------------------------------------------------------------------------------------
-def _check_mask(op: str, mask: Tensor) -> None:
-    if mask.dtype is not dtypes.bool_:
-        raise DTypeError(f"{op}: only supports boolean masks, but got mask with dtype "
-                         f"{mask.dtype.name}. Hint: compare first, e.g. mask = x > 0")
-
-
-@method()
-def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
-    """``input`` with ``value`` (a number or 0-d tensor) where ``mask`` (bool, broadcasting)
-    is True.
-
-    Example:
-        >>> ember.zeros(3).masked_fill(ember.tensor([True, False, True]), 2.0)
-        tensor([2., 0., 2.])
-    """
-    _check_mask("masked_fill", mask)
-    if isinstance(value, Tensor) and value.ndim:
-        raise ShapeError(f"masked_fill: only supports a 0-dimensional value tensor, but got "
-                         f"shape {tuple(value.shape)}")
-    from ember.ops.select import where
-
-    broadcast_shapes(tuple(mask.shape), tuple(input.shape), op="masked_fill")
-    check_fits("masked_fill", value, input.dtype)
-    return where(mask, as_values(value, input, "masked_fill"), input)
-
-
-@method()
-def masked_select(input: Tensor, mask: Tensor) -> Tensor:
-    """A 1-D tensor of the entries of ``input`` where ``mask`` (bool, broadcasting) is True.
-
-    Its size depends on the data: fine eagerly; a traced version will need a ``size=``.
-
-    Example:
-        >>> ember.tensor([1, 2, 3]).masked_select(ember.tensor([True, False, True]))
-        tensor([1, 3])
-    """
-    _check_mask("masked_select", mask)
-    shape = broadcast_shapes(input.shape, mask.shape, op="masked_select")
-    return _getitem(expand(input, shape), expand(mask, shape))
-
-
 # -- data-dependent -----------------------------------------------------------------------------
 @primitive
 class Nonzero(Primitive):
@@ -599,5 +557,5 @@ def argwhere(input: Tensor) -> Tensor:
     return apply(Nonzero, input)
 
 
-bind_inplace(index_put_=index_put, masked_fill_=masked_fill)
+bind_inplace(index_put_=index_put)
 
