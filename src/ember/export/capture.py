@@ -1,0 +1,100 @@
+"""Tracing a model for export: ``ember.jit`` records the eval-mode call under ``no_grad`` with
+no optimizing pass but (optionally) constant folding, CSE and dead-code elimination. With
+dynamic axes the model is traced a second time with those axes resized; the two graphs must
+match equation by equation, and each variable's twin tells which of its sizes are dynamic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import ember
+from ember.export.registry import ExportError
+from ember.jit.ir import Effect, Eqn, Graph, Var
+from ember.jit.passes import PASSES
+from ember.tensor import Tensor
+
+_FOLDING = ("fold", "cse", "dce")
+
+
+def trace(model: Any, args: tuple, fold: bool) -> tuple[Any, Graph]:
+    """``model(*args)`` traced under ``no_grad``: the compiled function and its graph."""
+    compiled = ember.jit.compile(model, passes={p: fold and p in _FOLDING for p in PASSES})
+    return compiled, _run(compiled, args)
+
+
+def retrace(compiled: Any, args: tuple) -> Graph:
+    """The graph of the same compiled function called with other shapes."""
+    return _run(compiled, args)
+
+
+def _run(compiled: Any, args: tuple) -> Graph:
+    with ember.no_grad():
+        compiled(*args)
+    graph = compiled.graph
+    for eqn in graph.eqns:
+        if isinstance(eqn.prim, Effect):
+            raise ExportError(f"ember.onnx.export: the model calls {eqn.prim.name}, an effect "
+                              "on Python objects; export a pure forward function")
+    if graph.writes or graph.arg_writes:
+        raise ExportError("ember.onnx.export: the model writes into its state or arguments "
+                          "when called (a BatchNorm in training mode updates its running "
+                          "statistics, an in-place op on an input); export in eval mode and "
+                          "without in-place writes to inputs")
+    return graph
+
+
+def resized(args: tuple, axes: dict[int, list[int]]) -> tuple:
+    """``args`` with the tensor leaves' dynamic axes ``{leaf index: [axis, ...]}`` resized:
+    the k-th dynamic axis overall grows by k + 1 (so equal sizes stay apart), filled by
+    repeating the tensor's own entries (integer inputs stay valid indices)."""
+    out, leaf, grow = [], 0, 1
+    for a in args:
+        if not isinstance(a, Tensor):
+            out.append(a)
+            continue
+        array = np.asarray(a.detach().numpy())
+        for axis in axes.get(leaf, ()):
+            size = array.shape[axis]
+            if size == 0:
+                raise ExportError(f"ember.onnx.export: dynamic axis {axis} of input {leaf} "
+                                  "has size 0 in the example input; trace with a non-empty "
+                                  "one")
+            array = np.take(array, np.arange(size + grow) % size, axis=axis)
+            grow += 1
+        out.append(ember.tensor(array, dtype=a.dtype))
+        leaf += 1
+    return tuple(out)
+
+
+def twins(first: Graph, second: Graph) -> tuple[dict[Var, Var], dict[int, Eqn]]:
+    """Each variable of ``first`` mapped to the variable in ``second`` made at the same place,
+    and each equation whose params changed with the sizes (by ``id``) to its twin (the caller
+    decides which of those it can export)."""
+    def differ(why: str) -> ExportError:
+        return ExportError("ember.onnx.export: the traced graph changes with the size of a "
+                           f"dynamic axis ({why}): Python code branches on a shape. Hint: "
+                           "export with fixed sizes (no dynamic_axes) for this model")
+
+    if len(first.eqns) != len(second.eqns) or len(first.inputs) != len(second.inputs) or \
+            len(first.state) != len(second.state) or len(first.outputs) != len(second.outputs):
+        raise differ(f"{len(first.eqns)} against {len(second.eqns)} equations")
+    mapping: dict[Var, Var] = dict(zip(first.inputs, second.inputs))
+    mapping.update((a.var, b.var) for a, b in zip(first.state, second.state))
+    changed = {}
+    for e1, e2 in zip(first.eqns, second.eqns):
+        if e1.prim is not e2.prim or len(e1.inputs) != len(e2.inputs):
+            raise differ(f"{e1.prim.name} against {e2.prim.name} at {e1.source}")
+        mapping.update(zip(e1.inputs, e2.inputs))
+        mapping.update(zip(e1.outputs, e2.outputs))
+        if _params_key(e1.params) != _params_key(e2.params):
+            changed[id(e1)] = e2
+    for v1, v2 in zip(first.outputs, second.outputs):
+        if v1 is not None and v2 is not None:
+            mapping[v1] = v2
+    return mapping, changed
+
+
+def _params_key(params: dict) -> str:
+    return repr(sorted(params.items()))

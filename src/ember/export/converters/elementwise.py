@@ -1,0 +1,128 @@
+"""Elementwise primitives: arithmetic, comparisons, logic, unary math, casts, ``where``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember.dtypes import bool_
+from ember.export.context import Context, onnx_type
+from ember.export.registry import converter
+from ember.jit.ir import Eqn
+
+_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow",
+           "maximum": "Max", "minimum": "Min", "fmod": "Mod"}
+_COMPARE = {"eq": "Equal", "lt": "Less", "le": "LessOrEqual", "gt": "Greater",
+            "ge": "GreaterOrEqual"}
+_UNARY = {"abs": "Abs", "acos": "Acos", "acosh": "Acosh", "asin": "Asin", "asinh": "Asinh",
+          "atan": "Atan", "atanh": "Atanh", "cos": "Cos", "cosh": "Cosh", "sin": "Sin",
+          "sinh": "Sinh", "tan": "Tan", "tanh": "Tanh", "exp": "Exp", "log": "Log",
+          "sqrt": "Sqrt", "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "erf": "Erf",
+          "sign": "Sign", "neg": "Neg", "floor": "Floor", "ceil": "Ceil", "relu": "Relu",
+          "isnan": "IsNaN", "isinf": "IsInf", "copy": "Identity"}
+_LOGIC = {"bitwise_and": ("And", "BitwiseAnd"), "bitwise_or": ("Or", "BitwiseOr"),
+          "bitwise_xor": ("Xor", "BitwiseXor")}
+
+
+def operands(ctx: Context, eqn: Eqn, dtype=None) -> list[str]:
+    """The equation's inputs, cast to ``dtype`` (default: the first output's dtype) where
+    Ember's type promotion made them differ."""
+    to = eqn.outputs[0].dtype if dtype is None else dtype
+    return [ctx.cast(ctx.value(v), v.dtype, to) for v in eqn.inputs]
+
+
+@converter(*_BINARY)
+def binary(ctx: Context, eqn: Eqn) -> str:
+    op = _BINARY[eqn.prim.name]
+    fmod = 1 if op == "Mod" and eqn.outputs[0].dtype.is_floating_point else None
+    return ctx.node(op, operands(ctx, eqn), fmod=fmod)
+
+
+@converter("remainder")
+def remainder(ctx: Context, eqn: Eqn) -> str:
+    a, b = operands(ctx, eqn)
+    if not eqn.outputs[0].dtype.is_floating_point:
+        return ctx.node("Mod", [a, b], fmod=0)  # (the sign of the divisor, as Python's %)
+    floor = ctx.node("Floor", [ctx.node("Div", [a, b])])
+    return ctx.node("Sub", [a, ctx.node("Mul", [floor, b])])
+
+
+@converter("floor_divide")
+def floor_divide(ctx: Context, eqn: Eqn) -> str | None:
+    if not eqn.outputs[0].dtype.is_floating_point:
+        return ctx.refuse("integer floor division has no ONNX operator (Div truncates); "
+                          "compute it in floating point")
+    return ctx.node("Floor", [ctx.node("Div", operands(ctx, eqn))])
+
+
+@converter("pow_scalar")
+def pow_scalar(ctx: Context, eqn: Eqn) -> str:
+    (x,), out = operands(ctx, eqn), eqn.outputs[0]
+    return ctx.node("Pow", [x, ctx.scalar(eqn.params["exponent"], out.dtype)])
+
+
+@converter(*_COMPARE, "ne")
+def compare(ctx: Context, eqn: Eqn) -> str:
+    a, b = eqn.inputs
+    common = a.dtype if np.promote_types(a.dtype.np, b.dtype.np) == a.dtype.np else b.dtype
+    args = operands(ctx, eqn, common)
+    if eqn.prim.name == "ne":
+        return ctx.node("Not", [ctx.node("Equal", args)])
+    return ctx.node(_COMPARE[eqn.prim.name], args)
+
+
+@converter(*_LOGIC, "bitwise_not")
+def logic(ctx: Context, eqn: Eqn) -> str:
+    boolean = eqn.outputs[0].dtype.name == "bool"
+    if eqn.prim.name == "bitwise_not":
+        return ctx.node("Not" if boolean else "BitwiseNot", operands(ctx, eqn))
+    return ctx.node(_LOGIC[eqn.prim.name][0 if boolean else 1], operands(ctx, eqn))
+
+
+@converter(*_UNARY)
+def unary(ctx: Context, eqn: Eqn) -> str:
+    return ctx.node(_UNARY[eqn.prim.name], [ctx.value(eqn.inputs[0])])
+
+
+@converter("log2", "log10", "log1p", "expm1", "exp2", "rsqrt", "trunc", "round")
+def composite_unary(ctx: Context, eqn: Eqn) -> str | None:
+    x, dtype, name = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype, eqn.prim.name
+    if name in ("log2", "log10"):
+        base = ctx.scalar(math.log(2.0 if name == "log2" else 10.0), dtype)
+        return ctx.node("Div", [ctx.node("Log", [x]), base])
+    if name == "log1p":
+        return ctx.node("Log", [ctx.node("Add", [x, ctx.scalar(1, dtype)])])
+    if name == "expm1":
+        return ctx.node("Sub", [ctx.node("Exp", [x]), ctx.scalar(1, dtype)])
+    if name == "exp2":
+        return ctx.node("Pow", [ctx.scalar(2, dtype), x])
+    if name == "rsqrt":
+        return ctx.node("Reciprocal", [ctx.node("Sqrt", [x])])
+    if name == "trunc":
+        return ctx.node("Mul", [ctx.node("Sign", [x]), ctx.node("Floor", [ctx.node("Abs", [x])])])
+    if eqn.params.get("decimals", 0):
+        return ctx.refuse("round with decimals has no ONNX operator; use decimals=0")
+    return ctx.node("Round", [x])  # (half to even, as Ember and PyTorch)
+
+
+@converter("cast")
+def cast(ctx: Context, eqn: Eqn) -> str:
+    return ctx.node("Cast", [ctx.value(eqn.inputs[0])], to=onnx_type(eqn.outputs[0].dtype))
+
+
+@converter("where")
+def where(ctx: Context, eqn: Eqn) -> str:
+    cond, a, b = eqn.inputs
+    out = eqn.outputs[0].dtype
+    return ctx.node("Where", [ctx.cast(ctx.value(cond), cond.dtype, bool_),
+                              ctx.cast(ctx.value(a), a.dtype, out),
+                              ctx.cast(ctx.value(b), b.dtype, out)])
+
+
+@converter("clamp")
+def clamp(ctx: Context, eqn: Eqn) -> str:
+    x, dtype = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype
+    low, high = eqn.params["min"], eqn.params["max"]
+    return ctx.node("Clip", [x, "" if low is None else ctx.scalar(low, dtype),
+                             "" if high is None else ctx.scalar(high, dtype)])

@@ -1,0 +1,93 @@
+"""Neural-network kernels: matmul, convolution, max pooling, unfold (im2col, which average
+pooling and grouped convolutions trace into) and blockwise attention."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember.dtypes import bool_
+from ember.export.context import Context
+from ember.export.registry import converter
+from ember.jit.ir import Eqn
+
+
+@converter("matmul")
+def matmul(ctx: Context, eqn: Eqn) -> str:
+    out = eqn.outputs[0].dtype
+    a, b = (ctx.cast(ctx.value(v), v.dtype, out) for v in eqn.inputs)
+    return ctx.node("MatMul", [a, b])
+
+
+def _pads(padding: tuple) -> list[int]:
+    """Ember's ``((begin, end), ...)`` as ONNX's ``[begins..., ends...]``."""
+    return [p[0] for p in padding] + [p[1] for p in padding]
+
+
+@converter("conv")
+def conv(ctx: Context, eqn: Eqn) -> str:
+    x, w = eqn.inputs
+    p = eqn.params
+    return ctx.node("Conv", [ctx.value(x), ctx.value(w)], kernel_shape=list(w.shape[2:]),
+                    strides=list(p["stride"]), dilations=list(p["dilation"]),
+                    pads=_pads(p["padding"]), group=x.shape[1] // w.shape[1])
+
+
+@converter("max_pool")
+def max_pool(ctx: Context, eqn: Eqn) -> list[str | None]:
+    """The pooled values (the second output, each winner's place in its window, is for
+    backward: ONNX export does not compute it)."""
+    x = eqn.inputs[0]
+    p = eqn.params
+    floor = [(size + sum(pad) - d * (k - 1) - 1) // s + 1 for size, pad, d, k, s in
+             zip(x.shape[2:], p["padding"], p["dilation"], p["kernel_size"], p["stride"])]
+    values = ctx.node("MaxPool", [ctx.value(x)], kernel_shape=list(p["kernel_size"]),
+                      strides=list(p["stride"]), dilations=list(p["dilation"]),
+                      pads=_pads(p["padding"]),
+                      ceil_mode=int(list(p["counts"]) != floor))
+    return [values, None]
+
+
+@converter("unfold")
+def unfold(ctx: Context, eqn: Eqn) -> str | None:
+    """im2col as a grouped convolution with one-hot kernels: output channel ``c*K + j`` of
+    group ``c`` copies the ``j``-th position of each window (K positions per window), which
+    is exact; then the spatial dimensions are flattened."""
+    x, out = eqn.inputs[0], eqn.outputs[0]
+    p = eqn.params
+    if p.get("layout", "ncl") != "ncl":
+        return ctx.refuse(f"unfold with layout {p['layout']!r} has no ONNX form here")
+    channels, kernel = x.shape[1], tuple(p["kernel_size"])
+    positions = math.prod(kernel)
+    onehot = np.eye(positions, dtype=x.dtype.np).reshape(positions, 1, *kernel)
+    weight = ctx.constant(np.tile(onehot, (channels, 1, *(1,) * len(kernel))), "onehot")
+    cols = ctx.node("Conv", [ctx.value(x), weight], kernel_shape=list(kernel),
+                    strides=list(p["stride"]), dilations=list(p["dilation"]),
+                    pads=_pads(p["padding"]), group=channels)
+    shape = ctx.shape_tensor(out, [x], infer_one=True)
+    return None if shape is None else ctx.node("Reshape", [cols, shape])
+
+
+@converter("scaled_dot_product_attention")
+def attention(ctx: Context, eqn: Eqn) -> list[str | None]:
+    """softmax(q kᵀ · scale + mask) v (the second output, the log-sum-exp kept for backward,
+    is not computed)."""
+    q, k, v, *mask = eqn.inputs
+    p, dtype = eqn.params, eqn.outputs[0].dtype
+    kt = ctx.node("Transpose", [ctx.value(k)],
+                  perm=[*range(len(k.shape) - 2), len(k.shape) - 1, len(k.shape) - 2])
+    scores = ctx.node("Mul", [ctx.node("MatMul", [ctx.value(q), kt]),
+                              ctx.scalar(p["scale"], dtype)])
+    if mask and p["kind"] == "bool":
+        scores = ctx.node("Where", [ctx.value(mask[0]), scores, ctx.scalar(-np.inf, dtype)])
+    elif mask:
+        scores = ctx.node("Add", [scores, ctx.cast(ctx.value(mask[0]), mask[0].dtype, dtype)])
+    if p["causal"]:
+        if ctx.dynamic_dims(q)[-2:] or ctx.dynamic_dims(k)[-2:]:
+            return [ctx.refuse("causal attention over a dynamic sequence length"), None]
+        allowed = np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool_.np))
+        scores = ctx.node("Where", [ctx.constant(allowed, "causal"), scores,
+                                    ctx.scalar(-np.inf, dtype)])
+    weights = ctx.node("Softmax", [scores], axis=-1)
+    return [ctx.node("MatMul", [weights, ctx.value(v)]), None]

@@ -1,0 +1,261 @@
+"""``to_model``: a module or function, traced on example inputs, as an ``onnx.ModelProto``;
+``export``: the same, written to a file (``torch.onnx.export``'s signature)."""
+
+from __future__ import annotations
+
+import inspect
+import io
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import onnx
+from onnx import helper
+
+import ember
+from ember.export import converters  # noqa: F401 - registers the converters
+from ember.export.capture import resized, retrace, trace, twins
+from ember.export.context import Context, onnx_type
+from ember.export.registry import CONVERTERS, SHAPE_PARAMS, ExportError
+from ember.jit.ir import Graph, Var
+from ember.tensor import Tensor
+
+DEFAULT_OPSET = 18
+MIN_OPSET = 17  # LayerNormalization
+
+
+def to_model(model: Any, args: Any, *, input_names: Sequence[str] | None = None,
+             output_names: Sequence[str] | None = None,
+             dynamic_axes: Mapping[str, Any] | None = None,
+             opset_version: int | None = None, do_constant_folding: bool = True,
+             export_params: bool = True) -> onnx.ModelProto:
+    """Traces ``model(*args)`` in eval mode and returns it as an ONNX model (see
+    :func:`export` for the arguments).
+
+    Example:
+        >>> proto = ember.onnx.to_model(ember.nn.Linear(4, 2), (ember.randn(3, 4),))
+        >>> [n.op_type for n in proto.graph.node]
+        ['Transpose', 'MatMul', 'Add', 'Identity']
+    """
+    opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
+    newest = onnx.defs.onnx_opset_version()
+    if not MIN_OPSET <= opset <= newest:
+        raise ValueError(f"ember.onnx.export: opset_version {opset} is not supported; use "
+                         f"{MIN_OPSET} to {newest}")
+    args = _as_args(args)
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    in_names = _names(input_names, len(tensors), _argument_names(model, args), "input")
+    training = getattr(model, "training", None)
+    if training:
+        model.eval()  # (torch's default, training=TrainingMode.EVAL)
+    try:
+        compiled, graph = trace(model, args, do_constant_folding)
+        out_names = _names(output_names, len(graph.outputs), None, "output")
+        axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
+        mapping = twin_consts = None
+        changed: dict = {}
+        if any(axes[0].values()):
+            second = retrace(compiled, resized(args, axes[0]))
+            mapping, changed = twins(graph, second)
+            twin_consts = second.consts
+    finally:
+        if training:
+            model.train()
+    ctx = Context(graph, opset, mapping, twin_consts or {}, changed)
+    _convert(ctx, graph, in_names, changed)
+    return _model(ctx, graph, in_names, out_names, axes, export_params)
+
+
+def export(model: Any, args: Any, f: str | os.PathLike | io.IOBase, *,
+           input_names: Sequence[str] | None = None,
+           output_names: Sequence[str] | None = None,
+           dynamic_axes: Mapping[str, Any] | None = None,
+           opset_version: int | None = None, do_constant_folding: bool = True,
+           export_params: bool = True, verbose: bool = False) -> onnx.ModelProto:
+    """Exports ``model`` to ONNX as ``torch.onnx.export`` (its TorchScript-style form) does:
+    the model is called once on ``args`` in eval mode and under ``no_grad``, and what the
+    call computes is written to ``f``, its parameters and buffers as initializers.
+
+    Args:
+        model: an ``nn.Module`` or a function of tensors.
+        args: the example inputs: a tensor, or a tuple of arguments.
+        f: a path, or a binary file object to write into.
+        input_names: names of the graph's inputs, in order (default: the argument names).
+        output_names: names of its outputs (default ``output`` or ``output_0``, ...).
+        dynamic_axes: ``{name: {axis: "dim_name"}}`` or ``{name: [axis, ...]}`` for inputs
+            and outputs whose sizes may change, e.g. ``{"x": {0: "batch"}}``.
+        opset_version: the ONNX opset (default 18, at least 17).
+        do_constant_folding: compute what depends only on constants at export time.
+        export_params: store parameters as initializers; with False they become inputs.
+        verbose: print the exported graph.
+
+    Returns:
+        The ``onnx.ModelProto`` that was written.
+
+    Example:
+        >>> model = ember.models.cnn().eval()
+        >>> ember.onnx.export(model, ember.randn(1, 1, 28, 28), "cnn.onnx",
+        ...                   input_names=["image"], output_names=["logits"],
+        ...                   dynamic_axes={"image": {0: "batch"}})  # doctest: +SKIP
+    """
+    proto = to_model(model, args, input_names=input_names, output_names=output_names,
+                     dynamic_axes=dynamic_axes, opset_version=opset_version,
+                     do_constant_folding=do_constant_folding, export_params=export_params)
+    if verbose:
+        print(helper.printable_graph(proto.graph))
+    data = proto.SerializeToString()
+    if isinstance(f, str | os.PathLike):
+        with open(f, "wb") as out:
+            out.write(data)
+    else:
+        f.write(data)
+    return proto
+
+
+# -- arguments ---------------------------------------------------------------------------
+def _as_args(args: Any) -> tuple:
+    if isinstance(args, tuple):
+        if args and isinstance(args[-1], dict):
+            raise ValueError("ember.onnx.export: keyword arguments (a dict at the end of args) "
+                             "are not supported; pass the inputs positionally")
+        return args
+    if isinstance(args, list):
+        return tuple(args)
+    return (args,)
+
+
+def _argument_names(model: Any, args: tuple) -> list[str] | None:
+    fn = model.forward if isinstance(model, ember.nn.Module) else model
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in params[:len(args)]) or len(params) < len(args):
+        return None
+    return [p.name for p, a in zip(params, args) if isinstance(a, Tensor)]
+
+
+def _names(given: Sequence[str] | None, count: int, default: list[str] | None,
+           prefix: str) -> list[str]:
+    if given is None:
+        if default is not None:
+            return default
+        return [prefix] if count == 1 else [f"{prefix}_{i}" for i in range(count)]
+    given = list(given)
+    if len(given) > count:
+        raise ValueError(f"ember.onnx.export: {len(given)} {prefix}_names for {count} "
+                         f"{prefix}s: {given}")
+    if len(set(given)) != len(given):
+        raise ValueError(f"ember.onnx.export: {prefix}_names repeat a name: {given}")
+    return given + [f"{prefix}_{i}" for i in range(len(given), count)]  # (torch's rule)
+
+
+def _dynamic_axes(dynamic_axes: Mapping[str, Any] | None, in_names: list[str],
+                  out_names: list[str], tensors: list[Tensor], graph: Graph) -> tuple:
+    """``({input index: [axis, ...]}, {name: {axis: dim_name}})`` from ``dynamic_axes``."""
+    by_input: dict[int, list[int]] = {}
+    dim_names: dict[str, dict[int, str]] = {}
+    for name, spec in (dynamic_axes or {}).items():
+        if name in in_names:
+            rank = len(tensors[in_names.index(name)].shape)
+        elif name in out_names:
+            var = graph.outputs[out_names.index(name)]
+            rank = len(var.shape) if var is not None else 0
+        else:
+            raise ValueError(f"ember.onnx.export: dynamic_axes names {name!r}, which is no "
+                             f"input ({in_names}) or output ({out_names})")
+        named = dict(spec) if isinstance(spec, Mapping) else \
+            {int(a): f"{name}_dynamic_axes_{i + 1}" for i, a in enumerate(spec)}
+        for axis in named:
+            if not -rank <= axis < rank:
+                raise ValueError(f"ember.onnx.export: dynamic axis {axis} of {name!r}, which "
+                                 f"has {rank} dimensions")
+        dim_names[name] = {a % rank: str(n) for a, n in named.items()}
+        if name in in_names:
+            by_input[in_names.index(name)] = sorted(dim_names[name])
+    return by_input, dim_names
+
+
+# -- conversion --------------------------------------------------------------------------
+def _convert(ctx: Context, graph: Graph, in_names: list[str], changed: dict) -> None:
+    for var, name in zip(graph.inputs, in_names):
+        ctx.names[var] = name
+    for ref in graph.state:
+        ctx.names[ref.var] = ref.label
+    missing: dict[str, list] = {}
+    for eqn in graph.eqns:
+        if eqn.prim.name not in CONVERTERS:
+            missing.setdefault(eqn.prim.name, []).append(eqn)
+    if missing:
+        raise ExportError(_unsupported(missing))
+    unmade: dict[Var, Any] = {}
+    for eqn in graph.eqns:
+        ctx.eqn = eqn
+        for v in eqn.inputs:
+            if v in unmade:
+                ctx.refuse(f"reads output {unmade[v].outputs.index(v)} of {unmade[v].prim.name}"
+                           ", which ONNX export does not compute")
+        if id(eqn) in changed and eqn.prim.name not in SHAPE_PARAMS:
+            ctx.refuse(f"its params {eqn.params} change with the size of a dynamic axis")
+            continue
+        made = CONVERTERS[eqn.prim.name](ctx, eqn)
+        made = made if isinstance(made, list | tuple) else [made]
+        for var, name in zip(eqn.outputs, made):
+            if name is None:
+                unmade[var] = eqn
+            else:
+                ctx.names[var] = name
+    ctx.eqn = None
+    for var in graph.outputs:
+        if var in unmade:
+            ctx.refuse(f"the output {var.name} comes from {unmade[var].prim.name}'s output that "
+                       "ONNX export does not compute")
+    if ctx.problems:
+        raise ExportError("ember.onnx.export: the model cannot be exported:\n  " +
+                          "\n  ".join(ctx.problems))
+
+
+def _unsupported(missing: dict[str, list]) -> str:
+    lines = []
+    for name, eqns in sorted(missing.items()):
+        where = sorted({str(e.source) for e in eqns if e.source is not None})
+        lines.append(f"  {name} ({len(eqns)}x{', at ' + ', '.join(where[:3]) if where else ''}"
+                     f"{' ...' if len(where) > 3 else ''})")
+    return ("ember.onnx.export: no ONNX converter for these primitives:\n" + "\n".join(lines) +
+            "\nHint: compute the model with supported ops (ember.onnx.supported_primitives() "
+            "lists them), or register a converter with @ember.onnx.converter(\"name\") (see "
+            "docs/export.md)")
+
+
+def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str],
+           axes: tuple, export_params: bool) -> onnx.ModelProto:
+    dim_names = axes[1]
+
+    def value_info(name: str, var: Var) -> Any:
+        named = dim_names.get(name, {})
+        dynamic = set(ctx.dynamic_dims(var))
+        shape = [named.get(d, f"{name}_dim{d}" if d in dynamic else size)
+                 for d, size in enumerate(var.shape)]
+        return helper.make_tensor_value_info(name, onnx_type(var.dtype), shape)
+
+    inputs = [value_info(n, v) for v, n in zip(graph.inputs, in_names)]
+    outputs = []
+    for var, name in zip(graph.outputs, out_names):
+        if var is None:
+            raise ExportError(f"ember.onnx.export: output {name} is not a tensor")
+        ctx.nodes.append(helper.make_node("Identity", [ctx.value(var)], [name]))
+        outputs.append(value_info(name, var))
+    weights = []
+    for ref in graph.state:
+        data = ref.tensor.grad if ref.grad else ref.tensor
+        if export_params:
+            weights.append(onnx.numpy_helper.from_array(data.detach().numpy(), ref.label))
+        else:
+            inputs.append(value_info(ref.label, ref.var))
+    body = helper.make_graph(ctx.nodes, graph.name, inputs, outputs,
+                             initializer=weights + ctx.initializers)
+    opsets = [helper.make_opsetid("", ctx.opset)]
+    model = helper.make_model(body, opset_imports=opsets, producer_name="ember",
+                              ir_version=helper.find_min_ir_version_for(opsets))
+    onnx.checker.check_model(model)
+    return model
