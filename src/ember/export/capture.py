@@ -37,7 +37,7 @@ def _run(compiled: Any, args: tuple) -> Graph:
         if isinstance(eqn.prim, Effect):
             raise ExportError(f"ember.onnx.export: the model calls {eqn.prim.name}, an effect "
                               "on Python objects; export a pure forward function")
-    if graph.writes or graph.arg_writes:
+    if graph.writes or any(not _unchanged(graph, i, v) for i, v in graph.arg_writes):
         raise ExportError("ember.onnx.export: the model writes into its state or arguments "
                           "when called (a BatchNorm in training mode updates its running "
                           "statistics, an in-place op on an input); export in eval mode and "
@@ -45,24 +45,35 @@ def _run(compiled: Any, args: tuple) -> Graph:
     return graph
 
 
-def resized(args: tuple, axes: dict[int, list[int]]) -> tuple:
-    """``args`` with the tensor leaves' dynamic axes ``{leaf index: [axis, ...]}`` resized:
-    the k-th dynamic axis overall grows by k + 1 (so equal sizes stay apart), filled by
-    repeating the tensor's own entries (integer inputs stay valid indices)."""
-    out, leaf, grow = [], 0, 1
+def _unchanged(graph: Graph, argument: int, var: Var) -> bool:
+    """Whether an argument's new value ``var`` is the argument itself, passed on by
+    ``index_check`` (which returns its input: the tracer sees the array hold a new variable)."""
+    made = {v: e for e in graph.eqns for v in e.outputs}
+    while var in made and made[var].prim.name == "index_check":
+        var = made[var].inputs[0]
+    return var is graph.inputs[argument]
+
+
+def resized(args: tuple, axes: dict[int, dict[int, str]]) -> tuple:
+    """``args`` with the tensor leaves' dynamic axes ``{leaf index: {axis: dim name}}``
+    resized: the k-th dim name grows its axes by k + 1 (axes of one name stay equal, of two
+    names apart), filled by repeating the tensor's own entries (integer inputs stay valid
+    indices)."""
+    growth: dict[str, int] = {}
+    out, leaf = [], 0
     for a in args:
         if not isinstance(a, Tensor):
             out.append(a)
             continue
         array = np.asarray(a.detach().numpy())
-        for axis in axes.get(leaf, ()):
+        for axis, name in sorted(axes.get(leaf, {}).items()):
             size = array.shape[axis]
             if size == 0:
                 raise ExportError(f"ember.onnx.export: dynamic axis {axis} of input {leaf} "
                                   "has size 0 in the example input; trace with a non-empty "
                                   "one")
+            grow = growth.setdefault(name, len(growth) + 1)
             array = np.take(array, np.arange(size + grow) % size, axis=axis)
-            grow += 1
         out.append(ember.tensor(array, dtype=a.dtype))
         leaf += 1
     return tuple(out)

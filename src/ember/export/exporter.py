@@ -152,8 +152,9 @@ def _names(given: Sequence[str] | None, count: int, default: list[str] | None,
 
 def _dynamic_axes(dynamic_axes: Mapping[str, Any] | None, in_names: list[str],
                   out_names: list[str], tensors: list[Tensor], graph: Graph) -> tuple:
-    """``({input index: [axis, ...]}, {name: {axis: dim_name}})`` from ``dynamic_axes``."""
-    by_input: dict[int, list[int]] = {}
+    """``({input index: {axis: dim_name}}, {name: {axis: dim_name}})`` from
+    ``dynamic_axes``."""
+    by_input: dict[int, dict[int, str]] = {}
     dim_names: dict[str, dict[int, str]] = {}
     for name, spec in (dynamic_axes or {}).items():
         if name in in_names:
@@ -172,7 +173,7 @@ def _dynamic_axes(dynamic_axes: Mapping[str, Any] | None, in_names: list[str],
                                  f"has {rank} dimensions")
         dim_names[name] = {a % rank: str(n) for a, n in named.items()}
         if name in in_names:
-            by_input[in_names.index(name)] = sorted(dim_names[name])
+            by_input[in_names.index(name)] = dim_names[name]
     return by_input, dim_names
 
 
@@ -188,17 +189,24 @@ def _convert(ctx: Context, graph: Graph, in_names: list[str], changed: dict) -> 
             missing.setdefault(eqn.prim.name, []).append(eqn)
     if missing:
         raise ExportError(_unsupported(missing))
-    unmade: dict[Var, Any] = {}
+    unmade: dict[Var, Any] = {}  # outputs a converter does not compute
+    skipped: set[Var] = set()  # outputs of refused equations (the refusal says why)
     for eqn in graph.eqns:
         ctx.eqn = eqn
+        if any(v in skipped for v in eqn.inputs):
+            skipped.update(eqn.outputs)
+            continue
+        before = len(ctx.problems)
         for v in eqn.inputs:
             if v in unmade:
                 ctx.refuse(f"reads output {unmade[v].outputs.index(v)} of {unmade[v].prim.name}"
                            ", which ONNX export does not compute")
         if id(eqn) in changed and eqn.prim.name not in SHAPE_PARAMS:
             ctx.refuse(f"its params {eqn.params} change with the size of a dynamic axis")
+        made = CONVERTERS[eqn.prim.name](ctx, eqn) if len(ctx.problems) == before else None
+        if len(ctx.problems) > before:
+            skipped.update(eqn.outputs)
             continue
-        made = CONVERTERS[eqn.prim.name](ctx, eqn)
         made = made if isinstance(made, list | tuple) else [made]
         for var, name in zip(eqn.outputs, made):
             if name is None:
@@ -207,7 +215,7 @@ def _convert(ctx: Context, graph: Graph, in_names: list[str], changed: dict) -> 
                 ctx.names[var] = name
     ctx.eqn = None
     for var in graph.outputs:
-        if var in unmade:
+        if var in unmade and var not in skipped:
             ctx.refuse(f"the output {var.name} comes from {unmade[var].prim.name}'s output that "
                        "ONNX export does not compute")
     if ctx.problems:
@@ -230,11 +238,15 @@ def _unsupported(missing: dict[str, list]) -> str:
 def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str],
            axes: tuple, export_params: bool) -> onnx.ModelProto:
     dim_names = axes[1]
+    # a dynamic size of an output takes the name of the input axis it follows
+    followed = {(v.shape[a], ctx.twin_shape(v)[a]): dim for v, n in zip(graph.inputs, in_names)
+                for a, dim in dim_names.get(n, {}).items()}
 
     def value_info(name: str, var: Var) -> Any:
         named = dim_names.get(name, {})
-        dynamic = set(ctx.dynamic_dims(var))
-        shape = [named.get(d, f"{name}_dim{d}" if d in dynamic else size)
+        twin = ctx.twin_shape(var)
+        shape = [named.get(d, size if size == twin[d] else
+                           followed.get((size, twin[d]), f"{name}_dim{d}"))
                  for d, size in enumerate(var.shape)]
         return helper.make_tensor_value_info(name, onnx_type(var.dtype), shape)
 

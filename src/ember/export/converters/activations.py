@@ -62,8 +62,10 @@ def gelu(ctx: Context, eqn: Eqn) -> str:
         gate = ctx.node("Tanh", [inner])
     else:  # 0.5 x (1 + erf(x / sqrt 2))
         gate = ctx.node("Erf", [ctx.node("Div", [x, ctx.scalar(math.sqrt(2), dtype)])])
-    half = ctx.node("Mul", [x, ctx.scalar(0.5, dtype)])
-    return ctx.node("Mul", [half, ctx.node("Add", [gate, ctx.scalar(1, dtype)])])
+    # (as one chain, (x (1 + gate)) / 2: with x / 2 on a branch of its own, onnxruntime
+    # 1.32's GELU fusion takes another GELU's x / 2 when two read one tensor)
+    scaled = ctx.node("Mul", [x, ctx.node("Add", [gate, ctx.scalar(1, dtype)])])
+    return ctx.node("Mul", [scaled, ctx.scalar(0.5, dtype)])
 
 
 @converter("softmax", "log_softmax")
