@@ -20,12 +20,14 @@ CASES = {
     "linear": (nn.Linear(10, 5), lambda: [_x(2, 3, 10)]),
     "conv1d": (nn.Conv1d(3, 4, 3, padding=2, dilation=2), lambda: [_x(2, 3, 10)]),
     "conv2d": (nn.Conv2d(3, 4, 3, stride=2, padding=1), lambda: [_x(2, 3, 9, 9)]),
+    "conv3d": (nn.Conv3d(2, 3, 2, padding=1), lambda: [_x(2, 2, 3, 4, 4)]),
     "conv2d_grouped": (nn.Conv2d(4, 6, 3, groups=2), lambda: [_x(2, 4, 7, 7)]),
     "max_pool2d_ceil": (nn.MaxPool2d(3, 2, padding=1, ceil_mode=True), lambda: [_x(2, 3, 8, 8)]),
     "max_pool1d": (nn.MaxPool1d(2), lambda: [_x(2, 3, 9)]),
     "avg_pool2d": (nn.AvgPool2d(3, 2, padding=1, count_include_pad=False),
                    lambda: [_x(2, 3, 8, 8)]),
     "adaptive_avg_pool2d": (nn.AdaptiveAvgPool2d((3, 2)), lambda: [_x(2, 3, 7, 8)]),
+    "avg_pool1d": (nn.AvgPool1d(2), lambda: [_x(2, 3, 8)]),
     "global_avg_pool": (nn.AdaptiveAvgPool2d(1), lambda: [_x(2, 3, 5, 5)]),
     "batch_norm1d": (nn.BatchNorm1d(3), lambda: [_x(4, 3)]),
     "layer_norm": (nn.LayerNorm((4, 5)), lambda: [_x(2, 3, 4, 5)]),
@@ -34,7 +36,8 @@ CASES = {
     "activations": (lambda t: F.relu(t) + F.gelu(t) + F.gelu(t, approximate="tanh") + F.silu(t)
                     + F.elu(t, 0.5) + F.selu(t) + F.leaky_relu(t, 0.1) + F.hardtanh(t)
                     + F.relu6(t) + F.softplus(t, beta=2, threshold=1) + t.sigmoid() + t.tanh()
-                    + F.hardswish(t) + F.mish(t), lambda: [_x(2, 3, 10) * 3]),
+                    + F.hardswish(t) + F.mish(t) + F.hardsigmoid(t) + F.celu(t, 2.0),
+                    lambda: [_x(2, 3, 10) * 3]),
     "softmax": (lambda t: F.softmax(t, dim=1) + F.log_softmax(t, dim=-1),
                 lambda: [_x(2, 3, 10)]),
     "reductions": (lambda t: (t.sum(1, keepdim=True).mean(-1), t.amax(-1), t.amin((1, 2)),
@@ -65,6 +68,8 @@ CASES = {
                         t // 0.3, t.neg(), ember.maximum(t, -t), ember.minimum(t, 0.1 * t),
                         t.fmod(0.4)),
              lambda: [_x(2, 3, 10)]),
+    "nonfinite": (lambda t: (t.isnan(), t.isinf(), t.isfinite(), t != t),
+                  lambda: [_x(2, 3, 10).log()]),
     "casts": (lambda t: (t.to(ember.float64), (t * 10).to(ember.int64), (t > 0).float(),
                          t.to(ember.int32).to(ember.float32) + t.half().float()),
               lambda: [_x(2, 3, 10)]),
@@ -96,6 +101,19 @@ def test_op_matches_eager(name):
     if isinstance(fn, nn.Module):
         fn.eval()
     check_export(fn, *args, dynamic_batch=True)
+
+
+def test_blockwise_attention_kernel(monkeypatch):
+    monkeypatch.setattr(ember.ops.attention, "MEMORY_EFFICIENT_MIN", 1)
+    q, k, v = _x(2, 2, 5, 8), _x(2, 2, 6, 8), _x(2, 2, 6, 8)
+    mask = _x(2, 1, 5, 6) + 9 * ember.eye(5, 6)
+    proto = check_export(lambda q, k, v, m: (F.scaled_dot_product_attention(q, k, v),
+                                             F.scaled_dot_product_attention(q, k, v, m),
+                                             F.scaled_dot_product_attention(q, k, v, m > 0),
+                                             F.scaled_dot_product_attention(q, k, v,
+                                                                            is_causal=True)),
+                         q, k, v, mask)
+    assert "Softmax" in [n.op_type for n in proto.graph.node]  # (written out: no fused op)
 
 
 def test_activations_match_torch():

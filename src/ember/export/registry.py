@@ -7,9 +7,10 @@ is registered with ``shape_params=True``: it reads dynamic dimensions from the c
 Any other equation whose params change with a dynamic axis is refused by the exporter.
 
 Example:
-    >>> @converter("relu")
-    ... def relu(ctx, eqn):
+    >>> @converter("my_relu")                # (a primitive named "my_relu")
+    ... def my_relu(ctx, eqn):
     ...     return ctx.node("Relu", [ctx.value(eqn.inputs[0])])
+    >>> del CONVERTERS["my_relu"]
 """
 
 from __future__ import annotations
@@ -31,7 +32,16 @@ SHAPE_PARAMS: set[str] = set()  # primitives whose converters handle params that
 
 def converter(*names: str, shape_params: bool = False) -> Callable[[Converter], Converter]:
     """Registers the decorated function as the ONNX converter of each primitive in ``names``
-    (replacing one registered before: a user's converter overrides Ember's)."""
+    (replacing one registered before: a user's converter overrides Ember's).
+
+    Example:
+        >>> @ember.onnx.converter("my_op")
+        ... def my_op(ctx, eqn):
+        ...     return ctx.node("Identity", [ctx.value(eqn.inputs[0])])
+        >>> "my_op" in ember.onnx.supported_primitives()
+        True
+        >>> del ember.onnx.CONVERTERS["my_op"]
+    """
 
     def register(fn: Converter) -> Converter:
         for name in names:

@@ -24,12 +24,18 @@ def hardtanh(ctx: Context, eqn: Eqn) -> str:
 
 @converter("elu")
 def elu(ctx: Context, eqn: Eqn) -> str:
-    """``scale * elu(input_scale * x, alpha)`` (ELU, SELU and CELU share the primitive)."""
+    """``scale * x`` above 0, ``scale * alpha * (exp(input_scale * x) - 1)`` below (ELU, SELU
+    and CELU share the primitive)."""
     x, dtype, p = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype, eqn.params
-    if p["input_scale"] != 1:
-        x = ctx.node("Mul", [x, ctx.scalar(p["input_scale"], dtype)])
-    y = ctx.node("Elu", [x], alpha=float(p["alpha"]))
-    return y if p["scale"] == 1 else ctx.node("Mul", [y, ctx.scalar(p["scale"], dtype)])
+    if p["input_scale"] == 1:
+        y = ctx.node("Elu", [x], alpha=float(p["alpha"]))
+        return y if p["scale"] == 1 else ctx.node("Mul", [y, ctx.scalar(p["scale"], dtype)])
+    zero = ctx.scalar(0, dtype)
+    inner = ctx.node("Mul", [ctx.node("Min", [x, zero]), ctx.scalar(p["input_scale"], dtype)])
+    below = ctx.node("Mul", [ctx.node("Sub", [ctx.node("Exp", [inner]), ctx.scalar(1, dtype)]),
+                             ctx.scalar(p["alpha"] * p["scale"], dtype)])
+    above = ctx.node("Mul", [x, ctx.scalar(p["scale"], dtype)])
+    return ctx.node("Where", [ctx.node("Greater", [x, zero]), above, below])
 
 
 @converter("softplus")

@@ -106,6 +106,12 @@ def composite_unary(ctx: Context, eqn: Eqn) -> str | None:
     return ctx.node("Round", [x])  # (half to even, as Ember and PyTorch)
 
 
+@converter("isfinite")
+def isfinite(ctx: Context, eqn: Eqn) -> str:
+    x = ctx.value(eqn.inputs[0])
+    return ctx.node("Not", [ctx.node("Or", [ctx.node("IsNaN", [x]), ctx.node("IsInf", [x])])])
+
+
 @converter("cast")
 def cast(ctx: Context, eqn: Eqn) -> str:
     return ctx.node("Cast", [ctx.value(eqn.inputs[0])], to=onnx_type(eqn.outputs[0].dtype))
