@@ -10,24 +10,26 @@ from ember.export.registry import converter
 from ember.jit.ir import Eqn, Var
 
 
-def _entry_value(ctx: Context, eqn: Eqn, k: int, part: int | None, d: int) -> int | None:
-    """Entry ``k`` of the slice index (``part`` of a ``(start, stop, step)`` entry), made
-    relative to the end of dimension ``d`` where it moves with a dynamic size; ``None`` when
-    it changes in another way."""
-    entry = eqn.params["index"][k]
+def _entry_value(ctx: Context, eqn: Eqn, key: str, k: int, part: int | None, d: int) -> \
+        int | None:
+    """Entry ``k`` of the basic index ``eqn.params[key]`` (``part`` of a ``(start, stop,
+    step)`` entry) for dimension ``d`` of the first input, made relative to the end where it
+    moves with a dynamic size (a stop at the end: INT64_MAX); an entry that moves in another
+    way is refused."""
+    entry = eqn.params[key][k]
     value = entry if part is None else entry[part]
     twin = ctx.twin_eqns.get(id(eqn))
     if twin is None:
         return value
-    other = twin.params["index"][k]
+    other = twin.params[key][k]
     other = other if part is None else other[part]
     if other == value:
         return value
     size, twin_size = eqn.inputs[0].shape[d], ctx.twin_shape(eqn.inputs[0])[d]
     if value is None or other is None or value - size != other - twin_size:
-        ctx.refuse(f"slice: index {eqn.params['index'][k]} moves with a dynamic size in a "
-                   "way ONNX export cannot follow")
-        return None
+        ctx.refuse(f"the index {eqn.params[key][k]} moves with a dynamic size in a way ONNX "
+                   "export cannot follow")
+        return value
     return value - size if value != size else INT64_MAX
 
 
@@ -43,7 +45,7 @@ def slice_(ctx: Context, eqn: Eqn) -> str:
             out += 1
             continue
         if type(entry) is tuple:
-            start, stop = (_entry_value(ctx, eqn, k, p, d) for p in (0, 1))
+            start, stop = (_entry_value(ctx, eqn, "index", k, p, d) for p in (0, 1))
             step = entry[2] or 1
             if (start or 0) != 0 or stop not in (None, INT64_MAX) or step != 1:
                 starts.append((0 if step > 0 else INT64_MAX) if start is None else start)
@@ -52,8 +54,7 @@ def slice_(ctx: Context, eqn: Eqn) -> str:
                 steps.append(step)
             out += 1
         else:
-            at = _entry_value(ctx, eqn, k, None, d)
-            at = 0 if at is None else at
+            at = _entry_value(ctx, eqn, "index", k, None, d)
             starts.append(at)
             ends.append(at + 1 if at != -1 else INT64_MAX)
             axes.append(d)
@@ -85,13 +86,20 @@ def embedding(ctx: Context, eqn: Eqn) -> str:
 
 @converter("index")
 def index(ctx: Context, eqn: Eqn) -> str | None:
-    """``a[..., i, ...]``: Gather for one index tensor; GatherElements for ``gather`` (every
-    dimension indexed, all but one by an ``arange`` along its own axis); GatherND for index
-    tensors of one shape on the leading dimensions."""
+    """``a[..., i, ...]``: Gather for one index tensor, and one after the other for an outer
+    product of index vectors (``a[:, i[:, None], j]``, what replicate padding traces into);
+    GatherElements for ``gather`` (every dimension indexed, all but one by an ``arange``
+    along its own axis); GatherND for index tensors of one shape on the leading dimensions."""
     a, *idx = eqn.inputs
     dims = tuple(eqn.params["dims"])
     if len(idx) == 1:
         return ctx.node("Gather", [ctx.value(a), ctx.value(idx[0])], axis=dims[0])
+    if _outer(idx, dims):
+        x = ctx.value(a)
+        for d, v in zip(dims, idx):
+            flat = ctx.node("Reshape", [ctx.value(v), ctx.ints([-1])])
+            x = ctx.node("Gather", [x, flat], axis=d)
+        return x
     axis = _gather_axis(ctx, a, idx, dims, eqn.outputs[0])
     if axis is not None:
         return ctx.node("GatherElements", [ctx.value(a), ctx.value(idx[axis])], axis=axis)
@@ -104,6 +112,16 @@ def index(ctx: Context, eqn: Eqn) -> str | None:
     return ctx.refuse(f"advanced indexing at dims {dims} with index shapes "
                       f"{[v.shape for v in idx]} has no ONNX form here; index one dimension "
                       "at a time, or the leading dimensions with index tensors of one shape")
+
+
+def _outer(idx: list[Var], dims: tuple) -> bool:
+    """Whether the index tensors are vectors along their own axes of the index shape, at
+    adjacent dimensions."""
+    n = len(idx)
+    if dims != tuple(range(dims[0], dims[0] + n)):
+        return False
+    return all(len(v.shape) == n and all(s == 1 for j, s in enumerate(v.shape) if j != k)
+               for k, v in enumerate(idx))
 
 
 def _gather_axis(ctx: Context, a: Var, idx: list[Var], dims: tuple, out: Var) -> int | None:
@@ -132,3 +150,27 @@ def topk(ctx: Context, eqn: Eqn) -> str:
     _, indices = ctx.node("TopK", [ctx.value(eqn.inputs[0]), k], outputs=2, axis=p["dim"],
                           largest=int(p["largest"]), sorted=int(p["sorted"]))
     return indices
+
+
+@converter("index_put", shape_params=True)
+def index_put(ctx: Context, eqn: Eqn) -> str | None:
+    """``F.pad`` (constant mode) traces into writing the input into a filled constant: Pad.
+    Other writes through an index have no converter here."""
+    base, values, *idx = eqn.inputs
+    p = eqn.params
+    fill = np.asarray(ctx.graph.consts.get(base, np.empty(0)))
+    if idx or p["mode"] != "set" or fill.size == 0 or not (fill == fill.flat[0]).all() or \
+            len(p["basic"]) != len(base.shape) or \
+            any(type(e) is not tuple or (e[2] or 1) != 1 for e in p["basic"]):
+        return ctx.refuse("writes through an index (x[i] = v in the model) have no ONNX "
+                          "converter; of index_put, only padding with a constant (F.pad) is "
+                          "exported")
+    begins, ends = [], []
+    for d, size in enumerate(base.shape):
+        start, stop = (_entry_value(ctx, eqn, "basic", d, part, d) for part in (0, 1))
+        begins.append(start or 0)
+        ends.append(0 if stop in (None, INT64_MAX) else size - stop)
+    if values.shape != tuple(size - b - e for size, b, e in zip(base.shape, begins, ends)):
+        return ctx.refuse(f"index_put of values {values.shape} broadcast into {base.shape}")
+    return ctx.node("Pad", [ctx.value(values), ctx.ints(begins + ends),
+                            ctx.scalar(fill.flat[0], base.dtype)], mode="constant")
