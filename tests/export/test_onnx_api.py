@@ -32,6 +32,20 @@ def test_export_writes_a_path_and_a_file_object_and_returns_the_model(tmp_path):
     buffer = io.BytesIO()
     ember.onnx.export(model, x, buffer)  # (a tensor as args, as torch allows)
     assert onnx.load_from_string(buffer.getvalue()) == loaded
+    assert ember.onnx.export(model, x) == loaded  # (no file: the model only)
+
+
+def test_verbose_prints_the_graph(capsys):
+    ember.onnx.export(_model(), ember.randn(2, 4), io.BytesIO(), verbose=True)
+    assert "MatMul" in capsys.readouterr().out
+
+
+def test_python_reading_a_traced_value_is_refused():
+    def fn(x):
+        return x * 2 if x.sum() > 0 else x
+
+    with pytest.raises(ExportError, match="traces the model with ember.jit, which refused it"):
+        ember.onnx.to_model(fn, ember.randn(3))
 
 
 def test_parameters_are_named_initializers_or_inputs():

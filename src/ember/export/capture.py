@@ -13,6 +13,7 @@ import ember
 from ember.export.registry import ExportError
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.passes import PASSES
+from ember.jit.trace import TraceError
 from ember.tensor import Tensor
 
 _FOLDING = ("fold", "cse", "dce")
@@ -30,8 +31,12 @@ def retrace(compiled: Any, args: tuple) -> Graph:
 
 
 def _run(compiled: Any, args: tuple) -> Graph:
-    with ember.no_grad():
-        compiled(*args)
+    try:
+        with ember.no_grad():
+            compiled(*args)
+    except TraceError as e:
+        raise ExportError(f"ember.onnx.export traces the model with ember.jit, which refused "
+                          f"it: {e}") from e
     graph = compiled.graph
     for eqn in graph.eqns:
         if isinstance(eqn.prim, Effect):

@@ -66,7 +66,7 @@ def to_model(model: Any, args: Any, *, input_names: Sequence[str] | None = None,
     return _model(ctx, graph, in_names, out_names, axes, export_params)
 
 
-def export(model: Any, args: Any, f: str | os.PathLike | io.IOBase, *,
+def export(model: Any, args: Any, f: str | os.PathLike | io.IOBase | None = None, *,
            input_names: Sequence[str] | None = None,
            output_names: Sequence[str] | None = None,
            dynamic_axes: Mapping[str, Any] | None = None,
@@ -79,7 +79,8 @@ def export(model: Any, args: Any, f: str | os.PathLike | io.IOBase, *,
     Args:
         model: an ``nn.Module`` or a function of tensors.
         args: the example inputs: a tensor, or a tuple of arguments.
-        f: a path, or a binary file object to write into.
+        f: a path, or a binary file object to write into; None writes nothing (the model is
+            returned).
         input_names: names of the graph's inputs, in order (default: the argument names).
         output_names: names of its outputs (default ``output`` or ``output_0``, ...).
         dynamic_axes: ``{name: {axis: "dim_name"}}`` or ``{name: [axis, ...]}`` for inputs
@@ -102,7 +103,9 @@ def export(model: Any, args: Any, f: str | os.PathLike | io.IOBase, *,
                      dynamic_axes=dynamic_axes, opset_version=opset_version,
                      do_constant_folding=do_constant_folding, export_params=export_params)
     if verbose:
-        print(helper.printable_graph(proto.graph))
+        print(onnx.printer.to_text(proto.graph))
+    if f is None:
+        return proto
     data = proto.SerializeToString()
     if isinstance(f, str | os.PathLike):
         with open(f, "wb") as out:
