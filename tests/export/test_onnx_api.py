@@ -78,6 +78,21 @@ def test_input_and_output_names_default_and_given():
         ember.onnx.to_model(fn, (x, y), input_names=["p", "q", "r"])
 
 
+def test_nested_and_keyword_arguments_become_inputs_in_order():
+    def fn(x, pair, bias=None):
+        return x * pair[0] + pair[1] + bias
+
+    x, a, b, c = (ember.randn(2, 3) for _ in range(4))
+    want = eager(lambda: fn(x, (a, b), bias=c))[0]
+    for proto in (ember.onnx.to_model(fn, (x, (a, b)), kwargs={"bias": c},
+                                      dynamic_axes={n: {0: "batch"} for n in
+                                                    ("x", "pair[0]", "pair[1]", "bias")}),
+                  ember.onnx.to_model(fn, (x, (a, b), {"bias": c}))):  # (torch's dict last)
+        assert [i.name for i in proto.graph.input] == ["x", "pair[0]", "pair[1]", "bias"]
+        np.testing.assert_allclose(run_onnx(proto, *(t.numpy() for t in (x, a, b, c)))[0],
+                                   want, rtol=1e-6)
+
+
 def test_dynamic_axes_name_dimensions_and_run_other_sizes():
     model = _model()
     proto = ember.onnx.to_model(model, ember.randn(2, 4), input_names=["x"],

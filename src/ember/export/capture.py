@@ -19,21 +19,18 @@ from ember.tensor import Tensor
 _FOLDING = ("fold", "cse", "dce")
 
 
-def trace(model: Any, args: tuple, fold: bool) -> tuple[Any, Graph]:
-    """``model(*args)`` traced under ``no_grad``: the compiled function and its graph."""
+def trace(model: Any, args: tuple, kwargs: dict, fold: bool) -> tuple[Any, Graph]:
+    """``model(*args, **kwargs)`` traced under ``no_grad``: the compiled function and its
+    graph."""
     compiled = ember.jit.compile(model, passes={p: fold and p in _FOLDING for p in PASSES})
-    return compiled, _run(compiled, args)
+    return compiled, retrace(compiled, args, kwargs)
 
 
-def retrace(compiled: Any, args: tuple) -> Graph:
-    """The graph of the same compiled function called with other shapes."""
-    return _run(compiled, args)
-
-
-def _run(compiled: Any, args: tuple) -> Graph:
+def retrace(compiled: Any, args: tuple, kwargs: dict) -> Graph:
+    """The graph of the compiled function called with these (other shapes of) arguments."""
     try:
         with ember.no_grad():
-            compiled(*args)
+            compiled(*args, **kwargs)
     except TraceError as e:
         raise ExportError(f"ember.onnx.export traces the model with ember.jit, which refused "
                           f"it: {e}") from e
@@ -59,29 +56,29 @@ def _unchanged(graph: Graph, argument: int, var: Var) -> bool:
     return var is graph.inputs[argument]
 
 
-def resized(args: tuple, axes: dict[int, dict[int, str]]) -> tuple:
-    """``args`` with the tensor leaves' dynamic axes ``{leaf index: {axis: dim name}}``
-    resized: the k-th dim name grows its axes by k + 1 (axes of one name stay equal, of two
-    names apart), filled by repeating the tensor's own entries (integer inputs stay valid
-    indices)."""
+def resized(leaves: list, axes: dict[int, dict[int, str]]) -> list:
+    """The leaves of the call's arguments with the tensors' dynamic axes ``{tensor index:
+    {axis: dim name}}`` resized: the k-th dim name grows its axes by k + 1 (axes of one name
+    stay equal, of two names apart), filled by repeating the tensor's own entries (integer
+    inputs stay valid indices)."""
     growth: dict[str, int] = {}
-    out, leaf = [], 0
-    for a in args:
-        if not isinstance(a, Tensor):
-            out.append(a)
+    out, index = [], 0
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor):
+            out.append(leaf)
             continue
-        array = np.asarray(a.detach().numpy())
-        for axis, name in sorted(axes.get(leaf, {}).items()):
+        array = np.asarray(leaf.detach().numpy())
+        for axis, name in sorted(axes.get(index, {}).items()):
             size = array.shape[axis]
             if size == 0:
-                raise ExportError(f"ember.onnx.export: dynamic axis {axis} of input {leaf} "
+                raise ExportError(f"ember.onnx.export: dynamic axis {axis} of input {index} "
                                   "has size 0 in the example input; trace with a non-empty "
                                   "one")
             grow = growth.setdefault(name, len(growth) + 1)
             array = np.take(array, np.arange(size + grow) % size, axis=axis)
-        out.append(ember.tensor(array, dtype=a.dtype))
-        leaf += 1
-    return tuple(out)
+        out.append(ember.tensor(array, dtype=leaf.dtype))
+        index += 1
+    return out
 
 
 def twins(first: Graph, second: Graph) -> tuple[dict[Var, Var], dict[int, Eqn]]:

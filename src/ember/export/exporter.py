@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import inspect
 import io
 import os
 from collections.abc import Mapping, Sequence
@@ -12,11 +11,12 @@ from typing import Any
 import onnx
 from onnx import helper
 
-import ember
 from ember.export import converters  # noqa: F401 - registers the converters
 from ember.export.capture import resized, retrace, trace, twins
 from ember.export.context import Context, onnx_type
 from ember.export.registry import CONVERTERS, SHAPE_PARAMS, ExportError
+from ember.func.pytree import tree_flatten, tree_unflatten
+from ember.jit.compiled import argument_names
 from ember.jit.ir import Graph, Var
 from ember.tensor import Tensor
 
@@ -24,7 +24,8 @@ DEFAULT_OPSET = 18
 MIN_OPSET = 17  # LayerNormalization
 
 
-def to_model(model: Any, args: Any, *, input_names: Sequence[str] | None = None,
+def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None,
+             input_names: Sequence[str] | None = None,
              output_names: Sequence[str] | None = None,
              dynamic_axes: Mapping[str, Any] | None = None,
              opset_version: int | None = None, do_constant_folding: bool = True,
@@ -42,20 +43,22 @@ def to_model(model: Any, args: Any, *, input_names: Sequence[str] | None = None,
     if not MIN_OPSET <= opset <= newest:
         raise ValueError(f"ember.onnx.export: opset_version {opset} is not supported; use "
                          f"{MIN_OPSET} to {newest}")
-    args = _as_args(args)
-    tensors = [a for a in args if isinstance(a, Tensor)]
-    in_names = _names(input_names, len(tensors), _argument_names(model, args), "input")
+    args, kwargs = _as_args(args, kwargs)
+    leaves, spec = tree_flatten((args, kwargs))
+    tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
+    in_names = _names(input_names, len(tensors), _argument_names(model, args, kwargs, leaves),
+                      "input")
     training = getattr(model, "training", None)
     if training:
         model.eval()  # (torch's default, training=TrainingMode.EVAL)
     try:
-        compiled, graph = trace(model, args, do_constant_folding)
+        compiled, graph = trace(model, args, kwargs, do_constant_folding)
         out_names = _names(output_names, len(graph.outputs), None, "output")
         axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
         mapping = twin_consts = None
         changed: dict = {}
         if any(axes[0].values()):
-            second = retrace(compiled, resized(args, axes[0]))
+            second = retrace(compiled, *tree_unflatten(resized(leaves, axes[0]), spec))
             mapping, changed = twins(graph, second)
             twin_consts = second.consts
     finally:
@@ -66,7 +69,8 @@ def to_model(model: Any, args: Any, *, input_names: Sequence[str] | None = None,
     return _model(ctx, graph, in_names, out_names, axes, export_params)
 
 
-def export(model: Any, args: Any, f: str | os.PathLike | io.IOBase | None = None, *,
+def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None = None, *,
+           kwargs: dict[str, Any] | None = None,
            input_names: Sequence[str] | None = None,
            output_names: Sequence[str] | None = None,
            dynamic_axes: Mapping[str, Any] | None = None,
@@ -78,9 +82,11 @@ def export(model: Any, args: Any, f: str | os.PathLike | io.IOBase | None = None
 
     Args:
         model: an ``nn.Module`` or a function of tensors.
-        args: the example inputs: a tensor, or a tuple of arguments.
+        args: the example inputs: a tensor, or a tuple of arguments (nested tuples, lists
+            and dicts of tensors too; a dict last holds keyword arguments, as in torch).
         f: a path, or a binary file object to write into; None writes nothing (the model is
             returned).
+        kwargs: keyword arguments of the call.
         input_names: names of the graph's inputs, in order (default: the argument names).
         output_names: names of its outputs (default ``output`` or ``output_0``, ...).
         dynamic_axes: ``{name: {axis: "dim_name"}}`` or ``{name: [axis, ...]}`` for inputs
@@ -99,7 +105,7 @@ def export(model: Any, args: Any, f: str | os.PathLike | io.IOBase | None = None
         ...                   input_names=["image"], output_names=["logits"],
         ...                   dynamic_axes={"image": {0: "batch"}})  # doctest: +SKIP
     """
-    proto = to_model(model, args, input_names=input_names, output_names=output_names,
+    proto = to_model(model, args, kwargs=kwargs, input_names=input_names, output_names=output_names,
                      dynamic_axes=dynamic_axes, opset_version=opset_version,
                      do_constant_folding=do_constant_folding, export_params=export_params)
     if verbose:
@@ -116,32 +122,27 @@ def export(model: Any, args: Any, f: str | os.PathLike | io.IOBase | None = None
 
 
 # -- arguments ---------------------------------------------------------------------------
-def _as_args(args: Any) -> tuple:
-    if isinstance(args, tuple):
-        if args and isinstance(args[-1], dict):
-            raise ValueError("ember.onnx.export: keyword arguments (a dict at the end of args) "
-                             "are not supported; pass the inputs positionally")
-        return args
-    if isinstance(args, list):
-        return tuple(args)
-    return (args,)
+def _as_args(args: Any, kwargs: dict[str, Any] | None) -> tuple[tuple, dict[str, Any]]:
+    """``(args, kwargs)`` of the call: a single argument is a one-tuple, and a dict at the
+    end of ``args`` holds keyword arguments (torch's convention) when ``kwargs`` is None."""
+    args = tuple(args) if isinstance(args, tuple | list) else (args,)
+    if kwargs is None and args and isinstance(args[-1], dict):
+        return args[:-1], dict(args[-1])
+    return args, dict(kwargs or {})
 
 
-def _argument_names(model: Any, args: tuple) -> list[str] | None:
-    fn = model.forward if isinstance(model, ember.nn.Module) else model
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is p.VAR_POSITIONAL for p in params[:len(args)]) or len(params) < len(args):
-        return None
-    return [p.name for p, a in zip(params, args) if isinstance(a, Tensor)]
+def _argument_names(model: Any, args: tuple, kwargs: dict, leaves: list) -> list[str]:
+    """Each tensor leaf's parameter name (``x``, ``pair[0]``, a keyword), ``input_i`` for
+    one of ``*args``."""
+    names = argument_names(model, args, kwargs)
+    tensors = [name for name, leaf in zip(names, leaves) if isinstance(leaf, Tensor)]
+    return [f"input_{i}" if name.startswith("#") else name for i, name in enumerate(tensors)]
 
 
 def _names(given: Sequence[str] | None, count: int, default: list[str] | None,
            prefix: str) -> list[str]:
     if given is None:
-        if default is not None:
+        if default is not None and len(set(default)) == len(default):
             return default
         return [prefix] if count == 1 else [f"{prefix}_{i}" for i in range(count)]
     given = list(given)
