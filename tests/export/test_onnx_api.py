@@ -121,6 +121,18 @@ def test_dynamic_reshape_reads_sizes_at_run_time():
         np.testing.assert_allclose(run_onnx(proto, x.numpy())[0], eager(fn, x)[0])
 
 
+def test_dynamic_expand_of_a_parameter_reads_the_batch_size():
+    token = ember.nn.Parameter(ember.randn(1, 1, 4))
+
+    def fn(x):  # (a class token, as in a vision transformer)
+        return ember.cat([token.expand(x.shape[0], -1, -1), x], dim=1)
+
+    proto = ember.onnx.to_model(fn, ember.randn(2, 3, 4), input_names=["x"],
+                                dynamic_axes={"x": {0: "batch"}})
+    x = ember.randn(5, 3, 4)
+    np.testing.assert_allclose(run_onnx(proto, x.numpy())[0], eager(fn, x)[0])
+
+
 def test_dynamic_axes_are_validated():
     model, x = _model(), ember.randn(2, 4)
     with pytest.raises(ValueError, match="'z', which is no input"):

@@ -126,8 +126,9 @@ class Context:
 
     def shape_tensor(self, out: Var, sources: list[Var], infer_one: bool) -> str | None:
         """A 1-D int64 tensor holding ``out``'s shape at run time: static sizes as traced,
-        each dynamic size read from a dimension of ``sources`` that follows it (the same
-        position first); with ``infer_one`` (Reshape) one dynamic size left over is -1."""
+        each dynamic size read from a dimension that follows it, of ``sources`` (the same
+        position first) or else of the graph's inputs; with ``infer_one`` (Reshape) one
+        dynamic size left over is -1."""
         dynamic = set(self.dynamic_dims(out))
         if not dynamic:
             return self.ints(out.shape)
@@ -138,7 +139,7 @@ class Context:
             if d not in dynamic:
                 pieces.append(size)
                 continue
-            found = self._follower(sources, d, size, twin[d])
+            found = self._follower([*sources, *self.graph.inputs], d, size, twin[d])
             if found is None:
                 left += 1
                 pieces.append(-1)
