@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ember.dtypes import bool_
+from ember.dtypes import DType, bool_
 from ember.export.context import Context, onnx_type
 from ember.export.registry import converter
 from ember.jit.ir import Eqn
@@ -25,7 +25,7 @@ _LOGIC = {"bitwise_and": ("And", "BitwiseAnd"), "bitwise_or": ("Or", "BitwiseOr"
           "bitwise_xor": ("Xor", "BitwiseXor")}
 
 
-def operands(ctx: Context, eqn: Eqn, dtype=None) -> list[str]:
+def operands(ctx: Context, eqn: Eqn, dtype: DType | None = None) -> list[str]:
     """The equation's inputs, cast to ``dtype`` (default: the first output's dtype) where
     Ember's type promotion made them differ."""
     to = eqn.outputs[0].dtype if dtype is None else dtype
@@ -35,8 +35,8 @@ def operands(ctx: Context, eqn: Eqn, dtype=None) -> list[str]:
 @converter(*_BINARY)
 def binary(ctx: Context, eqn: Eqn) -> str:
     op = _BINARY[eqn.prim.name]
-    fmod = 1 if op == "Mod" and eqn.outputs[0].dtype.is_floating_point else None
-    return ctx.node(op, operands(ctx, eqn), fmod=fmod)
+    # (torch.fmod keeps the dividend's sign: C's fmod, for integers too)
+    return ctx.node(op, operands(ctx, eqn), fmod=1 if op == "Mod" else None)
 
 
 @converter("remainder")

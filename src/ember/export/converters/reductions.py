@@ -22,6 +22,8 @@ def reduce(ctx: Context, eqn: Eqn) -> str:
     boolean = eqn.prim.name in ("all", "any")
     if boolean:  # (ReduceMin/Max take bool from opset 20 only)
         x = ctx.cast(x, src.dtype, int32)
+    else:  # (a sum of bools or small integers is int64)
+        x = ctx.cast(x, src.dtype, out.dtype)
     y = ctx.node(_REDUCE[eqn.prim.name], [x, ctx.ints(dims)], keepdims=int(eqn.params["keepdim"]))
     return ctx.cast(y, int32, out.dtype) if boolean else y
 
