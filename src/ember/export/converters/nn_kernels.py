@@ -91,3 +91,23 @@ def attention(ctx: Context, eqn: Eqn) -> list[str | None]:
                                     ctx.scalar(-np.inf, dtype)])
     weights = ctx.node("Softmax", [scores], axis=-1)
     return [ctx.node("MatMul", [weights, ctx.value(v)]), None]
+
+
+@converter("resample")
+def resample(ctx: Context, eqn: Eqn) -> str:
+    """Interpolation along one axis (``F.interpolate`` resamples each spatial axis in turn):
+    the primitive's own taps, each a Gather of source positions times its weights, so every
+    mode matches Ember (and PyTorch) exactly, whatever ONNX's Resize would round."""
+    x = eqn.inputs[0]
+    axis = eqn.params["axis"]
+    indices, weights, _ = eqn.prim.plan(np, eqn.params, x.dtype.np)
+    taps = [ctx.node("Gather", [ctx.value(x), ctx.constant(i, "taps")], axis=axis)
+            for i in indices]
+    if weights is None:
+        return taps[0]
+    shape = (-1,) + (1,) * (len(x.shape) - 1 - axis)
+    out = None
+    for tap, w in zip(taps, weights):
+        term = ctx.node("Mul", [tap, ctx.constant(np.asarray(w).reshape(shape), "weights")])
+        out = term if out is None else ctx.node("Add", [out, term])
+    return out
