@@ -49,6 +49,24 @@ def max_pool(ctx: Context, eqn: Eqn) -> list[str | None]:
     return [values, None]
 
 
+@converter("adaptive_max_pool_indices")
+def adaptive_max_pool_indices(ctx: Context, eqn: Eqn) -> str | None:
+    """Where each adaptive window's maximum is (flat over the spatial dims): a MaxPool's
+    indices when the sizes divide evenly (windows of one size that do not overlap); ONNX's
+    indices are flat over the whole tensor, hence the remainder."""
+    x, counts = eqn.inputs[0], tuple(eqn.params["counts"])
+    spatial = x.shape[2:]
+    if any(s % c for s, c in zip(spatial, counts)) or \
+            any(d >= 2 for d in ctx.dynamic_dims(x)):
+        return ctx.refuse(f"adaptive max pooling of {spatial} to {counts}: ONNX export needs "
+                          "static sizes that are multiples of the output sizes")
+    kernel = [s // c for s, c in zip(spatial, counts)]
+    _, flat = ctx.node("MaxPool", [ctx.value(x)], outputs=2, kernel_shape=kernel,
+                       strides=kernel)
+    area = ctx.constant(np.asarray(math.prod(spatial), dtype=np.int64), "area")
+    return ctx.node("Mod", [flat, area])
+
+
 @converter("unfold")
 def unfold(ctx: Context, eqn: Eqn) -> str | None:
     """im2col as a grouped convolution with one-hot kernels: output channel ``c*K + j`` of
