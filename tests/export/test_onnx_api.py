@@ -74,6 +74,12 @@ def test_input_and_output_names_default_and_given():
     proto = ember.onnx.to_model(fn, (x, y), input_names=["x"], output_names=["sum"])
     assert [i.name for i in proto.graph.input] == ["x", "input_1"]
     assert [o.name for o in proto.graph.output] == ["sum", "output_1"]
+    proto = ember.onnx.to_model(fn, (x, y), input_names=["add_1", "mul_2"],  # (no clash with
+                                output_names=["add_3", "mul_4"])  # the exporter's own names)
+    onnx.checker.check_model(proto, full_check=True)
+    got = run_onnx(proto, x.numpy(), y.numpy())
+    np.testing.assert_allclose(got[0], (x + y).numpy())
+    np.testing.assert_allclose(got[1], (x * y).numpy())
     with pytest.raises(ValueError, match="3 input_names for 2 inputs"):
         ember.onnx.to_model(fn, (x, y), input_names=["p", "q", "r"])
 

@@ -49,11 +49,16 @@ class Context:
         self.eqn: Eqn | None = None  # the equation being converted
         self._count = 0
         self._dims: dict[tuple[str, int], str] = {}
+        self.reserved: set[str] = set()  # the graph's input, output and weight names
 
     # -- names and values ------------------------------------------------------------------
     def fresh(self, hint: str) -> str:
-        self._count += 1
-        return f"{hint}_{self._count}"
+        """A value name used nowhere else in the graph."""
+        while True:
+            self._count += 1
+            name = f"{hint}_{self._count}"
+            if name not in self.reserved:
+                return name
 
     def value(self, var: Var) -> str:
         """The ONNX name holding ``var``; a constant becomes an initializer when first read

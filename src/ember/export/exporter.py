@@ -65,6 +65,7 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
         if training:
             model.train()
     ctx = Context(graph, opset, mapping, twin_consts or {}, changed)
+    ctx.reserved.update(in_names, out_names, (ref.label for ref in graph.state))
     _convert(ctx, graph, in_names, changed)
     return _model(ctx, graph, in_names, out_names, axes, export_params)
 
