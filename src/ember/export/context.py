@@ -80,7 +80,7 @@ class Context:
     def constant(self, array: Any, hint: str = "const") -> str:
         """An initializer holding ``array``."""
         name = self.fresh(hint)
-        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        self.initializers.append(numpy_helper.from_array(np.asarray(array, order="C"), name))
         return name
 
     def ints(self, values: Any) -> str:

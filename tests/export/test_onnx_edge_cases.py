@@ -1,0 +1,26 @@
+"""Edge cases of ONNX export that once gave wrong answers or spurious refusals: 0-d results,
+reductions of non-bool tensors to bools, NaN in max reductions, and dynamic axes through
+negative indices, padding, repeated arguments and views that copy at one size only."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import ember
+import ember.nn.functional as F
+from tests.export.onnx_helpers import check_export, eager, run_onnx
+
+
+def test_zero_dim_results_stay_zero_dim():
+    x = ember.randn(3, 4)
+    check_export(lambda t: (t.mean(), t.var(), t.sum() / 2, F.mse_loss(t, t * 2)), x)
+
+
+def _dynamic_check(fn, args, dynamic_axes, feeds):
+    names = [f"in{i}" for i in range(len(args))]
+    proto = ember.onnx.to_model(fn, tuple(args), input_names=names,
+                                dynamic_axes={names[i]: axes for i, axes in dynamic_axes.items()})
+    for inputs in feeds:
+        for got, want in zip(run_onnx(proto, *(a.numpy() for a in inputs)), eager(fn, *inputs)):
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
