@@ -106,3 +106,8 @@ def __getattr__(name: str) -> object:
 
         return importlib.import_module("ember.onnx")
     raise AttributeError(f"module 'ember' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names and ``onnx`` (imported on first use), for tab completion."""
+    return sorted({*globals(), "onnx"})

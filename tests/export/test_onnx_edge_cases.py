@@ -4,6 +4,9 @@ negative indices, padding, repeated arguments and views that copy at one size on
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 
 import ember
@@ -24,3 +27,18 @@ def _dynamic_check(fn, args, dynamic_axes, feeds):
         for got, want in zip(run_onnx(proto, *(a.numpy() for a in inputs)), eager(fn, *inputs)):
             assert got.shape == want.shape
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_ember_onnx_is_listed_by_dir_before_its_first_use():
+    code = "import ember, sys; print('onnx' in dir(ember), 'ember.onnx' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["True", "False"]  # (listed for tab completion, imported on first use)
+
+
+def test_a_missing_onnx_package_is_named_with_the_extra_to_install():
+    code = ("import sys; sys.modules['onnx'] = None; import ember\n"
+            "try:\n    ember.onnx\nexcept ModuleNotFoundError as e:\n    print(e)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert "pip install 'ember[export]'" in out

@@ -9,6 +9,12 @@ Example:
     'input'
 """
 
+try:
+    import onnx  # noqa: F401
+except ModuleNotFoundError as e:  # (an optional dependency: say how to get it)
+    raise ModuleNotFoundError("ember.onnx needs the onnx package: pip install 'ember[export]' "
+                              "(or pip install onnx)", name="onnx") from e
+
 from ember.export.exporter import DEFAULT_OPSET, export, to_model
 from ember.export.registry import CONVERTERS, ExportError, converter, supported_primitives
 
