@@ -19,6 +19,25 @@ def test_zero_dim_results_stay_zero_dim():
     check_export(lambda t: (t.mean(), t.var(), t.sum() / 2, F.mse_loss(t, t * 2)), x)
 
 
+def test_argmax_over_everything_keeps_every_dim():
+    x = ember.randn(3, 4)
+    check_export(lambda t: (t.argmax(dim=None, keepdim=True), t.argmin(dim=None, keepdim=True),
+                            t.argmax()), x)
+
+
+def test_all_and_any_of_numbers_test_for_nonzero():
+    x = ember.tensor([[0.5, 1.0, -0.3], [0.0, 2.0, 0.1]])
+    check_export(lambda t: (t.all(1), t.any(0), t.all(), (t * 4).to(ember.int64).all(1)), x,
+                 dynamic_batch=True)
+
+
+def test_max_reductions_propagate_nan():
+    x = ember.tensor([[1.0, float("nan"), 0.0, float("nan")], [1.0, 3.0, -1.0, 2.0]])
+    check_export(lambda t: (t.amax(1), t.amin(1, keepdim=True), t.max(), t.argmax(1),
+                            t.argmin(0), t.max(dim=1).values, t.min(dim=1).indices), x,
+                 dynamic_batch=True)
+
+
 def _dynamic_check(fn, args, dynamic_axes, feeds):
     names = [f"in{i}" for i in range(len(args))]
     proto = ember.onnx.to_model(fn, tuple(args), input_names=names,
