@@ -48,6 +48,20 @@ def _dynamic_check(fn, args, dynamic_axes, feeds):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+def test_a_tensor_indexed_along_a_dynamic_axis_by_negative_indices():
+    i = ember.tensor([-1, 0, -2])
+    _dynamic_check(lambda a, j: a[j], [ember.randn(5, 2), i], {0: {0: "n"}},
+                   [[ember.randn(7, 2), i]])
+
+
+def test_constant_padding_of_dynamic_axes():
+    def fn(a):
+        return F.pad(a, (1, 2, 3, 0), value=0.5)
+
+    _dynamic_check(fn, [ember.randn(2, 3, 4)], {0: {0: "b", 1: "h", 2: "w"}},
+                   [[ember.randn(3, 5, 2)]])
+
+
 def test_ember_onnx_is_listed_by_dir_before_its_first_use():
     code = "import ember, sys; print('onnx' in dir(ember), 'ember.onnx' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

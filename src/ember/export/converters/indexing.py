@@ -72,9 +72,10 @@ def slice_(ctx: Context, eqn: Eqn) -> str:
     return x if x != ctx.value(eqn.inputs[0]) else ctx.node("Identity", [x])
 
 
-@converter("index_check")
+@converter("index_check", shape_params=True)
 def index_check(ctx: Context, eqn: Eqn) -> str:
-    """A bounds check at run time in Ember: ONNX runtimes check (or clamp) themselves."""
+    """A bounds check at run time in Ember: ONNX runtimes check (or clamp) themselves (so the
+    size in its params may change with a dynamic axis)."""
     return ctx.value(eqn.inputs[0])
 
 
@@ -169,7 +170,7 @@ def index_put(ctx: Context, eqn: Eqn) -> str | None:
     for d, size in enumerate(base.shape):
         start, stop = (_entry_value(ctx, eqn, "basic", d, part, d) for part in (0, 1))
         begins.append(start or 0)
-        ends.append(0 if stop in (None, INT64_MAX) else size - stop)
+        ends.append(0 if stop in (None, INT64_MAX) else -stop if stop < 0 else size - stop)
     if values.shape != tuple(size - b - e for size, b, e in zip(base.shape, begins, ends)):
         return ctx.refuse(f"index_put of values {values.shape} broadcast into {base.shape}")
     return ctx.node("Pad", [ctx.value(values), ctx.ints(begins + ends),
