@@ -10,6 +10,7 @@ import sys
 import numpy as np
 
 import ember
+import ember.nn as nn
 import ember.nn.functional as F
 from tests.export.onnx_helpers import check_export, eager, run_onnx
 
@@ -60,6 +61,22 @@ def test_constant_padding_of_dynamic_axes():
 
     _dynamic_check(fn, [ember.randn(2, 3, 4)], {0: {0: "b", 1: "h", 2: "w"}},
                    [[ember.randn(3, 5, 2)]])
+
+
+def test_one_tensor_passed_as_several_arguments_with_dynamic_axes():
+    ember.manual_seed(0)
+    attention = nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    x = ember.randn(2, 4, 8)
+    axes = {0: "batch", 1: "time"}
+    _dynamic_check(attention, [x, x, x], {0: axes, 1: axes, 2: axes},
+                   [[y, y, y] for y in [ember.randn(3, 6, 8)]])
+
+
+def test_a_view_that_copies_at_one_size_only():
+    def fn(a):  # (batch 1: the reshape is a view; batch 2: a copy)
+        return a.transpose(0, 2).permute(1, 2, 0).transpose(-1, -2).reshape(-1, 3)
+
+    _dynamic_check(fn, [ember.randn(1, 3, 4)], {0: {0: "batch"}}, [[ember.randn(4, 3, 4)]])
 
 
 def test_ember_onnx_is_listed_by_dir_before_its_first_use():

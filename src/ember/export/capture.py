@@ -60,12 +60,19 @@ def resized(leaves: list, axes: dict[int, dict[int, str]]) -> list:
     """The leaves of the call's arguments with the tensors' dynamic axes ``{tensor index:
     {axis: dim name}}`` resized: the k-th dim name grows its axes by k + 1 (axes of one name
     stay equal, of two names apart), filled by repeating the tensor's own entries (integer
-    inputs stay valid indices)."""
+    inputs stay valid indices). A tensor passed twice with the same axes is resized once: the
+    model may test ``query is key``."""
     growth: dict[str, int] = {}
+    made: dict[tuple, Tensor] = {}
     out, index = [], 0
     for leaf in leaves:
         if not isinstance(leaf, Tensor):
             out.append(leaf)
+            continue
+        key = (id(leaf), tuple(sorted(axes.get(index, {}).items())))
+        if key in made:
+            out.append(made[key])
+            index += 1
             continue
         array = np.asarray(leaf.detach().numpy())
         for axis, name in sorted(axes.get(index, {}).items()):
@@ -76,7 +83,8 @@ def resized(leaves: list, axes: dict[int, dict[int, str]]) -> list:
                                   "one")
             grow = growth.setdefault(name, len(growth) + 1)
             array = np.take(array, np.arange(size + grow) % size, axis=axis)
-        out.append(ember.tensor(array, dtype=leaf.dtype))
+        made[key] = ember.tensor(array, dtype=leaf.dtype)
+        out.append(made[key])
         index += 1
     return out
 
@@ -84,19 +92,21 @@ def resized(leaves: list, axes: dict[int, dict[int, str]]) -> list:
 def twins(first: Graph, second: Graph) -> tuple[dict[Var, Var], dict[int, Eqn]]:
     """Each variable of ``first`` mapped to the variable in ``second`` made at the same place,
     and each equation whose params changed with the sizes (by ``id``) to its twin (the caller
-    decides which of those it can export)."""
+    decides which of those it can export). Copies are left out of the matching: a reshape
+    copies a strided view at some sizes only (a batch of 1 views what a batch of 2 copies)."""
     def differ(why: str) -> ExportError:
         return ExportError("ember.onnx.export: the traced graph changes with the size of a "
                            f"dynamic axis ({why}): Python code branches on a shape. Hint: "
                            "export with fixed sizes (no dynamic_axes) for this model")
 
-    if len(first.eqns) != len(second.eqns) or len(first.inputs) != len(second.inputs) or \
+    eqns1, eqns2 = ([e for e in g.eqns if e.prim.name != "copy"] for g in (first, second))
+    if len(eqns1) != len(eqns2) or len(first.inputs) != len(second.inputs) or \
             len(first.state) != len(second.state) or len(first.outputs) != len(second.outputs):
-        raise differ(f"{len(first.eqns)} against {len(second.eqns)} equations")
+        raise differ(f"{len(eqns1)} against {len(eqns2)} equations")
     mapping: dict[Var, Var] = dict(zip(first.inputs, second.inputs))
     mapping.update((a.var, b.var) for a, b in zip(first.state, second.state))
     changed = {}
-    for e1, e2 in zip(first.eqns, second.eqns):
+    for e1, e2 in zip(eqns1, eqns2):
         if e1.prim is not e2.prim or len(e1.inputs) != len(e2.inputs):
             raise differ(f"{e1.prim.name} against {e2.prim.name} at {e1.source}")
         mapping.update(zip(e1.inputs, e2.inputs))
@@ -106,6 +116,9 @@ def twins(first: Graph, second: Graph) -> tuple[dict[Var, Var], dict[int, Eqn]]:
     for v1, v2 in zip(first.outputs, second.outputs):
         if v1 is not None and v2 is not None:
             mapping[v1] = v2
+    for eqn in first.eqns:  # (a copy's output is its input's twin)
+        if eqn.prim.name == "copy" and eqn.outputs[0] not in mapping and eqn.inputs[0] in mapping:
+            mapping[eqn.outputs[0]] = mapping[eqn.inputs[0]]
     return mapping, changed
 
 
