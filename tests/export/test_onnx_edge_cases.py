@@ -92,3 +92,18 @@ def test_a_missing_onnx_package_is_named_with_the_extra_to_install():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert "pip install 'ember[export]'" in out
+
+
+def test_export_puts_every_submodule_in_eval_mode_and_restores_each_flag():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.BatchNorm1d(4))
+    model.eval()
+    model[1].train()  # (a submodule left in training mode: exported in eval mode, as torch)
+    x = ember.randn(3, 4)
+    proto = ember.onnx.to_model(model, x)
+    assert [m.training for m in model.modules()] == [False, False, True, False]
+    model.eval()
+    np.testing.assert_allclose(run_onnx(proto, x.numpy())[0], eager(model, x)[0], rtol=1e-6)
+    model.train()
+    model[2].eval()
+    ember.onnx.to_model(model, x)
+    assert [m.training for m in model.modules()] == [True, True, True, False]

@@ -48,9 +48,10 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
     in_names = _names(input_names, len(tensors), _argument_names(model, args, kwargs, leaves),
                       "input")
-    training = getattr(model, "training", None)
-    if training:
-        model.eval()  # (torch's default, training=TrainingMode.EVAL)
+    modules = list(model.modules()) if hasattr(model, "modules") else []
+    training = [m.training for m in modules]
+    if modules:
+        model.eval()  # (every submodule, as torch's default training=TrainingMode.EVAL)
     try:
         compiled, graph = trace(model, args, kwargs, do_constant_folding)
         out_names = _names(output_names, len(graph.outputs), None, "output")
@@ -62,8 +63,8 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
             mapping, changed = twins(graph, second)
             twin_consts = second.consts
     finally:
-        if training:
-            model.train()
+        for module, flag in zip(modules, training):  # (each module's own mode back)
+            module.training = flag
     ctx = Context(graph, opset, mapping, twin_consts or {}, changed)
     ctx.reserved.update(in_names, out_names, (ref.label for ref in graph.state))
     _convert(ctx, graph, in_names, changed)
