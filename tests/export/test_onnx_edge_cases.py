@@ -8,10 +8,12 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import ember
 import ember.nn as nn
 import ember.nn.functional as F
+from ember.onnx import ExportError
 from tests.export.onnx_helpers import check_export, eager, run_onnx
 
 
@@ -107,3 +109,15 @@ def test_export_puts_every_submodule_in_eval_mode_and_restores_each_flag():
     model[2].eval()
     ember.onnx.to_model(model, x)
     assert [m.training for m in model.modules()] == [True, True, True, False]
+
+
+def test_a_rank_that_changes_with_a_dynamic_size_is_refused():
+    with pytest.raises(ExportError, match=r"has shape \(3,\) against \(2, 3\).* size 1"):
+        ember.onnx.to_model(lambda a: a.squeeze() * 2, ember.randn(1, 3), input_names=["a"],
+                            dynamic_axes={"a": {0: "batch"}})
+
+
+def test_sign_of_nan_is_zero_and_max_of_bools_is_a_bool():
+    x = ember.tensor([[float("nan"), -0.0, -2.0, 3.0]])
+    check_export(lambda t: (t.sign(), (t > 0).amax(1), (t > 0).amin(), t.to(ember.int64).sign()),
+                 x, dynamic_batch=True)

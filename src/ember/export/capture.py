@@ -119,6 +119,11 @@ def twins(first: Graph, second: Graph) -> tuple[dict[Var, Var], dict[int, Eqn]]:
     for eqn in first.eqns:  # (a copy's output is its input's twin)
         if eqn.prim.name == "copy" and eqn.outputs[0] not in mapping and eqn.inputs[0] in mapping:
             mapping[eqn.outputs[0]] = mapping[eqn.inputs[0]]
+    for v1, v2 in mapping.items():  # (squeeze() of a size-1 dynamic axis, say)
+        if len(v1.shape) != len(v2.shape):
+            raise differ(f"{v1.name} has shape {v1.shape} against {v2.shape}; a dynamic "
+                         "axis of size 1 in the example input may be squeezed or broadcast: "
+                         "trace with a size above 1")
     return mapping, changed
 
 
