@@ -19,7 +19,7 @@ _UNARY = {"abs": "Abs", "acos": "Acos", "acosh": "Acosh", "asin": "Asin", "asinh
           "atan": "Atan", "atanh": "Atanh", "cos": "Cos", "cosh": "Cosh", "sin": "Sin",
           "sinh": "Sinh", "tan": "Tan", "tanh": "Tanh", "exp": "Exp", "log": "Log",
           "sqrt": "Sqrt", "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "erf": "Erf",
-          "sign": "Sign", "neg": "Neg", "floor": "Floor", "ceil": "Ceil", "relu": "Relu",
+          "neg": "Neg", "floor": "Floor", "ceil": "Ceil", "relu": "Relu",
           "isnan": "IsNaN", "isinf": "IsInf", "copy": "Identity"}
 _LOGIC = {"bitwise_and": ("And", "BitwiseAnd"), "bitwise_or": ("Or", "BitwiseOr"),
           "bitwise_xor": ("Xor", "BitwiseXor")}
@@ -104,6 +104,17 @@ def composite_unary(ctx: Context, eqn: Eqn) -> str | None:
     if eqn.params.get("decimals", 0):
         return ctx.refuse("round with decimals has no ONNX operator; use decimals=0")
     return ctx.node("Round", [x])  # (half to even, as Ember and PyTorch)
+
+
+@converter("sign")
+def sign(ctx: Context, eqn: Eqn) -> str:
+    """Sign, 0 at NaN as in PyTorch (ONNX's Sign keeps NaN)."""
+    src = eqn.inputs[0]
+    x = ctx.value(src)
+    if not src.dtype.is_floating_point:
+        return ctx.node("Sign", [x])
+    return ctx.node("Where", [ctx.node("IsNaN", [x]), ctx.scalar(0, src.dtype),
+                              ctx.node("Sign", [x])])
 
 
 @converter("isfinite")

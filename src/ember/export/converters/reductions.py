@@ -27,8 +27,11 @@ def reduce(ctx: Context, eqn: Eqn) -> str:
         flags = ctx.cast(ctx.cast(x, src.dtype, bool_), bool_, int32)  # opset 20 only)
         return ctx.cast(ctx.node(_REDUCE[eqn.prim.name], [flags, ctx.ints(dims)],
                                  keepdims=keep), int32, out.dtype)
-    x = ctx.cast(x, src.dtype, out.dtype)  # (a sum of bools or small integers is int64)
+    # (a sum of bools or small integers is int64; a max of bools is taken on int32)
+    x = ctx.cast(x, src.dtype, int32 if out.dtype is bool_ else out.dtype)
     y = ctx.node(_REDUCE[eqn.prim.name], [x, ctx.ints(dims)], keepdims=keep)
+    if out.dtype is bool_:
+        return ctx.cast(y, int32, bool_)
     if eqn.prim.name in ("amax", "amin"):
         return _nan_values(ctx, src, x, y, dims, keep)
     return y
