@@ -98,6 +98,13 @@ class Context:
         self.nodes.append(helper.make_node(op, inputs, names, **attrs))
         return names[0] if outputs == 1 else names
 
+    def reduce(self, op: str, x: str, axes: Any, keepdims: int) -> str:
+        """A ``Reduce*`` node over ``axes``: given as an input, or as an attribute where the
+        opset wants one (all but ReduceSum before opset 18)."""
+        if op == "ReduceSum" or self.opset >= 18:
+            return self.node(op, [x, self.ints(axes)], keepdims=keepdims)
+        return self.node(op, [x], axes=list(axes), keepdims=keepdims)
+
     def cast(self, name: str, dtype: DType, to: DType) -> str:
         """``name`` (of ``dtype``) cast to ``to``; itself when the dtypes agree."""
         return name if dtype is to else self.node("Cast", [name], to=onnx_type(to))

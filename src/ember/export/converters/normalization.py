@@ -26,10 +26,10 @@ def standardize(ctx: Context, eqn: Eqn) -> list[str]:
     """``(x - mean) / sqrt(var + eps)`` over ``dims``; outputs the result, mean and (biased)
     variance."""
     x, dtype = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype
-    axes = ctx.ints(eqn.params["dims"])
-    mean = ctx.node("ReduceMean", [x, axes], keepdims=1)
+    axes = eqn.params["dims"]
+    mean = ctx.reduce("ReduceMean", x, axes, 1)
     centered = ctx.node("Sub", [x, mean])
-    var = ctx.node("ReduceMean", [ctx.node("Mul", [centered, centered]), axes], keepdims=1)
+    var = ctx.reduce("ReduceMean", ctx.node("Mul", [centered, centered]), axes, 1)
     scale = ctx.node("Reciprocal", [ctx.node("Sqrt", [
         ctx.node("Add", [var, ctx.scalar(eqn.params["eps"], dtype)])])])
     return [ctx.node("Mul", [centered, scale]), mean, var]

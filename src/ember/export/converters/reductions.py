@@ -25,11 +25,10 @@ def reduce(ctx: Context, eqn: Eqn) -> str:
     keep = int(eqn.params["keepdim"])
     if eqn.prim.name in ("all", "any"):  # (nonzero is true; ReduceMin/Max take bool from
         flags = ctx.cast(ctx.cast(x, src.dtype, bool_), bool_, int32)  # opset 20 only)
-        return ctx.cast(ctx.node(_REDUCE[eqn.prim.name], [flags, ctx.ints(dims)],
-                                 keepdims=keep), int32, out.dtype)
+        return ctx.cast(ctx.reduce(_REDUCE[eqn.prim.name], flags, dims, keep), int32, out.dtype)
     # (a sum of bools or small integers is int64; a max of bools is taken on int32)
     x = ctx.cast(x, src.dtype, int32 if out.dtype is bool_ else out.dtype)
-    y = ctx.node(_REDUCE[eqn.prim.name], [x, ctx.ints(dims)], keepdims=keep)
+    y = ctx.reduce(_REDUCE[eqn.prim.name], x, dims, keep)
     if out.dtype is bool_:
         return ctx.cast(y, int32, bool_)
     if eqn.prim.name in ("amax", "amin"):
@@ -49,7 +48,7 @@ def _nan_values(ctx: Context, src: Var, x: str, values: str, dims: tuple, keep: 
     flags = _nan_flags(ctx, src, x)
     if flags is None:
         return values
-    seen = ctx.node("ReduceMax", [flags, ctx.ints(dims)], keepdims=keep)
+    seen = ctx.reduce("ReduceMax", flags, dims, keep)
     return ctx.node("Where", [ctx.cast(seen, int32, bool_),
                               ctx.scalar(np.nan, src.dtype), values])
 
@@ -64,7 +63,7 @@ def _arg(ctx: Context, eqn: Eqn, big: bool, x: str) -> str:
     index = ctx.node("ArgMax" if big else "ArgMin", [x], axis=axis, keepdims=keep)
     flags = _nan_flags(ctx, src, x)
     if flags is not None:
-        seen = ctx.node("ReduceMax", [flags, ctx.ints([axis])], keepdims=keep)
+        seen = ctx.reduce("ReduceMax", flags, [axis], keep)
         first = ctx.node("ArgMax", [flags], axis=axis, keepdims=keep)
         index = ctx.node("Where", [ctx.cast(seen, int32, bool_), first, index])
     if dim is None and keep:  # (every dimension kept, of size 1)
@@ -83,7 +82,7 @@ def extreme_along(ctx: Context, eqn: Eqn) -> list[str]:
     src, big = eqn.inputs[0], eqn.prim.name == "max_dim"
     x = ctx.value(src)
     dim, keep = eqn.params["dim"], int(eqn.params["keepdim"])
-    values = ctx.node("ReduceMax" if big else "ReduceMin", [x, ctx.ints([dim])], keepdims=keep)
+    values = ctx.reduce("ReduceMax" if big else "ReduceMin", x, [dim], keep)
     return [_nan_values(ctx, src, x, values, (dim,), keep), _arg(ctx, eqn, big, x)]
 
 
