@@ -130,3 +130,10 @@ def test_reductions_give_their_axes_as_each_opset_wants(opset):
                 (t > 0).all(1), (t > 0).any(), t.sum(1), nn.GroupNorm(1, 3)(t))
 
     check_export(fn, ember.randn(2, 3, 4), opset_version=opset)
+
+
+def test_integer_bitwise_ops_before_opset_18_are_refused():
+    i = ember.tensor([[3, 5]])
+    with pytest.raises(ExportError, match="bitwise ops on integers need opset 18"):
+        ember.onnx.to_model(lambda a: a & 6, i, opset_version=17)
+    check_export(lambda a: (a & 6, a | 2, a ^ 1, ~a, (a > 3) & (a < 5)), i)

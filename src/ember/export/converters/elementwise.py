@@ -73,8 +73,11 @@ def compare(ctx: Context, eqn: Eqn) -> str:
 
 
 @converter(*_LOGIC, "bitwise_not")
-def logic(ctx: Context, eqn: Eqn) -> str:
+def logic(ctx: Context, eqn: Eqn) -> str | None:
     boolean = eqn.outputs[0].dtype.name == "bool"
+    if not boolean and ctx.opset < 18:
+        return ctx.refuse(f"bitwise ops on integers need opset 18 (ONNX's BitwiseAnd and "
+                          f"kin); this export asked for opset {ctx.opset}")
     if eqn.prim.name == "bitwise_not":
         return ctx.node("Not" if boolean else "BitwiseNot", operands(ctx, eqn))
     return ctx.node(_LOGIC[eqn.prim.name][0 if boolean else 1], operands(ctx, eqn))
