@@ -137,3 +137,15 @@ def test_integer_bitwise_ops_before_opset_18_are_refused():
     with pytest.raises(ExportError, match="bitwise ops on integers need opset 18"):
         ember.onnx.to_model(lambda a: a & 6, i, opset_version=17)
     check_export(lambda a: (a & 6, a | 2, a ^ 1, ~a, (a > 3) & (a < 5)), i)
+
+
+def test_a_filled_constant_sized_by_a_dynamic_axis_is_expanded_at_run_time():
+    def fn(a, b):
+        return (ember.zeros_like(a) + a, ember.ones(a.shape[0], 1) * a, a.norm(dim=1),
+                a.logsumexp(1), ember.cdist(a, b))
+
+    _dynamic_check(fn, [ember.randn(2, 5), ember.randn(3, 5)], {0: {0: "n"}, 1: {0: "m"}},
+                   [[ember.randn(4, 5), ember.randn(1, 5)]])
+    with pytest.raises(ExportError, match="depends on the size of a dynamic axis"):
+        ember.onnx.to_model(lambda a: a + ember.arange(a.shape[1]), ember.randn(2, 5),
+                            input_names=["a"], dynamic_axes={"a": [1]})

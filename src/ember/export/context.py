@@ -30,6 +30,17 @@ def onnx_type(dtype: DType) -> int:
     return _ONNX_TYPES[dtype.name]
 
 
+def _filled_alike(array: Any, other: Any) -> bool:
+    """Whether two constants of one rank but other shapes hold one value everywhere."""
+    array, other = np.asarray(array), np.asarray(other)
+    if array.shape == other.shape or array.ndim != other.ndim or not array.size or \
+            not other.size:
+        return False
+    first = array.reshape(-1)[:1]
+    return bool(np.array_equal(array, np.broadcast_to(first, array.shape), equal_nan=True) and
+                np.array_equal(other, np.broadcast_to(first, other.shape), equal_nan=True))
+
+
 class Context:
     """The ONNX graph under construction for one traced :class:`~ember.jit.ir.Graph`.
 
@@ -69,6 +80,13 @@ class Context:
         array = self.graph.consts[var]  # (inputs, state and outputs are named up front)
         if self.twin is not None:
             other = self.twin_consts[self.twin[var]]
+            if _filled_alike(array, other):  # (zeros(x.shape[0], 4): the fill expanded)
+                shape = self.shape_tensor(var, [], infer_one=False)
+                if shape is None:
+                    return self.constant(np.asarray(array), var.name)
+                fill = self.constant(np.asarray(array).reshape(-1)[:1].reshape(()), var.name)
+                name = self.names[var] = self.node("Expand", [fill, shape])
+                return name
             if other.shape != array.shape or not np.array_equal(other, array, equal_nan=True):
                 self.refuse(f"a constant of shape {tuple(array.shape)} depends on the size of "
                             "a dynamic axis (made from a shape, e.g. ember.arange(x.shape[1]) "
