@@ -149,3 +149,11 @@ def test_a_filled_constant_sized_by_a_dynamic_axis_is_expanded_at_run_time():
     with pytest.raises(ExportError, match="depends on the size of a dynamic axis"):
         ember.onnx.to_model(lambda a: a + ember.arange(a.shape[1]), ember.randn(2, 5),
                             input_names=["a"], dynamic_axes={"a": [1]})
+
+
+def test_log1p_and_expm1_keep_their_digits_near_zero():
+    x = ember.tensor([1e-30, 1e-8, -1e-7, 1e-3, 0.5, -20.0, 100.0, 0.0, float("inf"),
+                      float("-inf"), float("nan"), -1.0, -2.0])
+    proto = ember.onnx.to_model(lambda t: (t.log1p(), t.expm1()), x)
+    for got, want in zip(run_onnx(proto, x.numpy()), (x.log1p().numpy(), x.expm1().numpy())):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)

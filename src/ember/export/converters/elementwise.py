@@ -94,10 +94,8 @@ def composite_unary(ctx: Context, eqn: Eqn) -> str | None:
     if name in ("log2", "log10"):
         base = ctx.scalar(math.log(2.0 if name == "log2" else 10.0), dtype)
         return ctx.node("Div", [ctx.node("Log", [x]), base])
-    if name == "log1p":
-        return ctx.node("Log", [ctx.node("Add", [x, ctx.scalar(1, dtype)])])
-    if name == "expm1":
-        return ctx.node("Sub", [ctx.node("Exp", [x]), ctx.scalar(1, dtype)])
+    if name in ("log1p", "expm1"):
+        return _near_zero(ctx, x, dtype, name)
     if name == "exp2":
         return ctx.node("Pow", [ctx.scalar(2, dtype), x])
     if name == "rsqrt":
@@ -107,6 +105,24 @@ def composite_unary(ctx: Context, eqn: Eqn) -> str | None:
     if eqn.params.get("decimals", 0):
         return ctx.refuse("round with decimals has no ONNX operator; use decimals=0")
     return ctx.node("Round", [x])  # (half to even, as Ember and PyTorch)
+
+
+def _near_zero(ctx: Context, x: str, dtype: DType, name: str) -> str:
+    """``log1p`` and ``expm1`` accurate near 0, where ``log(1 + x)`` and ``exp(x) - 1`` lose
+    every digit (Kahan's corrections: with ``u = 1 + x``, ``log(u) * x / (u - 1)``; with
+    ``u = exp(x)``, ``(u - 1) * x / log(u)``), the ends where they are 0/0 or inf/inf
+    written out."""
+    one = ctx.scalar(1, dtype)
+    u = ctx.node("Add" if name == "log1p" else "Exp", [x, one] if name == "log1p" else [x])
+    d = ctx.node("Sub", [u, one])
+    if name == "log1p":
+        y = ctx.node("Mul", [ctx.node("Log", [u]), ctx.node("Div", [x, d])])
+        y = ctx.node("Where", [ctx.node("Equal", [d, ctx.scalar(0, dtype)]), x, y])
+        return ctx.node("Where", [ctx.node("IsInf", [x], detect_negative=0), x, y])
+    y = ctx.node("Mul", [d, ctx.node("Div", [x, ctx.node("Log", [u])])])
+    y = ctx.node("Where", [ctx.node("Equal", [u, one]), x, y])
+    y = ctx.node("Where", [ctx.node("Equal", [d, ctx.scalar(-1, dtype)]), d, y])
+    return ctx.node("Where", [ctx.node("IsInf", [u]), u, y])
 
 
 @converter("sign")
