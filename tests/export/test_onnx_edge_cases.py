@@ -157,3 +157,14 @@ def test_log1p_and_expm1_keep_their_digits_near_zero():
     proto = ember.onnx.to_model(lambda t: (t.log1p(), t.expm1()), x)
     for got, want in zip(run_onnx(proto, x.numpy()), (x.log1p().numpy(), x.expm1().numpy())):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
+
+
+def test_the_blockwise_attention_kernel_gives_zeros_for_a_fully_masked_row(monkeypatch):
+    monkeypatch.setattr(ember.ops.attention, "MEMORY_EFFICIENT_MIN", 1)
+    q = ember.randn(1, 3, 4)
+    mask = ember.ones(3, 3, dtype=ember.bool)
+    mask[1] = False
+    additive = ember.where(mask, 0.0, float("-inf"))
+    check_export(lambda t, m, a: (F.scaled_dot_product_attention(t, t, t, attn_mask=m),
+                                  F.scaled_dot_product_attention(t, t, t, attn_mask=a)),
+                 q, mask, additive)

@@ -89,8 +89,8 @@ def unfold(ctx: Context, eqn: Eqn) -> str | None:
 
 @converter("scaled_dot_product_attention")
 def attention(ctx: Context, eqn: Eqn) -> list[str | None]:
-    """softmax(q kᵀ · scale + mask) v (the second output, the log-sum-exp kept for backward,
-    is not computed)."""
+    """softmax(q kᵀ · scale + mask) v, zeros for a query that may attend to nothing (the
+    second output, the log-sum-exp kept for backward, is not computed)."""
     q, k, v, *mask = eqn.inputs
     p, dtype = eqn.params, eqn.outputs[0].dtype
     kt = ctx.node("Transpose", [ctx.value(k)],
@@ -108,6 +108,10 @@ def attention(ctx: Context, eqn: Eqn) -> list[str | None]:
         scores = ctx.node("Where", [ctx.constant(allowed, "causal"), scores,
                                     ctx.scalar(-np.inf, dtype)])
     weights = ctx.node("Softmax", [scores], axis=-1)
+    if mask or p["causal"]:  # (a row that may attend to nothing gives zeros, as in Ember)
+        top = ctx.reduce("ReduceMax", scores, [-1], 1)
+        dead = ctx.node("Equal", [top, ctx.scalar(-np.inf, dtype)])
+        weights = ctx.node("Where", [dead, ctx.scalar(0, dtype), weights])
     return [ctx.node("MatMul", [weights, ctx.value(v)]), None]
 
 
