@@ -168,3 +168,11 @@ def test_the_blockwise_attention_kernel_gives_zeros_for_a_fully_masked_row(monke
     check_export(lambda t, m, a: (F.scaled_dot_product_attention(t, t, t, attn_mask=m),
                                   F.scaled_dot_product_attention(t, t, t, attn_mask=a)),
                  q, mask, additive)
+
+
+def test_input_and_output_names_must_differ_from_weights_and_each_other():
+    model, x = nn.Linear(3, 3).eval(), ember.randn(2, 3)
+    with pytest.raises(ValueError, match=r"\['bias'\] also name parameters or buffers"):
+        ember.onnx.to_model(model, x, input_names=["bias"])
+    with pytest.raises(ValueError, match=r"\['x'\] name both an input and an output"):
+        ember.onnx.to_model(model, x, input_names=["x"], output_names=["x"])

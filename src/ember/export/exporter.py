@@ -65,6 +65,7 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
     finally:
         for module, flag in zip(modules, training):  # (each module's own mode back)
             module.training = flag
+    _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
     ctx = Context(graph, opset, mapping, twin_consts or {}, changed)
     ctx.reserved.update(in_names, out_names, (ref.label for ref in graph.state))
     _convert(ctx, graph, in_names, changed)
@@ -154,6 +155,17 @@ def _names(given: Sequence[str] | None, count: int, default: list[str] | None,
     if len(set(given)) != len(given):
         raise ValueError(f"ember.onnx.export: {prefix}_names repeat a name: {given}")
     return given + [f"{prefix}_{i}" for i in range(len(given), count)]  # (torch's rule)
+
+
+def _check_distinct(in_names: list[str], out_names: list[str], weights: list[str]) -> None:
+    """ONNX values have one name each: an input named as a weight would read the weight."""
+    clash = sorted((set(in_names) | set(out_names)) & set(weights))
+    both = sorted(set(in_names) & set(out_names))
+    if clash or both:
+        what = f"{clash} also name parameters or buffers" if clash else \
+            f"{both} name both an input and an output"
+        raise ValueError(f"ember.onnx.export: the names {what}; give other input_names or "
+                         "output_names")
 
 
 def _dynamic_axes(dynamic_axes: Mapping[str, Any] | None, in_names: list[str],
