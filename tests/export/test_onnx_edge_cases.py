@@ -176,3 +176,8 @@ def test_input_and_output_names_must_differ_from_weights_and_each_other():
         ember.onnx.to_model(model, x, input_names=["bias"])
     with pytest.raises(ValueError, match=r"\['x'\] name both an input and an output"):
         ember.onnx.to_model(model, x, input_names=["x"], output_names=["x"])
+
+
+def test_half_precision_infinity_tests_are_valid_before_opset_20():
+    x = ember.tensor([[0.5, float("inf"), -float("inf"), float("nan"), 1e-4]]).half()
+    check_export(lambda t: (t.isinf(), t.isfinite(), t.log1p(), t.expm1()), x, rtol=2e-3)

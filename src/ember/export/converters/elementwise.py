@@ -20,7 +20,7 @@ _UNARY = {"abs": "Abs", "acos": "Acos", "acosh": "Acosh", "asin": "Asin", "asinh
           "sinh": "Sinh", "tan": "Tan", "tanh": "Tanh", "exp": "Exp", "log": "Log",
           "sqrt": "Sqrt", "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "erf": "Erf",
           "neg": "Neg", "floor": "Floor", "ceil": "Ceil", "relu": "Relu",
-          "isnan": "IsNaN", "isinf": "IsInf", "copy": "Identity"}
+          "isnan": "IsNaN", "copy": "Identity"}
 _LOGIC = {"bitwise_and": ("And", "BitwiseAnd"), "bitwise_or": ("Or", "BitwiseOr"),
           "bitwise_xor": ("Xor", "BitwiseXor")}
 
@@ -118,11 +118,11 @@ def _near_zero(ctx: Context, x: str, dtype: DType, name: str) -> str:
     if name == "log1p":
         y = ctx.node("Mul", [ctx.node("Log", [u]), ctx.node("Div", [x, d])])
         y = ctx.node("Where", [ctx.node("Equal", [d, ctx.scalar(0, dtype)]), x, y])
-        return ctx.node("Where", [ctx.node("IsInf", [x], detect_negative=0), x, y])
+        return ctx.node("Where", [ctx.node("Equal", [x, ctx.scalar(np.inf, dtype)]), x, y])
     y = ctx.node("Mul", [d, ctx.node("Div", [x, ctx.node("Log", [u])])])
     y = ctx.node("Where", [ctx.node("Equal", [u, one]), x, y])
     y = ctx.node("Where", [ctx.node("Equal", [d, ctx.scalar(-1, dtype)]), d, y])
-    return ctx.node("Where", [ctx.node("IsInf", [u]), u, y])
+    return ctx.node("Where", [ctx.node("Equal", [u, ctx.scalar(np.inf, dtype)]), u, y])
 
 
 @converter("sign")
@@ -136,10 +136,22 @@ def sign(ctx: Context, eqn: Eqn) -> str:
                               ctx.node("Sign", [x])])
 
 
+def _is_inf(ctx: Context, x: str, dtype: DType) -> str:
+    """IsInf, which takes float16 and bfloat16 from opset 20 only: ``|x| == inf`` before."""
+    if ctx.opset >= 20 or dtype.name in ("float32", "float64"):
+        return ctx.node("IsInf", [x])
+    return ctx.node("Equal", [ctx.node("Abs", [x]), ctx.scalar(np.inf, dtype)])
+
+
+@converter("isinf")
+def isinf(ctx: Context, eqn: Eqn) -> str:
+    return _is_inf(ctx, ctx.value(eqn.inputs[0]), eqn.inputs[0].dtype)
+
+
 @converter("isfinite")
 def isfinite(ctx: Context, eqn: Eqn) -> str:
-    x = ctx.value(eqn.inputs[0])
-    return ctx.node("Not", [ctx.node("Or", [ctx.node("IsNaN", [x]), ctx.node("IsInf", [x])])])
+    x, dtype = ctx.value(eqn.inputs[0]), eqn.inputs[0].dtype
+    return ctx.node("Not", [ctx.node("Or", [ctx.node("IsNaN", [x]), _is_inf(ctx, x, dtype)])])
 
 
 @converter("cast")
