@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 import pytest
 
 import ember
@@ -181,3 +182,24 @@ def test_input_and_output_names_must_differ_from_weights_and_each_other():
 def test_half_precision_infinity_tests_are_valid_before_opset_20():
     x = ember.tensor([[0.5, float("inf"), -float("inf"), float("nan"), 1e-4]]).half()
     check_export(lambda t: (t.isinf(), t.isfinite(), t.log1p(), t.expm1()), x, rtol=2e-3)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "bool"])
+def test_ops_on_narrow_integers_and_bools_make_valid_models(dtype):
+    x = ember.tensor([[1, 2, 0], [3, 1, 2]], dtype=getattr(ember, dtype))
+    if dtype == "bool":
+        fn = lambda t: (t + t, t * t, ember.maximum(t, t.flip(0)), t.sign(), t @ t.T)  # noqa: E731
+    else:
+        fn = lambda t: (t ** 2, t.square(), t @ t.T, -t, F.relu(t), t.amax(0))  # noqa: E731
+    if dtype == "int16":  # (valid ONNX, but onnxruntime's CPU provider has no int16 Max)
+        onnx.checker.check_model(ember.onnx.to_model(fn, x), full_check=True)
+    else:
+        check_export(fn, x)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8", "float32"])
+def test_floor_and_truncated_division(dtype):
+    a = ember.tensor([[-7, 7, -7, 7, 6, -6, 0, 5]], dtype=getattr(ember, dtype))
+    b = ember.tensor([[2, 2, -2, -2, 4, 4, 3, -5]], dtype=getattr(ember, dtype))
+    check_export(lambda x, y: (x // y, ember.div(x, y, rounding_mode="trunc"),
+                               ember.div(x, y, rounding_mode="floor"), x // 3), a, b)

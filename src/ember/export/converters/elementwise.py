@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ember.dtypes import DType, bool_
+from ember.dtypes import DType, bool_, int32
 from ember.export.context import Context, onnx_type
 from ember.export.registry import converter
 from ember.jit.ir import Eqn
@@ -21,6 +21,8 @@ _UNARY = {"abs": "Abs", "acos": "Acos", "acosh": "Acosh", "asin": "Asin", "asinh
           "sqrt": "Sqrt", "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "erf": "Erf",
           "neg": "Neg", "floor": "Floor", "ceil": "Ceil", "relu": "Relu",
           "isnan": "IsNaN", "copy": "Identity"}
+_ON_BOOLS = {"add": "Or", "mul": "And", "maximum": "Or", "minimum": "And"}
+_NARROW = ("bool", "int8", "uint8", "int16")  # (MatMul and Pow take none of them)
 _LOGIC = {"bitwise_and": ("And", "BitwiseAnd"), "bitwise_or": ("Or", "BitwiseOr"),
           "bitwise_xor": ("Xor", "BitwiseXor")}
 
@@ -32,11 +34,24 @@ def operands(ctx: Context, eqn: Eqn, dtype: DType | None = None) -> list[str]:
     return [ctx.cast(ctx.value(v), v.dtype, to) for v in eqn.inputs]
 
 
+def widened(ctx: Context, op: str, inputs: list[str], dtype: DType) -> str:
+    """``op`` on ``inputs`` of ``dtype``, computed on int32 and cast back for the narrow
+    integers and bools that MatMul and Pow do not take (the cast back wraps, as Ember)."""
+    if dtype.name not in _NARROW:
+        return ctx.node(op, inputs)
+    wide = ctx.node(op, [ctx.cast(x, dtype, int32) for x in inputs])
+    return ctx.cast(wide, int32, dtype)
+
+
 @converter(*_BINARY)
 def binary(ctx: Context, eqn: Eqn) -> str:
-    op = _BINARY[eqn.prim.name]
+    name, dtype = eqn.prim.name, eqn.outputs[0].dtype
+    if dtype is bool_ and name in _ON_BOOLS:  # (arithmetic on bools is logic)
+        return ctx.node(_ON_BOOLS[name], operands(ctx, eqn))
+    if name == "pow":
+        return widened(ctx, "Pow", operands(ctx, eqn), dtype)
     # (torch.fmod keeps the dividend's sign: C's fmod, for integers too)
-    return ctx.node(op, operands(ctx, eqn), fmod=1 if op == "Mod" else None)
+    return ctx.node(_BINARY[name], operands(ctx, eqn), fmod=1 if name == "fmod" else None)
 
 
 @converter("remainder")
@@ -48,18 +63,33 @@ def remainder(ctx: Context, eqn: Eqn) -> str:
     return ctx.node("Sub", [a, ctx.node("Mul", [floor, b])])
 
 
-@converter("floor_divide")
-def floor_divide(ctx: Context, eqn: Eqn) -> str | None:
-    if not eqn.outputs[0].dtype.is_floating_point:
-        return ctx.refuse("integer floor division has no ONNX operator (Div truncates); "
-                          "compute it in floating point")
-    return ctx.node("Floor", [ctx.node("Div", operands(ctx, eqn))])
+@converter("floor_divide", "div_trunc")
+def rounded_divide(ctx: Context, eqn: Eqn) -> str:
+    """Division rounded down (``//``) or toward zero (``rounding_mode="trunc"``): ONNX's Div
+    truncates integers, and the floor is one less where the remainder's sign differs from
+    the divisor's."""
+    (a, b), dtype = operands(ctx, eqn), eqn.outputs[0].dtype
+    q = ctx.node("Div", [a, b])
+    if dtype.is_floating_point:
+        return _trunc(ctx, q) if eqn.prim.name == "div_trunc" else ctx.node("Floor", [q])
+    if eqn.prim.name == "div_trunc" or dtype.name == "uint8":
+        return q
+    zero = ctx.scalar(0, dtype)
+    r = ctx.node("Sub", [a, ctx.node("Mul", [q, b])])
+    inexact = ctx.node("Not", [ctx.node("Equal", [r, zero])])
+    signs = ctx.node("Xor", [ctx.node("Less", [r, zero]), ctx.node("Less", [b, zero])])
+    below = ctx.cast(ctx.node("And", [inexact, signs]), bool_, dtype)
+    return ctx.node("Sub", [q, below])
+
+
+def _trunc(ctx: Context, x: str) -> str:
+    return ctx.node("Mul", [ctx.node("Sign", [x]), ctx.node("Floor", [ctx.node("Abs", [x])])])
 
 
 @converter("pow_scalar")
 def pow_scalar(ctx: Context, eqn: Eqn) -> str:
     (x,), out = operands(ctx, eqn), eqn.outputs[0]
-    return ctx.node("Pow", [x, ctx.scalar(eqn.params["exponent"], out.dtype)])
+    return widened(ctx, "Pow", [x, ctx.scalar(eqn.params["exponent"], out.dtype)], out.dtype)
 
 
 @converter(*_COMPARE, "ne")
@@ -85,7 +115,12 @@ def logic(ctx: Context, eqn: Eqn) -> str | None:
 
 @converter(*_UNARY)
 def unary(ctx: Context, eqn: Eqn) -> str:
-    return ctx.node(_UNARY[eqn.prim.name], [ctx.value(eqn.inputs[0])])
+    src, name = eqn.inputs[0], eqn.prim.name
+    x = ctx.value(src)
+    if src.dtype.name == "uint8" and name in ("neg", "relu"):  # (neither takes uint8)
+        return ctx.node("Sub", [ctx.scalar(0, src.dtype), x]) if name == "neg" else \
+            ctx.node("Identity", [x])
+    return ctx.node(_UNARY[name], [x])
 
 
 @converter("log2", "log10", "log1p", "expm1", "exp2", "rsqrt", "trunc", "round")
@@ -101,7 +136,7 @@ def composite_unary(ctx: Context, eqn: Eqn) -> str | None:
     if name == "rsqrt":
         return ctx.node("Reciprocal", [ctx.node("Sqrt", [x])])
     if name == "trunc":
-        return ctx.node("Mul", [ctx.node("Sign", [x]), ctx.node("Floor", [ctx.node("Abs", [x])])])
+        return _trunc(ctx, x)
     if eqn.params.get("decimals", 0):
         return ctx.refuse("round with decimals has no ONNX operator; use decimals=0")
     return ctx.node("Round", [x])  # (half to even, as Ember and PyTorch)
@@ -130,6 +165,8 @@ def sign(ctx: Context, eqn: Eqn) -> str:
     """Sign, 0 at NaN as in PyTorch (ONNX's Sign keeps NaN)."""
     src = eqn.inputs[0]
     x = ctx.value(src)
+    if src.dtype is bool_:
+        return ctx.node("Identity", [x])
     if not src.dtype.is_floating_point:
         return ctx.node("Sign", [x])
     return ctx.node("Where", [ctx.node("IsNaN", [x]), ctx.scalar(0, src.dtype),

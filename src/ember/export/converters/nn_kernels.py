@@ -9,6 +9,7 @@ import numpy as np
 
 from ember.dtypes import bool_
 from ember.export.context import Context
+from ember.export.converters.elementwise import widened
 from ember.export.registry import converter
 from ember.jit.ir import Eqn
 
@@ -16,8 +17,8 @@ from ember.jit.ir import Eqn
 @converter("matmul")
 def matmul(ctx: Context, eqn: Eqn) -> str:
     out = eqn.outputs[0].dtype
-    a, b = (ctx.cast(ctx.value(v), v.dtype, out) for v in eqn.inputs)
-    return ctx.node("MatMul", [a, b])
+    return widened(ctx, "MatMul", [ctx.cast(ctx.value(v), v.dtype, out) for v in eqn.inputs],
+                   out)
 
 
 def _pads(padding: tuple) -> list[int]:

@@ -26,11 +26,12 @@ def reduce(ctx: Context, eqn: Eqn) -> str:
     if eqn.prim.name in ("all", "any"):  # (nonzero is true; ReduceMin/Max take bool from
         flags = ctx.cast(ctx.cast(x, src.dtype, bool_), bool_, int32)  # opset 20 only)
         return ctx.cast(ctx.reduce(_REDUCE[eqn.prim.name], flags, dims, keep), int32, out.dtype)
-    # (a sum of bools or small integers is int64; a max of bools is taken on int32)
-    x = ctx.cast(x, src.dtype, int32 if out.dtype is bool_ else out.dtype)
+    # (a sum of bools or small integers is int64; a max of bools or int16 is taken on int32)
+    on = int32 if out.dtype.name in ("bool", "int16") else out.dtype
+    x = ctx.cast(x, src.dtype, on)
     y = ctx.reduce(_REDUCE[eqn.prim.name], x, dims, keep)
-    if out.dtype is bool_:
-        return ctx.cast(y, int32, bool_)
+    if on is not out.dtype:
+        return ctx.cast(y, on, out.dtype)
     if eqn.prim.name in ("amax", "amin"):
         return _nan_values(ctx, src, x, y, dims, keep)
     return y
