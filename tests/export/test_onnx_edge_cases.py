@@ -203,3 +203,10 @@ def test_floor_and_truncated_division(dtype):
     b = ember.tensor([[2, 2, -2, -2, 4, 4, 3, -5]], dtype=getattr(ember, dtype))
     check_export(lambda x, y: (x // y, ember.div(x, y, rounding_mode="trunc"),
                                ember.div(x, y, rounding_mode="floor"), x // 3), a, b)
+
+
+def test_a_model_failing_at_the_resized_sizes_says_why():
+    with pytest.raises(ExportError, match=r"traced again with them resized \(inputs of shapes "
+                                          r"\[\(5, 3\)\]\), and failed: ShapeError"):
+        ember.onnx.to_model(lambda a: a.view(-1, 2, 3).sum(1), ember.randn(4, 3),
+                            input_names=["a"], dynamic_axes={"a": {0: "batch"}})

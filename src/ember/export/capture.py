@@ -11,6 +11,7 @@ import numpy as np
 
 import ember
 from ember.export.registry import ExportError
+from ember.func.pytree import tree_unflatten
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.passes import PASSES
 from ember.jit.trace import TraceError
@@ -54,6 +55,24 @@ def _unchanged(graph: Graph, argument: int, var: Var) -> bool:
     while var in made and made[var].prim.name == "index_check":
         var = made[var].inputs[0]
     return var is graph.inputs[argument]
+
+
+def retrace_resized(compiled: Any, leaves: list, spec: Any,
+                    axes: dict[int, dict[int, str]]) -> Graph:
+    """The graph of a second call with the dynamic axes resized (:func:`resized`); a model
+    that fails at those sizes is an :class:`ExportError` saying so."""
+    grown = resized(leaves, axes)
+    try:
+        return retrace(compiled, *tree_unflatten(grown, spec))
+    except ExportError:
+        raise
+    except Exception as e:
+        shapes = [tuple(t.shape) for t in grown if isinstance(t, Tensor)]
+        raise ExportError(f"ember.onnx.export: to find which sizes follow the dynamic axes, "
+                          f"the model is traced again with them resized (inputs of shapes "
+                          f"{shapes}), and failed: {type(e).__name__}: {e}. Hint: an axis "
+                          "whose size the model constrains (even, a multiple of some size) "
+                          "cannot be dynamic") from e
 
 
 def resized(leaves: list, axes: dict[int, dict[int, str]]) -> list:

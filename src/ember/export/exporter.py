@@ -12,10 +12,10 @@ import onnx
 from onnx import helper
 
 from ember.export import converters  # noqa: F401 - registers the converters
-from ember.export.capture import resized, retrace, trace, twins
+from ember.export.capture import retrace_resized, trace, twins
 from ember.export.context import Context, onnx_type
 from ember.export.registry import CONVERTERS, SHAPE_PARAMS, ExportError
-from ember.func.pytree import tree_flatten, tree_unflatten
+from ember.func.pytree import tree_flatten
 from ember.jit.compiled import argument_names
 from ember.jit.ir import Graph, Var
 from ember.tensor import Tensor
@@ -59,7 +59,7 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
         mapping = twin_consts = None
         changed: dict = {}
         if any(axes[0].values()):
-            second = retrace(compiled, *tree_unflatten(resized(leaves, axes[0]), spec))
+            second = retrace_resized(compiled, leaves, spec, axes[0])
             mapping, changed = twins(graph, second)
             twin_consts = second.consts
     finally:
