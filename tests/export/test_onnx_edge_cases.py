@@ -210,3 +210,9 @@ def test_a_model_failing_at_the_resized_sizes_says_why():
                                           r"\[\(5, 3\)\]\), and failed: ShapeError"):
         ember.onnx.to_model(lambda a: a.view(-1, 2, 3).sum(1), ember.randn(4, 3),
                             input_names=["a"], dynamic_axes={"a": {0: "batch"}})
+
+
+def test_round_with_decimals():
+    x = ember.tensor([[1.2345, -2.5551, 125.0, 0.125, 1e-3, 3150.0]])
+    check_export(lambda t: (t.round(decimals=2), t.round(decimals=-2), t.round(decimals=1)), x,
+                 atol=0, rtol=0)

@@ -137,9 +137,12 @@ def composite_unary(ctx: Context, eqn: Eqn) -> str | None:
         return ctx.node("Reciprocal", [ctx.node("Sqrt", [x])])
     if name == "trunc":
         return _trunc(ctx, x)
-    if eqn.params.get("decimals", 0):
-        return ctx.refuse("round with decimals has no ONNX operator; use decimals=0")
-    return ctx.node("Round", [x])  # (half to even, as Ember and PyTorch)
+    decimals = eqn.params.get("decimals", 0)
+    if not decimals:
+        return ctx.node("Round", [x])  # (half to even, as Ember and PyTorch)
+    scale = ctx.scalar(10.0 ** abs(decimals), dtype)  # (x scaled, rounded, scaled back)
+    up, down = ("Mul", "Div") if decimals > 0 else ("Div", "Mul")
+    return ctx.node(down, [ctx.node("Round", [ctx.node(up, [x, scale])]), scale])
 
 
 def _near_zero(ctx: Context, x: str, dtype: DType, name: str) -> str:
