@@ -216,3 +216,19 @@ def test_round_with_decimals():
     x = ember.tensor([[1.2345, -2.5551, 125.0, 0.125, 1e-3, 3150.0]])
     check_export(lambda t: (t.round(decimals=2), t.round(decimals=-2), t.round(decimals=1)), x,
                  atol=0, rtol=0)
+
+
+def test_a_constant_shared_by_a_dynamic_and_a_fixed_use_is_checked_per_use():
+    def fn(a):  # (the tracer shares the 4.0 of mean(0) over 4 rows and std(-1)'s 5 - 1)
+        return a.mean(0), a.std(-1)
+
+    _dynamic_check(fn, [ember.randn(4, 5)], {0: {0: "n"}}, [[ember.randn(7, 5)]])
+
+
+def test_means_and_variances_over_dynamic_axes_count_at_run_time():
+    def fn(a):
+        return (a.mean(), a.var(1, correction=0), a.std(0, correction=2), a.var(),
+                F.mse_loss(a, a * 2), nn.AdaptiveAvgPool2d(1)(a[:, None, :, None]))
+
+    _dynamic_check(fn, [ember.randn(4, 5)], {0: {0: "n", 1: "t"}},
+                   [[ember.randn(7, 3)], [ember.randn(3, 9)]])

@@ -108,11 +108,15 @@ def resized(leaves: list, axes: dict[int, dict[int, str]]) -> list:
     return out
 
 
-def twins(first: Graph, second: Graph) -> tuple[dict[Var, Var], dict[int, Eqn]]:
+def twins(first: Graph, second: Graph) -> tuple[dict[Var, Var], dict[int, Eqn], dict[int, Eqn]]:
     """Each variable of ``first`` mapped to the variable in ``second`` made at the same place,
-    and each equation whose params changed with the sizes (by ``id``) to its twin (the caller
-    decides which of those it can export). Copies are left out of the matching: a reshape
-    copies a strided view at some sizes only (a batch of 1 views what a batch of 2 copies)."""
+    each equation whose params changed with the sizes (by ``id``) to its twin (the caller
+    decides which of those it can export), and every equation to its twin. Copies are left out
+    of the matching: a reshape copies a strided view at some sizes only (a batch of 1 views
+    what a batch of 2 copies). A constant may have several twins (the tracer shares one
+    constant between uses that the second trace tells apart: a mean's count over a dynamic
+    axis and another over a fixed one), so the mapping of a constant is only its last use's:
+    see :meth:`~ember.export.context.Context.twin_of`."""
     def differ(why: str) -> ExportError:
         return ExportError("ember.onnx.export: the traced graph changes with the size of a "
                            f"dynamic axis ({why}): Python code branches on a shape. Hint: "
@@ -124,12 +128,22 @@ def twins(first: Graph, second: Graph) -> tuple[dict[Var, Var], dict[int, Eqn]]:
         raise differ(f"{len(eqns1)} against {len(eqns2)} equations")
     mapping: dict[Var, Var] = dict(zip(first.inputs, second.inputs))
     mapping.update((a.var, b.var) for a, b in zip(first.state, second.state))
-    changed = {}
+    copied = {e.outputs[0]: e.inputs[0] for e in second.eqns if e.prim.name == "copy"}
+    changed, pairs = {}, {}
     for e1, e2 in zip(eqns1, eqns2):
         if e1.prim is not e2.prim or len(e1.inputs) != len(e2.inputs):
             raise differ(f"{e1.prim.name} against {e2.prim.name} at {e1.source}")
-        mapping.update(zip(e1.inputs, e2.inputs))
+        for v1, v2 in zip(e1.inputs, e2.inputs):
+            while v2 in copied:
+                v2 = copied[v2]
+            known = mapping.get(v1)
+            if known is not None and known is not v2 and v1 not in first.consts and \
+                    copied.get(known, known) is not v2:
+                raise differ(f"{e1.prim.name} at {e1.source} reads one value where the "
+                             "second trace reads two")
+            mapping[v1] = v2
         mapping.update(zip(e1.outputs, e2.outputs))
+        pairs[id(e1)] = e2
         if _params_key(e1.params) != _params_key(e2.params):
             changed[id(e1)] = e2
     for v1, v2 in zip(first.outputs, second.outputs):
@@ -143,7 +157,7 @@ def twins(first: Graph, second: Graph) -> tuple[dict[Var, Var], dict[int, Eqn]]:
             raise differ(f"{v1.name} has shape {v1.shape} against {v2.shape}; a dynamic "
                          "axis of size 1 in the example input may be squeezed or broadcast: "
                          "trace with a size above 1")
-    return mapping, changed
+    return mapping, changed, pairs
 
 
 def _params_key(params: dict) -> str:

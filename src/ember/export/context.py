@@ -46,13 +46,15 @@ class Context:
 
     ``twin`` maps each variable to its twin in the second trace (None without dynamic axes);
     ``twin_consts`` holds the second trace's constants, ``twin_eqns`` the twin of each
-    equation (by ``id``) whose params differ there.
+    equation (by ``id``) whose params differ there, ``pairs`` of every equation.
     """
 
     def __init__(self, graph: Graph, opset: int, twin: dict[Var, Var] | None,
-                 twin_consts: dict[Var, Any], twin_eqns: dict[int, Eqn]) -> None:
+                 twin_consts: dict[Var, Any], twin_eqns: dict[int, Eqn],
+                 pairs: dict[int, Eqn] | None = None) -> None:
         self.graph, self.opset = graph, opset
         self.twin, self.twin_consts, self.twin_eqns = twin, twin_consts, twin_eqns
+        self.pairs = pairs or {}
         self.nodes: list[Any] = []
         self.initializers: list[Any] = []
         self.names: dict[Var, str] = {}
@@ -61,6 +63,7 @@ class Context:
         self._count = 0
         self._dims: dict[tuple[str, int], str] = {}
         self.reserved: set[str] = set()  # the graph's input, output and weight names
+        self.producers = {v: e for e in graph.eqns for v in e.outputs}
 
     # -- names and values ------------------------------------------------------------------
     def fresh(self, hint: str) -> str:
@@ -72,28 +75,26 @@ class Context:
                 return name
 
     def value(self, var: Var) -> str:
-        """The ONNX name holding ``var``; a constant becomes an initializer when first read
-        (and is refused when it changes with a dynamic axis)."""
+        """The ONNX name holding ``var``; a constant becomes an initializer when first read,
+        and each read of one that changes with a dynamic axis (for that read) is expanded to
+        its run-time shape when it holds one value (``zeros(x.shape[0], 4)``), else refused."""
         name = self.names.get(var)
-        if name is not None:
+        if not self.changes(var):
+            if name is None:  # (inputs, state and outputs are named up front)
+                name = self.names[var] = self.constant(np.asarray(self.graph.consts[var]),
+                                                       var.name)
             return name
-        array = self.graph.consts[var]  # (inputs, state and outputs are named up front)
-        if self.twin is not None:
-            other = self.twin_consts[self.twin[var]]
-            if _filled_alike(array, other):  # (zeros(x.shape[0], 4): the fill expanded)
-                shape = self.shape_tensor(var, [], infer_one=False)
-                if shape is None:
-                    return self.constant(np.asarray(array), var.name)
-                fill = self.constant(np.asarray(array).reshape(-1)[:1].reshape(()), var.name)
-                name = self.names[var] = self.node("Expand", [fill, shape])
-                return name
-            if other.shape != array.shape or not np.array_equal(other, array, equal_nan=True):
-                self.refuse(f"a constant of shape {tuple(array.shape)} depends on the size of "
-                            "a dynamic axis (made from a shape, e.g. ember.arange(x.shape[1]) "
-                            "or an index tensor); the exported model would keep the traced "
-                            "size")
-        name = self.names[var] = self.constant(np.asarray(array), var.name)
-        return name
+        array = np.asarray(self.graph.consts[var])
+        if _filled_alike(array, self.twin_consts[self.twin_of(var)]):
+            shape = self.shape_tensor(var, [], infer_one=False)
+            if shape is not None:
+                fill = self.constant(array.reshape(-1)[:1].reshape(()), var.name)
+                return self.node("Expand", [fill, shape])
+        else:
+            self.refuse(f"a constant of shape {tuple(array.shape)} depends on the size of a "
+                        "dynamic axis (made from a shape, e.g. ember.arange(x.shape[1]) or an "
+                        "index tensor); the exported model would keep the traced size")
+        return self.constant(array, var.name)
 
     def constant(self, array: Any, hint: str = "const") -> str:
         """An initializer holding ``array``."""
@@ -138,9 +139,27 @@ class Context:
         self.problems.append(f"{prim}{where}{text}: {why}")
 
     # -- dynamic axes ----------------------------------------------------------------------
+    def changes(self, var: Var) -> bool:
+        """Whether ``var`` is a constant whose value or shape changes with a dynamic axis."""
+        if self.twin is None or var not in self.graph.consts:
+            return False
+        array, other = self.graph.consts[var], self.twin_consts[self.twin_of(var)]
+        return array.shape != other.shape or not np.array_equal(array, other, equal_nan=True)
+
+    def twin_of(self, var: Var) -> Var:
+        """``var``'s twin in the second trace; for a constant that the equation being
+        converted reads, the constant its twin reads there (one constant of the first trace
+        may stand for several of the second)."""
+        eqn, twin = self.eqn, self.twin
+        assert twin is not None
+        if eqn is not None and var in self.graph.consts and var in eqn.inputs and \
+                id(eqn) in self.pairs:
+            return self.pairs[id(eqn)].inputs[eqn.inputs.index(var)]
+        return twin[var]
+
     def twin_shape(self, var: Var) -> tuple[int, ...]:
         """``var``'s shape in the second trace (its own shape without dynamic axes)."""
-        return var.shape if self.twin is None else self.twin[var].shape
+        return var.shape if self.twin is None else self.twin_of(var).shape
 
     def dynamic_dims(self, var: Var) -> list[int]:
         """The dimensions of ``var`` whose size follows a dynamic axis."""

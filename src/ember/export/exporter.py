@@ -58,15 +58,16 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
         axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
         mapping = twin_consts = None
         changed: dict = {}
+        pairs: dict = {}
         if any(axes[0].values()):
             second = retrace_resized(compiled, leaves, spec, axes[0])
-            mapping, changed = twins(graph, second)
+            mapping, changed, pairs = twins(graph, second)
             twin_consts = second.consts
     finally:
         for module, flag in zip(modules, training):  # (each module's own mode back)
             module.training = flag
     _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
-    ctx = Context(graph, opset, mapping, twin_consts or {}, changed)
+    ctx = Context(graph, opset, mapping, twin_consts or {}, changed, pairs)
     ctx.reserved.update(in_names, out_names, (ref.label for ref in graph.state))
     _convert(ctx, graph, in_names, changed)
     return _model(ctx, graph, in_names, out_names, axes, export_params)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ember.dtypes import DType, bool_, int32
+from ember.dtypes import DType, bool_, int32, int64
 from ember.export.context import Context, onnx_type
 from ember.export.registry import converter
 from ember.jit.ir import Eqn
@@ -50,8 +50,36 @@ def binary(ctx: Context, eqn: Eqn) -> str:
         return ctx.node(_ON_BOOLS[name], operands(ctx, eqn))
     if name == "pow":
         return widened(ctx, "Pow", operands(ctx, eqn), dtype)
+    if name == "div" and ctx.changes(eqn.inputs[1]):
+        count = _counted(ctx, eqn)
+        if count is not None:
+            return ctx.node("Div", [ctx.cast(ctx.value(eqn.inputs[0]), eqn.inputs[0].dtype,
+                                             dtype), count])
     # (torch.fmod keeps the dividend's sign: C's fmod, for integers too)
     return ctx.node(_BINARY[name], operands(ctx, eqn), fmod=1 if name == "fmod" else None)
+
+
+def _counted(ctx: Context, eqn: Eqn) -> str | None:
+    """For ``sum(x, dims) / n`` where ``n`` counts the entries summed (less a fixed
+    correction): a mean or variance over a dynamic axis. ``n`` read from ``x``'s shape at run
+    time (None for any other divisor that changes with a dynamic axis)."""
+    total, n = eqn.inputs
+    made = ctx.producers.get(total)
+    if made is None or made.prim.name != "sum" or not made.params["dims"]:
+        return None
+    x, dims = made.inputs[0], tuple(made.params["dims"])
+    first, second = (np.asarray(c) for c in (ctx.graph.consts[n], ctx.twin_consts[ctx.twin_of(n)]))
+    if first.size != 1 or second.size != 1:
+        return None
+    counts = [math.prod(shape[d] for d in dims) for shape in (x.shape, ctx.twin_shape(x))]
+    offset = counts[0] - first.item()
+    if counts[0] == counts[1] or counts[1] - second.item() != offset:
+        return None
+    sizes = ctx.node("Gather", [ctx.node("Shape", [ctx.value(x)]), ctx.ints(dims)], axis=0)
+    count = ctx.cast(ctx.reduce("ReduceProd", sizes, [0], 0), int64, n.dtype)
+    if offset:
+        count = ctx.node("Sub", [count, ctx.scalar(offset, n.dtype)])
+    return ctx.node("Reshape", [count, ctx.ints(first.shape)]) if first.ndim else count
 
 
 @converter("remainder")
