@@ -232,3 +232,13 @@ def test_means_and_variances_over_dynamic_axes_count_at_run_time():
 
     _dynamic_check(fn, [ember.randn(4, 5)], {0: {0: "n", 1: "t"}},
                    [[ember.randn(7, 3)], [ember.randn(3, 9)]])
+
+
+def test_blockwise_causal_attention_with_a_dynamic_batch(monkeypatch):
+    monkeypatch.setattr(ember.ops.attention, "MEMORY_EFFICIENT_MIN", 1)
+    q, k = ember.randn(2, 4, 3, 8), ember.randn(2, 2, 5, 8)
+    check_export(lambda a, b: (F.scaled_dot_product_attention(a, b, b, is_causal=True,
+                                                              enable_gqa=True),
+                               F.scaled_dot_product_attention(b, a[:, :2], a[:, :2],
+                                                              is_causal=True)),
+                 q, k, dynamic_batch=True)

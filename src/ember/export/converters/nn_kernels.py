@@ -103,7 +103,7 @@ def attention(ctx: Context, eqn: Eqn) -> list[str | None]:
     elif mask:
         scores = ctx.node("Add", [scores, ctx.cast(ctx.value(mask[0]), mask[0].dtype, dtype)])
     if p["causal"]:
-        if ctx.dynamic_dims(q)[-2:] or ctx.dynamic_dims(k)[-2:]:
+        if any(d >= len(t.shape) - 2 for t in (q, k) for d in ctx.dynamic_dims(t)):
             return [ctx.refuse("causal attention over a dynamic sequence length"), None]
         allowed = np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool_.np))
         scores = ctx.node("Where", [ctx.constant(allowed, "causal"), scores,
