@@ -242,3 +242,10 @@ def test_blockwise_causal_attention_with_a_dynamic_batch(monkeypatch):
                                F.scaled_dot_product_attention(b, a[:, :2], a[:, :2],
                                                               is_causal=True)),
                  q, k, dynamic_batch=True)
+
+
+def test_index_tensors_of_one_dynamic_shape_on_the_leading_dims():
+    a = ember.randn(4, 5, 2)
+    i, j = ember.tensor([0, 3, -1]), ember.tensor([1, 4, 2])
+    _dynamic_check(lambda t, p, q: t[p, q], [a, i, j], {1: {0: "k"}, 2: {0: "k"}},
+                   [[a, ember.tensor([2, 0, 1, 3, -2]), ember.tensor([0, 1, 2, 3, 4])]])

@@ -104,9 +104,8 @@ def index(ctx: Context, eqn: Eqn) -> str | None:
     axis = _gather_axis(ctx, a, idx, dims, eqn.outputs[0])
     if axis is not None:
         return ctx.node("GatherElements", [ctx.value(a), ctx.value(idx[axis])], axis=axis)
-    shapes = {v.shape for v in idx}
-    if dims == tuple(range(len(dims))) and len(shapes) == 1 and \
-            not any(ctx.dynamic_dims(v) for v in idx):
+    shapes = {(v.shape, ctx.twin_shape(v)) for v in idx}  # (one shape, at both sizes)
+    if dims == tuple(range(len(dims))) and len(shapes) == 1:
         stacked = ctx.node("Concat", [ctx.node("Unsqueeze", [ctx.value(v), ctx.ints([-1])])
                                       for v in idx], axis=-1)
         return ctx.node("GatherND", [ctx.value(a), stacked])
