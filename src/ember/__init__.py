@@ -96,3 +96,18 @@ from ember.io import load, save
 # isort: on
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """``ember.onnx`` (as ``torch.onnx``) is imported on first use: it needs the optional
+    ``onnx`` package, which ``import ember`` does not."""
+    if name == "onnx":
+        import importlib
+
+        return importlib.import_module("ember.onnx")
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names and ``onnx`` (imported on first use), for tab completion."""
+    return sorted({*globals(), "onnx"})

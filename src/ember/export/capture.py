@@ -1,0 +1,164 @@
+"""Tracing a model for export: ``ember.jit`` records the eval-mode call under ``no_grad`` with
+no optimizing pass but (optionally) constant folding, CSE and dead-code elimination. With
+dynamic axes the model is traced a second time with those axes resized; the two graphs must
+match equation by equation, and each variable's twin tells which of its sizes are dynamic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import ember
+from ember.export.registry import ExportError
+from ember.func.pytree import tree_unflatten
+from ember.jit.ir import Effect, Eqn, Graph, Var
+from ember.jit.passes import PASSES
+from ember.jit.trace import TraceError
+from ember.tensor import Tensor
+
+_FOLDING = ("fold", "cse", "dce")
+
+
+def trace(model: Any, args: tuple, kwargs: dict, fold: bool) -> tuple[Any, Graph]:
+    """``model(*args, **kwargs)`` traced under ``no_grad``: the compiled function and its
+    graph."""
+    compiled = ember.jit.compile(model, passes={p: fold and p in _FOLDING for p in PASSES})
+    return compiled, retrace(compiled, args, kwargs)
+
+
+def retrace(compiled: Any, args: tuple, kwargs: dict) -> Graph:
+    """The graph of the compiled function called with these (other shapes of) arguments."""
+    try:
+        with ember.no_grad():
+            compiled(*args, **kwargs)
+    except TraceError as e:
+        raise ExportError(f"ember.onnx.export traces the model with ember.jit, which refused "
+                          f"it: {e}") from e
+    graph = compiled.graph
+    for eqn in graph.eqns:
+        if isinstance(eqn.prim, Effect):
+            raise ExportError(f"ember.onnx.export: the model calls {eqn.prim.name}, an effect "
+                              "on Python objects; export a pure forward function")
+    if graph.writes or any(not _unchanged(graph, i, v) for i, v in graph.arg_writes):
+        raise ExportError("ember.onnx.export: the model writes into its state or arguments "
+                          "when called (a BatchNorm in training mode updates its running "
+                          "statistics, an in-place op on an input); export in eval mode and "
+                          "without in-place writes to inputs")
+    return graph
+
+
+def _unchanged(graph: Graph, argument: int, var: Var) -> bool:
+    """Whether an argument's new value ``var`` is the argument itself, passed on by
+    ``index_check`` (which returns its input: the tracer sees the array hold a new variable)."""
+    made = {v: e for e in graph.eqns for v in e.outputs}
+    while var in made and made[var].prim.name == "index_check":
+        var = made[var].inputs[0]
+    return var is graph.inputs[argument]
+
+
+def retrace_resized(compiled: Any, leaves: list, spec: Any,
+                    axes: dict[int, dict[int, str]]) -> Graph:
+    """The graph of a second call with the dynamic axes resized (:func:`resized`); a model
+    that fails at those sizes is an :class:`ExportError` saying so."""
+    grown = resized(leaves, axes)
+    try:
+        return retrace(compiled, *tree_unflatten(grown, spec))
+    except ExportError:
+        raise
+    except Exception as e:
+        shapes = [tuple(t.shape) for t in grown if isinstance(t, Tensor)]
+        raise ExportError(f"ember.onnx.export: to find which sizes follow the dynamic axes, "
+                          f"the model is traced again with them resized (inputs of shapes "
+                          f"{shapes}), and failed: {type(e).__name__}: {e}. Hint: an axis "
+                          "whose size the model constrains (even, a multiple of some size) "
+                          "cannot be dynamic") from e
+
+
+def resized(leaves: list, axes: dict[int, dict[int, str]]) -> list:
+    """The leaves of the call's arguments with the tensors' dynamic axes ``{tensor index:
+    {axis: dim name}}`` resized: the k-th dim name grows its axes by k + 1 (axes of one name
+    stay equal, of two names apart), filled by repeating the tensor's own entries (integer
+    inputs stay valid indices). A tensor passed twice with the same axes is resized once: the
+    model may test ``query is key``."""
+    growth: dict[str, int] = {}
+    made: dict[tuple, Tensor] = {}
+    out, index = [], 0
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor):
+            out.append(leaf)
+            continue
+        key = (id(leaf), tuple(sorted(axes.get(index, {}).items())))
+        if key in made:
+            out.append(made[key])
+            index += 1
+            continue
+        array = np.asarray(leaf.detach().numpy())
+        for axis, name in sorted(axes.get(index, {}).items()):
+            size = array.shape[axis]
+            if size == 0:
+                raise ExportError(f"ember.onnx.export: dynamic axis {axis} of input {index} "
+                                  "has size 0 in the example input; trace with a non-empty "
+                                  "one")
+            grow = growth.setdefault(name, len(growth) + 1)
+            array = np.take(array, np.arange(size + grow) % size, axis=axis)
+        made[key] = ember.tensor(array, dtype=leaf.dtype)
+        out.append(made[key])
+        index += 1
+    return out
+
+
+def twins(first: Graph, second: Graph) -> tuple[dict[Var, Var], dict[int, Eqn], dict[int, Eqn]]:
+    """Each variable of ``first`` mapped to the variable in ``second`` made at the same place,
+    each equation whose params changed with the sizes (by ``id``) to its twin (the caller
+    decides which of those it can export), and every equation to its twin. Copies are left out
+    of the matching: a reshape copies a strided view at some sizes only (a batch of 1 views
+    what a batch of 2 copies). A constant may have several twins (the tracer shares one
+    constant between uses that the second trace tells apart: a mean's count over a dynamic
+    axis and another over a fixed one), so the mapping of a constant is only its last use's:
+    see :meth:`~ember.export.context.Context.twin_of`."""
+    def differ(why: str) -> ExportError:
+        return ExportError("ember.onnx.export: the traced graph changes with the size of a "
+                           f"dynamic axis ({why}): Python code branches on a shape. Hint: "
+                           "export with fixed sizes (no dynamic_axes) for this model")
+
+    eqns1, eqns2 = ([e for e in g.eqns if e.prim.name != "copy"] for g in (first, second))
+    if len(eqns1) != len(eqns2) or len(first.inputs) != len(second.inputs) or \
+            len(first.state) != len(second.state) or len(first.outputs) != len(second.outputs):
+        raise differ(f"{len(eqns1)} against {len(eqns2)} equations")
+    mapping: dict[Var, Var] = dict(zip(first.inputs, second.inputs))
+    mapping.update((a.var, b.var) for a, b in zip(first.state, second.state))
+    copied = {e.outputs[0]: e.inputs[0] for e in second.eqns if e.prim.name == "copy"}
+    changed, pairs = {}, {}
+    for e1, e2 in zip(eqns1, eqns2):
+        if e1.prim is not e2.prim or len(e1.inputs) != len(e2.inputs):
+            raise differ(f"{e1.prim.name} against {e2.prim.name} at {e1.source}")
+        for v1, v2 in zip(e1.inputs, e2.inputs):
+            while v2 in copied:
+                v2 = copied[v2]
+            known = mapping.get(v1)
+            if known is not None and known is not v2 and v1 not in first.consts and \
+                    copied.get(known, known) is not v2:
+                raise differ(f"{e1.prim.name} at {e1.source} reads one value where the "
+                             "second trace reads two")
+            mapping[v1] = v2
+        mapping.update(zip(e1.outputs, e2.outputs))
+        pairs[id(e1)] = e2
+        if _params_key(e1.params) != _params_key(e2.params):
+            changed[id(e1)] = e2
+    for v1, v2 in zip(first.outputs, second.outputs):
+        if v1 is not None and v2 is not None:
+            mapping[v1] = v2
+    for eqn in first.eqns:  # (a copy's output is its input's twin)
+        if eqn.prim.name == "copy" and eqn.outputs[0] not in mapping and eqn.inputs[0] in mapping:
+            mapping[eqn.outputs[0]] = mapping[eqn.inputs[0]]
+    for v1, v2 in mapping.items():  # (squeeze() of a size-1 dynamic axis, say)
+        if len(v1.shape) != len(v2.shape):
+            raise differ(f"{v1.name} has shape {v1.shape} against {v2.shape}; a dynamic "
+                         "axis of size 1 in the example input may be squeezed or broadcast: "
+                         "trace with a size above 1")
+    return mapping, changed, pairs
+
+
+def _params_key(params: dict) -> str:
+    return repr(sorted(params.items()))

@@ -1,0 +1,225 @@
+"""What a converter writes into: ONNX nodes and initializers, fresh value names, and what the
+exporter learned about dynamic axes (each variable's shape in a second trace with the dynamic
+axes resized), from which shape tensors are built where the IR holds sizes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+from ember.dtypes import DType
+from ember.jit.ir import Eqn, Graph, Var
+
+INT64_MAX = 2**63 - 1
+INT64_MIN = -2**63
+
+_ONNX_TYPES = {"float32": TensorProto.FLOAT, "float64": TensorProto.DOUBLE,
+               "float16": TensorProto.FLOAT16, "bfloat16": TensorProto.BFLOAT16,
+               "int64": TensorProto.INT64, "int32": TensorProto.INT32,
+               "int16": TensorProto.INT16, "int8": TensorProto.INT8,
+               "uint8": TensorProto.UINT8, "bool": TensorProto.BOOL}
+
+
+def onnx_type(dtype: DType) -> int:
+    """The ``TensorProto`` element type of an Ember dtype."""
+    if dtype.name not in _ONNX_TYPES:
+        raise ValueError(f"ember.onnx: tensors of dtype {dtype.name} cannot be exported; "
+                         f"ONNX export supports {sorted(_ONNX_TYPES)}")
+    return _ONNX_TYPES[dtype.name]
+
+
+def _filled_alike(array: Any, other: Any) -> bool:
+    """Whether two constants of one rank but other shapes hold one value everywhere."""
+    array, other = np.asarray(array), np.asarray(other)
+    if array.shape == other.shape or array.ndim != other.ndim or not array.size or \
+            not other.size:
+        return False
+    first = array.reshape(-1)[:1]
+    return bool(np.array_equal(array, np.broadcast_to(first, array.shape), equal_nan=True) and
+                np.array_equal(other, np.broadcast_to(first, other.shape), equal_nan=True))
+
+
+class Context:
+    """The ONNX graph under construction for one traced :class:`~ember.jit.ir.Graph`.
+
+    ``twin`` maps each variable to its twin in the second trace (None without dynamic axes);
+    ``twin_consts`` holds the second trace's constants, ``twin_eqns`` the twin of each
+    equation (by ``id``) whose params differ there, ``pairs`` of every equation.
+    """
+
+    def __init__(self, graph: Graph, opset: int, twin: dict[Var, Var] | None,
+                 twin_consts: dict[Var, Any], twin_eqns: dict[int, Eqn],
+                 pairs: dict[int, Eqn] | None = None) -> None:
+        self.graph, self.opset = graph, opset
+        self.twin, self.twin_consts, self.twin_eqns = twin, twin_consts, twin_eqns
+        self.pairs = pairs or {}
+        self.nodes: list[Any] = []
+        self.initializers: list[Any] = []
+        self.names: dict[Var, str] = {}
+        self.problems: list[str] = []
+        self.eqn: Eqn | None = None  # the equation being converted
+        self._count = 0
+        self._dims: dict[tuple[str, int], str] = {}
+        self.reserved: set[str] = set()  # the graph's input, output and weight names
+        self.producers = {v: e for e in graph.eqns for v in e.outputs}
+
+    # -- names and values ------------------------------------------------------------------
+    def fresh(self, hint: str) -> str:
+        """A value name used nowhere else in the graph."""
+        while True:
+            self._count += 1
+            name = f"{hint}_{self._count}"
+            if name not in self.reserved:
+                return name
+
+    def value(self, var: Var) -> str:
+        """The ONNX name holding ``var``; a constant becomes an initializer when first read,
+        and each read of one that changes with a dynamic axis (for that read) is expanded to
+        its run-time shape when it holds one value (``zeros(x.shape[0], 4)``), else refused."""
+        name = self.names.get(var)
+        if not self.changes(var):
+            if name is None:  # (inputs, state and outputs are named up front)
+                name = self.names[var] = self.constant(np.asarray(self.graph.consts[var]),
+                                                       var.name)
+            return name
+        array = np.asarray(self.graph.consts[var])
+        if _filled_alike(array, self.twin_consts[self.twin_of(var)]):
+            shape = self.shape_tensor(var, [], infer_one=False)
+            if shape is not None:
+                fill = self.constant(array.reshape(-1)[:1].reshape(()), var.name)
+                return self.node("Expand", [fill, shape])
+        else:
+            self.refuse(f"a constant of shape {tuple(array.shape)} depends on the size of a "
+                        "dynamic axis (made from a shape, e.g. ember.arange(x.shape[1]) or an "
+                        "index tensor); the exported model would keep the traced size")
+        return self.constant(array, var.name)
+
+    def constant(self, array: Any, hint: str = "const") -> str:
+        """An initializer holding ``array``."""
+        name = self.fresh(hint)
+        self.initializers.append(numpy_helper.from_array(np.asarray(array, order="C"), name))
+        return name
+
+    def ints(self, values: Any) -> str:
+        """A 1-D int64 initializer (axes, shapes, pads as tensors)."""
+        return self.constant(np.asarray(list(values), dtype=np.int64), "ints")
+
+    def scalar(self, value: Any, dtype: DType) -> str:
+        """A 0-d initializer of ``dtype``."""
+        return self.constant(np.asarray(value, dtype=dtype.np), "scalar")
+
+    def node(self, op: str, inputs: list[str], *, outputs: int = 1, **attrs: Any) -> Any:
+        """Adds an ONNX node; returns its output name (a list when ``outputs`` > 1)."""
+        names = [self.fresh(op.lower()) for _ in range(outputs)]
+        attrs = {k: v for k, v in attrs.items() if v is not None}
+        self.nodes.append(helper.make_node(op, inputs, names, **attrs))
+        return names[0] if outputs == 1 else names
+
+    def reduce(self, op: str, x: str, axes: Any, keepdims: int) -> str:
+        """A ``Reduce*`` node over ``axes``: given as an input, or as an attribute where the
+        opset wants one (all but ReduceSum before opset 18)."""
+        if op == "ReduceSum" or self.opset >= 18:
+            return self.node(op, [x, self.ints(axes)], keepdims=keepdims)
+        return self.node(op, [x], axes=list(axes), keepdims=keepdims)
+
+    def cast(self, name: str, dtype: DType, to: DType) -> str:
+        """``name`` (of ``dtype``) cast to ``to``; itself when the dtypes agree."""
+        return name if dtype is to else self.node("Cast", [name], to=onnx_type(to))
+
+    def refuse(self, why: str) -> None:
+        """Records why the current equation cannot be exported (the exporter raises one
+        error listing every such reason)."""
+        eqn = self.eqn
+        where = f" at {eqn.source}" if eqn is not None and eqn.source is not None else ""
+        text = f" (`{eqn.source.text}`)" if eqn is not None and eqn.source and \
+            eqn.source.text else ""
+        prim = eqn.prim.name if eqn is not None else "graph"
+        self.problems.append(f"{prim}{where}{text}: {why}")
+
+    # -- dynamic axes ----------------------------------------------------------------------
+    def changes(self, var: Var) -> bool:
+        """Whether ``var`` is a constant whose value or shape changes with a dynamic axis."""
+        if self.twin is None or var not in self.graph.consts:
+            return False
+        array, other = self.graph.consts[var], self.twin_consts[self.twin_of(var)]
+        return array.shape != other.shape or not np.array_equal(array, other, equal_nan=True)
+
+    def twin_of(self, var: Var) -> Var:
+        """``var``'s twin in the second trace; for a constant that the equation being
+        converted reads, the constant its twin reads there (one constant of the first trace
+        may stand for several of the second)."""
+        eqn, twin = self.eqn, self.twin
+        assert twin is not None
+        if eqn is not None and var in self.graph.consts and var in eqn.inputs and \
+                id(eqn) in self.pairs:
+            return self.pairs[id(eqn)].inputs[eqn.inputs.index(var)]
+        return twin[var]
+
+    def twin_shape(self, var: Var) -> tuple[int, ...]:
+        """``var``'s shape in the second trace (its own shape without dynamic axes)."""
+        return var.shape if self.twin is None else self.twin_of(var).shape
+
+    def dynamic_dims(self, var: Var) -> list[int]:
+        """The dimensions of ``var`` whose size follows a dynamic axis."""
+        other = self.twin_shape(var)
+        return [d for d, (a, b) in enumerate(zip(var.shape, other)) if a != b]
+
+    def dim(self, var: Var, d: int) -> str:
+        """A 1-D int64 tensor holding the run-time size of ``var``'s dimension ``d``."""
+        key = (self.value(var), d)
+        if key not in self._dims:
+            self._dims[key] = self.node("Shape", [key[0]], start=d, end=d + 1)
+        return self._dims[key]
+
+    def shape_tensor(self, out: Var, sources: list[Var], infer_one: bool) -> str | None:
+        """A 1-D int64 tensor holding ``out``'s shape at run time: static sizes as traced,
+        each dynamic size read from a dimension that follows it, of ``sources`` (the same
+        position first) or else of the graph's inputs; with ``infer_one`` (Reshape) one
+        dynamic size left over is -1."""
+        dynamic = set(self.dynamic_dims(out))
+        if not dynamic:
+            return self.ints(out.shape)
+        twin = self.twin_shape(out)
+        pieces: list[Any] = []  # ints, or names of 1-D tensors
+        left = 0
+        for d, size in enumerate(out.shape):
+            if d not in dynamic:
+                pieces.append(size)
+                continue
+            found = self._follower([*sources, *self.graph.inputs], d, size, twin[d])
+            if found is None:
+                left += 1
+                pieces.append(-1)
+            else:
+                pieces.append(self.dim(*found))
+        if left > (1 if infer_one else 0):
+            self.refuse(f"the output shape {out.shape} has dynamic dimensions "
+                        f"{sorted(dynamic)} that no input dimension gives")
+            return None
+        return self._join(pieces)
+
+    def _follower(self, sources: list[Var], d: int, size: int, twin_size: int) -> \
+            tuple[Var, int] | None:
+        for var in sources:
+            shape, other = var.shape, self.twin_shape(var)
+            order = ([d] if d < len(shape) else []) + list(range(len(shape)))
+            for j in order:
+                if shape[j] == size and other[j] == twin_size and size != twin_size:
+                    return var, j
+        return None
+
+    def _join(self, pieces: list[Any]) -> str:
+        parts, run = [], []
+        for p in pieces:
+            if isinstance(p, int):
+                run.append(p)
+                continue
+            if run:
+                parts.append(self.ints(run))
+                run = []
+            parts.append(p)
+        if run:
+            parts.append(self.ints(run))
+        return parts[0] if len(parts) == 1 else self.node("Concat", parts, axis=0)

@@ -1,0 +1,12 @@
+"""Ember's ONNX converters, one small module per family of primitives; importing this package
+registers them all in :data:`ember.export.registry.CONVERTERS`."""
+
+from ember.export.converters import (  # noqa: F401 - registration
+    activations,
+    elementwise,
+    indexing,
+    nn_kernels,
+    normalization,
+    reductions,
+    shape,
+)

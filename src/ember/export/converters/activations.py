@@ -1,0 +1,80 @@
+"""Activation functions and softmax."""
+
+from __future__ import annotations
+
+import math
+
+from ember.export.context import Context
+from ember.export.registry import converter
+from ember.jit.ir import Eqn
+
+
+@converter("leaky_relu")
+def leaky_relu(ctx: Context, eqn: Eqn) -> str:
+    return ctx.node("LeakyRelu", [ctx.value(eqn.inputs[0])],
+                    alpha=float(eqn.params["negative_slope"]))
+
+
+@converter("hardtanh")
+def hardtanh(ctx: Context, eqn: Eqn) -> str:
+    dtype = eqn.outputs[0].dtype
+    return ctx.node("Clip", [ctx.value(eqn.inputs[0]), ctx.scalar(eqn.params["min_val"], dtype),
+                             ctx.scalar(eqn.params["max_val"], dtype)])
+
+
+@converter("elu")
+def elu(ctx: Context, eqn: Eqn) -> str:
+    """``scale * x`` above 0, ``scale * alpha * (exp(input_scale * x) - 1)`` below (ELU, SELU
+    and CELU share the primitive)."""
+    x, dtype, p = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype, eqn.params
+    if p["input_scale"] == 1:
+        y = ctx.node("Elu", [x], alpha=float(p["alpha"]))
+        return y if p["scale"] == 1 else ctx.node("Mul", [y, ctx.scalar(p["scale"], dtype)])
+    zero = ctx.scalar(0, dtype)
+    inner = ctx.node("Mul", [ctx.node("Min", [x, zero]), ctx.scalar(p["input_scale"], dtype)])
+    below = ctx.node("Mul", [ctx.node("Sub", [ctx.node("Exp", [inner]), ctx.scalar(1, dtype)]),
+                             ctx.scalar(p["alpha"] * p["scale"], dtype)])
+    above = ctx.node("Mul", [x, ctx.scalar(p["scale"], dtype)])
+    return ctx.node("Where", [ctx.node("Greater", [x, zero]), above, below])
+
+
+@converter("softplus")
+def softplus(ctx: Context, eqn: Eqn) -> str:
+    """``log(1 + exp(beta x)) / beta``, and ``x`` where ``beta x > threshold``."""
+    x, dtype, p = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype, eqn.params
+    scaled = ctx.node("Mul", [x, ctx.scalar(p["beta"], dtype)])
+    soft = ctx.node("Div", [ctx.node("Softplus", [scaled]), ctx.scalar(p["beta"], dtype)])
+    linear = ctx.node("Greater", [scaled, ctx.scalar(p["threshold"], dtype)])
+    return ctx.node("Where", [linear, x, soft])
+
+
+@converter("silu")
+def silu(ctx: Context, eqn: Eqn) -> str:
+    x = ctx.value(eqn.inputs[0])
+    return ctx.node("Mul", [x, ctx.node("Sigmoid", [x])])
+
+
+@converter("gelu")
+def gelu(ctx: Context, eqn: Eqn) -> str:
+    x, dtype, approximate = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype, \
+        eqn.params["approximate"]
+    if ctx.opset >= 20:
+        return ctx.node("Gelu", [x], approximate=approximate)
+    if approximate == "tanh":  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        cube = ctx.node("Mul", [ctx.node("Pow", [x, ctx.scalar(3, dtype)]),
+                                ctx.scalar(0.044715, dtype)])
+        inner = ctx.node("Mul", [ctx.node("Add", [x, cube]),
+                                 ctx.scalar(math.sqrt(2 / math.pi), dtype)])
+        gate = ctx.node("Tanh", [inner])
+    else:  # 0.5 x (1 + erf(x / sqrt 2))
+        gate = ctx.node("Erf", [ctx.node("Div", [x, ctx.scalar(math.sqrt(2), dtype)])])
+    # (as one chain, (x (1 + gate)) / 2: with x / 2 on a branch of its own, onnxruntime
+    # 1.32's GELU fusion takes another GELU's x / 2 when two read one tensor)
+    scaled = ctx.node("Mul", [x, ctx.node("Add", [gate, ctx.scalar(1, dtype)])])
+    return ctx.node("Mul", [scaled, ctx.scalar(0.5, dtype)])
+
+
+@converter("softmax", "log_softmax")
+def softmax(ctx: Context, eqn: Eqn) -> str:
+    op = "Softmax" if eqn.prim.name == "softmax" else "LogSoftmax"
+    return ctx.node(op, [ctx.value(eqn.inputs[0])], axis=eqn.params["dim"])

@@ -1,0 +1,244 @@
+"""Elementwise primitives: arithmetic, comparisons, logic, unary math, casts, ``where``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember.dtypes import DType, bool_, int32, int64
+from ember.export.context import Context, onnx_type
+from ember.export.registry import converter
+from ember.jit.ir import Eqn
+
+_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow",
+           "maximum": "Max", "minimum": "Min", "fmod": "Mod"}
+_COMPARE = {"eq": "Equal", "lt": "Less", "le": "LessOrEqual", "gt": "Greater",
+            "ge": "GreaterOrEqual"}
+_UNARY = {"abs": "Abs", "acos": "Acos", "acosh": "Acosh", "asin": "Asin", "asinh": "Asinh",
+          "atan": "Atan", "atanh": "Atanh", "cos": "Cos", "cosh": "Cosh", "sin": "Sin",
+          "sinh": "Sinh", "tan": "Tan", "tanh": "Tanh", "exp": "Exp", "log": "Log",
+          "sqrt": "Sqrt", "reciprocal": "Reciprocal", "sigmoid": "Sigmoid", "erf": "Erf",
+          "neg": "Neg", "floor": "Floor", "ceil": "Ceil", "relu": "Relu",
+          "isnan": "IsNaN", "copy": "Identity"}
+_ON_BOOLS = {"add": "Or", "mul": "And", "maximum": "Or", "minimum": "And"}
+_NARROW = ("bool", "int8", "uint8", "int16")  # (MatMul and Pow take none of them)
+_LOGIC = {"bitwise_and": ("And", "BitwiseAnd"), "bitwise_or": ("Or", "BitwiseOr"),
+          "bitwise_xor": ("Xor", "BitwiseXor")}
+
+
+def operands(ctx: Context, eqn: Eqn, dtype: DType | None = None) -> list[str]:
+    """The equation's inputs, cast to ``dtype`` (default: the first output's dtype) where
+    Ember's type promotion made them differ."""
+    to = eqn.outputs[0].dtype if dtype is None else dtype
+    return [ctx.cast(ctx.value(v), v.dtype, to) for v in eqn.inputs]
+
+
+def widened(ctx: Context, op: str, inputs: list[str], dtype: DType) -> str:
+    """``op`` on ``inputs`` of ``dtype``, computed on int32 and cast back for the narrow
+    integers and bools that MatMul and Pow do not take (the cast back wraps, as Ember)."""
+    if dtype.name not in _NARROW:
+        return ctx.node(op, inputs)
+    wide = ctx.node(op, [ctx.cast(x, dtype, int32) for x in inputs])
+    return ctx.cast(wide, int32, dtype)
+
+
+@converter(*_BINARY)
+def binary(ctx: Context, eqn: Eqn) -> str:
+    name, dtype = eqn.prim.name, eqn.outputs[0].dtype
+    if dtype is bool_ and name in _ON_BOOLS:  # (arithmetic on bools is logic)
+        return ctx.node(_ON_BOOLS[name], operands(ctx, eqn))
+    if name == "pow":
+        return widened(ctx, "Pow", operands(ctx, eqn), dtype)
+    if name == "div" and ctx.changes(eqn.inputs[1]):
+        count = _counted(ctx, eqn)
+        if count is not None:
+            return ctx.node("Div", [ctx.cast(ctx.value(eqn.inputs[0]), eqn.inputs[0].dtype,
+                                             dtype), count])
+    # (torch.fmod keeps the dividend's sign: C's fmod, for integers too)
+    return ctx.node(_BINARY[name], operands(ctx, eqn), fmod=1 if name == "fmod" else None)
+
+
+def _counted(ctx: Context, eqn: Eqn) -> str | None:
+    """For ``sum(x, dims) / n`` where ``n`` counts the entries summed (less a fixed
+    correction): a mean or variance over a dynamic axis. ``n`` read from ``x``'s shape at run
+    time (None for any other divisor that changes with a dynamic axis)."""
+    total, n = eqn.inputs
+    made = ctx.producers.get(total)
+    if made is None or made.prim.name != "sum" or not made.params["dims"]:
+        return None
+    x, dims = made.inputs[0], tuple(made.params["dims"])
+    first, second = (np.asarray(c) for c in (ctx.graph.consts[n], ctx.twin_consts[ctx.twin_of(n)]))
+    if first.size != 1 or second.size != 1:
+        return None
+    counts = [math.prod(shape[d] for d in dims) for shape in (x.shape, ctx.twin_shape(x))]
+    offset = counts[0] - first.item()
+    if counts[0] == counts[1] or counts[1] - second.item() != offset:
+        return None
+    sizes = ctx.node("Gather", [ctx.node("Shape", [ctx.value(x)]), ctx.ints(dims)], axis=0)
+    count = ctx.cast(ctx.reduce("ReduceProd", sizes, [0], 0), int64, n.dtype)
+    if offset:
+        count = ctx.node("Sub", [count, ctx.scalar(offset, n.dtype)])
+    return ctx.node("Reshape", [count, ctx.ints(first.shape)]) if first.ndim else count
+
+
+@converter("remainder")
+def remainder(ctx: Context, eqn: Eqn) -> str:
+    a, b = operands(ctx, eqn)
+    if not eqn.outputs[0].dtype.is_floating_point:
+        return ctx.node("Mod", [a, b], fmod=0)  # (the sign of the divisor, as Python's %)
+    floor = ctx.node("Floor", [ctx.node("Div", [a, b])])
+    return ctx.node("Sub", [a, ctx.node("Mul", [floor, b])])
+
+
+@converter("floor_divide", "div_trunc")
+def rounded_divide(ctx: Context, eqn: Eqn) -> str:
+    """Division rounded down (``//``) or toward zero (``rounding_mode="trunc"``): ONNX's Div
+    truncates integers, and the floor is one less where the remainder's sign differs from
+    the divisor's."""
+    (a, b), dtype = operands(ctx, eqn), eqn.outputs[0].dtype
+    q = ctx.node("Div", [a, b])
+    if dtype.is_floating_point:
+        return _trunc(ctx, q) if eqn.prim.name == "div_trunc" else ctx.node("Floor", [q])
+    if eqn.prim.name == "div_trunc" or dtype.name == "uint8":
+        return q
+    zero = ctx.scalar(0, dtype)
+    r = ctx.node("Sub", [a, ctx.node("Mul", [q, b])])
+    inexact = ctx.node("Not", [ctx.node("Equal", [r, zero])])
+    signs = ctx.node("Xor", [ctx.node("Less", [r, zero]), ctx.node("Less", [b, zero])])
+    below = ctx.cast(ctx.node("And", [inexact, signs]), bool_, dtype)
+    return ctx.node("Sub", [q, below])
+
+
+def _trunc(ctx: Context, x: str) -> str:
+    return ctx.node("Mul", [ctx.node("Sign", [x]), ctx.node("Floor", [ctx.node("Abs", [x])])])
+
+
+@converter("pow_scalar")
+def pow_scalar(ctx: Context, eqn: Eqn) -> str:
+    (x,), out = operands(ctx, eqn), eqn.outputs[0]
+    return widened(ctx, "Pow", [x, ctx.scalar(eqn.params["exponent"], out.dtype)], out.dtype)
+
+
+@converter(*_COMPARE, "ne")
+def compare(ctx: Context, eqn: Eqn) -> str:
+    a, b = eqn.inputs
+    common = a.dtype if np.promote_types(a.dtype.np, b.dtype.np) == a.dtype.np else b.dtype
+    args = operands(ctx, eqn, common)
+    if eqn.prim.name == "ne":
+        return ctx.node("Not", [ctx.node("Equal", args)])
+    return ctx.node(_COMPARE[eqn.prim.name], args)
+
+
+@converter(*_LOGIC, "bitwise_not")
+def logic(ctx: Context, eqn: Eqn) -> str | None:
+    boolean = eqn.outputs[0].dtype.name == "bool"
+    if not boolean and ctx.opset < 18:
+        return ctx.refuse(f"bitwise ops on integers need opset 18 (ONNX's BitwiseAnd and "
+                          f"kin); this export asked for opset {ctx.opset}")
+    if eqn.prim.name == "bitwise_not":
+        return ctx.node("Not" if boolean else "BitwiseNot", operands(ctx, eqn))
+    return ctx.node(_LOGIC[eqn.prim.name][0 if boolean else 1], operands(ctx, eqn))
+
+
+@converter(*_UNARY)
+def unary(ctx: Context, eqn: Eqn) -> str:
+    src, name = eqn.inputs[0], eqn.prim.name
+    x = ctx.value(src)
+    if src.dtype.name == "uint8" and name in ("neg", "relu"):  # (neither takes uint8)
+        return ctx.node("Sub", [ctx.scalar(0, src.dtype), x]) if name == "neg" else \
+            ctx.node("Identity", [x])
+    return ctx.node(_UNARY[name], [x])
+
+
+@converter("log2", "log10", "log1p", "expm1", "exp2", "rsqrt", "trunc", "round")
+def composite_unary(ctx: Context, eqn: Eqn) -> str | None:
+    x, dtype, name = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype, eqn.prim.name
+    if name in ("log2", "log10"):
+        base = ctx.scalar(math.log(2.0 if name == "log2" else 10.0), dtype)
+        return ctx.node("Div", [ctx.node("Log", [x]), base])
+    if name in ("log1p", "expm1"):
+        return _near_zero(ctx, x, dtype, name)
+    if name == "exp2":
+        return ctx.node("Pow", [ctx.scalar(2, dtype), x])
+    if name == "rsqrt":
+        return ctx.node("Reciprocal", [ctx.node("Sqrt", [x])])
+    if name == "trunc":
+        return _trunc(ctx, x)
+    decimals = eqn.params.get("decimals", 0)
+    if not decimals:
+        return ctx.node("Round", [x])  # (half to even, as Ember and PyTorch)
+    scale = ctx.scalar(10.0 ** abs(decimals), dtype)  # (x scaled, rounded, scaled back)
+    up, down = ("Mul", "Div") if decimals > 0 else ("Div", "Mul")
+    return ctx.node(down, [ctx.node("Round", [ctx.node(up, [x, scale])]), scale])
+
+
+def _near_zero(ctx: Context, x: str, dtype: DType, name: str) -> str:
+    """``log1p`` and ``expm1`` accurate near 0, where ``log(1 + x)`` and ``exp(x) - 1`` lose
+    every digit (Kahan's corrections: with ``u = 1 + x``, ``log(u) * x / (u - 1)``; with
+    ``u = exp(x)``, ``(u - 1) * x / log(u)``), the ends where they are 0/0 or inf/inf
+    written out."""
+    one = ctx.scalar(1, dtype)
+    u = ctx.node("Add" if name == "log1p" else "Exp", [x, one] if name == "log1p" else [x])
+    d = ctx.node("Sub", [u, one])
+    if name == "log1p":
+        y = ctx.node("Mul", [ctx.node("Log", [u]), ctx.node("Div", [x, d])])
+        y = ctx.node("Where", [ctx.node("Equal", [d, ctx.scalar(0, dtype)]), x, y])
+        return ctx.node("Where", [ctx.node("Equal", [x, ctx.scalar(np.inf, dtype)]), x, y])
+    y = ctx.node("Mul", [d, ctx.node("Div", [x, ctx.node("Log", [u])])])
+    y = ctx.node("Where", [ctx.node("Equal", [u, one]), x, y])
+    y = ctx.node("Where", [ctx.node("Equal", [d, ctx.scalar(-1, dtype)]), d, y])
+    return ctx.node("Where", [ctx.node("Equal", [u, ctx.scalar(np.inf, dtype)]), u, y])
+
+
+@converter("sign")
+def sign(ctx: Context, eqn: Eqn) -> str:
+    """Sign, 0 at NaN as in PyTorch (ONNX's Sign keeps NaN)."""
+    src = eqn.inputs[0]
+    x = ctx.value(src)
+    if src.dtype is bool_:
+        return ctx.node("Identity", [x])
+    if not src.dtype.is_floating_point:
+        return ctx.node("Sign", [x])
+    return ctx.node("Where", [ctx.node("IsNaN", [x]), ctx.scalar(0, src.dtype),
+                              ctx.node("Sign", [x])])
+
+
+def _is_inf(ctx: Context, x: str, dtype: DType) -> str:
+    """IsInf, which takes float16 and bfloat16 from opset 20 only: ``|x| == inf`` before."""
+    if ctx.opset >= 20 or dtype.name in ("float32", "float64"):
+        return ctx.node("IsInf", [x])
+    return ctx.node("Equal", [ctx.node("Abs", [x]), ctx.scalar(np.inf, dtype)])
+
+
+@converter("isinf")
+def isinf(ctx: Context, eqn: Eqn) -> str:
+    return _is_inf(ctx, ctx.value(eqn.inputs[0]), eqn.inputs[0].dtype)
+
+
+@converter("isfinite")
+def isfinite(ctx: Context, eqn: Eqn) -> str:
+    x, dtype = ctx.value(eqn.inputs[0]), eqn.inputs[0].dtype
+    return ctx.node("Not", [ctx.node("Or", [ctx.node("IsNaN", [x]), _is_inf(ctx, x, dtype)])])
+
+
+@converter("cast")
+def cast(ctx: Context, eqn: Eqn) -> str:
+    return ctx.node("Cast", [ctx.value(eqn.inputs[0])], to=onnx_type(eqn.outputs[0].dtype))
+
+
+@converter("where")
+def where(ctx: Context, eqn: Eqn) -> str:
+    cond, a, b = eqn.inputs
+    out = eqn.outputs[0].dtype
+    return ctx.node("Where", [ctx.cast(ctx.value(cond), cond.dtype, bool_),
+                              ctx.cast(ctx.value(a), a.dtype, out),
+                              ctx.cast(ctx.value(b), b.dtype, out)])
+
+
+@converter("clamp")
+def clamp(ctx: Context, eqn: Eqn) -> str:
+    x, dtype = ctx.value(eqn.inputs[0]), eqn.outputs[0].dtype
+    low, high = eqn.params["min"], eqn.params["max"]
+    return ctx.node("Clip", [x, "" if low is None else ctx.scalar(low, dtype),
+                             "" if high is None else ctx.scalar(high, dtype)])

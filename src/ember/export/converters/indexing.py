@@ -1,0 +1,176 @@
+"""Indexing: basic slices, gathers (``index``, ``gather``/``take_along_dim`` patterns,
+``embedding``) and ``topk``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember.export.context import INT64_MAX, INT64_MIN, Context
+from ember.export.registry import converter
+from ember.jit.ir import Eqn, Var
+
+
+def _entry_value(ctx: Context, eqn: Eqn, key: str, k: int, part: int | None, d: int) -> \
+        int | None:
+    """Entry ``k`` of the basic index ``eqn.params[key]`` (``part`` of a ``(start, stop,
+    step)`` entry) for dimension ``d`` of the first input, made relative to the end where it
+    moves with a dynamic size (a stop at the end: INT64_MAX); an entry that moves in another
+    way is refused."""
+    entry = eqn.params[key][k]
+    value = entry if part is None else entry[part]
+    twin = ctx.twin_eqns.get(id(eqn))
+    if twin is None:
+        return value
+    other = twin.params[key][k]
+    other = other if part is None else other[part]
+    if other == value:
+        return value
+    size, twin_size = eqn.inputs[0].shape[d], ctx.twin_shape(eqn.inputs[0])[d]
+    if value is None or other is None or value - size != other - twin_size:
+        ctx.refuse(f"the index {eqn.params[key][k]} moves with a dynamic size in a way ONNX "
+                   "export cannot follow")
+        return value
+    return value - size if value != size else INT64_MAX
+
+
+@converter("slice", shape_params=True)
+def slice_(ctx: Context, eqn: Eqn) -> str:
+    """Ints, ``(start, stop, step)`` ranges and ``None`` (new axes): Slice, then Squeeze of
+    the dimensions an int took, then Unsqueeze of the new axes."""
+    starts, ends, axes, steps, squeeze, new_axes = [], [], [], [], [], []
+    d = out = 0
+    for k, entry in enumerate(eqn.params["index"]):
+        if entry is None:
+            new_axes.append(out)
+            out += 1
+            continue
+        if type(entry) is tuple:
+            start, stop = (_entry_value(ctx, eqn, "index", k, p, d) for p in (0, 1))
+            step = entry[2] or 1
+            if (start or 0) != 0 or stop not in (None, INT64_MAX) or step != 1:
+                starts.append((0 if step > 0 else INT64_MAX) if start is None else start)
+                ends.append((INT64_MAX if step > 0 else INT64_MIN) if stop is None else stop)
+                axes.append(d)
+                steps.append(step)
+            out += 1
+        else:
+            at = _entry_value(ctx, eqn, "index", k, None, d)
+            starts.append(at)
+            ends.append(at + 1 if at != -1 else INT64_MAX)
+            axes.append(d)
+            steps.append(1)
+            squeeze.append(d)
+        d += 1
+    x = ctx.value(eqn.inputs[0])
+    if axes:
+        x = ctx.node("Slice", [x, ctx.ints(starts), ctx.ints(ends), ctx.ints(axes),
+                               ctx.ints(steps)])
+    if squeeze:
+        x = ctx.node("Squeeze", [x, ctx.ints(squeeze)])
+    if new_axes:
+        x = ctx.node("Unsqueeze", [x, ctx.ints(new_axes)])
+    return x if x != ctx.value(eqn.inputs[0]) else ctx.node("Identity", [x])
+
+
+@converter("index_check", shape_params=True)
+def index_check(ctx: Context, eqn: Eqn) -> str:
+    """A bounds check at run time in Ember: ONNX runtimes check (or clamp) themselves (so the
+    size in its params may change with a dynamic axis)."""
+    return ctx.value(eqn.inputs[0])
+
+
+@converter("embedding")
+def embedding(ctx: Context, eqn: Eqn) -> str:
+    weight, indices = eqn.inputs
+    return ctx.node("Gather", [ctx.value(weight), ctx.value(indices)], axis=0)
+
+
+@converter("index")
+def index(ctx: Context, eqn: Eqn) -> str | None:
+    """``a[..., i, ...]``: Gather for one index tensor, and one after the other for an outer
+    product of index vectors (``a[:, i[:, None], j]``, what replicate padding traces into);
+    GatherElements for ``gather`` (every dimension indexed, all but one by an ``arange``
+    along its own axis); GatherND for index tensors of one shape on the leading dimensions."""
+    a, *idx = eqn.inputs
+    dims = tuple(eqn.params["dims"])
+    if len(idx) == 1:
+        return ctx.node("Gather", [ctx.value(a), ctx.value(idx[0])], axis=dims[0])
+    if _outer(idx, dims):
+        x = ctx.value(a)
+        for d, v in zip(dims, idx):
+            flat = ctx.node("Reshape", [ctx.value(v), ctx.ints([-1])])
+            x = ctx.node("Gather", [x, flat], axis=d)
+        return x
+    axis = _gather_axis(ctx, a, idx, dims, eqn.outputs[0])
+    if axis is not None:
+        return ctx.node("GatherElements", [ctx.value(a), ctx.value(idx[axis])], axis=axis)
+    shapes = {(v.shape, ctx.twin_shape(v)) for v in idx}  # (one shape, at both sizes)
+    if dims == tuple(range(len(dims))) and len(shapes) == 1:
+        stacked = ctx.node("Concat", [ctx.node("Unsqueeze", [ctx.value(v), ctx.ints([-1])])
+                                      for v in idx], axis=-1)
+        return ctx.node("GatherND", [ctx.value(a), stacked])
+    return ctx.refuse(f"advanced indexing at dims {dims} with index shapes "
+                      f"{[v.shape for v in idx]} has no ONNX form here; index one dimension "
+                      "at a time, or the leading dimensions with index tensors of one shape")
+
+
+def _outer(idx: list[Var], dims: tuple) -> bool:
+    """Whether the index tensors are vectors along their own axes of the index shape, at
+    adjacent dimensions."""
+    n = len(idx)
+    if dims != tuple(range(dims[0], dims[0] + n)):
+        return False
+    return all(len(v.shape) == n and all(s == 1 for j, s in enumerate(v.shape) if j != k)
+               for k, v in enumerate(idx))
+
+
+def _gather_axis(ctx: Context, a: Var, idx: list[Var], dims: tuple, out: Var) -> int | None:
+    if dims != tuple(range(len(a.shape))):
+        return None
+    ranges = [j for j, v in enumerate(idx) if v in ctx.graph.consts and
+              _is_arange_along(ctx.graph.consts[v], j, len(a.shape))]
+    if len(ranges) != len(idx) - 1:
+        return None
+    axis = next(j for j in range(len(idx)) if j not in ranges)
+    return axis if idx[axis].shape == out.shape else None
+
+
+def _is_arange_along(array: np.ndarray, axis: int, rank: int) -> bool:
+    array = np.asarray(array)
+    if array.ndim != rank or array.size != array.shape[axis]:
+        return False
+    return bool(np.array_equal(array.reshape(-1), np.arange(array.size)))
+
+
+@converter("topk")
+def topk(ctx: Context, eqn: Eqn) -> str:
+    """Ember's ``topk`` primitive gives the indices; the values are gathered after it."""
+    p = eqn.params
+    k = ctx.ints([p["k"]])
+    _, indices = ctx.node("TopK", [ctx.value(eqn.inputs[0]), k], outputs=2, axis=p["dim"],
+                          largest=int(p["largest"]), sorted=int(p["sorted"]))
+    return indices
+
+
+@converter("index_put", shape_params=True)
+def index_put(ctx: Context, eqn: Eqn) -> str | None:
+    """``F.pad`` (constant mode) traces into writing the input into a filled constant: Pad.
+    Other writes through an index have no converter here."""
+    base, values, *idx = eqn.inputs
+    p = eqn.params
+    fill = np.asarray(ctx.graph.consts.get(base, np.empty(0)))
+    if idx or p["mode"] != "set" or fill.size == 0 or not (fill == fill.flat[0]).all() or \
+            len(p["basic"]) != len(base.shape) or \
+            any(type(e) is not tuple or (e[2] or 1) != 1 for e in p["basic"]):
+        return ctx.refuse("writes through an index (x[i] = v in the model) have no ONNX "
+                          "converter; of index_put, only padding with a constant (F.pad) is "
+                          "exported")
+    begins, ends = [], []
+    for d, size in enumerate(base.shape):
+        start, stop = (_entry_value(ctx, eqn, "basic", d, part, d) for part in (0, 1))
+        begins.append(start or 0)
+        ends.append(0 if stop in (None, INT64_MAX) else -stop if stop < 0 else size - stop)
+    if values.shape != tuple(size - b - e for size, b, e in zip(base.shape, begins, ends)):
+        return ctx.refuse(f"index_put of values {values.shape} broadcast into {base.shape}")
+    return ctx.node("Pad", [ctx.value(values), ctx.ints(begins + ends),
+                            ctx.scalar(fill.flat[0], base.dtype)], mode="constant")

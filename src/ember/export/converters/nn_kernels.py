@@ -1,0 +1,136 @@
+"""Neural-network kernels: matmul, convolution, max pooling, unfold (im2col, which average
+pooling and grouped convolutions trace into) and blockwise attention."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember.dtypes import bool_
+from ember.export.context import Context
+from ember.export.converters.elementwise import widened
+from ember.export.registry import converter
+from ember.jit.ir import Eqn
+
+
+@converter("matmul")
+def matmul(ctx: Context, eqn: Eqn) -> str:
+    out = eqn.outputs[0].dtype
+    return widened(ctx, "MatMul", [ctx.cast(ctx.value(v), v.dtype, out) for v in eqn.inputs],
+                   out)
+
+
+def _pads(padding: tuple) -> list[int]:
+    """Ember's ``((begin, end), ...)`` as ONNX's ``[begins..., ends...]``."""
+    return [p[0] for p in padding] + [p[1] for p in padding]
+
+
+@converter("conv")
+def conv(ctx: Context, eqn: Eqn) -> str:
+    x, w = eqn.inputs
+    p = eqn.params
+    return ctx.node("Conv", [ctx.value(x), ctx.value(w)], kernel_shape=list(w.shape[2:]),
+                    strides=list(p["stride"]), dilations=list(p["dilation"]),
+                    pads=_pads(p["padding"]), group=x.shape[1] // w.shape[1])
+
+
+@converter("max_pool")
+def max_pool(ctx: Context, eqn: Eqn) -> list[str | None]:
+    """The pooled values (the second output, each winner's place in its window, is for
+    backward: ONNX export does not compute it)."""
+    x = eqn.inputs[0]
+    p = eqn.params
+    floor = [(size + sum(pad) - d * (k - 1) - 1) // s + 1 for size, pad, d, k, s in
+             zip(x.shape[2:], p["padding"], p["dilation"], p["kernel_size"], p["stride"])]
+    values = ctx.node("MaxPool", [ctx.value(x)], kernel_shape=list(p["kernel_size"]),
+                      strides=list(p["stride"]), dilations=list(p["dilation"]),
+                      pads=_pads(p["padding"]),
+                      ceil_mode=int(list(p["counts"]) != floor))
+    return [values, None]
+
+
+@converter("adaptive_max_pool_indices")
+def adaptive_max_pool_indices(ctx: Context, eqn: Eqn) -> str | None:
+    """Where each adaptive window's maximum is (flat over the spatial dims): a MaxPool's
+    indices when the sizes divide evenly (windows of one size that do not overlap); ONNX's
+    indices are flat over the whole tensor, hence the remainder."""
+    x, counts = eqn.inputs[0], tuple(eqn.params["counts"])
+    spatial = x.shape[2:]
+    if any(s % c for s, c in zip(spatial, counts)) or \
+            any(d >= 2 for d in ctx.dynamic_dims(x)):
+        return ctx.refuse(f"adaptive max pooling of {spatial} to {counts}: ONNX export needs "
+                          "static sizes that are multiples of the output sizes")
+    kernel = [s // c for s, c in zip(spatial, counts)]
+    _, flat = ctx.node("MaxPool", [ctx.value(x)], outputs=2, kernel_shape=kernel,
+                       strides=kernel)
+    area = ctx.constant(np.asarray(math.prod(spatial), dtype=np.int64), "area")
+    return ctx.node("Mod", [flat, area])
+
+
+@converter("unfold")
+def unfold(ctx: Context, eqn: Eqn) -> str | None:
+    """im2col as a grouped convolution with one-hot kernels: output channel ``c*K + j`` of
+    group ``c`` copies the ``j``-th position of each window (K positions per window), which
+    is exact; then the spatial dimensions are flattened."""
+    x, out = eqn.inputs[0], eqn.outputs[0]
+    p = eqn.params
+    if p.get("layout", "ncl") != "ncl":
+        return ctx.refuse(f"unfold with layout {p['layout']!r} has no ONNX form here")
+    channels, kernel = x.shape[1], tuple(p["kernel_size"])
+    positions = math.prod(kernel)
+    onehot = np.eye(positions, dtype=x.dtype.np).reshape(positions, 1, *kernel)
+    weight = ctx.constant(np.tile(onehot, (channels, 1, *(1,) * len(kernel))), "onehot")
+    cols = ctx.node("Conv", [ctx.value(x), weight], kernel_shape=list(kernel),
+                    strides=list(p["stride"]), dilations=list(p["dilation"]),
+                    pads=_pads(p["padding"]), group=channels)
+    shape = ctx.shape_tensor(out, [x], infer_one=True)
+    return None if shape is None else ctx.node("Reshape", [cols, shape])
+
+
+@converter("scaled_dot_product_attention")
+def attention(ctx: Context, eqn: Eqn) -> list[str | None]:
+    """softmax(q kᵀ · scale + mask) v, zeros for a query that may attend to nothing (the
+    second output, the log-sum-exp kept for backward, is not computed)."""
+    q, k, v, *mask = eqn.inputs
+    p, dtype = eqn.params, eqn.outputs[0].dtype
+    kt = ctx.node("Transpose", [ctx.value(k)],
+                  perm=[*range(len(k.shape) - 2), len(k.shape) - 1, len(k.shape) - 2])
+    scores = ctx.node("Mul", [ctx.node("MatMul", [ctx.value(q), kt]),
+                              ctx.scalar(p["scale"], dtype)])
+    if mask and p["kind"] == "bool":
+        scores = ctx.node("Where", [ctx.value(mask[0]), scores, ctx.scalar(-np.inf, dtype)])
+    elif mask:
+        scores = ctx.node("Add", [scores, ctx.cast(ctx.value(mask[0]), mask[0].dtype, dtype)])
+    if p["causal"]:
+        if any(d >= len(t.shape) - 2 for t in (q, k) for d in ctx.dynamic_dims(t)):
+            return [ctx.refuse("causal attention over a dynamic sequence length"), None]
+        allowed = np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool_.np))
+        scores = ctx.node("Where", [ctx.constant(allowed, "causal"), scores,
+                                    ctx.scalar(-np.inf, dtype)])
+    weights = ctx.node("Softmax", [scores], axis=-1)
+    if mask or p["causal"]:  # (a row that may attend to nothing gives zeros, as in Ember)
+        top = ctx.reduce("ReduceMax", scores, [-1], 1)
+        dead = ctx.node("Equal", [top, ctx.scalar(-np.inf, dtype)])
+        weights = ctx.node("Where", [dead, ctx.scalar(0, dtype), weights])
+    return [ctx.node("MatMul", [weights, ctx.value(v)]), None]
+
+
+@converter("resample")
+def resample(ctx: Context, eqn: Eqn) -> str:
+    """Interpolation along one axis (``F.interpolate`` resamples each spatial axis in turn):
+    the primitive's own taps, each a Gather of source positions times its weights, so every
+    mode matches Ember (and PyTorch) exactly, whatever ONNX's Resize would round."""
+    x = eqn.inputs[0]
+    axis = eqn.params["axis"]
+    indices, weights, _ = eqn.prim.plan(np, eqn.params, x.dtype.np)
+    taps = [ctx.node("Gather", [ctx.value(x), ctx.constant(i, "taps")], axis=axis)
+            for i in indices]
+    if weights is None:
+        return taps[0]
+    shape = (-1,) + (1,) * (len(x.shape) - 1 - axis)
+    out = None
+    for tap, w in zip(taps, weights):
+        term = ctx.node("Mul", [tap, ctx.constant(np.asarray(w).reshape(shape), "weights")])
+        out = term if out is None else ctx.node("Add", [out, term])
+    return out

@@ -1,0 +1,94 @@
+"""Reductions over dimensions, arg-reductions and cumulative sums. Maxima and minima of
+floating-point tensors propagate NaN, as in PyTorch (onnxruntime's ReduceMax, ArgMax and their
+kin skip it): a NaN anywhere in a reduced slice makes the value NaN and the index the first
+NaN's."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember.dtypes import bool_, int32
+from ember.export.context import Context, onnx_type
+from ember.export.registry import converter
+from ember.jit.ir import Eqn, Var
+
+_REDUCE = {"sum": "ReduceSum", "prod": "ReduceProd", "amax": "ReduceMax", "amin": "ReduceMin",
+           "all": "ReduceMin", "any": "ReduceMax"}
+
+
+@converter(*_REDUCE)
+def reduce(ctx: Context, eqn: Eqn) -> str:
+    src, out = eqn.inputs[0], eqn.outputs[0]
+    x, dims = ctx.value(src), tuple(eqn.params["dims"])
+    if not dims:  # (a reduction over no dimension is a copy; ONNX would reduce them all)
+        return ctx.cast(ctx.node("Identity", [x]), src.dtype, out.dtype)
+    keep = int(eqn.params["keepdim"])
+    if eqn.prim.name in ("all", "any"):  # (nonzero is true; ReduceMin/Max take bool from
+        flags = ctx.cast(ctx.cast(x, src.dtype, bool_), bool_, int32)  # opset 20 only)
+        return ctx.cast(ctx.reduce(_REDUCE[eqn.prim.name], flags, dims, keep), int32, out.dtype)
+    # (a sum of bools or small integers is int64; a max of bools or int16 is taken on int32)
+    on = int32 if out.dtype.name in ("bool", "int16") else out.dtype
+    x = ctx.cast(x, src.dtype, on)
+    y = ctx.reduce(_REDUCE[eqn.prim.name], x, dims, keep)
+    if on is not out.dtype:
+        return ctx.cast(y, on, out.dtype)
+    if eqn.prim.name in ("amax", "amin"):
+        return _nan_values(ctx, src, x, y, dims, keep)
+    return y
+
+
+def _nan_flags(ctx: Context, src: Var, x: str) -> str | None:
+    """``x``'s NaN entries as int32 ones (None for integer and bool tensors)."""
+    if not src.dtype.is_floating_point:
+        return None
+    return ctx.node("Cast", [ctx.node("IsNaN", [x])], to=onnx_type(int32))
+
+
+def _nan_values(ctx: Context, src: Var, x: str, values: str, dims: tuple, keep: int) -> str:
+    """``values`` reduced from ``x`` over ``dims``, NaN where the slice holds a NaN."""
+    flags = _nan_flags(ctx, src, x)
+    if flags is None:
+        return values
+    seen = ctx.reduce("ReduceMax", flags, dims, keep)
+    return ctx.node("Where", [ctx.cast(seen, int32, bool_),
+                              ctx.scalar(np.nan, src.dtype), values])
+
+
+def _arg(ctx: Context, eqn: Eqn, big: bool, x: str) -> str:
+    """The index of the first extreme (of the first NaN, where there is one) along ``dim``."""
+    src = eqn.inputs[0]
+    dim, keep = eqn.params["dim"], int(eqn.params["keepdim"])
+    if dim is None:  # (over the flattened tensor)
+        x = ctx.node("Reshape", [x, ctx.ints([-1])])
+    axis = 0 if dim is None else dim
+    index = ctx.node("ArgMax" if big else "ArgMin", [x], axis=axis, keepdims=keep)
+    flags = _nan_flags(ctx, src, x)
+    if flags is not None:
+        seen = ctx.reduce("ReduceMax", flags, [axis], keep)
+        first = ctx.node("ArgMax", [flags], axis=axis, keepdims=keep)
+        index = ctx.node("Where", [ctx.cast(seen, int32, bool_), first, index])
+    if dim is None and keep:  # (every dimension kept, of size 1)
+        index = ctx.node("Reshape", [index, ctx.ints([1] * len(src.shape))])
+    return index
+
+
+@converter("argmax", "argmin")
+def arg_reduce(ctx: Context, eqn: Eqn) -> str:
+    return _arg(ctx, eqn, eqn.prim.name == "argmax", ctx.value(eqn.inputs[0]))
+
+
+@converter("max_dim", "min_dim")
+def extreme_along(ctx: Context, eqn: Eqn) -> list[str]:
+    """Values and (first) indices of the extremes along ``dim``."""
+    src, big = eqn.inputs[0], eqn.prim.name == "max_dim"
+    x = ctx.value(src)
+    dim, keep = eqn.params["dim"], int(eqn.params["keepdim"])
+    values = ctx.reduce("ReduceMax" if big else "ReduceMin", x, [dim], keep)
+    return [_nan_values(ctx, src, x, values, (dim,), keep), _arg(ctx, eqn, big, x)]
+
+
+@converter("cumsum")
+def cumsum(ctx: Context, eqn: Eqn) -> str:
+    axis = ctx.constant(np.asarray(eqn.params["dim"], dtype=np.int64), "axis")
+    return ctx.node("CumSum", [ctx.value(eqn.inputs[0]), axis],
+                    reverse=int(eqn.params["reverse"]))

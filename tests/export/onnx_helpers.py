@@ -1,0 +1,56 @@
+"""Helpers of the ONNX export tests: export, check the model, run it in onnxruntime and
+compare with Ember's eager output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+
+def run_onnx(proto, *arrays):
+    """The model's outputs on ``arrays`` (fed in input order) in onnxruntime's CPU provider."""
+    session = ort.InferenceSession(proto.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    return session.run(None, dict(zip(names, arrays)))
+
+
+def eager(fn, *args):
+    with ember.no_grad():
+        out = fn(*args)
+    outs = out if isinstance(out, tuple | list) else (out,)
+    return [o.numpy() for o in outs]
+
+
+def grown(args, extra=1):
+    """``args`` with dimension 0 of every tensor longer by ``extra`` (repeating entries)."""
+    out = []
+    for a in args:
+        array = a.numpy()
+        index = np.arange(array.shape[0] + extra) % array.shape[0]
+        out.append(ember.tensor(array[index], dtype=a.dtype))
+    return out
+
+
+def check_export(fn, *args, dynamic_batch=False, rtol=1e-5, atol=1e-6, **kwargs):
+    """Exports ``fn`` on ``args``, checks the model and compares onnxruntime with eager; with
+    ``dynamic_batch`` dimension 0 of every input is dynamic and a longer batch is run too."""
+    if dynamic_batch:
+        names = [f"in{i}" for i in range(len(args))]
+        kwargs.update(input_names=names, dynamic_axes={n: {0: "batch"} for n in names})
+    proto = ember.onnx.to_model(fn, args, **kwargs)
+    onnx.checker.check_model(proto, full_check=True)
+    feeds = [args] + ([grown(args)] if dynamic_batch else [])
+    for inputs in feeds:
+        got = run_onnx(proto, *(a.numpy() for a in inputs))
+        want = eager(fn, *inputs)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, g.dtype, w.shape, w.dtype)
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+    return proto
