@@ -156,6 +156,20 @@ def test_the_blockwise_attention_kernel_gives_zeros_for_a_fully_masked_row(monke
                  q, mask, additive)
 
 
+def test_a_row_masked_only_at_run_time_gives_zeros_as_eager():
+    """The matmul-and-softmax form checks each call's mask, not the example's."""
+    q = ember.randn(1, 3, 4)
+    proto = ember.onnx.to_model(
+        lambda t, m: F.scaled_dot_product_attention(t, t, t, attn_mask=m),
+        (q, ember.ones(3, 3, dtype=ember.bool)))
+    mask = ember.ones(3, 3, dtype=ember.bool)
+    mask[1] = False
+    (got,) = run_onnx(proto, q.numpy(), mask.numpy())
+    expected = F.scaled_dot_product_attention(q, q, q, attn_mask=mask).numpy()
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+    assert not got[0, 1].any()
+
+
 def test_input_and_output_names_must_differ_from_weights_and_each_other():
     model, x = nn.Linear(3, 3).eval(), ember.randn(2, 3)
     with pytest.raises(ValueError, match=r"\['bias'\] also name parameters or buffers"):
