@@ -79,7 +79,7 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
 
     Example:
         >>> ember.stft(ember.tensor([1.0, 2.0, 3.0, 4.0]), n_fft=2, hop_length=2,
-        ...            center=False, return_complex=True)
+        ...            window=ember.ones(2), center=False, return_complex=True)
         tensor([[ 3.+0.j,  7.+0.j],
                 [-1.+0.j, -1.+0.j]])
     """
@@ -168,7 +168,7 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
         >>> x = ember.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
         >>> w = ember.hann_window(4)
         >>> ember.istft(ember.stft(x, 4, 1, window=w, return_complex=True), 4, 1, window=w)
-        tensor([1.0000, 2.0000, 3.0000, 4.0000, 5.0000, 6.0000])
+        tensor([1., 2., 3., 4., 5., 6.])
     """
     op = "istft"
     if not input.dtype.is_complex:
