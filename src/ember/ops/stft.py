@@ -3,8 +3,9 @@
 Composites, so they differentiate (and run under ``vmap``/``jit``) with no rules of their own:
 ``stft`` frames the (centre-padded) signal as a strided view (``unfold``), multiplies each
 frame by the window and transforms it with the FFT primitives; ``istft`` transforms each
-frame back, multiplies it by the window again and overlap-adds the frames
-(:func:`overlap_add`), dividing by the overlap-added squared window (the "NOLA" envelope).
+frame back, multiplies it by the window again and overlap-adds the frames (``unfold``'s
+adjoint, ``ember.ops.unfold.overlap_add``), dividing by the overlap-added squared window (the
+"NOLA" envelope).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from ember.ops.complex_parts import view_as_real
 from ember.ops.creation import ones
 from ember.ops.fft import fft_c2c, fft_c2r, fft_r2c
 from ember.ops.pad import pad
-from ember.ops.shape import reshape, squeeze, transpose, unsqueeze
+from ember.ops.shape import squeeze, transpose, unsqueeze
+from ember.ops.unfold import overlap_add
 from ember.tensor import Tensor, method
 
 __all__ = ["stft", "istft"]
@@ -25,25 +27,6 @@ _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 _NO_WINDOW = ("A window was not provided. A rectangular window will be applied{why}. To suppress "
               "this warning and use a rectangular window, explicitly set "
               "`window=ember.ones(n_fft)`.")
-
-
-def overlap_add(frames: Tensor, hop: int) -> Tensor:
-    """The frames ``(..., count, size)`` added into one signal ``(..., size + hop * (count -
-    1))``, frame ``m`` starting at ``m * hop`` (the adjoint of framing with ``unfold``).
-
-    Each frame is cut into ``k = ceil(size / hop)`` hop-long pieces; piece ``j`` of frame
-    ``m`` lands in hop-block ``m + j``, so the sum is ``k`` shifted adds of whole blocks.
-    """
-    *batch, count, size = frames.shape
-    pieces = -(-size // hop)
-    frames = pad(frames, (0, pieces * hop - size))
-    blocks = reshape(frames, (*batch, count, pieces, hop))
-    total = None
-    for j in range(pieces):
-        shifted = pad(blocks[..., j, :], (0, 0, j, pieces - 1 - j))
-        total = shifted if total is None else total + shifted
-    signal = reshape(total, (*batch, (count + pieces - 1) * hop))
-    return signal[..., :size + hop * (count - 1)]
 
 
 def _check_window(window: Tensor | None, win_length: int, op: str) -> None:

@@ -1,24 +1,22 @@
 """``Tensor.unfold``: the windows of ``size`` every ``step`` along a dimension, as a strided
 view that shares memory and the version counter with its input, as in PyTorch.
 
-One primitive, ``unfold_view``; its vjp adds each window's gradient back into zeros
-(``index_put``).
+One primitive, ``unfold_view``; its vjp adds each window's gradient back where it came from
+(:func:`overlap_add`, a few shifted adds of whole blocks rather than a scatter-add).
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from ember.errors import ShapeError
 from ember.ops.broadcast import sum_to
 from ember.ops.construct import _as_int, _shape
 from ember.ops.creation import zeros
-from ember.ops.indexing import IndexPut
 from ember.ops.join import cat
+from ember.ops.pad import pad
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
 from ember.ops.shape import Permute, reshape
-from ember.tensor import Tensor, _wrap, method
+from ember.tensor import Tensor, method
 
 __all__: list[str] = []
 
@@ -40,6 +38,26 @@ def _unfold_check(shape: tuple, dimension: int, size: int, step: int) -> None:
         raise ValueError(f"unfold: step is {step} but must be > 0")
     if size < 0:
         raise ValueError(f"unfold: size is {size} but must be >= 0")
+
+
+def overlap_add(frames: Tensor, hop: int) -> Tensor:
+    """The frames ``(..., count, size)`` added into one signal ``(..., size + hop * (count -
+    1))``, frame ``m`` starting at ``m * hop`` (the adjoint of framing with ``unfold``).
+
+    Each frame is cut into ``k = ceil(size / hop)`` hop-long pieces; piece ``j`` of frame
+    ``m`` lands in hop-block ``m + j``, so the sum is ``k`` shifted adds of whole blocks.
+    """
+    *batch, count, size = frames.shape
+    pieces = -(-size // hop)
+    if pieces * hop > size:
+        frames = pad(frames, (0, pieces * hop - size))
+    blocks = reshape(frames, (*batch, count, pieces, hop))
+    total = None
+    for j in range(pieces):
+        shifted = pad(blocks[..., j, :], (0, 0, j, pieces - 1 - j))
+        total = shifted if total is None else total + shifted
+    signal = reshape(total, (*batch, (count + pieces - 1) * hop))
+    return signal[..., :size + hop * (count - 1)]
 
 
 @primitive
@@ -74,25 +92,27 @@ class UnfoldView(Primitive):
         p = ctx.params
         d, size, step = p["dimension"], p["size"], p["step"]
         count = g.shape[d]
-        base = zeros(shape, dtype=g.dtype, device=g.device)
         if count == 0 or size == 0:
-            return base
-        # the window axis next to the window-count axis: (…, count, size, …)
-        order = tuple(range(d + 1)) + (g.ndim - 1,) + tuple(range(d + 1, g.ndim - 1))
-        moved = apply(Permute, g, dims=order)
+            return zeros(shape, dtype=g.dtype, device=g.device)
         n = shape[d]
         if step == size:  # windows tile the dimension: a reshape and zeros for the rest
-            flat = reshape(moved, shape[:d] + (count * size,) + shape[d + 1:])
+            # the window axis next to the window-count axis: (…, count, size, …)
+            order = tuple(range(d + 1)) + (g.ndim - 1,) + tuple(range(d + 1, g.ndim - 1))
+            flat = reshape(apply(Permute, g, dims=order),
+                           shape[:d] + (count * size,) + shape[d + 1:])
             rest = n - count * size
             if not rest:
                 return flat
-            pad = zeros(shape[:d] + (rest,) + shape[d + 1:], dtype=g.dtype, device=g.device)
-            return cat([flat, pad], d)
-        xp = g._device.xp
-        idx = _wrap((xp.arange(count, dtype=np.int64)[:, None] * step
-                     + xp.arange(size, dtype=np.int64)[None, :]), g._device)
-        return apply(IndexPut, base, moved, idx, basic=(), dims=(d,),
-                     mode="set" if step > size else "add")
+            pad_ = zeros(shape[:d] + (rest,) + shape[d + 1:], dtype=g.dtype, device=g.device)
+            return cat([flat, pad_], d)
+        # the window-count and window axes last, overlap-added, the sum moved back to d
+        others = tuple(i for i in range(g.ndim - 1) if i != d)
+        signal = overlap_add(apply(Permute, g, dims=others + (d, g.ndim - 1)), step)
+        if signal.shape[-1] < n:
+            signal = pad(signal, (0, n - signal.shape[-1]))
+        back = list(range(signal.ndim - 1))
+        back.insert(d, signal.ndim - 1)
+        return apply(Permute, signal, dims=tuple(back))
 
     def jvp(self, ctx, da):
         return apply(UnfoldView, da, **ctx.params)
