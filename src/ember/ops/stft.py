@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from ember.errors import DTypeError, ShapeError
 from ember.ops.complex_parts import view_as_real
 from ember.ops.creation import ones
@@ -180,6 +182,11 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
                          f"{onesided}) in dim -2 of the input, got shape {tuple(input.shape)}")
     if x.numel() == 0:
         raise ShapeError(f"istft: input tensor cannot be empty, got shape {tuple(input.shape)}")
+    total = n_fft + hop * (count - 1)
+    start = n_fft // 2 if center else 0
+    end = start + length if length is not None else total - start
+    # before any op reads the window: under jit, a constant window then still has values
+    _check_nola(window, win_length, n_fft, hop, count, start, min(end, total))
     norm = "ortho" if normalized else "backward"
     frames = transpose(x, 1, 2)
     if return_complex:
@@ -199,27 +206,33 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
     frames = frames * window
     signal = overlap_add(frames, hop)
     envelope = overlap_add((window * window).expand(1, count, n_fft), hop)
-    return _trim(signal, envelope, input.ndim == 2, n_fft, center, length)
-
-
-def _trim(signal: Tensor, envelope: Tensor, unbatch: bool, n_fft: int, center: bool,
-          length: int | None) -> Tensor:
-    """``signal / envelope`` without the centre padding, cut or zero-padded to ``length``."""
-    total = signal.shape[-1]
-    start = n_fft // 2 if center else 0
-    end = start + length if length is not None else total - start
-    signal, envelope = signal[:, start:end], envelope[:, start:end]
-    low = envelope.abs().detach() < 1e-11
-    if low.any().item():
-        first = int(low.int().argmax().item()) + start
-        raise ValueError(f"istft: the window overlap-add (sum of squared windows) vanishes at "
-                         f"sample {first} of {total}: the window and hop_length break the "
-                         "NOLA condition. Hint: use center=True, a smaller hop_length or a "
-                         "window without zeros there")
-    signal = signal / envelope
+    signal = signal[:, start:end] / envelope[:, start:end]
     if end > total:
         warnings.warn("istft: the signal is shorter than the length parameter; it is padded "
                       "with zeros at the end. Check the center and hop_length settings",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=2)
         signal = pad(signal, (0, end - total))
-    return squeeze(signal, 0) if unbatch else signal
+    return squeeze(signal, 0) if input.ndim == 2 else signal
+
+
+def _check_nola(window: Tensor | None, win_length: int, n_fft: int, hop: int, count: int,
+                start: int, end: int) -> None:
+    """Raises if the overlap-added squared window (``None``: rectangular, ``win_length``
+    points centred in ``n_fft``) vanishes, below 1e-11, in ``start:end``. Computed from the
+    window's values in NumPy: no tensor ops, so ``jit`` compiles ``istft`` for a constant
+    window (or none)."""
+    values = 1.0 if window is None else window.numpy(force=True).astype(np.complex128)
+    pieces = -(-n_fft // hop)
+    blocks = np.zeros(pieces * hop, np.complex128)
+    left = (n_fft - win_length) // 2
+    blocks[left:left + win_length] = values * values
+    blocks = blocks.reshape(pieces, hop)
+    envelope = np.zeros((count + pieces - 1, hop), np.complex128)
+    for j in range(pieces):
+        envelope[j:j + count] += blocks[j]
+    low = np.flatnonzero(np.abs(envelope.reshape(-1)[start:end]) < 1e-11)
+    if low.size:
+        raise ValueError(f"istft: the window overlap-add (sum of squared windows) vanishes at "
+                         f"output sample {low[0]}: the window and hop_length break the NOLA "
+                         "condition. Hint: use center=True, a smaller hop_length or a window "
+                         "without zeros there")
