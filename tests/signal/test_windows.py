@@ -9,7 +9,8 @@ from tests.ops.optable import assert_same, raises_like_torch
 WINDOWS = [("bartlett", {}), ("blackman", {}), ("cosine", {}), ("exponential", {}),
            ("exponential", {"tau": 2.5}), ("exponential", {"center": 1.5, "sym": False}),
            ("gaussian", {}), ("gaussian", {"std": 0.7}),
-           ("general_cosine", {"a": [0.4, 0.3, 0.3]}), ("general_hamming", {}),
+           ("general_cosine", {"a": [0.4, 0.3, 0.3]}), ("general_cosine", {"a": [0.3]}),
+           ("general_hamming", {}),
            ("general_hamming", {"alpha": 0.6}), ("hamming", {}), ("hann", {}), ("kaiser", {}),
            ("kaiser", {"beta": 2.0}), ("nuttall", {})]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError
-from ember.ops.creation import arange, ones, tensor
+from ember.ops.creation import arange, full_like, ones, tensor
 from ember.ops.gamma import i0
 from ember.ops.unary import abs, cos, sqrt
 from ember.tensor import Tensor
@@ -55,8 +55,10 @@ def of_fraction(shape: Callable[[Tensor], Tensor]) -> Callable[[Tensor, int], Te
 def cosine_sum(coefficients: Sequence[float]) -> Callable[[Tensor, int], Tensor]:
     """The shape ``sum_i (-1)^i a_i cos(2πi n / span)`` (Hann, Hamming, Blackman, Nuttall)."""
     def shape(t: Tensor) -> Tensor:
-        out = coefficients[0] + 0 * t
-        for i, a in enumerate(coefficients[1:], 1):
+        if len(coefficients) == 1:
+            return full_like(t, coefficients[0])
+        out = coefficients[0] - coefficients[1] * cos(2 * math.pi * t)
+        for i, a in enumerate(coefficients[2:], 2):
             out = out + (-1) ** i * a * cos(2 * math.pi * i * t)
         return out
     return of_fraction(shape)
