@@ -184,3 +184,19 @@ def test_vmap_and_jit():
     spectrum = ember.stft(x, 8, 2, window=w, return_complex=True)
     np.testing.assert_allclose(ember.jit.compile(inverse)(spectrum).numpy(),
                                inverse(spectrum).numpy(), atol=1e-12)
+
+
+def test_stft_aligned_frames_past_the_end_raise_like_torch():
+    # n_fft=8, win_length=7, hop=2 on 9 samples: 2 aligned frames, the last reading
+    # samples 2..9 of n_fft, one past the end
+    raises_like_torch(lambda lib: lib.stft(lib.arange(9.0), 8, 2, 7, lib.ones(7), center=False,
+                                           return_complex=True, align_to_window=True),
+                      ValueError, "align_to_window")
+
+
+def test_istft_of_an_empty_signal_raises_like_torch():
+    # one frame, centred, even n_fft: the trimmed signal has no samples
+    for kw in (dict(n_fft=8), dict(n_fft=8, center=False, length=0)):
+        raises_like_torch(lambda lib, kw=kw: lib.istft(lib.ones(5, 1, dtype=lib.complex64),
+                                                       window=lib.ones(8), **kw),
+                          ValueError, "no samples")

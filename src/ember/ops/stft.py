@@ -106,6 +106,14 @@ def stft(input: Tensor, n_fft: int, hop_length: int | None = None,
     # frames of the window's length: frame t starts at t * hop (+ left unless aligned)
     start, span = (0, win_length) if align_to_window else (left, n_fft)
     count = 1 + (length - span) // hop
+    if align_to_window and (count - 1) * hop + n_fft > length + 2 * left:
+        # PyTorch reads each aligned frame's n_fft samples from `left` before its window
+        # (the signal padded by `left` on both sides): the last frame must fit in that
+        raise ValueError(f"stft: with align_to_window=True the last of {count} frames "
+                         f"(hop_length={hop}) needs n_fft={n_fft} samples starting "
+                         f"{left} before its window, past the end of the signal (length "
+                         f"{length}). Hint: make n_fft - win_length even (then every frame "
+                         "fits) or use center=True")
     frames = x[:, start:].unfold(-1, win_length, hop)[:, :count]
     if window is not None:
         frames = frames * window
@@ -185,6 +193,10 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
     total = n_fft + hop * (count - 1)
     start = n_fft // 2 if center else 0
     end = start + length if length is not None else total - start
+    if min(end, total) <= start:
+        raise ValueError(f"istft: the signal would have no samples ({count} frame(s) of "
+                         f"n_fft={n_fft}, center={center}, length={length}). Hint: pass a "
+                         "positive length or more frames")
     # before any op reads the window: under jit, a constant window then still has values
     _check_nola(window, win_length, n_fft, hop, count, start, min(end, total))
     norm = "ortho" if normalized else "backward"
