@@ -200,3 +200,22 @@ def test_istft_of_an_empty_signal_raises_like_torch():
         raises_like_torch(lambda lib, kw=kw: lib.istft(lib.ones(5, 1, dtype=lib.complex64),
                                                        window=lib.ones(8), **kw),
                           ValueError, "no samples")
+
+
+def test_istft_with_the_window_an_argument_under_jit_and_vmap():
+    # the NOLA check runs on each call's window, not only on a constant one
+    spectrum = ember.stft(ember.tensor(X), 8, 2, window=ember.hann_window(8, dtype=ember.float64),
+                          return_complex=True)
+    windows = ember.stack([ember.hann_window(8, dtype=ember.float64) + 0.1,
+                           ember.ones(8, dtype=ember.float64)])
+
+    def inverse(w):
+        return ember.istft(spectrum, 8, 2, window=w)
+
+    expected = ember.stack([inverse(w) for w in windows])
+    np.testing.assert_allclose(ember.vmap(inverse)(windows).numpy(), expected.numpy(),
+                               atol=1e-12)
+    compiled = ember.jit.compile(inverse)
+    np.testing.assert_allclose(compiled(windows[0]).numpy(), expected[0].numpy(), atol=1e-12)
+    with pytest.raises(ValueError, match="NOLA"):
+        compiled(ember.zeros(8, dtype=ember.float64))

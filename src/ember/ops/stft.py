@@ -5,20 +5,19 @@ Composites, so they differentiate (and run under ``vmap``/``jit``) with no rules
 frame by the window and transforms it with the FFT primitives; ``istft`` transforms each
 frame back, multiplies it by the window again and overlap-adds the frames (``unfold``'s
 adjoint, ``ember.ops.unfold.overlap_add``), dividing by the overlap-added squared window (the
-"NOLA" envelope).
+"NOLA" envelope), which one primitive of its own, ``nola_check``, checks does not vanish.
 """
 
 from __future__ import annotations
 
 import warnings
 
-import numpy as np
-
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError, EmberError, ShapeError
 from ember.ops.complex_parts import view_as_real
 from ember.ops.creation import ones
 from ember.ops.fft import fft_c2c, fft_c2r, fft_r2c
 from ember.ops.pad import pad
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.shape import squeeze, transpose, unsqueeze
 from ember.ops.unfold import overlap_add
 from ember.tensor import Tensor, method
@@ -197,28 +196,24 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
         raise ValueError(f"istft: the signal would have no samples ({count} frame(s) of "
                          f"n_fft={n_fft}, center={center}, length={length}). Hint: pass a "
                          "positive length or more frames")
-    # before any op reads the window: under jit, a constant window then still has values
-    _check_nola(window, win_length, n_fft, hop, count, start, min(end, total))
+    if return_complex and onesided:
+        raise ValueError("istft: cannot have a one-sided input with return_complex=True. "
+                         "Hint: pass the two-sided STFT and onesided=False")
+    if not return_complex and window is not None and window.dtype.is_complex:
+        raise DTypeError("istft: complex windows are incompatible with return_complex=False")
+    if window is None:
+        window = ones(win_length, dtype=input.dtype.to_real(), device=input.device)
+    left = (n_fft - win_length) // 2
+    window = pad(window, (left, n_fft - win_length - left))
+    envelope = overlap_add((window * window).expand(1, count, n_fft), hop)
+    envelope = apply(NolaCheck, envelope[:, start:end])
     norm = "ortho" if normalized else "backward"
     frames = transpose(x, 1, 2)
     if return_complex:
-        if onesided:
-            raise ValueError("istft: cannot have a one-sided input with return_complex=True. "
-                             "Hint: pass the two-sided STFT and onesided=False")
         frames = fft_c2c(frames, (2,), True, norm)
     else:
-        if window is not None and window.dtype.is_complex:
-            raise DTypeError("istft: complex windows are incompatible with "
-                             "return_complex=False")
         frames = fft_c2r(frames[..., :n_fft // 2 + 1], (2,), n_fft, norm)
-    if window is None:
-        window = ones(win_length, dtype=frames.dtype.to_real(), device=frames.device)
-    left = (n_fft - win_length) // 2
-    window = pad(window, (left, n_fft - win_length - left))
-    frames = frames * window
-    signal = overlap_add(frames, hop)
-    envelope = overlap_add((window * window).expand(1, count, n_fft), hop)
-    signal = signal[:, start:end] / envelope[:, start:end]
+    signal = overlap_add(frames * window, hop)[:, start:end] / envelope
     if end > total:
         warnings.warn("istft: the signal is shorter than the length parameter; it is padded "
                       "with zeros at the end. Check the center and hop_length settings",
@@ -227,24 +222,33 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
     return squeeze(signal, 0) if input.ndim == 2 else signal
 
 
-def _check_nola(window: Tensor | None, win_length: int, n_fft: int, hop: int, count: int,
-                start: int, end: int) -> None:
-    """Raises if the overlap-added squared window (``None``: rectangular, ``win_length``
-    points centred in ``n_fft``) vanishes, below 1e-11, in ``start:end``. Computed from the
-    window's values in NumPy: no tensor ops, so ``jit`` compiles ``istft`` for a constant
-    window (or none)."""
-    values = 1.0 if window is None else window.numpy(force=True).astype(np.complex128)
-    pieces = -(-n_fft // hop)
-    blocks = np.zeros(pieces * hop, np.complex128)
-    left = (n_fft - win_length) // 2
-    blocks[left:left + win_length] = values * values
-    blocks = blocks.reshape(pieces, hop)
-    envelope = np.zeros((count + pieces - 1, hop), np.complex128)
-    for j in range(pieces):
-        envelope[j:j + count] += blocks[j]
-    low = np.flatnonzero(np.abs(envelope.reshape(-1)[start:end]) < 1e-11)
-    if low.size:
-        raise ValueError(f"istft: the window overlap-add (sum of squared windows) vanishes at "
-                         f"output sample {low[0]}: the window and hop_length break the NOLA "
-                         "condition. Hint: use center=True, a smaller hop_length or a window "
-                         "without zeros there")
+class NolaError(EmberError, ValueError):
+    """The overlap-added squared window vanishes where ``istft`` divides by it."""
+
+
+@primitive
+class NolaCheck(Primitive):
+    """The overlap-added squared window ``(..., samples)``, unchanged, once checked not to
+    vanish (below 1e-11) anywhere: the NOLA condition ``istft`` divides by. A primitive, so
+    the check runs on each call's window under ``jit`` and ``vmap`` too."""
+
+    name = "nola_check"
+    complex_grad = True
+
+    def forward(self, xp, envelope):
+        low = (xp.abs(envelope) < 1e-11).reshape(-1, envelope.shape[-1]).any(axis=0)
+        if bool(low.any()):
+            raise NolaError(f"istft: the window overlap-add (sum of squared windows) vanishes "
+                             f"at output sample {int(xp.argmax(low))}: the window and "
+                             "hop_length break the NOLA condition. Hint: use center=True, a "
+                             "smaller hop_length or a window without zeros there")
+        return envelope
+
+    def infer(self, envelope):
+        return TensorSpec(tuple(envelope.shape), envelope.dtype)
+
+    def vjp(self, ctx, g):
+        return g
+
+    def jvp(self, ctx, da):
+        return da
