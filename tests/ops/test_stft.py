@@ -196,9 +196,12 @@ def test_stft_aligned_frames_past_the_end_raise_like_torch():
 
 def test_istft_of_an_empty_signal_raises_like_torch():
     # one frame, centred, even n_fft: the trimmed signal has no samples
-    for kw in (dict(n_fft=8), dict(n_fft=8, center=False, length=0)):
-        raises_like_torch(lambda lib, kw=kw: lib.istft(lib.ones(5, 1, dtype=lib.complex64),
-                                                       window=lib.ones(8), **kw),
+    # (n_fft=1, centred: PyTorch's end, -(n_fft // 2), is 0, an empty slice too)
+    for kw in (dict(n_fft=8), dict(n_fft=8, center=False, length=0),
+               dict(n_fft=1, hop_length=1)):
+        raises_like_torch(lambda lib, kw=kw: lib.istft(
+            lib.ones(kw["n_fft"] // 2 + 1, 1, dtype=lib.complex64), window=lib.ones(kw["n_fft"]),
+            **kw),
                           ValueError, "no samples")
 
 

@@ -191,7 +191,10 @@ def istft(input: Tensor, n_fft: int, hop_length: int | None = None,
         raise ShapeError(f"istft: input tensor cannot be empty, got shape {tuple(input.shape)}")
     total = n_fft + hop * (count - 1)
     start = n_fft // 2 if center else 0
-    end = start + length if length is not None else total - start
+    if length is not None:
+        end = start + length
+    else:  # PyTorch's end, -(n_fft // 2) when centred: for n_fft=1 that is 0, no samples
+        end = total - start if start or not center else 0
     if min(end, total) <= start:
         raise ValueError(f"istft: the signal would have no samples ({count} frame(s) of "
                          f"n_fft={n_fft}, center={center}, length={length}). Hint: pass a "
