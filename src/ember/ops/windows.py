@@ -25,8 +25,8 @@ __all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window"
 
 
 def make_window(op: str, length: int, periodic: bool, dtype: Any, device: Any,
-            requires_grad: bool, shape: Callable[[Tensor, int], Tensor], *,
-            ones_below: int = 2) -> Tensor:
+                requires_grad: bool, shape: Callable[[Tensor, int], Tensor], *,
+                ones_below: int = 2) -> Tensor:
     """``shape(n, span)`` for ``n`` in ``0 … length - 1`` (float64), with ``span = M - 1`` for
     ``M`` the symmetric window's size; a window shorter than ``ones_below`` is all ones."""
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
