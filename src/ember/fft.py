@@ -28,7 +28,8 @@ from ember.ops.join import roll
 from ember.tensor import Tensor
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
-           "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq",
+           "rfftfreq", "fftshift", "ifftshift"]
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
@@ -234,8 +235,7 @@ def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
         >>> ember.fft.hfft(ember.tensor([1.0, 2.0, 3.0]))
         tensor([ 8., -2.,  0., -2.])
     """
-    norm = _SWAP[norm_name(norm, "hfft")]
-    return _c2r(conj(as_complex(input)), None if n is None else (n,), (dim,), norm, "hfft")
+    return _hermitian(input, None if n is None else (n,), (dim,), norm, "hfft")
 
 
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
@@ -246,8 +246,68 @@ def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
         >>> ember.fft.ihfft(ember.tensor([8.0, -2.0, 0.0, -2.0]))
         tensor([1.-0.j, 2.-0.j, 3.-0.j])
     """
-    norm = _SWAP[norm_name(norm, "ihfft")]
-    return conj(_r2c(input, *_one_dim(input, n, dim, "ihfft"), norm, "ihfft"))
+    return _ihermitian(input, *_one_dim(input, n, dim, "ihfft"), norm, "ihfft")
+
+
+def _hermitian(x: Tensor, s: Sequence[int] | None, dim: Any, norm: str | None, op: str) -> Tensor:
+    """The real spectrum of a Hermitian signal given by its one-sided half (the last of
+    ``dim``): the inverse real transform of its conjugate with the dual scaling."""
+    return _c2r(conj(as_complex(x)), s, dim, _SWAP[norm_name(norm, op)], op)
+
+
+def _ihermitian(x: Tensor, dims: tuple, sizes: tuple, norm: str | None, op: str) -> Tensor:
+    """The inverse of :func:`_hermitian`: the conjugate of the one-sided real transform with
+    the dual scaling."""
+    return conj(_r2c(x, dims, sizes, _SWAP[norm_name(norm, op)], op))
+
+
+def hfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+          norm: str | None = None) -> Tensor:
+    """:func:`hfft` over two dims: the real 2-D spectrum of a signal Hermitian-symmetric over
+    ``dim``, given by its half along the last of them (``s[-1]``, by default
+    ``2 * (m - 1)``, is the output length there).
+
+    Example:
+        >>> ember.fft.hfft2(ember.tensor([[1.0, 0.0], [0.0, 0.0]]))
+        tensor([[1., 1.],
+                [1., 1.]])
+    """
+    return _hermitian(input, s, dim, norm, "hfft2")
+
+
+def ihfft2(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] = (-2, -1),
+           norm: str | None = None) -> Tensor:
+    """The inverse of :func:`hfft2`: the one-sided inverse 2-D DFT of a real signal.
+
+    Example:
+        >>> ember.fft.ihfft2(ember.ones(2, 2))
+        tensor([[1.-0.j, 0.-0.j],
+                [0.-0.j, 0.-0.j]])
+    """
+    return _ihermitian(input, *_dims_and_sizes(input, s, dim, "ihfft2"), norm, "ihfft2")
+
+
+def hfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None,
+          norm: str | None = None) -> Tensor:
+    """:func:`hfft` over several dims (all by default; the last ``len(s)`` with ``s`` alone);
+    the last of them holds the one-sided half.
+
+    Example:
+        >>> ember.fft.hfftn(ember.ones(2, 2)).shape
+        (2, 2)
+    """
+    return _hermitian(input, s, dim, norm, "hfftn")
+
+
+def ihfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | None = None,
+           norm: str | None = None) -> Tensor:
+    """The inverse of :func:`hfftn`.
+
+    Example:
+        >>> ember.fft.ihfftn(ember.ones(2, 4)).shape
+        (2, 3)
+    """
+    return _ihermitian(input, *_dims_and_sizes(input, s, dim, "ihfftn"), norm, "ihfftn")
 
 
 # -- frequencies and shifts ---------------------------------------------------------------------

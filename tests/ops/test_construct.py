@@ -516,3 +516,20 @@ def test_unfold_errors():
         x.unfold(1, 2, 1)
     with pytest.raises(TypeError, match="unfold: size must be an int"):
         x.unfold(0, 2.0, 1)
+
+
+@pytest.mark.parametrize("shape,dim,size,step", [((3, 9, 2), 1, 4, 3), ((7,), 0, 3, 1),
+                                                 ((2, 8), -1, 5, 2), ((6, 2), 0, 6, 4)])
+@pytest.mark.parametrize("scatter_max", [0, 10**9], ids=["overlap_add", "scatter"])
+def test_unfold_vjp_both_ways(monkeypatch, shape, dim, size, step, scatter_max):
+    # unfold's vjp scatter-adds small gradients and overlap-adds large ones: both, forced on
+    # tiny inputs, match torch and pass finite differences to second order
+    monkeypatch.setattr(ember.ops.unfold, "SCATTER_MAX", scatter_max)
+    rng = np.random.default_rng(7)
+    x = ember.tensor(rng.standard_normal(shape), requires_grad=True)
+    tx = torch.tensor(x.detach().numpy(), requires_grad=True)
+    g = rng.standard_normal(tuple(tx.unfold(dim, size, step).shape))
+    (mine,) = ember.autograd.grad(x.unfold(dim, size, step), x, ember.tensor(g))
+    (ref,) = torch.autograd.grad(tx.unfold(dim, size, step), tx, torch.tensor(g))
+    np.testing.assert_allclose(mine.numpy(), ref.numpy(), atol=1e-12)
+    assert ember.autograd.gradgradcheck(lambda t: t.unfold(dim, size, step) ** 2, (x,))

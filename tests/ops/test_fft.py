@@ -49,7 +49,7 @@ def test_one_dim_transforms_match_torch(name, kwargs):
 
 
 @pytest.mark.parametrize("name", ["fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn",
-                                  "irfftn"])
+                                  "irfftn", "hfft2", "ihfft2", "hfftn", "ihfftn"])
 @pytest.mark.parametrize("kwargs", SEVERAL, ids=str)
 def test_several_dim_transforms_match_torch(name, kwargs):
     check_like_torch(name, kwargs)
@@ -112,6 +112,8 @@ LOSSES = {
     "fft2": lambda x, m, n, norm: m.fft.fft2(x, s=n and (2, n), norm=norm).abs().sum(),
     "rfftn": lambda x, m, n, norm: m.fft.rfftn(x.real, s=n and (2, n), norm=norm).abs().sum(),
     "irfft2": lambda x, m, n, norm: (m.fft.irfft2(x, s=n and (3, n), norm=norm) ** 2).sum(),
+    "hfft2": lambda x, m, n, norm: (m.fft.hfft2(x, s=n and (2, n), norm=norm) ** 2).sum(),
+    "ihfftn": lambda x, m, n, norm: m.fft.ihfftn(x.real, s=n and (3, n), norm=norm).abs().sum(),
     "spectral_filter": lambda x, m, n, norm: (m.fft.irfft(m.fft.rfft(x.real, n=n, norm=norm)
                                                           * m.tensor(H[:, :(n or 4) // 2 + 1]),
                                                           n=n or 4, norm=norm) ** 2).sum(),
@@ -122,7 +124,7 @@ LOSSES = {
 @pytest.mark.parametrize("n,norm", [(None, None), (3, "ortho"), (7, "forward")], ids=str)
 @pytest.mark.parametrize("complex_input", [False, True])
 def test_gradients_match_torch(name, n, norm, complex_input):
-    if name in ("rfft_power", "ihfft", "rfftn", "spectral_filter") and complex_input:
+    if name in ("rfft_power", "ihfft", "rfftn", "ihfftn", "spectral_filter") and complex_input:
         pytest.skip("a real-input transform")
     data = Z2 if complex_input else X2
     grads = []
@@ -168,6 +170,12 @@ CASES = [
     OpCase("hfft", lambda x, y: ember.fft.hfft(ember.complex(x, y), norm="ortho"),
            lambda x, y: torch.fft.hfft(torch.complex(x, y), norm="ortho"),
            [S(arg(5), arg(5))]),
+    OpCase("hfftn", lambda x, y: ember.fft.hfftn(ember.complex(x, y), s=(3, 4)),
+           lambda x, y: torch.fft.hfftn(torch.complex(x, y), s=(3, 4)),
+           [S(arg(2, 3), arg(2, 3))]),
+    OpCase("ihfft2", lambda x: ember.view_as_real(ember.fft.ihfft2(x, norm="ortho")),
+           lambda x: torch.view_as_real(torch.fft.ihfft2(x, norm="ortho").resolve_conj()),
+           [S(arg(3, 4))]),
     OpCase("fftshift", lambda x: ember.fft.fftshift(x, dim=0), lambda x: torch.fft.fftshift(
         x, dim=0), [S(arg(5, 2))]),
 ]

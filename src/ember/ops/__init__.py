@@ -83,6 +83,7 @@ from ember.ops.sort import *  # noqa: F403
 from ember.ops.special import *  # noqa: F403
 from ember.ops.split_stack import *  # noqa: F403
 from ember.ops.statistics import *  # noqa: F403
+from ember.ops.stft import *  # noqa: F403
 from ember.ops.storage import *  # noqa: F403
 from ember.ops.tensor_methods import *  # noqa: F403
 from ember.ops.unary import *  # noqa: F403
@@ -105,7 +106,7 @@ _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "
              "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts",
              "random_fill", "random_gamma", "random_von_mises", "reduce", "rnn_cells", "rounding",
              "scatter_reduce", "scatter_slices", "search", "segment_reduce", "select", "shape",
-             "softmax", "sort", "special", "split_stack", "statistics", "storage",
+             "softmax", "sort", "special", "split_stack", "statistics", "stft", "storage",
              "tensor_methods", "unary", "unfold", "unpool", "unravel", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]

@@ -1,8 +1,9 @@
 """``Tensor.unfold``: the windows of ``size`` every ``step`` along a dimension, as a strided
 view that shares memory and the version counter with its input, as in PyTorch.
 
-One primitive, ``unfold_view``; its vjp adds each window's gradient back into zeros
-(``index_put``).
+One primitive, ``unfold_view``; its vjp adds each window's gradient back where it came from:
+one scatter-add for a small gradient (fewest ops), :func:`overlap_add` (a fixed handful of
+ops on whole blocks, whose cost does not grow per element as a scatter-add's) for a large one.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from ember.ops.construct import _as_int, _shape
 from ember.ops.creation import zeros
 from ember.ops.indexing import IndexPut
 from ember.ops.join import cat
+from ember.ops.pad import pad
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
-from ember.ops.shape import Permute, reshape
+from ember.ops.shape import Permute, reshape, transpose
 from ember.tensor import Tensor, _wrap, method
 
 __all__: list[str] = []
@@ -40,6 +42,37 @@ def _unfold_check(shape: tuple, dimension: int, size: int, step: int) -> None:
         raise ValueError(f"unfold: step is {step} but must be > 0")
     if size < 0:
         raise ValueError(f"unfold: size is {size} but must be >= 0")
+
+
+def overlap_add(frames: Tensor, hop: int) -> Tensor:
+    """The frames ``(..., count, size)`` added into one signal ``(..., size + hop * (count -
+    1))``, frame ``m`` starting at ``m * hop`` (the adjoint of framing with ``unfold``).
+
+    Each frame is cut into ``k = ceil(size / hop)`` hop-long pieces; piece ``j`` of frame
+    ``m`` lands in hop-block ``m + j``. Laid out as a ``(k, count)`` grid of pieces, row ``j``
+    shifted ``j`` blocks later (a skew: pad each row by ``k`` blocks, flatten, cut ``k``
+    blocks, re-split) and summed over rows: a fixed handful of ops whatever ``k``.
+    """
+    *batch, count, size = frames.shape
+    pieces = -(-size // hop)
+    if pieces * hop > size:
+        frames = pad(frames, (0, pieces * hop - size))
+    if pieces == 1:  # hop >= size: the padded frames tile the signal
+        signal = reshape(frames, (*batch, count * hop))
+    else:
+        grid = transpose(reshape(frames, (*batch, count, pieces, hop)), -3, -2)
+        rows = reshape(pad(grid, (0, 0, 0, pieces)), (*batch, pieces * (count + pieces), hop))
+        skewed = reshape(rows[..., :pieces * (count + pieces - 1), :],
+                         (*batch, pieces, count + pieces - 1, hop))
+        signal = reshape(skewed.sum(-3), (*batch, (count + pieces - 1) * hop))
+    return signal[..., :size + hop * (count - 1)]
+
+
+SCATTER_MAX = 4096  # unfold's vjp scatter-adds gradients of at most this many elements
+
+
+def _permute(x: Tensor, dims: tuple) -> Tensor:
+    return x if dims == tuple(range(x.ndim)) else apply(Permute, x, dims=dims)
 
 
 @primitive
@@ -74,25 +107,34 @@ class UnfoldView(Primitive):
         p = ctx.params
         d, size, step = p["dimension"], p["size"], p["step"]
         count = g.shape[d]
-        base = zeros(shape, dtype=g.dtype, device=g.device)
         if count == 0 or size == 0:
-            return base
+            return zeros(shape, dtype=g.dtype, device=g.device)
+        n = shape[d]
         # the window axis next to the window-count axis: (…, count, size, …)
         order = tuple(range(d + 1)) + (g.ndim - 1,) + tuple(range(d + 1, g.ndim - 1))
-        moved = apply(Permute, g, dims=order)
-        n = shape[d]
         if step == size:  # windows tile the dimension: a reshape and zeros for the rest
-            flat = reshape(moved, shape[:d] + (count * size,) + shape[d + 1:])
+            flat = reshape(_permute(g, order), shape[:d] + (count * size,) + shape[d + 1:])
             rest = n - count * size
             if not rest:
                 return flat
-            pad = zeros(shape[:d] + (rest,) + shape[d + 1:], dtype=g.dtype, device=g.device)
-            return cat([flat, pad], d)
-        xp = g._device.xp
-        idx = _wrap((xp.arange(count, dtype=np.int64)[:, None] * step
-                     + xp.arange(size, dtype=np.int64)[None, :]), g._device)
-        return apply(IndexPut, base, moved, idx, basic=(), dims=(d,),
-                     mode="set" if step > size else "add")
+            pad_ = zeros(shape[:d] + (rest,) + shape[d + 1:], dtype=g.dtype, device=g.device)
+            return cat([flat, pad_], d)
+        if step > size or g.numel() <= SCATTER_MAX:
+            # gaps between windows (a plain set) or few elements: one scatter into zeros
+            xp = g._device.xp
+            idx = _wrap(xp.arange(count, dtype=np.int64)[:, None] * step
+                        + xp.arange(size, dtype=np.int64)[None, :], g._device)
+            return apply(IndexPut, zeros(shape, dtype=g.dtype, device=g.device),
+                         _permute(g, order), idx, basic=(), dims=(d,),
+                         mode="set" if step > size else "add")
+        # many overlapping windows: the window-count and window axes last, overlap-added (a
+        # few ops on whole arrays, where a scatter-add's cost grows with every element)
+        others = tuple(i for i in range(g.ndim - 1) if i != d)
+        signal = overlap_add(_permute(g, others + (d, g.ndim - 1)), step)
+        if signal.shape[-1] < n:
+            signal = pad(signal, (0, n - signal.shape[-1]))
+        back = tuple(range(signal.ndim - 1))
+        return _permute(signal, back[:d] + (signal.ndim - 1,) + back[d:])
 
     def jvp(self, ctx, da):
         return apply(UnfoldView, da, **ctx.params)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError
-from ember.ops.creation import arange, ones, tensor
+from ember.ops.creation import arange, full_like, ones, tensor
 from ember.ops.gamma import i0
 from ember.ops.unary import abs, cos, sqrt
 from ember.tensor import Tensor
@@ -24,10 +24,11 @@ __all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window"
            "kaiser_window"]
 
 
-def _window(op: str, length: int, periodic: bool, dtype: Any, device: Any,
-            requires_grad: bool, shape: Callable[[Tensor], Tensor]) -> Tensor:
-    """``shape(n / (M - 1))`` for ``n`` in ``0 … length - 1``, with ``M`` the symmetric
-    window's size."""
+def make_window(op: str, length: int, periodic: bool, dtype: Any, device: Any,
+                requires_grad: bool, shape: Callable[[Tensor, int], Tensor], *,
+                ones_below: int = 2) -> Tensor:
+    """``shape(n, span)`` for ``n`` in ``0 … length - 1`` (float64), with ``span = M - 1`` for
+    ``M`` the symmetric window's size; a window shorter than ``ones_below`` is all ones."""
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     if not dt.is_floating_point:
         raise DTypeError(f"{op}: expects a floating point dtype, got {dt.name}")
@@ -38,12 +39,47 @@ def _window(op: str, length: int, periodic: bool, dtype: Any, device: Any,
                         f"{type(length).__name__}") from None
     if length < 0:
         raise ShapeError(f"{op}: requires a non-negative window_length, got {length}")
-    if length <= 1:
+    if length < ones_below:
         out = ones(length, dtype=dt, device=device)
     else:
         span = length if periodic else length - 1
-        out = shape(arange(length, dtype=dtypes.float64, device=device) / span).to(dt)
+        out = shape(arange(length, dtype=dtypes.float64, device=device), span).to(dt)
     return out.requires_grad_(True) if requires_grad else out
+
+
+def of_fraction(shape: Callable[[Tensor], Tensor]) -> Callable[[Tensor, int], Tensor]:
+    """A window shape given as a function of ``n / span`` (0 to 1 over a symmetric window)."""
+    return lambda n, span: shape(n / span)
+
+
+def cosine_sum(coefficients: Sequence[float]) -> Callable[[Tensor, int], Tensor]:
+    """The shape ``sum_i (-1)^i a_i cos(2πi n / span)`` (Hann, Hamming, Blackman, Nuttall)."""
+    def shape(t: Tensor) -> Tensor:
+        if len(coefficients) == 1:
+            return full_like(t, coefficients[0])
+        out = coefficients[0] - coefficients[1] * cos(2 * math.pi * t)
+        for i, a in enumerate(coefficients[2:], 2):
+            out = out + (-1) ** i * a * cos(2 * math.pi * i * t)
+        return out
+    return of_fraction(shape)
+
+
+def kaiser_shape(beta: float) -> Callable[[Tensor, int], Tensor]:
+    """``I0(beta sqrt(1 - (2n / span - 1)²)) / I0(beta)``."""
+    return of_fraction(lambda t: i0(beta * sqrt((1 - (2 * t - 1) ** 2).clamp(min=0)))
+                       / i0(tensor(float(beta), dtype=dtypes.float64)))
+
+
+def blackman_shape(n: Tensor, span: int) -> Tensor:
+    """``0.42 - 0.5 cos(2πn / span) + 0.08 cos(4πn / span)``, summed in the order that makes
+    the ends exactly 0 (0.08 - 0.5 + 0.42), as in ``torch.blackman_window``."""
+    t = n / span
+    return 0.08 * cos(4 * math.pi * t) - 0.5 * cos(2 * math.pi * t) + 0.42
+
+
+def bartlett_shape(n: Tensor, span: int) -> Tensor:
+    """``1 - |2n / span - 1|``."""
+    return 1 - abs(2 * (n / span) - 1)
 
 
 def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
@@ -54,8 +90,8 @@ def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
         >>> ember.hann_window(4)
         tensor([0.0000, 0.5000, 1.0000, 0.5000])
     """
-    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda t: 0.5 - 0.5 * cos(2 * math.pi * t))
+    return make_window("hann_window", window_length, periodic, dtype, device, requires_grad,
+                       cosine_sum((0.5, 0.5)))
 
 
 def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54,
@@ -67,8 +103,8 @@ def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.5
         >>> ember.hamming_window(3, periodic=False)
         tensor([0.0800, 1.0000, 0.0800])
     """
-    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda t: alpha - beta * cos(2 * math.pi * t))
+    return make_window("hamming_window", window_length, periodic, dtype, device, requires_grad,
+                       cosine_sum((alpha, beta)))
 
 
 def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
@@ -79,9 +115,8 @@ def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = N
         >>> ember.blackman_window(4)
         tensor([0.0000, 0.3400, 1.0000, 0.3400])
     """
-    # summed in this order, the ends are exactly 0 (0.08 - 0.5 + 0.42), as in PyTorch
-    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda t: 0.08 * cos(4 * math.pi * t) - 0.5 * cos(2 * math.pi * t) + 0.42)
+    return make_window("blackman_window", window_length, periodic, dtype, device, requires_grad,
+                       blackman_shape)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = None,
@@ -92,8 +127,8 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = N
         >>> ember.bartlett_window(5, periodic=False)
         tensor([0.0000, 0.5000, 1.0000, 0.5000, 0.0000])
     """
-    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda t: 1 - abs(2 * t - 1))
+    return make_window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
+                       bartlett_shape)
 
 
 def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *,
@@ -104,6 +139,5 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
         >>> ember.kaiser_window(3, periodic=False, beta=0.0)
         tensor([1., 1., 1.])
     """
-    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda t: i0(beta * sqrt((1 - (2 * t - 1) ** 2).clamp(min=0)))
-                   / i0(tensor(float(beta), dtype=dtypes.float64)))
+    return make_window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
+                       kaiser_shape(beta))

@@ -29,7 +29,7 @@ ELEMENTWISE = (
     # activations
     "relu", "relu_grad", "leaky_relu", "hardtanh", "elu", "softplus", "gelu", "gelu_slope", "silu",
     # conversions
-    "cast", "copy", "class_index", "index_check",
+    "cast", "copy", "class_index", "index_check", "nola_check",
     # complex numbers
     "real", "imag", "conj", "complex", "angle",
 )

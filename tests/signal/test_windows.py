@@ -1,0 +1,50 @@
+"""ember.signal.windows against torch.signal.windows: values, dtypes, arguments and errors."""
+
+import pytest
+import torch
+
+import ember
+from tests.ops.optable import assert_same, raises_like_torch
+
+WINDOWS = [("bartlett", {}), ("blackman", {}), ("cosine", {}), ("exponential", {}),
+           ("exponential", {"tau": 2.5}), ("exponential", {"center": 1.5, "sym": False}),
+           ("gaussian", {}), ("gaussian", {"std": 0.7}),
+           ("general_cosine", {"a": [0.4, 0.3, 0.3]}), ("general_cosine", {"a": [0.3]}),
+           ("general_hamming", {}),
+           ("general_hamming", {"alpha": 0.6}), ("hamming", {}), ("hann", {}), ("kaiser", {}),
+           ("kaiser", {"beta": 2.0}), ("nuttall", {})]
+
+
+@pytest.mark.parametrize("name,kw", WINDOWS, ids=str)
+@pytest.mark.parametrize("sym", [True, False])
+def test_windows_match_torch(name, kw, sym):
+    if "center" in kw and sym:
+        pytest.skip("center is for periodic windows")
+    kw = {"sym": sym, **kw}
+    for m in (0, 1, 2, 5, 8):
+        for dt in ("float32", "float64"):
+            mine = getattr(ember.signal.windows, name)(m, dtype=getattr(ember, dt), **kw)
+            ref = getattr(torch.signal.windows, name)(m, dtype=getattr(torch, dt), **kw)
+            assert_same(mine, ref, rtol=1e-6, atol=1e-6)
+
+
+def test_window_arguments_and_errors():
+    w = ember.signal.windows
+    assert w.hann(3, requires_grad=True).requires_grad
+    assert w.gaussian(4).dtype is ember.float32
+    raises_like_torch(lambda lib: lib.signal.windows.hann(-1), ValueError,
+                      "general_cosine requires non-negative window length")
+    raises_like_torch(lambda lib: lib.signal.windows.kaiser(3, dtype=lib.float16), ValueError,
+                      "expects float32 or float64")
+    raises_like_torch(lambda lib: lib.signal.windows.exponential(3, tau=0), ValueError,
+                      "Tau must be positive")
+    raises_like_torch(lambda lib: lib.signal.windows.exponential(3, center=1.0), ValueError,
+                      "Center must be None for symmetric windows")
+    raises_like_torch(lambda lib: lib.signal.windows.gaussian(3, std=-1.0), ValueError,
+                      "Standard deviation must be positive")
+    raises_like_torch(lambda lib: lib.signal.windows.kaiser(3, beta=-1.0), ValueError,
+                      "beta must be non-negative")
+    raises_like_torch(lambda lib: lib.signal.windows.general_cosine(3, a=[]), ValueError,
+                      "Coefficients cannot be empty")
+    raises_like_torch(lambda lib: lib.signal.windows.general_cosine(3, a=1.0), TypeError,
+                      "Coefficients must be a list/tuple")
