@@ -1,0 +1,179 @@
+"""Fake quantization: ``fake_quantize_per_tensor_affine`` and
+``fake_quantize_per_channel_affine``, a float tensor rounded to the grid of an affine integer
+quantization and back, as quantization-aware training sees it.
+
+The numerics are PyTorch's CPU kernels', operation for operation: ``inv_scale = 1 / scale``
+in float32, ``q = zero_point + nearbyint(x * inv_scale)`` (halves to even, in float32 for
+float32 and half inputs, in float64 for float64 ones), ``q`` clamped to ``[quant_min,
+quant_max]`` (NaN to ``quant_min``, and infinities too per channel), then ``(q - zero_point)
+* scale`` (rounded to float32 per tensor, even for float64 input). The gradient is PyTorch's
+straight-through estimator: the output gradient where ``quant_min <= q <= quant_max``, zero
+elsewhere; the quantization parameters get none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.errors import DTypeError, ShapeError
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.select import where
+from ember.tensor import Tensor
+
+__all__ = ["fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"]
+
+
+def fake_quantize_arrays(xp: Any, x: Any, scale: Any, zero_point: Any, quant_min: int,
+                         quant_max: int, infinity_to_min: bool = False) -> tuple[Any, Any]:
+    """``(fake-quantized x, mask of the unclamped elements)``: the shared numerics, with
+    ``scale`` (float32) and ``zero_point`` (int or float) scalars or arrays broadcasting
+    against ``x``. A float zero point is added before rounding, an integer one after, as in
+    PyTorch's kernels. NaN goes to ``quant_min``; so does an infinity with
+    ``infinity_to_min`` (PyTorch's per-channel kernel converts to int64 before clamping)."""
+    compute = np.float64 if x.dtype == np.float64 else np.float32
+    scale = xp.asarray(scale, dtype=np.float32)
+    inv_scale = (np.float32(1) / scale).astype(compute)
+    scaled = x.astype(compute, copy=False) * inv_scale
+    zero_point = xp.asarray(zero_point)
+    if zero_point.dtype.kind == "f":
+        zero_point = zero_point.astype(compute)
+        q = xp.rint(scaled + zero_point)
+    else:
+        q = xp.rint(scaled) + zero_point.astype(compute)
+    mask = (q >= quant_min) & (q <= quant_max)
+    undefined = ~xp.isfinite(q) if infinity_to_min else xp.isnan(q)
+    clamped = xp.clip(xp.where(undefined, quant_min, q), quant_min, quant_max)
+    out = (clamped.astype(np.float64) - zero_point) * scale.astype(np.float64)
+    return out.astype(x.dtype), mask
+
+
+class _FakeQuantize(Primitive):
+    nout = 2
+    save_inputs = False
+    save_outputs = (1,)  # the rules read the mask
+
+    def vjp(self, ctx, g, g_mask):
+        return (None if g is None else where(ctx.output(1), g, 0)),
+
+    def jvp(self, ctx, dx, *dparams):
+        return where(ctx.output(1), dx, 0), None
+
+
+@primitive
+class FakeQuantizePerTensor(_FakeQuantize):
+    name = "fake_quantize_per_tensor_affine"
+
+    def forward(self, xp, a, *, scale, zero_point, quant_min, quant_max):
+        out, mask = fake_quantize_arrays(xp, a, scale, zero_point, quant_min, quant_max)
+        if out.dtype == np.float64:  # PyTorch's per-tensor kernel rounds it to float32
+            out = out.astype(np.float32).astype(np.float64)
+        return out, mask
+
+    def infer(self, a, **params):
+        return a, TensorSpec(a.shape, dtypes.bool_)
+
+
+@primitive
+class FakeQuantizePerChannel(_FakeQuantize):
+    name = "fake_quantize_per_channel_affine"
+
+    def forward(self, xp, a, scale, zero_point, *, axis, quant_min, quant_max):
+        shape = [1] * a.ndim
+        shape[axis] = -1
+        return fake_quantize_arrays(xp, a, scale.reshape(shape), zero_point.reshape(shape),
+                                    quant_min, quant_max, infinity_to_min=True)
+
+    def infer(self, a, scale, zero_point, **params):
+        return a, TensorSpec(a.shape, dtypes.bool_)
+
+    def vjp(self, ctx, g, g_mask):
+        return *super().vjp(ctx, g, g_mask), None, None
+
+
+def _check_common(op: str, input: Tensor, quant_min: int, quant_max: int) -> None:
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}. "
+                         "Hint: call .float() first")
+    if quant_min > quant_max:
+        raise ValueError(f"{op}: `quant_min` ({quant_min}) should be less than or equal to "
+                         f"`quant_max` ({quant_max})")
+
+
+def _number(value: Any, what: str, op: str) -> Any:
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ShapeError(f"{op}: a per-tensor {what} has one element, got shape "
+                             f"{tuple(value.shape)}. Hint: use fake_quantize_per_channel_affine")
+        if value.requires_grad:
+            raise ValueError(f"{op}: not differentiable with respect to {what}; it cannot "
+                             "have requires_grad=True")
+        return value.item()
+    return value
+
+
+def fake_quantize_per_tensor_affine(input: Tensor, scale: float | Tensor,
+                                    zero_point: int | Tensor, quant_min: int,
+                                    quant_max: int) -> Tensor:
+    """``input`` quantized with one ``scale`` and ``zero_point`` to integers in ``[quant_min,
+    quant_max]`` and dequantized again (same dtype); the gradient passes where no clamping
+    happened. ``scale`` and ``zero_point`` may be numbers or one-element tensors.
+
+    Example:
+        >>> x = ember.tensor([0.5, 1.5, 2.5, 300.0])
+        >>> ember.fake_quantize_per_tensor_affine(x, 1.0, 0, -128, 127)
+        tensor([  0.,   2.,   2., 127.])
+    """
+    op = "fake_quantize_per_tensor_affine"
+    _check_common(op, input, quant_min, quant_max)
+    scale = float(_number(scale, "scale", op))
+    zero_point = _number(zero_point, "zero_point", op)
+    if isinstance(zero_point, float) and zero_point.is_integer():
+        zero_point = int(zero_point)
+    if not quant_min <= zero_point <= quant_max:
+        raise ValueError(f"{op}: `zero_point` ({zero_point}) must be between `quant_min` "
+                         f"({quant_min}) and `quant_max` ({quant_max})")
+    return apply(FakeQuantizePerTensor, input, scale=scale, zero_point=zero_point,
+                 quant_min=int(quant_min), quant_max=int(quant_max))[0]
+
+
+def fake_quantize_per_channel_affine(input: Tensor, scale: Tensor, zero_point: Tensor,
+                                     axis: int, quant_min: int, quant_max: int) -> Tensor:
+    """``input`` quantized with one ``scale[c]`` and ``zero_point[c]`` per index ``c`` along
+    ``axis`` and dequantized again; ``scale`` is float32, ``zero_point`` int32 (added after
+    rounding) or floating (added before). The gradient passes where no clamping happened.
+
+    Example:
+        >>> x = ember.tensor([[0.5, 0.5], [1.5, 1.5]])
+        >>> s, z = ember.tensor([1.0, 0.5]), ember.tensor([0, 1], dtype=ember.int32)
+        >>> ember.fake_quantize_per_channel_affine(x, s, z, 1, 0, 255)
+        tensor([[0.0000, 0.5000],
+                [2.0000, 1.5000]])
+    """
+    op = "fake_quantize_per_channel_affine"
+    _check_common(op, input, quant_min, quant_max)
+    if scale.dtype not in (dtypes.float32, dtypes.bfloat16):
+        raise DTypeError(f"{op}: scale must be float32 or bfloat16, got {scale.dtype.name}")
+    if zero_point.dtype not in (dtypes.int32, dtypes.float32, dtypes.float16):
+        raise DTypeError(f"{op}: zero_point must be int32, float32 or float16, got "
+                         f"{zero_point.dtype.name}")
+    if not 0 <= axis < input.ndim:  # (PyTorch takes no negative axis here)
+        raise IndexError(f"{op}: axis {axis} is out of range for a {input.ndim}-D input "
+                         f"(expected in [0, {input.ndim - 1}])")
+    channels = input.shape[axis]
+    if scale.shape != (channels,) or zero_point.shape != (channels,):
+        raise ShapeError(f"{op}: scale {tuple(scale.shape)} and zero_point "
+                         f"{tuple(zero_point.shape)} must both have shape ({channels},), the "
+                         f"size of input {tuple(input.shape)} along axis {axis}")
+    if scale.requires_grad or zero_point.requires_grad:
+        raise ValueError(f"{op}: not differentiable with respect to scale or zero_point; they "
+                         "cannot have requires_grad=True")
+    if zero_point.dtype == dtypes.int32:
+        if channels and not (quant_min <= zero_point.min().item()
+                             and zero_point.max().item() <= quant_max):
+            raise ValueError(f"{op}: `zero_point` must be between `quant_min` ({quant_min}) "
+                             f"and `quant_max` ({quant_max})")
+    return apply(FakeQuantizePerChannel, input, scale, zero_point, axis=axis,
+                 quant_min=int(quant_min), quant_max=int(quant_max))[0]
