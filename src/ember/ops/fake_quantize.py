@@ -26,27 +26,34 @@ from ember.tensor import Tensor
 __all__ = ["fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"]
 
 
-def fake_quantize_arrays(xp: Any, x: Any, scale: Any, zero_point: Any, quant_min: int,
-                         quant_max: int, infinity_to_min: bool = False) -> tuple[Any, Any]:
-    """``(fake-quantized x, mask of the unclamped elements)``: the shared numerics, with
-    ``scale`` (float32) and ``zero_point`` (int or float) scalars or arrays broadcasting
-    against ``x``. A float zero point is added before rounding, an integer one after, as in
-    PyTorch's kernels. NaN goes to ``quant_min``; so does an infinity with
-    ``infinity_to_min`` (PyTorch's per-channel kernel converts to int64 before clamping)."""
+def quantize_to_grid(xp: Any, x: Any, scale: Any, zero_point: Any, quant_min: int,
+                     quant_max: int, infinity_to_min: bool = False) -> tuple[Any, Any]:
+    """``(q, mask)``: the integers ``x`` quantizes to (as floats, clamped to ``[quant_min,
+    quant_max]``) and where no clamping happened, with ``scale`` (float32) and ``zero_point``
+    (int or float) scalars or arrays broadcasting against ``x``. A float zero point is added
+    before rounding, an integer one after, as in PyTorch's kernels (and fbgemm's
+    ``Quantize``). NaN goes to ``quant_min``; so does an infinity with ``infinity_to_min``
+    (PyTorch's per-channel kernel converts to int64 before clamping)."""
     compute = np.float64 if x.dtype == np.float64 else np.float32
     scale = xp.asarray(scale, dtype=np.float32)
     inv_scale = (np.float32(1) / scale).astype(compute)
     scaled = x.astype(compute, copy=False) * inv_scale
     zero_point = xp.asarray(zero_point)
     if zero_point.dtype.kind == "f":
-        zero_point = zero_point.astype(compute)
-        q = xp.rint(scaled + zero_point)
+        q = xp.rint(scaled + zero_point.astype(compute))
     else:
         q = xp.rint(scaled) + zero_point.astype(compute)
     mask = (q >= quant_min) & (q <= quant_max)
     undefined = ~xp.isfinite(q) if infinity_to_min else xp.isnan(q)
-    clamped = xp.clip(xp.where(undefined, quant_min, q), quant_min, quant_max)
-    out = (clamped.astype(np.float64) - zero_point) * scale.astype(np.float64)
+    return xp.clip(xp.where(undefined, quant_min, q), quant_min, quant_max), mask
+
+
+def fake_quantize_arrays(xp: Any, x: Any, scale: Any, zero_point: Any, quant_min: int,
+                         quant_max: int, infinity_to_min: bool = False) -> tuple[Any, Any]:
+    """``(fake-quantized x, mask of the unclamped elements)``; see :func:`quantize_to_grid`."""
+    q, mask = quantize_to_grid(xp, x, scale, zero_point, quant_min, quant_max, infinity_to_min)
+    out = (q.astype(np.float64) - xp.asarray(zero_point, dtype=np.float64)) * \
+        xp.asarray(scale, dtype=np.float32).astype(np.float64)
     return out.astype(x.dtype), mask
 
 
@@ -129,9 +136,7 @@ def fake_quantize_per_tensor_affine(input: Tensor, scale: float | Tensor,
     op = "fake_quantize_per_tensor_affine"
     _check_common(op, input, quant_min, quant_max)
     scale = float(_number(scale, "scale", op))
-    zero_point = _number(zero_point, "zero_point", op)
-    if isinstance(zero_point, float) and zero_point.is_integer():
-        zero_point = int(zero_point)
+    zero_point = int(_number(zero_point, "zero_point", op))  # (PyTorch truncates a float)
     if not quant_min <= zero_point <= quant_max:
         raise ValueError(f"{op}: `zero_point` ({zero_point}) must be between `quant_min` "
                          f"({quant_min}) and `quant_max` ({quant_max})")

@@ -1,0 +1,139 @@
+"""``FakeQuantize``: an observer plus fake quantization, the module quantization-aware
+training inserts (``torch.ao.quantization.FakeQuantize``), and its default configurations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.nn.module import Module
+from ember.ops.creation import tensor
+from ember.ops.fake_quantize import (
+    fake_quantize_per_channel_affine,
+    fake_quantize_per_tensor_affine,
+)
+from ember.quant.observer import (
+    MovingAverageMinMaxObserver,
+    MovingAveragePerChannelMinMaxObserver,
+    _WithArgs,
+)
+from ember.quant.qtypes import (
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    qint8,
+    quint8,
+)
+from ember.tensor import Tensor
+
+__all__ = ["FakeQuantizeBase", "FakeQuantize", "default_fake_quant", "default_weight_fake_quant",
+           "default_per_channel_weight_fake_quant", "disable_fake_quant", "enable_fake_quant",
+           "disable_observer", "enable_observer"]
+
+
+class FakeQuantizeBase(_WithArgs, Module):
+    """The switches every fake-quantize module has: observing and fake quantizing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("fake_quant_enabled", tensor([1], dtype="uint8"))
+        self.register_buffer("observer_enabled", tensor([1], dtype="uint8"))
+
+    def enable_fake_quant(self, enabled: bool = True) -> FakeQuantizeBase:
+        self.fake_quant_enabled[0] = 1 if enabled else 0
+        return self
+
+    def disable_fake_quant(self) -> FakeQuantizeBase:
+        return self.enable_fake_quant(False)
+
+    def enable_observer(self, enabled: bool = True) -> FakeQuantizeBase:
+        self.observer_enabled[0] = 1 if enabled else 0
+        return self
+
+    def disable_observer(self) -> FakeQuantizeBase:
+        return self.enable_observer(False)
+
+
+class FakeQuantize(FakeQuantizeBase):
+    """Observes its input (when the observer is on), updates ``scale`` and ``zero_point``,
+    and fake-quantizes (when fake quantization is on) with a straight-through gradient.
+
+    Example:
+        >>> fq = FakeQuantize(quant_min=0, quant_max=255)
+        >>> fq(ember.tensor([-1.0, 0.0, 1.0]))
+        tensor([-1.0039,  0.0000,  1.0000])
+    """
+
+    def __init__(self, observer: Any = MovingAverageMinMaxObserver, quant_min: int | None = None,
+                 quant_max: int | None = None, is_dynamic: bool = False,
+                 **observer_kwargs: Any) -> None:
+        super().__init__()
+        if quant_min is not None and quant_max is not None:
+            if quant_min > quant_max:
+                raise ValueError(f"FakeQuantize: quant_min ({quant_min}) must be less than or "
+                                 f"equal to quant_max ({quant_max})")
+            observer_kwargs.update(quant_min=quant_min, quant_max=quant_max)
+        self.activation_post_process = observer(is_dynamic=is_dynamic, **observer_kwargs)
+        post = self.activation_post_process
+        self.quant_min, self.quant_max = post.quant_min, post.quant_max
+        self.is_dynamic = is_dynamic
+        self.register_buffer("scale", tensor([1.0]))
+        self.register_buffer("zero_point", tensor([0], dtype="int32"))
+        self.dtype, self.qscheme = post.dtype, post.qscheme
+        self.ch_axis = getattr(post, "ch_axis", -1)
+        self.is_per_channel = post.qscheme.per_channel
+
+    def calculate_qparams(self) -> tuple[Tensor, Tensor]:
+        return self.activation_post_process.calculate_qparams()
+
+    def forward(self, X: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
+        if self.observer_enabled[0].item() == 1:
+            self.activation_post_process(X.detach())
+            scale, zero_point = self.calculate_qparams()
+            self.scale = scale.float().clone()
+            self.zero_point = zero_point.int().clone()
+        if self.fake_quant_enabled[0].item() == 1:
+            if self.is_per_channel:
+                return fake_quantize_per_channel_affine(X, self.scale, self.zero_point,
+                                                        self.ch_axis, self.quant_min,
+                                                        self.quant_max)
+            return fake_quantize_per_tensor_affine(X, self.scale, self.zero_point,
+                                                   self.quant_min, self.quant_max)
+        return X
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any) -> None:
+        for name in ("scale", "zero_point"):  # per channel, the size comes with the values
+            if prefix + name in state_dict:
+                setattr(self, name, tensor(state_dict[prefix + name]).clone())
+        super()._load_from_state_dict(state_dict, prefix, *args)
+
+    def extra_repr(self) -> str:
+        return (f"fake_quant_enabled={self.fake_quant_enabled}, observer_enabled="
+                f"{self.observer_enabled}, quant_min={self.quant_min}, quant_max="
+                f"{self.quant_max}, dtype={self.dtype!r}, qscheme={self.qscheme!r}, ch_axis="
+                f"{self.ch_axis}, scale={self.scale}, zero_point={self.zero_point}")
+
+
+def _switch(method: str) -> Any:
+    def apply(mod: Module) -> None:
+        if isinstance(mod, FakeQuantizeBase):
+            getattr(mod, method)()
+    apply.__name__ = method
+    apply.__doc__ = (f"Calls ``{method}()`` on ``mod`` if it is a fake-quantize module: for "
+                     f"``model.apply({method})``.")
+    return apply
+
+
+disable_fake_quant = _switch("disable_fake_quant")
+enable_fake_quant = _switch("enable_fake_quant")
+disable_observer = _switch("disable_observer")
+enable_observer = _switch("enable_observer")
+
+default_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, dtype=quint8,
+    qscheme=per_tensor_affine, reduce_range=True)
+default_weight_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=-128, quant_max=127, dtype=qint8,
+    qscheme=per_tensor_symmetric, reduce_range=False)
+default_per_channel_weight_fake_quant = FakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127, dtype=qint8,
+    qscheme=per_channel_symmetric, reduce_range=False, ch_axis=0)

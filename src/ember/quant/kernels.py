@@ -1,0 +1,141 @@
+"""The integer arithmetic of quantized kernels, on NumPy arrays, as PyTorch's fbgemm backend
+computes it.
+
+Products accumulate exactly: the centred integers ``q - zero_point`` are multiplied in a
+float64 GEMM, exact for integers while every partial sum stays below 2**53 (an int8 × uint8
+dot product of 2**37 terms), so BLAS speed is kept. The accumulator is then requantized as
+fbgemm's ``ReQuantizeOutput`` does, in float32: ``act_times_w_scale = input_scale *
+weight_scale``, ``multiplier = act_times_w_scale / output_scale``, ``acc + bias /
+act_times_w_scale``, times ``multiplier``, rounded to nearest even, plus the output zero
+point, clamped to the output range (from the zero point up with a fused ReLU).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ember.ops.fake_quantize import quantize_to_grid
+
+_F32 = np.float32
+
+
+def quantize(x: np.ndarray, scale: Any, zero_point: Any, low: int, high: int,
+             storage: np.dtype, axis: int | None = None) -> np.ndarray:
+    """``x`` quantized to ``storage`` integers in ``[low, high]``. Per tensor as PyTorch's
+    fbgemm path (its vectorized ``Quantize``): ``nearbyint(fma(x, 1 / scale, zero_point))``,
+    the zero point added before the one rounding to float32. Per channel along ``axis`` as
+    PyTorch's ``quantize_val``: ``zero_point + nearbyint(x * (1 / scale))`` in float32."""
+    x = x.astype(_F32, copy=False)
+    if axis is not None:
+        q, _ = quantize_to_grid(np, x, _along(np.asarray(scale), axis, x.ndim),
+                                _along(np.asarray(zero_point), axis, x.ndim), low, high)
+        return q.astype(storage)
+    inv_scale = np.float64(_F32(1) / _F32(scale))
+    # x * inv_scale is exact in float64 and so is adding a small integer: one rounding, as fma
+    t = (x.astype(np.float64) * inv_scale + np.float64(zero_point)).astype(_F32)
+    t = np.where(np.isnan(t), _F32(low), t)
+    return np.clip(np.rint(t), low, high).astype(storage)
+
+
+def dequantize(q: np.ndarray, scale: Any, zero_point: Any, axis: int | None = None
+               ) -> np.ndarray:
+    """``(q - zero_point) * scale`` in float32 (fbgemm's ``Dequantize``)."""
+    scale = _along(np.asarray(scale, dtype=_F32), axis, q.ndim)
+    zero_point = _along(np.asarray(zero_point, dtype=np.int64), axis, q.ndim)
+    return (q.astype(np.int64) - zero_point).astype(_F32) * scale
+
+
+def _along(values: np.ndarray, axis: int | None, ndim: int) -> np.ndarray:
+    """Per-channel values shaped to broadcast along ``axis`` (as they are when None)."""
+    if axis is None or values.ndim == 0:
+        return values
+    shape = [1] * ndim
+    shape[axis] = -1
+    return values.reshape(shape)
+
+
+def centred(q: np.ndarray, zero_point: Any, axis: int | None = None) -> np.ndarray:
+    """``q - zero_point`` as float64 (exact), the operand of the integer GEMMs."""
+    zp = _along(np.asarray(zero_point, dtype=np.float64), axis, q.ndim)
+    return q.astype(np.float64) - zp
+
+
+def linear_accumulate(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``x @ w.T`` of centred integers: the exact int32 accumulator, as float64."""
+    return x @ w.T
+
+
+def conv2d_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, int],
+                      padding: tuple[int, int], dilation: tuple[int, int],
+                      groups: int) -> np.ndarray:
+    """The 2-D convolution of centred integers ``x`` (N, C, H, W) with ``w`` (O, C/groups,
+    kh, kw), zero padding (the input's zero point, centred): the exact accumulator."""
+    n, c = x.shape[:2]
+    o, cg, kh, kw = w.shape
+    ph, pw = padding
+    x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    span = ((kh - 1) * dilation[0] + 1, (kw - 1) * dilation[1] + 1)
+    win = sliding_window_view(x, span, axis=(2, 3))[:, :, ::stride[0], ::stride[1],
+                                                   ::dilation[0], ::dilation[1]]
+    oh, ow = win.shape[2:4]
+    win = win.reshape(n, groups, cg, oh, ow, kh, kw)
+    wg = w.reshape(groups, o // groups, cg, kh, kw)
+    out = np.einsum("ngchwij,gocij->ngohw", win, wg, optimize=True)
+    return np.ascontiguousarray(out.reshape(n, o, oh, ow))
+
+
+def requantize(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
+               bias: np.ndarray | None, output_scale: float, output_zero_point: int,
+               relu: bool, channel_axis: int, low: int = 0, high: int = 255) -> np.ndarray:
+    """fbgemm's requantization of an accumulator to uint8 (see the module docstring);
+    ``weight_scales`` holds one scale or one per output channel (along ``channel_axis``)."""
+    act_times_w = _along(_F32(input_scale) * weight_scales.astype(_F32), channel_axis,
+                         acc.ndim)
+    multiplier = act_times_w / _F32(output_scale)
+    raw = acc.astype(_F32)
+    if bias is not None:
+        raw = raw + _along(bias.astype(_F32), channel_axis, acc.ndim) / act_times_w
+    q = np.rint(raw * multiplier) + _F32(output_zero_point)
+    return np.clip(q, output_zero_point if relu else low, high).astype(np.uint8)
+
+
+def float_output(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
+                 bias: np.ndarray | None, relu: bool) -> np.ndarray:
+    """fbgemm's ``ReQuantizeForFloat`` (dynamic quantization): ``acc * input_scale *
+    weight_scale + bias`` in float32, clamped at zero with a fused ReLU."""
+    out = acc.astype(_F32) * _F32(input_scale) * _along(weight_scales.astype(_F32), -1,
+                                                         acc.ndim)
+    if bias is not None:
+        out = out + bias.astype(_F32)
+    return np.maximum(out, _F32(0)) if relu else out
+
+
+def choose_qparams(x: np.ndarray, reduce_range: bool) -> tuple[float, int]:
+    """The scale and zero point dynamic quantization picks for a uint8 activation:
+    PyTorch's ``ChooseQuantizationParams`` over ``[min(x, 0), max(x, 0)]``."""
+    low, high = 0, 127 if reduce_range else 255
+    lo = min(float(x.min()), 0.0) if x.size else 0.0
+    hi = max(float(x.max()), 0.0) if x.size else 0.0
+    lo, hi = float(_F32(lo)), float(_F32(hi))
+    scale = (hi - lo) / (high - low)
+    if _F32(scale) == 0 or np.isinf(_F32(1) / _F32(scale)):
+        scale = 0.1
+    small = float(_F32(6.1e-5))
+    if scale < small:
+        amplifier = small / scale
+        scale = small
+        if lo == 0.0:
+            hi = small * (high - low)
+        elif hi == 0.0:
+            lo = -small * (high - low)
+        else:
+            lo, hi = lo * amplifier, hi * amplifier
+        lo, hi = float(_F32(lo)), float(_F32(hi))
+    from_min, from_max = low - lo / scale, high - hi / scale
+    error_min, error_max = abs(low) - abs(lo / scale), abs(high) - abs(hi / scale)
+    initial = from_min if error_min < error_max else from_max
+    zero_point = low if initial < low else high if initial > high else int(np.rint(initial))
+    return float(_F32(scale)), zero_point
