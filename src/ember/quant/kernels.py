@@ -104,12 +104,15 @@ def requantize(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
 
 def float_output(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
                  bias: np.ndarray | None, relu: bool) -> np.ndarray:
-    """fbgemm's ``ReQuantizeForFloat`` (dynamic quantization): ``acc * input_scale *
-    weight_scale + bias`` in float32, clamped at zero with a fused ReLU."""
-    out = acc.astype(_F32) * _F32(input_scale) * _along(weight_scales.astype(_F32), -1,
-                                                         acc.ndim)
+    """fbgemm's ``ReQuantizeForFloat`` (dynamic quantization): ``fma(float32(acc),
+    input_scale * weight_scale, bias)`` rounded once to float32 (the product of two float32
+    numbers is exact in float64, and so nearly always is the sum), clamped at zero with a
+    fused ReLU."""
+    scales = _F32(input_scale) * _along(weight_scales.astype(_F32), -1, acc.ndim)
+    out = acc.astype(_F32).astype(np.float64) * scales.astype(np.float64)
     if bias is not None:
-        out = out + bias.astype(_F32)
+        out = out + bias.astype(_F32).astype(np.float64)
+    out = out.astype(_F32)
     return np.maximum(out, _F32(0)) if relu else out
 
 

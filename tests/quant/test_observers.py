@@ -1,0 +1,128 @@
+"""Observers and FakeQuantize against PyTorch: statistics and calculate_qparams, exactly."""
+
+import numpy as np
+import pytest
+import torch
+import torch.ao.quantization as tq
+
+import ember
+import ember.ao.quantization as eq
+from tests.quant.helpers import same, torch_kwargs
+
+CONFIGS = [
+    {},
+    {"reduce_range": True},
+    {"dtype": ember.qint8},
+    {"dtype": ember.qint8, "qscheme": ember.per_tensor_symmetric},
+    {"dtype": ember.quint8, "qscheme": ember.per_tensor_symmetric},
+    {"quant_min": 0, "quant_max": 127},
+    {"quant_min": 0, "quant_max": 100, "qscheme": ember.per_tensor_symmetric},
+    {"dtype": ember.qint8, "quant_min": -64, "quant_max": 63, "reduce_range": True},
+]
+
+
+def _batches(seed, shape=(4, 6), shift=0.0):
+    rng = np.random.default_rng(seed)
+    return [(rng.normal(shift, rng.uniform(0.1, 3), size=shape)).astype(np.float32)
+            for _ in range(3)]
+
+
+@pytest.mark.parametrize("kwargs", CONFIGS, ids=str)
+@pytest.mark.parametrize("name", ["MinMaxObserver", "MovingAverageMinMaxObserver"])
+@pytest.mark.parametrize("shift", [0.0, 2.5, -4.0])
+def test_per_tensor_observers_match_torch(name, kwargs, shift):
+    t_obs = getattr(tq, name)(**torch_kwargs(kwargs))
+    e_obs = getattr(eq, name)(**kwargs)
+    assert (e_obs.quant_min, e_obs.quant_max) == (t_obs.quant_min, t_obs.quant_max)
+    for x in _batches(1, shift=shift):
+        t_obs(torch.from_numpy(x))
+        e_obs(ember.from_numpy(x))
+    same(e_obs.min_val, t_obs.min_val)
+    same(e_obs.max_val, t_obs.max_val)
+    (ts, tz), (es, ez) = t_obs.calculate_qparams(), e_obs.calculate_qparams()
+    same(es, ts)
+    same(ez, tz)
+    assert str(ez.dtype).split(".")[1] == str(tz.dtype).split(".")[1]
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"dtype": ember.qint8, "qscheme": ember.per_channel_symmetric},
+    {"dtype": ember.qint8, "qscheme": ember.per_channel_affine},
+    {"qscheme": ember.per_channel_affine, "reduce_range": True},
+    {"ch_axis": 1, "dtype": ember.qint8, "qscheme": ember.per_channel_symmetric},
+], ids=str)
+@pytest.mark.parametrize("name", ["PerChannelMinMaxObserver",
+                                  "MovingAveragePerChannelMinMaxObserver"])
+def test_per_channel_observers_match_torch(name, kwargs):
+    t_obs = getattr(tq, name)(**torch_kwargs(kwargs))
+    e_obs = getattr(eq, name)(**kwargs)
+    for x in _batches(2, shape=(5, 3, 2, 2), shift=0.5):
+        t_obs(torch.from_numpy(x))
+        e_obs(ember.from_numpy(x))
+    (ts, tz), (es, ez) = t_obs.calculate_qparams(), e_obs.calculate_qparams()
+    same(es, ts)
+    same(ez, tz)
+
+
+def test_unobserved_and_degenerate_inputs():
+    obs = eq.MinMaxObserver()
+    with pytest.warns(UserWarning, match="must run observer"):
+        s, z = obs.calculate_qparams()
+    assert s.tolist() == [1.0] and z.tolist() == [0]
+    obs(ember.zeros(3))
+    t = tq.MinMaxObserver()
+    t(torch.zeros(3))
+    same(obs.calculate_qparams()[0], t.calculate_qparams()[0])  # scale = eps
+    assert obs(ember.zeros(0)).shape == (0,)
+
+
+def test_observer_errors():
+    with pytest.raises(ValueError, match="per-tensor observer"):
+        eq.MinMaxObserver(qscheme=ember.per_channel_affine)
+    with pytest.raises(ValueError, match="per-channel"):
+        eq.PerChannelMinMaxObserver(qscheme=ember.per_tensor_affine)
+    with pytest.raises(ValueError, match="dtype"):
+        eq.MinMaxObserver(dtype=ember.float32)
+    with pytest.raises(ValueError, match="include 0"):
+        eq.MinMaxObserver(quant_min=3, quant_max=10)
+
+
+def test_with_args_chains_like_torch():
+    factory = eq.MinMaxObserver.with_args(dtype=ember.qint8).with_args(reduce_range=True)
+    obs = factory()
+    assert (obs.dtype, obs.quant_min, obs.quant_max) == (ember.qint8, -64, 63)
+
+
+@pytest.mark.parametrize("qconfig", ["default_fake_quant", "default_weight_fake_quant",
+                                     "default_per_channel_weight_fake_quant"])
+def test_fake_quantize_module_matches_torch(qconfig):
+    t_fq, e_fq = getattr(tq, qconfig)(), getattr(eq, qconfig)()
+    for i, x in enumerate(_batches(3, shape=(4, 5), shift=0.3)):
+        tx = torch.from_numpy(x).requires_grad_()
+        ex = ember.from_numpy(x).requires_grad_()
+        ty, ey = t_fq(tx), e_fq(ex)
+        same(ey, ty)
+        g = np.random.default_rng(i).normal(size=x.shape).astype(np.float32)
+        ty.backward(torch.from_numpy(g))
+        ey.backward(ember.from_numpy(g))
+        same(ex.grad, tx.grad)
+    same(e_fq.scale, t_fq.scale)
+    same(e_fq.zero_point, t_fq.zero_point)
+    e_fq.apply(eq.disable_fake_quant)
+    x = ember.randn(4, 5)
+    assert e_fq(x) is x
+    e_fq.apply(eq.disable_observer).apply(eq.enable_fake_quant)
+    scale = e_fq.scale.clone()
+    e_fq(ember.randn(4, 5) * 100)
+    assert e_fq.scale.tolist() == scale.tolist()
+
+
+def test_fake_quantize_state_dict_round_trip(tmp_path):
+    fq = eq.default_per_channel_weight_fake_quant()
+    fq(ember.randn(4, 3))
+    ember.save(fq.state_dict(), tmp_path / "fq.safetensors")
+    fresh = eq.default_per_channel_weight_fake_quant()
+    fresh.load_state_dict(ember.load(tmp_path / "fq.safetensors"))
+    assert fresh.scale.tolist() == fq.scale.tolist()
+    assert fresh.activation_post_process.min_val.tolist() == \
+        fq.activation_post_process.min_val.tolist()
