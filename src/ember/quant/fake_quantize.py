@@ -60,7 +60,7 @@ class FakeQuantize(FakeQuantizeBase):
     Example:
         >>> fq = FakeQuantize(quant_min=0, quant_max=255)
         >>> fq(ember.tensor([-1.0, 0.0, 1.0]))
-        tensor([-1.0039,  0.0000,  1.0000])
+        tensor([-0.9961,  0.0000,  0.9961])
     """
 
     def __init__(self, observer: Any = MovingAverageMinMaxObserver, quant_min: int | None = None,

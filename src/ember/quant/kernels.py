@@ -25,24 +25,32 @@ _F32 = np.float32
 def quantize(x: np.ndarray, scale: Any, zero_point: Any, low: int, high: int,
              storage: np.dtype, axis: int | None = None) -> np.ndarray:
     """``x`` quantized to ``storage`` integers in ``[low, high]``. Per tensor as PyTorch's
-    fbgemm path (its vectorized ``Quantize``): ``nearbyint(fma(x, 1 / scale, zero_point))``,
-    the zero point added before the one rounding to float32. Per channel along ``axis`` as
-    PyTorch's ``quantize_val``: ``zero_point + nearbyint(x * (1 / scale))`` in float32."""
+    CPU kernels: ``nearbyint(x * (1 / scale) + zero_point)``, the zero point added before
+    rounding; to 8 bits (fbgemm's vectorized ``Quantize``) as a fused multiply-add, rounded
+    once to float32, to 32 bits in two float32 steps. Per channel along ``axis`` as PyTorch's
+    ``quantize_val``: ``zero_point + nearbyint(x * (1 / scale))`` in float32."""
     x = x.astype(_F32, copy=False)
     if axis is not None:
         q, _ = quantize_to_grid(np, x, _along(np.asarray(scale), axis, x.ndim),
                                 _along(np.asarray(zero_point), axis, x.ndim), low, high)
         return q.astype(storage)
-    inv_scale = np.float64(_F32(1) / _F32(scale))
-    # x * inv_scale is exact in float64 and so is adding a small integer: one rounding, as fma
-    t = (x.astype(np.float64) * inv_scale + np.float64(zero_point)).astype(_F32)
+    inv_scale = _F32(1) / _F32(scale)
+    if np.dtype(storage).itemsize > 1:
+        t = x * inv_scale + _F32(zero_point)
+    else:  # x * inv_scale is exact in float64, and so is adding a small integer: as fma
+        t = (x.astype(np.float64) * np.float64(inv_scale) + zero_point).astype(_F32)
     t = np.where(np.isnan(t), _F32(low), t)
     return np.clip(np.rint(t), low, high).astype(storage)
 
 
 def dequantize(q: np.ndarray, scale: Any, zero_point: Any, axis: int | None = None
                ) -> np.ndarray:
-    """``(q - zero_point) * scale`` in float32 (fbgemm's ``Dequantize``)."""
+    """``(q - zero_point) * scale``: in float32 per tensor (fbgemm's ``Dequantize``), with
+    the float64 scales and a rounding to float32 per channel (as PyTorch)."""
+    if axis is not None:
+        scale = _along(np.asarray(scale, dtype=np.float64), axis, q.ndim)
+        zero_point = _along(np.asarray(zero_point, dtype=np.int64), axis, q.ndim)
+        return ((q.astype(np.int64) - zero_point) * scale).astype(_F32)
     scale = _along(np.asarray(scale, dtype=_F32), axis, q.ndim)
     zero_point = _along(np.asarray(zero_point, dtype=np.int64), axis, q.ndim)
     return (q.astype(np.int64) - zero_point).astype(_F32) * scale
