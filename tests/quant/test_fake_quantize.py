@@ -119,9 +119,9 @@ def test_straight_through_rules_by_finite_differences():
 
 def test_errors_match_torch_cases():
     x = ember.randn(2, 4)
-    with pytest.raises(ValueError, match="zero_point"):
+    with pytest.raises(RuntimeError, match="zero_point"):
         ember.fake_quantize_per_tensor_affine(x, 1.0, 200, -128, 127)
-    with pytest.raises(ValueError, match="quant_min"):
+    with pytest.raises(RuntimeError, match="quant_min"):
         ember.fake_quantize_per_tensor_affine(x, 1.0, 0, 5, 1)
     with pytest.raises(ember.DTypeError, match="floating"):
         ember.fake_quantize_per_tensor_affine(x.int(), 1.0, 0, -128, 127)
@@ -137,9 +137,25 @@ def test_errors_match_torch_cases():
     with pytest.raises(IndexError, match="axis"):
         ember.fake_quantize_per_channel_affine(x, ember.ones(2), ember.zeros(
             2, dtype=ember.int32), 2, -128, 127)
-    with pytest.raises(ValueError, match="zero_point"):
+    with pytest.raises(RuntimeError, match="zero_point"):
         ember.fake_quantize_per_channel_affine(x, ember.ones(4), ember.tensor(
             [0, 0, 0, 300], dtype=ember.int32), 1, -128, 127)
-    with pytest.raises(ValueError, match="requires_grad"):
+    with pytest.raises(RuntimeError, match="requires_grad"):
         ember.fake_quantize_per_tensor_affine(x, ember.tensor(1.0, requires_grad=True), 0,
                                               -128, 127)
+
+
+def test_vmap_matches_a_loop():
+    x = ember.randn(3, 4, 5)
+    s = ember.rand(3, 4) * 0.2 + 0.05
+    z = ember.randint(-5, 5, (3, 4), dtype=ember.int32)
+
+    def per_channel(xi, si, zi):
+        return ember.fake_quantize_per_channel_affine(xi, si, zi, 0, -16, 15)
+
+    looped = ember.stack([per_channel(x[i], s[i], z[i]) for i in range(3)])
+    assert ember.vmap(per_channel)(x, s, z).tolist() == looped.tolist()
+    shared = ember.stack([per_channel(x[i], s[0], z[0]) for i in range(3)])
+    assert ember.vmap(per_channel, (0, None, None))(x, s[0], z[0]).tolist() == shared.tolist()
+    assert ember.vmap(lambda t: ember.fake_quantize_per_tensor_affine(t, 0.1, 0, -8, 7))(
+        x).tolist() == ember.fake_quantize_per_tensor_affine(x, 0.1, 0, -8, 7).tolist()

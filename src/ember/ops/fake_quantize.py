@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError, OpError, ShapeError
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.select import where
 from ember.tensor import Tensor
@@ -88,6 +88,11 @@ class FakeQuantizePerChannel(_FakeQuantize):
     name = "fake_quantize_per_channel_affine"
 
     def forward(self, xp, a, scale, zero_point, *, axis, quant_min, quant_max):
+        # (checked here, on the arrays, so that it also holds under vmap)
+        if zero_point.dtype.kind == "i" and zero_point.size and not (
+                quant_min <= zero_point.min() and zero_point.max() <= quant_max):
+            raise OpError(f"{self.name}: `zero_point` must be between `quant_min` "
+                          f"({quant_min}) and `quant_max` ({quant_max})")
         shape = [1] * a.ndim
         shape[axis] = -1
         return fake_quantize_arrays(xp, a, scale.reshape(shape), zero_point.reshape(shape),
@@ -105,8 +110,8 @@ def _check_common(op: str, input: Tensor, quant_min: int, quant_max: int) -> Non
         raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}. "
                          "Hint: call .float() first")
     if quant_min > quant_max:
-        raise ValueError(f"{op}: `quant_min` ({quant_min}) should be less than or equal to "
-                         f"`quant_max` ({quant_max})")
+        raise OpError(f"{op}: `quant_min` ({quant_min}) should be less than or equal to "
+                      f"`quant_max` ({quant_max})")
 
 
 def _number(value: Any, what: str, op: str) -> Any:
@@ -115,8 +120,8 @@ def _number(value: Any, what: str, op: str) -> Any:
             raise ShapeError(f"{op}: a per-tensor {what} has one element, got shape "
                              f"{tuple(value.shape)}. Hint: use fake_quantize_per_channel_affine")
         if value.requires_grad:
-            raise ValueError(f"{op}: not differentiable with respect to {what}; it cannot "
-                             "have requires_grad=True")
+            raise OpError(f"{op}: not differentiable with respect to {what}; it cannot "
+                          "have requires_grad=True")
         return value.item()
     return value
 
@@ -138,8 +143,8 @@ def fake_quantize_per_tensor_affine(input: Tensor, scale: float | Tensor,
     scale = float(_number(scale, "scale", op))
     zero_point = int(_number(zero_point, "zero_point", op))  # (PyTorch truncates a float)
     if not quant_min <= zero_point <= quant_max:
-        raise ValueError(f"{op}: `zero_point` ({zero_point}) must be between `quant_min` "
-                         f"({quant_min}) and `quant_max` ({quant_max})")
+        raise OpError(f"{op}: `zero_point` ({zero_point}) must be between `quant_min` "
+                      f"({quant_min}) and `quant_max` ({quant_max})")
     return apply(FakeQuantizePerTensor, input, scale=scale, zero_point=zero_point,
                  quant_min=int(quant_min), quant_max=int(quant_max))[0]
 
@@ -173,12 +178,7 @@ def fake_quantize_per_channel_affine(input: Tensor, scale: Tensor, zero_point: T
                          f"{tuple(zero_point.shape)} must both have shape ({channels},), the "
                          f"size of input {tuple(input.shape)} along axis {axis}")
     if scale.requires_grad or zero_point.requires_grad:
-        raise ValueError(f"{op}: not differentiable with respect to scale or zero_point; they "
-                         "cannot have requires_grad=True")
-    if zero_point.dtype == dtypes.int32:
-        if channels and not (quant_min <= zero_point.min().item()
-                             and zero_point.max().item() <= quant_max):
-            raise ValueError(f"{op}: `zero_point` must be between `quant_min` ({quant_min}) "
-                             f"and `quant_max` ({quant_max})")
+        raise OpError(f"{op}: not differentiable with respect to scale or zero_point; they "
+                      "cannot have requires_grad=True")
     return apply(FakeQuantizePerChannel, input, scale, zero_point, axis=axis,
                  quant_min=int(quant_min), quant_max=int(quant_max))[0]
