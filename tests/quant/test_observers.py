@@ -126,3 +126,37 @@ def test_fake_quantize_state_dict_round_trip(tmp_path):
     assert fresh.scale.tolist() == fq.scale.tolist()
     assert fresh.activation_post_process.min_val.tolist() == \
         fq.activation_post_process.min_val.tolist()
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"reduce_range": True},
+                                    {"dtype": ember.qint8,
+                                     "qscheme": ember.per_tensor_symmetric}], ids=str)
+def test_histogram_observer_matches_torch(kwargs):
+    rng = np.random.default_rng(5)
+    for trial in range(2):
+        t_obs = tq.HistogramObserver(**torch_kwargs(kwargs))
+        e_obs = eq.HistogramObserver(**kwargs)
+        for _ in range(3):  # the range grows: the histogram is rebinned
+            x = (rng.normal(size=(16, 40)) * rng.uniform(0.5, 3) + rng.uniform(-1, 1))
+            x = (np.abs(x) if trial else x).astype(np.float32)
+            t_obs(torch.from_numpy(x))
+            e_obs(ember.from_numpy(x))
+        same(e_obs.min_val, t_obs.min_val)
+        same(e_obs.max_val, t_obs.max_val)
+        np.testing.assert_allclose(e_obs.histogram.numpy(), t_obs.histogram.numpy(), atol=1.0)
+        (ts, tz), (es, ez) = t_obs.calculate_qparams(), e_obs.calculate_qparams()
+        same(es, ts)
+        same(ez, tz)
+
+
+def test_default_qconfigs_match_torch():
+    for backend in ("x86", "fbgemm"):
+        e, t = eq.get_default_qconfig(backend), tq.get_default_qconfig(backend)
+        assert type(e.activation()).__name__ == type(t.activation()).__name__
+        assert (e.activation().quant_min, e.activation().quant_max) == (0, 127)
+        e, t = eq.get_default_qat_qconfig(backend), tq.get_default_qat_qconfig(backend, 0)
+        ea, ta = e.activation(), t.activation()
+        assert (ea.quant_min, ea.quant_max, e.weight().ch_axis) == (
+            ta.quant_min, ta.quant_max, t.weight().ch_axis)
+    with pytest.raises(ValueError, match="qnnpack"):
+        eq.get_default_qconfig("qnnpack")

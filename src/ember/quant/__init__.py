@@ -6,6 +6,7 @@ PyTorch's x86/fbgemm kernels do. See docs/quantization.md.
 
 from ember.quant.fake_quantize import *  # noqa: F403
 from ember.quant.fuse import *  # noqa: F403
+from ember.quant.histogram_observer import *  # noqa: F403
 from ember.quant.mappings import *  # noqa: F403
 from ember.quant.observer import *  # noqa: F403
 from ember.quant.qconfig import *  # noqa: F403

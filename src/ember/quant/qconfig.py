@@ -11,6 +11,7 @@ from ember.quant.fake_quantize import (
     default_per_channel_weight_fake_quant,
     default_weight_fake_quant,
 )
+from ember.quant.histogram_observer import HistogramObserver
 from ember.quant.observer import (
     MovingAverageMinMaxObserver,
     default_dynamic_quant_observer,
@@ -21,7 +22,7 @@ from ember.quant.observer import (
 
 __all__ = ["QConfig", "default_qconfig", "default_per_channel_qconfig", "default_qat_qconfig",
            "default_dynamic_qconfig", "per_channel_dynamic_qconfig",
-           "get_default_qat_qconfig"]
+           "get_default_qconfig", "get_default_qat_qconfig"]
 
 _BACKENDS = ("x86", "fbgemm")
 
@@ -55,6 +56,22 @@ def _check_backend(backend: str) -> None:
     if backend not in _BACKENDS:
         raise ValueError(f"backend {backend!r} is not supported; Ember computes as PyTorch's "
                          f"x86/fbgemm backend: use one of {list(_BACKENDS)}")
+
+
+def get_default_qconfig(backend: str = "x86", version: int = 0) -> QConfig:
+    """PyTorch's default post-training qconfig for ``backend`` ('x86' or 'fbgemm', the same):
+    a histogram observer of activations (uint8, range halved, as fbgemm needs) and per-channel
+    symmetric int8 weights.
+
+    Example:
+        >>> type(get_default_qconfig("x86").activation()).__name__
+        'HistogramObserver'
+    """
+    _check_backend(backend)
+    if version != 0:
+        raise ValueError(f"get_default_qconfig: version must be 0, got {version}")
+    return QConfig(activation=HistogramObserver.with_args(reduce_range=True),
+                   weight=default_per_channel_weight_observer)
 
 
 def get_default_qat_qconfig(backend: str = "x86", version: int = 1) -> QConfig:
