@@ -195,3 +195,15 @@ def test_aliases_and_reprs():
     p(ember.randn(4, 3))
     text = repr(eq.convert(p))
     assert "Quantize(scale=" in text and "qscheme=ember.per_tensor_affine" in text
+
+
+def test_state_dict_strictness_and_float_dequantize():
+    q = eq.convert(eq.prepare(_qconfigured_linear()))
+    state = dict(q.state_dict())
+    state["1.extra"] = ember.zeros(1)
+    with pytest.raises(Exception, match="extra"):
+        q.load_state_dict(state)
+    x = ember.randn(2)
+    assert q[2](x) is x
+    with pytest.raises(NotImplementedError, match="symmetric"):
+        eq.MinMaxObserver(qscheme=ember.per_tensor_symmetric, reduce_range=True)

@@ -175,9 +175,11 @@ class MinMaxObserver(_UniformObserver):
                  quant_max: int | None = None, eps: float = _EPS, is_dynamic: bool = False,
                  **kwargs: Any) -> None:
         super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps, is_dynamic)
-        if qscheme.per_channel and type(self) in (MinMaxObserver, MovingAverageMinMaxObserver):
+        if qscheme.per_channel:
             raise ValueError(f"{type(self).__name__}: a per-tensor observer cannot use qscheme "
                              f"{qscheme!r}. Hint: use PerChannelMinMaxObserver")
+        if qscheme is per_tensor_symmetric and reduce_range and dtype is quint8:
+            raise NotImplementedError("Cannot reduce range for symmetric quantization for quint8")
         self.register_buffer("min_val", tensor(float("inf")))
         self.register_buffer("max_val", tensor(float("-inf")))
 

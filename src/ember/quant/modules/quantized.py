@@ -22,6 +22,14 @@ __all__ = ["Quantize", "DeQuantize", "Linear", "Conv2d", "LinearReLU", "ConvReLU
            "MaxPool2d", "Dropout"]
 
 
+def _unexpected(state_dict: Any, prefix: str, known: list[str], strict: bool,
+                unexpected_keys: list) -> None:
+    """With ``strict``, lists the keys under ``prefix`` this module does not hold."""
+    if strict:
+        unexpected_keys.extend(k for k in state_dict if k.startswith(prefix)
+                               and k[len(prefix):] not in known and k not in unexpected_keys)
+
+
 def _quantized_input(op: str, x: Any) -> QuantizedTensor:
     if not isinstance(x, QuantizedTensor) or x.dtype is not quint8 or x._axis is not None:
         shown = (f"a quantized tensor of {x.dtype!r}" if isinstance(x, QuantizedTensor)
@@ -65,6 +73,7 @@ class Quantize(Module):
                 setattr(self, name, kind(state_dict[prefix + name].item()))
             else:
                 missing_keys.append(prefix + name)
+        _unexpected(state_dict, prefix, ["scale", "zero_point"], strict, unexpected_keys)
 
     def extra_repr(self) -> str:
         return f"scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype!r}"
@@ -73,8 +82,8 @@ class Quantize(Module):
 class DeQuantize(Module):
     """Turns a quantized tensor back into float32 (what ``DeQuantStub`` becomes)."""
 
-    def forward(self, Xq: QuantizedTensor) -> Tensor:  # noqa: N803 - PyTorch's name
-        return Xq.dequantize()
+    def forward(self, Xq: QuantizedTensor | Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
+        return Xq if isinstance(Xq, Tensor) else Xq.dequantize()  # (a float one as it is)
 
     @classmethod
     def from_float(cls, mod: Module) -> DeQuantize:
@@ -157,6 +166,7 @@ class _WeightedQuantized(Module):
                               error_msgs: list) -> None:
         names = ["weight", "weight_scale", "weight_zero_point", "weight_axis", "scale",
                  "zero_point"]
+        _unexpected(state_dict, prefix, names + ["bias"], strict, unexpected_keys)
         missing = [prefix + n for n in names if prefix + n not in state_dict]
         if missing:
             missing_keys.extend(missing)
