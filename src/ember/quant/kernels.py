@@ -89,9 +89,12 @@ def conv2d_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, int],
     win = sliding_window_view(x, span, axis=(2, 3))[:, :, ::stride[0], ::stride[1],
                                                    ::dilation[0], ::dilation[1]]
     oh, ow = win.shape[2:4]
-    win = win.reshape(n, groups, cg, oh, ow, kh, kw)
-    wg = w.reshape(groups, o // groups, cg, kh, kw)
-    out = np.einsum("ngchwij,gocij->ngohw", win, wg, optimize=True)
+    # im2col: (groups, N·OH·OW, C/groups·kh·kw) rows, one GEMM per group
+    cols = win.reshape(n, groups, cg, oh, ow, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
+    cols = cols.reshape(groups, n * oh * ow, cg * kh * kw)
+    wg = w.reshape(groups, o // groups, cg * kh * kw)
+    out = cols @ wg.transpose(0, 2, 1)  # (groups, N·OH·OW, O/groups)
+    out = out.reshape(groups, n, oh, ow, o // groups).transpose(1, 0, 4, 2, 3)
     return np.ascontiguousarray(out.reshape(n, o, oh, ow))
 
 
