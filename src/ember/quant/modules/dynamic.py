@@ -11,7 +11,7 @@ from ember.nn.module import Module
 from ember.ops.creation import from_numpy
 from ember.quant import kernels
 from ember.quant.modules.quantized import Linear as StaticLinear
-from ember.quant.modules.quantized import quantized_weight
+from ember.quant.modules.quantized import linear_rows, quantized_weight
 from ember.tensor import Tensor
 
 __all__ = ["Linear", "LinearReLU"]
@@ -30,14 +30,14 @@ class Linear(StaticLinear):
         if not isinstance(x, Tensor) or not x.dtype.is_floating_point:
             raise TypeError(f"dynamic quantized linear: expected a float tensor, got "
                             f"{getattr(x, 'dtype', type(x).__name__)!r}")
+        lead = linear_rows("dynamic quantized Linear", x.shape, self.in_features)
         a = x.detach().numpy().astype(np.float32, copy=False)
         scale, zero_point = kernels.choose_qparams(a, reduce_range=True)
         xq = kernels.quantize(a, scale, zero_point, 0, 255, np.uint8)
-        xc = kernels.centred(xq, zero_point)
-        lead = xc.shape[:-1]
-        acc = kernels.linear_accumulate(xc.reshape(-1, xc.shape[-1]), self._w_centred)
+        xc = kernels.centred(xq, zero_point).reshape(-1, self.in_features)
+        acc = kernels.linear_accumulate(xc, self._w_centred)
         out = kernels.float_output(acc, scale, self._w_scales, self._b, self.relu)
-        return from_numpy(out.reshape(*lead, -1))
+        return from_numpy(out.reshape(*lead, self.out_features))
 
     @classmethod
     def from_float(cls, mod: Module) -> Linear:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ember import nn
+from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
 from ember.quant import kernels
@@ -28,6 +29,15 @@ def _unexpected(state_dict: Any, prefix: str, known: list[str], strict: bool,
     if strict:
         unexpected_keys.extend(k for k in state_dict if k.startswith(prefix)
                                and k[len(prefix):] not in known and k not in unexpected_keys)
+
+
+def linear_rows(op: str, shape: tuple, in_features: int) -> tuple:
+    """The leading shape of a linear layer's input (its rows), after checking that the input
+    is at least 2-D with ``in_features`` last (as PyTorch's quantized linear kernels)."""
+    if len(shape) < 2 or shape[-1] != in_features:
+        raise ValueError(f"{op}: expected an input at least 2-D with {in_features} input "
+                         f"features last, got shape {tuple(shape)}")
+    return tuple(shape[:-1])
 
 
 def _quantized_input(op: str, x: Any) -> QuantizedTensor:
@@ -219,10 +229,10 @@ class Linear(_WeightedQuantized):
 
     def forward(self, x: QuantizedTensor) -> QuantizedTensor:
         x = _quantized_input("linear", x)
+        lead = linear_rows("quantized Linear", x.shape, self.in_features)
         xc = kernels.centred(x._int.numpy(), x._zero_point)
-        lead = xc.shape[:-1]
-        acc = kernels.linear_accumulate(xc.reshape(-1, xc.shape[-1]), self._w_centred)
-        return self._output(acc.reshape(*lead, -1), x, -1)
+        acc = kernels.linear_accumulate(xc.reshape(-1, self.in_features), self._w_centred)
+        return self._output(acc.reshape(*lead, self.out_features), x, -1)
 
 
 class LinearReLU(Linear):
@@ -236,7 +246,8 @@ def _pair(v: Any) -> tuple[int, int]:
 
 
 class Conv2d(_WeightedQuantized):
-    """A quantized ``nn.Conv2d`` (zero padding): uint8 input and output, int8 weight.
+    """A quantized ``nn.Conv2d`` (zero or reflection padding): uint8 input and output, int8
+    weight.
 
     Example:
         >>> m = Conv2d(1, 2, 3, padding=1)
@@ -248,9 +259,13 @@ class Conv2d(_WeightedQuantized):
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
                  padding_mode: str = "zeros") -> None:
         super().__init__()
-        if padding_mode != "zeros" or isinstance(padding, str):
-            raise ValueError(f"quantized Conv2d: only numeric zero padding is supported, got "
-                             f"padding={padding!r}, padding_mode={padding_mode!r}")
+        if padding_mode not in ("zeros", "reflect") or isinstance(padding, str):
+            raise ValueError(f"quantized Conv2d: only numeric zero or reflection padding is "
+                             f"supported, got padding={padding!r}, padding_mode={padding_mode!r}")
+        for name, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
+            if channels % groups:
+                raise ValueError(f"quantized Conv2d: {name} must be divisible by groups, got "
+                                 f"{name}={channels}, groups={groups}")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
         self.padding, self.dilation = _pair(padding), _pair(dilation)
@@ -276,10 +291,24 @@ class Conv2d(_WeightedQuantized):
         if x.ndim != 4:
             raise ValueError(f"quantized Conv2d: expected a 4-D (N, C, H, W) input, got shape "
                              f"{tuple(x.shape)}")
-        xc = kernels.centred(x._int.numpy(), x._zero_point)
-        acc = kernels.conv2d_accumulate(xc, self._w_centred, self.stride, self.padding,
-                                        self.dilation, self.groups)
+        q, padding = x._int.numpy(), self.padding
+        if self.padding_mode == "reflect":  # (the padded integers: exact, as PyTorch's F.pad)
+            q = np.pad(q, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2), mode="reflect")
+            padding = (0, 0)
+        self._check_input(q.shape, padding)
+        acc = kernels.conv2d_accumulate(kernels.centred(q, x._zero_point), self._w_centred,
+                                        self.stride, padding, self.dilation, self.groups)
         return self._output(acc, x, 1)
+
+    def _check_input(self, shape: tuple, padding: tuple[int, int]) -> None:
+        if shape[1] != self.in_channels:
+            raise ValueError(f"quantized Conv2d: expected {self.in_channels} input channels, "
+                             f"got an input of shape {tuple(shape)}")
+        for size, pad, k, d in zip(shape[2:], padding, self.kernel_size, self.dilation):
+            if size + 2 * pad < (k - 1) * d + 1:
+                raise ValueError(f"quantized Conv2d: the padded input {tuple(shape)} (padding "
+                                 f"{self.padding}) is smaller than the kernel "
+                                 f"{self.kernel_size} with dilation {self.dilation}")
 
 
 class ConvReLU2d(Conv2d):
@@ -290,9 +319,12 @@ class ConvReLU2d(Conv2d):
 
 class ReLU(Module):
     """ReLU of a quantized tensor: ``max(q, zero_point)``, same scale and zero point (what
-    PyTorch's ``nn.ReLU`` computes on a quantized tensor; Ember swaps the module)."""
+    PyTorch's ``nn.ReLU`` computes on a quantized tensor; Ember swaps the module). A float
+    tensor (after a ``DeQuantize``) gets the float ReLU."""
 
     def forward(self, x: QuantizedTensor) -> QuantizedTensor:
+        if isinstance(x, Tensor):  # (after the quantized region: a float ReLU)
+            return F.relu(x)
         x = _quantized_input("relu", x)
         floor = np.asarray(x._zero_point, dtype=x._int.numpy().dtype)
         return QuantizedTensor(from_numpy(np.maximum(x._int.numpy(), floor)), x.dtype,
@@ -305,9 +337,11 @@ class ReLU(Module):
 
 class MaxPool2d(nn.MaxPool2d):
     """Max pooling of a quantized tensor, on its integers (exact: the map to reals is
-    increasing), same scale and zero point."""
+    increasing), same scale and zero point; float pooling of a float tensor."""
 
     def forward(self, x: QuantizedTensor) -> QuantizedTensor:
+        if isinstance(x, Tensor):  # (after the quantized region: float pooling)
+            return super().forward(x)
         x = _quantized_input("max_pool2d", x)
         pooled = super().forward(x._int.float())
         return QuantizedTensor(pooled.to(x._int.dtype), x.dtype, x._scale, x._zero_point)
