@@ -19,6 +19,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError, OpError, ShapeError
+from ember.ops.creation import tensor
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.select import where
 from ember.tensor import Tensor
@@ -58,12 +59,17 @@ def fake_quantize_arrays(xp: Any, x: Any, scale: Any, zero_point: Any, quant_min
 
 
 class _FakeQuantize(Primitive):
+    """Inputs ``(x, scale, zero_point)``; outputs ``(fake-quantized x, unclamped mask)``."""
+
     nout = 2
     save_inputs = False
     save_outputs = (1,)  # the rules read the mask
 
+    def infer(self, a, scale, zero_point, **params):
+        return a, TensorSpec(a.shape, dtypes.bool_)
+
     def vjp(self, ctx, g, g_mask):
-        return (None if g is None else where(ctx.output(1), g, 0)),
+        return (None if g is None else where(ctx.output(1), g, 0)), None, None
 
     def jvp(self, ctx, dx, *dparams):
         return where(ctx.output(1), dx, 0), None
@@ -73,15 +79,21 @@ class _FakeQuantize(Primitive):
 class FakeQuantizePerTensor(_FakeQuantize):
     name = "fake_quantize_per_tensor_affine"
 
-    def forward(self, xp, a, *, scale, zero_point, quant_min, quant_max):
-        out, mask = fake_quantize_arrays(xp, a, scale, zero_point, quant_min, quant_max)
+    def forward(self, xp, a, scale, zero_point, *, quant_min, quant_max):
+        # (scale and zero point are inputs, so that a compiled step reads their current
+        # values; their checks run here, on the arrays, so that they also hold under vmap)
+        if scale.size != 1 or zero_point.size != 1:
+            raise ShapeError(f"{self.name}: a per-tensor scale and zero point have one element "
+                             f"each, got shapes {scale.shape} and {zero_point.shape}")
+        zero_point = int(zero_point.reshape(())[()])  # (PyTorch truncates a float)
+        if not quant_min <= zero_point <= quant_max:
+            raise OpError(f"{self.name}: `zero_point` ({zero_point}) must be between "
+                          f"`quant_min` ({quant_min}) and `quant_max` ({quant_max})")
+        out, mask = fake_quantize_arrays(xp, a, scale.reshape(()), zero_point, quant_min,
+                                         quant_max)
         if out.dtype == np.float64:  # PyTorch's per-tensor kernel rounds it to float32
             out = out.astype(np.float32).astype(np.float64)
         return out, mask
-
-    def infer(self, a, **params):
-        return a, TensorSpec(a.shape, dtypes.bool_)
-
 
 @primitive
 class FakeQuantizePerChannel(_FakeQuantize):
@@ -98,11 +110,6 @@ class FakeQuantizePerChannel(_FakeQuantize):
         return fake_quantize_arrays(xp, a, scale.reshape(shape), zero_point.reshape(shape),
                                     quant_min, quant_max, infinity_to_min=True)
 
-    def infer(self, a, scale, zero_point, **params):
-        return a, TensorSpec(a.shape, dtypes.bool_)
-
-    def vjp(self, ctx, g, g_mask):
-        return *super().vjp(ctx, g, g_mask), None, None
 
 
 def _check_common(op: str, input: Tensor, quant_min: int, quant_max: int) -> None:
@@ -114,15 +121,16 @@ def _check_common(op: str, input: Tensor, quant_min: int, quant_max: int) -> Non
                       f"`quant_max` ({quant_max})")
 
 
-def _number(value: Any, what: str, op: str) -> Any:
-    if isinstance(value, Tensor):
-        if value.numel() != 1:
-            raise ShapeError(f"{op}: a per-tensor {what} has one element, got shape "
-                             f"{tuple(value.shape)}. Hint: use fake_quantize_per_channel_affine")
-        if value.requires_grad:
-            raise OpError(f"{op}: not differentiable with respect to {what}; it cannot "
-                          "have requires_grad=True")
-        return value.item()
+def _qparam(value: Any, what: str, op: str, dtype: Any) -> Tensor:
+    """A per-tensor ``scale`` or ``zero_point`` as a tensor input (a number becomes one)."""
+    if not isinstance(value, Tensor):
+        return tensor(value, dtype=dtype)
+    if value.numel() != 1:
+        raise ShapeError(f"{op}: a per-tensor {what} has one element, got shape "
+                         f"{tuple(value.shape)}. Hint: use fake_quantize_per_channel_affine")
+    if value.requires_grad:
+        raise OpError(f"{op}: not differentiable with respect to {what}; it cannot "
+                      "have requires_grad=True")
     return value
 
 
@@ -140,12 +148,10 @@ def fake_quantize_per_tensor_affine(input: Tensor, scale: float | Tensor,
     """
     op = "fake_quantize_per_tensor_affine"
     _check_common(op, input, quant_min, quant_max)
-    scale = float(_number(scale, "scale", op))
-    zero_point = int(_number(zero_point, "zero_point", op))  # (PyTorch truncates a float)
-    if not quant_min <= zero_point <= quant_max:
-        raise OpError(f"{op}: `zero_point` ({zero_point}) must be between `quant_min` "
-                      f"({quant_min}) and `quant_max` ({quant_max})")
-    return apply(FakeQuantizePerTensor, input, scale=scale, zero_point=zero_point,
+    if not isinstance(zero_point, Tensor):
+        zero_point = int(zero_point)  # (PyTorch truncates a float)
+    return apply(FakeQuantizePerTensor, input, _qparam(scale, "scale", op, dtypes.float64),
+                 _qparam(zero_point, "zero_point", op, dtypes.int64),
                  quant_min=int(quant_min), quant_max=int(quant_max))[0]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ember.jit import TraceError
 from ember.nn.module import Module
 from ember.ops.creation import tensor
 from ember.ops.fake_quantize import (
@@ -31,15 +32,20 @@ __all__ = ["FakeQuantizeBase", "FakeQuantize", "default_fake_quant", "default_we
 
 
 class FakeQuantizeBase(_WithArgs, Module):
-    """The switches every fake-quantize module has: observing and fake quantizing."""
+    """The switches every fake-quantize module has: observing and fake quantizing. They are
+    the buffers ``fake_quant_enabled`` and ``observer_enabled`` (saved in state dicts, as in
+    PyTorch) and the Python flags ``forward`` reads (so ``ember.jit`` keys compiled code on
+    them); set them with the methods below, or by loading a state dict."""
 
     def __init__(self) -> None:
         super().__init__()
         self.register_buffer("fake_quant_enabled", tensor([1], dtype="uint8"))
         self.register_buffer("observer_enabled", tensor([1], dtype="uint8"))
+        self.fake_quant_on = self.observer_on = True
 
     def enable_fake_quant(self, enabled: bool = True) -> FakeQuantizeBase:
         self.fake_quant_enabled[0] = 1 if enabled else 0
+        self.fake_quant_on = bool(enabled)
         return self
 
     def disable_fake_quant(self) -> FakeQuantizeBase:
@@ -47,10 +53,16 @@ class FakeQuantizeBase(_WithArgs, Module):
 
     def enable_observer(self, enabled: bool = True) -> FakeQuantizeBase:
         self.observer_enabled[0] = 1 if enabled else 0
+        self.observer_on = bool(enabled)
         return self
 
     def disable_observer(self) -> FakeQuantizeBase:
         return self.enable_observer(False)
+
+    def _load_from_state_dict(self, *args: Any) -> None:
+        super()._load_from_state_dict(*args)
+        self.fake_quant_on = bool(self.fake_quant_enabled[0].item())
+        self.observer_on = bool(self.observer_enabled[0].item())
 
 
 class FakeQuantize(FakeQuantizeBase):
@@ -86,12 +98,19 @@ class FakeQuantize(FakeQuantizeBase):
         return self.activation_post_process.calculate_qparams()
 
     def forward(self, X: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
-        if self.observer_enabled[0].item() == 1:
-            self.activation_post_process(X.detach())
+        if self.observer_on:
+            try:
+                self.activation_post_process(X.detach())
+            except TraceError as e:
+                raise TraceError(f"FakeQuantize: its observer computes statistics from the "
+                                 f"values it sees, which a compiled function cannot read ({e}). "
+                                 "Hint: observe in eager steps, then call model.apply("
+                                 "ember.ao.quantization.disable_observer) before compiling "
+                                 "the training step") from e
             scale, zero_point = self.calculate_qparams()
             self.scale = scale.float().clone()
             self.zero_point = zero_point.int().clone()
-        if self.fake_quant_enabled[0].item() == 1:
+        if self.fake_quant_on:
             if self.is_per_channel:
                 return fake_quantize_per_channel_affine(X, self.scale, self.zero_point,
                                                         self.ch_axis, self.quant_min,

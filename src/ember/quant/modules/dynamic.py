@@ -11,7 +11,7 @@ from ember.nn.module import Module
 from ember.ops.creation import from_numpy
 from ember.quant import kernels
 from ember.quant.modules.quantized import Linear as StaticLinear
-from ember.quant.modules.quantized import linear_rows, quantized_weight
+from ember.quant.modules.quantized import eager_only, linear_rows, quantized_weight
 from ember.tensor import Tensor
 
 __all__ = ["Linear", "LinearReLU"]
@@ -31,7 +31,8 @@ class Linear(StaticLinear):
             raise TypeError(f"dynamic quantized linear: expected a float tensor, got "
                             f"{getattr(x, 'dtype', type(x).__name__)!r}")
         lead = linear_rows("dynamic quantized Linear", x.shape, self.in_features)
-        a = x.detach().numpy().astype(np.float32, copy=False)
+        with eager_only("dynamic quantized Linear"):
+            a = x.detach().numpy().astype(np.float32, copy=False)
         scale, zero_point = kernels.choose_qparams(a, reduce_range=True)
         xq = kernels.quantize(a, scale, zero_point, 0, 255, np.uint8)
         xc = kernels.centred(xq, zero_point).reshape(-1, self.in_features)

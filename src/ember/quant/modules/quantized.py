@@ -6,11 +6,14 @@ arithmetic is fbgemm's (:mod:`ember.quant.kernels`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from ember import nn
+from ember.jit import TraceError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
@@ -40,6 +43,18 @@ def linear_rows(op: str, shape: tuple, in_features: int) -> tuple:
     return tuple(shape[:-1])
 
 
+@contextmanager
+def eager_only(module: str) -> Iterator[None]:
+    """Turns the trace error of reading a float input's values (the quantized kernels run in
+    NumPy) into one that says a converted model runs eagerly."""
+    try:
+        yield
+    except TraceError as e:
+        raise TraceError(f"{module}: quantized modules compute on integers in NumPy, outside "
+                         f"ember.jit ({e}). Hint: run the converted model eagerly (not in a "
+                         "compiled function); a QAT model compiles") from e
+
+
 def _quantized_input(op: str, x: Any) -> QuantizedTensor:
     if not isinstance(x, QuantizedTensor) or x.dtype is not quint8 or x._axis is not None:
         shown = (f"a quantized tensor of {x.dtype!r}" if isinstance(x, QuantizedTensor)
@@ -64,7 +79,8 @@ class Quantize(Module):
         self.scale, self.zero_point, self.dtype = float(scale), int(zero_point), dtype
 
     def forward(self, X: Tensor) -> QuantizedTensor:  # noqa: N803 - PyTorch's name
-        return quantize_per_tensor(X, self.scale, self.zero_point, self.dtype)
+        with eager_only("quantized Quantize"):
+            return quantize_per_tensor(X, self.scale, self.zero_point, self.dtype)
 
     @classmethod
     def from_float(cls, mod: Module) -> Quantize:
