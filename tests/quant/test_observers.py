@@ -160,3 +160,14 @@ def test_default_qconfigs_match_torch():
             ta.quant_min, ta.quant_max, t.weight().ch_axis)
     with pytest.raises(ValueError, match="qnnpack"):
         eq.get_default_qconfig("qnnpack")
+
+
+def test_bad_inputs_to_observers_are_named():
+    with pytest.raises(ValueError, match="NaN"):  # (PyTorch: histc's range is not finite)
+        eq.HistogramObserver()(ember.tensor([1.0, float("nan")]))
+    with pytest.raises(IndexError, match=r"ch_axis 2 .* 2-D"):
+        eq.PerChannelMinMaxObserver(ch_axis=2)(ember.ones(2, 3))
+    obs = eq.PerChannelMinMaxObserver(ch_axis=-1)
+    obs(ember.ones(2, 3))
+    with pytest.raises(ValueError, match=r"3 channels .* 4"):
+        obs(ember.ones(2, 4))

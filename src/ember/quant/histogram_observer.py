@@ -81,6 +81,9 @@ class HistogramObserver(_UniformObserver):
         if x_orig.numel() == 0:
             return x_orig
         x = x_orig.detach().numpy().astype(_F32, copy=False).ravel()
+        if np.isnan(x).any():
+            raise ValueError("HistogramObserver: the input holds NaN, which a histogram cannot "
+                             "bin (PyTorch's histc refuses its range too)")
         if np.isinf(x).any():
             warnings.warn("torch.inf detected in input tensor, ignoring input", stacklevel=2)
             x = x[~np.isinf(x)]

@@ -253,8 +253,15 @@ class PerChannelMinMaxObserver(_UniformObserver):
     def forward(self, x_orig: Tensor) -> Tensor:
         if x_orig.numel() == 0:
             return x_orig
+        if not -x_orig.ndim <= self.ch_axis < x_orig.ndim:
+            raise IndexError(f"{type(self).__name__}: ch_axis {self.ch_axis} is out of range "
+                             f"for a {x_orig.ndim}-D input of shape {tuple(x_orig.shape)}")
         x = np.moveaxis(x_orig.detach().numpy().astype(_F32, copy=False), self.ch_axis, 0)
         x = x.reshape(x.shape[0], -1)
+        if self.min_val.numel() not in (0, x.shape[0]):
+            raise ValueError(f"{type(self).__name__}: it has seen {self.min_val.numel()} "
+                             f"channels along ch_axis {self.ch_axis}, this input has "
+                             f"{x.shape[0]} (shape {tuple(x_orig.shape)})")
         low, high = self._update(x.min(axis=1), x.max(axis=1))
         self.min_val = from_numpy(np.asarray(low, _F32))
         self.max_val = from_numpy(np.asarray(high, _F32))
