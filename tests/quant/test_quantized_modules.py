@@ -92,3 +92,13 @@ def test_reflection_padded_conv_equals_torch():
     eqx = ember.quantize_per_tensor(ember.tensor(x), qx.q_scale(), qx.q_zero_point(),
                                     ember.quint8)
     same(ec[1](eqx).int_repr(), tc[1](qx).int_repr())
+
+
+@pytest.mark.parametrize("features", [16, 1100])  # (GEMMs in float32, and in float64)
+def test_long_dot_products_stay_exact(features):
+    torch.manual_seed(0)
+    t = torch.nn.Sequential(torch.nn.Linear(features, 3))
+    e = ember.nn.Sequential(ember.nn.Linear(features, 3))
+    copy_weights(t, e)
+    x = np.random.RandomState(0).uniform(-1, 1, (4, features)).astype(np.float32)
+    same(eq.quantize_dynamic(e)(ember.tensor(x)), tq.quantize_dynamic(t)(torch.tensor(x)))

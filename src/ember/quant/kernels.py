@@ -2,8 +2,9 @@
 computes it.
 
 Products accumulate exactly: the centred integers ``q - zero_point`` are multiplied in a
-float64 GEMM, exact for integers while every partial sum stays below 2**53 (an int8 × uint8
-dot product of 2**37 terms), so BLAS speed is kept. The accumulator is then requantized as
+BLAS GEMM, in float32 while every partial sum stays below 2**24 (8-bit data with dot products
+of a few hundred terms), else in float64 (below 2**53: an int8 × uint8 dot product of 2**37
+terms), exact for integers either way. The accumulator is then requantized as
 fbgemm's ``ReQuantizeOutput`` does, in float32: ``act_times_w_scale = input_scale *
 weight_scale``, ``multiplier = act_times_w_scale / output_scale``, ``acc + bias /
 act_times_w_scale``, times ``multiplier``, rounded to nearest even, plus the output zero
@@ -71,28 +72,42 @@ def centred(q: np.ndarray, zero_point: Any, axis: int | None = None) -> np.ndarr
     return q.astype(np.float64) - zp
 
 
+def exact_dtype(x: np.ndarray, w: np.ndarray, terms: int) -> type:
+    """The float type in which a GEMM of the integers ``x`` and ``w`` with ``terms``-long dot
+    products is exact whatever the order of its sums: float32 while every partial sum stays
+    below 2**24 (the common case for 8-bit data: 255 · 128 · 514), else float64 (2**53)."""
+    if not x.size or not w.size:
+        return np.float64
+    bound = float(np.abs(x).max()) * float(np.abs(w).max()) * terms
+    return np.float32 if bound < 2**24 else np.float64
+
+
 def linear_accumulate(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``x @ w.T`` of centred integers: the exact int32 accumulator, as float64."""
-    return x @ w.T
+    """``x @ w.T`` of centred integers: the exact int32 accumulator."""
+    dtype = exact_dtype(x, w, w.shape[1])
+    return x.astype(dtype, copy=False) @ w.astype(dtype, copy=False).T
 
 
 def conv2d_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, int],
                       padding: tuple[int, int], dilation: tuple[int, int],
                       groups: int) -> np.ndarray:
     """The 2-D convolution of centred integers ``x`` (N, C, H, W) with ``w`` (O, C/groups,
-    kh, kw), zero padding (the input's zero point, centred): the exact accumulator."""
+    kh, kw), zero padding (the input's zero point, centred): the exact accumulator. An
+    im2col in channels-last order (its copy reads runs of channels) and one GEMM per group."""
     n, c = x.shape[:2]
     o, cg, kh, kw = w.shape
+    dtype = exact_dtype(x, w, cg * kh * kw)
     ph, pw = padding
-    x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    x = np.pad(x.astype(dtype, copy=False).transpose(0, 2, 3, 1), ((0, 0), (ph, ph), (pw, pw),
+                                                                   (0, 0)))
     span = ((kh - 1) * dilation[0] + 1, (kw - 1) * dilation[1] + 1)
-    win = sliding_window_view(x, span, axis=(2, 3))[:, :, ::stride[0], ::stride[1],
+    win = sliding_window_view(x, span, axis=(1, 2))[:, ::stride[0], ::stride[1], :,
                                                    ::dilation[0], ::dilation[1]]
-    oh, ow = win.shape[2:4]
-    # im2col: (groups, N·OH·OW, C/groups·kh·kw) rows, one GEMM per group
-    cols = win.reshape(n, groups, cg, oh, ow, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
-    cols = cols.reshape(groups, n * oh * ow, cg * kh * kw)
-    wg = w.reshape(groups, o // groups, cg * kh * kw)
+    oh, ow = win.shape[1:3]  # win: (N, OH, OW, C, kh, kw)
+    win = win.reshape(n, oh, ow, groups, cg, kh, kw).transpose(3, 0, 1, 2, 5, 6, 4)
+    cols = win.reshape(groups, n * oh * ow, kh * kw * cg)  # rows of (kh, kw, C/groups)
+    wg = w.astype(dtype, copy=False).reshape(groups, o // groups, cg, kh, kw)
+    wg = wg.transpose(0, 1, 3, 4, 2).reshape(groups, o // groups, kh * kw * cg)
     out = cols @ wg.transpose(0, 2, 1)  # (groups, N·OH·OW, O/groups)
     out = out.reshape(groups, n, oh, ow, o // groups).transpose(1, 0, 4, 2, 3)
     return np.ascontiguousarray(out.reshape(n, o, oh, ow))
