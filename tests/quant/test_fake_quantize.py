@@ -16,23 +16,30 @@ def _values(rng, n, scale):
     return np.concatenate([rng.normal(0, 60 * scale, n), ties, [0.0, -0.0, 1e6, -1e6]])
 
 
+def _same_values_and_gradients(x, rng, ember_op, torch_op):
+    """``ember_op`` and ``torch_op`` of ``x`` (a NumPy array) agree, and so do the input
+    gradients for a random output gradient."""
+    tx = torch.from_numpy(x).requires_grad_()
+    ex = ember.from_numpy(x).requires_grad_()
+    ty, ey = torch_op(tx), ember_op(ex)
+    assert ey.dtype == getattr(ember, str(x.dtype))
+    np.testing.assert_array_equal(ey.detach().numpy(), ty.detach().numpy())
+    g = rng.normal(size=x.shape).astype(x.dtype)
+    ty.backward(torch.from_numpy(g))
+    ey.backward(ember.from_numpy(g))
+    np.testing.assert_array_equal(ex.grad.numpy(), tx.grad.numpy())
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("qrange,zero_point", [((-128, 127), 0), ((0, 255), 113),
                                                ((0, 127), 64), ((-8, 7), -3)])
 def test_per_tensor_matches_torch(dtype, qrange, zero_point):
     rng = np.random.default_rng(0)
     for scale in (0.0625, 0.0213, 1.7, 3e-4):
-        x = _values(rng, 200, scale).astype(dtype)
-        tx = torch.from_numpy(x).requires_grad_()
-        ex = ember.from_numpy(x).requires_grad_()
-        ty = torch.fake_quantize_per_tensor_affine(tx, scale, zero_point, *qrange)
-        ey = ember.fake_quantize_per_tensor_affine(ex, scale, zero_point, *qrange)
-        assert ey.dtype == getattr(ember, dtype)
-        np.testing.assert_array_equal(ey.detach().numpy(), ty.detach().numpy())
-        g = rng.normal(size=x.shape).astype(dtype)
-        ty.backward(torch.from_numpy(g))
-        ey.backward(ember.from_numpy(g))
-        np.testing.assert_array_equal(ex.grad.numpy(), tx.grad.numpy())
+        _same_values_and_gradients(
+            _values(rng, 200, scale).astype(dtype), rng,
+            lambda t, s=scale: ember.fake_quantize_per_tensor_affine(t, s, zero_point, *qrange),
+            lambda t, s=scale: torch.fake_quantize_per_tensor_affine(t, s, zero_point, *qrange))
 
 
 def test_per_tensor_ties_round_to_even_and_special_values():
@@ -64,17 +71,11 @@ def test_per_channel_matches_torch(dtype, axis, zp_dtype):
     zp = rng.integers(-20, 20, c).astype(zp_dtype)
     if zp_dtype == "float32":
         zp = zp + np.float32(0.5)
-    tx = torch.from_numpy(x).requires_grad_()
-    ex = ember.from_numpy(x).requires_grad_()
-    ty = torch.fake_quantize_per_channel_affine(tx, torch.from_numpy(scale),
-                                                torch.from_numpy(zp), axis, -32, 31)
-    ey = ember.fake_quantize_per_channel_affine(ex, ember.from_numpy(scale),
-                                                ember.from_numpy(zp), axis, -32, 31)
-    np.testing.assert_array_equal(ey.detach().numpy(), ty.detach().numpy())
-    g = rng.normal(size=x.shape).astype(dtype)
-    ty.backward(torch.from_numpy(g))
-    ey.backward(ember.from_numpy(g))
-    np.testing.assert_array_equal(ex.grad.numpy(), tx.grad.numpy())
+    _same_values_and_gradients(
+        x, rng, lambda t: ember.fake_quantize_per_channel_affine(
+            t, ember.from_numpy(scale), ember.from_numpy(zp), axis, -32, 31),
+        lambda t: torch.fake_quantize_per_channel_affine(
+            t, torch.from_numpy(scale), torch.from_numpy(zp), axis, -32, 31))
 
 
 def test_per_channel_special_values():
