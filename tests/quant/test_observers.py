@@ -171,3 +171,22 @@ def test_bad_inputs_to_observers_are_named():
     obs(ember.ones(2, 3))
     with pytest.raises(ValueError, match=r"3 channels .* 4"):
         obs(ember.ones(2, 4))
+
+
+@pytest.mark.parametrize("which", ["activation", "weight"])
+def test_default_qat_fake_quantizers_match_torch_fused_ones(which):
+    # (PyTorch's version-1 QAT qconfig fuses observer and fake quantization into one kernel,
+    # which chooses scale and zero point with its C++ ChooseQuantizationParams)
+    t = getattr(tq.get_default_qat_qconfig("x86", 1), which)()
+    e = getattr(eq.get_default_qat_qconfig("x86", 1), which)()
+    assert type(e).__name__ == type(t).__name__ == "FusedMovingAvgObsFakeQuantize"
+    rng = np.random.default_rng(0)
+    for i, shift in enumerate([0.0, 3.0, -5.0, 0.5]):  # mixed-sign, positive, negative rows
+        x = (rng.normal(size=(4, 6)) + shift).astype(np.float32)
+        x[1] = np.abs(x[1]) + 0.1
+        if i == 2:
+            t.disable_observer(), e.disable_observer()
+        same(e(ember.from_numpy(x)), t(torch.from_numpy(x)))
+        same(e.scale, t.scale)
+        same(e.zero_point, t.zero_point)
+    same(e.calculate_qparams()[0], t.calculate_qparams()[0])

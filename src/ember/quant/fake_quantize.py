@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ember.jit import TraceError
 from ember.nn.module import Module
 from ember.ops.creation import tensor
@@ -12,6 +14,7 @@ from ember.ops.fake_quantize import (
     fake_quantize_per_channel_affine,
     fake_quantize_per_tensor_affine,
 )
+from ember.quant import kernels
 from ember.quant.observer import (
     MovingAverageMinMaxObserver,
     MovingAveragePerChannelMinMaxObserver,
@@ -26,7 +29,8 @@ from ember.quant.qtypes import (
 )
 from ember.tensor import Tensor
 
-__all__ = ["FakeQuantizeBase", "FakeQuantize", "default_fake_quant", "default_weight_fake_quant",
+__all__ = ["FakeQuantizeBase", "FakeQuantize", "FusedMovingAvgObsFakeQuantize",
+           "default_fake_quant", "default_weight_fake_quant",
            "default_per_channel_weight_fake_quant", "disable_fake_quant", "enable_fake_quant",
            "disable_observer", "enable_observer"]
 
@@ -97,6 +101,10 @@ class FakeQuantize(FakeQuantizeBase):
     def calculate_qparams(self) -> tuple[Tensor, Tensor]:
         return self.activation_post_process.calculate_qparams()
 
+    def _observed_qparams(self) -> tuple[Tensor, Tensor]:
+        """The scale and zero point ``forward`` fake-quantizes with after observing."""
+        return self.calculate_qparams()
+
     def forward(self, X: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
         if self.observer_on:
             try:
@@ -107,7 +115,7 @@ class FakeQuantize(FakeQuantizeBase):
                                  "Hint: observe in eager steps, then call model.apply("
                                  "ember.ao.quantization.disable_observer) before compiling "
                                  "the training step") from e
-            scale, zero_point = self.calculate_qparams()
+            scale, zero_point = self._observed_qparams()
             self.scale = scale.float().clone()
             self.zero_point = zero_point.int().clone()
         if self.fake_quant_on:
@@ -130,6 +138,44 @@ class FakeQuantize(FakeQuantizeBase):
                 f"{self.observer_enabled}, quant_min={self.quant_min}, quant_max="
                 f"{self.quant_max}, dtype={self.dtype!r}, qscheme={self.qscheme!r}, ch_axis="
                 f"{self.ch_axis}, scale={self.scale}, zero_point={self.zero_point}")
+
+
+class FusedMovingAvgObsFakeQuantize(FakeQuantize):
+    """PyTorch's fused observer and fake quantizer (its default for quantization-aware
+    training): a moving-average min/max observer, and in ``forward`` the scale and zero point
+    of its C++ kernel (``ChooseQuantizationParams``; a symmetric scheme makes a range across
+    zero symmetric, and uses all the integers for a range on one side of zero), which may
+    differ from the observer's own ``calculate_qparams`` (what ``convert`` uses, as PyTorch).
+
+    Example:
+        >>> fq = FusedMovingAvgObsFakeQuantize.with_args(
+        ...     observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127,
+        ...     dtype=ember.qint8, qscheme=ember.per_channel_symmetric)()
+        >>> _ = fq(ember.tensor([[1.0, 2.0], [-1.0, 0.5]]))
+        >>> fq.scale, fq.zero_point
+        (tensor([0.0078, 0.0078]), tensor([-128,    0], dtype=ember.int32))
+    """
+
+    def __init__(self, observer: Any = MovingAverageMinMaxObserver, quant_min: int = 0,
+                 quant_max: int = 255, **observer_kwargs: Any) -> None:
+        super().__init__(observer, quant_min, quant_max, **observer_kwargs)
+        if not isinstance(self.activation_post_process, (MovingAverageMinMaxObserver,
+                                                         MovingAveragePerChannelMinMaxObserver)):
+            raise TypeError("FusedMovingAvgObsFakeQuantize: the observer must be a "
+                            "MovingAverageMinMaxObserver or MovingAveragePerChannelMinMaxObserver"
+                            f", got {type(self.activation_post_process).__name__}")
+        self.register_buffer("fake_quant_enabled", tensor([1]))  # (int64, as PyTorch's)
+        self.register_buffer("observer_enabled", tensor([1]))
+        self.is_symmetric_quant = self.qscheme.symmetric
+
+    def _observed_qparams(self) -> tuple[Tensor, Tensor]:
+        post = self.activation_post_process
+        pairs = [kernels.choose_qparams_for_range(float(lo), float(hi), self.quant_min,
+                                                  self.quant_max, self.is_symmetric_quant)
+                 for lo, hi in zip(np.atleast_1d(post.min_val.numpy()),
+                                   np.atleast_1d(post.max_val.numpy()))]
+        return (tensor([s for s, _ in pairs], dtype="float32"),
+                tensor([z for _, z in pairs], dtype="int32"))
 
 
 def _switch(method: str) -> Any:

@@ -145,10 +145,23 @@ def float_output(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
 def choose_qparams(x: np.ndarray, reduce_range: bool) -> tuple[float, int]:
     """The scale and zero point dynamic quantization picks for a uint8 activation:
     PyTorch's ``ChooseQuantizationParams`` over ``[min(x, 0), max(x, 0)]``."""
-    low, high = 0, 127 if reduce_range else 255
-    lo = min(float(x.min()), 0.0) if x.size else 0.0
-    hi = max(float(x.max()), 0.0) if x.size else 0.0
-    lo, hi = float(_F32(lo)), float(_F32(hi))
+    lo = float(x.min()) if x.size else 0.0
+    hi = float(x.max()) if x.size else 0.0
+    return choose_qparams_for_range(lo, hi, 0, 127 if reduce_range else 255)
+
+
+def choose_qparams_for_range(lo: float, hi: float, low: int, high: int,
+                             preserve_sparsity: bool = False) -> tuple[float, int]:
+    """PyTorch's C++ ``ChooseQuantizationParams`` for the range ``[lo, hi]`` and integers in
+    ``[low, high]`` (float32 bounds, the scale in float64 then float32): with
+    ``preserve_sparsity`` (symmetric schemes) a range across zero becomes symmetric and the
+    zero point the middle of the integers."""
+    symmetric = preserve_sparsity and lo < 0 < hi
+    if symmetric:
+        sym_low, sym_high = -((high - low) // 2 + 1), (high - low) // 2
+        max_scale = max(abs(_F32(lo) / _F32(sym_low)), abs(_F32(hi) / _F32(sym_high)))
+        lo, hi = float(max_scale * _F32(sym_low)), float(max_scale * _F32(sym_high))
+    lo, hi = float(_F32(min(lo, 0.0))), float(_F32(max(hi, 0.0)))
     scale = (hi - lo) / (high - low)
     if _F32(scale) == 0 or np.isinf(_F32(1) / _F32(scale)):
         scale = 0.1
@@ -166,5 +179,7 @@ def choose_qparams(x: np.ndarray, reduce_range: bool) -> tuple[float, int]:
     from_min, from_max = low - lo / scale, high - hi / scale
     error_min, error_max = abs(low) - abs(lo / scale), abs(high) - abs(hi / scale)
     initial = from_min if error_min < error_max else from_max
+    if symmetric:
+        initial = (low + high) / 2
     zero_point = low if initial < low else high if initial > high else int(np.rint(initial))
     return float(_F32(scale)), zero_point

@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 from ember.quant.fake_quantize import (
     FakeQuantize,
+    FusedMovingAvgObsFakeQuantize,
     default_fake_quant,
     default_per_channel_weight_fake_quant,
     default_weight_fake_quant,
@@ -77,8 +78,9 @@ def get_default_qconfig(backend: str = "x86", version: int = 0) -> QConfig:
 def get_default_qat_qconfig(backend: str = "x86", version: int = 1) -> QConfig:
     """PyTorch's default quantization-aware-training qconfig for ``backend`` ('x86' or
     'fbgemm', the same): moving-average min/max fake quantization of activations (uint8,
-    range halved), per-channel symmetric int8 weights. Both versions give this (PyTorch's
-    version 1 fuses observer and fake quantization into one kernel, with the same numbers).
+    range halved), per-channel symmetric int8 weights; with ``version=1`` (the default) in
+    :class:`FusedMovingAvgObsFakeQuantize` modules, with ``version=0`` in ``FakeQuantize``
+    ones (whose scales and zero points are the observers' own).
 
     Example:
         >>> get_default_qat_qconfig("x86").activation().quant_max
@@ -87,7 +89,8 @@ def get_default_qat_qconfig(backend: str = "x86", version: int = 1) -> QConfig:
     _check_backend(backend)
     if version not in (0, 1):
         raise ValueError(f"get_default_qat_qconfig: version must be 0 or 1, got {version}")
-    return QConfig(activation=FakeQuantize.with_args(observer=MovingAverageMinMaxObserver,
-                                                     quant_min=0, quant_max=255,
-                                                     reduce_range=True),
-                   weight=default_per_channel_weight_fake_quant)
+    fake_quant = FusedMovingAvgObsFakeQuantize if version == 1 else FakeQuantize
+    return QConfig(activation=fake_quant.with_args(observer=MovingAverageMinMaxObserver,
+                                                   quant_min=0, quant_max=255,
+                                                   reduce_range=True),
+                   weight=fake_quant.with_args(**default_per_channel_weight_fake_quant.kwargs))
