@@ -55,7 +55,7 @@ def test_shape_methods_keep_quantization():
 
 
 def test_bad_arguments():
-    with pytest.raises(ember.DTypeError, match="floating"):
+    with pytest.raises(ember.DTypeError, match="float32"):
         ember.quantize_per_tensor(ember.tensor([1, 2]), 0.1, 0, ember.quint8)
     with pytest.raises(ember.DTypeError, match="qint8"):
         ember.quantize_per_tensor(ember.tensor([1.0]), 0.1, 0, ember.int8)
@@ -77,3 +77,25 @@ def test_docstring_examples_run(name):
     result = doctest.testmod(importlib.import_module(name), extraglobs=globs,
                              optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
+
+
+def test_nan_and_saturation_like_torch():
+    x = np.array([np.nan, 1e30, -1e30, np.inf, 0.5, 2.5], np.float32)
+    for dtype in ("quint8", "qint8", "qint32"):  # (NaN: the top of 8 bits, the bottom of 32)
+        e = ember.quantize_per_tensor(ember.from_numpy(x), 1e-3, 3, getattr(ember, dtype))
+        t = torch.quantize_per_tensor(torch.from_numpy(x), 1e-3, 3, getattr(torch, dtype))
+        np.testing.assert_array_equal(e.int_repr().numpy(), t.int_repr().numpy())
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda x: ember.quantize_per_tensor(x, 0.1, 300, ember.quint8), "zero_point 300"),
+    (lambda x: ember.quantize_per_tensor(x, 0.1, -3, ember.quint8), "zero_point -3"),
+    (lambda x: ember.quantize_per_tensor(x.double(), 0.1, 3, ember.quint8), "float32"),
+    (lambda x: ember.quantize_per_channel(x, ember.tensor([0.1, 0.2]), ember.tensor([0, 300]),
+                                          0, ember.quint8), "zero_point 300"),
+    (lambda x: ember.quantize_per_channel(x.half(), ember.tensor([0.1, 0.2]),
+                                          ember.tensor([0, 3]), 0, ember.quint8), "float32"),
+])
+def test_what_torch_refuses_to_quantize(call, match):
+    with pytest.raises((ValueError, ember.errors.DTypeError), match=match):
+        call(ember.ones(2, 3))

@@ -40,8 +40,10 @@ def quantize(x: np.ndarray, scale: Any, zero_point: Any, low: int, high: int,
         t = x * inv_scale + _F32(zero_point)
     else:  # x * inv_scale is exact in float64, and so is adding a small integer: as fma
         t = (x.astype(np.float64) * np.float64(inv_scale) + zero_point).astype(_F32)
-    t = np.where(np.isnan(t), _F32(low), t)
-    return np.clip(np.rint(t), low, high).astype(storage)
+    # NaN: fbgemm's 8-bit kernels give the top, PyTorch's 32-bit one the bottom; the clip in
+    # float64, where 2**31 - 1 is exact
+    t = np.where(np.isnan(t), _F32(high if np.dtype(storage).itemsize == 1 else low), t)
+    return np.clip(np.rint(t).astype(np.float64), low, high).astype(storage)
 
 
 def dequantize(q: np.ndarray, scale: Any, zero_point: Any, axis: int | None = None

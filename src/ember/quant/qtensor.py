@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.dtypes import float32
 from ember.errors import DTypeError, ShapeError
 from ember.ops.creation import from_numpy, tensor
 from ember.quant import kernels
@@ -153,13 +154,18 @@ class QuantizedTensor:
                 f"       quantization_scheme={self.qscheme()!r}, {qparams})")
 
 
-def _check_input(op: str, input: Any, dtype: Any) -> None:
-    if not isinstance(input, Tensor) or not input.dtype.is_floating_point:
+def _check_input(op: str, input: Any, dtype: Any, zero_points: Any) -> None:
+    if not isinstance(input, Tensor) or input.dtype is not float32:
         shown = input.dtype.name if isinstance(input, Tensor) else type(input).__name__
-        raise DTypeError(f"{op}: expected a floating tensor, got {shown}")
+        raise DTypeError(f"{op}: expected a float32 tensor (as PyTorch), got {shown}. Hint: "
+                         "call .float() first")
     if dtype not in (qint8, quint8, qint32):
         raise DTypeError(f"{op}: dtype must be ember.qint8, ember.quint8 or ember.qint32, got "
                          f"{dtype!r}")
+    for zero_point in np.atleast_1d(zero_points):
+        if not dtype.min <= zero_point <= dtype.max:
+            raise ValueError(f"{op}: zero_point {zero_point} is outside {dtype!r}'s range "
+                             f"[{dtype.min}, {dtype.max}]")
 
 
 def quantize_per_tensor(input: Tensor, scale: float, zero_point: int,
@@ -171,9 +177,9 @@ def quantize_per_tensor(input: Tensor, scale: float, zero_point: int,
         ...                           ember.qint8).int_repr()
         tensor([  0,   2,  99], dtype=ember.int8)
     """
-    _check_input("quantize_per_tensor", input, dtype)
     scale = float(scale.item() if isinstance(scale, Tensor) else scale)
     zero_point = int(zero_point.item() if isinstance(zero_point, Tensor) else zero_point)
+    _check_input("quantize_per_tensor", input, dtype, zero_point)
     q = kernels.quantize(input.detach().numpy(), scale, zero_point, dtype.min, dtype.max,
                          dtype.storage.np)
     return QuantizedTensor(from_numpy(q), dtype, scale, zero_point)
@@ -192,7 +198,7 @@ def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axi
         tensor([[1, 2],
                 [3, 6]], dtype=ember.int8)
     """
-    _check_input("quantize_per_channel", input, dtype)
+    _check_input("quantize_per_channel", input, dtype, zero_points.detach().numpy())
     if not 0 <= axis < input.ndim:
         raise IndexError(f"quantize_per_channel: axis {axis} is out of range for a "
                          f"{input.ndim}-D input")
