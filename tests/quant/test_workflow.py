@@ -210,3 +210,13 @@ def test_state_dict_strictness_and_float_dequantize():
     assert q[2](x) is x
     with pytest.raises(NotImplementedError, match="symmetric"):
         eq.MinMaxObserver(qscheme=ember.per_tensor_symmetric, reduce_range=True)
+
+
+def test_prepare_observes_the_modules_torch_observes():
+    names = []
+    for lib, stubs in ((torch, tq), (ember, eq)):
+        m = lib.nn.Sequential(stubs.QuantStub(), lib.nn.Linear(2, 2), stubs.DeQuantStub(),
+                              lib.nn.Sequential()).eval()
+        m.qconfig = stubs.default_qconfig
+        names.append([n for n, _ in stubs.prepare(m).named_modules()])
+    assert names[1] == names[0]  # (no observer after a DeQuantStub or an empty Sequential)

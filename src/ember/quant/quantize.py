@@ -20,6 +20,7 @@ from ember.quant.mappings import (
 from ember.quant.modules.intrinsic import _FusedModule
 from ember.quant.qconfig import default_dynamic_qconfig
 from ember.quant.qtypes import qint8
+from ember.quant.stubs import DeQuantStub
 
 __all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize_dynamic",
            "swap_module"]
@@ -67,7 +68,8 @@ def _add_observers(module: Module, allow: set, non_leaf: set) -> None:
         else:
             _add_observers(child, allow, non_leaf)
     leaf = not any(True for _ in module.children())
-    if leaf and type(module) in allow and _needs_observation(module):
+    if leaf and type(module) in allow and _needs_observation(module) and not isinstance(
+            module, (nn.Sequential, DeQuantStub)):  # (as PyTorch: dequantized output is float)
         _insert_observer(module)
 
 
