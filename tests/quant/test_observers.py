@@ -190,3 +190,13 @@ def test_default_qat_fake_quantizers_match_torch_fused_ones(which):
         same(e.scale, t.scale)
         same(e.zero_point, t.zero_point)
     same(e.calculate_qparams()[0], t.calculate_qparams()[0])
+
+
+@pytest.mark.parametrize("kwargs", [dict(quant_min=0, quant_max=1000),
+                                    dict(quant_min=-5, quant_max=100),
+                                    dict(quant_min=-200, quant_max=100, dtype=ember.qint8),
+                                    dict(observer=eq.MinMaxObserver.with_args(dtype=ember.qint8),
+                                         quant_min=0, quant_max=200)])
+def test_fake_quantize_range_within_its_dtype(kwargs):
+    with pytest.raises(ValueError, match="out of bound"):
+        eq.FakeQuantize(**kwargs)

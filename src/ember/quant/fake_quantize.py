@@ -87,6 +87,12 @@ class FakeQuantize(FakeQuantizeBase):
             if quant_min > quant_max:
                 raise ValueError(f"FakeQuantize: quant_min ({quant_min}) must be less than or "
                                  f"equal to quant_max ({quant_max})")
+            dtype = observer_kwargs.get("dtype", getattr(observer, "kwargs", {}).get("dtype",
+                                                                                     quint8))
+            if not dtype.min <= quant_min <= quant_max <= dtype.max:
+                raise ValueError(f"FakeQuantize: quant_min/quant_max out of bound: [{quant_min}, "
+                                 f"{quant_max}] is not within {dtype!r}'s range [{dtype.min}, "
+                                 f"{dtype.max}]")
             observer_kwargs.update(quant_min=quant_min, quant_max=quant_max)
         self.activation_post_process = observer(is_dynamic=is_dynamic, **observer_kwargs)
         post = self.activation_post_process
