@@ -160,3 +160,19 @@ def test_vmap_matches_a_loop():
     assert ember.vmap(per_channel, (0, None, None))(x, s[0], z[0]).tolist() == shared.tolist()
     assert ember.vmap(lambda t: ember.fake_quantize_per_tensor_affine(t, 0.1, 0, -8, 7))(
         x).tolist() == ember.fake_quantize_per_tensor_affine(x, 0.1, 0, -8, 7).tolist()
+
+
+def test_vmap_over_per_tensor_scales_and_zero_points():
+    x = ember.randn(3, 4, 5, dtype=ember.float64)
+    s = ember.tensor([0.1, 0.25, 0.03])
+    z = ember.tensor([0, -3, 7], dtype=ember.int32)
+
+    def per_tensor(xi, si, zi):
+        return ember.fake_quantize_per_tensor_affine(xi, si, zi, -16, 15)
+
+    looped = ember.stack([per_tensor(x[i], s[i], z[i]) for i in range(3)])
+    assert ember.vmap(per_tensor)(x, s, z).tolist() == looped.tolist()
+    assert ember.vmap(per_tensor, (None, 0, None))(x[0], s, z[1]).tolist() == ember.stack(
+        [per_tensor(x[0], s[i], z[1]) for i in range(3)]).tolist()
+    with pytest.raises(ember.errors.OpError, match="zero_point"):
+        ember.vmap(per_tensor)(x, s, ember.tensor([0, 20, 0], dtype=ember.int32))

@@ -80,17 +80,14 @@ class FakeQuantizePerTensor(_FakeQuantize):
     name = "fake_quantize_per_tensor_affine"
 
     def forward(self, xp, a, scale, zero_point, *, quant_min, quant_max):
-        # (scale and zero point are inputs, so that a compiled step reads their current
-        # values; their checks run here, on the arrays, so that they also hold under vmap)
-        if scale.size != 1 or zero_point.size != 1:
-            raise ShapeError(f"{self.name}: a per-tensor scale and zero point have one element "
-                             f"each, got shapes {scale.shape} and {zero_point.shape}")
-        zero_point = int(zero_point.reshape(())[()])  # (PyTorch truncates a float)
-        if not quant_min <= zero_point <= quant_max:
-            raise OpError(f"{self.name}: `zero_point` ({zero_point}) must be between "
-                          f"`quant_min` ({quant_min}) and `quant_max` ({quant_max})")
-        out, mask = fake_quantize_arrays(xp, a, scale.reshape(()), zero_point, quant_min,
-                                         quant_max)
+        # (scale and zero point are inputs, so that a compiled step reads their current values;
+        # one element each, or one per sample under vmap, broadcasting against ``a``)
+        zero_point = xp.trunc(zero_point).astype(np.int64)  # (PyTorch truncates a float)
+        if zero_point.size and not (quant_min <= zero_point.min() and
+                                    zero_point.max() <= quant_max):
+            raise OpError(f"{self.name}: `zero_point` ({zero_point.ravel().tolist()}) must be "
+                          f"between `quant_min` ({quant_min}) and `quant_max` ({quant_max})")
+        out, mask = fake_quantize_arrays(xp, a, scale, zero_point, quant_min, quant_max)
         if out.dtype == np.float64:  # PyTorch's per-tensor kernel rounds it to float32
             out = out.astype(np.float32).astype(np.float64)
         return out, mask
