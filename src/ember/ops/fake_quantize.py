@@ -92,6 +92,7 @@ class FakeQuantizePerTensor(_FakeQuantize):
             out = out.astype(np.float32).astype(np.float64)
         return out, mask
 
+
 @primitive
 class FakeQuantizePerChannel(_FakeQuantize):
     name = "fake_quantize_per_channel_affine"
@@ -106,7 +107,6 @@ class FakeQuantizePerChannel(_FakeQuantize):
         shape[axis] = -1
         return fake_quantize_arrays(xp, a, scale.reshape(shape), zero_point.reshape(shape),
                                     quant_min, quant_max, infinity_to_min=True)
-
 
 
 def _check_common(op: str, input: Tensor, quant_min: int, quant_max: int) -> None:
