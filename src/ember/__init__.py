@@ -91,6 +91,19 @@ from ember import func, jit  # layer 4: transforms
 from ember.func import vmap  # as torch.vmap
 from ember.jit import compile  # noqa: A004 - as torch.compile
 from ember import amp, distributed, memory, profiler  # layer 5: systems
+from ember import ao, quant
+from ember.ao import quantization  # torch.quantization, the legacy name of torch.ao's
+from ember.quant.qtensor import dequantize, quantize_per_channel, quantize_per_tensor
+from ember.quant.qtypes import (
+    per_channel_affine,
+    per_channel_affine_float_qparams,
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    qint8,
+    qint32,
+    quint8,
+)
 from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from ember.io import load, save
 # isort: on

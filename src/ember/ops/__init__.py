@@ -25,6 +25,7 @@ from ember.ops.distance import *  # noqa: F403
 from ember.ops.dlpack import *  # noqa: F403
 from ember.ops.dropout import *  # noqa: F403
 from ember.ops.embedding import *  # noqa: F403
+from ember.ops.fake_quantize import *  # noqa: F403
 from ember.ops.fft import FFTC2C  # noqa: F401 - registers the FFT primitives (ember.fft's)
 from ember.ops.fill import *  # noqa: F403
 from ember.ops.frexp import *  # noqa: F403
@@ -96,7 +97,8 @@ from ember.ops.windows import *  # noqa: F403
 _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "complex_math",
              "complex_parts", "construct", "constructors", "conv", "convert", "copy_variants",
              "creation", "ctc_loss", "diagonal", "discrete", "distance", "dlpack", "dropout",
-             "embedding", "fill", "fractional_pool", "frexp", "functional_aliases", "gamma",
+             "embedding", "fake_quantize", "fill", "fractional_pool", "frexp",
+             "functional_aliases", "gamma",
              "gather", "gradient", "grid_sample", "gumbel_softmax", "histogram", "igamma",
              "im2col", "indexing", "inplace_functions", "integrate", "interpolate", "join",
              "layer_norm", "linalg", "linalg_composite", "linalg_decomp", "linalg_det",

@@ -103,6 +103,7 @@ def missing() -> list[str]:
 from ember.func.batching import (  # noqa: E402,F401 - the families register their rules
     construct,
     elementwise,
+    fake_quantize,
     fourier,
     gamma_scatter,
     indexing,

@@ -25,7 +25,7 @@ ELEMENTWISE = (
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal",
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
     "atanh", "sigmoid", "erf", "abs", "sign", "floor", "ceil", "trunc", "round",
-    "igamma", "igammac", "frexp", "standard_gamma_grad",
+    "igamma", "igammac", "frexp", "standard_gamma_grad", "fake_quantize_per_tensor_affine",
     # activations
     "relu", "relu_grad", "leaky_relu", "hardtanh", "elu", "softplus", "gelu", "gelu_slope", "silu",
     # conversions

@@ -1,0 +1,4 @@
+"""``torch.ao.nn.quantized``: statically quantized modules, and ``dynamic``."""
+
+from ember.ao.nn.quantized import dynamic  # noqa: F401
+from ember.quant.modules.quantized import *  # noqa: F403

@@ -1,0 +1,3 @@
+"""``torch.ao.nn.quantized.dynamic``: dynamically quantized modules."""
+
+from ember.quant.modules.dynamic import *  # noqa: F403

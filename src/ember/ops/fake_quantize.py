@@ -1,0 +1,187 @@
+"""Fake quantization: ``fake_quantize_per_tensor_affine`` and
+``fake_quantize_per_channel_affine``, a float tensor rounded to the grid of an affine integer
+quantization and back, as quantization-aware training sees it.
+
+The numerics are PyTorch's CPU kernels', operation for operation: ``inv_scale = 1 / scale``
+in float32, ``q = zero_point + nearbyint(x * inv_scale)`` (halves to even, in float32 for
+float32 and half inputs, in float64 for float64 ones), ``q`` clamped to ``[quant_min,
+quant_max]`` (NaN to ``quant_min``, and infinities too per channel), then ``(q - zero_point)
+* scale`` (rounded to float32 per tensor, even for float64 input). The gradient is PyTorch's
+straight-through estimator: the output gradient where ``quant_min <= q <= quant_max``, zero
+elsewhere; the quantization parameters get none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.errors import DTypeError, OpError, ShapeError
+from ember.ops.creation import tensor
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.select import where
+from ember.tensor import Tensor
+
+__all__ = ["fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"]
+
+
+def quantize_to_grid(xp: Any, x: Any, scale: Any, zero_point: Any, quant_min: int,
+                     quant_max: int, infinity_to_min: bool = False) -> tuple[Any, Any]:
+    """``(q, mask)``: the integers ``x`` quantizes to (as floats, clamped to ``[quant_min,
+    quant_max]``) and where no clamping happened, with ``scale`` (float32) and ``zero_point``
+    (int or float) scalars or arrays broadcasting against ``x``. A float zero point is added
+    before rounding, an integer one after, as in PyTorch's kernels (and fbgemm's
+    ``Quantize``). NaN goes to ``quant_min``; so does an infinity with ``infinity_to_min``
+    (PyTorch's per-channel kernel converts to int64 before clamping)."""
+    compute = np.float64 if x.dtype == np.float64 else np.float32
+    scale = xp.asarray(scale, dtype=np.float32)
+    inv_scale = (np.float32(1) / scale).astype(compute)
+    scaled = x.astype(compute, copy=False) * inv_scale
+    zero_point = xp.asarray(zero_point)
+    if zero_point.dtype.kind == "f":
+        q = xp.rint(scaled + zero_point.astype(compute))
+    else:
+        q = xp.rint(scaled) + zero_point.astype(compute)
+    mask = (q >= quant_min) & (q <= quant_max)
+    undefined = ~xp.isfinite(q) if infinity_to_min else xp.isnan(q)
+    return xp.clip(xp.where(undefined, quant_min, q), quant_min, quant_max), mask
+
+
+def fake_quantize_arrays(xp: Any, x: Any, scale: Any, zero_point: Any, quant_min: int,
+                         quant_max: int, infinity_to_min: bool = False) -> tuple[Any, Any]:
+    """``(fake-quantized x, mask of the unclamped elements)``; see :func:`quantize_to_grid`."""
+    q, mask = quantize_to_grid(xp, x, scale, zero_point, quant_min, quant_max, infinity_to_min)
+    out = (q.astype(np.float64) - xp.asarray(zero_point, dtype=np.float64)) * \
+        xp.asarray(scale, dtype=np.float32).astype(np.float64)
+    return out.astype(x.dtype), mask
+
+
+class _FakeQuantize(Primitive):
+    """Inputs ``(x, scale, zero_point)``; outputs ``(fake-quantized x, unclamped mask)``."""
+
+    nout = 2
+    save_inputs = False
+    save_outputs = (1,)  # the rules read the mask
+
+    def infer(self, a, scale, zero_point, **params):
+        return a, TensorSpec(a.shape, dtypes.bool_)
+
+    def vjp(self, ctx, g, g_mask):
+        return (None if g is None else where(ctx.output(1), g, 0)), None, None
+
+    def jvp(self, ctx, dx, *dparams):
+        return where(ctx.output(1), dx, 0), None
+
+
+@primitive
+class FakeQuantizePerTensor(_FakeQuantize):
+    name = "fake_quantize_per_tensor_affine"
+
+    def forward(self, xp, a, scale, zero_point, *, quant_min, quant_max):
+        # (scale and zero point are inputs, so that a compiled step reads their current values;
+        # one element each, or one per sample under vmap, broadcasting against ``a``)
+        zero_point = xp.trunc(zero_point).astype(np.int64)  # (PyTorch truncates a float)
+        if zero_point.size and not (quant_min <= zero_point.min() and
+                                    zero_point.max() <= quant_max):
+            raise OpError(f"{self.name}: `zero_point` ({zero_point.ravel().tolist()}) must be "
+                          f"between `quant_min` ({quant_min}) and `quant_max` ({quant_max})")
+        out, mask = fake_quantize_arrays(xp, a, scale, zero_point, quant_min, quant_max)
+        if out.dtype == np.float64:  # PyTorch's per-tensor kernel rounds it to float32
+            out = out.astype(np.float32).astype(np.float64)
+        return out, mask
+
+
+@primitive
+class FakeQuantizePerChannel(_FakeQuantize):
+    name = "fake_quantize_per_channel_affine"
+
+    def forward(self, xp, a, scale, zero_point, *, axis, quant_min, quant_max):
+        # (checked here, on the arrays, so that it also holds under vmap)
+        if zero_point.dtype.kind == "i" and zero_point.size and not (
+                quant_min <= zero_point.min() and zero_point.max() <= quant_max):
+            raise OpError(f"{self.name}: `zero_point` must be between `quant_min` "
+                          f"({quant_min}) and `quant_max` ({quant_max})")
+        shape = [1] * a.ndim
+        shape[axis] = -1
+        return fake_quantize_arrays(xp, a, scale.reshape(shape), zero_point.reshape(shape),
+                                    quant_min, quant_max, infinity_to_min=True)
+
+
+def _check_common(op: str, input: Tensor, quant_min: int, quant_max: int) -> None:
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"{op}: expected a floating input, got {input.dtype.name}. "
+                         "Hint: call .float() first")
+    if quant_min > quant_max:
+        raise OpError(f"{op}: `quant_min` ({quant_min}) should be less than or equal to "
+                      f"`quant_max` ({quant_max})")
+
+
+def _qparam(value: Any, what: str, op: str, dtype: Any) -> Tensor:
+    """A per-tensor ``scale`` or ``zero_point`` as a tensor input (a number becomes one)."""
+    if not isinstance(value, Tensor):
+        return tensor(value, dtype=dtype)
+    if value.numel() != 1:
+        raise ShapeError(f"{op}: a per-tensor {what} has one element, got shape "
+                         f"{tuple(value.shape)}. Hint: use fake_quantize_per_channel_affine")
+    if value.requires_grad:
+        raise OpError(f"{op}: not differentiable with respect to {what}; it cannot "
+                      "have requires_grad=True")
+    return value
+
+
+def fake_quantize_per_tensor_affine(input: Tensor, scale: float | Tensor,
+                                    zero_point: int | Tensor, quant_min: int,
+                                    quant_max: int) -> Tensor:
+    """``input`` quantized with one ``scale`` and ``zero_point`` to integers in ``[quant_min,
+    quant_max]`` and dequantized again (same dtype); the gradient passes where no clamping
+    happened. ``scale`` and ``zero_point`` may be numbers or one-element tensors.
+
+    Example:
+        >>> x = ember.tensor([0.5, 1.5, 2.5, 300.0])
+        >>> ember.fake_quantize_per_tensor_affine(x, 1.0, 0, -128, 127)
+        tensor([  0.,   2.,   2., 127.])
+    """
+    op = "fake_quantize_per_tensor_affine"
+    _check_common(op, input, quant_min, quant_max)
+    if not isinstance(zero_point, Tensor):
+        zero_point = int(zero_point)  # (PyTorch truncates a float)
+    return apply(FakeQuantizePerTensor, input, _qparam(scale, "scale", op, dtypes.float64),
+                 _qparam(zero_point, "zero_point", op, dtypes.int64),
+                 quant_min=int(quant_min), quant_max=int(quant_max))[0]
+
+
+def fake_quantize_per_channel_affine(input: Tensor, scale: Tensor, zero_point: Tensor,
+                                     axis: int, quant_min: int, quant_max: int) -> Tensor:
+    """``input`` quantized with one ``scale[c]`` and ``zero_point[c]`` per index ``c`` along
+    ``axis`` and dequantized again; ``scale`` is float32, ``zero_point`` int32 (added after
+    rounding) or floating (added before). The gradient passes where no clamping happened.
+
+    Example:
+        >>> x = ember.tensor([[0.5, 0.5], [1.5, 1.5]])
+        >>> s, z = ember.tensor([1.0, 0.5]), ember.tensor([0, 1], dtype=ember.int32)
+        >>> ember.fake_quantize_per_channel_affine(x, s, z, 1, 0, 255)
+        tensor([[0.0000, 0.5000],
+                [2.0000, 1.5000]])
+    """
+    op = "fake_quantize_per_channel_affine"
+    _check_common(op, input, quant_min, quant_max)
+    if scale.dtype not in (dtypes.float32, dtypes.bfloat16):
+        raise DTypeError(f"{op}: scale must be float32 or bfloat16, got {scale.dtype.name}")
+    if zero_point.dtype not in (dtypes.int32, dtypes.float32, dtypes.float16):
+        raise DTypeError(f"{op}: zero_point must be int32, float32 or float16, got "
+                         f"{zero_point.dtype.name}")
+    if not 0 <= axis < input.ndim:  # (PyTorch takes no negative axis here)
+        raise IndexError(f"{op}: axis {axis} is out of range for a {input.ndim}-D input "
+                         f"(expected in [0, {input.ndim - 1}])")
+    channels = input.shape[axis]
+    if scale.shape != (channels,) or zero_point.shape != (channels,):
+        raise ShapeError(f"{op}: scale {tuple(scale.shape)} and zero_point "
+                         f"{tuple(zero_point.shape)} must both have shape ({channels},), the "
+                         f"size of input {tuple(input.shape)} along axis {axis}")
+    if scale.requires_grad or zero_point.requires_grad:
+        raise OpError(f"{op}: not differentiable with respect to scale or zero_point; they "
+                      "cannot have requires_grad=True")
+    return apply(FakeQuantizePerChannel, input, scale, zero_point, axis=axis,
+                 quant_min=int(quant_min), quant_max=int(quant_max))[0]

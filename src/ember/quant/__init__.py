@@ -1,0 +1,16 @@
+"""Quantization, eager mode, as ``torch.ao.quantization`` (also ``ember.ao.quantization`` and
+``ember.quantization``): observers, fake quantization, qconfigs, ``prepare``/``convert``,
+``prepare_qat``, ``quantize_dynamic`` and ``fuse_modules``; quantized modules compute as
+PyTorch's x86/fbgemm kernels do. See docs/quantization.md.
+"""
+
+from ember.quant.fake_quantize import *  # noqa: F403
+from ember.quant.fuse import *  # noqa: F403
+from ember.quant.histogram_observer import *  # noqa: F403
+from ember.quant.mappings import *  # noqa: F403
+from ember.quant.observer import *  # noqa: F403
+from ember.quant.qconfig import *  # noqa: F403
+from ember.quant.qtensor import *  # noqa: F403
+from ember.quant.qtypes import *  # noqa: F403
+from ember.quant.quantize import *  # noqa: F403
+from ember.quant.stubs import *  # noqa: F403

@@ -1,0 +1,210 @@
+"""``FakeQuantize``: an observer plus fake quantization, the module quantization-aware
+training inserts (``torch.ao.quantization.FakeQuantize``), and its default configurations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.jit import TraceError
+from ember.nn.module import Module
+from ember.ops.creation import tensor
+from ember.ops.fake_quantize import (
+    fake_quantize_per_channel_affine,
+    fake_quantize_per_tensor_affine,
+)
+from ember.quant import kernels
+from ember.quant.observer import (
+    MovingAverageMinMaxObserver,
+    MovingAveragePerChannelMinMaxObserver,
+    _WithArgs,
+)
+from ember.quant.qtypes import (
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    qint8,
+    quint8,
+)
+from ember.tensor import Tensor
+
+__all__ = ["FakeQuantizeBase", "FakeQuantize", "FusedMovingAvgObsFakeQuantize",
+           "default_fake_quant", "default_weight_fake_quant",
+           "default_per_channel_weight_fake_quant", "disable_fake_quant", "enable_fake_quant",
+           "disable_observer", "enable_observer"]
+
+
+class FakeQuantizeBase(_WithArgs, Module):
+    """The switches every fake-quantize module has: observing and fake quantizing. They are
+    the buffers ``fake_quant_enabled`` and ``observer_enabled`` (saved in state dicts, as in
+    PyTorch) and the Python flags ``forward`` reads (so ``ember.jit`` keys compiled code on
+    them); set them with the methods below, or by loading a state dict."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("fake_quant_enabled", tensor([1], dtype="uint8"))
+        self.register_buffer("observer_enabled", tensor([1], dtype="uint8"))
+        self.fake_quant_on = self.observer_on = True
+
+    def enable_fake_quant(self, enabled: bool = True) -> FakeQuantizeBase:
+        self.fake_quant_enabled[0] = 1 if enabled else 0
+        self.fake_quant_on = bool(enabled)
+        return self
+
+    def disable_fake_quant(self) -> FakeQuantizeBase:
+        return self.enable_fake_quant(False)
+
+    def enable_observer(self, enabled: bool = True) -> FakeQuantizeBase:
+        self.observer_enabled[0] = 1 if enabled else 0
+        self.observer_on = bool(enabled)
+        return self
+
+    def disable_observer(self) -> FakeQuantizeBase:
+        return self.enable_observer(False)
+
+    def _load_from_state_dict(self, *args: Any) -> None:
+        super()._load_from_state_dict(*args)
+        self.fake_quant_on = bool(self.fake_quant_enabled[0].item())
+        self.observer_on = bool(self.observer_enabled[0].item())
+
+
+class FakeQuantize(FakeQuantizeBase):
+    """Observes its input (when the observer is on), updates ``scale`` and ``zero_point``,
+    and fake-quantizes (when fake quantization is on) with a straight-through gradient.
+
+    Example:
+        >>> fq = FakeQuantize(quant_min=0, quant_max=255)
+        >>> fq(ember.tensor([-1.0, 0.0, 1.0]))
+        tensor([-0.9961,  0.0000,  0.9961])
+    """
+
+    def __init__(self, observer: Any = MovingAverageMinMaxObserver, quant_min: int | None = None,
+                 quant_max: int | None = None, is_dynamic: bool = False,
+                 **observer_kwargs: Any) -> None:
+        super().__init__()
+        if quant_min is not None and quant_max is not None:
+            if quant_min > quant_max:
+                raise ValueError(f"FakeQuantize: quant_min ({quant_min}) must be less than or "
+                                 f"equal to quant_max ({quant_max})")
+            dtype = observer_kwargs.get("dtype", getattr(observer, "kwargs", {}).get("dtype",
+                                                                                     quint8))
+            if not dtype.min <= quant_min <= quant_max <= dtype.max:
+                raise ValueError(f"FakeQuantize: quant_min/quant_max out of bound: [{quant_min}, "
+                                 f"{quant_max}] is not within {dtype!r}'s range [{dtype.min}, "
+                                 f"{dtype.max}]")
+            observer_kwargs.update(quant_min=quant_min, quant_max=quant_max)
+        self.activation_post_process = observer(is_dynamic=is_dynamic, **observer_kwargs)
+        post = self.activation_post_process
+        self.quant_min, self.quant_max = post.quant_min, post.quant_max
+        self.is_dynamic = is_dynamic
+        self.register_buffer("scale", tensor([1.0]))
+        self.register_buffer("zero_point", tensor([0], dtype="int32"))
+        self.dtype, self.qscheme = post.dtype, post.qscheme
+        self.ch_axis = getattr(post, "ch_axis", -1)
+        self.is_per_channel = post.qscheme.per_channel
+
+    def calculate_qparams(self) -> tuple[Tensor, Tensor]:
+        return self.activation_post_process.calculate_qparams()
+
+    def _observed_qparams(self) -> tuple[Tensor, Tensor]:
+        """The scale and zero point ``forward`` fake-quantizes with after observing."""
+        return self.calculate_qparams()
+
+    def forward(self, X: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
+        if self.observer_on:
+            try:
+                self.activation_post_process(X.detach())
+            except TraceError as e:
+                raise TraceError(f"FakeQuantize: its observer computes statistics from the "
+                                 f"values it sees, which a compiled function cannot read ({e}). "
+                                 "Hint: observe in eager steps, then call model.apply("
+                                 "ember.ao.quantization.disable_observer) before compiling "
+                                 "the training step") from e
+            scale, zero_point = self._observed_qparams()
+            self.scale = scale.float().clone()
+            self.zero_point = zero_point.int().clone()
+        if self.fake_quant_on:
+            if self.is_per_channel:
+                return fake_quantize_per_channel_affine(X, self.scale, self.zero_point,
+                                                        self.ch_axis, self.quant_min,
+                                                        self.quant_max)
+            return fake_quantize_per_tensor_affine(X, self.scale, self.zero_point,
+                                                   self.quant_min, self.quant_max)
+        return X
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any) -> None:
+        for name in ("scale", "zero_point"):  # per channel, the size comes with the values
+            if prefix + name in state_dict:
+                setattr(self, name, tensor(state_dict[prefix + name]).clone())
+        super()._load_from_state_dict(state_dict, prefix, *args)
+
+    def extra_repr(self) -> str:
+        return (f"fake_quant_enabled={self.fake_quant_enabled}, observer_enabled="
+                f"{self.observer_enabled}, quant_min={self.quant_min}, quant_max="
+                f"{self.quant_max}, dtype={self.dtype!r}, qscheme={self.qscheme!r}, ch_axis="
+                f"{self.ch_axis}, scale={self.scale}, zero_point={self.zero_point}")
+
+
+class FusedMovingAvgObsFakeQuantize(FakeQuantize):
+    """PyTorch's fused observer and fake quantizer (its default for quantization-aware
+    training): a moving-average min/max observer, and in ``forward`` the scale and zero point
+    of its C++ kernel (``ChooseQuantizationParams``; a symmetric scheme makes a range across
+    zero symmetric, and uses all the integers for a range on one side of zero), which may
+    differ from the observer's own ``calculate_qparams`` (what ``convert`` uses, as PyTorch).
+
+    Example:
+        >>> fq = FusedMovingAvgObsFakeQuantize.with_args(
+        ...     observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127,
+        ...     dtype=ember.qint8, qscheme=ember.per_channel_symmetric)()
+        >>> _ = fq(ember.tensor([[1.0, 2.0], [-1.0, 0.5]]))
+        >>> fq.scale, fq.zero_point
+        (tensor([0.0078, 0.0078]), tensor([-128,    0], dtype=ember.int32))
+    """
+
+    def __init__(self, observer: Any = MovingAverageMinMaxObserver, quant_min: int = 0,
+                 quant_max: int = 255, **observer_kwargs: Any) -> None:
+        super().__init__(observer, quant_min, quant_max, **observer_kwargs)
+        if not isinstance(self.activation_post_process, (MovingAverageMinMaxObserver,
+                                                         MovingAveragePerChannelMinMaxObserver)):
+            raise TypeError("FusedMovingAvgObsFakeQuantize: the observer must be a "
+                            "MovingAverageMinMaxObserver or MovingAveragePerChannelMinMaxObserver"
+                            f", got {type(self.activation_post_process).__name__}")
+        self.register_buffer("fake_quant_enabled", tensor([1]))  # (int64, as PyTorch's)
+        self.register_buffer("observer_enabled", tensor([1]))
+        self.is_symmetric_quant = self.qscheme.symmetric
+
+    def _observed_qparams(self) -> tuple[Tensor, Tensor]:
+        post = self.activation_post_process
+        pairs = [kernels.choose_qparams_for_range(float(lo), float(hi), self.quant_min,
+                                                  self.quant_max, self.is_symmetric_quant)
+                 for lo, hi in zip(np.atleast_1d(post.min_val.numpy()),
+                                   np.atleast_1d(post.max_val.numpy()))]
+        return (tensor([s for s, _ in pairs], dtype="float32"),
+                tensor([z for _, z in pairs], dtype="int32"))
+
+
+def _switch(method: str) -> Any:
+    def apply(mod: Module) -> None:
+        if isinstance(mod, FakeQuantizeBase):
+            getattr(mod, method)()
+    apply.__name__ = method
+    apply.__doc__ = (f"Calls ``{method}()`` on ``mod`` if it is a fake-quantize module: for "
+                     f"``model.apply({method})``.")
+    return apply
+
+
+disable_fake_quant = _switch("disable_fake_quant")
+enable_fake_quant = _switch("enable_fake_quant")
+disable_observer = _switch("disable_observer")
+enable_observer = _switch("enable_observer")
+
+default_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, dtype=quint8,
+    qscheme=per_tensor_affine, reduce_range=True)
+default_weight_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=-128, quant_max=127, dtype=qint8,
+    qscheme=per_tensor_symmetric, reduce_range=False)
+default_per_channel_weight_fake_quant = FakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127, dtype=qint8,
+    qscheme=per_channel_symmetric, reduce_range=False, ch_axis=0)

@@ -1,0 +1,187 @@
+"""The integer arithmetic of quantized kernels, on NumPy arrays, as PyTorch's fbgemm backend
+computes it.
+
+Products accumulate exactly: the centred integers ``q - zero_point`` are multiplied in a
+BLAS GEMM, in float32 while every partial sum stays below 2**24 (8-bit data with dot products
+of a few hundred terms), else in float64 (below 2**53: an int8 × uint8 dot product of 2**37
+terms), exact for integers either way. The accumulator is then requantized as
+fbgemm's ``ReQuantizeOutput`` does, in float32: ``act_times_w_scale = input_scale *
+weight_scale``, ``multiplier = act_times_w_scale / output_scale``, ``acc + bias /
+act_times_w_scale``, times ``multiplier``, rounded to nearest even, plus the output zero
+point, clamped to the output range (from the zero point up with a fused ReLU).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ember.ops.fake_quantize import quantize_to_grid
+
+_F32 = np.float32
+
+
+def quantize(x: np.ndarray, scale: Any, zero_point: Any, low: int, high: int,
+             storage: np.dtype, axis: int | None = None) -> np.ndarray:
+    """``x`` quantized to ``storage`` integers in ``[low, high]``. Per tensor as PyTorch's
+    CPU kernels: ``nearbyint(x * (1 / scale) + zero_point)``, the zero point added before
+    rounding; to 8 bits (fbgemm's vectorized ``Quantize``) as a fused multiply-add, rounded
+    once to float32, to 32 bits in two float32 steps. Per channel along ``axis`` as PyTorch's
+    ``quantize_val``: ``zero_point + nearbyint(x * (1 / scale))`` in float32."""
+    x = x.astype(_F32, copy=False)
+    if axis is not None:
+        q, _ = quantize_to_grid(np, x, _along(np.asarray(scale), axis, x.ndim),
+                                _along(np.asarray(zero_point), axis, x.ndim), low, high)
+        return q.astype(storage)
+    inv_scale = _F32(1) / _F32(scale)
+    if np.dtype(storage).itemsize > 1:
+        t = x * inv_scale + _F32(zero_point)
+    else:  # x * inv_scale is exact in float64, and so is adding a small integer: as fma
+        t = (x.astype(np.float64) * np.float64(inv_scale) + zero_point).astype(_F32)
+    # NaN: fbgemm's 8-bit kernels give the top, PyTorch's 32-bit one the bottom; the clip in
+    # float64, where 2**31 - 1 is exact
+    t = np.where(np.isnan(t), _F32(high if np.dtype(storage).itemsize == 1 else low), t)
+    return np.clip(np.rint(t).astype(np.float64), low, high).astype(storage)
+
+
+def dequantize(q: np.ndarray, scale: Any, zero_point: Any, axis: int | None = None
+               ) -> np.ndarray:
+    """``(q - zero_point) * scale``: in float32 per tensor (fbgemm's ``Dequantize``), with
+    the float64 scales and a rounding to float32 per channel (as PyTorch)."""
+    if axis is not None:
+        scale = _along(np.asarray(scale, dtype=np.float64), axis, q.ndim)
+        zero_point = _along(np.asarray(zero_point, dtype=np.int64), axis, q.ndim)
+        return ((q.astype(np.int64) - zero_point) * scale).astype(_F32)
+    scale = _along(np.asarray(scale, dtype=_F32), axis, q.ndim)
+    zero_point = _along(np.asarray(zero_point, dtype=np.int64), axis, q.ndim)
+    return (q.astype(np.int64) - zero_point).astype(_F32) * scale
+
+
+def _along(values: np.ndarray, axis: int | None, ndim: int) -> np.ndarray:
+    """Per-channel values shaped to broadcast along ``axis`` (as they are when None)."""
+    if axis is None or values.ndim == 0:
+        return values
+    shape = [1] * ndim
+    shape[axis] = -1
+    return values.reshape(shape)
+
+
+def centred(q: np.ndarray, zero_point: Any, axis: int | None = None) -> np.ndarray:
+    """``q - zero_point`` as float64 (exact), the operand of the integer GEMMs."""
+    zp = _along(np.asarray(zero_point, dtype=np.float64), axis, q.ndim)
+    return q.astype(np.float64) - zp
+
+
+def exact_dtype(x: np.ndarray, w: np.ndarray, terms: int) -> type:
+    """The float type in which a GEMM of the integers ``x`` and ``w`` with ``terms``-long dot
+    products is exact whatever the order of its sums: float32 while every partial sum stays
+    below 2**24 (the common case for 8-bit data: 255 · 128 · 514), else float64 (2**53)."""
+    if not x.size or not w.size:
+        return np.float64
+    bound = float(np.abs(x).max()) * float(np.abs(w).max()) * terms
+    return np.float32 if bound < 2**24 else np.float64
+
+
+def linear_accumulate(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``x @ w.T`` of centred integers: the exact int32 accumulator."""
+    dtype = exact_dtype(x, w, w.shape[1])
+    return x.astype(dtype, copy=False) @ w.astype(dtype, copy=False).T
+
+
+def conv2d_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, int],
+                      padding: tuple[int, int], dilation: tuple[int, int],
+                      groups: int) -> np.ndarray:
+    """The 2-D convolution of centred integers ``x`` (N, C, H, W) with ``w`` (O, C/groups,
+    kh, kw), zero padding (the input's zero point, centred): the exact accumulator. An
+    im2col in channels-last order (its copy reads runs of channels) and one GEMM per group."""
+    n, c = x.shape[:2]
+    o, cg, kh, kw = w.shape
+    dtype = exact_dtype(x, w, cg * kh * kw)
+    ph, pw = padding
+    x = np.pad(x.astype(dtype, copy=False).transpose(0, 2, 3, 1), ((0, 0), (ph, ph), (pw, pw),
+                                                                   (0, 0)))
+    span = ((kh - 1) * dilation[0] + 1, (kw - 1) * dilation[1] + 1)
+    win = sliding_window_view(x, span, axis=(1, 2))[:, ::stride[0], ::stride[1], :,
+                                                   ::dilation[0], ::dilation[1]]
+    oh, ow = win.shape[1:3]  # win: (N, OH, OW, C, kh, kw)
+    win = win.reshape(n, oh, ow, groups, cg, kh, kw).transpose(3, 0, 1, 2, 5, 6, 4)
+    cols = win.reshape(groups, n * oh * ow, kh * kw * cg)  # rows of (kh, kw, C/groups)
+    wg = w.astype(dtype, copy=False).reshape(groups, o // groups, cg, kh, kw)
+    wg = wg.transpose(0, 1, 3, 4, 2).reshape(groups, o // groups, kh * kw * cg)
+    out = cols @ wg.transpose(0, 2, 1)  # (groups, N·OH·OW, O/groups)
+    out = out.reshape(groups, n, oh, ow, o // groups).transpose(1, 0, 4, 2, 3)
+    return np.ascontiguousarray(out.reshape(n, o, oh, ow))
+
+
+def requantize(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
+               bias: np.ndarray | None, output_scale: float, output_zero_point: int,
+               relu: bool, channel_axis: int, low: int = 0, high: int = 255) -> np.ndarray:
+    """fbgemm's requantization of an accumulator to uint8 (see the module docstring);
+    ``weight_scales`` holds one scale or one per output channel (along ``channel_axis``)."""
+    act_times_w = _along(_F32(input_scale) * weight_scales.astype(_F32), channel_axis,
+                         acc.ndim)
+    multiplier = act_times_w / _F32(output_scale)
+    raw = acc.astype(_F32)
+    if bias is not None:
+        raw = raw + _along(bias.astype(_F32), channel_axis, acc.ndim) / act_times_w
+    q = np.rint(raw * multiplier) + _F32(output_zero_point)
+    return np.clip(q, output_zero_point if relu else low, high).astype(np.uint8)
+
+
+def float_output(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
+                 bias: np.ndarray | None, relu: bool) -> np.ndarray:
+    """fbgemm's ``ReQuantizeForFloat`` (dynamic quantization): ``fma(float32(acc),
+    input_scale * weight_scale, bias)`` rounded once to float32 (the product of two float32
+    numbers is exact in float64, and so nearly always is the sum), clamped at zero with a
+    fused ReLU."""
+    scales = _F32(input_scale) * _along(weight_scales.astype(_F32), -1, acc.ndim)
+    out = acc.astype(_F32).astype(np.float64) * scales.astype(np.float64)
+    if bias is not None:
+        out = out + bias.astype(_F32).astype(np.float64)
+    out = out.astype(_F32)
+    return np.maximum(out, _F32(0)) if relu else out
+
+
+def choose_qparams(x: np.ndarray, reduce_range: bool) -> tuple[float, int]:
+    """The scale and zero point dynamic quantization picks for a uint8 activation:
+    PyTorch's ``ChooseQuantizationParams`` over ``[min(x, 0), max(x, 0)]``."""
+    lo = float(x.min()) if x.size else 0.0
+    hi = float(x.max()) if x.size else 0.0
+    return choose_qparams_for_range(lo, hi, 0, 127 if reduce_range else 255)
+
+
+def choose_qparams_for_range(lo: float, hi: float, low: int, high: int,
+                             preserve_sparsity: bool = False) -> tuple[float, int]:
+    """PyTorch's C++ ``ChooseQuantizationParams`` for the range ``[lo, hi]`` and integers in
+    ``[low, high]`` (float32 bounds, the scale in float64 then float32): with
+    ``preserve_sparsity`` (symmetric schemes) a range across zero becomes symmetric and the
+    zero point the middle of the integers."""
+    symmetric = preserve_sparsity and lo < 0 < hi
+    if symmetric:
+        sym_low, sym_high = -((high - low) // 2 + 1), (high - low) // 2
+        max_scale = max(abs(_F32(lo) / _F32(sym_low)), abs(_F32(hi) / _F32(sym_high)))
+        lo, hi = float(max_scale * _F32(sym_low)), float(max_scale * _F32(sym_high))
+    lo, hi = float(_F32(min(lo, 0.0))), float(_F32(max(hi, 0.0)))
+    scale = (hi - lo) / (high - low)
+    if _F32(scale) == 0 or np.isinf(_F32(1) / _F32(scale)):
+        scale = 0.1
+    small = float(_F32(6.1e-5))
+    if scale < small:
+        amplifier = small / scale
+        scale = small
+        if lo == 0.0:
+            hi = small * (high - low)
+        elif hi == 0.0:
+            lo = -small * (high - low)
+        else:
+            lo, hi = lo * amplifier, hi * amplifier
+        lo, hi = float(_F32(lo)), float(_F32(hi))
+    from_min, from_max = low - lo / scale, high - hi / scale
+    error_min, error_max = abs(low) - abs(lo / scale), abs(high) - abs(hi / scale)
+    initial = from_min if error_min < error_max else from_max
+    if symmetric:
+        initial = (low + high) / 2
+    zero_point = low if initial < low else high if initial > high else int(np.rint(initial))
+    return float(_F32(scale)), zero_point

@@ -1,0 +1,67 @@
+"""Which float module becomes which quantized, QAT or dynamically quantized one."""
+
+from __future__ import annotations
+
+from ember import nn
+from ember.quant.modules import dynamic as nnqd
+from ember.quant.modules import intrinsic as nni
+from ember.quant.modules import qat as nnqat
+from ember.quant.modules import quantized as nnq
+from ember.quant.stubs import DeQuantStub, QuantStub
+
+__all__ = ["get_default_static_quant_module_mappings", "get_default_qat_module_mappings",
+           "get_default_dynamic_quant_module_mappings", "get_default_qconfig_propagation_list"]
+
+DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
+    QuantStub: nnq.Quantize,
+    DeQuantStub: nnq.DeQuantize,
+    nn.Linear: nnq.Linear,
+    nn.Conv2d: nnq.Conv2d,
+    nn.Dropout: nnq.Dropout,
+    nni.LinearReLU: nnq.LinearReLU,
+    nni.ConvReLU2d: nnq.ConvReLU2d,
+    nnqat.Linear: nnq.Linear,
+    nnqat.Conv2d: nnq.Conv2d,
+    nnqat.LinearReLU: nnq.LinearReLU,
+    nnqat.ConvReLU2d: nnq.ConvReLU2d,
+}
+
+# Modules PyTorch runs unchanged on quantized tensors (its functions take them); Ember's take
+# ordinary tensors only, so convert swaps these for quantized twins. They have no observer.
+QUANTIZED_PASSTHROUGH_MAPPINGS: dict[type, type] = {
+    nn.ReLU: nnq.ReLU,
+    nn.MaxPool2d: nnq.MaxPool2d,
+}
+
+DEFAULT_QAT_MODULE_MAPPINGS: dict[type, type] = {
+    nn.Linear: nnqat.Linear,
+    nn.Conv2d: nnqat.Conv2d,
+    nni.LinearReLU: nnqat.LinearReLU,
+    nni.ConvReLU2d: nnqat.ConvReLU2d,
+}
+
+DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
+    nn.Linear: nnqd.Linear,
+    nni.LinearReLU: nnqd.LinearReLU,
+}
+
+
+def get_default_static_quant_module_mappings() -> dict[type, type]:
+    """Float (or QAT) module type → statically quantized module type (a copy)."""
+    return dict(DEFAULT_STATIC_QUANT_MODULE_MAPPINGS)
+
+
+def get_default_qat_module_mappings() -> dict[type, type]:
+    """Float module type → quantization-aware-training module type (a copy)."""
+    return dict(DEFAULT_QAT_MODULE_MAPPINGS)
+
+
+def get_default_dynamic_quant_module_mappings() -> dict[type, type]:
+    """Float module type → dynamically quantized module type (a copy)."""
+    return dict(DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS)
+
+
+def get_default_qconfig_propagation_list() -> set[type]:
+    """Module types whose outputs ``prepare`` observes (when they have a qconfig)."""
+    return (set(DEFAULT_STATIC_QUANT_MODULE_MAPPINGS) | set(DEFAULT_QAT_MODULE_MAPPINGS)
+            | set(DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS) | {nn.Sequential})

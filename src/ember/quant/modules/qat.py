@@ -1,0 +1,101 @@
+"""Quantization-aware-training modules (``torch.ao.nn.qat`` and the fused ``intrinsic.qat``):
+float layers whose weight passes through a fake quantizer (``qconfig.weight``) in every
+forward, so training sees the rounding the quantized model will do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember import nn
+from ember.nn import functional as F
+from ember.nn.module import Module
+from ember.tensor import Tensor
+
+__all__ = ["Linear", "Conv2d", "LinearReLU", "ConvReLU2d"]
+
+
+class _QATLayer:
+    """Builds a QAT layer from a float one (sharing its parameters) with ``qconfig``."""
+
+    relu = False
+
+    @classmethod
+    def from_float(cls, mod: Module) -> Module:
+        layer = mod[0] if isinstance(mod, nn.Sequential) else mod
+        qconfig = getattr(mod, "qconfig", None)
+        if qconfig is None:
+            raise ValueError(f"{cls.__name__}.from_float: the input module needs a qconfig "
+                             "(set it, or use prepare_qat)")
+        qat = cls._like(layer, qconfig)
+        qat.weight, qat.bias = layer.weight, layer.bias
+        return qat
+
+    def _finish(self, out: Tensor) -> Tensor:
+        return F.relu(out) if self.relu else out
+
+
+class Linear(_QATLayer, nn.Linear):
+    """``nn.Linear`` with a fake-quantized weight.
+
+    Example:
+        >>> from ember.ao.quantization import get_default_qat_qconfig
+        >>> m = Linear(3, 2, qconfig=get_default_qat_qconfig("x86"))
+        >>> m(ember.randn(4, 3)).shape
+        (4, 2)
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 qconfig: Any = None) -> None:
+        super().__init__(in_features, out_features, bias)
+        if qconfig is None:
+            raise ValueError("qat.Linear: qconfig must be provided for a QAT module")
+        self.qconfig = qconfig
+        self.weight_fake_quant = qconfig.weight()
+
+    @classmethod
+    def _like(cls, layer: Module, qconfig: Any) -> Linear:
+        return cls(layer.in_features, layer.out_features, layer.bias is not None, qconfig)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._finish(F.linear(input, self.weight_fake_quant(self.weight), self.bias))
+
+
+class Conv2d(_QATLayer, nn.Conv2d):
+    """``nn.Conv2d`` with a fake-quantized weight."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", qconfig: Any = None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode)
+        if qconfig is None:
+            raise ValueError("qat.Conv2d: qconfig must be provided for a QAT module")
+        self.qconfig = qconfig
+        self.weight_fake_quant = qconfig.weight()
+
+    @classmethod
+    def _like(cls, layer: Module, qconfig: Any) -> Conv2d:
+        return cls(layer.in_channels, layer.out_channels, layer.kernel_size, layer.stride,
+                   layer.padding, layer.dilation, layer.groups, layer.bias is not None,
+                   layer.padding_mode, qconfig)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            input = F.pad(input, self._pad, mode=self.padding_mode)
+            padding = 0
+        else:
+            padding = self.padding
+        return self._finish(F.conv2d(input, self.weight_fake_quant(self.weight), self.bias,
+                                     self.stride, padding, self.dilation, self.groups))
+
+
+class LinearReLU(Linear):
+    """QAT ``Linear`` then ReLU (from a fused ``LinearReLU``)."""
+
+    relu = True
+
+
+class ConvReLU2d(Conv2d):
+    """QAT ``Conv2d`` then ReLU (from a fused ``ConvReLU2d``)."""
+
+    relu = True

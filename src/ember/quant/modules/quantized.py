@@ -1,0 +1,379 @@
+"""Statically quantized modules (``torch.ao.nn.quantized`` and its fused ``intrinsic``
+variants): what ``convert`` puts in place of observed float modules. Weights are int8 with
+per-tensor or per-channel scales; activations are uint8 :class:`QuantizedTensor`s; the
+arithmetic is fbgemm's (:mod:`ember.quant.kernels`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ember import nn
+from ember.jit import TraceError
+from ember.nn import functional as F
+from ember.nn.module import Module
+from ember.ops.creation import from_numpy, tensor
+from ember.quant import kernels
+from ember.quant.qtensor import QuantizedTensor, quantize_per_channel, quantize_per_tensor
+from ember.quant.qtypes import QDType, qint8, quint8
+from ember.tensor import Tensor
+
+__all__ = ["Quantize", "DeQuantize", "Linear", "Conv2d", "LinearReLU", "ConvReLU2d", "ReLU",
+           "MaxPool2d", "Dropout"]
+
+
+def _unexpected(state_dict: Any, prefix: str, known: list[str], strict: bool,
+                unexpected_keys: list) -> None:
+    """With ``strict``, lists the keys under ``prefix`` this module does not hold."""
+    if strict:
+        unexpected_keys.extend(k for k in state_dict if k.startswith(prefix)
+                               and k[len(prefix):] not in known and k not in unexpected_keys)
+
+
+def linear_rows(op: str, shape: tuple, in_features: int) -> tuple:
+    """The leading shape of a linear layer's input (its rows), after checking that the input
+    is at least 2-D with ``in_features`` last (as PyTorch's quantized linear kernels)."""
+    if len(shape) < 2 or shape[-1] != in_features:
+        raise ValueError(f"{op}: expected an input at least 2-D with {in_features} input "
+                         f"features last, got shape {tuple(shape)}")
+    return tuple(shape[:-1])
+
+
+@contextmanager
+def eager_only(module: str) -> Iterator[None]:
+    """Turns the trace error of reading a float input's values (the quantized kernels run in
+    NumPy) into one that says a converted model runs eagerly."""
+    try:
+        yield
+    except TraceError as e:
+        raise TraceError(f"{module}: quantized modules compute on integers in NumPy, outside "
+                         f"ember.jit ({e}). Hint: run the converted model eagerly (not in a "
+                         "compiled function); a QAT model compiles") from e
+
+
+def _quantized_input(op: str, x: Any) -> QuantizedTensor:
+    if not isinstance(x, QuantizedTensor) or x.dtype is not quint8 or x._axis is not None:
+        shown = (f"a quantized tensor of {x.dtype!r}" if isinstance(x, QuantizedTensor)
+                 else f"a {type(x).__name__}")
+        raise TypeError(f"quantized {op}: expected a per-tensor ember.quint8 quantized tensor, "
+                        f"got {shown}. Hint: put a QuantStub before it, so that convert "
+                        "quantizes the input")
+    return x
+
+
+class Quantize(Module):
+    """Quantizes float input with a fixed ``scale`` and ``zero_point`` (what ``QuantStub``
+    becomes).
+
+    Example:
+        >>> Quantize(0.5, 2, ember.quint8)(ember.tensor([1.0])).int_repr()
+        tensor([4], dtype=ember.uint8)
+    """
+
+    def __init__(self, scale: float, zero_point: int, dtype: QDType) -> None:
+        super().__init__()
+        self.scale, self.zero_point, self.dtype = float(scale), int(zero_point), dtype
+
+    def forward(self, X: Tensor) -> QuantizedTensor:  # noqa: N803 - PyTorch's name
+        with eager_only("quantized Quantize"):
+            return quantize_per_tensor(X, self.scale, self.zero_point, self.dtype)
+
+    @classmethod
+    def from_float(cls, mod: Module) -> Quantize:
+        scale, zero_point = mod.activation_post_process.calculate_qparams()
+        return cls(scale.item(), zero_point.item(), mod.activation_post_process.dtype)
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        destination[prefix + "scale"] = tensor([self.scale])
+        destination[prefix + "zero_point"] = tensor([self.zero_point])
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        for name, kind in (("scale", float), ("zero_point", int)):
+            if prefix + name in state_dict:
+                setattr(self, name, kind(state_dict[prefix + name].item()))
+            else:
+                missing_keys.append(prefix + name)
+        _unexpected(state_dict, prefix, ["scale", "zero_point"], strict, unexpected_keys)
+
+    def extra_repr(self) -> str:
+        return f"scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype!r}"
+
+
+class DeQuantize(Module):
+    """Turns a quantized tensor back into float32 (what ``DeQuantStub`` becomes)."""
+
+    def forward(self, Xq: QuantizedTensor | Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
+        return Xq if isinstance(Xq, Tensor) else Xq.dequantize()  # (a float one as it is)
+
+    @classmethod
+    def from_float(cls, mod: Module) -> DeQuantize:
+        return cls()
+
+
+def quantized_weight(layer: Module, qconfig: Any) -> QuantizedTensor:
+    """``layer.weight`` quantized to int8: by its QAT fake quantizer's parameters when it has
+    one, else by a fresh ``qconfig.weight`` observer that has seen it (as PyTorch's
+    ``from_float``)."""
+    observer = getattr(layer, "weight_fake_quant", None)
+    if observer is None:
+        observer = qconfig.weight()
+        observer(layer.weight)
+    if observer.dtype is not qint8:
+        raise ValueError(f"{type(layer).__name__}: the weight observer must have dtype "
+                         f"ember.qint8, got {observer.dtype!r}")
+    scale, zero_point = observer.calculate_qparams()
+    weight = layer.weight.detach().float()
+    if observer.qscheme.per_channel:
+        return quantize_per_channel(weight, scale.double(), zero_point.long(), observer.ch_axis,
+                                    qint8)
+    return quantize_per_tensor(weight, scale.item(), zero_point.item(), qint8)
+
+
+class _WeightedQuantized(Module):
+    """A quantized layer with int8 weights, a float32 bias and output ``scale`` and
+    ``zero_point``. Its state dict holds ``weight`` (the int8 values), ``weight_scale`` and
+    ``weight_zero_point`` (one, or one per output channel), ``bias``, ``scale`` and
+    ``zero_point``: plain tensors that ``ember.save`` writes."""
+
+    relu = False
+    _float_types: tuple = ()
+
+    def _set_weight(self, w: QuantizedTensor, bias: Tensor | None) -> None:
+        self._w = w
+        self._b = None if bias is None else bias.detach().float().numpy().copy()
+        zp = w._zero_point
+        self._w_centred = kernels.centred(w._int.numpy(), zp, w._axis)
+        self._w_scales = np.atleast_1d(np.asarray(w._scale, np.float32))
+
+    def weight(self) -> QuantizedTensor:
+        return self._w
+
+    def bias(self) -> Tensor | None:
+        return None if self._b is None else from_numpy(self._b.copy())
+
+    def _output(self, acc: np.ndarray, x: QuantizedTensor, channel_axis: int) -> QuantizedTensor:
+        q = kernels.requantize(acc, x._scale, self._w_scales, self._b, self.scale,
+                               self.zero_point, self.relu, channel_axis)
+        return QuantizedTensor(from_numpy(q), quint8, self.scale, self.zero_point)
+
+    @classmethod
+    def from_float(cls, mod: Module) -> _WeightedQuantized:
+        """The quantized twin of an observed float module (after ``prepare`` and
+        calibration): its weight quantized by ``mod.qconfig.weight``'s observer, its output
+        scale and zero point from ``mod.activation_post_process``."""
+        layer = mod[0] if isinstance(mod, nn.Sequential) else mod
+        out_scale, out_zp = mod.activation_post_process.calculate_qparams()
+        qmod = cls._like(layer)
+        qmod.scale, qmod.zero_point = float(out_scale.item()), int(out_zp.item())
+        qmod._set_weight(quantized_weight(layer, mod.qconfig), layer.bias)
+        return qmod
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        w = self._w
+        per_channel = w._axis is not None
+        destination[prefix + "weight"] = w._int
+        destination[prefix + "weight_scale"] = tensor(np.atleast_1d(w._scale), dtype="float64")
+        destination[prefix + "weight_zero_point"] = tensor(np.atleast_1d(w._zero_point),
+                                                           dtype="int64")
+        destination[prefix + "weight_axis"] = tensor([w._axis if per_channel else -1])
+        if self._b is not None:
+            destination[prefix + "bias"] = self.bias()
+        destination[prefix + "scale"] = tensor([self.scale], dtype="float64")
+        destination[prefix + "zero_point"] = tensor([self.zero_point])
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        names = ["weight", "weight_scale", "weight_zero_point", "weight_axis", "scale",
+                 "zero_point"]
+        _unexpected(state_dict, prefix, names + ["bias"], strict, unexpected_keys)
+        missing = [prefix + n for n in names if prefix + n not in state_dict]
+        if missing:
+            missing_keys.extend(missing)
+            return
+        get = {n: state_dict[prefix + n] for n in names}
+        axis = int(get["weight_axis"].item())
+        if axis < 0:
+            w = QuantizedTensor(get["weight"].clone(), qint8, float(get["weight_scale"].item()),
+                                int(get["weight_zero_point"].item()))
+        else:
+            w = QuantizedTensor(get["weight"].clone(), qint8, get["weight_scale"].numpy().copy(),
+                                get["weight_zero_point"].numpy().copy(), axis)
+        if tuple(w.shape) != tuple(self._w.shape):
+            error_msgs.append(f"size mismatch for {prefix}weight: copying a param with shape "
+                              f"{tuple(w.shape)} from checkpoint, the shape in current model is "
+                              f"{tuple(self._w.shape)}.")
+            return
+        self.scale, self.zero_point = float(get["scale"].item()), int(get["zero_point"].item())
+        self._set_weight(w, state_dict.get(prefix + "bias"))
+
+    def extra_repr(self) -> str:
+        return (f"{self._shape_repr()}, scale={self.scale}, zero_point={self.zero_point}, "
+                f"qscheme={self._w.qscheme()!r}")
+
+
+class Linear(_WeightedQuantized):
+    """A quantized ``nn.Linear``: uint8 input and output, int8 weight, float32 bias.
+
+    Example:
+        >>> m = Linear(3, 2)
+        >>> m(ember.quantize_per_tensor(ember.ones(1, 3), 0.1, 0, ember.quint8)).shape
+        (1, 2)
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias_: bool = True,
+                 dtype: QDType = qint8) -> None:
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.scale, self.zero_point = 1.0, 0
+        w = quantize_per_tensor(tensor(np.zeros((out_features, in_features), np.float32)), 1.0,
+                                0, qint8)
+        self._set_weight(w, tensor(np.zeros(out_features, np.float32)) if bias_ else None)
+
+    @classmethod
+    def _like(cls, layer: Module) -> Linear:
+        return cls(layer.in_features, layer.out_features, layer.bias is not None)
+
+    def _shape_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}"
+
+    def forward(self, x: QuantizedTensor) -> QuantizedTensor:
+        x = _quantized_input("linear", x)
+        lead = linear_rows("quantized Linear", x.shape, self.in_features)
+        xc = kernels.centred(x._int.numpy(), x._zero_point)
+        acc = kernels.linear_accumulate(xc.reshape(-1, self.in_features), self._w_centred)
+        return self._output(acc.reshape(*lead, self.out_features), x, -1)
+
+
+class LinearReLU(Linear):
+    """A quantized ``Linear`` with the ReLU fused into its requantization."""
+
+    relu = True
+
+
+def _pair(v: Any) -> tuple[int, int]:
+    return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+class Conv2d(_WeightedQuantized):
+    """A quantized ``nn.Conv2d`` (zero or reflection padding): uint8 input and output, int8
+    weight.
+
+    Example:
+        >>> m = Conv2d(1, 2, 3, padding=1)
+        >>> m(ember.quantize_per_tensor(ember.ones(1, 1, 4, 4), 0.1, 0, ember.quint8)).shape
+        (1, 2, 4, 4)
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros") -> None:
+        super().__init__()
+        if padding_mode not in ("zeros", "reflect") or isinstance(padding, str):
+            raise ValueError(f"quantized Conv2d: only numeric zero or reflection padding is "
+                             f"supported, got padding={padding!r}, padding_mode={padding_mode!r}")
+        for name, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
+            if channels % groups:
+                raise ValueError(f"quantized Conv2d: {name} must be divisible by groups, got "
+                                 f"{name}={channels}, groups={groups}")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
+        self.padding, self.dilation = _pair(padding), _pair(dilation)
+        self.padding_mode = padding_mode
+        self.scale, self.zero_point = 1.0, 0
+        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        w = quantize_per_tensor(tensor(np.zeros(shape, np.float32)), 1.0, 0, qint8)
+        self._set_weight(w, tensor(np.zeros(out_channels, np.float32)) if bias else None)
+
+    @classmethod
+    def _like(cls, layer: Module) -> Conv2d:
+        return cls(layer.in_channels, layer.out_channels, layer.kernel_size, layer.stride,
+                   layer.padding, layer.dilation, layer.groups, layer.bias is not None,
+                   layer.padding_mode)
+
+    def _shape_repr(self) -> str:
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, padding={self.padding}, dilation={self.dilation}, "
+                f"groups={self.groups}")
+
+    def forward(self, x: QuantizedTensor) -> QuantizedTensor:
+        x = _quantized_input("conv2d", x)
+        if x.ndim != 4:
+            raise ValueError(f"quantized Conv2d: expected a 4-D (N, C, H, W) input, got shape "
+                             f"{tuple(x.shape)}")
+        q, padding = x._int.numpy(), self.padding
+        if self.padding_mode == "reflect":  # (the padded integers: exact, as PyTorch's F.pad)
+            q = np.pad(q, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2), mode="reflect")
+            padding = (0, 0)
+        self._check_input(q.shape, padding)
+        acc = kernels.conv2d_accumulate(kernels.centred(q, x._zero_point), self._w_centred,
+                                        self.stride, padding, self.dilation, self.groups)
+        return self._output(acc, x, 1)
+
+    def _check_input(self, shape: tuple, padding: tuple[int, int]) -> None:
+        if shape[1] != self.in_channels:
+            raise ValueError(f"quantized Conv2d: expected {self.in_channels} input channels, "
+                             f"got an input of shape {tuple(shape)}")
+        for size, pad, k, d in zip(shape[2:], padding, self.kernel_size, self.dilation):
+            if size + 2 * pad < (k - 1) * d + 1:
+                raise ValueError(f"quantized Conv2d: the padded input {tuple(shape)} (padding "
+                                 f"{self.padding}) is smaller than the kernel "
+                                 f"{self.kernel_size} with dilation {self.dilation}")
+
+
+class ConvReLU2d(Conv2d):
+    """A quantized ``Conv2d`` with the ReLU fused into its requantization."""
+
+    relu = True
+
+
+class ReLU(Module):
+    """ReLU of a quantized tensor: ``max(q, zero_point)``, same scale and zero point (what
+    PyTorch's ``nn.ReLU`` computes on a quantized tensor; Ember swaps the module). A float
+    tensor (after a ``DeQuantize``) gets the float ReLU."""
+
+    def forward(self, x: QuantizedTensor) -> QuantizedTensor:
+        if isinstance(x, Tensor):  # (after the quantized region: a float ReLU)
+            return F.relu(x)
+        x = _quantized_input("relu", x)
+        floor = np.asarray(x._zero_point, dtype=x._int.numpy().dtype)
+        return QuantizedTensor(from_numpy(np.maximum(x._int.numpy(), floor)), x.dtype,
+                               x._scale, x._zero_point)
+
+    @classmethod
+    def from_float(cls, mod: Module) -> ReLU:
+        return cls()
+
+
+class MaxPool2d(nn.MaxPool2d):
+    """Max pooling of a quantized tensor, on its integers (exact: the map to reals is
+    increasing), same scale and zero point; float pooling of a float tensor."""
+
+    def forward(self, x: QuantizedTensor) -> QuantizedTensor:
+        if isinstance(x, Tensor):  # (after the quantized region: float pooling)
+            return super().forward(x)
+        x = _quantized_input("max_pool2d", x)
+        pooled = super().forward(x._int.float())
+        return QuantizedTensor(pooled.to(x._int.dtype), x.dtype, x._scale, x._zero_point)
+
+    @classmethod
+    def from_float(cls, mod: Module) -> MaxPool2d:
+        return cls(mod.kernel_size, mod.stride, mod.padding, mod.dilation,
+                   ceil_mode=mod.ceil_mode)
+
+
+class Dropout(Module):
+    """Dropout of a quantized model: the identity (quantized models run inference)."""
+
+    def forward(self, x: Any) -> Any:
+        return x
+
+    @classmethod
+    def from_float(cls, mod: Module) -> Dropout:
+        return cls()

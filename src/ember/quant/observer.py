@@ -1,0 +1,326 @@
+"""Observers: modules that watch the tensors flowing through them and choose quantization
+parameters (``calculate_qparams``) from what they saw, as ``torch.ao.quantization.observer``.
+
+The statistics and the parameter formulas are PyTorch's, in float32: per tensor or per
+channel, affine (``scale = (max(max, 0) - min(min, 0)) / (quant_max - quant_min)``, ``zero_point
+= quant_min - round(min / scale)``, clamped) or symmetric (``scale = max(-min, max) /
+((quant_max - quant_min) / 2)``, zero point 0, or 128 for ``quint8``), the scale at least
+``eps``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ember.nn.module import Module
+from ember.ops.creation import from_numpy, tensor
+from ember.quant.qtypes import (
+    QDType,
+    QScheme,
+    per_channel_affine,
+    per_channel_affine_float_qparams,
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    qint8,
+    qint32,
+    quint8,
+)
+from ember.tensor import Tensor
+
+__all__ = ["ObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
+           "PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver",
+           "PlaceholderObserver", "default_observer", "default_weight_observer",
+           "default_per_channel_weight_observer", "default_dynamic_quant_observer",
+           "calculate_qmin_qmax"]
+
+_F32 = np.float32
+_EPS = float(np.finfo(np.float32).eps)
+
+
+class _PartialWrapper:
+    """A constructor with some arguments filled in: what ``Observer.with_args(...)`` returns
+    (call it for an instance; ``with_args`` again adds more)."""
+
+    def __init__(self, cls: type, **kwargs: Any) -> None:
+        self.cls, self.kwargs = cls, kwargs
+
+    def __call__(self, **kwargs: Any) -> Any:
+        return self.cls(**{**self.kwargs, **kwargs})
+
+    def with_args(self, **kwargs: Any) -> _PartialWrapper:
+        return _PartialWrapper(self.cls, **{**self.kwargs, **kwargs})
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
+        return f"functools.partial({self.cls.__name__}, {shown})"
+
+
+class _WithArgs:
+    @classmethod
+    def with_args(cls, **kwargs: Any) -> _PartialWrapper:
+        """A factory of instances with these arguments (as PyTorch's ``with_args``).
+
+        Example:
+            >>> factory = MinMaxObserver.with_args(dtype=ember.qint8)
+            >>> factory().dtype
+            ember.qint8
+        """
+        return _PartialWrapper(cls, **kwargs)
+
+
+def calculate_qmin_qmax(quant_min: int | None, quant_max: int | None, has_customized_qrange: bool,
+                        dtype: QDType, reduce_range: bool) -> tuple[int, int]:
+    """The integer range an observer quantizes to (PyTorch's rule: a custom range, halved
+    with ``reduce_range``, or the dtype's, one bit narrower with ``reduce_range``)."""
+    if has_customized_qrange:
+        length = quant_max - quant_min + 1
+        limit = 2**32 if dtype is qint32 else 256
+        if dtype in (qint8, qint32) and not 0 < length <= limit:
+            raise ValueError(f"quantization range [{quant_min}, {quant_max}] should be "
+                             f"positive and not exceed the maximum bit range (={limit}).")
+        return (quant_min // 2, quant_max // 2) if reduce_range else (quant_min, quant_max)
+    if dtype is qint32:
+        return -2**31, 2**31 - 1
+    low, high = dtype.min, dtype.max
+    return (low // 2, high // 2) if reduce_range else (low, high)
+
+
+class ObserverBase(_WithArgs, Module):
+    """The base of observers: ``forward`` records statistics and returns its input."""
+
+    def __init__(self, dtype: QDType = quint8, is_dynamic: bool = False) -> None:
+        super().__init__()
+        self.dtype, self.is_dynamic = dtype, is_dynamic
+
+    def calculate_qparams(self) -> tuple[Tensor, Tensor]:
+        raise NotImplementedError
+
+
+class _UniformObserver(ObserverBase):
+    """Observers with PyTorch's ``_calculate_qparams``."""
+
+    def __init__(self, dtype: QDType = quint8, qscheme: QScheme = per_tensor_affine,
+                 reduce_range: bool = False, quant_min: int | None = None,
+                 quant_max: int | None = None, eps: float = _EPS, is_dynamic: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(dtype, is_dynamic)
+        if dtype not in (qint8, quint8, qint32):
+            raise ValueError(f"{type(self).__name__}: dtype must be ember.qint8, ember.quint8 or "
+                             f"ember.qint32, got {dtype!r}")
+        if not isinstance(qscheme, QScheme):
+            raise ValueError(f"{type(self).__name__}: unknown qscheme {qscheme!r}")
+        self.qscheme, self.reduce_range = qscheme, reduce_range
+        self.register_buffer("eps", tensor([eps], dtype="float32"))
+        self.has_customized_qrange = quant_min is not None and quant_max is not None
+        if self.has_customized_qrange and not quant_min <= 0 <= quant_max:
+            raise ValueError(f"{type(self).__name__}: the range [{quant_min}, {quant_max}] "
+                             "must include 0")
+        self.quant_min, self.quant_max = calculate_qmin_qmax(
+            quant_min, quant_max, self.has_customized_qrange, dtype, reduce_range)
+
+    def _calculate_qparams(self, min_val: np.ndarray, max_val: np.ndarray
+                           ) -> tuple[Tensor, Tensor]:
+        if not _valid(min_val, max_val):
+            return tensor([1.0]), tensor([0])
+        qmin, qmax = self.quant_min, self.quant_max
+        min_neg = np.minimum(min_val, _F32(0))
+        max_pos = np.maximum(max_val, _F32(0))
+        eps = self.eps.numpy()[0]
+        if self.qscheme.symmetric:
+            max_pos = np.maximum(-min_neg, max_pos)
+            scale = np.maximum(max_pos / _F32((qmax - qmin) / 2), eps)
+            middle = (qmin + qmax) // 2 if self.has_customized_qrange else 128
+            zero_point = np.full(scale.shape, middle if self.dtype is quint8 else 0, np.int64)
+        elif self.qscheme is per_channel_affine_float_qparams:
+            scale = (max_val - min_val) / _F32(qmax - qmin)
+            scale = np.where(scale > eps, scale, _F32(1))
+            zero_point = -1 * min_val / scale
+        else:
+            scale = np.maximum((max_pos - min_neg) / _F32(qmax - qmin), eps)
+            zero_point = qmin - np.rint(min_neg / scale).astype(np.int32)
+            zero_point = np.clip(zero_point, qmin, qmax).astype(np.int32)
+        return from_numpy(np.atleast_1d(scale).astype(_F32)), from_numpy(
+            np.atleast_1d(zero_point))
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+def _valid(min_val: np.ndarray, max_val: np.ndarray) -> bool:
+    if min_val.size == 0 or (min_val.ndim == 0 and min_val == np.inf and max_val == -np.inf):
+        warnings.warn("must run observer before calling calculate_qparams. Returning default "
+                      "values.", stacklevel=3)
+        return False
+    if np.any(min_val > max_val):
+        raise ValueError(f"min {min_val} should be less than max {max_val}")
+    return True
+
+
+class MinMaxObserver(_UniformObserver):
+    """Quantization parameters from the running minimum and maximum of every input.
+
+    Example:
+        >>> obs = MinMaxObserver()
+        >>> _ = obs(ember.tensor([-1.0, 3.0]))
+        >>> obs.calculate_qparams()
+        (tensor([0.0157]), tensor([64], dtype=ember.int32))
+    """
+
+    def __init__(self, dtype: QDType = quint8, qscheme: QScheme = per_tensor_affine,
+                 reduce_range: bool = False, quant_min: int | None = None,
+                 quant_max: int | None = None, eps: float = _EPS, is_dynamic: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps, is_dynamic)
+        if qscheme.per_channel:
+            raise ValueError(f"{type(self).__name__}: a per-tensor observer cannot use qscheme "
+                             f"{qscheme!r}. Hint: use PerChannelMinMaxObserver")
+        if qscheme is per_tensor_symmetric and reduce_range and dtype is quint8:
+            raise NotImplementedError("Cannot reduce range for symmetric quantization for quint8")
+        self.register_buffer("min_val", tensor(float("inf")))
+        self.register_buffer("max_val", tensor(float("-inf")))
+
+    def _update(self, low: np.ndarray, high: np.ndarray) -> tuple[Any, Any]:
+        return np.minimum(low, self.min_val.numpy()), np.maximum(high, self.max_val.numpy())
+
+    def forward(self, x_orig: Tensor) -> Tensor:
+        if x_orig.numel() == 0:
+            return x_orig
+        x = x_orig.detach().numpy().astype(_F32, copy=False)
+        low, high = self._update(x.min(), x.max())
+        self.min_val = from_numpy(np.asarray(low, _F32))
+        self.max_val = from_numpy(np.asarray(high, _F32))
+        return x_orig
+
+    def calculate_qparams(self) -> tuple[Tensor, Tensor]:
+        return self._calculate_qparams(self.min_val.numpy(), self.max_val.numpy())
+
+    def reset_min_max_vals(self) -> None:
+        self.min_val = tensor(float("inf"))
+        self.max_val = tensor(float("-inf"))
+
+
+class MovingAverageMinMaxObserver(MinMaxObserver):
+    """Like :class:`MinMaxObserver`, with exponential moving averages of each input's
+    minimum and maximum (``averaging_constant``) instead of running extremes."""
+
+    def __init__(self, averaging_constant: float = 0.01, dtype: QDType = quint8,
+                 qscheme: QScheme = per_tensor_affine, reduce_range: bool = False,
+                 quant_min: int | None = None, quant_max: int | None = None,
+                 eps: float = _EPS, is_dynamic: bool = False, **kwargs: Any) -> None:
+        super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps, is_dynamic)
+        self.averaging_constant = averaging_constant
+
+    def _update(self, low: np.ndarray, high: np.ndarray) -> tuple[Any, Any]:
+        old_low, old_high = self.min_val.numpy(), self.max_val.numpy()
+        if old_low == np.inf and old_high == -np.inf:
+            return low, high
+        c = _F32(self.averaging_constant)
+        return old_low + c * (low - old_low), old_high + c * (high - old_high)
+
+
+class PerChannelMinMaxObserver(_UniformObserver):
+    """Quantization parameters per index along ``ch_axis`` (a weight's output channels),
+    from running minima and maxima.
+
+    Example:
+        >>> obs = PerChannelMinMaxObserver(dtype=ember.qint8, qscheme=ember.per_channel_symmetric)
+        >>> _ = obs(ember.tensor([[-1.0, 0.5], [2.0, 0.25]]))
+        >>> obs.calculate_qparams()
+        (tensor([0.0078, 0.0157]), tensor([0, 0]))
+    """
+
+    def __init__(self, ch_axis: int = 0, dtype: QDType = quint8,
+                 qscheme: QScheme = per_channel_affine, reduce_range: bool = False,
+                 quant_min: int | None = None, quant_max: int | None = None,
+                 eps: float = _EPS, is_dynamic: bool = False, **kwargs: Any) -> None:
+        if not qscheme.per_channel:
+            raise ValueError(f"{type(self).__name__}: qscheme must be a per-channel one, got "
+                             f"{qscheme!r}")
+        super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps, is_dynamic)
+        self.ch_axis = ch_axis
+        self.register_buffer("min_val", tensor([]))
+        self.register_buffer("max_val", tensor([]))
+
+    def _update(self, low: np.ndarray, high: np.ndarray) -> tuple[Any, Any]:
+        if self.min_val.numel() == 0:
+            return low, high
+        return np.minimum(low, self.min_val.numpy()), np.maximum(high, self.max_val.numpy())
+
+    def forward(self, x_orig: Tensor) -> Tensor:
+        if x_orig.numel() == 0:
+            return x_orig
+        if not -x_orig.ndim <= self.ch_axis < x_orig.ndim:
+            raise IndexError(f"{type(self).__name__}: ch_axis {self.ch_axis} is out of range "
+                             f"for a {x_orig.ndim}-D input of shape {tuple(x_orig.shape)}")
+        x = np.moveaxis(x_orig.detach().numpy().astype(_F32, copy=False), self.ch_axis, 0)
+        x = x.reshape(x.shape[0], -1)
+        if self.min_val.numel() not in (0, x.shape[0]):
+            raise ValueError(f"{type(self).__name__}: it has seen {self.min_val.numel()} "
+                             f"channels along ch_axis {self.ch_axis}, this input has "
+                             f"{x.shape[0]} (shape {tuple(x_orig.shape)})")
+        low, high = self._update(x.min(axis=1), x.max(axis=1))
+        self.min_val = from_numpy(np.asarray(low, _F32))
+        self.max_val = from_numpy(np.asarray(high, _F32))
+        return x_orig
+
+    def calculate_qparams(self) -> tuple[Tensor, Tensor]:
+        return self._calculate_qparams(self.min_val.numpy(), self.max_val.numpy())
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any) -> None:
+        for name in ("min_val", "max_val"):  # the number of channels comes with the values
+            if prefix + name in state_dict:
+                setattr(self, name, tensor(state_dict[prefix + name]).float().clone())
+        super()._load_from_state_dict(state_dict, prefix, *args)
+
+    def reset_min_max_vals(self) -> None:
+        self.min_val, self.max_val = tensor([]), tensor([])
+
+
+class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
+    """Per-channel moving averages of minima and maxima (``averaging_constant``)."""
+
+    def __init__(self, averaging_constant: float = 0.01, ch_axis: int = 0,
+                 dtype: QDType = quint8, qscheme: QScheme = per_channel_affine,
+                 reduce_range: bool = False, quant_min: int | None = None,
+                 quant_max: int | None = None, eps: float = _EPS, is_dynamic: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(ch_axis, dtype, qscheme, reduce_range, quant_min, quant_max, eps,
+                         is_dynamic)
+        self.averaging_constant = averaging_constant
+
+    def _update(self, low: np.ndarray, high: np.ndarray) -> tuple[Any, Any]:
+        if self.min_val.numel() == 0:
+            return low, high
+        c = _F32(self.averaging_constant)
+        old_low, old_high = self.min_val.numpy(), self.max_val.numpy()
+        return old_low + c * (low - old_low), old_high + c * (high - old_high)
+
+
+class PlaceholderObserver(ObserverBase):
+    """Observes nothing; stands for a dtype (dynamic quantization's activations, whose
+    parameters are chosen per batch when the model runs)."""
+
+    def __init__(self, dtype: QDType = quint8, custom_op_name: str = "",
+                 compute_dtype: Any = None, quant_min: int | None = None,
+                 quant_max: int | None = None, qscheme: QScheme | None = None,
+                 eps: float | None = None, is_dynamic: bool = False) -> None:
+        super().__init__(dtype, is_dynamic)
+        self.quant_min, self.quant_max, self.qscheme = quant_min, quant_max, qscheme
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x
+
+    def calculate_qparams(self) -> tuple[Tensor, Tensor]:
+        raise RuntimeError("calculate_qparams should not be called for PlaceholderObserver")
+
+
+default_observer = MinMaxObserver.with_args(quant_min=0, quant_max=127)
+default_weight_observer = MinMaxObserver.with_args(dtype=qint8, qscheme=per_tensor_symmetric)
+default_per_channel_weight_observer = PerChannelMinMaxObserver.with_args(
+    dtype=qint8, qscheme=per_channel_symmetric)
+default_dynamic_quant_observer = PlaceholderObserver.with_args(
+    dtype=quint8, quant_min=0, quant_max=255, is_dynamic=True)

@@ -1,0 +1,96 @@
+"""``QConfig``: which observer (or fake quantizer) watches a module's output activations and
+which its weight; PyTorch's defaults for the x86/fbgemm backend."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from ember.quant.fake_quantize import (
+    FakeQuantize,
+    FusedMovingAvgObsFakeQuantize,
+    default_fake_quant,
+    default_per_channel_weight_fake_quant,
+    default_weight_fake_quant,
+)
+from ember.quant.histogram_observer import HistogramObserver
+from ember.quant.observer import (
+    MovingAverageMinMaxObserver,
+    default_dynamic_quant_observer,
+    default_observer,
+    default_per_channel_weight_observer,
+    default_weight_observer,
+)
+
+__all__ = ["QConfig", "default_qconfig", "default_per_channel_qconfig", "default_qat_qconfig",
+           "default_dynamic_qconfig", "per_channel_dynamic_qconfig",
+           "get_default_qconfig", "get_default_qat_qconfig"]
+
+_BACKENDS = ("x86", "fbgemm")
+
+
+class QConfig(NamedTuple):
+    """Factories (``Observer.with_args(...)`` or classes) for a module's output activation
+    observer and its weight observer.
+
+    Example:
+        >>> qc = QConfig(activation=default_observer.with_args(quant_min=0, quant_max=127),
+        ...              weight=default_weight_observer)
+        >>> qc.activation().quant_max
+        127
+    """
+
+    activation: Any
+    weight: Any
+
+
+default_qconfig = QConfig(activation=default_observer, weight=default_weight_observer)
+default_per_channel_qconfig = QConfig(activation=default_observer,
+                                      weight=default_per_channel_weight_observer)
+default_qat_qconfig = QConfig(activation=default_fake_quant, weight=default_weight_fake_quant)
+default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
+                                  weight=default_weight_observer)
+per_channel_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
+                                      weight=default_per_channel_weight_observer)
+
+
+def _check_backend(backend: str) -> None:
+    if backend not in _BACKENDS:
+        raise ValueError(f"backend {backend!r} is not supported; Ember computes as PyTorch's "
+                         f"x86/fbgemm backend: use one of {list(_BACKENDS)}")
+
+
+def get_default_qconfig(backend: str = "x86", version: int = 0) -> QConfig:
+    """PyTorch's default post-training qconfig for ``backend`` ('x86' or 'fbgemm', the same):
+    a histogram observer of activations (uint8, range halved, as fbgemm needs) and per-channel
+    symmetric int8 weights.
+
+    Example:
+        >>> type(get_default_qconfig("x86").activation()).__name__
+        'HistogramObserver'
+    """
+    _check_backend(backend)
+    if version != 0:
+        raise ValueError(f"get_default_qconfig: version must be 0, got {version}")
+    return QConfig(activation=HistogramObserver.with_args(reduce_range=True),
+                   weight=default_per_channel_weight_observer)
+
+
+def get_default_qat_qconfig(backend: str = "x86", version: int = 1) -> QConfig:
+    """PyTorch's default quantization-aware-training qconfig for ``backend`` ('x86' or
+    'fbgemm', the same): moving-average min/max fake quantization of activations (uint8,
+    range halved), per-channel symmetric int8 weights; with ``version=1`` (the default) in
+    :class:`FusedMovingAvgObsFakeQuantize` modules, with ``version=0`` in ``FakeQuantize``
+    ones (whose scales and zero points are the observers' own).
+
+    Example:
+        >>> get_default_qat_qconfig("x86").activation().quant_max
+        127
+    """
+    _check_backend(backend)
+    if version not in (0, 1):
+        raise ValueError(f"get_default_qat_qconfig: version must be 0 or 1, got {version}")
+    fake_quant = FusedMovingAvgObsFakeQuantize if version == 1 else FakeQuantize
+    return QConfig(activation=fake_quant.with_args(observer=MovingAverageMinMaxObserver,
+                                                   quant_min=0, quant_max=255,
+                                                   reduce_range=True),
+                   weight=fake_quant.with_args(**default_per_channel_weight_fake_quant.kwargs))

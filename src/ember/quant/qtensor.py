@@ -1,0 +1,219 @@
+"""Quantized tensors: integers (an ordinary ``int8``/``uint8``/``int32`` tensor) with the
+affine map back to reals, one scale and zero point per tensor or per channel.
+
+``quantize_per_tensor``/``quantize_per_channel`` make them with fbgemm's rounding (``zero_point
++ nearbyint(x * (1 / scale))`` in float32, clamped to the dtype), ``dequantize`` maps back,
+``int_repr``, ``q_scale``, ``q_zero_point``, ``qscheme`` and the per-channel getters read them,
+as in PyTorch. Shape methods (``reshape``, ``view``, ``flatten``, ``permute``, ``transpose``,
+``contiguous``, indexing) act on the integers and keep the quantization. A
+:class:`QuantizedTensor` is its own class, not an :class:`ember.Tensor`: ordinary tensors'
+ops and dtype rules never look at it, so the eager path pays nothing for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.dtypes import float32
+from ember.errors import DTypeError, ShapeError
+from ember.ops.creation import from_numpy, tensor
+from ember.quant import kernels
+from ember.quant.qtypes import (
+    QDType,
+    QScheme,
+    per_channel_affine,
+    per_tensor_affine,
+    qint8,
+    qint32,
+    quint8,
+)
+from ember.tensor import Tensor
+
+__all__ = ["QuantizedTensor", "quantize_per_tensor", "quantize_per_channel", "dequantize"]
+
+
+class QuantizedTensor:
+    """Integers ``int_repr()`` standing for ``(int_repr() - zero_point) * scale``.
+
+    Example:
+        >>> q = ember.quantize_per_tensor(ember.tensor([-1.0, 0.0, 0.26]), 0.1, 10,
+        ...                               ember.quint8)
+        >>> q.int_repr(), q.q_scale(), q.q_zero_point()
+        (tensor([ 0, 10, 13], dtype=ember.uint8), 0.1, 10)
+        >>> q.dequantize()
+        tensor([-1.0000,  0.0000,  0.3000])
+    """
+
+    __slots__ = ("_int", "dtype", "_scale", "_zero_point", "_axis")
+    is_quantized = True
+
+    def __init__(self, int_repr: Tensor, dtype: QDType, scale: Any, zero_point: Any,
+                 axis: int | None = None) -> None:
+        self._int, self.dtype, self._axis = int_repr, dtype, axis
+        self._scale, self._zero_point = scale, zero_point
+
+    # what PyTorch's quantized tensors answer
+    def int_repr(self) -> Tensor:
+        return self._int
+
+    def qscheme(self) -> QScheme:
+        return per_tensor_affine if self._axis is None else per_channel_affine
+
+    def q_scale(self) -> float:
+        self._need(False, "q_scale")
+        return self._scale
+
+    def q_zero_point(self) -> int:
+        self._need(False, "q_zero_point")
+        return self._zero_point
+
+    def q_per_channel_scales(self) -> Tensor:
+        self._need(True, "q_per_channel_scales")
+        return tensor(self._scale, dtype="float64")
+
+    def q_per_channel_zero_points(self) -> Tensor:
+        self._need(True, "q_per_channel_zero_points")
+        return tensor(self._zero_point, dtype="int64")
+
+    def q_per_channel_axis(self) -> int:
+        self._need(True, "q_per_channel_axis")
+        return self._axis
+
+    def _need(self, per_channel: bool, what: str) -> None:
+        if (self._axis is not None) != per_channel:
+            kind = "per-channel" if per_channel else "per-tensor"
+            raise RuntimeError(f"{what}: expected a {kind} quantized tensor, got qscheme "
+                               f"{self.qscheme()!r}")
+
+    def dequantize(self) -> Tensor:
+        return from_numpy(kernels.dequantize(self._int.numpy(), self._scale, self._zero_point,
+                                             self._axis))
+
+    # shape
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._int.shape
+
+    def size(self, dim: int | None = None) -> Any:
+        return self._int.size(dim) if dim is not None else self._int.size()
+
+    def dim(self) -> int:
+        return self._int.ndim
+
+    @property
+    def ndim(self) -> int:
+        return self._int.ndim
+
+    def numel(self) -> int:
+        return self._int.numel()
+
+    @property
+    def device(self) -> Any:
+        return self._int.device
+
+    def _same_qparams(self, int_repr: Tensor, op: str) -> QuantizedTensor:
+        if self._axis is not None:
+            raise RuntimeError(f"{op}: not supported for a per-channel quantized tensor. Hint: "
+                               "dequantize() first")
+        return QuantizedTensor(int_repr, self.dtype, self._scale, self._zero_point)
+
+    def reshape(self, *shape: Any) -> QuantizedTensor:
+        return self._same_qparams(self._int.reshape(*shape), "reshape")
+
+    def view(self, *shape: Any) -> QuantizedTensor:
+        return self._same_qparams(self._int.view(*shape), "view")
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> QuantizedTensor:
+        return self._same_qparams(self._int.flatten(start_dim, end_dim), "flatten")
+
+    def permute(self, *dims: Any) -> QuantizedTensor:
+        return self._same_qparams(self._int.permute(*dims), "permute")
+
+    def transpose(self, dim0: int, dim1: int) -> QuantizedTensor:
+        return self._same_qparams(self._int.transpose(dim0, dim1), "transpose")
+
+    def contiguous(self) -> QuantizedTensor:
+        return self._same_qparams(self._int.contiguous(), "contiguous")
+
+    def __getitem__(self, index: Any) -> QuantizedTensor:
+        return self._same_qparams(self._int[index], "indexing")
+
+    def __len__(self) -> int:
+        return len(self._int)
+
+    def __repr__(self) -> str:
+        values = repr(self.dequantize())[len("tensor("):-1]
+        if self._axis is None:
+            qparams = f"scale={self._scale}, zero_point={self._zero_point}"
+        else:
+            qparams = (f"scale={self.q_per_channel_scales()!r}, "
+                       f"zero_point={self.q_per_channel_zero_points()!r}, axis={self._axis}")
+        return (f"tensor({values}, size={tuple(self.shape)}, dtype={self.dtype!r},\n"
+                f"       quantization_scheme={self.qscheme()!r}, {qparams})")
+
+
+def _check_input(op: str, input: Any, dtype: Any, zero_points: Any) -> None:
+    if not isinstance(input, Tensor) or input.dtype is not float32:
+        shown = input.dtype.name if isinstance(input, Tensor) else type(input).__name__
+        raise DTypeError(f"{op}: expected a float32 tensor (as PyTorch), got {shown}. Hint: "
+                         "call .float() first")
+    if dtype not in (qint8, quint8, qint32):
+        raise DTypeError(f"{op}: dtype must be ember.qint8, ember.quint8 or ember.qint32, got "
+                         f"{dtype!r}")
+    for zero_point in np.atleast_1d(zero_points):
+        if not dtype.min <= zero_point <= dtype.max:
+            raise ValueError(f"{op}: zero_point {zero_point} is outside {dtype!r}'s range "
+                             f"[{dtype.min}, {dtype.max}]")
+
+
+def quantize_per_tensor(input: Tensor, scale: float, zero_point: int,
+                        dtype: QDType) -> QuantizedTensor:
+    """``input`` rounded to ``dtype``'s integers with one ``scale`` and ``zero_point``.
+
+    Example:
+        >>> ember.quantize_per_tensor(ember.tensor([0.5, 1.5, 99.0]), 1.0, 0,
+        ...                           ember.qint8).int_repr()
+        tensor([  0,   2,  99], dtype=ember.int8)
+    """
+    scale = float(scale.item() if isinstance(scale, Tensor) else scale)
+    zero_point = int(zero_point.item() if isinstance(zero_point, Tensor) else zero_point)
+    _check_input("quantize_per_tensor", input, dtype, zero_point)
+    q = kernels.quantize(input.detach().numpy(), scale, zero_point, dtype.min, dtype.max,
+                         dtype.storage.np)
+    return QuantizedTensor(from_numpy(q), dtype, scale, zero_point)
+
+
+def quantize_per_channel(input: Tensor, scales: Tensor, zero_points: Tensor, axis: int,
+                         dtype: QDType) -> QuantizedTensor:
+    """``input`` rounded to ``dtype``'s integers with ``scales[c]`` and ``zero_points[c]``
+    for each index ``c`` along ``axis``.
+
+    Example:
+        >>> q = ember.quantize_per_channel(ember.tensor([[1.0, 1.0], [3.0, 3.0]]),
+        ...     ember.tensor([1.0, 0.5], dtype=ember.float64), ember.tensor([0, 0]), 1,
+        ...     ember.qint8)
+        >>> q.int_repr()
+        tensor([[1, 2],
+                [3, 6]], dtype=ember.int8)
+    """
+    _check_input("quantize_per_channel", input, dtype, zero_points.detach().numpy())
+    if not 0 <= axis < input.ndim:
+        raise IndexError(f"quantize_per_channel: axis {axis} is out of range for a "
+                         f"{input.ndim}-D input")
+    channels = input.shape[axis]
+    if tuple(scales.shape) != (channels,) or tuple(zero_points.shape) != (channels,):
+        raise ShapeError(f"quantize_per_channel: scales {tuple(scales.shape)} and zero_points "
+                         f"{tuple(zero_points.shape)} must have shape ({channels},), the size "
+                         f"of input {tuple(input.shape)} along axis {axis}")
+    s = scales.detach().numpy().astype(np.float64)
+    z = zero_points.detach().numpy().astype(np.int64)
+    q = kernels.quantize(input.detach().numpy(), s, z, dtype.min, dtype.max, dtype.storage.np,
+                         axis)
+    return QuantizedTensor(from_numpy(q), dtype, s, z, axis)
+
+
+def dequantize(input: QuantizedTensor) -> Tensor:
+    """The float32 tensor a quantized tensor stands for (``input.dequantize()``)."""
+    return input.dequantize()

@@ -1,0 +1,197 @@
+"""The eager-mode workflow (``torch.ao.quantization.quantize``): ``propagate_qconfig_``,
+``prepare`` (observers after the modules to quantize), ``prepare_qat`` (QAT modules and fake
+quantizers), ``convert`` (quantized modules in their place) and ``quantize_dynamic``."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from typing import Any
+
+from ember import nn
+from ember.nn.module import Module
+from ember.quant.mappings import (
+    QUANTIZED_PASSTHROUGH_MAPPINGS,
+    get_default_dynamic_quant_module_mappings,
+    get_default_qat_module_mappings,
+    get_default_qconfig_propagation_list,
+    get_default_static_quant_module_mappings,
+)
+from ember.quant.modules.intrinsic import _FusedModule
+from ember.quant.qconfig import default_dynamic_qconfig
+from ember.quant.qtypes import qint8
+from ember.quant.stubs import DeQuantStub
+
+__all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize_dynamic",
+           "swap_module"]
+
+
+def propagate_qconfig_(module: Module, qconfig_dict: dict | None = None) -> None:
+    """Gives every submodule a ``qconfig``: its own if set, else ``qconfig_dict``'s for its
+    type or its dotted name, else its parent's."""
+    _propagate(module, qconfig_dict or {}, None, "")
+
+
+def _propagate(module: Module, qconfig_dict: dict, parent: Any, prefix: str) -> None:
+    qconfig = qconfig_dict.get(type(module), parent)
+    qconfig = qconfig_dict.get(prefix, qconfig)
+    qconfig = getattr(module, "qconfig", qconfig)
+    module.qconfig = qconfig
+    for name, child in module.named_children():
+        _propagate(child, qconfig_dict, qconfig, f"{prefix}.{name}" if prefix else name)
+
+
+def _observer_forward_hook(module: Module, args: tuple, output: Any) -> Any:
+    return module.activation_post_process(output)
+
+
+def _needs_observation(module: Module) -> bool:
+    return getattr(module, "qconfig", None) is not None
+
+
+def _insert_observer(module: Module, hook: bool = True) -> None:
+    module.add_module("activation_post_process", module.qconfig.activation())
+    if hook:
+        module.register_forward_hook(_observer_forward_hook)
+
+
+def _add_observers(module: Module, allow: set, non_leaf: set) -> None:
+    for child in module.children():
+        if type(child) is nn.Dropout:
+            continue
+        if isinstance(child, _FusedModule):
+            if _needs_observation(child):  # as the sequence's last member: observed once
+                _insert_observer(child, hook=False)
+        elif type(child) in non_leaf:
+            if _needs_observation(child):
+                _insert_observer(child)
+        else:
+            _add_observers(child, allow, non_leaf)
+    leaf = not any(True for _ in module.children())
+    if leaf and type(module) in allow and _needs_observation(module) and not isinstance(
+            module, (nn.Sequential, DeQuantStub)):  # (as PyTorch: dequantized output is float)
+        _insert_observer(module)
+
+
+def prepare(model: Module, inplace: bool = False, allow_list: set | None = None,
+            observer_non_leaf_module_list: set | None = None) -> Module:
+    """A copy of ``model`` (or ``model`` itself with ``inplace``) with an observer after
+    each module that has a ``qconfig`` and a quantized twin; run calibration data through it,
+    then :func:`convert`.
+
+    Example:
+        >>> m = nn.Sequential(QuantStub(), nn.Linear(2, 2), DeQuantStub())
+        >>> m.qconfig = default_qconfig
+        >>> p = prepare(m.eval())
+        >>> type(p[1].activation_post_process).__name__
+        'MinMaxObserver'
+    """
+    if not inplace:
+        model = copy.deepcopy(model)
+    propagate_qconfig_(model)
+    if not any(_needs_observation(m) for m in model.modules()):
+        warnings.warn("None of the submodule got qconfig applied. Make sure you passed correct "
+                      "configuration through `qconfig_dict` or by assigning the `.qconfig` "
+                      "attribute directly on submodules", stacklevel=2)
+    _add_observers(model, allow_list or get_default_qconfig_propagation_list(),
+                   observer_non_leaf_module_list or set())
+    return model
+
+
+def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = False) -> Module:
+    """A copy of ``model`` (in training mode) for quantization-aware training: layers become
+    their QAT versions (fake-quantized weights) and fake quantizers observe the outputs.
+
+    Example:
+        >>> m = nn.Sequential(QuantStub(), nn.Linear(2, 2), DeQuantStub())
+        >>> m.qconfig = get_default_qat_qconfig("x86")
+        >>> type(prepare_qat(m)[1]).__name__
+        'Linear'
+    """
+    if not model.training:
+        raise ValueError("prepare_qat only works on models in training mode. Hint: call "
+                         "model.train() first")
+    mapping = get_default_qat_module_mappings() if mapping is None else mapping
+    if not inplace:
+        model = copy.deepcopy(model)
+    propagate_qconfig_(model)
+    convert(model, mapping=mapping, inplace=True, remove_qconfig=False)
+    prepare(model, observer_non_leaf_module_list=set(mapping.values()), inplace=True)
+    return model
+
+
+def swap_module(mod: Module, mapping: dict) -> Module:
+    """``mod``'s quantized twin from ``mapping`` (``from_float``) if it has a qconfig and a
+    mapping entry; else ``mod``. Forward pre-hooks carry over; observer hooks do not."""
+    if getattr(mod, "qconfig", None) is None or type(mod) not in mapping:
+        return mod
+    new = mapping[type(mod)].from_float(mod)
+    for hook in mod._forward_pre_hooks:
+        new._forward_pre_hooks.append(hook)
+    new.train(mod.training)
+    return new
+
+
+def _convert(module: Module, mapping: dict) -> None:
+    for name, child in list(module.named_children()):
+        if not isinstance(child, _FusedModule):
+            _convert(child, mapping)
+        module._modules[name] = swap_module(child, mapping)
+
+
+def _remove_qconfig(module: Module) -> None:
+    for m in module.modules():
+        if "qconfig" in m.__dict__:
+            del m.qconfig
+
+
+def convert(module: Module, mapping: dict | None = None, inplace: bool = False,
+            remove_qconfig: bool = True) -> Module:
+    """A copy of a prepared and calibrated (or QAT-trained) model with each observed module
+    replaced by its quantized twin: ``QuantStub`` → ``Quantize``, ``Linear`` → quantized
+    ``Linear``, …; with the default mapping, ``ReLU`` and ``MaxPool2d`` in the quantized
+    region become versions that take quantized tensors.
+
+    Example:
+        >>> m = nn.Sequential(QuantStub(), nn.Linear(2, 2), DeQuantStub())
+        >>> m.qconfig = default_qconfig
+        >>> p = prepare(m.eval())
+        >>> _ = p(ember.randn(8, 2))
+        >>> q = convert(p)
+        >>> [type(c).__name__ for c in q]
+        ['Quantize', 'Linear', 'DeQuantize']
+        >>> q(ember.randn(3, 2)).shape
+        (3, 2)
+    """
+    if mapping is None:
+        mapping = {**get_default_static_quant_module_mappings(), **QUANTIZED_PASSTHROUGH_MAPPINGS}
+    if not inplace:
+        module = copy.deepcopy(module)
+    _convert(module, mapping)
+    if remove_qconfig:
+        _remove_qconfig(module)
+    return module
+
+
+def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8,
+                     mapping: dict | None = None, inplace: bool = False) -> Module:
+    """A copy of ``model`` with its ``Linear`` layers (or the types or names in
+    ``qconfig_spec``) dynamically quantized: int8 weights, activations quantized per call.
+
+    Example:
+        >>> q = quantize_dynamic(nn.Sequential(nn.Linear(4, 3), nn.ReLU()))
+        >>> type(q[0]).__module__, q(ember.randn(2, 4)).shape
+        ('ember.quant.modules.dynamic', (2, 3))
+    """
+    if dtype is not qint8:
+        raise ValueError(f"quantize_dynamic: only dtype=ember.qint8 is supported, got {dtype!r}")
+    if qconfig_spec is None:
+        qconfig_spec = {nn.Linear: default_dynamic_qconfig}
+    elif isinstance(qconfig_spec, set):
+        qconfig_spec = dict.fromkeys(qconfig_spec, default_dynamic_qconfig)
+    mapping = get_default_dynamic_quant_module_mappings() if mapping is None else mapping
+    if not inplace:
+        model = copy.deepcopy(model)
+    model.eval()
+    propagate_qconfig_(model, qconfig_spec)
+    return convert(model, mapping, inplace=True)

@@ -1,0 +1,101 @@
+"""Quantized tensors against PyTorch's: quantize_per_tensor/per_channel (ties, clamping),
+dequantize, accessors, shape methods; and the docstring examples of ember.quant."""
+
+import doctest
+import importlib
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from tests.quant.helpers import TORCH_NAMES, same
+
+
+@pytest.mark.parametrize("dtype", [ember.quint8, ember.qint8, ember.qint32])
+@pytest.mark.parametrize("n", [7, 4099])  # below and above a vector's width
+def test_quantize_per_tensor_matches_torch(dtype, n):
+    rng = np.random.default_rng(n)
+    for scale, zp in ((0.0372, 3), (0.25, 0), (1e-3, 100)):
+        x = rng.normal(0, 3, n).astype(np.float32)
+        x[::3] = (rng.integers(-300, 300, len(x[::3])) + 0.5) * np.float32(scale)  # ties
+        t = torch.quantize_per_tensor(torch.from_numpy(x), scale, zp, TORCH_NAMES[dtype])
+        e = ember.quantize_per_tensor(ember.from_numpy(x), scale, zp, dtype)
+        same(e.int_repr(), t.int_repr())
+        same(e.dequantize(), t.dequantize())
+        assert (e.q_scale(), e.q_zero_point()) == (t.q_scale(), t.q_zero_point())
+        assert e.qscheme() is ember.per_tensor_affine
+
+
+def test_quantize_per_channel_matches_torch():
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 2, (3, 4, 5)).astype(np.float32)
+    scales = rng.uniform(0.01, 0.1, 4)
+    zps = rng.integers(-5, 5, 4)
+    t = torch.quantize_per_channel(torch.from_numpy(x), torch.from_numpy(scales),
+                                   torch.from_numpy(zps), 1, torch.qint8)
+    e = ember.quantize_per_channel(ember.from_numpy(x), ember.from_numpy(scales),
+                                   ember.from_numpy(zps), 1, ember.qint8)
+    same(e.int_repr(), t.int_repr())
+    same(e.dequantize(), t.dequantize())
+    same(e.q_per_channel_scales(), t.q_per_channel_scales())
+    same(e.q_per_channel_zero_points(), t.q_per_channel_zero_points())
+    assert e.q_per_channel_axis() == 1 and e.qscheme() is ember.per_channel_affine
+    with pytest.raises(RuntimeError, match="per-tensor"):
+        e.q_scale()
+
+
+def test_shape_methods_keep_quantization():
+    q = ember.quantize_per_tensor(ember.randn(2, 3, 4), 0.1, 5, ember.quint8)
+    for view in (q.flatten(1), q.reshape(6, 4), q.view(-1), q.permute(2, 0, 1), q[0],
+                 q.transpose(0, 1).contiguous()):
+        assert (view.q_scale(), view.q_zero_point(), view.dtype) == (0.1, 5, ember.quint8)
+    assert q.flatten(1).shape == (2, 12) and q.size(1) == 3 and q.dim() == 3
+    assert "quantization_scheme=ember.per_tensor_affine" in repr(q)
+
+
+def test_bad_arguments():
+    with pytest.raises(ember.DTypeError, match="float32"):
+        ember.quantize_per_tensor(ember.tensor([1, 2]), 0.1, 0, ember.quint8)
+    with pytest.raises(ember.DTypeError, match="qint8"):
+        ember.quantize_per_tensor(ember.tensor([1.0]), 0.1, 0, ember.int8)
+    with pytest.raises(ember.ShapeError, match="shape"):
+        ember.quantize_per_channel(ember.randn(2, 3), ember.ones(2, dtype=ember.float64),
+                                   ember.zeros(2).long(), 1, ember.qint8)
+
+
+@pytest.mark.parametrize("name", [
+    "ember.quant.qtensor", "ember.quant.observer", "ember.quant.fake_quantize",
+    "ember.quant.qconfig", "ember.quant.histogram_observer", "ember.quant.stubs",
+    "ember.quant.quantize", "ember.quant.fuse",
+    "ember.quant.modules.intrinsic", "ember.quant.modules.qat", "ember.quant.modules.quantized",
+    "ember.quant.modules.dynamic", "ember.ops.fake_quantize"])
+def test_docstring_examples_run(name):
+    import ember.ao.quantization as eq
+
+    globs = {"ember": ember, "np": np, "nn": ember.nn, **vars(eq)}
+    result = doctest.testmod(importlib.import_module(name), extraglobs=globs,
+                             optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
+
+
+def test_nan_and_saturation_like_torch():
+    x = np.array([np.nan, 1e30, -1e30, np.inf, 0.5, 2.5], np.float32)
+    for dtype in ("quint8", "qint8", "qint32"):  # (NaN: the top of 8 bits, the bottom of 32)
+        e = ember.quantize_per_tensor(ember.from_numpy(x), 1e-3, 3, getattr(ember, dtype))
+        t = torch.quantize_per_tensor(torch.from_numpy(x), 1e-3, 3, getattr(torch, dtype))
+        np.testing.assert_array_equal(e.int_repr().numpy(), t.int_repr().numpy())
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda x: ember.quantize_per_tensor(x, 0.1, 300, ember.quint8), "zero_point 300"),
+    (lambda x: ember.quantize_per_tensor(x, 0.1, -3, ember.quint8), "zero_point -3"),
+    (lambda x: ember.quantize_per_tensor(x.double(), 0.1, 3, ember.quint8), "float32"),
+    (lambda x: ember.quantize_per_channel(x, ember.tensor([0.1, 0.2]), ember.tensor([0, 300]),
+                                          0, ember.quint8), "zero_point 300"),
+    (lambda x: ember.quantize_per_channel(x.half(), ember.tensor([0.1, 0.2]),
+                                          ember.tensor([0, 3]), 0, ember.quint8), "float32"),
+])
+def test_what_torch_refuses_to_quantize(call, match):
+    with pytest.raises((ValueError, ember.errors.DTypeError), match=match):
+        call(ember.ones(2, 3))
