@@ -48,6 +48,7 @@ from ember.ops.linalg_composite import *  # noqa: F403
 from ember.ops.linalg_decomp import *  # noqa: F403
 from ember.ops.linalg_det import *  # noqa: F403
 from ember.ops.linalg_ldl import *  # noqa: F403
+from ember.ops.linalg_legacy import *  # noqa: F403
 from ember.ops.linalg_lu import *  # noqa: F403
 from ember.ops.linalg_pinv import *  # noqa: F403
 from ember.ops.linalg_solve import *  # noqa: F403
@@ -98,7 +99,8 @@ _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "
              "gather", "gradient", "grid_sample", "gumbel_softmax", "histogram", "igamma",
              "im2col", "indexing", "inplace_functions", "integrate", "interpolate", "join",
              "layer_norm", "linalg", "linalg_composite", "linalg_decomp", "linalg_det",
-             "linalg_ldl", "linalg_lu", "linalg_pinv", "linalg_solve", "linalg_tensor", "linear",
+             "linalg_ldl", "linalg_legacy", "linalg_lu", "linalg_pinv", "linalg_solve",
+             "linalg_tensor", "linear",
              "local_response_norm", "loss", "lp_pool", "margin_loss", "multi_head_attention",
              "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts",
              "random_fill", "random_gamma", "random_von_mises", "reduce", "rnn_cells", "rounding",
