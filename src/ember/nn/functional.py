@@ -71,6 +71,7 @@ from ember.ops.margin_loss import (
     triplet_margin_with_distance_loss,
 )
 from ember.ops.multi_head_attention import multi_head_attention_forward
+from ember.ops.native_functions import conv_tbc
 from ember.ops.normalization import (
     batch_norm,
     group_norm,
@@ -111,7 +112,7 @@ from ember.ops.unpool import max_unpool1d, max_unpool2d, max_unpool3d
 
 __all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax", "softmin",
            "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "unfold", "fold", "linear", "bilinear",
+           "conv_transpose3d", "unfold", "fold", "linear", "bilinear", "conv_tbc",
            "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",

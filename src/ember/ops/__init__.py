@@ -58,6 +58,7 @@ from ember.ops.local_response_norm import *  # noqa: F403
 from ember.ops.loss import *  # noqa: F403
 from ember.ops.lp_pool import *  # noqa: F403
 from ember.ops.margin_loss import *  # noqa: F403
+from ember.ops.native_functions import *  # noqa: F403
 from ember.ops.normalization import *  # noqa: F403
 from ember.ops.norms import *  # noqa: F403
 from ember.ops.pad import *  # noqa: F403
@@ -102,7 +103,8 @@ _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "
              "linalg_ldl", "linalg_legacy", "linalg_lu", "linalg_pinv", "linalg_solve",
              "linalg_tensor", "linear",
              "local_response_norm", "loss", "lp_pool", "margin_loss", "multi_head_attention",
-             "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts",
+             "native_functions", "normalization", "norms", "pad", "pixel_shuffle", "pool",
+             "random", "random_counts",
              "random_fill", "random_gamma", "random_von_mises", "reduce", "rnn_cells", "rounding",
              "scatter_reduce", "scatter_slices", "search", "segment_reduce", "select", "shape",
              "softmax", "sort", "special", "split_stack", "statistics", "storage",
