@@ -57,6 +57,7 @@ from ember.ops.linear import *  # noqa: F403
 from ember.ops.linear_cross_entropy import *  # noqa: F403
 from ember.ops.local_response_norm import *  # noqa: F403
 from ember.ops.loss import *  # noqa: F403
+from ember.ops.lowrank import *  # noqa: F403
 from ember.ops.lp_pool import *  # noqa: F403
 from ember.ops.margin_loss import *  # noqa: F403
 from ember.ops.native_functions import *  # noqa: F403
@@ -102,7 +103,7 @@ _FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "
              "im2col", "indexing", "inplace_functions", "integrate", "interpolate", "join",
              "layer_norm", "linalg", "linalg_composite", "linalg_decomp", "linalg_det",
              "linalg_ldl", "linalg_legacy", "linalg_lu", "linalg_pinv", "linalg_solve",
-             "linalg_tensor", "linear", "linear_cross_entropy",
+             "linalg_tensor", "linear", "linear_cross_entropy", "lowrank",
              "local_response_norm", "loss", "lp_pool", "margin_loss", "multi_head_attention",
              "native_functions", "normalization", "norms", "pad", "pixel_shuffle", "pool",
              "random", "random_counts",
