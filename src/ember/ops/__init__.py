@@ -8,6 +8,7 @@ from importlib import import_module
 from ember.ops.activations import *  # noqa: F403
 from ember.ops.arithmetic import *  # noqa: F403
 from ember.ops.attention import *  # noqa: F403
+from ember.ops.batch_norm_sync import *  # noqa: F403
 from ember.ops.broadcast import *  # noqa: F403
 from ember.ops.compare import *  # noqa: F403
 from ember.ops.complex_math import *  # noqa: F403
@@ -95,7 +96,8 @@ from ember.ops.unravel import *  # noqa: F403
 from ember.ops.windows import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
-_FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "complex_math",
+_FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broadcast", "compare",
+             "complex_math",
              "complex_parts", "construct", "constructors", "conv", "convert", "copy_variants",
              "creation", "ctc_loss", "diagonal", "discrete", "distance", "dlpack", "dropout",
              "embedding", "fill", "fractional_pool", "frexp", "functional_aliases", "gamma",
