@@ -74,6 +74,7 @@ from ember.ops.random_fill import *  # noqa: F403
 from ember.ops.random_gamma import *  # noqa: F403
 from ember.ops.random_von_mises import *  # noqa: F403
 from ember.ops.reduce import *  # noqa: F403
+from ember.ops.rnn import *  # noqa: F403
 from ember.ops.rnn_cells import *  # noqa: F403
 from ember.ops.rounding import *  # noqa: F403
 from ember.ops.scatter_reduce import *  # noqa: F403
@@ -108,8 +109,8 @@ _FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broad
              "linalg_tensor", "linear", "linear_cross_entropy", "lowrank",
              "local_response_norm", "loss", "lp_pool", "margin_loss", "multi_head_attention",
              "native_functions", "normalization", "norms", "pad", "pixel_shuffle", "pool",
-             "random", "random_counts",
-             "random_fill", "random_gamma", "random_von_mises", "reduce", "rnn_cells", "rounding",
+             "random", "random_counts", "random_fill", "random_gamma", "random_von_mises",
+             "reduce", "rnn", "rnn_cells", "rounding",
              "scatter_reduce", "scatter_slices", "search", "segment_reduce", "select", "shape",
              "softmax", "sort", "special", "split_stack", "statistics", "storage",
              "tensor_methods", "unary", "unfold", "unpool", "unravel", "windows")
