@@ -125,3 +125,21 @@ def test_chunked_peak_memory_is_a_fraction_of_the_logits():
     logits = n * c * 4
     assert unfused > 2 * logits and chunked < logits / 2 and chunked < unfused / 8, \
         (unfused, chunked)
+
+
+def test_chunked_path_under_vmap_matches_a_loop():
+    r = np.random.default_rng(3)
+    xs = ember.tensor(r.standard_normal((3, 4, 2)))
+    ts = ember.tensor(r.integers(0, 5, (3, 4)))
+    w = ember.tensor(r.standard_normal((5, 2)))
+    opts = nn.LinearCrossEntropyOptions(batch_chunk_size=3)
+
+    def loss(x, t, w=w):
+        return nn.functional.linear_cross_entropy(x, w, t, options=opts)
+
+    looped = np.stack([loss(xs[i], ts[i]).numpy() for i in range(3)])
+    np.testing.assert_allclose(ember.func.vmap(loss)(xs, ts).numpy(), looped, rtol=1e-12)
+    ws = ember.tensor(r.standard_normal((3, 5, 2)))
+    ensemble = ember.func.vmap(lambda x, t, w: loss(x, t, w))(xs, ts, ws)
+    np.testing.assert_allclose(ensemble.numpy(), np.stack(
+        [loss(xs[i], ts[i], ws[i]).numpy() for i in range(3)]), rtol=1e-12)

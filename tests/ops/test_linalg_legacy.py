@@ -83,3 +83,9 @@ def test_errors():
     for name in ("solve", "eig", "lstsq", "symeig"):
         assert hasattr(ember.Tensor, name) == hasattr(torch.Tensor, name)
     assert not hasattr(ember.Tensor, "matrix_rank") and not hasattr(torch.Tensor, "matrix_rank")
+
+
+def test_geqrf_under_vmap():
+    x = np.random.default_rng(4).standard_normal((3, 4, 2))
+    a, tau = ember.func.vmap(ember.geqrf)(ember.from_numpy(x))
+    assert_same((a, tau), tuple(torch.geqrf(torch.from_numpy(x))), atol=1e-12)
