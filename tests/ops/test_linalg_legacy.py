@@ -89,3 +89,18 @@ def test_geqrf_under_vmap():
     x = np.random.default_rng(4).standard_normal((3, 4, 2))
     a, tau = ember.func.vmap(ember.geqrf)(ember.from_numpy(x))
     assert_same((a, tau), tuple(torch.geqrf(torch.from_numpy(x))), atol=1e-12)
+
+
+def test_ormqr_refuses_the_shapes_torch_refuses():
+    a, tau = ember.geqrf(ember.ones(2, 4, 3) + ember.eye(4, 3))
+    for other, taus, match in [
+            (ember.ones(4, 2), tau, "same number of dimensions"),           # no broadcasting
+            (ember.ones(3, 4, 2), tau, r"batch dimensions of other"),
+            (ember.ones(2, 4, 2), tau[0], "one dimension less"),
+            (ember.ones(2, 4, 2), tau.expand(3, 2, 3)[0, :1], r"batch dimensions of tau"),
+            (ember.ones(2, 4, 2), tau[..., :2], r"tau.shape\[-1\] must be equal to min")]:
+        with pytest.raises(ember.ShapeError, match=f"ormqr: .*{match}"):
+            ember.ormqr(a, taus, other)
+    t_a, t_tau = torch.geqrf(torch.from_numpy(a.numpy()))
+    with pytest.raises(RuntimeError, match="must be equal to min"):
+        torch.ormqr(t_a, t_tau[..., :2], torch.ones(2, 4, 2))

@@ -168,6 +168,30 @@ def orgqr(input: Tensor, tau: Tensor) -> Tensor:
     return householder_product(input, tau)
 
 
+def _check_ormqr_shapes(input: Tensor, tau: Tensor, other: Tensor, left: bool) -> None:
+    """PyTorch's shape rules for ``ormqr``: no broadcasting (equal batch dims for all three)
+    and one ``tau`` per reflector that ``other``'s multiplied side can take."""
+    side = -2 if left else -1
+    shapes = (f"input {describe(input.shape, input.dtype)}, tau "
+              f"{describe(tau.shape, tau.dtype)}, other {describe(other.shape, other.dtype)}")
+    rules = [
+        (other.ndim == input.ndim, "expected other to have the same number of dimensions as "
+                                   "input"),
+        (tau.ndim == input.ndim - 1, "expected tau to have one dimension less than input"),
+        (tuple(other.shape[:-2]) == tuple(input.shape[:-2]),
+         "expected batch dimensions of other to be equal to input.shape[:-2]"),
+        (tuple(tau.shape[:-1]) == tuple(input.shape[:-2]),
+         "expected batch dimensions of tau to be equal to input.shape[:-2]"),
+        (other.shape[side] == input.shape[-2],
+         f"other.shape[{side}] must be equal to input.shape[-2]"),
+        (tau.shape[-1] == min(other.shape[side], input.shape[-1]),
+         f"tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])")]
+    for ok, rule in rules:
+        if not ok:
+            raise ShapeError(f"ormqr: {rule}; got {shapes}. Hint: pass geqrf's (a, tau) of a "
+                             "matrix batch shaped like other's")
+
+
 @method()
 def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
           transpose: bool = False) -> Tensor:
@@ -187,15 +211,8 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
     if other.ndim < 2:
         raise ShapeError(f"{op}: other must have at least 2 dims, got "
                          f"{describe(other.shape, other.dtype)}")
-    side = -2 if left else -1
+    _check_ormqr_shapes(input, tau, other, left)
     mn, k = input.shape[-2], input.shape[-1]
-    if other.shape[side] != mn:
-        raise ShapeError(f"{op}: other.shape[{side}] must be equal to input.shape[-2]: input "
-                         f"is {describe(input.shape, input.dtype)}, other "
-                         f"{describe(other.shape, other.dtype)}")
-    if tau.ndim < 1 or tau.shape[-1] > min(mn, k):
-        raise ShapeError(f"{op}: tau.shape[-1] must be at most min(input.shape[-2:]) = "
-                         f"{min(mn, k)}, got tau {describe(tau.shape, tau.dtype)}")
     if k >= mn:
         square = narrow(input, -1, 0, mn)
     else:  # zero columns past the reflectors: householder_product then gives all of Q
