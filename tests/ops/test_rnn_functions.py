@@ -7,6 +7,7 @@ import torch
 
 import ember
 from ember.autograd.gradcheck import gradcheck
+from tests.ops.optable import raises_like_torch
 
 R = np.random.default_rng(0)
 GATES = {"rnn_tanh": 1, "rnn_relu": 1, "lstm": 4, "gru": 3}
@@ -98,3 +99,29 @@ def test_errors():
                        0.0, False, False, False)
     with pytest.raises(TypeError, match="lstm: hx must be a pair"):
         ember.lstm(ember.zeros(3, 2, 4), h, [], False, 1, 0.0, False, False, False)
+
+
+@pytest.mark.parametrize("h_shape", [(1, 2, 3), (2, 3), (2, 1, 3), (2, 2, 4)])
+def test_hidden_state_of_the_wrong_shape_is_refused(h_shape):
+    weights = [ember.zeros(3, 4), ember.zeros(3, 3)] * 2  # two layers of rnn_tanh, 4 -> 3
+    x = ember.zeros(5, 2, 4)
+    with pytest.raises(ember.ShapeError, match=r"rnn_tanh: expected hx of shape \(2, 2, 3\)"):
+        ember.rnn_tanh(x, ember.zeros(*h_shape), weights, False, 2, 0.0, False, False, False)
+    packed_sizes = ember.tensor([2, 2, 1])
+    with pytest.raises(ember.ShapeError, match=r"rnn_tanh: expected hx of shape \(2, 2, 3\)"):
+        ember.rnn_tanh(ember.zeros(5, 4), packed_sizes, ember.zeros(*h_shape), weights, False, 2,
+                       0.0, False, False)
+
+
+def test_lstm_cell_state_shape_and_empty_sequence_are_refused():
+    h = ember.zeros(1, 2, 2)  # projections: h has proj_size 2, c hidden size 3
+    weights = [ember.zeros(12, 4), ember.zeros(12, 2), ember.zeros(2, 3)]
+    out = ember.lstm(ember.zeros(5, 2, 4), (h, ember.zeros(1, 2, 3)), weights, False, 1, 0.0,
+                     False, False, False)
+    assert out[0].shape == (5, 2, 2) and out[2].shape == (1, 2, 3)
+    with pytest.raises(ember.ShapeError, match=r"lstm: expected cx of shape \(1, 2, 3\)"):
+        ember.lstm(ember.zeros(5, 2, 4), (h, h), weights, False, 1, 0.0, False, False, False)
+    raises_like_torch(
+        lambda lib: lib.gru(lib.zeros(0, 2, 4), lib.zeros(1, 2, 3),
+                            [lib.zeros(9, 4), lib.zeros(9, 3)], False, 1, 0.0, False, False,
+                            False), ember.ShapeError, "sequence length to be larger than 0")

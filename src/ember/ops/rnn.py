@@ -143,6 +143,23 @@ def _grouped(op: str, params: Sequence[Tensor], has_biases: bool, num_layers: in
     return out
 
 
+def _check_states(op: str, sizes: list[int], h0: Tensor, c0: Tensor | None,
+                  weights: list[tuple]) -> None:
+    """A non-empty sequence, and ``h_0`` (``c_0``) of shape (layers × directions, batch,
+    hidden size): the hidden size read from ``w_hh`` (its columns; ``c_0``: its rows over 4)."""
+    if not sizes:
+        raise ShapeError(f"{op}: expected sequence length to be larger than 0 in RNN, got an "
+                         "empty sequence")
+    w_hh = weights[0][1]
+    states = [("hx", h0, (len(weights), sizes[0], w_hh.shape[1]))]
+    if c0 is not None:
+        states.append(("cx", c0, (len(weights), sizes[0], w_hh.shape[0] // 4)))
+    for name, state, expected in states:
+        if tuple(state.shape) != expected:
+            raise ShapeError(f"{op}: expected {name} of shape {expected} (layers × directions, "
+                             f"batch, hidden size), got {describe(state.shape, state.dtype)}")
+
+
 def _run(op: str, step: Step, input: Tensor, second: Any, rest: tuple,
          has_cell: bool) -> tuple:
     """Both ATen overloads: ``(input, hx, params, has_biases, num_layers, dropout, train,
@@ -166,6 +183,7 @@ def _run(op: str, step: Step, input: Tensor, second: Any, rest: tuple,
         data = seq.reshape((seq.shape[0] * seq.shape[1], seq.shape[2]))
     h0, c0 = tuple(hx) if has_cell else (hx, None)
     weights = _grouped(op, params, has_biases, num_layers, bidirectional)
+    _check_states(op, sizes, h0, c0, weights)
     y, h_n, c_n = run_layers(step, data, sizes, h0, c0, weights, num_layers, bidirectional,
                              dropout, train)
     if not packed:
