@@ -143,3 +143,16 @@ def test_chunked_path_under_vmap_matches_a_loop():
     ensemble = ember.func.vmap(lambda x, t, w: loss(x, t, w))(xs, ts, ws)
     np.testing.assert_allclose(ensemble.numpy(), np.stack(
         [loss(xs[i], ts[i], ws[i]).numpy() for i in range(3)]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("options", [None, nn.LinearCrossEntropyOptions(batch_chunk_size=2)])
+def test_class_weights_and_dtypes_are_checked_on_both_paths(options):
+    call = lambda lib, x, w, **k: lib.nn.functional.linear_cross_entropy(  # noqa: E731
+        x, w, lib.tensor([0, 1, 2]), options=options if lib is ember else None, **k)
+    raises_like_torch(lambda lib: call(lib, lib.ones(3, 4), lib.ones(5, 4), weight=lib.ones(3)),
+                      ember.ShapeError, "weight .*5 classes")
+    raises_like_torch(lambda lib: call(lib, lib.ones(3, 4, dtype=lib.float64), lib.ones(5, 4)),
+                      ember.DTypeError, "float64.*float32|float32.*float64")
+    raises_like_torch(lambda lib: call(lib, lib.ones(3, 4), lib.ones(5, 4),
+                                       weight=lib.ones(5, dtype=lib.float64)),
+                      ember.DTypeError, "float64.*float32|float32.*float64")

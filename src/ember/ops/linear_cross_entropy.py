@@ -27,7 +27,7 @@ import warnings
 from dataclasses import dataclass
 
 from ember import dtypes
-from ember.errors import IndexOutOfRange, ShapeError, describe
+from ember.errors import DTypeError, IndexOutOfRange, ShapeError, describe
 from ember.ops.creation import ones, zeros
 from ember.ops.gather import one_hot
 from ember.ops.join import cat
@@ -145,8 +145,15 @@ class ChunkedLinearCrossEntropy(Primitive):
         return cat(pieces) if pieces else zeros((0,), dtype=x.dtype, device=x.device)
 
 
-def _check(input: Tensor, linear_weight: Tensor, linear_bias: Tensor | None) -> tuple:
+def _check(input: Tensor, linear_weight: Tensor, linear_bias: Tensor | None,
+           weight: Tensor | None) -> tuple:
     op = "linear_cross_entropy"
+    for name, other in (("linear_weight", linear_weight), ("linear_bias", linear_bias),
+                        ("weight", weight)):
+        if other is not None and other.dtype != input.dtype:
+            raise DTypeError(f"{op}: {name} is {other.dtype.name} but input is "
+                             f"{input.dtype.name}; they must match. Hint: convert one with "
+                             f".to({input.dtype.name})")
     if input.ndim not in (1, 2):
         raise ShapeError(f"{op}: expected input with dimensionality 1 or 2, got "
                          f"{describe(input.shape, input.dtype)}")
@@ -161,6 +168,10 @@ def _check(input: Tensor, linear_weight: Tensor, linear_bias: Tensor | None) -> 
     if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
         raise ShapeError(f"{op}: expected linear_bias shape {(num_classes, *out_features)}, got "
                          f"{tuple(linear_bias.shape)}")
+    if weight is not None and tuple(weight.shape) != (num_classes,):
+        raise ShapeError(f"{op}: weight tensor should be defined either for all {num_classes} "
+                         f"classes or no classes, but got weight of shape "
+                         f"{tuple(weight.shape)}")
     if out_features and input.ndim == 1:
         raise ShapeError(f"{op}: K-dimensional loss defined by linear_weight shape "
                          f"{tuple(linear_weight.shape)} requires batched input (N, "
@@ -206,7 +217,7 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
         tensor(1.3863)
     """
     op = "linear_cross_entropy"
-    num_classes, out_features = _check(input, linear_weight, linear_bias)
+    num_classes, out_features = _check(input, linear_weight, linear_bias, weight)
     logits_shape = (*input.shape[:-1], num_classes, *out_features)
     if tuple(target.shape) == logits_shape and ignore_index is not None:
         raise ValueError(f"{op}: ignore_index cannot be specified when target contains "
