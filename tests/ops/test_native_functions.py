@@ -127,3 +127,15 @@ def test_errors():
                       ValueError, "bicubic")
     raises_like_torch(lambda lib: lib.conv_tbc(lib.ones(4, 2, 3), lib.ones(2, 2, 5), lib.ones(5)),
                       ember.ShapeError, "conv_tbc")
+
+
+@pytest.mark.parametrize("time, pad", [(5, -1), (2, 0), (4, -1)])
+def test_conv_tbc_negative_pad_crops_and_empty_output(time, pad):
+    rng = np.random.default_rng(3)
+    x, w, b = (rng.standard_normal(s) for s in ((time, 2, 3), (3, 3, 4), (4,)))
+    expected = torch.conv_tbc(*map(torch.from_numpy, (x, w, b)), pad)
+    got = ember.conv_tbc(*map(ember.from_numpy, (x, w, b)), pad)
+    assert got.shape == tuple(expected.shape)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-12)
+    with pytest.raises(ember.ShapeError, match="conv_tbc: .*negative output length"):
+        ember.conv_tbc(ember.zeros(1, 2, 3), ember.zeros(3, 3, 4), ember.zeros(4), 0)

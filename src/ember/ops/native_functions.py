@@ -29,11 +29,12 @@ from ember.ops.dropout import _check as _check_dropout
 from ember.ops.embedding import _renorm_
 from ember.ops.grid_sample import affine_grid, grid_sample
 from ember.ops.layer_norm import layer_norm
+from ember.ops.linalg import matmul
 from ember.ops.linear import bilinear
 from ember.ops.normalization import batch_norm, checked_normalized_shape, group_norm
 from ember.ops.pool import max_pool1d_with_indices
 from ember.ops.random import bernoulli
-from ember.ops.shape import permute
+from ember.ops.shape import narrow, permute
 from ember.tensor import Tensor
 
 __all__ = ["native_layer_norm", "native_batch_norm", "native_group_norm", "native_dropout",
@@ -224,7 +225,8 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float,
 def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
     """1-D convolution of a time-major ``input`` (time, batch, in_channels) with ``weight``
     (kernel width, in_channels, out_channels) and ``bias`` (out_channels,), ``pad`` steps of
-    zeros at both ends of time: (time + 2·pad - width + 1, batch, out_channels).
+    zeros at both ends of time (a negative ``pad`` crops, as in PyTorch):
+    (time + 2·pad - width + 1, batch, out_channels).
 
     Example:
         >>> ember.conv_tbc(ember.ones(4, 2, 3), ember.ones(2, 3, 5), ember.zeros(5), 1).shape
@@ -241,5 +243,13 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
         raise ShapeError(f"{op}: input has {input.shape[2]} channels and bias "
                          f"{bias.shape[0]}, but weight {tuple(weight.shape)} is (width, in, "
                          "out)")
+    length = input.shape[0] + 2 * pad - weight.shape[0] + 1
+    if length < 0:
+        raise ShapeError(f"{op}: input time {input.shape[0]} with pad={pad} and kernel width "
+                         f"{weight.shape[0]} gives a negative output length {length}")
+    if length == 0:  # no window fits (conv1d refuses that): empty, still on the graph
+        return matmul(narrow(input, 0, 0, 0), weight[0]) + bias
+    if pad < 0:  # (PyTorch crops the time axis)
+        input, pad = narrow(input, 0, -pad, input.shape[0] + 2 * pad), 0
     out = conv1d(permute(input, (1, 2, 0)), permute(weight, (2, 1, 0)), bias, padding=pad)
     return permute(out, (2, 0, 1))
