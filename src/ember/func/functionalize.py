@@ -7,8 +7,9 @@ Ember reaches the same observable semantics without a rewrite: the function runs
 copies of its tensor arguments (so its in-place ops, and its views of them, act on tensors
 only it holds), then each argument it mutated receives its final value with one ``copy_``.
 Gradients flow through the copies as through PyTorch's out-of-place replacements. The
-outputs never alias the arguments; with ``remove="mutations_and_views"`` they are also fresh
-tensors that alias nothing (PyTorch's ``*_copy`` views).
+outputs never alias the arguments (PyTorch's may: ``functionalize(lambda x: x)`` returns
+``x`` itself there, a fresh copy here); with ``remove="mutations_and_views"`` they are also
+fresh tensors that alias nothing (PyTorch's ``*_copy`` views).
 
 What this does not do is produce a graph: Ember's transforms (``jit``, ``vmap``, ``grad``)
 already treat in-place ops as functional updates, so they need no functionalized program.
