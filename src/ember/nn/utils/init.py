@@ -21,9 +21,10 @@ __all__ = ["skip_init"]
 
 
 def skip_init(module_cls: type[Module], *args: Any, **kwargs: Any) -> Module:
-    """An instance of ``module_cls(*args, **kwargs)`` whose parameters and buffers are left
-    uninitialised (their values are whatever memory held), for a custom initialisation
-    afterwards or a checkpoint to load into.
+    """An instance of ``module_cls(*args, **kwargs)`` whose :mod:`ember.nn.init` fills are
+    skipped (those tensors hold whatever memory held), for a custom initialisation afterwards
+    or a checkpoint to load into. Values a constructor sets otherwise (``BatchNorm``'s ones,
+    zeros and running statistics) are still set, where PyTorch leaves them uninitialised too.
 
     Example:
         >>> m = nn.utils.skip_init(nn.Linear, 5, 1)
