@@ -12,7 +12,7 @@ import ember.autograd.forward_ad as fwAD
 from ember.func import pytree
 
 MODULES = ["ember.func", "ember.func.reverse", "ember.func.forward", "ember.func.jacobian",
-           "ember.func.ensembling", "ember.func.batch_norm",
+           "ember.func.ensembling", "ember.func.batch_norm", "ember.func.functionalize",
            "ember.nn.utils.stateless", "ember.func.pytree", "ember.autograd.forward",
            "ember.autograd.forward_ad"]
 

@@ -48,3 +48,16 @@ def test_nll_loss_2d():
     assert isinstance(loss, nn.NLLLoss)
     np.testing.assert_allclose(loss(ember.tensor(logp), ember.tensor(target)).item(),
                                expected(torch.tensor(logp), torch.tensor(target)).item())
+
+
+def test_clip_grad_norm_alias_warns_and_clips_like_torch():
+    g = np.random.default_rng(2).standard_normal((3, 4))
+    totals, grads = [], []
+    for lib in (ember, torch):
+        p = lib.nn.Parameter(lib.zeros(3, 4, dtype=lib.float64))
+        p.grad = lib.tensor(g)
+        with pytest.warns(FutureWarning, match="clip_grad_norm_"):
+            totals.append(float(lib.nn.utils.clip_grad_norm([p], 0.5, norm_type=3.0)))
+        grads.append(np.asarray(p.grad.numpy()))
+    np.testing.assert_allclose(totals[0], totals[1], rtol=1e-12)
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)

@@ -493,3 +493,22 @@ def test_as_strided_scatter_addresses_the_clone_layout_as_torch(layout):
     ref = views[layout](torch.tensor(base)).clone()  # torch's definition (its own op skips
     ref.as_strided((2, 2), (1, 3), 1).copy_(torch.tensor(src))  # the writes when not dense)
     np.testing.assert_array_equal(out.numpy(), ref.numpy())
+
+
+def test_view_as_real_and_complex_copies_match_torch():
+    z = np.array([[1 + 2j, -0.5 + 0.25j]])
+    pairs = np.array([[1.0, 2.0], [3.0, -4.0]])
+    for fn, value in (("view_as_real_copy", z), ("view_as_complex_copy", pairs)):
+        mine = ember.tensor(value, requires_grad=True)
+        ref = torch.tensor(value, requires_grad=True)
+        out = getattr(ember, fn)(mine)
+        # (torch's view_as_complex_copy has no derivative; its view's, cloned, is the same op)
+        want = getattr(torch, fn.removesuffix("_copy"))(ref).clone()
+        np.testing.assert_array_equal(want.detach().numpy(),
+                                      getattr(torch, fn)(ref.detach()).numpy())
+        np.testing.assert_array_equal(out.detach().numpy(), want.detach().numpy())
+        assert out.data_ptr() != mine.data_ptr() and out.is_contiguous()
+        seed = np.ones(tuple(want.shape)) * (1 + 1j if want.is_complex() else 1.0)
+        out.backward(ember.tensor(seed))
+        want.backward(torch.tensor(seed))
+        np.testing.assert_array_equal(mine.grad.numpy(), ref.grad.numpy())

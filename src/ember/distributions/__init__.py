@@ -23,6 +23,7 @@ from ember.distributions.continuous import Exponential, Laplace, Normal, Uniform
 from ember.distributions.dirichlet import Beta, Dirichlet
 from ember.distributions.discrete import Bernoulli, Binomial, Geometric, Poisson
 from ember.distributions.distribution import Distribution, set_default_validate_args
+from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.extreme_value import GeneralizedPareto, Gumbel, Pareto, Weibull
 from ember.distributions.folded import HalfCauchy, HalfNormal
 from ember.distributions.gamma import Chi2, Gamma
@@ -72,7 +73,8 @@ from ember.distributions.wishart import Wishart
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
            "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
            "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
-           "ExpRelaxedCategorical", "ExpTransform", "Exponential", "FisherSnedecor", "Gamma",
+           "ExponentialFamily", "ExpRelaxedCategorical", "ExpTransform", "Exponential",
+           "FisherSnedecor", "Gamma",
            "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
            "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace",
            "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal",

@@ -8,6 +8,7 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import _Elementwise
+from ember.distributions.exp_family import ExponentialFamily
 from ember.tensor import Tensor
 
 __all__ = ["Exponential", "Laplace", "Normal", "Uniform"]
@@ -30,7 +31,7 @@ class _LocationScale(_Elementwise):
     mode = property(lambda self: self.loc, doc="The mode, ``loc``.")
 
 
-class Normal(_LocationScale):
+class Normal(_LocationScale, ExponentialFamily):
     """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``.
 
     Example:
@@ -57,6 +58,15 @@ class Normal(_LocationScale):
 
     def icdf(self, value: Tensor) -> Tensor:
         return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal()
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return -0.25 * x.pow(2) / y + 0.5 * ember.log(-math.pi / y)
 
     def entropy(self) -> Tensor:
         return 0.5 + 0.5 * math.log(2 * math.pi) + ember.log(self.scale)
@@ -150,7 +160,7 @@ class Uniform(_Elementwise):
         return ember.log(self.high - self.low)
 
 
-class Exponential(_Elementwise):
+class Exponential(_Elementwise, ExponentialFamily):
     """The exponential distribution with ``rate`` (mean ``1 / rate``).
 
     Example:
@@ -185,6 +195,15 @@ class Exponential(_Elementwise):
 
     def icdf(self, value: Tensor) -> Tensor:
         return -ember.log1p(-value) / self.rate
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return -ember.log(-x)
 
     def entropy(self) -> Tensor:
         return 1.0 - ember.log(self.rate)

@@ -8,13 +8,14 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
+from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.utils import broadcast_all
 from ember.tensor import Tensor
 
 __all__ = ["Beta", "Dirichlet"]
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution over the probability simplex, with ``concentration`` of
     shape ``batch_shape + (K,)``. ``rsample`` normalizes reparameterized gamma samples.
 
@@ -70,6 +71,13 @@ class Dirichlet(Distribution):
         total = c.sum(-1, keepdim=True)
         return c * (total - c) / (total ** 2 * (total + 1))
 
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return x.lgamma().sum(-1) - ember.lgamma(x.sum(-1))
+
     def entropy(self) -> Tensor:
         c = self.concentration
         k, total = c.shape[-1], c.sum(-1)
@@ -77,7 +85,7 @@ class Dirichlet(Distribution):
                 - ((c - 1) * ember.digamma(c)).sum(-1))
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """The Beta distribution on ``[0, 1]`` with shape parameters ``concentration1`` (alpha)
     and ``concentration0`` (beta); a :class:`Dirichlet` over two categories underneath.
 
@@ -138,6 +146,13 @@ class Beta(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         return self._dirichlet.log_prob(ember.stack([value, 1.0 - value], -1))
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return self.concentration1, self.concentration0
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return ember.lgamma(x) + ember.lgamma(y) - ember.lgamma(x + y)
 
     def entropy(self) -> Tensor:
         return self._dirichlet.entropy()

@@ -7,6 +7,7 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution, _all_true, _Elementwise
+from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 from ember.tensor import Tensor
 
@@ -60,7 +61,7 @@ class _BinaryParams(Distribution):
         return value
 
 
-class Bernoulli(_BinaryParams):
+class Bernoulli(_BinaryParams, ExponentialFamily):
     """The Bernoulli distribution: 1 with probability ``probs`` (or ``sigmoid(logits)``).
 
     Example:
@@ -93,6 +94,15 @@ class Bernoulli(_BinaryParams):
     def log_prob(self, value: Tensor) -> Tensor:
         logits, value = broadcast_all(self.logits, self._checked(value))
         return -F.binary_cross_entropy_with_logits(logits, value, reduction="none")
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.logits,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return ember.nn.functional.softplus(x)
 
     def entropy(self) -> Tensor:
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
@@ -218,7 +228,7 @@ class Binomial(_BinaryParams):
         return values.expand((-1,) + self._batch_shape) if expand else values
 
 
-class Poisson(_Elementwise):
+class Poisson(_Elementwise, ExponentialFamily):
     """The Poisson distribution with mean ``rate``.
 
     Example:
@@ -244,3 +254,10 @@ class Poisson(_Elementwise):
     def log_prob(self, value: Tensor) -> Tensor:
         rate, value = broadcast_all(self.rate, self._checked(value))
         return ember.xlogy(value, rate) - rate - ember.lgamma(value + 1)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (ember.log(self.rate),)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        return ember.exp(x)

@@ -8,12 +8,13 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import _Elementwise
+from ember.distributions.exp_family import ExponentialFamily
 from ember.tensor import Tensor
 
 __all__ = ["Chi2", "Gamma"]
 
 
-class Gamma(_Elementwise):
+class Gamma(_Elementwise, ExponentialFamily):
     """The Gamma distribution with shape ``concentration`` and inverse scale ``rate``.
 
     ``rsample`` is reparameterized in both parameters (implicit gradients for the
@@ -57,6 +58,15 @@ class Gamma(_Elementwise):
         (no gradient in the concentration, as in PyTorch)."""
         value = self._checked(value)
         return ember.special.gammainc(self.concentration, self.rate * value)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        return self.concentration - 1, -self.rate
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        return ember.lgamma(x + 1) + (x + 1) * ember.log(-y.reciprocal())
 
     def entropy(self) -> Tensor:
         c = self.concentration

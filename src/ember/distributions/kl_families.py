@@ -8,6 +8,7 @@ import ember
 from ember.distributions.cauchy import Cauchy
 from ember.distributions.continuous import Exponential, Laplace, Normal, Uniform
 from ember.distributions.dirichlet import Beta
+from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.extreme_value import Gumbel, Pareto, _pareto_mean, _pareto_variance
 from ember.distributions.folded import HalfNormal
 from ember.distributions.gamma import Gamma
@@ -177,3 +178,15 @@ def _kl_cb_uniform(p: ContinuousBernoulli, q: Uniform) -> Tensor:
     at 1)."""
     return _inf_where((q.low > 0) | (q.high < 1), ember.log(q.high - q.low) - p.entropy())
 
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p: ExponentialFamily, q: ExponentialFamily) -> Tensor:
+    """The Bregman divergence of the log normalizer, for two members of one family that have
+    no closed form registered."""
+    if type(p) is not type(q):
+        raise NotImplementedError(f"kl_divergence: the cross KL-divergence between different "
+                                  f"exponential families ({type(p).__name__} || "
+                                  f"{type(q).__name__}) cannot be computed using Bregman "
+                                  f"divergences; hint: add a formula with @register_kl("
+                                  f"{type(p).__name__}, {type(q).__name__})")
+    return p._bregman_kl(q)

@@ -11,6 +11,7 @@ from ember.distributions import constraints
 from ember.distributions.continuous import Uniform
 from ember.distributions.discrete import _BinaryParams
 from ember.distributions.distribution import _all_true
+from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.transformed_distribution import TransformedDistribution
 from ember.distributions.transforms import AffineTransform, PowerTransform
 from ember.distributions.utils import (
@@ -87,7 +88,7 @@ class Kumaraswamy(TransformedDistribution):
             - ember.log(b)
 
 
-class ContinuousBernoulli(_BinaryParams):
+class ContinuousBernoulli(_BinaryParams, ExponentialFamily):
     """The continuous Bernoulli distribution on ``[0, 1]`` (Loaiza-Ganem and Cunningham,
     2019): density ``C(p) p^x (1 - p)^(1 - x)``, given by ``probs`` in ``(0, 1)`` or
     ``logits``. Near ``p = 1/2`` (inside ``lims``) the normalizer, moments, CDF and inverse
@@ -189,6 +190,20 @@ class ContinuousBernoulli(_BinaryParams):
         lam = self.logits
         taylor = value + 0.5 * lam * value * (1.0 - value) * (1.0 + lam * (1.0 - 2.0 * value) / 3.0)
         return ember.where(self._outside_unstable_region(), exact, taylor)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor]:
+        return (self.logits,)
+
+    def _log_normalizer(self, x: Tensor) -> Tensor:
+        """``log((e^x - 1) / x)``, by its Taylor series near ``x = 0`` (``probs`` near 1/2)."""
+        outside = (x <= self._lims[0] - 0.5) | (x > self._lims[1] - 0.5)
+        cut = ember.where(outside, x, self._lims[0] - 0.5)
+        log_norm = ember.log(ember.abs(ember.expm1(cut))) - ember.log(ember.abs(cut))
+        taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0
+        return ember.where(outside, log_norm, taylor)
 
     def entropy(self) -> Tensor:
         log_p0, log_p1 = ember.log1p(-self.probs), ember.log(self.probs)

@@ -11,6 +11,7 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution, _all_true, _shape
+from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.multivariate_normal import _one_scale, _scale_tril_of
 from ember.distributions.utils import lazy_property
 from ember.tensor import Tensor
@@ -25,7 +26,7 @@ def _mvdigamma(x: Tensor, p: int) -> Tensor:
     return ember.digamma(x.unsqueeze(-1) - ember.arange(p, dtype=x.dtype) / 2).sum(-1)
 
 
-class Wishart(Distribution):
+class Wishart(ExponentialFamily):
     """The Wishart distribution with ``df`` degrees of freedom (more than ``p - 1``) and a
     ``p x p`` scale given by exactly one of ``covariance_matrix``, ``precision_matrix`` or
     ``scale_tril``: the law of ``sum_i x_i x_i^T`` for ``df`` draws ``x_i`` from
@@ -170,6 +171,18 @@ class Wishart(Distribution):
         return (-nu * (p * _LOG_2 / 2 + self._half_log_det_scale())
                 - ember.mvlgamma(nu / 2, p)
                 + (nu - p - 1) / 2 * ember.linalg.slogdet(value).logabsdet - trace / 2)
+
+    _mean_carrier_measure = 0
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, Tensor]:
+        p = self._event_shape[-1]
+        return -self.precision_matrix / 2, (self.df - p - 1) / 2
+
+    def _log_normalizer(self, x: Tensor, y: Tensor) -> Tensor:
+        p = self._event_shape[-1]
+        return (y + (p + 1) / 2) * (-ember.linalg.slogdet(-2 * x).logabsdet
+                                    + math.log(2) * p) + ember.mvlgamma(y + (p + 1) / 2, p=p)
 
     def entropy(self) -> Tensor:
         nu, p = self.df, self._event_shape[-1]

@@ -24,6 +24,7 @@ from ember.nn.fold import Fold, Unfold
 from ember.nn.lazy import *  # noqa: F403
 from ember.nn.lazy import __all__ as _lazy
 from ember.nn.linear import Bilinear, Identity, Linear
+from ember.nn.linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions
 from ember.nn.loss import *  # noqa: F403
 from ember.nn.loss import __all__ as _loss
 from ember.nn.module import Module
@@ -51,4 +52,5 @@ __all__ = ["functional", "init", "utils", "Parameter", "Buffer",
            *_lazy, *_loss, *_normalization, *_padding, *_pooling, *_upsampling,
            "MultiheadAttention", *_transformer, "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
            "RNNCell", "LSTMCell", "GRUCell", "CosineSimilarity", "PairwiseDistance",
-           "AdaptiveLogSoftmaxWithLoss", "SyncBatchNorm"]
+           "AdaptiveLogSoftmaxWithLoss", "SyncBatchNorm", "LinearCrossEntropyLoss",
+           "LinearCrossEntropyOptions"]

@@ -44,6 +44,7 @@ from ember.ops.im2col import fold, unfold
 from ember.ops.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
 from ember.ops.layer_norm import layer_norm
 from ember.ops.linear import bilinear, linear
+from ember.ops.linear_cross_entropy import linear_cross_entropy
 from ember.ops.local_response_norm import local_response_norm
 from ember.ops.loss import (
     binary_cross_entropy,
@@ -71,6 +72,7 @@ from ember.ops.margin_loss import (
     triplet_margin_with_distance_loss,
 )
 from ember.ops.multi_head_attention import multi_head_attention_forward
+from ember.ops.native_functions import conv_tbc
 from ember.ops.normalization import (
     batch_norm,
     group_norm,
@@ -111,7 +113,8 @@ from ember.ops.unpool import max_unpool1d, max_unpool2d, max_unpool3d
 
 __all__ = [*_activations, "sigmoid", "tanh", "softmax", "log_softmax", "softmin",
            "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "unfold", "fold", "linear", "bilinear",
+           "conv_transpose3d", "unfold", "fold", "linear", "bilinear", "conv_tbc",
+           "linear_cross_entropy",
            "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",

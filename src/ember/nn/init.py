@@ -14,10 +14,11 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
@@ -27,6 +28,27 @@ from ember.tensor import Tensor
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
            "kaiming_normal_", "orthogonal_", "dirac_", "sparse_"]
+
+
+_SKIPPING = [False]  # set by nn.utils.skip_init while it builds a module
+
+
+@contextlib.contextmanager
+def skipping() -> Iterator[None]:
+    """Within it every fill function of this module returns its tensor untouched: what
+    ``nn.utils.skip_init`` builds a module under (Ember has no ``meta`` device)."""
+    before, _SKIPPING[0] = _SKIPPING[0], True
+    try:
+        yield
+    finally:
+        _SKIPPING[0] = before
+
+
+def _skippable(fill: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    @functools.wraps(fill)
+    def fill_unless_skipping(tensor: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return tensor if _SKIPPING[0] else fill(tensor, *args, **kwargs)
+    return fill_unless_skipping
 
 
 def _write(tensor: Tensor, values: Tensor) -> Tensor:
@@ -288,6 +310,11 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
     keep = keep.scatter(0, order[:zeros], False)
     return _write(tensor, ember.where(keep, values, ember.zeros((), dtype=tensor.dtype,
                                                                device=tensor.device)))
+
+
+for _name in __all__[1:]:  # the fill functions (not calculate_gain)
+    globals()[_name] = _skippable(globals()[_name])
+del _name
 
 
 def _deprecated(new: Callable[..., Tensor]) -> Callable[..., Tensor]:

@@ -2,8 +2,9 @@
 (``weight_ih_l0``, ``weight_hh_l0_reverse``, …), shapes and gate order (LSTM: i, f, g, o;
 GRU: r, z, n), so state dicts load across.
 
-The input projection of all time steps is one matrix product; only the recurrence loops over
-time.
+The time scans and the layer stack are ``ember.ops.rnn``'s (which PyTorch's top-level
+``lstm``, ``gru``, ``rnn_tanh`` and ``rnn_relu`` also run); this module holds the parameters
+and reads the inputs.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ember.nn import init
 from ember.nn.linear import _empty
 from ember.nn.module import Module
 from ember.nn.utils.rnn import PackedSequence
+from ember.ops.rnn import run_layers
 from ember.ops.rnn_cells import gru_step, lstm_step, relu_step, tanh_step
 from ember.tensor import Tensor
 
@@ -36,68 +38,6 @@ def _init_uniform(module: Module) -> None:
     bound = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
     for p in module.parameters():
         init.uniform_(p, -bound, bound)
-
-
-def _projected(cell: Any, w_hr: Tensor) -> Any:
-    """``cell`` followed by the LSTM projection ``h' = h W_hrᵀ`` (``proj_size > 0``)."""
-    def step(x: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> tuple:
-        h, c = cell(x, h, c, w_hh, b_hh)
-        return F.linear(h, w_hr), c
-    return step
-
-
-def _offsets(sizes: list[int]) -> list[int]:
-    """Where each time step starts in packed data with these batch sizes."""
-    out, total = [], 0
-    for n in sizes:
-        out.append(total)
-        total += n
-    return out
-
-
-def _cat_steps(ys: list[Tensor], like: Tensor, width: int) -> Tensor:
-    return ember.cat(ys) if ys else ember.zeros(0, width, dtype=like.dtype, device=like.device)
-
-
-def _scan_forward(cell: Any, x: Tensor, sizes: list[int], h: Tensor, c: Tensor | None,
-                  w_hh: Tensor, b_hh: Tensor | None) -> tuple:
-    """Runs ``cell`` over packed steps ``x`` from the first step on. A sequence that ends
-    drops out of the batch (the last rows), its state frozen at its own last step."""
-    ys, done_h, done_c = [], [], []
-    for start, n in zip(_offsets(sizes), sizes):
-        if n < h.shape[0]:
-            done_h.append(h[n:])
-            h = h[:n]
-            if c is not None:
-                done_c.append(c[n:])
-                c = c[:n]
-        h, c = cell(x[start:start + n], h, c, w_hh, b_hh)
-        ys.append(h)
-    y = _cat_steps(ys, x, h.shape[-1])
-    if done_h:  # the sequences that ended first are the last rows
-        h = ember.cat([h, *done_h[::-1]])
-        c = None if c is None else ember.cat([c, *done_c[::-1]])
-    return y, h, c
-
-
-def _scan_reverse(cell: Any, x: Tensor, sizes: list[int], h0: Tensor, c0: Tensor | None,
-                  w_hh: Tensor, b_hh: Tensor | None) -> tuple:
-    """Runs ``cell`` over packed steps ``x`` from the last step back. Each sequence joins
-    the batch at its own last step, starting from its row of ``h0``/``c0``."""
-    h, c = h0, c0
-    if sizes and sizes[-1] < h0.shape[0]:
-        h = h0[:sizes[-1]]
-        c = None if c0 is None else c0[:sizes[-1]]
-    ys = [None] * len(sizes)
-    offsets = _offsets(sizes)
-    for t in range(len(sizes) - 1, -1, -1):
-        n, have = sizes[t], h.shape[0]
-        if n > have:
-            h = ember.cat([h, h0[have:n]])
-            c = None if c is None else ember.cat([c, c0[have:n]])
-        h, c = cell(x[offsets[t]:offsets[t] + n], h, c, w_hh, b_hh)
-        ys[t] = h
-    return _cat_steps(ys, x, h.shape[-1]), h, c
 
 
 class RNNBase(Module):
@@ -227,25 +167,10 @@ class RNNBase(Module):
             hx = ember.zeros(*h_shape, dtype=data.dtype, device=data.device)
         if cx is None and self.mode == "LSTM":
             cx = ember.zeros(*c_shape, dtype=data.dtype, device=data.device)
-        x, h_out, c_out = data, [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(directions):
-                w_ih, w_hh, b_ih, b_hh, w_hr = self._params(layer, d)
-                cell = self._cell() if w_hr is None else _projected(self._cell(), w_hr)
-                k = layer * directions + d
-                projected = F.linear(x, w_ih, b_ih)  # all time steps at once
-                scan = _scan_reverse if d else _scan_forward
-                y, h, c = scan(cell, projected, sizes, hx[k], None if cx is None else cx[k],
-                               w_hh, b_hh)
-                outs.append(y)
-                h_out.append(h)
-                c_out.append(c)
-            x = outs[0] if directions == 1 else ember.cat(outs, dim=-1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout)
-        h_n = ember.stack(h_out)
-        c_n = ember.stack(c_out) if self.mode == "LSTM" else None
+        weights = [self._params(layer, d) for layer in range(self.num_layers)
+                   for d in range(directions)]
+        x, h_n, c_n = run_layers(self._cell(), data, sizes, hx, cx, weights, self.num_layers,
+                                 self.bidirectional, self.dropout, self.training)
         if packed:
             order = input.unsorted_indices
             if order is not None:

@@ -8,6 +8,7 @@ from importlib import import_module
 from ember.ops.activations import *  # noqa: F403
 from ember.ops.arithmetic import *  # noqa: F403
 from ember.ops.attention import *  # noqa: F403
+from ember.ops.batch_norm_sync import *  # noqa: F403
 from ember.ops.broadcast import *  # noqa: F403
 from ember.ops.compare import *  # noqa: F403
 from ember.ops.complex_math import *  # noqa: F403
@@ -49,16 +50,20 @@ from ember.ops.linalg_composite import *  # noqa: F403
 from ember.ops.linalg_decomp import *  # noqa: F403
 from ember.ops.linalg_det import *  # noqa: F403
 from ember.ops.linalg_ldl import *  # noqa: F403
+from ember.ops.linalg_legacy import *  # noqa: F403
 from ember.ops.linalg_lu import *  # noqa: F403
 from ember.ops.linalg_pinv import *  # noqa: F403
 from ember.ops.linalg_solve import *  # noqa: F403
 from ember.ops.linalg_tensor import *  # noqa: F403
 from ember.ops.linear import *  # noqa: F403
+from ember.ops.linear_cross_entropy import *  # noqa: F403
 from ember.ops.local_response_norm import *  # noqa: F403
 from ember.ops.loss import *  # noqa: F403
+from ember.ops.lowrank import *  # noqa: F403
 from ember.ops.lp_pool import *  # noqa: F403
 from ember.ops.margin_loss import *  # noqa: F403
 from ember.ops.masking import *  # noqa: F403
+from ember.ops.native_functions import *  # noqa: F403
 from ember.ops.normalization import *  # noqa: F403
 from ember.ops.norms import *  # noqa: F403
 from ember.ops.pad import *  # noqa: F403
@@ -71,6 +76,7 @@ from ember.ops.random_fill import *  # noqa: F403
 from ember.ops.random_gamma import *  # noqa: F403
 from ember.ops.random_von_mises import *  # noqa: F403
 from ember.ops.reduce import *  # noqa: F403
+from ember.ops.rnn import *  # noqa: F403
 from ember.ops.rnn_cells import *  # noqa: F403
 from ember.ops.rounding import *  # noqa: F403
 from ember.ops.scatter_reduce import *  # noqa: F403
@@ -94,22 +100,22 @@ from ember.ops.unravel import *  # noqa: F403
 from ember.ops.windows import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions
-_FAMILIES = ("activations", "arithmetic", "attention", "broadcast", "compare", "complex_math",
-             "complex_parts", "construct", "constructors", "conv", "convert", "copy_variants",
-             "creation", "ctc_loss", "diagonal", "discrete", "distance", "dlpack", "dropout",
-             "embedding", "fake_quantize", "fill", "fractional_pool", "frexp",
-             "functional_aliases", "gamma",
-             "gather", "gradient", "grid_sample", "gumbel_softmax", "histogram", "igamma",
-             "im2col", "indexing", "inplace_functions", "integrate", "interpolate", "join",
-             "layer_norm", "linalg", "linalg_composite", "linalg_decomp", "linalg_det",
-             "linalg_ldl", "linalg_lu", "linalg_pinv", "linalg_solve", "linalg_tensor", "linear",
-             "local_response_norm", "loss", "lp_pool", "margin_loss", "masking",
-             "multi_head_attention",
-             "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts",
-             "random_fill", "random_gamma", "random_von_mises", "reduce", "rnn_cells", "rounding",
-             "scatter_reduce", "scatter_slices", "search", "segment_reduce", "select", "shape",
-             "softmax", "sort", "special", "split_stack", "statistics", "stft", "storage",
-             "tensor_methods", "unary", "unfold", "unpool", "unravel", "windows")
+_FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broadcast", "compare",
+             "complex_math", "complex_parts", "construct", "constructors", "conv", "convert",
+             "copy_variants", "creation", "ctc_loss", "diagonal", "discrete", "distance", "dlpack",
+             "dropout", "embedding", "fake_quantize", "fill", "fractional_pool", "frexp",
+             "functional_aliases", "gamma", "gather", "gradient", "grid_sample", "gumbel_softmax",
+             "histogram", "igamma", "im2col", "indexing", "inplace_functions", "integrate",
+             "interpolate", "join", "layer_norm", "linalg", "linalg_composite", "linalg_decomp",
+             "linalg_det", "linalg_ldl", "linalg_legacy", "linalg_lu", "linalg_pinv",
+             "linalg_solve", "linalg_tensor", "linear", "linear_cross_entropy",
+             "local_response_norm", "loss", "lowrank", "lp_pool", "margin_loss", "masking",
+             "multi_head_attention", "native_functions", "normalization", "norms", "pad",
+             "pixel_shuffle", "pool", "random", "random_counts", "random_fill", "random_gamma",
+             "random_von_mises", "reduce", "rnn", "rnn_cells", "rounding", "scatter_reduce",
+             "scatter_slices", "search", "segment_reduce", "select", "shape", "softmax", "sort",
+             "special", "split_stack", "statistics", "stft", "storage", "tensor_methods", "unary",
+             "unfold", "unpool", "unravel", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

@@ -18,6 +18,7 @@ from typing import Any
 
 from ember.dtypes import DType
 from ember.errors import DTypeError
+from ember.ops.complex_parts import view_as_complex, view_as_real
 from ember.ops.convert import clone
 from ember.ops.diagonal import diagonal
 from ember.ops.reduce import normalize_dim
@@ -29,8 +30,8 @@ from ember.tensor import Tensor, method
 __all__ = ["alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy",
            "permute_copy", "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy",
            "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy", "unfold_copy",
-           "unsqueeze_copy", "view_copy", "narrow_copy", "unsafe_chunk", "unsafe_split",
-           "unsafe_split_with_sizes"]
+           "unsqueeze_copy", "view_copy", "view_as_real_copy", "view_as_complex_copy",
+           "narrow_copy", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
 
 
 def _copies(pieces: Sequence[Tensor]) -> tuple[Tensor, ...]:
@@ -223,6 +224,28 @@ def view_copy(input: Tensor, size: Sequence[int]) -> Tensor:
         raise DTypeError(f"view_copy: reinterpreting the bytes as {size.name} is not supported "
                          "(nor is view(dtype)). Hint: use .to(dtype) to convert the values")
     return clone(input.reshape(*size))
+
+
+def view_as_real_copy(input: Tensor) -> Tensor:
+    """:func:`ember.view_as_real` as a copy: a complex tensor's (…, 2) real and imaginary
+    parts.
+
+    Example:
+        >>> ember.view_as_real_copy(ember.tensor([1 + 2j]))
+        tensor([[1., 2.]])
+    """
+    return clone(view_as_real(input))
+
+
+def view_as_complex_copy(input: Tensor) -> Tensor:
+    """:func:`ember.view_as_complex` as a copy: (…, 2) real pairs as complex numbers.
+    Differentiable, as the view is (PyTorch 2.13 has no derivative for the copy).
+
+    Example:
+        >>> ember.view_as_complex_copy(ember.tensor([[1.0, 2.0]]))
+        tensor([1.+2.j])
+    """
+    return clone(view_as_complex(input))
 
 
 @method()

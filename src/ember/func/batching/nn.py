@@ -1,5 +1,5 @@
 """Batching rules of linear algebra and NN kernels: matmul, einsum, im2col, pooling indices,
-resampling.
+resampling, the chunked linear cross entropy.
 
 Kernels that already take a leading batch of images (``(N, C, H, W)``) run on the merged
 ``(B*N, C, H, W)`` and split the result again: one call, no loop.
@@ -20,6 +20,7 @@ from ember.func.batching import (
     rule,
     split_batch,
 )
+from ember.ops.join import stack
 from ember.ops.primitive import apply
 
 
@@ -256,3 +257,17 @@ def _ctc_loss_grad(b, xs, bs, **params):
     grad = apply(prim("ctc_loss_grad"), g, *operands, **params)  # (T, B*N, C)
     t, _, c = grad.shape
     return move(reshape(grad, (t, b, n, c)), 1, 0)
+
+
+@rule("linear_cross_entropy_rows")
+def _linear_cross_entropy_rows(b: int, xs: tuple, bs: tuple, **params: Any) -> Any:
+    # per-sample inputs and targets over shared weights: one call on the merged (B*N, in)
+    # rows; a batched weight, bias or class weight (an ensemble): one call per sample
+    op = prim("linear_cross_entropy_rows")
+    x, w, bias, target, class_weight = (batched(t, b, is_b) for t, is_b in zip(xs, bs))
+    if not any(bs[1:3]) and not bs[4]:
+        n = x.shape[1]
+        rows = apply(op, merge_batch(x), xs[1], xs[2], merge_batch(target), xs[4], **params)
+        return split_batch(rows, b, n)
+    return stack([apply(op, x[i], w[i], bias[i], target[i], class_weight[i], **params)
+                  for i in range(b)])

@@ -1,6 +1,7 @@
 """``ember.nn.utils``: gradient clipping, flat parameter vectors, packed sequences
 (:mod:`~ember.nn.utils.rnn`), parametrizations (weight and spectral norm), folding batch norm
-into the layer before it, as in ``torch.nn.utils``.
+into the layer before it, building a module without initialising it (``skip_init``), as in
+``torch.nn.utils``.
 """
 
 from ember.nn.utils import fusion, parametrizations, parametrize, rnn, stateless
@@ -9,8 +10,10 @@ from ember.nn.utils.clip_grad import __all__ as _clip_grad
 from ember.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 from ember.nn.utils.fusion import *  # noqa: F403
 from ember.nn.utils.fusion import __all__ as _fusion
+from ember.nn.utils.init import skip_init
 from ember.nn.utils.weight_norm import *  # noqa: F403
 from ember.nn.utils.weight_norm import __all__ as _weight_norm
 
 __all__ = ["fusion", "parametrizations", "parametrize", "rnn", "stateless",
-           "parameters_to_vector", "vector_to_parameters", *_clip_grad, *_fusion, *_weight_norm]
+           "parameters_to_vector", "vector_to_parameters", "skip_init", *_clip_grad, *_fusion,
+           *_weight_norm]

@@ -1,16 +1,18 @@
 """Gradient clipping: ``clip_grad_norm_`` (by the norm of all gradients together, also in two
-steps: ``get_total_norm`` then ``clip_grads_with_norm_``) and ``clip_grad_value_``
-(elementwise), in place under ``no_grad`` as in PyTorch."""
+steps: ``get_total_norm`` then ``clip_grads_with_norm_``; ``clip_grad_norm`` is its deprecated
+spelling) and ``clip_grad_value_`` (elementwise), in place under ``no_grad`` as in PyTorch."""
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 
 import ember
 from ember.tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_",
+           "get_total_norm"]
 
 
 def _as_list(tensors: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -53,6 +55,20 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
                            error_if_nonfinite)
     clip_grads_with_norm_(parameters, max_norm, total)
     return total
+
+
+def clip_grad_norm(parameters: Tensor | Iterable[Tensor], max_norm: float,
+                   norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach: bool | None = None) -> Tensor:
+    """Deprecated spelling of :func:`clip_grad_norm_` (warns with a ``FutureWarning``, as
+    PyTorch does).
+
+    Example:
+        >>> total = nn.utils.clip_grad_norm(model.parameters(), 1.0)  # FutureWarning
+    """
+    warnings.warn("`nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
