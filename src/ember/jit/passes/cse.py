@@ -13,11 +13,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ember.jit.ir import Eqn, Graph, Var
+from ember.jit.ir import Eqn, Graph, Var, sub_graphs
 
 
 def eliminate_common_subexpressions(graph: Graph) -> Graph:
-    """Replaces repeated computations by the first one's outputs.
+    """Replaces repeated computations by the first one's outputs (inside each sub-graph of a
+    ``cond`` too, on its own: a branch runs only when taken, so nothing moves across).
 
     Example:
         >>> g = eliminate_common_subexpressions(g)   # x.t() computed twice becomes once
@@ -27,6 +28,8 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
     kept = []
     for eqn in graph.eqns:
         eqn.inputs = [rename.get(v, v) for v in eqn.inputs]
+        for sub in sub_graphs(eqn):
+            eliminate_common_subexpressions(sub)
         if not eqn.prim.pure or _expands(eqn):
             kept.append(eqn)
             continue

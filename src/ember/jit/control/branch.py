@@ -1,0 +1,153 @@
+"""Branch functions as sub-graphs: what :func:`ember.cond` and :func:`ember.while_loop` hold.
+
+A branch is traced on its own, with every other handler (an outer jit trace, vmap) set aside:
+it runs once, for real, on copies of its operands, and the ops it applies become a
+:class:`~ember.jit.ir.Graph` whose inputs are the operands followed by the tensors it
+*captures* (closed over: parameters, tensors made before the call), so that the higher-order
+equation holding it names everything it reads and gradients reach captured tensors too.
+A sub-graph runs on backend arrays (:func:`run_graph`, the kernels only) or on tensors
+(:func:`call_graph`, through ``apply``: differentiable and seen by every transform).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ember.autograd.engine import VJP_HOOK
+from ember.autograd.grad_mode import no_grad
+from ember.errors import OpError
+from ember.func.pytree import tree_flatten
+from ember.jit.discover import Reach
+from ember.jit.ir import Effect, Graph, Var
+from ember.jit.trace import Tracer
+from ember.ops.primitive import DISPATCH, apply, pop_handler, push_handler
+from ember.tensor import Tensor, _wrap, add_wrap_hook, remove_wrap_hook
+
+
+class BranchTracer(Tracer):
+    """A tracer for one branch: a tensor made outside the branch is a captured input."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, Reach())
+        self.captured: list[tuple[Tensor, Var]] = []
+
+    def var_of(self, t: Tensor) -> Var:
+        if self.lookup(t._data) is None and id(t._data) not in self.fresh:
+            var = self.new_var(t._data, "input")
+            self.captured.append((t, var))
+            self.dynamic.add(var)
+            return var
+        return super().var_of(t)
+
+
+@contextmanager
+def _alone(tracer: BranchTracer) -> Iterator[None]:
+    """Only ``tracer`` sees the ops (an outer trace or vmap records the branch as one
+    equation, later); the branch records no tape (its gradient is the equation's rule)."""
+    saved = DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around
+    DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around = [], None, False, None
+    push_handler(tracer)
+    add_wrap_hook(tracer.see_new_tensor)
+    tracer.thread = threading.get_ident()
+    try:
+        with no_grad():
+            yield
+    finally:
+        remove_wrap_hook(tracer.see_new_tensor)
+        pop_handler(tracer)
+        DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around = saved
+
+
+class Branch:
+    """A traced branch: its graph (inputs: the operands, then ``captured``'s variables),
+    the tensors it captured, the structure of what it returned and the values it returned
+    while traced (for error messages and eager's first result)."""
+
+    def __init__(self, graph: Graph, captured: list[tuple[Tensor, Var]], spec: Any) -> None:
+        self.graph, self.captured, self.spec = graph, captured, spec
+
+
+def trace_branch(op: str, role: str, fn: Callable, operands: list[Tensor]) -> Branch:
+    """Traces ``fn(*operands)`` into a sub-graph named ``role``; ``op`` names the control-flow
+    op in errors. Its results must be tensors that alias none of its inputs."""
+    tracer = BranchTracer(role)
+    with _alone(tracer):
+        copies = [_wrap(x._data.copy(), x._device) for x in operands]
+        in_vars = [tracer.add_input(c) for c in copies]
+        out = fn(*copies)
+        leaves, spec = tree_flatten(out)
+        for leaf in leaves:
+            if not isinstance(leaf, Tensor):
+                raise OpError(f"{op}: {role} must return tensors (or a tuple, list or dict "
+                              f"of them), but returned a {type(leaf).__name__}")
+        if not leaves:
+            raise OpError(f"{op}: {role} returned no tensor; it must return at least one")
+        out_vars = [tracer.var_of(t) for t in leaves]
+    graph = tracer.graph
+    for i, var in enumerate(out_vars):
+        if var.kind == "input" or tracer.view_root.get(var, var).kind == "input" or \
+                out_vars.index(var) != i:
+            raise OpError(f"{op}: output {i} of {role} aliases one of its inputs or another "
+                          "output (it is an operand, a captured tensor or a view of one); "
+                          "higher-order ops do not support aliasing, as in PyTorch. Hint: "
+                          "return x.clone()")
+    for eqn in graph.eqns:
+        if isinstance(eqn.prim, Effect):
+            raise OpError(f"{op}: {role} runs {eqn.prim.name}, an effect on Python objects, "
+                          "which a branch cannot hold. Hint: step the optimizer outside")
+    graph.inputs = in_vars
+    graph.outputs = out_vars
+    return Branch(graph, tracer.captured, spec)
+
+
+def join_captures(branches: list[Branch]) -> list[Tensor]:
+    """Every tensor the branches capture, once; each branch's graph then takes them all, in
+    that order, after the operands (one it does not read is an unused input)."""
+    union: list[Tensor] = []
+    for b in branches:
+        for t, _ in b.captured:
+            if not any(t is u for u in union):
+                union.append(t)
+    for b in branches:
+        own = b.captured
+        extra = []
+        for t in union:
+            var = next((v for u, v in own if u is t), None)
+            if var is None:
+                var = Var(b.graph.unused_id(), tuple(t.shape), t.dtype, "input")
+            extra.append(var)
+        b.graph.inputs = b.graph.inputs + extra
+    return union
+
+
+def run_graph(graph: Graph, xp: Any, arrays: tuple) -> list:
+    """Runs a sub-graph's kernels on backend arrays; each output is a new array."""
+    env: dict[Var, Any] = dict(zip(graph.inputs, arrays))
+    env.update(graph.consts)
+    for eqn in graph.eqns:
+        out = eqn.prim.forward(xp, *(env[v] for v in eqn.inputs), **eqn.params)
+        env.update(zip(eqn.outputs, out if eqn.prim.nout > 1 else (out,)))
+    return [fresh(xp, env[v]) for v in graph.outputs]
+
+
+def fresh(xp: Any, array: Any) -> Any:
+    """``array`` if it owns its memory, else a copy: what a branch returns is never a view of
+    a constant of its graph (nor a NumPy scalar)."""
+    array = xp.asarray(array)
+    return array if array.base is None else array.copy()
+
+
+def call_graph(graph: Graph, tensors: tuple) -> list[Tensor]:
+    """Runs a sub-graph with Ember ops on tensors (differentiable, and seen by transforms)."""
+    device = tensors[0]._device if tensors else None
+    env: dict[Var, Any] = dict(zip(graph.inputs, tensors))
+    for var, array in graph.consts.items():
+        env[var] = _wrap(array, device)
+    for eqn in graph.eqns:
+        out = apply(eqn.prim, *(env[v] for v in eqn.inputs), **eqn.params)
+        env.update(zip(eqn.outputs, out if eqn.prim.nout > 1 else (out,)))
+    return [env[v] for v in graph.outputs]
+
