@@ -288,8 +288,9 @@ class Tracer:
             "flow, .item(), .numpy(), .tolist() and print() on traced values cannot be "
             "compiled. Hint: pass the values it needs as Python numbers, not as a tensor (a "
             "number or tuple argument, or one in static_argnums=...: each new value traces "
-            "again), compute with tensor ops instead (ember.where for a branch), or move the "
-            "call out of the compiled function", where)
+            "again), branch with ember.cond(pred, true_fn, false_fn, operands) (both branches "
+            "are compiled) or ember.where, loop with ember.while_loop, compute with tensor ops "
+            "instead, or move the call out of the compiled function", where)
 
     # -- backward and optimizer hooks ------------------------------------------------------
     def around_vjp(self, node: Any, grads: Any) -> Any:
