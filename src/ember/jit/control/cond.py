@@ -65,7 +65,7 @@ class Cond(Primitive):
 
         def backward_of(graph: Graph) -> Callable:
             def branch(*args: Tensor) -> tuple:
-                return graph_vjp(graph, args[:n], args[n:], wanted)
+                return _unaliased(graph_vjp(graph, args[:n], args[n:], wanted), args)
             return branch
 
         found = cond(pred, backward_of(true_graph), backward_of(false_graph),
@@ -81,8 +81,8 @@ class Cond(Primitive):
 
         def tangent_of(graph: Graph) -> Callable:
             def branch(*args: Tensor) -> tuple:
-                return tuple(jvp(lambda *a: tuple(call_graph(graph, a)), tuple(args[:n]),
-                                 tuple(args[n:]))[1])
+                return _unaliased(jvp(lambda *a: tuple(call_graph(graph, a)), tuple(args[:n]),
+                                      tuple(args[n:]))[1], args)
             return branch
 
         out = cond(pred, tangent_of(true_graph), tangent_of(false_graph), (*xs, *ts))
@@ -101,6 +101,13 @@ def graph_vjp(graph: Graph, xs: tuple, cotangents: tuple, wanted: list[bool]) ->
         found = autograd_grad([o for o, _ in pairs], targets, [g for _, g in pairs],
                               allow_unused=True) if pairs else [None] * len(targets)
     return tuple(zeros_like(x) if g is None else g for x, g in zip(targets, found))
+
+
+def _unaliased(outs: tuple, args: tuple) -> tuple:
+    """A derivative branch's results, copied where one is (a view of) an argument: the
+    derivative of ``x + 1`` is its cotangent itself, and a branch may not return an input."""
+    return tuple(o.clone() if any(o._device.xp.may_share_memory(o._data, a._data)
+                                  for a in args) else o for o in outs)
 
 
 @cache
