@@ -93,8 +93,9 @@ def test_gradcheck_and_gradgradcheck(taken):
 def test_forward_mode():
     x, t = ember.tensor(X[0]), ember.tensor(W)
     for taken, want in ((True, np.cos(X[0]) * W), (False, 2 * X[0] * W)):
-        _, tangent = jvp(lambda a, p=ember.tensor(taken): ember.cond(
-            p, lambda u: u.sin(), lambda u: u * u, (a,)), (x,), (t,))
+        pred = ember.tensor(taken)
+        _, tangent = jvp(lambda a, p=pred: ember.cond(p, lambda u: u.sin(), lambda u: u * u,
+                                                      (a,)), (x,), (t,))
         np.testing.assert_allclose(tangent.numpy(), want, rtol=1e-12)
 
 
