@@ -1,6 +1,9 @@
 """Graph passes on hand-built graphs holding a cond equation: DCE and CSE inside branches,
 folding of a constant predicate, impure branches kept."""
 
+import doctest
+import importlib
+
 import numpy as np
 
 import ember
@@ -70,3 +73,9 @@ def test_fold_inlines_the_branch_a_constant_predicate_takes():
 def test_fold_keeps_a_cond_with_a_traced_predicate():
     outer, _ = _graph()
     assert [e.prim.name for e in fold_constants(outer).eqns] == ["cond"]
+
+
+def test_docstring_examples_run():
+    for name in ("ember.jit.control.cond", "ember.jit.control.while_loop"):
+        result = doctest.testmod(importlib.import_module(name), extraglobs={"ember": ember})
+        assert result.failed == 0, name

@@ -78,3 +78,13 @@ def test_compiled_backward_raises_clearly():
     fast = ember.jit.compile(lambda x: _count_to(ember.tensor(2), x)[1].sum())
     with pytest.raises(GradError, match="while_loop.*eager code"):
         fast(x).backward()
+
+
+def test_vmap_runs_each_sample_its_own_trip_count():
+    n, x = ember.tensor([0, 2, 5]), ember.tensor(np.stack([X, -X, 2 * X]))
+    i, y = ember.vmap(_count_to)(n, x)
+    assert i.tolist() == [0, 2, 5]
+    for k in range(3):
+        np.testing.assert_allclose(y[k].numpy(), _count_to(n[k], x[k])[1].numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ember.jit.compile(ember.vmap(_count_to))(n, x)[1].numpy(),
+                               y.numpy(), rtol=1e-12)

@@ -1,16 +1,19 @@
 """``vmap`` of ``cond``: with one predicate for the whole batch the cond stays (its branches
 batched); with a predicate per sample both branches run, batched, and ``where`` picks each
-sample's result (as ``jax.lax.cond`` under ``vmap`` does)."""
+sample's result (as ``jax.lax.cond`` under ``vmap`` does). ``vmap`` of ``while_loop``: one
+loop over the batch, running while any sample's condition holds; a sample whose condition
+no longer holds keeps its values (``where``), as ``jax.lax.while_loop`` under ``vmap``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from ember.func.batching import rule
+from ember.func.batching import batched, rule
 from ember.func.vmap import vmap
 from ember.jit.control.branch import call_graph
 from ember.jit.control.cond import cond
+from ember.jit.control.while_loop import while_loop
 from ember.jit.ir import Graph
 from ember.ops.select import where
 
@@ -37,3 +40,28 @@ def _cond(b: int, xs: tuple, bs: tuple, branches: tuple[Graph, Graph]) -> Any:
         out = tuple(where(picks.reshape((b,) + (1,) * (t.ndim - 1)), t, f)
                     for t, f in zip(true_fn(*operands), false_fn(*operands)))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _per_sample(b: int, mask: Any, new: Any, old: Any) -> Any:
+    return where(mask.reshape((b,) + (1,) * (new.ndim - 1)), new, old)
+
+
+@rule("while_loop")
+def _while_loop(b: int, xs: tuple, bs: tuple, cond_graph: Graph, body_graph: Graph) -> Any:
+    n = len(body_graph.outputs)
+    carried = [batched(x, b, is_batched).clone() for x, is_batched in zip(xs[:n], bs[:n])]
+    dims = (0,) * n + tuple(0 if is_batched else None for is_batched in bs[n:])
+    captured = xs[n:]
+    holds = _batched_branch(cond_graph, dims)
+    step = _batched_branch(body_graph, dims)
+
+    def cond_fn(*state: Any) -> Any:
+        return holds(*state, *captured)[0].reshape(b).any()
+
+    def body_fn(*state: Any) -> tuple:
+        active = holds(*state, *captured)[0].reshape(b)
+        return tuple(_per_sample(b, active, new, old)
+                     for new, old in zip(step(*state, *captured), state))
+
+    out = while_loop(cond_fn, body_fn, carried)
+    return out[0] if n == 1 else out
