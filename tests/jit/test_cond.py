@@ -204,3 +204,25 @@ def test_vmap_shared_predicate_keeps_the_cond():
     fast = ember.jit.compile(ember.vmap(f))
     np.testing.assert_allclose(fast(ember.tensor(X)).numpy(), np.cos(X), rtol=1e-12)
     assert any(e.prim.name == "cond" for e in fast.graph.eqns)
+
+
+def test_python_branch_inside_a_branch_names_the_branch():
+    with pytest.raises(ember.jit.TraceError, match="cond: true_fn reads the values"):
+        ember.cond(ember.tensor(True), lambda a: a * 2 if a.sum() > 0 else a + 1,
+                   lambda a: a - 1, (ember.tensor(X),))
+
+
+def test_nested_cond_compiles_and_differentiates():
+    def f(x, s):
+        def outer(a):
+            return ember.cond(s < 1, lambda b: b.sin(), lambda b: b.exp(), (a * 2,))
+        return ember.cond(s > 0, outer, lambda a: -a, (x,))
+
+    fast = ember.jit.compile(f)
+    for s in (0.5, 2.0, -1.0):
+        x, ss = ember.tensor(X[0], requires_grad=True), ember.tensor(s)
+        fast(x, ss).sum().backward()
+        got, x.grad = x.grad.numpy(), None
+        f(x, ss).sum().backward()
+        np.testing.assert_allclose(got, x.grad.numpy(), rtol=1e-12)
+    assert fast.code.count("def cond_true") >= 2

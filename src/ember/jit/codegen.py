@@ -195,15 +195,20 @@ def _emit_control(eqn: Eqn, namer: _Namer, defs: list[str]) -> list[str]:
     """The lines of a higher-order equation (``if``/``else``, ``while``), from its primitive's
     ``emit(eqn, function)``; ``function(graph, role)`` names a sub-graph's function, defined
     once in the module (its source added to ``defs``)."""
+    named: list[tuple[Graph, str]] = []  # (all of this equation's functions are named first)
+
     def function(graph: Graph, role: str) -> str:
         known = namer.by_id.get(id(graph))
         if known is not None:
             return known
         name = namer.name(graph, f"{eqn.prim.name}_{role}")
-        defs.append(_sub_function(graph, name, namer, defs))
+        named.append((graph, name))
         return name
 
-    return eqn.prim.emit(eqn, function)
+    lines = eqn.prim.emit(eqn, function)
+    for graph, name in named:
+        defs.append(_sub_function(graph, name, namer, defs))
+    return lines
 
 
 def _sub_function(graph: Graph, name: str, namer: _Namer, defs: list[str]) -> str:

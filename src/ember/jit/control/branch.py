@@ -22,7 +22,7 @@ from ember.errors import OpError
 from ember.func.pytree import tree_flatten
 from ember.jit.discover import Reach
 from ember.jit.ir import Effect, Graph, Var
-from ember.jit.trace import Tracer
+from ember.jit.trace import TraceError, Tracer, _at, user_source
 from ember.ops.primitive import DISPATCH, apply, pop_handler, push_handler
 from ember.tensor import Tensor, _wrap, add_wrap_hook, remove_wrap_hook
 
@@ -30,9 +30,18 @@ from ember.tensor import Tensor, _wrap, add_wrap_hook, remove_wrap_hook
 class BranchTracer(Tracer):
     """A tracer for one branch: a tensor made outside the branch is a captured input."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, op: str, name: str) -> None:
         super().__init__(name, Reach())
+        self.op = op
         self.captured: list[tuple[Tensor, Var]] = []
+
+    def on_value_read(self, t: Tensor, what: str) -> None:
+        if self.lookup(t._data) in self.dynamic:
+            where = _at(user_source())
+            raise TraceError(f"{self.op}: {self.graph.name} reads the values of a tensor "
+                             f"(shape {tuple(t.shape)}) with {what}{where}; a branch is traced "
+                             "once, for every value it may see, so Python cannot branch on "
+                             "them. Hint: nest ember.cond or use ember.where inside it", where)
 
     def var_of(self, t: Tensor) -> Var:
         if self.lookup(t._data) is None and id(t._data) not in self.fresh:
@@ -73,7 +82,7 @@ class Branch:
 def trace_branch(op: str, role: str, fn: Callable, operands: list[Tensor]) -> Branch:
     """Traces ``fn(*operands)`` into a sub-graph named ``role``; ``op`` names the control-flow
     op in errors. Its results must be tensors that alias none of its inputs."""
-    tracer = BranchTracer(role)
+    tracer = BranchTracer(op, role)
     with _alone(tracer):
         copies = [_wrap(x._data.copy(), x._device) for x in operands]
         in_vars = [tracer.add_input(c) for c in copies]

@@ -95,7 +95,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: tuple | lis
     _check(cond_branch.graph, body.graph, carried)
     captured = join_captures([cond_branch, body])
     graphs = (cond_branch.graph, body.graph)
-    if not DISPATCH.stack and GRAD.enabled and any(
+    if DISPATCH.only_observers() and GRAD.enabled and any(
             t.requires_grad for t in (*carried, *captured)):
         return _recorded(*graphs, carried, captured)  # (eager: each iteration on the tape)
     pure = all(e.prim.pure for g in graphs for e in g.eqns)
