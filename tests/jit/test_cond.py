@@ -226,3 +226,19 @@ def test_nested_cond_compiles_and_differentiates():
         f(x, ss).sum().backward()
         np.testing.assert_allclose(got, x.grad.numpy(), rtol=1e-12)
     assert fast.code.count("def cond_true") >= 2
+
+
+def test_random_branch_draws_as_the_branch_taken_alone():
+    def noisy(a):
+        return a + ember.randn(3, dtype=ember.float64)
+
+    def f(x, s):
+        return ember.cond(s > 0, noisy, lambda a: a * 2, (x,))
+
+    x, fast = ember.tensor(X[0]), ember.jit.compile(f)
+    for run in (f, fast, fast):
+        ember.manual_seed(7)
+        got = run(x, ember.tensor(1.0))
+        ember.manual_seed(7)
+        np.testing.assert_allclose(got.numpy(), noisy(x).numpy(), rtol=1e-12)
+    assert not next(e for e in fast.graph.eqns if e.prim.name == "cond").prim.pure

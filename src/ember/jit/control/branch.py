@@ -24,6 +24,7 @@ from ember.jit.discover import Reach
 from ember.jit.ir import Effect, Graph, Var
 from ember.jit.trace import TraceError, Tracer, _at, user_source
 from ember.ops.primitive import DISPATCH, apply, pop_handler, push_handler
+from ember.ops.random import default_generator
 from ember.tensor import Tensor, _wrap, add_wrap_hook, remove_wrap_hook
 
 
@@ -55,8 +56,10 @@ class BranchTracer(Tracer):
 @contextmanager
 def _alone(tracer: BranchTracer) -> Iterator[None]:
     """Only ``tracer`` sees the ops (an outer trace or vmap records the branch as one
-    equation, later); the branch records no tape (its gradient is the equation's rule)."""
+    equation, later); the branch records no tape (its gradient is the equation's rule), and
+    the default generator is put back after it (the op draws what the branch taken draws)."""
     saved = DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around
+    generator = default_generator.get_state()
     DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around = [], None, False, None
     push_handler(tracer)
     add_wrap_hook(tracer.see_new_tensor)
@@ -67,6 +70,7 @@ def _alone(tracer: BranchTracer) -> Iterator[None]:
     finally:
         remove_wrap_hook(tracer.see_new_tensor)
         pop_handler(tracer)
+        default_generator.set_state(generator)
         DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around = saved
 
 
