@@ -11,6 +11,7 @@ A sub-graph runs on backend arrays (:func:`run_graph`, the kernels only) or on t
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,19 +21,21 @@ from ember.autograd.engine import VJP_HOOK
 from ember.autograd.grad_mode import no_grad
 from ember.errors import OpError
 from ember.func.pytree import tree_flatten
-from ember.jit.discover import Reach
+from ember.jit.discover import Reach, reach
 from ember.jit.ir import Effect, Graph, Var
 from ember.jit.trace import TraceError, Tracer, _at, user_source
 from ember.ops.primitive import DISPATCH, apply, pop_handler, push_handler
 from ember.ops.random import default_generator
+from ember.optim.optimizer import OPTIMIZER_TRACE
 from ember.tensor import Tensor, _wrap, add_wrap_hook, remove_wrap_hook
 
 
 class BranchTracer(Tracer):
-    """A tracer for one branch: a tensor made outside the branch is a captured input."""
+    """A tracer for one branch: a tensor made outside the branch (one the branch function
+    reaches by name, or any other not made while it runs) is a captured input."""
 
-    def __init__(self, op: str, name: str) -> None:
-        super().__init__(name, Reach())
+    def __init__(self, op: str, name: str, found: Reach) -> None:
+        super().__init__(name, found)
         self.op = op
         self.captured: list[tuple[Tensor, Var]] = []
 
@@ -44,12 +47,23 @@ class BranchTracer(Tracer):
                              "once, for every value it may see, so Python cannot branch on "
                              "them. Hint: nest ember.cond or use ember.where inside it", where)
 
+    def on_inplace(self, x: Tensor, result: Tensor) -> None:
+        if any(var is self.lookup(x._data) for _, var in self.captured):
+            raise OpError(f"{self.op}: {self.graph.name} writes in place into a tensor it "
+                          f"captures (shape {tuple(x.shape)}){_at(user_source())}; a branch "
+                          "may not change tensors from outside it, as in PyTorch. Hint: "
+                          "return the new value and assign it after the call")
+        super().on_inplace(x, result)
+
+    def add_state(self, t: Tensor, grad_of: Tensor | None = None) -> Var:
+        var = self.new_var(t._data, "input")
+        self.captured.append((t, var))
+        self.dynamic.add(var)
+        return var
+
     def var_of(self, t: Tensor) -> Var:
         if self.lookup(t._data) is None and id(t._data) not in self.fresh:
-            var = self.new_var(t._data, "input")
-            self.captured.append((t, var))
-            self.dynamic.add(var)
-            return var
+            return self.add_state(t)
         return super().var_of(t)
 
 
@@ -58,9 +72,11 @@ def _alone(tracer: BranchTracer) -> Iterator[None]:
     """Only ``tracer`` sees the ops (an outer trace or vmap records the branch as one
     equation, later); the branch records no tape (its gradient is the equation's rule), and
     the default generator is put back after it (the op draws what the branch taken draws)."""
-    saved = DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around
+    saved = DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around, \
+        OPTIMIZER_TRACE.tracer
     generator = default_generator.get_state()
-    DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around = [], None, False, None
+    DISPATCH.stack, DISPATCH.handler, DISPATCH.casting = [], None, False
+    VJP_HOOK.around, OPTIMIZER_TRACE.tracer = None, tracer
     push_handler(tracer)
     add_wrap_hook(tracer.see_new_tensor)
     tracer.thread = threading.get_ident()
@@ -71,22 +87,26 @@ def _alone(tracer: BranchTracer) -> Iterator[None]:
         remove_wrap_hook(tracer.see_new_tensor)
         pop_handler(tracer)
         default_generator.set_state(generator)
-        DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around = saved
+        DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around, \
+            OPTIMIZER_TRACE.tracer = saved
 
 
 class Branch:
     """A traced branch: its graph (inputs: the operands, then ``captured``'s variables),
-    the tensors it captured, the structure of what it returned and the values it returned
-    while traced (for error messages and eager's first result)."""
+    the tensors it captured with their variables, and the structure of what it returned."""
 
-    def __init__(self, graph: Graph, captured: list[tuple[Tensor, Var]], spec: Any) -> None:
-        self.graph, self.captured, self.spec = graph, captured, spec
+    def __init__(self, graph: Graph, captured: list[tuple[Tensor, Var]], spec: Any,
+                 operands: int) -> None:
+        self.graph, self.captured, self.spec, self.operands = graph, captured, spec, operands
 
 
-def trace_branch(op: str, role: str, fn: Callable, operands: list[Tensor]) -> Branch:
+def trace_branch(op: str, role: str, fn: Callable, operands: list[Tensor],
+                 user_fn: Callable | None = None) -> Branch:
     """Traces ``fn(*operands)`` into a sub-graph named ``role``; ``op`` names the control-flow
-    op in errors. Its results must be tensors that alias none of its inputs."""
-    tracer = BranchTracer(op, role)
+    op in errors; ``user_fn`` (default ``fn``) is the function whose closure, globals and
+    defaults name the tensors it captures. Its results must be tensors that alias none of
+    its inputs."""
+    tracer = BranchTracer(op, role, reach(user_fn or fn, ()))
     with _alone(tracer):
         copies = [_wrap(x._data.copy(), x._device) for x in operands]
         in_vars = [tracer.add_input(c) for c in copies]
@@ -111,9 +131,9 @@ def trace_branch(op: str, role: str, fn: Callable, operands: list[Tensor]) -> Br
         if isinstance(eqn.prim, Effect):
             raise OpError(f"{op}: {role} runs {eqn.prim.name}, an effect on Python objects, "
                           "which a branch cannot hold. Hint: step the optimizer outside")
-    graph.inputs = in_vars
+    graph.inputs = in_vars + [var for _, var in tracer.captured]
     graph.outputs = out_vars
-    return Branch(graph, tracer.captured, spec)
+    return Branch(graph, tracer.captured, spec, len(in_vars))
 
 
 def join_captures(branches: list[Branch]) -> list[Tensor]:
@@ -125,14 +145,13 @@ def join_captures(branches: list[Branch]) -> list[Tensor]:
             if not any(t is u for u in union):
                 union.append(t)
     for b in branches:
-        own = b.captured
+        ids = itertools.count(b.graph.unused_id())
         extra = []
         for t in union:
-            var = next((v for u, v in own if u is t), None)
-            if var is None:
-                var = Var(b.graph.unused_id(), tuple(t.shape), t.dtype, "input")
-            extra.append(var)
-        b.graph.inputs = b.graph.inputs + extra
+            var = next((v for u, v in b.captured if u is t), None)
+            extra.append(var if var is not None else
+                         Var(next(ids), tuple(t.shape), t.dtype, "input"))
+        b.graph.inputs = b.graph.inputs[:b.operands] + extra
     return union
 
 

@@ -138,7 +138,7 @@ def cond(pred: bool | Tensor, true_fn: Callable, false_fn: Callable,
     _check_arguments(pred, true_fn, false_fn, operands)
     leaves, spec = tree_flatten(tuple(operands))
     branches = [trace_branch("cond", role, lambda *xs, fn=fn: fn(*tree_unflatten(list(xs), spec)),
-                             leaves)
+                             leaves, fn)
                 for role, fn in (("true_fn", true_fn), ("false_fn", false_fn))]
     _check_same_outputs(*branches)
     captured = join_captures(branches)

@@ -91,7 +91,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: tuple | lis
                       f"but got {type(carried_inputs).__name__}")
     carried = list(carried_inputs)
     cond_branch = trace_branch("while_loop", "cond_fn", cond_fn, carried)
-    body = trace_branch("while_loop", "body_fn", _returning_tuple(body_fn), carried)
+    body = trace_branch("while_loop", "body_fn", _returning_tuple(body_fn), carried, body_fn)
     _check(cond_branch.graph, body.graph, carried)
     captured = join_captures([cond_branch, body])
     graphs = (cond_branch.graph, body.graph)
