@@ -56,12 +56,16 @@ def _nbytes(v: Var) -> int:
 
 
 def rename_ends(graph: Graph, rename: dict[Var, Var]) -> None:
-    """Points the graph's outputs, writes and grads at renamed variables."""
+    """Points the graph's outputs, writes and grads (its state's and its arguments') at
+    renamed variables."""
     if not rename:
         return
     graph.outputs = [rename.get(v, v) if v is not None else None for v in graph.outputs]
     graph.writes = [(t, rename.get(v, v)) for t, v in graph.writes]
     graph.grads = [(t, rename.get(v, v) if v is not None else None) for t, v in graph.grads]
+    graph.arg_writes = [(i, rename.get(v, v)) for i, v in graph.arg_writes]
+    graph.arg_grads = [(i, rename.get(v, v) if v is not None else None)
+                       for i, v in graph.arg_grads]
 
 
 def _params_key(params: dict[str, Any]) -> tuple:
