@@ -248,3 +248,21 @@ def test_writing_a_captured_tensor_in_a_branch_raises():
     with pytest.raises(OpError, match="writes in place into a tensor it captures"):
         ember.cond(ember.tensor(True), lambda a: a + w.add_(1), lambda a: a * 2,
                    (ember.tensor(X[0]),))
+
+
+def test_a_refused_write_in_a_branch_changes_nothing():
+    bn = ember.nn.BatchNorm1d(3)  # training mode: its forward updates the running stats
+    x = ember.tensor(X)
+    with pytest.raises(OpError, match="writes in place into a tensor it captures"):
+        ember.cond(ember.tensor(False), bn, lambda a: a * 2, (x,))
+    assert bn.num_batches_tracked.item() == 0
+    np.testing.assert_array_equal(bn.running_mean.numpy(), np.zeros(3))
+
+
+@pytest.mark.parametrize("write", [lambda a: a.add_(1), lambda a: a.detach().mul_(2) + 0,
+                                   lambda a: a[0].zero_() + 0])
+def test_writing_an_operand_in_a_branch_raises_as_in_torch(write):
+    x = ember.tensor(X[0])
+    with pytest.raises(OpError, match="writes in place into its operand"):
+        ember.cond(ember.tensor(True), write, lambda a: a * 2, (x,))
+    np.testing.assert_array_equal(x.numpy(), X[0])

@@ -88,3 +88,8 @@ def test_vmap_runs_each_sample_its_own_trip_count():
         np.testing.assert_allclose(y[k].numpy(), _count_to(n[k], x[k])[1].numpy(), rtol=1e-12)
     np.testing.assert_allclose(ember.jit.compile(ember.vmap(_count_to))(n, x)[1].numpy(),
                                y.numpy(), rtol=1e-12)
+
+
+def test_writing_a_carried_value_in_the_body_raises():
+    with pytest.raises(OpError, match="body_fn writes in place into its operand"):
+        ember.while_loop(lambda x: x.sum() < 10, lambda x: (x.add_(1) * 1,), (ember.ones(2),))

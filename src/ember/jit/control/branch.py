@@ -47,13 +47,20 @@ class BranchTracer(Tracer):
                              "once, for every value it may see, so Python cannot branch on "
                              "them. Hint: nest ember.cond or use ember.where inside it", where)
 
-    def on_inplace(self, x: Tensor, result: Tensor) -> None:
-        if any(var is self.lookup(x._data) for _, var in self.captured):
-            raise OpError(f"{self.op}: {self.graph.name} writes in place into a tensor it "
-                          f"captures (shape {tuple(x.shape)}){_at(user_source())}; a branch "
-                          "may not change tensors from outside it, as in PyTorch. Hint: "
-                          "return the new value and assign it after the call")
-        super().on_inplace(x, result)
+    def on_alias(self, alias: Tensor, x: Tensor) -> None:
+        """An in-place op is about to write into ``x``: refused, before the write, when ``x``
+        is (or views) an operand or a tensor from outside the branch, as PyTorch refuses
+        mutating a higher-order op's inputs (the tensor stays as it was)."""
+        var = self.var_of(x)
+        root = self.view_root.get(var, var)
+        if root.kind != "input":
+            return
+        what = ("a tensor it captures" if any(root is v for _, v in self.captured)
+                else "its operand")
+        raise OpError(f"{self.op}: {self.graph.name} writes in place into {what} (shape "
+                      f"{tuple(x.shape)}){_at(user_source())}; a branch may not change "
+                      "tensors from outside it, as in PyTorch. Hint: return the new value "
+                      "and assign it after the call")
 
     def add_state(self, t: Tensor, grad_of: Tensor | None = None) -> Var:
         var = self.new_var(t._data, "input")
