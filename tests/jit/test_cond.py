@@ -266,3 +266,21 @@ def test_writing_an_operand_in_a_branch_raises_as_in_torch(write):
     with pytest.raises(OpError, match="writes in place into its operand"):
         ember.cond(ember.tensor(True), write, lambda a: a * 2, (x,))
     np.testing.assert_array_equal(x.numpy(), X[0])
+
+
+class _Counting(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", ember.zeros(()))
+
+    def forward(self, x):
+        self.calls = self.calls + 1  # (a buffer rebound: torch.cond refuses this side effect)
+        return x * 2
+
+
+def test_rebinding_a_buffer_in_a_branch_raises_and_keeps_it():
+    counting = _Counting()
+    before = counting.calls
+    with pytest.raises(OpError, match="rebinds the buffer 'calls'"):
+        ember.cond(ember.tensor(False), counting, lambda a: a + 1, (ember.tensor(X[0]),))
+    assert counting.calls is before and before.item() == 0

@@ -117,7 +117,15 @@ def trace_branch(op: str, role: str, fn: Callable, operands: list[Tensor],
     with _alone(tracer):
         copies = [_wrap(x._data.copy(), x._device) for x in operands]
         in_vars = [tracer.add_input(c) for c in copies]
-        out = fn(*copies)
+        try:
+            out = fn(*copies)
+        finally:
+            rebound = _put_back_buffers(tracer)
+        if rebound:
+            raise OpError(f"{op}: {role} rebinds the buffer {rebound[0]!r} of a module it "
+                          "calls (a side effect outside the branch, which PyTorch refuses "
+                          "too); the buffer is left as it was. Hint: return the new value "
+                          "and assign it after the call")
         leaves, spec = tree_flatten(out)
         for leaf in leaves:
             if not isinstance(leaf, Tensor):
@@ -141,6 +149,17 @@ def trace_branch(op: str, role: str, fn: Callable, operands: list[Tensor],
     graph.inputs = in_vars + [var for _, var in tracer.captured]
     graph.outputs = out_vars
     return Branch(graph, tracer.captured, spec, len(in_vars))
+
+
+def _put_back_buffers(tracer: BranchTracer) -> list[str]:
+    """The names of the buffers of reached modules that the branch rebound to new tensors,
+    each given its old tensor back."""
+    rebound = []
+    for module, name, old in tracer.buffers:
+        if module._buffers.get(name) is not old:
+            module._buffers[name] = old
+            rebound.append(name)
+    return rebound
 
 
 def join_captures(branches: list[Branch]) -> list[Tensor]:
