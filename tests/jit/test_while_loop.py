@@ -1,5 +1,5 @@
 """ember.while_loop: eager values, errors and gradients against torch's while_loop; compiled
-forward, generated code, and the clear error of a compiled backward."""
+forward, generated code, compiled backward (first derivatives) and training steps."""
 
 import numpy as np
 import pytest
@@ -73,11 +73,60 @@ def test_compiled_loop_runs_a_data_dependent_trip_count():
         next(i for i, line in enumerate(code.splitlines()) if "xp.array(" in line)]
 
 
-def test_compiled_backward_raises_clearly():
+def _layer_loop(layer):
+    def run(n, x):
+        return ember.while_loop(lambda i, h: i < n, lambda i, h: (i + 1, layer(h).tanh()),
+                                (ember.tensor(0), x))[1]
+    return run
+
+
+def test_compiled_loop_over_a_layer_runs_and_differentiates_as_eager():
+    ember.manual_seed(0)
+    layer = ember.nn.Linear(3, 3).double()  # (its parameters require grad: no no_grad here)
+    eager = _layer_loop(layer)
+    fast = ember.jit.compile(eager)
     x = ember.tensor(X, requires_grad=True)
-    fast = ember.jit.compile(lambda x: _count_to(ember.tensor(2), x)[1].sum())
-    with pytest.raises(GradError, match="while_loop.*eager code"):
-        fast(x).backward()
+    for n in (2, 0, 3):
+        got, want = fast(ember.tensor(n), x), eager(ember.tensor(n), x)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+        grads = [ember.autograd.grad(y.sum(), [x, layer.weight], allow_unused=True)
+                 for y in (got, want)]
+        for g, h in zip(*grads):  # (no iteration: eager's None, the equation's zeros)
+            h = ember.zeros_like(g) if h is None else h
+            np.testing.assert_allclose(g.numpy(), h.numpy(), rtol=1e-10)
+
+
+def test_compiled_training_step_with_a_loop_matches_eager():
+    def make():
+        ember.manual_seed(1)
+        layer = ember.nn.Linear(3, 3).double()
+        opt = ember.optim.SGD(layer.parameters(), lr=0.1, momentum=0.9)
+        run = _layer_loop(layer)
+
+        def step(n, x):
+            loss = (run(n, x) ** 2).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        return step, layer
+
+    (eager, eager_layer), (fast, fast_layer) = make(), make()
+    fast = ember.jit.compile(fast)
+    for n in (2, 3, 1, 2):
+        np.testing.assert_allclose(fast(ember.tensor(n), ember.tensor(X)).item(),
+                                   eager(ember.tensor(n), ember.tensor(X)).item(), rtol=1e-10)
+    np.testing.assert_allclose(fast_layer.weight.detach().numpy(),
+                               eager_layer.weight.detach().numpy(), rtol=1e-10)
+
+
+def test_compiled_second_derivative_raises_clearly():
+    def second(x):
+        g, = ember.autograd.grad(_count_to(ember.tensor(2), x)[1].sum(), x, create_graph=True)
+        return ember.autograd.grad(g.sum(), x)[0]
+
+    with pytest.raises(GradError, match="while_loop: a second derivative"):
+        ember.jit.compile(second)(ember.tensor(X, requires_grad=True))
 
 
 def test_vmap_runs_each_sample_its_own_trip_count():

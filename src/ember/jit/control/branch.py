@@ -75,27 +75,37 @@ class BranchTracer(Tracer):
 
 
 @contextmanager
+def set_aside(tracer: BranchTracer | None = None) -> Iterator[None]:
+    """Every handler (an outer trace, vmap), the backward hook and the optimizer's trace set
+    aside: ops compute plain values, seen only by ``tracer`` when one is given."""
+    saved = DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around, \
+        OPTIMIZER_TRACE.tracer
+    DISPATCH.stack, DISPATCH.handler, DISPATCH.casting = [], None, False
+    VJP_HOOK.around, OPTIMIZER_TRACE.tracer = None, tracer
+    try:
+        yield
+    finally:
+        DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around, \
+            OPTIMIZER_TRACE.tracer = saved
+
+
+@contextmanager
 def _alone(tracer: BranchTracer) -> Iterator[None]:
     """Only ``tracer`` sees the ops (an outer trace or vmap records the branch as one
     equation, later); the branch records no tape (its gradient is the equation's rule), and
     the default generator is put back after it (the op draws what the branch taken draws)."""
-    saved = DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around, \
-        OPTIMIZER_TRACE.tracer
     generator = default_generator.get_state()
-    DISPATCH.stack, DISPATCH.handler, DISPATCH.casting = [], None, False
-    VJP_HOOK.around, OPTIMIZER_TRACE.tracer = None, tracer
-    push_handler(tracer)
-    add_wrap_hook(tracer.see_new_tensor)
-    tracer.thread = threading.get_ident()
-    try:
-        with no_grad():
-            yield
-    finally:
-        remove_wrap_hook(tracer.see_new_tensor)
-        pop_handler(tracer)
-        default_generator.set_state(generator)
-        DISPATCH.stack, DISPATCH.handler, DISPATCH.casting, VJP_HOOK.around, \
-            OPTIMIZER_TRACE.tracer = saved
+    with set_aside(tracer):
+        push_handler(tracer)
+        add_wrap_hook(tracer.see_new_tensor)
+        tracer.thread = threading.get_ident()
+        try:
+            with no_grad():
+                yield
+        finally:
+            remove_wrap_hook(tracer.see_new_tensor)
+            pop_handler(tracer)
+            default_generator.set_state(generator)
 
 
 class Branch:

@@ -4,8 +4,7 @@ count depends on tensor values, kept whole by ``ember.jit``.
 ``cond_fn`` and ``body_fn`` are traced into sub-graphs (:mod:`ember.jit.control.branch`) held
 by one ``while_loop`` equation: a ``while`` statement in the generated code. In eager code
 where a gradient is needed the body runs as plain ops, so autograd records every iteration;
-the compiled equation has no backward (it would need every iteration's values) and says so
-when one is asked for.
+the equation's backward runs the loop that way again (:mod:`ember.jit.control.loop_grad`).
 """
 
 from __future__ import annotations
@@ -16,7 +15,8 @@ from typing import Any
 
 from ember.autograd.grad_mode import GRAD
 from ember.errors import GradError, OpError
-from ember.jit.control.branch import call_graph, join_captures, run_graph, trace_branch
+from ember.jit.control.branch import join_captures, run_graph, trace_branch
+from ember.jit.control.loop_grad import loop_vjp, recorded_loop
 from ember.jit.ir import Graph
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply
 from ember.tensor import Tensor
@@ -42,11 +42,7 @@ class WhileLoop(Primitive):
         return outs[0] if self.nout == 1 else tuple(outs)
 
     def vjp(self, ctx: Any, *grads: Any) -> tuple:
-        raise GradError("while_loop: compiled code (ember.jit) and transforms run the loop as "
-                        "one op, whose backward would need the values of every iteration; it "
-                        "has none. Hint: differentiate the loop in eager code (outside "
-                        "ember.jit), where each iteration is recorded, or unroll a loop of "
-                        "known length in Python")
+        return loop_vjp(ctx, grads, self.nout)
 
     def jvp(self, ctx: Any, *tangents: Any) -> Any:
         raise GradError("while_loop: forward-mode derivatives are not supported. Hint: "
@@ -75,7 +71,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: tuple | lis
 
     ``cond_fn`` returns a bool tensor with one element; ``body_fn`` returns a tuple of as
     many tensors as ``carried_inputs``, with their shapes and dtypes, none of them an input.
-    Compiled (``ember.jit``), the loop is one equation; its backward is not supported there.
+    Compiled (``ember.jit``), the loop is one equation; its backward runs the loop again.
 
     Example:
         >>> i, x = ember.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2),
@@ -97,7 +93,7 @@ def while_loop(cond_fn: Callable, body_fn: Callable, carried_inputs: tuple | lis
     graphs = (cond_branch.graph, body.graph)
     if DISPATCH.only_observers() and GRAD.enabled and any(
             t.requires_grad for t in (*carried, *captured)):
-        return _recorded(*graphs, carried, captured)  # (eager: each iteration on the tape)
+        return recorded_loop(*graphs, carried, captured)  # (eager: each iteration on the tape)
     pure = all(e.prim.pure for g in graphs for e in g.eqns)
     prim = while_loop_primitive(len(carried), pure)
     out = apply(prim, *carried, *captured, cond_graph=graphs[0], body_graph=graphs[1])
@@ -112,14 +108,6 @@ def _returning_tuple(body_fn: Callable) -> Callable:
                           f"input, but returned a {type(out).__name__}")
         return tuple(out)
     return body
-
-
-def _recorded(cond_graph: Graph, body_graph: Graph, carried: list, captured: list) -> tuple:
-    """The loop in eager ops, recorded by autograd (the first step copies, as the op does)."""
-    state = [t.clone() for t in carried]
-    while bool(call_graph(cond_graph, (*state, *captured))[0]):
-        state = call_graph(body_graph, (*state, *captured))
-    return tuple(state)
 
 
 def _check(cond_graph: Graph, body_graph: Graph, carried: list) -> None:

@@ -1,0 +1,86 @@
+"""The gradient of ``while_loop``: the loop run again in eager ops with every iteration on
+the tape, then differentiated. Eager code does that directly; compiled code and transforms,
+which keep no iteration's values, hold it as one :class:`WhileLoopGrad` equation (first
+derivatives only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.autograd.engine import grad as autograd_grad
+from ember.autograd.grad_mode import enable_grad
+from ember.errors import GradError
+from ember.jit.control.branch import call_graph, set_aside
+from ember.jit.ir import Graph
+from ember.ops.creation import zeros_like
+from ember.ops.primitive import _FLOAT, Primitive, TensorSpec, apply
+from ember.tensor import _wrap
+
+
+def recorded_loop(cond_graph: Graph, body_graph: Graph, carried: list, captured: list) -> tuple:
+    """The loop in eager ops, recorded by autograd (the first step copies, as the op does)."""
+    state = [t.clone() for t in carried]
+    while bool(call_graph(cond_graph, (*state, *captured))[0]):
+        state = call_graph(body_graph, (*state, *captured))
+    return tuple(state)
+
+
+def is_float(t: Any) -> bool:
+    return t.dtype.np in _FLOAT
+
+
+class WhileLoopGrad(Primitive):
+    """``grads = while_loop_backward(*carried, *captured, *cotangents)``: the gradients of a
+    loop's float inputs, given the cotangents of its float outputs. One instance per
+    differentiated equation: it holds that loop's graphs and device."""
+
+    name = "while_loop_backward"
+
+    def __init__(self, cond_graph: Graph, body_graph: Graph, specs: list[TensorSpec],
+                 carried: int, device: Any) -> None:
+        self.cond_graph, self.body_graph, self.carried, self.device = \
+            cond_graph, body_graph, carried, device
+        self.specs = specs  # (the inputs')
+        self.wanted = [is_float(s) for s in specs]
+        self.nout = sum(self.wanted)
+
+    def forward(self, xp: Any, *arrays: Any) -> Any:
+        n = len(self.specs)
+        with set_aside(), enable_grad():
+            xs = [_wrap(a, self.device).detach().requires_grad_(w)
+                  for a, w in zip(arrays[:n], self.wanted)]
+            outs = [o for o in recorded_loop(self.cond_graph, self.body_graph,
+                                             xs[:self.carried], xs[self.carried:])
+                    if is_float(o)]
+            pairs = [(o, _wrap(g, self.device)) for o, g in zip(outs, arrays[n:])
+                     if o.requires_grad]
+            targets = [x for x in xs if x.requires_grad]
+            found = autograd_grad([o for o, _ in pairs], targets, [g for _, g in pairs],
+                                  allow_unused=True) if pairs else [None] * len(targets)
+        grads = [xp.zeros(x.shape, x._data.dtype) if g is None else g._data
+                 for x, g in zip(targets, found)]
+        return grads[0] if self.nout == 1 else tuple(grads)
+
+    def infer(self, *specs: TensorSpec) -> Any:
+        outs = tuple(TensorSpec(s.shape, s.dtype) for s in self.specs if is_float(s))
+        return outs[0] if self.nout == 1 else outs
+
+    def vjp(self, ctx: Any, *grads: Any) -> tuple:
+        raise GradError("while_loop: a second derivative of a loop in compiled code (ember.jit) "
+                        "or under a transform is not supported. Hint: take it in eager code, "
+                        "where each iteration is recorded")
+
+
+def loop_vjp(ctx: Any, grads: tuple, carried: int) -> tuple:
+    """``while_loop``'s vjp: one :class:`WhileLoopGrad` equation."""
+    xs = ctx.inputs
+    specs = [TensorSpec(tuple(x.shape), x.dtype) for x in xs]
+    if not any(is_float(s) for s in specs):
+        return (None,) * len(xs)
+    cotangents = [g if g is not None else zeros_like(xs[i])
+                  for i, g in enumerate(grads) if is_float(xs[i])]
+    prim = WhileLoopGrad(ctx.params["cond_graph"], ctx.params["body_graph"], specs, carried,
+                         xs[0]._device)
+    found = apply(prim, *xs, *cotangents)
+    found = iter(found if prim.nout > 1 else (found,))
+    return tuple(next(found) if is_float(s) else None for s in specs)
