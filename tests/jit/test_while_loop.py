@@ -142,3 +142,14 @@ def test_vmap_runs_each_sample_its_own_trip_count():
 def test_writing_a_carried_value_in_the_body_raises():
     with pytest.raises(OpError, match="body_fn writes in place into its operand"):
         ember.while_loop(lambda x: x.sum() < 10, lambda x: (x.add_(1) * 1,), (ember.ones(2),))
+
+
+def test_vmap_of_grad_gives_each_sample_its_gradient():
+    def loss(n, x):
+        return _count_to(n, x)[1].sum()
+
+    n, x = ember.tensor([0, 2, 5]), ember.tensor(np.stack([X, -X, 2 * X]))
+    got = ember.vmap(ember.func.grad(loss, argnums=1))(n, x)
+    for k in range(3):
+        want = ember.func.grad(loss, argnums=1)(n[k], x[k])
+        np.testing.assert_allclose(got[k].numpy(), want.numpy(), rtol=1e-12)

@@ -2,7 +2,8 @@
 batched); with a predicate per sample both branches run, batched, and ``where`` picks each
 sample's result (as ``jax.lax.cond`` under ``vmap`` does). ``vmap`` of ``while_loop``: one
 loop over the batch, running while any sample's condition holds; a sample whose condition
-no longer holds keeps its values (``where``), as ``jax.lax.while_loop`` under ``vmap``."""
+no longer holds keeps its values (``where``), as ``jax.lax.while_loop`` under ``vmap``. A
+loop's gradient equation runs once per sample (each sample's loop has its own trip count)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ from ember.func.batching import batched, rule
 from ember.func.vmap import vmap
 from ember.jit.control.branch import call_graph
 from ember.jit.control.cond import cond
+from ember.jit.control.loop_grad import Loop, is_float, loop_grad_primitive
 from ember.jit.control.while_loop import while_loop
 from ember.jit.ir import Graph
+from ember.ops.join import stack
+from ember.ops.primitive import apply
 from ember.ops.select import where
 
 
@@ -65,3 +69,14 @@ def _while_loop(b: int, xs: tuple, bs: tuple, cond_graph: Graph, body_graph: Gra
 
     out = while_loop(cond_fn, body_fn, carried)
     return out[0] if n == 1 else out
+
+
+@rule("while_loop_backward")
+def _while_loop_backward(b: int, xs: tuple, bs: tuple, loop: Loop) -> Any:
+    n = len(loop.cond_graph.inputs)
+    prim = loop_grad_primitive(tuple(is_float(x) for x in xs[:n]))
+    found = [apply(prim, *(x[k] if is_batched else x for x, is_batched in zip(xs, bs)),
+                   loop=loop) for k in range(b)]
+    found = [f if prim.nout > 1 else (f,) for f in found]
+    out = tuple(stack([f[i] for f in found]) for i in range(prim.nout))
+    return out[0] if prim.nout == 1 else out

@@ -5,6 +5,8 @@ derivatives only)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from ember.autograd.engine import grad as autograd_grad
@@ -29,30 +31,36 @@ def is_float(t: Any) -> bool:
     return t.dtype.np in _FLOAT
 
 
+@dataclass(frozen=True, eq=False)
+class Loop:
+    """What a loop's gradient equation needs of the loop (its param, named in generated code
+    as one global): its graphs, how many of its inputs are carried, and their device."""
+
+    cond_graph: Graph
+    body_graph: Graph
+    carried: int
+    device: Any
+
+
 class WhileLoopGrad(Primitive):
-    """``grads = while_loop_backward(*carried, *captured, *cotangents)``: the gradients of a
-    loop's float inputs, given the cotangents of its float outputs. One instance per
-    differentiated equation: it holds that loop's graphs and device."""
+    """``grads = while_loop_backward(*carried, *captured, *cotangents, loop=...)``: the
+    gradients of a loop's float inputs, given the cotangents of its float outputs. One
+    instance per pattern of float inputs."""
 
     name = "while_loop_backward"
 
-    def __init__(self, cond_graph: Graph, body_graph: Graph, specs: list[TensorSpec],
-                 carried: int, device: Any) -> None:
-        self.cond_graph, self.body_graph, self.carried, self.device = \
-            cond_graph, body_graph, carried, device
-        self.specs = specs  # (the inputs')
-        self.wanted = [is_float(s) for s in specs]
-        self.nout = sum(self.wanted)
+    def __init__(self, wanted: tuple[bool, ...]) -> None:
+        self.wanted, self.nout = wanted, sum(wanted)
 
-    def forward(self, xp: Any, *arrays: Any) -> Any:
-        n = len(self.specs)
+    def forward(self, xp: Any, *arrays: Any, loop: Loop) -> Any:
+        n = len(self.wanted)
         with set_aside(), enable_grad():
-            xs = [_wrap(a, self.device).detach().requires_grad_(w)
+            xs = [_wrap(a, loop.device).detach().requires_grad_(w)
                   for a, w in zip(arrays[:n], self.wanted)]
-            outs = [o for o in recorded_loop(self.cond_graph, self.body_graph,
-                                             xs[:self.carried], xs[self.carried:])
+            outs = [o for o in recorded_loop(loop.cond_graph, loop.body_graph,
+                                             xs[:loop.carried], xs[loop.carried:])
                     if is_float(o)]
-            pairs = [(o, _wrap(g, self.device)) for o, g in zip(outs, arrays[n:])
+            pairs = [(o, _wrap(g, loop.device)) for o, g in zip(outs, arrays[n:])
                      if o.requires_grad]
             targets = [x for x in xs if x.requires_grad]
             found = autograd_grad([o for o, _ in pairs], targets, [g for _, g in pairs],
@@ -61,8 +69,8 @@ class WhileLoopGrad(Primitive):
                  for x, g in zip(targets, found)]
         return grads[0] if self.nout == 1 else tuple(grads)
 
-    def infer(self, *specs: TensorSpec) -> Any:
-        outs = tuple(TensorSpec(s.shape, s.dtype) for s in self.specs if is_float(s))
+    def infer(self, *specs: TensorSpec, loop: Loop) -> Any:
+        outs = tuple(TensorSpec(s.shape, s.dtype) for s, w in zip(specs, self.wanted) if w)
         return outs[0] if self.nout == 1 else outs
 
     def vjp(self, ctx: Any, *grads: Any) -> tuple:
@@ -71,16 +79,21 @@ class WhileLoopGrad(Primitive):
                         "where each iteration is recorded")
 
 
+@cache
+def loop_grad_primitive(wanted: tuple[bool, ...]) -> WhileLoopGrad:
+    return WhileLoopGrad(wanted)
+
+
 def loop_vjp(ctx: Any, grads: tuple, carried: int) -> tuple:
     """``while_loop``'s vjp: one :class:`WhileLoopGrad` equation."""
     xs = ctx.inputs
-    specs = [TensorSpec(tuple(x.shape), x.dtype) for x in xs]
-    if not any(is_float(s) for s in specs):
+    wanted = tuple(is_float(x) for x in xs)
+    if not any(wanted):
         return (None,) * len(xs)
     cotangents = [g if g is not None else zeros_like(xs[i])
-                  for i, g in enumerate(grads) if is_float(xs[i])]
-    prim = WhileLoopGrad(ctx.params["cond_graph"], ctx.params["body_graph"], specs, carried,
-                         xs[0]._device)
-    found = apply(prim, *xs, *cotangents)
+                  for i, g in enumerate(grads) if wanted[i]]
+    loop = Loop(ctx.params["cond_graph"], ctx.params["body_graph"], carried, xs[0]._device)
+    prim = loop_grad_primitive(wanted)
+    found = apply(prim, *xs, *cotangents, loop=loop)
     found = iter(found if prim.nout > 1 else (found,))
-    return tuple(next(found) if is_float(s) else None for s in specs)
+    return tuple(next(found) if w else None for w in wanted)
