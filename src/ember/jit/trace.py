@@ -14,6 +14,7 @@ value seen while tracing into the graph, so it raises :class:`TraceError` naming
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sys
@@ -54,11 +55,16 @@ def user_source(what: str = "") -> Source | None:
     frame = sys._getframe(1)
     while frame is not None:
         path = frame.f_code.co_filename
-        if not os.path.abspath(path).startswith(_EMBER_DIR):
+        if not _is_ember_file(path):
             line = frame.f_lineno
             return Source(path, line, linecache.getline(path, line).strip(), what)
         frame = frame.f_back
     return None
+
+
+@functools.cache
+def _is_ember_file(path: str) -> bool:
+    return os.path.abspath(path).startswith(_EMBER_DIR)
 
 
 class Tracer:
