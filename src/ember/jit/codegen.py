@@ -144,12 +144,7 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
         lines.append("    if _hoisted is None:  # state changed?")
     for i, eqn in enumerate(graph.eqns):
         pad = "        " if i < graph.hoisted else "    "
-        if sub_graphs(eqn):
-            control = _emit_control(eqn, namer, defs)
-            lines.append(f"{pad}{control[0]}{_comment(eqn)}")
-            lines.extend(f"{pad}{line}" for line in control[1:])
-        else:
-            lines.append(f"{pad}{emit_eqn(eqn, namer)}{_comment(eqn)}")
+        lines.extend(_eqn_lines(eqn, namer, defs, pad))
         if isinstance(eqn.prim, Kernel):
             kernels.append(eqn.prim)
         dead = (frees or {}).get(i)
@@ -191,6 +186,13 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
     return Generated(module_globals[_identifier(graph.name)], code, namer.globals)
 
 
+def _eqn_lines(eqn: Eqn, namer: _Namer, defs: list[str], pad: str) -> list[str]:
+    """An equation's lines of code, indented by ``pad``, the first with its source comment
+    (several for a ``cond`` or ``while_loop``, whose sub-graphs' functions go to ``defs``)."""
+    lines = _emit_control(eqn, namer, defs) if sub_graphs(eqn) else [emit_eqn(eqn, namer)]
+    return [f"{pad}{lines[0]}{_comment(eqn)}", *(f"{pad}{line}" for line in lines[1:])]
+
+
 def _emit_control(eqn: Eqn, namer: _Namer, defs: list[str]) -> list[str]:
     """The lines of a higher-order equation (``if``/``else``, ``while``), from its primitive's
     ``emit(eqn, function)``; ``function(graph, role)`` names a sub-graph's function, defined
@@ -217,12 +219,7 @@ def _sub_function(graph: Graph, name: str, namer: _Namer, defs: list[str]) -> st
     for var, array in graph.consts.items():
         lines.append(f"    {var.name} = {namer.name(array, f'{name}_{var.name}')}")
     for eqn in graph.eqns:
-        if sub_graphs(eqn):
-            control = _emit_control(eqn, namer, defs)
-            lines.append(f"    {control[0]}{_comment(eqn)}")
-            lines.extend(f"    {line}" for line in control[1:])
-        else:
-            lines.append(f"    {emit_eqn(eqn, namer)}{_comment(eqn)}")
+        lines.extend(_eqn_lines(eqn, namer, defs, "    "))
     outs = ", ".join(f"_fresh(xp, {v.name})" for v in graph.outputs)
     lines.append(f"    return ({outs},)")
     return "\n".join(lines)
