@@ -284,3 +284,12 @@ def test_rebinding_a_buffer_in_a_branch_raises_and_keeps_it():
     with pytest.raises(OpError, match="rebinds the buffer 'calls'"):
         ember.cond(ember.tensor(False), counting, lambda a: a + 1, (ember.tensor(X[0]),))
     assert counting.calls is before and before.item() == 0
+
+
+def test_vmap_with_only_the_predicate_batched_matches_torch():
+    w, s = ember.tensor(W), ember.tensor([1.0, -1.0])
+    got = ember.vmap(lambda s: ember.cond(s > 0, lambda a: a * 2, lambda a: a - 1, (w,)))(s)
+    tw = torch.tensor(W)
+    want = torch.vmap(lambda s: torch.cond(s > 0, lambda a: a * 2, lambda a: a - 1, (tw,)))(
+        torch.tensor([1.0, -1.0]))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

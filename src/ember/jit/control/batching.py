@@ -40,8 +40,8 @@ def _cond(b: int, xs: tuple, bs: tuple, branches: tuple[Graph, Graph]) -> Any:
         out = cond(pred, lambda *a: tuple(true_fn(*a)), lambda *a: tuple(false_fn(*a)),
                    operands)
     else:
-        picks = pred.reshape(b) != 0
-        out = tuple(where(picks.reshape((b,) + (1,) * (t.ndim - 1)), t, f)
+        picks = pred.reshape(b) != 0  # (branches of unbatched operands give one sample)
+        out = tuple(_per_sample(b, picks, batched(t, b, any(bs[1:])), f)
                     for t, f in zip(true_fn(*operands), false_fn(*operands)))
     return out[0] if len(out) == 1 else tuple(out)
 
