@@ -290,3 +290,13 @@ def test_vmap_with_only_the_predicate_batched_gives_each_sample_its_branch():
     w, s = ember.tensor(W), ember.tensor([1.0, -1.0])  # (torch.vmap gives the same)
     got = ember.vmap(lambda s: ember.cond(s > 0, lambda a: a * 2, lambda a: a - 1, (w,)))(s)
     np.testing.assert_allclose(got.numpy(), np.stack([W * 2, W - 1]), rtol=1e-12)
+
+
+def test_a_branch_constant_returned_by_compiled_code_is_a_new_tensor():
+    fast = ember.jit.compile(lambda x, p: ember.cond(p, lambda a: ember.ones(2) * 5,
+                                                     lambda a: a * 2, (x,)))
+    x, p = ember.tensor([1.0, 2.0]), ember.tensor(True)
+    for _ in range(3):  # (the first call traces; the later ones run the generated code)
+        out = fast(x, p)
+        assert out.tolist() == [5.0, 5.0]
+        out.add_(100)  # must not change what the next call returns

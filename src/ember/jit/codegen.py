@@ -220,7 +220,8 @@ def _sub_function(graph: Graph, name: str, namer: _Namer, defs: list[str]) -> st
         lines.append(f"    {var.name} = {namer.name(array, f'{name}_{var.name}')}")
     for eqn in graph.eqns:
         lines.extend(_eqn_lines(eqn, namer, defs, "    "))
-    outs = ", ".join(f"_fresh(xp, {v.name})" for v in graph.outputs)
+    outs = ", ".join(f"_fresh(xp, {v.name}{', True' if v in graph.consts else ''})"
+                     for v in graph.outputs)
     lines.append(f"    return ({outs},)")
     return "\n".join(lines)
 

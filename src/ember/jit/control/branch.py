@@ -198,14 +198,15 @@ def run_graph(graph: Graph, xp: Any, arrays: tuple) -> list:
     for eqn in graph.eqns:
         out = eqn.prim.forward(xp, *(env[v] for v in eqn.inputs), **eqn.params)
         env.update(zip(eqn.outputs, out if eqn.prim.nout > 1 else (out,)))
-    return [fresh(xp, env[v]) for v in graph.outputs]
+    return [fresh(xp, env[v], v in graph.consts) for v in graph.outputs]
 
 
-def fresh(xp: Any, array: Any) -> Any:
-    """``array`` if it owns its memory, else a copy: what a branch returns is never a view of
-    a constant of its graph (nor a NumPy scalar)."""
+def fresh(xp: Any, array: Any, const: bool = False) -> Any:
+    """``array`` if it owns its memory, else a copy: what a branch returns is never a
+    constant of its graph or a view of one (which the caller could write into), nor a NumPy
+    scalar; ``const`` says that ``array`` is one of the graph's constants."""
     array = xp.asarray(array)
-    return array if array.base is None else array.copy()
+    return array if array.base is None and not const else array.copy()
 
 
 def call_graph(graph: Graph, tensors: tuple) -> list[Tensor]:
