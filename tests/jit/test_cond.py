@@ -300,3 +300,16 @@ def test_a_branch_constant_returned_by_compiled_code_is_a_new_tensor():
         out = fast(x, p)
         assert out.tolist() == [5.0, 5.0]
         out.add_(100)  # must not change what the next call returns
+
+
+def test_backward_computes_only_the_gradients_needed():
+    layer = ember.nn.Linear(3, 3).double()
+    x = ember.tensor(X)  # (no gradient wanted for the data)
+    y = ember.cond(x.mean() > 0, layer, lambda a: a * 2, (x,))
+    assert y.grad_fn.needs_input_grad[:2] == (False, False)
+    fast = ember.jit.compile(lambda x: ember.cond(x.mean() > 0, layer, lambda a: a * 2,
+                                                  (x,)).sum().backward())
+    fast(x)
+    backward = next(e for e in fast.graph.eqns if e.prim.name == "cond" and
+                    e.source.what.startswith("backward"))
+    assert len(backward.outputs) == 2  # the weight's and the bias's: not the data's

@@ -14,7 +14,7 @@ from ember.func.batching import batched, rule
 from ember.func.vmap import vmap
 from ember.jit.control.branch import call_graph
 from ember.jit.control.cond import cond
-from ember.jit.control.loop_grad import Loop, is_float, loop_grad_primitive
+from ember.jit.control.loop_grad import Loop, loop_grad_primitive
 from ember.jit.control.while_loop import while_loop
 from ember.jit.ir import Graph
 from ember.ops.join import stack
@@ -73,8 +73,7 @@ def _while_loop(b: int, xs: tuple, bs: tuple, cond_graph: Graph, body_graph: Gra
 
 @rule("while_loop_backward")
 def _while_loop_backward(b: int, xs: tuple, bs: tuple, loop: Loop) -> Any:
-    n = len(loop.cond_graph.inputs)
-    prim = loop_grad_primitive(tuple(is_float(x) for x in xs[:n]))
+    prim = loop_grad_primitive(sum(loop.wanted))
     found = [apply(prim, *(x[k] if is_batched else x for x, is_batched in zip(xs, bs)),
                    loop=loop) for k in range(b)]
     found = [f if prim.nout > 1 else (f,) for f in found]

@@ -58,7 +58,7 @@ class Cond(Primitive):
     def vjp(self, ctx: Any, *grads: Tensor | None) -> tuple:
         pred, *xs = ctx.inputs
         true_graph, false_graph = ctx.params["branches"]
-        wanted = [x.dtype.np in _FLOAT for x in xs]
+        wanted = [x.dtype.np in _FLOAT and need for x, need in zip(xs, ctx.needs_input_grad[1:])]
         cotangents = [zeros(v.shape, dtype=v.dtype, device=pred.device) if g is None else g
                       for v, g in zip(true_graph.outputs, grads) if v.dtype.np in _FLOAT]
         n = len(xs)

@@ -34,29 +34,31 @@ def is_float(t: Any) -> bool:
 @dataclass(frozen=True, eq=False)
 class Loop:
     """What a loop's gradient equation needs of the loop (its param, named in generated code
-    as one global): its graphs, how many of its inputs are carried, and their device."""
+    as one global): its graphs, how many of its inputs are carried, their device, and which
+    of them need a gradient."""
 
     cond_graph: Graph
     body_graph: Graph
     carried: int
     device: Any
+    wanted: tuple[bool, ...]  # (which inputs' gradients it returns)
 
 
 class WhileLoopGrad(Primitive):
     """``grads = while_loop_backward(*carried, *captured, *cotangents, loop=...)``: the
-    gradients of a loop's float inputs, given the cotangents of its float outputs. One
-    instance per pattern of float inputs."""
+    gradients of the loop's inputs ``loop.wanted`` marks, given the cotangents of its float
+    outputs. One instance per number of gradients."""
 
     name = "while_loop_backward"
 
-    def __init__(self, wanted: tuple[bool, ...]) -> None:
-        self.wanted, self.nout = wanted, sum(wanted)
+    def __init__(self, nout: int) -> None:
+        self.nout = nout
 
     def forward(self, xp: Any, *arrays: Any, loop: Loop) -> Any:
-        n = len(self.wanted)
+        n = len(loop.wanted)
         with set_aside(), enable_grad():
             xs = [_wrap(a, loop.device).detach().requires_grad_(w)
-                  for a, w in zip(arrays[:n], self.wanted)]
+                  for a, w in zip(arrays[:n], loop.wanted)]
             outs = [o for o in recorded_loop(loop.cond_graph, loop.body_graph,
                                              xs[:loop.carried], xs[loop.carried:])
                     if is_float(o)]
@@ -70,7 +72,7 @@ class WhileLoopGrad(Primitive):
         return grads[0] if self.nout == 1 else tuple(grads)
 
     def infer(self, *specs: TensorSpec, loop: Loop) -> Any:
-        outs = tuple(TensorSpec(s.shape, s.dtype) for s, w in zip(specs, self.wanted) if w)
+        outs = tuple(TensorSpec(s.shape, s.dtype) for s, w in zip(specs, loop.wanted) if w)
         return outs[0] if self.nout == 1 else outs
 
     def vjp(self, ctx: Any, *grads: Any) -> tuple:
@@ -80,20 +82,21 @@ class WhileLoopGrad(Primitive):
 
 
 @cache
-def loop_grad_primitive(wanted: tuple[bool, ...]) -> WhileLoopGrad:
-    return WhileLoopGrad(wanted)
+def loop_grad_primitive(nout: int) -> WhileLoopGrad:
+    return WhileLoopGrad(nout)
 
 
 def loop_vjp(ctx: Any, grads: tuple, carried: int) -> tuple:
     """``while_loop``'s vjp: one :class:`WhileLoopGrad` equation."""
     xs = ctx.inputs
-    wanted = tuple(is_float(x) for x in xs)
+    wanted = tuple(is_float(x) and need for x, need in zip(xs, ctx.needs_input_grad))
     if not any(wanted):
         return (None,) * len(xs)
     cotangents = [g if g is not None else zeros_like(xs[i])
-                  for i, g in enumerate(grads) if wanted[i]]
-    loop = Loop(ctx.params["cond_graph"], ctx.params["body_graph"], carried, xs[0]._device)
-    prim = loop_grad_primitive(wanted)
+                  for i, g in enumerate(grads) if is_float(xs[i])]
+    loop = Loop(ctx.params["cond_graph"], ctx.params["body_graph"], carried, xs[0]._device,
+                wanted)
+    prim = loop_grad_primitive(sum(wanted))
     found = apply(prim, *xs, *cotangents, loop=loop)
     found = iter(found if prim.nout > 1 else (found,))
     return tuple(next(found) if w else None for w in wanted)
