@@ -313,3 +313,11 @@ def test_backward_computes_only_the_gradients_needed():
     backward = next(e for e in fast.graph.eqns if e.prim.name == "cond" and
                     e.source.what.startswith("backward"))
     assert len(backward.outputs) == 2  # the weight's and the bias's: not the data's
+
+
+def test_autocast_applies_inside_the_branches_as_in_torch():
+    layer = ember.nn.Linear(3, 3)
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        y = ember.cond(ember.tensor(True), layer, lambda a: layer(a) * 2,
+                       (ember.tensor(X, dtype=ember.float32),))
+    assert y.dtype is ember.bfloat16  # (torch.cond under torch.autocast: bfloat16 too)

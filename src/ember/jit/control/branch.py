@@ -93,10 +93,15 @@ def set_aside(tracer: BranchTracer | None = None) -> Iterator[None]:
 def _alone(tracer: BranchTracer) -> Iterator[None]:
     """Only ``tracer`` sees the ops (an outer trace or vmap records the branch as one
     equation, later); the branch records no tape (its gradient is the equation's rule), and
-    the default generator is put back after it (the op draws what the branch taken draws)."""
+    the default generator is put back after it (the op draws what the branch taken draws).
+    Ambient handlers (autocast) stay active above the tracer, which records what they do."""
     generator = default_generator.get_state()
+    ambient, casting = [h for h in DISPATCH.stack if h in DISPATCH.ambient], DISPATCH.casting
     with set_aside(tracer):
         push_handler(tracer)
+        for handler in ambient:
+            push_handler(handler, ambient=True)
+        DISPATCH.casting = casting
         add_wrap_hook(tracer.see_new_tensor)
         tracer.thread = threading.get_ident()
         try:
@@ -104,6 +109,8 @@ def _alone(tracer: BranchTracer) -> Iterator[None]:
                 yield
         finally:
             remove_wrap_hook(tracer.see_new_tensor)
+            for handler in reversed(ambient):
+                pop_handler(handler)
             pop_handler(tracer)
             default_generator.set_state(generator)
 
