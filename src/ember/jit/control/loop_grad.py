@@ -43,6 +43,9 @@ class Loop:
     device: Any
     wanted: tuple[bool, ...]  # (which inputs' gradients it returns)
 
+    def __repr__(self) -> str:  # (in printed graphs: the loop, not its graphs' dataclass text)
+        return f"<loop of {len(self.wanted)} inputs, {self.carried} carried>"
+
 
 class WhileLoopGrad(Primitive):
     """``grads = while_loop_backward(*carried, *captured, *cotangents, loop=...)``: the
