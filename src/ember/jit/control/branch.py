@@ -1,10 +1,11 @@
 """Branch functions as sub-graphs: what :func:`ember.cond` and :func:`ember.while_loop` hold.
 
 A branch is traced on its own, with every other handler (an outer jit trace, vmap) set aside:
-it runs once, for real, on copies of its operands, and the ops it applies become a
-:class:`~ember.jit.ir.Graph` whose inputs are the operands followed by the tensors it
-*captures* (closed over: parameters, tensors made before the call), so that the higher-order
-equation holding it names everything it reads and gradients reach captured tensors too.
+it runs once, for real, on aliases of its operands (new array objects over the same memory,
+which it may not write into), and the ops it applies become a :class:`~ember.jit.ir.Graph`
+whose inputs are the operands followed by the tensors it *captures* (closed over:
+parameters, tensors made before the call), so that the higher-order equation holding it
+names everything it reads and gradients reach captured tensors too.
 A sub-graph runs on backend arrays (:func:`run_graph`, the kernels only) or on tensors
 (:func:`call_graph`, through ``apply``: differentiable and seen by every transform).
 """
@@ -132,10 +133,10 @@ def trace_branch(op: str, role: str, fn: Callable, operands: list[Tensor],
     its inputs."""
     tracer = BranchTracer(op, role, reach(user_fn or fn, ()))
     with _alone(tracer):
-        copies = [_wrap(x._data.copy(), x._device) for x in operands]
-        in_vars = [tracer.add_input(c) for c in copies]
+        aliases = [_wrap(x._data.view(), x._device) for x in operands]
+        in_vars = [tracer.add_input(a) for a in aliases]
         try:
-            out = fn(*copies)
+            out = fn(*aliases)
         finally:
             rebound = _put_back_buffers(tracer)
         if rebound:
