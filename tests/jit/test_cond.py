@@ -321,3 +321,24 @@ def test_autocast_applies_inside_the_branches_as_in_torch():
         y = ember.cond(ember.tensor(True), layer, lambda a: layer(a) * 2,
                        (ember.tensor(X, dtype=ember.float32),))
     assert y.dtype is ember.bfloat16  # (torch.cond under torch.autocast: bfloat16 too)
+
+
+def test_gradient_of_a_random_branch_uses_the_numbers_drawn_forward():
+    dropout = ember.nn.Dropout(0.5)
+    x = ember.ones(16, requires_grad=True)
+    ember.manual_seed(1)
+    y = ember.cond(ember.tensor(True), dropout, lambda a: a * 2, (x,))
+    after = ember.rand(3)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())  # (kept: 2, else 0)
+    ember.manual_seed(1)
+    ember.cond(ember.tensor(True), dropout, lambda a: a * 2, (x,))
+    np.testing.assert_array_equal(ember.rand(3).numpy(), after.numpy())  # (backward drew none)
+
+
+def test_compiled_gradient_of_a_random_branch_raises_clearly():
+    dropout = ember.nn.Dropout(0.5)
+    step = ember.jit.compile(lambda x: ember.cond(x.sum() > 0, dropout, lambda a: a * 2,
+                                                  (x,)).sum().backward())
+    with pytest.raises(ember.errors.GradError, match="draws random numbers"):
+        step(ember.ones(4, requires_grad=True))

@@ -153,3 +153,10 @@ def test_vmap_of_grad_gives_each_sample_its_gradient():
     for k in range(3):
         want = ember.func.grad(loss, argnums=1)(n[k], x[k])
         np.testing.assert_allclose(got[k].numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_compiled_gradient_of_a_random_loop_raises_clearly():
+    fast = ember.jit.compile(lambda x: ember.while_loop(
+        lambda i, h: i < 2, lambda i, h: (i + 1, h * ember.rand(3)), (ember.tensor(0), x))[1])
+    with pytest.raises(GradError, match="draws random numbers"):
+        fast(ember.tensor(X, requires_grad=True))

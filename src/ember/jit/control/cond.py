@@ -11,19 +11,21 @@ both branches and selects with ``where``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
 from ember.autograd.engine import grad as autograd_grad
 from ember.autograd.grad_mode import enable_grad
-from ember.errors import OpError
+from ember.errors import GradError, OpError
 from ember.func.forward import jvp
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.jit.control.branch import Branch, call_graph, join_captures, run_graph, trace_branch
 from ember.jit.ir import Graph
 from ember.ops.creation import zeros, zeros_like
-from ember.ops.primitive import _FLOAT, Primitive, TensorSpec, apply
+from ember.ops.primitive import _FLOAT, DISPATCH, Primitive, TensorSpec, apply
+from ember.ops.random import default_generator
 from ember.tensor import Tensor
 
 
@@ -38,11 +40,13 @@ class Cond(Primitive):
     def __init__(self, nout: int, pure: bool) -> None:
         self.nout, self.pure = nout, pure
 
-    def forward(self, xp: Any, pred: Any, *arrays: Any, branches: tuple[Graph, Graph]) -> Any:
+    def forward(self, xp: Any, pred: Any, *arrays: Any, branches: tuple[Graph, Graph],
+                rng: Any = None) -> Any:
         outs = run_graph(branches[0] if bool(pred) else branches[1], xp, arrays)
         return outs[0] if self.nout == 1 else tuple(outs)
 
-    def infer(self, pred: TensorSpec, *specs: TensorSpec, branches: tuple[Graph, Graph]) -> Any:
+    def infer(self, pred: TensorSpec, *specs: TensorSpec, branches: tuple[Graph, Graph],
+              rng: Any = None) -> Any:
         outs = tuple(TensorSpec(v.shape, v.dtype) for v in branches[0].outputs)
         return outs[0] if self.nout == 1 else outs
 
@@ -58,6 +62,14 @@ class Cond(Primitive):
     def vjp(self, ctx: Any, *grads: Tensor | None) -> tuple:
         pred, *xs = ctx.inputs
         true_graph, false_graph = ctx.params["branches"]
+        rng = ctx.params.get("rng")
+        if not self.pure and rng is None:
+            raise GradError("cond: the gradient of a branch that draws random numbers (dropout, "
+                            "randn) cannot be taken in compiled code (ember.jit) or under a "
+                            "transform: its backward recomputes the branch and would draw "
+                            "other numbers than the forward did. Hint: differentiate it in "
+                            "eager code, or draw the random values outside the cond and pass "
+                            "them in as operands")
         wanted = [x.dtype.np in _FLOAT and need for x, need in zip(xs, ctx.needs_input_grad[1:])]
         cotangents = [zeros(v.shape, dtype=v.dtype, device=pred.device) if g is None else g
                       for v, g in zip(true_graph.outputs, grads) if v.dtype.np in _FLOAT]
@@ -68,8 +80,9 @@ class Cond(Primitive):
                 return _unaliased(graph_vjp(graph, args[:n], args[n:], wanted), args)
             return branch
 
-        found = cond(pred, backward_of(true_graph), backward_of(false_graph),
-                     (*xs, *cotangents))
+        with _drawing_from(rng):
+            found = cond(pred, backward_of(true_graph), backward_of(false_graph),
+                         (*xs, *cotangents))
         found = iter(found)
         return (None, *(next(found) if w else None for w in wanted))
 
@@ -87,6 +100,21 @@ class Cond(Primitive):
 
         out = cond(pred, tangent_of(true_graph), tangent_of(false_graph), (*xs, *ts))
         return out[0] if self.nout == 1 else tuple(out)
+
+
+@contextmanager
+def _drawing_from(state: Any) -> Iterator[None]:
+    """The default generator at ``state`` (where a random branch's forward drew from), if
+    given, while its backward recomputes it; put back after."""
+    if state is None:
+        yield
+        return
+    now = default_generator.get_state()
+    default_generator.set_state(state)
+    try:
+        yield
+    finally:
+        default_generator.set_state(now)
 
 
 def graph_vjp(graph: Graph, xs: tuple, cotangents: tuple, wanted: list[bool]) -> tuple:
@@ -145,7 +173,10 @@ def cond(pred: bool | Tensor, true_fn: Callable, false_fn: Callable,
     graphs = (branches[0].graph, branches[1].graph)
     pure = all(e.prim.pure for g in graphs for e in g.eqns)
     prim = cond_primitive(len(graphs[0].outputs), pure)
-    out = apply(prim, pred, *leaves, *captured, branches=graphs)
+    # (eager: where a random branch draws from, for its backward to draw the same numbers)
+    rng = {"rng": default_generator.get_state()} if not pure and \
+        DISPATCH.only_observers() else {}
+    out = apply(prim, pred, *leaves, *captured, branches=graphs, **rng)
     return tree_unflatten(list(out) if prim.nout > 1 else [out], branches[0].spec)
 
 

@@ -42,6 +42,12 @@ class WhileLoop(Primitive):
         return outs[0] if self.nout == 1 else tuple(outs)
 
     def vjp(self, ctx: Any, *grads: Any) -> tuple:
+        if not self.pure:
+            raise GradError("while_loop: the gradient of a loop that draws random numbers "
+                            "cannot be taken in compiled code (ember.jit) or under a "
+                            "transform: its backward reruns the loop and would draw other "
+                            "numbers than the forward did. Hint: differentiate it in eager "
+                            "code, or draw the random values before the loop and pass them in")
         return loop_vjp(ctx, grads, self.nout)
 
     def jvp(self, ctx: Any, *tangents: Any) -> Any:
