@@ -160,3 +160,17 @@ def test_compiled_gradient_of_a_random_loop_raises_clearly():
         lambda i, h: i < 2, lambda i, h: (i + 1, h * ember.rand(3)), (ember.tensor(0), x))[1])
     with pytest.raises(GradError, match="draws random numbers"):
         fast(ember.tensor(X, requires_grad=True))
+
+
+def test_loop_gradient_never_returns_an_input_array():
+    from ember.jit.control.loop_grad import Loop, loop_grad_primitive
+
+    fast = ember.jit.compile(_count_to)
+    fast(ember.tensor(0), ember.tensor(X))
+    eqn = next(e for e in fast.graph.eqns if e.prim.name == "while_loop")
+    loop = Loop(eqn.params["cond_graph"], eqn.params["body_graph"], 2, ember.tensor(X).device,
+                (False, True, False))
+    cotangent = np.ones(3)  # (no iteration: the gradient is the cotangent's value, copied)
+    grad = loop_grad_primitive(1).forward(np, np.array(5), X.copy(), np.array(0), cotangent,
+                                          loop=loop)
+    assert grad.tolist() == [1.0, 1.0, 1.0] and not np.shares_memory(grad, cotangent)

@@ -70,7 +70,7 @@ class WhileLoopGrad(Primitive):
             targets = [x for x in xs if x.requires_grad]
             found = autograd_grad([o for o, _ in pairs], targets, [g for _, g in pairs],
                                   allow_unused=True) if pairs else [None] * len(targets)
-        grads = [xp.zeros(x.shape, x._data.dtype) if g is None else g._data
+        grads = [xp.zeros(x.shape, x._data.dtype) if g is None else _own(xp, g._data, arrays)
                  for x, g in zip(targets, found)]
         return grads[0] if self.nout == 1 else tuple(grads)
 
@@ -82,6 +82,12 @@ class WhileLoopGrad(Primitive):
         raise GradError("while_loop: a second derivative of a loop in compiled code (ember.jit) "
                         "or under a transform is not supported. Hint: take it in eager code, "
                         "where each iteration is recorded")
+
+
+def _own(xp: Any, array: Any, inputs: tuple) -> Any:
+    """``array``, copied if it shares memory with an input (with no iteration, the gradient
+    of a carried value is its cotangent itself): an equation's result is never an input."""
+    return array.copy() if any(xp.may_share_memory(array, a) for a in inputs) else array
 
 
 @cache
