@@ -196,3 +196,16 @@ def test_pack_leaves_training_graphs_and_data_weights_alone():
     assert [e.prim.name for e in pack_conv_weights(g).eqns] == ["conv", "conv"]
     g, _, _ = _conv_graph(requires_grad=False)  # data the function reads: an input in spirit
     assert [e.prim.name for e in pack_conv_weights(g).eqns] == ["conv", "conv"]
+
+
+def test_cse_renames_a_merged_value_written_into_an_argument():
+    def double_in_place(x):  # x.mul_(2) repeats x * 2: merged, the write must follow it
+        y = x * 2
+        x.mul_(2)
+        return y
+
+    fast = ember.jit.compile(double_in_place)
+    for _ in range(2):  # (the first call runs while tracing; the second runs the code)
+        x = ember.ones(3)
+        np.testing.assert_array_equal(fast(x).numpy(), [2.0, 2.0, 2.0])
+        np.testing.assert_array_equal(x.numpy(), [2.0, 2.0, 2.0])

@@ -128,7 +128,7 @@ class autocast:
         STATE.enabled, STATE.dtype = self.enabled, self.fast_dtype
         DISPATCH.casting = self.enabled
         if self._pushed:
-            push_handler(_handler)
+            push_handler(_handler, ambient=True)  # (active inside ember.cond's branches too)
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ember.dtypes import DType
+from ember.jit.control.branch import fresh
 from ember.jit.discover import is_plain
-from ember.jit.ir import Effect, Eqn, Graph
+from ember.jit.ir import Effect, Eqn, Graph, sub_graphs
 from ember.jit.kernels import KERNEL_GLOBALS, Kernel
 from ember.jit.passes.hoist import cached_state
 from ember.tensor import _wrap
@@ -115,7 +116,8 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
     early as eager frees it)."""
     namer = _Namer()
     namer.globals.update(xp=xp, asarray=xp.asarray, _store=_store, _grad=_grad_of,
-                         _device=device, **KERNEL_GLOBALS)
+                         _device=device, _fresh=fresh, **KERNEL_GLOBALS)
+    defs: list[str] = []  # the functions of sub-graphs (a cond's branches), in the module
     args = ", ".join(v.name for v in graph.inputs)
     lines = [f"def {_identifier(graph.name)}({args}):"]
     kernels: list[Kernel] = []
@@ -142,7 +144,7 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
         lines.append("    if _hoisted is None:  # state changed?")
     for i, eqn in enumerate(graph.eqns):
         pad = "        " if i < graph.hoisted else "    "
-        lines.append(f"{pad}{emit_eqn(eqn, namer)}{_comment(eqn)}")
+        lines.extend(_eqn_lines(eqn, namer, defs, pad))
         if isinstance(eqn.prim, Kernel):
             kernels.append(eqn.prim)
         dead = (frees or {}).get(i)
@@ -176,12 +178,52 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
                      if v.kind == "const" else v.name for v in ends)
     lines.append(f"    return ({outs}{',' if len(ends) == 1 else ''})")
     kernel_code = "".join(_kernel_source(k, namer) + "\n\n" for k in kernels)
-    code = kernel_code + "\n".join(lines) + "\n"
+    code = kernel_code + "".join(d + "\n\n" for d in defs) + "\n".join(lines) + "\n"
     filename = f"<ember.jit {graph.name} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     module_globals = dict(namer.globals)
     exec(compile(code, filename, "exec"), module_globals)  # noqa: S102 - our own generated code
     return Generated(module_globals[_identifier(graph.name)], code, namer.globals)
+
+
+def _eqn_lines(eqn: Eqn, namer: _Namer, defs: list[str], pad: str) -> list[str]:
+    """An equation's lines of code, indented by ``pad``, the first with its source comment
+    (several for a ``cond`` or ``while_loop``, whose sub-graphs' functions go to ``defs``)."""
+    lines = _emit_control(eqn, namer, defs) if sub_graphs(eqn) else [emit_eqn(eqn, namer)]
+    return [f"{pad}{lines[0]}{_comment(eqn)}", *(f"{pad}{line}" for line in lines[1:])]
+
+
+def _emit_control(eqn: Eqn, namer: _Namer, defs: list[str]) -> list[str]:
+    """The lines of a higher-order equation (``if``/``else``, ``while``), from its primitive's
+    ``emit(eqn, function)``; ``function(graph, role)`` names a sub-graph's function, defined
+    once in the module (its source added to ``defs``)."""
+    named: list[tuple[Graph, str]] = []  # (all of this equation's functions are named first)
+
+    def function(graph: Graph, role: str) -> str:
+        known = namer.by_id.get(id(graph))
+        if known is not None:
+            return known
+        name = namer.name(graph, f"{eqn.prim.name}_{role}")
+        named.append((graph, name))
+        return name
+
+    lines = eqn.prim.emit(eqn, function)
+    for graph, name in named:
+        defs.append(_sub_function(graph, name, namer, defs))
+    return lines
+
+
+def _sub_function(graph: Graph, name: str, namer: _Namer, defs: list[str]) -> str:
+    """A sub-graph as a function of its inputs returning a tuple of new arrays."""
+    lines = [f"def {name}({', '.join(v.name for v in graph.inputs)}):"]
+    for var, array in graph.consts.items():
+        lines.append(f"    {var.name} = {namer.name(array, f'{name}_{var.name}')}")
+    for eqn in graph.eqns:
+        lines.extend(_eqn_lines(eqn, namer, defs, "    "))
+    outs = ", ".join(f"_fresh(xp, {v.name}{', True' if v in graph.consts else ''})"
+                     for v in graph.outputs)
+    lines.append(f"    return ({outs},)")
+    return "\n".join(lines)
 
 
 class HoistCache:

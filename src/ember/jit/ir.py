@@ -96,11 +96,27 @@ class Eqn:
     def __str__(self) -> str:
         outs = ", ".join(repr(v) for v in self.outputs) or "_"
         args = [v.name for v in self.inputs]
-        args += [f"{k}={_short_param(v)}" for k, v in self.params.items()]
+        args += [f"{k}={_short_param(v)}" for k, v in self.params.items()
+                 if not _holds_graphs(v)]
         if self.out is not None:
             args.append(f"out={self.out.name}")
         where = f"  # {self.source}" if self.source is not None else ""
         return f"{outs} = {self.prim.name}({', '.join(args)}){where}"
+
+
+def sub_graphs(eqn: Eqn) -> tuple[Graph, ...]:
+    """The sub-graphs a higher-order equation (``cond``, ``while_loop``) holds in its params:
+    a graph, or a tuple of graphs; none for a plain equation."""
+    found: list[Graph] = []
+    for value in eqn.params.values():
+        if _holds_graphs(value):
+            found.extend(value if isinstance(value, tuple) else (value,))
+    return tuple(found)
+
+
+def _holds_graphs(value: Any) -> bool:
+    return isinstance(value, Graph) or (isinstance(value, tuple) and bool(value) and
+                                        all(isinstance(v, Graph) for v in value))
 
 
 def _short_param(value: Any) -> str:
@@ -177,7 +193,10 @@ class Graph:
             lines.append(f"  {ref.var!r} = state {ref.label}{'.grad' if ref.grad else ''}")
         for var in self.consts:
             lines.append(f"  {var!r} = const")
-        lines.extend(f"  {eqn}" for eqn in self.eqns)
+        for eqn in self.eqns:
+            lines.append(f"  {eqn}")
+            for sub in sub_graphs(eqn):  # a branch or loop body, indented under its equation
+                lines.extend(f"    {line}" for line in str(sub).splitlines())
         for tensor, var in self.writes:
             lines.append(f"  {self.label(tensor)} <- {var.name}")
         for tensor, var in self.grads:

@@ -20,7 +20,7 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType, to_dtype
 from ember.errors import CheckpointError
-from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
+from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var, sub_graphs
 from ember.ops.primitive import PRIMITIVES, Primitive
 from ember.tensor import Tensor, _wrap
 
@@ -136,6 +136,11 @@ def _flat_eqns(graph: Graph) -> list[Eqn]:
             raise ValueError(f"ember.jit.save: {graph.name} contains {eqn.prim.name}, an effect "
                              "on Python objects; save graphs of pure functions (inference). "
                              "Hint: save a training run with ember.save(model.state_dict())")
+        if sub_graphs(eqn):
+            raise ValueError(f"ember.jit.save: {graph.name} contains {eqn.prim.name} "
+                             "(data-dependent control flow), whose branches the file format "
+                             "does not hold. Hint: save the weights with "
+                             "ember.save(model.state_dict()) and compile again after loading")
         inner = getattr(eqn.prim, "eqns", None)
         out.extend(inner if inner is not None else [eqn])
     return out

@@ -14,6 +14,7 @@ value seen while tracing into the graph, so it raises :class:`TraceError` naming
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sys
@@ -54,11 +55,16 @@ def user_source(what: str = "") -> Source | None:
     frame = sys._getframe(1)
     while frame is not None:
         path = frame.f_code.co_filename
-        if not os.path.abspath(path).startswith(_EMBER_DIR):
+        if not _is_ember_file(path):
             line = frame.f_lineno
             return Source(path, line, linecache.getline(path, line).strip(), what)
         frame = frame.f_back
     return None
+
+
+@functools.cache
+def _is_ember_file(path: str) -> bool:
+    return os.path.abspath(path).startswith(_EMBER_DIR)
 
 
 class Tracer:
@@ -288,8 +294,9 @@ class Tracer:
             "flow, .item(), .numpy(), .tolist() and print() on traced values cannot be "
             "compiled. Hint: pass the values it needs as Python numbers, not as a tensor (a "
             "number or tuple argument, or one in static_argnums=...: each new value traces "
-            "again), compute with tensor ops instead (ember.where for a branch), or move the "
-            "call out of the compiled function", where)
+            "again), branch with ember.cond(pred, true_fn, false_fn, operands) (both branches "
+            "are compiled) or ember.where, loop with ember.while_loop, compute with tensor ops "
+            "instead, or move the call out of the compiled function", where)
 
     # -- backward and optimizer hooks ------------------------------------------------------
     def around_vjp(self, node: Any, grads: Any) -> Any:

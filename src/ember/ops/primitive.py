@@ -146,6 +146,9 @@ class _Dispatch(threading.local):
         self.casting = False
         self.observers: list[Callable] = []  # handlers that only watch (the profiler)
         self.grad_writers: list[Callable] = []  # handlers that record in-place .grad sums
+        # handlers that change every op by a policy (autocast): they stay active inside the
+        # branches of higher-order ops (ember.cond), which set the other handlers aside
+        self.ambient: list[Callable] = []
 
     def only_observers(self) -> bool:
         """Whether ops compute plain eager values: every active handler only watches them."""
@@ -164,18 +167,22 @@ _active_lock = threading.Lock()  # only the reading thread's handlers)
 
 
 def push_handler(handler: Callable[[Primitive, tuple, dict], Any], observer: bool = False,
-                 grads_in_place: bool = False) -> None:
+                 grads_in_place: bool = False, ambient: bool = False) -> None:
     """Makes ``handler(prim, inputs, params)`` receive every op until :func:`pop_handler`.
 
     A handler computes by calling :func:`apply_below`, which hands the op to the handler
     beneath it, or runs it eagerly at the bottom; so handlers nest. An ``observer`` only
     watches ops that compute as in plain eager mode (the profiler, anomaly mode); a handler
-    with ``grads_in_place`` records a backward's in-place sum into an existing ``.grad``.
+    with ``grads_in_place`` records a backward's in-place sum into an existing ``.grad``; an
+    ``ambient`` one applies a policy to every op (autocast) and stays active inside the
+    branches of higher-order ops.
     """
     if observer:
         DISPATCH.observers.append(handler)
     if grads_in_place:
         DISPATCH.grad_writers.append(handler)
+    if ambient:
+        DISPATCH.ambient.append(handler)
     DISPATCH.stack.append(handler)
     DISPATCH.handler = handler
     global _active_handlers
@@ -191,6 +198,8 @@ def pop_handler(handler: Callable) -> None:
         DISPATCH.observers.remove(handler)
     if handler in DISPATCH.grad_writers:
         DISPATCH.grad_writers.remove(handler)
+    if handler in DISPATCH.ambient:
+        DISPATCH.ambient.remove(handler)
     DISPATCH.handler = DISPATCH.stack[-1] if DISPATCH.stack else None
     global _active_handlers
     with _active_lock:

@@ -13,11 +13,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ember.jit.ir import Eqn, Graph, Var
+from ember.jit.ir import Eqn, Graph, Var, sub_graphs
 
 
 def eliminate_common_subexpressions(graph: Graph) -> Graph:
-    """Replaces repeated computations by the first one's outputs.
+    """Replaces repeated computations by the first one's outputs (inside each sub-graph of a
+    ``cond`` too, on its own: a branch runs only when taken, so nothing moves across).
 
     Example:
         >>> g = eliminate_common_subexpressions(g)   # x.t() computed twice becomes once
@@ -27,6 +28,8 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
     kept = []
     for eqn in graph.eqns:
         eqn.inputs = [rename.get(v, v) for v in eqn.inputs]
+        for sub in sub_graphs(eqn):
+            eliminate_common_subexpressions(sub)
         if not eqn.prim.pure or _expands(eqn):
             kept.append(eqn)
             continue
@@ -53,12 +56,16 @@ def _nbytes(v: Var) -> int:
 
 
 def rename_ends(graph: Graph, rename: dict[Var, Var]) -> None:
-    """Points the graph's outputs, writes and grads at renamed variables."""
+    """Points the graph's outputs, writes and grads (its state's and its arguments') at
+    renamed variables."""
     if not rename:
         return
     graph.outputs = [rename.get(v, v) if v is not None else None for v in graph.outputs]
     graph.writes = [(t, rename.get(v, v)) for t, v in graph.writes]
     graph.grads = [(t, rename.get(v, v) if v is not None else None) for t, v in graph.grads]
+    graph.arg_writes = [(i, rename.get(v, v)) for i, v in graph.arg_writes]
+    graph.arg_grads = [(i, rename.get(v, v) if v is not None else None)
+                       for i, v in graph.arg_grads]
 
 
 def _params_key(params: dict[str, Any]) -> tuple:

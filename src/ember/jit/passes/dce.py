@@ -4,11 +4,12 @@ which every rank must run)."""
 
 from __future__ import annotations
 
-from ember.jit.ir import Graph
+from ember.jit.ir import Graph, sub_graphs
 
 
 def eliminate_dead_code(graph: Graph) -> Graph:
-    """Keeps an equation only if an output is read later, or it is an effect.
+    """Keeps an equation only if an output is read later, or it is an effect; the sub-graphs
+    of a kept ``cond`` (its branches) are swept the same way.
 
     Example:
         >>> g = eliminate_dead_code(g)       # the forward value of an unused branch goes
@@ -19,6 +20,8 @@ def eliminate_dead_code(graph: Graph) -> Graph:
         if not eqn.prim.pure or any(v in live for v in eqn.outputs):
             kept.append(eqn)
             live.update(eqn.inputs)
+            for sub in sub_graphs(eqn):
+                eliminate_dead_code(sub)
     kept.reverse()
     graph.eqns = kept
     graph.consts = {v: a for v, a in graph.consts.items() if v in live}
