@@ -530,6 +530,39 @@ def test_an_attribute_of_an_argument_object_is_watched():
     assert jit.explain()[-1].endswith("scaled: cfg.scale: 3.0 -> 4.0")
 
 
+class _Defaults:
+    scale = 2.0
+    reads = 0
+
+    @property
+    def computed(self) -> float:
+        type(self).reads += 1
+        return 3.0
+
+
+def test_an_attribute_inherited_from_the_class_is_watched_until_the_object_sets_its_own():
+    @jit.compile
+    def scaled(x, cfg):
+        return x * cfg.scale
+
+    cfg, x = _Defaults(), ember.ones(2)
+    scaled(x, cfg)
+    cfg.scale = 4.0
+    np.testing.assert_array_equal(scaled(x, cfg).numpy(), [4.0, 4.0])
+    assert jit.explain()[-1].endswith("scaled: cfg.scale: 2.0 -> 4.0")
+
+
+def test_a_property_the_function_reads_is_not_run_by_the_watch():
+    @jit.compile
+    def read(x, cfg):
+        return x * cfg.computed
+
+    cfg, x = _Defaults(), ember.ones(2)
+    for _ in range(3):
+        np.testing.assert_array_equal(read(x, cfg).numpy(), [3.0, 3.0])
+    assert _Defaults.reads == 1  # (once, while tracing)
+
+
 def test_an_attribute_the_function_assigns_is_a_counter_not_a_reason_to_retrace():
     stats = _Config(calls=0, scale=2.0)
 

@@ -358,13 +358,23 @@ def _member(obj: Any, name: str) -> Any:
 
 
 def _attribute(obj: Any, name: str) -> Any:
-    """``obj.name`` from ``obj``'s own ``__dict__`` (along the MRO for a class)."""
+    """``obj.name`` from ``obj``'s own ``__dict__``, else from its class's (along the MRO), as
+    Python looks it up, but never running a property or other data descriptor."""
     if isinstance(obj, type):
-        for cls in obj.__mro__:
-            if name in vars(cls):
-                return vars(cls)[name]
-        return _MISSING
-    return vars(obj).get(name, _MISSING)
+        return _class_attribute(obj, name)
+    found = vars(obj).get(name, _MISSING)
+    if found is _MISSING:
+        found = _class_attribute(type(obj), name)
+        if hasattr(type(found), "__set__"):  # (a property: its value is computed)
+            return _MISSING
+    return found
+
+
+def _class_attribute(cls: type, name: str) -> Any:
+    for owner in cls.__mro__:
+        if name in vars(owner):
+            return vars(owner)[name]
+    return _MISSING
 
 
 def _read(holder: Any, name: str) -> Any:
