@@ -1,0 +1,122 @@
+"""Linear algebra of complex matrices against PyTorch: values, gradients (reverse and forward
+mode, against PyTorch and central differences in complex128 through the real and imaginary
+parts), the phase checks of ``svd``/``eigh``/``eig`` and what PyTorch refuses."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from tests.ops.optable import OpCase, S, arg, op_tests
+
+
+def _real(lib, out):
+    """A complex output as its (real, imag) pairs; a real one as it is."""
+    return lib.view_as_real(out.resolve_conj()) if out.is_complex() else out
+
+
+def case(name, fn, *shapes, **kw):
+    """A row for ``fn(lib, *complex matrices)``, each complex input of ``shapes`` made of two
+    real inputs (its parts), each complex output given as its parts."""
+    def build(lib):
+        def run(*parts):
+            zs = [lib.complex(parts[i], parts[i + 1]) for i in range(0, len(parts), 2)]
+            out = fn(lib, *zs)
+            return tuple(_real(lib, o) for o in out) if isinstance(out, tuple) else _real(lib, out)
+        return run
+    return OpCase(name, build(ember), build(torch),
+                  [S(*(arg(*s) for s in shapes for _ in range(2)))], **kw)
+
+
+def _hpd(lib, z):
+    """A Hermitian positive-definite matrix made from ``z``."""
+    return z @ z.mH + 3 * lib.eye(z.shape[-1], dtype=z.dtype)
+
+
+def _herm(z):
+    return z + z.mH
+
+
+CASES = [
+    case("inv", lambda m, a: m.linalg.inv(a), (3, 3)),
+    case("solve", lambda m, a, b: m.linalg.solve(a, b), (2, 3, 3), (3, 2)),
+    case("solve_right", lambda m, a, b: m.linalg.solve(a, b, left=False), (3, 3), (2, 3)),
+    case("solve_triangular", lambda m, a, b: m.linalg.solve_triangular(
+        a + 3 * m.eye(3), b, upper=True), (3, 3), (3, 2)),
+    case("solve_triangular_right_unit", lambda m, a, b: m.linalg.solve_triangular(
+        a, b, upper=False, left=False, unitriangular=True), (3, 3), (2, 3)),
+    case("matrix_exp", lambda m, a: m.linalg.matrix_exp(a), (2, 3, 3)),
+    case("det", lambda m, a: m.linalg.det(a), (2, 3, 3)),
+    case("slogdet", lambda m, a: tuple(m.linalg.slogdet(a)), (2, 3, 3)),
+    case("logdet", lambda m, a: m.logdet(a), (3, 3)),
+    case("lu_factor", lambda m, a: m.linalg.lu_factor(a)[0], (3, 3)),
+    case("lu_wide_tall", lambda m, a, b: (*m.linalg.lu(a)[1:], *m.linalg.lu(b)[1:]),
+         (2, 3), (3, 2)),
+    case("lu_solve", lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b), (3, 3),
+         (3, 2)),
+    case("lu_solve_adjoint_right", lambda m, a, b: m.linalg.lu_solve(
+        *m.linalg.lu_factor(a), b, left=False, adjoint=True), (3, 3), (2, 3)),
+    case("cholesky", lambda m, a: m.linalg.cholesky(_hpd(m, a)), (2, 3, 3)),
+    case("cholesky_upper", lambda m, a: m.linalg.cholesky(_hpd(m, a), upper=True), (3, 3)),
+    case("qr", lambda m, a: tuple(m.linalg.qr(a)), (4, 3)),
+    case("qr_wide", lambda m, a: tuple(m.linalg.qr(a)), (2, 3)),
+    case("qr_complete_square", lambda m, a: tuple(m.linalg.qr(a, mode="complete")), (3, 3)),
+    # eigenvectors and singular vectors enter through phase-invariant quantities
+    case("eigh", lambda m, a: (lambda w, v: (w, v.abs(), v @ v.mH * w[..., :1, None]))(
+        *m.linalg.eigh(_herm(a))), (2, 3, 3)),
+    case("eigvalsh_upper", lambda m, a: m.linalg.eigvalsh(_herm(a), UPLO="U"), (3, 3)),
+    case("svd", lambda m, a: (lambda u, s, vh: (s, u.abs(), u @ vh))(
+        *m.linalg.svd(a, full_matrices=False)), (2, 4, 3)),
+    case("svd_wide", lambda m, a: (lambda u, s, vh: (u[..., :2] @ vh[..., :2, :], vh.abs()))(
+        *m.linalg.svd(a, full_matrices=False)), (3, 4)),
+    case("svdvals", lambda m, a: m.linalg.svdvals(a), (3, 2)),
+]
+
+test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
+
+
+RNG = np.random.default_rng(0)
+Z = RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))
+
+
+def _both(fn):
+    """``fn(lib, z)`` for a complex128 leaf ``z`` in each library: the results and gradients."""
+    out = {}
+    for lib in (torch, ember):
+        z = lib.tensor(Z, requires_grad=True)
+        loss = fn(lib, z)
+        loss.backward()
+        out[lib] = (loss.item(), np.asarray(z.grad.detach().numpy()))
+    return out
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, z: m.linalg.svd(z)[0].sum().real,
+    lambda m, z: m.linalg.svd(z)[2][0].real.sum(),
+    lambda m, z: m.linalg.eigh(_herm(z))[1].sum().imag,
+], ids=["svd_U", "svd_Vh", "eigh"])
+def test_losses_that_depend_on_phases_raise_as_torch(fn):
+    t = torch.tensor(Z, requires_grad=True)
+    with pytest.raises(RuntimeError, match="e\\^\\{i phi\\}"):
+        fn(torch, t).backward()
+    z = ember.tensor(Z, requires_grad=True)
+    with pytest.raises(RuntimeError, match="specified up to multiplication by e\\^\\(i phi\\)"):
+        fn(ember, z).backward()
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, z: (m.linalg.svd(z)[0][:, 0] * m.linalg.svd(z)[2][0].conj()).abs().sum(),
+    lambda m, z: m.linalg.svd(z)[0].abs().sum() + m.linalg.svd(z)[1].sum(),
+    lambda m, z: (m.linalg.eigh(_herm(z))[1] ** 2).abs().sum(),
+    lambda m, z: m.linalg.slogdet(z)[0].imag + m.linalg.det(z).real,
+], ids=["svd_outer", "svd_abs", "eigh_abs", "slogdet_sign"])
+def test_phase_invariant_losses_match_torch(fn):
+    out = _both(fn)
+    assert out[ember][0] == pytest.approx(out[torch][0], rel=1e-10)
+    np.testing.assert_allclose(out[ember][1], out[torch][1], atol=1e-10)
+
+
+def test_operands_of_different_dtypes_are_refused():
+    for lib in (torch, ember):
+        with pytest.raises((RuntimeError, ember.DTypeError)):
+            lib.linalg.solve(lib.tensor(Z), lib.ones(3, dtype=lib.float64))
