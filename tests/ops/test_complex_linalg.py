@@ -70,6 +70,8 @@ CASES = [
     case("svd_wide", lambda m, a: (lambda u, s, vh: (u[..., :2] @ vh[..., :2, :], vh.abs()))(
         *m.linalg.svd(a, full_matrices=False)), (3, 4)),
     case("svdvals", lambda m, a: m.linalg.svdvals(a), (3, 2)),
+    case("eig", lambda m, a: (lambda w, v: (w, v.abs()))(*m.linalg.eig(a)), (2, 3, 3)),
+    case("eigvals", lambda m, a: m.linalg.eigvals(a), (3, 3)),
     case("pinv", lambda m, a: m.linalg.pinv(a), (2, 3, 2)),
     case("pinv_wide", lambda m, a: m.linalg.pinv(a), (2, 3)),
     case("lstsq", lambda m, a, b: tuple(m.linalg.lstsq(a, b, driver="gelsd")), (4, 3), (4, 2),
@@ -86,6 +88,12 @@ CASES = [
     case("cond_tensorinv", lambda m, a: (m.linalg.cond(a), m.linalg.cond(a, "nuc"),
                                          m.linalg.tensorinv(a.reshape(3, 3, 1), ind=1)),
          (3, 3), gradgrad=False),
+]
+
+CASES += [  # eig of real matrices: complex results, real gradients
+    OpCase("eig_real", lambda a: (lambda w, v: (ember.view_as_real(w), v.abs()))(
+        *ember.linalg.eig(a)), lambda a: (lambda w, v: (torch.view_as_real(w), v.abs()))(
+        *torch.linalg.eig(a)), [S(arg(2, 3, 3))]),
 ]
 
 test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
@@ -110,7 +118,8 @@ def _both(fn):
     lambda m, z: m.linalg.svd(z)[0].sum().real,
     lambda m, z: m.linalg.svd(z)[2][0].real.sum(),
     lambda m, z: m.linalg.eigh(_herm(z))[1].sum().imag,
-], ids=["svd_U", "svd_Vh", "eigh"])
+    lambda m, z: m.linalg.eig(z)[1][0].real.sum(),
+], ids=["svd_U", "svd_Vh", "eigh", "eig"])
 def test_losses_that_depend_on_phases_raise_as_torch(fn):
     t = torch.tensor(Z, requires_grad=True)
     with pytest.raises(RuntimeError, match="e\\^\\{i phi\\}"):
@@ -130,6 +139,38 @@ def test_phase_invariant_losses_match_torch(fn):
     out = _both(fn)
     assert out[ember][0] == pytest.approx(out[torch][0], rel=1e-10)
     np.testing.assert_allclose(out[ember][1], out[torch][1], atol=1e-10)
+
+
+def _unit_phase(v):
+    """Each column turned so that its largest component is real and positive (LAPACK makes it
+    real; its sign differs between LAPACK builds)."""
+    top = v[np.abs(v).argmax(axis=0), np.arange(v.shape[1])]
+    return v * (np.abs(top) / top)
+
+
+def test_eig_of_a_real_matrix_with_complex_eigenvalues_matches_torch():
+    a = np.array([[0.0, -2.0, 1.0], [2.0, 0.0, 0.5], [0.0, 0.3, 1.0]])
+    for e_dt, t_dt in ((ember.float32, torch.float32), (ember.float64, torch.float64)):
+        w, v = ember.linalg.eig(ember.tensor(a, dtype=e_dt))
+        tw, tv = torch.linalg.eig(torch.tensor(a, dtype=t_dt))
+        assert (w.dtype.name, v.dtype.name) == (str(tw.dtype)[6:], str(tv.dtype)[6:])
+        np.testing.assert_allclose(w.numpy(), tw.numpy(), rtol=1e-5)
+        np.testing.assert_allclose(_unit_phase(v.numpy()), _unit_phase(tv.numpy()), atol=1e-5)
+        np.testing.assert_allclose(np.linalg.norm(v.numpy(), axis=0), 1, rtol=1e-5)
+    x = ember.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    ember.linalg.eigvals(x).imag.abs().sum().backward()
+    torch.linalg.eigvals(t).imag.abs().sum().backward()
+    assert x.grad.dtype is ember.float64
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), atol=1e-10)
+
+
+def test_eig_refuses_what_torch_refuses():
+    for lib in (torch, ember):
+        with pytest.raises((RuntimeError, ember.ShapeError)):
+            lib.linalg.eig(lib.ones(2, 3))
+        with pytest.raises((RuntimeError, ember.DTypeError)):
+            lib.linalg.eig(lib.ones(2, 2, dtype=lib.int64))
 
 
 def test_operands_of_different_dtypes_are_refused():
