@@ -273,10 +273,10 @@ def test_backward_of_a_complex_scalar_needs_a_gradient():
 
 def test_ops_without_complex_gradient_rules_refuse_to_record():
     z = ember.tensor([1 + 1j], requires_grad=True)
-    with pytest.raises(ember.DTypeError, match="asin: gradients through complex tensors"):
-        ember.asin(z)
+    with pytest.raises(ember.DTypeError, match="sinc: gradients through complex tensors"):
+        ember.sinc(z)
     with ember.no_grad():
-        same(ember.asin(z), torch.asin(torch.tensor([1 + 1j], dtype=torch.complex64)))
+        same(ember.sinc(z), torch.sinc(torch.tensor([1 + 1j], dtype=torch.complex64)))
 
 
 # -- ops complex numbers do not have ---------------------------------------------------------------

@@ -8,24 +8,7 @@ import torch
 
 import ember
 from tests.ops.optable import OpCase, S, arg, op_tests
-
-
-def _real(lib, out):
-    """A complex output as its (real, imag) pairs; a real one as it is."""
-    return lib.view_as_real(out.resolve_conj()) if out.is_complex() else out
-
-
-def case(name, fn, *shapes, **kw):
-    """A row for ``fn(lib, *complex matrices)``, each complex input of ``shapes`` made of two
-    real inputs (its parts), each complex output given as its parts."""
-    def build(lib):
-        def run(*parts):
-            zs = [lib.complex(parts[i], parts[i + 1]) for i in range(0, len(parts), 2)]
-            out = fn(lib, *zs)
-            return tuple(_real(lib, o) for o in out) if isinstance(out, tuple) else _real(lib, out)
-        return run
-    return OpCase(name, build(ember), build(torch),
-                  [S(*(arg(*s) for s in shapes for _ in range(2)))], **kw)
+from tests.ops.optable import complex_case as case
 
 
 def _hpd(lib, z):

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
-from ember.ops.random import Generator
+from ember.ops.random import Generator, normal_samples, uniform_samples
 from ember.tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
@@ -36,19 +36,13 @@ def _write(tensor: Tensor, values: Tensor) -> Tensor:
 
 
 def _uniform(tensor: Tensor, a: float, b: float, generator: Generator | None) -> Tensor:
-    import ember
-
-    u = ember.rand(*tensor.shape, generator=generator, dtype=tensor.dtype,
-                   device=tensor.device)
-    return _write(tensor, u * (b - a) + a)
+    return _write(tensor, uniform_samples(tensor.shape, a, b, dtype=tensor.dtype,
+                                          device=tensor.device, generator=generator))
 
 
 def _normal(tensor: Tensor, mean: float, std: float, generator: Generator | None) -> Tensor:
-    import ember
-
-    n = ember.randn(*tensor.shape, generator=generator, dtype=tensor.dtype,
-                    device=tensor.device)
-    return _write(tensor, n * std + mean)
+    return _write(tensor, normal_samples(tensor.shape, mean, std, dtype=tensor.dtype,
+                                         device=tensor.device, generator=generator))
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:

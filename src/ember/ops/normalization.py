@@ -507,12 +507,14 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
         >>> F.normalize(ember.tensor([[3.0, 4.0]]), dim=1)
         tensor([[0.6000, 0.8000]])
     """
-    _check_float("normalize", input)
+    if not input.dtype.is_complex:  # (complex vectors are divided by the norm of the moduli)
+        _check_float("normalize", input)
     if out is not None:
         raise TypeError("normalize: out= is not supported; assign the result instead")
     # clamping the p-th power sum (not the norm) keeps the gradient finite at a zero vector
     if p == 2:
-        norm = (input * input).sum(dim, keepdim=True).clamp(min=eps * eps).sqrt()
+        modulus = input.abs() if input.dtype.is_complex else input
+        norm = (modulus * modulus).sum(dim, keepdim=True).clamp(min=eps * eps).sqrt()
     elif p == 1:
         norm = input.abs().sum(dim, keepdim=True).clamp(min=eps)
     else:

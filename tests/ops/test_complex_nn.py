@@ -1,0 +1,97 @@
+"""Complex tensors in nn and random sampling, against PyTorch: convolutions, linear layers
+and their complex initialisation, normalize, logsumexp, l1_loss, the inverse trigonometric
+and hyperbolic functions; the refusals PyTorch shares (dropout, mse_loss, silu's gradient)."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn.functional as F
+from tests.ops.optable import complex_case as case
+from tests.ops.optable import op_tests
+
+CASES = [
+    case("conv1d", lambda m, x, w, b: m.nn.functional.conv1d(x, w, b, padding=1, stride=2),
+         (2, 2, 5), (3, 2, 3), (3,), gradgrad=False),
+    case("conv2d_groups", lambda m, x, w: m.nn.functional.conv2d(x, w, padding=1, groups=2),
+         (1, 4, 3, 3), (2, 2, 2, 2), gradgrad=False),
+    case("conv3d", lambda m, x, w: m.nn.functional.conv3d(x, w), (1, 1, 3, 3, 3),
+         (2, 1, 2, 2, 2), gradgrad=False),
+    case("conv_transpose2d", lambda m, x, w, b: m.nn.functional.conv_transpose2d(
+        x, w, b, stride=2, output_padding=1), (1, 2, 3, 3), (2, 2, 2, 2), (2,), gradgrad=False),
+    case("linear", lambda m, x, w, b: m.nn.functional.linear(x, w, b), (2, 3), (4, 3), (4,)),
+    case("normalize", lambda m, x: (m.nn.functional.normalize(x),
+                                    m.nn.functional.normalize(x, p=1, dim=0),
+                                    m.nn.functional.normalize(x, p=3)), (2, 3)),
+    case("logsumexp", lambda m, x: m.logsumexp(x, 1), (2, 3)),
+    case("l1_loss", lambda m, x, y: (m.nn.functional.l1_loss(x, y),
+                                     m.nn.functional.l1_loss(x, y, reduction="none")),
+         (2, 3), (2, 3)),
+    case("inverse_trig", lambda m, x: m.stack([m.asin(x), m.acos(x), m.atan(x), m.asinh(x),
+                                               m.acosh(x), m.atanh(x)]), (2, 3)),
+]
+
+test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_samples_follow_torch(dtype):
+    n = 50_000
+    z = ember.randn(n, dtype=getattr(ember, dtype))
+    assert z.dtype.name == dtype == str(torch.randn(1, dtype=getattr(torch, dtype)).dtype)[6:]
+    parts = ember.view_as_real(z).numpy()  # standard complex normal: each part N(0, 1/2)
+    np.testing.assert_allclose(parts.var(axis=0), [0.5, 0.5], atol=0.02)
+    np.testing.assert_allclose(parts.mean(axis=0), [0.0, 0.0], atol=0.02)
+    u = ember.view_as_real(ember.rand(n, dtype=getattr(ember, dtype))).numpy()
+    assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 0.01
+    w = ember.view_as_real(ember.zeros(n, dtype=getattr(ember, dtype)).normal_(1.0, 2.0)).numpy()
+    np.testing.assert_allclose(w.mean(axis=0), [1.0, 1.0], atol=0.05)  # as torch's normal_
+    np.testing.assert_allclose(w.var(axis=0), [2.0, 2.0], rtol=0.05)
+    v = ember.view_as_real(ember.empty(n, dtype=getattr(ember, dtype)).uniform_(-1, 3)).numpy()
+    assert v.min() >= -1 and v.max() < 3 and abs(v.mean() - 1) < 0.05
+    assert ember.randn_like(z[:2]).dtype is z.dtype
+    assert ember.rand(2, dtype=getattr(ember, dtype), requires_grad=True).requires_grad
+
+
+def test_linear_and_conv_layers_of_complex_dtype():
+    layers = ((ember.nn.Linear, (3, 2), (4, 3)), (ember.nn.Conv2d, (2, 3, 3), (1, 2, 4, 4)))
+    for cls, args, x in layers:
+        layer = cls(*args, dtype=ember.complex64)
+        ref = getattr(torch.nn, cls.__name__)(*args, dtype=torch.complex64)
+        assert layer.weight.dtype is ember.complex64 and layer.bias.dtype is ember.complex64
+        bound = 1 / (layer.weight[0].numel() ** 0.5)  # kaiming_uniform_(a=√5): U(-b, b) parts
+        parts = ember.view_as_real(layer.weight).detach().numpy()
+        assert np.abs(parts).max() <= bound and parts[..., 1].std() > bound / 4
+        with torch.no_grad(), ember.no_grad():
+            ref.weight.copy_(torch.from_numpy(layer.weight.detach().numpy()))
+            ref.bias.copy_(torch.from_numpy(layer.bias.detach().numpy()))
+        data = np.random.default_rng(0).normal(size=x) + 1j
+        y = layer(ember.tensor(data, dtype=ember.complex64))
+        np.testing.assert_allclose(y.detach().numpy(),
+                                   ref(torch.tensor(data, dtype=torch.complex64)).detach().numpy(),
+                                   atol=1e-5)
+        y.abs().sum().backward()
+        assert layer.weight.grad.dtype is ember.complex64
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, z: m.nn.functional.dropout(z, 0.5),
+    lambda m, z: m.nn.functional.mse_loss(z, z),
+    lambda m, z: m.nn.functional.gelu(z),
+    lambda m, z: m.nn.functional.softmax(z, 0),
+    lambda m, z: m.nn.functional.layer_norm(z, (3,)),
+], ids=["dropout", "mse_loss", "gelu", "softmax", "layer_norm"])
+def test_what_torch_refuses_for_complex_input_ember_refuses(fn):
+    z = np.array([1 + 2j, 3 - 1j, 0.5j])
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        fn(torch, torch.tensor(z))
+    with pytest.raises(ember.DTypeError, match="complex"):
+        fn(ember, ember.tensor(z))
+
+
+def test_silu_of_a_complex_tensor_has_no_gradient_as_in_torch():
+    with pytest.raises(RuntimeError, match="silu"):
+        torch.nn.functional.silu(torch.tensor([1j], requires_grad=True))
+    with pytest.raises(ember.DTypeError, match="silu"):
+        F.silu(ember.tensor([1j], requires_grad=True))
