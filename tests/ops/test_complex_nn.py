@@ -95,3 +95,17 @@ def test_silu_of_a_complex_tensor_has_no_gradient_as_in_torch():
         torch.nn.functional.silu(torch.tensor([1j], requires_grad=True))
     with pytest.raises(ember.DTypeError, match="silu"):
         F.silu(ember.tensor([1j], requires_grad=True))
+
+
+def test_conjugate_and_negative_bits_answer_as_torch_for_materialised_tensors():
+    z = np.array([1 + 2j, -3j])
+    for lib in (torch, ember):
+        t = lib.tensor(z)
+        physical = lib.conj_physical(t)
+        assert not lib.is_conj(physical) and not lib.is_neg(physical.imag)
+        assert not t.is_conj() and not t.is_neg() and not lib.ones(2).conj().is_conj()
+        assert not t.conj().resolve_conj().is_conj() and not t.resolve_neg().is_neg()
+        np.testing.assert_array_equal(t.conj().resolve_conj().numpy(), z.conj())
+    # the difference (documented): Ember's conj is physical, so it sets no bit
+    assert torch.tensor(z).conj().is_conj() and not ember.tensor(z).conj().is_conj()
+    assert torch.tensor(z).conj().imag.is_neg() and not ember.tensor(z).conj().imag.is_neg()
