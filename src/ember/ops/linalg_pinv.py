@@ -52,8 +52,10 @@ class Pinv(Primitive):
         tol = xp.maximum(atol, rtol * s[..., :1])
         with np.errstate(divide="ignore"):
             s_inv = xp.where(s > tol, 1 / s, 0).astype(a.dtype)
-        return xp.conj(xp.swapaxes(vh, -1, -2)) * s_inv[..., None, :] \
-            @ xp.conj(xp.swapaxes(u, -1, -2))
+        v, uh = xp.swapaxes(vh, -1, -2), xp.swapaxes(u, -1, -2)
+        if a.dtype.kind == "c":
+            v, uh = v.conj(), uh.conj()
+        return v * s_inv[..., None, :] @ uh
 
     def infer(self, a, *, atol, rtol):
         matrix_spec("linalg.pinv", a, square=False)
