@@ -1,6 +1,7 @@
 """Complex tensors in nn and random sampling, against PyTorch: convolutions, linear layers
 and their complex initialisation, normalize, logsumexp, l1_loss, the inverse trigonometric
-and hyperbolic functions; the refusals PyTorch shares (dropout, mse_loss, silu's gradient)."""
+and hyperbolic functions, prod, cumprod, pow, sinc, vander; the refusals PyTorch shares
+(dropout, mse_loss, silu's gradient)."""
 
 import numpy as np
 import pytest
@@ -32,6 +33,10 @@ CASES = [
          (2, 3), (2, 3), gradgrad=False),
     case("inverse_trig", lambda m, x: m.stack([m.asin(x), m.acos(x), m.atan(x), m.asinh(x),
                                                m.acosh(x), m.atanh(x)]), (3,)),
+    case("prod_cumprod", lambda m, x: (x.prod(1), x.prod(), x.cumprod(1)), (2, 3),
+         gradgrad=False),
+    case("pow_sinc_vander", lambda m, x, y: (x ** y, m.sinc(x), m.linalg.vander(x[0])),
+         (2, 3), (2, 3), gradgrad=False),
 ]
 
 test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)

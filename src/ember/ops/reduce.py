@@ -21,6 +21,7 @@ from ember.dtypes import DType
 from ember.errors import DTypeError
 from ember.ops.broadcast import expand
 from ember.ops.compare import eq, isfinite, logical_and
+from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast, clone, reduces_in_float32, to_float
 from ember.ops.creation import arange, ones_like, zeros, zeros_like
 from ember.ops.dims import (
@@ -83,7 +84,7 @@ class Sum(Accumulation):
 
 
 @primitive
-class Prod(Accumulation):
+class Prod(Holomorphic, Accumulation):
     name = "prod"
     ufunc = "multiply"
 
