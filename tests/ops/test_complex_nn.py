@@ -116,3 +116,38 @@ def test_conjugate_and_negative_bits_answer_as_torch_for_materialised_tensors():
     # the difference (documented): Ember's conj is physical, so it sets no bit
     assert torch.tensor(z).conj().is_conj() and not ember.tensor(z).conj().is_conj()
     assert torch.tensor(z).conj().imag.is_neg() and not ember.tensor(z).conj().imag.is_neg()
+
+
+@pytest.mark.parametrize("p", [float("inf"), float("-inf"), 0, -1.0, 3.0])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_normalize_with_any_order_matches_torch(p, dtype):
+    data = np.array([[3.0, -4.0, 1.0], [0.5, 2.0, -1.0]]).astype(dtype)
+    if dtype is np.complex128:
+        data = data + 1j * data[::-1]
+    x, t = ember.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    y, ref = F.normalize(x, p=p, dim=1), torch.nn.functional.normalize(t, p=p, dim=1)
+    np.testing.assert_allclose(y.detach().numpy(), ref.detach().numpy(), rtol=1e-12)
+    y.abs().sum().backward()
+    ref.abs().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("init", ["trunc_normal_", "orthogonal_"])
+def test_initialisers_torch_refuses_for_complex_tensors_refuse(init):
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        getattr(torch.nn.init, init)(torch.empty(3, 3, dtype=torch.complex64))
+    with pytest.raises(ember.DTypeError, match=init):
+        getattr(ember.nn.init, init)(ember.empty(3, 3, dtype=ember.complex64))
+
+
+def test_pow_exponent_gradient_at_a_zero_base_follows_torch():
+    # PyTorch zeroes it only for a real non-negative exponent; otherwise log(0) gives NaN
+    base = np.zeros(4, dtype=np.complex128)
+    exponent = np.array([2.0, 0.0, 2 + 1j, 0.5j])
+    grads = []
+    for lib in (torch, ember):
+        a, b = lib.tensor(base, requires_grad=True), lib.tensor(exponent, requires_grad=True)
+        (a ** b)[[0, 2, 3]].abs().sum().backward()
+        grads.append(b.grad.numpy())
+    np.testing.assert_array_equal(np.isnan(grads[1]), np.isnan(grads[0]))
+    np.testing.assert_array_equal(np.nan_to_num(grads[1]), np.nan_to_num(grads[0]))

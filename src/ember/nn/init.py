@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
+from ember.errors import DTypeError
 from ember.ops.random import Generator, normal_samples, uniform_samples
 from ember.tensor import Tensor
 
@@ -33,6 +34,13 @@ def _write(tensor: Tensor, values: Tensor) -> Tensor:
     with no_grad():
         tensor[...] = values
     return tensor
+
+
+def _refuse_complex(tensor: Tensor, init: str, why: str) -> None:
+    if tensor.dtype.is_complex:
+        raise DTypeError(f"nn.init.{init}: {tensor.dtype.name} tensors are not supported "
+                         f"({why}), as in PyTorch. Hint: initialise the real and imaginary "
+                         f"parts (tensor.real, tensor.imag) on their own")
 
 
 def _uniform(tensor: Tensor, a: float, b: float, generator: Generator | None) -> Tensor:
@@ -109,6 +117,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     def cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
+    _refuse_complex(tensor, "trunc_normal_", "truncation needs an order")
     lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
     with no_grad():
         u = ember.rand(*tensor.shape, generator=generator, dtype=ember.float64,
@@ -205,6 +214,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = N
     matrix times ``gain``, from the QR decomposition of a normal sample."""
     import ember
 
+    _refuse_complex(tensor, "orthogonal_", "it draws a real orthogonal matrix")
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
