@@ -56,5 +56,5 @@ def test_anomaly_mode_catches_a_nan_in_a_complex_gradient():
     x = ember.zeros(2, dtype=ember.complex128, requires_grad=True)
     with ember.autograd.detect_anomaly():
         y = x / x
-        with pytest.raises(GradError, match="div"):
+        with pytest.raises(GradError, match="backward of abs returned NaN"):
             y.abs().sum().backward()
