@@ -151,3 +151,12 @@ def test_pow_exponent_gradient_at_a_zero_base_follows_torch():
         grads.append(b.grad.numpy())
     np.testing.assert_array_equal(np.isnan(grads[1]), np.isnan(grads[0]))
     np.testing.assert_array_equal(np.nan_to_num(grads[1]), np.nan_to_num(grads[0]))
+
+
+@pytest.mark.parametrize("bias_dtype", ["float32", "float64"])
+def test_linear_refuses_a_bias_of_another_dtype_as_torch(bias_dtype):
+    z = np.array([[1 + 2j, -1j]], dtype=np.complex64)
+    for lib, error in ((torch, RuntimeError), (ember, ember.DTypeError)):
+        x = lib.tensor(z) if bias_dtype == "float32" else lib.tensor(z.real)
+        with pytest.raises(error, match="dtype" if lib is torch else "linear: .*bias"):
+            lib.nn.functional.linear(x, x, lib.ones(1, dtype=getattr(lib, bias_dtype)))
