@@ -160,3 +160,14 @@ def test_linear_refuses_a_bias_of_another_dtype_as_torch(bias_dtype):
         x = lib.tensor(z) if bias_dtype == "float32" else lib.tensor(z.real)
         with pytest.raises(error, match="dtype" if lib is torch else "linear: .*bias"):
             lib.nn.functional.linear(x, x, lib.ones(1, dtype=getattr(lib, bias_dtype)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.randint(0, 3, (2,), dtype=m.complex64),
+    lambda m: m.randint_like(m.zeros(2, dtype=m.complex64), 3),
+], ids=["randint", "randint_like"])
+def test_random_integers_refuse_a_complex_dtype_as_torch(make):
+    with pytest.raises(RuntimeError, match="integral, floating-point and boolean"):
+        make(torch)
+    with pytest.raises(ember.DTypeError, match="randint: .*complex64"):
+        make(ember)

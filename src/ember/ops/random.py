@@ -323,6 +323,9 @@ def randint(low: int, high: int | None = None, size: tuple = (), *,
     if high <= low:
         raise ValueError(f"randint: empty range [{low}, {high})")
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
+    if dt.is_complex:
+        raise DTypeError(f"randint: integers cannot be drawn as {dt.name}, as in PyTorch. Hint: "
+                         "draw a real dtype and convert with .to()")
     return _sampled("randint", RandInt, (tuple(size),), dt, device, False, low=int(low),
                     high=int(high), generator=generator)
 
