@@ -15,6 +15,7 @@ from ember.ops.linalg_decomp import linalg_cholesky as cholesky
 from ember.ops.linalg_decomp import linalg_qr as qr
 from ember.ops.linalg_decomp import linalg_svd as svd
 from ember.ops.linalg_det import det, slogdet
+from ember.ops.linalg_eig import eig, eigvals
 from ember.ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from ember.ops.linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve
 from ember.ops.linalg_pinv import lstsq, matrix_rank, pinv
@@ -34,7 +35,8 @@ from ember.ops.norms import matrix_norm, vector_norm
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "multi_dot", "cross",
            "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex", "solve_triangular",
-           "matrix_power", "matrix_exp", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh",
-           "svd", "svdvals", "pinv", "lstsq", "matrix_rank", "lu", "lu_factor", "lu_factor_ex",
-           "lu_solve", "ldl_factor", "ldl_factor_ex", "ldl_solve", "tensorinv", "tensorsolve",
-           "cond", "diagonal", "vander", "householder_product", "LinAlgError"]
+           "matrix_power", "matrix_exp", "cholesky", "cholesky_ex", "qr", "eig", "eigvals",
+           "eigh", "eigvalsh", "svd", "svdvals", "pinv", "lstsq", "matrix_rank", "lu",
+           "lu_factor", "lu_factor_ex", "lu_solve", "ldl_factor", "ldl_factor_ex", "ldl_solve",
+           "tensorinv", "tensorsolve", "cond", "diagonal", "vander", "householder_product",
+           "LinAlgError"]

@@ -50,3 +50,11 @@ def test_set_detect_anomaly_switches_it_on_until_switched_off():
     finally:
         ember.autograd.set_detect_anomaly(False)
     assert not ember.autograd.is_anomaly_enabled()
+
+
+def test_anomaly_mode_catches_a_nan_in_a_complex_gradient():
+    x = ember.zeros(2, dtype=ember.complex128, requires_grad=True)
+    with ember.autograd.detect_anomaly():
+        y = x / x
+        with pytest.raises(GradError, match="backward of abs returned NaN"):
+            y.abs().sum().backward()

@@ -375,3 +375,23 @@ def test_in_place_writes_to_inputs_stay_inside_the_transform() -> None:
     close(ef.jacfwd(double_in_place)(x), tf.jacfwd(double_in_place)(xt))
     hess = ef.hessian(lambda x: double_in_place(x).sum())(x)  # (torch.func refuses this)
     close(hess, torch.diag(-4 * torch.sin(2 * torch.from_numpy(x.numpy()))))
+
+
+def test_complex_inputs_in_grad_vjp_jvp_and_refused_by_jacobians_as_in_torch():
+    rng = np.random.default_rng(0)
+    a, da = (rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)) for _ in range(2))
+    e, t = ember.tensor(a), torch.tensor(a)
+    _, ej = ef.jvp(ember.linalg.eigvals, (e,), (ember.tensor(da),))
+    _, tj = tf.jvp(torch.linalg.eigvals, (t,), (torch.tensor(da),))
+    np.testing.assert_allclose(ej.numpy(), tj.numpy(), atol=1e-12)
+    eg = ef.grad(lambda m: ember.linalg.det(m).abs())(e)
+    np.testing.assert_allclose(eg.numpy(), tf.grad(lambda m: torch.linalg.det(m).abs())(t),
+                               atol=1e-12)
+    (ev,) = ef.vjp(ember.linalg.inv, e)[1](ember.tensor(da))
+    np.testing.assert_allclose(ev.numpy(), tf.vjp(torch.linalg.inv, t)[1](torch.tensor(da))[0],
+                               atol=1e-12)
+    for name in ("jacrev", "jacfwd"):
+        with pytest.raises(RuntimeError, match="real"):
+            getattr(tf, name)(torch.exp)(t)
+        with pytest.raises(ember.DTypeError, match=f"{name}: argument 0 is complex128"):
+            getattr(ef, name)(ember.exp)(e)

@@ -285,6 +285,27 @@ def _jvp_all(fn: Callable, primals: list, tangents: list) -> tuple:
     return forward_jvp(partial, tuple(primals[i] for i in idx), tuple(tangents[i] for i in idx))
 
 
+def _real_parts(lib: Any, out: Any) -> Any:
+    """A complex output as its (real, imag) pairs; a real one as it is."""
+    return lib.view_as_real(out.resolve_conj()) if out.is_complex() else out
+
+
+def complex_case(name: str, fn: Callable, *shapes: tuple[int, ...], **kw: Any) -> OpCase:
+    """A row for ``fn(lib, *complex tensors)``, each complex input of ``shapes`` made of two
+    real inputs (its parts), each complex output given as its parts: complex ops get every
+    check of the table (gradcheck in float64 through the parts, which is complex128)."""
+    def build(lib):
+        def run(*parts):
+            zs = [lib.complex(parts[i], parts[i + 1]) for i in range(0, len(parts), 2)]
+            out = fn(lib, *zs)
+            if isinstance(out, tuple):
+                return tuple(_real_parts(lib, o) for o in out)
+            return _real_parts(lib, out)
+        return run
+    return OpCase(name, build(ember), build(torch),
+                  [S(*(arg(*s) for s in shapes for _ in range(2)))], **kw)
+
+
 def op_tests(cases: list[OpCase]) -> tuple[Callable, ...]:
     """The five parametrized test functions for a family's table."""
     every = [p for c in cases for p in _pairs(c)]

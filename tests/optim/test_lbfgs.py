@@ -61,6 +61,28 @@ def test_state_dict_round_trip_mid_run(kwargs):
     step_both(eo2, to, ep2, tp, 3)
 
 
+@pytest.mark.parametrize("kwargs", CASES[:2], ids=[str(k) for k in CASES[:2]])
+def test_complex_parameters_step_as_their_real_pairs_as_in_torch(kwargs):
+    rng = np.random.default_rng(0)
+    w0, x, y = (rng.standard_normal(s) + 1j * rng.standard_normal(s) for s in [(2, 3), (4, 3),
+                                                                                (4, 2)])
+    results = []
+    for lib in (torch, ember):
+        w, real = lib.tensor(w0, requires_grad=True), lib.tensor([0.5], requires_grad=True)
+        opt = lib.optim.LBFGS([w, real], max_iter=4, **kwargs)
+
+        def evaluate(lib=lib, w=w, real=real, opt=opt):
+            opt.zero_grad()
+            value = (lib.tensor(x) @ w.T * real - lib.tensor(y)).abs().pow(2).mean()
+            value.backward()
+            return value
+        for _ in range(2):
+            opt.step(evaluate)
+        results.append((w.detach().numpy(), real.detach().numpy()))
+    for e, t in zip(results[1], results[0]):
+        np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-10)
+
+
 def test_parameters_without_gradients_and_an_optimum():
     ep, tp = pair()
     eo, to = ember.optim.LBFGS(ep), torch.optim.LBFGS(tp)

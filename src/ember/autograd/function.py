@@ -236,7 +236,7 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, out: Any, dirty:
                 inputs[0].device)
     wrapped = tuple(
         _wrap(o._data, o._device, False, None, 0, o._vc)
-        if id(o) in ctx._non_differentiable or not o.dtype.is_floating_point
+        if id(o) in ctx._non_differentiable or not (o.dtype.is_floating_point or o.dtype.is_complex)
         else _wrap(o._data, o._device, True, node, i, o._vc)
         for i, o in enumerate(outs))
     if dirty:

@@ -1,5 +1,7 @@
 """Finite-difference checks of gradients: ``gradcheck`` (first order) and ``gradgradcheck``
-(second order), as public API. Use float64 inputs: float32 differences are too coarse."""
+(second order), as public API. Use float64 (complex128) inputs: float32 differences are too
+coarse. A complex input or output counts as its (real, imag) pairs, as in PyTorch: the
+Jacobians compared are those of the real views, so a wrong imaginary part is caught."""
 
 from __future__ import annotations
 
@@ -21,7 +23,20 @@ def _tuple(x: Any) -> tuple:
 
 
 def _float_outputs(outputs: tuple) -> list:
-    return [o for o in outputs if hasattr(o, "dtype") and o.dtype.is_floating_point]
+    return [o for o in outputs
+            if hasattr(o, "dtype") and (o.dtype.is_floating_point or o.dtype.is_complex)]
+
+
+def _real_view(array: np.ndarray) -> np.ndarray:
+    """The flat float64 values, a complex array as its (real, imag) pairs."""
+    if array.dtype.kind == "c":
+        return np.stack([array.real, array.imag], axis=-1).astype(np.float64).ravel()
+    return array.astype(np.float64).ravel()
+
+
+def _parts(array: np.ndarray) -> tuple:
+    """The unit steps along each real coordinate of one element: 1, and 1j if complex."""
+    return (1, 1j) if array.dtype.kind == "c" else (1,)
 
 
 def _numerical(func: Callable, inputs: tuple, wrt: list[int], eps: float) -> list[list[np.ndarray]]:
@@ -34,14 +49,14 @@ def _numerical(func: Callable, inputs: tuple, wrt: list[int], eps: float) -> lis
         for j in range(array.size):
             at = np.unravel_index(j, array.shape)
             orig = array[at].copy()
-            array[at] = orig + eps
-            plus = [o._data.astype(np.float64).ravel().copy()
-                    for o in _float_outputs(_tuple(func(*inputs)))]
-            array[at] = orig - eps
-            minus = [o._data.astype(np.float64).ravel()
-                     for o in _float_outputs(_tuple(func(*inputs)))]
-            array[at] = orig
-            cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+            for unit in _parts(array):
+                array[at] = orig + eps * unit
+                plus = [_real_view(o._data).copy()
+                        for o in _float_outputs(_tuple(func(*inputs)))]
+                array[at] = orig - eps * unit
+                minus = [_real_view(o._data) for o in _float_outputs(_tuple(func(*inputs)))]
+                array[at] = orig
+                cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
         n_out = len(cols[0]) if cols else len(_float_outputs(_tuple(func(*inputs))))
         jac.append([np.stack([c[k] for c in cols], axis=1) if cols else
                     np.zeros((0, 0)) for k in range(n_out)])
@@ -51,16 +66,20 @@ def _numerical(func: Callable, inputs: tuple, wrt: list[int], eps: float) -> lis
 def _analytical(outputs: list, inputs: tuple, wrt: list[int]) -> list[list[np.ndarray]]:
     from ember.ops.creation import zeros_like
 
-    jac = [[np.zeros((o.numel(), inputs[i].numel())) for o in outputs] for i in wrt]
+    def width(t: Any) -> int:
+        return t.numel() * len(_parts(t._data))
+
+    jac = [[np.zeros((width(o), width(inputs[i]))) for o in outputs] for i in wrt]
     for k, out in enumerate(outputs):
-        for r in range(out.numel()):
+        parts = _parts(out._data)
+        for r in range(width(out)):
             seeds = [zeros_like(o) for o in outputs]
-            seeds[k]._data.reshape(-1)[r] = 1
+            seeds[k]._data.reshape(-1)[r // len(parts)] = parts[r % len(parts)]
             grads = grad(outputs, [inputs[i] for i in wrt], seeds, retain_graph=True,
                          allow_unused=True)
             for n, g in enumerate(grads):
                 if g is not None:
-                    jac[n][k][r] = g._data.astype(np.float64).ravel()
+                    jac[n][k][r] = _real_view(g._data)
     return jac
 
 
@@ -68,7 +87,8 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol:
               rtol: float = 1e-3, raise_exception: bool = True) -> bool:
     """Compares the gradients autograd computes for ``func`` with central differences.
 
-    Every input with ``requires_grad`` is checked against every floating output.
+    Every input with ``requires_grad`` is checked against every floating or complex output
+    (complex ones through their real and imaginary parts).
 
     Example:
         >>> x = ember.randn(3, dtype=ember.float64, requires_grad=True)
@@ -123,8 +143,9 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Sequence 
     outputs = [o for o in _float_outputs(_tuple(func(*inputs))) if o.requires_grad]
     if grad_outputs is None:
         rng = np.random.default_rng(seed)
-        grad_outputs = [tensor(rng.standard_normal(o.shape), dtype=o.dtype, requires_grad=True)
-                        for o in outputs]
+        grad_outputs = [tensor(rng.standard_normal(o.shape) + 1j * rng.standard_normal(o.shape)
+                               if o.dtype.is_complex else rng.standard_normal(o.shape),
+                               dtype=o.dtype, requires_grad=True) for o in outputs]
 
     def first_derivative(*args: Any) -> tuple:
         xs, vs = args[:n_in], args[n_in:]

@@ -38,7 +38,7 @@ class DiffArgs:
     the function with other leaves in their place."""
 
     def __init__(self, func: Callable, args: tuple, argnums: int | tuple[int, ...],
-                 who: str) -> None:
+                 who: str, complex_ok: bool = True) -> None:
         self.func, self.args, self.who = func, args, who
         self.argnums = normalize_argnums(argnums, len(args), who)
         self.as_tuple = not isinstance(argnums, int)
@@ -47,7 +47,7 @@ class DiffArgs:
         for n in self.argnums:
             leaves, spec = tree_flatten(args[n])
             for x in leaves:
-                check_differentiable(x, who, f"argument {n}")
+                check_differentiable(x, who, f"argument {n}", complex_ok)
             self.leaves += leaves
             self.specs.append(spec)
 
@@ -73,14 +73,17 @@ class DiffArgs:
         return tuple(trees) if self.as_tuple else trees[0]
 
 
-def check_differentiable(x: Any, who: str, where: str) -> None:
+def check_differentiable(x: Any, who: str, where: str, complex_ok: bool = True) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"{who}: {where} must be a tensor or a pytree (tuple, list, dict) of "
                         f"tensors to differentiate it, got {type(x).__name__}")
-    if not x.dtype.is_floating_point:
-        raise DTypeError(f"{who}: {where} has dtype {x.dtype.name}; only floating tensors can "
-                         "be differentiated. Hint: convert it with .float(), or leave it out "
-                         "of argnums")
+    if x.dtype.is_complex and not complex_ok:
+        raise DTypeError(f"{who}: {where} is {x.dtype.name}; {who} takes real inputs only, as "
+                         "PyTorch's. Hint: differentiate with respect to ember.view_as_real(x)")
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise DTypeError(f"{who}: {where} has dtype {x.dtype.name}; only floating and complex "
+                         "tensors can be differentiated. Hint: convert it with .float(), or "
+                         "leave it out of argnums")
 
 
 def split_aux(result: Any, has_aux: bool, who: str) -> tuple[Any, Any]:

@@ -65,7 +65,7 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
     """
     @functools.wraps(func)
     def wrapper(*args: Any) -> Any:
-        diff = DiffArgs(func, args, argnums, "jacrev")
+        diff = DiffArgs(func, args, argnums, "jacrev", complex_ok=False)
         level = _Level(diff, has_aux, "jacrev")
         outs = level.out_leaves
         _check_outputs(outs, "jacrev")
@@ -97,7 +97,7 @@ def jacfwd(func: Callable, argnums: int | tuple[int, ...] = 0, has_aux: bool = F
     """
     @functools.wraps(func)
     def wrapper(*args: Any) -> Any:
-        diff = DiffArgs(func, args, argnums, "jacfwd")
+        diff = DiffArgs(func, args, argnums, "jacfwd", complex_ok=False)
         leaves = diff.leaves
 
         def call(*xs: Tensor) -> Any:

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
-from ember.ops.random import Generator
+from ember.errors import DTypeError
+from ember.ops.random import Generator, normal_samples, uniform_samples
 from ember.tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
@@ -57,20 +58,21 @@ def _write(tensor: Tensor, values: Tensor) -> Tensor:
     return tensor
 
 
-def _uniform(tensor: Tensor, a: float, b: float, generator: Generator | None) -> Tensor:
-    import ember
+def _refuse_complex(tensor: Tensor, init: str, why: str) -> None:
+    if tensor.dtype.is_complex:
+        raise DTypeError(f"nn.init.{init}: {tensor.dtype.name} tensors are not supported "
+                         f"({why}), as in PyTorch. Hint: initialise the real and imaginary "
+                         f"parts (tensor.real, tensor.imag) on their own")
 
-    u = ember.rand(*tensor.shape, generator=generator, dtype=tensor.dtype,
-                   device=tensor.device)
-    return _write(tensor, u * (b - a) + a)
+
+def _uniform(tensor: Tensor, a: float, b: float, generator: Generator | None) -> Tensor:
+    return _write(tensor, uniform_samples(tensor.shape, a, b, dtype=tensor.dtype,
+                                          device=tensor.device, generator=generator))
 
 
 def _normal(tensor: Tensor, mean: float, std: float, generator: Generator | None) -> Tensor:
-    import ember
-
-    n = ember.randn(*tensor.shape, generator=generator, dtype=tensor.dtype,
-                    device=tensor.device)
-    return _write(tensor, n * std + mean)
+    return _write(tensor, normal_samples(tensor.shape, mean, std, dtype=tensor.dtype,
+                                         device=tensor.device, generator=generator))
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -137,6 +139,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     def cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
+    _refuse_complex(tensor, "trunc_normal_", "truncation needs an order")
     lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
     with no_grad():
         u = ember.rand(*tensor.shape, generator=generator, dtype=ember.float64,
@@ -233,6 +236,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = N
     matrix times ``gain``, from the QR decomposition of a normal sample."""
     import ember
 
+    _refuse_complex(tensor, "orthogonal_", "it draws a real orthogonal matrix")
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:

@@ -107,7 +107,7 @@ _FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broad
              "functional_aliases", "gamma", "gather", "gradient", "grid_sample", "gumbel_softmax",
              "histogram", "igamma", "im2col", "indexing", "inplace_functions", "integrate",
              "interpolate", "join", "layer_norm", "linalg", "linalg_composite", "linalg_decomp",
-             "linalg_det", "linalg_ldl", "linalg_legacy", "linalg_lu", "linalg_pinv",
+             "linalg_det", "linalg_eig", "linalg_ldl", "linalg_legacy", "linalg_lu", "linalg_pinv",
              "linalg_solve", "linalg_tensor", "linear", "linear_cross_entropy",
              "local_response_norm", "loss", "lowrank", "lp_pool", "margin_loss", "masking",
              "multi_head_attention", "native_functions", "normalization", "norms", "pad",

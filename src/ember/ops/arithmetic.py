@@ -206,9 +206,9 @@ def _trunc_div(a: Tensor, b: Tensor) -> Tensor:
 
 
 @primitive
-class Pow(Binary):
+class Pow(Holomorphic, Binary):
     """``a ** b`` of two tensors. As in PyTorch, a zero exponent gets no gradient through the
-    base (even at base 0), and a zero base with a non-negative exponent none through the
+    base (even at base 0), and a zero base with a non-negative (real) exponent none through the
     exponent (where ``log(0)`` would give NaN)."""
 
     name = "pow"
@@ -245,6 +245,8 @@ def _dpow_dexponent(a: Tensor, b: Tensor, out: Tensor) -> Tensor:
     from ember.ops.select import where
     from ember.ops.unary import log
 
+    if b.dtype.is_complex:  # as PyTorch: only a real non-negative exponent (else NaN)
+        return where((a == 0) & (b.imag == 0) & (b.real >= 0), 0, out * log(a))
     return where((a == 0) & (b >= 0), 0, out * log(a))
 
 

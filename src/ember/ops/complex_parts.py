@@ -26,7 +26,7 @@ from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, spec
 from ember.tensor import Tensor, method
 
 __all__ = ["real", "imag", "conj", "conj_physical", "resolve_conj", "resolve_neg", "is_conj",
-           "complex", "view_as_real", "view_as_complex"]
+           "is_neg", "complex", "view_as_real", "view_as_complex"]
 
 
 class Holomorphic:
@@ -272,13 +272,17 @@ resolve_neg = resolve_conj
 
 @method("is_conj", "is_neg")
 def is_conj(input: Tensor) -> bool:
-    """False: Ember has no lazy conjugate bit (see :func:`conj`).
+    """False: Ember has no lazy conjugate bit (see :func:`conj`), nor PyTorch's negative bit
+    (``is_neg``; PyTorch sets it on the imaginary part of a lazy conjugate).
 
     Example:
         >>> ember.tensor([1j]).conj().is_conj()
         False
     """
     return False
+
+
+is_neg = is_conj
 
 
 def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name

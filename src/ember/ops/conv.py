@@ -19,6 +19,7 @@ import numpy as np
 from ember.backend import gemm, parallel
 from ember.errors import DTypeError, ShapeError
 from ember.ops import winograd
+from ember.ops.complex_parts import Holomorphic
 from ember.ops.im2col import (
     Pads,
     Unfold,
@@ -41,9 +42,9 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
 
 def _check_operands(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | None,
                     groups: int) -> None:
-    if not x.dtype.is_floating_point:
-        raise DTypeError(f"{op}: expected a floating input, got {x.dtype.name}. Hint: call "
-                         ".float() on it")
+    if not x.dtype.is_floating_point and not x.dtype.is_complex:
+        raise DTypeError(f"{op}: expected a floating or complex input, got {x.dtype.name}. "
+                         "Hint: call .float() on it")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.dtype is not x.dtype and not DISPATCH.casting:
             raise DTypeError(f"{op}: input is {x.dtype.name} but {name} is {t.dtype.name}; "
@@ -139,7 +140,7 @@ def _over_chunks(xp: Any, x: Any, kernel: tuple, dilation: tuple, padding: Pads,
 
 
 @primitive
-class Conv(Primitive):
+class Conv(Holomorphic, Primitive):
     """An ungrouped convolution: (N, Cin, *spatial) with a (Cout, Cin, *kernel) weight gives
     (N, Cout, *counts). The input's im2col rows (N·L, ∏k·Cin) times the weight as
     (∏k·Cin, Cout) make one GEMM per chunk of samples (:func:`_over_chunks`), not one per
@@ -231,7 +232,7 @@ def _weight_grad(x: Tensor, g: Tensor, shape: tuple[int, ...], **geometry: Any) 
 
 
 @primitive
-class ConvWeightGrad(Primitive):
+class ConvWeightGrad(Holomorphic, Primitive):
     """``conv``'s weight gradient: the (N, Cin, *spatial) input and the (N, Cout, *counts)
     output gradient give (Cout, Cin, *kernel), the sum over samples and windows of the
     gradient times the window. One GEMM per chunk of samples against that chunk's im2col

@@ -13,7 +13,7 @@ from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, empty_like
 from ember.ops.fits import check_fits
 from ember.ops.inplace import inplace, needs_history
-from ember.ops.random import Generator, bernoulli, rand, randn
+from ember.ops.random import Generator, bernoulli, normal_samples, uniform_samples
 from ember.tensor import Tensor, method
 
 __all__ = ["fill"]
@@ -82,17 +82,18 @@ def zero_(self: Tensor) -> Tensor:
 @method()
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *,
              generator: Generator | None = None) -> Tensor:
-    """Fills with samples from U(a, b); returns ``self``."""
-    return _write_from(self, rand(self.shape, dtype=self.dtype, generator=generator) * (b - a) + a,
-                       "uniform_")
+    """Fills with samples from U(a, b) (each part of a complex tensor); returns ``self``."""
+    return _write_from(self, uniform_samples(self.shape, a, b, dtype=self.dtype,
+                                             generator=generator), "uniform_")
 
 
 @method()
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
             generator: Generator | None = None) -> Tensor:
-    """Fills with samples from N(mean, std²); returns ``self``."""
-    return _write_from(self, randn(self.shape, dtype=self.dtype, generator=generator) * std + mean,
-                       "normal_")
+    """Fills with samples from N(mean, std²); returns ``self``. A complex tensor gets the
+    complex normal, as PyTorch's: each part N(mean, std²/2)."""
+    return _write_from(self, normal_samples(self.shape, mean, std, dtype=self.dtype,
+                                            generator=generator), "normal_")
 
 
 @method("bernoulli_")

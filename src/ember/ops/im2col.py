@@ -185,6 +185,7 @@ class Unfold(Primitive):
     """im2col: (N, C, *spatial) → (N, C·∏kernel_size, L), L the number of windows."""
 
     name = "unfold"
+    complex_grad = True  # linear with real coefficients
     save_inputs = False
 
     def forward(self, xp, x, *, kernel_size, dilation, padding, stride, layout="ncl"):
@@ -225,6 +226,7 @@ class Fold(Primitive):
     """col2im: (N, C·∏kernel_size, L) → (N, C, *output_size), overlapping windows summed."""
 
     name = "fold"
+    complex_grad = True  # linear with real coefficients
     save_inputs = False
 
     def forward(self, xp, cols, *, output_size, kernel_size, dilation, padding, stride,

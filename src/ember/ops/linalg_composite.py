@@ -18,7 +18,7 @@ from ember.ops.diagonal import diagonal as _diagonal
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import svdvals
-from ember.ops.linalg_solve import check_float, check_matrix, inv_ex, mT, solve_triangular
+from ember.ops.linalg_solve import check_float, check_matrix, inv_ex, mH, solve_triangular
 from ember.ops.norms import matrix_norm
 from ember.ops.scan import cumprod
 from ember.ops.select import where
@@ -41,14 +41,14 @@ def cond(A: Tensor, p: float | str | None = None) -> Tensor:  # noqa: N803
     """
     op = "linalg.cond"
     if p is None or (not isinstance(p, str) and p in (2, -2)):
-        check_matrix(op, A, square=False)
+        check_matrix(op, A, square=False, complex_ok=True)
         s = svdvals(A)
         big, small = narrow(s, -1, 0, 1), narrow(s, -1, s.shape[-1] - 1, 1)
         return (big / small if p != -2 else small / big).squeeze(-1)
     if p not in ("fro", "nuc") and (isinstance(p, str) or p not in (_INF, -_INF, 1, -1)):
         raise ValueError(f"{op}: p must be None, 2, -2, 'fro', 'nuc', inf, -inf, 1 or -1, "
                          f"got {p!r}")
-    check_matrix(f"{op}(p={p!r})", A)
+    check_matrix(f"{op}(p={p!r})", A, complex_ok=True)
     if p == "nuc":  # ‖A‖_* ‖A⁻¹‖_* from the singular values
         s = svdvals(A)
         return s.sum(dim=-1) * (1 / s).sum(dim=-1)
@@ -95,7 +95,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
 
 
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
-    """The first ``n`` columns of ``H_1 ⋯ H_k``, ``H_i = I - tau_i v_i v_iᵀ``, where ``v_i`` is
+    """The first ``n`` columns of ``H_1 ⋯ H_k``, ``H_i = I - tau_i v_i v_iᴴ``, where ``v_i`` is
     column ``i`` of ``A`` below the diagonal with a 1 on it (LAPACK's ``orgqr``; ``A`` and
     ``tau`` as ``torch.geqrf`` returns them): ``A (…, m, n)``, ``tau (…, k)``, ``k <= n <= m``.
 
@@ -105,8 +105,8 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
                 [ 0.,  1.]])
     """
     op = "linalg.householder_product"
-    check_matrix(op, A, square=False)
-    check_float(op, A, tau)
+    check_matrix(op, A, square=False, complex_ok=True)
+    check_float(op, A, tau, complex_ok=True)
     *batch, m, n = A.shape
     k = tau.shape[-1] if tau.ndim else -1
     if not (0 <= k <= n <= m) or tuple(tau.shape[:-1]) != tuple(batch):
@@ -119,14 +119,14 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
     for i in reversed(range(k)):  # H_i (H_{i+1} ⋯ H_k [I; 0])
         v = where(rows > i, narrow(A, -1, i, 1), narrow(identity, -1, i, 1))
         t = narrow(tau, -1, i, 1).unsqueeze(-1)
-        q = q - t * matmul(v, matmul(mT(v), q))
+        q = q - t * matmul(v, matmul(mH(v), q))
     return q
 
 
 @method()
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
     """``X`` with ``A X = B`` given the Cholesky factor of ``A``: ``B`` is ``input``, the
-    factor (lower ``L`` with ``A = L Lᵀ``, or upper ``U`` with ``A = Uᵀ U``) is ``input2``;
+    factor (lower ``L`` with ``A = L Lᴴ``, or upper ``U`` with ``A = Uᴴ U``) is ``input2``;
     batch dims broadcast.
 
     Example:
@@ -136,16 +136,16 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
                 [0.]])
     """
     op = "cholesky_solve"
-    check_matrix(op, input2, name="the factor")
-    check_float(op, input, input2)
+    check_matrix(op, input2, name="the factor", complex_ok=True)
+    check_float(op, input, input2, complex_ok=True)
     if input.ndim < 2 or input.shape[-2] != input2.shape[-1]:
         raise ShapeError(f"{op}: B {describe(input.shape, input.dtype)} does not fit the "
                          f"factor {describe(input2.shape, input2.dtype)}: B must be (…, n, k)")
-    if upper:  # A = Uᵀ U
-        y = solve_triangular(mT(input2), input, upper=False)
+    if upper:  # A = Uᴴ U
+        y = solve_triangular(mH(input2), input, upper=False)
         return solve_triangular(input2, y, upper=True)
     y = solve_triangular(input2, input, upper=False)
-    return solve_triangular(mT(input2), y, upper=True)
+    return solve_triangular(mH(input2), y, upper=True)
 
 
 @method()
@@ -158,7 +158,7 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
         tensor([[0.2500, 0.0000],
                 [0.0000, 1.0000]])
     """
-    check_matrix("cholesky_inverse", input, name="the factor")
+    check_matrix("cholesky_inverse", input, name="the factor", complex_ok=True)
     identity = eye(input.shape[-1], dtype=input.dtype, device=input.device)
     return cholesky_solve(expand(identity, tuple(input.shape)), input, upper)
 

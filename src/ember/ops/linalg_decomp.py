@@ -19,6 +19,7 @@ from typing import NamedTuple
 from ember import dtypes
 from ember.errors import OpError, describe
 from ember.ops import linalg_kernels as kernels
+from ember.ops.complex_parts import imag, real
 from ember.ops.creation import eye, zeros
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
@@ -28,7 +29,7 @@ from ember.ops.linalg_solve import (
     diag_embed,
     first_failure,
     matrix_spec,
-    mT,
+    mH,
     solve_triangular,
 )
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -41,11 +42,12 @@ __all__ = ["cholesky", "qr", "svd"]
 # -- Cholesky --------------------------------------------------------------------------------
 @primitive
 class Cholesky(Primitive):
-    """``(L, info)``: the lower factor ``L`` of ``A = L Lᵀ`` from ``A``'s lower triangle, and
+    """``(L, info)``: the lower factor ``L`` of ``A = L Lᴴ`` from ``A``'s lower triangle, and
     the order of the first leading minor that is not positive-definite (0 if none), which
     raises if ``check_errors``."""
 
     name = "linalg_cholesky"
+    complex_grad = True
     nout = 2
     save_inputs = False
     save_outputs = (0,)
@@ -66,15 +68,15 @@ class Cholesky(Primitive):
 
     def vjp(self, ctx, g, _g_info=None):
         L = ctx.output(0)  # noqa: N806
-        phi = matmul(mT(L), g).tril()
-        phi = 0.5 * (phi + mT(phi.tril(-1)))
-        ga = solve_triangular(mT(L), phi, upper=True, left=True)
+        phi = matmul(mH(L), g).tril()
+        phi = 0.5 * (phi + mH(phi.tril(-1)))
+        ga = solve_triangular(mH(L), phi, upper=True, left=True)
         return (solve_triangular(L, ga, upper=False, left=False),)
 
     def jvp(self, ctx, da):
         L = ctx.output(0)  # noqa: N806
         d = solve_triangular(L, da, upper=False, left=True)
-        d = solve_triangular(mT(L), d, upper=True, left=False)
+        d = solve_triangular(mH(L), d, upper=True, left=False)
         d = d.tril() - 0.5 * diag_embed(d.diagonal(0, -2, -1))
         return matmul(L, d), None
 
@@ -85,10 +87,10 @@ class CholeskyExResult(NamedTuple):
 
 
 def _cholesky(A: Tensor, upper: bool, check_errors: bool, op: str) -> tuple[Tensor, Tensor]:  # noqa: N803
-    check_matrix(op, A)
+    check_matrix(op, A, complex_ok=True)
     if upper:  # the upper triangle of A is the lower one of Aᵀ
-        L, info = apply(Cholesky, mT(A), check_errors=check_errors, op=op)  # noqa: N806
-        return mT(L), info
+        L, info = apply(Cholesky, mH(A), check_errors=check_errors, op=op)  # noqa: N806
+        return mH(L), info
     return apply(Cholesky, A, check_errors=check_errors, op=op)
 
 
@@ -137,33 +139,41 @@ class QRResult(NamedTuple):
 
 
 def _copyltu(m: Tensor) -> Tensor:
-    """The symmetric matrix with ``m``'s lower triangle."""
-    return m.tril() + mT(m.tril(-1))
+    """The Hermitian matrix with ``m``'s strict lower triangle and the real part of its
+    diagonal."""
+    low = m.tril(-1)
+    return low + mH(low) + diag_embed(real(m.diagonal(0, -2, -1)))
 
 
 def _qr_tall_grad(Q: Tensor, R: Tensor, gQ: Tensor | None, gR: Tensor | None  # noqa: N803
                   ) -> Tensor:
-    """``gA = (gQ + Q copyltu(M)) R⁻ᵀ`` with ``M = R gRᵀ - gQᵀ Q``, for ``m >= n``."""
+    """``gA = (gQ + Q copyltu(M)) R⁻ᴴ`` with ``M = R gRᴴ - gQᴴ Q``, for ``m >= n``."""
     if gR is not None:
-        M = matmul(R, mT(gR))  # noqa: N806
+        M = matmul(R, mH(gR))  # noqa: N806
         if gQ is not None:
-            M = M - matmul(mT(gQ), Q)  # noqa: N806
+            M = M - matmul(mH(gQ), Q)  # noqa: N806
     else:
-        M = -matmul(mT(gQ), Q)  # noqa: N806
+        M = -matmul(mH(gQ), Q)  # noqa: N806
     b = matmul(Q, _copyltu(M))
     if gQ is not None:
         b = gQ + b
-    return solve_triangular(mT(R), b, upper=False, left=False)
+    return solve_triangular(mH(R), b, upper=False, left=False)
 
 
 def _skew_lower(c: Tensor) -> Tensor:
+    """The skew-Hermitian matrix with ``c``'s strict lower triangle and the imaginary part of
+    its diagonal (``Qᴴ dQ`` given ``c = Qᴴ dA R⁻¹``)."""
     low = c.tril(-1)
-    return low - mT(low)
+    skew = low - mH(low)
+    if c.is_complex():
+        skew = skew + diag_embed(imag(c.diagonal(0, -2, -1)) * 1j)
+    return skew
 
 
 @primitive
 class QR(Primitive):
     name = "linalg_qr"
+    complex_grad = True
     nout = 2
     save_inputs = False
     save_outputs = True
@@ -211,7 +221,7 @@ class QR(Primitive):
         gU = gV = None  # noqa: N806
         if gR is not None:
             gU, gV = narrow(gR, -1, 0, m), narrow(gR, -1, m, n - m)  # noqa: N806
-            extra = matmul(matmul(Q, V), mT(gV))
+            extra = matmul(matmul(Q, V), mH(gV))
             gQ = extra if gQ is None else gQ + extra  # noqa: N806
         gX = _qr_tall_grad(Q, U, gQ, gU)  # noqa: N806
         gY = matmul(Q, gV) if gV is not None else zeros(V.shape[:-2] + (m, n - m),  # noqa: N806
@@ -221,17 +231,17 @@ class QR(Primitive):
     def jvp(self, ctx, da):
         Q, R, m, n = self._check(ctx)  # noqa: N806
         if m >= n:
-            c = solve_triangular(R, matmul(mT(Q), da), upper=True, left=False)
+            c = solve_triangular(R, matmul(mH(Q), da), upper=True, left=False)
             omega = _skew_lower(c)
             dr = matmul(c - omega, R)
             dq = solve_triangular(R, da, upper=True, left=False) - matmul(Q, c - omega)
             return dq, dr
         U, V = narrow(R, -1, 0, m), narrow(R, -1, m, n - m)  # noqa: N806
         dx, dy = narrow(da, -1, 0, m), narrow(da, -1, m, n - m)
-        c = solve_triangular(U, matmul(mT(Q), dx), upper=True, left=False)
+        c = solve_triangular(U, matmul(mH(Q), dx), upper=True, left=False)
         omega = _skew_lower(c)
         du = matmul(c - omega, U)
-        dv = matmul(mT(Q), dy) - matmul(omega, V)
+        dv = matmul(mH(Q), dy) - matmul(omega, V)
         return matmul(Q, omega), cat([du, dv], dim=-1)
 
 
@@ -248,7 +258,7 @@ def linalg_qr(A: Tensor, mode: str = "reduced") -> QRResult:  # noqa: N803
     """
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
-    check_matrix("linalg.qr", A, square=False)
+    check_matrix("linalg.qr", A, square=False, complex_ok=True)
     return QRResult(*apply(QR, A, mode=mode))
 
 
@@ -265,6 +275,24 @@ def qr(input: Tensor, some: bool = True) -> QRResult:
 
 
 # -- symmetric eigendecomposition ------------------------------------------------------------
+def check_phase_invariance(op: str, what: str, diagonal: Tensor) -> None:
+    """Complex eigen- and singular vectors are defined up to a factor ``e^{iφ}`` each: a loss
+    that depends on those phases has no gradient. ``diagonal`` is that of ``Vᴴ gV``
+    (``Uᴴ gU + Vᴴ gV`` for the SVD), real for a loss that does not; PyTorch's tolerance
+    (1e-2) decides. Real vectors have no phase."""
+    if not diagonal.is_complex():
+        return
+    phase = imag(diagonal)
+    worst = float(abs(phase._data).max()) if phase._data.size else 0.0
+    if worst > 1e-2:
+        raise OpError(f"{op}: the {what} in the complex case are specified up to "
+                      f"multiplication by e^(i phi). The specified loss function depends on "
+                      f"this phase term (by up to {worst:.3g}), so it is ill-defined. Hint: make "
+                      f"the loss depend on the vectors only through quantities such as their "
+                      f"moduli or products with their conjugates")
+
+
+
 class EighResult(NamedTuple):
     eigenvalues: Tensor
     eigenvectors: Tensor
@@ -280,6 +308,7 @@ class Eigh(Primitive):
     """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices."""
 
     name = "linalg_eigh"
+    complex_grad = True
     nout = 2
     save_inputs = False
     save_outputs = True
@@ -289,25 +318,25 @@ class Eigh(Primitive):
 
     def infer(self, a, *, UPLO):  # noqa: N803
         matrix_spec("linalg.eigh", a)
-        return TensorSpec(a.shape[:-1], a.dtype), a
+        return TensorSpec(a.shape[:-1], a.dtype.to_real()), a
 
     def vjp(self, ctx, gw, gv):
         w, v = ctx.output(0), ctx.output(1)
         if gv is None:
             if gw is None:
                 return (None,)
-            inner = diag_embed(gw)
-        else:
-            k = matmul(mT(v), gv)
-            inner = 0.5 * (k - mT(k)) / _gaps(w)
-            if gw is not None:
-                inner = inner + diag_embed(gw)
-        return (matmul(matmul(v, inner), mT(v)),)
+            return (matmul(v * gw.unsqueeze(-2), mH(v)),)
+        k = matmul(mH(v), gv)
+        check_phase_invariance("linalg_eigh_backward", "eigenvectors", k.diagonal(0, -2, -1))
+        inner = 0.5 * (k - mH(k)) / _gaps(w)
+        if gw is not None:
+            inner = inner + diag_embed(gw)
+        return (matmul(matmul(v, inner), mH(v)),)
 
     def jvp(self, ctx, da):
         w, v = ctx.output(0), ctx.output(1)
-        p = matmul(matmul(mT(v), da), v)
-        dw = p.diagonal(0, -2, -1)
+        p = matmul(matmul(mH(v), da), v)
+        dw = real(p.diagonal(0, -2, -1))
         n = w.shape[-1]
         off = 1 - eye(n, dtype=w.dtype, device=w.device)
         return dw, matmul(v, p * off / _gaps(w))
@@ -324,7 +353,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> EighResult:  # noqa: N803
     """
     if UPLO not in ("L", "U"):
         raise ValueError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    check_matrix("linalg.eigh", A)
+    check_matrix("linalg.eigh", A, complex_ok=True)
     return EighResult(*apply(Eigh, A, UPLO=UPLO))
 
 
@@ -366,6 +395,7 @@ class SVD(Primitive):
     """``A = U diag(S) Vh`` with ``S`` descending."""
 
     name = "linalg_svd"
+    complex_grad = True
     nout = 3
     save_inputs = False
     save_outputs = True
@@ -378,7 +408,7 @@ class SVD(Primitive):
         *batch, m, n = a.shape
         batch, k = tuple(batch), min(m, n)
         cu, rv = (m, n) if full_matrices else (k, k)
-        return (TensorSpec(batch + (m, cu), a.dtype), TensorSpec(batch + (k,), a.dtype),
+        return (TensorSpec(batch + (m, cu), a.dtype), TensorSpec(batch + (k,), a.dtype.to_real()),
                 TensorSpec(batch + (rv, n), a.dtype))
 
     def vjp(self, ctx, gU, gS, gVh):  # noqa: N803
@@ -399,23 +429,25 @@ class SVD(Primitive):
             return matmul(U * gS.unsqueeze(-2), Vh)
         uhgu = vhgv = None
         if gU is not None:
-            uhgu = matmul(mT(U), gU)
-            uhgu = uhgu - mT(uhgu)
+            uhgu = matmul(mH(U), gU)
         if gVh is not None:
-            vhgv = matmul(Vh, mT(gVh))
-            vhgv = vhgv - mT(vhgv)
-        ga = _svd_inner(S, uhgu, vhgv)
+            vhgv = matmul(Vh, mH(gVh))
+        check_phase_invariance("linalg_svd_backward", "singular vectors", sum(
+            x.diagonal(0, -2, -1) for x in (uhgu, vhgv) if x is not None))
+        ga = _svd_inner(S, *(None if x is None else x - mH(x) for x in (uhgu, vhgv)))
         if gS is not None:
             ga = ga + diag_embed(gS)
+        if U.is_complex() and uhgu is not None:  # the phase of U's columns
+            ga = ga + diag_embed(imag(uhgu.diagonal(0, -2, -1)) / S * 1j)
         if m > n and gU is not None:
             ga = matmul(U, ga)
             gu_sinv = gU / S.unsqueeze(-2)
-            ga = ga + gu_sinv - matmul(U, matmul(mT(U), gu_sinv))
+            ga = ga + gu_sinv - matmul(U, matmul(mH(U), gu_sinv))
             return matmul(ga, Vh)
         if m < n and gVh is not None:
             ga = matmul(ga, Vh)
             sinv_gvh = gVh / S.unsqueeze(-1)
-            ga = ga + sinv_gvh - matmul(matmul(sinv_gvh, mT(Vh)), Vh)
+            ga = ga + sinv_gvh - matmul(matmul(sinv_gvh, mH(Vh)), Vh)
             return matmul(U, ga)
         return matmul(matmul(U, ga), Vh)
 
@@ -425,22 +457,26 @@ class SVD(Primitive):
         if ctx.params["full_matrices"] and m != n:
             raise OpError(f"linalg.svd: forward-mode derivatives of full_matrices=True need a "
                           f"square matrix, got {m} × {n}. Hint: use full_matrices=False")
-        V = mT(Vh)  # noqa: N806
-        dp = matmul(matmul(mT(U), da), V)
-        ds = dp.diagonal(0, -2, -1)
+        V = mH(Vh)  # noqa: N806
+        dp = matmul(matmul(mH(U), da), V)
+        ds = real(dp.diagonal(0, -2, -1))
         dp = dp - diag_embed(ds)
         e = _gaps(S * S)
         x = dp * S.unsqueeze(-2)
-        du = matmul(U, (x + mT(x)) / e)
+        du = matmul(U, (x + mH(x)) / e)
         y = S.unsqueeze(-1) * dp
-        dv = matmul(V, (y + mT(y)) / e)
+        dv = matmul(V, (y + mH(y)) / e)
+        if dp.is_complex():  # the phases: Im diag(Uᴴ dA V) split evenly between U and V
+            half = (imag(dp.diagonal(0, -2, -1)) / (2 * S) * 1j).unsqueeze(-2)
+            du = du + U * half
+            dv = dv - V * half
         if m > n:
             extra = matmul(da, V / S.unsqueeze(-2))
-            du = du + extra - matmul(U, matmul(mT(U), extra))
+            du = du + extra - matmul(U, matmul(mH(U), extra))
         elif m < n:
-            extra = matmul(mT(da), U / S.unsqueeze(-2))
+            extra = matmul(mH(da), U / S.unsqueeze(-2))
             dv = dv + extra - matmul(V, matmul(Vh, extra))
-        return du, ds, mT(dv)
+        return du, ds, mH(dv)
 
 
 def linalg_svd(A: Tensor, full_matrices: bool = True) -> SVDResult:  # noqa: N803
@@ -452,7 +488,7 @@ def linalg_svd(A: Tensor, full_matrices: bool = True) -> SVDResult:  # noqa: N80
         >>> ember.linalg.svd(ember.tensor([[3.0, 0.0], [0.0, -4.0]])).S
         tensor([4., 3.])
     """
-    check_matrix("linalg.svd", A, square=False)
+    check_matrix("linalg.svd", A, square=False, complex_ok=True)
     return SVDResult(*apply(SVD, A, full_matrices=bool(full_matrices)))
 
 
@@ -465,7 +501,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SvdResult:
         >>> ember.ones(3, 2).svd().V.shape
         (2, 2)
     """
-    check_matrix("svd", input, square=False)
+    check_matrix("svd", input, square=False, complex_ok=True)
     if not compute_uv:
         m, n = input.shape[-2:]
         s = svdvals(input)
@@ -473,7 +509,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SvdResult:
                          s, zeros(input.shape[:-2] + (n, n), dtype=input.dtype,
                                   device=input.device))
     U, S, Vh = apply(SVD, input, full_matrices=not some)  # noqa: N806
-    return SvdResult(U, S, mT(Vh))
+    return SvdResult(U, S, mH(Vh))
 
 
 def svdvals(A: Tensor) -> Tensor:  # noqa: N803
@@ -483,5 +519,5 @@ def svdvals(A: Tensor) -> Tensor:  # noqa: N803
         >>> ember.linalg.svdvals(ember.tensor([[3.0, 0.0], [0.0, -4.0]]))
         tensor([4., 3.])
     """
-    check_matrix("linalg.svdvals", A, square=False)
+    check_matrix("linalg.svdvals", A, square=False, complex_ok=True)
     return apply(SVD, A, full_matrices=False)[1]

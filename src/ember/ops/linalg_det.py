@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ember.ops.broadcast import expand
+from ember.ops.complex_parts import Holomorphic, conj, imag, real
 from ember.ops.creation import eye, ones, zeros
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
@@ -21,6 +22,7 @@ from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.scan import cumprod
 from ember.ops.select import where
 from ember.ops.shape import narrow
+from ember.ops.unary import log
 from ember.tensor import Tensor, method
 
 __all__ = ["det", "slogdet", "logdet"]
@@ -34,35 +36,47 @@ class SlogdetResult(NamedTuple):
 
 @primitive
 class Slogdet(Primitive):
-    """``(sign, log|det|)``; only ``logabsdet`` has a gradient, ``A^-T`` times its own."""
+    """``(sign, log|det|)``: a real sign (±1, 0) has no gradient; ``logabsdet`` (real) and a
+    complex sign (``det / |det|``) move with ``tr(A⁻¹ dA)``."""
 
     name = "linalg_slogdet"
     nout = 2
+    save_outputs = (0,)
+
+    complex_grad = True
 
     def forward(self, xp, a):
         sign, logabsdet = xp.linalg.slogdet(a)
-        return xp.asarray(sign, dtype=a.dtype), xp.asarray(logabsdet, dtype=a.dtype)
+        return xp.asarray(sign, dtype=a.dtype), xp.asarray(logabsdet, dtype=a.real.dtype)
 
     def infer(self, a):
         matrix_spec("linalg.slogdet", a)
-        out = TensorSpec(a.shape[:-2], a.dtype)
-        return out, out
+        return (TensorSpec(a.shape[:-2], a.dtype),
+                TensorSpec(a.shape[:-2], a.dtype.to_real()))
 
-    def _inverse_t(self, ctx: Any) -> Tensor:
-        """``A⁻ᵀ`` by an adjoint LU solve: inf/NaN for a singular ``A``, as PyTorch's."""
+    def _inverse_h(self, ctx: Any) -> Tensor:
+        """``A⁻ᴴ`` by an adjoint LU solve: inf/NaN for a singular ``A``, as PyTorch's."""
         a = ctx.inputs[0]
         LU, pivots, _ = lu_factor_ex(a)  # noqa: N806
         identity = expand(eye(a.shape[-1], dtype=a.dtype, device=a.device), tuple(a.shape))
         return lu_solve(LU, pivots, identity, adjoint=True)
 
     def vjp(self, ctx, g_sign, g_logabsdet):
-        if g_logabsdet is None:
+        # d log det = tr(A⁻¹ dA): its real part moves logabsdet, its imaginary part the phase
+        # of a complex sign (a real sign is locally constant)
+        g = g_logabsdet
+        if g_sign is not None and ctx.inputs[0].is_complex():
+            g_phase = imag(g_sign * conj(ctx.output(0))) * 1j
+            g = g_phase if g is None else g + g_phase
+        if g is None:
             return (None,)
-        return (g_logabsdet.unsqueeze(-1).unsqueeze(-1) * self._inverse_t(ctx),)
+        return (g.unsqueeze(-1).unsqueeze(-1) * self._inverse_h(ctx),)
 
     def jvp(self, ctx, da):
-        d = (self._inverse_t(ctx) * da).sum(dim=(-2, -1))
-        return zeros(d.shape, dtype=d.dtype, device=d.device), d
+        d = (conj(self._inverse_h(ctx)) * da).sum(dim=(-2, -1))
+        if not d.is_complex():
+            return zeros(d.shape, dtype=d.dtype, device=d.device), d
+        return ctx.output(0) * imag(d) * 1j, real(d)
 
 
 @method()
@@ -74,21 +88,23 @@ def slogdet(A: Tensor) -> SlogdetResult:  # noqa: N803
         >>> ember.linalg.slogdet(ember.tensor([[-2.0, 0.0], [0.0, 1.0]]))
         SlogdetResult(sign=tensor(-1.), logabsdet=tensor(0.6931))
     """
-    check_matrix("linalg.slogdet", A)
+    check_matrix("linalg.slogdet", A, complex_ok=True)
     return SlogdetResult(*apply(Slogdet, A))
 
 
 @method()
 def logdet(input: Tensor) -> Tensor:
     """``log(det(input))``: NaN (with a zero gradient) for a negative determinant, ``-inf``
-    for a singular matrix.
+    for a singular matrix; complex for a complex matrix (``log(sign) + logabsdet``).
 
     Example:
         >>> ember.logdet(ember.tensor([[2.0, 0.0], [0.0, 2.0]]))
         tensor(1.3863)
     """
-    check_matrix("logdet", input)
+    check_matrix("logdet", input, complex_ok=True)
     sign, logabsdet = apply(Slogdet, input)
+    if input.is_complex():
+        return log(sign) + logabsdet
     return where(sign == -1, float("nan"), logabsdet)
 
 
@@ -105,16 +121,20 @@ def _products_of_others(s: Tensor) -> Tensor:
 
 
 def _cofactors(A: Tensor) -> Tensor:  # noqa: N803
-    """The cofactor matrix ``det(A) A⁻ᵀ``, also for a singular ``A``: with ``A = U S Vᵀ``,
-    ``det(U) det(Vᵀ) U diag(prod_{j != i} s_j) Vᵀ``."""
+    """The cofactor matrix ``det(A) A⁻ᵀ``, also for a singular ``A``: with ``A = U S Vᴴ``,
+    ``det(U) det(Vᴴ) conj(U) diag(prod_{j != i} s_j) conj(Vᴴ)``."""
     U, S, Vh = apply(SVD, A, full_matrices=False)  # noqa: N806
-    sign = apply(Slogdet, U)[0] * apply(Slogdet, Vh)[0]  # ±1: no gradient
+    if A.is_complex():  # det(U) det(Vᴴ) is a unit complex number that moves with A
+        sign = apply(Det, U) * apply(Det, Vh)
+        U, Vh = conj(U), conj(Vh)  # noqa: N806
+    else:
+        sign = apply(Slogdet, U)[0] * apply(Slogdet, Vh)[0]  # ±1: no gradient
     scaled = U * (sign.unsqueeze(-1) * _products_of_others(S)).unsqueeze(-2)
     return matmul(scaled, Vh)
 
 
 @primitive
-class Det(Primitive):
+class Det(Holomorphic, Primitive):
     """The determinant; its derivative is the cofactor matrix, computed through the SVD so
     that it stays finite (and exact) for a singular matrix, as PyTorch's."""
 
@@ -143,5 +163,5 @@ def det(A: Tensor) -> Tensor:  # noqa: N803
         >>> round(ember.linalg.det(ember.tensor([[1.0, 2.0], [3.0, 4.0]])).item(), 4)
         -2.0
     """
-    check_matrix("linalg.det", A)
+    check_matrix("linalg.det", A, complex_ok=True)
     return apply(Det, A)

@@ -82,9 +82,9 @@ def lu_solve(xp: Any, a: Any, b: Any) -> tuple[Any, Any]:
 
 
 def cholesky(xp: Any, a: Any) -> tuple[Any, Any]:
-    """``(L, info)`` from ``A``'s lower triangle: LAPACK's ``potrf``, which stops at the first
-    leading minor that is not positive-definite (``info`` is its order, 0 if none) and leaves
-    that column's diagonal and the columns after it as they were."""
+    """``(L, info)`` with ``A = L Lᴴ`` from ``A``'s lower triangle: LAPACK's ``potrf``, which
+    stops at the first leading minor that is not positive-definite (``info`` is its order, 0
+    if none) and leaves that column's diagonal and the columns after it as they were."""
     info = xp.zeros(a.shape[:-2], np.int32)
     try:
         return xp.linalg.cholesky(a), info
@@ -94,15 +94,15 @@ def cholesky(xp: Any, a: Any) -> tuple[Any, Any]:
     low = xp.tril(a).reshape((-1, n, n))
     info = info.reshape(-1)
     for j in range(n):
-        d = low[:, j, j] - (low[:, j, :j] ** 2).sum(axis=-1)
+        d = (low[:, j, j] - (xp.abs(low[:, j, :j]) ** 2).sum(axis=-1)).real
         active = info == 0
         ok = active & (d > 0)
         failed = active & ~ok
         info[failed] = j + 1
         low[failed, j, j] = d[failed]
         root = xp.sqrt(xp.where(ok, d, 1))
-        col = (low[:, j + 1:, j] - (low[:, j + 1:, :j] @ low[:, j, :j, None])[..., 0]) \
-            / root[:, None]
+        done = low[:, j + 1:, :j] @ xp.conj(low[:, j, :j, None])
+        col = (low[:, j + 1:, j] - done[..., 0]) / root[:, None]
         low[ok, j, j] = root[ok]
         low[ok, j + 1:, j] = col[ok]
     return low.reshape(a.shape), info.reshape(a.shape[:-2])

@@ -229,8 +229,9 @@ _REPLACEMENTS = {
     "solve": "ember.linalg.solve (its arguments are reversed and it does not return the LU "
              "factorization: X = ember.solve(B, A).solution becomes "
              "X = ember.linalg.solve(A, B))",
-    "eig": "ember.linalg.eigh for symmetric matrices (PyTorch's linalg.eig, with complex "
-           "results, has no Ember counterpart yet)",
+    "eig": "ember.linalg.eig (complex results: L, V = ember.eig(A, eigenvectors=True) "
+           "becomes L, V = ember.linalg.eig(A), and the eigenvalues alone are "
+           "ember.linalg.eigvals(A))",
     "lstsq": "ember.linalg.lstsq (its arguments are reversed: ember.lstsq(B, A).solution "
              "becomes ember.linalg.lstsq(A, B).solution)",
     "symeig": "ember.linalg.eigh (which reads the lower triangle by default: "

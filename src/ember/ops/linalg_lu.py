@@ -17,6 +17,7 @@ from ember import dtypes
 from ember.errors import ShapeError, describe
 from ember.ops import linalg_kernels as kernels
 from ember.ops.broadcast import broadcast_shapes, expand
+from ember.ops.complex_parts import Holomorphic
 from ember.ops.creation import eye, zeros
 from ember.ops.gather import gather
 from ember.ops.join import cat
@@ -27,6 +28,7 @@ from ember.ops.linalg_solve import (
     check_matrix,
     first_failure,
     matrix_spec,
+    mH,
     mT,
     solve_triangular,
 )
@@ -65,7 +67,7 @@ def _unit_lower(lu: Tensor, k: int) -> Tensor:
 
 
 @primitive
-class LUFactor(Primitive):
+class LUFactor(Holomorphic, Primitive):
     """``(LU, pivots, info)`` of ``A = P L U`` for ``(m, n)`` matrices; a zero pivot raises
     if ``check_errors``, else is reported in ``info``. Derivatives as PyTorch's: with
     ``k = min(m, n)``, the square block of the shorter side must be invertible."""
@@ -164,7 +166,7 @@ def _lu_factor(A: Tensor, pivot: bool, check_errors: bool, op: str) -> tuple:  #
     if not pivot:
         raise ValueError(f"{op}: LU without pivoting is not supported on the CPU. Hint: "
                          "leave pivot=True")
-    check_matrix(op, A, square=False)
+    check_matrix(op, A, square=False, complex_ok=True)
     return apply(LUFactor, A, check_errors=bool(check_errors), op=op)
 
 
@@ -208,7 +210,7 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # n
                 [1., 0.]])
     """
     op = "lu_unpack"
-    check_matrix(op, LU_data, square=False, name="LU_data")
+    check_matrix(op, LU_data, square=False, name="LU_data", complex_ok=True)
     *batch, m, n = LU_data.shape
     k = min(m, n)
     if LU_pivots.dtype is not dtypes.int32 or tuple(LU_pivots.shape) != tuple(batch) + (k,):
@@ -243,8 +245,8 @@ def lu(A: Tensor, *, pivot: bool = True) -> LUResult:  # noqa: N803
 
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noqa: N803
              adjoint: bool = False) -> Tensor:
-    """The solution ``X`` of ``A X = B`` given ``lu_factor(A)``; ``Aᵀ X = B`` with
-    ``adjoint``, ``X A = B`` with ``left=False``. Batch dims broadcast.
+    """The solution ``X`` of ``A X = B`` given ``lu_factor(A)``; ``Aᴴ X = B`` with ``adjoint``
+    (the conjugate transpose), ``X A = B`` with ``left=False``. Batch dims broadcast.
 
     Example:
         >>> A = ember.tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -254,8 +256,8 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
                 [2.]])
     """
     op = "linalg.lu_solve"
-    check_matrix(op, LU, name="LU")
-    check_float(op, LU, B)
+    check_matrix(op, LU, name="LU", complex_ok=True)
+    check_float(op, LU, B, complex_ok=True)
     n = LU.shape[-1]
     if pivots.dtype is not dtypes.int32 or tuple(pivots.shape) != tuple(LU.shape[:-1]):
         raise ShapeError(f"{op}: pivots must be int32 of shape {tuple(LU.shape[:-1])}, got "
@@ -263,8 +265,8 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
     if B.ndim < 2 or B.shape[-2 if left else -1] != n:
         raise ShapeError(f"{op}: incompatible shapes of LU and B: {describe(LU.shape, LU.dtype)}"
                          f" and {describe(B.shape, B.dtype)}")
-    if not left:  # X A = B is Aᵀ Xᵀ = Bᵀ
-        return mT(lu_solve(LU, pivots, mT(B), adjoint=not adjoint))
+    if not left:  # X A = B is Aᴴ Xᴴ = Bᴴ
+        return mH(lu_solve(LU, pivots, mH(B), adjoint=not adjoint))
     batch = broadcast_shapes(LU.shape[:-2], B.shape[:-2], op=op)
     LU = expand(LU, batch + (n, n))  # noqa: N806
     perm = expand(apply(LUPermutation, pivots, m=n), batch + (n,))
@@ -272,7 +274,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
     if not adjoint:  # A = P L U: X = U⁻¹ L⁻¹ P⁻¹ B
         y = solve_triangular(LU, _rows(B, perm), upper=False, unitriangular=True)
         return solve_triangular(LU, y, upper=True)
-    # Aᵀ = Uᵀ Lᵀ P⁻¹: X = P L⁻ᵀ U⁻ᵀ B
-    y = solve_triangular(mT(LU), B, upper=False)
-    y = solve_triangular(mT(LU), y, upper=True, unitriangular=True)
+    # Aᴴ = Uᴴ Lᴴ P⁻¹: X = P L⁻ᴴ U⁻ᴴ B
+    y = solve_triangular(mH(LU), B, upper=False)
+    y = solve_triangular(mH(LU), y, upper=True, unitriangular=True)
     return _rows(y, argsort(perm, dim=-1))

@@ -19,7 +19,7 @@ from ember.ops.broadcast import broadcast_shapes
 from ember.ops.creation import zeros
 from ember.ops.linalg import matmul
 from ember.ops.linalg_decomp import svdvals
-from ember.ops.linalg_solve import check_float, check_matrix, matrix_spec, mT
+from ember.ops.linalg_solve import check_float, check_matrix, matrix_spec, mH
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
 
@@ -41,6 +41,7 @@ class Pinv(Primitive):
     as zero; PyTorch's gradient formulas (valid while the rank stays the same)."""
 
     name = "linalg_pinv"
+    complex_grad = True
     save_outputs = True
 
     def forward(self, xp, a, *, atol, rtol):
@@ -51,7 +52,10 @@ class Pinv(Primitive):
         tol = xp.maximum(atol, rtol * s[..., :1])
         with np.errstate(divide="ignore"):
             s_inv = xp.where(s > tol, 1 / s, 0).astype(a.dtype)
-        return xp.swapaxes(vh, -1, -2) * s_inv[..., None, :] @ xp.swapaxes(u, -1, -2)
+        v, uh = xp.swapaxes(vh, -1, -2), xp.swapaxes(u, -1, -2)
+        if a.dtype.kind == "c":
+            v, uh = v.conj(), uh.conj()
+        return v * s_inv[..., None, :] @ uh
 
     def infer(self, a, *, atol, rtol):
         matrix_spec("linalg.pinv", a, square=False)
@@ -60,27 +64,27 @@ class Pinv(Primitive):
     def vjp(self, ctx, g):
         a, p = ctx.inputs[0], ctx.out
         m, n = a.shape[-2:]
-        ph, gh = mT(p), mT(g)
+        ph, gh = mH(p), mH(g)
         if m <= n:
             k = matmul(gh, p)
             kph = matmul(k, ph)
-            return (-mT(matmul(p, k)) + kph - matmul(matmul(a, p), kph)
+            return (-mH(matmul(p, k)) + kph - matmul(matmul(a, p), kph)
                     + matmul(matmul(ph, p), gh - matmul(k, a)))
         k = matmul(p, gh)
         phk = matmul(ph, k)
-        return (-mT(matmul(k, p)) + matmul(matmul(gh - matmul(a, k), p), ph) + phk
+        return (-mH(matmul(k, p)) + matmul(matmul(gh - matmul(a, k), p), ph) + phk
                 - matmul(matmul(phk, p), a))
 
     def jvp(self, ctx, da):
         a, p = ctx.inputs[0], ctx.out
         m, n = a.shape[-2:]
-        dah, ph = mT(da), mT(p)
+        dah, ph = mH(da), mH(p)
         if m <= n:
             k = matmul(ph, dah)
-            return (matmul(p, k - mT(k) - matmul(k, matmul(a, p)))
+            return (matmul(p, k - mH(k) - matmul(k, matmul(a, p)))
                     + matmul(dah - matmul(p, matmul(a, dah)), matmul(ph, p)))
         k = matmul(p, da)
-        kh = mT(k)
+        kh = mH(k)
         return (matmul(kh - k - matmul(matmul(p, a), kh), p)
                 + matmul(matmul(p, ph), dah - matmul(matmul(dah, a), p)))
 
@@ -96,7 +100,7 @@ def pinv(A: Tensor, *, atol: float | None = None, rtol: float | None = None,  # 
         tensor([[0.5000, 0.0000],
                 [0.0000, 0.0000]])
     """
-    check_matrix("linalg.pinv", A, square=False)
+    check_matrix("linalg.pinv", A, square=False, complex_ok=True)
     atol, rtol = _tolerances(A, atol, rtol)
     return apply(Pinv, A, atol=atol, rtol=rtol)
 
@@ -109,7 +113,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
         >>> ember.tensor([[2.0]]).pinverse()
         tensor([[0.5000]])
     """
-    check_matrix("pinverse", input, square=False)
+    check_matrix("pinverse", input, square=False, complex_ok=True)
     return apply(Pinv, input, atol=0.0, rtol=float(rcond))
 
 
@@ -122,7 +126,7 @@ def matrix_rank(A: Tensor, *, atol: float | None = None, rtol: float | None = No
         >>> ember.linalg.matrix_rank(ember.ones(3, 3))
         tensor(1)
     """
-    check_matrix("linalg.matrix_rank", A, square=False)
+    check_matrix("linalg.matrix_rank", A, square=False, complex_ok=True)
     atol, rtol = _tolerances(A, atol, rtol)
     with no_grad():
         s = svdvals(A)
@@ -163,8 +167,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
     if driver not in _DRIVERS:
         raise ValueError(f"{op}: driver must be one of {', '.join(_DRIVERS)} on the CPU, got "
                          f"{driver!r}")
-    check_matrix(op, A, square=False)
-    check_float(op, A, B)
+    check_matrix(op, A, square=False, complex_ok=True)
+    check_float(op, A, B, complex_ok=True)
     if not 0 <= A.ndim - B.ndim <= 1:
         raise OpError(f"{op}: B must have as many dims as A (a batch of matrices) or one fewer "
                       f"(a batch of vectors), got {describe(A.shape, A.dtype)} and "
@@ -179,11 +183,11 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,  # noqa: N803
     # 'gels' (QR, full rank assumed) has no cutoff: it ignores rcond, as LAPACK's
     rtol = rcond if rcond is not None and rcond > 0 and driver != "gels" else None
     x = matmul(pinv(A, rtol=rtol), b)
-    empty = zeros((0,), dtype=A.dtype, device=A.device)
+    empty = zeros((0,), dtype=A.dtype.to_real(), device=A.device)
     rank = matrix_rank(A, rtol=rtol) if driver != "gels" else \
         zeros((0,), dtype=dtypes.int64, device=A.device)
     with no_grad():
         values = svdvals(A) if driver in ("gelsd", "gelss") else empty
     full_rank = driver == "gels" or (driver != "gelsy" and bool((rank == n).all()))
-    residuals = ((matmul(A, x) - b) ** 2).sum(dim=-2) if m > n and full_rank else empty
+    residuals = (abs(matmul(A, x) - b) ** 2).sum(dim=-2) if m > n and full_rank else empty
     return LstsqResult(x.squeeze(-1) if vector else x, residuals, rank, values)

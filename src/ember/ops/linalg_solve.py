@@ -21,6 +21,7 @@ from ember import dtypes
 from ember.errors import DTypeError, OpError, ShapeError, describe
 from ember.ops import linalg_kernels as kernels
 from ember.ops.broadcast import broadcast_shapes, expand
+from ember.ops.complex_parts import Holomorphic, conj
 from ember.ops.creation import eye, zeros
 from ember.ops.join import cat
 from ember.ops.linalg import matmul
@@ -39,29 +40,42 @@ class LinAlgError(OpError):
 
 
 # -- checks shared with linalg_decomp.py -----------------------------------------------------
-def check_float(op: str, *tensors: Tensor) -> None:
+_COMPLEX = (dtypes.complex64, dtypes.complex128)
+
+
+def check_float(op: str, *tensors: Tensor, complex_ok: bool = False) -> None:
     """Refuses what PyTorch's linear algebra refuses: integer, bool and low-precision dtypes,
-    and operands of different dtypes."""
+    and operands of different dtypes; complex64/complex128 pass where ``complex_ok``."""
     for t in tensors:
-        if t.dtype is not dtypes.float32 and t.dtype is not dtypes.float64:
-            kind = "low-precision" if t.dtype.is_floating_point else "non-floating"
-            raise DTypeError(f"{op}: expected a float32 or float64 tensor, got the {kind} "
-                             f"{describe(t.shape, t.dtype)}. Hint: convert it with .double() "
-                             "or .float()")
+        if t.dtype is dtypes.float32 or t.dtype is dtypes.float64:
+            continue
+        if t.dtype in _COMPLEX:
+            if complex_ok:
+                continue
+            raise DTypeError(f"{op}: complex tensors are not supported, got "
+                             f"{describe(t.shape, t.dtype)}. Hint: take .real and .imag "
+                             "and work with real matrices")
+        kind = "low-precision" if t.dtype.is_floating_point else "non-floating"
+        also = " (or a complex64 or complex128 one)" if complex_ok else ""
+        raise DTypeError(f"{op}: expected a float32 or float64 tensor{also}, got the {kind} "
+                         f"{describe(t.shape, t.dtype)}. Hint: convert it with .double() or "
+                         ".float()")
     if len({t.dtype for t in tensors}) > 1:
         shown = " and ".join(describe(t.shape, t.dtype) for t in tensors)
         raise DTypeError(f"{op}: operands must have the same dtype, got {shown}")
 
 
-def check_matrix(op: str, A: Tensor, square: bool = True, name: str = "A") -> None:  # noqa: N803
-    """``A`` is a (batch of) matrices, square if ``square``, of float32/float64."""
+def check_matrix(op: str, A: Tensor, square: bool = True, name: str = "A",  # noqa: N803
+                 complex_ok: bool = False) -> None:
+    """``A`` is a (batch of) matrices, square if ``square``, of a floating or complex dtype
+    (complex only where ``complex_ok``)."""
     if A.ndim < 2:
         raise ShapeError(f"{op}: {name} must have at least 2 dimensions, got "
                          f"{describe(A.shape, A.dtype)}")
     if square and A.shape[-1] != A.shape[-2]:
         raise ShapeError(f"{op}: {name} must be batches of square matrices, but they are "
                          f"{A.shape[-2]} by {A.shape[-1]} matrices ({describe(A.shape, A.dtype)})")
-    check_float(op, A)
+    check_float(op, A, complex_ok=complex_ok)
 
 
 def matrix_spec(op: str, a: TensorSpec, square: bool = True) -> None:
@@ -73,6 +87,11 @@ def matrix_spec(op: str, a: TensorSpec, square: bool = True) -> None:
 
 def mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name for the matrix transpose
     return x.transpose(-2, -1)
+
+
+def mH(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name for the conjugate transpose
+    """The conjugate transpose; the transpose of a real matrix."""
+    return conj(x.transpose(-2, -1))
 
 
 def diag_embed(d: Tensor) -> Tensor:
@@ -89,7 +108,7 @@ def first_failure(info: Any) -> tuple[str, int]:
 
 # -- inv -------------------------------------------------------------------------------------
 @primitive
-class Inv(Primitive):
+class Inv(Holomorphic, Primitive):
     """``(inverse, info)``; ``info`` is the 1-based index of the first zero pivot of the LU
     factorization (0 if none). A singular matrix raises if ``check_errors``, else its inverse
     is inf/NaN, as PyTorch's."""
@@ -140,7 +159,7 @@ def inv(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
         tensor([[0.5000, 0.0000],
                 [0.0000, 0.2500]])
     """
-    check_matrix("linalg.inv", A)
+    check_matrix("linalg.inv", A, complex_ok=True)
     return apply(Inv, A, check_errors=True, op="linalg.inv")[0]
 
 
@@ -153,7 +172,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:  # noqa: N8
         >>> ember.linalg.inv_ex(ember.tensor([[2.0, 0.0], [0.0, 0.0]])).info
         tensor(2, dtype=ember.int32)
     """
-    check_matrix("linalg.inv_ex", A)
+    check_matrix("linalg.inv_ex", A, complex_ok=True)
     return InvExResult(*apply(Inv, A, check_errors=bool(check_errors), op="linalg.inv_ex"))
 
 
@@ -165,13 +184,13 @@ def inverse(input: Tensor) -> Tensor:
         >>> ember.tensor([[2.0]]).inverse()
         tensor([[0.5000]])
     """
-    check_matrix("inverse", input)
+    check_matrix("inverse", input, complex_ok=True)
     return apply(Inv, input, check_errors=True, op="inverse")[0]
 
 
 # -- solve -----------------------------------------------------------------------------------
 @primitive
-class Solve(Primitive):
+class Solve(Holomorphic, Primitive):
     """``(X, info)`` with ``A X = B`` for ``A (…, n, n)`` and ``B (…, n, k)`` of the same
     batch; ``info`` as :class:`Inv`'s (a singular ``A`` raises if ``check_errors``)."""
 
@@ -223,8 +242,8 @@ def _is_vector_rhs(A: Tensor, B: Tensor) -> bool:  # noqa: N803
 
 def _solve(A: Tensor, B: Tensor, left: bool, check_errors: bool,  # noqa: N803
            op: str) -> tuple[Tensor, Tensor]:
-    check_matrix(op, A)
-    check_float(op, A, B)
+    check_matrix(op, A, complex_ok=True)
+    check_float(op, A, B, complex_ok=True)
     vector = _is_vector_rhs(A, B)
     if not left:
         if vector:
@@ -275,7 +294,7 @@ def _triangle(x: Tensor, upper: bool, unitriangular: bool) -> Tensor:
 
 
 @primitive
-class SolveTriangular(Primitive):
+class SolveTriangular(Holomorphic, Primitive):
     """``X`` with ``A X = B`` (``X A = B`` if not ``left``) reading one triangle of ``A``."""
 
     name = "linalg_solve_triangular"
@@ -341,8 +360,8 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
                 [2.]])
     """
     op = "linalg.solve_triangular"
-    check_matrix(op, A)
-    check_float(op, A, B)
+    check_matrix(op, A, complex_ok=True)
+    check_float(op, A, B, complex_ok=True)
     n = A.shape[-1]
     if B.ndim < 2 or B.shape[-2 if left else -1] != n:
         raise ShapeError(f"{op}: incompatible shapes of A and B for the equation "
@@ -376,7 +395,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
         identity = expand(eye(A.shape[-1], dtype=A.dtype, device=A.device), A.shape)
         return zero_grad_from(A, identity.clone())
     if n < 0:
-        check_matrix(op, A)
+        check_matrix(op, A, complex_ok=True)
         A, n = inv(A), -n
     result = None
     square = A
@@ -402,7 +421,7 @@ def _expm(xp: Any, a: Any) -> Any:
     n = a.shape[-1]
     if n == 0 or a.size == 0:
         return a.copy()
-    a = a.astype(np.float64)
+    a = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
     norm = xp.abs(a).sum(axis=-2).max(axis=-1)
     with np.errstate(all="ignore"):
         s = xp.ceil(xp.log2(norm / _THETA13))
@@ -438,7 +457,7 @@ def _block_upper_right(A: Tensor, E: Tensor) -> Tensor:  # noqa: N803
 
 
 @primitive
-class MatrixExp(Primitive):
+class MatrixExp(Holomorphic, Primitive):
     name = "linalg_matrix_exp"
 
     def forward(self, xp, a):
@@ -465,5 +484,5 @@ def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
         tensor([[1., 0.],
                 [0., 1.]])
     """
-    check_matrix("linalg.matrix_exp", A)
+    check_matrix("linalg.matrix_exp", A, complex_ok=True)
     return apply(MatrixExp, A)

@@ -29,7 +29,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:  # noqa: N803
     if ind <= 0:
         raise ValueError(f"linalg.tensorinv: expected a strictly positive integer for 'ind', "
                          f"but got {ind}")
-    check_float("linalg.tensorinv", A)
+    check_float("linalg.tensorinv", A, complex_ok=True)
     m, n = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
     if m != n:
         raise ShapeError(f"linalg.tensorinv: expected A of shape {tuple(A.shape)} to satisfy "
@@ -49,7 +49,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None) -> Tens
         (6,)
     """
     op = "linalg.tensorsolve"
-    check_float(op, A, B)
+    check_float(op, A, B, complex_ok=True)
     if dims is not None:
         moved = [normalize_dim(d, A.ndim, op) for d in dims]
         keep = [d for d in range(A.ndim) if d not in moved]

@@ -29,6 +29,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.dtype is not weight.dtype and not DISPATCH.casting:
         raise DTypeError(f"linear: input is {input.dtype.name} but weight is "
                          f"{weight.dtype.name}; they must match")
+    if bias is not None and bias.dtype is not input.dtype and not DISPATCH.casting:
+        raise DTypeError(f"linear: input is {input.dtype.name} but bias is "
+                         f"{bias.dtype.name}; they must match, as in PyTorch")
     if input.ndim > 2 and weight.ndim == 2:
         # (…, in) as one (rows, in) matrix: one GEMM, and the weight gradient one GEMM too,
         # not a batch of them summed over the leading dims

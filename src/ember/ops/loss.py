@@ -183,10 +183,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 
 # -- regression ------------------------------------------------------------------------------
-def _pointwise(op: str, input: Tensor, target: Tensor) -> Tensor:
+def _pointwise(op: str, input: Tensor, target: Tensor, complex_ok: bool = False) -> Tensor:
     """``input - target``, broadcast as PyTorch does, with its warning when the shapes differ
     (a (N, 1) input against a (N,) target broadcasts to (N, N): rarely what was meant)."""
-    _check_float(op, input)
+    if not (complex_ok and input.dtype.is_complex):
+        _check_float(op, input)
     if isinstance(target, Tensor) and target.shape != input.shape:
         shape = broadcast_shapes(tuple(input.shape), tuple(target.shape), op=op)
         warnings.warn(f"{op}: the target's shape {tuple(target.shape)} differs from the "
@@ -227,15 +228,16 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
             reduce: bool | None = None, reduction: str = "mean",
             weight: Tensor | None = None) -> Tensor:
-    """Mean absolute error ``|input - target|``, optionally weighted elementwise.
+    """Mean absolute error ``|input - target|``, optionally weighted elementwise (real for
+    complex input: the moduli of the differences).
 
     Example:
         >>> F.l1_loss(ember.tensor([1.0, -2.0]), ember.tensor([0.0, 0.0]))
         tensor(1.5000)
     """
     reduction = _reduction("l1_loss", size_average, reduce, reduction)
-    return _weighted("l1_loss", _pointwise("l1_loss", input, target).abs(), input, weight,
-                     reduction)
+    return _weighted("l1_loss", _pointwise("l1_loss", input, target, complex_ok=True).abs(),
+                     input, weight, reduction)
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,

@@ -22,6 +22,7 @@ from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError
 from ember.ops import batch_norm_kernel, rows_kernel
 from ember.ops.inplace import inplace
+from ember.ops.norms import vector_norm
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import _HALF, in_float32
 from ember.tensor import Tensor
@@ -507,12 +508,17 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
         >>> F.normalize(ember.tensor([[3.0, 4.0]]), dim=1)
         tensor([[0.6000, 0.8000]])
     """
-    _check_float("normalize", input)
+    if not input.dtype.is_complex:  # (complex vectors are divided by the norm of the moduli)
+        _check_float("normalize", input)
     if out is not None:
         raise TypeError("normalize: out= is not supported; assign the result instead")
-    # clamping the p-th power sum (not the norm) keeps the gradient finite at a zero vector
+    # clamping the p-th power sum (not the norm) keeps the gradient finite at a zero vector;
+    # orders without a power sum to clamp (0, ±inf, negative) clamp the norm, as PyTorch's
+    if not 0 < p < float("inf"):
+        return input / vector_norm(input, p, dim, keepdim=True).clamp(min=eps)
     if p == 2:
-        norm = (input * input).sum(dim, keepdim=True).clamp(min=eps * eps).sqrt()
+        modulus = input.abs() if input.dtype.is_complex else input
+        norm = (modulus * modulus).sum(dim, keepdim=True).clamp(min=eps * eps).sqrt()
     elif p == 1:
         norm = input.abs().sum(dim, keepdim=True).clamp(min=eps)
     else:

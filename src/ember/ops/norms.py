@@ -43,12 +43,12 @@ def _norm_input(x: Tensor, dtype: Any, op: str) -> Tensor:
     return x
 
 
-def _complex_norm_input(x: Tensor, dtype: Any) -> Tensor:
+def _complex_norm_input(x: Tensor, dtype: Any, op: str) -> Tensor:
     if dtype is None:
         return x
     dtype = dtypes.to_dtype(dtype)
     if not dtype.is_complex or dtypes.promote_types(x.dtype, dtype) is not dtype:
-        raise DTypeError(f"linalg.vector_norm: the input is {x.dtype.name}, so dtype must be a "
+        raise DTypeError(f"{op}: the input is {x.dtype.name}, so dtype must be a "
                          f"complex dtype at least as wide, got dtype={dtype.name}")
     return cast(x, dtype)
 
@@ -99,7 +99,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | Sequence[int] | None = Non
         tensor(5.)
     """
     if x.dtype.is_complex:  # the norm of the moduli, a real tensor, as PyTorch's
-        x = abs(_complex_norm_input(x, dtype))
+        x = abs(_complex_norm_input(x, dtype, "linalg.vector_norm"))
         dtype = None
     x = _norm_input(x, dtype, "linalg.vector_norm")
     dims = normalize_dims(None if dim == () else dim, x.ndim, "linalg.vector_norm")
@@ -136,11 +136,14 @@ def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2,
     if ord not in _MATRIX_ORDS or isinstance(ord, bool):
         raise ValueError(f"{op}: ord {ord!r} is not supported; use 'fro', 'nuc', 2, -2, 1, -1, "
                          "inf or -inf")
-    A = _norm_input(A, dtype, op)  # noqa: N806
+    if A.dtype.is_complex:  # norms of complex matrices are real, as PyTorch's
+        A = _complex_norm_input(A, dtype, op)  # noqa: N806
+    else:
+        A = _norm_input(A, dtype, op)  # noqa: N806
     rows, cols = _matrix_dims(A, dim, op)
     both = tuple(sorted((rows, cols)))
     if ord == "fro":
-        return _vector_norm(A, 2, both, keepdim)
+        return _vector_norm(abs(A) if A.dtype.is_complex else A, 2, both, keepdim)
     if ord in ("nuc", 2, -2):
         s = svdvals(A.movedim((rows, cols), (-2, -1)))
         out = s.sum(dim=-1) if ord == "nuc" else (amax if ord == 2 else amin)(s, (-1,), False)

@@ -16,6 +16,7 @@ import numpy as np
 from ember import dtypes
 from ember.backend import device as to_device
 from ember.errors import DTypeError, OpError, ShapeError, describe
+from ember.ops.complex_parts import view_as_complex
 from ember.ops.creation import _shape
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
@@ -246,9 +247,9 @@ class Multinomial(Sample):
         return TensorSpec((*probs.shape[:-1], num_samples), dtypes.int64)
 
 
-def _float_dtype(dtype: Any, op: str) -> dtypes.DType:
+def _float_dtype(dtype: Any, op: str, complex_ok: bool = False) -> dtypes.DType:
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
-    if not dt.is_floating_point:
+    if not dt.is_floating_point and not (complex_ok and dt.is_complex):
         raise DTypeError(f"{op}: expected a floating dtype, got {dt.name}. Hint: continuous "
                          "samples need a floating dtype (e.g. ember.float32); parameters "
                          "given as integer tensors set it, so convert them with .float()")
@@ -262,18 +263,54 @@ def _sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType, device:
     return out.requires_grad_(True) if requires_grad else out
 
 
+def _complex_sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType, device: Any,
+                     requires_grad: bool, scale: float, **params: Any) -> Tensor:
+    """Complex samples whose real and imaginary parts are independent real samples (times
+    ``scale``), drawn as PyTorch does: as the (real, imag) pairs of ``view_as_real``."""
+    pairs = _sampled(op, prim, (_shape(size, op) + (2,),), dtype.to_real(), device, False,
+                     **params)
+    out = view_as_complex(pairs if scale == 1 else pairs * scale)
+    return out.requires_grad_(True) if requires_grad else out
+
+
 def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
-    """Uniform samples from [0, 1): ``ember.rand(2, 3)``."""
-    return _sampled("rand", Uniform, size, _float_dtype(dtype, "rand"), device, requires_grad,
-                    low=0.0, high=1.0, generator=generator)
+    """Uniform samples from [0, 1): ``ember.rand(2, 3)``. A complex dtype has both parts
+    uniform on [0, 1), as PyTorch's."""
+    dt = _float_dtype(dtype, "rand", complex_ok=True)
+    if dt.is_complex:
+        return _complex_sampled("rand", Uniform, size, dt, device, requires_grad, 1.0, low=0.0,
+                                high=1.0, generator=generator)
+    return _sampled("rand", Uniform, size, dt, device, requires_grad, low=0.0, high=1.0,
+                    generator=generator)
 
 
 def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    """Standard normal samples: ``ember.randn(2, 3)``."""
-    return _sampled("randn", Normal, size, _float_dtype(dtype, "randn"), device, requires_grad,
-                    mean=0.0, std=1.0, generator=generator)
+    """Standard normal samples: ``ember.randn(2, 3)``. A complex dtype gives the standard
+    complex normal, as PyTorch's: variance 1, half in each part (each N(0, 1/2))."""
+    dt = _float_dtype(dtype, "randn", complex_ok=True)
+    if dt.is_complex:
+        return _complex_sampled("randn", Normal, size, dt, device, requires_grad, 0.5 ** 0.5,
+                                mean=0.0, std=1.0, generator=generator)
+    return _sampled("randn", Normal, size, dt, device, requires_grad, mean=0.0, std=1.0,
+                    generator=generator)
+
+
+def uniform_samples(shape: tuple, low: float, high: float, *, dtype: Any, device: Any = None,
+                    generator: Generator | None = None) -> Tensor:
+    """Samples from U(low, high) of ``shape`` (both parts of a complex dtype), as ``uniform_``
+    and ``nn.init.uniform_`` fill a tensor."""
+    u = rand(shape, dtype=dtype, device=device, generator=generator) * (high - low)
+    return u + (low * (1 + 1j) if u.dtype.is_complex else low)
+
+
+def normal_samples(shape: tuple, mean: float, std: float, *, dtype: Any, device: Any = None,
+                   generator: Generator | None = None) -> Tensor:
+    """Samples from N(mean, std²) of ``shape``, as ``normal_`` and ``nn.init.normal_`` fill a
+    tensor; for a complex dtype, PyTorch's complex normal: each part N(mean, std²/2)."""
+    n = randn(shape, dtype=dtype, device=device, generator=generator) * std
+    return n + (mean * (1 + 1j) if n.dtype.is_complex else mean)
 
 
 def randint(low: int, high: int | None = None, size: tuple = (), *,
@@ -286,6 +323,9 @@ def randint(low: int, high: int | None = None, size: tuple = (), *,
     if high <= low:
         raise ValueError(f"randint: empty range [{low}, {high})")
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
+    if dt.is_complex:
+        raise DTypeError(f"randint: integers cannot be drawn as {dt.name}, as in PyTorch. Hint: "
+                         "draw a real dtype and convert with .to()")
     return _sampled("randint", RandInt, (tuple(size),), dt, device, False, low=int(low),
                     high=int(high), generator=generator)
 

@@ -21,6 +21,7 @@ from ember.dtypes import DType
 from ember.errors import DTypeError
 from ember.ops.broadcast import expand
 from ember.ops.compare import eq, isfinite, logical_and
+from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast, clone, reduces_in_float32, to_float
 from ember.ops.creation import arange, ones_like, zeros, zeros_like
 from ember.ops.dims import (
@@ -83,7 +84,7 @@ class Sum(Accumulation):
 
 
 @primitive
-class Prod(Accumulation):
+class Prod(Holomorphic, Accumulation):
     name = "prod"
     ufunc = "multiply"
 
@@ -506,7 +507,8 @@ def std_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
 
 @method()
 def logsumexp(input: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
-    """``log(sum(exp(input), dim))``, computed without overflow (the max is factored out).
+    """``log(sum(exp(input), dim))``, computed without overflow (the max is factored out;
+    for complex input, the largest real part).
 
     Example:
         >>> ember.tensor([0.0, 0.0]).logsumexp(0)
@@ -516,7 +518,7 @@ def logsumexp(input: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
     dims = reduce_dims(x, dim, "logsumexp")
     if x.numel() == 0:
         return log(apply(Sum, exp(x), dims=dims, keepdim=keepdim))
-    top = apply(AMax, x.detach(), dims=dims, keepdim=True)
+    top = apply(AMax, x.detach().real, dims=dims, keepdim=True)  # (complex: the real parts)
     top = where(isfinite(top), top, zeros_like(top))  # all -inf (or inf) fibers: shift by 0
     total = apply(Sum, exp(x - top), dims=dims, keepdim=keepdim)
     return log(total) + (top if keepdim else with_reduced_dims(top, x.shape, dims, False))

@@ -11,6 +11,7 @@ from typing import Any
 from ember import dtypes
 from ember.dtypes import DType
 from ember.ops.compare import eq, logical_and
+from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast, clone
 from ember.ops.creation import ones_like, zeros_like
 from ember.ops.dims import accumulation_input, accumulator, normalize_dim
@@ -58,7 +59,7 @@ class CumSum(Primitive):
 
 
 @primitive
-class CumProd(Primitive):
+class CumProd(Holomorphic, Primitive):
     """Inclusive cumulative product along ``dim``. Its gradient is exact with zeros in the
     input: before a fiber's first zero it is ``reverse_cumsum(g * out) / x``; at the first zero
     it is the same sum over the products with that zero left out; after it, 0."""

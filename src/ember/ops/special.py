@@ -24,6 +24,7 @@ from ember.ops import arithmetic
 from ember.ops.arithmetic import Binary
 from ember.ops.broadcast import sum_to
 from ember.ops.compare import eq, gt, le, lt
+from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast, promote, to_float
 from ember.ops.creation import zeros_like
 from ember.ops.erfc_kernel import erfc_array, erfcx_array, erfinv_array
@@ -211,7 +212,7 @@ class Logit(Unary):
 
 
 @primitive
-class Sinc(Unary):
+class Sinc(Holomorphic, Unary):
     """``sin(pi x) / (pi x)``, 1 at 0. Its derivative is PyTorch's
     ``(pi x cos(pi x) - sin(pi x)) / (pi x²)``, 0 where ``pi x²`` is 0."""
 

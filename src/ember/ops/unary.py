@@ -233,7 +233,7 @@ class Tan(Holomorphic, Unary):
 
 
 @primitive
-class Asin(Unary):
+class Asin(Holomorphic, Unary):
     name = "asin"
     ufunc = "arcsin"
 
@@ -242,7 +242,7 @@ class Asin(Unary):
 
 
 @primitive
-class Acos(Unary):
+class Acos(Holomorphic, Unary):
     name = "acos"
     ufunc = "arccos"
 
@@ -251,7 +251,7 @@ class Acos(Unary):
 
 
 @primitive
-class Atan(Unary):
+class Atan(Holomorphic, Unary):
     name = "atan"
     ufunc = "arctan"
 
@@ -288,7 +288,7 @@ class Tanh(Holomorphic, Unary):
 
 
 @primitive
-class Asinh(Unary):
+class Asinh(Holomorphic, Unary):
     name = "asinh"
     ufunc = "arcsinh"
 
@@ -297,16 +297,18 @@ class Asinh(Unary):
 
 
 @primitive
-class Acosh(Unary):
+class Acosh(Holomorphic, Unary):
     name = "acosh"
     ufunc = "arccosh"
 
     def chain(self, v, x, y):
+        if x.dtype.is_complex:  # acosh's branch: √(z-1)·√(z+1), not √(z²-1) (Re z < 0 differs)
+            return v * rsqrt(x - 1) * rsqrt(x + 1)
         return v * rsqrt(x * x - 1)
 
 
 @primitive
-class Atanh(Unary):
+class Atanh(Holomorphic, Unary):
     name = "atanh"
     ufunc = "arctanh"
 

@@ -67,15 +67,25 @@ class LBFGS(Optimizer):
         return self._params[0]._device.xp
 
     def _gather_flat_grad(self) -> Any:
+        """The gradients as one real vector; a complex parameter counts as its (real, imag)
+        pairs, as PyTorch's ``view_as_real``."""
         xp = self._xp()
-        return xp.concatenate([xp.zeros(p._data.size, p._data.dtype) if p.grad is None
-                               else p.grad._data.reshape(-1) for p in self._params])
+        parts = []
+        for p in self._params:
+            g = xp.zeros(p._data.shape, p._data.dtype) if p.grad is None else p.grad._data
+            if g.dtype.kind == "c":
+                g = xp.stack([g.real, g.imag], axis=-1)
+            parts.append(g.reshape(-1))
+        return xp.concatenate(parts)
 
     def _add_grad(self, step_size: float, update: Any) -> None:
         offset = 0
         for p in self._params:
-            n = p._data.size
-            p._data += step_size * update[offset:offset + n].reshape(p._data.shape)
+            n = p._data.size * (2 if p._data.dtype.kind == "c" else 1)
+            part = update[offset:offset + n]
+            if p._data.dtype.kind == "c":
+                part = part[0::2] + 1j * part[1::2]
+            p._data += step_size * part.reshape(p._data.shape)
             p._vc.value += 1
             offset += n
 

@@ -1,5 +1,5 @@
 """Batching rules of the matrix functions (ember/ops/linalg_solve.py, linalg_decomp.py,
-linalg_det.py, linalg_lu.py, linalg_ldl.py, linalg_pinv.py, linalg_legacy.py).
+linalg_det.py, linalg_eig.py, linalg_lu.py, linalg_ldl.py, linalg_pinv.py, linalg_legacy.py).
 
 Each of these primitives already maps over the leading dims of its matrices, and the vmap
 batch is axis 0: one call computes the whole batch. An unbatched operand of a two-operand
@@ -13,6 +13,7 @@ from typing import Any
 
 import ember.ops.linalg_decomp  # noqa: F401 - registers the primitives named below
 import ember.ops.linalg_det  # noqa: F401
+import ember.ops.linalg_eig  # noqa: F401
 import ember.ops.linalg_ldl  # noqa: F401
 import ember.ops.linalg_legacy  # noqa: F401
 import ember.ops.linalg_lu  # noqa: F401
@@ -23,8 +24,9 @@ from ember.ops.primitive import apply
 
 #: primitives whose operands are (…, m, n) matrices and whose outputs keep the leading dims
 NATIVE = ("linalg_inv", "linalg_slogdet", "linalg_det", "linalg_solve", "linalg_solve_triangular",
-          "linalg_matrix_exp", "linalg_cholesky", "linalg_eigh", "linalg_svd", "linalg_pinv",
-          "linalg_lu_factor", "linalg_lu_permutation", "linalg_ldl_factor", "geqrf")
+          "linalg_matrix_exp", "linalg_cholesky", "linalg_eig", "linalg_eigh", "linalg_svd",
+          "linalg_pinv", "linalg_lu_factor", "linalg_lu_permutation", "linalg_ldl_factor",
+          "geqrf")
 
 
 def _native_rule(name: str) -> Any:

@@ -1,0 +1,174 @@
+"""Linear algebra of complex matrices against PyTorch: values, gradients (reverse and forward
+mode, against PyTorch and central differences in complex128 through the real and imaginary
+parts), the phase checks of ``svd``/``eigh``/``eig`` and what PyTorch refuses."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from tests.ops.optable import OpCase, S, arg, op_tests
+from tests.ops.optable import complex_case as case
+
+
+def _hpd(lib, z):
+    """A Hermitian positive-definite matrix made from ``z``."""
+    return z @ z.mH + 3 * lib.eye(z.shape[-1], dtype=z.dtype)
+
+
+def _herm(z):
+    return z + z.mH
+
+
+CASES = [
+    case("inv", lambda m, a: m.linalg.inv(a), (3, 3)),
+    case("solve", lambda m, a, b: m.linalg.solve(a, b), (2, 3, 3), (3, 2)),
+    case("solve_right", lambda m, a, b: m.linalg.solve(a, b, left=False), (3, 3), (2, 3)),
+    case("solve_triangular", lambda m, a, b: m.linalg.solve_triangular(
+        a + 3 * m.eye(3), b, upper=True), (3, 3), (3, 2)),
+    case("solve_triangular_right_unit", lambda m, a, b: m.linalg.solve_triangular(
+        a, b, upper=False, left=False, unitriangular=True), (3, 3), (2, 3)),
+    case("matrix_exp", lambda m, a: m.linalg.matrix_exp(a), (2, 3, 3)),
+    case("det", lambda m, a: m.linalg.det(a), (2, 3, 3)),
+    case("slogdet", lambda m, a: tuple(m.linalg.slogdet(a)), (2, 3, 3)),
+    case("logdet", lambda m, a: m.logdet(a), (3, 3)),
+    case("lu_factor", lambda m, a: m.linalg.lu_factor(a)[0], (3, 3)),
+    case("lu_wide_tall", lambda m, a, b: (*m.linalg.lu(a)[1:], *m.linalg.lu(b)[1:]),
+         (2, 3), (3, 2), gradgrad=False),
+    case("lu_solve", lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b), (3, 3),
+         (3, 2), gradgrad=False),
+    case("lu_solve_adjoint_right", lambda m, a, b: m.linalg.lu_solve(
+        *m.linalg.lu_factor(a), b, left=False, adjoint=True), (3, 3), (2, 3),
+         gradgrad=False),
+    case("cholesky", lambda m, a: m.linalg.cholesky(_hpd(m, a)), (2, 3, 3)),
+    case("cholesky_upper", lambda m, a: m.linalg.cholesky(_hpd(m, a), upper=True), (3, 3)),
+    case("qr", lambda m, a: tuple(m.linalg.qr(a)), (4, 3)),
+    case("qr_wide", lambda m, a: tuple(m.linalg.qr(a)), (2, 3)),
+    case("qr_complete_square", lambda m, a: tuple(m.linalg.qr(a, mode="complete")), (3, 3)),
+    # eigenvectors and singular vectors enter through phase-invariant quantities
+    case("eigh", lambda m, a: (lambda w, v: (w, v.abs(), v @ v.mH * w[..., :1, None]))(
+        *m.linalg.eigh(_herm(a))), (2, 3, 3)),
+    case("eigvalsh_upper", lambda m, a: m.linalg.eigvalsh(_herm(a), UPLO="U"), (3, 3)),
+    case("svd", lambda m, a: (lambda u, s, vh: (s, u.abs(), u @ vh))(
+        *m.linalg.svd(a, full_matrices=False)), (4, 3)),
+    case("svd_wide", lambda m, a: (lambda u, s, vh: (u[..., :2] @ vh[..., :2, :], vh.abs()))(
+        *m.linalg.svd(a, full_matrices=False)), (3, 4), gradgrad=False),
+    case("svdvals", lambda m, a: m.linalg.svdvals(a), (3, 2)),
+    case("eig", lambda m, a: (lambda w, v: (w, v.abs()))(*m.linalg.eig(a)), (2, 3, 3)),
+    case("eigvals", lambda m, a: m.linalg.eigvals(a), (3, 3)),
+    case("pinv", lambda m, a: m.linalg.pinv(a), (2, 3, 2)),
+    case("pinv_wide", lambda m, a: m.linalg.pinv(a), (2, 3)),
+    case("lstsq", lambda m, a, b: tuple(m.linalg.lstsq(a, b, driver="gelsd")), (4, 3), (4, 2),
+         gradgrad=False),
+    case("matrix_norms", lambda m, a: m.stack([m.linalg.matrix_norm(a, o) for o in (
+        "fro", "nuc", 2, -2, 1, -1, float("inf"), -float("inf"))]), (2, 3, 3), gradgrad=False),
+    case("cross", lambda m, a, b: m.linalg.cross(a, b), (2, 3), (2, 3), gradgrad=False),
+    case("householder_product", lambda m, a, t: m.linalg.householder_product(a, t[0, :2]),
+         (3, 2), (2, 2), gradgrad=False),
+    case("cholesky_solve_inverse", lambda m, a, b: (
+        m.cholesky_solve(b, m.linalg.cholesky(_hpd(m, a))),
+        m.cholesky_inverse(m.linalg.cholesky(_hpd(m, a), upper=True), upper=True)),
+        (3, 3), (3, 2), gradgrad=False),
+    case("cond_tensorinv", lambda m, a: (m.linalg.cond(a), m.linalg.cond(a, "nuc"),
+                                         m.linalg.tensorinv(a.reshape(3, 3, 1), ind=1)),
+         (3, 3), gradgrad=False),
+]
+
+CASES += [  # eig of real matrices: complex results, real gradients
+    OpCase("eig_real", lambda a: (lambda w, v: (ember.view_as_real(w), v.abs()))(
+        *ember.linalg.eig(a)), lambda a: (lambda w, v: (torch.view_as_real(w), v.abs()))(
+        *torch.linalg.eig(a)), [S(arg(2, 3, 3))]),
+]
+
+test_forward, test_backward, test_gradcheck, test_gradgradcheck, test_jvp = op_tests(CASES)
+
+
+RNG = np.random.default_rng(0)
+Z = RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))
+
+
+def _both(fn):
+    """``fn(lib, z)`` for a complex128 leaf ``z`` in each library: the results and gradients."""
+    out = {}
+    for lib in (torch, ember):
+        z = lib.tensor(Z, requires_grad=True)
+        loss = fn(lib, z)
+        loss.backward()
+        out[lib] = (loss.item(), np.asarray(z.grad.detach().numpy()))
+    return out
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, z: m.linalg.svd(z)[0].sum().real,
+    lambda m, z: m.linalg.svd(z)[2][0].real.sum(),
+    lambda m, z: m.linalg.eigh(_herm(z))[1].sum().imag,
+    lambda m, z: m.linalg.eig(z)[1][0].real.sum(),
+], ids=["svd_U", "svd_Vh", "eigh", "eig"])
+def test_losses_that_depend_on_phases_raise_as_torch(fn):
+    t = torch.tensor(Z, requires_grad=True)
+    with pytest.raises(RuntimeError, match="e\\^\\{i phi\\}"):
+        fn(torch, t).backward()
+    z = ember.tensor(Z, requires_grad=True)
+    with pytest.raises(RuntimeError, match="specified up to multiplication by e\\^\\(i phi\\)"):
+        fn(ember, z).backward()
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, z: (m.linalg.svd(z)[0][:, 0] * m.linalg.svd(z)[2][0].conj()).abs().sum(),
+    lambda m, z: m.linalg.svd(z)[0].abs().sum() + m.linalg.svd(z)[1].sum(),
+    lambda m, z: (m.linalg.eigh(_herm(z))[1] ** 2).abs().sum(),
+    lambda m, z: m.linalg.slogdet(z)[0].imag + m.linalg.det(z).real,
+], ids=["svd_outer", "svd_abs", "eigh_abs", "slogdet_sign"])
+def test_phase_invariant_losses_match_torch(fn):
+    out = _both(fn)
+    assert out[ember][0] == pytest.approx(out[torch][0], rel=1e-10)
+    np.testing.assert_allclose(out[ember][1], out[torch][1], atol=1e-10)
+
+
+def _unit_phase(v):
+    """Each column turned so that its largest component is real and positive (LAPACK makes it
+    real; its sign differs between LAPACK builds)."""
+    top = v[np.abs(v).argmax(axis=0), np.arange(v.shape[1])]
+    return v * (np.abs(top) / top)
+
+
+def test_eig_of_a_real_matrix_with_complex_eigenvalues_matches_torch():
+    a = np.array([[0.0, -2.0, 1.0], [2.0, 0.0, 0.5], [0.0, 0.3, 1.0]])
+    for e_dt, t_dt in ((ember.float32, torch.float32), (ember.float64, torch.float64)):
+        w, v = ember.linalg.eig(ember.tensor(a, dtype=e_dt))
+        tw, tv = torch.linalg.eig(torch.tensor(a, dtype=t_dt))
+        assert (w.dtype.name, v.dtype.name) == (str(tw.dtype)[6:], str(tv.dtype)[6:])
+        np.testing.assert_allclose(w.numpy(), tw.numpy(), rtol=1e-5)
+        np.testing.assert_allclose(_unit_phase(v.numpy()), _unit_phase(tv.numpy()), atol=1e-5)
+        np.testing.assert_allclose(np.linalg.norm(v.numpy(), axis=0), 1, rtol=1e-5)
+    x = ember.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    ember.linalg.eigvals(x).imag.abs().sum().backward()
+    torch.linalg.eigvals(t).imag.abs().sum().backward()
+    assert x.grad.dtype is ember.float64
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), atol=1e-10)
+
+
+def test_eig_refuses_what_torch_refuses():
+    for lib in (torch, ember):
+        with pytest.raises((RuntimeError, ember.ShapeError)):
+            lib.linalg.eig(lib.ones(2, 3))
+        with pytest.raises((RuntimeError, ember.DTypeError)):
+            lib.linalg.eig(lib.ones(2, 2, dtype=lib.int64))
+
+
+def test_operands_of_different_dtypes_are_refused():
+    for lib in (torch, ember):
+        with pytest.raises((RuntimeError, ember.DTypeError)):
+            lib.linalg.solve(lib.tensor(Z), lib.ones(3, dtype=lib.float64))
+
+
+def test_cond_in_the_frobenius_norm_matches_torch():
+    # (torch's backward of this one fails on its own in-place write: values only)
+    assert ember.linalg.cond(ember.tensor(Z), "fro").item() == pytest.approx(
+        torch.linalg.cond(torch.tensor(Z), "fro").item(), rel=1e-10)
+
+
+def test_ldl_factor_still_refuses_complex_input_by_name():
+    with pytest.raises(ember.DTypeError, match="linalg.ldl_factor: complex tensors are not "):
+        ember.linalg.ldl_factor(ember.tensor(Z))
