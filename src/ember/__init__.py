@@ -8,6 +8,7 @@ Example:
     True
 """
 
+import math
 import os
 
 # OpenBLAS's worker threads spin for ~0.1 s after each GEMM by default, holding a core that
@@ -20,6 +21,11 @@ import os
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "16")
 
 from ember import autograd, backend, dtypes, errors  # noqa: E402
+from ember.autograd.anomaly import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 from ember.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -43,6 +49,7 @@ from ember.backend import (
     set_default_device,
     set_deterministic_debug_mode,
     set_float32_matmul_precision,
+    set_flush_denormal,
     set_num_interop_threads,
     set_num_threads,
     set_warn_always,
@@ -73,11 +80,22 @@ from ember.dtypes import (
     short,
     uint8,
 )
+from ember.dtypes import DType as dtype  # the class of ember.float32 …, as torch.dtype
 from ember.dtypes import bool_ as bool  # noqa: A001 - ember.bool, as torch.bool
 from ember.dtypes import float32 as float  # noqa: A001
 from ember.dtypes import int32 as int  # noqa: A001
 from ember.errors import DeviceError, DTypeError, EmberError, GradError, ShapeError
+from ember.layouts import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
+)
 from ember.ops import *  # noqa: F403
+from ember.size import Size
 from ember.tensor import Tensor
 from ember.tensor_repr import set_printoptions
 from ember.type_info import can_cast, finfo, iinfo
@@ -91,8 +109,24 @@ from ember import func, jit  # layer 4: transforms
 from ember.func import vmap  # as torch.vmap
 from ember.jit import compile  # noqa: A004 - as torch.compile
 from ember import amp, distributed, memory, profiler  # layer 5: systems
-from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
+from ember.amp import (
+    autocast,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from ember.io import load, save
 # isort: on
 
 __version__ = "0.1.0"
+
+# torch's constants: ember.pi, ember.inf …, and newaxis (None) for indexing
+e, pi, inf, nan, newaxis = math.e, math.pi, math.inf, math.nan, None

@@ -98,7 +98,7 @@ class MultivariateNormal(_Gaussian):
     Example:
         >>> d = ember.distributions.MultivariateNormal(ember.zeros(2), scale_tril=ember.eye(2))
         >>> d.rsample((3,)).shape
-        (3, 2)
+        ember.Size([3, 2])
     """
 
     arg_constraints = {"loc": constraints.real_vector,

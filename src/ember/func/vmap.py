@@ -386,7 +386,7 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
     Example:
         >>> x = ember.randn(8, 3); w = ember.randn(3)
         >>> ember.func.vmap(ember.dot, in_dims=(0, None))(x, w).shape
-        (8,)
+        ember.Size([8])
     """
     if randomness not in _RANDOMNESS:
         raise ValueError(f"vmap: randomness must be one of {_RANDOMNESS}, got {randomness!r}")

@@ -121,7 +121,7 @@ def expand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
 def sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     """``x`` summed over the dimensions broadcasting added to ``shape`` (``x`` if equal)."""
     shape = tuple(shape)
-    if x.shape == shape:
+    if x._data.shape == shape:
         return x
     return apply(SumTo, x, shape=shape)
 

@@ -359,7 +359,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
 
     Example:
         >>> F.conv1d(ember.ones(1, 2, 5), ember.ones(3, 2, 3)).shape
-        (1, 3, 3)
+        ember.Size([1, 3, 3])
     """
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
@@ -374,7 +374,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     Example:
         >>> x, w = ember.randn(2, 3, 5, 5), ember.randn(2, 3, 3, 3)
         >>> F.conv2d(x, w, padding=1).shape
-        (2, 2, 5, 5)
+        ember.Size([2, 2, 5, 5])
     """
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
@@ -448,7 +448,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
 
     Example:
         >>> F.conv_transpose2d(ember.ones(1, 4, 3, 3), ember.ones(4, 2, 3, 3), stride=2).shape
-        (1, 2, 7, 7)
+        ember.Size([1, 2, 7, 7])
     """
     return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
                            output_padding, groups, dilation)
