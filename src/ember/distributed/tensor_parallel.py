@@ -374,7 +374,7 @@ class TensorParallelBlock(Block):
         >>> block = Block(d_model=16, n_head=4)
         >>> tp = TensorParallelBlock(block, group=None)
         >>> tp(ember.randn(2, 5, 16)).shape
-        (2, 5, 16)
+        ember.Size([2, 5, 16])
     """
 
     def __init__(self, block: Block, group: ProcessGroup | None = None) -> None:
@@ -423,7 +423,7 @@ def full_parameters(model: nn.Module) -> dict[str, Tensor]:
     Example:
         >>> full = full_parameters(parallelize_gpt(ember.models.gpt(n_layer=1, d_model=32)))
         >>> full["blocks.0.attn.c_attn.weight"].shape
-        (96, 32)
+        ember.Size([96, 32])
     """
     return _gather_full(model, grads=False)
 

@@ -23,7 +23,7 @@ def broadcast_all(*values: Any, owner: str = "distribution") -> tuple[Tensor, ..
     Example:
         >>> loc, scale = broadcast_all(ember.zeros(3), 1.0)
         >>> scale.shape
-        (3,)
+        ember.Size([3])
     """
     first = next((v for v in values if isinstance(v, Tensor)), None)
     for v in values:

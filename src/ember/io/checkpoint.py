@@ -296,7 +296,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
     Example:
         >>> ember.save({"model": {"w": ember.zeros(2, 3)}}, tmp_path / "ckpt.safetensors")
         >>> ember.load(tmp_path / "ckpt.safetensors", map_location="cpu")["model"]["w"].shape
-        (2, 3)
+        ember.Size([2, 3])
     """
     del weights_only, mmap
     where, place = _where(f), _placer(map_location)

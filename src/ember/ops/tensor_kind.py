@@ -18,7 +18,7 @@ __all__ = ["get_device"]
 
 # Kinds of tensor PyTorch has and Ember has not (other devices, sparse, quantized, nested,
 # MKL-DNN layouts): each predicate is False for every Ember tensor.
-_NEVER = ("is_meta", "is_mps", "is_xpu", "is_xla", "is_ipu", "is_hpu", "is_mtia", "is_maia",
+_NEVER = ("is_meta", "is_mps", "is_xpu", "is_xla", "is_ipu", "is_mtia", "is_maia",
           "is_vulkan", "is_mkldnn", "is_sparse", "is_sparse_csr", "is_quantized", "is_nested")
 for _name in _NEVER:
     setattr(Tensor, _name, property(lambda self: False, doc=f"False: Ember has no "

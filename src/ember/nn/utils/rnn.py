@@ -286,7 +286,7 @@ def pack_sequence(sequences: Sequence[Tensor], enforce_sorted: bool = True) -> P
 
     Example:
         >>> pack_sequence([ember.ones(1), ember.ones(2)], enforce_sorted=False).data.shape
-        (3,)
+        ember.Size([3])
     """
     lengths = [s.shape[0] for s in sequences]
     return pack_padded_sequence(pad_sequence(sequences), lengths,
