@@ -64,6 +64,11 @@ from ember.dtypes import (
     complex64,
     complex128,
     double,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
     float16,
     float32,
     float64,
@@ -79,6 +84,9 @@ from ember.dtypes import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from ember.dtypes import DType as dtype  # the class of ember.float32 …, as torch.dtype
 from ember.dtypes import bool_ as bool  # noqa: A001 - ember.bool, as torch.bool

@@ -155,8 +155,6 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
     dtypes.from_numpy(array.dtype)  # a clear error for unsupported dtypes
-    if array.dtype.kind in "ui" and array.dtype not in {d.np for d in dtypes.ALL_DTYPES}:
-        array = array.astype(np.int64)
     t = _wrap(array, to_device("cpu"))
     t._vc.shared = True  # (the caller holds the array: its writes move no version counter)
     return t

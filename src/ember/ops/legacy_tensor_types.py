@@ -80,6 +80,11 @@ TYPE_NAMES = {dtypes.float32: "FloatTensor", dtypes.float64: "DoubleTensor",
               dtypes.int64: "LongTensor", dtypes.int32: "IntTensor", dtypes.int16: "ShortTensor",
               dtypes.int8: "CharTensor", dtypes.uint8: "ByteTensor", dtypes.bool_: "BoolTensor"}
 TYPES = {name: _legacy_type(name, dtype) for dtype, name in TYPE_NAMES.items()}
+# names ``x.type()`` gives for dtypes with no legacy type (PyTorch's 'torch.UInt16Tensor'…)
+TYPE_NAMES.update({d: f"UInt{d.itemsize * 8}Tensor" for d in dtypes.WIDE_UNSIGNED_DTYPES})
+TYPE_NAMES.update({d: d.name.capitalize() + "Tensor" for d in dtypes.FLOAT8_DTYPES})
+TYPE_NAMES.update({dtypes.complex64: "ComplexFloatTensor",
+                   dtypes.complex128: "ComplexDoubleTensor"})
 (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, ShortTensor,
  CharTensor, ByteTensor, BoolTensor) = TYPES.values()
 
