@@ -42,7 +42,7 @@ class Size(tuple):
 
     def __getitem__(self, key: SupportsIndex | slice) -> Any:
         out = tuple.__getitem__(self, key)
-        return Size(out) if isinstance(key, slice) else out
+        return tuple.__new__(Size, out) if isinstance(key, slice) else out
 
     def __add__(self, other: tuple) -> Any:
         if not isinstance(other, tuple):

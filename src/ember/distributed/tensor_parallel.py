@@ -147,7 +147,7 @@ class ColumnParallelLinear(_Sharded):
     Example (2 ranks):
         >>> fc = ColumnParallelLinear.from_linear(nn.Linear(8, 6), group=None)
         >>> fc.weight.shape, fc(ember.randn(4, 8)).shape
-        ((3, 8), (4, 6))
+        (ember.Size([3, 8]), ember.Size([4, 6]))
     """
 
     def __init__(
@@ -215,7 +215,7 @@ class RowParallelLinear(_Sharded):
     Example (2 ranks):
         >>> fc = RowParallelLinear.from_linear(nn.Linear(8, 6), group=None)
         >>> fc.weight.shape, fc(ember.randn(4, 8)).shape
-        ((6, 4), (4, 6))
+        (ember.Size([6, 4]), ember.Size([4, 6]))
     """
 
     def __init__(
@@ -269,7 +269,7 @@ class VocabParallelEmbedding(_Sharded):
     Example (2 ranks):
         >>> emb = VocabParallelEmbedding.from_embedding(nn.Embedding(10, 4), group=None)
         >>> emb.weight.shape, emb(ember.tensor([[1, 7]])).shape
-        ((5, 4), (1, 2, 4))
+        (ember.Size([5, 4]), ember.Size([1, 2, 4]))
     """
 
     def __init__(

@@ -98,15 +98,16 @@ def expand_shape(current: tuple[int, ...], sizes: tuple) -> tuple[int, ...]:
         sizes = tuple(sizes[0])
     lead = len(sizes) - len(current)
     if lead < 0:
-        raise ShapeError(f"expand: {len(sizes)} sizes given for a tensor of shape {current}; "
-                         "expand cannot drop dimensions")
+        raise ShapeError(f"expand: {len(sizes)} sizes given for a tensor of shape "
+                         f"{tuple(current)}; expand cannot drop dimensions")
     shape = tuple(current[i - lead] if s == -1 and i >= lead else int(s)
                   for i, s in enumerate(sizes))
     if min(shape, default=0) < 0:
         why = (f"-1 keeps an existing size, so it cannot stand for a new leading dimension "
                f"(here the first {lead} of {len(sizes)})"
                if -1 in sizes[:lead] else "sizes must be non-negative, or -1 to keep one")
-        raise ShapeError(f"expand: cannot expand shape {current} to {tuple(sizes)}: {why}")
+        raise ShapeError(f"expand: cannot expand shape {tuple(current)} to {tuple(sizes)}: "
+                         f"{why}")
     return shape
 
 

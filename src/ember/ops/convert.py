@@ -11,7 +11,13 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
 from ember.errors import DTypeError, ShapeError
-from ember.layouts import check_format, contiguous_format, preserve_format
+from ember.layouts import (
+    channels_last,
+    channels_last_3d,
+    check_format,
+    contiguous_format,
+    preserve_format,
+)
 from ember.ops.creation import scalar_tensor
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
@@ -209,8 +215,6 @@ def contiguous(self: Tensor, memory_format: Any = contiguous_format) -> Tensor:
 
 def _layout_of(x: Tensor) -> Any:
     """The channels-last format ``x`` is laid out in, else ``contiguous_format``."""
-    from ember.layouts import channels_last, channels_last_3d
-
     if not x._data.flags.c_contiguous:
         for fmt in (channels_last, channels_last_3d):
             if x.is_contiguous(memory_format=fmt):

@@ -50,7 +50,7 @@ class PackedSequence(namedtuple("PackedSequence",
     Example:
         >>> p = pack_sequence([ember.ones(3, 2), ember.ones(1, 2)])
         >>> p.data.shape, p.batch_sizes.tolist()
-        ((4, 2), [2, 1, 1])
+        (ember.Size([4, 2]), [2, 1, 1])
     """
 
     __slots__ = ()
