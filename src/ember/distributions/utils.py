@@ -33,7 +33,7 @@ def broadcast_all(*values: Any, owner: str = "distribution") -> tuple[Tensor, ..
     dtype = first.dtype if first is not None and first.dtype.is_floating_point else None
     tensors = [v if isinstance(v, Tensor) else ember.tensor(float(v), dtype=dtype)
                for v in values]
-    shapes = [t.shape for t in tensors]
+    shapes = [tuple(t.shape) for t in tensors]
     try:
         shape = ember.broadcast_shapes(*shapes)
     except Exception as exc:
