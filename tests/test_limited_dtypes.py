@@ -85,3 +85,26 @@ def test_safetensors_round_trip_with_the_safetensors_package(tmp_path):
     ours = ember.load(path)
     assert {k: (v.dtype, v.tolist()) for k, v in ours.items()} == \
         {k: (v.dtype, v.tolist()) for k, v in tensors.items()}
+
+
+_EDGES = [0.0, -0.0, 1.0, -3.0, 0.3, 447.0, 464.0, 1000.0, -1000.0, 57344.0, 1e6, 1e-45,
+          float("inf"), -float("inf"), float("nan"), 1.5, 6.0, 2.0 ** 127 * 1.9]
+
+
+@pytest.mark.parametrize("name", FLOAT8S)
+@pytest.mark.parametrize("source", ["float32", "float64", "float16"])
+def test_float8_casts_of_out_of_range_values_match_torch(name, source):
+    # e4m3fn saturates to ±448 (inf too); e8m0fnu takes |x| and sends 0 to 2**-127
+    e, t = _pair(name)
+    x = ember.tensor(_EDGES, dtype=getattr(ember, source))
+    tx = torch.tensor(_EDGES, dtype=getattr(torch, source))
+    np.testing.assert_array_equal(x.to(e).double().numpy(), tx.to(t).double().numpy())
+    np.testing.assert_array_equal(ember.tensor(_EDGES, dtype=e).double().numpy(),
+                                  torch.tensor(_EDGES, dtype=t).double().numpy())
+
+
+def test_uint64_data_beyond_int64_keeps_every_digit():
+    data = [2 ** 63 + 5, 1, 2 ** 64 - 1]
+    x = ember.tensor(data, dtype=ember.uint64)
+    assert x.tolist() == torch.tensor(data, dtype=torch.uint64).tolist() == data
+    assert x[0].item() == 2 ** 63 + 5

@@ -42,3 +42,19 @@ def test_constants_match_torch():
     assert (ember.e, ember.pi, ember.inf) == (torch.e, torch.pi, torch.inf)
     assert math.isnan(ember.nan) and ember.newaxis is torch.newaxis is None
     assert ember.zeros(3)[ember.newaxis].shape == (1, 3)
+
+
+def test_broadcast_shapes_gives_a_size_and_takes_ints():
+    got = ember.broadcast_shapes(ember.Size([2, 1]), (1, 3))
+    assert type(got) is ember.Size and got == torch.broadcast_shapes(torch.Size([2, 1]), (1, 3))
+    assert ember.broadcast_shapes(2, (3, 1)) == torch.broadcast_shapes(2, (3, 1))
+    assert ember.broadcast_shapes() == torch.broadcast_shapes() == ()
+
+
+def test_vmap_passes_a_size_argument_through_unbatched():
+    x = ember.arange(6.0).reshape(2, 3)
+    out = ember.func.vmap(lambda r, s: r.reshape(s) * r.shape[0], in_dims=(0, None))(
+        x, ember.Size([3, 1]))
+    want = torch.func.vmap(lambda r, s: r.reshape(s) * r.shape[0], in_dims=(0, None))(
+        torch.arange(6.0).reshape(2, 3), torch.Size([3, 1]))
+    assert out.shape == want.shape and out.tolist() == want.tolist()

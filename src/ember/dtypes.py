@@ -168,6 +168,19 @@ def to_dtype(x: object) -> DType:
 _LIMITED = frozenset(WIDE_UNSIGNED_DTYPES + FLOAT8_DTYPES)
 
 
+def float8_ready(xp: object, a: np.ndarray, dtype: DType) -> np.ndarray:
+    """``a`` made ready for ``a.astype(dtype.np)`` with PyTorch's float8 conversions, where
+    they differ from the plain cast: ``float8_e4m3fn`` (no infinity) saturates to ±448,
+    infinities included; ``float8_e8m0fnu`` (no sign, no zero) takes ``|a|``, with 0 and
+    values below its range becoming its smallest value 2**-127. Other dtypes: ``a`` as is.
+    """
+    if dtype is float8_e4m3fn:
+        return xp.clip(a.astype(np.float64), -448.0, 448.0)
+    if dtype is float8_e8m0fnu:
+        return xp.maximum(xp.abs(a.astype(np.float64)), 2.0 ** -127)
+    return a
+
+
 def _promote_pair(a: DType, b: DType) -> DType:
     if a is b:
         return a

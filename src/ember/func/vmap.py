@@ -348,7 +348,7 @@ def _unflatten(leaves: list, treedef: Any) -> Any:
     for n, d in defs:
         items.append(_unflatten(leaves[i:i + n], d))
         i += n
-    return kind(items) if kind in (tuple, list) else kind(*items)
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)  # (named tuples)
 
 
 def _dims_for(dims: Any, tree: Any, what: str) -> list:

@@ -25,6 +25,9 @@ from ember.tensor import Tensor, method
 __all__ = ["clone"]
 
 
+_FLOAT8_SPECIAL = frozenset((dtypes.float8_e4m3fn, dtypes.float8_e8m0fnu))
+
+
 @primitive
 class Cast(Primitive):
     """A dtype conversion; complex to real keeps the real part (whose gradient is the real
@@ -39,6 +42,8 @@ class Cast(Primitive):
             if dtype is dtypes.bool_:  # a complex number is true when either part is nonzero
                 return a != 0
             a = a.real
+        if dtype in _FLOAT8_SPECIAL:
+            a = dtypes.float8_ready(xp, a, dtype)
         return a.astype(dtype.np)
 
     def infer(self, a, *, dtype):

@@ -99,6 +99,17 @@ def _infer_dtype(array: np.ndarray, data: Any) -> DType:
     return dtypes.from_numpy(array.dtype)
 
 
+def _exact_uint64(data: Any, array: np.ndarray) -> np.ndarray:
+    """``data`` read straight into uint64 when NumPy read it as float64 only because some
+    integers lie beyond int64 (so none loses its low digits); ``array`` for data that
+    holds true fractions, negatives or non-finite numbers."""
+    try:
+        exact = np.array(data, dtype=np.uint64)
+    except (OverflowError, ValueError, TypeError):
+        return array
+    return exact if np.array_equal(exact.astype(np.float64), array) else array
+
+
 def tensor(data: Any, *, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors).
@@ -118,14 +129,17 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
         if array.dtype == object:
             _unreadable(data, f"non-numeric data {str(data)[:60]!r}")
         target = _infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)
+        if target is dtypes.uint64 and array.dtype.kind == "f":
+            array = _exact_uint64(data, array)
         if array.dtype.kind == "c":
             check_real("tensor", array, target)
         if array.size and array.dtype.kind in "iuf" and target.category == dtypes.INT:
             check_fits("tensor", array.min().item(), target)
             check_fits("tensor", array.max().item(), target)
-        array = array.astype(target.np, copy=False)
-    if dtype is not None:
-        array = array.astype(dtypes.to_dtype(dtype).np, copy=False)
+        array = dtypes.float8_ready(np, array, target).astype(target.np, copy=False)
+    if dtype is not None and array.dtype != dtypes.to_dtype(dtype).np:
+        target = dtypes.to_dtype(dtype)
+        array = dtypes.float8_ready(np, array, target).astype(target.np, copy=False)
     return _finish(dev.xp.asarray(array), dev, requires_grad)
 
 
