@@ -58,3 +58,10 @@ def test_vmap_passes_a_size_argument_through_unbatched():
     want = torch.func.vmap(lambda r, s: r.reshape(s) * r.shape[0], in_dims=(0, None))(
         torch.arange(6.0).reshape(2, 3), torch.Size([3, 1]))
     assert out.shape == want.shape and out.tolist() == want.tolist()
+
+
+def test_checkpoint_keeps_a_size_a_size(tmp_path):
+    ember.save({"shape": ember.Size([2, 3]), "plain": (2, 3)}, tmp_path / "c.safetensors")
+    back = ember.load(tmp_path / "c.safetensors")
+    assert type(back["shape"]) is ember.Size and back["shape"] == (2, 3)
+    assert type(back["plain"]) is tuple
