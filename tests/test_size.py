@@ -65,3 +65,10 @@ def test_checkpoint_keeps_a_size_a_size(tmp_path):
     back = ember.load(tmp_path / "c.safetensors")
     assert type(back["shape"]) is ember.Size and back["shape"] == (2, 3)
     assert type(back["plain"]) is tuple
+
+
+def test_distribution_shape_errors_print_shapes_as_tuples():
+    with pytest.raises(ValueError, match=r"got \(3, 3\)"):
+        ember.distributions.MultivariateNormal(ember.zeros(2), ember.eye(3))
+    with pytest.raises(ValueError, match=r"got \(2,\)"):
+        ember.distributions.Wishart(df=3.0, covariance_matrix=ember.zeros(2))

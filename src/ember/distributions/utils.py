@@ -11,9 +11,20 @@ import ember
 from ember.tensor import Tensor
 
 __all__ = ["EULER_GAMMA", "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
-           "probs_to_logits", "sum_rightmost", "where_above"]
+           "probs_to_logits", "shape_shown", "sum_rightmost", "where_above"]
 
 EULER_GAMMA = 0.57721566490153286061  # -digamma(1): Gumbel, Weibull and Kumaraswamy moments
+
+
+def shape_shown(value: Any) -> Any:
+    """What an error message shows for a parameter: a tensor's shape as a plain tuple, any
+    other value as itself.
+
+    Example:
+        >>> shape_shown(ember.zeros(2, 3)), shape_shown(1.5)
+        ((2, 3), 1.5)
+    """
+    return tuple(value.shape) if isinstance(value, Tensor) else value
 
 
 def broadcast_all(*values: Any, owner: str = "distribution") -> tuple[Tensor, ...]:
