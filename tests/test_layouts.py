@@ -56,3 +56,38 @@ def test_size_one_dims_ignore_strides_as_in_torch():
     for fmt in ("contiguous_format", "channels_last"):
         assert x.is_contiguous(memory_format=getattr(ember, fmt)) == \
             tx.is_contiguous(memory_format=getattr(torch, fmt))
+
+
+@pytest.mark.parametrize("fn", ["empty_like", "zeros_like", "ones_like", "full_like",
+                                "rand_like", "randn_like", "randint_like"])
+@pytest.mark.parametrize("fmt", [None, "preserve_format", "contiguous_format", "channels_last"])
+def test_like_creation_takes_memory_format_as_torch(fn, fmt):
+    extra = {"full_like": (2.0,), "randint_like": (5,)}.get(fn, ())
+    kw, tkw = ({}, {}) if fmt is None else \
+        ({"memory_format": getattr(ember, fmt)}, {"memory_format": getattr(torch, fmt)})
+    for shape in ((2, 3, 4, 5), (3, 4)):
+        if len(shape) == 2 and fmt == "channels_last":
+            continue
+        x = ember.zeros(shape)
+        tx = torch.zeros(shape)
+        if len(shape) == 4:
+            x, tx = x.contiguous(memory_format=ember.channels_last), \
+                tx.contiguous(memory_format=torch.channels_last)
+        y = getattr(ember, fn)(x, *extra, **kw)
+        ty = getattr(torch, fn)(tx, *extra, **tkw)
+        assert y.shape == ty.shape and y.stride() == ty.stride() and y.dtype.name == \
+            str(ty.dtype).removeprefix("torch.")
+
+
+def test_empty_takes_memory_format_as_torch():
+    x = ember.empty(2, 3, 4, 5, memory_format=ember.channels_last)
+    assert x.stride() == torch.empty(2, 3, 4, 5, memory_format=torch.channels_last).stride()
+    assert ember.empty((2, 3), memory_format=ember.contiguous_format).stride() == (3, 1)
+    with pytest.raises(RuntimeError):
+        torch.empty(2, 3, memory_format=torch.channels_last)
+    with pytest.raises(ember.ShapeError, match="channels_last"):
+        ember.empty(2, 3, memory_format=ember.channels_last)
+    with pytest.raises(RuntimeError):
+        torch.empty(2, 3, memory_format=torch.preserve_format)
+    with pytest.raises(ember.ShapeError, match="preserve_format"):
+        ember.empty(2, 3, memory_format=ember.preserve_format)

@@ -10,6 +10,10 @@ elementwise ops keep the layout of their operands, as PyTorch's do.
 
 from __future__ import annotations
 
+from typing import Any
+
+from ember.errors import ShapeError
+
 
 class layout:  # noqa: N801 - PyTorch's name
     """The kind of memory a tensor has; Ember's tensors are all ``ember.strided``.
@@ -80,3 +84,24 @@ def dense_in_order(shape: tuple[int, ...], strides: tuple[int, ...],
                 return False
             expected *= shape[d]
     return True
+
+
+def format_of(x: Any) -> memory_format:
+    """The format ``preserve_format`` keeps for tensor ``x``: ``channels_last`` (or
+    ``channels_last_3d``) when ``x`` is laid out so and not also C-contiguous, else
+    ``contiguous_format`` (PyTorch also keeps other dense layouts, e.g. a transpose's)."""
+    if not x._data.flags.c_contiguous:
+        for fmt in (channels_last, channels_last_3d):
+            if x.is_contiguous(memory_format=fmt):
+                return fmt
+    return contiguous_format
+
+
+def order_of(op: str, fmt: memory_format, shape: tuple[int, ...]) -> tuple[tuple[int, ...],
+                                                                           tuple[int, ...]]:
+    """``fmt``'s order of dimensions for a tensor of ``shape`` (outermost first) and its
+    inverse permutation; a ShapeError naming ``op`` when ``shape`` has the wrong rank."""
+    if len(shape) != fmt.rank:
+        raise ShapeError(f"{op}: memory format {fmt.name} needs a {fmt.rank}-d tensor, got "
+                         f"shape {tuple(shape)}")
+    return fmt.dims, tuple(sorted(range(fmt.rank), key=fmt.dims.__getitem__))

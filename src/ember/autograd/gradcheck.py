@@ -49,12 +49,13 @@ def _numerical(func: Callable, inputs: tuple, wrt: list[int], eps: float) -> lis
 
 
 def _analytical(outputs: list, inputs: tuple, wrt: list[int]) -> list[list[np.ndarray]]:
+    from ember.layouts import contiguous_format
     from ember.ops.creation import zeros_like
 
     jac = [[np.zeros((o.numel(), inputs[i].numel())) for o in outputs] for i in wrt]
     for k, out in enumerate(outputs):
         for r in range(out.numel()):
-            seeds = [zeros_like(o) for o in outputs]
+            seeds = [zeros_like(o, memory_format=contiguous_format) for o in outputs]
             seeds[k]._data.reshape(-1)[r] = 1
             grads = grad(outputs, [inputs[i] for i in wrt], seeds, retain_graph=True,
                          allow_unused=True)

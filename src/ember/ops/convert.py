@@ -10,12 +10,12 @@ from ember import dtypes
 from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError
 from ember.layouts import (
-    channels_last,
-    channels_last_3d,
     check_format,
     contiguous_format,
+    format_of,
+    order_of,
     preserve_format,
 )
 from ember.ops.creation import scalar_tensor
@@ -194,7 +194,7 @@ def clone(self: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
     """
     fmt = check_format("clone", memory_format)
     if fmt is preserve_format:
-        fmt = _layout_of(self)
+        fmt = format_of(self)
     if fmt.dims is None:
         return apply(Copy, self)
     return _copy_in_order(self, fmt, "clone")
@@ -218,25 +218,13 @@ def contiguous(self: Tensor, memory_format: Any = contiguous_format) -> Tensor:
     return _copy_in_order(self, fmt, "contiguous")
 
 
-def _layout_of(x: Tensor) -> Any:
-    """The channels-last format ``x`` is laid out in, else ``contiguous_format``."""
-    if not x._data.flags.c_contiguous:
-        for fmt in (channels_last, channels_last_3d):
-            if x.is_contiguous(memory_format=fmt):
-                return fmt
-    return contiguous_format
-
-
 def _copy_in_order(x: Tensor, fmt: Any, op: str) -> Tensor:
     """A copy of ``x`` laid out in ``fmt``: the permuted tensor copied in C order, permuted
     back (so differentiable with no rule of its own)."""
     from ember.ops.shape import permute
 
-    if x.ndim != fmt.rank:
-        raise ShapeError(f"{op}: memory format {fmt.name} needs a {fmt.rank}-d tensor, got "
-                         f"shape {tuple(x.shape)}")
-    inverse = sorted(range(fmt.rank), key=fmt.dims.__getitem__)
-    return permute(apply(Copy, permute(x, fmt.dims)), inverse)
+    dims, inverse = order_of(op, fmt, x._data.shape)
+    return permute(apply(Copy, permute(x, dims)), inverse)
 
 
 @method()

@@ -269,7 +269,7 @@ def unpad_sequence(padded_sequences: Tensor, lengths: Tensor | Sequence[int],
 
     Example:
         >>> [s.shape for s in unpad_sequence(ember.zeros(3, 2, 4), [3, 1])]
-        [(3, 4), (1, 4)]
+        [ember.Size([3, 4]), ember.Size([1, 4])]
     """
     lengths = _lengths_list(lengths, "unpad_sequence")
     if not batch_first:
@@ -299,7 +299,7 @@ def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
 
     Example:
         >>> [s.shape for s in unpack_sequence(pack_sequence([ember.ones(2), ember.ones(1)]))]
-        [(2,), (1,)]
+        [ember.Size([2]), ember.Size([1])]
     """
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
     return unpad_sequence(padded, lengths, batch_first=True)
