@@ -56,7 +56,7 @@ def _check_operands(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | 
 
 
 def _check_bias(op: str, bias: Tensor | None, channels: int) -> None:
-    if bias is not None and tuple(bias.shape) != (channels,):
+    if bias is not None and bias._data.shape != (channels,):
         raise ShapeError(f"{op}: bias of shape {tuple(bias.shape)} given for {channels} output "
                          f"channels; expected shape ({channels},)")
 
@@ -92,7 +92,7 @@ def _add_bias(out: Tensor, bias: Tensor | None, nd: int) -> Tensor:
         return out
     if DISPATCH.casting and bias.dtype is not out.dtype:  # autocast: one low-precision GEMM
         bias = bias.to(out.dtype)
-    return out + bias.reshape((bias.shape[0],) + (1,) * nd)
+    return out + bias.reshape((bias._data.shape[0],) + (1,) * nd)
 
 
 _COLUMN_CHUNK_BYTES = 24 << 20  # im2col columns per GEMM, one GEMM at a time on all threads
@@ -315,8 +315,8 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
           padding: Any, dilation: Any, groups: int) -> Tensor:
     x, added = batched(input, nd, op)
     _check_operands(op, nd, x, weight, bias, groups)
-    n, cin = x.shape[:2]
-    cout, per_group, kernel = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
+    n, cin = x._data.shape[:2]
+    cout, per_group, kernel = weight._data.shape[0], weight._data.shape[1], weight._data.shape[2:]
     if cin != per_group * groups:
         grouping = f" ({groups} groups of {per_group})" if groups > 1 else ""
         raise ShapeError(f"{op}: input has {cin} channels but weight expects "
@@ -329,7 +329,7 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
     stride = _sizes(op, nd, stride, "stride", 1)
     dilation = _sizes(op, nd, dilation, "dilation", 1)
     pads = _conv_padding(op, padding, kernel, dilation, stride)
-    counts = window_counts(tuple(x.shape[2:]), kernel, dilation, pads, stride, op)
+    counts = window_counts(x._data.shape[2:], kernel, dilation, pads, stride, op)
 
     pointwise = all(k == 1 for k in kernel) and all(s == 1 for s in stride) and \
         all(p == (0, 0) for p in pads)
