@@ -15,16 +15,26 @@ PAIRS = [(d, getattr(torch, d.name)) for d in dtypes.ALL_DTYPES]
 @pytest.mark.parametrize("a,b", list(itertools.product(PAIRS, PAIRS)),
                          ids=lambda p: p[0].name)
 def test_promote_types_matches_torch(a, b):
-    assert ember.promote_types(a[0], b[0]).name == \
-        str(torch.promote_types(a[1], b[1])).removeprefix("torch.")
+    try:
+        want = str(torch.promote_types(a[1], b[1])).removeprefix("torch.")
+    except RuntimeError:  # (uint16/32/64 and float8 types promote with few others or none)
+        with pytest.raises(ember.DTypeError, match="is not supported"):
+            ember.promote_types(a[0], b[0])
+        return
+    assert ember.promote_types(a[0], b[0]).name == want
 
 
 @pytest.mark.parametrize("dtype,scalar", list(itertools.product(PAIRS, [True, 3, 2.5])),
                          ids=str)
 def test_result_type_with_python_scalars_matches_torch(dtype, scalar):
+    try:
+        ref = str(torch.result_type(torch.zeros(2, dtype=dtype[1]), scalar))
+    except RuntimeError:
+        with pytest.raises(ember.DTypeError):
+            ember.result_type(ember.zeros(2, dtype=dtype[0]), scalar)
+        return
     mine = ember.result_type(ember.zeros(2, dtype=dtype[0]), scalar)
-    ref = torch.result_type(torch.zeros(2, dtype=dtype[1]), scalar)
-    assert mine.name == str(ref).removeprefix("torch.")
+    assert mine.name == ref.removeprefix("torch.")
 
 
 def test_zero_dim_tensors_rank_below_dimensioned_ones():

@@ -8,6 +8,7 @@ Example:
     True
 """
 
+import math
 import os
 
 # OpenBLAS's worker threads spin for ~0.1 s after each GEMM by default, holding a core that
@@ -20,6 +21,11 @@ import os
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "16")
 
 from ember import autograd, backend, dtypes, errors  # noqa: E402
+from ember.autograd.anomaly import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 from ember.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -43,6 +49,7 @@ from ember.backend import (
     set_default_device,
     set_deterministic_debug_mode,
     set_float32_matmul_precision,
+    set_flush_denormal,
     set_num_interop_threads,
     set_num_threads,
     set_warn_always,
@@ -57,6 +64,11 @@ from ember.dtypes import (
     complex64,
     complex128,
     double,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
     float16,
     float32,
     float64,
@@ -72,12 +84,26 @@ from ember.dtypes import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
+from ember.dtypes import DType as dtype  # the class of ember.float32 …, as torch.dtype
 from ember.dtypes import bool_ as bool  # noqa: A001 - ember.bool, as torch.bool
 from ember.dtypes import float32 as float  # noqa: A001
 from ember.dtypes import int32 as int  # noqa: A001
 from ember.errors import DeviceError, DTypeError, EmberError, GradError, ShapeError
+from ember.layouts import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
+)
 from ember.ops import *  # noqa: F403
+from ember.size import Size
 from ember.tensor import Tensor
 from ember.tensor_repr import set_printoptions
 from ember.type_info import can_cast, finfo, iinfo
@@ -105,11 +131,27 @@ from ember.quant.qtypes import (
     qint32,
     quint8,
 )
-from ember.amp import autocast, get_autocast_dtype, is_autocast_enabled
+from ember.amp import (
+    autocast,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from ember.io import load, save
 # isort: on
 
 __version__ = "0.1.0"
+
+# torch's constants: ember.pi, ember.inf …, and newaxis (None) for indexing
+e, pi, inf, nan, newaxis = math.e, math.pi, math.inf, math.nan, None
 
 
 def __getattr__(name: str) -> object:

@@ -83,9 +83,22 @@ float32 = DType("float32", np.float32, FLOAT)
 float64 = DType("float64", np.float64, FLOAT)
 complex64 = DType("complex64", np.complex64, COMPLEX)
 complex128 = DType("complex128", np.complex128, COMPLEX)
+# PyTorch's "limited support" dtypes: made, cast, compared, stored; never promoted with other
+# dtypes (float8s with none, the wide unsigned ints with none but floating and complex ones)
+uint16 = DType("uint16", np.uint16, INT)
+uint32 = DType("uint32", np.uint32, INT)
+uint64 = DType("uint64", np.uint64, INT)
+float8_e4m3fn = DType("float8_e4m3fn", ml_dtypes.float8_e4m3fn, FLOAT)
+float8_e5m2 = DType("float8_e5m2", ml_dtypes.float8_e5m2, FLOAT)
+float8_e4m3fnuz = DType("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, FLOAT)
+float8_e5m2fnuz = DType("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, FLOAT)
+float8_e8m0fnu = DType("float8_e8m0fnu", ml_dtypes.float8_e8m0fnu, FLOAT)
+WIDE_UNSIGNED_DTYPES = (uint16, uint32, uint64)
+FLOAT8_DTYPES = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 
+# (distributed code numbers dtypes by their index here: add new ones at the end)
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-              complex64, complex128)  # (complex last: distributed code numbers dtypes by index)
+              complex64, complex128, *WIDE_UNSIGNED_DTYPES, *FLOAT8_DTYPES)
 FLOATING_DTYPES = (float16, bfloat16, float32, float64)
 COMPLEX_DTYPES = (complex64, complex128)
 _REAL_OF = {complex64: float32, complex128: float64}
@@ -125,8 +138,6 @@ def from_numpy(np_dtype: np.dtype) -> DType:
     np_dtype = np.dtype(np_dtype)
     if np_dtype in _BY_NUMPY:
         return _BY_NUMPY[np_dtype]
-    if np_dtype.kind in "ui" and np_dtype.itemsize <= 8:  # uint16/32/64 widen to int64
-        return int64
     raise DTypeError(f"NumPy dtype {np_dtype} has no Ember equivalent; supported: "
                      + ", ".join(d.name for d in ALL_DTYPES))
 
@@ -154,9 +165,27 @@ def to_dtype(x: object) -> DType:
         raise DTypeError(f"cannot read a dtype from {x!r}") from None
 
 
+_LIMITED = frozenset(WIDE_UNSIGNED_DTYPES + FLOAT8_DTYPES)
+
+
+def float8_ready(xp: object, a: np.ndarray, dtype: DType) -> np.ndarray:
+    """``a`` made ready for ``a.astype(dtype.np)`` with PyTorch's float8 conversions, where
+    they differ from the plain cast: ``float8_e4m3fn`` (no infinity) saturates to ±448,
+    infinities included; ``float8_e8m0fnu`` (no sign, no zero) takes ``|a|``, with 0 and
+    values below its range becoming its smallest value 2**-127. Other dtypes: ``a`` as is.
+    """
+    if dtype is float8_e4m3fn:
+        return xp.clip(a.astype(np.float64), -448.0, 448.0)
+    if dtype is float8_e8m0fnu:
+        return xp.maximum(xp.abs(a.astype(np.float64)), 2.0 ** -127)
+    return a
+
+
 def _promote_pair(a: DType, b: DType) -> DType:
     if a is b:
         return a
+    if a in _LIMITED or b in _LIMITED:
+        return _promote_limited(a, b)
     if a.category != b.category:
         if COMPLEX in (a.category, b.category) and FLOAT in (a.category, b.category):
             real = _promote_pair(a.to_real(), b.to_real())  # float64 with complex64: complex128
@@ -169,6 +198,21 @@ def _promote_pair(a: DType, b: DType) -> DType:
             return float32
         return a if a.itemsize >= b.itemsize else b
     return from_numpy(np.promote_types(a.np, b.np))
+
+
+def _promote_limited(a: DType, b: DType) -> DType:
+    """PyTorch's rule for its limited-support dtypes: a wide unsigned int promotes only with a
+    floating dtype (to that dtype); a float8 with nothing."""
+    if a in FLOAT8_DTYPES or b in FLOAT8_DTYPES:
+        kind = "float8 types"
+    else:
+        other = b if a in WIDE_UNSIGNED_DTYPES else a
+        if other.category == FLOAT and other not in _LIMITED:
+            return other
+        kind = "uint16, uint32, uint64"
+    raise DTypeError(f"promote_types: promotion for {kind} is not supported (as in PyTorch), "
+                     f"attempted to promote {a.name} and {b.name}. Hint: convert one side "
+                     "explicitly with .to(dtype)")
 
 
 @cache

@@ -209,7 +209,7 @@ def rfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | No
 
     Example:
         >>> ember.fft.rfftn(ember.ones(2, 2)).shape
-        (2, 2)
+        ember.Size([2, 2])
     """
     return _r2c(input, *_dims_and_sizes(input, s, dim, "rfftn"), norm, "rfftn")
 
@@ -220,7 +220,7 @@ def irfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | N
 
     Example:
         >>> ember.fft.irfftn(ember.fft.rfftn(ember.ones(2, 4))).shape
-        (2, 4)
+        ember.Size([2, 4])
     """
     return _c2r(input, s, dim, norm, "irfftn")
 

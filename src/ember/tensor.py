@@ -15,6 +15,15 @@ from ember import dtypes
 from ember.backend import Device
 from ember.dtypes import DType
 from ember.errors import DTypeError, GradError, ShapeError
+from ember.layouts import (
+    check_format,
+    contiguous_format,
+    dense_in_order,
+    layout,
+    memory_format,
+    strided,
+)
+from ember.size import Size
 
 _DTYPE_OF = {d.np: d for d in dtypes.ALL_DTYPES}
 
@@ -71,8 +80,8 @@ class Tensor:
 
     # -- properties --------------------------------------------------------------------------
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self._data.shape
+    def shape(self) -> Size:
+        return _as_size(Size, self._data.shape)
 
     @property
     def dtype(self) -> DType:
@@ -145,9 +154,9 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
-    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+    def size(self, dim: int | None = None) -> Size | int:
         """The shape, or the size of one dimension: ``x.size(-1)``."""
-        return self.shape if dim is None else self.shape[dim]
+        return _as_size(Size, self._data.shape) if dim is None else self._data.shape[dim]
 
     def dim(self) -> int:
         return self._data.ndim
@@ -163,8 +172,25 @@ class Tensor:
         s = tuple(b // self._data.itemsize for b in self._data.strides)
         return s if dim is None else s[dim]
 
-    def is_contiguous(self) -> bool:
-        return self._data.flags.c_contiguous
+    def is_contiguous(self, memory_format: memory_format = contiguous_format) -> bool:
+        """Whether the elements lie densely in memory in ``memory_format``'s order: C order
+        by default, (N, H, W, C) for ``ember.channels_last`` (False unless 4-d).
+
+        Example:
+            >>> x = ember.zeros(2, 3).t()
+            >>> x.is_contiguous(), x.contiguous().is_contiguous()
+            (False, True)
+        """
+        fmt = check_format("is_contiguous", memory_format)
+        if fmt.dims is None:
+            return self._data.flags.c_contiguous
+        return self._data.ndim == fmt.rank and dense_in_order(self._data.shape, self.stride(),
+                                                              fmt.dims)
+
+    @property
+    def layout(self) -> layout:
+        """The kind of memory: ``ember.strided`` (Ember has no sparse tensors)."""
+        return strided
 
     # -- leaving the graph and the framework ---------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -528,6 +554,7 @@ def _set_on_wrap() -> None:
 
 
 _new = object.__new__
+_as_size = tuple.__new__  # (a NumPy shape is a tuple of ints already: no checks to pay for)
 
 
 def method(*names: str) -> Callable:

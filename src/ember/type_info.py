@@ -3,6 +3,7 @@ PyTorch's attribute names."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import ml_dtypes
@@ -40,17 +41,18 @@ class finfo(_Limits):  # noqa: N801 - PyTorch's name
         dt = dtypes.get_default_dtype() if type is None else dtypes.to_dtype(type).to_real()
         if not dt.is_floating_point:
             raise TypeError(f"finfo: expected a floating dtype, got {dt.name} (use iinfo)")
-        info = ml_dtypes.finfo(dt.np) if dt is dtypes.bfloat16 else np.finfo(dt.np)
+        info = np.finfo(dt.np) if dt.np.type.__module__ == 'numpy' else ml_dtypes.finfo(dt.np)
         self.bits = dt.itemsize * 8
         self.eps = float(info.eps)
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.tiny)
-        self.resolution = 10.0 ** -int(info.precision)
+        # PyTorch's 10 ** -digits10, digits10 = the decimal digits the mantissa always keeps
+        self.resolution = 10.0 ** -math.floor(int(info.nmant) * math.log10(2))
         self.dtype = dt.name
 
     def __repr__(self) -> str:
-        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
                 f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
                 f"dtype={self.dtype})")
 

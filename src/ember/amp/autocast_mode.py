@@ -12,6 +12,7 @@ gain is the memory of what backward keeps.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +23,10 @@ from ember.ops.convert import cast
 from ember.ops.primitive import DISPATCH, apply_below, pop_handler, push_handler, run_below
 from ember.utils import checkpoint as _checkpoint
 
-__all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "POLICY"]
+__all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "POLICY",
+           "set_autocast_enabled", "set_autocast_dtype", "is_autocast_cache_enabled",
+           "set_autocast_cache_enabled", "clear_autocast_cache", "is_autocast_cpu_enabled",
+           "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype"]
 
 LOWER, FLOAT32, PROMOTE = "lower", "float32", "promote"
 
@@ -47,24 +51,121 @@ _LOW_DTYPES = (dtypes.bfloat16, dtypes.float16)
 
 
 class _State:
-    __slots__ = ("enabled", "dtype")
+    __slots__ = ("enabled", "dtype", "cache_enabled", "pushed_by_setter")
 
     def __init__(self) -> None:
         self.enabled = False
         self.dtype: DType = dtypes.bfloat16
+        self.cache_enabled = True
+        self.pushed_by_setter = False  # set_autocast_enabled(True) put the handler in place
 
 
 STATE = _State()
 
 
 def is_autocast_enabled(device_type: str = "cpu") -> bool:
-    """Whether autocast is active now."""
+    """Whether autocast is active now (one state serves "cpu" and "cuda").
+
+    Example:
+        >>> ember.is_autocast_enabled("cpu")
+        False
+    """
     return STATE.enabled
 
 
 def get_autocast_dtype(device_type: str = "cpu") -> DType:
-    """The lower-precision dtype autocast uses (bfloat16 unless set)."""
+    """The lower-precision dtype autocast uses (bfloat16 unless set).
+
+    Example:
+        >>> ember.get_autocast_dtype("cpu")
+        ember.bfloat16
+    """
     return STATE.dtype
+
+
+def set_autocast_enabled(*args: Any) -> None:
+    """Turns autocast on or off from now on, as ``torch.set_autocast_enabled(device_type,
+    enabled)`` (or its older form ``(enabled)``); ``autocast`` is the scoped way.
+
+    Example:
+        >>> ember.set_autocast_enabled("cpu", True)
+        >>> ember.ones(2, 2).matmul(ember.ones(2, 2)).dtype
+        ember.bfloat16
+        >>> ember.set_autocast_enabled("cpu", False)
+    """
+    if len(args) == 2:
+        _check_device("set_autocast_enabled", args[0])
+    elif len(args) != 1:
+        raise TypeError("set_autocast_enabled: expected (device_type, enabled) or (enabled,)")
+    enabled = bool(args[-1])
+    if enabled and _handler not in DISPATCH.stack:
+        push_handler(_handler)
+        STATE.pushed_by_setter = True
+    elif not enabled and STATE.pushed_by_setter and _handler in DISPATCH.stack:
+        pop_handler(_handler)
+        STATE.pushed_by_setter = False
+    STATE.enabled = DISPATCH.casting = enabled
+
+
+def set_autocast_dtype(device_type: str, dtype: DType) -> None:
+    """Sets the dtype autocast lowers GEMMs to (bfloat16 or float16), as
+    ``torch.set_autocast_dtype``.
+
+    Example:
+        >>> ember.set_autocast_dtype("cpu", ember.float16)
+        >>> ember.get_autocast_dtype("cpu")
+        ember.float16
+        >>> ember.set_autocast_dtype("cpu", ember.bfloat16)
+    """
+    _check_device("set_autocast_dtype", device_type)
+    STATE.dtype = _check_dtype("set_autocast_dtype", dtype)
+
+
+def is_autocast_cache_enabled() -> bool:
+    """The cast-cache flag of ``torch.is_autocast_cache_enabled`` (True unless set). Ember
+    keeps no cache of casts (each op casts its inputs again), so the flag changes nothing;
+    it is kept for code that saves and restores it."""
+    return STATE.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Sets the flag :func:`is_autocast_cache_enabled` reads (no effect: Ember caches no
+    casts)."""
+    STATE.cache_enabled = bool(enabled)
+
+
+def clear_autocast_cache() -> None:
+    """As ``torch.clear_autocast_cache``; Ember keeps no cache of casts, so there is nothing
+    to clear."""
+
+
+def _check_device(op: str, device_type: Any) -> None:
+    if device_type not in ("cpu", "cuda"):
+        raise ValueError(f"{op}: device_type must be 'cpu' or 'cuda', got {device_type!r}")
+
+
+def _check_dtype(op: str, dtype: Any) -> DType:
+    if dtype not in _LOW_DTYPES:
+        raise ValueError(f"{op}: dtype must be ember.bfloat16 or ember.float16, got "
+                         f"{getattr(dtype, 'name', dtype)}")
+    return dtype
+
+
+def _deprecated_cpu(name: str, fn: Callable) -> Callable:
+    """PyTorch's deprecated ``*_autocast_cpu_*`` form of ``fn`` (it warns, as PyTorch's)."""
+    def deprecated(*args: Any) -> Any:
+        warnings.warn(f"ember.{name}() is deprecated, as torch's is; use ember."
+                      f"{fn.__name__}('cpu', ...)", DeprecationWarning, stacklevel=2)
+        return fn("cpu", *args)
+    deprecated.__name__ = deprecated.__qualname__ = name
+    deprecated.__doc__ = f"Deprecated: ``{fn.__name__}('cpu', ...)``."
+    return deprecated
+
+
+is_autocast_cpu_enabled = _deprecated_cpu("is_autocast_cpu_enabled", is_autocast_enabled)
+set_autocast_cpu_enabled = _deprecated_cpu("set_autocast_cpu_enabled", set_autocast_enabled)
+get_autocast_cpu_dtype = _deprecated_cpu("get_autocast_cpu_dtype", get_autocast_dtype)
+set_autocast_cpu_dtype = _deprecated_cpu("set_autocast_cpu_dtype", set_autocast_dtype)
 
 
 def _eligible(t: Any) -> bool:
@@ -112,13 +213,8 @@ class autocast:
 
     def __init__(self, device_type: str = "cpu", dtype: DType | None = None,
                  enabled: bool = True, cache_enabled: bool | None = None) -> None:
-        if device_type not in ("cpu", "cuda"):
-            raise ValueError(f"autocast: device_type must be 'cpu', got {device_type!r}")
-        if dtype is None:
-            dtype = dtypes.bfloat16
-        if dtype not in _LOW_DTYPES:
-            raise ValueError(f"autocast: dtype must be ember.bfloat16 or ember.float16, got "
-                             f"{getattr(dtype, 'name', dtype)}")
+        _check_device("autocast", device_type)
+        dtype = _check_dtype("autocast", dtypes.bfloat16 if dtype is None else dtype)
         self.device_type, self.fast_dtype, self.enabled = device_type, dtype, bool(enabled)
 
     def __enter__(self) -> autocast:

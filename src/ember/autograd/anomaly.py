@@ -15,10 +15,11 @@ from ember.errors import GradError
 
 
 class _AnomalyState:
-    __slots__ = ("enabled",)
+    __slots__ = ("enabled", "check_nan")
 
     def __init__(self) -> None:
-        self.enabled = False
+        self.enabled = False  # backward checks gradients for NaN (anomaly mode with check_nan)
+        self.check_nan = True
 
 
 ANOMALY = _AnomalyState()
@@ -41,10 +42,10 @@ def _record_stack(prim: Any, inputs: tuple, params: dict) -> Any:
 
 
 def _state() -> tuple[bool, bool]:
-    """(whether anomaly mode is on, whether it checks for NaN)."""
+    """(whether anomaly mode is on, whether it checks for NaN when on)."""
     from ember.ops.primitive import DISPATCH
 
-    return _record_stack in DISPATCH.stack, ANOMALY.enabled
+    return _record_stack in DISPATCH.stack, ANOMALY.check_nan
 
 
 def _set(mode: bool, check_nan: bool) -> None:
@@ -56,11 +57,36 @@ def _set(mode: bool, check_nan: bool) -> None:
     elif on and not mode:
         pop_handler(_record_stack)
     ANOMALY.enabled = mode and check_nan
+    ANOMALY.check_nan = check_nan
 
 
 def is_anomaly_enabled() -> bool:
     """Whether anomaly detection is on (in this thread)."""
     return _state()[0]
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection checks gradients for NaN when it is on (True unless turned
+    off with ``check_nan=False``), as ``torch.is_anomaly_check_nan_enabled``.
+
+    Example:
+        >>> ember.is_anomaly_check_nan_enabled()
+        True
+    """
+    return ANOMALY.check_nan
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turns anomaly detection on or off from now on, as ``torch.set_anomaly_enabled``
+    (:class:`set_detect_anomaly` is the same as a context manager).
+
+    Example:
+        >>> ember.set_anomaly_enabled(True)
+        >>> ember.is_anomaly_enabled()
+        True
+        >>> ember.set_anomaly_enabled(False)
+    """
+    _set(bool(enabled), bool(check_nan))
 
 
 class set_detect_anomaly:

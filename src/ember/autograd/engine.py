@@ -467,7 +467,7 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
     for t, edge, g in zip(node.inputs, node.edges, result):
         if g is None or edge is None:
             continue
-        if g.shape != t.shape:
+        if g._data.shape != t._data.shape:
             raise ShapeError(f"the vjp rule of {prim.name} returned a gradient of shape "
                              f"{tuple(g.shape)} for an input of shape {tuple(t.shape)}")
         if g._data.dtype != t._data.dtype:
@@ -561,7 +561,7 @@ def _accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = No
     if old is not None:
         if create_graph:
             t.grad = old + g
-        elif old._node is None and old.shape == g.shape and old.dtype is g.dtype and \
+        elif old._node is None and old._data.shape == g._data.shape and old.dtype is g.dtype and \
                 _writeable(old._data) and (DISPATCH.only_observers() or (
                     old._view is None and DISPATCH.grads_in_place())):
             # (a trace records in-place sums into whole tensors, not into a view of another

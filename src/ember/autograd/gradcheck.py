@@ -64,6 +64,7 @@ def _numerical(func: Callable, inputs: tuple, wrt: list[int], eps: float) -> lis
 
 
 def _analytical(outputs: list, inputs: tuple, wrt: list[int]) -> list[list[np.ndarray]]:
+    from ember.layouts import contiguous_format
     from ember.ops.creation import zeros_like
 
     def width(t: Any) -> int:
@@ -73,7 +74,7 @@ def _analytical(outputs: list, inputs: tuple, wrt: list[int]) -> list[list[np.nd
     for k, out in enumerate(outputs):
         parts = _parts(out._data)
         for r in range(width(out)):
-            seeds = [zeros_like(o) for o in outputs]
+            seeds = [zeros_like(o, memory_format=contiguous_format) for o in outputs]
             seeds[k]._data.reshape(-1)[r // len(parts)] = parts[r % len(parts)]
             grads = grad(outputs, [inputs[i] for i in wrt], seeds, retain_graph=True,
                          allow_unused=True)

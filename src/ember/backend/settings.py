@@ -29,7 +29,8 @@ import warnings
 __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
            "get_deterministic_debug_mode", "set_float32_matmul_precision",
-           "get_float32_matmul_precision", "set_warn_always", "is_warn_always_enabled"]
+           "get_float32_matmul_precision", "set_warn_always", "is_warn_always_enabled",
+           "set_flush_denormal"]
 
 
 class _Settings:
@@ -164,3 +165,18 @@ def is_warn_always_enabled() -> bool:
         False
     """
     return _Settings.warn_always
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Asks to flush denormal floats to zero, as ``torch.set_flush_denormal``; returns whether
+    the request took effect. NumPy exposes no control of the processor's flush-to-zero and
+    denormals-are-zero flags, so on the CPU it takes no effect and returns False (as PyTorch
+    does on a CPU without them): denormals keep their values.
+
+    Example:
+        >>> ember.set_flush_denormal(True)
+        False
+    """
+    if not isinstance(mode, bool):
+        raise TypeError(f"set_flush_denormal: expected a bool, got {type(mode).__name__}")
+    return False

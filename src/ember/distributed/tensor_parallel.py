@@ -147,7 +147,7 @@ class ColumnParallelLinear(_Sharded):
     Example (2 ranks):
         >>> fc = ColumnParallelLinear.from_linear(nn.Linear(8, 6), group=None)
         >>> fc.weight.shape, fc(ember.randn(4, 8)).shape
-        ((3, 8), (4, 6))
+        (ember.Size([3, 8]), ember.Size([4, 6]))
     """
 
     def __init__(
@@ -215,7 +215,7 @@ class RowParallelLinear(_Sharded):
     Example (2 ranks):
         >>> fc = RowParallelLinear.from_linear(nn.Linear(8, 6), group=None)
         >>> fc.weight.shape, fc(ember.randn(4, 8)).shape
-        ((6, 4), (4, 6))
+        (ember.Size([6, 4]), ember.Size([4, 6]))
     """
 
     def __init__(
@@ -269,7 +269,7 @@ class VocabParallelEmbedding(_Sharded):
     Example (2 ranks):
         >>> emb = VocabParallelEmbedding.from_embedding(nn.Embedding(10, 4), group=None)
         >>> emb.weight.shape, emb(ember.tensor([[1, 7]])).shape
-        ((5, 4), (1, 2, 4))
+        (ember.Size([5, 4]), ember.Size([1, 2, 4]))
     """
 
     def __init__(
@@ -374,7 +374,7 @@ class TensorParallelBlock(Block):
         >>> block = Block(d_model=16, n_head=4)
         >>> tp = TensorParallelBlock(block, group=None)
         >>> tp(ember.randn(2, 5, 16)).shape
-        (2, 5, 16)
+        ember.Size([2, 5, 16])
     """
 
     def __init__(self, block: Block, group: ProcessGroup | None = None) -> None:
@@ -423,7 +423,7 @@ def full_parameters(model: nn.Module) -> dict[str, Tensor]:
     Example:
         >>> full = full_parameters(parallelize_gpt(ember.models.gpt(n_layer=1, d_model=32)))
         >>> full["blocks.0.attn.c_attn.weight"].shape
-        (96, 32)
+        ember.Size([96, 32])
     """
     return _gather_full(model, grads=False)
 

@@ -7,7 +7,7 @@ Example:
     >>> from ember.distributions import Normal, kl_divergence
     >>> q = Normal(ember.zeros(2), ember.ones(2))
     >>> q.rsample((8,)).shape
-    (8, 2)
+    ember.Size([8, 2])
 """
 
 # (importing kl_families registers its KL pairs)

@@ -10,7 +10,7 @@ import ember
 from ember.distributions import constraints
 from ember.distributions.discrete import _one_of
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import lazy_property, logits_to_probs, probs_to_logits
+from ember.distributions.utils import lazy_property, logits_to_probs, probs_to_logits, shape_shown
 from ember.tensor import Tensor
 
 __all__ = ["Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough"]
@@ -36,7 +36,7 @@ class Categorical(Distribution):
         name, value = _one_of(type(self).__name__, probs, logits)
         if not isinstance(value, Tensor) or value.dim() < 1:
             raise ValueError(f"{type(self).__name__}: {name} must be a tensor with at least one "
-                             f"dim (the categories), got {getattr(value, 'shape', value)!r}")
+                             f"dim (the categories), got {shape_shown(value)!r}")
         if name == "probs":
             self.probs = value / value.sum(-1, keepdim=True)
         else:

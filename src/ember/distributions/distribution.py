@@ -45,7 +45,7 @@ class Distribution:
     Example:
         >>> d = ember.distributions.Normal(ember.zeros(2), 1.0)
         >>> d.sample((5,)).shape, d.batch_shape, d.event_shape
-        ((5, 2), (2,), ())
+        (ember.Size([5, 2]), (2,), ())
     """
 
     has_rsample = False

@@ -25,7 +25,7 @@ class LKJCholesky(Distribution):
     Example:
         >>> d = ember.distributions.LKJCholesky(3, ember.tensor(2.0))
         >>> d.sample().shape, d.support
-        ((3, 3), CorrCholesky())
+        (ember.Size([3, 3]), CorrCholesky())
     """
 
     arg_constraints = {"concentration": constraints.positive}

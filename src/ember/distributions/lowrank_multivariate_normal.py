@@ -9,7 +9,7 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.multivariate_normal import _Gaussian, _solve_lower
-from ember.distributions.utils import lazy_property
+from ember.distributions.utils import lazy_property, shape_shown
 from ember.tensor import Tensor
 
 __all__ = ["LowRankMultivariateNormal"]
@@ -40,7 +40,7 @@ class LowRankMultivariateNormal(_Gaussian):
                                   ("cov_diag", cov_diag, 1)):
             if not isinstance(value, Tensor) or value.dim() < rank:
                 raise ValueError(f"LowRankMultivariateNormal: {name} must be a tensor with at "
-                                 f"least {rank} dims, got {getattr(value, 'shape', value)!r}")
+                                 f"least {rank} dims, got {shape_shown(value)!r}")
         n = loc.shape[-1]
         if cov_factor.shape[-2] != n:
             raise ValueError(f"LowRankMultivariateNormal: cov_factor must be a batch of ({n}, m) "

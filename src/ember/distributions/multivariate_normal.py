@@ -9,7 +9,7 @@ from typing import Any
 import ember
 from ember.distributions import constraints
 from ember.distributions.distribution import Distribution
-from ember.distributions.utils import lazy_property
+from ember.distributions.utils import lazy_property, shape_shown
 from ember.tensor import Tensor
 
 __all__ = ["MultivariateNormal"]
@@ -98,7 +98,7 @@ class MultivariateNormal(_Gaussian):
     Example:
         >>> d = ember.distributions.MultivariateNormal(ember.zeros(2), scale_tril=ember.eye(2))
         >>> d.rsample((3,)).shape
-        (3, 2)
+        ember.Size([3, 2])
     """
 
     arg_constraints = {"loc": constraints.real_vector,
@@ -115,12 +115,12 @@ class MultivariateNormal(_Gaussian):
                                   scale_tril)
         if not isinstance(loc, Tensor) or loc.dim() < 1:
             raise ValueError("MultivariateNormal: loc must be a tensor with at least one dim, "
-                             f"got {getattr(loc, 'shape', loc)!r}")
+                             f"got {shape_shown(loc)!r}")
         if not isinstance(matrix, Tensor) or matrix.dim() < 2 or \
                 matrix.shape[-1] != matrix.shape[-2] or matrix.shape[-1] != loc.shape[-1]:
             raise ValueError(f"MultivariateNormal: {name} must be a batch of square "
                              f"({loc.shape[-1]}, {loc.shape[-1]}) matrices matching loc of "
-                             f"shape {tuple(loc.shape)}, got {getattr(matrix, 'shape', matrix)}")
+                             f"shape {tuple(loc.shape)}, got {shape_shown(matrix)}")
         try:
             batch = ember.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
         except Exception as exc:

@@ -70,7 +70,7 @@ class RelaxedBernoulli(TransformedDistribution):
     Example:
         >>> d = ember.distributions.RelaxedBernoulli(ember.tensor(0.1), probs=ember.tensor([0.3]))
         >>> d.rsample((5,)).shape
-        (5, 1)
+        ember.Size([5, 1])
     """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -94,7 +94,7 @@ class ExpRelaxedCategorical(_CategoricalParams):
     Example:
         >>> d = ember.distributions.ExpRelaxedCategorical(ember.tensor(1.0), logits=ember.zeros(3))
         >>> d.rsample().shape
-        (3,)
+        ember.Size([3])
     """
 
     support = constraints.real_vector
@@ -130,7 +130,7 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         >>> d = ember.distributions.RelaxedOneHotCategorical(ember.tensor(0.5),
         ...                                                  logits=ember.zeros(2, 3))
         >>> d.rsample().shape, d.event_shape
-        ((2, 3), (3,))
+        (ember.Size([2, 3]), (3,))
     """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}

@@ -100,7 +100,7 @@ class ReshapeTransform(Transform):
 
     Example:
         >>> ReshapeTransform((4,), (2, 2))(ember.zeros(3, 4)).shape
-        (3, 2, 2)
+        ember.Size([3, 2, 2])
     """
 
     bijective = True

@@ -27,7 +27,7 @@ class TransformedDistribution(Distribution):
         >>> d = TransformedDistribution(Normal(0.0, 1.0), [TanhTransform(cache_size=1)])
         >>> a = d.rsample((4,))   # squashed into (-1, 1), as for a SAC policy
         >>> d.log_prob(a).shape
-        (4,)
+        ember.Size([4])
     """
 
     arg_constraints: dict[str, constraints.Constraint] = {}

@@ -11,9 +11,20 @@ import ember
 from ember.tensor import Tensor
 
 __all__ = ["EULER_GAMMA", "broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
-           "probs_to_logits", "sum_rightmost", "where_above"]
+           "probs_to_logits", "shape_shown", "sum_rightmost", "where_above"]
 
 EULER_GAMMA = 0.57721566490153286061  # -digamma(1): Gumbel, Weibull and Kumaraswamy moments
+
+
+def shape_shown(value: Any) -> Any:
+    """What an error message shows for a parameter: a tensor's shape as a plain tuple, any
+    other value as itself.
+
+    Example:
+        >>> shape_shown(ember.zeros(2, 3)), shape_shown(1.5)
+        ((2, 3), 1.5)
+    """
+    return tuple(value.shape) if isinstance(value, Tensor) else value
 
 
 def broadcast_all(*values: Any, owner: str = "distribution") -> tuple[Tensor, ...]:
@@ -23,7 +34,7 @@ def broadcast_all(*values: Any, owner: str = "distribution") -> tuple[Tensor, ..
     Example:
         >>> loc, scale = broadcast_all(ember.zeros(3), 1.0)
         >>> scale.shape
-        (3,)
+        ember.Size([3])
     """
     first = next((v for v in values if isinstance(v, Tensor)), None)
     for v in values:
@@ -33,7 +44,7 @@ def broadcast_all(*values: Any, owner: str = "distribution") -> tuple[Tensor, ..
     dtype = first.dtype if first is not None and first.dtype.is_floating_point else None
     tensors = [v if isinstance(v, Tensor) else ember.tensor(float(v), dtype=dtype)
                for v in values]
-    shapes = [t.shape for t in tensors]
+    shapes = [tuple(t.shape) for t in tensors]
     try:
         shape = ember.broadcast_shapes(*shapes)
     except Exception as exc:

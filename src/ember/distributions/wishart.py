@@ -13,7 +13,7 @@ from ember.distributions import constraints
 from ember.distributions.distribution import Distribution, _all_true, _shape
 from ember.distributions.exp_family import ExponentialFamily
 from ember.distributions.multivariate_normal import _one_scale, _scale_tril_of
-from ember.distributions.utils import lazy_property
+from ember.distributions.utils import lazy_property, shape_shown
 from ember.tensor import Tensor
 
 __all__ = ["Wishart"]
@@ -61,7 +61,7 @@ class Wishart(ExponentialFamily):
         if not isinstance(matrix, Tensor) or matrix.dim() < 2 \
                 or matrix.shape[-1] != matrix.shape[-2]:
             raise ValueError(f"Wishart: {name} must be a batch of square matrices, got "
-                             f"{getattr(matrix, 'shape', matrix)!r}")
+                             f"{shape_shown(matrix)!r}")
         if isinstance(df, numbers.Number):
             batch = matrix.shape[:-2]
             self.df = ember.tensor(float(df), dtype=matrix.dtype)

@@ -24,10 +24,10 @@ def stack_module_state(models: Sequence[Module]) -> tuple[dict[str, Tensor], dic
         >>> models = [ember.nn.Linear(3, 2) for _ in range(4)]
         >>> params, buffers = ember.func.stack_module_state(models)
         >>> params["weight"].shape, params["weight"].is_leaf
-        ((4, 2, 3), True)
+        (ember.Size([4, 2, 3]), True)
         >>> call = lambda p, b, x: ember.func.functional_call(models[0], (p, b), (x,))
         >>> ember.func.vmap(call, in_dims=(0, 0, None))(params, buffers, ember.ones(5, 3)).shape
-        (4, 5, 2)
+        ember.Size([4, 5, 2])
     """
     if len(models) == 0:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")

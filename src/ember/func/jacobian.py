@@ -61,7 +61,7 @@ def jacrev(func: Callable, argnums: int | tuple[int, ...] = 0, *, has_aux: bool 
     Example:
         >>> J = ember.func.jacrev(ember.sin)(ember.zeros(3))
         >>> J.shape
-        (3, 3)
+        ember.Size([3, 3])
     """
     @functools.wraps(func)
     def wrapper(*args: Any) -> Any:

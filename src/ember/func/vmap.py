@@ -348,7 +348,7 @@ def _unflatten(leaves: list, treedef: Any) -> Any:
     for n, d in defs:
         items.append(_unflatten(leaves[i:i + n], d))
         i += n
-    return kind(items) if kind in (tuple, list) else kind(*items)
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)  # (named tuples)
 
 
 def _dims_for(dims: Any, tree: Any, what: str) -> list:
@@ -386,7 +386,7 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
     Example:
         >>> x = ember.randn(8, 3); w = ember.randn(3)
         >>> ember.func.vmap(ember.dot, in_dims=(0, None))(x, w).shape
-        (8,)
+        ember.Size([8])
     """
     if randomness not in _RANDOMNESS:
         raise ValueError(f"vmap: randomness must be one of {_RANDOMNESS}, got {randomness!r}")

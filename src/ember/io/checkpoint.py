@@ -11,12 +11,13 @@ The JSON tree keeps Python types exactly: ``null``/``true``/ints/floats/strings 
 lists as arrays, tuples as ``{"$tuple": [...]}``, dicts with string keys (none starting with
 ``$``) as objects and any other dict as ``{"$dict": [[key, value], ...]}`` (so int keys stay
 ints), NaN/inf as ``{"$float": "nan"}``, ``ember.dtype``/``ember.device`` values as
-``{"$dtype": ...}``/``{"$device": ...}`` and tensors as ``{"$tensor": name}``.
+``{"$dtype": ...}``/``{"$device": ...}``, ``ember.Size`` values as ``{"$size": [...]}`` and
+tensors as ``{"$tensor": name}``.
 
 Differences from ``torch.save``/``torch.load`` (deliberate):
 - Only data is saved: tensors, ``None``, bools, ints, floats, strings, lists, tuples, dicts
   (``OrderedDict`` and other dict subclasses come back as plain ``dict``, order kept),
-  dtypes and devices. NumPy scalars are saved as the Python number. Anything else (a module,
+  dtypes, devices and sizes. NumPy scalars are saved as the Python number. Anything else (a module,
   a function, a set) is a :class:`~ember.errors.CheckpointError` at save time.
 - Tensors are saved contiguous and detached; ``requires_grad`` is kept, the autograd graph is
   not. References to one tensor, or to tensors with the very same memory layout (tied weights
@@ -42,6 +43,7 @@ from ember.errors import CheckpointError, EmberError
 from ember.io import safetensors_file as st
 from ember.io.atomic import atomic_write
 from ember.ops.creation import from_numpy
+from ember.size import Size
 from ember.tensor import Tensor
 
 FORMAT = "ember.checkpoint"
@@ -101,6 +103,8 @@ class _Encoder:
             return {"$dtype": x.name}
         if isinstance(x, Device):
             return {"$device": str(x)}
+        if isinstance(x, Size):
+            return {"$size": list(x)}
         if isinstance(x, (list, tuple, dict)):
             return self.container(x, path)
         raise CheckpointError(
@@ -182,6 +186,8 @@ class _Decoder:
             return self.mapping(arg)
         if tag == "$float" and arg in ("nan", "inf", "-inf"):
             return float(arg)
+        if tag == "$size" and isinstance(arg, list) and all(type(v) is int for v in arg):
+            return Size(arg)
         try:
             if tag == "$dtype":
                 return to_dtype(arg)
@@ -296,7 +302,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
     Example:
         >>> ember.save({"model": {"w": ember.zeros(2, 3)}}, tmp_path / "ckpt.safetensors")
         >>> ember.load(tmp_path / "ckpt.safetensors", map_location="cpu")["model"]["w"].shape
-        (2, 3)
+        ember.Size([2, 3])
     """
     del weights_only, mmap
     where, place = _where(f), _placer(map_location)

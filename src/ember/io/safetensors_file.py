@@ -30,19 +30,23 @@ MAX_DIMS = 64  # NumPy's limits on a shape, which apply even to an empty array
 MAX_BYTES = int(np.iinfo(np.intp).max)
 METADATA_KEY = "__metadata__"
 
-# safetensors dtype code -> little-endian NumPy dtype. U16/U32 load widened to int64 (as Ember
-# has no unsigned types but uint8); the others are Ember's own dtypes. (safetensors has no code
-# for complex128: such tensors cannot be stored.)
+# safetensors dtype code -> little-endian NumPy dtype, each one of Ember's dtypes (safetensors
+# has no code for complex128: such tensors cannot be stored; the "FNUZ" codes are the
+# safetensors package's for PyTorch's float8 "fnuz" types).
 _READ = {"BOOL": np.dtype(np.bool_), "U8": np.dtype("u1"), "I8": np.dtype("i1"),
          "I16": np.dtype("<i2"), "I32": np.dtype("<i4"), "I64": np.dtype("<i8"),
          "F16": np.dtype("<f2"), "BF16": np.dtype(ml_dtypes.bfloat16),
          "F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "C64": np.dtype("<c8"),
-         "U16": np.dtype("<u2"), "U32": np.dtype("<u4")}
-_WIDEN = frozenset({"U16", "U32"})
+         "U16": np.dtype("<u2"), "U32": np.dtype("<u4"), "U64": np.dtype("<u8"),
+         "F8_E5M2": np.dtype(ml_dtypes.float8_e5m2), "F8_E4M3": np.dtype(ml_dtypes.float8_e4m3fn),
+         "F8_E8M0": np.dtype(ml_dtypes.float8_e8m0fnu),
+         "F8_E4M3FNUZ": np.dtype(ml_dtypes.float8_e4m3fnuz),
+         "F8_E5M2FNUZ": np.dtype(ml_dtypes.float8_e5m2fnuz)}
+# (the safetensors package's order of dtypes, which breaks ties in the order of tensors)
 _RANK = {code: i for i, code in enumerate(
-    ["BOOL", "U8", "I8", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64", "F64",
-     "I64"])}
-_CODE = {dt.newbyteorder("="): code for code, dt in _READ.items() if code not in _WIDEN}
+    ["BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ",
+     "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64", "F64", "I64", "U64"])}
+_CODE = {dt.newbyteorder("="): code for code, dt in _READ.items()}
 
 
 def dtype_code(dtype: np.dtype) -> str:
@@ -217,7 +221,5 @@ def read_array(f: BinaryIO, header: Header, name: str, where: str) -> np.ndarray
             a.byteswap(inplace=True)
     if code == "BOOL" and a.size and a.view(np.uint8).max() > 1:
         a = np.asarray(a.view(np.uint8) != 0)  # other bytes than 0/1 make odd NumPy bools
-    if code in _WIDEN:
-        a = a.astype(np.int64)
     return a
 

@@ -53,7 +53,7 @@ def save(compiled: Any, path: str | os.PathLike) -> None:
         ...     fast(ember.randn(1, 784))
         >>> ember.jit.save(fast, "model.ejit")
         >>> ember.jit.load("model.ejit")(ember.randn(1, 784)).shape
-        (1, 10)
+        ember.Size([1, 10])
     """
     graph = compiled.graph
     if compiled.last.joint is not None:

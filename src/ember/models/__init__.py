@@ -5,7 +5,7 @@ dicts copy across: ``mlp``, ``cnn`` and ``lenet5`` for 1×28×28 images, ``resne
 Example:
     >>> model = ember.models.cnn()
     >>> model(ember.randn(8, 1, 28, 28)).shape
-    (8, 10)
+    ember.Size([8, 10])
 """
 
 from ember.models.gpt import GPT, gpt

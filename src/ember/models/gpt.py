@@ -132,6 +132,6 @@ def gpt(vocab_size: int = 256, block_size: int = 128, n_layer: int = 4, n_head: 
     Example:
         >>> model = ember.models.gpt(n_layer=2, d_model=64)
         >>> model(ember.randint(0, 256, (2, 16))).shape
-        (2, 16, 256)
+        ember.Size([2, 16, 256])
     """
     return GPT(vocab_size, block_size, n_layer, n_head, d_model, dropout, flash)

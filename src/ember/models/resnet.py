@@ -70,6 +70,6 @@ def resnet18(num_classes: int = 10, in_channels: int = 3) -> ResNet:
 
     Example:
         >>> ember.models.resnet18()(ember.randn(2, 3, 32, 32)).shape
-        (2, 10)
+        ember.Size([2, 10])
     """
     return ResNet([2, 2, 2, 2], num_classes=num_classes, in_channels=in_channels)

@@ -12,7 +12,7 @@ def mlp(num_classes: int = 10, hidden: int = 1024) -> nn.Sequential:
 
     Example:
         >>> ember.models.mlp()(ember.randn(2, 1, 28, 28)).shape
-        (2, 10)
+        ember.Size([2, 10])
     """
     return nn.Sequential(
         nn.Flatten(),
@@ -28,7 +28,7 @@ def cnn(num_classes: int = 10) -> nn.Sequential:
 
     Example:
         >>> ember.models.cnn()(ember.randn(2, 1, 28, 28)).shape
-        (2, 10)
+        ember.Size([2, 10])
     """
     return nn.Sequential(
         nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
@@ -45,7 +45,7 @@ def lenet5(num_classes: int = 10) -> nn.Sequential:
 
     Example:
         >>> ember.models.lenet5()(ember.randn(2, 1, 28, 28)).shape
-        (2, 10)
+        ember.Size([2, 10])
     """
     return nn.Sequential(
         nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),

@@ -5,7 +5,7 @@ Example:
     >>> import ember.nn as nn
     >>> net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
     >>> net(ember.randn(3, 4)).shape
-    (3, 2)
+    ember.Size([3, 2])
 """
 
 from ember.nn import functional, init, utils

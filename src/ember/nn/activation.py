@@ -148,7 +148,7 @@ class PReLU(Module):
 
     Example:
         >>> nn.PReLU(3)(ember.randn(2, 3)).shape
-        (2, 3)
+        ember.Size([2, 3])
     """
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,

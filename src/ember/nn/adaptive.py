@@ -45,7 +45,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         >>> asm = nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[4, 7])
         >>> out = asm(ember.randn(3, 8), ember.tensor([0, 5, 9]))
         >>> out.output.shape, out.loss.shape, asm.log_prob(ember.randn(3, 8)).shape
-        ((3,), (), (3, 10))
+        (ember.Size([3]), ember.Size([]), ember.Size([3, 10]))
     """
 
     def __init__(self, in_features: int, n_classes: int, cutoffs: Sequence[int],

@@ -31,7 +31,7 @@ class MultiheadAttention(Module):
         >>> mha = nn.MultiheadAttention(8, 2, batch_first=True)
         >>> out, w = mha(x := ember.randn(3, 5, 8), x, x)
         >>> out.shape, w.shape
-        ((3, 5, 8), (3, 5, 5))
+        (ember.Size([3, 5, 8]), ember.Size([3, 5, 5]))
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,

@@ -85,7 +85,7 @@ class Sequential(_Indexed):
     Example:
         >>> net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
         >>> net(ember.randn(3, 4)).shape
-        (3, 2)
+        ember.Size([3, 2])
         >>> len(net), type(net[1:]).__name__
         (3, 'Sequential')
     """

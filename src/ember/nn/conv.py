@@ -114,7 +114,7 @@ class Conv1d(_Conv):
 
     Example:
         >>> nn.Conv1d(16, 33, 3, stride=2)(ember.randn(20, 16, 50)).shape
-        (20, 33, 24)
+        ember.Size([20, 33, 24])
     """
 
     _n, _fn = 1, "conv1d"
@@ -125,7 +125,7 @@ class Conv2d(_Conv):
 
     Example:
         >>> nn.Conv2d(1, 8, 3, padding=1)(ember.randn(2, 1, 28, 28)).shape
-        (2, 8, 28, 28)
+        ember.Size([2, 8, 28, 28])
     """
 
     _n, _fn = 2, "conv2d"
@@ -192,7 +192,7 @@ class ConvTranspose2d(_ConvTranspose):
     Example:
         >>> up = nn.ConvTranspose2d(16, 8, 3, stride=2, padding=1)
         >>> up(ember.randn(1, 16, 12, 12), output_size=(1, 8, 24, 24)).shape
-        (1, 8, 24, 24)
+        ember.Size([1, 8, 24, 24])
     """
 
     _n, _fn = 2, "conv_transpose2d"

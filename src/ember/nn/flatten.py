@@ -15,7 +15,7 @@ class Flatten(Module):
 
     Example:
         >>> nn.Flatten()(ember.zeros(32, 1, 5, 5)).shape
-        (32, 25)
+        ember.Size([32, 25])
     """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
@@ -34,7 +34,7 @@ class Unflatten(Module):
 
     Example:
         >>> nn.Unflatten(1, (2, 5, 5))(ember.zeros(2, 50)).shape
-        (2, 2, 5, 5)
+        ember.Size([2, 2, 5, 5])
     """
 
     def __init__(self, dim: int | str, unflattened_size: Any) -> None:

@@ -16,7 +16,7 @@ class Unfold(Module):
 
     Example:
         >>> nn.Unfold(kernel_size=2)(ember.randn(1, 3, 4, 5)).shape
-        (1, 12, 12)
+        ember.Size([1, 12, 12])
     """
 
     def __init__(self, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
@@ -39,7 +39,7 @@ class Fold(Module):
 
     Example:
         >>> nn.Fold(output_size=(4, 5), kernel_size=2)(ember.randn(1, 12, 12)).shape
-        (1, 3, 4, 5)
+        ember.Size([1, 3, 4, 5])
     """
 
     def __init__(self, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,

@@ -212,7 +212,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
 
     Example:
         >>> nn.init.kaiming_uniform_(ember.empty(4, 3), mode="fan_in", nonlinearity="relu").shape
-        (4, 3)
+        ember.Size([4, 3])
     """
     if 0 in tensor.shape:
         return tensor

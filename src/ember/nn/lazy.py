@@ -173,7 +173,7 @@ class LazyLinear(LazyModuleMixin):
     Example:
         >>> m = nn.LazyLinear(3)
         >>> m(ember.randn(2, 5)).shape, type(m).__name__, tuple(m.weight.shape)
-        ((2, 3), 'Linear', (3, 5))
+        (ember.Size([2, 3]), 'Linear', (3, 5))
     """
 
     cls_to_become = Linear
@@ -222,7 +222,7 @@ class LazyConv2d(_LazyConvNd):
     Example:
         >>> m = nn.LazyConv2d(4, 3)
         >>> m(ember.randn(1, 2, 5, 5)).shape, m.in_channels
-        ((1, 4, 3, 3), 2)
+        (ember.Size([1, 4, 3, 3]), 2)
     """
 
     cls_to_become = Conv2d

@@ -35,7 +35,7 @@ class Identity(Module):
 
     Example:
         >>> nn.Identity(54, unused="x")(ember.ones(2)).shape
-        (2,)
+        ember.Size([2])
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -52,7 +52,7 @@ class Linear(Module):
     Example:
         >>> fc = nn.Linear(20, 30)
         >>> fc(ember.randn(128, 20)).shape
-        (128, 30)
+        ember.Size([128, 30])
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
@@ -84,7 +84,7 @@ class Bilinear(Module):
     Example:
         >>> m = nn.Bilinear(20, 30, 40)
         >>> m(ember.randn(8, 20), ember.randn(8, 30)).shape
-        (8, 40)
+        ember.Size([8, 40])
     """
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int,

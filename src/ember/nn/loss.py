@@ -7,7 +7,7 @@ dicts match.
 Example:
     >>> loss = nn.CrossEntropyLoss()(ember.randn(4, 3), ember.tensor([0, 2, 1, 0]))
     >>> loss.shape
-    ()
+    ember.Size([])
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ class CrossEntropyLoss(_WeightedLoss):
     Example:
         >>> nn.CrossEntropyLoss(label_smoothing=0.1)(ember.randn(2, 5),
         ...                                         ember.tensor([1, 3])).shape
-        ()
+        ember.Size([])
     """
 
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
@@ -363,7 +363,7 @@ class CTCLoss(_Loss):
     Example:
         >>> logp = ember.randn(6, 2, 5).log_softmax(2)
         >>> nn.CTCLoss()(logp, ember.tensor([[1, 2], [3, 3]]), (6, 6), (2, 2)).shape
-        ()
+        ember.Size([])
     """
 
     def __init__(self, blank: int = 0, reduction: str = "mean",

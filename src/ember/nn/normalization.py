@@ -133,7 +133,7 @@ class BatchNorm1d(_BatchNorm):
     Example:
         >>> bn = nn.BatchNorm1d(4)
         >>> bn(ember.randn(8, 4)).shape, bn.num_batches_tracked.item()
-        ((8, 4), 1)
+        (ember.Size([8, 4]), 1)
     """
 
     _dims = (2, 3)
@@ -144,7 +144,7 @@ class BatchNorm2d(_BatchNorm):
 
     Example:
         >>> nn.BatchNorm2d(3).eval()(ember.randn(2, 3, 4, 4)).shape
-        (2, 3, 4, 4)
+        ember.Size([2, 3, 4, 4])
     """
 
     _dims = (4,)
@@ -198,7 +198,7 @@ class LayerNorm(Module):
 
     Example:
         >>> nn.LayerNorm(10)(ember.randn(2, 5, 10)).shape
-        (2, 5, 10)
+        ember.Size([2, 5, 10])
     """
 
     def __init__(self, normalized_shape: Any, eps: float = 1e-5,
@@ -237,7 +237,7 @@ class GroupNorm(Module):
 
     Example:
         >>> nn.GroupNorm(2, 6)(ember.randn(4, 6, 5, 5)).shape
-        (4, 6, 5, 5)
+        ember.Size([4, 6, 5, 5])
     """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
@@ -287,7 +287,7 @@ class LocalResponseNorm(Module):
 
     Example:
         >>> nn.LocalResponseNorm(2)(ember.randn(2, 4, 3, 3)).shape
-        (2, 4, 3, 3)
+        ember.Size([2, 4, 3, 3])
     """
 
     _fn = staticmethod(F.local_response_norm)
@@ -312,7 +312,7 @@ class CrossMapLRN2d(LocalResponseNorm):
 
     Example:
         >>> nn.CrossMapLRN2d(3)(ember.randn(2, 4, 3, 3)).shape
-        (2, 4, 3, 3)
+        ember.Size([2, 4, 3, 3])
     """
 
     _fn = staticmethod(cross_map_lrn2d)

@@ -4,7 +4,7 @@
 
 Example:
     >>> nn.ReflectionPad2d((1, 1, 2, 0))(ember.randn(1, 3, 4, 4)).shape
-    (1, 3, 6, 6)
+    ember.Size([1, 3, 6, 6])
 """
 
 from __future__ import annotations

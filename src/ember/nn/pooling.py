@@ -49,7 +49,7 @@ class MaxPool2d(_MaxPool):
 
     Example:
         >>> nn.MaxPool2d(2)(ember.randn(1, 3, 8, 8)).shape
-        (1, 3, 4, 4)
+        ember.Size([1, 3, 4, 4])
     """
 
     _fn = "max_pool2d"
@@ -97,7 +97,7 @@ class AvgPool2d(_AvgPool):
 
     Example:
         >>> nn.AvgPool2d(2)(ember.randn(1, 3, 8, 8)).shape
-        (1, 3, 4, 4)
+        ember.Size([1, 3, 4, 4])
     """
 
     _fn = "avg_pool2d"
@@ -139,7 +139,7 @@ class AdaptiveAvgPool2d(_Adaptive):
 
     Example:
         >>> nn.AdaptiveAvgPool2d((1, 1))(ember.randn(2, 3, 7, 5)).shape
-        (2, 3, 1, 1)
+        ember.Size([2, 3, 1, 1])
     """
 
     _fn = "adaptive_avg_pool2d"
@@ -204,7 +204,7 @@ class LPPool2d(_LPPool):
 
     Example:
         >>> nn.LPPool2d(2, 3, stride=2)(ember.randn(1, 3, 9, 9)).shape
-        (1, 3, 4, 4)
+        ember.Size([1, 3, 4, 4])
     """
 
     _fn = "lp_pool2d"
@@ -251,7 +251,7 @@ class MaxUnpool2d(_MaxUnpool):
     Example:
         >>> pool, unpool = nn.MaxPool2d(2, return_indices=True), nn.MaxUnpool2d(2)
         >>> unpool(*pool(ember.randn(1, 3, 5, 5)), output_size=(5, 5)).shape
-        (1, 3, 5, 5)
+        ember.Size([1, 3, 5, 5])
     """
 
     _fn, _nd = "max_unpool2d", 2
@@ -302,7 +302,7 @@ class FractionalMaxPool2d(_FractionalMaxPool):
 
     Example:
         >>> nn.FractionalMaxPool2d(3, output_ratio=0.5)(ember.randn(1, 2, 10, 8)).shape
-        (1, 2, 5, 4)
+        ember.Size([1, 2, 5, 4])
     """
 
 

@@ -210,7 +210,7 @@ class RNN(RNNBase):
         >>> rnn = nn.RNN(10, 20, 2)
         >>> out, h = rnn(ember.randn(5, 3, 10))
         >>> out.shape, h.shape
-        ((5, 3, 20), (2, 3, 20))
+        (ember.Size([5, 3, 20]), ember.Size([2, 3, 20]))
     """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
@@ -240,7 +240,7 @@ class LSTM(RNNBase):
         >>> lstm = nn.LSTM(10, 20, batch_first=True, bidirectional=True)
         >>> out, (h, c) = lstm(ember.randn(3, 5, 10))
         >>> out.shape, h.shape
-        ((3, 5, 40), (2, 3, 20))
+        (ember.Size([3, 5, 40]), ember.Size([2, 3, 20]))
     """
 
     _gates = 4
@@ -272,7 +272,7 @@ class GRU(RNNBase):
     Example:
         >>> out, h = nn.GRU(4, 6)(ember.randn(7, 2, 4))
         >>> out.shape
-        (7, 2, 6)
+        ember.Size([7, 2, 6])
     """
 
     _gates = 3
@@ -352,7 +352,7 @@ class RNNCell(RNNCellBase):
     Example:
         >>> cell = nn.RNNCell(10, 20)
         >>> cell(ember.randn(3, 10)).shape
-        (3, 20)
+        ember.Size([3, 20])
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
@@ -375,7 +375,7 @@ class LSTMCell(RNNCellBase):
         >>> cell = nn.LSTMCell(10, 20)
         >>> h, c = cell(ember.randn(3, 10))
         >>> h.shape, c.shape
-        ((3, 20), (3, 20))
+        (ember.Size([3, 20]), ember.Size([3, 20]))
     """
 
     _gates = 4
@@ -397,7 +397,7 @@ class GRUCell(RNNCellBase):
 
     Example:
         >>> nn.GRUCell(10, 20)(ember.randn(3, 10)).shape
-        (3, 20)
+        ember.Size([3, 20])
     """
 
     _gates = 3

@@ -14,7 +14,7 @@ class PixelShuffle(Module):
 
     Example:
         >>> nn.PixelShuffle(2)(ember.randn(1, 8, 3, 3)).shape
-        (1, 2, 6, 6)
+        ember.Size([1, 2, 6, 6])
     """
 
     def __init__(self, upscale_factor: int) -> None:
@@ -33,7 +33,7 @@ class PixelUnshuffle(Module):
 
     Example:
         >>> nn.PixelUnshuffle(2)(ember.randn(1, 2, 6, 6)).shape
-        (1, 8, 3, 3)
+        ember.Size([1, 8, 3, 3])
     """
 
     def __init__(self, downscale_factor: int) -> None:

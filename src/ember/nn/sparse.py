@@ -24,7 +24,7 @@ class Embedding(Module):
     Example:
         >>> emb = nn.Embedding(10, 3, padding_idx=0)
         >>> emb(ember.tensor([[0, 2], [4, 9]])).shape
-        (2, 2, 3)
+        ember.Size([2, 2, 3])
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
@@ -96,7 +96,7 @@ class EmbeddingBag(Embedding):
     Example:
         >>> bag = nn.EmbeddingBag(10, 3, mode="sum")
         >>> bag(ember.tensor([1, 2, 4, 5, 4]), ember.tensor([0, 2])).shape
-        (2, 3)
+        ember.Size([2, 3])
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,

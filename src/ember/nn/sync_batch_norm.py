@@ -48,7 +48,7 @@ class SyncBatchNorm(_BatchNorm):
     Example:
         >>> bn = nn.SyncBatchNorm(3)   # one process: BatchNorm's statistics
         >>> bn(ember.randn(4, 3, 2)).shape, bn.num_batches_tracked.item()
-        ((4, 3, 2), 1)
+        (ember.Size([4, 3, 2]), 1)
     """
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,

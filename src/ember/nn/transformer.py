@@ -74,7 +74,7 @@ class TransformerEncoderLayer(_Layer):
     Example:
         >>> layer = nn.TransformerEncoderLayer(d_model=16, nhead=4, batch_first=True)
         >>> layer(ember.randn(2, 5, 16)).shape
-        (2, 5, 16)
+        ember.Size([2, 5, 16])
     """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
@@ -105,7 +105,7 @@ class TransformerDecoderLayer(_Layer):
     Example:
         >>> layer = nn.TransformerDecoderLayer(d_model=16, nhead=4, batch_first=True)
         >>> layer(ember.randn(2, 5, 16), ember.randn(2, 7, 16)).shape
-        (2, 5, 16)
+        ember.Size([2, 5, 16])
     """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
@@ -143,7 +143,7 @@ class TransformerEncoder(Module):
     Example:
         >>> enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 4), num_layers=2)
         >>> enc(ember.randn(5, 2, 16)).shape
-        (5, 2, 16)
+        ember.Size([5, 2, 16])
     """
 
     def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
@@ -192,7 +192,7 @@ class Transformer(Module):
         ...                        num_decoder_layers=1, dim_feedforward=32, batch_first=True)
         >>> mask = nn.Transformer.generate_square_subsequent_mask(5)
         >>> model(ember.randn(2, 7, 16), ember.randn(2, 5, 16), tgt_mask=mask).shape
-        (2, 5, 16)
+        ember.Size([2, 5, 16])
     """
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,

@@ -17,7 +17,7 @@ class Upsample(Module):
 
     Example:
         >>> nn.Upsample(scale_factor=2)(ember.randn(1, 1, 2, 2)).shape
-        (1, 1, 4, 4)
+        ember.Size([1, 1, 4, 4])
     """
 
     def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",

@@ -45,6 +45,7 @@ from ember.ops.integrate import *  # noqa: F403
 from ember.ops.interpolate import *  # noqa: F403
 from ember.ops.join import *  # noqa: F403
 from ember.ops.layer_norm import *  # noqa: F403
+from ember.ops.legacy_tensor_types import *  # noqa: F403
 from ember.ops.linalg import *  # noqa: F403
 from ember.ops.linalg_composite import *  # noqa: F403
 from ember.ops.linalg_decomp import *  # noqa: F403
@@ -92,6 +93,8 @@ from ember.ops.split_stack import *  # noqa: F403
 from ember.ops.statistics import *  # noqa: F403
 from ember.ops.stft import *  # noqa: F403
 from ember.ops.storage import *  # noqa: F403
+from ember.ops.storage_objects import *  # noqa: F403
+from ember.ops.tensor_kind import *  # noqa: F403
 from ember.ops.tensor_methods import *  # noqa: F403
 from ember.ops.unary import *  # noqa: F403
 from ember.ops.unfold import *  # noqa: F403
@@ -106,16 +109,17 @@ _FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broad
              "dropout", "embedding", "fake_quantize", "fill", "fractional_pool", "frexp",
              "functional_aliases", "gamma", "gather", "gradient", "grid_sample", "gumbel_softmax",
              "histogram", "igamma", "im2col", "indexing", "inplace_functions", "integrate",
-             "interpolate", "join", "layer_norm", "linalg", "linalg_composite", "linalg_decomp",
-             "linalg_det", "linalg_eig", "linalg_ldl", "linalg_legacy", "linalg_lu", "linalg_pinv",
-             "linalg_solve", "linalg_tensor", "linear", "linear_cross_entropy",
-             "local_response_norm", "loss", "lowrank", "lp_pool", "margin_loss", "masking",
-             "multi_head_attention", "native_functions", "normalization", "norms", "pad",
-             "pixel_shuffle", "pool", "random", "random_counts", "random_fill", "random_gamma",
-             "random_von_mises", "reduce", "rnn", "rnn_cells", "rounding", "scatter_reduce",
-             "scatter_slices", "search", "segment_reduce", "select", "shape", "softmax", "sort",
-             "special", "split_stack", "statistics", "stft", "storage", "tensor_methods", "unary",
-             "unfold", "unpool", "unravel", "windows")
+             "interpolate", "join", "layer_norm", "legacy_tensor_types", "linalg",
+             "linalg_composite", "linalg_decomp", "linalg_det", "linalg_eig", "linalg_ldl",
+             "linalg_legacy", "linalg_lu", "linalg_pinv", "linalg_solve", "linalg_tensor",
+             "linear", "linear_cross_entropy", "local_response_norm", "loss", "lowrank", "lp_pool",
+             "margin_loss", "masking", "multi_head_attention", "native_functions", "normalization",
+             "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts", "random_fill",
+             "random_gamma", "random_von_mises", "reduce", "rnn", "rnn_cells", "rounding",
+             "scatter_reduce", "scatter_slices", "search", "segment_reduce", "select", "shape",
+             "softmax", "sort", "special", "split_stack", "statistics", "stft", "storage",
+             "storage_objects", "tensor_kind", "tensor_methods", "unary", "unfold", "unpool",
+             "unravel", "windows")
 __all__ = [name for family in _FAMILIES
            for name in import_module(f"ember.ops.{family}").__all__]
 __all__ += ["PRIMITIVES", "Primitive", "TensorSpec", "apply", "primitive"]

@@ -53,7 +53,7 @@ class Add(Binary):
 
     def vjp(self, ctx, g):
         a, b = ctx.inputs
-        return sum_to(g, a.shape), sum_to(g, b.shape)
+        return sum_to(g, a._data.shape), sum_to(g, b._data.shape)
 
     def jvp(self, ctx, da, db):
         return da + db

@@ -68,7 +68,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     Example:
         >>> q = ember.randn(2, 4, 5, 8)  # (batch, heads, length, features)
         >>> F.scaled_dot_product_attention(q, q, q, is_causal=True).shape
-        (2, 4, 5, 8)
+        ember.Size([2, 4, 5, 8])
     """
     op = "scaled_dot_product_attention"
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:

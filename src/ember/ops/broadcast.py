@@ -4,23 +4,32 @@ broadcasting op's gradient is reduced back to its input's shape."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ember.backend import gemm
 from ember.errors import ShapeError
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.size import Size
 from ember.tensor import Tensor, method
 
 __all__ = ["broadcast_shapes", "broadcast_to", "broadcast_tensors"]
 
 
-def broadcast_shapes(*shapes: tuple[int, ...], op: str = "broadcast") -> tuple[int, ...]:
-    """The shape NumPy/PyTorch broadcasting gives ``shapes``; a ShapeError naming ``op`` if none.
+def broadcast_shapes(*shapes: Sequence[int] | int, op: str = "broadcast") -> Size:
+    """The shape NumPy/PyTorch broadcasting gives ``shapes`` (an int is a 1-d shape); a
+    ShapeError naming ``op`` if none.
 
     Example:
-        >>> ember.broadcast_shapes((3, 1), (4,))
-        (3, 4)
+        >>> ember.broadcast_shapes((3, 1), (4,)), ember.broadcast_shapes(2, (3, 1))
+        (ember.Size([3, 4]), ember.Size([3, 2]))
     """
+    shapes = tuple((s,) if isinstance(s, int) else s for s in shapes)
+    return tuple.__new__(Size, broadcast_shape(shapes, op))
+
+
+def broadcast_shape(shapes: Sequence[Sequence[int]], op: str) -> tuple[int, ...]:
+    """:func:`broadcast_shapes` of a sequence of shapes, as a plain tuple (for ops' ``infer``)."""
     ndim = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(-ndim, 0):
@@ -39,7 +48,7 @@ def broadcast_shapes(*shapes: tuple[int, ...], op: str = "broadcast") -> tuple[i
 
 def broadcast_spec(*specs: TensorSpec, op: str) -> TensorSpec:
     """The output spec of an elementwise op over same-dtype inputs."""
-    return TensorSpec(broadcast_shapes(*(s.shape for s in specs), op=op), specs[0].dtype)
+    return TensorSpec(broadcast_shape([s.shape for s in specs], op), specs[0].dtype)
 
 
 @primitive
@@ -98,15 +107,16 @@ def expand_shape(current: tuple[int, ...], sizes: tuple) -> tuple[int, ...]:
         sizes = tuple(sizes[0])
     lead = len(sizes) - len(current)
     if lead < 0:
-        raise ShapeError(f"expand: {len(sizes)} sizes given for a tensor of shape {current}; "
-                         "expand cannot drop dimensions")
+        raise ShapeError(f"expand: {len(sizes)} sizes given for a tensor of shape "
+                         f"{tuple(current)}; expand cannot drop dimensions")
     shape = tuple(current[i - lead] if s == -1 and i >= lead else int(s)
                   for i, s in enumerate(sizes))
     if min(shape, default=0) < 0:
         why = (f"-1 keeps an existing size, so it cannot stand for a new leading dimension "
                f"(here the first {lead} of {len(sizes)})"
                if -1 in sizes[:lead] else "sizes must be non-negative, or -1 to keep one")
-        raise ShapeError(f"expand: cannot expand shape {current} to {tuple(sizes)}: {why}")
+        raise ShapeError(f"expand: cannot expand shape {tuple(current)} to {tuple(sizes)}: "
+                         f"{why}")
     return shape
 
 
@@ -121,7 +131,7 @@ def expand(x: Tensor, shape: tuple[int, ...]) -> Tensor:
 def sum_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     """``x`` summed over the dimensions broadcasting added to ``shape`` (``x`` if equal)."""
     shape = tuple(shape)
-    if x.shape == shape:
+    if x._data.shape == shape:
         return x
     return apply(SumTo, x, shape=shape)
 

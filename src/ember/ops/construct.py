@@ -406,7 +406,7 @@ def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...
     Example:
         >>> xs, ys = ember.meshgrid(ember.tensor([1, 2]), ember.tensor([3, 4, 5]), indexing="ij")
         >>> xs.shape, ys[0].tolist()
-        ((2, 3), [3, 4, 5])
+        (ember.Size([2, 3]), [3, 4, 5])
     """
     op = "meshgrid"
     ts = _tensor_list(tensors, op)

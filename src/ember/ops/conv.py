@@ -57,7 +57,7 @@ def _check_operands(op: str, nd: int, x: Tensor, weight: Tensor, bias: Tensor | 
 
 
 def _check_bias(op: str, bias: Tensor | None, channels: int) -> None:
-    if bias is not None and tuple(bias.shape) != (channels,):
+    if bias is not None and bias._data.shape != (channels,):
         raise ShapeError(f"{op}: bias of shape {tuple(bias.shape)} given for {channels} output "
                          f"channels; expected shape ({channels},)")
 
@@ -93,7 +93,7 @@ def _add_bias(out: Tensor, bias: Tensor | None, nd: int) -> Tensor:
         return out
     if DISPATCH.casting and bias.dtype is not out.dtype:  # autocast: one low-precision GEMM
         bias = bias.to(out.dtype)
-    return out + bias.reshape((bias.shape[0],) + (1,) * nd)
+    return out + bias.reshape((bias._data.shape[0],) + (1,) * nd)
 
 
 _COLUMN_CHUNK_BYTES = 24 << 20  # im2col columns per GEMM, one GEMM at a time on all threads
@@ -316,8 +316,8 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
           padding: Any, dilation: Any, groups: int) -> Tensor:
     x, added = batched(input, nd, op)
     _check_operands(op, nd, x, weight, bias, groups)
-    n, cin = x.shape[:2]
-    cout, per_group, kernel = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
+    n, cin = x._data.shape[:2]
+    cout, per_group, kernel = weight._data.shape[0], weight._data.shape[1], weight._data.shape[2:]
     if cin != per_group * groups:
         grouping = f" ({groups} groups of {per_group})" if groups > 1 else ""
         raise ShapeError(f"{op}: input has {cin} channels but weight expects "
@@ -330,7 +330,7 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
     stride = _sizes(op, nd, stride, "stride", 1)
     dilation = _sizes(op, nd, dilation, "dilation", 1)
     pads = _conv_padding(op, padding, kernel, dilation, stride)
-    counts = window_counts(tuple(x.shape[2:]), kernel, dilation, pads, stride, op)
+    counts = window_counts(x._data.shape[2:], kernel, dilation, pads, stride, op)
 
     pointwise = all(k == 1 for k in kernel) and all(s == 1 for s in stride) and \
         all(p == (0, 0) for p in pads)
@@ -360,7 +360,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
 
     Example:
         >>> F.conv1d(ember.ones(1, 2, 5), ember.ones(3, 2, 3)).shape
-        (1, 3, 3)
+        ember.Size([1, 3, 3])
     """
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
@@ -375,7 +375,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     Example:
         >>> x, w = ember.randn(2, 3, 5, 5), ember.randn(2, 3, 3, 3)
         >>> F.conv2d(x, w, padding=1).shape
-        (2, 2, 5, 5)
+        ember.Size([2, 2, 5, 5])
     """
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
@@ -449,7 +449,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
 
     Example:
         >>> F.conv_transpose2d(ember.ones(1, 4, 3, 3), ember.ones(4, 2, 3, 3), stride=2).shape
-        (1, 2, 7, 7)
+        ember.Size([1, 2, 7, 7])
     """
     return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
                            output_padding, groups, dilation)

@@ -11,11 +11,21 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
 from ember.errors import DTypeError
+from ember.layouts import (
+    check_format,
+    contiguous_format,
+    format_of,
+    order_of,
+    preserve_format,
+)
 from ember.ops.creation import scalar_tensor
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
 
 __all__ = ["clone"]
+
+
+_FLOAT8_SPECIAL = frozenset((dtypes.float8_e4m3fn, dtypes.float8_e8m0fnu))
 
 
 @primitive
@@ -32,6 +42,8 @@ class Cast(Primitive):
             if dtype is dtypes.bool_:  # a complex number is true when either part is nonzero
                 return a != 0
             a = a.real
+        if dtype in _FLOAT8_SPECIAL:
+            a = dtypes.float8_ready(xp, a, dtype)
         return a.astype(dtype.np)
 
     def infer(self, a, *, dtype):
@@ -124,8 +136,9 @@ def to_float(x: Tensor) -> Tensor:
 
 @method()
 def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
-       copy: bool = False) -> Tensor:
-    """Converts dtype and/or device: ``x.to(ember.float64)``, ``x.to("cpu")``, ``x.to(y)``.
+       copy: bool = False, memory_format: Any = preserve_format) -> Tensor:
+    """Converts dtype and/or device: ``x.to(ember.float64)``, ``x.to("cpu")``, ``x.to(y)``;
+    ``memory_format`` (e.g. ``ember.channels_last``) also lays the result out in that format.
 
     Example:
         >>> ember.ones(2).to(ember.int64).dtype
@@ -144,6 +157,8 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
     if device is not None and to_device(device) is not self.device:
         raise DTypeError(f"to: moving between devices ({self.device} → {device}) needs the "
                          f"{to_device(device).type} backend's copy, not available in this build")
+    if check_format("to", memory_format) is not preserve_format:
+        out = contiguous(out, memory_format)
     if copy and out is self:
         out = clone(out)
     return out
@@ -167,15 +182,49 @@ def _is_dtype_name(s: str) -> bool:
 
 
 @method()
-def clone(self: Tensor) -> Tensor:
-    """A copy with its own memory; gradients flow back to ``self``."""
-    return apply(Copy, self)
+def clone(self: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
+    """A copy with its own memory; gradients flow back to ``self``. With ``preserve_format``
+    a channels-last input stays channels-last and any other comes back C-contiguous (where
+    PyTorch keeps every dense layout, e.g. a transpose's).
+
+    Example:
+        >>> x = ember.ones(1, 2, 2, 2).contiguous(memory_format=ember.channels_last)
+        >>> x.clone().stride(), x.clone(memory_format=ember.contiguous_format).stride()
+        ((8, 1, 4, 2), (8, 4, 2, 1))
+    """
+    fmt = check_format("clone", memory_format)
+    if fmt is preserve_format:
+        fmt = format_of(self)
+    if fmt.dims is None:
+        return apply(Copy, self)
+    return _copy_in_order(self, fmt, "clone")
 
 
 @method()
-def contiguous(self: Tensor) -> Tensor:
-    """``self`` if it is C-contiguous, else a contiguous copy."""
-    return self if self._data.flags.c_contiguous else apply(Copy, self)
+def contiguous(self: Tensor, memory_format: Any = contiguous_format) -> Tensor:
+    """``self`` if it is laid out in ``memory_format`` (C order unless given), else a copy
+    that is.
+
+    Example:
+        >>> x = ember.zeros(2, 3, 4, 5).contiguous(memory_format=ember.channels_last)
+        >>> x.stride(), x.is_contiguous()
+        ((60, 1, 15, 3), False)
+    """
+    fmt = check_format("contiguous", memory_format)
+    if fmt.dims is None:
+        return self if self._data.flags.c_contiguous else apply(Copy, self)
+    if self.is_contiguous(memory_format=fmt):
+        return self
+    return _copy_in_order(self, fmt, "contiguous")
+
+
+def _copy_in_order(x: Tensor, fmt: Any, op: str) -> Tensor:
+    """A copy of ``x`` laid out in ``fmt``: the permuted tensor copied in C order, permuted
+    back (so differentiable with no rule of its own)."""
+    from ember.ops.shape import permute
+
+    dims, inverse = order_of(op, fmt, x._data.shape)
+    return permute(apply(Copy, permute(x, dims)), inverse)
 
 
 @method()

@@ -97,7 +97,7 @@ def permute_copy(input: Tensor, dims: Sequence[int]) -> Tensor:
 
     Example:
         >>> ember.permute_copy(ember.zeros(2, 3, 4), (2, 0, 1)).shape
-        (4, 2, 3)
+        ember.Size([4, 2, 3])
     """
     return clone(input.permute(*dims))
 
@@ -131,7 +131,7 @@ def split_copy(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ..
 
     Example:
         >>> [p.shape for p in ember.split_copy(ember.zeros(5), 2)]
-        [(2,), (2,), (1,)]
+        [ember.Size([2]), ember.Size([2]), ember.Size([1])]
     """
     if isinstance(split_size, bool) or not isinstance(split_size, int):
         raise TypeError(f"split_copy: split_size must be an int (as in PyTorch), got "
@@ -145,7 +145,7 @@ def split_with_sizes_copy(input: Tensor, split_sizes: Sequence[int], dim: int = 
 
     Example:
         >>> [p.shape for p in ember.split_with_sizes_copy(ember.zeros(5), [1, 4])]
-        [(1,), (4,)]
+        [ember.Size([1]), ember.Size([4])]
     """
     return _copies(split_with_sizes(input, split_sizes, dim))
 
@@ -155,7 +155,7 @@ def squeeze_copy(input: Tensor, dim: int | Sequence[int] | None = None) -> Tenso
 
     Example:
         >>> ember.squeeze_copy(ember.zeros(1, 2, 1)).shape
-        (2,)
+        ember.Size([2])
     """
     return clone(input.squeeze(dim))
 
@@ -165,7 +165,7 @@ def t_copy(input: Tensor) -> Tensor:
 
     Example:
         >>> ember.t_copy(ember.zeros(2, 3)).shape
-        (3, 2)
+        ember.Size([3, 2])
     """
     return clone(input.t())
 
@@ -175,7 +175,7 @@ def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:
 
     Example:
         >>> ember.transpose_copy(ember.zeros(2, 3, 4), 0, 2).shape
-        (4, 3, 2)
+        ember.Size([4, 3, 2])
     """
     return clone(input.transpose(dim0, dim1))
 
@@ -206,7 +206,7 @@ def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:
 
     Example:
         >>> ember.unsqueeze_copy(ember.zeros(2), 0).shape
-        (1, 2)
+        ember.Size([1, 2])
     """
     return clone(input.unsqueeze(dim))
 

@@ -14,6 +14,14 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType
 from ember.errors import DTypeError, ShapeError
+from ember.layouts import (
+    check_format,
+    contiguous_format,
+    format_of,
+    memory_format,
+    order_of,
+    preserve_format,
+)
 from ember.ops.fits import check_fits, check_real
 from ember.tensor import Tensor, _wrap
 
@@ -99,6 +107,17 @@ def _infer_dtype(array: np.ndarray, data: Any) -> DType:
     return dtypes.from_numpy(array.dtype)
 
 
+def _exact_uint64(data: Any, array: np.ndarray) -> np.ndarray:
+    """``data`` read straight into uint64 when NumPy read it as float64 only because some
+    integers lie beyond int64 (so none loses its low digits); ``array`` for data that
+    holds true fractions, negatives or non-finite numbers."""
+    try:
+        exact = np.array(data, dtype=np.uint64)
+    except (OverflowError, ValueError, TypeError):
+        return array
+    return exact if np.array_equal(exact.astype(np.float64), array) else array
+
+
 def tensor(data: Any, *, dtype: Any = None, device: Any = None,
            requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or tensors).
@@ -118,14 +137,17 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None,
         if array.dtype == object:
             _unreadable(data, f"non-numeric data {str(data)[:60]!r}")
         target = _infer_dtype(array, data) if dtype is None else dtypes.to_dtype(dtype)
+        if target is dtypes.uint64 and array.dtype.kind == "f":
+            array = _exact_uint64(data, array)
         if array.dtype.kind == "c":
             check_real("tensor", array, target)
         if array.size and array.dtype.kind in "iuf" and target.category == dtypes.INT:
             check_fits("tensor", array.min().item(), target)
             check_fits("tensor", array.max().item(), target)
-        array = array.astype(target.np, copy=False)
-    if dtype is not None:
-        array = array.astype(dtypes.to_dtype(dtype).np, copy=False)
+        array = dtypes.float8_ready(np, array, target).astype(target.np, copy=False)
+    if dtype is not None and array.dtype != dtypes.to_dtype(dtype).np:
+        target = dtypes.to_dtype(dtype)
+        array = dtypes.float8_ready(np, array, target).astype(target.np, copy=False)
     return _finish(dev.xp.asarray(array), dev, requires_grad)
 
 
@@ -155,21 +177,23 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
     dtypes.from_numpy(array.dtype)  # a clear error for unsupported dtypes
-    if array.dtype.kind in "ui" and array.dtype not in {d.np for d in dtypes.ALL_DTYPES}:
-        array = array.astype(np.int64)
     t = _wrap(array, to_device("cpu"))
     t._vc.shared = True  # (the caller holds the array: its writes move no version counter)
     return t
 
 
-def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any,
-          requires_grad: bool) -> Tensor:
+def _make(op: str, fill: Any, size: tuple, dtype: Any, device: Any, requires_grad: bool,
+          fmt: memory_format = contiguous_format) -> Tensor:
     dev = to_device(device)
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     shape = _shape(size, op)
     if fill is not None and fill != 0 and fill != 1:  # (0 and 1 fit every dtype)
         check_fits(op, fill, dt)
     xp = dev.xp
+    if fmt.dims is not None:  # made in the format's order, viewed back in shape's
+        dims, inverse = order_of(op, fmt, shape)
+        made = _make(op, fill, (tuple(shape[d] for d in dims),), dt, dev, False)
+        return _finish(made._data.transpose(inverse), dev, requires_grad)
     if fill is None:
         array = xp.empty(shape, dt.np)
     elif fill == 0:
@@ -189,9 +213,19 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     return _make("ones", 1, size, dtype, device, requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor whose values are whatever memory held: ``ember.empty(2, 3)``."""
-    return _make("empty", None, size, dtype, device, requires_grad)
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          memory_format: memory_format = contiguous_format) -> Tensor:
+    """A tensor whose values are whatever memory held: ``ember.empty(2, 3)``; laid out in
+    ``memory_format`` (e.g. ``ember.channels_last`` for a 4-d shape).
+
+    Example:
+        >>> ember.empty(1, 3, 2, 2, memory_format=ember.channels_last).stride()
+        (12, 1, 6, 3)
+    """
+    if check_format("empty", memory_format) is preserve_format:
+        raise ShapeError("empty: preserve_format needs a tensor to preserve the layout of; "
+                         "use empty_like, or contiguous_format / channels_last here")
+    return _make("empty", None, size, dtype, device, requires_grad, memory_format)
 
 
 def full(size: Size, fill_value: Any, *, dtype: Any = None, device: Any = None,
@@ -208,32 +242,45 @@ def full(size: Size, fill_value: Any, *, dtype: Any = None, device: Any = None,
                  dtype, device, requires_grad)
 
 
-def _like(t: Tensor, dtype: Any, device: Any) -> tuple[DType, Any]:
-    return (t.dtype if dtype is None else dtype), (t.device if device is None else device)
+def _like(t: Tensor, dtype: Any, device: Any, fmt: Any, op: str) -> tuple:
+    """The dtype, device and memory format of a ``*_like`` of ``t``: ``t``'s unless given
+    (``preserve_format`` keeps a channels-last layout, as :meth:`Tensor.clone` does)."""
+    fmt = check_format(op, fmt)
+    return ((t.dtype if dtype is None else dtype), (t.device if device is None else device),
+            format_of(t) if fmt is preserve_format else fmt)
 
 
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False) -> Tensor:
-    """Zeros with ``t``'s shape, dtype and device."""
-    return _make("zeros_like", 0, (t.shape,), *_like(t, dtype, device), requires_grad)
+               requires_grad: bool = False,
+               memory_format: memory_format = preserve_format) -> Tensor:
+    """Zeros with ``t``'s shape, dtype, device and layout (``memory_format``)."""
+    dt, dev, fmt = _like(t, dtype, device, memory_format, "zeros_like")
+    return _make("zeros_like", 0, (t.shape,), dt, dev, requires_grad, fmt)
 
 
 def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
-    """Ones with ``t``'s shape, dtype and device."""
-    return _make("ones_like", 1, (t.shape,), *_like(t, dtype, device), requires_grad)
+              requires_grad: bool = False,
+              memory_format: memory_format = preserve_format) -> Tensor:
+    """Ones with ``t``'s shape, dtype, device and layout (``memory_format``)."""
+    dt, dev, fmt = _like(t, dtype, device, memory_format, "ones_like")
+    return _make("ones_like", 1, (t.shape,), dt, dev, requires_grad, fmt)
 
 
 def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None,
-               requires_grad: bool = False) -> Tensor:
-    """Uninitialised memory with ``t``'s shape, dtype and device."""
-    return _make("empty_like", None, (t.shape,), *_like(t, dtype, device), requires_grad)
+               requires_grad: bool = False,
+               memory_format: memory_format = preserve_format) -> Tensor:
+    """Uninitialised memory with ``t``'s shape, dtype, device and layout (``memory_format``)."""
+    dt, dev, fmt = _like(t, dtype, device, memory_format, "empty_like")
+    return _make("empty_like", None, (t.shape,), dt, dev, requires_grad, fmt)
 
 
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
-    """``fill_value`` everywhere, with ``t``'s shape, dtype and device."""
-    return _make("full_like", fill_value, (t.shape,), *_like(t, dtype, device), requires_grad)
+              requires_grad: bool = False,
+              memory_format: memory_format = preserve_format) -> Tensor:
+    """``fill_value`` everywhere, with ``t``'s shape, dtype, device and layout
+    (``memory_format``)."""
+    dt, dev, fmt = _like(t, dtype, device, memory_format, "full_like")
+    return _make("full_like", fill_value, (t.shape,), dt, dev, requires_grad, fmt)
 
 
 def arange(start: float, end: float | None = None, step: float = 1, *, dtype: Any = None,

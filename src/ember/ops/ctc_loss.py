@@ -223,7 +223,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor,
     Example:
         >>> logp = ember.randn(5, 2, 4).log_softmax(2)
         >>> F.ctc_loss(logp, ember.tensor([[1, 2], [3, 0]]), (5, 4), (2, 1)).shape
-        ()
+        ember.Size([])
     """
     op = "ctc_loss"
     reduction = _reduction(op, None, None, reduction)

@@ -95,7 +95,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
     Example:
         >>> F.dropout1d(ember.ones(2, 3, 4), 0.5).shape
-        (2, 3, 4)
+        ember.Size([2, 3, 4])
     """
     return _feature_dropout("dropout1d", 1, input, p, training, inplace, generator)
 
@@ -106,7 +106,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
     Example:
         >>> F.dropout2d(ember.ones(2, 3, 4, 4), 0.5).shape
-        (2, 3, 4, 4)
+        ember.Size([2, 3, 4, 4])
     """
     return _feature_dropout("dropout2d", 2, input, p, training, inplace, generator)
 
@@ -161,7 +161,7 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
 
     Example:
         >>> F.feature_alpha_dropout(ember.ones(2, 3, 4), 0.2, training=True).shape
-        (2, 3, 4)
+        ember.Size([2, 3, 4])
     """
     op = "feature_alpha_dropout"
     if input.ndim < 2 and training and 0 < p < 1 and input.numel():  # (only a draw needs C)

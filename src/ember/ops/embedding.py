@@ -138,7 +138,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     Example:
         >>> w = ember.randn(10, 3, requires_grad=True)
         >>> F.embedding(ember.tensor([[1, 2], [2, 9]]), w).shape
-        (2, 2, 3)
+        ember.Size([2, 2, 3])
     """
     if input.dtype.is_floating_point or input.dtype.name == "bool":
         raise DTypeError(f"embedding: indices must be an integer tensor, got "

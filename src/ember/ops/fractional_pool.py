@@ -165,7 +165,7 @@ def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = No
 
     Example:
         >>> F.fractional_max_pool3d(ember.randn(2, 3, 6, 6, 6), 2, output_ratio=0.5).shape
-        (2, 3, 3, 3, 3)
+        ember.Size([2, 3, 3, 3, 3])
     """
     return _fractional_max_pool("fractional_max_pool3d", 3, input, kernel_size, output_size,
                                 output_ratio, return_indices, _random_samples)
@@ -181,7 +181,7 @@ def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_s
     Example:
         >>> _, indices = F.fractional_max_pool2d_with_indices(ember.ones(1, 1, 4, 4), 2, 2)
         >>> indices.shape
-        (1, 1, 2, 2)
+        ember.Size([1, 1, 2, 2])
     """
     return _fractional_max_pool("fractional_max_pool2d", 2, input, kernel_size, output_size,
                                 output_ratio, True, _random_samples)
@@ -197,7 +197,7 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_s
     Example:
         >>> _, indices = F.fractional_max_pool3d_with_indices(ember.ones(1, 4, 4, 4), 2, 2)
         >>> indices.shape
-        (1, 2, 2, 2)
+        ember.Size([1, 2, 2, 2])
     """
     return _fractional_max_pool("fractional_max_pool3d", 3, input, kernel_size, output_size,
                                 output_ratio, True, _random_samples)

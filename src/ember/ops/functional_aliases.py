@@ -111,7 +111,7 @@ def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
 
     Example:
         >>> ember.feature_dropout(ember.ones(2, 3, 4), 0.5, True).shape
-        (2, 3, 4)
+        ember.Size([2, 3, 4])
     """
     return channel_dropout(input, p, train, inplace=False)
 
@@ -131,7 +131,7 @@ def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
 
     Example:
         >>> ember.feature_alpha_dropout(ember.ones(2, 3), 0.5, True).shape
-        (2, 3)
+        ember.Size([2, 3])
     """
     return _feature_alpha_dropout(input, p, train)
 

@@ -333,7 +333,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
 
     Example:
         >>> F.unfold(ember.ones(1, 2, 4, 4), kernel_size=2).shape
-        (1, 8, 9)
+        ember.Size([1, 8, 9])
     """
     x, added = batched(input, 2, "unfold")
     out = unfold_nd(x, kernel_size=ntuple(kernel_size, 2, "unfold", "kernel_size"),
@@ -351,7 +351,7 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
 
     Example:
         >>> F.fold(ember.ones(1, 8, 9), output_size=(4, 4), kernel_size=2).shape
-        (1, 2, 4, 4)
+        ember.Size([1, 2, 4, 4])
     """
     if input.ndim not in (2, 3):
         raise ShapeError(f"fold: expected a 2-D (C·kh·kw, L) or 3-D (N, C·kh·kw, L) input, "

@@ -85,7 +85,7 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
         from ember.ops.select import zero_grad_from
 
         result = zero_grad_from(old, result)
-    if result.shape != x.shape:
+    if result._data.shape != x._data.shape:
         raise ShapeError(f"{name}: the result has shape {tuple(result.shape)} but the tensor "
                          f"written in place has shape {tuple(x.shape)}; in-place ops cannot "
                          "broadcast the tensor they write to")

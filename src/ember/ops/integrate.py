@@ -98,7 +98,7 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
 
     Example:
         >>> ember.chain_matmul(ember.ones(2, 3), ember.ones(3, 4)).shape
-        (2, 4)
+        ember.Size([2, 4])
     """
     if len(matrices) == 1 and isinstance(matrices[0], Sequence):
         matrices = tuple(matrices[0])

@@ -269,7 +269,7 @@ def upsample(input: Tensor, size: Any = None, scale_factor: Any = None,
 
     Example:
         >>> F.upsample(ember.ones(1, 1, 2), scale_factor=2).shape
-        (1, 1, 4)
+        ember.Size([1, 1, 4])
     """
     _deprecated("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)

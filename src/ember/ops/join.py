@@ -81,7 +81,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
     Example:
         >>> ember.cat([ember.zeros(2, 3), ember.ones(1, 3)]).shape
-        (3, 3)
+        ember.Size([3, 3])
     """
     tensors = list(tensors)
     if not tensors:
@@ -105,7 +105,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
     Example:
         >>> ember.stack([ember.zeros(3), ember.ones(3)], dim=1).shape
-        (3, 2)
+        ember.Size([3, 2])
     """
     tensors = list(tensors)
     if not tensors:
@@ -164,7 +164,7 @@ def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
 
     Example:
         >>> ember.tensor([[1, 2]]).tile((2,)).shape
-        (1, 4)
+        ember.Size([1, 4])
     """
     dims = tuple(dims)
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)

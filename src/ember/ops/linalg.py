@@ -36,7 +36,7 @@ def _mT(x: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name for the matrix tran
 
 
 def _reshape(x: Tensor, shape: tuple[int, ...]) -> Tensor:
-    return x if x.shape == shape else reshape(x, shape)
+    return x if x._data.shape == shape else reshape(x, shape)
 
 
 _GEMM_DTYPE: dict = {}  # (device, backend dtype) -> compute dtype or None: a hot-path cache
@@ -104,18 +104,18 @@ class Matmul(Holomorphic, Primitive):
         # as matrices: a (…, m, k) and b (…, k, n); a 1-D operand is one row / one column
         a2 = a if a.ndim > 1 else _reshape(a, (1,) + a.shape)
         b2 = b if b.ndim > 1 else _reshape(b, b.shape + (1,))
-        lead = g.shape[:g.ndim - (a.ndim > 1) - (b.ndim > 1)]
-        g2 = _reshape(g, lead + (a2.shape[-2], b2.shape[-1]))
+        lead = g._data.shape[:g.ndim - (a.ndim > 1) - (b.ndim > 1)]
+        g2 = _reshape(g, lead + (a2._data.shape[-2], b2._data.shape[-1]))
         ga = gb = None
         if a.requires_grad:
-            ga = _reshape(sum_to(matmul(g2, _mT(b2)), a2.shape), a.shape)
+            ga = _reshape(sum_to(matmul(g2, _mT(b2)), a2._data.shape), a._data.shape)
         if b.requires_grad:
             if a2.ndim == 2 and b.ndim == 2 and _transposed(b):
                 # b is a transposed view (a linear layer's weight.T): its gradient made as the
                 # weight's, (gᵀa)ᵀ, so the weight's is C-ordered with no transposing copy
                 gb = _mT(matmul(_mT(g2), a2))
             else:
-                gb = _reshape(sum_to(matmul(_mT(a2), g2), b2.shape), b.shape)
+                gb = _reshape(sum_to(matmul(_mT(a2), g2), b2._data.shape), b._data.shape)
         return ga, gb
 
     def jvp(self, ctx, da, db):
@@ -131,9 +131,9 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
 
     Example:
         >>> (ember.ones(2, 3) @ ember.ones(3)).shape
-        (2,)
+        ember.Size([2])
     """
-    a_shape, b_shape = input.shape, other.shape
+    a_shape, b_shape = input._data.shape, other._data.shape
     if not a_shape or not b_shape or a_shape[-1] != (b_shape[-2] if len(b_shape) > 1
                                                      else b_shape[0]):
         _matmul_shape(a_shape, b_shape)
@@ -161,7 +161,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 
     Example:
         >>> ember.mm(ember.ones(2, 3), ember.ones(3, 4)).shape
-        (2, 4)
+        ember.Size([2, 4])
     """
     _expect_ndim("mm", ("input", input, 2), ("mat2", mat2, 2))
     return matmul(input, mat2)
@@ -173,7 +173,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
     Example:
         >>> ember.bmm(ember.ones(5, 2, 3), ember.ones(5, 3, 4)).shape
-        (5, 2, 4)
+        ember.Size([5, 2, 4])
     """
     _expect_ndim("bmm", ("input", input, 3), ("mat2", mat2, 3))
     if input.shape[0] != mat2.shape[0]:
@@ -226,7 +226,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
 
     Example:
         >>> ember.inner(ember.ones(2, 3), ember.ones(4, 3)).shape
-        (2, 4)
+        ember.Size([2, 4])
     """
     if input.ndim == 0 or other.ndim == 0:
         return input * other
@@ -239,7 +239,7 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 
     Example:
         >>> ember.outer(ember.ones(2), ember.ones(3)).shape
-        (2, 3)
+        ember.Size([2, 3])
     """
     _expect_ndim("outer", ("input", input, 1), ("vec2", vec2, 1))
     return _reshape(input, (input.shape[0], 1)) * vec2
@@ -268,7 +268,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1,
 
     Example:
         >>> ember.addmm(ember.zeros(3), ember.ones(2, 4), ember.ones(4, 3)).shape
-        (2, 3)
+        ember.Size([2, 3])
     """
     return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
 
@@ -280,7 +280,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,
 
     Example:
         >>> ember.baddbmm(ember.zeros(1, 3), ember.ones(2, 2, 4), ember.ones(2, 4, 3)).shape
-        (2, 2, 3)
+        ember.Size([2, 2, 3])
     """
     return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
 
@@ -328,7 +328,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: float = 1,
 
     Example:
         >>> ember.addr(ember.zeros(2, 3), ember.ones(2), ember.ones(3)).shape
-        (2, 3)
+        ember.Size([2, 3])
     """
     return _scaled_sum(input, outer(vec1, vec2), beta, alpha)
 
@@ -458,7 +458,7 @@ def einsum(equation: str, *operands: Tensor | Sequence[Tensor]) -> Tensor:
 
     Example:
         >>> ember.einsum("bij,bjk->bik", ember.ones(2, 3, 4), ember.ones(2, 4, 5)).shape
-        (2, 3, 5)
+        ember.Size([2, 3, 5])
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
@@ -490,7 +490,7 @@ def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:
 
     Example:
         >>> ember.tensordot(ember.ones(2, 3, 4), ember.ones(3, 4, 5)).shape
-        (2, 5)
+        ember.Size([2, 5])
     """
     if isinstance(dims, int):
         if dims < 0 or dims > min(a.ndim, b.ndim):

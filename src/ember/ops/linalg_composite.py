@@ -63,7 +63,7 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 
     Example:
         >>> ember.linalg.diagonal(ember.eye(2).expand(3, 2, 2)).shape
-        (3, 2)
+        ember.Size([3, 2])
     """
     return _diagonal(A, offset, dim1, dim2)
 

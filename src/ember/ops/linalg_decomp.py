@@ -269,7 +269,7 @@ def qr(input: Tensor, some: bool = True) -> QRResult:
 
     Example:
         >>> ember.ones(3, 2).qr().Q.shape
-        (3, 2)
+        ember.Size([3, 2])
     """
     return linalg_qr(input, "reduced" if some else "complete")
 
@@ -499,7 +499,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SvdResult:
 
     Example:
         >>> ember.ones(3, 2).svd().V.shape
-        (2, 2)
+        ember.Size([2, 2])
     """
     check_matrix("svd", input, square=False, complex_ok=True)
     if not compute_uv:

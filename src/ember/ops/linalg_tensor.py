@@ -24,7 +24,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:  # noqa: N803
     Example:
         >>> A = ember.eye(4).reshape(4, 2, 2) * 2
         >>> ember.linalg.tensorinv(A, ind=1).shape
-        (2, 2, 4)
+        ember.Size([2, 2, 4])
     """
     if ind <= 0:
         raise ValueError(f"linalg.tensorinv: expected a strictly positive integer for 'ind', "
@@ -46,7 +46,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None) -> Tens
     Example:
         >>> A = ember.eye(6).reshape(2, 3, 6)
         >>> ember.linalg.tensorsolve(A, ember.ones(2, 3)).shape
-        (6,)
+        ember.Size([6])
     """
     op = "linalg.tensorsolve"
     check_float(op, A, B, complex_ok=True)

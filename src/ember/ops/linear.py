@@ -18,11 +18,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
     Example:
         >>> F.linear(ember.ones(4, 3), ember.ones(2, 3), ember.zeros(2)).shape
-        (4, 2)
+        ember.Size([4, 2])
     """
     if weight.ndim not in (1, 2):
         raise ShapeError(f"linear: weight must be 1-D or 2-D, got shape {tuple(weight.shape)}")
-    if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
+    if input.ndim == 0 or input._data.shape[-1] != weight._data.shape[-1]:
         raise ShapeError(f"linear: input of shape {tuple(input.shape)} has "
                          f"{input.shape[-1] if input.ndim else 0} features but weight of shape "
                          f"{tuple(weight.shape)} expects {weight.shape[-1]}")
@@ -56,7 +56,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
 
     Example:
         >>> F.bilinear(ember.ones(4, 2), ember.ones(4, 3), ember.ones(5, 2, 3)).shape
-        (4, 5)
+        ember.Size([4, 5])
     """
     if weight.ndim != 3 or input1.shape[-1] != weight.shape[1] or \
             input2.shape[-1] != weight.shape[2] or input1.shape[:-1] != input2.shape[:-1]:

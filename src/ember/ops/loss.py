@@ -114,7 +114,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
     Example:
         >>> logp = F.log_softmax(ember.randn(4, 3), dim=1)
         >>> F.nll_loss(logp, ember.tensor([0, 2, 1, 0])).shape
-        ()
+        ember.Size([])
     """
     reduction = _reduction("nll_loss", size_average, reduce, reduction)
     _check_float("nll_loss", input)

@@ -62,6 +62,6 @@ def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = N
 
     Example:
         >>> F.lp_pool3d(ember.ones(1, 1, 2, 2, 2), 1, 2).shape
-        (1, 1, 1, 1, 1)
+        ember.Size([1, 1, 1, 1, 1])
     """
     return _lp_pool("lp_pool3d", 3, input, norm_type, kernel_size, stride, ceil_mode)

@@ -156,7 +156,7 @@ def multi_head_attention_forward(
         >>> out, w = F.multi_head_attention_forward(x, x, x, e, h, w_in, None, None, None,
         ...                                         False, 0.0, w_out, None)
         >>> out.shape, w.shape
-        ((5, 3, 4), (3, 5, 5))
+        (ember.Size([5, 3, 4]), ember.Size([3, 5, 5]))
     """
     return _attention(query, key, value, embed_dim_to_check, num_heads, in_proj_weight,
                       in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight,

@@ -452,7 +452,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
 
     Example:
         >>> F.instance_norm(ember.randn(2, 3, 4, 4)).shape
-        (2, 3, 4, 4)
+        ember.Size([2, 3, 4, 4])
     """
     _check_float("instance_norm", input)
     _check_momentum("instance_norm", momentum)
@@ -480,7 +480,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
 
     Example:
         >>> F.group_norm(ember.randn(2, 6, 4, 4), 3).shape
-        (2, 6, 4, 4)
+        ember.Size([2, 6, 4, 4])
     """
     _check_float("group_norm", input)
     if input.ndim < 2:

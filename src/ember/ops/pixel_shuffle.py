@@ -16,7 +16,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 
     Example:
         >>> F.pixel_shuffle(ember.ones(1, 8, 2, 3), 2).shape
-        (1, 2, 4, 6)
+        ember.Size([1, 2, 4, 6])
     """
     r = int(upscale_factor)
     if input.ndim < 3 or r <= 0 or input.shape[-3] % (r * r):
@@ -34,7 +34,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 
     Example:
         >>> F.pixel_unshuffle(ember.ones(1, 2, 4, 6), 2).shape
-        (1, 8, 2, 3)
+        ember.Size([1, 8, 2, 3])
     """
     r = int(downscale_factor)
     if input.ndim < 3 or r <= 0 or input.shape[-2] % r or input.shape[-1] % r:

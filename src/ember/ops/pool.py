@@ -403,7 +403,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 
     Example:
         >>> F.avg_pool2d(ember.ones(1, 1, 4, 4), 2).shape
-        (1, 1, 2, 2)
+        ember.Size([1, 1, 2, 2])
     """
     return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode,
                      count_include_pad, divisor_override)
@@ -482,7 +482,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 
     Example:
         >>> F.adaptive_avg_pool2d(ember.ones(2, 3, 5, 7), (2, 3)).shape
-        (2, 3, 2, 3)
+        ember.Size([2, 3, 2, 3])
     """
     return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
 
@@ -518,7 +518,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
 
     Example:
         >>> F.adaptive_max_pool2d(ember.randn(2, 3, 5, 7), (2, 3)).shape
-        (2, 3, 2, 3)
+        ember.Size([2, 3, 2, 3])
     """
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
@@ -543,7 +543,7 @@ def _with_indices(pool: Callable[..., Any], positional: int,
     with_indices.__doc__ = (
         f":func:`{pool.__name__}` returning ``(values, indices)`` whatever ``return_indices``"
         f" says.\n\n    Example:\n        >>> values, indices = F.{name}(ember.ones{shape}, 2)"
-        f"\n        >>> indices.shape\n        {(1, 1) + (2,) * nd}\n")
+        f"\n        >>> indices.shape\n        ember.Size({[1, 1] + [2] * nd})\n")
     return with_indices
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from ember import dtypes
 from ember.backend import device as to_device
 from ember.errors import DTypeError, OpError, ShapeError, describe
+from ember.layouts import check_format, format_of, memory_format, preserve_format
 from ember.ops.complex_parts import view_as_complex
 from ember.ops.creation import _shape
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
@@ -396,19 +397,32 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                  replacement=bool(replacement), generator=generator)
 
 
-def rand_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None) -> Tensor:
-    """Uniform [0, 1) samples shaped like ``input``."""
-    return rand(input.shape, dtype=dtype or input.dtype, device=input.device,
-                generator=generator)
+def rand_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,
+              memory_format: memory_format = preserve_format) -> Tensor:
+    """Uniform [0, 1) samples shaped (and laid out, see ``memory_format``) like ``input``."""
+    return _laid_out_like(input, rand(input.shape, dtype=dtype or input.dtype,
+                                      device=input.device, generator=generator),
+                          memory_format, "rand_like")
 
 
-def randn_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None) -> Tensor:
-    """Standard normal samples shaped like ``input``."""
-    return randn(input.shape, dtype=dtype or input.dtype, device=input.device,
-                 generator=generator)
+def randn_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,
+               memory_format: memory_format = preserve_format) -> Tensor:
+    """Standard normal samples shaped (and laid out, see ``memory_format``) like ``input``."""
+    return _laid_out_like(input, randn(input.shape, dtype=dtype or input.dtype,
+                                       device=input.device, generator=generator),
+                          memory_format, "randn_like")
 
 
-def randint_like(input: Tensor, low: int, high: int | None = None, *,
-                 dtype: Any = None) -> Tensor:
-    """Integers from ``[low, high)`` shaped like ``input``."""
-    return randint(low, high, input.shape, dtype=dtype or input.dtype, device=input.device)
+def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None,
+                 memory_format: memory_format = preserve_format) -> Tensor:
+    """Integers from ``[low, high)`` shaped (and laid out, see ``memory_format``) like
+    ``input``."""
+    return _laid_out_like(input, randint(low, high, input.shape, dtype=dtype or input.dtype,
+                                         device=input.device), memory_format, "randint_like")
+
+
+def _laid_out_like(input: Tensor, samples: Tensor, fmt: Any, op: str) -> Tensor:
+    """``samples`` (drawn in C order) laid out in ``fmt``; ``preserve_format``: as ``input``."""
+    fmt = check_format(op, fmt)
+    fmt = format_of(input) if fmt is preserve_format else fmt
+    return samples if fmt.dims is None else samples.contiguous(memory_format=fmt)

@@ -71,7 +71,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     Example:
         >>> _ = ember.manual_seed(0)
         >>> ember.poisson(ember.tensor([0.0, 4.0])).shape
-        (2,)
+        ember.Size([2])
     """
     _check_floating("poisson", input)
     return zero_grad_from(input, apply(Poisson, input.detach(), generator=generator))

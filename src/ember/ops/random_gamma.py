@@ -110,7 +110,7 @@ def _standard_gamma(concentration: Tensor, generator: Generator | None = None) -
         >>> a = ember.tensor([0.5, 2.0], requires_grad=True)
         >>> ember._standard_gamma(a).sum().backward()
         >>> a.grad.shape
-        (2,)
+        ember.Size([2])
     """
     _floating("_standard_gamma", concentration)
     return apply(StandardGamma, concentration, generator=generator)

@@ -123,7 +123,7 @@ def view(self: Tensor, *shape: Any) -> Tensor:
 
     Example:
         >>> ember.zeros(2, 3).view(-1).shape
-        (6,)
+        ember.Size([6])
     """
     shape = read_sizes(shape)
     if len(shape) == 1 and not isinstance(shape[0], int):
@@ -160,7 +160,7 @@ def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
 
     Example:
         >>> ember.zeros(2, 1, 3, 1).squeeze(1).shape
-        (2, 3, 1)
+        ember.Size([2, 3, 1])
     """
     shape = input.shape
     if dim is None:
@@ -177,7 +177,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
     Example:
         >>> ember.zeros(2, 3).unsqueeze(-1).shape
-        (2, 3, 1)
+        ember.Size([2, 3, 1])
     """
     dim = normalize_dim(dim, input.ndim + 1, "unsqueeze")
     shape = input.shape
@@ -190,7 +190,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
     Example:
         >>> ember.zeros(2, 3, 4).flatten(1).shape
-        (2, 12)
+        ember.Size([2, 12])
     """
     shape = input.shape
     if not shape:
@@ -209,7 +209,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 
     Example:
         >>> ember.zeros(2, 12).unflatten(1, (3, -1)).shape
-        (2, 3, 4)
+        ember.Size([2, 3, 4])
     """
     shape = input.shape
     dim = normalize_dim(dim, len(shape), "unflatten")
@@ -252,7 +252,7 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
 
     Example:
         >>> ember.zeros(2, 3, 4).permute(2, 0, 1).shape
-        (4, 2, 3)
+        ember.Size([4, 2, 3])
     """
     dims = read_sizes(dims)
     n = input.ndim
@@ -271,7 +271,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 
     Example:
         >>> ember.zeros(2, 3, 4).transpose(0, -1).shape
-        (4, 3, 2)
+        ember.Size([4, 3, 2])
     """
     n = input.ndim
     dims = list(range(n))
@@ -290,7 +290,7 @@ def t(input: Tensor) -> Tensor:
 
     Example:
         >>> ember.zeros(2, 3).t().shape
-        (3, 2)
+        ember.Size([3, 2])
     """
     if input.ndim > 2:
         raise ShapeError(f"t: expects a tensor with <= 2 dimensions, got shape "
@@ -339,7 +339,7 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
 
     Example:
         >>> ember.zeros(2, 3, 4).movedim(0, -1).shape
-        (3, 4, 2)
+        ember.Size([3, 4, 2])
     """
     n = input.ndim
     src = [source] if isinstance(source, int) else list(source)
@@ -399,7 +399,7 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
 
     Example:
         >>> [p.shape for p in ember.zeros(5, 2).split([2, 3])]
-        [(2, 2), (3, 2)]
+        [ember.Size([2, 2]), ember.Size([3, 2])]
     """
     dim = normalize_dim(dim, tensor.ndim, "split")
     n = tensor.shape[dim]
@@ -428,7 +428,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
     Example:
         >>> [c.shape for c in ember.zeros(5).chunk(3)]
-        [(2,), (2,), (1,)]
+        [ember.Size([2]), ember.Size([2]), ember.Size([1])]
     """
     if chunks <= 0:
         raise ValueError(f"chunk: expects chunks to be greater than 0, got {chunks}")

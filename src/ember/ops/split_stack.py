@@ -64,7 +64,7 @@ def hsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Ten
 
     Example:
         >>> [p.shape for p in ember.zeros(2, 4).hsplit(2)]
-        [(2, 2), (2, 2)]
+        [ember.Size([2, 2]), ember.Size([2, 2])]
     """
     dim = 0 if input.ndim == 1 else 1
     return _split_along("torch.hsplit", input, indices_or_sections, dim, 1)
@@ -76,7 +76,7 @@ def vsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Ten
 
     Example:
         >>> [p.shape for p in ember.zeros(4, 2).vsplit([1])]
-        [(1, 2), (3, 2)]
+        [ember.Size([1, 2]), ember.Size([3, 2])]
     """
     return _split_along("torch.vsplit", input, indices_or_sections, 0, 2)
 
@@ -87,7 +87,7 @@ def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Ten
 
     Example:
         >>> [p.shape for p in ember.zeros(1, 2, 4).dsplit(2)]
-        [(1, 2, 2), (1, 2, 2)]
+        [ember.Size([1, 2, 2]), ember.Size([1, 2, 2])]
     """
     return _split_along("torch.dsplit", input, indices_or_sections, 2, 3)
 
@@ -111,7 +111,7 @@ def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
 
     Example:
         >>> ember.atleast_3d(ember.zeros(2, 3)).shape
-        (2, 3, 1)
+        ember.Size([2, 3, 1])
     """
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         return tuple(atleast_3d(*tensors[0]))
@@ -132,7 +132,7 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
 
     Example:
         >>> ember.dstack([ember.tensor([1, 2]), ember.tensor([3, 4])]).shape
-        (1, 2, 2)
+        ember.Size([1, 2, 2])
     """
     if not tensors:
         raise ValueError("dstack expects a non-empty TensorList")

@@ -43,9 +43,10 @@ def _storage(a: Any) -> tuple[Any, int]:
     return flat, start
 
 
-@method()
+@method("data_ptr", "const_data_ptr")
 def data_ptr(self: Tensor) -> int:
-    """The address of the tensor's first element.
+    """The address of the tensor's first element (``const_data_ptr`` too: Ember makes no
+    distinction between read and write access).
 
     Example:
         >>> x = ember.arange(4.0)
@@ -390,6 +391,6 @@ def resize_as_(self: Tensor, the_template: Tensor) -> Tensor:
 
     Example:
         >>> ember.zeros(4).resize_as_(ember.ones(2, 2)).shape
-        (2, 2)
+        ember.Size([2, 2])
     """
     return resize_(self, tuple(the_template.shape))

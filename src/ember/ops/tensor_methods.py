@@ -29,6 +29,7 @@ from ember.ops.constructors import empty_strided
 from ember.ops.convert import to
 from ember.ops.creation import empty, full, ones, tensor, zeros
 from ember.ops.inplace import _refuse_leaf_write, bind_inplace, inplace
+from ember.ops.legacy_tensor_types import TYPE_NAMES, TensorType, tensor_type
 from ember.ops.primitive import DISPATCH
 from ember.ops.shape import read_sizes, squeeze, t, transpose, unsqueeze
 from ember.ops.storage import as_strided
@@ -101,7 +102,7 @@ def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
 
     Example:
         >>> ember.zeros(1, dtype=ember.int32).new_empty(2, 3).shape
-        (2, 3)
+        ember.Size([2, 3])
     """
     dtype, device = _like_self(self, dtype, device)
     return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
@@ -244,38 +245,32 @@ def cpu(self: Tensor) -> Tensor:
     return to(self, device="cpu")
 
 
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-               "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-               "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-               "bool": "BoolTensor"}
-_TYPE_DTYPES = {v: k for k, v in _TYPE_NAMES.items()}
-
-
 def _type_name(x: Tensor) -> str:
     where = "ember.cuda." if x.device.type == "cuda" else "ember."
-    return where + _TYPE_NAMES[x.dtype.name]
+    return where + TYPE_NAMES[x.dtype]
 
 
 @method("type")
 def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
     """With no dtype, the type's name, as PyTorch's (``'ember.FloatTensor'`` where PyTorch
-    says ``'torch.FloatTensor'``); else the tensor converted to ``dtype`` (a dtype, or a name
-    such as ``'ember.DoubleTensor'`` or ``'torch.LongTensor'``).
+    says ``'torch.FloatTensor'``); else the tensor converted to ``dtype``: a dtype, a legacy
+    type such as ``ember.DoubleTensor``, or its name (``'ember.DoubleTensor'``,
+    ``'torch.LongTensor'``, ``'torch.cuda.FloatTensor'``).
 
     Example:
         >>> ember.zeros(1).type()
         'ember.FloatTensor'
-        >>> ember.zeros(1).type(ember.int64).dtype
-        ember.int64
+        >>> ember.zeros(1).type(ember.int64).dtype, ember.zeros(1).type(ember.IntTensor).dtype
+        (ember.int64, ember.int32)
     """
     if dtype is None:
         return _type_name(self)
     if isinstance(dtype, str) and dtype.endswith("Tensor"):
-        last = dtype.rsplit(".", 1)[-1]
-        if last not in _TYPE_DTYPES:
-            raise ValueError(f"type: unknown tensor type {dtype!r}")
-        device = "cuda" if ".cuda." in dtype else self.device
-        return to(self, dtype=dtypes.to_dtype(_TYPE_DTYPES[last]), device=device)
+        on_cuda = ".cuda." in dtype
+        cls = tensor_type(dtype.replace(".cuda.", ".") if on_cuda else dtype)
+        return to(self, dtype=cls.dtype, device="cuda" if on_cuda else self.device)
+    if isinstance(dtype, TensorType):
+        dtype = dtype.dtype
     return to(self, dtype=dtypes.to_dtype(dtype))
 
 
@@ -340,7 +335,7 @@ def unsqueeze_(self: Tensor, dim: int) -> Tensor:
 
     Example:
         >>> ember.zeros(3).unsqueeze_(0).shape
-        (1, 3)
+        ember.Size([1, 3])
     """
     return _reshape_in_place(self, "unsqueeze_", lambda x: unsqueeze(x, dim))
 
@@ -351,7 +346,7 @@ def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
 
     Example:
         >>> ember.zeros(1, 3, 1).squeeze_().shape
-        (3,)
+        ember.Size([3])
     """
     return _reshape_in_place(self, "squeeze_", lambda x: squeeze(x, dim))
 
@@ -362,7 +357,7 @@ def t_(self: Tensor) -> Tensor:
 
     Example:
         >>> ember.zeros(2, 3).t_().shape
-        (3, 2)
+        ember.Size([3, 2])
     """
     return _reshape_in_place(self, "t_", t)
 
@@ -373,7 +368,7 @@ def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
 
     Example:
         >>> ember.zeros(2, 3, 4).transpose_(0, 2).shape
-        (4, 3, 2)
+        ember.Size([4, 3, 2])
     """
     return _reshape_in_place(self, "transpose_", lambda x: transpose(x, dim0, dim1))
 
@@ -514,11 +509,12 @@ def typename(obj: Any) -> str:
 
 
 def is_storage(obj: Any) -> bool:
-    """Whether ``obj`` is a storage object. Ember has no separate storage type (a tensor's
-    memory is its backend array), so this is always False.
+    """Whether ``obj`` is a storage object (``x.untyped_storage()``, ``x.storage()``).
 
     Example:
-        >>> ember.is_storage(ember.zeros(1))
-        False
+        >>> ember.is_storage(ember.zeros(1)), ember.is_storage(ember.zeros(1).untyped_storage())
+        (False, True)
     """
-    return False
+    from ember.ops.storage_objects import TypedStorage, UntypedStorage
+
+    return isinstance(obj, (UntypedStorage, TypedStorage))

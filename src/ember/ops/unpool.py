@@ -100,7 +100,7 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     Example:
         >>> values, indices = F.max_pool3d(ember.randn(1, 2, 4, 4, 4), 2, return_indices=True)
         >>> F.max_unpool3d(values, indices, 2).shape
-        (1, 2, 4, 4, 4)
+        ember.Size([1, 2, 4, 4, 4])
     """
     return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding,
                        output_size)

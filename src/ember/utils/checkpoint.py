@@ -93,7 +93,7 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool = F
         >>> x = ember.randn(4, 8, requires_grad=True)
         >>> checkpoint(block, x).sum().backward()
         >>> x.grad.shape
-        (4, 8)
+        ember.Size([4, 8])
     """
     if not GRAD.enabled or OPTIMIZER_TRACE.tracer is not None:
         # (inside ember.jit.compile the graph keeps what backward reads, its buffers planned:
@@ -113,7 +113,7 @@ def checkpoint_sequential(functions: Sequence[Callable] | Any, segments: int, in
         >>> from ember.utils.checkpoint import checkpoint_sequential
         >>> model = ember.nn.Sequential(*[ember.nn.Linear(8, 8) for _ in range(4)])
         >>> checkpoint_sequential(model, 2, ember.randn(3, 8)).shape
-        (3, 8)
+        ember.Size([3, 8])
     """
     layers = list(functions.children()) if hasattr(functions, "children") else list(functions)
     if segments < 1:

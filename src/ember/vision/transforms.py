@@ -30,7 +30,7 @@ class Compose:
     Example:
         >>> t = Compose([ToTensor(), Normalize((0.5,), (0.5,))])
         >>> t(np.zeros((2, 2), np.uint8)).shape
-        (1, 2, 2)
+        ember.Size([1, 2, 2])
     """
 
     def __init__(self, transforms: Sequence[Callable]) -> None:
@@ -273,7 +273,7 @@ class RandomCrop:
 
     Example:
         >>> RandomCrop(2, padding=1)(ember.ones(1, 3, 3)).shape
-        (1, 2, 2)
+        ember.Size([1, 2, 2])
     """
 
     def __init__(self, size: int | Sequence[int], padding: int | Sequence[int] | None = None,

@@ -15,7 +15,7 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
 
     Example:
         >>> nn.utils.parameters_to_vector(nn.Linear(2, 3).parameters()).shape
-        (9,)
+        ember.Size([9])
     """
     return ember.cat([p.reshape(-1) for p in parameters])
 

@@ -50,7 +50,7 @@ class PackedSequence(namedtuple("PackedSequence",
     Example:
         >>> p = pack_sequence([ember.ones(3, 2), ember.ones(1, 2)])
         >>> p.data.shape, p.batch_sizes.tolist()
-        ((4, 2), [2, 1, 1])
+        (ember.Size([4, 2]), [2, 1, 1])
     """
 
     __slots__ = ()
@@ -269,7 +269,7 @@ def unpad_sequence(padded_sequences: Tensor, lengths: Tensor | Sequence[int],
 
     Example:
         >>> [s.shape for s in unpad_sequence(ember.zeros(3, 2, 4), [3, 1])]
-        [(3, 4), (1, 4)]
+        [ember.Size([3, 4]), ember.Size([1, 4])]
     """
     lengths = _lengths_list(lengths, "unpad_sequence")
     if not batch_first:
@@ -286,7 +286,7 @@ def pack_sequence(sequences: Sequence[Tensor], enforce_sorted: bool = True) -> P
 
     Example:
         >>> pack_sequence([ember.ones(1), ember.ones(2)], enforce_sorted=False).data.shape
-        (3,)
+        ember.Size([3])
     """
     lengths = [s.shape[0] for s in sequences]
     return pack_padded_sequence(pad_sequence(sequences), lengths,
@@ -299,7 +299,7 @@ def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
 
     Example:
         >>> [s.shape for s in unpack_sequence(pack_sequence([ember.ones(2), ember.ones(1)]))]
-        [(2,), (1,)]
+        [ember.Size([2]), ember.Size([1])]
     """
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
     return unpad_sequence(padded, lengths, batch_first=True)

@@ -1,0 +1,107 @@
+"""Memory layouts and formats, as PyTorch names them: ``ember.layout`` (one value,
+``ember.strided``: Ember has no sparse tensors) and ``ember.memory_format``
+(``contiguous_format``, ``channels_last``, ``channels_last_3d``, ``preserve_format``).
+
+A memory format names an order of a tensor's dimensions in memory: ``channels_last`` stores
+an (N, C, H, W) tensor as N, H, W, C, so the channels of one pixel are adjacent. Ember's
+arrays carry strides, so a tensor in that format is a NumPy array with those strides; NumPy's
+elementwise ops keep the layout of their operands, as PyTorch's do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.errors import ShapeError
+
+
+class layout:  # noqa: N801 - PyTorch's name
+    """The kind of memory a tensor has; Ember's tensors are all ``ember.strided``.
+
+    Example:
+        >>> ember.zeros(2).layout
+        ember.strided
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ember.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+class memory_format:  # noqa: N801 - PyTorch's name
+    """An order of dimensions in memory; ``dims`` is the order from outermost to innermost
+    (None for ``preserve_format``: keep the input's).
+
+    Example:
+        >>> x = ember.zeros(1, 3, 2, 2).contiguous(memory_format=ember.channels_last)
+        >>> x.stride(), x.is_contiguous(memory_format=ember.channels_last)
+        ((12, 1, 6, 3), True)
+    """
+
+    __slots__ = ("name", "rank", "dims")
+
+    def __init__(self, name: str, rank: int | None, dims: tuple[int, ...] | None) -> None:
+        self.name, self.rank, self.dims = name, rank, dims
+
+    def __repr__(self) -> str:
+        return f"ember.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+strided = layout("strided")
+contiguous_format = memory_format("contiguous_format", None, None)
+channels_last = memory_format("channels_last", 4, (0, 2, 3, 1))
+channels_last_3d = memory_format("channels_last_3d", 5, (0, 2, 3, 4, 1))
+preserve_format = memory_format("preserve_format", None, None)
+
+
+def check_format(op: str, fmt: object) -> memory_format:
+    """``fmt`` if it is a memory format, else a clear error naming ``op``."""
+    if not isinstance(fmt, memory_format):
+        raise TypeError(f"{op}: memory_format must be an ember.memory_format (ember."
+                        f"contiguous_format, channels_last, channels_last_3d or "
+                        f"preserve_format), got {fmt!r}")
+    return fmt
+
+
+def dense_in_order(shape: tuple[int, ...], strides: tuple[int, ...],
+                   dims: tuple[int, ...]) -> bool:
+    """Whether element strides ``strides`` lay ``shape`` out densely with ``dims`` from
+    outermost to innermost (dimensions of size 1 may have any stride, as in PyTorch)."""
+    expected = 1
+    for d in reversed(dims):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+def format_of(x: Any) -> memory_format:
+    """The format ``preserve_format`` keeps for tensor ``x``: ``channels_last`` (or
+    ``channels_last_3d``) when ``x`` is laid out so and not also C-contiguous, else
+    ``contiguous_format`` (PyTorch also keeps other dense layouts, e.g. a transpose's)."""
+    if not x._data.flags.c_contiguous:
+        for fmt in (channels_last, channels_last_3d):
+            if x.is_contiguous(memory_format=fmt):
+                return fmt
+    return contiguous_format
+
+
+def order_of(op: str, fmt: memory_format, shape: tuple[int, ...]) -> tuple[tuple[int, ...],
+                                                                           tuple[int, ...]]:
+    """``fmt``'s order of dimensions for a tensor of ``shape`` (outermost first) and its
+    inverse permutation; a ShapeError naming ``op`` when ``shape`` has the wrong rank."""
+    if len(shape) != fmt.rank:
+        raise ShapeError(f"{op}: memory format {fmt.name} needs a {fmt.rank}-d tensor, got "
+                         f"shape {tuple(shape)}")
+    return fmt.dims, tuple(sorted(range(fmt.rank), key=fmt.dims.__getitem__))

@@ -1,0 +1,94 @@
+"""What kind of tensor this is, as PyTorch asks: the device and format predicates
+(``is_meta``, ``is_sparse``, …: Ember's tensors are dense, strided, on the CPU or CUDA),
+``cuda()``, ``as_subclass``, ``name`` and ``volatile`` (PyTorch's leftovers), and
+``ember.get_device``."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from ember.errors import DeviceError
+from ember.layouts import check_format, preserve_format
+from ember.ops.convert import to
+from ember.ops.shape import view
+from ember.tensor import Tensor, method
+
+__all__ = ["get_device"]
+
+# Kinds of tensor PyTorch has and Ember has not (other devices, sparse, quantized, nested,
+# MKL-DNN layouts): each predicate is False for every Ember tensor.
+_NEVER = ("is_meta", "is_mps", "is_xpu", "is_xla", "is_ipu", "is_mtia", "is_maia",
+          "is_vulkan", "is_mkldnn", "is_sparse", "is_sparse_csr", "is_quantized", "is_nested")
+for _name in _NEVER:
+    setattr(Tensor, _name, property(lambda self: False, doc=f"False: Ember has no "
+                                    f"{_name.removeprefix('is_')} tensors."))
+
+Tensor.name = property(lambda self: None,
+                       doc="None, as PyTorch's for tensors that are not named dimensions.")
+
+
+def _volatile(self: Tensor) -> bool:
+    warnings.warn("volatile was removed (Tensor.volatile is always False); use "
+                  "ember.no_grad() instead", UserWarning, stacklevel=2)
+    return False
+
+
+Tensor.volatile = property(_volatile, doc="Always False (it warns, as PyTorch's).")
+
+
+def get_device(input: Tensor) -> int:
+    """The CUDA device index of ``input``, or -1 on the CPU (``x.get_device()``).
+
+    Example:
+        >>> ember.get_device(ember.zeros(1))
+        -1
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"get_device: expected a tensor, got {type(input).__name__}")
+    return input.get_device()
+
+
+@method()
+def cuda(self: Tensor, device: Any = None, non_blocking: bool = False,
+         memory_format: Any = preserve_format) -> Tensor:
+    """The tensor on a CUDA device (``device``: an index or a device; the first by default);
+    an error when this build has no CUDA device, as PyTorch's.
+
+    Example:
+        >>> ember.zeros(1).cuda()
+        Traceback (most recent call last):
+        ...
+        ember.errors.DeviceError: cuda(): no CUDA device...
+    """
+    check_format("cuda", memory_format)
+    target = "cuda" if device is None else f"cuda:{device}" if isinstance(device, int) \
+        else device
+    try:
+        return to(self, device=target, memory_format=memory_format)
+    except DeviceError as e:
+        raise DeviceError(f"cuda(): no CUDA device is available to this build ({e}). Hint: "
+                          "keep the tensor on the CPU") from None
+
+
+@method()
+def as_subclass(self: Tensor, cls: type) -> Tensor:
+    """A tensor of class ``cls`` (a subclass of :class:`Tensor`) on the same memory, still in
+    the autograd graph (a view of ``self``).
+
+    Example:
+        >>> class Tagged(ember.Tensor):
+        ...     pass
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> y = x.as_subclass(Tagged)
+        >>> type(y).__name__, y.requires_grad
+        ('Tagged', True)
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"as_subclass: {cls!r} does not inherit from ember.Tensor; only a "
+                        "Tensor subclass can be made from a tensor")
+    alias = view(self, tuple(self._data.shape))
+    out = object.__new__(cls)
+    for slot in Tensor.__slots__[:-1]:
+        setattr(out, slot, getattr(alias, slot))
+    return out

@@ -1,0 +1,64 @@
+"""untyped_storage / storage, set_, is_set_to and the deprecated resize forms, against torch."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def test_untyped_storage_matches_torch():
+    x, tx = ember.arange(6.0), torch.arange(6.0)
+    s, ts = x[2:].untyped_storage(), tx[2:].untyped_storage()
+    assert s.nbytes() == ts.nbytes() and len(s) == len(ts) and s.size() == ts.size()
+    assert s.tolist() == ts.tolist() and s[5] == ts[5] and s.element_size() == 1
+    assert s.data_ptr() == x.data_ptr() and s.clone().data_ptr() != s.data_ptr()
+    assert ember.is_storage(s) and not ember.is_storage(x)
+
+
+def test_typed_storage_warns_and_reads_elements():
+    x, tx = ember.arange(6.0)[1:], torch.arange(6.0)[1:]
+    with pytest.warns(UserWarning, match="TypedStorage is deprecated"):
+        s = x.storage()
+    with pytest.warns(UserWarning):
+        ts = tx.storage()
+    assert s.size() == ts.size() and s.tolist() == ts.tolist() and s[2] == ts[2]
+    assert s.dtype is ember.float32 and s.untyped().nbytes() == ts.untyped().nbytes()
+
+
+def test_set_and_is_set_to_match_torch():
+    y, ty = ember.arange(4.0), torch.arange(4.0)
+    x, tx = ember.zeros(3), torch.zeros(3)
+    x.set_(y), tx.set_(ty)
+    assert x.shape == tx.shape and x.is_set_to(y) == tx.is_set_to(ty)
+    assert y[1:].is_set_to(y) == ty[1:].is_set_to(ty) is False
+    x.add_(1)
+    assert y.tolist() == [1.0, 2.0, 3.0, 4.0]  # one memory
+    x.set_(y.untyped_storage(), 1, (2, 2), (1, 1))
+    tx.set_(ty.untyped_storage(), 1, (2, 2), (1, 1))
+    np.testing.assert_array_equal(x.numpy(), tx.numpy() + 1)
+    x.set_(), tx.set_()
+    assert x.shape == tx.shape
+
+
+def test_set_refusals():
+    with pytest.raises(ember.DTypeError, match="dtype float32 to a tensor of dtype int64"):
+        ember.zeros(2).set_(ember.arange(3))
+    with pytest.raises(ember.GradError, match="requires grad"):
+        ember.zeros(2, requires_grad=True).set_(ember.zeros(3))
+    with pytest.raises(ember.ShapeError, match="needs 5 elements; the storage has 4"):
+        ember.zeros(1).set_(ember.zeros(4).untyped_storage(), 1, (4,))
+
+
+def test_deprecated_resize_forms():
+    x = ember.arange(6.0, requires_grad=True)
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+        y = x.resize(2, 3)
+    assert y.shape == (2, 3)
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0] * 6
+    with pytest.warns(UserWarning, match="resize_as is deprecated"):
+        assert x.resize_as(ember.zeros(3, 2)).shape == (3, 2)
+    with pytest.raises(ember.ShapeError, match="keeps the number of elements"), \
+            pytest.warns(UserWarning):
+        x.resize(4)

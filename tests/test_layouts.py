@@ -1,0 +1,93 @@
+"""ember.dtype, ember.layout and memory formats against torch."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+FORMATS = [("contiguous_format", None), ("channels_last", (2, 3, 4, 5)),
+           ("channels_last_3d", (2, 3, 4, 5, 6))]
+
+
+def test_dtype_and_layout_classes():
+    assert isinstance(ember.float32, ember.dtype) and isinstance(ember.int8, ember.dtype)
+    assert ember.zeros(1).layout is ember.strided and repr(ember.strided) == "ember.strided"
+    assert isinstance(ember.strided, ember.layout)
+    for name in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"):
+        fmt = getattr(ember, name)
+        assert isinstance(fmt, ember.memory_format) and repr(fmt) == f"ember.{name}"
+
+
+@pytest.mark.parametrize("name,shape", FORMATS[1:])
+def test_contiguous_in_format_matches_torch(name, shape):
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    x, tx = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    y = x.contiguous(memory_format=getattr(ember, name))
+    ty = tx.contiguous(memory_format=getattr(torch, name))
+    assert y.stride() == ty.stride()
+    for fmt in ("contiguous_format", name):
+        assert y.is_contiguous(memory_format=getattr(ember, fmt)) == \
+            ty.is_contiguous(memory_format=getattr(torch, fmt))
+    assert y.clone().stride() == ty.clone().stride()
+    assert (y * 2).stride() == (ty * 2).stride()
+    assert y.to(memory_format=ember.contiguous_format).stride() == \
+        ty.to(memory_format=torch.contiguous_format).stride()
+    assert x.clone(memory_format=getattr(ember, name)).stride() == \
+        tx.clone(memory_format=getattr(torch, name)).stride()
+    np.testing.assert_array_equal(y.detach().numpy(), a)
+    (y * ember.arange(float(y.numel())).reshape(shape)).sum().backward()
+    (ty * torch.arange(float(ty.numel())).reshape(shape)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_format_rank_and_type_errors():
+    x = ember.zeros(2, 3)
+    assert not x.is_contiguous(memory_format=ember.channels_last)
+    assert not torch.zeros(2, 3).is_contiguous(memory_format=torch.channels_last)
+    with pytest.raises(ember.ShapeError, match="channels_last needs a 4-d tensor"):
+        x.contiguous(memory_format=ember.channels_last)
+    with pytest.raises(TypeError, match="memory_format must be an ember.memory_format"):
+        x.contiguous(memory_format=3)
+
+
+def test_size_one_dims_ignore_strides_as_in_torch():
+    x, tx = ember.zeros(2, 1, 4, 5), torch.zeros(2, 1, 4, 5)
+    for fmt in ("contiguous_format", "channels_last"):
+        assert x.is_contiguous(memory_format=getattr(ember, fmt)) == \
+            tx.is_contiguous(memory_format=getattr(torch, fmt))
+
+
+@pytest.mark.parametrize("fn", ["empty_like", "zeros_like", "ones_like", "full_like",
+                                "rand_like", "randn_like", "randint_like"])
+@pytest.mark.parametrize("fmt", [None, "preserve_format", "contiguous_format", "channels_last"])
+def test_like_creation_takes_memory_format_as_torch(fn, fmt):
+    extra = {"full_like": (2.0,), "randint_like": (5,)}.get(fn, ())
+    kw, tkw = ({}, {}) if fmt is None else \
+        ({"memory_format": getattr(ember, fmt)}, {"memory_format": getattr(torch, fmt)})
+    for shape in ((2, 3, 4, 5), (3, 4)):
+        if len(shape) == 2 and fmt == "channels_last":
+            continue
+        x = ember.zeros(shape)
+        tx = torch.zeros(shape)
+        if len(shape) == 4:
+            x, tx = x.contiguous(memory_format=ember.channels_last), \
+                tx.contiguous(memory_format=torch.channels_last)
+        y = getattr(ember, fn)(x, *extra, **kw)
+        ty = getattr(torch, fn)(tx, *extra, **tkw)
+        assert y.shape == ty.shape and y.stride() == ty.stride() and y.dtype.name == \
+            str(ty.dtype).removeprefix("torch.")
+
+
+def test_empty_takes_memory_format_as_torch():
+    x = ember.empty(2, 3, 4, 5, memory_format=ember.channels_last)
+    assert x.stride() == torch.empty(2, 3, 4, 5, memory_format=torch.channels_last).stride()
+    assert ember.empty((2, 3), memory_format=ember.contiguous_format).stride() == (3, 1)
+    with pytest.raises(RuntimeError):
+        torch.empty(2, 3, memory_format=torch.channels_last)
+    with pytest.raises(ember.ShapeError, match="channels_last"):
+        ember.empty(2, 3, memory_format=ember.channels_last)
+    with pytest.raises(RuntimeError):
+        torch.empty(2, 3, memory_format=torch.preserve_format)
+    with pytest.raises(ember.ShapeError, match="preserve_format"):
+        ember.empty(2, 3, memory_format=ember.preserve_format)
