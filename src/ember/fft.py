@@ -294,7 +294,7 @@ def hfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | No
 
     Example:
         >>> ember.fft.hfftn(ember.ones(2, 2)).shape
-        (2, 2)
+        ember.Size([2, 2])
     """
     return _hermitian(input, s, dim, norm, "hfftn")
 
@@ -305,7 +305,7 @@ def ihfftn(input: Tensor, s: Sequence[int] | None = None, dim: Sequence[int] | N
 
     Example:
         >>> ember.fft.ihfftn(ember.ones(2, 4)).shape
-        (2, 3)
+        ember.Size([2, 3])
     """
     return _ihermitian(input, *_dims_and_sizes(input, s, dim, "ihfftn"), norm, "ihfftn")
 

@@ -177,7 +177,7 @@ def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, paddin
     Example:
         >>> ember.grid_sampler_2d(ember.ones(1, 1, 2, 2), ember.zeros(1, 1, 1, 2), 1, 0,
         ...                       True).shape
-        (1, 1, 1, 1)
+        ember.Size([1, 1, 1, 1])
     """
     return _grid_sampler_nd(2, input, grid, interpolation_mode, padding_mode, align_corners)
 
@@ -189,7 +189,7 @@ def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, paddin
     Example:
         >>> ember.grid_sampler_3d(ember.ones(1, 1, 2, 2, 2), ember.zeros(1, 1, 1, 1, 3), 0, 0,
         ...                       False).shape
-        (1, 1, 1, 1, 1)
+        ember.Size([1, 1, 1, 1, 1])
     """
     return _grid_sampler_nd(3, input, grid, interpolation_mode, padding_mode, align_corners)
 
@@ -230,7 +230,7 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
 
     Example:
         >>> ember.conv_tbc(ember.ones(4, 2, 3), ember.ones(2, 3, 5), ember.zeros(5), 1).shape
-        (5, 2, 5)
+        ember.Size([5, 2, 5])
     """
     op = "conv_tbc"
     if input.ndim != 3 or weight.ndim != 3 or bias.ndim != 1:

@@ -14,7 +14,7 @@ Example:
     >>> out, h_n = ember.gru(x, h, [ember.ones(12, 3), ember.ones(12, 4)], False, 1, 0.0,
     ...                      False, False, False)
     >>> out.shape, h_n.shape
-    ((5, 2, 4), (1, 2, 4))
+    (ember.Size([5, 2, 4]), ember.Size([1, 2, 4]))
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def lstm(input: Tensor, hx: Any, *args: Any) -> tuple[Tensor, Tensor, Tensor]:
         ...                            [ember.ones(16, 3), ember.ones(16, 4)], False, 1, 0.0,
         ...                            False, False, False)
         >>> c_n.shape
-        (1, 2, 4)
+        ember.Size([1, 2, 4])
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"lstm: expected a tensor input, got {type(input).__name__}")

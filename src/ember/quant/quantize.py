@@ -181,7 +181,7 @@ def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8
     Example:
         >>> q = quantize_dynamic(nn.Sequential(nn.Linear(4, 3), nn.ReLU()))
         >>> type(q[0]).__module__, q(ember.randn(2, 4)).shape
-        ('ember.quant.modules.dynamic', (2, 3))
+        ('ember.quant.modules.dynamic', ember.Size([2, 3]))
     """
     if dtype is not qint8:
         raise ValueError(f"quantize_dynamic: only dtype=ember.qint8 is supported, got {dtype!r}")

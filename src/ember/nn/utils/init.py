@@ -29,7 +29,7 @@ def skip_init(module_cls: type[Module], *args: Any, **kwargs: Any) -> Module:
     Example:
         >>> m = nn.utils.skip_init(nn.Linear, 5, 1)
         >>> m.weight.shape
-        (1, 5)
+        ember.Size([1, 5])
     """
     if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
         raise RuntimeError(f"skip_init: expected a Module class; got {module_cls!r}")

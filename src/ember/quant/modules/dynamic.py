@@ -23,7 +23,7 @@ class Linear(StaticLinear):
     Example:
         >>> m = Linear(3, 2)
         >>> m(ember.ones(4, 3)).shape
-        (4, 2)
+        ember.Size([4, 2])
     """
 
     def forward(self, x: Tensor) -> Tensor:

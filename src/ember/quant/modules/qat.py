@@ -41,7 +41,7 @@ class Linear(_QATLayer, nn.Linear):
         >>> from ember.ao.quantization import get_default_qat_qconfig
         >>> m = Linear(3, 2, qconfig=get_default_qat_qconfig("x86"))
         >>> m(ember.randn(4, 3)).shape
-        (4, 2)
+        ember.Size([4, 2])
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,

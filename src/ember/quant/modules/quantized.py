@@ -224,7 +224,7 @@ class Linear(_WeightedQuantized):
     Example:
         >>> m = Linear(3, 2)
         >>> m(ember.quantize_per_tensor(ember.ones(1, 3), 0.1, 0, ember.quint8)).shape
-        (1, 2)
+        ember.Size([1, 2])
     """
 
     def __init__(self, in_features: int, out_features: int, bias_: bool = True,
@@ -268,7 +268,7 @@ class Conv2d(_WeightedQuantized):
     Example:
         >>> m = Conv2d(1, 2, 3, padding=1)
         >>> m(ember.quantize_per_tensor(ember.ones(1, 1, 4, 4), 0.1, 0, ember.quint8)).shape
-        (1, 2, 4, 4)
+        ember.Size([1, 2, 4, 4])
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
