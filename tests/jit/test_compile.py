@@ -595,7 +595,8 @@ def test_a_counter_the_function_assigns_is_not_a_reason_to_retrace():
     (lambda m: setattr(m[0], "weight", ember.nn.Parameter(ember.zeros(4, 3))),
      "0.weight: another object"),
     (lambda m: setattr(m[0], "bias", None), "0.bias: no longer reached"),
-    (lambda m: setattr(m[0].weight, "data", ember.zeros(4, 3, dtype=ember.float64)),
+    (lambda m: (setattr(m[0].weight, "data", ember.zeros(4, 3, dtype=ember.float64)),
+                setattr(m[0].bias, "data", ember.zeros(4, dtype=ember.float64))),
      "0.weight: dtype float32 -> float64"),
 ])
 def test_replacing_a_layer_or_parameter_retraces(change, reason):
@@ -607,7 +608,7 @@ def test_replacing_a_layer_or_parameter_retraces(change, reason):
         if model[0].weight.dtype is ember.float64:
             x = x.double()
         np.testing.assert_allclose(fast(x).numpy(), model(x).numpy(), rtol=1e-6)
-    assert jit.explain()[-1].endswith(reason)
+    assert reason in jit.explain()[-1]
 
 
 def test_a_model_updated_in_place_keeps_its_compiled_graph():
@@ -806,7 +807,7 @@ def test_a_new_default_dtype_traces_again():
         assert fast(x).dtype is ember.float64
     finally:
         ember.set_default_dtype(ember.float32)
-    assert jit.explain()[-1].endswith("default dtype ember.float32 -> ember.float64")
+    assert jit.explain()[-1].endswith("default dtype float32 -> float64")
 
 
 class _Head(ember.nn.Module):

@@ -29,7 +29,7 @@ def differences(old: tuple, new: tuple, found: Reach, names: list[str],
         out.append(f"grad mode {'on' if old[3] else 'off'} -> {'on' if new[3] else 'off'}")
     for what, a, b in zip(("default dtype", "default device"), old[6], new[6]):
         if a != b:
-            out.append(f"{what} {a} -> {b}")
+            out.append(f"{what} {getattr(a, 'name', a)} -> {getattr(b, 'name', b)}")
     if old[5] != new[5]:  # (another layout: its guard is another list; what a new argument
         told = {c.split(":")[0].removeprefix("argument ") for c in out}  # holds: not again)
         return out + [m for m in _moves(*layouts) if m.split(":")[0].split(".")[0] not in told]
@@ -106,7 +106,8 @@ def _leaf_change(names: list[str], i: int, a: tuple, b: tuple) -> str:
             return f"argument {names[i]}: another object"
         return f"argument {names[i]}: {a[-1]!r} -> {b[-1]!r}"
     labels = ("shape", "dtype", "device", "requires_grad")
-    changes = [f"{label} {x} -> {y}" for label, x, y in zip(labels, a, b) if x != y]
+    changes = [f"{label} {getattr(x, 'name', x)} -> {getattr(y, 'name', y)}"
+               for label, x, y in zip(labels, a, b) if x != y]
     if a[4] != b[4]:
         changes.append(" -> ".join("its own memory" if j is None else f"memory of {names[j]}"
                                    for j in (a[4], b[4])))
