@@ -161,7 +161,7 @@ def convert(module: Module, mapping: dict | None = None, inplace: bool = False,
         >>> [type(c).__name__ for c in q]
         ['Quantize', 'Linear', 'DeQuantize']
         >>> q(ember.randn(3, 2)).shape
-        (3, 2)
+        ember.Size([3, 2])
     """
     if mapping is None:
         mapping = {**get_default_static_quant_module_mappings(), **QUANTIZED_PASSTHROUGH_MAPPINGS}
