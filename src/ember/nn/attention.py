@@ -11,7 +11,7 @@ from typing import Any
 from ember.nn import init
 from ember.nn.linear import Linear, _empty
 from ember.nn.module import Module
-from ember.ops.multi_head_attention import _attention
+from ember.ops.multi_head_attention import multi_head_attention_forward
 from ember.tensor import Tensor
 
 __all__ = ["MultiheadAttention"]
@@ -90,7 +90,7 @@ class MultiheadAttention(Module):
                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
                 attn_mask: Tensor | None = None, average_attn_weights: bool = True,
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
-        return _attention(
+        return multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
             self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
             self.out_proj.weight, self.out_proj.bias, training=self.training,

@@ -138,7 +138,8 @@ def multi_head_attention_forward(
         q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
         v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
         static_v: Tensor | None = None, average_attn_weights: bool = True,
-        is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+        is_causal: bool = False, *,
+        batch_first: bool = False) -> tuple[Tensor, Tensor | None]:
     """Multi-head attention of sequence-first ``(L, N, E)`` query and ``(S, N, ·)`` key and
     value (or unbatched ``(L, E)``, ``(S, ·)``), with the weights passed in; returns
     ``(output (L, N, E), weights or None)``. The weights are ``(N, L, S)``, or per head
@@ -148,6 +149,8 @@ def multi_head_attention_forward(
     ``attn_mask`` is ``(L, S)`` or ``(N·heads, L, S)``, ``key_padding_mask`` ``(N, S)``.
     ``is_causal=True`` without ``attn_mask`` builds the causal mask (PyTorch raises and asks
     for the mask). Dropout (``dropout_p``) applies to the weights when ``training``.
+    ``batch_first`` (an Ember extension, what ``nn.MultiheadAttention(batch_first=True)``
+    uses) takes and returns ``(N, L, E)`` inputs in that layout, not transposed to and from.
 
     Example:
         >>> e, h = 4, 2
@@ -158,26 +161,6 @@ def multi_head_attention_forward(
         >>> out.shape, w.shape
         (ember.Size([5, 3, 4]), ember.Size([3, 5, 5]))
     """
-    return _attention(query, key, value, embed_dim_to_check, num_heads, in_proj_weight,
-                      in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight,
-                      out_proj_bias, training, key_padding_mask, need_weights, attn_mask,
-                      use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight,
-                      static_k, static_v, average_attn_weights, is_causal, batch_first=False)
-
-
-def _attention(
-        query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
-        in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
-        bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float,
-        out_proj_weight: Tensor, out_proj_bias: Tensor | None, training: bool = True,
-        key_padding_mask: Tensor | None = None, need_weights: bool = True,
-        attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
-        q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
-        v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
-        static_v: Tensor | None = None, average_attn_weights: bool = True,
-        is_causal: bool = False, *, batch_first: bool) -> tuple[Tensor, Tensor | None]:
-    """:func:`multi_head_attention_forward`, for ``(N, L, E)`` inputs too (``batch_first``:
-    ``nn.MultiheadAttention``'s, kept in that layout rather than transposed to and from)."""
     batched = _check_inputs(query, key, value, key_padding_mask, attn_mask,
                             use_separate_proj_weight, batch_first)
     batch = 0 if batch_first else 1
