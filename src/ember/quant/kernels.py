@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from ember.ops.fake_quantize import quantize_to_grid
+from ember.ops.im2col import symmetric, window_positions, windows
 
 _F32 = np.float32
 
@@ -96,17 +96,14 @@ def conv2d_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, int],
     """The 2-D convolution of centred integers ``x`` (N, C, H, W) with ``w`` (O, C/groups,
     kh, kw), zero padding (the input's zero point, centred): the exact accumulator. An
     im2col in channels-last order (its copy reads runs of channels) and one GEMM per group."""
-    n, c = x.shape[:2]
+    n = x.shape[0]
     o, cg, kh, kw = w.shape
     dtype = exact_dtype(x, w, cg * kh * kw)
-    ph, pw = padding
-    x = np.pad(x.astype(dtype, copy=False).transpose(0, 2, 3, 1), ((0, 0), (ph, ph), (pw, pw),
-                                                                   (0, 0)))
-    span = ((kh - 1) * dilation[0] + 1, (kw - 1) * dilation[1] + 1)
-    win = sliding_window_view(x, span, axis=(1, 2))[:, ::stride[0], ::stride[1], :,
-                                                   ::dilation[0], ::dilation[1]]
-    oh, ow = win.shape[1:3]  # win: (N, OH, OW, C, kh, kw)
-    win = win.reshape(n, oh, ow, groups, cg, kh, kw).transpose(3, 0, 1, 2, 5, 6, 4)
+    pads = symmetric(padding)
+    oh, ow = window_positions(x.shape[2:], (kh, kw), dilation, pads, stride)
+    win = windows(np, x.astype(dtype, copy=False), (kh, kw), dilation, pads, stride, (oh, ow),
+                  channels_last=True)  # (N, C, kh, kw, OH, OW)
+    win = win.reshape(n, groups, cg, kh, kw, oh, ow).transpose(1, 0, 5, 6, 3, 4, 2)
     cols = win.reshape(groups, n * oh * ow, kh * kw * cg)  # rows of (kh, kw, C/groups)
     wg = w.astype(dtype, copy=False).reshape(groups, o // groups, cg, kh, kw)
     wg = wg.transpose(0, 1, 3, 4, 2).reshape(groups, o // groups, kh * kw * cg)
