@@ -1,5 +1,5 @@
 """Complex tensors in nn and random sampling, against PyTorch: convolutions, linear layers
-and their complex initialisation, normalize, logsumexp, l1_loss, the inverse trigonometric
+and their complex initialisation, normalize, logsumexp, logcumsumexp, l1_loss, the inverse trigonometric
 and hyperbolic functions, prod, cumprod, pow, sinc, vander; the refusals PyTorch shares
 (dropout, mse_loss); silu, where Ember also differentiates what torch only evaluates."""
 
@@ -28,6 +28,7 @@ CASES = [
                                     m.nn.functional.normalize(x, p=3)), (2, 3),
          gradgrad=False),
     case("logsumexp", lambda m, x: m.logsumexp(x, 1), (2, 3)),
+    case("logcumsumexp", lambda m, x: (m.logcumsumexp(x, 1), m.logcumsumexp(x, 0)), (2, 3)),
     case("l1_loss", lambda m, x, y: (m.nn.functional.l1_loss(x, y),
                                      m.nn.functional.l1_loss(x, y, reduction="none")),
          (2, 3), (2, 3), gradgrad=False),
