@@ -116,7 +116,7 @@ def test_mixture_same_family_gradcheck_and_moments():
     (lambda: D.MixtureSameFamily(D.Categorical(logits=ember.zeros(3)),
                                  D.Normal(ember.zeros(2), 1.0)), ["3", "2", "components"]),
     (lambda: D.MixtureSameFamily(D.Categorical(logits=ember.zeros(4, 2)),
-                                 D.Normal(ember.zeros(3, 2), 1.0)), ["(4,)", "(3,)"]),
+                                 D.Normal(ember.zeros(3, 2), 1.0)), ["Size([4])", "Size([3])"]),
     (lambda: D.Multinomial(2.0, probs=ember.ones(3)), ["Multinomial", "total_count"]),
     (lambda: D.Wishart(ember.tensor(0.5), covariance_matrix=ember.eye(2)), ["df", "1"]),
     (lambda: D.Wishart(3.0), ["Wishart", "exactly one"]),

@@ -163,6 +163,35 @@ def test_operands_of_different_dtypes_are_refused():
             lib.linalg.solve(lib.tensor(Z), lib.ones(3, dtype=lib.float64))
 
 
+def test_solve_triangular_converts_a_real_right_side_to_a_complex_A_as_torch():
+    A = ember.tensor(np.triu(Z) + 3 * np.eye(3), requires_grad=True)
+    B = ember.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+    X = ember.linalg.solve_triangular(A, B, upper=True)
+    At = torch.tensor(A.detach().numpy(), requires_grad=True)
+    Bt = torch.tensor(B.detach().numpy(), requires_grad=True)
+    assert X.dtype is ember.complex128
+    Xt = torch.linalg.solve_triangular(At, Bt.to(torch.complex128), upper=True)  # (torch's
+    np.testing.assert_allclose(X.detach().numpy(), Xt.detach().numpy(), rtol=1e-12)  # mixed
+    X.abs().sum().backward()  # backward fails, so its reference converts B itself)
+    Xt.abs().sum().backward()
+    assert B.grad.dtype is ember.float64
+    np.testing.assert_allclose(B.grad.numpy(), Bt.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(A.grad.numpy(), At.grad.resolve_conj().numpy(), rtol=1e-10)
+    assert ember.autograd.gradcheck(
+        lambda a, b: ember.linalg.solve_triangular(a, b, upper=True), (A, B))
+
+
+@pytest.mark.parametrize("a_dtype, b_dtype", [("complex64", "float64"),
+                                               ("float64", "complex128"),
+                                               ("float32", "float64")])
+def test_solve_triangular_refuses_mixes_that_would_lose_information(a_dtype, b_dtype):
+    # (PyTorch solves in A's dtype: it drops B's imaginary part or precision)
+    A = ember.eye(2, dtype=getattr(ember, a_dtype))
+    with pytest.raises(ember.DTypeError, match="operands must have the same dtype.*Hint"):
+        ember.linalg.solve_triangular(A, ember.ones(2, 1, dtype=getattr(ember, b_dtype)),
+                                      upper=True)
+
+
 def test_cond_in_the_frobenius_norm_matches_torch():
     # (torch's backward of this one fails on its own in-place write: values only)
     assert ember.linalg.cond(ember.tensor(Z), "fro").item() == pytest.approx(

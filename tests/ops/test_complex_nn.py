@@ -1,7 +1,8 @@
 """Complex tensors in nn and random sampling, against PyTorch: convolutions, linear layers
-and their complex initialisation, normalize, logsumexp, l1_loss, the inverse trigonometric
-and hyperbolic functions, prod, cumprod, pow, sinc, vander; the refusals PyTorch shares
-(dropout, mse_loss, silu's gradient)."""
+and their complex initialisation, normalize, logsumexp, logcumsumexp, pairwise_distance,
+l1_loss, the inverse trigonometric and hyperbolic functions, prod, cumprod, pow, sinc,
+vander, complex normal sampling; the refusals PyTorch shares (dropout, mse_loss); silu, where
+Ember also differentiates what torch only evaluates."""
 
 import numpy as np
 import pytest
@@ -28,6 +29,10 @@ CASES = [
                                     m.nn.functional.normalize(x, p=3)), (2, 3),
          gradgrad=False),
     case("logsumexp", lambda m, x: m.logsumexp(x, 1), (2, 3)),
+    case("pairwise_distance", lambda m, x, y: tuple(
+        m.nn.functional.pairwise_distance(x, y, p=p) for p in (2.0, 1.0, 3.0, float("inf"))),
+        (2, 3), (2, 3)),
+    case("logcumsumexp", lambda m, x: (m.logcumsumexp(x, 1), m.logcumsumexp(x, 0)), (2, 3)),
     case("l1_loss", lambda m, x, y: (m.nn.functional.l1_loss(x, y),
                                      m.nn.functional.l1_loss(x, y, reduction="none")),
          (2, 3), (2, 3), gradgrad=False),
@@ -97,11 +102,18 @@ def test_what_torch_refuses_for_complex_input_ember_refuses(fn):
         fn(ember, ember.tensor(z))
 
 
-def test_silu_of_a_complex_tensor_has_no_gradient_as_in_torch():
-    with pytest.raises(RuntimeError, match="silu"):
-        torch.nn.functional.silu(torch.tensor([1j], requires_grad=True))
-    with pytest.raises(ember.DTypeError, match="silu"):
-        F.silu(ember.tensor([1j], requires_grad=True))
+def test_silu_of_a_complex_tensor_matches_torch_and_has_the_holomorphic_gradient():
+    z = ember.tensor([1 + 2j, -0.5 + 0.3j, 2j], dtype=ember.complex128, requires_grad=True)
+    t = torch.tensor(z.detach().numpy(), requires_grad=True)
+    y = F.silu(z)
+    np.testing.assert_allclose(y.detach().numpy(), torch.nn.functional.silu(t.detach()).numpy(),
+                               rtol=1e-12)
+    w = np.array([0.3 - 1j, 2 + 0.5j, -1j])
+    (y * ember.tensor(w)).real.sum().backward()
+    (t * torch.sigmoid(t) * torch.tensor(w)).real.sum().backward()  # torch's silu: no grad
+    np.testing.assert_allclose(z.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    assert ember.autograd.gradcheck(F.silu, (z,))
+    assert ember.autograd.gradgradcheck(F.silu, (z,))
 
 
 def test_conjugate_and_negative_bits_answer_as_torch_for_materialised_tensors():
@@ -171,3 +183,31 @@ def test_random_integers_refuse_a_complex_dtype_as_torch(make):
         make(torch)
     with pytest.raises(ember.DTypeError, match="randint: .*complex64"):
         make(ember)
+
+
+@pytest.mark.parametrize("draw, means", [
+    (lambda m: m.normal(m.full((40_000,), 1 + 2j, dtype=m.complex128), 3.0), (1, 2)),
+    (lambda m: m.normal(m.full((40_000,), 1 + 2j, dtype=m.complex128),
+                        m.full((40_000,), 3.0, dtype=m.float64)), (1, 2)),
+    (lambda m: m.normal(1.0, 3.0, (40_000,), dtype=m.complex128), (1, 1)),
+], ids=["tensor_mean", "tensor_mean_and_std", "numbers_and_size"])
+def test_complex_normal_draws_each_part_with_half_the_variance_as_torch(draw, means):
+    for lib in (torch, ember):
+        x = draw(lib)
+        assert x.dtype == lib.complex128
+        for part, mean in zip((x.real.numpy(), x.imag.numpy()), means):
+            assert abs(part.mean() - mean) < 0.05 and abs(part.var() - 4.5) < 0.15
+
+
+def test_complex_normal_is_differentiable_in_its_mean_and_std_and_refuses_a_complex_std():
+    mean = ember.zeros(3, dtype=ember.complex128, requires_grad=True)
+    std = ember.ones(3, dtype=ember.float64, requires_grad=True)
+    ember.manual_seed(1)
+    y = ember.normal(mean, std)
+    y.abs().sum().backward()  # (torch refuses gradients of complex samples)
+    np.testing.assert_allclose(mean.grad.numpy(), (y / y.abs()).detach().numpy())
+    np.testing.assert_allclose(std.grad.numpy(), y.abs().detach().numpy())
+    with pytest.raises(RuntimeError, match="non-complex"):
+        torch.normal(torch.zeros(2), torch.ones(2, dtype=torch.complex64))
+    with pytest.raises(ember.DTypeError, match="normal: std must be real"):
+        ember.normal(ember.zeros(2), ember.ones(2, dtype=ember.complex64))

@@ -153,8 +153,12 @@ def test_compiled_class_losses_follow_eager_and_check_targets_at_every_call(loss
 def test_loss_errors():
     with pytest.raises(ember.ShapeError, match="target of shape"):
         F.cross_entropy(ember.randn(3, 5), ember.tensor([0, 1]))
-    with pytest.raises(ember.DTypeError, match="integers"):
+    with pytest.raises(ember.DTypeError, match="int64"):
         F.nll_loss(ember.randn(3, 5), ember.tensor([True, False, True]))
+    for dtype in ("int32", "int16", "int8"):  # (torch takes only int64 and uint8 too)
+        with pytest.raises(ember.DTypeError, match=f"int64 .*got {dtype}. Hint: .*long"):
+            F.cross_entropy(ember.randn(3, 5), ember.tensor([0, 1, 2], dtype=dtype))
+    assert F.nll_loss(ember.zeros(2, 3), ember.tensor([0, 2], dtype=ember.uint8)).item() == 0
     with pytest.raises(ValueError, match="not a valid value for reduction"):
         F.mse_loss(ember.randn(3), ember.randn(3), reduction="avg")
     with pytest.raises(ValueError, match="between 0 and 1"):

@@ -22,7 +22,7 @@ class Dirichlet(ExponentialFamily):
     Example:
         >>> d = ember.distributions.Dirichlet(ember.tensor([1.0, 1.0, 2.0]))
         >>> d.sample().shape, d.event_shape
-        (ember.Size([3]), (3,))
+        (ember.Size([3]), ember.Size([3]))
     """
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}

@@ -8,11 +8,12 @@ import ember
 from ember.distributions import constraints
 from ember.distributions.utils import broadcast_all, lazy_property
 from ember.errors import EmberError
+from ember.size import Size
 from ember.tensor import Tensor
 
 __all__ = ["Distribution", "set_default_validate_args"]
 
-Shape = tuple[int, ...]
+Shape = Size
 
 
 def _all_true(ok: Tensor) -> bool:
@@ -27,10 +28,10 @@ def _all_true(ok: Tensor) -> bool:
         return True
 
 
-def _shape(sample_shape: Any) -> Shape:
+def _shape(sample_shape: Any) -> Size:
     if isinstance(sample_shape, int):
-        return (sample_shape,)
-    return tuple(int(s) for s in sample_shape)
+        return Size((sample_shape,))
+    return Size(int(s) for s in sample_shape)
 
 
 class Distribution:
@@ -45,7 +46,7 @@ class Distribution:
     Example:
         >>> d = ember.distributions.Normal(ember.zeros(2), 1.0)
         >>> d.sample((5,)).shape, d.batch_shape, d.event_shape
-        (ember.Size([5, 2]), (2,), ())
+        (ember.Size([5, 2]), ember.Size([2]), ember.Size([]))
     """
 
     has_rsample = False
@@ -173,7 +174,7 @@ class Distribution:
 
         Example:
             >>> ember.distributions.Normal(0.0, 1.0).expand((3,)).batch_shape
-            (3,)
+            ember.Size([3])
         """
         batch_shape = _shape(batch_shape)
         try:

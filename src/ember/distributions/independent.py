@@ -20,7 +20,7 @@ class Independent(Distribution):
         >>> base = ember.distributions.Normal(ember.zeros(3), ember.ones(3))
         >>> d = ember.distributions.Independent(base, 1)
         >>> d.batch_shape, d.event_shape, d.log_prob(ember.zeros(3)).shape
-        ((), (3,), ember.Size([]))
+        (ember.Size([]), ember.Size([3]), ember.Size([]))
     """
 
     arg_constraints: dict[str, constraints.Constraint] = {}

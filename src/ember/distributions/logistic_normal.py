@@ -18,7 +18,7 @@ class LogisticNormal(TransformedDistribution):
     Example:
         >>> d = ember.distributions.LogisticNormal(ember.zeros(3), ember.ones(3))
         >>> d.sample().shape, d.event_shape
-        (ember.Size([4]), (4,))
+        (ember.Size([4]), ember.Size([4]))
     """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}

@@ -130,7 +130,7 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         >>> d = ember.distributions.RelaxedOneHotCategorical(ember.tensor(0.5),
         ...                                                  logits=ember.zeros(2, 3))
         >>> d.rsample().shape, d.event_shape
-        (ember.Size([2, 3]), (3,))
+        (ember.Size([2, 3]), ember.Size([3]))
     """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}

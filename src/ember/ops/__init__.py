@@ -36,6 +36,7 @@ from ember.ops.gather import *  # noqa: F403
 from ember.ops.gradient import *  # noqa: F403
 from ember.ops.grid_sample import *  # noqa: F403
 from ember.ops.gumbel_softmax import *  # noqa: F403
+from ember.ops.hash_tensor import *  # noqa: F403
 from ember.ops.histogram import *  # noqa: F403
 from ember.ops.igamma import *  # noqa: F403
 from ember.ops.im2col import *  # noqa: F403
@@ -108,8 +109,8 @@ _FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broad
              "copy_variants", "creation", "ctc_loss", "diagonal", "discrete", "distance", "dlpack",
              "dropout", "embedding", "fake_quantize", "fill", "fractional_pool", "frexp",
              "functional_aliases", "gamma", "gather", "gradient", "grid_sample", "gumbel_softmax",
-             "histogram", "igamma", "im2col", "indexing", "inplace_functions", "integrate",
-             "interpolate", "join", "layer_norm", "legacy_tensor_types", "linalg",
+             "hash_tensor", "histogram", "igamma", "im2col", "indexing", "inplace_functions",
+             "integrate", "interpolate", "join", "layer_norm", "legacy_tensor_types", "linalg",
              "linalg_composite", "linalg_decomp", "linalg_det", "linalg_eig", "linalg_ldl",
              "linalg_legacy", "linalg_lu", "linalg_pinv", "linalg_solve", "linalg_tensor",
              "linear", "linear_cross_entropy", "local_response_norm", "loss", "lowrank", "lp_pool",

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError
+from ember.ops.complex_parts import Holomorphic
 from ember.ops.dims import normalize_dim
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.inplace import inplace as write_inplace
@@ -185,7 +186,7 @@ class GeluSlope(Unary):
 
 
 @primitive
-class Silu(Unary):
+class Silu(Holomorphic, Unary):
     name = "silu"
 
     @in_float32
@@ -307,13 +308,14 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
-    """``input * sigmoid(input)`` (also called swish).
+    """``input * sigmoid(input)`` (also called swish); complex input too, as in PyTorch.
 
     Example:
         >>> ember.silu(ember.tensor([0.0, 1.0]))
         tensor([0.0000, 0.7311])
     """
-    _floating("silu", input)
+    if not input.dtype.is_complex:
+        _floating("silu", input)
     return _run(input, inplace, "silu", lambda x: apply(Silu, x))
 
 

@@ -47,14 +47,16 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """``‖x1 - x2 + eps‖_p`` along the last dimension, for any ``p`` ``vector_norm`` takes
-    (0 counts the non-zero entries, ``±inf`` takes the largest/smallest ``|entry|``).
+    (0 counts the non-zero entries, ``±inf`` takes the largest/smallest ``|entry|``); complex
+    inputs give the real norm of the moduli.
 
     Example:
         >>> F.pairwise_distance(ember.tensor([[0.0, 0.0]]), ember.tensor([[3.0, 4.0]]))
         tensor([5.0000])
     """
-    if not x1.dtype.is_floating_point:
-        raise DTypeError(f"pairwise_distance: expected floating inputs, got {x1.dtype.name}")
+    if not (x1.dtype.is_floating_point or x1.dtype.is_complex):
+        raise DTypeError(f"pairwise_distance: expected floating or complex inputs, got "
+                         f"{x1.dtype.name}")
     return vector_norm(x1 - x2 + eps, p, -1, keepdim)
 
 

@@ -62,7 +62,8 @@ def check_float(op: str, *tensors: Tensor, complex_ok: bool = False) -> None:
                          ".float()")
     if len({t.dtype for t in tensors}) > 1:
         shown = " and ".join(describe(t.shape, t.dtype) for t in tensors)
-        raise DTypeError(f"{op}: operands must have the same dtype, got {shown}")
+        raise DTypeError(f"{op}: operands must have the same dtype, got {shown}. Hint: "
+                         "convert one with .to(the other's dtype)")
 
 
 def check_matrix(op: str, A: Tensor, square: bool = True, name: str = "A",  # noqa: N803
@@ -351,7 +352,9 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
                      unitriangular: bool = False) -> Tensor:
     """The solution ``X`` of ``A X = B`` (``X A = B`` with ``left=False``) for triangular
     ``A``: only its upper (``upper=True``) or lower triangle is read, and with
-    ``unitriangular`` its diagonal is taken as ones. Batch dims broadcast.
+    ``unitriangular`` its diagonal is taken as ones. Batch dims broadcast. A ``B`` whose
+    dtype converts to ``A``'s without loss (real into complex, float32 into float64) is
+    converted, as PyTorch does; other mixes are refused.
 
     Example:
         >>> A = ember.tensor([[2.0, 0.0], [1.0, 1.0]])
@@ -361,6 +364,8 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
     """
     op = "linalg.solve_triangular"
     check_matrix(op, A, complex_ok=True)
+    if B.dtype is not A.dtype and np.can_cast(B.dtype.np, A.dtype.np, "safe"):
+        B = B.to(A.dtype)  # PyTorch solves in A's dtype; Ember where no information is lost
     check_float(op, A, B, complex_ok=True)
     n = A.shape[-1]
     if B.ndim < 2 or B.shape[-2 if left else -1] != n:

@@ -67,9 +67,10 @@ class _Targets:
 
     def __init__(self, op: str, input: Tensor, target: Tensor, weight: Tensor | None,
                  ignore_index: int) -> None:
-        if target.dtype.is_floating_point or target.dtype.name == "bool":
-            raise DTypeError(f"{op}: class-index targets must be integers, got "
-                             f"{target.dtype.name}")
+        if target.dtype.name not in ("int64", "uint8"):
+            raise DTypeError(f"{op}: class-index targets must be int64 (or uint8), as in "
+                             f"PyTorch, got {target.dtype.name}. Hint: convert them with "
+                             ".long()")
         batched = input.ndim >= 2
         c = input.shape[1] if batched else input.shape[0]
         want = (input.shape[0],) + tuple(input.shape[2:]) if batched else ()

@@ -341,27 +341,44 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
 def normal(mean: Any = 0.0, std: Any = 1.0, size: tuple | None = None, *,
            generator: Generator | None = None, dtype: Any = None, device: Any = None) -> Tensor:
     """Normal samples; ``mean``/``std`` may be tensors (broadcast) or numbers with ``size``.
+    With tensor arguments the result is ``mean + std * noise``, differentiable in both. A
+    complex ``mean`` (or ``dtype``) draws PyTorch's complex normal: each part N(mean's part,
+    std²/2); ``std`` stays real.
 
-    With tensor arguments the result is ``mean + std * noise``, differentiable in both.
+    Example:
+        >>> ember.normal(ember.zeros(2, dtype=ember.complex64), 1.0).dtype
+        ember.complex64
     """
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
         from ember.ops.broadcast import broadcast_shapes
 
+        if isinstance(std, Tensor) and std.dtype.is_complex:
+            raise DTypeError(f"normal: std must be real, got a {std.dtype.name} tensor. Hint: "
+                             "pass its .abs()")
         shape = broadcast_shapes(getattr(mean, "shape", ()), getattr(std, "shape", ()),
                                  op="normal")
-        dt = _float_dtype(ref.dtype, "normal")
+        dt = _float_dtype(ref.dtype, "normal", complex_ok=True)
+        pairs = (2,) if dt.is_complex else ()  # a complex draw: (real, imag) pairs
         if isinstance(std, Tensor):
-            noise = apply(NormalNoise, std.detach(), shape=shape, dtype=dt, generator=generator)
+            noise = apply(NormalNoise, std.detach(), shape=shape + pairs, dtype=dt.to_real(),
+                          generator=generator)
         else:
             _check_std(float(std))
-            noise = randn(*shape, generator=generator, dtype=dt, device=ref.device)
+            noise = randn(*shape, *pairs, generator=generator, dtype=dt.to_real(),
+                          device=ref.device)
+        if dt.is_complex:
+            noise = view_as_complex(noise * 0.5 ** 0.5)
         return noise * std + mean
     if size is None:
         raise ShapeError("normal: give size= when mean and std are numbers")
     _check_std(float(std))
-    return _sampled("normal", Normal, (tuple(size),), _float_dtype(dtype, "normal"), device, False,
-                    mean=float(mean), std=float(std), generator=generator)
+    dt = _float_dtype(dtype, "normal", complex_ok=True)
+    if dt.is_complex:
+        return normal_samples(tuple(size), float(mean), float(std), dtype=dt, device=device,
+                              generator=generator)
+    return _sampled("normal", Normal, (tuple(size),), dt, device, False, mean=float(mean),
+                    std=float(std), generator=generator)
 
 
 @method()

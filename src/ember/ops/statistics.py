@@ -26,6 +26,7 @@ from ember.errors import DTypeError, EmberError, IndexOutOfRange, ShapeError
 from ember.ops.arithmetic import floor_divide, lerp
 from ember.ops.broadcast import expand
 from ember.ops.compare import isnan, logical_not, ne
+from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast, clone
 from ember.ops.creation import arange, full, full_like, zeros
 from ember.ops.diagonal import diagonal
@@ -117,36 +118,58 @@ class CumMinIndices(_CumExtremumIndices):
 
 
 @primitive
-class LogCumSumExp(Primitive):
+class LogCumSumExp(Holomorphic, Primitive):
     """``log(cumsum(exp(x)))`` along ``dim`` as a running ``logaddexp`` (``reverse``: from the
-    end), accumulated in float64; exact with ``-inf`` entries, NaN propagates."""
+    end), accumulated in float64 (complex128); exact with ``-inf`` entries, NaN propagates."""
 
     name = "logcumsumexp"
     save_outputs = True
 
     def forward(self, xp, a, *, dim, reverse):
-        out = scanned(xp, a.astype(np.float64), dim, reverse,
-                      lambda x: xp.logaddexp.accumulate(x, axis=dim))
+        if a.dtype.kind == "c":
+            out = scanned(xp, a.astype(np.complex128), dim, reverse,
+                          lambda x: _complex_logaddexp_accumulate(xp, x, dim))
+        else:
+            out = scanned(xp, a.astype(np.float64), dim, reverse,
+                          lambda x: xp.logaddexp.accumulate(x, axis=dim))
         return out.astype(a.dtype, copy=False)
 
     def infer(self, a, *, dim, reverse):
         return a
 
     def vjp(self, ctx, g):
-        # d out_j / d x_i = exp(x_i - out_j) for j after i: sum the positive and the negative
-        # parts of g in log space, so nothing overflows (PyTorch's formula)
+        # d out_j / d x_i = exp(x_i - out_j) for j after i, summed in log space so nothing
+        # overflows; a real g is split into its positive and negative parts (PyTorch's
+        # formula), a complex one has a logarithm of its own
         x, out = ctx.inputs[0], ctx.out
         dim, reverse = ctx.params["dim"], ctx.params["reverse"]
-        pos, neg = _log_parts(g, 0.0)
         back = not reverse
+        if g.dtype.is_complex:
+            return exp(apply(LogCumSumExp, log(g) - out, dim=dim, reverse=back) + x)
+        pos, neg = _log_parts(g, 0.0)
         return (exp(apply(LogCumSumExp, pos - out, dim=dim, reverse=back) + x)
                 - exp(apply(LogCumSumExp, neg - out, dim=dim, reverse=back) + x))
 
     def jvp(self, ctx, dx):
         x, out = ctx.inputs[0], ctx.out
+        if dx.dtype.is_complex:
+            return exp(apply(LogCumSumExp, log(dx) + x, **ctx.params) - out)
         pos, neg = _log_parts(dx, x)
         return (exp(apply(LogCumSumExp, pos, **ctx.params) - out)
                 - exp(apply(LogCumSumExp, neg, **ctx.params) - out))
+
+
+def _complex_logaddexp_accumulate(xp: Any, a: Any, dim: int) -> Any:
+    """The running ``log(exp(a_0) + ... + exp(a_k))`` of complex ``a`` along ``dim``: each
+    step factors out the larger real part, so nothing overflows (NumPy's ``logaddexp`` is
+    real only)."""
+    out = xp.moveaxis(a.copy(), dim, 0)
+    for k in range(1, out.shape[0]):
+        prev, new = out[k - 1], out[k]
+        top = xp.maximum(prev.real, new.real)
+        top = xp.where(xp.isfinite(top), top, 0.0)
+        out[k] = top + xp.log(xp.exp(prev - top) + xp.exp(new - top))
+    return xp.moveaxis(out, 0, dim)
 
 
 def _log_parts(g: Tensor, shift: Any) -> tuple[Tensor, Tensor]:
@@ -207,13 +230,13 @@ def cummin(input: Tensor, dim: int) -> ValuesIndices:
 @method()
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(input), dim))`` without overflow or underflow: a running
-    ``logaddexp``, exact with ``-inf`` entries. Floating inputs.
+    ``logaddexp``, exact with ``-inf`` entries. Floating and complex inputs.
 
     Example:
         >>> ember.tensor([0.0, 0.0, float("-inf"), 5.0]).logcumsumexp(0)
         tensor([0.0000, 0.6931, 0.6931, 5.0134])
     """
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise DTypeError(f"logcumsumexp: expected a floating input, got {input.dtype.name}. "
                          "Hint: call .float() first")
     d = normalize_dim(dim, input.ndim, "logcumsumexp")

@@ -15,11 +15,12 @@ from ember.ops.primitive import apply
 def _dims_rule(name: str) -> Any:
     p = prim(name)
 
-    def batch_reduce(b: int, xs: tuple, bs: tuple, *, dims: tuple, keepdim: bool) -> Any:
+    def batch_reduce(b: int, xs: tuple, bs: tuple, *, dims: tuple, keepdim: bool,
+                     **params: Any) -> Any:
         (x,) = xs
         if x.ndim == 1:  # logical 0-d: reducing it changes nothing but the op's own rules
-            return lift_scalar(lambda y: apply(p, y, dims=(1,), keepdim=False), x)
-        return apply(p, x, dims=tuple(d + 1 for d in dims), keepdim=keepdim)
+            return lift_scalar(lambda y: apply(p, y, dims=(1,), keepdim=False, **params), x)
+        return apply(p, x, dims=tuple(d + 1 for d in dims), keepdim=keepdim, **params)
 
     return batch_reduce
 
@@ -51,7 +52,7 @@ def _flat(x: Any, b: int) -> Any:
     return reshape(x, (b, n))
 
 
-for _name in ("sum", "prod", "amax", "amin", "all", "any"):
+for _name in ("sum", "prod", "amax", "amin", "all", "any", "hash_tensor"):
     rule(_name)(_dims_rule(_name))
 for _name in ("max_dim", "min_dim", "argmax", "argmin", "cumsum", "cumprod", "softmax",
               "log_softmax", "argsort", "topk"):
