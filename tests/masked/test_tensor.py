@@ -134,6 +134,7 @@ def test_masked_reduction_functions_take_masked_tensors():
     (lambda e: e.clamp(min=0.0), TypeError, "no keyword arguments"),
     (lambda e: e.relu(), TypeError, r"relu: not supported.*to_tensor\(fill\)"),
     (lambda e: e @ e, TypeError, "__matmul__ is not supported"),
+    (lambda e: e.to(ember.int64).softmax(0), TypeError, "expected floating point data"),
     (lambda e: masked_tensor(e.get_data(), e.get_mask()[0]), ValueError, "same shape"),
     (lambda e: masked_tensor(e.get_data(), e.get_mask().int()), TypeError, "dtype bool"),
     (lambda e: masked_tensor(e.get_data().tolist(), e.get_mask()), TypeError, "ember.Tensor"),
@@ -150,3 +151,22 @@ def test_is_its_own_class():
     assert isinstance(e, MaskedTensor) and not isinstance(e, ember.Tensor)
     assert not is_masked_tensor(ember.ones(2))
     assert e.shape == (3, 4) and e.dim() == 2 and e.numel() == 12 and len(e) == 3
+
+
+INTEGER_CALLS = {
+    "sum over (0, 2)": lambda x: x.sum((0, 2)), "sum keepdim": lambda x: x.sum(1, True),
+    "amax": lambda x: x.amax(-1), "argmax keepdim": lambda x: x.argmax(2, True),
+    "prod": lambda x: x.prod(0), "sum of all": lambda x: x.sum(), "ge": lambda x: x >= 3,
+    "floordiv": lambda x: x // 2, "invert": lambda x: ~x,
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "int32"])
+@pytest.mark.parametrize("call", INTEGER_CALLS)
+def test_three_dims_and_integer_data(dtype, call):
+    if call == "invert" and dtype == "float64":
+        return
+    data = np.arange(24).reshape(2, 3, 4) % 7
+    mask = (np.arange(24).reshape(2, 3, 4) % 3 == 0) & (np.arange(24).reshape(2, 3, 4) < 12)
+    e, t = _pair(data.astype(dtype), mask)
+    assert_same(INTEGER_CALLS[call](e), INTEGER_CALLS[call](t))

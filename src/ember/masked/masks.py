@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 import ember
+from ember.masked.tensor import MaskedTensor
 from ember.tensor import Tensor
 
 DimOrDims = int | tuple[int, ...] | list[int] | None
@@ -25,7 +26,7 @@ def is_masked_tensor(obj: Any, /) -> bool:
         >>> ember.masked.is_masked_tensor(mt), ember.masked.is_masked_tensor(ember.ones(2))
         (True, False)
     """
-    return getattr(obj, "_is_masked_tensor", False)
+    return isinstance(obj, MaskedTensor)
 
 
 def unwrap(input: Any, mask: Tensor | None) -> tuple[Tensor, Tensor | None]:

@@ -147,11 +147,8 @@ def _reduction(op: str) -> Callable[..., MaskedTensor]:
     def method(self: MaskedTensor, dim: Any = None, keepdim: bool = False,
                dtype: Any = None) -> MaskedTensor:
         dims = canonical_dims(dim, self.ndim, op) or None
-        if dim is None:
-            data = function(self._data, None, keepdim=False, dtype=dtype, mask=self._mask)
-            return MaskedTensor._wrap(data, self._mask.any())
-        data = function(self._data, dim if op in ("argmax", "argmin") else dims,
-                        keepdim=keepdim, dtype=dtype, mask=self._mask)
+        along = dim if op in ("argmax", "argmin") else dims
+        data = function(self._data, along, keepdim=keepdim, dtype=dtype, mask=self._mask)
         return MaskedTensor._wrap(data, ember.any(self._mask, dims, keepdim))
     method.__name__ = op
     method.__doc__ = (f"``ember.masked.{op}`` of the data over ``dim`` (all dims when ``None``),"
@@ -171,6 +168,9 @@ def softmax(self: MaskedTensor, dim: int) -> MaskedTensor:
         )
     """
     (d,) = canonical_dims(dim, self.ndim, "softmax")
+    if not self.dtype.is_floating_point:
+        raise TypeError(f"MaskedTensor.softmax: expected floating point data, got {self.dtype}."
+                        " Hint: mt.float().softmax(dim)")
     # slices with nothing specified compute on zeros, so no nan reaches data or gradients
     anything = self._mask.any(d, keepdim=True)
     inputs = ember.where(anything, self._data, 0.0)
@@ -212,8 +212,8 @@ def _install() -> None:
                   for name in REFLECTED})
     table.update({dunder: table[op] for dunder, op in UNARY_OPERATORS.items()})
     table.update({dunder: table[op] for dunder, op in INPLACE_OPERATORS.items()})
-    table.update({op: _unsupported(op) for op in ("__matmul__", "__rmatmul__", "__bool__",
-                                                  "__array__", "__iter__")})
+    table.update({op: _unsupported(op) for op in ("__matmul__", "__rmatmul__", "__array__",
+                                                  "__iter__")})
     table["softmax"] = softmax
     for name, method in table.items():
         setattr(MaskedTensor, name, method)

@@ -64,7 +64,6 @@ class MaskedTensor:
     """
 
     __slots__ = ("_data", "_mask")
-    _is_masked_tensor = True
     __hash__ = object.__hash__  # the comparison operators below are elementwise
 
     def __init__(self, data: Tensor, mask: Tensor, requires_grad: bool = False) -> None:
@@ -163,7 +162,11 @@ class MaskedTensor:
     is_sparse = False
 
     def item(self) -> Any:
+        """The one element's data, masked out or not (as PyTorch)."""
         return self._data.item()
+
+    def __bool__(self) -> bool:
+        return bool(self._data)
 
     def to(self, *args: Any, **kwargs: Any) -> MaskedTensor:
         """The data converted (dtype/device), the mask moved along."""
