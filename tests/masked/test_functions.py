@@ -128,3 +128,15 @@ def test_vmap_and_jit_see_a_composite():
     compiled = ember.jit.compile(lambda a, k: M.softmax(a, 1, mask=k))
     assert_close(compiled(x, m), torch.masked.softmax(torch.tensor(DATA), 1,
                                                       mask=torch.tensor(MASK)))
+
+
+@pytest.mark.parametrize("name,args", [("softmax", (1,)), ("var", (1,)), ("normalize", (2.0, 1)),
+                                       ("logsumexp", (1,))])
+def test_forward_mode_matches_torch(name, args):
+    tangent = np.linspace(-1.0, 1.0, DATA.size).reshape(DATA.shape)
+    e_mask, t_mask = ember.tensor(MASK), torch.tensor(MASK)
+    _, e_tangent = ember.func.jvp(lambda a: getattr(M, name)(a, *args, mask=e_mask),
+                                  (ember.tensor(DATA),), (ember.tensor(tangent),))
+    _, t_tangent = torch.func.jvp(lambda a: getattr(torch.masked, name)(a, *args, mask=t_mask),
+                                  (torch.tensor(DATA),), (torch.tensor(tangent),))
+    assert_close(e_tangent, t_tangent)
