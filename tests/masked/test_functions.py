@@ -32,8 +32,7 @@ CASES = [
     ("softmax", (1,), {}), ("softmax", (0,), {}), ("log_softmax", (1,), {}),
     ("softmin", (-1,), {}), ("normalize", (2.0, 1), {}), ("normalize", (1.0, 0), {"eps": 0.5}),
 ]
-SMOOTH = {"sum", "prod", "mean", "logsumexp", "var", "std", "cumsum", "cumprod", "softmax",
-          "log_softmax", "softmin", "normalize"}
+INDICES = {"argmax", "argmin"}  # not differentiable; DATA has no ties or zeros for the rest
 
 
 def _run(name, args, kwargs, mask):
@@ -57,7 +56,7 @@ def test_values_and_gradients_match_torch(name, args, kwargs):
     assert_close(x.grad, t.grad)  # masked-out elements too: 0, or nan where torch has nan
 
 
-@pytest.mark.parametrize("name,args,kwargs", [c for c in CASES if c[0] in SMOOTH])
+@pytest.mark.parametrize("name,args,kwargs", [c for c in CASES if c[0] not in INDICES])
 def test_gradcheck(name, args, kwargs):
     mask = ember.tensor(MASK | np.eye(3, 4, dtype=bool))  # every row keeps something
     x = ember.tensor(DATA, requires_grad=True)
