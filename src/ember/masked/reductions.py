@@ -248,7 +248,9 @@ def _variance(input: Any, dim: DimOrDims, unbiased: bool | None, correction: flo
         dtype = input.dtype if _inexact(input.dtype) else ember.float32
     compute_dtype = dtype if _inexact(dtype) else ember.float32
     count = _count(input, mask, dim, keepdim=True)
-    centred = input - sum(input, dim, keepdim=True, dtype=dtype, mask=mask) / count
+    # centre the filled input: masked-out nan/inf would reach the gradients through 0 * inf
+    filled = fill_masked_out("sum", input, mask)
+    centred = filled - sum(filled, dim, keepdim=True, dtype=dtype) / count
     total = sum(centred * centred.conj(), dim, keepdim=keepdim, dtype=compute_dtype, mask=mask)
     count = count.reshape(total.shape)
     if correction_ != 0:
