@@ -70,10 +70,20 @@ def _check_args(op: str, args: tuple, kwargs: dict) -> None:
                             "combine the data yourself")
 
 
+def _gated(value: Any, mask: Tensor) -> Any:
+    """``value`` itself, but gradients stop at its masked-out elements: a masked-out nan or inf
+    times the 0 gradient of a masked-out output gives nan, which would reach ``value``'s source
+    (or, summed over a broadcast, a plain operand's gradient at masked-in elements too)."""
+    if not isinstance(value, Tensor) or not value.requires_grad:
+        return value
+    return ember.where(mask, value, value.detach())
+
+
 def _unary(op: str) -> Callable[..., MaskedTensor]:
     def method(self: MaskedTensor, *args: Any, **kwargs: Any) -> MaskedTensor:
         _check_args(op, args, kwargs)
-        return MaskedTensor._wrap(getattr(self._data, op)(*args), self._mask)
+        data = getattr(_gated(self._data, self._mask), op)(*args)
+        return MaskedTensor._wrap(data, self._mask)
     method.__name__ = op
     method.__doc__ = f"``Tensor.{op}`` of the data; the mask is kept."
     return method
@@ -113,11 +123,11 @@ def _binary(op: str, fn: Callable[[Any, Any], Any] | None = None,
             reflected: bool = False) -> Callable[..., MaskedTensor]:
     def method(self: MaskedTensor, other: Any, *args: Any, **kwargs: Any) -> MaskedTensor:
         _check_args(op, args, kwargs)
-        other_data = _operand(op, self, other)
+        data, other_data = (_gated(x, self._mask) for x in (self._data, _operand(op, self, other)))
         if fn is None:
-            data = getattr(self._data, op)(other_data, *args)
+            data = getattr(data, op)(other_data, *args)
         else:
-            data = fn(other_data, self._data) if reflected else fn(self._data, other_data)
+            data = fn(other_data, data) if reflected else fn(data, other_data)
         return _binary_result(self, data)
     method.__name__ = op
     method.__doc__ = (f"``{op}`` of the data and ``other`` (a tensor, a number or a "
