@@ -140,3 +140,12 @@ def test_forward_mode_matches_torch(name, args):
     _, t_tangent = torch.func.jvp(lambda a: getattr(torch.masked, name)(a, *args, mask=t_mask),
                                   (torch.tensor(DATA),), (torch.tensor(tangent),))
     assert_close(e_tangent, t_tangent)
+
+
+@pytest.mark.parametrize("name", ["median", "cumsum", "cumprod", "softmax", "log_softmax",
+                                  "softmin"])
+@pytest.mark.parametrize("dim", [None, (1, 0), [-1]])
+def test_one_dim_functions_take_the_first_of_several_dims_as_torch(name, dim):
+    e = getattr(M, name)(ember.tensor(DATA), dim, mask=ember.tensor(MASK))
+    t = getattr(torch.masked, name)(torch.tensor(DATA), dim, mask=torch.tensor(MASK))
+    assert_close(e, t)

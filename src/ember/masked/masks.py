@@ -66,6 +66,15 @@ def canonical_dims(dim: DimOrDims, ndim: int, op: str) -> tuple[int, ...]:
     return tuple(sorted(seen))
 
 
+def first_dim(dim: DimOrDims, ndim: int, op: str) -> int:
+    """The one dim of a function along a dim (``median``, ``softmax``, ``cumsum``, ...): the
+    first of ``canonical_dims``, as torch.masked takes it from a tuple or ``None``."""
+    dims = canonical_dims(dim, ndim, op)
+    if not dims:
+        raise IndexError(f"masked {op}: a 0-d input needs dim=0 or dim=-1, got dim={dim}")
+    return dims[0]
+
+
 def dims_arg(dims: tuple[int, ...]) -> tuple[int, ...] | None:
     """What Ember's reductions take for "these dims": ``None`` for a 0-d input's empty tuple."""
     return dims or None

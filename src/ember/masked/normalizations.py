@@ -14,7 +14,7 @@ from typing import Any
 import ember
 import ember.nn.functional as F
 from ember.dtypes import DType
-from ember.masked.masks import canonical_dims, fill_masked_out, unwrap
+from ember.masked.masks import fill_masked_out, first_dim, unwrap
 from ember.masked.reductions import norm
 from ember.tensor import Tensor
 
@@ -24,7 +24,7 @@ __all__ = ["cumsum", "cumprod", "softmax", "log_softmax", "softmin", "normalize"
 def _scan(op: str, identity_of: str, input: Any, dim: int, dtype: DType | None,
           mask: Tensor | None) -> Tensor:
     input, mask = unwrap(input, mask)
-    (d,) = canonical_dims(dim, input.ndim, op)
+    d = first_dim(dim, input.ndim, op)
     dtype = dtype or input.dtype
     return getattr(ember, op)(fill_masked_out(identity_of, input, mask), d, dtype=dtype)
 
@@ -56,7 +56,7 @@ def cumprod(input: Any, dim: int, *, dtype: DType | None = None,
 def _softmax_like(fn: Any, identity_of: str, input: Any, dim: int, dtype: DType | None,
                   mask: Tensor | None) -> Tensor:
     input, mask = unwrap(input, mask)
-    (d,) = canonical_dims(dim, input.ndim, fn.__name__)
+    d = first_dim(dim, input.ndim, fn.__name__)
     return fn(fill_masked_out(identity_of, input, mask), d, dtype=dtype or input.dtype)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import ember
 from ember.masked import normalizations, reductions
-from ember.masked.masks import canonical_dims
+from ember.masked.masks import canonical_dims, first_dim
 from ember.masked.tensor import MaskedTensor
 from ember.tensor import Tensor
 
@@ -177,7 +177,7 @@ def softmax(self: MaskedTensor, dim: int) -> MaskedTensor:
           [  0.1192,       --,   0.8808]
         )
     """
-    (d,) = canonical_dims(dim, self.ndim, "softmax")
+    d = first_dim(dim, self.ndim, "softmax")
     if not self.dtype.is_floating_point:
         raise TypeError(f"MaskedTensor.softmax: expected floating point data, got {self.dtype}."
                         " Hint: mt.float().softmax(dim)")

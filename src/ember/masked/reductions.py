@@ -20,6 +20,7 @@ from ember.masked.masks import (
     canonical_dims,
     dims_arg,
     fill_masked_out,
+    first_dim,
     input_mask,
     unwrap,
 )
@@ -182,7 +183,7 @@ def median(input: Any, dim: int = -1, *, keepdim: bool = False, dtype: DType | N
         tensor([1., nan])
     """
     input, mask = unwrap(input, mask)
-    (d,) = canonical_dims(dim, input.ndim, "median")
+    d = first_dim(dim, input.ndim, "median")
     is_float = input.dtype.is_floating_point
     values = input if is_float else input.to(ember.float32)
     output = ember.nanmedian(fill_masked_out("median", values, mask), d, keepdim).values
