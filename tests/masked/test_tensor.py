@@ -170,3 +170,19 @@ def test_three_dims_and_integer_data(dtype, call):
     mask = (np.arange(24).reshape(2, 3, 4) % 3 == 0) & (np.arange(24).reshape(2, 3, 4) < 12)
     e, t = _pair(data.astype(dtype), mask)
     assert_same(INTEGER_CALLS[call](e), INTEGER_CALLS[call](t))
+
+
+@pytest.mark.parametrize("convert", [lambda x: x.item(), bool, float, int])
+def test_one_element_reads_as_torch_and_refuses_a_masked_out_one(convert):
+    e, t = _pair(np.array(2.5), np.array(True))
+    assert convert(e) == convert(t)
+    e, _ = _pair(np.array(2.5), np.array(False))
+    with pytest.raises(ValueError, match="masked out"):
+        convert(e)
+
+
+@pytest.mark.parametrize("fn", [lambda x: x.chunk(2, 1)[1], lambda x: x.mT, lambda x: x.bool(),
+                                lambda x: x.int(), lambda x: x.long()])
+def test_more_shape_and_dtype_ops_as_torch(fn):
+    e, t = _pair()
+    assert_same(fn(e), fn(t))

@@ -40,7 +40,7 @@ BINARY_INPLACE = tuple(n + "_" for n in BINARY if n not in (
     "logaddexp", "logaddexp2", "maximum", "minimum", "fmax", "fmin"))
 REDUCTIONS = ("sum", "mean", "amin", "amax", "argmin", "argmax", "prod", "all", "var", "std")
 PASS_THROUGH = ("__getitem__", "select", "transpose", "t", "view", "reshape", "flatten",
-                "expand", "unsqueeze", "unfold", "split", "clone", "contiguous")
+                "expand", "unsqueeze", "unfold", "split", "chunk", "clone", "contiguous")
 # Python's operators: (dunder, function of the two data operands)
 OPERATORS = {
     "__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul,

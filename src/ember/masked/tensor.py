@@ -162,11 +162,20 @@ class MaskedTensor:
     is_sparse = False
 
     def item(self) -> Any:
-        """The one element's data, masked out or not (as PyTorch)."""
+        """The one element's value; a masked-out one raises a ValueError, as in PyTorch."""
+        if self._mask.numel() == 1 and not bool(self._mask):
+            raise ValueError("MaskedTensor.item: the element is masked out, so it has no value."
+                             " Hint: mt.get_data().item() reads the raw data")
         return self._data.item()
 
     def __bool__(self) -> bool:
-        return bool(self._data)
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
 
     def to(self, *args: Any, **kwargs: Any) -> MaskedTensor:
         """The data converted (dtype/device), the mask moved along."""
@@ -181,6 +190,20 @@ class MaskedTensor:
 
     def half(self) -> MaskedTensor:
         return self.to(ember.float16)
+
+    def bool(self) -> MaskedTensor:
+        return self.to(ember.bool)
+
+    def int(self) -> MaskedTensor:
+        return self.to(ember.int32)
+
+    def long(self) -> MaskedTensor:
+        return self.to(ember.int64)
+
+    @property
+    def mT(self) -> MaskedTensor:  # noqa: N802 - PyTorch's name
+        """The last two dims swapped, in data and mask alike."""
+        return MaskedTensor._wrap(self._data.mT, self._mask.mT)
 
     def where(self, condition: Tensor, other: Any) -> MaskedTensor:
         """``self`` where ``condition`` holds, else ``other``; the masks are chosen the same
