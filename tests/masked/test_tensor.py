@@ -1,6 +1,7 @@
 """ember.masked.MaskedTensor against torch.masked.MaskedTensor: repr, masks of elementwise ops,
 reductions and shape ops, values where the mask is True, gradients, and errors."""
 
+import copy
 import warnings
 
 import numpy as np
@@ -134,6 +135,9 @@ def test_masked_reduction_functions_take_masked_tensors():
     (lambda e: e.clamp(min=0.0), TypeError, "no keyword arguments"),
     (lambda e: e.relu(), TypeError, r"relu: not supported.*to_tensor\(fill\)"),
     (lambda e: e @ e, TypeError, "__matmul__ is not supported"),
+    (lambda e: e.get_data() + e, TypeError, r"plain tensor .* on the left.*\(mt \+ t\)"),
+    (lambda e: ember.where(e.get_mask(), e, 0.0), TypeError, r"mt\.where\(\.\.\.\)"),
+    (lambda e: ember.exp(e), AttributeError, r"ember\.\* functions take plain tensors.*mt\.exp"),
     (lambda e: e.to(ember.int64).softmax(0), TypeError, "expected floating point data"),
     (lambda e: masked_tensor(e.get_data(), e.get_mask()[0]), ValueError, "same shape"),
     (lambda e: masked_tensor(e.get_data(), e.get_mask().int()), TypeError, "dtype bool"),
@@ -186,3 +190,11 @@ def test_one_element_reads_as_torch_and_refuses_a_masked_out_one(convert):
 def test_more_shape_and_dtype_ops_as_torch(fn):
     e, t = _pair()
     assert_same(fn(e), fn(t))
+
+
+def test_copies_keep_data_mask_and_independence():
+    e, t = _pair()
+    deep = copy.deepcopy(e)
+    assert_same(deep, t)
+    deep.get_data().add_(1.0)
+    assert_same(e, t)

@@ -222,8 +222,7 @@ def _install() -> None:
                   for name in REFLECTED})
     table.update({dunder: table[op] for dunder, op in UNARY_OPERATORS.items()})
     table.update({dunder: table[op] for dunder, op in INPLACE_OPERATORS.items()})
-    table.update({op: _unsupported(op) for op in ("__matmul__", "__rmatmul__", "__array__",
-                                                  "__iter__")})
+    table.update({op: _unsupported(op) for op in ("__matmul__", "__rmatmul__", "__iter__")})
     table["softmax"] = softmax
     for name, method in table.items():
         setattr(MaskedTensor, name, method)

@@ -223,7 +223,18 @@ class MaskedTensor:
         return MaskedTensor._wrap(ember.where(condition, self._data, other_data),
                                   ember.where(condition, self._mask, other_mask))
 
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("MaskedTensor: cannot become a plain array, as a plain tensor (or array) "
+                        "on the left of an operator or an ember.* function (ember.where, "
+                        "ember.cat, ...) would make it. Hint: put the MaskedTensor on the left "
+                        "(mt + t), use its methods (mt.where(...)), or mt.to_tensor(fill) / "
+                        "mt.get_data()")
+
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # Python's protocols and Ember's internals: an AttributeError
+            raise AttributeError(f"'MaskedTensor' object has no attribute '{name}' (ember.* "
+                                 "functions take plain tensors). Hint: use the MaskedTensor's "
+                                 "methods (mt.exp(), mt.where(...)), or mt.to_tensor(fill)")
         if hasattr(Tensor, name):
             raise TypeError(f"MaskedTensor.{name}: not supported on a MaskedTensor. Hint: "
                             f"mt.to_tensor(fill).{name}(...) works on a plain tensor with "
