@@ -29,13 +29,6 @@ from ember.tensor import Tensor
 __all__ = ["sum", "prod", "amax", "amin", "argmax", "argmin", "mean", "median", "logsumexp",
            "norm", "var", "std"]
 
-def _accumulate_dtype(input: Tensor, dtype: DType | None) -> DType:
-    """``sum``/``prod``'s default output dtype: small integers and bool accumulate in int64."""
-    if dtype is not None:
-        return dtype
-    small = (ember.bool, ember.uint8, ember.int8, ember.int16, ember.int32)
-    return ember.int64 if input.dtype in small else input.dtype
-
 
 def sum(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
         dtype: DType | None = None, mask: Tensor | None = None) -> Tensor:
@@ -48,9 +41,8 @@ def sum(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
         tensor([4., 0.])
     """
     input, mask = unwrap(input, mask)
-    dims = canonical_dims(dim, input.ndim, "sum")
-    return ember.sum(fill_masked_out("sum", input, mask), dims_arg(dims), keepdim,
-                     dtype=_accumulate_dtype(input, dtype))
+    dims = dims_arg(canonical_dims(dim, input.ndim, "sum"))
+    return ember.sum(fill_masked_out("sum", input, mask), dims, keepdim, dtype=dtype)
 
 
 def prod(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
@@ -64,13 +56,8 @@ def prod(input: Any, dim: DimOrDims = None, *, keepdim: bool = False,
         tensor([3., 1.])
     """
     input, mask = unwrap(input, mask)
-    dims = canonical_dims(dim, input.ndim, "prod")
-    result = fill_masked_out("prod", input, mask).to(_accumulate_dtype(input, dtype))
-    if input.ndim == 0:
-        return result
-    for d in reversed(dims):
-        result = result.prod(d, keepdim)
-    return result
+    dims = dims_arg(canonical_dims(dim, input.ndim, "prod"))
+    return ember.prod(fill_masked_out("prod", input, mask), dims, keepdim, dtype=dtype)
 
 
 def _extremum(op: str, input: Any, dim: DimOrDims, keepdim: bool, dtype: DType | None,
