@@ -92,7 +92,10 @@ def _unary(op: str) -> Callable[..., MaskedTensor]:
 def _unary_inplace(op: str) -> Callable[..., MaskedTensor]:
     def method(self: MaskedTensor, *args: Any, **kwargs: Any) -> MaskedTensor:
         _check_args(op, args, kwargs)
-        getattr(self._data, op)(*args)
+        if self._data.requires_grad and not self._data.is_leaf:  # through the gate, written back
+            self._data.copy_(getattr(_gated(self._data, self._mask), op[:-1])(*args))
+        else:
+            getattr(self._data, op)(*args)
         return self
     method.__name__ = op
     method.__doc__ = f"``Tensor.{op}`` of the data in place; the mask is kept."
@@ -138,7 +141,7 @@ def _binary(op: str, fn: Callable[[Any, Any], Any] | None = None,
 def _binary_inplace(op: str) -> Callable[..., MaskedTensor]:
     def method(self: MaskedTensor, other: Any, *args: Any, **kwargs: Any) -> MaskedTensor:
         _check_args(op, args, kwargs)
-        getattr(self._data, op)(_operand(op, self, other), *args)
+        getattr(self._data, op)(_gated(_operand(op, self, other), self._mask), *args)
         return self
     method.__name__ = op
     method.__doc__ = f"``Tensor.{op}`` of the data in place; the mask is kept."
