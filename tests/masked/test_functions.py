@@ -109,6 +109,8 @@ def test_logaddexp_matches_torch():
 
 @pytest.mark.parametrize("call,error,match", [
     (lambda x, m: M.sum(x, 1, mask=m.reshape(1, 3, 4)), IndexError, "more dimensions"),
+    (lambda x, m: M.mean(x, 1, mask=m[:, :1].reshape(3)), ValueError,
+     r"masked: mask of shape \(3,\) does not broadcast to the input of shape \(3, 4\)"),
     (lambda x, m: M.sum(x, (1, -1), mask=m), RuntimeError, "appears multiple times"),
     (lambda x, m: M.amax(x, 2, mask=m), IndexError, "out of range"),
     (lambda x, m: M.mean(x.to(ember.int64), 1, mask=m), ValueError, "Could not infer"),

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 import ember
+from ember.errors import ShapeError
 from ember.masked.tensor import MaskedTensor
 from ember.tensor import Tensor
 
@@ -46,7 +47,12 @@ def input_mask(input: Tensor, mask: Tensor) -> Tensor:
         raise IndexError(f"masked: mask of shape {tuple(mask.shape)} has more dimensions than "
                          f"the input of shape {tuple(input.shape)}; a mask must broadcast to "
                          "the input")
-    return ember.broadcast_to(mask, input.shape).to(ember.bool)
+    try:
+        return ember.broadcast_to(mask, input.shape).to(ember.bool)
+    except ShapeError:
+        raise ShapeError(f"masked: mask of shape {tuple(mask.shape)} does not broadcast to the "
+                         f"input of shape {tuple(input.shape)}. Hint: give the mask the input's "
+                         "trailing dims (size 1 where it is the same along that dim)") from None
 
 
 def canonical_dims(dim: DimOrDims, ndim: int, op: str) -> tuple[int, ...]:
