@@ -135,6 +135,7 @@ def test_masked_reduction_functions_take_masked_tensors():
     (lambda e: e.clamp(min=0.0), TypeError, "no keyword arguments"),
     (lambda e: e.relu(), TypeError, r"relu: not supported.*to_tensor\(fill\)"),
     (lambda e: e @ e, TypeError, "__matmul__ is not supported"),
+    (lambda e: bool(e), RuntimeError, "ambiguous"),
     (lambda e: e.get_data() + e, TypeError, r"plain tensor .* on the left.*\(mt \+ t\)"),
     (lambda e: ember.where(e.get_mask(), e, 0.0), TypeError, r"mt\.where\(\.\.\.\)"),
     (lambda e: ember.exp(e), AttributeError, r"ember\.\* functions take plain tensors.*mt\.exp"),

@@ -161,21 +161,25 @@ class MaskedTensor:
 
     is_sparse = False
 
+    def _one_specified(self, op: str) -> Tensor:
+        """The data, after checking that a one-element MaskedTensor's element is specified."""
+        if self._mask.numel() == 1 and not bool(self._mask):
+            raise ValueError(f"MaskedTensor.{op}: the element is masked out, so it has no value."
+                             " Hint: mt.get_data() holds the raw data")
+        return self._data
+
     def item(self) -> Any:
         """The one element's value; a masked-out one raises a ValueError, as in PyTorch."""
-        if self._mask.numel() == 1 and not bool(self._mask):
-            raise ValueError("MaskedTensor.item: the element is masked out, so it has no value."
-                             " Hint: mt.get_data().item() reads the raw data")
-        return self._data.item()
+        return self._one_specified("item").item()
 
     def __bool__(self) -> bool:
-        return bool(self.item())
+        return bool(self._one_specified("__bool__"))
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._one_specified("__float__"))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._one_specified("__int__"))
 
     def to(self, *args: Any, **kwargs: Any) -> MaskedTensor:
         """The data converted (dtype/device), the mask moved along."""
