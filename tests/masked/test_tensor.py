@@ -72,6 +72,7 @@ def test_inplace_ops_and_reflected_numbers():
     assert_same(e, t)
     assert_same(1 / e, 1 / t)
     assert_same(3 + e, 3 + t)
+    assert_same(ember.tensor(DATA[0]) < e, torch.tensor(DATA[0]) < t)  # comparisons reflect
 
 
 @pytest.mark.parametrize("op,args", [
