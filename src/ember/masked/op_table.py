@@ -1,0 +1,234 @@
+"""Which ops a MaskedTensor has and how each treats the mask, as torch's MaskedTensor tables:
+
+- unary (``exp``, ``abs``, ``clamp``, ...): act on the data, keep the mask;
+- binary (``add``, ``mul``, comparisons, ...): the other operand is a tensor, a number or a
+  MaskedTensor with the *same* mask; the result keeps that mask;
+- reductions (``sum``, ``mean``, ``amax``, ...): :mod:`ember.masked`'s functions on the data,
+  masking out the slices that had no element;
+- pass-through (indexing, ``transpose``, ``reshape``, ...): applied to data and mask alike.
+
+The methods are installed on :class:`~ember.masked.MaskedTensor` when this module is imported.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import ember
+from ember.masked import normalizations, reductions
+from ember.masked.masks import canonical_dims, first_dim
+from ember.masked.tensor import MaskedTensor
+from ember.tensor import Tensor
+
+UNARY = ("abs", "absolute", "acos", "arccos", "acosh", "arccosh", "angle", "asin", "arcsin",
+         "asinh", "arcsinh", "atan", "arctan", "atanh", "arctanh", "bitwise_not", "ceil", "clamp",
+         "clip", "conj_physical", "cos", "cosh", "deg2rad", "digamma", "erf", "erfc", "erfinv",
+         "exp", "exp2", "expm1", "fix", "floor", "frac", "lgamma", "log", "log10", "log1p",
+         "log2", "logit", "i0", "isnan", "nan_to_num", "neg", "negative", "positive", "pow",
+         "rad2deg", "reciprocal", "round", "rsqrt", "sigmoid", "sign", "sgn", "signbit", "sin",
+         "sinc", "sinh", "sqrt", "square", "tan", "tanh", "trunc")
+UNARY_INPLACE = tuple(n + "_" for n in UNARY
+                      if n not in ("angle", "positive", "signbit", "isnan", "conj_physical"))
+BINARY = ("add", "atan2", "arctan2", "bitwise_and", "bitwise_or", "bitwise_xor",
+          "bitwise_left_shift", "bitwise_right_shift", "div", "divide", "floor_divide", "fmod",
+          "logaddexp", "logaddexp2", "mul", "multiply", "nextafter", "remainder", "sub",
+          "subtract", "true_divide", "eq", "ne", "le", "ge", "greater", "greater_equal", "gt",
+          "less_equal", "lt", "less", "maximum", "minimum", "fmax", "fmin", "not_equal")
+BINARY_INPLACE = tuple(n + "_" for n in BINARY if n not in (
+    "logaddexp", "logaddexp2", "maximum", "minimum", "fmax", "fmin"))
+REDUCTIONS = ("sum", "mean", "amin", "amax", "argmin", "argmax", "prod", "all", "var", "std")
+PASS_THROUGH = ("__getitem__", "select", "transpose", "t", "view", "reshape", "flatten",
+                "expand", "unsqueeze", "unfold", "split", "chunk", "clone", "contiguous")
+# Python's operators: (dunder, function of the two data operands)
+OPERATORS = {
+    "__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul,
+    "__truediv__": operator.truediv, "__floordiv__": operator.floordiv, "__mod__": operator.mod,
+    "__and__": operator.and_, "__or__": operator.or_, "__xor__": operator.xor,
+    "__lshift__": operator.lshift, "__rshift__": operator.rshift,
+    "__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
+    "__gt__": operator.gt, "__ge__": operator.ge,
+}
+REFLECTED = ("add", "sub", "mul", "truediv", "floordiv", "mod", "and", "or", "xor")
+UNARY_OPERATORS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not",
+                   "__pow__": "pow"}
+INPLACE_OPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
+                     "__itruediv__": "div_"}
+
+
+def _check_args(op: str, args: tuple, kwargs: dict) -> None:
+    """As torch's MaskedTensor: extra arguments are positional and not tensors."""
+    if kwargs:
+        raise TypeError(f"MaskedTensor.{op}: takes no keyword arguments (got "
+                        f"{', '.join(kwargs)}). Hint: pass them positionally, or use "
+                        "mt.get_data()")
+    for value in args:
+        if isinstance(value, (Tensor, MaskedTensor)):
+            raise TypeError(f"MaskedTensor.{op}: takes no tensor arguments besides the input "
+                            f"(got a {type(value).__name__}). Hint: use mt.get_data() and "
+                            "combine the data yourself")
+
+
+def _gated(value: Any, mask: Tensor) -> Any:
+    """``value`` itself, but gradients stop at its masked-out elements: a masked-out nan or inf
+    times the 0 gradient of a masked-out output gives nan, which would reach ``value``'s source
+    (or, summed over a broadcast, a plain operand's gradient at masked-in elements too)."""
+    if not isinstance(value, Tensor) or not value.requires_grad:
+        return value
+    return ember.where(mask, value, value.detach())
+
+
+def _unary(op: str) -> Callable[..., MaskedTensor]:
+    def method(self: MaskedTensor, *args: Any, **kwargs: Any) -> MaskedTensor:
+        _check_args(op, args, kwargs)
+        data = getattr(_gated(self._data, self._mask), op)(*args)
+        return MaskedTensor._wrap(data, self._mask)
+    method.__name__ = op
+    method.__doc__ = f"``Tensor.{op}`` of the data; the mask is kept."
+    return method
+
+
+def _unary_inplace(op: str) -> Callable[..., MaskedTensor]:
+    def method(self: MaskedTensor, *args: Any, **kwargs: Any) -> MaskedTensor:
+        _check_args(op, args, kwargs)
+        if self._data.requires_grad and not self._data.is_leaf:  # through the gate, written back
+            self._data.copy_(getattr(_gated(self._data, self._mask), op[:-1])(*args))
+        else:
+            getattr(self._data, op)(*args)
+        return self
+    method.__name__ = op
+    method.__doc__ = f"``Tensor.{op}`` of the data in place; the mask is kept."
+    return method
+
+
+def _operand(op: str, self: MaskedTensor, other: Any) -> Any:
+    """``other``'s data, after checking that a MaskedTensor ``other`` has ``self``'s mask."""
+    if not isinstance(other, MaskedTensor):
+        return other
+    same = (tuple(other._mask.shape) == tuple(self._mask.shape)
+            and bool((other._mask == self._mask).all()))
+    if not same:
+        raise ValueError(f"MaskedTensor.{op}: input masks must match; binary ops need both "
+                         "MaskedTensors to have the same mask. Hint: combine a.to_tensor(fill) "
+                         "and b.to_tensor(fill), or build the result's mask yourself")
+    return other._data
+
+
+def _binary_result(self: MaskedTensor, data: Tensor) -> MaskedTensor:
+    mask = self._mask
+    if tuple(data.shape) != tuple(mask.shape):  # a plain operand broadcast the data
+        mask = ember.broadcast_to(mask, data.shape)
+    return MaskedTensor._wrap(data, mask)
+
+
+def _binary(op: str, fn: Callable[[Any, Any], Any] | None = None,
+            reflected: bool = False) -> Callable[..., MaskedTensor]:
+    def method(self: MaskedTensor, other: Any, *args: Any, **kwargs: Any) -> MaskedTensor:
+        _check_args(op, args, kwargs)
+        data, other_data = (_gated(x, self._mask) for x in (self._data, _operand(op, self, other)))
+        if fn is None:
+            data = getattr(data, op)(other_data, *args)
+        else:
+            data = fn(other_data, data) if reflected else fn(data, other_data)
+        return _binary_result(self, data)
+    method.__name__ = op
+    method.__doc__ = (f"``{op}`` of the data and ``other`` (a tensor, a number or a "
+                      "MaskedTensor with the same mask); the mask is kept.")
+    return method
+
+
+def _binary_inplace(op: str) -> Callable[..., MaskedTensor]:
+    def method(self: MaskedTensor, other: Any, *args: Any, **kwargs: Any) -> MaskedTensor:
+        _check_args(op, args, kwargs)
+        getattr(self._data, op)(_gated(_operand(op, self, other), self._mask), *args)
+        return self
+    method.__name__ = op
+    method.__doc__ = f"``Tensor.{op}`` of the data in place; the mask is kept."
+    return method
+
+
+def _masked_all(data: Tensor, dims: Any, keepdim: bool, dtype: Any, mask: Tensor) -> Tensor:
+    """``all`` over the masked-in elements (True where none is), as torch's MaskedTensor."""
+    del dtype
+    return ember.all(data.masked_fill(~mask, True), dims, keepdim)
+
+
+def _reduction(op: str) -> Callable[..., MaskedTensor]:
+    function = _masked_all if op == "all" else getattr(reductions, op)
+
+    def method(self: MaskedTensor, dim: Any = None, keepdim: bool = False,
+               dtype: Any = None) -> MaskedTensor:
+        dims = canonical_dims(dim, self.ndim, op) or None
+        along = dim if op in ("argmax", "argmin") else dims
+        data = function(self._data, along, keepdim=keepdim, dtype=dtype, mask=self._mask)
+        return MaskedTensor._wrap(data, ember.any(self._mask, dims, keepdim))
+    method.__name__ = op
+    method.__doc__ = (f"``ember.masked.{op}`` of the data over ``dim`` (all dims when ``None``),"
+                      " as a MaskedTensor that masks out the slices with no element.")
+    return method
+
+
+def softmax(self: MaskedTensor, dim: int) -> MaskedTensor:
+    """Softmax along ``dim`` over the specified elements; the mask is kept.
+
+    Example:
+        >>> mt = ember.masked.masked_tensor(ember.tensor([1.0, 2.0, 3.0]),
+        ...                                 ember.tensor([True, False, True]))
+        >>> mt.softmax(0)
+        MaskedTensor(
+          [  0.1192,       --,   0.8808]
+        )
+    """
+    d = first_dim(dim, self.ndim, "softmax")
+    if not self.dtype.is_floating_point:
+        raise TypeError(f"MaskedTensor.softmax: expected floating point data, got {self.dtype}."
+                        " Hint: mt.float().softmax(dim)")
+    # slices with nothing specified compute on zeros, so no nan reaches data or gradients
+    anything = self._mask.any(d, keepdim=True)
+    inputs = ember.where(anything, self._data, 0.0)
+    data = normalizations.softmax(inputs, d, mask=self._mask | ~anything)
+    return MaskedTensor._wrap(ember.where(self._mask, data, 0.0), self._mask)
+
+
+def _pass_through(op: str) -> Callable[..., Any]:
+    def method(self: MaskedTensor, *args: Any, **kwargs: Any) -> Any:
+        data = getattr(self._data, op)(*args, **kwargs)
+        mask = getattr(self._mask, op)(*args, **kwargs)
+        if isinstance(data, (tuple, list)):
+            return type(data)(MaskedTensor._wrap(d, m) for d, m in zip(data, mask))
+        return MaskedTensor._wrap(data, mask)
+    method.__name__ = op
+    method.__doc__ = f"``Tensor.{op}`` applied to the data and the mask alike."
+    return method
+
+
+def _unsupported(op: str) -> Callable[..., Any]:
+    def method(self: MaskedTensor, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"MaskedTensor: {op} is not supported on a MaskedTensor. Hint: "
+                        "mt.to_tensor(fill) gives a plain tensor with masked-out elements set "
+                        "to fill, mt.get_data() the raw data")
+    method.__name__ = op
+    return method
+
+
+def _install() -> None:
+    table: dict[str, Callable[..., Any]] = {}
+    table.update({op: _unary(op) for op in UNARY})
+    table.update({op: _unary_inplace(op) for op in UNARY_INPLACE})
+    table.update({op: _binary(op) for op in BINARY})
+    table.update({op: _binary_inplace(op) for op in BINARY_INPLACE})
+    table.update({op: _reduction(op) for op in REDUCTIONS})
+    table.update({op: _pass_through(op) for op in PASS_THROUGH})
+    table.update({op: _binary(op, fn) for op, fn in OPERATORS.items()})
+    table.update({f"__r{name}__": _binary(f"__r{name}__", OPERATORS[f"__{name}__"], True)
+                  for name in REFLECTED})
+    table.update({dunder: table[op] for dunder, op in UNARY_OPERATORS.items()})
+    table.update({dunder: table[op] for dunder, op in INPLACE_OPERATORS.items()})
+    table.update({op: _unsupported(op) for op in ("__matmul__", "__rmatmul__", "__iter__")})
+    table["softmax"] = softmax
+    for name, method in table.items():
+        setattr(MaskedTensor, name, method)
+
+
+_install()

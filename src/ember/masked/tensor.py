@@ -1,0 +1,272 @@
+"""``MaskedTensor``: a tensor's data together with a bool mask of the same shape that says which
+elements are specified, as ``torch.masked.MaskedTensor``.
+
+Elementwise ops act on the data and keep the mask, reductions skip masked-out elements and
+mask out the slices that had none, and shape ops move data and mask together (the tables are
+in :mod:`ember.masked.op_table`). Autograd goes through the data: a MaskedTensor made with
+``requires_grad=True`` gets a MaskedTensor ``.grad`` with its own mask. It is its own class, not
+an :class:`ember.Tensor`, so ordinary tensors' ops never look at it and pay nothing for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember
+from ember.masked.tensor_repr import masked_tensor_repr
+from ember.tensor import Tensor
+
+__all__ = ["MaskedTensor", "masked_tensor", "as_masked_tensor"]
+
+_SUPPORTED_DTYPES = ("float16", "float32", "float64", "bool", "int8", "int16", "int32", "int64")
+
+
+def _check(data: Any, mask: Any) -> None:
+    for name, value in (("data", data), ("mask", mask)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"MaskedTensor: {name} must be an ember.Tensor, got "
+                            f"{type(value).__name__}. Hint: wrap it with ember.tensor(...)")
+    if mask.dtype != ember.bool:
+        raise TypeError(f"MaskedTensor: mask must have dtype bool, got {mask.dtype}. Hint: "
+                        "mask.bool()")
+    if str(data.dtype).split(".")[-1] not in _SUPPORTED_DTYPES:
+        raise TypeError(f"MaskedTensor: {data.dtype} is not supported; data must be one of "
+                        f"{', '.join(_SUPPORTED_DTYPES)}")
+    if tuple(data.shape) != tuple(mask.shape):
+        raise ValueError(f"MaskedTensor: data of shape {tuple(data.shape)} and mask of shape "
+                         f"{tuple(mask.shape)} must have the same shape")
+
+
+class MaskedTensor:
+    """Data with a bool mask; elements where the mask is False are unspecified.
+
+    Args:
+        data: the values (float16/32/64, bool, int8/16/32/64).
+        mask: bool tensor of the same shape, True where a value is specified.
+        requires_grad: make the MaskedTensor a leaf that accumulates a ``.grad``.
+
+    Example:
+        >>> data = ember.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        >>> mask = ember.tensor([[True, False, True], [False, False, False]])
+        >>> mt = ember.masked.masked_tensor(data, mask, requires_grad=True)
+        >>> mt.sum(1)
+        MaskedTensor(
+          [  4.0000,       --]
+        )
+        >>> mt.sum().backward()
+        >>> mt.grad
+        MaskedTensor(
+          [
+            [  1.0000,       --,   1.0000],
+            [      --,       --,       --]
+          ]
+        )
+    """
+
+    __slots__ = ("_data", "_mask")
+    __hash__ = object.__hash__  # the comparison operators below are elementwise
+
+    def __init__(self, data: Tensor, mask: Tensor, requires_grad: bool = False) -> None:
+        _check(data, mask)
+        self._data = data.detach().clone().requires_grad_(requires_grad)
+        self._mask = mask.detach().clone()
+
+    @classmethod
+    def _wrap(cls, data: Tensor, mask: Tensor) -> MaskedTensor:
+        """A MaskedTensor over ``data`` as it is, graph included (what ops return)."""
+        result = cls.__new__(cls)
+        result._data, result._mask = data, mask
+        return result
+
+    # what torch's MaskedTensor answers
+    def get_data(self) -> Tensor:
+        """The data, masked-out elements included; gradients flow back through it."""
+        return self._data
+
+    def get_mask(self) -> Tensor:
+        """The bool mask, True where an element is specified."""
+        return self._mask
+
+    def to_tensor(self, value: Any) -> Tensor:
+        """A plain tensor with masked-out elements set to ``value`` (differentiable).
+
+        Example:
+            >>> mt = ember.masked.masked_tensor(ember.tensor([1.0, 2.0]),
+            ...                                 ember.tensor([True, False]))
+            >>> mt.to_tensor(0.0)
+            tensor([1., 0.])
+        """
+        return self._data.masked_fill(~self._mask, value)
+
+    def __repr__(self) -> str:
+        return masked_tensor_repr(self._data.detach().numpy(), self._mask.numpy())
+
+    # autograd
+    @property
+    def requires_grad(self) -> bool:
+        return self._data.requires_grad
+
+    def requires_grad_(self, requires_grad: bool = True) -> MaskedTensor:
+        self._data.requires_grad_(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._data.is_leaf
+
+    @property
+    def grad(self) -> MaskedTensor | None:
+        """The gradient of a leaf, a MaskedTensor with this one's mask (``None`` before any)."""
+        grad = self._data.grad
+        return None if grad is None else MaskedTensor._wrap(grad, self._mask)
+
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False) -> None:
+        """Backpropagates from this MaskedTensor's data (``gradient`` may be a MaskedTensor)."""
+        if isinstance(gradient, MaskedTensor):
+            gradient = gradient._data
+        self._data.backward(gradient, retain_graph=retain_graph, create_graph=create_graph)
+
+    def detach(self) -> MaskedTensor:
+        return MaskedTensor._wrap(self._data.detach(), self._mask)
+
+    # shape and type
+    @property
+    def shape(self) -> Any:
+        return self._data.shape
+
+    def size(self, dim: int | None = None) -> Any:
+        return self._data.size() if dim is None else self._data.size(dim)
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.numel()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    @property
+    def dtype(self) -> Any:
+        return self._data.dtype
+
+    @property
+    def device(self) -> Any:
+        return self._data.device
+
+    is_sparse = False
+
+    def _one_specified(self, op: str) -> Tensor:
+        """The data, after checking that a one-element MaskedTensor's element is specified."""
+        if self._mask.numel() == 1 and not bool(self._mask):
+            raise ValueError(f"MaskedTensor.{op}: the element is masked out, so it has no value."
+                             " Hint: mt.get_data() holds the raw data")
+        return self._data
+
+    def item(self) -> Any:
+        """The one element's value; a masked-out one raises a ValueError, as in PyTorch."""
+        return self._one_specified("item").item()
+
+    def __bool__(self) -> bool:
+        return bool(self._one_specified("__bool__"))
+
+    def __float__(self) -> float:
+        return float(self._one_specified("__float__"))
+
+    def __int__(self) -> int:
+        return int(self._one_specified("__int__"))
+
+    def to(self, *args: Any, **kwargs: Any) -> MaskedTensor:
+        """The data converted (dtype/device), the mask moved along."""
+        data = self._data.to(*args, **kwargs)
+        return MaskedTensor._wrap(data, self._mask.to(data.device))
+
+    def float(self) -> MaskedTensor:
+        return self.to(ember.float32)
+
+    def double(self) -> MaskedTensor:
+        return self.to(ember.float64)
+
+    def half(self) -> MaskedTensor:
+        return self.to(ember.float16)
+
+    def bool(self) -> MaskedTensor:
+        return self.to(ember.bool)
+
+    def int(self) -> MaskedTensor:
+        return self.to(ember.int32)
+
+    def long(self) -> MaskedTensor:
+        return self.to(ember.int64)
+
+    @property
+    def mT(self) -> MaskedTensor:  # noqa: N802 - PyTorch's name
+        """The last two dims swapped, in data and mask alike."""
+        return MaskedTensor._wrap(self._data.mT, self._mask.mT)
+
+    def where(self, condition: Tensor, other: Any) -> MaskedTensor:
+        """``self`` where ``condition`` holds, else ``other``; the masks are chosen the same
+        way (a plain ``other`` counts as fully specified).
+
+        Example:
+            >>> mt = ember.masked.masked_tensor(ember.tensor([1.0, 2.0, 3.0]),
+            ...                                 ember.tensor([True, False, True]))
+            >>> mt.where(ember.tensor([True, True, False]), ember.zeros(3))
+            MaskedTensor(
+              [  1.0000,       --,   0.0000]
+            )
+        """
+        other_mask = (other._mask if isinstance(other, MaskedTensor)
+                      else ember.ones(ember.as_tensor(other).shape, dtype=ember.bool))
+        other_data = other._data if isinstance(other, MaskedTensor) else other
+        return MaskedTensor._wrap(ember.where(condition, self._data, other_data),
+                                  ember.where(condition, self._mask, other_mask))
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("MaskedTensor: cannot become a plain array, as a plain tensor (or array) "
+                        "on the left of an operator or an ember.* function (ember.where, "
+                        "ember.cat, ...) would make it. Hint: put the MaskedTensor on the left "
+                        "(mt + t), use its methods (mt.where(...)), or mt.to_tensor(fill) / "
+                        "mt.get_data()")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # Python's protocols and Ember's internals: an AttributeError
+            raise AttributeError(f"'MaskedTensor' object has no attribute '{name}' (ember.* "
+                                 "functions take plain tensors). Hint: use the MaskedTensor's "
+                                 "methods (mt.exp(), mt.where(...)), or mt.to_tensor(fill)")
+        if hasattr(Tensor, name):
+            raise TypeError(f"MaskedTensor.{name}: not supported on a MaskedTensor. Hint: "
+                            f"mt.to_tensor(fill).{name}(...) works on a plain tensor with "
+                            f"masked-out elements set to fill, or mt.get_data() on the raw data")
+        raise AttributeError(f"'MaskedTensor' object has no attribute '{name}'")
+
+
+def masked_tensor(data: Tensor, mask: Tensor, requires_grad: bool = False) -> MaskedTensor:
+    """A MaskedTensor over a copy of ``data`` (a new leaf; ``data``'s graph is not kept).
+
+    Example:
+        >>> ember.masked.masked_tensor(ember.tensor([1, 2, 3]),
+        ...                            ember.tensor([True, False, True]))
+        MaskedTensor(
+          [1,       --, 3]
+        )
+    """
+    return MaskedTensor(data, mask, requires_grad)
+
+
+def as_masked_tensor(data: Tensor, mask: Tensor) -> MaskedTensor:
+    """A MaskedTensor over ``data`` that keeps its graph: gradients flow back into ``data``.
+
+    Example:
+        >>> x = ember.tensor([1.0, 2.0], requires_grad=True)
+        >>> ember.masked.as_masked_tensor(x * 3, ember.tensor([True, False])).sum().backward()
+        >>> x.grad
+        tensor([3., 0.])
+    """
+    _check(data, mask)
+    return MaskedTensor._wrap(data.clone(), mask.detach().clone())

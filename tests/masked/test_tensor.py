@@ -1,0 +1,202 @@
+"""ember.masked.MaskedTensor against torch.masked.MaskedTensor: repr, masks of elementwise ops,
+reductions and shape ops, values where the mask is True, gradients, and errors."""
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.masked import MaskedTensor, as_masked_tensor, is_masked_tensor, masked_tensor
+from tests.masked.helpers import DATA, MASK
+
+warnings.filterwarnings("ignore", module="torch.masked")
+
+
+def _pair(data=DATA, mask=MASK, requires_grad=False):
+    return (masked_tensor(ember.tensor(data), ember.tensor(mask), requires_grad=requires_grad),
+            torch.masked.masked_tensor(torch.tensor(data), torch.tensor(mask),
+                                       requires_grad=requires_grad))
+
+
+def assert_same(e, t):
+    """Same type, mask and dtype, and equal data where the mask is True."""
+    assert is_masked_tensor(e) and isinstance(t, torch.masked.MaskedTensor)
+    mask = t.get_mask().numpy()
+    np.testing.assert_array_equal(e.get_mask().numpy(), mask)
+    assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], (e.dtype, t.dtype)
+    np.testing.assert_allclose(np.asarray(e.get_data().detach().numpy())[mask],
+                               t.get_data().detach().numpy()[mask], rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("data,mask", [
+    (DATA, MASK), (np.arange(6).reshape(2, 3), MASK[:2, :3]), (DATA > 0, MASK),
+    (np.array(2.5), np.array(True)), (np.array(2.5), np.array(False)),
+    (DATA.reshape(3, 2, 2) * 100, MASK.reshape(3, 2, 2)), (np.array([1.5, -2.25e5]), [1, 1]),
+])
+def test_repr_matches_torch(data, mask):
+    mask = np.asarray(mask, dtype=bool)
+    e, t = _pair(np.asarray(data), mask)
+    assert repr(e) == repr(t)
+
+
+UNARY = [lambda x: x.exp(), lambda x: x.abs(), lambda x: -x, lambda x: x.clamp(-0.5, 0.5),
+         lambda x: x ** 2, lambda x: x.sigmoid(), lambda x: x.isnan(), lambda x: x.round()]
+NUMBER_OK = [lambda x, y: x + y, lambda x, y: x * y, lambda x, y: x - y, lambda x, y: x / y,
+             lambda x, y: x > y, lambda x, y: x == y]
+BINARY = NUMBER_OK + [lambda x, y: x.maximum(y), lambda x, y: x.atan2(y)]  # tensors only
+
+
+@pytest.mark.parametrize("fn", UNARY)
+def test_unary_ops_keep_the_mask(fn):
+    e, t = _pair()
+    assert_same(fn(e), fn(t))
+
+
+@pytest.mark.parametrize("fn", BINARY)
+def test_binary_ops_with_masked_tensors_tensors_and_numbers(fn):
+    e, t = _pair()
+    e2, t2 = _pair(DATA[::-1].copy())
+    assert_same(fn(e, e2), fn(t, t2))
+    assert_same(fn(e, ember.tensor(DATA[0])), fn(t, torch.tensor(DATA[0])))
+    if fn in NUMBER_OK:
+        assert_same(fn(e, 0.5), fn(t, 0.5))
+
+
+def test_inplace_ops_and_reflected_numbers():
+    e, t = _pair()
+    e.mul_(2).add_(e)
+    t.mul_(2).add_(t)
+    assert_same(e, t)
+    assert_same(1 / e, 1 / t)
+    assert_same(3 + e, 3 + t)
+    assert_same(ember.tensor(DATA[0]) < e, torch.tensor(DATA[0]) < t)  # comparisons reflect
+
+
+@pytest.mark.parametrize("op,args", [
+    ("sum", ()), ("sum", (1,)), ("sum", (0, True)), ("mean", ()), ("mean", (1,)),
+    ("amax", (1,)), ("amin", ()), ("prod", (0,)), ("argmax", (1,)), ("argmin", ()),
+    ("var", (1,)), ("std", ()), ("all", (1,)), ("softmax", (1,)), ("softmax", (0,)),
+])
+def test_reductions_mask_out_empty_slices(op, args):
+    e, t = _pair()
+    if op == "all":
+        e, t = e > 0, t > 0
+    assert_same(getattr(e, op)(*args), getattr(t, op)(*args))
+
+
+@pytest.mark.parametrize("fn", [lambda x: x[1:], lambda x: x[:, 2], lambda x: x.transpose(0, 1),
+                                lambda x: x.t(), lambda x: x.reshape(4, 3),
+                                lambda x: x.view(-1), lambda x: x.unsqueeze(0),
+                                lambda x: x.expand(2, 3, 4), lambda x: x.flatten(),
+                                lambda x: x.split(2, 1)[1], lambda x: x.select(0, 2)])
+def test_shape_ops_move_data_and_mask(fn):
+    e, t = _pair()
+    assert_same(fn(e), fn(t))
+
+
+def test_where_and_to_tensor():
+    e, t = _pair()
+    cond = DATA > 0
+    assert_same(e.where(ember.tensor(cond), e * 0), torch.where(torch.tensor(cond), t, t * 0))
+    np.testing.assert_array_equal(e.to_tensor(-1.0).numpy(), t.to_tensor(-1.0).numpy())
+    assert_same(e.to(ember.float32), t.to(torch.float32))
+
+
+@pytest.mark.parametrize("fn", [lambda x: x.sum(), lambda x: (x * x).sum(1).sum(),
+                                lambda x: x.softmax(1).mul(x.exp()).sum(),
+                                lambda x: x.mean(0).sum(), lambda x: x.amax(1).sum()])
+def test_backward_gives_a_masked_gradient(fn):
+    e, t = _pair(requires_grad=True)
+    fn(e).backward()
+    fn(t).backward()
+    assert_same(e.grad, t.grad)
+    assert np.isfinite(e.grad.get_data().numpy()).all()
+
+
+def test_as_masked_tensor_keeps_the_graph_and_masked_tensor_cuts_it():
+    x = ember.tensor(DATA, requires_grad=True)
+    as_masked_tensor(x * 2, ember.tensor(MASK)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2.0 * MASK)
+    leaf = masked_tensor(x * 2, ember.tensor(MASK))
+    assert leaf.is_leaf and not leaf.requires_grad
+
+
+def test_masked_reduction_functions_take_masked_tensors():
+    e, t = _pair()
+    np.testing.assert_allclose(ember.masked.mean(e, 1).numpy(),
+                               torch.masked.mean(t, 1, mask=t.get_mask()).numpy())
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda e: e + masked_tensor(e.get_data(), ~e.get_mask()), ValueError, "masks must match"),
+    (lambda e: e.pow(e.get_data()), TypeError, "no tensor arguments"),
+    (lambda e: e.clamp(min=0.0), TypeError, "no keyword arguments"),
+    (lambda e: e.relu(), TypeError, r"relu: not supported.*to_tensor\(fill\)"),
+    (lambda e: e @ e, TypeError, "__matmul__ is not supported"),
+    (lambda e: bool(e), RuntimeError, "ambiguous"),
+    (lambda e: e.get_data() + e, TypeError, r"plain tensor .* on the left.*\(mt \+ t\)"),
+    (lambda e: ember.where(e.get_mask(), e, 0.0), TypeError, r"mt\.where\(\.\.\.\)"),
+    (lambda e: ember.exp(e), AttributeError, r"ember\.\* functions take plain tensors.*mt\.exp"),
+    (lambda e: e.to(ember.int64).softmax(0), TypeError, "expected floating point data"),
+    (lambda e: masked_tensor(e.get_data(), e.get_mask()[0]), ValueError, "same shape"),
+    (lambda e: masked_tensor(e.get_data(), e.get_mask().int()), TypeError, "dtype bool"),
+    (lambda e: masked_tensor(e.get_data().tolist(), e.get_mask()), TypeError, "ember.Tensor"),
+    (lambda e: masked_tensor(e.get_data().to(ember.complex64), e.get_mask()), TypeError,
+     "not supported"),
+])
+def test_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call(_pair()[0])
+
+
+def test_is_its_own_class():
+    e, _ = _pair()
+    assert isinstance(e, MaskedTensor) and not isinstance(e, ember.Tensor)
+    assert not is_masked_tensor(ember.ones(2))
+    assert e.shape == (3, 4) and e.dim() == 2 and e.numel() == 12 and len(e) == 3
+
+
+INTEGER_CALLS = {
+    "sum over (0, 2)": lambda x: x.sum((0, 2)), "sum keepdim": lambda x: x.sum(1, True),
+    "amax": lambda x: x.amax(-1), "argmax keepdim": lambda x: x.argmax(2, True),
+    "prod": lambda x: x.prod(0), "sum of all": lambda x: x.sum(), "ge": lambda x: x >= 3,
+    "floordiv": lambda x: x // 2, "invert": lambda x: ~x,
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "int32"])
+@pytest.mark.parametrize("call", INTEGER_CALLS)
+def test_three_dims_and_integer_data(dtype, call):
+    if call == "invert" and dtype == "float64":
+        return
+    data = np.arange(24).reshape(2, 3, 4) % 7
+    mask = (np.arange(24).reshape(2, 3, 4) % 3 == 0) & (np.arange(24).reshape(2, 3, 4) < 12)
+    e, t = _pair(data.astype(dtype), mask)
+    assert_same(INTEGER_CALLS[call](e), INTEGER_CALLS[call](t))
+
+
+@pytest.mark.parametrize("convert", [lambda x: x.item(), bool, float, int])
+def test_one_element_reads_as_torch_and_refuses_a_masked_out_one(convert):
+    e, t = _pair(np.array(2.5), np.array(True))
+    assert convert(e) == convert(t)
+    e, _ = _pair(np.array(2.5), np.array(False))
+    with pytest.raises(ValueError, match="masked out"):
+        convert(e)
+
+
+@pytest.mark.parametrize("fn", [lambda x: x.chunk(2, 1)[1], lambda x: x.mT, lambda x: x.bool(),
+                                lambda x: x.int(), lambda x: x.long()])
+def test_more_shape_and_dtype_ops_as_torch(fn):
+    e, t = _pair()
+    assert_same(fn(e), fn(t))
+
+
+def test_copies_keep_data_mask_and_independence():
+    e, t = _pair()
+    deep = copy.deepcopy(e)
+    assert_same(deep, t)
+    deep.get_data().add_(1.0)
+    assert_same(e, t)
