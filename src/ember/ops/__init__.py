@@ -30,6 +30,7 @@ from ember.ops.fake_quantize import *  # noqa: F403
 from ember.ops.fft import FFTC2C  # noqa: F401 - registers the FFT primitives (ember.fft's)
 from ember.ops.fill import *  # noqa: F403
 from ember.ops.frexp import *  # noqa: F403
+from ember.ops.from_file import *  # noqa: F403
 from ember.ops.functional_aliases import *  # noqa: F403
 from ember.ops.gamma import *  # noqa: F403
 from ember.ops.gather import *  # noqa: F403
@@ -108,6 +109,7 @@ _FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broad
              "complex_math", "complex_parts", "construct", "constructors", "conv", "convert",
              "copy_variants", "creation", "ctc_loss", "diagonal", "discrete", "distance", "dlpack",
              "dropout", "embedding", "fake_quantize", "fill", "fractional_pool", "frexp",
+             "from_file",
              "functional_aliases", "gamma", "gather", "gradient", "grid_sample", "gumbel_softmax",
              "hash_tensor", "histogram", "igamma", "im2col", "indexing", "inplace_functions",
              "integrate", "interpolate", "join", "layer_norm", "legacy_tensor_types", "linalg",

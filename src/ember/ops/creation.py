@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -26,7 +27,7 @@ from ember.ops.fits import check_fits, check_real
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
-           "ones_like", "empty_like", "full_like", "arange", "linspace", "eye"]
+           "ones_like", "empty_like", "full_like", "arange", "range", "linspace", "eye"]
 
 
 Size = Sequence[int] | int
@@ -306,6 +307,34 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: An
     n = max(0, int(np.ceil((end - start) / step)))
     array = (start + step * dev.xp.arange(n, dtype=np.float64)).astype(dt.np) \
         if dt.is_floating_point else dev.xp.arange(start, end, step).astype(dt.np)
+    return _finish(array, dev, requires_grad)
+
+
+def range(start: float, end: float, step: float = 1, *,  # noqa: A001
+          dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` *inclusive* by ``step``, in the default float dtype
+    unless ``dtype`` is given: PyTorch's deprecated ``torch.range`` (it warns, as PyTorch
+    does; ``arange`` excludes ``end``).
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     ember.range(1, 2, 0.5)
+        tensor([1.0000, 1.5000, 2.0000])
+    """
+    warnings.warn("ember.range is deprecated, as torch.range is: its end is inclusive, unlike "
+                  "Python's range. Use ember.arange, which stops before end", UserWarning,
+                  stacklevel=2)
+    if step == 0:
+        raise ValueError("range: step must be nonzero")
+    if (end - start) * step < 0:
+        raise ValueError(f"range: the range {start} to {end} goes against the sign of step "
+                         f"{step}. Hint: swap start and end, or negate step")
+    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    dev = to_device(device)
+    n = int(np.floor((end - start) / step)) + 1
+    array = (start + step * dev.xp.arange(n, dtype=np.float64)).astype(dt.np)
     return _finish(array, dev, requires_grad)
 
 

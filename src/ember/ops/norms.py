@@ -22,7 +22,7 @@ from ember.ops.shape import reshape
 from ember.ops.unary import abs, sqrt  # noqa: A004
 from ember.tensor import Tensor, method
 
-__all__ = ["norm", "renorm", "frobenius_norm", "nuclear_norm"]
+__all__ = ["norm", "renorm", "frobenius_norm", "nuclear_norm", "norm_except_dim"]
 
 _INF = float("inf")
 _MATRIX_ORDS = ("fro", "nuc", 2, -2, 1, -1, _INF, -_INF)
@@ -265,3 +265,27 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
 
 
 bind_inplace(renorm_=renorm)
+
+
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002
+    """The ``pow``-norm of ``v`` over every dimension but ``dim``, kept to broadcast against
+    ``v`` (weight normalisation's ``g``); ``dim=-1``: one norm of the whole tensor, as in
+    PyTorch.
+
+    Example:
+        >>> ember.norm_except_dim(ember.tensor([[3.0, 0.0], [4.0, 1.0]]), 2, 1)
+        tensor([[5., 1.]])
+    """
+    return norm_except_dim_of("norm_except_dim", v, pow, dim)
+
+
+def norm_except_dim_of(op: str, v: Tensor, pow: float, dim: int) -> Tensor:  # noqa: A002
+    """``norm_except_dim`` whose errors name ``op`` (weight_norm's, which calls it)."""
+    if dim == -1:
+        return vector_norm(v, pow)
+    if not -v.ndim <= dim < max(v.ndim, 1):
+        raise IndexError(f"{op}: dim {dim} is out of range for a tensor of shape "
+                         f"{tuple(v.shape)} (expected -1 or one in [{-v.ndim}, {v.ndim - 1}])")
+    dim = dim % v.ndim if v.ndim else 0  # other negative dimensions count from the end
+    dims = tuple(d for d in range(v.ndim) if d != dim)
+    return vector_norm(v, pow, dims, keepdim=True) if dims else abs(v)

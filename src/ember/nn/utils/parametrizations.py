@@ -12,27 +12,15 @@ from ember.errors import ShapeError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.nn.utils.parametrize import register_parametrization
+from ember.ops.norms import norm_except_dim_of
 from ember.tensor import Tensor
 
 __all__ = ["weight_norm", "spectral_norm", "orthogonal"]
 
 
-def norm_except_dim(v: Tensor, dim: int) -> Tensor:
-    """The 2-norm of ``v`` over every dimension but ``dim``, shaped to broadcast against
-    ``v`` (``dim == -1``: the norm of the whole tensor, PyTorch's convention)."""
-    if dim == -1:
-        return v.norm()
-    if not -v.ndim <= dim < max(v.ndim, 1):
-        raise IndexError(f"weight_norm: dim {dim} is out of range for a weight of shape "
-                         f"{tuple(v.shape)} (expected -1 or one in [{-v.ndim}, {v.ndim - 1}])")
-    dim = dim % v.ndim if v.ndim else 0  # other negative dimensions count from the end
-    dims = tuple(d for d in range(v.ndim) if d != dim)
-    return (v * v).sum(dim=dims, keepdim=True).sqrt() if dims else v.abs()
-
-
 def weight_from_norm(g: Tensor, v: Tensor, dim: int) -> Tensor:
     """``v`` rescaled to the norm ``g`` (per slice along ``dim``)."""
-    return v * (g / norm_except_dim(v, dim))
+    return v * (g / norm_except_dim_of("weight_norm", v, 2, dim))
 
 
 def matrix_view(weight: Tensor, dim: int) -> Tensor:
@@ -59,7 +47,7 @@ class _WeightNorm(Module):
         return weight_from_norm(weight_g, weight_v, self.dim)
 
     def right_inverse(self, weight: Tensor) -> tuple[Tensor, Tensor]:
-        return norm_except_dim(weight, self.dim), weight
+        return norm_except_dim_of("weight_norm", weight, 2, self.dim), weight
 
 
 def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Module:

@@ -16,9 +16,9 @@ from ember.nn.parameter import Parameter
 from ember.nn.utils.parametrizations import (
     default_spectral_dim,
     matrix_view,
-    norm_except_dim,
     weight_from_norm,
 )
+from ember.ops.norms import norm_except_dim_of
 from ember.tensor import Tensor
 
 __all__ = ["weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
@@ -97,7 +97,8 @@ def weight_norm(module: M, name: str = "weight", dim: int | None = 0) -> M:
     weight = _check_free(module, WeightNorm, name, "weight_norm")
     hook = WeightNorm(name, -1 if dim is None else dim)
     del module._parameters[name]
-    module.register_parameter(name + "_g", Parameter(norm_except_dim(weight, hook.dim).detach()))
+    g = norm_except_dim_of("weight_norm", weight, 2, hook.dim)
+    module.register_parameter(name + "_g", Parameter(g.detach()))
     module.register_parameter(name + "_v", Parameter(weight.detach()))
     hook.attach(module, hook.compute_weight(module, False))
     return module
