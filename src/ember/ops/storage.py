@@ -59,7 +59,9 @@ def data_ptr(self: Tensor) -> int:
 
 @method()
 def storage_offset(self: Tensor) -> int:
-    """The offset of the tensor's first element in its storage, in elements.
+    """The offset of the tensor's first element in its storage, in elements. An empty view
+    reports 0: NumPy keeps no address for an array without elements (PyTorch reports where
+    the slice would start).
 
     Example:
         >>> ember.arange(6).reshape(2, 3)[1, 1:].storage_offset()
