@@ -90,26 +90,32 @@ def linear_accumulate(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return x.astype(dtype, copy=False) @ w.astype(dtype, copy=False).T
 
 
-def conv2d_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, int],
-                      padding: tuple[int, int], dilation: tuple[int, int],
-                      groups: int) -> np.ndarray:
-    """The 2-D convolution of centred integers ``x`` (N, C, H, W) with ``w`` (O, C/groups,
-    kh, kw), zero padding (the input's zero point, centred): the exact accumulator. An
-    im2col in channels-last order (its copy reads runs of channels) and one GEMM per group."""
-    n = x.shape[0]
-    o, cg, kh, kw = w.shape
-    dtype = exact_dtype(x, w, cg * kh * kw)
+def conv_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...],
+                    padding: tuple[int, ...], dilation: tuple[int, ...],
+                    groups: int) -> np.ndarray:
+    """The 1-, 2- or 3-D convolution of centred integers ``x`` (N, C, *spatial) with ``w``
+    (O, C/groups, *kernel), zero padding (the input's zero point, centred): the exact
+    accumulator. An im2col in channels-last order (its copy reads runs of channels) and one
+    GEMM per group."""
+    n, nd = x.shape[0], x.ndim - 2
+    o, cg, *kernel = w.shape
+    kernel = tuple(kernel)
+    k = int(np.prod(kernel))
+    dtype = exact_dtype(x, w, cg * k)
     pads = symmetric(padding)
-    oh, ow = window_positions(x.shape[2:], (kh, kw), dilation, pads, stride)
-    win = windows(np, x.astype(dtype, copy=False), (kh, kw), dilation, pads, stride, (oh, ow),
-                  channels_last=True)  # (N, C, kh, kw, OH, OW)
-    win = win.reshape(n, groups, cg, kh, kw, oh, ow).transpose(1, 0, 5, 6, 3, 4, 2)
-    cols = win.reshape(groups, n * oh * ow, kh * kw * cg)  # rows of (kh, kw, C/groups)
-    wg = w.astype(dtype, copy=False).reshape(groups, o // groups, cg, kh, kw)
-    wg = wg.transpose(0, 1, 3, 4, 2).reshape(groups, o // groups, kh * kw * cg)
-    out = cols @ wg.transpose(0, 2, 1)  # (groups, N·OH·OW, O/groups)
-    out = out.reshape(groups, n, oh, ow, o // groups).transpose(1, 0, 4, 2, 3)
-    return np.ascontiguousarray(out.reshape(n, o, oh, ow))
+    counts = window_positions(x.shape[2:], kernel, dilation, pads, stride)
+    win = windows(np, x.astype(dtype, copy=False), kernel, dilation, pads, stride, counts,
+                  channels_last=True)  # (N, C, *kernel, *counts)
+    win = win.reshape(n, groups, cg, *kernel, *counts)
+    # → (groups, N, *counts, *kernel, C/groups): rows of (*kernel, C/groups)
+    win = win.transpose(1, 0, *range(3 + nd, 3 + 2 * nd), *range(3, 3 + nd), 2)
+    positions = int(np.prod(counts))
+    cols = win.reshape(groups, n * positions, k * cg)
+    wg = w.astype(dtype, copy=False).reshape(groups, o // groups, cg, k)
+    wg = wg.transpose(0, 1, 3, 2).reshape(groups, o // groups, k * cg)
+    out = cols @ wg.transpose(0, 2, 1)  # (groups, N·positions, O/groups)
+    out = out.reshape(groups, n, positions, o // groups).transpose(1, 0, 3, 2)
+    return np.ascontiguousarray(out.reshape(n, o, *counts))
 
 
 def requantize(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,

@@ -16,14 +16,22 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     QuantStub: nnq.Quantize,
     DeQuantStub: nnq.DeQuantize,
     nn.Linear: nnq.Linear,
+    nn.Conv1d: nnq.Conv1d,
     nn.Conv2d: nnq.Conv2d,
+    nn.Conv3d: nnq.Conv3d,
     nn.Dropout: nnq.Dropout,
     nni.LinearReLU: nnq.LinearReLU,
+    nni.ConvReLU1d: nnq.ConvReLU1d,
     nni.ConvReLU2d: nnq.ConvReLU2d,
+    nni.ConvReLU3d: nnq.ConvReLU3d,
     nnqat.Linear: nnq.Linear,
+    nnqat.Conv1d: nnq.Conv1d,
     nnqat.Conv2d: nnq.Conv2d,
+    nnqat.Conv3d: nnq.Conv3d,
     nnqat.LinearReLU: nnq.LinearReLU,
+    nnqat.ConvReLU1d: nnq.ConvReLU1d,
     nnqat.ConvReLU2d: nnq.ConvReLU2d,
+    nnqat.ConvReLU3d: nnq.ConvReLU3d,
 }
 
 # Modules PyTorch runs unchanged on quantized tensors (its functions take them); Ember's take
@@ -35,9 +43,13 @@ QUANTIZED_PASSTHROUGH_MAPPINGS: dict[type, type] = {
 
 DEFAULT_QAT_MODULE_MAPPINGS: dict[type, type] = {
     nn.Linear: nnqat.Linear,
+    nn.Conv1d: nnqat.Conv1d,
     nn.Conv2d: nnqat.Conv2d,
+    nn.Conv3d: nnqat.Conv3d,
     nni.LinearReLU: nnqat.LinearReLU,
+    nni.ConvReLU1d: nnqat.ConvReLU1d,
     nni.ConvReLU2d: nnqat.ConvReLU2d,
+    nni.ConvReLU3d: nnqat.ConvReLU3d,
 }
 
 DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
