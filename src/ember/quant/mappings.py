@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ember import nn
 from ember.quant.modules import dynamic as nnqd
+from ember.quant.modules import functional_modules as nnqf
 from ember.quant.modules import intrinsic as nni
 from ember.quant.modules import qat as nnqat
 from ember.quant.modules import quantized as nnq
@@ -20,6 +21,7 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nn.Conv2d: nnq.Conv2d,
     nn.Conv3d: nnq.Conv3d,
     nn.Dropout: nnq.Dropout,
+    nnqf.FloatFunctional: nnqf.QFunctional,
     nni.LinearReLU: nnq.LinearReLU,
     nni.ConvReLU1d: nnq.ConvReLU1d,
     nni.ConvReLU2d: nnq.ConvReLU2d,

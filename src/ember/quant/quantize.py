@@ -17,6 +17,7 @@ from ember.quant.mappings import (
     get_default_qconfig_propagation_list,
     get_default_static_quant_module_mappings,
 )
+from ember.quant.modules.functional_modules import FloatFunctional
 from ember.quant.modules.intrinsic import _FusedModule
 from ember.quant.qconfig import default_dynamic_qconfig
 from ember.quant.qtypes import qint8
@@ -59,9 +60,9 @@ def _add_observers(module: Module, allow: set, non_leaf: set) -> None:
     for child in module.children():
         if type(child) is nn.Dropout:
             continue
-        if isinstance(child, _FusedModule):
-            if _needs_observation(child):  # as the sequence's last member: observed once
-                _insert_observer(child, hook=False)
+        if isinstance(child, (_FusedModule, FloatFunctional)):
+            if _needs_observation(child):  # (a fusion: as its last member, observed once;
+                _insert_observer(child, hook=False)  # FloatFunctional: by its methods)
         elif type(child) in non_leaf:
             if _needs_observation(child):
                 _insert_observer(child)
