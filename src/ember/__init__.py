@@ -120,6 +120,19 @@ from ember.jit.control import cond, while_loop  # torch.cond, torch's while_loop
 from ember import amp, distributed, memory, profiler  # layer 5: systems
 from ember import ao, quant
 from ember.ao import quantization  # torch.quantization, the legacy name of torch.ao's
+from ember.quant.functions import (
+    fused_moving_avg_obs_fake_quant,
+    int_repr,
+    q_per_channel_axis,
+    q_per_channel_scales,
+    q_per_channel_zero_points,
+    q_scale,
+    q_zero_point,
+    qscheme,
+    quantize_per_tensor_dynamic,
+    quantized_max_pool1d,
+    quantized_max_pool2d,
+)
 from ember.quant.qtensor import dequantize, quantize_per_channel, quantize_per_tensor
 from ember.quant.qtypes import (
     per_channel_affine,

@@ -158,7 +158,7 @@ def choose_qparams(x: np.ndarray, reduce_range: bool) -> tuple[float, int]:
 def choose_qparams_for_range(lo: float, hi: float, low: int, high: int,
                              preserve_sparsity: bool = False) -> tuple[float, int]:
     """PyTorch's C++ ``ChooseQuantizationParams`` for the range ``[lo, hi]`` and integers in
-    ``[low, high]`` (float32 bounds, the scale in float64 then float32): with
+    ``[low, high]`` (float32 bounds, the scale in float64): with
     ``preserve_sparsity`` (symmetric schemes) a range across zero becomes symmetric and the
     zero point the middle of the integers."""
     symmetric = preserve_sparsity and lo < 0 < hi
@@ -187,4 +187,4 @@ def choose_qparams_for_range(lo: float, hi: float, low: int, high: int,
     if symmetric:
         initial = (low + high) / 2
     zero_point = low if initial < low else high if initial > high else int(np.rint(initial))
-    return float(_F32(scale)), zero_point
+    return scale, zero_point  # (float64, as PyTorch keeps it; kernels use it as float32)

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from ember import nn
+from ember.quant.modules import activations as nnqa
 from ember.quant.modules import dynamic as nnqd
 from ember.quant.modules import functional_modules as nnqf
 from ember.quant.modules import intrinsic as nni
 from ember.quant.modules import qat as nnqat
 from ember.quant.modules import quantized as nnq
+from ember.quant.special_observers import (
+    default_fixed_qparams_range_0to1_fake_quant,
+    default_fixed_qparams_range_neg1to1_fake_quant,
+)
 from ember.quant.stubs import DeQuantStub, QuantStub
 
-__all__ = ["get_default_static_quant_module_mappings", "get_default_qat_module_mappings",
+__all__ = ["DEFAULT_STATIC_QUANT_MODULE_MAPPINGS", "DEFAULT_QAT_MODULE_MAPPINGS",
+           "DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS", "DEFAULT_MODULE_TO_ACT_POST_PROCESS",
+           "get_default_static_quant_module_mappings", "get_default_qat_module_mappings",
            "get_default_dynamic_quant_module_mappings", "get_default_qconfig_propagation_list"]
 
 DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
@@ -41,6 +48,18 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
 QUANTIZED_PASSTHROUGH_MAPPINGS: dict[type, type] = {
     nn.ReLU: nnq.ReLU,
     nn.MaxPool2d: nnq.MaxPool2d,
+    nn.Sigmoid: nnqa.Sigmoid,
+    nn.Tanh: nnqa.Tanh,
+    nn.Hardsigmoid: nnqa.Hardsigmoid,
+}
+
+# What observes these activations' outputs in training mode (prepare_qat): their ranges are
+# known, so their quantization parameters are fixed
+DEFAULT_MODULE_TO_ACT_POST_PROCESS: dict[type, object] = {
+    nn.Hardsigmoid: default_fixed_qparams_range_0to1_fake_quant,
+    nn.Sigmoid: default_fixed_qparams_range_0to1_fake_quant,
+    nn.Softmax: default_fixed_qparams_range_0to1_fake_quant,
+    nn.Tanh: default_fixed_qparams_range_neg1to1_fake_quant,
 }
 
 DEFAULT_QAT_MODULE_MAPPINGS: dict[type, type] = {

@@ -20,9 +20,12 @@ from ember.quant.observer import (
     default_per_channel_weight_observer,
     default_weight_observer,
 )
+from ember.quant.qtypes import quint8
+from ember.quant.special_observers import default_debug_observer
 
 __all__ = ["QConfig", "default_qconfig", "default_per_channel_qconfig", "default_qat_qconfig",
            "default_dynamic_qconfig", "per_channel_dynamic_qconfig",
+           "default_debug_qconfig", "default_dynamic_fake_quant", "default_dynamic_qat_qconfig",
            "get_default_qconfig", "get_default_qat_qconfig"]
 
 _BACKENDS = ("x86", "fbgemm")
@@ -51,6 +54,12 @@ default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
                                   weight=default_weight_observer)
 per_channel_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
                                       weight=default_per_channel_weight_observer)
+default_debug_qconfig = QConfig(activation=default_debug_observer, weight=default_weight_observer)
+default_dynamic_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, is_dynamic=True,
+    dtype=quint8, averaging_constant=1)
+default_dynamic_qat_qconfig = QConfig(activation=default_dynamic_fake_quant,
+                                      weight=default_weight_fake_quant)
 
 
 def _check_backend(backend: str) -> None:

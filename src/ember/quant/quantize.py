@@ -11,6 +11,7 @@ from typing import Any
 from ember import nn
 from ember.nn.module import Module
 from ember.quant.mappings import (
+    DEFAULT_MODULE_TO_ACT_POST_PROCESS,
     QUANTIZED_PASSTHROUGH_MAPPINGS,
     get_default_dynamic_quant_module_mappings,
     get_default_qat_module_mappings,
@@ -21,10 +22,10 @@ from ember.quant.modules.functional_modules import FloatFunctional
 from ember.quant.modules.intrinsic import _FusedModule
 from ember.quant.qconfig import default_dynamic_qconfig
 from ember.quant.qtypes import qint8
-from ember.quant.stubs import DeQuantStub
+from ember.quant.stubs import DeQuantStub, QuantWrapper
 
 __all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize_dynamic",
-           "swap_module"]
+           "swap_module", "add_quant_dequant"]
 
 
 def propagate_qconfig_(module: Module, qconfig_dict: dict | None = None) -> None:
@@ -50,8 +51,9 @@ def _needs_observation(module: Module) -> bool:
     return getattr(module, "qconfig", None) is not None
 
 
-def _insert_observer(module: Module, hook: bool = True) -> None:
-    module.add_module("activation_post_process", module.qconfig.activation())
+def _insert_observer(module: Module, hook: bool = True, observer: Any = None) -> None:
+    observer = module.qconfig.activation if observer is None else observer
+    module.add_module("activation_post_process", observer())
     if hook:
         module.register_forward_hook(_observer_forward_hook)
 
@@ -66,6 +68,9 @@ def _add_observers(module: Module, allow: set, non_leaf: set) -> None:
         elif type(child) in non_leaf:
             if _needs_observation(child):
                 _insert_observer(child)
+        elif child.training and type(child) in DEFAULT_MODULE_TO_ACT_POST_PROCESS:
+            if _needs_observation(child):  # (a known output range: fixed parameters)
+                _insert_observer(child, observer=DEFAULT_MODULE_TO_ACT_POST_PROCESS[type(child)])
         else:
             _add_observers(child, allow, non_leaf)
     leaf = not any(True for _ in module.children())
@@ -196,3 +201,20 @@ def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8
     model.eval()
     propagate_qconfig_(model, qconfig_spec)
     return convert(model, mapping, inplace=True)
+
+
+def add_quant_dequant(module: Module) -> Module:
+    """Wraps each leaf submodule that has a ``qconfig`` in a :class:`QuantWrapper` (in
+    place); ``module`` itself when it is such a leaf (then the wrapper is returned).
+
+    Example:
+        >>> m = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+        >>> m[0].qconfig = default_qconfig
+        >>> type(add_quant_dequant(m)[0]).__name__
+        'QuantWrapper'
+    """
+    if not any(True for _ in module.children()) and getattr(module, "qconfig", None):
+        return QuantWrapper(module)
+    for name, child in module.named_children():
+        module._modules[name] = add_quant_dequant(child)
+    return module

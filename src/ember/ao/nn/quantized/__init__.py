@@ -1,5 +1,6 @@
 """``torch.ao.nn.quantized``: statically quantized modules, and ``dynamic``."""
 
 from ember.ao.nn.quantized import dynamic  # noqa: F401
+from ember.quant.modules.activations import *  # noqa: F403
 from ember.quant.modules.functional_modules import *  # noqa: F403
 from ember.quant.modules.quantized import *  # noqa: F403
