@@ -125,9 +125,10 @@ def test_fused_moving_avg_obs_fake_quant_equals_torch(per_row, symmetric):
               torch.zeros(n, dtype=torch.int32)]
     estate = [ember.tensor(v.numpy().copy()) for v in tstate]
     qmin, qmax = (-128, 127) if symmetric else (0, 255)
-    for step in range(3):
-        x = rng.normal(size=(3, 5)).astype(np.float32) * (step + 1)
-        on = [1, 1, 0][step]
+    for step in range(4):  # (the first range, [-1, 1], puts the zero point on a tie)
+        x = np.tile(np.float32([-1, 1, 0.5, 0.25, 0]), (3, 1)) if step == 0 else \
+            rng.normal(size=(3, 5)).astype(np.float32) * step
+        on = [1, 1, 1, 0][step]
         t = torch.fused_moving_avg_obs_fake_quant(
             torch.tensor(x), torch.tensor([on]), torch.tensor([1]), *tstate, 0.1, qmin, qmax, 0,
             per_row, symmetric)

@@ -177,7 +177,8 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
     def _observed_qparams(self) -> tuple[Tensor, Tensor]:
         post = self.activation_post_process
         pairs = [kernels.choose_qparams_for_range(float(lo), float(hi), self.quant_min,
-                                                  self.quant_max, self.is_symmetric_quant)
+                                                  self.quant_max, self.is_symmetric_quant,
+                                                  float32_scale=True)
                  for lo, hi in zip(np.atleast_1d(post.min_val.numpy()),
                                    np.atleast_1d(post.max_val.numpy()))]
         return (tensor([s for s, _ in pairs], dtype="float32"),

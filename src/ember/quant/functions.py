@@ -180,7 +180,7 @@ def fused_moving_avg_obs_fake_quant(
         running_min[...] = from_numpy(low.reshape(running_min.shape))
         running_max[...] = from_numpy(high.reshape(running_max.shape))
         pairs = [kernels.choose_qparams_for_range(float(lo), float(hi), quant_min, quant_max,
-                                                  symmetric_quant)
+                                                  symmetric_quant, True)
                  for lo, hi in zip(low, high)]
         scale[...] = from_numpy(np.array([s for s, _ in pairs], np.float32).reshape(scale.shape))
         zero_point[...] = from_numpy(np.array([z for _, z in pairs]).reshape(zero_point.shape)

@@ -156,11 +156,13 @@ def choose_qparams(x: np.ndarray, reduce_range: bool) -> tuple[float, int]:
 
 
 def choose_qparams_for_range(lo: float, hi: float, low: int, high: int,
-                             preserve_sparsity: bool = False) -> tuple[float, int]:
+                             preserve_sparsity: bool = False,
+                             float32_scale: bool = False) -> tuple[float, int]:
     """PyTorch's C++ ``ChooseQuantizationParams`` for the range ``[lo, hi]`` and integers in
     ``[low, high]`` (float32 bounds, the scale in float64): with
     ``preserve_sparsity`` (symmetric schemes) a range across zero becomes symmetric and the
-    zero point the middle of the integers."""
+    zero point the middle of the integers. ``float32_scale`` rounds the scale to float32
+    before the zero point is chosen (as PyTorch's fused observer and fake quantizer do)."""
     symmetric = preserve_sparsity and lo < 0 < hi
     if symmetric:
         sym_low, sym_high = -((high - low) // 2 + 1), (high - low) // 2
@@ -181,6 +183,8 @@ def choose_qparams_for_range(lo: float, hi: float, low: int, high: int,
         else:
             lo, hi = lo * amplifier, hi * amplifier
         lo, hi = float(_F32(lo)), float(_F32(hi))
+    if float32_scale:  # (the fused observer's kernel: the zero point from the float32 scale)
+        scale = float(_F32(scale))
     from_min, from_max = low - lo / scale, high - hi / scale
     error_min, error_max = abs(low) - abs(lo / scale), abs(high) - abs(hi / scale)
     initial = from_min if error_min < error_max else from_max
