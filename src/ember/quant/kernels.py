@@ -48,8 +48,12 @@ def quantize(x: np.ndarray, scale: Any, zero_point: Any, low: int, high: int,
 
 def dequantize(q: np.ndarray, scale: Any, zero_point: Any, axis: int | None = None
                ) -> np.ndarray:
-    """``(q - zero_point) * scale``: in float32 per tensor (fbgemm's ``Dequantize``), with
-    the float64 scales and a rounding to float32 per channel (as PyTorch)."""
+    """``(q - zero_point) * scale``: in float32 per tensor (fbgemm's ``Dequantize``) and with
+    float zero points (``per_channel_affine_float_qparams``), with the float64 scales and a
+    rounding to float32 per channel (as PyTorch)."""
+    if axis is not None and np.asarray(zero_point).dtype.kind == "f":  # float qparams
+        return ((q.astype(_F32) - _along(np.asarray(zero_point, _F32), axis, q.ndim))
+                * _along(np.asarray(scale, _F32), axis, q.ndim))
     if axis is not None:
         scale = _along(np.asarray(scale, dtype=np.float64), axis, q.ndim)
         zero_point = _along(np.asarray(zero_point, dtype=np.int64), axis, q.ndim)

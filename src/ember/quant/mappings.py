@@ -5,6 +5,7 @@ from __future__ import annotations
 from ember import nn
 from ember.quant.modules import activations as nnqa
 from ember.quant.modules import dynamic as nnqd
+from ember.quant.modules import embedding_ops as nnqe
 from ember.quant.modules import functional_modules as nnqf
 from ember.quant.modules import intrinsic as nni
 from ember.quant.modules import qat as nnqat
@@ -28,6 +29,8 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nn.Conv2d: nnq.Conv2d,
     nn.Conv3d: nnq.Conv3d,
     nn.Dropout: nnq.Dropout,
+    nn.Embedding: nnqe.Embedding,
+    nn.EmbeddingBag: nnqe.EmbeddingBag,
     nnqf.FloatFunctional: nnqf.QFunctional,
     nni.LinearReLU: nnq.LinearReLU,
     nni.ConvReLU1d: nnq.ConvReLU1d,

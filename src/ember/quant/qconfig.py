@@ -16,8 +16,10 @@ from ember.quant.histogram_observer import HistogramObserver
 from ember.quant.observer import (
     MovingAverageMinMaxObserver,
     default_dynamic_quant_observer,
+    default_float_qparams_observer,
     default_observer,
     default_per_channel_weight_observer,
+    default_placeholder_observer,
     default_weight_observer,
 )
 from ember.quant.qtypes import quint8
@@ -26,7 +28,8 @@ from ember.quant.special_observers import default_debug_observer
 __all__ = ["QConfig", "default_qconfig", "default_per_channel_qconfig", "default_qat_qconfig",
            "default_dynamic_qconfig", "per_channel_dynamic_qconfig",
            "default_debug_qconfig", "default_dynamic_fake_quant", "default_dynamic_qat_qconfig",
-           "get_default_qconfig", "get_default_qat_qconfig"]
+           "float_qparams_weight_only_qconfig", "get_default_qconfig",
+           "get_default_qat_qconfig"]
 
 _BACKENDS = ("x86", "fbgemm")
 
@@ -58,6 +61,8 @@ default_debug_qconfig = QConfig(activation=default_debug_observer, weight=defaul
 default_dynamic_fake_quant = FakeQuantize.with_args(
     observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, is_dynamic=True,
     dtype=quint8, averaging_constant=1)
+float_qparams_weight_only_qconfig = QConfig(activation=default_placeholder_observer,
+                                           weight=default_float_qparams_observer)
 default_dynamic_qat_qconfig = QConfig(activation=default_dynamic_fake_quant,
                                       weight=default_weight_fake_quant)
 
