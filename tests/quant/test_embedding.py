@@ -77,3 +77,23 @@ def _with_qconfig(m):
     s = ember.nn.Sequential(m)
     s.qconfig = eq.float_qparams_weight_only_qconfig
     return s
+
+
+def test_embedding_qat_trains_and_converts_like_torch():
+    torch.manual_seed(0)
+    t, e = torch.nn.Sequential(torch.nn.Embedding(20, 4)), ember.nn.Sequential(
+        ember.nn.Embedding(20, 4))
+    copy_weights(t, e)
+    t.qconfig, e.qconfig = tq.default_embedding_qat_qconfig, eq.default_embedding_qat_qconfig
+    tp = tq.prepare_qat(t.train(), mapping=tq.get_embedding_qat_module_mappings())
+    ep = eq.prepare_qat(e.train(), mapping=eq.get_embedding_qat_module_mappings())
+    assert type(ep[0]).__module__ == "ember.quant.modules.qat_embedding"
+    idx = np.random.default_rng(3).integers(0, 20, (5, 2))
+    same(ep(ember.tensor(idx)), tp(torch.tensor(idx)))
+    same(ep[0].weight_fake_quant.zero_point, tp[0].weight_fake_quant.zero_point)
+    # (PyTorch's convert strips the fake quantizer's observer before swapping the table, and
+    # then fails: build its quantized table from the trained module directly)
+    t_table = torch.ao.nn.quantized.Embedding.from_float(tp[0].eval())
+    ec = eq.convert(ep.eval())
+    assert type(ec[0]).__module__ == "ember.quant.modules.embedding_ops"
+    same(ec(ember.tensor(idx)), t_table(torch.tensor(idx)))

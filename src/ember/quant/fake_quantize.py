@@ -21,6 +21,7 @@ from ember.quant.observer import (
     _WithArgs,
 )
 from ember.quant.qtypes import (
+    per_channel_affine_float_qparams,
     per_channel_symmetric,
     per_tensor_affine,
     per_tensor_symmetric,
@@ -31,7 +32,8 @@ from ember.tensor import Tensor
 
 __all__ = ["FakeQuantizeBase", "FakeQuantize", "FusedMovingAvgObsFakeQuantize",
            "default_fake_quant", "default_weight_fake_quant",
-           "default_per_channel_weight_fake_quant", "disable_fake_quant", "enable_fake_quant",
+           "default_per_channel_weight_fake_quant", "default_embedding_fake_quant",
+           "disable_fake_quant", "enable_fake_quant",
            "disable_observer", "enable_observer"]
 
 
@@ -99,8 +101,10 @@ class FakeQuantize(FakeQuantizeBase):
         self.quant_min, self.quant_max = post.quant_min, post.quant_max
         self.is_dynamic = is_dynamic
         self.register_buffer("scale", tensor([1.0]))
-        self.register_buffer("zero_point", tensor([0], dtype="int32"))
         self.dtype, self.qscheme = post.dtype, post.qscheme
+        self._float_zero_point = post.qscheme is per_channel_affine_float_qparams
+        self.register_buffer("zero_point", tensor(
+            [0], dtype="float32" if self._float_zero_point else "int32"))
         self.ch_axis = getattr(post, "ch_axis", -1)
         self.is_per_channel = post.qscheme.per_channel
 
@@ -123,7 +127,8 @@ class FakeQuantize(FakeQuantizeBase):
                                  "the training step") from e
             scale, zero_point = self._observed_qparams()
             self.scale = scale.float().clone()
-            self.zero_point = zero_point.int().clone()
+            self.zero_point = (zero_point.float() if self._float_zero_point
+                               else zero_point.int()).clone()
         if self.fake_quant_on:
             if self.is_per_channel:
                 return fake_quantize_per_channel_affine(X, self.scale, self.zero_point,
@@ -209,3 +214,6 @@ default_weight_fake_quant = FakeQuantize.with_args(
 default_per_channel_weight_fake_quant = FakeQuantize.with_args(
     observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127, dtype=qint8,
     qscheme=per_channel_symmetric, reduce_range=False, ch_axis=0)
+default_embedding_fake_quant = FakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, qscheme=per_channel_affine_float_qparams,
+    dtype=quint8, quant_min=0, quant_max=255, ch_axis=0, averaging_constant=1)

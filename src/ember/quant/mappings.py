@@ -9,6 +9,7 @@ from ember.quant.modules import embedding_ops as nnqe
 from ember.quant.modules import functional_modules as nnqf
 from ember.quant.modules import intrinsic as nni
 from ember.quant.modules import qat as nnqat
+from ember.quant.modules import qat_embedding as nnqate
 from ember.quant.modules import quantized as nnq
 from ember.quant.special_observers import (
     default_fixed_qparams_range_0to1_fake_quant,
@@ -19,7 +20,8 @@ from ember.quant.stubs import DeQuantStub, QuantStub
 __all__ = ["DEFAULT_STATIC_QUANT_MODULE_MAPPINGS", "DEFAULT_QAT_MODULE_MAPPINGS",
            "DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS", "DEFAULT_MODULE_TO_ACT_POST_PROCESS",
            "get_default_static_quant_module_mappings", "get_default_qat_module_mappings",
-           "get_default_dynamic_quant_module_mappings", "get_default_qconfig_propagation_list"]
+           "get_default_dynamic_quant_module_mappings", "get_default_qconfig_propagation_list",
+           "get_embedding_qat_module_mappings", "get_embedding_static_quant_module_mappings"]
 
 DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     QuantStub: nnq.Quantize,
@@ -38,6 +40,8 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nni.ConvReLU3d: nnq.ConvReLU3d,
     nnqat.Linear: nnq.Linear,
     nnqat.Conv1d: nnq.Conv1d,
+    nnqate.Embedding: nnqe.Embedding,
+    nnqate.EmbeddingBag: nnqe.EmbeddingBag,
     nnqat.Conv2d: nnq.Conv2d,
     nnqat.Conv3d: nnq.Conv3d,
     nnqat.LinearReLU: nnq.LinearReLU,
@@ -67,11 +71,9 @@ DEFAULT_MODULE_TO_ACT_POST_PROCESS: dict[type, object] = {
 
 DEFAULT_QAT_MODULE_MAPPINGS: dict[type, type] = {
     nn.Linear: nnqat.Linear,
-    nn.Conv1d: nnqat.Conv1d,
-    nn.Conv2d: nnqat.Conv2d,
+    nn.Conv2d: nnqat.Conv2d,  # (not Conv1d, as PyTorch: it stays float until convert)
     nn.Conv3d: nnqat.Conv3d,
     nni.LinearReLU: nnqat.LinearReLU,
-    nni.ConvReLU1d: nnqat.ConvReLU1d,
     nni.ConvReLU2d: nnqat.ConvReLU2d,
     nni.ConvReLU3d: nnqat.ConvReLU3d,
 }
@@ -101,3 +103,15 @@ def get_default_qconfig_propagation_list() -> set[type]:
     """Module types whose outputs ``prepare`` observes (when they have a qconfig)."""
     return (set(DEFAULT_STATIC_QUANT_MODULE_MAPPINGS) | set(DEFAULT_QAT_MODULE_MAPPINGS)
             | set(DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS) | {nn.Sequential})
+
+
+def get_embedding_qat_module_mappings() -> dict[type, type]:
+    """The QAT mappings plus ``Embedding`` and ``EmbeddingBag`` (for ``prepare_qat(model,
+    mapping=...)`` with ``default_embedding_qat_qconfig``)."""
+    return {**DEFAULT_QAT_MODULE_MAPPINGS, nn.EmbeddingBag: nnqate.EmbeddingBag,
+            nn.Embedding: nnqate.Embedding}
+
+
+def get_embedding_static_quant_module_mappings() -> dict[type, type]:
+    """The static mappings (which convert QAT embeddings too)."""
+    return dict(DEFAULT_STATIC_QUANT_MODULE_MAPPINGS)

@@ -9,10 +9,11 @@ from typing import Any
 from ember import nn
 from ember.nn import functional as F
 from ember.nn.module import Module
+from ember.quant.modules.qat_embedding import Embedding, EmbeddingBag
 from ember.tensor import Tensor
 
 __all__ = ["Linear", "Conv1d", "Conv2d", "Conv3d", "LinearReLU", "ConvReLU1d", "ConvReLU2d",
-           "ConvReLU3d"]
+           "ConvReLU3d", "Embedding", "EmbeddingBag"]
 
 
 class _QATLayer:
