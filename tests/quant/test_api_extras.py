@@ -45,6 +45,19 @@ def test_prepare_qat_fixes_sigmoid_and_tanh_ranges_like_torch():
     same(ec(ember.tensor(x)), tc(torch.tensor(x)))
 
 
+def test_convert_drops_the_observers_of_modules_it_keeps_float():
+    m = ember.nn.Sequential(eq.QuantStub(), ember.nn.Linear(3, 4), eq.DeQuantStub(),
+                            ember.nn.Softmax(-1))
+    m.qconfig = eq.get_default_qat_qconfig("x86")
+    p = eq.prepare_qat(m.train())
+    assert type(p[3].activation_post_process).__name__ == "FixedQParamsFakeQuantize"
+    x = ember.randn(5, 3)
+    p(x)
+    c = eq.convert(p.eval())
+    assert not hasattr(c[3], "activation_post_process") and not c[3]._forward_hooks
+    assert bool(ember.allclose(c(x).sum(-1), ember.ones(5)))
+
+
 def test_quantized_activations_of_every_integer_equal_torch():
     q = np.arange(256, dtype=np.uint8)
     for scale, zp in ((0.05, 128), (0.013, 40), (0.2, 0)):

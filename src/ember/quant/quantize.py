@@ -55,7 +55,7 @@ def _insert_observer(module: Module, hook: bool = True, observer: Any = None) ->
     observer = module.qconfig.activation if observer is None else observer
     module.add_module("activation_post_process", observer())
     if hook:
-        module.register_forward_hook(_observer_forward_hook)
+        module._observer_hook = module.register_forward_hook(_observer_forward_hook)
 
 
 def _add_observers(module: Module, allow: set, non_leaf: set) -> None:
@@ -146,9 +146,15 @@ def _convert(module: Module, mapping: dict) -> None:
 
 
 def _remove_qconfig(module: Module) -> None:
-    for m in module.modules():
+    """Drops the qconfigs, and the output observers (with their hooks) of modules that
+    ``convert`` left in place (as PyTorch)."""
+    for m in list(module.modules()):
         if "qconfig" in m.__dict__:
             del m.qconfig
+        handle = m.__dict__.pop("_observer_hook", None)
+        if handle is not None:
+            handle.remove()
+            m._modules.pop("activation_post_process", None)
 
 
 def convert(module: Module, mapping: dict | None = None, inplace: bool = False,
