@@ -5,6 +5,7 @@ from __future__ import annotations
 from ember import nn
 from ember.quant.modules import activations as nnqa
 from ember.quant.modules import dynamic as nnqd
+from ember.quant.modules import dynamic_rnn as nnqdr
 from ember.quant.modules import embedding_ops as nnqe
 from ember.quant.modules import functional_modules as nnqf
 from ember.quant.modules import intrinsic as nni
@@ -81,6 +82,8 @@ DEFAULT_QAT_MODULE_MAPPINGS: dict[type, type] = {
 DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nn.Linear: nnqd.Linear,
     nni.LinearReLU: nnqd.LinearReLU,
+    nn.LSTM: nnqdr.LSTM,
+    nn.GRU: nnqdr.GRU,
 }
 
 

@@ -187,8 +187,9 @@ def convert(module: Module, mapping: dict | None = None, inplace: bool = False,
 
 def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8,
                      mapping: dict | None = None, inplace: bool = False) -> Module:
-    """A copy of ``model`` with its ``Linear`` layers (or the types or names in
-    ``qconfig_spec``) dynamically quantized: int8 weights, activations quantized per call.
+    """A copy of ``model`` with its ``Linear``, ``LSTM`` and ``GRU`` layers (or the types or
+    names in ``qconfig_spec``) dynamically quantized: int8 weights, activations quantized per
+    call.
 
     Example:
         >>> q = quantize_dynamic(nn.Sequential(nn.Linear(4, 3), nn.ReLU()))
@@ -198,7 +199,7 @@ def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8
     if dtype is not qint8:
         raise ValueError(f"quantize_dynamic: only dtype=ember.qint8 is supported, got {dtype!r}")
     if qconfig_spec is None:
-        qconfig_spec = {nn.Linear: default_dynamic_qconfig}
+        qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU), default_dynamic_qconfig)
     elif isinstance(qconfig_spec, set):
         qconfig_spec = dict.fromkeys(qconfig_spec, default_dynamic_qconfig)
     mapping = get_default_dynamic_quant_module_mappings() if mapping is None else mapping

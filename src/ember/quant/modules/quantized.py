@@ -120,15 +120,22 @@ def quantized_weight(layer: Module, qconfig: Any) -> QuantizedTensor:
     """``layer.weight`` quantized to int8: by its QAT fake quantizer's parameters when it has
     one, else by a fresh ``qconfig.weight`` observer that has seen it (as PyTorch's
     ``from_float``)."""
-    observer = getattr(layer, "weight_fake_quant", None)
+    return quantize_weight_tensor(layer.weight, qconfig, type(layer).__name__,
+                                  getattr(layer, "weight_fake_quant", None))
+
+
+def quantize_weight_tensor(weight: Tensor, qconfig: Any, owner: str,
+                           observer: Any = None) -> QuantizedTensor:
+    """``weight`` quantized to int8 by ``observer`` (which has seen it), or by a fresh
+    ``qconfig.weight`` observer shown it."""
     if observer is None:
         observer = qconfig.weight()
-        observer(layer.weight)
+        observer(weight)
     if observer.dtype is not qint8:
-        raise ValueError(f"{type(layer).__name__}: the weight observer must have dtype "
-                         f"ember.qint8, got {observer.dtype!r}")
+        raise ValueError(f"{owner}: the weight observer must have dtype ember.qint8, got "
+                         f"{observer.dtype!r}")
     scale, zero_point = observer.calculate_qparams()
-    weight = layer.weight.detach().float()
+    weight = weight.detach().float()
     if observer.qscheme.per_channel:
         return quantize_per_channel(weight, scale.double(), zero_point.long(), observer.ch_axis,
                                     qint8)

@@ -1,0 +1,153 @@
+"""Dynamically quantized ``LSTM`` and ``GRU`` (``torch.ao.nn.quantized.dynamic``): int8
+weights, float input, states and output. As PyTorch's CPU kernels: each layer projects its
+whole input sequence at once with a dynamically quantized linear layer (``x W_ihᵀ + b_ih``,
+the input's quantization chosen from the whole sequence), then every step adds the
+dynamically quantized ``h W_hhᵀ + b_hh`` and applies the gates in float32."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.nn.module import Module
+from ember.ops.creation import from_numpy, zeros
+from ember.ops.join import cat, stack
+from ember.quant import kernels
+from ember.quant.modules.dynamic import dynamic_linear
+from ember.quant.modules.quantized import eager_only, quantize_weight_tensor
+from ember.quant.qtensor import QuantizedTensor
+from ember.tensor import Tensor
+
+__all__ = ["LSTM", "GRU"]
+
+
+class _QuantizedLinearWeights:
+    """One int8 weight (centred integers and scales) and its float bias."""
+
+    def __init__(self, w: QuantizedTensor, bias: Tensor | None) -> None:
+        self.w = w
+        self.centred = kernels.centred(w._int.numpy(), w._zero_point, w._axis)
+        self.scales = np.atleast_1d(np.asarray(w._scale, np.float32))
+        self.bias = None if bias is None else bias.detach().float().numpy().copy()
+
+    def __call__(self, x: Tensor) -> Tensor:
+        a = x.detach().numpy().astype(np.float32, copy=False)
+        out = dynamic_linear(a.reshape(-1, a.shape[-1]), self.centred, self.scales, self.bias)
+        return from_numpy(out.reshape(*a.shape[:-1], -1))
+
+
+class _DynamicRNN(Module):
+    """The shared scan of the dynamically quantized recurrent layers."""
+
+    mode = ""
+
+    def __init__(self, mod: Module) -> None:
+        super().__init__()
+        if getattr(mod, "proj_size", 0):
+            raise ValueError(f"dynamic quantized {self.mode}: proj_size is not supported")
+        for name in ("input_size", "hidden_size", "num_layers", "bias", "batch_first",
+                     "dropout", "bidirectional"):
+            setattr(self, name, getattr(mod, name))
+        self._layers: list[tuple[_QuantizedLinearWeights, _QuantizedLinearWeights]] = []
+        directions = 2 if self.bidirectional else 1
+        for layer in range(self.num_layers):
+            for d in range(directions):
+                suffix = f"_l{layer}" + ("_reverse" if d else "")
+                self._layers.append(tuple(
+                    _QuantizedLinearWeights(
+                        quantize_weight_tensor(getattr(mod, f"weight_{kind}{suffix}"),
+                                               mod.qconfig, f"{self.mode}.weight_{kind}"),
+                        getattr(mod, f"bias_{kind}{suffix}") if self.bias else None)
+                    for kind in ("ih", "hh")))
+
+    @classmethod
+    def from_float(cls, mod: Module) -> _DynamicRNN:
+        return cls(mod)
+
+    def _step(self, gates_x: Tensor, h: Tensor, c: Any, hh: _QuantizedLinearWeights) -> tuple:
+        raise NotImplementedError
+
+    def forward(self, input: Tensor, hx: Any = None) -> tuple:
+        if not isinstance(input, Tensor) or input.ndim != 3:
+            raise ValueError(f"dynamic quantized {self.mode}: input must have 3 dimensions "
+                             f"(as PyTorch's; unbatched input is not taken), got shape "
+                             f"{tuple(getattr(input, 'shape', ()))}. Hint: unsqueeze the "
+                             "batch dimension")
+        x = input.transpose(0, 1) if self.batch_first else input
+        if x.shape[-1] != self.input_size:
+            raise ValueError(f"dynamic quantized {self.mode}: input.size(-1) must be equal to "
+                             f"input_size {self.input_size}, got {x.shape[-1]}")
+        x = x.float()
+        directions = 2 if self.bidirectional else 1
+        shape = (self.num_layers * directions, x.shape[1], self.hidden_size)
+        h0, c0 = self._initial(hx, shape)
+        h_out, c_out = [], []
+        with eager_only(f"dynamic quantized {self.mode}"):
+            for layer in range(self.num_layers):
+                outs = []
+                for d in range(directions):
+                    k = layer * directions + d
+                    ih, hh = self._layers[k]
+                    gates_x = ih(x)  # (the whole sequence at once)
+                    h, c = h0[k], None if c0 is None else c0[k]
+                    steps = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
+                    ys = [None] * x.shape[0]
+                    for t in steps:
+                        h, c = self._step(gates_x[t], h, c, hh)
+                        ys[t] = h
+                    outs.append(stack(ys))
+                    h_out.append(h)
+                    c_out.append(c)
+                x = outs[0] if directions == 1 else cat(outs, dim=-1)
+        h_n = stack(h_out)
+        out = x.transpose(0, 1) if self.batch_first else x
+        return (out, h_n) if c0 is None else (out, (h_n, stack(c_out)))
+
+    def _initial(self, hx: Any, shape: tuple) -> tuple:
+        states = (hx,) if self.mode == "GRU" else (hx if hx is not None else (None, None))
+        out = []
+        for s in states:
+            if s is None:
+                s = zeros(*shape)
+            if tuple(s.shape) != shape:
+                raise ValueError(f"dynamic quantized {self.mode}: expected a state of shape "
+                                 f"{shape}, got {tuple(s.shape)}")
+            out.append(s.float())
+        return (out[0], None) if self.mode == "GRU" else tuple(out)
+
+    def extra_repr(self) -> str:
+        return (f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, "
+                f"bidirectional={self.bidirectional}, dtype=ember.qint8")
+
+
+class LSTM(_DynamicRNN):
+    """A dynamically quantized ``nn.LSTM`` (what ``quantize_dynamic`` makes of one).
+
+    Example:
+        >>> from ember.ao.quantization import quantize_dynamic
+        >>> q = quantize_dynamic(nn.Sequential(nn.LSTM(3, 4)), {nn.LSTM})
+        >>> out, (h, c) = q[0](ember.randn(5, 2, 3))
+        >>> out.shape, h.shape
+        (ember.Size([5, 2, 4]), ember.Size([1, 2, 4]))
+    """
+
+    mode = "LSTM"
+
+    def _step(self, gates_x: Tensor, h: Tensor, c: Any, hh: _QuantizedLinearWeights) -> tuple:
+        i, f, g, o = (gates_x + hh(h)).chunk(4, -1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        return o.sigmoid() * c.tanh(), c
+
+
+class GRU(_DynamicRNN):
+    """A dynamically quantized ``nn.GRU``."""
+
+    mode = "GRU"
+
+    def _step(self, gates_x: Tensor, h: Tensor, c: Any, hh: _QuantizedLinearWeights) -> tuple:
+        xr, xz, xn = gates_x.chunk(3, -1)
+        hr, hz, hn = hh(h).chunk(3, -1)
+        r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
+        n = (xn + r * hn).tanh()
+        return (1 - z) * n + z * h, None
