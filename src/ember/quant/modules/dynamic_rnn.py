@@ -11,12 +11,13 @@ from typing import Any
 import numpy as np
 
 from ember.nn.module import Module
-from ember.ops.creation import from_numpy, zeros
+from ember.ops.creation import from_numpy, tensor, zeros
 from ember.ops.join import cat, stack
 from ember.quant import kernels
 from ember.quant.modules.dynamic import dynamic_linear
 from ember.quant.modules.quantized import eager_only, quantize_weight_tensor
 from ember.quant.qtensor import QuantizedTensor
+from ember.quant.qtypes import qint8
 from ember.tensor import Tensor
 
 __all__ = ["LSTM", "GRU"]
@@ -49,17 +50,66 @@ class _DynamicRNN(Module):
         for name in ("input_size", "hidden_size", "num_layers", "bias", "batch_first",
                      "dropout", "bidirectional"):
             setattr(self, name, getattr(mod, name))
-        self._layers: list[tuple[_QuantizedLinearWeights, _QuantizedLinearWeights]] = []
+        self._layers = [tuple(
+            _QuantizedLinearWeights(
+                quantize_weight_tensor(getattr(mod, f"weight_{kind}{suffix}"), mod.qconfig,
+                                       f"{self.mode}.weight_{kind}"),
+                getattr(mod, f"bias_{kind}{suffix}") if self.bias else None)
+            for kind in ("ih", "hh")) for suffix in self._suffixes()]
+
+    def _suffixes(self) -> list[str]:
         directions = 2 if self.bidirectional else 1
-        for layer in range(self.num_layers):
-            for d in range(directions):
-                suffix = f"_l{layer}" + ("_reverse" if d else "")
-                self._layers.append(tuple(
-                    _QuantizedLinearWeights(
-                        quantize_weight_tensor(getattr(mod, f"weight_{kind}{suffix}"),
-                                               mod.qconfig, f"{self.mode}.weight_{kind}"),
-                        getattr(mod, f"bias_{kind}{suffix}") if self.bias else None)
-                    for kind in ("ih", "hh")))
+        return [f"_l{layer}" + ("_reverse" if d else "") for layer in range(self.num_layers)
+                for d in range(directions)]
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        """Per weight: its int8 values, scales, zero points and axis (-1 per tensor), and the
+        float bias, under PyTorch's parameter names."""
+        for suffix, pair in zip(self._suffixes(), self._layers):
+            for kind, lin in zip(("ih", "hh"), pair):
+                name = f"{prefix}weight_{kind}{suffix}"
+                w = lin.w
+                destination[name] = w._int
+                destination[name + "_scale"] = tensor(np.atleast_1d(w._scale), dtype="float64")
+                destination[name + "_zero_point"] = tensor(np.atleast_1d(w._zero_point),
+                                                           dtype="int64")
+                destination[name + "_axis"] = tensor([-1 if w._axis is None else w._axis])
+                if lin.bias is not None:
+                    destination[f"{prefix}bias_{kind}{suffix}"] = tensor(lin.bias.copy())
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        expected = {}
+        self._save_to_state_dict(expected, prefix, False)
+        missing = [k for k in expected if k not in state_dict]
+        missing_keys.extend(missing)
+        if strict:
+            unexpected_keys.extend(k for k in state_dict if k.startswith(prefix)
+                                   and k not in expected and k not in unexpected_keys)
+        if missing:
+            return
+        for k, v in expected.items():  # (the quantization may be per tensor or per channel)
+            if not k.endswith(("_scale", "_zero_point", "_axis")) \
+                    and tuple(state_dict[k].shape) != tuple(v.shape):
+                error_msgs.append(f"size mismatch for {k}: copying a param with shape "
+                                  f"{tuple(state_dict[k].shape)} from checkpoint, the shape in "
+                                  f"current model is {tuple(v.shape)}.")
+                return
+        for suffix, k in zip(self._suffixes(), range(len(self._layers))):
+            pair = []
+            for kind in ("ih", "hh"):
+                name = f"{prefix}weight_{kind}{suffix}"
+                axis = int(state_dict[name + "_axis"].item())
+                scale = state_dict[name + "_scale"].numpy().copy()
+                zero_point = state_dict[name + "_zero_point"].numpy().copy()
+                w = QuantizedTensor(state_dict[name].clone(), qint8,
+                                    float(scale[0]) if axis < 0 else scale,
+                                    int(zero_point[0]) if axis < 0 else zero_point,
+                                    None if axis < 0 else axis)
+                pair.append(_QuantizedLinearWeights(
+                    w, state_dict.get(f"{prefix}bias_{kind}{suffix}")))
+            self._layers[k] = tuple(pair)
 
     @classmethod
     def from_float(cls, mod: Module) -> _DynamicRNN:
