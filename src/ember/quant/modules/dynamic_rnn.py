@@ -10,14 +10,16 @@ from typing import Any
 
 import numpy as np
 
+from ember import nn
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor, zeros
 from ember.ops.join import cat, stack
 from ember.quant import kernels
 from ember.quant.modules.dynamic import dynamic_linear
 from ember.quant.modules.quantized import eager_only, quantize_weight_tensor
+from ember.quant.qconfig import default_dynamic_qconfig
 from ember.quant.qtensor import QuantizedTensor
-from ember.quant.qtypes import qint8
+from ember.quant.qtypes import QDType, qint8
 from ember.tensor import Tensor
 
 __all__ = ["LSTM", "GRU"]
@@ -43,19 +45,38 @@ class _DynamicRNN(Module):
 
     mode = ""
 
-    def __init__(self, mod: Module) -> None:
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, dtype: QDType = qint8) -> None:
         super().__init__()
-        if getattr(mod, "proj_size", 0):
-            raise ValueError(f"dynamic quantized {self.mode}: proj_size is not supported")
-        for name in ("input_size", "hidden_size", "num_layers", "bias", "batch_first",
-                     "dropout", "bidirectional"):
-            setattr(self, name, getattr(mod, name))
+        if dtype is not qint8:
+            raise ValueError(f"dynamic quantized {self.mode}: only dtype=ember.qint8 is "
+                             f"supported, got {dtype!r}")
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, dropout
+        self.bidirectional = bidirectional
+        fresh = getattr(nn, self.mode)(input_size, hidden_size, num_layers, bias, batch_first,
+                                       dropout, bidirectional)  # (PyTorch's initial weights)
+        self._quantize_weights(fresh, default_dynamic_qconfig)
+
+    def _quantize_weights(self, mod: Module, qconfig: Any) -> None:
         self._layers = [tuple(
             _QuantizedLinearWeights(
-                quantize_weight_tensor(getattr(mod, f"weight_{kind}{suffix}"), mod.qconfig,
+                quantize_weight_tensor(getattr(mod, f"weight_{kind}{suffix}"), qconfig,
                                        f"{self.mode}.weight_{kind}"),
                 getattr(mod, f"bias_{kind}{suffix}") if self.bias else None)
             for kind in ("ih", "hh")) for suffix in self._suffixes()]
+
+    @classmethod
+    def from_float(cls, mod: Module) -> _DynamicRNN:
+        """The dynamically quantized twin of a float ``LSTM``/``GRU`` with a ``qconfig``
+        (its weight observer quantizes each weight)."""
+        if getattr(mod, "proj_size", 0):
+            raise ValueError(f"dynamic quantized {cls.mode}: proj_size is not supported")
+        q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
+                mod.dropout, mod.bidirectional)
+        q._quantize_weights(mod, mod.qconfig)
+        return q
 
     def _suffixes(self) -> list[str]:
         directions = 2 if self.bidirectional else 1
@@ -110,10 +131,6 @@ class _DynamicRNN(Module):
                 pair.append(_QuantizedLinearWeights(
                     w, state_dict.get(f"{prefix}bias_{kind}{suffix}")))
             self._layers[k] = tuple(pair)
-
-    @classmethod
-    def from_float(cls, mod: Module) -> _DynamicRNN:
-        return cls(mod)
 
     def _step(self, gates_x: Tensor, h: Tensor, c: Any, hh: _QuantizedLinearWeights) -> tuple:
         raise NotImplementedError
