@@ -38,11 +38,11 @@ def test_dynamic_lstm_with_a_state_and_errors():
     ty, _ = tl(torch.tensor(x), (torch.tensor(h[0]), torch.tensor(h[1])))
     ey, _ = el(ember.tensor(x), (ember.tensor(h[0]), ember.tensor(h[1])))
     np.testing.assert_allclose(ey.numpy(), ty.numpy(), atol=2e-6)
-    with pytest.raises(ValueError, match="input_size 2, got 4"):
+    with pytest.raises(ValueError, match="input_size. Expected 2, got 4"):
         el(ember.randn(5, 1, 4))
     with pytest.raises(ValueError, match="input must have 3 dimensions"):
         el(ember.randn(5, 2))
-    with pytest.raises(ValueError, match=r"expected a state of shape \(1, 1, 3\)"):
+    with pytest.raises(ValueError, match=r"expected hx of shape \(1, 1, 3\)"):
         el(ember.randn(5, 1, 2), (ember.zeros(1, 2, 3), ember.zeros(1, 1, 3)))
 
 
@@ -55,3 +55,49 @@ def test_dynamic_gru_state_dict_round_trip():
     fresh.load_state_dict(state)
     x = ember.randn(5, 2, 3)
     assert bool((fresh(x)[0] == q(x)[0]).all())
+
+
+def _pair(mode, **kw):
+    torch.manual_seed(0)
+    t = torch.nn.Sequential(getattr(torch.nn, mode)(3, 4, **kw))
+    e = ember.nn.Sequential(getattr(ember.nn, mode)(3, 4, **kw))
+    copy_weights(t, e)
+    return tq.quantize_dynamic(t)[0], eq.quantize_dynamic(e)[0]
+
+
+def _close(e, t):
+    np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), atol=2e-6)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_dynamic_rnn_takes_packed_sequences_like_torch(mode):
+    tl, el = _pair(mode, bidirectional=True)
+    x = np.random.default_rng(4).normal(size=(5, 3, 3)).astype(np.float32)
+    lengths = [3, 5, 2]  # (unsorted: the states follow the caller's batch order)
+    tp = torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), lengths, enforce_sorted=False)
+    ep = ember.nn.utils.rnn.pack_padded_sequence(ember.tensor(x), lengths, enforce_sorted=False)
+    (ty, ts), (ey, es) = tl(tp), el(ep)
+    assert isinstance(ey, ember.nn.utils.rnn.PackedSequence)
+    _close(ey.data, ty.data)
+    for a, b in zip(es if mode == "LSTM" else (es,), ts if mode == "LSTM" else (ts,)):
+        _close(a, b)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_dynamic_rnn_drops_out_between_layers_in_training(mode):
+    tl, el = _pair(mode, num_layers=2, dropout=1.0)  # (p = 1: the second layer sees zeros)
+    x = np.random.default_rng(5).normal(size=(4, 2, 3)).astype(np.float32)
+    ty, ey = tl.train()(torch.tensor(x))[0], el.train()(ember.tensor(x))[0]
+    _close(ey, ty)
+    _close(el.eval()(ember.tensor(x))[0], tl.eval()(torch.tensor(x))[0])
+
+
+def test_dynamic_rnn_empty_batch_and_sequence():
+    tl, el = _pair("GRU")
+    ty, th = tl(torch.zeros(4, 0, 3))
+    ey, eh = el(ember.zeros(4, 0, 3))
+    assert tuple(ey.shape) == tuple(ty.shape) and tuple(eh.shape) == tuple(th.shape)
+    with pytest.raises(ValueError, match="sequence length"):
+        el(ember.zeros(0, 2, 3))
+    with pytest.raises(TypeError, match="expected a float32 input"):
+        el(ember.zeros(2, 2, 3, dtype="float64"))

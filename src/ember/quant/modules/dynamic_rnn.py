@@ -1,8 +1,10 @@
 """Dynamically quantized ``LSTM`` and ``GRU`` (``torch.ao.nn.quantized.dynamic``): int8
-weights, float input, states and output. As PyTorch's CPU kernels: each layer projects its
+weights, float32 input, states and output. As PyTorch's CPU kernels: each layer projects its
 whole input sequence at once with a dynamically quantized linear layer (``x W_ihᵀ + b_ih``,
 the input's quantization chosen from the whole sequence), then every step adds the
-dynamically quantized ``h W_hhᵀ + b_hh`` and applies the gates in float32."""
+dynamically quantized ``h W_hhᵀ + b_hh`` and applies the gates in float32. The scan is the
+float layers' (:func:`ember.ops.rnn.run_layers` with int8 projections): padded or packed
+input, dropout between layers in training."""
 
 from __future__ import annotations
 
@@ -11,9 +13,12 @@ from typing import Any
 import numpy as np
 
 from ember import nn
+from ember.dtypes import float32
+from ember.errors import DTypeError
 from ember.nn.module import Module
-from ember.ops.creation import from_numpy, tensor, zeros
-from ember.ops.join import cat, stack
+from ember.nn.utils.rnn import PackedSequence
+from ember.ops.creation import from_numpy, tensor
+from ember.ops.rnn_cells import gru_step, lstm_step
 from ember.quant import kernels
 from ember.quant.modules.dynamic import dynamic_linear
 from ember.quant.modules.quantized import eager_only, quantize_weight_tensor
@@ -26,7 +31,10 @@ __all__ = ["LSTM", "GRU"]
 
 
 class _QuantizedLinearWeights:
-    """One int8 weight (centred integers and scales) and its float bias."""
+    """One int8 weight (centred integers and scales) and its float bias: called on float32
+    rows, their dynamically quantized projection ``x Wᵀ + b``."""
+
+    dtype = float32  # (what the float stack's dtype check reads)
 
     def __init__(self, w: QuantizedTensor, bias: Tensor | None) -> None:
         self.w = w
@@ -35,9 +43,8 @@ class _QuantizedLinearWeights:
         self.bias = None if bias is None else bias.detach().float().numpy().copy()
 
     def __call__(self, x: Tensor) -> Tensor:
-        a = x.detach().numpy().astype(np.float32, copy=False)
-        out = dynamic_linear(a.reshape(-1, a.shape[-1]), self.centred, self.scales, self.bias)
-        return from_numpy(out.reshape(*a.shape[:-1], -1))
+        return from_numpy(dynamic_linear(x.detach().numpy(), self.centred, self.scales,
+                                         self.bias))
 
 
 class _DynamicRNN(Module):
@@ -54,7 +61,7 @@ class _DynamicRNN(Module):
                              f"supported, got {dtype!r}")
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, dropout
-        self.bidirectional = bidirectional
+        self.bidirectional, self.proj_size = bidirectional, 0
         fresh = getattr(nn, self.mode)(input_size, hidden_size, num_layers, bias, batch_first,
                                        dropout, bidirectional)  # (PyTorch's initial weights)
         self._quantize_weights(fresh, default_dynamic_qconfig)
@@ -132,56 +139,31 @@ class _DynamicRNN(Module):
                     w, state_dict.get(f"{prefix}bias_{kind}{suffix}")))
             self._layers[k] = tuple(pair)
 
-    def _step(self, gates_x: Tensor, h: Tensor, c: Any, hh: _QuantizedLinearWeights) -> tuple:
-        raise NotImplementedError
+    def _params(self, layer: int, d: int) -> tuple:
+        """What :meth:`ember.nn.RNNBase._run` scans with: the int8 projections (their biases
+        inside) of this layer and direction."""
+        ih, hh = self._layers[layer * (2 if self.bidirectional else 1) + d]
+        return ih, hh, None, None, None
 
-    def forward(self, input: Tensor, hx: Any = None) -> tuple:
-        if not isinstance(input, Tensor) or input.ndim != 3:
+    _run = nn.RNNBase._run  # (the float layers' stack: padded or packed input, dropout)
+
+    def forward(self, input: Tensor | PackedSequence, hx: Any = None) -> tuple:
+        packed = isinstance(input, PackedSequence)
+        data = input.data if packed else input
+        if not isinstance(data, Tensor) or data.dtype is not float32:
+            raise DTypeError(f"dynamic quantized {self.mode}: expected a float32 input (as "
+                            f"PyTorch's), got {getattr(data, 'dtype', type(data).__name__)!r}")
+        if not packed and input.ndim != 3:
             raise ValueError(f"dynamic quantized {self.mode}: input must have 3 dimensions "
                              f"(as PyTorch's; unbatched input is not taken), got shape "
-                             f"{tuple(getattr(input, 'shape', ()))}. Hint: unsqueeze the "
-                             "batch dimension")
-        x = input.transpose(0, 1) if self.batch_first else input
-        if x.shape[-1] != self.input_size:
-            raise ValueError(f"dynamic quantized {self.mode}: input.size(-1) must be equal to "
-                             f"input_size {self.input_size}, got {x.shape[-1]}")
-        x = x.float()
-        directions = 2 if self.bidirectional else 1
-        shape = (self.num_layers * directions, x.shape[1], self.hidden_size)
-        h0, c0 = self._initial(hx, shape)
-        h_out, c_out = [], []
+                             f"{tuple(input.shape)}. Hint: unsqueeze the batch dimension")
+        if not packed and input.shape[1 if self.batch_first else 0] == 0:
+            raise ValueError(f"dynamic quantized {self.mode}: expected sequence length to be "
+                             f"larger than 0, got input of shape {tuple(input.shape)}")
+        h0, c0 = (hx, None) if self.mode == "GRU" else (hx if hx is not None else (None, None))
         with eager_only(f"dynamic quantized {self.mode}"):
-            for layer in range(self.num_layers):
-                outs = []
-                for d in range(directions):
-                    k = layer * directions + d
-                    ih, hh = self._layers[k]
-                    gates_x = ih(x)  # (the whole sequence at once)
-                    h, c = h0[k], None if c0 is None else c0[k]
-                    steps = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
-                    ys = [None] * x.shape[0]
-                    for t in steps:
-                        h, c = self._step(gates_x[t], h, c, hh)
-                        ys[t] = h
-                    outs.append(stack(ys))
-                    h_out.append(h)
-                    c_out.append(c)
-                x = outs[0] if directions == 1 else cat(outs, dim=-1)
-        h_n = stack(h_out)
-        out = x.transpose(0, 1) if self.batch_first else x
-        return (out, h_n) if c0 is None else (out, (h_n, stack(c_out)))
-
-    def _initial(self, hx: Any, shape: tuple) -> tuple:
-        states = (hx,) if self.mode == "GRU" else (hx if hx is not None else (None, None))
-        out = []
-        for s in states:
-            if s is None:
-                s = zeros(*shape)
-            if tuple(s.shape) != shape:
-                raise ValueError(f"dynamic quantized {self.mode}: expected a state of shape "
-                                 f"{shape}, got {tuple(s.shape)}")
-            out.append(s.float())
-        return (out[0], None) if self.mode == "GRU" else tuple(out)
+            out, h_n, c_n = self._run(input, h0, c0)
+        return (out, h_n) if self.mode == "GRU" else (out, (h_n, c_n))
 
     def extra_repr(self) -> str:
         return (f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, "
@@ -201,10 +183,8 @@ class LSTM(_DynamicRNN):
 
     mode = "LSTM"
 
-    def _step(self, gates_x: Tensor, h: Tensor, c: Any, hh: _QuantizedLinearWeights) -> tuple:
-        i, f, g, o = (gates_x + hh(h)).chunk(4, -1)
-        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        return o.sigmoid() * c.tanh(), c
+    def _cell(self) -> Any:
+        return lstm_step
 
 
 class GRU(_DynamicRNN):
@@ -212,9 +192,5 @@ class GRU(_DynamicRNN):
 
     mode = "GRU"
 
-    def _step(self, gates_x: Tensor, h: Tensor, c: Any, hh: _QuantizedLinearWeights) -> tuple:
-        xr, xz, xn = gates_x.chunk(3, -1)
-        hr, hz, hn = hh(h).chunk(3, -1)
-        r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
-        n = (xn + r * hn).tanh()
-        return (1 - z) * n + z * h, None
+    def _cell(self) -> Any:
+        return gru_step
