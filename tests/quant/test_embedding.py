@@ -97,3 +97,30 @@ def test_embedding_qat_trains_and_converts_like_torch():
     ec = eq.convert(ep.eval())
     assert type(ec[0]).__module__ == "ember.quant.modules.embedding_ops"
     same(ec(ember.tensor(idx)), t_table(torch.tensor(idx)))
+
+
+def test_quantized_embedding_bag_offsets_edge_cases_like_torch():
+    tc, ec = _converted(lambda: torch.nn.Sequential(
+        torch.nn.EmbeddingBag(8, 3, mode="sum", include_last_offset=True)),
+        lambda: ember.nn.Sequential(ember.nn.EmbeddingBag(8, 3, mode="sum",
+                                                          include_last_offset=True)))
+    tc, ec = tc[0], ec[0]
+    idx = [1, 2, 4, 5, 0, 3]
+    # include_last_offset: the last offset ends the last bag, the indices after it are unused
+    same(ec(ember.tensor(idx), ember.tensor([0, 3, 4])),
+         tc(torch.tensor(idx), torch.tensor([0, 3, 4])))
+    with pytest.raises(ValueError, match="offsets must start at 0"):
+        ec(ember.tensor(idx), ember.tensor([0, 3, 9]))
+    with pytest.raises(ValueError, match="include_last_offset"):
+        ec(ember.tensor(idx), ember.tensor([], dtype="int64"))
+    ec.include_last_offset = tc.include_last_offset = False
+    t = tc(torch.tensor(idx), torch.tensor([], dtype=torch.int64))  # no bags
+    assert tuple(ec(ember.tensor(idx), ember.tensor([], dtype="int64")).shape) == tuple(t.shape)
+
+
+def test_quantized_embedding_takes_1d_or_2d_indices_as_torch():
+    _, ec = _converted(lambda: torch.nn.Sequential(torch.nn.Embedding(8, 3)),
+                       lambda: ember.nn.Sequential(ember.nn.Embedding(8, 3)))
+    for bad in (ember.tensor(3), ember.tensor([[[1, 2]]])):
+        with pytest.raises(ValueError, match="1-D or 2-D indices"):
+            ec(bad)

@@ -91,6 +91,9 @@ class Embedding(Module):
 
     def forward(self, indices: Tensor) -> Tensor:
         idx = self._rows(indices)
+        if idx.ndim not in (1, 2):
+            raise ValueError(f"quantized Embedding: expected 1-D or 2-D indices (as PyTorch's "
+                             f"quantized lookup), got shape {idx.shape}")
         out = _fma(self._scale[idx][..., None], self._q[idx], self._bias[idx][..., None])
         return from_numpy(out)
 
@@ -180,7 +183,9 @@ class EmbeddingBag(Embedding):
                    mod.scale_grad_by_freq, mod.mode, mod.sparse, w, mod.include_last_offset)
 
     def _bags(self, idx: np.ndarray, offsets: Tensor | None) -> tuple[np.ndarray, int]:
-        """The bag each index belongs to, and the number of bags."""
+        """The bag each index belongs to (-1 or the number of bags for an index in none: before
+        the first offset, or after the last with ``include_last_offset``), and the number of
+        bags."""
         if idx.ndim == 2:
             if offsets is not None or self.include_last_offset:
                 raise ValueError("quantized EmbeddingBag: 2-D indices (one bag per row) take no "
@@ -191,14 +196,16 @@ class EmbeddingBag(Embedding):
             raise ValueError(f"quantized EmbeddingBag: expected 2-D indices, or 1-D indices "
                              f"with offsets, got indices of shape {idx.shape} and offsets "
                              f"{None if offsets is None else tuple(offsets.shape)}")
-        starts = offsets.numpy().astype(np.int64)
-        if self.include_last_offset:
-            starts = starts[:-1]
+        starts = offsets.numpy().astype(np.int64).reshape(-1)
+        if self.include_last_offset and not starts.size:
+            raise ValueError("quantized EmbeddingBag: with include_last_offset, offsets must "
+                             "hold at least the end of the last bag, got no offsets")
         if starts.size and (starts[0] != 0 or np.any(np.diff(starts) < 0)
                             or starts[-1] > idx.size):
             raise ValueError(f"quantized EmbeddingBag: offsets must start at 0 and not "
                              f"decrease up to {idx.size}, got {starts.tolist()}")
-        return np.searchsorted(starts, np.arange(idx.size), side="right") - 1, len(starts)
+        count = starts.size - 1 if self.include_last_offset else starts.size
+        return np.searchsorted(starts, np.arange(idx.size), side="right") - 1, count
 
     def forward(self, indices: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None,
@@ -216,6 +223,8 @@ class EmbeddingBag(Embedding):
                 raise ValueError(f"quantized EmbeddingBag: per_sample_weights has "
                                  f"{weights.size} elements, indices {idx.size}")
             scale, bias = scale * weights, bias * weights
+        used = (bags >= 0) & (bags < count)
+        idx, bags, scale, bias = idx[used], bags[used], scale[used], bias[used]
         out = np.zeros((count, self.embedding_dim), _F32)
         position = np.arange(idx.size) - np.searchsorted(bags, bags, side="left")
         for p in range(int(position.max()) + 1 if idx.size else 0):  # row after row, per bag
