@@ -112,3 +112,12 @@ def test_residual_network_quantizes_like_torch():
     same(ec(ember.from_numpy(x)), tc(torch.from_numpy(x)))
     state = ec.state_dict()
     assert float(state["join.scale"].item()) == tc.join.scale
+
+
+def test_add_scalar_whose_shift_leaves_int32_is_refused_as_torch():
+    q = ember.quantize_per_tensor(ember.tensor([0.5, -1.0]), 1.0, 128, ember.quint8)
+    f = ennq.QFunctional()
+    assert f.add_scalar(q, 2.0**31 - 1).q_zero_point() == 0  # (still an int32 shift)
+    for c in (2.0**31, -(2.0**31) - 1, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="add_scalar"):
+            f.add_scalar(q, c)

@@ -100,7 +100,11 @@ def add_scalar(a: QuantizedTensor, other: float) -> QuantizedTensor:
     _check("add_scalar", a)
     s, z = a._scale, a._zero_point
     low, high = quint8.min, quint8.max
-    shifted = z - int(np.rint(float(other) / s))  # the zero point that adds ``other``
+    shift = np.rint(float(other) / s)
+    if not -(2**31) <= shift <= 2**31 - 1:  # (PyTorch passes it to its kernel as an int32)
+        raise ValueError(f"quantized add_scalar: {other} is {shift} steps of the scale {s}, "
+                         "outside the int32 range PyTorch's kernel takes")
+    shifted = z - int(shift)  # the zero point that adds ``other``
     pinned = min(max(shifted, low), high)
     new_scale = s if pinned == shifted else (
         (high - shifted if shifted < low else shifted - low) / (high - low) * s)
