@@ -128,7 +128,6 @@ from ember.quant.functions import (
     q_per_channel_zero_points,
     q_scale,
     q_zero_point,
-    qscheme,
     quantize_per_tensor_dynamic,
     quantized_max_pool1d,
     quantized_max_pool2d,
@@ -144,6 +143,7 @@ from ember.quant.qtypes import (
     qint32,
     quint8,
 )
+from ember.quant.qtypes import QScheme as qscheme  # torch.qscheme: the qschemes' type
 from ember.amp import (
     autocast,
     clear_autocast_cache,

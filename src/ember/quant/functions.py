@@ -17,11 +17,11 @@ from ember.ops.fake_quantize import (
 )
 from ember.quant import kernels
 from ember.quant.qtensor import QuantizedTensor, quantize_per_tensor
-from ember.quant.qtypes import QDType, QScheme, qint8, quint8
+from ember.quant.qtypes import QDType, qint8, quint8
 from ember.tensor import Tensor
 
 __all__ = ["q_scale", "q_zero_point", "q_per_channel_scales", "q_per_channel_zero_points",
-           "q_per_channel_axis", "int_repr", "qscheme", "quantize_per_tensor_dynamic",
+           "q_per_channel_axis", "int_repr", "quantize_per_tensor_dynamic",
            "quantized_max_pool1d", "quantized_max_pool2d", "fused_moving_avg_obs_fake_quant"]
 
 
@@ -65,11 +65,6 @@ def q_per_channel_axis(input: QuantizedTensor) -> int:
 def int_repr(input: QuantizedTensor) -> Tensor:
     """The integers of a quantized tensor (``input.int_repr()``)."""
     return _quantized("int_repr", input).int_repr()
-
-
-def qscheme(input: QuantizedTensor) -> QScheme:
-    """How a quantized tensor is quantized (``input.qscheme()``)."""
-    return _quantized("qscheme", input).qscheme()
 
 
 def quantize_per_tensor_dynamic(input: Tensor, dtype: QDType,
