@@ -152,3 +152,37 @@ def test_fused_moving_avg_obs_fake_quant_equals_torch(per_row, symmetric):
         same(e, t)
         for a, b in zip(estate, tstate):
             same(a, b)
+
+
+@pytest.mark.parametrize("observe, fake", [(0, 1), (1, 0)])
+def test_fused_kernel_chooses_qparams_only_when_fake_quantizing(observe, fake):
+    # (PyTorch's kernel picks the scale and zero point from the running range whenever it
+    # fake-quantizes, observing or not, and leaves them when it does not fake-quantize)
+    args = [[-1.0], [1.0], [5.0]]
+    tstate = [torch.tensor(a) for a in args] + [torch.tensor([7], dtype=torch.int32)]
+    estate = [ember.tensor(a) for a in args] + [ember.tensor([7], dtype="int32")]
+    x = np.float32([0.3, 3.0])
+    t = torch.fused_moving_avg_obs_fake_quant(torch.tensor(x), torch.tensor([observe]),
+                                              torch.tensor([fake]), *tstate, 0.5, 0, 255, 0)
+    e = ember.fused_moving_avg_obs_fake_quant(ember.tensor(x), ember.tensor([observe]),
+                                              ember.tensor([fake]), *estate, 0.5, 0, 255, 0)
+    same(e, t)
+    for a, b in zip(estate, tstate):
+        same(a, b)
+    tm = tq.FusedMovingAvgObsFakeQuantize()
+    em = eq.FusedMovingAvgObsFakeQuantize()
+    for m in (tm, em):
+        m.enable_observer(bool(observe)), m.enable_fake_quant(bool(fake))
+    x = np.float32([0.3, 3.05])
+    same(em(ember.tensor(x)), tm(torch.tensor(x)))
+    same(em.scale, tm.scale)
+    same(em.zero_point, tm.zero_point)
+
+
+def test_fused_kernel_fake_quantizes_rows_along_axis_0_only():
+    state = [ember.full((2,), float("inf")), ember.full((2,), float("-inf")), ember.ones(2),
+             ember.zeros(2, dtype="int32")]
+    on = ember.tensor([1])
+    with pytest.raises(ValueError, match="ch_axis 0"):
+        ember.fused_moving_avg_obs_fake_quant(ember.ones(3, 2), on, on, *state, 0.01, 0, 255,
+                                              1, True)

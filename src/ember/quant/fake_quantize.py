@@ -115,6 +115,10 @@ class FakeQuantize(FakeQuantizeBase):
         """The scale and zero point ``forward`` fake-quantizes with after observing."""
         return self.calculate_qparams()
 
+    def _chooses_qparams(self) -> bool:
+        """Whether ``forward`` updates ``scale`` and ``zero_point``: after observing."""
+        return self.observer_on
+
     def forward(self, X: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
         if self.observer_on:
             try:
@@ -125,6 +129,7 @@ class FakeQuantize(FakeQuantizeBase):
                                  "Hint: observe in eager steps, then call model.apply("
                                  "ember.ao.quantization.disable_observer) before compiling "
                                  "the training step") from e
+        if self._chooses_qparams():
             scale, zero_point = self._observed_qparams()
             self.scale = scale.float().clone()
             self.zero_point = (zero_point.float() if self._float_zero_point
@@ -181,13 +186,24 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
 
     def _observed_qparams(self) -> tuple[Tensor, Tensor]:
         post = self.activation_post_process
-        pairs = [kernels.choose_qparams_for_range(float(lo), float(hi), self.quant_min,
-                                                  self.quant_max, self.is_symmetric_quant,
-                                                  float32_scale=True)
-                 for lo, hi in zip(np.atleast_1d(post.min_val.numpy()),
-                                   np.atleast_1d(post.max_val.numpy()))]
-        return (tensor([s for s, _ in pairs], dtype="float32"),
-                tensor([z for _, z in pairs], dtype="int32"))
+        return fused_qparams(post.min_val.numpy(), post.max_val.numpy(), self.quant_min,
+                             self.quant_max, self.is_symmetric_quant)
+
+    def _chooses_qparams(self) -> bool:
+        """As PyTorch's kernel: whenever it fake-quantizes, observing or not."""
+        return self.fake_quant_on
+
+
+def fused_qparams(low: Any, high: Any, quant_min: int, quant_max: int,
+                  symmetric: bool) -> tuple[Tensor, Tensor]:
+    """The float32 scales and int32 zero points PyTorch's fused observer and fake quantizer
+    picks for the ranges ``[low, high]`` (its C++ ``ChooseQuantizationParams``, the zero
+    point from the float32 scale)."""
+    pairs = [kernels.choose_qparams_for_range(float(lo), float(hi), quant_min, quant_max,
+                                              symmetric, float32_scale=True)
+             for lo, hi in zip(np.atleast_1d(low), np.atleast_1d(high))]
+    return (tensor([s for s, _ in pairs], dtype="float32"),
+            tensor([z for _, z in pairs], dtype="int32"))
 
 
 def _switch(method: str) -> Any:

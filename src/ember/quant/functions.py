@@ -16,6 +16,7 @@ from ember.ops.fake_quantize import (
     fake_quantize_per_tensor_affine,
 )
 from ember.quant import kernels
+from ember.quant.fake_quantize import fused_qparams
 from ember.quant.qtensor import QuantizedTensor, quantize_per_tensor
 from ember.quant.qtypes import QDType, qint8, quint8
 from ember.tensor import Tensor
@@ -139,11 +140,11 @@ def fused_moving_avg_obs_fake_quant(
         quant_min: int, quant_max: int, ch_axis: int, per_row_fake_quant: bool = False,
         symmetric_quant: bool = False) -> Tensor:
     """With ``observer_on``, moves ``running_min``/``running_max`` towards ``input``'s
-    minimum and maximum (per row along ``ch_axis`` with ``per_row_fake_quant``; the first
-    time, from infinities, to them) by ``averaging_const`` and writes the scale and zero
-    point PyTorch's ``ChooseQuantizationParams`` picks for that range into ``scale`` and
-    ``zero_point``, in place; with ``fake_quant_on``, returns ``input`` fake-quantized by
-    them (else ``input``).
+    minimum and maximum (per row, ``ch_axis`` 0, with ``per_row_fake_quant``; the first
+    time, from infinities, to them) by ``averaging_const``, in place; with ``fake_quant_on``,
+    writes the scale and zero point PyTorch's ``ChooseQuantizationParams`` picks for the
+    running range into ``scale`` and ``zero_point`` and returns ``input`` fake-quantized by
+    them (else ``input``, the scale and zero point left as they are).
 
     Example:
         >>> lo, hi = ember.tensor([float("inf")]), ember.tensor([float("-inf")])
@@ -155,18 +156,22 @@ def fused_moving_avg_obs_fake_quant(
         >>> s, z
         (tensor([0.0078]), tensor([127], dtype=ember.int32))
     """
+    if per_row_fake_quant and ch_axis != 0:
+        raise ValueError(f"fused_moving_avg_obs_fake_quant: per-row fake quantization is only "
+                         f"supported along ch_axis 0 (as PyTorch's), got ch_axis {ch_axis}. "
+                         "Hint: move the channels first")
     if int(observer_on.reshape(-1)[0].item()):
         x = input.detach().float().numpy()
         if per_row_fake_quant:
-            rows = np.moveaxis(x, ch_axis, 0).reshape(x.shape[ch_axis], -1)
+            rows = x.reshape(x.shape[0], -1)
             low, high = rows.min(axis=1), rows.max(axis=1)
         else:
             low, high = np.atleast_1d(x.min()), np.atleast_1d(x.max())
         if running_min.numel() != low.size:
             raise ValueError(f"fused_moving_avg_obs_fake_quant: running_min has "
                              f"{running_min.numel()} elements, the input has {low.size} "
-                             f"{'rows along ch_axis' if per_row_fake_quant else 'range'}. "
-                             "Hint: give one element per channel, set to inf (and -inf)")
+                             f"{'rows' if per_row_fake_quant else 'range'}. "
+                             "Hint: give one element per row, set to inf (and -inf)")
         old_low, old_high = running_min.numpy().reshape(-1), running_max.numpy().reshape(-1)
         c = np.float32(averaging_const)
         low = np.where(np.isinf(old_low), low, old_low + c * (low - old_low)).astype(np.float32)
@@ -174,14 +179,13 @@ def fused_moving_avg_obs_fake_quant(
                         ).astype(np.float32)
         running_min[...] = from_numpy(low.reshape(running_min.shape))
         running_max[...] = from_numpy(high.reshape(running_max.shape))
-        pairs = [kernels.choose_qparams_for_range(float(lo), float(hi), quant_min, quant_max,
-                                                  symmetric_quant, True)
-                 for lo, hi in zip(low, high)]
-        scale[...] = from_numpy(np.array([s for s, _ in pairs], np.float32).reshape(scale.shape))
-        zero_point[...] = from_numpy(np.array([z for _, z in pairs]).reshape(zero_point.shape)
-                                     .astype(zero_point.dtype.np))
     if not int(fake_quant_on.reshape(-1)[0].item()):
         return input
+    # (the scale and zero point from the running range whenever it fake-quantizes, as PyTorch)
+    new_scale, new_zero_point = fused_qparams(running_min.numpy(), running_max.numpy(),
+                                              quant_min, quant_max, symmetric_quant)
+    scale[...] = new_scale.reshape(scale.shape)
+    zero_point[...] = new_zero_point.reshape(zero_point.shape).to(zero_point.dtype)
     if per_row_fake_quant:
         return fake_quantize_per_channel_affine(input, scale, zero_point, ch_axis, quant_min,
                                                 quant_max)
