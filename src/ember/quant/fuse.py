@@ -23,11 +23,13 @@ def _same_mode(layer: Module, bn: Module) -> None:
 
 def _bn_fold(layer: Module, bn: Module, is_qat: bool) -> Module:
     _same_mode(layer, bn)
+    conv = isinstance(layer, (nn.Conv1d, nn.Conv2d, nn.Conv3d))
     if is_qat or bn.training:
-        raise NotImplementedError("fusing a batch norm for quantization-aware training (PyTorch's "
-                                  "ConvBn2d) is not supported in Ember; fuse in eval mode, "
-                                  "which folds the batch norm into the layer")
-    if isinstance(layer, (nn.Conv1d, nn.Conv2d, nn.Conv3d)):
+        torch_name = f"ConvBn{type(layer).__name__[4:]}" if conv else "LinearBn1d"
+        raise NotImplementedError(f"fusing a batch norm for quantization-aware training "
+                                  f"(PyTorch's {torch_name}) is not supported in Ember; fuse in "
+                                  "eval mode, which folds the batch norm into the layer")
+    if conv:
         return fuse_conv_bn_eval(layer, bn)
     return fuse_linear_bn_eval(layer, bn)
 
