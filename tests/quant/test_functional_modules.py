@@ -121,3 +121,12 @@ def test_add_scalar_whose_shift_leaves_int32_is_refused_as_torch():
     for c in (2.0**31, -(2.0**31) - 1, float("inf"), float("nan")):
         with pytest.raises(ValueError, match="add_scalar"):
             f.add_scalar(q, c)
+
+
+@pytest.mark.parametrize("op", ["add", "add_relu", "mul"])
+def test_quantized_binary_ops_name_shapes_that_do_not_broadcast(op):
+    f = ennq.QFunctional()
+    a = ember.quantize_per_tensor(ember.zeros(2, 3), 0.1, 128, ember.quint8)
+    b = ember.quantize_per_tensor(ember.zeros(4), 0.1, 128, ember.quint8)
+    with pytest.raises(ember.ShapeError, match=rf"quantized {op}: .*\(2, 3\) and \(4,\)"):
+        getattr(f, op)(a, b)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ember.errors import DTypeError
+from ember.errors import DTypeError, ShapeError
 from ember.ops.creation import from_numpy
 from ember.quant import kernels
 from ember.quant.qtensor import QuantizedTensor
@@ -43,6 +43,15 @@ def _check(op: str, *xs: QuantizedTensor) -> None:
                              "QuantStub (or ember.quantize_per_tensor)")
 
 
+def _broadcast(op: str, a: QuantizedTensor, b: QuantizedTensor) -> list[np.ndarray]:
+    """The integers of ``a`` and ``b`` broadcast to one shape."""
+    try:
+        return np.broadcast_arrays(a._int.numpy(), b._int.numpy())
+    except ValueError as e:
+        raise ShapeError(f"quantized {op}: the shapes {tuple(a.shape)} and {tuple(b.shape)} "
+                         "do not broadcast") from e
+
+
 def _result(q: np.ndarray, scale: float, zero_point: int) -> QuantizedTensor:
     return QuantizedTensor(from_numpy(q.astype(np.uint8)), quint8, float(scale),
                            int(zero_point))
@@ -58,8 +67,9 @@ def _dequantize_vector(q: np.ndarray, scale: float, zero_point: int) -> np.ndarr
 def add(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
         relu: bool = False) -> QuantizedTensor:
     """``a + b`` (then ReLU with ``relu``) quantized to ``scale`` and ``zero_point``."""
-    _check("add_relu" if relu else "add", a, b)
-    qa, qb = np.broadcast_arrays(a._int.numpy(), b._int.numpy())
+    op = "add_relu" if relu else "add"
+    _check(op, a, b)
+    qa, qb = _broadcast(op, a, b)
     shape = qa.shape
     qa, qb = qa.reshape(-1), qb.reshape(-1)
     split = qa.size - qa.size % _VECTOR_BLOCK
@@ -86,9 +96,10 @@ def _requantize_int(acc: np.ndarray, multiplier: np.float32, zero_point: int) ->
 def mul(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
         relu: bool = False) -> QuantizedTensor:
     """``a * b`` (then ReLU with ``relu``) quantized to ``scale`` and ``zero_point``."""
-    _check("mul_relu" if relu else "mul", a, b)
-    acc = ((a._int.numpy().astype(np.int64) - a._zero_point)
-           * (b._int.numpy().astype(np.int64) - b._zero_point))
+    op = "mul_relu" if relu else "mul"
+    _check(op, a, b)
+    qa, qb = _broadcast(op, a, b)
+    acc = (qa.astype(np.int64) - a._zero_point) * (qb.astype(np.int64) - b._zero_point)
     multiplier = _F32(a._scale) * _F32(b._scale) * (_F32(1) / _F32(scale))
     q = _requantize_int(acc, multiplier, zero_point)
     return _result(np.maximum(q, zero_point) if relu else q, scale, zero_point)
