@@ -101,3 +101,10 @@ def test_dynamic_rnn_empty_batch_and_sequence():
         el(ember.zeros(0, 2, 3))
     with pytest.raises(TypeError, match="expected a float32 input"):
         el(ember.zeros(2, 2, 3, dtype="float64"))
+
+
+def test_dynamic_lstm_state_must_be_a_pair():
+    _, el = _pair("LSTM")
+    for hx in (ember.zeros(1, 2, 4), ember.zeros(2, 1, 2, 4)):
+        with pytest.raises(TypeError, match=r"hx must be a tuple \(h_0, c_0\)"):
+            el(ember.zeros(3, 2, 3), hx)

@@ -160,6 +160,10 @@ class _DynamicRNN(Module):
         if not packed and input.shape[1 if self.batch_first else 0] == 0:
             raise ValueError(f"dynamic quantized {self.mode}: expected sequence length to be "
                              f"larger than 0, got input of shape {tuple(input.shape)}")
+        if self.mode == "LSTM" and hx is not None \
+                and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+            raise TypeError("dynamic quantized LSTM: hx must be a tuple (h_0, c_0) of the "
+                            f"initial hidden and cell states, got {type(hx).__name__}")
         h0, c0 = (hx, None) if self.mode == "GRU" else (hx if hx is not None else (None, None))
         with eager_only(f"dynamic quantized {self.mode}"):
             out, h_n, c_n = self._run(input, h0, c0)
