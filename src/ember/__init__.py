@@ -120,6 +120,18 @@ from ember.jit.control import cond, while_loop  # torch.cond, torch's while_loop
 from ember import amp, distributed, memory, profiler  # layer 5: systems
 from ember import ao, masked, quant
 from ember.ao import quantization  # torch.quantization, the legacy name of torch.ao's
+from ember.quant.functions import (
+    fused_moving_avg_obs_fake_quant,
+    int_repr,
+    q_per_channel_axis,
+    q_per_channel_scales,
+    q_per_channel_zero_points,
+    q_scale,
+    q_zero_point,
+    quantize_per_tensor_dynamic,
+    quantized_max_pool1d,
+    quantized_max_pool2d,
+)
 from ember.quant.qtensor import dequantize, quantize_per_channel, quantize_per_tensor
 from ember.quant.qtypes import (
     per_channel_affine,
@@ -131,6 +143,7 @@ from ember.quant.qtypes import (
     qint32,
     quint8,
 )
+from ember.quant.qtypes import QScheme as qscheme  # torch.qscheme: the qschemes' type
 from ember.amp import (
     autocast,
     clear_autocast_cache,

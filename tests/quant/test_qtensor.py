@@ -67,7 +67,11 @@ def test_bad_arguments():
 @pytest.mark.parametrize("name", [
     "ember.quant.qtensor", "ember.quant.observer", "ember.quant.fake_quantize",
     "ember.quant.qconfig", "ember.quant.histogram_observer", "ember.quant.stubs",
-    "ember.quant.quantize", "ember.quant.fuse",
+    "ember.quant.quantize", "ember.quant.fuse", "ember.quant.elementwise",
+    "ember.quant.modules.functional_modules", "ember.quant.special_observers",
+    "ember.quant.functions", "ember.quant.quant_type", "ember.quant.modules.activations",
+    "ember.quant.modules.embedding_ops", "ember.quant.modules.qat_embedding",
+    "ember.quant.modules.dynamic_rnn",
     "ember.quant.modules.intrinsic", "ember.quant.modules.qat", "ember.quant.modules.quantized",
     "ember.quant.modules.dynamic", "ember.ops.fake_quantize"])
 def test_docstring_examples_run(name):

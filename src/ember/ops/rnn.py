@@ -27,7 +27,7 @@ from ember.ops.creation import zeros
 from ember.ops.dropout import dropout as _dropout
 from ember.ops.join import cat, stack
 from ember.ops.linear import linear
-from ember.ops.rnn_cells import gru_step, lstm_step, relu_step, tanh_step
+from ember.ops.rnn_cells import gru_step, lstm_step, project, relu_step, tanh_step
 from ember.tensor import Tensor
 
 __all__ = ["rnn_tanh", "rnn_relu", "lstm", "gru"]
@@ -102,7 +102,8 @@ def run_layers(step: Step, data: Tensor, sizes: list[int], hx: Tensor, cx: Tenso
                dropout: float, train: bool) -> tuple[Tensor, Tensor, Tensor | None]:
     """The stack on packed ``data`` (rows of all time steps, ``sizes[t]`` rows at step
     ``t``): ``weights[layer * directions + d]`` is ``(w_ih, w_hh, b_ih, b_hh, w_hr)`` (None
-    for what is absent). Returns the last layer's packed output and the stacked final
+    for what is absent; ``w_ih`` and ``w_hh`` may be callable projections, see
+    :mod:`ember.ops.rnn_cells`). Returns the last layer's packed output and the stacked final
     states ``h_n`` and ``c_n`` (None without a cell state)."""
     directions = 2 if bidirectional else 1
     x, h_out, c_out = data, [], []
@@ -113,7 +114,7 @@ def run_layers(step: Step, data: Tensor, sizes: list[int], hx: Tensor, cx: Tenso
             w_ih, w_hh, b_ih, b_hh, w_hr = weights[k]
             cell = step if w_hr is None else projected(step, w_hr)
             scan = _scan_reverse if d else _scan_forward
-            y, h, c = scan(cell, linear(x, w_ih, b_ih), sizes, hx[k],
+            y, h, c = scan(cell, project(x, w_ih, b_ih), sizes, hx[k],
                            None if cx is None else cx[k], w_hh, b_hh)
             outs.append(y)
             h_out.append(h)

@@ -12,5 +12,7 @@ from ember.quant.observer import *  # noqa: F403
 from ember.quant.qconfig import *  # noqa: F403
 from ember.quant.qtensor import *  # noqa: F403
 from ember.quant.qtypes import *  # noqa: F403
+from ember.quant.quant_type import *  # noqa: F403
 from ember.quant.quantize import *  # noqa: F403
+from ember.quant.special_observers import *  # noqa: F403
 from ember.quant.stubs import *  # noqa: F403

@@ -21,6 +21,7 @@ from ember.quant.observer import (
     _WithArgs,
 )
 from ember.quant.qtypes import (
+    per_channel_affine_float_qparams,
     per_channel_symmetric,
     per_tensor_affine,
     per_tensor_symmetric,
@@ -31,7 +32,8 @@ from ember.tensor import Tensor
 
 __all__ = ["FakeQuantizeBase", "FakeQuantize", "FusedMovingAvgObsFakeQuantize",
            "default_fake_quant", "default_weight_fake_quant",
-           "default_per_channel_weight_fake_quant", "disable_fake_quant", "enable_fake_quant",
+           "default_per_channel_weight_fake_quant", "default_embedding_fake_quant",
+           "disable_fake_quant", "enable_fake_quant",
            "disable_observer", "enable_observer"]
 
 
@@ -99,8 +101,10 @@ class FakeQuantize(FakeQuantizeBase):
         self.quant_min, self.quant_max = post.quant_min, post.quant_max
         self.is_dynamic = is_dynamic
         self.register_buffer("scale", tensor([1.0]))
-        self.register_buffer("zero_point", tensor([0], dtype="int32"))
         self.dtype, self.qscheme = post.dtype, post.qscheme
+        self._float_zero_point = post.qscheme is per_channel_affine_float_qparams
+        self.register_buffer("zero_point", tensor(
+            [0], dtype="float32" if self._float_zero_point else "int32"))
         self.ch_axis = getattr(post, "ch_axis", -1)
         self.is_per_channel = post.qscheme.per_channel
 
@@ -110,6 +114,10 @@ class FakeQuantize(FakeQuantizeBase):
     def _observed_qparams(self) -> tuple[Tensor, Tensor]:
         """The scale and zero point ``forward`` fake-quantizes with after observing."""
         return self.calculate_qparams()
+
+    def _chooses_qparams(self) -> bool:
+        """Whether ``forward`` updates ``scale`` and ``zero_point``: after observing."""
+        return self.observer_on
 
     def forward(self, X: Tensor) -> Tensor:  # noqa: N803 - PyTorch's argument name
         if self.observer_on:
@@ -121,9 +129,11 @@ class FakeQuantize(FakeQuantizeBase):
                                  "Hint: observe in eager steps, then call model.apply("
                                  "ember.ao.quantization.disable_observer) before compiling "
                                  "the training step") from e
+        if self._chooses_qparams():
             scale, zero_point = self._observed_qparams()
             self.scale = scale.float().clone()
-            self.zero_point = zero_point.int().clone()
+            self.zero_point = (zero_point.float() if self._float_zero_point
+                               else zero_point.int()).clone()
         if self.fake_quant_on:
             if self.is_per_channel:
                 return fake_quantize_per_channel_affine(X, self.scale, self.zero_point,
@@ -176,12 +186,24 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
 
     def _observed_qparams(self) -> tuple[Tensor, Tensor]:
         post = self.activation_post_process
-        pairs = [kernels.choose_qparams_for_range(float(lo), float(hi), self.quant_min,
-                                                  self.quant_max, self.is_symmetric_quant)
-                 for lo, hi in zip(np.atleast_1d(post.min_val.numpy()),
-                                   np.atleast_1d(post.max_val.numpy()))]
-        return (tensor([s for s, _ in pairs], dtype="float32"),
-                tensor([z for _, z in pairs], dtype="int32"))
+        return fused_qparams(post.min_val.numpy(), post.max_val.numpy(), self.quant_min,
+                             self.quant_max, self.is_symmetric_quant)
+
+    def _chooses_qparams(self) -> bool:
+        """As PyTorch's kernel: whenever it fake-quantizes, observing or not."""
+        return self.fake_quant_on
+
+
+def fused_qparams(low: Any, high: Any, quant_min: int, quant_max: int,
+                  symmetric: bool) -> tuple[Tensor, Tensor]:
+    """The float32 scales and int32 zero points PyTorch's fused observer and fake quantizer
+    picks for the ranges ``[low, high]`` (its C++ ``ChooseQuantizationParams``, the zero
+    point from the float32 scale)."""
+    pairs = [kernels.choose_qparams_for_range(float(lo), float(hi), quant_min, quant_max,
+                                              symmetric, float32_scale=True)
+             for lo, hi in zip(np.atleast_1d(low), np.atleast_1d(high))]
+    return (tensor([s for s, _ in pairs], dtype="float32"),
+            tensor([z for _, z in pairs], dtype="int32"))
 
 
 def _switch(method: str) -> Any:
@@ -208,3 +230,6 @@ default_weight_fake_quant = FakeQuantize.with_args(
 default_per_channel_weight_fake_quant = FakeQuantize.with_args(
     observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127, dtype=qint8,
     qscheme=per_channel_symmetric, reduce_range=False, ch_axis=0)
+default_embedding_fake_quant = FakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, qscheme=per_channel_affine_float_qparams,
+    dtype=quint8, quant_min=0, quant_max=255, ch_axis=0, averaging_constant=1)

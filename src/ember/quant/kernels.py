@@ -48,8 +48,12 @@ def quantize(x: np.ndarray, scale: Any, zero_point: Any, low: int, high: int,
 
 def dequantize(q: np.ndarray, scale: Any, zero_point: Any, axis: int | None = None
                ) -> np.ndarray:
-    """``(q - zero_point) * scale``: in float32 per tensor (fbgemm's ``Dequantize``), with
-    the float64 scales and a rounding to float32 per channel (as PyTorch)."""
+    """``(q - zero_point) * scale``: in float32 per tensor (fbgemm's ``Dequantize``) and with
+    float zero points (``per_channel_affine_float_qparams``), with the float64 scales and a
+    rounding to float32 per channel (as PyTorch)."""
+    if axis is not None and np.asarray(zero_point).dtype.kind == "f":  # float qparams
+        return ((q.astype(_F32) - _along(np.asarray(zero_point, _F32), axis, q.ndim))
+                * _along(np.asarray(scale, _F32), axis, q.ndim))
     if axis is not None:
         scale = _along(np.asarray(scale, dtype=np.float64), axis, q.ndim)
         zero_point = _along(np.asarray(zero_point, dtype=np.int64), axis, q.ndim)
@@ -90,26 +94,32 @@ def linear_accumulate(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return x.astype(dtype, copy=False) @ w.astype(dtype, copy=False).T
 
 
-def conv2d_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, int],
-                      padding: tuple[int, int], dilation: tuple[int, int],
-                      groups: int) -> np.ndarray:
-    """The 2-D convolution of centred integers ``x`` (N, C, H, W) with ``w`` (O, C/groups,
-    kh, kw), zero padding (the input's zero point, centred): the exact accumulator. An
-    im2col in channels-last order (its copy reads runs of channels) and one GEMM per group."""
-    n = x.shape[0]
-    o, cg, kh, kw = w.shape
-    dtype = exact_dtype(x, w, cg * kh * kw)
+def conv_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...],
+                    padding: tuple[int, ...], dilation: tuple[int, ...],
+                    groups: int) -> np.ndarray:
+    """The 1-, 2- or 3-D convolution of centred integers ``x`` (N, C, *spatial) with ``w``
+    (O, C/groups, *kernel), zero padding (the input's zero point, centred): the exact
+    accumulator. An im2col in channels-last order (its copy reads runs of channels) and one
+    GEMM per group."""
+    n, nd = x.shape[0], x.ndim - 2
+    o, cg, *kernel = w.shape
+    kernel = tuple(kernel)
+    k = int(np.prod(kernel))
+    dtype = exact_dtype(x, w, cg * k)
     pads = symmetric(padding)
-    oh, ow = window_positions(x.shape[2:], (kh, kw), dilation, pads, stride)
-    win = windows(np, x.astype(dtype, copy=False), (kh, kw), dilation, pads, stride, (oh, ow),
-                  channels_last=True)  # (N, C, kh, kw, OH, OW)
-    win = win.reshape(n, groups, cg, kh, kw, oh, ow).transpose(1, 0, 5, 6, 3, 4, 2)
-    cols = win.reshape(groups, n * oh * ow, kh * kw * cg)  # rows of (kh, kw, C/groups)
-    wg = w.astype(dtype, copy=False).reshape(groups, o // groups, cg, kh, kw)
-    wg = wg.transpose(0, 1, 3, 4, 2).reshape(groups, o // groups, kh * kw * cg)
-    out = cols @ wg.transpose(0, 2, 1)  # (groups, N·OH·OW, O/groups)
-    out = out.reshape(groups, n, oh, ow, o // groups).transpose(1, 0, 4, 2, 3)
-    return np.ascontiguousarray(out.reshape(n, o, oh, ow))
+    counts = window_positions(x.shape[2:], kernel, dilation, pads, stride)
+    win = windows(np, x.astype(dtype, copy=False), kernel, dilation, pads, stride, counts,
+                  channels_last=True)  # (N, C, *kernel, *counts)
+    win = win.reshape(n, groups, cg, *kernel, *counts)
+    # → (groups, N, *counts, *kernel, C/groups): rows of (*kernel, C/groups)
+    win = win.transpose(1, 0, *range(3 + nd, 3 + 2 * nd), *range(3, 3 + nd), 2)
+    positions = int(np.prod(counts))
+    cols = win.reshape(groups, n * positions, k * cg)
+    wg = w.astype(dtype, copy=False).reshape(groups, o // groups, cg, k)
+    wg = wg.transpose(0, 1, 3, 2).reshape(groups, o // groups, k * cg)
+    out = cols @ wg.transpose(0, 2, 1)  # (groups, N·positions, O/groups)
+    out = out.reshape(groups, n, positions, o // groups).transpose(1, 0, 3, 2)
+    return np.ascontiguousarray(out.reshape(n, o, *counts))
 
 
 def requantize(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
@@ -150,11 +160,13 @@ def choose_qparams(x: np.ndarray, reduce_range: bool) -> tuple[float, int]:
 
 
 def choose_qparams_for_range(lo: float, hi: float, low: int, high: int,
-                             preserve_sparsity: bool = False) -> tuple[float, int]:
+                             preserve_sparsity: bool = False,
+                             float32_scale: bool = False) -> tuple[float, int]:
     """PyTorch's C++ ``ChooseQuantizationParams`` for the range ``[lo, hi]`` and integers in
-    ``[low, high]`` (float32 bounds, the scale in float64 then float32): with
+    ``[low, high]`` (float32 bounds, the scale in float64): with
     ``preserve_sparsity`` (symmetric schemes) a range across zero becomes symmetric and the
-    zero point the middle of the integers."""
+    zero point the middle of the integers. ``float32_scale`` rounds the scale to float32
+    before the zero point is chosen (as PyTorch's fused observer and fake quantizer do)."""
     symmetric = preserve_sparsity and lo < 0 < hi
     if symmetric:
         sym_low, sym_high = -((high - low) // 2 + 1), (high - low) // 2
@@ -175,10 +187,12 @@ def choose_qparams_for_range(lo: float, hi: float, low: int, high: int,
         else:
             lo, hi = lo * amplifier, hi * amplifier
         lo, hi = float(_F32(lo)), float(_F32(hi))
+    if float32_scale:  # (the fused observer's kernel: the zero point from the float32 scale)
+        scale = float(_F32(scale))
     from_min, from_max = low - lo / scale, high - hi / scale
     error_min, error_max = abs(low) - abs(lo / scale), abs(high) - abs(hi / scale)
     initial = from_min if error_min < error_max else from_max
     if symmetric:
         initial = (low + high) / 2
     zero_point = low if initial < low else high if initial > high else int(np.rint(initial))
-    return float(_F32(scale)), zero_point
+    return scale, zero_point  # (float64, as PyTorch keeps it; kernels use it as float32)

@@ -3,27 +3,52 @@
 from __future__ import annotations
 
 from ember import nn
+from ember.quant.modules import activations as nnqa
 from ember.quant.modules import dynamic as nnqd
+from ember.quant.modules import dynamic_rnn as nnqdr
+from ember.quant.modules import embedding_ops as nnqe
+from ember.quant.modules import functional_modules as nnqf
 from ember.quant.modules import intrinsic as nni
 from ember.quant.modules import qat as nnqat
+from ember.quant.modules import qat_embedding as nnqate
 from ember.quant.modules import quantized as nnq
+from ember.quant.special_observers import (
+    default_fixed_qparams_range_0to1_fake_quant,
+    default_fixed_qparams_range_neg1to1_fake_quant,
+)
 from ember.quant.stubs import DeQuantStub, QuantStub
 
-__all__ = ["get_default_static_quant_module_mappings", "get_default_qat_module_mappings",
-           "get_default_dynamic_quant_module_mappings", "get_default_qconfig_propagation_list"]
+__all__ = ["DEFAULT_STATIC_QUANT_MODULE_MAPPINGS", "DEFAULT_QAT_MODULE_MAPPINGS",
+           "DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS", "DEFAULT_MODULE_TO_ACT_POST_PROCESS",
+           "get_default_static_quant_module_mappings", "get_default_qat_module_mappings",
+           "get_default_dynamic_quant_module_mappings", "get_default_qconfig_propagation_list",
+           "get_embedding_qat_module_mappings", "get_embedding_static_quant_module_mappings"]
 
 DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     QuantStub: nnq.Quantize,
     DeQuantStub: nnq.DeQuantize,
     nn.Linear: nnq.Linear,
+    nn.Conv1d: nnq.Conv1d,
     nn.Conv2d: nnq.Conv2d,
+    nn.Conv3d: nnq.Conv3d,
     nn.Dropout: nnq.Dropout,
+    nn.Embedding: nnqe.Embedding,
+    nn.EmbeddingBag: nnqe.EmbeddingBag,
+    nnqf.FloatFunctional: nnqf.QFunctional,
     nni.LinearReLU: nnq.LinearReLU,
+    nni.ConvReLU1d: nnq.ConvReLU1d,
     nni.ConvReLU2d: nnq.ConvReLU2d,
+    nni.ConvReLU3d: nnq.ConvReLU3d,
     nnqat.Linear: nnq.Linear,
+    nnqat.Conv1d: nnq.Conv1d,
+    nnqate.Embedding: nnqe.Embedding,
+    nnqate.EmbeddingBag: nnqe.EmbeddingBag,
     nnqat.Conv2d: nnq.Conv2d,
+    nnqat.Conv3d: nnq.Conv3d,
     nnqat.LinearReLU: nnq.LinearReLU,
+    nnqat.ConvReLU1d: nnq.ConvReLU1d,
     nnqat.ConvReLU2d: nnq.ConvReLU2d,
+    nnqat.ConvReLU3d: nnq.ConvReLU3d,
 }
 
 # Modules PyTorch runs unchanged on quantized tensors (its functions take them); Ember's take
@@ -31,18 +56,34 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
 QUANTIZED_PASSTHROUGH_MAPPINGS: dict[type, type] = {
     nn.ReLU: nnq.ReLU,
     nn.MaxPool2d: nnq.MaxPool2d,
+    nn.Sigmoid: nnqa.Sigmoid,
+    nn.Tanh: nnqa.Tanh,
+    nn.Hardsigmoid: nnqa.Hardsigmoid,
+}
+
+# What observes these activations' outputs in training mode (prepare_qat): their ranges are
+# known, so their quantization parameters are fixed
+DEFAULT_MODULE_TO_ACT_POST_PROCESS: dict[type, object] = {
+    nn.Hardsigmoid: default_fixed_qparams_range_0to1_fake_quant,
+    nn.Sigmoid: default_fixed_qparams_range_0to1_fake_quant,
+    nn.Softmax: default_fixed_qparams_range_0to1_fake_quant,
+    nn.Tanh: default_fixed_qparams_range_neg1to1_fake_quant,
 }
 
 DEFAULT_QAT_MODULE_MAPPINGS: dict[type, type] = {
     nn.Linear: nnqat.Linear,
-    nn.Conv2d: nnqat.Conv2d,
+    nn.Conv2d: nnqat.Conv2d,  # (not Conv1d, as PyTorch: it stays float until convert)
+    nn.Conv3d: nnqat.Conv3d,
     nni.LinearReLU: nnqat.LinearReLU,
     nni.ConvReLU2d: nnqat.ConvReLU2d,
+    nni.ConvReLU3d: nnqat.ConvReLU3d,
 }
 
 DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nn.Linear: nnqd.Linear,
     nni.LinearReLU: nnqd.LinearReLU,
+    nn.LSTM: nnqdr.LSTM,
+    nn.GRU: nnqdr.GRU,
 }
 
 
@@ -65,3 +106,15 @@ def get_default_qconfig_propagation_list() -> set[type]:
     """Module types whose outputs ``prepare`` observes (when they have a qconfig)."""
     return (set(DEFAULT_STATIC_QUANT_MODULE_MAPPINGS) | set(DEFAULT_QAT_MODULE_MAPPINGS)
             | set(DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS) | {nn.Sequential})
+
+
+def get_embedding_qat_module_mappings() -> dict[type, type]:
+    """The QAT mappings plus ``Embedding`` and ``EmbeddingBag`` (for ``prepare_qat(model,
+    mapping=...)`` with ``default_embedding_qat_qconfig``)."""
+    return {**DEFAULT_QAT_MODULE_MAPPINGS, nn.EmbeddingBag: nnqate.EmbeddingBag,
+            nn.Embedding: nnqate.Embedding}
+
+
+def get_embedding_static_quant_module_mappings() -> dict[type, type]:
+    """The static mappings (which convert QAT embeddings too)."""
+    return dict(DEFAULT_STATIC_QUANT_MODULE_MAPPINGS)

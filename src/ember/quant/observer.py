@@ -35,6 +35,7 @@ __all__ = ["ObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
            "PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver",
            "PlaceholderObserver", "default_observer", "default_weight_observer",
            "default_per_channel_weight_observer", "default_dynamic_quant_observer",
+           "default_placeholder_observer", "default_float_qparams_observer",
            "calculate_qmin_qmax"]
 
 _F32 = np.float32
@@ -324,3 +325,6 @@ default_per_channel_weight_observer = PerChannelMinMaxObserver.with_args(
     dtype=qint8, qscheme=per_channel_symmetric)
 default_dynamic_quant_observer = PlaceholderObserver.with_args(
     dtype=quint8, quant_min=0, quant_max=255, is_dynamic=True)
+default_placeholder_observer = PlaceholderObserver
+default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
+    dtype=quint8, qscheme=per_channel_affine_float_qparams, ch_axis=0)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ember.dtypes import float32
 from ember.quant.fake_quantize import (
     FakeQuantize,
     FusedMovingAvgObsFakeQuantize,
+    default_embedding_fake_quant,
     default_fake_quant,
     default_per_channel_weight_fake_quant,
     default_weight_fake_quant,
@@ -16,14 +18,21 @@ from ember.quant.histogram_observer import HistogramObserver
 from ember.quant.observer import (
     MovingAverageMinMaxObserver,
     default_dynamic_quant_observer,
+    default_float_qparams_observer,
     default_observer,
     default_per_channel_weight_observer,
+    default_placeholder_observer,
     default_weight_observer,
 )
+from ember.quant.qtypes import quint8
+from ember.quant.special_observers import NoopObserver, default_debug_observer
 
 __all__ = ["QConfig", "default_qconfig", "default_per_channel_qconfig", "default_qat_qconfig",
            "default_dynamic_qconfig", "per_channel_dynamic_qconfig",
-           "get_default_qconfig", "get_default_qat_qconfig"]
+           "default_debug_qconfig", "default_dynamic_fake_quant", "default_dynamic_qat_qconfig",
+           "float_qparams_weight_only_qconfig", "default_embedding_qat_qconfig",
+           "get_default_qconfig",
+           "get_default_qat_qconfig"]
 
 _BACKENDS = ("x86", "fbgemm")
 
@@ -51,6 +60,16 @@ default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
                                   weight=default_weight_observer)
 per_channel_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
                                       weight=default_per_channel_weight_observer)
+default_debug_qconfig = QConfig(activation=default_debug_observer, weight=default_weight_observer)
+default_dynamic_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, is_dynamic=True,
+    dtype=quint8, averaging_constant=1)
+float_qparams_weight_only_qconfig = QConfig(activation=default_placeholder_observer,
+                                           weight=default_float_qparams_observer)
+default_embedding_qat_qconfig = QConfig(activation=NoopObserver.with_args(dtype=float32),
+                                        weight=default_embedding_fake_quant)
+default_dynamic_qat_qconfig = QConfig(activation=default_dynamic_fake_quant,
+                                      weight=default_weight_fake_quant)
 
 
 def _check_backend(backend: str) -> None:

@@ -24,6 +24,7 @@ from ember.quant.qtypes import (
     QDType,
     QScheme,
     per_channel_affine,
+    per_channel_affine_float_qparams,
     per_tensor_affine,
     qint8,
     qint32,
@@ -59,7 +60,10 @@ class QuantizedTensor:
         return self._int
 
     def qscheme(self) -> QScheme:
-        return per_tensor_affine if self._axis is None else per_channel_affine
+        if self._axis is None:
+            return per_tensor_affine
+        float_zero_points = np.asarray(self._zero_point).dtype.kind == "f"
+        return per_channel_affine_float_qparams if float_zero_points else per_channel_affine
 
     def q_scale(self) -> float:
         self._need(False, "q_scale")
@@ -75,7 +79,8 @@ class QuantizedTensor:
 
     def q_per_channel_zero_points(self) -> Tensor:
         self._need(True, "q_per_channel_zero_points")
-        return tensor(self._zero_point, dtype="int64")
+        zero_points = np.asarray(self._zero_point)
+        return tensor(zero_points, dtype="float32" if zero_points.dtype.kind == "f" else "int64")
 
     def q_per_channel_axis(self) -> int:
         self._need(True, "q_per_channel_axis")

@@ -11,19 +11,21 @@ from typing import Any
 from ember import nn
 from ember.nn.module import Module
 from ember.quant.mappings import (
+    DEFAULT_MODULE_TO_ACT_POST_PROCESS,
     QUANTIZED_PASSTHROUGH_MAPPINGS,
     get_default_dynamic_quant_module_mappings,
     get_default_qat_module_mappings,
     get_default_qconfig_propagation_list,
     get_default_static_quant_module_mappings,
 )
+from ember.quant.modules.functional_modules import FloatFunctional
 from ember.quant.modules.intrinsic import _FusedModule
 from ember.quant.qconfig import default_dynamic_qconfig
 from ember.quant.qtypes import qint8
-from ember.quant.stubs import DeQuantStub
+from ember.quant.stubs import DeQuantStub, QuantWrapper
 
 __all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize_dynamic",
-           "swap_module"]
+           "swap_module", "add_quant_dequant"]
 
 
 def propagate_qconfig_(module: Module, qconfig_dict: dict | None = None) -> None:
@@ -49,22 +51,26 @@ def _needs_observation(module: Module) -> bool:
     return getattr(module, "qconfig", None) is not None
 
 
-def _insert_observer(module: Module, hook: bool = True) -> None:
-    module.add_module("activation_post_process", module.qconfig.activation())
+def _insert_observer(module: Module, hook: bool = True, observer: Any = None) -> None:
+    observer = module.qconfig.activation if observer is None else observer
+    module.add_module("activation_post_process", observer())
     if hook:
-        module.register_forward_hook(_observer_forward_hook)
+        module._observer_hook = module.register_forward_hook(_observer_forward_hook)
 
 
 def _add_observers(module: Module, allow: set, non_leaf: set) -> None:
     for child in module.children():
         if type(child) is nn.Dropout:
             continue
-        if isinstance(child, _FusedModule):
-            if _needs_observation(child):  # as the sequence's last member: observed once
-                _insert_observer(child, hook=False)
+        if isinstance(child, (_FusedModule, FloatFunctional)):
+            if _needs_observation(child):  # (a fusion: as its last member, observed once;
+                _insert_observer(child, hook=False)  # FloatFunctional: by its methods)
         elif type(child) in non_leaf:
             if _needs_observation(child):
                 _insert_observer(child)
+        elif child.training and type(child) in DEFAULT_MODULE_TO_ACT_POST_PROCESS:
+            if _needs_observation(child):  # (a known output range: fixed parameters)
+                _insert_observer(child, observer=DEFAULT_MODULE_TO_ACT_POST_PROCESS[type(child)])
         else:
             _add_observers(child, allow, non_leaf)
     leaf = not any(True for _ in module.children())
@@ -140,9 +146,15 @@ def _convert(module: Module, mapping: dict) -> None:
 
 
 def _remove_qconfig(module: Module) -> None:
-    for m in module.modules():
+    """Drops the qconfigs, and the output observers (with their hooks) of modules that
+    ``convert`` left in place (as PyTorch)."""
+    for m in list(module.modules()):
         if "qconfig" in m.__dict__:
             del m.qconfig
+        handle = m.__dict__.pop("_observer_hook", None)
+        if handle is not None:
+            handle.remove()
+            m._modules.pop("activation_post_process", None)
 
 
 def convert(module: Module, mapping: dict | None = None, inplace: bool = False,
@@ -175,8 +187,9 @@ def convert(module: Module, mapping: dict | None = None, inplace: bool = False,
 
 def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8,
                      mapping: dict | None = None, inplace: bool = False) -> Module:
-    """A copy of ``model`` with its ``Linear`` layers (or the types or names in
-    ``qconfig_spec``) dynamically quantized: int8 weights, activations quantized per call.
+    """A copy of ``model`` with its ``Linear``, ``LSTM`` and ``GRU`` layers (or the types or
+    names in ``qconfig_spec``) dynamically quantized: int8 weights, activations quantized per
+    call.
 
     Example:
         >>> q = quantize_dynamic(nn.Sequential(nn.Linear(4, 3), nn.ReLU()))
@@ -186,7 +199,7 @@ def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8
     if dtype is not qint8:
         raise ValueError(f"quantize_dynamic: only dtype=ember.qint8 is supported, got {dtype!r}")
     if qconfig_spec is None:
-        qconfig_spec = {nn.Linear: default_dynamic_qconfig}
+        qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU), default_dynamic_qconfig)
     elif isinstance(qconfig_spec, set):
         qconfig_spec = dict.fromkeys(qconfig_spec, default_dynamic_qconfig)
     mapping = get_default_dynamic_quant_module_mappings() if mapping is None else mapping
@@ -195,3 +208,20 @@ def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8
     model.eval()
     propagate_qconfig_(model, qconfig_spec)
     return convert(model, mapping, inplace=True)
+
+
+def add_quant_dequant(module: Module) -> Module:
+    """Wraps each leaf submodule that has a ``qconfig`` in a :class:`QuantWrapper` (in
+    place); ``module`` itself when it is such a leaf (then the wrapper is returned).
+
+    Example:
+        >>> m = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+        >>> m[0].qconfig = default_qconfig
+        >>> type(add_quant_dequant(m)[0]).__name__
+        'QuantWrapper'
+    """
+    if not any(True for _ in module.children()) and getattr(module, "qconfig", None):
+        return QuantWrapper(module)
+    for name, child in module.named_children():
+        module._modules[name] = add_quant_dequant(child)
+    return module

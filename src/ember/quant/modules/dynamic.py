@@ -17,6 +17,17 @@ from ember.tensor import Tensor
 __all__ = ["Linear", "LinearReLU"]
 
 
+def dynamic_linear(a: np.ndarray, w_centred: np.ndarray, w_scales: np.ndarray,
+                   bias: np.ndarray | None, relu: bool = False) -> np.ndarray:
+    """``a @ wᵀ + bias`` of float32 rows ``a`` as fbgemm's dynamic linear kernel: ``a``
+    quantized to uint8 with parameters chosen from its range (halved), the exact integer
+    product, scaled back to float32."""
+    scale, zero_point = kernels.choose_qparams(a, reduce_range=True)
+    xq = kernels.quantize(a, scale, zero_point, 0, 255, np.uint8)
+    acc = kernels.linear_accumulate(kernels.centred(xq, zero_point), w_centred)
+    return kernels.float_output(acc, scale, w_scales, bias, relu)
+
+
 class Linear(StaticLinear):
     """A dynamically quantized ``nn.Linear``: float32 in, float32 out, int8 weight.
 
@@ -33,11 +44,8 @@ class Linear(StaticLinear):
         lead = linear_rows("dynamic quantized Linear", x.shape, self.in_features)
         with eager_only("dynamic quantized Linear"):
             a = x.detach().numpy().astype(np.float32, copy=False)
-        scale, zero_point = kernels.choose_qparams(a, reduce_range=True)
-        xq = kernels.quantize(a, scale, zero_point, 0, 255, np.uint8)
-        xc = kernels.centred(xq, zero_point).reshape(-1, self.in_features)
-        acc = kernels.linear_accumulate(xc, self._w_centred)
-        out = kernels.float_output(acc, scale, self._w_scales, self._b, self.relu)
+        out = dynamic_linear(a.reshape(-1, self.in_features), self._w_centred, self._w_scales,
+                             self._b, self.relu)
         return from_numpy(out.reshape(*lead, self.out_features))
 
     @classmethod

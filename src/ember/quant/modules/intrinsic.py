@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ember import nn
 
-__all__ = ["ConvReLU2d", "LinearReLU"]
+__all__ = ["ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "LinearReLU"]
 
 
 class _FusedModule(nn.Sequential):
@@ -20,6 +20,12 @@ class _FusedModule(nn.Sequential):
         super().__init__(layer, relu)
 
 
+class ConvReLU1d(_FusedModule):
+    """``Conv1d`` then ``ReLU``, fused."""
+
+    layer_type = nn.Conv1d
+
+
 class ConvReLU2d(_FusedModule):
     """``Conv2d`` then ``ReLU``, fused.
 
@@ -30,6 +36,12 @@ class ConvReLU2d(_FusedModule):
     """
 
     layer_type = nn.Conv2d
+
+
+class ConvReLU3d(_FusedModule):
+    """``Conv3d`` then ``ReLU``, fused."""
+
+    layer_type = nn.Conv3d
 
 
 class LinearReLU(_FusedModule):

@@ -9,9 +9,11 @@ from typing import Any
 from ember import nn
 from ember.nn import functional as F
 from ember.nn.module import Module
+from ember.quant.modules.qat_embedding import Embedding, EmbeddingBag
 from ember.tensor import Tensor
 
-__all__ = ["Linear", "Conv2d", "LinearReLU", "ConvReLU2d"]
+__all__ = ["Linear", "Conv1d", "Conv2d", "Conv3d", "LinearReLU", "ConvReLU1d", "ConvReLU2d",
+           "ConvReLU3d", "Embedding", "EmbeddingBag"]
 
 
 class _QATLayer:
@@ -60,8 +62,8 @@ class Linear(_QATLayer, nn.Linear):
         return self._finish(F.linear(input, self.weight_fake_quant(self.weight), self.bias))
 
 
-class Conv2d(_QATLayer, nn.Conv2d):
-    """``nn.Conv2d`` with a fake-quantized weight."""
+class _Conv(_QATLayer):
+    """A convolution with a fake-quantized weight (mixed in before ``nn.Conv{n}d``)."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
@@ -69,12 +71,13 @@ class Conv2d(_QATLayer, nn.Conv2d):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode)
         if qconfig is None:
-            raise ValueError("qat.Conv2d: qconfig must be provided for a QAT module")
+            raise ValueError(f"qat.{type(self).__name__}: qconfig must be provided for a QAT "
+                             "module")
         self.qconfig = qconfig
         self.weight_fake_quant = qconfig.weight()
 
     @classmethod
-    def _like(cls, layer: Module, qconfig: Any) -> Conv2d:
+    def _like(cls, layer: Module, qconfig: Any) -> _Conv:
         return cls(layer.in_channels, layer.out_channels, layer.kernel_size, layer.stride,
                    layer.padding, layer.dilation, layer.groups, layer.bias is not None,
                    layer.padding_mode, qconfig)
@@ -85,8 +88,21 @@ class Conv2d(_QATLayer, nn.Conv2d):
             padding = 0
         else:
             padding = self.padding
-        return self._finish(F.conv2d(input, self.weight_fake_quant(self.weight), self.bias,
-                                     self.stride, padding, self.dilation, self.groups))
+        conv = getattr(F, self._fn)
+        return self._finish(conv(input, self.weight_fake_quant(self.weight), self.bias,
+                                 self.stride, padding, self.dilation, self.groups))
+
+
+class Conv1d(_Conv, nn.Conv1d):
+    """``nn.Conv1d`` with a fake-quantized weight."""
+
+
+class Conv2d(_Conv, nn.Conv2d):
+    """``nn.Conv2d`` with a fake-quantized weight."""
+
+
+class Conv3d(_Conv, nn.Conv3d):
+    """``nn.Conv3d`` with a fake-quantized weight."""
 
 
 class LinearReLU(Linear):
@@ -95,7 +111,19 @@ class LinearReLU(Linear):
     relu = True
 
 
+class ConvReLU1d(Conv1d):
+    """QAT ``Conv1d`` then ReLU (from a fused ``ConvReLU1d``)."""
+
+    relu = True
+
+
 class ConvReLU2d(Conv2d):
     """QAT ``Conv2d`` then ReLU (from a fused ``ConvReLU2d``)."""
+
+    relu = True
+
+
+class ConvReLU3d(Conv3d):
+    """QAT ``Conv3d`` then ReLU (from a fused ``ConvReLU3d``)."""
 
     relu = True

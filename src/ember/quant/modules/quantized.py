@@ -22,8 +22,8 @@ from ember.quant.qtensor import QuantizedTensor, quantize_per_channel, quantize_
 from ember.quant.qtypes import QDType, qint8, quint8
 from ember.tensor import Tensor
 
-__all__ = ["Quantize", "DeQuantize", "Linear", "Conv2d", "LinearReLU", "ConvReLU2d", "ReLU",
-           "MaxPool2d", "Dropout"]
+__all__ = ["Quantize", "DeQuantize", "Linear", "Conv1d", "Conv2d", "Conv3d", "LinearReLU",
+           "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ReLU", "MaxPool2d", "Dropout"]
 
 
 def _unexpected(state_dict: Any, prefix: str, known: list[str], strict: bool,
@@ -120,15 +120,22 @@ def quantized_weight(layer: Module, qconfig: Any) -> QuantizedTensor:
     """``layer.weight`` quantized to int8: by its QAT fake quantizer's parameters when it has
     one, else by a fresh ``qconfig.weight`` observer that has seen it (as PyTorch's
     ``from_float``)."""
-    observer = getattr(layer, "weight_fake_quant", None)
+    return quantize_weight_tensor(layer.weight, qconfig, type(layer).__name__,
+                                  getattr(layer, "weight_fake_quant", None))
+
+
+def quantize_weight_tensor(weight: Tensor, qconfig: Any, owner: str,
+                           observer: Any = None) -> QuantizedTensor:
+    """``weight`` quantized to int8 by ``observer`` (which has seen it), or by a fresh
+    ``qconfig.weight`` observer shown it."""
     if observer is None:
         observer = qconfig.weight()
-        observer(layer.weight)
+        observer(weight)
     if observer.dtype is not qint8:
-        raise ValueError(f"{type(layer).__name__}: the weight observer must have dtype "
-                         f"ember.qint8, got {observer.dtype!r}")
+        raise ValueError(f"{owner}: the weight observer must have dtype ember.qint8, got "
+                         f"{observer.dtype!r}")
     scale, zero_point = observer.calculate_qparams()
-    weight = layer.weight.detach().float()
+    weight = weight.detach().float()
     if observer.qscheme.per_channel:
         return quantize_per_channel(weight, scale.double(), zero_point.long(), observer.ch_axis,
                                     qint8)
@@ -257,42 +264,44 @@ class LinearReLU(Linear):
     relu = True
 
 
-def _pair(v: Any) -> tuple[int, int]:
-    return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
+class _Conv(_WeightedQuantized):
+    """A quantized ``nn.Conv{n}d``: uint8 input and output, int8 weight, zero (or, but in 3-D,
+    reflection) padding."""
 
-
-class Conv2d(_WeightedQuantized):
-    """A quantized ``nn.Conv2d`` (zero or reflection padding): uint8 input and output, int8
-    weight.
-
-    Example:
-        >>> m = Conv2d(1, 2, 3, padding=1)
-        >>> m(ember.quantize_per_tensor(ember.ones(1, 1, 4, 4), 0.1, 0, ember.quint8)).shape
-        ember.Size([1, 2, 4, 4])
-    """
+    _n = 2
+    _layout = "(N, C, H, W)"
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
                  padding_mode: str = "zeros") -> None:
         super().__init__()
-        if padding_mode not in ("zeros", "reflect") or isinstance(padding, str):
-            raise ValueError(f"quantized Conv2d: only numeric zero or reflection padding is "
-                             f"supported, got padding={padding!r}, padding_mode={padding_mode!r}")
+        modes = ("zeros",) if self._n == 3 else ("zeros", "reflect")
+        if padding_mode not in modes or isinstance(padding, str):
+            raise ValueError(f"quantized {self._name}: only numeric {' or '.join(modes)} "
+                             f"padding is supported, got padding={padding!r}, "
+                             f"padding_mode={padding_mode!r}")
         for name, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
             if channels % groups:
-                raise ValueError(f"quantized Conv2d: {name} must be divisible by groups, got "
-                                 f"{name}={channels}, groups={groups}")
+                raise ValueError(f"quantized {self._name}: {name} must be divisible by groups, "
+                                 f"got {name}={channels}, groups={groups}")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
-        self.padding, self.dilation = _pair(padding), _pair(dilation)
+        self.kernel_size, self.stride = self._tuple(kernel_size), self._tuple(stride)
+        self.padding, self.dilation = self._tuple(padding), self._tuple(dilation)
         self.padding_mode = padding_mode
         self.scale, self.zero_point = 1.0, 0
         shape = (out_channels, in_channels // groups, *self.kernel_size)
         w = quantize_per_tensor(tensor(np.zeros(shape, np.float32)), 1.0, 0, qint8)
         self._set_weight(w, tensor(np.zeros(out_channels, np.float32)) if bias else None)
 
+    @property
+    def _name(self) -> str:
+        return f"Conv{self._n}d"
+
+    def _tuple(self, v: Any) -> tuple[int, ...]:
+        return (int(v),) * self._n if isinstance(v, int) else tuple(int(a) for a in v)
+
     @classmethod
-    def _like(cls, layer: Module) -> Conv2d:
+    def _like(cls, layer: Module) -> _Conv:
         return cls(layer.in_channels, layer.out_channels, layer.kernel_size, layer.stride,
                    layer.padding, layer.dilation, layer.groups, layer.bias is not None,
                    layer.padding_mode)
@@ -303,32 +312,83 @@ class Conv2d(_WeightedQuantized):
                 f"groups={self.groups}")
 
     def forward(self, x: QuantizedTensor) -> QuantizedTensor:
-        x = _quantized_input("conv2d", x)
-        if x.ndim != 4:
-            raise ValueError(f"quantized Conv2d: expected a 4-D (N, C, H, W) input, got shape "
-                             f"{tuple(x.shape)}")
+        x = _quantized_input(f"conv{self._n}d", x)
+        if x.ndim != self._n + 2:
+            raise ValueError(f"quantized {self._name}: expected a {self._n + 2}-D "
+                             f"{self._layout} input, got shape {tuple(x.shape)}")
         q, padding = x._int.numpy(), self.padding
         if self.padding_mode == "reflect":  # (the padded integers: exact, as PyTorch's F.pad)
-            q = np.pad(q, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2), mode="reflect")
-            padding = (0, 0)
+            q = np.pad(q, ((0, 0), (0, 0)) + tuple((p, p) for p in padding), mode="reflect")
+            padding = (0,) * self._n
         self._check_input(q.shape, padding)
-        acc = kernels.conv2d_accumulate(kernels.centred(q, x._zero_point), self._w_centred,
-                                        self.stride, padding, self.dilation, self.groups)
+        acc = kernels.conv_accumulate(kernels.centred(q, x._zero_point), self._w_centred,
+                                      self.stride, padding, self.dilation, self.groups)
         return self._output(acc, x, 1)
 
-    def _check_input(self, shape: tuple, padding: tuple[int, int]) -> None:
+    def _check_input(self, shape: tuple, padding: tuple[int, ...]) -> None:
         if shape[1] != self.in_channels:
-            raise ValueError(f"quantized Conv2d: expected {self.in_channels} input channels, "
-                             f"got an input of shape {tuple(shape)}")
+            raise ValueError(f"quantized {self._name}: expected {self.in_channels} input "
+                             f"channels, got an input of shape {tuple(shape)}")
         for size, pad, k, d in zip(shape[2:], padding, self.kernel_size, self.dilation):
             if size + 2 * pad < (k - 1) * d + 1:
-                raise ValueError(f"quantized Conv2d: the padded input {tuple(shape)} (padding "
-                                 f"{self.padding}) is smaller than the kernel "
+                raise ValueError(f"quantized {self._name}: the padded input {tuple(shape)} "
+                                 f"(padding {self.padding}) is smaller than the kernel "
                                  f"{self.kernel_size} with dilation {self.dilation}")
+
+
+class Conv1d(_Conv):
+    """A quantized ``nn.Conv1d`` (zero or reflection padding): uint8 input and output, int8
+    weight.
+
+    Example:
+        >>> m = Conv1d(1, 2, 3, padding=1)
+        >>> m(ember.quantize_per_tensor(ember.ones(1, 1, 4), 0.1, 0, ember.quint8)).shape
+        ember.Size([1, 2, 4])
+    """
+
+    _n, _layout = 1, "(N, C, L)"
+
+
+class Conv2d(_Conv):
+    """A quantized ``nn.Conv2d`` (zero or reflection padding): uint8 input and output, int8
+    weight.
+
+    Example:
+        >>> m = Conv2d(1, 2, 3, padding=1)
+        >>> m(ember.quantize_per_tensor(ember.ones(1, 1, 4, 4), 0.1, 0, ember.quint8)).shape
+        ember.Size([1, 2, 4, 4])
+    """
+
+    _n, _layout = 2, "(N, C, H, W)"
+
+
+class Conv3d(_Conv):
+    """A quantized ``nn.Conv3d`` (zero padding only, as PyTorch's): uint8 input and output,
+    int8 weight.
+
+    Example:
+        >>> m = Conv3d(1, 2, 3, padding=1)
+        >>> m(ember.quantize_per_tensor(ember.ones(1, 1, 2, 4, 4), 0.1, 0, ember.quint8)).shape
+        ember.Size([1, 2, 2, 4, 4])
+    """
+
+    _n, _layout = 3, "(N, C, D, H, W)"
+
+
+class ConvReLU1d(Conv1d):
+    """A quantized ``Conv1d`` with the ReLU fused into its requantization."""
+
+    relu = True
 
 
 class ConvReLU2d(Conv2d):
     """A quantized ``Conv2d`` with the ReLU fused into its requantization."""
+
+    relu = True
+
+
+class ConvReLU3d(Conv3d):
+    """A quantized ``Conv3d`` with the ReLU fused into its requantization."""
 
     relu = True
 

@@ -1,0 +1,158 @@
+"""Quantized elementwise ops and concatenation on :class:`QuantizedTensor`s, as PyTorch's CPU
+kernels (``quantized::add``, ``add_relu``, ``mul``, ``add_scalar``, ``mul_scalar``, ``cat``)
+compute them; what ``QFunctional`` runs.
+
+- ``add``: each input dequantized (``(q - zero_point) * scale`` in float32), summed (ReLU),
+  quantized to the output's parameters. ATen's vectorized loop takes 64 elements at a time:
+  there the zero point is added after rounding, ``nearbyint(x * (1 / scale)) + zero_point``;
+  the remaining ``numel % 64`` elements go through the scalar kernel, which rounds
+  ``x * (1 / scale) + zero_point`` (fbgemm's ``Quantize``). The two differ only on exact ties.
+- ``mul``: ``(a - za) * (b - zb)`` exactly, times ``multiplier = a_scale * b_scale *
+  (1 / out_scale)`` in float32, rounded, plus the output zero point.
+- ``add_scalar`` moves the zero point by ``nearbyint(c / scale)`` (or, when that leaves the
+  integer range, widens the scale so that it pins to the range's end, and requantizes);
+  ``mul_scalar`` scales the scale by ``|c|`` (a negative ``c`` mirrors the integers).
+- ``cat`` concatenates the dequantized inputs and quantizes them to the output's parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ember.errors import DTypeError, ShapeError
+from ember.ops.creation import from_numpy
+from ember.quant import kernels
+from ember.quant.qtensor import QuantizedTensor
+from ember.quant.qtypes import quint8
+
+__all__ = ["add", "mul", "add_scalar", "mul_scalar", "cat"]
+
+_F32 = np.float32
+_VECTOR_BLOCK = 64  # elements ATen's vectorized quantized loops take at a time
+
+
+def _check(op: str, *xs: QuantizedTensor) -> None:
+    for x in xs:
+        if not isinstance(x, QuantizedTensor) or x._axis is not None or x.dtype is not quint8:
+            shown = (f"a {x.qscheme()!r} quantized tensor of {x.dtype!r}"
+                     if isinstance(x, QuantizedTensor) else f"a {type(x).__name__}")
+            raise DTypeError(f"quantized {op}: expected per-tensor ember.quint8 quantized "
+                             f"tensors, got {shown}. Hint: quantize the input with a "
+                             "QuantStub (or ember.quantize_per_tensor)")
+
+
+def _broadcast(op: str, a: QuantizedTensor, b: QuantizedTensor) -> list[np.ndarray]:
+    """The integers of ``a`` and ``b`` broadcast to one shape."""
+    try:
+        return np.broadcast_arrays(a._int.numpy(), b._int.numpy())
+    except ValueError as e:
+        raise ShapeError(f"quantized {op}: the shapes {tuple(a.shape)} and {tuple(b.shape)} "
+                         "do not broadcast") from e
+
+
+def _result(q: np.ndarray, scale: float, zero_point: int) -> QuantizedTensor:
+    return QuantizedTensor(from_numpy(q.astype(np.uint8)), quint8, float(scale),
+                           int(zero_point))
+
+
+def _dequantize_vector(q: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
+    """ATen's vectorized dequantization: ``fma(scale, q, scale * -zero_point)`` (exact in
+    float64, then rounded once)."""
+    premul = np.float64(_F32(scale) * _F32(-zero_point))
+    return (q.astype(np.float64) * np.float64(_F32(scale)) + premul).astype(_F32)
+
+
+def add(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
+        relu: bool = False) -> QuantizedTensor:
+    """``a + b`` (then ReLU with ``relu``) quantized to ``scale`` and ``zero_point``."""
+    op = "add_relu" if relu else "add"
+    _check(op, a, b)
+    qa, qb = _broadcast(op, a, b)
+    shape = qa.shape
+    qa, qb = qa.reshape(-1), qb.reshape(-1)
+    split = qa.size - qa.size % _VECTOR_BLOCK
+    vector = (_dequantize_vector(qa[:split], a._scale, a._zero_point)
+              + _dequantize_vector(qb[:split], b._scale, b._zero_point))
+    scalar = (kernels.dequantize(qa[split:], a._scale, a._zero_point)
+              + kernels.dequantize(qb[split:], b._scale, b._zero_point))
+    if relu:
+        vector, scalar = np.maximum(vector, _F32(0)), np.maximum(scalar, _F32(0))
+    inv_scale = _F32(1) / _F32(scale)
+    out = np.empty(qa.size, np.uint8)
+    out[:split] = np.clip(np.rint(vector * inv_scale).astype(np.float64) + zero_point, 0, 255)
+    out[split:] = kernels.quantize(scalar, scale, zero_point, 0, 255, np.uint8)
+    return _result(out.reshape(shape), scale, zero_point)
+
+
+def _requantize_int(acc: np.ndarray, multiplier: np.float32, zero_point: int) -> np.ndarray:
+    """ATen's ``requantize_from_int``: ``zero_point + nearbyint(float(acc) * multiplier)``,
+    clamped to uint8."""
+    return np.clip(np.rint(acc.astype(_F32) * multiplier).astype(np.float64) + zero_point,
+                   0, 255)
+
+
+def mul(a: QuantizedTensor, b: QuantizedTensor, scale: float, zero_point: int,
+        relu: bool = False) -> QuantizedTensor:
+    """``a * b`` (then ReLU with ``relu``) quantized to ``scale`` and ``zero_point``."""
+    op = "mul_relu" if relu else "mul"
+    _check(op, a, b)
+    qa, qb = _broadcast(op, a, b)
+    acc = (qa.astype(np.int64) - a._zero_point) * (qb.astype(np.int64) - b._zero_point)
+    multiplier = _F32(a._scale) * _F32(b._scale) * (_F32(1) / _F32(scale))
+    q = _requantize_int(acc, multiplier, zero_point)
+    return _result(np.maximum(q, zero_point) if relu else q, scale, zero_point)
+
+
+def add_scalar(a: QuantizedTensor, other: float) -> QuantizedTensor:
+    """``a + other``; the output's parameters follow from ``a``'s and ``other``'s (PyTorch's
+    ``quantized::add_scalar``)."""
+    _check("add_scalar", a)
+    s, z = a._scale, a._zero_point
+    low, high = quint8.min, quint8.max
+    shift = np.rint(float(other) / s)
+    if not -(2**31) <= shift <= 2**31 - 1:  # (PyTorch passes it to its kernel as an int32)
+        raise ValueError(f"quantized add_scalar: {other} is {shift} steps of the scale {s}, "
+                         "outside the int32 range PyTorch's kernel takes")
+    shifted = z - int(shift)  # the zero point that adds ``other``
+    pinned = min(max(shifted, low), high)
+    new_scale = s if pinned == shifted else (
+        (high - shifted if shifted < low else shifted - low) / (high - low) * s)
+    acc = a._int.numpy().astype(np.int64) - shifted
+    multiplier = _F32(s) * (_F32(1) / _F32(new_scale))
+    return _result(_requantize_int(acc, multiplier, pinned), new_scale, pinned)
+
+
+def mul_scalar(a: QuantizedTensor, other: float) -> QuantizedTensor:
+    """``a * other``: the same integers with the scale times ``|other|`` (mirrored for a
+    negative ``other``; all zeros, scale 1, for zero), as PyTorch's
+    ``quantized::mul_scalar``."""
+    _check("mul_scalar", a)
+    other = float(other)
+    q = a._int.numpy()
+    if other == 0.0:
+        return _result(np.zeros_like(q), 1.0, 0)
+    if other > 0:
+        return _result(q, a._scale * other, a._zero_point)
+    low, high = quint8.min, quint8.max
+    return _result(high - (q.astype(np.int64) - low), a._scale * -other,
+                   high - (a._zero_point - low))
+
+
+def cat(tensors: Sequence[QuantizedTensor], dim: int, scale: float,
+        zero_point: int) -> QuantizedTensor:
+    """The inputs, dequantized and concatenated along ``dim``, quantized to ``scale`` and
+    ``zero_point``."""
+    _check("cat", *tensors)
+    if not tensors:
+        raise ValueError("quantized cat: expected a non-empty sequence of tensors")
+    floats = [kernels.dequantize(t._int.numpy(), t._scale, t._zero_point) for t in tensors]
+    try:
+        joined = np.concatenate(floats, axis=dim)
+    except (ValueError, np.exceptions.AxisError) as e:
+        shapes = ", ".join(str(tuple(t.shape)) for t in tensors)
+        raise ValueError(f"quantized cat: cannot concatenate shapes {shapes} along dim {dim}"
+                         ) from e
+    return _result(kernels.quantize(joined, scale, zero_point, 0, 255, np.uint8), scale,
+                   zero_point)

@@ -1,0 +1,200 @@
+"""Dynamically quantized ``LSTM`` and ``GRU`` (``torch.ao.nn.quantized.dynamic``): int8
+weights, float32 input, states and output. As PyTorch's CPU kernels: each layer projects its
+whole input sequence at once with a dynamically quantized linear layer (``x W_ihᵀ + b_ih``,
+the input's quantization chosen from the whole sequence), then every step adds the
+dynamically quantized ``h W_hhᵀ + b_hh`` and applies the gates in float32. The scan is the
+float layers' (:func:`ember.ops.rnn.run_layers` with int8 projections): padded or packed
+input, dropout between layers in training."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember import nn
+from ember.dtypes import float32
+from ember.errors import DTypeError
+from ember.nn.module import Module
+from ember.nn.utils.rnn import PackedSequence
+from ember.ops.creation import from_numpy, tensor
+from ember.ops.rnn_cells import gru_step, lstm_step
+from ember.quant import kernels
+from ember.quant.modules.dynamic import dynamic_linear
+from ember.quant.modules.quantized import eager_only, quantize_weight_tensor
+from ember.quant.qconfig import default_dynamic_qconfig
+from ember.quant.qtensor import QuantizedTensor
+from ember.quant.qtypes import QDType, qint8
+from ember.tensor import Tensor
+
+__all__ = ["LSTM", "GRU"]
+
+
+class _QuantizedLinearWeights:
+    """One int8 weight (centred integers and scales) and its float bias: called on float32
+    rows, their dynamically quantized projection ``x Wᵀ + b``."""
+
+    dtype = float32  # (what the float stack's dtype check reads)
+
+    def __init__(self, w: QuantizedTensor, bias: Tensor | None) -> None:
+        self.w = w
+        self.centred = kernels.centred(w._int.numpy(), w._zero_point, w._axis)
+        self.scales = np.atleast_1d(np.asarray(w._scale, np.float32))
+        self.bias = None if bias is None else bias.detach().float().numpy().copy()
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return from_numpy(dynamic_linear(x.detach().numpy(), self.centred, self.scales,
+                                         self.bias))
+
+
+class _DynamicRNN(Module):
+    """The shared scan of the dynamically quantized recurrent layers."""
+
+    mode = ""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, dtype: QDType = qint8) -> None:
+        super().__init__()
+        if dtype is not qint8:
+            raise ValueError(f"dynamic quantized {self.mode}: only dtype=ember.qint8 is "
+                             f"supported, got {dtype!r}")
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, dropout
+        self.bidirectional, self.proj_size = bidirectional, 0
+        fresh = getattr(nn, self.mode)(input_size, hidden_size, num_layers, bias, batch_first,
+                                       dropout, bidirectional)  # (PyTorch's initial weights)
+        self._quantize_weights(fresh, default_dynamic_qconfig)
+
+    def _quantize_weights(self, mod: Module, qconfig: Any) -> None:
+        self._layers = [tuple(
+            _QuantizedLinearWeights(
+                quantize_weight_tensor(getattr(mod, f"weight_{kind}{suffix}"), qconfig,
+                                       f"{self.mode}.weight_{kind}"),
+                getattr(mod, f"bias_{kind}{suffix}") if self.bias else None)
+            for kind in ("ih", "hh")) for suffix in self._suffixes()]
+
+    @classmethod
+    def from_float(cls, mod: Module) -> _DynamicRNN:
+        """The dynamically quantized twin of a float ``LSTM``/``GRU`` with a ``qconfig``
+        (its weight observer quantizes each weight)."""
+        if getattr(mod, "proj_size", 0):
+            raise ValueError(f"dynamic quantized {cls.mode}: proj_size is not supported")
+        q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
+                mod.dropout, mod.bidirectional)
+        q._quantize_weights(mod, mod.qconfig)
+        return q
+
+    def _suffixes(self) -> list[str]:
+        directions = 2 if self.bidirectional else 1
+        return [f"_l{layer}" + ("_reverse" if d else "") for layer in range(self.num_layers)
+                for d in range(directions)]
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        """Per weight: its int8 values, scales, zero points and axis (-1 per tensor), and the
+        float bias, under PyTorch's parameter names."""
+        for suffix, pair in zip(self._suffixes(), self._layers):
+            for kind, lin in zip(("ih", "hh"), pair):
+                name = f"{prefix}weight_{kind}{suffix}"
+                w = lin.w
+                destination[name] = w._int
+                destination[name + "_scale"] = tensor(np.atleast_1d(w._scale), dtype="float64")
+                destination[name + "_zero_point"] = tensor(np.atleast_1d(w._zero_point),
+                                                           dtype="int64")
+                destination[name + "_axis"] = tensor([-1 if w._axis is None else w._axis])
+                if lin.bias is not None:
+                    destination[f"{prefix}bias_{kind}{suffix}"] = tensor(lin.bias.copy())
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        expected = {}
+        self._save_to_state_dict(expected, prefix, False)
+        missing = [k for k in expected if k not in state_dict]
+        missing_keys.extend(missing)
+        if strict:
+            unexpected_keys.extend(k for k in state_dict if k.startswith(prefix)
+                                   and k not in expected and k not in unexpected_keys)
+        if missing:
+            return
+        for k, v in expected.items():  # (the quantization may be per tensor or per channel)
+            if not k.endswith(("_scale", "_zero_point", "_axis")) \
+                    and tuple(state_dict[k].shape) != tuple(v.shape):
+                error_msgs.append(f"size mismatch for {k}: copying a param with shape "
+                                  f"{tuple(state_dict[k].shape)} from checkpoint, the shape in "
+                                  f"current model is {tuple(v.shape)}.")
+                return
+        for suffix, k in zip(self._suffixes(), range(len(self._layers))):
+            pair = []
+            for kind in ("ih", "hh"):
+                name = f"{prefix}weight_{kind}{suffix}"
+                axis = int(state_dict[name + "_axis"].item())
+                scale = state_dict[name + "_scale"].numpy().copy()
+                zero_point = state_dict[name + "_zero_point"].numpy().copy()
+                w = QuantizedTensor(state_dict[name].clone(), qint8,
+                                    float(scale[0]) if axis < 0 else scale,
+                                    int(zero_point[0]) if axis < 0 else zero_point,
+                                    None if axis < 0 else axis)
+                pair.append(_QuantizedLinearWeights(
+                    w, state_dict.get(f"{prefix}bias_{kind}{suffix}")))
+            self._layers[k] = tuple(pair)
+
+    def _params(self, layer: int, d: int) -> tuple:
+        """What :meth:`ember.nn.RNNBase._run` scans with: the int8 projections (their biases
+        inside) of this layer and direction."""
+        ih, hh = self._layers[layer * (2 if self.bidirectional else 1) + d]
+        return ih, hh, None, None, None
+
+    _run = nn.RNNBase._run  # (the float layers' stack: padded or packed input, dropout)
+
+    def forward(self, input: Tensor | PackedSequence, hx: Any = None) -> tuple:
+        packed = isinstance(input, PackedSequence)
+        data = input.data if packed else input
+        if not isinstance(data, Tensor) or data.dtype is not float32:
+            raise DTypeError(f"dynamic quantized {self.mode}: expected a float32 input (as "
+                            f"PyTorch's), got {getattr(data, 'dtype', type(data).__name__)!r}")
+        if not packed and input.ndim != 3:
+            raise ValueError(f"dynamic quantized {self.mode}: input must have 3 dimensions "
+                             f"(as PyTorch's; unbatched input is not taken), got shape "
+                             f"{tuple(input.shape)}. Hint: unsqueeze the batch dimension")
+        if not packed and input.shape[1 if self.batch_first else 0] == 0:
+            raise ValueError(f"dynamic quantized {self.mode}: expected sequence length to be "
+                             f"larger than 0, got input of shape {tuple(input.shape)}")
+        if self.mode == "LSTM" and hx is not None \
+                and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+            raise TypeError("dynamic quantized LSTM: hx must be a tuple (h_0, c_0) of the "
+                            f"initial hidden and cell states, got {type(hx).__name__}")
+        h0, c0 = (hx, None) if self.mode == "GRU" else (hx if hx is not None else (None, None))
+        with eager_only(f"dynamic quantized {self.mode}"):
+            out, h_n, c_n = self._run(input, h0, c0)
+        return (out, h_n) if self.mode == "GRU" else (out, (h_n, c_n))
+
+    def extra_repr(self) -> str:
+        return (f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, "
+                f"bidirectional={self.bidirectional}, dtype=ember.qint8")
+
+
+class LSTM(_DynamicRNN):
+    """A dynamically quantized ``nn.LSTM`` (what ``quantize_dynamic`` makes of one).
+
+    Example:
+        >>> from ember.ao.quantization import quantize_dynamic
+        >>> q = quantize_dynamic(nn.Sequential(nn.LSTM(3, 4)), {nn.LSTM})
+        >>> out, (h, c) = q[0](ember.randn(5, 2, 3))
+        >>> out.shape, h.shape
+        (ember.Size([5, 2, 4]), ember.Size([1, 2, 4]))
+    """
+
+    mode = "LSTM"
+
+    def _cell(self) -> Any:
+        return lstm_step
+
+
+class GRU(_DynamicRNN):
+    """A dynamically quantized ``nn.GRU``."""
+
+    mode = "GRU"
+
+    def _cell(self) -> Any:
+        return gru_step

@@ -1,0 +1,131 @@
+"""``FloatFunctional`` and ``QFunctional`` (``torch.ao.nn.quantized``): modules whose methods
+(``add``, ``add_relu``, ``mul``, ``cat``, ``add_scalar``, ``mul_scalar``) stand for the
+functional ops of a model, so that ``prepare`` can observe their outputs and ``convert`` can
+give them quantized kernels; a residual network's ``out + identity`` becomes
+``self.skip_add.add(out, identity)``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ember.nn import Identity
+from ember.nn import functional as F
+from ember.nn.module import Module
+from ember.ops.arithmetic import add, mul
+from ember.ops.creation import tensor
+from ember.ops.join import cat
+from ember.quant import elementwise
+from ember.quant.modules.quantized import _unexpected
+from ember.quant.qtensor import QuantizedTensor
+from ember.tensor import Tensor
+
+__all__ = ["FloatFunctional", "QFunctional"]
+
+
+class FloatFunctional(Module):
+    """Float ops as module methods; ``activation_post_process`` (an ``Identity`` until
+    ``prepare`` puts an observer there) watches the outputs of ``add``, ``add_relu``, ``mul``
+    and ``cat`` (``add_scalar`` and ``mul_scalar`` need no observer: their quantized output
+    parameters follow from the input's).
+
+    Example:
+        >>> f = FloatFunctional()
+        >>> f.add_relu(ember.tensor([1.0, -3.0]), ember.tensor([1.0, 1.0]))
+        tensor([2., 0.])
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.activation_post_process = Identity()
+
+    def forward(self, x: Any) -> Any:
+        raise RuntimeError("FloatFunctional is not intended to use the 'forward'. Please use "
+                           "the underlying operation (add, add_relu, mul, cat, add_scalar, "
+                           "mul_scalar)")
+
+    def add(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.activation_post_process(add(x, y))
+
+    def add_scalar(self, x: Tensor, y: float) -> Tensor:
+        return add(x, y)
+
+    def mul(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.activation_post_process(mul(x, y))
+
+    def mul_scalar(self, x: Tensor, y: float) -> Tensor:
+        return mul(x, y)
+
+    def cat(self, x: Sequence[Tensor], dim: int = 0) -> Tensor:
+        return self.activation_post_process(cat(x, dim=dim))
+
+    def add_relu(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.activation_post_process(F.relu(add(x, y)))
+
+
+class QFunctional(Module):
+    """The quantized ops of a :class:`FloatFunctional` (what ``convert`` makes of it): they
+    take and return per-tensor ``quint8`` quantized tensors, with the observed output
+    ``scale`` and ``zero_point`` (see :mod:`ember.quant.elementwise` for the arithmetic).
+
+    Example:
+        >>> f = QFunctional()
+        >>> f.scale, f.zero_point = 0.5, 0
+        >>> x = ember.quantize_per_tensor(ember.tensor([1.0, 2.0]), 0.25, 0, ember.quint8)
+        >>> f.add(x, x).dequantize()
+        tensor([2., 4.])
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale, self.zero_point = 1.0, 0
+
+    def forward(self, x: Any) -> Any:
+        raise RuntimeError("Functional is not intended to use the 'forward'. Please use the "
+                           "underlying operation (add, add_relu, mul, cat, add_scalar, "
+                           "mul_scalar)")
+
+    def add(self, x: QuantizedTensor, y: QuantizedTensor) -> QuantizedTensor:
+        return elementwise.add(x, y, self.scale, self.zero_point)
+
+    def add_scalar(self, x: QuantizedTensor, y: float) -> QuantizedTensor:
+        return elementwise.add_scalar(x, y)
+
+    def mul(self, x: QuantizedTensor, y: QuantizedTensor) -> QuantizedTensor:
+        return elementwise.mul(x, y, self.scale, self.zero_point)
+
+    def mul_scalar(self, x: QuantizedTensor, y: float) -> QuantizedTensor:
+        return elementwise.mul_scalar(x, y)
+
+    def cat(self, x: Sequence[QuantizedTensor], dim: int = 0) -> QuantizedTensor:
+        return elementwise.cat(x, dim, self.scale, self.zero_point)
+
+    def add_relu(self, x: QuantizedTensor, y: QuantizedTensor) -> QuantizedTensor:
+        return elementwise.add(x, y, self.scale, self.zero_point, relu=True)
+
+    @classmethod
+    def from_float(cls, mod: Module) -> QFunctional:
+        if type(mod) is not FloatFunctional:
+            raise TypeError(f"QFunctional.from_float expects a FloatFunctional, got "
+                            f"{type(mod).__name__}")
+        scale, zero_point = mod.activation_post_process.calculate_qparams()
+        new = cls()
+        new.scale, new.zero_point = float(scale.item()), int(zero_point.item())
+        return new
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        destination[prefix + "scale"] = tensor(self.scale, dtype="float64")
+        destination[prefix + "zero_point"] = tensor(self.zero_point)
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        for name, kind in (("scale", float), ("zero_point", int)):
+            if prefix + name in state_dict:
+                setattr(self, name, kind(state_dict[prefix + name].item()))
+            else:
+                missing_keys.append(prefix + name)
+        _unexpected(state_dict, prefix, ["scale", "zero_point"], strict, unexpected_keys)
+
+    def extra_repr(self) -> str:
+        return f"scale={self.scale}, zero_point={self.zero_point}"

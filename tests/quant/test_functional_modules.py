@@ -1,0 +1,132 @@
+"""FloatFunctional / QFunctional: the quantized add, add_relu, mul, add_scalar, mul_scalar and
+cat against PyTorch's CPU kernels, and a small residual network quantized end to end."""
+
+import numpy as np
+import pytest
+import torch
+import torch.ao.nn.quantized as tnnq
+import torch.ao.quantization as tq
+
+import ember
+import ember.ao.nn.quantized as ennq
+import ember.ao.quantization as eq
+from tests.quant.helpers import copy_weights, same
+
+
+def _pair(q, scale, zero_point):
+    return (torch._make_per_tensor_quantized_tensor(torch.from_numpy(q), scale, zero_point),
+            ember.quant.QuantizedTensor(ember.from_numpy(q), ember.quint8, scale, zero_point))
+
+
+@pytest.mark.parametrize("structured", [False, True])  # (structured scales: exact ties)
+def test_quantized_ops_equal_torch(structured):
+    rng = np.random.default_rng(int(structured))
+    for _ in range(12):
+        n = int(rng.integers(1, 200))
+        scales = [0.5, 0.25, 1.0] if structured else [float(s) for s in rng.uniform(0.01, 0.2, 3)]
+        za, zb, zo = (int(z) for z in rng.integers(0, 256, 3))
+        (ta, ea), (tb, eb) = (_pair(rng.integers(0, 256, n).astype(np.uint8), s, z)
+                              for s, z in ((scales[0], za), (scales[1], zb)))
+        tf, ef = tnnq.QFunctional(), ennq.QFunctional()
+        tf.scale, tf.zero_point = ef.scale, ef.zero_point = scales[2], zo
+        for op in ("add", "add_relu", "mul"):
+            same(getattr(ef, op)(ea, eb).int_repr(), getattr(tf, op)(ta, tb).int_repr())
+        same(ef.cat([ea, eb], 0).int_repr(), tf.cat([ta, tb], 0).int_repr())
+        for c in (float(rng.normal() * 3), float(rng.normal() * 40), -0.75, 0.0):
+            for op in ("add_scalar", "mul_scalar"):
+                e, t = getattr(ef, op)(ea, c), getattr(tf, op)(ta, c)
+                assert (e.q_scale(), e.q_zero_point()) == (t.q_scale(), t.q_zero_point())
+                same(e.int_repr(), t.int_repr())
+
+
+def test_broadcast_add_and_cat_along_a_dim():
+    rng = np.random.default_rng(0)
+    (ta, ea), (tb, eb) = (_pair(rng.integers(0, 256, s).astype(np.uint8), 0.05, 7)
+                          for s in ((3, 4), (1, 4)))
+    tf, ef = tnnq.QFunctional(), ennq.QFunctional()
+    tf.scale, tf.zero_point = ef.scale, ef.zero_point = 0.07, 100
+    same(ef.add(ea, eb).int_repr(), tf.add(ta, tb).int_repr())
+    same(ef.cat([ea, eb], 0).int_repr(), tf.cat([ta, tb], 0).int_repr())
+    with pytest.raises(ValueError, match=r"cannot concatenate shapes \(3, 4\), \(1, 4\) along "
+                                         "dim 1"):
+        ef.cat([ea, eb], 1)
+    with pytest.raises(ember.DTypeError, match="quantized add: expected per-tensor"):
+        ef.add(ember.ones(2), eb)
+    with pytest.raises(RuntimeError, match="not intended to use the 'forward'"):
+        ef(ea)
+
+
+def _residual(nn, stubs, functional):
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv1, self.bn1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+            self.relu = nn.ReLU()
+            self.conv2, self.bn2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+            self.skip = functional.FloatFunctional()
+
+        def forward(self, x):
+            out = self.bn2(self.conv2(self.relu(self.bn1(self.conv1(x)))))
+            return self.skip.add_relu(out, x)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant, self.dequant = stubs.QuantStub(), stubs.DeQuantStub()
+            self.stem = nn.Conv2d(2, 4, 3, padding=1)
+            self.block1, self.block2 = Block(4), Block(4)
+            self.join = functional.FloatFunctional()
+            self.scale = functional.FloatFunctional()
+            self.fc = nn.Linear(8 * 5 * 5, 3)
+
+        def forward(self, x):
+            x = self.stem(self.quant(x))
+            y = self.block2(self.block1(x))
+            z = self.join.cat([x, self.scale.mul_scalar(self.scale.add_scalar(y, 0.3), 0.5)], 1)
+            return self.dequant(self.fc(z.flatten(1)))
+    return Net().eval()
+
+
+def test_residual_network_quantizes_like_torch():
+    torch.manual_seed(0)
+    t, e = _residual(torch.nn, tq, tnnq), _residual(ember.nn, eq, ennq)
+    with torch.no_grad():
+        for m in t.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.3, 0.3)
+                m.running_var.uniform_(0.5, 2)
+    copy_weights(t, e)
+    groups = [[f"block{i}.conv1", f"block{i}.bn1", f"block{i}.relu"] for i in (1, 2)] + [
+        [f"block{i}.conv2", f"block{i}.bn2"] for i in (1, 2)]
+    t, e = tq.fuse_modules(t, groups), eq.fuse_modules(e, groups)
+    copy_weights(t, e)
+    t.qconfig, e.qconfig = tq.get_default_qconfig("x86"), eq.get_default_qconfig("x86")
+    tp, ep = tq.prepare(t), eq.prepare(e)
+    x = np.random.default_rng(1).normal(size=(4, 2, 5, 5)).astype(np.float32)
+    tp(torch.from_numpy(x))
+    ep(ember.from_numpy(x))
+    assert type(ep.block1.skip.activation_post_process).__name__ == "HistogramObserver"
+    copy_weights(tp, ep)  # the same observed ranges (the histograms' too)
+    tc, ec = tq.convert(tp), eq.convert(ep)
+    assert type(ec.block1.skip).__name__ == "QFunctional"
+    same(ec(ember.from_numpy(x)), tc(torch.from_numpy(x)))
+    state = ec.state_dict()
+    assert float(state["join.scale"].item()) == tc.join.scale
+
+
+def test_add_scalar_whose_shift_leaves_int32_is_refused_as_torch():
+    q = ember.quantize_per_tensor(ember.tensor([0.5, -1.0]), 1.0, 128, ember.quint8)
+    f = ennq.QFunctional()
+    assert f.add_scalar(q, 2.0**31 - 1).q_zero_point() == 0  # (still an int32 shift)
+    for c in (2.0**31, -(2.0**31) - 1, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="add_scalar"):
+            f.add_scalar(q, c)
+
+
+@pytest.mark.parametrize("op", ["add", "add_relu", "mul"])
+def test_quantized_binary_ops_name_shapes_that_do_not_broadcast(op):
+    f = ennq.QFunctional()
+    a = ember.quantize_per_tensor(ember.zeros(2, 3), 0.1, 128, ember.quint8)
+    b = ember.quantize_per_tensor(ember.zeros(4), 0.1, 128, ember.quint8)
+    with pytest.raises(ember.ShapeError, match=rf"quantized {op}: .*\(2, 3\) and \(4,\)"):
+        getattr(f, op)(a, b)
