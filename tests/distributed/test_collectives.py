@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from tests.distributed.harness import needs_mpi, reports, run_ranks
 
 RANKS = Path(__file__).parent / "ranks"
@@ -21,3 +23,9 @@ def test_differentiable_collectives_gradcheck_across_ranks():
 def test_groups_on_four_ranks():
     done = run_ranks(RANKS / "groups.py", 4, timeout=90)
     assert reports(done) == {r: ["ok"] for r in range(4)}
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_device_mesh_subgroups_p2p_and_monitored_barrier(n):
+    done = run_ranks(RANKS / "mesh_groups.py", n, timeout=90)
+    assert reports(done) == {r: ["ok"] for r in range(n)}
