@@ -1,8 +1,7 @@
-"""In-place collectives on 2 ranks (every op, dtypes, async, objects) and groups on 4."""
+"""In-place collectives on 2 ranks (every op, dtypes, async, objects) and groups on 4; both runs
+also check device meshes, sub-groups, batched p2p and monitored_barrier (ranks/mesh_checks.py)."""
 
 from pathlib import Path
-
-import pytest
 
 from tests.distributed.harness import needs_mpi, reports, run_ranks
 
@@ -24,8 +23,3 @@ def test_groups_on_four_ranks():
     done = run_ranks(RANKS / "groups.py", 4, timeout=90)
     assert reports(done) == {r: ["ok"] for r in range(4)}
 
-
-@pytest.mark.parametrize("n", [2, 4])
-def test_device_mesh_subgroups_p2p_and_monitored_barrier(n):
-    done = run_ranks(RANKS / "mesh_groups.py", n, timeout=90)
-    assert reports(done) == {r: ["ok"] for r in range(n)}

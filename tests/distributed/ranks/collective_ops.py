@@ -4,6 +4,7 @@ values all ranks are known to hold."""
 import numpy as np
 import pytest
 from tests.distributed.harness import report
+from tests.distributed.ranks.mesh_checks import check_mesh_and_subgroups
 
 import ember
 import ember.distributed as dist
@@ -189,4 +190,5 @@ dist.all_reduce(x, op="avg")  # PyTorch's name for mean, as a string too
 same(x, np.full(2, (n - 1) / 2))
 assert dist.get_backend() == "mpi"
 dist.barrier()
+check_mesh_and_subgroups()
 report("ok")
