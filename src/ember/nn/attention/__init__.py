@@ -1,0 +1,13 @@
+"""``ember.nn.attention`` (PyTorch's ``torch.nn.attention``): choosing the implementation of
+:func:`ember.nn.functional.scaled_dot_product_attention`. ``MATH`` is the composite of matmul
+and softmax; ``FLASH_ATTENTION`` is Ember's blockwise kernel (memory linear in the length).
+
+Example:
+    >>> from ember.nn.attention import SDPBackend, sdpa_kernel
+    >>> with sdpa_kernel(SDPBackend.MATH):        # e.g. to compare against the fused kernel
+    ...     out = F.scaled_dot_product_attention(q, k, v)
+"""
+
+from ember.ops.attention_backends import SDPBackend, sdpa_kernel
+
+__all__ = ["SDPBackend", "sdpa_kernel"]
