@@ -4,8 +4,10 @@ and softmax; ``FLASH_ATTENTION`` is Ember's blockwise kernel (memory linear in t
 
 Example:
     >>> from ember.nn.attention import SDPBackend, sdpa_kernel
-    >>> with sdpa_kernel(SDPBackend.MATH):        # e.g. to compare against the fused kernel
-    ...     out = F.scaled_dot_product_attention(q, k, v)
+    >>> q = ember.randn(1, 2, 4, 8)
+    >>> with sdpa_kernel(SDPBackend.MATH):        # e.g. to compare against the blockwise kernel
+    ...     F.scaled_dot_product_attention(q, q, q).shape
+    ember.Size([1, 2, 4, 8])
 """
 
 from ember.ops.attention_backends import SDPBackend, sdpa_kernel
