@@ -79,6 +79,7 @@ from ember.distributed.process_group import (
     is_initialized,
     new_group,
 )
+from ember.distributed.store import FileStore, HashStore, Store
 from ember.distributed.subgroups import (
     get_global_rank,
     get_group_rank,

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from tests.distributed.harness import report
 from tests.distributed.ranks.mesh_checks import check_mesh_and_subgroups
+from tests.distributed.ranks.store_checks import check_file_store
 
 import ember
 import ember.distributed as dist
@@ -191,4 +192,5 @@ same(x, np.full(2, (n - 1) / 2))
 assert dist.get_backend() == "mpi"
 dist.barrier()
 check_mesh_and_subgroups()
+check_file_store()
 report("ok")
