@@ -72,6 +72,7 @@ from ember.distributed.process_group import (
     barrier,
     destroy_process_group,
     get_backend,
+    get_pg_count,
     get_rank,
     get_world_size,
     init_process_group,
@@ -83,7 +84,6 @@ from ember.distributed.store import FileStore, HashStore, Store
 from ember.distributed.subgroups import (
     get_global_rank,
     get_group_rank,
-    get_pg_count,
     get_process_group_ranks,
     new_subgroups,
     new_subgroups_by_enumeration,

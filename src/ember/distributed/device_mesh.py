@@ -44,12 +44,14 @@ class DeviceMesh:
         mesh_dim_names: a name per dimension, for ``mesh["name"]`` and ``get_group("name")``.
 
     Every world rank must construct it (ranks outside ``mesh`` get no groups and
-    ``get_coordinate()`` None). Along a dimension, group ranks follow world order, as
-    :func:`~ember.distributed.new_group` makes them.
+    ``get_coordinate()`` None); it starts the default process group if there is none. Along a
+    dimension, group ranks follow world order, as :func:`~ember.distributed.new_group` makes
+    them.
     """
 
     def __init__(self, device_type: str, mesh: Any, *,
                  mesh_dim_names: tuple[str, ...] | None = None) -> None:
+        _ensure_world()
         ranks = np.asarray(mesh.tolist() if isinstance(mesh, Tensor) else mesh, dtype=np.int64)
         _check_layout(device_type, ranks, mesh_dim_names)
         me = get_rank()
@@ -160,6 +162,12 @@ class DeviceMesh:
         return f"DeviceMesh({dims}, '{self.device_type}', mesh={self._ranks.tolist()})"
 
 
+def _ensure_world() -> None:
+    """Starts the default process group if none is running (as PyTorch's mesh does)."""
+    if not is_initialized():
+        init_process_group("mpi")
+
+
 def _check_layout(device_type: str, ranks: np.ndarray,
                   names: tuple[str, ...] | None) -> None:
     if device_type != "cpu":
@@ -202,8 +210,7 @@ def init_device_mesh(device_type: str, mesh_shape: tuple[int, ...], *,
         >>> mesh.get_local_rank("dp"), mesh.size("tp")                    # on rank 2
         (1, 2)
     """
-    if not is_initialized():
-        init_process_group("mpi")
+    _ensure_world()
     shape = tuple(int(s) for s in mesh_shape)
     world = get_world_size()
     if math.prod(shape) != world:

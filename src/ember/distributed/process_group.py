@@ -176,6 +176,18 @@ def resolve(group: ProcessGroup | None, who: str) -> ProcessGroup:
     return group
 
 
+def get_pg_count() -> int:
+    """How many process groups this process has made: the world and every group created
+    since (also those it is not a member of), as PyTorch counts them; 0 before
+    :func:`init_process_group`.
+
+    Example:
+        >>> dist.get_pg_count()      # just after init_process_group
+        1
+    """
+    return _Count.groups
+
+
 def get_rank(group: ProcessGroup | None = None) -> int:
     """This process's rank in ``group`` (the world by default); -1 outside the group."""
     if group is GroupMember.NON_GROUP_MEMBER:

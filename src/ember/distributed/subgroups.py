@@ -17,7 +17,6 @@ from typing import Any
 from ember.distributed.process_group import (
     GroupMember,
     ProcessGroup,
-    _Count,
     resolve,
     split_world,
 )
@@ -59,18 +58,6 @@ def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
         raise ValueError(f"get_group_rank: global rank {global_rank} is not part of the group "
                          f"of world ranks {ranks}")
     return ranks.index(global_rank)
-
-
-def get_pg_count() -> int:
-    """How many process groups this process has made: the world and every group created
-    since (also those it is not a member of), as PyTorch counts them; 0 before
-    :func:`init_process_group`.
-
-    Example:
-        >>> dist.get_pg_count()      # just after init_process_group
-        1
-    """
-    return _Count.groups
 
 
 def new_subgroups(group_size: int | None = None, group: ProcessGroup | None = None,
