@@ -44,6 +44,25 @@ def test_error_classes_as_torch():
     assert issubclass(dist.DistError, RuntimeError) and dist.DistributedError is dist.DistError
 
 
+def test_debug_level_as_torch(monkeypatch):
+    assert {m.name: m.value for m in dist.DebugLevel} == {
+        name: int(m) for name, m in tdist.DebugLevel.__members__.items()}
+    assert dist.get_debug_level() is dist.DebugLevel.OFF
+    try:
+        dist.set_debug_level(dist.DebugLevel.INFO)
+        assert dist.get_debug_level() is dist.DebugLevel.INFO
+        monkeypatch.setenv("TORCH_DISTRIBUTED_DEBUG", "detail")
+        dist.set_debug_level_from_env()
+        assert dist.get_debug_level() is dist.DebugLevel.DETAIL
+        monkeypatch.setenv("TORCH_DISTRIBUTED_DEBUG", "loud")
+        with pytest.raises(ValueError, match="must be OFF, INFO, or DETAIL, got 'loud'"):
+            dist.set_debug_level_from_env()
+        with pytest.raises(TypeError, match="expected a DebugLevel"):
+            dist.set_debug_level("DETAIL")
+    finally:
+        dist.set_debug_level(dist.DebugLevel.OFF)
+
+
 def test_without_a_process_group():
     assert dist.get_pg_count() == 0
     with pytest.raises(dist.DistError, match="init_process_group"):

@@ -50,6 +50,12 @@ from ember.distributed.collectives import (
     send,
 )
 from ember.distributed.ddp import DistributedDataParallel
+from ember.distributed.debug import (
+    DebugLevel,
+    get_debug_level,
+    set_debug_level,
+    set_debug_level_from_env,
+)
 from ember.distributed.device_mesh import DeviceMesh, init_device_mesh
 from ember.distributed.monitored_barrier import monitored_barrier
 from ember.distributed.object_collectives import (

@@ -4,6 +4,7 @@ values all ranks are known to hold."""
 import numpy as np
 import pytest
 from tests.distributed.harness import report
+from tests.distributed.ranks.debug_checks import check_debug_level
 from tests.distributed.ranks.mesh_checks import check_mesh_and_subgroups
 from tests.distributed.ranks.store_checks import check_file_store
 
@@ -193,4 +194,5 @@ assert dist.get_backend() == "mpi"
 dist.barrier()
 check_mesh_and_subgroups()
 check_file_store()
+check_debug_level()
 report("ok")
