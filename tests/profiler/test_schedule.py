@@ -120,3 +120,38 @@ def test_docstring_examples_run(name):
     result = doctest.testmod(importlib.import_module(name), extraglobs={"ember": ember},
                              optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_a_span_that_outlives_an_inner_profile_leaves_nothing_behind():
+    from ember.autograd.engine import VJP_HOOK
+    from ember.ops.primitive import DISPATCH
+
+    hook, handlers = VJP_HOOK.around, list(DISPATCH.stack)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outer = profile(schedule=schedule(wait=1, warmup=0, active=2, repeat=1))
+    outer.start()
+    inner = profile()
+    inner.__enter__()
+    outer.step()  # outer starts recording while inner is open, and outlives it
+    inner.__exit__(None, None, None)
+    with record_function("outer only"):
+        ember.ones(2).exp()
+    outer.stop()
+    assert "outer only" in [e.name for e in outer.events()]
+    assert "outer only" not in [e.name for e in inner.events()]
+    assert VJP_HOOK.around is hook and DISPATCH.stack == handlers  # nothing stays switched on
+    x = ember.ones(2, requires_grad=True)
+    with record_function("after both"):
+        (x * 2).sum().backward()
+    assert "after both" not in [e.name for e in inner.events() + outer.events()]
+
+
+def test_step_outside_start_and_stop_raises():
+    prof = profile(schedule=schedule(wait=0, warmup=1, active=1))
+    with pytest.raises(RuntimeError, match=r"profile.step\(\): the profile is not running"):
+        prof.step()
+    with prof:
+        prof.step()
+    with pytest.raises(RuntimeError, match="not running"):
+        prof.step()

@@ -31,10 +31,15 @@ _thread = threading.get_ident
 
 
 class _State:
-    __slots__ = ("active",)
+    """The profiles recording now, in the order they started (a scheduled profile's span may
+    start and end while another profile is open, so they do not always nest), and the
+    backward hook that was in place before the first of them started."""
+
+    __slots__ = ("active", "saved_vjp_hook")
 
     def __init__(self) -> None:
-        self.active: profile | None = None
+        self.active: list[profile] = []
+        self.saved_vjp_hook: Any = None
 
 
 STATE = _State()
@@ -91,7 +96,7 @@ class profile:
         self._stacks: dict[int, list[int]] = {}  # thread -> indices of open regions
         self._start = 0
         self._end = 0
-        self._prev: profile | None = None
+        self._running = False
         self._recording = False
         self._action = self.schedule(0)
 
@@ -105,16 +110,24 @@ class profile:
 
     def start(self) -> None:
         """Starts profiling (what entering the ``with`` does)."""
+        if self._running:
+            raise RuntimeError("profile.start(): the profile is already running")
+        self._running = True
         self._transit(ProfilerAction.NONE, self._action)
         self._open_step()
 
     def stop(self) -> None:
         """Stops profiling, handing a trace still being recorded to ``on_trace_ready``."""
         self._close_step()
+        self._running = False
         self._transit(self._action, None)
 
     def step(self) -> None:
         """Marks the end of a step: the schedule's action for the next one takes effect."""
+        if not self._running:
+            raise RuntimeError("profile.step(): the profile is not running. Hint: call it "
+                               "inside the `with profile(...)` block (or between start() and "
+                               "stop())")
         self._close_step()
         previous = self._action
         self.step_num += 1
@@ -151,12 +164,12 @@ class profile:
     def _start_trace(self) -> None:
         if self.profile_memory:
             memory.enable()
-        self._prev = STATE.active
-        STATE.active = self
+        if not STATE.active:
+            STATE.saved_vjp_hook = VJP_HOOK.around
+            VJP_HOOK.around = _record_vjp
+        STATE.active.append(self)
         self._handler = functools.partial(_record_op, self)
         push_handler(self._handler, observer=True)
-        self._saved_vjp_hook = VJP_HOOK.around
-        VJP_HOOK.around = _record_vjp
         self._recording = True
         self._start = _now()
 
@@ -167,8 +180,9 @@ class profile:
         self._end = _now()
         self._recording = False
         pop_handler(self._handler)
-        VJP_HOOK.around = self._saved_vjp_hook
-        STATE.active = self._prev
+        STATE.active.remove(self)
+        if not STATE.active and VJP_HOOK.around is _record_vjp:
+            VJP_HOOK.around = STATE.saved_vjp_hook
         if self.profile_memory:
             memory.disable()
 
@@ -285,12 +299,9 @@ def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
 
 
 def _active() -> list[profile]:
-    """The open profiles, innermost first: a region is recorded in each, as ops are."""
-    out, prof = [], STATE.active
-    while prof is not None:
-        out.append(prof)
-        prof = prof._prev
-    return out
+    """The recording profiles, the latest started first: a region is recorded in each, as
+    ops are."""
+    return STATE.active[::-1]
 
 
 def _record_vjp(node: Any, grads: tuple) -> Any:
