@@ -63,6 +63,18 @@ def test_debug_level_as_torch(monkeypatch):
         dist.set_debug_level(dist.DebugLevel.OFF)
 
 
+def test_debug_level_is_read_from_the_environment_at_import_as_torch():
+    import subprocess
+    import sys
+
+    from tests.distributed.harness import ROOT
+
+    code = "import ember.distributed as d; print(d.get_debug_level().name)"
+    env = {"PYTHONPATH": str(ROOT / "src"), "TORCH_DISTRIBUTED_DEBUG": "detail"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.strip() == "DETAIL", out.stderr
+
+
 def test_without_a_process_group():
     assert dist.get_pg_count() == 0
     with pytest.raises(dist.DistError, match="init_process_group"):

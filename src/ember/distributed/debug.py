@@ -3,8 +3,10 @@ the group are calling the same collective on tensors of the same shape and dtype
 on every rank, naming what each rank runs, where a mismatch would otherwise hang or mix data
 (PyTorch's ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` check). The check is one small ``allgather`` per
 collective; at ``OFF`` (the default) and ``INFO`` it costs one attribute read. ``INFO`` adds
-nothing else in Ember. :func:`~ember.distributed.init_process_group` sets the level from the
-``TORCH_DISTRIBUTED_DEBUG`` environment variable, as PyTorch's does.
+nothing else in Ember. The level starts as the ``TORCH_DISTRIBUTED_DEBUG`` environment
+variable says when ``ember.distributed`` is imported, as PyTorch's does (an invalid value
+raises there); :func:`set_debug_level` changes it at any time, also before
+:func:`~ember.distributed.init_process_group`.
 
 Example (under ``ember launch -n 2``):
     >>> dist.set_debug_level(dist.DebugLevel.DETAIL)
@@ -59,6 +61,9 @@ def set_debug_level(level: DebugLevel) -> None:
 def set_debug_level_from_env() -> None:
     """Sets the level from ``TORCH_DISTRIBUTED_DEBUG`` (``OFF``, ``INFO`` or ``DETAIL``)."""
     _Level.current = _from_env()
+
+
+set_debug_level_from_env()
 
 
 def entered(group: ProcessGroup | None, who: str, tensor: Tensor | None = None) -> ProcessGroup:

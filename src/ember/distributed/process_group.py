@@ -130,10 +130,8 @@ def init_process_group(
     if GroupMember.WORLD is not None:
         return GroupMember.WORLD
     mpi = _mpi()
-    from ember.distributed.debug import set_debug_level_from_env  # (they import this module)
-    from ember.distributed.launch import install_abort_hook
+    from ember.distributed.launch import install_abort_hook  # (launch imports this module)
 
-    set_debug_level_from_env()
     install_abort_hook()
     world = mpi.COMM_WORLD.Dup() if comm is None else comm
     for what, given, actual in (("world_size", world_size, world.Get_size()),

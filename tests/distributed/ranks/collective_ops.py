@@ -11,7 +11,10 @@ from tests.distributed.ranks.store_checks import check_file_store
 import ember
 import ember.distributed as dist
 
+dist.set_debug_level(dist.DebugLevel.INFO)  # set before init_process_group: it stays
 dist.init_process_group("mpi")
+assert dist.get_debug_level() is dist.DebugLevel.INFO
+dist.set_debug_level(dist.DebugLevel.OFF)
 rank, n = dist.get_rank(), dist.get_world_size()
 rng = np.random.default_rng(0)
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]
