@@ -53,7 +53,12 @@ def test_waiting_and_timeouts(kind, tmp_path):
         store.add("late", 1)
     with pytest.raises(TypeError, match="str or bytes"):
         store.set("k", 3)
-
+    # a zero timeout means no limit, as torch's kNoTimeout (torch.distributed.HashStore waits)
+    threading.Timer(0.2, store.set, ("later", "1")).start()
+    store.wait(["later"], datetime.timedelta(0))
+    store.set_timeout(datetime.timedelta(0))
+    threading.Timer(0.2, store.set, ("latest", "2")).start()
+    assert store.get("latest") == b"2"
 
 
 def test_file_store_handles_share_one_file(tmp_path):

@@ -56,13 +56,14 @@ class Store(abc.ABC):
         """Runs ``step`` on the mapping atomically (saving it when ``writes``)."""
 
     @abc.abstractmethod
-    def _missing_after(self, keys: list[str], seconds: float) -> list[str]:
-        """Waits until every key is set or ``seconds`` pass; the keys still missing."""
+    def _missing_after(self, keys: list[str], seconds: float | None) -> list[str]:
+        """Waits until every key is set or ``seconds`` pass (None: no limit); the keys still
+        missing."""
 
     # -- the API -------------------------------------------------------------------------------
     @property
     def timeout(self) -> datetime.timedelta:
-        """How long :meth:`get` and :meth:`wait` wait for a missing key."""
+        """How long :meth:`get` and :meth:`wait` wait for a missing key (zero: no limit)."""
         return self._timeout
 
     def set_timeout(self, timeout: datetime.timedelta) -> None:
@@ -156,9 +157,10 @@ class Store(abc.ABC):
 
     def wait(self, keys: list[str], timeout: datetime.timedelta | None = None) -> None:
         """Blocks until every key in ``keys`` is set, at most ``timeout`` (default
-        :attr:`timeout`); then raises :class:`DistStoreError` naming the missing ones."""
-        limit = (timeout or self._timeout).total_seconds()
-        missing = self._missing_after(list(keys), limit)
+        :attr:`timeout`; zero means no limit, as in PyTorch); then raises
+        :class:`DistStoreError` naming the missing ones."""
+        limit = (self._timeout if timeout is None else timeout).total_seconds()
+        missing = self._missing_after(list(keys), limit or None)
         if missing:
             raise DistStoreError(f"{type(self).__name__}: wait timeout after {limit:g} s; "
                                  f"keys not set: {missing}")
@@ -186,7 +188,7 @@ class HashStore(Store):
                 self._changed.notify_all()
             return out
 
-    def _missing_after(self, keys: list[str], seconds: float) -> list[str]:
+    def _missing_after(self, keys: list[str], seconds: float | None) -> list[str]:
         with self._changed:
             self._changed.wait_for(lambda: all(k in self._data for k in keys), seconds)
             return [k for k in keys if k not in self._data]
@@ -234,10 +236,10 @@ class FileStore(Store):
                 f.write(json.dumps({k: v.decode("latin-1") for k, v in data.items()}).encode())
             return out
 
-    def _missing_after(self, keys: list[str], seconds: float) -> list[str]:
-        deadline = time.monotonic() + seconds
+    def _missing_after(self, keys: list[str], seconds: float | None) -> list[str]:
+        deadline = None if seconds is None else time.monotonic() + seconds
         while True:
             missing = self._transact(lambda d: [k for k in keys if k not in d], writes=False)
-            if not missing or time.monotonic() >= deadline:
+            if not missing or (deadline is not None and time.monotonic() >= deadline):
                 return missing
             time.sleep(self._POLL_S)
