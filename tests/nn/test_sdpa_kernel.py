@@ -85,6 +85,18 @@ def test_no_viable_backend_raises_as_torch_and_says_why():
             pass
 
 
+def test_compiled_functions_follow_the_allowed_backends():
+    attend = ember.jit.compile(lambda q: F.scaled_dot_product_attention(q, q, q))
+    q = ember.randn(1, 2, 4, 8)
+    expected = attend(q)  # traced with every backend allowed
+    with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION), pytest.raises(
+            RuntimeError, match="No viable backend"):
+        attend(q)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        np.testing.assert_allclose(attend(q).numpy(), expected.numpy(), rtol=1e-5, atol=1e-6)
+    assert "scaled_dot_product_attention backends" in ember.jit.explain()[-1]
+
+
 def test_docstring_examples_run():
     result = doctest.testmod(attention_backends, extraglobs={"ember": ember, "F": F},
                              optionflags=doctest.ELLIPSIS)
