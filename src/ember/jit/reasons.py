@@ -33,9 +33,9 @@ def differences(old: tuple, new: tuple, found: Reach, names: list[str],
             out.append(f"{what} {getattr(a, 'name', a)} -> {getattr(b, 'name', b)}")
     if old[6][2] != new[6][2]:
         (a, a_ordered), (b, b_ordered) = old[6][2], new[6][2]
-        out.append(f"scaled_dot_product_attention backends {list(a)}"
-                   f"{' in order' * a_ordered} -> {list(b)}{' in order' * b_ordered} "
-                   "(sdpa_kernel)")
+        out.append(f"scaled_dot_product_attention backends {[x.name for x in a]}"
+                   f"{' in order' * a_ordered} -> {[x.name for x in b]}"
+                   f"{' in order' * b_ordered} (sdpa_kernel)")
     if old[5] != new[5]:  # (another layout: its guard is another list; what a new argument
         told = {c.split(":")[0].removeprefix("argument ") for c in out}  # holds: not again)
         return out + [m for m in _moves(*layouts) if m.split(":")[0].split(".")[0] not in told]

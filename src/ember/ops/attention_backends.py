@@ -77,10 +77,10 @@ def sdpa_kernel(backends: SDPBackend | list[SDPBackend],
         _Allowed.backends, _Allowed.ordered = saved
 
 
-def allowed_backends() -> tuple[tuple[str, ...], bool]:
-    """The current setting, by name: the allowed backends and whether their order is a
-    priority (part of a compiled function's cache key, as it decides what gets traced)."""
-    return tuple(b.name for b in _Allowed.backends), _Allowed.ordered
+def allowed_backends() -> tuple[tuple[SDPBackend, ...], bool]:
+    """The current setting: the allowed backends and whether their order is a priority (part
+    of a compiled function's cache key, as it decides what gets traced)."""
+    return _Allowed.backends, _Allowed.ordered
 
 
 def choose_backend(blockwise_problem: str | None, large: bool) -> SDPBackend:
