@@ -101,3 +101,9 @@ def test_docstring_examples_run():
     result = doctest.testmod(attention_backends, extraglobs={"ember": ember, "F": F},
                              optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_multihead_attention_still_imports_from_its_old_module():
+    from ember.nn.attention import MultiheadAttention
+
+    assert MultiheadAttention is ember.nn.MultiheadAttention

@@ -10,6 +10,8 @@ Example:
     ember.Size([1, 2, 4, 8])
 """
 
+# MultiheadAttention was defined in this module before it became a package: old imports work
+from ember.nn.multihead_attention import MultiheadAttention
 from ember.ops.attention_backends import SDPBackend, sdpa_kernel
 
 __all__ = ["SDPBackend", "sdpa_kernel"]
