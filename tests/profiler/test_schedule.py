@@ -155,3 +155,5 @@ def test_step_outside_start_and_stop_raises():
         prof.step()
     with pytest.raises(RuntimeError, match="not running"):
         prof.step()
+    with pytest.raises(RuntimeError, match=r"profile.stop\(\): the profile is not running"):
+        prof.stop()

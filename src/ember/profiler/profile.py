@@ -118,22 +118,26 @@ class profile:
 
     def stop(self) -> None:
         """Stops profiling, handing a trace still being recorded to ``on_trace_ready``."""
+        self._check_running("stop")
         self._close_step()
         self._running = False
         self._transit(self._action, None)
 
     def step(self) -> None:
         """Marks the end of a step: the schedule's action for the next one takes effect."""
-        if not self._running:
-            raise RuntimeError("profile.step(): the profile is not running. Hint: call it "
-                               "inside the `with profile(...)` block (or between start() and "
-                               "stop())")
+        self._check_running("step")
         self._close_step()
         previous = self._action
         self.step_num += 1
         self._action = self.schedule(self.step_num)
         self._transit(previous, self._action)
         self._open_step()
+
+    def _check_running(self, who: str) -> None:
+        if not self._running:
+            raise RuntimeError(f"profile.{who}(): the profile is not running. Hint: call it "
+                               "inside the `with profile(...)` block (or between start() and "
+                               "stop())")
 
     def _transit(self, before: ProfilerAction, after: ProfilerAction | None) -> None:
         """PyTorch's transitions, for a tracer with nothing to warm up: a span that ends
