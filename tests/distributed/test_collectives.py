@@ -1,4 +1,5 @@
-"""In-place collectives on 2 ranks (every op, dtypes, async, objects) and groups on 4."""
+"""In-place collectives on 2 ranks (every op, dtypes, async, objects) and groups on 4; both runs
+also check device meshes, sub-groups, batched p2p and monitored_barrier (ranks/mesh_checks.py)."""
 
 from pathlib import Path
 
@@ -21,3 +22,4 @@ def test_differentiable_collectives_gradcheck_across_ranks():
 def test_groups_on_four_ranks():
     done = run_ranks(RANKS / "groups.py", 4, timeout=90)
     assert reports(done) == {r: ["ok"] for r in range(4)}
+

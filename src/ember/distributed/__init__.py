@@ -13,7 +13,24 @@ Example (``ember launch -n 2 train.py``):
 
 from ember.data import distributed_sampler as _distributed_sampler
 from ember.data.distributed_sampler import DistributedSampler
-from ember.distributed import batching, checkpoint, functional, optim, sync_batch_norm
+from ember.distributed import (
+    batching,
+    checkpoint,
+    device_mesh,
+    functional,
+    optim,
+    sync_batch_norm,
+)
+from ember.distributed.backends import (
+    Backend,
+    get_node_local_rank,
+    is_backend_available,
+    is_gloo_available,
+    is_mpi_available,
+    is_nccl_available,
+    is_torchelastic_launched,
+    is_ucc_available,
+)
 from ember.distributed.buffers import ReduceOp, Work
 from ember.distributed.collectives import (
     all_gather,
@@ -33,6 +50,14 @@ from ember.distributed.collectives import (
     send,
 )
 from ember.distributed.ddp import DistributedDataParallel
+from ember.distributed.debug import (
+    DebugLevel,
+    get_debug_level,
+    set_debug_level,
+    set_debug_level_from_env,
+)
+from ember.distributed.device_mesh import DeviceMesh, init_device_mesh
+from ember.distributed.monitored_barrier import monitored_barrier
 from ember.distributed.object_collectives import (
     all_gather_object,
     broadcast_object_list,
@@ -41,19 +66,33 @@ from ember.distributed.object_collectives import (
     scatter_object_list,
     send_object_list,
 )
+from ember.distributed.p2p import P2POp, batch_isend_irecv
 from ember.distributed.process_group import (
+    DistBackendError,
+    DistError,
+    DistNetworkError,
     DistributedError,
+    DistStoreError,
     GroupMember,
     ProcessGroup,
     barrier,
     destroy_process_group,
     get_backend,
+    get_pg_count,
     get_rank,
     get_world_size,
     init_process_group,
     is_available,
     is_initialized,
     new_group,
+)
+from ember.distributed.store import FileStore, HashStore, Store
+from ember.distributed.subgroups import (
+    get_global_rank,
+    get_group_rank,
+    get_process_group_ranks,
+    new_subgroups,
+    new_subgroups_by_enumeration,
 )
 
 # DistributedSampler lives in ember.data (layer 3); its default rank and size come from here.

@@ -32,6 +32,7 @@ from ember.distributed.buffers import (
     run,
     write,
 )
+from ember.distributed.debug import entered
 from ember.distributed.process_group import ProcessGroup, resolve
 from ember.errors import ShapeError
 from ember.tensor import Tensor
@@ -43,7 +44,7 @@ def all_reduce(
     tensor: Tensor, op: Any = ReduceOp.SUM, group: Group = None, async_op: bool = False
 ) -> Work | None:
     """Combines ``tensor`` over the ranks (sum, product, max, min, mean), result on all."""
-    g = resolve(group, "all_reduce")
+    g = entered(group, "all_reduce", tensor)
     if not async_op and in_place_sum(tensor, op):
         MPI = mpi()
         g.comm.Allreduce(MPI.IN_PLACE, tensor._data, MPI.SUM)
@@ -63,7 +64,7 @@ def reduce(
     tensor: Tensor, dst: int, op: Any = ReduceOp.SUM, group: Group = None, async_op: bool = False
 ) -> Work | None:
     """Like :func:`all_reduce`, but only rank ``dst`` receives the result."""
-    g = resolve(group, "reduce")
+    g = entered(group, "reduce", tensor)
     root = g.group_rank(dst)
     red = reducible(tensor, op, "reduce")
     mine = g.rank() == root
@@ -79,7 +80,7 @@ def reduce(
 
 def broadcast(tensor: Tensor, src: int, group: Group = None, async_op: bool = False) -> Work | None:
     """Copies ``tensor`` of rank ``src`` into ``tensor`` on every rank."""
-    g = resolve(group, "broadcast")
+    g = entered(group, "broadcast", tensor)
     buf = as_bytes(tensor, "broadcast")
     return run(g.comm, "Bcast", (buf, g.group_rank(src)), async_op, lambda: write(tensor, buf))
 
@@ -88,7 +89,7 @@ def all_gather(
     tensor_list: list[Tensor], tensor: Tensor, group: Group = None, async_op: bool = False
 ) -> Work | None:
     """Fills ``tensor_list[i]`` with rank i's ``tensor``, on every rank."""
-    g = resolve(group, "all_gather")
+    g = entered(group, "all_gather", tensor)
     check_count("all_gather", "tensor_list", tensor_list, g.size())
     for i, out in enumerate(tensor_list):
         check_like("all_gather", f"tensor_list[{i}]", out, tensor)
@@ -107,7 +108,7 @@ def all_gather_into_tensor(
 ) -> Work | None:
     """``output_tensor`` (world size × the input's elements, e.g. concatenated along dim 0)
     receives every rank's ``input_tensor`` in rank order."""
-    g = resolve(group, "all_gather_into_tensor")
+    g = entered(group, "all_gather_into_tensor", input_tensor)
     _check_total("all_gather_into_tensor", output_tensor, input_tensor, g.size())
     send = as_bytes(input_tensor, "all_gather_into_tensor")
     recv = np.empty(send.size * g.size(), np.uint8)
@@ -122,7 +123,7 @@ def reduce_scatter(
     async_op: bool = False,
 ) -> Work | None:
     """Rank i's ``output`` = the reduction over ranks of their ``input_list[i]``."""
-    g = resolve(group, "reduce_scatter")
+    g = entered(group, "reduce_scatter", output)
     check_count("reduce_scatter", "input_list", input_list, g.size())
     for i, t in enumerate(input_list):
         check_like("reduce_scatter", f"input_list[{i}]", t, output)
@@ -139,7 +140,7 @@ def reduce_scatter_tensor(
 ) -> Work | None:
     """Rank i's ``output`` = the reduction of block i of every rank's ``input`` (``input`` has
     world size × the output's elements, e.g. stacked along dim 0)."""
-    g = resolve(group, "reduce_scatter_tensor")
+    g = entered(group, "reduce_scatter_tensor", output)
     _check_total("reduce_scatter_tensor", input, output, g.size())
     arrays = [host_array(input, "reduce_scatter_tensor")]
     return _reduce_scatter(g, output, arrays, op, async_op, "reduce_scatter_tensor")
@@ -175,7 +176,7 @@ def gather(
     async_op: bool = False,
 ) -> Work | None:
     """Rank ``dst`` receives every rank's ``tensor`` into ``gather_list``."""
-    g = resolve(group, "gather")
+    g = entered(group, "gather", tensor)
     root = g.group_rank(dst)
     send = as_bytes(tensor, "gather")
     if g.rank() != root:
@@ -200,7 +201,7 @@ def scatter(
     async_op: bool = False,
 ) -> Work | None:
     """Rank i's ``tensor`` receives ``scatter_list[i]`` of rank ``src``."""
-    g = resolve(group, "scatter")
+    g = entered(group, "scatter", tensor)
     root = g.group_rank(src)
     recv = np.empty(tensor.nbytes, np.uint8)
     send = None
@@ -220,7 +221,7 @@ def all_to_all(
 ) -> Work | None:
     """Rank i sends ``input_tensor_list[j]`` to rank j, which stores it in its
     ``output_tensor_list[i]`` (sizes may differ between pairs)."""
-    g = resolve(group, "all_to_all")
+    g = entered(group, "all_to_all")
     check_count("all_to_all", "output_tensor_list", output_tensor_list, g.size())
     check_count("all_to_all", "input_tensor_list", input_tensor_list, g.size())
     send = np.concatenate([as_bytes(t, "all_to_all") for t in input_tensor_list])
@@ -244,7 +245,7 @@ def all_to_all_single(
     async_op: bool = False,
 ) -> Work | None:
     """:func:`all_to_all` on slices along dim 0 of one tensor (equal slices by default)."""
-    g = resolve(group, "all_to_all_single")
+    g = entered(group, "all_to_all_single")
     n = g.size()
     send = as_bytes(input, "all_to_all_single")
     send_counts = _split_bytes(input, input_split_sizes, n, "input_split_sizes")

@@ -17,8 +17,24 @@ from typing import Any
 from ember.errors import EmberError
 
 
-class DistributedError(EmberError, RuntimeError):
-    """A distributed call that cannot work: no process group, a rank outside a group, …"""
+class DistError(EmberError, RuntimeError):
+    """A distributed call that cannot work: no process group, a rank outside a group, …
+    (``torch.distributed.DistError``; ``DistributedError`` is the same class)."""
+
+
+DistributedError = DistError
+
+
+class DistBackendError(DistError):
+    """The communication backend failed, e.g. a rank missed :func:`monitored_barrier`."""
+
+
+class DistNetworkError(DistError):
+    """A network failure (raised by MPI itself in Ember; kept for PyTorch's ``except``)."""
+
+
+class DistStoreError(DistError):
+    """A key-value store call failed, e.g. ``Store.wait`` timed out."""
 
 
 class ProcessGroup:
@@ -29,13 +45,14 @@ class ProcessGroup:
         ranks: the world ranks of the members, in group-rank order.
     """
 
-    __slots__ = ("comm", "ranks", "_rank", "_size")
+    __slots__ = ("comm", "ranks", "_rank", "_size", "monitored_barriers")
 
     def __init__(self, comm: Any, ranks: list[int]) -> None:
         self.comm = comm
         self.ranks = list(ranks)
         self._rank = comm.Get_rank()
         self._size = comm.Get_size()
+        self.monitored_barriers = 0  # calls so far: each call's messages get their own tag
 
     def rank(self) -> int:
         """This process's rank inside the group."""
@@ -62,6 +79,13 @@ class GroupMember:
 
     WORLD: ProcessGroup | None = None
     NON_GROUP_MEMBER = object()
+
+
+class _Count:
+    """How many groups this process has made since :func:`init_process_group` (the world
+    included, and groups it is not a member of): :func:`get_pg_count`."""
+
+    groups = 0
 
 
 def is_available() -> bool:
@@ -119,6 +143,7 @@ def init_process_group(
                 "(ember launch -n N script.py, or mpiexec -n N)"
             )
     GroupMember.WORLD = ProcessGroup(world, list(range(world.Get_size())))
+    _Count.groups = 1
     return GroupMember.WORLD
 
 
@@ -126,6 +151,7 @@ def destroy_process_group() -> None:
     """Forgets the default group (MPI itself stays up until the process exits)."""
     world = GroupMember.WORLD
     GroupMember.WORLD = None
+    _Count.groups = 0
     if world is not None:
         world.comm.Free()
 
@@ -148,6 +174,18 @@ def resolve(group: ProcessGroup | None, who: str) -> ProcessGroup:
     if group is GroupMember.NON_GROUP_MEMBER:
         raise DistributedError(f"{who}: this rank is not a member of the group")
     return group
+
+
+def get_pg_count() -> int:
+    """How many process groups this process has made: the world and every group created
+    since (also those it is not a member of), as PyTorch counts them; 0 before
+    :func:`init_process_group`.
+
+    Example:
+        >>> dist.get_pg_count()      # just after init_process_group
+        1
+    """
+    return _Count.groups
 
 
 def get_rank(group: ProcessGroup | None = None) -> int:
@@ -181,18 +219,37 @@ def new_group(ranks: list[int] | None = None) -> Any:
         >>> evens = dist.new_group([0, 2])
     """
     world = resolve(None, "new_group")
-    ranks = list(range(world.size())) if ranks is None else sorted(int(r) for r in ranks)
-    if len(set(ranks)) != len(ranks) or any(not 0 <= r < world.size() for r in ranks):
-        raise DistributedError(
-            f"new_group: ranks {ranks} must be distinct world ranks in [0, {world.size()})"
-        )
+    ranks = list(range(world.size())) if ranks is None else list(ranks)
+    return split_world([ranks], "new_group")[0]
+
+
+def split_world(parts: list[list[int]], who: str) -> list[Any]:
+    """One group per list of world ranks in ``parts`` (disjoint), made with a single
+    ``MPI_Comm_split``; every rank must call it with the same ``parts``. Returns, per part,
+    the :class:`ProcessGroup` on its members and ``GroupMember.NON_GROUP_MEMBER`` elsewhere."""
+    world = resolve(None, who)
+    parts = [sorted(int(r) for r in part) for part in parts]
+    seen: dict[int, int] = {}
+    for i, part in enumerate(parts):
+        for r in part:
+            if not 0 <= r < world.size():
+                raise DistributedError(
+                    f"{who}: rank {r} of {part} is not a world rank in [0, {world.size()})"
+                )
+            if r in seen:
+                where = "twice in" if seen[r] == i else f"in both {parts[seen[r]]} and"
+                raise DistributedError(f"{who}: rank {r} appears {where} {part}")
+            seen[r] = i
     me = world.rank()
     mpi = _mpi()
-    color = 0 if me in ranks else mpi.UNDEFINED
-    comm = world.comm.Split(color, ranks.index(me) if me in ranks else 0)
-    if comm == mpi.COMM_NULL:
-        return GroupMember.NON_GROUP_MEMBER
-    return ProcessGroup(comm, ranks)
+    mine = seen.get(me)
+    color = mpi.UNDEFINED if mine is None else mine
+    comm = world.comm.Split(color, 0 if mine is None else parts[mine].index(me))
+    _Count.groups += len(parts)
+    out: list[Any] = [GroupMember.NON_GROUP_MEMBER] * len(parts)
+    if mine is not None:
+        out[mine] = ProcessGroup(comm, parts[mine])
+    return out
 
 
 def barrier(group: ProcessGroup | None = None) -> None:

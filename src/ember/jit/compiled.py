@@ -36,6 +36,7 @@ from ember.jit.passes import PASSES, optimize
 from ember.jit.reasons import differences
 from ember.jit.rollback import Rollback
 from ember.jit.trace import TraceError, Tracer
+from ember.ops.attention_backends import allowed_backends
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
 
@@ -195,7 +196,7 @@ class CompiledFunction:
             for i in self.static_argnums if i < len(args))
         return tensors, (spec, tuple(parts), statics, GRAD.enabled,
                          self.reach.guard(self.watch_grads), self.reach.index,
-                         (get_default_dtype(), get_default_device()))
+                         (get_default_dtype(), get_default_device(), allowed_backends()))
 
     def _look(self, args: tuple, kwargs: dict, leaves: list, again: bool = False) -> None:
         """Makes ``self.reach`` what the function reaches with these arguments (found again

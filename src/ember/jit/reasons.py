@@ -14,8 +14,9 @@ def differences(old: tuple, new: tuple, found: Reach, names: list[str],
     """What differs between two cache keys of a compiled function, one phrase each (such as
     ``argument x: shape (32, 784) -> (16, 784)``). A key is (argument structure, one entry per
     argument leaf, static arguments, grad mode, :meth:`Reach.guard`, layout index, (default
-    dtype, default device)); ``names`` names the leaves, ``found`` is what the function
-    reaches now, ``layouts`` the two keys' :meth:`Reach.layout`."""
+    dtype, default device, ``sdpa_kernel``'s setting)); ``names`` names the leaves,
+    ``found`` is what the function reaches now, ``layouts`` the two keys'
+    :meth:`Reach.layout`."""
     out = []
     if old[0] != new[0]:
         out.append("the arguments' structure changed")
@@ -30,6 +31,11 @@ def differences(old: tuple, new: tuple, found: Reach, names: list[str],
     for what, a, b in zip(("default dtype", "default device"), old[6], new[6]):
         if a != b:
             out.append(f"{what} {getattr(a, 'name', a)} -> {getattr(b, 'name', b)}")
+    if old[6][2] != new[6][2]:
+        (a, a_ordered), (b, b_ordered) = old[6][2], new[6][2]
+        out.append(f"scaled_dot_product_attention backends {[x.name for x in a]}"
+                   f"{' in order' * a_ordered} -> {[x.name for x in b]}"
+                   f"{' in order' * b_ordered} (sdpa_kernel)")
     if old[5] != new[5]:  # (another layout: its guard is another list; what a new argument
         told = {c.split(":")[0].removeprefix("argument ") for c in out}  # holds: not again)
         return out + [m for m in _moves(*layouts) if m.split(":")[0].split(".")[0] not in told]

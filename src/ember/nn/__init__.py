@@ -12,7 +12,6 @@ from ember.nn import functional, init, utils
 from ember.nn.activation import *  # noqa: F403
 from ember.nn.activation import __all__ as _activation
 from ember.nn.adaptive import AdaptiveLogSoftmaxWithLoss
-from ember.nn.attention import MultiheadAttention
 from ember.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from ember.nn.conv import *  # noqa: F403
 from ember.nn.conv import __all__ as _conv
@@ -28,6 +27,7 @@ from ember.nn.linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEnt
 from ember.nn.loss import *  # noqa: F403
 from ember.nn.loss import __all__ as _loss
 from ember.nn.module import Module
+from ember.nn.multihead_attention import MultiheadAttention
 from ember.nn.normalization import *  # noqa: F403
 from ember.nn.normalization import __all__ as _normalization
 from ember.nn.padding import *  # noqa: F403

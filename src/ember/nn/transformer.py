@@ -11,11 +11,11 @@ from typing import Any
 import ember
 from ember.nn import functional as F
 from ember.nn import init
-from ember.nn.attention import MultiheadAttention
 from ember.nn.containers import ModuleList
 from ember.nn.dropout import Dropout
 from ember.nn.linear import Linear
 from ember.nn.module import Module
+from ember.nn.multihead_attention import MultiheadAttention
 from ember.nn.normalization import LayerNorm
 from ember.tensor import Tensor
 

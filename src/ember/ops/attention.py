@@ -3,10 +3,11 @@ additive masks, causal masking, dropout and grouped-query heads, under
 ``torch.nn.functional``'s name and semantics (a query row that may attend to nothing gives
 zeros, not NaN).
 
-Two paths: the composite of matmul and softmax (any case; memory L×S per head), and the
-blockwise primitive of :mod:`ember.ops.attention_blockwise` (memory linear in the length),
-taken when the score matrices would hold at least :data:`MEMORY_EFFICIENT_MIN` elements and
-there is no dropout and no mask that needs a gradient."""
+Two paths: the composite of matmul and softmax (any case; memory L×S per head; PyTorch's
+``SDPBackend.MATH``), and the blockwise primitive of :mod:`ember.ops.attention_blockwise`
+(memory linear in the length; ``SDPBackend.FLASH_ATTENTION``), taken when the score matrices
+would hold at least :data:`MEMORY_EFFICIENT_MIN` elements and there is no dropout and no mask
+that needs a gradient. :func:`ember.nn.attention.sdpa_kernel` restricts the choice."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import math
 from typing import Any
 
 from ember.errors import DTypeError, ShapeError
+from ember.ops.attention_backends import SDPBackend, choose_backend
 from ember.ops.attention_blockwise import blockwise_attention
 from ember.ops.compare import isneginf, logical_not
 from ember.ops.dropout import dropout
@@ -91,15 +93,31 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // value.shape[-3])
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     lead = query.shape[:-2]
-    if (dropout_p == 0.0 and (attn_mask is None or not attn_mask.requires_grad)
-            and key.shape[:-2] == lead and value.shape[:-2] == lead
-            and query.dtype is key.dtype is value.dtype
-            and math.prod(lead) * query.shape[-2] * key.shape[-2] >= MEMORY_EFFICIENT_MIN):
+    large = math.prod(lead) * query.shape[-2] * key.shape[-2] >= MEMORY_EFFICIENT_MIN
+    backend = choose_backend(_blockwise_problem(query, key, value, attn_mask, dropout_p), large)
+    if backend is SDPBackend.FLASH_ATTENTION:
         return blockwise_attention(query, key, value, attn_mask, is_causal, factor)
     weights = _weights(query, key, attn_mask, is_causal, factor)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, generator=generator)
     return weights @ value
+
+
+def _blockwise_problem(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
+                       dropout_p: float) -> str | None:
+    """Why the blockwise kernel cannot run these inputs, or None when it can."""
+    lead = query.shape[:-2]
+    if dropout_p != 0.0:
+        return f"dropout_p={dropout_p} is not 0"
+    if attn_mask is not None and attn_mask.requires_grad:
+        return "attn_mask requires grad"
+    if key.shape[:-2] != lead or value.shape[:-2] != lead:
+        return (f"the batch dims of query {tuple(query.shape)}, key {tuple(key.shape)} and "
+                f"value {tuple(value.shape)} differ")
+    if not (query.dtype is key.dtype is value.dtype):
+        return (f"query, key and value have dtypes {query.dtype.name}, {key.dtype.name}, "
+                f"{value.dtype.name}")
+    return None
 
 
 def _weights(query: Tensor, key: Tensor, attn_mask: Tensor | None, is_causal: bool,

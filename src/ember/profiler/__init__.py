@@ -8,9 +8,13 @@ Example:
     >>> prof.export_chrome_trace("trace.json")
 """
 
+from ember.profiler.activity import ProfilerActivity, supported_activities
 from ember.profiler.events import Event, EventList, FunctionEventAvg
 from ember.profiler.flops import flops_of, register_flops
 from ember.profiler.profile import profile, record_function
+from ember.profiler.schedule import ProfilerAction, schedule
+from ember.profiler.trace_handler import tensorboard_trace_handler
 
-__all__ = ["Event", "EventList", "FunctionEventAvg", "flops_of", "profile", "record_function",
-           "register_flops"]
+__all__ = ["Event", "EventList", "FunctionEventAvg", "ProfilerAction", "ProfilerActivity",
+           "flops_of", "profile", "record_function", "register_flops", "schedule",
+           "supported_activities", "tensorboard_trace_handler"]

@@ -11,27 +11,35 @@ eager path is untouched (its one ``DISPATCH.handler`` check).
 from __future__ import annotations
 
 import functools
+import gzip
 import json
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ember import memory
 from ember.autograd.engine import VJP_HOOK
 from ember.ops.primitive import apply_below, pop_handler, push_handler, spec
+from ember.profiler.activity import ProfilerActivity, check_activities
 from ember.profiler.events import Event, EventList
+from ember.profiler.schedule import ProfilerAction, record_every_step
 
 _now = time.perf_counter_ns
 _thread = threading.get_ident
 
 
 class _State:
-    __slots__ = ("active",)
+    """The profiles recording now, in the order they started (a scheduled profile's span may
+    start and end while another profile is open, so they do not always nest), and the
+    backward hook that was in place before the first of them started."""
+
+    __slots__ = ("active", "saved_vjp_hook")
 
     def __init__(self) -> None:
-        self.active: profile | None = None
+        self.active: list[profile] = []
+        self.saved_vjp_hook: Any = None
 
 
 STATE = _State()
@@ -41,7 +49,14 @@ class profile:
     """Context manager that records the ops run inside it.
 
     Args:
-        activities: accepted for PyTorch compatibility; Ember profiles the CPU.
+        activities: what to trace; only ``ProfilerActivity.CPU`` (the default) exists here.
+        schedule: step → :class:`ProfilerAction` (see :func:`~ember.profiler.schedule`); with
+            one, only the steps it marks as recording are recorded, each step is a
+            ``ProfilerStep#N`` region, and :meth:`step` advances it. Without one, everything
+            inside the ``with`` is recorded.
+        on_trace_ready: called with the profile when a recording span ends (the step after
+            a ``RECORD_AND_SAVE`` step, and at exit if still recording), e.g.
+            :func:`~ember.profiler.tensorboard_trace_handler`. Each span starts afresh.
         record_shapes: show input shapes in tables (``key_averages(group_by_input_shape=True)``).
         profile_memory: record the net tensor memory each op allocates (turns on
             :mod:`ember.memory` tracking for the duration).
@@ -53,43 +68,131 @@ class profile:
         ...         model(x).sum().backward()
         >>> print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=10))
         >>> prof.export_chrome_trace("trace.json")    # open in ui.perfetto.dev
+
+        Recording steps 2 and 3 of a loop, the trace handed over after step 3:
+
+        >>> plan = ember.profiler.schedule(wait=1, warmup=1, active=2, repeat=1)
+        >>> with ember.profiler.profile(schedule=plan, on_trace_ready=print_table) as prof:
+        ...     for _ in range(6):
+        ...         train_step()
+        ...         prof.step()
     """
 
-    def __init__(self, activities: Any = None, record_shapes: bool = False,
-                 profile_memory: bool = False, with_flops: bool = True,
-                 with_stack: bool = False) -> None:
+    def __init__(self, activities: Iterable[ProfilerActivity] | None = None,
+                 record_shapes: bool = False, profile_memory: bool = False,
+                 with_flops: bool = True, with_stack: bool = False, *,
+                 schedule: Callable[[int], ProfilerAction] | None = None,
+                 on_trace_ready: Callable[[profile], Any] | None = None) -> None:
+        check_activities(activities)
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_flops = with_flops
+        self.schedule = schedule or record_every_step
+        self.on_trace_ready = on_trace_ready
+        self.step_num = 0
+        self._record_steps = schedule is not None
+        self._step_region: record_function | None = None
         self._events: list[Event] = []
         self._stacks: dict[int, list[int]] = {}  # thread -> indices of open regions
         self._start = 0
         self._end = 0
-        self._prev: profile | None = None
+        self._running = False
+        self._recording = False
+        self._action = self.schedule(0)
 
-    # -- recording -----------------------------------------------------------------------------
+    # -- the schedule --------------------------------------------------------------------------
     def __enter__(self) -> profile:
-        if self.profile_memory:
-            memory.enable()
-        self._prev = STATE.active
-        STATE.active = self
-        self._handler = functools.partial(_record_op, self)
-        push_handler(self._handler, observer=True)
-        self._saved_vjp_hook = VJP_HOOK.around
-        VJP_HOOK.around = _record_vjp
-        self._start = _now()
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Starts profiling (what entering the ``with`` does)."""
+        if self._running:
+            raise RuntimeError("profile.start(): the profile is already running")
+        self._running = True
+        self._transit(ProfilerAction.NONE, self._action)
+        self._open_step()
+
+    def stop(self) -> None:
+        """Stops profiling, handing a trace still being recorded to ``on_trace_ready``."""
+        self._check_running("stop")
+        self._close_step()
+        self._running = False
+        self._transit(self._action, None)
+
+    def step(self) -> None:
+        """Marks the end of a step: the schedule's action for the next one takes effect."""
+        self._check_running("step")
+        self._close_step()
+        previous = self._action
+        self.step_num += 1
+        self._action = self.schedule(self.step_num)
+        self._transit(previous, self._action)
+        self._open_step()
+
+    def _check_running(self, who: str) -> None:
+        if not self._running:
+            raise RuntimeError(f"profile.{who}(): the profile is not running. Hint: call it "
+                               "inside the `with profile(...)` block (or between start() and "
+                               "stop())")
+
+    def _transit(self, before: ProfilerAction, after: ProfilerAction | None) -> None:
+        """PyTorch's transitions, for a tracer with nothing to warm up: a span that ends
+        stops recording (handing its trace over if it was saved or the profile stops), and
+        one that starts clears the previous span's events."""
+        recording = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
+        if before in recording and (after not in recording
+                                    or before is ProfilerAction.RECORD_AND_SAVE):
+            self._stop_trace()
+            if before is ProfilerAction.RECORD_AND_SAVE or after is None:
+                if self.on_trace_ready is not None:
+                    self.on_trace_ready(self)
+        if after in recording and not self._recording:
+            self._events, self._stacks = [], {}
+            self._start_trace()
+
+    def _open_step(self) -> None:
+        if self._record_steps and self._recording:
+            self._step_region = record_function(f"ProfilerStep#{self.step_num}")
+            self._step_region.__enter__()
+
+    def _close_step(self) -> None:
+        if self._step_region is not None:
+            self._step_region.__exit__(None, None, None)
+            self._step_region = None
+
+    # -- recording -----------------------------------------------------------------------------
+    def _start_trace(self) -> None:
+        if self.profile_memory:
+            memory.enable()
+        if not STATE.active:
+            STATE.saved_vjp_hook = VJP_HOOK.around
+            VJP_HOOK.around = _record_vjp
+        STATE.active.append(self)
+        self._handler = functools.partial(_record_op, self)
+        push_handler(self._handler, observer=True)
+        self._recording = True
+        self._start = _now()
+
+    def _stop_trace(self) -> None:
+        for stack in self._stacks.values():  # regions still open end with the span
+            while stack:
+                self._close((self._events, stack[-1]))
         self._end = _now()
+        self._recording = False
         pop_handler(self._handler)
-        VJP_HOOK.around = self._saved_vjp_hook
-        STATE.active = self._prev
+        STATE.active.remove(self)
+        if not STATE.active and VJP_HOOK.around is _record_vjp:
+            VJP_HOOK.around = STATE.saved_vjp_hook
         if self.profile_memory:
             memory.disable()
 
-    def _open(self, name: str, kind: str) -> int:
-        """Starts a region; returns its index (closed by :meth:`_close`)."""
+    def _open(self, name: str, kind: str) -> tuple[list[Event], int]:
+        """Starts a region; returns the span's event list and the region's index there
+        (closed by :meth:`_close`)."""
         tid = _thread()
         stack = self._stacks.setdefault(tid, [])
         i = len(self._events)
@@ -98,11 +201,14 @@ class profile:
         self._events.append(e)
         stack.append(i)
         e.start = _now()
-        return i
+        return self._events, i
 
-    def _close(self, i: int) -> None:
+    def _close(self, region: tuple[list[Event], int]) -> None:
         end = _now()
-        e = self._events[i]
+        events, i = region
+        if events is not self._events:  # opened in a span the schedule has since ended
+            return
+        e = events[i]
         e.end = end
         e.mem = memory.TRACKER.total_allocated - memory.TRACKER.total_freed - e.mem
         stack = self._stacks[e.thread]
@@ -140,8 +246,10 @@ class profile:
 
     def export_chrome_trace(self, path: str | os.PathLike) -> None:
         """Writes the events in the Chrome trace event format (JSON object with
-        ``traceEvents``), which Perfetto (ui.perfetto.dev) and chrome://tracing open."""
-        with open(path, "w") as f:
+        ``traceEvents``), which Perfetto (ui.perfetto.dev) and chrome://tracing open; gzipped
+        when ``path`` ends with ``.gz``."""
+        opener = gzip.open if os.fspath(path).endswith(".gz") else open
+        with opener(path, "wt") as f:
             json.dump(self.chrome_trace(), f)
 
     def chrome_trace(self) -> dict:
@@ -170,7 +278,7 @@ class profile:
                 "otherData": {"framework": "ember"}}
 
     def __repr__(self) -> str:
-        return f"<ember.profiler.profile: {len(self._events)} events>"
+        return f"<ember.profiler.profile: {len(self._events)} events, step {self.step_num}>"
 
 
 _CATEGORY = {"op": "cpu_op", "backward": "autograd", "user": "user_annotation"}
@@ -195,12 +303,9 @@ def _record_op(prof: profile, prim: Any, inputs: tuple, params: dict) -> Any:
 
 
 def _active() -> list[profile]:
-    """The open profiles, innermost first: a region is recorded in each, as ops are."""
-    out, prof = [], STATE.active
-    while prof is not None:
-        out.append(prof)
-        prof = prof._prev
-    return out
+    """The recording profiles, the latest started first: a region is recorded in each, as
+    ops are."""
+    return STATE.active[::-1]
 
 
 def _record_vjp(node: Any, grads: tuple) -> Any:
@@ -208,8 +313,8 @@ def _record_vjp(node: Any, grads: tuple) -> Any:
     try:
         return node.prim.vjp(node, *grads)
     finally:
-        for prof, i in opened:
-            prof._close(i)
+        for prof, region in opened:
+            prof._close(region)
 
 
 class record_function:
@@ -224,15 +329,15 @@ class record_function:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self._opened: list[tuple[profile, int]] = []
+        self._opened: list[tuple[profile, tuple[list[Event], int]]] = []
 
     def __enter__(self) -> record_function:
         self._opened = [(prof, prof._open(self.name, "user")) for prof in _active()]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for prof, i in self._opened:
-            prof._close(i)
+        for prof, region in self._opened:
+            prof._close(region)
         self._opened = []
 
     def __call__(self, fn: Callable) -> Callable:

@@ -4,11 +4,17 @@ values all ranks are known to hold."""
 import numpy as np
 import pytest
 from tests.distributed.harness import report
+from tests.distributed.ranks.debug_checks import check_debug_level
+from tests.distributed.ranks.mesh_checks import check_mesh_and_subgroups
+from tests.distributed.ranks.store_checks import check_file_store
 
 import ember
 import ember.distributed as dist
 
+dist.set_debug_level(dist.DebugLevel.INFO)  # set before init_process_group: it stays
 dist.init_process_group("mpi")
+assert dist.get_debug_level() is dist.DebugLevel.INFO
+dist.set_debug_level(dist.DebugLevel.OFF)
 rank, n = dist.get_rank(), dist.get_world_size()
 rng = np.random.default_rng(0)
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]
@@ -189,4 +195,7 @@ dist.all_reduce(x, op="avg")  # PyTorch's name for mean, as a string too
 same(x, np.full(2, (n - 1) / 2))
 assert dist.get_backend() == "mpi"
 dist.barrier()
+check_mesh_and_subgroups()
+check_file_store()
+check_debug_level()
 report("ok")

@@ -4,6 +4,7 @@ group ranks in world order whatever the order given (PyTorch sorts), non-members
 import numpy as np
 import pytest
 from tests.distributed.harness import report
+from tests.distributed.ranks.mesh_checks import check_mesh_and_subgroups
 
 import ember
 import ember.distributed as dist
@@ -58,4 +59,5 @@ np.testing.assert_array_equal(y.detach().numpy(), np.array(mine.ranks, dtype=np.
 (y * ember.tensor([1.0, 10.0])).sum().backward()
 assert x.grad.item() == (2.0 if rank % 2 == 0 else 20.0)
 dist.barrier(mine)
+check_mesh_and_subgroups()
 report("ok")

@@ -1,0 +1,245 @@
+"""Key-value stores (``torch.distributed``'s ``Store`` family): small shared state for
+coordination outside collectives — flags, counters, addresses.
+
+:class:`HashStore` lives in one process (its threads share it); :class:`FileStore` lives in a
+file, so every process that opens the same path (on a shared file system, across machines)
+sees one store; each call locks the file (``fcntl``) for its read-modify-write. Values are
+bytes (a ``str`` is stored UTF-8 encoded); ``get`` and ``wait`` block until the keys exist, at
+most ``timeout``, then raise :class:`~ember.distributed.DistStoreError`. MPI needs no store to
+start a job, so none is made by ``init_process_group``.
+
+Example:
+    >>> store = dist.FileStore("/tmp/job.store")          # every process, the same path
+    >>> store.add("arrived", 1)                           # 1, 2, … in arrival order
+    1
+    >>> store.set("address", "10.0.0.1:29500")
+    >>> store.get("address")
+    b'10.0.0.1:29500'
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import datetime
+import fcntl
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ember.distributed.process_group import DistStoreError
+
+_DEFAULT_TIMEOUT = datetime.timedelta(seconds=300)  # PyTorch's default store timeout
+Value = str | bytes
+
+
+def _as_bytes(value: Value, who: str) -> bytes:
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    raise TypeError(f"Store.{who}: values are str or bytes, got {type(value).__name__}")
+
+
+class Store(abc.ABC):
+    """What every store does; a subclass gives :meth:`_transact` (one atomic step on the
+    key → bytes mapping) and :meth:`_missing_after` (wait for keys another writer sets)."""
+
+    def __init__(self, timeout: datetime.timedelta = _DEFAULT_TIMEOUT) -> None:
+        self.set_timeout(timeout)
+
+    @abc.abstractmethod
+    def _transact(self, step: Callable[[dict[str, bytes]], Any], writes: bool) -> Any:
+        """Runs ``step`` on the mapping atomically (saving it when ``writes``)."""
+
+    @abc.abstractmethod
+    def _missing_after(self, keys: list[str], seconds: float | None) -> list[str]:
+        """Waits until every key is set or ``seconds`` pass (None: no limit); the keys still
+        missing."""
+
+    # -- the API -------------------------------------------------------------------------------
+    @property
+    def timeout(self) -> datetime.timedelta:
+        """How long :meth:`get` and :meth:`wait` wait for a missing key (zero: no limit)."""
+        return self._timeout
+
+    def set_timeout(self, timeout: datetime.timedelta) -> None:
+        """Sets the default :attr:`timeout`."""
+        if not isinstance(timeout, datetime.timedelta):
+            raise TypeError(f"Store.set_timeout: expected a datetime.timedelta, got {timeout!r}")
+        self._timeout = timeout
+
+    def set(self, key: str, value: Value) -> None:
+        """Stores ``value`` under ``key`` (replacing what was there)."""
+        data = _as_bytes(value, "set")
+        self._transact(lambda d: d.__setitem__(key, data), writes=True)
+
+    def get(self, key: str) -> bytes:
+        """The value of ``key``, waiting for it to be set (at most :attr:`timeout`)."""
+        self.wait([key])
+        return self._transact(lambda d: d[key], writes=False)
+
+    def add(self, key: str, amount: int) -> int:
+        """Adds ``amount`` to the integer under ``key`` (0 when missing) and returns the sum.
+
+        Example:
+            >>> store = dist.HashStore()
+            >>> store.add("n", 5), store.add("n", -2), store.get("n")
+            (5, 3, b'3')
+        """
+        def step(d: dict[str, bytes]) -> int:
+            old = d.get(key, b"0")
+            try:
+                total = int(old) + int(amount)
+            except ValueError:
+                raise ValueError(f"Store.add: the value of {key!r} is {old!r}, not an "
+                                 "integer") from None
+            d[key] = str(total).encode()
+            return total
+
+        return self._transact(step, writes=True)
+
+    def append(self, key: str, value: Value) -> None:
+        """Appends ``value`` to the bytes under ``key`` (sets it when missing)."""
+        data = _as_bytes(value, "append")
+        self._transact(lambda d: d.__setitem__(key, d.get(key, b"") + data), writes=True)
+
+    def compare_set(self, key: str, expected_value: Value, desired_value: Value) -> bytes:
+        """Sets ``key`` to ``desired_value`` if it now holds ``expected_value`` (or is missing
+        and ``expected_value`` is empty); returns the value ``key`` then has, or
+        ``expected_value`` when ``key`` is missing and stays so.
+
+        Example:
+            >>> store = dist.HashStore()
+            >>> store.compare_set("leader", "", "rank 1"), store.compare_set("leader", "", "rank 2")
+            (b'rank 1', b'rank 1')
+        """
+        expected = _as_bytes(expected_value, "compare_set")
+        desired = _as_bytes(desired_value, "compare_set")
+
+        def step(d: dict[str, bytes]) -> bytes:
+            if key not in d:
+                if expected:
+                    return expected
+            elif d[key] != expected:
+                return d[key]
+            d[key] = desired
+            return desired
+
+        return self._transact(step, writes=True)
+
+    def multi_set(self, keys: list[str], values: list[Value]) -> None:
+        """Sets each key to its value, all in one step."""
+        if len(keys) != len(values):
+            raise ValueError(f"Store.multi_set: {len(keys)} keys but {len(values)} values")
+        pairs = [(k, _as_bytes(v, "multi_set")) for k, v in zip(keys, values)]
+        self._transact(lambda d: d.update(pairs), writes=True)
+
+    def multi_get(self, keys: list[str]) -> list[bytes]:
+        """The values of ``keys``, waiting for all of them."""
+        self.wait(keys)
+        return self._transact(lambda d: [d[k] for k in keys], writes=False)
+
+    def check(self, keys: list[str]) -> bool:
+        """Whether every key in ``keys`` is set (no waiting)."""
+        return self._transact(lambda d: all(k in d for k in keys), writes=False)
+
+    def delete_key(self, key: str) -> bool:
+        """Removes ``key``; whether it was there."""
+        return self._transact(lambda d: d.pop(key, None) is not None, writes=True)
+
+    def num_keys(self) -> int:
+        """How many keys are set."""
+        return self._transact(len, writes=False)
+
+    def wait(self, keys: list[str], timeout: datetime.timedelta | None = None) -> None:
+        """Blocks until every key in ``keys`` is set, at most ``timeout`` (default
+        :attr:`timeout`; zero means no limit, as in PyTorch); then raises
+        :class:`DistStoreError` naming the missing ones."""
+        limit = (self._timeout if timeout is None else timeout).total_seconds()
+        missing = self._missing_after(list(keys), limit or None)
+        if missing:
+            raise DistStoreError(f"{type(self).__name__}: wait timeout after {limit:g} s; "
+                                 f"keys not set: {missing}")
+
+
+class HashStore(Store):
+    """A store in this process's memory, shared by its threads (a waiting thread wakes when
+    another one writes).
+
+    Example:
+        >>> store = dist.HashStore()
+        >>> store.set("ready", "1"); store.check(["ready"]), store.num_keys()
+        (True, 1)
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._data: dict[str, bytes] = {}
+        self._changed = threading.Condition()
+
+    def _transact(self, step: Callable[[dict[str, bytes]], Any], writes: bool) -> Any:
+        with self._changed:
+            out = step(self._data)
+            if writes:
+                self._changed.notify_all()
+            return out
+
+    def _missing_after(self, keys: list[str], seconds: float | None) -> list[str]:
+        with self._changed:
+            self._changed.wait_for(lambda: all(k in self._data for k in keys), seconds)
+            return [k for k in keys if k not in self._data]
+
+
+class FileStore(Store):
+    """A store in the file ``file_name``, shared by every process that opens the same path.
+
+    ``world_size`` is PyTorch's argument and is only checked; the file stays after the
+    processes end (delete it, or use a fresh path per job). Waiting polls the file every few
+    milliseconds.
+    """
+
+    _POLL_S = 0.005
+
+    def __init__(self, file_name: str | os.PathLike, world_size: int = -1) -> None:
+        super().__init__()
+        if world_size == 0 or world_size < -1:
+            raise ValueError(f"FileStore: world_size must be positive or -1, got {world_size}")
+        self.path = os.fspath(file_name)
+        try:
+            open(self.path, "ab").close()
+        except OSError as exc:
+            raise DistStoreError(f"FileStore: cannot open {self.path!r}: {exc}") from exc
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[Any]:
+        with open(self.path, "r+b") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield f
+            finally:
+                f.flush()  # the write must reach the file before another process may read it
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    def _transact(self, step: Callable[[dict[str, bytes]], Any], writes: bool) -> Any:
+        # JSON with bytes as latin-1 text: a store file is data only, never code (not pickle)
+        with self._locked() as f:
+            raw = f.read()
+            data = {k: v.encode("latin-1") for k, v in json.loads(raw).items()} if raw else {}
+            out = step(data)
+            if writes:
+                f.seek(0)
+                f.truncate()
+                f.write(json.dumps({k: v.decode("latin-1") for k, v in data.items()}).encode())
+            return out
+
+    def _missing_after(self, keys: list[str], seconds: float | None) -> list[str]:
+        deadline = None if seconds is None else time.monotonic() + seconds
+        while True:
+            missing = self._transact(lambda d: [k for k in keys if k not in d], writes=False)
+            if not missing or (deadline is not None and time.monotonic() >= deadline):
+                return missing
+            time.sleep(self._POLL_S)

@@ -1,0 +1,69 @@
+"""HashStore and FileStore against torch.distributed's stores: the same calls give the same
+answers; waiting, timeouts, threads, and two handles on one file (the cross-process case runs
+in the 2-rank collective job, ranks/store_checks.py)."""
+
+import datetime
+import threading
+
+import pytest
+import torch.distributed as tdist
+
+import ember.distributed as dist
+
+SHORT = datetime.timedelta(seconds=0.1)
+
+
+def _script(store):
+    """A sequence of calls and what each returns."""
+    out = [store.set("a", "1"), store.get("a"), store.add("c", 5), store.add("c", -2),
+           store.get("c"), store.num_keys(),
+           store.compare_set("a", "1", "x"), store.compare_set("a", "zz", "y"),
+           store.compare_set("new", "", "n"), store.compare_set("none", "q", "r"),
+           store.check(["a", "nope"]), store.check(["a", "c"]),
+           store.delete_key("a"), store.delete_key("a"), store.num_keys()]
+    store.set("b", b"\xff\x00")
+    store.append("z", "ab")
+    store.append("z", b"cd")
+    store.multi_set(["m1", "m2"], ["1", b"2"])
+    return out + [store.get("b"), store.multi_get(["z", "m2"])]
+
+
+def test_hash_store_answers_as_torch(tmp_path):
+    expected = _script(tdist.HashStore())
+    assert _script(dist.HashStore()) == expected
+    assert _script(dist.FileStore(tmp_path / "s")) == expected
+
+
+@pytest.mark.parametrize("kind", ["hash", "file"])
+def test_waiting_and_timeouts(kind, tmp_path):
+    store = dist.HashStore() if kind == "hash" else dist.FileStore(tmp_path / "store")
+    store.set_timeout(SHORT)
+    assert store.timeout == SHORT
+    with pytest.raises(dist.DistStoreError, match=r"wait timeout after 0.1 s; keys not set: "
+                                                  r"\['late'\]") as caught:
+        store.get("late")
+    assert isinstance(caught.value, dist.DistError) and isinstance(caught.value, RuntimeError)
+    with pytest.raises(dist.DistStoreError, match=r"\['y'\]"):
+        store.set("x", "1")
+        store.wait(["x", "y"], SHORT)
+    threading.Timer(0.05, store.set, ("late", "here")).start()
+    store.wait(["late"], datetime.timedelta(seconds=10))  # woken by the other thread's write
+    assert store.get("late") == b"here"
+    with pytest.raises(ValueError, match="not an integer"):
+        store.add("late", 1)
+    with pytest.raises(TypeError, match="str or bytes"):
+        store.set("k", 3)
+    # a zero timeout means no limit, as torch's kNoTimeout (torch.distributed.HashStore waits)
+    threading.Timer(0.2, store.set, ("later", "1")).start()
+    store.wait(["later"], datetime.timedelta(0))
+    store.set_timeout(datetime.timedelta(0))
+    threading.Timer(0.2, store.set, ("latest", "2")).start()
+    assert store.get("latest") == b"2"
+
+
+def test_file_store_handles_share_one_file(tmp_path):
+    a, b = dist.FileStore(tmp_path / "f", 2), dist.FileStore(tmp_path / "f", 2)
+    a.set("k", "v")
+    assert b.get("k") == b"v" and b.add("n", 1) == 1 and a.add("n", 1) == 2
+    with pytest.raises(ValueError, match="world_size must be positive or -1"):
+        dist.FileStore(tmp_path / "g", 0)

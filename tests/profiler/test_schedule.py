@@ -1,0 +1,159 @@
+"""ember.profiler.schedule and profile(schedule=, on_trace_ready=) with prof.step(), against
+torch.profiler's schedule and its trace hand-overs; tensorboard_trace_handler files;
+activities."""
+
+import doctest
+import gzip
+import json
+import warnings
+
+import pytest
+import torch
+
+import ember
+from ember.profiler import (
+    ProfilerAction,
+    ProfilerActivity,
+    profile,
+    record_function,
+    schedule,
+    supported_activities,
+    tensorboard_trace_handler,
+)
+
+
+@pytest.mark.parametrize("args", [
+    dict(wait=1, warmup=1, active=2), dict(wait=0, warmup=2, active=1, repeat=3),
+    dict(wait=2, warmup=1, active=3, repeat=2, skip_first=3),
+    dict(wait=3, warmup=1, active=1, skip_first=2, skip_first_wait=1),
+])
+def test_schedule_matches_torch(args):
+    ours, theirs = schedule(**args), torch.profiler.schedule(**args)
+    assert [ours(s).name for s in range(25)] == [theirs(s).name for s in range(25)]
+
+
+def test_schedule_checks_its_arguments():
+    with pytest.raises(ValueError, match=r"active=0 \(need > 0\)"):
+        schedule(wait=0, warmup=1, active=0)
+    with pytest.warns(UserWarning, match="won't be using warmup"):
+        schedule(wait=0, warmup=0, active=1)
+    with pytest.raises(ValueError, match="non-negative"):
+        schedule(wait=0, warmup=1, active=1)(-1)
+
+
+def _run(steps, **kwargs):
+    """Runs `steps` steps of a tiny op under a profile; what each hand-over saw:
+    (step_num, the ProfilerStep numbers recorded, how many relu ops)."""
+    seen = []
+
+    def ready(prof):
+        names = [e.name for e in prof.events()]
+        marks = sorted(int(n.split("#")[1]) for n in names if n.startswith("ProfilerStep#"))
+        seen.append((prof.step_num, marks, names.count("relu")))
+
+    x = ember.ones(2)
+    with profile(on_trace_ready=ready, **kwargs) as prof:
+        for _ in range(steps):
+            x.relu()
+            prof.step()
+    return seen
+
+
+def test_profile_records_the_scheduled_steps_and_hands_each_span_over():
+    plan = schedule(wait=1, warmup=1, active=2, repeat=2, skip_first=1)
+    # torch.profiler calls on_trace_ready at the same steps: 5 and 9
+    assert _run(12, schedule=plan) == [(5, [3, 4], 2), (9, [7, 8], 2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plan = schedule(wait=0, warmup=0, active=3)
+    # the span still recording at exit is handed over too (torch: steps 3 and 4), with the
+    # region of the step that prof.step() began
+    assert _run(4, schedule=plan) == [(3, [0, 1, 2], 3), (4, [3, 4], 1)]
+    # no schedule: everything is recorded, no step regions, one hand-over at exit
+    assert _run(2) == [(2, [], 2)]
+
+
+def test_custom_schedule_and_a_region_open_across_a_span():
+    actions = [ProfilerAction.RECORD_AND_SAVE, ProfilerAction.NONE, ProfilerAction.RECORD]
+    spans = []
+    with profile(schedule=lambda s: actions[min(s, 2)],
+                 on_trace_ready=lambda p: spans.append(len(p.events()))) as prof:
+        with record_function("outer"):  # ends with span 1; its exit in span 2 is ignored
+            ember.ones(2).exp()
+            prof.step()
+            ember.ones(2).exp()  # not recorded: NONE
+            prof.step()
+        ember.ones(2).exp()
+    assert spans == [3, 2]  # ProfilerStep#0, outer, exp; ProfilerStep#2, exp
+    assert prof.step_num == 2 and "ProfilerStep#2" in [e.name for e in prof.events()]
+
+
+@pytest.mark.parametrize("use_gzip", [False, True])
+def test_tensorboard_trace_handler_writes_chrome_traces(tmp_path, use_gzip):
+    handler = tensorboard_trace_handler(tmp_path / "runs", worker_name="w0", use_gzip=use_gzip)
+    with profile(schedule=schedule(wait=0, warmup=1, active=1, repeat=2),
+                 on_trace_ready=handler) as prof:
+        for _ in range(5):
+            ember.ones(3).sin()
+            prof.step()
+    files = sorted((tmp_path / "runs").iterdir())
+    suffix = ".pt.trace.json" + (".gz" if use_gzip else "")
+    assert len(files) == 2 and all(f.name.startswith("w0.") and f.name.endswith(suffix)
+                                   for f in files)
+    text = (gzip.open if use_gzip else open)(files[0], "rt").read()
+    names = [e["name"] for e in json.loads(text)["traceEvents"]]
+    assert "sin" in names and "ProfilerStep#1" in names
+
+
+def test_activities():
+    assert supported_activities() == {ProfilerActivity.CPU}
+    assert ProfilerActivity.CUDA.value == torch.profiler.ProfilerActivity.CUDA.value
+    profile(activities=[ProfilerActivity.CPU])
+    with pytest.raises(ValueError, match=r"activities \['CUDA'\] cannot be traced"):
+        profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+
+
+@pytest.mark.parametrize("name", ["ember.profiler.schedule", "ember.profiler.activity"])
+def test_docstring_examples_run(name):
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), extraglobs={"ember": ember},
+                             optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
+
+
+def test_a_span_that_outlives_an_inner_profile_leaves_nothing_behind():
+    from ember.autograd.engine import VJP_HOOK
+    from ember.ops.primitive import DISPATCH
+
+    hook, handlers = VJP_HOOK.around, list(DISPATCH.stack)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outer = profile(schedule=schedule(wait=1, warmup=0, active=2, repeat=1))
+    outer.start()
+    inner = profile()
+    inner.__enter__()
+    outer.step()  # outer starts recording while inner is open, and outlives it
+    inner.__exit__(None, None, None)
+    with record_function("outer only"):
+        ember.ones(2).exp()
+    outer.stop()
+    assert "outer only" in [e.name for e in outer.events()]
+    assert "outer only" not in [e.name for e in inner.events()]
+    assert VJP_HOOK.around is hook and DISPATCH.stack == handlers  # nothing stays switched on
+    x = ember.ones(2, requires_grad=True)
+    with record_function("after both"):
+        (x * 2).sum().backward()
+    assert "after both" not in [e.name for e in inner.events() + outer.events()]
+
+
+def test_step_outside_start_and_stop_raises():
+    prof = profile(schedule=schedule(wait=0, warmup=1, active=1))
+    with pytest.raises(RuntimeError, match=r"profile.step\(\): the profile is not running"):
+        prof.step()
+    with prof:
+        prof.step()
+    with pytest.raises(RuntimeError, match="not running"):
+        prof.step()
+    with pytest.raises(RuntimeError, match=r"profile.stop\(\): the profile is not running"):
+        prof.stop()
