@@ -1,0 +1,195 @@
+"""The nested tensor of layout ``ember.jagged``: a batch of B tensors whose sizes differ along
+one dimension, stored as one packed ``values`` tensor plus int64 ``offsets``, as PyTorch's
+jagged nested tensors (NJT) are.
+
+Sequence b is ``values[offsets[b]:offsets[b + 1]]`` along the packed dimension. Its ops act on
+``values`` with ordinary Ember ops, so autograd, gradient checks and higher derivatives need
+nothing new. A :class:`NestedTensor` is its own class, not an :class:`ember.Tensor`: ordinary
+tensors' ops never look at it (the functional ops that take it pay one dictionary lookup, see
+:mod:`ember.ops.overrides`); its ops live in :mod:`ember.nested.functional`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from ember.layouts import jagged, layout
+from ember.nested.ragged import Ragged
+from ember.tensor import Tensor
+
+__all__ = ["NestedTensor"]
+
+HINT = ("Hint: make a dense tensor with nt.to_padded_tensor(0.0), or work on the sequences of "
+        "nt.unbind()")
+
+
+def unsupported(op: str) -> NotImplementedError:
+    """The error of an op that nested tensors do not support."""
+    return NotImplementedError(f"{op}: not supported for nested tensors (layout ember.jagged). "
+                               f"{HINT}")
+
+
+class NestedTensor:
+    """B tensors of shape (length_b, *inner) as one (B, j, *inner) tensor; ``j`` is the ragged
+    dimension (its size :class:`~ember.nested.ragged.RaggedDim` prints as ``j1``).
+
+    Make one with :func:`ember.nested.nested_tensor`, :func:`~ember.nested.as_nested_tensor`
+    or :func:`~ember.nested.nested_tensor_from_jagged`.
+
+    Example:
+        >>> nt = ember.nested.nested_tensor([ember.ones(2, 3), ember.ones(1, 3)])
+        >>> nt.dim(), nt.values().shape, nt.offsets()
+        (3, ember.Size([3, 3]), tensor([0, 2, 3]))
+        >>> (nt * 2).sum(1)
+        tensor([[4., 4., 4.],
+                [2., 2., 2.]])
+    """
+
+    __slots__ = ("_values", "_ragged", "_ragged_idx", "__weakref__")
+    is_nested = True
+    layout: layout = jagged
+
+    def __init__(self, values: Tensor, ragged: Ragged, ragged_idx: int = 1) -> None:
+        self._values, self._ragged, self._ragged_idx = values, ragged, ragged_idx
+
+    def _with(self, values: Tensor, ragged_idx: int | None = None) -> NestedTensor:
+        """A nested tensor of the same ragged structure with new ``values``."""
+        return NestedTensor(values, self._ragged,
+                            self._ragged_idx if ragged_idx is None else ragged_idx)
+
+    # what PyTorch's jagged nested tensors answer
+    def values(self) -> Tensor:
+        """The packed values: the sequences concatenated along the ragged dimension."""
+        return self._values
+
+    def offsets(self) -> Tensor:
+        """The B + 1 int64 boundaries of the sequences in :meth:`values`."""
+        return self._ragged.offsets
+
+    def lengths(self) -> None:
+        """None, as PyTorch answers for a nested tensor without holes (every one Ember
+        makes); the lengths are ``offsets().diff()``."""
+        return None
+
+    @property
+    def shape(self) -> tuple:
+        vshape = tuple(self._values.shape)
+        r = self._ragged_idx
+        return (self._ragged.batch, *vshape[:r - 1], self._ragged.dim, *vshape[r:])
+
+    def size(self, dim: int | None = None) -> Any:
+        """The shape, or its entry ``dim``: the ragged one is its ``j`` (no number), as in
+        PyTorch."""
+        shape = self.shape
+        if dim is None:
+            return shape
+        if not -len(shape) <= dim < len(shape):
+            raise IndexError(f"size: dimension {dim} is out of range for a nested tensor of "
+                             f"shape {shape}")
+        return shape[dim]
+
+    def dim(self) -> int:
+        return self._values.ndim + 1
+
+    @property
+    def ndim(self) -> int:
+        return self._values.ndim + 1
+
+    def numel(self) -> int:
+        return self._values.numel()
+
+    def __len__(self) -> int:
+        return self._ragged.batch
+
+    @property
+    def dtype(self) -> Any:
+        return self._values.dtype
+
+    @property
+    def device(self) -> Any:
+        return self._values.device
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        return True
+
+    def contiguous(self, memory_format: Any = None) -> NestedTensor:
+        return self
+
+    # autograd: all of it is the values'
+    @property
+    def requires_grad(self) -> bool:
+        return self._values.requires_grad
+
+    def requires_grad_(self, requires_grad: bool = True) -> NestedTensor:
+        self._values.requires_grad_(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._values.is_leaf
+
+    @property
+    def grad(self) -> NestedTensor | None:
+        """The gradient of a leaf nested tensor, nested like it (None before backward)."""
+        grad = self._values.grad
+        return None if grad is None else self._with(grad)
+
+    def backward(self, gradient: NestedTensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False) -> None:
+        """Backpropagates ``gradient`` (a nested tensor of this structure) into the graph."""
+        values = None if gradient is None else check_same_structure("backward", self, gradient)
+        self._values.backward(values, retain_graph=retain_graph, create_graph=create_graph)
+
+    def detach(self) -> NestedTensor:
+        return self._with(self._values.detach())
+
+    def clone(self, *, memory_format: Any = None) -> NestedTensor:
+        return self._with(self._values.clone())
+
+    def to(self, *args: Any, **kwargs: Any) -> NestedTensor:
+        """The nested tensor with its values converted as ``Tensor.to`` converts them."""
+        return self._with(self._values.to(*args, **kwargs))
+
+    def float(self) -> NestedTensor:
+        return self._with(self._values.float())
+
+    def double(self) -> NestedTensor:
+        return self._with(self._values.double())
+
+    def __repr__(self) -> str:
+        size = "(" + ", ".join(map(str, self.shape)) + ")"
+        grad = ", requires_grad=True" if self.requires_grad else ""
+        return f"NestedTensor(size={size}, offsets={self.offsets()!r}, contiguous=True{grad})"
+
+    def __getattr__(self, name: str) -> Any:
+        # a Tensor method the class lacks, or a core op reading a tensor's internals (``_data``)
+        if hasattr(Tensor, name) and not name.startswith("__"):
+            op = name if not name.startswith("_") else _calling_op()
+            raise unsupported(op)
+        raise AttributeError(f"'NestedTensor' object has no attribute {name!r}")
+
+
+def _calling_op() -> str:
+    """The public function that read a tensor's internals of a nested tensor: the first frame
+    up the stack whose name is not private (``_wrap``) nor the dispatcher's."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_name
+        if not name.startswith("_") and name not in ("eager", "apply", "op", "<lambda>"):
+            return name
+        frame = frame.f_back
+    return "this op"
+
+
+def check_same_structure(op: str, a: NestedTensor, b: Any) -> Tensor:
+    """``b``'s values, when ``b`` is a nested tensor of ``a``'s ragged structure and layout;
+    else PyTorch's error for nested tensors of different ragged sizes."""
+    if not isinstance(b, NestedTensor):
+        raise TypeError(f"{op}: expected a nested tensor, got {type(b).__name__}")
+    if b._ragged is not a._ragged or b._ragged_idx != a._ragged_idx:
+        raise RuntimeError(f"{op}: nested tensors of shapes {a.shape} and {b.shape} have different "
+                         "ragged structures (each ragged size j<n> belongs to one offsets "
+                         "tensor). Hint: build both on one offsets tensor, e.g. ember.nested."
+                         "nested_tensor_from_jagged(values, nt.offsets())")
+    return b._values
