@@ -13,10 +13,9 @@ from ember.errors import DTypeError, ShapeError
 from ember.layouts import jagged
 from ember.nested.functional import padded
 from ember.nested.nested_tensor import NestedTensor
-from ember.nested.ragged import Ragged, ragged_for
+from ember.nested.ragged import ragged_for
 from ember.ops.creation import as_tensor, from_numpy
 from ember.ops.join import cat
-from ember.ops.pad import pad
 from ember.tensor import Tensor
 
 __all__ = ["nested_tensor", "as_nested_tensor", "nested_tensor_from_jagged", "masked_select",
@@ -68,7 +67,7 @@ def nested_tensor(tensor_list: Sequence[Any], *, dtype: Any = None, layout: Any 
     parts, offsets = _packed("nested_tensor", tensor_list)
     values = cat([p.detach() for p in parts]).to(device=device, dtype=dtype, copy=True)
     values.requires_grad_(requires_grad)
-    return NestedTensor(values, Ragged(offsets.to(values.device)))
+    return NestedTensor(values, ragged_for(offsets.to(values.device)))
 
 
 def as_nested_tensor(ts: Any, dtype: Any = None, device: Any = None,
@@ -98,7 +97,7 @@ def as_nested_tensor(ts: Any, dtype: Any = None, device: Any = None,
         parts, offsets = _packed("as_nested_tensor", ts)
         values = cat(parts)
     values = values.to(device=device, dtype=dtype)
-    return NestedTensor(values, Ragged(offsets.to(values.device)))
+    return NestedTensor(values, ragged_for(offsets.to(values.device)))
 
 
 def nested_tensor_from_jagged(values: Tensor, offsets: Tensor | None = None,
@@ -159,14 +158,14 @@ def masked_select(tensor: Tensor, mask: Tensor) -> NestedTensor:
     full_mask = mask.expand(*tensor.shape)
     lengths = full_mask.sum(-1).reshape(-1)
     offsets = _offsets_of("masked_select", lengths.tolist(), tensor.device)
-    return NestedTensor(tensor.masked_select(mask), Ragged(offsets))
+    return NestedTensor(tensor.masked_select(mask), ragged_for(offsets))
 
 
 def to_padded_tensor(input: NestedTensor, padding: float,
                      output_size: Sequence[int] | None = None) -> Tensor:
     """``input`` as a dense tensor: each sequence padded with ``padding`` to the longest
-    length (or to ``output_size``, which may exceed the shape in every dimension but the
-    batch one). Differentiable.
+    length, or to ``output_size[j]`` (``output_size`` is the padded shape; PyTorch reads
+    only its ragged entry, Ember also checks the others). Differentiable.
 
     Example:
         >>> nt = ember.nested.nested_tensor([ember.ones(2), ember.ones(1)])
@@ -180,17 +179,13 @@ def to_padded_tensor(input: NestedTensor, padding: float,
         return padded(input, padding)
     shape, size = input.shape, tuple(output_size)
     r = input._ragged_idx
-    current = tuple(input._ragged.max_seqlen if i == r else s for i, s in enumerate(shape))
-    if len(size) != len(shape) or size[0] != shape[0] or \
-            any(want < have for want, have in zip(size, current)):
+    others = [(want, have) for i, (want, have) in enumerate(zip(size, shape)) if i != r]
+    if len(size) != len(shape) or size[r] < input._ragged.max_seqlen or \
+            any(want != have for want, have in others):
         raise ShapeError(f"to_padded_tensor: output_size {size} must have {len(shape)} entries, "
-                         f"batch size {shape[0]} and no entry below the padded shape "
-                         f"{current}")
-    dense = padded(input, padding, size[r])
-    widths: list[int] = []
-    for want, have in zip(reversed(size), reversed(dense.shape)):
-        widths += [0, want - have]
-    return pad(dense, widths, value=padding) if any(widths) else dense
+                         f"those of the shape {shape} but for the ragged one, and that one at "
+                         f"least the longest length {input._ragged.max_seqlen}")
+    return padded(input, padding, size[r])
 
 
 NestedTensor.to_padded_tensor = to_padded_tensor

@@ -115,24 +115,27 @@ for _fn in (relu, gelu, silu, dropout):
 
 def dense_operand(op: str, nt: NestedTensor, other: Any) -> Any:
     """``other`` as an operand of ``nt``'s values: a nested tensor's values (same structure),
-    a number or 0-d tensor as it is, a dense tensor over the dimensions right of the ragged
-    one as it is, or one of ``nt``'s rank with size 1 on the ragged dimension (and B or 1 on
-    the batch one) repeated for each row."""
+    a number as it is, or a dense tensor that broadcasts against ``nt`` (right-aligned, size 1
+    on the ragged dimension, and on the batch one 1 or B) in the shape that broadcasts against
+    the values."""
     if isinstance(other, NestedTensor):
         return check_same_structure(op, nt, other)
-    if not isinstance(other, Tensor) or other.ndim <= nt.dim() - 1 - nt._ragged_idx:
+    if not isinstance(other, Tensor):
         return other
-    oshape = tuple(other.shape)
-    if other.ndim == nt.dim() and nt._ragged_idx == 1 and oshape[1] == 1 and \
-            oshape[0] in (1, nt._ragged.batch):
-        per_sequence = other.squeeze(1)
-        if oshape[0] == 1:
-            return per_sequence
-        return per_sequence.index_select(0, nt._ragged.row_batch())
+    oshape, n, r = tuple(other.shape), nt.dim(), nt._ragged_idx
+    at_ragged = other.ndim - n + r  # the operand's dim against the ragged one (< 0: none)
+    fits = other.ndim <= n and (at_ragged < 0 or oshape[at_ragged] == 1)
+    if fits and other.ndim < n:
+        return other
+    if fits and oshape[0] == 1:
+        return other.squeeze(0)
+    if fits and oshape[0] == nt._ragged.batch:  # one slice per sequence: repeat it per row
+        rows = other.squeeze(r).index_select(0, nt._ragged.row_batch())
+        return rows.movedim(0, r - 1)
     raise RuntimeError(f"{op}: cannot broadcast a dense tensor of shape {oshape} with a nested "
-                       f"tensor of shape {nt.shape}: a dense operand may cover the dimensions "
-                       "right of the ragged one, or have the nested tensor's rank with size 1 "
-                       "on the ragged dimension. Hint: to_padded_tensor() makes a dense tensor")
+                       f"tensor of shape {nt.shape}: a dense operand aligns with its last "
+                       "dimensions, with size 1 on the ragged one and 1 or the batch size on "
+                       "the batch one. Hint: to_padded_tensor() makes a dense tensor")
 
 
 def _binary(fn: Callable) -> Callable:
