@@ -27,12 +27,6 @@ def pair(inner=(4,), lengths=LENGTHS, seed=0, requires_grad=False):
     return nt, tnt
 
 
-def like(nt, tnt_values_fn=None):
-    """A torch nested tensor over ``nt``'s values and offsets."""
-    return torch.nested.nested_tensor_from_jagged(torch.tensor(nt.values().detach().numpy()),
-                                                  torch.tensor(nt.offsets().numpy()))
-
-
 def assert_close(got, want, **kw):
     """Compares an Ember tensor or nested tensor with a torch one."""
     if getattr(want, "is_nested", False):
