@@ -1,6 +1,8 @@
 """ember.nested against torch.nested (layout torch.jagged): construction, metadata, padding,
 and errors."""
 
+import doctest
+import importlib
 import re
 
 import numpy as np
@@ -123,3 +125,25 @@ def test_unsupported_ops_name_the_op_and_layout():
         getattr(nt, "no_such_attribute")  # noqa: B009
 
 
+
+
+def test_indexing_and_comparisons():
+    nt, tnt = pair()
+    np.testing.assert_array_equal(nt[2].numpy(), tnt[2].numpy())
+    np.testing.assert_array_equal((nt > 0).values().numpy(), (tnt > 0).values().numpy())
+    assert (0.5 >= nt).dtype is ember.bool
+    with pytest.raises(NotImplementedError, match="indexing"):
+        nt[:, 0]
+    with pytest.raises(NotImplementedError, match=r"^stack: .*ember.jagged"):
+        ember.stack([nt, nt])
+    assert not hasattr(nt, "_data")
+
+
+@pytest.mark.parametrize("name", ["ember.nested", "ember.nested.creation",
+                                  "ember.nested.nested_tensor", "ember.nested.ragged",
+                                  "ember.nested.attention", "ember.layouts"])
+def test_docstring_examples_run(name):
+    result = doctest.testmod(importlib.import_module(name),
+                             extraglobs={"ember": ember, "F": ember.nn.functional},
+                             optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"

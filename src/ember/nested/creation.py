@@ -49,8 +49,7 @@ def _packed(op: str, tensors: Sequence[Any]) -> tuple[list[Tensor], Tensor]:
 
 
 def nested_tensor(tensor_list: Sequence[Any], *, dtype: Any = None, layout: Any = None,
-                  device: Any = None, requires_grad: bool = False,
-                  pin_memory: bool = False) -> NestedTensor:
+                  device: Any = None, requires_grad: bool = False) -> NestedTensor:
     """A new nested tensor (a leaf) holding a copy of the tensors in ``tensor_list``, which may
     differ in their first dimension. Ember's default layout is ``ember.jagged``, the only
     one it has (PyTorch's default is its older strided nested layout).

@@ -15,6 +15,7 @@ import ember.ops.unary as unary
 from ember.dtypes import DType
 from ember.nested.nested_tensor import NestedTensor, check_same_structure, unsupported
 from ember.ops import arithmetic as arith
+from ember.ops import compare
 from ember.ops import reduce as reductions
 from ember.ops.activations import gelu, relu, silu
 from ember.ops.creation import from_numpy
@@ -36,11 +37,12 @@ IMPLEMENTATIONS: dict[Callable, Callable] = {}  # the ember function -> its nest
 
 def implements(*functions: Callable, methods: Sequence[str] = ()) -> Callable:
     """Registers the decorated function for ``functions`` and binds it as the methods named
-    (by default those functions' names)."""
+    (by default those of the functions' names that are ``ember.Tensor`` methods)."""
     def bind(impl: Callable) -> Callable:
         for fn in functions:
             IMPLEMENTATIONS[fn] = impl
-        for name in methods or {fn.__name__ for fn in functions}:
+        names = methods or [fn.__name__ for fn in functions if hasattr(Tensor, fn.__name__)]
+        for name in names:  # the methods ember.Tensor has
             setattr(NestedTensor, name, impl)
         return impl
     return bind
@@ -163,6 +165,8 @@ for _fn, _names in ((arith.add, ("add", "__add__")), (arith.sub, ("sub", "__sub_
     _op = implements(_fn, methods=_names)(_binary(_fn))
     setattr(NestedTensor, "__r" + _names[1][2:], _reflected(_op))
 NestedTensor.__neg__ = _pointwise(arith.neg)
+for _fn in (compare.lt, compare.le, compare.gt, compare.ge):
+    implements(_fn, methods=(_fn.__name__, f"__{_fn.__name__}__"))(_binary(_fn))
 
 
 # -- over the last dimensions ---------------------------------------------------------------
@@ -242,8 +246,7 @@ def nested_sum(input: NestedTensor, dim: Any = None, keepdim: bool = False, *,
         return input._values.sum(dtype=dtype)
     d = _reduce_dim("sum", input, dim)
     if d == input._ragged_idx:
-        total = padded(input, 0.0).sum(d, keepdim, dtype=dtype)
-        return total
+        return padded(input, 0.0).sum(d, keepdim, dtype=dtype)
     ragged_idx = input._ragged_idx - (d < input._ragged_idx and not keepdim)
     return input._with(input._values.sum(d - 1, keepdim, dtype=dtype), ragged_idx)
 

@@ -11,6 +11,7 @@ tensors' ops never look at it (the functional ops that take it pay one dictionar
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -18,16 +19,21 @@ from ember.layouts import jagged, layout
 from ember.nested.ragged import Ragged
 from ember.tensor import Tensor
 
-__all__ = ["NestedTensor"]
+__all__ = ["NestedTensor", "UnsupportedOpError"]
 
 HINT = ("Hint: make a dense tensor with nt.to_padded_tensor(0.0), or work on the sequences of "
         "nt.unbind()")
 
 
-def unsupported(op: str) -> NotImplementedError:
+class UnsupportedOpError(NotImplementedError, AttributeError):
+    """An op nested tensors do not support. Also an AttributeError, since asking a nested
+    tensor for a tensor's method or internals raises it: ``hasattr`` then answers False."""
+
+
+def unsupported(op: str) -> UnsupportedOpError:
     """The error of an op that nested tensors do not support."""
-    return NotImplementedError(f"{op}: not supported for nested tensors (layout ember.jagged). "
-                               f"{HINT}")
+    return UnsupportedOpError(f"{op}: not supported for nested tensors (layout ember.jagged). "
+                              f"{HINT}")
 
 
 class NestedTensor:
@@ -157,6 +163,13 @@ class NestedTensor:
     def double(self) -> NestedTensor:
         return self._with(self._values.double())
 
+    def __getitem__(self, index: Any) -> Tensor:
+        """Sequence ``index`` as a dense tensor (``nt[i]``, as in PyTorch); other indexing is
+        not supported."""
+        if isinstance(index, int):
+            return self.unbind()[index]
+        raise unsupported(f"indexing with {index!r}")
+
     def __repr__(self) -> str:
         size = "(" + ", ".join(map(str, self.shape)) + ")"
         grad = ", requires_grad=True" if self.requires_grad else ""
@@ -171,15 +184,19 @@ class NestedTensor:
 
 
 def _calling_op() -> str:
-    """The public function that read a tensor's internals of a nested tensor: the first frame
-    up the stack whose name is not private (``_wrap``) nor the dispatcher's."""
-    frame = sys._getframe(2)
+    """The op that read a tensor's internals of a nested tensor: the outermost public
+    function of ``ember.ops`` on the stack (``stack``, not the ``reshape`` it calls)."""
+    name, frame = "this op", sys._getframe(2)
     while frame is not None:
-        name = frame.f_code.co_name
-        if not name.startswith("_") and name not in ("eager", "apply", "op", "<lambda>"):
-            return name
+        code = frame.f_code
+        if _OPS_DIR in code.co_filename and not code.co_name.startswith(("_", "<")) and \
+                code.co_name not in ("eager", "apply", "op"):
+            name = code.co_name
         frame = frame.f_back
-    return "this op"
+    return name
+
+
+_OPS_DIR = os.path.join("ember", "ops", "")
 
 
 def check_same_structure(op: str, a: NestedTensor, b: Any) -> Tensor:
