@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from ember.layouts import jagged, layout
-from ember.nested.ragged import Ragged
+from ember.nested.ragged import Ragged, ragged_for
 from ember.tensor import Tensor
 
 __all__ = ["NestedTensor", "UnsupportedOpError"]
@@ -154,8 +154,15 @@ class NestedTensor:
         return self._with(self._values.clone())
 
     def to(self, *args: Any, **kwargs: Any) -> NestedTensor:
-        """The nested tensor with its values converted as ``Tensor.to`` converts them."""
-        return self._with(self._values.to(*args, **kwargs))
+        """The nested tensor with its values converted as ``Tensor.to`` converts them (on
+        another device, with its offsets there too: a new ragged structure)."""
+        values = self._values.to(*args, **kwargs)
+        if values.device is self._values.device:
+            return self._with(values)
+        ragged = self._ragged
+        moved = ragged_for(ragged.offsets.to(values.device), ragged.min_seqlen,
+                           ragged.max_seqlen)
+        return NestedTensor(values, moved, self._ragged_idx)
 
     def float(self) -> NestedTensor:
         return self._with(self._values.float())

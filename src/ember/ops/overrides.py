@@ -3,10 +3,12 @@ functional ops that accept them.
 
 An op that such a class supports starts with ``if type(input) in TENSOR_LIKE: return
 handle(op, args, kwargs)``: a plain tensor pays one dictionary lookup, and the core never
-imports the class; the class's package registers a handler here when it is imported. Binary
-arithmetic pays nothing: :func:`ember.ops.convert.promote` raises :class:`TensorLikeOperand`
-on its slow path (operands that are not two tensors of one dtype), and the op hands the call
-over when it catches that.
+imports the class; the class's package registers a handler here when it is imported (a
+Python ``dict`` membership test costs about 40 ns, an eager op several microseconds). Binary
+arithmetic of two tensors of one dtype pays nothing: :func:`ember.ops.convert.promote` looks
+for such operands only on its slow path (scalars, mixed dtypes, other classes), raising
+:class:`TensorLikeOperand`, and ``add``/``sub``/``mul``/``div`` hand the call over when they
+catch it (a ``try`` costs nothing in Python 3.11 until it catches).
 """
 
 from __future__ import annotations
