@@ -147,3 +147,15 @@ def test_docstring_examples_run(name):
                              extraglobs={"ember": ember, "F": ember.nn.functional},
                              optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
+
+
+def test_transposed_layout_pads_unbinds_and_sums_like_torch():
+    nt, tnt = pair()
+    x, t = (n.unflatten(-1, (2, 2)).transpose(1, 2) for n in (nt, tnt))  # (B, 2, j, 2)
+    np.testing.assert_array_equal(x.to_padded_tensor(0.0).numpy(),
+                                  t.to_padded_tensor(0.0).numpy())
+    for a, b in zip(x.unbind(), t.unbind()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_allclose(x.sum(2).numpy(), t.sum(2).numpy(), rtol=1e-12)
+    np.testing.assert_array_equal((x + ember.ones(2)).values().numpy(),
+                                  (t + torch.ones(2)).values().numpy())
