@@ -18,8 +18,8 @@ from ember.nested.creation import (
     nested_tensor_from_jagged,
     to_padded_tensor,
 )
-from ember.nested.nested_tensor import NestedTensor
+from ember.nested.nested_tensor import NestedTensor, UnsupportedOpError
 from ember.nested.ragged import RaggedDim
 
-__all__ = ["NestedTensor", "RaggedDim", "as_nested_tensor", "masked_select", "nested_tensor",
-           "nested_tensor_from_jagged", "to_padded_tensor"]
+__all__ = ["NestedTensor", "RaggedDim", "UnsupportedOpError", "as_nested_tensor", "masked_select",
+           "nested_tensor", "nested_tensor_from_jagged", "to_padded_tensor"]
