@@ -115,8 +115,12 @@ def test_unsupported_ops_name_the_op_and_layout():
         nt.cumsum(1)
     with pytest.raises(NotImplementedError, match=r"cumsum: .*ember.jagged"):
         ember.cumsum(nt, 1)
-    with pytest.raises(TypeError, match=r"maximum: NestedTensor .*to_padded_tensor"):
-        ember.maximum(nt, ember.ones(4))
+    with pytest.raises(NotImplementedError, match=r"maximum: .*ember.jagged.*to_padded_tensor"):
+        ember.maximum(ember.ones(4), nt)
+    with pytest.raises(NotImplementedError, match=r"matmul: .*ember.jagged"):
+        ember.ones(2, 3) @ nt
+    with pytest.raises(NotImplementedError, match=r"conversion to an array: .*ember.jagged"):
+        np.asarray(nt)
     with pytest.raises(RuntimeError, match="batch dimension"):
         nt.sum(0)
     with pytest.raises(RuntimeError, match="ragged dimension"):

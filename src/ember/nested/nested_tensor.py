@@ -5,18 +5,19 @@ jagged nested tensors (NJT) are.
 Sequence b is ``values[offsets[b]:offsets[b + 1]]`` along the packed dimension. Its ops act on
 ``values`` with ordinary Ember ops, so autograd, gradient checks and higher derivatives need
 nothing new. A :class:`NestedTensor` is its own class, not an :class:`ember.Tensor`: ordinary
-tensors' ops never look at it (the functional ops that take it pay one dictionary lookup, see
+tensors' ops never look at it (the functional ops that take it hand it over, see
 :mod:`ember.ops.overrides`); its ops live in :mod:`ember.nested.functional`.
 """
 
 from __future__ import annotations
 
 import os
-import sys
+from types import TracebackType
 from typing import Any
 
 from ember.layouts import jagged, layout
 from ember.nested.ragged import Ragged, ragged_for
+from ember.ops.overrides import TensorLikeOperand
 from ember.tensor import Tensor
 
 __all__ = ["NestedTensor", "UnsupportedOpError"]
@@ -25,15 +26,25 @@ HINT = ("Hint: make a dense tensor with nt.to_padded_tensor(0.0), or work on the
         "nt.unbind()")
 
 
-class UnsupportedOpError(NotImplementedError, AttributeError):
+class UnsupportedOpError(TensorLikeOperand, NotImplementedError, AttributeError):
     """An op nested tensors do not support. Also an AttributeError, since asking a nested
-    tensor for a tensor's method or internals raises it: ``hasattr`` then answers False."""
+    tensor for a tensor's method or internals raises it (``hasattr`` then answers False), and
+    the :class:`~ember.ops.overrides.TensorLikeOperand` that makes the ops that support nested
+    tensors hand them over. Without ``op``, the message names the outermost ``ember.ops``
+    function the error passed through (found only when the message is read)."""
+
+    def __init__(self, op: str | None = None) -> None:
+        super().__init__(op)
+        self.op = op
+
+    def __str__(self) -> str:
+        op = self.op or _outermost_op(self.__traceback__)
+        return f"{op}: not supported for nested tensors (layout ember.jagged). {HINT}"
 
 
 def unsupported(op: str) -> UnsupportedOpError:
     """The error of an op that nested tensors do not support."""
-    return UnsupportedOpError(f"{op}: not supported for nested tensors (layout ember.jagged). "
-                              f"{HINT}")
+    return UnsupportedOpError(op)
 
 
 class NestedTensor:
@@ -185,22 +196,24 @@ class NestedTensor:
     def __getattr__(self, name: str) -> Any:
         # a Tensor method the class lacks, or a core op reading a tensor's internals (``_data``)
         if hasattr(Tensor, name) and not name.startswith("__"):
-            op = name if not name.startswith("_") else _calling_op()
-            raise unsupported(op)
+            raise UnsupportedOpError(None if name.startswith("_") else name)
         raise AttributeError(f"'NestedTensor' object has no attribute {name!r}")
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        # NumPy conversion, as a core op does with an operand it takes for a number
+        raise UnsupportedOpError()
 
-def _calling_op() -> str:
-    """The op that read a tensor's internals of a nested tensor: the outermost public
-    function of ``ember.ops`` on the stack (``stack``, not the ``reshape`` it calls)."""
-    name, frame = "this op", sys._getframe(2)
-    while frame is not None:
-        code = frame.f_code
+
+def _outermost_op(tb: TracebackType | None) -> str:
+    """The outermost public function of ``ember.ops`` in the traceback ``tb`` (``stack``, not
+    the ``reshape`` it calls), else "conversion to an array"."""
+    while tb is not None:
+        code = tb.tb_frame.f_code
         if _OPS_DIR in code.co_filename and not code.co_name.startswith(("_", "<")) and \
                 code.co_name not in ("eager", "apply", "op"):
-            name = code.co_name
-        frame = frame.f_back
-    return name
+            return code.co_name
+        tb = tb.tb_next
+    return "conversion to an array"
 
 
 _OPS_DIR = os.path.join("ember", "ops", "")

@@ -19,7 +19,7 @@ from ember.ops.dims import normalize_dim
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
-from ember.ops.overrides import TENSOR_LIKE, handle
+from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import (
     DISPATCH,
     Primitive,
@@ -219,9 +219,11 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
         >>> ember.relu(ember.tensor([-1.0, 2.0]))
         tensor([0., 2.])
     """
-    if type(input) in TENSOR_LIKE:
+    try:
+        kind = input._data.dtype.kind  # (one dtype read on the hot path)
+    except TensorLikeOperand:
         return handle(relu, (input,), {"inplace": inplace})
-    if input._data.dtype.kind in "bc":  # (one dtype read on the hot path)
+    if kind in "bc":
         refuse_complex("relu", input)
         raise DTypeError("relu: bool tensors are not supported. Hint: convert with .int()")
     if inplace:
@@ -303,12 +305,13 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
         >>> ember.gelu(ember.tensor([-1.0, 1.0]))
         tensor([-0.1587,  0.8413])
     """
-    if type(input) in TENSOR_LIKE:
-        return handle(gelu, (input,), {"approximate": approximate})
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     _floating("gelu", input)
-    return apply(Gelu, input, approximate=approximate)
+    try:
+        return apply(Gelu, input, approximate=approximate)
+    except TensorLikeOperand:
+        return handle(gelu, (input,), {"approximate": approximate})
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -318,10 +321,11 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
         >>> ember.silu(ember.tensor([0.0, 1.0]))
         tensor([0.0000, 0.7311])
     """
-    if type(input) in TENSOR_LIKE:
-        return handle(silu, (input,), {"inplace": inplace})
     _floating("silu", input)
-    return _run(input, inplace, "silu", lambda x: apply(Silu, x))
+    try:
+        return _run(input, inplace, "silu", lambda x: apply(Silu, x))
+    except TensorLikeOperand:
+        return handle(silu, (input,), {"inplace": inplace})
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

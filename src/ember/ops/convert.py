@@ -3,7 +3,6 @@ operands are brought to one dtype before an op (:func:`promote`)."""
 
 from __future__ import annotations
 
-import sys
 import warnings
 from typing import Any
 
@@ -20,7 +19,6 @@ from ember.layouts import (
     preserve_format,
 )
 from ember.ops.creation import scalar_tensor
-from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
 
@@ -94,11 +92,6 @@ def promote(*xs: Any) -> tuple[Tensor, ...]:
         a, b = xs
         if type(a) is Tensor and type(b) is Tensor and a._data.dtype == b._data.dtype:
             return xs
-    for x in xs:
-        if type(x) in TENSOR_LIKE:
-            raise TensorLikeOperand(f"{sys._getframe(1).f_code.co_name}: {type(x).__name__} "
-                                    "operands are not supported. Hint: make them dense "
-                                    "first (a nested tensor: to_padded_tensor() or unbind())")
     return promote_to(dtypes.result_type(*xs), *xs)
 
 

@@ -1,14 +1,19 @@
 """Tensor-like classes outside the core (``ember.nested``'s nested tensors) taking over the
-functional ops that accept them.
+functional ops that accept them, at no cost to ordinary tensors.
 
-An op that such a class supports starts with ``if type(input) in TENSOR_LIKE: return
-handle(op, args, kwargs)``: a plain tensor pays one dictionary lookup, and the core never
-imports the class; the class's package registers a handler here when it is imported (a
-Python ``dict`` membership test costs about 40 ns, an eager op several microseconds). Binary
-arithmetic of two tensors of one dtype pays nothing: :func:`ember.ops.convert.promote` looks
-for such operands only on its slow path (scalars, mixed dtypes, other classes), raising
-:class:`TensorLikeOperand`, and ``add``/``sub``/``mul``/``div`` hand the call over when they
-catch it (a ``try`` costs nothing in Python 3.11 until it catches).
+Such a class registers a handler here when its package is imported (the core never imports
+it), and raises :class:`TensorLikeOperand` wherever the core treats one of its objects as a
+tensor: reading a tensor's internals (``_data``) or converting it to an array. An op that
+supports the class hands the call over in one of two ways:
+
+- ``try: … except TensorLikeOperand: return handle(op, args, kwargs)`` around the statement
+  that first reads the input's internals: free until it catches (a ``try`` costs nothing in
+  Python 3.11). The cheap ops use it (one-tensor math, ``relu``, ``sum``, ``transpose``,
+  ``matmul``; and ``add``/``sub``/``mul``/``div``, whose operands meet
+  :func:`ember.ops.convert.promote` first);
+- ``if type(input) in TENSOR_LIKE: return handle(op, args, kwargs)`` first, for ops that
+  check their input's shape before they read it (``softmax``, ``layer_norm``, attention, …):
+  one dictionary lookup, about 40 ns against their several microseconds.
 """
 
 from __future__ import annotations
@@ -23,18 +28,13 @@ TENSOR_LIKE: dict[type, Callable[[Callable, tuple, dict], Any]] = {}
 
 
 class TensorLikeOperand(TypeError):
-    """An operand is a registered tensor-like object, which ops that do not support it
-    cannot take; ops that do catch this and call :func:`handle`."""
+    """A registered tensor-like object was used as a tensor; ops that support it catch this and
+    call :func:`handle`, for the others it is the error the user sees."""
 
 
 def register(cls: type, handler: Callable[[Callable, tuple, dict], Any]) -> None:
     """Makes ``handler(op, args, kwargs)`` compute the ops that find a ``cls`` operand."""
     TENSOR_LIKE[cls] = handler
-
-
-def tensor_like(x: Any) -> bool:
-    """Whether ``x`` is an instance of a registered tensor-like class."""
-    return type(x) in TENSOR_LIKE
 
 
 def handle(op: Callable, args: tuple, kwargs: dict) -> Any:

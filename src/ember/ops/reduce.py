@@ -36,7 +36,7 @@ from ember.ops.dims import (
     unreduce,
     with_reduced_dims,
 )
-from ember.ops.overrides import TENSOR_LIKE, handle
+from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.ops.scan import cumprod, cumsum
 from ember.ops.select import where
@@ -272,12 +272,13 @@ def sum(input: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001
         >>> ember.tensor([[1, 2], [3, 4]]).sum(-1)
         tensor([3, 7])
     """
-    if type(input) in TENSOR_LIKE:
+    try:
+        if dim is None and dtype is None and input._data.dtype in _NATIVE_SUM:  # the hot path
+            return apply(Sum, input, dims=_ALL_DIMS[input._data.ndim], keepdim=keepdim)
+        x = accumulation_input(input, dtype)
+        return apply(Sum, x, dims=reduce_dims(x, dim, "sum"), keepdim=keepdim)
+    except TensorLikeOperand:
         return handle(sum, (input, dim, keepdim), {"dtype": dtype})
-    if dim is None and dtype is None and input._data.dtype in _NATIVE_SUM:  # the hot path
-        return apply(Sum, input, dims=_ALL_DIMS[input._data.ndim], keepdim=keepdim)
-    x = accumulation_input(input, dtype)
-    return apply(Sum, x, dims=reduce_dims(x, dim, "sum"), keepdim=keepdim)
 
 
 _NATIVE_SUM = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int64))

@@ -17,7 +17,7 @@ from ember.errors import DTypeError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.complex_parts import conj
 from ember.ops.convert import clone
 from ember.ops.indexing import FULL, Slice
-from ember.ops.overrides import TENSOR_LIKE, handle
+from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
 from ember.tensor import Tensor, method
@@ -274,9 +274,10 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
         >>> ember.zeros(2, 3, 4).transpose(0, -1).shape
         ember.Size([4, 3, 2])
     """
-    if type(input) in TENSOR_LIKE:
+    try:
+        n = input._data.ndim
+    except TensorLikeOperand:
         return handle(transpose, (input, dim0, dim1), {})
-    n = input.ndim
     dims = list(range(n))
     a, b = normalize_dim(dim0, n, "transpose"), normalize_dim(dim1, n, "transpose")
     if n:
