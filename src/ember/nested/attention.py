@@ -48,15 +48,18 @@ def nested_scaled_dot_product_attention(
         raise ValueError("scaled_dot_product_attention: attn_mask is not supported for nested "
                          "tensors (as in PyTorch); each sequence attends within itself. Hint: "
                          "for causal attention pass is_causal=True")
-    if key._ragged is not value._ragged or query._ragged.batch != key._ragged.batch:
+    if not np.array_equal(key._ragged.lengths, value._ragged.lengths) or \
+            query._ragged.batch != key._ragged.batch:
         raise RuntimeError(f"scaled_dot_product_attention: key {key.shape} and value "
-                           f"{value.shape} must share one ragged structure, and query "
-                           f"{query.shape} their batch size")
+                           f"{value.shape} must have the same sequence lengths "
+                           f"({key._ragged.lengths.tolist()} and "
+                           f"{value._ragged.lengths.tolist()}), and query {query.shape} their "
+                           "batch size")
     q_len, k_len = query._ragged.max_seqlen, key._ragged.max_seqlen
     keep = key._ragged.mask(k_len)[:, None, None, :]
     if is_causal:
         keep = keep & from_numpy(np.tril(np.ones((q_len, k_len), dtype=bool))).to(keep.device)
     out = attention.scaled_dot_product_attention(
-        padded(query, 0.0), padded(key, 0.0), padded(value, 0.0), keep, dropout_p,
+        padded(query, 0.0), padded(key, 0.0), padded(value, 0.0, k_len), keep, dropout_p,
         scale=scale, enable_gqa=enable_gqa, generator=generator)
     return unpadded(query, out)

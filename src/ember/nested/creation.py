@@ -44,6 +44,12 @@ def _packed(op: str, tensors: Sequence[Any]) -> tuple[list[Tensor], Tensor]:
     if len(inner) > 1 or len({p.ndim for p in parts}) > 1:
         raise ShapeError(f"{op}: components may differ only in their first (ragged) dimension, "
                          f"got shapes {[tuple(p.shape) for p in parts]}")
+    for what in ("dtype", "device"):
+        kinds = [getattr(p, what) for p in parts]
+        if any(k != kinds[0] for k in kinds):
+            raise DTypeError(f"{op}: components must all have one {what}, as in PyTorch, got "
+                             f"{[str(k) for k in kinds]}. Hint: convert them first, e.g. "
+                             f"[t.to({kinds[0]!r}) for t in tensors]")
     device = parts[0].device if parts else None
     return parts, _offsets_of(op, [p.shape[0] for p in parts], device)
 

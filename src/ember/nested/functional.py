@@ -165,8 +165,29 @@ for _fn, _names in ((arith.add, ("add", "__add__")), (arith.sub, ("sub", "__sub_
     _op = implements(_fn, methods=_names)(_binary(_fn))
     setattr(NestedTensor, "__r" + _names[1][2:], _reflected(_op))
 NestedTensor.__neg__ = _pointwise(arith.neg)
-for _fn in (compare.lt, compare.le, compare.gt, compare.ge):
+for _fn in (compare.lt, compare.le, compare.gt, compare.ge, compare.eq, compare.ne):
     implements(_fn, methods=(_fn.__name__, f"__{_fn.__name__}__"))(_binary(_fn))
+NestedTensor.__abs__ = NestedTensor.abs
+
+
+def _inplace(name: str) -> Callable:
+    """The in-place method ``name`` (``add_``, ``exp_``, …): the values' own, on the operands
+    as :func:`dense_operand` makes them."""
+    def method(self: NestedTensor, *args: Any, **kwargs: Any) -> NestedTensor:
+        getattr(self._values, name)(*(dense_operand(name, self, a) for a in args), **kwargs)
+        return self
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``{name[:-1]}`` written into the values in place."
+    return method
+
+
+for _name in [f"{n}_" for n in unary.__all__] + ["relu_", "add_", "sub_", "mul_", "div_",
+                                                    "pow_"]:
+    if hasattr(Tensor, _name):
+        setattr(NestedTensor, _name, _inplace(_name))
+for _name, _method in (("add_", "__iadd__"), ("sub_", "__isub__"), ("mul_", "__imul__"),
+                       ("div_", "__itruediv__")):
+    setattr(NestedTensor, _method, getattr(NestedTensor, _name))
 
 
 # -- over the last dimensions ---------------------------------------------------------------

@@ -11,6 +11,7 @@ tensors' ops never look at it (the functional ops that take it hand it over, see
 
 from __future__ import annotations
 
+import operator
 import os
 from types import TracebackType
 from typing import Any
@@ -147,6 +148,11 @@ class NestedTensor:
         return self._values.is_leaf
 
     @property
+    def grad_fn(self) -> Any:
+        """The autograd node that made the values (None for a leaf)."""
+        return self._values.grad_fn
+
+    @property
     def grad(self) -> NestedTensor | None:
         """The gradient of a leaf nested tensor, nested like it (None before backward)."""
         grad = self._values.grad
@@ -184,9 +190,18 @@ class NestedTensor:
     def __getitem__(self, index: Any) -> Tensor:
         """Sequence ``index`` as a dense tensor (``nt[i]``, as in PyTorch); other indexing is
         not supported."""
-        if isinstance(index, int):
-            return self.unbind()[index]
+        if not isinstance(index, bool):
+            try:
+                return self.unbind()[operator.index(index)]
+            except TypeError:
+                pass
         raise unsupported(f"indexing with {index!r}")
+
+    def __bool__(self) -> bool:
+        raise RuntimeError("the truth value of a nested tensor is ambiguous (it holds many "
+                           "values). Hint: reduce it first, e.g. bool((nt > 0).values().all())")
+
+    __hash__ = object.__hash__  # by identity, as a tensor's (``==`` is elementwise)
 
     def __repr__(self) -> str:
         size = "(" + ", ".join(map(str, self.shape)) + ")"
