@@ -119,3 +119,11 @@ def test_pickle_and_deepcopy_keep_the_sequences():
     for copy in (pickle.loads(pickle.dumps(nt)), copy_module.deepcopy(nt)):
         assert_close(copy, tnt)
         assert copy.shape[1] != nt.shape[1] or copy._ragged is nt._ragged
+
+
+def test_repr_orders_its_fields_like_torch():
+    leaf = ember.nested.nested_tensor([ember.ones(2), ember.ones(1)], requires_grad=True)
+    assert repr(leaf).endswith("offsets=tensor([0, 2, 3]), requires_grad=True, "
+                               "contiguous=True)")
+    assert repr(leaf * 2).endswith("offsets=tensor([0, 2, 3]), grad_fn=<MulBackward>, "
+                                   "contiguous=True)")

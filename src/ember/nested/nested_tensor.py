@@ -205,8 +205,10 @@ class NestedTensor:
 
     def __repr__(self) -> str:
         size = "(" + ", ".join(map(str, self.shape)) + ")"
-        grad = ", requires_grad=True" if self.requires_grad else ""
-        return f"NestedTensor(size={size}, offsets={self.offsets()!r}, contiguous=True{grad})"
+        node = self._values._node
+        grad = f", grad_fn=<{node.name()}>" if node is not None else \
+            ", requires_grad=True" if self.requires_grad else ""
+        return f"NestedTensor(size={size}, offsets={self.offsets()!r}{grad}, contiguous=True)"
 
     def __getattr__(self, name: str) -> Any:
         # a Tensor method the class lacks, or a core op reading a tensor's internals (``_data``)
