@@ -12,6 +12,7 @@ import torch.nn.functional as TF
 
 import ember
 import ember.nn.functional as F
+from ember.errors import ShapeError
 from tests.nested.helpers import arrays, assert_close, pair
 
 
@@ -127,3 +128,21 @@ def test_repr_orders_its_fields_like_torch():
                                "contiguous=True)")
     assert repr(leaf * 2).endswith("offsets=tensor([0, 2, 3]), grad_fn=<MulBackward>, "
                                    "contiguous=True)")
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (2, 4)), ((2, 3, 5), (2, 1, 5)), ((2, 3), (3, 3))])
+def test_components_ragged_in_another_dimension_like_torch(shapes):
+    data = [np.arange(np.prod(s), dtype=np.float64).reshape(s) for s in shapes]
+    for make, tmake in ((ember.nested.nested_tensor, torch.nested.nested_tensor),
+                        (ember.nested.as_nested_tensor, torch.nested.as_nested_tensor)):
+        nt = make([ember.tensor(a) for a in data])
+        tnt = tmake([torch.tensor(a) for a in data], layout=torch.jagged)
+        assert nt._ragged_idx == tnt._ragged_idx
+        assert_close(nt, tnt)
+        np.testing.assert_array_equal(nt.to_padded_tensor(-1.0).numpy(),
+                                      tnt.to_padded_tensor(-1.0).numpy())
+
+
+def test_components_ragged_in_two_dimensions_are_refused():
+    with pytest.raises(ShapeError, match=r"one ragged dimension.*\(2, 3\), \(3, 4\)"):
+        ember.nested.nested_tensor([ember.ones(2, 3), ember.ones(3, 4)])

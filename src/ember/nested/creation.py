@@ -34,31 +34,38 @@ def _offsets_of(op: str, lengths: Sequence[int], device: Any) -> Tensor:
     return from_numpy(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)).to(device)
 
 
-def _packed(op: str, tensors: Sequence[Any]) -> tuple[list[Tensor], Tensor]:
-    """The components as tensors, and the offsets of their concatenation along dim 0."""
+def _packed(op: str, tensors: Sequence[Any]) -> tuple[Tensor, Tensor, int]:
+    """The components concatenated along the one dimension in which they differ (the first
+    when none does), the offsets of that concatenation, and the dimension."""
     parts = [t if isinstance(t, Tensor) else as_tensor(t) for t in tensors]
+    shapes = [tuple(p.shape) for p in parts]
     if parts and any(p.ndim == 0 for p in parts):
         raise ShapeError(f"{op}: components must have at least one dimension (the ragged "
-                         f"one), got shapes {[tuple(p.shape) for p in parts]}")
-    inner = {tuple(p.shape[1:]) for p in parts}
-    if len(inner) > 1 or len({p.ndim for p in parts}) > 1:
-        raise ShapeError(f"{op}: components may differ only in their first (ragged) dimension, "
-                         f"got shapes {[tuple(p.shape) for p in parts]}")
+                         f"one), got shapes {shapes}")
+    if len({p.ndim for p in parts}) > 1:
+        raise ShapeError(f"{op}: components must all have one number of dimensions, as in "
+                         f"PyTorch, got shapes {shapes}")
+    differ = [d for d in range(parts[0].ndim if parts else 0) if len({s[d] for s in shapes}) > 1]
+    if len(differ) > 1:
+        raise ShapeError(f"{op}: components may differ in one ragged dimension only (the "
+                         f"jagged layout has one), got shapes {', '.join(map(str, shapes))}")
     for what in ("dtype", "device"):
         kinds = [getattr(p, what) for p in parts]
         if any(k != kinds[0] for k in kinds):
             raise DTypeError(f"{op}: components must all have one {what}, as in PyTorch, got "
                              f"{[str(k) for k in kinds]}. Hint: convert them first, e.g. "
                              f"[t.to({kinds[0]!r}) for t in tensors]")
-    device = parts[0].device if parts else None
-    return parts, _offsets_of(op, [p.shape[0] for p in parts], device)
+    ragged = differ[0] if differ else 0
+    offsets = _offsets_of(op, [s[ragged] for s in shapes], parts[0].device if parts else None)
+    return cat(parts, ragged), offsets, ragged
 
 
 def nested_tensor(tensor_list: Sequence[Any], *, dtype: Any = None, layout: Any = None,
                   device: Any = None, requires_grad: bool = False) -> NestedTensor:
-    """A new nested tensor (a leaf) holding a copy of the tensors in ``tensor_list``, which may
-    differ in their first dimension. Ember's default layout is ``ember.jagged``, the only
-    one it has (PyTorch's default is its older strided nested layout).
+    """A new nested tensor (a leaf) holding a copy of the tensors in ``tensor_list``, which
+    share one dtype and device and may differ in one dimension: the ragged one (the first
+    when none differs). Ember's default layout is ``ember.jagged``, the only one it has
+    (PyTorch's default is its older strided nested layout).
 
     Example:
         >>> nt = ember.nested.nested_tensor([ember.ones(2, 3), ember.zeros(1, 3)],
@@ -69,10 +76,10 @@ def nested_tensor(tensor_list: Sequence[Any], *, dtype: Any = None, layout: Any 
         ember.Size([3, 3])
     """
     _check_layout("nested_tensor", layout)
-    parts, offsets = _packed("nested_tensor", tensor_list)
-    values = cat([p.detach() for p in parts]).to(device=device, dtype=dtype, copy=True)
+    packed, offsets, ragged = _packed("nested_tensor", tensor_list)
+    values = packed.detach().to(device=device, dtype=dtype, copy=True)
     values.requires_grad_(requires_grad)
-    return NestedTensor(values, ragged_for(offsets.to(values.device)))
+    return NestedTensor(values, ragged_for(offsets.to(values.device)), ragged + 1)
 
 
 def as_nested_tensor(ts: Any, dtype: Any = None, device: Any = None,
@@ -97,12 +104,11 @@ def as_nested_tensor(ts: Any, dtype: Any = None, device: Any = None,
                              f"length, …), got shape {tuple(ts.shape)}")
         batch, length = ts.shape[0], ts.shape[1]
         offsets = _offsets_of("as_nested_tensor", [length] * batch, ts.device)
-        values = ts.flatten(0, 1)
+        values, ragged = ts.flatten(0, 1), 0
     else:
-        parts, offsets = _packed("as_nested_tensor", ts)
-        values = cat(parts)
+        values, offsets, ragged = _packed("as_nested_tensor", ts)
     values = values.to(device=device, dtype=dtype)
-    return NestedTensor(values, ragged_for(offsets.to(values.device)))
+    return NestedTensor(values, ragged_for(offsets.to(values.device)), ragged + 1)
 
 
 def nested_tensor_from_jagged(values: Tensor, offsets: Tensor | None = None,
