@@ -146,3 +146,9 @@ def test_components_ragged_in_another_dimension_like_torch(shapes):
 def test_components_ragged_in_two_dimensions_are_refused():
     with pytest.raises(ShapeError, match=r"one ragged dimension.*\(2, 3\), \(3, 4\)"):
         ember.nested.nested_tensor([ember.ones(2, 3), ember.ones(3, 4)])
+
+
+def test_attention_refuses_a_dense_query_with_nested_keys():
+    q, _ = separate((2, 3))
+    with pytest.raises(TypeError, match=r"all be nested.*Tensor, NestedTensor, NestedTensor"):
+        F.scaled_dot_product_attention(ember.ones(2, 2, 3, 3, dtype=ember.float64), q, q)

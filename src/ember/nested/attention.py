@@ -17,11 +17,7 @@ from ember.ops.creation import from_numpy
 __all__: list[str] = []
 
 
-def _check(name: str, t: Any) -> NestedTensor:
-    if not isinstance(t, NestedTensor):
-        raise TypeError(f"scaled_dot_product_attention: {name} is a {type(t).__name__} but the "
-                        "query is a nested tensor; all three must be (as in PyTorch). Hint: "
-                        "make it one with ember.nested.as_nested_tensor")
+def _check(name: str, t: NestedTensor) -> NestedTensor:
     if t.dim() != 4 or t._ragged_idx != 2:
         raise RuntimeError(f"scaled_dot_product_attention: {name} of shape {t.shape} must be a "
                            "nested tensor (B, H, j, D), ragged on dim 2. Hint: from (B, j, H, D) "
@@ -42,6 +38,11 @@ def nested_scaled_dot_product_attention(
         >>> F.scaled_dot_product_attention(q, q, q).shape
         (2, 1, j..., 4)
     """
+    if not all(isinstance(t, NestedTensor) for t in (query, key, value)):
+        raise TypeError("scaled_dot_product_attention: query, key and value must all be nested "
+                        "tensors or all dense (as in PyTorch), got "
+                        f"{', '.join(type(t).__name__ for t in (query, key, value))}. Hint: "
+                        "make a dense one nested with ember.nested.as_nested_tensor")
     query, key, value = (_check(n, t) for n, t in (("query", query), ("key", key),
                                                    ("value", value)))
     if attn_mask is not None:

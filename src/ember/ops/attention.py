@@ -71,7 +71,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         >>> F.scaled_dot_product_attention(q, q, q, is_causal=True).shape
         ember.Size([2, 4, 5, 8])
     """
-    if type(query) in TENSOR_LIKE:
+    if type(query) in TENSOR_LIKE or type(key) in TENSOR_LIKE:
         return handle(scaled_dot_product_attention, (query, key, value, attn_mask, dropout_p,
                       is_causal, scale, enable_gqa), {"generator": generator})
     op = "scaled_dot_product_attention"
