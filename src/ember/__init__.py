@@ -97,6 +97,7 @@ from ember.layouts import (
     channels_last,
     channels_last_3d,
     contiguous_format,
+    jagged,
     layout,
     memory_format,
     preserve_format,
@@ -118,7 +119,7 @@ from ember.func import vmap  # as torch.vmap
 from ember.jit import compile  # noqa: A004 - as torch.compile
 from ember.jit.control import cond, while_loop  # torch.cond, torch's while_loop
 from ember import amp, distributed, memory, profiler  # layer 5: systems
-from ember import ao, masked, quant
+from ember import ao, masked, nested, quant
 from ember.ao import quantization  # torch.quantization, the legacy name of torch.ao's
 from ember.quant.functions import (
     fused_moving_avg_obs_fake_quant,

@@ -1,5 +1,6 @@
-"""Memory layouts and formats, as PyTorch names them: ``ember.layout`` (one value,
-``ember.strided``: Ember has no sparse tensors) and ``ember.memory_format``
+"""Memory layouts and formats, as PyTorch names them: ``ember.layout`` (``ember.strided``
+for ordinary tensors, ``ember.jagged`` for :mod:`ember.nested`'s nested tensors; Ember has no
+sparse tensors) and ``ember.memory_format``
 (``contiguous_format``, ``channels_last``, ``channels_last_3d``, ``preserve_format``).
 
 A memory format names an order of a tensor's dimensions in memory: ``channels_last`` stores
@@ -16,11 +17,14 @@ from ember.errors import ShapeError
 
 
 class layout:  # noqa: N801 - PyTorch's name
-    """The kind of memory a tensor has; Ember's tensors are all ``ember.strided``.
+    """The kind of memory a tensor has: ``ember.strided`` for ordinary tensors,
+    ``ember.jagged`` for nested tensors (packed values and offsets, :mod:`ember.nested`).
 
     Example:
         >>> ember.zeros(2).layout
         ember.strided
+        >>> ember.nested.nested_tensor([ember.zeros(1), ember.zeros(2)]).layout
+        ember.jagged
     """
 
     __slots__ = ("name",)
@@ -58,6 +62,7 @@ class memory_format:  # noqa: N801 - PyTorch's name
 
 
 strided = layout("strided")
+jagged = layout("jagged")
 contiguous_format = memory_format("contiguous_format", None, None)
 channels_last = memory_format("channels_last", 4, (0, 2, 3, 1))
 channels_last_3d = memory_format("channels_last_3d", 5, (0, 2, 3, 4, 1))

@@ -12,6 +12,7 @@ import numpy as np
 
 from ember.autograd.engine import grad
 from ember.errors import GradError
+from ember.tensor import Tensor
 
 
 class GradcheckError(GradError):
@@ -20,6 +21,18 @@ class GradcheckError(GradError):
 
 def _tuple(x: Any) -> tuple:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _wrt(op: str, inputs: tuple) -> list[int]:
+    """The indices of the inputs that require grad; each must be a tensor."""
+    wrt = [i for i, x in enumerate(inputs) if getattr(x, "requires_grad", False)]
+    for i in wrt:
+        if not isinstance(inputs[i], Tensor):
+            raise TypeError(f"{op}: input {i} is a {type(inputs[i]).__name__}, not a tensor; "
+                            f"{op} differentiates with respect to tensors. Hint: for a nested "
+                            "tensor nt, check a function of its values: lambda v: f(ember.nested"
+                            ".nested_tensor_from_jagged(v, nt.offsets())) at nt.values()")
+    return wrt
 
 
 def _float_outputs(outputs: tuple) -> list:
@@ -97,7 +110,7 @@ def gradcheck(func: Callable[..., Any], inputs: Any, *, eps: float = 1e-6, atol:
         True
     """
     inputs = _tuple(inputs)
-    wrt = [i for i, x in enumerate(inputs) if getattr(x, "requires_grad", False)]
+    wrt = _wrt("gradcheck", inputs)
     if not wrt:
         raise GradError("gradcheck: no input requires grad; nothing to check")
     outputs = _float_outputs(_tuple(func(*inputs)))
@@ -140,7 +153,7 @@ def gradgradcheck(func: Callable[..., Any], inputs: Any, grad_outputs: Sequence 
 
     inputs = _tuple(inputs)
     n_in = len(inputs)
-    wrt = [i for i, x in enumerate(inputs) if getattr(x, "requires_grad", False)]
+    wrt = _wrt("gradgradcheck", inputs)
     outputs = [o for o in _float_outputs(_tuple(func(*inputs))) if o.requires_grad]
     if grad_outputs is None:
         rng = np.random.default_rng(seed)

@@ -24,6 +24,7 @@ from ember.autograd.grad_mode import GRAD, enable_grad, no_grad
 from ember.autograd.graph import Node
 from ember.errors import GradError, OpError, ShapeError
 from ember.func.batching import ALWAYS, RULES, batched, move
+from ember.ops.overrides import TENSOR_LIKE
 from ember.ops.primitive import (
     _FLOAT,
     DISPATCH,
@@ -427,6 +428,9 @@ def _batch_size(leaves: list, dims: list) -> int:
     for x, d in zip(leaves, dims):
         if d is None:
             continue
+        if type(x) in TENSOR_LIKE:
+            raise ValueError(f"vmap: in_dim {d} given for a {type(x).__name__}, which vmap "
+                             "does not map over. Hint: map over its sequences, nt.unbind()")
         if not isinstance(x, Tensor):
             raise ValueError(f"vmap: in_dim {d} given for a {type(x).__name__}, not a tensor; "
                              "use None for non-tensor inputs")

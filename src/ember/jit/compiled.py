@@ -37,6 +37,7 @@ from ember.jit.reasons import differences
 from ember.jit.rollback import Rollback
 from ember.jit.trace import TraceError, Tracer
 from ember.ops.attention_backends import allowed_backends
+from ember.ops.overrides import TENSOR_LIKE
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor, _wrap
 
@@ -438,6 +439,10 @@ def _hashable(value: Any, name: Callable[[], str]) -> Any:
     """``value`` if it can be part of the cache key (an unhashable object by its identity);
     else an error naming the argument (``name()``, made only then). A tensor reaches here
     only as a static argument, which it cannot be: the graph reads its values at run time."""
+    if type(value) in TENSOR_LIKE:
+        raise TypeError(f"ember.jit: argument {name()} is a {type(value).__name__}, which "
+                        "compiled functions do not take (nor trace its values). Hint: call "
+                        "the function without ember.compile")
     if isinstance(value, Tensor):
         raise TypeError(f"ember.jit: static argument {name()} is a tensor: a tensor is an input "
                         "of the graph, traced by shape and dtype, never by its values. Hint: "

@@ -20,6 +20,7 @@ from ember.ops.dims import normalize_dim
 from ember.ops.erf_kernel import erf_array, fast_float32, float32_kernel
 from ember.ops.inplace import inplace as write_inplace
 from ember.ops.inplace import inplace_method
+from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import (
     DISPATCH,
     Primitive,
@@ -219,7 +220,11 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
         >>> ember.relu(ember.tensor([-1.0, 2.0]))
         tensor([0., 2.])
     """
-    if input._data.dtype.kind in "bc":  # (one dtype read on the hot path)
+    try:
+        kind = input._data.dtype.kind  # (one dtype read on the hot path)
+    except TensorLikeOperand:
+        return handle(relu, (input,), {"inplace": inplace})
+    if kind in "bc":
         refuse_complex("relu", input)
         raise DTypeError("relu: bool tensors are not supported. Hint: convert with .int()")
     if inplace:
@@ -304,7 +309,10 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     _floating("gelu", input)
-    return apply(Gelu, input, approximate=approximate)
+    try:
+        return apply(Gelu, input, approximate=approximate)
+    except TensorLikeOperand:
+        return handle(gelu, (input,), {"approximate": approximate})
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -316,7 +324,10 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """
     if not input.dtype.is_complex:
         _floating("silu", input)
-    return _run(input, inplace, "silu", lambda x: apply(Silu, x))
+    try:
+        return _run(input, inplace, "silu", lambda x: apply(Silu, x))
+    except TensorLikeOperand:
+        return handle(silu, (input,), {"inplace": inplace})
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

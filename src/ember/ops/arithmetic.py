@@ -21,6 +21,7 @@ from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import HALF, cast, clone, has_scalar, promote, promote_to
 from ember.ops.creation import ones_like, zeros_like
 from ember.ops.inplace import bind_inplace
+from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
 
@@ -311,7 +312,10 @@ def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
         >>> ember.add(ember.ones(2), 1.5)
         tensor([2.5000, 2.5000])
     """
-    a, b = promote(input, other)
+    try:
+        a, b = promote(input, other)
+    except TensorLikeOperand:
+        return handle(add, (input, other), {"alpha": alpha})
     if alpha != 1:
         b = _scaled("add", "alpha", b, alpha, input, other)
     return apply(Add, a, b)
@@ -322,7 +326,10 @@ def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:
     """``input - alpha * other`` with broadcasting."""
     if _is_bool(input) or _is_bool(other):
         raise DTypeError(_BOOL_SUB[_is_bool(input) and _is_bool(other)])
-    a, b = promote(input, other)
+    try:
+        a, b = promote(input, other)
+    except TensorLikeOperand:
+        return handle(sub, (input, other), {"alpha": alpha})
     if alpha != 1:
         b = _scaled("sub", "alpha", b, alpha, input, other)
     return apply(Sub, a, b)
@@ -362,7 +369,10 @@ def _is_bool(x: Any) -> bool:
 @method("mul", "multiply", "__mul__")
 def mul(input: Any, other: Any) -> Tensor:
     """``input * other`` with broadcasting."""
-    a, b = promote(input, other)
+    try:
+        a, b = promote(input, other)
+    except TensorLikeOperand:
+        return handle(mul, (input, other), {})
     dtype = a.dtype
     if dtype in HALF and has_scalar(input, other):
         return _in_float32(Mul, input, other, dtype)
@@ -383,7 +393,10 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """
     if rounding_mode == "floor":
         return floor_divide(input, other)
-    a, b = promote(input, other)
+    try:
+        a, b = promote(input, other)
+    except TensorLikeOperand:
+        return handle(div, (input, other), {"rounding_mode": rounding_mode})
     if rounding_mode == "trunc":
         return _trunc_div(*_no_bool("div", a, b))
     if rounding_mode is not None:

@@ -19,6 +19,7 @@ from ember.ops.attention_backends import SDPBackend, choose_backend
 from ember.ops.attention_blockwise import blockwise_attention
 from ember.ops.compare import isneginf, logical_not
 from ember.ops.dropout import dropout
+from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH
 from ember.ops.random import Generator
 from ember.ops.select import where
@@ -72,6 +73,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         >>> F.scaled_dot_product_attention(q, q, q, is_causal=True).shape
         ember.Size([2, 4, 5, 8])
     """
+    if type(query) in TENSOR_LIKE or type(key) in TENSOR_LIKE:
+        return handle(scaled_dot_product_attention, (query, key, value, attn_mask, dropout_p,
+                      is_causal, scale, enable_gqa), {"generator": generator})
     op = "scaled_dot_product_attention"
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise ShapeError(f"{op}: query, key and value need at least 2 dims (…, length, "

@@ -14,6 +14,7 @@ import warnings
 
 from ember.errors import DTypeError, ShapeError
 from ember.ops.creation import full
+from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.random import Generator, bernoulli
 from ember.tensor import Tensor
 
@@ -48,6 +49,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         >>> sorted(set(y.flatten().tolist()))
         [0.0, 2.0]
     """
+    if type(input) in TENSOR_LIKE:
+        return handle(dropout, (input, p, training),
+                      {"inplace": inplace, "generator": generator})
     _check("dropout", input, p)
     if not training or p == 0.0:
         return input

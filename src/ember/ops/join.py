@@ -18,6 +18,7 @@ from ember.ops.broadcast import expand
 from ember.ops.convert import cast, clone
 from ember.ops.dims import normalize_dims
 from ember.ops.indexing import FULL, Slice
+from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
 from ember.ops.shape import (
@@ -86,6 +87,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat: expected a non-empty list of tensors")
+    if type(tensors[0]) in TENSOR_LIKE:
+        return handle(cat, (tensors, dim), {})
     dtype = functools.reduce(dtypes.promote_types, (t.dtype for t in tensors))
     # PyTorch's legacy rule: 1-d empty tensors are skipped, whatever the others' shapes
     kept = [t for t in tensors if t.shape != (0,)] or tensors[:1]

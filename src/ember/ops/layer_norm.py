@@ -26,6 +26,7 @@ from ember.ops.normalization import (
     _standardize,
     checked_normalized_shape,
 )
+from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.unary import in_float32
 from ember.tensor import Tensor
@@ -215,6 +216,8 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
         >>> F.layer_norm(ember.tensor([[1.0, 2.0, 3.0]]), (3,))
         tensor([[-1.2247,  0.0000,  1.2247]])
     """
+    if type(input) in TENSOR_LIKE:
+        return handle(layer_norm, (input, normalized_shape, weight, bias, eps), {})
     shape = checked_normalized_shape("layer_norm", input, normalized_shape)
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != shape:

@@ -22,6 +22,7 @@ from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, eye, ones
 from ember.ops.inplace import bind_inplace
+from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import Sum, normalize_dim
 from ember.ops.shape import reshape, transpose
@@ -133,7 +134,11 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         >>> (ember.ones(2, 3) @ ember.ones(3)).shape
         ember.Size([2])
     """
-    a_shape, b_shape = input._data.shape, other._data.shape
+    try:
+        a_shape = input._data.shape
+    except TensorLikeOperand:
+        return handle(matmul, (input, other), {})
+    b_shape = other._data.shape
     if not a_shape or not b_shape or a_shape[-1] != (b_shape[-2] if len(b_shape) > 1
                                                      else b_shape[0]):
         _matmul_shape(a_shape, b_shape)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ember.errors import DTypeError, ShapeError
 from ember.ops.linalg import einsum
+from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 
@@ -20,6 +21,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         >>> F.linear(ember.ones(4, 3), ember.ones(2, 3), ember.zeros(2)).shape
         ember.Size([4, 2])
     """
+    if type(input) in TENSOR_LIKE:
+        return handle(linear, (input, weight, bias), {})
     if weight.ndim not in (1, 2):
         raise ShapeError(f"linear: weight must be 1-D or 2-D, got shape {tuple(weight.shape)}")
     if input.ndim == 0 or input._data.shape[-1] != weight._data.shape[-1]:

@@ -36,6 +36,7 @@ from ember.ops.dims import (
     unreduce,
     with_reduced_dims,
 )
+from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.ops.scan import cumprod, cumsum
 from ember.ops.select import where
@@ -271,10 +272,13 @@ def sum(input: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001
         >>> ember.tensor([[1, 2], [3, 4]]).sum(-1)
         tensor([3, 7])
     """
-    if dim is None and dtype is None and input._data.dtype in _NATIVE_SUM:  # the hot path
-        return apply(Sum, input, dims=_ALL_DIMS[input._data.ndim], keepdim=keepdim)
-    x = accumulation_input(input, dtype)
-    return apply(Sum, x, dims=reduce_dims(x, dim, "sum"), keepdim=keepdim)
+    try:
+        if dim is None and dtype is None and input._data.dtype in _NATIVE_SUM:  # the hot path
+            return apply(Sum, input, dims=_ALL_DIMS[input._data.ndim], keepdim=keepdim)
+        x = accumulation_input(input, dtype)
+        return apply(Sum, x, dims=reduce_dims(x, dim, "sum"), keepdim=keepdim)
+    except TensorLikeOperand:
+        return handle(sum, (input, dim, keepdim), {"dtype": dtype})
 
 
 _NATIVE_SUM = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int64))
@@ -307,6 +311,8 @@ def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
         >>> ember.tensor([1.0, 2.0, 6.0]).mean()
         tensor(3.)
     """
+    if type(input) in TENSOR_LIKE:
+        return handle(mean, (input, dim, keepdim), {"dtype": dtype})
     x = input if dtype is None else cast(input, dtypes.to_dtype(dtype))
     if x.dtype.category < dtypes.FLOAT:
         raise DTypeError(f"mean: input dtype {x.dtype.name} is not floating point, so the "

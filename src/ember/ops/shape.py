@@ -17,6 +17,7 @@ from ember.errors import DTypeError, IndexOutOfRange, OpError, ShapeError
 from ember.ops.complex_parts import conj
 from ember.ops.convert import clone
 from ember.ops.indexing import FULL, Slice
+from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import normalize_dim
 from ember.tensor import Tensor, method
@@ -273,7 +274,10 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
         >>> ember.zeros(2, 3, 4).transpose(0, -1).shape
         ember.Size([4, 3, 2])
     """
-    n = input.ndim
+    try:
+        n = input._data.ndim
+    except TensorLikeOperand:
+        return handle(transpose, (input, dim0, dim1), {})
     dims = list(range(n))
     a, b = normalize_dim(dim0, n, "transpose"), normalize_dim(dim1, n, "transpose")
     if n:
@@ -401,6 +405,8 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
         >>> [p.shape for p in ember.zeros(5, 2).split([2, 3])]
         [ember.Size([2, 2]), ember.Size([3, 2])]
     """
+    if type(tensor) in TENSOR_LIKE:
+        return handle(split, (tensor, split_size_or_sections, dim), {})
     dim = normalize_dim(dim, tensor.ndim, "split")
     n = tensor.shape[dim]
     if isinstance(split_size_or_sections, int):
@@ -430,6 +436,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         >>> [c.shape for c in ember.zeros(5).chunk(3)]
         [ember.Size([2]), ember.Size([2]), ember.Size([1])]
     """
+    if type(input) in TENSOR_LIKE:
+        return handle(chunk, (input, chunks, dim), {})
     if chunks <= 0:
         raise ValueError(f"chunk: expects chunks to be greater than 0, got {chunks}")
     dim = normalize_dim(dim, input.ndim, "chunk")

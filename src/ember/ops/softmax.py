@@ -15,6 +15,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops import rows_kernel
+from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, refuse_complex
 from ember.ops.reduce import normalize_dim
 from ember.ops.unary import in_float32
@@ -169,6 +170,8 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         >>> ember.softmax(ember.tensor([1.0, 2.0, 3.0]), dim=0)
         tensor([0.0900, 0.2447, 0.6652])
     """
+    if type(input) in TENSOR_LIKE:
+        return handle(softmax, (input, dim), {"dtype": dtype})
     x, d = _prepare("softmax", input, dim, dtype)
     return apply(Softmax, x, dim=d)
 
@@ -182,6 +185,8 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         >>> ember.log_softmax(ember.tensor([0.0, 0.0]), dim=0)
         tensor([-0.6931, -0.6931])
     """
+    if type(input) in TENSOR_LIKE:
+        return handle(log_softmax, (input, dim), {"dtype": dtype})
     x, d = _prepare("log_softmax", input, dim, dtype)
     return apply(LogSoftmax, x, dim=d)
 

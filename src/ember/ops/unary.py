@@ -25,6 +25,7 @@ from ember.ops.convert import to_float
 from ember.ops.creation import zeros_like
 from ember.ops.erf_kernel import erf_array
 from ember.ops.inplace import bind_inplace, inplace_method
+from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import (
     Primitive,
     TensorSpec,
@@ -390,10 +391,16 @@ def _define(prim: Primitive, doc: str, *aliases: str, floating: bool = True) -> 
     in-place ``_`` form. ``floating`` ops compute integer tensors in the default float dtype."""
     if floating:
         def op(input: Tensor) -> Tensor:
-            return apply(prim, to_float(input))
+            try:
+                return apply(prim, to_float(input))
+            except TensorLikeOperand:
+                return handle(op, (input,), {})
     else:
         def op(input: Tensor) -> Tensor:
-            return apply(prim, input)
+            try:
+                return apply(prim, input)
+            except TensorLikeOperand:
+                return handle(op, (input,), {})
     op.__name__ = op.__qualname__ = prim.name
     op.__doc__ = doc
     op.__module__ = __name__

@@ -1,0 +1,359 @@
+"""The ops nested tensors support, as PyTorch's jagged layout does: each one computes on the
+packed values with ordinary Ember ops (so gradients need no new rules), and pads only for ops
+over the ragged dimension (``softmax``, ``sum``/``mean`` over it, attention).
+
+Each op is bound as a :class:`NestedTensor` method and registered for the functional op of
+its name (``ember.sum``, ``F.linear``, …): :mod:`ember.ops.overrides` hands those calls here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ember.ops.unary as unary
+from ember.dtypes import DType
+from ember.nested.nested_tensor import NestedTensor, check_same_structure, unsupported
+from ember.ops import arithmetic as arith
+from ember.ops import compare
+from ember.ops import reduce as reductions
+from ember.ops.activations import gelu, relu, silu
+from ember.ops.creation import from_numpy
+from ember.ops.dims import normalize_dim
+from ember.ops.dropout import dropout
+from ember.ops.join import cat
+from ember.ops.layer_norm import layer_norm
+from ember.ops.linalg import matmul
+from ember.ops.linear import linear
+from ember.ops.overrides import register
+from ember.ops.shape import chunk, split, transpose
+from ember.ops.softmax import log_softmax, softmax
+from ember.tensor import Tensor
+
+__all__: list[str] = []
+
+IMPLEMENTATIONS: dict[Callable, Callable] = {}  # the ember function -> its nested version
+
+
+def implements(*functions: Callable, methods: Sequence[str] = ()) -> Callable:
+    """Registers the decorated function for ``functions`` and binds it as the methods named
+    (by default those of the functions' names that are ``ember.Tensor`` methods)."""
+    def bind(impl: Callable) -> Callable:
+        for fn in functions:
+            IMPLEMENTATIONS[fn] = impl
+        names = methods or [fn.__name__ for fn in functions if hasattr(Tensor, fn.__name__)]
+        for name in names:  # the methods ember.Tensor has
+            setattr(NestedTensor, name, impl)
+        return impl
+    return bind
+
+
+def _handle(op: Callable, args: tuple, kwargs: dict) -> Any:
+    impl = IMPLEMENTATIONS.get(op)
+    if impl is None:
+        raise unsupported(op.__name__)
+    return impl(*args, **kwargs)
+
+
+register(NestedTensor, _handle)
+
+
+def logical_dim(nt: NestedTensor, dim: int, op: str, *, batch: bool = False,
+                ragged: bool = True) -> int:
+    """``dim`` in ``[0, nt.dim())``; the batch dimension (unless ``batch``) and the ragged one
+    (unless ``ragged``) raise PyTorch's kind of error."""
+    d = normalize_dim(dim, nt.dim(), op)
+    if d == 0 and not batch:
+        raise RuntimeError(f"{op}: not supported along the batch dimension (dim 0) of a nested "
+                           f"tensor of shape {nt.shape}. Hint: unbind() it into sequences")
+    if d == nt._ragged_idx and not ragged:
+        raise RuntimeError(f"{op}: not supported along the ragged dimension (dim {d}) of a "
+                           f"nested tensor of shape {nt.shape}. Hint: to_padded_tensor() "
+                           "makes a dense tensor")
+    return d
+
+
+def to_rows(nt: NestedTensor) -> Tensor:
+    """The values with the packed dimension first: (total, …)."""
+    return nt._values.movedim(nt._ragged_idx - 1, 0)
+
+
+def from_rows(nt: NestedTensor, rows: Tensor) -> Tensor:
+    """The inverse of :func:`to_rows` for rows of ``nt``'s structure."""
+    return rows.movedim(0, nt._ragged_idx - 1)
+
+
+def padded(nt: NestedTensor, padding: float, length: int | None = None) -> Tensor:
+    """``nt`` as a dense tensor, each sequence padded with ``padding`` to ``length`` (its
+    largest length by default) along the ragged dimension."""
+    length = nt._ragged.max_seqlen if length is None else length
+    dense = nt._ragged.pad_rows(to_rows(nt), padding, length)
+    return dense.movedim(1, nt._ragged_idx)
+
+
+def unpadded(nt: NestedTensor, dense: Tensor) -> NestedTensor:
+    """A dense tensor of ``nt``'s padded layout back to a nested tensor of its structure."""
+    rows = nt._ragged.unpad_rows(dense.movedim(nt._ragged_idx, 1))
+    return nt._with(from_rows(nt, rows))
+
+
+# -- elementwise ------------------------------------------------------------------------------
+def _pointwise(fn: Callable) -> Callable:
+    def op(input: NestedTensor, *args: Any, **kwargs: Any) -> NestedTensor:
+        if kwargs.get("inplace"):
+            fn(input._values, *args, **kwargs)
+            return input
+        return input._with(fn(input._values, *args, **kwargs))
+    op.__name__ = op.__qualname__ = fn.__name__
+    op.__doc__ = f"``{fn.__name__}`` of each element (of the packed values)."
+    return op
+
+
+for _name in unary.__all__:
+    implements(getattr(unary, _name), methods=(_name,))(_pointwise(getattr(unary, _name)))
+for _fn in (relu, gelu, silu, dropout):
+    implements(_fn)(_pointwise(_fn))
+
+
+def dense_operand(op: str, nt: NestedTensor, other: Any) -> Any:
+    """``other`` as an operand of ``nt``'s values: a nested tensor's values (same structure),
+    a number as it is, or a dense tensor that broadcasts against ``nt`` (right-aligned, size 1
+    on the ragged dimension, and on the batch one 1 or B) in the shape that broadcasts against
+    the values."""
+    if isinstance(other, NestedTensor):
+        return check_same_structure(op, nt, other)
+    if not isinstance(other, Tensor):
+        return other
+    oshape, n, r = tuple(other.shape), nt.dim(), nt._ragged_idx
+    at_ragged = other.ndim - n + r  # the operand's dim against the ragged one (< 0: none)
+    fits = other.ndim <= n and (at_ragged < 0 or oshape[at_ragged] == 1)
+    if fits and other.ndim < n:
+        return other
+    if fits and oshape[0] == 1:
+        return other.squeeze(0)
+    if fits and oshape[0] == nt._ragged.batch:  # one slice per sequence: repeat it per row
+        rows = other.squeeze(r).index_select(0, nt._ragged.row_batch())
+        return rows.movedim(0, r - 1)
+    raise RuntimeError(f"{op}: cannot broadcast a dense tensor of shape {oshape} with a nested "
+                       f"tensor of shape {nt.shape}: a dense operand aligns with its last "
+                       "dimensions, with size 1 on the ragged one and 1 or the batch size on "
+                       "the batch one. Hint: to_padded_tensor() makes a dense tensor")
+
+
+def _binary(fn: Callable) -> Callable:
+    def op(input: Any, other: Any, **kwargs: Any) -> NestedTensor:
+        nt = input if isinstance(input, NestedTensor) else other
+        a = dense_operand(fn.__name__, nt, input)
+        b = dense_operand(fn.__name__, nt, other)
+        return nt._with(fn(a, b, **kwargs))
+    op.__name__ = op.__qualname__ = fn.__name__
+    op.__doc__ = f"``{fn.__name__}`` elementwise, with a nested tensor of the same structure, " \
+                 "a number or a dense tensor that broadcasts (see ``dense_operand``)."
+    return op
+
+
+def _reflected(op: Callable) -> Callable:
+    def reflected(self: NestedTensor, other: Any) -> NestedTensor:
+        return op(other, self)
+    return reflected
+
+
+for _fn, _names in ((arith.add, ("add", "__add__")), (arith.sub, ("sub", "__sub__")),
+                    (arith.mul, ("mul", "__mul__")),
+                    (arith.div, ("div", "__truediv__")),
+                    (arith.pow, ("pow", "__pow__"))):
+    _op = implements(_fn, methods=_names)(_binary(_fn))
+    setattr(NestedTensor, "__r" + _names[1][2:], _reflected(_op))
+NestedTensor.__neg__ = _pointwise(arith.neg)
+for _fn in (compare.lt, compare.le, compare.gt, compare.ge, compare.eq, compare.ne):
+    implements(_fn, methods=(_fn.__name__, f"__{_fn.__name__}__"))(_binary(_fn))
+NestedTensor.__abs__ = NestedTensor.abs
+
+
+def _inplace(name: str) -> Callable:
+    """The in-place method ``name`` (``add_``, ``exp_``, …): the values' own, on the operands
+    as :func:`dense_operand` makes them."""
+    def method(self: NestedTensor, *args: Any, **kwargs: Any) -> NestedTensor:
+        getattr(self._values, name)(*(dense_operand(name, self, a) for a in args), **kwargs)
+        return self
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``{name[:-1]}`` written into the values in place."
+    return method
+
+
+for _name in [f"{n}_" for n in unary.__all__] + ["relu_", "add_", "sub_", "mul_", "div_",
+                                                    "pow_"]:
+    if hasattr(Tensor, _name):
+        setattr(NestedTensor, _name, _inplace(_name))
+for _name, _method in (("add_", "__iadd__"), ("sub_", "__isub__"), ("mul_", "__imul__"),
+                       ("div_", "__itruediv__")):
+    setattr(NestedTensor, _method, getattr(NestedTensor, _name))
+
+
+# -- over the last dimensions ---------------------------------------------------------------
+def _ragged_not_last(op: str, nt: NestedTensor) -> None:
+    if nt._ragged_idx == nt.dim() - 1:
+        raise RuntimeError(f"{op}: the last dimension of a nested tensor of shape {nt.shape} is "
+                           "its ragged one. Hint: transpose it away first")
+
+
+@implements(linear)
+def nested_linear(input: NestedTensor, weight: Tensor, bias: Tensor | None = None
+                  ) -> NestedTensor:
+    """``F.linear`` over the last dimension of each sequence."""
+    _ragged_not_last("linear", input)
+    return input._with(linear(input._values, weight, bias))
+
+
+@implements(matmul, methods=("matmul", "__matmul__"))
+def nested_matmul(input: NestedTensor, other: Tensor) -> NestedTensor:
+    """A nested tensor (…, n) times a dense matrix (n, m) or vector (n,)."""
+    if not isinstance(other, Tensor) or other.ndim > 2:
+        shown = other.shape if isinstance(other, NestedTensor) else \
+            tuple(getattr(other, "shape", ()))
+        raise unsupported(f"matmul of a nested tensor of shape {input.shape} with an operand of "
+                          f"shape {shown} (only a dense matrix or vector is)")
+    _ragged_not_last("matmul", input)
+    return input._with(matmul(input._values, other))
+
+
+@implements(layer_norm)
+def nested_layer_norm(input: NestedTensor, normalized_shape: int | Sequence[int],
+                      weight: Tensor | None = None, bias: Tensor | None = None,
+                      eps: float = 1e-5) -> NestedTensor:
+    """``F.layer_norm`` over trailing dimensions right of the ragged one."""
+    count = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    if count > input.dim() - 1 - input._ragged_idx:
+        raise RuntimeError(f"layer_norm: normalized_shape {normalized_shape} reaches the ragged "
+                           f"or batch dimension of a nested tensor of shape {input.shape}; "
+                           "nested tensors normalize over dimensions right of the ragged one")
+    return input._with(layer_norm(input._values, normalized_shape, weight, bias, eps))
+
+
+def _softmax(fn: Callable) -> Callable:
+    def op(input: NestedTensor, dim: int | None = None, _stacklevel: int = 3,
+           dtype: DType | None = None) -> NestedTensor:
+        if dim is None:
+            raise TypeError(f"{fn.__name__}: nested tensors need an explicit dim")
+        d = logical_dim(input, dim, fn.__name__)
+        if d != input._ragged_idx:
+            return input._with(fn(input._values, d - 1, dtype=dtype))
+        dense = padded(input, float("-inf"))
+        return unpadded(input, fn(dense, d, dtype=dtype))
+    op.__name__ = op.__qualname__ = fn.__name__
+    op.__doc__ = f"``{fn.__name__}`` along ``dim``; along the ragged one, over each sequence."
+    return op
+
+
+implements(softmax)(_softmax(softmax))
+implements(log_softmax)(_softmax(log_softmax))
+
+
+# -- reductions ------------------------------------------------------------------------------
+def _reduce_dim(op: str, input: NestedTensor, dim: Any) -> int:
+    if isinstance(dim, (tuple, list)):
+        if len(dim) != 1:
+            raise unsupported(f"{op} over several dimensions {tuple(dim)}")
+        dim = dim[0]
+    return logical_dim(input, dim, op)
+
+
+@implements(reductions.sum)
+def nested_sum(input: NestedTensor, dim: Any = None, keepdim: bool = False, *,
+               dtype: DType | None = None) -> Tensor | NestedTensor:
+    """The sum of all elements (dim None), along the ragged dimension (a dense (B, …) tensor)
+    or along another one (a nested tensor)."""
+    if dim is None:
+        return input._values.sum(dtype=dtype)
+    d = _reduce_dim("sum", input, dim)
+    if d == input._ragged_idx:
+        return padded(input, 0.0).sum(d, keepdim, dtype=dtype)
+    ragged_idx = input._ragged_idx - (d < input._ragged_idx and not keepdim)
+    return input._with(input._values.sum(d - 1, keepdim, dtype=dtype), ragged_idx)
+
+
+@implements(reductions.mean)
+def nested_mean(input: NestedTensor, dim: Any = None, keepdim: bool = False, *,
+                dtype: DType | None = None) -> Tensor | NestedTensor:
+    """The mean over all elements, along the ragged dimension (each sequence's mean, a dense
+    tensor) or along another one (a nested tensor)."""
+    if dim is None:
+        return input._values.mean(dtype=dtype)
+    d = _reduce_dim("mean", input, dim)
+    if d != input._ragged_idx:
+        ragged_idx = input._ragged_idx - (d < input._ragged_idx and not keepdim)
+        return input._with(input._values.mean(d - 1, keepdim, dtype=dtype), ragged_idx)
+    total = nested_sum(input, d, keepdim, dtype=dtype)
+    lengths = from_numpy(input._ragged.lengths).to(total.dtype)
+    return total / lengths.reshape((-1,) + (1,) * (total.ndim - 1))
+
+
+# -- shape -----------------------------------------------------------------------------------
+@implements(transpose)
+def nested_transpose(input: NestedTensor, dim0: int, dim1: int) -> NestedTensor:
+    """Dimensions ``dim0`` and ``dim1`` (neither the batch one) swapped; the ragged one may
+    move, as attention's (B, j, H, D) -> (B, H, j, D)."""
+    a, b = logical_dim(input, dim0, "transpose"), logical_dim(input, dim1, "transpose")
+    r = input._ragged_idx
+    ragged_idx = b if r == a else a if r == b else r
+    return input._with(input._values.transpose(a - 1, b - 1), ragged_idx)
+
+
+def unflatten(input: NestedTensor, dim: int, sizes: Sequence[int]) -> NestedTensor:
+    """Dimension ``dim`` (neither batch nor ragged) split into ``sizes``, as
+    ``Tensor.unflatten``."""
+    d = logical_dim(input, dim, "unflatten", ragged=False)
+    shift = (len(sizes) - 1) if d < input._ragged_idx else 0
+    return input._with(input._values.unflatten(d - 1, sizes), input._ragged_idx + shift)
+
+
+def flatten(input: NestedTensor, start_dim: int = 0, end_dim: int = -1) -> NestedTensor:
+    """Dimensions ``start_dim`` to ``end_dim`` merged; they must all lie right of the ragged
+    one, or all between it and the batch one."""
+    a = logical_dim(input, start_dim, "flatten", ragged=False)
+    b = logical_dim(input, end_dim, "flatten", ragged=False)
+    r = input._ragged_idx
+    if a <= r <= b:
+        raise RuntimeError(f"flatten: dims {start_dim}..{end_dim} of a nested tensor of shape "
+                           f"{input.shape} include its ragged dimension")
+    shift = (b - a) if b < r else 0
+    return input._with(input._values.flatten(a - 1, b - 1), r - shift)
+
+
+NestedTensor.unflatten = unflatten
+NestedTensor.flatten = flatten
+
+
+@implements(split)
+def nested_split(tensor: NestedTensor, split_size_or_sections: int | Sequence[int],
+                 dim: int = 0) -> tuple[NestedTensor, ...]:
+    """Pieces along ``dim`` (neither batch nor ragged), each of the same ragged structure."""
+    d = logical_dim(tensor, dim, "split", ragged=False)
+    return tuple(tensor._with(v) for v in tensor._values.split(split_size_or_sections, d - 1))
+
+
+@implements(chunk)
+def nested_chunk(input: NestedTensor, chunks: int, dim: int = 0) -> tuple[NestedTensor, ...]:
+    """``chunks`` pieces along ``dim`` (neither batch nor ragged)."""
+    d = logical_dim(input, dim, "chunk", ragged=False)
+    return tuple(input._with(v) for v in input._values.chunk(chunks, d - 1))
+
+
+@implements(cat)
+def nested_cat(tensors: Sequence[NestedTensor], dim: int = 0) -> NestedTensor:
+    """Nested tensors of one structure joined along ``dim`` (neither batch nor ragged)."""
+    first = tensors[0]
+    d = logical_dim(first, dim, "cat", ragged=False)
+    values = [check_same_structure("cat", first, t) for t in tensors]
+    return first._with(cat(values, d - 1))
+
+
+def unbind(input: NestedTensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The B sequences, as dense tensors (views of the values, so gradients flow back)."""
+    if normalize_dim(dim, input.dim(), "unbind") != 0:
+        raise RuntimeError("unbind: nested tensors unbind only along the batch dimension 0")
+    pieces = to_rows(input).split(input._ragged.lengths.tolist(), 0)
+    return tuple(p.movedim(0, input._ragged_idx - 1) for p in pieces)
+
+
+NestedTensor.unbind = unbind

@@ -1,0 +1,130 @@
+"""The ragged structure of nested tensors: offsets, the symbolic size ``j1`` that stands for
+the ragged dimension, and the differentiable padding and unpadding between packed values and
+a dense (batch, max length, …) tensor that ops over the ragged dimension compute with.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Any
+
+import numpy as np
+
+from ember.ops.creation import from_numpy, full
+from ember.ops.join import cat
+from ember.tensor import Tensor
+
+__all__: list[str] = []
+
+_NUMBERS = itertools.count(1)
+
+
+class RaggedDim:
+    """The size of a nested tensor's ragged dimension, as PyTorch's symbolic ``j1``: one per
+    ragged structure, equal only to itself, printed ``j<n>``. It is no number: using it as one
+    raises an error that points at the lengths.
+
+    Example:
+        >>> nt = ember.nested.nested_tensor([ember.zeros(2, 3), ember.zeros(1, 3)])
+        >>> j = nt.shape[1]
+        >>> j == nt.shape[1], j == ember.nested.nested_tensor([ember.zeros(2, 3)]).shape[1]
+        (True, False)
+    """
+
+    __slots__ = ("number",)
+
+    def __init__(self) -> None:
+        self.number = next(_NUMBERS)
+
+    def __repr__(self) -> str:
+        return f"j{self.number}"
+
+    def __index__(self) -> int:
+        raise TypeError(f"the ragged dimension {self} of a nested tensor has no single size. "
+                        "Hint: its lengths are nt.offsets().diff(); to_padded_tensor() makes a "
+                        "dense tensor")
+
+    __int__ = __index__
+
+
+class Ragged:
+    """Offsets (B + 1 int64 row boundaries into the packed values), the lengths they give,
+    the :class:`RaggedDim` naming them, and index arrays for padding, made once per length."""
+
+    __slots__ = ("offsets", "lengths", "dim", "min_seqlen", "max_seqlen", "_indices",
+                 "__weakref__")
+
+    def __init__(self, offsets: Tensor, min_seqlen: int | None = None,
+                 max_seqlen: int | None = None) -> None:
+        self.offsets = offsets
+        self.lengths = np.diff(offsets.numpy())
+        self.dim = RaggedDim()
+        longest = int(self.lengths.max()) if len(self.lengths) else 0
+        shortest = int(self.lengths.min()) if len(self.lengths) else 0
+        self.max_seqlen = longest if max_seqlen is None else int(max_seqlen)
+        self.min_seqlen = shortest if min_seqlen is None else int(min_seqlen)
+        self._indices: dict[Any, Tensor] = {}
+
+    @property
+    def batch(self) -> int:
+        return len(self.lengths)
+
+    @property
+    def total(self) -> int:
+        return int(self.offsets.numpy()[-1])
+
+    def _cached(self, key: Any, make: Any) -> Tensor:
+        index = self._indices.get(key)
+        if index is None:
+            index = self._indices[key] = from_numpy(make()).to(self.offsets.device)
+        return index
+
+    def row_batch(self) -> Tensor:
+        """The batch index of each packed row, (total,)."""
+        return self._cached("batch", lambda: np.repeat(np.arange(self.batch), self.lengths))
+
+    def _slots(self, length: int) -> np.ndarray:
+        """The slot ``b * length + i`` of each packed row (row i of sequence b)."""
+        starts = self.offsets.numpy()[:-1]
+        batch = np.repeat(np.arange(self.batch), self.lengths)
+        return batch * length + np.arange(self.total) - starts[batch]
+
+    def mask(self, length: int) -> Tensor:
+        """(B, length) bool: True where a position holds a value."""
+        return self._cached(("mask", length),
+                            lambda: np.arange(length)[None, :] < self.lengths[:, None])
+
+    def pad_rows(self, rows: Tensor, padding: float, length: int) -> Tensor:
+        """Packed ``rows`` (total, *inner) as (B, length, *inner), ``padding`` past each end."""
+        def sources() -> np.ndarray:
+            index = np.full(self.batch * length, self.total, dtype=np.int64)
+            index[self._slots(length)] = np.arange(self.total)
+            return index
+        inner = tuple(rows.shape[1:])
+        filler = full((1, *inner), padding, dtype=rows.dtype, device=rows.device)
+        picked = cat([rows, filler]).index_select(0, self._cached(("pad", length), sources))
+        return picked.reshape((self.batch, length, *inner))
+
+    def unpad_rows(self, padded: Tensor) -> Tensor:
+        """(B, length, *inner) back to the packed rows (total, *inner)."""
+        length, inner = padded.shape[1], tuple(padded.shape[2:])
+        flat = padded.reshape((self.batch * length, *inner))
+        return flat.index_select(0, self._cached(("unpad", length),
+                                                 lambda: self._slots(length)))
+
+
+_BY_OFFSETS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # id(offsets) ->
+
+
+def ragged_for(offsets: Tensor, min_seqlen: int | None = None,
+               max_seqlen: int | None = None) -> Ragged:
+    """The structure of ``offsets``: the same one (the same ``j``) for the same offsets
+    tensor while a nested tensor uses it, as PyTorch gives nested tensors built on one offsets
+    tensor one ragged size."""
+    ragged = _BY_OFFSETS.get(id(offsets))
+    if ragged is None or ragged.offsets is not offsets or min_seqlen is not None or \
+            max_seqlen is not None:
+        ragged = Ragged(offsets, min_seqlen, max_seqlen)
+        _BY_OFFSETS[id(offsets)] = ragged
+    return ragged

@@ -1,0 +1,154 @@
+"""Edge cases found in review, each against torch.nested (layout=torch.jagged) or against the
+same computation done per sequence on dense tensors."""
+
+import copy as copy_module
+import io
+import pickle
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import ember
+import ember.nn.functional as F
+from ember.errors import ShapeError
+from tests.nested.helpers import arrays, assert_close, pair
+
+
+def separate(lengths, heads=2, dim=3, seed=0):
+    """(B, H, j, D) nested tensors of ``lengths``, each call a new ragged structure, with the
+    dense (H, L, D) sequences they hold."""
+    data = arrays((heads, dim), lengths, seed)
+    nt = ember.nested.nested_tensor([ember.tensor(a) for a in data]).transpose(1, 2)
+    return nt, [torch.tensor(a).transpose(0, 1) for a in data]
+
+
+@pytest.mark.parametrize("q_lengths, kv_lengths, q_heads, is_causal", [
+    ((2, 3, 1), (2, 3, 1), 2, False),   # key and value built apart, as torch allows
+    ((3, 1, 2), (2, 4, 2), 2, True),    # different query and key lengths, causal
+    ((2, 0, 3), (2, 0, 3), 2, False),   # an empty sequence
+    ((2, 1), (2, 0), 2, False),         # a query attending to no keys gives zeros
+    ((3, 1, 2), (2, 4, 2), 4, False),   # grouped-query attention: 4 query heads, 2 kv heads
+])
+def test_attention_per_sequence(q_lengths, kv_lengths, q_heads, is_causal):
+    q, qs = separate(q_lengths, q_heads, seed=1)
+    k, ks = separate(kv_lengths, seed=2)
+    v, vs = separate(kv_lengths, seed=3)
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=is_causal,
+                                         enable_gqa=q_heads != 2)
+    for got, *dense in zip(out.unbind(), qs, ks, vs):
+        want = TF.scaled_dot_product_attention(*dense, is_causal=is_causal,
+                                               enable_gqa=q_heads != 2)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_attention_refuses_key_and_value_of_different_lengths():
+    q, _ = separate((2, 3))
+    v, _ = separate((2, 2))
+    with pytest.raises(RuntimeError, match="key .* and value .* lengths"):
+        F.scaled_dot_product_attention(q, q, v)
+
+
+def test_construction_refuses_mixed_dtypes_like_torch():
+    parts = [ember.ones(2, 3), ember.ones(1, 3, dtype=ember.float64)]
+    for make in (ember.nested.nested_tensor, ember.nested.as_nested_tensor):
+        with pytest.raises(TypeError, match=r"one dtype.*float32.*float64.*Hint"):
+            make(parts, dtype=ember.float64)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        torch.nested.nested_tensor([torch.ones(2, 3), torch.ones(1, 3, dtype=torch.float64)],
+                                   layout=torch.jagged, dtype=torch.float64)
+
+
+def test_equality_is_elementwise_and_truth_is_ambiguous():
+    nt, tnt = pair()
+    for got, want in ((nt == nt, tnt == tnt), (nt != 0.5, tnt != 0.5),
+                      (nt == nt.clone(), tnt == tnt.clone())):
+        assert got.dtype is ember.bool
+        assert_close(got, want)
+    with pytest.raises(RuntimeError, match="ambiguous"):
+        bool(nt)
+    assert len({nt, nt}) == 1  # still hashable, by identity
+
+
+def test_in_place_ops_write_the_values():
+    nt, tnt = pair()
+    values = nt.values()
+    for x in (nt, tnt):
+        assert x.add_(1.5) is x and x.mul_(x) is x and x.sub_(2, alpha=0.5) is x
+        assert x.div_(3) is x and x.exp_() is x and x.relu_() is x
+        before = x
+        x += 1
+        x -= 0.25
+        x *= 2
+        x /= 4
+        assert x is before
+    assert nt.values() is values
+    assert_close(nt, tnt)
+    with pytest.raises(RuntimeError, match="leaf"):
+        ember.nested.nested_tensor([ember.ones(2)], requires_grad=True).add_(1)
+
+
+def test_grad_fn_abs_and_integer_indexing():
+    nt, tnt = pair(requires_grad=True)
+    assert nt.grad_fn is None and (nt * 2).grad_fn is not None
+    assert_close(abs(nt), abs(tnt))
+    np.testing.assert_array_equal(nt[np.int64(1)].detach().numpy(),
+                                  tnt[np.int64(1)].detach().numpy())
+    with pytest.raises(NotImplementedError, match="indexing with True"):
+        nt[True]
+
+
+def test_gradcheck_of_a_nested_input_says_to_check_its_values():
+    nt, _ = pair(requires_grad=True)
+    with pytest.raises(TypeError, match="gradcheck.*nested.*values"):
+        ember.autograd.gradcheck(lambda x: (x * x).sum(), (nt,))
+
+
+def test_compile_vmap_and_save_refuse_nested_tensors_clearly():
+    nt, _ = pair()
+    with pytest.raises(TypeError, match=r"ember.jit: argument x is a NestedTensor.*Hint"):
+        ember.compile(lambda x: x * 2)(nt)
+    with pytest.raises(ValueError, match=r"vmap: .*NestedTensor.*unbind"):
+        ember.vmap(lambda x: x * 2)(nt)
+    with pytest.raises(Exception, match="cannot save .*NestedTensor"):
+        ember.save(nt, io.BytesIO())
+
+
+def test_pickle_and_deepcopy_keep_the_sequences():
+    nt, tnt = pair()
+    for copy in (pickle.loads(pickle.dumps(nt)), copy_module.deepcopy(nt)):
+        assert_close(copy, tnt)
+        assert copy.shape[1] != nt.shape[1] or copy._ragged is nt._ragged
+
+
+def test_repr_orders_its_fields_like_torch():
+    leaf = ember.nested.nested_tensor([ember.ones(2), ember.ones(1)], requires_grad=True)
+    assert repr(leaf).endswith("offsets=tensor([0, 2, 3]), requires_grad=True, "
+                               "contiguous=True)")
+    assert repr(leaf * 2).endswith("offsets=tensor([0, 2, 3]), grad_fn=<MulBackward>, "
+                                   "contiguous=True)")
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (2, 4)), ((2, 3, 5), (2, 1, 5)), ((2, 3), (3, 3))])
+def test_components_ragged_in_another_dimension_like_torch(shapes):
+    data = [np.arange(np.prod(s), dtype=np.float64).reshape(s) for s in shapes]
+    for make, tmake in ((ember.nested.nested_tensor, torch.nested.nested_tensor),
+                        (ember.nested.as_nested_tensor, torch.nested.as_nested_tensor)):
+        nt = make([ember.tensor(a) for a in data])
+        tnt = tmake([torch.tensor(a) for a in data], layout=torch.jagged)
+        assert nt._ragged_idx == tnt._ragged_idx
+        assert_close(nt, tnt)
+        np.testing.assert_array_equal(nt.to_padded_tensor(-1.0).numpy(),
+                                      tnt.to_padded_tensor(-1.0).numpy())
+
+
+def test_components_ragged_in_two_dimensions_are_refused():
+    with pytest.raises(ShapeError, match=r"one ragged dimension.*\(2, 3\), \(3, 4\)"):
+        ember.nested.nested_tensor([ember.ones(2, 3), ember.ones(3, 4)])
+
+
+def test_attention_refuses_a_dense_query_with_nested_keys():
+    q, _ = separate((2, 3))
+    with pytest.raises(TypeError, match=r"all be nested.*Tensor, NestedTensor, NestedTensor"):
+        F.scaled_dot_product_attention(ember.ones(2, 2, 3, 3, dtype=ember.float64), q, q)
