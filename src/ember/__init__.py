@@ -110,7 +110,7 @@ from ember.type_info import can_cast, finfo, iinfo
 
 # The layers above the core import it, so they come after it, in layer order (DESIGN.md).
 # isort: off
-from ember import fft, signal, special  # torch's namespaces of these names, over the ops
+from ember import fft, random, signal, special  # torch's namespaces of these names, over the ops
 from ember import data, linalg, models, nn, optim, utils, vision  # layer 3
 from ember import distributions  # layer 3, over nn.functional
 from ember import func, jit  # layer 4: transforms

@@ -15,6 +15,7 @@ from ember import dtypes
 from ember.backend import Device
 from ember.dtypes import DType
 from ember.errors import DTypeError, GradError, ShapeError
+from ember.hooks import RemovableHandle, warn_if_has_hooks
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -311,7 +312,7 @@ class Tensor:
             hooks = node.hooks.setdefault(self._idx, [])
         hooks.append(hook)
         STRUCTURE.value += 1
-        return RemovableHandle(hooks, hook)
+        return RemovableHandle.for_entry(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]
                                            ) -> RemovableHandle:
@@ -398,6 +399,7 @@ class Tensor:
         """Pickling (multiprocessing, ``copy.copy``) carries a copy of the data, the device and
         ``requires_grad``, as PyTorch's does (the copy is a leaf: history stays behind). Files
         are better written with ``ember.save``, which stores no code."""
+        warn_if_has_hooks(self)
         array = np.array(self._host("pickling", keep=False))
         return _unpickled, (array, str(self._device), self.requires_grad)
 
@@ -445,26 +447,6 @@ def _copied(t: Tensor, memo: dict) -> Tensor:
     if data is None:
         data = memo[id(t._data)] = t.detach().clone()._data
     return _wrap(data, t._device)
-
-
-class RemovableHandle:
-    """Returned by hook registrations; ``remove()`` unregisters the hook."""
-
-    __slots__ = ("_hooks", "_hook")
-
-    def __init__(self, hooks: list, hook: Callable) -> None:
-        self._hooks, self._hook = hooks, hook
-
-    def remove(self) -> None:
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)
-            STRUCTURE.value += 1
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
 
 
 def _unpickled(array: np.ndarray, device: str, requires_grad: bool) -> Tensor:

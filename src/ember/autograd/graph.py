@@ -80,7 +80,7 @@ def add_hook(hooks: list, hook: Callable) -> RemovableHandle:
     """Appends ``hook`` to ``hooks``; the handle removes it (a compiled function notices)."""
     hooks.append(hook)
     STRUCTURE.value += 1
-    return RemovableHandle(hooks, hook)
+    return RemovableHandle.for_entry(hooks, hook)
 
 
 class AccumulateGrad(_Hookable):

@@ -27,7 +27,7 @@ def _add_hook(hooks: list, hook: _Hook, prepend: bool) -> RemovableHandle:
     else:
         hooks.append(hook)
     STRUCTURE.value += 1
-    return RemovableHandle(hooks, hook)
+    return RemovableHandle.for_entry(hooks, hook)
 
 
 class ModuleHooksMixin:

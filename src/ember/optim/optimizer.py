@@ -167,12 +167,12 @@ class Optimizer:
         """``hook(optimizer, args, kwargs)`` runs before each ``step``; it may return new
         ``(args, kwargs)``."""
         self._step_pre_hooks.append(hook)
-        return RemovableHandle(self._step_pre_hooks, hook)
+        return RemovableHandle.for_entry(self._step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(optimizer, args, kwargs)`` runs after each ``step``."""
         self._step_post_hooks.append(hook)
-        return RemovableHandle(self._step_post_hooks, hook)
+        return RemovableHandle.for_entry(self._step_post_hooks, hook)
 
     # -- state dicts ---------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
