@@ -112,6 +112,7 @@ from ember.type_info import can_cast, finfo, iinfo
 # isort: off
 from ember import fft, random, signal, special  # torch's namespaces of these names, over the ops
 from ember import data, linalg, models, nn, optim, utils, vision  # layer 3
+from ember import testing  # layer 3: torch.testing's helpers
 from ember import distributions  # layer 3, over nn.functional
 from ember import func, jit  # layer 4: transforms
 from ember.func import vmap  # as torch.vmap
