@@ -118,7 +118,7 @@ from ember import func, jit  # layer 4: transforms
 from ember.func import vmap  # as torch.vmap
 from ember.jit import compile  # noqa: A004 - as torch.compile
 from ember.jit.control import cond, while_loop  # torch.cond, torch's while_loop
-from ember import amp, distributed, memory, profiler  # layer 5: systems
+from ember import amp, distributed, hub, memory, profiler  # layer 5: systems
 from ember import ao, quant
 from ember.ao import quantization  # torch.quantization, the legacy name of torch.ao's
 from ember.quant.qtensor import dequantize, quantize_per_channel, quantize_per_tensor
