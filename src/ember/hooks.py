@@ -144,4 +144,4 @@ def tensor_hooks(tensor: Any) -> list:
     itself, a result of an op on the node that made it."""
     if tensor._node is None:
         return list(tensor._hooks or ())
-    return list((tensor._node.hooks or {}).get(tensor._idx, ()))
+    return list((getattr(tensor._node, "hooks", None) or {}).get(tensor._idx, ()))

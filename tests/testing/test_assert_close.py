@@ -91,6 +91,16 @@ CASES = {
                            lambda L: {"x": [1, (2.0, L.tensor([1.0, 2.1]))]})),
     "structure_first": close(inputs(lambda L: [L.tensor(1.0), [1, 2]],
                                     lambda L: [L.tensor(2.0), [1, 2, 3]])),
+    "quantized": close(inputs(lambda L: L.quantize_per_tensor(L.tensor([1.0, 2.0]), 0.1, 0,
+                                                              L.quint8),
+                              lambda L: L.quantize_per_tensor(L.tensor([1.0, 2.5]), 0.1, 0,
+                                                              L.quint8))),
+    "quantized_dtype": close(inputs(lambda L: L.quantize_per_tensor(L.ones(2), 0.1, 0, L.quint8),
+                                    lambda L: L.quantize_per_tensor(L.ones(2), 0.1, 0, L.qint8))),
+    "quantized_scheme": close(inputs(
+        lambda L: L.quantize_per_tensor(L.ones(1, 2), 0.1, 0, L.quint8),
+        lambda L: L.quantize_per_channel(L.ones(1, 2), L.tensor([0.1]), L.tensor([0]), 0,
+                                         L.quint8))),
     "allclose": lambda L: L.testing.assert_allclose([1.0, 2.0], [1.0, 2.01]),
     "allclose_nan": lambda L: L.testing.assert_allclose(L.tensor([1.0, NAN]), [1.0, NAN]),
 }
@@ -100,6 +110,7 @@ def _outcome(lib, case):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)  # (assert_allclose's deprecation)
+            warnings.simplefilter("ignore", UserWarning)  # (torch's quantized deprecation)
             case(lib)
     except Exception as err:  # noqa: BLE001 - the outcome is what is compared
         return type(err), str(err).replace("ember.tensor.Tensor", "torch.Tensor")

@@ -33,6 +33,7 @@ _TOLERANCES = {
 }
 _ALLCLOSE_TOLERANCES = {dtypes.float16: (1e-3, 1e-3), dtypes.float32: (1e-4, 1e-5),
                         dtypes.float64: (1e-5, 1e-8)}  # the deprecated assert_allclose's
+_QUANTIZED_TOLERANCES = (1.3e-6, 1e-5)  # every quantized dtype's, on the dequantized values
 _NUMBER_DTYPES = {int: dtypes.int64, float: dtypes.float64, complex: dtypes.complex128}
 _WIDE_UNSIGNED = (dtypes.uint16, dtypes.uint32, dtypes.uint64)  # compared as int64, as PyTorch
 
@@ -76,13 +77,16 @@ def _loosest(table: dict, *kinds: dtypes.DType) -> tuple[float, float]:
     return max(rtols), max(atols)
 
 
-def _tolerances(*kinds: dtypes.DType, opts: _Options, where: tuple) -> tuple[float, float]:
+def _tolerances(*kinds: dtypes.DType, opts: _Options, where: tuple,
+                quantized: bool = False) -> tuple[float, float]:
+    """The given ``rtol`` and ``atol``, or the defaults: the loosest of ``kinds``, or those of
+    quantized values."""
     if (opts.rtol is None) != (opts.atol is None):
         raise _Failure(ValueError, "Both 'rtol' and 'atol' must be either specified or omitted, "
                        f"but got no {'rtol' if opts.rtol is None else 'atol'}.", where)
     if opts.rtol is not None:
         return opts.rtol, opts.atol  # type: ignore[return-value]
-    return _loosest(_TOLERANCES, *kinds)
+    return _QUANTIZED_TOLERANCES if quantized else _loosest(_TOLERANCES, *kinds)
 
 
 def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True,
@@ -168,6 +172,9 @@ def _leaf_pair(actual: Any, expected: Any, where: tuple, opts: _Options) -> Call
         rtol, atol = _tolerances(_NUMBER_DTYPES[type(a)], _NUMBER_DTYPES[type(e)], opts=opts,
                                  where=where)
         return lambda: _compare_numbers(a, e, rtol, atol, opts, where)
+    if _is_quantized(actual) and _is_quantized(expected):
+        rtol, atol = _tolerances(opts=opts, where=where, quantized=True)
+        return lambda: _compare_tensors(actual, expected, rtol, atol, opts, where)
     pair = _tensor_pair(actual, expected, opts)
     if pair is None:
         raise _Failure(TypeError, "No comparison pair was able to handle inputs of type "
@@ -175,6 +182,13 @@ def _leaf_pair(actual: Any, expected: Any, where: tuple, opts: _Options) -> Call
     a, e = pair
     rtol, atol = _tolerances(a.dtype, e.dtype, opts=opts, where=where)
     return lambda: _compare_tensors(a, e, rtol, atol, opts, where)
+
+
+def _is_quantized(x: Any) -> bool:
+    """Whether ``x`` is a quantized tensor (``ember.quantize_per_tensor``'s, which is no
+    :class:`Tensor`): compared by its dequantized values, as PyTorch does."""
+    return not isinstance(x, Tensor) and getattr(x, "is_quantized", False) is True \
+        and hasattr(x, "dequantize")
 
 
 def _tensor_pair(actual: Any, expected: Any, opts: _Options) -> tuple[Tensor, Tensor] | None:
@@ -219,9 +233,12 @@ def _isnan(x: complex) -> bool:
     return bool(np.isnan(x))
 
 
-def _compare_tensors(actual: Tensor, expected: Tensor, rtol: float, atol: float,
+def _compare_tensors(actual: Any, expected: Any, rtol: float, atol: float,
                      opts: _Options, where: tuple) -> None:
     _compare_attributes(actual, expected, opts, where)
+    quantized = _is_quantized(actual)
+    if quantized:
+        actual, expected = actual.dequantize(), expected.dequantize()
     a, e, common = _common_arrays(actual, expected)
     bitwise = common.is_floating_point and common.itemsize == 1  # the float8 dtypes
     if bitwise and (rtol != 0.0 or atol != 0.0):
@@ -232,20 +249,23 @@ def _compare_tensors(actual: Tensor, expected: Tensor, rtol: float, atol: float,
     if matches.all():
         return
     if a.ndim == 0:
-        message = _scalar_message(_number(a), _number(e), rtol, atol)
+        message = _scalar_message(_number(a), _number(e), rtol, atol, quantized)
     else:
-        message = _tensor_message(a, e, matches, rtol, atol, bitwise)
+        message = _tensor_message(a, e, matches, rtol, atol, bitwise, quantized)
     raise _Failure(AssertionError, message, where)
 
 
-def _compare_attributes(actual: Tensor, expected: Tensor, opts: _Options, where: tuple) -> None:
+def _compare_attributes(actual: Any, expected: Any, opts: _Options, where: tuple) -> None:
     def differ(name: str, a: Any, e: Any) -> _Failure:
         return _Failure(AssertionError, f"The values for attribute '{name}' do not match: "
                         f"{a} != {e}.", where)
 
     if actual.shape != expected.shape:
         raise differ("shape", actual.shape, expected.shape)
-    if actual.layout != expected.layout:
+    if _is_quantized(actual):
+        if actual.qscheme() != expected.qscheme():
+            raise differ("qscheme()", actual.qscheme(), expected.qscheme())
+    elif actual.layout != expected.layout:
         if opts.check_layout:
             raise differ("layout", actual.layout, expected.layout)
     elif opts.check_stride and actual.stride() != expected.stride():
@@ -289,15 +309,16 @@ def _number(x: np.ndarray | np.generic) -> complex:
     return float(x)
 
 
-def _scalar_message(actual: complex, expected: complex, rtol: float, atol: float) -> str:
+def _scalar_message(actual: complex, expected: complex, rtol: float, atol: float,
+                    quantized: bool = False) -> str:
     diff = abs(actual - expected)
     relative = float("inf") if expected == 0 else diff / abs(expected)
-    return _message("Scalars", f"Expected {expected} but got {actual}.", diff, None, atol,
-                    relative, None, rtol)
+    return _message(_named("Scalars", quantized), f"Expected {expected} but got {actual}.",
+                    diff, None, atol, relative, None, rtol)
 
 
 def _tensor_message(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol: float,
-                    atol: float, bitwise: bool) -> str:
+                    atol: float, bitwise: bool, quantized: bool) -> str:
     total, mismatched = matches.size, int(matches.size - matches.sum())
     counts = f"Mismatched elements: {mismatched} / {total} ({mismatched / total:.1%})"
     if bitwise:  # 8-bit floats compare exactly: the message says where they first differ
@@ -314,9 +335,14 @@ def _tensor_message(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol: flo
     same = matches.ravel()
     diff[same], relative[same] = 0, 0
     at_diff, at_relative = int(np.argmax(diff)), int(np.argmax(relative))
-    return _message("Tensor-likes", counts, _number(diff[at_diff]),
+    return _message(_named("Tensor-likes", quantized), counts, _number(diff[at_diff]),
                     np.unravel_index(at_diff, a.shape), atol, _number(relative[at_relative]),
                     np.unravel_index(at_relative, a.shape), rtol)
+
+
+def _named(what: str, quantized: bool) -> str:
+    """What the message calls the values: "Quantized tensor-likes" for quantized ones."""
+    return f"Quantized {what.lower()}" if quantized else what
 
 
 def _message(what: str, extra: str, diff: complex, diff_at: tuple | None, atol: float,
