@@ -85,6 +85,10 @@ CASES = {
                          lambda L: [L.tensor(1.0), L.tensor(3.0)])),
     "list_and_tuple": close(inputs([1, 2], (1, 2))),
     "lengths": close(inputs([1, 2], [1, 2, 3])),
+    "lengths_msg": close(inputs([1, 2], [1, 2, 3]), msg="custom"),  # (pairing: msg unused)
+    "types_msg_callable": close(inputs([1], ["a"]), msg=lambda m: "X" + m),
+    "keys_msg": close(inputs({"a": 1}, {"b": 1}), msg="custom"),
+    "half_tolerances_msg": close(inputs(t(1.0), t(1.1)), rtol=0.1, msg="custom"),
     "dict": close(inputs(lambda L: {"a": L.tensor(1.0)}, lambda L: {"a": L.tensor(2.0)})),
     "keys": close(inputs(lambda L: {"a": L.tensor(1.0)}, lambda L: {"b": L.tensor(2.0)})),
     "nested": close(inputs(lambda L: {"x": [1, (2.0, L.tensor([1.0, 2.0]))]},
@@ -138,3 +142,22 @@ def test_subclasses_and_devices():
 def test_assert_allclose_is_deprecated():
     with pytest.warns(FutureWarning, match="assert_allclose.*deprecated.*assert_close"):
         ember.testing.assert_allclose(ember.tensor([1.0]), [1.0])
+
+
+@pytest.mark.parametrize("dtype, actual, expected", [
+    ("int64", 2 ** 62, -(2 ** 62)), ("int64", -(2 ** 63), 0), ("uint64", 2 ** 63 + 5, 5)])
+def test_integer_differences_do_not_wrap(dtype, actual, expected):
+    # |actual - expected| is 2**63: computed in int64 it wraps to a negative number, which
+    # would pass as "close" (PyTorch fails here too, with a wrapped difference in its message)
+    a, e = (ember.tensor([1, v], dtype=getattr(ember, dtype)) for v in (actual, expected))
+    with pytest.raises(AssertionError, match=r"Greatest absolute difference: 9223372036854775808 "
+                                             r"at index \(1,\)"):
+        ember.testing.assert_close(a, e)
+    with pytest.raises(AssertionError, match="Expected"):
+        ember.testing.assert_close(a[1], e[1], rtol=0.5, atol=0)
+
+
+@pytest.mark.parametrize("actual, expected", [(ember.tensor([1.0]), ember.tensor([1.0])), (1, 1)])
+def test_negative_tolerances_are_refused(actual, expected):
+    with pytest.raises(ValueError, match="non-negative.*rtol=-1 and atol=0"):
+        ember.testing.assert_close(actual, expected, rtol=-1, atol=0)

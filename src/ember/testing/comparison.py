@@ -35,7 +35,7 @@ _ALLCLOSE_TOLERANCES = {dtypes.float16: (1e-3, 1e-3), dtypes.float32: (1e-4, 1e-
                         dtypes.float64: (1e-5, 1e-8)}  # the deprecated assert_allclose's
 _QUANTIZED_TOLERANCES = (1.3e-6, 1e-5)  # every quantized dtype's, on the dequantized values
 _NUMBER_DTYPES = {int: dtypes.int64, float: dtypes.float64, complex: dtypes.complex128}
-_WIDE_UNSIGNED = (dtypes.uint16, dtypes.uint32, dtypes.uint64)  # compared as int64, as PyTorch
+_WIDE_UNSIGNED = (dtypes.uint16, dtypes.uint32, dtypes.uint64)  # promoted as int64, as PyTorch
 
 Msg = str | Callable[[str], str] | None
 
@@ -85,6 +85,9 @@ def _tolerances(*kinds: dtypes.DType, opts: _Options, where: tuple,
         raise _Failure(ValueError, "Both 'rtol' and 'atol' must be either specified or omitted, "
                        f"but got no {'rtol' if opts.rtol is None else 'atol'}.", where)
     if opts.rtol is not None:
+        if opts.rtol < 0 or opts.atol < 0:  # (PyTorch's isclose refuses them too)
+            raise _Failure(ValueError, "assert_close: 'rtol' and 'atol' must be non-negative, "
+                           f"but got rtol={opts.rtol} and atol={opts.atol}.", where)
         return opts.rtol, opts.atol  # type: ignore[return-value]
     return _QUANTIZED_TOLERANCES if quantized else _loosest(_TOLERANCES, *kinds)
 
@@ -107,9 +110,11 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True,
     Raises:
         AssertionError: naming the mismatched elements (count and percentage) and the greatest
             absolute and relative differences with their indices, or the attribute that
-            differs; ``msg`` replaces the message (a callable gets it and returns a new one).
+            differs; ``msg`` replaces the message (a callable gets it and returns a new one)
+            of these value and attribute mismatches, not of the structural failures
+            (lengths, keys, types, tolerances), as in PyTorch.
         TypeError: for inputs of types it cannot compare.
-        ValueError: when only one of ``rtol`` and ``atol`` is given.
+        ValueError: when only one of ``rtol`` and ``atol`` is given, or one is negative.
 
     Example:
         >>> ember.testing.assert_close(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 2.0 + 1e-7]))
@@ -126,7 +131,11 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True,
     opts = _Options(allow_subclasses, rtol, atol, equal_nan, check_device, check_dtype,
                     check_layout, check_stride)
     try:
-        for compare in _pairs(actual, expected, (), opts):
+        comparisons = _pairs(actual, expected, (), opts)
+    except _Failure as failure:  # the inputs don't pair up: msg is for value mismatches only
+        raise failure.to_error(None) from None
+    try:
+        for compare in comparisons:
             compare()
     except _Failure as failure:
         raise failure.to_error(msg) from None
@@ -279,11 +288,12 @@ def _compare_attributes(actual: Any, expected: Any, opts: _Options, where: tuple
 def _common_arrays(actual: Tensor, expected: Tensor
                    ) -> tuple[np.ndarray, np.ndarray, dtypes.DType]:
     """Both on the host in one dtype (the promoted one when they differ; wide unsigned
-    integers as int64, as PyTorch), and that dtype; integers and bools as int64, so that
-    differences can't wrap."""
+    integers as int64, as PyTorch), and that dtype; integers and bools as int64 (uint64 as
+    itself), whose differences :func:`_abs_diff` takes without wrapping."""
     kinds = [dtypes.int64 if t.dtype in _WIDE_UNSIGNED else t.dtype for t in (actual, expected)]
     common = dtypes.promote_types(*kinds) if actual.dtype != expected.dtype else actual.dtype
-    host = common if common.is_floating_point or common.is_complex else dtypes.int64
+    host = common if common.is_floating_point or common.is_complex else \
+        dtypes.uint64 if actual.dtype == expected.dtype == dtypes.uint64 else dtypes.int64
     a, e = (np.asarray(t.detach().cpu().to(host).numpy()) for t in (actual, expected))
     return a, e, common
 
@@ -292,11 +302,26 @@ def _isclose(a: np.ndarray, e: np.ndarray, rtol: float, atol: float,
              equal_nan: bool) -> np.ndarray:
     """PyTorch's ``isclose``: equal, or a finite difference within ``atol + rtol * |e|``."""
     with np.errstate(all="ignore"):
-        diff = np.abs(a - e)
-        close = (a == e) | (np.isfinite(diff) & (diff <= atol + rtol * np.abs(e)))
+        diff = _abs_diff(a, e)
+        close = (a == e) | (np.isfinite(diff) & (diff <= atol + rtol * _magnitude(e)))
         if equal_nan and a.dtype.kind in "fcV":
             close |= np.isnan(a) & np.isnan(e)
     return close
+
+
+def _abs_diff(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """``|a - e|``; for 64-bit integers as uint64, the larger minus the smaller, exact where
+    int64 arithmetic would wrap (``2**62 - -2**62``)."""
+    if a.dtype.kind not in "iu":
+        return np.abs(a - e)
+    with np.errstate(all="ignore"):
+        diff = np.where(a >= e, a - e, e - a)
+    return diff.view(np.uint64) if diff.dtype == np.int64 else diff
+
+
+def _magnitude(e: np.ndarray) -> np.ndarray:
+    """``|e|``, as float64 for integers (``abs(-2**63)`` has no int64)."""
+    return np.abs(e.astype(np.float64) if e.dtype.kind in "iu" else e)
 
 
 def _number(x: np.ndarray | np.generic) -> complex:
@@ -326,8 +351,8 @@ def _tensor_message(a: np.ndarray, e: np.ndarray, matches: np.ndarray, rtol: flo
         return (f"Tensor-likes are not 'equal'!\n\n{counts}\n"
                 f"The first mismatched element is at index {first}.")
     with np.errstate(all="ignore"):
-        diff = np.abs(a - e).ravel()
-        magnitude = np.abs(e).ravel()
+        diff = _abs_diff(a, e).ravel()
+        magnitude = _magnitude(e).ravel()
         if diff.dtype.kind in "iu":  # integer division gives the default float dtype
             relative = diff.astype(np.float32) / magnitude.astype(np.float32)
         else:
