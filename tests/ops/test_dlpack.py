@@ -113,3 +113,25 @@ def test_dtypes_numpy_refuses_fail_clearly():
         np.from_dlpack(x)
     with pytest.raises(ember.DTypeError, match="could not import a DLPack capsule.*Hint"):
         ember.from_dlpack(torch.utils.dlpack.to_dlpack(torch.ones(2).to(torch.float8_e5m2)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "bool"])
+def test_a_tensor_from_a_capsule_is_writable_and_exports_again(dtype):
+    # NumPy marks arrays from unversioned capsules (to_dlpack's, PyTorch's) read-only, as
+    # such a capsule can't say; PyTorch's import is writable, and so is Ember's
+    source = torch.zeros(3, dtype=getattr(torch, dtype))
+    e = ember.from_dlpack(torch.utils.dlpack.to_dlpack(source))
+    e[1] = 1
+    assert source[1].item() == 1 and e.data_ptr() == source.data_ptr()
+    back = torch.utils.dlpack.from_dlpack(ember.to_dlpack(e))
+    assert back.data_ptr() == source.data_ptr() and back.dtype == source.dtype
+    x = ember.arange(3.0)
+    ember.from_dlpack(ember.to_dlpack(x))[0] = 7.0
+    assert x[0].item() == 7.0
+
+
+def test_a_read_only_array_stays_read_only():
+    a = np.zeros(2)
+    a.flags.writeable = False
+    with pytest.raises(ember.errors.OpError, match="read-only"):
+        ember.from_dlpack(a)[0] = 1.0

@@ -104,13 +104,35 @@ class _AsUInt16:
         return capsule
 
 
+class _Writable:
+    """The memory of ``array``, which NumPy made read-only only because it came in an
+    unversioned capsule (one with no read-only flag, so NumPy assumes the worst), offered
+    writable as PyTorch's import of such a capsule is; it keeps ``array`` (and through it
+    the capsule and the producer's memory) alive."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+        interface = dict(array.__array_interface__)
+        interface["data"] = (interface["data"][0], False)
+        self.__array_interface__ = interface
+
+
+def _imported(ext_tensor: Any) -> np.ndarray:
+    """``np.from_dlpack(ext_tensor)``, writable unless the producer said read-only."""
+    array = np.from_dlpack(ext_tensor)
+    if array.flags.writeable or not (type(array.base).__name__ == "PyCapsule"
+                                     and _get_name(array.base) == b"numpy_dltensor"):
+        return array
+    return np.asarray(_Writable(array))
+
+
 def _from_cpu(ext_tensor: Any) -> Any:
     """The NumPy array over ``ext_tensor``'s memory; a bfloat16 one as ``ml_dtypes``'."""
     try:
-        return np.from_dlpack(ext_tensor)
+        return _imported(ext_tensor)
     except (RuntimeError, BufferError, TypeError) as err:
         try:
-            return np.from_dlpack(_AsUInt16(ext_tensor)).view(dtypes.bfloat16.np)
+            return _imported(_AsUInt16(ext_tensor)).view(dtypes.bfloat16.np)
         except (RuntimeError, BufferError, TypeError):
             raise err from None
 
