@@ -85,3 +85,21 @@ def test_bad_requests_fail_clearly(repo, tmp_path_factory):
     empty = tmp_path_factory.mktemp("empty")
     with pytest.raises(FileNotFoundError, match="hub.load: no hubconf.py in"):
         ember.hub.load(str(empty), "tiny_mlp", source="local")
+
+
+def test_each_repository_imports_its_own_modules(tmp_path):
+    # two repositories with a module of the same name: PyTorch's load hands the second the
+    # first one's module (left in sys.modules), silently running the wrong code
+    for name in ("first", "second"):
+        (tmp_path / name / "pkg").mkdir(parents=True)
+        (tmp_path / name / "hubconf.py").write_text(
+            "from helpers_of_repo import NAME\nfrom pkg.part import PART\n"
+            "def which():\n    return NAME, PART\n")
+        (tmp_path / name / "helpers_of_repo.py").write_text(f"NAME = {name!r}\n")
+        (tmp_path / name / "pkg" / "__init__.py").write_text("")
+        (tmp_path / name / "pkg" / "part.py").write_text(f"PART = {name!r}\n")
+    load = ember.hub.load
+    assert load(str(tmp_path / "first"), "which", source="local") == ("first", "first")
+    assert load(str(tmp_path / "second"), "which", source="local") == ("second", "second")
+    assert load(str(tmp_path / "first"), "which", source="local") == ("first", "first")
+    assert sys.modules["helpers_of_repo"].NAME == "first"  # the last load's stay, as PyTorch

@@ -15,6 +15,7 @@ import builtins
 import contextlib
 import importlib.util
 import os
+import pkgutil
 import sys
 from collections.abc import Callable, Iterator
 from types import ModuleType
@@ -42,14 +43,42 @@ def _repo_dir(repo_or_dir: str | os.PathLike, source: str, op: str) -> str:
     return path
 
 
+_loaded_repositories: set[str] = set()  # (real paths) whose modules may sit in sys.modules
+
+
 @contextlib.contextmanager
-def _on_sys_path(path: str) -> Iterator[None]:
-    """``path`` first on ``sys.path`` while the hubconf imports its own modules."""
+def _repository_imports(path: str) -> Iterator[None]:
+    """``path`` first on ``sys.path`` while the hubconf imports its own modules. Modules that
+    an earlier load imported from another repository under a name this one provides too
+    (``utils``, ``models``) leave ``sys.modules`` first, so that this repository gets its
+    own; PyTorch keeps them, and a second repository silently runs the first one's code."""
+    real = os.path.realpath(path)
+    others = [repo + os.sep for repo in _loaded_repositories if repo != real]
+    provided = _top_level_modules(path)
+    for name, module in builtins.list(sys.modules.items()):
+        if name.partition(".")[0] in provided and others and \
+                (_module_location(module) or "").startswith(tuple(others)):
+            del sys.modules[name]
+    _loaded_repositories.add(real)
     sys.path.insert(0, path)
     try:
         yield
     finally:
         sys.path.remove(path)
+
+
+def _top_level_modules(path: str) -> set[str]:
+    """The names of the modules and packages (namespace ones too) directly in ``path``."""
+    names = {info.name for info in pkgutil.iter_modules([path])}
+    return names | {entry.name for entry in os.scandir(path)
+                    if entry.is_dir() and entry.name.isidentifier()}
+
+
+def _module_location(module: Any) -> str | None:
+    """The real path of ``module``'s file (or a namespace package's first directory)."""
+    where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", ())),
+                                                      None)
+    return os.path.realpath(where) if isinstance(where, str) else None
 
 
 def _import_hubconf(path: str) -> ModuleType:
@@ -96,7 +125,7 @@ def load(repo_or_dir: str | os.PathLike, model: str, *args: Any, source: str = "
     """
     del trust_repo, force_reload, verbose, skip_validation
     path = _repo_dir(repo_or_dir, source, "load")
-    with _on_sys_path(path):
+    with _repository_imports(path):
         return _entry(_import_hubconf(path), model)(*args, **kwargs)
 
 
@@ -114,7 +143,7 @@ def list(github: str | os.PathLike, force_reload: bool = False,  # noqa: A001 - 
     """
     del force_reload, skip_validation, trust_repo, verbose
     path = _repo_dir(github, source, "list")
-    with _on_sys_path(path):
+    with _repository_imports(path):
         hubconf = _import_hubconf(path)
     return [name for name in dir(hubconf)
             if not name.startswith("_") and callable(getattr(hubconf, name))]
@@ -132,5 +161,5 @@ def help(github: str | os.PathLike, model: str,  # noqa: A001 - torch.hub.help
     """
     del force_reload, skip_validation, trust_repo
     path = _repo_dir(github, source, "help")
-    with _on_sys_path(path):
+    with _repository_imports(path):
         return _entry(_import_hubconf(path), model).__doc__
