@@ -101,3 +101,15 @@ def test_pickle_checkpoints_are_refused(tmp_path):
     with pytest.raises(CheckpointError):
         ember.hub.load_state_dict_from_url(source.as_uri(), model_dir=str(tmp_path / "c"),
                                            progress=False)
+
+
+def test_a_downloaded_file_has_the_usual_permissions(tmp_path):
+    # (a temporary file made by tempfile is private, 0o600; the download, like PyTorch's,
+    # gets what the umask gives any new file, so that a shared cache stays readable)
+    source, _ = _served(tmp_path, payload=b"x")
+    umask = os.umask(0o022)
+    try:
+        ember.hub.download_url_to_file(source.as_uri(), tmp_path / "out.bin", progress=False)
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "out.bin").stat().st_mode & 0o777 == 0o644

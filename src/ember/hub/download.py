@@ -11,10 +11,10 @@ import hashlib
 import os
 import re
 import sys
-import tempfile
 import time
 import urllib.parse
 import urllib.request
+import uuid
 from typing import Any, BinaryIO
 
 from ember.hub.cache import get_dir
@@ -74,11 +74,9 @@ def download_url_to_file(url: str, dst: str | os.PathLike, hash_prefix: str | No
     request = urllib.request.Request(url, headers={"User-Agent": "ember.hub"})
     with urllib.request.urlopen(request) as response:
         length = response.headers.get("Content-Length")
-        folder = os.path.dirname(os.path.abspath(dst))
-        fd, partial = tempfile.mkstemp(prefix=os.path.basename(dst) + ".", suffix=".partial",
-                                       dir=folder)
+        partial, out = _partial_file(dst)
         try:
-            with os.fdopen(fd, "w+b") as out:
+            with out:
                 digest = _copy(response, out, _Progress(int(length) if length else None,
                                                         progress))
             if hash_prefix is not None and not digest.startswith(hash_prefix):
@@ -91,6 +89,17 @@ def download_url_to_file(url: str, dst: str | os.PathLike, hash_prefix: str | No
         finally:
             if os.path.exists(partial):
                 os.remove(partial)
+
+
+def _partial_file(dst: str) -> tuple[str, BinaryIO]:
+    """A new file beside ``dst`` (``dst.<random>.partial``), open for writing, with the
+    permissions the umask gives any new file (``tempfile``'s would be private)."""
+    while True:
+        partial = f"{dst}.{uuid.uuid4().hex}.partial"
+        try:
+            return partial, open(partial, "xb")  # noqa: SIM115 - the caller closes it
+        except FileExistsError:
+            continue
 
 
 def _copy(source: Any, out: BinaryIO, bar: _Progress) -> str:
