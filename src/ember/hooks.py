@@ -6,8 +6,8 @@ Every registration in Ember (tensor, autograd node, module and optimizer hooks) 
 one, ``RemovableHandle(hooks_dict)``, removes the key ``handle.id`` from that dict (and from
 each ``extra_dict``), so registries written against PyTorch's API work unchanged.
 
-This module sits beside the core (``ember.tensor`` imports it) and imports nothing of Ember
-at load time.
+This module sits beside the core (``ember.tensor`` imports it, and plugs in its
+``STRUCTURE`` counter) and imports nothing of Ember.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ class RemovableHandle:
     def for_entry(cls, hooks: list, hook: Any) -> RemovableHandle:
         """The handle of ``hook`` in Ember's ordered list ``hooks`` (an identity match, so it
         removes exactly this registration even when the same function is registered twice)."""
-        handle = cls({})
-        handle._hooks, handle._entry = hooks, hook
+        handle = cls.__new__(cls)
+        handle.id, handle._hooks, handle._entry, handle._extra = next(_ids), hooks, hook, ()
         return handle
 
     def remove(self) -> None:
@@ -92,12 +92,15 @@ class RemovableHandle:
         return f"<RemovableHandle id={self.id}>"
 
 
+# ``ember.tensor``'s STRUCTURE counter, plugged in by ``ember.tensor`` when it loads (it
+# imports this module, so this one can't import it)
+structure_counter: Any = None
+
+
 def _note_structure_change() -> None:
     """Tells ``ember.jit`` that a hook went (compiled functions look again at what they
-    reach); imported here because ``ember.tensor`` imports this module."""
-    from ember.tensor import STRUCTURE
-
-    STRUCTURE.value += 1
+    reach)."""
+    structure_counter.value += 1
 
 
 def unserializable_hook(f: _F) -> _F:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
+from ember import hooks as hook_handles
 from ember.backend import Device
 from ember.dtypes import DType
 from ember.errors import DTypeError, GradError, ShapeError
@@ -53,6 +54,7 @@ class VersionCounter:
 # tensor's ``.data`` taking another shape or dtype, a tensor hook. (``ember.jit`` looks again at
 # what a function reaches when it moves.)
 STRUCTURE = VersionCounter()
+hook_handles.structure_counter = STRUCTURE  # (a removed hook handle moves it)
 
 
 class Tensor:
