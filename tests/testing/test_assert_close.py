@@ -161,3 +161,22 @@ def test_integer_differences_do_not_wrap(dtype, actual, expected):
 def test_negative_tolerances_are_refused(actual, expected):
     with pytest.raises(ValueError, match="non-negative.*rtol=-1 and atol=0"):
         ember.testing.assert_close(actual, expected, rtol=-1, atol=0)
+
+
+def test_subclasses_of_numbers_compare_as_their_base_type():
+    # (PyTorch fails on them with an internal error; Ember compared them and raised KeyError)
+    import enum
+
+    class Level(enum.IntEnum):
+        LOW = 1
+
+    class Meters(float):
+        pass
+
+    ember.testing.assert_close(Level.LOW, 1, check_dtype=False)
+    ember.testing.assert_close(Meters(1.0), 1.0 + 1e-9, check_dtype=False)
+    with pytest.raises(AssertionError, match="The \\(d\\)types do not match: <enum 'Level'> "
+                                             "!= <class 'int'>"):
+        ember.testing.assert_close(Level.LOW, 1)
+    with pytest.raises(AssertionError, match="Scalars are not close"):
+        ember.testing.assert_close(Meters(1.0), 2.0, check_dtype=False)

@@ -178,8 +178,7 @@ def _leaf_pair(actual: Any, expected: Any, where: tuple, opts: _Options) -> Call
     if isinstance(actual, numbers) and isinstance(expected, numbers) \
             and not isinstance(actual, bool) and not isinstance(expected, bool):
         a, e = (x.item() if isinstance(x, np.number) else x for x in (actual, expected))
-        rtol, atol = _tolerances(_NUMBER_DTYPES[type(a)], _NUMBER_DTYPES[type(e)], opts=opts,
-                                 where=where)
+        rtol, atol = _tolerances(_number_dtype(a), _number_dtype(e), opts=opts, where=where)
         return lambda: _compare_numbers(a, e, rtol, atol, opts, where)
     if _is_quantized(actual) and _is_quantized(expected):
         rtol, atol = _tolerances(opts=opts, where=where, quantized=True)
@@ -191,6 +190,12 @@ def _leaf_pair(actual: Any, expected: Any, where: tuple, opts: _Options) -> Call
     a, e = pair
     rtol, atol = _tolerances(a.dtype, e.dtype, opts=opts, where=where)
     return lambda: _compare_tensors(a, e, rtol, atol, opts, where)
+
+
+def _number_dtype(x: complex) -> dtypes.DType:
+    """The dtype a Python number compares as (a subclass, such as an ``IntEnum``, as its
+    base type's)."""
+    return next(kind for base, kind in _NUMBER_DTYPES.items() if isinstance(x, base))
 
 
 def _is_quantized(x: Any) -> bool:
