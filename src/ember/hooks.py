@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable, MutableMapping
 from typing import Any, TypeVar
 
-__all__ = ["RemovableHandle", "unserializable_hook", "warn_if_has_hooks"]
+__all__ = ["RemovableHandle", "unserializable_hook", "warn_if_has_hooks"]  # (and add_hook)
 
 _F = TypeVar("_F", bound=Callable)
 _ids = itertools.count()  # handle ids: unique in the process, as PyTorch's
@@ -95,6 +95,17 @@ class RemovableHandle:
 # ``ember.tensor``'s STRUCTURE counter, plugged in by ``ember.tensor`` when it loads (it
 # imports this module, so this one can't import it)
 structure_counter: Any = None
+
+
+def add_hook(hooks: list, hook: Any, prepend: bool = False) -> RemovableHandle:
+    """Adds ``hook`` to Ember's ordered list ``hooks`` (first with ``prepend``) and returns
+    its handle: every registration in Ember goes through here (``ember.jit`` notices)."""
+    if prepend:
+        hooks.insert(0, hook)
+    else:
+        hooks.append(hook)
+    structure_counter.value += 1
+    return RemovableHandle.for_entry(hooks, hook)
 
 
 def _note_structure_change() -> None:

@@ -16,7 +16,7 @@ from ember import hooks as hook_handles
 from ember.backend import Device
 from ember.dtypes import DType
 from ember.errors import DTypeError, GradError, ShapeError
-from ember.hooks import RemovableHandle, warn_if_has_hooks
+from ember.hooks import RemovableHandle, add_hook, warn_if_has_hooks
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -312,9 +312,7 @@ class Tensor:
             if node.hooks is None:
                 node.hooks = {}
             hooks = node.hooks.setdefault(self._idx, [])
-        hooks.append(hook)
-        STRUCTURE.value += 1
-        return RemovableHandle.for_entry(hooks, hook)
+        return add_hook(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]
                                            ) -> RemovableHandle:
@@ -329,7 +327,7 @@ class Tensor:
             >>> (3 * w).sum().backward()
             tensor([3., 3.])
         """
-        from ember.autograd.graph import accumulator, add_hook
+        from ember.autograd.graph import accumulator
 
         if not self.requires_grad:
             raise GradError("register_post_accumulate_grad_hook: cannot register a hook on a "
