@@ -53,12 +53,13 @@ def _repository_imports(path: str) -> Iterator[None]:
     (``utils``, ``models``) leave ``sys.modules`` first, so that this repository gets its
     own; PyTorch keeps them, and a second repository silently runs the first one's code."""
     real = os.path.realpath(path)
-    others = [repo + os.sep for repo in _loaded_repositories if repo != real]
+    others = tuple(repo + os.sep for repo in _loaded_repositories if repo != real)
     provided = _top_level_modules(path)
     for name, module in builtins.list(sys.modules.items()):
-        if name.partition(".")[0] in provided and others and \
-                (_module_location(module) or "").startswith(tuple(others)):
-            del sys.modules[name]
+        if others and name.partition(".")[0] in provided:
+            where = _module_location(module) or ""
+            if where.startswith(others) and not where.startswith(real + os.sep):
+                del sys.modules[name]  # (the second test: a repository inside another one)
     _loaded_repositories.add(real)
     sys.path.insert(0, path)
     try:
