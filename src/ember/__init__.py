@@ -111,14 +111,15 @@ from ember.type_info import can_cast, finfo, iinfo
 
 # The layers above the core import it, so they come after it, in layer order (DESIGN.md).
 # isort: off
-from ember import fft, signal, special  # torch's namespaces of these names, over the ops
+from ember import fft, random, signal, special  # torch's namespaces of these names, over the ops
 from ember import data, linalg, models, nn, optim, utils, vision  # layer 3
+from ember import testing  # layer 3: torch.testing's helpers
 from ember import distributions  # layer 3, over nn.functional
 from ember import func, jit  # layer 4: transforms
 from ember.func import vmap  # as torch.vmap
 from ember.jit import compile  # noqa: A004 - as torch.compile
 from ember.jit.control import cond, while_loop  # torch.cond, torch's while_loop
-from ember import amp, distributed, memory, profiler  # layer 5: systems
+from ember import amp, distributed, hub, memory, profiler  # layer 5: systems
 from ember import ao, masked, nested, quant
 from ember.ao import quantization  # torch.quantization, the legacy name of torch.ao's
 from ember.quant.functions import (

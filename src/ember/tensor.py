@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
+from ember import hooks as hook_handles
 from ember.backend import Device
 from ember.dtypes import DType
 from ember.errors import DTypeError, GradError, ShapeError
+from ember.hooks import RemovableHandle, add_hook, warn_if_has_hooks
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -52,6 +54,7 @@ class VersionCounter:
 # tensor's ``.data`` taking another shape or dtype, a tensor hook. (``ember.jit`` looks again at
 # what a function reaches when it moves.)
 STRUCTURE = VersionCounter()
+hook_handles.structure_counter = STRUCTURE  # (a removed hook handle moves it)
 
 
 class Tensor:
@@ -309,9 +312,7 @@ class Tensor:
             if node.hooks is None:
                 node.hooks = {}
             hooks = node.hooks.setdefault(self._idx, [])
-        hooks.append(hook)
-        STRUCTURE.value += 1
-        return RemovableHandle(hooks, hook)
+        return add_hook(hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]
                                            ) -> RemovableHandle:
@@ -326,7 +327,7 @@ class Tensor:
             >>> (3 * w).sum().backward()
             tensor([3., 3.])
         """
-        from ember.autograd.graph import accumulator, add_hook
+        from ember.autograd.graph import accumulator
 
         if not self.requires_grad:
             raise GradError("register_post_accumulate_grad_hook: cannot register a hook on a "
@@ -398,6 +399,7 @@ class Tensor:
         """Pickling (multiprocessing, ``copy.copy``) carries a copy of the data, the device and
         ``requires_grad``, as PyTorch's does (the copy is a leaf: history stays behind). Files
         are better written with ``ember.save``, which stores no code."""
+        warn_if_has_hooks(self)
         array = np.array(self._host("pickling", keep=False))
         return _unpickled, (array, str(self._device), self.requires_grad)
 
@@ -445,26 +447,6 @@ def _copied(t: Tensor, memo: dict) -> Tensor:
     if data is None:
         data = memo[id(t._data)] = t.detach().clone()._data
     return _wrap(data, t._device)
-
-
-class RemovableHandle:
-    """Returned by hook registrations; ``remove()`` unregisters the hook."""
-
-    __slots__ = ("_hooks", "_hook")
-
-    def __init__(self, hooks: list, hook: Callable) -> None:
-        self._hooks, self._hook = hooks, hook
-
-    def remove(self) -> None:
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)
-            STRUCTURE.value += 1
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
 
 
 def _unpickled(array: np.ndarray, device: str, requires_grad: bool) -> Tensor:

@@ -75,3 +75,63 @@ def test_from_dlpack_reports_the_producers_refusal_as_it_is():
     with pytest.raises(ember.errors.OpError, match="from_dlpack: .*require gradient") as info:
         ember.from_dlpack(torch.ones(2, requires_grad=True))
     assert not isinstance(info.value, ember.DTypeError) and "float16/32/64" not in str(info.value)
+
+
+def test_to_dlpack_capsules_cross_both_ways():
+    assert ember.utils.dlpack.to_dlpack is ember.to_dlpack
+    assert ember.utils.dlpack.from_dlpack is ember.from_dlpack
+    x = ember.arange(4.0)
+    t = torch.utils.dlpack.from_dlpack(ember.to_dlpack(x))
+    t[0] = -1.0
+    assert x[0].item() == -1.0
+    source = torch.zeros(2, 2, dtype=torch.bfloat16)
+    e = ember.from_dlpack(torch.utils.dlpack.to_dlpack(source))
+    assert e.dtype is ember.bfloat16 and e.data_ptr() == source.data_ptr()
+    capsule = ember.to_dlpack(x)
+    assert ember.from_dlpack(capsule).data_ptr() == x.data_ptr()
+    with pytest.raises(TypeError, match="unconsumed DLPack capsule.*'used_dltensor'"):
+        ember.from_dlpack(capsule)
+    with pytest.raises(TypeError, match="to_dlpack: expected an ember.Tensor"):
+        ember.to_dlpack(np.ones(2))
+
+
+def test_strided_views_cross_to_numpy_without_a_copy():
+    x = ember.arange(12.0).reshape(3, 4)
+    view = x[:, ::2].t()
+    a = np.from_dlpack(view)
+    assert a.strides == (8, 16) and np.shares_memory(a, x.numpy())
+    a[1, 2] = 100.0
+    assert x[2, 2].item() == 100.0
+    back = ember.from_dlpack(a)
+    assert back.stride() == view.stride() and back.data_ptr() == view.data_ptr()
+
+
+def test_dtypes_numpy_refuses_fail_clearly():
+    x = ember.ones(2).to(ember.float8_e4m3fn)
+    with pytest.raises(ember.DTypeError, match="__dlpack__: can't export a tensor of dtype "
+                       r".*float8_e4m3fn and shape \(2,\).*Hint: convert"):
+        np.from_dlpack(x)
+    with pytest.raises(ember.DTypeError, match="could not import a DLPack capsule.*Hint"):
+        ember.from_dlpack(torch.utils.dlpack.to_dlpack(torch.ones(2).to(torch.float8_e5m2)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "bool"])
+def test_a_tensor_from_a_capsule_is_writable_and_exports_again(dtype):
+    # NumPy marks arrays from unversioned capsules (to_dlpack's, PyTorch's) read-only, as
+    # such a capsule can't say; PyTorch's import is writable, and so is Ember's
+    source = torch.zeros(3, dtype=getattr(torch, dtype))
+    e = ember.from_dlpack(torch.utils.dlpack.to_dlpack(source))
+    e[1] = 1
+    assert source[1].item() == 1 and e.data_ptr() == source.data_ptr()
+    back = torch.utils.dlpack.from_dlpack(ember.to_dlpack(e))
+    assert back.data_ptr() == source.data_ptr() and back.dtype == source.dtype
+    x = ember.arange(3.0)
+    ember.from_dlpack(ember.to_dlpack(x))[0] = 7.0
+    assert x[0].item() == 7.0
+
+
+def test_a_read_only_array_stays_read_only():
+    a = np.zeros(2)
+    a.flags.writeable = False
+    with pytest.raises(ember.errors.OpError, match="read-only"):
+        ember.from_dlpack(a)[0] = 1.0

@@ -22,7 +22,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ember.errors import GradError
-from ember.tensor import STRUCTURE, RemovableHandle
+from ember.hooks import add_hook
+from ember.tensor import RemovableHandle
 
 if TYPE_CHECKING:
     from ember.ops.primitive import Primitive
@@ -74,13 +75,6 @@ class _Hookable:
             >>> h = y.grad_fn.register_hook(lambda gi, go: print([g.shape for g in gi]))
         """
         return add_hook(self.hooks_made().post, hook)
-
-
-def add_hook(hooks: list, hook: Callable) -> RemovableHandle:
-    """Appends ``hook`` to ``hooks``; the handle removes it (a compiled function notices)."""
-    hooks.append(hook)
-    STRUCTURE.value += 1
-    return RemovableHandle(hooks, hook)
 
 
 class AccumulateGrad(_Hookable):

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ember.tensor import STRUCTURE, RemovableHandle
+from ember.hooks import add_hook
+from ember.tensor import RemovableHandle
 
 
 class _Hook:
@@ -19,15 +20,6 @@ class _Hook:
 
     def __init__(self, fn: Callable, with_kwargs: bool = False, always_call: bool = False):
         self.fn, self.with_kwargs, self.always_call = fn, with_kwargs, always_call
-
-
-def _add_hook(hooks: list, hook: _Hook, prepend: bool) -> RemovableHandle:
-    if prepend:
-        hooks.insert(0, hook)
-    else:
-        hooks.append(hook)
-    STRUCTURE.value += 1
-    return RemovableHandle(hooks, hook)
 
 
 class ModuleHooksMixin:
@@ -85,7 +77,7 @@ class ModuleHooksMixin:
             >>> h = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
             >>> h.remove()
         """
-        return _add_hook(self._forward_pre_hooks, _Hook(hook, with_kwargs), prepend)
+        return add_hook(self._forward_pre_hooks, _Hook(hook, with_kwargs), prepend)
 
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
                               with_kwargs: bool = False,
@@ -97,7 +89,7 @@ class ModuleHooksMixin:
             >>> feats = []
             >>> h = m.register_forward_hook(lambda mod, args, out: feats.append(out))
         """
-        return _add_hook(self._forward_hooks, _Hook(hook, with_kwargs, always_call), prepend)
+        return add_hook(self._forward_hooks, _Hook(hook, with_kwargs, always_call), prepend)
 
     def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False
                                         ) -> RemovableHandle:
@@ -108,7 +100,7 @@ class ModuleHooksMixin:
         Example:
             >>> h = m.register_full_backward_pre_hook(lambda mod, go: (go[0].clamp(-1, 1),))
         """
-        return _add_hook(self._backward_pre_hooks, _Hook(hook), prepend)
+        return add_hook(self._backward_pre_hooks, _Hook(hook), prepend)
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False
                                     ) -> RemovableHandle:
@@ -121,7 +113,7 @@ class ModuleHooksMixin:
         Example:
             >>> h = m.register_full_backward_hook(lambda mod, gi, go: print(go[0].shape))
         """
-        return _add_hook(self._backward_hooks, _Hook(hook), prepend)
+        return add_hook(self._backward_hooks, _Hook(hook), prepend)
 
     def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """Calls ``hook(module, state_dict, prefix, local_metadata)`` once :meth:`state_dict`
@@ -137,4 +129,4 @@ class ModuleHooksMixin:
             ['weight']
             >>> h.remove()
         """
-        return _add_hook(self._state_dict_hooks, _Hook(hook), False)
+        return add_hook(self._state_dict_hooks, _Hook(hook))

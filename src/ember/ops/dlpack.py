@@ -30,7 +30,7 @@ from ember.errors import DeviceError, DTypeError, GradError, OpError
 from ember.ops.creation import from_numpy
 from ember.tensor import Tensor, method
 
-__all__ = ["from_dlpack"]
+__all__ = ["from_dlpack", "to_dlpack"]
 
 _CPU = 1  # DLPack's device type code of the CPU
 _UINT16, _BFLOAT16 = (1, 16, 1), (4, 16, 1)  # DLPack's (type code, bits, lanes)
@@ -40,6 +40,7 @@ _UINT16, _BFLOAT16 = (1, 16, 1), (4, 16, 1)  # DLPack's (type code, bits, lanes)
 # (after the data pointer, the device and ndim)
 _TENSOR_AT = {b"dltensor": 0, b"dltensor_versioned": 32}
 _DTYPE_AT = 20
+_DEVICE_AT = 8  # (after the data pointer: the device type and index, two int32s)
 
 _get_name = ctypes.pythonapi.PyCapsule_GetName
 _get_name.restype, _get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
@@ -63,6 +64,30 @@ def _relabel(capsule: Any, old: tuple[int, int, int], new: tuple[int, int, int])
     return True
 
 
+class _Capsule:
+    """A bare DLPack capsule (``to_dlpack``'s, PyTorch's ``to_dlpack``'s) as the exporting
+    object the protocol expects, its device read from the descriptor. (The consumer marks
+    the capsule used when it takes it; a second import then fails here.)"""
+
+    def __init__(self, capsule: Any) -> None:
+        name = _get_name(capsule)
+        if name not in _TENSOR_AT:
+            raise TypeError(f"from_dlpack: expected an unconsumed DLPack capsule (named "
+                            f"'dltensor' or 'dltensor_versioned'), got one named "
+                            f"{(name or b'').decode()!r}. "
+                            "Hint: a capsule can be imported only once")
+        self.capsule = capsule
+        at = _get_pointer(capsule, name) + _TENSOR_AT[name] + _DEVICE_AT
+        self.device = (ctypes.c_int32.from_address(at).value,
+                       ctypes.c_int32.from_address(at + 4).value)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.device
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.capsule
+
+
 class _AsUInt16:
     """``obj``'s DLPack exports with a bfloat16 dtype read as uint16 (for NumPy)."""
 
@@ -79,20 +104,43 @@ class _AsUInt16:
         return capsule
 
 
+class _Writable:
+    """The memory of ``array``, which NumPy made read-only only because it came in an
+    unversioned capsule (one with no read-only flag, so NumPy assumes the worst), offered
+    writable as PyTorch's import of such a capsule is; it keeps ``array`` (and through it
+    the capsule and the producer's memory) alive."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+        interface = dict(array.__array_interface__)
+        interface["data"] = (interface["data"][0], False)
+        self.__array_interface__ = interface
+
+
+def _imported(ext_tensor: Any) -> np.ndarray:
+    """``np.from_dlpack(ext_tensor)``, writable unless the producer said read-only."""
+    array = np.from_dlpack(ext_tensor)
+    if array.flags.writeable or not (type(array.base).__name__ == "PyCapsule"
+                                     and _get_name(array.base) == b"numpy_dltensor"):
+        return array
+    return np.asarray(_Writable(array))
+
+
 def _from_cpu(ext_tensor: Any) -> Any:
     """The NumPy array over ``ext_tensor``'s memory; a bfloat16 one as ``ml_dtypes``'."""
     try:
-        return np.from_dlpack(ext_tensor)
+        return _imported(ext_tensor)
     except (RuntimeError, BufferError, TypeError) as err:
         try:
-            return np.from_dlpack(_AsUInt16(ext_tensor)).view(dtypes.bfloat16.np)
+            return _imported(_AsUInt16(ext_tensor)).view(dtypes.bfloat16.np)
         except (RuntimeError, BufferError, TypeError):
             raise err from None
 
 
 def from_dlpack(ext_tensor: Any) -> Tensor:
-    """A tensor sharing the memory of ``ext_tensor``, any object with ``__dlpack__`` and
-    ``__dlpack_device__`` (PyTorch tensors, NumPy arrays, …) on the CPU.
+    """A tensor sharing the memory of ``ext_tensor``: any object with ``__dlpack__`` and
+    ``__dlpack_device__`` (PyTorch tensors, NumPy arrays, …) on the CPU, or a DLPack capsule
+    (from :func:`to_dlpack` or another library's ``to_dlpack``; it is consumed).
 
     Example:
         >>> ember.from_dlpack(np.arange(3))
@@ -100,11 +148,12 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
     """
     if isinstance(ext_tensor, Tensor):
         return ext_tensor.detach()
+    if type(ext_tensor).__name__ == "PyCapsule":
+        ext_tensor = _Capsule(ext_tensor)
     if not hasattr(ext_tensor, "__dlpack__") or not hasattr(ext_tensor, "__dlpack_device__"):
         raise TypeError(f"from_dlpack: expected an object with __dlpack__ and "
-                        f"__dlpack_device__ (a tensor or array), got "
-                        f"{type(ext_tensor).__name__}. Hint: pass the array itself, not a "
-                        "capsule from its __dlpack__()")
+                        f"__dlpack_device__ (a tensor or array) or a DLPack capsule, got "
+                        f"{type(ext_tensor).__name__}")
     kind, index = ext_tensor.__dlpack_device__()
     if kind != _CPU:
         raise DeviceError(f"from_dlpack: the object lives on DLPack device type {kind} (index "
@@ -114,13 +163,33 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
         array = _from_cpu(ext_tensor)
     except (RuntimeError, BufferError, TypeError) as err:
         reason = str(err).rstrip(".")
-        what = f"from_dlpack: could not import {type(ext_tensor).__name__}"
+        what = "from_dlpack: could not import " + (
+            "a DLPack capsule" if isinstance(ext_tensor, _Capsule) else type(ext_tensor).__name__)
         if "type" not in reason.lower():  # the producer refused for its own reasons
             raise OpError(f"{what}: {reason}") from None
-        raise DTypeError(f"{what} of dtype {getattr(ext_tensor, 'dtype', '?')}: {reason}. "
-                         "Hint: Ember has float16/32/64, bfloat16, int8/16/32/64, uint8 and "
-                         "bool; convert to one of them first") from None
+        dtype = getattr(ext_tensor, "dtype", None)
+        raise DTypeError(f"{what}{'' if dtype is None else f' of dtype {dtype}'}: {reason}. "
+                         "Hint: Ember imports DLPack's bool, (unsigned) integers, floats "
+                         "(bfloat16 too) and complex numbers; convert to one of them "
+                         "first") from None
     return from_numpy(array)
+
+
+def to_dlpack(tensor: Tensor) -> Any:
+    """A DLPack capsule (the unversioned kind, as PyTorch's ``to_dlpack`` makes) sharing the
+    memory of ``tensor``, for a consumer that takes capsules
+    (``torch.utils.dlpack.from_dlpack``, :func:`from_dlpack`); it can be imported once.
+    Consumers that take the tensor itself are better given the tensor.
+
+    Example:
+        >>> x = ember.arange(3.0)
+        >>> y = ember.from_dlpack(ember.to_dlpack(x))
+        >>> y.data_ptr() == x.data_ptr()
+        True
+    """
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"to_dlpack: expected an ember.Tensor, got {type(tensor).__name__}")
+    return tensor.__dlpack__()
 
 
 @method("__dlpack__")
@@ -140,7 +209,15 @@ def _dlpack(self: Tensor, *, stream: Any = None, max_version: tuple[int, int] | 
     if copy is not None:
         kwargs["copy"] = copy
     if self.dtype is not dtypes.bfloat16:
-        return self._data.__dlpack__(**kwargs)
+        try:
+            return self._data.__dlpack__(**kwargs)
+        except BufferError as err:
+            what = (f"__dlpack__: can't export a tensor of dtype {self.dtype} and shape "
+                    f"{tuple(self.shape)}")
+            if "dtype" not in str(err):
+                raise OpError(f"{what}: {err}") from None
+            raise DTypeError(f"{what}: {str(err).rstrip('.')}. Hint: convert it first, e.g. "
+                             "tensor.float()") from None
     capsule = self._data.view(np.uint16).__dlpack__(**kwargs)
     if not _relabel(capsule, _UINT16, _BFLOAT16):
         raise DTypeError("__dlpack__: could not mark the export as bfloat16 (an unknown DLPack "

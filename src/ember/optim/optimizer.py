@@ -18,6 +18,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.autograd.grad_mode import enable_grad
+from ember.hooks import add_hook
 from ember.tensor import STRUCTURE, RemovableHandle, Tensor, _wrap
 
 __all__ = ["Optimizer", "required"]
@@ -166,13 +167,11 @@ class Optimizer:
     def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(optimizer, args, kwargs)`` runs before each ``step``; it may return new
         ``(args, kwargs)``."""
-        self._step_pre_hooks.append(hook)
-        return RemovableHandle(self._step_pre_hooks, hook)
+        return add_hook(self._step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
         """``hook(optimizer, args, kwargs)`` runs after each ``step``."""
-        self._step_post_hooks.append(hook)
-        return RemovableHandle(self._step_post_hooks, hook)
+        return add_hook(self._step_post_hooks, hook)
 
     # -- state dicts ---------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

@@ -1,0 +1,148 @@
+"""Downloads for ``ember.hub``: :func:`download_url_to_file` (urllib, a progress bar on
+stderr, an optional SHA-256 prefix check, an atomic move into place) and
+:func:`load_state_dict_from_url`, which caches a checkpoint under the hub directory and loads
+it with :func:`ember.load` — safetensors and JSON, never pickle, so a checkpoint from the
+network can fail to load but cannot run code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+import time
+import urllib.parse
+import urllib.request
+import uuid
+from typing import Any, BinaryIO
+
+from ember.hub.cache import get_dir
+from ember.io import load
+
+__all__ = ["download_url_to_file", "load_state_dict_from_url"]
+
+_CHUNK = 128 * 1024
+# a file name's hash prefix, as PyTorch names checkpoints: "resnet18-f37072fd.safetensors"
+_HASH_IN_NAME = re.compile(r"-([a-f0-9]*)\.")
+
+
+class _Progress:
+    """Bytes received so far (and of how many, when the server said), redrawn on one stderr
+    line at most ten times a second; nothing when disabled."""
+
+    def __init__(self, total: int | None, enabled: bool) -> None:
+        self.total, self.enabled, self.done, self.shown = total, enabled, 0, 0.0
+
+    def update(self, n: int) -> None:
+        self.done += n
+        now = time.monotonic()
+        if self.enabled and (now - self.shown >= 0.1 or self.done == self.total):
+            self.shown = now
+            of = "" if not self.total else (f" / {_mib(self.total)} "
+                                            f"({100 * self.done // self.total}%)")
+            sys.stderr.write(f"\r{_mib(self.done)}{of}")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2 ** 20:.1f} MiB"
+
+
+def download_url_to_file(url: str, dst: str | os.PathLike, hash_prefix: str | None = None,
+                         progress: bool = True) -> None:
+    """Downloads ``url`` to the file ``dst``.
+
+    The bytes go to a temporary file beside ``dst``, which replaces ``dst`` only once the
+    download is complete and, with ``hash_prefix``, its SHA-256 hex digest starts with it;
+    on failure nothing is left behind. ``progress`` shows a progress bar on stderr. Any URL
+    urllib opens works (``file://`` too).
+
+    Raises:
+        RuntimeError: when the digest does not start with ``hash_prefix`` (naming both).
+        urllib.error.URLError: when the URL cannot be read.
+
+    Example:
+        >>> ember.hub.download_url_to_file("https://example.invalid/w.safetensors",
+        ...                                "/tmp/w.safetensors")  # doctest: +SKIP
+    """
+    dst = os.path.expanduser(os.fspath(dst))
+    request = urllib.request.Request(url, headers={"User-Agent": "ember.hub"})
+    with urllib.request.urlopen(request) as response:
+        length = response.headers.get("Content-Length")
+        partial, out = _partial_file(dst)
+        try:
+            with out:
+                digest = _copy(response, out, _Progress(int(length) if length else None,
+                                                        progress))
+            if hash_prefix is not None and not digest.startswith(hash_prefix):
+                raise RuntimeError(f"download_url_to_file: invalid hash value of {url} (expected "
+                                   f"a SHA-256 starting with \"{hash_prefix}\", got "
+                                   f"\"{digest}\"); {dst} was not written. Hint: the file may "
+                                   "be corrupt or changed on the server; check the URL and "
+                                   "the expected hash")
+            os.replace(partial, dst)
+        finally:
+            if os.path.exists(partial):
+                os.remove(partial)
+
+
+def _partial_file(dst: str) -> tuple[str, BinaryIO]:
+    """A new file beside ``dst`` (``dst.<random>.partial``), open for writing, with the
+    permissions the umask gives any new file (``tempfile``'s would be private)."""
+    while True:
+        partial = f"{dst}.{uuid.uuid4().hex}.partial"
+        try:
+            return partial, open(partial, "xb")  # noqa: SIM115 - the caller closes it
+        except FileExistsError:
+            continue
+
+
+def _copy(source: Any, out: BinaryIO, bar: _Progress) -> str:
+    """Copies ``source`` to ``out`` in chunks; the SHA-256 hex digest of what was copied."""
+    sha256 = hashlib.sha256()
+    try:
+        while chunk := source.read(_CHUNK):
+            out.write(chunk)
+            sha256.update(chunk)
+            bar.update(len(chunk))
+    finally:
+        bar.close()
+    return sha256.hexdigest()
+
+
+def load_state_dict_from_url(url: str, model_dir: str | None = None, map_location: Any = None,
+                             progress: bool = True, check_hash: bool = False,
+                             file_name: str | None = None,
+                             weights_only: bool = False) -> dict[str, Any]:
+    """The object saved at ``url`` (a state dict, usually), downloaded once into
+    ``model_dir`` (default: ``<ember.hub.get_dir()>/checkpoints``) and read from there after.
+
+    The file must be one :func:`ember.load` reads: an Ember checkpoint or any safetensors
+    file (which loads as a flat ``{name: tensor}`` dict); PyTorch's pickle files are refused,
+    as Ember never unpickles. ``file_name`` names the cached file (default: the URL's last
+    path part); with ``check_hash``, a hex prefix in that name after a dash
+    (``name-<sha256 prefix>.ext``) must start the file's SHA-256. ``map_location`` is
+    :func:`ember.load`'s; ``weights_only`` is accepted for PyTorch compatibility (Ember only
+    ever loads data).
+
+    Example:
+        >>> sd = ember.hub.load_state_dict_from_url(
+        ...     "https://example.invalid/models/tiny-3a5b09c1.safetensors",
+        ...     check_hash=True)  # doctest: +SKIP
+    """
+    del weights_only
+    if model_dir is None:
+        model_dir = os.path.join(get_dir(), "checkpoints")
+    os.makedirs(model_dir, exist_ok=True)
+    name = file_name or os.path.basename(urllib.parse.urlparse(url).path)
+    cached = os.path.join(model_dir, name)
+    if not os.path.exists(cached):
+        sys.stderr.write(f'Downloading: "{url}" to {cached}\n')
+        found = _HASH_IN_NAME.search(name) if check_hash else None
+        download_url_to_file(url, cached, found.group(1) if found else None, progress=progress)
+    return load(cached, map_location=map_location)

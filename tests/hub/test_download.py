@@ -1,0 +1,115 @@
+"""ember.hub's downloads without a network: file:// URLs of local files, the cache directory
+and its environment variables, SHA-256 prefix checks, and checkpoints loaded with Ember's safe
+loader (never pickle)."""
+
+import hashlib
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.errors import CheckpointError
+from ember.hub import cache
+
+
+@pytest.fixture(autouse=True)
+def no_chosen_dir(monkeypatch):
+    monkeypatch.setattr(cache, "_chosen_dir", None)
+
+
+def test_the_cache_directory(monkeypatch, tmp_path):
+    for name in ("EMBER_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert ember.hub.get_dir() == str(tmp_path / "home" / ".cache" / "ember" / "hub")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert ember.hub.get_dir() == str(tmp_path / "xdg" / "ember" / "hub")
+    monkeypatch.setenv("EMBER_HOME", "~/ember_home")
+    assert ember.hub.get_dir() == str(tmp_path / "home" / "ember_home" / "hub")
+    ember.hub.set_dir("~/chosen")
+    assert ember.hub.get_dir() == str(tmp_path / "home" / "chosen")
+
+
+def _served(tmp_path, payload=b"weights" * 50_000, name="blob.bin"):
+    source = tmp_path / "server" / name
+    source.parent.mkdir(exist_ok=True)
+    source.write_bytes(payload)
+    return source, hashlib.sha256(payload).hexdigest()
+
+
+def test_download_with_progress_and_hash(tmp_path, capsys):
+    source, digest = _served(tmp_path)
+    dst = tmp_path / "out" / "copy.bin"
+    dst.parent.mkdir()
+    ember.hub.download_url_to_file(source.as_uri(), str(dst), hash_prefix=digest[:10])
+    assert dst.read_bytes() == source.read_bytes()
+    assert "0.3 MiB / 0.3 MiB (100%)" in capsys.readouterr().err
+    ember.hub.download_url_to_file(source.as_uri(), dst, progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_hash_mismatch_leaves_nothing_behind(tmp_path):
+    source, digest = _served(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    wrong = "0" * 8 if not digest.startswith("0" * 8) else "1" * 8
+    with pytest.raises(RuntimeError, match=f'invalid hash value .*expected a SHA-256 starting '
+                                           f'with "{wrong}", got "{digest}"'):
+        ember.hub.download_url_to_file(source.as_uri(), str(out / "copy.bin"), wrong,
+                                       progress=False)
+    assert os.listdir(out) == []
+    with pytest.raises(OSError):
+        ember.hub.download_url_to_file((tmp_path / "missing").as_uri(), str(out / "x"))
+    assert os.listdir(out) == []
+
+
+def test_load_state_dict_from_url_caches_and_checks(tmp_path):
+    state = {"weight": ember.arange(6.0).reshape(2, 3), "step": 3}
+    staged = tmp_path / "staged.safetensors"
+    ember.save(state, staged)
+    digest = hashlib.sha256(staged.read_bytes()).hexdigest()
+    source = tmp_path / "server" / f"tiny-{digest[:8]}.safetensors"
+    source.parent.mkdir()
+    staged.rename(source)
+    ember.hub.set_dir(tmp_path / "hub")
+
+    loaded = ember.hub.load_state_dict_from_url(source.as_uri(), check_hash=True,
+                                                progress=False, map_location="cpu")
+    assert loaded["step"] == 3 and ember.equal(loaded["weight"], state["weight"])
+    cached = tmp_path / "hub" / "checkpoints" / source.name
+    assert cached.is_file()
+    source.unlink()  # read from the cache from now on
+    again = ember.hub.load_state_dict_from_url(source.as_uri(), progress=False)
+    assert ember.equal(again["weight"], state["weight"])
+
+    renamed = tmp_path / "server" / "other.safetensors"
+    ember.io.save_file({"w": ember.ones(2)}, renamed)  # a plain safetensors file
+    with pytest.raises(RuntimeError, match="invalid hash value"):
+        ember.hub.load_state_dict_from_url(renamed.as_uri(), model_dir=str(tmp_path / "m"),
+                                           check_hash=True, file_name="w-abcdef.safetensors",
+                                           progress=False)
+    flat = ember.hub.load_state_dict_from_url(renamed.as_uri(), model_dir=str(tmp_path / "m"),
+                                              check_hash=True, progress=False)
+    assert list(flat) == ["w"] and flat["w"].tolist() == [1.0, 1.0]
+
+
+def test_pickle_checkpoints_are_refused(tmp_path):
+    source = tmp_path / "model.pt"
+    torch.save({"w": torch.from_numpy(np.ones(2))}, source)
+    with pytest.raises(CheckpointError):
+        ember.hub.load_state_dict_from_url(source.as_uri(), model_dir=str(tmp_path / "c"),
+                                           progress=False)
+
+
+def test_a_downloaded_file_has_the_usual_permissions(tmp_path):
+    # (a temporary file made by tempfile is private, 0o600; the download, like PyTorch's,
+    # gets what the umask gives any new file, so that a shared cache stays readable)
+    source, _ = _served(tmp_path, payload=b"x")
+    umask = os.umask(0o022)
+    try:
+        ember.hub.download_url_to_file(source.as_uri(), tmp_path / "out.bin", progress=False)
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "out.bin").stat().st_mode & 0o777 == 0o644
