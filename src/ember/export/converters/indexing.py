@@ -152,6 +152,12 @@ def topk(ctx: Context, eqn: Eqn) -> str:
     return indices
 
 
+def _pads_around(entry: tuple, size: int) -> tuple[int, int]:
+    """How many entries of a dimension of ``size`` lie before and after the slice ``entry``."""
+    start, stop, _ = slice(*entry).indices(size)
+    return start, size - max(stop, start)
+
+
 @converter("index_put", shape_params=True)
 def index_put(ctx: Context, eqn: Eqn) -> str | None:
     """``F.pad`` (constant mode) traces into writing the input into a filled constant: Pad.
@@ -165,11 +171,15 @@ def index_put(ctx: Context, eqn: Eqn) -> str | None:
         return ctx.refuse("writes through an index (x[i] = v in the model) have no ONNX "
                           "converter; of index_put, only padding with a constant (F.pad) is "
                           "exported")
+    twin = ctx.twin_eqns.get(id(eqn), eqn)
     begins, ends = [], []
-    for d, size in enumerate(base.shape):
-        start, stop = (_entry_value(ctx, eqn, "basic", d, part, d) for part in (0, 1))
-        begins.append(start or 0)
-        ends.append(0 if stop in (None, INT64_MAX) else -stop if stop < 0 else size - stop)
+    for d, (entry, size) in enumerate(zip(p["basic"], base.shape)):
+        pads = _pads_around(entry, size)
+        if pads != _pads_around(twin.params["basic"][d], ctx.twin_shape(base)[d]):
+            return ctx.refuse(f"index_put at {p['basic']}: the padding of dimension {d} "
+                              "changes with the size of a dynamic axis")
+        begins.append(pads[0])
+        ends.append(pads[1])
     if values.shape != tuple(size - b - e for size, b, e in zip(base.shape, begins, ends)):
         return ctx.refuse(f"index_put of values {values.shape} broadcast into {base.shape}")
     return ctx.node("Pad", [ctx.value(values), ctx.ints(begins + ends),

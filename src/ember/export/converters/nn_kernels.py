@@ -11,6 +11,7 @@ from ember.dtypes import bool_
 from ember.export.context import Context
 from ember.export.converters.elementwise import widened
 from ember.export.registry import converter
+from ember.export.symbolic import triangle_mask
 from ember.jit.ir import Eqn
 
 
@@ -104,10 +105,13 @@ def attention(ctx: Context, eqn: Eqn) -> list[str | None]:
         scores = ctx.node("Add", [scores, ctx.cast(ctx.value(mask[0]), mask[0].dtype, dtype)])
     if p["causal"]:
         if any(d >= len(t.shape) - 2 for t in (q, k) for d in ctx.dynamic_dims(t)):
-            return [ctx.refuse("causal attention over a dynamic sequence length"), None]
-        allowed = np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool_.np))
-        scores = ctx.node("Where", [ctx.constant(allowed, "causal"), scores,
-                                    ctx.scalar(-np.inf, dtype)])
+            lengths = ctx.node("Concat", [ctx.dim(q, len(q.shape) - 2),
+                                          ctx.dim(k, len(k.shape) - 2)], axis=0)
+            allowed = triangle_mask(ctx, lengths, 0, upper=False)
+        else:
+            allowed = ctx.constant(np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool_.np)),
+                                   "causal")
+        scores = ctx.node("Where", [allowed, scores, ctx.scalar(-np.inf, dtype)])
     weights = ctx.node("Softmax", [scores], axis=-1)
     if mask or p["causal"]:  # (a row that may attend to nothing gives zeros, as in Ember)
         top = ctx.reduce("ReduceMax", scores, [-1], 1)
