@@ -1,5 +1,5 @@
 """Indexing: basic slices, gathers (``index``, ``gather``/``take_along_dim`` patterns,
-``embedding``) and ``topk``."""
+``embedding``) and constant padding written through ``index_put``."""
 
 from __future__ import annotations
 
@@ -140,16 +140,6 @@ def _is_arange_along(array: np.ndarray, axis: int, rank: int) -> bool:
     if array.ndim != rank or array.size != array.shape[axis]:
         return False
     return bool(np.array_equal(array.reshape(-1), np.arange(array.size)))
-
-
-@converter("topk")
-def topk(ctx: Context, eqn: Eqn) -> str:
-    """Ember's ``topk`` primitive gives the indices; the values are gathered after it."""
-    p = eqn.params
-    k = ctx.ints([p["k"]])
-    _, indices = ctx.node("TopK", [ctx.value(eqn.inputs[0]), k], outputs=2, axis=p["dim"],
-                          largest=int(p["largest"]), sorted=int(p["sorted"]))
-    return indices
 
 
 def _pads_around(entry: tuple, size: int) -> tuple[int, int]:

@@ -1,5 +1,6 @@
-"""Neural-network kernels: matmul, convolution, max pooling, unfold (im2col, which average
-pooling and grouped convolutions trace into) and blockwise attention."""
+"""Neural-network kernels: matmul, einsum, convolution, max pooling, unfold (im2col, which
+average pooling and grouped convolutions trace into), fold (col2im, which transposed
+convolutions trace into) and blockwise attention."""
 
 from __future__ import annotations
 
@@ -87,6 +88,40 @@ def unfold(ctx: Context, eqn: Eqn) -> str | None:
                     pads=_pads(p["padding"]), group=channels)
     shape = ctx.shape_tensor(out, [x], infer_one=True)
     return None if shape is None else ctx.node("Reshape", [cols, shape])
+
+
+@converter("fold")
+def fold(ctx: Context, eqn: Eqn) -> str:
+    """col2im (what transposed convolutions trace into): Col2Im. Its pads cannot be negative
+    (a transposed convolution's output_padding beyond its padding makes Ember's high pad
+    negative): those sides are left out of Col2Im's image and padded with zeros after it."""
+    cols, out = eqn.inputs[0], eqn.outputs[0]
+    p = eqn.params
+    kernel, x = tuple(p["kernel_size"]), ctx.value(cols)
+    if p.get("layout", "ncl") == "nlc":  # (N, L, K·C) to (N, C·K, L)
+        n, length, _ = cols.shape
+        split = ctx.node("Reshape", [x, ctx.ints([n, length, math.prod(kernel), -1])])
+        x = ctx.node("Reshape", [ctx.node("Transpose", [split], perm=[0, 3, 2, 1]),
+                                 ctx.ints([n, -1, length])])
+    cut = [(min(lo, 0), min(hi, 0)) for lo, hi in p["padding"]]
+    image = [s + lo + hi for s, (lo, hi) in zip(p["output_size"], cut)]
+    y = ctx.node("Col2Im", [x, ctx.ints(image), ctx.ints(kernel)],
+                 dilations=list(p["dilation"]), strides=list(p["stride"]),
+                 pads=_pads(tuple((max(lo, 0), max(hi, 0)) for lo, hi in p["padding"])))
+    if any(lo or hi for lo, hi in cut):
+        spatial = range(2, len(out.shape))
+        y = ctx.node("Pad", [y, ctx.ints([-lo for lo, _ in cut] + [-hi for _, hi in cut]),
+                             ctx.scalar(0, out.dtype), ctx.ints(spatial)])
+    return y
+
+
+@converter("einsum")
+def einsum(ctx: Context, eqn: Eqn) -> str:
+    """Einsum, on the dtype the primitive computes in (``compute``) where it has one."""
+    out = eqn.outputs[0].dtype
+    on = eqn.params["compute"] or out
+    operands = [ctx.cast(ctx.value(v), v.dtype, on) for v in eqn.inputs]
+    return ctx.cast(ctx.node("Einsum", operands, equation=eqn.params["equation"]), on, out)
 
 
 @converter("scaled_dot_product_attention")
