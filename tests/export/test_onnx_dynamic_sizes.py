@@ -95,3 +95,31 @@ def test_a_mask_made_from_a_size_in_no_pattern_is_refused():
     with pytest.raises(ExportError, match="none of the patterns"):
         ember.onnx.to_model(fn, ember.randn(2, 4), input_names=["x"],
                             dynamic_axes={"x": {1: "n"}})
+
+
+@pytest.mark.parametrize("build, axis", [
+    (lambda: ember.nn.LSTM(3, 4, batch_first=True, proj_size=2), 0),
+    (lambda: ember.nn.GRU(3, 4, num_layers=2, bidirectional=True), 1),
+])
+def test_recurrent_layers_with_a_dynamic_batch(build, axis):
+    """Each step reads rows t·B to (t+1)·B of the flattened time-and-batch rows: slice
+    bounds that are multiples of the one dynamic size."""
+    ember.manual_seed(0)
+    model = build().eval()
+    shapes = [[4, 4, 3] for _ in range(3)]
+    for shape, batch in zip(shapes, (2, 3, 1)):
+        shape[axis] = batch
+    x, *others = (ember.randn(*shape) for shape in shapes)
+    _check_at_sizes(lambda t: _flat(model(t)), [x], {0: {axis: "batch"}}, [[o] for o in others])
+
+
+def _flat(out):
+    y, state = out
+    return (y, *state) if isinstance(state, tuple) else (y, state)
+
+
+def test_a_slice_that_moves_otherwise_with_two_dynamic_sizes_is_refused():
+    with pytest.raises(ExportError, match=r"the index \(None, 4, None\) moves with a dynamic"):
+        ember.onnx.to_model(lambda a, b: a.reshape(-1)[: b.shape[0] * 2],
+                            (ember.randn(2, 3), ember.randn(2)), input_names=["a", "b"],
+                            dynamic_axes={"a": {0: "n"}, "b": {0: "m"}})

@@ -189,7 +189,18 @@ class Context:
             self.refuse(f"the output shape {out.shape} has dynamic dimensions "
                         f"{sorted(dynamic)} that no input dimension gives")
             return None
-        return self._join(pieces)
+        return self.join(pieces)
+
+    def input_dim(self, size: int, twin_size: int) -> str | None:
+        """The run-time size (a 1-D int64 tensor) of the graph's inputs' dimension that is
+        ``size`` and ``twin_size`` in the two traces, if some dimension is."""
+        found = self._follower(list(self.graph.inputs), 0, size, twin_size)
+        return None if found is None else self.dim(*found)
+
+    def dynamic_sizes(self) -> set[tuple[int, int]]:
+        """The (traced, resized) size pairs of the graph inputs' dynamic dimensions."""
+        return {(v.shape[d], self.twin_shape(v)[d]) for v in self.graph.inputs
+                for d in self.dynamic_dims(v)}
 
     def _follower(self, sources: list[Var], d: int, size: int, twin_size: int) -> \
             tuple[Var, int] | None:
@@ -201,7 +212,8 @@ class Context:
                     return var, j
         return None
 
-    def _join(self, pieces: list[Any]) -> str:
+    def join(self, pieces: list[Any]) -> str:
+        """A 1-D int64 tensor of ``pieces``: ints, or names of 1-D int64 tensors."""
         parts, run = [], []
         for p in pieces:
             if isinstance(p, int):

@@ -11,11 +11,12 @@ from ember.jit.ir import Eqn, Var
 
 
 def _entry_value(ctx: Context, eqn: Eqn, key: str, k: int, part: int | None, d: int) -> \
-        int | None:
+        int | str | None:
     """Entry ``k`` of the basic index ``eqn.params[key]`` (``part`` of a ``(start, stop,
     step)`` entry) for dimension ``d`` of the first input, made relative to the end where it
-    moves with a dynamic size (a stop at the end: INT64_MAX); an entry that moves in another
-    way is refused."""
+    moves with a dynamic size (a stop at the end: INT64_MAX), or computed from the one dynamic
+    input size it is a multiple of (a tensor name: :func:`_multiple`); an entry that moves in
+    another way is refused."""
     entry = eqn.params[key][k]
     value = entry if part is None else entry[part]
     twin = ctx.twin_eqns.get(id(eqn))
@@ -26,11 +27,31 @@ def _entry_value(ctx: Context, eqn: Eqn, key: str, k: int, part: int | None, d: 
     if other == value:
         return value
     size, twin_size = eqn.inputs[0].shape[d], ctx.twin_shape(eqn.inputs[0])[d]
-    if value is None or other is None or value - size != other - twin_size:
+    if value is not None and other is not None and value - size == other - twin_size:
+        return value - size if value != size else INT64_MAX
+    affine = None if value is None or other is None else \
+        _multiple(ctx, value, other, size, twin_size)
+    if affine is None:
         ctx.refuse(f"the index {eqn.params[key][k]} moves with a dynamic size in a way ONNX "
                    "export cannot follow")
         return value
-    return value - size if value != size else INT64_MAX
+    return affine
+
+
+def _multiple(ctx: Context, value: int, other: int, size: int, twin_size: int) -> str | None:
+    """An index that is ``value`` in the traced graph and ``other`` in the resized one into a
+    dimension of ``size`` (``twin_size``), as ``a·N`` where the dimension is ``c·N``, N the
+    one dynamic input size (a recurrent layer's step ``t`` spans rows ``t·B`` to ``(t+1)·B``
+    of its flattened time-and-batch rows): a 1-D int64 tensor. None when the move is of
+    another form, or when several dynamic sizes could explain it."""
+    sizes = ctx.dynamic_sizes()
+    if len(sizes) != 1:
+        return None
+    (n, twin_n), = sizes
+    a, c = value // n, size // n
+    if value != a * n or other != a * twin_n or size != c * n or twin_size != c * twin_n:
+        return None
+    return ctx.node("Mul", [ctx.input_dim(n, twin_n), ctx.ints([a])])
 
 
 @converter("slice", shape_params=True)
@@ -47,7 +68,7 @@ def slice_(ctx: Context, eqn: Eqn) -> str:
         if type(entry) is tuple:
             start, stop = (_entry_value(ctx, eqn, "index", k, p, d) for p in (0, 1))
             step = entry[2] or 1
-            if (start or 0) != 0 or stop not in (None, INT64_MAX) or step != 1:
+            if start not in (None, 0) or stop not in (None, INT64_MAX) or step != 1:
                 starts.append((0 if step > 0 else INT64_MAX) if start is None else start)
                 ends.append((INT64_MAX if step > 0 else INT64_MIN) if stop is None else stop)
                 axes.append(d)
@@ -56,14 +77,15 @@ def slice_(ctx: Context, eqn: Eqn) -> str:
         else:
             at = _entry_value(ctx, eqn, "index", k, None, d)
             starts.append(at)
-            ends.append(at + 1 if at != -1 else INT64_MAX)
+            ends.append(ctx.node("Add", [at, ctx.ints([1])]) if isinstance(at, str) else
+                        at + 1 if at != -1 else INT64_MAX)
             axes.append(d)
             steps.append(1)
             squeeze.append(d)
         d += 1
     x = ctx.value(eqn.inputs[0])
     if axes:
-        x = ctx.node("Slice", [x, ctx.ints(starts), ctx.ints(ends), ctx.ints(axes),
+        x = ctx.node("Slice", [x, ctx.join(starts), ctx.join(ends), ctx.ints(axes),
                                ctx.ints(steps)])
     if squeeze:
         x = ctx.node("Squeeze", [x, ctx.ints(squeeze)])
