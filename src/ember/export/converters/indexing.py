@@ -10,32 +10,32 @@ from ember.export.registry import converter
 from ember.jit.ir import Eqn, Var
 
 
-def _entry_value(ctx: Context, eqn: Eqn, key: str, k: int, part: int | None, d: int) -> \
+def _entry_value(ctx: Context, eqn: Eqn, k: int, part: int | None, d: int) -> \
         int | str | None:
-    """Entry ``k`` of the basic index ``eqn.params[key]`` (``part`` of a ``(start, stop,
+    """Entry ``k`` of the slice's ``index`` (``part`` of a ``(start, stop,
     step)`` entry) for dimension ``d`` of the first input, made relative to the end where it
     moves with a dynamic size (a stop at the end: INT64_MAX), or computed from the one dynamic
     input size it is a multiple of (a tensor name: :func:`_multiple`); an entry that moves in
     another way is refused."""
-    entry = eqn.params[key][k]
+    entry = eqn.params["index"][k]
     value = entry if part is None else entry[part]
     twin = ctx.twin_eqns.get(id(eqn))
     if twin is None:
         return value
-    other = twin.params[key][k]
+    other = twin.params["index"][k]
     other = other if part is None else other[part]
     if other == value:
         return value
     size, twin_size = eqn.inputs[0].shape[d], ctx.twin_shape(eqn.inputs[0])[d]
     if value is not None and other is not None and value - size == other - twin_size:
         return value - size if value != size else INT64_MAX
-    affine = None if value is None or other is None else \
+    multiple = None if value is None or other is None else \
         _multiple(ctx, value, other, size, twin_size)
-    if affine is None:
-        ctx.refuse(f"the index {eqn.params[key][k]} moves with a dynamic size in a way ONNX "
+    if multiple is None:
+        ctx.refuse(f"the index {entry} moves with a dynamic size in a way ONNX "
                    "export cannot follow")
         return value
-    return affine
+    return multiple
 
 
 def _multiple(ctx: Context, value: int, other: int, size: int, twin_size: int) -> str | None:
@@ -66,7 +66,7 @@ def slice_(ctx: Context, eqn: Eqn) -> str:
             out += 1
             continue
         if type(entry) is tuple:
-            start, stop = (_entry_value(ctx, eqn, "index", k, p, d) for p in (0, 1))
+            start, stop = (_entry_value(ctx, eqn, k, p, d) for p in (0, 1))
             step = entry[2] or 1
             if start not in (None, 0) or stop not in (None, INT64_MAX) or step != 1:
                 starts.append((0 if step > 0 else INT64_MAX) if start is None else start)
@@ -75,7 +75,7 @@ def slice_(ctx: Context, eqn: Eqn) -> str:
                 steps.append(step)
             out += 1
         else:
-            at = _entry_value(ctx, eqn, "index", k, None, d)
+            at = _entry_value(ctx, eqn, k, None, d)
             starts.append(at)
             ends.append(ctx.node("Add", [at, ctx.ints([1])]) if isinstance(at, str) else
                         at + 1 if at != -1 else INT64_MAX)
