@@ -56,10 +56,20 @@ def test_einsum_contractions_traces_and_outer_products():
     (lambda: nn.ConvTranspose2d(2, 3, (2, 3), stride=(2, 1), padding=(1, 0),
                                 output_padding=(1, 0), bias=False), (1, 2, 3, 4)),
     (lambda: nn.ConvTranspose3d(2, 2, 2, stride=2, padding=1, output_padding=1), (1, 2, 3, 2, 3)),
+    # (onnxruntime's Col2Im is wrong with dilation on 1 or 3 spatial dims)
+    (lambda: nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2,
+                                dilation=2), (2, 4, 5)),
 ])
 def test_transposed_convolutions(build, shape):
     ember.manual_seed(0)
     check_export(build().eval(), ember.randn(*shape), dynamic_batch=True, atol=1e-5)
+
+
+def test_dilated_3d_transposed_convolution_is_refused():
+    """onnxruntime's Col2Im computes a dilated 3-d col2im wrongly: no silent wrong answer."""
+    model = nn.ConvTranspose3d(2, 2, (3, 2, 2), stride=(2, 1, 1), dilation=(2, 1, 2)).eval()
+    with pytest.raises(ExportError, match="dilation"):
+        ember.onnx.to_model(model, ember.randn(1, 2, 4, 3, 3))
 
 
 def test_fold_in_channels_last_layout():

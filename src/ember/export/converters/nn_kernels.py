@@ -91,23 +91,36 @@ def unfold(ctx: Context, eqn: Eqn) -> str | None:
 
 
 @converter("fold")
-def fold(ctx: Context, eqn: Eqn) -> str:
+def fold(ctx: Context, eqn: Eqn) -> str | None:
     """col2im (what transposed convolutions trace into): Col2Im. Its pads cannot be negative
     (a transposed convolution's output_padding beyond its padding makes Ember's high pad
-    negative): those sides are left out of Col2Im's image and padded with zeros after it."""
+    negative): those sides are left out of Col2Im's image and padded with zeros after it.
+    onnxruntime's Col2Im is right with dilation on two spatial dimensions only: one is lifted
+    to two (a leading dimension of size 1), three with dilation are refused."""
     cols, out = eqn.inputs[0], eqn.outputs[0]
     p = eqn.params
-    kernel, x = tuple(p["kernel_size"]), ctx.value(cols)
+    kernel, dilation, stride = (list(p[k]) for k in ("kernel_size", "dilation", "stride"))
+    if len(kernel) == 3 and dilation != [1, 1, 1]:
+        return ctx.refuse(f"fold (col2im, a 3-d transposed convolution) with dilation "
+                          f"{tuple(dilation)}: onnxruntime's Col2Im computes it wrongly. "
+                          "Hint: export with dilation=1, or a 2-d transposed convolution")
+    x = ctx.value(cols)
     if p.get("layout", "ncl") == "nlc":  # (N, L, K·C) to (N, C·K, L)
-        n, length, _ = cols.shape
-        split = ctx.node("Reshape", [x, ctx.ints([n, length, math.prod(kernel), -1])])
+        length = cols.shape[1]
+        split = ctx.node("Reshape", [x, ctx.ints([0, length, math.prod(kernel), -1])])
         x = ctx.node("Reshape", [ctx.node("Transpose", [split], perm=[0, 3, 2, 1]),
-                                 ctx.ints([n, -1, length])])
+                                 ctx.ints([0, -1, length])])
     cut = [(min(lo, 0), min(hi, 0)) for lo, hi in p["padding"]]
     image = [s + lo + hi for s, (lo, hi) in zip(p["output_size"], cut)]
-    y = ctx.node("Col2Im", [x, ctx.ints(image), ctx.ints(kernel)],
-                 dilations=list(p["dilation"]), strides=list(p["stride"]),
-                 pads=_pads(tuple((max(lo, 0), max(hi, 0)) for lo, hi in p["padding"])))
+    pads = [(max(lo, 0), max(hi, 0)) for lo, hi in p["padding"]]
+    lifted = len(kernel) == 1
+    if lifted:
+        kernel, dilation, stride, image, pads = ([1] + kernel, [1] + dilation, [1] + stride,
+                                                 [1] + image, [(0, 0)] + pads)
+    y = ctx.node("Col2Im", [x, ctx.ints(image), ctx.ints(kernel)], dilations=dilation,
+                 strides=stride, pads=_pads(tuple(pads)))
+    if lifted:
+        y = ctx.node("Squeeze", [y, ctx.ints([2])])
     if any(lo or hi for lo, hi in cut):
         spatial = range(2, len(out.shape))
         y = ctx.node("Pad", [y, ctx.ints([-lo for lo, _ in cut] + [-hi for _, hi in cut]),
