@@ -123,3 +123,11 @@ def test_a_slice_that_moves_otherwise_with_two_dynamic_sizes_is_refused():
         ember.onnx.to_model(lambda a, b: a.reshape(-1)[: b.shape[0] * 2],
                             (ember.randn(2, 3), ember.randn(2)), input_names=["a", "b"],
                             dynamic_axes={"a": {0: "n"}, "b": {0: "m"}})
+
+
+def test_slice_bounds_beyond_int64_saturate():
+    """Python slices take any int; ONNX's Slice takes int64 bounds (clamped as Python does)."""
+    def fn(x):
+        return x[:, :2**100], x[:, -2**70:2], x[:, 1:2**63:2**64]
+
+    _check_at_sizes(fn, [ember.randn(2, 4)], {0: {1: "n"}}, [[ember.randn(2, 7)]])

@@ -54,6 +54,11 @@ def _multiple(ctx: Context, value: int, other: int, size: int, twin_size: int) -
     return ctx.node("Mul", [ctx.input_dim(n, twin_n), ctx.ints([a])])
 
 
+def _saturated(bound: int | str | None) -> int | str | None:
+    """A slice bound as ONNX's int64 (Python's slices take any int; both clamp to the size)."""
+    return min(max(bound, INT64_MIN), INT64_MAX) if isinstance(bound, int) else bound
+
+
 @converter("slice", shape_params=True)
 def slice_(ctx: Context, eqn: Eqn) -> str:
     """Ints, ``(start, stop, step)`` ranges and ``None`` (new axes): Slice, then Squeeze of
@@ -66,8 +71,8 @@ def slice_(ctx: Context, eqn: Eqn) -> str:
             out += 1
             continue
         if type(entry) is tuple:
-            start, stop = (_entry_value(ctx, eqn, k, p, d) for p in (0, 1))
-            step = entry[2] or 1
+            start, stop = (_saturated(_entry_value(ctx, eqn, k, p, d)) for p in (0, 1))
+            step = _saturated(entry[2] or 1)
             if start not in (None, 0) or stop not in (None, INT64_MAX) or step != 1:
                 starts.append((0 if step > 0 else INT64_MAX) if start is None else start)
                 ends.append((INT64_MAX if step > 0 else INT64_MIN) if stop is None else stop)
