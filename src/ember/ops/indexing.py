@@ -300,17 +300,21 @@ def _norm_slice(s: slice, op: str) -> tuple:
     clamped to the size: ``x[:, :5]`` stays "up to 5" for a trace that export replays at other
     sizes); ``FULL`` for ``:``."""
     start, stop, step = s.start, s.stop, s.step
-    if step is not None:
-        step = operator.index(step)
-        if step <= 0:
-            raise ValueError(f"{op}: slice step must be greater than zero, got {step}. Hint: "
-                             "use flip() to reverse a dimension")
-        if step == 1:
-            step = None
-    if start is not None:
-        start = operator.index(start) or None
-    if stop is not None:
-        stop = operator.index(stop)
+    try:
+        if step is not None:
+            step = operator.index(step)
+            if step <= 0:
+                raise ValueError(f"{op}: slice step must be greater than zero, got {step}. "
+                                 "Hint: use flip() to reverse a dimension")
+            if step == 1:
+                step = None
+        if start is not None:
+            start = operator.index(start) or None
+        if stop is not None:
+            stop = operator.index(stop)
+    except TypeError:
+        raise TypeError(f"{op}: slice indices must be integers or None or have an __index__ "
+                        f"method, got {s}") from None
     return (start, stop, step)
 
 
