@@ -131,3 +131,24 @@ def test_slice_bounds_beyond_int64_saturate():
         return x[:, :2**100], x[:, -2**70:2], x[:, 1:2**63:2**64]
 
     _check_at_sizes(fn, [ember.randn(2, 4)], {0: {1: "n"}}, [[ember.randn(2, 7)]])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x * ember.arange(x.shape[1]).clamp(max=5),  # an arange at sizes 4 and 5 only
+    lambda x: x[:, :min(x.shape[1], 5)] * 2,  # "to the end" at sizes 4 and 5 only
+    lambda x: x[:, :x.shape[1] // 2] * 2,  # a fixed 2 at sizes 4 and 5 only
+])
+def test_a_size_that_follows_a_rule_at_the_traced_sizes_only_is_refused(fn):
+    """The second trace grows the axis by 1: a third one, farther, must give the same model."""
+    with pytest.raises(ExportError, match="follow no rule"):
+        ember.onnx.to_model(fn, ember.randn(2, 4), input_names=["x"],
+                            dynamic_axes={"x": {1: "n"}})
+
+
+def test_a_model_that_refuses_the_farther_size_still_exports():
+    def fn(x):
+        if x.shape[1] > 6:
+            raise ValueError("at most 6 steps")
+        return x[:, 1:] * 2, x * ember.arange(x.shape[1])
+
+    _check_at_sizes(fn, [ember.randn(2, 4)], {0: {1: "n"}}, [[ember.randn(2, 6)]])

@@ -54,17 +54,15 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
         compiled, graph = trace(model, args, kwargs, do_constant_folding)
         out_names = _names(output_names, len(graph.outputs), None, "output")
         axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
-        mapping = twin_consts = None
-        changed: dict = {}
-        pairs: dict = {}
+        second = third = None
         if any(axes[0].values()):
             second = retrace_resized(compiled, leaves, spec, axes[0])
-            mapping, changed, pairs = twins(graph, second)
-            twin_consts = second.consts
+            third = _farther_trace(compiled, leaves, spec, axes[0])
     _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
-    ctx = Context(graph, opset, mapping, twin_consts or {}, changed, pairs)
-    ctx.reserved.update(in_names, out_names, (ref.label for ref in graph.state))
-    _convert(ctx, graph, in_names, changed)
+    names = (in_names, out_names)
+    ctx = _converted(graph, second, opset, names)
+    if third is not None:
+        _check_same_model(ctx, graph, third, opset, names)
     return _model(ctx, graph, in_names, out_names, axes, export_params,
                   bool(keep_initializers_as_inputs))
 
@@ -201,6 +199,53 @@ def _dynamic_axes(dynamic_axes: Mapping[str, Any] | None, in_names: list[str],
 
 
 # -- conversion --------------------------------------------------------------------------
+_CHECK_STEP = 3  # (the check trace grows the k-th dynamic axis name by 3·(k + 1))
+
+
+def _farther_trace(compiled: Any, leaves: list, spec: Any,
+                   axes: dict[int, dict[int, str]]) -> Graph | None:
+    """A third trace, with the dynamic axes grown farther than the second's; None when the
+    model refuses those sizes (it may bound them: a GPT's block size)."""
+    try:
+        return retrace_resized(compiled, leaves, spec, axes, _CHECK_STEP)
+    except ExportError:
+        return None
+
+
+def _converted(graph: Graph, other: Graph | None, opset: int,
+               names: tuple[list[str], list[str]]) -> Context:
+    """``graph`` converted, its sizes that follow a dynamic axis read from ``other`` (the
+    graph traced with those axes resized; None without dynamic axes)."""
+    mapping, changed, pairs = twins(graph, other) if other is not None else (None, {}, {})
+    ctx = Context(graph, opset, mapping, other.consts if other is not None else {}, changed,
+                  pairs)
+    ctx.reserved.update(*names, (ref.label for ref in graph.state))
+    _convert(ctx, graph, names[0], changed)
+    return ctx
+
+
+def _check_same_model(ctx: Context, graph: Graph, third: Graph, opset: int,
+                      names: tuple[list[str], list[str]]) -> None:
+    """Two traces tell a size that follows a dynamic axis from a constant only where the
+    rule holds at both sizes (``arange(T).clamp(max=5)`` is an arange at T = 4 and 5): the
+    model converted against a third, farther trace must be the same ONNX graph."""
+    why = ("ember.onnx.export: some sizes follow no rule over the dynamic axes: they follow "
+           "one at the traced size and the first resized one, but not when the axes are "
+           "resized farther (a size clamped or rounded: ember.arange(T).clamp(max=5), "
+           "x[:, :min(T, 5)], x[:, :T // 2]). Hint: trace at sizes where the limit shows, "
+           "or export with fixed sizes")
+    try:
+        other = _converted(graph, third, opset, names)
+    except ExportError as e:
+        raise ExportError(f"{why}; resized farther:\n{e}") from None
+    if _serialized(ctx) != _serialized(other):
+        raise ExportError(why)
+
+
+def _serialized(ctx: Context) -> list[bytes]:
+    return [part.SerializeToString() for part in ctx.nodes + ctx.initializers]
+
+
 def _convert(ctx: Context, graph: Graph, in_names: list[str], changed: dict) -> None:
     for var, name in zip(graph.inputs, in_names):
         ctx.names[var] = name
