@@ -36,6 +36,9 @@ def test_training_mode_is_refused_clearly():
         ember.onnx.to_model(_model(), ember.randn(2, 4), training=TrainingMode.TRAINING)
     with pytest.raises(TypeError, match="not the bool True"):
         ember.onnx.to_model(_model(), ember.randn(2, 4), training=True)
+    for other in (7, "eval"):
+        with pytest.raises(ValueError, match="ember.onnx.export: training takes an .*, not"):
+            ember.onnx.to_model(_model(), ember.randn(2, 4), training=other)
 
 
 def test_keep_initializers_as_inputs_lists_the_weights_as_overridable_inputs():

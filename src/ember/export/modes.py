@@ -31,10 +31,14 @@ class TrainingMode(enum.IntEnum):
 def export_mode(model: Any, training: TrainingMode | int) -> Iterator[None]:
     """Every submodule of ``model`` in the mode ``training`` asks for while the block runs,
     each module's own flag restored after."""
+    what = "ember.onnx.export: training takes an ember.onnx.TrainingMode (EVAL, PRESERVE or " \
+        "TRAINING), not"
     if isinstance(training, bool):
-        raise TypeError("ember.onnx.export: training takes an ember.onnx.TrainingMode (EVAL, "
-                        f"PRESERVE or TRAINING), not the bool {training}")
-    mode = TrainingMode(training)
+        raise TypeError(f"{what} the bool {training}")
+    try:
+        mode = TrainingMode(training)
+    except ValueError:
+        raise ValueError(f"{what} {training!r}") from None
     if mode is TrainingMode.TRAINING:
         raise ExportError("ember.onnx.export: training=TrainingMode.TRAINING is not supported; "
                           "Ember exports inference graphs. Hint: export with "
