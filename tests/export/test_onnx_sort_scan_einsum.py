@@ -35,6 +35,14 @@ def test_cumprod_with_zeros_negatives_and_narrow_dtypes():
     check_export(lambda t: t.cumprod(0), ember.randn(5, 3).half(), rtol=1e-3, atol=1e-3)
 
 
+def test_cumprod_and_transposed_convolutions_at_opset_17():
+    """Pad takes no axes input before opset 18, and Col2Im is new in it."""
+    check_export(lambda t: t.cumprod(-1), ember.randn(2, 5), opset_version=17)
+    with pytest.raises(ExportError, match="Col2Im.*opset 18"):
+        ember.onnx.to_model(nn.ConvTranspose1d(2, 2, 3).eval(), ember.randn(1, 2, 4),
+                            opset_version=17)
+
+
 def test_cumprod_along_a_dynamic_axis_is_refused():
     with pytest.raises(ExportError, match="cumprod along dimension 0, which follows a dynamic"):
         ember.onnx.to_model(lambda t: t.cumprod(0), ember.randn(3, 2), input_names=["t"],

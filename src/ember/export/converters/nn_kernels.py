@@ -100,6 +100,9 @@ def fold(ctx: Context, eqn: Eqn) -> str | None:
     cols, out = eqn.inputs[0], eqn.outputs[0]
     p = eqn.params
     kernel, dilation, stride = (list(p[k]) for k in ("kernel_size", "dilation", "stride"))
+    if ctx.opset < 18:
+        return ctx.refuse(f"fold (col2im, which transposed convolutions trace into) is ONNX's "
+                          f"Col2Im, new in opset 18; this export asked for opset {ctx.opset}")
     if len(kernel) == 3 and dilation != [1, 1, 1]:
         return ctx.refuse(f"fold (col2im, a 3-d transposed convolution) with dilation "
                           f"{tuple(dilation)}: onnxruntime's Col2Im computes it wrongly. "

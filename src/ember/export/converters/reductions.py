@@ -102,9 +102,10 @@ def cumprod(ctx: Context, eqn: Eqn) -> str | None:
     integers and bools; floats round in another order than a running product (a few ulps).
     Half precision is computed on float32, as Ember does, bools and narrow integers on
     int32."""
-    src, dim = eqn.inputs[0], eqn.params["dim"]
-    if not src.shape:
+    src, rank = eqn.inputs[0], len(eqn.inputs[0].shape)
+    if not rank:
         return ctx.node("Identity", [ctx.value(src)])
+    dim = eqn.params["dim"] % rank
     if dim in ctx.dynamic_dims(src):
         return ctx.refuse(f"cumprod along dimension {dim}, which follows a dynamic axis: its "
                           "exported form takes a number of steps set by the traced size. "
@@ -116,8 +117,9 @@ def cumprod(ctx: Context, eqn: Eqn) -> str | None:
     shift = 1
     while shift < src.shape[dim]:
         kept = ctx.node("Slice", [y, ctx.ints([0]), ctx.ints([-shift]), ctx.ints([dim])])
-        shifted = ctx.node("Pad", [kept, ctx.ints([shift, 0]), ctx.scalar(1, on),
-                                   ctx.ints([dim])])
+        # (pads on every dimension: Pad has no axes input before opset 18)
+        pads = [shift if d == dim else 0 for d in range(rank)] + [0] * rank
+        shifted = ctx.node("Pad", [kept, ctx.ints(pads), ctx.scalar(1, on)])
         y = ctx.node("Mul", [y, shifted])
         shift *= 2
     return ctx.cast(y, on, dtype)
