@@ -9,6 +9,7 @@ Example:
 from ember.export import (
     CONVERTERS,
     ExportError,
+    TrainingMode,
     converter,
     export,
     supported_primitives,
@@ -16,4 +17,4 @@ from ember.export import (
 )
 
 __all__ = ["export", "to_model", "converter", "supported_primitives", "CONVERTERS",
-           "ExportError"]
+           "ExportError", "TrainingMode"]

@@ -11,7 +11,7 @@ pytest.importorskip("onnx")
 
 
 @pytest.mark.parametrize("module", ["ember.export", "ember.export.registry",
-                                    "ember.export.exporter"])
+                                    "ember.export.exporter", "ember.export.modes"])
 def test_docstring_examples(module):
     mod = importlib.import_module(module)
     result = doctest.testmod(mod, extraglobs={**vars(mod), "ember": ember},

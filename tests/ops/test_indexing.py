@@ -372,6 +372,10 @@ def test_index_type_and_shape_errors():
         x[:, ember.tensor([True, False, True])]
     with pytest.raises(ValueError, match="step must be greater than zero.*flip"):
         x[::-1]
+    with pytest.raises(TypeError, match=r"__getitem__: slice indices must be integers.*slice\(1.0"):
+        x[1.0:]
+    with pytest.raises(TypeError, match=r"__setitem__: slice indices must be integers.*'2'"):
+        x[:, ::"2"] = 1.0
     with pytest.raises(ShapeError, match="index tensors"):
         x[[0, 1], [0, 1, 2]]
     with pytest.raises(TypeError, match="cannot index"):

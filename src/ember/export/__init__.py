@@ -16,7 +16,8 @@ except ModuleNotFoundError as e:  # (an optional dependency: say how to get it)
                               "(or pip install onnx)", name="onnx") from e
 
 from ember.export.exporter import DEFAULT_OPSET, export, to_model
+from ember.export.modes import TrainingMode
 from ember.export.registry import CONVERTERS, ExportError, converter, supported_primitives
 
 __all__ = ["export", "to_model", "converter", "supported_primitives", "CONVERTERS",
-           "ExportError", "DEFAULT_OPSET"]
+           "ExportError", "TrainingMode", "DEFAULT_OPSET"]

@@ -58,10 +58,10 @@ def _unchanged(graph: Graph, argument: int, var: Var) -> bool:
 
 
 def retrace_resized(compiled: Any, leaves: list, spec: Any,
-                    axes: dict[int, dict[int, str]]) -> Graph:
-    """The graph of a second call with the dynamic axes resized (:func:`resized`); a model
+                    axes: dict[int, dict[int, str]], step: int = 1) -> Graph:
+    """The graph of another call with the dynamic axes resized (:func:`resized`); a model
     that fails at those sizes is an :class:`ExportError` saying so."""
-    grown = resized(leaves, axes)
+    grown = resized(leaves, axes, step)
     try:
         return retrace(compiled, *tree_unflatten(grown, spec))
     except ExportError:
@@ -75,12 +75,12 @@ def retrace_resized(compiled: Any, leaves: list, spec: Any,
                           "cannot be dynamic") from e
 
 
-def resized(leaves: list, axes: dict[int, dict[int, str]]) -> list:
+def resized(leaves: list, axes: dict[int, dict[int, str]], step: int = 1) -> list:
     """The leaves of the call's arguments with the tensors' dynamic axes ``{tensor index:
-    {axis: dim name}}`` resized: the k-th dim name grows its axes by k + 1 (axes of one name
-    stay equal, of two names apart), filled by repeating the tensor's own entries (integer
-    inputs stay valid indices). A tensor passed twice with the same axes is resized once: the
-    model may test ``query is key``."""
+    {axis: dim name}}`` resized: the k-th dim name grows its axes by ``(k + 1) · step`` (axes
+    of one name stay equal, of two names apart), filled by repeating the tensor's own entries
+    (integer inputs stay valid indices). A tensor passed twice with the same axes is resized
+    once: the model may test ``query is key``."""
     growth: dict[str, int] = {}
     made: dict[tuple, Tensor] = {}
     out, index = [], 0
@@ -100,7 +100,7 @@ def resized(leaves: list, axes: dict[int, dict[int, str]]) -> list:
                 raise ExportError(f"ember.onnx.export: dynamic axis {axis} of input {index} "
                                   "has size 0 in the example input; trace with a non-empty "
                                   "one")
-            grow = growth.setdefault(name, len(growth) + 1)
+            grow = growth.setdefault(name, (len(growth) + 1) * step)
             array = np.take(array, np.arange(size + grow) % size, axis=axis)
         made[key] = ember.tensor(array, dtype=leaf.dtype)
         out.append(made[key])

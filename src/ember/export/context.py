@@ -10,6 +10,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 from ember.dtypes import DType
+from ember.export.symbolic import rebuild
 from ember.jit.ir import Eqn, Graph, Var
 
 INT64_MAX = 2**63 - 1
@@ -28,17 +29,6 @@ def onnx_type(dtype: DType) -> int:
         raise ValueError(f"ember.onnx: tensors of dtype {dtype.name} cannot be exported; "
                          f"ONNX export supports {sorted(_ONNX_TYPES)}")
     return _ONNX_TYPES[dtype.name]
-
-
-def _filled_alike(array: Any, other: Any) -> bool:
-    """Whether two constants of one rank but other shapes hold one value everywhere."""
-    array, other = np.asarray(array), np.asarray(other)
-    if array.shape == other.shape or array.ndim != other.ndim or not array.size or \
-            not other.size:
-        return False
-    first = array.reshape(-1)[:1]
-    return bool(np.array_equal(array, np.broadcast_to(first, array.shape), equal_nan=True) and
-                np.array_equal(other, np.broadcast_to(first, other.shape), equal_nan=True))
 
 
 class Context:
@@ -76,8 +66,8 @@ class Context:
 
     def value(self, var: Var) -> str:
         """The ONNX name holding ``var``; a constant becomes an initializer when first read,
-        and each read of one that changes with a dynamic axis (for that read) is expanded to
-        its run-time shape when it holds one value (``zeros(x.shape[0], 4)``), else refused."""
+        and each read of one that changes with a dynamic axis (for that read) is rebuilt from
+        the run-time shape (:mod:`ember.export.symbolic`), or refused."""
         name = self.names.get(var)
         if not self.changes(var):
             if name is None:  # (inputs, state and outputs are named up front)
@@ -85,15 +75,16 @@ class Context:
                                                        var.name)
             return name
         array = np.asarray(self.graph.consts[var])
-        if _filled_alike(array, self.twin_consts[self.twin_of(var)]):
-            shape = self.shape_tensor(var, [], infer_one=False)
-            if shape is not None:
-                fill = self.constant(array.reshape(-1)[:1].reshape(()), var.name)
-                return self.node("Expand", [fill, shape])
-        else:
+        before = len(self.problems)
+        made = rebuild(self, var, array, np.asarray(self.twin_consts[self.twin_of(var)]))
+        if made is not None:
+            return made
+        if len(self.problems) == before:  # (else rebuild said why)
             self.refuse(f"a constant of shape {tuple(array.shape)} depends on the size of a "
-                        "dynamic axis (made from a shape, e.g. ember.arange(x.shape[1]) or an "
-                        "index tensor); the exported model would keep the traced size")
+                        "dynamic axis (made from a shape or an index tensor) and is none of "
+                        "the patterns ONNX export rebuilds from the run-time shape (one "
+                        "value, an arange, a triangular mask); the exported model would keep "
+                        "the traced size")
         return self.constant(array, var.name)
 
     def constant(self, array: Any, hint: str = "const") -> str:
@@ -198,7 +189,18 @@ class Context:
             self.refuse(f"the output shape {out.shape} has dynamic dimensions "
                         f"{sorted(dynamic)} that no input dimension gives")
             return None
-        return self._join(pieces)
+        return self.join(pieces)
+
+    def input_dim(self, size: int, twin_size: int) -> str | None:
+        """The run-time size (a 1-D int64 tensor) of the graph's inputs' dimension that is
+        ``size`` and ``twin_size`` in the two traces, if some dimension is."""
+        found = self._follower(list(self.graph.inputs), 0, size, twin_size)
+        return None if found is None else self.dim(*found)
+
+    def dynamic_sizes(self) -> set[tuple[int, int]]:
+        """The (traced, resized) size pairs of the graph inputs' dynamic dimensions."""
+        return {(v.shape[d], self.twin_shape(v)[d]) for v in self.graph.inputs
+                for d in self.dynamic_dims(v)}
 
     def _follower(self, sources: list[Var], d: int, size: int, twin_size: int) -> \
             tuple[Var, int] | None:
@@ -210,7 +212,8 @@ class Context:
                     return var, j
         return None
 
-    def _join(self, pieces: list[Any]) -> str:
+    def join(self, pieces: list[Any]) -> str:
+        """A 1-D int64 tensor of ``pieces``: ints, or names of 1-D int64 tensors."""
         parts, run = [], []
         for p in pieces:
             if isinstance(p, int):

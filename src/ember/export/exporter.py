@@ -14,6 +14,7 @@ from onnx import helper
 from ember.export import converters  # noqa: F401 - registers the converters
 from ember.export.capture import retrace_resized, trace, twins
 from ember.export.context import Context, onnx_type
+from ember.export.modes import TrainingMode, export_mode
 from ember.export.registry import CONVERTERS, SHAPE_PARAMS, ExportError
 from ember.func.pytree import tree_flatten
 from ember.jit.compiled import argument_names
@@ -29,7 +30,8 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
              output_names: Sequence[str] | None = None,
              dynamic_axes: Mapping[str, Any] | None = None,
              opset_version: int | None = None, do_constant_folding: bool = True,
-             export_params: bool = True) -> onnx.ModelProto:
+             export_params: bool = True, training: TrainingMode | int = TrainingMode.EVAL,
+             keep_initializers_as_inputs: bool | None = None) -> onnx.ModelProto:
     """Traces ``model(*args)`` in eval mode and returns it as an ONNX model (see
     :func:`export` for the arguments).
 
@@ -48,29 +50,21 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
     in_names = _names(input_names, len(tensors), _argument_names(model, args, kwargs, leaves),
                       "input")
-    modules = list(model.modules()) if hasattr(model, "modules") else []
-    training = [m.training for m in modules]
-    if modules:
-        model.eval()  # (every submodule, as torch's default training=TrainingMode.EVAL)
-    try:
+    with export_mode(model, training):
         compiled, graph = trace(model, args, kwargs, do_constant_folding)
         out_names = _names(output_names, len(graph.outputs), None, "output")
         axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
-        mapping = twin_consts = None
-        changed: dict = {}
-        pairs: dict = {}
+        second = third = None
         if any(axes[0].values()):
             second = retrace_resized(compiled, leaves, spec, axes[0])
-            mapping, changed, pairs = twins(graph, second)
-            twin_consts = second.consts
-    finally:
-        for module, flag in zip(modules, training):  # (each module's own mode back)
-            module.training = flag
+            third = _farther_trace(compiled, leaves, spec, axes[0])
     _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
-    ctx = Context(graph, opset, mapping, twin_consts or {}, changed, pairs)
-    ctx.reserved.update(in_names, out_names, (ref.label for ref in graph.state))
-    _convert(ctx, graph, in_names, changed)
-    return _model(ctx, graph, in_names, out_names, axes, export_params)
+    names = (in_names, out_names)
+    ctx = _converted(graph, second, opset, names)
+    if third is not None:
+        _check_same_model(ctx, graph, third, opset, names)
+    return _model(ctx, graph, in_names, out_names, axes, export_params,
+                  bool(keep_initializers_as_inputs))
 
 
 def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None = None, *,
@@ -79,7 +73,9 @@ def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None =
            output_names: Sequence[str] | None = None,
            dynamic_axes: Mapping[str, Any] | None = None,
            opset_version: int | None = None, do_constant_folding: bool = True,
-           export_params: bool = True, verbose: bool = False) -> onnx.ModelProto:
+           export_params: bool = True, verbose: bool = False,
+           training: TrainingMode | int = TrainingMode.EVAL,
+           keep_initializers_as_inputs: bool | None = None) -> onnx.ModelProto:
     """Exports ``model`` to ONNX as ``torch.onnx.export`` (its TorchScript-style form) does:
     the model is called once on ``args`` in eval mode and under ``no_grad``, and what the
     call computes is written to ``f``, its parameters and buffers as initializers.
@@ -99,6 +95,11 @@ def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None =
         do_constant_folding: compute what depends only on constants at export time.
         export_params: store parameters as initializers; with False they become inputs.
         verbose: print the exported graph.
+        training: :class:`TrainingMode` ``EVAL`` (every submodule in eval mode for the call)
+            or ``PRESERVE`` (each in its own mode); ``TRAINING`` is refused.
+        keep_initializers_as_inputs: also list the parameters and buffers among the graph's
+            inputs (their initializers are then defaults a caller may override), as torch's
+            legacy exporter does; None or False lists only the model's inputs.
 
     Returns:
         The ``onnx.ModelProto`` that was written.
@@ -111,7 +112,8 @@ def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None =
     """
     proto = to_model(model, args, kwargs=kwargs, input_names=input_names, output_names=output_names,
                      dynamic_axes=dynamic_axes, opset_version=opset_version,
-                     do_constant_folding=do_constant_folding, export_params=export_params)
+                     do_constant_folding=do_constant_folding, export_params=export_params,
+                     training=training, keep_initializers_as_inputs=keep_initializers_as_inputs)
     if verbose:
         print(onnx.printer.to_text(proto.graph))
     if f is None:
@@ -197,6 +199,53 @@ def _dynamic_axes(dynamic_axes: Mapping[str, Any] | None, in_names: list[str],
 
 
 # -- conversion --------------------------------------------------------------------------
+_CHECK_STEP = 3  # (the check trace grows the k-th dynamic axis name by 3·(k + 1))
+
+
+def _farther_trace(compiled: Any, leaves: list, spec: Any,
+                   axes: dict[int, dict[int, str]]) -> Graph | None:
+    """A third trace, with the dynamic axes grown farther than the second's; None when the
+    model refuses those sizes (it may bound them: a GPT's block size)."""
+    try:
+        return retrace_resized(compiled, leaves, spec, axes, _CHECK_STEP)
+    except ExportError:
+        return None
+
+
+def _converted(graph: Graph, other: Graph | None, opset: int,
+               names: tuple[list[str], list[str]]) -> Context:
+    """``graph`` converted, its sizes that follow a dynamic axis read from ``other`` (the
+    graph traced with those axes resized; None without dynamic axes)."""
+    mapping, changed, pairs = twins(graph, other) if other is not None else (None, {}, {})
+    ctx = Context(graph, opset, mapping, other.consts if other is not None else {}, changed,
+                  pairs)
+    ctx.reserved.update(*names, (ref.label for ref in graph.state))
+    _convert(ctx, graph, names[0], changed)
+    return ctx
+
+
+def _check_same_model(ctx: Context, graph: Graph, third: Graph, opset: int,
+                      names: tuple[list[str], list[str]]) -> None:
+    """Two traces tell a size that follows a dynamic axis from a constant only where the
+    rule holds at both sizes (``arange(T).clamp(max=5)`` is an arange at T = 4 and 5): the
+    model converted against a third, farther trace must be the same ONNX graph."""
+    why = ("ember.onnx.export: some sizes follow no rule over the dynamic axes: they follow "
+           "one at the traced size and the first resized one, but not when the axes are "
+           "resized farther (a size clamped or rounded: ember.arange(T).clamp(max=5), "
+           "x[:, :min(T, 5)], x[:, :T // 2]). Hint: trace at sizes where the limit shows, "
+           "or export with fixed sizes")
+    try:
+        other = _converted(graph, third, opset, names)
+    except ExportError as e:
+        raise ExportError(f"{why}; resized farther:\n{e}") from None
+    if _serialized(ctx) != _serialized(other):
+        raise ExportError(why)
+
+
+def _serialized(ctx: Context) -> list[bytes]:
+    return [part.SerializeToString() for part in ctx.nodes + ctx.initializers]
+
+
 def _convert(ctx: Context, graph: Graph, in_names: list[str], changed: dict) -> None:
     for var, name in zip(graph.inputs, in_names):
         ctx.names[var] = name
@@ -255,7 +304,7 @@ def _unsupported(missing: dict[str, list]) -> str:
 
 
 def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str],
-           axes: tuple, export_params: bool) -> onnx.ModelProto:
+           axes: tuple, export_params: bool, weights_as_inputs: bool) -> onnx.ModelProto:
     dim_names = axes[1]
     # a dynamic size of an output takes the name of the input axis it follows
     followed = {(v.shape[a], ctx.twin_shape(v)[a]): dim for v, n in zip(graph.inputs, in_names)
@@ -281,7 +330,7 @@ def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str]
         data = ref.tensor.grad if ref.grad else ref.tensor
         if export_params:
             weights.append(onnx.numpy_helper.from_array(data.detach().numpy(), ref.label))
-        else:
+        if weights_as_inputs or not export_params:
             inputs.append(value_info(ref.label, ref.var))
     body = helper.make_graph(ctx.nodes, graph.name, inputs, outputs,
                              initializer=weights + ctx.initializers)

@@ -11,6 +11,7 @@ masks become integer tensors through ``nonzero``, as in PyTorch.
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any
 
@@ -294,12 +295,27 @@ def _classify(k: Any, x: Tensor, op: str) -> tuple[int, Any]:
                     "integers, slices, None, ..., lists or integer/bool tensors")
 
 
-def _norm_slice(s: slice, n: int, op: str) -> tuple:
-    if s.step is not None and s.step <= 0:
-        raise ValueError(f"{op}: slice step must be greater than zero, got {s.step}. Hint: "
-                         "use flip() to reverse a dimension")
-    start, stop, step = s.indices(n)
-    return FULL if (start, stop, step) == (0, n, 1) else (start, stop, step)
+def _norm_slice(s: slice, op: str) -> tuple:
+    """A slice as ``(start, stop, step)`` with its bounds as written (ints or None, not
+    clamped to the size: ``x[:, :5]`` stays "up to 5" for a trace that export replays at other
+    sizes); ``FULL`` for ``:``."""
+    start, stop, step = s.start, s.stop, s.step
+    try:
+        if step is not None:
+            step = operator.index(step)
+            if step <= 0:
+                raise ValueError(f"{op}: slice step must be greater than zero, got {step}. "
+                                 "Hint: use flip() to reverse a dimension")
+            if step == 1:
+                step = None
+        if start is not None:
+            start = operator.index(start) or None
+        if stop is not None:
+            stop = operator.index(stop)
+    except TypeError:
+        raise TypeError(f"{op}: slice indices must be integers or None or have an __index__ "
+                        f"method, got {s}") from None
+    return (start, stop, step)
 
 
 def _legacy_tuple(key: list) -> bool:
@@ -362,7 +378,7 @@ def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tupl
             basic.append(v)
             d += 1
         elif kind == _SLICE:
-            basic.append(_norm_slice(v, shape[d], op))
+            basic.append(_norm_slice(v, op))
             d, o = d + 1, o + 1
         elif kind == _NONE:
             basic.append(None)

@@ -9,4 +9,5 @@ from ember.export.converters import (  # noqa: F401 - registration
     normalization,
     reductions,
     shape,
+    sorting,
 )

@@ -1,5 +1,5 @@
 """Indexing: basic slices, gathers (``index``, ``gather``/``take_along_dim`` patterns,
-``embedding``) and ``topk``."""
+``embedding``) and constant padding written through ``index_put``."""
 
 from __future__ import annotations
 
@@ -10,27 +10,53 @@ from ember.export.registry import converter
 from ember.jit.ir import Eqn, Var
 
 
-def _entry_value(ctx: Context, eqn: Eqn, key: str, k: int, part: int | None, d: int) -> \
-        int | None:
-    """Entry ``k`` of the basic index ``eqn.params[key]`` (``part`` of a ``(start, stop,
+def _entry_value(ctx: Context, eqn: Eqn, k: int, part: int | None, d: int) -> \
+        int | str | None:
+    """Entry ``k`` of the slice's ``index`` (``part`` of a ``(start, stop,
     step)`` entry) for dimension ``d`` of the first input, made relative to the end where it
-    moves with a dynamic size (a stop at the end: INT64_MAX); an entry that moves in another
-    way is refused."""
-    entry = eqn.params[key][k]
+    moves with a dynamic size (a stop at the end: INT64_MAX), or computed from the one dynamic
+    input size it is a multiple of (a tensor name: :func:`_multiple`); an entry that moves in
+    another way is refused."""
+    entry = eqn.params["index"][k]
     value = entry if part is None else entry[part]
     twin = ctx.twin_eqns.get(id(eqn))
     if twin is None:
         return value
-    other = twin.params[key][k]
+    other = twin.params["index"][k]
     other = other if part is None else other[part]
     if other == value:
         return value
     size, twin_size = eqn.inputs[0].shape[d], ctx.twin_shape(eqn.inputs[0])[d]
-    if value is None or other is None or value - size != other - twin_size:
-        ctx.refuse(f"the index {eqn.params[key][k]} moves with a dynamic size in a way ONNX "
+    if value is not None and other is not None and value - size == other - twin_size:
+        return value - size if value != size else INT64_MAX
+    multiple = None if value is None or other is None else \
+        _multiple(ctx, value, other, size, twin_size)
+    if multiple is None:
+        ctx.refuse(f"the index {entry} moves with a dynamic size in a way ONNX "
                    "export cannot follow")
         return value
-    return value - size if value != size else INT64_MAX
+    return multiple
+
+
+def _multiple(ctx: Context, value: int, other: int, size: int, twin_size: int) -> str | None:
+    """An index that is ``value`` in the traced graph and ``other`` in the resized one into a
+    dimension of ``size`` (``twin_size``), as ``a·N`` where the dimension is ``c·N``, N the
+    one dynamic input size (a recurrent layer's step ``t`` spans rows ``t·B`` to ``(t+1)·B``
+    of its flattened time-and-batch rows): a 1-D int64 tensor. None when the move is of
+    another form, or when several dynamic sizes could explain it."""
+    sizes = ctx.dynamic_sizes()
+    if len(sizes) != 1:
+        return None
+    (n, twin_n), = sizes
+    a, c = value // n, size // n
+    if value != a * n or other != a * twin_n or size != c * n or twin_size != c * twin_n:
+        return None
+    return ctx.node("Mul", [ctx.input_dim(n, twin_n), ctx.ints([a])])
+
+
+def _saturated(bound: int | str | None) -> int | str | None:
+    """A slice bound as ONNX's int64 (Python's slices take any int; both clamp to the size)."""
+    return min(max(bound, INT64_MIN), INT64_MAX) if isinstance(bound, int) else bound
 
 
 @converter("slice", shape_params=True)
@@ -45,25 +71,26 @@ def slice_(ctx: Context, eqn: Eqn) -> str:
             out += 1
             continue
         if type(entry) is tuple:
-            start, stop = (_entry_value(ctx, eqn, "index", k, p, d) for p in (0, 1))
-            step = entry[2] or 1
-            if (start or 0) != 0 or stop not in (None, INT64_MAX) or step != 1:
+            start, stop = (_saturated(_entry_value(ctx, eqn, k, p, d)) for p in (0, 1))
+            step = _saturated(entry[2] or 1)
+            if start not in (None, 0) or stop not in (None, INT64_MAX) or step != 1:
                 starts.append((0 if step > 0 else INT64_MAX) if start is None else start)
                 ends.append((INT64_MAX if step > 0 else INT64_MIN) if stop is None else stop)
                 axes.append(d)
                 steps.append(step)
             out += 1
         else:
-            at = _entry_value(ctx, eqn, "index", k, None, d)
+            at = _entry_value(ctx, eqn, k, None, d)
             starts.append(at)
-            ends.append(at + 1 if at != -1 else INT64_MAX)
+            ends.append(ctx.node("Add", [at, ctx.ints([1])]) if isinstance(at, str) else
+                        at + 1 if at != -1 else INT64_MAX)
             axes.append(d)
             steps.append(1)
             squeeze.append(d)
         d += 1
     x = ctx.value(eqn.inputs[0])
     if axes:
-        x = ctx.node("Slice", [x, ctx.ints(starts), ctx.ints(ends), ctx.ints(axes),
+        x = ctx.node("Slice", [x, ctx.join(starts), ctx.join(ends), ctx.ints(axes),
                                ctx.ints(steps)])
     if squeeze:
         x = ctx.node("Squeeze", [x, ctx.ints(squeeze)])
@@ -142,14 +169,10 @@ def _is_arange_along(array: np.ndarray, axis: int, rank: int) -> bool:
     return bool(np.array_equal(array.reshape(-1), np.arange(array.size)))
 
 
-@converter("topk")
-def topk(ctx: Context, eqn: Eqn) -> str:
-    """Ember's ``topk`` primitive gives the indices; the values are gathered after it."""
-    p = eqn.params
-    k = ctx.ints([p["k"]])
-    _, indices = ctx.node("TopK", [ctx.value(eqn.inputs[0]), k], outputs=2, axis=p["dim"],
-                          largest=int(p["largest"]), sorted=int(p["sorted"]))
-    return indices
+def _pads_around(entry: tuple, size: int) -> tuple[int, int]:
+    """How many entries of a dimension of ``size`` lie before and after the slice ``entry``."""
+    start, stop, _ = slice(*entry).indices(size)
+    return start, size - max(stop, start)
 
 
 @converter("index_put", shape_params=True)
@@ -165,11 +188,15 @@ def index_put(ctx: Context, eqn: Eqn) -> str | None:
         return ctx.refuse("writes through an index (x[i] = v in the model) have no ONNX "
                           "converter; of index_put, only padding with a constant (F.pad) is "
                           "exported")
+    twin = ctx.twin_eqns.get(id(eqn), eqn)
     begins, ends = [], []
-    for d, size in enumerate(base.shape):
-        start, stop = (_entry_value(ctx, eqn, "basic", d, part, d) for part in (0, 1))
-        begins.append(start or 0)
-        ends.append(0 if stop in (None, INT64_MAX) else -stop if stop < 0 else size - stop)
+    for d, (entry, size) in enumerate(zip(p["basic"], base.shape)):
+        pads = _pads_around(entry, size)
+        if pads != _pads_around(twin.params["basic"][d], ctx.twin_shape(base)[d]):
+            return ctx.refuse(f"index_put at {p['basic']}: the padding of dimension {d} "
+                              "changes with the size of a dynamic axis")
+        begins.append(pads[0])
+        ends.append(pads[1])
     if values.shape != tuple(size - b - e for size, b, e in zip(base.shape, begins, ends)):
         return ctx.refuse(f"index_put of values {values.shape} broadcast into {base.shape}")
     return ctx.node("Pad", [ctx.value(values), ctx.ints(begins + ends),

@@ -1,5 +1,6 @@
-"""Neural-network kernels: matmul, convolution, max pooling, unfold (im2col, which average
-pooling and grouped convolutions trace into) and blockwise attention."""
+"""Neural-network kernels: matmul, einsum, convolution, max pooling, unfold (im2col, which
+average pooling and grouped convolutions trace into), fold (col2im, which transposed
+convolutions trace into) and blockwise attention."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ember.dtypes import bool_
 from ember.export.context import Context
 from ember.export.converters.elementwise import widened
 from ember.export.registry import converter
+from ember.export.symbolic import triangle_mask
 from ember.jit.ir import Eqn
 
 
@@ -88,6 +90,56 @@ def unfold(ctx: Context, eqn: Eqn) -> str | None:
     return None if shape is None else ctx.node("Reshape", [cols, shape])
 
 
+@converter("fold")
+def fold(ctx: Context, eqn: Eqn) -> str | None:
+    """col2im (what transposed convolutions trace into): Col2Im. Its pads cannot be negative
+    (a transposed convolution's output_padding beyond its padding makes Ember's high pad
+    negative): those sides are left out of Col2Im's image and padded with zeros after it.
+    onnxruntime's Col2Im is right with dilation on two spatial dimensions only: one is lifted
+    to two (a leading dimension of size 1), three with dilation are refused."""
+    cols, out = eqn.inputs[0], eqn.outputs[0]
+    p = eqn.params
+    kernel, dilation, stride = (list(p[k]) for k in ("kernel_size", "dilation", "stride"))
+    if ctx.opset < 18:
+        return ctx.refuse(f"fold (col2im, which transposed convolutions trace into) is ONNX's "
+                          f"Col2Im, new in opset 18; this export asked for opset {ctx.opset}")
+    if len(kernel) == 3 and dilation != [1, 1, 1]:
+        return ctx.refuse(f"fold (col2im, a 3-d transposed convolution) with dilation "
+                          f"{tuple(dilation)}: onnxruntime's Col2Im computes it wrongly. "
+                          "Hint: export with dilation=1, or a 2-d transposed convolution")
+    x = ctx.value(cols)
+    if p.get("layout", "ncl") == "nlc":  # (N, L, K·C) to (N, C·K, L)
+        length = cols.shape[1]
+        split = ctx.node("Reshape", [x, ctx.ints([0, length, math.prod(kernel), -1])])
+        x = ctx.node("Reshape", [ctx.node("Transpose", [split], perm=[0, 3, 2, 1]),
+                                 ctx.ints([0, -1, length])])
+    cut = [(min(lo, 0), min(hi, 0)) for lo, hi in p["padding"]]
+    image = [s + lo + hi for s, (lo, hi) in zip(p["output_size"], cut)]
+    pads = [(max(lo, 0), max(hi, 0)) for lo, hi in p["padding"]]
+    lifted = len(kernel) == 1
+    if lifted:
+        kernel, dilation, stride, image, pads = ([1] + kernel, [1] + dilation, [1] + stride,
+                                                 [1] + image, [(0, 0)] + pads)
+    y = ctx.node("Col2Im", [x, ctx.ints(image), ctx.ints(kernel)], dilations=dilation,
+                 strides=stride, pads=_pads(tuple(pads)))
+    if lifted:
+        y = ctx.node("Squeeze", [y, ctx.ints([2])])
+    if any(lo or hi for lo, hi in cut):
+        spatial = range(2, len(out.shape))
+        y = ctx.node("Pad", [y, ctx.ints([-lo for lo, _ in cut] + [-hi for _, hi in cut]),
+                             ctx.scalar(0, out.dtype), ctx.ints(spatial)])
+    return y
+
+
+@converter("einsum")
+def einsum(ctx: Context, eqn: Eqn) -> str:
+    """Einsum, on the dtype the primitive computes in (``compute``) where it has one."""
+    out = eqn.outputs[0].dtype
+    on = eqn.params["compute"] or out
+    operands = [ctx.cast(ctx.value(v), v.dtype, on) for v in eqn.inputs]
+    return ctx.cast(ctx.node("Einsum", operands, equation=eqn.params["equation"]), on, out)
+
+
 @converter("scaled_dot_product_attention")
 def attention(ctx: Context, eqn: Eqn) -> list[str | None]:
     """softmax(q kᵀ · scale + mask) v, zeros for a query that may attend to nothing (the
@@ -104,10 +156,13 @@ def attention(ctx: Context, eqn: Eqn) -> list[str | None]:
         scores = ctx.node("Add", [scores, ctx.cast(ctx.value(mask[0]), mask[0].dtype, dtype)])
     if p["causal"]:
         if any(d >= len(t.shape) - 2 for t in (q, k) for d in ctx.dynamic_dims(t)):
-            return [ctx.refuse("causal attention over a dynamic sequence length"), None]
-        allowed = np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool_.np))
-        scores = ctx.node("Where", [ctx.constant(allowed, "causal"), scores,
-                                    ctx.scalar(-np.inf, dtype)])
+            lengths = ctx.node("Concat", [ctx.dim(q, len(q.shape) - 2),
+                                          ctx.dim(k, len(k.shape) - 2)], axis=0)
+            allowed = triangle_mask(ctx, lengths, 0, upper=False)
+        else:
+            allowed = ctx.constant(np.tril(np.ones((q.shape[-2], k.shape[-2]), dtype=bool_.np)),
+                                   "causal")
+        scores = ctx.node("Where", [allowed, scores, ctx.scalar(-np.inf, dtype)])
     weights = ctx.node("Softmax", [scores], axis=-1)
     if mask or p["causal"]:  # (a row that may attend to nothing gives zeros, as in Ember)
         top = ctx.reduce("ReduceMax", scores, [-1], 1)

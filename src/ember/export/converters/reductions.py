@@ -1,4 +1,4 @@
-"""Reductions over dimensions, arg-reductions and cumulative sums. Maxima and minima of
+"""Reductions over dimensions, arg-reductions, cumulative sums and products. Maxima and minima of
 floating-point tensors propagate NaN, as in PyTorch (onnxruntime's ReduceMax, ArgMax and their
 kin skip it): a NaN anywhere in a reduced slice makes the value NaN and the index the first
 NaN's."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.dtypes import bool_, int32
+from ember.dtypes import bool_, float32, int32
 from ember.export.context import Context, onnx_type
 from ember.export.registry import converter
 from ember.jit.ir import Eqn, Var
@@ -92,3 +92,34 @@ def cumsum(ctx: Context, eqn: Eqn) -> str:
     axis = ctx.constant(np.asarray(eqn.params["dim"], dtype=np.int64), "axis")
     return ctx.node("CumSum", [ctx.value(eqn.inputs[0]), axis],
                     reverse=int(eqn.params["reverse"]))
+
+
+@converter("cumprod")
+def cumprod(ctx: Context, eqn: Eqn) -> str | None:
+    """ONNX has no cumulative product (and exp(cumsum(log x)) is wrong at zeros and negative
+    entries): a prefix product in ⌈log₂ n⌉ steps (Hillis and Steele), each multiplying by the
+    running products shifted ``2^i`` places along ``dim`` (ones shifted in). Exact for
+    integers and bools; floats round in another order than a running product (a few ulps).
+    Half precision is computed on float32, as Ember does, bools and narrow integers on
+    int32."""
+    src, rank = eqn.inputs[0], len(eqn.inputs[0].shape)
+    if not rank:
+        return ctx.node("Identity", [ctx.value(src)])
+    dim = eqn.params["dim"] % rank
+    if dim in ctx.dynamic_dims(src):
+        return ctx.refuse(f"cumprod along dimension {dim}, which follows a dynamic axis: its "
+                          "exported form takes a number of steps set by the traced size. "
+                          "Hint: make that axis static")
+    dtype = src.dtype
+    on = float32 if dtype.name in ("float16", "bfloat16") else \
+        int32 if dtype.name in ("bool", "int8", "uint8", "int16") else dtype  # (wraps back)
+    y = ctx.cast(ctx.value(src), dtype, on)
+    shift = 1
+    while shift < src.shape[dim]:
+        kept = ctx.node("Slice", [y, ctx.ints([0]), ctx.ints([-shift]), ctx.ints([dim])])
+        # (pads on every dimension: Pad has no axes input before opset 18)
+        pads = [shift if d == dim else 0 for d in range(rank)] + [0] * rank
+        shifted = ctx.node("Pad", [kept, ctx.ints(pads), ctx.scalar(1, on)])
+        y = ctx.node("Mul", [y, shifted])
+        shift *= 2
+    return ctx.cast(y, on, dtype)

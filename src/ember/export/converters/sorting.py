@@ -1,0 +1,35 @@
+"""Sorting: ``argsort`` (which ``sort`` and ``msort`` trace into, the values gathered after
+it) and ``topk``, both as ONNX's TopK, which returns equal entries in their original order
+(Ember's ``stable=True``) and, in onnxruntime, orders NaN above every number as Ember does."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember.export.context import Context
+from ember.export.registry import converter
+from ember.jit.ir import Eqn
+
+
+def _indices(ctx: Context, eqn: Eqn, k: str, largest: bool, ordered: bool) -> str:
+    """The int64 indices of TopK along the equation's ``dim``."""
+    _, indices = ctx.node("TopK", [ctx.value(eqn.inputs[0]), k], outputs=2,
+                          axis=eqn.params["dim"], largest=int(largest), sorted=int(ordered))
+    return indices
+
+
+@converter("argsort")
+def argsort(ctx: Context, eqn: Eqn) -> str:
+    """A TopK of every entry along ``dim`` (its size read at run time where it is dynamic)."""
+    src, dim = eqn.inputs[0], eqn.params["dim"]
+    if not src.shape:
+        return ctx.constant(np.zeros((), dtype=np.int64), "argsort")
+    count = ctx.dim(src, dim) if dim in ctx.dynamic_dims(src) else ctx.ints([src.shape[dim]])
+    return _indices(ctx, eqn, count, eqn.params["descending"], True)
+
+
+@converter("topk")
+def topk(ctx: Context, eqn: Eqn) -> str:
+    """Ember's ``topk`` primitive gives the indices; the values are gathered after it."""
+    p = eqn.params
+    return _indices(ctx, eqn, ctx.ints([p["k"]]), p["largest"], p["sorted"])

@@ -1,0 +1,154 @@
+"""Sizes that follow a dynamic axis: constants made from a size (aranges, causal masks) are
+rebuilt from the run-time shape, and slices keep their bounds as written."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.models
+import ember.nn.functional as F
+from ember.onnx import ExportError
+from tests.export.onnx_helpers import eager, run_onnx
+
+
+def _check_at_sizes(fn, args, dynamic_axes, feeds, rtol=1e-5, atol=1e-6):
+    """Exports ``fn`` with ``dynamic_axes`` ({input index: {axis: name}}) and compares
+    onnxruntime with eager on the example and on each of ``feeds``."""
+    names = [f"in{i}" for i in range(len(args))]
+    proto = ember.onnx.to_model(fn, tuple(args), input_names=names,
+                                dynamic_axes={names[i]: axes for i, axes in dynamic_axes.items()})
+    for inputs in [args, *feeds]:
+        for got, want in zip(run_onnx(proto, *(a.numpy() for a in inputs)), eager(fn, *inputs)):
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+    return proto
+
+
+@pytest.mark.parametrize("flash", [False, True])
+def test_gpt_runs_at_several_sequence_lengths(flash):
+    ember.manual_seed(0)
+    model = ember.models.gpt(n_layer=1, n_head=2, d_model=16, block_size=12, flash=flash).eval()
+    feeds = [[ember.randint(0, 256, shape)] for shape in [(1, 3), (3, 12), (2, 1)]]
+    proto = _check_at_sizes(model, [ember.randint(0, 256, (2, 6))], {0: {0: "batch", 1: "seq"}},
+                            feeds, rtol=1e-4, atol=1e-5)
+    ops = {node.op_type for node in proto.graph.node}
+    assert "Range" in ops and "Trilu" in ops
+    assert [d.dim_param for d in proto.graph.output[0].type.tensor_type.shape.dim[:2]] == \
+        ["batch", "seq"]
+
+
+def test_aranges_and_triangular_masks_follow_the_run_time_size():
+    def fn(x):
+        n = x.shape[1]
+        steps = ember.arange(3, 3 + 2 * n, 2, dtype=ember.float32)
+        above = ember.full((n, n), 2.5).triu(1) - 1.0  # (2.5 - 1 above, -1 elsewhere)
+        below = ember.ones(n, n, dtype=ember.bool).tril(-1)
+        return x * steps, x @ above, below.int() + x[:1, :, None].long()
+
+    _check_at_sizes(fn, [ember.randn(2, 4)], {0: {1: "n"}},
+                    [[ember.randn(2, 7)], [ember.randn(2, 2)]])
+
+
+def test_causal_attention_kernel_over_a_dynamic_sequence_length(monkeypatch):
+    monkeypatch.setattr(ember.ops.attention, "MEMORY_EFFICIENT_MIN", 1)  # (the primitive)
+
+    def fn(q, k):
+        return F.scaled_dot_product_attention(q, k, k, is_causal=True)
+
+    _check_at_sizes(fn, [ember.randn(2, 5, 4), ember.randn(2, 6, 4)],
+                    {0: {1: "t"}, 1: {1: "s"}},
+                    [[ember.randn(2, 3, 4), ember.randn(2, 9, 4)]])
+
+
+@pytest.mark.parametrize("key", ["[:, :5]", "[:, -3:]", "[:, 1:-1]", "[:, 1::2]",
+                                 "[:, :100]", "[:, -1]"])
+def test_slice_bounds_survive_as_written(key):
+    """Traced at a size below the bound, ``x[:, :5]`` still means "up to 5" at other sizes."""
+    fn = eval(f"lambda x: x{key} * 2")  # noqa: S307 - (the key as a user writes it)
+    _check_at_sizes(fn, [ember.randn(2, 3)], {0: {1: "n"}},
+                    [[ember.randn(2, 4)], [ember.randn(2, 9)]])
+
+
+def test_slices_that_move_with_the_size_and_padding_of_a_dynamic_axis():
+    def fn(x):
+        n = x.shape[1]
+        return x[:, : n - 1] + x[:, 1:n], F.pad(x, (1, 2)), x[:, n - 2]
+
+    _check_at_sizes(fn, [ember.randn(2, 4)], {0: {1: "n"}}, [[ember.randn(2, 8)]])
+
+
+def test_slices_keep_eager_results_and_indices_as_written():
+    x = ember.arange(6)
+    assert x[:100].tolist() == x[-100:].tolist() == list(range(6))
+    assert x[4:2].shape == (0,) and x[-2:].tolist() == [4, 5] and x[::4].tolist() == [0, 4]
+    with pytest.raises(ValueError, match="slice step must be greater than zero"):
+        x[::-1]
+
+
+def test_a_mask_made_from_a_size_in_no_pattern_is_refused():
+    def fn(x):
+        n = x.shape[1]
+        return x @ (ember.arange(n * n).reshape(n, n) % 3).float()
+
+    with pytest.raises(ExportError, match="none of the patterns"):
+        ember.onnx.to_model(fn, ember.randn(2, 4), input_names=["x"],
+                            dynamic_axes={"x": {1: "n"}})
+
+
+@pytest.mark.parametrize("build, axis", [
+    (lambda: ember.nn.LSTM(3, 4, batch_first=True, proj_size=2), 0),
+    (lambda: ember.nn.GRU(3, 4, num_layers=2, bidirectional=True), 1),
+])
+def test_recurrent_layers_with_a_dynamic_batch(build, axis):
+    """Each step reads rows t·B to (t+1)·B of the flattened time-and-batch rows: slice
+    bounds that are multiples of the one dynamic size."""
+    ember.manual_seed(0)
+    model = build().eval()
+    shapes = [[4, 4, 3] for _ in range(3)]
+    for shape, batch in zip(shapes, (2, 3, 1)):
+        shape[axis] = batch
+    x, *others = (ember.randn(*shape) for shape in shapes)
+    _check_at_sizes(lambda t: _flat(model(t)), [x], {0: {axis: "batch"}}, [[o] for o in others])
+
+
+def _flat(out):
+    y, state = out
+    return (y, *state) if isinstance(state, tuple) else (y, state)
+
+
+def test_a_slice_that_moves_otherwise_with_two_dynamic_sizes_is_refused():
+    with pytest.raises(ExportError, match=r"the index \(None, 4, None\) moves with a dynamic"):
+        ember.onnx.to_model(lambda a, b: a.reshape(-1)[: b.shape[0] * 2],
+                            (ember.randn(2, 3), ember.randn(2)), input_names=["a", "b"],
+                            dynamic_axes={"a": {0: "n"}, "b": {0: "m"}})
+
+
+def test_slice_bounds_beyond_int64_saturate():
+    """Python slices take any int; ONNX's Slice takes int64 bounds (clamped as Python does)."""
+    def fn(x):
+        return x[:, :2**100], x[:, -2**70:2], x[:, 1:2**63:2**64]
+
+    _check_at_sizes(fn, [ember.randn(2, 4)], {0: {1: "n"}}, [[ember.randn(2, 7)]])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x * ember.arange(x.shape[1]).clamp(max=5),  # an arange at sizes 4 and 5 only
+    lambda x: x[:, :min(x.shape[1], 5)] * 2,  # "to the end" at sizes 4 and 5 only
+    lambda x: x[:, :x.shape[1] // 2] * 2,  # a fixed 2 at sizes 4 and 5 only
+])
+def test_a_size_that_follows_a_rule_at_the_traced_sizes_only_is_refused(fn):
+    """The second trace grows the axis by 1: a third one, farther, must give the same model."""
+    with pytest.raises(ExportError, match="follow no rule"):
+        ember.onnx.to_model(fn, ember.randn(2, 4), input_names=["x"],
+                            dynamic_axes={"x": {1: "n"}})
+
+
+def test_a_model_that_refuses_the_farther_size_still_exports():
+    def fn(x):
+        if x.shape[1] > 6:
+            raise ValueError("at most 6 steps")
+        return x[:, 1:] * 2, x * ember.arange(x.shape[1])
+
+    _check_at_sizes(fn, [ember.randn(2, 4)], {0: {1: "n"}}, [[ember.randn(2, 6)]])
