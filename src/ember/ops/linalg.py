@@ -17,6 +17,7 @@ from typing import Any
 from ember import dtypes
 from ember.backend import compute_dtype, gemm
 from ember.errors import DTypeError, ShapeError
+from ember.layouts import strided
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast
@@ -133,7 +134,10 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         >>> (ember.ones(2, 3) @ ember.ones(3)).shape
         ember.Size([2])
     """
-    a_shape, b_shape = input._data.shape, other._data.shape
+    try:
+        a_shape, b_shape = input._data.shape, other._data.shape
+    except AttributeError:
+        return _not_dense_matmul(input, other)
     if not a_shape or not b_shape or a_shape[-1] != (b_shape[-2] if len(b_shape) > 1
                                                      else b_shape[0]):
         _matmul_shape(a_shape, b_shape)
@@ -142,6 +146,15 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
                          f"{other.dtype.name}: operands must have the same dtype. Hint: "
                          f"convert one, e.g. other.to({input.dtype!r})")
     return apply(Matmul, input, other, compute=gemm_dtype(input))
+
+
+def _not_dense_matmul(input: Any, other: Any) -> Any:
+    """``matmul`` of a sparse left operand (its own ``matmul``), else a clear error."""
+    if getattr(input, "layout", strided) is not strided:
+        return input.matmul(other)
+    kinds = " @ ".join(f"{getattr(x, 'layout', type(x).__name__)!r}" for x in (input, other))
+    raise TypeError(f"matmul: expected dense tensors (or a sparse left operand), got {kinds}. "
+                    "Hint: call .to_dense() on a sparse right operand")
 
 
 @method("__rmatmul__")
