@@ -572,7 +572,7 @@ def _accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = No
         g = g.detach()
     old = t.grad
     if not isinstance(g, Tensor) or (old is not None and not isinstance(old, Tensor)):
-        t.grad = g if old is None else _sum_with_sparse(old, g)  # a sparse gradient
+        t.grad = g if old is None else _sum_with_sparse(g, old)  # (new first, as PyTorch)
         return
     if old is not None:
         if create_graph:

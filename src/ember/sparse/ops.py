@@ -173,14 +173,14 @@ def _cast(s: SparseTensor, dtype: Any) -> SparseTensor:
 
 def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
     """The elements of dense ``input`` at ``mask``'s specified positions, with ``mask``'s
-    (coalesced) pattern.
+    pattern (an uncoalesced mask's repeated entries each get the element, as PyTorch's).
 
     Example:
         >>> m = ember.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 1.0], (2, 2))
         >>> ember.tensor([[1.0, 2.0], [3.0, 4.0]]).sparse_mask(m).values()
         tensor([2., 3.])
     """
-    pattern = coalesce(to_coo(mask)) if mask.layout is sparse_coo else mask
+    pattern = mask
     if tuple(input.shape) != tuple(mask.shape):
         raise ShapeError(f"sparse_mask: input of shape {tuple(input.shape)} and mask of shape "
                          f"{tuple(mask.shape)} differ")
