@@ -138,3 +138,11 @@ def test_gradcheck_float64():
     assert gradgradcheck(product, (values, dense))
     assert gradcheck(softmax, (values,))
     assert gradcheck(lambda v: ember.sparse_coo_tensor(rows, v, (2, 3)).to_dense(), (values,))
+
+
+def test_saving_refuses_clearly(tmp_path):
+    s = ember.eye(2).to_sparse()
+    with pytest.raises(ember.errors.CheckpointError, match=r"sparse tensor.*to_dense"):
+        ember.save({"w": s}, tmp_path / "w.pt")
+    with pytest.raises(ember.errors.CheckpointError, match=r"sparse tensor.*to_dense"):
+        ember.io.save_file({"w": s}, tmp_path / "w.safetensors")

@@ -177,7 +177,7 @@ def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
 
     Example:
         >>> m = ember.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 1.0], (2, 2))
-        >>> ember.tensor([[1.0, 2.0], [3.0, 4.0]]).sparse_mask(m).values()
+        >>> ember.tensor([[1.0, 2.0], [3.0, 4.0]]).sparse_mask(m)._values()
         tensor([2., 3.])
     """
     pattern = mask
