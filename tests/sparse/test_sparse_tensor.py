@@ -146,3 +146,16 @@ def test_saving_refuses_clearly(tmp_path):
         ember.save({"w": s}, tmp_path / "w.pt")
     with pytest.raises(ember.errors.CheckpointError, match=r"sparse tensor.*to_dense"):
         ember.io.save_file({"w": s}, tmp_path / "w.safetensors")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_spmm_kernels_match_torch(numba_or_numpy, dtype):
+    rng = np.random.default_rng(2)
+    index = rng.integers(0, 40, (2, 300))  # unsorted, with repeats and empty rows
+    values = rng.standard_normal(300).astype(dtype)
+    dense = rng.standard_normal((40, 5)).astype(dtype)
+    e = ember.sparse_coo_tensor(index, values, (40, 40))
+    t = torch.sparse_coo_tensor(torch.tensor(index), torch.tensor(values), (40, 40))
+    for s, ts in ((e, t), (e.coalesce(), t.coalesce())):
+        close(ember.sparse.mm(s, ember.tensor(dense)), torch.sparse.mm(ts, torch.tensor(dense)),
+              1e-4)

@@ -9,10 +9,19 @@ matrix and a gather-multiply-sum for the values, so second derivatives come for 
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
+from ember.backend import compiled, parallel
 from ember.ops.gather import index_select
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.tensor import Tensor
 
 __all__: list[str] = []
+
+_KERNELS = compiled.register("ember.sparse.spmm_numba")
+_SHARE = 1 << 18  # multiply-adds a core takes at least
 
 
 @primitive
@@ -26,10 +35,12 @@ class SpMM(Primitive):
         if rows.size > 1 and bool((rows[1:] < rows[:-1]).any()):
             order = xp.argsort(rows, kind="stable")
             rows, cols, values = rows[order], cols[order], values[order]
-        products = dense[cols]
-        products *= values[:, None]
         starts = xp.flatnonzero(rows[1:] != rows[:-1]) + 1
         starts = xp.concatenate([xp.zeros(1, dtype=starts.dtype), starts])
+        if _looped(xp, starts, rows, cols, values, dense, out):
+            return out
+        products = dense[cols]
+        products *= values[:, None]
         out[rows[starts]] = xp.add.reduceat(products, starts, axis=0)
         return out
 
@@ -55,7 +66,26 @@ class SpMM(Primitive):
         return 2 * rows.shape[0] * dense.shape[1]
 
 
-def spmm(rows, cols, values, dense, nrows):
+def _looped(xp: Any, starts: Any, rows: Any, cols: Any, values: Any, dense: Any,
+            out: Any) -> bool:
+    """Runs numba's loop (:mod:`ember.sparse.spmm_numba`) over the runs of entries of one
+    row, shared among the cores; False (nothing written) where it does not apply."""
+    if xp is not np or dense.dtype not in (np.float32, np.float64) or \
+            values.dtype != dense.dtype or not compiled.numba_enabled():
+        return False
+    kernels = compiled.load(_KERNELS)
+    if kernels is None:
+        return False
+    ends = np.append(starts, rows.size)
+    args = [np.ascontiguousarray(a) for a in (ends, rows, cols, values, dense)]
+    runs = len(starts)
+    shares = parallel.share_count(rows.size * dense.shape[1], _SHARE)
+    parallel.run([lambda lo=lo, hi=hi: kernels.spmm_rows(lo, hi, *args, out)
+                  for lo, hi in parallel.blocks(runs, shares)])
+    return True
+
+
+def spmm(rows: Tensor, cols: Tensor, values: Tensor, dense: Tensor, nrows: int) -> Tensor:
     """The (nrows, n) product of the sparse matrix with entries ``values`` at (``rows``,
     ``cols``) and ``dense`` (k, n)."""
     return apply(SpMM, rows, cols, values, dense, nrows=nrows)
