@@ -25,11 +25,13 @@ from ember.sparse.construct import (
 )
 from ember.sparse.ops import add, addmm, log_softmax, matmul, mm, softmax, sparse_mask, sum
 from ember.sparse.ops import transpose as _transpose
+from ember.sparse.patterned import sampled_addmm, spdiags
 from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
 
-__all__ = ["SparseTensor", "addmm", "log_softmax", "mm", "softmax", "sparse_compressed_tensor",
-           "sparse_coo_tensor", "sparse_csc_tensor", "sparse_csr_tensor", "sum"]
+__all__ = ["SparseTensor", "addmm", "log_softmax", "mm", "sampled_addmm", "softmax", "spdiags",
+           "sparse_compressed_tensor", "sparse_coo_tensor", "sparse_csc_tensor",
+           "sparse_csr_tensor", "sum"]
 
 
 def to_sparse(self: Any, sparse_dim: int | None = None, *, layout: layout | None = None,
