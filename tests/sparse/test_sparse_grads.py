@@ -91,3 +91,29 @@ def test_refusals_match_torch():
         ember.optim.SparseAdam([w]).step()
     ember.optim.SGD(emb.parameters(), lr=0.1).zero_grad(set_to_none=False)
     assert emb.weight.grad._nnz() == 0
+
+
+def test_sparse_and_dense_gradients_sum_dense():
+    for order in ("together", "sparse first", "dense first"):
+        w = ember.ones(4, 2, requires_grad=True)
+        lookup = ember.nn.functional.embedding(ember.tensor([1, 1]), w, sparse=True).sum()
+        if order == "together":
+            (lookup + (w * w).sum()).backward()
+        elif order == "sparse first":
+            lookup.backward()
+            (w * w).sum().backward()
+        else:
+            (w * w).sum().backward()
+            lookup.backward()
+        assert isinstance(w.grad, ember.Tensor)
+        assert w.grad.tolist() == [[2.0, 2.0], [4.0, 4.0], [2.0, 2.0], [2.0, 2.0]]
+
+
+def test_embedding_bag_sparse_grad_leaves_padding_out():
+    grads = []
+    for lib in (ember, torch):
+        bag = lib.nn.EmbeddingBag(5, 2, mode="sum", sparse=True, padding_idx=2)
+        bag(lib.tensor([1, 2, 2, 3]), lib.tensor([0, 2])).sum().backward()
+        grads.append(bag.weight.grad)
+    assert grads[0]._indices().tolist() == grads[1]._indices().tolist()
+    np.testing.assert_allclose(grads[0]._values().numpy(), grads[1]._values().numpy())

@@ -194,3 +194,19 @@ def test_sampled_addmm_and_spdiags_match_torch():
                                layout=ember.sparse_csr)
     close(csr, torch.sparse.spdiags(torch.tensor(diagonals), torch.tensor([0, 1]), (3, 4),
                                     layout=torch.sparse_csr))
+
+
+def test_spmm_jvp_matches_finite_differences():
+    rows = ember.tensor(INDEX)
+    values = ember.tensor(VALUES, dtype=ember.float64)
+    dense = ember.randn(3, 2, dtype=ember.float64)
+    dv, dd = ember.randn(4, dtype=ember.float64), ember.randn(3, 2, dtype=ember.float64)
+
+    def product(v, d):
+        return ember.sparse.mm(ember.sparse_coo_tensor(rows, v, (2, 3)), d)
+
+    _, tangent = ember.func.jvp(product, (values, dense), (dv, dd))
+    eps = 1e-6
+    fd = (product(values + eps * dv, dense + eps * dd)
+          - product(values - eps * dv, dense - eps * dd)) / (2 * eps)
+    np.testing.assert_allclose(tangent.numpy(), fd.numpy(), atol=1e-7)

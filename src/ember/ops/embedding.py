@@ -268,12 +268,14 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
             raise ShapeError(f"{op}: per_sample_weights {tuple(per_sample_weights.shape)} "
                              f"must have the shape of input {tuple(input.shape)}")
     flat, bag, b = _bags(op, input, offsets, include_last_offset)
-    rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq, sparse)
+    n = weight.shape[0]
+    if padding_idx is not None and not -n <= padding_idx < n:
+        raise IndexOutOfRange(f"{op}: padding_idx {padding_idx} must be within "
+                              f"num_embeddings ({n})")
+    # (a sparse gradient leaves the padding entries out, as PyTorch's)
+    rows = embedding(flat, weight, padding_idx if sparse else None, max_norm, norm_type,
+                     scale_grad_by_freq, sparse)
     if padding_idx is not None:  # padding entries go to a bag past the last, dropped below
-        n = weight.shape[0]
-        if not -n <= padding_idx < n:
-            raise IndexOutOfRange(f"{op}: padding_idx {padding_idx} must be within "
-                                  f"num_embeddings ({n})")
         bag = where(flat == padding_idx % n, b, bag)
     bag = bag.clamp(max=b)  # (entries past include_last_offset's end: dropped too)
     dim = weight.shape[1]
