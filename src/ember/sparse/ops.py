@@ -227,7 +227,8 @@ def transpose(input: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
         if {dim0 % 2, dim1 % 2} != {0, 1}:
             return input
         flipped = sparse_csr if input.layout is sparse_csc else sparse_csc
-        return SparseTensor(flipped, input._size[::-1], input._index, input._vals, True)
+        return SparseTensor(flipped, input._size[::-1], input._index, _new_node(input._vals),
+                            True)
     k = input.sparse_dim()
     dim0, dim1 = dim0 % input.ndim, dim1 % input.ndim
     if dim0 >= k or dim1 >= k:
@@ -237,4 +238,10 @@ def transpose(input: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     size = list(input._size)
     size[dim0], size[dim1] = size[dim1], size[dim0]
     index = from_numpy(np.ascontiguousarray(coo_index(input)[order]))
-    return SparseTensor(sparse_coo, tuple(size), (index,), input._vals, dim0 == dim1)
+    return SparseTensor(sparse_coo, tuple(size), (index,), _new_node(input._vals),
+                        dim0 == dim1)
+
+
+def _new_node(values: Tensor) -> Tensor:
+    """``values`` through a recorded identity: a result made from a leaf is not a leaf."""
+    return values.view(values.shape)
