@@ -210,3 +210,17 @@ def test_spmm_jvp_matches_finite_differences():
     fd = (product(values + eps * dv, dense + eps * dd)
           - product(values - eps * dv, dense - eps * dd)) / (2 * eps)
     np.testing.assert_allclose(tangent.numpy(), fd.numpy(), atol=1e-7)
+
+
+def test_vmap_of_sparse_products():
+    s = ember.sparse_coo_tensor(INDEX, ember.tensor(VALUES, dtype=ember.float64), (2, 3))
+    dense = ember.randn(4, 3, 2, dtype=ember.float64)
+    out = ember.vmap(lambda d: ember.sparse.mm(s, d))(dense)
+    want = ember.stack([ember.sparse.mm(s, dense[i]) for i in range(4)])
+    np.testing.assert_allclose(out.numpy(), want.numpy())
+    values = ember.randn(5, 4, dtype=ember.float64)
+    out = ember.vmap(lambda v: ember.sparse.mm(ember.sparse_coo_tensor(INDEX, v, (2, 3)),
+                                               dense[0]))(values)
+    want = ember.stack([ember.sparse_coo_tensor(INDEX, v, (2, 3)).to_dense() @ dense[0]
+                        for v in values])
+    np.testing.assert_allclose(out.numpy(), want.numpy(), atol=1e-12)
