@@ -468,6 +468,8 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
         if g is None or edge is None:
             continue
         if not isinstance(g, Tensor):  # a sparse gradient (embedding with sparse=True)
+            if edge[0] is not None:  # into another op's vjp, which reads dense gradients
+                g = g.to_dense()
             _add(node_grads, leaf_grads, t, g, edge)
             continue
         if g._data.shape != t._data.shape:

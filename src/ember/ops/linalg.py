@@ -149,12 +149,19 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _not_dense_matmul(input: Any, other: Any) -> Any:
-    """``matmul`` of a sparse left operand (its own ``matmul``), else a clear error."""
+    """``matmul`` with a sparse operand: a sparse left one's own ``matmul``; a dense vector or
+    matrix times a sparse matrix as ``(other.T @ input.T).T`` (as PyTorch, dense); else a
+    clear error."""
     if getattr(input, "layout", strided) is not strided:
         return input.matmul(other)
+    if isinstance(input, Tensor) and input.ndim in (1, 2) and getattr(other, "ndim", 0) == 2:
+        product = other.t().matmul(input.t())
+        return product.t() if input.ndim == 2 else product
     kinds = " @ ".join(f"{getattr(x, 'layout', type(x).__name__)!r}" for x in (input, other))
-    raise TypeError(f"matmul: expected dense tensors (or a sparse left operand), got {kinds}. "
-                    "Hint: call .to_dense() on a sparse right operand")
+    raise TypeError(f"matmul: expected dense tensors, or a sparse matrix and a dense one, got "
+                    f"{kinds} (shapes {tuple(getattr(input, 'shape', ()))} and "
+                    f"{tuple(getattr(other, 'shape', ()))}). Hint: "
+                    "call .to_dense() on the sparse operand")
 
 
 @method("__rmatmul__")

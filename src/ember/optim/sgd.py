@@ -83,6 +83,6 @@ class SGD(ElementwiseOptimizer):
             else:
                 dampening = float(group["dampening"])
                 buf = buf * momentum + (g if dampening == 0.0 else g * (1.0 - dampening))
-            state["momentum_buffer"] = buf
+            state["momentum_buffer"] = buf = buf.coalesce()  # (its size stays bounded)
             g = g + buf * momentum if group["nesterov"] else buf
         add_sparse_(p, g, -float(group["lr"]))

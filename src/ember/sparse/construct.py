@@ -17,6 +17,7 @@ from ember.errors import IndexOutOfRange, ShapeError
 from ember.layouts import layout, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor
+from ember.sparse.convert import sorted_distinct
 from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
 
@@ -127,6 +128,10 @@ def sparse_compressed_tensor(compressed_indices: Any, plain_indices: Any, values
         raise ShapeError(f"{op}: size {size} does not fit {outer} compressed "
                          f"{'rows' if layout is sparse_csr else 'columns'}")
     _check_bounds(op, p[None], (size[1 if layout is sparse_csr else 0],))
+    if check_invariants and not sorted_distinct(c, p):
+        raise RuntimeError(f"{op}: the plain indices of each compressed row (column) must be "
+                           f"sorted and distinct (check_invariants=True, as PyTorch's); got "
+                           f"{p.tolist()[:8]} under compressed indices {c.tolist()[:8]}")
     return SparseTensor(layout, size, (compressed, plain), values, True)
 
 
@@ -141,7 +146,8 @@ def sparse_csr_tensor(crow_indices: Any, col_indices: Any, values: Any, size: An
         tensor([0, 1])
     """
     return sparse_compressed_tensor(crow_indices, col_indices, values, size, dtype=dtype,
-                                    layout=sparse_csr, requires_grad=requires_grad)
+                                    layout=sparse_csr, requires_grad=requires_grad,
+                                    check_invariants=check_invariants)
 
 
 def sparse_csc_tensor(ccol_indices: Any, row_indices: Any, values: Any, size: Any = None, *,
@@ -156,4 +162,5 @@ def sparse_csc_tensor(ccol_indices: Any, row_indices: Any, values: Any, size: An
                 [1., 0.]])
     """
     return sparse_compressed_tensor(ccol_indices, row_indices, values, size, dtype=dtype,
-                                    layout=sparse_csc, requires_grad=requires_grad)
+                                    layout=sparse_csc, requires_grad=requires_grad,
+                                    check_invariants=check_invariants)

@@ -18,7 +18,7 @@ from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
 
 __all__ = ["coalesce", "coalesced_order", "coo_index", "dense_to_coo", "empty_index",
-           "linear_index", "to_compressed", "to_coo", "to_dense"]
+           "linear_index", "sorted_distinct", "to_compressed", "to_coo", "to_dense"]
 
 
 def _long(a: np.ndarray) -> Tensor:
@@ -32,6 +32,15 @@ def coo_index(s: SparseTensor) -> np.ndarray:
     compressed, plain = (t.numpy() for t in s._index)
     outer = np.repeat(np.arange(len(compressed) - 1), np.diff(compressed))
     return np.stack([outer, plain] if s.layout is sparse_csr else [plain, outer])
+
+
+def sorted_distinct(compressed: np.ndarray, plain: np.ndarray) -> bool:
+    """Whether the plain indices of each compressed row (column) increase strictly."""
+    if len(plain) < 2:
+        return True
+    rising = np.diff(plain) > 0
+    rising[compressed[1:-1][(compressed[1:-1] > 0) & (compressed[1:-1] < len(plain))] - 1] = True
+    return bool(rising.all())
 
 
 def linear_index(index: np.ndarray, sparse_shape: tuple[int, ...]) -> np.ndarray:
@@ -98,8 +107,9 @@ def to_coo(s: SparseTensor) -> SparseTensor:
     """``s`` in the COO layout (coalesced when it came from CSR/CSC)."""
     if s.layout is sparse_coo:
         return s
+    compressed, plain = (t.numpy() for t in s._index)
     unsorted = SparseTensor(sparse_coo, s._size, (_long(coo_index(s)),), s._vals,
-                            s.layout is sparse_csr)
+                            s.layout is sparse_csr and sorted_distinct(compressed, plain))
     return coalesce(unsorted)
 
 

@@ -107,8 +107,6 @@ def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:  # noqa
         values = values.sum(dense_dims)
     sparse_dims = [d for d in dims if d < k]
     keep = [d for d in range(k) if d not in sparse_dims]
-    if not sparse_dims:
-        return _with_values(s, values)
     if not keep:
         return values.sum(0)
     index = coo_index(s)[keep]
