@@ -157,3 +157,38 @@ def test_dense_times_sparse_is_dense_with_gradients():
         np.testing.assert_allclose(got, want)
     with pytest.raises(TypeError, match="sparse matrix and a dense one"):
         ember.ones(2, 2, 2) @ ember.eye(2).to_sparse()
+
+
+def test_dims_out_of_range_or_repeated_raise():
+    s = ember.sparse_coo_tensor([[0, 1, 1], [1, 0, 2]], [1.0, 2.0, 3.0], (2, 3))
+    for call in (lambda: ember.sparse.sum(s, 5), lambda: ember.sparse.sum(s, -3),
+                 lambda: ember.sparse.softmax(s, 2), lambda: ember.sparse.log_softmax(s, -3),
+                 lambda: s.transpose(0, 5)):
+        with pytest.raises(IndexError, match="out of range"):
+            call()
+    with pytest.raises(ember.errors.ShapeError, match="more than once"):
+        ember.sparse.sum(s, (0, 0))
+    with pytest.raises(RuntimeError, match="t\\(\\) expects"):
+        ember.zeros(2, 2, 2).to_sparse().t()
+    with pytest.raises(NotImplementedError, match="softmax.*int64"):
+        ember.sparse.softmax(ember.sparse_coo_tensor([[0]], [1], (2,)), 0)
+
+
+def test_casts_copies_and_0d():
+    s = ember.sparse_coo_tensor([[0, 1, 1], [1, 0, 2]], [1.0, 2.0, 3.0], (2, 3))
+    for cast, dtype in ((s.double, ember.float64), (s.half, ember.float16),
+                        (lambda: s.to(ember.float64), ember.float64), (s.float, ember.float32)):
+        out = cast()
+        assert out.dtype is dtype and out._indices().dtype is ember.int64
+        np.testing.assert_allclose(out.to_dense().float().numpy(), s.to_dense().numpy())
+    copy = s.clone()
+    copy._values().add_(1.0)
+    assert s._values().tolist() == [1.0, 2.0, 3.0]
+    emb = ember.nn.Embedding(4, 2, sparse=True)
+    emb(ember.tensor([1])).sum().backward()
+    assert emb.double().weight.grad.dtype is ember.float64
+    for x in (3.0, 0.0):
+        want = torch.tensor(x).to_sparse()
+        got = ember.tensor(x).to_sparse()
+        assert got._nnz() == want._nnz() and got.shape == ()
+        assert got.to_dense().item() == x

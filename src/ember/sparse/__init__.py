@@ -91,6 +91,22 @@ def _same_pattern(fn_name: str) -> Any:
     return op
 
 
+def _moved(self: SparseTensor, *args: Any, **kwargs: Any) -> SparseTensor:
+    """``Tensor.to``'s arguments applied to the values (the indices follow a device move)."""
+    values = self._vals.to(*args, **kwargs)
+    index = self._index if values.device == self._vals.device else \
+        tuple(i.to(values.device) for i in self._index)
+    return SparseTensor(self.layout, self._size, index, values, self._coalesced)
+
+
+def _t(self: SparseTensor) -> SparseTensor:
+    if self.sparse_dim() > 2 or self.dense_dim():
+        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but "
+                           f"got {self.sparse_dim()} sparse and {self.dense_dim()} dense "
+                           "dimensions (as PyTorch). Hint: use transpose(dim0, dim1)")
+    return self if self.ndim < 2 else _transpose(self, 0, 1)
+
+
 for _name, _fn in {
     "to_sparse": to_sparse, "to_dense": to_dense, "to_sparse_coo": _to(sparse_coo),
     "to_sparse_csr": _to(sparse_csr), "to_sparse_csc": _to(sparse_csc),
@@ -106,6 +122,9 @@ SparseTensor.abs = SparseTensor.__abs__ = _same_pattern("abs")
 SparseTensor.__add__ = SparseTensor.add = add
 SparseTensor.__sub__ = SparseTensor.sub = lambda self, other: add(self, other, alpha=-1)
 SparseTensor.transpose = _transpose
-SparseTensor.t = lambda self: _transpose(self, 0, 1)
+SparseTensor.t = _t
+SparseTensor.to = _moved
+for _name in ("clone", "double", "float", "half"):
+    setattr(SparseTensor, _name, _same_pattern(_name))
 SparseTensor.__matmul__ = SparseTensor.matmul = SparseTensor.mm = matmul
 SparseTensor.sum = lambda self, dim=None, dtype=None: sum(self, dim, dtype)

@@ -98,7 +98,8 @@ def dense_to_coo(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
     data = slices.detach().numpy()
     nonzero = data.reshape(data.shape[0], -1).any(axis=1) if data.ndim > 1 else data != 0
     lin = np.flatnonzero(nonzero)
-    index = np.stack(np.unravel_index(lin, sparse_shape)).reshape(sparse_dim, -1)
+    index = np.stack(np.unravel_index(lin, sparse_shape)).reshape(sparse_dim, -1) if \
+        sparse_dim else np.zeros((0, len(lin)), dtype=np.int64)
     return SparseTensor(sparse_coo, tuple(x.shape), (_long(index),),
                         index_select(slices, 0, _long(lin)), True)
 

@@ -14,6 +14,7 @@ import numpy as np
 from ember.errors import DTypeError, ShapeError
 from ember.layouts import sparse_coo, sparse_csc, sparse_csr
 from ember.ops.creation import from_numpy, zeros
+from ember.ops.dims import normalize_dim, normalize_dims
 from ember.ops.gather import index_add, index_select
 from ember.ops.join import cat
 from ember.ops.unary import exp, log
@@ -100,7 +101,7 @@ def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:  # noqa
     if dim is None:
         return values.sum()
     s = to_coo(input)
-    dims = sorted({d % s.ndim for d in ((dim,) if isinstance(dim, int) else dim)})
+    dims = normalize_dims(dim, s.ndim, "sparse.sum")
     k = s.sparse_dim()
     dense_dims = [d - k + 1 for d in dims if d >= k]
     if dense_dims:
@@ -128,8 +129,11 @@ def _log_normaliser(s: SparseTensor, dim: int) -> tuple[SparseTensor, Tensor, Te
     its line's sum of exponentials (of the shifted values)."""
     if s.dense_dim():
         raise not_supported("sparse.softmax of a hybrid tensor", s)
+    if not (s.dtype.is_floating_point or s.dtype.is_complex):
+        raise NotImplementedError(f"sparse.softmax: not implemented for {s.dtype.name} values, "
+                                  "as in PyTorch. Hint: pass dtype=ember.float32")
+    dim = normalize_dim(dim, s.ndim, "sparse.softmax")
     s = coalesce(to_coo(s))
-    dim = dim % s.ndim
     group, n = _groups(s, dim)
     values = s._vals
     peak = np.full(n, -np.inf, dtype=values.numpy(force=True).dtype)
@@ -221,14 +225,14 @@ def transpose(input: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
         tensor([[0., 0.],
                 [1., 0.]])
     """
+    dim0, dim1 = (normalize_dim(d, input.ndim, "transpose") for d in (dim0, dim1))
     if input.layout is not sparse_coo:
-        if {dim0 % 2, dim1 % 2} != {0, 1}:
+        if {dim0, dim1} != {0, 1}:
             return input
         flipped = sparse_csr if input.layout is sparse_csc else sparse_csc
         return SparseTensor(flipped, input._size[::-1], input._index, _new_node(input._vals),
                             True)
     k = input.sparse_dim()
-    dim0, dim1 = dim0 % input.ndim, dim1 % input.ndim
     if dim0 >= k or dim1 >= k:
         raise not_supported("transpose of a dense dimension", input)
     order = list(range(k))
