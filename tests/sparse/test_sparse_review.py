@@ -192,3 +192,24 @@ def test_casts_copies_and_0d():
         got = ember.tensor(x).to_sparse()
         assert got._nnz() == want._nnz() and got.shape == ()
         assert got.to_dense().item() == x
+
+
+def test_sparse_adam_state_dict_round_trip_keeps_an_int_step():
+    out = []
+    for lib in (ember, torch):
+        emb = lib.nn.Embedding(5, 2, sparse=True)
+        with lib.no_grad():
+            emb.weight.copy_(lib.arange(10.0).reshape(5, 2))
+        opt = lib.optim.SparseAdam(emb.parameters(), lr=0.5)
+        for idx in ([1, 1, 2], [2, 4]):
+            opt.zero_grad()
+            emb(lib.tensor(idx)).pow(2).sum().backward()
+            opt.step()
+        again = lib.optim.SparseAdam(emb.parameters(), lr=0.5)
+        again.load_state_dict(opt.state_dict())
+        again.zero_grad()
+        emb(lib.tensor([1])).pow(2).sum().backward()
+        again.step()
+        out.append((emb.weight.detach().numpy(), again.state[emb.weight]["step"]))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-5)
+    assert out[0][1] == out[1][1] == 3 and isinstance(out[0][1], int)

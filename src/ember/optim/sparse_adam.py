@@ -48,7 +48,7 @@ class SparseAdam(ElementwiseOptimizer):
         if not state:
             state["step"] = 0
             state["exp_avg"], state["exp_avg_sq"] = full_state(p), full_state(p)
-        state["step"] += 1
+        state["step"] = int(state["step"]) + 1  # (an int, as PyTorch's, also once loaded)
         index, values = coalesced_rows(grad, group["maximize"])
         if not values.size:
             return
