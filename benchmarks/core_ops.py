@@ -70,6 +70,20 @@ def _matmul_case(n: int) -> tuple:
     return e_step, t_step
 
 
+def _sparse_mm_case(n: int = 4096, width: int = 64, density: float = 0.01) -> tuple:
+    """``sparse.mm`` of an n×n COO matrix (coalesced) and a dense n×width one."""
+    rng = np.random.default_rng(2)
+    flat = np.unique(rng.integers(0, n * n, int(n * n * density)))
+    index = np.stack(np.unravel_index(flat, (n, n)))
+    values = rng.standard_normal(len(flat)).astype(np.float32)
+    dense = rng.standard_normal((n, width)).astype(np.float32)
+    es = ember.sparse_coo_tensor(index, values, (n, n), is_coalesced=True)
+    ts = torch.sparse_coo_tensor(torch.from_numpy(index), torch.from_numpy(values),
+                                 (n, n)).coalesce()
+    ed, td = ember.from_numpy(dense.copy()), torch.from_numpy(dense.copy())
+    return lambda: ember.sparse.mm(es, ed), lambda: torch.sparse.mm(ts, td)
+
+
 def run(quick: bool = False, threads: int = 2) -> list[dict]:
     """Runs every case; returns rows of medians (seconds) and the ratio."""
     torch.set_num_threads(threads)
@@ -83,6 +97,9 @@ def run(quick: bool = False, threads: int = 2) -> list[dict]:
     s = compare(dict(zip(["ember", "torch"], _matmul_case(n))), 1 if quick else 3,
                 3 if quick else 7, warmup=1)
     rows.append(_row(f"matmul {n}x{n} fwd+bwd", s))
+    s = compare(dict(zip(["ember", "torch"], _sparse_mm_case())), 1 if quick else 3,
+                3 if quick else 7, warmup=1)
+    rows.append(_row("sparse.mm 4096x4096 1% @ 4096x64", s))
     return rows
 
 

@@ -101,6 +101,9 @@ from ember.layouts import (
     layout,
     memory_format,
     preserve_format,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
     strided,
 )
 from ember.ops import *  # noqa: F403
@@ -111,6 +114,13 @@ from ember.type_info import can_cast, finfo, iinfo
 
 # The layers above the core import it, so they come after it, in layer order (DESIGN.md).
 # isort: off
+from ember import sparse  # sparse tensors: part of the core, written with the ops
+from ember.sparse import (
+    sparse_compressed_tensor,
+    sparse_coo_tensor,
+    sparse_csc_tensor,
+    sparse_csr_tensor,
+)
 from ember import fft, random, signal, special  # torch's namespaces of these names, over the ops
 from ember import data, linalg, models, nn, optim, utils, vision  # layer 3
 from ember import testing  # layer 3: torch.testing's helpers

@@ -1,6 +1,7 @@
-"""Memory layouts and formats, as PyTorch names them: ``ember.layout`` (``ember.strided``
-for ordinary tensors, ``ember.jagged`` for :mod:`ember.nested`'s nested tensors; Ember has no
-sparse tensors) and ``ember.memory_format``
+"""Memory layouts and formats, as PyTorch names them: ``ember.layout`` (``ember.strided`` for
+dense tensors; ``sparse_coo``, ``sparse_csr`` and ``sparse_csc`` for the sparse tensors of
+:mod:`ember.sparse`, see docs/sparse.md; ``ember.jagged`` for :mod:`ember.nested`'s nested
+tensors) and ``ember.memory_format``
 (``contiguous_format``, ``channels_last``, ``channels_last_3d``, ``preserve_format``).
 
 A memory format names an order of a tensor's dimensions in memory: ``channels_last`` stores
@@ -17,12 +18,12 @@ from ember.errors import ShapeError
 
 
 class layout:  # noqa: N801 - PyTorch's name
-    """The kind of memory a tensor has: ``ember.strided`` for ordinary tensors,
+    """The kind of memory a tensor has: ``ember.strided`` (dense), a sparse layout, or
     ``ember.jagged`` for nested tensors (packed values and offsets, :mod:`ember.nested`).
 
     Example:
-        >>> ember.zeros(2).layout
-        ember.strided
+        >>> ember.zeros(2).layout, ember.zeros(2).to_sparse().layout
+        (ember.strided, ember.sparse_coo)
         >>> ember.nested.nested_tensor([ember.zeros(1), ember.zeros(2)]).layout
         ember.jagged
     """
@@ -63,6 +64,9 @@ class memory_format:  # noqa: N801 - PyTorch's name
 
 strided = layout("strided")
 jagged = layout("jagged")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
 contiguous_format = memory_format("contiguous_format", None, None)
 channels_last = memory_format("channels_last", 4, (0, 2, 3, 1))
 channels_last_3d = memory_format("channels_last_3d", 5, (0, 2, 3, 4, 1))

@@ -110,7 +110,7 @@ class Tensor:
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
         if value is not None:
-            if not isinstance(value, Tensor):
+            if not isinstance(value, Tensor) and getattr(value, "layout", strided) is strided:
                 raise TypeError(f"grad: expected a tensor or None, got {type(value).__name__}")
             if value.shape != self.shape:
                 raise ShapeError(f"grad: assigned a gradient of shape {tuple(value.shape)} to a "
@@ -192,7 +192,8 @@ class Tensor:
 
     @property
     def layout(self) -> layout:
-        """The kind of memory: ``ember.strided`` (Ember has no sparse tensors)."""
+        """The kind of memory: ``ember.strided`` (sparse tensors are ``ember.sparse``'s
+        :class:`SparseTensor`)."""
         return strided
 
     # -- leaving the graph and the framework ---------------------------------------------------

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import float32
+from ember.layouts import strided
 from ember.ops.creation import tensor
 from ember.optim.optimizer import OPTIMIZER_TRACE, traced
 
@@ -105,6 +106,10 @@ class GradScaler:
             for p in group["params"]:
                 g = p.grad
                 if g is None:
+                    continue
+                if g.layout is not strided:  # sparse: its values are checked and scaled
+                    found = found or not bool(g.device.xp.isfinite(g._values()._data).all())
+                    p.grad = g * float(inv)
                     continue
                 data = g._data
                 xp = g.device.xp

@@ -114,6 +114,8 @@ class set_detect_anomaly:
 def check_finite(node: Any, grads: tuple) -> None:
     """Raises if a gradient a rule returned holds NaN, naming the op and its source line."""
     for i, g in enumerate(grads):
+        if g is not None and not hasattr(g, "_data"):  # a sparse gradient: its values
+            g = g._values()
         inexact = g is not None and (g.dtype.is_floating_point or g.dtype.is_complex)
         if inexact and node.device.xp.isnan(g._data).any():
             raise GradError(f"backward of {node.prim.name} returned NaN in its gradient for "

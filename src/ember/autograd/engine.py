@@ -467,6 +467,11 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
     for t, edge, g in zip(node.inputs, node.edges, result):
         if g is None or edge is None:
             continue
+        if not isinstance(g, Tensor):  # a sparse gradient (embedding with sparse=True)
+            if edge[0] is not None:  # into another op's vjp, which reads dense gradients
+                g = g.to_dense()
+            _add(node_grads, leaf_grads, t, g, edge)
+            continue
         if g._data.shape != t._data.shape:
             raise ShapeError(f"the vjp rule of {prim.name} returned a gradient of shape "
                              f"{tuple(g.shape)} for an input of shape {tuple(t.shape)}")
@@ -532,6 +537,8 @@ def _sum(acc: Any, g: Any, t: Any, region: Any) -> Any:
         return acc
     if acc is None:
         return g
+    if not isinstance(g, Tensor) or not isinstance(_value(acc), Tensor):
+        return _sum_with_sparse(_value(acc), g)
     in_place = _sums_in_place()
     if type(acc) is _Sum:
         if in_place:
@@ -540,6 +547,14 @@ def _sum(acc: Any, g: Any, t: Any, region: Any) -> Any:
         acc = acc.tensor
     total = acc + g
     return _Sum(total) if in_place else total
+
+
+def _sum_with_sparse(a: Any, b: Any) -> Any:
+    """``a + b`` where one is a sparse gradient: sparse when both are (their entries
+    together, uncoalesced, as PyTorch's), else dense."""
+    if isinstance(a, Tensor):
+        return a + b.to_dense()
+    return a + b if not isinstance(b, Tensor) else b + a.to_dense()
 
 
 def _writeable(a: Any) -> bool:
@@ -558,6 +573,9 @@ def _accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = No
     if not create_graph:
         g = g.detach()
     old = t.grad
+    if not isinstance(g, Tensor) or (old is not None and not isinstance(old, Tensor)):
+        t.grad = g if old is None else _sum_with_sparse(g, old)  # (new first, as PyTorch)
+        return
     if old is not None:
         if create_graph:
             t.grad = old + g

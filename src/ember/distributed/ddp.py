@@ -210,6 +210,10 @@ class DistributedDataParallel(nn.Module):
                 queue_callback(self._after_backward)
                 if self.find_unused_parameters:
                     self._mark_unused(p)
+            try:
+                data = grad._data
+            except AttributeError:  # a sparse gradient
+                raise _sparse_refused(self._names().get(id(p), "?"), grad) from None
             b, i = self._where[id(p)]
             bucket = self._buckets[b]
             if bucket.outs[i] is not None:
@@ -221,9 +225,9 @@ class DistributedDataParallel(nn.Module):
                 )
             slot = bucket.slot(i).reshape(p.shape)  # a view: strided gradients copy once
             if p.grad is None:
-                slot[...] = grad._data
+                slot[...] = data
             else:  # gradients accumulated under no_sync, plus this backward's
-                np.add(p.grad._data, grad._data, out=slot, casting="unsafe")
+                np.add(p.grad._data, data, out=slot, casting="unsafe")
             p.grad = None  # the engine stores the returned tensor as the new .grad
             out = _wrap(np.empty(p.shape, p._data.dtype), p._device)
             bucket.outs[i] = out._data
@@ -343,3 +347,13 @@ def _used_leaves(out: Any) -> set[int]:
 
 
 parallel.register("DistributedDataParallel", DistributedDataParallel)
+
+
+def _sparse_refused(name: str, grad: Any) -> NotImplementedError:
+    """The error for a sparse gradient (``nn.Embedding(sparse=True)``): buckets hold dense
+    gradients."""
+    return NotImplementedError(
+        f"DistributedDataParallel: parameter {name} got a sparse gradient "
+        f"({grad.layout!r}, shape {tuple(grad.shape)}); Ember's DDP all-reduces dense "
+        "gradients only. Hint: use nn.Embedding(sparse=False) (or embedding(..., "
+        "sparse=False)) under DDP")

@@ -44,6 +44,7 @@ from ember.io import safetensors_file as st
 from ember.io.atomic import atomic_write
 from ember.ops.creation import from_numpy
 from ember.size import Size
+from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
 
 FORMAT = "ember.checkpoint"
@@ -110,7 +111,8 @@ class _Encoder:
         raise CheckpointError(
             f"save: cannot save a {type(x).__module__}.{type(x).__qualname__} at "
             f"{path or 'the top level'}; checkpoints hold tensors, None, bools, numbers, "
-            "strings, lists, tuples and dicts (save a module's state_dict(), not the module)")
+            "strings, lists, tuples and dicts (save a module's state_dict(), not the module)"
+            + _sparse_hint(x))
 
     def container(self, x: list | tuple | dict, path: str) -> Any:
         if id(x) in self.active:
@@ -371,6 +373,15 @@ def _make(array: np.ndarray, requires_grad: bool, dev: Device) -> Tensor:
 
 
 # -- flat files, for interop with other safetensors users ----------------------------------------
+def _sparse_hint(x: Any) -> str:
+    """For a sparse tensor, how to save it (checkpoints hold dense tensors only)."""
+    if not isinstance(x, SparseTensor):
+        return ""
+    return (f". A sparse tensor ({x.layout!r}) is not saved densified behind your back. Hint: "
+            "save x.to_dense(), or its parts (x.coalesce().indices() and .values(), or "
+            "crow_indices()/col_indices()/values()) and rebuild it after loading")
+
+
 def save_file(tensors: Mapping[str, Tensor], filename: PathOrFile,
               metadata: Mapping[str, str] | None = None) -> None:
     """Saves a flat ``{name: Tensor}`` dict as a plain safetensors file, atomically.
@@ -390,7 +401,7 @@ def save_file(tensors: Mapping[str, Tensor], filename: PathOrFile,
                                   f"{st.METADATA_KEY!r}; got {name!r}")
         if not isinstance(t, Tensor):
             raise CheckpointError(f"save_file: {name!r} is a {type(t).__name__}, not a Tensor "
-                                  "(use ember.save for nested checkpoints)")
+                                  "(use ember.save for nested checkpoints)" + _sparse_hint(t))
         arrays[name] = t._host("save_file", keep=False)
     if metadata is not None and not all(isinstance(k, str) and isinstance(v, str)
                                         for k, v in metadata.items()):

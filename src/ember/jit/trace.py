@@ -50,6 +50,16 @@ class TraceError(EmberError, RuntimeError):
         self.where = where
 
 
+def _not_traceable(t: Any) -> TraceError:
+    """The error for a tensor a graph cannot hold (a sparse one, such as the gradient of
+    ``nn.Embedding(sparse=True)``)."""
+    return TraceError(f"ember.jit: a {getattr(t, 'layout', type(t).__name__)!r} tensor "
+                      f"(shape {tuple(getattr(t, 'shape', ()))}) cannot be traced: compiled "
+                      f"graphs hold dense tensors only{_at(user_source())}. Hint: use "
+                      "nn.Embedding(sparse=False) (or embedding(..., sparse=False)) in a "
+                      "compiled step, or run this step eagerly")
+
+
 def user_source(what: str = "") -> Source | None:
     """The innermost frame outside Ember's own code: the user's line that made an op."""
     frame = sys._getframe(1)
@@ -149,7 +159,10 @@ class Tracer:
     def var_of(self, t: Tensor) -> Var:
         """The variable a tensor holds now; a tensor first met here becomes state (found
         before tracing, or a leaf that requires grad, or a gradient of one) or a constant."""
-        array = t._data
+        try:
+            array = t._data
+        except AttributeError:
+            raise _not_traceable(t) from None
         var = self.lookup(array)
         if var is not None:
             if var in self.stale:

@@ -19,7 +19,9 @@ class Embedding(Module):
     """Maps integer indices to rows of ``weight`` ``(num_embeddings, embedding_dim)``,
     initialised from N(0, 1) with the ``padding_idx`` row zero (its gradient stays zero).
 
-    ``sparse=True`` is accepted but gradients are dense (Ember has no sparse tensors).
+    ``sparse=True`` makes ``weight.grad`` a sparse COO tensor (one entry per looked-up index,
+    uncoalesced, as PyTorch's) for ``optim.SGD``, ``Adagrad`` or ``SparseAdam``; see
+    docs/sparse.md.
 
     Example:
         >>> emb = nn.Embedding(10, 3, padding_idx=0)
@@ -91,7 +93,8 @@ class Embedding(Module):
 class EmbeddingBag(Embedding):
     """Reduces bags of embeddings (``mode`` ``"sum"``, ``"mean"`` or ``"max"``) without
     materialising them: a 2-D input holds one bag per row, a 1-D one with ``offsets`` the
-    bags starting at each offset (see ``F.embedding_bag``).
+    bags starting at each offset (see ``F.embedding_bag``). ``sparse=True`` gives a sparse
+    ``weight.grad`` as :class:`Embedding`'s (not with mode ``"max"``, as in PyTorch).
 
     Example:
         >>> bag = nn.EmbeddingBag(10, 3, mode="sum")

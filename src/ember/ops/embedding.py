@@ -15,6 +15,7 @@ from typing import Any
 from ember import dtypes
 from ember.autograd.grad_mode import no_grad
 from ember.errors import DTypeError, IndexOutOfRange, ShapeError
+from ember.layouts import sparse_coo
 from ember.ops.convert import cast
 from ember.ops.creation import arange
 from ember.ops.gather import index_add
@@ -113,6 +114,32 @@ class EmbeddingBackward(Primitive):
         return apply(EmbeddingBackward, dgrad, ctx.inputs[1], **ctx.params)
 
 
+@primitive
+class SparseGradEmbedding(type(Embedding)):
+    """``embedding`` whose weight gradient is a sparse COO tensor (``sparse=True``): one entry
+    per looked-up index (uncoalesced, as PyTorch's), none for ``padding_idx``."""
+
+    name = "embedding_sparse_grad"
+
+    def vjp(self, ctx, g):
+        from ember.sparse.tensor import SparseTensor  # (a package over the ops: imported late)
+
+        weight, indices = ctx.inputs
+        if not weight.requires_grad:
+            return None, None
+        flat = indices.reshape((-1,))
+        rows = g.reshape((-1, weight.shape[1]))
+        pad = ctx.params["padding_idx"]
+        if pad is not None:
+            kept = (flat != pad).nonzero().reshape((-1,))
+            flat, rows = flat[kept], rows[kept]
+        return SparseTensor(sparse_coo, tuple(weight.shape), (flat.reshape((1, -1)),), rows,
+                            flat.shape[0] <= 1), None
+
+    def jvp(self, ctx, dweight, dindices):
+        return apply(Embedding, dweight, ctx.inputs[1], **ctx.params)
+
+
 def _renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> None:
     """Rescales, in place, the referenced rows whose ``norm_type``-norm exceeds ``max_norm``.
 
@@ -146,9 +173,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if weight.ndim != 2:
         raise ShapeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got "
                          f"shape {tuple(weight.shape)}")
-    if sparse:
-        raise NotImplementedError("embedding: sparse gradients are not supported; use "
-                                  "sparse=False")
+    if sparse and scale_grad_by_freq:
+        raise RuntimeError("embedding: scale_grad_by_freq is not supported with sparse "
+                           "gradients (as in PyTorch); use sparse=False")
     n = weight.shape[0]
     if padding_idx is not None:
         if not -n <= padding_idx < n:
@@ -157,8 +184,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         padding_idx = int(padding_idx) % n
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
-    return apply(Embedding, weight, input, padding_idx=padding_idx,
-                 scale_grad_by_freq=bool(scale_grad_by_freq))
+    return apply(SparseGradEmbedding if sparse else Embedding, weight, input,
+                 padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
 
 
 _BAG_MODES = ("sum", "mean", "max")
@@ -230,6 +257,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     op = "embedding_bag"
     if mode not in _BAG_MODES:
         raise ValueError(f"{op}: mode must be one of {', '.join(_BAG_MODES)}, got {mode!r}")
+    if sparse and mode == "max":
+        raise RuntimeError(f"{op}: max mode does not support sparse weights (as in PyTorch); "
+                           "use mode='sum' or 'mean', or sparse=False")
     if per_sample_weights is not None:
         if mode != "sum":
             raise ValueError(f"{op}: per_sample_weights is only supported for mode='sum', "
@@ -238,12 +268,14 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
             raise ShapeError(f"{op}: per_sample_weights {tuple(per_sample_weights.shape)} "
                              f"must have the shape of input {tuple(input.shape)}")
     flat, bag, b = _bags(op, input, offsets, include_last_offset)
-    rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq, sparse)
+    n = weight.shape[0]
+    if padding_idx is not None and not -n <= padding_idx < n:
+        raise IndexOutOfRange(f"{op}: padding_idx {padding_idx} must be within "
+                              f"num_embeddings ({n})")
+    # (a sparse gradient leaves the padding entries out, as PyTorch's)
+    rows = embedding(flat, weight, padding_idx if sparse else None, max_norm, norm_type,
+                     scale_grad_by_freq, sparse)
     if padding_idx is not None:  # padding entries go to a bag past the last, dropped below
-        n = weight.shape[0]
-        if not -n <= padding_idx < n:
-            raise IndexOutOfRange(f"{op}: padding_idx {padding_idx} must be within "
-                                  f"num_embeddings ({n})")
         bag = where(flat == padding_idx % n, b, bag)
     bag = bag.clamp(max=b)  # (entries past include_last_offset's end: dropped too)
     dim = weight.shape[1]

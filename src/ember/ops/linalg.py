@@ -17,6 +17,7 @@ from typing import Any
 from ember import dtypes
 from ember.backend import compute_dtype, gemm
 from ember.errors import DTypeError, ShapeError
+from ember.layouts import strided
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast
@@ -135,10 +136,11 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         ember.Size([2])
     """
     try:
-        a_shape = input._data.shape
+        a_shape, b_shape = input._data.shape, other._data.shape
     except TensorLikeOperand:
         return handle(matmul, (input, other), {})
-    b_shape = other._data.shape
+    except AttributeError:
+        return _not_dense_matmul(input, other)
     if not a_shape or not b_shape or a_shape[-1] != (b_shape[-2] if len(b_shape) > 1
                                                      else b_shape[0]):
         _matmul_shape(a_shape, b_shape)
@@ -147,6 +149,22 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
                          f"{other.dtype.name}: operands must have the same dtype. Hint: "
                          f"convert one, e.g. other.to({input.dtype!r})")
     return apply(Matmul, input, other, compute=gemm_dtype(input))
+
+
+def _not_dense_matmul(input: Any, other: Any) -> Any:
+    """``matmul`` with a sparse operand: a sparse left one's own ``matmul``; a dense vector or
+    matrix times a sparse matrix as ``(other.T @ input.T).T`` (as PyTorch, dense); else a
+    clear error."""
+    if getattr(input, "layout", strided) is not strided:
+        return input.matmul(other)
+    if isinstance(input, Tensor) and input.ndim in (1, 2) and getattr(other, "ndim", 0) == 2:
+        product = other.t().matmul(input.t())
+        return product.t() if input.ndim == 2 else product
+    kinds = " @ ".join(f"{getattr(x, 'layout', type(x).__name__)!r}" for x in (input, other))
+    raise TypeError(f"matmul: expected dense tensors, or a sparse matrix and a dense one, got "
+                    f"{kinds} (shapes {tuple(getattr(input, 'shape', ()))} and "
+                    f"{tuple(getattr(other, 'shape', ()))}). Hint: "
+                    "call .to_dense() on the sparse operand")
 
 
 @method("__rmatmul__")

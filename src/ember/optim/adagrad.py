@@ -8,6 +8,7 @@ from typing import Any
 from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_hyper,
+    coalesced_rows,
     full_state,
     next_step,
     real_pairs,
@@ -25,7 +26,8 @@ class Adagrad(ElementwiseOptimizer):
         s += g * g;   p -= lr / (1 + (t - 1) * lr_decay) * g / (sqrt(s) + eps)
 
     The state (``sum`` starting at ``initial_accumulator_value``) is made at construction, as
-    in PyTorch. Sparse gradients are not supported (Ember has none).
+    in PyTorch. A sparse gradient updates only its rows (``weight_decay`` must then be 0, as
+    in PyTorch).
 
     Example:
         >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
@@ -63,3 +65,17 @@ class Adagrad(ElementwiseOptimizer):
         std = p._device.xp.sqrt(s)
         std += float(group["eps"])
         p._data -= clr * (g / std)
+
+    def sparse_update(self, p: Tensor, grad: Any, state: dict[str, Any],
+                      group: dict[str, Any]) -> None:
+        if float(group["weight_decay"]) != 0.0:
+            raise RuntimeError("Adagrad: weight_decay option is not compatible with sparse "
+                               "gradients (as in PyTorch)")
+        t = next_step(state)
+        clr = float(group["lr"]) / (1.0 + (t - 1.0) * float(group["lr_decay"]))
+        index, values = coalesced_rows(grad, group["maximize"])
+        s = state["sum"]._data
+        s[index] += values * values
+        std = p._device.xp.sqrt(s[index])
+        std += float(group["eps"])
+        p._data[index] -= clr * (values / std)

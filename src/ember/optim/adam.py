@@ -39,6 +39,8 @@ class Adam(ElementwiseOptimizer):
         tensor([ 0.7016, -1.7006], requires_grad=True)
     """
 
+    sparse_refusal = "Adam"  # (AdamW's refusal too, as PyTorch's)
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *,

@@ -17,8 +17,8 @@ from ember.backend import compiled, parallel
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
-__all__ = ["ElementwiseOptimizer", "check_hyper", "full_state", "looped_update", "next_step",
-           "scalar_state"]
+__all__ = ["ElementwiseOptimizer", "add_sparse_", "check_hyper", "coalesced_rows", "full_state",
+           "looped_update", "next_step", "scalar_state"]
 
 _KERNELS = compiled.register("ember.optim.update_numba")
 _SHARE = 1 << 18  # elements a core takes at least
@@ -48,6 +48,10 @@ class ElementwiseOptimizer(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                if not isinstance(p.grad, Tensor):  # a sparse gradient
+                    self.sparse_update(p, p.grad, self.state[p], group)
+                    p._vc.value += 1
+                    continue
                 state = self.state[p]
                 target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
                 if not state:
@@ -66,6 +70,20 @@ class ElementwiseOptimizer(Optimizer):
                 self.update(target, g, state, group)
                 p._vc.value += 1
         return loss
+
+    def sparse_update(self, p: Tensor, grad: Any, state: dict[str, Any],
+                      group: dict[str, Any]) -> None:
+        """One step from a sparse COO gradient; refused, as PyTorch refuses, unless the
+        optimizer overrides it (SGD, Adagrad, SparseAdam)."""
+        raise RuntimeError(f"{self.sparse_refusal} does not support sparse gradients"
+                           + (", please consider SparseAdam instead"
+                              if self.sparse_refusal == "Adam" else "")
+                           + ". Hint: nn.Embedding(sparse=False) gives dense gradients")
+
+    @property
+    def sparse_refusal(self) -> str:
+        """The name PyTorch's refusal of sparse gradients gives (AdamW's says Adam)."""
+        return type(self).__name__
 
     def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         """Fills the empty ``state`` of parameter ``p`` before its first update."""
@@ -154,3 +172,17 @@ def check_hyper(**values: Any) -> None:
             raise ValueError(f"Invalid rho value: {value} (must be in [0, 1])")
         elif float(value) < 0.0:
             raise ValueError(f"Invalid {names.get(key, key)}: {value} (must be >= 0)")
+
+
+def coalesced_rows(grad: Any, maximize: bool = False) -> tuple[tuple[Any, ...], Any]:
+    """A sparse gradient's distinct index (a tuple of index arrays, for fancy indexing of the
+    parameter's array) and its summed values (negated under ``maximize``)."""
+    grad = grad.coalesce()
+    values = grad._values().numpy()
+    return tuple(grad._indices().numpy()), -values if maximize else values
+
+
+def add_sparse_(p: Tensor, grad: Any, alpha: float) -> None:
+    """``p += alpha * grad`` in place, for a sparse ``grad`` (repeated entries add up)."""
+    index, values = coalesced_rows(grad)
+    p._data[index] += alpha * values

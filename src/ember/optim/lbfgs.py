@@ -72,7 +72,11 @@ class LBFGS(Optimizer):
         xp = self._xp()
         parts = []
         for p in self._params:
-            g = xp.zeros(p._data.shape, p._data.dtype) if p.grad is None else p.grad._data
+            g = p.grad
+            if g is None:
+                g = xp.zeros(p._data.shape, p._data.dtype)
+            else:  # (a sparse gradient counts densely, as PyTorch's)
+                g = (g if isinstance(g, Tensor) else g.to_dense())._data
             if g.dtype.kind == "c":
                 g = xp.stack([g.real, g.imag], axis=-1)
             parts.append(g.reshape(-1))

@@ -146,6 +146,8 @@ class Optimizer:
                     continue
                 if set_to_none:
                     p.grad = None
+                elif not isinstance(grad, Tensor):  # sparse: no entries left, as PyTorch's
+                    grad.zero_()
                 else:
                     grad._node, grad.requires_grad = None, False
                     grad._data[...] = 0

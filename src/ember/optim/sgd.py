@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ember.optim.elementwise import ElementwiseOptimizer, check_hyper, looped_update
+from ember.optim.elementwise import (
+    ElementwiseOptimizer,
+    add_sparse_,
+    check_hyper,
+    looped_update,
+)
 from ember.optim.optimizer import implementation_defaults
 from ember.tensor import Tensor, _wrap
 
@@ -20,6 +25,8 @@ class SGD(ElementwiseOptimizer):
         p -= lr * (g + momentum * b if nesterov else b)     # b = g when momentum is 0
 
     ``foreach``/``fused`` are accepted for porting and change nothing (one implementation).
+    A sparse gradient (``nn.Embedding(sparse=True)``) updates only its rows, with a sparse
+    momentum buffer, as PyTorch's; ``weight_decay`` is refused with it, as there.
 
     Example:
         >>> w = ember.tensor([1.0, -2.0], requires_grad=True)
@@ -60,3 +67,22 @@ class SGD(ElementwiseOptimizer):
                 buf += g if dampening == 0.0 else (1.0 - dampening) * g
             g = g + momentum * buf if group["nesterov"] else buf
         p._data -= float(group["lr"]) * g
+
+    def sparse_update(self, p: Tensor, grad: Any, state: dict[str, Any],
+                      group: dict[str, Any]) -> None:
+        if float(group["weight_decay"]) != 0.0:
+            raise RuntimeError("SGD: weight_decay is not supported with sparse gradients (in "
+                               "PyTorch: add(sparse, dense) is not supported). Hint: set "
+                               "weight_decay=0 for the sparse parameters' group")
+        g = -grad if group["maximize"] else grad
+        momentum = float(group["momentum"])
+        if momentum != 0.0:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = g.detach()
+            else:
+                dampening = float(group["dampening"])
+                buf = buf * momentum + (g if dampening == 0.0 else g * (1.0 - dampening))
+            state["momentum_buffer"] = buf = buf.coalesce()  # (its size stays bounded)
+            g = g + buf * momentum if group["nesterov"] else buf
+        add_sparse_(p, g, -float(group["lr"]))

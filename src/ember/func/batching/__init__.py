@@ -112,6 +112,7 @@ from ember.func.batching import (  # noqa: E402,F401 - the families register the
     reduce,
     sampling,
     search,
+    sparse,
     special,
     statistics,
     views,

@@ -124,7 +124,7 @@ def _offsets(b: int, per: int, like: Any) -> Any:
     return reshape(off, (b,) + (1,) * (like.ndim - 1))
 
 
-@rule("embedding")
+@rule("embedding", "embedding_sparse_grad")  # (under vmap, sparse=True's gradient is dense)
 def _embedding(b: int, xs: tuple, bs: tuple, *, padding_idx: Any,
                scale_grad_by_freq: bool) -> Any:
     weight, indices = xs

@@ -26,6 +26,10 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
     norm_type = float(norm_type)
     if not tensors:
         return ember.tensor(0.0)
+    if not all(isinstance(t, Tensor) for t in tensors):
+        raise NotImplementedError("get_total_norm (clip_grad_norm_): sparse gradients are not "
+                                  "supported, as in PyTorch (its vector_norm has no sparse "
+                                  "kernel). Hint: nn.Embedding(sparse=False) gives dense ones")
     with ember.no_grad():
         flat = [t.detach().reshape(-1) for t in tensors]
         if norm_type == math.inf:

@@ -1,0 +1,130 @@
+"""Sparse tensors (``ember.sparse_coo``, ``sparse_csr``, ``sparse_csc``) and ``torch.sparse``'s
+ops on them: see docs/sparse.md.
+
+Sparse tensors belong to the core (beside ``ember.ops``, which they are written with); the
+dense ``Tensor`` methods that make or read them (``to_sparse``, ``to_dense``,
+``sparse_mask``) are bound here.
+
+Example:
+    >>> s = ember.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse()
+    >>> s._nnz(), s.layout
+    (2, ember.sparse_coo)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.layouts import layout, sparse_coo, sparse_csc, sparse_csr, strided
+from ember.sparse import convert as _convert
+from ember.sparse.construct import (
+    sparse_compressed_tensor,
+    sparse_coo_tensor,
+    sparse_csc_tensor,
+    sparse_csr_tensor,
+)
+from ember.sparse.ops import add, addmm, log_softmax, matmul, mm, softmax, sparse_mask, sum
+from ember.sparse.ops import transpose as _transpose
+from ember.sparse.patterned import sampled_addmm, spdiags
+from ember.sparse.tensor import SparseTensor
+from ember.tensor import Tensor
+
+__all__ = ["SparseTensor", "addmm", "log_softmax", "mm", "sampled_addmm", "softmax", "spdiags",
+           "sparse_compressed_tensor", "sparse_coo_tensor", "sparse_csc_tensor",
+           "sparse_csr_tensor", "sum"]
+
+
+def to_sparse(self: Any, sparse_dim: int | None = None, *, layout: layout | None = None,
+              blocksize: Any = None, dense_dim: int | None = None) -> SparseTensor:
+    """This tensor in a sparse layout (COO by default; ``sparse_dim`` leading sparse
+    dimensions, the rest dense, for a hybrid COO tensor).
+
+    Example:
+        >>> ember.tensor([[0.0, 1.0]]).to_sparse(layout=ember.sparse_csr).col_indices()
+        tensor([1])
+    """
+    if blocksize is not None or dense_dim:
+        raise NotImplementedError("to_sparse: blocksize and dense_dim (block and hybrid "
+                                  "compressed layouts) are not supported")
+    target = sparse_coo if layout is None else layout
+    if target not in (sparse_coo, sparse_csr, sparse_csc):
+        raise ValueError(f"to_sparse: layout must be ember.sparse_coo, sparse_csr or "
+                         f"sparse_csc, got {target!r}")
+    return _convert.convert(self, target, sparse_dim)
+
+
+def to_dense(self: Any, dtype: Any = None, *, masked_grad: bool | None = None) -> Tensor:
+    """The dense tensor (itself for a dense tensor); its gradient reaches the values.
+
+    Example:
+        >>> ember.sparse_coo_tensor([[1]], [2.0], (3,)).to_dense()
+        tensor([0., 2., 0.])
+    """
+    out = _convert.convert(self, strided)
+    return out if dtype is None else out.to(dtype)
+
+
+def _to(target: layout) -> Any:
+    def convert(self: Any, dense_dim: int | None = None) -> SparseTensor:
+        if dense_dim:
+            raise NotImplementedError(f"to_{target.name}: dense_dim is not supported")
+        return _convert.convert(self, target)
+    convert.__name__ = convert.__qualname__ = f"to_{target.name}"
+    convert.__doc__ = f"This tensor in layout ``ember.{target.name}``."
+    return convert
+
+
+def _scaled(self: SparseTensor, other: Any) -> SparseTensor:
+    if isinstance(other, (Tensor, SparseTensor)) and getattr(other, "ndim", 1) != 0:
+        raise NotImplementedError(f"mul: a {self.layout!r} tensor times a tensor is not "
+                                  "supported, only a number or 0-d tensor. Hint: call "
+                                  ".to_dense() first")
+    return SparseTensor(self.layout, self._size, self._index, self._vals * other,
+                        self._coalesced)
+
+
+def _same_pattern(fn_name: str) -> Any:
+    def op(self: SparseTensor) -> SparseTensor:
+        return SparseTensor(self.layout, self._size, self._index,
+                            getattr(self._vals, fn_name)(), self._coalesced)
+    op.__name__ = fn_name
+    return op
+
+
+def _moved(self: SparseTensor, *args: Any, **kwargs: Any) -> SparseTensor:
+    """``Tensor.to``'s arguments applied to the values (the indices follow a device move)."""
+    values = self._vals.to(*args, **kwargs)
+    index = self._index if values.device == self._vals.device else \
+        tuple(i.to(values.device) for i in self._index)
+    return SparseTensor(self.layout, self._size, index, values, self._coalesced)
+
+
+def _t(self: SparseTensor) -> SparseTensor:
+    if self.sparse_dim() > 2 or self.dense_dim():
+        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but "
+                           f"got {self.sparse_dim()} sparse and {self.dense_dim()} dense "
+                           "dimensions (as PyTorch). Hint: use transpose(dim0, dim1)")
+    return self if self.ndim < 2 else _transpose(self, 0, 1)
+
+
+for _name, _fn in {
+    "to_sparse": to_sparse, "to_dense": to_dense, "to_sparse_coo": _to(sparse_coo),
+    "to_sparse_csr": _to(sparse_csr), "to_sparse_csc": _to(sparse_csc),
+}.items():
+    setattr(Tensor, _name, _fn)
+    setattr(SparseTensor, _name, _fn)
+Tensor.sparse_mask = sparse_mask
+SparseTensor.coalesce = lambda self: _convert.coalesce(self)
+SparseTensor.__mul__ = SparseTensor.__rmul__ = SparseTensor.mul = _scaled
+SparseTensor.__truediv__ = SparseTensor.div = lambda self, other: _scaled(self, 1 / other)
+SparseTensor.__neg__ = SparseTensor.neg = _same_pattern("neg")
+SparseTensor.abs = SparseTensor.__abs__ = _same_pattern("abs")
+SparseTensor.__add__ = SparseTensor.add = add
+SparseTensor.__sub__ = SparseTensor.sub = lambda self, other: add(self, other, alpha=-1)
+SparseTensor.transpose = _transpose
+SparseTensor.t = _t
+SparseTensor.to = _moved
+for _name in ("clone", "double", "float", "half"):
+    setattr(SparseTensor, _name, _same_pattern(_name))
+SparseTensor.__matmul__ = SparseTensor.matmul = SparseTensor.mm = matmul
+SparseTensor.sum = lambda self, dim=None, dtype=None: sum(self, dim, dtype)

@@ -1,0 +1,249 @@
+"""Ops on sparse tensors, as ``torch.sparse``'s: products (``mm``, ``addmm``, ``@``),
+reductions (``sum``), ``softmax``/``log_softmax`` over the specified elements,
+``sparse_mask``, and the elementwise ops that keep the pattern (scalar ``mul``, ``neg``,
+``abs``, sparse + sparse). Every one is written with dense Ember ops on the values, so each is
+differentiable in them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.errors import DTypeError, ShapeError
+from ember.layouts import sparse_coo, sparse_csc, sparse_csr
+from ember.ops.creation import from_numpy, zeros
+from ember.ops.dims import normalize_dim, normalize_dims
+from ember.ops.gather import index_add, index_select
+from ember.ops.join import cat
+from ember.ops.unary import exp, log
+from ember.sparse.convert import coalesce, coo_index, linear_index, to_compressed, to_coo
+from ember.sparse.spmm import spmm
+from ember.sparse.tensor import SparseTensor, not_supported
+from ember.tensor import Tensor
+
+__all__ = ["add", "addmm", "log_softmax", "mm", "softmax", "sparse_mask", "sum", "transpose"]
+
+
+def _matrix(op: str, s: Any) -> SparseTensor:
+    if not isinstance(s, SparseTensor):
+        raise TypeError(f"{op}: expected a sparse tensor, got {type(s).__name__}")
+    if s.ndim != 2 or s.dense_dim():
+        raise ShapeError(f"{op}: expected a 2-D sparse matrix with no dense dimensions, got "
+                         f"shape {tuple(s.shape)} (dense_dim {s.dense_dim()})")
+    return s
+
+
+def _with_values(s: SparseTensor, values: Tensor, coalesced: bool | None = None
+                 ) -> SparseTensor:
+    """``s``'s pattern holding ``values``."""
+    return SparseTensor(s.layout, s._size, s._index, values,
+                        s._coalesced if coalesced is None else coalesced)
+
+
+def mm(mat1: SparseTensor, mat2: Tensor) -> Tensor:
+    """The product of a sparse matrix (any layout) and a dense one, dense; differentiable in
+    both (``mat1``'s gradient is sparse, with its pattern).
+
+    Example:
+        >>> s = ember.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse()
+        >>> ember.sparse.mm(s, ember.ones(2, 1))
+        tensor([[2.],
+                [3.]])
+    """
+    s = _matrix("sparse.mm", mat1)
+    if isinstance(mat2, SparseTensor):
+        raise not_supported("sparse.mm of two sparse matrices", mat2)
+    if mat2.ndim != 2 or mat2.shape[0] != s.shape[1]:
+        raise ShapeError(f"sparse.mm: {tuple(s.shape)} @ {tuple(mat2.shape)}: expected a 2-D "
+                         f"dense matrix with {s.shape[1]} rows")
+    if mat2.dtype is not s.dtype:
+        raise DTypeError(f"sparse.mm: the sparse matrix ({s.dtype.name}) and the dense one "
+                         f"({mat2.dtype.name}) must have the same dtype. Hint: convert one "
+                         "with .to()")
+    rows, cols = coo_index(s)
+    return spmm(from_numpy(rows), from_numpy(cols), s._vals, mat2, s.shape[0])
+
+
+def addmm(input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1.0,
+          alpha: float = 1.0) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)`` for a sparse ``mat1``.
+
+    Example:
+        >>> s = ember.eye(2).to_sparse()
+        >>> ember.sparse.addmm(ember.ones(2, 2), s, ember.ones(2, 2), beta=0.5)
+        tensor([[1.5000, 1.5000],
+                [1.5000, 1.5000]])
+    """
+    product = mm(mat1, mat2)
+    return (input if beta == 1 else input * beta) + (product if alpha == 1 else
+                                                     product * alpha)
+
+
+def matmul(input: SparseTensor, other: Tensor) -> Tensor:
+    """``input @ other`` for a sparse matrix and a dense matrix or vector."""
+    if isinstance(other, Tensor) and other.ndim == 1:
+        return mm(input, other.unsqueeze(1)).squeeze(1)
+    return mm(input, other)
+
+
+def sum(input: SparseTensor, dim: Any = None, dtype: Any = None) -> Any:  # noqa: A001
+    """The sum of the specified elements: over all (a 0-d dense tensor) or over ``dim``:
+    sparse while sparse dimensions remain, else dense (as ``torch.sparse.sum``).
+
+    Example:
+        >>> s = ember.tensor([[0.0, 2.0], [3.0, 4.0]]).to_sparse()
+        >>> ember.sparse.sum(s), ember.sparse.sum(s, 0).to_dense()
+        (tensor(9.), tensor([3., 6.]))
+    """
+    values = input._vals if dtype is None else input._vals.to(dtype)
+    if dim is None:
+        return values.sum()
+    s = to_coo(input)
+    dims = normalize_dims(dim, s.ndim, "sparse.sum")
+    k = s.sparse_dim()
+    dense_dims = [d - k + 1 for d in dims if d >= k]
+    if dense_dims:
+        values = values.sum(dense_dims)
+    sparse_dims = [d for d in dims if d < k]
+    keep = [d for d in range(k) if d not in sparse_dims]
+    if not keep:
+        return values.sum(0)
+    index = coo_index(s)[keep]
+    size = tuple(n for d, n in enumerate(s._size) if d not in dims)
+    return coalesce(SparseTensor(sparse_coo, size, (from_numpy(index),), values, False))
+
+
+def _groups(s: SparseTensor, dim: int) -> tuple[Tensor, int]:
+    """For each entry of coalesced ``s``, the id of its line along ``dim`` (the entries that
+    share every other sparse index), and the number of lines."""
+    index = np.delete(coo_index(s), dim, axis=0)
+    shape = tuple(n for d, n in enumerate(s._size[:s.sparse_dim()]) if d != dim)
+    distinct, inverse = np.unique(linear_index(index, shape), return_inverse=True)
+    return from_numpy(inverse.reshape(-1).astype(np.int64)), len(distinct)
+
+
+def _log_normaliser(s: SparseTensor, dim: int) -> tuple[SparseTensor, Tensor, Tensor]:
+    """Coalesced ``s``, its values shifted by their line's maximum, and each entry's log of
+    its line's sum of exponentials (of the shifted values)."""
+    if s.dense_dim():
+        raise not_supported("sparse.softmax of a hybrid tensor", s)
+    if not (s.dtype.is_floating_point or s.dtype.is_complex):
+        raise NotImplementedError(f"sparse.softmax: not implemented for {s.dtype.name} values, "
+                                  "as in PyTorch. Hint: pass dtype=ember.float32")
+    dim = normalize_dim(dim, s.ndim, "sparse.softmax")
+    s = coalesce(to_coo(s))
+    group, n = _groups(s, dim)
+    values = s._vals
+    peak = np.full(n, -np.inf, dtype=values.numpy(force=True).dtype)
+    np.maximum.at(peak, group.numpy(), values.detach().numpy())
+    shifted = values - index_select(from_numpy(peak), 0, group)  # a constant: no gradient
+    totals = index_add(zeros(n, dtype=values.dtype), 0, group, exp(shifted))
+    return s, shifted, log(index_select(totals, 0, group))
+
+
+def softmax(input: SparseTensor, dim: int, *, dtype: Any = None) -> SparseTensor:
+    """Softmax over the specified elements of each line along ``dim`` (unspecified elements
+    count as -inf: they stay unspecified), sparse.
+
+    Example:
+        >>> s = ember.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse()
+        >>> ember.sparse.softmax(s, 1).to_dense()
+        tensor([[0., 1.],
+                [1., 0.]])
+    """
+    s, shifted, log_total = _log_normaliser(input if dtype is None else _cast(input, dtype), dim)
+    return _with_values(s, exp(shifted - log_total))
+
+
+def log_softmax(input: SparseTensor, dim: int, *, dtype: Any = None) -> SparseTensor:
+    """``log`` of :func:`softmax`, computed stably.
+
+    Example:
+        >>> s = ember.tensor([[0.0, 1.0], [1.0, 1.0]]).to_sparse()
+        >>> ember.sparse.log_softmax(s, 1).values()
+        tensor([ 0.0000, -0.6931, -0.6931])
+    """
+    s, shifted, log_total = _log_normaliser(input if dtype is None else _cast(input, dtype), dim)
+    return _with_values(s, shifted - log_total)
+
+
+def _cast(s: SparseTensor, dtype: Any) -> SparseTensor:
+    return _with_values(s, s._vals.to(dtype))
+
+
+def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
+    """The elements of dense ``input`` at ``mask``'s specified positions, with ``mask``'s
+    pattern (an uncoalesced mask's repeated entries each get the element, as PyTorch's).
+
+    Example:
+        >>> m = ember.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 1.0], (2, 2))
+        >>> ember.tensor([[1.0, 2.0], [3.0, 4.0]]).sparse_mask(m)._values()
+        tensor([2., 3.])
+    """
+    pattern = mask
+    if tuple(input.shape) != tuple(mask.shape):
+        raise ShapeError(f"sparse_mask: input of shape {tuple(input.shape)} and mask of shape "
+                         f"{tuple(mask.shape)} differ")
+    k = pattern.sparse_dim()
+    lin = linear_index(coo_index(pattern), pattern._size[:k])
+    slices = input.reshape(-1, *input.shape[k:])
+    return _with_values(pattern, index_select(slices, 0, from_numpy(lin)))
+
+
+def add(input: SparseTensor, other: SparseTensor, *, alpha: float = 1) -> SparseTensor:
+    """The sum of two sparse tensors of one layout and shape: the entries of both
+    (coalesced when both were, as PyTorch's).
+
+    Example:
+        >>> s = ember.eye(2).to_sparse()
+        >>> (s + s).to_dense()
+        tensor([[2., 0.],
+                [0., 2.]])
+    """
+    if not isinstance(other, SparseTensor) or other.layout is not input.layout:
+        got = other.layout if isinstance(other, SparseTensor) else type(other).__name__
+        raise not_supported(f"add of a {input.layout!r} tensor and {got!r}", input)
+    if input.shape != other.shape:
+        raise ShapeError(f"add: sparse tensors of shapes {tuple(input.shape)} and "
+                         f"{tuple(other.shape)} differ")
+    a, b = to_coo(input), to_coo(other)
+    values = cat([a._vals, other._vals if alpha == 1 else b._vals * alpha])
+    index = from_numpy(np.concatenate([coo_index(a), coo_index(b)], axis=1))
+    total = SparseTensor(sparse_coo, a._size, (index,), values, False)
+    if input.layout is not sparse_coo:
+        return to_compressed(total, input.layout)
+    return coalesce(total) if a._coalesced and b._coalesced else total
+
+
+def transpose(input: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
+    """Two sparse dimensions of a COO tensor swapped (CSR becomes CSC and back).
+
+    Example:
+        >>> ember.tensor([[0.0, 1.0], [0.0, 0.0]]).to_sparse().t().to_dense()
+        tensor([[0., 0.],
+                [1., 0.]])
+    """
+    dim0, dim1 = (normalize_dim(d, input.ndim, "transpose") for d in (dim0, dim1))
+    if input.layout is not sparse_coo:
+        if {dim0, dim1} != {0, 1}:
+            return input
+        flipped = sparse_csr if input.layout is sparse_csc else sparse_csc
+        return SparseTensor(flipped, input._size[::-1], input._index, _new_node(input._vals),
+                            True)
+    k = input.sparse_dim()
+    if dim0 >= k or dim1 >= k:
+        raise not_supported("transpose of a dense dimension", input)
+    order = list(range(k))
+    order[dim0], order[dim1] = dim1, dim0
+    size = list(input._size)
+    size[dim0], size[dim1] = size[dim1], size[dim0]
+    index = from_numpy(np.ascontiguousarray(coo_index(input)[order]))
+    return SparseTensor(sparse_coo, tuple(size), (index,), _new_node(input._vals),
+                        dim0 == dim1)
+
+
+def _new_node(values: Tensor) -> Tensor:
+    """``values`` through a recorded identity: a result made from a leaf is not a leaf."""
+    return values.view(values.shape)

@@ -1,0 +1,209 @@
+"""The sparse tensor: index tensors saying where the specified elements are, and a dense
+``values`` tensor holding them, in one of three layouts, as PyTorch's.
+
+- ``ember.sparse_coo``: ``indices`` (sparse_dim, nnz) and ``values`` (nnz, *dense_shape);
+  indices may repeat (uncoalesced: the element is the sum of its entries) until
+  :meth:`SparseTensor.coalesce` sorts them and sums the repeats.
+- ``ember.sparse_csr`` / ``ember.sparse_csc``: a 2-D matrix as ``crow_indices`` (rows + 1)
+  and ``col_indices`` (nnz), or ``ccol_indices`` and ``row_indices`` by columns.
+
+A :class:`SparseTensor` is its own class, not an :class:`ember.Tensor`: dense tensors' ops
+never look at it, so the dense eager path pays nothing for it. Gradients flow through its
+``values`` tensor (every sparse op is written with dense Ember ops on the values), and a sparse
+leaf made with ``requires_grad=True`` reads its ``grad`` as PyTorch does: a sparse tensor
+with the coalesced pattern of the leaf, holding the gradient at each specified element.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.layouts import layout, sparse_coo, sparse_csc, sparse_csr
+from ember.size import Size
+from ember.tensor import Tensor
+
+__all__ = ["SparseTensor", "not_supported"]
+
+
+class SparseTensor:
+    """A sparse tensor in layout ``ember.sparse_coo``, ``sparse_csr`` or ``sparse_csc``.
+
+    Example:
+        >>> s = ember.sparse_coo_tensor(ember.tensor([[0, 1], [2, 0]]),
+        ...                             ember.tensor([3.0, 4.0]), (2, 3))
+        >>> s.to_dense()
+        tensor([[0., 0., 3.],
+                [4., 0., 0.]])
+    """
+
+    __slots__ = ("layout", "_size", "_index", "_vals", "_coalesced", "__weakref__")
+    is_quantized = False
+
+    def __init__(self, layout: layout, size: tuple[int, ...], index: tuple[Tensor, ...],
+                 values: Tensor, coalesced: bool) -> None:
+        self.layout, self._size, self._index = layout, tuple(size), index
+        self._vals, self._coalesced = values, coalesced
+
+    # -- what it is --------------------------------------------------------------------------
+    @property
+    def is_sparse(self) -> bool:
+        """True for the COO layout (PyTorch's meaning: ``is_sparse_csr`` names CSR)."""
+        return self.layout is sparse_coo
+
+    @property
+    def is_sparse_csr(self) -> bool:
+        return self.layout is sparse_csr
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._size)
+
+    def size(self, dim: int | None = None) -> Any:
+        return self.shape if dim is None else self._size[dim]
+
+    def dim(self) -> int:
+        return len(self._size)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._size)
+
+    def numel(self) -> int:
+        return int(np.prod(self._size, dtype=np.int64))
+
+    @property
+    def dtype(self) -> Any:
+        return self._vals.dtype
+
+    @property
+    def device(self) -> Any:
+        return self._vals.device
+
+    def sparse_dim(self) -> int:
+        return self._index[0].shape[0] if self.layout is sparse_coo else 2
+
+    def dense_dim(self) -> int:
+        return self._vals.ndim - 1
+
+    def _nnz(self) -> int:
+        return self._vals.shape[0]
+
+    # -- its parts -----------------------------------------------------------------------------
+    def _indices(self) -> Tensor:
+        self._need("_indices", sparse_coo)
+        return self._index[0]
+
+    def indices(self) -> Tensor:
+        self._need("indices", sparse_coo)
+        if not self._coalesced:
+            raise RuntimeError("indices: cannot get the indices of an uncoalesced sparse tensor "
+                               "(as in PyTorch). Hint: call .coalesce() first, or ._indices()")
+        return self._index[0]
+
+    def values(self) -> Tensor:
+        if self.layout is sparse_coo and not self._coalesced:
+            raise RuntimeError("values: cannot get the values of an uncoalesced sparse tensor "
+                               "(as in PyTorch). Hint: call .coalesce() first, or ._values()")
+        return self._vals
+
+    def _values(self) -> Tensor:
+        return self._vals
+
+    def crow_indices(self) -> Tensor:
+        self._need("crow_indices", sparse_csr)
+        return self._index[0]
+
+    def col_indices(self) -> Tensor:
+        self._need("col_indices", sparse_csr)
+        return self._index[1]
+
+    def ccol_indices(self) -> Tensor:
+        self._need("ccol_indices", sparse_csc)
+        return self._index[0]
+
+    def row_indices(self) -> Tensor:
+        self._need("row_indices", sparse_csc)
+        return self._index[1]
+
+    def _need(self, op: str, want: layout) -> None:
+        if self.layout is not want:
+            raise RuntimeError(f"{op}: expected a {want!r} tensor, got layout {self.layout!r}")
+
+    def is_coalesced(self) -> bool:
+        self._need("is_coalesced", sparse_coo)
+        return self._coalesced
+
+    # -- autograd ------------------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._vals.requires_grad
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._vals._node is None
+
+    @property
+    def grad_fn(self) -> Any:
+        return self._vals.grad_fn
+
+    def requires_grad_(self, requires_grad: bool = True) -> SparseTensor:
+        self._vals.requires_grad_(requires_grad)
+        return self
+
+    def detach(self) -> SparseTensor:
+        return SparseTensor(self.layout, self._size, self._index, self._vals.detach(),
+                            self._coalesced)
+
+    @property
+    def grad(self) -> SparseTensor | None:
+        """The gradient of a sparse leaf: sparse, with the leaf's coalesced pattern (PyTorch's
+        masked gradient; repeated entries all carry the element's gradient)."""
+        g = self._vals.grad
+        if g is None:
+            return None
+        if self.layout is not sparse_coo or self._coalesced:
+            return SparseTensor(self.layout, self._size, self._index, g, self._coalesced)
+        from ember.sparse.convert import coalesced_order
+
+        unique, first = coalesced_order(self)
+        return SparseTensor(sparse_coo, self._size, (unique,), g[first], True)
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        if value is not None:
+            raise RuntimeError("grad: only None can be assigned to a sparse tensor's grad")
+        self._vals.grad = None
+
+    # -- in place ------------------------------------------------------------------------------
+    def zero_(self) -> SparseTensor:
+        """No specified elements left (PyTorch's ``zero_`` of a sparse tensor), in place."""
+        from ember.sparse.convert import empty_index
+
+        self._index = empty_index(self)
+        self._vals = self._vals[:0].detach()
+        self._coalesced = True
+        return self
+
+    # -- everything else -------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._size[0]
+
+    def __repr__(self) -> str:
+        from ember.sparse.printing import sparse_repr
+
+        return sparse_repr(self)
+
+    def __getattr__(self, name: str) -> Any:
+        if hasattr(Tensor, name) and not name.startswith("_"):  # a dense op: say so
+            raise not_supported(name, self)
+        raise AttributeError(f"'SparseTensor' object has no attribute {name!r}")
+
+
+def not_supported(op: str, s: SparseTensor) -> NotImplementedError:
+    """The error of a dense op given a sparse tensor: names the op and layout, hints
+    ``.to_dense()``."""
+    return NotImplementedError(f"{op}: not supported for {s.layout!r} tensors (shape "
+                               f"{tuple(s.shape)}, nnz={s._nnz()}). Hint: call .to_dense() "
+                               "first, or see docs/sparse.md for the sparse ops Ember has")
