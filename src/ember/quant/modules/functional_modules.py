@@ -16,7 +16,7 @@ from ember.ops.arithmetic import add, mul
 from ember.ops.creation import tensor
 from ember.ops.join import cat
 from ember.quant import elementwise
-from ember.quant.modules.quantized import _unexpected
+from ember.quant.modules.quantized import OutputQParams
 from ember.quant.qtensor import QuantizedTensor
 from ember.tensor import Tensor
 
@@ -63,7 +63,7 @@ class FloatFunctional(Module):
         return self.activation_post_process(F.relu(add(x, y)))
 
 
-class QFunctional(Module):
+class QFunctional(OutputQParams):
     """The quantized ops of a :class:`FloatFunctional` (what ``convert`` makes of it): they
     take and return per-tensor ``quint8`` quantized tensors, with the observed output
     ``scale`` and ``zero_point`` (see :mod:`ember.quant.elementwise` for the arithmetic).
@@ -116,16 +116,6 @@ class QFunctional(Module):
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         destination[prefix + "scale"] = tensor(self.scale, dtype="float64")
         destination[prefix + "zero_point"] = tensor(self.zero_point)
-
-    def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
-                              strict: bool, missing_keys: list, unexpected_keys: list,
-                              error_msgs: list) -> None:
-        for name, kind in (("scale", float), ("zero_point", int)):
-            if prefix + name in state_dict:
-                setattr(self, name, kind(state_dict[prefix + name].item()))
-            else:
-                missing_keys.append(prefix + name)
-        _unexpected(state_dict, prefix, ["scale", "zero_point"], strict, unexpected_keys)
 
     def extra_repr(self) -> str:
         return f"scale={self.scale}, zero_point={self.zero_point}"

@@ -65,7 +65,22 @@ def _quantized_input(op: str, x: Any) -> QuantizedTensor:
     return x
 
 
-class Quantize(Module):
+class OutputQParams(Module):
+    """A module whose state is its output's ``scale`` and ``zero_point`` (numbers), loaded
+    from a state dict as PyTorch's quantized modules load them."""
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        for name, kind in (("scale", float), ("zero_point", int)):
+            if prefix + name in state_dict:
+                setattr(self, name, kind(state_dict[prefix + name].item()))
+            else:
+                missing_keys.append(prefix + name)
+        _unexpected(state_dict, prefix, ["scale", "zero_point"], strict, unexpected_keys)
+
+
+class Quantize(OutputQParams):
     """Quantizes float input with a fixed ``scale`` and ``zero_point`` (what ``QuantStub``
     becomes).
 
@@ -90,16 +105,6 @@ class Quantize(Module):
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         destination[prefix + "scale"] = tensor([self.scale])
         destination[prefix + "zero_point"] = tensor([self.zero_point])
-
-    def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
-                              strict: bool, missing_keys: list, unexpected_keys: list,
-                              error_msgs: list) -> None:
-        for name, kind in (("scale", float), ("zero_point", int)):
-            if prefix + name in state_dict:
-                setattr(self, name, kind(state_dict[prefix + name].item()))
-            else:
-                missing_keys.append(prefix + name)
-        _unexpected(state_dict, prefix, ["scale", "zero_point"], strict, unexpected_keys)
 
     def extra_repr(self) -> str:
         return f"scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype!r}"
