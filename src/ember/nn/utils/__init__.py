@@ -1,10 +1,10 @@
 """``ember.nn.utils``: gradient clipping, flat parameter vectors, packed sequences
 (:mod:`~ember.nn.utils.rnn`), parametrizations (weight and spectral norm), folding batch norm
-into the layer before it, building a module without initialising it (``skip_init``), as in
-``torch.nn.utils``.
+into the layer before it, pruning (:mod:`~ember.nn.utils.prune`), building a module without
+initialising it (``skip_init``), as in ``torch.nn.utils``.
 """
 
-from ember.nn.utils import fusion, parametrizations, parametrize, rnn, stateless
+from ember.nn.utils import fusion, parametrizations, parametrize, prune, rnn, stateless
 from ember.nn.utils.clip_grad import *  # noqa: F403
 from ember.nn.utils.clip_grad import __all__ as _clip_grad
 from ember.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
@@ -14,6 +14,6 @@ from ember.nn.utils.init import skip_init
 from ember.nn.utils.weight_norm import *  # noqa: F403
 from ember.nn.utils.weight_norm import __all__ as _weight_norm
 
-__all__ = ["fusion", "parametrizations", "parametrize", "rnn", "stateless",
+__all__ = ["fusion", "parametrizations", "parametrize", "prune", "rnn", "stateless",
            "parameters_to_vector", "vector_to_parameters", "skip_init", *_clip_grad, *_fusion,
            *_weight_norm]
