@@ -17,8 +17,11 @@ from ember.autograd.anomaly import ANOMALY, check_finite
 from ember.autograd.grad_mode import GRAD, no_grad, set_grad_enabled
 from ember.autograd.graph import (
     BACKWARD_FILTER,
+    EdgeTarget,
+    GradientEdge,
     Node,
     NodeHooks,
+    edge_target,
     leaf_hooks,
     restore_inputs,
 )
@@ -74,7 +77,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 
     Args:
         outputs: the tensor(s) to differentiate.
-        inputs: the tensor(s) to differentiate with respect to.
+        inputs: the tensor(s) to differentiate with respect to, or
+            :class:`~ember.autograd.graph.GradientEdge` objects (the gradient flowing into
+            that output of that node).
         grad_outputs: the vector(s) of the vector-Jacobian product, one per output (None for
             a scalar output: 1).
         retain_graph: keep the graph for another backward (default: ``create_graph``).
@@ -104,21 +109,29 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)
     roots = _roots(outputs, grad_outputs, "grad")
-    targets = _as_list(inputs)
+    targets = [edge_target(t) for t in _as_list(inputs)]
     for i, t in enumerate(targets):
+        if materialize_grads and type(t) is EdgeTarget:
+            raise GradError(f"grad: input {i} is a GradientEdge of {t._node.name()}, whose "
+                            "shape is not known: materialize_grads=True needs tensors")
         if not t.requires_grad:
             raise GradError(f"grad: input {i} (shape {tuple(t.shape)}) does not require grad")
     found = _run(roots, targets, create_graph if retain_graph is None else retain_graph,
                  create_graph)
     for i, g in enumerate(found):
         if g is None and not allow_unused:
-            raise GradError(f"grad: input {i} (shape {tuple(targets[i].shape)}) was not used to "
-                            "compute the outputs. Hint: pass allow_unused=True to get None for it")
+            raise GradError(f"grad: input {i} ({_what(targets[i])}) was not used to compute "
+                            "the outputs. Hint: pass allow_unused=True to get None for it")
         if g is None and materialize_grads:
             found[i] = zeros_like(targets[i])
         elif g is not None and not create_graph:
             found[i] = g.detach()
     return tuple(found)
+
+
+def _what(target: Any) -> str:
+    """A target of ``grad`` in an error message: its shape, or the edge it is."""
+    return f"shape {tuple(target.shape)}" if isinstance(target, Tensor) else repr(target)
 
 
 def _grad_batched(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: bool | None,
@@ -143,7 +156,7 @@ def _grad_batched(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: bo
 
 
 def _as_list(x: Any) -> list:
-    return [x] if isinstance(x, Tensor) else list(x)
+    return [x] if isinstance(x, (Tensor, GradientEdge)) else list(x)
 
 
 def _roots(tensors: Any, grads: Any, who: str) -> list:
@@ -242,6 +255,8 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     # starts all-reducing a bucket while the rest of backward computes)
     pending = _leaf_edge_counts(order) if targets is None else None
     outer_filter, BACKWARD_FILTER.edge = BACKWARD_FILTER.edge, leads_to_target
+    outer_task = GRAPH_TASK.current
+    GRAPH_TASK.current = GraphTask(order, needed, wanted, targets)
     try:
         with set_grad_enabled(create_graph):  # hooks run in it too, as PyTorch's
             for node in reversed(order):
@@ -271,10 +286,49 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
             _CALLBACKS.pop(0)()
     finally:
         BACKWARD_FILTER.edge = outer_filter
+        GRAPH_TASK.current = outer_task
         if targets is None:
             _CALLBACKS.clear()
     return found
 
+
+class GraphTask:
+    """The running backward pass, as hooks may ask about it (PyTorch's graph task): a
+    number of its own, and whether a node's gradient is computed in it."""
+
+    __slots__ = ("id", "order", "needed", "wanted", "targets", "_nodes", "_leaves")
+    count = 0
+
+    def __init__(self, order: list[Node], needed: set | None, wanted: dict | None,
+                 targets: list | None) -> None:
+        GraphTask.count += 1
+        self.id = GraphTask.count
+        self.order, self.needed, self.wanted, self.targets = order, needed, wanted, targets
+        self._nodes: set | None = None
+        self._leaves: set | None = None
+
+    def will_execute(self, fn: Any) -> bool:
+        """Whether this pass computes the gradient ``fn`` receives: a :class:`Node` it runs,
+        or the :class:`AccumulateGrad` of a leaf it reaches (and delivers, under
+        ``grad(…, inputs)``), as ``torch._C._will_engine_execute_node``."""
+        if self._nodes is None:
+            self._nodes = set(self.order) if self.needed is None else \
+                self.needed | {node for node, _ in self.wanted}
+            self._leaves = {id(e[1]) for n in self.order for e in n.edges
+                            if e is not None and e[0] is None}
+        if isinstance(fn, Node):
+            return fn in self._nodes
+        leaf = fn.variable
+        return id(leaf) in self._leaves and (
+            self.targets is None or any(t is leaf for t in self.targets))
+
+
+class _GraphTaskSlot(threading.local):
+    def __init__(self) -> None:
+        self.current: GraphTask | None = None
+
+
+GRAPH_TASK = _GraphTaskSlot()  # the innermost running backward pass of this thread
 
 _CALLBACKS: list[Callable[[], None]] = []
 
@@ -489,9 +543,11 @@ def _add(node_grads: dict, leaf_grads: dict, t: Any, g: Any, edge: tuple | None 
     ``region``, ``g`` is the gradient of ``t[region]`` only, zero elsewhere."""
     node, idx = (t._node, t._idx) if edge is None else edge
     if node is None:
-        entry = leaf_grads.get(id(t))
+        leaf = t if edge is None else idx  # (the recorded leaf: a node's input may be a copy
+        #                                     of it, under allow_mutation_on_saved_tensors)
+        entry = leaf_grads.get(id(leaf))
         if entry is None:
-            entry = leaf_grads[id(t)] = [t, None]
+            entry = leaf_grads[id(leaf)] = [leaf, None]
         entry[1] = _sum(entry[1], g, t, region)
         return
     slots = node_grads.get(node)
