@@ -46,6 +46,11 @@ class ValueOverflow(OpError, OverflowError):
     ``uint8_tensor.fill_(300)``."""
 
 
+class UninitializedError(EmberError, ValueError):
+    """A lazy module's parameter or buffer (``nn.UninitializedParameter``) was computed with
+    before its first call gave it a shape. A ValueError, as PyTorch's."""
+
+
 class CheckpointError(EmberError, ValueError):
     """A checkpoint file is truncated, corrupted or hostile, or an object cannot be saved.
 

@@ -15,7 +15,8 @@ MODULES = ["parameter", "module", "state_dict", "containers", "linear", "flatten
            "upsampling", "loss", "init", "attention", "transformer", "rnn", "lazy", "module_hooks",
            "fold", "shuffle", "distance", "utils.clip_grad", "utils.convert_parameters",
            "utils.rnn", "utils.parametrize", "utils.parametrizations", "utils.weight_norm",
-           "utils.fusion", "utils.init", "utils.prune", "adaptive", "sync_batch_norm"]
+           "utils.fusion", "utils.init", "utils.prune", "utils.memory_format", "adaptive",
+           "sync_batch_norm"]
 
 
 @pytest.mark.parametrize("module", MODULES)
