@@ -140,19 +140,12 @@ def _placeholder(device: Any, dtype: Any) -> Tensor:
 class UninitializedTensorMixin:
     """What :class:`UninitializedParameter` and :class:`UninitializedBuffer` share: no shape
     yet; computing with one raises :class:`~ember.errors.UninitializedError` (a
-    ``ValueError``) and reading its shape a ``RuntimeError``, as in PyTorch; ``materialize``
-    gives it a shape and turns it into ``cls_to_become``, the same object."""
+    ``ValueError``, as PyTorch's); ``materialize`` gives it a shape and turns it into
+    ``cls_to_become``, the same object. Unlike PyTorch, reading ``.shape`` does not raise: it
+    is ``(0,)`` (Ember's compiler and state-dict code read shapes of every tensor)."""
 
     __slots__ = ()
     cls_to_become: type
-
-    @property
-    def shape(self) -> Any:
-        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. "
-                           "This error usually happens in `load_state_dict` when trying to "
-                           "load an uninitialized parameter into an initialized one. Call "
-                           "`forward` to initialize the parameters before accessing their "
-                           "attributes.")
 
     def materialize(self, shape: int | tuple[int, ...], device: Any = None, dtype: Any = None
                     ) -> None:
