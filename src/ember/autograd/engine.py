@@ -8,6 +8,7 @@ released as each node finishes unless ``retain_graph``. Under ``create_graph`` t
 
 from __future__ import annotations
 
+import itertools
 import threading
 import warnings
 from collections.abc import Callable
@@ -256,7 +257,8 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     pending = _leaf_edge_counts(order) if targets is None else None
     outer_filter, BACKWARD_FILTER.edge = BACKWARD_FILTER.edge, leads_to_target
     outer_task = GRAPH_TASK.current
-    GRAPH_TASK.current = GraphTask(order, needed, wanted, targets)
+    GRAPH_TASK.current = (next(_PASS_IDS), order, needed, wanted, targets)  # made a GraphTask
+    #                                                 only when a hook asks (running_task())
     try:
         with set_grad_enabled(create_graph):  # hooks run in it too, as PyTorch's
             for node in reversed(order):
@@ -297,12 +299,10 @@ class GraphTask:
     number of its own, and whether a node's gradient is computed in it."""
 
     __slots__ = ("id", "order", "needed", "wanted", "targets", "_nodes", "_leaves")
-    count = 0
 
-    def __init__(self, order: list[Node], needed: set | None, wanted: dict | None,
+    def __init__(self, id: int, order: list[Node], needed: set | None, wanted: dict | None,
                  targets: list | None) -> None:
-        GraphTask.count += 1
-        self.id = GraphTask.count
+        self.id = id
         self.order, self.needed, self.wanted, self.targets = order, needed, wanted, targets
         self._nodes: set | None = None
         self._leaves: set | None = None
@@ -325,10 +325,19 @@ class GraphTask:
 
 class _GraphTaskSlot(threading.local):
     def __init__(self) -> None:
-        self.current: GraphTask | None = None
+        self.current: GraphTask | tuple | None = None  # a tuple: GraphTask's arguments
 
 
 GRAPH_TASK = _GraphTaskSlot()  # the innermost running backward pass of this thread
+_PASS_IDS = itertools.count(1)
+
+
+def running_task() -> GraphTask | None:
+    """The innermost backward pass running in this thread, or None outside backward."""
+    task = GRAPH_TASK.current
+    if type(task) is tuple:
+        task = GRAPH_TASK.current = GraphTask(*task)
+    return task
 
 _CALLBACKS: list[Callable[[], None]] = []
 

@@ -31,9 +31,9 @@ class MultiHandle:
 
 
 def _running_task() -> Any:
-    from ember.autograd.engine import GRAPH_TASK  # (the engine imports this package's graph)
+    from ember.autograd.engine import running_task  # (the engine imports this module's graph)
 
-    task = GRAPH_TASK.current
+    task = running_task()
     if task is None:
         raise AssertionError("expected this hook to be called inside a backward call")
     return task
