@@ -113,6 +113,9 @@ def test_checkpoint_arguments_like_torch():
     with pytest.raises(ValueError, match="determinism_check should be one of"):
         cp.checkpoint(lambda t: t.sin(), x, determinism_check="all")
     assert issubclass(cp.CheckpointError, RuntimeError)
+    # one class per name: ember.errors.CheckpointError is about checkpoint files
+    assert cp.CheckpointError is ember.errors.RecomputeError
+    assert cp.CheckpointError.__name__ != ember.errors.CheckpointError.__name__
     assert [p.value for p in cp.CheckpointPolicy] == [p.value for p in tcp.CheckpointPolicy]
     assert [p.name for p in cp.CheckpointPolicy] == [p.name for p in tcp.CheckpointPolicy]
 

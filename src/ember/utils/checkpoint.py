@@ -17,7 +17,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import GRAD, enable_grad
 from ember.autograd.graph import saved_tensors_hooks
-from ember.errors import GradError
+from ember.errors import RecomputeError as CheckpointError  # (PyTorch's name for it)
 from ember.ops.random import get_rng_state, set_rng_state
 from ember.optim.optimizer import OPTIMIZER_TRACE
 from ember.tensor import Tensor
@@ -36,11 +36,6 @@ __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "Checkpoint
 CONTEXTS: dict[str, tuple[Callable[[], Any], Callable[[Any, Callable], Any]]] = {}
 
 _EARLY_STOP: list[bool | None] = [None]  # set_checkpoint_early_stop's choice, when given
-
-
-class CheckpointError(GradError):
-    """A checkpointed function did something its recomputation cannot reproduce (a different
-    number, shape or dtype of saved values), as PyTorch's (a ``RuntimeError``)."""
 
 
 class _StopRecompute(Exception):
