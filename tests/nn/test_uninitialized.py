@@ -29,6 +29,15 @@ def test_use_before_materialize_raises_like_torch():
     assert not is_lazy(ember.ones(1)) and not is_lazy(nn.Parameter(ember.ones(1)))
 
 
+@pytest.mark.parametrize("write", [nn.init.zeros_, nn.init.normal_,
+                                   lambda p: p.fill_(1.0), lambda p: p.uniform_()])
+def test_writing_before_materialize_raises_like_torch(write):
+    # (an init before the first call would be lost silently: the lazy module re-initializes)
+    for lib, lazy in ((torch, torch.nn.LazyLinear(2)), (ember, nn.LazyLinear(2))):
+        with lib.no_grad(), pytest.raises(ValueError, match="uninitialized parameter"):
+            write(lazy.weight) if lib is ember else torch.nn.init.zeros_(lazy.weight)
+
+
 def test_materialize():
     p = UninitializedParameter(dtype=ember.float64)
     opt = ember.optim.SGD([p], lr=0.1)

@@ -115,8 +115,8 @@ _USE_HINT = ("This error happens when you are using a `LazyModule` or explicitly
 
 
 class _Unmaterialized(np.ndarray):
-    """The empty array of an uninitialized parameter or buffer: computing with it raises
-    (its shape and dtype stay readable for Ember's bookkeeping)."""
+    """The empty array of an uninitialized parameter or buffer: computing with it or writing
+    to it raises (its shape and dtype stay readable for Ember's bookkeeping)."""
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         raise UninitializedError(f"Attempted to use an uninitialized parameter in "
@@ -125,6 +125,11 @@ class _Unmaterialized(np.ndarray):
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         raise UninitializedError(f"Attempted to use an uninitialized parameter in "
                                  f"{func.__name__}. {_USE_HINT}")
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        # (every in-place write: fill_, init.normal_, … would be lost when it materializes)
+        raise UninitializedError(f"Attempted to write to an uninitialized parameter. "
+                                 f"{_USE_HINT}")
 
 
 def _placeholder(device: Any, dtype: Any) -> Tensor:
