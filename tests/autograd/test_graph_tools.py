@@ -151,3 +151,26 @@ def test_edge_docstring_examples(obj):
     for test in finder.find(obj, globs={"ember": ember}):
         runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
+
+
+def test_multi_grad_hook_with_a_tensor_that_gets_no_gradient():
+    def run(lib, g):
+        class DropsSecond(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                return a * 1 + b * 1
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad, None  # q's node is reached but gets no gradient
+
+        x = lib.ones(2, requires_grad=True)
+        p, q = x * 2, x * 3
+        seen = []
+        g.register_multi_grad_hook((p, q), lambda grads: seen.append(as_lists(grads)))
+        DropsSecond.apply(p, q).sum().backward(retain_graph=True)
+        lib.autograd.grad(DropsSecond.apply(p, q).sum(), x)
+        return seen
+
+    t, e = both(run)
+    assert e == t == [[[1.0, 1.0], None]] * 2

@@ -257,8 +257,9 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     pending = _leaf_edge_counts(order) if targets is None else None
     outer_filter, BACKWARD_FILTER.edge = BACKWARD_FILTER.edge, leads_to_target
     outer_task = GRAPH_TASK.current
-    GRAPH_TASK.current = (next(_PASS_IDS), order, needed, wanted, targets)  # made a GraphTask
-    #                                                 only when a hook asks (running_task())
+    at_exit: list[Callable[[], None]] = []  # (what hooks ask to run once the pass is done)
+    GRAPH_TASK.current = (next(_PASS_IDS), order, needed, wanted, targets, at_exit)  # made a
+    #                                               GraphTask only when a hook asks for it
     try:
         with set_grad_enabled(create_graph):  # hooks run in it too, as PyTorch's
             for node in reversed(order):
@@ -284,6 +285,8 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
                                              owners)
             for leaf, g in leaf_grads.values():
                 _finish_leaf(leaf, _value(g), targets, found, create_graph, owners)
+            for callback in at_exit:
+                callback()
         while targets is None and _CALLBACKS:
             _CALLBACKS.pop(0)()
     finally:
@@ -298,11 +301,11 @@ class GraphTask:
     """The running backward pass, as hooks may ask about it (PyTorch's graph task): a
     number of its own, and whether a node's gradient is computed in it."""
 
-    __slots__ = ("id", "order", "needed", "wanted", "targets", "_nodes", "_leaves")
+    __slots__ = ("id", "order", "needed", "wanted", "targets", "_nodes", "_leaves", "at_exit")
 
     def __init__(self, id: int, order: list[Node], needed: set | None, wanted: dict | None,
-                 targets: list | None) -> None:
-        self.id = id
+                 targets: list | None, at_exit: list[Callable[[], None]]) -> None:
+        self.id, self.at_exit = id, at_exit  # (at_exit: run once every gradient is computed)
         self.order, self.needed, self.wanted, self.targets = order, needed, wanted, targets
         self._nodes: set | None = None
         self._leaves: set | None = None

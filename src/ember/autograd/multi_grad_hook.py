@@ -84,11 +84,17 @@ def register_multi_grad_hook(tensors: Sequence[Tensor],
             if state is None:
                 state = pending[task.id] = [[None] * len(tensors),
                                             sum(map(task.will_execute, edges))]
+                task.at_exit.append(lambda: flush(task.id))
             state[0][i] = grad
             state[1] -= 1
             if state[1] == 0:
-                del pending[task.id]
-                fn(state[0])
+                flush(task.id)
         return hook
+
+    def flush(task_id: int) -> None:
+        # (at the end of the pass for a tensor whose node ran without gradients, as None)
+        state = pending.pop(task_id, None)
+        if state is not None:
+            fn(state[0])
 
     return MultiHandle(tuple(t.register_hook(collect(i)) for i, t in enumerate(tensors)))
