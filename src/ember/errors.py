@@ -46,6 +46,18 @@ class ValueOverflow(OpError, OverflowError):
     ``uint8_tensor.fill_(300)``."""
 
 
+class RecomputeError(GradError):
+    """``checkpoint``'s recomputation did not reproduce its first run (a different number,
+    shape or dtype of saved values). PyTorch's ``torch.utils.checkpoint.CheckpointError``:
+    importable under that name from :mod:`ember.utils.checkpoint` (it is not
+    :class:`CheckpointError`, which is about checkpoint files)."""
+
+
+class UninitializedError(EmberError, ValueError):
+    """A lazy module's parameter or buffer (``nn.UninitializedParameter``) was computed with
+    before its first call gave it a shape. A ValueError, as PyTorch's."""
+
+
 class CheckpointError(EmberError, ValueError):
     """A checkpoint file is truncated, corrupted or hostile, or an object cannot be saved.
 

@@ -16,7 +16,8 @@ MODULES = ["parameter", "module", "state_dict", "containers", "linear", "flatten
            "rnn", "lazy", "module_hooks",
            "fold", "shuffle", "distance", "utils.clip_grad", "utils.convert_parameters",
            "utils.rnn", "utils.parametrize", "utils.parametrizations", "utils.weight_norm",
-           "utils.fusion", "utils.init", "adaptive", "sync_batch_norm"]
+           "utils.fusion", "utils.init", "utils.prune", "utils.memory_format", "adaptive",
+           "sync_batch_norm"]
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -25,7 +26,7 @@ def test_docstring_examples(module):
     model = nn.Sequential(nn.Linear(2, 2))
     model(ember.randn(3, 2)).sum().backward()
     glob = {**vars(mod), "ember": ember, "nn": nn, "F": F, "np": np, "m": nn.Linear(2, 2),
-            "model": model}
+            "model": model, "prune": nn.utils.prune}
     result = doctest.testmod(mod, extraglobs=glob, optionflags=doctest.NORMALIZE_WHITESPACE
                              | doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0

@@ -8,6 +8,7 @@ released as each node finishes unless ``retain_graph``. Under ``create_graph`` t
 
 from __future__ import annotations
 
+import itertools
 import threading
 import warnings
 from collections.abc import Callable
@@ -17,8 +18,11 @@ from ember.autograd.anomaly import ANOMALY, check_finite
 from ember.autograd.grad_mode import GRAD, no_grad, set_grad_enabled
 from ember.autograd.graph import (
     BACKWARD_FILTER,
+    EdgeTarget,
+    GradientEdge,
     Node,
     NodeHooks,
+    edge_target,
     leaf_hooks,
     restore_inputs,
 )
@@ -74,7 +78,9 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 
     Args:
         outputs: the tensor(s) to differentiate.
-        inputs: the tensor(s) to differentiate with respect to.
+        inputs: the tensor(s) to differentiate with respect to, or
+            :class:`~ember.autograd.graph.GradientEdge` objects (the gradient flowing into
+            that output of that node).
         grad_outputs: the vector(s) of the vector-Jacobian product, one per output (None for
             a scalar output: 1).
         retain_graph: keep the graph for another backward (default: ``create_graph``).
@@ -104,21 +110,29 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
         return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)
     roots = _roots(outputs, grad_outputs, "grad")
-    targets = _as_list(inputs)
+    targets = [edge_target(t) for t in _as_list(inputs)]
     for i, t in enumerate(targets):
+        if materialize_grads and type(t) is EdgeTarget:
+            raise GradError(f"grad: input {i} is a GradientEdge of {t._node.name()}, whose "
+                            "shape is not known: materialize_grads=True needs tensors")
         if not t.requires_grad:
             raise GradError(f"grad: input {i} (shape {tuple(t.shape)}) does not require grad")
     found = _run(roots, targets, create_graph if retain_graph is None else retain_graph,
                  create_graph)
     for i, g in enumerate(found):
         if g is None and not allow_unused:
-            raise GradError(f"grad: input {i} (shape {tuple(targets[i].shape)}) was not used to "
-                            "compute the outputs. Hint: pass allow_unused=True to get None for it")
+            raise GradError(f"grad: input {i} ({_what(targets[i])}) was not used to compute "
+                            "the outputs. Hint: pass allow_unused=True to get None for it")
         if g is None and materialize_grads:
             found[i] = zeros_like(targets[i])
         elif g is not None and not create_graph:
             found[i] = g.detach()
     return tuple(found)
+
+
+def _what(target: Any) -> str:
+    """A target of ``grad`` in an error message: its shape, or the edge it is."""
+    return f"shape {tuple(target.shape)}" if isinstance(target, Tensor) else repr(target)
 
 
 def _grad_batched(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: bool | None,
@@ -143,7 +157,7 @@ def _grad_batched(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: bo
 
 
 def _as_list(x: Any) -> list:
-    return [x] if isinstance(x, Tensor) else list(x)
+    return [x] if isinstance(x, (Tensor, GradientEdge)) else list(x)
 
 
 def _roots(tensors: Any, grads: Any, who: str) -> list:
@@ -242,6 +256,10 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     # starts all-reducing a bucket while the rest of backward computes)
     pending = _leaf_edge_counts(order) if targets is None else None
     outer_filter, BACKWARD_FILTER.edge = BACKWARD_FILTER.edge, leads_to_target
+    outer_task = GRAPH_TASK.current
+    at_exit: list[Callable[[], None]] = []  # (what hooks ask to run once the pass is done)
+    GRAPH_TASK.current = (next(_PASS_IDS), order, needed, wanted, targets, at_exit)  # made a
+    #                                               GraphTask only when a hook asks for it
     try:
         with set_grad_enabled(create_graph):  # hooks run in it too, as PyTorch's
             for node in reversed(order):
@@ -267,14 +285,62 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
                                              owners)
             for leaf, g in leaf_grads.values():
                 _finish_leaf(leaf, _value(g), targets, found, create_graph, owners)
+            for callback in at_exit:
+                callback()
         while targets is None and _CALLBACKS:
             _CALLBACKS.pop(0)()
     finally:
         BACKWARD_FILTER.edge = outer_filter
+        GRAPH_TASK.current = outer_task
         if targets is None:
             _CALLBACKS.clear()
     return found
 
+
+class GraphTask:
+    """The running backward pass, as hooks may ask about it (PyTorch's graph task): a
+    number of its own, and whether a node's gradient is computed in it."""
+
+    __slots__ = ("id", "order", "needed", "wanted", "targets", "_nodes", "_leaves", "at_exit")
+
+    def __init__(self, id: int, order: list[Node], needed: set | None, wanted: dict | None,
+                 targets: list | None, at_exit: list[Callable[[], None]]) -> None:
+        self.id, self.at_exit = id, at_exit  # (at_exit: run once every gradient is computed)
+        self.order, self.needed, self.wanted, self.targets = order, needed, wanted, targets
+        self._nodes: set | None = None
+        self._leaves: set | None = None
+
+    def will_execute(self, fn: Any) -> bool:
+        """Whether this pass computes the gradient ``fn`` receives: a :class:`Node` it runs,
+        or the :class:`AccumulateGrad` of a leaf it reaches (and delivers, under
+        ``grad(…, inputs)``), as ``torch._C._will_engine_execute_node``."""
+        if self._nodes is None:
+            self._nodes = set(self.order) if self.needed is None else \
+                self.needed | {node for node, _ in self.wanted}
+            self._leaves = {id(e[1]) for n in self.order for e in n.edges
+                            if e is not None and e[0] is None}
+        if isinstance(fn, Node):
+            return fn in self._nodes
+        leaf = fn.variable
+        return id(leaf) in self._leaves and (
+            self.targets is None or any(t is leaf for t in self.targets))
+
+
+class _GraphTaskSlot(threading.local):
+    def __init__(self) -> None:
+        self.current: GraphTask | tuple | None = None  # a tuple: GraphTask's arguments
+
+
+GRAPH_TASK = _GraphTaskSlot()  # the innermost running backward pass of this thread
+_PASS_IDS = itertools.count(1)
+
+
+def running_task() -> GraphTask | None:
+    """The innermost backward pass running in this thread, or None outside backward."""
+    task = GRAPH_TASK.current
+    if type(task) is tuple:
+        task = GRAPH_TASK.current = GraphTask(*task)
+    return task
 
 _CALLBACKS: list[Callable[[], None]] = []
 
@@ -494,9 +560,11 @@ def _add(node_grads: dict, leaf_grads: dict, t: Any, g: Any, edge: tuple | None 
     ``region``, ``g`` is the gradient of ``t[region]`` only, zero elsewhere."""
     node, idx = (t._node, t._idx) if edge is None else edge
     if node is None:
-        entry = leaf_grads.get(id(t))
+        leaf = t if edge is None else idx  # (the recorded leaf: a node's input may be a copy
+        #                                     of it, under allow_mutation_on_saved_tensors)
+        entry = leaf_grads.get(id(leaf))
         if entry is None:
-            entry = leaf_grads[id(t)] = [t, None]
+            entry = leaf_grads[id(leaf)] = [leaf, None]
         entry[1] = _sum(entry[1], g, t, region)
         return
     slots = node_grads.get(node)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ember.errors import GradError
 from ember.hooks import add_hook
@@ -265,6 +265,71 @@ class Node(_Hookable):
             free(self)
 
 
+# -- gradient edges --------------------------------------------------------------------------
+class GradientEdge(NamedTuple):
+    """Where a gradient flows in the graph: output ``output_nr`` of ``node`` (a
+    :class:`Node`, or a leaf's :class:`AccumulateGrad`), as PyTorch's. Pass one to
+    :func:`ember.autograd.grad` as an input to get the gradient flowing into that edge, even
+    after the tensor that made it is gone or was overwritten in place.
+
+    Example:
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> y = x * 2
+        >>> edge = ember.autograd.graph.get_gradient_edge(y)
+        >>> ember.autograd.grad((y * 3).sum(), edge)
+        (tensor([3., 3.]),)
+    """
+
+    node: Node | AccumulateGrad
+    output_nr: int
+    ownership_token: Any = None
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The :class:`GradientEdge` through which ``tensor``'s gradient flows: its ``grad_fn``
+    and output number, or a leaf's :class:`AccumulateGrad`.
+
+    Example:
+        >>> x = ember.ones(2, requires_grad=True)
+        >>> ember.autograd.graph.get_gradient_edge(x).node.variable is x
+        True
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    if tensor._node is None:
+        return GradientEdge(accumulator(tensor), 0)
+    return GradientEdge(tensor._node, tensor._idx)
+
+
+class EdgeTarget:
+    """A :class:`GradientEdge` into a node, as the engine's targets see it (what it reads of
+    a target tensor: its node and output index)."""
+
+    __slots__ = ("_node", "_idx")
+    requires_grad = True
+    _retains = False
+
+    def __init__(self, node: Node, idx: int) -> None:
+        self._node, self._idx = node, idx
+
+    def __repr__(self) -> str:
+        return f"GradientEdge of output {self._idx} of {self._node.name()}"
+
+
+def edge_target(target: Any) -> Any:
+    """A target of ``grad``: a tensor as it is; a :class:`GradientEdge` as its leaf (for an
+    :class:`AccumulateGrad`) or an :class:`EdgeTarget`."""
+    if not isinstance(target, GradientEdge):
+        return target
+    if isinstance(target.node, AccumulateGrad):
+        return target.node.variable
+    if not isinstance(target.node, Node):
+        raise TypeError(f"grad: a GradientEdge's node must be a Node or an AccumulateGrad, got "
+                        f"{type(target.node).__name__}")
+    return EdgeTarget(target.node, target.output_nr)
+
+
 # -- the running backward pass ---------------------------------------------------------------
 class _BackwardFilter(threading.local):
     """``edge`` is None (``backward()``: every input that requires grad gets one), or, while
@@ -280,11 +345,13 @@ BACKWARD_FILTER = _BackwardFilter()
 
 # -- saved-tensor hooks ----------------------------------------------------------------------
 class _SavedHooks:
-    __slots__ = ("top", "stack")
+    __slots__ = ("top", "stack", "disabled")
 
     def __init__(self) -> None:
-        self.top: tuple | None = None  # (pack_hook, unpack_hook) of the innermost context
+        self.top: tuple | None = None  # (pack_hook, unpack_hook, copies) of the innermost
+        #                                context; ``copies``: saved values are private copies
         self.stack: list[tuple] = []
+        self.disabled: str | None = None  # the error of disable_saved_tensors_hooks
 
 
 SAVED_HOOKS = _SavedHooks()
@@ -307,10 +374,14 @@ class saved_tensors_hooks:
         >>> loss.backward()
     """
 
+    copies = False  # (allow_mutation_on_saved_tensors' hooks save private copies)
+
     def __init__(self, pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]) -> None:
-        self.hooks = (pack_hook, unpack_hook)
+        self.hooks = (pack_hook, unpack_hook, self.copies)
 
     def __enter__(self) -> saved_tensors_hooks:
+        if SAVED_HOOKS.disabled is not None:
+            raise RuntimeError(SAVED_HOOKS.disabled)
         SAVED_HOOKS.stack.append(self.hooks)
         SAVED_HOOKS.top = self.hooks
         return self
@@ -366,21 +437,26 @@ def _run_hook(hook: Callable, value: Any) -> Any:
 
 
 def _pack(node: Node, hooks: tuple) -> None:
-    from ember.tensor import _wrap
+    from ember.tensor import VersionCounter, _wrap
 
-    pack = hooks[0]
+    pack, _, copies = hooks
     saved = node.versions is not None
     entries = []
     for t in node.inputs:
-        if t.requires_grad and t._node is None:
+        if t.requires_grad and t._node is None and not (copies and saved):
             entries.append((0, t))
         elif saved:
-            entries.append((1, (_run_hook(pack, t), t.requires_grad, t._node, t._idx, t._vc)))
+            # a private copy has a counter of its own: writes to the original no longer matter
+            vc = VersionCounter() if copies else t._vc
+            entries.append((1, (_run_hook(pack, t), t.requires_grad, t._node, t._idx, vc)))
         else:
             entries.append((2, Unsaved(t)))
+    if copies and saved:
+        node.versions = (0,) * len(entries)
     outs = node.outputs
     if outs is not None:
-        outs = tuple(None if o is None else (_run_hook(pack, _wrap(o[0], node.device)), *o[1:])
+        outs = tuple(None if o is None else (_run_hook(pack, _wrap(o[0], node.device)),
+                                             *((VersionCounter(), 0) if copies else o[1:]))
                      for o in outs)
     node.packed = (hooks[1], tuple(entries), outs)
     del node.inputs, node.outputs
@@ -413,3 +489,17 @@ def _array(value: Any) -> Any:
         raise GradError(f"saved_tensors_hooks: unpack_hook must return a tensor, got "
                         f"{type(value).__name__}")
     return data
+
+
+# the tools built on the above, importable from here as from torch.autograd.graph
+from ember.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: E402
+from ember.autograd.saved_values import (  # noqa: E402
+    allow_mutation_on_saved_tensors,
+    disable_saved_tensors_hooks,
+    increment_version,
+    save_on_cpu,
+)
+
+__all__ = ["AccumulateGrad", "GradientEdge", "Node", "allow_mutation_on_saved_tensors",
+           "disable_saved_tensors_hooks", "get_gradient_edge", "increment_version",
+           "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks"]

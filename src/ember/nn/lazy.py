@@ -27,7 +27,7 @@ from ember.nn.normalization import (
     InstanceNorm3d,
     _InstanceNorm,
 )
-from ember.nn.parameter import Parameter, UninitializedBuffer
+from ember.nn.parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 from ember.tensor import Tensor
 
 __all__ = ["UninitializedParameter", "LazyModuleMixin", "LazyLinear", "LazyConv1d",
@@ -40,39 +40,9 @@ _OWN_STATE = ("training", "_forward_pre_hooks", "_forward_hooks", "_backward_hoo
               "_backward_pre_hooks", "_state_dict_hooks")
 
 
-class UninitializedParameter(Parameter):
-    """A parameter whose shape is not known yet (it holds no elements); ``materialize``
-    gives it one and turns it into a plain :class:`Parameter`, the same object."""
-
-    __slots__ = ()
-
-    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None
-                ) -> UninitializedParameter:
-        return super().__new__(cls, ember.empty(0, dtype=dtype, device=device), requires_grad)
-
-    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None
-                 ) -> None:
-        pass  # everything happens in __new__
-
-    def materialize(self, shape: tuple[int, ...], device: Any = None, dtype: Any = None
-                    ) -> None:
-        """Allocates ``shape`` (uninitialized values) and becomes a :class:`Parameter`."""
-        self.data = ember.empty(*shape, dtype=dtype or self.dtype, device=device or self.device)
-        self.__class__ = Parameter
-
-    def __repr__(self) -> str:
-        return "<UninitializedParameter>"
-
-    def __deepcopy__(self, memo: dict) -> UninitializedParameter:
-        if id(self) not in memo:
-            memo[id(self)] = UninitializedParameter(self.requires_grad, self.device, self.dtype)
-        return memo[id(self)]
-
-
 def _is_placeholder(value: Tensor) -> bool:
     """Whether a state-dict entry is what a lazy module saves before its first call."""
-    return isinstance(value, (UninitializedParameter, UninitializedBuffer)) or \
-        tuple(value.shape) == (0,)
+    return is_lazy(value) or tuple(value.shape) == (0,)
 
 
 def _initialize(module: LazyModuleMixin, args: tuple) -> None:

@@ -1,5 +1,6 @@
 """``nn.Parameter`` (a tensor a module trains), ``nn.Buffer`` (a tensor it keeps but does not
-train) and ``nn.UninitializedBuffer`` (a buffer of a lazy module, shape still unknown).
+train), and ``nn.UninitializedParameter`` / ``nn.UninitializedBuffer`` (those of a lazy module,
+shape still unknown; :func:`is_lazy` tells them apart).
 
 A :class:`Parameter` is a :class:`~ember.Tensor` subclass with no extra state, so it is a leaf
 tensor in every op; the ops themselves return plain tensors.
@@ -10,6 +11,9 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+import numpy as np
+
+from ember.errors import UninitializedError
 from ember.tensor import Tensor
 
 
@@ -104,8 +108,111 @@ class Buffer(Tensor):
 # its buffer is collected, so an id is never mistaken for a later object's)
 _NON_PERSISTENT: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
+_USE_HINT = ("This error happens when you are using a `LazyModule` or explicitly manipulating "
+             "`ember.nn.parameter.UninitializedParameter` objects. When using LazyModules call "
+             "`forward` with a dummy batch to initialize the parameters before calling ember "
+             "functions")
 
-class UninitializedBuffer(Tensor):
+
+class _Unmaterialized(np.ndarray):
+    """The empty array of an uninitialized parameter or buffer: computing with it or writing
+    to it raises (its shape and dtype stay readable for Ember's bookkeeping)."""
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        raise UninitializedError(f"Attempted to use an uninitialized parameter in "
+                                 f"{ufunc.__name__}. {_USE_HINT}")
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        raise UninitializedError(f"Attempted to use an uninitialized parameter in "
+                                 f"{func.__name__}. {_USE_HINT}")
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        # (every in-place write: fill_, init.normal_, … would be lost when it materializes)
+        raise UninitializedError(f"Attempted to write to an uninitialized parameter. "
+                                 f"{_USE_HINT}")
+
+
+def _placeholder(device: Any, dtype: Any) -> Tensor:
+    """An empty tensor whose values cannot be computed with (on the CPU backend)."""
+    from ember.ops.creation import empty
+
+    t = empty(0, dtype=dtype, device=device)
+    if isinstance(t._data, np.ndarray):
+        t._data = t._data.view(_Unmaterialized)
+    return t
+
+
+class UninitializedTensorMixin:
+    """What :class:`UninitializedParameter` and :class:`UninitializedBuffer` share: no shape
+    yet; computing with one raises :class:`~ember.errors.UninitializedError` (a
+    ``ValueError``, as PyTorch's); ``materialize`` gives it a shape and turns it into
+    ``cls_to_become``, the same object. Unlike PyTorch, reading ``.shape`` does not raise: it
+    is ``(0,)`` (Ember's compiler and state-dict code read shapes of every tensor)."""
+
+    __slots__ = ()
+    cls_to_become: type
+
+    def materialize(self, shape: int | tuple[int, ...], device: Any = None, dtype: Any = None
+                    ) -> None:
+        """Allocates ``shape`` (uninitialized values, on ``device`` in ``dtype``, by default
+        its own) and becomes ``cls_to_become``."""
+        from ember.ops.creation import empty
+
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self.data = empty(shape, dtype=dtype or self.dtype, device=device or self.device)
+        _NON_PERSISTENT.pop(id(self), None)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    def __reduce__(self) -> Any:
+        return type(self), (self.requires_grad,)  # (as PyTorch: a fresh one, default dtype)
+
+
+def is_lazy(param: Any) -> bool:
+    """Whether ``param`` is an uninitialized parameter or buffer (of a lazy module).
+
+    Example:
+        >>> nn.parameter.is_lazy(nn.UninitializedParameter()), nn.parameter.is_lazy(ember.ones(1))
+        (True, False)
+    """
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A parameter whose shape is not known yet (a lazy module's, until its first call);
+    ``materialize`` gives it one and turns it into a plain :class:`Parameter`, the same
+    object (so an optimizer holding it keeps working).
+
+    Example:
+        >>> p = nn.UninitializedParameter()
+        >>> p + 1
+        Traceback (most recent call last):
+        ...
+        ember.errors.UninitializedError: Attempted to use an uninitialized parameter in add...
+        >>> p.materialize((2, 3)); type(p).__name__, tuple(p.shape)
+        ('Parameter', (2, 3))
+    """
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None
+                ) -> UninitializedParameter:
+        return _share(cls, _placeholder(device, dtype), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None
+                 ) -> None:
+        pass  # everything happens in __new__
+
+    def __deepcopy__(self, memo: dict) -> UninitializedParameter:
+        if id(self) not in memo:
+            memo[id(self)] = UninitializedParameter(self.requires_grad, self.device, self.dtype)
+        return memo[id(self)]
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     """A buffer whose shape is not known yet (it holds no elements); ``materialize`` gives
     it one and turns it into a plain :class:`~ember.Tensor`, the same object. Assigned to a
     module attribute, it registers as a buffer (``persistent=False`` keeps it out of the
@@ -118,12 +225,11 @@ class UninitializedBuffer(Tensor):
     """
 
     __slots__ = ()
+    cls_to_become = Tensor
 
     def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None,
                 persistent: bool = True) -> UninitializedBuffer:
-        from ember.ops.creation import empty
-
-        out = _share(cls, empty(0, dtype=dtype, device=device), requires_grad)
+        out = _share(cls, _placeholder(device, dtype), requires_grad)
         if not persistent:
             _NON_PERSISTENT[id(out)] = out
         return out
@@ -136,18 +242,6 @@ class UninitializedBuffer(Tensor):
     def persistent(self) -> bool:
         """Whether a module that registers this buffer saves it in its state dict."""
         return id(self) not in _NON_PERSISTENT
-
-    def materialize(self, shape: tuple[int, ...], device: Any = None, dtype: Any = None
-                    ) -> None:
-        """Allocates ``shape`` (uninitialized values) and becomes a plain tensor."""
-        from ember.ops.creation import empty
-
-        self.data = empty(*shape, dtype=dtype or self.dtype, device=device or self.device)
-        _NON_PERSISTENT.pop(id(self), None)
-        self.__class__ = Tensor
-
-    def __repr__(self) -> str:
-        return "<UninitializedBuffer>"
 
     def __deepcopy__(self, memo: dict) -> UninitializedBuffer:
         if id(self) not in memo:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
-from ember.nn.parameter import Parameter
+from ember.nn.parameter import Parameter, is_lazy
 from ember.ops.creation import as_tensor
 from ember.tensor import Tensor
 
@@ -85,6 +85,8 @@ class StateDictMixin:
                                           f"{type(value)}")
                         continue
                     value = as_tensor(value)
+                if is_lazy(current):  # (still lazy: the checkpoint's entry was lazy too)
+                    continue
                 if tuple(value.shape) != tuple(current.shape):
                     error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                       f"{tuple(value.shape)} from checkpoint, the shape in "

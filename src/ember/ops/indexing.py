@@ -18,7 +18,14 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError, GradError, IndexOutOfRange, OpError, ShapeError
+from ember.errors import (
+    DTypeError,
+    EmberError,
+    GradError,
+    IndexOutOfRange,
+    OpError,
+    ShapeError,
+)
 from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
@@ -458,6 +465,8 @@ def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: T
             else:
                 view[key] = values._data
         except ValueError as exc:
+            if isinstance(exc, EmberError):  # (the array's own error, e.g. a lazy parameter's)
+                raise
             if not view.flags.writeable:
                 raise OpError(f"{op}: cannot write into this tensor (a read-only view made "
                               "by expand() or as_strided()); clone() it first") from None

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD
-from ember.errors import DTypeError, GradError, OpError, ShapeError
+from ember.errors import DTypeError, EmberError, GradError, OpError, ShapeError
 from ember.ops.primitive import DISPATCH, Primitive, apply, primitive, refresh_view, replay_view
 from ember.tensor import Tensor, VersionCounter, _wrap, method
 
@@ -141,6 +141,8 @@ def _write(x: Tensor, name: str, values: Any) -> None:
     try:
         x._data[...] = values
     except ValueError as exc:  # a read-only broadcast view, typically
+        if isinstance(exc, EmberError):  # (the array's own error, e.g. a lazy parameter's)
+            raise
         raise GradError(f"{name}: cannot write into this tensor ({exc}). Hint: views made "
                         "by expand() or as_strided() (and their detached copies) are "
                         "read-only; clone() them before writing") from None

@@ -11,34 +11,51 @@ their gradients through the ordinary graph.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD, enable_grad
 from ember.autograd.graph import saved_tensors_hooks
-from ember.errors import GradError
+from ember.errors import RecomputeError as CheckpointError  # (PyTorch's name for it)
 from ember.ops.random import get_rng_state, set_rng_state
 from ember.optim.optimizer import OPTIMIZER_TRACE
+from ember.tensor import Tensor
+from ember.utils.selective_checkpoint import (
+    CheckpointPolicy,
+    SelectiveCheckpointContext,
+    create_selective_checkpoint_contexts,
+)
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointPolicy",
+           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts",
+           "set_checkpoint_early_stop", "detach_variable", "noop_context_fn"]
 
 # layer-5 state (autocast) to capture at forward and restore at recompute: name -> (get, run)
 # where ``run(state, fn)`` calls ``fn`` under ``state``. ember.amp registers itself here.
 CONTEXTS: dict[str, tuple[Callable[[], Any], Callable[[Any, Callable], Any]]] = {}
 
+_EARLY_STOP: list[bool | None] = [None]  # set_checkpoint_early_stop's choice, when given
+
+
+class _StopRecompute(Exception):
+    """Raised from the recompute once it has made every value backward needs (early stop)."""
+
 
 class _Frame:
     """One checkpointed call: what recomputing it needs, and the values it hands out."""
 
-    def __init__(self, fn: Callable, args: tuple, kwargs: dict, rng: dict | None) -> None:
+    def __init__(self, fn: Callable, args: tuple, kwargs: dict, rng: dict | None,
+                 recompute_context: Any, early_stop: bool, check: bool) -> None:
         self.fn, self.args, self.kwargs, self.rng = fn, args, kwargs, rng
         self.contexts = {name: get() for name, (get, _) in CONTEXTS.items()}
-        self.count = 0
+        self.recompute_context, self.early_stop, self.check = recompute_context, early_stop, check
+        self.saved: list[tuple] = []  # (shape, dtype) of each value saved, in order
         self.values: list | None = None
 
-    def pack(self, _t: Any) -> int:
-        self.count += 1
-        return self.count - 1
+    def pack(self, t: Any) -> int:
+        self.saved.append((tuple(t.shape), t.dtype))
+        return len(self.saved) - 1
 
     def unpack(self, i: int) -> Any:
         if self.values is None:
@@ -54,17 +71,38 @@ class _Frame:
         now = get_rng_state() if self.rng is not None else None
         if self.rng is not None:
             set_rng_state(self.rng)
+
+        def keep(t: Any) -> None:
+            values.append(t)
+            if self.early_stop and len(values) == len(self.saved):
+                raise _StopRecompute
+
         try:
-            with enable_grad(), saved_tensors_hooks(lambda t: values.append(t), _identity):
+            with enable_grad(), saved_tensors_hooks(keep, _identity), self.recompute_context:
                 run()
+        except _StopRecompute:
+            pass
         finally:
             if now is not None:
                 set_rng_state(now)
-        if len(values) != self.count:
-            raise GradError(f"checkpoint: the recomputed forward saved {len(values)} values "
-                               f"for backward but the first run saved {self.count}; the "
-                               "function must run the same ops each time it is called")
+        self._compare(values)
         self.values = values
+
+    def _compare(self, values: list) -> None:
+        if len(values) != len(self.saved):
+            raise CheckpointError(f"checkpoint: the recomputed forward saved {len(values)} "
+                                  f"values for backward but the first run saved "
+                                  f"{len(self.saved)}; the function must run the same ops "
+                                  "each time it is called")
+        if not self.check:
+            return
+        for i, (value, (shape, dtype)) in enumerate(zip(values, self.saved)):
+            if (tuple(value.shape), value.dtype) != (shape, dtype):
+                raise CheckpointError(
+                    f"checkpoint: saved value {i} was {dtype.name} of shape {shape} in the "
+                    f"first run but is {value.dtype.name} of shape {tuple(value.shape)} in "
+                    "the recomputation; the function must compute the same way each time "
+                    "(pass determinism_check='none' to skip this check)")
 
     def _run(self) -> Any:
         return self.fn(*self.args, **self.kwargs)
@@ -78,14 +116,38 @@ def _identity(x: Any) -> Any:
     return x
 
 
-def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool = False,
+def noop_context_fn() -> tuple[contextlib.nullcontext, contextlib.nullcontext]:
+    """The default ``context_fn`` of :func:`checkpoint`: no context around either run.
+
+    Example:
+        >>> from ember.utils.checkpoint import noop_context_fn
+        >>> len(noop_context_fn())
+        2
+    """
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | None = None,
+               context_fn: Callable[[], tuple[Any, Any]] = noop_context_fn,
+               determinism_check: str = "default", early_stop: bool = True,
                preserve_rng_state: bool = True, **kwargs: Any) -> Any:
     """Calls ``function(*args, **kwargs)`` keeping none of its activations for backward; they
     are recomputed in backward (with the RNG state replayed when ``preserve_rng_state``).
 
-    ``use_reentrant=True`` is accepted for PyTorch compatibility and runs the same
-    (non-reentrant) mechanism, which gives the same gradients. Inside a function compiled by
-    ``ember.jit.compile`` the function simply runs: the static graph keeps its activations.
+    Args:
+        context_fn: returns two context managers, the first entered around the forward run,
+            the second around the recomputation (see
+            :func:`create_selective_checkpoint_contexts`).
+        determinism_check: ``"default"`` checks that the recomputation saves values of the
+            same shapes and dtypes as the first run (:class:`CheckpointError` if not);
+            ``"none"`` checks only their number.
+        early_stop: stop the recomputation as soon as it has made every value backward needs
+            (overridden by :func:`set_checkpoint_early_stop`).
+
+    ``use_reentrant=True`` (PyTorch's older mechanism) runs the same (non-reentrant) mechanism,
+    which gives the same gradients; as in PyTorch it takes no ``context_fn``. Inside a function
+    compiled by ``ember.jit.compile`` the function simply runs: the static graph keeps its
+    activations.
 
     Example:
         >>> from ember.utils.checkpoint import checkpoint
@@ -95,17 +157,62 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool = F
         >>> x.grad.shape
         ember.Size([4, 8])
     """
+    if use_reentrant and context_fn is not noop_context_fn:
+        raise ValueError("Passing `context_fn` or `debug` is only supported when "
+                         "use_reentrant=False.")
+    if determinism_check not in ("default", "none"):
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
+                         f"{determinism_check}")
     if not GRAD.enabled or OPTIMIZER_TRACE.tracer is not None:
         # (inside ember.jit.compile the graph keeps what backward reads, its buffers planned:
         # a recompute there would replay the trace's RNG state at every call)
         return function(*args, **kwargs)
-    frame = _Frame(function, args, kwargs, get_rng_state() if preserve_rng_state else None)
-    with saved_tensors_hooks(frame.pack, frame.unpack):
+    forward_context, recompute_context = context_fn()
+    frame = _Frame(function, args, kwargs, get_rng_state() if preserve_rng_state else None,
+                   recompute_context, early_stop if _EARLY_STOP[0] is None else _EARLY_STOP[0],
+                   determinism_check == "default")
+    with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
         return function(*args, **kwargs)
 
 
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
+    """Context manager: whether checkpoints made inside it stop recomputing once every value
+    backward needs is made (default: each checkpoint's ``early_stop``, True).
+
+    Example:
+        >>> from ember.utils.checkpoint import checkpoint, set_checkpoint_early_stop
+        >>> x = ember.randn(3, requires_grad=True)
+        >>> with set_checkpoint_early_stop(False):
+        ...     y = checkpoint(lambda t: t.sin().exp(), x)
+        >>> y.sum().backward()
+    """
+    previous, _EARLY_STOP[0] = _EARLY_STOP[0], enable
+    try:
+        yield
+    finally:
+        _EARLY_STOP[0] = previous
+
+
+def detach_variable(inputs: tuple) -> tuple:
+    """Each tensor of ``inputs`` detached, with its ``requires_grad`` kept (other entries as
+    they are), as PyTorch's.
+
+    Example:
+        >>> from ember.utils.checkpoint import detach_variable
+        >>> (x,) = detach_variable(((ember.ones(2, requires_grad=True) * 2),))
+        >>> x.grad_fn is None, x.requires_grad
+        (True, True)
+    """
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    return tuple(t.detach().requires_grad_(t.requires_grad) if isinstance(t, Tensor) else t
+                 for t in inputs)
+
+
 def checkpoint_sequential(functions: Sequence[Callable] | Any, segments: int, input: Any,
-                          use_reentrant: bool = False, **kwargs: Any) -> Any:
+                          use_reentrant: bool | None = None, **kwargs: Any) -> Any:
     """Runs ``functions`` (a list or ``nn.Sequential``) in order, split into ``segments``
     chunks; every chunk but the last is checkpointed.
 
