@@ -82,7 +82,8 @@ def test_unsupported_methods_name_the_distribution():
     (lambda: D.Geometric(ember.tensor([0.5, 0.0])), ["Geometric", "probs", "positive"]),
     (lambda: D.Beta(ember.tensor([1.0, 0.0]), 1.0), ["Beta", "concentration1"]),
     (lambda: D.Beta(ember.tensor([1.0, 2.0]), 1.0).expand((3,)), ["Beta.expand", "Size([2])"]),
-    (lambda: D.Normal(ember.zeros(3, 4), 1.0).expand((7,)), ["Normal.expand", "Size([3, 4])", "Size([7])"]),
+    (lambda: D.Normal(ember.zeros(3, 4), 1.0).expand((7,)),
+     ["Normal.expand", "Size([3, 4])", "Size([7])"]),
 ])
 def test_parameter_checks_torch_makes(make, words):
     with pytest.raises(ValueError) as err:

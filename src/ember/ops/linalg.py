@@ -23,7 +23,7 @@ from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, eye, ones
 from ember.ops.inplace import bind_inplace
-from ember.ops.overrides import TensorLikeOperand, handle
+from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.reduce import Sum, normalize_dim
 from ember.ops.shape import reshape, transpose
@@ -138,6 +138,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     try:
         a_shape, b_shape = input._data.shape, other._data.shape
     except TensorLikeOperand:
+        if type(input) not in TENSOR_LIKE:  # (a nested right operand is not supported)
+            raise
         return handle(matmul, (input, other), {})
     except AttributeError:
         return _not_dense_matmul(input, other)
