@@ -20,9 +20,10 @@ from collections.abc import Iterable
 from typing import Any, TypeVar
 
 import ember
+from ember.hooks import RemovableHandle
 from ember.nn.module import Module
 from ember.nn.utils.convert_parameters import parameters_to_vector
-from ember.tensor import RemovableHandle, Tensor
+from ember.tensor import Tensor
 
 __all__ = ["BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructured",
            "L1Unstructured", "RandomStructured", "LnStructured", "CustomFromMask", "identity",
@@ -145,7 +146,7 @@ def _combined_with_earlier(method: BasePruningMethod, module: Module, name: str
         raise AssertionError(f"Avoid adding multiple pruning hooks to the same tensor {name} of "
                              f"module {module}. Use a PruningContainer.")
     for hook in earlier:
-        RemovableHandle(module._forward_pre_hooks, hook).remove()
+        RemovableHandle.for_entry(module._forward_pre_hooks, hook).remove()
     method._tensor_name = name
     if not earlier:
         return method
@@ -573,7 +574,7 @@ def remove(module: M, name: str) -> M:
     """
     for hook in _hooks_of(module, name):
         hook.fn.remove(module)
-        RemovableHandle(module._forward_pre_hooks, hook).remove()
+        RemovableHandle.for_entry(module._forward_pre_hooks, hook).remove()
         return module
     raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning "
                      f"can be removed")
