@@ -103,3 +103,17 @@ def test_nan_and_saturation_like_torch():
 def test_what_torch_refuses_to_quantize(call, match):
     with pytest.raises((ValueError, ember.errors.DTypeError), match=match):
         call(ember.ones(2, 3))
+
+
+@pytest.mark.parametrize("call, op", [
+    (lambda q: ember.exp(q), "exp"),
+    (lambda q: ember.nn.functional.softmax(q, 0), "softmax"),
+    (lambda q: ember.nn.functional.layer_norm(q, (4,)), "layer_norm"),
+    (lambda q: ember.nn.functional.gelu(q), "gelu"),
+    (lambda q: ember.nn.Linear(4, 2)(q), "linear"),
+], ids=["exp", "softmax", "layer_norm", "gelu", "linear"])
+def test_float_ops_refuse_a_quantized_tensor_naming_the_op(call, op):
+    q = ember.quantize_per_tensor(ember.randn(4), 0.1, 0, ember.quint8)
+    with pytest.raises(ember.DTypeError, match=rf"^{op}: quantized tensors .*dequantize\(\)"):
+        call(q)
+    assert not hasattr(ember.quint8, "is_floating_point")  # (hasattr asks, and gets False)

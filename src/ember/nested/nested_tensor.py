@@ -12,13 +12,11 @@ tensors' ops never look at it (the functional ops that take it hand it over, see
 from __future__ import annotations
 
 import operator
-import os
-from types import TracebackType
 from typing import Any
 
 from ember.layouts import jagged, layout
 from ember.nested.ragged import Ragged, ragged_for
-from ember.ops.overrides import TensorLikeOperand
+from ember.ops.overrides import TensorLikeOperand, outermost_op
 from ember.tensor import Tensor
 
 __all__ = ["NestedTensor", "UnsupportedOpError"]
@@ -39,7 +37,7 @@ class UnsupportedOpError(TensorLikeOperand, NotImplementedError, AttributeError)
         self.op = op
 
     def __str__(self) -> str:
-        op = self.op or _outermost_op(self.__traceback__)
+        op = self.op or outermost_op(self.__traceback__)
         return f"{op}: not supported for nested tensors (layout ember.jagged). {HINT}"
 
 
@@ -219,21 +217,6 @@ class NestedTensor:
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         # NumPy conversion, as a core op does with an operand it takes for a number
         raise UnsupportedOpError()
-
-
-def _outermost_op(tb: TracebackType | None) -> str:
-    """The outermost public function of ``ember.ops`` in the traceback ``tb`` (``stack``, not
-    the ``reshape`` it calls), else "conversion to an array"."""
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if _OPS_DIR in code.co_filename and not code.co_name.startswith(("_", "<")) and \
-                code.co_name not in ("eager", "apply", "op"):
-            return code.co_name
-        tb = tb.tb_next
-    return "conversion to an array"
-
-
-_OPS_DIR = os.path.join("ember", "ops", "")
 
 
 def check_same_structure(op: str, a: NestedTensor, b: Any) -> Tensor:

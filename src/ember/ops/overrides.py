@@ -18,7 +18,9 @@ supports the class hands the call over in one of two ways:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from types import TracebackType
 from typing import Any
 
 __all__: list[str] = []
@@ -46,3 +48,21 @@ def handle(op: Callable, args: tuple, kwargs: dict) -> Any:
             if handler is not None:
                 return handler(op, args, kwargs)
     raise TypeError(f"{op.__name__}: no tensor-like argument to hand the call to")
+
+
+def outermost_op(tb: TracebackType | None) -> str:
+    """The outermost public function of ``ember.ops`` in the traceback ``tb`` (``stack``, not
+    the ``reshape`` it calls), else "conversion to an array": the op an error about an operand
+    it cannot take names, found only when the message is read."""
+    while tb is not None:
+        code, name = tb.tb_frame.f_code, tb.tb_frame.f_code.co_name
+        if name == "op":  # a generated public function (unary.py's): the name it was given
+            name = getattr(tb.tb_frame.f_locals.get("op"), "__name__", name)
+        if _OPS_DIR in code.co_filename and not name.startswith(("_", "<")) and \
+                name not in ("eager", "apply", "op"):
+            return name
+        tb = tb.tb_next
+    return "conversion to an array"
+
+
+_OPS_DIR = os.path.join("ember", "ops", "")

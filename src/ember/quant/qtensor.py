@@ -23,6 +23,7 @@ from ember.quant import kernels
 from ember.quant.qtypes import (
     QDType,
     QScheme,
+    QuantizedOperandError,
     per_channel_affine,
     per_channel_affine_float_qparams,
     per_tensor_affine,
@@ -91,6 +92,10 @@ class QuantizedTensor:
             kind = "per-channel" if per_channel else "per-tensor"
             raise RuntimeError(f"{what}: expected a {kind} quantized tensor, got qscheme "
                                f"{self.qscheme()!r}")
+
+    @property
+    def _data(self) -> Any:  # an op reading a tensor's memory: the quantized tensor's error
+        raise QuantizedOperandError("_data")
 
     def dequantize(self) -> Tensor:
         return from_numpy(kernels.dequantize(self._int.numpy(), self._scale, self._zero_point,

@@ -8,16 +8,32 @@ so ordinary tensors' dtype handling (and its speed) is untouched.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ember import dtypes
 from ember.dtypes import DType
+from ember.errors import DTypeError
+from ember.ops.overrides import outermost_op
 
-__all__ = ["QDType", "QScheme", "qint8", "quint8", "qint32", "per_tensor_affine",
-           "per_tensor_symmetric", "per_channel_affine", "per_channel_symmetric",
-           "per_channel_affine_float_qparams"]
+__all__ = ["QuantizedOperandError", "QDType", "QScheme", "qint8", "quint8", "qint32",
+           "per_tensor_affine", "per_tensor_symmetric", "per_channel_affine",
+           "per_channel_symmetric", "per_channel_affine_float_qparams"]
+
+
+class QuantizedOperandError(DTypeError, AttributeError):
+    """A float op given a quantized tensor (it read the tensor's dtype or memory as an
+    ordinary tensor's); the message names the op, found when it is read."""
+
+    def __str__(self) -> str:
+        return (f"{outermost_op(self.__traceback__)}: quantized tensors are not supported by "
+                "this op. Hint: call .dequantize() first, or use a quantized module "
+                "(ember.ao.nn.quantized) that takes them")
 
 
 class QDType:
-    """A quantized dtype: the integer dtype holding the values and its range."""
+    """A quantized dtype: the integer dtype holding the values and its range. Asked for what
+    only an ordinary dtype has (``is_floating_point``, …), it raises
+    :class:`QuantizedOperandError`: a float op was given a quantized tensor."""
 
     __slots__ = ("name", "storage", "min", "max")
 
@@ -37,6 +53,11 @@ class QDType:
 
     def __reduce__(self) -> str:
         return self.name
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # (protocols: copy, pickle, … look for these)
+            raise AttributeError(name)
+        raise QuantizedOperandError(name)
 
 
 class QScheme:
