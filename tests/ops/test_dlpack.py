@@ -40,7 +40,9 @@ def test_from_numpy_array_and_round_trip():
     back = ember.from_dlpack(torch.from_dlpack(e))
     assert back.data_ptr() == e.data_ptr()
     y = ember.ones(2, requires_grad=True)
-    assert not ember.from_dlpack(y).requires_grad
+    with pytest.raises(ember.GradError, match="from_dlpack: can't export .*detach"):
+        ember.from_dlpack(y)  # as torch.from_dlpack of a torch tensor that requires grad
+    assert not ember.from_dlpack(y.detach()).requires_grad
 
 
 def test_writes_through_dlpack_are_seen_by_ember_ops():

@@ -147,6 +147,7 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
         tensor([0, 1, 2])
     """
     if isinstance(ext_tensor, Tensor):
+        _check_no_grad("from_dlpack", ext_tensor)
         return ext_tensor.detach()
     if type(ext_tensor).__name__ == "PyCapsule":
         ext_tensor = _Capsule(ext_tensor)
@@ -192,14 +193,18 @@ def to_dlpack(tensor: Tensor) -> Any:
     return tensor.__dlpack__()
 
 
+def _check_no_grad(op: str, tensor: Tensor) -> None:
+    if tensor.requires_grad:  # (as PyTorch's from_dlpack of a tensor that requires grad)
+        raise GradError(f"{op}: can't export a tensor that requires grad (DLPack carries no "
+                        "history). Hint: export tensor.detach()")
+
+
 @method("__dlpack__")
 def _dlpack(self: Tensor, *, stream: Any = None, max_version: tuple[int, int] | None = None,
             dl_device: Any = None, copy: bool | None = None) -> Any:
     """The DLPack capsule of the tensor's memory (for ``torch.from_dlpack``,
     ``np.from_dlpack`` and other consumers)."""
-    if self.requires_grad:
-        raise GradError("__dlpack__: can't export a tensor that requires grad (DLPack carries "
-                        "no history). Hint: export tensor.detach()")
+    _check_no_grad("__dlpack__", self)
     self._vc.shared = True  # (the consumer's writes move no version counter, as from_numpy's)
     kwargs: dict[str, Any] = {"stream": stream}
     if max_version is not None:
