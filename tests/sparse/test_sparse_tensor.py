@@ -140,12 +140,44 @@ def test_gradcheck_float64():
     assert gradcheck(lambda v: ember.sparse_coo_tensor(rows, v, (2, 3)).to_dense(), (values,))
 
 
-def test_saving_refuses_clearly(tmp_path):
-    s = ember.eye(2).to_sparse()
-    with pytest.raises(ember.errors.CheckpointError, match=r"sparse tensor.*to_dense"):
-        ember.save({"w": s}, tmp_path / "w.pt")
-    with pytest.raises(ember.errors.CheckpointError, match=r"sparse tensor.*to_dense"):
-        ember.io.save_file({"w": s}, tmp_path / "w.safetensors")
+def test_ember_save_round_trips_every_layout_and_flat_files_refuse(tmp_path):
+    rows = ember.tensor([[0, 1, 1], [2, 0, 2]])
+    saved = {
+        "uncoalesced": ember.sparse_coo_tensor(rows, ember.tensor([3.0, 4.0, 5.0]), (2, 3)),
+        "coalesced": ember.eye(3).to_sparse(),
+        "hybrid": ember.sparse_coo_tensor(ember.tensor([[0, 2]]), ember.ones(2, 2), (3, 2)),
+        "csr": ember.eye(3).to_sparse_csr(), "csc": ember.eye(3).to_sparse_csc(),
+        "leaf": ember.sparse_coo_tensor(rows, ember.ones(3), (2, 3), requires_grad=True),
+    }
+    ember.save(saved, tmp_path / "sparse.ember")
+    loaded = ember.load(tmp_path / "sparse.ember")
+    for name, s in saved.items():
+        back = loaded[name]
+        assert back.layout is s.layout and back.shape == s.shape, name
+        assert back.requires_grad == s.requires_grad, name
+        assert ember.equal(back.to_dense(), s.detach().to_dense()), name
+        if s.layout is ember.sparse_coo:
+            assert back.is_coalesced() == s.is_coalesced() and back._nnz() == s._nnz(), name
+    with pytest.raises(ember.errors.CheckpointError, match=r"sparse tensor.*ember.save"):
+        ember.io.save_file({"w": saved["csr"]}, tmp_path / "w.safetensors")
+
+
+def test_an_optimizer_holding_a_sparse_momentum_buffer_checkpoints(tmp_path):
+    emb = ember.nn.Embedding(10, 3, sparse=True)
+    opt = ember.optim.SGD(emb.parameters(), lr=0.1, momentum=0.9)
+    emb(ember.tensor([1, 2, 2])).sum().backward()
+    opt.step()
+    ember.save({"model": emb.state_dict(), "optimizer": opt.state_dict()}, tmp_path / "c.ember")
+    state = ember.load(tmp_path / "c.ember")
+    resumed = ember.nn.Embedding(10, 3, sparse=True)
+    resumed.load_state_dict(state["model"])
+    opt2 = ember.optim.SGD(resumed.parameters(), lr=0.1, momentum=0.9)
+    opt2.load_state_dict(state["optimizer"])
+    for model, optimizer in ((emb, opt), (resumed, opt2)):
+        optimizer.zero_grad()
+        model(ember.tensor([2, 5])).sum().backward()
+        optimizer.step()
+    assert ember.equal(resumed.weight, emb.weight)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

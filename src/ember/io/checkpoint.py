@@ -11,14 +11,17 @@ The JSON tree keeps Python types exactly: ``null``/``true``/ints/floats/strings 
 lists as arrays, tuples as ``{"$tuple": [...]}``, dicts with string keys (none starting with
 ``$``) as objects and any other dict as ``{"$dict": [[key, value], ...]}`` (so int keys stay
 ints), NaN/inf as ``{"$float": "nan"}``, ``ember.dtype``/``ember.device`` values as
-``{"$dtype": ...}``/``{"$device": ...}``, ``ember.Size`` values as ``{"$size": [...]}`` and
-tensors as ``{"$tensor": name}``.
+``{"$dtype": ...}``/``{"$device": ...}``, ``ember.Size`` values as ``{"$size": [...]}``,
+tensors as ``{"$tensor": name}`` and sparse tensors as ``{"$sparse": layout, "size": [...],
+"parts": [...]}`` (COO: indices and values, with ``"coalesced"``; CSR/CSC: compressed
+indices, plain indices and values), each part a tensor of the file.
 
 Differences from ``torch.save``/``torch.load`` (deliberate):
 - Only data is saved: tensors, ``None``, bools, ints, floats, strings, lists, tuples, dicts
   (``OrderedDict`` and other dict subclasses come back as plain ``dict``, order kept),
-  dtypes, devices and sizes. NumPy scalars are saved as the Python number. Anything else (a module,
-  a function, a set) is a :class:`~ember.errors.CheckpointError` at save time.
+  dtypes, devices, sizes and sparse tensors (an optimizer's sparse momentum too). NumPy
+  scalars are saved as the Python number. Anything else (a module, a function, a set) is a
+  :class:`~ember.errors.CheckpointError` at save time.
 - Tensors are saved contiguous and detached; ``requires_grad`` is kept, the autograd graph is
   not. References to one tensor, or to tensors with the very same memory layout (tied weights
   from ``state_dict()``), are stored once and load as one tensor object. Tensors that only
@@ -42,14 +45,18 @@ from ember.dtypes import DType, to_dtype
 from ember.errors import CheckpointError, EmberError
 from ember.io import safetensors_file as st
 from ember.io.atomic import atomic_write
+from ember.layouts import sparse_coo, sparse_csc, sparse_csr
 from ember.ops.creation import from_numpy
 from ember.size import Size
+from ember.sparse.construct import sparse_compressed_tensor, sparse_coo_tensor
 from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
 
 FORMAT = "ember.checkpoint"
 VERSION = 1
 TREE_KEY = "ember"
+
+_SPARSE_LAYOUTS = {lay.name: lay for lay in (sparse_coo, sparse_csr, sparse_csc)}
 
 PathOrFile = str | os.PathLike | BinaryIO
 MapLocation = str | Device | Mapping[str, Any] | None
@@ -98,6 +105,8 @@ class _Encoder:
             return float(x) if math.isfinite(x) else {"$float": repr(float(x))}
         if isinstance(x, Tensor):
             return self.tensor(x, path)
+        if isinstance(x, SparseTensor):
+            return self.sparse(x, path)
         if isinstance(x, np.generic) and x.dtype.kind in "biuf":
             return self.value(x.item(), path)
         if isinstance(x, DType):
@@ -111,8 +120,26 @@ class _Encoder:
         raise CheckpointError(
             f"save: cannot save a {type(x).__module__}.{type(x).__qualname__} at "
             f"{path or 'the top level'}; checkpoints hold tensors, None, bools, numbers, "
-            "strings, lists, tuples and dicts (save a module's state_dict(), not the module)"
-            + _sparse_hint(x))
+            "strings, lists, tuples and dicts (save a module's state_dict(), not the module)")
+
+    def sparse(self, s: SparseTensor, path: str) -> dict:
+        """A sparse tensor as its layout, size and parts (each a tensor of the file)."""
+        if s.layout is sparse_coo:
+            names, parts = ("indices", "values"), (s._indices(), s._values())
+        elif s.layout is sparse_csr:
+            names, parts = ("crow_indices", "col_indices", "values"), \
+                (s.crow_indices(), s.col_indices(), s.values())
+        else:
+            names, parts = ("ccol_indices", "row_indices", "values"), \
+                (s.ccol_indices(), s.row_indices(), s.values())
+        node: dict[str, Any] = {
+            "$sparse": s.layout.name, "size": list(s.shape),
+            "parts": [self.tensor(t.detach(), _join(path, n)) for n, t in zip(names, parts)]}
+        if s.layout is sparse_coo:
+            node["coalesced"] = s.is_coalesced()
+        if s.requires_grad:
+            node["requires_grad"] = True
+        return node
 
     def container(self, x: list | tuple | dict, path: str) -> Any:
         if id(x) in self.active:
@@ -190,6 +217,8 @@ class _Decoder:
             return float(arg)
         if tag == "$size" and isinstance(arg, list) and all(type(v) is int for v in arg):
             return Size(arg)
+        if tag == "$sparse" and arg in _SPARSE_LAYOUTS:
+            return self.sparse(x)
         try:
             if tag == "$dtype":
                 return to_dtype(arg)
@@ -198,6 +227,24 @@ class _Decoder:
         except EmberError as e:
             raise self.fail(f"checkpoint tree: {e}") from None
         raise self.fail(f"malformed or unknown entry {_short(x)} in the checkpoint tree")
+
+    def sparse(self, x: dict) -> SparseTensor:
+        parts, size = x.get("parts"), x.get("size")
+        layout = _SPARSE_LAYOUTS[x["$sparse"]]
+        if not (isinstance(parts, list) and len(parts) == (2 if layout is sparse_coo else 3)
+                and isinstance(size, list) and all(type(v) is int for v in size)):
+            raise self.fail(f"malformed sparse tensor entry {_short(x)} in the checkpoint tree")
+        parts = [self.value(p) for p in parts]
+        if not all(isinstance(p, Tensor) for p in parts):
+            raise self.fail(f"a sparse tensor entry {_short(x)} has parts that are not tensors")
+        grad = x.get("requires_grad") is True
+        try:
+            if layout is sparse_coo:
+                return sparse_coo_tensor(*parts, size, requires_grad=grad,
+                                         is_coalesced=x.get("coalesced") is True)
+            return sparse_compressed_tensor(*parts, size, layout=layout, requires_grad=grad)
+        except EmberError as e:
+            raise self.fail(f"checkpoint tree: a sparse tensor entry: {e}") from None
 
     def mapping(self, pairs: list) -> dict:
         out = {}
@@ -374,12 +421,11 @@ def _make(array: np.ndarray, requires_grad: bool, dev: Device) -> Tensor:
 
 # -- flat files, for interop with other safetensors users ----------------------------------------
 def _sparse_hint(x: Any) -> str:
-    """For a sparse tensor, how to save it (checkpoints hold dense tensors only)."""
+    """For a sparse tensor, how to save it (flat files hold dense tensors only)."""
     if not isinstance(x, SparseTensor):
         return ""
     return (f". A sparse tensor ({x.layout!r}) is not saved densified behind your back. Hint: "
-            "save x.to_dense(), or its parts (x.coalesce().indices() and .values(), or "
-            "crow_indices()/col_indices()/values()) and rebuild it after loading")
+            "save it with ember.save, or save x.to_dense()")
 
 
 def save_file(tensors: Mapping[str, Tensor], filename: PathOrFile,
