@@ -3,7 +3,9 @@
 Cost is linear in the graph's size and depth is unlimited (no recursion). Gradients are summed
 where a tensor is used more than once; hooks run as each gradient completes; saved values are
 released as each node finishes unless ``retain_graph``. Under ``create_graph`` the vjp rules
-(written in Ember ops) are themselves recorded, which gives higher-order derivatives.
+(written in Ember ops) are themselves recorded, which gives higher-order derivatives. How
+the contributions to one gradient add up, and how a leaf's gradient goes into ``.grad``, is
+:mod:`ember.autograd.accumulate`.
 """
 
 from __future__ import annotations
@@ -14,8 +16,15 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ember.autograd.accumulate import (
+    accumulate_grad,
+    add_grad,
+    grad_as,
+    sums_in_place,
+    unwrap_sum,
+)
 from ember.autograd.anomaly import ANOMALY, check_finite
-from ember.autograd.grad_mode import GRAD, no_grad, set_grad_enabled
+from ember.autograd.grad_mode import set_grad_enabled
 from ember.autograd.graph import (
     BACKWARD_FILTER,
     EdgeTarget,
@@ -27,8 +36,7 @@ from ember.autograd.graph import (
     restore_inputs,
 )
 from ember.errors import GradError, ShapeError
-from ember.ops.primitive import DISPATCH
-from ember.tensor import Tensor, _wrap
+from ember.tensor import Tensor
 
 
 class _VjpHook(threading.local):
@@ -242,7 +250,7 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
     leaf_grads: dict[int, list] = {}  # id(leaf) -> [leaf, summed grad]
     owners = set() if owners is None else owners
     for t, g in roots:
-        _add(node_grads, leaf_grads, t, g)
+        add_grad(node_grads, leaf_grads, t, g)
         owners.add(id(g._data if g._data.base is None else g._data.base))
     order = _topological(list({t._node: None for t, _ in roots if t._node is not None}))
     _follow_retained(order)
@@ -265,7 +273,7 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
             for node in reversed(order):
                 grads = node_grads.pop(node, None)
                 if grads is not None:
-                    grads = [_value(g) for g in grads]
+                    grads = [unwrap_sum(g) for g in grads]
                 edges = node.edges
                 if grads is not None and (needed is None or node in needed or any(
                         (node, i) in wanted for i in range(len(grads)))):
@@ -281,10 +289,10 @@ def _run(roots: list, targets: list | None, retain_graph: bool, create_graph: bo
                             pending[key] -= 1
                             if not pending[key] and key in leaf_grads:
                                 leaf, g = leaf_grads.pop(key)
-                                _finish_leaf(leaf, _value(g), None, found, create_graph,
+                                _finish_leaf(leaf, unwrap_sum(g), None, found, create_graph,
                                              owners)
             for leaf, g in leaf_grads.values():
-                _finish_leaf(leaf, _value(g), targets, found, create_graph, owners)
+                _finish_leaf(leaf, unwrap_sum(g), targets, found, create_graph, owners)
             for callback in at_exit:
                 callback()
         while targets is None and _CALLBACKS:
@@ -406,11 +414,11 @@ def _deliver(t: Any, g: Any, create_graph: bool, owners: set) -> None:
     the sum, the ``register_post_accumulate_grad_hook`` hooks, then its post-hooks."""
     hooks = leaf_hooks(t) if t._node is None else None
     if hooks is None:
-        _accumulate_grad(t, g, create_graph, owners)
+        accumulate_grad(t, g, create_graph, owners)
         return
     (g,) = _run_node_hooks(hooks.pre, (g,), "a prehook of AccumulateGrad")
     if g is not None:
-        _accumulate_grad(t, g, create_graph, owners)
+        accumulate_grad(t, g, create_graph, owners)
     for hook in list(hooks.post_accumulate):
         if hook(t) is not None:
             raise GradError(f"post-accumulate-grad hook {_hook_name(hook)} returned a value; "
@@ -429,7 +437,7 @@ def _finish_outputs(node: Node, grads: list, wanted: dict | None, found: list,
         for i, ref in node.retained.items():
             t = ref()
             if t is not None and grads[i] is not None:
-                _accumulate_grad(t, grads[i], create_graph, owners)
+                accumulate_grad(t, grads[i], create_graph, owners)
     if wanted:
         for i, g in enumerate(grads):
             slot = wanted.get((node, i))
@@ -499,7 +507,7 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
     hooks: NodeHooks | None = node.node_hooks
     if hooks is not None:
         grads = list(_run_node_hooks(hooks.pre, tuple(grads), f"a prehook of {node.name()}"))
-    elif prim.view and _sums_in_place():  # (only views of one input have a region)
+    elif prim.view and sums_in_place():  # (only views of one input have a region)
         region = prim.grad_region(node)
         if region is not None:
             if node.edges[0] is not None:
@@ -508,8 +516,8 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
                 if ANOMALY.enabled:
                     check_finite(node, (g,))
                 if g._data.dtype != t._data.dtype:
-                    g = _grad_as(g, t)
-                _add(node_grads, leaf_grads, t, g, node.edges[0], region)
+                    g = grad_as(g, t)
+                add_grad(node_grads, leaf_grads, t, g, node.edges[0], region)
             return
     try:
         hook = VJP_HOOK.around
@@ -536,136 +544,11 @@ def _propagate(node: Node, grads: list, node_grads: dict, leaf_grads: dict) -> N
         if not isinstance(g, Tensor):  # a sparse gradient (embedding with sparse=True)
             if edge[0] is not None:  # into another op's vjp, which reads dense gradients
                 g = g.to_dense()
-            _add(node_grads, leaf_grads, t, g, edge)
+            add_grad(node_grads, leaf_grads, t, g, edge)
             continue
         if g._data.shape != t._data.shape:
             raise ShapeError(f"the vjp rule of {prim.name} returned a gradient of shape "
                              f"{tuple(g.shape)} for an input of shape {tuple(t.shape)}")
         if g._data.dtype != t._data.dtype:
-            g = _grad_as(g, t)
-        _add(node_grads, leaf_grads, t, g, edge)
-
-
-def _grad_as(g: Any, t: Any) -> Any:
-    """A gradient in its input's dtype; a real input of a complex gradient takes its real
-    part (the imaginary part is the derivative along a direction the input cannot move)."""
-    from ember.ops.convert import cast
-
-    return cast(g, t.dtype)
-
-
-def _add(node_grads: dict, leaf_grads: dict, t: Any, g: Any, edge: tuple | None = None,
-         region: Any = None) -> None:
-    """Adds ``g`` to the gradient of ``t`` (through ``edge``, as recorded, when given); with a
-    ``region``, ``g`` is the gradient of ``t[region]`` only, zero elsewhere."""
-    node, idx = (t._node, t._idx) if edge is None else edge
-    if node is None:
-        leaf = t if edge is None else idx  # (the recorded leaf: a node's input may be a copy
-        #                                     of it, under allow_mutation_on_saved_tensors)
-        entry = leaf_grads.get(id(leaf))
-        if entry is None:
-            entry = leaf_grads[id(leaf)] = [leaf, None]
-        entry[1] = _sum(entry[1], g, t, region)
-        return
-    slots = node_grads.get(node)
-    if slots is None:
-        slots = node_grads[node] = [None] * node.prim.nout
-    slots[idx] = _sum(slots[idx], g, t, region)
-
-
-class _Sum:
-    """A gradient sum the engine made and alone holds: further terms go into it in place.
-    Unwrapped (:func:`_value`) when its node runs or its leaf is finished."""
-
-    __slots__ = ("tensor",)
-
-    def __init__(self, tensor: Any) -> None:
-        self.tensor = tensor
-
-
-def _value(g: Any) -> Any:
-    return g.tensor if type(g) is _Sum else g
-
-
-def _sums_in_place() -> bool:
-    """Whether sums may be written in place: plain eager values (no trace or transform
-    active, observers such as the profiler aside) and no ``create_graph`` (whose sums are
-    recorded ops)."""
-    return not GRAD.enabled and DISPATCH.only_observers()
-
-
-def _sum(acc: Any, g: Any, t: Any, region: Any) -> Any:
-    """``acc + g``, or ``acc`` plus ``g`` at ``region`` of ``t`` (only with in-place sums)."""
-    if region is not None:
-        if type(acc) is not _Sum:
-            buf = acc.clone() if acc is not None else \
-                _wrap(g._device.xp.zeros(t.shape, dtype=g._data.dtype), g._device)
-            acc = _Sum(buf)
-        acc.tensor._data[region] += g._data
-        return acc
-    if acc is None:
-        return g
-    if not isinstance(g, Tensor) or not isinstance(_value(acc), Tensor):
-        return _sum_with_sparse(_value(acc), g)
-    in_place = _sums_in_place()
-    if type(acc) is _Sum:
-        if in_place:
-            acc.tensor._data += g._data
-            return acc
-        acc = acc.tensor
-    total = acc + g
-    return _Sum(total) if in_place else total
-
-
-def _sum_with_sparse(a: Any, b: Any) -> Any:
-    """``a + b`` where one is a sparse gradient: sparse when both are (their entries
-    together, uncoalesced, as PyTorch's), else dense."""
-    if isinstance(a, Tensor):
-        return a + b.to_dense()
-    return a + b if not isinstance(b, Tensor) else b + a.to_dense()
-
-
-def _writeable(a: Any) -> bool:
-    """Whether ``a`` is a backend array that may be written (not a read-only broadcast, nor
-    the placeholder of a traced tensor)."""
-    flags = getattr(a, "flags", None)
-    return flags is not None and getattr(flags, "writeable", True)
-
-
-def _accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = None) -> None:
-    """Adds ``g`` into ``t.grad``: in place, as PyTorch does, so a reference to ``.grad``
-    sees the sum (a new tensor under ``create_graph``, under transforms, or where the old one
-    cannot take it).
-    A first gradient whose memory another ``.grad`` (or the caller's ``gradient=``) already
-    holds is copied, so no two ``.grad`` ever alias."""
-    if not create_graph:
-        g = g.detach()
-    old = t.grad
-    if not isinstance(g, Tensor) or (old is not None and not isinstance(old, Tensor)):
-        t.grad = g if old is None else _sum_with_sparse(g, old)  # (new first, as PyTorch)
-        return
-    if old is not None:
-        if create_graph:
-            t.grad = old + g
-        elif old._node is None and old._data.shape == g._data.shape and old.dtype is g.dtype and \
-                _writeable(old._data) and (DISPATCH.only_observers() or (
-                    old._view is None and DISPATCH.grads_in_place())):
-            # (a trace records in-place sums into whole tensors, not into a view of another
-            # one, such as a gradient bucket's slice: that .grad is replaced there)
-            with no_grad():
-                old.add_(g)
-        else:
-            t.grad = old.detach() + g
-        return
-    if not g._data.flags.c_contiguous and t._data.flags.c_contiguous:
-        # laid out like the tensor, as PyTorch does: optimizer updates then run over
-        # contiguous memory (a convolution's permuted weight gradient made SGD 4× slower)
-        g = g.contiguous()
-    if owners is not None:
-        a = g._data
-        owner = id(a if a.base is None else a.base)
-        if owner in owners or not a.flags.writeable:  # shared, or a read-only broadcast
-            g = g.clone()
-        else:
-            owners.add(owner)
-    t.grad = g
+            g = grad_as(g, t)
+        add_grad(node_grads, leaf_grads, t, g, edge)

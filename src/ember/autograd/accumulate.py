@@ -1,0 +1,137 @@
+"""How gradients add up in a backward pass: the contributions to one tensor's gradient summed
+(in place into a buffer the engine alone holds, when nothing records the sums; sparse
+gradients with dense ones), and a finished leaf gradient accumulated into ``.grad`` as PyTorch
+does (in place, so a reference to ``.grad`` sees the sum, and never aliasing another one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.autograd.grad_mode import GRAD, no_grad
+from ember.ops.primitive import DISPATCH
+from ember.tensor import Tensor, _wrap
+
+
+def grad_as(g: Any, t: Any) -> Any:
+    """A gradient in its input's dtype; a real input of a complex gradient takes its real
+    part (the imaginary part is the derivative along a direction the input cannot move)."""
+    from ember.ops.convert import cast
+
+    return cast(g, t.dtype)
+
+
+def add_grad(node_grads: dict, leaf_grads: dict, t: Any, g: Any, edge: tuple | None = None,
+         region: Any = None) -> None:
+    """Adds ``g`` to the gradient of ``t`` (through ``edge``, as recorded, when given); with a
+    ``region``, ``g`` is the gradient of ``t[region]`` only, zero elsewhere."""
+    node, idx = (t._node, t._idx) if edge is None else edge
+    if node is None:
+        leaf = t if edge is None else idx  # (the recorded leaf: a node's input may be a copy
+        #                                     of it, under allow_mutation_on_saved_tensors)
+        entry = leaf_grads.get(id(leaf))
+        if entry is None:
+            entry = leaf_grads[id(leaf)] = [leaf, None]
+        entry[1] = _sum(entry[1], g, t, region)
+        return
+    slots = node_grads.get(node)
+    if slots is None:
+        slots = node_grads[node] = [None] * node.prim.nout
+    slots[idx] = _sum(slots[idx], g, t, region)
+
+
+class Sum:
+    """A gradient sum the engine made and alone holds: further terms go into it in place.
+    Unwrapped (:func:`unwrap_sum`) when its node runs or its leaf is finished."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Any) -> None:
+        self.tensor = tensor
+
+
+def unwrap_sum(g: Any) -> Any:
+    return g.tensor if type(g) is Sum else g
+
+
+def sums_in_place() -> bool:
+    """Whether sums may be written in place: plain eager values (no trace or transform
+    active, observers such as the profiler aside) and no ``create_graph`` (whose sums are
+    recorded ops)."""
+    return not GRAD.enabled and DISPATCH.only_observers()
+
+
+def _sum(acc: Any, g: Any, t: Any, region: Any) -> Any:
+    """``acc + g``, or ``acc`` plus ``g`` at ``region`` of ``t`` (only with in-place sums)."""
+    if region is not None:
+        if type(acc) is not Sum:
+            buf = acc.clone() if acc is not None else \
+                _wrap(g._device.xp.zeros(t.shape, dtype=g._data.dtype), g._device)
+            acc = Sum(buf)
+        acc.tensor._data[region] += g._data
+        return acc
+    if acc is None:
+        return g
+    if not isinstance(g, Tensor) or not isinstance(unwrap_sum(acc), Tensor):
+        return _sum_with_sparse(unwrap_sum(acc), g)
+    in_place = sums_in_place()
+    if type(acc) is Sum:
+        if in_place:
+            acc.tensor._data += g._data
+            return acc
+        acc = acc.tensor
+    total = acc + g
+    return Sum(total) if in_place else total
+
+
+def _sum_with_sparse(a: Any, b: Any) -> Any:
+    """``a + b`` where one is a sparse gradient: sparse when both are (their entries
+    together, uncoalesced, as PyTorch's), else dense."""
+    if isinstance(a, Tensor):
+        return a + b.to_dense()
+    return a + b if not isinstance(b, Tensor) else b + a.to_dense()
+
+
+def _writeable(a: Any) -> bool:
+    """Whether ``a`` is a backend array that may be written (not a read-only broadcast, nor
+    the placeholder of a traced tensor)."""
+    flags = getattr(a, "flags", None)
+    return flags is not None and getattr(flags, "writeable", True)
+
+
+def accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = None) -> None:
+    """Adds ``g`` into ``t.grad``: in place, as PyTorch does, so a reference to ``.grad``
+    sees the sum (a new tensor under ``create_graph``, under transforms, or where the old one
+    cannot take it).
+    A first gradient whose memory another ``.grad`` (or the caller's ``gradient=``) already
+    holds is copied, so no two ``.grad`` ever alias."""
+    if not create_graph:
+        g = g.detach()
+    old = t.grad
+    if not isinstance(g, Tensor) or (old is not None and not isinstance(old, Tensor)):
+        t.grad = g if old is None else _sum_with_sparse(g, old)  # (new first, as PyTorch)
+        return
+    if old is not None:
+        if create_graph:
+            t.grad = old + g
+        elif old._node is None and old._data.shape == g._data.shape and old.dtype is g.dtype and \
+                _writeable(old._data) and (DISPATCH.only_observers() or (
+                    old._view is None and DISPATCH.grads_in_place())):
+            # (a trace records in-place sums into whole tensors, not into a view of another
+            # one, such as a gradient bucket's slice: that .grad is replaced there)
+            with no_grad():
+                old.add_(g)
+        else:
+            t.grad = old.detach() + g
+        return
+    if not g._data.flags.c_contiguous and t._data.flags.c_contiguous:
+        # laid out like the tensor, as PyTorch does: optimizer updates then run over
+        # contiguous memory (a convolution's permuted weight gradient made SGD 4× slower)
+        g = g.contiguous()
+    if owners is not None:
+        a = g._data
+        owner = id(a if a.base is None else a.base)
+        if owner in owners or not a.flags.writeable:  # shared, or a read-only broadcast
+            g = g.clone()
+        else:
+            owners.add(owner)
+    t.grad = g
