@@ -6,8 +6,8 @@ Every registration in Ember (tensor, autograd node, module and optimizer hooks) 
 one, ``RemovableHandle(hooks_dict)``, removes the key ``handle.id`` from that dict (and from
 each ``extra_dict``), so registries written against PyTorch's API work unchanged.
 
-This module sits beside the core (``ember.tensor`` imports it, and plugs in its
-``STRUCTURE`` counter) and imports nothing of Ember.
+This module sits beside the core (``ember.tensor`` imports it); of Ember it imports only the
+``STRUCTURE`` counter that every registration and removal moves.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import itertools
 import warnings
 from collections.abc import Callable, MutableMapping
 from typing import Any, TypeVar
+
+from ember.version_counter import STRUCTURE
 
 __all__ = ["RemovableHandle", "unserializable_hook", "warn_if_has_hooks"]  # (and add_hook)
 
@@ -92,11 +94,6 @@ class RemovableHandle:
         return f"<RemovableHandle id={self.id}>"
 
 
-# ``ember.tensor``'s STRUCTURE counter, plugged in by ``ember.tensor`` when it loads (it
-# imports this module, so this one can't import it)
-structure_counter: Any = None
-
-
 def add_hook(hooks: list, hook: Any, prepend: bool = False) -> RemovableHandle:
     """Adds ``hook`` to Ember's ordered list ``hooks`` (first with ``prepend``) and returns
     its handle: every registration in Ember goes through here (``ember.jit`` notices)."""
@@ -104,14 +101,14 @@ def add_hook(hooks: list, hook: Any, prepend: bool = False) -> RemovableHandle:
         hooks.insert(0, hook)
     else:
         hooks.append(hook)
-    structure_counter.value += 1
+    STRUCTURE.value += 1
     return RemovableHandle.for_entry(hooks, hook)
 
 
 def _note_structure_change() -> None:
     """Tells ``ember.jit`` that a hook went (compiled functions look again at what they
     reach)."""
-    structure_counter.value += 1
+    STRUCTURE.value += 1
 
 
 def unserializable_hook(f: _F) -> _F:

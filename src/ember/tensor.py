@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember import hooks as hook_handles
 from ember.backend import Device
 from ember.dtypes import DType
 from ember.errors import DTypeError, GradError, ShapeError
@@ -26,35 +25,11 @@ from ember.layouts import (
     strided,
 )
 from ember.size import Size
+from ember.version_counter import STRUCTURE, VersionCounter
 
 _DTYPE_OF = {d.np: d for d in dtypes.ALL_DTYPES}
 
 
-class VersionCounter:
-    """Counts in-place writes to an array; views share their base's counter. ``shared``: the
-    memory is also reachable where writes move no counter (a NumPy array the user holds, from
-    ``numpy()`` or ``from_numpy``; another tensor's, after ``.data =``)."""
-
-    __slots__ = ("value", "shared")
-    inference = False  # the memory was made inside inference_mode (see InferenceCounter)
-
-    def __init__(self) -> None:
-        self.value = 0
-        self.shared = False
-
-    def stamp(self) -> object:
-        """What a cache of values computed from the array compares (``ember.jit`` keeps a
-        packed weight): the count, or for shared memory a new object each time (never equal:
-        such a cache computes again at every call)."""
-        return object() if self.shared else self.value
-
-
-# Counts the changes a compiled function cannot see in the arrays it reads: a module gaining,
-# losing or swapping a parameter, buffer, child or hook or setting an attribute, a
-# tensor's ``.data`` taking another shape or dtype, a tensor hook. (``ember.jit`` looks again at
-# what a function reaches when it moves.)
-STRUCTURE = VersionCounter()
-hook_handles.structure_counter = STRUCTURE  # (a removed hook handle moves it)
 
 
 class Tensor:

@@ -1,0 +1,37 @@
+"""Version counters: how Ember notices writes it cannot see in the values themselves.
+
+A :class:`VersionCounter` counts the in-place writes to one array (autograd checks saved
+values against it; ``ember.jit`` keys packed weights on it). :data:`STRUCTURE` counts the
+changes a compiled function cannot see in the arrays it reads. This module imports nothing of
+Ember, so that the tensor and the hook handles (:mod:`ember.hooks`) can both use it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["VersionCounter", "STRUCTURE"]
+
+
+class VersionCounter:
+    """Counts in-place writes to an array; views share their base's counter. ``shared``: the
+    memory is also reachable where writes move no counter (a NumPy array the user holds, from
+    ``numpy()`` or ``from_numpy``; another tensor's, after ``.data =``)."""
+
+    __slots__ = ("value", "shared")
+    inference = False  # the memory was made inside inference_mode (see InferenceCounter)
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.shared = False
+
+    def stamp(self) -> object:
+        """What a cache of values computed from the array compares (``ember.jit`` keeps a
+        packed weight): the count, or for shared memory a new object each time (never equal:
+        such a cache computes again at every call)."""
+        return object() if self.shared else self.value
+
+
+# Counts the changes a compiled function cannot see in the arrays it reads: a module gaining,
+# losing or swapping a parameter, buffer, child or hook or setting an attribute, a
+# tensor's ``.data`` taking another shape or dtype, a tensor hook. (``ember.jit`` looks again at
+# what a function reaches when it moves.)
+STRUCTURE = VersionCounter()
