@@ -12,7 +12,8 @@ import ember.nn.functional as F
 
 MODULES = ["parameter", "module", "state_dict", "containers", "linear", "flatten",
            "activation", "conv", "pooling", "normalization", "padding", "dropout", "sparse",
-           "upsampling", "loss", "init", "attention", "multihead_attention", "transformer",
+           "upsampling", "loss", "init", "attention", "attention.flex_attention",
+           "attention.block_mask", "multihead_attention", "transformer",
            "rnn", "lazy", "module_hooks",
            "fold", "shuffle", "distance", "utils.clip_grad", "utils.convert_parameters",
            "utils.rnn", "utils.parametrize", "utils.parametrizations", "utils.weight_norm",

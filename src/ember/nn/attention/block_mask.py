@@ -321,13 +321,13 @@ def create_block_mask(mask_mod: _mask_mod_signature, B: int | None, H: int | Non
     """The :class:`BlockMask` of ``mask_mod`` for (B, H, Q_LEN, KV_LEN) attention (B or H
     None: one mask shared by all): a block with every element allowed is full, one with some
     allowed partial (``separate_full_blocks=False`` lists them all as partial), one with none
-    is skipped. Lengths need not be block multiples. ``_compile`` is accepted for PyTorch
-    compatibility and changes nothing.
+    is skipped. Lengths need not be block multiples (the last blocks, padded, are never
+    full). ``_compile`` is accepted for PyTorch compatibility and changes nothing.
 
     Example:
         >>> bm = create_block_mask(lambda b, h, q, kv: q >= kv, None, None, 300, 300)
         >>> bm.kv_num_blocks.tolist(), bm.full_kv_num_blocks.tolist()
-        ([[[1, 1, 1]]], [[[0, 1, 2]]])
+        ([[[1, 1, 3]]], [[[0, 1, 0]]])
     """
     if is_score_mod(mask_mod):
         raise TypeError(f"create_block_mask requires a mask_mod (b, h, q_idx, kv_idx), got "
