@@ -2,6 +2,9 @@
 
 Run: ``python -m benchmarks.core_ops`` (add ``--quick`` for a short run). Prints, per case,
 the median time per call of each framework (min–max over repeats) and the ratio Ember/PyTorch.
+The flex_attention rows time Ember's block-sparse causal flex_attention against PyTorch's (eager
+and, as its default does on CPU, compiled) and against Ember's own dense attention (the
+baseline column then holds the Ember function the case names).
 """
 
 from __future__ import annotations
@@ -9,14 +12,22 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import warnings
 
 import numpy as np
 import torch
 
 import ember
+import ember.nn.functional as F
 from benchmarks.timing import compare, fmt_time, summary
+from ember.nn.attention.flex_attention import create_block_mask, flex_attention
 
 TINY = (4, 4)
+# the flex_attention rows' baselines: contender -> what the row names
+FLEX_BASELINES = {"torch eager": "PyTorch eager flex_attention",
+                  "torch compiled": "PyTorch compiled flex_attention",
+                  "ember sdpa": "Ember dense sdpa is_causal",
+                  "ember no mask": "Ember flex_attention without mask"}
 
 
 def _tiny_cases() -> dict[str, tuple]:
@@ -84,6 +95,34 @@ def _sparse_mm_case(n: int = 4096, width: int = 64, density: float = 0.01) -> tu
     return lambda: ember.sparse.mm(es, ed), lambda: torch.sparse.mm(ts, td)
 
 
+def _flex_contenders(shape: tuple[int, int, int, int]) -> dict[str, object]:
+    """Causal attention of (B, H, L, E) float32 forward: Ember's flex_attention with a block
+    mask, PyTorch's flex_attention eager (its debugging switch) and compiled (its default),
+    Ember's dense scaled_dot_product_attention and Ember's flex_attention with no mask."""
+    import torch.nn.attention.flex_attention as tfa  # (imports dynamo: only when timed)
+
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    eq, tq = ember.from_numpy(x), torch.from_numpy(x)
+    length = shape[2]
+
+    def causal(b, h, q, kv):
+        return q >= kv
+    bm = create_block_mask(causal, None, None, length, length)
+    tbm = tfa.create_block_mask(causal, None, None, length, length, device="cpu")
+
+    def torch_flex(compiled: bool) -> object:
+        def step() -> object:
+            tfa._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG = not compiled
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return tfa.flex_attention(tq, tq, tq, block_mask=tbm)
+        return step
+    return {"ember": lambda: flex_attention(eq, eq, eq, block_mask=bm),
+            "torch eager": torch_flex(False), "torch compiled": torch_flex(True),
+            "ember sdpa": lambda: F.scaled_dot_product_attention(eq, eq, eq, is_causal=True),
+            "ember no mask": lambda: flex_attention(eq, eq, eq)}
+
+
 def run(quick: bool = False, threads: int = 2) -> list[dict]:
     """Runs every case; returns rows of medians (seconds) and the ratio."""
     torch.set_num_threads(threads)
@@ -100,11 +139,15 @@ def run(quick: bool = False, threads: int = 2) -> list[dict]:
     s = compare(dict(zip(["ember", "torch"], _sparse_mm_case())), 1 if quick else 3,
                 3 if quick else 7, warmup=1)
     rows.append(_row("sparse.mm 4096x4096 1% @ 4096x64", s))
+    s = compare(_flex_contenders((1, 8, 2048, 64)), 1, 3 if quick else 5, warmup=1)
+    for baseline, label in FLEX_BASELINES.items():
+        rows.append(_row(f"flex_attention causal 1x8x2048x64 fwd, block mask, vs {label}", s,
+                         baseline))
     return rows
 
 
-def _row(name: str, samples: dict) -> dict:
-    e, t = summary(samples["ember"]), summary(samples["torch"])
+def _row(name: str, samples: dict, baseline: str = "torch") -> dict:
+    e, t = summary(samples["ember"]), summary(samples[baseline])
     return {"case": name, "ember": e, "torch": t, "ratio": e[0] / t[0]}
 
 
@@ -117,7 +160,8 @@ def main() -> None:
     rows = run(args.quick, args.threads)
     print(f"# Ember {ember.__version__} vs PyTorch {torch.__version__}, {args.threads} threads, "
           f"{platform.processor() or platform.machine()}")
-    print("| case | Ember (median, min–max) | PyTorch (median, min–max) | Ember/PyTorch |")
+    print("| case | Ember (median, min–max) | baseline: PyTorch unless named (median, min–max) "
+          "| Ember/baseline |")
     print("|---|---|---|---|")
     for r in rows:
         e, t = r["ember"], r["torch"]

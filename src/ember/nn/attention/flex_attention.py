@@ -107,13 +107,13 @@ def flex_attention(query: Tensor, key: Tensor, value: Tensor,
     batch, heads, length, _ = query.shape
     groups = heads // key.shape[1]
     work = ember.float64 if query.dtype is ember.float64 else ember.float32
-    q = query.to(work)
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    q = query.to(work) * factor  # (scaling the queries, not the larger score blocks)
     k = key.to(work).repeat_interleave(groups, dim=1).expand(batch, heads, *key.shape[2:])
     v = value.to(work).repeat_interleave(groups, dim=1).expand(batch, heads, *value.shape[2:])
-    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     strips = _plan(block_mask, length, key.shape[2])
     mask_mod = block_mask.mask_mod if block_mask is not None else noop_mask
-    parts = [_attend_strip(q, k, v, strip, factor, score_mod, mask_mod) for strip in strips]
+    parts = [_attend_strip(q, k, v, strip, score_mod, mask_mod) for strip in strips]
     out = ember.cat([p[0] for p in parts], 2).to(query.dtype)
     if return_aux is not None:
         return out, AuxOutput(ember.cat([p[1] for p in parts], 2) if return_aux.lse else None,
@@ -153,10 +153,10 @@ def _runs(positions: np.ndarray) -> list[tuple[int, int]]:
     return [(int(positions[a]), int(positions[b - 1]) + 1) for a, b in zip(starts, stops)]
 
 
-def _attend_strip(q: Tensor, k: Tensor, v: Tensor, strip: _Strip, factor: float,
+def _attend_strip(q: Tensor, k: Tensor, v: Tensor, strip: _Strip,
                   score_mod: _score_mod_signature | None,
                   mask_mod: _mask_mod_signature) -> tuple[Tensor, Tensor, Tensor]:
-    """(output, lse, max score) of the strip's query rows over its key/value runs."""
+    """(output, lse, max score) of the strip's (scaled) query rows over its key/value runs."""
     batch, heads = q.shape[:2]
     qs = q[:, :, strip.rows]
     if not strip.runs:  # no block listed: nothing to attend to
@@ -164,12 +164,11 @@ def _attend_strip(q: Tensor, k: Tensor, v: Tensor, strip: _Strip, factor: float,
         dead = ember.full((batch, heads, rows), float("-inf"), dtype=q.dtype, device=q.device)
         return ember.zeros((batch, heads, rows, v.shape[-1]), dtype=q.dtype,
                            device=q.device), dead, dead
-    ks = ember.cat([k[:, :, a:b] for a, b in strip.runs], 2)
-    vs = ember.cat([v[:, :, a:b] for a, b in strip.runs], 2)
+    ks, vs = (_gather(t, strip.runs) for t in (k, v))
     kv_idx = ember.cat([ember.arange(a, b, device=q.device) for a, b in strip.runs])
     grids = index_grids(batch, heads, ember.arange(strip.rows.start, strip.rows.stop,
                                                    device=q.device), kv_idx)
-    scores = (qs @ ks.transpose(-2, -1)) * factor
+    scores = qs @ ks.transpose(-2, -1)
     if score_mod is not None:
         scores = ember.as_tensor(score_mod(scores, *grids), device=q.device).to(q.dtype)
     allowed = None
@@ -181,6 +180,13 @@ def _attend_strip(q: Tensor, k: Tensor, v: Tensor, strip: _Strip, factor: float,
     if allowed is not None:
         scores = ember.where(allowed, scores, float("-inf"))
     return _softmax_attend(scores, vs)
+
+
+def _gather(t: Tensor, runs: list[tuple[int, int]]) -> Tensor:
+    """The positions of ``runs`` along dim 2 (a view when there is one run)."""
+    if len(runs) == 1:
+        return t[:, :, runs[0][0]:runs[0][1]]
+    return ember.cat([t[:, :, a:b] for a, b in runs], 2)
 
 
 def _softmax_attend(scores: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
