@@ -1,6 +1,8 @@
 """``ember.nn.attention`` (PyTorch's ``torch.nn.attention``): choosing the implementation of
 :func:`ember.nn.functional.scaled_dot_product_attention`. ``MATH`` is the composite of matmul
 and softmax; ``FLASH_ATTENTION`` is Ember's blockwise kernel (memory linear in the length).
+The submodule :mod:`ember.nn.attention.flex_attention` is PyTorch's FlexAttention (score
+mods, block masks).
 
 Example:
     >>> from ember.nn.attention import SDPBackend, sdpa_kernel

@@ -240,12 +240,22 @@ class BlockMask:
         return (*self.kv_indices.shape[:-2], *self.seq_lengths)
 
     def numel(self) -> int:
-        """The number of mask elements, sparsity not counted."""
+        """The number of mask elements, sparsity not counted.
+
+        Example:
+            >>> create_block_mask(noop_mask, 2, 1, 4, 5).numel()
+            40
+        """
         return math.prod(self.shape)
 
     def sparsity(self) -> float:
         """The percentage of blocks skipped (not computed), as PyTorch counts it (against the
-        unpadded lengths, so it can be negative when the lengths are not block multiples)."""
+        unpadded lengths, so it can be negative when the lengths are not block multiples).
+
+        Example:
+            >>> create_block_mask(lambda b, h, q, kv: q >= kv, 1, 1, 512, 512).sparsity()
+            37.5
+        """
         computed = int(self.kv_num_blocks.sum().item())
         if self.full_kv_num_blocks is not None:
             computed += int(self.full_kv_num_blocks.sum().item())
@@ -275,7 +285,13 @@ class BlockMask:
 
     def __getitem__(self, index: Any) -> BlockMask:
         """The mask of some batch entries, heads or query-block rows; an integer keeps its
-        dimension (as PyTorch's). The result's mask_mod raises until it is set again."""
+        dimension (as PyTorch's). The result's mask_mod raises until it is set again.
+
+        Example:
+            >>> bm = create_block_mask(lambda b, h, q, kv: q >= kv, 2, 4, 256, 256)
+            >>> bm[1, 2:].kv_num_blocks.shape
+            ember.Size([1, 2, 2])
+        """
         index = index if isinstance(index, tuple) else (index,)
         if len(index) > 3:
             raise IndexError(f"BlockMask: at most 3 indices (batch, head, query block), got "
@@ -294,7 +310,12 @@ class BlockMask:
             compute_q_blocks=self.q_indices is not None)
 
     def to(self, device: str | ember.device) -> BlockMask:
-        """The same mask with its index tensors on ``device``."""
+        """The same mask with its index tensors on ``device``.
+
+        Example:
+            >>> create_block_mask(noop_mask, 1, 1, 4, 4).to("cpu").kv_indices.device
+            device(type='cpu')
+        """
         names = ("kv_num_blocks", "kv_indices", "full_kv_num_blocks", "full_kv_indices",
                  "q_num_blocks", "q_indices", "full_q_num_blocks", "full_q_indices")
         moved = [None if getattr(self, n) is None else getattr(self, n).to(device)

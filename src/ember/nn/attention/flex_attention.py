@@ -50,14 +50,26 @@ __all__ += ["_mask_mod_signature", "_score_mod_signature"]  # PyTorch's public t
 
 
 class AuxRequest(NamedTuple):
-    """Which extra outputs :func:`flex_attention` returns (its ``return_aux``)."""
+    """Which extra outputs :func:`flex_attention` returns (its ``return_aux``).
+
+    Example:
+        >>> q = ember.randn(1, 1, 3, 4)
+        >>> out, aux = flex_attention(q, q, q, return_aux=AuxRequest(lse=True))
+        >>> aux.lse.shape, aux.max_scores
+        (ember.Size([1, 1, 3]), None)
+    """
 
     lse: bool = False
     max_scores: bool = False
 
 
 class AuxOutput(NamedTuple):
-    """The extra outputs of :func:`flex_attention`; None where not requested."""
+    """The extra outputs of :func:`flex_attention`; None where not requested.
+
+    Example:
+        >>> AuxOutput()
+        AuxOutput(lse=None, max_scores=None)
+    """
 
     lse: Tensor | None = None
     max_scores: Tensor | None = None
@@ -98,6 +110,9 @@ def flex_attention(query: Tensor, key: Tensor, value: Tensor,
         ember.Size([1, 1, 4, 8])
     """
     _check_inputs(query, key, value, block_mask, enable_gqa)
+    if score_mod is not None and not callable(score_mod):
+        raise TypeError(f"flex_attention: score_mod must be callable (score, b, h, q_idx, "
+                        f"kv_idx) -> score, got {type(score_mod).__name__}")
     if return_lse and return_aux is not None:
         raise ValueError("flex_attention: cannot specify both return_lse and return_aux; "
                          "return_lse is deprecated, use return_aux=AuxRequest(lse=True)")
