@@ -270,3 +270,29 @@ def test_bad_inputs_raise_clear_errors():
         create_block_mask(lambda s, b, h, qi, kv: s, 1, 1, 8, 8)
     with pytest.raises(ValueError, match="kv_num_blocks has shape"):
         flex_attention(q, q, q, block_mask=create_block_mask(causal, 3, 1, 8, 8))
+    with pytest.raises(TypeError, match="callable"):
+        flex_attention(q, q, q, score_mod=1.0)
+
+
+def test_create_mask_of_a_score_mod_half_inputs_and_jit():
+    def window(lib):
+        def mod(score, b, h, q, kv):
+            return lib.where((q - kv).abs() < 3, score, float("-inf"))
+        return mod
+    np.testing.assert_array_equal(create_mask(window(ember), 1, 2, 5, 6).numpy(),
+                                  tfa.create_mask(window(torch), 1, 2, 5, 6, device="cpu").numpy())
+    q, k, v = _inputs(1, 2, 2)
+    bm = create_block_mask(sliding, None, None, L, S, BLOCK_SIZE=BLOCK)
+    out, lse = flex_attention(*(ember.from_numpy(a).half() for a in (q, k, v)), block_mask=bm,
+                              score_mod=window(ember), return_lse=True)
+    t_out, t_lse = tfa.flex_attention(
+        *(torch.from_numpy(a).half() for a in (q, k, v)), score_mod=window(torch),
+        block_mask=tfa.create_block_mask(sliding, None, None, L, S, device="cpu",
+                                         BLOCK_SIZE=BLOCK), return_lse=True)
+    assert out.dtype is ember.float16 and lse.dtype is ember.float32
+    np.testing.assert_allclose(out.float().numpy(), t_out.float().numpy(), atol=2e-3)
+    np.testing.assert_allclose(lse.numpy(), t_lse.numpy(), rtol=1e-3)
+    qe, ke, ve = map(ember.from_numpy, (q, k, v))
+    compiled = ember.jit.compile(lambda x: flex_attention(x, ke, ve, block_mask=bm))
+    np.testing.assert_allclose(compiled(qe).numpy(),
+                               flex_attention(qe, ke, ve, block_mask=bm).numpy(), atol=1e-6)
