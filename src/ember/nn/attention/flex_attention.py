@@ -46,7 +46,6 @@ from ember.tensor import Tensor
 
 __all__ = ["AuxOutput", "AuxRequest", "BlockMask", "and_masks", "create_block_mask",
            "create_mask", "flex_attention", "noop_mask", "or_masks"]
-__all__ += ["_mask_mod_signature", "_score_mod_signature"]  # PyTorch's public type aliases
 
 
 class AuxRequest(NamedTuple):
