@@ -13,6 +13,7 @@ from torch._higher_order_ops.flex_attention import math_attention
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
+from ember.errors import ShapeError
 from ember.nn.attention.flex_attention import (
     AuxRequest,
     BlockMask,
@@ -272,6 +273,8 @@ def test_bad_inputs_raise_clear_errors():
         flex_attention(q, q, q, block_mask=create_block_mask(causal, 3, 1, 8, 8))
     with pytest.raises(TypeError, match="callable"):
         flex_attention(q, q, q, score_mod=1.0)
+    with pytest.raises(ShapeError, match=r"score_mod returned shape \(1, 2, 8, 8, 1\)"):
+        flex_attention(q, q, q, score_mod=lambda s, b, h, qi, kv: s[..., None])
 
 
 def test_create_mask_of_a_score_mod_half_inputs_and_jit():
@@ -296,3 +299,20 @@ def test_create_mask_of_a_score_mod_half_inputs_and_jit():
     compiled = ember.jit.compile(lambda x: flex_attention(x, ke, ve, block_mask=bm))
     np.testing.assert_allclose(compiled(qe).numpy(),
                                flex_attention(qe, ke, ve, block_mask=bm).numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda lib: lambda s, b, h, q, kv: kv * 1.0,
+                                  lambda lib: lambda s, b, h, q, kv: q * 0.5,
+                                  lambda lib: lambda s, b, h, q, kv: h * 1.0 + 0 * (q + kv),
+                                  lambda lib: lambda s, b, h, q, kv: lib.tensor(2.0)])
+def test_score_mod_whose_result_does_not_use_the_score_broadcasts(make):
+    q, k, v = _inputs(2, 4, 4)
+    bm = create_block_mask(causal, None, None, L, S, BLOCK_SIZE=BLOCK)
+    tbm = tfa.create_block_mask(causal, None, None, L, S, device="cpu", BLOCK_SIZE=BLOCK)
+    for kw, t_kw in (({}, {}), ({"block_mask": bm}, {"block_mask": tbm})):
+        out, lse = flex_attention(*map(ember.from_numpy, (q, k, v)), score_mod=make(ember),
+                                  return_lse=True, **kw)
+        t_out, t_lse = tfa.flex_attention(*map(torch.from_numpy, (q, k, v)),
+                                          score_mod=make(torch), return_lse=True, **t_kw)
+        np.testing.assert_allclose(out.numpy(), t_out.numpy(), atol=2e-6)
+        np.testing.assert_allclose(lse.numpy(), t_lse.numpy(), rtol=1e-5)

@@ -184,7 +184,7 @@ def _attend_strip(q: Tensor, k: Tensor, v: Tensor, strip: _Strip,
                                                    device=q.device), kv_idx)
     scores = qs @ ks.transpose(-2, -1)
     if score_mod is not None:
-        scores = ember.as_tensor(score_mod(scores, *grids), device=q.device).to(q.dtype)
+        scores = _mod_result("score_mod", score_mod(scores, *grids), scores).to(q.dtype)
     allowed = None
     if strip.partial and mask_mod is not noop_mask:
         allowed = ember.as_tensor(mask_mod(*grids), device=q.device).to(ember.bool)
@@ -194,6 +194,20 @@ def _attend_strip(q: Tensor, k: Tensor, v: Tensor, strip: _Strip,
     if allowed is not None:
         scores = ember.where(allowed, scores, float("-inf"))
     return _softmax_attend(scores, vs)
+
+
+def _mod_result(name: str, result: Any, scores: Tensor) -> Tensor:
+    """A mod's result as a tensor of the scores' shape (a mod that ignores some of its inputs
+    returns a smaller, broadcasting one); a shape that does not broadcast raises."""
+    result = ember.as_tensor(result, device=scores.device)
+    shape = tuple(scores.shape)
+    if result.ndim > len(shape) or any(
+            n not in (1, m) for n, m in zip(result.shape[::-1], shape[::-1])):
+        raise ShapeError(f"flex_attention: {name} returned shape {tuple(result.shape)}, which "
+                         f"does not broadcast to the scores' shape {shape}; a mod gets "
+                         f"broadcasting index tensors b (B,1,1,1), h (1,H,1,1), q_idx "
+                         f"(1,1,L,1), kv_idx (1,1,1,S) and must return one value per position")
+    return result.expand(*shape)
 
 
 def _gather(t: Tensor, runs: list[tuple[int, int]]) -> Tensor:
