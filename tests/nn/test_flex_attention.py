@@ -316,3 +316,11 @@ def test_score_mod_whose_result_does_not_use_the_score_broadcasts(make):
                                           score_mod=make(torch), return_lse=True, **t_kw)
         np.testing.assert_allclose(out.numpy(), t_out.numpy(), atol=2e-6)
         np.testing.assert_allclose(lse.numpy(), t_lse.numpy(), rtol=1e-5)
+
+
+def test_block_mask_integer_index_out_of_range_raises():
+    bm = create_block_mask(causal, 2, 3, L, S, BLOCK_SIZE=BLOCK)
+    np.testing.assert_array_equal(bm[-1, -2].kv_indices.numpy(), bm[1, 1].kv_indices.numpy())
+    for index in (2, -3, (0, 3), (slice(None), -4)):
+        with pytest.raises(IndexError, match="BlockMask: index"):
+            bm[index]

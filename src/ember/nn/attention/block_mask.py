@@ -297,6 +297,10 @@ class BlockMask:
             raise IndexError(f"BlockMask: at most 3 indices (batch, head, query block), got "
                              f"{len(index)}")
         sizes = self.kv_num_blocks.shape[:3]
+        for dim, (i, n) in enumerate(zip(index, sizes)):
+            if isinstance(i, int) and not -n <= i < n:
+                raise IndexError(f"BlockMask: index {i} is out of range for dimension {dim} "
+                                 f"(batch, head, query block) of size {n}")
         index = tuple(slice(i % n, i % n + 1) if isinstance(i, int) else
                       (_np(i) if isinstance(i, Tensor) else i) for i, n in zip(index, sizes))
 
