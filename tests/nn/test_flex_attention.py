@@ -324,3 +324,18 @@ def test_block_mask_integer_index_out_of_range_raises():
     for index in (2, -3, (0, 3), (slice(None), -4)):
         with pytest.raises(IndexError, match="BlockMask: index"):
             bm[index]
+
+
+def test_mask_mod_that_does_not_return_booleans_raises():
+    def as_int(b, h, q, kv):
+        return (q >= kv).int()
+    with pytest.raises(AssertionError):
+        tfa.create_block_mask(as_int, 1, 1, 8, 8, device="cpu", BLOCK_SIZE=4)
+    with pytest.raises(TypeError, match="create_block_mask: mask_mod must return booleans"):
+        create_block_mask(as_int, 1, 1, 8, 8, BLOCK_SIZE=4)
+    assert create_mask(as_int, 1, 1, 2, 2).dtype is ember.int32  # as PyTorch's
+    bm = create_block_mask(causal, 1, 1, 8, 8, BLOCK_SIZE=4)
+    bm.mask_mod = as_int
+    q = ember.randn(1, 1, 8, 4)
+    with pytest.raises(TypeError, match="flex_attention: mask_mod must return booleans"):
+        flex_attention(q, q, q, block_mask=bm)

@@ -116,8 +116,8 @@ def index_grids(batch: int, heads: int, q_idx: Tensor, kv_idx: Tensor) -> tuple[
 def create_mask(mod_fn: _score_mod_signature | _mask_mod_signature, B: int | None,
                 H: int | None, Q_LEN: int, KV_LEN: int,
                 device: str | ember.device | None = None) -> Tensor:
-    """The dense (B, H, Q_LEN, KV_LEN) boolean mask of a mask_mod, or of a score_mod (True
-    where it leaves the score finite).
+    """The dense (B, H, Q_LEN, KV_LEN) mask of a mask_mod (of the dtype it returns), or the
+    boolean one of a score_mod (True where it leaves the score finite).
 
     Example:
         >>> create_mask(lambda b, h, q, kv: q >= kv, 1, 1, 2, 3).int().tolist()
@@ -132,8 +132,17 @@ def create_mask(mod_fn: _score_mod_signature | _mask_mod_signature, B: int | Non
         out = mod_fn(ember.zeros(shape, device=device), b, h, q, kv)
         return ember.logical_not(ember.isneginf(ember.as_tensor(out, device=device))).expand(
             *shape).contiguous()
-    return ember.as_tensor(mod_fn(b, h, q, kv), device=device).to(ember.bool).expand(
-        *shape).contiguous()
+    return ember.as_tensor(mod_fn(b, h, q, kv), device=device).expand(*shape).contiguous()
+
+
+def check_boolean_mask(op: str, mask: Tensor) -> Tensor:
+    """``mask`` (a mask_mod's result) when boolean; any other dtype raises, as in PyTorch,
+    rather than being read as truthiness."""
+    if mask.dtype is not ember.bool:
+        raise TypeError(f"{op}: mask_mod must return booleans (True where attention is "
+                        f"allowed), got {mask.dtype.name}; compare instead, e.g. "
+                        f"q_idx >= kv_idx, or convert with .bool()")
+    return mask
 
 
 def _dense_to_ordered(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -359,7 +368,8 @@ def create_block_mask(mask_mod: _mask_mod_signature, B: int | None, H: int | Non
                         f"the score_mod {mask_mod!r}; masks made from a score_mod come from "
                         f"create_mask")
     qb, kb = (BLOCK_SIZE, BLOCK_SIZE) if isinstance(BLOCK_SIZE, int) else BLOCK_SIZE
-    mask = _np(create_mask(mask_mod, B, H, Q_LEN, KV_LEN, device))
+    mask = _np(check_boolean_mask("create_block_mask",
+                                  create_mask(mask_mod, B, H, Q_LEN, KV_LEN, device)))
     rows, cols = -(-Q_LEN // qb), -(-KV_LEN // kb)
     padded = np.zeros((*mask.shape[:2], rows * qb, cols * kb), dtype=np.int32)
     padded[..., :Q_LEN, :KV_LEN] = mask

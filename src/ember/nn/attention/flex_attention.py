@@ -36,6 +36,7 @@ from ember.nn.attention.block_mask import (
     _score_mod_signature,
     _sliced_mask_mod_error,
     and_masks,
+    check_boolean_mask,
     create_block_mask,
     create_mask,
     index_grids,
@@ -187,7 +188,8 @@ def _attend_strip(q: Tensor, k: Tensor, v: Tensor, strip: _Strip,
         scores = _mod_result("score_mod", score_mod(scores, *grids), scores).to(q.dtype)
     allowed = None
     if strip.partial and mask_mod is not noop_mask:
-        allowed = ember.as_tensor(mask_mod(*grids), device=q.device).to(ember.bool)
+        allowed = check_boolean_mask("flex_attention",
+                                     _mod_result("mask_mod", mask_mod(*grids), scores))
     if strip.listed is not None:
         listed = ember.tensor(strip.listed, device=q.device)
         allowed = listed if allowed is None else allowed & listed
