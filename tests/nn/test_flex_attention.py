@@ -339,3 +339,14 @@ def test_mask_mod_that_does_not_return_booleans_raises():
     q = ember.randn(1, 1, 8, 4)
     with pytest.raises(TypeError, match="flex_attention: mask_mod must return booleans"):
         flex_attention(q, q, q, block_mask=bm)
+
+
+def test_empty_queries_and_empty_keys():
+    q, k = ember.zeros(1, 2, 0, 4), ember.zeros(1, 2, 8, 4)
+    out, lse = flex_attention(q, k, k, block_mask=create_block_mask(causal, 1, 1, 0, 8),
+                              return_lse=True)
+    assert out.shape == (1, 2, 0, 4) and lse.shape == (1, 2, 0)
+    with pytest.raises(IndexError, match="flex_attention: key and value have length 0"):
+        flex_attention(k, q, q)
+    with pytest.raises(IndexError, match="flex_attention: key and value have length 0"):
+        flex_attention(k, q, q, block_mask=create_block_mask(causal, 1, 1, 8, 0))

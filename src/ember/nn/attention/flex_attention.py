@@ -140,7 +140,7 @@ def flex_attention(query: Tensor, key: Tensor, value: Tensor,
 def _plan(block_mask: BlockMask | None, length: int, source: int) -> list[_Strip]:
     """The strips of work: one over everything without a block mask, else one per block of
     query rows, over the union of the key/value blocks any batch entry or head lists."""
-    if block_mask is None:
+    if block_mask is None or length == 0:
         return [_Strip(slice(0, length), [(0, source)], None, False)]
     q_block, kv_block = block_mask.BLOCK_SIZE
     listed, full = block_mask.dense_blocks()
@@ -254,6 +254,9 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, block_mask: BlockMa
         raise ValueError(f"{op}: expect query and key/value to have the same embedding "
                          f"dimension but got E={query.shape[-1]} and E={key.shape[-1]} "
                          f"({shapes})")
+    if key.shape[2] == 0:
+        raise IndexError(f"{op}: key and value have length 0, so no query has anything to "
+                         f"attend to (as in PyTorch, this is an error); got {shapes}")
     if key.shape[:3] != value.shape[:3]:
         raise ShapeError(f"{op}: key and value must share batch, heads and length; got "
                          f"{shapes}")
