@@ -350,3 +350,12 @@ def test_empty_queries_and_empty_keys():
         flex_attention(k, q, q)
     with pytest.raises(IndexError, match="flex_attention: key and value have length 0"):
         flex_attention(k, q, q, block_mask=create_block_mask(causal, 1, 1, 8, 0))
+
+
+@pytest.mark.parametrize("size", [0, -4, (8, 0)])
+def test_block_size_must_be_positive(size):
+    with pytest.raises(ValueError, match="create_block_mask: BLOCK_SIZE must be positive"):
+        create_block_mask(causal, 1, 1, 8, 8, BLOCK_SIZE=size)
+    with pytest.raises(ValueError, match="BlockMask.from_kv_blocks: BLOCK_SIZE must be"):
+        BlockMask.from_kv_blocks(ember.ones(1, 1, 1, dtype=ember.int32),
+                                 ember.zeros(1, 1, 1, 1, dtype=ember.int32), BLOCK_SIZE=size)

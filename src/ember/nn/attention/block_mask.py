@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -166,6 +167,15 @@ def _transpose_ordered(num_blocks: np.ndarray, indices: np.ndarray) -> tuple:
     return _dense_to_ordered(np.swapaxes(dense, -2, -1))
 
 
+def _block_sizes(op: str, BLOCK_SIZE: int | tuple[int, int]) -> tuple[int, int]:
+    """(query block, key/value block) from an int or a pair, both positive."""
+    sizes = (BLOCK_SIZE,) * 2 if isinstance(BLOCK_SIZE, Integral) else tuple(BLOCK_SIZE)
+    if len(sizes) != 2 or not all(isinstance(n, Integral) and n > 0 for n in sizes):
+        raise ValueError(f"{op}: BLOCK_SIZE must be positive, an int or a (query, key/value) "
+                         f"pair of ints, got {BLOCK_SIZE!r}")
+    return int(sizes[0]), int(sizes[1])
+
+
 def _np(t: Tensor | None) -> np.ndarray | None:
     return None if t is None else t.detach().cpu().numpy()
 
@@ -228,7 +238,7 @@ class BlockMask:
         if (full_kv_num_blocks is None) != (full_kv_indices is None):
             raise ValueError("BlockMask: full_kv_num_blocks and full_kv_indices must be both "
                              "provided or omitted")
-        block = (BLOCK_SIZE, BLOCK_SIZE) if isinstance(BLOCK_SIZE, int) else tuple(BLOCK_SIZE)
+        block = _block_sizes("BlockMask.from_kv_blocks", BLOCK_SIZE)
         if seq_lengths is None:
             seq_lengths = (kv_indices.shape[-2] * block[0], kv_indices.shape[-1] * block[1])
         q_side: list[Tensor | None] = [None] * 4
@@ -367,7 +377,7 @@ def create_block_mask(mask_mod: _mask_mod_signature, B: int | None, H: int | Non
         raise TypeError(f"create_block_mask requires a mask_mod (b, h, q_idx, kv_idx), got "
                         f"the score_mod {mask_mod!r}; masks made from a score_mod come from "
                         f"create_mask")
-    qb, kb = (BLOCK_SIZE, BLOCK_SIZE) if isinstance(BLOCK_SIZE, int) else BLOCK_SIZE
+    qb, kb = _block_sizes("create_block_mask", BLOCK_SIZE)
     mask = _np(check_boolean_mask("create_block_mask",
                                   create_mask(mask_mod, B, H, Q_LEN, KV_LEN, device)))
     rows, cols = -(-Q_LEN // qb), -(-KV_LEN // kb)
