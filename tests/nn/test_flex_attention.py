@@ -359,3 +359,16 @@ def test_block_size_must_be_positive(size):
     with pytest.raises(ValueError, match="BlockMask.from_kv_blocks: BLOCK_SIZE must be"):
         BlockMask.from_kv_blocks(ember.ones(1, 1, 1, dtype=ember.int32),
                                  ember.zeros(1, 1, 1, 1, dtype=ember.int32), BLOCK_SIZE=size)
+
+
+@pytest.mark.parametrize("compute_q_blocks", [True, False])
+def test_block_indices_out_of_range_raise(compute_q_blocks):
+    def build():
+        bm = BlockMask.from_kv_blocks(ember.tensor([[[2, 1]]], dtype=ember.int32),
+                                      ember.tensor([[[[0, 2], [-1, 0]]]], dtype=ember.int32),
+                                      BLOCK_SIZE=4, compute_q_blocks=compute_q_blocks)
+        q = ember.randn(1, 1, 8, 4)
+        return flex_attention(q, q, q, block_mask=bm)
+    with pytest.raises(IndexError, match=r"BlockMask: a listed key/value block index is out "
+                                         r"of range \[0, 2\): got \[-1, 2\]"):
+        build()

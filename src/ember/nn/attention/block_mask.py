@@ -157,6 +157,11 @@ def _dense_to_ordered(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _ordered_to_dense(num_blocks: np.ndarray, indices: np.ndarray, cols: int) -> np.ndarray:
     """Inverse of :func:`_dense_to_ordered` (int32 0/1 of shape (…, rows, cols))."""
     listed = np.arange(indices.shape[-1]) < num_blocks[..., None]
+    bad = listed & ((indices < 0) | (indices >= cols))
+    if bad.any():
+        raise IndexError(f"BlockMask: a listed key/value block index is out of range [0, "
+                         f"{cols}): got {sorted(set(indices[bad].tolist()))}; each row's first "
+                         f"num_blocks entries of kv_indices must be block columns")
     dense = np.zeros((*indices.shape[:-1], cols + 1), dtype=np.int32)
     np.put_along_axis(dense, np.where(listed, indices, cols).astype(np.int64), 1, axis=-1)
     return dense[..., :cols]
