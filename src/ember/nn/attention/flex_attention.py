@@ -185,7 +185,8 @@ def _attend_strip(q: Tensor, k: Tensor, v: Tensor, strip: _Strip,
                                                    device=q.device), kv_idx)
     scores = qs @ ks.transpose(-2, -1)
     if score_mod is not None:
-        scores = _mod_result("score_mod", score_mod(scores, *grids), scores).to(q.dtype)
+        scores = _mod_result("score_mod", score_mod(scores, *grids), scores).expand(
+            *scores.shape).to(q.dtype)
     allowed = None
     if strip.partial and mask_mod is not noop_mask:
         allowed = check_boolean_mask("flex_attention",
@@ -199,8 +200,8 @@ def _attend_strip(q: Tensor, k: Tensor, v: Tensor, strip: _Strip,
 
 
 def _mod_result(name: str, result: Any, scores: Tensor) -> Tensor:
-    """A mod's result as a tensor of the scores' shape (a mod that ignores some of its inputs
-    returns a smaller, broadcasting one); a shape that does not broadcast raises."""
+    """A mod's result as a tensor broadcasting to the scores' shape (a mod that ignores some
+    of its inputs returns a smaller one); a shape that does not broadcast raises."""
     result = ember.as_tensor(result, device=scores.device)
     shape = tuple(scores.shape)
     if result.ndim > len(shape) or any(
@@ -209,7 +210,7 @@ def _mod_result(name: str, result: Any, scores: Tensor) -> Tensor:
                          f"does not broadcast to the scores' shape {shape}; a mod gets "
                          f"broadcasting index tensors b (B,1,1,1), h (1,H,1,1), q_idx "
                          f"(1,1,L,1), kv_idx (1,1,1,S) and must return one value per position")
-    return result.expand(*shape)
+    return result
 
 
 def _gather(t: Tensor, runs: list[tuple[int, int]]) -> Tensor:
