@@ -309,7 +309,8 @@ class BlockMask:
 
     def __getitem__(self, index: Any) -> BlockMask:
         """The mask of some batch entries, heads or query-block rows; an integer keeps its
-        dimension (as PyTorch's). The result's mask_mod raises until it is set again.
+        dimension (as PyTorch's) and one out of range raises an IndexError (PyTorch's gives an
+        empty mask). The result's mask_mod raises until it is set again.
 
         Example:
             >>> bm = create_block_mask(lambda b, h, q, kv: q >= kv, 2, 4, 256, 256)
