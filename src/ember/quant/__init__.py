@@ -6,10 +6,12 @@ PyTorch's x86/fbgemm kernels do. See docs/quantization.md.
 
 from ember.quant.fake_quantize import *  # noqa: F403
 from ember.quant.fuse import *  # noqa: F403
+from ember.quant.fuser_method_mappings import *  # noqa: F403
 from ember.quant.histogram_observer import *  # noqa: F403
 from ember.quant.mappings import *  # noqa: F403
 from ember.quant.observer import *  # noqa: F403
 from ember.quant.qconfig import *  # noqa: F403
+from ember.quant.qconfig_mapping import *  # noqa: F403
 from ember.quant.qtensor import *  # noqa: F403
 from ember.quant.qtypes import *  # noqa: F403
 from ember.quant.quant_type import *  # noqa: F403

@@ -21,6 +21,7 @@ from ember.quant.mappings import (
 from ember.quant.modules.functional_modules import FloatFunctional
 from ember.quant.modules.intrinsic import _FusedModule
 from ember.quant.qconfig import default_dynamic_qconfig
+from ember.quant.qconfig_mapping import QConfigMapping
 from ember.quant.qtypes import qint8
 from ember.quant.stubs import DeQuantStub, QuantWrapper
 
@@ -28,10 +29,23 @@ __all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize_
            "swap_module", "add_quant_dequant"]
 
 
-def propagate_qconfig_(module: Module, qconfig_dict: dict | None = None) -> None:
-    """Gives every submodule a ``qconfig``: its own if set, else ``qconfig_dict``'s for its
-    type or its dotted name, else its parent's."""
-    _propagate(module, qconfig_dict or {}, None, "")
+def propagate_qconfig_(module: Module, qconfig_dict: dict | QConfigMapping | None = None
+                       ) -> None:
+    """Gives every submodule a ``qconfig``. With a dict (PyTorch's eager ``qconfig_dict``):
+    its own if set, else the dict's for its type or its dotted name, else its parent's. With a
+    :class:`QConfigMapping`: its own if set, else the nearest ancestor's own, else the
+    mapping's for its type and dotted name.
+
+    Example:
+        >>> m = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+        >>> propagate_qconfig_(m, QConfigMapping().set_object_type(nn.Linear, default_qconfig))
+        >>> m[0].qconfig is default_qconfig, m[1].qconfig
+        (True, None)
+    """
+    if isinstance(qconfig_dict, QConfigMapping):
+        _propagate_mapping(module, qconfig_dict, None, "")
+    else:
+        _propagate(module, qconfig_dict or {}, None, "")
 
 
 def _propagate(module: Module, qconfig_dict: dict, parent: Any, prefix: str) -> None:
@@ -41,6 +55,16 @@ def _propagate(module: Module, qconfig_dict: dict, parent: Any, prefix: str) -> 
     module.qconfig = qconfig
     for name, child in module.named_children():
         _propagate(child, qconfig_dict, qconfig, f"{prefix}.{name}" if prefix else name)
+
+
+def _propagate_mapping(module: Module, mapping: QConfigMapping, explicit: Any,
+                       prefix: str) -> None:
+    """``explicit``: a one-element tuple holding the nearest ancestor's own qconfig, if any."""
+    if "qconfig" in module.__dict__:
+        explicit = (module.qconfig,)
+    module.qconfig = explicit[0] if explicit else mapping.qconfig_for(type(module), prefix)
+    for name, child in module.named_children():
+        _propagate_mapping(child, mapping, explicit, f"{prefix}.{name}" if prefix else name)
 
 
 def _observer_forward_hook(module: Module, args: tuple, output: Any) -> Any:
@@ -80,10 +104,12 @@ def _add_observers(module: Module, allow: set, non_leaf: set) -> None:
 
 
 def prepare(model: Module, inplace: bool = False, allow_list: set | None = None,
-            observer_non_leaf_module_list: set | None = None) -> Module:
+            observer_non_leaf_module_list: set | None = None, *,
+            qconfig_mapping: QConfigMapping | None = None) -> Module:
     """A copy of ``model`` (or ``model`` itself with ``inplace``) with an observer after
     each module that has a ``qconfig`` and a quantized twin; run calibration data through it,
-    then :func:`convert`.
+    then :func:`convert`. ``qconfig_mapping`` (Ember's addition) gives the modules without a
+    ``qconfig`` attribute theirs (see :func:`propagate_qconfig_`).
 
     Example:
         >>> m = nn.Sequential(QuantStub(), nn.Linear(2, 2), DeQuantStub())
@@ -94,7 +120,7 @@ def prepare(model: Module, inplace: bool = False, allow_list: set | None = None,
     """
     if not inplace:
         model = copy.deepcopy(model)
-    propagate_qconfig_(model)
+    propagate_qconfig_(model, qconfig_mapping)
     if not any(_needs_observation(m) for m in model.modules()):
         warnings.warn("None of the submodule got qconfig applied. Make sure you passed correct "
                       "configuration through `qconfig_dict` or by assigning the `.qconfig` "
@@ -104,9 +130,11 @@ def prepare(model: Module, inplace: bool = False, allow_list: set | None = None,
     return model
 
 
-def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = False) -> Module:
+def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = False, *,
+                qconfig_mapping: QConfigMapping | None = None) -> Module:
     """A copy of ``model`` (in training mode) for quantization-aware training: layers become
-    their QAT versions (fake-quantized weights) and fake quantizers observe the outputs.
+    their QAT versions (fake-quantized weights) and fake quantizers observe the outputs;
+    ``qconfig_mapping`` as in :func:`prepare`.
 
     Example:
         >>> m = nn.Sequential(QuantStub(), nn.Linear(2, 2), DeQuantStub())
@@ -120,7 +148,7 @@ def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = Fals
     mapping = get_default_qat_module_mappings() if mapping is None else mapping
     if not inplace:
         model = copy.deepcopy(model)
-    propagate_qconfig_(model)
+    propagate_qconfig_(model, qconfig_mapping)
     convert(model, mapping=mapping, inplace=True, remove_qconfig=False)
     prepare(model, observer_non_leaf_module_list=set(mapping.values()), inplace=True)
     return model
