@@ -1,0 +1,211 @@
+"""ember.ao.pruning against torch.ao.pruning: the same masks for the same weights
+(WeightNormSparsifier, NearlyDiagonalSparsifier), the same schedules (LambdaSL, CubicSL),
+state dicts, squash_mask, convert; and the docstring examples."""
+
+import doctest
+import importlib
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.ao.pruning as tp
+
+import ember
+import ember.ao.pruning as ep
+from tests.quant.helpers import copy_weights
+
+
+def _models(shapes, seed=0):
+    torch.manual_seed(seed)
+    t = torch.nn.Sequential(*[torch.nn.Linear(i, o) for o, i in shapes])
+    e = ember.nn.Sequential(*[ember.nn.Linear(i, o) for o, i in shapes])
+    copy_weights(t, e)
+    return t, e
+
+
+def _same_masks(t_sparsifier, e_sparsifier):
+    for tg, eg in zip(t_sparsifier.groups, e_sparsifier.groups):
+        tm = tg["module"].parametrizations[tg["tensor_name"]][0].mask
+        em = eg["module"].parametrizations[eg["tensor_name"]][0].mask
+        assert str(em.dtype).split(".")[-1] == str(tm.dtype).split(".")[-1]
+        np.testing.assert_array_equal(em.numpy(), tm.numpy())
+
+
+@pytest.mark.parametrize("shape, kwargs", [
+    ((6, 10), {}),
+    ((6, 10), {"sparsity_level": 0.3, "sparse_block_shape": (2, 3)}),
+    ((5, 7), {"sparsity_level": 0.7, "sparse_block_shape": (2, 2), "norm": 1}),
+    ((8, 8), {"sparsity_level": 0.5, "sparse_block_shape": (1, 4), "zeros_per_block": 2}),
+    ((4, 6), {"sparsity_level": 0.25, "sparse_block_shape": (2, 3), "zeros_per_block": 1}),
+    ((4, 6), {"sparsity_level": 1.0, "sparse_block_shape": (1, 1)}),
+    ((4, 6), {"sparsity_level": 0.99, "sparse_block_shape": (1, 1)}),
+    ((4, 6), {"sparsity_level": 0.0}),
+    ((4, 8), {"sparsity_level": 1.0, "sparse_block_shape": (1, 4), "zeros_per_block": 2}),
+    ((4, 8), {"zeros_per_block": 0}),
+])
+def test_weight_norm_masks_equal_torch(shape, kwargs):
+    divisible = "zeros_per_block" not in kwargs  # (else PyTorch needs whole blocks)
+    t, e = _models([shape, (3, shape[0])] if divisible else [shape])
+    ts, es = tp.WeightNormSparsifier(**kwargs), ep.WeightNormSparsifier(**kwargs)
+    ts.prepare(t, config=None), es.prepare(e, config=None)
+    _same_masks(ts, es)
+    ts.step(), es.step()
+    _same_masks(ts, es)
+    x = np.random.default_rng(0).normal(size=(2, shape[1])).astype(np.float32)
+    np.testing.assert_allclose(e(ember.tensor(x)).detach().numpy(),
+                               t(torch.tensor(x)).detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_per_group_config_and_squash_mask_equal_torch():
+    t, e = _models([(6, 8), (4, 6)], seed=1)
+    config = [{"tensor_fqn": "0.weight", "sparsity_level": 0.8, "sparse_block_shape": (1, 2),
+               "zeros_per_block": 2}, {"tensor_fqn": "1.weight"}]
+    ts = tp.WeightNormSparsifier(sparsity_level=0.4, sparse_block_shape=(2, 2))
+    es = ep.WeightNormSparsifier(sparsity_level=0.4, sparse_block_shape=(2, 2))
+    ts.prepare(t, config), es.prepare(e, config)
+    ts.step(), es.step()
+    _same_masks(ts, es)
+    ts.squash_mask(params_to_keep=("sparsity_level",),
+                   params_to_keep_per_layer={"1": ("sparse_block_shape",)})
+    es.squash_mask(params_to_keep=("sparsity_level",),
+                   params_to_keep_per_layer={"1": ("sparse_block_shape",)})
+    assert list(e.state_dict()) == list(t.state_dict())
+    for tv, ev in zip(t.state_dict().values(), e.state_dict().values()):
+        np.testing.assert_array_equal(ev.numpy(), tv.numpy())
+    assert e[0].sparse_params == t[0].sparse_params
+    assert e[1].sparse_params == t[1].sparse_params
+
+
+def test_state_dicts_like_torch_and_load_round_trip():
+    t, e = _models([(4, 8)], seed=2)
+    ts, es = tp.WeightNormSparsifier(sparse_block_shape=(1, 2)), ep.WeightNormSparsifier(
+        sparse_block_shape=(1, 2))
+    ts.prepare(t, None), es.prepare(e, None)
+    ts.step(), es.step()
+    assert list(e.state_dict()) == list(t.state_dict())
+    tsd, esd = ts.state_dict(), es.state_dict()
+    assert esd["groups"] == tsd["groups"]
+    assert list(esd["state"]) == list(tsd["state"])
+    np.testing.assert_array_equal(esd["state"]["0.weight"]["mask"].numpy(),
+                                  tsd["state"]["0.weight"]["mask"].numpy())
+    _, fresh = _models([(4, 8)], seed=3)
+    loader = ep.WeightNormSparsifier()
+    loader.model = fresh
+    loader.load_state_dict(es.state_dict())
+    np.testing.assert_array_equal(fresh[0].parametrizations.weight[0].mask.numpy(),
+                                  tsd["state"]["0.weight"]["mask"].numpy())
+    assert loader.groups[0]["module"] is fresh[0]
+
+
+@pytest.mark.parametrize("shape, nearliness", [((5, 5), 1), ((4, 6), 3), ((6, 4), 5),
+                                               ((3, 3), 0)])
+def test_nearly_diagonal_masks_equal_torch(shape, nearliness):
+    t, e = _models([shape])
+    ts, es = tp.NearlyDiagonalSparsifier(nearliness), ep.NearlyDiagonalSparsifier(nearliness)
+    ts.prepare(t, None), es.prepare(e, None)
+    ts.step(), es.step()
+    _same_masks(ts, es)
+
+
+def _schedules(make):  # (rising levels: ties among zeroed blocks are broken differently)
+    t, e = _models([(4, 8), (6, 4)], seed=4)
+    ts, es = tp.WeightNormSparsifier(0.9, (1, 2)), ep.WeightNormSparsifier(0.9, (1, 2))
+    config = [{"tensor_fqn": "0.weight"}, {"tensor_fqn": "1.weight", "sparsity_level": 0.6}]
+    ts.prepare(t, config), es.prepare(e, config)
+    tsch, esch = make(tp, ts), make(ep, es)
+    for _ in range(8):
+        assert esch.get_last_sl() == tsch.get_last_sl()
+        ts.step(), es.step()
+        _same_masks(ts, es)
+        tsch.step(), esch.step()
+    return tsch, esch
+
+
+def test_lambda_schedule_equals_torch():
+    rising = [lambda epoch: epoch / 6, lambda epoch: min(1, epoch / 3)]
+    tsch, esch = _schedules(lambda m, s: m.LambdaSL(s, rising))
+    assert esch.state_dict().keys() == tsch.state_dict().keys()
+
+
+def test_cubic_schedule_equals_torch():
+    _schedules(lambda m, s: m.CubicSL(s, init_sl=[0.1, 0.0], init_t=2, delta_t=1, total_t=5,
+                                      initially_zero=[True, False]))
+
+
+def test_scheduler_warnings_and_errors():
+    _, e = _models([(2, 2)])
+    es = ep.WeightNormSparsifier()
+    es.prepare(e, None)
+    sch = ep.LambdaSL(es, lambda epoch: 1.0)
+    with pytest.warns(UserWarning, match="before `sparsifier.step\\(\\)`"):
+        sch.step()
+    with pytest.warns(UserWarning, match="get_last_sl"):
+        sch.get_sl()
+    with pytest.raises(TypeError, match="BaseSparsifier"):
+        ep.LambdaSL(object(), lambda epoch: 1.0)
+    with pytest.raises(ValueError, match="Expected 1 lr_lambdas"):
+        ep.LambdaSL(es, [lambda epoch: 1.0] * 2)
+    with pytest.raises(ValueError, match="Expected variable of length 1"):
+        ep.CubicSL(es, init_t=[0, 1])
+
+
+class _Dense(ember.nn.Module):
+    @classmethod
+    def from_dense(cls, mod):
+        new = cls()
+        new.weight = mod.weight.detach()
+        return new
+
+
+def test_convert_swaps_masked_modules_by_mapping():
+    _, e = _models([(2, 3), (2, 2)])
+    es = ep.NearlyDiagonalSparsifier()
+    es.prepare(e, [{"tensor_fqn": "0.weight"}])
+    es.step()
+    calls = []
+    e[0].register_forward_hook(lambda *args: calls.append(1))
+    converted = es.convert(e, mapping={ember.nn.Linear: _Dense})
+    assert type(converted[0]) is _Dense and type(converted[1]) is ember.nn.Linear
+    np.testing.assert_array_equal(converted[0].weight.numpy(),
+                                  e[0].weight.detach().numpy() * np.eye(2, 3))
+    assert converted[0]._forward_hooks
+    with pytest.raises(NotImplementedError, match="mapping"):
+        es.convert(e)
+
+
+def test_errors_are_clear():
+    _, e = _models([(4, 8)])
+    with pytest.raises(NotImplementedError, match="L-3"):
+        ep.WeightNormSparsifier(norm=3)
+    es = ep.WeightNormSparsifier(sparse_block_shape=(1, 2), zeros_per_block=3)
+    es.prepare(e, None)
+    with pytest.raises(ValueError, match="cannot be more than"):
+        es.step()
+    with pytest.raises(TypeError, match="should be dicts"):
+        ep.WeightNormSparsifier().prepare(e, [e[0]])
+    with pytest.raises(ValueError, match="tensor_fqn is a required"):
+        ep.WeightNormSparsifier().prepare(e, [{"sparsity_level": 0.5}])
+    with pytest.raises(ValueError, match="no tensor '0.wieght'"):
+        ep.WeightNormSparsifier().prepare(e, [{"tensor_fqn": "0.wieght"}])
+    conv = ember.nn.Sequential(ember.nn.Conv2d(1, 2, 3))
+    cs = ep.WeightNormSparsifier(sparsity_level=0.5)
+    cs.prepare(conv, [{"tensor_fqn": "0.weight"}])
+    with pytest.raises(ember.errors.ShapeError, match="must be 2-D"):
+        cs.step()
+    nd = ep.NearlyDiagonalSparsifier(2)
+    nd.prepare(_models([(4, 8)])[1], None)
+    with pytest.raises(ValueError, match="odd number"):
+        nd.step()
+
+
+@pytest.mark.parametrize("name", ["fake_sparsity", "base_sparsifier", "weight_norm_sparsifier",
+                                  "nearly_diagonal_sparsifier", "scheduler"])
+def test_docstring_examples_run(name):
+    module = importlib.import_module(f"ember.ao.pruning.{name}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = doctest.testmod(module, extraglobs={"ember": ember, "nn": ember.nn,
+                                                     **vars(ep)},
+                                 optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert result.failed == 0
