@@ -198,3 +198,10 @@ def test_submodules_reexport_torch_names(sub):
     assert [n for n in public if not hasattr(theirs, n)] == []
     for n in ours.__all__:  # re-exports, not copies
         assert getattr(ours, n) is getattr(eq, n)
+
+
+def test_package_attributes_are_the_submodules_but_fuse_modules_the_function():
+    assert ember.quantization is eq
+    assert eq.observer.__name__ == "ember.ao.quantization.observer"
+    assert eq.qconfig_mapping.__name__ == "ember.ao.quantization.qconfig_mapping"
+    assert callable(eq.fuse_modules) and callable(tq.fuse_modules)
