@@ -96,6 +96,12 @@ def test_state_dicts_like_torch_and_load_round_trip():
     np.testing.assert_array_equal(fresh[0].parametrizations.weight[0].mask.numpy(),
                                   tsd["state"]["0.weight"]["mask"].numpy())
     assert loader.groups[0]["module"] is fresh[0]
+    again = ep.WeightNormSparsifier()  # (into a model that has its FakeSparsity already)
+    again.prepare(fresh, None)
+    again.load_state_dict(es.state_dict())
+    assert len(fresh[0].parametrizations.weight) == 1
+    np.testing.assert_array_equal(fresh[0].parametrizations.weight[0].mask.numpy(),
+                                  tsd["state"]["0.weight"]["mask"].numpy())
 
 
 @pytest.mark.parametrize("shape, nearliness", [((5, 5), 1), ((4, 6), 3), ((6, 4), 5),

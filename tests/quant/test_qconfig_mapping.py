@@ -205,3 +205,12 @@ def test_package_attributes_are_the_submodules_but_fuse_modules_the_function():
     assert eq.observer.__name__ == "ember.ao.quantization.observer"
     assert eq.qconfig_mapping.__name__ == "ember.ao.quantization.qconfig_mapping"
     assert callable(eq.fuse_modules) and callable(tq.fuse_modules)
+
+
+def test_quantize_dynamic_takes_a_mapping():
+    m = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.Sequential(ember.nn.Linear(3, 2)))
+    qm = (eq.QConfigMapping().set_object_type(ember.nn.Linear, eq.default_dynamic_qconfig)
+          .set_module_name("1", None))
+    q = eq.quantize_dynamic(m, qm)
+    assert type(q[0]).__module__ == "ember.quant.modules.dynamic"
+    assert type(q[1][0]) is ember.nn.Linear

@@ -216,8 +216,8 @@ def convert(module: Module, mapping: dict | None = None, inplace: bool = False,
 def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8,
                      mapping: dict | None = None, inplace: bool = False) -> Module:
     """A copy of ``model`` with its ``Linear``, ``LSTM`` and ``GRU`` layers (or the types or
-    names in ``qconfig_spec``) dynamically quantized: int8 weights, activations quantized per
-    call.
+    names in ``qconfig_spec``: a set, a dict or a :class:`QConfigMapping`) dynamically
+    quantized: int8 weights, activations quantized per call.
 
     Example:
         >>> q = quantize_dynamic(nn.Sequential(nn.Linear(4, 3), nn.ReLU()))

@@ -84,8 +84,9 @@ class BaseSparsifier(abc.ABC):
                     raise RuntimeError(f"Error loading {tensor_fqn} into the model: the model "
                                        "has no such module")
                 continue
-            found = [p for p in getattr(module, "parametrizations", {}).get(tensor_name, [])
-                     if isinstance(p, FakeSparsity)]
+            current = module.parametrizations[tensor_name] \
+                if parametrize.is_parametrized(module, tensor_name) else []
+            found = [p for p in current if isinstance(p, FakeSparsity)]
             if found:
                 fake = found[0]
             else:
