@@ -114,7 +114,7 @@ def test_nearly_diagonal_masks_equal_torch(shape, nearliness):
     _same_masks(ts, es)
 
 
-def _schedules(make):  # (rising levels: ties among zeroed blocks are broken differently)
+def _schedules(make):
     t, e = _models([(4, 8), (6, 4)], seed=4)
     ts, es = tp.WeightNormSparsifier(0.9, (1, 2)), ep.WeightNormSparsifier(0.9, (1, 2))
     config = [{"tensor_fqn": "0.weight"}, {"tensor_fqn": "1.weight", "sparsity_level": 0.6}]
@@ -129,8 +129,8 @@ def _schedules(make):  # (rising levels: ties among zeroed blocks are broken dif
 
 
 def test_lambda_schedule_equals_torch():
-    rising = [lambda epoch: epoch / 6, lambda epoch: min(1, epoch / 3)]
-    tsch, esch = _schedules(lambda m, s: m.LambdaSL(s, rising))
+    levels = [lambda epoch: epoch / 6, lambda epoch: 0.9 ** epoch]  # (falling: ties at zero)
+    tsch, esch = _schedules(lambda m, s: m.LambdaSL(s, levels))
     assert esch.state_dict().keys() == tsch.state_dict().keys()
 
 
@@ -205,13 +205,42 @@ def test_errors_are_clear():
         nd.step()
 
 
+def test_selection_among_ties_is_torch_topk():
+    rng = np.random.default_rng(0)
+    for n in (5, 40, 200, 700):
+        for k in (1, 2, n // 3, n - 1):
+            values = rng.integers(0, 3, size=n).astype(np.float32)
+            values[rng.random(n) < 0.05] = np.nan
+            expected = torch.topk(torch.tensor(values), k, largest=False).indices
+            assert set(ep.selection.torch_smallest(values, k).tolist()) == set(
+                expected.tolist()), (n, k)
+    rows = rng.integers(0, 2, size=(50, 8)).astype(np.float32)
+    expected = torch.topk(torch.tensor(rows), 3, dim=1, largest=False).indices.numpy()
+    np.testing.assert_array_equal(np.sort(ep.selection.torch_smallest_per_row(rows, 3)),
+                                  np.sort(expected))
+
+
+def test_tied_weights_masks_equal_torch():
+    t, e = _models([(8, 8)], seed=6)
+    with torch.no_grad():  # (few distinct magnitudes: ties everywhere)
+        t[0].weight.copy_(torch.round(t[0].weight * 4) / 4)
+    copy_weights(t, e)
+    for kwargs in ({"sparsity_level": 0.5, "sparse_block_shape": (1, 1)},
+                   {"sparsity_level": 0.3, "sparse_block_shape": (1, 4), "zeros_per_block": 2}):
+        ts, es = tp.WeightNormSparsifier(**kwargs), ep.WeightNormSparsifier(**kwargs)
+        ts.prepare(t, None), es.prepare(e, None)
+        ts.step(), es.step()
+        _same_masks(ts, es)
+        ts.squash_mask(), es.squash_mask()
+
+
 @pytest.mark.parametrize("name", ["fake_sparsity", "base_sparsifier", "weight_norm_sparsifier",
-                                  "nearly_diagonal_sparsifier", "scheduler"])
+                                  "nearly_diagonal_sparsifier", "scheduler", "selection"])
 def test_docstring_examples_run(name):
     module = importlib.import_module(f"ember.ao.pruning.{name}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = doctest.testmod(module, extraglobs={"ember": ember, "nn": ember.nn,
+        result = doctest.testmod(module, extraglobs={"ember": ember, "nn": ember.nn, "np": np,
                                                      **vars(ep)},
                                  optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     assert result.failed == 0

@@ -1,6 +1,7 @@
 """``torch.ao.pruning``: sparsifiers that learn masks for weights (``FakeSparsity``
 parametrizations), and schedulers of their sparsity levels."""
 
+from ember.ao.pruning import selection
 from ember.ao.pruning.base_sparsifier import BaseSparsifier
 from ember.ao.pruning.fake_sparsity import (
     FakeSparsity,

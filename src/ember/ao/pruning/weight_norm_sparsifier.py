@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ember.ao.pruning.base_sparsifier import BaseSparsifier
+from ember.ao.pruning.selection import torch_smallest, torch_smallest_per_row
 from ember.errors import ShapeError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy
@@ -59,7 +60,7 @@ def _tensor_mask(data: np.ndarray, sparsity_level: float, block: tuple[int, int]
     means = (sums / _blocks(count, block).sum(-1)).ravel()
     k = max(0, min(means.size - 1, round(sparsity_level * means.size)))
     keep = np.ones(means.size, _F32)
-    keep[np.argsort(means, kind="stable")[:k]] = 0
+    keep[torch_smallest(means, k)] = 0
     mask = np.repeat(keep.reshape(sums.shape)[..., None], block[0] * block[1], axis=-1)
     return _unblocks(mask, block)[:h, :w]
 
@@ -71,10 +72,10 @@ def _block_mask(data: np.ndarray, block: tuple[int, int], zeros_per_block: int) 
     padded = np.full(_padded_shape(data.shape, block), np.nan, data.dtype)
     padded[:h, :w] = data
     values = _blocks(padded, block)
-    mask = np.ones(values.shape, _F32)
-    smallest = np.argsort(values, axis=-1, kind="stable")[..., :zeros_per_block]
+    mask = np.ones(values.shape, _F32).reshape(-1, values.shape[-1])
+    smallest = torch_smallest_per_row(values.reshape(mask.shape), zeros_per_block)
     np.put_along_axis(mask, smallest, 0, axis=-1)
-    return _unblocks(mask, block)
+    return _unblocks(mask.reshape(values.shape), block)
 
 
 class WeightNormSparsifier(BaseSparsifier):
@@ -84,7 +85,8 @@ class WeightNormSparsifier(BaseSparsifier):
     entries in the other blocks (the mask is then boolean, as PyTorch's). Each group's config
     may override the three settings. The norms are of the masked tensor; where blocks (or
     entries) of equal norm straddle the threshold, e.g. blocks zeroed at a higher level
-    earlier, Ember keeps the later ones, while PyTorch's choice follows its C++ selection.
+    earlier, the choice among them is PyTorch's (its ``topk`` replayed, see
+    :mod:`ember.ao.pruning.selection`).
 
     Example:
         >>> model = nn.Sequential(nn.Linear(4, 2))
