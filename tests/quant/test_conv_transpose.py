@@ -79,3 +79,12 @@ def test_errors():
         m(q)
     with pytest.raises(ValueError, match="expected 2 input channels"):
         m(ember.quantize_per_tensor(ember.ones(1, 3, 3, 3), 0.1, 0, ember.quint8))
+
+
+@pytest.mark.parametrize("shape", [(0, 2, 3, 3), (1, 2, 0, 3)])
+def test_empty_input_gives_torch_shape(shape):
+    tm = torch.ao.nn.quantized.ConvTranspose2d(2, 3, 3, stride=2)
+    em = ember.ao.nn.quantized.ConvTranspose2d(2, 3, 3, stride=2)
+    expected = tm(torch.quantize_per_tensor(torch.ones(shape), 0.1, 0, torch.quint8))
+    out = em(ember.quantize_per_tensor(ember.ones(*shape), 0.1, 0, ember.quint8))
+    assert tuple(out.shape) == tuple(expected.shape)

@@ -135,7 +135,7 @@ def conv_transpose_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, .
     full = [(s_in - 1) * st + d * (k - 1) + 1 + op
             for s_in, st, d, k, op in zip(size, stride, dilation, kernel, output_padding)]
     acc = np.zeros((n, groups, og, *full), dtype)
-    xg = x.astype(dtype, copy=False).reshape(n, groups, cg, -1)
+    xg = x.astype(dtype, copy=False).reshape(n, groups, cg, int(np.prod(size)))
     wg = w.astype(dtype, copy=False).reshape(groups, cg, og, *kernel)
     for offset in np.ndindex(*kernel):
         w_at = wg[(slice(None),) * 3 + offset].transpose(0, 2, 1)  # (groups, O/groups, C/groups)
