@@ -11,49 +11,31 @@ import numpy as np
 from ember.nn.module import Module
 from ember.ops.creation import tensor
 from ember.quant import kernels
-from ember.quant.modules.quantized import _quantized_input, _WeightedQuantized
+from ember.quant.modules.quantized import _ConvLayer
 from ember.quant.qtensor import QuantizedTensor, quantize_per_tensor
 from ember.quant.qtypes import qint8
 
 __all__ = ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
-class _ConvTranspose(_WeightedQuantized):
-    _n = 2
-    _layout = "(N, C, H, W)"
+class _ConvTranspose(_ConvLayer):
+    _kind, _op = "ConvTranspose", "conv_transpose"
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
                  dilation: Any = 1, padding_mode: str = "zeros") -> None:
         super().__init__()
-        if padding_mode != "zeros" or isinstance(padding, str):
-            raise ValueError(f'Only "zeros" padding mode is supported for {self._name}, got '
-                             f"padding={padding!r}, padding_mode={padding_mode!r}")
-        for name, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
-            if channels % groups:
-                raise ValueError(f"quantized {self._name}: {name} must be divisible by groups, "
-                                 f"got {name}={channels}, groups={groups}")
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size, self.stride = self._tuple(kernel_size), self._tuple(stride)
-        self.padding, self.dilation = self._tuple(padding), self._tuple(dilation)
-        self.output_padding = self._tuple(output_padding)
+        self._set_geometry(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                           groups, padding_mode)
+        self.output_padding = self._sizes("output_padding", output_padding, 0)
         for op, st, d in zip(self.output_padding, self.stride, self.dilation):
             if op >= max(st, d):
                 raise ValueError(f"quantized {self._name}: output_padding {self.output_padding} "
                                  f"must be smaller than either stride {self.stride} or "
                                  f"dilation {self.dilation}")
-        self.padding_mode = padding_mode
-        self.scale, self.zero_point = 1.0, 0
         shape = (in_channels, out_channels // groups, *self.kernel_size)
         w = quantize_per_tensor(tensor(np.zeros(shape, np.float32)), 1.0, 0, qint8)
         self._set_weight(w, tensor(np.zeros(out_channels, np.float32)) if bias else None)
-
-    @property
-    def _name(self) -> str:
-        return f"ConvTranspose{self._n}d"
-
-    def _tuple(self, v: Any) -> tuple[int, ...]:
-        return (int(v),) * self._n if isinstance(v, int) else tuple(int(a) for a in v)
 
     @classmethod
     def _like(cls, layer: Module) -> _ConvTranspose:
@@ -68,7 +50,7 @@ class _ConvTranspose(_WeightedQuantized):
         observer = mod.qconfig.weight()
         if observer.qscheme.per_channel:
             raise ValueError(f"{cls.__name__}.from_float: Per channel weight observer is not "
-                             f"supported yet for ConvTranspose{{n}}d (as in PyTorch's fbgemm). "
+                             f"supported yet for {cls._kind}{cls._n}d (as in PyTorch's fbgemm). "
                              "Hint: use a per-tensor weight observer, as "
                              "get_default_qconfig_mapping() does for transposed convolutions")
         return super().from_float(mod)
@@ -79,13 +61,7 @@ class _ConvTranspose(_WeightedQuantized):
                 f"{self.output_padding}, dilation={self.dilation}, groups={self.groups}")
 
     def forward(self, input: QuantizedTensor) -> QuantizedTensor:  # noqa: A002 - PyTorch's
-        x = _quantized_input(f"conv_transpose{self._n}d", input)
-        if x.ndim != self._n + 2:
-            raise ValueError(f"Input shape must be `{self._layout}`! quantized {self._name} got "
-                             f"shape {tuple(x.shape)}")
-        if x.shape[1] != self.in_channels:
-            raise ValueError(f"quantized {self._name}: expected {self.in_channels} input "
-                             f"channels, got an input of shape {tuple(x.shape)}")
+        x = self._checked_input(input)
         acc = kernels.conv_transpose_accumulate(
             kernels.centred(x._int.numpy(), x._zero_point), self._w_centred, self.stride,
             self.padding, self.output_padding, self.dilation, self.groups)
