@@ -244,3 +244,37 @@ def test_docstring_examples_run(name):
                                                      **vars(ep)},
                                  optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+@pytest.mark.parametrize("with_mapping", [False, True])
+def test_sparsified_model_quantizes_as_torch(with_mapping):
+    # a parametrized (masked) Linear is still a Linear to prepare/convert, as PyTorch's
+    import torch.ao.quantization as tq
+
+    import ember.ao.quantization as eq
+
+    def build(nn, stubs, pruning, lib):
+        m = nn.Sequential(stubs.QuantStub(), nn.Linear(6, 4), nn.ReLU(), stubs.DeQuantStub())
+        sparsifier = pruning.WeightNormSparsifier(sparsity_level=0.5, sparse_block_shape=(1, 2))
+        sparsifier.prepare(m, config=None)
+        return m.eval(), sparsifier
+
+    torch.manual_seed(3)
+    (t, ts), (e, es) = build(torch.nn, tq, tp, torch), build(ember.nn, eq, ep, ember)
+    copy_weights(t, e)
+    ts.step(), es.step()
+    t.qconfig = tq.default_qconfig
+    if with_mapping:
+        ep_ = eq.prepare(e, qconfig_mapping=eq.QConfigMapping().set_object_type(
+            ember.nn.Linear, eq.default_qconfig).set_global(eq.default_qconfig))
+    else:
+        e.qconfig = eq.default_qconfig
+        ep_ = eq.prepare(e)
+    tp_ = tq.prepare(t)
+    x = np.random.default_rng(3).normal(size=(8, 6)).astype(np.float32)
+    tp_(torch.tensor(x)), ep_(ember.tensor(x))
+    tc, ec = tq.convert(tp_), eq.convert(ep_)
+    assert [type(m).__name__ for m in ec] == [type(m).__name__ for m in tc]
+    np.testing.assert_array_equal(ec[1].weight().int_repr().numpy(),
+                                  tc[1].weight().int_repr().numpy())
+    np.testing.assert_array_equal(ec(ember.tensor(x)).numpy(), tc(torch.tensor(x)).numpy())

@@ -10,6 +10,7 @@ from typing import Any
 
 from ember import nn
 from ember.nn.module import Module
+from ember.nn.utils.parametrize import is_parametrized, type_before_parametrizations
 from ember.quant.mappings import (
     DEFAULT_MODULE_TO_ACT_POST_PROCESS,
     QUANTIZED_PASSTHROUGH_MAPPINGS,
@@ -48,8 +49,13 @@ def propagate_qconfig_(module: Module, qconfig_dict: dict | QConfigMapping | Non
         _propagate(module, qconfig_dict or {}, None, "")
 
 
+def _type(module: Module) -> type:
+    """``module``'s type, that of the layer a parametrization (a sparsifier's mask) wraps."""
+    return type_before_parametrizations(module)
+
+
 def _propagate(module: Module, qconfig_dict: dict, parent: Any, prefix: str) -> None:
-    qconfig = qconfig_dict.get(type(module), parent)
+    qconfig = qconfig_dict.get(_type(module), parent)
     qconfig = qconfig_dict.get(prefix, qconfig)
     qconfig = getattr(module, "qconfig", qconfig)
     module.qconfig = qconfig
@@ -62,7 +68,7 @@ def _propagate_mapping(module: Module, mapping: QConfigMapping, explicit: Any,
     """``explicit``: a one-element tuple holding the nearest ancestor's own qconfig, if any."""
     if "qconfig" in module.__dict__:
         explicit = (module.qconfig,)
-    module.qconfig = explicit[0] if explicit else mapping.qconfig_for(type(module), prefix)
+    module.qconfig = explicit[0] if explicit else mapping.qconfig_for(_type(module), prefix)
     for name, child in module.named_children():
         _propagate_mapping(child, mapping, explicit, f"{prefix}.{name}" if prefix else name)
 
@@ -82,24 +88,31 @@ def _insert_observer(module: Module, hook: bool = True, observer: Any = None) ->
         module._observer_hook = module.register_forward_hook(_observer_forward_hook)
 
 
+def _is_leaf(module: Module) -> bool:
+    """Whether ``module`` has no children but its parametrizations (PyTorch's
+    ``has_no_children_ignoring_parametrizations``)."""
+    children = set(module._modules)
+    return not children or (is_parametrized(module) and children == {"parametrizations"})
+
+
 def _add_observers(module: Module, allow: set, non_leaf: set) -> None:
     for child in module.children():
-        if type(child) is nn.Dropout:
+        kind = _type(child)
+        if kind is nn.Dropout:
             continue
         if isinstance(child, (_FusedModule, FloatFunctional)):
             if _needs_observation(child):  # (a fusion: as its last member, observed once;
                 _insert_observer(child, hook=False)  # FloatFunctional: by its methods)
-        elif type(child) in non_leaf:
+        elif kind in non_leaf:
             if _needs_observation(child):
                 _insert_observer(child)
-        elif child.training and type(child) in DEFAULT_MODULE_TO_ACT_POST_PROCESS:
+        elif child.training and kind in DEFAULT_MODULE_TO_ACT_POST_PROCESS:
             if _needs_observation(child):  # (a known output range: fixed parameters)
-                _insert_observer(child, observer=DEFAULT_MODULE_TO_ACT_POST_PROCESS[type(child)])
+                _insert_observer(child, observer=DEFAULT_MODULE_TO_ACT_POST_PROCESS[kind])
         else:
             _add_observers(child, allow, non_leaf)
-    leaf = not any(True for _ in module.children())
-    if leaf and type(module) in allow and _needs_observation(module) and not isinstance(
-            module, (nn.Sequential, DeQuantStub)):  # (as PyTorch: dequantized output is float)
+    if _is_leaf(module) and _type(module) in allow and _needs_observation(module) and \
+            not isinstance(module, (nn.Sequential, DeQuantStub)):  # (dequantized: float)
         _insert_observer(module)
 
 
@@ -157,9 +170,9 @@ def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = Fals
 def swap_module(mod: Module, mapping: dict) -> Module:
     """``mod``'s quantized twin from ``mapping`` (``from_float``) if it has a qconfig and a
     mapping entry; else ``mod``. Forward pre-hooks carry over; observer hooks do not."""
-    if getattr(mod, "qconfig", None) is None or type(mod) not in mapping:
+    if getattr(mod, "qconfig", None) is None or _type(mod) not in mapping:
         return mod
-    new = mapping[type(mod)].from_float(mod)
+    new = mapping[_type(mod)].from_float(mod)
     for hook in mod._forward_pre_hooks:
         new._forward_pre_hooks.append(hook)
     new.train(mod.training)
