@@ -80,6 +80,8 @@ def test_to_dict_from_dict_round_trip_and_errors():
         eq.QConfigMapping.from_dict({"module_name_object_type_order": [("", "x", 0, None)]})
     with pytest.raises(ValueError, match="unknown keys"):
         eq.QConfigMapping.from_dict({"object_types": []})
+    with pytest.raises(ValueError, match=r"set_module_name_regex: '\[' is not a valid regex"):
+        eq.QConfigMapping().set_module_name_regex("[", None)  # (not at the first prepare)
 
 
 def _describe(factory):

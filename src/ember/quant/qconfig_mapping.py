@@ -62,6 +62,12 @@ class QConfigMapping:
     def set_module_name_regex(self, module_name_regex: str, qconfig: Any) -> QConfigMapping:
         """Sets the qconfig of modules whose dotted name matches ``module_name_regex`` from its
         start (``re.match``); the regexes are tried in the order they were first set."""
+        try:
+            re.compile(module_name_regex)
+        except re.error as e:
+            raise ValueError(f"QConfigMapping.set_module_name_regex: {module_name_regex!r} is "
+                             f"not a valid regex ({e}). Hint: escape literal dots and brackets "
+                             "with re.escape") from None
         self.module_name_regex_qconfigs[module_name_regex] = qconfig
         return self
 
