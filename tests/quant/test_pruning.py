@@ -278,3 +278,33 @@ def test_sparsified_model_quantizes_as_torch(with_mapping):
     np.testing.assert_array_equal(ec[1].weight().int_repr().numpy(),
                                   tc[1].weight().int_repr().numpy())
     np.testing.assert_array_equal(ec(ember.tensor(x)).numpy(), tc(torch.tensor(x)).numpy())
+
+
+def test_prepare_qat_keeps_a_sparsified_layers_mask_as_torch():
+    import torch.ao.quantization as tq
+
+    import ember.ao.quantization as eq
+
+    def build(nn, stubs, pruning):
+        m = nn.Sequential(stubs.QuantStub(), nn.Linear(4, 4), stubs.DeQuantStub())
+        sparsifier = pruning.WeightNormSparsifier(sparsity_level=0.5, sparse_block_shape=(1, 2))
+        sparsifier.prepare(m, config=None)
+        return m, sparsifier
+
+    torch.manual_seed(4)
+    (t, ts), (e, es) = build(torch.nn, tq, tp), build(ember.nn, eq, ep)
+    copy_weights(t, e)
+    ts.step(), es.step()
+    t.qconfig, e.qconfig = tq.get_default_qat_qconfig("x86"), eq.get_default_qat_qconfig("x86")
+    original, mask = e[1].parametrizations.weight.original, e[1].parametrizations.weight[0].mask
+    tq_, eq_ = tq.prepare_qat(t.train()), eq.prepare_qat(e.train(), inplace=True)
+    assert type(eq_[1]).__name__ == type(tq_[1]).__name__ == "ParametrizedLinear"
+    assert eq_[1].parametrizations.weight.original is original  # (the optimizer's parameter)
+    with ember.no_grad():
+        original.fill_(1.0)  # training moves the original; the mask still applies
+    np.testing.assert_array_equal(eq_[1].weight.detach().numpy(), mask.numpy())
+    x = np.random.default_rng(4).normal(size=(3, 4)).astype(np.float32)
+    with torch.no_grad():
+        tq_[1].parametrizations.weight.original.fill_(1.0)
+    np.testing.assert_allclose(eq_(ember.tensor(x)).detach().numpy(),
+                               tq_(torch.tensor(x)).detach().numpy(), atol=1e-6)
