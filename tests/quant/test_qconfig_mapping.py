@@ -188,6 +188,10 @@ def test_fuser_method_errors():
         eq.fuse_conv_bn(False, econv, ebn)
     with pytest.raises(NotImplementedError, match="Cannot fuse modules"):
         eq.get_fuser_method((ember.nn.ReLU, ember.nn.Linear))
+    convt, bn = ember.nn.ConvTranspose2d(1, 1, 1), ember.nn.BatchNorm2d(1)  # (training mode)
+    with pytest.raises(NotImplementedError, match=r"fuse_convtranspose_bn: .*training mode.*"
+                                                  r"call \.eval\(\)"):
+        eq.fuse_convtranspose_bn(False, convt, bn)
 
 
 @pytest.mark.parametrize("sub", ["observer", "fake_quantize", "qconfig", "qconfig_mapping",

@@ -22,10 +22,14 @@ def _check_pair(what: str, layer: Module, bn: Module, is_qat: bool, qat_name: st
     if layer.training != bn.training:
         raise ValueError(f"{what}: {type(layer).__name__} and {type(bn).__name__} both must be "
                          "in the same mode (train or eval).")
-    if is_qat or bn.training:
+    if is_qat:
         raise NotImplementedError(f"{what}: fusing a batch norm for quantization-aware training "
                                   f"(PyTorch's {qat_name}) is not supported in Ember; fuse in "
                                   "eval mode, which folds the batch norm into the layer")
+    if bn.training:
+        raise NotImplementedError(f"{what}: {type(layer).__name__} and {type(bn).__name__} are "
+                                  "in training mode; Ember folds batch norms in eval mode only: "
+                                  "call .eval() on both first")
 
 
 def _check_conv(what: str, conv: Module, types: tuple[type, ...]) -> None:
