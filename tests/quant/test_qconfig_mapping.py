@@ -220,3 +220,14 @@ def test_quantize_dynamic_takes_a_mapping():
     q = eq.quantize_dynamic(m, qm)
     assert type(q[0]).__module__ == "ember.quant.modules.dynamic"
     assert type(q[1][0]) is ember.nn.Linear
+
+
+def test_a_qconfig_given_as_the_mapping_is_refused_with_a_hint():
+    m = ember.nn.Sequential(ember.nn.Linear(2, 2))
+    with pytest.raises(TypeError, match=r"prepare: qconfig_mapping must be a QConfigMapping.*"
+                                        r"got QConfig.*set_global"):
+        eq.prepare(m, qconfig_mapping=eq.default_qconfig)
+    with pytest.raises(TypeError, match="propagate_qconfig_: qconfig_dict must be"):
+        eq.propagate_qconfig_(m, eq.default_qconfig)
+    with pytest.raises(TypeError, match="quantize_dynamic: qconfig_spec"):
+        eq.quantize_dynamic(m, eq.default_dynamic_qconfig)

@@ -43,10 +43,18 @@ def propagate_qconfig_(module: Module, qconfig_dict: dict | QConfigMapping | Non
         >>> m[0].qconfig is default_qconfig, m[1].qconfig
         (True, None)
     """
+    _check_rules("propagate_qconfig_", "qconfig_dict", qconfig_dict)
     if isinstance(qconfig_dict, QConfigMapping):
         _propagate_mapping(module, qconfig_dict, None, "")
     else:
         _propagate(module, qconfig_dict or {}, None, "")
+
+
+def _check_rules(op: str, name: str, rules: Any) -> None:
+    if rules is not None and not isinstance(rules, (dict, QConfigMapping)):
+        raise TypeError(f"{op}: {name} must be a QConfigMapping or a dict (None: none), got "
+                        f"{type(rules).__name__}. Hint: for one qconfig everywhere pass "
+                        "QConfigMapping().set_global(qconfig), or set model.qconfig")
 
 
 def _type(module: Module) -> type:
@@ -131,6 +139,7 @@ def prepare(model: Module, inplace: bool = False, allow_list: set | None = None,
         >>> type(p[1].activation_post_process).__name__
         'MinMaxObserver'
     """
+    _check_rules("prepare", "qconfig_mapping", qconfig_mapping)
     if not inplace:
         model = copy.deepcopy(model)
     propagate_qconfig_(model, qconfig_mapping)
@@ -158,6 +167,7 @@ def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = Fals
     if not model.training:
         raise ValueError("prepare_qat only works on models in training mode. Hint: call "
                          "model.train() first")
+    _check_rules("prepare_qat", "qconfig_mapping", qconfig_mapping)
     mapping = get_default_qat_module_mappings() if mapping is None else mapping
     if not inplace:
         model = copy.deepcopy(model)
@@ -243,6 +253,7 @@ def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8
         qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU), default_dynamic_qconfig)
     elif isinstance(qconfig_spec, set):
         qconfig_spec = dict.fromkeys(qconfig_spec, default_dynamic_qconfig)
+    _check_rules("quantize_dynamic", "qconfig_spec (or a set of types and names)", qconfig_spec)
     mapping = get_default_dynamic_quant_module_mappings() if mapping is None else mapping
     if not inplace:
         model = copy.deepcopy(model)
