@@ -203,6 +203,10 @@ def test_errors_are_clear():
     nd.prepare(_models([(4, 8)])[1], None)
     with pytest.raises(ValueError, match="odd number"):
         nd.step()
+    nd = ep.NearlyDiagonalSparsifier(1)
+    nd.prepare(conv, [{"tensor_fqn": "0.weight"}])
+    with pytest.raises(ember.errors.ShapeError, match="NearlyDiagonalSparsifier: .* must be 2-D"):
+        nd.step()
 
 
 def test_selection_among_ties_is_torch_topk():

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ember.ao.pruning.base_sparsifier import BaseSparsifier
+from ember.errors import ShapeError
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy
 
@@ -37,7 +38,11 @@ class NearlyDiagonalSparsifier(BaseSparsifier):
         mask = module.parametrizations[tensor_name][0].mask
         band = np.zeros(mask.shape, mask.numpy().dtype)
         if nearliness > 0:
-            height, width = getattr(module, tensor_name).shape
+            shape = tuple(getattr(module, tensor_name).shape)
+            if len(shape) != 2:
+                raise ShapeError(f"NearlyDiagonalSparsifier: {tensor_name} must be 2-D (a band "
+                                 f"around the diagonal), got shape {shape}")
+            height, width = shape
             if nearliness % 2 == 0:
                 raise ValueError(f"nearliness can only be an odd number, got {nearliness}")
             reach = nearliness // 2
