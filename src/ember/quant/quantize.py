@@ -99,7 +99,7 @@ def _insert_observer(module: Module, hook: bool = True, observer: Any = None) ->
 def _is_leaf(module: Module) -> bool:
     """Whether ``module`` has no children but its parametrizations (PyTorch's
     ``has_no_children_ignoring_parametrizations``)."""
-    children = set(module._modules)
+    children = {name for name, _ in module.named_children()}
     return not children or (is_parametrized(module) and children == {"parametrizations"})
 
 
