@@ -312,3 +312,12 @@ def test_prepare_qat_keeps_a_sparsified_layers_mask_as_torch():
         tq_[1].parametrizations.weight.original.fill_(1.0)
     np.testing.assert_allclose(eq_(ember.tensor(x)).detach().numpy(),
                                tq_(torch.tensor(x)).detach().numpy(), atol=1e-6)
+
+
+def test_add_quant_dequant_wraps_a_sparsified_leaf_as_torch():
+    import ember.ao.quantization as eq
+
+    m = ember.nn.Sequential(ember.nn.Linear(2, 2))
+    ep.WeightNormSparsifier(sparse_block_shape=(1, 2)).prepare(m, None)
+    m[0].qconfig = eq.default_qconfig
+    assert type(eq.add_quant_dequant(m)[0]).__name__ == "QuantWrapper"

@@ -272,7 +272,7 @@ def add_quant_dequant(module: Module) -> Module:
         >>> type(add_quant_dequant(m)[0]).__name__
         'QuantWrapper'
     """
-    if not any(True for _ in module.children()) and getattr(module, "qconfig", None):
+    if _is_leaf(module) and getattr(module, "qconfig", None):
         return QuantWrapper(module)
     for name, child in module.named_children():
         module._modules[name] = add_quant_dequant(child)
