@@ -84,3 +84,20 @@ def test_stateless_functional_call():
     params = {"weight": ember.ones(1, 2), "bias": ember.zeros(1)}
     out = nn.utils.stateless.functional_call(lin, params, (ember.ones(3, 2),))
     assert out.tolist() == [[2.0]] * 3 and lin.weight is not params["weight"]
+
+
+@pytest.mark.parametrize("in_c, out_c, groups", [(4, 6, 2), (4, 4, 4)])
+def test_grouped_conv_transpose_fusion_equals_the_pair(in_c, out_c, groups):
+    # PyTorch's fold scales the (in, out/groups, k) weight by all `out` channels: a shape
+    # error, or (out/groups == 1) a wrongly broadcast weight; the pair is the reference
+    tl = torch.nn.ConvTranspose2d(in_c, out_c, 3, stride=2, groups=groups).double().eval()
+    el = nn.ConvTranspose2d(in_c, out_c, 3, stride=2, groups=groups).to(ember.float64).eval()
+    copy_state(tl, el)
+    tb = torch.nn.BatchNorm2d(out_c).double().eval()
+    eb = nn.BatchNorm2d(out_c).to(ember.float64).eval()
+    _stats(tb, eb)
+    x = RNG.standard_normal((2, in_c, 3, 3))
+    fused = fusion.fuse_conv_bn_eval(el, eb, transpose=True)
+    assert fused.weight.shape == el.weight.shape
+    np.testing.assert_allclose(fused(ember.tensor(x)).detach().numpy(),
+                               tb(tl(torch.tensor(x))).detach().numpy(), atol=1e-12)

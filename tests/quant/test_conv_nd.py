@@ -99,3 +99,19 @@ def test_qat_batch_norm_fusion_refusal_names_the_torch_module():
     m = ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.BatchNorm1d(2)).train()
     with pytest.raises(NotImplementedError, match="PyTorch's LinearBn1d"):
         eq.fuse_modules_qat(m, ["0", "1"])
+
+
+@pytest.mark.parametrize("name", ["Conv2d", "ConvTranspose2d"])
+@pytest.mark.parametrize("kwargs, message", [
+    ({"stride": 0}, "stride must be positive"),
+    ({"dilation": 0}, "dilation must be positive"),
+    ({"kernel_size": 0}, "kernel_size must be positive"),
+    ({"padding": -1}, "padding must be non-negative"),
+    ({"kernel_size": (3, 3, 3)}, r"kernel_size must be an int or 2 ints"),
+    ({"groups": 0}, "groups must be a positive int"),
+])
+def test_conv_geometry_refused_at_construction_as_torch(name, kwargs, message):
+    # PyTorch's prepacking refuses these; they must not reach the kernel (silent wrong shapes)
+    args = {"in_channels": 2, "out_channels": 2, "kernel_size": 3, **kwargs}
+    with pytest.raises(ValueError, match=f"quantized {name}: {message}"):
+        getattr(ember.ao.nn.quantized, name)(**args)

@@ -1,5 +1,6 @@
-"""PyTorch's ``torch.ao`` namespace: ``ember.ao.quantization`` and ``ember.ao.nn``."""
+"""PyTorch's ``torch.ao`` namespace: ``ember.ao.quantization``, ``ember.ao.pruning`` and
+``ember.ao.nn``."""
 
-from ember.ao import nn, quantization
+from ember.ao import nn, pruning, quantization
 
-__all__ = ["nn", "quantization"]
+__all__ = ["nn", "pruning", "quantization"]

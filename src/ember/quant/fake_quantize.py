@@ -15,6 +15,7 @@ from ember.ops.fake_quantize import (
     fake_quantize_per_tensor_affine,
 )
 from ember.quant import kernels
+from ember.quant.histogram_observer import HistogramObserver
 from ember.quant.observer import (
     MovingAverageMinMaxObserver,
     MovingAveragePerChannelMinMaxObserver,
@@ -34,7 +35,10 @@ __all__ = ["FakeQuantizeBase", "FakeQuantize", "FusedMovingAvgObsFakeQuantize",
            "default_fake_quant", "default_weight_fake_quant",
            "default_per_channel_weight_fake_quant", "default_embedding_fake_quant",
            "disable_fake_quant", "enable_fake_quant",
-           "disable_observer", "enable_observer"]
+           "disable_observer", "enable_observer", "default_histogram_fake_quant",
+           "default_fused_act_fake_quant", "default_fused_wt_fake_quant",
+           "default_fused_per_channel_wt_fake_quant", "fused_wt_fake_quant_range_neg_127_to_127",
+           "fused_per_channel_wt_fake_quant_range_neg_127_to_127"]
 
 
 class FakeQuantizeBase(_WithArgs, Module):
@@ -233,3 +237,18 @@ default_per_channel_weight_fake_quant = FakeQuantize.with_args(
 default_embedding_fake_quant = FakeQuantize.with_args(
     observer=MovingAveragePerChannelMinMaxObserver, qscheme=per_channel_affine_float_qparams,
     dtype=quint8, quant_min=0, quant_max=255, ch_axis=0, averaging_constant=1)
+default_histogram_fake_quant = FakeQuantize.with_args(
+    observer=HistogramObserver, quant_min=0, quant_max=255, dtype=quint8,
+    qscheme=per_tensor_affine, reduce_range=True)
+default_fused_act_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, dtype=quint8)
+default_fused_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=-128, quant_max=127, dtype=qint8,
+    qscheme=per_tensor_symmetric)
+default_fused_per_channel_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127, dtype=qint8,
+    qscheme=per_channel_symmetric)
+fused_wt_fake_quant_range_neg_127_to_127 = default_fused_wt_fake_quant.with_args(
+    quant_min=-127, quant_max=127, eps=2 ** -12)
+fused_per_channel_wt_fake_quant_range_neg_127_to_127 = \
+    default_fused_per_channel_wt_fake_quant.with_args(quant_min=-127, quant_max=127, eps=2 ** -12)

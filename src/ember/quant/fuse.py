@@ -9,53 +9,16 @@ from typing import Any
 
 from ember import nn
 from ember.nn.module import Module
-from ember.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
-from ember.quant.modules import intrinsic as nni
+from ember.quant.fuser_method_mappings import get_fuser_method
 
 __all__ = ["fuse_modules", "fuse_modules_qat", "fuse_known_modules"]
-
-
-def _same_mode(layer: Module, bn: Module) -> None:
-    if layer.training != bn.training:
-        raise ValueError(f"{type(layer).__name__} and {type(bn).__name__} both must be in the "
-                         "same mode (train or eval).")
-
-
-def _bn_fold(layer: Module, bn: Module, is_qat: bool) -> Module:
-    _same_mode(layer, bn)
-    conv = isinstance(layer, (nn.Conv1d, nn.Conv2d, nn.Conv3d))
-    if is_qat or bn.training:
-        torch_name = f"ConvBn{type(layer).__name__[4:]}" if conv else "LinearBn1d"
-        raise NotImplementedError(f"fusing a batch norm for quantization-aware training "
-                                  f"(PyTorch's {torch_name}) is not supported in Ember; fuse in "
-                                  "eval mode, which folds the batch norm into the layer")
-    if conv:
-        return fuse_conv_bn_eval(layer, bn)
-    return fuse_linear_bn_eval(layer, bn)
-
-
-_FUSERS: dict[tuple[type, ...], Callable[..., Module]] = {
-    (nn.Linear, nn.ReLU): lambda qat, lin, r: nni.LinearReLU(lin, r),
-    (nn.Linear, nn.BatchNorm1d): lambda qat, lin, b: _bn_fold(lin, b, qat),
-}
-for _conv, _bn, _fused in ((nn.Conv1d, nn.BatchNorm1d, nni.ConvReLU1d),
-                           (nn.Conv2d, nn.BatchNorm2d, nni.ConvReLU2d),
-                           (nn.Conv3d, nn.BatchNorm3d, nni.ConvReLU3d)):
-    _FUSERS[_conv, _bn] = lambda qat, c, b: _bn_fold(c, b, qat)
-    _FUSERS[_conv, _bn, nn.ReLU] = lambda qat, c, b, r, f=_fused: f(_bn_fold(c, b, qat), r)
-    _FUSERS[_conv, nn.ReLU] = lambda qat, c, r, f=_fused: f(c, r)
 
 
 def fuse_known_modules(mod_list: Sequence[Module], is_qat: bool = False,
                        additional_fuser_method_mapping: dict | None = None) -> list[Module]:
     """The fused module followed by ``Identity`` for each other member of ``mod_list``."""
-    fusers = {**_FUSERS, **(additional_fuser_method_mapping or {})}  # fn(is_qat, *modules)
     types = tuple(type(m) for m in mod_list)
-    if types not in fusers:
-        raise NotImplementedError(f"Cannot fuse modules: {tuple(t.__name__ for t in types)}; "
-                                  "Ember fuses (ConvNd, BatchNormNd[, ReLU]), (ConvNd, ReLU) for "
-                                  "N = 1, 2, 3, (Linear, ReLU) and (Linear, BatchNorm1d)")
-    fused = fusers[types](is_qat, *mod_list)
+    fused = get_fuser_method(types, additional_fuser_method_mapping)(is_qat, *mod_list)
     fused.train(mod_list[0].training)
     return [fused] + [nn.Identity() for _ in mod_list[1:]]
 

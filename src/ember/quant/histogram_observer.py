@@ -18,7 +18,7 @@ from ember.quant.observer import _EPS, _UniformObserver
 from ember.quant.qtypes import QDType, QScheme, per_tensor_affine, quint8
 from ember.tensor import Tensor
 
-__all__ = ["HistogramObserver"]
+__all__ = ["HistogramObserver", "default_histogram_observer"]
 
 _F32 = np.float32
 
@@ -186,3 +186,6 @@ class HistogramObserver(_UniformObserver):
         if prefix + "histogram" in state_dict:  # the bins come with the values
             self.histogram = tensor(state_dict[prefix + "histogram"]).float().clone()
         super()._load_from_state_dict(state_dict, prefix, *args)
+
+
+default_histogram_observer = HistogramObserver.with_args(quant_min=0, quant_max=127)

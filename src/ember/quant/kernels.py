@@ -122,6 +122,30 @@ def conv_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...],
     return np.ascontiguousarray(out.reshape(n, o, *counts))
 
 
+def conv_transpose_accumulate(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...],
+                              padding: tuple[int, ...], output_padding: tuple[int, ...],
+                              dilation: tuple[int, ...], groups: int) -> np.ndarray:
+    """The 1-, 2- or 3-D transposed convolution of centred integers ``x`` (N, C, *spatial)
+    with ``w`` (C, O/groups, *kernel): the exact accumulator. Each kernel offset adds one GEMM
+    per group into the strided output positions it reaches; ``padding`` then crops the full
+    output and ``output_padding`` extends its end."""
+    n, c, *size = x.shape
+    cg, og, *kernel = w.shape[0] // groups, *w.shape[1:]
+    dtype = exact_dtype(x, w, cg * int(np.prod(kernel)))
+    full = [(s_in - 1) * st + d * (k - 1) + 1 + op
+            for s_in, st, d, k, op in zip(size, stride, dilation, kernel, output_padding)]
+    acc = np.zeros((n, groups, og, *full), dtype)
+    xg = x.astype(dtype, copy=False).reshape(n, groups, cg, int(np.prod(size)))
+    wg = w.astype(dtype, copy=False).reshape(groups, cg, og, *kernel)
+    for offset in np.ndindex(*kernel):
+        w_at = wg[(slice(None),) * 3 + offset].transpose(0, 2, 1)  # (groups, O/groups, C/groups)
+        reach = tuple(slice(k * d, k * d + (s_in - 1) * st + 1, st)
+                      for k, d, s_in, st in zip(offset, dilation, size, stride))
+        acc[(slice(None),) * 3 + reach] += (w_at @ xg).reshape(n, groups, og, *size)
+    crop = tuple(slice(p, f - p) for p, f in zip(padding, full))
+    return np.ascontiguousarray(acc.reshape(n, groups * og, *full)[(slice(None),) * 2 + crop])
+
+
 def requantize(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
                bias: np.ndarray | None, output_scale: float, output_zero_point: int,
                relu: bool, channel_axis: int, low: int = 0, high: int = 255) -> np.ndarray:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ember import nn
 from ember.quant.modules import activations as nnqa
+from ember.quant.modules import conv_transpose as nnqt
 from ember.quant.modules import dynamic as nnqd
 from ember.quant.modules import dynamic_rnn as nnqdr
 from ember.quant.modules import embedding_ops as nnqe
@@ -31,6 +32,9 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nn.Conv1d: nnq.Conv1d,
     nn.Conv2d: nnq.Conv2d,
     nn.Conv3d: nnq.Conv3d,
+    nn.ConvTranspose1d: nnqt.ConvTranspose1d,
+    nn.ConvTranspose2d: nnqt.ConvTranspose2d,
+    nn.ConvTranspose3d: nnqt.ConvTranspose3d,
     nn.Dropout: nnq.Dropout,
     nn.Embedding: nnqe.Embedding,
     nn.EmbeddingBag: nnqe.EmbeddingBag,

@@ -36,7 +36,8 @@ __all__ = ["ObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
            "PlaceholderObserver", "default_observer", "default_weight_observer",
            "default_per_channel_weight_observer", "default_dynamic_quant_observer",
            "default_placeholder_observer", "default_float_qparams_observer",
-           "calculate_qmin_qmax"]
+           "calculate_qmin_qmax", "weight_observer_range_neg_127_to_127",
+           "per_channel_weight_observer_range_neg_127_to_127"]
 
 _F32 = np.float32
 _EPS = float(np.finfo(np.float32).eps)
@@ -328,3 +329,7 @@ default_dynamic_quant_observer = PlaceholderObserver.with_args(
 default_placeholder_observer = PlaceholderObserver
 default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
     dtype=quint8, qscheme=per_channel_affine_float_qparams, ch_axis=0)
+weight_observer_range_neg_127_to_127 = MinMaxObserver.with_args(
+    dtype=qint8, qscheme=per_tensor_symmetric, quant_min=-127, quant_max=127, eps=2 ** -12)
+per_channel_weight_observer_range_neg_127_to_127 = PerChannelMinMaxObserver.with_args(
+    dtype=qint8, qscheme=per_channel_symmetric, quant_min=-127, quant_max=127, eps=2 ** -12)

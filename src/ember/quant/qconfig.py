@@ -6,11 +6,15 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ember.dtypes import float32
+from ember.nn import Identity
 from ember.quant.fake_quantize import (
     FakeQuantize,
     FusedMovingAvgObsFakeQuantize,
     default_embedding_fake_quant,
     default_fake_quant,
+    default_fused_act_fake_quant,
+    default_fused_per_channel_wt_fake_quant,
+    default_fused_wt_fake_quant,
     default_per_channel_weight_fake_quant,
     default_weight_fake_quant,
 )
@@ -25,12 +29,18 @@ from ember.quant.observer import (
     default_weight_observer,
 )
 from ember.quant.qtypes import quint8
-from ember.quant.special_observers import NoopObserver, default_debug_observer
+from ember.quant.special_observers import (
+    NoopObserver,
+    ReuseInputObserver,
+    default_debug_observer,
+)
 
 __all__ = ["QConfig", "default_qconfig", "default_per_channel_qconfig", "default_qat_qconfig",
            "default_dynamic_qconfig", "per_channel_dynamic_qconfig",
            "default_debug_qconfig", "default_dynamic_fake_quant", "default_dynamic_qat_qconfig",
            "float_qparams_weight_only_qconfig", "default_embedding_qat_qconfig",
+           "default_qat_qconfig_v2", "default_weight_only_qconfig",
+           "default_activation_only_qconfig", "default_reuse_input_qconfig",
            "get_default_qconfig",
            "get_default_qat_qconfig"]
 
@@ -70,6 +80,11 @@ default_embedding_qat_qconfig = QConfig(activation=NoopObserver.with_args(dtype=
                                         weight=default_embedding_fake_quant)
 default_dynamic_qat_qconfig = QConfig(activation=default_dynamic_fake_quant,
                                       weight=default_weight_fake_quant)
+default_qat_qconfig_v2 = QConfig(activation=default_fused_act_fake_quant,
+                                weight=default_fused_wt_fake_quant)
+default_weight_only_qconfig = QConfig(activation=Identity, weight=default_weight_fake_quant)
+default_activation_only_qconfig = QConfig(activation=default_fake_quant, weight=Identity)
+default_reuse_input_qconfig = QConfig(activation=ReuseInputObserver, weight=NoopObserver)
 
 
 def _check_backend(backend: str) -> None:
@@ -109,7 +124,9 @@ def get_default_qat_qconfig(backend: str = "x86", version: int = 1) -> QConfig:
     if version not in (0, 1):
         raise ValueError(f"get_default_qat_qconfig: version must be 0 or 1, got {version}")
     fake_quant = FusedMovingAvgObsFakeQuantize if version == 1 else FakeQuantize
+    weight = default_fused_per_channel_wt_fake_quant if version == 1 \
+        else default_per_channel_weight_fake_quant
     return QConfig(activation=fake_quant.with_args(observer=MovingAverageMinMaxObserver,
                                                    quant_min=0, quant_max=255,
                                                    reduce_range=True),
-                   weight=fake_quant.with_args(**default_per_channel_weight_fake_quant.kwargs))
+                   weight=weight)

@@ -10,6 +10,7 @@ from typing import Any
 
 from ember import nn
 from ember.nn.module import Module
+from ember.nn.utils.parametrize import is_parametrized, type_before_parametrizations
 from ember.quant.mappings import (
     DEFAULT_MODULE_TO_ACT_POST_PROCESS,
     QUANTIZED_PASSTHROUGH_MAPPINGS,
@@ -21,6 +22,7 @@ from ember.quant.mappings import (
 from ember.quant.modules.functional_modules import FloatFunctional
 from ember.quant.modules.intrinsic import _FusedModule
 from ember.quant.qconfig import default_dynamic_qconfig
+from ember.quant.qconfig_mapping import QConfigMapping
 from ember.quant.qtypes import qint8
 from ember.quant.stubs import DeQuantStub, QuantWrapper
 
@@ -28,19 +30,55 @@ __all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize_
            "swap_module", "add_quant_dequant"]
 
 
-def propagate_qconfig_(module: Module, qconfig_dict: dict | None = None) -> None:
-    """Gives every submodule a ``qconfig``: its own if set, else ``qconfig_dict``'s for its
-    type or its dotted name, else its parent's."""
-    _propagate(module, qconfig_dict or {}, None, "")
+def propagate_qconfig_(module: Module, qconfig_dict: dict | QConfigMapping | None = None
+                       ) -> None:
+    """Gives every submodule a ``qconfig``. With a dict (PyTorch's eager ``qconfig_dict``):
+    its own if set, else the dict's for its type or its dotted name, else its parent's. With a
+    :class:`QConfigMapping`: its own if set, else the nearest ancestor's own, else the
+    mapping's for its type and dotted name.
+
+    Example:
+        >>> m = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+        >>> propagate_qconfig_(m, QConfigMapping().set_object_type(nn.Linear, default_qconfig))
+        >>> m[0].qconfig is default_qconfig, m[1].qconfig
+        (True, None)
+    """
+    _check_rules("propagate_qconfig_", "qconfig_dict", qconfig_dict)
+    if isinstance(qconfig_dict, QConfigMapping):
+        _propagate_mapping(module, qconfig_dict, None, "")
+    else:
+        _propagate(module, qconfig_dict or {}, None, "")
+
+
+def _check_rules(op: str, name: str, rules: Any) -> None:
+    if rules is not None and not isinstance(rules, (dict, QConfigMapping)):
+        raise TypeError(f"{op}: {name} must be a QConfigMapping or a dict (None: none), got "
+                        f"{type(rules).__name__}. Hint: for one qconfig everywhere pass "
+                        "QConfigMapping().set_global(qconfig), or set model.qconfig")
+
+
+def _type(module: Module) -> type:
+    """``module``'s type, that of the layer a parametrization (a sparsifier's mask) wraps."""
+    return type_before_parametrizations(module)
 
 
 def _propagate(module: Module, qconfig_dict: dict, parent: Any, prefix: str) -> None:
-    qconfig = qconfig_dict.get(type(module), parent)
+    qconfig = qconfig_dict.get(_type(module), parent)
     qconfig = qconfig_dict.get(prefix, qconfig)
     qconfig = getattr(module, "qconfig", qconfig)
     module.qconfig = qconfig
     for name, child in module.named_children():
         _propagate(child, qconfig_dict, qconfig, f"{prefix}.{name}" if prefix else name)
+
+
+def _propagate_mapping(module: Module, mapping: QConfigMapping, explicit: Any,
+                       prefix: str) -> None:
+    """``explicit``: a one-element tuple holding the nearest ancestor's own qconfig, if any."""
+    if "qconfig" in module.__dict__:
+        explicit = (module.qconfig,)
+    module.qconfig = explicit[0] if explicit else mapping.qconfig_for(_type(module), prefix)
+    for name, child in module.named_children():
+        _propagate_mapping(child, mapping, explicit, f"{prefix}.{name}" if prefix else name)
 
 
 def _observer_forward_hook(module: Module, args: tuple, output: Any) -> Any:
@@ -58,32 +96,41 @@ def _insert_observer(module: Module, hook: bool = True, observer: Any = None) ->
         module._observer_hook = module.register_forward_hook(_observer_forward_hook)
 
 
+def _is_leaf(module: Module) -> bool:
+    """Whether ``module`` has no children but its parametrizations (PyTorch's
+    ``has_no_children_ignoring_parametrizations``)."""
+    children = {name for name, _ in module.named_children()}
+    return not children or (is_parametrized(module) and children == {"parametrizations"})
+
+
 def _add_observers(module: Module, allow: set, non_leaf: set) -> None:
     for child in module.children():
-        if type(child) is nn.Dropout:
+        kind = _type(child)
+        if kind is nn.Dropout:
             continue
         if isinstance(child, (_FusedModule, FloatFunctional)):
             if _needs_observation(child):  # (a fusion: as its last member, observed once;
                 _insert_observer(child, hook=False)  # FloatFunctional: by its methods)
-        elif type(child) in non_leaf:
+        elif kind in non_leaf:
             if _needs_observation(child):
                 _insert_observer(child)
-        elif child.training and type(child) in DEFAULT_MODULE_TO_ACT_POST_PROCESS:
+        elif child.training and kind in DEFAULT_MODULE_TO_ACT_POST_PROCESS:
             if _needs_observation(child):  # (a known output range: fixed parameters)
-                _insert_observer(child, observer=DEFAULT_MODULE_TO_ACT_POST_PROCESS[type(child)])
+                _insert_observer(child, observer=DEFAULT_MODULE_TO_ACT_POST_PROCESS[kind])
         else:
             _add_observers(child, allow, non_leaf)
-    leaf = not any(True for _ in module.children())
-    if leaf and type(module) in allow and _needs_observation(module) and not isinstance(
-            module, (nn.Sequential, DeQuantStub)):  # (as PyTorch: dequantized output is float)
+    if _is_leaf(module) and _type(module) in allow and _needs_observation(module) and \
+            not isinstance(module, (nn.Sequential, DeQuantStub)):  # (dequantized: float)
         _insert_observer(module)
 
 
 def prepare(model: Module, inplace: bool = False, allow_list: set | None = None,
-            observer_non_leaf_module_list: set | None = None) -> Module:
+            observer_non_leaf_module_list: set | None = None, *,
+            qconfig_mapping: QConfigMapping | None = None) -> Module:
     """A copy of ``model`` (or ``model`` itself with ``inplace``) with an observer after
     each module that has a ``qconfig`` and a quantized twin; run calibration data through it,
-    then :func:`convert`.
+    then :func:`convert`. ``qconfig_mapping`` (Ember's addition) gives the modules without a
+    ``qconfig`` attribute theirs (see :func:`propagate_qconfig_`).
 
     Example:
         >>> m = nn.Sequential(QuantStub(), nn.Linear(2, 2), DeQuantStub())
@@ -92,9 +139,10 @@ def prepare(model: Module, inplace: bool = False, allow_list: set | None = None,
         >>> type(p[1].activation_post_process).__name__
         'MinMaxObserver'
     """
+    _check_rules("prepare", "qconfig_mapping", qconfig_mapping)
     if not inplace:
         model = copy.deepcopy(model)
-    propagate_qconfig_(model)
+    propagate_qconfig_(model, qconfig_mapping)
     if not any(_needs_observation(m) for m in model.modules()):
         warnings.warn("None of the submodule got qconfig applied. Make sure you passed correct "
                       "configuration through `qconfig_dict` or by assigning the `.qconfig` "
@@ -104,9 +152,11 @@ def prepare(model: Module, inplace: bool = False, allow_list: set | None = None,
     return model
 
 
-def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = False) -> Module:
+def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = False, *,
+                qconfig_mapping: QConfigMapping | None = None) -> Module:
     """A copy of ``model`` (in training mode) for quantization-aware training: layers become
-    their QAT versions (fake-quantized weights) and fake quantizers observe the outputs.
+    their QAT versions (fake-quantized weights) and fake quantizers observe the outputs;
+    ``qconfig_mapping`` as in :func:`prepare`.
 
     Example:
         >>> m = nn.Sequential(QuantStub(), nn.Linear(2, 2), DeQuantStub())
@@ -117,10 +167,11 @@ def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = Fals
     if not model.training:
         raise ValueError("prepare_qat only works on models in training mode. Hint: call "
                          "model.train() first")
+    _check_rules("prepare_qat", "qconfig_mapping", qconfig_mapping)
     mapping = get_default_qat_module_mappings() if mapping is None else mapping
     if not inplace:
         model = copy.deepcopy(model)
-    propagate_qconfig_(model)
+    propagate_qconfig_(model, qconfig_mapping)
     convert(model, mapping=mapping, inplace=True, remove_qconfig=False)
     prepare(model, observer_non_leaf_module_list=set(mapping.values()), inplace=True)
     return model
@@ -129,9 +180,9 @@ def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = Fals
 def swap_module(mod: Module, mapping: dict) -> Module:
     """``mod``'s quantized twin from ``mapping`` (``from_float``) if it has a qconfig and a
     mapping entry; else ``mod``. Forward pre-hooks carry over; observer hooks do not."""
-    if getattr(mod, "qconfig", None) is None or type(mod) not in mapping:
+    if getattr(mod, "qconfig", None) is None or _type(mod) not in mapping:
         return mod
-    new = mapping[type(mod)].from_float(mod)
+    new = mapping[_type(mod)].from_float(mod)
     for hook in mod._forward_pre_hooks:
         new._forward_pre_hooks.append(hook)
     new.train(mod.training)
@@ -188,8 +239,8 @@ def convert(module: Module, mapping: dict | None = None, inplace: bool = False,
 def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8,
                      mapping: dict | None = None, inplace: bool = False) -> Module:
     """A copy of ``model`` with its ``Linear``, ``LSTM`` and ``GRU`` layers (or the types or
-    names in ``qconfig_spec``) dynamically quantized: int8 weights, activations quantized per
-    call.
+    names in ``qconfig_spec``: a set, a dict or a :class:`QConfigMapping`) dynamically
+    quantized: int8 weights, activations quantized per call.
 
     Example:
         >>> q = quantize_dynamic(nn.Sequential(nn.Linear(4, 3), nn.ReLU()))
@@ -202,6 +253,7 @@ def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8
         qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU), default_dynamic_qconfig)
     elif isinstance(qconfig_spec, set):
         qconfig_spec = dict.fromkeys(qconfig_spec, default_dynamic_qconfig)
+    _check_rules("quantize_dynamic", "qconfig_spec (or a set of types and names)", qconfig_spec)
     mapping = get_default_dynamic_quant_module_mappings() if mapping is None else mapping
     if not inplace:
         model = copy.deepcopy(model)
@@ -220,7 +272,7 @@ def add_quant_dequant(module: Module) -> Module:
         >>> type(add_quant_dequant(m)[0]).__name__
         'QuantWrapper'
     """
-    if not any(True for _ in module.children()) and getattr(module, "qconfig", None):
+    if _is_leaf(module) and getattr(module, "qconfig", None):
         return QuantWrapper(module)
     for name, child in module.named_children():
         module._modules[name] = add_quant_dequant(child)

@@ -42,13 +42,28 @@ def fuse_conv_bn_weights(conv_w: Tensor, conv_b: Tensor | None, bn_rm: Tensor, b
     """
     scale, shift = _bn_scale(bn_rm, bn_rv, bn_eps, bn_w, bn_b)
     bias = ember.zeros_like(bn_rm) if conv_b is None else conv_b
-    shape = (1, -1) if transpose else (-1, 1)
     with ember.no_grad():
-        weight = (conv_w * scale.reshape(*shape, *[1] * (conv_w.ndim - 2))).to(conv_w.dtype)
+        weight = (_transposed_scaled(conv_w, scale) if transpose else
+                  conv_w * scale.reshape(-1, *[1] * (conv_w.ndim - 1))).to(conv_w.dtype)
         fused_b = ((bias - bn_rm) * scale + shift).to(bias.dtype if conv_b is not None
                                                       else conv_w.dtype)
     return (Parameter(weight, conv_w.requires_grad),
             Parameter(fused_b, bias.requires_grad))
+
+
+def _transposed_scaled(conv_w: Tensor, scale: Tensor) -> Tensor:
+    """A transposed convolution's weight (in, out/groups, *kernel) with each output channel
+    scaled: groups is ``out`` over the weight's dimension 1, and group g's rows feed output
+    channels g·out/groups onwards."""
+    out, (cin, per_group, *kernel) = scale.shape[0], conv_w.shape
+    groups = out // per_group if per_group else 0
+    if not groups or groups * per_group != out or cin % groups:
+        raise ShapeError(f"fuse_conv_bn_weights: a transposed convolution weight of shape "
+                         f"{tuple(conv_w.shape)} does not fit a batch norm of {out} channels "
+                         "(out_channels must be the weight's dimension 1 times groups)")
+    grouped = conv_w.reshape(groups, cin // groups, per_group, *kernel)
+    return (grouped * scale.reshape(groups, 1, per_group, *[1] * len(kernel))).reshape(
+        conv_w.shape)
 
 
 def fuse_linear_bn_weights(linear_w: Tensor, linear_b: Tensor | None, bn_rm: Tensor,

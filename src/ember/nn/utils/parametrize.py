@@ -22,7 +22,8 @@ from ember.nn.parameter import Parameter
 from ember.tensor import Tensor
 
 __all__ = ["register_parametrization", "remove_parametrizations", "is_parametrized",
-           "cached", "type_before_parametrizations", "ParametrizationList"]
+           "cached", "type_before_parametrizations", "transfer_parametrizations_and_params",
+           "ParametrizationList"]
 
 _cache_depth = 0
 _cache: dict[tuple[int, str], Tensor] = {}
@@ -202,6 +203,39 @@ def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
 def type_before_parametrizations(module: Module) -> type:
     """The class of ``module`` as it was before any parametrization was registered."""
     return module.__class__.__bases__[0] if is_parametrized(module) else type(module)
+
+
+def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
+                                         tensor_name: str | None = None) -> Module:
+    """Registers ``from_module``'s parametrizations of ``tensor_name`` (default: all of
+    them) on ``to_module``, which then shares their modules and ``from_module``'s original
+    tensors (the same Parameter objects, so an optimizer holding them trains both).
+
+    Example:
+        >>> class Double(nn.Module):
+        ...     def forward(self, X):
+        ...         return 2 * X
+        >>> a = register_parametrization(nn.Linear(2, 2), "weight", Double())
+        >>> b = transfer_parametrizations_and_params(a, nn.Linear(2, 2), "weight")
+        >>> b.parametrizations.weight.original is a.parametrizations.weight.original
+        True
+        >>> bool((b.weight == a.weight).all())
+        True
+    """
+    if not is_parametrized(from_module):
+        return to_module
+    for name in list(from_module.parametrizations) if tensor_name is None else [tensor_name]:
+        source = from_module.parametrizations[name]
+        originals = [n for n in ("original", *(f"original{i}" for i in range(source.ntensors)))
+                     if n in source._parameters or n in source._buffers]
+        if getattr(to_module, name, None) is None:
+            setattr(to_module, name, Parameter(getattr(from_module, name).detach().clone()))
+        for parametrization in source:
+            register_parametrization(to_module, name, parametrization, unsafe=source.unsafe)
+        for original in originals:
+            _register_tensor(to_module.parametrizations[name], original,
+                             getattr(source, original))
+    return to_module
 
 
 def register_parametrization(module: Module, tensor_name: str, parametrization: Module, *,

@@ -9,6 +9,7 @@ from typing import Any
 from ember import nn
 from ember.nn import functional as F
 from ember.nn.module import Module
+from ember.nn.utils.parametrize import is_parametrized, transfer_parametrizations_and_params
 from ember.quant.modules.qat_embedding import Embedding, EmbeddingBag
 from ember.tensor import Tensor
 
@@ -29,7 +30,11 @@ class _QATLayer:
             raise ValueError(f"{cls.__name__}.from_float: the input module needs a qconfig "
                              "(set it, or use prepare_qat)")
         qat = cls._like(layer, qconfig)
-        qat.weight, qat.bias = layer.weight, layer.bias
+        for name in ("weight", "bias"):  # (a sparsifier's mask: kept, on the same original)
+            if is_parametrized(layer, name):
+                transfer_parametrizations_and_params(layer, qat, name)
+            else:
+                setattr(qat, name, getattr(layer, name))
         return qat
 
     def _finish(self, out: Tensor) -> Tensor:

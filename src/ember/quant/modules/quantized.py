@@ -13,10 +13,12 @@ from typing import Any
 import numpy as np
 
 from ember import nn
+from ember.errors import ShapeError
 from ember.jit import TraceError
 from ember.nn import functional as F
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
+from ember.ops.im2col import ntuple
 from ember.quant import kernels
 from ember.quant.qtensor import QuantizedTensor, quantize_per_channel, quantize_per_tensor
 from ember.quant.qtypes import QDType, qint8, quint8
@@ -269,41 +271,78 @@ class LinearReLU(Linear):
     relu = True
 
 
-class _Conv(_WeightedQuantized):
-    """A quantized ``nn.Conv{n}d``: uint8 input and output, int8 weight, zero (or, but in 3-D,
-    reflection) padding."""
+class _ConvLayer(_WeightedQuantized):
+    """What the quantized convolutions and transposed convolutions share: their geometry
+    (checked as PyTorch's weight prepacking checks it), their name and their input checks."""
 
     _n = 2
     _layout = "(N, C, H, W)"
+    _kind, _op = "Conv", "conv"
+    _padding_modes: tuple[str, ...] = ("zeros",)
+
+    @property
+    def _name(self) -> str:
+        return f"{self._kind}{self._n}d"
+
+    def _set_geometry(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any,
+                      padding: Any, dilation: Any, groups: int, padding_mode: str) -> None:
+        name = f"quantized {self._name}"
+        if padding_mode not in self._padding_modes or isinstance(padding, str):
+            raise ValueError(f"{name}: only numeric {' or '.join(self._padding_modes)} "
+                             f"padding is supported, got padding={padding!r}, "
+                             f"padding_mode={padding_mode!r}")
+        if not isinstance(groups, int) or groups < 1:
+            raise ValueError(f"{name}: groups must be a positive int, got {groups!r}")
+        for what, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
+            if channels % groups:
+                raise ValueError(f"{name}: {what} must be divisible by groups, "
+                                 f"got {what}={channels}, groups={groups}")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size = self._sizes("kernel_size", kernel_size, 1)
+        self.stride = self._sizes("stride", stride, 1)
+        self.padding = self._sizes("padding", padding, 0)
+        self.dilation = self._sizes("dilation", dilation, 1)
+        self.padding_mode = padding_mode
+        self.scale, self.zero_point = 1.0, 0
+
+    def _sizes(self, what: str, value: Any, least: int) -> tuple[int, ...]:
+        """``value`` (an int or ``_n`` ints) as ``_n`` ints, each at least ``least``."""
+        try:
+            sizes = ntuple(value, self._n, f"quantized {self._name}", what)
+        except ShapeError as e:
+            raise ValueError(str(e)) from None
+        if min(sizes) < least:
+            raise ValueError(f"quantized {self._name}: {what} must be "
+                             f"{'positive' if least else 'non-negative'}, got {value!r}")
+        return sizes
+
+    def _checked_input(self, x: Any) -> QuantizedTensor:
+        x = _quantized_input(f"{self._op}{self._n}d", x)
+        if x.ndim != self._n + 2:
+            raise ValueError(f"Input shape must be `{self._layout}`! quantized {self._name}: "
+                             f"expected a {self._n + 2}-D {self._layout} input, got shape "
+                             f"{tuple(x.shape)}")
+        if x.shape[1] != self.in_channels:
+            raise ValueError(f"quantized {self._name}: expected {self.in_channels} input "
+                             f"channels, got an input of shape {tuple(x.shape)}")
+        return x
+
+
+class _Conv(_ConvLayer):
+    """A quantized ``nn.Conv{n}d``: uint8 input and output, int8 weight, zero (or, but in 3-D,
+    reflection) padding."""
+
+    _padding_modes = ("zeros", "reflect")
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
                  padding_mode: str = "zeros") -> None:
         super().__init__()
-        modes = ("zeros",) if self._n == 3 else ("zeros", "reflect")
-        if padding_mode not in modes or isinstance(padding, str):
-            raise ValueError(f"quantized {self._name}: only numeric {' or '.join(modes)} "
-                             f"padding is supported, got padding={padding!r}, "
-                             f"padding_mode={padding_mode!r}")
-        for name, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
-            if channels % groups:
-                raise ValueError(f"quantized {self._name}: {name} must be divisible by groups, "
-                                 f"got {name}={channels}, groups={groups}")
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size, self.stride = self._tuple(kernel_size), self._tuple(stride)
-        self.padding, self.dilation = self._tuple(padding), self._tuple(dilation)
-        self.padding_mode = padding_mode
-        self.scale, self.zero_point = 1.0, 0
+        self._set_geometry(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                           groups, padding_mode)
         shape = (out_channels, in_channels // groups, *self.kernel_size)
         w = quantize_per_tensor(tensor(np.zeros(shape, np.float32)), 1.0, 0, qint8)
         self._set_weight(w, tensor(np.zeros(out_channels, np.float32)) if bias else None)
-
-    @property
-    def _name(self) -> str:
-        return f"Conv{self._n}d"
-
-    def _tuple(self, v: Any) -> tuple[int, ...]:
-        return (int(v),) * self._n if isinstance(v, int) else tuple(int(a) for a in v)
 
     @classmethod
     def _like(cls, layer: Module) -> _Conv:
@@ -317,10 +356,7 @@ class _Conv(_WeightedQuantized):
                 f"groups={self.groups}")
 
     def forward(self, x: QuantizedTensor) -> QuantizedTensor:
-        x = _quantized_input(f"conv{self._n}d", x)
-        if x.ndim != self._n + 2:
-            raise ValueError(f"quantized {self._name}: expected a {self._n + 2}-D "
-                             f"{self._layout} input, got shape {tuple(x.shape)}")
+        x = self._checked_input(x)
         q, padding = x._int.numpy(), self.padding
         if self.padding_mode == "reflect":  # (the padded integers: exact, as PyTorch's F.pad)
             q = np.pad(q, ((0, 0), (0, 0)) + tuple((p, p) for p in padding), mode="reflect")
@@ -331,9 +367,6 @@ class _Conv(_WeightedQuantized):
         return self._output(acc, x, 1)
 
     def _check_input(self, shape: tuple, padding: tuple[int, ...]) -> None:
-        if shape[1] != self.in_channels:
-            raise ValueError(f"quantized {self._name}: expected {self.in_channels} input "
-                             f"channels, got an input of shape {tuple(shape)}")
         for size, pad, k, d in zip(shape[2:], padding, self.kernel_size, self.dilation):
             if size + 2 * pad < (k - 1) * d + 1:
                 raise ValueError(f"quantized {self._name}: the padded input {tuple(shape)} "
@@ -378,6 +411,7 @@ class Conv3d(_Conv):
     """
 
     _n, _layout = 3, "(N, C, D, H, W)"
+    _padding_modes = ("zeros",)
 
 
 class ConvReLU1d(Conv1d):

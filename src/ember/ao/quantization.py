@@ -1,3 +1,0 @@
-"""``torch.ao.quantization``'s names: :mod:`ember.quant`."""
-
-from ember.quant import *  # noqa: F403

@@ -1,0 +1,4 @@
+"""``torch.ao.quantization.quantize``: :mod:`ember.quant.quantize`."""
+
+from ember.quant.quantize import *  # noqa: F403
+from ember.quant.quantize import __all__  # noqa: F401
