@@ -66,7 +66,8 @@ class PythonCode:
 class _Globals:
     """The objects the generated code refers to, each under a stable readable name."""
 
-    def __init__(self) -> None:
+    def __init__(self, taken: set[str]) -> None:
+        self._taken = taken  # the values' names
         self.names: dict[str, Any] = {"ember": ember, "operator": operator, "inf": math.inf,
                                       "nan": math.nan}
         self._ids: dict[int, str] = {}
@@ -76,7 +77,7 @@ class _Globals:
             return self._ids[id(obj)]
         name = re.sub(r"[^0-9a-zA-Z_]", "_", hint) or "_obj"
         base, i = name, 0
-        while name in self.names or keyword.iskeyword(name):
+        while name in self.names or name in self._taken or keyword.iskeyword(name):
             i += 1
             name = f"{base}_{i}"
         self.names[name], self._ids[id(obj)] = obj, name
@@ -162,7 +163,7 @@ def _expression(node: Node, glob: _Globals) -> str:
 
 def python_code(nodes: list[Node]) -> PythonCode:
     """The source of ``forward(self, <placeholders>)`` computing ``nodes`` in order."""
-    glob = _Globals()
+    glob = _Globals({node.name for node in nodes})
     last_use: dict[Node, Node] = {}
     for node in reversed(nodes):
         for used in node.all_input_nodes:

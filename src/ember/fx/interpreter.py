@@ -123,7 +123,7 @@ class Transformer(Interpreter):
         >>> gm = ReluToGelu(ember.fx.symbolic_trace(lambda x: ember.relu(x))).transform()
         >>> print(gm.code)
         def forward(self, x):
-            gelu = ember.nn.functional.gelu(x);  x = None
+            gelu = ember.gelu(x);  x = None
             return gelu
         <BLANKLINE>
     """

@@ -12,6 +12,8 @@ the functions that do not support tensor-like operands.
 from __future__ import annotations
 
 import dis
+import functools
+import inspect
 import operator
 import sys
 from collections.abc import Callable, Iterator
@@ -171,7 +173,47 @@ def _record_call(op: Callable, args: tuple, kwargs: dict) -> Proxy:
     """The ``overrides`` handler: ``op(*args, **kwargs)`` as a ``call_function`` node."""
     tracer = next(x.tracer for a in args
                   for x in (a if isinstance(a, (list, tuple)) else (a,)) if isinstance(x, Proxy))
-    return tracer.create_proxy("call_function", op, args, kwargs)
+    return tracer.create_proxy("call_function", op, *_without_defaults(op, args, kwargs))
+
+
+def _without_defaults(op: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """The call as a user writes it: an op hands over all its arguments, so those equal to
+    their defaults are dropped (the positional ones after the first dropped go by keyword)."""
+    params = _parameters(op)
+    if params is None:
+        return args, kwargs
+    kept: list[Any] = []
+    by_keyword: dict[str, Any] = {}
+    dropped = False
+    for i, value in enumerate(args):
+        p = params[i] if i < len(params) else None
+        if p is None or p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            return args, kwargs
+        if _is_default(value, p.default):
+            dropped = True
+        elif not dropped:
+            kept.append(value)
+        elif p.kind is p.POSITIONAL_ONLY:
+            return args, kwargs
+        else:
+            by_keyword[p.name] = value
+    defaults = {p.name: p.default for p in params}
+    by_keyword.update({k: v for k, v in kwargs.items()
+                       if not _is_default(v, defaults.get(k, inspect.Parameter.empty))})
+    return tuple(kept), by_keyword
+
+
+@functools.cache
+def _parameters(op: Callable) -> list[inspect.Parameter] | None:
+    try:
+        return list(inspect.signature(op).parameters.values())
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    return type(value) is type(default) and isinstance(value, (type(None), bool, int, float, str)) \
+        and value == default
 
 
 register(Proxy, _record_call)
