@@ -146,6 +146,20 @@ def test_unpacking_a_proxy_and_shape_arithmetic():
     assert ember.equal(gm(x), f(x))
 
 
+def test_ember_functions_are_recorded_as_written():
+    def f(x):
+        return ember.flatten(ember.reshape(x, (2, -1)), 1) + F.gelu(x.sum(), approximate="tanh")
+
+    gm = fx.symbolic_trace(f)
+    assert gm.code.splitlines()[1:4] == [
+        "    reshape = ember.reshape(x, (2, -1))",
+        "    flatten = ember.flatten(reshape, 1);  reshape = None",
+        "    sum_1 = x.sum();  x = None"]
+    assert "ember.gelu(sum_1, approximate = 'tanh')" in gm.code
+    x = ember.randn(2, 3)
+    assert ember.equal(gm(x), f(x))
+
+
 def test_errors_name_the_problem():
     with pytest.raises(fx.TraceError, match="cannot be iterated"):
         fx.symbolic_trace(lambda x: [t for t in x])
