@@ -129,6 +129,15 @@ def test_wrap_records_a_function_as_one_node():
         fx.wrap("normalize")
 
 
+def test_wrap_a_builtin():
+    from tests.fx import wrapped_len
+
+    gm = fx.symbolic_trace(wrapped_len.rows_times)
+    assert "len_1 = len(x)" in gm.code
+    assert "len" not in vars(wrapped_len)  # the patch is gone after tracing
+    assert ember.equal(gm(ember.ones(3, 2)), ember.full((3, 2), 3.0))
+
+
 def test_tensor_constants_become_attributes():
     c = ember.arange(3.0)
     gm = fx.symbolic_trace(lambda x: x + c)

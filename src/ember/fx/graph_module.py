@@ -44,6 +44,8 @@ class GraphModule(Module):
                  class_name: str = "GraphModule") -> None:
         super().__init__()
         type(self).__name__ = type(self).__qualname__ = class_name
+        if isinstance(root, Module):
+            self.training = root.training
         for node in graph.nodes:
             if node.op in ("get_attr", "call_module"):
                 _copy_attr(root, self, node.target)

@@ -31,7 +31,13 @@ def wrap(fn_or_name: str | Callable) -> str | Callable:
     Example:
         >>> def my_norm(x):
         ...     return x / (x * x).sum().sqrt()
-        >>> _ = ember.fx.wrap("my_norm")   # doctest: +SKIP
+        >>> _ = ember.fx.wrap("my_norm")
+        >>> print(ember.fx.symbolic_trace(lambda x: my_norm(x) * 2).code)
+        def forward(self, x):
+            my_norm = my_norm_1(x);  x = None
+            mul = my_norm * 2;  my_norm = None
+            return mul
+        <BLANKLINE>
     """
     caller = sys._getframe(1)
     if caller.f_code.co_name != "<module>":
@@ -175,13 +181,12 @@ class Tracer:
                 return tracer._tensor_attr(value)
             return value
 
-        saved = [(g, name, g.get(name, _MISSING)) for g, name in _WRAPPED]
+        # (a name its module no longer defines, nor builtins, has no caller there to patch)
+        saved = [(g, name, g.get(name, _MISSING)) for g, name in _WRAPPED
+                 if name in g or hasattr(builtins, name)]
         for g, name, original in saved:
-            fn = original if original is not _MISSING else getattr(builtins, name, None)
-            if fn is None:
-                raise NameError(f"ember.fx.wrap: {name!r} is not defined in module "
-                                f"{g.get('__name__')}")
-            g[name] = _recorder(tracer, fn)
+            g[name] = _recorder(tracer, original if original is not _MISSING
+                                else getattr(builtins, name))
         Module.__call__, Module.__getattr__ = call, getattr_
         try:
             yield
