@@ -112,11 +112,10 @@ def render(a: Any, glob: _Globals) -> str:
     """The Python expression of an argument value."""
     if isinstance(a, Node):
         return a.name
-    if a is None or a is Ellipsis or isinstance(a, (bool, int, str)):
+    if a is None or a is Ellipsis or isinstance(a, (bool, int, float, str)):
         return repr(a)
-    if isinstance(a, float):
-        return repr(a) if math.isfinite(a) else ("-inf" if a < 0 else "inf") \
-            if not math.isnan(a) else "nan"
+    if isinstance(a, float) and not math.isfinite(a):
+        return "nan" if math.isnan(a) else ("inf" if a > 0 else "-inf")
     if isinstance(a, tuple) and not hasattr(a, "_fields"):
         inner = ", ".join(render(x, glob) for x in a)
         return f"({inner},)" if len(a) == 1 else f"({inner})"

@@ -132,8 +132,7 @@ class Transformer(Interpreter):
         super().__init__(module, garbage_collect_values=False)
         self.new_graph = Graph()
         self.tracer = Tracer()
-        self.tracer.graph, self.tracer.root = self.new_graph, module
-        self.tracer._tensor_names, self.tracer._attr_proxies = {}, {}
+        self.tracer.begin(module, self.new_graph)
 
     def placeholder(self, target: str, args: tuple, kwargs: dict) -> Proxy:
         default = args[0] if args else _NO_DEFAULT

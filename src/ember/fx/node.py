@@ -154,11 +154,11 @@ class Node:
         placeholders, outputs, in-place methods (``add_``) and calls to random functions."""
         if self.op in ("placeholder", "output"):
             return True
-        name = self.target if self.op == "call_method" else getattr(self.target, "__name__", "")
-        if self.op == "call_module":
+        if self.op not in ("call_method", "call_function"):
             return False
-        return isinstance(name, str) and (name.endswith("_") and not name.endswith("__")
-                                          or name in _RANDOM)
+        name = self.target if self.op == "call_method" else getattr(self.target, "__name__", "")
+        in_place = name.endswith("_") and not name.endswith("__")
+        return in_place or name in _RANDOM
 
     def format_node(self) -> str:
         """One line: ``%name : [num_users=k] = op[target=...](args = ..., kwargs = ...)``."""

@@ -128,19 +128,23 @@ class Tracer:
             self._attr_proxies[name] = self.create_proxy("get_attr", name, (), {})
         return self._attr_proxies[name]
 
+    def begin(self, root: Module, graph: Graph) -> None:
+        """Records into ``graph`` from now on, for the module ``root`` (whose submodules,
+        parameters and buffers the nodes name)."""
+        self.root, self.graph = root, graph
+        self._module_paths = {id(m): name for name, m in root.named_modules()}
+        self._tensor_names = {id(t): name for name, t in (*root.named_parameters(),
+                                                          *root.named_buffers())}
+        self._attr_proxies: dict[str, Proxy] = {}
+
     def trace(self, root: Module | Callable,
               concrete_args: dict[str, Any] | None = None) -> Graph:
         """The graph of ``root.forward`` (or of the function ``root``)."""
         if isinstance(root, Module):
-            self.root, fn = root, type(root).forward
-            args: list[Any] = [root]
+            fn, args = type(root).forward, [root]
         else:
-            self.root, fn, args = Module(), root, []
-        self.graph = Graph(owning_module=self.root)
-        self._module_paths = {id(m): name for name, m in self.root.named_modules()}
-        self._tensor_names = {id(t): name for name, t in (
-            *self.root.named_parameters(), *self.root.named_buffers())}
-        self._attr_proxies: dict[str, Proxy] = {}
+            fn, args, root = root, [], Module()
+        self.begin(root, Graph(owning_module=root))
         args += self._placeholders(fn, skip_self=bool(args), concrete_args=concrete_args or {})
         with self._patched():
             result = fn(*args)
