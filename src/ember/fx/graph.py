@@ -167,12 +167,15 @@ class Graph:
         to_erase._erased = True
         self._namespace.release(to_erase.name)
 
-    def eliminate_dead_code(self) -> bool:
-        """Erases the nodes whose values nothing uses (keeping in-place and random calls, see
-        :meth:`Node.is_impure`); returns whether any went."""
+    def eliminate_dead_code(self, is_impure_node: Callable[[Node], bool] | None = None
+                            ) -> bool:
+        """Erases the nodes whose values nothing uses but those ``is_impure_node`` keeps
+        (default :meth:`Node.is_impure`: in-place and random calls); returns whether any
+        went."""
+        impure = is_impure_node or Node.is_impure
         changed = False
         for node in reversed(self.nodes):
-            if not node.users and not node.is_impure():
+            if not node.users and not impure(node):
                 self.erase_node(node)
                 changed = True
         return changed
