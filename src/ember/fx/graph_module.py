@@ -32,10 +32,9 @@ class GraphModule(Module):
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> GraphModule:
-        # each instance its own class, so that each has its own generated ``forward``
-        base = cls.__bases__[0] if cls.__name__ == "GraphModuleImpl" else cls
-
-        class GraphModuleImpl(base):  # type: ignore[misc, valid-type]
+        # each instance its own class (a subclass of ``cls``, so that ``__init__`` runs), so
+        # that each has its own generated ``forward``
+        class GraphModuleImpl(cls):  # type: ignore[misc, valid-type]
             pass
 
         return super().__new__(GraphModuleImpl)
