@@ -1,6 +1,8 @@
 """symbolic_trace of Ember's models: same outputs and gradients; generated code; the errors."""
 
 import pytest
+import torch
+import torch.fx
 
 import ember
 import ember.nn.functional as F
@@ -212,3 +214,17 @@ def test_deepcopy_gives_an_independent_module():
     assert not ember.equal(clone(x, y), gm(x, y))
     rebuilt = type(gm)(clone, clone.graph, "Rebuilt")  # a GraphModule's own class makes one too
     assert type(rebuilt).__name__ == "Rebuilt" and ember.equal(rebuilt(x, y), clone(x, y))
+
+
+def test_keyword_only_parameters_are_placeholders_like_torch():
+    def forward(x, y=None, *, scale=2.0):
+        return F.softmax(x * scale, dim=-1)
+
+    def tforward(x, y=None, *, scale=2.0):
+        return torch.softmax(x * scale, dim=-1)
+
+    gm, tgm = fx.symbolic_trace(forward), torch.fx.symbolic_trace(tforward)
+    assert [(n.op, n.target, n.args) for n in gm.graph.nodes][:3] == \
+        [(n.op, n.target, n.args) for n in tgm.graph.nodes][:3]
+    x = ember.randn(2, 3)
+    assert ember.equal(gm(x), forward(x)) and ember.equal(gm(x, scale=3.0), forward(x, scale=3.0))

@@ -145,20 +145,23 @@ class Tracer:
         else:
             fn, args, root = root, [], Module()
         self.begin(root, Graph(owning_module=root))
-        args += self._placeholders(fn, skip_self=bool(args), concrete_args=concrete_args or {})
+        inputs, keyword_inputs = self._placeholders(fn, skip_self=bool(args),
+                                                    concrete_args=concrete_args or {})
         with self._patched():
-            result = fn(*args)
+            result = fn(*args, *inputs, **keyword_inputs)
         self.graph.output(self.create_arg(result))
         return self.graph
 
     def _placeholders(self, fn: Callable, skip_self: bool,
-                      concrete_args: dict[str, Any]) -> list[Any]:
+                      concrete_args: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """A placeholder (or the concrete value) per parameter: the positional ones, and the
+        keyword-only ones by name."""
         params = list(inspect.signature(fn).parameters.values())[int(skip_self):]
         unknown = set(concrete_args) - {p.name for p in params}
         if unknown:
             raise ValueError(f"symbolic_trace: concrete_args names {sorted(unknown)}, which are "
                              f"not parameters of {fn.__qualname__}")
-        values = []
+        values, keyword_values = [], {}
         for p in params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 raise NotImplementedError(
@@ -166,10 +169,14 @@ class Tracer:
                     f"named parameters. Hint: trace a wrapper with named parameters")
             if p.name in concrete_args:
                 self.graph.placeholder(p.name, default_value=concrete_args[p.name])
-                values.append(concrete_args[p.name])
+                value = concrete_args[p.name]
             else:
-                values.append(self.proxy(self.graph.placeholder(p.name, default_value=p.default)))
-        return values
+                value = self.proxy(self.graph.placeholder(p.name, default_value=p.default))
+            if p.kind is p.KEYWORD_ONLY:
+                keyword_values[p.name] = value
+            else:
+                values.append(value)
+        return values, keyword_values
 
     @contextmanager
     def _patched(self) -> Iterator[None]:
