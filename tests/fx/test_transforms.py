@@ -207,3 +207,25 @@ def test_graph_built_by_hand_with_a_module_dict():
     gm = fx.GraphModule({"lin": lin, "lin.weight": lin.weight}, graph)
     x = ember.randn(3, 2)
     assert ember.equal(gm(x), lin(x) @ lin.weight)
+
+
+def test_replace_pattern_on_chained_matches_like_torch():
+    def forward(x, y):  # each match's output is an input of the next
+        a = ember.relu(x + y)
+        return ember.relu(ember.relu(a + y) + a) * 2
+
+    def tforward(x, y):
+        a = torch.relu(x + y)
+        return torch.relu(torch.relu(a + y) + a) * 2
+
+    gm, tgm = fx.symbolic_trace(forward), torch.fx.symbolic_trace(tforward)
+    matches = fx.replace_pattern(gm, lambda a, b: ember.relu(a + b),
+                                 lambda a, b: ember.sigmoid(a) * b)
+    tmatches = torch.fx.replace_pattern(tgm, lambda a, b: torch.relu(a + b),
+                                        lambda a, b: torch.sigmoid(a) * b)
+    assert len(matches) == len(tmatches) == 3
+    gm.graph.lint()
+    assert summary(gm.graph) == summary(tgm.graph)
+    x, y = ember.randn(3), ember.randn(3)
+    close(gm(x, y), tgm(torch.tensor(x.numpy()), torch.tensor(y.numpy())))
+

@@ -57,8 +57,10 @@ def replace_pattern(gm: GraphModule, pattern: Callable | Module,
             continue
         taken |= _inner(nodes_map)
         matches.append(Match(anchor, nodes_map))
+    replaced: dict[Node, Node] = {}  # an earlier match's output -> its replacement's
     for match in matches:
-        _replace(graph, match, p_inputs, r_inputs, replacement_graph)
+        replaced[match.anchor] = _replace(graph, match, p_inputs, r_inputs, replacement_graph,
+                                          replaced)
     gm.recompile()
     return matches
 
@@ -106,8 +108,11 @@ def _self_contained(nodes_map: dict[Node, Node], p_output: Node) -> bool:
 
 
 def _replace(graph: Graph, match: Match, p_inputs: list[Node], r_inputs: list[Node],
-             replacement: Graph) -> None:
-    env: dict[Node, Any] = {r: match.nodes_map[p] for p, r in zip(p_inputs, r_inputs)}
+             replacement: Graph, replaced: dict[Node, Node]) -> Node:
+    """Puts ``replacement`` in the place of ``match`` (whose inputs may be outputs of earlier
+    matches, now ``replaced``); returns the replacement's output node."""
+    env: dict[Node, Any] = {r: replaced.get(match.nodes_map[p], match.nodes_map[p])
+                            for p, r in zip(p_inputs, r_inputs)}
     with graph.inserting_before(match.anchor):
         result = graph.graph_copy(replacement, env)
     if not isinstance(result, Node):
@@ -117,3 +122,4 @@ def _replace(graph: Graph, match: Match, p_inputs: list[Node], r_inputs: list[No
     for node in reversed(graph.nodes):
         if node in inner and not node.users:
             graph.erase_node(node)
+    return result
