@@ -1,6 +1,8 @@
 """Transformations of traced graphs, each compared with torch.fx doing the same on the
 equivalent torch module; the Interpreter, ShapeProp and graph editing."""
 
+import operator
+
 import numpy as np
 import pytest
 import torch
@@ -229,3 +231,19 @@ def test_replace_pattern_on_chained_matches_like_torch():
     x, y = ember.randn(3), ember.randn(3)
     close(gm(x, y), tgm(torch.tensor(x.numpy()), torch.tensor(y.numpy())))
 
+
+def test_eliminate_dead_code_keeps_calls_that_write_in_place():
+    def forward(x):
+        y = x * 2
+        ember.relu_(y)
+        F.silu(y, True)
+        unused = y * 3  # noqa: F841
+        return y
+
+    gm = fx.symbolic_trace(forward)
+    assert gm.graph.eliminate_dead_code()
+    gm.recompile()
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"] == \
+        [operator.mul, ember.relu, F.silu]
+    x = ember.randn(4)
+    assert ember.equal(gm(x), forward(x))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -151,14 +153,24 @@ class Node:
 
     def is_impure(self) -> bool:
         """Whether dead-code elimination must keep this node although nothing uses it:
-        placeholders, outputs, in-place methods (``add_``) and calls to random functions."""
+        placeholders, outputs, in-place methods (``add_``), calls passing ``inplace=True``
+        and calls to random functions."""
         if self.op in ("placeholder", "output"):
             return True
         if self.op not in ("call_method", "call_function"):
             return False
         name = self.target if self.op == "call_method" else getattr(self.target, "__name__", "")
         in_place = name.endswith("_") and not name.endswith("__")
-        return in_place or name in _RANDOM
+        return in_place or self._passes_inplace_true() or name in _RANDOM
+
+    def _passes_inplace_true(self) -> bool:
+        """Whether the call passes ``inplace=True`` (by keyword, or by position to a
+        function whose signature names it)."""
+        if self.kwargs.get("inplace") is True:
+            return True
+        params = parameters_of(self.target) if self.op == "call_function" else None
+        names = [p.name for p in params or ()][:len(self.args)]
+        return "inplace" in names and self.args[names.index("inplace")] is True
 
     def format_node(self) -> str:
         """One line: ``%name : [num_users=k] = op[target=...](args = ..., kwargs = ...)``."""
@@ -172,6 +184,15 @@ class Node:
 
     def __repr__(self) -> str:
         return self.name
+
+
+@functools.cache
+def parameters_of(fn: Callable) -> list[inspect.Parameter] | None:
+    """``fn``'s parameters, or None where it has no signature Python can read."""
+    try:
+        return list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
 
 
 _RANDOM = {"dropout", "rand", "randn", "randint", "rand_like", "randn_like", "randint_like",

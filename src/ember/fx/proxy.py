@@ -12,14 +12,13 @@ the functions that do not support tensor-like operands.
 from __future__ import annotations
 
 import dis
-import functools
 import inspect
 import operator
 import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ember.fx.node import Node
+from ember.fx.node import Node, parameters_of
 from ember.ops.overrides import TensorLikeOperand, outermost_op, register
 
 if TYPE_CHECKING:
@@ -179,7 +178,7 @@ def _record_call(op: Callable, args: tuple, kwargs: dict) -> Proxy:
 def _without_defaults(op: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     """The call as a user writes it: an op hands over all its arguments, so those equal to
     their defaults are dropped (the positional ones after the first dropped go by keyword)."""
-    params = _parameters(op)
+    params = parameters_of(op)
     if params is None:
         return args, kwargs
     kept: list[Any] = []
@@ -201,14 +200,6 @@ def _without_defaults(op: Callable, args: tuple, kwargs: dict) -> tuple[tuple, d
     by_keyword.update({k: v for k, v in kwargs.items()
                        if not _is_default(v, defaults.get(k, inspect.Parameter.empty))})
     return tuple(kept), by_keyword
-
-
-@functools.cache
-def _parameters(op: Callable) -> list[inspect.Parameter] | None:
-    try:
-        return list(inspect.signature(op).parameters.values())
-    except (TypeError, ValueError):
-        return None
 
 
 def _is_default(value: Any, default: Any) -> bool:
