@@ -247,3 +247,21 @@ def test_eliminate_dead_code_keeps_calls_that_write_in_place():
         [operator.mul, ember.relu, F.silu]
     x = ember.randn(4)
     assert ember.equal(gm(x), forward(x))
+
+
+def test_fuse_leaves_a_layer_that_is_also_called_without_its_batch_norm():
+    class Twice(nn.Module):  # (torch.fx's fuse folds the bn into conv here: wrong results)
+        def __init__(self):
+            super().__init__()
+            self.conv, self.bn = nn.Conv2d(1, 1, 1), nn.BatchNorm2d(1)
+
+        def forward(self, x):
+            return self.bn(self.conv(x)) + self.conv(x)
+
+    model = Twice().eval()
+    with ember.no_grad():
+        model.bn.running_var.fill_(3.0)
+    x = ember.randn(1, 1, 2, 2)
+    fused = fuse(model)
+    assert [n.target for n in fused.graph.nodes if n.op == "call_module"] == ["conv", "bn", "conv"]
+    assert ember.allclose(fused(x), model(x))

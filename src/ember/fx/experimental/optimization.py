@@ -4,6 +4,7 @@ a graph pass as ``torch.fx.experimental.optimization.fuse``."""
 from __future__ import annotations
 
 import copy
+from collections import Counter
 
 from ember import nn
 from ember.fx.graph_module import GraphModule
@@ -20,8 +21,9 @@ PATTERNS = ((nn.Conv1d, nn.BatchNorm1d), (nn.Conv2d, nn.BatchNorm2d),
 
 def fuse(model: nn.Module, inplace: bool = False, no_trace: bool = False) -> GraphModule:
     """``model`` traced (unless ``no_trace``: it is a GraphModule already) with each
-    ``bn(conv(x))`` whose conv output nothing else uses replaced by one fused conv. For
-    inference: the modules must be in eval mode. ``inplace=False`` works on a deep copy.
+    ``bn(conv(x))`` whose conv output nothing else uses (and whose conv is called nowhere
+    else) replaced by one fused conv. For inference: the modules must be in eval mode.
+    ``inplace=False`` works on a deep copy.
 
     Example:
         >>> from ember.fx.experimental.optimization import fuse
@@ -36,6 +38,7 @@ def fuse(model: nn.Module, inplace: bool = False, no_trace: bool = False) -> Gra
         model = copy.deepcopy(model)
     gm = model if no_trace else symbolic_trace(model)
     modules = dict(gm.named_modules())
+    calls = Counter(n.target for n in gm.graph.nodes if n.op == "call_module")
     for node in list(gm.graph.nodes):
         layer_node = node.args[0] if node.args else None
         if not (_is_module(node, modules) and isinstance(layer_node, Node)
@@ -43,7 +46,8 @@ def fuse(model: nn.Module, inplace: bool = False, no_trace: bool = False) -> Gra
             continue
         layer, bn = modules[layer_node.target], modules[node.target]
         if not any(type(layer) is lt and type(bn) is bt for lt, bt in PATTERNS) or \
-                len(layer_node.users) > 1 or not bn.track_running_stats:
+                len(layer_node.users) > 1 or calls[layer_node.target] > 1 or \
+                not bn.track_running_stats:
             continue
         fused = (fuse_linear_bn_eval(layer, bn) if isinstance(layer, nn.Linear)
                  else fuse_conv_bn_eval(layer, bn))
