@@ -1,5 +1,7 @@
 """symbolic_trace of Ember's models: same outputs and gradients; generated code; the errors."""
 
+import copy
+
 import pytest
 import torch
 import torch.fx
@@ -228,3 +230,23 @@ def test_keyword_only_parameters_are_placeholders_like_torch():
         [(n.op, n.target, n.args) for n in tgm.graph.nodes][:3]
     x = ember.randn(2, 3)
     assert ember.equal(gm(x), forward(x)) and ember.equal(gm(x, scale=3.0), forward(x, scale=3.0))
+
+
+def test_state_dict_loads_back_into_the_traced_module():
+    class WithCache(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            self.register_buffer("cache", ember.ones(3), persistent=False)
+
+        def forward(self, x):
+            return self.fc(x) + self.cache + ember.ones(3)  # (the last one a tensor constant)
+
+    model = WithCache()
+    gm = copy.deepcopy(fx.symbolic_trace(model))
+    assert gm.state_dict().keys() == model.state_dict().keys() == {"fc.weight", "fc.bias"}
+    with ember.no_grad():
+        gm.fc.bias.add_(1.0)
+    model.load_state_dict(gm.state_dict())
+    x = ember.randn(2, 3)
+    assert ember.equal(model(x), gm(x))

@@ -103,14 +103,18 @@ class GraphModule(Module):
 
 def _copy_attr(from_obj: Module | dict[str, Any], to_module: Module, target: str) -> None:
     """Copies ``from_obj``'s ``target`` (``"layer.0.weight"``) into ``to_module`` at the same
-    path, making empty modules for the path's parents."""
+    path, making empty modules for the path's parents; a buffer stays non-persistent if it
+    was."""
     *prefix, field = target.split(".")
+    persistent = True
     if isinstance(from_obj, dict):
         value = from_obj[target]
     else:
-        value = from_obj
-        for part in target.split("."):
-            value = getattr(value, part)
+        owner = from_obj
+        for part in prefix:
+            owner = getattr(owner, part)
+        value = getattr(owner, field)
+        persistent = field not in getattr(owner, "_non_persistent_buffers_set", ())
     for part in prefix:
         child = to_module._modules.get(part)
         if child is None:
@@ -122,6 +126,6 @@ def _copy_attr(from_obj: Module | dict[str, Any], to_module: Module, target: str
     elif isinstance(value, Parameter):
         to_module.register_parameter(field, value)
     elif isinstance(value, Tensor):
-        to_module.register_buffer(field, value)
+        to_module.register_buffer(field, value, persistent=persistent)
     else:
         setattr(to_module, field, value)
