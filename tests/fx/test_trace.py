@@ -250,3 +250,9 @@ def test_state_dict_loads_back_into_the_traced_module():
     model.load_state_dict(gm.state_dict())
     x = ember.randn(2, 3)
     assert ember.equal(model(x), gm(x))
+
+
+def test_non_finite_float_arguments_in_generated_code():
+    gm = fx.symbolic_trace(lambda x: x.clamp(min=float("-inf"), max=float("inf")) * float("nan"))
+    assert "clamp = x.clamp(min = -inf, max = inf)" in gm.code and "* nan" in gm.code
+    assert ember.isnan(gm(ember.ones(2))).all()

@@ -113,9 +113,7 @@ def render(a: Any, glob: _Globals) -> str:
     if isinstance(a, Node):
         return a.name
     if a is None or a is Ellipsis or isinstance(a, (bool, int, float, str)):
-        return repr(a)
-    if isinstance(a, float) and not math.isfinite(a):
-        return "nan" if math.isnan(a) else ("inf" if a > 0 else "-inf")
+        return repr(a)  # (a float's repr is 'inf', '-inf' or 'nan', globals of the code)
     if isinstance(a, tuple) and not hasattr(a, "_fields"):
         inner = ", ".join(render(x, glob) for x in a)
         return f"({inner},)" if len(a) == 1 else f"({inner})"
