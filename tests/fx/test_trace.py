@@ -256,3 +256,26 @@ def test_non_finite_float_arguments_in_generated_code():
     gm = fx.symbolic_trace(lambda x: x.clamp(min=float("-inf"), max=float("inf")) * float("nan"))
     assert "clamp = x.clamp(min = -inf, max = inf)" in gm.code and "* nan" in gm.code
     assert ember.isnan(gm(ember.ones(2))).all()
+
+
+def test_an_error_inside_forward_leaves_modules_and_wrapped_functions_as_they_were():
+    class Fails(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        def forward(self, x):
+            h = normalize(self.fc(x))
+            if h.sum() > 0:  # control flow on a traced value
+                return h
+            return -h
+
+    model, seen = Fails(), []
+    model.fc.register_forward_hook(lambda module, args, out: seen.append(out.shape))
+    with pytest.raises(fx.TraceError):
+        fx.symbolic_trace(model)
+    assert seen == [] and normalize.__name__ == "normalize"
+    x = ember.randn(3, 2)
+    h = normalize(model.fc(x))
+    assert ember.equal(model(x), h if h.sum() > 0 else -h)
+    assert seen == [ember.Size([3, 2])] * 2  # the hook fires again
