@@ -265,3 +265,18 @@ def test_fuse_leaves_a_layer_that_is_also_called_without_its_batch_norm():
     fused = fuse(model)
     assert [n.target for n in fused.graph.nodes if n.op == "call_module"] == ["conv", "bn", "conv"]
     assert ember.allclose(fused(x), model(x))
+
+
+def test_eliminate_dead_code_with_an_unhashable_callable_target():
+    class Scale:
+        __hash__ = None
+
+        def __call__(self, x):
+            return x * 2
+
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.call_function(Scale(), (x,))
+    g.output(x)
+    assert g.eliminate_dead_code()
+    assert [n.op for n in g.nodes] == ["placeholder", "output"]

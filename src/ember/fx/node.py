@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -186,7 +185,6 @@ class Node:
         return self.name
 
 
-@functools.cache
 def parameters_of(fn: Callable) -> list[inspect.Parameter] | None:
     """``fn``'s parameters, or None where it has no signature Python can read."""
     try:
