@@ -4,18 +4,15 @@
 from __future__ import annotations
 
 import copy
-import itertools
-import linecache
 from typing import Any
 
 from ember.fx.codegen import PythonCode
 from ember.fx.graph import Graph
 from ember.nn import Module, Parameter
 from ember.tensor import Tensor
+from ember.utils.generated_code import define
 
 __all__ = ["GraphModule"]
-
-_KEYS = itertools.count()
 
 
 class GraphModule(Module):
@@ -69,12 +66,8 @@ class GraphModule(Module):
         """Regenerates ``forward`` from :attr:`graph`."""
         python_code = self._graph.python_code("self")
         object.__setattr__(self, "_code", python_code.src)
-        filename = f"<eval_with_key>.{next(_KEYS)}"
-        lines = python_code.src.splitlines(keepends=True)
-        linecache.cache[filename] = (len(python_code.src), None, lines, filename)
-        namespace = dict(python_code.globals)
-        exec(compile(python_code.src, filename, "exec"), namespace)  # noqa: S102
-        type(self).forward = namespace["forward"]
+        type(self).forward = define(python_code.src, f"ember.fx {type(self).__name__}",
+                                    "forward", python_code.globals)
         return python_code
 
     def print_readable(self, print_output: bool = True) -> str:
