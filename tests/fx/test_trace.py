@@ -1,5 +1,6 @@
 """symbolic_trace of Ember's models: same outputs and gradients; generated code; the errors."""
 
+import collections
 import copy
 
 import pytest
@@ -279,3 +280,17 @@ def test_an_error_inside_forward_leaves_modules_and_wrapped_functions_as_they_we
     h = normalize(model.fc(x))
     assert ember.equal(model(x), h if h.sum() > 0 else -h)
     assert seen == [ember.Size([3, 2])] * 2  # the hook fires again
+
+
+Pair = collections.namedtuple("Pair", "first second")
+
+
+def test_named_tuples_of_traced_values_are_rebuilt_like_torch():
+    def forward(x):
+        return Pair(x + 1, {"twice": x * 2})
+
+    gm, tgm = fx.symbolic_trace(forward), torch.fx.symbolic_trace(forward)
+    out, tout = gm(ember.ones(2)), tgm(torch.ones(2))
+    assert type(out) is type(tout) is Pair
+    assert ember.equal(out.first, ember.full((2,), 2.0))
+    assert ember.equal(out.second["twice"], ember.full((2,), 2.0))

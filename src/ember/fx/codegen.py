@@ -114,8 +114,10 @@ def render(a: Any, glob: _Globals) -> str:
         return a.name
     if a is None or a is Ellipsis or isinstance(a, (bool, int, float, str)):
         return repr(a)  # (a float's repr is 'inf', '-inf' or 'nan', globals of the code)
-    if isinstance(a, tuple) and not hasattr(a, "_fields"):
+    if isinstance(a, tuple):
         inner = ", ".join(render(x, glob) for x in a)
+        if hasattr(a, "_fields"):  # a named tuple: rebuilt by its class, a global
+            return f"{glob.ref(type(a), type(a).__name__)}({inner})"
         return f"({inner},)" if len(a) == 1 else f"({inner})"
     if isinstance(a, list):
         return "[" + ", ".join(render(x, glob) for x in a) + "]"
