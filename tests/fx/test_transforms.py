@@ -280,3 +280,21 @@ def test_eliminate_dead_code_with_an_unhashable_callable_target():
     g.output(x)
     assert g.eliminate_dead_code()
     assert [n.op for n in g.nodes] == ["placeholder", "output"]
+
+
+def test_interpreter_gradients_match_the_module_and_torch(nets):
+    net, tnet, x, tx = nets
+    net.train(), tnet.train()
+    with ember.no_grad():  # tracing under no_grad records the same graph
+        gm = fx.symbolic_trace(net)
+    x, tx = x.requires_grad_(), tx.requires_grad_()
+    fx.Interpreter(gm).run(x).square().sum().backward()
+    torch.fx.Interpreter(torch.fx.symbolic_trace(tnet)).run(tx).square().sum().backward()
+    grads = [x.grad, *(p.grad for p in net.parameters())]
+    x.grad = None
+    net.zero_grad()
+    net(x).square().sum().backward()
+    for g, h, t in zip(grads, [x.grad, *(p.grad for p in net.parameters())],
+                       [tx.grad, *(p.grad for p in tnet.parameters())]):
+        assert ember.equal(g, h)
+        close(g, t)
