@@ -21,3 +21,12 @@ def test_docstring_examples_run(name):
     result = doctest.testmod(mod, extraglobs={"ember": ember},
                              optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
+
+
+def test_import_ember_makes_ember_fx_available():
+    import subprocess
+    import sys
+
+    code = "import ember; print(ember.fx.symbolic_trace(lambda x: x + 1).code)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "add = x + 1" in out.stdout, out.stderr[-500:]
