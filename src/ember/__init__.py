@@ -125,7 +125,7 @@ from ember import fft, random, signal, special  # torch's namespaces of these na
 from ember import data, linalg, models, nn, optim, utils, vision  # layer 3
 from ember import testing  # layer 3: torch.testing's helpers
 from ember import distributions  # layer 3, over nn.functional
-from ember import func, jit  # layer 4: transforms
+from ember import func, fx, jit  # layer 4: transforms
 from ember.func import vmap  # as torch.vmap
 from ember.jit import compile  # noqa: A004 - as torch.compile
 from ember.jit.control import cond, while_loop  # torch.cond, torch's while_loop

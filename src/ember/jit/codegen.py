@@ -9,8 +9,6 @@ global of the generated module, listed in ``globals``.
 
 from __future__ import annotations
 
-import itertools
-import linecache
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +20,7 @@ from ember.jit.ir import Effect, Eqn, Graph, sub_graphs
 from ember.jit.kernels import KERNEL_GLOBALS, Kernel
 from ember.jit.passes.hoist import cached_state
 from ember.tensor import _wrap
-
-_COUNTER = itertools.count()
+from ember.utils.generated_code import define
 
 
 @dataclass
@@ -179,11 +176,8 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
     lines.append(f"    return ({outs}{',' if len(ends) == 1 else ''})")
     kernel_code = "".join(_kernel_source(k, namer) + "\n\n" for k in kernels)
     code = kernel_code + "".join(d + "\n\n" for d in defs) + "\n".join(lines) + "\n"
-    filename = f"<ember.jit {graph.name} #{next(_COUNTER)}>"
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-    module_globals = dict(namer.globals)
-    exec(compile(code, filename, "exec"), module_globals)  # noqa: S102 - our own generated code
-    return Generated(module_globals[_identifier(graph.name)], code, namer.globals)
+    fn = define(code, f"ember.jit {graph.name}", _identifier(graph.name), namer.globals)
+    return Generated(fn, code, namer.globals)
 
 
 def _eqn_lines(eqn: Eqn, namer: _Namer, defs: list[str], pad: str) -> list[str]:

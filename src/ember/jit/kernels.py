@@ -21,8 +21,6 @@ Example:
 
 from __future__ import annotations
 
-import itertools
-import linecache
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,8 +32,7 @@ from ember.jit.loops import EXACT, run_loop
 from ember.ops.primitive import PRIMITIVES
 from ember.ops.relu_kernel import relu_array, relu_grad_array
 from ember.ops.unary import Unary
-
-_COUNTER = itertools.count()
+from ember.utils.generated_code import define
 
 
 def _dense_layout(*arrays: Any) -> tuple | None:
@@ -220,12 +217,8 @@ class Kernel:
 
     def forward(self, xp: Any, *arrays: Any, out: Any = None) -> Any:
         if self._fn is None:
-            filename = f"<ember.jit kernel {self.name} #{next(_COUNTER)}>"
-            linecache.cache[filename] = (len(self.source), None,
-                                         self.source.splitlines(True), filename)
-            scope = dict(KERNEL_GLOBALS)
-            exec(compile(self.source, filename, "exec"), scope)  # noqa: S102 - our own code
-            self._fn = scope[self.name]
+            self._fn = define(self.source, f"ember.jit kernel {self.name}", self.name,
+                              KERNEL_GLOBALS)
         return self._fn(xp, *arrays, out=out)
 
     def __repr__(self) -> str:

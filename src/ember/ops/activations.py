@@ -308,8 +308,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    _floating("gelu", input)
-    try:
+    try:  # (a tensor-like without a dtype, an ember.fx Proxy, is handed over from here)
+        _floating("gelu", input)
         return apply(Gelu, input, approximate=approximate)
     except TensorLikeOperand:
         return handle(gelu, (input,), {"approximate": approximate})
@@ -322,9 +322,9 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
         >>> ember.silu(ember.tensor([0.0, 1.0]))
         tensor([0.0000, 0.7311])
     """
-    if not input.dtype.is_complex:
-        _floating("silu", input)
     try:
+        if not input.dtype.is_complex:
+            _floating("silu", input)
         return _run(input, inplace, "silu", lambda x: apply(Silu, x))
     except TensorLikeOperand:
         return handle(silu, (input,), {"inplace": inplace})

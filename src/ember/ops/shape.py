@@ -112,7 +112,11 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
         tensor([[0, 1, 2],
                 [3, 4, 5]])
     """
-    shape = _resolve(input.shape, read_sizes(shape), "reshape")
+    try:
+        input_shape = input.shape
+    except TensorLikeOperand:  # (an ember.fx Proxy)
+        return handle(reshape, (input, *shape), {})
+    shape = _resolve(input_shape, read_sizes(shape), "reshape")
     if not _viewable(input, shape):
         input = clone(input)
     return apply(Reshape, input, shape=shape)
@@ -193,7 +197,10 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         >>> ember.zeros(2, 3, 4).flatten(1).shape
         ember.Size([2, 12])
     """
-    shape = input.shape
+    try:
+        shape = input.shape
+    except TensorLikeOperand:  # (an ember.fx Proxy)
+        return handle(flatten, (input, start_dim, end_dim), {})
     if not shape:
         return reshape(input, (1,))
     s = normalize_dim(start_dim, len(shape), "flatten")

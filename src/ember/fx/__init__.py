@@ -1,0 +1,19 @@
+"""``ember.fx``: capture a module's ``forward`` as a graph of Python-level calls, transform it
+and run it again as Python, as ``torch.fx`` does (see ``docs/fx.md``).
+
+Example:
+    >>> gm = ember.fx.symbolic_trace(ember.models.mlp())
+    >>> sorted({n.op for n in gm.graph.nodes})
+    ['call_module', 'output', 'placeholder']
+"""
+
+from ember.fx.graph import Graph
+from ember.fx.graph_module import GraphModule
+from ember.fx.interpreter import Interpreter, Transformer
+from ember.fx.node import Node, map_arg
+from ember.fx.proxy import Proxy, TraceError
+from ember.fx.subgraph_rewriter import Match, replace_pattern
+from ember.fx.tracer import Tracer, symbolic_trace, wrap
+
+__all__ = ["Graph", "GraphModule", "Interpreter", "Match", "Node", "Proxy", "TraceError",
+           "Tracer", "Transformer", "map_arg", "replace_pattern", "symbolic_trace", "wrap"]

@@ -1,0 +1,190 @@
+"""The Python source of a :class:`~ember.fx.Graph`'s ``forward``, as ``torch.fx`` writes it: one
+line per node, infix operators for ``operator`` functions, ``ember.``-qualified names for
+Ember's functions, and each value dropped (``x = None``) after its last use."""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import math
+import operator
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import ember
+import ember.nn.functional as F
+from ember.dtypes import DType
+from ember.fx.node import Node
+
+__all__ = ["PythonCode", "Namespace", "python_code"]
+
+BINARY = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+          operator.floordiv: "//", operator.mod: "%", operator.pow: "**",
+          operator.matmul: "@", operator.and_: "&", operator.or_: "|", operator.xor: "^",
+          operator.lshift: "<<", operator.rshift: ">>", operator.eq: "==", operator.ne: "!=",
+          operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
+UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
+
+#: names a generated forward may not give a value (they are its globals or its ``self``)
+RESERVED = {"self", "ember", "operator", "inf", "nan"}
+
+
+class Namespace:
+    """Unique Python identifiers: ``add``, ``add_1``, … made from any candidate text."""
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+
+    def create_name(self, candidate: str) -> str:
+        base = re.sub(r"[^0-9a-zA-Z_]", "_", _snake(candidate)) or "_"
+        if base[0].isdigit():
+            base = "_" + base
+        name, i = base, 0
+        while (name in self._used or keyword.iskeyword(name) or name in RESERVED
+               or hasattr(builtins, name)):
+            i += 1
+            name = f"{base}_{i}"
+        self._used.add(name)
+        return name
+
+    def release(self, name: str) -> None:
+        self._used.discard(name)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+class PythonCode:
+    """``src``: the ``forward`` function's source; ``globals``: the names it reads."""
+
+    def __init__(self, src: str, globals_: dict[str, Any]) -> None:
+        self.src, self.globals = src, globals_
+
+
+class _Globals:
+    """The objects the generated code refers to, each under a stable readable name."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self._taken = taken  # the values' names
+        self.names: dict[str, Any] = {"ember": ember, "operator": operator, "inf": math.inf,
+                                      "nan": math.nan}
+        self._ids: dict[int, str] = {}
+
+    def ref(self, obj: Any, hint: str) -> str:
+        if id(obj) in self._ids:
+            return self._ids[id(obj)]
+        name = re.sub(r"[^0-9a-zA-Z_]", "_", hint) or "_obj"
+        base, i = name, 0
+        while name in self.names or name in self._taken or keyword.iskeyword(name):
+            i += 1
+            name = f"{base}_{i}"
+        self.names[name], self._ids[id(obj)] = obj, name
+        return name
+
+
+def qualified_function(fn: Any, glob: _Globals) -> str:
+    """``ember.relu``, ``ember.nn.functional.gelu``, a builtin's name, else a global."""
+    name = getattr(fn, "__name__", None)
+    if name is not None:
+        if getattr(ember, name, None) is fn:
+            return f"ember.{name}"
+        if getattr(F, name, None) is fn:
+            return f"ember.nn.functional.{name}"
+        if getattr(builtins, name, None) is fn:
+            return name
+        if getattr(operator, name, None) is fn:
+            return f"operator.{name}"
+    return glob.ref(fn, name or type(fn).__name__)
+
+
+def attribute_path(root: str, target: str) -> str:
+    """``self.layer1`` + ``0.conv1`` -> ``getattr(self.layer1, "0").conv1``."""
+    expr = root
+    for part in target.split("."):
+        expr = f"{expr}.{part}" if part.isidentifier() and not keyword.iskeyword(part) \
+            else f'getattr({expr}, "{part}")'
+    return expr
+
+
+def render(a: Any, glob: _Globals) -> str:
+    """The Python expression of an argument value."""
+    if isinstance(a, Node):
+        return a.name
+    if a is None or a is Ellipsis or isinstance(a, (bool, int, float, str)):
+        return repr(a)  # (a float's repr is 'inf', '-inf' or 'nan', globals of the code)
+    if isinstance(a, tuple):
+        inner = ", ".join(render(x, glob) for x in a)
+        if hasattr(a, "_fields"):  # a named tuple: rebuilt by its class, a global
+            return f"{glob.ref(type(a), type(a).__name__)}({inner})"
+        return f"({inner},)" if len(a) == 1 else f"({inner})"
+    if isinstance(a, list):
+        return "[" + ", ".join(render(x, glob) for x in a) + "]"
+    if isinstance(a, dict):
+        return "{" + ", ".join(f"{render(k, glob)}: {render(v, glob)}"
+                               for k, v in a.items()) + "}"
+    if isinstance(a, slice):
+        return f"slice({render(a.start, glob)}, {render(a.stop, glob)}, {render(a.step, glob)})"
+    if isinstance(a, DType) and getattr(ember, repr(a).removeprefix("ember."), None) is a:
+        return repr(a)
+    if callable(a) and hasattr(a, "__name__"):
+        return qualified_function(a, glob)
+    return glob.ref(a, "_" + _snake(type(a).__name__))
+
+
+def _call_args(args: Iterable[Any], kwargs: dict, glob: _Globals) -> str:
+    parts = [render(a, glob) for a in args]
+    parts += [f"{k} = {render(v, glob)}" for k, v in kwargs.items()]
+    return ", ".join(parts)
+
+
+def _expression(node: Node, glob: _Globals) -> str:
+    args, kwargs = node.args, node.kwargs
+    if node.op == "get_attr":
+        return attribute_path("self", node.target)
+    if node.op == "call_module":
+        return f"{attribute_path('self', node.target)}({_call_args(args, kwargs, glob)})"
+    if node.op == "call_method":
+        return f"{render(args[0], glob)}.{node.target}({_call_args(args[1:], kwargs, glob)})"
+    fn = node.target
+    if not kwargs and len(args) == 2 and fn in BINARY:
+        return f"{render(args[0], glob)} {BINARY[fn]} {render(args[1], glob)}"
+    if not kwargs and len(args) == 1 and fn in UNARY:
+        return f"{UNARY[fn]}{render(args[0], glob)}"
+    if fn is getattr and not kwargs and len(args) == 2 and isinstance(args[1], str) \
+            and args[1].isidentifier() and not keyword.iskeyword(args[1]):
+        return f"{render(args[0], glob)}.{args[1]}"
+    if fn is operator.getitem and not kwargs and len(args) == 2:
+        return f"{render(args[0], glob)}[{render(args[1], glob)}]"
+    return f"{qualified_function(fn, glob)}({_call_args(args, kwargs, glob)})"
+
+
+def python_code(nodes: list[Node]) -> PythonCode:
+    """The source of ``forward(self, <placeholders>)`` computing ``nodes`` in order."""
+    glob = _Globals({node.name for node in nodes})
+    last_use: dict[Node, Node] = {}
+    for node in reversed(nodes):
+        for used in node.all_input_nodes:
+            last_use.setdefault(used, node)
+    dropped_after: dict[Node, list[str]] = {}
+    for used, user in last_use.items():
+        dropped_after.setdefault(user, []).append(used.name)
+    params, body = [], []
+    for node in nodes:
+        if node.op == "placeholder":
+            params.append(f"{node.name} = {render(node.args[0], glob)}" if node.args
+                          else node.name)
+            continue
+        if node.op == "output":
+            body.append(f"    return {render(node.args[0], glob)}")
+            continue
+        line = f"    {node.name} = {_expression(node, glob)}"
+        drops = dropped_after.get(node, [])
+        if drops:
+            line += ";  " + " = ".join(drops) + " = None"
+        body.append(line)
+    if not body or not body[-1].lstrip().startswith("return"):
+        body.append("    pass")
+    src = f"def forward(self{''.join(', ' + p for p in params)}):\n" + "\n".join(body) + "\n"
+    return PythonCode(src, glob.names)

@@ -1,0 +1,1 @@
+"""Graph optimizations over :mod:`ember.fx` (``torch.fx.experimental``'s)."""

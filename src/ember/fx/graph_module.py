@@ -1,0 +1,124 @@
+""":class:`GraphModule`: a module whose ``forward`` is Python generated from a
+:class:`~ember.fx.Graph`, holding the submodules, parameters and buffers the graph names."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ember.fx.codegen import PythonCode
+from ember.fx.graph import Graph
+from ember.nn import Module, Parameter
+from ember.tensor import Tensor
+from ember.utils.generated_code import define
+
+__all__ = ["GraphModule"]
+
+
+class GraphModule(Module):
+    """A module made of a graph: ``code`` is its generated ``forward``, :meth:`recompile`
+    regenerates it after the graph was edited.
+
+    ``root`` is the module (or dict of names to objects) the graph's ``get_attr`` and
+    ``call_module`` targets are copied from.
+
+    Example:
+        >>> gm = ember.fx.symbolic_trace(ember.models.mlp())
+        >>> gm(ember.ones(1, 1, 28, 28)).shape
+        ember.Size([1, 10])
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> GraphModule:
+        # each instance its own class (a subclass of ``cls``, so that ``__init__`` runs), so
+        # that each has its own generated ``forward``
+        class GraphModuleImpl(cls):  # type: ignore[misc, valid-type]
+            pass
+
+        return super().__new__(GraphModuleImpl)
+
+    def __init__(self, root: Module | dict[str, Any], graph: Graph,
+                 class_name: str = "GraphModule") -> None:
+        super().__init__()
+        type(self).__name__ = type(self).__qualname__ = class_name
+        if isinstance(root, Module):
+            self.training = root.training
+        for node in graph.nodes:
+            if node.op in ("get_attr", "call_module"):
+                _copy_attr(root, self, node.target)
+        self.graph = graph
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @graph.setter
+    def graph(self, g: Graph) -> None:
+        object.__setattr__(self, "_graph", g)
+        g.owning_module = self
+        self.recompile()
+
+    @property
+    def code(self) -> str:
+        """The generated ``forward`` source."""
+        return self._code
+
+    def recompile(self) -> PythonCode:
+        """Regenerates ``forward`` from :attr:`graph`."""
+        python_code = self._graph.python_code("self")
+        object.__setattr__(self, "_code", python_code.src)
+        type(self).forward = define(python_code.src, f"ember.fx {type(self).__name__}",
+                                    "forward", python_code.globals)
+        return python_code
+
+    def print_readable(self, print_output: bool = True) -> str:
+        """The module as a class with its generated ``forward``; printed unless
+        ``print_output`` is False."""
+        body = "".join("    " + line if line.strip() else line
+                       for line in self._code.splitlines(keepends=True))
+        text = f"class {type(self).__name__}(ember.nn.Module):\n{body}"
+        if print_output:
+            print(text)
+        return text
+
+    def __deepcopy__(self, memo: dict) -> GraphModule:
+        holder = Module()
+        for name, value in self.__dict__.items():
+            if name not in ("_graph", "_code"):
+                object.__setattr__(holder, name, copy.deepcopy(value, memo))
+        graph = Graph()
+        env: dict = {}
+        graph.output(graph.graph_copy(self._graph, env))
+        return GraphModule(holder, graph, type(self).__name__)
+
+    def __str__(self) -> str:
+        return f"{super().__repr__()}\n\n\n{self._code}"
+
+
+def _copy_attr(from_obj: Module | dict[str, Any], to_module: Module, target: str) -> None:
+    """Copies ``from_obj``'s ``target`` (``"layer.0.weight"``) into ``to_module`` at the same
+    path, making empty modules for the path's parents; a buffer stays non-persistent if it
+    was."""
+    *prefix, field = target.split(".")
+    persistent = True
+    if isinstance(from_obj, dict):
+        value = from_obj[target]
+    else:
+        owner = from_obj
+        for part in prefix:
+            owner = getattr(owner, part)
+        value = getattr(owner, field)
+        persistent = field not in getattr(owner, "_non_persistent_buffers_set", ())
+    for part in prefix:
+        child = to_module._modules.get(part)
+        if child is None:
+            child = Module()
+            to_module.add_module(part, child)
+        to_module = child
+    if isinstance(value, Module):
+        to_module.add_module(field, value)
+    elif isinstance(value, Parameter):
+        to_module.register_parameter(field, value)
+    elif isinstance(value, Tensor):
+        to_module.register_buffer(field, value, persistent=persistent)
+    else:
+        setattr(to_module, field, value)

@@ -1,0 +1,1 @@
+"""Passes over :class:`~ember.fx.GraphModule` graphs."""

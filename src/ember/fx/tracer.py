@@ -1,0 +1,249 @@
+""":class:`Tracer` and :func:`symbolic_trace`: run a module's ``forward`` on
+:class:`~ember.fx.Proxy` objects and record what it does as a :class:`~ember.fx.Graph`."""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ember.fx.graph import Graph
+from ember.fx.node import Node, map_aggregate
+from ember.fx.proxy import Proxy
+from ember.nn import Module, Sequential
+from ember.tensor import Tensor
+
+__all__ = ["Tracer", "symbolic_trace", "wrap"]
+
+#: (globals of a module, name) of the functions :func:`wrap` made opaque to tracing
+_WRAPPED: list[tuple[dict[str, Any], str]] = []
+
+
+def wrap(fn_or_name: str | Callable) -> str | Callable:
+    """Makes calls to a module-level function (or the builtin ``len``) one ``call_function``
+    node each when traced, instead of tracing through it; call it at the top level of the
+    module that calls the function. Returns its argument, so it works as a decorator.
+
+    Example:
+        >>> def my_norm(x):
+        ...     return x / (x * x).sum().sqrt()
+        >>> _ = ember.fx.wrap("my_norm")
+        >>> print(ember.fx.symbolic_trace(lambda x: my_norm(x) * 2).code)
+        def forward(self, x):
+            my_norm = my_norm_1(x);  x = None
+            mul = my_norm * 2;  my_norm = None
+            return mul
+        <BLANKLINE>
+    """
+    caller = sys._getframe(1)
+    if caller.f_code.co_name != "<module>":
+        raise NotImplementedError("wrap must be called at the top level of a module")
+    name = fn_or_name if isinstance(fn_or_name, str) else fn_or_name.__name__
+    if not isinstance(fn_or_name, str) and not callable(fn_or_name):
+        raise TypeError(f"wrap: expected a function or a function name, got "
+                        f"{type(fn_or_name).__name__}")
+    _WRAPPED.append((caller.f_globals, name))
+    return fn_or_name
+
+
+class Tracer:
+    """Records a ``forward`` as a :class:`~ember.fx.Graph`. Override :meth:`is_leaf_module`
+    to choose which submodules become ``call_module`` nodes instead of being traced through.
+
+    Example:
+        >>> graph = ember.fx.Tracer().trace(ember.models.mlp())
+        >>> [n.op for n in graph.nodes][:2]
+        ['placeholder', 'call_module']
+    """
+
+    def __init__(self) -> None:
+        self.root: Module = Module()
+        self.graph = Graph()
+
+    def is_leaf_module(self, m: Module, module_qualified_name: str) -> bool:
+        """Ember's own modules (``ember.nn``, ``ember.ao.nn``) but ``Sequential`` are leaves."""
+        return (m.__module__.startswith(("ember.nn.", "ember.ao.nn."))
+                and not isinstance(m, Sequential))
+
+    def path_of_module(self, mod: Module) -> str:
+        """The qualified name of ``mod`` in the traced root."""
+        path = self._module_paths.get(id(mod))
+        if path is None:
+            raise NameError(f"module {type(mod).__name__} is not installed as a submodule of "
+                            f"the traced module")
+        return path
+
+    def call_module(self, m: Module, forward: Callable, args: tuple, kwargs: dict) -> Any:
+        """A leaf module's call as a ``call_module`` node; the others are traced through."""
+        path = self.path_of_module(m)
+        if not self.is_leaf_module(m, path):
+            return forward(*args, **kwargs)
+        return self.create_proxy("call_module", path, args, kwargs)
+
+    def create_node(self, kind: str, target: Any, args: tuple, kwargs: dict,
+                    name: str | None = None, type_expr: Any = None) -> Node:
+        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+
+    def proxy(self, node: Node) -> Proxy:
+        return Proxy(node, self)
+
+    def create_proxy(self, kind: str, target: Any, args: tuple, kwargs: dict,
+                     name: str | None = None, type_expr: Any = None) -> Proxy:
+        """A new node of the arguments (made graph values with :meth:`create_arg`), as a
+        proxy."""
+        node = self.create_node(kind, target, self.create_arg(tuple(args)),
+                                self.create_arg(dict(kwargs)), name, type_expr)
+        return self.proxy(node)
+
+    def create_arg(self, a: Any) -> Any:
+        """A value as a node argument: proxies become their nodes, the root's parameters and
+        buffers ``get_attr`` nodes, other tensors constants stored on the root."""
+        return map_aggregate(a, self._arg)
+
+    def _arg(self, a: Any) -> Any:
+        if isinstance(a, Proxy):
+            return a.node
+        if isinstance(a, Tensor):
+            return self._tensor_attr(a).node
+        if isinstance(a, Module):
+            raise TypeError(f"symbolic tracing: a module ({type(a).__name__}) cannot be an "
+                            f"argument of a recorded call")
+        return a
+
+    def _tensor_attr(self, t: Tensor) -> Proxy:
+        """The ``get_attr`` proxy of a parameter, buffer or (stored as one) constant tensor."""
+        name = self._tensor_names.get(id(t))
+        if name is None:
+            i = 0
+            while hasattr(self.root, f"_tensor_constant{i}"):
+                i += 1
+            name = f"_tensor_constant{i}"
+            self.root.register_buffer(name, t, persistent=False)
+            self._tensor_names[id(t)] = name
+        if name not in self._attr_proxies:
+            self._attr_proxies[name] = self.create_proxy("get_attr", name, (), {})
+        return self._attr_proxies[name]
+
+    def begin(self, root: Module, graph: Graph) -> None:
+        """Records into ``graph`` from now on, for the module ``root`` (whose submodules,
+        parameters and buffers the nodes name)."""
+        self.root, self.graph = root, graph
+        self._module_paths = {id(m): name for name, m in root.named_modules()}
+        self._tensor_names = {id(t): name for name, t in (*root.named_parameters(),
+                                                          *root.named_buffers())}
+        self._attr_proxies: dict[str, Proxy] = {}
+
+    def trace(self, root: Module | Callable,
+              concrete_args: dict[str, Any] | None = None) -> Graph:
+        """The graph of ``root.forward`` (or of the function ``root``)."""
+        if isinstance(root, Module):
+            fn, args = type(root).forward, [root]
+        else:
+            fn, args, root = root, [], Module()
+        self.begin(root, Graph(owning_module=root))
+        inputs, keyword_inputs = self._placeholders(fn, skip_self=bool(args),
+                                                    concrete_args=concrete_args or {})
+        with self._patched():
+            result = fn(*args, *inputs, **keyword_inputs)
+        self.graph.output(self.create_arg(result))
+        return self.graph
+
+    def _placeholders(self, fn: Callable, skip_self: bool,
+                      concrete_args: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """A placeholder (or the concrete value) per parameter: the positional ones, and the
+        keyword-only ones by name."""
+        params = list(inspect.signature(fn).parameters.values())[int(skip_self):]
+        unknown = set(concrete_args) - {p.name for p in params}
+        if unknown:
+            raise ValueError(f"symbolic_trace: concrete_args names {sorted(unknown)}, which are "
+                             f"not parameters of {fn.__qualname__}")
+        values, keyword_values = [], {}
+        for p in params:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise NotImplementedError(
+                    f"symbolic_trace: {fn.__qualname__} takes *{p.name}; Ember's tracer needs "
+                    f"named parameters. Hint: trace a wrapper with named parameters")
+            if p.name in concrete_args:
+                self.graph.placeholder(p.name, default_value=concrete_args[p.name])
+                value = concrete_args[p.name]
+            else:
+                value = self.proxy(self.graph.placeholder(p.name, default_value=p.default))
+            if p.kind is p.KEYWORD_ONLY:
+                keyword_values[p.name] = value
+            else:
+                values.append(value)
+        return values, keyword_values
+
+    @contextmanager
+    def _patched(self) -> Iterator[None]:
+        """Module calls, parameter reads and wrapped functions go through the tracer."""
+        tracer, module_call, module_getattr = self, Module.__call__, Module.__getattr__
+
+        def call(mod: Module, *args: Any, **kwargs: Any) -> Any:
+            return tracer.call_module(mod, functools.partial(module_call, mod), args, kwargs)
+
+        def getattr_(mod: Module, name: str) -> Any:
+            value = module_getattr(mod, name)
+            if isinstance(value, Tensor) and id(value) in tracer._tensor_names:
+                return tracer._tensor_attr(value)
+            return value
+
+        # (a name its module no longer defines, nor builtins, has no caller there to patch)
+        saved = [(g, name, g.get(name, _MISSING)) for g, name in _WRAPPED
+                 if name in g or hasattr(builtins, name)]
+        for g, name, original in saved:
+            g[name] = _recorder(tracer, original if original is not _MISSING
+                                else getattr(builtins, name))
+        Module.__call__, Module.__getattr__ = call, getattr_
+        try:
+            yield
+        finally:
+            Module.__call__, Module.__getattr__ = module_call, module_getattr
+            for g, name, original in saved:
+                if original is _MISSING:
+                    del g[name]
+                else:
+                    g[name] = original
+
+
+_MISSING = object()
+
+
+def _recorder(tracer: Tracer, fn: Callable) -> Callable:
+    """``fn`` as a ``call_function`` node when a proxy is among its arguments."""
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        found = []
+        map_aggregate((args, kwargs), lambda a: found.append(a) if isinstance(a, Proxy) else a)
+        if found:
+            return tracer.create_proxy("call_function", fn, args, kwargs)
+        return fn(*args, **kwargs)
+    recorded.__name__ = getattr(fn, "__name__", "wrapped")
+    return recorded
+
+
+def symbolic_trace(root: Module | Callable,
+                   concrete_args: dict[str, Any] | None = None) -> Any:
+    """The :class:`~ember.fx.GraphModule` of ``root`` (a module or a function), traced with
+    :class:`Tracer`. ``concrete_args`` fixes some inputs to values (the graph is specialized to
+    them), as control flow on them then works.
+
+    Example:
+        >>> gm = ember.fx.symbolic_trace(ember.nn.Sequential(ember.nn.Linear(4, 2),
+        ...                                                  ember.nn.ReLU()))
+        >>> print(gm.code)
+        def forward(self, input_1):
+            _0 = getattr(self, "0")(input_1);  input_1 = None
+            _1 = getattr(self, "1")(_0);  _0 = None
+            return _1
+        <BLANKLINE>
+    """
+    from ember.fx.graph_module import GraphModule
+
+    tracer = Tracer()
+    graph = tracer.trace(root, concrete_args)
+    name = type(root).__name__ if isinstance(root, Module) else root.__name__
+    return GraphModule(tracer.root, graph, name)

@@ -1,0 +1,296 @@
+"""symbolic_trace of Ember's models: same outputs and gradients; generated code; the errors."""
+
+import collections
+import copy
+
+import pytest
+import torch
+import torch.fx
+
+import ember
+import ember.nn.functional as F
+from ember import fx, nn
+from ember.models.gpt import GPT, Block
+
+
+def normalize(x):
+    return x / (x * x).sum().sqrt()
+
+
+fx.wrap("normalize")
+
+
+def same_outputs_and_grads(model, gm, *inputs):
+    out, gm_out = model(*inputs), gm(*inputs)
+    assert ember.equal(out, gm_out)
+    names, params = zip(*model.named_parameters())
+    gm_params = dict(gm.named_parameters())  # (in the order the graph first uses them)
+    assert gm_params.keys() == set(names)
+    grads = ember.autograd.grad(out.sum(), params)
+    gm_grads = ember.autograd.grad(gm_out.sum(), [gm_params[name] for name in names])
+    for g, h in zip(grads, gm_grads):
+        assert ember.equal(g, h)
+
+
+@pytest.mark.parametrize("make, shape", [(ember.models.mlp, (2, 1, 28, 28)),
+                                         (ember.models.cnn, (1, 1, 28, 28)),
+                                         (ember.models.lenet5, (1, 1, 28, 28)),
+                                         (ember.models.resnet18, (2, 3, 8, 8))])
+def test_models_trace_to_the_same_function(make, shape):
+    ember.manual_seed(0)
+    model = make()
+    gm = fx.symbolic_trace(model)
+    gm.graph.lint()
+    same_outputs_and_grads(model, gm, ember.randn(*shape))
+
+
+def test_resnet_graph_records_leaf_modules_and_the_residual_add():
+    gm = fx.symbolic_trace(ember.models.resnet18())
+    ops = [n.op for n in gm.graph.nodes]
+    assert ops.count("call_module") == 8 * 6 + 3 * 2 + 5  # blocks, downsamples, stem + head
+    assert "getattr(self.layer1, \"0\").conv1(relu)" in gm.code
+    assert "add = layer1_0_bn2 + relu" in gm.code
+
+
+def test_gpt_block_traces_with_flash_attention():
+    ember.manual_seed(0)
+    block = Block(16, 2, flash=True)
+    gm = fx.symbolic_trace(block)
+    assert "scaled_dot_product_attention(transpose, transpose_1, transpose_2, is_causal = True)" \
+        in gm.code
+    same_outputs_and_grads(block, gm, ember.randn(2, 5, 16))
+
+
+def test_gpt_is_not_traceable_its_length_check_is_control_flow():
+    with pytest.raises(fx.TraceError, match="cannot be used as inputs to control flow.*"
+                                            "concrete_args"):
+        fx.symbolic_trace(GPT(n_layer=1, d_model=16, n_head=2))
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.scale = nn.Parameter(ember.ones(3))
+
+    def forward(self, x, y):
+        h = ember.relu(self.fc(x)) * self.scale
+        return F.softmax(h + y.view(-1, 3), dim=-1).amax(1)
+
+
+def test_generated_code_of_a_small_module():
+    gm = fx.symbolic_trace(Small())
+    assert gm.code == (
+        "def forward(self, x, y):\n"
+        "    fc = self.fc(x);  x = None\n"
+        "    relu = ember.relu(fc);  fc = None\n"
+        "    scale = self.scale\n"
+        "    mul = relu * scale;  relu = scale = None\n"
+        "    view = y.view(-1, 3);  y = None\n"
+        "    add = mul + view;  mul = view = None\n"
+        "    softmax = ember.softmax(add, -1);  add = None\n"
+        "    amax = softmax.amax(1);  softmax = None\n"
+        "    return amax\n")
+    assert type(gm).__name__ == "Small"
+    assert "class Small(ember.nn.Module):\n    def forward(self, x, y):" in \
+        gm.print_readable(print_output=False)
+    x, y = ember.randn(2, 4), ember.randn(2, 3)
+    assert ember.equal(gm(x, y), Small.forward(gm, x, y))
+
+
+def test_graph_str_and_tabular(capsys):
+    gm = fx.symbolic_trace(Small())
+    text = str(gm.graph)
+    assert text.startswith("graph(x, y):\n    %x : [num_users=1] = placeholder[target=x]")
+    assert "%scale : [num_users=1] = get_attr[target=scale](args = (), kwargs = {})" in text
+    gm.graph.print_tabular()
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[0].split() == ["opcode", "name", "target", "args", "kwargs"]
+    assert rows[2].split()[:2] == ["placeholder", "x"] and len(rows) == 2 + 11
+
+
+def test_concrete_args_specialize_control_flow():
+    class M(nn.Module):
+        def forward(self, x, negate=False):
+            return -x if negate else x * 2
+
+    m = M()
+    with pytest.raises(fx.TraceError, match="concrete_args"):
+        fx.symbolic_trace(m)
+    gm = fx.symbolic_trace(m, concrete_args={"negate": True})
+    assert "def forward(self, x, negate = True):" in gm.code
+    assert ember.equal(gm(ember.ones(2)), -ember.ones(2))
+    with pytest.raises(ValueError, match="not parameters of"):
+        fx.symbolic_trace(m, concrete_args={"flag": True})
+
+
+def test_wrap_records_a_function_as_one_node():
+    gm = fx.symbolic_trace(lambda x: normalize(x) + 1)
+    assert [n.target for n in gm.graph.nodes if n.op == "call_function"][0] is normalize
+    x = ember.randn(3)
+    assert ember.equal(gm(x), normalize(x) + 1)
+    assert normalize.__name__ == "normalize"  # restored after tracing
+    with pytest.raises(NotImplementedError, match="top level"):
+        fx.wrap("normalize")
+
+
+def test_wrap_a_builtin():
+    from tests.fx import wrapped_len
+
+    gm = fx.symbolic_trace(wrapped_len.rows_times)
+    assert "len_1 = len(x)" in gm.code
+    assert "len" not in vars(wrapped_len)  # the patch is gone after tracing
+    assert ember.equal(gm(ember.ones(3, 2)), ember.full((3, 2), 3.0))
+
+
+def test_tensor_constants_become_attributes():
+    c = ember.arange(3.0)
+    gm = fx.symbolic_trace(lambda x: x + c)
+    assert "_tensor_constant0 = self._tensor_constant0" in gm.code
+    assert ember.equal(gm(ember.ones(3)), ember.ones(3) + c)
+
+
+def test_unpacking_a_proxy_and_shape_arithmetic():
+    def f(x):
+        a, b = x.shape
+        return x.reshape(b, a) * (a + b)
+
+    gm = fx.symbolic_trace(f)
+    x = ember.randn(2, 3)
+    assert ember.equal(gm(x), f(x))
+
+
+def test_ember_functions_are_recorded_as_written():
+    def f(x):
+        return ember.flatten(ember.reshape(x, (2, -1)), 1) + F.gelu(x.sum(), approximate="tanh")
+
+    gm = fx.symbolic_trace(f)
+    assert gm.code.splitlines()[1:4] == [
+        "    reshape = ember.reshape(x, (2, -1))",
+        "    flatten = ember.flatten(reshape, 1);  reshape = None",
+        "    sum_1 = x.sum();  x = None"]
+    assert "ember.gelu(sum_1, approximate = 'tanh')" in gm.code
+    x = ember.randn(2, 3)
+    assert ember.equal(gm(x), f(x))
+
+
+def test_errors_name_the_problem():
+    with pytest.raises(fx.TraceError, match="cannot be iterated"):
+        fx.symbolic_trace(lambda x: [t for t in x])
+    with pytest.raises(RuntimeError, match="'len' is not supported"):
+        fx.symbolic_trace(lambda x: len(x))
+    with pytest.raises(fx.TraceError, match="float\\(\\) of the traced value"):
+        fx.symbolic_trace(lambda x: float(x))
+    with pytest.raises(TypeError, match="elu: this Ember function does not take ember.fx "
+                                        "Proxy objects.*ember.fx.wrap\\('elu'\\)"):
+        fx.symbolic_trace(lambda x: F.elu(x))
+    with pytest.raises(NotImplementedError, match="takes \\*xs; Ember's tracer needs named"):
+        fx.symbolic_trace(lambda *xs: xs[0])
+    assert nn.Module.__call__.__qualname__ == "Module.__call__"  # restored after errors
+    assert nn.Module.__getattr__.__qualname__ == "Module.__getattr__"
+
+
+def test_custom_leaf_modules():
+    class Leafy(fx.Tracer):
+        def is_leaf_module(self, m, qualified_name):
+            return isinstance(m, nn.Sequential) or super().is_leaf_module(m, qualified_name)
+
+    model = nn.Sequential(nn.Sequential(nn.Linear(2, 2), nn.ReLU()), nn.Linear(2, 1))
+    graph = Leafy().trace(model)
+    assert [n.target for n in graph.nodes if n.op == "call_module"] == ["0", "1"]
+    gm = fx.GraphModule(model, graph)
+    x = ember.randn(3, 2)
+    assert ember.equal(gm(x), model(x))
+
+
+def test_deepcopy_gives_an_independent_module():
+    import copy
+
+    gm = fx.symbolic_trace(Small())
+    clone = copy.deepcopy(gm)
+    assert clone.code == gm.code
+    with ember.no_grad():
+        clone.fc.bias.add_(1.0)
+    x, y = ember.randn(2, 4), ember.randn(2, 3)
+    assert not ember.equal(clone.fc(x), gm.fc(x))
+    assert ember.equal(clone(x, y), Small.forward(clone, x, y))
+    assert not ember.equal(clone(x, y), gm(x, y))
+    rebuilt = type(gm)(clone, clone.graph, "Rebuilt")  # a GraphModule's own class makes one too
+    assert type(rebuilt).__name__ == "Rebuilt" and ember.equal(rebuilt(x, y), clone(x, y))
+
+
+def test_keyword_only_parameters_are_placeholders_like_torch():
+    def forward(x, y=None, *, scale=2.0):
+        return F.softmax(x * scale, dim=-1)
+
+    def tforward(x, y=None, *, scale=2.0):
+        return torch.softmax(x * scale, dim=-1)
+
+    gm, tgm = fx.symbolic_trace(forward), torch.fx.symbolic_trace(tforward)
+    assert [(n.op, n.target, n.args) for n in gm.graph.nodes][:3] == \
+        [(n.op, n.target, n.args) for n in tgm.graph.nodes][:3]
+    x = ember.randn(2, 3)
+    assert ember.equal(gm(x), forward(x)) and ember.equal(gm(x, scale=3.0), forward(x, scale=3.0))
+
+
+def test_state_dict_loads_back_into_the_traced_module():
+    class WithCache(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            self.register_buffer("cache", ember.ones(3), persistent=False)
+
+        def forward(self, x):
+            return self.fc(x) + self.cache + ember.ones(3)  # (the last one a tensor constant)
+
+    model = WithCache()
+    gm = copy.deepcopy(fx.symbolic_trace(model))
+    assert gm.state_dict().keys() == model.state_dict().keys() == {"fc.weight", "fc.bias"}
+    with ember.no_grad():
+        gm.fc.bias.add_(1.0)
+    model.load_state_dict(gm.state_dict())
+    x = ember.randn(2, 3)
+    assert ember.equal(model(x), gm(x))
+
+
+def test_non_finite_float_arguments_in_generated_code():
+    gm = fx.symbolic_trace(lambda x: x.clamp(min=float("-inf"), max=float("inf")) * float("nan"))
+    assert "clamp = x.clamp(min = -inf, max = inf)" in gm.code and "* nan" in gm.code
+    assert ember.isnan(gm(ember.ones(2))).all()
+
+
+def test_an_error_inside_forward_leaves_modules_and_wrapped_functions_as_they_were():
+    class Fails(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        def forward(self, x):
+            h = normalize(self.fc(x))
+            if h.sum() > 0:  # control flow on a traced value
+                return h
+            return -h
+
+    model, seen = Fails(), []
+    model.fc.register_forward_hook(lambda module, args, out: seen.append(out.shape))
+    with pytest.raises(fx.TraceError):
+        fx.symbolic_trace(model)
+    assert seen == [] and normalize.__name__ == "normalize"
+    x = ember.randn(3, 2)
+    h = normalize(model.fc(x))
+    assert ember.equal(model(x), h if h.sum() > 0 else -h)
+    assert seen == [ember.Size([3, 2])] * 2  # the hook fires again
+
+
+Pair = collections.namedtuple("Pair", "first second")
+
+
+def test_named_tuples_of_traced_values_are_rebuilt_like_torch():
+    def forward(x):
+        return Pair(x + 1, {"twice": x * 2})
+
+    gm, tgm = fx.symbolic_trace(forward), torch.fx.symbolic_trace(forward)
+    out, tout = gm(ember.ones(2)), tgm(torch.ones(2))
+    assert type(out) is type(tout) is Pair
+    assert ember.equal(out.first, ember.full((2,), 2.0))
+    assert ember.equal(out.second["twice"], ember.full((2,), 2.0))
