@@ -4,6 +4,7 @@ an attention block parallelized with parallelize_module trained against the unsh
 model. Every rank draws the same global tensors from one seed."""
 
 import copy
+import doctest
 import itertools
 
 import numpy as np
@@ -205,6 +206,8 @@ with pytest.raises(UnsupportedShardingError, match=r"cumsum: got a DTensor with 
     ember.cumsum(A[Shard(0)], 0)
 with pytest.raises(UnsupportedShardingError, match=r"sigmoid|DTensor.sort"):
     A[Shard(0)].sort()
+with pytest.raises(UnsupportedShardingError, match=r"eq: got a DTensor"):
+    A[Shard(0)] == A[Shard(0)]  # noqa: B015
 with pytest.raises(RuntimeError, match="backward needs Replicate"):
     part.backward()
 
@@ -308,14 +311,14 @@ ember.manual_seed(2)
 ref = nn.Sequential(nn.Embedding(10, 8), nn.LayerNorm(8), MLP()).double()
 wild = parallelize_module(MLP(), mesh, {"fc*": ColwiseParallel()})
 assert wild.fc1.weight.placements == wild.fc2.weight.placements == (Shard(0),)
-tokens = ember.tensor([[1, 9, 3, 3, 0, 7], [2, 2, 8, 5, 4, 6]])
+tokens = ember.tensor([[1, 9, 3, 3, 0, 7, 7, 2], [2, 2, 8, 5, 4, 6, 1, 0]])  # even pieces
 par = copy.deepcopy(ref)
 parallelize_module(par, mesh, {"0": RowwiseParallel(input_layouts=Replicate(),
                                                     output_layouts=Shard(1)),
                                "1": SequenceParallel(),
                                "2.fc1": ColwiseParallel(input_layouts=Shard(1)),
                                "2.fc2": RowwiseParallel()})
-target = ember.randn(2, 6, 8, dtype=F64)
+target = ember.randn(2, 8, 8, dtype=F64)
 np.testing.assert_allclose(train(par, 3, tokens, target), train(ref, 3, tokens, target),
                            rtol=1e-10)
 
@@ -336,5 +339,19 @@ with pytest.raises(NotImplementedError, match="only supports nn.Linear and nn.Em
     parallelize_module(nn.LayerNorm(4), mesh, ColwiseParallel())
 with pytest.warns(UserWarning, match="could not be resolved"):
     parallelize_module(MLP(), mesh, {"fc3": ColwiseParallel()})
+
+# the docstring examples (written for 2 ranks) run as they say
+if n == 2:
+    import ember.distributed.tensor as dtensor_pkg
+    from ember.distributed.tensor import dtensor, module, placement
+    from ember.distributed.tensor import parallel as parallel_pkg
+    from ember.distributed.tensor.parallel import style
+
+    glob = {"ember": ember, "nn": nn, "F": F, "mesh": mesh, **{
+        name: getattr(dtensor_pkg, name) for name in dtensor_pkg.__all__}, **{
+        name: getattr(parallel_pkg, name) for name in parallel_pkg.__all__}}
+    for mod in (dtensor_pkg, placement, dtensor, module, parallel_pkg, style):
+        result = doctest.testmod(mod, extraglobs=glob, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.failed == 0 and result.attempted > 0, (mod.__name__, result)
 
 report("ok")

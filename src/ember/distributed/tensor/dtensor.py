@@ -10,11 +10,12 @@ redistribution) and through every op, which computes on local tensors (see
 Example (2 ranks):
     >>> mesh = init_device_mesh("cpu", (2,))
     >>> d = distribute_tensor(ember.arange(6.0).view(3, 2), mesh, [Shard(0)])
-    >>> d.to_local()                         # rank 0 holds rows 0-1, rank 1 row 2
+    >>> d.shape, d.placements               # rank 0 holds rows 0-1, rank 1 row 2
+    (ember.Size([3, 2]), (Shard(dim=0),))
+    >>> d.redistribute(mesh, [Replicate()]).to_local()
     tensor([[0., 1.],
-            [2., 3.]])
-    >>> d.redistribute(mesh, [Replicate()]).to_local().shape
-    ember.Size([3, 2])
+            [2., 3.],
+            [4., 5.]])
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ember.distributed.tensor.redistribute import (
     redistribute_local,
 )
 from ember.dtypes import DType
+from ember.ops import compare
 from ember.ops.overrides import TensorLikeOperand, outermost_op
 from ember.size import Size
 from ember.tensor import Tensor
@@ -216,6 +218,12 @@ class DTensor:
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         raise _mixed_error(None, self)
 
+    def __eq__(self, other: object) -> Any:  # elementwise, as a tensor's: no rule yet
+        return compare.eq(self, other)
+
+    def __ne__(self, other: object) -> Any:
+        return compare.ne(self, other)
+
     def __bool__(self) -> bool:
         raise RuntimeError("the truth value of a DTensor is ambiguous. Hint: compare "
                            "full_tensor() values")
@@ -294,8 +302,8 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None,
 
     Example (2 ranks):
         >>> d = distribute_tensor(ember.arange(5.0), mesh, [Shard(0)])
-        >>> d.shape, d.to_local()            # on rank 1: torch.chunk's second piece
-        (ember.Size([5]), tensor([3., 4.]))
+        >>> d.shape, d.full_tensor()         # pieces of 3 and 2 elements, as torch.chunk
+        (ember.Size([5]), tensor([0., 1., 2., 3., 4.]))
     """
     mesh = device_mesh if device_mesh is not None else _default_mesh()
     places = _normalize(placements or [Replicate()] * mesh.ndim, mesh, tensor.ndim)

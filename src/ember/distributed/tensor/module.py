@@ -50,7 +50,10 @@ def distribute_parameter(module: nn.Module, name: str, device_mesh: DeviceMesh,
     (PyTorch's ``module.register_parameter(name, nn.Parameter(distribute_tensor(...)))``).
 
     Example (2 ranks):
+        >>> fc = nn.Linear(4, 6)
         >>> distribute_parameter(fc, "bias", mesh, [Replicate()])
+        >>> fc.bias.placements
+        (Replicate(),)
     """
     param = module._parameters.get(name)
     if param is None:

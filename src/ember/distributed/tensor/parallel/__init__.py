@@ -5,7 +5,9 @@
 
 Example (``ember launch -n 2``):
     >>> mesh = init_device_mesh("cpu", (2,))
-    >>> mlp = parallelize_module(mlp, mesh, {"fc1": ColwiseParallel(), "fc2": RowwiseParallel()})
+    >>> fc = parallelize_module(nn.Linear(4, 6), mesh, ColwiseParallel())
+    >>> fc.weight.placements, fc(ember.ones(1, 4)).shape
+    ((Shard(dim=0),), ember.Size([1, 3]))
 """
 
 from __future__ import annotations

@@ -3,7 +3,10 @@
 parameters, inputs and outputs on a 1-d mesh.
 
 Example (2 ranks): Megatron's MLP, one all-reduce in forward and one in backward:
-    >>> parallelize_module(mlp, mesh, {"fc1": ColwiseParallel(), "fc2": RowwiseParallel()})
+    >>> mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
+    >>> mlp = parallelize_module(mlp, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    >>> mlp[0].weight.placements, mlp[2].weight.placements
+    ((Shard(dim=0),), (Shard(dim=1),))
 """
 
 from __future__ import annotations
