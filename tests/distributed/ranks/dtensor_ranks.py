@@ -306,6 +306,17 @@ np.testing.assert_allclose(train(par, 4, inputs, target), train(ref, 4, inputs, 
 close(par.mlp.fc1.weight.full_tensor(), ref.mlp.fc1.weight)
 close(par.attn.o.weight.full_tensor(), ref.attn.o.weight)
 
+# DTensors between the layers (use_local_output=False), Replicate output kept a DTensor
+ember.manual_seed(3)
+ref = MLP().double()
+par = parallelize_module(copy.deepcopy(ref), mesh, {
+    "fc1": ColwiseParallel(use_local_output=False),
+    "fc2": RowwiseParallel(use_local_output=False)})
+xin = ember.randn(3, 8, dtype=F64)
+out = par(xin)
+assert isinstance(out, DTensor) and out.placements == (Replicate(),)
+close(out.to_local(), ref(xin))
+
 # sequence parallel: LayerNorm on sequence shards, wildcard plan keys, embeddings
 ember.manual_seed(2)
 ref = nn.Sequential(nn.Embedding(10, 8), nn.LayerNorm(8), MLP()).double()

@@ -19,6 +19,7 @@ from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.tensor.dtensor import DTensor
 from ember.distributed.tensor.module import distribute_module, distribute_parameter
 from ember.distributed.tensor.placement import Placement, Replicate, Shard
+from ember.tensor import Tensor
 
 __all__ = ["ColwiseParallel", "ParallelStyle", "PrepareModuleInput", "PrepareModuleOutput",
            "RowwiseParallel", "SequenceParallel"]
@@ -36,17 +37,13 @@ class ParallelStyle:
 def to_layout(x: Any, mesh: DeviceMesh, layout: Placement | None,
               desired: Placement | None) -> Any:
     """``x`` as a DTensor of placement ``desired``: an ordinary tensor is taken as the local
-    piece of ``layout`` (a DTensor must already have it); None layouts pass ``x`` through."""
+    piece of ``layout`` (a DTensor keeps its own placements, as in PyTorch); a None layout
+    passes ``x`` through."""
     if layout is None:
         return x
     if not isinstance(x, DTensor):
         x = DTensor.from_local(x, mesh, (layout,), run_check=False)
-    elif x.placements != (layout,):
-        raise ValueError(f"expected a DTensor input with placements {(layout,)}, got "
-                         f"{x.placements}")
-    if desired is not None and (desired,) != x.placements:
-        x = x.redistribute(mesh, (desired,))
-    return x
+    return x if desired is None else x.redistribute(mesh, (desired,))
 
 
 def _local(x: Any, use_local_output: bool) -> Any:
@@ -91,8 +88,7 @@ class _LinearStyle(ParallelStyle):
             return (to_layout(inputs[0], mesh, self.input_layouts, desired), *inputs[1:])
 
         def prepare_output(_: nn.Module, output: Any, mesh: DeviceMesh) -> Any:
-            if output.placements != (self.output_layouts,):
-                output = output.redistribute(mesh, (self.output_layouts,))
+            output = output.redistribute(mesh, (self.output_layouts,))
             return _local(output, self.use_local_output)
 
         return distribute_module(module, device_mesh, partition, prepare_input, prepare_output,
@@ -160,9 +156,8 @@ class SequenceParallel(ParallelStyle):
         _check_mesh("SequenceParallel", device_mesh)
 
         def prepare_input(_: nn.Module, inputs: tuple, mesh: DeviceMesh) -> tuple:
-            return tuple(x if isinstance(x, DTensor) or not hasattr(x, "shape") else
-                         DTensor.from_local(x, mesh, (Shard(self.sequence_dim),))
-                         for x in inputs)
+            return tuple(DTensor.from_local(x, mesh, (Shard(self.sequence_dim),))
+                         if isinstance(x, Tensor) else x for x in inputs)
 
         def prepare_output(_: nn.Module, output: Any, mesh: DeviceMesh) -> Any:
             return _local(output, self.use_local_output)
