@@ -208,6 +208,8 @@ with pytest.raises(UnsupportedShardingError, match=r"sigmoid|DTensor.sort"):
     A[Shard(0)].sort()
 with pytest.raises(UnsupportedShardingError, match=r"eq: got a DTensor"):
     A[Shard(0)] == A[Shard(0)]  # noqa: B015
+with pytest.raises(ember.errors.DTypeError, match="mean: input dtype int64"):
+    distribute_tensor(ember.arange(4), mesh, [Shard(0)]).mean()
 with pytest.raises(RuntimeError, match="backward needs Replicate"):
     part.backward()
 

@@ -32,6 +32,7 @@ from ember.distributed.tensor.dtensor import DTensor, UnsupportedShardingError
 from ember.distributed.tensor.placement import Partial, Placement, Replicate, Shard
 from ember.distributed.tensor.redistribute import local_bounds, redistribute_local
 from ember.distributed.tensor_parallel import masked_lookup
+from ember.errors import DTypeError
 from ember.ops import arithmetic as arith
 from ember.ops import reduce as reductions
 from ember.ops.activations import gelu, relu, silu
@@ -161,7 +162,7 @@ def _pointwise_placement(name: str, operands: list[Any], inputs: list[DTensor],
             own = dim - (ndim - x.ndim)
             if own >= 0 and x.shape[own] != 1 and p.is_replicate():
                 targets[i][m] = Shard(own)  # a cheap local chunk, as PyTorch proposes
-            elif isinstance(p, Shard) and x.shape[own] == 1 and ndim > 0:
+            elif isinstance(p, Shard) and x.shape[own] == 1:
                 raise no_rule(name, operands, f"a size-1 dimension is sharded on mesh "
                               f"dimension {m}")
         return Shard(dim)
@@ -260,6 +261,10 @@ def _sum(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False, *
 def _mean(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False, *,
           dtype: Any = None) -> DTensor:
     dims = normalize_dims(dim, input.ndim, "mean")
+    if dtype is None and not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise DTypeError(f"mean: input dtype {input.dtype.name} is not floating point, so the "
+                         "mean's dtype cannot be inferred. Hint: call .float() on the input "
+                         "or pass dtype=ember.float32")
     count = 1
     for d in dims:
         count *= input.shape[d]
