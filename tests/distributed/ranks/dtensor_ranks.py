@@ -121,6 +121,7 @@ for p, da in A.items():
     assert (da + B).placements == (p,)
     close((2.0 * da - 1).full_tensor(), 2 * a - 1)
     close((da * da / 3).full_tensor(), a * a / 3)
+    close((1 / (da + 10)).full_tensor(), 1 / (a + 10))
     close(F.relu(da).full_tensor(), F.relu(a))
     close(ember.exp(da).full_tensor(), ember.exp(a))
     close((-da).tanh().full_tensor(), (-a).tanh())

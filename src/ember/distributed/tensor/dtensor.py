@@ -80,7 +80,7 @@ class DTensor:
             >>> DTensor.from_local(ember.ones(2, 3), mesh, [Shard(0)]).shape
             ember.Size([4, 3])
         """
-        mesh = device_mesh if device_mesh is not None else _default_mesh()
+        mesh = device_mesh if device_mesh is not None else world_mesh()
         places = _normalize(placements or [Replicate()] * mesh.ndim, mesh, local_tensor.ndim)
         if shape is None:
             full = list(local_tensor.shape)
@@ -267,7 +267,8 @@ def _normalize(placements: Sequence[Placement], mesh: DeviceMesh,
     return tuple(out)
 
 
-def _default_mesh() -> DeviceMesh:
+def world_mesh() -> DeviceMesh:
+    """The 1-d mesh of every world rank, for calls given no mesh (collective)."""
     from ember.distributed.device_mesh import init_device_mesh
     from ember.distributed.process_group import get_world_size
     return init_device_mesh("cpu", (get_world_size(),))
@@ -305,7 +306,7 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None,
         >>> d.shape, d.full_tensor()         # pieces of 3 and 2 elements, as torch.chunk
         (ember.Size([5]), tensor([0., 1., 2., 3., 4.]))
     """
-    mesh = device_mesh if device_mesh is not None else _default_mesh()
+    mesh = device_mesh if device_mesh is not None else world_mesh()
     places = _normalize(placements or [Replicate()] * mesh.ndim, mesh, tensor.ndim)
     data = tensor.detach().contiguous()
     if src_data_rank is not None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ember import nn
 from ember.distributed.device_mesh import DeviceMesh
-from ember.distributed.tensor.dtensor import DTensor, _default_mesh, distribute_tensor
+from ember.distributed.tensor.dtensor import DTensor, distribute_tensor, world_mesh
 from ember.distributed.tensor.placement import Placement, Replicate
 from ember.nn.utils.parametrize import ParametrizationList, register_parametrization
 
@@ -82,7 +82,7 @@ def distribute_module(module: nn.Module, device_mesh: DeviceMesh | None = None,
         >>> m.weight.placements
         (Replicate(),)
     """
-    mesh = device_mesh if device_mesh is not None else _default_mesh()
+    mesh = device_mesh if device_mesh is not None else world_mesh()
     if partition_fn is not None:
         for name, sub in list(module.named_modules()):
             partition_fn(name, sub, mesh)

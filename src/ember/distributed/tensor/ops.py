@@ -401,7 +401,7 @@ def _bind_methods() -> None:
         "__add__": lambda a, b: arith.add(a, b), "__radd__": lambda a, b: arith.add(b, a),
         "__sub__": lambda a, b: arith.sub(a, b), "__rsub__": lambda a, b: arith.sub(b, a),
         "__mul__": lambda a, b: arith.mul(a, b), "__rmul__": lambda a, b: arith.mul(b, a),
-        "__truediv__": lambda a, b: arith.div(a, b),
+        "__truediv__": lambda a, b: arith.div(a, b), "__rtruediv__": lambda a, b: arith.div(b, a),
         "__neg__": lambda a: arith.mul(a, -1), "__matmul__": matmul,
         "add": arith.add, "sub": arith.sub, "mul": arith.mul, "div": arith.div,
         "matmul": matmul, "sum": reductions.sum, "mean": reductions.mean,

@@ -18,7 +18,7 @@ from typing import Any
 
 from ember import nn
 from ember.distributed.device_mesh import DeviceMesh
-from ember.distributed.tensor.dtensor import _default_mesh
+from ember.distributed.tensor.dtensor import world_mesh
 from ember.distributed.tensor.parallel.style import (
     ColwiseParallel,
     ParallelStyle,
@@ -46,7 +46,7 @@ def parallelize_module(module: nn.Module, device_mesh: DeviceMesh | None = None,
         >>> m(ember.randn(3, 4)).shape
         ember.Size([3, 4])
     """
-    mesh = device_mesh if device_mesh is not None else _default_mesh()
+    mesh = device_mesh if device_mesh is not None else world_mesh()
     if parallelize_plan is None:
         warnings.warn("parallelize_module: no parallelize_plan given; the module is returned "
                       "unchanged", stacklevel=2)
