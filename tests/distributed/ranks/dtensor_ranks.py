@@ -97,6 +97,13 @@ for src, dst in itertools.product(ALL, ALL):
     want = distribute_tensor(weights, mesh, [Replicate() if src.is_partial() else src])
     close(start.grad.to_local(), want.to_local())
 
+# to_local(grad_placements=[Partial()]): each rank's loss is its own term
+rep = distribute_tensor(leaf(x), mesh, [Replicate()])
+(rep.to_local(grad_placements=[Partial()]) * (rank + 1)).sum().backward()
+close(rep.grad.to_local(), ember.full((5, 3), n * (n + 1) / 2, dtype=F64))
+with pytest.raises(ValueError, match="grad_placements"):
+    rep.to_local(grad_placements=[Shard(0)])
+
 # 2-d mesh: nested shards of one dimension, and mixed placements
 TWO_D = [(Shard(0), Shard(0)), (Shard(0), Shard(1)), (Replicate(), Shard(0)),
          (Shard(1), Replicate()), (Partial(), Shard(0)), (Replicate(), Partial()),

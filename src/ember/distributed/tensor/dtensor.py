@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember.autograd.function import Function
 from ember.distributed import collectives
 from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.tensor.placement import Partial, Placement, Replicate, Shard
@@ -97,15 +98,27 @@ class DTensor:
             local_tensor = _checked(local_tensor, mesh, places)
         return DTensor(local_tensor, mesh, places, shape)
 
-    def to_local(self) -> Tensor:
+    def to_local(self, *, grad_placements: Sequence[Placement] | None = None) -> Tensor:
         """This rank's piece, as an ordinary tensor (differentiable: its gradient is taken
-        as this rank's piece of the DTensor's gradient).
+        as this rank's piece of the DTensor's gradient). With ``grad_placements`` that
+        gradient is taken as a piece under those placements instead (e.g. ``Partial()``
+        where each rank's loss is a different term) and redistributed in backward.
 
         Example (2 ranks):
             >>> distribute_tensor(ember.zeros(4, 3), mesh, [Shard(0)]).to_local().shape
             ember.Size([2, 3])
         """
-        return self._local_tensor
+        if grad_placements is None:
+            return self._local_tensor
+        given = _normalize(grad_placements, self._mesh, self.ndim)
+        if local_shape(self._shape, self._mesh, given) != tuple(self._local_tensor.shape):
+            raise ValueError(f"DTensor.to_local: grad_placements {given} do not fit the local "
+                             f"tensor of shape {tuple(self._local_tensor.shape)} (placements "
+                             f"{self._placements})")
+        wanted = tuple(Replicate() if p.is_partial() else p for p in self._placements)
+        if given == wanted:
+            return self._local_tensor
+        return _GradLayout.apply(self._local_tensor, self, given, wanted)
 
     def redistribute(self, device_mesh: DeviceMesh | None = None,
                      placements: Sequence[Placement] | None = None, *,
@@ -229,6 +242,21 @@ class DTensor:
                            "full_tensor() values")
 
     __hash__ = object.__hash__
+
+
+class _GradLayout(Function):
+    """Identity forward; backward redistributes the gradient from the layout the caller
+    gave (``grad_placements``) to the one the DTensor's convention expects."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, d: DTensor, given: tuple, wanted: tuple) -> Tensor:
+        ctx.layout = (d._mesh, d._shape, given, wanted)
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> tuple:
+        mesh, shape, given, wanted = ctx.layout
+        return redistribute_local(g, mesh, shape, given, wanted), None, None, None
 
 
 class _Mixed(UnsupportedShardingError):
