@@ -25,7 +25,9 @@ from typing import Any
 
 from ember.autograd.function import Function
 from ember.distributed import collectives
-from ember.distributed.device_mesh import DeviceMesh
+from ember.distributed.device_mesh import DeviceMesh, init_device_mesh
+from ember.distributed.object_collectives import all_gather_object
+from ember.distributed.process_group import get_world_size
 from ember.distributed.tensor.placement import Partial, Placement, Replicate, Shard
 from ember.distributed.tensor.redistribute import (
     local_bounds,
@@ -73,9 +75,9 @@ class DTensor:
 
         Without ``shape`` the pieces are assumed even (global size = local size × ranks along
         each sharding mesh dimension); pass ``shape`` for uneven ones. ``run_check`` checks
-        that the ranks agree on the local shapes (for ``Replicate``, broadcasts mesh rank 0's
-        values, as PyTorch does). ``stride`` is accepted for PyTorch's signature; Ember's
-        DTensors are contiguous.
+        that the ranks agree on the dtype and number of dimensions and gives ``Replicate``
+        dimensions the values of their group's first rank (a broadcast, as PyTorch does).
+        ``stride`` is accepted for PyTorch's signature; Ember's DTensors are contiguous.
 
         Example (2 ranks):
             >>> DTensor.from_local(ember.ones(2, 3), mesh, [Shard(0)]).shape
@@ -287,7 +289,7 @@ def _normalize(placements: Sequence[Placement], mesh: DeviceMesh,
             raise TypeError(f"DTensor: placements must be Shard, Replicate or Partial, got "
                             f"{p!r}")
         if isinstance(p, Shard):
-            if not -ndim <= p.dim < max(ndim, 1) or ndim == 0:
+            if ndim == 0 or not -ndim <= p.dim < ndim:
                 raise IndexError(f"DTensor: Shard(dim={p.dim}) is out of range for a "
                                  f"{ndim}-d tensor")
             p = Shard(p.dim % ndim)
@@ -297,15 +299,12 @@ def _normalize(placements: Sequence[Placement], mesh: DeviceMesh,
 
 def world_mesh() -> DeviceMesh:
     """The 1-d mesh of every world rank, for calls given no mesh (collective)."""
-    from ember.distributed.device_mesh import init_device_mesh
-    from ember.distributed.process_group import get_world_size
     return init_device_mesh("cpu", (get_world_size(),))
 
 
 def _checked(local: Tensor, mesh: DeviceMesh, placements: tuple[Placement, ...]) -> Tensor:
     """``run_check``: the same dtype and ndim on every rank, Replicate pieces from mesh
     rank 0 of each such dimension."""
-    from ember.distributed.object_collectives import all_gather_object
     seen = [None] * mesh.size()
     all_gather_object(seen, (local.dtype.name, local.ndim))
     if len(set(seen)) != 1:
