@@ -361,6 +361,17 @@ with pytest.raises(NotImplementedError, match="only supports nn.Linear and nn.Em
 with pytest.warns(UserWarning, match="could not be resolved"):
     parallelize_module(MLP(), mesh, {"fc3": ColwiseParallel()})
 
+# -- review: Partial("avg") gradients of a replicated operand are the mean of the ranks' -------
+mean_term = (n + 1) / 2  # the value of terms rank + 1 averaged
+rep_leaf = leaf(weights[0])
+terms = DTensor.from_local(ember.full((3,), rank + 1.0, dtype=F64), mesh, [Partial("avg")])
+(terms * DTensor.from_local(rep_leaf, mesh)).full_tensor().sum().backward()
+close(rep_leaf.grad, ember.full((3,), mean_term, dtype=F64))
+rep_leaf = leaf(weights[:3, :1])
+rows = DTensor.from_local(ember.full((2, 3), rank + 1.0, dtype=F64), mesh, [Partial("avg")])
+(rows @ DTensor.from_local(rep_leaf, mesh)).full_tensor().sum().backward()
+close(rep_leaf.grad, ember.full((3, 1), 2 * mean_term, dtype=F64))
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg

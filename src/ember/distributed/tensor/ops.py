@@ -17,8 +17,9 @@ Anything else raises :class:`~ember.distributed.tensor.dtensor.UnsupportedShardi
 naming the op and the placements, with a hint: no silent wrong answer.
 
 A rank's local gradient of a ``Replicate`` operand is a partial sum where the result is
-sharded or partial on that mesh dimension; such operands pass through
-:func:`~ember.distributed.functional.copy_to_group`, whose backward all-reduces.
+sharded or partial on that mesh dimension (a partial mean where it is ``Partial("avg")``);
+such operands pass through :func:`~ember.distributed.functional.copy_to_group`'s primitive,
+whose backward all-reduces (with the mean for ``Partial("avg")``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import ember.ops.unary as unary
-from ember.distributed import functional as dfn
+from ember.distributed.functional import CopyToGroup
 from ember.distributed.tensor.dtensor import DTensor, UnsupportedShardingError
 from ember.distributed.tensor.placement import Partial, Placement, Replicate, Shard
 from ember.distributed.tensor.redistribute import local_bounds, redistribute_local
@@ -43,6 +44,7 @@ from ember.ops.layer_norm import layer_norm
 from ember.ops.linalg import matmul
 from ember.ops.linear import linear
 from ember.ops.overrides import register
+from ember.ops.primitive import apply
 from ember.ops.shape import transpose
 from ember.ops.softmax import log_softmax, softmax
 from ember.tensor import Tensor
@@ -106,9 +108,15 @@ def _compute(inputs: Sequence[DTensor], targets: Sequence[Sequence[Placement]],
         if t.requires_grad:
             for m, (p, o) in enumerate(zip(target, out)):
                 if p.is_replicate() and not o.is_replicate():
-                    t = dfn.copy_to_group(t, mesh.get_group(m))
+                    t = apply(CopyToGroup, t, group=mesh.get_group(m), op=_grad_reduction(o))
         local.append(t)
     return DTensor(fn(*local), mesh, out, shape)
+
+
+def _grad_reduction(out: Placement) -> str:
+    """How the ranks' local gradients of a replicated operand combine when the result is
+    ``out``: the terms of an average contribute their mean, all else its sum."""
+    return "mean" if isinstance(out, Partial) and out.reduce_op == "avg" else "sum"
 
 
 def _fill(operands: Sequence[Any], local: Sequence[Tensor]) -> list[Any]:
