@@ -127,7 +127,7 @@ class ReduceFromGroup(_AllReduceForward):
         return g
 
     def jvp(self, ctx, dx):
-        return all_reduce(dx, "sum", ctx.params["group"])
+        return all_reduce(dx, ctx.params["op"], ctx.params["group"])
 
 
 class _AllGatherForward(_Linear):

@@ -372,6 +372,12 @@ rows = DTensor.from_local(ember.full((2, 3), rank + 1.0, dtype=F64), mesh, [Part
 (rows @ DTensor.from_local(rep_leaf, mesh)).full_tensor().sum().backward()
 close(rep_leaf.grad, ember.full((3, 1), 2 * mean_term, dtype=F64))
 
+# -- review: the tangent of Partial("avg") -> Replicate is the mean of the ranks' ---------------
+_, tangent = ember.func.jvp(
+    lambda t: DTensor.from_local(t, mesh, [Partial("avg")]).full_tensor(),
+    (ember.zeros(3, dtype=F64),), (ember.full((3,), rank + 1.0, dtype=F64),))
+close(tangent, ember.full((3,), mean_term, dtype=F64))
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg
