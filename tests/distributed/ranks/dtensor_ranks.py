@@ -378,6 +378,10 @@ _, tangent = ember.func.jvp(
     (ember.zeros(3, dtype=F64),), (ember.full((3,), rank + 1.0, dtype=F64),))
 close(tangent, ember.full((3,), mean_term, dtype=F64))
 
+# -- review: a sharded size-1 batch dimension that broadcasts raises on every rank ---------------
+with pytest.raises(UnsupportedShardingError, match=r"matmul: .*size-1 batch dimension"):
+    distribute_tensor(bat[:1], mesh, [Shard(0)]) @ distribute_tensor(k, mesh)
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg

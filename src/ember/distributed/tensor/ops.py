@@ -222,6 +222,10 @@ def _matmul(op: Callable, input: DTensor, other: DTensor) -> DTensor:
             out.append(Shard(n - 1))
         elif _batch(ra, rb) or _batch(rb, ra):
             r = ra if ra is not None else rb
+            if shape[r] != 1 and any(rx is not None and x.shape[rx] == 1
+                                     for x, rx in ((a, ra), (b, rb))):
+                raise no_rule("matmul", [a, b], f"a size-1 batch dimension, which broadcasts "
+                              f"to {shape[r]}, is sharded on mesh dimension {m}")
             for x, t, rx in ((a, ta, ra), (b, tb, rb)):
                 if rx is None and x.ndim + r >= 0 and x.shape[r] != 1:
                     t[m] = Shard(x.ndim + r)  # a cheap local chunk of the other batch
