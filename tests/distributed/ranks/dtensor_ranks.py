@@ -382,6 +382,11 @@ close(tangent, ember.full((3,), mean_term, dtype=F64))
 with pytest.raises(UnsupportedShardingError, match=r"matmul: .*size-1 batch dimension"):
     distribute_tensor(bat[:1], mesh, [Shard(0)]) @ distribute_tensor(k, mesh)
 
+# -- review: run_check compares shapes unless the global shape is given --------------------------
+with pytest.raises(ValueError, match=r"run_check=True.*differ in dtype or shape"):
+    DTensor.from_local(ember.ones(rank + 1, 2), mesh, [Shard(0)], run_check=True)
+close(DTensor.from_local(mine, mesh, [Shard(0)], shape=(5, 3), run_check=True).full_tensor(), x)
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg

@@ -75,7 +75,8 @@ class DTensor:
 
         Without ``shape`` the pieces are assumed even (global size = local size × ranks along
         each sharding mesh dimension); pass ``shape`` for uneven ones. ``run_check`` checks
-        that the ranks agree on the dtype and number of dimensions and gives ``Replicate``
+        that the ranks agree on the dtype and number of dimensions (and the shape, when
+        ``shape`` is not given, as PyTorch checks) and gives ``Replicate``
         dimensions the values of their group's first rank (a broadcast, as PyTorch does).
         ``stride`` is accepted for PyTorch's signature; Ember's DTensors are contiguous.
 
@@ -85,7 +86,8 @@ class DTensor:
         """
         mesh = device_mesh if device_mesh is not None else world_mesh()
         places = _normalize(placements or [Replicate()] * mesh.ndim, mesh, local_tensor.ndim)
-        if shape is None:
+        inferred = shape is None
+        if inferred:
             full = list(local_tensor.shape)
             for m, p in enumerate(places):
                 if isinstance(p, Shard):
@@ -97,7 +99,7 @@ class DTensor:
                              f"{tuple(shape)} under {places} (expected "
                              f"{local_shape(shape, mesh, places)})")
         if run_check:
-            local_tensor = _checked(local_tensor, mesh, places)
+            local_tensor = _checked(local_tensor, mesh, places, same_shape=inferred)
         return DTensor(local_tensor, mesh, places, shape)
 
     def to_local(self, *, grad_placements: Sequence[Placement] | None = None) -> Tensor:
@@ -302,14 +304,20 @@ def world_mesh() -> DeviceMesh:
     return init_device_mesh("cpu", (get_world_size(),))
 
 
-def _checked(local: Tensor, mesh: DeviceMesh, placements: tuple[Placement, ...]) -> Tensor:
-    """``run_check``: the same dtype and ndim on every rank, Replicate pieces from mesh
-    rank 0 of each such dimension."""
+def _checked(local: Tensor, mesh: DeviceMesh, placements: tuple[Placement, ...], *,
+             same_shape: bool) -> Tensor:
+    """``run_check``: the same dtype and ndim on every rank (and shape, where ``same_shape``:
+    the global shape is inferred from this rank's), Replicate pieces from mesh rank 0 of
+    each such dimension."""
     seen = [None] * mesh.size()
-    all_gather_object(seen, (local.dtype.name, local.ndim))
+    meta = (local.dtype.name, tuple(local.shape) if same_shape else local.ndim)
+    all_gather_object(seen, meta)
     if len(set(seen)) != 1:
+        what = "dtype or shape" if same_shape else "dtype or ndim"
+        hint = (" Hint: pass shape= (the global shape) for uneven pieces" if same_shape
+                else "")
         raise ValueError(f"DTensor.from_local(run_check=True): the ranks' local tensors differ "
-                         f"in dtype or ndim: {seen}")
+                         f"in {what}: {seen}.{hint}")
     for m, p in enumerate(placements):
         if isinstance(p, Replicate):
             group = mesh.get_group(m)
