@@ -387,6 +387,10 @@ with pytest.raises(ValueError, match=r"run_check=True.*differ in dtype or shape"
     DTensor.from_local(ember.ones(rank + 1, 2), mesh, [Shard(0)], run_check=True)
 close(DTensor.from_local(mine, mesh, [Shard(0)], shape=(5, 3), run_check=True).full_tensor(), x)
 
+# -- review: plan key "" is the module itself ----------------------------------------------------
+whole = parallelize_module(nn.Linear(4, 6), mesh, {"": ColwiseParallel()})
+assert whole.weight.placements == (Shard(0),)
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg

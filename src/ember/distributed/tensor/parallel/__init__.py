@@ -37,8 +37,9 @@ def parallelize_module(module: nn.Module, device_mesh: DeviceMesh | None = None,
                        *, src_data_rank: int | None = 0) -> nn.Module:
     """Parallelizes ``module`` in place by ``parallelize_plan`` and returns it: a style for
     the module itself, or a dict from submodule paths (``"layers.0.fc1"``, with ``fnmatch``
-    wildcards per name: ``"layers.*.fc1"``) to styles. Parameters take their values from
-    group rank ``src_data_rank`` (None: each rank's own). Every rank of the mesh calls it.
+    wildcards per name: ``"layers.*.fc1"``; ``""``: the module itself) to styles. Parameters
+    take their values from group rank ``src_data_rank`` (None: each rank's own). Every rank
+    of the mesh calls it; a path that matches no submodule is skipped with a warning.
 
     Example (2 ranks):
         >>> m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4))
@@ -58,7 +59,10 @@ def parallelize_module(module: nn.Module, device_mesh: DeviceMesh | None = None,
         raise TypeError(f"parallelize_module: expected a ParallelStyle or a dict of them, got "
                         f"{type(parallelize_plan).__name__}")
     for path, style in parallelize_plan.items():
-        _apply_at(module, mesh, path, path.split("."), style, src_data_rank)
+        if path == "":  # the module itself
+            parallelize_module(module, mesh, style, src_data_rank=src_data_rank)
+        else:
+            _apply_at(module, mesh, path, path.split("."), style, src_data_rank)
     return module
 
 
