@@ -391,6 +391,25 @@ close(DTensor.from_local(mine, mesh, [Shard(0)], shape=(5, 3), run_check=True).f
 whole = parallelize_module(nn.Linear(4, 6), mesh, {"": ColwiseParallel()})
 assert whole.weight.placements == (Shard(0),)
 
+# -- review: optimizer steps, then state_dict / load_state_dict of both, continue alike ----------
+ember.manual_seed(4)
+nets = [parallelize_module(MLP().double(), mesh, {"fc1": ColwiseParallel(),
+                                                  "fc2": RowwiseParallel()}) for _ in range(2)]
+opts = [ember.optim.Adam(net.parameters(), lr=0.01) for net in nets]
+xin = ember.randn(3, 8, dtype=F64)
+train(nets[0], 2, xin, xin)
+opts[0].zero_grad()
+nets[0](xin).sum().backward()
+opts[0].step()
+nets[1].load_state_dict(nets[0].state_dict())
+opts[1].load_state_dict(opts[0].state_dict())
+for net, opt in zip(nets, opts):
+    opt.zero_grad()
+    net(xin).sum().backward()
+    opt.step()
+close(nets[1](xin), nets[0](xin))
+close(nets[1].fc1.weight.full_tensor(), nets[0].fc1.weight.full_tensor())
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg
