@@ -410,6 +410,23 @@ for net, opt in zip(nets, opts):
 close(nets[1](xin), nets[0](xin))
 close(nets[1].fc1.weight.full_tensor(), nets[0].fc1.weight.full_tensor())
 
+# -- review: embedding options that need whole rows or all the indices ---------------------------
+for pi, pw, opts in [(Replicate(), Shard(1), {"max_norm": 1.0}),
+                     (Shard(0), Replicate(), {"max_norm": 1.0}),
+                     (Shard(0), Replicate(), {"scale_grad_by_freq": True})]:
+    with pytest.raises(UnsupportedShardingError, match=r"embedding: .*(max_norm|scale_grad)"):
+        F.embedding(distribute_tensor(ids, mesh, [pi]), distribute_tensor(table, mesh, [pw]),
+                    **opts)
+renormed = table.clone()
+close(F.embedding(distribute_tensor(ids, mesh), distribute_tensor(table, mesh),
+                  max_norm=1.0).full_tensor(), F.embedding(ids, renormed, max_norm=1.0))
+cols = distribute_tensor(leaf(table), mesh, [Shard(1)])
+(F.embedding(distribute_tensor(ids, mesh), cols, scale_grad_by_freq=True).full_tensor() *
+ weights[0, 0]).sum().backward()
+want_leaf = leaf(table)
+(F.embedding(ids, want_leaf, scale_grad_by_freq=True) * weights[0, 0]).sum().backward()
+close(cols.grad.full_tensor(), want_leaf.grad)
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg

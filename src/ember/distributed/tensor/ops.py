@@ -379,6 +379,13 @@ def _embedding(op: Callable, input: Any, weight: Any, padding_idx: int | None = 
     ids, table = _dtensors("embedding", [input, weight])
     options = {"max_norm": max_norm, "norm_type": norm_type,
                "scale_grad_by_freq": scale_grad_by_freq, "sparse": sparse}
+    if max_norm is not None and not all(p.is_replicate() for p in
+                                        (*ids.placements, *table.placements)):
+        raise no_rule("embedding", [ids, table], "max_norm renormalizes whole rows of the "
+                      "table in place, so the table and the indices must be replicated")
+    if scale_grad_by_freq and any(isinstance(p, Shard) for p in ids.placements):
+        raise no_rule("embedding", [ids, table], "scale_grad_by_freq counts each index over "
+                      "all the indices, which are sharded")
     out, rows_on = [], None
     for m, (pi, pw) in enumerate(zip(ids.placements, table.placements)):
         if pi.is_partial() or pw.is_partial() or (isinstance(pi, Shard) and
@@ -386,9 +393,9 @@ def _embedding(op: Callable, input: Any, weight: Any, padding_idx: int | None = 
             raise no_rule("embedding", [ids, table], f"placements {pi}, {pw} on mesh "
                           f"dimension {m}")
         if pw == Shard(0):
-            if rows_on is not None or max_norm is not None or scale_grad_by_freq:
+            if rows_on is not None or scale_grad_by_freq:
                 raise no_rule("embedding", [ids, table], "a row-sharded table takes one "
-                              "mesh dimension and no max_norm / scale_grad_by_freq")
+                              "mesh dimension and no scale_grad_by_freq")
             rows_on = m
             out.append(Partial())
         else:
