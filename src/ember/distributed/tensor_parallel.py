@@ -327,8 +327,8 @@ def masked_lookup(input: Tensor, rows: Tensor, start: int, end: int,
         tensor([[0., 0.],
                 [1., 1.]])
     """
-    if rows.shape[0] == 0:  # an empty piece of an unevenly split table
-        return ember.zeros(*input.shape, rows.shape[1], dtype=rows.dtype)
+    if rows.shape[0] == 0:  # an empty piece of an unevenly split table: look up a zero row
+        rows = ember.cat([rows, ember.zeros(1, rows.shape[1], dtype=rows.dtype)])  # (in the graph)
     outside = (input < start) | (input >= end)
     local = (input - start).masked_fill(outside, 0)
     pad = padding_idx - start if padding_idx is not None and start <= padding_idx < end \

@@ -427,6 +427,14 @@ want_leaf = leaf(table)
 (F.embedding(ids, want_leaf, scale_grad_by_freq=True) * weights[0, 0]).sum().backward()
 close(cols.grad.full_tensor(), want_leaf.grad)
 
+# -- review: a rank holding an empty piece of a row-sharded table stays in the graph ---------------
+one_row = distribute_tensor(leaf(table[:1]), mesh, [Shard(0)])  # pieces of 1 and 0 rows
+looked = F.embedding(distribute_tensor(ember.zeros(1, 4, dtype=ember.int64), mesh), one_row)
+assert looked.to_local().requires_grad
+spread = looked.redistribute(mesh, [Shard(1)])  # its backward all-reduces on every rank
+(spread * spread).sum().full_tensor().backward()
+close(one_row.grad.full_tensor(), 8 * table[:1])
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg
