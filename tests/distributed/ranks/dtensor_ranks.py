@@ -435,6 +435,13 @@ spread = looked.redistribute(mesh, [Shard(1)])  # its backward all-reduces on ev
 (spread * spread).sum().full_tensor().backward()
 close(one_row.grad.full_tensor(), 8 * table[:1])
 
+# -- review: the gradient of a Partial leaf is a Replicate DTensor --------------------------------
+for p in (Partial(), Partial("avg")):
+    terms = distribute_tensor(leaf(x), mesh, [p])
+    (terms.full_tensor() * weights).sum().backward()
+    assert terms.grad.placements == (Replicate(),)
+    close(terms.grad.full_tensor(), weights)
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg

@@ -119,7 +119,7 @@ class DTensor:
             raise ValueError(f"DTensor.to_local: grad_placements {given} do not fit the local "
                              f"tensor of shape {tuple(self._local_tensor.shape)} (placements "
                              f"{self._placements})")
-        wanted = tuple(Replicate() if p.is_partial() else p for p in self._placements)
+        wanted = _grad_layout(self._placements)
         if given == wanted:
             return self._local_tensor
         return _GradLayout.apply(self._local_tensor, self, given, wanted)
@@ -206,9 +206,11 @@ class DTensor:
 
     @property
     def grad(self) -> DTensor | None:
-        """The gradient of a leaf DTensor, with its placements (None before backward)."""
+        """The gradient of a leaf DTensor, with its placements, ``Replicate`` where it is
+        ``Partial`` (None before backward)."""
         g = self._local_tensor.grad
-        return None if g is None else DTensor(g, self._mesh, self._placements, self._shape)
+        return None if g is None else DTensor(g, self._mesh, _grad_layout(self._placements),
+                                              self._shape)
 
     def backward(self, gradient: DTensor | None = None) -> None:
         """Backpropagates from a replicated DTensor (a loss every rank holds whole)."""
@@ -276,6 +278,12 @@ def _mixed_error(method: str | None, d: DTensor) -> _Mixed:
             "with an ordinary tensor). Hint: turn tensors into DTensors with "
             "DTensor.from_local/distribute_tensor, or compute on .full_tensor() / "
             ".to_local()")
+
+
+def _grad_layout(placements: tuple[Placement, ...]) -> tuple[Placement, ...]:
+    """The placements of the gradient's local pieces: a ``Partial`` tensor's local gradient is
+    the whole gradient (``Replicate``, as PyTorch's), the others' are alike."""
+    return tuple(Replicate() if p.is_partial() else p for p in placements)
 
 
 def _normalize(placements: Sequence[Placement], mesh: DeviceMesh,
