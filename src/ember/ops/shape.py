@@ -263,7 +263,10 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
     dims = tuple(normalize_dim(d, n, "permute") for d in dims)
     if len(set(dims)) != n:
         raise ShapeError(f"permute: duplicate dims are not allowed, got {dims}")
-    return apply(Permute, input, dims=dims)
+    try:
+        return apply(Permute, input, dims=dims)
+    except TensorLikeOperand:
+        return handle(permute, (input, *dims), {})
 
 
 @method("transpose", "swapaxes", "swapdims")

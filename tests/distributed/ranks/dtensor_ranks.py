@@ -442,6 +442,14 @@ for p in (Partial(), Partial("avg")):
     assert terms.grad.placements == (Replicate(),)
     close(terms.grad.full_tensor(), weights)
 
+# -- review: permute checks its dims as a tensor's does; ember.permute takes DTensors too ----------
+with pytest.raises(ember.errors.ShapeError, match="permute: 1 dims given"):
+    A[Shard(1)].permute(0)
+with pytest.raises(ember.errors.ShapeError, match="permute: duplicate dims"):
+    A[Shard(1)].permute(1, 1)
+close(ember.permute(A[Shard(1)], (-1, 0)).full_tensor(), a.t())
+assert A[Shard(1)].permute((-1, 0)).placements == (Shard(0),)
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg

@@ -45,7 +45,7 @@ from ember.ops.linalg import matmul
 from ember.ops.linear import linear
 from ember.ops.overrides import register
 from ember.ops.primitive import apply
-from ember.ops.shape import transpose
+from ember.ops.shape import permute, read_sizes, transpose
 from ember.ops.softmax import log_softmax, softmax
 from ember.tensor import Tensor
 
@@ -292,6 +292,12 @@ def permuted(x: DTensor, dims: Sequence[int], fn: Callable) -> DTensor:
     return _compute([x], [x.placements], out, [x.shape[d] for d in dims], fn)
 
 
+@rule(permute)
+def _permute(op: Callable, input: DTensor, *dims: int) -> DTensor:
+    """``dims`` as ``permute`` has checked and normalized them."""
+    return permuted(input, dims, lambda x: permute(x, *dims))
+
+
 @rule(transpose)
 def _transpose(op: Callable, input: DTensor, dim0: int, dim1: int) -> DTensor:
     d0, d1 = (normalize_dim(d, input.ndim, "transpose") for d in (dim0, dim1))
@@ -426,12 +432,9 @@ def _bind_methods() -> None:
         "matmul": matmul, "sum": reductions.sum, "mean": reductions.mean,
         "softmax": softmax, "log_softmax": log_softmax, "relu": relu, "transpose": transpose,
         "t": lambda a: transpose(a, 0, 1),
-        "permute": lambda a, *dims: permuted(
-            a, [normalize_dim(d, a.ndim, "permute") for d in
-                (dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)],
-            lambda x: x.permute(*dims)),
-        "view": lambda a, *shape: reshaped(a, _sizes(shape), "view"),
-        "reshape": lambda a, *shape: reshaped(a, _sizes(shape), "reshape"),
+        "permute": permute,
+        "view": lambda a, *shape: reshaped(a, read_sizes(shape), "view"),
+        "reshape": lambda a, *shape: reshaped(a, read_sizes(shape), "reshape"),
         "contiguous": lambda a: _same_placements(a, lambda x: x.contiguous()),
         "clone": lambda a: _same_placements(a, lambda x: x.clone()),
     }
@@ -439,10 +442,6 @@ def _bind_methods() -> None:
         table[name] = getattr(unary, name)
     for name, fn in table.items():
         setattr(DTensor, name, fn)
-
-
-def _sizes(shape: tuple) -> list[int]:
-    return list(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else list(shape)
 
 
 _bind_methods()
