@@ -450,6 +450,10 @@ with pytest.raises(ember.errors.ShapeError, match="permute: duplicate dims"):
 close(ember.permute(A[Shard(1)], (-1, 0)).full_tensor(), a.t())
 assert A[Shard(1)].permute((-1, 0)).placements == (Shard(0),)
 
+# -- review: matmul checks the global inner sizes (pieces 2, 2 and 3, 2 match on one rank) -------
+with pytest.raises(ember.errors.ShapeError, match=r"matmul: \(3, 4\) @ \(5, 2\): inner sizes"):
+    distribute_tensor(a[:3, :4], mesh, [Shard(1)]) @ distribute_tensor(w[:5, :2], mesh, [Shard(0)])
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg

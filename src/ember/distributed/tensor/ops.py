@@ -41,7 +41,7 @@ from ember.ops.broadcast import broadcast_shapes
 from ember.ops.dims import normalize_dim, normalize_dims
 from ember.ops.embedding import embedding
 from ember.ops.layer_norm import layer_norm
-from ember.ops.linalg import matmul
+from ember.ops.linalg import matmul, matmul_shape
 from ember.ops.linear import linear
 from ember.ops.overrides import register
 from ember.ops.primitive import apply
@@ -199,8 +199,7 @@ def _matmul(op: Callable, input: DTensor, other: DTensor) -> DTensor:
     a, b = _dtensors("matmul", [input, other])
     if a.ndim < 2 or b.ndim < 2:
         raise no_rule("matmul", [a, b], "1-d operands are not supported (unsqueeze them)")
-    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    shape = (*batch, a.shape[-2], b.shape[-1])
+    shape = matmul_shape(tuple(a.shape), tuple(b.shape))  # global sizes: every rank raises
     n = len(shape)
     ta, tb, out = list(a.placements), list(b.placements), []
     for m, (pa, pb) in enumerate(zip(a.placements, b.placements)):
