@@ -81,7 +81,7 @@ def local_shape(shape: Sequence[int], mesh: DeviceMesh,
 def _gather(x: Tensor, dim: int, size: int, group: object) -> Tensor:
     """Shard → Replicate along one mesh dimension: ``size`` is the length the group's
     pieces make up."""
-    piece = -(-size // group.size()) if size else 0
+    piece = chunk_bounds(size, group.size(), 0)[1]  # the first (largest) piece
     if x.shape[dim] < piece:
         pad = list(x.shape)
         pad[dim] = piece - x.shape[dim]
