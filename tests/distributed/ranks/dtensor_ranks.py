@@ -454,6 +454,12 @@ assert A[Shard(1)].permute((-1, 0)).placements == (Shard(0),)
 with pytest.raises(ember.errors.ShapeError, match=r"matmul: \(3, 4\) @ \(5, 2\): inner sizes"):
     distribute_tensor(a[:3, :4], mesh, [Shard(1)]) @ distribute_tensor(w[:5, :2], mesh, [Shard(0)])
 
+# -- review: SequenceParallel redistributes a DTensor input to the sequence shards -----------------
+normed = parallelize_module(nn.LayerNorm(6).double(), mesh, SequenceParallel())
+y = normed(distribute_tensor(seq, mesh, [Replicate()]))
+assert y.placements == (Shard(1),)
+close(y.full_tensor(), F.layer_norm(seq, (6,)))
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg

@@ -139,9 +139,10 @@ class RowwiseParallel(_LinearStyle):
 
 
 class SequenceParallel(ParallelStyle):
-    """Replicates the module's parameters (a LayerNorm, say) and runs it on inputs sharded
-    along ``sequence_dim``: an ordinary tensor input is taken as this rank's piece
-    (``Shard(sequence_dim)``). The output stays a DTensor unless ``use_local_output``.
+    """Replicates the module's parameters (a LayerNorm, say) and runs it on its first input
+    sharded along ``sequence_dim``: an ordinary tensor is taken as this rank's piece
+    (``Shard(sequence_dim)``), a DTensor is redistributed to it. The output stays a DTensor
+    unless ``use_local_output``.
 
     Example (2 ranks):
         >>> ln = parallelize_module(nn.LayerNorm(4), mesh, SequenceParallel())
@@ -156,8 +157,10 @@ class SequenceParallel(ParallelStyle):
         _check_mesh("SequenceParallel", device_mesh)
 
         def prepare_input(_: nn.Module, inputs: tuple, mesh: DeviceMesh) -> tuple:
-            return tuple(DTensor.from_local(x, mesh, (Shard(self.sequence_dim),))
-                         if isinstance(x, Tensor) else x for x in inputs)
+            first = inputs[0]
+            if isinstance(first, (Tensor, DTensor)):
+                first = to_layout(first, mesh, Shard(self.sequence_dim), Shard(self.sequence_dim))
+            return (first, *inputs[1:])
 
         def prepare_output(_: nn.Module, output: Any, mesh: DeviceMesh) -> Any:
             return _local(output, self.use_local_output)
