@@ -302,7 +302,10 @@ def t(input: Tensor) -> Tensor:
     if input.ndim > 2:
         raise ShapeError(f"t: expects a tensor with <= 2 dimensions, got shape "
                          f"{tuple(input.shape)}. Hint: use .mT or transpose(-2, -1)")
-    return apply(Permute, input, dims=tuple(range(input.ndim))[::-1])
+    try:
+        return apply(Permute, input, dims=tuple(range(input.ndim))[::-1])
+    except TensorLikeOperand:
+        return handle(t, (input,), {})
 
 
 @method("adjoint")

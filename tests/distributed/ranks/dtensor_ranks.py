@@ -460,6 +460,13 @@ y = normed(distribute_tensor(seq, mesh, [Replicate()]))
 assert y.placements == (Shard(1),)
 close(y.full_tensor(), F.layer_norm(seq, (6,)))
 
+# -- review: t() is ember.t's: 1-d comes back as it is, more than 2 dims raise ---------------------
+assert distribute_tensor(b, mesh, [Shard(0)]).t().placements == (Shard(0),)
+close(distribute_tensor(b, mesh, [Shard(0)]).t().full_tensor(), b)
+with pytest.raises(ember.errors.ShapeError, match="t: expects a tensor with <= 2 dimensions"):
+    distribute_tensor(bat, mesh, [Shard(0)]).t()
+close(ember.t(A[Shard(0)]).full_tensor(), a.t())
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg

@@ -45,7 +45,7 @@ from ember.ops.linalg import matmul, matmul_shape
 from ember.ops.linear import linear
 from ember.ops.overrides import register
 from ember.ops.primitive import apply
-from ember.ops.shape import permute, read_sizes, transpose
+from ember.ops.shape import permute, read_sizes, t, transpose
 from ember.ops.softmax import log_softmax, softmax
 from ember.tensor import Tensor
 
@@ -297,6 +297,11 @@ def _permute(op: Callable, input: DTensor, *dims: int) -> DTensor:
     return permuted(input, dims, lambda x: permute(x, *dims))
 
 
+@rule(t)
+def _t(op: Callable, input: DTensor) -> DTensor:
+    return permuted(input, range(input.ndim)[::-1], t)
+
+
 @rule(transpose)
 def _transpose(op: Callable, input: DTensor, dim0: int, dim1: int) -> DTensor:
     d0, d1 = (normalize_dim(d, input.ndim, "transpose") for d in (dim0, dim1))
@@ -430,7 +435,7 @@ def _bind_methods() -> None:
         "add": arith.add, "sub": arith.sub, "mul": arith.mul, "div": arith.div,
         "matmul": matmul, "sum": reductions.sum, "mean": reductions.mean,
         "softmax": softmax, "log_softmax": log_softmax, "relu": relu, "transpose": transpose,
-        "t": lambda a: transpose(a, 0, 1),
+        "t": t,
         "permute": permute,
         "view": lambda a, *shape: reshaped(a, read_sizes(shape), "view"),
         "reshape": lambda a, *shape: reshaped(a, read_sizes(shape), "reshape"),
