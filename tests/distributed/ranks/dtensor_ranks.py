@@ -467,6 +467,13 @@ with pytest.raises(ember.errors.ShapeError, match="t: expects a tensor with <= 2
     distribute_tensor(bat, mesh, [Shard(0)]).t()
 close(ember.t(A[Shard(0)]).full_tensor(), a.t())
 
+# -- review: a chain of redistributions (uneven pieces), then backward -----------------------------
+start = distribute_tensor(leaf(x), mesh, [Shard(0)])
+chain = start.redistribute(mesh, [Replicate()]).redistribute(mesh, [Shard(1)])
+chain = chain.redistribute(mesh, [Partial("avg")]).redistribute(mesh, [Shard(0)])
+(chain.full_tensor() * weights).sum().backward()
+close(start.grad.full_tensor(), weights)
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg
