@@ -127,7 +127,7 @@ class ReduceFromGroup(_AllReduceForward):
         return g
 
     def jvp(self, ctx, dx):
-        return all_reduce(dx, "sum", ctx.params["group"])
+        return all_reduce(dx, ctx.params["op"], ctx.params["group"])
 
 
 class _AllGatherForward(_Linear):
@@ -211,16 +211,19 @@ class Broadcast(_Linear):
 
 @primitive
 class CopyToGroup(_Linear):
+    """Identity forward; backward all-reduces the gradients with ``op`` (``"sum"``, or
+    ``"mean"`` where the output is a rank's term of an average)."""
+
     name = "copy_to_group"
 
-    def forward(self, xp, a, *, group):
+    def forward(self, xp, a, *, group, op="sum"):
         return a.copy()
 
-    def infer(self, x, *, group):
+    def infer(self, x, *, group, op="sum"):
         return x
 
     def vjp(self, ctx, g):
-        return all_reduce(g, "sum", ctx.params["group"])
+        return all_reduce(g, ctx.params.get("op", "sum"), ctx.params["group"])
 
 
 def _op_name(op: Any) -> str:

@@ -42,6 +42,7 @@ __all__ = [
     "full_gradients",
     "full_parameters",
     "gather_shards",
+    "masked_lookup",
     "parallelize_gpt",
     "shard",
     "unshard",
@@ -301,25 +302,39 @@ class VocabParallelEmbedding(_Sharded):
         self._shard_dims = {"weight": (0, 1)}
         rows = self.weight.shape[0]
         self.vocab_start, self.vocab_end = group.rank() * rows, (group.rank() + 1) * rows
-        pad = embedding.padding_idx
-        self.padding_idx = pad
-        self._local_pad = (
-            pad - self.vocab_start
-            if pad is not None and (self.vocab_start <= pad < self.vocab_end)
-            else None
-        )
+        self.padding_idx = embedding.padding_idx
 
     def forward(self, input: Tensor) -> Tensor:
-        outside = (input < self.vocab_start) | (input >= self.vocab_end)
-        local = (input - self.vocab_start).masked_fill(outside, 0)
-        rows = F.embedding(local, self.weight, self._local_pad)
-        return dfn.reduce_from_group(rows.masked_fill(outside.unsqueeze(-1), 0.0), self.group)
+        rows = masked_lookup(input, self.weight, self.vocab_start, self.vocab_end,
+                             self.padding_idx)
+        return dfn.reduce_from_group(rows, self.group)
 
     def extra_repr(self) -> str:
         return (
             f"{self.num_embeddings}, {self.embedding_dim}, "
             f"rows=[{self.vocab_start}, {self.vocab_end})"
         )
+
+
+def masked_lookup(input: Tensor, rows: Tensor, start: int, end: int,
+                  padding_idx: int | None = None) -> Tensor:
+    """The embeddings of the tokens in ``[start, end)`` from ``rows`` (those rows of a
+    table), zeros for the others: one rank's term of a lookup in a row-sharded table.
+    ``padding_idx`` is a row of the whole table (no gradient when it is in ``rows``).
+
+    Example:
+        >>> masked_lookup(ember.tensor([0, 3]), ember.ones(2, 2), 2, 4)
+        tensor([[0., 0.],
+                [1., 1.]])
+    """
+    if rows.shape[0] == 0:  # an empty piece of an unevenly split table: look up a zero row
+        rows = ember.cat([rows, ember.zeros(1, rows.shape[1], dtype=rows.dtype)])  # (in the graph)
+    outside = (input < start) | (input >= end)
+    local = (input - start).masked_fill(outside, 0)
+    pad = padding_idx - start if padding_idx is not None and start <= padding_idx < end \
+        else None
+    found = F.embedding(local, rows, pad)
+    return found.masked_fill(outside.unsqueeze(-1), 0.0)
 
 
 class TensorParallelAttention(nn.Module):

@@ -22,6 +22,7 @@ from ember.ops.gather import index_add
 from ember.ops.indexing import first_out_of_range
 from ember.ops.join import cat
 from ember.ops.norms import vector_norm
+from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.ops.scatter_reduce import scatter_reduce
 from ember.ops.search import searchsorted
@@ -182,10 +183,14 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             raise IndexOutOfRange(f"embedding: padding_idx {padding_idx} must be within "
                                   f"num_embeddings ({n})")
         padding_idx = int(padding_idx) % n
-    if max_norm is not None:
-        _renorm_(weight, input, max_norm, norm_type)
-    return apply(SparseGradEmbedding if sparse else Embedding, weight, input,
-                 padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
+    try:  # a tensor-like operand (a DTensor) raises where its internals are first read
+        if max_norm is not None:
+            _renorm_(weight, input, max_norm, norm_type)
+        return apply(SparseGradEmbedding if sparse else Embedding, weight, input,
+                     padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
+    except TensorLikeOperand:
+        return handle(embedding, (input, weight, padding_idx, max_norm, norm_type,
+                                  scale_grad_by_freq, sparse), {})
 
 
 _BAG_MODES = ("sum", "mean", "max")

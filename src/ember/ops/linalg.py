@@ -62,7 +62,7 @@ def _transposed(t: Tensor) -> bool:
 
 
 # -- matmul ----------------------------------------------------------------------------------
-def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """matmul's output shape, or a ShapeError showing both shapes."""
     shown = f"matmul: {tuple(a)} @ {tuple(b)}"
     if not a or not b:
@@ -91,10 +91,10 @@ class Matmul(Holomorphic, Primitive):
     def infer(self, a, b, *, compute):
         if a.dtype is not b.dtype:
             raise DTypeError(f"matmul: operands have dtypes {a.dtype.name} and {b.dtype.name}")
-        return TensorSpec(_matmul_shape(a.shape, b.shape), a.dtype)
+        return TensorSpec(matmul_shape(a.shape, b.shape), a.dtype)
 
     def flops(self, a, b, *, compute):
-        out = _matmul_shape(a.shape, b.shape)
+        out = matmul_shape(a.shape, b.shape)
         k = a.shape[-1]
         n = 1
         for s in out:
@@ -145,7 +145,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         return _not_dense_matmul(input, other)
     if not a_shape or not b_shape or a_shape[-1] != (b_shape[-2] if len(b_shape) > 1
                                                      else b_shape[0]):
-        _matmul_shape(a_shape, b_shape)
+        matmul_shape(a_shape, b_shape)
     if input._data.dtype != other._data.dtype and not DISPATCH.casting:
         raise DTypeError(f"matmul: {tuple(a_shape)} {input.dtype.name} @ {tuple(b_shape)} "
                          f"{other.dtype.name}: operands must have the same dtype. Hint: "

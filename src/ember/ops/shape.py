@@ -270,7 +270,10 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
     dims = tuple(normalize_dim(d, n, "permute") for d in dims)
     if len(set(dims)) != n:
         raise ShapeError(f"permute: duplicate dims are not allowed, got {dims}")
-    return apply(Permute, input, dims=dims)
+    try:
+        return apply(Permute, input, dims=dims)
+    except TensorLikeOperand:
+        return handle(permute, (input, *dims), {})
 
 
 @method("transpose", "swapaxes", "swapdims")
@@ -306,7 +309,10 @@ def t(input: Tensor) -> Tensor:
     if input.ndim > 2:
         raise ShapeError(f"t: expects a tensor with <= 2 dimensions, got shape "
                          f"{tuple(input.shape)}. Hint: use .mT or transpose(-2, -1)")
-    return apply(Permute, input, dims=tuple(range(input.ndim))[::-1])
+    try:
+        return apply(Permute, input, dims=tuple(range(input.ndim))[::-1])
+    except TensorLikeOperand:
+        return handle(t, (input,), {})
 
 
 @method("adjoint")
