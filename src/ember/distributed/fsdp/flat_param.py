@@ -1,0 +1,176 @@
+"""One FSDP unit's parameters as one flat vector: its shard, gathering it for compute,
+freeing the gathered copy, and reducing the gradients back to the shard.
+
+The unit's original parameters leave their modules; each module attribute becomes a leaf
+tensor (``requires_grad`` as the parameter's) whose memory is a view of the gathered flat
+vector while the unit computes and an empty array while it is freed (PyTorch's freed
+storage). Autograd records those leaves in the graph; refilling them before the unit's
+backward (``FULL_SHARD``) is all that re-gathering takes. Each leaf's gradient is copied into
+one flat gradient as it arrives, and when all have arrived the flat gradient is
+reduce-scattered (all-reduced for ``NO_SHARD``) and averaged into the shard's ``.grad``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ember import nn
+from ember.autograd.grad_mode import no_grad
+from ember.distributed.buffers import mpi
+from ember.distributed.process_group import ProcessGroup
+from ember.nn.parameter import Parameter
+from ember.tensor import _wrap
+
+FLAT_PARAM = "_flat_param"
+
+
+class FlatParamHandle:
+    """The flat parameter of one unit; ``world`` is 1 for an unsharded (``NO_SHARD``) one."""
+
+    def __init__(self, owner: str, params: list[tuple[nn.Module, str, Parameter]],
+                 aliases: list[tuple[nn.Module, str, int]], group: ProcessGroup,
+                 sharded: bool, compute_dtype: np.dtype | None,
+                 reduce_dtype: np.dtype | None) -> None:
+        _check_uniform(owner, params)
+        self.owner = owner
+        self.slots = [(module, name, i) for i, (module, name, _) in enumerate(params)]
+        self.slots += aliases  # (a parameter shared by several modules is flattened once)
+        self.shapes = [tuple(p.shape) for _, _, p in params]
+        sizes = [p.numel() for _, _, p in params]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
+        self.total = self.offsets[-1]
+        self.group = group
+        self.world = group.size() if sharded else 1
+        self.rank = group.rank() if sharded else 0
+        self.shard_size = -(-self.total // self.world)
+        dtype = params[0][2]._data.dtype
+        self.dtype = dtype
+        self.device = params[0][2]._device
+        self.compute_dtype = compute_dtype or dtype
+        self.reduce_dtype = reduce_dtype or self.compute_dtype
+        full = np.zeros(self.shard_size * self.world, dtype)
+        for (_, _, p), lo, hi in zip(params, self.offsets, self.offsets[1:]):
+            full[lo:hi] = p._data.reshape(-1)
+        lo = self.rank * self.shard_size
+        self.flat_param = Parameter(_wrap(full[lo : lo + self.shard_size].copy(), self.device),
+                                    params[0][2].requires_grad)
+        self.leaves = [_wrap(np.empty(0, self.compute_dtype), self.device) for _ in params]
+        for leaf, (_, _, p) in zip(self.leaves, params):
+            leaf.requires_grad = p.requires_grad
+        self.unsharded = False
+        self.grad_full: np.ndarray | None = None   # this backward's gradients, laid flat
+        self.arrived = 0
+        self.accumulated: np.ndarray | None = None  # gradients kept unreduced under no_sync
+
+    # -- parameters --------------------------------------------------------------------------
+    def gather(self, dtype: np.dtype) -> np.ndarray:
+        """The full flat vector (padding included) in ``dtype``."""
+        shard = self.flat_param._data
+        if self.world == 1:
+            full = shard
+        else:
+            full = np.empty(self.shard_size * self.world, shard.dtype)
+            self.group.comm.Allgather(shard.view(np.uint8), full.view(np.uint8))
+        return full.astype(dtype, copy=False)
+
+    def unshard(self, dtype: np.dtype | None = None) -> None:
+        """Points the module attributes at the gathered parameters (compute dtype unless
+        ``dtype`` is given)."""
+        full = self.gather(dtype or self.compute_dtype)
+        for leaf, shape, lo, hi in zip(self.leaves, self.shapes, self.offsets, self.offsets[1:]):
+            leaf._data = full[lo:hi].reshape(shape)
+        self.unsharded = True
+
+    def reshard(self) -> None:
+        """Frees the gathered parameters (the attributes hold empty arrays until the next
+        gather)."""
+        if self.world == 1 and self.compute_dtype == self.dtype:
+            return  # (the attributes are views of the flat parameter itself)
+        for leaf in self.leaves:
+            leaf._data = np.empty(0, leaf._data.dtype)
+        self.unsharded = False
+
+    def install(self) -> None:
+        """Puts the leaves in the modules as plain attributes (not parameters)."""
+        for module, name, i in self.slots:
+            object.__setattr__(module, name, self.leaves[i])
+
+    def write_back(self) -> None:
+        """Copies this rank's part of the gathered values (changed by the user) to the shard."""
+        lo = self.rank * self.shard_size
+        hi = lo + self.shard_size
+        shard = self.flat_param._data
+        for leaf, a, b in zip(self.leaves, self.offsets, self.offsets[1:]):
+            s, e = max(a, lo), min(b, hi)
+            if s < e:
+                shard[s - lo : e - lo] = leaf._data.reshape(-1)[s - a : e - a]
+        self.flat_param._vc.value += 1
+
+    def local_pieces(self) -> list[tuple[np.ndarray, int]]:
+        """Per original parameter, this rank's flattened piece of it and where it starts."""
+        lo = self.rank * self.shard_size
+        hi = lo + self.shard_size
+        shard = self.flat_param._data
+        out = []
+        for a, b in zip(self.offsets, self.offsets[1:]):
+            s, e = max(a, lo), min(b, hi)
+            out.append((shard[s - lo : max(s, e) - lo], s - a if s < e else 0))
+        return out
+
+    # -- gradients ---------------------------------------------------------------------------
+    def expected(self) -> int:
+        return sum(leaf.requires_grad for leaf in self.leaves)
+
+    def take_grad(self, i: int, grad: np.ndarray) -> bool:
+        """Adds leaf ``i``'s gradient to the flat gradient; True once all have arrived."""
+        if self.grad_full is None:
+            self.grad_full = np.zeros(self.shard_size * self.world, self.reduce_dtype)
+        self.grad_full[self.offsets[i] : self.offsets[i + 1]] = grad.reshape(-1)
+        self.arrived += 1
+        return self.arrived == self.expected()
+
+    def reduce_grad(self, sync: bool) -> None:
+        """Averages the flat gradient over the ranks into the shard's ``.grad`` (or, when
+        not ``sync``, keeps it for the next synchronized backward)."""
+        full, self.grad_full, self.arrived = self.grad_full, None, 0
+        if full is None:
+            return
+        if self.accumulated is not None:
+            full = full + self.accumulated
+            self.accumulated = None
+        if not sync:
+            self.accumulated = full
+            return
+        wire = full if full.dtype.itemsize >= 4 else full.astype(np.float32)
+        comm = self.group.comm
+        if self.world == 1:
+            mine = wire.copy()
+            if self.group.size() > 1:
+                comm.Allreduce(mpi().IN_PLACE, mine, mpi().SUM)
+            mine /= self.group.size()
+        else:
+            mine = np.empty(self.shard_size, wire.dtype)
+            comm.Reduce_scatter_block(wire, mine, mpi().SUM)
+            mine /= self.world
+        mine = mine.astype(self.reduce_dtype).astype(self.dtype)
+        p = self.flat_param
+        with no_grad():
+            if p.grad is None:
+                p.grad = _wrap(mine, self.device)
+            else:
+                p.grad._data += mine
+
+
+def _check_uniform(owner: str, params: list[tuple[nn.Module, str, Parameter]]) -> None:
+    """Flattening needs one dtype and one ``requires_grad`` (PyTorch's rule)."""
+    names = [f"{type(m).__name__}.{n}" for m, n, _ in params]
+    for what, key in (("dtype", lambda p: p._data.dtype), ("requires_grad",
+                                                           lambda p: p.requires_grad)):
+        first = key(params[0][2])
+        for name, (_, _, p) in zip(names, params):
+            if key(p) != first:
+                raise ValueError(
+                    f"{owner}: Must flatten tensors with uniform {what} but got {first} "
+                    f"({names[0]}) and {key(p)} ({name}). Hint: wrap the parameters of "
+                    f"each {what} in their own FullyShardedDataParallel unit")
+
