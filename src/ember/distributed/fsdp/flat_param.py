@@ -44,10 +44,9 @@ class FlatParamHandle:
         self.rank = group.rank() if sharded else 0
         self.shard_size = -(-self.total // self.world)
         dtype = params[0][2]._data.dtype
-        self.dtype = dtype
         self.device = params[0][2]._device
-        self.compute_dtype = compute_dtype or dtype
-        self.reduce_dtype = reduce_dtype or self.compute_dtype
+        self.param_dtype = compute_dtype
+        self.grad_dtype = reduce_dtype or compute_dtype
         full = np.zeros(self.shard_size * self.world, dtype)
         for (_, _, p), lo, hi in zip(params, self.offsets, self.offsets[1:]):
             full[lo:hi] = p._data.reshape(-1)
@@ -61,6 +60,19 @@ class FlatParamHandle:
         self.grad_full: np.ndarray | None = None   # this backward's gradients, laid flat
         self.arrived = 0
         self.accumulated: np.ndarray | None = None  # gradients kept unreduced under no_sync
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The shards' dtype (``module.double()`` after wrapping changes it)."""
+        return self.flat_param._data.dtype
+
+    @property
+    def compute_dtype(self) -> np.dtype:
+        return self.param_dtype or self.dtype
+
+    @property
+    def reduce_dtype(self) -> np.dtype:
+        return self.grad_dtype or self.dtype
 
     # -- parameters --------------------------------------------------------------------------
     def gather(self, dtype: np.dtype) -> np.ndarray:

@@ -33,7 +33,7 @@ from ember.distributed.fsdp.api import (
 )
 from ember.distributed.fsdp.flat_param import FLAT_PARAM, FlatParamHandle
 from ember.distributed.fsdp.wrap import recursive_wrap
-from ember.distributed.process_group import ProcessGroup, resolve
+from ember.distributed.process_group import GroupMember, ProcessGroup, resolve
 from ember.dtypes import to_dtype
 from ember.errors import DeviceError
 from ember.ops.creation import tensor
@@ -368,7 +368,7 @@ def _require_root(unit: FullyShardedDataParallel, what: str) -> None:
 
 
 def _check_group(group: Any) -> ProcessGroup:
-    if group is not None and not isinstance(group, ProcessGroup):
+    if group not in (None, GroupMember.NON_GROUP_MEMBER) and not isinstance(group, ProcessGroup):
         raise TypeError(f"{_NAME}: process_group must be a ProcessGroup (from "
                         f"ember.distributed.new_group) or None for the world, got "
                         f"{type(group).__name__}")

@@ -1,0 +1,242 @@
+"""Rank code: FullyShardedDataParallel against one process with the global batch (SGD and
+Adam, every sharding strategy, flat and nested units), gathered parameters freed when they
+should be, no_sync, clip_grad_norm_, mixed precision, summon_full_params, full and sharded
+state dicts, the errors, and bytes per rank against DDP for a small GPT."""
+
+import functools
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+from tests.distributed.harness import report
+
+import ember
+import ember.distributed as dist
+from ember import nn
+from ember.distributed import checkpoint
+from ember.distributed.fsdp import (
+    FullyShardedDataParallel as FSDP,
+)
+from ember.distributed.fsdp import (
+    MixedPrecision,
+    ShardingStrategy,
+    StateDictType,
+)
+from ember.distributed.fsdp.wrap import (
+    ModuleWrapPolicy,
+    enable_wrap,
+    size_based_auto_wrap_policy,
+    wrap,
+)
+from ember.models.gpt import Block
+
+dist.init_process_group("mpi")
+rank, n = dist.get_rank(), dist.get_world_size()
+out: dict = {}
+
+
+def net(seed: int = 0) -> nn.Module:
+    ember.manual_seed(seed)
+    return nn.Sequential(nn.Linear(3, 5), nn.Tanh(),
+                         nn.Sequential(nn.Linear(5, 4), nn.Tanh()), nn.Linear(4, 2)).double()
+
+
+def by_hand(strategy: ShardingStrategy) -> nn.Module:
+    ember.manual_seed(0)
+    with enable_wrap(wrapper_cls=FSDP, sharding_strategy=strategy):
+        inner = nn.Sequential(nn.Linear(3, 5), nn.Tanh(),
+                              wrap(nn.Sequential(nn.Linear(5, 4), nn.Tanh()).double()),
+                              nn.Linear(4, 2))
+        return FSDP(inner.double(), sharding_strategy=strategy)  # (the shards become float64)
+
+
+WRAPS = {
+    "flat": lambda s: FSDP(net(), sharding_strategy=s),
+    "module_policy": lambda s: FSDP(net(), sharding_strategy=s,
+                                    auto_wrap_policy=ModuleWrapPolicy({nn.Linear})),
+    "size_policy": lambda s: FSDP(net(), sharding_strategy=s, auto_wrap_policy=functools.partial(
+        size_based_auto_wrap_policy, min_num_params=20)),
+    "enable_wrap": by_hand,
+}
+g = np.random.default_rng(0)
+X, Y = g.standard_normal((3, 8, 3)), g.standard_normal((3, 8, 2))
+
+
+def loss_of(model, x, y):
+    return ((model(ember.tensor(x)) - ember.tensor(y)) ** 2).mean()
+
+
+def mine(a):
+    return np.split(a, n)[rank]
+
+
+def worst_gap(model, ref) -> float:
+    """Largest difference between the full state dict and the reference's parameters."""
+    full = model.state_dict()
+    return max(float(np.abs(full[k].numpy() - v.numpy()).max())
+               for k, v in ref.state_dict().items())
+
+
+# -- the trajectory of one process with the global batch ---------------------------------
+SGD = (ember.optim.SGD, {"lr": 0.1, "momentum": 0.9})
+ADAM = (ember.optim.Adam, {"lr": 0.01})
+CASES = [(ShardingStrategy.FULL_SHARD, "flat", SGD), (ShardingStrategy.FULL_SHARD,
+         "module_policy", ADAM), (ShardingStrategy.FULL_SHARD, "enable_wrap", SGD),
+         (ShardingStrategy.SHARD_GRAD_OP, "size_policy", SGD),
+         (ShardingStrategy.SHARD_GRAD_OP, "module_policy", ADAM),
+         (ShardingStrategy.NO_SHARD, "module_policy", SGD),
+         (ShardingStrategy.NO_SHARD, "enable_wrap", ADAM)]
+gap = 0.0
+for strategy, name, (opt_cls, kw) in CASES:
+    ref, model = net(), WRAPS[name](strategy)
+    units = [m for m in model.modules() if isinstance(m, FSDP)]
+    assert len(units) == {"flat": 1, "module_policy": 4, "size_policy": 3,
+                          "enable_wrap": 2}[name], (name, len(units))
+    o_ref, o = opt_cls(ref.parameters(), **kw), opt_cls(model.parameters(), **kw)
+    for x, y in zip(X, Y):
+        o_ref.zero_grad()
+        want = loss_of(ref, x, y)
+        want.backward()
+        o_ref.step()
+        o.zero_grad()
+        got = loss_of(model, mine(x), mine(y))
+        got.backward()
+        o.step()
+        mean = dist.functional.all_reduce(got.detach(), "mean")
+        gap = max(gap, abs(float(mean) - float(want)))
+    gap = max(gap, worst_gap(model, ref))
+out["trajectory_gap"] = gap
+
+# -- what each rank holds ---------------------------------------------------------------
+model = FSDP(net(), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+first = model.module[0].module
+shard_sizes = [p.numel() for p in model.parameters()]
+assert shard_sizes == [-(-k // n) for k in (20, 24, 10)], shard_sizes
+assert not isinstance(first.weight, nn.Parameter) and first.weight.numel() == 0  # freed
+y = model(ember.ones(2, 3, dtype=ember.float64))
+assert first.weight.numel() == 0  # FULL_SHARD frees after forward
+y.sum().backward()
+assert first.weight.numel() == 0 and first.weight.grad is None
+grow = FSDP(net(), sharding_strategy=ShardingStrategy.SHARD_GRAD_OP)
+y = grow(ember.ones(2, 3, dtype=ember.float64))
+kept_after_forward = grow.module[0].weight.numel()
+y.sum().backward()
+out["shard_grad_op_kept"] = [kept_after_forward, grow.module[0].weight.numel()]
+# an inner unit called on its own gathers its parameters, as in PyTorch
+with ember.no_grad():
+    alone = model.module[0](ember.ones(1, 3, dtype=ember.float64))
+    assert np.allclose(alone.numpy(), net()[0](ember.ones(1, 3, dtype=ember.float64)).numpy())
+
+# -- no_sync: two micro-batches, the first without communication -------------------------
+ref, model = net(), FSDP(net(), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+for x, y in zip(X[:2], Y[:2]):
+    loss_of(ref, x, y).backward()
+with model.no_sync():
+    loss_of(model, mine(X[0]), mine(Y[0])).backward()
+assert all(p.grad is None for p in model.parameters())
+loss_of(model, mine(X[1]), mine(Y[1])).backward()
+for o in (ember.optim.SGD(ref.parameters(), lr=1.0), ember.optim.SGD(model.parameters(), lr=1.0)):
+    o.step()
+out["no_sync_gap"] = worst_gap(model, ref)
+
+# -- clip_grad_norm_: the norm of the whole gradient over all shards ----------------------
+ref, model = net(), FSDP(net(), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+loss_of(ref, X[0], Y[0]).backward()
+loss_of(model, mine(X[0]), mine(Y[0])).backward()
+clip_gaps = []
+for norm_type in (2.0, float("inf")):
+    want = nn.utils.clip_grad_norm_(ref.parameters(), 0.05, norm_type=norm_type)
+    got = model.clip_grad_norm_(0.05, norm_type=norm_type)
+    clip_gaps.append(abs(float(got) - float(want)))
+for o in (ember.optim.SGD(ref.parameters(), lr=1.0), ember.optim.SGD(model.parameters(), lr=1.0)):
+    o.step()
+clip_gaps.append(worst_gap(model, ref))
+with pytest.raises(RuntimeError, match="root"):
+    model.module[0].clip_grad_norm_(1.0)
+out["clip_gaps"] = clip_gaps
+
+# -- mixed precision: float32 compute and reduction, float64 shards -----------------------
+ref = net()
+model = FSDP(net(), mixed_precision=MixedPrecision(param_dtype=ember.float32),
+             auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+assert model(ember.tensor(mine(X[0]))).dtype is ember.float32
+got = loss_of(model, mine(X[0]), mine(Y[0]))
+got.backward()
+assert all(p.dtype is ember.float64 and p.grad.dtype is ember.float64 for p in model.parameters())
+out["mixed_loss_gap"] = abs(float(dist.functional.all_reduce(got.detach(), "mean"))
+                            - float(loss_of(ref, X[0], Y[0])))
+
+# -- summon_full_params, full and sharded state dicts -------------------------------------
+model = FSDP(net(), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+with FSDP.summon_full_params(model):
+    assert tuple(model.module[0].module.weight.shape) == (5, 3)
+    with ember.no_grad():
+        model.module[0].module.bias[...] = 7.0
+assert float(model.state_dict()["0.bias"].sum()) == 35.0
+with FSDP.summon_full_params(model, writeback=False):
+    with ember.no_grad():
+        model.module[0].module.bias[...] = 0.0
+assert float(model.state_dict()["0.bias"].sum()) == 35.0
+
+full = model.state_dict()
+assert list(full) == list(net().state_dict()), list(full)
+other = FSDP(net(seed=3), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+assert repr(other.load_state_dict(full)) == "<All keys matched successfully>"
+plain = net(seed=4)
+plain.load_state_dict(other.state_dict())
+out["full_round_trip"] = max(float(np.abs(plain.state_dict()[k].numpy() - v.numpy()).max())
+                             for k, v in full.items())
+with pytest.raises(RuntimeError, match="Missing key"):
+    other.load_state_dict({k: v for k, v in full.items() if k != "0.bias"})
+
+root = [tempfile.mkdtemp(prefix="fsdp_ckpt_") if rank == 0 else None]
+dist.broadcast_object_list(root)
+with FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT):
+    pieces = model.state_dict()
+    assert all(isinstance(v, checkpoint.ShardedTensor) for v in pieces.values())
+    path = checkpoint.save(root[0], {"model": pieces}, step=1)
+other = FSDP(net(seed=5), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+with FSDP.state_dict_type(other, StateDictType.SHARDED_STATE_DICT):
+    template = other.state_dict()
+    checkpoint.load(path, {"model": template})
+    other.load_state_dict(template)
+out["sharded_round_trip"] = max(float(np.abs(other.state_dict()[k].numpy() - v.numpy()).max())
+                                for k, v in full.items())
+
+# -- errors -------------------------------------------------------------------------------
+mixed = nn.Linear(2, 2)
+mixed.bias = nn.Parameter(ember.zeros(2, dtype=ember.float64))
+with pytest.raises(ValueError, match="uniform dtype.*float32.*float64"):
+    FSDP(mixed)
+with pytest.raises(TypeError, match="process_group must be a ProcessGroup"):
+    FSDP(net(), process_group="world")
+alone = dist.new_group([0])
+if rank != 0:
+    with pytest.raises(dist.DistributedError, match="not a member"):
+        FSDP(net(), process_group=alone)
+with pytest.raises(NotImplementedError, match="use_orig_params"):
+    FSDP(net(), use_orig_params=True)
+with pytest.raises(NotImplementedError, match="HYBRID_SHARD"):
+    FSDP(net(), sharding_strategy=ShardingStrategy.HYBRID_SHARD)
+
+# -- bytes of parameters, gradients and Adam state per rank: FSDP against DDP -------------
+def train_bytes(model) -> int:
+    opt = ember.optim.Adam(model.parameters(), lr=1e-3)
+    idx = ember.tensor(np.random.default_rng(1).integers(0, 64, (2, 8)))
+    nn.functional.cross_entropy(model(idx).reshape(-1, 64), idx.reshape(-1)).backward()
+    opt.step()
+    state = sum(v.nbytes for s in opt.state.values() for v in s.values()
+                if isinstance(v, ember.Tensor))
+    return sum(p.nbytes + p.grad.nbytes for p in model.parameters()) + state
+
+
+def gpt():
+    ember.manual_seed(0)
+    return ember.models.gpt(vocab_size=64, block_size=8, n_layer=2, n_head=2, d_model=32)
+
+
+out["bytes"] = {"ddp": train_bytes(dist.DistributedDataParallel(gpt())),
+                "fsdp": train_bytes(FSDP(gpt(), auto_wrap_policy=ModuleWrapPolicy({Block})))}
+report(out)
+sys.stdout.flush()
