@@ -1,5 +1,5 @@
 """Distributed training over MPI (mpi4py): process groups, collectives on tensors and objects,
-differentiable collectives, data parallelism, ZeRO, sharded checkpoints and ``ember launch``.
+differentiable collectives, data parallelism, ZeRO, FSDP, sharded checkpoints and ``ember launch``.
 
 mpi4py is imported only by :func:`init_process_group`, so importing this package is cheap and
 works without it. PyTorch's ``torch.distributed`` names and semantics throughout.
@@ -17,6 +17,7 @@ from ember.distributed import (
     batching,
     checkpoint,
     device_mesh,
+    fsdp,
     functional,
     optim,
     sync_batch_norm,

@@ -71,6 +71,11 @@ class FullyShardedDataParallel(nn.Module):
 
     _untracked_attributes = frozenset({"_is_root", "_sync", "_end_queued", "_state_dict_type",
                                        "_state_dict_config"})
+    # what ember.jit.compile says when a compiled function reaches one (jit/compiled.py)
+    jit_refusal = ("its forward all-gathers the parameters and its gradient hooks "
+                   "reduce-scatter them: collectives a compiled graph would run once, when "
+                   "tracing. Hint: compile the wrapped submodules' forward instead and keep "
+                   "the FSDP units, backward and the optimizer step outside")
 
     def __init__(
         self,
@@ -153,6 +158,7 @@ class FullyShardedDataParallel(nn.Module):
         h = self._handle
         if h is None:
             return self.module(*args, **kwargs)
+        self._end_queued = False  # (a backward that raised may have dropped its callback)
         h.unshard()
         try:
             out = self.module(*args, **kwargs)
