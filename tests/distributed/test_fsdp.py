@@ -25,6 +25,7 @@ def test_fsdp_follows_one_process_and_keeps_a_shard_per_rank():
     for (r,) in got.values():
         assert r["trajectory_gap"] <= 1e-12
         assert r["no_sync_gap"] <= 1e-12
+        assert max(r["optim_state_gaps"]) <= 1e-12
         assert max(r["clip_gaps"]) <= 1e-12
         assert r["mixed_loss_gap"] <= 1e-5
         assert r["full_round_trip"] == 0.0 and r["sharded_round_trip"] == 0.0

@@ -1,7 +1,8 @@
 """Rank code: FullyShardedDataParallel against one process with the global batch (SGD and
-Adam, every sharding strategy, flat and nested units), gathered parameters freed when they
-should be, no_sync, clip_grad_norm_, mixed precision, summon_full_params, full and sharded
-state dicts, the errors, and bytes per rank against DDP for a small GPT."""
+Adam, every sharding strategy, flat and nested units), optimizer state dicts under the
+original names, gathered parameters freed when they should be, no_sync, clip_grad_norm_,
+mixed precision, summon_full_params, full and sharded state dicts, the errors, and bytes per
+rank against DDP for a small GPT."""
 
 import functools
 import sys
@@ -107,6 +108,33 @@ for strategy, name, (opt_cls, kw) in CASES:
         gap = max(gap, abs(float(mean) - float(want)))
     gap = max(gap, worst_gap(model, ref))
 out["trajectory_gap"] = gap
+
+# -- optimizer state under the original names: the plain model's, and it resumes ----------
+ref, model = net(), FSDP(net(), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+o_ref = ember.optim.Adam(ref.parameters(), lr=0.01)
+o = ember.optim.Adam(model.parameters(), lr=0.01)
+for m, opt, x, y in ((ref, o_ref, X[0], Y[0]), (model, o, mine(X[0]), mine(Y[0]))):
+    loss_of(m, x, y).backward()
+    opt.step()
+saved = FSDP.optim_state_dict(model, o)
+names = [k for k, _ in ref.named_parameters()]
+plain_state = {names[i]: s for i, s in o_ref.state_dict()["state"].items()}
+assert sorted(saved["state"]) == sorted(plain_state)
+assert saved["param_groups"][0]["params"] == names
+optim_gap = max(float(np.abs(np.asarray(saved["state"][k][key]._data)
+                             - np.asarray(v._data)).max())
+                for k, s in plain_state.items() for key, v in s.items())
+resumed = FSDP(net(seed=3), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+resumed.load_state_dict(model.state_dict())
+o_resumed = ember.optim.Adam(resumed.parameters(), lr=0.01)
+FSDP.optim_state_dict_to_load(resumed, o_resumed, saved, load_directly=True)
+for m, opt, x, y in ((ref, o_ref, X[1], Y[1]), (resumed, o_resumed, mine(X[1]), mine(Y[1]))):
+    opt.zero_grad()
+    loss_of(m, x, y).backward()
+    opt.step()
+out["optim_state_gaps"] = [optim_gap, worst_gap(resumed, ref)]
+rank0 = FSDP.full_optim_state_dict(model, o)
+assert (rank0 == {}) == (rank != 0)
 
 # -- what each rank holds ---------------------------------------------------------------
 model = FSDP(net(), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))

@@ -23,6 +23,7 @@ import numpy as np
 from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.grad_mode import is_grad_enabled
+from ember.distributed.fsdp import optim_state
 from ember.distributed.fsdp import state_dict as sd
 from ember.distributed.fsdp.api import (
     BackwardPrefetch,
@@ -37,6 +38,7 @@ from ember.distributed.process_group import GroupMember, ProcessGroup, resolve
 from ember.dtypes import to_dtype
 from ember.errors import DeviceError
 from ember.ops.creation import tensor
+from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor
 
 WRAPPED = "_fsdp_wrapped_module"
@@ -345,6 +347,49 @@ class FullyShardedDataParallel(nn.Module):
                              "gathered parameters; FSDP copies into its shards. Hint: drop "
                              "assign=True")
         return sd.load(self, _units(self), state_dict, strict)
+
+    @staticmethod
+    def optim_state_dict(model: nn.Module, optim: Optimizer,
+                         optim_state_dict: dict | None = None, group: Any = None
+                         ) -> dict[str, Any]:
+        """``optim``'s state keyed by the original parameter names, with full state tensors
+        (what the plain model's optimizer would hold); every rank calls it. ``optim_state_dict``
+        is ``optim.state_dict()`` when None.
+
+        Example:
+            >>> ember.save(FSDP.optim_state_dict(model, opt), "optim.pt")
+        """
+        return optim_state.optim_state_dict(model, optim, _units(model), optim_state_dict)
+
+    @staticmethod
+    def full_optim_state_dict(model: nn.Module, optim: Optimizer, optim_input: Any = None,
+                              rank0_only: bool = True, group: Any = None) -> dict[str, Any]:
+        """:meth:`optim_state_dict`, on rank 0 only by default (an empty dict elsewhere),
+        PyTorch's older name.
+
+        Example:
+            >>> state = FSDP.full_optim_state_dict(model, opt)
+        """
+        full = optim_state.optim_state_dict(model, optim, _units(model))
+        first = _units(model)[0]._group.rank() == 0 if _units(model) else True
+        return full if first or not rank0_only else {}
+
+    @staticmethod
+    def optim_state_dict_to_load(model: nn.Module, optim: Optimizer,
+                                 optim_state_dict: dict[str, Any],
+                                 is_named_optimizer: bool = False, load_directly: bool = False,
+                                 group: Any = None) -> dict[str, Any]:
+        """Turns a state dict from :meth:`optim_state_dict` into ``optim``'s own layout for
+        this rank's shards (``load_directly`` also loads it).
+
+        Example:
+            >>> opt.load_state_dict(FSDP.optim_state_dict_to_load(model, opt, saved))
+        """
+        local = optim_state.optim_state_dict_to_load(model, optim, optim_state_dict,
+                                                     _units(model))
+        if load_directly:
+            optim.load_state_dict(local)
+        return local
 
     def extra_repr(self) -> str:
         return "" if self._handle is None else (
