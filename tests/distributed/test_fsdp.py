@@ -33,6 +33,11 @@ def test_fsdp_follows_one_process_and_keeps_a_shard_per_rank():
         # parameters + gradients + Adam's two moments: half of DDP's per rank (plus padding
         # and the per-unit step counts)
         assert abs(r["bytes"]["fsdp"] / r["bytes"]["ddp"] - 0.5) < 0.01
+        # FULL_SHARD frees the gathered parameters after forward, views saved for backward
+        # (a matmul keeps weight.t()) included; SHARD_GRAD_OP keeps them: at least the whole
+        # model's parameters (a quarter of DDP's bytes) apart
+        held = r["held_after_forward"]
+        assert held["SHARD_GRAD_OP"] - held["FULL_SHARD"] >= 0.9 * r["bytes"]["ddp"] / 4, held
 
 
 def test_policies_follow_pytorchs_rules():

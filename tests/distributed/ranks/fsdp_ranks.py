@@ -7,6 +7,7 @@ rank against DDP for a small GPT."""
 import functools
 import sys
 import tempfile
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -34,6 +35,7 @@ from ember.models.gpt import Block
 
 dist.init_process_group("mpi")
 rank, n = dist.get_rank(), dist.get_world_size()
+STRATEGIES = [ShardingStrategy.FULL_SHARD, ShardingStrategy.SHARD_GRAD_OP]
 out: dict = {}
 
 
@@ -263,6 +265,22 @@ def gpt():
     ember.manual_seed(0)
     return ember.models.gpt(vocab_size=64, block_size=8, n_layer=2, n_head=2, d_model=32)
 
+
+def held_after_forward(strategy: ShardingStrategy) -> int:
+    """Bytes a forward leaves allocated (gathered parameters kept for backward, activations)."""
+    model = FSDP(gpt(), sharding_strategy=strategy, auto_wrap_policy=ModuleWrapPolicy({Block}))
+    idx = ember.tensor(np.zeros((1, 4), np.int64))
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    y = model(idx)
+    held = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    y.sum().backward()
+    return held
+
+
+held_after_forward(ShardingStrategy.FULL_SHARD)  # (first-call allocations out of the way)
+out["held_after_forward"] = {s.name: held_after_forward(s) for s in STRATEGIES}
 
 out["bytes"] = {"ddp": train_bytes(dist.DistributedDataParallel(gpt())),
                 "fsdp": train_bytes(FSDP(gpt(), auto_wrap_policy=ModuleWrapPolicy({Block})))}

@@ -12,6 +12,8 @@ reduce-scattered (all-reduced for ``NO_SHARD``) and averaged into the shard's ``
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 
 from ember import nn
@@ -22,6 +24,15 @@ from ember.nn.parameter import Parameter
 from ember.tensor import _wrap
 
 FLAT_PARAM = "_flat_param"
+
+
+class _GatheredView(NamedTuple):
+    """Where a saved array lay in the gathered vector (the vector itself is freed)."""
+
+    offset: int
+    shape: tuple
+    strides: tuple
+    dtype: np.dtype
 
 
 class FlatParamHandle:
@@ -57,6 +68,7 @@ class FlatParamHandle:
         for leaf, (_, _, p) in zip(self.leaves, params):
             leaf.requires_grad = p.requires_grad
         self.unsharded = False
+        self.full: np.ndarray | None = None  # the gathered vector while it exists
         self.grad_full: np.ndarray | None = None   # this backward's gradients, laid flat
         self.arrived = 0
         self.accumulated: np.ndarray | None = None  # gradients kept unreduced under no_sync
@@ -89,6 +101,7 @@ class FlatParamHandle:
         """Points the module attributes at the gathered parameters (compute dtype unless
         ``dtype`` is given)."""
         full = self.gather(dtype or self.compute_dtype)
+        self.full = full
         for leaf, shape, lo, hi in zip(self.leaves, self.shapes, self.offsets, self.offsets[1:]):
             leaf._data = full[lo:hi].reshape(shape)
         self.unsharded = True
@@ -100,7 +113,34 @@ class FlatParamHandle:
             return  # (the attributes are views of the flat parameter itself)
         for leaf in self.leaves:
             leaf._data = np.empty(0, leaf._data.dtype)
+        self.full = None
         self.unsharded = False
+
+    @property
+    def frees(self) -> bool:
+        """Whether :meth:`reshard` frees memory (the gathered vector is not the shard)."""
+        return self.world > 1 or self.compute_dtype != self.dtype
+
+    def pack(self, t: Any) -> Any:
+        """``saved_tensors_hooks`` pack: a saved view of the gathered parameters (``weight.t()``
+        kept by a matmul) is kept as its place in the vector, so freeing the vector frees it."""
+        a, full = t._data, self.full
+        if full is not None and isinstance(a, np.ndarray) and (a is full or a.base is full):
+            offset = a.__array_interface__["data"][0] - full.__array_interface__["data"][0]
+            return _GatheredView(offset, a.shape, a.strides, a.dtype)
+        return t
+
+    def unpack(self, saved: Any) -> Any:
+        """``saved_tensors_hooks`` unpack: the view again, in the vector gathered for
+        backward."""
+        if type(saved) is not _GatheredView:
+            return saved
+        if self.full is None:
+            raise RuntimeError(f"{self.owner}: backward needs the gathered parameters, but "
+                               "they are freed (the unit's outputs got no gradient before its "
+                               "inner nodes ran)")
+        return _wrap(np.ndarray(saved.shape, saved.dtype, buffer=self.full,
+                                offset=saved.offset, strides=saved.strides), self.device)
 
     def install(self) -> None:
         """Puts the leaves in the modules as plain attributes (not parameters)."""

@@ -23,6 +23,7 @@ import numpy as np
 from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.grad_mode import is_grad_enabled
+from ember.autograd.graph import saved_tensors_hooks
 from ember.distributed.fsdp import optim_state
 from ember.distributed.fsdp import state_dict as sd
 from ember.distributed.fsdp.api import (
@@ -162,8 +163,10 @@ class FullyShardedDataParallel(nn.Module):
             return self.module(*args, **kwargs)
         self._end_queued = False  # (a backward that raised may have dropped its callback)
         h.unshard()
+        frees = self.sharding_strategy is ShardingStrategy.FULL_SHARD and h.frees
         try:
-            out = self.module(*args, **kwargs)
+            with saved_tensors_hooks(h.pack, h.unpack) if frees else contextlib.nullcontext():
+                out = self.module(*args, **kwargs)
         except BaseException:
             self._reshard()
             raise
