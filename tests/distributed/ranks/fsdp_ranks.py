@@ -158,6 +158,21 @@ with ember.no_grad():
     alone = model.module[0](ember.ones(1, 3, dtype=ember.float64))
     assert np.allclose(alone.numpy(), net()[0](ember.ones(1, 3, dtype=ember.float64)).numpy())
 
+# sync_module_states: rank 0's initial values everywhere
+synced = FSDP(net(seed=rank + 10), sync_module_states=True)
+assert all(np.array_equal(v.numpy(), net(seed=10).state_dict()[k].numpy())
+           for k, v in synced.state_dict().items())
+# ignored_modules: left as ordinary parameters with local gradients
+plain_net = net()
+kept = FSDP(plain_net, ignored_modules=[plain_net[3]], device_id="cpu")
+assert [k for k, _ in kept.named_parameters()] == [
+    "_fsdp_wrapped_module._flat_param", "_fsdp_wrapped_module.3.weight",
+    "_fsdp_wrapped_module.3.bias"]
+loss_of(kept, mine(X[0]), mine(Y[0])).backward()
+local_bias = [None] * n
+dist.all_gather_object(local_bias, plain_net[3].bias.grad.numpy())
+assert not np.allclose(local_bias[0], local_bias[1])  # not reduced
+
 # -- no_sync: two micro-batches, the first without communication -------------------------
 ref, model = net(), FSDP(net(), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
 for x, y in zip(X[:2], Y[:2]):
@@ -247,6 +262,8 @@ if rank != 0:
         FSDP(net(), process_group=alone)
 with pytest.raises(NotImplementedError, match="use_orig_params"):
     FSDP(net(), use_orig_params=True)
+with pytest.raises(ember.errors.DeviceError, match="CPU tensors"):
+    FSDP(net(), device_id="cuda:0")
 with pytest.raises(NotImplementedError, match="HYBRID_SHARD"):
     FSDP(net(), sharding_strategy=ShardingStrategy.HYBRID_SHARD)
 
