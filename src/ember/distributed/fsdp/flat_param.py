@@ -40,7 +40,7 @@ class FlatParamHandle:
 
     def __init__(self, owner: str, params: list[tuple[nn.Module, str, Parameter]],
                  aliases: list[tuple[nn.Module, str, int]], group: ProcessGroup,
-                 sharded: bool, compute_dtype: np.dtype | None,
+                 sharded: bool, param_dtype: np.dtype | None,
                  reduce_dtype: np.dtype | None) -> None:
         _check_uniform(owner, params)
         self.owner = owner
@@ -56,8 +56,8 @@ class FlatParamHandle:
         self.shard_size = -(-self.total // self.world)
         dtype = params[0][2]._data.dtype
         self.device = params[0][2]._device
-        self.param_dtype = compute_dtype
-        self.grad_dtype = reduce_dtype or compute_dtype
+        self.param_dtype = param_dtype  # (None: compute in the shards' own dtype)
+        self.grad_dtype = reduce_dtype or param_dtype
         full = np.zeros(self.shard_size * self.world, dtype)
         for (_, _, p), lo, hi in zip(params, self.offsets, self.offsets[1:]):
             full[lo:hi] = p._data.reshape(-1)
@@ -109,7 +109,7 @@ class FlatParamHandle:
     def reshard(self) -> None:
         """Frees the gathered parameters (the attributes hold empty arrays until the next
         gather)."""
-        if self.world == 1 and self.compute_dtype == self.dtype:
+        if not self.frees:
             return  # (the attributes are views of the flat parameter itself)
         for leaf in self.leaves:
             leaf._data = np.empty(0, leaf._data.dtype)

@@ -104,7 +104,10 @@ def load(root: Any, units: list, state_dict: Mapping[str, Any], strict: bool) ->
         internal = {clean(k): k for k in inner}
         renamed = OrderedDict((internal.get(k, k), v) for k, v in state_dict.items())
         if not sharded:
-            result = nn.Module.load_state_dict(root, renamed, strict)
+            try:
+                result = nn.Module.load_state_dict(root, renamed, strict)
+            except RuntimeError as e:  # (its message names the keys as the user gave them)
+                raise RuntimeError(clean(str(e))) from None
         else:
             result = _load_sharded(inner, renamed, leaves, strict)
     return _IncompatibleKeys([clean(k) for k in result.missing_keys],
