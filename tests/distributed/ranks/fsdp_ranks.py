@@ -242,10 +242,12 @@ with FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT):
     assert all(isinstance(v, checkpoint.ShardedTensor) for v in pieces.values())
     path = checkpoint.save(root[0], {"model": pieces}, step=1)
 other = FSDP(net(seed=5), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
-with FSDP.state_dict_type(other, StateDictType.SHARDED_STATE_DICT):
-    template = other.state_dict()
-    checkpoint.load(path, {"model": template})
-    other.load_state_dict(template)
+before = FSDP.set_state_dict_type(other, StateDictType.SHARDED_STATE_DICT)
+assert before.state_dict_type is StateDictType.FULL_STATE_DICT
+template = other.state_dict()
+checkpoint.load(path, {"model": template})
+other.load_state_dict(template)
+FSDP.set_state_dict_type(other, StateDictType.FULL_STATE_DICT)
 out["sharded_round_trip"] = max(float(np.abs(other.state_dict()[k].numpy() - v.numpy()).max())
                                 for k, v in full.items())
 

@@ -17,6 +17,7 @@ from ember.distributed.fsdp.api import (
     MixedPrecision,
     ShardedStateDictConfig,
     ShardingStrategy,
+    StateDictSettings,
     StateDictType,
 )
 from ember.distributed.fsdp.fully_sharded import FullyShardedDataParallel
@@ -29,6 +30,7 @@ __all__ = [
     "MixedPrecision",
     "ShardedStateDictConfig",
     "ShardingStrategy",
+    "StateDictSettings",
     "StateDictType",
     "wrap",
 ]

@@ -104,3 +104,13 @@ class ShardedStateDictConfig:
     """Options of ``SHARDED_STATE_DICT`` (``offload_to_cpu``: the shards are CPU tensors)."""
 
     offload_to_cpu: bool = False
+
+
+@dataclass
+class StateDictSettings:
+    """What :meth:`FullyShardedDataParallel.set_state_dict_type` returns: the kind and the
+    configs in force before."""
+
+    state_dict_type: StateDictType
+    state_dict_config: Any
+    optim_state_dict_config: Any

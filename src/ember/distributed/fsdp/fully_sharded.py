@@ -31,6 +31,7 @@ from ember.distributed.fsdp.api import (
     CPUOffload,
     MixedPrecision,
     ShardingStrategy,
+    StateDictSettings,
     StateDictType,
 )
 from ember.distributed.fsdp.flat_param import FLAT_PARAM, FlatParamHandle
@@ -306,6 +307,23 @@ class FullyShardedDataParallel(nn.Module):
 
     # -- state dicts -------------------------------------------------------------------------
     @staticmethod
+    def set_state_dict_type(module: nn.Module, state_dict_type: StateDictType,
+                            state_dict_config: Any = None,
+                            optim_state_dict_config: Any = None) -> StateDictSettings:
+        """From now on ``state_dict()`` and ``load_state_dict()`` of every unit in ``module``
+        use ``state_dict_type``; returns the previous settings.
+
+        Example:
+            >>> FSDP.set_state_dict_type(model, StateDictType.SHARDED_STATE_DICT)
+        """
+        units = _units(module)
+        before = StateDictSettings(units[0]._state_dict_type, units[0]._state_dict_config,
+                                   None) if units else None
+        for u in units:
+            u._state_dict_type, u._state_dict_config = state_dict_type, state_dict_config
+        return before
+
+    @staticmethod
     @contextlib.contextmanager
     def state_dict_type(module: nn.Module, state_dict_type: StateDictType,
                         state_dict_config: Any = None,
@@ -317,15 +335,14 @@ class FullyShardedDataParallel(nn.Module):
             >>> with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT):
             ...     ember.save(model.state_dict(), "model.pt")
         """
-        units = _units(module)
-        saved = [(u._state_dict_type, u._state_dict_config) for u in units]
-        for u in units:
-            u._state_dict_type, u._state_dict_config = state_dict_type, state_dict_config
+        before = FullyShardedDataParallel.set_state_dict_type(module, state_dict_type,
+                                                              state_dict_config)
         try:
             yield
         finally:
-            for u, (kind, config) in zip(units, saved):
-                u._state_dict_type, u._state_dict_config = kind, config
+            if before is not None:
+                FullyShardedDataParallel.set_state_dict_type(module, before.state_dict_type,
+                                                              before.state_dict_config)
 
     def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> dict[str, Any]:
