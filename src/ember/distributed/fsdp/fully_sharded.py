@@ -564,6 +564,8 @@ class _OwnModules:
 
 
 def _own_modules(module: nn.Module, ignored: set[int]) -> _OwnModules:
+    if isinstance(module, FullyShardedDataParallel):  # FSDP(FSDP(m)): nothing left to own
+        return _OwnModules([], ignored)
     found, todo = [], [module]
     while todo:
         m = todo.pop()
