@@ -251,6 +251,38 @@ FSDP.set_state_dict_type(other, StateDictType.FULL_STATE_DICT)
 out["sharded_round_trip"] = max(float(np.abs(other.state_dict()[k].numpy() - v.numpy()).max())
                                 for k, v in full.items())
 
+# -- models beyond a plain stack --------------------------------------------------------
+def gap_to_one_process(make, wrap, steps: int = 2) -> float:
+    """Largest loss or parameter difference between ``wrap(make())`` and ``make()`` trained
+    with SGD on the global batch."""
+    ref, model = make(), wrap(make())
+    o_ref = ember.optim.SGD([p for p in ref.parameters() if p.requires_grad], lr=0.1)
+    o = ember.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+    worst = 0.0
+    for x, y in zip(X[:steps], Y[:steps]):
+        losses = []
+        for m, opt, xs, ys in ((ref, o_ref, x, y), (model, o, mine(x), mine(y))):
+            opt.zero_grad()
+            losses.append(loss_of(m, xs, ys))
+            losses[-1].backward()
+            opt.step()
+        mean = dist.functional.all_reduce(losses[1].detach(), "mean")
+        worst = max(worst, abs(float(mean) - float(losses[0])))
+    return max(worst, worst_gap(model, ref))
+
+
+def frozen_middle() -> nn.Module:
+    """A trainable layer, a frozen one, a trainable one: backward goes through the frozen
+    unit's weight to reach the first layer."""
+    model = net()
+    model[2].requires_grad_(False)
+    return model
+
+
+out["frozen_unit_gaps"] = [gap_to_one_process(frozen_middle, lambda m, s=s: FSDP(
+    m, sharding_strategy=s, auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))) for s in (
+    *STRATEGIES, ShardingStrategy.NO_SHARD)]
+
 # -- errors -------------------------------------------------------------------------------
 mixed = nn.Linear(2, 2)
 mixed.bias = nn.Parameter(ember.zeros(2, dtype=ember.float64))

@@ -22,7 +22,6 @@ import numpy as np
 
 from ember import nn
 from ember.autograd.engine import queue_callback
-from ember.autograd.grad_mode import is_grad_enabled
 from ember.autograd.graph import saved_tensors_hooks
 from ember.distributed.fsdp import optim_state
 from ember.distributed.fsdp import state_dict as sd
@@ -171,12 +170,11 @@ class FullyShardedDataParallel(nn.Module):
         except BaseException:
             self._reshard()
             raise
-        backward_follows = is_grad_enabled() and h.expected() > 0
-        if backward_follows:
-            for t in _tensors(out):
-                if t.requires_grad:
-                    t.register_hook(self._before_backward)
-        if self.sharding_strategy is ShardingStrategy.FULL_SHARD or not backward_follows:
+        # (backward may go through a frozen unit too: its weights carry gradients to inputs)
+        differentiable = [t for t in _tensors(out) if t.requires_grad]
+        for t in differentiable:
+            t.register_hook(self._before_backward)
+        if self.sharding_strategy is ShardingStrategy.FULL_SHARD or not differentiable:
             self._reshard()
         return out
 
