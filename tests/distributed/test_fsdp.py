@@ -29,6 +29,7 @@ def test_fsdp_follows_one_process_and_keeps_a_shard_per_rank():
         assert max(r["clip_gaps"]) <= 1e-12
         assert r["mixed_loss_gap"] <= 1e-5
         assert max(r["frozen_unit_gaps"]) <= 1e-12  # backward passes through a frozen unit
+        assert r["tied_gap"] <= 1e-12
         assert r["full_round_trip"] == 0.0 and r["sharded_round_trip"] == 0.0
         assert r["shard_grad_op_kept"] == [15, 0]  # kept through forward, freed after backward
         # parameters + gradients + Adam's two moments: half of DDP's per rank (plus padding

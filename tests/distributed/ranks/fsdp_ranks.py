@@ -283,6 +283,29 @@ out["frozen_unit_gaps"] = [gap_to_one_process(frozen_middle, lambda m, s=s: FSDP
     m, sharding_strategy=s, auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))) for s in (
     *STRATEGIES, ShardingStrategy.NO_SHARD)]
 
+
+class TiedPair(nn.Module):
+    """Two layers with one weight (as an embedding tied to the output head)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.c, self.b = nn.Linear(3, 3), nn.Linear(3, 3), nn.Linear(3, 2)
+        self.c.weight = self.a.weight
+
+    def forward(self, x):
+        return self.b(ember.tanh(self.c(ember.tanh(self.a(x)))))
+
+
+def tied() -> nn.Module:
+    ember.manual_seed(0)
+    return TiedPair().double()
+
+
+out["tied_gap"] = gap_to_one_process(tied, FSDP)  # one unit holds the shared weight once
+with pytest.raises(ValueError, match=r"Linear.weight is shared with FullyShardedDataParallel"
+                   r"\(Linear\).*same FSDP unit"):
+    FSDP(tied(), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))  # a and c in two units
+
 # -- errors -------------------------------------------------------------------------------
 mixed = nn.Linear(2, 2)
 mixed.bias = nn.Parameter(ember.zeros(2, dtype=ember.float64))

@@ -12,6 +12,7 @@ reduce-scattered (all-reduced for ``NO_SHARD``) and averaged into the shard's ``
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -24,6 +25,7 @@ from ember.nn.parameter import Parameter
 from ember.tensor import _wrap
 
 FLAT_PARAM = "_flat_param"
+_FLATTENED: dict[int, str] = {}  # id(original parameter) -> its unit, while it lives
 
 
 class _GatheredView(NamedTuple):
@@ -43,6 +45,7 @@ class FlatParamHandle:
                  sharded: bool, param_dtype: np.dtype | None,
                  reduce_dtype: np.dtype | None) -> None:
         _check_uniform(owner, params)
+        _check_not_flattened(owner, params)
         self.owner = owner
         self.slots = [(module, name, i) for i, (module, name, _) in enumerate(params)]
         self.slots += aliases  # (a parameter shared by several modules is flattened once)
@@ -65,6 +68,9 @@ class FlatParamHandle:
         self.flat_param = Parameter(_wrap(full[lo : lo + self.shard_size].copy(), self.device),
                                     params[0][2].requires_grad)
         self.leaves = [_wrap(np.empty(0, self.compute_dtype), self.device) for _ in params]
+        for _, _, p in params:
+            _FLATTENED[id(p)] = owner
+            weakref.finalize(p, _FLATTENED.pop, id(p), None)
         for leaf, (_, _, p) in zip(self.leaves, params):
             leaf.requires_grad = p.requires_grad
         self.unsharded = False
@@ -226,3 +232,16 @@ def _check_uniform(owner: str, params: list[tuple[nn.Module, str, Parameter]]) -
                     f"({names[0]}) and {key(p)} ({name}). Hint: wrap the parameters of "
                     f"each {what} in their own FullyShardedDataParallel unit")
 
+
+
+def _check_not_flattened(owner: str, params: list[tuple[nn.Module, str, Parameter]]) -> None:
+    """A parameter shared with a module of another unit would become one copy per unit, each
+    trained on part of its gradient: refused, as PyTorch requires one unit for them."""
+    for module, name, p in params:
+        other = _FLATTENED.get(id(p))
+        if other is not None:
+            raise ValueError(
+                f"{owner}: parameter {type(module).__name__}.{name} is shared with {other}, "
+                "which has flattened it already; each unit would train its own copy. Modules "
+                "that share a parameter must be in the same FSDP unit. Hint: wrap their "
+                "common parent instead (keep them out of auto_wrap_policy and wrap())")
