@@ -306,6 +306,12 @@ with pytest.raises(ValueError, match=r"Linear.weight is shared with FullySharded
                    r"\(Linear\).*same FSDP unit"):
     FSDP(tied(), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))  # a and c in two units
 
+# attributes and indexing reach the wrapped module, as in PyTorch
+model = FSDP(net(), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+assert model[0] is model.module[0] and model[0].out_features == 5
+with pytest.raises(AttributeError, match="'Linear' object has no attribute 'nope'"):
+    model[0].nope  # noqa: B018
+
 # -- errors -------------------------------------------------------------------------------
 mixed = nn.Linear(2, 2)
 mixed.bias = nn.Parameter(ember.zeros(2, dtype=ember.float64))

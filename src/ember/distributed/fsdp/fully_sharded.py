@@ -152,6 +152,20 @@ class FullyShardedDataParallel(nn.Module):
         """The wrapped module."""
         return self._modules[WRAPPED]
 
+    def __getattr__(self, name: str) -> Any:
+        """Attributes FSDP lacks come from the wrapped module, as in PyTorch."""
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            modules = self.__dict__.get("_modules")
+            if modules is None or WRAPPED not in modules:
+                raise
+        return getattr(modules[WRAPPED], name)
+
+    def __getitem__(self, key: Any) -> Any:
+        """Indexing goes to the wrapped module (an ``nn.Sequential``), as in PyTorch."""
+        return self.module[key]
+
     # -- forward -----------------------------------------------------------------------------
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         mp = self.mixed_precision
