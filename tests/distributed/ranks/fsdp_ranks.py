@@ -248,8 +248,16 @@ template = other.state_dict()
 checkpoint.load(path, {"model": template})
 other.load_state_dict(template)
 FSDP.set_state_dict_type(other, StateDictType.FULL_STATE_DICT)
-out["sharded_round_trip"] = max(float(np.abs(other.state_dict()[k].numpy() - v.numpy()).max())
-                                for k, v in full.items())
+gaps = [max(float(np.abs(other.state_dict()[k].numpy() - v.numpy()).max())
+            for k, v in full.items())]
+# each rank saves its pieces with ember.save (ShardedTensors come back as plain tuples)
+ember.save(pieces, f"{root[0]}/rank{rank}.pt")
+other = FSDP(net(seed=6), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+with FSDP.state_dict_type(other, StateDictType.SHARDED_STATE_DICT):
+    other.load_state_dict(ember.load(f"{root[0]}/rank{rank}.pt"))
+gaps.append(max(float(np.abs(other.state_dict()[k].numpy() - v.numpy()).max())
+                for k, v in full.items()))
+out["sharded_round_trip"] = max(gaps)
 
 # -- models beyond a plain stack --------------------------------------------------------
 def gap_to_one_process(make, wrap, steps: int = 2) -> float:

@@ -122,6 +122,8 @@ def _load_sharded(inner: dict, given: dict, leaves: dict, strict: bool) -> _Inco
         if key not in given:
             continue
         value = given[key]
+        if type(value) is tuple and len(value) == len(ShardedTensor._fields):
+            value = ShardedTensor(*value)  # (ember.save keeps a ShardedTensor as a tuple)
         if id(current) in leaves:
             h, i = leaves[id(current)]
             piece, start = h.local_pieces()[i]
