@@ -4,6 +4,7 @@ original names, gathered parameters freed when they should be, no_sync, clip_gra
 mixed precision, summon_full_params, full and sharded state dicts, the errors, and bytes per
 rank against DDP for a small GPT."""
 
+import collections
 import functools
 import sys
 import tempfile
@@ -211,6 +212,22 @@ got.backward()
 assert all(p.dtype is ember.float64 and p.grad.dtype is ember.float64 for p in model.parameters())
 out["mixed_loss_gap"] = abs(float(dist.functional.all_reduce(got.detach(), "mean"))
                             - float(loss_of(ref, X[0], Y[0])))
+
+
+class PairInput(nn.Module):
+    """Takes a named tuple (its floating tensors are cast like any input)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(3, 2)
+
+    def forward(self, pair):
+        return self.linear(pair.x) + pair.shift
+
+
+Pair = collections.namedtuple("Pair", "x shift")
+model = FSDP(PairInput(), mixed_precision=MixedPrecision(param_dtype=ember.float16))
+assert model(Pair(ember.ones(2, 3), ember.ones(2, 2))).dtype is ember.float16
 
 # -- summon_full_params, full and sharded state dicts -------------------------------------
 model = FSDP(net(), auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))

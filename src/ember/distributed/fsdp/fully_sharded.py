@@ -38,6 +38,7 @@ from ember.distributed.fsdp.wrap import recursive_wrap
 from ember.distributed.process_group import GroupMember, ProcessGroup, resolve
 from ember.dtypes import to_dtype
 from ember.errors import DeviceError
+from ember.func.pytree import tree_flatten, tree_map
 from ember.ops.creation import tensor
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor
@@ -494,25 +495,13 @@ def _dense(grad: Tensor) -> np.ndarray:
                                   "Hint: use nn.Embedding(sparse=False)") from None
 
 
-def _tensors(out: Any) -> Iterator[Tensor]:
-    if isinstance(out, Tensor):
-        yield out
-    elif isinstance(out, (list, tuple)):
-        for item in out:
-            yield from _tensors(item)
-    elif isinstance(out, dict):
-        for item in out.values():
-            yield from _tensors(item)
+def _tensors(out: Any) -> list[Tensor]:
+    return [t for t in tree_flatten(out)[0] if isinstance(t, Tensor)]
 
 
 def _cast_floating(value: Any, dtype: Any) -> Any:
-    if isinstance(value, Tensor):
-        return value.to(dtype) if value.dtype.is_floating_point else value
-    if isinstance(value, (list, tuple)):
-        return type(value)(_cast_floating(v, dtype) for v in value)
-    if isinstance(value, dict):
-        return {k: _cast_floating(v, dtype) for k, v in value.items()}
-    return value
+    return tree_map(lambda t: t.to(dtype) if isinstance(t, Tensor) and t.dtype.is_floating_point
+                    else t, value)
 
 
 def _broadcast(group: ProcessGroup, tensors: list[Tensor]) -> None:
