@@ -23,6 +23,7 @@ import numpy as np
 from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.graph import saved_tensors_hooks
+from ember.distributed.buffers import broadcast_from_first
 from ember.distributed.fsdp import optim_state
 from ember.distributed.fsdp import state_dict as sd
 from ember.distributed.fsdp.api import (
@@ -127,7 +128,7 @@ class FullyShardedDataParallel(nn.Module):
         self._state_dict_config: Any = None
         own = _own_modules(module, {id(p) for m in ignored for p in m.parameters()})
         if sync_module_states:
-            _broadcast(group, [t for m, _, t in own.tensors()])
+            broadcast_from_first(group, [t for m, _, t in own.tensors()])
         if mixed_precision is not None and mixed_precision.buffer_dtype is not None:
             own.cast_buffers(to_dtype(mixed_precision.buffer_dtype))
         params, aliases = own.params()
@@ -502,15 +503,6 @@ def _tensors(out: Any) -> list[Tensor]:
 def _cast_floating(value: Any, dtype: Any) -> Any:
     return tree_map(lambda t: t.to(dtype) if isinstance(t, Tensor) and t.dtype.is_floating_point
                     else t, value)
-
-
-def _broadcast(group: ProcessGroup, tensors: list[Tensor]) -> None:
-    """Group rank 0's values into ``tensors``."""
-    for t in tensors:
-        data = np.ascontiguousarray(t._data)
-        group.comm.Bcast(data.reshape(-1).view(np.uint8), root=0)
-        t._data[...] = data
-        t._vc.value += 1
 
 
 class _OwnModules:
