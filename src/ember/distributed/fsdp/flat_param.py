@@ -20,6 +20,7 @@ import numpy as np
 from ember import nn
 from ember.autograd.grad_mode import no_grad
 from ember.distributed.buffers import mpi
+from ember.distributed.flat_layout import FlatLayout
 from ember.distributed.process_group import ProcessGroup
 from ember.nn.parameter import Parameter
 from ember.tensor import _wrap
@@ -37,8 +38,9 @@ class _GatheredView(NamedTuple):
     dtype: np.dtype
 
 
-class FlatParamHandle:
-    """The flat parameter of one unit; ``world`` is 1 for an unsharded (``NO_SHARD``) one."""
+class FlatParamHandle(FlatLayout):
+    """The flat parameter of one unit, laid out over the ranks (``world`` is 1 for an
+    unsharded, ``NO_SHARD``, one)."""
 
     def __init__(self, owner: str, params: list[tuple[nn.Module, str, Parameter]],
                  aliases: list[tuple[nn.Module, str, int]], group: ProcessGroup,
@@ -50,23 +52,14 @@ class FlatParamHandle:
         self.slots = [(module, name, i) for i, (module, name, _) in enumerate(params)]
         self.slots += aliases  # (a parameter shared by several modules is flattened once)
         self.shapes = [tuple(p.shape) for _, _, p in params]
-        sizes = [p.numel() for _, _, p in params]
-        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
-        self.total = self.offsets[-1]
+        super().__init__([p.numel() for _, _, p in params], group.rank() if sharded else 0,
+                         group.size() if sharded else 1)
         self.group = group
-        self.world = group.size() if sharded else 1
-        self.rank = group.rank() if sharded else 0
-        self.shard_size = -(-self.total // self.world)
-        dtype = params[0][2]._data.dtype
         self.device = params[0][2]._device
         self.param_dtype = param_dtype  # (None: compute in the shards' own dtype)
         self.grad_dtype = reduce_dtype or param_dtype
-        full = np.zeros(self.shard_size * self.world, dtype)
-        for (_, _, p), lo, hi in zip(params, self.offsets, self.offsets[1:]):
-            full[lo:hi] = p._data.reshape(-1)
-        lo = self.rank * self.shard_size
-        self.flat_param = Parameter(_wrap(full[lo : lo + self.shard_size].copy(), self.device),
-                                    params[0][2].requires_grad)
+        shard = self.mine([p._data for _, _, p in params], params[0][2]._data.dtype)
+        self.flat_param = Parameter(_wrap(shard, self.device), params[0][2].requires_grad)
         self.leaves = [_wrap(np.empty(0, self.compute_dtype), self.device) for _ in params]
         for _, _, p in params:
             _FLATTENED[id(p)] = owner
@@ -95,13 +88,17 @@ class FlatParamHandle:
     # -- parameters --------------------------------------------------------------------------
     def gather(self, dtype: np.dtype) -> np.ndarray:
         """The full flat vector (padding included) in ``dtype``."""
-        shard = self.flat_param._data
+        return self.all_gather(self.flat_param._data).astype(dtype, copy=False)
+
+    def all_gather(self, local: np.ndarray) -> np.ndarray:
+        """The ranks' shard-sized arrays (the shard, or optimizer state of its shape) end to
+        end."""
+        local = np.ascontiguousarray(local)
         if self.world == 1:
-            full = shard
-        else:
-            full = np.empty(self.shard_size * self.world, shard.dtype)
-            self.group.comm.Allgather(shard.view(np.uint8), full.view(np.uint8))
-        return full.astype(dtype, copy=False)
+            return local
+        full = np.empty(self.shard_size * self.world, local.dtype)
+        self.group.comm.Allgather(local.view(np.uint8), full.view(np.uint8))
+        return full
 
     def unshard(self, dtype: np.dtype | None = None) -> None:
         """Points the module attributes at the gathered parameters (compute dtype unless
@@ -155,25 +152,15 @@ class FlatParamHandle:
 
     def write_back(self) -> None:
         """Copies this rank's part of the gathered values (changed by the user) to the shard."""
-        lo = self.rank * self.shard_size
-        hi = lo + self.shard_size
         shard = self.flat_param._data
-        for leaf, a, b in zip(self.leaves, self.offsets, self.offsets[1:]):
-            s, e = max(a, lo), min(b, hi)
-            if s < e:
-                shard[s - lo : e - lo] = leaf._data.reshape(-1)[s - a : e - a]
+        shard[...] = self.mine([leaf._data for leaf in self.leaves], shard.dtype)
         self.flat_param._vc.value += 1
 
     def local_pieces(self) -> list[tuple[np.ndarray, int]]:
-        """Per original parameter, this rank's flattened piece of it and where it starts."""
-        lo = self.rank * self.shard_size
-        hi = lo + self.shard_size
+        """Per original parameter, this rank's flattened piece of it (a view of the shard) and
+        where it starts."""
         shard = self.flat_param._data
-        out = []
-        for a, b in zip(self.offsets, self.offsets[1:]):
-            s, e = max(a, lo), min(b, hi)
-            out.append((shard[s - lo : max(s, e) - lo], s - a if s < e else 0))
-        return out
+        return [(shard[lo:hi], start) for lo, hi, start in self.pieces()]
 
     # -- gradients ---------------------------------------------------------------------------
     def expected(self) -> int:

@@ -47,15 +47,6 @@ def _per_element(h: FlatParamHandle, value: Any) -> bool:
         and value.ndim > 0
 
 
-def _gathered(h: FlatParamHandle, value: Tensor) -> np.ndarray:
-    local = np.ascontiguousarray(value._data)
-    if h.world == 1:
-        return local
-    full = np.empty(h.shard_size * h.world, local.dtype)
-    h.group.comm.Allgather(local.view(np.uint8), full.view(np.uint8))
-    return full
-
-
 def optim_state_dict(model: nn.Module, optim: Optimizer, units: list,
                      saved: dict[str, Any] | None = None) -> dict[str, Any]:
     """The full optimizer state dict (of ``saved``, ``optim``'s by default) under the original
@@ -74,7 +65,7 @@ def optim_state_dict(model: nn.Module, optim: Optimizer, units: list,
             continue
         pieces: list[dict[str, Any]] = [{} for _ in h.leaves]
         for key, value in entry.items():
-            full = _gathered(h, value) if _per_element(h, value) else None
+            full = h.all_gather(value._data) if _per_element(h, value) else None
             for i, shape in enumerate(h.shapes):
                 if full is not None:
                     part = full[h.offsets[i] : h.offsets[i + 1]].reshape(shape).copy()
@@ -106,12 +97,8 @@ def optim_state_dict_to_load(model: nn.Module, optim: Optimizer, full: dict[str,
         mine: dict[str, Any] = {}
         for key, value in first.items():
             if isinstance(value, Tensor) and value.ndim > 0:
-                flat = np.zeros(h.shard_size * h.world, np.asarray(value._data).dtype)
-                for e, lo, hi in zip(entries, h.offsets, h.offsets[1:]):
-                    if e is not None:
-                        flat[lo:hi] = np.asarray(e[key]._data).reshape(-1)
-                lo = h.rank * h.shard_size
-                mine[key] = tensor(flat[lo : lo + h.shard_size].copy())
+                mine[key] = tensor(h.mine([None if e is None else e[key]._data
+                                           for e in entries], np.asarray(value._data).dtype))
             else:
                 mine[key] = value
         state[index] = mine
