@@ -63,7 +63,7 @@ class MixedPrecision:
     Args:
         param_dtype: dtype of the gathered parameters used in forward and backward.
         reduce_dtype: dtype the gradients are reduced in (``param_dtype`` when None).
-        buffer_dtype: dtype buffers are cast to at the first forward.
+        buffer_dtype: dtype the floating buffers are cast to when the unit is built.
         cast_root_forward_inputs: cast the root unit's floating inputs to ``param_dtype``.
 
     Example:
