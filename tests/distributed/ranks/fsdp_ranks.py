@@ -350,6 +350,13 @@ if rank != 0:
         FSDP(net(), process_group=alone)
 with pytest.raises(NotImplementedError, match="use_orig_params"):
     FSDP(net(), use_orig_params=True)
+replicated = FSDP(net(), sharding_strategy=ShardingStrategy.NO_SHARD)  # (no pieces to save)
+for kind in (StateDictType.SHARDED_STATE_DICT, StateDictType.LOCAL_STATE_DICT):
+    with FSDP.state_dict_type(replicated, kind):
+        for call in (replicated.state_dict, lambda: replicated.load_state_dict({})):
+            with pytest.raises(RuntimeError, match=f"{kind.name} can only be used when "
+                               "parameters are flattened and sharded.*NO_SHARD"):
+                call()
 with pytest.raises(ember.jit.TraceError, match="FullyShardedDataParallel.*collectives"):
     ember.jit.compile(lambda x: model(x))(ember.ones(2, 3, dtype=ember.float64))
 with pytest.raises(ember.errors.DeviceError, match="CPU tensors"):

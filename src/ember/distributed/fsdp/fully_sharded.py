@@ -362,6 +362,8 @@ class FullyShardedDataParallel(nn.Module):
                    keep_vars: bool = False) -> dict[str, Any]:
         """The state dict of the kind set by :meth:`state_dict_type` (``FULL_STATE_DICT``
         by default: the unwrapped model's names and full tensors)."""
+        if not (args or sd.busy()):
+            sd.check_sharded(self, _units(self), "state_dict")
         if args or sd.busy() or self._state_dict_type is StateDictType.LOCAL_STATE_DICT:
             return super().state_dict(*args, destination=destination, prefix=prefix,
                                       keep_vars=keep_vars)
@@ -374,6 +376,7 @@ class FullyShardedDataParallel(nn.Module):
     def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False
                         ) -> Any:
         """Loads a state dict of the kind set by :meth:`state_dict_type` into the shards."""
+        sd.check_sharded(self, _units(self), "load_state_dict")
         if self._state_dict_type is StateDictType.LOCAL_STATE_DICT:
             return super().load_state_dict(state_dict, strict, assign)
         if assign:

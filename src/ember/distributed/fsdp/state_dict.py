@@ -20,7 +20,7 @@ import numpy as np
 from ember import nn
 from ember.autograd.grad_mode import no_grad
 from ember.distributed.checkpoint import ShardedTensor
-from ember.distributed.fsdp.api import StateDictType
+from ember.distributed.fsdp.api import ShardingStrategy, StateDictType
 from ember.distributed.fsdp.flat_param import FLAT_PARAM
 from ember.nn.state_dict import _IncompatibleKeys
 from ember.ops.creation import tensor
@@ -66,6 +66,21 @@ def original_view(units: list) -> Iterator[dict[int, tuple[Any, int]]]:
             dict.clear(module._parameters)
             dict.update(module._parameters, params)
         _BUSY.pop()
+
+
+def check_sharded(root: Any, units: list, what: str) -> None:
+    """The sharded and local kinds need sharded units, as in PyTorch: a ``NO_SHARD`` unit's
+    pieces would be whole copies on every rank."""
+    kind = root._state_dict_type
+    if kind is StateDictType.FULL_STATE_DICT:
+        return
+    for unit in units:
+        if unit._handle is not None and unit.sharding_strategy is ShardingStrategy.NO_SHARD:
+            raise RuntimeError(
+                f"FullyShardedDataParallel.{what}: {kind.name} can only be used when "
+                f"parameters are flattened and sharded, but {unit._handle.owner} uses "
+                "NO_SHARD (every rank holds all of it). Hint: use FULL_STATE_DICT, with "
+                "FullStateDictConfig(rank0_only=True) to save it once")
 
 
 def save(root: Any, units: list, prefix: str, keep_vars: bool) -> dict[str, Any]:
