@@ -35,5 +35,8 @@ def test_ddp_is_registered_in_nn_parallel_without_nn_importing_distributed():
 
 
 def test_import_ember_does_not_start_mpi():
-    code = "import sys, ember; assert 'mpi4py' not in sys.modules; ember.distributed.get_rank"
+    # (nor import FSDP: ember.distributed.fsdp comes on first use, as ember.onnx)
+    code = ("import sys, ember; assert 'mpi4py' not in sys.modules; ember.distributed.get_rank; "
+            "assert 'ember.distributed.fsdp' not in sys.modules; "
+            "ember.distributed.fsdp.FullyShardedDataParallel")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -1,8 +1,10 @@
 """Distributed training over MPI (mpi4py): process groups, collectives on tensors and objects,
-differentiable collectives, data parallelism, ZeRO, sharded checkpoints and ``ember launch``.
+differentiable collectives, data parallelism, ZeRO, FSDP, sharded checkpoints and
+``ember launch``.
 
 mpi4py is imported only by :func:`init_process_group`, so importing this package is cheap and
-works without it. PyTorch's ``torch.distributed`` names and semantics throughout.
+works without it; ``ember.distributed.fsdp`` is imported on first use. PyTorch's
+``torch.distributed`` names and semantics throughout.
 
 Example (``ember launch -n 2 train.py``):
     >>> import ember.distributed as dist
@@ -97,3 +99,18 @@ from ember.distributed.subgroups import (
 
 # DistributedSampler lives in ember.data (layer 3); its default rank and size come from here.
 _distributed_sampler.register_world(lambda: (get_world_size(), get_rank()))
+
+
+def __getattr__(name: str) -> object:
+    """``ember.distributed.fsdp`` is imported on first use (``import ember`` does not pay for
+    it)."""
+    if name == "fsdp":
+        import importlib
+
+        return importlib.import_module("ember.distributed.fsdp")
+    raise AttributeError(f"module 'ember.distributed' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names and ``fsdp`` (imported on first use), for tab completion."""
+    return sorted({*globals(), "fsdp"})

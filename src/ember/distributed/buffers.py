@@ -102,6 +102,21 @@ def write(t: Tensor, values: np.ndarray) -> None:
     t._vc.value += 1
 
 
+def broadcast_from_first(group: Any, tensors: list[Tensor]) -> None:
+    """The first rank of ``group``'s values into ``tensors`` (a model's parameters and
+    buffers), one collective per dtype."""
+    by_dtype: dict = {}
+    for t in tensors:
+        by_dtype.setdefault(t._data.dtype, []).append(t)
+    for same in by_dtype.values():
+        flat = np.concatenate([t._data.reshape(-1) for t in same])
+        group.comm.Bcast(flat.view(np.uint8), root=0)
+        start = 0
+        for t in same:
+            write(t, flat[start : start + t.numel()])
+            start += t.numel()
+
+
 def check_like(who: str, what: str, t: Tensor, ref: Tensor) -> None:
     """``t`` must have ``ref``'s shape and dtype (the list arguments of collectives)."""
     if tuple(t.shape) != tuple(ref.shape) or t.dtype is not ref.dtype:

@@ -24,7 +24,7 @@ import numpy as np
 from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.grad_mode import is_grad_enabled
-from ember.distributed.buffers import mpi
+from ember.distributed.buffers import broadcast_from_first, mpi
 from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
 from ember.nn import parallel
 from ember.tensor import Tensor, _wrap
@@ -134,28 +134,11 @@ class DistributedDataParallel(nn.Module):
         self._sync_now = True
         self._used: set[int] = set()
         self._unused: set[int] = set()
-        self._broadcast(list(module.parameters()) + list(module.buffers()))
+        broadcast_from_first(group, list(module.parameters()) + list(module.buffers()))
         for p in params:
             p.register_hook(self._hook(p))
 
     # -- state -----------------------------------------------------------------------------
-    def _broadcast(self, tensors: list[Tensor]) -> None:
-        """Rank 0's values into ``tensors``, one collective per dtype."""
-        comm = self._group.comm
-        root = self._group.ranks[0]
-        by_dtype: dict = {}
-        for t in tensors:
-            by_dtype.setdefault(t._data.dtype, []).append(t)
-        for group in by_dtype.values():
-            flat = np.concatenate([t._data.reshape(-1) for t in group]).view(np.uint8)
-            comm.Bcast(flat, root=self._group.group_rank(root))
-            values = flat.view(group[0]._data.dtype)
-            start = 0
-            for t in group:
-                t._data[...] = values[start : start + t.numel()].reshape(t.shape)
-                t._vc.value += 1
-                start += t.numel()
-
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         if self._check_queued:  # a backward that ended early (it raised) left it set
             self._check_queued = False
@@ -164,7 +147,7 @@ class DistributedDataParallel(nn.Module):
         if self.broadcast_buffers:
             buffers = list(self.module.buffers())
             if buffers:
-                self._broadcast(buffers)
+                broadcast_from_first(self._group, buffers)
         out = self.module(*args, **kwargs)
         self._sync_now = self.require_backward_grad_sync
         if self._sync_now and is_grad_enabled():  # (evaluation under no_grad has no backward)

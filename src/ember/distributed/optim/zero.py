@@ -25,6 +25,7 @@ import numpy as np
 
 from ember.distributed.buffers import mpi
 from ember.distributed.checkpoint import ShardedTensor
+from ember.distributed.flat_layout import FlatLayout
 from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
 from ember.nn.parameter import Parameter
 from ember.ops.creation import tensor
@@ -37,10 +38,10 @@ _SHARDED = (
 )
 
 
-class _FlatGroup:
+class _FlatGroup(FlatLayout):
     """One parameter group laid flat: its parameters, their offsets, this rank's shard."""
 
-    __slots__ = ("params", "offsets", "total", "shard_size", "lo", "shard")
+    __slots__ = ("params", "dtype", "shard")
 
     def __init__(self, params: list[Tensor], rank: int, size: int) -> None:
         dtypes = {p._data.dtype for p in params}
@@ -49,35 +50,15 @@ class _FlatGroup:
                 f"ZeroRedundancyOptimizer: a parameter group mixes dtypes "
                 f"{sorted(map(str, dtypes))}; put each dtype in its own group"
             )
+        super().__init__([p.numel() for p in params], rank, size)
         self.params = params
-        self.offsets = np.concatenate([[0], np.cumsum([p.numel() for p in params])]).tolist()
-        self.total = self.offsets[-1]
-        self.shard_size = -(-self.total // size)
-        self.lo = rank * self.shard_size
-        self.shard = Parameter(tensor(self.mine([p._data for p in params])))
-
-    def mine(self, arrays: list) -> np.ndarray:
-        """This rank's shard of the arrays laid end to end (zeros for None and padding)."""
-        out = np.zeros(self.shard_size, self.params[0]._data.dtype)
-        end = self.lo + self.shard_size
-        for a, lo, hi in zip(arrays, self.offsets, self.offsets[1:]):
-            a_lo, a_hi = max(lo, self.lo), min(hi, end)
-            if a is not None and a_lo < a_hi:
-                out[a_lo - self.lo : a_hi - self.lo] = a.reshape(-1)[a_lo - lo : a_hi - lo]
-        return out
+        self.dtype = params[0]._data.dtype
+        self.shard = Parameter(tensor(self.mine([p._data for p in params], self.dtype)))
 
     def shard_mask(self, chosen: list[bool]) -> np.ndarray:
         """Which elements of this rank's shard belong to the chosen parameters."""
         ones = [np.ones(p.numel(), bool) if c else None for p, c in zip(self.params, chosen)]
-        return self.mine(ones).astype(bool)
-
-    def flat(self, arrays: list, size: int) -> np.ndarray:
-        """The arrays (one per parameter, None for zeros) end to end, padded for ``size``."""
-        out = np.zeros(self.shard_size * size, self.params[0]._data.dtype)
-        for a, lo, hi in zip(arrays, self.offsets, self.offsets[1:]):
-            if a is not None:
-                out[lo:hi] = a.reshape(-1)
-        return out
+        return self.mine(ones, np.dtype(bool))
 
 
 class ZeroRedundancyOptimizer(Optimizer):
@@ -142,17 +123,17 @@ class ZeroRedundancyOptimizer(Optimizer):
         idle = self._idle_elements()
         for flat in self._flat:
             # the parameters are the truth (a checkpoint may have been loaded into them)
-            flat.shard._data[...] = flat.mine([p._data for p in flat.params])
+            flat.shard._data[...] = flat.mine([p._data for p in flat.params], flat.dtype)
             grads = [None if p.grad is None else p.grad._data for p in flat.params]
             if self.stage == 2:
-                full = flat.flat(grads, size)
+                full = flat.flat(grads, flat.dtype)
                 mine = np.empty(flat.shard_size, full.dtype)
                 comm.Reduce_scatter_block(full, mine, mpi().SUM)
                 mine /= size
                 for p in flat.params:
                     p.grad = None  # only the shard's gradient is kept
             else:
-                mine = flat.mine(grads)
+                mine = flat.mine(grads, flat.dtype)
             flat.shard.grad = tensor(mine)
         kept = [self._values(flat, mask) for flat, mask in zip(self._flat, idle)]
         self.optim.step()

@@ -1,0 +1,36 @@
+"""Fully Sharded Data Parallel (ZeRO-3) with PyTorch's ``torch.distributed.fsdp`` names:
+each rank keeps 1/N of the parameters, gradients and optimizer state, and gathers a unit's
+parameters only while the unit computes.
+
+Example (``ember launch -n 2 train.py``):
+    >>> from ember.distributed.fsdp import FullyShardedDataParallel as FSDP
+    >>> from ember.distributed.fsdp.wrap import ModuleWrapPolicy
+    >>> model = FSDP(ember.models.gpt(), auto_wrap_policy=ModuleWrapPolicy({Block}))
+    >>> opt = ember.optim.AdamW(model.parameters(), lr=3e-4)
+"""
+
+from ember.distributed.fsdp import wrap
+from ember.distributed.fsdp.api import (
+    BackwardPrefetch,
+    CPUOffload,
+    FullStateDictConfig,
+    MixedPrecision,
+    ShardedStateDictConfig,
+    ShardingStrategy,
+    StateDictSettings,
+    StateDictType,
+)
+from ember.distributed.fsdp.fully_sharded import FullyShardedDataParallel
+
+__all__ = [
+    "BackwardPrefetch",
+    "CPUOffload",
+    "FullStateDictConfig",
+    "FullyShardedDataParallel",
+    "MixedPrecision",
+    "ShardedStateDictConfig",
+    "ShardingStrategy",
+    "StateDictSettings",
+    "StateDictType",
+    "wrap",
+]
