@@ -22,6 +22,42 @@ class _Hook:
         self.fn, self.with_kwargs, self.always_call = fn, with_kwargs, always_call
 
 
+GLOBAL_FORWARD_PRE_HOOKS: list[_Hook] = []  # run before each module's own, for every module
+GLOBAL_FORWARD_HOOKS: list[_Hook] = []
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Registers ``hook(module, args)`` to run before the forward of every module (before the
+    module's own pre-hooks), as ``torch.nn.modules.module.register_module_forward_pre_hook``.
+    It may return new positional arguments.
+
+    Example:
+        >>> seen = []
+        >>> h = ember.nn.register_module_forward_pre_hook(
+        ...     lambda mod, args: seen.append(type(mod).__name__))
+        >>> _ = ember.nn.Sequential(ember.nn.ReLU())(ember.ones(1))
+        >>> h.remove(); seen
+        ['Sequential', 'ReLU']
+    """
+    return add_hook(GLOBAL_FORWARD_PRE_HOOKS, _Hook(hook))
+
+
+def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """Registers ``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args, kwargs,
+    output)``) to run after the forward of every module, before the module's own hooks, as
+    ``torch.nn.modules.module.register_module_forward_hook``; ``always_call`` runs it when
+    forward raises too (with output None). It may return a new output.
+
+    Example:
+        >>> h = ember.nn.register_module_forward_hook(lambda mod, args, out: out * 2)
+        >>> ember.nn.Identity()(ember.ones(1))
+        tensor([2.])
+        >>> h.remove()
+    """
+    return add_hook(GLOBAL_FORWARD_HOOKS, _Hook(hook, with_kwargs, always_call))
+
+
 class ModuleHooksMixin:
     """Hook registration and the hooked call path of :class:`ember.nn.Module`."""
 
@@ -33,7 +69,7 @@ class ModuleHooksMixin:
     forward: Callable[..., Any]
 
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
-        for hook in list(self._forward_pre_hooks):
+        for hook in [*GLOBAL_FORWARD_PRE_HOOKS, *self._forward_pre_hooks]:
             if hook.with_kwargs:
                 result = hook.fn(self, args, kwargs)
                 if result is not None:
@@ -54,12 +90,12 @@ class ModuleHooksMixin:
         try:
             output = self.forward(*args, **kwargs)
         except Exception:
-            for hook in list(self._forward_hooks):
+            for hook in [*GLOBAL_FORWARD_HOOKS, *self._forward_hooks]:
                 if hook.always_call:
                     hook.fn(self, args, kwargs, None) if hook.with_kwargs else \
                         hook.fn(self, args, None)
             raise
-        for hook in list(self._forward_hooks):
+        for hook in [*GLOBAL_FORWARD_HOOKS, *self._forward_hooks]:
             result = hook.fn(self, args, kwargs, output) if hook.with_kwargs else \
                 hook.fn(self, args, output)
             if result is not None:

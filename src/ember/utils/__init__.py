@@ -2,4 +2,12 @@
 :mod:`ember.utils.weight_averaging` puts ``AveragedModel`` and ``update_bn`` into
 ``ember.optim.swa_utils``."""
 
-from ember.utils import checkpoint, data, dlpack, hooks, weight_averaging
+from ember.utils import (
+    checkpoint,
+    data,
+    dlpack,
+    flop_counter,
+    hooks,
+    module_tracker,
+    weight_averaging,
+)
