@@ -103,6 +103,22 @@ def test_einsum_and_bmm_match_torch():
     assert totals[0] == totals[1]
 
 
+@pytest.mark.parametrize("input_grad", [True, False])
+def test_linear_cross_entropy_matches_torch(input_grad):
+    x = np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32)
+    w = np.random.default_rng(1).standard_normal((5, 4)).astype(np.float32)
+    target = np.array([0, 1, 2, 3, 4, 0])
+    totals = []
+    for lib, counter_cls in ((ember, FlopCounterMode), (torch, TorchCounter)):
+        with counter_cls(display=False) as counter:
+            loss = lib.nn.functional.linear_cross_entropy(
+                lib.tensor(x, requires_grad=input_grad), lib.tensor(w, requires_grad=True),
+                lib.tensor(target))
+            loss.backward()
+        totals.append(counter.get_total_flops())
+    assert totals[0] == totals[1] == (3 if input_grad else 2) * 2 * 6 * 4 * 5
+
+
 def test_grouped_conv_counts_its_weight_gradient_once():
     # torch's formula takes the weight gradient of a grouped convolution to cost `groups`
     # times its forward (it uses the input's channels, not a group's); Ember counts the

@@ -3,10 +3,11 @@ PyTorch's (``torch.utils.flop_counter``), keyed by Ember primitive name.
 
 Only the heavy products are counted, as PyTorch counts only them: matrix products (``matmul``,
 which ``mm``, ``bmm``, ``addmm``, ``baddbmm`` and ``linear`` apply), ``einsum`` of two
-operands, convolutions (``conv``) and attention (the blockwise
-``scaled_dot_product_attention``; its composite path is matmuls). A product counts 2·M·N·K
-(a multiply and an add per term). The backward of ``matmul`` and ``einsum`` is made of the
-same primitives and is counted as they run; ``conv`` and attention have backward formulas,
+operands, convolutions (``conv``), attention (the blockwise
+``scaled_dot_product_attention``; its composite path is matmuls) and the fused
+``linear_cross_entropy``'s logits. A product counts 2·M·N·K (a multiply and an add per
+term). The backward of ``matmul`` and ``einsum`` is made of the same primitives and is
+counted as they run; ``conv``, attention and ``linear_cross_entropy`` have backward formulas,
 counted once per backward of such an op with the ops its rule applies not counted again.
 
 A forward formula is ``formula(*input_shapes, out_shape, **params) -> int``; a backward one
@@ -129,3 +130,19 @@ def sdpa_backward_flop(grad_out: Shape, q: Shape, k: Shape, v: Shape, *mask: Sha
     """Four products (the gradients of V and of the scores, then of Q and of K): twice the
     forward, as PyTorch counts it."""
     return 2 * sdpa_flop_count(q, k, v)
+
+
+@register_flop_formula("linear_cross_entropy_rows")
+def linear_cross_entropy_flop(x: Shape, w: Shape, *rest: Shape, out_shape: Shape,
+                              **_: Any) -> int:
+    """The fused ``linear_cross_entropy``'s logits: 2·rows·(weight elements), the product
+    PyTorch runs as ``mm``."""
+    return 2 * x[0] * prod(w)
+
+
+@register_flop_formula("linear_cross_entropy_rows", backward=True)
+def linear_cross_entropy_backward_flop(grad_out: Shape, x: Shape, w: Shape, *rest: Shape,
+                                       output_mask: tuple[bool, ...], **_: Any) -> int:
+    """One product of the forward's size per gradient made (input, weight), as PyTorch's
+    backward counts; the logits the rule recomputes are not counted."""
+    return sum(output_mask[:2]) * 2 * x[0] * prod(w)

@@ -41,9 +41,7 @@ class ModuleTracker:
         >>> from ember.utils.module_tracker import ModuleTracker
         >>> net = ember.nn.Sequential(ember.nn.Linear(2, 2))
         >>> seen = []
-        >>> net[0].register_forward_pre_hook(lambda m, a: seen.append(sorted(tracker.parents)))
-        ... # doctest: +ELLIPSIS
-        <...RemovableHandle...>
+        >>> _ = net[0].register_forward_pre_hook(lambda m, a: seen.append(sorted(tracker.parents)))
         >>> with ModuleTracker() as tracker:
         ...     _ = net(ember.ones(1, 2))
         >>> seen
