@@ -1,0 +1,59 @@
+"""ember.nn.register_module_forward_pre_hook / register_module_forward_hook run for every
+module, before its own hooks, as torch.nn.modules.module's do."""
+
+import pytest
+import torch
+
+import ember
+
+
+def _order(nn, lib, register_pre, register_post):
+    calls = []
+    model = nn.Sequential(nn.Identity())
+    model[0].register_forward_pre_hook(lambda m, a: calls.append("own pre"))
+    model[0].register_forward_hook(lambda m, a, o: calls.append("own post"))
+    handles = [register_pre(lambda m, a: calls.append(f"global pre {type(m).__name__}")),
+               register_post(lambda m, a, k, o: calls.append(f"global post {sorted(k)}"),
+                             with_kwargs=True)]
+    model(lib.ones(1))
+    for h in handles:
+        h.remove()
+    model(lib.ones(1))
+    return calls
+
+
+def test_order_and_removal_match_torch():
+    ours = _order(ember.nn, ember, ember.nn.register_module_forward_pre_hook,
+                  ember.nn.register_module_forward_hook)
+    mm = torch.nn.modules.module
+    theirs = _order(torch.nn, torch, mm.register_module_forward_pre_hook,
+                    mm.register_module_forward_hook)
+    assert ours == theirs
+    assert ours[:3] == ["global pre Sequential", "global pre Identity", "own pre"]
+
+
+def test_results_replace_arguments_and_outputs():
+    pre = ember.nn.register_module_forward_pre_hook(lambda m, args: (args[0] + 1,))
+    post = ember.nn.register_module_forward_hook(lambda m, args, out: out * 10)
+    try:
+        assert ember.nn.Identity()(ember.zeros(1)).tolist() == [10.0]
+    finally:
+        pre.remove()
+        post.remove()
+    assert ember.nn.Identity()(ember.zeros(1)).tolist() == [0.0]
+
+
+def test_always_call_runs_when_forward_raises():
+    class Failing(ember.nn.Module):
+        def forward(self, x):
+            raise ValueError("no")
+
+    seen = []
+    h = ember.nn.register_module_forward_hook(lambda m, a, out: seen.append(out),
+                                              always_call=True)
+    try:
+        with pytest.raises(ValueError, match="no"):
+            Failing()(ember.ones(1))
+    finally:
+        h.remove()
+    assert seen == [None]
