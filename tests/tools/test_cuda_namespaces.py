@@ -42,6 +42,11 @@ def test_cuda_device_functions_raise_as_torch(name, args):
         getattr(ember.cuda, name)(*args)
 
 
+def test_out_of_memory_error_is_catchable_as_torch_s():
+    assert issubclass(ember.cuda.OutOfMemoryError, RuntimeError)
+    assert issubclass(torch.cuda.OutOfMemoryError, RuntimeError)
+
+
 def test_cuda_amp_is_deprecated_and_disabled():
     with pytest.warns(FutureWarning, match="deprecated"), \
             pytest.warns(UserWarning, match="CUDA is not available"):

@@ -24,8 +24,8 @@ from typing import Any, NoReturn
 from ember.cuda import amp
 from ember.errors import DeviceError
 
-__all__ = ["CudaUnavailableError", "amp", "current_device", "device_count", "empty_cache",
-           "get_arch_list", "get_device_capability", "get_device_name",
+__all__ = ["CudaUnavailableError", "OutOfMemoryError", "amp", "current_device", "device_count",
+           "empty_cache", "get_arch_list", "get_device_capability", "get_device_name",
            "get_device_properties", "get_rng_state", "init", "initial_seed",
            "is_available", "is_bf16_supported", "is_initialized", "manual_seed",
            "manual_seed_all", "max_memory_allocated", "max_memory_reserved", "mem_get_info",
@@ -35,6 +35,17 @@ __all__ = ["CudaUnavailableError", "amp", "current_device", "device_count", "emp
 
 class CudaUnavailableError(DeviceError, AssertionError):
     """Raised by an ``ember.cuda`` function that needs a CUDA device (Ember has none)."""
+
+
+class OutOfMemoryError(RuntimeError):
+    """A CUDA allocation failing: never raised by Ember (it has no CUDA memory; NumPy raises
+    :class:`MemoryError` when host memory runs out), and there so that ``except`` clauses
+    written for ``torch.cuda.OutOfMemoryError`` work.
+
+    Example:
+        >>> issubclass(ember.cuda.OutOfMemoryError, RuntimeError)
+        True
+    """
 
 
 def _no_cuda(name: str) -> NoReturn:
