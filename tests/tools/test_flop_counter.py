@@ -151,8 +151,8 @@ def test_table_and_custom_mapping(capsys):
     assert printed.strip() == counter.get_table(1)
     lines = printed.splitlines()
     assert lines[0].split() == ["Module", "FLOP", "%", "Total"]
-    assert set(lines[1]) == {"-", " "}
-    assert lines[2].split() == ["Sequential", "2920.000", "100.00%"]
+    assert [len(dashes) for dashes in lines[1].split()] == [len("Sequential"), 6, 9]
+    assert lines[2].split() == ["Sequential", "2920", "100.00%"]
     assert " - relu" in counter.get_table() and "Sequential.0" in counter.get_table(2)
     assert "Sequential.0" not in counter.get_table(1)
 
@@ -160,10 +160,10 @@ def test_table_and_custom_mapping(capsys):
 def test_table_shows_global_for_flops_outside_modules():
     with FlopCounterMode(display=False) as counter:
         ember.ones(2, 3) @ ember.ones(3, 4)
-    assert counter.get_table().splitlines()[2].split() == ["Global", "48.000", "100.00%"]
+    assert counter.get_table().splitlines()[2].split() == ["Global", "48", "100.00%"]
     with FlopCounterMode(display=False) as empty:
         pass
-    assert empty.get_table().splitlines()[-1].split() == ["Global", "0.000", "0%"]
+    assert empty.get_table().splitlines()[-1].split() == ["Global", "0", "0%"]
 
 
 def test_mods_argument_warns_as_torch():

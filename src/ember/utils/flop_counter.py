@@ -37,7 +37,10 @@ def _suffix(number: int) -> str:
 
 
 def _with_suffix(number: int, suffix: str) -> str:
-    return f"{number / 1000 ** _SUFFIXES.index(suffix):.3f}{suffix}"
+    """``number`` in units of ``suffix`` to 3 decimals; with no suffix a plain number (PyTorch
+    formats "1234.000" so, but its table printer, tabulate, shows numeric text as "1234")."""
+    value = number / 1000 ** _SUFFIXES.index(suffix)
+    return f"{value:.3f}{suffix}" if suffix else f"{value:g}"
 
 
 def _percent(part: int, total: int) -> str:
@@ -45,9 +48,10 @@ def _percent(part: int, total: int) -> str:
 
 
 def _tabulate(rows: list[list[str]], header: list[str]) -> str:
-    """A plain table: the first column left-aligned, the others right-aligned, a rule of
-    dashes under the header (the layout of PyTorch's table)."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    """A plain table as tabulate's "simple" format prints PyTorch's: the first column
+    left-aligned, the others right-aligned, each at least its header's width + 2, and a rule
+    of dashes under the header."""
+    widths = [max(len(header[i]) + 2, *(len(r[i]) for r in rows)) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
