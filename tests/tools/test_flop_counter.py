@@ -190,7 +190,7 @@ def test_counter_nests_inside_a_profile():
     with ember.profiler.profile() as prof, FlopCounterMode(display=False) as counter:
         model(ember.ones(5, 8)).sum().backward()
     assert counter.get_total_flops() == 4480
-    assert any(e.name == "AddmmBackward" or e.kind == "backward" for e in prof.events())
+    assert any(e.kind == "backward" for e in prof.events())  # (the profile saw them too)
 
 
 def _tracked(nn, lib, tracker_cls):
@@ -228,3 +228,14 @@ def test_docstring_examples(module):
     result = doctest.testmod(mod, extraglobs={"ember": ember, "prod": np.prod},
                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_nothing_is_left_on_the_eager_path_after_exit():
+    from ember.autograd.engine import VJP_HOOK
+    from ember.ops.primitive import DISPATCH
+
+    with pytest.raises(ValueError, match="inside"), FlopCounterMode(display=False):
+        ember.ones(2, 2) @ ember.ones(2, 2)
+        raise ValueError("inside")
+    assert DISPATCH.handler is None and not DISPATCH.stack and VJP_HOOK.around is None
+    assert not ember.nn.module_hooks.GLOBAL_FORWARD_HOOKS
