@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import ember
+import ember.nn.attention
 
 NO_OPS = [("manual_seed", (0,)), ("manual_seed_all", (0,)), ("seed", ()), ("seed_all", ()),
           ("empty_cache", ())]
@@ -117,6 +118,29 @@ def test_matmul_allow_tf32_is_float32_matmul_precision():
         matmul.allow_tf3 = True
     with pytest.raises(AttributeError, match="Unknown attribute foo"):
         matmul.foo  # noqa: B018
+
+
+def test_sdp_switches_choose_attention_backends_as_torch():
+    B, TB = ember.backends.cuda, torch.backends.cuda
+    for kind in ("flash", "math", "mem_efficient", "cudnn"):
+        assert getattr(B, f"{kind}_sdp_enabled")() == getattr(TB, f"{kind}_sdp_enabled")()
+    q = ember.ones(1, 2, 4, 8)
+    try:
+        B.enable_flash_sdp(False)
+        B.enable_math_sdp(False)
+        assert not B.flash_sdp_enabled() and not B.math_sdp_enabled()
+        with pytest.raises(RuntimeError, match="No viable backend"):
+            ember.nn.functional.scaled_dot_product_attention(q, q, q)
+        with ember.nn.attention.sdpa_kernel(ember.nn.attention.SDPBackend.MATH):
+            assert B.math_sdp_enabled() and not B.flash_sdp_enabled()
+            ember.nn.functional.scaled_dot_product_attention(q, q, q)
+        assert not B.math_sdp_enabled()  # the block restored the switches
+    finally:
+        B.enable_flash_sdp(True)
+        B.enable_math_sdp(True)
+    assert ember.ops.attention_backends.allowed_backends()[0] == \
+        ember.ops.attention_backends._EVERY  # (back in the default order)
+    ember.nn.functional.scaled_dot_product_attention(q, q, q)
 
 
 @pytest.mark.parametrize("module", ["cuda", "cuda.amp", "accelerator", "backends",

@@ -1,7 +1,12 @@
-"""``ember.backends.cuda``: ``torch.backends.cuda``'s build query and matmul switches. Ember
-has no CUDA backend (``is_built()`` is False). ``matmul.allow_tf32`` reads and sets
-:func:`ember.set_float32_matmul_precision` (True is ``"high"``, False ``"highest"``), as in
-PyTorch; the reduced-precision-reduction switches are recorded. None changes a CPU result.
+"""``ember.backends.cuda``: ``torch.backends.cuda``'s build query, matmul switches and
+attention switches. Ember has no CUDA backend (``is_built()`` is False).
+``matmul.allow_tf32`` reads and sets :func:`ember.set_float32_matmul_precision` (True is
+``"high"``, False ``"highest"``), as in PyTorch; the reduced-precision-reduction switches are
+recorded and change no CPU result. The ``*_sdp`` switches allow or forbid the backends of
+``scaled_dot_product_attention`` on every device, as in PyTorch (where they apply on the CPU
+too) and as :func:`ember.nn.attention.sdpa_kernel` does for a block: ``math`` and ``flash``
+are Ember's two implementations; ``mem_efficient`` and ``cudnn`` name CUDA kernels that never
+run here.
 
 Example:
     >>> ember.backends.cuda.is_built(), ember.backends.cuda.matmul.allow_tf32
@@ -13,8 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 from ember.backend import settings
+from ember.ops.attention_backends import SDPBackend, allowed_backends, set_backend_enabled
 
-__all__ = ["is_built", "matmul"]
+__all__ = ["cudnn_sdp_enabled", "enable_cudnn_sdp", "enable_flash_sdp",
+           "enable_math_sdp", "enable_mem_efficient_sdp", "flash_sdp_enabled", "is_built",
+           "math_sdp_enabled", "matmul", "mem_efficient_sdp_enabled"]
 
 
 def is_built() -> bool:
@@ -61,3 +69,64 @@ class _Matmul:
 
 
 matmul = _Matmul()
+
+
+def _enabled(backend: SDPBackend) -> bool:
+    return backend in allowed_backends()[0]
+
+
+def flash_sdp_enabled() -> bool:
+    """Whether attention may use the blockwise (flash) kernel.
+
+    Example:
+        >>> ember.backends.cuda.flash_sdp_enabled()
+        True
+    """
+    return _enabled(SDPBackend.FLASH_ATTENTION)
+
+
+def enable_flash_sdp(enabled: bool) -> None:
+    """Allows or forbids the blockwise (flash) attention kernel from now on.
+
+    Example:
+        >>> ember.backends.cuda.enable_flash_sdp(False)
+        >>> ember.backends.cuda.flash_sdp_enabled()
+        False
+        >>> ember.backends.cuda.enable_flash_sdp(True)
+    """
+    set_backend_enabled(SDPBackend.FLASH_ATTENTION, bool(enabled))
+
+
+def math_sdp_enabled() -> bool:
+    """Whether attention may use the math path (matmul and softmax).
+
+    Example:
+        >>> ember.backends.cuda.math_sdp_enabled()
+        True
+    """
+    return _enabled(SDPBackend.MATH)
+
+
+def enable_math_sdp(enabled: bool) -> None:
+    """Allows or forbids the math attention path from now on."""
+    set_backend_enabled(SDPBackend.MATH, bool(enabled))
+
+
+def mem_efficient_sdp_enabled() -> bool:
+    """Whether PyTorch's memory-efficient CUDA kernel is allowed (it never runs in Ember)."""
+    return _enabled(SDPBackend.EFFICIENT_ATTENTION)
+
+
+def enable_mem_efficient_sdp(enabled: bool) -> None:
+    """Allows or forbids PyTorch's memory-efficient CUDA kernel (it never runs in Ember)."""
+    set_backend_enabled(SDPBackend.EFFICIENT_ATTENTION, bool(enabled))
+
+
+def cudnn_sdp_enabled() -> bool:
+    """Whether PyTorch's cuDNN attention kernel is allowed (it never runs in Ember)."""
+    return _enabled(SDPBackend.CUDNN_ATTENTION)
+
+
+def enable_cudnn_sdp(enabled: bool) -> None:
+    """Allows or forbids PyTorch's cuDNN attention kernel (it never runs in Ember)."""
+    set_backend_enabled(SDPBackend.CUDNN_ATTENTION, bool(enabled))
