@@ -93,6 +93,7 @@ class FlopCounterMode:
         self.display = display
         self.forward_formulas = {**FORWARD_FORMULAS, **{op_name(k): v for k, v in
                                                          (custom_mapping or {}).items()}}
+        self.backward_formulas = dict(BACKWARD_FORMULAS)
         self.mod_tracker = ModuleTracker()
         self._handler: Callable | None = None
         self._in_counted_backward = 0
@@ -175,7 +176,7 @@ def _count_vjp(counter: FlopCounterMode, outer: Callable | None, node: Any,
     def run() -> Any:
         return node.prim.vjp(node, *grads) if outer is None else outer(node, grads)
 
-    formula = BACKWARD_FORMULAS.get(node.prim.name)
+    formula = counter.backward_formulas.get(node.prim.name)
     if formula is None or counter._in_counted_backward:
         return run()
     inputs = node.inputs
