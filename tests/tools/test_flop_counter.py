@@ -239,3 +239,18 @@ def test_nothing_is_left_on_the_eager_path_after_exit():
         raise ValueError("inside")
     assert DISPATCH.handler is None and not DISPATCH.stack and VJP_HOOK.around is None
     assert not ember.nn.module_hooks.GLOBAL_FORWARD_HOOKS
+
+
+@pytest.mark.parametrize("shapes", [((4,), (4, 3)), ((4,), (2, 4, 3)), ((3, 4), (4,)),
+                                    ((2, 3, 4), (4,)), ((4,), (4,)), ((2, 1, 3, 4), (5, 4, 6))])
+def test_matmul_forward_with_vectors_and_broadcasting_matches_torch(shapes):
+    """torch runs a vector times a matrix as ``mm`` (counted), a matrix times a vector as
+    ``mv`` (not counted); ``F.linear`` of an unbatched input is the first kind."""
+    totals = []
+    for lib, counter_cls in ((ember, FlopCounterMode), (torch, TorchCounter)):
+        with counter_cls(display=False) as counter:
+            lib.matmul(*(lib.ones(s) for s in shapes))
+            if len(shapes[0]) == 1 and len(shapes[1]) == 2:
+                lib.nn.functional.linear(lib.ones(shapes[0]), lib.ones(shapes[1]).T)
+        totals.append(counter.get_total_flops())
+    assert totals[0] == totals[1]

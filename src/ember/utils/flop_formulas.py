@@ -72,9 +72,10 @@ def register_flop_formula(targets: Primitive | str | Iterable[Primitive | str], 
 
 @register_flop_formula("matmul")
 def matmul_flop(a: Shape, b: Shape, *, out_shape: Shape, **_: Any) -> int:
-    """2·(elements of the result)·K, as PyTorch's ``mm``/``bmm``. A matrix–vector or vector
-    product counts 0: PyTorch runs those as ``mv``/``dot``, which it does not count."""
-    if len(b) == 1 and len(a) != 1 or len(a) == 1 and len(b) <= 2:
+    """2·(elements of the result)·K, as PyTorch's ``mm``/``bmm`` (a vector times a matrix
+    too: PyTorch runs it as ``mm``). A product with a vector on the right counts 0: PyTorch
+    runs those as ``mv``/``dot``, which it does not count."""
+    if len(b) == 1:
         return 0
     return 2 * prod(out_shape) * a[-1]
 
