@@ -185,12 +185,32 @@ def test_register_flop_formula():
         register_flop_formula(3)
 
 
-def test_counter_nests_inside_a_profile():
-    model = _mlp(ember.nn)
-    with ember.profiler.profile() as prof, FlopCounterMode(display=False) as counter:
-        model(ember.ones(5, 8)).sum().backward()
-    assert counter.get_total_flops() == 4480
+@pytest.mark.parametrize("profile_inside", [False, True])
+def test_counter_and_profile_nest_either_way(profile_inside):
+    model = ember.nn.Sequential(ember.nn.Conv1d(2, 3, 3), ember.nn.Flatten(),
+                                ember.nn.Linear(6, 2))
+    x = ember.ones(4, 2, 4, requires_grad=True)
+    outer, inner = (FlopCounterMode(display=False), ember.profiler.profile()) if \
+        profile_inside else (ember.profiler.profile(), FlopCounterMode(display=False))
+    with outer, inner:
+        model(x).sum().backward()
+    counter, prof = (outer, inner) if profile_inside else (inner, outer)
+    conv = 2 * 4 * 2 * (3 * 2 * 3)  # 2·batch·output positions·weight elements
+    assert counter.get_flop_counts()["Sequential.0"] == {"conv": conv, "conv_backward": 2 * conv}
     assert any(e.kind == "backward" for e in prof.events())  # (the profile saw them too)
+
+
+def test_counter_nested_in_itself_counts_in_both():
+    model = ember.nn.Sequential(_mlp(ember.nn), ember.nn.Unflatten(1, (1, 4)),
+                                ember.nn.Conv1d(1, 2, 3))
+    with FlopCounterMode(display=False) as outer:
+        model(ember.ones(5, 8)).sum().backward()
+        with FlopCounterMode(display=False) as inner:
+            model(ember.ones(5, 8)).sum().backward()
+    mlp, conv = 4480, 2 * 5 * 2 * (2 * 3)
+    assert inner.get_flop_counts()["Sequential.2"] == {"conv": conv, "conv_backward": 2 * conv}
+    assert inner.get_total_flops() == mlp + 3 * conv
+    assert outer.get_total_flops() == 2 * (mlp + 3 * conv)
 
 
 def _tracked(nn, lib, tracker_cls):
