@@ -57,3 +57,17 @@ def test_always_call_runs_when_forward_raises():
     finally:
         h.remove()
     assert seen == [None]
+
+
+def test_compiled_module_runs_global_hooks_registered_after_compiling():
+    model = ember.nn.Linear(2, 2)
+    compiled = ember.jit.compile(model)
+    x = ember.ones(1, 2)
+    plain = compiled(x)
+    compiled(x)
+    with ember.nn.register_module_forward_hook(lambda m, a, out: out * 2):
+        assert ember.allclose(compiled(x), plain * 2)
+        assert ember.allclose(compiled(x), plain * 2)  # (the graph retraced with the hook)
+    with ember.nn.register_module_forward_pre_hook(lambda m, args: (args[0] * 0,)):
+        assert ember.allclose(compiled(x), model.bias)
+    assert ember.allclose(compiled(x), plain)
