@@ -71,3 +71,21 @@ def test_compiled_module_runs_global_hooks_registered_after_compiling():
     with ember.nn.register_module_forward_pre_hook(lambda m, args: (args[0] * 0,)):
         assert ember.allclose(compiled(x), model.bias)
     assert ember.allclose(compiled(x), plain)
+
+
+def test_a_module_call_checks_only_its_own_hooks_while_no_global_hook_is_set():
+    fast = ember.nn.Module.__call__
+    calls = []
+
+    def remove_itself(m, args):
+        calls.append(type(m).__name__)
+        handle.remove()
+
+    handle = ember.nn.register_module_forward_pre_hook(remove_itself)
+    assert ember.nn.Module.__call__ is not fast
+    model = ember.nn.Sequential(ember.nn.Identity())
+    model(ember.ones(1))
+    model(ember.ones(1))
+    assert calls == ["Sequential"] and ember.nn.Module.__call__ is fast
+    handle.remove()  # (a second removal does nothing)
+    assert ember.nn.Module.__call__ is fast

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
-from ember.nn.module_hooks import GLOBAL_FORWARD_HOOKS, GLOBAL_FORWARD_PRE_HOOKS, ModuleHooksMixin
+from ember.nn.module_hooks import ModuleHooksMixin
 from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer
 from ember.nn.state_dict import StateDictMixin
 from ember.tensor import STRUCTURE, Tensor
@@ -94,13 +94,6 @@ class Module(ModuleHooksMixin, StateDictMixin):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   '"forward" function')
-
-    # -- calling ---------------------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
-                or self._backward_pre_hooks or GLOBAL_FORWARD_PRE_HOOKS or GLOBAL_FORWARD_HOOKS):
-            return self.forward(*args, **kwargs)
-        return self._call_with_hooks(args, kwargs)
 
     # -- registration ------------------------------------------------------------------------
     def register_parameter(self, name: str, param: Parameter | None) -> None:

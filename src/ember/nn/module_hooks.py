@@ -26,6 +26,30 @@ GLOBAL_FORWARD_PRE_HOOKS: list[_Hook] = []  # run before each module's own, for 
 GLOBAL_FORWARD_HOOKS: list[_Hook] = []
 
 
+class _GlobalHookHandle(RemovableHandle):
+    """The handle of a global module hook: removing it may put back the fast call path."""
+
+    __slots__ = ()
+
+    def remove(self) -> None:
+        super().remove()
+        _choose_call_path()
+
+
+def _add_global_hook(hooks: list[_Hook], hook: _Hook) -> RemovableHandle:
+    handle = add_hook(hooks, hook, handle_type=_GlobalHookHandle)
+    _choose_call_path()
+    return handle
+
+
+def _choose_call_path() -> None:
+    """``Module.__call__`` checks the module's own hooks only while no global hook is set,
+    so that check is all a module call without hooks pays; with one set, every call runs
+    the hooks."""
+    ModuleHooksMixin.__call__ = ModuleHooksMixin._call_always_with_hooks if (
+        GLOBAL_FORWARD_PRE_HOOKS or GLOBAL_FORWARD_HOOKS) else ModuleHooksMixin._call_fast
+
+
 def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """Registers ``hook(module, args)`` to run before the forward of every module (before the
     module's own pre-hooks), as ``torch.nn.modules.module.register_module_forward_pre_hook``.
@@ -39,7 +63,7 @@ def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandl
         >>> h.remove(); seen
         ['Sequential', 'ReLU']
     """
-    return add_hook(GLOBAL_FORWARD_PRE_HOOKS, _Hook(hook))
+    return _add_global_hook(GLOBAL_FORWARD_PRE_HOOKS, _Hook(hook))
 
 
 def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool = False,
@@ -55,7 +79,7 @@ def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool 
         tensor([2.])
         >>> h.remove()
     """
-    return add_hook(GLOBAL_FORWARD_HOOKS, _Hook(hook, with_kwargs, always_call))
+    return _add_global_hook(GLOBAL_FORWARD_HOOKS, _Hook(hook, with_kwargs, always_call))
 
 
 class ModuleHooksMixin:
@@ -67,6 +91,17 @@ class ModuleHooksMixin:
     _backward_pre_hooks: list
     _state_dict_hooks: list
     forward: Callable[..., Any]
+
+    def _call_fast(self, *args: Any, **kwargs: Any) -> Any:
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
+                or self._backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_always_with_hooks(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call_with_hooks(args, kwargs)
+
+    __call__ = _call_fast  # (``_choose_call_path`` switches it while global hooks are set)
 
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
         for hook in [*GLOBAL_FORWARD_PRE_HOOKS, *self._forward_pre_hooks]:
