@@ -89,3 +89,37 @@ def test_a_module_call_checks_only_its_own_hooks_while_no_global_hook_is_set():
     assert calls == ["Sequential"] and ember.nn.Module.__call__ is fast
     handle.remove()  # (a second removal does nothing)
     assert ember.nn.Module.__call__ is fast
+
+
+def _always_call_cases(lib, register):
+    calls = []
+
+    class Failing(lib.nn.Module):
+        def forward(self, x):
+            raise ValueError("forward failed")
+
+    def outcome(model):
+        try:
+            model(lib.ones(1))
+        except Exception as exc:  # noqa: BLE001
+            calls.append(type(exc).__name__)
+
+    identity = lib.nn.Identity()
+    identity.register_forward_pre_hook(lambda m, a: 1 / 0)  # raises before forward
+    with register(lambda m, a, out: calls.append(("always", out)), always_call=True):
+        outcome(identity)
+    with register(lambda m, a, out: [][1], always_call=True), \
+            pytest.warns(UserWarning, match="always_call"):
+        outcome(Failing())  # (the hook's IndexError is a warning; forward's error raises)
+    with register(lambda m, a, out: {}["x"]), \
+            register(lambda m, a, out: calls.append(("always after", out)), always_call=True):
+        outcome(lib.nn.Identity())  # (a hook raising after forward: the output so far)
+    return [(c[0], c[1].tolist()) if isinstance(c, tuple) and c[1] is not None else c
+            for c in calls]
+
+
+def test_always_call_hooks_run_whatever_raises_as_torch():
+    ours = _always_call_cases(ember, ember.nn.register_module_forward_hook)
+    theirs = _always_call_cases(torch, torch.nn.modules.module.register_module_forward_hook)
+    assert ours == theirs == [("always", None), "ZeroDivisionError", "ValueError",
+                              ("always after", [1.0]), "KeyError"]

@@ -6,6 +6,7 @@ runs them; ``Module.__init__`` makes the lists.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -82,6 +83,11 @@ def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool 
     return _add_global_hook(GLOBAL_FORWARD_HOOKS, _Hook(hook, with_kwargs, always_call))
 
 
+def _run_forward_hook(module: Any, hook: _Hook, args: tuple, kwargs: dict, output: Any) -> Any:
+    return hook.fn(module, args, kwargs, output) if hook.with_kwargs else \
+        hook.fn(module, args, output)
+
+
 class ModuleHooksMixin:
     """Hook registration and the hooked call path of :class:`ember.nn.Module`."""
 
@@ -104,40 +110,49 @@ class ModuleHooksMixin:
     __call__ = _call_fast  # (``_choose_call_path`` switches it while global hooks are set)
 
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
-        for hook in [*GLOBAL_FORWARD_PRE_HOOKS, *self._forward_pre_hooks]:
-            if hook.with_kwargs:
-                result = hook.fn(self, args, kwargs)
-                if result is not None:
-                    if not (isinstance(result, tuple) and len(result) == 2):
-                        raise RuntimeError("forward pre-hook with kwargs must return None or "
-                                           f"a tuple (args, kwargs), got {result!r}")
-                    args, kwargs = result
-            else:
-                result = hook.fn(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        state = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            from ember.nn.backward_hooks import BackwardHookState
-
-            state = BackwardHookState(self, self._backward_hooks, self._backward_pre_hooks)
-            args = state.wrap_inputs(args)
+        output, ran = None, set()  # (the always_call hooks that ran)
         try:
+            for hook in [*GLOBAL_FORWARD_PRE_HOOKS, *self._forward_pre_hooks]:
+                if hook.with_kwargs:
+                    result = hook.fn(self, args, kwargs)
+                    if result is not None:
+                        if not (isinstance(result, tuple) and len(result) == 2):
+                            raise RuntimeError("forward pre-hook with kwargs must return None "
+                                               f"or a tuple (args, kwargs), got {result!r}")
+                        args, kwargs = result
+                else:
+                    result = hook.fn(self, args)
+                    if result is not None:
+                        args = result if isinstance(result, tuple) else (result,)
+            state = None
+            if self._backward_hooks or self._backward_pre_hooks:
+                from ember.nn.backward_hooks import BackwardHookState
+
+                state = BackwardHookState(self, self._backward_hooks, self._backward_pre_hooks)
+                args = state.wrap_inputs(args)
             output = self.forward(*args, **kwargs)
-        except Exception:
             for hook in [*GLOBAL_FORWARD_HOOKS, *self._forward_hooks]:
                 if hook.always_call:
-                    hook.fn(self, args, kwargs, None) if hook.with_kwargs else \
-                        hook.fn(self, args, None)
+                    ran.add(hook)
+                result = _run_forward_hook(self, hook, args, kwargs, output)
+                if result is not None:
+                    output = result
+            return output if state is None else state.wrap_outputs(output)
+        except Exception:
+            # as PyTorch: the always_call hooks not run yet run (with the output so far,
+            # None if forward raised); their own errors become warnings, the first one raises
+            for hook in [*GLOBAL_FORWARD_HOOKS, *self._forward_hooks]:
+                if hook.always_call and hook not in ran:
+                    try:
+                        result = _run_forward_hook(self, hook, args, kwargs, output)
+                    except Exception as exc:
+                        warnings.warn("module forward hook with ``always_call=True`` raised an "
+                                      "exception that was silenced as another error was raised "
+                                      f"in forward: {exc}", stacklevel=2)
+                        continue
+                    if result is not None:
+                        output = result
             raise
-        for hook in [*GLOBAL_FORWARD_HOOKS, *self._forward_hooks]:
-            result = hook.fn(self, args, kwargs, output) if hook.with_kwargs else \
-                hook.fn(self, args, output)
-            if result is not None:
-                output = result
-        if state is not None:
-            output = state.wrap_outputs(output)
-        return output
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
