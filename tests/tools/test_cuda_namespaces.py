@@ -153,3 +153,11 @@ def test_docstring_examples(module):
         result = doctest.testmod(mod, extraglobs={"ember": ember},
                                  optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+@pytest.mark.parametrize("kind", ["flash", "math", "mem_efficient", "cudnn"])
+def test_sdp_switches_take_only_a_bool_as_torch(kind):
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match="bool"):
+            getattr(lib.backends.cuda, f"enable_{kind}_sdp")(0)
+    assert getattr(ember.backends.cuda, f"{kind}_sdp_enabled")()

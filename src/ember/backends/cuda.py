@@ -75,6 +75,13 @@ def _enabled(backend: SDPBackend) -> bool:
     return backend in allowed_backends()[0]
 
 
+def _switch(kind: str, backend: SDPBackend, enabled: bool) -> None:
+    if not isinstance(enabled, bool):  # (as PyTorch, which takes no 0 or 1 either)
+        raise RuntimeError(f"ember.backends.cuda.enable_{kind}_sdp expects a bool, got "
+                           f"{type(enabled).__name__} {enabled!r}")
+    set_backend_enabled(backend, enabled)
+
+
 def flash_sdp_enabled() -> bool:
     """Whether attention may use the blockwise (flash) kernel.
 
@@ -94,7 +101,7 @@ def enable_flash_sdp(enabled: bool) -> None:
         False
         >>> ember.backends.cuda.enable_flash_sdp(True)
     """
-    set_backend_enabled(SDPBackend.FLASH_ATTENTION, bool(enabled))
+    _switch("flash", SDPBackend.FLASH_ATTENTION, enabled)
 
 
 def math_sdp_enabled() -> bool:
@@ -109,7 +116,7 @@ def math_sdp_enabled() -> bool:
 
 def enable_math_sdp(enabled: bool) -> None:
     """Allows or forbids the math attention path from now on."""
-    set_backend_enabled(SDPBackend.MATH, bool(enabled))
+    _switch("math", SDPBackend.MATH, enabled)
 
 
 def mem_efficient_sdp_enabled() -> bool:
@@ -119,7 +126,7 @@ def mem_efficient_sdp_enabled() -> bool:
 
 def enable_mem_efficient_sdp(enabled: bool) -> None:
     """Allows or forbids PyTorch's memory-efficient CUDA kernel (it never runs in Ember)."""
-    set_backend_enabled(SDPBackend.EFFICIENT_ATTENTION, bool(enabled))
+    _switch("mem_efficient", SDPBackend.EFFICIENT_ATTENTION, enabled)
 
 
 def cudnn_sdp_enabled() -> bool:
@@ -129,4 +136,4 @@ def cudnn_sdp_enabled() -> bool:
 
 def enable_cudnn_sdp(enabled: bool) -> None:
     """Allows or forbids PyTorch's cuDNN attention kernel (it never runs in Ember)."""
-    set_backend_enabled(SDPBackend.CUDNN_ATTENTION, bool(enabled))
+    _switch("cudnn", SDPBackend.CUDNN_ATTENTION, enabled)
