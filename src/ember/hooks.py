@@ -94,15 +94,17 @@ class RemovableHandle:
         return f"<RemovableHandle id={self.id}>"
 
 
-def add_hook(hooks: list, hook: Any, prepend: bool = False) -> RemovableHandle:
+def add_hook(hooks: list, hook: Any, prepend: bool = False,
+             handle_type: type[RemovableHandle] | None = None) -> RemovableHandle:
     """Adds ``hook`` to Ember's ordered list ``hooks`` (first with ``prepend``) and returns
-    its handle: every registration in Ember goes through here (``ember.jit`` notices)."""
+    its handle (a ``handle_type``, default :class:`RemovableHandle`): every registration in
+    Ember goes through here (``ember.jit`` notices)."""
     if prepend:
         hooks.insert(0, hook)
     else:
         hooks.append(hook)
     STRUCTURE.value += 1
-    return RemovableHandle.for_entry(hooks, hook)
+    return (handle_type or RemovableHandle).for_entry(hooks, hook)
 
 
 def _note_structure_change() -> None:

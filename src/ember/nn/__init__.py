@@ -27,6 +27,7 @@ from ember.nn.linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEnt
 from ember.nn.loss import *  # noqa: F403
 from ember.nn.loss import __all__ as _loss
 from ember.nn.module import Module
+from ember.nn.module_hooks import register_module_forward_hook, register_module_forward_pre_hook
 from ember.nn.multihead_attention import MultiheadAttention
 from ember.nn.normalization import *  # noqa: F403
 from ember.nn.normalization import __all__ as _normalization
@@ -53,4 +54,5 @@ __all__ = ["functional", "init", "utils", "Parameter", "Buffer",
            "MultiheadAttention", *_transformer, "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase",
            "RNNCell", "LSTMCell", "GRUCell", "CosineSimilarity", "PairwiseDistance",
            "AdaptiveLogSoftmaxWithLoss", "SyncBatchNorm", "LinearCrossEntropyLoss",
-           "LinearCrossEntropyOptions"]
+           "LinearCrossEntropyOptions", "register_module_forward_hook",
+           "register_module_forward_pre_hook"]

@@ -95,13 +95,6 @@ class Module(ModuleHooksMixin, StateDictMixin):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   '"forward" function')
 
-    # -- calling ---------------------------------------------------------------------------
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
-                or self._backward_pre_hooks):
-            return self.forward(*args, **kwargs)
-        return self._call_with_hooks(args, kwargs)
-
     # -- registration ------------------------------------------------------------------------
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Adds a parameter (or ``None``, a placeholder) under ``name``."""

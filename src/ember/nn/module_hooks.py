@@ -6,6 +6,7 @@ runs them; ``Module.__init__`` makes the lists.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,71 @@ class _Hook:
         self.fn, self.with_kwargs, self.always_call = fn, with_kwargs, always_call
 
 
+GLOBAL_FORWARD_PRE_HOOKS: list[_Hook] = []  # run before each module's own, for every module
+GLOBAL_FORWARD_HOOKS: list[_Hook] = []
+
+
+class _GlobalHookHandle(RemovableHandle):
+    """The handle of a global module hook: removing it may put back the fast call path."""
+
+    __slots__ = ()
+
+    def remove(self) -> None:
+        super().remove()
+        _choose_call_path()
+
+
+def _add_global_hook(hooks: list[_Hook], hook: _Hook) -> RemovableHandle:
+    handle = add_hook(hooks, hook, handle_type=_GlobalHookHandle)
+    _choose_call_path()
+    return handle
+
+
+def _choose_call_path() -> None:
+    """``Module.__call__`` checks the module's own hooks only while no global hook is set,
+    so that check is all a module call without hooks pays; with one set, every call runs
+    the hooks."""
+    ModuleHooksMixin.__call__ = ModuleHooksMixin._call_always_with_hooks if (
+        GLOBAL_FORWARD_PRE_HOOKS or GLOBAL_FORWARD_HOOKS) else ModuleHooksMixin._call_fast
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Registers ``hook(module, args)`` to run before the forward of every module (before the
+    module's own pre-hooks), as ``torch.nn.modules.module.register_module_forward_pre_hook``.
+    It may return new positional arguments.
+
+    Example:
+        >>> seen = []
+        >>> h = ember.nn.register_module_forward_pre_hook(
+        ...     lambda mod, args: seen.append(type(mod).__name__))
+        >>> _ = ember.nn.Sequential(ember.nn.ReLU())(ember.ones(1))
+        >>> h.remove(); seen
+        ['Sequential', 'ReLU']
+    """
+    return _add_global_hook(GLOBAL_FORWARD_PRE_HOOKS, _Hook(hook))
+
+
+def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """Registers ``hook(module, args, output)`` (``with_kwargs``: ``hook(module, args, kwargs,
+    output)``) to run after the forward of every module, before the module's own hooks, as
+    ``torch.nn.modules.module.register_module_forward_hook``; ``always_call`` runs it when
+    forward raises too (with output None). It may return a new output.
+
+    Example:
+        >>> h = ember.nn.register_module_forward_hook(lambda mod, args, out: out * 2)
+        >>> ember.nn.Identity()(ember.ones(1))
+        tensor([2.])
+        >>> h.remove()
+    """
+    return _add_global_hook(GLOBAL_FORWARD_HOOKS, _Hook(hook, with_kwargs, always_call))
+
+
+def _run_forward_hook(module: Any, hook: _Hook, args: tuple, kwargs: dict, output: Any) -> Any:
+    return hook.fn(module, args, kwargs, output) if hook.with_kwargs else \
+        hook.fn(module, args, output)
+
+
 class ModuleHooksMixin:
     """Hook registration and the hooked call path of :class:`ember.nn.Module`."""
 
@@ -32,41 +98,61 @@ class ModuleHooksMixin:
     _state_dict_hooks: list
     forward: Callable[..., Any]
 
-    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
-        for hook in list(self._forward_pre_hooks):
-            if hook.with_kwargs:
-                result = hook.fn(self, args, kwargs)
-                if result is not None:
-                    if not (isinstance(result, tuple) and len(result) == 2):
-                        raise RuntimeError("forward pre-hook with kwargs must return None or "
-                                           f"a tuple (args, kwargs), got {result!r}")
-                    args, kwargs = result
-            else:
-                result = hook.fn(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        state = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            from ember.nn.backward_hooks import BackwardHookState
+    def _call_fast(self, *args: Any, **kwargs: Any) -> Any:
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
+                or self._backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
 
-            state = BackwardHookState(self, self._backward_hooks, self._backward_pre_hooks)
-            args = state.wrap_inputs(args)
+    def _call_always_with_hooks(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call_with_hooks(args, kwargs)
+
+    __call__ = _call_fast  # (``_choose_call_path`` switches it while global hooks are set)
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        output, ran = None, set()  # (the always_call hooks that ran)
         try:
+            for hook in [*GLOBAL_FORWARD_PRE_HOOKS, *self._forward_pre_hooks]:
+                if hook.with_kwargs:
+                    result = hook.fn(self, args, kwargs)
+                    if result is not None:
+                        if not (isinstance(result, tuple) and len(result) == 2):
+                            raise RuntimeError("forward pre-hook with kwargs must return None "
+                                               f"or a tuple (args, kwargs), got {result!r}")
+                        args, kwargs = result
+                else:
+                    result = hook.fn(self, args)
+                    if result is not None:
+                        args = result if isinstance(result, tuple) else (result,)
+            state = None
+            if self._backward_hooks or self._backward_pre_hooks:
+                from ember.nn.backward_hooks import BackwardHookState
+
+                state = BackwardHookState(self, self._backward_hooks, self._backward_pre_hooks)
+                args = state.wrap_inputs(args)
             output = self.forward(*args, **kwargs)
-        except Exception:
-            for hook in list(self._forward_hooks):
+            for hook in [*GLOBAL_FORWARD_HOOKS, *self._forward_hooks]:
                 if hook.always_call:
-                    hook.fn(self, args, kwargs, None) if hook.with_kwargs else \
-                        hook.fn(self, args, None)
+                    ran.add(hook)
+                result = _run_forward_hook(self, hook, args, kwargs, output)
+                if result is not None:
+                    output = result
+            return output if state is None else state.wrap_outputs(output)
+        except Exception:
+            # as PyTorch: the always_call hooks not run yet run (with the output so far,
+            # None if forward raised); their own errors become warnings, the first one raises
+            for hook in [*GLOBAL_FORWARD_HOOKS, *self._forward_hooks]:
+                if hook.always_call and hook not in ran:
+                    try:
+                        result = _run_forward_hook(self, hook, args, kwargs, output)
+                    except Exception as exc:
+                        warnings.warn("module forward hook with ``always_call=True`` raised an "
+                                      "exception that was silenced as another error was raised "
+                                      f"in forward: {exc}", stacklevel=2)
+                        continue
+                    if result is not None:
+                        output = result
             raise
-        for hook in list(self._forward_hooks):
-            result = hook.fn(self, args, kwargs, output) if hook.with_kwargs else \
-                hook.fn(self, args, output)
-            if result is not None:
-                output = result
-        if state is not None:
-            output = state.wrap_outputs(output)
-        return output
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:

@@ -83,6 +83,18 @@ def allowed_backends() -> tuple[tuple[SDPBackend, ...], bool]:
     return _Allowed.backends, _Allowed.ordered
 
 
+def set_backend_enabled(backend: SDPBackend, enabled: bool) -> None:
+    """Allows or forbids one backend from now on, the others unchanged (what
+    ``ember.backends.cuda.enable_flash_sdp`` … do, as PyTorch's global switches). An enabled
+    backend takes its place in the default order, or the last place in a priority list."""
+    allowed = _Allowed.backends
+    if not enabled:
+        _Allowed.backends = tuple(b for b in allowed if b is not backend)
+    elif backend not in allowed:
+        _Allowed.backends = allowed + (backend,) if _Allowed.ordered else \
+            tuple(b for b in (*_EVERY, SDPBackend.ERROR) if b in allowed or b is backend)
+
+
 def choose_backend(blockwise_problem: str | None, large: bool) -> SDPBackend:
     """The implementation to run: ``MATH`` or ``FLASH_ATTENTION``.
 

@@ -33,13 +33,14 @@ _thread = threading.get_ident
 class _State:
     """The profiles recording now, in the order they started (a scheduled profile's span may
     start and end while another profile is open, so they do not always nest), and the
-    backward hook that was in place before the first of them started."""
+    backward hook they installed when the first of them started (which runs the one in place
+    before it)."""
 
-    __slots__ = ("active", "saved_vjp_hook")
+    __slots__ = ("active", "vjp_hook")
 
     def __init__(self) -> None:
         self.active: list[profile] = []
-        self.saved_vjp_hook: Any = None
+        self.vjp_hook: functools.partial | None = None
 
 
 STATE = _State()
@@ -169,8 +170,7 @@ class profile:
         if self.profile_memory:
             memory.enable()
         if not STATE.active:
-            STATE.saved_vjp_hook = VJP_HOOK.around
-            VJP_HOOK.around = _record_vjp
+            STATE.vjp_hook = VJP_HOOK.around = functools.partial(_record_vjp, VJP_HOOK.around)
         STATE.active.append(self)
         self._handler = functools.partial(_record_op, self)
         push_handler(self._handler, observer=True)
@@ -185,8 +185,8 @@ class profile:
         self._recording = False
         pop_handler(self._handler)
         STATE.active.remove(self)
-        if not STATE.active and VJP_HOOK.around is _record_vjp:
-            VJP_HOOK.around = STATE.saved_vjp_hook
+        if not STATE.active and VJP_HOOK.around is STATE.vjp_hook:
+            VJP_HOOK.around = STATE.vjp_hook.args[0]
         if self.profile_memory:
             memory.disable()
 
@@ -308,10 +308,12 @@ def _active() -> list[profile]:
     return STATE.active[::-1]
 
 
-def _record_vjp(node: Any, grads: tuple) -> Any:
+def _record_vjp(outer: Any, node: Any, grads: tuple) -> Any:
+    """Records the backward rule in each active profile, run by ``outer``, the hook that was
+    in place when the first of them started (a FLOP counter's), if any."""
     opened = [(prof, prof._open(node.name(), "backward")) for prof in _active()]
     try:
-        return node.prim.vjp(node, *grads)
+        return node.prim.vjp(node, *grads) if outer is None else outer(node, grads)
     finally:
         for prof, region in opened:
             prof._close(region)

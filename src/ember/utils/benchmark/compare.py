@@ -1,0 +1,120 @@
+"""``Compare``: measurements side by side, one table per label, as
+``torch.utils.benchmark.Compare``."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from ember.utils.benchmark.measurement import Measurement, select_unit, trim_sigfig
+
+__all__ = ["Compare"]
+
+_UNIT_NAMES = {"ns": "nanosecond", "us": "microsecond", "ms": "millisecond", "s": "second"}
+
+
+class Compare:
+    """Prints measurements as tables: one per ``label``; a column per ``description``; a row
+    per ``sub_label`` (or statement), grouped by ``num_threads``; each cell the median in
+    the table's unit. Replicates of one task are pooled. :meth:`trim_significant_figures`
+    shows only the figures a cell's spread supports; :meth:`highlight_warnings` marks
+    high-variance cells with ``(! XX%)``. (Not provided: ``colorize``.)
+
+    Example:
+        >>> from ember.utils.benchmark import Compare, Measurement, TaskSpec
+        >>> def m(desc, threads, t):
+        ...     return Measurement(1, [t] * 4, TaskSpec("f(x)", "pass", "f", "x", desc,
+        ...                                            num_threads=threads))
+        >>> print(Compare([m("a", 1, 2e-6), m("b", 1, 3e-6), m("a", 2, 1.5e-6)]))
+        [--------- f ---------]
+                 |   a   |   b
+        1 threads: ------------
+              x  |  2.0  |  3.0
+        2 threads: ------------
+              x  |  1.5  |
+        <BLANKLINE>
+        Times are in microseconds (us).
+        <BLANKLINE>
+    """
+
+    def __init__(self, results: list[Measurement]) -> None:
+        self._results: list[Measurement] = []
+        self.extend_results(results)
+        self._trim = False
+        self._highlight = False
+
+    def extend_results(self, results: list[Measurement]) -> None:
+        """Adds measurements to the table."""
+        for r in results:
+            if not isinstance(r, Measurement):
+                raise ValueError(f"Compare: expected an instance of `Measurement`, got "
+                                 f"{type(r)} instead")
+        self._results.extend(results)
+
+    def trim_significant_figures(self) -> None:
+        """Shows each column to the figures its measurements support."""
+        self._trim = True
+
+    def highlight_warnings(self) -> None:
+        """Marks cells whose measurement has high variance with ``(! IQR/median %)``."""
+        self._highlight = True
+
+    def print(self) -> None:
+        """Prints the tables."""
+        print(str(self))
+
+    def __str__(self) -> str:
+        groups: dict[str | None, list[Measurement]] = defaultdict(list)
+        for m in Measurement.merge(self._results):
+            groups[m.label].append(m)
+        return "\n".join(self._table(group) for group in groups.values())
+
+    def _cell(self, m: Measurement | None, scale: float, decimals: int, width: int,
+              marked: bool) -> str:
+        if m is None:
+            return ""
+        value = m.median / scale
+        if self._trim:
+            value = trim_sigfig(value, m.significant_figures)
+        text = f"{value:>{width}.{decimals}f}"
+        if marked:
+            text += f" (! {m.iqr / m.median * 100:.0f}%)" if m.has_warnings else " " * 7
+        return text
+
+    def _table(self, results: list[Measurement]) -> str:
+        unit, scale = select_unit(min(m.median for m in results))
+        rows = list(dict.fromkeys((m.num_threads, m.as_row_name) for m in results))
+        rows.sort(key=lambda key: key[0])  # (stable: statements keep their order)
+        columns = list(dict.fromkeys(m.description for m in results))
+        cells = {((m.num_threads, m.as_row_name), m.description): m for m in results}
+        marked = self._highlight and any(m.has_warnings for m in results)
+
+        # per column: digits before the point (of its largest cell) and after it
+        formats = []
+        for col in columns:
+            ms = [cells[r, col] for r in rows if (r, col) in cells]
+            lead = [max(math.ceil(math.log10(m.median / scale)), 1) for m in ms]
+            decimals = min(max(m.significant_figures - d, 0) for m, d in
+                           zip(ms, lead, strict=True)) if self._trim else 1
+            formats.append((decimals, max(lead) + decimals + (1 if decimals else 0)))
+
+        grid = [["", *(c or "" for c in columns)]]
+        for row in rows:
+            grid.append(["  " + " " * 4 + row[1]] + [
+                self._cell(cells.get((row, col)), scale, dec, width, marked)
+                for col, (dec, width) in zip(columns, formats, strict=True)])
+        widths = [max(len(r[i]) for r in grid) for i in range(len(grid[0]))]
+        header = "  |  ".join(c.center(w) for c, w in zip(grid[0], widths, strict=True))
+        lines = [header]
+        previous_threads = None
+        for row, cells_text in zip(rows, grid[1:], strict=True):
+            if row[0] != previous_threads:
+                previous_threads = row[0]
+                lines.append(f"{row[0]} threads: ".ljust(len(header), "-"))
+            lines.append("  |  ".join([cells_text[0].ljust(widths[0])] + [
+                c.center(w) for c, w in zip(cells_text[1:], widths[1:], strict=True)]))
+        label = f" {results[0].label or ''} ".center(len(header) - 2, "-")
+        note = "(! XX%) Measurement has high variance, where XX is the IQR / median * 100.\n" \
+            if self._highlight and any(m.has_warnings for m in results) else ""
+        return f"[{label}]\n" + "\n".join(lines) + \
+            f"\n\nTimes are in {_UNIT_NAMES[unit]}s ({unit}).\n{note}"

@@ -1,0 +1,149 @@
+"""The FLOP formulas :class:`~ember.utils.flop_counter.FlopCounterMode` counts with:
+PyTorch's (``torch.utils.flop_counter``), keyed by Ember primitive name.
+
+Only the heavy products are counted, as PyTorch counts only them: matrix products (``matmul``,
+which ``mm``, ``bmm``, ``addmm``, ``baddbmm`` and ``linear`` apply), ``einsum`` of two
+operands, convolutions (``conv``), attention (the blockwise
+``scaled_dot_product_attention``; its composite path is matmuls) and the fused
+``linear_cross_entropy``'s logits. A product counts 2·M·N·K (a multiply and an add per
+term). The backward of ``matmul`` and ``einsum`` is made of the same primitives and is
+counted as they run; ``conv``, attention and ``linear_cross_entropy`` have backward formulas,
+counted once per backward of such an op with the ops its rule applies not counted again.
+
+A forward formula is ``formula(*input_shapes, out_shape, **params) -> int``; a backward one
+``formula(grad_out_shape, *input_shapes, output_mask, **params) -> int``, ``output_mask``
+saying which inputs get a gradient.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from math import prod
+from typing import Any
+
+from ember.ops.primitive import Primitive
+
+__all__ = ["BACKWARD_FORMULAS", "FORWARD_FORMULAS", "register_flop_formula"]
+
+Shape = tuple[int, ...]
+
+FORWARD_FORMULAS: dict[str, Callable[..., int]] = {}
+BACKWARD_FORMULAS: dict[str, Callable[..., int]] = {}
+
+
+def op_name(target: Primitive | str) -> str:
+    """A registry key: the primitive's name."""
+    if isinstance(target, Primitive):
+        return target.name
+    if isinstance(target, str):
+        return target
+    raise TypeError(f"register_flop_formula: expected a primitive or a primitive's name, got "
+                    f"{type(target).__name__}")
+
+
+def register_flop_formula(targets: Primitive | str | Iterable[Primitive | str], *,
+                          backward: bool = False) -> Callable[[Callable], Callable]:
+    """Decorator: counts the FLOPs of the primitives ``targets`` (primitives or their names)
+    with ``formula``, as ``torch.utils.flop_counter.register_flop_formula`` (whose formulas
+    also take shapes). ``backward=True`` registers the formula of their backward instead.
+
+    Example:
+        >>> from ember.utils.flop_counter import FlopCounterMode, register_flop_formula
+        >>> @register_flop_formula("exp")
+        ... def exp_flops(x_shape, *, out_shape, **params):
+        ...     return prod(x_shape)
+        >>> with FlopCounterMode(display=False) as counter:
+        ...     _ = ember.ones(2, 3).exp()
+        >>> counter.get_total_flops()
+        6
+        >>> del FORWARD_FORMULAS["exp"]
+    """
+    if isinstance(targets, (Primitive, str)) or not isinstance(targets, Iterable):
+        targets = [targets]
+    names = [op_name(t) for t in targets]
+    registry = BACKWARD_FORMULAS if backward else FORWARD_FORMULAS
+
+    def register(formula: Callable[..., int]) -> Callable[..., int]:
+        for name in names:
+            registry[name] = formula
+        return formula
+    return register
+
+
+@register_flop_formula("matmul")
+def matmul_flop(a: Shape, b: Shape, *, out_shape: Shape, **_: Any) -> int:
+    """2·(elements of the result)·K, as PyTorch's ``mm``/``bmm`` (a vector times a matrix
+    too: PyTorch runs it as ``mm``). A product with a vector on the right counts 0: PyTorch
+    runs those as ``mv``/``dot``, which it does not count."""
+    if len(b) == 1:
+        return 0
+    return 2 * prod(out_shape) * a[-1]
+
+
+@register_flop_formula("einsum")
+def einsum_flop(*shapes: Shape, out_shape: Shape, equation: str, **_: Any) -> int:
+    """Two operands: 2·(product of every index's size), the batched matrix product PyTorch
+    runs them as. One operand (a sum or a permutation): 0. (Ember's equations come here with
+    ``...`` spelled out.)"""
+    if len(shapes) != 2:
+        return 0
+    sizes: dict[str, int] = {}
+    for term, shape in zip(equation.split("->")[0].split(","), shapes, strict=True):
+        for index, size in zip(term, shape, strict=True):
+            sizes[index] = max(size, sizes.get(index, 1))
+    return 2 * prod(sizes.values())
+
+
+def conv_flop_count(x_shape: Shape, w_shape: Shape, out_shape: Shape,
+                    transposed: bool = False) -> int:
+    """2·batch·(output positions; input positions if transposed)·(weight elements)."""
+    positions = (x_shape if transposed else out_shape)[2:]
+    return 2 * x_shape[0] * prod(positions) * prod(w_shape)
+
+
+@register_flop_formula("conv")
+def conv_flop(x: Shape, w: Shape, *, out_shape: Shape, **_: Any) -> int:
+    return conv_flop_count(x, w, out_shape)
+
+
+@register_flop_formula("conv", backward=True)
+def conv_backward_flop(grad_out: Shape, x: Shape, w: Shape, *, output_mask: tuple[bool, ...],
+                       **_: Any) -> int:
+    """The input gradient (a transposed convolution of the output gradient) and the weight
+    gradient each cost what the forward did, as in PyTorch's ``convolution_backward``."""
+    return sum(output_mask[:2]) * conv_flop_count(x, w, grad_out)
+
+
+def sdpa_flop_count(q: Shape, k: Shape, v: Shape) -> int:
+    """Q·Kᵀ and (scores)·V: 2·batch·L·S·(E + Ev)."""
+    batch, L, E, S, Ev = prod(q[:-2]), q[-2], q[-1], k[-2], v[-1]
+    return 2 * batch * L * S * (E + Ev)
+
+
+@register_flop_formula("scaled_dot_product_attention")
+def sdpa_flop(q: Shape, k: Shape, v: Shape, *mask: Shape, out_shape: Shape, **_: Any) -> int:
+    return sdpa_flop_count(q, k, v)
+
+
+@register_flop_formula("scaled_dot_product_attention", backward=True)
+def sdpa_backward_flop(grad_out: Shape, q: Shape, k: Shape, v: Shape, *mask: Shape,
+                       output_mask: tuple[bool, ...], **_: Any) -> int:
+    """Four products (the gradients of V and of the scores, then of Q and of K): twice the
+    forward, as PyTorch counts it."""
+    return 2 * sdpa_flop_count(q, k, v)
+
+
+@register_flop_formula("linear_cross_entropy_rows")
+def linear_cross_entropy_flop(x: Shape, w: Shape, *rest: Shape, out_shape: Shape,
+                              **_: Any) -> int:
+    """The fused ``linear_cross_entropy``'s logits: 2·rows·(weight elements), the product
+    PyTorch runs as ``mm``."""
+    return 2 * x[0] * prod(w)
+
+
+@register_flop_formula("linear_cross_entropy_rows", backward=True)
+def linear_cross_entropy_backward_flop(grad_out: Shape, x: Shape, w: Shape, *rest: Shape,
+                                       output_mask: tuple[bool, ...], **_: Any) -> int:
+    """One product of the forward's size per gradient made (input, weight), as PyTorch's
+    backward counts; the logits the rule recomputes are not counted."""
+    return sum(output_mask[:2]) * 2 * x[0] * prod(w)
