@@ -28,6 +28,7 @@ from ember.distributed import functional as dfn
 from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.functional import ReduceFromGroup
 from ember.distributed.tensor.placement import Partial, Placement, Replicate, Shard, chunk_bounds
+from ember.func.batching import rule
 from ember.ops.creation import zeros
 from ember.ops.join import cat
 from ember.ops.primitive import Primitive, apply, primitive
@@ -55,6 +56,12 @@ class PartitionValue(Primitive):
 
     def jvp(self, ctx, dx):
         return dx
+
+
+@rule(PartitionValue.name)
+def _batch_partition(b: int, xs: tuple, bs: tuple, *, scale: float) -> Tensor:
+    """vmap: each sample's term is scaled alike (the batch axis in front changes nothing)."""
+    return apply(PartitionValue, xs[0], scale=scale)
 
 
 def local_bounds(size: int, dim: int, mesh: DeviceMesh, placements: Sequence[Placement],
