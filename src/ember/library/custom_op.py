@@ -1,0 +1,491 @@
+"""``ember.library.custom_op``: a user's function becomes an Ember primitive (PyTorch's
+``torch.library.custom_op``).
+
+The op is one :class:`CustomOpPrimitive` in the registry, so every transform handles it as
+it handles a built-in op: eager execution runs the user's kernel on plain (no-grad, untraced)
+tensors around the input arrays; ``ember.jit`` records it as one equation whose output specs
+come from the fake rule (its ``infer``); autograd records one node whose vjp is the
+registered backward; ``vmap`` runs the registered batching rule, or the op once per sample.
+An op that mutates arguments is functional inside: the primitive returns the new values of
+the mutated tensors as extra outputs, which are then written in place as Ember's in-place
+ops write (version counter, views, transforms), PyTorch's functionalization.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ember.autograd.function import FunctionCtx
+from ember.autograd.grad_mode import no_grad
+from ember.autograd.graph import Node
+from ember.backend import device as get_device
+from ember.errors import EmberError, GradError, OpError
+from ember.library.schema import OPTIONAL_TENSOR, TENSOR, TENSOR_LIST, Schema, parse
+from ember.ops.inplace import inplace
+from ember.ops.primitive import DISPATCH, PRIMITIVES, Primitive, TensorSpec, apply
+from ember.tensor import Tensor, _wrap
+
+OPS: dict[str, CustomOpDef] = {}  # "namespace::name" -> its definition
+_CTXS: weakref.WeakKeyDictionary[Node, FunctionCtx] = weakref.WeakKeyDictionary()
+_DEVICE_TYPES = ("cpu", "cuda")
+
+
+class _TensorSlot:
+    """Marks where a tensor input goes in a call's arguments (the op's ``args`` param)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Tensor"
+
+
+SLOT = _TensorSlot()
+
+
+class CustomOpPrimitive(Primitive):
+    """The primitive of one custom op; its rules defer to the :class:`CustomOpDef`."""
+
+    save_inputs = False  # backward reads what setup_context saved on its ctx
+
+    def __init__(self, op: CustomOpDef, nout: int) -> None:
+        self.op = op
+        self.name = op.qualname
+        self.nout = nout
+
+    def forward(self, xp: Any, *arrays: Any, args: tuple) -> Any:
+        return self.op._run_kernel(xp, arrays, args)
+
+    def infer(self, *specs: TensorSpec, args: tuple) -> Any:
+        return self.op._infer(specs, args)
+
+    def vjp(self, ctx: Node, *grads: Tensor | None) -> tuple:
+        return self.op._vjp(ctx, grads)
+
+    def jvp(self, ctx: Node, *tangents: Tensor | None) -> Any:
+        raise GradError(f"{self.name}: custom ops have no forward-mode (jvp) rule, as in "
+                        "PyTorch. Hint: use reverse mode (backward, ember.func.grad or vjp)")
+
+    def release(self, node: Node) -> None:
+        ctx = _CTXS.pop(node, None)
+        if ctx is not None:
+            ctx._release()
+
+
+@contextmanager
+def _untraced() -> Any:
+    """Runs user rules (the fake rule) as plain eager code, unseen by active transforms."""
+    saved = DISPATCH.handler
+    DISPATCH.handler = None
+    try:
+        with no_grad():
+            yield
+    finally:
+        DISPATCH.handler = saved
+
+
+class CustomOpDef:
+    """A custom op made by :func:`custom_op`: call it like the function it wraps.
+
+    Its registrations (``register_fake``, ``register_autograd``, ``register_kernel``,
+    ``register_vmap``) teach Ember's transforms about it; it is also reachable as
+    ``ember.ops.<namespace>.<name>``.
+    """
+
+    def __init__(self, qualname: str, fn: Callable, schema: Schema,
+                 device_types: Iterable[str] | str | None) -> None:
+        namespace, _, name = qualname.partition("::")
+        self.qualname, self._namespace, self._name = qualname, namespace, name
+        self._init_fn = fn
+        self._schema = schema
+        self._signature = inspect.signature(fn)
+        self._kernels: dict[str | None, Callable] = {}
+        self._fake: Callable | None = None
+        self._backward: Callable | None = None
+        self._setup_context: Callable | None = None
+        self._vmap: Callable | None = None
+        for dev in _device_types(device_types):
+            self._kernels[dev] = fn
+        nret = 1 if schema.returns is None else schema.returns
+        self._nret = nret
+        self._prim = CustomOpPrimitive(self, nret + len(schema.mutated))
+        functools.update_wrapper(self, fn)
+
+    def __repr__(self) -> str:
+        return f"<CustomOpDef({self.qualname})>"
+
+    @property
+    def default(self) -> CustomOpDef:
+        """The op's single overload (``torch.ops.ns.name.default``)."""
+        return self
+
+    @property
+    def schema(self) -> str:
+        """PyTorch's schema string, e.g. ``mylib::scale(Tensor x, float a) -> Tensor``."""
+        return self.qualname + self._schema.text
+
+    # -- registrations ------------------------------------------------------------------------
+    def register_fake(self, fn: Callable, /) -> Callable:
+        """Registers the op's shape rule: ``fn`` takes the op's arguments, with tensors
+        replaced by data-free stand-ins of the same shape and dtype, and returns tensors of
+        the output shapes and dtypes (``ember.empty_like(x)``, ``x.new_empty(n, m)``). It is
+        the primitive's ``infer`` rule, which ``ember.jit`` and :func:`opcheck` need."""
+        self._fake = fn
+        return fn
+
+    def register_autograd(self, backward: Callable, /, *,
+                          setup_context: Callable | None = None) -> None:
+        """Registers the gradient: ``setup_context(ctx, inputs, output)`` runs after the
+        forward (``ctx.save_for_backward``, attributes), ``backward(ctx, *grads)`` returns one
+        gradient per op argument (None for non-tensors). A backward written in Ember ops is
+        differentiable again (second derivatives)."""
+        if self._schema.mutated:
+            raise RuntimeError(f"Cannot register autograd formula for non-functional operator "
+                               f"{self.schema}. Please create a functional operator and "
+                               "register an autograd formula for that.")
+        self._backward, self._setup_context = backward, setup_context
+
+    def register_kernel(self, device_types: str | Sequence[str],
+                        fn: Callable | None = None, /) -> Callable:
+        """Registers an implementation for some device types (``"cpu"``, ``"cuda"``),
+        replacing the function's own for them; usable as a decorator."""
+        def register(func: Callable) -> Callable:
+            for dev in _device_types(device_types):
+                self._kernels[dev] = func
+            return func
+        return register if fn is None else register(fn)
+
+    def register_vmap(self, fn: Callable | None = None, /) -> Callable:
+        """Registers the batching rule ``fn(info, in_dims, *args) -> (output, out_dims)``:
+        ``in_dims`` has the batch dim of each argument (None when unbatched), ``info``
+        ``batch_size`` and ``randomness``. Without one, vmap runs the op once per sample."""
+        def register(func: Callable) -> Callable:
+            if self._schema.mutated:
+                raise NotImplementedError(f"{self.qualname}: register_vmap for an op that "
+                                          "mutates arguments; vmap runs it once per sample")
+            self._vmap = func
+            return func
+        return register if fn is None else register(fn)
+
+    # -- calling ------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        values = self.bind(args, kwargs)
+        inputs, layout = self.split(values)
+        outs = self.apply(inputs, layout, values)
+        results = outs[:self._nret]
+        for name, new in zip(self._schema.mutated, outs[self._nret:]):
+            inplace(values[name], self.qualname, lambda old, new=new: new)
+        if self._schema.returns is None:
+            return results[0]
+        return tuple(results) if self._schema.returns else None
+
+    def bind(self, args: tuple, kwargs: dict) -> dict[str, Any]:
+        """The call's arguments by parameter name, defaults filled in."""
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{self.qualname}: {exc} (schema {self._schema.text})") from None
+        bound.apply_defaults()
+        return bound.arguments
+
+    def split(self, values: dict[str, Any]) -> tuple[list[Tensor], tuple]:
+        """The primitive's tensor inputs, and the ``args`` param: the arguments with
+        :data:`SLOT` for each tensor (lists as tuples, hashable for jit caches)."""
+        inputs, layout = [], []
+        for p in self._schema.params:
+            v = values[p.name]
+            if p.kind == TENSOR or (p.kind == OPTIONAL_TENSOR and v is not None):
+                inputs.append(self._tensor(p.name, v))
+                layout.append(SLOT)
+            elif p.kind == TENSOR_LIST:
+                inputs.extend(self._tensor(p.name, t) for t in v)
+                layout.append(tuple(SLOT for _ in v))
+            else:
+                layout.append(tuple(v) if isinstance(v, list) else v)
+        return inputs, tuple(layout)
+
+    def _tensor(self, name: str, v: Any) -> Tensor:
+        if not isinstance(v, Tensor):
+            raise TypeError(f"{self.qualname}: argument {name!r} must be a Tensor, got "
+                            f"{type(v).__name__} (schema {self._schema.text})")
+        return v
+
+    def apply(self, inputs: Sequence[Tensor], layout: tuple,
+              values: dict[str, Any] | None = None) -> tuple:
+        """Applies the primitive; when it was recorded for backward, runs ``setup_context``
+        on the node's ctx. Returns every output (the results, then the mutated values)."""
+        out = apply(self._prim, *inputs, args=layout)
+        outs = out if self._prim.nout > 1 else (out,)
+        node = next((o._node for o in outs[:self._nret]
+                     if o._node is not None and o._node.prim is self._prim), None)
+        if node is not None:
+            if values is None:
+                values = self.join(inputs, layout)
+            args = tuple(values.values())
+            ctx = FunctionCtx(self.qualname, tuple(isinstance(a, Tensor) and a.requires_grad
+                                                   for a in args))
+            ctx._out_specs = [(o.shape, o.dtype) for o in outs[:self._nret]]
+            if self._setup_context is not None:
+                result = outs[0] if self._schema.returns is None else tuple(outs[:self._nret])
+                self._setup_context(ctx, args, result)
+            ctx._stamp()
+            _CTXS[node] = ctx
+        return outs
+
+    def join(self, tensors: Sequence[Any], layout: tuple) -> dict[str, Any]:
+        """The inverse of :meth:`split`: arguments by name, ``tensors`` in the slots."""
+        it = iter(tensors)
+        values = {}
+        for p, v in zip(self._schema.params, layout):
+            if v is SLOT:
+                v = next(it)
+            elif p.kind == TENSOR_LIST:
+                v = [next(it) for _ in v]
+            elif isinstance(v, tuple) and p.type.endswith(("[]", "[]?")):
+                v = list(v)
+            values[p.name] = v
+        return values
+
+    def call_kwargs(self, values: dict[str, Any]) -> tuple[tuple, dict]:
+        """Positional and keyword-only arguments for calling a user function."""
+        pos = tuple(values[p.name] for p in self._schema.params if not p.kwarg_only)
+        kw = {p.name: values[p.name] for p in self._schema.params if p.kwarg_only}
+        return pos, kw
+
+    # -- the primitive's rules ----------------------------------------------------------------
+    def _run_kernel(self, xp: Any, arrays: tuple, layout: tuple) -> Any:
+        dev = _device_of(xp, arrays)
+        kernel = self._kernels.get(dev.type, self._kernels.get(None))
+        if kernel is None:
+            raise OpError(f"{self.qualname} does not have a kernel registered for {dev.type} "
+                          f"(it has {sorted(k for k in self._kernels if k) or 'none'}). Hint: "
+                          f"use {self._name}.register_kernel({dev.type!r}) to add one")
+        mutated = self._mutated_positions(layout)
+        tensors = [_wrap(a.copy() if i in mutated else _read_only(a), dev)
+                   for i, a in enumerate(arrays)]
+        pos, kw = self.call_kwargs(self.join(tensors, layout))
+        try:
+            with no_grad():
+                out = kernel(*pos, **kw)
+        except EmberError:
+            raise
+        except Exception as exc:
+            hint = (" Hint: the op wrote into an argument not in mutates_args; declare it "
+                    "there" if "read-only" in str(exc) else "")
+            raise OpError(f"{self.qualname}: the implementation raised "
+                          f"{type(exc).__name__}: {exc}.{hint}") from exc
+        outs = self._check_outputs(out, "implementation", dev)
+        for o in outs:
+            if any(np.shares_memory(o._data, a) if xp is np else xp.may_share_memory(o._data, a)
+                   for a in arrays):
+                raise OpError(f"{self.qualname}: the implementation returned a tensor that "
+                              "shares memory with an input; custom ops may not alias their "
+                              "inputs (as in PyTorch). Hint: return x.clone()")
+        for i, o in enumerate(outs):
+            if any(o._data is p._data for p in outs[:i]):
+                raise OpError(f"{self.qualname}: the implementation returned one tensor "
+                              "twice; outputs may not alias each other. Hint: clone one")
+        arrs = [o._data for o in outs] + [tensors[i]._data for i in sorted(mutated)]
+        return arrs[0] if len(arrs) == 1 else tuple(arrs)
+
+    def _mutated_positions(self, layout: tuple) -> set[int]:
+        positions, i = set(), 0
+        for p, v in zip(self._schema.params, layout):
+            n = 1 if v is SLOT else len(v) if p.kind == TENSOR_LIST else 0
+            if p.mutable and n:
+                positions.update(range(i, i + n))
+            i += n
+        return positions
+
+    def _check_outputs(self, out: Any, what: str, dev: Any) -> list[Tensor]:
+        returns = self._schema.returns
+        if returns is None:
+            outs = [out]
+        elif returns == 0:
+            if out is not None:
+                raise OpError(f"{self.qualname}: the {what} returned {type(out).__name__}, "
+                              f"but the schema {self._schema.text} says it returns nothing")
+            return []
+        else:
+            if not isinstance(out, (tuple, list)) or len(out) != returns:
+                raise OpError(f"{self.qualname}: the {what} must return a tuple of {returns} "
+                              f"tensors (schema {self._schema.text}), got {_describe(out)}")
+            outs = list(out)
+        for i, o in enumerate(outs):
+            if not isinstance(o, Tensor):
+                raise OpError(f"{self.qualname}: the {what} returned {_describe(o)} as output "
+                              f"{i}, expected an ember Tensor. Hint: wrap NumPy results with "
+                              "ember.from_numpy(...)")
+            if dev is not None and o._device != dev:
+                raise OpError(f"{self.qualname}: the {what} returned output {i} on {o.device}"
+                              f", its inputs are on {dev}")
+        return outs
+
+    def _infer(self, specs: tuple[TensorSpec, ...], layout: tuple) -> Any:
+        if self._fake is None:
+            raise OpError(f"{self.qualname}: there is no fake impl registered, so its output "
+                          "shapes are unknown without running it (ember.jit and opcheck need "
+                          f"them). Hint: use {self._name}.register_fake to add one")
+        cpu = get_device("cpu")
+        fakes = [_wrap(np.broadcast_to(np.zeros((), s.dtype.np), s.shape), cpu) for s in specs]
+        pos, kw = self.call_kwargs(self.join(fakes, layout))
+        try:
+            with _untraced():
+                out = self._fake(*pos, **kw)
+        except EmberError:
+            raise
+        except Exception as exc:
+            raise OpError(f"{self.qualname}: the fake impl raised {type(exc).__name__}: "
+                          f"{exc}") from exc
+        result = [TensorSpec(tuple(o.shape), o.dtype)
+                  for o in self._check_outputs(out, "fake impl", None)]
+        result += [specs[i] for i in sorted(self._mutated_positions(layout))]
+        return result[0] if len(result) == 1 else tuple(result)
+
+    def _vjp(self, node: Node, grads: tuple) -> tuple:
+        if self._backward is None:
+            raise GradError(f"Trying to backward through {self.qualname} but no autograd "
+                            "formula was registered. Hint: use "
+                            f"{self._name}.register_autograd(backward, setup_context=...) to "
+                            "add one")
+        ctx = _CTXS[node]
+        if ctx.materialize_grads:
+            from ember.ops.creation import zeros
+
+            grads = tuple(zeros(shape, dtype=dtype, device=node.device) if g is None else g
+                          for g, (shape, dtype) in zip(grads, ctx._out_specs))
+        result = self._backward(ctx, *grads[:self._nret])
+        params = self._schema.params
+        if not isinstance(result, (tuple, list)) or (len(params) == 1 and len(result) != 1):
+            result = (result,)
+        if len(result) != len(params):
+            raise GradError(f"{self.qualname}: the backward returned {len(result)} gradients, "
+                            f"expected one per argument of {self._schema.text} "
+                            f"({len(params)}); use None for arguments without a gradient")
+        flat = []
+        for p, layout_value, g in zip(params, node.params["args"], result):
+            if layout_value is SLOT:
+                flat.append(g)
+            elif p.kind == TENSOR_LIST:
+                flat.extend(g if g is not None else [None] * len(layout_value))
+        return tuple(flat)
+
+
+def _device_types(device_types: Iterable[str] | str | None) -> tuple[str | None, ...]:
+    if device_types is None:
+        return (None,)
+    types = (device_types,) if isinstance(device_types, str) else tuple(device_types)
+    for t in types:
+        if t not in _DEVICE_TYPES:
+            raise ValueError(f"device_types: unknown device type {t!r}; expected one of "
+                             f"{_DEVICE_TYPES}")
+    return types
+
+
+def _device_of(xp: Any, arrays: tuple) -> Any:
+    if xp is np:
+        return get_device("cpu")
+    return get_device(f"cuda:{arrays[0].device.id}")
+
+
+def _read_only(a: Any) -> Any:
+    """A view the user's kernel cannot write through (NumPy; CuPy has no such flag)."""
+    v = a.view()
+    if isinstance(v, np.ndarray):
+        v.flags.writeable = False
+    return v
+
+
+def _describe(x: Any) -> str:
+    return f"a {type(x).__name__} of {len(x)}" if isinstance(x, (tuple, list)) else \
+        type(x).__name__
+
+
+def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: str | Iterable[str],
+              device_types: str | Sequence[str] | None = None) -> Any:
+    """Makes a Python function an Ember op (``torch.library.custom_op``).
+
+    The function takes tensors and scalars (with type hints, from which the schema comes) and
+    returns a tensor, a tuple of tensors, or None. Its body may compute with Ember ops or
+    with NumPy on ``x.numpy()``; it runs on plain tensors (no autograd, no tracing), so the
+    op is opaque to transforms until its rules are registered on the result.
+
+    Args:
+        name: ``"namespace::name"``; the op is also ``ember.ops.namespace.name``.
+        fn: the function (or use ``custom_op`` as a decorator).
+        mutates_args: names of the tensor arguments the function writes into, or
+            ``"unknown"``; other tensor arguments are read-only inside it.
+        device_types: the device types (``"cpu"``, ``"cuda"``) ``fn`` implements; all when
+            None.
+
+    Example:
+        >>> @ember.library.custom_op("mylib::numpy_sin", mutates_args=())
+        ... def numpy_sin(x: ember.Tensor) -> ember.Tensor:
+        ...     return ember.from_numpy(np.sin(x.numpy()))
+        >>> numpy_sin(ember.zeros(2))
+        tensor([0., 0.])
+    """
+    def define(func: Callable) -> CustomOpDef:
+        namespace, sep, op_name = name.partition("::")
+        if not sep or not namespace.isidentifier() or not op_name.isidentifier():
+            raise ValueError(f"custom_op: expected a name like 'mylib::my_op', got {name!r}")
+        if namespace in ("aten", "prim", "prims"):
+            raise ValueError(f"custom_op: the namespace {namespace!r} is reserved")
+        if name in OPS or name in PRIMITIVES:
+            raise RuntimeError(f"custom_op: an op named {name!r} already exists; pick another "
+                               "name")
+        schema = parse(func, mutates_args)
+        if any(p.mutable and p.kind != TENSOR for p in schema.params):
+            raise NotImplementedError(f"custom_op {name}: Ember mutates only plain Tensor "
+                                      f"arguments, not optional or list ones: {schema.text}")
+        if schema.returns == 0 and not schema.mutated:
+            raise ValueError(f"custom_op {name}: it returns nothing and mutates nothing")
+        op = CustomOpDef(name, func, schema, device_types)
+        _attach(namespace, op_name, op)
+        OPS[name] = op
+        PRIMITIVES[name] = op._prim
+        from ember.library.batching import register_batching
+
+        register_batching(op)
+        return op
+
+    return define if fn is None else define(fn)
+
+
+class OpNamespace:
+    """``ember.ops.<namespace>``: the custom ops of one namespace, as attributes."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"<ember.ops.{self._name}>"
+
+
+def _attach(namespace: str, name: str, op: CustomOpDef) -> None:
+    import ember.ops
+
+    space = getattr(ember.ops, namespace, None)
+    if space is None:
+        space = OpNamespace(namespace)
+        setattr(ember.ops, namespace, space)
+    elif not isinstance(space, OpNamespace):
+        raise ValueError(f"custom_op: the namespace {namespace!r} clashes with ember.ops."
+                         f"{namespace}; pick another namespace")
+    setattr(space, name, op)
+
+
+def lookup(op: str | CustomOpDef) -> CustomOpDef:
+    """The definition of a custom op given as itself or by its ``"namespace::name"``."""
+    if isinstance(op, CustomOpDef):
+        return op
+    if op not in OPS:
+        raise ValueError(f"{op!r} is not a custom op defined with ember.library.custom_op")
+    return OPS[op]
+

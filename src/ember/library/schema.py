@@ -1,0 +1,180 @@
+"""Operator schemas from type hints: :func:`infer_schema` (PyTorch's schema strings) and the
+parsed :class:`Param` list a custom op binds its calls with."""
+
+from __future__ import annotations
+
+import collections.abc
+import inspect
+import typing
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+from ember.tensor import Tensor
+
+#: a parameter's kind: how a call's value travels (tensors are the primitive's inputs)
+TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, VALUE = "tensor", "optional tensor", "tensor list", "value"
+
+_SCALARS = {int: "SymInt", float: "float", bool: "bool", str: "str"}
+_NUMBER = Union[int, float, bool]
+
+
+def _seqs(item: Any) -> list:
+    return [typing.Sequence[item], typing.List[item], collections.abc.Sequence[item],  # noqa: UP006
+            list[item]]
+
+
+def _param_types() -> dict:
+    """Annotation -> (schema type, kind), as PyTorch's ``infer_schema`` accepts them."""
+    table: dict = {Tensor: ("Tensor", TENSOR), Optional[Tensor]: ("Tensor?", OPTIONAL_TENSOR)}
+    for seq in _seqs(Tensor):
+        table[seq] = ("Tensor[]", TENSOR_LIST)
+    for py, name in _SCALARS.items():
+        table[py] = (name, VALUE)
+        table[Optional[py]] = (name + "?", VALUE)
+        if py is not str:
+            for seq in _seqs(py):
+                table[seq] = (name + "[]", VALUE)
+                table[Optional[seq]] = (name + "[]?", VALUE)
+    table[_NUMBER] = ("Scalar", VALUE)
+    table[Optional[_NUMBER]] = ("Scalar?", VALUE)
+    return table
+
+
+_PARAM_TYPES = _param_types()
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a custom op: its name, schema type, kind, default and whether the op
+    writes into it."""
+
+    name: str
+    type: str
+    kind: str
+    default: Any
+    kwarg_only: bool
+    mutable: bool
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not inspect.Parameter.empty
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A custom op's parsed signature: parameters, number of returned tensors (None when it
+    returns a single tensor, 0 when it returns nothing) and PyTorch's schema string."""
+
+    params: tuple[Param, ...]
+    returns: int | None
+    text: str
+
+    @property
+    def mutated(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params if p.mutable)
+
+
+def infer_schema(prototype_function: Callable, /, *, mutates_args: str | Iterable[str],
+                 op_name: str | None = None) -> str:
+    """PyTorch's schema string of a type-hinted function (``torch.library.infer_schema``).
+
+    Args:
+        prototype_function: the function; every parameter and the return need type hints
+            (``Tensor``, ``Optional[Tensor]``, ``list[Tensor]``, ``int``, ``float``, ``bool``,
+            ``str``, their optional and list forms).
+        mutates_args: names of the parameters the function writes into, or ``"unknown"``
+            (every tensor parameter).
+        op_name: put in front of the schema when given.
+
+    Example:
+        >>> def f(x: ember.Tensor, n: int = 2) -> ember.Tensor: ...
+        >>> ember.library.infer_schema(f, mutates_args=())
+        '(Tensor x, SymInt n=2) -> Tensor'
+    """
+    text = parse(prototype_function, mutates_args).text
+    return text if op_name is None else op_name + text
+
+
+def parse(fn: Callable, mutates_args: str | Iterable[str]) -> Schema:
+    """The :class:`Schema` of ``fn``; raises ValueError (PyTorch's messages) on what custom
+    ops cannot take."""
+    sig = inspect.signature(fn)
+
+    def fail(what: str) -> ValueError:
+        return ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
+
+    if isinstance(mutates_args, str) and mutates_args != "unknown":
+        raise ValueError(f"mutates_args must be 'unknown' or a collection of parameter names, "
+                         f"got the string {mutates_args!r}")
+    try:
+        hints = typing.get_type_hints(fn)
+    except NameError as exc:
+        raise fail(f"a type hint could not be resolved ({exc}).") from None
+    names = set(sig.parameters)
+    unknown = mutates_args == "unknown"
+    if not unknown:
+        mutates_args = set(mutates_args)
+        missing = mutates_args - names
+        if missing:
+            raise fail(f"{missing} in mutates_args were not found in the custom op's signature. "
+                       "mutates_args should contain the names of all args that the custom op "
+                       "mutates, or just the string 'unknown' if you don't know.")
+    params, pieces, seen_kwarg_only = [], [], False
+    for index, p in enumerate(sig.parameters.values()):
+        if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            raise fail("We do not support positional-only args, varargs, or varkwargs.")
+        if p.name not in hints:
+            raise fail(f"Parameter {p.name} must have a type annotation.")
+        if hints[p.name] not in _PARAM_TYPES:
+            raise fail(f"Parameter {p.name} has unsupported type {hints[p.name]}.")
+        type_, kind = _PARAM_TYPES[hints[p.name]]
+        kwarg_only = p.kind == p.KEYWORD_ONLY
+        if kwarg_only and kind != VALUE:
+            raise NotImplementedError(f"custom_op with kwarg-only Tensor args. Please make your "
+                                      f"tensors not kwarg-only. Got: {sig}")
+        mutable = kind != VALUE and (unknown or p.name in mutates_args)
+        if not unknown and p.name in mutates_args and kind == VALUE:
+            raise fail(f"Parameter {p.name} is in mutates_args but is not a tensor.")
+        if kwarg_only and not seen_kwarg_only:
+            pieces.append("*")
+            seen_kwarg_only = True
+        shown = type_
+        if mutable:
+            base = type_.rstrip("?[]")
+            shown = f"{base}(a{index}!){type_[len(base):]}"
+        piece = f"{shown} {p.name}"
+        if p.default is not p.empty:
+            if p.default is not None and not isinstance(p.default, (int, float, bool, str)):
+                raise fail(f"Parameter {p.name} has an unsupported default value type "
+                           f"{type(p.default)}.")
+            piece += "=" + _default_text(p.default)
+        pieces.append(piece)
+        params.append(Param(p.name, type_, kind, p.default, kwarg_only, mutable))
+    returns, ret_text = _returns(sig, hints, fail)
+    if not any(p.kind != VALUE for p in params):
+        raise fail("Custom ops in Ember need at least one tensor parameter (their device comes "
+                   "from it).")
+    return Schema(tuple(params), returns, f"({', '.join(pieces)}) -> {ret_text}")
+
+
+def _default_text(value: Any) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
+
+
+def _returns(sig: inspect.Signature, hints: dict, fail: Callable) -> tuple[int | None, str]:
+    if sig.return_annotation is inspect.Signature.empty:
+        raise fail("No return type annotation was provided. Please add one.")
+    ret = hints.get("return")
+    if ret is Tensor:
+        return None, "Tensor"
+    if ret is None or ret is type(None):
+        return 0, "()"
+    if typing.get_origin(ret) is tuple:
+        items = typing.get_args(ret)
+        if items and all(i is Tensor for i in items):
+            return len(items), "(" + ", ".join("Tensor" for _ in items) + ")"
+    raise fail(f"Return has unsupported type {ret}. Ember's custom ops return a Tensor, a "
+               "tuple of Tensors (tuple[Tensor, Tensor]) or None.")
