@@ -27,7 +27,15 @@ from ember.autograd.grad_mode import no_grad
 from ember.autograd.graph import Node
 from ember.backend import device as get_device
 from ember.errors import EmberError, GradError, OpError
-from ember.library.schema import OPTIONAL_TENSOR, TENSOR, TENSOR_LIST, Schema, parse
+from ember.library.schema import (
+    OPTIONAL_TENSOR,
+    TENSOR,
+    TENSOR_LIST,
+    VALUE,
+    Param,
+    Schema,
+    parse,
+)
 from ember.ops.inplace import inplace
 from ember.ops.primitive import DISPATCH, PRIMITIVES, Primitive, TensorSpec, apply
 from ember.tensor import Tensor, _wrap
@@ -35,6 +43,8 @@ from ember.tensor import Tensor, _wrap
 OPS: dict[str, CustomOpDef] = {}  # "namespace::name" -> its definition
 _CTXS: weakref.WeakKeyDictionary[Node, FunctionCtx] = weakref.WeakKeyDictionary()
 _DEVICE_TYPES = ("cpu", "cuda")
+_VALUE_TYPES = {"SymInt": int, "float": (int, float), "bool": bool, "str": str,
+                "Scalar": (int, float, bool)}
 
 
 class _TensorSlot:
@@ -53,6 +63,8 @@ class CustomOpPrimitive(Primitive):
     """The primitive of one custom op; its rules defer to the :class:`CustomOpDef`."""
 
     save_inputs = False  # backward reads what setup_context saved on its ctx
+    infer_mismatch = ("its fake impl (register_fake) disagrees with its implementation. "
+                      "Hint: fix the fake impl; ember.library.opcheck tests it")
 
     def __init__(self, op: CustomOpDef, nout: int) -> None:
         self.op = op
@@ -196,24 +208,34 @@ class CustomOpDef:
 
     def split(self, values: dict[str, Any]) -> tuple[list[Tensor], tuple]:
         """The primitive's tensor inputs, and the ``args`` param: the arguments with
-        :data:`SLOT` for each tensor (lists as tuples, hashable for jit caches)."""
+        :data:`SLOT` for each tensor (lists as tuples, hashable for jit caches). Refuses an
+        argument of the wrong type, as PyTorch does."""
         inputs, layout = [], []
         for p in self._schema.params:
             v = values[p.name]
             if p.kind == TENSOR or (p.kind == OPTIONAL_TENSOR and v is not None):
-                inputs.append(self._tensor(p.name, v))
+                inputs.append(self._checked(p, v, Tensor))
                 layout.append(SLOT)
             elif p.kind == TENSOR_LIST:
-                inputs.extend(self._tensor(p.name, t) for t in v)
+                self._checked(p, v, (list, tuple))
+                inputs.extend(self._checked(p, t, Tensor) for t in v)
                 layout.append(tuple(SLOT for _ in v))
+            elif p.kind == VALUE and not (v is None and p.type.endswith("?")):
+                if p.type.endswith(("[]", "[]?")):
+                    v = tuple(self._checked(p, e, _VALUE_TYPES[p.type.split("[")[0]])
+                              for e in self._checked(p, v, (list, tuple)))
+                else:
+                    self._checked(p, v, _VALUE_TYPES[p.type.rstrip("?")])
+                layout.append(v)
             else:
-                layout.append(tuple(v) if isinstance(v, list) else v)
+                layout.append(v)
         return inputs, tuple(layout)
 
-    def _tensor(self, name: str, v: Any) -> Tensor:
-        if not isinstance(v, Tensor):
-            raise TypeError(f"{self.qualname}: argument {name!r} must be a Tensor, got "
-                            f"{type(v).__name__} (schema {self._schema.text})")
+    def _checked(self, p: Param, v: Any, types: Any) -> Any:
+        if not isinstance(v, types) or (isinstance(v, bool) and bool not in _as_tuple(types)):
+            raise OpError(f"{self.qualname}() Expected a value of type '{p.type}' for argument "
+                          f"'{p.name}' but instead found type '{type(v).__name__}'. "
+                          f"Declaration: {self.schema}")
         return v
 
     def apply(self, inputs: Sequence[Tensor], layout: tuple,
@@ -273,13 +295,8 @@ class CustomOpDef:
         try:
             with no_grad():
                 out = kernel(*pos, **kw)
-        except EmberError:
-            raise
         except Exception as exc:
-            hint = (" Hint: the op wrote into an argument not in mutates_args; declare it "
-                    "there" if "read-only" in str(exc) else "")
-            raise OpError(f"{self.qualname}: the implementation raised "
-                          f"{type(exc).__name__}: {exc}.{hint}") from exc
+            raise _kernel_error(self.qualname, exc) from exc
         outs = self._check_outputs(out, "implementation", dev)
         for o in outs:
             if any(np.shares_memory(o._data, a) if xp is np else xp.may_share_memory(o._data, a)
@@ -377,6 +394,23 @@ class CustomOpDef:
         return tuple(flat)
 
 
+def _kernel_error(qualname: str, exc: Exception) -> Exception:
+    """The user's kernel failed: the same kind of error (an OpError for a non-Ember one),
+    naming the op, with a hint when it wrote into an argument it may only read."""
+    message = f"{qualname}: the implementation raised {type(exc).__name__}: {exc}"
+    if "read-only" in str(exc):
+        message += (". Hint: the op wrote into an argument that is not in mutates_args; "
+                    "declare it there")
+    try:
+        return type(exc)(message) if isinstance(exc, EmberError) else OpError(message)
+    except TypeError:  # (an error class that takes other arguments)
+        return OpError(message)
+
+
+def _as_tuple(types: Any) -> tuple:
+    return types if isinstance(types, tuple) else (types,)
+
+
 def _device_types(device_types: Iterable[str] | str | None) -> tuple[str | None, ...]:
     if device_types is None:
         return (None,)
@@ -437,9 +471,6 @@ def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: str | I
             raise ValueError(f"custom_op: expected a name like 'mylib::my_op', got {name!r}")
         if namespace in ("aten", "prim", "prims"):
             raise ValueError(f"custom_op: the namespace {namespace!r} is reserved")
-        if name in OPS or name in PRIMITIVES:
-            raise RuntimeError(f"custom_op: an op named {name!r} already exists; pick another "
-                               "name")
         schema = parse(func, mutates_args)
         if any(p.mutable and p.kind != TENSOR for p in schema.params):
             raise NotImplementedError(f"custom_op {name}: Ember mutates only plain Tensor "

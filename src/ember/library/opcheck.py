@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ember.autograd.gradcheck import gradcheck
 from ember.autograd.grad_mode import no_grad
+from ember.autograd.gradcheck import gradcheck
 from ember.errors import EmberError
 from ember.func.vmap import vmap
 from ember.library.custom_op import CustomOpDef, lookup

@@ -8,7 +8,7 @@ import inspect
 import typing
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any
 
 from ember.tensor import Tensor
 
@@ -16,7 +16,7 @@ from ember.tensor import Tensor
 TENSOR, OPTIONAL_TENSOR, TENSOR_LIST, VALUE = "tensor", "optional tensor", "tensor list", "value"
 
 _SCALARS = {int: "SymInt", float: "float", bool: "bool", str: "str"}
-_NUMBER = Union[int, float, bool]
+_NUMBER = int | float | bool  # (equal, as dict keys, to the typing.Union/Optional forms)
 
 
 def _seqs(item: Any) -> list:
@@ -26,18 +26,18 @@ def _seqs(item: Any) -> list:
 
 def _param_types() -> dict:
     """Annotation -> (schema type, kind), as PyTorch's ``infer_schema`` accepts them."""
-    table: dict = {Tensor: ("Tensor", TENSOR), Optional[Tensor]: ("Tensor?", OPTIONAL_TENSOR)}
+    table: dict = {Tensor: ("Tensor", TENSOR), Tensor | None: ("Tensor?", OPTIONAL_TENSOR)}
     for seq in _seqs(Tensor):
         table[seq] = ("Tensor[]", TENSOR_LIST)
     for py, name in _SCALARS.items():
         table[py] = (name, VALUE)
-        table[Optional[py]] = (name + "?", VALUE)
+        table[py | None] = (name + "?", VALUE)
         if py is not str:
             for seq in _seqs(py):
                 table[seq] = (name + "[]", VALUE)
-                table[Optional[seq]] = (name + "[]?", VALUE)
+                table[seq | None] = (name + "[]?", VALUE)
     table[_NUMBER] = ("Scalar", VALUE)
-    table[Optional[_NUMBER]] = ("Scalar?", VALUE)
+    table[_NUMBER | None] = ("Scalar?", VALUE)
     return table
 
 
