@@ -247,18 +247,24 @@ class CustomOpDef:
         node = next((o._node for o in outs[:self._nret]
                      if o._node is not None and o._node.prim is self._prim), None)
         if node is not None:
-            if values is None:
-                values = self.join(inputs, layout)
-            args = tuple(values.values())
-            ctx = FunctionCtx(self.qualname, tuple(isinstance(a, Tensor) and a.requires_grad
-                                                   for a in args))
-            ctx._out_specs = [(o.shape, o.dtype) for o in outs[:self._nret]]
-            if self._setup_context is not None:
-                result = outs[0] if self._schema.returns is None else tuple(outs[:self._nret])
-                self._setup_context(ctx, args, result)
-            ctx._stamp()
-            _CTXS[node] = ctx
+            self._setup(node, outs, self.join(inputs, layout) if values is None else values)
         return outs
+
+    def _setup(self, node: Node, outs: tuple, values: dict[str, Any]) -> None:
+        """The ctx of a recorded call, given to ``setup_context`` as PyTorch's: ``inputs`` the
+        positional arguments, ``keyword_only_inputs`` (only when the op has keyword-only
+        parameters) the others."""
+        args, kwargs = self.call_kwargs(values)
+        ctx = FunctionCtx(self.qualname, tuple(isinstance(a, Tensor) and a.requires_grad
+                                               for a in args))
+        ctx._out_specs = [(o.shape, o.dtype) for o in outs[:self._nret]]
+        if self._setup_context is not None:
+            output = outs[0] if self._schema.returns is None else tuple(outs[:self._nret])
+            extra = {"keyword_only_inputs": kwargs} if any(
+                p.kwarg_only for p in self._schema.params) else {}
+            self._setup_context(ctx=ctx, inputs=args, output=output, **extra)
+        ctx._stamp()
+        _CTXS[node] = ctx
 
     def join(self, tensors: Sequence[Any], layout: tuple) -> dict[str, Any]:
         """The inverse of :meth:`split`: arguments by name, ``tensors`` in the slots."""
@@ -378,12 +384,12 @@ class CustomOpDef:
             grads = tuple(zeros(shape, dtype=dtype, device=node.device) if g is None else g
                           for g, (shape, dtype) in zip(grads, ctx._out_specs))
         result = self._backward(ctx, *grads[:self._nret])
-        params = self._schema.params
+        params = [p for p in self._schema.params if not p.kwarg_only]
         if not isinstance(result, (tuple, list)) or (len(params) == 1 and len(result) != 1):
             result = (result,)
         if len(result) != len(params):
             raise GradError(f"{self.qualname}: the backward returned {len(result)} gradients, "
-                            f"expected one per argument of {self._schema.text} "
+                            f"expected one per positional argument of {self._schema.text} "
                             f"({len(params)}); use None for arguments without a gradient")
         flat = []
         for p, layout_value, g in zip(params, node.params["args"], result):
