@@ -1,6 +1,5 @@
 """The same custom ops defined with ember.library and with torch.library (NumPy kernels)."""
 
-from typing import Optional
 
 import numpy as np
 
@@ -32,7 +31,7 @@ def define_pair(lib, libmod, ns):
     T = lib.Tensor
 
     @libmod.custom_op(f"{ns}::scaled_pair", mutates_args=())
-    def scaled_pair(x: T, w: Optional[T], alpha: float = 1.0, *, n: int = 2) -> tuple[T, T]:
+    def scaled_pair(x: T, w: T | None, alpha: float = 1.0, *, n: int = 2) -> tuple[T, T]:
         a = x.numpy() * alpha
         if w is not None:
             a = a * w.numpy()
