@@ -261,3 +261,31 @@ def test_namespace_that_clashes_with_ember_ops_is_refused():
         @ember.library.custom_op("linalg::mine", mutates_args=())
         def mine(x: Tensor) -> Tensor:
             return x.clone()
+
+
+def test_onnx_export_lists_the_op_until_a_converter_is_registered(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+
+    @ember.library.custom_op("emtest::onnx_sin", mutates_args=())
+    def onnx_sin(x: Tensor) -> Tensor:
+        return ember.from_numpy(np.sin(x.numpy()))
+
+    onnx_sin.register_fake(lambda x: ember.empty_like(x))
+
+    class Model(ember.nn.Module):
+        def forward(self, x):
+            return onnx_sin(x) + 1
+
+    path = str(tmp_path / "m.onnx")
+    with pytest.raises(ember.onnx.ExportError, match="emtest::onnx_sin"):
+        ember.onnx.export(Model(), (ember.ones(3),), path)
+
+    @ember.onnx.converter("emtest::onnx_sin")
+    def _(ctx, eqn):
+        return ctx.node("Sin", [ctx.value(eqn.inputs[0])])
+
+    ember.onnx.export(Model(), (ember.ones(3),), path)
+    session = ort.InferenceSession(path)
+    x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    got = session.run(None, {session.get_inputs()[0].name: x})[0]
+    np.testing.assert_allclose(got, np.sin(x) + 1, rtol=1e-6)
