@@ -68,3 +68,26 @@ def define_add_(lib, libmod, ns):
 
     numpy_add_.register_fake(lambda x, y: None)
     return numpy_add_
+
+
+def define_weighted_sum(lib, libmod, ns):
+    """``ns::weighted_sum(xs, weights=None) -> sum_i weights[i] * xs[i]``: a tensor-list input
+    whose backward returns a list, ``set_materialize_grads`` and ``needs_input_grad``."""
+    T = lib.Tensor
+
+    @libmod.custom_op(f"{ns}::weighted_sum", mutates_args=())
+    def weighted_sum(xs: list[T], weights: list[float] | None = None) -> T:
+        weights = weights or [1.0] * len(xs)
+        return lib.from_numpy(sum(w * x.numpy() for w, x in zip(weights, xs)))
+
+    def setup_context(ctx, inputs, output):
+        xs, weights = inputs
+        ctx.weights = weights or [1.0] * len(xs)
+        ctx.set_materialize_grads(False)
+
+    def backward(ctx, g):
+        assert ctx.needs_input_grad[1:] == (False,) and ctx.needs_input_grad[0][0]
+        return [g * w for w in ctx.weights], None
+
+    weighted_sum.register_autograd(backward, setup_context=setup_context)
+    return weighted_sum

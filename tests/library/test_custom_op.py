@@ -9,7 +9,12 @@ import ember
 from ember import Tensor
 from ember.autograd import gradcheck, gradgradcheck
 from ember.func import grad, vmap
-from tests.library.ops_for_tests import define_add_, define_pair, define_sin
+from tests.library.ops_for_tests import (
+    define_add_,
+    define_pair,
+    define_sin,
+    define_weighted_sum,
+)
 
 sin_e = define_sin(ember, ember.library, "emtest")
 sin_t = define_sin(torch, torch.library, "emtest")
@@ -17,6 +22,8 @@ pair_e = define_pair(ember, ember.library, "emtest")
 pair_t = define_pair(torch, torch.library, "emtest")
 add_e = define_add_(ember, ember.library, "emtest")
 add_t = define_add_(torch, torch.library, "emtest")
+wsum_e = define_weighted_sum(ember, ember.library, "emtest")
+wsum_t = define_weighted_sum(torch, torch.library, "emtest")
 
 X = np.array([[0.3, -1.2, 0.7], [1.5, 0.1, -0.4]])
 W = np.array([[0.9, 0.2, -1.1], [0.5, -0.3, 0.8]])
@@ -52,6 +59,18 @@ def test_optional_tensor_and_defaults_match_torch():
     (xe,), (xt,) = leaves(X), leaves(X, lib=torch)
     for a, b in zip(pair_e(xe, None), pair_t(xt, None)):
         close(a, b)
+
+
+def test_tensor_list_inputs_and_their_gradients_match_torch():
+    xe, we = leaves(X, W)
+    xt, wt = leaves(X, W, lib=torch)
+    for weights in (None, [2.0, -0.5]):
+        close(wsum_e([xe, we], weights), wsum_t([xt, wt], weights))
+    (wsum_e([xe, we], [2.0, -0.5]) ** 2).sum().backward()
+    (wsum_t([xt, wt], [2.0, -0.5]) ** 2).sum().backward()
+    close(xe.grad, xt.grad)
+    close(we.grad, wt.grad)
+    assert gradcheck(lambda a, b: wsum_e([a, b], [2.0, -0.5]), (xe, we))
 
 
 def test_gradcheck_and_second_order_with_a_backward_in_ember_ops():

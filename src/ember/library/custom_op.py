@@ -41,10 +41,20 @@ from ember.ops.primitive import DISPATCH, PRIMITIVES, Primitive, TensorSpec, app
 from ember.tensor import Tensor, _wrap
 
 OPS: dict[str, CustomOpDef] = {}  # "namespace::name" -> its definition
-_CTXS: weakref.WeakKeyDictionary[Node, FunctionCtx] = weakref.WeakKeyDictionary()
+_CTXS: weakref.WeakKeyDictionary[Node, CustomOpCtx] = weakref.WeakKeyDictionary()
 _DEVICE_TYPES = ("cpu", "cuda")
 _VALUE_TYPES = {"SymInt": int, "float": (int, float), "bool": bool, "str": str,
                 "Scalar": (int, float, bool)}
+
+
+class CustomOpCtx(FunctionCtx):
+    """The ``ctx`` of one recorded call: ``autograd.Function``'s (``save_for_backward``,
+    ``saved_tensors``, ``needs_input_grad``, ``set_materialize_grads``), plus the output specs
+    that materialize missing output gradients as zeros."""
+
+    def __init__(self, name: str, needs_input_grad: tuple[bool, ...], out_specs: list) -> None:
+        super().__init__(name, needs_input_grad)
+        self.out_specs = out_specs
 
 
 class _TensorSlot:
@@ -220,7 +230,8 @@ class CustomOpDef:
                 self._checked(p, v, (list, tuple))
                 inputs.extend(self._checked(p, t, Tensor) for t in v)
                 layout.append(tuple(SLOT for _ in v))
-            elif p.kind == VALUE and not (v is None and p.type.endswith("?")):
+            elif p.kind == VALUE and not (v is None and (p.type.endswith("?") or
+                                                        p.default is None)):
                 if p.type.endswith(("[]", "[]?")):
                     v = tuple(self._checked(p, e, _VALUE_TYPES[p.type.split("[")[0]])
                               for e in self._checked(p, v, (list, tuple)))
@@ -255,9 +266,10 @@ class CustomOpDef:
         positional arguments, ``keyword_only_inputs`` (only when the op has keyword-only
         parameters) the others."""
         args, kwargs = self.call_kwargs(values)
-        ctx = FunctionCtx(self.qualname, tuple(isinstance(a, Tensor) and a.requires_grad
-                                               for a in args))
-        ctx._out_specs = [(o.shape, o.dtype) for o in outs[:self._nret]]
+        needs = tuple([t.requires_grad for t in a] if isinstance(a, list) and a and
+                      isinstance(a[0], Tensor) else isinstance(a, Tensor) and a.requires_grad
+                      for a in args)  # (a list of flags for a tensor list, as PyTorch's)
+        ctx = CustomOpCtx(self.qualname, needs, [(o.shape, o.dtype) for o in outs[:self._nret]])
         if self._setup_context is not None:
             output = outs[0] if self._schema.returns is None else tuple(outs[:self._nret])
             extra = {"keyword_only_inputs": kwargs} if any(
@@ -382,7 +394,7 @@ class CustomOpDef:
             from ember.ops.creation import zeros
 
             grads = tuple(zeros(shape, dtype=dtype, device=node.device) if g is None else g
-                          for g, (shape, dtype) in zip(grads, ctx._out_specs))
+                          for g, (shape, dtype) in zip(grads, ctx.out_specs))
         result = self._backward(ctx, *grads[:self._nret])
         params = [p for p in self._schema.params if not p.kwarg_only]
         if not isinstance(result, (tuple, list)) or (len(params) == 1 and len(result) != 1):
