@@ -308,3 +308,13 @@ def test_onnx_export_lists_the_op_until_a_converter_is_registered(tmp_path):
     x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
     got = session.run(None, {session.get_inputs()[0].name: x})[0]
     np.testing.assert_allclose(got, np.sin(x) + 1, rtol=1e-6)
+
+
+def test_a_compiled_graph_with_the_op_saves_and_loads(tmp_path):
+    fast = ember.jit.compile(lambda x, w: pair_e(x, w, 0.5, n=3)[1] * 2)
+    x, w = ember.tensor(X), ember.tensor(W)
+    with ember.no_grad():
+        want = fast(x, w)
+    path = tmp_path / "pair.ejit"
+    ember.jit.save(fast, path)
+    close(ember.jit.load(path)(x, w), want)

@@ -16,9 +16,10 @@ from ember.tensor import Tensor
 
 def register_batching(op: CustomOpDef) -> None:
     """Registers ``op``'s batching rule in ``ember.func.batching``'s table."""
-    def rule(b: int, xs: tuple, bs: tuple, *, args: tuple) -> Any:
-        outs = _by_user_rule(op, b, xs, bs, args) if op._vmap is not None else \
-            _per_sample(op, b, xs, bs, args)
+    def rule(b: int, xs: tuple, bs: tuple, *, args: tuple, counts: tuple) -> Any:
+        layout = (args, counts)
+        outs = _by_user_rule(op, b, xs, bs, layout) if op._vmap is not None else \
+            _per_sample(op, b, xs, bs, layout)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     RULES[op.qualname] = rule

@@ -57,18 +57,6 @@ class CustomOpCtx(FunctionCtx):
         self.out_specs = out_specs
 
 
-class _TensorSlot:
-    """Marks where a tensor input goes in a call's arguments (the op's ``args`` param)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "Tensor"
-
-
-SLOT = _TensorSlot()
-
-
 class CustomOpPrimitive(Primitive):
     """The primitive of one custom op; its rules defer to the :class:`CustomOpDef`."""
 
@@ -81,11 +69,11 @@ class CustomOpPrimitive(Primitive):
         self.name = op.qualname
         self.nout = nout
 
-    def forward(self, xp: Any, *arrays: Any, args: tuple) -> Any:
-        return self.op._run_kernel(xp, arrays, args)
+    def forward(self, xp: Any, *arrays: Any, args: tuple, counts: tuple) -> Any:
+        return self.op._run_kernel(xp, arrays, (args, counts))
 
-    def infer(self, *specs: TensorSpec, args: tuple) -> Any:
-        return self.op._infer(specs, args)
+    def infer(self, *specs: TensorSpec, args: tuple, counts: tuple) -> Any:
+        return self.op._infer(specs, (args, counts))
 
     def vjp(self, ctx: Node, *grads: Tensor | None) -> tuple:
         return self.op._vjp(ctx, grads)
@@ -217,19 +205,20 @@ class CustomOpDef:
         return bound.arguments
 
     def split(self, values: dict[str, Any]) -> tuple[list[Tensor], tuple]:
-        """The primitive's tensor inputs, and the ``args`` param: the arguments with
-        :data:`SLOT` for each tensor (lists as tuples, hashable for jit caches). Refuses an
-        argument of the wrong type, as PyTorch does."""
-        inputs, layout = [], []
+        """The primitive's tensor inputs, and its params ``(args, counts)``: the arguments
+        (None for tensors; lists as tuples, hashable for jit caches) and how many tensor
+        inputs each parameter has. Refuses an argument of the wrong type, as PyTorch does."""
+        inputs, args, counts = [], [], []
         for p in self._schema.params:
             v = values[p.name]
+            n = 0
             if p.kind == TENSOR or (p.kind == OPTIONAL_TENSOR and v is not None):
                 inputs.append(self._checked(p, v, Tensor))
-                layout.append(SLOT)
+                v, n = None, 1
             elif p.kind == TENSOR_LIST:
                 self._checked(p, v, (list, tuple))
                 inputs.extend(self._checked(p, t, Tensor) for t in v)
-                layout.append(tuple(SLOT for _ in v))
+                v, n = None, len(v)
             elif p.kind == VALUE and not (v is None and (p.type.endswith("?") or
                                                         p.default is None)):
                 if p.type.endswith(("[]", "[]?")):
@@ -237,10 +226,9 @@ class CustomOpDef:
                               for e in self._checked(p, v, (list, tuple)))
                 else:
                     self._checked(p, v, _VALUE_TYPES[p.type.rstrip("?")])
-                layout.append(v)
-            else:
-                layout.append(v)
-        return inputs, tuple(layout)
+            args.append(v)
+            counts.append(n)
+        return inputs, (tuple(args), tuple(counts))
 
     def _checked(self, p: Param, v: Any, types: Any) -> Any:
         if not isinstance(v, types) or (isinstance(v, bool) and bool not in _as_tuple(types)):
@@ -253,7 +241,7 @@ class CustomOpDef:
               values: dict[str, Any] | None = None) -> tuple:
         """Applies the primitive; when it was recorded for backward, runs ``setup_context``
         on the node's ctx. Returns every output (the results, then the mutated values)."""
-        out = apply(self._prim, *inputs, args=layout)
+        out = apply(self._prim, *inputs, args=layout[0], counts=layout[1])
         outs = out if self._prim.nout > 1 else (out,)
         node = next((o._node for o in outs[:self._nret]
                      if o._node is not None and o._node.prim is self._prim), None)
@@ -279,15 +267,15 @@ class CustomOpDef:
         _CTXS[node] = ctx
 
     def join(self, tensors: Sequence[Any], layout: tuple) -> dict[str, Any]:
-        """The inverse of :meth:`split`: arguments by name, ``tensors`` in the slots."""
+        """The inverse of :meth:`split`: arguments by name, ``tensors`` in their places."""
         it = iter(tensors)
         values = {}
-        for p, v in zip(self._schema.params, layout):
-            if v is SLOT:
+        for p, v, n in zip(self._schema.params, *layout):
+            if p.kind == TENSOR_LIST:
+                v = [next(it) for _ in range(n)]
+            elif n:
                 v = next(it)
-            elif p.kind == TENSOR_LIST:
-                v = [next(it) for _ in v]
-            elif isinstance(v, tuple) and p.type.endswith(("[]", "[]?")):
+            elif isinstance(v, tuple):
                 v = list(v)
             values[p.name] = v
         return values
@@ -331,8 +319,7 @@ class CustomOpDef:
 
     def _mutated_positions(self, layout: tuple) -> set[int]:
         positions, i = set(), 0
-        for p, v in zip(self._schema.params, layout):
-            n = 1 if v is SLOT else len(v) if p.kind == TENSOR_LIST else 0
+        for p, n in zip(self._schema.params, layout[1]):
             if p.mutable and n:
                 positions.update(range(i, i + n))
             i += n
@@ -404,11 +391,11 @@ class CustomOpDef:
                             f"expected one per positional argument of {self._schema.text} "
                             f"({len(params)}); use None for arguments without a gradient")
         flat = []
-        for p, layout_value, g in zip(params, node.params["args"], result):
-            if layout_value is SLOT:
+        for p, n, g in zip(params, node.params["counts"], result):
+            if p.kind == TENSOR_LIST:
+                flat.extend(g if g is not None else [None] * n)
+            elif n:
                 flat.append(g)
-            elif p.kind == TENSOR_LIST:
-                flat.extend(g if g is not None else [None] * len(layout_value))
         return tuple(flat)
 
 
