@@ -8,6 +8,7 @@ import torch
 
 import ember
 from ember.library import infer_schema
+from ember.library.schema import parse_schema
 
 
 def signatures(T):
@@ -36,6 +37,8 @@ def test_schema_strings_match_torch(i):
     assert infer_schema(fe, mutates_args=mutates) == \
         torch.library.infer_schema(ft, mutates_args=mutates)
     assert infer_schema(fe, mutates_args=mutates, op_name="lib::f").startswith("lib::f(")
+    text = infer_schema(fe, mutates_args=mutates)
+    assert parse_schema(text).text == text  # the string reads back as the same schema
 
 
 def bad_signatures(T):
@@ -67,3 +70,40 @@ def test_kwarg_only_tensors_are_refused_as_in_torch():
 
     with pytest.raises(NotImplementedError, match="kwarg-only Tensor args"):
         ember.library.custom_op("emschema::f", f, mutates_args=())
+
+
+def test_custom_op_with_a_schema_string_and_define_impl():
+    def scale(x, a):
+        return x * a
+
+    op = ember.library.custom_op("emschema::scale", scale, mutates_args=(),
+                                 schema="(Tensor x, float a=2.0) -> Tensor")
+    assert op(ember.ones(2)).tolist() == [2.0, 2.0]
+    assert op.schema == "emschema::scale(Tensor x, float a=2.0) -> Tensor"
+    torch.library.define("emschema::twice", "(Tensor x) -> Tensor")
+    twice = ember.library.define("emschema::twice", "(Tensor x) -> Tensor")
+    with pytest.raises(ember.errors.OpError, match="no.* kernel registered for cpu"):
+        twice(ember.ones(2))
+    ember.library.impl("emschema::twice", "cpu", lambda x: x * 2)
+    assert ember.ops.emschema.twice(ember.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_a_schema_that_disagrees_with_mutates_args_is_refused_as_in_torch():
+    def f(x, out):
+        pass
+
+    schema = "(Tensor x, Tensor(a!) out) -> ()"
+    with pytest.raises(ValueError, match="The schema suggests that the op mutates"):
+        torch.library.custom_op("emschema::f", f, mutates_args=(), schema=schema)
+    with pytest.raises(ValueError, match="The schema suggests that the op mutates"):
+        ember.library.custom_op("emschema::f", f, mutates_args=(), schema=schema)
+    op = ember.library.custom_op("emschema::f", f, mutates_args=("out",), schema=schema)
+    assert op.schema == "emschema::f(Tensor x, Tensor(a1!) out) -> ()"
+
+
+@pytest.mark.parametrize("schema", ["Tensor x -> Tensor", "(Tensor x) -> SymInt",
+                                    "(Tensor?[] xs) -> Tensor",
+                                    "(Tensor x, float a=oops) -> Tensor"])
+def test_unreadable_schema_strings_are_refused(schema):
+    with pytest.raises(ValueError, match="schema"):
+        parse_schema(schema)

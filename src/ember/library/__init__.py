@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ember.library.custom_op import CustomOpDef, custom_op, lookup
+from ember.library.custom_op import CustomOpDef, custom_op, define, impl, lookup
 from ember.library.opcheck import OpCheckError, opcheck
 from ember.library.schema import infer_schema
 
-__all__ = ["CustomOpDef", "OpCheckError", "custom_op", "infer_schema", "opcheck",
-           "register_autograd", "register_fake", "register_kernel", "register_vmap"]
+__all__ = ["CustomOpDef", "OpCheckError", "custom_op", "define", "impl", "infer_schema",
+           "opcheck", "register_autograd", "register_fake", "register_kernel", "register_vmap"]
 
 
 def register_fake(op: str | CustomOpDef, func: Callable | None = None, /) -> Callable:

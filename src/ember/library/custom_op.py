@@ -14,7 +14,6 @@ ops write (version counter, views, transforms), PyTorch's functionalization.
 from __future__ import annotations
 
 import functools
-import inspect
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
@@ -35,6 +34,7 @@ from ember.library.schema import (
     Param,
     Schema,
     parse,
+    parse_schema,
 )
 from ember.ops.inplace import inplace
 from ember.ops.primitive import DISPATCH, PRIMITIVES, Primitive, TensorSpec, apply
@@ -108,24 +108,25 @@ class CustomOpDef:
     ``ember.ops.<namespace>.<name>``.
     """
 
-    def __init__(self, qualname: str, fn: Callable, schema: Schema,
+    def __init__(self, qualname: str, fn: Callable | None, schema: Schema,
                  device_types: Iterable[str] | str | None) -> None:
         namespace, _, name = qualname.partition("::")
         self.qualname, self._namespace, self._name = qualname, namespace, name
         self._init_fn = fn
         self._schema = schema
-        self._signature = inspect.signature(fn)
+        self._signature = schema.signature()
         self._kernels: dict[str | None, Callable] = {}
         self._fake: Callable | None = None
         self._backward: Callable | None = None
         self._setup_context: Callable | None = None
         self._vmap: Callable | None = None
-        for dev in _device_types(device_types):
-            self._kernels[dev] = fn
+        if fn is not None:
+            for dev in _device_types(device_types):
+                self._kernels[dev] = fn
+            functools.update_wrapper(self, fn)
         nret = 1 if schema.returns is None else schema.returns
         self._nret = nret
         self._prim = CustomOpPrimitive(self, nret + len(schema.mutated))
-        functools.update_wrapper(self, fn)
 
     def __repr__(self) -> str:
         return f"<CustomOpDef({self.qualname})>"
@@ -447,7 +448,8 @@ def _describe(x: Any) -> str:
 
 
 def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: str | Iterable[str],
-              device_types: str | Sequence[str] | None = None) -> Any:
+              device_types: str | Sequence[str] | None = None,
+              schema: str | None = None) -> Any:
     """Makes a Python function an Ember op (``torch.library.custom_op``).
 
     The function takes tensors and scalars (with type hints, from which the schema comes) and
@@ -462,6 +464,7 @@ def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: str | I
             ``"unknown"``; other tensor arguments are read-only inside it.
         device_types: the device types (``"cpu"``, ``"cuda"``) ``fn`` implements; all when
             None.
+        schema: PyTorch's schema string, used instead of the type hints (rarely needed).
 
     Example:
         >>> @ember.library.custom_op("mylib::numpy_sin", mutates_args=())
@@ -470,28 +473,65 @@ def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args: str | I
         >>> numpy_sin(ember.zeros(2))
         tensor([0., 0.])
     """
-    def define(func: Callable) -> CustomOpDef:
-        namespace, sep, op_name = name.partition("::")
-        if not sep or not namespace.isidentifier() or not op_name.isidentifier():
-            raise ValueError(f"custom_op: expected a name like 'mylib::my_op', got {name!r}")
-        if namespace in ("aten", "prim", "prims"):
-            raise ValueError(f"custom_op: the namespace {namespace!r} is reserved")
-        schema = parse(func, mutates_args)
-        if any(p.mutable and p.kind != TENSOR for p in schema.params):
-            raise NotImplementedError(f"custom_op {name}: Ember mutates only plain Tensor "
-                                      f"arguments, not optional or list ones: {schema.text}")
-        if schema.returns == 0 and not schema.mutated:
-            raise ValueError(f"custom_op {name}: it returns nothing and mutates nothing")
-        op = CustomOpDef(name, func, schema, device_types)
-        _attach(namespace, op_name, op)
-        OPS[name] = op
-        PRIMITIVES[name] = op._prim
-        from ember.library.batching import register_batching
+    def make(func: Callable) -> CustomOpDef:
+        if schema is None:
+            parsed = parse(func, mutates_args)
+        else:
+            parsed = parse_schema(schema)
+            declared = {p.name for p in parsed.params if p.kind != VALUE} \
+                if mutates_args == "unknown" else set(mutates_args)
+            if declared != set(parsed.mutated):
+                raise ValueError(f"Attempted to create a custom op with `mutates_args="
+                                 f"{mutates_args}` and `schema={schema}. The schema suggests "
+                                 f"that the op mutates {set(parsed.mutated)} which is "
+                                 "different from what was provided to us in `mutates_args`.")
+        return register(name, func, parsed, device_types)
 
-        register_batching(op)
-        return op
+    return make if fn is None else make(fn)
 
-    return define if fn is None else define(fn)
+
+def define(qualname: str, schema: str) -> CustomOpDef:
+    """Declares an op from PyTorch's schema string, with no implementation yet
+    (``torch.library.define``); :func:`impl` adds one.
+
+    Example:
+        >>> op = ember.library.define("mylib::twice", "(Tensor x) -> Tensor")
+        >>> _ = ember.library.impl("mylib::twice", "cpu", lambda x: x * 2)
+        >>> op(ember.ones(2))
+        tensor([2., 2.])
+    """
+    return register(qualname, None, parse_schema(schema), None)
+
+
+def impl(qualname: str | CustomOpDef, types: str | Sequence[str],
+         func: Callable | None = None, /) -> Callable:
+    """Registers ``func`` as the implementation of an op for device types (``"cpu"``,
+    ``"cuda"``), as ``torch.library.impl``; usable as a decorator."""
+    return lookup(qualname).register_kernel(types, func)
+
+
+def register(name: str, func: Callable | None, schema: Schema,
+             device_types: str | Sequence[str] | None) -> CustomOpDef:
+    """Makes the op ``name`` (replacing an earlier one of that name, as PyTorch does): its
+    primitive, batching rule and ``ember.ops`` attribute."""
+    namespace, sep, op_name = name.partition("::")
+    if not sep or not namespace.isidentifier() or not op_name.isidentifier():
+        raise ValueError(f"custom_op: expected a name like 'mylib::my_op', got {name!r}")
+    if namespace in ("aten", "prim", "prims"):
+        raise ValueError(f"custom_op: the namespace {namespace!r} is reserved")
+    if any(p.mutable and p.kind != TENSOR for p in schema.params):
+        raise NotImplementedError(f"custom_op {name}: Ember mutates only plain Tensor "
+                                  f"arguments, not optional or list ones: {schema.text}")
+    if schema.returns == 0 and not schema.mutated:
+        raise ValueError(f"custom_op {name}: it returns nothing and mutates nothing")
+    op = CustomOpDef(name, func, schema, device_types)
+    _attach(namespace, op_name, op)
+    OPS[name] = op
+    PRIMITIVES[name] = op._prim
+    from ember.library.batching import register_batching
+
+    register_batching(op)
+    return op
 
 
 class OpNamespace:
