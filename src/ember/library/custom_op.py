@@ -68,6 +68,7 @@ class CustomOpPrimitive(Primitive):
         self.op = op
         self.name = op.qualname
         self.nout = nout
+        self.backward_name = f"GeneratedBackwardFor_{op._namespace}_{op._name}_defaultBackward"
 
     def forward(self, xp: Any, *arrays: Any, args: tuple, counts: tuple) -> Any:
         return self.op._run_kernel(xp, arrays, (args, counts))
