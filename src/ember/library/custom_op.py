@@ -256,7 +256,7 @@ class CustomOpDef:
         positional arguments, ``keyword_only_inputs`` (only when the op has keyword-only
         parameters) the others."""
         args, kwargs = self.call_kwargs(values)
-        needs = tuple([t.requires_grad for t in a] if isinstance(a, list) and a and
+        needs = tuple([t.requires_grad for t in a] if isinstance(a, (list, tuple)) and a and
                       isinstance(a[0], Tensor) else isinstance(a, Tensor) and a.requires_grad
                       for a in args)  # (a list of flags for a tensor list, as PyTorch's)
         ctx = CustomOpCtx(self.qualname, needs, [(o.shape, o.dtype) for o in outs[:self._nret]])
