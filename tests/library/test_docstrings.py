@@ -9,7 +9,7 @@ import pytest
 import ember
 from tests.library.ops_for_tests import define_sin
 
-MODULES = ["ember.library", "ember.library.custom_op", "ember.library.schema",
+MODULES = ["ember.library", "ember.library.registry", "ember.library.schema",
            "ember.library.opcheck"]
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ember.library.custom_op import CustomOpDef, custom_op, define, impl, lookup
+from ember.library.custom_op import CustomOpDef
 from ember.library.opcheck import OpCheckError, opcheck
+from ember.library.registry import custom_op, define, impl, lookup
 from ember.library.schema import infer_schema
 
 __all__ = ["CustomOpDef", "OpCheckError", "custom_op", "define", "impl", "infer_schema",

@@ -10,7 +10,8 @@ from ember.autograd.grad_mode import no_grad
 from ember.autograd.gradcheck import gradcheck
 from ember.errors import EmberError
 from ember.func.vmap import vmap
-from ember.library.custom_op import CustomOpDef, lookup
+from ember.library.custom_op import CustomOpDef
+from ember.library.registry import lookup
 from ember.library.schema import TENSOR
 from ember.ops.join import stack
 from ember.ops.primitive import spec
