@@ -319,3 +319,21 @@ def test_a_compiled_graph_with_the_op_saves_and_loads(tmp_path):
     path = tmp_path / "pair.ejit"
     ember.jit.save(fast, path)
     close(ember.jit.load(path)(x, w), want)
+
+
+def test_redefining_an_op_retraces_compiled_functions_that_call_it():
+    def define(scale):
+        @ember.library.custom_op("emtest::scaled", mutates_args=())
+        def scaled(x: Tensor) -> Tensor:
+            return x * scale
+
+        scaled.register_fake(lambda x: ember.empty_like(x))
+
+    define(2.0)
+    fast = ember.jit.compile(lambda x: ember.ops.emtest.scaled(x) + 1)
+    for _ in range(2):  # the tracing call, then the generated code
+        close(fast(ember.ones(2)), torch.full((2,), 3.0))
+    define(10.0)  # (as a re-run notebook cell): the compiled graph holds the old op
+    close(fast(ember.ones(2)), torch.full((2,), 11.0))
+    assert "redefined" in ember.jit.explain()[-1]
+

@@ -10,7 +10,7 @@ from typing import Any
 from ember.library.batching import register_batching
 from ember.library.custom_op import CustomOpDef
 from ember.library.schema import TENSOR, VALUE, Schema, parse, parse_schema
-from ember.ops.primitive import PRIMITIVES
+from ember.ops.primitive import replace_primitive
 
 OPS: dict[str, CustomOpDef] = {}  # "namespace::name" -> its definition
 
@@ -95,7 +95,7 @@ def register(name: str, func: Callable | None, schema: Schema,
     op = CustomOpDef(name, func, schema, device_types)
     _attach(namespace, op_name, op)
     OPS[name] = op
-    PRIMITIVES[name] = op._prim
+    replace_primitive(op._prim)
     register_batching(op)
     return op
 
