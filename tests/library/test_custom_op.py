@@ -337,3 +337,10 @@ def test_redefining_an_op_retraces_compiled_functions_that_call_it():
     close(fast(ember.ones(2)), torch.full((2,), 11.0))
     assert "redefined" in ember.jit.explain()[-1]
 
+
+def test_backward_through_a_mutating_op_points_to_a_functional_op():
+    # (register_autograd refuses a mutating op, so it cannot be the hint)
+    x = ember.ones(3, requires_grad=True) * 1
+    add_e(x, ember.ones(3))
+    with pytest.raises(ember.GradError, match="emtest::numpy_add_ .*functional op"):
+        x.sum().backward()

@@ -371,10 +371,12 @@ class CustomOpDef:
 
     def _vjp(self, node: Node, grads: tuple) -> tuple:
         if self._backward is None:
+            hint = (f"{self._name} mutates {list(self._schema.mutated)}, and an op that mutates "
+                    "cannot have one (as in PyTorch): make a functional op (returning the new "
+                    "values) and register its autograd formula") if self._schema.mutated else \
+                (f"use {self._name}.register_autograd(backward, setup_context=...) to add one")
             raise GradError(f"Trying to backward through {self.qualname} but no autograd "
-                            "formula was registered. Hint: use "
-                            f"{self._name}.register_autograd(backward, setup_context=...) to "
-                            "add one")
+                            f"formula was registered. Hint: {hint}")
         ctx = _CTXS[node]
         if ctx.materialize_grads:
             from ember.ops.creation import zeros
