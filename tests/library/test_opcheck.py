@@ -93,3 +93,19 @@ def test_undeclared_mutation_fails_test_schema():
 def test_unknown_check_names_are_refused():
     with pytest.raises(ValueError, match="unknown test_utils entry 'test_aot'"):
         opcheck(sin_e, (ember.ones(2),), test_utils="test_aot")
+
+
+def test_an_op_that_draws_random_numbers_passes_as_in_torch():
+    # (torch's opcheck seeds the generator before each run it compares)
+    @ember.library.custom_op("emcheck::noisy", mutates_args=())
+    def noisy(x: Tensor) -> Tensor:
+        return x + ember.rand(*x.shape)
+
+    noisy.register_fake(lambda x: ember.empty_like(x))
+    ember.manual_seed(0)
+    before = ember.rand(2)
+    ember.manual_seed(0)
+    assert opcheck(noisy, (ember.randn(3),)) == dict.fromkeys(ALL, "SUCCESS")
+    ember.manual_seed(0)
+    ember.randn(3)
+    assert not bool((ember.rand(2) == before).all())  # (the stream outside goes on)

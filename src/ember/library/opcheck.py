@@ -15,6 +15,7 @@ from ember.library.registry import lookup
 from ember.library.schema import TENSOR
 from ember.ops.join import stack
 from ember.ops.primitive import spec
+from ember.random import fork_rng, manual_seed
 from ember.tensor import Tensor
 
 DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor",
@@ -36,7 +37,8 @@ def opcheck(op: str | CustomOpDef, args: tuple, kwargs: dict | None = None, *,
     registered backward; a float64 ``gradcheck`` of it), ``test_faketensor`` (the fake rule
     gives the implementation's output shapes and dtypes), ``test_vmap`` (``vmap`` over two
     samples equals the op applied to each) and ``test_jit`` (the ``ember.jit.compile``d op
-    equals eager). Each runs on clones of ``args``.
+    equals eager). Each runs on clones of ``args``, and the runs it compares start from one
+    seed (an op drawing from Ember's generator passes; the stream outside is left as it was).
 
     Returns:
         ``{check: "SUCCESS"}``, or the :class:`OpCheckError` of a failed check when
@@ -66,6 +68,16 @@ def opcheck(op: str | CustomOpDef, args: tuple, kwargs: dict | None = None, *,
                 raise error from exc
             results[name] = error
     return results
+
+
+def _seeded(fn: Callable) -> Callable:
+    """``fn`` run from one fixed seed, the generator's state outside left as it was: an op that
+    draws random numbers gives the same values in each run compared (as in PyTorch)."""
+    def run(*args: Any) -> Any:
+        with fork_rng():
+            manual_seed(42)
+            return fn(*args)
+    return run
 
 
 def _clone(x: Any) -> Any:
@@ -129,7 +141,7 @@ def _check_autograd(op: CustomOpDef, args: tuple, kwargs: dict, tol: dict) -> No
         out = op(**{**values, **dict(zip(names, ts))})
         return out
 
-    gradcheck(call, tuple(leaves), atol=1e-5, rtol=1e-3)
+    gradcheck(_seeded(call), tuple(leaves), atol=1e-5, rtol=1e-3)
 
 
 def _check_fake(op: CustomOpDef, args: tuple, kwargs: dict, tol: dict) -> None:
@@ -165,9 +177,9 @@ def _check_vmap(op: CustomOpDef, args: tuple, kwargs: dict, tol: dict) -> None:
     second = [t * 0.5 + 0.25 if t.dtype.is_floating_point else t for t in tensors]
     with no_grad():
         batch = [stack([a.detach(), b.detach()]) for a, b in zip(tensors, second)]
-        got = vmap(call)(*batch)
-        want = [stack(list(pair)) for pair in zip(call(*[t.clone() for t in tensors]),
-                                                  call(*[t.clone() for t in second]))]
+        got = _seeded(vmap(call))(*batch)
+        want = [stack(list(pair)) for pair in zip(*_seeded(lambda: (
+            call(*[t.clone() for t in tensors]), call(*[t.clone() for t in second])))())]
     for i, (g, w) in enumerate(zip(got, want)):
         _close(f"{op.qualname}: output {i} under vmap", g, w, tol)
 
@@ -178,9 +190,9 @@ def _check_jit(op: CustomOpDef, args: tuple, kwargs: dict, tol: dict) -> None:
     args, kwargs = _cloned(args, kwargs)
     tensors, call = _tensor_call(op, args, kwargs)
     tensors = [t.detach() for t in tensors]
-    compiled = jit_compile(call)
+    compiled = _seeded(jit_compile(call))
     with no_grad():
-        want = call(*[t.clone() for t in tensors])
+        want = _seeded(call)(*[t.clone() for t in tensors])
         for attempt in ("traced", "compiled"):
             got = compiled(*[t.clone() for t in tensors])
             for i, (g, w) in enumerate(zip(got, want)):
