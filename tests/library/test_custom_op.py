@@ -344,3 +344,20 @@ def test_backward_through_a_mutating_op_points_to_a_functional_op():
     add_e(x, ember.ones(3))
     with pytest.raises(ember.GradError, match="emtest::numpy_add_ .*functional op"):
         x.sum().backward()
+
+
+def test_register_vmap_rule_sees_the_randomness_vmap_was_given():
+    @ember.library.custom_op("emtest::jitter", mutates_args=())
+    def jitter(x: Tensor) -> Tensor:
+        return x + ember.rand(*x.shape)
+
+    seen = []
+
+    @jitter.register_vmap
+    def _(info, in_dims, x):
+        seen.append(info.randomness)
+        return jitter(x), in_dims[0]
+
+    for randomness in ("error", "different", "same"):
+        vmap(jitter, randomness=randomness)(ember.zeros(2, 3))
+    assert seen == ["error", "different", "same"]

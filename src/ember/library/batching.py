@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.errors import OpError
-from ember.func.batching import RULES, batched, move
+from ember.func.batching import ALWAYS, RULES, batched, move
 from ember.func.vmap import VmapInfo
 from ember.library.custom_op import CustomOpDef
 from ember.library.schema import VALUE
@@ -15,14 +15,20 @@ from ember.tensor import Tensor
 
 
 def register_batching(op: CustomOpDef) -> None:
-    """Registers ``op``'s batching rule in ``ember.func.batching``'s table."""
-    def rule(b: int, xs: tuple, bs: tuple, *, args: tuple, counts: tuple) -> Any:
+    """Registers ``op``'s batching rule in ``ember.func.batching``'s table (one that always
+    runs, so that a user's rule gets vmap's ``randomness``)."""
+    def rule(b: int, xs: tuple, bs: tuple, *, randomness: str, args: tuple,
+             counts: tuple) -> tuple[Any, bool]:
         layout = (args, counts)
-        outs = _by_user_rule(op, b, xs, bs, layout) if op._vmap is not None else \
+        if not any(bs):  # (nothing batched: the op itself, as PyTorch)
+            outs = op.apply(list(xs), layout)
+            return (outs[0] if len(outs) == 1 else outs), False
+        outs = _by_user_rule(op, b, xs, bs, layout, randomness) if op._vmap is not None else \
             _per_sample(op, b, xs, bs, layout)
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        return (outs[0] if len(outs) == 1 else tuple(outs)), True
 
     RULES[op.qualname] = rule
+    ALWAYS.add(op.qualname)
 
 
 def _per_sample(op: CustomOpDef, b: int, xs: tuple, bs: tuple, layout: tuple) -> list:
@@ -31,7 +37,8 @@ def _per_sample(op: CustomOpDef, b: int, xs: tuple, bs: tuple, layout: tuple) ->
     return [stack([s[k] for s in samples]) for k in range(op._prim.nout)]
 
 
-def _by_user_rule(op: CustomOpDef, b: int, xs: tuple, bs: tuple, layout: tuple) -> list:
+def _by_user_rule(op: CustomOpDef, b: int, xs: tuple, bs: tuple, layout: tuple,
+                  randomness: str) -> list:
     values = op.join(xs, layout)
     dims = op.join([0 if is_b else None for is_b in bs], layout)
     for p in op._schema.params:  # non-tensor arguments have no batch dim
@@ -39,7 +46,7 @@ def _by_user_rule(op: CustomOpDef, b: int, xs: tuple, bs: tuple, layout: tuple) 
             dims[p.name] = None
     pos, kw = op.call_kwargs(values)
     in_dims = tuple(dims[p.name] for p in op._schema.params if not p.kwarg_only)
-    result = op._vmap(VmapInfo(b, "error"), in_dims, *pos, **kw)
+    result = op._vmap(VmapInfo(b, randomness), in_dims, *pos, **kw)
     if not isinstance(result, tuple) or len(result) != 2:
         raise OpError(f"{op.qualname}: the vmap rule must return (output, out_dims), got "
                       f"{type(result).__name__}")
