@@ -361,3 +361,23 @@ def test_register_vmap_rule_sees_the_randomness_vmap_was_given():
     for randomness in ("error", "different", "same"):
         vmap(jitter, randomness=randomness)(ember.zeros(2, 3))
     assert seen == ["error", "different", "same"]
+
+
+def test_numbers_reach_the_kernel_as_the_declared_python_type_as_in_torch():
+    def define(lib, libmod):
+        seen = []
+
+        @libmod.custom_op(f"emtest::fill_{lib.__name__}", mutates_args=())
+        def fill(x: lib.Tensor, a: float, n: int, flag: bool, sizes: list[float]) -> lib.Tensor:
+            seen.append((a, n, flag, sizes))
+            return lib.full(x.shape, a)  # (an int a would make an integer tensor)
+
+        return fill, seen
+
+    (fill_e, seen_e), (fill_t, seen_t) = define(ember, ember.library), define(torch, torch.library)
+    args = (3, np.int64(2), np.bool_(True), [1, np.float32(0.5)])
+    out_e, out_t = fill_e(ember.ones(2), *args), fill_t(torch.ones(2), *args)
+    assert out_e.dtype == ember.float32 and out_t.dtype == torch.float32
+    assert seen_e == seen_t == [(3.0, 2, True, [1.0, 0.5])]
+    assert [list(map(type, s[:3])) + [type(s[3][0])] for s in seen_e + seen_t] == \
+        [[float, int, bool, float]] * 2

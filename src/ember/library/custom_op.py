@@ -14,6 +14,7 @@ ops write (version counter, views, transforms), PyTorch's functionalization.
 from __future__ import annotations
 
 import functools
+import numbers
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import contextmanager
@@ -40,8 +41,10 @@ from ember.tensor import Tensor, _wrap
 
 _CTXS: weakref.WeakKeyDictionary[Node, CustomOpCtx] = weakref.WeakKeyDictionary()
 _DEVICE_TYPES = ("cpu", "cuda")
-_VALUE_TYPES = {"SymInt": int, "float": (int, float), "bool": bool, "str": str,
-                "Scalar": (int, float, bool)}
+# a schema type: (the values it takes, the Python type the kernel gets them as: PyTorch's)
+_VALUE_TYPES = {"SymInt": (numbers.Integral, int), "float": (numbers.Real, float),
+                "bool": ((bool, np.bool_), bool), "str": (str, str),
+                "Scalar": ((int, float, bool), None)}
 
 
 class CustomOpCtx(FunctionCtx):
@@ -186,7 +189,7 @@ class CustomOpDef:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         values = self.bind(args, kwargs)
         inputs, layout = self.split(values)
-        outs = self.apply(inputs, layout, values)
+        outs = self.apply(inputs, layout)
         results = outs[:self._nret]
         for name, new in zip(self._schema.mutated, outs[self._nret:]):
             inplace(values[name], self.qualname, lambda old, new=new: new)
@@ -221,23 +224,29 @@ class CustomOpDef:
             elif p.kind == VALUE and not (v is None and (p.type.endswith("?") or
                                                         p.default is None)):
                 if p.type.endswith(("[]", "[]?")):
-                    v = tuple(self._checked(p, e, _VALUE_TYPES[p.type.split("[")[0]])
-                              for e in self._checked(p, v, (list, tuple)))
+                    v = tuple(self._number(p, e) for e in self._checked(p, v, (list, tuple)))
                 else:
-                    self._checked(p, v, _VALUE_TYPES[p.type.rstrip("?")])
+                    v = self._number(p, v)
             args.append(v)
             counts.append(n)
         return inputs, (tuple(args), tuple(counts))
 
+    def _number(self, p: Param, v: Any) -> Any:
+        """A non-tensor argument as the Python type its schema type says (a NumPy integer
+        for ``SymInt``, an int for ``float``: converted, as PyTorch converts them)."""
+        accepted, python = _VALUE_TYPES[p.type.split("[")[0].rstrip("?")]
+        self._checked(p, v, accepted)
+        return v if python is None else python(v)
+
     def _checked(self, p: Param, v: Any, types: Any) -> Any:
-        if not isinstance(v, types) or (isinstance(v, bool) and bool not in _as_tuple(types)):
+        if not isinstance(v, types) or (isinstance(v, (bool, np.bool_)) and
+                                        bool not in _as_tuple(types)):
             raise OpError(f"{self.qualname}() Expected a value of type '{p.type}' for argument "
                           f"'{p.name}' but instead found type '{type(v).__name__}'. "
                           f"Declaration: {self.schema}")
         return v
 
-    def apply(self, inputs: Sequence[Tensor], layout: tuple,
-              values: dict[str, Any] | None = None) -> tuple:
+    def apply(self, inputs: Sequence[Tensor], layout: tuple) -> tuple:
         """Applies the primitive; when it was recorded for backward, runs ``setup_context``
         on the node's ctx. Returns every output (the results, then the mutated values)."""
         out = apply(self._prim, *inputs, args=layout[0], counts=layout[1])
@@ -245,7 +254,7 @@ class CustomOpDef:
         node = next((o._node for o in outs[:self._nret]
                      if o._node is not None and o._node.prim is self._prim), None)
         if node is not None:
-            self._setup(node, outs, self.join(inputs, layout) if values is None else values)
+            self._setup(node, outs, self.join(inputs, layout))
         return outs
 
     def _setup(self, node: Node, outs: tuple, values: dict[str, Any]) -> None:
