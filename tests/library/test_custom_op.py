@@ -381,3 +381,37 @@ def test_numbers_reach_the_kernel_as_the_declared_python_type_as_in_torch():
     assert seen_e == seen_t == [(3.0, 2, True, [1.0, 0.5])]
     assert [list(map(type, s[:3])) + [type(s[3][0])] for s in seen_e + seen_t] == \
         [[float, int, bool, float]] * 2
+
+
+def test_a_gradient_for_a_non_tensor_argument_is_refused_as_in_torch():
+    def define(lib, libmod):
+        @libmod.custom_op("emtest::scale_by", mutates_args=())
+        def scale_by(k: float, x: lib.Tensor) -> lib.Tensor:
+            return x * k
+
+        scale_by.register_autograd(lambda ctx, g: (g * 2, None))  # (the order mixed up)
+        return scale_by
+
+    with pytest.raises(RuntimeError, match="returned a gradient different than None at "
+                       "position 1"):
+        define(torch, torch.library)(2.0, torch.ones(2, requires_grad=True)).sum().backward()
+    with pytest.raises(ember.GradError, match="emtest::scale_by: the backward returned a "
+                       "gradient for 'k', which is not a tensor"):
+        define(ember, ember.library)(2.0, ember.ones(2, requires_grad=True)).sum().backward()
+
+
+def test_a_tensor_list_gradient_of_the_wrong_length_is_refused():
+    @ember.library.custom_op("emtest::list_sum", mutates_args=())
+    def list_sum(xs: list[Tensor]) -> Tensor:
+        return sum(xs[1:], xs[0].clone())
+
+    list_sum.register_autograd(lambda ctx, g: [g] * ctx.n,
+                               setup_context=lambda ctx, inputs, output: setattr(
+                                   ctx, "n", len(inputs[0])))
+    (x,) = leaves(X)
+    list_sum([x]).sum().backward()  # (a list is the gradient of a list, as in torch)
+    close(x.grad, torch.ones(2, 3))
+    list_sum.register_autograd(lambda ctx, g: [g])  # (one gradient for two tensors)
+    with pytest.raises(ember.GradError, match="emtest::list_sum: the backward returned a "
+                       "list of 1 gradients for 'xs', a list of 2 tensors"):
+        list_sum(leaves(X, W)).sum().backward()

@@ -394,7 +394,7 @@ class CustomOpDef:
                           for g, (shape, dtype) in zip(grads, ctx.out_specs))
         result = self._backward(ctx, *grads[:self._nret])
         params = [p for p in self._schema.params if not p.kwarg_only]
-        if not isinstance(result, (tuple, list)) or (len(params) == 1 and len(result) != 1):
+        if not isinstance(result, tuple):  # (a list is one gradient: a tensor list's, as torch)
             result = (result,)
         if len(result) != len(params):
             raise GradError(f"{self.qualname}: the backward returned {len(result)} gradients, "
@@ -403,9 +403,19 @@ class CustomOpDef:
         flat = []
         for p, n, g in zip(params, node.params["counts"], result):
             if p.kind == TENSOR_LIST:
+                if g is not None and (not isinstance(g, (list, tuple)) or len(g) != n):
+                    raise GradError(f"{self.qualname}: the backward returned {_describe(g)} "
+                                    f"gradients for {p.name!r}, a list of {n} tensors. Hint: "
+                                    "return a list with one gradient (or None) per tensor")
                 flat.extend(g if g is not None else [None] * n)
             elif n:
                 flat.append(g)
+            elif g is not None:
+                raise GradError(f"{self.qualname}: the backward returned a gradient for "
+                                f"{p.name!r}, which is not a tensor in this call ({p.type}); "
+                                "its gradient must be None, as in PyTorch. Hint: return one "
+                                "gradient per positional argument, in order: "
+                                f"{[q.name for q in params]}")
         return tuple(flat)
 
 
