@@ -6,7 +6,7 @@ import pytest
 import ember
 from ember import Tensor
 from ember.library import OpCheckError, opcheck
-from tests.library.ops_for_tests import define_add_, define_pair, define_sin
+from tests.library.ops_for_tests import define_add_, define_pair, define_sin, define_weighted_sum
 
 sin_e = define_sin(ember, ember.library, "emcheck")
 pair_e = define_pair(ember, ember.library, "emcheck")
@@ -109,3 +109,15 @@ def test_an_op_that_draws_random_numbers_passes_as_in_torch():
     ember.manual_seed(0)
     ember.randn(3)
     assert not bool((ember.rand(2) == before).all())  # (the stream outside goes on)
+
+
+def test_tensor_list_inputs_are_checked_and_integer_inputs_skip_gradcheck():
+    wsum = define_weighted_sum(ember, ember.library, "emcheck")
+    wsum.register_fake(lambda xs, weights=None: ember.empty_like(xs[0]))
+    xs = [ember.randn(3, dtype=ember.float64, requires_grad=True) for _ in range(2)]
+    assert opcheck(wsum, (xs, [2.0, -1.0])) == dict.fromkeys(ALL, "SUCCESS")
+    wsum.register_autograd(lambda ctx, g: ([g, g], None))  # (the weights forgotten)
+    with pytest.raises(OpCheckError, match="test_autograd_registration failed"):
+        opcheck(wsum, (xs, [2.0, -1.0]), test_utils="test_autograd_registration")
+    assert opcheck(sin_e, (ember.arange(3),), test_utils="test_autograd_registration") == \
+        {"test_autograd_registration": "SUCCESS"}  # (nothing differentiable to check)

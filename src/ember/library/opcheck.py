@@ -125,23 +125,42 @@ def _check_schema(op: CustomOpDef, args: tuple, kwargs: dict, tol: dict) -> None
                                  "mutates_args")
 
 
+def _slots(values: dict[str, Any]) -> dict[tuple, Tensor]:
+    """The tensors among the arguments by place: ``(name, None)`` for a tensor argument,
+    ``(name, i)`` for the ``i``-th of a tensor list."""
+    return {(name, i): t for name, v in values.items()
+            for i, t in (enumerate(v) if isinstance(v, (list, tuple)) else [(None, v)])
+            if isinstance(t, Tensor)}
+
+
+def _replaced(values: dict[str, Any], places: list[tuple], tensors: tuple) -> dict[str, Any]:
+    """``values`` with ``tensors`` in the ``places`` of :func:`_slots`."""
+    given = {name: list(v) if isinstance(v, (list, tuple)) else v for name, v in values.items()}
+    for (name, i), t in zip(places, tensors):
+        if i is None:
+            given[name] = t
+        else:
+            given[name][i] = t
+    return given
+
+
 def _check_autograd(op: CustomOpDef, args: tuple, kwargs: dict, tol: dict) -> None:
     values = op.bind(args, kwargs)
-    needing = [n for n, v in values.items() if isinstance(v, Tensor) and v.requires_grad]
+    tensors = _slots(values)
+    needing = [place for place, t in tensors.items() if t.requires_grad]
     if op._backward is None:
         if needing:
-            raise AssertionError(f"{op.qualname}: inputs {needing} require grad but no "
-                                 "autograd formula is registered (register_autograd)")
+            fix = "a mutating op cannot have one, so pass inputs that do not require grad" \
+                if op._schema.mutated else "register_autograd"
+            raise AssertionError(f"{op.qualname}: inputs {[n for n, _ in needing]} require "
+                                 f"grad but no autograd formula is registered ({fix})")
         return
-    names = needing or [n for n, v in values.items()
-                        if isinstance(v, Tensor) and v.dtype.is_floating_point]
-    leaves = [values[n].detach().double().requires_grad_() for n in names]
-
-    def call(*ts: Tensor) -> Any:
-        out = op(**{**values, **dict(zip(names, ts))})
-        return out
-
-    gradcheck(_seeded(call), tuple(leaves), atol=1e-5, rtol=1e-3)
+    checked = needing or [w for w, t in tensors.items() if t.dtype.is_floating_point]
+    if not checked:  # (no floating-point input: nothing differentiable)
+        return
+    leaves = tuple(tensors[w].detach().double().requires_grad_() for w in checked)
+    gradcheck(_seeded(lambda *ts: op(**_replaced(values, checked, ts))), leaves, atol=1e-5,
+              rtol=1e-3)
 
 
 def _check_fake(op: CustomOpDef, args: tuple, kwargs: dict, tol: dict) -> None:
@@ -158,17 +177,18 @@ def _check_fake(op: CustomOpDef, args: tuple, kwargs: dict, tol: dict) -> None:
 
 
 def _tensor_call(op: CustomOpDef, args: tuple, kwargs: dict) -> tuple[list, Callable]:
-    """The op's plain tensor arguments, and a function of them returning the outputs and the
-    mutated arguments."""
+    """The op's tensor arguments (those in lists too), and a function of them returning the
+    outputs and the mutated arguments."""
     values = op.bind(args, kwargs)
-    names = [p.name for p in op._schema.params if p.kind == TENSOR]
+    tensors = _slots(values)
+    places = list(tensors)
 
     def call(*ts: Tensor) -> tuple:
-        given = {**values, **dict(zip(names, ts))}
+        given = _replaced(values, places, ts)
         out = _outputs(op, op(**given))
         return out + tuple(given[n] for n in op._schema.mutated)
 
-    return [values[n] for n in names], call
+    return list(tensors.values()), call
 
 
 def _check_vmap(op: CustomOpDef, args: tuple, kwargs: dict, tol: dict) -> None:
