@@ -415,3 +415,21 @@ def test_a_tensor_list_gradient_of_the_wrong_length_is_refused():
     with pytest.raises(ember.GradError, match="emtest::list_sum: the backward returned a "
                        "list of 1 gradients for 'xs', a list of 2 tensors"):
         list_sum(leaves(X, W)).sum().backward()
+
+
+def test_an_unbatched_call_under_vmap_sets_up_its_context_once():
+    calls = []
+
+    @ember.library.custom_op("emtest::square", mutates_args=())
+    def square(x: Tensor) -> Tensor:
+        return x * x
+
+    def setup_context(ctx, inputs, output):
+        calls.append(1)
+        ctx.save_for_backward(inputs[0])
+
+    square.register_autograd(lambda ctx, g: 2 * g * ctx.saved_tensors[0],
+                             setup_context=setup_context)
+    w = ember.tensor([1.5, 2.0], requires_grad=True)
+    vmap(lambda x: x + square(w))(ember.zeros(3, 2)).sum().backward()
+    assert len(calls) == 1 and w.grad.tolist() == [9.0, 12.0]

@@ -11,6 +11,7 @@ from ember.func.vmap import VmapInfo
 from ember.library.custom_op import CustomOpDef
 from ember.library.schema import VALUE
 from ember.ops.join import stack
+from ember.ops.primitive import apply
 from ember.tensor import Tensor
 
 
@@ -20,9 +21,8 @@ def register_batching(op: CustomOpDef) -> None:
     def rule(b: int, xs: tuple, bs: tuple, *, randomness: str, args: tuple,
              counts: tuple) -> tuple[Any, bool]:
         layout = (args, counts)
-        if not any(bs):  # (nothing batched: the op itself, as PyTorch)
-            outs = op.apply(list(xs), layout)
-            return (outs[0] if len(outs) == 1 else outs), False
+        if not any(bs):  # (nothing batched: the primitive itself, as PyTorch; the op's
+            return apply(op._prim, *xs, args=args, counts=counts), False  # call sets up ctx)
         outs = _by_user_rule(op, b, xs, bs, layout, randomness) if op._vmap is not None else \
             _per_sample(op, b, xs, bs, layout)
         return (outs[0] if len(outs) == 1 else tuple(outs)), True
