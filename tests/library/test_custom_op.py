@@ -433,3 +433,14 @@ def test_an_unbatched_call_under_vmap_sets_up_its_context_once():
     w = ember.tensor([1.5, 2.0], requires_grad=True)
     vmap(lambda x: x + square(w))(ember.zeros(3, 2)).sum().backward()
     assert len(calls) == 1 and w.grad.tolist() == [9.0, 12.0]
+
+
+def test_an_op_that_returns_nothing_needs_no_fake_rule_as_in_torch():
+    @ember.library.custom_op("emtest::ema_", mutates_args=("stat",))
+    def ema_(stat: Tensor, x: Tensor, m: float) -> None:
+        stat.mul_(1 - m).add_(m * x.mean(0))
+
+    stat, x = ember.zeros(3), ember.tensor(X)
+    ember.jit.compile(lambda s, x: ema_(s, x, 0.5))(stat, x)
+    close(stat, torch.tensor(X).mean(0) * 0.5)
+    assert ember.library.opcheck(ema_, (ember.zeros(3), x, 0.5))["test_faketensor"] == "SUCCESS"

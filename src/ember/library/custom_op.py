@@ -358,6 +358,9 @@ class CustomOpDef:
         return outs
 
     def _infer(self, specs: tuple[TensorSpec, ...], layout: tuple) -> Any:
+        mutated = [specs[i] for i in sorted(self._mutated_positions(layout))]
+        if self._fake is None and self._schema.returns == 0:  # (only mutates: as PyTorch,
+            return mutated[0] if len(mutated) == 1 else tuple(mutated)  # no fake rule needed)
         if self._fake is None:
             raise OpError(f"{self.qualname}: there is no fake impl registered, so its output "
                           "shapes are unknown without running it (ember.jit and opcheck need "
@@ -375,7 +378,7 @@ class CustomOpDef:
                           f"{exc}") from exc
         result = [TensorSpec(tuple(o.shape), o.dtype)
                   for o in self._check_outputs(out, "fake impl", None)]
-        result += [specs[i] for i in sorted(self._mutated_positions(layout))]
+        result += mutated
         return result[0] if len(result) == 1 else tuple(result)
 
     def _vjp(self, node: Node, grads: tuple) -> tuple:
