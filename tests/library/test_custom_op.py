@@ -444,3 +444,18 @@ def test_an_op_that_returns_nothing_needs_no_fake_rule_as_in_torch():
     ember.jit.compile(lambda s, x: ema_(s, x, 0.5))(stat, x)
     close(stat, torch.tensor(X).mean(0) * 0.5)
     assert ember.library.opcheck(ema_, (ember.zeros(3), x, 0.5))["test_faketensor"] == "SUCCESS"
+
+
+def test_returning_a_mutated_input_is_refused_as_in_torch():
+    def define(lib, libmod):
+        @libmod.custom_op("emtest::bump_", mutates_args=("x",))
+        def bump_(x: lib.Tensor) -> lib.Tensor:
+            x.add_(1)
+            return x  # (an alias of x: its writes would not reach x)
+
+        return bump_
+
+    with pytest.raises(RuntimeError, match="alias"):
+        define(torch, torch.library)(torch.zeros(2))
+    with pytest.raises(ember.errors.OpError, match="emtest::bump_.*shares memory.*clone"):
+        define(ember, ember.library)(ember.zeros(2))

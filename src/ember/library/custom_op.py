@@ -312,9 +312,9 @@ class CustomOpDef:
         except Exception as exc:
             raise _kernel_error(self.qualname, exc) from exc
         outs = self._check_outputs(out, "implementation", dev)
-        for o in outs:
-            if any(np.shares_memory(o._data, a) if xp is np else xp.may_share_memory(o._data, a)
-                   for a in arrays):
+        for o in outs:  # (the inputs as the kernel saw them: mutated ones are copies)
+            if any(np.shares_memory(o._data, t._data) if xp is np else
+                   xp.may_share_memory(o._data, t._data) for t in tensors):
                 raise OpError(f"{self.qualname}: the implementation returned a tensor that "
                               "shares memory with an input; custom ops may not alias their "
                               "inputs (as in PyTorch). Hint: return x.clone()")
