@@ -459,3 +459,19 @@ def test_returning_a_mutated_input_is_refused_as_in_torch():
         define(torch, torch.library)(torch.zeros(2))
     with pytest.raises(ember.errors.OpError, match="emtest::bump_.*shares memory.*clone"):
         define(ember, ember.library)(ember.zeros(2))
+
+
+def test_outputs_that_share_memory_are_refused_as_in_torch():
+    def define(lib, libmod):
+        @libmod.custom_op("emtest::with_head", mutates_args=())
+        def with_head(x: lib.Tensor) -> tuple[lib.Tensor, lib.Tensor]:
+            y = x * 2
+            return y, y[:1]  # (a view of the other output)
+
+        return with_head
+
+    with pytest.raises(RuntimeError, match="alias"):
+        define(torch, torch.library)(torch.ones(2))
+    with pytest.raises(ember.errors.OpError, match="emtest::with_head.*outputs may not alias "
+                       "each other"):
+        define(ember, ember.library)(ember.ones(2))

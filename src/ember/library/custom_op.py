@@ -313,15 +313,15 @@ class CustomOpDef:
             raise _kernel_error(self.qualname, exc) from exc
         outs = self._check_outputs(out, "implementation", dev)
         for o in outs:  # (the inputs as the kernel saw them: mutated ones are copies)
-            if any(np.shares_memory(o._data, t._data) if xp is np else
-                   xp.may_share_memory(o._data, t._data) for t in tensors):
+            if any(_shares(xp, o._data, t._data) for t in tensors):
                 raise OpError(f"{self.qualname}: the implementation returned a tensor that "
                               "shares memory with an input; custom ops may not alias their "
                               "inputs (as in PyTorch). Hint: return x.clone()")
         for i, o in enumerate(outs):
-            if any(o._data is p._data for p in outs[:i]):
-                raise OpError(f"{self.qualname}: the implementation returned one tensor "
-                              "twice; outputs may not alias each other. Hint: clone one")
+            if any(_shares(xp, o._data, p._data) for p in outs[:i]):
+                raise OpError(f"{self.qualname}: the implementation returned output {i} "
+                              "sharing memory with an earlier one; outputs may not alias each "
+                              "other (as in PyTorch). Hint: clone one")
         arrs = [o._data for o in outs] + [tensors[i]._data for i in sorted(mutated)]
         return arrs[0] if len(arrs) == 1 else tuple(arrs)
 
@@ -433,6 +433,10 @@ def _kernel_error(qualname: str, exc: Exception) -> Exception:
         return type(exc)(message) if isinstance(exc, EmberError) else OpError(message)
     except TypeError:  # (an error class that takes other arguments)
         return OpError(message)
+
+
+def _shares(xp: Any, a: Any, b: Any) -> bool:
+    return bool(np.shares_memory(a, b) if xp is np else xp.may_share_memory(a, b))
 
 
 def _as_tuple(types: Any) -> tuple:
