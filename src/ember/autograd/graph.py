@@ -167,7 +167,11 @@ class Node(_Hookable):
         raise AttributeError(f"'Node' object has no attribute {attr!r}")
 
     def name(self) -> str:
-        """PyTorch-style name, e.g. ``MulBackward``."""
+        """PyTorch-style name, e.g. ``MulBackward`` (a primitive may name itself with a
+        ``backward_name``, as custom ops do)."""
+        given = getattr(self.prim, "backward_name", None)
+        if given is not None:
+            return given
         name = self.prim.name
         return "".join(part[:1].upper() + part[1:] for part in name.split("_")) + "Backward"
 

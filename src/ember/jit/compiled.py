@@ -7,8 +7,9 @@ non-tensor arguments; grad mode; the default dtype and device; the ``training`` 
 module the function reaches; whether each parameter's and argument's ``.grad`` is set (unless
 its first graph showed it touches no ``.grad``); what its global and closure names and its
 default arguments hold, and which modules, hooks and tensors (of which shapes) it reaches
-(:meth:`~ember.jit.discover.Reach.layout`). On a new key the function is traced again and the
-reason is logged (logger ``ember.jit``) and kept for :func:`explain`.
+(:meth:`~ember.jit.discover.Reach.layout`); how many primitives were replaced (a custom op
+defined again). On a new key the function is traced again and the reason is logged (logger
+``ember.jit``) and kept for :func:`explain`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from ember.jit.rollback import Rollback
 from ember.jit.trace import TraceError, Tracer
 from ember.ops.attention_backends import allowed_backends
 from ember.ops.overrides import TENSOR_LIKE
-from ember.ops.primitive import DISPATCH
+from ember.ops.primitive import DISPATCH, REPLACED
 from ember.tensor import Tensor, _wrap
 
 log = logging.getLogger("ember.jit")
@@ -197,7 +198,8 @@ class CompiledFunction:
             for i in self.static_argnums if i < len(args))
         return tensors, (spec, tuple(parts), statics, GRAD.enabled,
                          self.reach.guard(self.watch_grads), self.reach.index,
-                         (get_default_dtype(), get_default_device(), allowed_backends()))
+                         (get_default_dtype(), get_default_device(), allowed_backends(),
+                          REPLACED.value))
 
     def _look(self, args: tuple, kwargs: dict, leaves: list, again: bool = False) -> None:
         """Makes ``self.reach`` what the function reaches with these arguments (found again

@@ -14,8 +14,8 @@ def differences(old: tuple, new: tuple, found: Reach, names: list[str],
     """What differs between two cache keys of a compiled function, one phrase each (such as
     ``argument x: shape (32, 784) -> (16, 784)``). A key is (argument structure, one entry per
     argument leaf, static arguments, grad mode, :meth:`Reach.guard`, layout index, (default
-    dtype, default device, ``sdpa_kernel``'s setting)); ``names`` names the leaves,
-    ``found`` is what the function reaches now, ``layouts`` the two keys'
+    dtype, default device, ``sdpa_kernel``'s setting, primitives replaced)); ``names`` names
+    the leaves, ``found`` is what the function reaches now, ``layouts`` the two keys'
     :meth:`Reach.layout`."""
     out = []
     if old[0] != new[0]:
@@ -36,6 +36,8 @@ def differences(old: tuple, new: tuple, found: Reach, names: list[str],
         out.append(f"scaled_dot_product_attention backends {[x.name for x in a]}"
                    f"{' in order' * a_ordered} -> {[x.name for x in b]}"
                    f"{' in order' * b_ordered} (sdpa_kernel)")
+    if old[6][3] != new[6][3]:
+        out.append("a custom op was redefined (ember.library)")
     if old[5] != new[5]:  # (another layout: its guard is another list; what a new argument
         told = {c.split(":")[0].removeprefix("argument ") for c in out}  # holds: not again)
         return out + [m for m in _moves(*layouts) if m.split(":")[0].split(".")[0] not in told]

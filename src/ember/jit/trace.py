@@ -508,9 +508,10 @@ def _check_infer(prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var
     specs = specs if prim.nout > 1 else (specs,)
     for i, (sp, var) in enumerate(zip(specs, out_vars)):
         if tuple(sp.shape) != var.shape or sp.dtype is not var.dtype:
+            blame = getattr(prim, "infer_mismatch", "a bug in this primitive's rules; please "
+                            "report it")
             raise OpError(f"{prim.name}: the infer rule gives output {i} as {sp}, the kernel "
-                          f"made {var.shape} {var.dtype.name}: a bug in this primitive's "
-                          "rules; please report it")
+                          f"made {var.shape} {var.dtype.name}: {blame}")
 
 
 _DATA_HINT = ("select with ember.where(mask, x, 0) instead of x[mask]; where a library call "

@@ -17,6 +17,7 @@ from ember.backend import get_default_device
 from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES, DType
 from ember.errors import DeviceError, DTypeError, EmberError, OpError, describe
 from ember.tensor import Tensor, _wrap, set_value_read_hook
+from ember.version_counter import VersionCounter
 
 _FLOAT = frozenset(d.np for d in FLOATING_DTYPES + COMPLEX_DTYPES)  # dtypes that take gradients
 _COMPLEX = frozenset(d.np for d in COMPLEX_DTYPES)
@@ -115,6 +116,9 @@ class Primitive:
 
 
 PRIMITIVES: dict[str, Primitive] = {}
+# Counts primitives replaced under their name (a custom op defined again): compiled functions
+# key on it, so a graph that holds a replaced primitive is traced again.
+REPLACED = VersionCounter()
 
 
 def primitive(cls: type[Primitive]) -> Primitive:
@@ -131,6 +135,14 @@ def primitive(cls: type[Primitive]) -> Primitive:
     instance = cls()
     PRIMITIVES[cls.name] = instance
     return instance
+
+
+def replace_primitive(prim: Primitive) -> None:
+    """Registers ``prim`` under its name, replacing any earlier primitive of that name (a
+    custom op defined again); compiled functions then trace again."""
+    if prim.name in PRIMITIVES:
+        REPLACED.value += 1
+    PRIMITIVES[prim.name] = prim
 
 
 class _Dispatch(threading.local):

@@ -1,0 +1,473 @@
+"""``ember.library.custom_op``: a user's function becomes an Ember primitive (PyTorch's
+``torch.library.custom_op``).
+
+The op is one :class:`CustomOpPrimitive` in the registry, so every transform handles it as
+it handles a built-in op: eager execution runs the user's kernel on plain (no-grad, untraced)
+tensors around the input arrays; ``ember.jit`` records it as one equation whose output specs
+come from the fake rule (its ``infer``); autograd records one node whose vjp is the
+registered backward; ``vmap`` runs the registered batching rule, or the op once per sample.
+An op that mutates arguments is functional inside: the primitive returns the new values of
+the mutated tensors as extra outputs, which are then written in place as Ember's in-place
+ops write (version counter, views, transforms), PyTorch's functionalization.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ember.autograd.function import FunctionCtx
+from ember.autograd.grad_mode import no_grad
+from ember.autograd.graph import Node
+from ember.backend import device as get_device
+from ember.errors import EmberError, GradError, OpError
+from ember.library.schema import (
+    OPTIONAL_TENSOR,
+    TENSOR,
+    TENSOR_LIST,
+    VALUE,
+    Param,
+    Schema,
+)
+from ember.ops.inplace import inplace
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply
+from ember.tensor import Tensor, _wrap
+
+_CTXS: weakref.WeakKeyDictionary[Node, CustomOpCtx] = weakref.WeakKeyDictionary()
+_DEVICE_TYPES = ("cpu", "cuda")
+# a schema type: (the values it takes, the Python type the kernel gets them as: PyTorch's)
+_VALUE_TYPES = {"SymInt": (numbers.Integral, int), "float": (numbers.Real, float),
+                "bool": ((bool, np.bool_), bool), "str": (str, str),
+                "Scalar": ((int, float, bool), None)}
+
+
+class CustomOpCtx(FunctionCtx):
+    """The ``ctx`` of one recorded call: ``autograd.Function``'s (``save_for_backward``,
+    ``saved_tensors``, ``needs_input_grad``, ``set_materialize_grads``), plus the output specs
+    that materialize missing output gradients as zeros."""
+
+    def __init__(self, name: str, needs_input_grad: tuple[bool, ...], out_specs: list) -> None:
+        super().__init__(name, needs_input_grad)
+        self.out_specs = out_specs
+
+
+class CustomOpPrimitive(Primitive):
+    """The primitive of one custom op; its rules defer to the :class:`CustomOpDef`."""
+
+    save_inputs = False  # backward reads what setup_context saved on its ctx
+    infer_mismatch = ("its fake impl (register_fake) disagrees with its implementation. "
+                      "Hint: fix the fake impl; ember.library.opcheck tests it")
+
+    def __init__(self, op: CustomOpDef, nout: int) -> None:
+        self.op = op
+        self.name = op.qualname
+        self.nout = nout
+        self.backward_name = f"GeneratedBackwardFor_{op._namespace}_{op._name}_defaultBackward"
+
+    def forward(self, xp: Any, *arrays: Any, args: tuple, counts: tuple) -> Any:
+        return self.op._run_kernel(xp, arrays, (args, counts))
+
+    def infer(self, *specs: TensorSpec, args: tuple, counts: tuple) -> Any:
+        return self.op._infer(specs, (args, counts))
+
+    def vjp(self, ctx: Node, *grads: Tensor | None) -> tuple:
+        return self.op._vjp(ctx, grads)
+
+    def jvp(self, ctx: Node, *tangents: Tensor | None) -> Any:
+        raise GradError(f"{self.name}: custom ops have no forward-mode (jvp) rule, as in "
+                        "PyTorch. Hint: use reverse mode (backward, ember.func.grad or vjp)")
+
+    def release(self, node: Node) -> None:
+        ctx = _CTXS.pop(node, None)
+        if ctx is not None:
+            ctx._release()
+
+
+@contextmanager
+def _untraced() -> Any:
+    """Runs user rules (the fake rule) as plain eager code, unseen by active transforms."""
+    saved = DISPATCH.handler
+    DISPATCH.handler = None
+    try:
+        with no_grad():
+            yield
+    finally:
+        DISPATCH.handler = saved
+
+
+class CustomOpDef:
+    """A custom op made by :func:`custom_op`: call it like the function it wraps.
+
+    Its registrations (``register_fake``, ``register_autograd``, ``register_kernel``,
+    ``register_vmap``) teach Ember's transforms about it; it is also reachable as
+    ``ember.ops.<namespace>.<name>``.
+    """
+
+    def __init__(self, qualname: str, fn: Callable | None, schema: Schema,
+                 device_types: Iterable[str] | str | None) -> None:
+        namespace, _, name = qualname.partition("::")
+        self.qualname, self._namespace, self._name = qualname, namespace, name
+        self._init_fn = fn
+        self._schema = schema
+        self._signature = schema.signature()
+        self._kernels: dict[str | None, Callable] = {}
+        self._fake: Callable | None = None
+        self._backward: Callable | None = None
+        self._setup_context: Callable | None = None
+        self._vmap: Callable | None = None
+        if fn is not None:
+            for dev in _device_types(device_types):
+                self._kernels[dev] = fn
+            functools.update_wrapper(self, fn)
+        nret = 1 if schema.returns is None else schema.returns
+        self._nret = nret
+        self._prim = CustomOpPrimitive(self, nret + len(schema.mutated))
+
+    def __repr__(self) -> str:
+        return f"<CustomOpDef({self.qualname})>"
+
+    @property
+    def default(self) -> CustomOpDef:
+        """The op's single overload (``torch.ops.ns.name.default``)."""
+        return self
+
+    @property
+    def schema(self) -> str:
+        """PyTorch's schema string, e.g. ``mylib::scale(Tensor x, float a) -> Tensor``."""
+        return self.qualname + self._schema.text
+
+    # -- registrations ------------------------------------------------------------------------
+    def register_fake(self, fn: Callable, /) -> Callable:
+        """Registers the op's shape rule: ``fn`` takes the op's arguments, with tensors
+        replaced by data-free stand-ins of the same shape and dtype, and returns tensors of
+        the output shapes and dtypes (``ember.empty_like(x)``, ``x.new_empty(n, m)``). It is
+        the primitive's ``infer`` rule, which ``ember.jit`` and :func:`opcheck` need."""
+        self._fake = fn
+        return fn
+
+    def register_autograd(self, backward: Callable, /, *,
+                          setup_context: Callable | None = None) -> None:
+        """Registers the gradient: ``setup_context(ctx, inputs, output)`` runs after the
+        forward (``ctx.save_for_backward``, attributes), ``backward(ctx, *grads)`` returns one
+        gradient per op argument (None for non-tensors). A backward written in Ember ops is
+        differentiable again (second derivatives)."""
+        if self._schema.mutated:
+            raise RuntimeError(f"Cannot register autograd formula for non-functional operator "
+                               f"{self.schema}. Please create a functional operator and "
+                               "register an autograd formula for that.")
+        self._backward, self._setup_context = backward, setup_context
+
+    def register_kernel(self, device_types: str | Sequence[str],
+                        fn: Callable | None = None, /) -> Callable:
+        """Registers an implementation for some device types (``"cpu"``, ``"cuda"``),
+        replacing the function's own for them; usable as a decorator."""
+        def register(func: Callable) -> Callable:
+            for dev in _device_types(device_types):
+                self._kernels[dev] = func
+            return func
+        return register if fn is None else register(fn)
+
+    def register_vmap(self, fn: Callable | None = None, /) -> Callable:
+        """Registers the batching rule ``fn(info, in_dims, *args) -> (output, out_dims)``:
+        ``in_dims`` has the batch dim of each argument (None when unbatched), ``info``
+        ``batch_size`` and ``randomness``. Without one, vmap runs the op once per sample."""
+        def register(func: Callable) -> Callable:
+            if self._schema.mutated:
+                raise NotImplementedError(f"{self.qualname}: register_vmap for an op that "
+                                          "mutates arguments; vmap runs it once per sample")
+            self._vmap = func
+            return func
+        return register if fn is None else register(fn)
+
+    # -- calling ------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        values = self.bind(args, kwargs)
+        inputs, layout = self.split(values)
+        outs = self.apply(inputs, layout)
+        results = outs[:self._nret]
+        for name, new in zip(self._schema.mutated, outs[self._nret:]):
+            inplace(values[name], self.qualname, lambda old, new=new: new)
+        if self._schema.returns is None:
+            return results[0]
+        return tuple(results) if self._schema.returns else None
+
+    def bind(self, args: tuple, kwargs: dict) -> dict[str, Any]:
+        """The call's arguments by parameter name, defaults filled in."""
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{self.qualname}: {exc} (schema {self._schema.text})") from None
+        bound.apply_defaults()
+        return bound.arguments
+
+    def split(self, values: dict[str, Any]) -> tuple[list[Tensor], tuple]:
+        """The primitive's tensor inputs, and its params ``(args, counts)``: the arguments
+        (None for tensors; lists as tuples, hashable for jit caches) and how many tensor
+        inputs each parameter has. Refuses an argument of the wrong type, as PyTorch does."""
+        inputs, args, counts = [], [], []
+        for p in self._schema.params:
+            v = values[p.name]
+            n = 0
+            if p.kind == TENSOR or (p.kind == OPTIONAL_TENSOR and v is not None):
+                inputs.append(self._checked(p, v, Tensor))
+                v, n = None, 1
+            elif p.kind == TENSOR_LIST:
+                self._checked(p, v, (list, tuple))
+                inputs.extend(self._checked(p, t, Tensor) for t in v)
+                v, n = None, len(v)
+            elif p.kind == VALUE and not (v is None and (p.type.endswith("?") or
+                                                        p.default is None)):
+                if p.type.endswith(("[]", "[]?")):
+                    v = tuple(self._number(p, e) for e in self._checked(p, v, (list, tuple)))
+                else:
+                    v = self._number(p, v)
+            args.append(v)
+            counts.append(n)
+        return inputs, (tuple(args), tuple(counts))
+
+    def _number(self, p: Param, v: Any) -> Any:
+        """A non-tensor argument as the Python type its schema type says (a NumPy integer
+        for ``SymInt``, an int for ``float``: converted, as PyTorch converts them)."""
+        accepted, python = _VALUE_TYPES[p.type.split("[")[0].rstrip("?")]
+        self._checked(p, v, accepted)
+        return v if python is None else python(v)
+
+    def _checked(self, p: Param, v: Any, types: Any) -> Any:
+        if not isinstance(v, types) or (isinstance(v, (bool, np.bool_)) and
+                                        bool not in _as_tuple(types)):
+            raise OpError(f"{self.qualname}() Expected a value of type '{p.type}' for argument "
+                          f"'{p.name}' but instead found type '{type(v).__name__}'. "
+                          f"Declaration: {self.schema}")
+        return v
+
+    def apply(self, inputs: Sequence[Tensor], layout: tuple) -> tuple:
+        """Applies the primitive; when it was recorded for backward, runs ``setup_context``
+        on the node's ctx. Returns every output (the results, then the mutated values)."""
+        out = apply(self._prim, *inputs, args=layout[0], counts=layout[1])
+        outs = out if self._prim.nout > 1 else (out,)
+        node = next((o._node for o in outs[:self._nret]
+                     if o._node is not None and o._node.prim is self._prim), None)
+        if node is not None:
+            self._setup(node, outs, self.join(inputs, layout))
+        return outs
+
+    def _setup(self, node: Node, outs: tuple, values: dict[str, Any]) -> None:
+        """The ctx of a recorded call, given to ``setup_context`` as PyTorch's: ``inputs`` the
+        positional arguments, ``keyword_only_inputs`` (only when the op has keyword-only
+        parameters) the others."""
+        args, kwargs = self.call_kwargs(values)
+        needs = tuple([t.requires_grad for t in a] if isinstance(a, (list, tuple)) and a and
+                      isinstance(a[0], Tensor) else isinstance(a, Tensor) and a.requires_grad
+                      for a in args)  # (a list of flags for a tensor list, as PyTorch's)
+        ctx = CustomOpCtx(self.qualname, needs, [(o.shape, o.dtype) for o in outs[:self._nret]])
+        if self._setup_context is not None:
+            output = outs[0] if self._schema.returns is None else tuple(outs[:self._nret])
+            extra = {"keyword_only_inputs": kwargs} if any(
+                p.kwarg_only for p in self._schema.params) else {}
+            self._setup_context(ctx=ctx, inputs=args, output=output, **extra)
+        ctx._stamp()
+        _CTXS[node] = ctx
+
+    def join(self, tensors: Sequence[Any], layout: tuple) -> dict[str, Any]:
+        """The inverse of :meth:`split`: arguments by name, ``tensors`` in their places."""
+        it = iter(tensors)
+        values = {}
+        for p, v, n in zip(self._schema.params, *layout):
+            if p.kind == TENSOR_LIST:
+                v = [next(it) for _ in range(n)]
+            elif n:
+                v = next(it)
+            elif isinstance(v, tuple):
+                v = list(v)
+            values[p.name] = v
+        return values
+
+    def call_kwargs(self, values: dict[str, Any]) -> tuple[tuple, dict]:
+        """Positional and keyword-only arguments for calling a user function."""
+        pos = tuple(values[p.name] for p in self._schema.params if not p.kwarg_only)
+        kw = {p.name: values[p.name] for p in self._schema.params if p.kwarg_only}
+        return pos, kw
+
+    # -- the primitive's rules ----------------------------------------------------------------
+    def _run_kernel(self, xp: Any, arrays: tuple, layout: tuple) -> Any:
+        dev = _device_of(xp, arrays)
+        kernel = self._kernels.get(dev.type, self._kernels.get(None))
+        if kernel is None:
+            raise OpError(f"{self.qualname} does not have a kernel registered for {dev.type} "
+                          f"(it has {sorted(k for k in self._kernels if k) or 'none'}). Hint: "
+                          f"use {self._name}.register_kernel({dev.type!r}) to add one")
+        mutated = self._mutated_positions(layout)
+        tensors = [_wrap(a.copy() if i in mutated else _read_only(a), dev)
+                   for i, a in enumerate(arrays)]
+        pos, kw = self.call_kwargs(self.join(tensors, layout))
+        try:
+            with no_grad():
+                out = kernel(*pos, **kw)
+        except Exception as exc:
+            raise _kernel_error(self.qualname, exc) from exc
+        outs = self._check_outputs(out, "implementation", dev)
+        for o in outs:  # (the inputs as the kernel saw them: mutated ones are copies)
+            if any(_shares(xp, o._data, t._data) for t in tensors):
+                raise OpError(f"{self.qualname}: the implementation returned a tensor that "
+                              "shares memory with an input; custom ops may not alias their "
+                              "inputs (as in PyTorch). Hint: return x.clone()")
+        for i, o in enumerate(outs):
+            if any(_shares(xp, o._data, p._data) for p in outs[:i]):
+                raise OpError(f"{self.qualname}: the implementation returned output {i} "
+                              "sharing memory with an earlier one; outputs may not alias each "
+                              "other (as in PyTorch). Hint: clone one")
+        arrs = [o._data for o in outs] + [tensors[i]._data for i in sorted(mutated)]
+        return arrs[0] if len(arrs) == 1 else tuple(arrs)
+
+    def _mutated_positions(self, layout: tuple) -> set[int]:
+        positions, i = set(), 0
+        for p, n in zip(self._schema.params, layout[1]):
+            if p.mutable and n:
+                positions.update(range(i, i + n))
+            i += n
+        return positions
+
+    def _check_outputs(self, out: Any, what: str, dev: Any) -> list[Tensor]:
+        returns = self._schema.returns
+        if returns is None:
+            outs = [out]
+        elif returns == 0:
+            if out is not None:
+                raise OpError(f"{self.qualname}: the {what} returned {type(out).__name__}, "
+                              f"but the schema {self._schema.text} says it returns nothing")
+            return []
+        else:
+            if not isinstance(out, (tuple, list)) or len(out) != returns:
+                raise OpError(f"{self.qualname}: the {what} must return a tuple of {returns} "
+                              f"tensors (schema {self._schema.text}), got {_describe(out)}")
+            outs = list(out)
+        for i, o in enumerate(outs):
+            if not isinstance(o, Tensor):
+                raise OpError(f"{self.qualname}: the {what} returned {_describe(o)} as output "
+                              f"{i}, expected an ember Tensor. Hint: wrap NumPy results with "
+                              "ember.from_numpy(...)")
+            if dev is not None and o._device != dev:
+                raise OpError(f"{self.qualname}: the {what} returned output {i} on {o.device}"
+                              f", its inputs are on {dev}")
+        return outs
+
+    def _infer(self, specs: tuple[TensorSpec, ...], layout: tuple) -> Any:
+        mutated = [specs[i] for i in sorted(self._mutated_positions(layout))]
+        if self._fake is None and self._schema.returns == 0:  # (only mutates: as PyTorch,
+            return mutated[0] if len(mutated) == 1 else tuple(mutated)  # no fake rule needed)
+        if self._fake is None:
+            raise OpError(f"{self.qualname}: there is no fake impl registered, so its output "
+                          "shapes are unknown without running it (ember.jit and opcheck need "
+                          f"them). Hint: use {self._name}.register_fake to add one")
+        cpu = get_device("cpu")
+        fakes = [_wrap(np.broadcast_to(np.zeros((), s.dtype.np), s.shape), cpu) for s in specs]
+        pos, kw = self.call_kwargs(self.join(fakes, layout))
+        try:
+            with _untraced():
+                out = self._fake(*pos, **kw)
+        except EmberError:
+            raise
+        except Exception as exc:
+            raise OpError(f"{self.qualname}: the fake impl raised {type(exc).__name__}: "
+                          f"{exc}") from exc
+        result = [TensorSpec(tuple(o.shape), o.dtype)
+                  for o in self._check_outputs(out, "fake impl", None)]
+        result += mutated
+        return result[0] if len(result) == 1 else tuple(result)
+
+    def _vjp(self, node: Node, grads: tuple) -> tuple:
+        if self._backward is None:
+            hint = (f"{self._name} mutates {list(self._schema.mutated)}, and an op that mutates "
+                    "cannot have one (as in PyTorch): make a functional op (returning the new "
+                    "values) and register its autograd formula") if self._schema.mutated else \
+                (f"use {self._name}.register_autograd(backward, setup_context=...) to add one")
+            raise GradError(f"Trying to backward through {self.qualname} but no autograd "
+                            f"formula was registered. Hint: {hint}")
+        ctx = _CTXS[node]
+        if ctx.materialize_grads:
+            from ember.ops.creation import zeros
+
+            grads = tuple(zeros(shape, dtype=dtype, device=node.device) if g is None else g
+                          for g, (shape, dtype) in zip(grads, ctx.out_specs))
+        result = self._backward(ctx, *grads[:self._nret])
+        params = [p for p in self._schema.params if not p.kwarg_only]
+        if not isinstance(result, tuple):  # (a list is one gradient: a tensor list's, as torch)
+            result = (result,)
+        if len(result) != len(params):
+            raise GradError(f"{self.qualname}: the backward returned {len(result)} gradients, "
+                            f"expected one per positional argument of {self._schema.text} "
+                            f"({len(params)}); use None for arguments without a gradient")
+        flat = []
+        for p, n, g in zip(params, node.params["counts"], result):
+            if p.kind == TENSOR_LIST:
+                if g is not None and (not isinstance(g, (list, tuple)) or len(g) != n):
+                    raise GradError(f"{self.qualname}: the backward returned {_describe(g)} "
+                                    f"gradients for {p.name!r}, a list of {n} tensors. Hint: "
+                                    "return a list with one gradient (or None) per tensor")
+                flat.extend(g if g is not None else [None] * n)
+            elif n:
+                flat.append(g)
+            elif g is not None:
+                raise GradError(f"{self.qualname}: the backward returned a gradient for "
+                                f"{p.name!r}, which is not a tensor in this call ({p.type}); "
+                                "its gradient must be None, as in PyTorch. Hint: return one "
+                                "gradient per positional argument, in order: "
+                                f"{[q.name for q in params]}")
+        return tuple(flat)
+
+
+def _kernel_error(qualname: str, exc: Exception) -> Exception:
+    """The user's kernel failed: the same kind of error (an OpError for a non-Ember one),
+    naming the op, with a hint when it wrote into an argument it may only read."""
+    message = f"{qualname}: the implementation raised {type(exc).__name__}: {exc}"
+    if "read-only" in str(exc):
+        message += (". Hint: the op wrote into an argument that is not in mutates_args; "
+                    "declare it there")
+    try:
+        return type(exc)(message) if isinstance(exc, EmberError) else OpError(message)
+    except TypeError:  # (an error class that takes other arguments)
+        return OpError(message)
+
+
+def _shares(xp: Any, a: Any, b: Any) -> bool:
+    return bool(np.shares_memory(a, b) if xp is np else xp.may_share_memory(a, b))
+
+
+def _as_tuple(types: Any) -> tuple:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def _device_types(device_types: Iterable[str] | str | None) -> tuple[str | None, ...]:
+    if device_types is None:
+        return (None,)
+    types = (device_types,) if isinstance(device_types, str) else tuple(device_types)
+    for t in types:
+        if t not in _DEVICE_TYPES:
+            raise ValueError(f"device_types: unknown device type {t!r}; expected one of "
+                             f"{_DEVICE_TYPES}")
+    return types
+
+
+def _device_of(xp: Any, arrays: tuple) -> Any:
+    if xp is np:
+        return get_device("cpu")
+    return get_device(f"cuda:{arrays[0].device.id}")
+
+
+def _read_only(a: Any) -> Any:
+    """A view the user's kernel cannot write through (NumPy; CuPy has no such flag)."""
+    v = a.view()
+    if isinstance(v, np.ndarray):
+        v.flags.writeable = False
+    return v
+
+
+def _describe(x: Any) -> str:
+    return f"a {type(x).__name__} of {len(x)}" if isinstance(x, (tuple, list)) else \
+        type(x).__name__
