@@ -101,6 +101,8 @@ from ember.layouts import (
     layout,
     memory_format,
     preserve_format,
+    sparse_bsc,
+    sparse_bsr,
     sparse_coo,
     sparse_csc,
     sparse_csr,
@@ -116,6 +118,8 @@ from ember.type_info import can_cast, finfo, iinfo
 # isort: off
 from ember import sparse  # sparse tensors: part of the core, written with the ops
 from ember.sparse import (
+    sparse_bsc_tensor,
+    sparse_bsr_tensor,
     sparse_compressed_tensor,
     sparse_coo_tensor,
     sparse_csc_tensor,

@@ -154,8 +154,9 @@ def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
     return "".join(parts) + ")"
 
 
-def tensor_repr(t: Any) -> str:
-    """The text ``repr`` shows for a tensor (summarised past ``threshold`` elements)."""
+def tensor_repr(t: Any, with_dtype: bool = True) -> str:
+    """The text ``repr`` shows for a tensor (summarised past ``threshold`` elements; the dtype
+    left out when not ``with_dtype``, as in a sparse tensor's parts)."""
     data = t._data if t.device.type == "cpu" else t.numpy(force=True)
     dt, prefix = t.dtype, "tensor("
     suffixes = [f"device='{t.device}'"] if t.device.type != "cpu" else []
@@ -174,7 +175,7 @@ def tensor_repr(t: Any) -> str:
             suffixes.append(f"size={tuple(t.shape)}")
         default = dtypes.get_default_dtype()
         shown = dt not in (default, default.to_complex(), dtypes.int64, dtypes.bool_)
-    if shown:
+    if shown and with_dtype:
         suffixes.append(f"dtype=ember.{dt.name}")
     if t._node is not None:
         suffixes.append(f"grad_fn=<{t._node.name()}>")

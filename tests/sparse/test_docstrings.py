@@ -9,6 +9,7 @@ import pytest
 import ember
 
 MODULES = ["ember.sparse", "ember.sparse.tensor", "ember.sparse.construct", "ember.sparse.ops",
+           "ember.sparse.invariants",
            "ember.layouts", "ember.optim.sparse_adam"]
 
 

@@ -12,15 +12,22 @@ from typing import Any
 import numpy as np
 
 from ember.errors import DTypeError, ShapeError
-from ember.layouts import sparse_coo, sparse_csc, sparse_csr
+from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.dims import normalize_dim, normalize_dims
 from ember.ops.gather import index_add, index_select
 from ember.ops.join import cat
 from ember.ops.unary import exp, log
-from ember.sparse.convert import coalesce, coo_index, linear_index, to_compressed, to_coo
+from ember.sparse.convert import (
+    coalesce,
+    coo_index,
+    entry_values,
+    linear_index,
+    to_compressed,
+    to_coo,
+)
 from ember.sparse.spmm import spmm
-from ember.sparse.tensor import SparseTensor, not_supported
+from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.tensor import Tensor
 
 __all__ = ["add", "addmm", "log_softmax", "mm", "softmax", "sparse_mask", "sum", "transpose"]
@@ -63,7 +70,7 @@ def mm(mat1: SparseTensor, mat2: Tensor) -> Tensor:
                          f"({mat2.dtype.name}) must have the same dtype. Hint: convert one "
                          "with .to()")
     rows, cols = coo_index(s)
-    return spmm(from_numpy(rows), from_numpy(cols), s._vals, mat2, s.shape[0])
+    return spmm(from_numpy(rows), from_numpy(cols), entry_values(s), mat2, s.shape[0])
 
 
 def addmm(input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1.0,
@@ -189,7 +196,9 @@ def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
     k = pattern.sparse_dim()
     lin = linear_index(coo_index(pattern), pattern._size[:k])
     slices = input.reshape(-1, *input.shape[k:])
-    return _with_values(pattern, index_select(slices, 0, from_numpy(lin)))
+    picked = index_select(slices, 0, from_numpy(lin))
+    return _with_values(pattern, picked.reshape(pattern._vals.shape) if pattern.layout in BLOCKED
+                        else picked)
 
 
 def add(input: SparseTensor, other: SparseTensor, *, alpha: float = 1) -> SparseTensor:
@@ -209,11 +218,12 @@ def add(input: SparseTensor, other: SparseTensor, *, alpha: float = 1) -> Sparse
         raise ShapeError(f"add: sparse tensors of shapes {tuple(input.shape)} and "
                          f"{tuple(other.shape)} differ")
     a, b = to_coo(input), to_coo(other)
-    values = cat([a._vals, other._vals if alpha == 1 else b._vals * alpha])
+    values = cat([a._vals, b._vals if alpha == 1 else b._vals * alpha])
     index = from_numpy(np.concatenate([coo_index(a), coo_index(b)], axis=1))
     total = SparseTensor(sparse_coo, a._size, (index,), values, False)
     if input.layout is not sparse_coo:
-        return to_compressed(total, input.layout)
+        blocksize = tuple(input._vals.shape[1:3]) if input.layout in BLOCKED else None
+        return to_compressed(total, input.layout, blocksize)
     return coalesce(total) if a._coalesced and b._coalesced else total
 
 
@@ -229,9 +239,10 @@ def transpose(input: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     if input.layout is not sparse_coo:
         if {dim0, dim1} != {0, 1}:
             return input
-        flipped = sparse_csr if input.layout is sparse_csc else sparse_csc
-        return SparseTensor(flipped, input._size[::-1], input._index, _new_node(input._vals),
-                            True)
+        flipped = _FLIPPED[input.layout]
+        values = input._vals.transpose(1, 2) if input.layout in BLOCKED else \
+            _new_node(input._vals)
+        return SparseTensor(flipped, input._size[::-1], input._index, values, True)
     k = input.sparse_dim()
     if dim0 >= k or dim1 >= k:
         raise not_supported("transpose of a dense dimension", input)
@@ -242,6 +253,10 @@ def transpose(input: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     index = from_numpy(np.ascontiguousarray(coo_index(input)[order]))
     return SparseTensor(sparse_coo, tuple(size), (index,), _new_node(input._vals),
                         dim0 == dim1)
+
+
+_FLIPPED = {sparse_csr: sparse_csc, sparse_csc: sparse_csr, sparse_bsr: sparse_bsc,
+            sparse_bsc: sparse_bsr}
 
 
 def _new_node(values: Tensor) -> Tensor:
