@@ -25,6 +25,7 @@ from ember.layouts import (
     strided,
 )
 from ember.sparse import convert as _convert
+from ember.sparse import elementwise as _elementwise
 from ember.sparse.construct import (
     sparse_bsc_tensor,
     sparse_bsr_tensor,
@@ -33,8 +34,9 @@ from ember.sparse.construct import (
     sparse_csc_tensor,
     sparse_csr_tensor,
 )
+from ember.sparse.elementwise import add
 from ember.sparse.invariants import check_sparse_tensor_invariants
-from ember.sparse.ops import add, addmm, log_softmax, matmul, mm, softmax, sparse_mask, sum
+from ember.sparse.ops import addmm, log_softmax, matmul, mm, softmax, sparse_mask, sum
 from ember.sparse.ops import transpose as _transpose
 from ember.sparse.patterned import sampled_addmm, spdiags
 from ember.sparse.tensor import SparseTensor
@@ -100,15 +102,6 @@ def _to_blocks(target: layout) -> Any:
     return convert
 
 
-def _scaled(self: SparseTensor, other: Any) -> SparseTensor:
-    if isinstance(other, (Tensor, SparseTensor)) and getattr(other, "ndim", 1) != 0:
-        raise NotImplementedError(f"mul: a {self.layout!r} tensor times a tensor is not "
-                                  "supported, only a number or 0-d tensor. Hint: call "
-                                  ".to_dense() first")
-    return SparseTensor(self.layout, self._size, self._index, self._vals * other,
-                        self._coalesced)
-
-
 def _same_pattern(fn_name: str) -> Any:
     def op(self: SparseTensor) -> SparseTensor:
         return SparseTensor(self.layout, self._size, self._index,
@@ -142,12 +135,15 @@ for _name, _fn in {
     setattr(SparseTensor, _name, _fn)
 Tensor.sparse_mask = sparse_mask
 SparseTensor.coalesce = lambda self: _convert.coalesce(self)
-SparseTensor.__mul__ = SparseTensor.__rmul__ = SparseTensor.mul = _scaled
-SparseTensor.__truediv__ = SparseTensor.div = lambda self, other: _scaled(self, 1 / other)
+SparseTensor.__mul__ = SparseTensor.__rmul__ = SparseTensor.mul = _elementwise.mul
+SparseTensor.__truediv__ = SparseTensor.div = _elementwise.div
+SparseTensor.__rtruediv__ = lambda self, other: _elementwise.div(other, self)
 SparseTensor.__neg__ = SparseTensor.neg = _same_pattern("neg")
 SparseTensor.abs = SparseTensor.__abs__ = _same_pattern("abs")
-SparseTensor.__add__ = SparseTensor.add = add
-SparseTensor.__sub__ = SparseTensor.sub = lambda self, other: add(self, other, alpha=-1)
+SparseTensor.__add__ = SparseTensor.add = _elementwise.add
+SparseTensor.__sub__ = SparseTensor.sub = _elementwise.sub
+SparseTensor.__radd__ = lambda self, other: _elementwise.add(other, self)
+SparseTensor.__rsub__ = lambda self, other: _elementwise.sub(other, self)
 SparseTensor.transpose = _transpose
 SparseTensor.t = _t
 SparseTensor.to = _moved

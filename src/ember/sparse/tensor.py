@@ -23,14 +23,29 @@ from typing import Any
 import numpy as np
 
 from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
+from ember.ops.overrides import TensorLikeOperand, outermost_op
 from ember.size import Size
 from ember.tensor import Tensor
 
-__all__ = ["BLOCKED", "BY_COLUMNS", "BY_ROWS", "SparseTensor", "not_supported"]
+__all__ = ["BLOCKED", "BY_COLUMNS", "BY_ROWS", "SparseOperand", "SparseTensor",
+           "not_supported"]
 
 BY_ROWS = (sparse_csr, sparse_bsr)  # compressed rows: crow_indices, col_indices
 BY_COLUMNS = (sparse_csc, sparse_bsc)  # compressed columns: ccol_indices, row_indices
 BLOCKED = (sparse_bsr, sparse_bsc)  # values (nnz, R, C): one dense block per entry
+
+
+class SparseOperand(TensorLikeOperand, NotImplementedError, AttributeError):
+    """A sparse tensor met where a dense array or tensor internals were needed: the ops that
+    take sparse operands (``add``, ``sub``, ``mul``, ``div``) hand the call to
+    :mod:`ember.sparse.elementwise`, the others raise :func:`not_supported`'s error; met
+    outside an op, it is the error (naming the op). An AttributeError too, so ``hasattr``
+    answers False."""
+
+    def __str__(self) -> str:
+        op = outermost_op(self.__traceback__)
+        return (f"{op}: not supported for sparse tensors. Hint: call .to_dense() first, or see "
+                "docs/sparse.md for the sparse ops Ember has")
 
 
 class SparseTensor:
@@ -203,7 +218,14 @@ class SparseTensor:
 
         return sparse_repr(self)
 
+    def __float__(self) -> float:  # (how an op meets an operand that is not a tensor)
+        raise SparseOperand()
+
+    __int__ = __complex__ = __float__
+
     def __getattr__(self, name: str) -> Any:
+        if name in ("_data", "_device"):  # a dense op reading a tensor's internals
+            raise SparseOperand()
         if hasattr(Tensor, name) and not name.startswith("_"):  # a dense op: say so
             raise not_supported(name, self)
         raise AttributeError(f"'SparseTensor' object has no attribute {name!r}")
