@@ -10,7 +10,7 @@ import ember
 
 MODULES = ["ember.sparse", "ember.sparse.tensor", "ember.sparse.construct", "ember.sparse.ops",
            "ember.sparse.invariants", "ember.sparse.elementwise", "ember.sparse.row_products",
-           "ember.sparse.spgemm",
+           "ember.sparse.spgemm", "ember.sparse.gradcheck",
            "ember.layouts", "ember.optim.sparse_adam"]
 
 

@@ -35,6 +35,7 @@ from ember.sparse.construct import (
     sparse_csr_tensor,
 )
 from ember.sparse.elementwise import add
+from ember.sparse.gradcheck import as_sparse_gradcheck
 from ember.sparse.invariants import check_sparse_tensor_invariants
 from ember.sparse.ops import addmm, log_softmax, matmul, mm, softmax, sparse_mask, sum
 from ember.sparse.ops import transpose as _transpose
@@ -42,10 +43,10 @@ from ember.sparse.patterned import sampled_addmm, spdiags
 from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
 
-__all__ = ["SparseTensor", "addmm", "check_sparse_tensor_invariants", "log_softmax", "mm",
-           "sampled_addmm", "softmax", "spdiags", "sparse_bsc_tensor", "sparse_bsr_tensor",
-           "sparse_compressed_tensor", "sparse_coo_tensor", "sparse_csc_tensor",
-           "sparse_csr_tensor", "sum"]
+__all__ = ["SparseTensor", "addmm", "as_sparse_gradcheck", "check_sparse_tensor_invariants",
+           "log_softmax", "mm", "sampled_addmm", "softmax", "spdiags", "sparse_bsc_tensor",
+           "sparse_bsr_tensor", "sparse_compressed_tensor", "sparse_coo_tensor",
+           "sparse_csc_tensor", "sparse_csr_tensor", "sum"]
 
 
 def to_sparse(self: Any, sparse_dim: int | None = None, *, layout: layout | None = None,
