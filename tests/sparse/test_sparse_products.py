@@ -114,6 +114,10 @@ def test_mul_and_div_match_torch():
     ecsr, tcsr = both(A, "sparse_csr")
     check(ecsr * ed, tcsr * td)
     check(ecsr * ecsr, tcsr * tcsr)
+    check(eu.pow(2), tu.pow(2))
+    check(es ** -1, ts ** -1)
+    with pytest.raises(RuntimeError, match="zeroth power"):
+        es ** 0
     with pytest.raises(RuntimeError, match="scalar or zero-dim dense tensor divisor"):
         es / ed
     with pytest.raises(NotImplementedError, match="exp: not supported"):

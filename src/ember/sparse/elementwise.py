@@ -1,7 +1,7 @@
 """Elementwise arithmetic with sparse operands, as PyTorch's: ``add``/``sub`` (sparse + sparse
 is sparse; dense + sparse, and compressed sparse + dense, are dense), ``mul`` (sparse times a
 number, a dense tensor or a sparse tensor: sparse, with the pattern of the sparse operand or of
-both) and ``div`` by a number or 0-d tensor.
+both), ``div`` by a number or 0-d tensor, and ``pow`` to a number.
 
 ``ember.add``, ``sub``, ``mul`` and ``div`` reach these through :mod:`ember.ops.overrides`
 when an operand is sparse (a sparse tensor met as an array raises
@@ -32,7 +32,7 @@ from ember.sparse.ops import matmul, sparse_mask
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.tensor import Tensor
 
-__all__ = ["add", "div", "mul", "sub"]
+__all__ = ["add", "div", "mul", "pow", "sub"]
 
 
 def _same_shape(op: str, a: Any, b: Any) -> None:
@@ -167,6 +167,24 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> SparseTe
                            f"divisor (got shape {shape} for divisor), as in PyTorch")
     values = arithmetic.div(input._vals, other, rounding_mode=rounding_mode)
     return SparseTensor(input.layout, input._size, input._index, values, input._coalesced)
+
+
+def pow(input: SparseTensor, exponent: Any) -> SparseTensor:  # noqa: A001 - PyTorch's name
+    """Each element to a nonzero number ``exponent``, sparse (a COO tensor coalesced first,
+    as PyTorch's: its repeated entries add up before the power).
+
+    Example:
+        >>> (ember.eye(2).to_sparse() * 3).pow(2).values()
+        tensor([9., 9.])
+    """
+    if isinstance(exponent, (Tensor, SparseTensor)) or not isinstance(input, SparseTensor):
+        raise NotImplementedError("pow: a sparse tensor takes only a number exponent (as in "
+                                  "PyTorch). Hint: call .to_dense() first")
+    if exponent == 0:
+        raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would make "
+                           "the result tensor dense (as in PyTorch)")
+    s = coalesce(input) if input.layout is sparse_coo else input
+    return SparseTensor(s.layout, s._size, s._index, s._vals.pow(exponent), True)
 
 
 _IMPLEMENTATIONS = {arithmetic.add: add, arithmetic.sub: sub, arithmetic.mul: mul,
