@@ -160,3 +160,18 @@ def test_sspaddmm_matches_torch(name):
     np.testing.assert_allclose(e._values().numpy(), t._values().numpy())
     with pytest.raises(RuntimeError, match="sparse COO"):
         ember.sspaddmm(ei, es.to_sparse_csr(), ember.tensor(d))
+
+
+def test_bool_dense_with_sparse_is_not_a_truth_value():
+    # a sparse operand once met NumPy's bool conversion as a true scalar: d + s was all True
+    m = [[True, False], [False, True]]
+    ed, td = ember.tensor([[False, False], [True, False]]), torch.tensor([[False, False],
+                                                                         [True, False]])
+    for layout in ("sparse_coo", "sparse_csr"):
+        es = ember.tensor(m).to_sparse(layout=getattr(ember, layout))
+        ts = torch.tensor(m).to_sparse(layout=getattr(torch, layout))
+        check(ed + es, td + ts)
+    check(ed * ember.tensor(m).to_sparse(), td * torch.tensor(m).to_sparse())
+    with pytest.raises(NotImplementedError, match="sparse"):
+        bool(ember.eye(2).to_sparse())
+

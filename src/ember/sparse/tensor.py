@@ -222,6 +222,7 @@ class SparseTensor:
         raise SparseOperand()
 
     __int__ = __complex__ = __float__
+    __bool__ = __float__  # (else NumPy's bool conversion finds __len__: a true scalar)
 
     def __getattr__(self, name: str) -> Any:
         if name in ("_data", "_device"):  # a dense op reading a tensor's internals
