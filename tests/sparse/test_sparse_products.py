@@ -175,3 +175,21 @@ def test_bool_dense_with_sparse_is_not_a_truth_value():
     with pytest.raises(NotImplementedError, match="sparse"):
         bool(ember.eye(2).to_sparse())
 
+
+def test_sparse_sum_checks_density_bool_and_alpha_as_dense_add():
+    h = np.zeros((3, 3, 2))
+    h[0, 1] = [1.0, 2.0]
+    with pytest.raises(RuntimeError, match="same density"):
+        ember.tensor(h).to_sparse(2) + ember.tensor(h).to_sparse(1)
+    eb = ember.eye(2, dtype=ember.bool).to_sparse()
+    with pytest.raises(ember.errors.DTypeError, match="two bool tensors"):
+        eb - eb
+    with pytest.raises(ember.errors.DTypeError, match="with a bool tensor"):
+        ember.eye(2).to_sparse() - eb
+    ei = ember.eye(2, dtype=ember.int64).to_sparse()
+    with pytest.raises(ember.errors.DTypeError, match="alpha must not be a float"):
+        ember.add(ei, ei, alpha=2.5)
+    (e32, t32), (e64, t64) = both(A), both(A)
+    e32, t32 = e32.float(), t32.float()
+    check(ember.add(e32, e64, alpha=3), torch.add(t32, t64, alpha=3))
+    assert ember.add(e32, e64, alpha=3).dtype is ember.float64

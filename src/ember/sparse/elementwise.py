@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import ShapeError
+from ember import dtypes
+from ember.errors import DTypeError, ShapeError
 from ember.layouts import sparse_coo
 from ember.ops import arithmetic, linalg
+from ember.ops.convert import cast
 from ember.ops.creation import from_numpy
 from ember.ops.join import cat
 from ember.ops.overrides import register
@@ -82,6 +84,9 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
         tensor([[-2.,  0.],
                 [ 0., -2.]])
     """
+    bools = [getattr(x, "dtype", None) is dtypes.bool_ for x in (input, other)]
+    if any(bools):
+        raise DTypeError(arithmetic._BOOL_SUB[all(bools)])
     return add(input, other, alpha=-alpha)
 
 
@@ -92,8 +97,16 @@ def _sparse_sum(input: SparseTensor, other: SparseTensor, alpha: Any) -> SparseT
     if input.shape != other.shape:
         raise ShapeError(f"add: sparse tensors of shapes {tuple(input.shape)} and "
                          f"{tuple(other.shape)} differ")
+    if input.sparse_dim() != other.sparse_dim():
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same density, but 'self' "
+                           f"has {input.sparse_dim()} sparse dimensions while 'other' has "
+                           f"{other.sparse_dim()} sparse dimensions (as in PyTorch). Hint: "
+                           "convert one with .to_dense().to_sparse(sparse_dim)")
     a, b = to_coo(input), to_coo(other)
-    values = cat([a._vals, b._vals if alpha == 1 else b._vals * alpha])
+    dtype = dtypes.result_type(input, other)
+    scaled = cast(b._vals, dtype) if alpha == 1 else \
+        arithmetic._scaled("add", "alpha", cast(b._vals, dtype), alpha, input, other)
+    values = cat([cast(a._vals, dtype), scaled])  # (as dense add: alpha * other in its dtype)
     index = from_numpy(np.concatenate([coo_index(a), coo_index(b)], axis=1))
     total = SparseTensor(sparse_coo, a._size, (index,), values, False)
     if input.layout is not sparse_coo:
