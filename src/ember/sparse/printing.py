@@ -3,11 +3,10 @@ its name, then the size, nnz and layout."""
 
 from __future__ import annotations
 
-from ember import dtypes
 from ember.layouts import sparse_coo
 from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
-from ember.tensor_repr import tensor_repr
+from ember.tensor_repr import add_suffixes, has_default_dtype, tensor_repr
 
 __all__ = ["sparse_repr"]
 
@@ -19,17 +18,11 @@ _PARTS = {"sparse_coo": ("indices",), "sparse_csr": ("crow_indices", "col_indice
 
 
 def _part(prefix: str, t: Tensor) -> str:
-    """``prefix`` then ``t``'s repr (without its dtype), its later lines indented under the
-    first (blank lines stay blank)."""
-    lines = tensor_repr(t.detach(), with_dtype=False).split("\n")
+    """``prefix`` then ``t``'s repr as a part, its later lines indented under the first (blank
+    lines stay blank)."""
+    lines = tensor_repr(t.detach(), part=True).split("\n")
     return prefix + "\n".join([lines[0]] + [" " * len(prefix) + line if line else line
                                             for line in lines[1:]])
-
-
-def _dtype_shown(s: SparseTensor) -> bool:
-    """Whether the repr names the dtype (as a dense tensor's: not for the defaults)."""
-    default = dtypes.get_default_dtype()
-    return s.dtype not in (default, default.to_complex(), dtypes.int64, dtypes.bool_)
 
 
 def sparse_repr(s: SparseTensor) -> str:
@@ -38,7 +31,7 @@ def sparse_repr(s: SparseTensor) -> str:
              for i, (name, index) in enumerate(zip(_PARTS[s.layout.name], s._index))]
     lines.append(_part(pad + "values=", s._vals))
     tail = [f"size={tuple(s.shape)}", f"nnz={s._nnz()}"]
-    if _dtype_shown(s):
+    if not has_default_dtype(s.dtype):
         tail.append(f"dtype=ember.{s.dtype.name}")
     tail.append(f"layout={s.layout!r}")
     if s.requires_grad and s.is_leaf:
@@ -46,12 +39,6 @@ def sparse_repr(s: SparseTensor) -> str:
     elif s._vals._node is not None:
         tail.append(f"grad_fn=<{s._vals._node.name()}>")
     text = ",\n".join(lines)
-    last = len(text) - text.rfind("\n") + 1
-    for i, suffix in enumerate(tail):  # as torch's _add_suffixes: wrap past 80 columns
-        if (i == 0 and s.layout is sparse_coo) or last + len(suffix) + 2 > _WIDTH:
-            text += ",\n" + pad + suffix
-            last = len(pad) + len(suffix)
-        else:
-            text += ", " + suffix
-            last += len(suffix) + 2
-    return text + ")"
+    if s.layout is sparse_coo:  # (the size of a COO tensor on a line of its own)
+        text += ",\n" + pad + tail.pop(0)
+    return add_suffixes(text, tail, len(pad), _WIDTH)
