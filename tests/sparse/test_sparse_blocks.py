@@ -143,3 +143,17 @@ def test_block_tensors_save_and_load(tmp_path):
         back = ember.load(tmp_path / "s.pt")["s"]
         assert back.layout is s.layout and back.values().shape == s.values().shape
         np.testing.assert_array_equal(back.to_dense().numpy(), s.to_dense().numpy())
+
+
+@pytest.mark.parametrize("layout,blocksize", [("sparse_bsr", (4, 4)), ("sparse_bsc", (4, 4)),
+                                              ("sparse_bsr", (2, 2)), ("sparse_bsc", (2, 2)),
+                                              ("sparse_csc", None), ("sparse_bsc", (2, 1))])
+def test_one_block_to_coo_is_coalesced_as_torch(layout, blocksize):
+    x = np.zeros((4, 4))
+    x[0, 0], x[1, 1] = 1.0, 2.0  # one 2x2 block; two 2x1 blocks; two CSC entries
+    kw = {"blocksize": blocksize} if blocksize else {}
+    one = np.eye(4) * (np.arange(4) == 0)  # one entry, in one block of any blocksize
+    for m in (x, one, np.ones((4, 4))):
+        e = ember.tensor(m).to_sparse(layout=getattr(ember, layout), **kw).to_sparse()
+        t = torch.tensor(m).to_sparse(layout=getattr(torch, layout), **kw).to_sparse()
+        assert e.is_coalesced() == t.is_coalesced()

@@ -125,11 +125,13 @@ def dense_to_coo(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
 
 def to_coo(s: SparseTensor) -> SparseTensor:
     """``s`` in the COO layout, its entries in ``s``'s order, as PyTorch's: coalesced where
-    that order is the row-major one (CSR, BSR of one-row blocks). PyTorch calls a CSR
-    tensor's COO coalesced even when its rows are not sorted; Ember coalesces that one."""
+    that order is the row-major one (CSR, BSR of one-row blocks, or a single entry or block).
+    PyTorch calls a CSR tensor's COO coalesced even when its rows are not sorted; Ember
+    coalesces that one."""
     if s.layout is sparse_coo:
         return s
-    coo = SparseTensor(sparse_coo, s._size, (_long(coo_index(s)),), entry_values(s), False)
+    coo = SparseTensor(sparse_coo, s._size, (_long(coo_index(s)),), entry_values(s),
+                       s._vals.shape[0] == 1)
     if s.layout is sparse_csr or (s.layout is sparse_bsr and s._vals.shape[1] == 1):
         compressed, plain = (t.numpy() for t in s._index)
         coo._coalesced = sorted_distinct(compressed, plain)
