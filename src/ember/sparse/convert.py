@@ -22,11 +22,12 @@ from ember.sparse.tensor import BLOCKED, BY_ROWS, SparseTensor
 from ember.tensor import Tensor
 
 __all__ = ["coalesce", "coalesced_order", "coo_index", "dense_to_coo", "empty_index",
-           "entry_values", "linear_index", "sorted_distinct", "to_compressed", "to_coo",
-           "to_dense"]
+           "entry_values", "linear_index", "long_index", "sorted_distinct", "to_compressed",
+           "to_coo", "to_dense"]
 
 
-def _long(a: np.ndarray) -> Tensor:
+def long_index(a: np.ndarray) -> Tensor:
+    """An int64 index tensor of the NumPy array ``a``."""
     return from_numpy(np.ascontiguousarray(a, dtype=np.int64))
 
 
@@ -76,8 +77,8 @@ def coalesced_order(s: SparseTensor) -> tuple[Tensor, Tensor]:
     sparse_shape = s._size[:index.shape[0]]
     lin = linear_index(index, sparse_shape)
     distinct, first = np.unique(lin, return_index=True)
-    return _long(np.stack(np.unravel_index(distinct, sparse_shape)).reshape(len(sparse_shape),
-                                                                            -1)), _long(first)
+    return long_index(np.stack(np.unravel_index(distinct, sparse_shape)).reshape(len(sparse_shape),
+                                                                            -1)), long_index(first)
 
 
 def coalesce(s: SparseTensor) -> SparseTensor:
@@ -89,9 +90,9 @@ def coalesce(s: SparseTensor) -> SparseTensor:
     distinct, inverse = np.unique(linear_index(index, sparse_shape), return_inverse=True)
     values = s._vals
     summed = index_add(zeros(len(distinct), *values.shape[1:], dtype=values.dtype), 0,
-                       _long(inverse.reshape(-1)), values)
+                       long_index(inverse.reshape(-1)), values)
     unique = np.stack(np.unravel_index(distinct, sparse_shape)).reshape(len(sparse_shape), -1)
-    return SparseTensor(sparse_coo, s._size, (_long(unique),), summed, True)
+    return SparseTensor(sparse_coo, s._size, (long_index(unique),), summed, True)
 
 
 def to_dense(s: SparseTensor) -> Tensor:
@@ -101,7 +102,7 @@ def to_dense(s: SparseTensor) -> Tensor:
     values = entry_values(s)
     flat = zeros(int(np.prod(sparse_shape, dtype=np.int64)), *values.shape[1:],
                  dtype=values.dtype)
-    flat = index_add(flat, 0, _long(linear_index(index, sparse_shape)), values)
+    flat = index_add(flat, 0, long_index(linear_index(index, sparse_shape)), values)
     return flat.reshape(s._size)
 
 
@@ -119,8 +120,8 @@ def dense_to_coo(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
     lin = np.flatnonzero(nonzero)
     index = np.stack(np.unravel_index(lin, sparse_shape)).reshape(sparse_dim, -1) if \
         sparse_dim else np.zeros((0, len(lin)), dtype=np.int64)
-    return SparseTensor(sparse_coo, tuple(x.shape), (_long(index),),
-                        index_select(slices, 0, _long(lin)), True)
+    return SparseTensor(sparse_coo, tuple(x.shape), (long_index(index),),
+                        index_select(slices, 0, long_index(lin)), True)
 
 
 def to_coo(s: SparseTensor) -> SparseTensor:
@@ -130,7 +131,7 @@ def to_coo(s: SparseTensor) -> SparseTensor:
     coalesces that one."""
     if s.layout is sparse_coo:
         return s
-    coo = SparseTensor(sparse_coo, s._size, (_long(coo_index(s)),), entry_values(s),
+    coo = SparseTensor(sparse_coo, s._size, (long_index(coo_index(s)),), entry_values(s),
                        s._vals.shape[0] == 1)
     if s.layout is sparse_csr or (s.layout is sparse_bsr and s._vals.shape[1] == 1):
         compressed, plain = (t.numpy() for t in s._index)
@@ -169,13 +170,13 @@ def to_compressed(s: SparseTensor, target: layout,
     slot = slot.reshape(-1)
     if blocksize is not None:  # scatter each entry into its block
         where = slot * (r * c) + (rows % r) * c + cols % c
-        values = index_add(zeros(len(blocks) * r * c, dtype=values.dtype), 0, _long(where),
+        values = index_add(zeros(len(blocks) * r * c, dtype=values.dtype), 0, long_index(where),
                            values).reshape(len(blocks), r, c)
     elif not by_rows:  # CSC: the entries in column order (COO's are in row order already)
-        values = index_select(values, 0, _long(np.argsort(slot)))
+        values = index_select(values, 0, long_index(np.argsort(slot)))
     outer, plain = np.divmod(blocks, max(n_plain, 1))
     compressed = np.concatenate([[0], np.cumsum(np.bincount(outer, minlength=n_outer))])
-    return SparseTensor(target, s._size, (_long(compressed), _long(plain)), values, True)
+    return SparseTensor(target, s._size, (long_index(compressed), long_index(plain)), values, True)
 
 
 def _blocksize(op: str, s: Any, blocksize: Any) -> tuple[int, int]:

@@ -19,13 +19,13 @@ from ember.errors import DTypeError, ShapeError
 from ember.layouts import sparse_coo
 from ember.ops import arithmetic, linalg
 from ember.ops.convert import cast
-from ember.ops.creation import from_numpy
 from ember.ops.join import cat
 from ember.ops.overrides import register
 from ember.sparse.convert import (
     coalesce,
     coo_index,
     linear_index,
+    long_index,
     to_compressed,
     to_coo,
     to_dense,
@@ -107,7 +107,7 @@ def _sparse_sum(input: SparseTensor, other: SparseTensor, alpha: Any) -> SparseT
     scaled = cast(b._vals, dtype) if alpha == 1 else \
         arithmetic._scaled("add", "alpha", cast(b._vals, dtype), alpha, input, other)
     values = cat([cast(a._vals, dtype), scaled])  # (as dense add: alpha * other in its dtype)
-    index = from_numpy(np.concatenate([coo_index(a), coo_index(b)], axis=1))
+    index = long_index(np.concatenate([coo_index(a), coo_index(b)], axis=1))
     total = SparseTensor(sparse_coo, a._size, (index,), values, False)
     if input.layout is not sparse_coo:
         blocksize = tuple(input._vals.shape[1:3]) if input.layout in BLOCKED else None
@@ -158,10 +158,10 @@ def _intersection(a: SparseTensor, b: SparseTensor) -> SparseTensor:
     keys, where = linear_index(coo_index(b), shape), linear_index(coo_index(a), shape)
     at = np.minimum(np.searchsorted(keys, where), max(len(keys) - 1, 0))
     both = np.flatnonzero(keys[at] == where) if len(keys) else np.zeros(0, dtype=np.int64)
-    picked = from_numpy(both.astype(np.int64))
+    picked = long_index(both)
     values = a._vals.index_select(0, picked) * b._vals.index_select(
-        0, from_numpy(at[both].astype(np.int64)))
-    index = from_numpy(np.ascontiguousarray(coo_index(a)[:, both]))
+        0, long_index(at[both]))
+    index = long_index(coo_index(a)[:, both])
     out = SparseTensor(sparse_coo, a._size, (index,), values, a._coalesced)
     return out if layout is sparse_coo else to_compressed(out, layout)
 

@@ -15,10 +15,9 @@ import numpy as np
 
 from ember.errors import ShapeError
 from ember.layouts import sparse_coo
-from ember.ops.creation import from_numpy
 from ember.ops.gather import index_select
 from ember.ops.join import cat
-from ember.sparse.convert import coo_index
+from ember.sparse.convert import coo_index, long_index
 from ember.sparse.ops import mm
 from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
@@ -41,14 +40,14 @@ def _rows(op: str, mat1: Any, mat2: Tensor) -> tuple[np.ndarray, Tensor]:
         raise ShapeError(f"{op}: {tuple(s.shape)} @ {tuple(mat2.shape)}: expected a sparse "
                          f"matrix and a dense matrix with {s.shape[-1]} rows")
     rows = np.unique(coo_index(s)[0])
-    return rows, index_select(mm(s, mat2), 0, from_numpy(rows.astype(np.int64)))
+    return rows, index_select(mm(s, mat2), 0, long_index(rows))
 
 
 def _row_elements(op: str, mat1: Any, mat2: Tensor) -> tuple[np.ndarray, Tensor]:
     """The (2, n) index and the values of every element of :func:`_rows`'s rows."""
     rows, values = _rows(op, mat1, mat2)
     n = mat2.shape[1]
-    index = np.stack([np.repeat(rows, n), np.tile(np.arange(n), len(rows))]).astype(np.int64)
+    index = np.stack([np.repeat(rows, n), np.tile(np.arange(n), len(rows))])
     return index, values.reshape(-1)
 
 
@@ -65,7 +64,7 @@ def hspmm(mat1: SparseTensor, mat2: Tensor) -> SparseTensor:
     """
     rows, values = _rows("hspmm", mat1, mat2)
     return SparseTensor(sparse_coo, (mat1.shape[0], mat2.shape[1]),
-                        (from_numpy(rows.astype(np.int64)[None]),), values, False)
+                        (long_index(rows[None]),), values, False)
 
 
 def sspaddmm(input: SparseTensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1,
@@ -87,7 +86,7 @@ def sspaddmm(input: SparseTensor, mat1: SparseTensor, mat2: Tensor, *, beta: flo
     both = np.concatenate([coo_index(base), index], axis=1)
     scaled = [base._vals if beta == 1 else base._vals * beta,
               values if alpha == 1 else values * alpha]
-    return SparseTensor(sparse_coo, shape, (from_numpy(both),), cat(scaled), False)
+    return SparseTensor(sparse_coo, shape, (long_index(both),), cat(scaled), False)
 
 
 def saddmm(input: SparseTensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1,
@@ -113,7 +112,7 @@ def smm(input: SparseTensor, mat: Tensor) -> SparseTensor:
         tensor([2., 2., 2.])
     """
     index, values = _row_elements("smm", input, mat)
-    return SparseTensor(sparse_coo, (input.shape[0], mat.shape[1]), (from_numpy(index),), values,
+    return SparseTensor(sparse_coo, (input.shape[0], mat.shape[1]), (long_index(index),), values,
                         False)
 
 

@@ -14,18 +14,14 @@ import numpy as np
 
 from ember.errors import DTypeError, ShapeError
 from ember.layouts import sparse_coo, sparse_csc, sparse_csr
-from ember.ops.creation import from_numpy, zeros
+from ember.ops.creation import zeros
 from ember.ops.gather import index_add, index_select
-from ember.sparse.convert import coalesce, to_compressed, to_coo
+from ember.sparse.convert import coalesce, long_index, to_compressed, to_coo
 from ember.sparse.tensor import SparseTensor
 
 __all__ = ["sparse_sparse_mm"]
 
 _RESULT = {sparse_coo: sparse_coo, sparse_csr: sparse_csr, sparse_csc: sparse_csr}
-
-
-def _long(a: np.ndarray) -> object:
-    return from_numpy(np.ascontiguousarray(a, dtype=np.int64))
 
 
 def sparse_sparse_mm(a: SparseTensor, b: SparseTensor, keep_layout: bool = False
@@ -52,9 +48,10 @@ def sparse_sparse_mm(a: SparseTensor, b: SparseTensor, keep_layout: bool = False
     right = first + np.arange(len(left))
     width = b.shape[1]
     keys, slot = np.unique(rows[left] * width + cols[right], return_inverse=True)
-    products = index_select(a._vals, 0, _long(left)) * index_select(b._vals, 0, _long(right))
-    values = index_add(zeros(len(keys), dtype=products.dtype), 0, _long(slot.reshape(-1)),
+    products = index_select(a._vals, 0, long_index(left)) * \
+        index_select(b._vals, 0, long_index(right))
+    values = index_add(zeros(len(keys), dtype=products.dtype), 0, long_index(slot.reshape(-1)),
                        products)
-    index = _long(np.stack(np.divmod(keys, max(width, 1))).reshape(2, -1))
+    index = long_index(np.stack(np.divmod(keys, max(width, 1))).reshape(2, -1))
     out = SparseTensor(sparse_coo, (a.shape[0], width), (index,), values, True)
     return out if target is sparse_coo else to_compressed(out, target)
