@@ -193,3 +193,14 @@ def test_sparse_sum_checks_density_bool_and_alpha_as_dense_add():
     e32, t32 = e32.float(), t32.float()
     check(ember.add(e32, e64, alpha=3), torch.add(t32, t64, alpha=3))
     assert ember.add(e32, e64, alpha=3).dtype is ember.float64
+
+
+def test_floor_division_of_sparse_by_scalar_matches_torch():
+    m = [[0, 5], [-7, 0]]
+    es, ts = ember.tensor(m).to_sparse(), torch.tensor(m).to_sparse()
+    check(ember.div(es, 2, rounding_mode="floor"), torch.div(ts, 2, rounding_mode="floor"))
+    check(ember.floor_divide(es, 2), torch.floor_divide(ts, 2))
+    check(es // 2, ts // 2)
+    check(ember.div(es, 2, rounding_mode="trunc"), torch.div(ts, 2, rounding_mode="trunc"))
+    with pytest.raises(RuntimeError, match="scalar or zero-dim dense tensor divisor"):
+        es // ember.ones(2, 2)

@@ -139,6 +139,7 @@ SparseTensor.coalesce = lambda self: _convert.coalesce(self)
 SparseTensor.__mul__ = SparseTensor.__rmul__ = SparseTensor.mul = _elementwise.mul
 SparseTensor.__truediv__ = SparseTensor.div = _elementwise.div
 SparseTensor.__rtruediv__ = lambda self, other: _elementwise.div(other, self)
+SparseTensor.__floordiv__ = SparseTensor.floor_divide = _elementwise.floor_divide
 SparseTensor.__pow__ = SparseTensor.pow = _elementwise.pow
 SparseTensor.__neg__ = SparseTensor.neg = _same_pattern("neg")
 SparseTensor.abs = SparseTensor.__abs__ = _same_pattern("abs")

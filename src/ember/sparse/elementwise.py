@@ -1,10 +1,10 @@
 """Elementwise arithmetic with sparse operands, as PyTorch's: ``add``/``sub`` (sparse + sparse
 is sparse; dense + sparse, and compressed sparse + dense, are dense), ``mul`` (sparse times a
 number, a dense tensor or a sparse tensor: sparse, with the pattern of the sparse operand or of
-both), ``div`` by a number or 0-d tensor, and ``pow`` to a number.
+both), ``div`` (and ``floor_divide``) by a number or 0-d tensor, and ``pow`` to a number.
 
-``ember.add``, ``sub``, ``mul`` and ``div`` reach these through :mod:`ember.ops.overrides`
-when an operand is sparse (a sparse tensor met as an array raises
+``ember.add``, ``sub``, ``mul``, ``div`` and ``floor_divide`` reach these through
+:mod:`ember.ops.overrides` when an operand is sparse (a sparse tensor met as an array raises
 :class:`~ember.sparse.tensor.SparseOperand`), so dense arithmetic pays nothing for them.
 """
 
@@ -34,7 +34,7 @@ from ember.sparse.ops import matmul, sparse_mask
 from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.tensor import Tensor
 
-__all__ = ["add", "div", "mul", "pow", "sub"]
+__all__ = ["add", "div", "floor_divide", "mul", "pow", "sub"]
 
 
 def _same_shape(op: str, a: Any, b: Any) -> None:
@@ -182,6 +182,17 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> SparseTe
     return SparseTensor(input.layout, input._size, input._index, values, input._coalesced)
 
 
+def floor_divide(input: Any, other: Any) -> SparseTensor:
+    """A sparse tensor divided by a number or 0-d tensor, rounded toward minus infinity
+    (``div(input, other, rounding_mode="floor")``).
+
+    Example:
+        >>> (ember.tensor([[0, -5]]).to_sparse() // 2).values()
+        tensor([-3])
+    """
+    return div(input, other, rounding_mode="floor")
+
+
 def pow(input: SparseTensor, exponent: Any) -> SparseTensor:  # noqa: A001 - PyTorch's name
     """Each element to a nonzero number ``exponent``, sparse (a COO tensor coalesced first,
     as PyTorch's: its repeated entries add up before the power).
@@ -201,7 +212,8 @@ def pow(input: SparseTensor, exponent: Any) -> SparseTensor:  # noqa: A001 - PyT
 
 
 _IMPLEMENTATIONS = {arithmetic.add: add, arithmetic.sub: sub, arithmetic.mul: mul,
-                    arithmetic.div: div, linalg.matmul: matmul}
+                    arithmetic.div: div, arithmetic.floor_divide: floor_divide,
+                    linalg.matmul: matmul}
 
 
 def _handle(op: Any, args: tuple, kwargs: dict) -> Any:
