@@ -204,3 +204,10 @@ def test_floor_division_of_sparse_by_scalar_matches_torch():
     check(ember.div(es, 2, rounding_mode="trunc"), torch.div(ts, 2, rounding_mode="trunc"))
     with pytest.raises(RuntimeError, match="scalar or zero-dim dense tensor divisor"):
         es // ember.ones(2, 2)
+
+
+def test_sparse_times_sparse_of_two_layouts_raises():
+    coo, csr = both(A)[0], both(A, "sparse_csr")[0]
+    for a, b in ((coo, csr), (csr, coo)):  # (PyTorch raises too; the result's layout is moot)
+        with pytest.raises(RuntimeError, match="same shape, layout"):
+            a * b

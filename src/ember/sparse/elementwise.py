@@ -143,9 +143,9 @@ def mul(input: Any, other: Any) -> SparseTensor:
 
 
 def _intersection(a: SparseTensor, b: SparseTensor) -> SparseTensor:
-    if a.shape != b.shape or a.sparse_dim() != b.sparse_dim() or a.layout in BLOCKED or \
-            b.layout in BLOCKED:
-        raise RuntimeError(f"mul: sparse tensors must have the same shape and sparse "
+    if a.shape != b.shape or a.sparse_dim() != b.sparse_dim() or a.layout is not b.layout or \
+            a.layout in BLOCKED:
+        raise RuntimeError(f"mul: sparse tensors must have the same shape, layout and sparse "
                            f"dimensions (as in PyTorch) and a non-block layout, got "
                            f"{a.layout!r} {tuple(a.shape)} (sparse_dim {a.sparse_dim()}) and "
                            f"{b.layout!r} {tuple(b.shape)} (sparse_dim {b.sparse_dim()})")
