@@ -37,10 +37,10 @@ BLOCKED = (sparse_bsr, sparse_bsc)  # values (nnz, R, C): one dense block per en
 
 class SparseOperand(TensorLikeOperand, NotImplementedError, AttributeError):
     """A sparse tensor met where a dense array or tensor internals were needed: the ops that
-    take sparse operands (``add``, ``sub``, ``mul``, ``div``) hand the call to
-    :mod:`ember.sparse.elementwise`, the others raise :func:`not_supported`'s error; met
-    outside an op, it is the error (naming the op). An AttributeError too, so ``hasattr``
-    answers False."""
+    take sparse operands (``add``, ``sub``, ``mul``, ``div``, ``floor_divide``, ``matmul``)
+    hand the call to :mod:`ember.sparse.elementwise`, the others raise
+    :func:`not_supported`'s error; met outside an op, it is the error (naming the op). An
+    AttributeError too, so ``hasattr`` answers False."""
 
     def __str__(self) -> str:
         op = outermost_op(self.__traceback__)
