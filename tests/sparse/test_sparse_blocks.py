@@ -157,3 +157,10 @@ def test_one_block_to_coo_is_coalesced_as_torch(layout, blocksize):
         e = ember.tensor(m).to_sparse(layout=getattr(ember, layout), **kw).to_sparse()
         t = torch.tensor(m).to_sparse(layout=getattr(torch, layout), **kw).to_sparse()
         assert e.is_coalesced() == t.is_coalesced()
+
+
+def test_batched_compressed_conversions_raise_clearly():
+    for layout in ("sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"):
+        kw = {"blocksize": (1, 1)} if layout in ("sparse_bsr", "sparse_bsc") else {}
+        with pytest.raises(RuntimeError, match="no batched or hybrid compressed tensors"):
+            ember.ones(2, 2, 2).to_sparse(layout=getattr(ember, layout), **kw)

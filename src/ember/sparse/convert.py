@@ -157,7 +157,8 @@ def to_compressed(s: SparseTensor, target: layout,
     if s.ndim != 2 or s.dense_dim():
         raise RuntimeError(f"{op}: {target!r} needs a 2-D tensor with no dense "
                            f"dimensions, got shape {tuple(s.shape)} with dense_dim "
-                           f"{s.dense_dim()}")
+                           f"{s.dense_dim()} (Ember has no batched or hybrid compressed "
+                           "tensors). Hint: convert each matrix, or use the COO layout")
     coo = coalesce(to_coo(s))
     rows, cols = coo._index[0].numpy()
     values = coo._vals
