@@ -105,7 +105,7 @@ def _sparse_sum(input: SparseTensor, other: SparseTensor, alpha: Any) -> SparseT
     a, b = to_coo(input), to_coo(other)
     dtype = dtypes.result_type(input, other)
     scaled = cast(b._vals, dtype) if alpha == 1 else \
-        arithmetic._scaled("add", "alpha", cast(b._vals, dtype), alpha, input, other)
+        arithmetic._scaled("add", "alpha", cast(b._vals, dtype), alpha, a._vals, b._vals)
     values = cat([cast(a._vals, dtype), scaled])  # (as dense add: alpha * other in its dtype)
     index = long_index(np.concatenate([coo_index(a), coo_index(b)], axis=1))
     total = SparseTensor(sparse_coo, a._size, (index,), values, False)
