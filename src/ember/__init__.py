@@ -101,6 +101,8 @@ from ember.layouts import (
     layout,
     memory_format,
     preserve_format,
+    sparse_bsc,
+    sparse_bsr,
     sparse_coo,
     sparse_csc,
     sparse_csr,
@@ -115,7 +117,10 @@ from ember.type_info import can_cast, finfo, iinfo
 # The layers above the core import it, so they come after it, in layer order (DESIGN.md).
 # isort: off
 from ember import sparse  # sparse tensors: part of the core, written with the ops
+from ember.sparse.row_products import dsmm, hspmm, saddmm, smm, sspaddmm
 from ember.sparse import (
+    sparse_bsc_tensor,
+    sparse_bsr_tensor,
     sparse_compressed_tensor,
     sparse_coo_tensor,
     sparse_csc_tensor,

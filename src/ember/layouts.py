@@ -1,7 +1,7 @@
 """Memory layouts and formats, as PyTorch names them: ``ember.layout`` (``ember.strided`` for
-dense tensors; ``sparse_coo``, ``sparse_csr`` and ``sparse_csc`` for the sparse tensors of
-:mod:`ember.sparse`, see docs/sparse.md; ``ember.jagged`` for :mod:`ember.nested`'s nested
-tensors) and ``ember.memory_format``
+dense tensors; ``sparse_coo``, ``sparse_csr``, ``sparse_csc``, ``sparse_bsr`` and
+``sparse_bsc`` for the sparse tensors of :mod:`ember.sparse`, see docs/sparse.md;
+``ember.jagged`` for :mod:`ember.nested`'s nested tensors) and ``ember.memory_format``
 (``contiguous_format``, ``channels_last``, ``channels_last_3d``, ``preserve_format``).
 
 A memory format names an order of a tensor's dimensions in memory: ``channels_last`` stores
@@ -67,6 +67,8 @@ jagged = layout("jagged")
 sparse_coo = layout("sparse_coo")
 sparse_csr = layout("sparse_csr")
 sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
 contiguous_format = memory_format("contiguous_format", None, None)
 channels_last = memory_format("channels_last", 4, (0, 2, 3, 1))
 channels_last_3d = memory_format("channels_last_3d", 5, (0, 2, 3, 4, 1))

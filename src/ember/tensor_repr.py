@@ -139,13 +139,14 @@ def _nested_str(a: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) ->
     return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
 
 
-def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
+def add_suffixes(text: str, suffixes: list[str], indent: int, width: int | None = None) -> str:
     """Appends ``, dtype=...`` and the like, each on a new line where it would pass the line
-    width, as torch's ``_add_suffixes``."""
+    width (``linewidth`` unless ``width``), as torch's ``_add_suffixes``."""
+    width = OPTIONS["linewidth"] if width is None else width
     parts = [text]
     last = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last + len(suffix) + 2 > OPTIONS["linewidth"]:
+        if last + len(suffix) + 2 > width:
             parts.append(",\n" + " " * indent + suffix)
             last = indent + len(suffix)
         else:
@@ -154,14 +155,23 @@ def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
     return "".join(parts) + ")"
 
 
-def tensor_repr(t: Any) -> str:
-    """The text ``repr`` shows for a tensor (summarised past ``threshold`` elements)."""
+def has_default_dtype(dt: dtypes.DType) -> bool:
+    """Whether a (non-empty) tensor's repr leaves its dtype out, as PyTorch's: the default
+    float dtype, its complex twin, int64 and bool."""
+    default = dtypes.get_default_dtype()
+    return dt in (default, default.to_complex(), dtypes.int64, dtypes.bool_)
+
+
+def tensor_repr(t: Any, part: bool = False) -> str:
+    """The text ``repr`` shows for a tensor (summarised past ``threshold`` elements); as a
+    sparse tensor's ``part``, as PyTorch prints those: no dtype, and the size of an empty one
+    always."""
     data = t._data if t.device.type == "cpu" else t.numpy(force=True)
     dt, prefix = t.dtype, "tensor("
     suffixes = [f"device='{t.device}'"] if t.device.type != "cpu" else []
     if data.size == 0:
         body = "[]"
-        if data.ndim != 1:
+        if data.ndim != 1 or part:
             suffixes.append(f"size={tuple(t.shape)}")
         shown = dt is not dtypes.get_default_dtype()
     else:
@@ -172,12 +182,11 @@ def tensor_repr(t: Any) -> str:
         body = _nested_str(data, len(prefix), summarize, fmt)
         if not OPTIONS["edgeitems"]:
             suffixes.append(f"size={tuple(t.shape)}")
-        default = dtypes.get_default_dtype()
-        shown = dt not in (default, default.to_complex(), dtypes.int64, dtypes.bool_)
-    if shown:
+        shown = not has_default_dtype(dt)
+    if shown and not part:
         suffixes.append(f"dtype=ember.{dt.name}")
     if t._node is not None:
         suffixes.append(f"grad_fn=<{t._node.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return _add_suffixes(prefix + body, suffixes, len(prefix))
+    return add_suffixes(prefix + body, suffixes, len(prefix))

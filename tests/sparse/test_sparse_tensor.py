@@ -256,3 +256,15 @@ def test_vmap_of_sparse_products():
     want = ember.stack([ember.sparse_coo_tensor(INDEX, v, (2, 3)).to_dense() @ dense[0]
                         for v in values])
     np.testing.assert_allclose(out.numpy(), want.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr",
+                                    "sparse_bsc"])
+def test_repr_of_empty_sparse_tensors_matches_torch(layout):
+    for dtype in ("float32", "float64", "int32"):  # an empty part names its size, as torch's
+        kw = {"blocksize": (1, 2)} if layout in ("sparse_bsr", "sparse_bsc") else {}
+        e = ember.zeros(2, 2, dtype=getattr(ember, dtype)).to_sparse(
+            layout=getattr(ember, layout), **kw)
+        t = torch.zeros(2, 2, dtype=getattr(torch, dtype)).to_sparse(
+            layout=getattr(torch, layout), **kw)
+        assert repr(e) == repr(t).replace("torch.", "ember.")

@@ -45,18 +45,19 @@ from ember.dtypes import DType, to_dtype
 from ember.errors import CheckpointError, EmberError
 from ember.io import safetensors_file as st
 from ember.io.atomic import atomic_write
-from ember.layouts import sparse_coo, sparse_csc, sparse_csr
+from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.creation import from_numpy
 from ember.size import Size
 from ember.sparse.construct import sparse_compressed_tensor, sparse_coo_tensor
-from ember.sparse.tensor import SparseTensor
+from ember.sparse.tensor import BY_ROWS, SparseTensor
 from ember.tensor import Tensor
 
 FORMAT = "ember.checkpoint"
 VERSION = 1
 TREE_KEY = "ember"
 
-_SPARSE_LAYOUTS = {lay.name: lay for lay in (sparse_coo, sparse_csr, sparse_csc)}
+_SPARSE_LAYOUTS = {lay.name: lay for lay in (sparse_coo, sparse_csr, sparse_csc, sparse_bsr,
+                                              sparse_bsc)}
 
 PathOrFile = str | os.PathLike | BinaryIO
 MapLocation = str | Device | Mapping[str, Any] | None
@@ -126,7 +127,7 @@ class _Encoder:
         """A sparse tensor as its layout, size and parts (each a tensor of the file)."""
         if s.layout is sparse_coo:
             names, parts = ("indices", "values"), (s._indices(), s._values())
-        elif s.layout is sparse_csr:
+        elif s.layout in BY_ROWS:
             names, parts = ("crow_indices", "col_indices", "values"), \
                 (s.crow_indices(), s.col_indices(), s.values())
         else:

@@ -422,7 +422,11 @@ def _no_bool(op: str, a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
 @method("floor_divide", "__floordiv__")
 def floor_divide(input: Any, other: Any) -> Tensor:
     """``input // other`` rounded toward minus infinity (no gradient)."""
-    return apply(FloorDiv, *_no_bool("floor_divide", *promote(input, other)))
+    try:
+        operands = promote(input, other)
+    except TensorLikeOperand:
+        return handle(floor_divide, (input, other), {})
+    return apply(FloorDiv, *_no_bool("floor_divide", *operands))
 
 
 @method("remainder", "__mod__")

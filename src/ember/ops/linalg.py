@@ -17,7 +17,7 @@ from typing import Any
 from ember import dtypes
 from ember.backend import compute_dtype, gemm
 from ember.errors import DTypeError, ShapeError
-from ember.layouts import strided
+from ember.layouts import jagged, strided
 from ember.ops.broadcast import broadcast_shapes, expand, sum_to
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast
@@ -138,9 +138,11 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     try:
         a_shape, b_shape = input._data.shape, other._data.shape
     except TensorLikeOperand:
-        if type(input) not in TENSOR_LIKE:  # (a nested right operand is not supported)
+        if type(input) in TENSOR_LIKE:
+            return handle(matmul, (input, other), {})
+        if getattr(other, "layout", jagged) is jagged:  # (a nested right operand: unsupported)
             raise
-        return handle(matmul, (input, other), {})
+        return _not_dense_matmul(input, other)  # a sparse right operand
     except AttributeError:
         return _not_dense_matmul(input, other)
     if not a_shape or not b_shape or a_shape[-1] != (b_shape[-2] if len(b_shape) > 1

@@ -1,5 +1,5 @@
-"""Sparse tensors (``ember.sparse_coo``, ``sparse_csr``, ``sparse_csc``) and ``torch.sparse``'s
-ops on them: see docs/sparse.md.
+"""Sparse tensors (``ember.sparse_coo``, ``sparse_csr``, ``sparse_csc``, ``sparse_bsr``,
+``sparse_bsc``) and ``torch.sparse``'s ops on them: see docs/sparse.md.
 
 Sparse tensors belong to the core (beside ``ember.ops``, which they are written with); the
 dense ``Tensor`` methods that make or read them (``to_sparse``, ``to_dense``,
@@ -15,42 +15,60 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.layouts import layout, sparse_coo, sparse_csc, sparse_csr, strided
+from ember.layouts import (
+    layout,
+    sparse_bsc,
+    sparse_bsr,
+    sparse_coo,
+    sparse_csc,
+    sparse_csr,
+    strided,
+)
 from ember.sparse import convert as _convert
+from ember.sparse import elementwise as _elementwise
 from ember.sparse.construct import (
+    sparse_bsc_tensor,
+    sparse_bsr_tensor,
     sparse_compressed_tensor,
     sparse_coo_tensor,
     sparse_csc_tensor,
     sparse_csr_tensor,
 )
-from ember.sparse.ops import add, addmm, log_softmax, matmul, mm, softmax, sparse_mask, sum
+from ember.sparse.elementwise import add
+from ember.sparse.gradcheck import as_sparse_gradcheck
+from ember.sparse.invariants import check_sparse_tensor_invariants
+from ember.sparse.ops import addmm, log_softmax, matmul, mm, softmax, sparse_mask, sum
 from ember.sparse.ops import transpose as _transpose
 from ember.sparse.patterned import sampled_addmm, spdiags
 from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
 
-__all__ = ["SparseTensor", "addmm", "log_softmax", "mm", "sampled_addmm", "softmax", "spdiags",
-           "sparse_compressed_tensor", "sparse_coo_tensor", "sparse_csc_tensor",
-           "sparse_csr_tensor", "sum"]
+__all__ = ["SparseTensor", "addmm", "as_sparse_gradcheck", "check_sparse_tensor_invariants",
+           "log_softmax", "mm", "sampled_addmm", "softmax", "spdiags", "sparse_bsc_tensor",
+           "sparse_bsr_tensor", "sparse_compressed_tensor", "sparse_coo_tensor",
+           "sparse_csc_tensor", "sparse_csr_tensor", "sum"]
 
 
 def to_sparse(self: Any, sparse_dim: int | None = None, *, layout: layout | None = None,
               blocksize: Any = None, dense_dim: int | None = None) -> SparseTensor:
     """This tensor in a sparse layout (COO by default; ``sparse_dim`` leading sparse
-    dimensions, the rest dense, for a hybrid COO tensor).
+    dimensions, the rest dense, for a hybrid COO tensor; ``blocksize`` (R, C) for BSR/BSC).
 
     Example:
         >>> ember.tensor([[0.0, 1.0]]).to_sparse(layout=ember.sparse_csr).col_indices()
         tensor([1])
     """
-    if blocksize is not None or dense_dim:
-        raise NotImplementedError("to_sparse: blocksize and dense_dim (block and hybrid "
-                                  "compressed layouts) are not supported")
+    if dense_dim:
+        raise NotImplementedError("to_sparse: dense_dim (hybrid compressed layouts) is not "
+                                  "supported")
     target = sparse_coo if layout is None else layout
-    if target not in (sparse_coo, sparse_csr, sparse_csc):
-        raise ValueError(f"to_sparse: layout must be ember.sparse_coo, sparse_csr or "
-                         f"sparse_csc, got {target!r}")
-    return _convert.convert(self, target, sparse_dim)
+    if target not in (sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc):
+        raise ValueError(f"to_sparse: layout must be ember.sparse_coo, sparse_csr, sparse_csc, "
+                         f"sparse_bsr or sparse_bsc, got {target!r}")
+    if blocksize is not None and target not in (sparse_bsr, sparse_bsc):
+        raise RuntimeError(f"to_sparse: blocksize is for the block layouts (ember.sparse_bsr, "
+                           f"sparse_bsc), got layout {target!r} (as in PyTorch)")
+    return _convert.convert(self, target, sparse_dim, blocksize)
 
 
 def to_dense(self: Any, dtype: Any = None, *, masked_grad: bool | None = None) -> Tensor:
@@ -74,13 +92,15 @@ def _to(target: layout) -> Any:
     return convert
 
 
-def _scaled(self: SparseTensor, other: Any) -> SparseTensor:
-    if isinstance(other, (Tensor, SparseTensor)) and getattr(other, "ndim", 1) != 0:
-        raise NotImplementedError(f"mul: a {self.layout!r} tensor times a tensor is not "
-                                  "supported, only a number or 0-d tensor. Hint: call "
-                                  ".to_dense() first")
-    return SparseTensor(self.layout, self._size, self._index, self._vals * other,
-                        self._coalesced)
+def _to_blocks(target: layout) -> Any:
+    def convert(self: Any, blocksize: Any, dense_dim: int | None = None) -> SparseTensor:
+        if dense_dim:
+            raise NotImplementedError(f"to_{target.name}: dense_dim is not supported")
+        return _convert.convert(self, target, blocksize=blocksize)
+    convert.__name__ = convert.__qualname__ = f"to_{target.name}"
+    convert.__doc__ = (f"This tensor in layout ``ember.{target.name}``, of ``blocksize`` (R, C) "
+                       "blocks (an int for square ones); the shape must be a multiple of it.")
+    return convert
 
 
 def _same_pattern(fn_name: str) -> Any:
@@ -110,17 +130,23 @@ def _t(self: SparseTensor) -> SparseTensor:
 for _name, _fn in {
     "to_sparse": to_sparse, "to_dense": to_dense, "to_sparse_coo": _to(sparse_coo),
     "to_sparse_csr": _to(sparse_csr), "to_sparse_csc": _to(sparse_csc),
+    "to_sparse_bsr": _to_blocks(sparse_bsr), "to_sparse_bsc": _to_blocks(sparse_bsc),
 }.items():
     setattr(Tensor, _name, _fn)
     setattr(SparseTensor, _name, _fn)
 Tensor.sparse_mask = sparse_mask
 SparseTensor.coalesce = lambda self: _convert.coalesce(self)
-SparseTensor.__mul__ = SparseTensor.__rmul__ = SparseTensor.mul = _scaled
-SparseTensor.__truediv__ = SparseTensor.div = lambda self, other: _scaled(self, 1 / other)
+SparseTensor.__mul__ = SparseTensor.__rmul__ = SparseTensor.mul = _elementwise.mul
+SparseTensor.__truediv__ = SparseTensor.div = _elementwise.div
+SparseTensor.__rtruediv__ = lambda self, other: _elementwise.div(other, self)
+SparseTensor.__floordiv__ = SparseTensor.floor_divide = _elementwise.floor_divide
+SparseTensor.__pow__ = SparseTensor.pow = _elementwise.pow
 SparseTensor.__neg__ = SparseTensor.neg = _same_pattern("neg")
 SparseTensor.abs = SparseTensor.__abs__ = _same_pattern("abs")
-SparseTensor.__add__ = SparseTensor.add = add
-SparseTensor.__sub__ = SparseTensor.sub = lambda self, other: add(self, other, alpha=-1)
+SparseTensor.__add__ = SparseTensor.add = _elementwise.add
+SparseTensor.__sub__ = SparseTensor.sub = _elementwise.sub
+SparseTensor.__radd__ = lambda self, other: _elementwise.add(other, self)
+SparseTensor.__rsub__ = lambda self, other: _elementwise.sub(other, self)
 SparseTensor.transpose = _transpose
 SparseTensor.t = _t
 SparseTensor.to = _moved

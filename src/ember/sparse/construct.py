@@ -1,9 +1,12 @@
-"""Making sparse tensors: ``sparse_coo_tensor``, ``sparse_csr_tensor``, ``sparse_csc_tensor``
-and ``sparse_compressed_tensor``, as PyTorch's.
+"""Making sparse tensors: ``sparse_coo_tensor``, ``sparse_csr_tensor``, ``sparse_csc_tensor``,
+``sparse_bsr_tensor``, ``sparse_bsc_tensor`` and ``sparse_compressed_tensor``, as PyTorch's.
 
-Indices are always checked against the size (PyTorch checks only with
-``check_invariants=True``; an index out of bounds there corrupts memory, here it is a clear
-error, and checking costs one pass over the indices).
+Indices are always checked against the size, and compressed indices for their shape
+(PyTorch checks only with ``check_invariants=True``; an index out of bounds there corrupts
+memory, here it is a clear error, and checking costs one pass over the indices). With
+``check_invariants`` (or :class:`~ember.sparse.check_sparse_tensor_invariants`) the plain
+indices of each compressed row must also be sorted and distinct. The errors quote
+PyTorch's invariant.
 """
 
 from __future__ import annotations
@@ -13,16 +16,17 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import int64
-from ember.errors import IndexOutOfRange, ShapeError
-from ember.layouts import layout, sparse_coo, sparse_csc, sparse_csr
+from ember.errors import IndexOutOfRange, OpError, ShapeError
+from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor
 from ember.sparse.convert import sorted_distinct
-from ember.sparse.tensor import SparseTensor
+from ember.sparse.invariants import checking
+from ember.sparse.tensor import BLOCKED, BY_ROWS, SparseTensor
 from ember.tensor import Tensor
 
-__all__ = ["sparse_coo_tensor", "sparse_compressed_tensor", "sparse_csc_tensor",
-           "sparse_csr_tensor"]
+__all__ = ["InvariantError", "sparse_bsc_tensor", "sparse_bsr_tensor", "sparse_coo_tensor",
+           "sparse_compressed_tensor", "sparse_csc_tensor", "sparse_csr_tensor"]
 
 
 def _values(op: str, values: Any, dtype: Any, requires_grad: bool) -> Tensor:
@@ -45,13 +49,26 @@ def _index(op: str, name: str, index: Any) -> Tensor:
     return index if index.dtype is int64 else cast(index, int64)
 
 
+class InvariantError(IndexOutOfRange, OpError):
+    """A constructor's indices break a sparse tensor's invariants (a RuntimeError, as
+    PyTorch's, and an IndexError where an index is out of bounds)."""
+
+
+def _broken(op: str, invariant: str, detail: str) -> InvariantError:
+    return InvariantError(f"{op}: `{invariant}` is not satisfied (as PyTorch checks): {detail}")
+
+
 def _check_bounds(op: str, index: np.ndarray, size: tuple[int, ...]) -> None:
     for d, (row, n) in enumerate(zip(index, size)):
-        if row.size and (row.min() < 0 or row.max() >= n):
-            bad = row.max() if row.max() >= n else row.min()
-            raise IndexOutOfRange(f"{op}: index {bad} is out of bounds for dimension {d} of "
-                                  f"size {n} (size {tuple(size)}). Hint: indices must be in "
-                                  f"[0, size); leave size=None to infer it from the indices")
+        if row.size and row.min() < 0:
+            raise InvariantError(f"{op}: found negative index {row.min()} for dim {d} (as "
+                                 f"PyTorch checks). Hint: indices must be in [0, size)")
+        if row.size and row.max() >= n:
+            raise InvariantError(f"{op}: size is inconsistent with indices: for dim {d}, size "
+                                 f"is {n} but found index {row.max()} (index {row.max()} is out "
+                                 f"of bounds for dimension {d} of size {n}; size "
+                                 f"{tuple(size)}). Hint: indices must be in [0, size); leave "
+                                 "size=None to infer it from the indices")
 
 
 def sparse_coo_tensor(indices: Any, values: Any, size: Any = None, *, dtype: Any = None,
@@ -96,8 +113,9 @@ def sparse_compressed_tensor(compressed_indices: Any, plain_indices: Any, values
                              layout: layout | None = None, device: Any = None,
                              pin_memory: bool = False, requires_grad: bool = False,
                              check_invariants: bool | None = None) -> SparseTensor:
-    """A CSR (``layout=ember.sparse_csr``) or CSC (``ember.sparse_csc``) matrix:
-    ``compressed_indices[i]:compressed_indices[i + 1]`` are the entries of row (column) ``i``.
+    """A CSR (``layout=ember.sparse_csr``), CSC (``sparse_csc``), BSR (``sparse_bsr``) or BSC
+    (``sparse_bsc``) matrix: ``compressed_indices[i]:compressed_indices[i + 1]`` are the
+    entries of row (column) ``i`` (of blocks, for BSR/BSC, whose ``values`` are (nnz, R, C)).
 
     Example:
         >>> ember.sparse_compressed_tensor([0, 1, 2], [1, 0], [5.0, 6.0], (2, 2),
@@ -105,34 +123,62 @@ def sparse_compressed_tensor(compressed_indices: Any, plain_indices: Any, values
         tensor([[0., 5.],
                 [6., 0.]])
     """
-    if layout not in (sparse_csr, sparse_csc):
-        raise ValueError(f"sparse_compressed_tensor: layout must be ember.sparse_csr or "
-                         f"ember.sparse_csc, got {layout!r}")
-    op = f"sparse_{layout.name.removeprefix('sparse_')}_tensor"
-    compressed = _index(op, "compressed indices", compressed_indices)
-    plain = _index(op, "plain indices", plain_indices)
+    if layout not in (sparse_csr, sparse_csc, sparse_bsr, sparse_bsc):
+        raise ValueError(f"sparse_compressed_tensor: layout must be ember.sparse_csr, "
+                         f"sparse_csc, sparse_bsr or sparse_bsc, got {layout!r}")
+    op = f"{layout.name}_tensor"
+    by_rows = layout in BY_ROWS
+    names = ("crow_indices", "col_indices", "ncols") if by_rows else \
+        ("ccol_indices", "row_indices", "nrows")
+    compressed = _index(op, names[0], compressed_indices)
+    plain = _index(op, names[1], plain_indices)
     values = _values(op, values, dtype, requires_grad)
     c, p = compressed.numpy(), plain.numpy()
-    if c.ndim != 1 or p.ndim != 1 or values.ndim != 1 or len(p) != values.shape[0] or \
-            not len(c) or c[0] != 0 or c[-1] != len(p) or np.any(np.diff(c) < 0):
-        raise ShapeError(f"{op}: expected 1-D compressed indices starting at 0, "
-                         f"non-decreasing, ending at nnz, and 1-D plain indices and values of "
-                         f"length nnz; got shapes {tuple(compressed.shape)}, "
-                         f"{tuple(plain.shape)}, {tuple(values.shape)} and compressed "
-                         f"indices {c.tolist()[:8]}")
-    outer, inner = len(c) - 1, int(p.max()) + 1 if len(p) else 0
+    block = tuple(values.shape[1:]) if layout in BLOCKED else (1, 1)
+    if c.ndim != 1 or not len(c) or p.ndim != 1 or len(p) != values.shape[0] or \
+            values.ndim != (3 if layout in BLOCKED else 1):
+        want = "(nnz, R, C)" if layout in BLOCKED else "(nnz,)"
+        raise ShapeError(f"{op}: expected 1-D {names[0]} and {names[1]} of length nnz and "
+                         f"values {want}; got shapes {tuple(compressed.shape)}, "
+                         f"{tuple(plain.shape)}, {tuple(values.shape)} (batched and hybrid "
+                         "compressed tensors are not supported)")
+    n_outer, n_plain = len(c) - 1, int(p.max()) + 1 if len(p) else 0
     if size is None:
-        size = (outer, inner) if layout is sparse_csr else (inner, outer)
+        size = (n_outer * block[0], n_plain * block[1]) if by_rows else \
+            (n_plain * block[0], n_outer * block[1])
     size = tuple(int(n) for n in size)
-    if len(size) != 2 or size[0 if layout is sparse_csr else 1] != outer:
-        raise ShapeError(f"{op}: size {size} does not fit {outer} compressed "
-                         f"{'rows' if layout is sparse_csr else 'columns'}")
-    _check_bounds(op, p[None], (size[1 if layout is sparse_csr else 0],))
-    if check_invariants and not sorted_distinct(c, p):
-        raise RuntimeError(f"{op}: the plain indices of each compressed row (column) must be "
-                           f"sorted and distinct (check_invariants=True, as PyTorch's); got "
-                           f"{p.tolist()[:8]} under compressed indices {c.tolist()[:8]}")
+    blocks = (size[0] // block[0], size[1] // block[1]) if len(size) == 2 else ()
+    if len(size) != 2 or size != (blocks[0] * block[0], blocks[1] * block[1]) or \
+            blocks[0 if by_rows else 1] != n_outer:
+        raise ShapeError(f"{op}: size {size} does not fit {n_outer} compressed "
+                         f"{'rows' if by_rows else 'columns'}"
+                         + (f" of blocks {block}" if layout in BLOCKED else ""))
+    _check_compressed(op, names, c, p, blocks[1 if by_rows else 0], checking(check_invariants))
     return SparseTensor(layout, size, (compressed, plain), values, True)
+
+
+def _check_compressed(op: str, names: tuple[str, str, str], c: np.ndarray, p: np.ndarray,
+                      n_plain: int, sorted_rows: bool) -> None:
+    """Raises the error of the first of PyTorch's invariants of compressed indices ``c`` and
+    plain indices ``p`` that fails (the sorting one only when ``sorted_rows``)."""
+    compressed, plain, dim = names
+    if c[0] != 0:
+        raise _broken(op, f"{compressed}[..., 0] == 0", f"it is {c[0]}")
+    if c[-1] != len(p):
+        raise _broken(op, f"{compressed}[..., -1] == nnz", f"it is {c[-1]}, nnz is {len(p)}")
+    steps = np.diff(c)
+    if steps.size and (steps.min() < 0 or steps.max() > n_plain):
+        raise _broken(op, f"0 <= {compressed}[..., 1:] - {compressed}[..., :-1] <= {dim}",
+                      f"{compressed} is {c.tolist()[:8]}, {dim} is {n_plain}")
+    if len(p) and (p.min() < 0 or p.max() >= n_plain):
+        bad = p.min() if p.min() < 0 else p.max()
+        raise _broken(op, f"0 <= {plain} < {dim}", f"found {bad}, {dim} is {n_plain}")
+    if sorted_rows and not sorted_distinct(c, p):
+        outer = "nrows" if dim == "ncols" else "ncols"
+        raise _broken(op, f"{plain}[..., {compressed}[..., i - 1]:{compressed}[..., i]] for "
+                      f"all i = 1, ..., {outer} are sorted and distinct along the last "
+                      "dimension values", f"{plain} {p.tolist()[:8]} under {compressed} "
+                      f"{c.tolist()[:8]}")
 
 
 def sparse_csr_tensor(crow_indices: Any, col_indices: Any, values: Any, size: Any = None, *,
@@ -163,4 +209,38 @@ def sparse_csc_tensor(ccol_indices: Any, row_indices: Any, values: Any, size: An
     """
     return sparse_compressed_tensor(ccol_indices, row_indices, values, size, dtype=dtype,
                                     layout=sparse_csc, requires_grad=requires_grad,
+                                    check_invariants=check_invariants)
+
+
+def sparse_bsr_tensor(crow_indices: Any, col_indices: Any, values: Any, size: Any = None, *,
+                      dtype: Any = None, device: Any = None, pin_memory: bool = False,
+                      requires_grad: bool = False,
+                      check_invariants: bool | None = None) -> SparseTensor:
+    """A BSR matrix: rows of (R, C) blocks, ``values``
+    (nnz, R, C) (see :func:`sparse_compressed_tensor`).
+
+    Example:
+        >>> ember.sparse_bsr_tensor([0, 1, 1], [1], [[[1.0, 2.0]]], (2, 4)).to_dense()
+        tensor([[0., 0., 1., 2.],
+                [0., 0., 0., 0.]])
+    """
+    return sparse_compressed_tensor(crow_indices, col_indices, values, size, dtype=dtype,
+                                    layout=sparse_bsr, requires_grad=requires_grad,
+                                    check_invariants=check_invariants)
+
+
+def sparse_bsc_tensor(ccol_indices: Any, row_indices: Any, values: Any, size: Any = None, *,
+                      dtype: Any = None, device: Any = None, pin_memory: bool = False,
+                      requires_grad: bool = False,
+                      check_invariants: bool | None = None) -> SparseTensor:
+    """A BSC matrix: columns of (R, C) blocks, ``values``
+    (nnz, R, C) (see :func:`sparse_compressed_tensor`).
+
+    Example:
+        >>> ember.sparse_bsc_tensor([0, 0, 1], [0], [[[1.0], [2.0]]], (2, 2)).to_dense()
+        tensor([[0., 1.],
+                [0., 2.]])
+    """
+    return sparse_compressed_tensor(ccol_indices, row_indices, values, size, dtype=dtype,
+                                    layout=sparse_bsc, requires_grad=requires_grad,
                                     check_invariants=check_invariants)

@@ -1,4 +1,8 @@
-"""Between layouts: coalescing, dense <-> COO, COO <-> CSR/CSC.
+"""Between layouts: coalescing, dense <-> COO, COO <-> CSR/CSC/BSR/BSC.
+
+A block layout's entries are its blocks' elements, in block order and row-major within a
+block (``coo_index`` and ``entry_values`` agree on that order), so every layout reaches COO
+(and through it any other) the same way.
 
 Index work runs on NumPy arrays (indices carry no gradient); values move with Ember ops
 (``index_select``, ``index_add``), so every conversion is differentiable in the values.
@@ -11,27 +15,43 @@ from typing import Any
 import numpy as np
 
 from ember.dtypes import int64
-from ember.layouts import layout, sparse_coo, sparse_csc, sparse_csr, strided
+from ember.layouts import layout, sparse_bsr, sparse_coo, sparse_csr, strided
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.gather import index_add, index_select
-from ember.sparse.tensor import SparseTensor
+from ember.sparse.tensor import BLOCKED, BY_ROWS, SparseTensor
 from ember.tensor import Tensor
 
 __all__ = ["coalesce", "coalesced_order", "coo_index", "dense_to_coo", "empty_index",
-           "linear_index", "sorted_distinct", "to_compressed", "to_coo", "to_dense"]
+           "entry_values", "linear_index", "long_index", "sorted_distinct", "to_compressed",
+           "to_coo", "to_dense"]
 
 
-def _long(a: np.ndarray) -> Tensor:
+def long_index(a: np.ndarray) -> Tensor:
+    """An int64 index tensor of the NumPy array ``a``."""
     return from_numpy(np.ascontiguousarray(a, dtype=np.int64))
 
 
 def coo_index(s: SparseTensor) -> np.ndarray:
-    """The (sparse_dim, nnz) coordinates of ``s``'s entries, in its own order, any layout."""
+    """The (sparse_dim, n) coordinates of ``s``'s entries, in its own order, any layout (a
+    block layout's entries are its blocks' elements: see :func:`entry_values`)."""
     if s.layout is sparse_coo:
         return s._index[0].numpy()
     compressed, plain = (t.numpy() for t in s._index)
     outer = np.repeat(np.arange(len(compressed) - 1), np.diff(compressed))
-    return np.stack([outer, plain] if s.layout is sparse_csr else [plain, outer])
+    rows, cols = (outer, plain) if s.layout in BY_ROWS else (plain, outer)
+    if s.layout not in BLOCKED:
+        return np.stack([rows, cols])
+    r, c = s._vals.shape[1:3]
+    rows = rows[:, None, None] * r + np.arange(r)[None, :, None]
+    cols = cols[:, None, None] * c + np.arange(c)[None, None, :]
+    return np.stack([a.reshape(-1) for a in np.broadcast_arrays(rows, cols)])
+
+
+def entry_values(s: SparseTensor) -> Tensor:
+    """The value of each entry of :func:`coo_index` (a block layout's blocks flattened)."""
+    if s.layout not in BLOCKED:
+        return s._vals
+    return s._vals.reshape(-1, *s._vals.shape[3:])
 
 
 def sorted_distinct(compressed: np.ndarray, plain: np.ndarray) -> bool:
@@ -57,8 +77,8 @@ def coalesced_order(s: SparseTensor) -> tuple[Tensor, Tensor]:
     sparse_shape = s._size[:index.shape[0]]
     lin = linear_index(index, sparse_shape)
     distinct, first = np.unique(lin, return_index=True)
-    return _long(np.stack(np.unravel_index(distinct, sparse_shape)).reshape(len(sparse_shape),
-                                                                            -1)), _long(first)
+    return long_index(np.stack(np.unravel_index(distinct, sparse_shape)).reshape(len(sparse_shape),
+                                                                            -1)), long_index(first)
 
 
 def coalesce(s: SparseTensor) -> SparseTensor:
@@ -70,19 +90,19 @@ def coalesce(s: SparseTensor) -> SparseTensor:
     distinct, inverse = np.unique(linear_index(index, sparse_shape), return_inverse=True)
     values = s._vals
     summed = index_add(zeros(len(distinct), *values.shape[1:], dtype=values.dtype), 0,
-                       _long(inverse.reshape(-1)), values)
+                       long_index(inverse.reshape(-1)), values)
     unique = np.stack(np.unravel_index(distinct, sparse_shape)).reshape(len(sparse_shape), -1)
-    return SparseTensor(sparse_coo, s._size, (_long(unique),), summed, True)
+    return SparseTensor(sparse_coo, s._size, (long_index(unique),), summed, True)
 
 
 def to_dense(s: SparseTensor) -> Tensor:
     """The dense tensor ``s`` stands for (repeated entries summed); differentiable."""
     index = coo_index(s)
     sparse_shape = s._size[:index.shape[0]]
-    values = s._vals
+    values = entry_values(s)
     flat = zeros(int(np.prod(sparse_shape, dtype=np.int64)), *values.shape[1:],
                  dtype=values.dtype)
-    flat = index_add(flat, 0, _long(linear_index(index, sparse_shape)), values)
+    flat = index_add(flat, 0, long_index(linear_index(index, sparse_shape)), values)
     return flat.reshape(s._size)
 
 
@@ -100,57 +120,105 @@ def dense_to_coo(x: Tensor, sparse_dim: int | None = None) -> SparseTensor:
     lin = np.flatnonzero(nonzero)
     index = np.stack(np.unravel_index(lin, sparse_shape)).reshape(sparse_dim, -1) if \
         sparse_dim else np.zeros((0, len(lin)), dtype=np.int64)
-    return SparseTensor(sparse_coo, tuple(x.shape), (_long(index),),
-                        index_select(slices, 0, _long(lin)), True)
+    return SparseTensor(sparse_coo, tuple(x.shape), (long_index(index),),
+                        index_select(slices, 0, long_index(lin)), True)
 
 
 def to_coo(s: SparseTensor) -> SparseTensor:
-    """``s`` in the COO layout (coalesced when it came from CSR/CSC)."""
+    """``s`` in the COO layout, its entries in ``s``'s order, as PyTorch's: coalesced where
+    that order is the row-major one (CSR, BSR of one-row blocks, or a single entry or block).
+    PyTorch calls a CSR tensor's COO coalesced even when its rows are not sorted; Ember
+    coalesces that one."""
     if s.layout is sparse_coo:
         return s
-    compressed, plain = (t.numpy() for t in s._index)
-    unsorted = SparseTensor(sparse_coo, s._size, (_long(coo_index(s)),), s._vals,
-                            s.layout is sparse_csr and sorted_distinct(compressed, plain))
-    return coalesce(unsorted)
+    coo = SparseTensor(sparse_coo, s._size, (long_index(coo_index(s)),), entry_values(s),
+                       s._vals.shape[0] == 1)
+    if s.layout is sparse_csr or (s.layout is sparse_bsr and s._vals.shape[1] == 1):
+        compressed, plain = (t.numpy() for t in s._index)
+        coo._coalesced = sorted_distinct(compressed, plain)
+        return coalesce(coo)
+    return coo
 
 
-def to_compressed(s: SparseTensor, target: layout) -> SparseTensor:
-    """``s`` (2-D, no dense dimensions) in ``sparse_csr`` or ``sparse_csc``."""
-    if s.layout is target:
+def to_compressed(s: SparseTensor, target: layout,
+                  blocksize: tuple[int, int] | None = None) -> SparseTensor:
+    """``s`` (2-D, no dense dimensions) in a compressed layout: ``sparse_csr``,
+    ``sparse_csc``, or ``sparse_bsr``/``sparse_bsc`` with (R, C) blocks ``blocksize`` (each
+    block holding an entry of ``s`` is specified)."""
+    op = f"to_{target.name}"
+    if target in BLOCKED:
+        blocksize = _blocksize(op, s, blocksize)
+    if s.layout is target and (blocksize is None or tuple(s._vals.shape[1:3]) == blocksize):
         return s
+    if s.layout is target:
+        raise RuntimeError(f"{op}: conversion from {target!r} to {target!r} with blocksize "
+                           f"changed from {tuple(s._vals.shape[1:3])} to {blocksize} is not "
+                           "supported (as in PyTorch). Hint: go through .to_sparse_coo()")
     if s.ndim != 2 or s.dense_dim():
-        raise RuntimeError(f"to_sparse: {target!r} needs a 2-D tensor with no dense "
+        raise RuntimeError(f"{op}: {target!r} needs a 2-D tensor with no dense "
                            f"dimensions, got shape {tuple(s.shape)} with dense_dim "
-                           f"{s.dense_dim()}")
+                           f"{s.dense_dim()} (Ember has no batched or hybrid compressed "
+                           "tensors). Hint: convert each matrix, or use the COO layout")
     coo = coalesce(to_coo(s))
     rows, cols = coo._index[0].numpy()
-    if target is sparse_csc:
-        order = np.lexsort((rows, cols))
-        outer, plain, n = cols[order], rows[order], s._size[1]
-        values = index_select(coo._vals, 0, _long(order))
-    else:
-        outer, plain, n, values = rows, cols, s._size[0], coo._vals
-    compressed = np.concatenate([[0], np.cumsum(np.bincount(outer, minlength=n))])
-    return SparseTensor(target, s._size, (_long(compressed), _long(plain)), values, True)
+    values = coo._vals
+    r, c = blocksize or (1, 1)
+    by_rows = target in BY_ROWS
+    outer, plain = (rows // r, cols // c) if by_rows else (cols // c, rows // r)
+    n_outer, n_plain = (s._size[0] // r, s._size[1] // c) if by_rows else \
+        (s._size[1] // c, s._size[0] // r)
+    blocks, slot = np.unique(outer * n_plain + plain, return_inverse=True)
+    slot = slot.reshape(-1)
+    if blocksize is not None:  # scatter each entry into its block
+        where = slot * (r * c) + (rows % r) * c + cols % c
+        values = index_add(zeros(len(blocks) * r * c, dtype=values.dtype), 0, long_index(where),
+                           values).reshape(len(blocks), r, c)
+    elif not by_rows:  # CSC: the entries in column order (COO's are in row order already)
+        values = index_select(values, 0, long_index(np.argsort(slot)))
+    outer, plain = np.divmod(blocks, max(n_plain, 1))
+    compressed = np.concatenate([[0], np.cumsum(np.bincount(outer, minlength=n_outer))])
+    return SparseTensor(target, s._size, (long_index(compressed), long_index(plain)), values, True)
+
+
+def _blocksize(op: str, s: Any, blocksize: Any) -> tuple[int, int]:
+    """``blocksize`` as an (R, C) pair that tiles ``s``'s (2-D) shape."""
+    if blocksize is None:
+        raise RuntimeError(f"{op}: conversion to a block layout without a blocksize is not "
+                           "supported (as in PyTorch). Hint: pass blocksize=(R, C)")
+    blocksize = (int(blocksize),) * 2 if isinstance(blocksize, (int, np.integer)) else \
+        tuple(int(b) for b in blocksize)
+    shape = tuple(s.shape)
+    if len(blocksize) != 2 or min(blocksize) < 1:
+        raise ValueError(f"{op}: blocksize must be two positive ints (R, C), got {blocksize}")
+    if len(shape) == 2 and (shape[0] % blocksize[0] or shape[1] % blocksize[1]):
+        raise RuntimeError(f"{op}: tensor sparse size {shape} must be divisible by given "
+                           f"blocksize {blocksize} (as in PyTorch). Hint: pad the tensor to a "
+                           "multiple of the blocksize")
+    return blocksize
 
 
 def empty_index(s: SparseTensor) -> tuple[Tensor, ...]:
     """Index tensors of ``s``'s layout and shape with no entries."""
     if s.layout is sparse_coo:
         return (zeros(s.sparse_dim(), 0, dtype=int64),)
-    outer = s._size[0] if s.layout is sparse_csr else s._size[1]
+    outer = s._size[0] if s.layout in BY_ROWS else s._size[1]
+    if s.layout in BLOCKED:
+        outer //= s._vals.shape[1 if s.layout in BY_ROWS else 2]
     return zeros(outer + 1, dtype=int64), zeros(0, dtype=int64)
 
 
-def convert(x: Any, target: layout, sparse_dim: int | None = None) -> Any:
-    """``x`` (dense or sparse) in layout ``target``."""
+def convert(x: Any, target: layout, sparse_dim: int | None = None,
+            blocksize: Any = None) -> Any:
+    """``x`` (dense or sparse) in layout ``target`` (``blocksize`` for BSR and BSC)."""
     if target is strided:
         return x if isinstance(x, Tensor) else to_dense(x)
     if isinstance(x, Tensor):
         if target is sparse_coo:
             return dense_to_coo(x, sparse_dim)
-        return to_compressed(dense_to_coo(x), target)
-    if sparse_dim is not None and sparse_dim != x.sparse_dim():
+        if target in BLOCKED:  # (before the nonzeros are found)
+            _blocksize(f"to_{target.name}", x, blocksize)
+        x = dense_to_coo(x)
+    elif sparse_dim is not None and sparse_dim != x.sparse_dim():
         raise RuntimeError(f"to_sparse: sparse_dim {sparse_dim} differs from the tensor's "
                            f"({x.sparse_dim()}); convert it to dense first")
-    return to_coo(x) if target is sparse_coo else to_compressed(x, target)
+    return to_coo(x) if target is sparse_coo else to_compressed(x, target, blocksize)

@@ -12,18 +12,24 @@ from typing import Any
 import numpy as np
 
 from ember.errors import DTypeError, ShapeError
-from ember.layouts import sparse_coo, sparse_csc, sparse_csr
+from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from ember.ops.creation import from_numpy, zeros
 from ember.ops.dims import normalize_dim, normalize_dims
 from ember.ops.gather import index_add, index_select
-from ember.ops.join import cat
 from ember.ops.unary import exp, log
-from ember.sparse.convert import coalesce, coo_index, linear_index, to_compressed, to_coo
+from ember.sparse.convert import (
+    coalesce,
+    coo_index,
+    entry_values,
+    linear_index,
+    to_coo,
+)
+from ember.sparse.spgemm import sparse_sparse_mm
 from ember.sparse.spmm import spmm
-from ember.sparse.tensor import SparseTensor, not_supported
+from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
 from ember.tensor import Tensor
 
-__all__ = ["add", "addmm", "log_softmax", "mm", "softmax", "sparse_mask", "sum", "transpose"]
+__all__ = ["addmm", "log_softmax", "mm", "softmax", "sparse_mask", "sum", "transpose"]
 
 
 def _matrix(op: str, s: Any) -> SparseTensor:
@@ -42,19 +48,23 @@ def _with_values(s: SparseTensor, values: Tensor, coalesced: bool | None = None
                         s._coalesced if coalesced is None else coalesced)
 
 
-def mm(mat1: SparseTensor, mat2: Tensor) -> Tensor:
-    """The product of a sparse matrix (any layout) and a dense one, dense; differentiable in
-    both (``mat1``'s gradient is sparse, with its pattern).
+def mm(mat1: SparseTensor, mat2: Any) -> Any:
+    """The product of a sparse matrix (any layout) and a dense one, dense; or of two sparse
+    matrices of one layout (COO, CSR or CSC), sparse in that layout. Differentiable in both (a
+    sparse operand's gradient is sparse, with its pattern).
 
     Example:
         >>> s = ember.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse()
         >>> ember.sparse.mm(s, ember.ones(2, 1))
         tensor([[2.],
                 [3.]])
+        >>> ember.sparse.mm(s, s).to_dense()
+        tensor([[6., 0.],
+                [0., 6.]])
     """
     s = _matrix("sparse.mm", mat1)
     if isinstance(mat2, SparseTensor):
-        raise not_supported("sparse.mm of two sparse matrices", mat2)
+        return sparse_sparse_mm(s, _matrix("sparse.mm", mat2), keep_layout=True)
     if mat2.ndim != 2 or mat2.shape[0] != s.shape[1]:
         raise ShapeError(f"sparse.mm: {tuple(s.shape)} @ {tuple(mat2.shape)}: expected a 2-D "
                          f"dense matrix with {s.shape[1]} rows")
@@ -63,7 +73,7 @@ def mm(mat1: SparseTensor, mat2: Tensor) -> Tensor:
                          f"({mat2.dtype.name}) must have the same dtype. Hint: convert one "
                          "with .to()")
     rows, cols = coo_index(s)
-    return spmm(from_numpy(rows), from_numpy(cols), s._vals, mat2, s.shape[0])
+    return spmm(from_numpy(rows), from_numpy(cols), entry_values(s), mat2, s.shape[0])
 
 
 def addmm(input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1.0,
@@ -81,8 +91,11 @@ def addmm(input: Tensor, mat1: SparseTensor, mat2: Tensor, *, beta: float = 1.0,
                                                      product * alpha)
 
 
-def matmul(input: SparseTensor, other: Tensor) -> Tensor:
-    """``input @ other`` for a sparse matrix and a dense matrix or vector."""
+def matmul(input: SparseTensor, other: Any) -> Any:
+    """``input @ other`` for a sparse matrix and a dense matrix or vector (dense), or a
+    sparse matrix (sparse; CSC @ CSC is CSR, as PyTorch's)."""
+    if isinstance(other, SparseTensor):
+        return sparse_sparse_mm(_matrix("matmul", input), _matrix("matmul", other))
     if isinstance(other, Tensor) and other.ndim == 1:
         return mm(input, other.unsqueeze(1)).squeeze(1)
     return mm(input, other)
@@ -189,32 +202,9 @@ def sparse_mask(input: Tensor, mask: SparseTensor) -> SparseTensor:
     k = pattern.sparse_dim()
     lin = linear_index(coo_index(pattern), pattern._size[:k])
     slices = input.reshape(-1, *input.shape[k:])
-    return _with_values(pattern, index_select(slices, 0, from_numpy(lin)))
-
-
-def add(input: SparseTensor, other: SparseTensor, *, alpha: float = 1) -> SparseTensor:
-    """The sum of two sparse tensors of one layout and shape: the entries of both
-    (coalesced when both were, as PyTorch's).
-
-    Example:
-        >>> s = ember.eye(2).to_sparse()
-        >>> (s + s).to_dense()
-        tensor([[2., 0.],
-                [0., 2.]])
-    """
-    if not isinstance(other, SparseTensor) or other.layout is not input.layout:
-        got = other.layout if isinstance(other, SparseTensor) else type(other).__name__
-        raise not_supported(f"add of a {input.layout!r} tensor and {got!r}", input)
-    if input.shape != other.shape:
-        raise ShapeError(f"add: sparse tensors of shapes {tuple(input.shape)} and "
-                         f"{tuple(other.shape)} differ")
-    a, b = to_coo(input), to_coo(other)
-    values = cat([a._vals, other._vals if alpha == 1 else b._vals * alpha])
-    index = from_numpy(np.concatenate([coo_index(a), coo_index(b)], axis=1))
-    total = SparseTensor(sparse_coo, a._size, (index,), values, False)
-    if input.layout is not sparse_coo:
-        return to_compressed(total, input.layout)
-    return coalesce(total) if a._coalesced and b._coalesced else total
+    picked = index_select(slices, 0, from_numpy(lin))
+    return _with_values(pattern, picked.reshape(pattern._vals.shape) if pattern.layout in BLOCKED
+                        else picked)
 
 
 def transpose(input: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
@@ -229,9 +219,10 @@ def transpose(input: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     if input.layout is not sparse_coo:
         if {dim0, dim1} != {0, 1}:
             return input
-        flipped = sparse_csr if input.layout is sparse_csc else sparse_csc
-        return SparseTensor(flipped, input._size[::-1], input._index, _new_node(input._vals),
-                            True)
+        flipped = _FLIPPED[input.layout]
+        values = input._vals.transpose(1, 2) if input.layout in BLOCKED else \
+            _new_node(input._vals)
+        return SparseTensor(flipped, input._size[::-1], input._index, values, True)
     k = input.sparse_dim()
     if dim0 >= k or dim1 >= k:
         raise not_supported("transpose of a dense dimension", input)
@@ -242,6 +233,10 @@ def transpose(input: SparseTensor, dim0: int, dim1: int) -> SparseTensor:
     index = from_numpy(np.ascontiguousarray(coo_index(input)[order]))
     return SparseTensor(sparse_coo, tuple(size), (index,), _new_node(input._vals),
                         dim0 == dim1)
+
+
+_FLIPPED = {sparse_csr: sparse_csc, sparse_csc: sparse_csr, sparse_bsr: sparse_bsc,
+            sparse_bsc: sparse_bsr}
 
 
 def _new_node(values: Tensor) -> Tensor:

@@ -6,17 +6,23 @@ from __future__ import annotations
 from ember.layouts import sparse_coo
 from ember.sparse.tensor import SparseTensor
 from ember.tensor import Tensor
+from ember.tensor_repr import add_suffixes, has_default_dtype, tensor_repr
 
 __all__ = ["sparse_repr"]
 
+_WIDTH = 80  # PyTorch's line width (Ember's dense tensors use 100)
 _PARTS = {"sparse_coo": ("indices",), "sparse_csr": ("crow_indices", "col_indices"),
-          "sparse_csc": ("ccol_indices", "row_indices")}
+          "sparse_csc": ("ccol_indices", "row_indices"),
+          "sparse_bsr": ("crow_indices", "col_indices"),
+          "sparse_bsc": ("ccol_indices", "row_indices")}
 
 
 def _part(prefix: str, t: Tensor) -> str:
-    """``prefix`` then ``t``'s repr, its later lines indented under the first."""
-    text = repr(t.detach()).replace("\n", "\n" + " " * len(prefix))
-    return prefix + text
+    """``prefix`` then ``t``'s repr as a part, its later lines indented under the first (blank
+    lines stay blank)."""
+    lines = tensor_repr(t.detach(), part=True).split("\n")
+    return prefix + "\n".join([lines[0]] + [" " * len(prefix) + line if line else line
+                                            for line in lines[1:]])
 
 
 def sparse_repr(s: SparseTensor) -> str:
@@ -25,13 +31,14 @@ def sparse_repr(s: SparseTensor) -> str:
              for i, (name, index) in enumerate(zip(_PARTS[s.layout.name], s._index))]
     lines.append(_part(pad + "values=", s._vals))
     tail = [f"size={tuple(s.shape)}", f"nnz={s._nnz()}"]
+    if not has_default_dtype(s.dtype):
+        tail.append(f"dtype=ember.{s.dtype.name}")
     tail.append(f"layout={s.layout!r}")
     if s.requires_grad and s.is_leaf:
         tail.append("requires_grad=True")
     elif s._vals._node is not None:
         tail.append(f"grad_fn=<{s._vals._node.name()}>")
-    if s.layout is sparse_coo:
-        return ",\n".join(lines) + ",\n" + pad + ", ".join(tail) + ")"
-    # compressed layouts: size and nnz follow the values, the rest on the next line
-    return ",\n".join(lines) + ", " + ", ".join(tail[:2]) + ",\n" + pad + \
-        ", ".join(tail[2:]) + ")"
+    text = ",\n".join(lines)
+    if s.layout is sparse_coo:  # (the size of a COO tensor on a line of its own)
+        text += ",\n" + pad + tail.pop(0)
+    return add_suffixes(text, tail, len(pad), _WIDTH)

@@ -1,11 +1,13 @@
 """The sparse tensor: index tensors saying where the specified elements are, and a dense
-``values`` tensor holding them, in one of three layouts, as PyTorch's.
+``values`` tensor holding them, in one of five layouts, as PyTorch's.
 
 - ``ember.sparse_coo``: ``indices`` (sparse_dim, nnz) and ``values`` (nnz, *dense_shape);
   indices may repeat (uncoalesced: the element is the sum of its entries) until
   :meth:`SparseTensor.coalesce` sorts them and sums the repeats.
 - ``ember.sparse_csr`` / ``ember.sparse_csc``: a 2-D matrix as ``crow_indices`` (rows + 1)
   and ``col_indices`` (nnz), or ``ccol_indices`` and ``row_indices`` by columns.
+- ``ember.sparse_bsr`` / ``ember.sparse_bsc``: the same over a grid of (R, C) blocks, each
+  specified block a dense (R, C) slice of ``values`` (nnz, R, C).
 
 A :class:`SparseTensor` is its own class, not an :class:`ember.Tensor`: dense tensors' ops
 never look at it, so the dense eager path pays nothing for it. Gradients flow through its
@@ -20,15 +22,35 @@ from typing import Any
 
 import numpy as np
 
-from ember.layouts import layout, sparse_coo, sparse_csc, sparse_csr
+from ember.layouts import layout, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
+from ember.ops.overrides import TensorLikeOperand, outermost_op
 from ember.size import Size
 from ember.tensor import Tensor
 
-__all__ = ["SparseTensor", "not_supported"]
+__all__ = ["BLOCKED", "BY_COLUMNS", "BY_ROWS", "SparseOperand", "SparseTensor",
+           "not_supported"]
+
+BY_ROWS = (sparse_csr, sparse_bsr)  # compressed rows: crow_indices, col_indices
+BY_COLUMNS = (sparse_csc, sparse_bsc)  # compressed columns: ccol_indices, row_indices
+BLOCKED = (sparse_bsr, sparse_bsc)  # values (nnz, R, C): one dense block per entry
+
+
+class SparseOperand(TensorLikeOperand, NotImplementedError, AttributeError):
+    """A sparse tensor met where a dense array or tensor internals were needed: the ops that
+    take sparse operands (``add``, ``sub``, ``mul``, ``div``, ``floor_divide``, ``matmul``)
+    hand the call to :mod:`ember.sparse.elementwise`, the others raise
+    :func:`not_supported`'s error; met outside an op, it is the error (naming the op). An
+    AttributeError too, so ``hasattr`` answers False."""
+
+    def __str__(self) -> str:
+        op = outermost_op(self.__traceback__)
+        return (f"{op}: not supported for sparse tensors. Hint: call .to_dense() first, or see "
+                "docs/sparse.md for the sparse ops Ember has")
 
 
 class SparseTensor:
-    """A sparse tensor in layout ``ember.sparse_coo``, ``sparse_csr`` or ``sparse_csc``.
+    """A sparse tensor in layout ``ember.sparse_coo``, ``sparse_csr``, ``sparse_csc``,
+    ``sparse_bsr`` or ``sparse_bsc``.
 
     Example:
         >>> s = ember.sparse_coo_tensor(ember.tensor([[0, 1], [2, 0]]),
@@ -85,7 +107,7 @@ class SparseTensor:
         return self._index[0].shape[0] if self.layout is sparse_coo else 2
 
     def dense_dim(self) -> int:
-        return self._vals.ndim - 1
+        return self._vals.ndim - (3 if self.layout in BLOCKED else 1)
 
     def _nnz(self) -> int:
         return self._vals.shape[0]
@@ -112,24 +134,25 @@ class SparseTensor:
         return self._vals
 
     def crow_indices(self) -> Tensor:
-        self._need("crow_indices", sparse_csr)
+        self._need("crow_indices", *BY_ROWS)
         return self._index[0]
 
     def col_indices(self) -> Tensor:
-        self._need("col_indices", sparse_csr)
+        self._need("col_indices", *BY_ROWS)
         return self._index[1]
 
     def ccol_indices(self) -> Tensor:
-        self._need("ccol_indices", sparse_csc)
+        self._need("ccol_indices", *BY_COLUMNS)
         return self._index[0]
 
     def row_indices(self) -> Tensor:
-        self._need("row_indices", sparse_csc)
+        self._need("row_indices", *BY_COLUMNS)
         return self._index[1]
 
-    def _need(self, op: str, want: layout) -> None:
-        if self.layout is not want:
-            raise RuntimeError(f"{op}: expected a {want!r} tensor, got layout {self.layout!r}")
+    def _need(self, op: str, *want: layout) -> None:
+        if self.layout not in want:
+            names = " or ".join(map(repr, want))
+            raise RuntimeError(f"{op}: expected a {names} tensor, got layout {self.layout!r}")
 
     def is_coalesced(self) -> bool:
         self._need("is_coalesced", sparse_coo)
@@ -195,7 +218,15 @@ class SparseTensor:
 
         return sparse_repr(self)
 
+    def __float__(self) -> float:  # (how an op meets an operand that is not a tensor)
+        raise SparseOperand()
+
+    __int__ = __complex__ = __float__
+    __bool__ = __float__  # (else NumPy's bool conversion finds __len__: a true scalar)
+
     def __getattr__(self, name: str) -> Any:
+        if name in ("_data", "_device"):  # a dense op reading a tensor's internals
+            raise SparseOperand()
         if hasattr(Tensor, name) and not name.startswith("_"):  # a dense op: say so
             raise not_supported(name, self)
         raise AttributeError(f"'SparseTensor' object has no attribute {name!r}")

@@ -1,0 +1,227 @@
+"""Elementwise arithmetic with sparse operands, as PyTorch's: ``add``/``sub`` (sparse + sparse
+is sparse; dense + sparse, and compressed sparse + dense, are dense), ``mul`` (sparse times a
+number, a dense tensor or a sparse tensor: sparse, with the pattern of the sparse operand or of
+both), ``div`` (and ``floor_divide``) by a number or 0-d tensor, and ``pow`` to a number.
+
+``ember.add``, ``sub``, ``mul``, ``div`` and ``floor_divide`` reach these through
+:mod:`ember.ops.overrides` when an operand is sparse (a sparse tensor met as an array raises
+:class:`~ember.sparse.tensor.SparseOperand`), so dense arithmetic pays nothing for them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember import dtypes
+from ember.errors import DTypeError, ShapeError
+from ember.layouts import sparse_coo
+from ember.ops import arithmetic, linalg
+from ember.ops.convert import cast
+from ember.ops.join import cat
+from ember.ops.overrides import register
+from ember.sparse.convert import (
+    coalesce,
+    coo_index,
+    linear_index,
+    long_index,
+    to_compressed,
+    to_coo,
+    to_dense,
+)
+from ember.sparse.ops import matmul, sparse_mask
+from ember.sparse.tensor import BLOCKED, SparseTensor, not_supported
+from ember.tensor import Tensor
+
+__all__ = ["add", "div", "floor_divide", "mul", "pow", "sub"]
+
+
+def _same_shape(op: str, a: Any, b: Any) -> None:
+    if tuple(a.shape) != tuple(b.shape):
+        raise RuntimeError(f"{op}: expected 'self' and 'other' to have same size, but self has "
+                           f"size {list(a.shape)} while other has size {list(b.shape)} (as in "
+                           "PyTorch: sparse addition does not broadcast)")
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """``input + alpha * other`` with a sparse operand: both sparse (one layout and shape):
+    sparse, the entries of both (coalesced when both were); dense + sparse, or a compressed
+    (CSR, CSC, BSR, BSC) sparse tensor + dense: dense. COO + dense raises, as in PyTorch.
+
+    Example:
+        >>> s = ember.eye(2).to_sparse()
+        >>> (s + s).to_dense()
+        tensor([[2., 0.],
+                [0., 2.]])
+        >>> ember.ones(2, 2) + s
+        tensor([[2., 1.],
+                [1., 2.]])
+    """
+    if isinstance(input, SparseTensor) and isinstance(other, SparseTensor):
+        return _sparse_sum(input, other, alpha)
+    if isinstance(input, SparseTensor):
+        if input.layout is sparse_coo or not isinstance(other, Tensor):
+            raise RuntimeError(f"add: add(sparse, dense) is not supported for a "
+                               f"{input.layout!r} tensor and {type(other).__name__} (as in "
+                               "PyTorch). Hint: use add(dense, sparse) instead")
+        _same_shape("add", input, other)
+        return arithmetic.add(to_dense(input), other, alpha=alpha)
+    if not isinstance(input, Tensor):
+        raise RuntimeError(f"add: a {type(input).__name__} plus a sparse tensor is not "
+                           "supported (as in PyTorch). Hint: add a dense tensor of the "
+                           "sparse tensor's shape")
+    _same_shape("add", input, other)
+    return arithmetic.add(input, to_dense(other), alpha=alpha)
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Any:
+    """``input - alpha * other`` with a sparse operand (see :func:`add`).
+
+    Example:
+        >>> s = ember.eye(2).to_sparse()
+        >>> (s - s * 3).to_dense()
+        tensor([[-2.,  0.],
+                [ 0., -2.]])
+    """
+    bools = [getattr(x, "dtype", None) is dtypes.bool_ for x in (input, other)]
+    if any(bools):
+        raise DTypeError(arithmetic._BOOL_SUB[all(bools)])
+    return add(input, other, alpha=-alpha)
+
+
+def _sparse_sum(input: SparseTensor, other: SparseTensor, alpha: Any) -> SparseTensor:
+    if other.layout is not input.layout:
+        raise not_supported(f"add of a {input.layout!r} tensor and a {other.layout!r} one",
+                            input)
+    if input.shape != other.shape:
+        raise ShapeError(f"add: sparse tensors of shapes {tuple(input.shape)} and "
+                         f"{tuple(other.shape)} differ")
+    if input.sparse_dim() != other.sparse_dim():
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same density, but 'self' "
+                           f"has {input.sparse_dim()} sparse dimensions while 'other' has "
+                           f"{other.sparse_dim()} sparse dimensions (as in PyTorch). Hint: "
+                           "convert one with .to_dense().to_sparse(sparse_dim)")
+    a, b = to_coo(input), to_coo(other)
+    dtype = dtypes.result_type(input, other)
+    scaled = cast(b._vals, dtype) if alpha == 1 else \
+        arithmetic._scaled("add", "alpha", cast(b._vals, dtype), alpha, a._vals, b._vals)
+    values = cat([cast(a._vals, dtype), scaled])  # (as dense add: alpha * other in its dtype)
+    index = long_index(np.concatenate([coo_index(a), coo_index(b)], axis=1))
+    total = SparseTensor(sparse_coo, a._size, (index,), values, False)
+    if input.layout is not sparse_coo:
+        blocksize = tuple(input._vals.shape[1:3]) if input.layout in BLOCKED else None
+        return to_compressed(total, input.layout, blocksize)
+    return coalesce(total) if a._coalesced and b._coalesced else total
+
+
+def mul(input: Any, other: Any) -> SparseTensor:
+    """``input * other`` with a sparse operand, sparse: times a number or 0-d tensor, or a
+    dense tensor that broadcasts to its shape, it keeps its pattern; times a sparse tensor of
+    the same shape and layout, the entries specified in both (an uncoalesced operand's
+    entries each times the other's element, as PyTorch's).
+
+    Example:
+        >>> s = ember.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse()
+        >>> (s * ember.tensor([10.0, 100.0])).to_dense()
+        tensor([[  0., 200.],
+                [ 30.,   0.]])
+    """
+    if not isinstance(input, SparseTensor):
+        input, other = other, input
+    if isinstance(other, SparseTensor):
+        return _intersection(input, other)
+    if isinstance(other, Tensor) and other.ndim:
+        if tuple(np.broadcast_shapes(tuple(other.shape), tuple(input.shape))) != \
+                tuple(input.shape):
+            raise ShapeError(f"mul: a dense operand of shape {tuple(other.shape)} must "
+                             f"broadcast to the sparse tensor's shape {tuple(input.shape)} "
+                             "(Ember does not make a larger sparse result)")
+        other = sparse_mask(other.expand(*input.shape), input)._vals
+    return SparseTensor(input.layout, input._size, input._index, input._vals * other,
+                        input._coalesced)
+
+
+def _intersection(a: SparseTensor, b: SparseTensor) -> SparseTensor:
+    if a.shape != b.shape or a.sparse_dim() != b.sparse_dim() or a.layout is not b.layout or \
+            a.layout in BLOCKED:
+        raise RuntimeError(f"mul: sparse tensors must have the same shape, layout and sparse "
+                           f"dimensions (as in PyTorch) and a non-block layout, got "
+                           f"{a.layout!r} {tuple(a.shape)} (sparse_dim {a.sparse_dim()}) and "
+                           f"{b.layout!r} {tuple(b.shape)} (sparse_dim {b.sparse_dim()})")
+    layout = a.layout
+    a, b = to_coo(a), to_coo(b)
+    if a._coalesced and not b._coalesced:
+        a, b = b, a
+    b = coalesce(b)
+    shape = a._size[:a.sparse_dim()]
+    keys, where = linear_index(coo_index(b), shape), linear_index(coo_index(a), shape)
+    at = np.minimum(np.searchsorted(keys, where), max(len(keys) - 1, 0))
+    both = np.flatnonzero(keys[at] == where) if len(keys) else np.zeros(0, dtype=np.int64)
+    picked = long_index(both)
+    values = a._vals.index_select(0, picked) * b._vals.index_select(
+        0, long_index(at[both]))
+    index = long_index(coo_index(a)[:, both])
+    out = SparseTensor(sparse_coo, a._size, (index,), values, a._coalesced)
+    return out if layout is sparse_coo else to_compressed(out, layout)
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> SparseTensor:
+    """A sparse tensor divided by a number or 0-d tensor, sparse (its pattern kept).
+
+    Example:
+        >>> (ember.eye(2).to_sparse() / 4).values()
+        tensor([0.2500, 0.2500])
+    """
+    if not isinstance(input, SparseTensor) or isinstance(other, SparseTensor) or \
+            (isinstance(other, Tensor) and other.ndim):
+        shape = list(getattr(other, "shape", []))
+        raise RuntimeError(f"div: sparse division requires a scalar or zero-dim dense tensor "
+                           f"divisor (got shape {shape} for divisor), as in PyTorch")
+    values = arithmetic.div(input._vals, other, rounding_mode=rounding_mode)
+    return SparseTensor(input.layout, input._size, input._index, values, input._coalesced)
+
+
+def floor_divide(input: Any, other: Any) -> SparseTensor:
+    """A sparse tensor divided by a number or 0-d tensor, rounded toward minus infinity
+    (``div(input, other, rounding_mode="floor")``).
+
+    Example:
+        >>> (ember.tensor([[0, -5]]).to_sparse() // 2).values()
+        tensor([-3])
+    """
+    return div(input, other, rounding_mode="floor")
+
+
+def pow(input: SparseTensor, exponent: Any) -> SparseTensor:  # noqa: A001 - PyTorch's name
+    """Each element to a nonzero number ``exponent``, sparse (a COO tensor coalesced first,
+    as PyTorch's: its repeated entries add up before the power).
+
+    Example:
+        >>> (ember.eye(2).to_sparse() * 3).pow(2).values()
+        tensor([9., 9.])
+    """
+    if isinstance(exponent, (Tensor, SparseTensor)) or not isinstance(input, SparseTensor):
+        raise NotImplementedError("pow: a sparse tensor takes only a number exponent (as in "
+                                  "PyTorch). Hint: call .to_dense() first")
+    if exponent == 0:
+        raise RuntimeError("pow: cannot raise to zeroth power on sparse tensor; it would make "
+                           "the result tensor dense (as in PyTorch)")
+    s = coalesce(input) if input.layout is sparse_coo else input
+    return SparseTensor(s.layout, s._size, s._index, s._vals.pow(exponent), True)
+
+
+_IMPLEMENTATIONS = {arithmetic.add: add, arithmetic.sub: sub, arithmetic.mul: mul,
+                    arithmetic.div: div, arithmetic.floor_divide: floor_divide,
+                    linalg.matmul: matmul}
+
+
+def _handle(op: Any, args: tuple, kwargs: dict) -> Any:
+    impl = _IMPLEMENTATIONS.get(op)
+    if impl is None:
+        flat = [x for arg in args for x in (arg if isinstance(arg, (list, tuple)) else (arg,))]
+        raise not_supported(op.__name__, next(x for x in flat if isinstance(x, SparseTensor)))
+    return impl(*args, **kwargs)
+
+
+register(SparseTensor, _handle)
