@@ -198,11 +198,18 @@ class Tracer:
         for g, name, original in saved:
             g[name] = _recorder(tracer, original if original is not _MISSING
                                 else getattr(builtins, name))
+        # (restored as they were: ``__call__`` is inherited from the hooks mixin, which
+        # switches its own between a fast and a hooked path, so it must not be pinned here)
+        own = {name: Module.__dict__.get(name, _MISSING) for name in ("__call__", "__getattr__")}
         Module.__call__, Module.__getattr__ = call, getattr_
         try:
             yield
         finally:
-            Module.__call__, Module.__getattr__ = module_call, module_getattr
+            for name, original in own.items():
+                if original is _MISSING:
+                    delattr(Module, name)
+                else:
+                    setattr(Module, name, original)
             for g, name, original in saved:
                 if original is _MISSING:
                     del g[name]
