@@ -137,6 +137,25 @@ def test_generated_code_points_at_the_users_lines_and_is_in_linecache():
     assert "relu" in str(fast.graph)
 
 
+def test_torch_compile_arguments():
+    def f(x):
+        return (x * 2 + x * 2).exp()
+    x = ember.randn(4)
+    for mode in ("reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs", None):
+        fast = ember.compile(f, mode=mode, fullgraph=True, dynamic=False)
+        fast(x)
+        assert str(fast.graph).count(" = mul(") == 1          # every pass ran
+    eager = ember.compile(f, backend="eager", mode="reduce-overhead")
+    eager(x)
+    assert str(eager.graph).count(" = mul(") == 2             # traced, no passes
+    assert ember.compile(f, disable=True) is f
+    assert ember.compile(disable=True)(f) is f
+    with pytest.raises(ValueError, match="unknown backend 'cudagraphs'"):
+        ember.compile(f, backend="cudagraphs")
+    with pytest.raises(ValueError, match="inductor settings.*passes="):
+        ember.compile(f, options={"triton.cudagraphs": True})
+
+
 def test_disable_and_debug_mode_run_the_same_numbers():
     def f(x):
         return (x * 2 + x * 2).exp()

@@ -23,17 +23,35 @@ __all__ = ["compile", "CompiledFunction", "disable", "explain", "TraceError", "G
            "Var", "PASSES", "save", "load", "LoadedFunction"]
 
 
+#: torch.compile's modes for CUDA graphs and autotuning, which mean nothing on the CPU
+#: backend: each runs every pass, as "default" does
+_TORCH_MODES = ("reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+#: torch.compile's backends, and the mode each one means here
+_BACKENDS = {"inductor": "default", "eager": "debug", "aot_eager": "debug"}
+
+
 def compile(fn: Callable | None = None, *, static_argnums: tuple[int, ...] | int = (),
-            mode: str = "default", passes: dict[str, bool] | None = None) -> Any:
+            mode: str | None = None, passes: dict[str, bool] | None = None,
+            fullgraph: bool = False, dynamic: bool | None = None, backend: str = "inductor",
+            options: dict | None = None, disable: bool = False) -> Any:
     """Compiles ``fn`` (a function, or a module, whose call is compiled): the first call with
-    a new signature traces it, later calls run the generated code.
+    a new signature traces it, later calls run the generated code. ``ember.compile`` is this
+    function and takes ``torch.compile``'s arguments.
 
     Args:
         fn: the function or module; as a decorator, ``@ember.jit.compile`` or
             ``@ember.jit.compile(static_argnums=1)``.
         static_argnums: positions of arguments whose values (not shapes) fix the graph.
-        mode: ``"default"`` (every pass) or ``"debug"`` (no passes).
+        mode: ``"default"`` (every pass) or ``"debug"`` (no passes); torch's
+            ``"reduce-overhead"`` and ``"max-autotune"`` run every pass too.
         passes: switch single passes on or off by name, e.g. ``{"fuse": False}``.
+        fullgraph, dynamic: accepted as torch's. Ember always compiles whole graphs (code it
+            cannot trace raises, naming the line) and specializes on shapes (a new shape
+            retraces; :func:`explain` says why).
+        backend: ``"inductor"`` runs every pass; ``"eager"`` and ``"aot_eager"`` trace
+            without passes (``mode="debug"``).
+        options: torch's inductor settings have no counterpart: use ``passes``.
+        disable: give ``fn`` back unchanged.
 
     Example:
         >>> @ember.jit.compile
@@ -42,6 +60,17 @@ def compile(fn: Callable | None = None, *, static_argnums: tuple[int, ...] | int
         ...     loss.backward(); opt.step(); opt.zero_grad()
         ...     return loss
     """
+    if backend not in _BACKENDS:
+        raise ValueError(f"ember.jit.compile: unknown backend {backend!r}; the backends are "
+                         f"{sorted(_BACKENDS)}")
+    if options:
+        raise ValueError(f"ember.jit.compile: options= holds torch inductor settings "
+                         f"({sorted(options)}), which have no counterpart here. Hint: switch "
+                         f"single passes with passes=, e.g. passes={{'fuse': False}}")
+    if mode is None or mode in _TORCH_MODES:
+        mode = _BACKENDS[backend]
+    if disable:
+        return fn if fn is not None else (lambda f: f)
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if fn is None:

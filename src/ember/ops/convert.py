@@ -136,15 +136,25 @@ def to_float(x: Tensor) -> Tensor:
 
 @method()
 def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
-       copy: bool = False, memory_format: Any = preserve_format) -> Tensor:
+       non_blocking: bool = False, copy: bool = False,
+       memory_format: Any = preserve_format) -> Tensor:
     """Converts dtype and/or device: ``x.to(ember.float64)``, ``x.to("cpu")``, ``x.to(y)``;
     ``memory_format`` (e.g. ``ember.channels_last``) also lays the result out in that format.
+    ``non_blocking`` is accepted as PyTorch's (a copy on the CPU is synchronous); positional
+    booleans after the target are ``non_blocking`` then ``copy``, as in PyTorch.
 
     Example:
         >>> ember.ones(2).to(ember.int64).dtype
         ember.int64
     """
+    flags = [a for a in args if isinstance(a, bool)]
+    if len(flags) > 2:
+        raise TypeError(f"to: at most two positional flags (non_blocking, copy), got {flags}")
+    if len(flags) == 2:
+        copy = flags[1]
     for a in args:
+        if isinstance(a, bool):
+            continue
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
         elif isinstance(a, (DType, type)) or (isinstance(a, str) and _is_dtype_name(a)):
