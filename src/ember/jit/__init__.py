@@ -10,17 +10,23 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from ember.autograd.grad_mode import no_grad
+from ember.func.pytree import tree_flatten
 from ember.jit.compiled import CompiledFunction, disable, explain
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
 from ember.jit.passes import PASSES
 from ember.jit.serialize import LoadedFunction, load, save
-from ember.jit.trace import TraceError
+from ember.jit.tracer import TraceError
+from ember.tensor import Tensor
 
 __all__ = ["compile", "CompiledFunction", "disable", "explain", "TraceError", "Graph", "Eqn",
-           "Var", "PASSES", "save", "load", "LoadedFunction"]
+           "Var", "PASSES", "save", "load", "LoadedFunction", "trace", "TracerWarning"]
 
 
 #: torch.compile's modes for CUDA graphs and autotuning, which mean nothing on the CPU
@@ -76,3 +82,44 @@ def compile(fn: Callable | None = None, *, static_argnums: tuple[int, ...] | int
     if fn is None:
         return lambda f: CompiledFunction(f, static_argnums, mode, passes)
     return CompiledFunction(fn, static_argnums, mode, passes)
+
+
+class TracerWarning(UserWarning):
+    """:func:`trace`'s check found the compiled graph computing something other than the
+    Python function on the example inputs (random ops, or a value the trace froze)."""
+
+
+def trace(func: Callable, example_inputs: Any = None, *, example_kwarg_inputs: dict | None = None,
+          check_trace: bool = True, check_tolerance: float = 1e-5, **kwargs: Any) -> Any:
+    """``torch.jit.trace``: compiles ``func`` and traces it at once on ``example_inputs`` (a
+    tensor or a tuple of them) without grad, so the result can go straight to :func:`save`.
+
+    As in PyTorch, Python control flow is fixed to the path the example took; other input
+    shapes retrace. With ``check_trace`` the graph and the Python function run again on the
+    examples and a :class:`TracerWarning` says if their outputs differ. Other keyword
+    arguments are :func:`compile`'s.
+
+    Example:
+        >>> fast = ember.jit.trace(ember.nn.Linear(4, 2).eval(), ember.randn(3, 4))
+        >>> fast(ember.randn(5, 4)).shape
+        ember.Size([5, 2])
+    """
+    args = example_inputs if isinstance(example_inputs, tuple) else \
+        () if example_inputs is None else (example_inputs,)
+    kw = example_kwarg_inputs or {}
+    compiled = compile(func, **kwargs)
+    with no_grad():
+        compiled(*args, **kw)
+        if check_trace:
+            got, _ = tree_flatten(compiled(*args, **kw))
+            want, _ = tree_flatten(func(*args, **kw))
+            for i, (g, w) in enumerate(zip(got, want)):
+                if isinstance(w, Tensor) and not np.allclose(
+                        g.numpy(), w.numpy(), rtol=check_tolerance, atol=check_tolerance,
+                        equal_nan=True):
+                    warnings.warn(f"ember.jit.trace: output {i} of the traced graph differs "
+                                  "from the Python function's on the example inputs (random "
+                                  "ops such as dropout in train mode, or a value the trace "
+                                  "froze). Hint: call .eval(), or pass check_trace=False",
+                                  TracerWarning, stacklevel=2)
+    return compiled

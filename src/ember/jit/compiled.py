@@ -35,7 +35,7 @@ from ember.jit.ir import Graph
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reasons import differences
 from ember.jit.rollback import Rollback
-from ember.jit.trace import TraceError, Tracer
+from ember.jit.tracer import TraceError, Tracer
 from ember.ops.attention_backends import allowed_backends
 from ember.ops.overrides import TENSOR_LIKE
 from ember.ops.primitive import DISPATCH
