@@ -1,0 +1,20 @@
+"""The examples in the docstrings of ember.vision's ops and utils run and print what they say."""
+
+import doctest
+import importlib
+
+import pytest
+
+import ember
+from ember import nn
+
+MODULES = ["ember.vision.ops", "ember.vision.ops.boxes", "ember.vision.ops.nms",
+           "ember.vision.ops.losses", "ember.vision.ops.layers", "ember.vision.utils"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    extra = {**vars(module), "ember": ember, "nn": nn}
+    result = doctest.testmod(module, extraglobs=extra, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
