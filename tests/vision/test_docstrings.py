@@ -9,7 +9,8 @@ import ember
 from ember import nn
 
 MODULES = ["ember.vision.ops", "ember.vision.ops.boxes", "ember.vision.ops.nms",
-           "ember.vision.ops.losses", "ember.vision.ops.layers", "ember.vision.utils"]
+           "ember.vision.ops.losses", "ember.vision.ops.layers", "ember.vision.ops.roi",
+           "ember.vision.utils"]
 
 
 @pytest.mark.parametrize("name", MODULES)

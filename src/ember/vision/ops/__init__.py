@@ -34,10 +34,12 @@ from ember.vision.ops.losses import (
     sigmoid_focal_loss,
 )
 from ember.vision.ops.nms import batched_nms, nms
+from ember.vision.ops.roi import RoIAlign, RoIPool, roi_align, roi_pool
 
 __all__ = ["MLP", "Conv2dNormActivation", "Conv3dNormActivation", "FrozenBatchNorm2d",
-           "Permute", "SqueezeExcitation", "StochasticDepth", "batched_nms", "box_area",
-           "box_convert", "box_iou", "clip_boxes_to_image", "complete_box_iou",
-           "complete_box_iou_loss", "distance_box_iou", "distance_box_iou_loss",
-           "generalized_box_iou", "generalized_box_iou_loss", "masks_to_boxes", "nms",
-           "remove_small_boxes", "sigmoid_focal_loss", "stochastic_depth"]
+           "Permute", "RoIAlign", "RoIPool", "SqueezeExcitation", "StochasticDepth",
+           "batched_nms", "box_area", "box_convert", "box_iou", "clip_boxes_to_image",
+           "complete_box_iou", "complete_box_iou_loss", "distance_box_iou",
+           "distance_box_iou_loss", "generalized_box_iou", "generalized_box_iou_loss",
+           "masks_to_boxes", "nms", "remove_small_boxes", "roi_align", "roi_pool",
+           "sigmoid_focal_loss", "stochastic_depth"]
