@@ -1,5 +1,5 @@
-"""Image transforms under torchvision's names (``torchvision.transforms`` →
-``ember.vision.transforms``).
+"""The basic image transforms under torchvision's names: composing, converting, normalizing,
+padding, cropping and flipping.
 
 Images are NumPy arrays (``(H, W)`` or ``(H, W, C)``, as a PIL image converts to) before
 :class:`ToTensor`, and tensors ``(..., C, H, W)`` after it; the geometric transforms take
