@@ -415,3 +415,18 @@ def test_set_submodule_matches_torch():
             m.set_submodule("0.new", lib.Identity(), strict=True)
         with pytest.raises(AttributeError, match="`weight` is not an nn.Module"):
             m.set_submodule("0.0.weight", lib.Identity())
+
+
+def test_data_parallel_runs_the_module_as_torch_does_without_accelerators():
+    import torch
+
+    inner = nn.Linear(3, 2)
+    dp = nn.DataParallel(inner, device_ids=[0, 1])
+    t_dp = torch.nn.DataParallel(torch.nn.Linear(3, 2), device_ids=[0, 1])
+    assert dp.device_ids == t_dp.device_ids == []
+    assert list(dp.state_dict()) == list(t_dp.state_dict())
+    x = ember.randn(4, 3)
+    np.testing.assert_array_equal(dp(x).detach().numpy(), inner(x).detach().numpy())
+    plain = nn.Linear(3, 2)
+    plain.load_state_dict({k.removeprefix("module."): v for k, v in dp.state_dict().items()})
+    assert nn.parallel.data_parallel(inner, (x,)).shape == (4, 2)
