@@ -183,3 +183,48 @@ def test_random_erasing_and_containers():
     picks = [T.RandomChoice([lambda v: 0, lambda v: 1], p=[0.0, 1.0])(None) for _ in range(5)]
     assert picks == [1] * 5
     assert T.RandomApply([lambda v: v + 1], p=0.0)(1) == 1
+
+
+@pytest.mark.parametrize("angle, translate, scale, shear", [
+    (30, (2, -3), 1.0, (0, 0)), (0, (0, 0), 1.0, (20, 0)), (-45, (1, 1), 0.8, (10, -15)),
+    (12, (0, 0), 1.0, (0, 25))])
+def test_affine_matches_pillow_with_torchvisions_matrix(angle, translate, scale, shear):
+    from ember.vision.transforms.functional import _inverse_affine
+
+    img = RNG.integers(0, 256, (3, 20, 26), dtype=np.uint8)
+    got = TF.affine(ember.tensor(img), angle, translate, scale, shear).numpy()
+    m = _inverse_affine([13.0, 10.0], angle, translate, scale, shear)  # Pillow's centre
+    ref = chw(pil(img).transform((26, 20), Image.AFFINE, tuple(m.ravel()), Image.NEAREST))
+    assert (got == ref).all(0).mean() >= 0.99
+
+
+def test_affine_rotation_is_clockwise_and_random_affine():
+    x = ember.tensor(FLOAT[:, :9, :9])
+    np.testing.assert_array_equal(TF.affine(x, 90, (0, 0), 1.0, 0.0).numpy(),
+                                  TF.rotate(x, -90).numpy())
+    with pytest.raises(ValueError, match="scale should be positive"):
+        TF.affine(x, 0, (0, 0), 0.0, 0.0)
+    ember.manual_seed(0)
+    t = T.RandomAffine(10, translate=(0.2, 0.1), scale=(0.9, 1.1), shear=(-5, 5, -3, 3))
+    angle, (dx, dy), s, (sx, sy) = t.get_params(t.degrees, t.translate, t.scale, t.shear,
+                                                (40, 20))
+    assert -10 <= angle <= 10 and abs(dx) <= 8 and abs(dy) <= 2 and 0.9 <= s <= 1.1
+    assert -5 <= sx <= 5 and -3 <= sy <= 3
+    assert t(U8.transpose(1, 2, 0)).shape == (9, 11, 3)
+
+
+@pytest.mark.parametrize("policy", [T.RandAugment(num_ops=3, magnitude=20),
+                                    T.TrivialAugmentWide(fill=(0, 128, 255))])
+def test_automatic_augmentation_policies(policy):
+    img = ember.tensor(U8)
+    seen = set()
+    for seed in range(30):
+        ember.manual_seed(seed)
+        out = policy(img)
+        assert out.shape == img.shape and out.dtype is ember.uint8
+        seen.add(out.numpy().tobytes())
+        ember.manual_seed(seed)
+        np.testing.assert_array_equal(policy(img).numpy(), out.numpy())   # repeatable
+    assert len(seen) > 10                                                 # and varied
+    with pytest.raises(TypeError, match="uint8"):
+        policy(ember.tensor(FLOAT))

@@ -28,6 +28,7 @@ from ember.vision.transforms.augment import (
     RandomSolarize,
     Resize,
 )
+from ember.vision.transforms.autoaugment import RandAugment, RandomAffine, TrivialAugmentWide
 from ember.vision.transforms.basic import (
     CenterCrop,
     Compose,
@@ -44,9 +45,9 @@ from ember.vision.transforms.basic import (
 from ember.vision.transforms.functional import InterpolationMode
 
 __all__ = ["CenterCrop", "ColorJitter", "Compose", "GaussianBlur", "Grayscale",
-           "InterpolationMode", "Lambda", "Normalize", "Pad", "RandomAdjustSharpness",
-           "RandomApply", "RandomAutocontrast", "RandomChoice", "RandomCrop", "RandomEqualize",
-           "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip", "RandomInvert",
-           "RandomOrder", "RandomPosterize", "RandomResizedCrop", "RandomRotation",
-           "RandomSolarize", "RandomVerticalFlip", "Resize", "ToTensor", "crop", "functional",
-           "pad"]
+           "InterpolationMode", "Lambda", "Normalize", "Pad", "RandAugment",
+           "RandomAdjustSharpness", "RandomAffine", "RandomApply", "RandomAutocontrast",
+           "RandomChoice", "RandomCrop", "RandomEqualize", "RandomErasing", "RandomGrayscale",
+           "RandomHorizontalFlip", "RandomInvert", "RandomOrder", "RandomPosterize",
+           "RandomResizedCrop", "RandomRotation", "RandomSolarize", "RandomVerticalFlip",
+           "Resize", "ToTensor", "TrivialAugmentWide", "crop", "functional", "pad"]

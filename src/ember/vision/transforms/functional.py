@@ -27,7 +27,7 @@ import ember.nn.functional as F
 from ember.tensor import Tensor
 from ember.vision.transforms.basic import crop, pad
 
-__all__ = ["InterpolationMode", "adjust_brightness", "adjust_contrast", "adjust_gamma",
+__all__ = ["InterpolationMode", "adjust_brightness", "affine", "adjust_contrast", "adjust_gamma",
            "adjust_hue", "adjust_saturation", "adjust_sharpness", "autocontrast",
            "center_crop", "crop", "equalize", "erase", "gaussian_blur", "hflip", "invert",
            "pad", "posterize", "resize", "resized_crop", "rgb_to_grayscale", "rotate",
@@ -506,17 +506,26 @@ def erase(img: Tensor, i: int, j: int, h: int, w: int, v: Tensor | float,
     return out
 
 
-def _inverse_rotation(w: int, h: int, angle: float, center: Sequence[float] | None
-                      ) -> np.ndarray:
-    """The 2x3 map from output to input positions of a rotation by ``angle`` degrees
-    counter-clockwise about ``center`` (on the screen, y pointing down), in torchvision's
-    coordinates: relative to the image centre, pixel ``i`` at ``i + 0.5 - size / 2``."""
-    cx, cy = (0.0, 0.0) if center is None else (center[0] - w * 0.5, center[1] - h * 0.5)
-    a = math.radians(angle)
-    cos, sin = math.cos(a), math.sin(a)
-    m = np.array([[cos, -sin, 0.0], [sin, cos, 0.0]])
-    m[:, 2] = -m[:, :2] @ [cx, cy] + [cx, cy]
+def _inverse_affine(center: Sequence[float], angle: float, translate: Sequence[float],
+                    scale: float, shear: Sequence[float]) -> np.ndarray:
+    """torchvision's 2x3 map from output to input positions of the affine map that rotates by
+    ``angle`` degrees (clockwise on the screen), shears by ``shear`` degrees, scales and then
+    translates, about ``center``. Positions are relative to the image centre, pixel ``i`` at
+    ``i + 0.5 - size / 2``."""
+    rot, sx, sy = math.radians(angle), math.radians(shear[0]), math.radians(shear[1])
+    a = math.cos(rot - sy) / math.cos(sy)
+    b = -math.cos(rot - sy) * math.tan(sx) / math.cos(sy) - math.sin(rot)
+    c = math.sin(rot - sy) / math.cos(sy)
+    d = -math.sin(rot - sy) * math.tan(sx) / math.cos(sy) + math.cos(rot)
+    m = np.array([[d, -b, 0.0], [-c, a, 0.0]]) / scale
+    shift = np.array([-center[0] - translate[0], -center[1] - translate[1]])
+    m[:, 2] = m[:, :2] @ shift + center
     return m
+
+
+def _centre(center: Sequence[float] | None, w: int, h: int) -> list[float]:
+    """A user's centre (pixel edges at integers) relative to the image centre."""
+    return [0.0, 0.0] if center is None else [center[0] - w * 0.5, center[1] - h * 0.5]
 
 
 def _expanded_size(m: np.ndarray, w: int, h: int) -> tuple[int, int]:
@@ -530,15 +539,37 @@ def _expanded_size(m: np.ndarray, w: int, h: int) -> tuple[int, int]:
     return int(size[0]), int(size[1])
 
 
-def _rotation_grid(m: np.ndarray, w: int, h: int, out_w: int, out_h: int,
-                   dtype: ember.DType) -> Tensor:
-    """``grid_sample``'s normalized input positions for each output pixel."""
-    xs = np.arange(out_w) - out_w * 0.5 + 0.5
-    ys = np.arange(out_h) - out_h * 0.5 + 0.5
-    gx, gy = np.meshgrid(xs, ys)
-    points = np.stack([gx, gy, np.ones_like(gx)], -1)
-    src = points @ m.T / [0.5 * w, 0.5 * h]
-    return ember.tensor(src[None], dtype=dtype)
+def _warp(img: Tensor, m: np.ndarray, out_w: int, out_h: int, interpolation: Any,
+          fill: float | Sequence[float] | None, op: str) -> Tensor:
+    """Samples ``img`` at ``m``'s positions (``grid_sample``, zeros outside), filling the
+    uncovered pixels with ``fill`` as torchvision does."""
+    _check_image(op, img)
+    mode = InterpolationMode(interpolation).value
+    if mode not in ("nearest", "bilinear"):
+        raise ValueError(f"{op}: interpolation must be NEAREST or BILINEAR, got {mode}")
+    h, w = img.shape[-2:]
+    x = _to_float(img)
+    c = x.shape[-3]
+    flat = x.reshape(-1, c, h, w)
+    xs, ys = np.meshgrid(np.arange(out_w) - out_w * 0.5 + 0.5, np.arange(out_h) - out_h * 0.5 + 0.5)
+    src = np.stack([xs, ys, np.ones_like(xs)], -1) @ m.T / [0.5 * w, 0.5 * h]
+    grid = ember.tensor(src[None], dtype=x.dtype).expand(flat.shape[0], out_h, out_w, 2)
+    if fill is None:
+        out = F.grid_sample(flat, grid, mode=mode, padding_mode="zeros", align_corners=False)
+    else:
+        fills = [float(fill)] if isinstance(fill, (int, float)) else [float(f) for f in fill]
+        if len(fills) not in (1, c):
+            raise ValueError(f"{op}: fill should have 1 or {c} values, got {fill}")
+        ones = ember.ones(flat.shape[0], 1, h, w, dtype=x.dtype)
+        sampled = F.grid_sample(ember.cat((flat, ones), 1), grid, mode=mode,
+                                padding_mode="zeros", align_corners=False)
+        out, covered = sampled[:, :c], sampled[:, c:]
+        back = ember.tensor(fills * (c // len(fills)), dtype=x.dtype).reshape(1, c, 1, 1)
+        if mode == "nearest":
+            out = ember.where(covered < 0.5, back.expand_as(out), out)
+        else:
+            out = out * covered + (1.0 - covered) * back
+    return _back(out.reshape(*x.shape[:-2], out_h, out_w), img.dtype, rounded=True)
 
 
 @_tensor_op
@@ -554,32 +585,35 @@ def rotate(img: Tensor, angle: float,
         >>> rotate(ember.tensor([[[1.0, 2.0], [3.0, 4.0]]]), 90).tolist()
         [[[2.0, 4.0], [1.0, 3.0]]]
     """
-    _check_image("rotate", img)
-    mode = InterpolationMode(interpolation).value
-    if mode not in ("nearest", "bilinear"):
-        raise ValueError(f"rotate: interpolation must be NEAREST or BILINEAR, got {mode}")
     h, w = img.shape[-2:]
-    m = _inverse_rotation(w, h, angle, center)
+    m = _inverse_affine(_centre(center, w, h), -angle, (0.0, 0.0), 1.0, (0.0, 0.0))
     out_w, out_h = _expanded_size(m, w, h) if expand else (w, h)
-    x = _to_float(img)
-    c = x.shape[-3]
-    flat = x.reshape(-1, c, h, w)
-    grid = _rotation_grid(m, w, h, out_w, out_h, x.dtype)
-    grid = grid.expand(flat.shape[0], *grid.shape[1:])
-    if fill is None:
-        out = F.grid_sample(flat, grid, mode=mode, padding_mode="zeros", align_corners=False)
-    else:
-        fills = [float(fill)] if isinstance(fill, (int, float)) else [float(f) for f in fill]
-        if len(fills) not in (1, c):
-            raise ValueError(f"rotate: fill should have 1 or {c} values, got {fill}")
-        ones = ember.ones(flat.shape[0], 1, h, w, dtype=x.dtype)
-        sampled = F.grid_sample(ember.cat((flat, ones), 1), grid, mode=mode,
-                                padding_mode="zeros", align_corners=False)
-        out, covered = sampled[:, :c], sampled[:, c:]
-        back = ember.tensor(fills * (c // len(fills)), dtype=x.dtype).reshape(1, c, 1, 1)
-        if mode == "nearest":
-            out = ember.where(covered < 0.5, back.expand_as(out), out)
-        else:
-            out = out * covered + (1.0 - covered) * back
-    out = out.reshape(*x.shape[:-2], out_h, out_w)
-    return _back(out, img.dtype, rounded=True)
+    return _warp(img, m, out_w, out_h, interpolation, fill, "rotate")
+
+
+@_tensor_op
+def affine(img: Tensor, angle: float, translate: Sequence[float], scale: float,
+           shear: float | Sequence[float],
+           interpolation: InterpolationMode = InterpolationMode.NEAREST,
+           fill: float | Sequence[float] | None = None,
+           center: Sequence[float] | None = None) -> Tensor:
+    """An affine warp keeping the image size: rotation by ``angle`` degrees (clockwise, as
+    torchvision's ``affine``), ``shear`` degrees (one number: along x; two: x and y), ``scale``
+    and a ``translate`` of ``(dx, dy)`` pixels, about ``center`` (default the image centre).
+
+    Example:
+        >>> affine(ember.tensor([[[1.0, 2.0, 3.0]]]), 0.0, (1, 0), 1.0, 0.0).tolist()
+        [[[0.0, 1.0, 2.0]]]
+    """
+    if scale <= 0:
+        raise ValueError(f"affine: scale should be positive, got {scale}")
+    if isinstance(shear, (int, float)):
+        shear = [float(shear), 0.0]
+    shear = [float(shear[0])] * 2 if len(shear) == 1 else [float(v) for v in shear]
+    if len(shear) != 2 or len(translate) != 2:
+        raise ValueError(f"affine: shear and translate need two values, got shear={shear}, "
+                         f"translate={list(translate)}")
+    h, w = img.shape[-2:]
+    m = _inverse_affine(_centre(center, w, h), angle, [float(t) for t in translate], scale,
+                        shear)
+    return _warp(img, m, w, h, interpolation, fill, "affine")
