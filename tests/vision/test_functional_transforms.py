@@ -185,6 +185,18 @@ def test_random_erasing_and_containers():
     assert T.RandomApply([lambda v: v + 1], p=0.0)(1) == 1
 
 
+@pytest.mark.parametrize("h, w", [(2, 4), (5, 9), (6, 10), (4, 4)])
+def test_rotate_expand_by_right_angles_keeps_the_exact_size(h, w):
+    # torchvision's 1e-4 tolerance must absorb cos(90 degrees) ~ 6e-17, not add a pixel
+    x = ember.zeros(1, h, w)
+    for k in (1, 2, 3):
+        want = (w, h) if k % 2 else (h, w)
+        assert tuple(TF.rotate(x, 90 * k, expand=True).shape[1:]) == want
+        assert tuple(TF.rotate(x, 90 * k, expand=True, center=(w / 2, h / 2)).shape[1:]) == want
+    # sides of unlike parity: torchvision's corners land on half pixels, one more each way
+    assert tuple(TF.rotate(ember.zeros(1, 3, 8), 90, expand=True).shape[1:]) == (9, 4)
+
+
 @pytest.mark.parametrize("angle, translate, scale, shear", [
     (30, (2, -3), 1.0, (0, 0)), (0, (0, 0), 1.0, (20, 0)), (-45, (1, 1), 0.8, (10, -15)),
     (12, (0, 0), 1.0, (0, 25))])

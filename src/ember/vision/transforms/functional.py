@@ -529,12 +529,15 @@ def _centre(center: Sequence[float] | None, w: int, h: int) -> list[float]:
 
 
 def _expanded_size(m: np.ndarray, w: int, h: int) -> tuple[int, int]:
-    """Width and height that hold the whole rotated image (torchvision's rounding)."""
+    """Width and height that hold the whole rotated image (torchvision's rounding, in float32
+    as torchvision computes it: its 1e-4 truncation relies on float32 absorbing the ~1e-16
+    residues of ``cos(90 degrees)``, which float64 would turn into an extra pixel)."""
     corners = np.array([[-0.5 * w, -0.5 * h, 1], [-0.5 * w, 0.5 * h, 1],
-                        [0.5 * w, 0.5 * h, 1], [0.5 * w, -0.5 * h, 1]])
-    moved = corners @ m.T
-    lo, hi = moved.min(0) + [w * 0.5, h * 0.5], moved.max(0) + [w * 0.5, h * 0.5]
-    tol = 1e-4
+                        [0.5 * w, 0.5 * h, 1], [0.5 * w, -0.5 * h, 1]], dtype=np.float32)
+    moved = corners @ m.astype(np.float32).T
+    half = np.array([w * 0.5, h * 0.5], dtype=np.float32)
+    lo, hi = moved.min(0) + half, moved.max(0) + half
+    tol = np.float32(1e-4)
     size = np.ceil(np.trunc(hi / tol) * tol) - np.floor(np.trunc(lo / tol) * tol)
     return int(size[0]), int(size[1])
 
