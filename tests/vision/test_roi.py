@@ -94,6 +94,19 @@ def test_roi_align_matches_the_kernel(ratio, aligned, scale):
                                                             aligned), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("ratio", [0, 2])
+def test_roi_align_reversed_and_border_boxes_with_aligned(ratio):
+    # aligned=True keeps a reversed box's negative size: the kernel's sample grid is then
+    # empty (0) for sampling_ratio <= 0, and walks backwards for a fixed ratio
+    x = RNG.standard_normal((1, 2, 6, 8))
+    rois = np.array([[0, 4, 4, 1, 1], [0, 0, 0, 8, 6], [0, 7, 5, 8, 6], [0, -1, -1, 0, 0],
+                     [0, 7.5, 0, 9, 6]])
+    for scale in (1.0, 2.0):
+        got = ops.roi_align(ember.tensor(x), ember.tensor(rois), (3, 2), scale, ratio, True)
+        np.testing.assert_allclose(got.numpy(), reference_align(x, rois, 3, 2, scale, ratio,
+                                                                True), rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("scale", [1.0, 0.5])
 def test_roi_pool_matches_the_kernel(scale):
     x = RNG.standard_normal((2, 3, 7, 9))

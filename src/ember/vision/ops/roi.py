@@ -90,8 +90,9 @@ def roi_align(input: Tensor, boxes: Tensor | list[Tensor], output_size: int | tu
         if not aligned:
             roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
         bin_h, bin_w = roi_h / ph, roi_w / pw
-        gh = sampling_ratio if sampling_ratio > 0 else math.ceil(roi_h / ph)
-        gw = sampling_ratio if sampling_ratio > 0 else math.ceil(roi_w / pw)
+        # an aligned reversed box has a negative size: no samples, as the kernel's loops
+        gh = sampling_ratio if sampling_ratio > 0 else max(math.ceil(roi_h / ph), 0)
+        gw = sampling_ratio if sampling_ratio > 0 else max(math.ceil(roi_w / pw), 0)
         count = max(gh * gw, 1)
         ys = start_h + np.arange(ph)[:, None] * bin_h + (np.arange(gh)[None, :] + 0.5) * bin_h / gh
         xs = start_w + np.arange(pw)[:, None] * bin_w + (np.arange(gw)[None, :] + 0.5) * bin_w / gw
