@@ -143,4 +143,8 @@ def test_errors():
     with pytest.raises(ember.ShapeError, match=r"input must be \(N, C, H, W\)"):
         ops.roi_align(ember.zeros(4, 4), ember.zeros(0, 5), 2)
     assert ops.roi_align(x, ember.zeros(0, 5), 2).shape == (0, 1, 2, 2)
+    box = ember.tensor([[0.0, 0, 0, 2, 2]])
+    for fn in (ops.roi_align, ops.roi_pool):   # torchvision's kernels take floats only
+        with pytest.raises(TypeError, match=fn.__name__ + r".*int64.*float\(\)"):
+            fn(ember.arange(16).reshape(1, 1, 4, 4), box, 1)
     assert ops.roi_pool(x, ember.zeros(0, 5), 2).shape == (0, 1, 2, 2)

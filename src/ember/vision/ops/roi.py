@@ -25,6 +25,9 @@ def _rois(op: str, input: Tensor, boxes: Tensor | list[Tensor]) -> np.ndarray:
     """``(K, 5)`` rows of (batch index, x1, y1, x2, y2) from either of torchvision's forms."""
     if input.ndim != 4:
         raise ShapeError(f"{op}: input must be (N, C, H, W), got {tuple(input.shape)}")
+    if not input.dtype.is_floating_point:
+        raise TypeError(f"{op}: input must be a floating tensor, got {input.dtype.name}. "
+                        "Hint: convert it with input.float()")
     if isinstance(boxes, (list, tuple)):
         for i, b in enumerate(boxes):
             if b.ndim != 2 or b.shape[1] != 4:
