@@ -110,3 +110,17 @@ def test_trace_checks_the_graph_against_python():
     jit.trace(drop, ember.randn(4, 8), check_trace=False)
     scaled = jit.trace(lambda x, *, k: x * k, example_kwarg_inputs={"x": ember.ones(2), "k": 3})
     assert scaled(x=ember.ones(2), k=3).tolist() == [3.0, 3.0]
+
+
+def test_trace_takes_torch_jit_traces_other_arguments():
+    double = jit.trace(lambda x, y: x * 2 + y, [ember.ones(2), ember.ones(2)])  # a list: args
+    assert double(ember.ones(2), ember.zeros(2)).tolist() == [2.0, 2.0]
+    # check_inputs: more argument tuples the graph is checked on
+    clip = lambda x: x.clamp(max=float(x.shape[0]))                            # noqa: E731
+    jit.trace(clip, ember.ones(3), check_inputs=[(ember.ones(4),)])
+    # strict=True (torch's default) refuses list and dict outputs; strict=False returns them
+    pair = lambda x: {"a": x, "b": [x * 2]}                                     # noqa: E731
+    with pytest.raises(jit.TraceError, match="strict=False"):
+        jit.trace(pair, ember.ones(2))
+    assert jit.trace(pair, ember.ones(2), strict=False)(ember.ones(2))["b"][0].tolist() == \
+        [2.0, 2.0]

@@ -89,37 +89,65 @@ class TracerWarning(UserWarning):
     Python function on the example inputs (random ops, or a value the trace froze)."""
 
 
+def _as_args(example: Any) -> tuple:
+    """torch's example-input forms: a tuple or list of arguments, or one tensor."""
+    if example is None:
+        return ()
+    return tuple(example) if isinstance(example, (tuple, list)) else (example,)
+
+
+def _refuse_mutable_outputs(out: Any) -> None:
+    """torch's ``strict=True``: lists and dicts among the outputs are refused."""
+    if isinstance(out, (list, dict)):
+        raise TraceError(f"ember.jit.trace: the traced function returns a {type(out).__name__}; "
+                         "strict=True (torch.jit.trace's default) refuses list and dict "
+                         "outputs. Hint: return a tuple, or pass strict=False")
+    if isinstance(out, tuple):
+        for item in out:
+            _refuse_mutable_outputs(item)
+
+
+def _check(compiled: Callable, func: Callable, args: tuple, kw: dict, tolerance: float) -> None:
+    """Warns when the graph and the Python function disagree on one set of inputs."""
+    got, _ = tree_flatten(compiled(*args, **kw))
+    want, _ = tree_flatten(func(*args, **kw))
+    for i, (g, w) in enumerate(zip(got, want)):
+        if isinstance(w, Tensor) and not np.allclose(
+                g.numpy(), w.numpy(), rtol=tolerance, atol=tolerance, equal_nan=True):
+            warnings.warn(f"ember.jit.trace: output {i} of the traced graph differs from the "
+                          "Python function's on the example inputs (random ops such as "
+                          "dropout in train mode, or a value the trace froze). Hint: call "
+                          ".eval(), or pass check_trace=False", TracerWarning, stacklevel=3)
+
+
 def trace(func: Callable, example_inputs: Any = None, *, example_kwarg_inputs: dict | None = None,
-          check_trace: bool = True, check_tolerance: float = 1e-5, **kwargs: Any) -> Any:
+          check_trace: bool = True, check_inputs: list | None = None,
+          check_tolerance: float = 1e-5, strict: bool = True, **kwargs: Any) -> Any:
     """``torch.jit.trace``: compiles ``func`` and traces it at once on ``example_inputs`` (a
-    tensor or a tuple of them) without grad, so the result can go straight to :func:`save`.
+    tensor, or a tuple or list of arguments) without grad, so the result can go straight to
+    :func:`save`.
 
     As in PyTorch, Python control flow is fixed to the path the example took; other input
     shapes retrace. With ``check_trace`` the graph and the Python function run again on the
-    examples and a :class:`TracerWarning` says if their outputs differ. Other keyword
-    arguments are :func:`compile`'s.
+    examples (or on each argument tuple of ``check_inputs``) and a :class:`TracerWarning` says
+    if their outputs differ. ``strict=True`` refuses list and dict outputs, as PyTorch's
+    default does. Other keyword arguments are :func:`compile`'s.
 
     Example:
         >>> fast = ember.jit.trace(ember.nn.Linear(4, 2).eval(), ember.randn(3, 4))
         >>> fast(ember.randn(5, 4)).shape
         ember.Size([5, 2])
     """
-    args = example_inputs if isinstance(example_inputs, tuple) else \
-        () if example_inputs is None else (example_inputs,)
+    args = _as_args(example_inputs)
     kw = example_kwarg_inputs or {}
     compiled = compile(func, **kwargs)
     with no_grad():
-        compiled(*args, **kw)
+        out = compiled(*args, **kw)
+        if strict:
+            _refuse_mutable_outputs(out)
         if check_trace:
-            got, _ = tree_flatten(compiled(*args, **kw))
-            want, _ = tree_flatten(func(*args, **kw))
-            for i, (g, w) in enumerate(zip(got, want)):
-                if isinstance(w, Tensor) and not np.allclose(
-                        g.numpy(), w.numpy(), rtol=check_tolerance, atol=check_tolerance,
-                        equal_nan=True):
-                    warnings.warn(f"ember.jit.trace: output {i} of the traced graph differs "
-                                  "from the Python function's on the example inputs (random "
-                                  "ops such as dropout in train mode, or a value the trace "
-                                  "froze). Hint: call .eval(), or pass check_trace=False",
-                                  TracerWarning, stacklevel=2)
+            checks = [(args, kw)] if check_inputs is None else \
+                [(_as_args(inputs), {}) for inputs in check_inputs]
+            for check_args, check_kw in checks:
+                _check(compiled, func, check_args, check_kw, check_tolerance)
     return compiled
