@@ -1538,3 +1538,19 @@ def test_a_grad_that_is_a_view_of_a_bucket_still_compiles():
     for _ in range(2):
         step(x)
     np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0, 4.0])
+
+
+def test_a_compiled_module_still_answers_as_the_module():
+    # torch.compile(model) keeps model.parameters(), .train()/.eval() and .state_dict()
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4))
+    fast = ember.compile(model)
+    opt = ember.optim.SGD(fast.parameters(), lr=0.1)
+    fast(ember.randn(5, 3)).sum().backward()
+    opt.step()
+    fast.eval()
+    assert not model.training and fast.training is False
+    assert list(fast.state_dict()) == list(model.state_dict())
+    with pytest.raises(AttributeError, match="no_such"):
+        _ = fast.no_such
+    with pytest.raises(AttributeError):
+        _ = ember.compile(lambda x: x).parameters
