@@ -87,6 +87,17 @@ def test_adjust_hue_matches_colorsys(hue):
     np.testing.assert_allclose(got, ref, atol=1e-5)
 
 
+def test_uint8_results_through_unit_floats_convert_as_torchvision():
+    # torchvision's convert_image_dtype scales by 255.999 before truncating, so a round trip
+    # through [0, 1] floats keeps every uint8 value (a plain 255 lost one on about a third)
+    x = torch.tensor(U8)
+    np.testing.assert_array_equal(TF.adjust_hue(ember.tensor(U8), 0.0).numpy(), U8)
+    for gamma, gain in ((0.5, 1.0), (2.2, 0.9)):
+        ref = ((gain * (x / 255.0) ** gamma).clamp(0, 1) * (256 - 1e-3)).to(torch.uint8)
+        np.testing.assert_array_equal(TF.adjust_gamma(ember.tensor(U8), gamma, gain).numpy(),
+                                      ref.numpy())
+
+
 def test_gaussian_blur_is_a_reflect_padded_separable_convolution():
     got = TF.gaussian_blur(ember.tensor(FLOAT), [5, 3], [1.5, 0.7])
     x = torch.linspace(-2, 2, 5)

@@ -89,6 +89,18 @@ def _back(img: Tensor, dtype: ember.DType, rounded: bool) -> Tensor:
     return img.clamp(0, 255).to(dtype)
 
 
+def _unit(img: Tensor) -> Tensor:
+    """Intensities in ``[0, 1]``: a uint8 image divided by 255, a float one as it is."""
+    return img.to(ember.float32) / 255.0 if img.dtype is ember.uint8 else img
+
+
+def _from_unit(img: Tensor, dtype: ember.DType) -> Tensor:
+    """Back from ``[0, 1]`` as torchvision's ``convert_image_dtype``: uint8 scales by
+    ``256 - 1e-3`` and truncates, so that a value that went through :func:`_unit` comes back
+    unchanged despite rounding."""
+    return (img * (256.0 - 1e-3)).to(ember.uint8) if dtype is ember.uint8 else img
+
+
 def _output_size(h: int, w: int, size: int | Sequence[int], max_size: int | None
                  ) -> tuple[int, int]:
     """torchvision's output size: a pair as given; one number for the smaller edge, the
@@ -308,10 +320,9 @@ def adjust_hue(img: Tensor, hue_factor: float) -> Tensor:
     _check_image("adjust_hue", img, (1, 3))
     if img.shape[-3] == 1:
         return img
-    x = img.to(ember.float32) / 255.0 if img.dtype is ember.uint8 else img
-    h, s, v = _rgb_to_hsv(x).unbind(-3)
+    h, s, v = _rgb_to_hsv(_unit(img)).unbind(-3)
     out = _hsv_to_rgb(ember.stack(((h + hue_factor).remainder(1.0), s, v), dim=-3))
-    return (out * 255.0).to(ember.uint8) if img.dtype is ember.uint8 else out
+    return _from_unit(out, img.dtype)
 
 
 @_tensor_op
@@ -325,9 +336,7 @@ def adjust_gamma(img: Tensor, gamma: float, gain: float = 1.0) -> Tensor:
     if gamma < 0:
         raise ValueError(f"adjust_gamma: gamma ({gamma}) is not non-negative")
     _check_image("adjust_gamma", img)
-    x = img.to(ember.float32) / 255.0 if img.dtype is ember.uint8 else img
-    out = (gain * x ** gamma).clamp(0, 1)
-    return (out * 255.0).to(ember.uint8) if img.dtype is ember.uint8 else out
+    return _from_unit((gain * _unit(img) ** gamma).clamp(0, 1), img.dtype)
 
 
 def _smooth(img: Tensor) -> Tensor:
