@@ -204,6 +204,10 @@ def test_rotate_expand_by_right_angles_keeps_the_exact_size(h, w):
         want = (w, h) if k % 2 else (h, w)
         assert tuple(TF.rotate(x, 90 * k, expand=True).shape[1:]) == want
         assert tuple(TF.rotate(x, 90 * k, expand=True, center=(w / 2, h / 2)).shape[1:]) == want
+    for fn in (lambda c: TF.rotate(x, 30, center=c),
+               lambda c: TF.affine(x, 30, (0, 0), 1.0, 0, center=c)):
+        with pytest.raises(ValueError, match=r"center should be a sequence of length 2.*\(1,\)"):
+            fn((1,))
     # sides of unlike parity: torchvision's corners land on half pixels, one more each way
     assert tuple(TF.rotate(ember.zeros(1, 3, 8), 90, expand=True).shape[1:]) == (9, 4)
 

@@ -532,9 +532,13 @@ def _inverse_affine(center: Sequence[float], angle: float, translate: Sequence[f
     return m
 
 
-def _centre(center: Sequence[float] | None, w: int, h: int) -> list[float]:
+def _centre(op: str, center: Sequence[float] | None, w: int, h: int) -> list[float]:
     """A user's centre (pixel edges at integers) relative to the image centre."""
-    return [0.0, 0.0] if center is None else [center[0] - w * 0.5, center[1] - h * 0.5]
+    if center is None:
+        return [0.0, 0.0]
+    if not isinstance(center, Sequence) or len(center) != 2:
+        raise ValueError(f"{op}: center should be a sequence of length 2 (x, y), got {center}")
+    return [center[0] - w * 0.5, center[1] - h * 0.5]
 
 
 def _expanded_size(m: np.ndarray, w: int, h: int) -> tuple[int, int]:
@@ -598,7 +602,7 @@ def rotate(img: Tensor, angle: float,
         [[[2.0, 4.0], [1.0, 3.0]]]
     """
     h, w = img.shape[-2:]
-    m = _inverse_affine(_centre(center, w, h), -angle, (0.0, 0.0), 1.0, (0.0, 0.0))
+    m = _inverse_affine(_centre("rotate", center, w, h), -angle, (0.0, 0.0), 1.0, (0.0, 0.0))
     out_w, out_h = _expanded_size(m, w, h) if expand else (w, h)
     return _warp(img, m, out_w, out_h, interpolation, fill, "rotate")
 
@@ -626,6 +630,6 @@ def affine(img: Tensor, angle: float, translate: Sequence[float], scale: float,
         raise ValueError(f"affine: shear and translate need two values, got shear={shear}, "
                          f"translate={list(translate)}")
     h, w = img.shape[-2:]
-    m = _inverse_affine(_centre(center, w, h), angle, [float(t) for t in translate], scale,
-                        shear)
+    m = _inverse_affine(_centre("affine", center, w, h), angle, [float(t) for t in translate],
+                        scale, shear)
     return _warp(img, m, w, h, interpolation, fill, "affine")
