@@ -64,6 +64,10 @@ def test_properties_and_conversions():
     assert x.to("cpu", ember.float32, False, True) is not x
     with pytest.raises(TypeError, match="at most two positional flags"):
         x.to(True, True, True)
+    with pytest.raises(TypeError, match="two dtypes"):       # torch: an invalid combination
+        x.to(ember.float64, ember.float32)
+    with pytest.raises(TypeError, match="two devices"):
+        x.to("cpu", "cpu")
     assert x.stride() == (2, 1) and x.is_contiguous() and x.element_size() == 4
     one = ember.tensor([2.5])
     assert one.item() == 2.5 and float(one) == 2.5 and bool(one)
