@@ -53,3 +53,10 @@ def test_errors():
         models.get_model("vgg16")
     with pytest.raises(ValueError, match="BasicBlock only supports groups=1"):
         models.resnet18(groups=2)
+
+
+def test_the_legacy_pretrained_flag_warns_as_torchvision():
+    with pytest.warns(UserWarning, match="'pretrained' is deprecated"):
+        assert isinstance(models.resnet18(pretrained=False, num_classes=3), models.ResNet)
+    with pytest.warns(UserWarning), pytest.raises(ValueError, match="pretrained=True"):
+        models.resnet50(pretrained=True)

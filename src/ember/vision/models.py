@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -20,19 +21,29 @@ __all__ = ["ResNet", "get_model", "list_models", "resnet18", "resnet34", "resnet
            "wide_resnet50_2", "wide_resnet101_2"]
 
 
+def _no_weights(name: str, asked: str) -> ValueError:
+    return ValueError(f"{name}: no pretrained weights are bundled with Ember (got {asked}). "
+                      "Hint: build it with weights=None and load a state dict, e.g. "
+                      "model.load_state_dict(ember.load(path)) or "
+                      "ember.hub.load_state_dict_from_url(url)")
+
+
 def _resnet(name: str, block: type, layers: list[int], weights: Any, progress: bool,
             **kwargs: Any) -> ResNet:
     if weights is not None:
-        raise ValueError(f"{name}: no pretrained weights are bundled with Ember (got "
-                         f"weights={weights!r}). Hint: build it with weights=None and load a "
-                         f"state dict, e.g. model.load_state_dict(ember.load(path)) or "
-                         f"ember.hub.load_state_dict_from_url(url)")
+        raise _no_weights(name, f"weights={weights!r}")
     return ResNet(block, layers, **kwargs)
 
 
 def _builder(name: str, block: type, layers: list[int], doc: str,
              **preset: Any) -> Callable[..., ResNet]:
-    def build(*, weights: Any = None, progress: bool = True, **kwargs: Any) -> ResNet:
+    def build(*, weights: Any = None, progress: bool = True, pretrained: bool | None = None,
+              **kwargs: Any) -> ResNet:
+        if pretrained is not None:  # torchvision < 0.13's flag, still taken with a warning
+            warnings.warn(f"{name}: the parameter 'pretrained' is deprecated since torchvision "
+                          "0.13, please use 'weights' instead", UserWarning, stacklevel=2)
+            if pretrained:
+                raise _no_weights(name, "pretrained=True")
         for key, value in preset.items():
             if key in kwargs and kwargs[key] != value:
                 raise ValueError(f"{name}: {key} is fixed at {value} for this model, got "
