@@ -115,6 +115,19 @@ def test_create_graph_keeps_the_graph_to_the_inputs():
     assert not g.requires_grad and not out.requires_grad
 
 
+@pytest.mark.parametrize("name", ["vjp", "jvp", "vhp", "hvp"])
+def test_create_graph_keeps_the_graph_to_v(name):
+    # torch keeps v's graph too (a view, not a detached copy) when create_graph=True
+    f = (lambda z: z ** 3) if name in ("vjp", "jvp") else (lambda z: (z ** 3).sum())
+    grads = []
+    for lib, fn in ((ember, getattr(EF, name)), (torch, getattr(TF, name))):
+        x = lib.tensor([0.5, -1.5], dtype=lib.float64)
+        v = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        fn(f, x, v, create_graph=True)[1].sum().backward()
+        grads.append(v.grad)
+    same(*grads)
+
+
 def test_captured_tensors_are_constants():
     w, tw = pair(3)
     same(EF.jacobian(lambda x: x * w, w), TF.jacobian(lambda x: x * tw, tw))

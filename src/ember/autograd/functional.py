@@ -51,7 +51,8 @@ def vjp(func: Callable, inputs: Tensors, v: Tensors | None = None, create_graph:
     with enable_grad():
         in_tuple, inputs = _fresh_inputs(inputs, "vjp", create_graph)
         out_tuple, outputs = _outputs(func, inputs, "vjp", strict)
-        v = _vector(v, outputs, out_tuple, "vjp", "outputs", "returns a single Tensor")
+        v = _vector(v, outputs, out_tuple, "vjp", "outputs", "returns a single Tensor",
+                    create_graph)
     with set_grad_enabled(create_graph or is_grad_enabled()):
         found = _reverse(outputs, inputs, v, create_graph)
         result = _zeros_where_missing(found, inputs, strict, create_graph, "vjp",
@@ -74,7 +75,7 @@ def jvp(func: Callable, inputs: Tensors, v: Tensors | None = None, create_graph:
     """
     with enable_grad():
         in_tuple, inputs = _fresh_inputs(inputs, "jvp", create_graph)
-        v = _vector(v, inputs, in_tuple, "jvp", "inputs", "takes a single Tensor")
+        v = _vector(v, inputs, in_tuple, "jvp", "inputs", "takes a single Tensor", create_graph)
         out_tuple, outputs = _outputs(func, inputs, "jvp", strict)
         # vᵀJ is linear in its vector u, so J·v is the gradient of (uᵀJ)·v with respect to u;
         # u's value never matters (zeros keep NaN out).
@@ -232,9 +233,10 @@ def _outputs(func: Callable, inputs: tuple, who: str, strict: bool,
     return given_tuple, outputs
 
 
-def _vector(v: Any, like: tuple, like_tuple: bool, who: str, what: str,
-            single: str) -> tuple | None:
-    """Checks the user's ``v`` against the tensors it pairs with, detached."""
+def _vector(v: Any, like: tuple, like_tuple: bool, who: str, what: str, single: str,
+            create_graph: bool) -> tuple | None:
+    """Checks the user's ``v`` against the tensors it pairs with; detached, unless
+    ``create_graph`` (then, as in PyTorch, a view keeps the graph back to the caller's ``v``)."""
     if v is None:
         if len(like) != 1 or like[0].numel() != 1:
             raise GradError(f"{who}: v can be left out only when func {single} with a single "
@@ -248,7 +250,7 @@ def _vector(v: Any, like: tuple, like_tuple: bool, who: str, what: str,
             entry = f"entry {i} of v" if like_tuple else "v"
             raise GradError(f"{who}: {entry} has shape {tuple(a.shape)} but the {what} has "
                             f"shape {tuple(b.shape)}")
-    return tuple(a.detach() for a in v)
+    return tuple(a.view_as(a) if create_graph and a.requires_grad else a.detach() for a in v)
 
 
 def _reverse(outputs: Sequence, inputs: tuple, seeds: tuple | None, create_graph: bool,
@@ -328,7 +330,7 @@ def _hessian_product(func: Callable, inputs: Any, v: Any, create_graph: bool, st
     once more, which is what PyTorch computes)."""
     with enable_grad():
         in_tuple, inputs = _fresh_inputs(inputs, who, create_graph)
-        v = _vector(v, inputs, in_tuple, who, "inputs", "takes a single Tensor")
+        v = _vector(v, inputs, in_tuple, who, "inputs", "takes a single Tensor", create_graph)
         _, outputs = _outputs(func, inputs, who, strict, scalar=True)
         gradient = _reverse(outputs, inputs, None, create_graph=True)
         if strict:
