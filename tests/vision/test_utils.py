@@ -100,7 +100,15 @@ def test_draw_bounding_boxes():
     assert 0 < filled[0, 5, 5].item() < 255                  # shaded inside
     labelled = draw_bounding_boxes(ember.zeros(1, 30, 60, dtype=ember.uint8),
                                    ember.tensor([[0, 0, 59, 29]]), labels=["cat"], colors="white")
-    assert labelled.shape == (1, 30, 60) and labelled[0, 5:15, 3:20].numpy().any()
+    # torchvision tiles a grayscale image to RGB (the boxes keep their colour)
+    assert labelled.shape == (3, 30, 60) and labelled[0, 5:15, 3:20].numpy().any()
+    gray = draw_bounding_boxes(ember.zeros(1, 10, 12, dtype=ember.uint8),
+                               ember.tensor([[1, 2, 8, 7]]), colors=(10, 20, 30))
+    assert gray[:, 2, 1].tolist() == [10, 20, 30]
+    # and truncates the coordinates to integers before drawing
+    np.testing.assert_array_equal(
+        draw_bounding_boxes(img, ember.tensor([[1.9, 2.7, 8.99, 7.5]]), colors="red").numpy(),
+        draw_bounding_boxes(img, ember.tensor([[1, 2, 8, 7]]), colors="red").numpy())
     with pytest.raises(ValueError, match="xmin, ymin, xmax, ymax"):
         draw_bounding_boxes(img, ember.tensor([[5, 2, 1, 7]]))
     with pytest.raises(ValueError, match="uint8"):

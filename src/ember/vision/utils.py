@@ -192,7 +192,8 @@ def draw_bounding_boxes(image: Tensor, boxes: Tensor, labels: list[str] | None =
                         width: int = 1, font: str | None = None,
                         font_size: int | None = None) -> Tensor:
     """Draws ``(x1, y1, x2, y2)`` boxes (and optional labels at their top-left corners) on a
-    uint8 ``(C, H, W)`` image with Pillow; ``fill`` shades their inside. Returns a new image.
+    uint8 ``(C, H, W)`` image with Pillow; ``fill`` shades their inside. Returns a new RGB
+    image (a grayscale one is tiled to three channels, as torchvision does).
 
     Example:
         >>> img = draw_bounding_boxes(ember.zeros(3, 8, 8, dtype=ember.uint8),
@@ -217,17 +218,17 @@ def draw_bounding_boxes(image: Tensor, boxes: Tensor, labels: list[str] | None =
     pil = _pil()
     from PIL import ImageDraw, ImageFont
 
-    pixels = image.numpy()
-    gray = pixels.shape[0] == 1
-    canvas = pil.fromarray(np.ascontiguousarray(np.repeat(pixels, 3, 0) if gray else pixels)
-                           .transpose(1, 2, 0))
+    pixels = image.numpy()  # a grayscale image is tiled to RGB, as torchvision does
+    canvas = pil.fromarray(np.ascontiguousarray(np.repeat(pixels, 3 // len(pixels), 0)
+                                                .transpose(1, 2, 0)))
     draw = ImageDraw.Draw(canvas, "RGBA" if fill else None)  # (RGBA on RGB: blended)
     text_font = ImageFont.load_default() if font is None else \
         ImageFont.truetype(font, size=font_size or 10)
-    for i, (box, color) in enumerate(zip(b.tolist(), _colors(colors, len(b)))):
+    corners = b.astype(np.int64).tolist()  # (torchvision draws at truncated coordinates)
+    for i, (box, color) in enumerate(zip(corners, _colors(colors, len(b)))):
         draw.rectangle(box, width=width, outline=color, fill=color + (100,) if fill else None)
         if labels is not None:
             margin = width + 1
             draw.text((box[0] + margin, box[1] + margin), labels[i], fill=color, font=text_font)
     out = np.asarray(canvas).transpose(2, 0, 1)
-    return ember.tensor(np.ascontiguousarray(out[:1] if gray else out))
+    return ember.tensor(np.ascontiguousarray(out))
