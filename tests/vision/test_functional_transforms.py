@@ -255,3 +255,14 @@ def test_automatic_augmentation_policies(policy):
     assert len(seen) > 10                                                 # and varied
     with pytest.raises(TypeError, match="uint8"):
         policy(ember.tensor(FLOAT))
+
+
+def test_crop_outside_the_image_pads_with_zeros_as_torchvision():
+    x = ember.tensor(FLOAT[:, :4, :5])
+    out = TF.crop(x, -1, 3, 3, 4).numpy()          # one row above, two columns past the right
+    assert out.shape == (3, 3, 4)
+    np.testing.assert_array_equal(out[:, 0], 0)
+    np.testing.assert_array_equal(out[:, 1:, :2], FLOAT[:, :2, 3:5])
+    np.testing.assert_array_equal(out[:, :, 2:], 0)
+    assert TF.crop(U8.transpose(1, 2, 0), 7, 9, 4, 4).shape == (4, 4, 3)   # an (H, W, C) array
+    assert not TF.crop(x, 10, 10, 2, 2).numpy().any()                     # wholly outside
