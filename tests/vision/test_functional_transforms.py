@@ -150,6 +150,8 @@ def test_rotate():
     filled = TF.rotate(ember.tensor(U8), 45, fill=(255, 0, 0))
     assert filled[:, 0, 0].tolist() == [255, 0, 0]         # a corner left uncovered
     assert TF.rotate(ember.tensor(U8), 45)[:, 0, 0].tolist() == [0, 0, 0]
+    with pytest.raises(ValueError, match=r"3 values but the image has 1 channel"):
+        TF.rotate(U8[0], 45, fill=(1, 2, 3))
 
 
 def test_random_resized_crop():

@@ -575,7 +575,8 @@ def _warp(img: Tensor, m: np.ndarray, out_w: int, out_h: int, interpolation: Any
     else:
         fills = [float(fill)] if isinstance(fill, (int, float)) else [float(f) for f in fill]
         if len(fills) not in (1, c):
-            raise ValueError(f"{op}: fill should have 1 or {c} values, got {fill}")
+            raise ValueError(f"{op}: fill {fill} has {len(fills)} values but the image has {c} "
+                             "channel(s); give one value, or one per channel")
         ones = ember.ones(flat.shape[0], 1, h, w, dtype=x.dtype)
         sampled = F.grid_sample(ember.cat((flat, ones), 1), grid, mode=mode,
                                 padding_mode="zeros", align_corners=False)
