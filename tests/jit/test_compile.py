@@ -1547,7 +1547,7 @@ def test_a_compiled_module_still_answers_as_the_module():
     opt = ember.optim.SGD(fast.parameters(), lr=0.1)
     fast(ember.randn(5, 3)).sum().backward()
     opt.step()
-    fast.eval()
+    assert fast.eval() is fast                      # the chained form keeps the compiled one
     assert not model.training and fast.training is False
     assert list(fast.state_dict()) == list(model.state_dict())
     with pytest.raises(AttributeError, match="no_such"):

@@ -150,9 +150,18 @@ class CompiledFunction:
         ``state_dict()``...), as ``torch.compile``'s wrapper does, without its ``_orig_mod.``
         prefix on state-dict keys."""
         fn = self.__dict__.get("fn")
-        if isinstance(fn, Module):
-            return getattr(fn, name)
-        raise AttributeError(f"'CompiledFunction' object has no attribute {name!r}")
+        if not isinstance(fn, Module):
+            raise AttributeError(f"'CompiledFunction' object has no attribute {name!r}")
+        attr = getattr(fn, name)
+        if not (inspect.ismethod(attr) and attr.__self__ is fn):
+            return attr
+
+        @functools.wraps(attr)
+        def chained(*args: Any, **kwargs: Any) -> Any:  # fast.eval() is fast, as in torch
+            out = attr(*args, **kwargs)
+            return self if out is fn else out
+
+        return chained
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         """A compiled method binds like a function: ``self`` is then an argument, which the
