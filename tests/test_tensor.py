@@ -59,6 +59,15 @@ def test_properties_and_conversions():
     assert x.long().dtype is ember.int64 and x.half().dtype is ember.float16
     assert x.bfloat16().dtype is ember.bfloat16 and x.bool().dtype is ember.bool_
     assert x.to("cpu") is x and x.to(ember.ones(1, dtype=ember.int32)).dtype is ember.int32
+    # torch's flags: non_blocking (a CPU copy is synchronous), then copy, also positionally
+    assert x.to("cpu", non_blocking=True) is x and x.to(ember.float32, True) is x
+    assert x.to("cpu", ember.float32, False, True) is not x
+    with pytest.raises(TypeError, match="at most two positional flags"):
+        x.to(True, True, True)
+    with pytest.raises(TypeError, match="two dtypes"):       # torch: an invalid combination
+        x.to(ember.float64, ember.float32)
+    with pytest.raises(TypeError, match="two devices"):
+        x.to("cpu", "cpu")
     assert x.stride() == (2, 1) and x.is_contiguous() and x.element_size() == 4
     one = ember.tensor([2.5])
     assert one.item() == 2.5 and float(one) == 2.5 and bool(one)

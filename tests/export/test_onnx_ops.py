@@ -98,6 +98,7 @@ CASES = {
                                F.interpolate(t, scale_factor=1.5, mode="bicubic",
                                              align_corners=True),
                                F.interpolate(t, size=(3, 3), mode="nearest-exact"),
+                               F.interpolate(t, size=(2, 3), mode="bicubic", antialias=True),
                                nn.Upsample(scale_factor=2, mode="bilinear")(t)),
                     lambda: [_x(2, 3, 4, 5)]),
     "embedding": (nn.Embedding(10, 4), lambda: [ember.randint(0, 10, (2, 5))]),

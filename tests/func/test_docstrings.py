@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import importlib
+from typing import Any
 
 import pytest
 
@@ -14,15 +16,17 @@ from ember.func import pytree
 MODULES = ["ember.func", "ember.func.reverse", "ember.func.forward", "ember.func.jacobian",
            "ember.func.ensembling", "ember.func.batch_norm", "ember.func.functionalize",
            "ember.nn.utils.stateless", "ember.func.pytree", "ember.autograd.forward",
-           "ember.autograd.forward_ad"]
+           "ember.autograd.forward_ad", "ember.autograd.functional"]
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
     module = importlib.import_module(name)
     ember.manual_seed(0)
-    extra = {"ember": ember, "fwAD": fwAD, "x": ember.tensor([0.0, 1.0]),
+    extra = {"ember": ember, "fwAD": fwAD, "dataclasses": dataclasses, "Any": Any,
+             "x": ember.tensor([0.0, 1.0]),
              "v": ember.ones(2), **{n: getattr(pytree, n) for n in
-                                    ("tree_flatten", "tree_unflatten", "tree_map", "tree_paths")}}
+                                    ("tree_flatten", "tree_unflatten", "tree_map", "tree_paths",
+                                              "register_pytree_node")}}
     result = doctest.testmod(module, extraglobs=extra, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0

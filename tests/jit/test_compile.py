@@ -137,6 +137,25 @@ def test_generated_code_points_at_the_users_lines_and_is_in_linecache():
     assert "relu" in str(fast.graph)
 
 
+def test_torch_compile_arguments():
+    def f(x):
+        return (x * 2 + x * 2).exp()
+    x = ember.randn(4)
+    for mode in ("reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs", None):
+        fast = ember.compile(f, mode=mode, fullgraph=True, dynamic=False)
+        fast(x)
+        assert str(fast.graph).count(" = mul(") == 1          # every pass ran
+    eager = ember.compile(f, backend="eager", mode="reduce-overhead")
+    eager(x)
+    assert str(eager.graph).count(" = mul(") == 2             # traced, no passes
+    assert ember.compile(f, disable=True) is f
+    assert ember.compile(disable=True)(f) is f
+    with pytest.raises(ValueError, match="unknown backend 'cudagraphs'"):
+        ember.compile(f, backend="cudagraphs")
+    with pytest.raises(ValueError, match="inductor settings.*passes="):
+        ember.compile(f, options={"triton.cudagraphs": True})
+
+
 def test_disable_and_debug_mode_run_the_same_numbers():
     def f(x):
         return (x * 2 + x * 2).exp()
@@ -1519,3 +1538,19 @@ def test_a_grad_that_is_a_view_of_a_bucket_still_compiles():
     for _ in range(2):
         step(x)
     np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0, 4.0])
+
+
+def test_a_compiled_module_still_answers_as_the_module():
+    # torch.compile(model) keeps model.parameters(), .train()/.eval() and .state_dict()
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4))
+    fast = ember.compile(model)
+    opt = ember.optim.SGD(fast.parameters(), lr=0.1)
+    fast(ember.randn(5, 3)).sum().backward()
+    opt.step()
+    assert fast.eval() is fast                      # the chained form keeps the compiled one
+    assert not model.training and fast.training is False
+    assert list(fast.state_dict()) == list(model.state_dict())
+    with pytest.raises(AttributeError, match="no_such"):
+        _ = fast.no_such
+    with pytest.raises(AttributeError):
+        _ = ember.compile(lambda x: x).parameters

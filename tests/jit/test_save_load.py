@@ -90,3 +90,37 @@ def test_differentiable_calls_and_closures_are_refused_clearly(tmp_path):
         return opt.step(lambda: lin(x).sum())
     with pytest.raises(jit.TraceError, match="closure"):
         jit.compile(step)(ember.randn(2, 3))
+
+
+def test_trace_then_save_as_torch_jit(tmp_path):
+    ember.manual_seed(0)
+    model = ember.models.cnn().eval()
+    x = ember.randn(2, 1, 28, 28)
+    traced = jit.trace(model, x)
+    jit.save(traced, tmp_path / "m.ejit")          # traced without grad: saves at once
+    np.testing.assert_allclose(jit.load(tmp_path / "m.ejit")(x).numpy(),
+                               model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert traced(ember.randn(3, 1, 28, 28)).shape == (3, 10)   # a new shape retraces
+
+
+def test_trace_checks_the_graph_against_python():
+    drop = ember.nn.Sequential(ember.nn.Linear(8, 8), ember.nn.Dropout(0.5))   # train mode
+    with pytest.warns(jit.TracerWarning, match="output 0 .*differs.*eval"):
+        jit.trace(drop, ember.randn(4, 8))
+    jit.trace(drop, ember.randn(4, 8), check_trace=False)
+    scaled = jit.trace(lambda x, *, k: x * k, example_kwarg_inputs={"x": ember.ones(2), "k": 3})
+    assert scaled(x=ember.ones(2), k=3).tolist() == [3.0, 3.0]
+
+
+def test_trace_takes_torch_jit_traces_other_arguments():
+    double = jit.trace(lambda x, y: x * 2 + y, [ember.ones(2), ember.ones(2)])  # a list: args
+    assert double(ember.ones(2), ember.zeros(2)).tolist() == [2.0, 2.0]
+    # check_inputs: more argument tuples the graph is checked on
+    clip = lambda x: x.clamp(max=float(x.shape[0]))                            # noqa: E731
+    jit.trace(clip, ember.ones(3), check_inputs=[(ember.ones(4),)])
+    # strict=True (torch's default) refuses list and dict outputs; strict=False returns them
+    pair = lambda x: {"a": x, "b": [x * 2]}                                     # noqa: E731
+    with pytest.raises(jit.TraceError, match="strict=False"):
+        jit.trace(pair, ember.ones(2))
+    assert jit.trace(pair, ember.ones(2), strict=False)(ember.ones(2))["b"][0].tolist() == \
+        [2.0, 2.0]

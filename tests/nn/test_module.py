@@ -311,9 +311,19 @@ def test_load_state_dict_rejects_non_tensor_values_clearly():
         nn.Linear(2, 1).load_state_dict({"weight": "oops", "bias": np.zeros(1)})
 
 
+def test_to_takes_a_memory_format_and_complex_dtypes_as_torch():
+    conv = nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3))
+    conv.to(memory_format=ember.channels_last)
+    assert conv[0].weight.stride() == (18, 1, 6, 2)            # torch's strides
+    assert conv[0].bias.stride() == (1,) and conv[1].running_mean.stride() == (1,)
+    assert conv[0].weight.is_leaf and isinstance(conv[0].weight, nn.Parameter)
+    lin = nn.Linear(2, 2).to(ember.complex64)
+    assert lin.weight.dtype == ember.complex64
+
+
 def test_to_refuses_integer_dtypes_and_takes_a_tensor():
     m = nn.Linear(2, 2)
-    with pytest.raises(TypeError, match="floating point"):
+    with pytest.raises(TypeError, match="floating point or complex"):
         m.to(ember.int32)
     assert m.weight.dtype == ember.float32
     m.register_buffer("count", ember.tensor(3))
@@ -405,3 +415,18 @@ def test_set_submodule_matches_torch():
             m.set_submodule("0.new", lib.Identity(), strict=True)
         with pytest.raises(AttributeError, match="`weight` is not an nn.Module"):
             m.set_submodule("0.0.weight", lib.Identity())
+
+
+def test_data_parallel_runs_the_module_as_torch_does_without_accelerators():
+    import torch
+
+    inner = nn.Linear(3, 2)
+    dp = nn.DataParallel(inner, device_ids=[0, 1])
+    t_dp = torch.nn.DataParallel(torch.nn.Linear(3, 2), device_ids=[0, 1])
+    assert dp.device_ids == t_dp.device_ids == []
+    assert list(dp.state_dict()) == list(t_dp.state_dict())
+    x = ember.randn(4, 3)
+    np.testing.assert_array_equal(dp(x).detach().numpy(), inner(x).detach().numpy())
+    plain = nn.Linear(3, 2)
+    plain.load_state_dict({k.removeprefix("module."): v for k, v in dp.state_dict().items()})
+    assert nn.parallel.data_parallel(inner, (x,)).shape == (4, 2)

@@ -45,6 +45,13 @@ CASES = [
     OpCase("interpolate_trilinear", F.interpolate, TF.interpolate, [
         S(arg(1, 2, 2, 3, 3), size=(3, 4, 2), mode="trilinear"),
     ], gradgrad=False),
+    OpCase("interpolate_antialiased", F.interpolate, TF.interpolate, [
+        S(arg(2, 3, 9, 7), size=(4, 3), mode="bilinear", antialias=True),     # shrinking
+        S(arg(1, 2, 4, 5), size=(7, 9), mode="bilinear", antialias=True),     # growing
+        S(arg(1, 2, 9, 8), size=(3, 5), mode="bicubic", antialias=True, align_corners=True),
+        S(arg(1, 2, 8, 9), scale_factor=(0.4, 1.0), mode="bicubic", antialias=True),
+        S(arg(1, 2, 9, 6, noncontig=True), size=(4, 4), mode="lanczos", antialias=True),
+    ]),
     OpCase("interpolate_area", F.interpolate, TF.interpolate, [
         S(arg(2, 3, 5, 7), size=(2, 3), mode="area"),
     ]),
@@ -64,6 +71,18 @@ def test_float32_upsampling_matches_torch_at_larger_size():
         np.testing.assert_allclose(mine.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
 
 
+def test_antialiased_resizing_matches_torch_over_many_sizes():
+    rng = np.random.default_rng(1)
+    for trial in range(60):
+        h, w, oh, ow = (int(v) for v in rng.integers(2, 40, 4))  # (torch miscomputes width 1)
+        mode = ("bilinear", "bicubic", "lanczos")[trial % 3]
+        x = rng.standard_normal((1, 2, h, w)).astype(np.float32)
+        kw = dict(size=(oh, ow), mode=mode, antialias=True)
+        np.testing.assert_allclose(F.interpolate(ember.from_numpy(x), **kw).numpy(),
+                                   TF.interpolate(torch.from_numpy(x), **kw).numpy(),
+                                   rtol=1e-5, atol=1e-5)
+
+
 def test_interpolate_errors():
     x = ember.randn(1, 2, 4, 4)
     with pytest.raises(ValueError, match="exactly one of size or scale_factor"):
@@ -72,7 +91,11 @@ def test_interpolate_errors():
         F.interpolate(x, scale_factor=2, align_corners=True)
     with pytest.raises(ember.ShapeError, match="needs a 4-D input"):
         F.interpolate(ember.randn(1, 2, 4), scale_factor=2, mode="bilinear")
-    with pytest.raises(NotImplementedError, match="'lanczos' is not supported"):
+    with pytest.raises(ValueError, match="'lanczos' needs antialias=True"):
         F.interpolate(x, scale_factor=2, mode="lanczos")
+    with pytest.raises(ValueError, match="antialias=True needs mode bilinear, bicubic or lanc"):
+        F.interpolate(x, scale_factor=2, mode="nearest", antialias=True)
+    with pytest.raises(ValueError, match="does not support align_corners=True"):
+        F.interpolate(x, scale_factor=2, mode="lanczos", antialias=True, align_corners=True)
     with pytest.raises(ember.ShapeError, match="'bicubic' needs a 4-D input"):
         F.interpolate(ember.randn(1, 2, 4, 4, 4), scale_factor=2, mode="bicubic")

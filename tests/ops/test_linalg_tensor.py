@@ -54,35 +54,49 @@ def test_tensorinv_tensorsolve_errors():
         ember.linalg.tensorinv(ember.zeros(2, 2, 4))
 
 
-def _symmetric(rng, shape, small_diagonal):
+def _symmetric(rng, shape, small_diagonal, dtype="float64", hermitian=False):
     a = rng.standard_normal(shape)
-    a = a + np.swapaxes(a, -1, -2)
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal(shape)
+    a = a + np.swapaxes(a.conj() if hermitian else a, -1, -2)
     if small_diagonal:  # pushes Bunch-Kaufman to 2×2 pivots
         n = shape[-1]
         a[..., np.arange(n), np.arange(n)] *= 0.01
-    return a
+    return a.astype(dtype)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 6])
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_ldl_matches_torch(n, dtype):
+@pytest.mark.parametrize("dtype, hermitian", [("float64", False), ("float32", False),
+                                              ("complex128", False), ("complex128", True),
+                                              ("complex64", True)])
+def test_ldl_matches_torch(n, dtype, hermitian):
     rng = np.random.default_rng(n)
-    tol = 1e-10 if dtype == "float64" else 1e-4
+    tol = 1e-10 if dtype.endswith("128") or dtype == "float64" else 1e-4
     saw_block = False
     for small in (False, True):
-        a = _symmetric(rng, (3, n, n), small).astype(dtype)
-        b = rng.standard_normal((3, n, 2)).astype(dtype)
-        ld, piv = ember.linalg.ldl_factor(ember.tensor(a))
-        tld, tpiv = torch.linalg.ldl_factor(torch.tensor(a))
+        a = _symmetric(rng, (3, n, n), small, dtype, hermitian)
+        b = _symmetric(rng, (3, n, 2), False, dtype) if n == 2 else \
+            rng.standard_normal((3, n, 2)).astype(dtype)
+        ld, piv = ember.linalg.ldl_factor(ember.tensor(a), hermitian=hermitian)
+        tld, tpiv = torch.linalg.ldl_factor(torch.tensor(a), hermitian=hermitian)
         np.testing.assert_array_equal(piv.numpy(), tpiv.numpy())
         assert piv.dtype is ember.int32 and ld.dtype.name == dtype
         np.testing.assert_allclose(ld.numpy(), tld.numpy(), rtol=tol, atol=tol)
-        x = ember.linalg.ldl_solve(ld, piv, ember.tensor(b))
-        np.testing.assert_allclose(x.numpy(), torch.linalg.ldl_solve(tld, tpiv,
-                                                                     torch.tensor(b)).numpy(),
-                                   rtol=10 * tol, atol=10 * tol)
+        x = ember.linalg.ldl_solve(ld, piv, ember.tensor(b), hermitian=hermitian)
+        tx = torch.linalg.ldl_solve(tld, tpiv, torch.tensor(b), hermitian=hermitian)
+        np.testing.assert_allclose(x.numpy(), tx.numpy(), rtol=10 * tol, atol=10 * tol)
         saw_block |= bool((piv.numpy() < 0).any())
     assert saw_block or n == 1
+
+
+def test_hermitian_ldl_ignores_the_imaginary_part_of_the_diagonal_as_torch():
+    a = _symmetric(np.random.default_rng(5), (5, 5), True, "complex128", hermitian=True)
+    a[np.arange(5), np.arange(5)] += 3j
+    ld, piv = ember.linalg.ldl_factor(ember.tensor(a), hermitian=True)
+    tld, tpiv = torch.linalg.ldl_factor(torch.tensor(a), hermitian=True)
+    np.testing.assert_array_equal(piv.numpy(), tpiv.numpy())
+    np.testing.assert_allclose(ld.numpy(), tld.numpy(), atol=1e-12)
+    assert not ld.numpy().diagonal().imag.any()
 
 
 def test_ldl_reads_the_lower_triangle_and_broadcasts():

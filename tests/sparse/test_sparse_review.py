@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import ember
-from ember.jit.trace import TraceError
+from ember.jit.tracer import TraceError
 from tests.distributed.harness import needs_mpi, reports, run_ranks
 
 warnings.filterwarnings("ignore", message="Sparse")

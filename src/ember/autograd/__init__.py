@@ -1,6 +1,6 @@
 """Reverse-mode automatic differentiation: the tape, the engine and the tools around it."""
 
-from ember.autograd import forward_ad, graph
+from ember.autograd import forward_ad, functional, graph
 from ember.autograd.anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from ember.autograd.engine import backward, grad
 from ember.autograd.function import Function, FunctionCtx, once_differentiable
@@ -16,6 +16,6 @@ from ember.autograd.graph import Node
 from ember.autograd.variable import Variable
 
 __all__ = ["Function", "FunctionCtx", "GradcheckError", "Node", "backward", "detect_anomaly",
-           "enable_grad", "forward_ad", "grad", "gradcheck", "gradgradcheck", "inference_mode",
+           "enable_grad", "forward_ad", "functional", "grad", "gradcheck", "gradgradcheck", "inference_mode",
            "is_anomaly_enabled", "is_grad_enabled", "no_grad", "once_differentiable",
            "set_detect_anomaly", "set_grad_enabled", "graph", "Variable"]

@@ -14,7 +14,7 @@ from ember.export.registry import ExportError
 from ember.func.pytree import tree_unflatten
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.passes import PASSES
-from ember.jit.trace import TraceError
+from ember.jit.tracer import TraceError
 from ember.tensor import Tensor
 
 _FOLDING = ("fold", "cse", "dce")

@@ -31,7 +31,7 @@ from ember.autograd.grad_mode import GRAD, no_grad
 from ember.autograd.graph import Node
 from ember.errors import GradError
 from ember.jit.ir import Effect, Graph, Var
-from ember.jit.trace import Tracer
+from ember.jit.tracer import Tracer
 from ember.ops.creation import ones_like, zeros
 from ember.ops.primitive import replay_view
 from ember.tensor import Tensor, _wrap

@@ -36,7 +36,8 @@ from ember.jit.ir import Graph
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reasons import differences
 from ember.jit.rollback import Rollback
-from ember.jit.trace import TraceError, Tracer
+from ember.jit.tracer import TraceError, Tracer
+from ember.nn.module import Module
 from ember.ops.attention_backends import allowed_backends
 from ember.ops.overrides import TENSOR_LIKE
 from ember.ops.primitive import DISPATCH, REPLACED
@@ -144,6 +145,24 @@ class CompiledFunction:
         self.traced_changes: dict[str, int] = {}  # layout entries traces changed, how often
         self.side_effects: set[str] = set()  # those changed by two traces: left out of layouts
         functools.update_wrapper(self, fn, updated=())
+
+    def __getattr__(self, name: str) -> Any:
+        """A compiled module answers as the module (``parameters()``, ``train()``,
+        ``state_dict()``...), as ``torch.compile``'s wrapper does, without its ``_orig_mod.``
+        prefix on state-dict keys."""
+        fn = self.__dict__.get("fn")
+        if not isinstance(fn, Module):
+            raise AttributeError(f"'CompiledFunction' object has no attribute {name!r}")
+        attr = getattr(fn, name)
+        if not (inspect.ismethod(attr) and attr.__self__ is fn):
+            return attr
+
+        @functools.wraps(attr)
+        def chained(*args: Any, **kwargs: Any) -> Any:  # fast.eval() is fast, as in torch
+            out = attr(*args, **kwargs)
+            return self if out is fn else out
+
+        return chained
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         """A compiled method binds like a function: ``self`` is then an argument, which the

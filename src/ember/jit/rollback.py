@@ -1,6 +1,6 @@
 """Putting back what a failed trace changed.
 
-A trace runs the function for real, so the lines before a :class:`~ember.jit.trace.TraceError`
+A trace runs the function for real, so the lines before a :class:`~ember.jit.tracer.TraceError`
 (or any error) have done their work: an optimizer step taken, gradients accumulated, running
 statistics and random generators advanced. A caller that then runs the step eagerly would take
 it twice. :class:`Rollback` saves, before the trace, what the function reaches (see

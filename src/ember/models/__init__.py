@@ -9,7 +9,7 @@ Example:
 """
 
 from ember.models.gpt import GPT, gpt
-from ember.models.resnet import BasicBlock, ResNet, resnet18
+from ember.models.resnet import BasicBlock, Bottleneck, ResNet, resnet18
 from ember.models.small import cnn, lenet5, mlp
 
-__all__ = ["mlp", "cnn", "lenet5", "resnet18", "gpt", "ResNet", "BasicBlock", "GPT"]
+__all__ = ["mlp", "cnn", "lenet5", "resnet18", "gpt", "ResNet", "BasicBlock", "Bottleneck", "GPT"]

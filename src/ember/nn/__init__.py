@@ -15,6 +15,7 @@ from ember.nn.adaptive import AdaptiveLogSoftmaxWithLoss
 from ember.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from ember.nn.conv import *  # noqa: F403
 from ember.nn.conv import __all__ as _conv
+from ember.nn.data_parallel import DataParallel
 from ember.nn.distance import CosineSimilarity, PairwiseDistance
 from ember.nn.dropout import *  # noqa: F403
 from ember.nn.dropout import __all__ as _dropout
@@ -46,7 +47,7 @@ from ember.nn.upsampling import *  # noqa: F403
 from ember.nn.upsampling import __all__ as _upsampling
 
 __all__ = ["functional", "init", "utils", "Parameter", "Buffer",
-           "UninitializedBuffer", "Module", "Sequential",
+           "UninitializedBuffer", "Module", "Sequential", "DataParallel",
            "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "Flatten", "Unflatten", "Embedding", "EmbeddingBag", "Fold", "Unfold",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", *_activation, *_conv, *_dropout,

@@ -398,10 +398,12 @@ class Module(ModuleHooksMixin, StateDictMixin):
         return self
 
     def to(self, *args: Any, dtype: Any = None, device: Any = None,
-           non_blocking: bool = False) -> Module:
-        """Casts floating parameters and buffers to a floating dtype and/or moves them to a
-        device: ``model.to(ember.float64)``, ``model.to("cpu")``, ``model.to(tensor)`` (its
-        dtype and device). Integer buffers keep their dtype. Returns ``self``.
+           non_blocking: bool = False, memory_format: Any = None) -> Module:
+        """Casts floating (and complex) parameters and buffers to a floating or complex dtype
+        and/or moves them to a device: ``model.to(ember.float64)``, ``model.to("cpu")``,
+        ``model.to(tensor)`` (its dtype and device). Integer buffers keep their dtype.
+        ``memory_format`` (e.g. ``ember.channels_last``) lays out the 4-d (``channels_last_3d``:
+        5-d) parameters and buffers. Returns ``self``.
 
         Example:
             >>> nn.Linear(2, 3).to(ember.float64).weight.dtype
@@ -418,11 +420,18 @@ class Module(ModuleHooksMixin, StateDictMixin):
                 dtype = a
         if dtype is not None:
             dtype = dtypes.to_dtype(dtype)
-            if not dtype.is_floating_point:
-                raise TypeError("nn.Module.to only accepts floating point dtypes, but got "
-                                f"desired dtype={dtype}")
-        return self._apply(lambda t: t.to(dtype=dtype if t.dtype.is_floating_point else None,
-                                          device=device))
+            if not (dtype.is_floating_point or dtype.is_complex):
+                raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
+                                f"but got desired dtype={dtype}")
+
+        def convert(t: Tensor) -> Tensor:
+            keep = not (t.dtype.is_floating_point or t.dtype.is_complex)
+            out = t.to(dtype=None if keep else dtype, device=device)
+            if memory_format is not None and t.ndim in (4, 5):
+                out = out.contiguous(memory_format=memory_format)
+            return out
+
+        return self._apply(convert)
 
     def float(self) -> Module:
         return self.to("float32")

@@ -1,6 +1,7 @@
-"""``ember.nn.parallel``: where PyTorch users look for ``DistributedDataParallel``.
+"""``ember.nn.parallel``: where PyTorch users look for ``DataParallel`` (here, as PyTorch runs
+it without accelerators) and ``DistributedDataParallel``.
 
-The class lives in :mod:`ember.distributed` (a layer above ``nn``), which registers it here
+The latter lives in :mod:`ember.distributed` (a layer above ``nn``), which registers it here
 when imported (``import ember`` does), so ``nn`` never imports the distributed package.
 
 Example:
@@ -10,6 +11,10 @@ Example:
 from __future__ import annotations
 
 from typing import Any
+
+from ember.nn.data_parallel import DataParallel, data_parallel
+
+__all__ = ["DataParallel", "data_parallel", "register"]
 
 _REGISTERED: dict[str, Any] = {}
 

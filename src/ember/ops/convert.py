@@ -136,18 +136,33 @@ def to_float(x: Tensor) -> Tensor:
 
 @method()
 def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
-       copy: bool = False, memory_format: Any = preserve_format) -> Tensor:
+       non_blocking: bool = False, copy: bool = False,
+       memory_format: Any = preserve_format) -> Tensor:
     """Converts dtype and/or device: ``x.to(ember.float64)``, ``x.to("cpu")``, ``x.to(y)``;
     ``memory_format`` (e.g. ``ember.channels_last``) also lays the result out in that format.
+    ``non_blocking`` is accepted as PyTorch's (a copy on the CPU is synchronous); positional
+    booleans after the target are ``non_blocking`` then ``copy``, as in PyTorch.
 
     Example:
         >>> ember.ones(2).to(ember.int64).dtype
         ember.int64
     """
-    for a in args:
+    flags = [a for a in args if isinstance(a, bool)]
+    if len(flags) > 2:
+        raise TypeError(f"to: at most two positional flags (non_blocking, copy), got {flags}")
+    if len(flags) == 2:
+        copy = flags[1]
+    targets = [a for a in args if not isinstance(a, bool)]
+    given = {"dtypes": [a for a in targets if _is_dtype(a)],
+             "devices": [a for a in targets if not isinstance(a, Tensor) and not _is_dtype(a)]}
+    for kind, values in given.items():
+        if len(values) > 1:
+            raise TypeError(f"to: got two {kind} {values}; pass one target: to(dtype), "
+                            "to(device), to(device, dtype) or to(tensor)")
+    for a in targets:
         if isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
-        elif isinstance(a, (DType, type)) or (isinstance(a, str) and _is_dtype_name(a)):
+        elif _is_dtype(a):
             dtype = a
         else:
             device = a
@@ -171,6 +186,12 @@ def cast_with_warning(x: Tensor, dtype: DType) -> Tensor:
         warnings.warn("Casting complex values to real discards the imaginary part",
                       UserWarning, stacklevel=3)
     return cast(x, dtype)
+
+
+def _is_dtype(target: Any) -> bool:
+    """Whether a positional argument of ``to`` names a dtype (else a device or a tensor)."""
+    return isinstance(target, (DType, type)) or (isinstance(target, str)
+                                                 and _is_dtype_name(target))
 
 
 def _is_dtype_name(s: str) -> bool:

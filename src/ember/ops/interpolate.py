@@ -31,8 +31,12 @@ __all__: list[str] = []
 
 # the interpolating modes: their number of spatial dims and their kernel along each
 _INTERPOLATING = {"linear": (1, "linear"), "bilinear": (2, "linear"), "bicubic": (2, "cubic"),
-                  "trilinear": (3, "linear")}
-_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
+                  "trilinear": (3, "linear"), "lanczos": (2, "lanczos_aa")}
+_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area",
+          "lanczos")
+# antialiased (area-weighted) kernels, by mode: their support in input pixels at scale 1
+_ANTIALIASED = {"bilinear": ("linear_aa", 2), "bicubic": ("cubic_aa", 4),
+                "lanczos": ("lanczos_aa", 6)}
 
 
 def _sizes(input: Tensor, size: Any, scale_factor: Any,
@@ -116,6 +120,42 @@ def _cubic_taps(size: int, out: int, scale: float | None, align_corners: bool,
     return indices, (far(lam + 1), near(lam), near(1 - lam), far(2 - lam))
 
 
+def _aa_filter(kind: str, x: np.ndarray) -> np.ndarray:
+    """The antialiasing kernels: a triangle, Keys' cubic with A = -0.5 (as PIL), Lanczos-3."""
+    x = np.abs(x)
+    if kind == "linear_aa":
+        return np.maximum(0, 1 - x)
+    if kind == "cubic_aa":
+        a = -0.5
+        return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                        np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0))
+    return np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0)
+
+
+def _aa_taps(size: int, out: int, scale: float | None, align_corners: bool, dtype: Any,
+             kind: str, width: int) -> tuple[tuple, tuple]:
+    """PyTorch's antialiased taps (PIL's resampling): when shrinking, the kernel is stretched
+    by the scale so that every input pixel counts; each output position reads the input
+    pixels its kernel covers, with the weights normalized to sum to one."""
+    t = dtype.type
+    if align_corners:
+        ratio = t(size - 1) / t(out - 1) if out > 1 else t(0)
+    else:
+        ratio = _ratio(t, size, out, scale)
+    support = t(width / 2) * ratio if ratio >= 1 else t(width / 2)
+    stretch = t(1) / ratio if ratio >= 1 else t(1)
+    centre = ratio * (np.arange(out, dtype=dtype) + t(0.5))
+    first = np.maximum(np.trunc(centre - support + t(0.5)), 0).astype(np.int64)
+    last = np.minimum(np.trunc(centre + support + t(0.5)).astype(np.int64), size)
+    taps = np.arange(max(int((last - first).max()), 1))
+    w = _aa_filter(kind, (taps + first[:, None] - centre[:, None] + t(0.5)) * stretch)
+    w = np.where(taps < (last - first)[:, None], w, 0).astype(dtype)
+    total = w.sum(1, keepdims=True)
+    w = np.divide(w, total, out=np.zeros_like(w), where=total != 0)
+    index = np.minimum(first[:, None] + taps, size - 1)
+    return tuple(index.T), tuple(w.T)
+
+
 @lru_cache(maxsize=256)
 def _plan(size: int, out: int, scale: float | None, mode: str, align_corners: bool,
           dtype: np.dtype) -> tuple:
@@ -126,6 +166,9 @@ def _plan(size: int, out: int, scale: float | None, mode: str, align_corners: bo
         indices, weights = _linear_taps(size, out, scale, align_corners, dtype)
     elif mode == "cubic":
         indices, weights = _cubic_taps(size, out, scale, align_corners, dtype)
+    elif mode.endswith("_aa"):
+        width = next(w for kind, w in _ANTIALIASED.values() if kind == mode)
+        indices, weights = _aa_taps(size, out, scale, align_corners, dtype, mode, width)
     else:
         indices, weights = (_nearest_index(size, out, scale, mode == "nearest-exact"),), None
     runs = []
@@ -212,10 +255,12 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     """Resizes a (N, C, *spatial) input to ``size`` or by ``scale_factor``.
 
     Modes: ``"nearest"``, ``"nearest-exact"``, ``"linear"`` (3-D input), ``"bilinear"``
-    and ``"bicubic"`` (4-D), ``"trilinear"`` (5-D), ``"area"``. ``align_corners``
-    (interpolating modes only) maps the corner pixels' centres onto each other. Bicubic is
-    PyTorch's cubic convolution (A = -0.75, edges repeated); like it, it may overshoot the
-    input's range.
+    and ``"bicubic"`` (4-D), ``"trilinear"`` (5-D), ``"area"``, ``"lanczos"`` (4-D, with
+    ``antialias``). ``align_corners`` (interpolating modes only) maps the corner pixels'
+    centres onto each other. Bicubic is PyTorch's cubic convolution (A = -0.75, edges
+    repeated); like it, it may overshoot the input's range. ``antialias=True`` (bilinear,
+    bicubic, lanczos) widens the kernel when shrinking so that every input pixel counts, as
+    PIL and PyTorch do (``transforms.Resize``'s default).
 
     Example:
         >>> x = ember.tensor([[[[1.0, 2.0], [3.0, 4.0]]]])
@@ -225,8 +270,13 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     if mode not in _MODES:
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; expected one "
                                   f"of {', '.join(_MODES)}")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if antialias and (mode not in _ANTIALIASED or input.ndim != 4):
+        raise ValueError(f"interpolate: antialias=True needs mode bilinear, bicubic or lanczos "
+                         f"and a 4-D input, got mode {mode!r} and shape {tuple(input.shape)}")
+    if mode == "lanczos" and not antialias:
+        raise ValueError("interpolate: mode 'lanczos' needs antialias=True")
+    if mode == "lanczos" and align_corners:
+        raise ValueError("interpolate: mode 'lanczos' does not support align_corners=True")
     if input.ndim < 3:
         raise ShapeError(f"interpolate: expected an (N, C, *spatial) input, got shape "
                          f"{tuple(input.shape)}")
@@ -237,7 +287,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                          f"input, got a {input.ndim}-D one of shape {tuple(input.shape)}")
     if align_corners is not None and not interpolating:
         raise ValueError("interpolate: align_corners can only be set with the interpolating "
-                         "modes linear, bilinear, bicubic and trilinear")
+                         "modes linear, bilinear, bicubic, trilinear and lanczos")
     out, scales = _sizes(input, size, scale_factor, recompute_scale_factor)
     if min(out, default=1) <= 0:
         raise ShapeError(f"interpolate: output size {out} must be positive (input shape "
@@ -248,11 +298,12 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         raise TypeError(f"interpolate: mode {mode!r} needs a floating input, got "
                         f"{input.dtype.name}")
 
-    kind = _INTERPOLATING[mode][1] if interpolating else mode
+    kind = _ANTIALIASED[mode][0] if antialias else \
+        _INTERPOLATING[mode][1] if interpolating else mode
     y = input
     for i, (s, o, scale) in enumerate(zip(input.shape[2:], out, scales, strict=True)):
-        if o == s and mode == "nearest":
-            continue  # the identity
+        if o == s and (mode == "nearest" or antialias):
+            continue  # the identity (PyTorch skips an antialiased axis whose size stays)
         y = apply(Resample, y, axis=2 + i, size=s, out=o, scale=scale, mode=kind,
                   align_corners=bool(align_corners))
     return y

@@ -1,4 +1,5 @@
-"""Vision datasets and transforms (torchvision's ``datasets`` and ``transforms``; port a
-script by changing ``torchvision`` to ``ember.vision``)."""
+"""Vision datasets, transforms, models, detection ops and image utilities (torchvision's
+``datasets``, ``transforms``, ``models``, ``ops`` and ``utils``; port a script by changing
+``torchvision`` to ``ember.vision``)."""
 
-from ember.vision import datasets, transforms
+from ember.vision import datasets, models, ops, transforms, utils

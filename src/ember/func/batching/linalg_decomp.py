@@ -43,13 +43,14 @@ for _name in NATIVE:
 
 
 @rule("linalg_ldl_solve")
-def _ldl_solve(b: int, xs: tuple, bs: tuple) -> Any:
+def _ldl_solve(b: int, xs: tuple, bs: tuple, *, hermitian: bool) -> Any:
     # the op broadcasts its operands' batch dims, so each gets the batch axis and the same
     # number of logical batch dims (LD and B have 2 matrix dims, the pivots 1)
     core = (2, 1, 2)
     rank = max((x.ndim - is_b) - c for x, is_b, c in zip(xs, bs, core))
     return apply(prim("linalg_ldl_solve"), *(pad_rank(batched(x, b, is_b), rank + c)
-                                             for x, is_b, c in zip(xs, bs, core)))
+                                             for x, is_b, c in zip(xs, bs, core)),
+                 hermitian=hermitian)
 
 
 @rule("linalg_qr")

@@ -24,7 +24,7 @@ from ember.errors import OpError
 from ember.func.pytree import tree_flatten
 from ember.jit.discover import Reach, reach
 from ember.jit.ir import Effect, Graph, Var
-from ember.jit.trace import TraceError, Tracer, _at, user_source
+from ember.jit.tracer import TraceError, Tracer, _at, user_source
 from ember.ops.primitive import DISPATCH, apply, pop_handler, push_handler
 from ember.ops.random import default_generator
 from ember.optim.optimizer import OPTIMIZER_TRACE

@@ -1,5 +1,5 @@
-"""Image transforms under torchvision's names (``torchvision.transforms`` →
-``ember.vision.transforms``).
+"""The basic image transforms under torchvision's names: composing, converting, normalizing,
+padding, cropping and flipping.
 
 Images are NumPy arrays (``(H, W)`` or ``(H, W, C)``, as a PIL image converts to) before
 :class:`ToTensor`, and tensors ``(..., C, H, W)`` after it; the geometric transforms take
@@ -223,10 +223,21 @@ def pad(img: Image, padding: int | Sequence[int], fill: float | Sequence[float] 
 
 
 def crop(img: Image, top: int, left: int, height: int, width: int) -> Image:
-    """The ``height`` x ``width`` window at (``top``, ``left``)."""
-    if isinstance(img, Tensor):
-        return img[..., top:top + height, left:left + width]
-    return img[top:top + height, left:left + width]
+    """The ``height`` x ``width`` window at (``top``, ``left``); where it reaches outside the
+    image it is zero-padded, as torchvision's ``crop`` does.
+
+    Example:
+        >>> crop(ember.ones(1, 2, 2), 1, 1, 2, 2).tolist()
+        [[[1.0, 0.0], [0.0, 0.0]]]
+    """
+    h, w = _hw(img)
+    bottom, right = top + height, left + width
+    rows, cols = slice(max(top, 0), bottom), slice(max(left, 0), right)
+    inside = img[..., rows, cols] if isinstance(img, Tensor) else img[rows, cols]
+    if top >= 0 and left >= 0 and bottom <= h and right <= w:
+        return inside
+    return pad(inside, [max(-left + min(0, right), 0), max(-top + min(0, bottom), 0),
+                        max(right - max(w, left), 0), max(bottom - max(h, top), 0)])
 
 
 class Pad:

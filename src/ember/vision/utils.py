@@ -1,0 +1,234 @@
+"""Looking at images, under torchvision's names: tile a batch into one grid image, save it as a
+PNG, and draw boxes or segmentation masks onto images.
+
+Example:
+    >>> from ember.vision.utils import make_grid
+    >>> make_grid(ember.rand(10, 3, 8, 8), nrow=5).shape    # 2 rows of 5, 2-pixel gaps
+    ember.Size([3, 22, 52])
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import ember
+import ember.nn.functional as F
+from ember.errors import ShapeError
+from ember.tensor import Tensor
+
+__all__ = ["draw_bounding_boxes", "draw_segmentation_masks", "make_grid", "save_image"]
+
+Color = str | tuple[int, int, int]
+
+
+def make_grid(tensor: Tensor | list[Tensor], nrow: int = 8, padding: int = 2,
+              normalize: bool = False, value_range: tuple[float, float] | None = None,
+              scale_each: bool = False, pad_value: float = 0.0) -> Tensor:
+    """Tiles a batch of images ``(B, C, H, W)`` (or a list of ``(C, H, W)``) into one
+    ``(C, H', W')`` image, ``nrow`` per row, ``padding`` pixels of ``pad_value`` between and
+    around them. One-channel images become three-channel. ``normalize`` maps ``value_range``
+    (default: the batch's, or each image's with ``scale_each``) to ``[0, 1]``. A single image
+    comes back without padding. Differentiable.
+
+    Example:
+        >>> make_grid(ember.zeros(4, 1, 2, 2), nrow=2, padding=1).shape
+        ember.Size([3, 7, 7])
+    """
+    if isinstance(tensor, list):
+        for t in tensor:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"make_grid: tensor or list of tensors expected, got a list "
+                                f"containing {type(t).__name__}")
+        tensor = ember.stack(tensor)
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"make_grid: tensor or list of tensors expected, got "
+                        f"{type(tensor).__name__}")
+    if tensor.ndim == 2:
+        tensor = tensor.unsqueeze(0)
+    if tensor.ndim == 3:
+        tensor = tensor.unsqueeze(0)
+    if tensor.ndim != 4:
+        raise ShapeError(f"make_grid: expected images (B, C, H, W), (C, H, W) or (H, W), got "
+                         f"shape {tuple(tensor.shape)}")
+    if tensor.shape[1] == 1:
+        tensor = tensor.expand(-1, 3, -1, -1)
+    if normalize:
+        if value_range is not None and not isinstance(value_range, tuple):
+            raise TypeError("make_grid: value_range has to be a tuple (min, max) if specified")
+        tensor = ember.stack([_scale(t, value_range) for t in tensor]) if scale_each \
+            else _scale(tensor, value_range)
+    if tensor.shape[0] == 1:
+        return tensor.squeeze(0)
+    count, channels, height, width = tensor.shape
+    cols = min(nrow, count)
+    rows = math.ceil(count / cols)
+    if rows * cols > count:  # the empty cells are background
+        blank = ember.full((rows * cols - count, channels, height, width), pad_value,
+                           dtype=tensor.dtype)
+        tensor = ember.cat((tensor, blank))
+    cells = F.pad(tensor, (padding, 0, padding, 0), value=pad_value)  # gap above and left
+    grid = cells.reshape(rows, cols, channels, height + padding, width + padding)
+    grid = grid.permute(2, 0, 3, 1, 4).reshape(channels, rows * (height + padding),
+                                               cols * (width + padding))
+    return F.pad(grid, (0, padding, 0, padding), value=pad_value)
+
+
+def _scale(t: Tensor, value_range: tuple[float, float] | None) -> Tensor:
+    low, high = value_range if value_range is not None else (float(t.min()), float(t.max()))
+    return (t.clamp(min=low, max=high) - low) / max(high - low, 1e-5)
+
+
+def save_image(tensor: Tensor | list[Tensor], fp: str | os.PathLike | Any,
+               format: str | None = None, **kwargs: Any) -> None:
+    """Saves images in ``[0, 1]`` as one picture (a :func:`make_grid` of them, which takes
+    ``kwargs``), rounding to 8 bits; the format comes from the file name unless given. Needs
+    Pillow (``pip install pillow``).
+
+    Example:
+        >>> save_image(ember.rand(4, 3, 8, 8), "samples.png", nrow=2)  # doctest: +SKIP
+    """
+    image = _pil()
+    grid = make_grid(tensor, **kwargs).detach()
+    pixels = (grid * 255 + 0.5).clamp(0, 255).permute(1, 2, 0).to(ember.uint8).numpy()
+    if pixels.shape[2] == 1:
+        pixels = pixels[..., 0]
+    image.fromarray(np.ascontiguousarray(pixels)).save(fp, format=format)
+
+
+def _pil() -> Any:
+    try:
+        from PIL import Image
+    except ImportError:
+        raise ImportError("ember.vision.utils needs Pillow to write or draw images: "
+                          "pip install pillow") from None
+    return Image
+
+
+def _palette(count: int) -> list[tuple[int, int, int]]:
+    """torchvision's default colours: well-spread hues from three large primes."""
+    primes = (2 ** 25 - 1, 2 ** 15 - 1, 2 ** 21 - 1)
+    return [tuple((i * p) % 255 for p in primes) for i in range(count)]
+
+
+def _colors(colors: Color | Sequence[Color] | None, count: int) -> list[tuple[int, int, int]]:
+    """One RGB tuple per object from the user's ``colors`` (names need Pillow)."""
+    if colors is None:
+        return _palette(count)
+    if isinstance(colors, str) or (isinstance(colors, tuple) and len(colors) == 3
+                                   and all(isinstance(c, int) for c in colors)):
+        colors = [colors] * count
+    colors = list(colors)
+    if len(colors) < count:
+        raise ValueError(f"Number of colors must be equal or larger than the number of objects, "
+                         f"but got {len(colors)} < {count}")
+    out = []
+    for c in colors[:count]:
+        if isinstance(c, str):
+            from PIL import ImageColor
+            c = ImageColor.getrgb(c)[:3]
+        out.append(tuple(int(v) for v in c))
+    return out
+
+
+def _check_image(op: str, image: Tensor, uint8_only: bool) -> None:
+    if not isinstance(image, Tensor):
+        raise TypeError(f"{op}: the image must be a Tensor, got {type(image).__name__}")
+    if image.dtype is not ember.uint8 and (uint8_only or not image.dtype.is_floating_point):
+        raise ValueError(f"{op}: the image dtype must be uint8{'' if uint8_only else ' or float'}"
+                         f", got {image.dtype}")
+    if image.ndim != 3:
+        raise ValueError(f"{op}: pass individual images (C, H, W), not batches: got shape "
+                         f"{tuple(image.shape)}")
+    if image.shape[0] not in ((1, 3) if uint8_only else (3,)):
+        raise ValueError(f"{op}: only grayscale and RGB images are supported, got "
+                         f"{image.shape[0]} channels")
+
+
+def draw_segmentation_masks(image: Tensor, masks: Tensor, alpha: float = 0.8,
+                            colors: Color | Sequence[Color] | None = None) -> Tensor:
+    """Blends boolean ``masks`` (``(H, W)`` or ``(N, H, W)``) over an RGB ``image``: each mask
+    in its colour, pixels under several masks black, then ``image * (1 - alpha) + painted *
+    alpha``. Colours are 0–255 (scaled to ``[0, 1]`` for a float image).
+
+    Example:
+        >>> img = ember.zeros(3, 2, 2, dtype=ember.uint8)
+        >>> draw_segmentation_masks(img, ember.tensor([[True, False], [False, False]]),
+        ...                         alpha=1.0, colors="red")[:, 0, 0]
+        tensor([255,   0,   0], dtype=ember.uint8)
+    """
+    op = "draw_segmentation_masks"
+    _check_image(op, image, uint8_only=False)
+    if masks.ndim == 2:
+        masks = masks[None]
+    if masks.ndim != 3:
+        raise ValueError(f"{op}: masks must be of shape (H, W) or (N, H, W), got "
+                         f"{tuple(masks.shape)}")
+    if masks.dtype is not ember.bool_:
+        raise ValueError(f"{op}: the masks must be of dtype bool, got {masks.dtype}")
+    if masks.shape[-2:] != image.shape[-2:]:
+        raise ValueError(f"{op}: the image {tuple(image.shape)} and the masks "
+                         f"{tuple(masks.shape)} must have the same height and width")
+    if masks.shape[0] == 0:
+        warnings.warn(f"{op}: masks doesn't contain any mask. No mask was drawn", stacklevel=2)
+        return image
+    scale = 1.0 if image.dtype is ember.uint8 else 255.0
+    painted = image.detach().numpy().astype(np.float64)
+    m = masks.numpy()
+    for mask, color in zip(m, _colors(colors, len(m))):
+        painted[:, mask] = np.asarray(color, np.float64)[:, None] / scale
+    painted[:, m.sum(0) > 1] = 0
+    painted = ember.tensor(painted.astype(image.numpy().dtype))
+    return (image * (1 - alpha) + painted * alpha).to(image.dtype)
+
+
+def draw_bounding_boxes(image: Tensor, boxes: Tensor, labels: list[str] | None = None,
+                        colors: Color | Sequence[Color] | None = None, fill: bool = False,
+                        width: int = 1, font: str | None = None,
+                        font_size: int | None = None) -> Tensor:
+    """Draws ``(x1, y1, x2, y2)`` boxes (and optional labels at their top-left corners) on a
+    uint8 ``(C, H, W)`` image with Pillow; ``fill`` shades their inside. Returns a new RGB
+    image (a grayscale one is tiled to three channels, as torchvision does).
+
+    Example:
+        >>> img = draw_bounding_boxes(ember.zeros(3, 8, 8, dtype=ember.uint8),
+        ...                           ember.tensor([[1, 1, 5, 5]]), colors="white")
+        >>> img[:, 1, 1].tolist(), img[:, 3, 3].tolist()
+        ([255, 255, 255], [0, 0, 0])
+    """
+    op = "draw_bounding_boxes"
+    _check_image(op, image, uint8_only=True)
+    if boxes.ndim != 2 or boxes.shape[1] != 4:
+        raise ValueError(f"{op}: boxes must have shape (N, 4), got {tuple(boxes.shape)}")
+    b = boxes.detach().numpy()
+    if ((b[:, 0] > b[:, 2]) | (b[:, 1] > b[:, 3])).any():
+        raise ValueError(f"{op}: boxes need to be in (xmin, ymin, xmax, ymax) format. Use "
+                         "ember.vision.ops.box_convert to convert them")
+    if labels is not None and len(labels) != len(b):
+        raise ValueError(f"{op}: the number of boxes ({len(b)}) and labels ({len(labels)}) "
+                         "must match")
+    if len(b) == 0:
+        warnings.warn(f"{op}: boxes doesn't contain any box. No box was drawn", stacklevel=2)
+        return image
+    pil = _pil()
+    from PIL import ImageDraw, ImageFont
+
+    pixels = image.numpy()  # a grayscale image is tiled to RGB, as torchvision does
+    canvas = pil.fromarray(np.ascontiguousarray(np.repeat(pixels, 3 // len(pixels), 0)
+                                                .transpose(1, 2, 0)))
+    draw = ImageDraw.Draw(canvas, "RGBA" if fill else None)  # (RGBA on RGB: blended)
+    text_font = ImageFont.load_default() if font is None else \
+        ImageFont.truetype(font, size=font_size or 10)
+    corners = b.astype(np.int64).tolist()  # (torchvision draws at truncated coordinates)
+    for i, (box, color) in enumerate(zip(corners, _colors(colors, len(b)))):
+        draw.rectangle(box, width=width, outline=color, fill=color + (100,) if fill else None)
+        if labels is not None:
+            margin = width + 1
+            draw.text((box[0] + margin, box[1] + margin), labels[i], fill=color, font=text_font)
+    out = np.asarray(canvas).transpose(2, 0, 1)
+    return ember.tensor(np.ascontiguousarray(out))

@@ -1,0 +1,72 @@
+"""Pytrees: the container types torch.utils._pytree treats as nodes are nodes here too, with
+the same leaves in the same order, and rebuild to the same types."""
+
+from collections import OrderedDict, defaultdict, deque, namedtuple
+
+import pytest
+import torch
+import torch.utils._pytree as tp
+
+import ember
+from ember.func.pytree import (
+    register_pytree_node,
+    tree_flatten,
+    tree_map,
+    tree_paths,
+    tree_unflatten,
+)
+
+Point = namedtuple("Point", "x y")
+
+
+def sample(size_type):
+    return (size_type([2, 3]), OrderedDict(b=1, a=[2, 3]), defaultdict(list, k=(4,)),
+            deque([5, 6], maxlen=4), Point(7, {"z": 8}), [])
+
+
+def test_leaves_and_types_match_torch():
+    leaves, spec = tree_flatten(sample(ember.Size))
+    t_leaves, _ = tp.tree_flatten(sample(torch.Size))
+    assert leaves == t_leaves == [2, 3, 1, 2, 3, 4, 5, 6, 7, 8]
+    back = tree_unflatten(leaves, spec)
+    assert back == sample(ember.Size)
+    assert [type(x) for x in back] == [type(x) for x in sample(ember.Size)]
+    assert back[2].default_factory is list and back[3].maxlen == 4
+
+
+def test_unregistered_dict_subclass_is_a_leaf_as_in_torch():
+    class Config(dict):
+        pass
+
+    cfg = Config(lr=0.1)
+    assert tree_flatten(cfg)[0] == tp.tree_flatten(cfg)[0] == [cfg]
+
+
+def test_size_argument_maps_elementwise():
+    assert tree_map(lambda n: n * 2, ember.Size([2, 3])) == ember.Size([4, 6])
+    assert isinstance(tree_map(lambda n: n, ember.Size([1])), ember.Size)
+
+
+def test_paths_name_keys_and_indices():
+    assert tree_paths({"a": ember.Size([1, 2]), "b": deque([3])}) == \
+        ["['a'][0]", "['a'][1]", "['b'][0]"]
+
+
+def test_register_pytree_node():
+    class Box:
+        def __init__(self, items, tag):
+            self.items, self.tag = items, tag
+
+    register_pytree_node(Box, lambda b: (b.items, b.tag), lambda c, tag: Box(list(c), tag))
+    leaves, spec = tree_flatten(Box([1, (2, 3)], "t"))
+    assert leaves == [1, 2, 3]
+    back = tree_unflatten([4, 5, 6], spec)
+    assert back.items == [4, (5, 6)] and back.tag == "t"
+    with pytest.raises(ValueError, match="already a pytree node"):
+        register_pytree_node(Box, lambda b: (b.items, None), lambda c, _: Box(c, None))
+
+
+def test_specs_compare_by_structure():
+    assert tree_flatten(deque([1], maxlen=2))[1] != tree_flatten(deque([1], maxlen=3))[1]
+    assert tree_flatten(OrderedDict(a=1))[1] != tree_flatten({"a": 1})[1]
+    assert repr(tree_flatten(OrderedDict(a=1))[1]) == "OrderedDict({'a': *})"

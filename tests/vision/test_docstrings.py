@@ -1,0 +1,23 @@
+"""The examples in the docstrings of ember.vision's ops and utils run and print what they say."""
+
+import doctest
+import importlib
+
+import pytest
+
+import ember
+from ember import nn
+
+MODULES = ["ember.vision.ops", "ember.vision.ops.boxes", "ember.vision.ops.nms",
+           "ember.vision.ops.losses", "ember.vision.ops.layers", "ember.vision.ops.roi",
+           "ember.vision.utils", "ember.vision.transforms.functional",
+           "ember.vision.transforms.augment", "ember.vision.transforms.autoaugment",
+           "ember.vision.models"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    extra = {**vars(module), "ember": ember, "nn": nn}
+    result = doctest.testmod(module, extraglobs=extra, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
