@@ -16,6 +16,7 @@ from ember.autograd.graph import Node
 from ember.autograd.variable import Variable
 
 __all__ = ["Function", "FunctionCtx", "GradcheckError", "Node", "backward", "detect_anomaly",
-           "enable_grad", "forward_ad", "functional", "grad", "gradcheck", "gradgradcheck", "inference_mode",
+           "enable_grad", "forward_ad", "functional", "grad", "gradcheck", "gradgradcheck",
+           "inference_mode",
            "is_anomaly_enabled", "is_grad_enabled", "no_grad", "once_differentiable",
            "set_detect_anomaly", "set_grad_enabled", "graph", "Variable"]
