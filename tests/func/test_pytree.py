@@ -70,3 +70,16 @@ def test_specs_compare_by_structure():
     assert tree_flatten(deque([1], maxlen=2))[1] != tree_flatten(deque([1], maxlen=3))[1]
     assert tree_flatten(OrderedDict(a=1))[1] != tree_flatten({"a": 1})[1]
     assert repr(tree_flatten(OrderedDict(a=1))[1]) == "OrderedDict({'a': *})"
+
+
+def test_vmap_flattens_with_the_registry():
+    # vmap had its own flattening: registered nodes were refused, an OrderedDict came back a dict
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    register_pytree_node(Pair, lambda p: ([p.a, p.b], None), lambda leaves, _: Pair(*leaves))
+    got = ember.func.vmap(lambda p: p.a * p.b)(Pair(ember.ones(3), ember.arange(3.0)))
+    assert got.tolist() == [0.0, 1.0, 2.0]
+    out = ember.func.vmap(lambda x: OrderedDict(a=x * 2))(ember.ones(2))
+    assert type(out) is OrderedDict and out["a"].tolist() == [2.0, 2.0]

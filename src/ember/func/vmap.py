@@ -24,6 +24,7 @@ from ember.autograd.grad_mode import GRAD, enable_grad, no_grad
 from ember.autograd.graph import Node
 from ember.errors import GradError, OpError, ShapeError
 from ember.func.batching import ALWAYS, RULES, batched, move
+from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.ops.overrides import TENSOR_LIKE
 from ember.ops.primitive import (
     _FLOAT,
@@ -325,31 +326,12 @@ def _copy_into(target: Tensor, src: Tensor) -> None:
 
 # -- pytrees (tuples, lists, dicts of tensors and other leaves) --------------------------------
 def _flatten(tree: Any) -> tuple[list, Any]:
-    if isinstance(tree, (tuple, list)):
-        leaves, defs = [], []
-        for item in tree:
-            sub, d = _flatten(item)
-            leaves += sub
-            defs.append((len(sub), d))
-        return leaves, (type(tree), defs)
-    if isinstance(tree, dict):
-        leaves, defs = _flatten(list(tree.values()))
-        return leaves, (dict, (list(tree.keys()), defs))
-    return [tree], None
+    """Leaves and structure by :mod:`ember.func.pytree` (registered node types included)."""
+    return tree_flatten(tree)
 
 
 def _unflatten(leaves: list, treedef: Any) -> Any:
-    if treedef is None:
-        return leaves[0]
-    kind, defs = treedef
-    if kind is dict:
-        keys, sub = defs
-        return dict(zip(keys, _unflatten(leaves, sub)))
-    items, i = [], 0
-    for n, d in defs:
-        items.append(_unflatten(leaves[i:i + n], d))
-        i += n
-    return kind(*items) if hasattr(kind, "_fields") else kind(items)  # (named tuples)
+    return tree_unflatten(list(leaves), treedef)
 
 
 def _dims_for(dims: Any, tree: Any, what: str) -> list:
