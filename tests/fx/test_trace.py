@@ -47,9 +47,10 @@ def test_models_trace_to_the_same_function(make, shape):
 def test_resnet_graph_records_leaf_modules_and_the_residual_add():
     gm = fx.symbolic_trace(ember.models.resnet18())
     ops = [n.op for n in gm.graph.nodes]
-    assert ops.count("call_module") == 8 * 6 + 3 * 2 + 5  # blocks, downsamples, stem + head
-    assert "getattr(self.layer1, \"0\").conv1(relu)" in gm.code
-    assert "add = layer1_0_bn2 + relu" in gm.code
+    # blocks, downsamples, stem (conv, bn, relu, the CIFAR stem's identity max-pool) + head
+    assert ops.count("call_module") == 8 * 6 + 3 * 2 + 6
+    assert "getattr(self.layer1, \"0\").conv1(maxpool)" in gm.code
+    assert "add = layer1_0_bn2 + maxpool" in gm.code
 
 
 def test_gpt_block_traces_with_flash_attention():
