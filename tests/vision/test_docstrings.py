@@ -11,7 +11,8 @@ from ember import nn
 MODULES = ["ember.vision.ops", "ember.vision.ops.boxes", "ember.vision.ops.nms",
            "ember.vision.ops.losses", "ember.vision.ops.layers", "ember.vision.ops.roi",
            "ember.vision.utils", "ember.vision.transforms.functional",
-           "ember.vision.transforms.augment", "ember.vision.transforms.autoaugment",
+           "ember.vision.transforms.color", "ember.vision.transforms.augment",
+           "ember.vision.transforms.autoaugment",
            "ember.vision.models"]
 
 

@@ -15,9 +15,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from enum import Enum
-from functools import wraps
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -25,81 +23,35 @@ import numpy as np
 import ember
 import ember.nn.functional as F
 from ember.tensor import Tensor
+from ember.vision.transforms._image import (
+    Image,
+    InterpolationMode,
+    _back,
+    _check_image,
+    _tensor_op,
+    _to_float,
+)
 from ember.vision.transforms.basic import crop, pad
+from ember.vision.transforms.color import (
+    adjust_brightness,
+    adjust_contrast,
+    adjust_gamma,
+    adjust_hue,
+    adjust_saturation,
+    adjust_sharpness,
+    autocontrast,
+    equalize,
+    invert,
+    posterize,
+    rgb_to_grayscale,
+    solarize,
+)
 
 __all__ = ["InterpolationMode", "adjust_brightness", "affine", "adjust_contrast", "adjust_gamma",
            "adjust_hue", "adjust_saturation", "adjust_sharpness", "autocontrast",
            "center_crop", "crop", "equalize", "erase", "gaussian_blur", "hflip", "invert",
            "pad", "posterize", "resize", "resized_crop", "rgb_to_grayscale", "rotate",
            "solarize", "vflip"]
-
-Image = Tensor | np.ndarray
-
-
-class InterpolationMode(Enum):
-    """Resampling kernels, as torchvision's enum."""
-
-    NEAREST = "nearest"
-    NEAREST_EXACT = "nearest-exact"
-    BILINEAR = "bilinear"
-    BICUBIC = "bicubic"
-
-
-def _tensor_op(fn: Callable) -> Callable:
-    """Lets ``fn`` (written for ``(..., C, H, W)`` tensors) take ``(H, W[, C])`` arrays too."""
-
-    @wraps(fn)
-    def run(img: Image, *args: Any, **kwargs: Any) -> Image:
-        if isinstance(img, Tensor):
-            return fn(img, *args, **kwargs)
-        if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
-            raise TypeError(f"{fn.__name__}: img should be a tensor (..., C, H, W) or an "
-                            f"(H, W[, C]) array, got {type(img).__name__}")
-        chw = img[None] if img.ndim == 2 else img.transpose(2, 0, 1)
-        out = fn(ember.from_numpy(np.ascontiguousarray(chw)), *args, **kwargs).numpy()
-        return out[0] if img.ndim == 2 else np.ascontiguousarray(out.transpose(1, 2, 0))
-
-    return run
-
-
-def _check_image(op: str, img: Tensor, channels: tuple[int, ...] = ()) -> None:
-    if img.ndim < 3:
-        raise ValueError(f"{op}: expected an image (..., C, H, W), got shape {tuple(img.shape)}")
-    if channels and img.shape[-3] not in channels:
-        raise ValueError(f"{op}: expected {' or '.join(map(str, channels))} channels, got "
-                         f"{img.shape[-3]} (shape {tuple(img.shape)})")
-    if img.dtype is not ember.uint8 and not img.dtype.is_floating_point:
-        raise TypeError(f"{op}: expected a uint8 or floating image, got {img.dtype}")
-
-
-def _bound(img: Tensor) -> float:
-    return 255.0 if img.dtype is ember.uint8 else 1.0
-
-
-def _to_float(img: Tensor) -> Tensor:
-    return img if img.dtype.is_floating_point else img.to(ember.float32)
-
-
-def _back(img: Tensor, dtype: ember.DType, rounded: bool) -> Tensor:
-    """A float result in the input's dtype; integers rounded (or truncated) and clamped."""
-    if dtype.is_floating_point:
-        return img
-    if rounded:
-        img = img.round()
-    return img.clamp(0, 255).to(dtype)
-
-
-def _unit(img: Tensor) -> Tensor:
-    """Intensities in ``[0, 1]``: a uint8 image divided by 255, a float one as it is."""
-    return img.to(ember.float32) / 255.0 if img.dtype is ember.uint8 else img
-
-
-def _from_unit(img: Tensor, dtype: ember.DType) -> Tensor:
-    """Back from ``[0, 1]`` as torchvision's ``convert_image_dtype``: uint8 scales by
-    ``256 - 1e-3`` and truncates, so that a value that went through :func:`_unit` comes back
-    unchanged despite rounding."""
-    return (img * (256.0 - 1e-3)).to(ember.uint8) if dtype is ember.uint8 else img
-
 
 def _output_size(h: int, w: int, size: int | Sequence[int], max_size: int | None
                  ) -> tuple[int, int]:
@@ -194,268 +146,6 @@ def vflip(img: Tensor) -> Tensor:
         [[[2], [1]]]
     """
     return img.flip(-2)
-
-
-@_tensor_op
-def rgb_to_grayscale(img: Tensor, num_output_channels: int = 1) -> Tensor:
-    """ITU-R 601 luma ``0.2989 R + 0.587 G + 0.114 B`` (truncated for uint8), repeated to
-    ``num_output_channels`` (1 or 3).
-
-    Example:
-        >>> rgb_to_grayscale(ember.ones(3, 1, 1)).shape
-        ember.Size([1, 1, 1])
-    """
-    _check_image("rgb_to_grayscale", img, (1, 3))
-    if num_output_channels not in (1, 3):
-        raise ValueError(f"rgb_to_grayscale: num_output_channels should be either 1 or 3, "
-                         f"got {num_output_channels}")
-    if img.shape[-3] == 1:
-        gray = img
-    else:
-        r, g, b = img.unbind(-3)
-        gray = (0.2989 * r + 0.587 * g + 0.114 * b).to(img.dtype).unsqueeze(-3)
-    return gray.expand(*gray.shape[:-3], num_output_channels, *gray.shape[-2:]).contiguous()
-
-
-def _blend(img: Tensor, other: Tensor | float, ratio: float) -> Tensor:
-    """``ratio · img + (1 - ratio) · other``, clamped to the image's range (truncated to
-    uint8)."""
-    out = ratio * _to_float(img) + (1.0 - ratio) * other
-    return out.clamp(0, _bound(img)).to(img.dtype)
-
-
-def _check_factor(op: str, name: str, factor: float) -> None:
-    if factor < 0:
-        raise ValueError(f"{op}: {name} ({factor}) is not non-negative.")
-
-
-@_tensor_op
-def adjust_brightness(img: Tensor, brightness_factor: float) -> Tensor:
-    """Scales intensities: 0 gives black, 1 the image.
-
-    Example:
-        >>> adjust_brightness(ember.full((3, 1, 1), 0.4), 2.0).flatten().tolist()
-        [0.800000011920929, 0.800000011920929, 0.800000011920929]
-    """
-    _check_factor("adjust_brightness", "brightness_factor", brightness_factor)
-    _check_image("adjust_brightness", img, (1, 3))
-    return _blend(img, 0.0, brightness_factor)
-
-
-@_tensor_op
-def adjust_contrast(img: Tensor, contrast_factor: float) -> Tensor:
-    """Blends with the mean gray level: 0 gives a uniform gray image, 1 the image.
-
-    Example:
-        >>> adjust_contrast(ember.tensor([[[0.0, 1.0]]]), 0.0).tolist()
-        [[[0.5, 0.5]]]
-    """
-    _check_factor("adjust_contrast", "contrast_factor", contrast_factor)
-    _check_image("adjust_contrast", img, (1, 3))
-    gray = rgb_to_grayscale(img) if img.shape[-3] == 3 else img
-    mean = _to_float(gray).mean(dim=(-3, -2, -1), keepdim=True)
-    return _blend(img, mean, contrast_factor)
-
-
-@_tensor_op
-def adjust_saturation(img: Tensor, saturation_factor: float) -> Tensor:
-    """Blends with the grayscale image: 0 gives gray, 1 the image, 2 doubles the saturation.
-
-    Example:
-        >>> adjust_saturation(ember.tensor([[[1.0]], [[0.0]], [[0.0]]]), 0.0).flatten()
-        tensor([0.2989, 0.2989, 0.2989])
-    """
-    _check_factor("adjust_saturation", "saturation_factor", saturation_factor)
-    _check_image("adjust_saturation", img, (1, 3))
-    if img.shape[-3] == 1:
-        return img
-    return _blend(img, _to_float(rgb_to_grayscale(img)), saturation_factor)
-
-
-def _rgb_to_hsv(img: Tensor) -> Tensor:
-    r, g, b = img.unbind(-3)
-    maxc, minc = img.amax(-3), img.amin(-3)
-    gray = maxc == minc
-    cr = maxc - minc
-    ones = ember.ones_like(maxc)
-    s = cr / ember.where(gray, ones, maxc)
-    cr_div = ember.where(gray, ones, cr)
-    rc, gc, bc = (maxc - r) / cr_div, (maxc - g) / cr_div, (maxc - b) / cr_div
-    hr = (maxc == r) * (bc - gc)
-    hg = ((maxc == g) & (maxc != r)) * (2.0 + rc - bc)
-    hb = ((maxc != g) & (maxc != r)) * (4.0 + gc - rc)
-    h = ((hr + hg + hb) / 6.0 + 1.0).fmod(1.0)
-    return ember.stack((h, s, maxc), dim=-3)
-
-
-def _hsv_to_rgb(img: Tensor) -> Tensor:
-    h, s, v = img.unbind(-3)
-    i = (h * 6.0).floor()
-    f = h * 6.0 - i
-    i = i.to(ember.int64).remainder(6)
-    p = (v * (1.0 - s)).clamp(0.0, 1.0)
-    q = (v * (1.0 - s * f)).clamp(0.0, 1.0)
-    t = (v * (1.0 - s * (1.0 - f))).clamp(0.0, 1.0)
-    sector = [i == k for k in range(6)]
-    table = {0: (v, t, p), 1: (q, v, p), 2: (p, v, t), 3: (p, q, v), 4: (t, p, v), 5: (v, p, q)}
-    channels = []
-    for c in range(3):
-        out = ember.zeros_like(v)
-        for k in range(6):
-            out = ember.where(sector[k], table[k][c], out)
-        channels.append(out)
-    return ember.stack(channels, dim=-3)
-
-
-@_tensor_op
-def adjust_hue(img: Tensor, hue_factor: float) -> Tensor:
-    """Rotates hues by ``hue_factor`` turns (in ``[-0.5, 0.5]``) through HSV.
-
-    Example:
-        >>> adjust_hue(ember.tensor([[[1.0]], [[0.0]], [[0.0]]]), 1 / 3).flatten()
-        tensor([0., 1., 0.])
-    """
-    if not -0.5 <= hue_factor <= 0.5:
-        raise ValueError(f"adjust_hue: hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
-    _check_image("adjust_hue", img, (1, 3))
-    if img.shape[-3] == 1:
-        return img
-    h, s, v = _rgb_to_hsv(_unit(img)).unbind(-3)
-    out = _hsv_to_rgb(ember.stack(((h + hue_factor).remainder(1.0), s, v), dim=-3))
-    return _from_unit(out, img.dtype)
-
-
-@_tensor_op
-def adjust_gamma(img: Tensor, gamma: float, gain: float = 1.0) -> Tensor:
-    """``gain · img ** gamma`` on intensities in ``[0, 1]``.
-
-    Example:
-        >>> adjust_gamma(ember.tensor([[[0.25]]]), 0.5).item()
-        0.5
-    """
-    if gamma < 0:
-        raise ValueError(f"adjust_gamma: gamma ({gamma}) is not non-negative")
-    _check_image("adjust_gamma", img)
-    return _from_unit((gain * _unit(img) ** gamma).clamp(0, 1), img.dtype)
-
-
-def _smooth(img: Tensor) -> Tensor:
-    """torchvision's sharpness blur: a 3x3 smoothing kernel inside, the border kept."""
-    x = _to_float(img)
-    kernel = ember.tensor([[1.0, 1.0, 1.0], [1.0, 5.0, 1.0], [1.0, 1.0, 1.0]],
-                          dtype=x.dtype) / 13.0
-    c = x.shape[-3]
-    flat = x.reshape(-1, c, *x.shape[-2:])
-    inner = F.conv2d(flat, kernel.expand(c, 1, 3, 3), groups=c)
-    inner = _back(inner, img.dtype, rounded=True).to(x.dtype)
-    out = flat.clone()
-    out[..., 1:-1, 1:-1] = inner
-    return out.reshape(x.shape)
-
-
-@_tensor_op
-def adjust_sharpness(img: Tensor, sharpness_factor: float) -> Tensor:
-    """Blends with a smoothed image: 0 blurs, 1 keeps, 2 sharpens.
-
-    Example:
-        >>> adjust_sharpness(ember.ones(3, 4, 4), 2.0).shape
-        ember.Size([3, 4, 4])
-    """
-    _check_factor("adjust_sharpness", "sharpness_factor", sharpness_factor)
-    _check_image("adjust_sharpness", img, (1, 3))
-    if img.shape[-1] <= 2 or img.shape[-2] <= 2:
-        return img
-    return _blend(img, _smooth(img), sharpness_factor)
-
-
-@_tensor_op
-def invert(img: Tensor) -> Tensor:
-    """``bound - img``.
-
-    Example:
-        >>> invert(ember.tensor([[[0, 200]]], dtype=ember.uint8)).tolist()
-        [[[255, 55]]]
-    """
-    _check_image("invert", img)
-    return (255 - img) if img.dtype is ember.uint8 else 1.0 - img
-
-
-@_tensor_op
-def posterize(img: Tensor, bits: int) -> Tensor:
-    """Keeps the ``bits`` high bits of each uint8 value.
-
-    Example:
-        >>> posterize(ember.tensor([[[255, 37]]], dtype=ember.uint8), 2).tolist()
-        [[[192, 0]]]
-    """
-    if img.dtype is not ember.uint8:
-        raise TypeError(f"posterize: only uint8 images are supported, got {img.dtype}")
-    if not 0 <= bits <= 8:
-        raise ValueError(f"posterize: bits must be in [0, 8], got {bits}")
-    mask = -int(2 ** (8 - bits)) & 0xFF
-    return img & mask
-
-
-@_tensor_op
-def solarize(img: Tensor, threshold: float) -> Tensor:
-    """Inverts the values at or above ``threshold``.
-
-    Example:
-        >>> solarize(ember.tensor([[[0.2, 0.8]]]), 0.5).tolist()
-        [[[0.20000000298023224, 0.19999998807907104]]]
-    """
-    _check_image("solarize", img)
-    if threshold > _bound(img):
-        raise TypeError("solarize: threshold should be less than bound of img.")
-    return ember.where(img >= threshold, invert(img), img)
-
-
-@_tensor_op
-def autocontrast(img: Tensor) -> Tensor:
-    """Stretches each channel to the full range (channels that are constant are kept).
-
-    Example:
-        >>> autocontrast(ember.tensor([[[0.25, 0.5]]])).tolist()
-        [[[0.0, 1.0]]]
-    """
-    _check_image("autocontrast", img)
-    bound = _bound(img)
-    x = _to_float(img)
-    lo, hi = x.amin((-2, -1), keepdim=True), x.amax((-2, -1), keepdim=True)
-    flat = hi == lo
-    scale = bound / ember.where(flat, ember.ones_like(hi), hi - lo)
-    lo = ember.where(flat, ember.zeros_like(lo), lo)
-    scale = ember.where(flat, ember.ones_like(scale), scale)
-    return ((x - lo) * scale).clamp(0, bound).to(img.dtype)
-
-
-@_tensor_op
-def equalize(img: Tensor) -> Tensor:
-    """Histogram equalization of each channel of a uint8 image (PIL's algorithm).
-
-    Example:
-        >>> x = (ember.arange(512) // 8).to(ember.uint8).reshape(1, 16, 32)  # 0..63, 8 each
-        >>> y = equalize(x)
-        >>> y[0, 0, 8].item(), y.max().item()                 # 1 -> 8, spread to 255
-        (8, 255)
-    """
-    if img.dtype is not ember.uint8:
-        raise TypeError(f"equalize: only uint8 images are supported, got {img.dtype}")
-    _check_image("equalize", img)
-    x = img.numpy()
-    flat = x.reshape(-1, *x.shape[-2:])
-    out = np.empty_like(flat)
-    for k, channel in enumerate(flat):
-        hist = np.bincount(channel.ravel(), minlength=256)
-        nonzero = hist[hist != 0]
-        step = (nonzero.sum() - nonzero[-1]) // 255 if len(nonzero) else 0
-        if step == 0:
-            out[k] = channel
-            continue
-        lut = (np.cumsum(hist) + step // 2) // step
-        lut = np.concatenate([[0], lut[:-1]]).clip(0, 255).astype(np.uint8)
-        out[k] = lut[channel]
-    return ember.from_numpy(out.reshape(x.shape))
 
 
 def _gaussian_kernel(size: int, sigma: float, dtype: ember.DType) -> Tensor:

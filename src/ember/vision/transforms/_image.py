@@ -1,0 +1,82 @@
+"""What the image functions share: the image types, the interpolation modes, taking NumPy
+arrays as tensors, checks, and the conversions between uint8 and float that torchvision's
+tensor code makes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+from functools import wraps
+from typing import Any
+
+import numpy as np
+
+import ember
+from ember.tensor import Tensor
+
+Image = Tensor | np.ndarray
+
+
+class InterpolationMode(Enum):
+    """Resampling kernels, as torchvision's enum."""
+
+    NEAREST = "nearest"
+    NEAREST_EXACT = "nearest-exact"
+    BILINEAR = "bilinear"
+    BICUBIC = "bicubic"
+
+
+def _tensor_op(fn: Callable) -> Callable:
+    """Lets ``fn`` (written for ``(..., C, H, W)`` tensors) take ``(H, W[, C])`` arrays too."""
+
+    @wraps(fn)
+    def run(img: Image, *args: Any, **kwargs: Any) -> Image:
+        if isinstance(img, Tensor):
+            return fn(img, *args, **kwargs)
+        if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
+            raise TypeError(f"{fn.__name__}: img should be a tensor (..., C, H, W) or an "
+                            f"(H, W[, C]) array, got {type(img).__name__}")
+        chw = img[None] if img.ndim == 2 else img.transpose(2, 0, 1)
+        out = fn(ember.from_numpy(np.ascontiguousarray(chw)), *args, **kwargs).numpy()
+        return out[0] if img.ndim == 2 else np.ascontiguousarray(out.transpose(1, 2, 0))
+
+    return run
+
+
+def _check_image(op: str, img: Tensor, channels: tuple[int, ...] = ()) -> None:
+    if img.ndim < 3:
+        raise ValueError(f"{op}: expected an image (..., C, H, W), got shape {tuple(img.shape)}")
+    if channels and img.shape[-3] not in channels:
+        raise ValueError(f"{op}: expected {' or '.join(map(str, channels))} channels, got "
+                         f"{img.shape[-3]} (shape {tuple(img.shape)})")
+    if img.dtype is not ember.uint8 and not img.dtype.is_floating_point:
+        raise TypeError(f"{op}: expected a uint8 or floating image, got {img.dtype}")
+
+
+def _bound(img: Tensor) -> float:
+    return 255.0 if img.dtype is ember.uint8 else 1.0
+
+
+def _to_float(img: Tensor) -> Tensor:
+    return img if img.dtype.is_floating_point else img.to(ember.float32)
+
+
+def _back(img: Tensor, dtype: ember.DType, rounded: bool) -> Tensor:
+    """A float result in the input's dtype; integers rounded (or truncated) and clamped."""
+    if dtype.is_floating_point:
+        return img
+    if rounded:
+        img = img.round()
+    return img.clamp(0, 255).to(dtype)
+
+
+def _unit(img: Tensor) -> Tensor:
+    """Intensities in ``[0, 1]``: a uint8 image divided by 255, a float one as it is."""
+    return img.to(ember.float32) / 255.0 if img.dtype is ember.uint8 else img
+
+
+def _from_unit(img: Tensor, dtype: ember.DType) -> Tensor:
+    """Back from ``[0, 1]`` as torchvision's ``convert_image_dtype``: uint8 scales by
+    ``256 - 1e-3`` and truncates, so that a value that went through :func:`_unit` comes back
+    unchanged despite rounding."""
+    return (img * (256.0 - 1e-3)).to(ember.uint8) if dtype is ember.uint8 else img
