@@ -274,3 +274,13 @@ def test_docstring_examples_run(module):
     result = doctest.testmod(mod, extraglobs={"ember": ember, "np": np},
                              optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_reshape_takes_the_shape_keyword_as_torch():
+    x = ember.arange(6.0).reshape(2, 3)
+    t = torch.arange(6.0).reshape(2, 3)
+    assert ember.reshape(input=x, shape=(3, 2)).tolist() == \
+        torch.reshape(input=t, shape=(3, 2)).tolist()
+    assert x.reshape(shape=(-1,)).shape == t.reshape(shape=(-1,)).shape
+    with pytest.raises(TypeError, match="given twice"):
+        x.reshape(6, shape=(6,))

@@ -103,15 +103,21 @@ def _viewable(x: Tensor, shape: tuple) -> bool:
 
 
 @method()
-def reshape(input: Tensor, *shape: Any) -> Tensor:
+def reshape(input: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
     """``input`` with a new shape and the same elements (one size may be -1); a view when the
-    memory layout allows, else a copy.
+    memory layout allows, else a copy. The shape comes as sizes or as ``shape=`` (PyTorch's
+    keyword).
 
     Example:
         >>> ember.arange(6).reshape(2, -1)
         tensor([[0, 1, 2],
                 [3, 4, 5]])
     """
+    if shape is not None:
+        if sizes:
+            raise TypeError("reshape: the shape was given twice, as sizes and as shape=")
+        sizes = (shape,)
+    shape = sizes
     try:
         input_shape = input.shape
     except TensorLikeOperand:  # (an ember.fx Proxy)
