@@ -147,22 +147,22 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
         >>> ember.ones(2).to(ember.int64).dtype
         ember.int64
     """
-    flags = [a for a in args if isinstance(a, bool)]
-    if len(flags) > 2:
-        raise TypeError(f"to: at most two positional flags (non_blocking, copy), got {flags}")
-    if len(flags) == 2:
-        copy = flags[1]
-    targets = [a for a in args if not isinstance(a, bool)]
-    given = {"dtypes": [a for a in targets if _is_dtype(a)],
-             "devices": [a for a in targets if not isinstance(a, Tensor) and not _is_dtype(a)]}
-    for kind, values in given.items():
-        if len(values) > 1:
-            raise TypeError(f"to: got two {kind} {values}; pass one target: to(dtype), "
-                            "to(device), to(device, dtype) or to(tensor)")
-    for a in targets:
-        if isinstance(a, Tensor):
+    flags, kinds = 0, set()  # (positional booleans seen; the kinds of target given)
+    for a in args:
+        if isinstance(a, bool):
+            flags += 1
+            if flags > 2:
+                raise TypeError("to: at most two positional flags (non_blocking, copy)")
+            copy = a if flags == 2 else copy
+            continue
+        kind = "tensor" if isinstance(a, Tensor) else "dtype" if _is_dtype(a) else "device"
+        if kind in kinds:
+            raise TypeError(f"to: got two {kind}s (the second is {a!r}); pass one target: "
+                            "to(dtype), to(device), to(device, dtype) or to(tensor)")
+        kinds.add(kind)
+        if kind == "tensor":
             dtype, device = a.dtype, a.device
-        elif _is_dtype(a):
+        elif kind == "dtype":
             dtype = a
         else:
             device = a
