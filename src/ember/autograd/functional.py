@@ -318,7 +318,7 @@ def _forward_jacobian(func: Callable, inputs: Any) -> Any:
         per_input.append(columns)
     if not primals:                       # every input is empty: run once for the shapes
         out_tuple, primals = _outputs(func, inputs, "jacobian", strict=False)
-    rows = tuple(tuple(_stack_last([col[i] for col in per_input[j]], p.shape + x.shape, x)
+    rows = tuple(tuple(_stack([col[i] for col in per_input[j]], p.shape + x.shape, x, -1)
                        for j, x in enumerate(inputs))
                  for i, p in enumerate(primals))
     return _shape_like(rows, (out_tuple, in_tuple))
@@ -356,18 +356,12 @@ def _unit(x: Tensor, k: int) -> Tensor:
     return e.reshape(x.shape)
 
 
-def _stack(parts: list, shape: tuple, like: Tensor) -> Tensor:
-    """The rows of one Jacobian block, stacked and shaped ``shape``."""
+def _stack(parts: list, shape: tuple, like: Tensor, dim: int = 0) -> Tensor:
+    """One Jacobian block: its rows (reverse mode, ``dim=0``) or columns (forward mode,
+    ``dim=-1``) stacked and shaped ``shape``."""
     from ember.ops.join import stack
 
-    return stack(parts).reshape(shape) if parts else like.new_zeros(shape)
-
-
-def _stack_last(parts: list, shape: tuple, like: Tensor) -> Tensor:
-    """Forward-mode columns of one Jacobian block, stacked last and shaped ``shape``."""
-    from ember.ops.join import stack
-
-    return stack(parts, -1).reshape(shape) if parts else like.new_zeros(shape)
+    return stack(parts, dim).reshape(shape) if parts else like.new_zeros(shape)
 
 
 def _finish(values: Any, create_graph: bool) -> Any:
