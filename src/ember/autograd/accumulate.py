@@ -98,6 +98,36 @@ def _writeable(a: Any) -> bool:
     return flags is not None and getattr(flags, "writeable", True)
 
 
+def _dense_order(a: Any) -> list[int] | None:
+    """The dimensions of array ``a`` from outermost to innermost in memory when its elements
+    lie densely without overlap (in any order), else None."""
+    order = sorted(range(a.ndim), key=lambda d: -a.strides[d])
+    expected = a.itemsize
+    for d in reversed(order):
+        if a.shape[d] != 1:
+            if a.strides[d] != expected:
+                return None
+            expected *= a.shape[d]
+    return order
+
+
+def _laid_out_like(g: Tensor, t: Any) -> Tensor:
+    """A first gradient ``g`` of ``t`` in the layout PyTorch gives ``.grad``: ``t``'s strides
+    when ``t`` is dense (optimizer updates then run over memory laid out as the parameter's,
+    a convolution's permuted weight gradient made SGD 4× slower), else C order."""
+    a, like = g._data, t._data
+    if a.strides == like.strides or (a.flags.c_contiguous and like.flags.c_contiguous):
+        return g
+    order = _dense_order(like)
+    if order is None:
+        return g if a.flags.c_contiguous else g.contiguous()
+    if all(a.shape[d] == 1 or a.strides[d] * like.itemsize == like.strides[d] * a.itemsize
+           for d in range(a.ndim)):
+        return g
+    inverse = sorted(range(a.ndim), key=order.__getitem__)
+    return g.permute(order).contiguous().permute(inverse)
+
+
 def accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = None) -> None:
     """Adds ``g`` into ``t.grad``: in place, as PyTorch does, so a reference to ``.grad``
     sees the sum (a new tensor under ``create_graph``, under transforms, or where the old one
@@ -123,10 +153,7 @@ def accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = Non
         else:
             t.grad = old.detach() + g
         return
-    if not g._data.flags.c_contiguous and t._data.flags.c_contiguous:
-        # laid out like the tensor, as PyTorch does: optimizer updates then run over
-        # contiguous memory (a convolution's permuted weight gradient made SGD 4× slower)
-        g = g.contiguous()
+    g = _laid_out_like(g, t)
     if owners is not None:
         a = g._data
         owner = id(a if a.base is None else a.base)

@@ -102,6 +102,7 @@ from ember.ops.unary import *  # noqa: F403
 from ember.ops.unfold import *  # noqa: F403
 from ember.ops.unpool import *  # noqa: F403
 from ember.ops.unravel import *  # noqa: F403
+from ember.ops.view_dtype import ViewDtype  # noqa: F401 - registers view(dtype)'s primitive
 from ember.ops.windows import *  # noqa: F403
 
 # by name: the star imports rebind names such as ``sort`` and ``pad`` to their functions

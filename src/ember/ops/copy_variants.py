@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember.dtypes import DType
-from ember.errors import DTypeError
 from ember.ops.complex_parts import view_as_complex, view_as_real
 from ember.ops.convert import clone
 from ember.ops.diagonal import diagonal
@@ -220,9 +219,8 @@ def view_copy(input: Tensor, size: Sequence[int]) -> Tensor:
         tensor([[0., 1.],
                 [2., 3.]])
     """
-    if isinstance(size, DType):
-        raise DTypeError(f"view_copy: reinterpreting the bytes as {size.name} is not supported "
-                         "(nor is view(dtype)). Hint: use .to(dtype) to convert the values")
+    if isinstance(size, DType):  # the bytes read as another dtype
+        return clone(input.view(size))
     return clone(input.reshape(*size))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ember.errors import DTypeError, IndexOutOfRange, OpError, ShapeError
+from ember.errors import IndexOutOfRange, OpError, ShapeError
 from ember.ops.complex_parts import conj
 from ember.ops.convert import clone
 from ember.ops.indexing import FULL, Slice
@@ -128,9 +128,19 @@ def reshape(input: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
     return apply(Reshape, input, shape=shape)
 
 
+_CHANNELS_LAST_NOTE = (". This tensor is channels-last in memory, as Ember's convolutions and "
+                       "pooling leave their results (PyTorch's are C-ordered there), so a view "
+                       "that flattens channels with pixels cannot share its memory")
+
+
+def _channels_last(x: Tensor) -> bool:
+    return x.ndim in (4, 5) and x.stride(1) == 1 and x.shape[1] > 1
+
+
 @method()
 def view(self: Tensor, *shape: Any) -> Tensor:
-    """A view of ``self`` with a new shape (one size may be -1); never copies.
+    """A view of ``self`` with a new shape (one size may be -1); never copies. ``view(dtype)``
+    reads the same memory as another dtype (:func:`ember.ops.view_dtype.view_dtype`).
 
     Example:
         >>> ember.zeros(2, 3).view(-1).shape
@@ -138,13 +148,16 @@ def view(self: Tensor, *shape: Any) -> Tensor:
     """
     shape = read_sizes(shape)
     if len(shape) == 1 and not isinstance(shape[0], int):
-        raise DTypeError("view(dtype) (reinterpreting bytes) is not supported; use .to(dtype)")
+        from ember.ops.view_dtype import view_dtype  # (it imports this module)
+
+        return view_dtype(self, shape[0])
     shape = _resolve(self.shape, shape, "view")
     if not _viewable(self, shape):
         raise OpError(f"view: view size is not compatible with input tensor's size and stride "
                       f"(at least one dimension spans across two contiguous subspaces): shape "
                       f"{tuple(self.shape)} with strides {self.stride()} cannot be viewed as "
-                      f"{shape}. Use .reshape(...) instead (it copies when it must)")
+                      f"{shape}. Use .reshape(...) or .flatten(...) instead (they copy when "
+                      f"they must){_CHANNELS_LAST_NOTE if _channels_last(self) else ''}")
     return apply(Reshape, self, shape=shape)
 
 

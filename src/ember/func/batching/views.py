@@ -26,8 +26,8 @@ def view_params(name: str, params: dict, b: int, rank: int) -> dict:
         return {"dims": (0,) + tuple(d + 1 for d in params["dims"])}
     if name == "slice":
         return {"index": (FULL,) + tuple(params["index"])}
-    if name in ("real", "imag", "view_as_real", "view_as_complex"):  # (dims unchanged, last
-        return params                                                # dim untouched)
+    if name in ("real", "imag", "view_as_real", "view_as_complex", "view_dtype"):  # (the
+        return params                                      # batch axis untouched, in front)
     if name == "diagonal":
         return dict(params, dim1=params["dim1"] + 1, dim2=params["dim2"] + 1)
     if name == "unfold_view":
@@ -99,8 +99,10 @@ def _rank_after(name: str, params: dict, rank: int) -> int:
     if name == "slice":
         index = params["index"]
         return rank - sum(type(e) is int for e in index) + sum(e is None for e in index)
-    if name in ("real", "imag", "view_as_real", "view_as_complex"):  # (dims unchanged, last
-        return params                                                # dim untouched)
+    if name == "view_as_real":
+        return rank + 1
+    if name == "view_as_complex":
+        return rank - 1
     if name == "diagonal":
         return rank - 1
     if name == "unfold_view":
