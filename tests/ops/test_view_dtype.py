@@ -54,3 +54,10 @@ def test_under_vmap_and_jit():
     assert ember.equal(ember.vmap(lambda t: t.view(ember.int16))(x), x.view(ember.int16))
     f = ember.jit.compile(lambda t: t.view(ember.int32) + 1)
     assert f(ember.ones(3)).tolist() == [1065353217] * 3
+
+
+def test_vmap_view_chains_track_the_rank_through_complex_views():
+    from ember.func.batching.views import _rank_after
+
+    assert [_rank_after(name, {}, 2) for name in
+            ("real", "view_as_real", "view_as_complex", "view_dtype")] == [2, 3, 1, 2]
