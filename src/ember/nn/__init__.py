@@ -57,3 +57,5 @@ __all__ = ["functional", "init", "utils", "Parameter", "Buffer",
            "AdaptiveLogSoftmaxWithLoss", "SyncBatchNorm", "LinearCrossEntropyLoss",
            "LinearCrossEntropyOptions", "register_module_forward_hook",
            "register_module_forward_pre_hook"]
+
+from ember.nn import modules  # noqa: E402 - torch.nn.modules' paths (it reads __all__)

@@ -137,7 +137,7 @@ class Conv3d(_Conv):
     _n, _fn = 3, "conv3d"
 
 
-class _ConvTranspose(_ConvNd):
+class _ConvTransposeNd(_ConvNd):
     _transposed = True
     _fn = "conv_transpose2d"
 
@@ -180,13 +180,13 @@ class _ConvTranspose(_ConvNd):
         return tuple(pads)
 
 
-class ConvTranspose1d(_ConvTranspose):
+class ConvTranspose1d(_ConvTransposeNd):
     """1-D transposed convolution (the gradient of ``conv1d`` with respect to its input)."""
 
     _n, _fn = 1, "conv_transpose1d"
 
 
-class ConvTranspose2d(_ConvTranspose):
+class ConvTranspose2d(_ConvTransposeNd):
     """2-D transposed convolution; ``forward(x, output_size=…)`` picks ``output_padding``.
 
     Example:
@@ -198,7 +198,7 @@ class ConvTranspose2d(_ConvTranspose):
     _n, _fn = 2, "conv_transpose2d"
 
 
-class ConvTranspose3d(_ConvTranspose):
+class ConvTranspose3d(_ConvTransposeNd):
     """3-D transposed convolution."""
 
     _n, _fn = 3, "conv_transpose3d"

@@ -11,15 +11,9 @@ __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
            "FeatureAlphaDropout"]
 
 
-class Dropout(Module):
-    """Zeroes each element with probability ``p`` in training and scales the rest by
-    ``1/(1-p)``.
-
-    Example:
-        >>> d = nn.Dropout(0.5).eval()
-        >>> d(ember.ones(3))
-        tensor([1., 1., 1.])
-    """
+class _DropoutNd(Module):
+    """The base of every dropout layer (PyTorch's name): probability ``p`` and ``inplace``;
+    ``_fn`` names the function of :mod:`ember.nn.functional` it applies in training."""
 
     _fn = "dropout"
 
@@ -36,25 +30,36 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class Dropout1d(Dropout):
+class Dropout(_DropoutNd):
+    """Zeroes each element with probability ``p`` in training and scales the rest by
+    ``1/(1-p)``.
+
+    Example:
+        >>> d = nn.Dropout(0.5).eval()
+        >>> d(ember.ones(3))
+        tensor([1., 1., 1.])
+    """
+
+
+class Dropout1d(_DropoutNd):
     """Zeroes whole channels of ``(N, C, L)`` inputs."""
 
     _fn = "dropout1d"
 
 
-class Dropout2d(Dropout):
+class Dropout2d(_DropoutNd):
     """Zeroes whole channels of ``(N, C, H, W)`` inputs."""
 
     _fn = "dropout2d"
 
 
-class Dropout3d(Dropout):
+class Dropout3d(_DropoutNd):
     """Zeroes whole channels of ``(N, C, D, H, W)`` inputs."""
 
     _fn = "dropout3d"
 
 
-class AlphaDropout(Dropout):
+class AlphaDropout(_DropoutNd):
     """Dropout for SELU networks: dropped elements take SELU's negative saturation value and
     all are then rescaled and shifted to keep zero mean and unit variance.
 
@@ -66,7 +71,7 @@ class AlphaDropout(Dropout):
     _fn = "alpha_dropout"
 
 
-class FeatureAlphaDropout(Dropout):
+class FeatureAlphaDropout(_DropoutNd):
     """``AlphaDropout`` of whole channels of (N, C, *) inputs."""
 
     _fn = "feature_alpha_dropout"

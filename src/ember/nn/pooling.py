@@ -16,7 +16,7 @@ __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "Avg
            "FractionalMaxPool3d"]
 
 
-class _MaxPool(Module):
+class _MaxPoolNd(Module):
     _fn = "max_pool2d"
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -38,13 +38,13 @@ class _MaxPool(Module):
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class MaxPool1d(_MaxPool):
+class MaxPool1d(_MaxPoolNd):
     """Max over sliding windows of ``(N, C, L)``."""
 
     _fn = "max_pool1d"
 
 
-class MaxPool2d(_MaxPool):
+class MaxPool2d(_MaxPoolNd):
     """Max over sliding windows of ``(N, C, H, W)``; ``stride`` defaults to ``kernel_size``.
 
     Example:
@@ -55,13 +55,13 @@ class MaxPool2d(_MaxPool):
     _fn = "max_pool2d"
 
 
-class MaxPool3d(_MaxPool):
+class MaxPool3d(_MaxPoolNd):
     """Max over sliding windows of ``(N, C, D, H, W)``."""
 
     _fn = "max_pool3d"
 
 
-class _AvgPool(Module):
+class _AvgPoolNd(Module):
     _fn = "avg_pool2d"
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -82,7 +82,7 @@ class _AvgPool(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool1d(_AvgPool):
+class AvgPool1d(_AvgPoolNd):
     """Average over sliding windows of ``(N, C, L)``."""
 
     _fn = "avg_pool1d"
@@ -92,7 +92,7 @@ class AvgPool1d(_AvgPool):
         super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
 
 
-class AvgPool2d(_AvgPool):
+class AvgPool2d(_AvgPoolNd):
     """Average over sliding windows of ``(N, C, H, W)``.
 
     Example:
@@ -103,7 +103,7 @@ class AvgPool2d(_AvgPool):
     _fn = "avg_pool2d"
 
 
-class AvgPool3d(_AvgPool):
+class AvgPool3d(_AvgPoolNd):
     """Average over sliding windows of ``(N, C, D, H, W)``."""
 
     _fn = "avg_pool3d"
@@ -125,16 +125,25 @@ class _Adaptive(Module):
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool1d(_Adaptive):
-    """Average pooling to a fixed output length."""
-
-    _fn = "adaptive_avg_pool1d"
+class _AdaptiveAvgPoolNd(_Adaptive):
+    """PyTorch's base of the adaptive average pools (which return no indices)."""
 
     def __init__(self, output_size: Any) -> None:
         super().__init__(output_size)
 
 
-class AdaptiveAvgPool2d(_Adaptive):
+class _AdaptiveMaxPoolNd(_Adaptive):
+    """PyTorch's base of the adaptive max pools (``return_indices`` also returns where each
+    maximum was)."""
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """Average pooling to a fixed output length."""
+
+    _fn = "adaptive_avg_pool1d"
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Average pooling to a fixed output size (``None`` keeps that dim).
 
     Example:
@@ -144,38 +153,32 @@ class AdaptiveAvgPool2d(_Adaptive):
 
     _fn = "adaptive_avg_pool2d"
 
-    def __init__(self, output_size: Any) -> None:
-        super().__init__(output_size)
 
-
-class AdaptiveAvgPool3d(_Adaptive):
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """Average pooling to a fixed 3-D output size."""
 
     _fn = "adaptive_avg_pool3d"
 
-    def __init__(self, output_size: Any) -> None:
-        super().__init__(output_size)
 
-
-class AdaptiveMaxPool1d(_Adaptive):
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """Max pooling to a fixed output length."""
 
     _fn = "adaptive_max_pool1d"
 
 
-class AdaptiveMaxPool2d(_Adaptive):
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Max pooling to a fixed output size."""
 
     _fn = "adaptive_max_pool2d"
 
 
-class AdaptiveMaxPool3d(_Adaptive):
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     """Max pooling to a fixed 3-D output size."""
 
     _fn = "adaptive_max_pool3d"
 
 
-class _LPPool(Module):
+class _LPPoolNd(Module):
     _fn = "lp_pool2d"
 
     def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None,
@@ -193,13 +196,13 @@ class _LPPool(Module):
                 f"stride={self.stride}, ceil_mode={self.ceil_mode}")
 
 
-class LPPool1d(_LPPool):
+class LPPool1d(_LPPoolNd):
     """``(Σ xᵖ)^(1/p)`` over sliding windows of ``(N, C, L)``, p being ``norm_type``."""
 
     _fn = "lp_pool1d"
 
 
-class LPPool2d(_LPPool):
+class LPPool2d(_LPPoolNd):
     """``(Σ xᵖ)^(1/p)`` over sliding windows of ``(N, C, H, W)``.
 
     Example:
@@ -210,13 +213,13 @@ class LPPool2d(_LPPool):
     _fn = "lp_pool2d"
 
 
-class LPPool3d(_LPPool):
+class LPPool3d(_LPPoolNd):
     """``(Σ xᵖ)^(1/p)`` over sliding windows of ``(N, C, D, H, W)``."""
 
     _fn = "lp_pool3d"
 
 
-class _MaxUnpool(Module):
+class _MaxUnpoolNd(Module):
     _fn = "max_unpool2d"
     _nd = 2
 
@@ -237,14 +240,14 @@ class _MaxUnpool(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class MaxUnpool1d(_MaxUnpool):
+class MaxUnpool1d(_MaxUnpoolNd):
     """Places each value of ``(N, C, L)`` at its index from ``MaxPool1d(return_indices=True)``,
     zeros elsewhere."""
 
     _fn, _nd = "max_unpool1d", 1
 
 
-class MaxUnpool2d(_MaxUnpool):
+class MaxUnpool2d(_MaxUnpoolNd):
     """The partial inverse of ``MaxPool2d``: each value placed at its index from
     ``return_indices=True``, zeros elsewhere; ``output_size`` resolves ambiguous sizes.
 
@@ -257,7 +260,7 @@ class MaxUnpool2d(_MaxUnpool):
     _fn, _nd = "max_unpool2d", 2
 
 
-class MaxUnpool3d(_MaxUnpool):
+class MaxUnpool3d(_MaxUnpoolNd):
     """The partial inverse of ``MaxPool3d`` for ``(N, C, D, H, W)``."""
 
     _fn, _nd = "max_unpool3d", 3

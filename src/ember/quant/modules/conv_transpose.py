@@ -18,7 +18,7 @@ from ember.quant.qtypes import qint8
 __all__ = ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
-class _ConvTranspose(_ConvLayer):
+class _ConvTransposeNd(_ConvLayer):
     _kind, _op = "ConvTranspose", "conv_transpose"
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
@@ -38,13 +38,13 @@ class _ConvTranspose(_ConvLayer):
         self._set_weight(w, tensor(np.zeros(out_channels, np.float32)) if bias else None)
 
     @classmethod
-    def _like(cls, layer: Module) -> _ConvTranspose:
+    def _like(cls, layer: Module) -> _ConvTransposeNd:
         return cls(layer.in_channels, layer.out_channels, layer.kernel_size, layer.stride,
                    layer.padding, layer.output_padding, layer.groups, layer.bias is not None,
                    layer.dilation, layer.padding_mode)
 
     @classmethod
-    def from_float(cls, mod: Module) -> _ConvTranspose:
+    def from_float(cls, mod: Module) -> _ConvTransposeNd:
         """The quantized twin of an observed float ``ConvTranspose{n}d``; its qconfig's
         weight observer must be per tensor (as PyTorch's)."""
         observer = mod.qconfig.weight()
@@ -71,7 +71,7 @@ class _ConvTranspose(_ConvLayer):
         return self._output(acc, x, 1)
 
 
-class ConvTranspose1d(_ConvTranspose):
+class ConvTranspose1d(_ConvTransposeNd):
     """A quantized ``nn.ConvTranspose1d``: uint8 (N, C, L) input and output, int8 weight.
 
     Example:
@@ -83,7 +83,7 @@ class ConvTranspose1d(_ConvTranspose):
     _n, _layout = 1, "(N, C, L)"
 
 
-class ConvTranspose2d(_ConvTranspose):
+class ConvTranspose2d(_ConvTransposeNd):
     """A quantized ``nn.ConvTranspose2d``: uint8 (N, C, H, W) input and output, int8 weight.
 
     Example:
@@ -95,7 +95,7 @@ class ConvTranspose2d(_ConvTranspose):
     _n, _layout = 2, "(N, C, H, W)"
 
 
-class ConvTranspose3d(_ConvTranspose):
+class ConvTranspose3d(_ConvTransposeNd):
     """A quantized ``nn.ConvTranspose3d``: uint8 (N, C, D, H, W) input and output, int8
     weight.
 
