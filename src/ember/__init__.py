@@ -130,12 +130,12 @@ from ember import fft, random, signal, special  # torch's namespaces of these na
 from ember import data, linalg, models, nn, optim, utils, vision  # layer 3
 from ember import testing  # layer 3: torch.testing's helpers
 from ember import distributions  # layer 3, over nn.functional
-from ember import func, fx, jit  # layer 4: transforms
+from ember import compiler, func, fx, jit  # layer 4: transforms (compiler: torch.compiler's)
 from ember.func import vmap  # as torch.vmap
 from ember.jit import compile  # noqa: A004 - as torch.compile
 from ember.jit.control import cond, while_loop  # torch.cond, torch's while_loop
 from ember import amp, distributed, hub, memory, profiler  # layer 5: systems
-from ember import accelerator, backends, cuda  # torch.cuda, torch.accelerator, torch.backends
+from ember import accelerator, backends, cpu, cuda, version  # torch.cuda, .cpu, .accelerator, ...
 from ember import ao, library, masked, nested, quant
 from ember.ao import quantization  # torch.quantization, the legacy name of torch.ao's
 from ember.quant.functions import (
@@ -163,6 +163,7 @@ from ember.quant.qtypes import (
 )
 from ember.quant.qtypes import QScheme as qscheme  # torch.qscheme: the qschemes' type
 from ember.amp import (
+    GradScaler,
     autocast,
     clear_autocast_cache,
     get_autocast_cpu_dtype,
@@ -177,9 +178,8 @@ from ember.amp import (
     set_autocast_enabled,
 )
 from ember.io import load, save
+from ember.version import __version__
 # isort: on
-
-__version__ = "0.1.0"
 
 # torch's constants: ember.pi, ember.inf …, and newaxis (None) for indexing
 e, pi, inf, nan, newaxis = math.e, math.pi, math.inf, math.nan, None

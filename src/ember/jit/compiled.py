@@ -20,6 +20,7 @@ import logging
 import time
 import types
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ class _Switch:
 
 
 JIT = _Switch()
+_ALL: weakref.WeakSet = weakref.WeakSet()  # every compiled function alive
 
 
 @contextmanager
@@ -115,6 +117,12 @@ class Entry:
     eager: str | None = None
 
 
+def forget_all() -> None:
+    """Drops the graphs of every compiled function (``ember.compiler.reset``)."""
+    for compiled in list(_ALL):
+        compiled.forget()
+
+
 class CompiledFunction:
     """What :func:`compile` returns; call it like the function it wraps.
 
@@ -134,6 +142,12 @@ class CompiledFunction:
         self.static_argnums = tuple(static_argnums)
         self.passes = {**MODES[mode], **(passes or {})}
         self.name = getattr(fn, "__name__", None) or type(fn).__name__
+        self.forget()
+        functools.update_wrapper(self, fn, updated=())
+        _ALL.add(self)
+
+    def forget(self) -> None:
+        """Drops every graph and what tracing learned: the next call traces again."""
         self.entries: dict[tuple, Entry] = {}
         self.last: Entry | None = None
         self.reach: Reach | None = None  # what the current call reaches
@@ -144,7 +158,6 @@ class CompiledFunction:
         self.watch_grads = True  # until a trace shows the function never touches a .grad
         self.traced_changes: dict[str, int] = {}  # layout entries traces changed, how often
         self.side_effects: set[str] = set()  # those changed by two traces: left out of layouts
-        functools.update_wrapper(self, fn, updated=())
 
     def __getattr__(self, name: str) -> Any:
         """A compiled module answers as the module (``parameters()``, ``train()``,
