@@ -11,18 +11,19 @@ from typing import Any
 import onnx
 from onnx import helper
 
-from ember.export import converters  # noqa: F401 - registers the converters
-from ember.export.capture import retrace_resized, trace, twins
-from ember.export.context import Context, onnx_type
-from ember.export.modes import TrainingMode, export_mode
-from ember.export.registry import CONVERTERS, SHAPE_PARAMS, ExportError
+from ember.export.capture import Capture, retrace_resized, trace, twins
 from ember.func.pytree import tree_flatten
 from ember.jit.compiled import argument_names
 from ember.jit.ir import Graph, Var
+from ember.onnx import converters  # noqa: F401 - registers the converters
+from ember.onnx.context import Context, onnx_type
+from ember.onnx.modes import TrainingMode, export_mode
+from ember.onnx.registry import CONVERTERS, SHAPE_PARAMS, ExportError
 from ember.tensor import Tensor
 
 DEFAULT_OPSET = 18
 MIN_OPSET = 17  # LayerNormalization
+WHO = "ember.onnx.export"  # (named in the errors of tracing)
 
 
 def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None,
@@ -51,13 +52,13 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
     in_names = _names(input_names, len(tensors), _argument_names(model, args, kwargs, leaves),
                       "input")
     with export_mode(model, training):
-        compiled, graph = trace(model, args, kwargs, do_constant_folding)
+        capture, graph = trace(model, args, kwargs, do_constant_folding, WHO)
         out_names = _names(output_names, len(graph.outputs), None, "output")
         axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
         second = third = None
         if any(axes[0].values()):
-            second = retrace_resized(compiled, leaves, spec, axes[0])
-            third = _farther_trace(compiled, leaves, spec, axes[0])
+            second = retrace_resized(capture, leaves, spec, axes[0])
+            third = _farther_trace(capture, leaves, spec, axes[0])
     _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
     names = (in_names, out_names)
     ctx = _converted(graph, second, opset, names)
@@ -202,12 +203,12 @@ def _dynamic_axes(dynamic_axes: Mapping[str, Any] | None, in_names: list[str],
 _CHECK_STEP = 3  # (the check trace grows the k-th dynamic axis name by 3·(k + 1))
 
 
-def _farther_trace(compiled: Any, leaves: list, spec: Any,
+def _farther_trace(capture: Capture, leaves: list, spec: Any,
                    axes: dict[int, dict[int, str]]) -> Graph | None:
     """A third trace, with the dynamic axes grown farther than the second's; None when the
     model refuses those sizes (it may bound them: a GPT's block size)."""
     try:
-        return retrace_resized(compiled, leaves, spec, axes, _CHECK_STEP)
+        return retrace_resized(capture, leaves, spec, axes, _CHECK_STEP)
     except ExportError:
         return None
 
@@ -216,7 +217,7 @@ def _converted(graph: Graph, other: Graph | None, opset: int,
                names: tuple[list[str], list[str]]) -> Context:
     """``graph`` converted, its sizes that follow a dynamic axis read from ``other`` (the
     graph traced with those axes resized; None without dynamic axes)."""
-    mapping, changed, pairs = twins(graph, other) if other is not None else (None, {}, {})
+    mapping, changed, pairs = twins(graph, other, WHO) if other is not None else (None, {}, {})
     ctx = Context(graph, opset, mapping, other.consts if other is not None else {}, changed,
                   pairs)
     ctx.reserved.update(*names, (ref.label for ref in graph.state))
@@ -300,7 +301,7 @@ def _unsupported(missing: dict[str, list]) -> str:
     return ("ember.onnx.export: no ONNX converter for these primitives:\n" + "\n".join(lines) +
             "\nHint: compute the model with supported ops (ember.onnx.supported_primitives() "
             "lists them), or register a converter with @ember.onnx.converter(\"name\") (see "
-            "docs/export.md)")
+            "docs/onnx.md)")
 
 
 def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str],
