@@ -1,0 +1,263 @@
+"""``export``: a module traced on example inputs into an :class:`ExportedProgram`, as
+``torch.export.export``."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import ember
+from ember.export.capture import Capture, retrace_resized, trace, twins
+from ember.export.dynamic_shapes import Dim, DimHint, ValueRange, check_example, leaf_axes
+from ember.export.errors import ConstraintViolationError, ExportError
+from ember.export.graph_signature import InputKind
+from ember.export.guards import Guards, InputGuard
+from ember.export.lift import WHO, StateEntry, Twin, lift
+from ember.export.program import ExportedProgram
+from ember.func.pytree import tree_flatten
+from ember.fx import GraphModule
+from ember.fx.codegen import Namespace
+from ember.jit.ir import Graph
+from ember.nn import Module
+from ember.tensor import Tensor
+
+__all__ = ["export"]
+
+_FARTHER = 3  # (the check trace grows the k-th dynamic dim by 3·(k + 1))
+
+
+def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
+           dynamic_shapes: Any = None, strict: bool = False,
+           preserve_module_call_signature: tuple[str, ...] = ()) -> ExportedProgram:
+    """Captures ``mod(*args, **kwargs)`` as a program of primitives, as
+    ``torch.export.export`` does.
+
+    The call is traced once on the example inputs (for real, under ``no_grad``, in the
+    mode the module is in; its buffers are restored after). The result is functional: the
+    parameters, buffers and tensor constants it reads are placeholders before the user's
+    inputs, and a buffer the call updates (BatchNorm's running statistics in training mode)
+    is an output (``graph_signature.buffers_to_mutate``). With ``dynamic_shapes`` the model is
+    traced again with the dynamic sizes grown, to find which sizes follow them.
+
+    Args:
+        mod: the module to export.
+        args: the example positional arguments (a tuple; tensors, nested in tuples, lists
+            and dicts, and other values, which are baked into the program).
+        kwargs: the example keyword arguments.
+        dynamic_shapes: which sizes may change: per argument (a dict by the parameter names
+            of ``forward``, or a tuple), each tensor's ``{axis: Dim}`` or per-axis tuple;
+            or a :class:`ShapesCollection`.
+        strict: accepted for torch's signature; Ember has one tracer, which always checks
+            what torch's strict mode checks (Python that reads a traced value is an error).
+        preserve_module_call_signature: must be empty (Ember has no ``unflatten``).
+
+    Returns:
+        The :class:`ExportedProgram`.
+
+    Raises:
+        ExportError: the model cannot be captured (it branches on tensor values, writes
+            into its inputs, ...).
+        ConstraintViolationError: the dynamic shapes ask for sizes the model fixes.
+
+    Example:
+        >>> batch = ember.export.Dim("batch", min=1, max=64)
+        >>> ep = ember.export.export(ember.nn.Linear(4, 2), (ember.randn(3, 4),),
+        ...                          dynamic_shapes={"input": {0: batch}})
+        >>> ep.range_constraints
+        {'batch': VR[1, 64]}
+        >>> ep.module()(ember.randn(10, 4)).shape
+        ember.Size([10, 2])
+    """
+    if not isinstance(mod, Module):
+        raise ValueError(f"{WHO}: expected mod to be an instance of ember.nn.Module, got "
+                         f"{type(mod).__name__}")
+    if not isinstance(args, tuple):
+        raise ValueError(f"{WHO}: expecting args to be a tuple of example positional inputs, "
+                         f"got {type(args).__name__}. Hint: write (x,) for one input")
+    if preserve_module_call_signature:
+        raise ValueError(f"{WHO}: preserve_module_call_signature is for "
+                         "torch.export.unflatten, which Ember does not have; pass ()")
+    bound = _bind(mod, args, dict(kwargs or {}))
+    args, kwargs = bound.args, bound.kwargs
+    leaves, spec = tree_flatten((args, kwargs))
+    tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
+    axes = leaf_axes(mod, args, kwargs, dynamic_shapes)
+    check_example(axes, tensors)
+    guard_leaves = _guard_leaves(bound.arguments)
+    names = Namespace()
+    user_names = [names.create_name(re.sub(r"\W+", "_", g.label).strip("_"))
+                  for g in guard_leaves if g.dims is not None]
+    state = _state(mod)
+    with _state_restored(mod):
+        capture, graph = trace(mod, args, kwargs, False, WHO, state_writes=True)
+        entry = capture.compiled.last
+        dims = _dim_names(axes, tensors)
+
+        def lowered(cause: Exception | None = None) -> Any:
+            others = _twins(capture, graph, leaves, spec, dims, cause)
+            return lift(graph, others, state, user_names, entry.out_consts, _symbols(dims),
+                        entry.device)
+
+        try:
+            lifted = lowered()
+        except ExportError as e:
+            if not _automatic(dims, axes):
+                raise
+            dims = _without_automatic(dims, axes)  # (AUTO: static where the model fixes it)
+            lifted = lowered(e)
+    ranges = _ranges(dims, axes)
+    for i, guard in enumerate(g for g in guard_leaves if g.dims is not None):
+        named = dims.get(i, {})
+        guard.dims = tuple(named.get(a, s) for a, s in enumerate(tensors[i].shape))
+    return ExportedProgram(
+        GraphModule({}, lifted.graph), lifted.signature,
+        {s.target: e.tensor for s, e in zip(lifted.signature.input_specs, state)
+         if s.persistent is not False}, ranges,
+        {**{s.target: e.tensor for s, e in zip(lifted.signature.input_specs, state)
+            if s.persistent is False}, **lifted.constants},
+        (args, kwargs), Guards(guard_leaves, ranges), list(bound.arguments), entry.out_spec)
+
+
+def _bind(mod: Module, args: tuple, kwargs: dict) -> inspect.BoundArguments:
+    try:
+        return inspect.signature(mod.forward).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{WHO}: the example inputs do not fit {type(mod).__name__}.forward: "
+                        f"{e}") from None
+
+
+def _guard_leaves(arguments: dict[str, Any]) -> list[InputGuard]:
+    """A guard per leaf of the call (tensor guards' sizes filled in later)."""
+    out: list[InputGuard] = []
+
+    def walk(name: str, value: Any, keys: tuple) -> None:
+        if isinstance(value, Tensor):
+            out.append(InputGuard(name, keys, dims=(), dtype=value.dtype))
+        elif isinstance(value, (tuple, list)):
+            for i, item in enumerate(value):
+                walk(name, item, (*keys, i))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(name, item, (*keys, key))
+        elif value is None or isinstance(value, (bool, int, float, str)):
+            out.append(InputGuard(name, keys, value=value))
+        else:
+            raise ExportError(f"{WHO}: argument {name} holds a {type(value).__name__}; "
+                              "export takes tensors and numbers, nested in tuples, lists "
+                              "and dicts")
+
+    for name, value in arguments.items():
+        walk(name, value, ())
+    return out
+
+
+def _state(mod: Module) -> list[StateEntry]:
+    """The module's parameters, then its buffers (with their persistence), by key."""
+    entries = [StateEntry(p, InputKind.PARAMETER, k) for k, p in mod.named_parameters()]
+    for key, buffer in mod.named_buffers():
+        *path, name = key.split(".")
+        owner = mod.get_submodule(".".join(path)) if path else mod
+        persistent = name not in owner._non_persistent_buffers_set
+        entries.append(StateEntry(buffer, InputKind.BUFFER, key, persistent))
+    return entries
+
+
+@contextmanager
+def _state_restored(mod: Module) -> Iterator[None]:
+    """The module's buffers as they were before the block (tracing runs the model)."""
+    saved = [(b, b.detach().clone()) for b in mod.buffers()]
+    try:
+        yield
+    finally:
+        with ember.no_grad():
+            for buffer, value in saved:
+                buffer.copy_(value)
+
+
+def _dim_names(axes: list[dict], tensors: list[Tensor]) -> dict[int, dict[int, str]]:
+    """``{tensor index: {axis: dim name}}``: a Dim by its name, a hint by ``s0``, ``s1`` ...
+    (a hint on a size below 2 is static, as torch specializes 0 and 1)."""
+    taken = {d.__name__ for spec in axes for d in spec.values() if isinstance(d, Dim)}
+    counter = iter(range(10**9))
+    named: dict[int, dict[int, str]] = {}
+    for i, spec in enumerate(axes):
+        for axis, dim in spec.items():
+            if isinstance(dim, Dim):
+                named.setdefault(i, {})[axis] = dim.__name__
+                continue
+            if tensors[i].shape[axis] < 2:
+                if dim is DimHint.DYNAMIC:
+                    raise ConstraintViolationError(
+                        f"{WHO}: Constraints violated! Dim.DYNAMIC on axis {axis} of input {i}, "
+                        f"whose example size is {tensors[i].shape[axis]}: sizes 0 and 1 are "
+                        "specialized. Hint: export with an example size of 2 or more")
+                continue
+            name = next(f"s{k}" for k in counter if f"s{k}" not in taken)
+            named.setdefault(i, {})[axis] = name
+    return named
+
+
+def _symbols(dims: dict[int, dict[int, str]]) -> dict[str, tuple[int, int]]:
+    symbols: dict[str, tuple[int, int]] = {}
+    for i, spec in sorted(dims.items()):
+        for axis, name in sorted(spec.items()):
+            symbols.setdefault(name, (i, axis))
+    return symbols
+
+
+def _automatic(dims: dict, axes: list[dict]) -> bool:
+    return any(axes[i][a] is DimHint.AUTO for i, spec in dims.items() for a in spec)
+
+
+def _without_automatic(dims: dict, axes: list[dict]) -> dict[int, dict[int, str]]:
+    kept = {i: {a: n for a, n in spec.items() if axes[i][a] is not DimHint.AUTO}
+            for i, spec in dims.items()}
+    return {i: spec for i, spec in kept.items() if spec}
+
+
+def _twins(capture: Capture, graph: Graph, leaves: list, spec: Any,
+           dims: dict[int, dict[int, str]], cause: Exception | None = None) -> list[Twin]:
+    """The model traced with its dynamic dims grown (and grown farther, when the model takes
+    those sizes), each trace matched to the first."""
+    if not dims:
+        return []
+    try:
+        second = retrace_resized(capture, leaves, spec, dims)
+        out = [Twin(second, *_matched(graph, second))]
+    except ConstraintViolationError:
+        raise
+    except ExportError as e:
+        marked = sorted({n for spec in dims.values() for n in spec.values()})
+        raise ConstraintViolationError(
+            f"{WHO}: Constraints violated ({', '.join(marked)})! You marked "
+            f"{', '.join(marked)} as dynamic but the model fixes the size (it specializes it "
+            f"to the example's, or computes with it in Python): {e}. Hint: use Dim.STATIC "
+            "(or no Dim) for such a size, or Dim.AUTO to let the export decide") from \
+            (cause or e)
+    try:
+        third = retrace_resized(capture, leaves, spec, dims, _FARTHER)
+    except ExportError:  # (the model bounds the size: a GPT's block size)
+        return out
+    return out + [Twin(third, *_matched(graph, third))]
+
+
+def _matched(graph: Graph, other: Graph) -> tuple[dict, dict]:
+    mapping, _, pairs = twins(graph, other, WHO)
+    return mapping, pairs
+
+
+def _ranges(dims: dict[int, dict[int, str]], axes: list[dict]) -> dict[str, ValueRange]:
+    ranges: dict[str, ValueRange] = {}
+    for i, spec in sorted(dims.items()):
+        for axis, name in sorted(spec.items()):
+            dim = axes[i][axis]
+            if isinstance(dim, Dim):
+                upper = math.inf if dim.max is None else dim.max
+                ranges.setdefault(name, ValueRange(dim.min, upper))
+            else:
+                ranges.setdefault(name, ValueRange(2, math.inf))
+    return ranges
