@@ -94,7 +94,7 @@ class ExportGraphSignature:
         # inputs
         p_weight: PARAMETER target='weight'
         p_bias: PARAMETER target='bias'
-        input: USER_INPUT
+        input_1: USER_INPUT
         <BLANKLINE>
         # outputs
         add: USER_OUTPUT
