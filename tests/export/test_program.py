@@ -131,3 +131,13 @@ def test_lifted_constant_and_run_decompositions():
     assert again.graph_module is not ep.graph_module and str(again) == str(ep)
     with pytest.raises(ValueError, match="decompose no further"):
         ep.run_decompositions({"relu": None})
+    with pytest.raises(RuntimeError, match="use `exported_program.module"):
+        ep(ember.randn(3))
+
+
+def test_parameters_and_buffers_of_the_program():
+    model = _make(ember.nn)
+    ep = ember.export.export(model, (ember.randn(5, 4),))
+    assert [k for k, _ in ep.named_parameters()] == [k for k, _ in model.named_parameters()]
+    assert all(a is b for a, b in zip(ep.parameters(), model.parameters()))
+    assert [k for k, _ in ep.named_buffers()] == [k for k, _ in model.named_buffers()]

@@ -168,13 +168,16 @@ def _state(mod: Module) -> list[StateEntry]:
 
 @contextmanager
 def _state_restored(mod: Module) -> Iterator[None]:
-    """The module's buffers as they were before the block (tracing runs the model)."""
-    saved = [(b, b.detach().clone()) for b in mod.buffers()]
+    """The module's buffers as they were before the block (tracing runs the model, which
+    may write into them or rebind them)."""
+    saved = [(m, name, b, b.detach().clone()) for m in mod.modules()
+             for name, b in m._buffers.items() if isinstance(b, Tensor)]
     try:
         yield
     finally:
         with ember.no_grad():
-            for buffer, value in saved:
+            for module, name, buffer, value in saved:
+                module._buffers[name] = buffer
                 buffer.copy_(value)
 
 

@@ -26,7 +26,7 @@ from ember.export.graph_signature import (
     TensorArgument,
 )
 from ember.export.symbolic import SizeExpr, fit, fit_scalar
-from ember.jit.ir import Eqn, Graph, Var, sub_graphs
+from ember.jit.ir import Eqn, Graph, Var, sub_graphs, type_str
 from ember.jit.tracer import user_source
 from ember.ops.creation import full
 from ember.tensor import Tensor, _wrap
@@ -62,10 +62,7 @@ class TensorMeta:
     dtype: Any
 
     def __str__(self) -> str:
-        from ember.jit.ir import _SHORT  # (the IR's short dtype names: f32, i64)
-
-        dims = ", ".join(str(d) for d in self.shape)
-        return f"{_SHORT.get(self.dtype.name, self.dtype.name)}[{dims}]"
+        return type_str(self.dtype, self.shape)
 
 
 @dataclass

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import operator
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import ember
@@ -56,6 +57,36 @@ class ExportedProgram:
     def graph(self) -> fx.Graph:
         """The graph of :attr:`graph_module`."""
         return self.graph_module.graph
+
+    def named_parameters(self) -> Iterator[tuple[str, Tensor]]:
+        """``(key, parameter)`` for each parameter, in placeholder order."""
+        for key in self.graph_signature.parameters:
+            yield key, self.state_dict[key]
+
+    def parameters(self) -> Iterator[Tensor]:
+        """The parameters, in placeholder order."""
+        for _, p in self.named_parameters():
+            yield p
+
+    def named_buffers(self) -> Iterator[tuple[str, Tensor]]:
+        """``(key, buffer)`` for each buffer (non-persistent ones too), in placeholder order.
+
+        Example:
+            >>> ep = ember.export.export(ember.nn.BatchNorm1d(2), (ember.randn(3, 2),))
+            >>> [k for k, _ in ep.named_buffers()]
+            ['running_mean', 'running_var', 'num_batches_tracked']
+        """
+        for key in self.graph_signature.buffers:
+            yield key, self._tensor(InputKind.BUFFER, key)
+
+    def buffers(self) -> Iterator[Tensor]:
+        """The buffers, in placeholder order."""
+        for _, b in self.named_buffers():
+            yield b
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("Unable to call ExportedProgram directly. You should use "
+                           "`exported_program.module()` instead.")
 
     def module(self) -> fx.GraphModule:
         """The program as a module: a ``GraphModule`` taking the model's arguments (checked
