@@ -77,10 +77,10 @@ def _unchanged(graph: Graph, argument: int, var: Var) -> bool:
 
 
 def retrace_resized(capture: Capture, leaves: list, spec: Any,
-                    axes: dict[int, dict[int, str]], step: int = 1) -> Graph:
+                    axes: dict[int, dict[int, str]], step: int = 1, power: int = 1) -> Graph:
     """The graph of another call with the dynamic axes resized (:func:`resized`); a model
     that fails at those sizes is an :class:`ExportError` saying so."""
-    grown = resized(leaves, axes, capture.who, step)
+    grown = resized(leaves, axes, capture.who, step, power)
     try:
         return retrace(capture, *tree_unflatten(grown, spec))
     except ExportError:
@@ -94,9 +94,12 @@ def retrace_resized(capture: Capture, leaves: list, spec: Any,
                           "cannot be dynamic") from e
 
 
-def resized(leaves: list, axes: dict[int, dict[int, str]], who: str, step: int = 1) -> list:
+def resized(leaves: list, axes: dict[int, dict[int, str]], who: str, step: int = 1,
+            power: int = 1) -> list:
     """The leaves of the call's arguments with the tensors' dynamic axes ``{tensor index:
-    {axis: dim name}}`` resized: the k-th dim name grows its axes by ``(k + 1) · step`` (axes
+    {axis: dim name}}`` resized: the k-th dim name grows its axes by ``(k + 1)^power · step``
+    (``power`` 2 grows the dims in other proportions than 1, so that two traces with the two
+    tell a size that follows one dim from one that follows another) (axes
     of one name stay equal, of two names apart), filled by repeating the tensor's own entries
     (integer inputs stay valid indices). A tensor passed twice with the same axes is resized
     once: the model may test ``query is key``."""
@@ -119,7 +122,7 @@ def resized(leaves: list, axes: dict[int, dict[int, str]], who: str, step: int =
                 raise ExportError(f"{who}: dynamic axis {axis} of input {index} "
                                   "has size 0 in the example input; trace with a non-empty "
                                   "one")
-            grow = growth.setdefault(name, (len(growth) + 1) * step)
+            grow = growth.setdefault(name, (len(growth) + 1) ** power * step)
             array = np.take(array, np.arange(size + grow) % size, axis=axis)
         made[key] = ember.tensor(array, dtype=leaf.dtype)
         out.append(made[key])

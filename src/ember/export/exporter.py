@@ -27,7 +27,9 @@ from ember.tensor import Tensor
 
 __all__ = ["export"]
 
-_FARTHER = 3  # (the check trace grows the k-th dynamic dim by 3·(k + 1))
+# the check trace grows the k-th dynamic dim by 2·(k + 1)²: not in proportion to the first
+# resized trace's k + 1, so that no size follows one dim in one and another dim in the other
+_FARTHER, _FARTHER_POWER = 2, 2
 
 
 def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
@@ -242,7 +244,7 @@ def _twins(capture: Capture, graph: Graph, leaves: list, spec: Any,
             "(or no Dim) for such a size, or Dim.AUTO to let the export decide") from \
             (cause or e)
     try:
-        third = retrace_resized(capture, leaves, spec, dims, _FARTHER)
+        third = retrace_resized(capture, leaves, spec, dims, _FARTHER, _FARTHER_POWER)
     except ExportError:  # (the model bounds the size: a GPT's block size)
         return out
     return out + [Twin(third, *_matched(graph, third))]

@@ -47,6 +47,7 @@ def fit(sizes: list[int], env: list[dict[str, int]]) -> SizeExpr | int | None:
         return sizes[0]
     names = sorted(env[0])
     monomials = [(n,) for n in names] + list(itertools.combinations_with_replacement(names, 2))
+    found = []
     for symbols in monomials:
         m = [math.prod(e[s] for s in symbols) for e in env]
         if m[1] == m[0]:
@@ -56,8 +57,10 @@ def fit(sizes: list[int], env: list[dict[str, int]]) -> SizeExpr | int | None:
             continue
         offset = sizes[0] - coeff * m[0]
         if all(size == coeff * mi + offset for size, mi in zip(sizes, m)):
-            return SizeExpr(coeff, symbols, offset)
-    return None
+            found.append(SizeExpr(coeff, symbols, offset))
+    # the simplest that fits (``t`` over ``2*b + 1`` when the traces cannot tell them apart)
+    return min(found, key=lambda e: (abs(e.coeff - 1) + abs(e.offset) > 0, len(e.symbols),
+                                     abs(e.coeff), abs(e.offset)), default=None)
 
 
 @dataclass(frozen=True)
@@ -104,10 +107,17 @@ def fit_scalar(values: list, env: list[dict[str, int]], dtype: Any) -> SizeExpr 
             if not isinstance(size, SizeExpr):
                 continue
             found = make(size)
-            if all(np.asarray(found.evaluate(e), dtype=dtype) == v
-                   for v, e in zip(values, env)):
+            if all(_gives(found, e, v, dtype) for v, e in zip(values, env)):
                 return found
     return None
+
+
+def _gives(found: SizeExpr | SizeRatio, env: dict[str, int], value: Any, dtype: Any) -> bool:
+    """Whether ``found`` computes ``value`` (rounded to ``dtype``) at the sizes ``env``."""
+    try:
+        return bool(np.asarray(found.evaluate(env), dtype=dtype) == value)
+    except ZeroDivisionError:
+        return False
 
 
 def _minus_one(size: SizeExpr) -> SizeExpr:
