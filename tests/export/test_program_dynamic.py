@@ -130,3 +130,17 @@ def test_errors_of_export():
 
     with pytest.raises(ExportError, match="writes into its arguments"):
         ember.export.export(Inplace(), (ember.randn(3),))
+
+
+def test_arguments_left_to_their_defaults_keep_them_and_are_guarded():
+    class Scaled(ember.nn.Module):
+        def forward(self, x, *, mask=None, scale=2):
+            return x * mask * scale
+
+    n = Dim("n")
+    ep = ember.export.export(Scaled(), (ember.ones(4, 3),), {"mask": ember.ones(4, 3)},
+                             dynamic_shapes={"x": {0: n}, "mask": {0: n}})
+    m = ep.module()
+    np.testing.assert_allclose(m(ember.ones(6, 3), mask=ember.ones(6, 3)).numpy(), 2.0)
+    with pytest.raises(GuardError, match=r"scale == 2 \(got 3\)"):
+        m(ember.ones(6, 3), mask=ember.ones(6, 3), scale=3)

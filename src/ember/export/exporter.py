@@ -84,6 +84,9 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
         raise ValueError(f"{WHO}: preserve_module_call_signature is for "
                          "torch.export.unflatten, which Ember does not have; pass ()")
     bound = _bind(mod, args, dict(kwargs or {}))
+    given = set(bound.arguments)
+    bound.apply_defaults()  # (the call is traced with every argument given)
+    defaults = {k: v for k, v in bound.arguments.items() if k not in given}
     args, kwargs = bound.args, bound.kwargs
     leaves, spec = tree_flatten((args, kwargs))
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
@@ -121,7 +124,8 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
          if s.persistent is not False}, ranges,
         {**{s.target: e.tensor for s, e in zip(lifted.signature.input_specs, state)
             if s.persistent is False}, **lifted.constants},
-        (args, kwargs), Guards(guard_leaves, ranges), list(bound.arguments), entry.out_spec)
+        (args, kwargs), Guards(guard_leaves, ranges, defaults), list(bound.arguments),
+        entry.out_spec)
 
 
 def _bind(mod: Module, args: tuple, kwargs: dict) -> inspect.BoundArguments:

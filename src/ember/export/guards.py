@@ -5,7 +5,7 @@ value is baked into the graph)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ember.errors import EmberError
@@ -36,13 +36,17 @@ class InputGuard:
 
 @dataclass
 class Guards:
-    """The guards of every leaf, and the range of each dynamic dim."""
+    """The guards of every leaf, the range of each dynamic dim, and the values of the
+    arguments the example call left to their defaults."""
 
     inputs: list[InputGuard]
     ranges: dict[str, ValueRange]
+    defaults: dict[str, Any] = field(default_factory=dict)
 
     def check(self, values: dict[str, Any]) -> None:
-        """Raises :class:`GuardError` unless the call's arguments (by name) satisfy all."""
+        """Raises :class:`GuardError` unless the call's arguments (by name; the defaults
+        where missing) satisfy all."""
+        values = {**self.defaults, **values}
         seen: dict[str, tuple[int, str]] = {}
         for guard in self.inputs:
             leaf = values.get(guard.name)

@@ -183,8 +183,12 @@ assign_buffer._qualified_name = "ember.export.program.assign_buffer"
 
 
 def _leaf_nodes(g: fx.Graph, names: list[str], guards: Guards) -> list[fx.Node]:
-    """A placeholder per argument of the call, and a node for each tensor leaf in it."""
-    top = {name: g.placeholder(name) for name in names}
+    """A placeholder per argument of the call (the trailing ones the example call left to
+    their defaults with those defaults), and a node for each tensor leaf in it."""
+    required = max((i + 1 for i, n in enumerate(names) if n not in guards.defaults), default=0)
+    top = {name: g.placeholder(name) if i < required else
+           g.placeholder(name, default_value=guards.defaults[name])
+           for i, name in enumerate(names)}
     leaves = []
     for guard in guards.inputs:
         if guard.dims is None:  # (a value baked into the graph: checked, never read)

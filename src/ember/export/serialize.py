@@ -76,6 +76,7 @@ def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes]) -> None:
                     None if g.dtype is None else g.dtype.name, _value(g.value)]
                    for g in ep._guards.inputs],
         "arguments": ep._argument_names,
+        "defaults": _value(ep._guards.defaults),
         "out": _structure(ep._out_spec),
         "example": [_structure(tree_flatten(ep.example_inputs)[1]),
                     [None if isinstance(x, Tensor) else _value(x) for x in example]],
@@ -106,7 +107,8 @@ def load(f: str | os.PathLike | IO[bytes]) -> ExportedProgram:
               for k, (lo, hi) in doc["ranges"].items()}
     guards = Guards([InputGuard(name, tuple(_unvalue(keys)), _unvalue(dims),
                                 None if dtype is None else to_dtype(dtype), _unvalue(value))
-                     for name, keys, dims, dtype, value in doc["guards"]], ranges)
+                     for name, keys, dims, dtype, value in doc["guards"]], ranges,
+                    _unvalue(doc["defaults"]))
     spec, values = doc["example"]
     example = [_tensor(arrays[f"example/{i}"]) if v is None and f"example/{i}" in arrays
                else _unvalue(v) for i, v in enumerate(values)]
