@@ -186,15 +186,17 @@ e, pi, inf, nan, newaxis = math.e, math.pi, math.inf, math.nan, None
 
 
 def __getattr__(name: str) -> object:
-    """``ember.onnx`` (as ``torch.onnx``) is imported on first use: it needs the optional
-    ``onnx`` package, which ``import ember`` does not."""
-    if name == "onnx":
+    """``ember.onnx`` and ``ember.export`` (as ``torch.onnx`` and ``torch.export``) are
+    imported on first use: ``onnx`` needs the optional ``onnx`` package, which ``import ember``
+    does not, and both sit on top of ``ember.jit`` and ``ember.fx``."""
+    if name in ("onnx", "export"):
         import importlib
 
-        return importlib.import_module("ember.onnx")
+        return importlib.import_module(f"ember.{name}")
     raise AttributeError(f"module 'ember' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    """The module's names and ``onnx`` (imported on first use), for tab completion."""
-    return sorted({*globals(), "onnx"})
+    """The module's names and ``onnx`` and ``export`` (imported on first use), for tab
+    completion."""
+    return sorted({*globals(), "onnx", "export"})

@@ -1,4 +1,4 @@
-"""The docstring examples of ember.export run and print what they say."""
+"""The docstring examples of ember.onnx run and print what they say."""
 
 import doctest
 import importlib
@@ -10,8 +10,8 @@ import ember
 pytest.importorskip("onnx")
 
 
-@pytest.mark.parametrize("module", ["ember.export", "ember.export.registry",
-                                    "ember.export.exporter", "ember.export.modes"])
+@pytest.mark.parametrize("module", ["ember.onnx", "ember.onnx.registry",
+                                    "ember.onnx.exporter", "ember.onnx.modes"])
 def test_docstring_examples(module):
     mod = importlib.import_module(module)
     result = doctest.testmod(mod, extraglobs={**vars(mod), "ember": ember},

@@ -1,23 +1,33 @@
-"""ONNX export (layer 5): a model traced by :mod:`ember.jit` into its graph IR, each
-equation turned into ONNX nodes by the converter registered for its primitive
-(:data:`CONVERTERS`; one small module per family under ``converters/``). Primitives without a
-converter are all listed in one :class:`ExportError`. The public door is :mod:`ember.onnx`.
+"""``ember.export``: program capture with ``torch.export``'s API (layer 5). :func:`export`
+traces a module on example inputs into an :class:`ExportedProgram`: a functional graph of
+Ember's primitives (the analogue of ATen ops) as an ``ember.fx`` ``GraphModule``, with the
+parameters, buffers and constants lifted to inputs; dynamic sizes with :class:`Dim`;
+:func:`save` / :func:`load` without pickle. ONNX export is :mod:`ember.onnx`. See
+docs/export.md.
 
 Example:
-    >>> proto = ember.onnx.to_model(ember.nn.Linear(4, 2), ember.randn(3, 4))
-    >>> proto.graph.input[0].name
-    'input'
+    >>> ep = ember.export.export(ember.nn.Linear(4, 2), (ember.randn(3, 4),))
+    >>> [n.op for n in ep.graph.nodes][-1]
+    'output'
 """
 
-try:
-    import onnx  # noqa: F401
-except ModuleNotFoundError as e:  # (an optional dependency: say how to get it)
-    raise ModuleNotFoundError("ember.onnx needs the onnx package: pip install 'ember[export]' "
-                              "(or pip install onnx)", name="onnx") from e
+from ember.export.dynamic_shapes import Dim, DimHint, ShapesCollection, ValueRange, dims
+from ember.export.errors import ConstraintViolationError, ExportError
+from ember.export.exporter import export
+from ember.export.graph_signature import (
+    ConstantArgument,
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputKind,
+    OutputSpec,
+    TensorArgument,
+)
+from ember.export.guards import GuardError
+from ember.export.program import ExportedProgram
+from ember.export.serialize import load, save
 
-from ember.export.exporter import DEFAULT_OPSET, export, to_model
-from ember.export.modes import TrainingMode
-from ember.export.registry import CONVERTERS, ExportError, converter, supported_primitives
-
-__all__ = ["export", "to_model", "converter", "supported_primitives", "CONVERTERS",
-           "ExportError", "TrainingMode", "DEFAULT_OPSET"]
+__all__ = ["ConstantArgument", "ConstraintViolationError", "Dim", "DimHint",
+           "ExportError", "ExportGraphSignature", "ExportedProgram", "GuardError", "InputKind",
+           "InputSpec", "OutputKind", "OutputSpec", "ShapesCollection", "TensorArgument",
+           "ValueRange", "dims", "export", "load", "save"]

@@ -1,16 +1,18 @@
-"""Tracing a model for export: ``ember.jit`` records the eval-mode call under ``no_grad`` with
-no optimizing pass but (optionally) constant folding, CSE and dead-code elimination. With
-dynamic axes the model is traced a second time with those axes resized; the two graphs must
-match equation by equation, and each variable's twin tells which of its sizes are dynamic."""
+"""Tracing a model for export (``ember.export`` and ``ember.onnx``): ``ember.jit`` records the
+call under ``no_grad`` with no optimizing pass but (optionally) constant folding, CSE and
+dead-code elimination. With dynamic sizes the model is traced again with those axes resized;
+the graphs must match equation by equation, and each variable's twin tells which of its sizes
+are dynamic. ``who`` names the exporter in error messages (``"ember.onnx.export"``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 import ember
-from ember.export.registry import ExportError
+from ember.export.errors import ExportError
 from ember.func.pytree import tree_unflatten
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.passes import PASSES
@@ -20,28 +22,45 @@ from ember.tensor import Tensor
 _FOLDING = ("fold", "cse", "dce")
 
 
-def trace(model: Any, args: tuple, kwargs: dict, fold: bool) -> tuple[Any, Graph]:
-    """``model(*args, **kwargs)`` traced under ``no_grad``: the compiled function and its
-    graph."""
+@dataclass
+class Capture:
+    """A model compiled for export: ``who`` exports it; with ``state_writes`` the model may
+    write into its buffers (the graph's ``writes``), never into its arguments."""
+
+    compiled: Any
+    who: str
+    state_writes: bool
+
+
+def trace(model: Any, args: tuple, kwargs: dict, fold: bool, who: str,
+          state_writes: bool = False) -> tuple[Capture, Graph]:
+    """``model(*args, **kwargs)`` traced under ``no_grad``: the capture and its graph."""
     compiled = ember.jit.compile(model, passes={p: fold and p in _FOLDING for p in PASSES})
-    return compiled, retrace(compiled, args, kwargs)
+    capture = Capture(compiled, who, state_writes)
+    return capture, retrace(capture, args, kwargs)
 
 
-def retrace(compiled: Any, args: tuple, kwargs: dict) -> Graph:
-    """The graph of the compiled function called with these (other shapes of) arguments."""
+def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:
+    """The graph of the captured model called with these (other shapes of) arguments."""
+    compiled, who = capture.compiled, capture.who
     try:
         with ember.no_grad():
             compiled(*args, **kwargs)
     except TraceError as e:
-        raise ExportError(f"ember.onnx.export traces the model with ember.jit, which refused "
-                          f"it: {e}") from e
+        raise ExportError(f"{who} traces the model with ember.jit, which refused it: {e}") \
+            from e
     graph = compiled.graph
     for eqn in graph.eqns:
         if isinstance(eqn.prim, Effect):
-            raise ExportError(f"ember.onnx.export: the model calls {eqn.prim.name}, an effect "
-                              "on Python objects; export a pure forward function")
-    if graph.writes or any(not _unchanged(graph, i, v) for i, v in graph.arg_writes):
-        raise ExportError("ember.onnx.export: the model writes into its state or arguments "
+            raise ExportError(f"{who}: the model calls {eqn.prim.name}, an effect on Python "
+                              "objects; export a pure forward function")
+    arg_writes = any(not _unchanged(graph, i, v) for i, v in graph.arg_writes)
+    if arg_writes and capture.state_writes:
+        raise ExportError(f"{who}: the model writes into its arguments (an in-place op on an "
+                          "input); export a model that leaves its inputs as they are. Hint: "
+                          "clone the input first (x = x.clone())")
+    if arg_writes or (graph.writes and not capture.state_writes):
+        raise ExportError(f"{who}: the model writes into its state or arguments "
                           "when called (a BatchNorm in training mode updates its running "
                           "statistics, an in-place op on an input); export in eval mode and "
                           "without in-place writes to inputs")
@@ -57,27 +76,30 @@ def _unchanged(graph: Graph, argument: int, var: Var) -> bool:
     return var is graph.inputs[argument]
 
 
-def retrace_resized(compiled: Any, leaves: list, spec: Any,
-                    axes: dict[int, dict[int, str]], step: int = 1) -> Graph:
+def retrace_resized(capture: Capture, leaves: list, spec: Any,
+                    axes: dict[int, dict[int, str]], step: int = 1, power: int = 1) -> Graph:
     """The graph of another call with the dynamic axes resized (:func:`resized`); a model
     that fails at those sizes is an :class:`ExportError` saying so."""
-    grown = resized(leaves, axes, step)
+    grown = resized(leaves, axes, capture.who, step, power)
     try:
-        return retrace(compiled, *tree_unflatten(grown, spec))
+        return retrace(capture, *tree_unflatten(grown, spec))
     except ExportError:
         raise
     except Exception as e:
         shapes = [tuple(t.shape) for t in grown if isinstance(t, Tensor)]
-        raise ExportError(f"ember.onnx.export: to find which sizes follow the dynamic axes, "
+        raise ExportError(f"{capture.who}: to find which sizes follow the dynamic axes, "
                           f"the model is traced again with them resized (inputs of shapes "
                           f"{shapes}), and failed: {type(e).__name__}: {e}. Hint: an axis "
                           "whose size the model constrains (even, a multiple of some size) "
                           "cannot be dynamic") from e
 
 
-def resized(leaves: list, axes: dict[int, dict[int, str]], step: int = 1) -> list:
+def resized(leaves: list, axes: dict[int, dict[int, str]], who: str, step: int = 1,
+            power: int = 1) -> list:
     """The leaves of the call's arguments with the tensors' dynamic axes ``{tensor index:
-    {axis: dim name}}`` resized: the k-th dim name grows its axes by ``(k + 1) · step`` (axes
+    {axis: dim name}}`` resized: the k-th dim name grows its axes by ``(k + 1)^power · step``
+    (``power`` 2 grows the dims in other proportions than 1, so that two traces with the two
+    tell a size that follows one dim from one that follows another) (axes
     of one name stay equal, of two names apart), filled by repeating the tensor's own entries
     (integer inputs stay valid indices). A tensor passed twice with the same axes is resized
     once: the model may test ``query is key``."""
@@ -97,10 +119,10 @@ def resized(leaves: list, axes: dict[int, dict[int, str]], step: int = 1) -> lis
         for axis, name in sorted(axes.get(index, {}).items()):
             size = array.shape[axis]
             if size == 0:
-                raise ExportError(f"ember.onnx.export: dynamic axis {axis} of input {index} "
+                raise ExportError(f"{who}: dynamic axis {axis} of input {index} "
                                   "has size 0 in the example input; trace with a non-empty "
                                   "one")
-            grow = growth.setdefault(name, (len(growth) + 1) * step)
+            grow = growth.setdefault(name, (len(growth) + 1) ** power * step)
             array = np.take(array, np.arange(size + grow) % size, axis=axis)
         made[key] = ember.tensor(array, dtype=leaf.dtype)
         out.append(made[key])
@@ -108,7 +130,8 @@ def resized(leaves: list, axes: dict[int, dict[int, str]], step: int = 1) -> lis
     return out
 
 
-def twins(first: Graph, second: Graph) -> tuple[dict[Var, Var], dict[int, Eqn], dict[int, Eqn]]:
+def twins(first: Graph, second: Graph, who: str
+          ) -> tuple[dict[Var, Var], dict[int, Eqn], dict[int, Eqn]]:
     """Each variable of ``first`` mapped to the variable in ``second`` made at the same place,
     each equation whose params changed with the sizes (by ``id``) to its twin (the caller
     decides which of those it can export), and every equation to its twin. Copies are left out
@@ -116,11 +139,11 @@ def twins(first: Graph, second: Graph) -> tuple[dict[Var, Var], dict[int, Eqn], 
     what a batch of 2 copies). A constant may have several twins (the tracer shares one
     constant between uses that the second trace tells apart: a mean's count over a dynamic
     axis and another over a fixed one), so the mapping of a constant is only its last use's:
-    see :meth:`~ember.export.context.Context.twin_of`."""
+    see ``ember.onnx.context.Context.twin_of``."""
     def differ(why: str) -> ExportError:
-        return ExportError("ember.onnx.export: the traced graph changes with the size of a "
-                           f"dynamic axis ({why}): Python code branches on a shape. Hint: "
-                           "export with fixed sizes (no dynamic_axes) for this model")
+        return ExportError(f"{who}: the traced graph changes with the size of a dynamic axis "
+                           f"({why}): Python code branches on a shape. Hint: export with fixed "
+                           "sizes for this model")
 
     eqns1, eqns2 = ([e for e in g.eqns if e.prim.name != "copy"] for g in (first, second))
     if len(eqns1) != len(eqns2) or len(first.inputs) != len(second.inputs) or \

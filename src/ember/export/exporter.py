@@ -1,341 +1,272 @@
-"""``to_model``: a module or function, traced on example inputs, as an ``onnx.ModelProto``;
-``export``: the same, written to a file (``torch.onnx.export``'s signature)."""
+"""``export``: a module traced on example inputs into an :class:`ExportedProgram`, as
+``torch.export.export``."""
 
 from __future__ import annotations
 
-import io
-import os
-from collections.abc import Mapping, Sequence
+import inspect
+import math
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
-import onnx
-from onnx import helper
-
-from ember.export import converters  # noqa: F401 - registers the converters
-from ember.export.capture import retrace_resized, trace, twins
-from ember.export.context import Context, onnx_type
-from ember.export.modes import TrainingMode, export_mode
-from ember.export.registry import CONVERTERS, SHAPE_PARAMS, ExportError
+import ember
+from ember.export.capture import Capture, retrace_resized, trace, twins
+from ember.export.dynamic_shapes import Dim, DimHint, ValueRange, check_example, leaf_axes
+from ember.export.errors import ConstraintViolationError, ExportError
+from ember.export.graph_signature import InputKind
+from ember.export.guards import Guards, InputGuard
+from ember.export.lift import WHO, StateEntry, Twin, lift
+from ember.export.program import ExportedProgram
 from ember.func.pytree import tree_flatten
-from ember.jit.compiled import argument_names
-from ember.jit.ir import Graph, Var
+from ember.fx import GraphModule
+from ember.fx.codegen import Namespace
+from ember.jit.ir import Graph
+from ember.nn import Module
 from ember.tensor import Tensor
 
-DEFAULT_OPSET = 18
-MIN_OPSET = 17  # LayerNormalization
+__all__ = ["export"]
+
+# the check trace grows the k-th dynamic dim by 2·(k + 1)²: not in proportion to the first
+# resized trace's k + 1, so that no size follows one dim in one and another dim in the other
+_FARTHER, _FARTHER_POWER = 2, 2
 
 
-def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None,
-             input_names: Sequence[str] | None = None,
-             output_names: Sequence[str] | None = None,
-             dynamic_axes: Mapping[str, Any] | None = None,
-             opset_version: int | None = None, do_constant_folding: bool = True,
-             export_params: bool = True, training: TrainingMode | int = TrainingMode.EVAL,
-             keep_initializers_as_inputs: bool | None = None) -> onnx.ModelProto:
-    """Traces ``model(*args)`` in eval mode and returns it as an ONNX model (see
-    :func:`export` for the arguments).
+def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
+           dynamic_shapes: Any = None, strict: bool = False,
+           preserve_module_call_signature: tuple[str, ...] = ()) -> ExportedProgram:
+    """Captures ``mod(*args, **kwargs)`` as a program of primitives, as
+    ``torch.export.export`` does.
 
-    Example:
-        >>> proto = ember.onnx.to_model(ember.nn.Linear(4, 2), (ember.randn(3, 4),))
-        >>> [n.op_type for n in proto.graph.node]
-        ['Transpose', 'MatMul', 'Add', 'Identity']
-    """
-    opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
-    newest = onnx.defs.onnx_opset_version()
-    if not MIN_OPSET <= opset <= newest:
-        raise ValueError(f"ember.onnx.export: opset_version {opset} is not supported; use "
-                         f"{MIN_OPSET} to {newest}")
-    args, kwargs = _as_args(args, kwargs)
-    leaves, spec = tree_flatten((args, kwargs))
-    tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
-    in_names = _names(input_names, len(tensors), _argument_names(model, args, kwargs, leaves),
-                      "input")
-    with export_mode(model, training):
-        compiled, graph = trace(model, args, kwargs, do_constant_folding)
-        out_names = _names(output_names, len(graph.outputs), None, "output")
-        axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
-        second = third = None
-        if any(axes[0].values()):
-            second = retrace_resized(compiled, leaves, spec, axes[0])
-            third = _farther_trace(compiled, leaves, spec, axes[0])
-    _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
-    names = (in_names, out_names)
-    ctx = _converted(graph, second, opset, names)
-    if third is not None:
-        _check_same_model(ctx, graph, third, opset, names)
-    return _model(ctx, graph, in_names, out_names, axes, export_params,
-                  bool(keep_initializers_as_inputs))
-
-
-def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None = None, *,
-           kwargs: dict[str, Any] | None = None,
-           input_names: Sequence[str] | None = None,
-           output_names: Sequence[str] | None = None,
-           dynamic_axes: Mapping[str, Any] | None = None,
-           opset_version: int | None = None, do_constant_folding: bool = True,
-           export_params: bool = True, verbose: bool = False,
-           training: TrainingMode | int = TrainingMode.EVAL,
-           keep_initializers_as_inputs: bool | None = None) -> onnx.ModelProto:
-    """Exports ``model`` to ONNX as ``torch.onnx.export`` (its TorchScript-style form) does:
-    the model is called once on ``args`` in eval mode and under ``no_grad``, and what the
-    call computes is written to ``f``, its parameters and buffers as initializers.
+    The call is traced once on the example inputs (for real, under ``no_grad``, in the
+    mode the module is in; its buffers are restored after). The result is functional: the
+    parameters, buffers and tensor constants it reads are placeholders before the user's
+    inputs, and a buffer the call updates (BatchNorm's running statistics in training mode)
+    is an output (``graph_signature.buffers_to_mutate``). With ``dynamic_shapes`` the model is
+    traced again with the dynamic sizes grown, to find which sizes follow them.
 
     Args:
-        model: an ``nn.Module`` or a function of tensors.
-        args: the example inputs: a tensor, or a tuple of arguments (nested tuples, lists
-            and dicts of tensors too; a dict last holds keyword arguments, as in torch).
-        f: a path, or a binary file object to write into; None writes nothing (the model is
-            returned).
-        kwargs: keyword arguments of the call.
-        input_names: names of the graph's inputs, in order (default: the argument names).
-        output_names: names of its outputs (default ``output`` or ``output_0``, ...).
-        dynamic_axes: ``{name: {axis: "dim_name"}}`` or ``{name: [axis, ...]}`` for inputs
-            and outputs whose sizes may change, e.g. ``{"x": {0: "batch"}}``.
-        opset_version: the ONNX opset (default 18, at least 17).
-        do_constant_folding: compute what depends only on constants at export time.
-        export_params: store parameters as initializers; with False they become inputs.
-        verbose: print the exported graph.
-        training: :class:`TrainingMode` ``EVAL`` (every submodule in eval mode for the call)
-            or ``PRESERVE`` (each in its own mode); ``TRAINING`` is refused.
-        keep_initializers_as_inputs: also list the parameters and buffers among the graph's
-            inputs (their initializers are then defaults a caller may override), as torch's
-            legacy exporter does; None or False lists only the model's inputs.
+        mod: the module to export.
+        args: the example positional arguments (a tuple; tensors, nested in tuples, lists
+            and dicts, and other values, which are baked into the program).
+        kwargs: the example keyword arguments.
+        dynamic_shapes: which sizes may change: per argument (a dict by the parameter names
+            of ``forward``, or a tuple), each tensor's ``{axis: Dim}`` or per-axis tuple;
+            or a :class:`ShapesCollection`.
+        strict: accepted for torch's signature; Ember has one tracer, which always checks
+            what torch's strict mode checks (Python that reads a traced value is an error).
+        preserve_module_call_signature: must be empty (Ember has no ``unflatten``).
 
     Returns:
-        The ``onnx.ModelProto`` that was written.
+        The :class:`ExportedProgram`.
+
+    Raises:
+        ExportError: the model cannot be captured (it branches on tensor values, writes
+            into its inputs, ...).
+        ConstraintViolationError: the dynamic shapes ask for sizes the model fixes.
 
     Example:
-        >>> model = ember.models.cnn().eval()
-        >>> ember.onnx.export(model, ember.randn(1, 1, 28, 28), "cnn.onnx",
-        ...                   input_names=["image"], output_names=["logits"],
-        ...                   dynamic_axes={"image": {0: "batch"}})  # doctest: +SKIP
+        >>> batch = ember.export.Dim("batch", min=1, max=64)
+        >>> ep = ember.export.export(ember.nn.Linear(4, 2), (ember.randn(3, 4),),
+        ...                          dynamic_shapes={"input": {0: batch}})
+        >>> ep.range_constraints
+        {'batch': VR[1, 64]}
+        >>> ep.module()(ember.randn(10, 4)).shape
+        ember.Size([10, 2])
     """
-    proto = to_model(model, args, kwargs=kwargs, input_names=input_names, output_names=output_names,
-                     dynamic_axes=dynamic_axes, opset_version=opset_version,
-                     do_constant_folding=do_constant_folding, export_params=export_params,
-                     training=training, keep_initializers_as_inputs=keep_initializers_as_inputs)
-    if verbose:
-        print(onnx.printer.to_text(proto.graph))
-    if f is None:
-        return proto
-    data = proto.SerializeToString()
-    if isinstance(f, str | os.PathLike):
-        with open(f, "wb") as out:
-            out.write(data)
-    else:
-        f.write(data)
-    return proto
+    if not isinstance(mod, Module):
+        raise ValueError(f"{WHO}: expected mod to be an instance of ember.nn.Module, got "
+                         f"{type(mod).__name__}")
+    if not isinstance(args, tuple):
+        raise ValueError(f"{WHO}: expecting args to be a tuple of example positional inputs, "
+                         f"got {type(args).__name__}. Hint: write (x,) for one input")
+    if preserve_module_call_signature:
+        raise ValueError(f"{WHO}: preserve_module_call_signature is for "
+                         "torch.export.unflatten, which Ember does not have; pass ()")
+    bound = _bind(mod, args, dict(kwargs or {}))
+    given = set(bound.arguments)
+    bound.apply_defaults()  # (the call is traced with every argument given)
+    defaults = {k: v for k, v in bound.arguments.items() if k not in given}
+    args, kwargs = bound.args, bound.kwargs
+    leaves, spec = tree_flatten((args, kwargs))
+    tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
+    axes = leaf_axes(mod, args, kwargs, dynamic_shapes)
+    check_example(axes, tensors)
+    guard_leaves = _guard_leaves(bound.arguments)
+    names = Namespace()
+    user_names = [names.create_name(re.sub(r"\W+", "_", g.label).strip("_"))
+                  for g in guard_leaves if g.dims is not None]
+    state = _state(mod)
+    with _state_restored(mod):
+        capture, graph = trace(mod, args, kwargs, False, WHO, state_writes=True)
+        entry = capture.compiled.last
+        dims = _dim_names(axes, tensors)
+
+        def lowered(cause: Exception | None = None) -> Any:
+            others = _twins(capture, graph, leaves, spec, dims, cause)
+            return lift(graph, others, state, user_names, entry.out_consts, _symbols(dims),
+                        entry.device)
+
+        try:
+            lifted = lowered()
+        except ExportError as e:
+            if not _automatic(dims, axes):
+                raise
+            dims = _without_automatic(dims, axes)  # (AUTO: static where the model fixes it)
+            lifted = lowered(e)
+    ranges = _ranges(dims, axes)
+    for i, guard in enumerate(g for g in guard_leaves if g.dims is not None):
+        named = dims.get(i, {})
+        guard.dims = tuple(named.get(a, s) for a, s in enumerate(tensors[i].shape))
+    return ExportedProgram(
+        GraphModule({}, lifted.graph), lifted.signature,
+        {s.target: e.tensor for s, e in zip(lifted.signature.input_specs, state)
+         if s.persistent is not False}, ranges,
+        {**{s.target: e.tensor for s, e in zip(lifted.signature.input_specs, state)
+            if s.persistent is False}, **lifted.constants},
+        (args, kwargs), Guards(guard_leaves, ranges, defaults), list(bound.arguments),
+        entry.out_spec)
 
 
-# -- arguments ---------------------------------------------------------------------------
-def _as_args(args: Any, kwargs: dict[str, Any] | None) -> tuple[tuple, dict[str, Any]]:
-    """``(args, kwargs)`` of the call: a single argument is a one-tuple, and a dict at the
-    end of ``args`` holds keyword arguments (torch's convention) when ``kwargs`` is None."""
-    args = tuple(args) if isinstance(args, tuple | list) else (args,)
-    if kwargs is None and args and isinstance(args[-1], dict):
-        return args[:-1], dict(args[-1])
-    return args, dict(kwargs or {})
+def _bind(mod: Module, args: tuple, kwargs: dict) -> inspect.BoundArguments:
+    try:
+        return inspect.signature(mod.forward).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{WHO}: the example inputs do not fit {type(mod).__name__}.forward: "
+                        f"{e}") from None
 
 
-def _argument_names(model: Any, args: tuple, kwargs: dict, leaves: list) -> list[str]:
-    """Each tensor leaf's parameter name (``x``, ``pair[0]``, a keyword), ``input_i`` for
-    one of ``*args``."""
-    names = argument_names(model, args, kwargs)
-    tensors = [name for name, leaf in zip(names, leaves) if isinstance(leaf, Tensor)]
-    return [f"input_{i}" if name.startswith("#") else name for i, name in enumerate(tensors)]
+def _guard_leaves(arguments: dict[str, Any]) -> list[InputGuard]:
+    """A guard per leaf of the call (tensor guards' sizes filled in later)."""
+    out: list[InputGuard] = []
 
-
-def _names(given: Sequence[str] | None, count: int, default: list[str] | None,
-           prefix: str) -> list[str]:
-    if given is None:
-        if default is not None and len(set(default)) == len(default):
-            return default
-        return [prefix] if count == 1 else [f"{prefix}_{i}" for i in range(count)]
-    given = list(given)
-    if len(given) > count:
-        raise ValueError(f"ember.onnx.export: {len(given)} {prefix}_names for {count} "
-                         f"{prefix}s: {given}")
-    if len(set(given)) != len(given):
-        raise ValueError(f"ember.onnx.export: {prefix}_names repeat a name: {given}")
-    return given + [f"{prefix}_{i}" for i in range(len(given), count)]  # (torch's rule)
-
-
-def _check_distinct(in_names: list[str], out_names: list[str], weights: list[str]) -> None:
-    """ONNX values have one name each: an input named as a weight would read the weight."""
-    clash = sorted((set(in_names) | set(out_names)) & set(weights))
-    both = sorted(set(in_names) & set(out_names))
-    if clash or both:
-        what = f"{clash} also name parameters or buffers" if clash else \
-            f"{both} name both an input and an output"
-        raise ValueError(f"ember.onnx.export: the names {what}; give other input_names or "
-                         "output_names")
-
-
-def _dynamic_axes(dynamic_axes: Mapping[str, Any] | None, in_names: list[str],
-                  out_names: list[str], tensors: list[Tensor], graph: Graph) -> tuple:
-    """``({input index: {axis: dim_name}}, {name: {axis: dim_name}})`` from
-    ``dynamic_axes``."""
-    by_input: dict[int, dict[int, str]] = {}
-    dim_names: dict[str, dict[int, str]] = {}
-    for name, spec in (dynamic_axes or {}).items():
-        if name in in_names:
-            rank = len(tensors[in_names.index(name)].shape)
-        elif name in out_names:
-            var = graph.outputs[out_names.index(name)]
-            rank = len(var.shape) if var is not None else 0
+    def walk(name: str, value: Any, keys: tuple) -> None:
+        if isinstance(value, Tensor):
+            out.append(InputGuard(name, keys, dims=(), dtype=value.dtype))
+        elif isinstance(value, (tuple, list)):
+            for i, item in enumerate(value):
+                walk(name, item, (*keys, i))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(name, item, (*keys, key))
+        elif value is None or isinstance(value, (bool, int, float, str)):
+            out.append(InputGuard(name, keys, value=value))
         else:
-            raise ValueError(f"ember.onnx.export: dynamic_axes names {name!r}, which is no "
-                             f"input ({in_names}) or output ({out_names})")
-        named = dict(spec) if isinstance(spec, Mapping) else \
-            {int(a): f"{name}_dynamic_axes_{i + 1}" for i, a in enumerate(spec)}
-        for axis in named:
-            if not -rank <= axis < rank:
-                raise ValueError(f"ember.onnx.export: dynamic axis {axis} of {name!r}, which "
-                                 f"has {rank} dimensions")
-        dim_names[name] = {a % rank: str(n) for a, n in named.items()}
-        if name in in_names:
-            by_input[in_names.index(name)] = dim_names[name]
-    return by_input, dim_names
+            raise ExportError(f"{WHO}: argument {name} holds a {type(value).__name__}; "
+                              "export takes tensors and numbers, nested in tuples, lists "
+                              "and dicts")
+
+    for name, value in arguments.items():
+        walk(name, value, ())
+    return out
 
 
-# -- conversion --------------------------------------------------------------------------
-_CHECK_STEP = 3  # (the check trace grows the k-th dynamic axis name by 3·(k + 1))
+def _state(mod: Module) -> list[StateEntry]:
+    """The module's parameters, then its buffers (with their persistence), by key."""
+    entries = [StateEntry(p, InputKind.PARAMETER, k) for k, p in mod.named_parameters()]
+    for key, buffer in mod.named_buffers():
+        *path, name = key.split(".")
+        owner = mod.get_submodule(".".join(path)) if path else mod
+        persistent = name not in owner._non_persistent_buffers_set
+        entries.append(StateEntry(buffer, InputKind.BUFFER, key, persistent))
+    return entries
 
 
-def _farther_trace(compiled: Any, leaves: list, spec: Any,
-                   axes: dict[int, dict[int, str]]) -> Graph | None:
-    """A third trace, with the dynamic axes grown farther than the second's; None when the
-    model refuses those sizes (it may bound them: a GPT's block size)."""
+@contextmanager
+def _state_restored(mod: Module) -> Iterator[None]:
+    """The module's buffers as they were before the block (tracing runs the model, which
+    may write into them or rebind them)."""
+    saved = [(m, name, b, b.detach().clone()) for m in mod.modules()
+             for name, b in m._buffers.items() if isinstance(b, Tensor)]
     try:
-        return retrace_resized(compiled, leaves, spec, axes, _CHECK_STEP)
-    except ExportError:
-        return None
+        yield
+    finally:
+        with ember.no_grad():
+            for module, name, buffer, value in saved:
+                module._buffers[name] = buffer
+                buffer.copy_(value)
 
 
-def _converted(graph: Graph, other: Graph | None, opset: int,
-               names: tuple[list[str], list[str]]) -> Context:
-    """``graph`` converted, its sizes that follow a dynamic axis read from ``other`` (the
-    graph traced with those axes resized; None without dynamic axes)."""
-    mapping, changed, pairs = twins(graph, other) if other is not None else (None, {}, {})
-    ctx = Context(graph, opset, mapping, other.consts if other is not None else {}, changed,
-                  pairs)
-    ctx.reserved.update(*names, (ref.label for ref in graph.state))
-    _convert(ctx, graph, names[0], changed)
-    return ctx
+def _dim_names(axes: list[dict], tensors: list[Tensor]) -> dict[int, dict[int, str]]:
+    """``{tensor index: {axis: dim name}}``: a Dim by its name, a hint by ``s0``, ``s1`` ...
+    (a hint on a size below 2 is static, as torch specializes 0 and 1)."""
+    taken = {d.__name__ for spec in axes for d in spec.values() if isinstance(d, Dim)}
+    counter = iter(range(10**9))
+    named: dict[int, dict[int, str]] = {}
+    for i, spec in enumerate(axes):
+        for axis, dim in spec.items():
+            if isinstance(dim, Dim):
+                named.setdefault(i, {})[axis] = dim.__name__
+                continue
+            if tensors[i].shape[axis] < 2:
+                if dim is DimHint.DYNAMIC:
+                    raise ConstraintViolationError(
+                        f"{WHO}: Constraints violated! Dim.DYNAMIC on axis {axis} of input {i}, "
+                        f"whose example size is {tensors[i].shape[axis]}: sizes 0 and 1 are "
+                        "specialized. Hint: export with an example size of 2 or more")
+                continue
+            name = next(f"s{k}" for k in counter if f"s{k}" not in taken)
+            named.setdefault(i, {})[axis] = name
+    return named
 
 
-def _check_same_model(ctx: Context, graph: Graph, third: Graph, opset: int,
-                      names: tuple[list[str], list[str]]) -> None:
-    """Two traces tell a size that follows a dynamic axis from a constant only where the
-    rule holds at both sizes (``arange(T).clamp(max=5)`` is an arange at T = 4 and 5): the
-    model converted against a third, farther trace must be the same ONNX graph."""
-    why = ("ember.onnx.export: some sizes follow no rule over the dynamic axes: they follow "
-           "one at the traced size and the first resized one, but not when the axes are "
-           "resized farther (a size clamped or rounded: ember.arange(T).clamp(max=5), "
-           "x[:, :min(T, 5)], x[:, :T // 2]). Hint: trace at sizes where the limit shows, "
-           "or export with fixed sizes")
+def _symbols(dims: dict[int, dict[int, str]]) -> dict[str, tuple[int, int]]:
+    symbols: dict[str, tuple[int, int]] = {}
+    for i, spec in sorted(dims.items()):
+        for axis, name in sorted(spec.items()):
+            symbols.setdefault(name, (i, axis))
+    return symbols
+
+
+def _automatic(dims: dict, axes: list[dict]) -> bool:
+    return any(axes[i][a] is DimHint.AUTO for i, spec in dims.items() for a in spec)
+
+
+def _without_automatic(dims: dict, axes: list[dict]) -> dict[int, dict[int, str]]:
+    kept = {i: {a: n for a, n in spec.items() if axes[i][a] is not DimHint.AUTO}
+            for i, spec in dims.items()}
+    return {i: spec for i, spec in kept.items() if spec}
+
+
+def _twins(capture: Capture, graph: Graph, leaves: list, spec: Any,
+           dims: dict[int, dict[int, str]], cause: Exception | None = None) -> list[Twin]:
+    """The model traced with its dynamic dims grown (and grown farther, when the model takes
+    those sizes), each trace matched to the first."""
+    if not dims:
+        return []
     try:
-        other = _converted(graph, third, opset, names)
+        second = retrace_resized(capture, leaves, spec, dims)
+        out = [Twin(second, *_matched(graph, second))]
+    except ConstraintViolationError:
+        raise
     except ExportError as e:
-        raise ExportError(f"{why}; resized farther:\n{e}") from None
-    if _serialized(ctx) != _serialized(other):
-        raise ExportError(why)
+        marked = sorted({n for spec in dims.values() for n in spec.values()})
+        raise ConstraintViolationError(
+            f"{WHO}: Constraints violated ({', '.join(marked)})! You marked "
+            f"{', '.join(marked)} as dynamic but the model fixes the size (it specializes it "
+            f"to the example's, or computes with it in Python): {e}. Hint: use Dim.STATIC "
+            "(or no Dim) for such a size, or Dim.AUTO to let the export decide") from \
+            (cause or e)
+    try:
+        third = retrace_resized(capture, leaves, spec, dims, _FARTHER, _FARTHER_POWER)
+    except ExportError:  # (the model bounds the size: a GPT's block size)
+        return out
+    return out + [Twin(third, *_matched(graph, third))]
 
 
-def _serialized(ctx: Context) -> list[bytes]:
-    return [part.SerializeToString() for part in ctx.nodes + ctx.initializers]
+def _matched(graph: Graph, other: Graph) -> tuple[dict, dict]:
+    mapping, _, pairs = twins(graph, other, WHO)
+    return mapping, pairs
 
 
-def _convert(ctx: Context, graph: Graph, in_names: list[str], changed: dict) -> None:
-    for var, name in zip(graph.inputs, in_names):
-        ctx.names[var] = name
-    for ref in graph.state:
-        ctx.names[ref.var] = ref.label
-    missing: dict[str, list] = {}
-    for eqn in graph.eqns:
-        if eqn.prim.name not in CONVERTERS:
-            missing.setdefault(eqn.prim.name, []).append(eqn)
-    if missing:
-        raise ExportError(_unsupported(missing))
-    unmade: dict[Var, Any] = {}  # outputs a converter does not compute
-    skipped: set[Var] = set()  # outputs of refused equations (the refusal says why)
-    for eqn in graph.eqns:
-        ctx.eqn = eqn
-        if any(v in skipped for v in eqn.inputs):
-            skipped.update(eqn.outputs)
-            continue
-        before = len(ctx.problems)
-        for v in eqn.inputs:
-            if v in unmade:
-                ctx.refuse(f"reads output {unmade[v].outputs.index(v)} of {unmade[v].prim.name}"
-                           ", which ONNX export does not compute")
-        if id(eqn) in changed and eqn.prim.name not in SHAPE_PARAMS:
-            ctx.refuse(f"its params {eqn.params} change with the size of a dynamic axis")
-        made = CONVERTERS[eqn.prim.name](ctx, eqn) if len(ctx.problems) == before else None
-        if len(ctx.problems) > before:
-            skipped.update(eqn.outputs)
-            continue
-        made = made if isinstance(made, list | tuple) else [made]
-        for var, name in zip(eqn.outputs, made):
-            if name is None:
-                unmade[var] = eqn
+def _ranges(dims: dict[int, dict[int, str]], axes: list[dict]) -> dict[str, ValueRange]:
+    ranges: dict[str, ValueRange] = {}
+    for i, spec in sorted(dims.items()):
+        for axis, name in sorted(spec.items()):
+            dim = axes[i][axis]
+            if isinstance(dim, Dim):
+                upper = math.inf if dim.max is None else dim.max
+                ranges.setdefault(name, ValueRange(dim.min, upper))
             else:
-                ctx.names[var] = name
-    ctx.eqn = None
-    for var in graph.outputs:
-        if var in unmade and var not in skipped:
-            ctx.refuse(f"the output {var.name} comes from {unmade[var].prim.name}'s output that "
-                       "ONNX export does not compute")
-    if ctx.problems:
-        raise ExportError("ember.onnx.export: the model cannot be exported:\n  " +
-                          "\n  ".join(ctx.problems))
-
-
-def _unsupported(missing: dict[str, list]) -> str:
-    lines = []
-    for name, eqns in sorted(missing.items()):
-        where = sorted({str(e.source) for e in eqns if e.source is not None})
-        lines.append(f"  {name} ({len(eqns)}x{', at ' + ', '.join(where[:3]) if where else ''}"
-                     f"{' ...' if len(where) > 3 else ''})")
-    return ("ember.onnx.export: no ONNX converter for these primitives:\n" + "\n".join(lines) +
-            "\nHint: compute the model with supported ops (ember.onnx.supported_primitives() "
-            "lists them), or register a converter with @ember.onnx.converter(\"name\") (see "
-            "docs/export.md)")
-
-
-def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str],
-           axes: tuple, export_params: bool, weights_as_inputs: bool) -> onnx.ModelProto:
-    dim_names = axes[1]
-    # a dynamic size of an output takes the name of the input axis it follows
-    followed = {(v.shape[a], ctx.twin_shape(v)[a]): dim for v, n in zip(graph.inputs, in_names)
-                for a, dim in dim_names.get(n, {}).items()}
-
-    def value_info(name: str, var: Var) -> Any:
-        named = dim_names.get(name, {})
-        twin = ctx.twin_shape(var)
-        shape = [named.get(d, size if size == twin[d] else
-                           followed.get((size, twin[d]), f"{name}_dim{d}"))
-                 for d, size in enumerate(var.shape)]
-        return helper.make_tensor_value_info(name, onnx_type(var.dtype), shape)
-
-    inputs = [value_info(n, v) for v, n in zip(graph.inputs, in_names)]
-    outputs = []
-    for var, name in zip(graph.outputs, out_names):
-        if var is None:
-            raise ExportError(f"ember.onnx.export: output {name} is not a tensor")
-        ctx.nodes.append(helper.make_node("Identity", [ctx.value(var)], [name]))
-        outputs.append(value_info(name, var))
-    weights = []
-    for ref in graph.state:
-        data = ref.tensor.grad if ref.grad else ref.tensor
-        if export_params:
-            weights.append(onnx.numpy_helper.from_array(data.detach().numpy(), ref.label))
-        if weights_as_inputs or not export_params:
-            inputs.append(value_info(ref.label, ref.var))
-    body = helper.make_graph(ctx.nodes, graph.name, inputs, outputs,
-                             initializer=weights + ctx.initializers)
-    opsets = [helper.make_opsetid("", ctx.opset)]
-    model = helper.make_model(body, opset_imports=opsets, producer_name="ember",
-                              ir_version=helper.find_min_ir_version_for(opsets))
-    onnx.checker.check_model(model)
-    return model
+                ranges.setdefault(name, ValueRange(2, math.inf))
+    return ranges

@@ -1,122 +1,124 @@
-"""Constants that follow a dynamic axis, rebuilt from the run-time shape. The IR holds a
-constant made from a size (``ember.arange(T)``, a causal mask ``ember.ones(T, T).triu(1)``,
-``ember.zeros(B, 4)``) as its traced value; the exporter compares it with the same constant
-in the second trace (the dynamic axes resized) and, when both are one of these patterns with
-the same parameters, writes ONNX nodes that compute it from the run-time sizes:
-
-- filled with one value: ``Expand``;
-- ``start + step * arange(n)`` along one axis (the others of size 1): ``Range``;
-- two values split along a diagonal of the last two dimensions (``triu``/``tril`` of a
-  filled tensor, ``where`` on such a mask): ``Trilu`` of ones, then ``Where``.
-"""
+"""Sizes that follow dynamic dims. The model is traced at the example sizes and again with the
+dynamic dims grown (each name by its own amount); a size that differs between the traces is
+written as ``coeff · (product of dims) + offset`` when one such expression gives it in every
+trace (``B``, ``B * T``, ``2 * T - 1``), a scalar constant as such a size or a ratio of them
+(``1/B``), and anything else is refused."""
 
 from __future__ import annotations
 
+import itertools
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ember.dtypes import bool_, int64
+
+@dataclass(frozen=True)
+class SizeExpr:
+    """``coeff * prod(symbols) + offset``, a size computed from the dynamic dims.
+
+    Example:
+        >>> e = SizeExpr(2, ("T",), -1)
+        >>> str(e), e.evaluate({"T": 5})
+        ('2*T - 1', 9)
+    """
+
+    coeff: int
+    symbols: tuple[str, ...]
+    offset: int
+
+    def evaluate(self, values: dict[str, int]) -> int:
+        return self.coeff * math.prod(values[s] for s in self.symbols) + self.offset
+
+    def __str__(self) -> str:
+        text = "*".join(self.symbols)
+        if self.coeff != 1:
+            text = f"{self.coeff}*{text}"
+        if self.offset:
+            text += f" {'+' if self.offset > 0 else '-'} {abs(self.offset)}"
+        return text
 
 
-def rebuild(ctx: Any, var: Any, array: np.ndarray, twin: np.ndarray) -> str | None:
-    """ONNX nodes computing the constant ``var`` (traced as ``array``, as ``twin`` in the
-    second trace) from the run-time shape; None when it follows none of the patterns (or no
-    input dimension gives its dynamic sizes: then ``ctx`` has recorded why)."""
-    if array.ndim != twin.ndim or not array.size or not twin.size:
-        return None
-    fill = _filled(array, twin)
-    arange = _arange(array, twin) if fill is None else None
-    tri = _triangle(array, twin) if fill is None and arange is None else None
-    if fill is None and arange is None and tri is None:
-        return None
-    shape = ctx.shape_tensor(var, [], infer_one=False)
-    if shape is None:
-        return None
-    dtype = var.dtype
-    if fill is not None:
-        return ctx.node("Expand", [ctx.constant(fill, var.name), shape])
-    if arange is not None:
-        axis, start, step = arange
-        count = ctx.node("Gather", [shape, ctx.constant(np.asarray(axis, dtype=np.int64))])
-        steps = ctx.node("Range", [ctx.constant(np.asarray(0, dtype=np.int64)), count,
-                                   ctx.constant(np.asarray(1, dtype=np.int64))])
-        values = ctx.node("Add", [ctx.node("Mul", [ctx.cast(steps, int64, dtype),
-                                                   ctx.scalar(step, dtype)]),
-                                  ctx.scalar(start, dtype)])
-        return ctx.node("Reshape", [values, shape])
-    upper, k, inside, outside = tri
-    mask = triangle_mask(ctx, shape, k, upper)
-    if dtype is bool_:  # (two values: one is True; onnxruntime has no Where on bools)
-        return mask if inside else ctx.node("Not", [mask])
-    return ctx.node("Where", [mask, ctx.scalar(inside, dtype), ctx.scalar(outside, dtype)])
-
-
-def triangle_mask(ctx: Any, shape: str, k: int, upper: bool) -> str:
-    """A bool tensor of the run-time ``shape`` (a 1-D int64 tensor), true on and above
-    (``upper``) or on and below the ``k``-th diagonal of its last two dimensions."""
-    ones = ctx.node("Expand", [ctx.constant(np.asarray(1, dtype=np.int64), "one"), shape])
-    tri = ctx.node("Trilu", [ones, ctx.constant(np.asarray(k, dtype=np.int64), "k")],
-                   upper=int(upper))
-    return ctx.cast(tri, int64, bool_)
-
-
-def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
-
-
-def _filled(array: np.ndarray, twin: np.ndarray) -> np.ndarray | None:
-    """The 0-d value both constants hold everywhere."""
-    first = array.reshape(-1)[:1].reshape(())
-    if _same(array, np.broadcast_to(first, array.shape)) and \
-            _same(twin, np.broadcast_to(first, twin.shape)):
-        return first
-    return None
-
-
-def _arange(array: np.ndarray, twin: np.ndarray) -> tuple[int, Any, Any] | None:
-    """``(axis, start, step)`` when both constants are ``start + step * arange(n)`` along
-    ``axis`` (computed in their dtype, as the exported Range, Cast, Mul and Add do)."""
-    long = [d for d, s in enumerate(array.shape) if s > 1]
-    if len(long) != 1 or array.dtype.kind not in "iuf":
-        return None
-    axis = long[0]
-    flat = array.reshape(-1)
-    start, step = flat[0], flat[1] - flat[0]
-    for a in (array, twin):
-        n = a.shape[axis]
-        if a.size != n:
-            return None
-        made = np.arange(n).astype(a.dtype) * step + start
-        if not _same(a.reshape(-1), made.astype(a.dtype)):
-            return None
-    return axis, start, step
-
-
-def _triangle(array: np.ndarray, twin: np.ndarray) -> tuple[bool, int, Any, Any] | None:
-    """``(upper, k, inside, outside)`` when both constants hold ``inside`` on and above
-    (``upper``) or below the ``k``-th diagonal of their last two dimensions, ``outside``
-    elsewhere."""
-    if array.ndim < 2:
-        return None
-    values = np.unique(array)
-    if len(values) != 2:
-        return None
-    rows, cols = np.indices(array.shape[-2:])
-    offset = cols - rows
-    for inside, outside in (values, values[::-1]):
-        where = np.broadcast_to(array == inside, array.shape).reshape(-1, *array.shape[-2:])
-        if not where[0].any():
+def fit(sizes: list[int], env: list[dict[str, int]]) -> SizeExpr | int | None:
+    """The size ``sizes[i]`` seen in trace ``i`` (whose dims are ``env[i]``): an ``int`` when
+    it is the same in every trace, a :class:`SizeExpr` giving all of them, or None."""
+    if all(s == sizes[0] for s in sizes):
+        return sizes[0]
+    names = sorted(env[0])
+    monomials = [(n,) for n in names] + list(itertools.combinations_with_replacement(names, 2))
+    found = []
+    for symbols in monomials:
+        m = [math.prod(e[s] for s in symbols) for e in env]
+        if m[1] == m[0]:
             continue
-        for upper in (True, False):
-            k = int(offset[where[0]].min() if upper else offset[where[0]].max())
-            if all(_same(a, _pattern(a.shape, upper, k, inside, outside).astype(a.dtype))
-                   for a in (array, twin)):
-                return upper, k, inside, outside
+        coeff, rest = divmod(sizes[1] - sizes[0], m[1] - m[0])
+        if rest or coeff == 0:
+            continue
+        offset = sizes[0] - coeff * m[0]
+        if all(size == coeff * mi + offset for size, mi in zip(sizes, m)):
+            found.append(SizeExpr(coeff, symbols, offset))
+    # the simplest that fits (``t`` over ``2*b + 1`` when the traces cannot tell them apart)
+    return min(found, key=lambda e: (abs(e.coeff - 1) + abs(e.offset) > 0, len(e.symbols),
+                                     abs(e.coeff), abs(e.offset)), default=None)
+
+
+@dataclass(frozen=True)
+class SizeRatio:
+    """``numerator / denominator`` of sizes: a scalar constant made from dynamic sizes (the
+    ``1/n`` of a mean, the ``n/(n - 1)`` of an unbiased variance).
+
+    Example:
+        >>> r = SizeRatio(SizeExpr(1, ("B",), 0), SizeExpr(1, ("B",), -1))
+        >>> str(r), r.evaluate({"B": 5})
+        ('B / (B - 1)', 1.25)
+    """
+
+    numerator: SizeExpr | int
+    denominator: SizeExpr | int
+
+    def evaluate(self, values: dict[str, int]) -> float:
+        def value(e: SizeExpr | int) -> int:
+            return e if isinstance(e, int) else e.evaluate(values)
+
+        return value(self.numerator) / value(self.denominator)
+
+    def __str__(self) -> str:
+        den = str(self.denominator)
+        return f"{self.numerator} / {f'({den})' if ' ' in den else den}"
+
+
+def fit_scalar(values: list, env: list[dict[str, int]], dtype: Any) -> SizeExpr | SizeRatio | None:
+    """A 0-d constant seen as ``values[i]`` in trace ``i``, as a size ``m`` (:func:`fit`) or
+    a ratio ``1/m``, ``m/(m - 1)``, ``1/(m - 1)``, rounded to ``dtype`` as the traces computed
+    it; None when none gives every value. (``m`` is found by inverting each form, the
+    rounding undone by trying the neighbouring integers.)"""
+    forms = ((lambda v: v, lambda m: m),
+             (lambda v: 1 / v, lambda m: SizeRatio(1, m)),
+             (lambda v: v / (v - 1), lambda m: SizeRatio(m, _minus_one(m))),
+             (lambda v: 1 / v + 1, lambda m: SizeRatio(1, _minus_one(m))))
+    for invert, make in forms:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            guesses = [float(invert(np.float64(v))) for v in values]
+        if not all(math.isfinite(g) for g in guesses):
+            continue
+        for shifts in itertools.product((0, -1, 1), repeat=len(values)):
+            size = fit([round(g) + d for g, d in zip(guesses, shifts)], env)
+            if not isinstance(size, SizeExpr):
+                continue
+            found = make(size)
+            if all(_gives(found, e, v, dtype) for v, e in zip(values, env)):
+                return found
     return None
 
 
-def _pattern(shape: tuple, upper: bool, k: int, inside: Any, outside: Any) -> np.ndarray:
-    rows, cols = np.indices(shape[-2:])
-    mask = cols - rows >= k if upper else cols - rows <= k
-    return np.broadcast_to(np.where(mask, inside, outside), shape)
+def _gives(found: SizeExpr | SizeRatio, env: dict[str, int], value: Any, dtype: Any) -> bool:
+    """Whether ``found`` computes ``value`` (rounded to ``dtype``) at the sizes ``env``."""
+    try:
+        return bool(np.asarray(found.evaluate(env), dtype=dtype) == value)
+    except ZeroDivisionError:
+        return False
+
+
+def _minus_one(size: SizeExpr) -> SizeExpr:
+    return SizeExpr(size.coeff, size.symbols, size.offset - 1)

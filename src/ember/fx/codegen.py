@@ -85,7 +85,11 @@ class _Globals:
 
 
 def qualified_function(fn: Any, glob: _Globals) -> str:
-    """``ember.relu``, ``ember.nn.functional.gelu``, a builtin's name, else a global."""
+    """``ember.relu``, ``ember.nn.functional.gelu``, a builtin's name, the path a function
+    object names as its ``_qualified_name`` (``ember.export.prims.relu``), else a global."""
+    path = getattr(fn, "_qualified_name", None)
+    if isinstance(path, str) and path.startswith("ember."):
+        return path
     name = getattr(fn, "__name__", None)
     if name is not None:
         if getattr(ember, name, None) is fn:

@@ -30,6 +30,17 @@ _SHORT = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf1
           "bool": "bool"}
 
 
+def type_str(dtype: DType, shape: tuple, sep: str = ", ") -> str:
+    """A value's dtype and shape as graphs print them.
+
+    Example:
+        >>> type_str(ember.float32, (2, 3))
+        'f32[2, 3]'
+    """
+    dims = sep.join(str(d) for d in shape)
+    return f"{_SHORT.get(dtype.name, dtype.name)}[{dims}]"
+
+
 class Var:
     """One SSA value: made once (by an equation, or as an input, state or constant).
 
@@ -47,8 +58,7 @@ class Var:
 
     @property
     def type_str(self) -> str:
-        dims = ",".join(str(d) for d in self.shape)
-        return f"{_SHORT.get(self.dtype.name, self.dtype.name)}[{dims}]"
+        return type_str(self.dtype, self.shape, ",")
 
     def __repr__(self) -> str:
         return f"{self.name}: {self.type_str}"

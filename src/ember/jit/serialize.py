@@ -165,49 +165,78 @@ def _eqn(e: Eqn) -> dict:
     src = e.source
     return {"prim": e.prim.name, "in": [v.id for v in e.inputs],
             "out": [_var(v) for v in e.outputs],
-            "params": {k: _encode(v, e, k) for k, v in e.params.items()},
+            "params": {k: encode_param(v, e.prim.name, k) for k, v in e.params.items()},
             "src": None if src is None else [src.file, src.line, src.text, src.what]}
 
 
-def _encode(value: Any, e: Eqn, key: str) -> Any:
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else {"float": repr(value)}
-    if isinstance(value, tuple | list):
-        items = [_encode(v, e, key) for v in value]
-        return {"tuple": items} if isinstance(value, tuple) else items
-    if isinstance(value, DType):
-        return {"dtype": value.name}
-    if isinstance(value, Device):
-        return {"device": str(value)}
-    if isinstance(value, Primitive):
-        return {"prim": value.name}
-    if isinstance(value, dict):
-        return {"dict": [[k, _encode(v, e, key)] for k, v in value.items()]}
-    raise ValueError(f"ember.jit.save: {e.prim.name}'s param {key}={value!r} "
-                     f"({type(value).__name__}) has no file form; a random op with its own "
-                     "Generator, say. Hint: use the default generator inside saved graphs")
+def encode_param(value: Any, owner: str, key: str,
+                 other: Callable[[Any], Any] | None = None) -> Any:
+    """A primitive's param ``key`` (of ``owner``, named in errors) as JSON: numbers,
+    strings, tuples, lists, dicts, dtypes, devices and primitives; ``other`` encodes what
+    else a caller stores (returning None for what it does not know either).
+
+    Example:
+        >>> encode_param((1, 2.5, float("inf")), "pad", "value")
+        {'tuple': [1, 2.5, {'float': 'inf'}]}
+    """
+    def encode(v: Any) -> Any:
+        if v is None or isinstance(v, bool | int | str):
+            return v
+        if isinstance(v, float):
+            return v if math.isfinite(v) else {"float": repr(v)}
+        if isinstance(v, tuple | list):
+            items = [encode(x) for x in v]
+            return {"tuple": items} if isinstance(v, tuple) else items
+        if isinstance(v, DType):
+            return {"dtype": v.name}
+        if isinstance(v, Device):
+            return {"device": str(v)}
+        if isinstance(v, Primitive):
+            return {"prim": v.name}
+        if isinstance(v, dict):
+            return {"dict": [[k, encode(x)] for k, x in v.items()]}
+        found = other(v) if other is not None else None
+        if found is not None:
+            return found
+        raise ValueError(f"ember.jit.save: {owner}'s param {key}={v!r} ({type(v).__name__}) "
+                         "has no file form; a random op with its own Generator, say. Hint: "
+                         "use the default generator inside saved graphs")
+
+    return encode(value)
 
 
 # -- reading ---------------------------------------------------------------------------------
-def _decode(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    (tag, inner), = value.items()
-    if tag == "tuple":
-        return tuple(_decode(v) for v in inner)
-    if tag == "float":
-        return float(inner)
-    if tag == "dtype":
-        return to_dtype(inner)
-    if tag == "device":
-        return to_device(inner)
-    if tag == "prim":
-        return PRIMITIVES[inner]
-    return {k: _decode(v) for k, v in inner}
+def decode_param(value: Any, other: Callable[[str, Any], Any] | None = None) -> Any:
+    """The param :func:`encode_param` wrote; ``other(tag, inner)`` decodes the caller's own
+    tags.
+
+    Example:
+        >>> decode_param({'tuple': [1, 2.5, {'float': 'inf'}]})
+        (1, 2.5, inf)
+    """
+    def decode(v: Any) -> Any:
+        if isinstance(v, list):
+            return [decode(x) for x in v]
+        if not isinstance(v, dict):
+            return v
+        (tag, inner), = v.items()
+        if tag == "tuple":
+            return tuple(decode(x) for x in inner)
+        if tag == "float":
+            return float(inner)
+        if tag == "dtype":
+            return to_dtype(inner)
+        if tag == "device":
+            return to_device(inner)
+        if tag == "prim":
+            return PRIMITIVES[inner]
+        if tag == "dict":
+            return {k: decode(x) for k, x in inner}
+        if other is None:
+            raise CheckpointError(f"ember.jit.load: unknown param tag {tag!r} in the file")
+        return other(tag, inner)
+
+    return decode(value)
 
 
 def _graph(doc: dict, arrays: dict, dev: Device, where: str) -> Graph:
@@ -238,7 +267,7 @@ def _graph(doc: dict, arrays: dict, dev: Device, where: str) -> Graph:
                                   "which this version of Ember does not have")
         src = e["src"]
         g.eqns.append(Eqn(PRIMITIVES[e["prim"]], [vars_[i] for i in e["in"]],
-                          {k: _decode(v) for k, v in e["params"].items()},
+                          {k: decode_param(v) for k, v in e["params"].items()},
                           [new(o, "eqn") for o in e["out"]],
                           None if src is None else Source(*src)))
     g.outputs = [None if i is None else vars_[i] for i in doc["outputs"]]

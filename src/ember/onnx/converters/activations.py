@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from ember.export.context import Context
-from ember.export.registry import converter
 from ember.jit.ir import Eqn
+from ember.onnx.context import Context
+from ember.onnx.registry import converter
 
 
 @converter("leaky_relu")

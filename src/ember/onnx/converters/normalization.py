@@ -3,9 +3,9 @@ instance norm trace into)."""
 
 from __future__ import annotations
 
-from ember.export.context import Context
-from ember.export.registry import converter
 from ember.jit.ir import Eqn
+from ember.onnx.context import Context
+from ember.onnx.registry import converter
 
 
 @converter("layer_norm")

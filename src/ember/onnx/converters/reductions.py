@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from ember.dtypes import bool_, float32, int32
-from ember.export.context import Context, onnx_type
-from ember.export.registry import converter
 from ember.jit.ir import Eqn, Var
+from ember.onnx.context import Context, onnx_type
+from ember.onnx.registry import converter
 
 _REDUCE = {"sum": "ReduceSum", "prod": "ReduceProd", "amax": "ReduceMax", "amin": "ReduceMin",
            "all": "ReduceMin", "any": "ReduceMax"}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ember.dtypes import int64
-from ember.export.context import Context
-from ember.export.registry import converter
 from ember.jit.ir import Eqn
+from ember.onnx.context import Context
+from ember.onnx.registry import converter
 
 
 @converter("reshape", shape_params=True)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ember.export.registry import ExportError
+from ember.onnx.registry import ExportError
 
 
 class TrainingMode(enum.IntEnum):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.export.context import Context
-from ember.export.registry import converter
 from ember.jit.ir import Eqn
+from ember.onnx.context import Context
+from ember.onnx.registry import converter
 
 
 def _indices(ctx: Context, eqn: Eqn, k: str, largest: bool, ordered: bool) -> str:

@@ -10,8 +10,8 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 from ember.dtypes import DType
-from ember.export.symbolic import rebuild
 from ember.jit.ir import Eqn, Graph, Var
+from ember.onnx.symbolic import rebuild
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -2**63
@@ -67,7 +67,7 @@ class Context:
     def value(self, var: Var) -> str:
         """The ONNX name holding ``var``; a constant becomes an initializer when first read,
         and each read of one that changes with a dynamic axis (for that read) is rebuilt from
-        the run-time shape (:mod:`ember.export.symbolic`), or refused."""
+        the run-time shape (:mod:`ember.onnx.symbolic`), or refused."""
         name = self.names.get(var)
         if not self.changes(var):
             if name is None:  # (inputs, state and outputs are named up front)

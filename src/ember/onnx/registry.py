@@ -18,12 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ember.errors import EmberError
+from ember.export.errors import ExportError
 
-
-class ExportError(EmberError, RuntimeError):
-    """A model cannot be exported to ONNX as traced; the message lists every reason."""
-
+__all__ = ["CONVERTERS", "ExportError", "SHAPE_PARAMS", "converter", "supported_primitives"]
 
 Converter = Callable[[Any, Any], Any]
 CONVERTERS: dict[str, Converter] = {}

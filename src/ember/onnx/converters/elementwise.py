@@ -7,9 +7,9 @@ import math
 import numpy as np
 
 from ember.dtypes import DType, bool_, int32, int64
-from ember.export.context import Context, onnx_type
-from ember.export.registry import converter
 from ember.jit.ir import Eqn
+from ember.onnx.context import Context, onnx_type
+from ember.onnx.registry import converter
 
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow",
            "maximum": "Max", "minimum": "Min", "fmod": "Mod"}

@@ -1,7 +1,7 @@
 """Ember's ONNX converters, one small module per family of primitives; importing this package
-registers them all in :data:`ember.export.registry.CONVERTERS`."""
+registers them all in :data:`ember.onnx.registry.CONVERTERS`."""
 
-from ember.export.converters import (  # noqa: F401 - registration
+from ember.onnx.converters import (  # noqa: F401 - registration
     activations,
     elementwise,
     indexing,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.export.context import INT64_MAX, INT64_MIN, Context
-from ember.export.registry import converter
 from ember.jit.ir import Eqn, Var
+from ember.onnx.context import INT64_MAX, INT64_MIN, Context
+from ember.onnx.registry import converter
 
 
 def _entry_value(ctx: Context, eqn: Eqn, k: int, part: int | None, d: int) -> \

@@ -9,11 +9,11 @@ import math
 import numpy as np
 
 from ember.dtypes import bool_
-from ember.export.context import Context
-from ember.export.converters.elementwise import widened
-from ember.export.registry import converter
-from ember.export.symbolic import triangle_mask
 from ember.jit.ir import Eqn
+from ember.onnx.context import Context
+from ember.onnx.converters.elementwise import widened
+from ember.onnx.registry import converter
+from ember.onnx.symbolic import triangle_mask
 
 
 @converter("matmul")

@@ -1,0 +1,255 @@
+"""Dynamic shapes for :func:`ember.export.export`, as ``torch.export``'s: :class:`Dim` names a
+size that may change (with a range), :data:`Dim.AUTO` / :data:`Dim.DYNAMIC` /
+:data:`Dim.STATIC` hint without a name, :func:`dims` makes several, and
+:class:`ShapesCollection` gives them per tensor instead of per argument.
+
+``dynamic_shapes`` mirrors the arguments: a dict keyed by the parameter names of ``forward``
+(or a tuple by position), each tensor's entry ``None`` (every size static), a dict
+``{axis: Dim}`` or a tuple with one entry per axis.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ember.export.errors import ConstraintViolationError
+from ember.func.pytree import tree_flatten
+from ember.tensor import Tensor
+
+__all__ = ["Dim", "DimHint", "ShapesCollection", "ValueRange", "dims"]
+
+
+class DimHint(enum.Enum):
+    """A size's dynamism without a name: ``AUTO`` (dynamic unless the model fixes it),
+    ``DYNAMIC`` (dynamic; an error if the model fixes it), ``STATIC`` (fixed)."""
+
+    AUTO = "AUTO"
+    STATIC = "STATIC"
+    DYNAMIC = "DYNAMIC"
+
+    def __repr__(self) -> str:
+        return f"DimHint({self.value})"
+
+
+class Dim:
+    """A named dynamic size with the range ``[min, max]`` it may take (``max=None``: no
+    bound). Sizes given the same ``Dim`` are equal.
+
+    Example:
+        >>> batch = Dim("batch", min=1, max=64)
+        >>> batch
+        Dim('batch', min=1, max=64)
+        >>> Dim.AUTO
+        DimHint(AUTO)
+    """
+
+    AUTO = DimHint.AUTO
+    STATIC = DimHint.STATIC
+    DYNAMIC = DimHint.DYNAMIC
+
+    def __init__(self, name: str, *, min: int | None = None, max: int | None = None) -> None:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"Dim: the name must be a Python identifier, got {name!r}")
+        low = 0 if min is None else min
+        if low < 0 or (max is not None and max < low):
+            raise ValueError(f"Dim {name!r}: the range [{low}, {max}] is empty or negative")
+        self.__name__, self.min, self.max = name, low, max
+
+    def __repr__(self) -> str:
+        bounds = [f"min={self.min}"] if self.min else []
+        bounds += [f"max={self.max}"] if self.max is not None else []
+        return f"Dim({', '.join([repr(self.__name__), *bounds])})"
+
+
+def dims(*names: str, min: int | None = None, max: int | None = None) -> tuple[Dim, ...]:
+    """One :class:`Dim` per name, all with the same range.
+
+    Example:
+        >>> dims("batch", "seq", max=128)
+        (Dim('batch', max=128), Dim('seq', max=128))
+    """
+    return tuple(Dim(name, min=min, max=max) for name in names)
+
+
+@dataclass(frozen=True)
+class ValueRange:
+    """The sizes a dynamic dim may take: ``[lower, upper]`` (``upper`` ``math.inf``: no
+    bound); printed as torch prints its ranges (``VR[2, int_oo]``)."""
+
+    lower: int
+    upper: float
+
+    def __contains__(self, size: int) -> bool:
+        return self.lower <= size <= self.upper
+
+    def __repr__(self) -> str:
+        upper = "int_oo" if self.upper == math.inf else str(int(self.upper))
+        return f"VR[{self.lower}, {upper}]"
+
+
+class ShapesCollection:
+    """Dynamic shapes given per tensor: ``sc[x] = {0: batch}``, then
+    ``export(..., dynamic_shapes=sc)``.
+
+    Example:
+        >>> x = ember.randn(3, 4)
+        >>> sc = ShapesCollection()
+        >>> sc[x] = {0: Dim("batch")}
+        >>> sc.dynamic_shapes(ember.nn.Linear(4, 2), (x,))
+        ({0: Dim('batch')},)
+    """
+
+    def __init__(self) -> None:
+        self._shapes: dict[int, tuple[Tensor, Any]] = {}
+
+    def __setitem__(self, t: Tensor, shape: Any) -> None:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"ShapesCollection: keys are tensors, got {type(t).__name__}")
+        self._shapes[id(t)] = (t, shape)
+
+    def __getitem__(self, t: Tensor) -> Any:
+        return self._shapes[id(t)][1]
+
+    def __contains__(self, t: Any) -> bool:
+        return id(t) in self._shapes
+
+    def dynamic_shapes(self, m: Any, args: tuple, kwargs: dict | None = None) -> Any:
+        """The ``dynamic_shapes`` argument these tensors' shapes make for ``m(*args,
+        **kwargs)``: the arguments' structure, each tensor's shape or None."""
+        def walk(a: Any) -> Any:
+            if isinstance(a, Tensor):
+                return self[a] if a in self else None
+            if isinstance(a, (tuple, list)):
+                return type(a)(walk(x) for x in a)
+            if isinstance(a, dict):
+                return {k: walk(v) for k, v in a.items()}
+            return None
+
+        if kwargs:
+            return {name: walk(value) for name, value in _bound(m, args, kwargs).items()}
+        return walk(tuple(args))
+
+
+class _Axes:
+    """One tensor's dynamic axes (a pytree leaf): ``{axis: Dim | DimHint}``."""
+
+    def __init__(self, axes: dict[int, Dim | DimHint]) -> None:
+        self.axes = axes
+
+
+def _bound(m: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """The call's arguments by the names of ``m``'s ``forward`` parameters."""
+    fn = getattr(m, "forward", m)
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"ember.export.export: the example inputs do not fit {fn.__name__}: "
+                        f"{e}") from None
+    return dict(bound.arguments)
+
+
+def leaf_axes(m: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> list[dict]:
+    """For each tensor among the leaves of ``(args, kwargs)`` (in ``tree_flatten`` order),
+    its axes ``{axis: Dim | DimHint}`` that ``dynamic_shapes`` does not make static."""
+    if isinstance(dynamic_shapes, ShapesCollection):
+        dynamic_shapes = dynamic_shapes.dynamic_shapes(m, args, kwargs)
+    if dynamic_shapes is None:
+        tree: Any = None
+    elif isinstance(dynamic_shapes, dict):
+        bound = _bound(m, args, kwargs)
+        unknown = sorted(set(dynamic_shapes) - set(bound))
+        if unknown:
+            raise ValueError(f"ember.export.export: dynamic_shapes names {unknown}, which are "
+                             f"not arguments of the call (those are {list(bound)})")
+        names = list(bound)
+        positional = names[:len(args)]
+        tree = (tuple(dynamic_shapes.get(n) for n in positional),
+                {k: dynamic_shapes.get(k) for k in kwargs})
+    elif isinstance(dynamic_shapes, (tuple, list)):
+        if len(dynamic_shapes) != len(args) + len(kwargs):
+            raise ValueError(f"ember.export.export: dynamic_shapes has {len(dynamic_shapes)} "
+                             f"entries for {len(args) + len(kwargs)} arguments")
+        tree = (tuple(dynamic_shapes[:len(args)]),
+                dict(zip(kwargs, dynamic_shapes[len(args):])))
+    else:
+        raise TypeError("ember.export.export: dynamic_shapes is a dict (by argument name), a "
+                        f"tuple, a ShapesCollection or None, got {type(dynamic_shapes).__name__}")
+    out: list[dict] = []
+    _walk((tuple(args), dict(kwargs)), tree, "", out)
+    return out
+
+
+def _walk(value: Any, spec: Any, where: str, out: list[dict]) -> None:
+    if isinstance(value, Tensor):
+        out.append(_tensor_axes(value, spec, where or "input"))
+        return
+    leaves, _ = tree_flatten(value)
+    if spec is None:
+        out.extend({} for leaf in leaves if isinstance(leaf, Tensor))
+        return
+    if isinstance(value, (tuple, list)) and isinstance(spec, (tuple, list)) \
+            and len(spec) == len(value):
+        for i, (v, s) in enumerate(zip(value, spec)):
+            _walk(v, s, f"{where}[{i}]", out)
+        return
+    if isinstance(value, dict) and isinstance(spec, dict):
+        for k, v in value.items():
+            _walk(v, spec.get(k), f"{where}[{k!r}]", out)
+        return
+    if not any(isinstance(leaf, Tensor) for leaf in leaves):
+        return
+    raise ValueError(f"ember.export.export: dynamic_shapes{where} is {spec!r}, which does not "
+                     f"follow the structure of the argument ({type(value).__name__})")
+
+
+def _tensor_axes(t: Tensor, spec: Any, where: str) -> dict[int, Dim | DimHint]:
+    if spec is None:
+        return {}
+    if isinstance(spec, (tuple, list)):
+        if len(spec) != t.ndim:
+            raise ValueError(f"ember.export.export: dynamic_shapes{where} has {len(spec)} "
+                             f"entries for a tensor of {t.ndim} dims (shape {tuple(t.shape)})")
+        spec = dict(enumerate(spec))
+    if not isinstance(spec, dict):
+        raise ValueError(f"ember.export.export: dynamic_shapes{where} is {spec!r}; a tensor's "
+                         "entry is None, {axis: Dim} or a tuple with one entry per axis")
+    axes: dict[int, Dim | DimHint] = {}
+    for axis, dim in spec.items():
+        if not isinstance(axis, int) or not -t.ndim <= axis < t.ndim:
+            raise ValueError(f"ember.export.export: dynamic_shapes{where} names axis {axis!r} "
+                             f"of a tensor of shape {tuple(t.shape)}")
+        if dim is None or dim is DimHint.STATIC:
+            continue
+        if not isinstance(dim, (Dim, DimHint)):
+            raise TypeError(f"ember.export.export: dynamic_shapes{where}[{axis}] is {dim!r}; "
+                            "use a Dim, Dim.AUTO, Dim.DYNAMIC, Dim.STATIC or None")
+        axes[axis % t.ndim] = dim
+    return axes
+
+
+def check_example(axes: list[dict], tensors: list[Tensor]) -> None:
+    """Refuses an example size outside its Dim's range, and one Dim given two sizes."""
+    seen: dict[str, tuple[Dim, int]] = {}
+    for t, spec in zip(tensors, axes):
+        for axis, dim in spec.items():
+            if not isinstance(dim, Dim):
+                continue
+            size = t.shape[axis]
+            if size not in ValueRange(dim.min, math.inf if dim.max is None else dim.max):
+                raise ConstraintViolationError(
+                    f"ember.export.export: Constraints violated ({dim.__name__})! The example "
+                    f"input's size {size} is not in the range of {dim!r}. Hint: widen the "
+                    "range or export with an example inside it")
+            other = seen.setdefault(dim.__name__, (dim, size))
+            if other[0] is not dim:
+                raise ValueError(f"ember.export.export: two different Dims are named "
+                                 f"{dim.__name__!r}; make one and use it for both sizes")
+            if other[1] != size:
+                raise ConstraintViolationError(
+                    f"ember.export.export: Constraints violated ({dim.__name__})! The sizes "
+                    f"given {dim!r} differ in the example inputs ({other[1]} and {size}); "
+                    "sizes sharing a Dim must be equal")

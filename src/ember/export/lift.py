@@ -1,0 +1,324 @@
+"""The traced graph (``ember.jit``'s IR) as an ``ember.fx`` graph: each equation a call of its
+primitive (:mod:`ember.export.prims`); the parameters, buffers and constants it reads lifted
+to placeholders before the user's inputs, each named as torch names them (``p_fc1_weight``,
+``b_bn_running_mean``, ``c_lifted_tensor_0``); the buffers' new values returned before the
+user's outputs; and sizes that follow dynamic dims computed from the inputs' run-time shapes
+(:func:`~ember.export.prims.sym_size`)."""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ember import fx
+from ember.export import prims
+from ember.export.errors import ConstraintViolationError, ExportError
+from ember.export.graph_signature import (
+    ConstantArgument,
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputKind,
+    OutputSpec,
+    TensorArgument,
+)
+from ember.export.symbolic import SizeExpr, fit, fit_scalar
+from ember.jit.ir import Eqn, Graph, Var, sub_graphs, type_str
+from ember.jit.tracer import user_source
+from ember.ops.creation import full
+from ember.tensor import Tensor, _wrap
+
+WHO = "ember.export.export"
+
+
+@dataclass
+class Twin:
+    """The model traced again with its dynamic dims grown: its graph, the twin of each
+    variable (``mapping``) and of each equation (``pairs``, by ``id``)."""
+
+    graph: Graph
+    mapping: dict[Var, Var]
+    pairs: dict[int, Eqn]
+
+
+@dataclass
+class StateEntry:
+    """A tensor of the model's state: its kind (parameter or buffer), key and persistence."""
+
+    tensor: Tensor
+    kind: InputKind
+    target: str
+    persistent: bool | None = None
+
+
+@dataclass
+class TensorMeta:
+    """A graph value's shape (ints, and :class:`SizeExpr` for dynamic sizes) and dtype."""
+
+    shape: tuple
+    dtype: Any
+
+    def __str__(self) -> str:
+        return type_str(self.dtype, self.shape)
+
+
+@dataclass
+class Lifted:
+    """What :func:`lift` makes."""
+
+    graph: fx.Graph
+    signature: ExportGraphSignature
+    constants: dict[str, Tensor] = field(default_factory=dict)
+
+
+def lift(graph: Graph, twins: list[Twin], state: list[StateEntry], user_names: list[str],
+         out_consts: list, symbols: dict[str, tuple[int, int]], device: Any) -> Lifted:
+    """The fx graph and signature of the traced ``graph`` (see the module docstring).
+
+    ``twins`` are the other traces (none without dynamic dims), ``state`` the model's
+    parameters and buffers in order, ``user_names`` the placeholder names of the tensor
+    inputs, ``out_consts`` the returned leaves (a tensor's place marked by a non-constant),
+    ``symbols`` each dynamic dim's first place ``(input index, axis)``, ``device`` where the
+    lifted constants live."""
+    return _Lifter(graph, twins, symbols).run(state, user_names, out_consts, device)
+
+
+class _Lifter:
+    def __init__(self, graph: Graph, twins: list[Twin], symbols: dict[str, tuple[int, int]]):
+        self.ir, self.twins, self.symbols = graph, twins, symbols
+        caller = user_source()  # (lines of Ember's own modules are shown as the export call)
+        self.caller = (caller.file, caller.line) if caller is not None else None
+        traces = [graph] + [t.graph for t in twins]
+        self.env = [{s: g.inputs[i].shape[axis] for s, (i, axis) in symbols.items()}
+                    for g in traces]
+        self.g = fx.Graph()
+        self.nodes: dict[Var, fx.Node] = {}
+        self.size_nodes: dict[Any, fx.Node] = {}
+
+    # -- placeholders ---------------------------------------------------------------------
+    def run(self, state: list[StateEntry], user_names: list[str], out_consts: list,
+            device: Any) -> Lifted:
+        ir = self.ir
+        specs: list[InputSpec] = []
+        read = {id(ref.tensor): ref for ref in ir.state}
+        known = set()
+        for entry in state:
+            prefix = "p_" if entry.kind is InputKind.PARAMETER else "b_"
+            ref = read.get(id(entry.tensor))
+            node = self._placeholder(prefix + entry.target, ref.var if ref else None,
+                                     entry.tensor)
+            specs.append(InputSpec(entry.kind, TensorArgument(node.name), entry.target,
+                                   entry.persistent))
+            known.add(id(entry.tensor))
+        constants: dict[str, Tensor] = {}
+        for ref in ir.state:
+            if ref.grad:
+                raise ExportError(f"{WHO}: the model reads {ref.label}.grad; export a forward "
+                                  "function")
+            if id(ref.tensor) not in known:  # (a tensor the model holds outside its state)
+                known.add(id(ref.tensor))
+                self._constant(ref.label, ref.var, ref.tensor, specs, constants)
+        for var, array in ir.consts.items():
+            target = f"lifted_tensor_{len(constants)}"
+            self._constant(target, var, _wrap(array, device), specs, constants)
+        for var, name in zip(ir.inputs, user_names):
+            node = self._placeholder(name, var)
+            specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(node.name), None))
+        for eqn in ir.eqns:
+            self._equation(eqn)
+        for spec, node in list(zip(specs, self.g.nodes)):
+            if spec.kind is InputKind.CONSTANT_TENSOR and not node.users:  # (computed from
+                self.g.erase_node(node)  # the dynamic sizes instead)
+                specs.remove(spec)
+                del constants[spec.target]
+        outputs, out_specs = self._outputs(state, out_consts)
+        self.g.output(tuple(outputs))
+        return Lifted(self.g, ExportGraphSignature(specs, out_specs), constants)
+
+    def _placeholder(self, name: str, var: Var | None, tensor: Tensor | None = None) -> fx.Node:
+        node = self.g.placeholder(name.replace(".", "_"))
+        if var is not None:
+            self.nodes[var] = node
+            node.meta["val"] = self._meta(var)
+        else:
+            node.meta["val"] = TensorMeta(tuple(tensor.shape), tensor.dtype)
+        return node
+
+    def _constant(self, target: str, var: Var, tensor: Tensor, specs: list,
+                  constants: dict) -> None:
+        node = self._placeholder("c_" + target, var)
+        specs.append(InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(node.name), target))
+        constants[target] = tensor
+
+    # -- equations ------------------------------------------------------------------------
+    def _equation(self, eqn: Eqn) -> None:
+        if sub_graphs(eqn):
+            raise ExportError(f"{WHO}: the model branches or loops on tensor values "
+                              f"({eqn.prim.name} at {eqn.source}); ember.export exports "
+                              "straight-line programs. Hint: ember.onnx.export or ember.jit "
+                              "take such models")
+        twins = [t.pairs.get(id(eqn)) for t in self.twins]
+        found = [(e, env) for e, env in zip(twins, self.env[1:]) if e is not None]
+        envs = [self.env[0]] + [env for _, env in found]
+        inputs = tuple(self._input(eqn, i, found, envs) for i in range(len(eqn.inputs)))
+        params = {key: self._param(eqn, key, [value] + [e.params[key] for e, _ in found], envs)
+                  for key, value in eqn.params.items()}
+        node = self.g.call_function(prims.op(eqn.prim), inputs, params)
+        if eqn.source is not None and (eqn.source.file, eqn.source.line) != self.caller:
+            node.meta["source"] = eqn.source
+        if eqn.prim.nout == 1:
+            self.nodes[eqn.outputs[0]] = node
+            node.meta["val"] = self._meta(eqn.outputs[0])
+            return
+        for i, var in enumerate(eqn.outputs):
+            item = self.g.call_function(operator.getitem, (node, i))
+            item.meta["val"] = self._meta(var)
+            self.nodes[var] = item
+
+    def _input(self, eqn: Eqn, i: int, found: list, envs: list[dict]) -> fx.Node:
+        """The node of the equation's ``i``-th input; for a constant that differs in the
+        other traces (made from a dynamic size), a node computing it from the sizes."""
+        var = eqn.inputs[i]
+        if var not in self.ir.consts or not found:
+            return self.nodes[var]
+        arrays = [self.ir.consts[var]]
+        for twin, other in zip(found, self.twins):
+            twin_var = twin[0].inputs[i]
+            arrays.append(other.graph.consts.get(twin_var, arrays[0]))
+        first = arrays[0]
+        if all(a.shape == first.shape and np.array_equal(a, first, equal_nan=True)
+               for a in arrays):
+            return self.nodes[var]
+        filled = self._filled(var, arrays, envs)
+        if filled is not None:
+            return filled
+        scalar = None
+        if all(a.shape == () for a in arrays):
+            scalar = fit_scalar([a.item() for a in arrays], envs, first.dtype)
+        if scalar is None:
+            raise ConstraintViolationError(
+                f"{WHO}: Constraints violated ({', '.join(self.symbols)})! {eqn.prim.name} at "
+                f"{eqn.source} reads a constant (shape {first.shape}) made from a dynamic size; "
+                "it would stay as traced. Hint: compute it from tensors (x.new_zeros(x.shape), "
+                "ember.arange on x.shape) or mark the dim static")
+        key = (scalar, var.dtype)
+        if key not in self.size_nodes:
+            value = self._size_node(scalar) if isinstance(scalar, SizeExpr) else \
+                self.g.call_function(operator.truediv, (self._size_value(scalar.numerator),
+                                                        self._size_value(scalar.denominator)))
+            node = self.g.call_function(full, ((), value), {"dtype": var.dtype})
+            node.meta["val"] = TensorMeta((), var.dtype)
+            self.size_nodes[key] = node
+        return self.size_nodes[key]
+
+    def _filled(self, var: Var, arrays: list, envs: list[dict]) -> fx.Node | None:
+        """A constant holding one value everywhere, whose shape follows the dynamic sizes
+        (a causal mask's ``ones(T, T)``), as ``full`` of the run-time shape."""
+        first = arrays[0]
+        if not first.size or any(a.ndim != first.ndim or not a.size for a in arrays):
+            return None
+        value = first.reshape(-1)[0]
+        if any(not np.all(a == value) for a in arrays):
+            return None
+        sizes = [fit([a.shape[d] for a in arrays], envs) for d in range(first.ndim)]
+        if any(size is None for size in sizes):
+            return None
+        shape = tuple(size if isinstance(size, int) else self._size_node(size) for size in sizes)
+        node = self.g.call_function(full, (shape, value.item()), {"dtype": var.dtype})
+        node.meta["val"] = TensorMeta(tuple(sizes), var.dtype)
+        return node
+
+    def _size_value(self, size: SizeExpr | int) -> fx.Node | int:
+        return size if isinstance(size, int) else self._size_node(size)
+
+    def _param(self, eqn: Eqn, key: str, values: list, envs: list[dict]) -> Any:
+        first = values[0]
+        if all(_same(v, first) for v in values):
+            return first
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            size = fit(values, envs)
+            if isinstance(size, SizeExpr):
+                return self._size_node(size)
+        elif all(type(v) is type(first) and isinstance(v, (tuple, list)) and
+                 len(v) == len(first) for v in values):
+            return type(first)(self._param(eqn, key, list(items), envs)
+                               for items in zip(*values))
+        elif all(isinstance(v, slice) for v in values):
+            return slice(*(self._param(eqn, key, [getattr(v, part) for v in values], envs)
+                           for part in ("start", "stop", "step")))
+        raise ConstraintViolationError(
+            f"{WHO}: Constraints violated ({', '.join(self.symbols)})! {eqn.prim.name} at "
+            f"{eqn.source} takes {key}={first!r}, which changes with the dynamic sizes "
+            f"({' / '.join(repr(v) for v in values[1:])} at the other sizes) by no rule "
+            "(a size clamped, rounded or computed in Python from a shape). Hint: mark the dim "
+            "static, or compute the value from tensor shapes in one product")
+
+    def _size_node(self, size: SizeExpr) -> fx.Node:
+        if size in self.size_nodes:
+            return self.size_nodes[size]
+        value = None
+        for symbol in size.symbols:
+            node = self.size_nodes.get(symbol)
+            if node is None:
+                index, axis = self.symbols[symbol]
+                node = self.g.call_function(prims.sym_size, (self.nodes[self.ir.inputs[index]],
+                                                             axis))
+                self.size_nodes[symbol] = node
+            value = node if value is None else self.g.call_function(operator.mul, (value, node))
+        if size.coeff != 1:
+            value = self.g.call_function(operator.mul, (value, size.coeff))
+        if size.offset:
+            step = operator.add if size.offset > 0 else operator.sub
+            value = self.g.call_function(step, (value, abs(size.offset)))
+        self.size_nodes[size] = value
+        return value
+
+    def _meta(self, var: Var) -> TensorMeta:
+        twins = [t.mapping.get(var) for t in self.twins]
+        if not twins or any(v is None for v in twins):
+            return TensorMeta(var.shape, var.dtype)
+        envs = self.env[:1 + len(twins)]
+        dims = []
+        for d, size in enumerate(var.shape):
+            found = fit([size] + [v.shape[d] for v in twins], envs)
+            dims.append(size if found is None else found)
+        return TensorMeta(tuple(dims), var.dtype)
+
+    # -- outputs --------------------------------------------------------------------------
+    def _outputs(self, state: list[StateEntry], out_consts: list) -> tuple[list, list]:
+        ir = self.ir
+        keys = {id(e.tensor): e for e in state}
+        outputs, specs = [], []
+        for tensor, var in ir.writes:
+            entry = keys.get(id(tensor))
+            if entry is None or entry.kind is not InputKind.BUFFER:
+                what = entry.target if entry else ir.label(tensor)
+                raise ExportError(f"{WHO}: the model writes into {what}, which is no buffer "
+                                  "of it (a parameter or a captured tensor); only buffers "
+                                  "may change in an exported forward")
+            outputs.append(self.nodes[var])
+            specs.append(OutputSpec(OutputKind.BUFFER_MUTATION,
+                                    TensorArgument(self.nodes[var].name), entry.target))
+        for i, var in enumerate(ir.outputs):
+            if var is None:
+                value = out_consts[i]
+                outputs.append(value)
+                specs.append(OutputSpec(OutputKind.USER_OUTPUT,
+                                        ConstantArgument(f"output_{i}", value), None))
+            else:
+                outputs.append(self.nodes[var])
+                specs.append(OutputSpec(OutputKind.USER_OUTPUT,
+                                        TensorArgument(self.nodes[var].name), None))
+        return outputs, specs
+
+
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b

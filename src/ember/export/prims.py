@@ -1,0 +1,68 @@
+"""``ember.export.prims``: each primitive as a function of tensors — the ``call_function``
+targets of exported graphs, as ``torch.ops.aten`` ops are torch's (``ember.export.prims.relu``
+calls the ``relu`` primitive with its params as keyword arguments, eagerly and recorded by
+autograd), and :func:`sym_size`, a tensor's run-time size.
+
+Example:
+    >>> ember.export.prims.mul(ember.ones(2), ember.full((2,), 3.0))
+    tensor([3., 3.])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.ops.primitive import PRIMITIVES, Primitive, apply
+from ember.tensor import Tensor
+
+__all__ = ["PrimitiveOp", "op", "sym_size"]
+
+
+class PrimitiveOp:
+    """A primitive as a function: ``op(*tensors, **params)`` is ``apply(primitive, ...)``
+    (a tuple for a primitive with several outputs)."""
+
+    def __init__(self, prim: Primitive) -> None:
+        self.prim = prim
+        self.__name__ = self.__qualname__ = prim.name
+        # where generated code finds it (ember.fx renders the call by this path)
+        self._qualified_name = f"ember.export.prims.{prim.name}" \
+            if prim.name.isidentifier() else None
+
+    def __call__(self, *inputs: Tensor, **params: Any) -> Any:
+        return apply(self.prim, *inputs, **params)
+
+    def __repr__(self) -> str:
+        return f"<primitive {self.prim.name}>"
+
+
+_OPS: dict[str, PrimitiveOp] = {}
+
+
+def op(prim: Primitive) -> PrimitiveOp:
+    """The function of ``prim`` (one per primitive; a replaced primitive gets a new one)."""
+    found = _OPS.get(prim.name)
+    if found is None or found.prim is not prim:
+        found = _OPS[prim.name] = PrimitiveOp(prim)
+    return found
+
+
+def sym_size(t: Tensor, dim: int) -> int:
+    """``t.shape[dim]`` at run time: where an exported graph reads a dynamic size
+    (``torch.ops.aten.sym_size.int``).
+
+    Example:
+        >>> ember.export.prims.sym_size(ember.ones(2, 5), 1)
+        5
+    """
+    return t.shape[dim]
+
+
+sym_size._qualified_name = "ember.export.prims.sym_size"
+
+
+def __getattr__(name: str) -> PrimitiveOp:
+    prim = PRIMITIVES.get(name)
+    if prim is None:
+        raise AttributeError(f"ember.export.prims has no primitive {name!r}")
+    return op(prim)

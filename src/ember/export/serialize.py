@@ -1,0 +1,223 @@
+"""``ember.export.save`` / ``ember.export.load``: an :class:`ExportedProgram` in one
+safetensors file — its state, constants and example inputs as arrays, its graph, signature,
+dynamic dims and guards as JSON in the header. No pickle and no Python code: loading rebuilds
+the graph from primitive names (as ``ember.jit.save`` does)."""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import os
+from typing import IO, Any
+
+import numpy as np
+
+import ember
+from ember import fx
+from ember.dtypes import to_dtype
+from ember.errors import CheckpointError
+from ember.export import prims
+from ember.export.dynamic_shapes import ValueRange
+from ember.export.graph_signature import (
+    ConstantArgument,
+    ExportGraphSignature,
+    InputKind,
+    InputSpec,
+    OutputKind,
+    OutputSpec,
+    TensorArgument,
+)
+from ember.export.guards import Guards, InputGuard
+from ember.export.lift import TensorMeta
+from ember.export.program import ExportedProgram
+from ember.export.symbolic import SizeExpr
+from ember.func.pytree import tree_flatten, tree_unflatten
+from ember.io.checkpoint import read_arrays, write_arrays
+from ember.jit.serialize import decode_param, encode_param
+from ember.ops.creation import full
+from ember.tensor import Tensor
+
+FORMAT = "ember.export/1"
+#: the functions an exported graph calls besides primitives, by their names in the file
+FUNCTIONS = {"sym_size": prims.sym_size, "full": full, "getitem": operator.getitem,
+             "mul": operator.mul, "add": operator.add, "sub": operator.sub,
+             "truediv": operator.truediv}
+_NAMES = {id(fn): name for name, fn in FUNCTIONS.items()}
+
+
+def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes]) -> None:
+    """Writes ``ep`` to ``f`` (a path or a binary file).
+
+    Example:
+        >>> ep = ember.export.export(ember.nn.Linear(4, 2), (ember.randn(3, 4),))
+        >>> ember.export.save(ep, "linear.ep")                # doctest: +SKIP
+        >>> ember.export.load("linear.ep").module()(ember.ones(3, 4)).shape  # doctest: +SKIP
+        ember.Size([3, 2])
+    """
+    arrays: dict[str, np.ndarray] = {}
+    for group, tensors in (("state", ep.state_dict), ("const", ep.constants)):
+        for key, t in tensors.items():
+            arrays[f"{group}/{key}"] = np.ascontiguousarray(t.detach().cpu().numpy())
+    example, _ = tree_flatten(ep.example_inputs)
+    for i, leaf in enumerate(example):
+        if isinstance(leaf, Tensor):
+            arrays[f"example/{i}"] = np.ascontiguousarray(leaf.detach().cpu().numpy())
+    sig = ep.graph_signature
+    doc = {
+        "format": FORMAT,
+        "nodes": [_node(n) for n in ep.graph.nodes],
+        "inputs": [[s.kind.name, _arg(s.arg), s.target, s.persistent] for s in sig.input_specs],
+        "outputs": [[s.kind.name, _arg(s.arg), s.target] for s in sig.output_specs],
+        "state": list(ep.state_dict), "constants": list(ep.constants),
+        "ranges": {k: [v.lower, None if v.upper == math.inf else v.upper]
+                   for k, v in ep.range_constraints.items()},
+        "guards": [[g.name, _value(list(g.keys)), _value(g.dims),
+                    None if g.dtype is None else g.dtype.name, _value(g.value)]
+                   for g in ep._guards.inputs],
+        "arguments": ep._argument_names,
+        "defaults": _value(ep._guards.defaults),
+        "out": _structure(ep._out_spec),
+        "example": [_structure(tree_flatten(ep.example_inputs)[1]),
+                    [None if isinstance(x, Tensor) else _value(x) for x in example]],
+    }
+    write_arrays(f, arrays, {"ember.export": json.dumps(doc)})
+
+
+def load(f: str | os.PathLike | IO[bytes]) -> ExportedProgram:
+    """Reads a program :func:`save` wrote (its tensors on the CPU)."""
+    where = os.fspath(f) if isinstance(f, (str, os.PathLike)) else "the file"
+    arrays, meta = read_arrays(f)
+    if "ember.export" not in meta:
+        raise CheckpointError(f"ember.export.load: {where} holds no exported program (it was "
+                              "not written by ember.export.save)")
+    doc = json.loads(meta["ember.export"])
+    if doc.get("format") != FORMAT:
+        raise CheckpointError(f"ember.export.load: {where}: format {doc.get('format')!r}, "
+                              f"this version reads {FORMAT!r}")
+    state = {k: _tensor(arrays[f"state/{k}"]) for k in doc["state"]}
+    constants = {k: _tensor(arrays[f"const/{k}"]) for k in doc["constants"]}
+    for key in state:  # (parameters stay parameters, as the model had them)
+        if any(s[0] == "PARAMETER" and s[2] == key for s in doc["inputs"]):
+            state[key] = ember.nn.Parameter(state[key])
+    sig = ExportGraphSignature(
+        [InputSpec(InputKind[k], _unarg(a), t, p) for k, a, t, p in doc["inputs"]],
+        [OutputSpec(OutputKind[k], _unarg(a), t) for k, a, t in doc["outputs"]])
+    ranges = {k: ValueRange(lo, math.inf if hi is None else hi)
+              for k, (lo, hi) in doc["ranges"].items()}
+    guards = Guards([InputGuard(name, tuple(_unvalue(keys)), _unvalue(dims),
+                                None if dtype is None else to_dtype(dtype), _unvalue(value))
+                     for name, keys, dims, dtype, value in doc["guards"]], ranges,
+                    _unvalue(doc["defaults"]))
+    spec, values = doc["example"]
+    example = [_tensor(arrays[f"example/{i}"]) if v is None and f"example/{i}" in arrays
+               else _unvalue(v) for i, v in enumerate(values)]
+    return ExportedProgram(fx.GraphModule({}, _graph(doc["nodes"], where)), sig, state,
+                           ranges, constants, tree_unflatten(example, _spec(spec)), guards,
+                           doc["arguments"], _spec(doc["out"]))
+
+
+# -- writing ------------------------------------------------------------------------------
+def _node(n: fx.Node) -> dict:
+    out: dict[str, Any] = {"name": n.name, "op": n.op}
+    if n.op == "call_function":
+        out["target"] = _target(n)
+    out["args"] = _value(n.args, n)
+    out["kwargs"] = _value(n.kwargs, n)
+    val = n.meta.get("val")
+    if val is not None:
+        out["val"] = [_value(val.shape), val.dtype.name]
+    source = n.meta.get("source")
+    if source is not None:
+        out["source"] = [source.file, source.line, source.text]
+    return out
+
+
+def _target(n: fx.Node) -> Any:
+    if isinstance(n.target, prims.PrimitiveOp):
+        return {"prim": n.target.prim.name}
+    name = _NAMES.get(id(n.target))
+    if name is None:
+        raise ValueError(f"ember.export.save: node {n.name} calls {n.target!r}, which the file "
+                         "format does not hold (only primitives and size arithmetic)")
+    return name
+
+
+def _value(value: Any, n: fx.Node | None = None) -> Any:
+    def other(v: Any) -> Any:
+        if isinstance(v, fx.Node):
+            return {"node": v.name}
+        if isinstance(v, SizeExpr):
+            return {"size": [v.coeff, list(v.symbols), v.offset]}
+        if isinstance(v, slice):
+            return {"slice": [_value(v.start, n), _value(v.stop, n), _value(v.step, n)]}
+        return None
+
+    return encode_param(value, n.name if n is not None else "ember.export", "args", other)
+
+
+def _arg(a: TensorArgument | ConstantArgument) -> list:
+    if isinstance(a, ConstantArgument):
+        return [a.name, _value(a.value)]
+    return [a.name]
+
+
+def _structure(spec: Any) -> Any:
+    """A pytree spec as JSON: the tree with its leaves numbered."""
+    return _value(tree_unflatten(list(range(spec.num_leaves)), spec))
+
+
+# -- reading ------------------------------------------------------------------------------
+def _tensor(array: np.ndarray) -> Tensor:
+    return ember.from_numpy(array.copy())
+
+
+def _unvalue(value: Any, nodes: dict | None = None) -> Any:
+    def other(tag: str, inner: Any) -> Any:
+        if tag == "node":
+            return nodes[inner]
+        if tag == "size":
+            return SizeExpr(inner[0], tuple(inner[1]), inner[2])
+        if tag == "slice":
+            return slice(*(_unvalue(x, nodes) for x in inner))
+        raise CheckpointError(f"ember.export.load: unknown value tag {tag!r}")
+
+    return decode_param(value, other)
+
+
+def _unarg(a: list) -> TensorArgument | ConstantArgument:
+    return TensorArgument(a[0]) if len(a) == 1 else ConstantArgument(a[0], _unvalue(a[1]))
+
+
+def _spec(structure: Any) -> Any:
+    return tree_flatten(_unvalue(structure))[1]
+
+
+def _graph(entries: list[dict], where: str) -> fx.Graph:
+    from ember.jit.ir import Source
+    from ember.ops.primitive import PRIMITIVES
+
+    g = fx.Graph()
+    nodes: dict[str, fx.Node] = {}
+    for e in entries:
+        args, kwargs = _unvalue(e["args"], nodes), _unvalue(e["kwargs"], nodes)
+        op = e["op"]
+        if op == "call_function":
+            name = e["target"]
+            if isinstance(name, dict):
+                if name["prim"] not in PRIMITIVES:
+                    raise CheckpointError(f"ember.export.load: {where} uses the primitive "
+                                          f"{name['prim']!r}, which this version of Ember "
+                                          "does not have")
+                target: Any = prims.op(PRIMITIVES[name["prim"]])
+            else:
+                target = FUNCTIONS[name]
+        else:
+            target = e["name"] if op == "placeholder" else "output"
+        node = g.create_node(op, target, args, kwargs, e["name"])
+        if "val" in e:
+            node.meta["val"] = TensorMeta(tuple(_unvalue(e["val"][0])), to_dtype(e["val"][1]))
+        if "source" in e:
+            node.meta["source"] = Source(*e["source"])
+        nodes[e["name"]] = node
+    return g

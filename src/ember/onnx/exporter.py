@@ -1,0 +1,342 @@
+"""``to_model``: a module or function, traced on example inputs, as an ``onnx.ModelProto``;
+``export``: the same, written to a file (``torch.onnx.export``'s signature)."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import onnx
+from onnx import helper
+
+from ember.export.capture import Capture, retrace_resized, trace, twins
+from ember.func.pytree import tree_flatten
+from ember.jit.compiled import argument_names
+from ember.jit.ir import Graph, Var
+from ember.onnx import converters  # noqa: F401 - registers the converters
+from ember.onnx.context import Context, onnx_type
+from ember.onnx.modes import TrainingMode, export_mode
+from ember.onnx.registry import CONVERTERS, SHAPE_PARAMS, ExportError
+from ember.tensor import Tensor
+
+DEFAULT_OPSET = 18
+MIN_OPSET = 17  # LayerNormalization
+WHO = "ember.onnx.export"  # (named in the errors of tracing)
+
+
+def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None,
+             input_names: Sequence[str] | None = None,
+             output_names: Sequence[str] | None = None,
+             dynamic_axes: Mapping[str, Any] | None = None,
+             opset_version: int | None = None, do_constant_folding: bool = True,
+             export_params: bool = True, training: TrainingMode | int = TrainingMode.EVAL,
+             keep_initializers_as_inputs: bool | None = None) -> onnx.ModelProto:
+    """Traces ``model(*args)`` in eval mode and returns it as an ONNX model (see
+    :func:`export` for the arguments).
+
+    Example:
+        >>> proto = ember.onnx.to_model(ember.nn.Linear(4, 2), (ember.randn(3, 4),))
+        >>> [n.op_type for n in proto.graph.node]
+        ['Transpose', 'MatMul', 'Add', 'Identity']
+    """
+    opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
+    newest = onnx.defs.onnx_opset_version()
+    if not MIN_OPSET <= opset <= newest:
+        raise ValueError(f"ember.onnx.export: opset_version {opset} is not supported; use "
+                         f"{MIN_OPSET} to {newest}")
+    args, kwargs = _as_args(args, kwargs)
+    leaves, spec = tree_flatten((args, kwargs))
+    tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
+    in_names = _names(input_names, len(tensors), _argument_names(model, args, kwargs, leaves),
+                      "input")
+    with export_mode(model, training):
+        capture, graph = trace(model, args, kwargs, do_constant_folding, WHO)
+        out_names = _names(output_names, len(graph.outputs), None, "output")
+        axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
+        second = third = None
+        if any(axes[0].values()):
+            second = retrace_resized(capture, leaves, spec, axes[0])
+            third = _farther_trace(capture, leaves, spec, axes[0])
+    _check_distinct(in_names, out_names, [ref.label for ref in graph.state])
+    names = (in_names, out_names)
+    ctx = _converted(graph, second, opset, names)
+    if third is not None:
+        _check_same_model(ctx, graph, third, opset, names)
+    return _model(ctx, graph, in_names, out_names, axes, export_params,
+                  bool(keep_initializers_as_inputs))
+
+
+def export(model: Any, args: Any = (), f: str | os.PathLike | io.IOBase | None = None, *,
+           kwargs: dict[str, Any] | None = None,
+           input_names: Sequence[str] | None = None,
+           output_names: Sequence[str] | None = None,
+           dynamic_axes: Mapping[str, Any] | None = None,
+           opset_version: int | None = None, do_constant_folding: bool = True,
+           export_params: bool = True, verbose: bool = False,
+           training: TrainingMode | int = TrainingMode.EVAL,
+           keep_initializers_as_inputs: bool | None = None) -> onnx.ModelProto:
+    """Exports ``model`` to ONNX as ``torch.onnx.export`` (its TorchScript-style form) does:
+    the model is called once on ``args`` in eval mode and under ``no_grad``, and what the
+    call computes is written to ``f``, its parameters and buffers as initializers.
+
+    Args:
+        model: an ``nn.Module`` or a function of tensors.
+        args: the example inputs: a tensor, or a tuple of arguments (nested tuples, lists
+            and dicts of tensors too; a dict last holds keyword arguments, as in torch).
+        f: a path, or a binary file object to write into; None writes nothing (the model is
+            returned).
+        kwargs: keyword arguments of the call.
+        input_names: names of the graph's inputs, in order (default: the argument names).
+        output_names: names of its outputs (default ``output`` or ``output_0``, ...).
+        dynamic_axes: ``{name: {axis: "dim_name"}}`` or ``{name: [axis, ...]}`` for inputs
+            and outputs whose sizes may change, e.g. ``{"x": {0: "batch"}}``.
+        opset_version: the ONNX opset (default 18, at least 17).
+        do_constant_folding: compute what depends only on constants at export time.
+        export_params: store parameters as initializers; with False they become inputs.
+        verbose: print the exported graph.
+        training: :class:`TrainingMode` ``EVAL`` (every submodule in eval mode for the call)
+            or ``PRESERVE`` (each in its own mode); ``TRAINING`` is refused.
+        keep_initializers_as_inputs: also list the parameters and buffers among the graph's
+            inputs (their initializers are then defaults a caller may override), as torch's
+            legacy exporter does; None or False lists only the model's inputs.
+
+    Returns:
+        The ``onnx.ModelProto`` that was written.
+
+    Example:
+        >>> model = ember.models.cnn().eval()
+        >>> ember.onnx.export(model, ember.randn(1, 1, 28, 28), "cnn.onnx",
+        ...                   input_names=["image"], output_names=["logits"],
+        ...                   dynamic_axes={"image": {0: "batch"}})  # doctest: +SKIP
+    """
+    proto = to_model(model, args, kwargs=kwargs, input_names=input_names, output_names=output_names,
+                     dynamic_axes=dynamic_axes, opset_version=opset_version,
+                     do_constant_folding=do_constant_folding, export_params=export_params,
+                     training=training, keep_initializers_as_inputs=keep_initializers_as_inputs)
+    if verbose:
+        print(onnx.printer.to_text(proto.graph))
+    if f is None:
+        return proto
+    data = proto.SerializeToString()
+    if isinstance(f, str | os.PathLike):
+        with open(f, "wb") as out:
+            out.write(data)
+    else:
+        f.write(data)
+    return proto
+
+
+# -- arguments ---------------------------------------------------------------------------
+def _as_args(args: Any, kwargs: dict[str, Any] | None) -> tuple[tuple, dict[str, Any]]:
+    """``(args, kwargs)`` of the call: a single argument is a one-tuple, and a dict at the
+    end of ``args`` holds keyword arguments (torch's convention) when ``kwargs`` is None."""
+    args = tuple(args) if isinstance(args, tuple | list) else (args,)
+    if kwargs is None and args and isinstance(args[-1], dict):
+        return args[:-1], dict(args[-1])
+    return args, dict(kwargs or {})
+
+
+def _argument_names(model: Any, args: tuple, kwargs: dict, leaves: list) -> list[str]:
+    """Each tensor leaf's parameter name (``x``, ``pair[0]``, a keyword), ``input_i`` for
+    one of ``*args``."""
+    names = argument_names(model, args, kwargs)
+    tensors = [name for name, leaf in zip(names, leaves) if isinstance(leaf, Tensor)]
+    return [f"input_{i}" if name.startswith("#") else name for i, name in enumerate(tensors)]
+
+
+def _names(given: Sequence[str] | None, count: int, default: list[str] | None,
+           prefix: str) -> list[str]:
+    if given is None:
+        if default is not None and len(set(default)) == len(default):
+            return default
+        return [prefix] if count == 1 else [f"{prefix}_{i}" for i in range(count)]
+    given = list(given)
+    if len(given) > count:
+        raise ValueError(f"ember.onnx.export: {len(given)} {prefix}_names for {count} "
+                         f"{prefix}s: {given}")
+    if len(set(given)) != len(given):
+        raise ValueError(f"ember.onnx.export: {prefix}_names repeat a name: {given}")
+    return given + [f"{prefix}_{i}" for i in range(len(given), count)]  # (torch's rule)
+
+
+def _check_distinct(in_names: list[str], out_names: list[str], weights: list[str]) -> None:
+    """ONNX values have one name each: an input named as a weight would read the weight."""
+    clash = sorted((set(in_names) | set(out_names)) & set(weights))
+    both = sorted(set(in_names) & set(out_names))
+    if clash or both:
+        what = f"{clash} also name parameters or buffers" if clash else \
+            f"{both} name both an input and an output"
+        raise ValueError(f"ember.onnx.export: the names {what}; give other input_names or "
+                         "output_names")
+
+
+def _dynamic_axes(dynamic_axes: Mapping[str, Any] | None, in_names: list[str],
+                  out_names: list[str], tensors: list[Tensor], graph: Graph) -> tuple:
+    """``({input index: {axis: dim_name}}, {name: {axis: dim_name}})`` from
+    ``dynamic_axes``."""
+    by_input: dict[int, dict[int, str]] = {}
+    dim_names: dict[str, dict[int, str]] = {}
+    for name, spec in (dynamic_axes or {}).items():
+        if name in in_names:
+            rank = len(tensors[in_names.index(name)].shape)
+        elif name in out_names:
+            var = graph.outputs[out_names.index(name)]
+            rank = len(var.shape) if var is not None else 0
+        else:
+            raise ValueError(f"ember.onnx.export: dynamic_axes names {name!r}, which is no "
+                             f"input ({in_names}) or output ({out_names})")
+        named = dict(spec) if isinstance(spec, Mapping) else \
+            {int(a): f"{name}_dynamic_axes_{i + 1}" for i, a in enumerate(spec)}
+        for axis in named:
+            if not -rank <= axis < rank:
+                raise ValueError(f"ember.onnx.export: dynamic axis {axis} of {name!r}, which "
+                                 f"has {rank} dimensions")
+        dim_names[name] = {a % rank: str(n) for a, n in named.items()}
+        if name in in_names:
+            by_input[in_names.index(name)] = dim_names[name]
+    return by_input, dim_names
+
+
+# -- conversion --------------------------------------------------------------------------
+_CHECK_STEP = 3  # (the check trace grows the k-th dynamic axis name by 3·(k + 1))
+
+
+def _farther_trace(capture: Capture, leaves: list, spec: Any,
+                   axes: dict[int, dict[int, str]]) -> Graph | None:
+    """A third trace, with the dynamic axes grown farther than the second's; None when the
+    model refuses those sizes (it may bound them: a GPT's block size)."""
+    try:
+        return retrace_resized(capture, leaves, spec, axes, _CHECK_STEP)
+    except ExportError:
+        return None
+
+
+def _converted(graph: Graph, other: Graph | None, opset: int,
+               names: tuple[list[str], list[str]]) -> Context:
+    """``graph`` converted, its sizes that follow a dynamic axis read from ``other`` (the
+    graph traced with those axes resized; None without dynamic axes)."""
+    mapping, changed, pairs = twins(graph, other, WHO) if other is not None else (None, {}, {})
+    ctx = Context(graph, opset, mapping, other.consts if other is not None else {}, changed,
+                  pairs)
+    ctx.reserved.update(*names, (ref.label for ref in graph.state))
+    _convert(ctx, graph, names[0], changed)
+    return ctx
+
+
+def _check_same_model(ctx: Context, graph: Graph, third: Graph, opset: int,
+                      names: tuple[list[str], list[str]]) -> None:
+    """Two traces tell a size that follows a dynamic axis from a constant only where the
+    rule holds at both sizes (``arange(T).clamp(max=5)`` is an arange at T = 4 and 5): the
+    model converted against a third, farther trace must be the same ONNX graph."""
+    why = ("ember.onnx.export: some sizes follow no rule over the dynamic axes: they follow "
+           "one at the traced size and the first resized one, but not when the axes are "
+           "resized farther (a size clamped or rounded: ember.arange(T).clamp(max=5), "
+           "x[:, :min(T, 5)], x[:, :T // 2]). Hint: trace at sizes where the limit shows, "
+           "or export with fixed sizes")
+    try:
+        other = _converted(graph, third, opset, names)
+    except ExportError as e:
+        raise ExportError(f"{why}; resized farther:\n{e}") from None
+    if _serialized(ctx) != _serialized(other):
+        raise ExportError(why)
+
+
+def _serialized(ctx: Context) -> list[bytes]:
+    return [part.SerializeToString() for part in ctx.nodes + ctx.initializers]
+
+
+def _convert(ctx: Context, graph: Graph, in_names: list[str], changed: dict) -> None:
+    for var, name in zip(graph.inputs, in_names):
+        ctx.names[var] = name
+    for ref in graph.state:
+        ctx.names[ref.var] = ref.label
+    missing: dict[str, list] = {}
+    for eqn in graph.eqns:
+        if eqn.prim.name not in CONVERTERS:
+            missing.setdefault(eqn.prim.name, []).append(eqn)
+    if missing:
+        raise ExportError(_unsupported(missing))
+    unmade: dict[Var, Any] = {}  # outputs a converter does not compute
+    skipped: set[Var] = set()  # outputs of refused equations (the refusal says why)
+    for eqn in graph.eqns:
+        ctx.eqn = eqn
+        if any(v in skipped for v in eqn.inputs):
+            skipped.update(eqn.outputs)
+            continue
+        before = len(ctx.problems)
+        for v in eqn.inputs:
+            if v in unmade:
+                ctx.refuse(f"reads output {unmade[v].outputs.index(v)} of {unmade[v].prim.name}"
+                           ", which ONNX export does not compute")
+        if id(eqn) in changed and eqn.prim.name not in SHAPE_PARAMS:
+            ctx.refuse(f"its params {eqn.params} change with the size of a dynamic axis")
+        made = CONVERTERS[eqn.prim.name](ctx, eqn) if len(ctx.problems) == before else None
+        if len(ctx.problems) > before:
+            skipped.update(eqn.outputs)
+            continue
+        made = made if isinstance(made, list | tuple) else [made]
+        for var, name in zip(eqn.outputs, made):
+            if name is None:
+                unmade[var] = eqn
+            else:
+                ctx.names[var] = name
+    ctx.eqn = None
+    for var in graph.outputs:
+        if var in unmade and var not in skipped:
+            ctx.refuse(f"the output {var.name} comes from {unmade[var].prim.name}'s output that "
+                       "ONNX export does not compute")
+    if ctx.problems:
+        raise ExportError("ember.onnx.export: the model cannot be exported:\n  " +
+                          "\n  ".join(ctx.problems))
+
+
+def _unsupported(missing: dict[str, list]) -> str:
+    lines = []
+    for name, eqns in sorted(missing.items()):
+        where = sorted({str(e.source) for e in eqns if e.source is not None})
+        lines.append(f"  {name} ({len(eqns)}x{', at ' + ', '.join(where[:3]) if where else ''}"
+                     f"{' ...' if len(where) > 3 else ''})")
+    return ("ember.onnx.export: no ONNX converter for these primitives:\n" + "\n".join(lines) +
+            "\nHint: compute the model with supported ops (ember.onnx.supported_primitives() "
+            "lists them), or register a converter with @ember.onnx.converter(\"name\") (see "
+            "docs/onnx.md)")
+
+
+def _model(ctx: Context, graph: Graph, in_names: list[str], out_names: list[str],
+           axes: tuple, export_params: bool, weights_as_inputs: bool) -> onnx.ModelProto:
+    dim_names = axes[1]
+    # a dynamic size of an output takes the name of the input axis it follows
+    followed = {(v.shape[a], ctx.twin_shape(v)[a]): dim for v, n in zip(graph.inputs, in_names)
+                for a, dim in dim_names.get(n, {}).items()}
+
+    def value_info(name: str, var: Var) -> Any:
+        named = dim_names.get(name, {})
+        twin = ctx.twin_shape(var)
+        shape = [named.get(d, size if size == twin[d] else
+                           followed.get((size, twin[d]), f"{name}_dim{d}"))
+                 for d, size in enumerate(var.shape)]
+        return helper.make_tensor_value_info(name, onnx_type(var.dtype), shape)
+
+    inputs = [value_info(n, v) for v, n in zip(graph.inputs, in_names)]
+    outputs = []
+    for var, name in zip(graph.outputs, out_names):
+        if var is None:
+            raise ExportError(f"ember.onnx.export: output {name} is not a tensor")
+        ctx.nodes.append(helper.make_node("Identity", [ctx.value(var)], [name]))
+        outputs.append(value_info(name, var))
+    weights = []
+    for ref in graph.state:
+        data = ref.tensor.grad if ref.grad else ref.tensor
+        if export_params:
+            weights.append(onnx.numpy_helper.from_array(data.detach().numpy(), ref.label))
+        if weights_as_inputs or not export_params:
+            inputs.append(value_info(ref.label, ref.var))
+    body = helper.make_graph(ctx.nodes, graph.name, inputs, outputs,
+                             initializer=weights + ctx.initializers)
+    opsets = [helper.make_opsetid("", ctx.opset)]
+    model = helper.make_model(body, opset_imports=opsets, producer_name="ember",
+                              ir_version=helper.find_min_ir_version_for(opsets))
+    onnx.checker.check_model(model)
+    return model

@@ -1,0 +1,143 @@
+"""ember.export.export (torch.export): the exported program of Ember's models, its graph
+signature against torch.export's, and its module's outputs and gradients against eager."""
+
+import copy
+
+import numpy as np
+import pytest
+
+import ember
+from ember.export import InputKind
+from ember.models.gpt import Block
+from tests.export.program_helpers import assert_same_as_eager, buffers
+
+torch = pytest.importorskip("torch")
+
+
+def test_mlp_outputs_and_gradients_match_eager():
+    model = ember.models.mlp(hidden=16)
+    ep = ember.export.export(model, (ember.randn(2, 1, 28, 28),))
+    assert_same_as_eager(model, ep.module(), ember.randn(2, 1, 28, 28))
+    assert ep.graph_signature.parameters == tuple(k for k, _ in model.named_parameters())
+
+
+def test_cnn_graph_is_primitives_with_lifted_state():
+    model = ember.models.cnn().eval()
+    ep = ember.export.export(model, (ember.randn(1, 1, 28, 28),))
+    ops = {n.op for n in ep.graph.nodes}
+    assert ops == {"placeholder", "call_function", "output"}  # (no get_attr: state is lifted)
+    targets = {type(n.target).__name__ for n in ep.graph.nodes if n.op == "call_function"}
+    assert targets <= {"PrimitiveOp", "builtin_function_or_method"}
+    assert_same_as_eager(model, ep.module(), ember.randn(1, 1, 28, 28))
+
+
+def test_resnet18_train_mode_batch_norm_updates_buffers_as_eager():
+    ember.manual_seed(0)
+    model = ember.models.resnet18(num_classes=4).train()
+    twin = copy.deepcopy(model)
+    before = buffers(model)
+    ep = ember.export.export(model, (ember.randn(2, 3, 8, 8),))
+    assert buffers(model).keys() == before.keys()
+    for key, value in buffers(model).items():  # (exporting leaves the model as it was)
+        np.testing.assert_array_equal(value, before[key])
+    mutated = set(ep.graph_signature.buffers_to_mutate.values())
+    assert "bn1.running_mean" in mutated and "layer4.1.bn2.num_batches_tracked" in mutated
+    assert len(mutated) == 3 * 20  # (20 BatchNorms: mean, var and count each)
+    x = ember.randn(2, 3, 8, 8)
+    assert_same_as_eager(twin, ep.module(), x, atol=1e-4)
+    for key, value in buffers(twin).items():  # (ep.module() shares the model's buffers)
+        np.testing.assert_allclose(buffers(model)[key], value, rtol=1e-4, atol=1e-5)
+
+
+def test_gpt_block_matches_eager():
+    ember.manual_seed(0)
+    block = Block(16, 2).eval()
+    ep = ember.export.export(block, (ember.randn(2, 5, 16),))
+    assert_same_as_eager(block, ep.module(), ember.randn(2, 5, 16))
+
+
+def _signature(ep):
+    sig = ep.graph_signature
+    return ([(s.kind.name, s.target, s.persistent) for s in sig.input_specs
+             if s.kind.name != "CONSTANT_TENSOR"],
+            [(s.kind.name, s.target) for s in sig.output_specs])
+
+
+def _make(nn):
+    return nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.ReLU())
+
+
+def test_signature_structure_matches_torch_export():
+    ep = ember.export.export(_make(ember.nn).eval(), (ember.randn(5, 4),))
+    tp = torch.export.export(_make(torch.nn).eval(), (torch.randn(5, 4),))
+    assert _signature(ep) == _signature(tp)
+    assert len(ep.graph_signature.user_inputs) == len(tp.graph_signature.user_inputs) == 1
+    assert list(ep.state_dict) == list(tp.state_dict)
+
+
+def test_train_mode_batch_norm_is_a_buffer_mutation():
+    ep = ember.export.export(_make(ember.nn).train(), (ember.randn(5, 4),))
+    # (what torch.export.export(...).run_decompositions() says of the torch twin)
+    assert sorted(_signature(ep)[1]) == [
+        ("BUFFER_MUTATION", "1.num_batches_tracked"), ("BUFFER_MUTATION", "1.running_mean"),
+        ("BUFFER_MUTATION", "1.running_var"), ("USER_OUTPUT", None)]
+    assert _signature(ep)[1][-1] == ("USER_OUTPUT", None)
+
+
+def test_placeholders_and_outputs_follow_the_signature():
+    ep = ember.export.export(ember.nn.Linear(4, 2), (ember.randn(3, 4),))
+    placeholders = [n.name for n in ep.graph.nodes if n.op == "placeholder"]
+    assert placeholders == [s.arg.name for s in ep.graph_signature.input_specs]
+    assert [s.kind for s in ep.graph_signature.input_specs] == \
+        [InputKind.PARAMETER, InputKind.PARAMETER, InputKind.USER_INPUT]
+    out = ep.graph_module(*ep.state_dict.values(), ember.ones(3, 4))
+    assert isinstance(out, tuple) and out[0].shape == (3, 2)
+    text = str(ep)
+    assert text.startswith("ExportedProgram:") and "ember.export.prims.matmul" in text
+    assert "Graph signature:" in text and 'input_1: "f32[3, 4]"' in text
+
+
+def test_module_keeps_state_dict_keys_and_output_structure():
+    class TwoHeads(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = ember.nn.Linear(3, 3)
+            self.register_buffer("scale", ember.full((3,), 2.0), persistent=False)
+
+        def forward(self, x, pair):
+            h = self.body(x) * self.scale
+            return {"sum": h + pair[0], "diff": h - pair[1]}, 7
+
+    model = TwoHeads()
+    args = (ember.randn(2, 3), (ember.randn(2, 3), ember.randn(2, 3)))
+    ep = ember.export.export(model, args)
+    assert sorted(ep.module().state_dict()) == ["body.bias", "body.weight"]
+    assert "scale" in ep.constants and ep.graph_signature.non_persistent_buffers == ("scale",)
+    got, seven = ep.module()(*args)
+    want, _ = model(*args)
+    assert seven == 7 and list(got) == ["sum", "diff"]
+    for key in want:
+        np.testing.assert_allclose(got[key].detach().numpy(), want[key].detach().numpy())
+
+
+def test_lifted_constant_and_run_decompositions():
+    class Shift(ember.nn.Module):
+        def forward(self, x):
+            return x * 2 + 1
+
+    ep = ember.export.export(Shift(), (ember.randn(3),))
+    assert ep.graph_signature.lifted_tensor_constants == ("lifted_tensor_0", "lifted_tensor_1")
+    again = ep.run_decompositions()
+    assert again.graph_module is not ep.graph_module and str(again) == str(ep)
+    with pytest.raises(ValueError, match="decompose no further"):
+        ep.run_decompositions({"relu": None})
+    with pytest.raises(RuntimeError, match="use `exported_program.module"):
+        ep(ember.randn(3))
+
+
+def test_parameters_and_buffers_of_the_program():
+    model = _make(ember.nn)
+    ep = ember.export.export(model, (ember.randn(5, 4),))
+    assert [k for k, _ in ep.named_parameters()] == [k for k, _ in model.named_parameters()]
+    assert all(a is b for a, b in zip(ep.parameters(), model.parameters()))
+    assert [k for k, _ in ep.named_buffers()] == [k for k, _ in model.named_buffers()]

@@ -1,0 +1,146 @@
+"""ember.export dynamic shapes (Dim, dims, Dim.AUTO/STATIC/DYNAMIC, ShapesCollection), the
+guards of ep.module(), and the errors of export."""
+
+import numpy as np
+import pytest
+
+import ember
+from ember.export import (
+    ConstraintViolationError,
+    Dim,
+    ExportError,
+    GuardError,
+    ShapesCollection,
+    dims,
+)
+from ember.models.gpt import Block
+from tests.export.program_helpers import assert_same_as_eager
+
+
+class Flatten(ember.nn.Module):
+    def __init__(self, fixed=None):
+        super().__init__()
+        self.fc = ember.nn.Linear(12, 2)
+        self.fixed = fixed
+
+    def forward(self, x):
+        rows = self.fixed if self.fixed is not None else x.shape[0]
+        return self.fc(x.reshape(rows, -1))
+
+
+def test_dynamic_batch_runs_at_other_sizes():
+    model = Flatten()
+    batch = Dim("batch", min=2, max=16)
+    ep = ember.export.export(model, (ember.randn(3, 3, 4),), dynamic_shapes={"x": {0: batch}})
+    assert ep.range_constraints == {"batch": ember.export.ValueRange(2, 16)}
+    for size in (2, 7, 16):
+        assert_same_as_eager(model, ep.module(), ember.randn(size, 3, 4))
+    shapes = {str(n.meta["val"]) for n in ep.graph.nodes if "val" in n.meta}
+    assert "f32[batch, 12]" in shapes and "f32[batch, 2]" in shapes
+
+
+def test_gpt_block_with_dynamic_batch_and_sequence():
+    ember.manual_seed(0)
+    block = Block(16, 2).eval()
+    b, t = dims("b", "t", max=32)
+    ep = ember.export.export(block, (ember.randn(2, 5, 16),),
+                             dynamic_shapes=({0: b, 1: t},))
+    for shape in ((3, 9, 16), (5, 3, 16)):  # (sizes no trace had, b and t in new ratios)
+        assert_same_as_eager(block, ep.module(), ember.randn(*shape))
+
+
+def test_guards_name_the_input_and_the_rule():
+    ep = ember.export.export(Flatten(), (ember.randn(3, 3, 4),),
+                             dynamic_shapes=({0: Dim("batch", max=8)},))
+    m = ep.module()
+    with pytest.raises(GuardError, match=r"x.size\(\)\[0\] = 9 is outside the range VR\[0, 8\]"):
+        m(ember.randn(9, 3, 4))
+    with pytest.raises(GuardError, match=r"x.size\(\)\[2\] == 4 \(got 5\)"):
+        m(ember.randn(2, 3, 5))
+    with pytest.raises(GuardError, match="dtype"):
+        m(ember.randn(2, 3, 4, dtype=ember.float64))
+    with pytest.raises(AssertionError):  # (torch raises AssertionError for failed guards)
+        m(ember.randn(2, 3))
+
+
+def test_example_outside_the_range_is_a_constraint_violation():
+    with pytest.raises(ConstraintViolationError, match=r"size 3 is not in the range of "
+                                                        r"Dim\('b', min=4, max=8\)"):
+        ember.export.export(Flatten(), (ember.randn(3, 3, 4),),
+                            dynamic_shapes=({0: Dim("b", min=4, max=8)},))
+
+
+def test_specializing_a_dynamic_dim_is_refused_but_auto_makes_it_static():
+    model = Flatten(fixed=3)  # (reshape(3, -1): the batch is fixed at 3)
+    for dim in (Dim("b"), Dim.DYNAMIC):
+        with pytest.raises(ConstraintViolationError, match="as dynamic but the model fixes"):
+            ember.export.export(model, (ember.randn(3, 3, 4),), dynamic_shapes=({0: dim},))
+    ep = ember.export.export(model, (ember.randn(3, 3, 4),), dynamic_shapes=({0: Dim.AUTO},))
+    assert ep.range_constraints == {}
+    ep = ember.export.export(Flatten(), (ember.randn(3, 3, 4),),
+                             dynamic_shapes=({0: Dim.AUTO, 1: Dim.STATIC},))
+    assert list(ep.range_constraints) == ["s0"]
+    assert ep.module()(ember.randn(5, 3, 4)).shape == (5, 2)
+
+
+def test_shape_branch_on_a_dynamic_dim_is_refused():
+    class Branch(ember.nn.Module):
+        def forward(self, x):
+            return x * 2 if x.shape[0] < 4 else x + 1
+
+    with pytest.raises(ConstraintViolationError, match="branches on a shape"):
+        ember.export.export(Branch(), (ember.randn(3),), dynamic_shapes=({0: Dim("n")},))
+
+
+def test_shapes_collection_and_one_dim_shared_by_two_inputs():
+    class Add(ember.nn.Module):
+        def forward(self, x, y):
+            return x + y
+
+    x, y = ember.randn(3, 2), ember.randn(3, 2)
+    batch = Dim("batch")
+    sc = ShapesCollection()
+    sc[x], sc[y] = {0: batch}, {0: batch}
+    ep = ember.export.export(Add(), (x, y), dynamic_shapes=sc)
+    m = ep.module()
+    np.testing.assert_allclose(m(ember.ones(5, 2), ember.ones(5, 2)).numpy(), 2.0)
+    with pytest.raises(GuardError, match="the dim batch"):
+        m(ember.ones(5, 2), ember.ones(4, 2))
+
+
+def test_errors_of_export():
+    with pytest.raises(ValueError, match="args to be a tuple"):
+        ember.export.export(Flatten(), ember.randn(3, 3, 4))
+    with pytest.raises(ValueError, match="instance of ember.nn.Module"):
+        ember.export.export(lambda x: x, (ember.randn(2),))
+    with pytest.raises(ValueError, match="not arguments of the call"):
+        ember.export.export(Flatten(), (ember.randn(3, 3, 4),), dynamic_shapes={"y": None})
+
+    class ValueBranch(ember.nn.Module):
+        def forward(self, x):
+            return x if x.sum() > 0 else -x
+
+    with pytest.raises(ExportError, match="traces the model with ember.jit"):
+        ember.export.export(ValueBranch(), (ember.randn(3),))
+
+    class Inplace(ember.nn.Module):
+        def forward(self, x):
+            x.add_(1)
+            return x
+
+    with pytest.raises(ExportError, match="writes into its arguments"):
+        ember.export.export(Inplace(), (ember.randn(3),))
+
+
+def test_arguments_left_to_their_defaults_keep_them_and_are_guarded():
+    class Scaled(ember.nn.Module):
+        def forward(self, x, *, mask=None, scale=2):
+            return x * mask * scale
+
+    n = Dim("n")
+    ep = ember.export.export(Scaled(), (ember.ones(4, 3),), {"mask": ember.ones(4, 3)},
+                             dynamic_shapes={"x": {0: n}, "mask": {0: n}})
+    m = ep.module()
+    np.testing.assert_allclose(m(ember.ones(6, 3), mask=ember.ones(6, 3)).numpy(), 2.0)
+    with pytest.raises(GuardError, match=r"scale == 2 \(got 3\)"):
+        m(ember.ones(6, 3), mask=ember.ones(6, 3), scale=3)

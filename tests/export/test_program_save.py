@@ -1,0 +1,72 @@
+"""ember.export.save / load (no pickle) and the docstring examples of ember.export."""
+
+import doctest
+import importlib
+import io
+
+import numpy as np
+import pytest
+
+import ember
+from ember.errors import CheckpointError
+from ember.export import Dim
+
+
+def test_save_load_round_trip_keeps_graph_signature_dims_and_guards(tmp_path):
+    model = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.BatchNorm1d(3),
+                                ember.nn.ReLU()).train()
+    ep = ember.export.export(model, (ember.randn(5, 4),),
+                             dynamic_shapes=({0: Dim("batch", min=2, max=64)},))
+    path = tmp_path / "model.ep"
+    ember.export.save(ep, path)
+    with open(path, "rb") as f:
+        assert b"pickle" not in f.read(4096).lower()
+    loaded = ember.export.load(path)
+    assert str(loaded) == str(ep)
+    assert loaded.range_constraints == ep.range_constraints
+    assert list(loaded.state_dict) == list(ep.state_dict)
+    assert isinstance(loaded.state_dict["0.weight"], ember.nn.Parameter)
+    x = ember.randn(9, 4)
+    np.testing.assert_allclose(loaded.module()(x).detach().numpy(),
+                               ember.export.load(path).module()(x).detach().numpy())
+    np.testing.assert_allclose(loaded.example_inputs[0][0].numpy(),
+                               ep.example_inputs[0][0].numpy())
+    with pytest.raises(ember.export.GuardError, match="outside the range"):
+        loaded.module()(ember.randn(65, 4))
+
+
+def test_save_to_a_file_object_and_refuse_other_files(tmp_path):
+    ep = ember.export.export(ember.nn.Linear(4, 2), (ember.randn(3, 4),))
+    buffer = io.BytesIO()
+    ember.export.save(ep, buffer)
+    buffer.seek(0)
+    x = ember.randn(3, 4)
+    np.testing.assert_allclose(ember.export.load(buffer).module()(x).detach().numpy(),
+                               ep.module()(x).detach().numpy(), rtol=1e-6)
+    ember.save({"w": ember.ones(2)}, tmp_path / "plain.safetensors")
+    with pytest.raises(CheckpointError, match="holds no exported program"):
+        ember.export.load(tmp_path / "plain.safetensors")
+
+
+@pytest.mark.parametrize("name", ["ember.export", "ember.export.dynamic_shapes",
+                                  "ember.export.exporter", "ember.export.graph_signature",
+                                  "ember.export.prims", "ember.export.program",
+                                  "ember.export.symbolic", "ember.export.serialize"])
+def test_docstring_examples_run(name):
+    mod = importlib.import_module(name)
+    result = doctest.testmod(mod, extraglobs={**vars(mod), "ember": ember},
+                             optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert result.failed == 0
+
+
+def test_ember_export_needs_no_onnx():
+    import ast
+    import pathlib
+
+    root = pathlib.Path(ember.export.__file__).parent
+    for path in root.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+                assert not any(n.split(".")[0] == "onnx" or n.startswith("ember.onnx")
+                               for n in names), path.name
