@@ -1,11 +1,13 @@
 """The eager-mode workflow (``torch.ao.quantization.quantize``): ``propagate_qconfig_``,
 ``prepare`` (observers after the modules to quantize), ``prepare_qat`` (QAT modules and fake
-quantizers), ``convert`` (quantized modules in their place) and ``quantize_dynamic``."""
+quantizers), ``convert`` (quantized modules in their place), the one-call ``quantize`` and
+``quantize_qat``, and ``quantize_dynamic``."""
 
 from __future__ import annotations
 
 import copy
 import warnings
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ember import nn
@@ -26,8 +28,8 @@ from ember.quant.qconfig_mapping import QConfigMapping
 from ember.quant.qtypes import qint8
 from ember.quant.stubs import DeQuantStub, QuantWrapper
 
-__all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize_dynamic",
-           "swap_module", "add_quant_dequant"]
+__all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize", "quantize_qat",
+           "quantize_dynamic", "swap_module", "add_quant_dequant"]
 
 
 def propagate_qconfig_(module: Module, qconfig_dict: dict | QConfigMapping | None = None
@@ -234,6 +236,63 @@ def convert(module: Module, mapping: dict | None = None, inplace: bool = False,
     if remove_qconfig:
         _remove_qconfig(module)
     return module
+
+
+def quantize(model: Module, run_fn: Callable, run_args: Any, mapping: dict | None = None,
+             inplace: bool = False) -> Module:
+    """Post-training static quantization in one call: ``model`` (a copy unless ``inplace``)
+    in eval mode is prepared, calibrated by ``run_fn(prepared, *run_args)`` and converted with
+    ``mapping`` (default: the static mappings).
+
+    Example:
+        >>> m = nn.Sequential(QuantStub(), nn.Linear(2, 2), DeQuantStub())
+        >>> m.qconfig = default_qconfig
+        >>> q = quantize(m, lambda model, x: model(x), (ember.randn(8, 2),))
+        >>> [type(c).__name__ for c in q]
+        ['Quantize', 'Linear', 'DeQuantize']
+    """
+    if not inplace:
+        model = copy.deepcopy(model)
+    model.eval()
+    prepare(model, inplace=True)
+    run_fn(model, *run_args)
+    return convert(model, mapping, inplace=True)
+
+
+def quantize_qat(model: Module, run_fn: Callable, run_args: Any, inplace: bool = False
+                 ) -> Module:
+    """Quantization-aware training in one call: ``model`` (a copy unless ``inplace``) in
+    training mode is prepared with :func:`prepare_qat`, trained by ``run_fn(prepared,
+    *run_args)`` and converted (still in training mode, as PyTorch leaves it).
+
+    Example:
+        >>> m = nn.Sequential(QuantStub(), nn.Linear(2, 2), DeQuantStub())
+        >>> m.qconfig = get_default_qat_qconfig("x86")
+        >>> q = quantize_qat(m, lambda model, x: model(x), (ember.randn(8, 2),))
+        >>> type(q[1]).__module__
+        'ember.quant.modules.quantized'
+    """
+    if not inplace:
+        model = copy.deepcopy(model)
+    model.train()
+    prepare_qat(model, inplace=True)
+    run_fn(model, *run_args)
+    return convert(model, inplace=True)
+
+
+def default_eval_fn(model: Module, calib_data: Iterable) -> None:
+    """Runs ``model`` on the inputs of ``calib_data``, an iterable of ``(input, target)``
+    pairs (a dataset or loader): a ``run_fn`` for :func:`quantize`.
+
+    Example:
+        >>> m = nn.Sequential(QuantStub(), nn.Linear(2, 2), DeQuantStub())
+        >>> m.qconfig = default_qconfig
+        >>> data = [(ember.randn(4, 2), ember.zeros(4))]
+        >>> type(quantize(m, default_eval_fn, [data])[1]).__name__
+        'Linear'
+    """
+    for data, _target in calib_data:
+        model(data)
 
 
 def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8,
