@@ -13,6 +13,7 @@ point, clamped to the output range (from the zero point up with a fused ReLU).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -220,3 +221,28 @@ def choose_qparams_for_range(lo: float, hi: float, low: int, high: int,
         initial = (low + high) / 2
     zero_point = low if initial < low else high if initial > high else int(np.rint(initial))
     return scale, zero_point  # (float64, as PyTorch keeps it; kernels use it as float32)
+
+
+_FLOAT16_MAX = 65504.0
+
+
+def float16_weight(w: np.ndarray) -> np.ndarray:
+    """A float weight as fbgemm's float16 GEMMs pack it: saturated to the float16 range
+    (PyTorch warns, as here), then rounded to the nearest float16."""
+    w = w.astype(_F32, copy=False)
+    if np.any(np.abs(w) > _FLOAT16_MAX):
+        warnings.warn("Found weights outside the float16 range [-65504, 65504]; they are "
+                      "saturated to it", stacklevel=3)
+        w = np.clip(w, -_FLOAT16_MAX, _FLOAT16_MAX)
+    return w.astype(np.float16)
+
+
+def float16_linear(a: np.ndarray, w16: np.ndarray, bias: np.ndarray | None,
+                   relu: bool) -> np.ndarray:
+    """fbgemm's float16 dynamic linear: float32 rows ``a`` times the float16 weights widened
+    to float32, accumulated in float32, plus the float32 bias (clamped at zero with a fused
+    ReLU). The sums' order is BLAS's, not fbgemm's: results agree to float32 rounding."""
+    out = a.astype(_F32, copy=False) @ w16.astype(_F32).T
+    if bias is not None:
+        out = out + bias.astype(_F32)
+    return np.maximum(out, _F32(0)) if relu else out

@@ -92,6 +92,8 @@ DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nni.LinearReLU: nnqd.LinearReLU,
     nn.LSTM: nnqdr.LSTM,
     nn.GRU: nnqdr.GRU,
+    nn.EmbeddingBag: nnqe.EmbeddingBag,  # (weight-only: float_qparams_weight_only_qconfig)
+    nn.Embedding: nnqe.Embedding,
 }
 
 

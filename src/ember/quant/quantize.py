@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ember import nn
+from ember.dtypes import float16
 from ember.nn.module import Module
 from ember.nn.utils.parametrize import is_parametrized, type_before_parametrizations
 from ember.quant.mappings import (
@@ -23,9 +24,13 @@ from ember.quant.mappings import (
 )
 from ember.quant.modules.functional_modules import FloatFunctional
 from ember.quant.modules.intrinsic import _FusedModule
-from ember.quant.qconfig import default_dynamic_qconfig
+from ember.quant.qconfig import (
+    default_dynamic_qconfig,
+    float16_dynamic_qconfig,
+    float_qparams_weight_only_qconfig,
+)
 from ember.quant.qconfig_mapping import QConfigMapping
-from ember.quant.qtypes import qint8
+from ember.quant.qtypes import qint8, quint8
 from ember.quant.stubs import DeQuantStub, QuantWrapper
 
 __all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize", "quantize_qat",
@@ -295,23 +300,40 @@ def default_eval_fn(model: Module, calib_data: Iterable) -> None:
         model(data)
 
 
+def _dynamic_defaults(dtype: Any) -> tuple[Any, tuple]:
+    """The qconfig ``quantize_dynamic`` gives for ``dtype``, and the types it picks by
+    default (PyTorch's; its recurrent cells are not provided here)."""
+    if dtype is qint8:
+        return default_dynamic_qconfig, (nn.Linear, nn.LSTM, nn.GRU)
+    if dtype is float16:
+        return float16_dynamic_qconfig, (nn.Linear, nn.LSTM, nn.GRU)
+    if dtype is quint8:
+        return float_qparams_weight_only_qconfig, (nn.EmbeddingBag, nn.Embedding)
+    raise ValueError(f"quantize_dynamic: don't know how to quantize with default settings for "
+                     f"{dtype!r}: dtype must be ember.qint8, ember.float16 or ember.quint8 "
+                     "(4-bit tables are not supported)")
+
+
 def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8,
                      mapping: dict | None = None, inplace: bool = False) -> Module:
     """A copy of ``model`` with its ``Linear``, ``LSTM`` and ``GRU`` layers (or the types or
     names in ``qconfig_spec``: a set, a dict or a :class:`QConfigMapping`) dynamically
-    quantized: int8 weights, activations quantized per call.
+    quantized: int8 weights, activations quantized per call. With ``dtype=ember.float16``
+    their weights become float16 (``float16_dynamic_qconfig``); with ``dtype=ember.quint8``
+    ``Embedding`` and ``EmbeddingBag`` tables are quantized per row
+    (``float_qparams_weight_only_qconfig``).
 
     Example:
         >>> q = quantize_dynamic(nn.Sequential(nn.Linear(4, 3), nn.ReLU()))
         >>> type(q[0]).__module__, q(ember.randn(2, 4)).shape
         ('ember.quant.modules.dynamic', ember.Size([2, 3]))
+        >>> quantize_dynamic(nn.Sequential(nn.Linear(4, 3)), dtype=ember.float16)[0]
+        Linear(in_features=4, out_features=3, dtype=ember.float16)
     """
-    if dtype is not qint8:
-        raise ValueError(f"quantize_dynamic: only dtype=ember.qint8 is supported, got {dtype!r}")
-    if qconfig_spec is None:
-        qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU), default_dynamic_qconfig)
-    elif isinstance(qconfig_spec, set):
-        qconfig_spec = dict.fromkeys(qconfig_spec, default_dynamic_qconfig)
+    if qconfig_spec is None or isinstance(qconfig_spec, set):
+        qconfig, default_types = _dynamic_defaults(dtype)
+        qconfig_spec = dict.fromkeys(default_types if qconfig_spec is None else qconfig_spec,
+                                     qconfig)
     _check_rules("quantize_dynamic", "qconfig_spec (or a set of types and names)", qconfig_spec)
     mapping = get_default_dynamic_quant_module_mappings() if mapping is None else mapping
     if not inplace:
