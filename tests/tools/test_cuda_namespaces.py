@@ -145,7 +145,8 @@ def test_sdp_switches_choose_attention_backends_as_torch():
 
 @pytest.mark.parametrize("module", ["cuda", "cuda.amp", "accelerator", "backends",
                                     "backends.cudnn", "backends.cuda", "backends.mkl",
-                                    "backends.openmp", "backends.mkldnn", "backends.mps"])
+                                    "backends.openmp", "backends.mkldnn", "backends.mps",
+                                    "backends.quantized"])
 def test_docstring_examples(module):
     mod = importlib.import_module(f"ember.{module}")
     with warnings.catch_warnings():
