@@ -27,6 +27,7 @@ from ember.quant.qtypes import (
     per_tensor_symmetric,
     qint8,
     qint32,
+    quint4x2,
     quint8,
 )
 from ember.tensor import Tensor
@@ -36,6 +37,7 @@ __all__ = ["ObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
            "PlaceholderObserver", "default_observer", "default_weight_observer",
            "default_per_channel_weight_observer", "default_dynamic_quant_observer",
            "default_placeholder_observer", "default_float_qparams_observer",
+           "default_float_qparams_observer_4bit",
            "calculate_qmin_qmax", "weight_observer_range_neg_127_to_127",
            "per_channel_weight_observer_range_neg_127_to_127"]
 
@@ -110,9 +112,9 @@ class _UniformObserver(ObserverBase):
                  quant_max: int | None = None, eps: float = _EPS, is_dynamic: bool = False,
                  **kwargs: Any) -> None:
         super().__init__(dtype, is_dynamic)
-        if dtype not in (qint8, quint8, qint32):
-            raise ValueError(f"{type(self).__name__}: dtype must be ember.qint8, ember.quint8 or "
-                             f"ember.qint32, got {dtype!r}")
+        if dtype not in (qint8, quint8, qint32, quint4x2):
+            raise ValueError(f"{type(self).__name__}: dtype must be ember.qint8, ember.quint8, "
+                             f"ember.qint32 or ember.quint4x2, got {dtype!r}")
         if not isinstance(qscheme, QScheme):
             raise ValueError(f"{type(self).__name__}: unknown qscheme {qscheme!r}")
         self.qscheme, self.reduce_range = qscheme, reduce_range
@@ -329,6 +331,8 @@ default_dynamic_quant_observer = PlaceholderObserver.with_args(
 default_placeholder_observer = PlaceholderObserver
 default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
     dtype=quint8, qscheme=per_channel_affine_float_qparams, ch_axis=0)
+default_float_qparams_observer_4bit = PerChannelMinMaxObserver.with_args(
+    dtype=quint4x2, qscheme=per_channel_affine_float_qparams, ch_axis=0)
 weight_observer_range_neg_127_to_127 = MinMaxObserver.with_args(
     dtype=qint8, qscheme=per_tensor_symmetric, quant_min=-127, quant_max=127, eps=2 ** -12)
 per_channel_weight_observer_range_neg_127_to_127 = PerChannelMinMaxObserver.with_args(

@@ -14,6 +14,7 @@ from ember.quant.fake_quantize import (
     FakeQuantize,
     FusedMovingAvgObsFakeQuantize,
     default_embedding_fake_quant,
+    default_embedding_fake_quant_4bit,
     default_fake_quant,
     default_fused_act_fake_quant,
     default_fused_per_channel_wt_fake_quant,
@@ -31,6 +32,7 @@ from ember.quant.observer import (
     _PartialWrapper,
     default_dynamic_quant_observer,
     default_float_qparams_observer,
+    default_float_qparams_observer_4bit,
     default_observer,
     default_per_channel_weight_observer,
     default_placeholder_observer,
@@ -52,6 +54,7 @@ __all__ = ["QConfig", "default_qconfig", "default_per_channel_qconfig", "default
            "get_default_qconfig", "get_default_qat_qconfig", "QConfigDynamic", "qconfig_equals",
            "get_default_qconfig_dict", "get_default_qat_qconfig_dict",
            "float16_dynamic_qconfig", "float16_static_qconfig",
+           "float_qparams_weight_only_qconfig_4bit", "default_embedding_qat_qconfig_4bit",
            "default_symmetric_qnnpack_qconfig", "default_per_channel_symmetric_qnnpack_qconfig",
            "default_symmetric_qnnpack_qat_qconfig",
            "default_per_channel_symmetric_qnnpack_qat_qconfig"]
@@ -88,8 +91,12 @@ default_dynamic_fake_quant = FakeQuantize.with_args(
     dtype=quint8, averaging_constant=1)
 float_qparams_weight_only_qconfig = QConfig(activation=default_placeholder_observer,
                                            weight=default_float_qparams_observer)
+float_qparams_weight_only_qconfig_4bit = QConfig(activation=default_placeholder_observer,
+                                                weight=default_float_qparams_observer_4bit)
 default_embedding_qat_qconfig = QConfig(activation=NoopObserver.with_args(dtype=float32),
                                         weight=default_embedding_fake_quant)
+default_embedding_qat_qconfig_4bit = QConfig(activation=NoopObserver.with_args(dtype=float32),
+                                             weight=default_embedding_fake_quant_4bit)
 default_dynamic_qat_qconfig = QConfig(activation=default_dynamic_fake_quant,
                                       weight=default_weight_fake_quant)
 default_qat_qconfig_v2 = QConfig(activation=default_fused_act_fake_quant,

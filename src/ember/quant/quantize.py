@@ -28,9 +28,10 @@ from ember.quant.qconfig import (
     default_dynamic_qconfig,
     float16_dynamic_qconfig,
     float_qparams_weight_only_qconfig,
+    float_qparams_weight_only_qconfig_4bit,
 )
 from ember.quant.qconfig_mapping import QConfigMapping
-from ember.quant.qtypes import qint8, quint8
+from ember.quant.qtypes import qint8, quint4x2, quint8
 from ember.quant.stubs import DeQuantStub, QuantWrapper
 
 __all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize", "quantize_qat",
@@ -309,9 +310,11 @@ def _dynamic_defaults(dtype: Any) -> tuple[Any, tuple]:
         return float16_dynamic_qconfig, (nn.Linear, nn.LSTM, nn.GRU)
     if dtype is quint8:
         return float_qparams_weight_only_qconfig, (nn.EmbeddingBag, nn.Embedding)
+    if dtype is quint4x2:
+        return float_qparams_weight_only_qconfig_4bit, (nn.EmbeddingBag,)
     raise ValueError(f"quantize_dynamic: don't know how to quantize with default settings for "
-                     f"{dtype!r}: dtype must be ember.qint8, ember.float16 or ember.quint8 "
-                     "(4-bit tables are not supported)")
+                     f"{dtype!r}: dtype must be ember.qint8, ember.float16, ember.quint8 or "
+                     "ember.quint4x2")
 
 
 def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8,
@@ -321,7 +324,8 @@ def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8
     quantized: int8 weights, activations quantized per call. With ``dtype=ember.float16``
     their weights become float16 (``float16_dynamic_qconfig``); with ``dtype=ember.quint8``
     ``Embedding`` and ``EmbeddingBag`` tables are quantized per row
-    (``float_qparams_weight_only_qconfig``).
+    (``float_qparams_weight_only_qconfig``), with ``dtype=ember.quint4x2`` ``EmbeddingBag``
+    tables to 4 bits.
 
     Example:
         >>> q = quantize_dynamic(nn.Sequential(nn.Linear(4, 3), nn.ReLU()))
