@@ -115,3 +115,23 @@ def test_a_model_quantized_for_qnnpack_equals_torch():
                                          tq.get_observer_state_dict(tp).items()})
         tc, ec = tq.convert(tp), eq.convert(ep)
         same(ec(ember.tensor(x)), tc(torch.tensor(x)))
+
+
+@pytest.mark.parametrize("engine", ["fbgemm", "qnnpack"])
+def test_dynamic_linear_and_lstm_follow_the_engine(engine):
+    # (QNNPACK ignores reduce_range and scales the accumulator in two float32 steps)
+    torch.manual_seed(1)
+    t = torch.nn.Sequential(torch.nn.Linear(9, 6), torch.nn.LSTM(6, 3, batch_first=True))
+    e = ember.nn.Sequential(ember.nn.Linear(9, 6), ember.nn.LSTM(6, 3, batch_first=True))
+    copy_weights(t, e)
+    x = (_RNG.normal(size=(2, 4, 9)) * 2 + 0.5).astype(np.float32)
+    with _engine(engine), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for t_qc, e_qc in ((tq.default_dynamic_qconfig, eq.default_dynamic_qconfig),
+                           (tq.per_channel_dynamic_qconfig, eq.per_channel_dynamic_qconfig)):
+            qt = tq.quantize_dynamic(t, {torch.nn.Linear: t_qc, torch.nn.LSTM: t_qc})
+            qe = eq.quantize_dynamic(e, {ember.nn.Linear: e_qc, ember.nn.LSTM: e_qc})
+            h_t, h_e = qt[0](torch.tensor(x)), qe[0](ember.tensor(x))
+            same(h_e, h_t)
+            np.testing.assert_allclose(qe[1](h_e)[0].numpy(), qt[1](h_t)[0].detach().numpy(),
+                                       atol=2e-6)

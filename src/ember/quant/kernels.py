@@ -195,6 +195,17 @@ def float_output(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
     return np.maximum(out, _F32(0)) if relu else out
 
 
+def float_output_qnnpack(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
+                         bias: np.ndarray | None, relu: bool) -> np.ndarray:
+    """QNNPACK's dynamic linear output: ``float32(acc) * (input_scale * weight_scale)``, plus
+    the bias, each step rounded to float32, clamped at zero with a fused ReLU."""
+    scales = _F32(input_scale) * _along(weight_scales.astype(_F32), -1, acc.ndim)
+    out = acc.astype(_F32) * scales
+    if bias is not None:
+        out = out + bias.astype(_F32)
+    return np.maximum(out, _F32(0)) if relu else out
+
+
 def choose_qparams(x: np.ndarray, reduce_range: bool) -> tuple[float, int]:
     """The scale and zero point dynamic quantization picks for a uint8 activation:
     PyTorch's ``ChooseQuantizationParams`` over ``[min(x, 0), max(x, 0)]``."""

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.backends import quantized as quantized_backend
 from ember.dtypes import float16
 from ember.nn.module import Module
 from ember.ops.creation import from_numpy, tensor
@@ -26,13 +27,16 @@ __all__ = ["Linear", "LinearReLU"]
 
 def dynamic_linear(a: np.ndarray, w_centred: np.ndarray, w_scales: np.ndarray,
                    bias: np.ndarray | None, relu: bool = False) -> np.ndarray:
-    """``a @ wᵀ + bias`` of float32 rows ``a`` as fbgemm's dynamic linear kernel: ``a``
-    quantized to uint8 with parameters chosen from its range (halved), the exact integer
-    product, scaled back to float32."""
-    scale, zero_point = kernels.choose_qparams(a, reduce_range=True)
+    """``a @ wᵀ + bias`` of float32 rows ``a`` as the engine's dynamic linear kernel: ``a``
+    quantized to uint8 with parameters chosen from its range (halved for fbgemm; QNNPACK
+    ignores ``reduce_range``), the exact integer product, scaled back to float32 (fbgemm's
+    ``ReQuantizeForFloat``, or QNNPACK's two float32 steps)."""
+    qnnpack = quantized_backend.engine == "qnnpack"
+    scale, zero_point = kernels.choose_qparams(a, reduce_range=not qnnpack)
     xq = kernels.quantize(a, scale, zero_point, 0, 255, np.uint8)
     acc = kernels.linear_accumulate(kernels.centred(xq, zero_point), w_centred)
-    return kernels.float_output(acc, scale, w_scales, bias, relu)
+    output = kernels.float_output_qnnpack if qnnpack else kernels.float_output
+    return output(acc, scale, w_scales, bias, relu)
 
 
 class Linear(StaticLinear):
