@@ -1,8 +1,9 @@
 """``ember.backends.quantized``: which CPU backend's numbers the quantized modules give, as
 ``torch.backends.quantized.engine``. ``"x86"`` (the default) and ``"fbgemm"`` compute as
 fbgemm; ``"qnnpack"`` as QNNPACK, whose quantized ``Linear`` and convolutions add a bias
-quantized to int32 and requantize in float32 (see docs/quantization.md). PyTorch's
-``"onednn"`` is not modelled.
+quantized to int32 and requantize in float32, and whose dynamic ``Linear``, ``LSTM`` and
+``GRU`` ignore ``reduce_range`` (see docs/quantization.md). PyTorch's ``"onednn"`` is not
+modelled.
 
 Example:
     >>> ember.backends.quantized.engine

@@ -28,6 +28,7 @@ from ember.quant.histogram_observer import *  # noqa: F403
 from ember.quant.mappings import *  # noqa: F403
 from ember.quant.observer import *  # noqa: F403
 from ember.quant.observer_state import *  # noqa: F403
+from ember.quant.observer_state import ObserverOrFakeQuantize
 from ember.quant.qconfig import *  # noqa: F403
 from ember.quant.qconfig_mapping import *  # noqa: F403
 from ember.quant.qtensor import *  # noqa: F403
@@ -41,4 +42,4 @@ from ember.quant.stubs import *  # noqa: F403
 __all__ = [name for module in (fake_quantize, fuse, fuser_method_mappings, histogram_observer,
                                mappings, observer, observer_state, qconfig, qconfig_mapping,
                                qtensor, qtypes, quant_type, _workflow, special_observers, stubs)
-           for name in module.__all__] + ["default_eval_fn"]
+           for name in module.__all__] + ["default_eval_fn", "ObserverOrFakeQuantize"]

@@ -32,8 +32,9 @@ from ember.quant.qtypes import (
 )
 from ember.tensor import Tensor
 
-__all__ = ["ObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
-           "PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver",
+__all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver",
+           "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
+           "MovingAveragePerChannelMinMaxObserver",
            "PlaceholderObserver", "default_observer", "default_weight_observer",
            "default_per_channel_weight_observer", "default_dynamic_quant_observer",
            "default_placeholder_observer", "default_float_qparams_observer",
@@ -104,8 +105,9 @@ class ObserverBase(_WithArgs, Module):
         raise NotImplementedError
 
 
-class _UniformObserver(ObserverBase):
-    """Observers with PyTorch's ``_calculate_qparams``."""
+class UniformQuantizationObserverBase(ObserverBase):
+    """The base of the observers that map a range uniformly onto integers (min/max,
+    per-channel and histogram ones), with PyTorch's ``_calculate_qparams``."""
 
     def __init__(self, dtype: QDType = quint8, qscheme: QScheme = per_tensor_affine,
                  reduce_range: bool = False, quant_min: int | None = None,
@@ -164,7 +166,7 @@ def _valid(min_val: np.ndarray, max_val: np.ndarray) -> bool:
     return True
 
 
-class MinMaxObserver(_UniformObserver):
+class MinMaxObserver(UniformQuantizationObserverBase):
     """Quantization parameters from the running minimum and maximum of every input.
 
     Example:
@@ -226,7 +228,7 @@ class MovingAverageMinMaxObserver(MinMaxObserver):
         return old_low + c * (low - old_low), old_high + c * (high - old_high)
 
 
-class PerChannelMinMaxObserver(_UniformObserver):
+class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
     """Quantization parameters per index along ``ch_axis`` (a weight's output channels),
     from running minima and maxima.
 

@@ -13,6 +13,9 @@ from ember.quant.observer import ObserverBase
 
 __all__ = ["get_observer_state_dict", "load_observer_state_dict"]
 
+# (what watches activations; torch.ao.quantization's name, not its .observer's)
+ObserverOrFakeQuantize = ObserverBase | FakeQuantizeBase
+
 
 def get_observer_state_dict(mod: Module) -> OrderedDict:
     """The entries of ``mod.state_dict()`` that belong to observers and fake quantizers
@@ -48,7 +51,7 @@ def load_observer_state_dict(mod: Module, obs_dict: Any) -> None:
     missing: list[str] = []
     errors: list[str] = []
     for name, module in mod.named_modules():
-        if isinstance(module, (ObserverBase, FakeQuantizeBase)):
+        if isinstance(module, ObserverOrFakeQuantize):
             module._load_from_state_dict(obs_dict, name + ".", {}, False, missing, [], errors)
     missing = [k for k in missing if "activation_post_process" in k]
     if missing or errors:

@@ -52,7 +52,7 @@ __all__ = ["QConfig", "default_qconfig", "default_per_channel_qconfig", "default
            "default_qat_qconfig_v2", "default_weight_only_qconfig",
            "default_activation_only_qconfig", "default_reuse_input_qconfig",
            "get_default_qconfig", "get_default_qat_qconfig", "QConfigDynamic", "qconfig_equals",
-           "get_default_qconfig_dict", "get_default_qat_qconfig_dict",
+           "get_default_qconfig_dict", "get_default_qat_qconfig_dict", "QConfigAny",
            "float16_dynamic_qconfig", "float16_static_qconfig",
            "float_qparams_weight_only_qconfig_4bit", "default_embedding_qat_qconfig_4bit",
            "default_symmetric_qnnpack_qconfig", "default_per_channel_symmetric_qnnpack_qconfig",
@@ -76,6 +76,8 @@ class QConfig(NamedTuple):
     activation: Any
     weight: Any
 
+
+QConfigAny = QConfig | None  # (a module's qconfig: None leaves it float)
 
 default_qconfig = QConfig(activation=default_observer, weight=default_weight_observer)
 default_per_channel_qconfig = QConfig(activation=default_observer,
