@@ -183,7 +183,12 @@ def get_dynamic_quant_module_class(float_module_class: Callable,
 
 def get_default_compare_output_module_list() -> set[type]:
     """The module types whose outputs PyTorch's numeric suite records: every float, QAT and
-    quantized type of the default mappings, plus ``Sequential``."""
+    quantized type of the default mappings, plus ``Sequential``.
+
+    Example:
+        >>> nn.LSTM in get_default_compare_output_module_list()
+        True
+    """
     mappings = (DEFAULT_STATIC_QUANT_MODULE_MAPPINGS, DEFAULT_QAT_MODULE_MAPPINGS,
                 DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS)
     return {t for m in mappings for t in (*m, *m.values())} | {nn.Sequential}

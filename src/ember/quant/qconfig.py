@@ -268,7 +268,15 @@ def get_default_qconfig_dict(backend: str = "x86", version: int = 0) -> dict:
 
 def get_default_qat_qconfig_dict(backend: str = "x86", version: int = 1) -> dict:
     """PyTorch's deprecated form of :func:`get_default_qat_qconfig_mapping`: its
-    ``to_dict()``."""
+    ``to_dict()``.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     type(get_default_qat_qconfig_dict("qnnpack")[""].weight()).__name__
+        'FusedMovingAvgObsFakeQuantize'
+    """
     from ember.quant.qconfig_mapping import get_default_qat_qconfig_mapping
 
     _deprecated("get_default_qat_qconfig_dict", "get_default_qat_qconfig_mapping")
