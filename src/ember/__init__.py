@@ -159,6 +159,7 @@ from ember.quant.qtypes import (
     per_tensor_symmetric,
     qint8,
     qint32,
+    quint4x2,
     quint8,
 )
 from ember.quant.qtypes import QScheme as qscheme  # torch.qscheme: the qschemes' type

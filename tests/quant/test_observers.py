@@ -158,8 +158,8 @@ def test_default_qconfigs_match_torch():
         ea, ta = e.activation(), t.activation()
         assert (ea.quant_min, ea.quant_max, e.weight().ch_axis) == (
             ta.quant_min, ta.quant_max, t.weight().ch_axis)
-    with pytest.raises(ValueError, match="qnnpack"):
-        eq.get_default_qconfig("qnnpack")
+    with pytest.raises(ValueError, match="onednn"):
+        eq.get_default_qconfig("onednn")
 
 
 def test_bad_inputs_to_observers_are_named():

@@ -195,7 +195,8 @@ def test_fuser_method_errors():
 
 
 @pytest.mark.parametrize("sub", ["observer", "fake_quantize", "qconfig", "qconfig_mapping",
-                                 "quantize", "fuse_modules", "fuser_method_mappings", "stubs"])
+                                 "quantize", "fuse_modules", "fuser_method_mappings", "stubs",
+                                 "quantization_mappings", "quant_type"])
 def test_submodules_reexport_torch_names(sub):
     ours = importlib.import_module(f"ember.ao.quantization.{sub}")
     theirs = importlib.import_module(f"torch.ao.quantization.{sub}")

@@ -146,7 +146,8 @@ def test_sdp_switches_choose_attention_backends_as_torch():
 @pytest.mark.parametrize("module", ["cuda", "cuda.amp", "accelerator", "backends",
                                     "backends.cudnn", "backends.cuda", "backends.mkl",
                                     "backends.openmp", "backends.mkldnn", "backends.mps",
-                                    "compiler", "cpu", "cpu.amp", "version"])
+                                    "backends.quantized", "compiler", "cpu", "cpu.amp",
+                                    "version"])
 def test_docstring_examples(module):
     mod = importlib.import_module(f"ember.{module}")
     with warnings.catch_warnings():

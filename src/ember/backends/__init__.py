@@ -18,6 +18,6 @@ Example:
     >>> ember.backends.cudnn.benchmark = False
 """
 
-from ember.backends import cuda, cudnn, mkl, mkldnn, mps, openmp
+from ember.backends import cuda, cudnn, mkl, mkldnn, mps, openmp, quantized
 
-__all__ = ["cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp"]
+__all__ = ["cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "quantized"]

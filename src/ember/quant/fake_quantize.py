@@ -27,6 +27,7 @@ from ember.quant.qtypes import (
     per_tensor_affine,
     per_tensor_symmetric,
     qint8,
+    quint4x2,
     quint8,
 )
 from ember.tensor import Tensor
@@ -34,6 +35,7 @@ from ember.tensor import Tensor
 __all__ = ["FakeQuantizeBase", "FakeQuantize", "FusedMovingAvgObsFakeQuantize",
            "default_fake_quant", "default_weight_fake_quant",
            "default_per_channel_weight_fake_quant", "default_embedding_fake_quant",
+           "default_embedding_fake_quant_4bit",
            "disable_fake_quant", "enable_fake_quant",
            "disable_observer", "enable_observer", "default_histogram_fake_quant",
            "default_fused_act_fake_quant", "default_fused_wt_fake_quant",
@@ -237,6 +239,9 @@ default_per_channel_weight_fake_quant = FakeQuantize.with_args(
 default_embedding_fake_quant = FakeQuantize.with_args(
     observer=MovingAveragePerChannelMinMaxObserver, qscheme=per_channel_affine_float_qparams,
     dtype=quint8, quant_min=0, quant_max=255, ch_axis=0, averaging_constant=1)
+default_embedding_fake_quant_4bit = FakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, qscheme=per_channel_affine_float_qparams,
+    ch_axis=0, dtype=quint4x2, averaging_constant=1)
 default_histogram_fake_quant = FakeQuantize.with_args(
     observer=HistogramObserver, quant_min=0, quant_max=255, dtype=quint8,
     qscheme=per_tensor_affine, reduce_range=True)

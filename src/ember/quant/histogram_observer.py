@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ember.ops.creation import from_numpy, tensor
-from ember.quant.observer import _EPS, _UniformObserver
+from ember.quant.observer import _EPS, UniformQuantizationObserverBase
 from ember.quant.qtypes import QDType, QScheme, per_tensor_affine, quint8
 from ember.tensor import Tensor
 
@@ -49,7 +49,7 @@ def histc(x: np.ndarray, bins: int, low: float, high: float) -> np.ndarray:
     return np.bincount(np.clip(pos, 0, bins - 1), minlength=bins).astype(_F32)
 
 
-class HistogramObserver(_UniformObserver):
+class HistogramObserver(UniformQuantizationObserverBase):
     """Keeps a ``bins``-bin histogram of the values seen (rebinned as the range grows) and
     picks the range minimizing the L2 error of quantizing it.
 

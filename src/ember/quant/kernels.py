@@ -13,6 +13,7 @@ point, clamped to the output range (from the zero point up with a fused ReLU).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -161,6 +162,25 @@ def requantize(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
     return np.clip(q, output_zero_point if relu else low, high).astype(np.uint8)
 
 
+def requantize_qnnpack(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
+                       bias: np.ndarray | None, output_scale: float, output_zero_point: int,
+                       relu: bool, channel_axis: int) -> np.ndarray:
+    """QNNPACK's requantization of an accumulator to uint8: the bias quantized to int32 with
+    scale ``input_scale * weight_scale`` (as ``quantize_per_tensor``/``_per_channel`` to
+    ``qint32``) and added to the integers, then ``nearbyint(float32(acc) * (input_scale *
+    weight_scale / output_scale))`` plus the output zero point, clamped."""
+    act_times_w = _F32(input_scale) * weight_scales.astype(_F32)
+    if bias is not None:
+        per_channel = act_times_w.size > 1
+        q_bias = quantize(bias, act_times_w if per_channel else act_times_w[0],
+                          np.zeros(act_times_w.size, np.int64) if per_channel else 0,
+                          -2**31, 2**31 - 1, np.int32, 0 if per_channel else None)
+        acc = acc + _along(q_bias.astype(np.float64), channel_axis, acc.ndim)
+    multiplier = _along(act_times_w / _F32(output_scale), channel_axis, acc.ndim)
+    q = np.rint(acc.astype(_F32) * multiplier) + _F32(output_zero_point)
+    return np.clip(q, output_zero_point if relu else 0, 255).astype(np.uint8)
+
+
 def float_output(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
                  bias: np.ndarray | None, relu: bool) -> np.ndarray:
     """fbgemm's ``ReQuantizeForFloat`` (dynamic quantization): ``fma(float32(acc),
@@ -172,6 +192,17 @@ def float_output(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
     if bias is not None:
         out = out + bias.astype(_F32).astype(np.float64)
     out = out.astype(_F32)
+    return np.maximum(out, _F32(0)) if relu else out
+
+
+def float_output_qnnpack(acc: np.ndarray, input_scale: float, weight_scales: np.ndarray,
+                         bias: np.ndarray | None, relu: bool) -> np.ndarray:
+    """QNNPACK's dynamic linear output: ``float32(acc) * (input_scale * weight_scale)``, plus
+    the bias, each step rounded to float32, clamped at zero with a fused ReLU."""
+    scales = _F32(input_scale) * _along(weight_scales.astype(_F32), -1, acc.ndim)
+    out = acc.astype(_F32) * scales
+    if bias is not None:
+        out = out + bias.astype(_F32)
     return np.maximum(out, _F32(0)) if relu else out
 
 
@@ -220,3 +251,28 @@ def choose_qparams_for_range(lo: float, hi: float, low: int, high: int,
         initial = (low + high) / 2
     zero_point = low if initial < low else high if initial > high else int(np.rint(initial))
     return scale, zero_point  # (float64, as PyTorch keeps it; kernels use it as float32)
+
+
+_FLOAT16_MAX = 65504.0
+
+
+def float16_weight(w: np.ndarray) -> np.ndarray:
+    """A float weight as fbgemm's float16 GEMMs pack it: saturated to the float16 range
+    (PyTorch warns, as here), then rounded to the nearest float16."""
+    w = w.astype(_F32, copy=False)
+    if np.any(np.abs(w) > _FLOAT16_MAX):
+        warnings.warn("Found weights outside the float16 range [-65504, 65504]; they are "
+                      "saturated to it", stacklevel=3)
+        w = np.clip(w, -_FLOAT16_MAX, _FLOAT16_MAX)
+    return w.astype(np.float16)
+
+
+def float16_linear(a: np.ndarray, w16: np.ndarray, bias: np.ndarray | None,
+                   relu: bool) -> np.ndarray:
+    """fbgemm's float16 dynamic linear: float32 rows ``a`` times the float16 weights widened
+    to float32, accumulated in float32, plus the float32 bias (clamped at zero with a fused
+    ReLU). The sums' order is BLAS's, not fbgemm's: results agree to float32 rounding."""
+    out = a.astype(_F32, copy=False) @ w16.astype(_F32).T
+    if bias is not None:
+        out = out + bias.astype(_F32)
+    return np.maximum(out, _F32(0)) if relu else out

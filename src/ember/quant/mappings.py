@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ember import nn
 from ember.quant.modules import activations as nnqa
 from ember.quant.modules import conv_transpose as nnqt
@@ -23,7 +25,9 @@ __all__ = ["DEFAULT_STATIC_QUANT_MODULE_MAPPINGS", "DEFAULT_QAT_MODULE_MAPPINGS"
            "DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS", "DEFAULT_MODULE_TO_ACT_POST_PROCESS",
            "get_default_static_quant_module_mappings", "get_default_qat_module_mappings",
            "get_default_dynamic_quant_module_mappings", "get_default_qconfig_propagation_list",
-           "get_embedding_qat_module_mappings", "get_embedding_static_quant_module_mappings"]
+           "get_embedding_qat_module_mappings", "get_embedding_static_quant_module_mappings",
+           "get_static_quant_module_class", "get_dynamic_quant_module_class",
+           "get_default_compare_output_module_list"]
 
 DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     QuantStub: nnq.Quantize,
@@ -88,6 +92,8 @@ DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nni.LinearReLU: nnqd.LinearReLU,
     nn.LSTM: nnqdr.LSTM,
     nn.GRU: nnqdr.GRU,
+    nn.EmbeddingBag: nnqe.EmbeddingBag,  # (weight-only: float_qparams_weight_only_qconfig)
+    nn.Embedding: nnqe.Embedding,
 }
 
 
@@ -122,3 +128,67 @@ def get_embedding_qat_module_mappings() -> dict[type, type]:
 def get_embedding_static_quant_module_mappings() -> dict[type, type]:
     """The static mappings (which convert QAT embeddings too)."""
     return dict(DEFAULT_STATIC_QUANT_MODULE_MAPPINGS)
+
+
+def get_combined_dict(default_dict: dict, additional_dict: dict) -> dict:
+    """A copy of ``default_dict`` updated with ``additional_dict`` (its entries win).
+
+    Example:
+        >>> get_combined_dict(dict(a=1, b=1), dict(b=2, c=3))
+        {'a': 1, 'b': 2, 'c': 3}
+    """
+    return {**default_dict, **additional_dict}
+
+
+def _module_class(kind: str, defaults: dict, float_module_class: Callable,
+                  additional: dict | None) -> type:
+    found = get_combined_dict(defaults, additional or {}).get(float_module_class)
+    if found is None:
+        raise AssertionError(f"Floating point module class {float_module_class} does not have a "
+                             f"corresponding {kind} module class")
+    return found
+
+
+def get_static_quant_module_class(float_module_class: Callable,
+                                  additional_static_quant_mapping: dict | None = None,
+                                  is_reference: bool = False) -> type:
+    """The statically quantized module type of a float (or QAT) one, from the default
+    mappings and ``additional_static_quant_mapping``; raises if it has none. (Reference
+    modules, ``is_reference=True``, are FX-mode ones: not provided.)
+
+    Example:
+        >>> get_static_quant_module_class(nn.Conv2d).__name__
+        'Conv2d'
+    """
+    if is_reference:
+        raise NotImplementedError("get_static_quant_module_class: reference quantized modules "
+                                  "(is_reference=True, FX graph mode) are not provided")
+    return _module_class("quantized", DEFAULT_STATIC_QUANT_MODULE_MAPPINGS, float_module_class,
+                         additional_static_quant_mapping)
+
+
+def get_dynamic_quant_module_class(float_module_class: Callable,
+                                   additional_dynamic_quant_mapping: dict | None = None
+                                   ) -> type:
+    """The dynamically quantized module type of a float one, from the default mappings and
+    ``additional_dynamic_quant_mapping``; raises if it has none.
+
+    Example:
+        >>> get_dynamic_quant_module_class(nn.LSTM).__module__
+        'ember.quant.modules.dynamic_rnn'
+    """
+    return _module_class("dynamically quantized", DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS,
+                         float_module_class, additional_dynamic_quant_mapping)
+
+
+def get_default_compare_output_module_list() -> set[type]:
+    """The module types whose outputs PyTorch's numeric suite records: every float, QAT and
+    quantized type of the default mappings, plus ``Sequential``.
+
+    Example:
+        >>> nn.LSTM in get_default_compare_output_module_list()
+        True
+    """
+    mappings = (DEFAULT_STATIC_QUANT_MODULE_MAPPINGS, DEFAULT_QAT_MODULE_MAPPINGS,
+                DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS)
+    return {t for m in mappings for t in (*m, *m.values())} | {nn.Sequential}

@@ -27,15 +27,18 @@ from ember.quant.qtypes import (
     per_tensor_symmetric,
     qint8,
     qint32,
+    quint4x2,
     quint8,
 )
 from ember.tensor import Tensor
 
-__all__ = ["ObserverBase", "MinMaxObserver", "MovingAverageMinMaxObserver",
-           "PerChannelMinMaxObserver", "MovingAveragePerChannelMinMaxObserver",
+__all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver",
+           "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver",
+           "MovingAveragePerChannelMinMaxObserver",
            "PlaceholderObserver", "default_observer", "default_weight_observer",
            "default_per_channel_weight_observer", "default_dynamic_quant_observer",
            "default_placeholder_observer", "default_float_qparams_observer",
+           "default_float_qparams_observer_4bit",
            "calculate_qmin_qmax", "weight_observer_range_neg_127_to_127",
            "per_channel_weight_observer_range_neg_127_to_127"]
 
@@ -102,17 +105,18 @@ class ObserverBase(_WithArgs, Module):
         raise NotImplementedError
 
 
-class _UniformObserver(ObserverBase):
-    """Observers with PyTorch's ``_calculate_qparams``."""
+class UniformQuantizationObserverBase(ObserverBase):
+    """The base of the observers that map a range uniformly onto integers (min/max,
+    per-channel and histogram ones), with PyTorch's ``_calculate_qparams``."""
 
     def __init__(self, dtype: QDType = quint8, qscheme: QScheme = per_tensor_affine,
                  reduce_range: bool = False, quant_min: int | None = None,
                  quant_max: int | None = None, eps: float = _EPS, is_dynamic: bool = False,
                  **kwargs: Any) -> None:
         super().__init__(dtype, is_dynamic)
-        if dtype not in (qint8, quint8, qint32):
-            raise ValueError(f"{type(self).__name__}: dtype must be ember.qint8, ember.quint8 or "
-                             f"ember.qint32, got {dtype!r}")
+        if dtype not in (qint8, quint8, qint32, quint4x2):
+            raise ValueError(f"{type(self).__name__}: dtype must be ember.qint8, ember.quint8, "
+                             f"ember.qint32 or ember.quint4x2, got {dtype!r}")
         if not isinstance(qscheme, QScheme):
             raise ValueError(f"{type(self).__name__}: unknown qscheme {qscheme!r}")
         self.qscheme, self.reduce_range = qscheme, reduce_range
@@ -162,7 +166,7 @@ def _valid(min_val: np.ndarray, max_val: np.ndarray) -> bool:
     return True
 
 
-class MinMaxObserver(_UniformObserver):
+class MinMaxObserver(UniformQuantizationObserverBase):
     """Quantization parameters from the running minimum and maximum of every input.
 
     Example:
@@ -224,7 +228,7 @@ class MovingAverageMinMaxObserver(MinMaxObserver):
         return old_low + c * (low - old_low), old_high + c * (high - old_high)
 
 
-class PerChannelMinMaxObserver(_UniformObserver):
+class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
     """Quantization parameters per index along ``ch_axis`` (a weight's output channels),
     from running minima and maxima.
 
@@ -329,6 +333,8 @@ default_dynamic_quant_observer = PlaceholderObserver.with_args(
 default_placeholder_observer = PlaceholderObserver
 default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
     dtype=quint8, qscheme=per_channel_affine_float_qparams, ch_axis=0)
+default_float_qparams_observer_4bit = PerChannelMinMaxObserver.with_args(
+    dtype=quint4x2, qscheme=per_channel_affine_float_qparams, ch_axis=0)
 weight_observer_range_neg_127_to_127 = MinMaxObserver.with_args(
     dtype=qint8, qscheme=per_tensor_symmetric, quant_min=-127, quant_max=127, eps=2 ** -12)
 per_channel_weight_observer_range_neg_127_to_127 = PerChannelMinMaxObserver.with_args(

@@ -132,9 +132,11 @@ class QConfigMapping:
         return "\n".join(lines) + "\n)"
 
 
-def _default_mapping(qconfig: QConfig, is_qat: bool) -> QConfigMapping:
+def _default_mapping(qconfig: QConfig, is_qat: bool, backend: str) -> QConfigMapping:
     default_weight = default_weight_fake_quant if is_qat else default_weight_observer
-    transpose = QConfig(activation=qconfig.activation, weight=default_weight)
+    # (fbgemm's transposed convolutions take per-tensor weights; qnnpack's are per tensor)
+    transpose = qconfig if backend == "qnnpack" else QConfig(activation=qconfig.activation,
+                                                             weight=default_weight)
     layer_norm = QConfig(activation=qconfig.activation, weight=default_placeholder_observer)
     mapping = QConfigMapping().set_global(qconfig).set_object_type(
         "reshape", default_reuse_input_qconfig)
@@ -165,7 +167,7 @@ def get_default_qconfig_mapping(backend: str = "x86", version: int = 0) -> QConf
         >>> type(qm.qconfig_for(nn.Sigmoid, "act").activation()).__name__
         'FixedQParamsObserver'
     """
-    return _default_mapping(get_default_qconfig(backend, version), False)
+    return _default_mapping(get_default_qconfig(backend, version), False, backend)
 
 
 def get_default_qat_qconfig_mapping(backend: str = "x86", version: int = 1) -> QConfigMapping:
@@ -177,4 +179,5 @@ def get_default_qat_qconfig_mapping(backend: str = "x86", version: int = 1) -> Q
         >>> type(qm.global_qconfig.activation()).__name__
         'FusedMovingAvgObsFakeQuantize'
     """
-    return _default_mapping(get_default_qat_qconfig(backend, version), True)
+    return _default_mapping(get_default_qat_qconfig(backend, version), True, backend)
+

@@ -15,7 +15,7 @@ from ember.dtypes import DType
 from ember.errors import DTypeError
 from ember.ops.overrides import outermost_op
 
-__all__ = ["QuantizedOperandError", "QDType", "QScheme", "qint8", "quint8", "qint32",
+__all__ = ["QuantizedOperandError", "QDType", "QScheme", "qint8", "quint8", "qint32", "quint4x2",
            "per_tensor_affine", "per_tensor_symmetric", "per_channel_affine",
            "per_channel_symmetric", "per_channel_affine_float_qparams"]
 
@@ -86,6 +86,8 @@ class QScheme:
 qint8 = QDType("qint8", dtypes.int8, -128, 127)
 quint8 = QDType("quint8", dtypes.uint8, 0, 255)
 qint32 = QDType("qint32", dtypes.int32, -2**31, 2**31 - 1)
+# 4-bit unsigned values, one per uint8 here (PyTorch packs two per byte): embedding tables
+quint4x2 = QDType("quint4x2", dtypes.uint8, 0, 15)
 per_tensor_affine = QScheme("per_tensor_affine")
 per_tensor_symmetric = QScheme("per_tensor_symmetric")
 per_channel_affine = QScheme("per_channel_affine")

@@ -1,14 +1,17 @@
 """The eager-mode workflow (``torch.ao.quantization.quantize``): ``propagate_qconfig_``,
 ``prepare`` (observers after the modules to quantize), ``prepare_qat`` (QAT modules and fake
-quantizers), ``convert`` (quantized modules in their place) and ``quantize_dynamic``."""
+quantizers), ``convert`` (quantized modules in their place), the one-call ``quantize`` and
+``quantize_qat``, and ``quantize_dynamic``."""
 
 from __future__ import annotations
 
 import copy
 import warnings
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ember import nn
+from ember.dtypes import float16
 from ember.nn.module import Module
 from ember.nn.utils.parametrize import is_parametrized, type_before_parametrizations
 from ember.quant.mappings import (
@@ -21,13 +24,18 @@ from ember.quant.mappings import (
 )
 from ember.quant.modules.functional_modules import FloatFunctional
 from ember.quant.modules.intrinsic import _FusedModule
-from ember.quant.qconfig import default_dynamic_qconfig
+from ember.quant.qconfig import (
+    default_dynamic_qconfig,
+    float16_dynamic_qconfig,
+    float_qparams_weight_only_qconfig,
+    float_qparams_weight_only_qconfig_4bit,
+)
 from ember.quant.qconfig_mapping import QConfigMapping
-from ember.quant.qtypes import qint8
+from ember.quant.qtypes import qint8, quint4x2, quint8
 from ember.quant.stubs import DeQuantStub, QuantWrapper
 
-__all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize_dynamic",
-           "swap_module", "add_quant_dequant"]
+__all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize", "quantize_qat",
+           "quantize_dynamic", "swap_module", "add_quant_dequant"]
 
 
 def propagate_qconfig_(module: Module, qconfig_dict: dict | QConfigMapping | None = None
@@ -236,23 +244,100 @@ def convert(module: Module, mapping: dict | None = None, inplace: bool = False,
     return module
 
 
+def quantize(model: Module, run_fn: Callable, run_args: Any, mapping: dict | None = None,
+             inplace: bool = False) -> Module:
+    """Post-training static quantization in one call: ``model`` (a copy unless ``inplace``)
+    in eval mode is prepared, calibrated by ``run_fn(prepared, *run_args)`` and converted with
+    ``mapping`` (default: the static mappings).
+
+    Example:
+        >>> m = nn.Sequential(QuantStub(), nn.Linear(2, 2), DeQuantStub())
+        >>> m.qconfig = default_qconfig
+        >>> q = quantize(m, lambda model, x: model(x), (ember.randn(8, 2),))
+        >>> [type(c).__name__ for c in q]
+        ['Quantize', 'Linear', 'DeQuantize']
+    """
+    if not inplace:
+        model = copy.deepcopy(model)
+    model.eval()
+    prepare(model, inplace=True)
+    run_fn(model, *run_args)
+    return convert(model, mapping, inplace=True)
+
+
+def quantize_qat(model: Module, run_fn: Callable, run_args: Any, inplace: bool = False
+                 ) -> Module:
+    """Quantization-aware training in one call: ``model`` (a copy unless ``inplace``) in
+    training mode is prepared with :func:`prepare_qat`, trained by ``run_fn(prepared,
+    *run_args)`` and converted (still in training mode, as PyTorch leaves it).
+
+    Example:
+        >>> m = nn.Sequential(QuantStub(), nn.Linear(2, 2), DeQuantStub())
+        >>> m.qconfig = get_default_qat_qconfig("x86")
+        >>> q = quantize_qat(m, lambda model, x: model(x), (ember.randn(8, 2),))
+        >>> type(q[1]).__module__
+        'ember.quant.modules.quantized'
+    """
+    if not inplace:
+        model = copy.deepcopy(model)
+    model.train()
+    prepare_qat(model, inplace=True)
+    run_fn(model, *run_args)
+    return convert(model, inplace=True)
+
+
+def default_eval_fn(model: Module, calib_data: Iterable) -> None:
+    """Runs ``model`` on the inputs of ``calib_data``, an iterable of ``(input, target)``
+    pairs (a dataset or loader): a ``run_fn`` for :func:`quantize`.
+
+    Example:
+        >>> m = nn.Sequential(QuantStub(), nn.Linear(2, 2), DeQuantStub())
+        >>> m.qconfig = default_qconfig
+        >>> data = [(ember.randn(4, 2), ember.zeros(4))]
+        >>> type(quantize(m, default_eval_fn, [data])[1]).__name__
+        'Linear'
+    """
+    for data, _target in calib_data:
+        model(data)
+
+
+def _dynamic_defaults(dtype: Any) -> tuple[Any, tuple]:
+    """The qconfig ``quantize_dynamic`` gives for ``dtype``, and the types it picks by
+    default (PyTorch's; its recurrent cells are not provided here)."""
+    if dtype is qint8:
+        return default_dynamic_qconfig, (nn.Linear, nn.LSTM, nn.GRU)
+    if dtype is float16:
+        return float16_dynamic_qconfig, (nn.Linear, nn.LSTM, nn.GRU)
+    if dtype is quint8:
+        return float_qparams_weight_only_qconfig, (nn.EmbeddingBag, nn.Embedding)
+    if dtype is quint4x2:
+        return float_qparams_weight_only_qconfig_4bit, (nn.EmbeddingBag,)
+    raise ValueError(f"quantize_dynamic: don't know how to quantize with default settings for "
+                     f"{dtype!r}: dtype must be ember.qint8, ember.float16, ember.quint8 or "
+                     "ember.quint4x2")
+
+
 def quantize_dynamic(model: Module, qconfig_spec: Any = None, dtype: Any = qint8,
                      mapping: dict | None = None, inplace: bool = False) -> Module:
     """A copy of ``model`` with its ``Linear``, ``LSTM`` and ``GRU`` layers (or the types or
     names in ``qconfig_spec``: a set, a dict or a :class:`QConfigMapping`) dynamically
-    quantized: int8 weights, activations quantized per call.
+    quantized: int8 weights, activations quantized per call. With ``dtype=ember.float16``
+    their weights become float16 (``float16_dynamic_qconfig``); with ``dtype=ember.quint8``
+    ``Embedding`` and ``EmbeddingBag`` tables are quantized per row
+    (``float_qparams_weight_only_qconfig``), with ``dtype=ember.quint4x2`` ``EmbeddingBag``
+    tables to 4 bits.
 
     Example:
         >>> q = quantize_dynamic(nn.Sequential(nn.Linear(4, 3), nn.ReLU()))
         >>> type(q[0]).__module__, q(ember.randn(2, 4)).shape
         ('ember.quant.modules.dynamic', ember.Size([2, 3]))
+        >>> quantize_dynamic(nn.Sequential(nn.Linear(4, 3)), dtype=ember.float16)[0]
+        Linear(in_features=4, out_features=3, dtype=ember.float16)
     """
-    if dtype is not qint8:
-        raise ValueError(f"quantize_dynamic: only dtype=ember.qint8 is supported, got {dtype!r}")
-    if qconfig_spec is None:
-        qconfig_spec = dict.fromkeys((nn.Linear, nn.LSTM, nn.GRU), default_dynamic_qconfig)
-    elif isinstance(qconfig_spec, set):
-        qconfig_spec = dict.fromkeys(qconfig_spec, default_dynamic_qconfig)
+    if qconfig_spec is None or isinstance(qconfig_spec, set):
+        qconfig, default_types = _dynamic_defaults(dtype)
+        qconfig_spec = dict.fromkeys(default_types if qconfig_spec is None else qconfig_spec,
+                                     qconfig)
     _check_rules("quantize_dynamic", "qconfig_spec (or a set of types and names)", qconfig_spec)
     mapping = get_default_dynamic_quant_module_mappings() if mapping is None else mapping
     if not inplace:

@@ -1,10 +1,10 @@
-"""Dynamically quantized ``LSTM`` and ``GRU`` (``torch.ao.nn.quantized.dynamic``): int8
-weights, float32 input, states and output. As PyTorch's CPU kernels: each layer projects its
-whole input sequence at once with a dynamically quantized linear layer (``x W_ihᵀ + b_ih``,
-the input's quantization chosen from the whole sequence), then every step adds the
+"""Dynamically quantized ``LSTM`` and ``GRU`` (``torch.ao.nn.quantized.dynamic``): int8 (or
+float16) weights, float32 input, states and output. As PyTorch's CPU kernels: each layer
+projects its whole input sequence at once with a dynamically quantized linear layer (``x W_ihᵀ
++ b_ih``, the input's quantization chosen from the whole sequence), then every step adds the
 dynamically quantized ``h W_hhᵀ + b_hh`` and applies the gates in float32. The scan is the
-float layers' (:func:`ember.ops.rnn.run_layers` with int8 projections): padded or packed
-input, dropout between layers in training."""
+float layers' (:func:`ember.ops.rnn.run_layers` with int8 projections): padded or packed input,
+dropout between layers in training."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ember import nn
-from ember.dtypes import float32
+from ember.dtypes import float16, float32
 from ember.errors import DTypeError
 from ember.nn.module import Module
 from ember.nn.utils.rnn import PackedSequence
@@ -22,7 +22,7 @@ from ember.ops.rnn_cells import gru_step, lstm_step
 from ember.quant import kernels
 from ember.quant.modules.dynamic import dynamic_linear
 from ember.quant.modules.quantized import eager_only, quantize_weight_tensor
-from ember.quant.qconfig import default_dynamic_qconfig
+from ember.quant.qconfig import default_dynamic_qconfig, float16_dynamic_qconfig
 from ember.quant.qtensor import QuantizedTensor
 from ember.quant.qtypes import QDType, qint8
 from ember.tensor import Tensor
@@ -46,6 +46,48 @@ class _QuantizedLinearWeights:
         return from_numpy(dynamic_linear(x.detach().numpy(), self.centred, self.scales,
                                          self.bias))
 
+    def save(self, destination: dict, name: str) -> None:
+        """The int8 values, scales, zero points and axis (-1 per tensor) under ``name``."""
+        w = self.w
+        destination[name] = w._int
+        destination[name + "_scale"] = tensor(np.atleast_1d(w._scale), dtype="float64")
+        destination[name + "_zero_point"] = tensor(np.atleast_1d(w._zero_point), dtype="int64")
+        destination[name + "_axis"] = tensor([-1 if w._axis is None else w._axis])
+
+    @classmethod
+    def load(cls, state_dict: Any, name: str, bias: Tensor | None) -> _QuantizedLinearWeights:
+        axis = int(state_dict[name + "_axis"].item())
+        scale = state_dict[name + "_scale"].numpy().copy()
+        zero_point = state_dict[name + "_zero_point"].numpy().copy()
+        w = QuantizedTensor(state_dict[name].clone(), qint8,
+                            float(scale[0]) if axis < 0 else scale,
+                            int(zero_point[0]) if axis < 0 else zero_point,
+                            None if axis < 0 else axis)
+        return cls(w, bias)
+
+
+class _Float16LinearWeights:
+    """One float16 weight and its float bias: called on float32 rows, fbgemm's float16
+    projection ``x Wᵀ + b``."""
+
+    dtype = float32
+
+    def __init__(self, w: Tensor, bias: Tensor | None) -> None:
+        self.w16 = kernels.float16_weight(w.detach().numpy())
+        self.bias = None if bias is None else bias.detach().float().numpy().copy()
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return from_numpy(kernels.float16_linear(x.detach().numpy(), self.w16, self.bias,
+                                                 False))
+
+    def save(self, destination: dict, name: str) -> None:
+        """The float16 values under ``name``."""
+        destination[name] = from_numpy(self.w16.copy())
+
+    @classmethod
+    def load(cls, state_dict: Any, name: str, bias: Tensor | None) -> _Float16LinearWeights:
+        return cls(tensor(state_dict[name]).float(), bias)
+
 
 class _DynamicRNN(Module):
     """The shared scan of the dynamically quantized recurrent layers."""
@@ -54,34 +96,45 @@ class _DynamicRNN(Module):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
-                 bidirectional: bool = False, dtype: QDType = qint8) -> None:
+                 bidirectional: bool = False, dtype: QDType | Any = qint8) -> None:
         super().__init__()
-        if dtype is not qint8:
-            raise ValueError(f"dynamic quantized {self.mode}: only dtype=ember.qint8 is "
-                             f"supported, got {dtype!r}")
+        if dtype is not qint8 and dtype is not float16:
+            raise ValueError(f"dynamic quantized {self.mode}: dtype must be ember.qint8 or "
+                             f"ember.float16, got {dtype!r}")
+        self.dtype = dtype
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, dropout
         self.bidirectional, self.proj_size = bidirectional, 0
         fresh = getattr(nn, self.mode)(input_size, hidden_size, num_layers, bias, batch_first,
                                        dropout, bidirectional)  # (PyTorch's initial weights)
-        self._quantize_weights(fresh, default_dynamic_qconfig)
+        self._quantize_weights(fresh, default_dynamic_qconfig if dtype is qint8
+                               else float16_dynamic_qconfig)
+
+    def _weights_type(self) -> type:
+        return _Float16LinearWeights if self.dtype is float16 else _QuantizedLinearWeights
 
     def _quantize_weights(self, mod: Module, qconfig: Any) -> None:
-        self._layers = [tuple(
-            _QuantizedLinearWeights(
-                quantize_weight_tensor(getattr(mod, f"weight_{kind}{suffix}"), qconfig,
-                                       f"{self.mode}.weight_{kind}"),
-                getattr(mod, f"bias_{kind}{suffix}") if self.bias else None)
-            for kind in ("ih", "hh")) for suffix in self._suffixes()]
+        def weights(kind: str, suffix: str) -> Any:
+            w = getattr(mod, f"weight_{kind}{suffix}")
+            bias = getattr(mod, f"bias_{kind}{suffix}") if self.bias else None
+            if self.dtype is float16:
+                return _Float16LinearWeights(w, bias)
+            return _QuantizedLinearWeights(
+                quantize_weight_tensor(w, qconfig, f"{self.mode}.weight_{kind}"), bias)
+
+        self._layers = [tuple(weights(kind, suffix) for kind in ("ih", "hh"))
+                        for suffix in self._suffixes()]
 
     @classmethod
     def from_float(cls, mod: Module) -> _DynamicRNN:
         """The dynamically quantized twin of a float ``LSTM``/``GRU`` with a ``qconfig``
-        (its weight observer quantizes each weight)."""
+        (its weight observer quantizes each weight; float16 weights when the observer's dtype
+        is ``float16``)."""
         if getattr(mod, "proj_size", 0):
             raise ValueError(f"dynamic quantized {cls.mode}: proj_size is not supported")
+        dtype = float16 if mod.qconfig.weight().dtype is float16 else qint8
         q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
-                mod.dropout, mod.bidirectional)
+                mod.dropout, mod.bidirectional, dtype)
         q._quantize_weights(mod, mod.qconfig)
         return q
 
@@ -91,17 +144,11 @@ class _DynamicRNN(Module):
                 for d in range(directions)]
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        """Per weight: its int8 values, scales, zero points and axis (-1 per tensor), and the
-        float bias, under PyTorch's parameter names."""
+        """Per weight, under PyTorch's parameter names: its int8 values, scales, zero points
+        and axis (-1 per tensor), or its float16 values; and the float bias."""
         for suffix, pair in zip(self._suffixes(), self._layers):
             for kind, lin in zip(("ih", "hh"), pair):
-                name = f"{prefix}weight_{kind}{suffix}"
-                w = lin.w
-                destination[name] = w._int
-                destination[name + "_scale"] = tensor(np.atleast_1d(w._scale), dtype="float64")
-                destination[name + "_zero_point"] = tensor(np.atleast_1d(w._zero_point),
-                                                           dtype="int64")
-                destination[name + "_axis"] = tensor([-1 if w._axis is None else w._axis])
+                lin.save(destination, f"{prefix}weight_{kind}{suffix}")
                 if lin.bias is not None:
                     destination[f"{prefix}bias_{kind}{suffix}"] = tensor(lin.bias.copy())
 
@@ -124,20 +171,11 @@ class _DynamicRNN(Module):
                                   f"{tuple(state_dict[k].shape)} from checkpoint, the shape in "
                                   f"current model is {tuple(v.shape)}.")
                 return
-        for suffix, k in zip(self._suffixes(), range(len(self._layers))):
-            pair = []
-            for kind in ("ih", "hh"):
-                name = f"{prefix}weight_{kind}{suffix}"
-                axis = int(state_dict[name + "_axis"].item())
-                scale = state_dict[name + "_scale"].numpy().copy()
-                zero_point = state_dict[name + "_zero_point"].numpy().copy()
-                w = QuantizedTensor(state_dict[name].clone(), qint8,
-                                    float(scale[0]) if axis < 0 else scale,
-                                    int(zero_point[0]) if axis < 0 else zero_point,
-                                    None if axis < 0 else axis)
-                pair.append(_QuantizedLinearWeights(
-                    w, state_dict.get(f"{prefix}bias_{kind}{suffix}")))
-            self._layers[k] = tuple(pair)
+        weights = self._weights_type()
+        self._layers = [tuple(
+            weights.load(state_dict, f"{prefix}weight_{kind}{suffix}",
+                         state_dict.get(f"{prefix}bias_{kind}{suffix}"))
+            for kind in ("ih", "hh")) for suffix in self._suffixes()]
 
     def _params(self, layer: int, d: int) -> tuple:
         """What :meth:`ember.nn.RNNBase._run` scans with: the int8 projections (their biases
@@ -171,7 +209,7 @@ class _DynamicRNN(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, "
-                f"bidirectional={self.bidirectional}, dtype=ember.qint8")
+                f"bidirectional={self.bidirectional}, dtype={self.dtype!r}")
 
 
 class LSTM(_DynamicRNN):

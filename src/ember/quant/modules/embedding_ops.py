@@ -3,7 +3,10 @@ row of the table is ``quint8`` with its own float scale and float zero point
 (``per_channel_affine_float_qparams``: ``q = nearbyint(w * (1 / scale) + zero_point)``);
 lookups return float32, ``fma(scale, q, bias)`` with ``bias = -zero_point * scale``, and a
 bag sums its rows as fbgemm's ``EmbeddingSpMDM`` does, ``out = fma(scale, q, out + bias)``
-row after row (each scale and bias first multiplied by the row's ``per_sample_weights``)."""
+row after row (each scale and bias first multiplied by the row's ``per_sample_weights``).
+An ``EmbeddingBag`` may hold a 4-bit (``quint4x2``) table instead: values in [0, 15], and its
+scales and biases rounded to float16 for the sums, as fbgemm's 4-bit ``EmbeddingSpMDMNBit``
+stores them."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from ember.ops.creation import from_numpy, tensor
 from ember.ops.fake_quantize import quantize_to_grid
 from ember.quant.modules.quantized import _unexpected, eager_only
 from ember.quant.qtensor import QuantizedTensor
-from ember.quant.qtypes import QDType, per_channel_affine_float_qparams, quint8
+from ember.quant.qtypes import QDType, per_channel_affine_float_qparams, quint4x2, quint8
 from ember.tensor import Tensor
 
 __all__ = ["Embedding", "EmbeddingBag"]
@@ -41,29 +44,31 @@ class Embedding(Module):
         ember.Size([2, 2, 3])
     """
 
+    _dtypes: tuple = (quint8,)
+
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  max_norm: float | None = None, norm_type: float = 2.0,
                  scale_grad_by_freq: bool = False, sparse: bool = False,
                  _weight: QuantizedTensor | None = None, dtype: QDType = quint8) -> None:
         super().__init__()
-        if dtype is not quint8:
-            raise ValueError(f"quantized {type(self).__name__}: only ember.quint8 is supported "
-                             f"(PyTorch also has 4-bit quint4x2 tables), got {dtype!r}")
+        if dtype not in self._dtypes:
+            raise ValueError(f"quantized {type(self).__name__}: dtype must be one of "
+                             f"{list(self._dtypes)}, got {dtype!r}{self._hint(dtype)}")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse, self.dtype = scale_grad_by_freq, sparse, dtype
         if _weight is None:
             _weight = QuantizedTensor(
-                from_numpy(np.zeros((num_embeddings, embedding_dim), np.uint8)), quint8,
+                from_numpy(np.zeros((num_embeddings, embedding_dim), np.uint8)), dtype,
                 np.ones(num_embeddings, _F32), np.zeros(num_embeddings, _F32), 0)
         self.set_weight(_weight)
 
     def set_weight(self, w: QuantizedTensor) -> None:
-        if not isinstance(w, QuantizedTensor) or w._axis != 0 \
+        if not isinstance(w, QuantizedTensor) or w._axis != 0 or w.dtype is not self.dtype \
                 or w.qscheme() is not per_channel_affine_float_qparams:
-            raise ValueError(f"quantized {type(self).__name__}: the weight must be quantized "
-                             "per row (axis 0) with float scales and zero points "
-                             "(per_channel_affine_float_qparams)")
+            raise ValueError(f"quantized {type(self).__name__}: the weight must be "
+                             f"{self.dtype!r}, quantized per row (axis 0) with float scales and "
+                             "zero points (per_channel_affine_float_qparams)")
         if tuple(w.shape) != (self.num_embeddings, self.embedding_dim):
             raise ValueError(f"quantized {type(self).__name__}: the weight has shape "
                              f"{tuple(w.shape)}, expected ({self.num_embeddings}, "
@@ -72,9 +77,18 @@ class Embedding(Module):
         self._q = w._int.numpy().astype(np.float64)
         self._scale = np.asarray(w._scale, _F32)
         self._bias = -np.asarray(w._zero_point, _F32) * self._scale
+        if self.dtype is quint4x2:  # (fbgemm's 4-bit rows keep them as float16)
+            self._scale, self._bias = (self._scale.astype(np.float16).astype(_F32),
+                                       self._bias.astype(np.float16).astype(_F32))
 
     def weight(self) -> QuantizedTensor:
         return self._w
+
+    @classmethod
+    def _hint(cls, dtype: Any) -> str:
+        if dtype is quint4x2 and quint4x2 not in cls._dtypes:
+            return " (PyTorch's 4-bit Embedding lookup fails: use an EmbeddingBag)"
+        return ""
 
     def _rows(self, indices: Any) -> np.ndarray:
         if not isinstance(indices, Tensor) or indices.dtype.is_floating_point \
@@ -108,28 +122,31 @@ class Embedding(Module):
                 raise ValueError(f"{cls.__name__}.from_float: the float module needs a qconfig "
                                  "(float_qparams_weight_only_qconfig)")
             observer = qconfig.weight()
-        if observer.qscheme is not per_channel_affine_float_qparams or observer.dtype is not quint8:
+        if observer.qscheme is not per_channel_affine_float_qparams \
+                or observer.dtype not in cls._dtypes:
             raise ValueError(f"{cls.__name__} quantization is only supported with "
                              "float_qparams_weight_only_qconfig (quint8, "
-                             f"per_channel_affine_float_qparams), got {observer.dtype!r}, "
-                             f"{observer.qscheme!r}")
+                             "per_channel_affine_float_qparams)"
+                             + (" or its _4bit twin (quint4x2)" if quint4x2 in cls._dtypes
+                                else "") + f", got {observer.dtype!r}, {observer.qscheme!r}"
+                             + cls._hint(observer.dtype))
         observer(mod.weight)
         scale, zero_point = observer.calculate_qparams()
         scale, zero_point = scale.float().numpy(), zero_point.float().numpy()
         q, _ = quantize_to_grid(np, mod.weight.detach().float().numpy(), scale[:, None],
-                                zero_point[:, None], 0, 255)
-        w = QuantizedTensor(from_numpy(q.astype(np.uint8)), quint8, scale.copy(),
+                                zero_point[:, None], 0, observer.dtype.max)
+        w = QuantizedTensor(from_numpy(q.astype(np.uint8)), observer.dtype, scale.copy(),
                             zero_point.copy(), 0)
         return cls._like(mod, w)
 
     @classmethod
     def _like(cls, mod: Module, w: QuantizedTensor) -> Embedding:
         return cls(mod.num_embeddings, mod.embedding_dim, mod.padding_idx, mod.max_norm,
-                   mod.norm_type, mod.scale_grad_by_freq, mod.sparse, w)
+                   mod.norm_type, mod.scale_grad_by_freq, mod.sparse, w, w.dtype)
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         destination[prefix + "weight"] = self._w._int
-        destination[prefix + "weight_scale"] = tensor(self._scale.copy())
+        destination[prefix + "weight_scale"] = tensor(np.asarray(self._w._scale, _F32).copy())
         destination[prefix + "weight_zero_point"] = tensor(np.asarray(self._w._zero_point,
                                                                       _F32).copy())
 
@@ -145,7 +162,7 @@ class Embedding(Module):
         get = {n: state_dict[prefix + n] for n in names}
         try:
             self.set_weight(QuantizedTensor(
-                get["weight"].clone(), quint8, get["weight_scale"].numpy().astype(_F32),
+                get["weight"].clone(), self.dtype, get["weight_scale"].numpy().astype(_F32),
                 get["weight_zero_point"].numpy().astype(_F32), 0))
         except ValueError as e:
             error_msgs.append(f"{prefix}weight: {e}")
@@ -166,6 +183,8 @@ class EmbeddingBag(Embedding):
         ember.Size([2, 3])
     """
 
+    _dtypes: tuple = (quint8, quint4x2)
+
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "sum",
                  sparse: bool = False, _weight: QuantizedTensor | None = None,
@@ -180,7 +199,8 @@ class EmbeddingBag(Embedding):
     @classmethod
     def _like(cls, mod: Module, w: QuantizedTensor) -> EmbeddingBag:
         return cls(mod.num_embeddings, mod.embedding_dim, mod.max_norm, mod.norm_type,
-                   mod.scale_grad_by_freq, mod.mode, mod.sparse, w, mod.include_last_offset)
+                   mod.scale_grad_by_freq, mod.mode, mod.sparse, w, mod.include_last_offset,
+                   w.dtype)
 
     def _bags(self, idx: np.ndarray, offsets: Tensor | None) -> tuple[np.ndarray, int]:
         """The bag each index belongs to (-1 or the number of bags for an index in none: before

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ember import nn
+from ember.backends import quantized as quantized_backend
 from ember.errors import ShapeError
 from ember.jit import TraceError
 from ember.nn import functional as F
@@ -172,8 +173,12 @@ class _WeightedQuantized(Module):
         return None if self._b is None else from_numpy(self._b.copy())
 
     def _output(self, acc: np.ndarray, x: QuantizedTensor, channel_axis: int) -> QuantizedTensor:
-        q = kernels.requantize(acc, x._scale, self._w_scales, self._b, self.scale,
-                               self.zero_point, self.relu, channel_axis)
+        """The uint8 output of the exact accumulator, requantized as the engine
+        (``ember.backends.quantized.engine``) does."""
+        requantize = kernels.requantize_qnnpack if quantized_backend.engine == "qnnpack" \
+            else kernels.requantize
+        q = requantize(acc, x._scale, self._w_scales, self._b, self.scale, self.zero_point,
+                       self.relu, channel_axis)
         return QuantizedTensor(from_numpy(q), quint8, self.scale, self.zero_point)
 
     @classmethod
