@@ -16,6 +16,7 @@ Example (``ember launch -n 2 train.py``):
 from ember.data import distributed_sampler as _distributed_sampler
 from ember.data.distributed_sampler import DistributedSampler
 from ember.distributed import (
+    algorithms,
     batching,
     checkpoint,
     device_mesh,
@@ -59,6 +60,7 @@ from ember.distributed.debug import (
     set_debug_level_from_env,
 )
 from ember.distributed.device_mesh import DeviceMesh, init_device_mesh
+from ember.distributed.grad_bucket import GradBucket
 from ember.distributed.monitored_barrier import monitored_barrier
 from ember.distributed.object_collectives import (
     all_gather_object,

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ember.errors import DeviceError, DTypeError, ShapeError
+from ember.futures import Future
 from ember.tensor import Tensor
 
 
@@ -176,16 +177,26 @@ def reducible(t: Tensor, op: Any, who: str) -> Reducible:
 class Work:
     """The handle of a collective started with ``async_op=True``; ``wait()`` finishes it.
 
+    ``get_future()`` gives a :class:`ember.futures.Future` of the collective's output tensors
+    (a list, ``[tensor]`` for ``all_reduce``), to chain work on with ``then``.
+
     Example:
         >>> work = dist.all_reduce(t, async_op=True)
         >>> ...                                    # compute while the reduction runs
         >>> work.wait()
     """
 
-    __slots__ = ("_request", "_finish", "_done")
+    __slots__ = ("_request", "_finish", "_done", "_outputs", "_future")
 
-    def __init__(self, request: Any, finish: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        request: Any,
+        finish: Callable[[], None] | None = None,
+        outputs: list[Tensor] | None = None,
+    ) -> None:
         self._request, self._finish, self._done = request, finish, False
+        self._outputs = [] if outputs is None else outputs
+        self._future: Future | None = None
 
     def _complete(self) -> None:
         self._done = True
@@ -209,13 +220,38 @@ class Work:
     def is_success(self) -> bool:
         return self.is_completed()
 
+    def get_future(self) -> Future[list[Tensor]]:
+        """A future of the output tensors; it completes when the collective does (on
+        ``wait()`` of it or of a future chained on it).
+
+        Example:
+            >>> fut = dist.all_reduce(t, async_op=True).get_future()
+            >>> halved = fut.then(lambda f: f.value()[0] / 2)
+            >>> halved.wait()
+        """
+        if self._future is None:
+            def drive(block: bool) -> None:
+                if self.wait() if block else self.is_completed():
+                    fut.set_result(self._outputs)
+
+            fut = Future._driven_by(drive)
+            self._future = fut
+        return self._future
+
 
 def run(
-    comm: Any, name: str, args: tuple, async_op: bool, finish: Callable[[], None] | None = None
+    comm: Any,
+    name: str,
+    args: tuple,
+    async_op: bool,
+    finish: Callable[[], None] | None = None,
+    outputs: list[Tensor] | None = None,
 ) -> Work | None:
-    """Calls MPI's ``name`` (blocking), or ``I`` + ``name`` and returns its :class:`Work`."""
+    """Calls MPI's ``name`` (blocking), or ``I`` + ``name`` and returns its :class:`Work`
+    (whose future holds ``outputs``)."""
     if async_op:
-        return Work(getattr(comm, "I" + name[0].lower() + name[1:])(*args), finish)
+        request = getattr(comm, "I" + name[0].lower() + name[1:])(*args)
+        return Work(request, finish, outputs)
     getattr(comm, name)(*args)
     if finish is not None:
         finish()
