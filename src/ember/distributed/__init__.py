@@ -71,6 +71,7 @@ from ember.distributed.object_collectives import (
     send_object_list,
 )
 from ember.distributed.p2p import P2POp, batch_isend_irecv
+from ember.distributed.prefix_store import PrefixStore
 from ember.distributed.process_group import (
     DistBackendError,
     DistError,
@@ -80,11 +81,13 @@ from ember.distributed.process_group import (
     GroupMember,
     ProcessGroup,
     barrier,
+    default_pg_timeout,
     destroy_process_group,
     get_backend,
     get_pg_count,
     get_rank,
     get_world_size,
+    group,
     init_process_group,
     is_available,
     is_initialized,
@@ -98,6 +101,7 @@ from ember.distributed.subgroups import (
     new_subgroups,
     new_subgroups_by_enumeration,
 )
+from ember.distributed.tcp_store import TCPStore
 
 # DistributedSampler lives in ember.data (layer 3); its default rank and size come from here.
 _distributed_sampler.register_world(lambda: (get_world_size(), get_rank()))

@@ -12,6 +12,7 @@ Example (run under ``ember launch -n 2 script.py``):
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from ember.errors import EmberError
@@ -81,6 +82,27 @@ class GroupMember:
     NON_GROUP_MEMBER = object()
 
 
+class _WorldOf(type):
+    """``group.WORLD`` reads ``GroupMember.WORLD`` when asked (it changes with
+    :func:`init_process_group`)."""
+
+    @property
+    def WORLD(cls) -> ProcessGroup | None:  # noqa: N802 - PyTorch's name
+        return GroupMember.WORLD
+
+
+class group(metaclass=_WorldOf):  # noqa: N801 - PyTorch's name
+    """``group.WORLD``: the default group (None before :func:`init_process_group`), as
+    PyTorch's ``torch.distributed.group``.
+
+    Example:
+        >>> dist.all_reduce(t, group=dist.group.WORLD)
+    """
+
+
+default_pg_timeout = datetime.timedelta(minutes=30)  # PyTorch's default for CPU backends
+
+
 class _Count:
     """How many groups this process has made since :func:`init_process_group` (the world
     included, and groups it is not a member of): :func:`get_pg_count`."""
@@ -109,14 +131,23 @@ def _mpi() -> Any:
 
 
 def init_process_group(
-    backend: str | None = "mpi", *, comm: Any = None, world_size: int = -1, rank: int = -1
+    backend: str | None = "mpi",
+    *,
+    timeout: datetime.timedelta | None = None,
+    world_size: int = -1,
+    rank: int = -1,
+    store: Any = None,
+    comm: Any = None,
 ) -> ProcessGroup:
     """Makes the default (world) group from MPI's ``COMM_WORLD`` (or ``comm``).
 
     Every rank of the job calls it once. Calling it again returns the existing group. It
     installs the hook that aborts the whole job when this rank raises (see ``launch``).
     MPI knows the ranks; ``world_size`` and ``rank`` (PyTorch's arguments) are only checked
-    against it.
+    against it. MPI needs no store to start; a ``store`` (e.g. a ``TCPStore``, as PyTorch's
+    scripts pass) is checked instead: every rank writes its rank into it and waits, at most
+    ``timeout`` (default: the store's), for all of the job's ranks to have written theirs, so
+    a store that another job's processes share is caught here.
 
     Example:
         >>> dist.init_process_group("mpi")
@@ -142,9 +173,33 @@ def init_process_group(
                 f"{world.Get_rank()} of {world.Get_size()}. Hint: the launcher sets both "
                 "(ember launch -n N script.py, or mpiexec -n N)"
             )
+    if store is not None:
+        _meet_in_store(store, world.Get_rank(), world.Get_size(), timeout)
     GroupMember.WORLD = ProcessGroup(world, list(range(world.Get_size())))
     _Count.groups = 1
     return GroupMember.WORLD
+
+
+def _meet_in_store(store: Any, rank: int, world_size: int,
+                   timeout: datetime.timedelta | None) -> None:
+    """Every rank writes ``rank/<r>`` into ``store`` and waits for all of them."""
+    from ember.distributed.store import Store  # (store imports this module)
+
+    if not isinstance(store, Store):
+        raise TypeError(f"init_process_group: store must be an ember.distributed.Store, got "
+                        f"{type(store).__name__}")
+    store.set(f"rank/{rank}", str(world_size))
+    try:
+        store.wait([f"rank/{r}" for r in range(world_size)], timeout)
+    except DistStoreError as exc:
+        raise DistStoreError(
+            f"init_process_group: not every rank of the MPI job ({world_size}) reached the "
+            f"store: {exc}. Hint: every rank must pass the same store") from exc
+    sizes = set(store.multi_get([f"rank/{r}" for r in range(world_size)]))
+    if sizes != {str(world_size).encode()}:
+        raise DistStoreError(f"init_process_group: the store holds ranks of jobs of sizes "
+                             f"{sorted(int(v) for v in sizes)}, this MPI job has {world_size} "
+                             "ranks. Hint: use a fresh store (or a PrefixStore) per job")
 
 
 def destroy_process_group() -> None:

@@ -6,7 +6,7 @@ import pytest
 from tests.distributed.harness import report
 from tests.distributed.ranks.debug_checks import check_debug_level
 from tests.distributed.ranks.mesh_checks import check_mesh_and_subgroups
-from tests.distributed.ranks.store_checks import check_file_store
+from tests.distributed.ranks.store_checks import check_file_store, check_tcp_store
 
 import ember
 import ember.distributed as dist
@@ -198,4 +198,5 @@ dist.barrier()
 check_mesh_and_subgroups()
 check_file_store()
 check_debug_level()
+check_tcp_store()
 report("ok")
