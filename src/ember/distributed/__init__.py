@@ -26,6 +26,8 @@ from ember.distributed import (
 )
 from ember.distributed.backends import (
     Backend,
+    get_backend_config,
+    get_default_backend_for_device,
     get_node_local_rank,
     is_backend_available,
     is_gloo_available,
@@ -33,8 +35,15 @@ from ember.distributed.backends import (
     is_nccl_available,
     is_torchelastic_launched,
     is_ucc_available,
+    is_xccl_available,
 )
-from ember.distributed.buffers import ReduceOp, Work
+from ember.distributed.buffers import ReduceOp, Work, reduce_op, supports_complex
+from ember.distributed.coalesced import (
+    all_gather_coalesced,
+    all_gather_single,
+    all_reduce_coalesced,
+    reduce_scatter_single,
+)
 from ember.distributed.collectives import (
     all_gather,
     all_gather_into_tensor,
@@ -100,6 +109,7 @@ from ember.distributed.subgroups import (
     get_process_group_ranks,
     new_subgroups,
     new_subgroups_by_enumeration,
+    split_group,
 )
 from ember.distributed.tcp_store import TCPStore
 

@@ -7,6 +7,7 @@ cast back, as PyTorch's CPU backend does.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
@@ -41,6 +42,35 @@ class ReduceOp(StrEnum):
                 f"{who}: unknown reduce op {op!r}; use one of sum, product, max, min, mean (avg)"
             ) from None
 
+
+def supports_complex(reduceOp: ReduceOp) -> bool:  # noqa: N803 - PyTorch's name
+    """Whether ``reduceOp`` works on complex tensors: sum and mean do; max, min and product
+    do not (as in PyTorch).
+
+    Example:
+        >>> dist.supports_complex(dist.ReduceOp.SUM), dist.supports_complex(dist.ReduceOp.MAX)
+        (True, False)
+    """
+    return ReduceOp.parse(reduceOp, "supports_complex") not in (
+        ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT)
+
+
+class _DeprecatedReduceOp:
+    """``reduce_op``: PyTorch's deprecated alias of :class:`ReduceOp` (``reduce_op.SUM`` …),
+    warning on use."""
+
+    __members__ = dict(ReduceOp.__members__)
+
+    def __getattr__(self, name: str) -> ReduceOp:
+        warnings.warn("`ember.distributed.reduce_op` is deprecated, please use "
+                      "`ember.distributed.ReduceOp` instead", FutureWarning, stacklevel=2)
+        try:
+            return ReduceOp[name]
+        except KeyError:
+            raise AttributeError(f"reduce_op has no member {name!r}") from None
+
+
+reduce_op = _DeprecatedReduceOp()
 
 _MPI_OP = {"sum": "SUM", "product": "PROD", "max": "MAX", "min": "MIN", "mean": "SUM"}
 # bool reduces as logical or (sum, max) and and (product, min)
@@ -149,6 +179,9 @@ class Reducible:
                 raise DTypeError(f"{who}: mean of a bool tensor; cast it to float first")
             wire, name = np.uint8, _BOOL_OP[op.value]
         elif dtype in _NATIVE:
+            if dtype.kind == "c" and not supports_complex(op):
+                raise ValueError(f"{who} does not support {op.name} on complex tensors (as "
+                                 "PyTorch). Hint: reduce the real and imaginary parts apart")
             if self.mean and dtype.kind not in "fc":
                 raise DTypeError(
                     f"{who}: mean of an integer ({dtype}) tensor; PyTorch refuses "

@@ -278,32 +278,35 @@ def new_group(ranks: list[int] | None = None) -> Any:
     return split_world([ranks], "new_group")[0]
 
 
-def split_world(parts: list[list[int]], who: str) -> list[Any]:
-    """One group per list of world ranks in ``parts`` (disjoint), made with a single
-    ``MPI_Comm_split``; every rank must call it with the same ``parts``. Returns, per part,
-    the :class:`ProcessGroup` on its members and ``GroupMember.NON_GROUP_MEMBER`` elsewhere."""
-    world = resolve(None, who)
+def split_world(parts: list[list[int]], who: str, parent: ProcessGroup | None = None) -> list[Any]:
+    """One group per list of ranks of ``parent`` (the world by default) in ``parts``
+    (disjoint), made with a single ``MPI_Comm_split`` of its communicator; every rank of
+    ``parent`` must call it with the same ``parts``. Returns, per part, the
+    :class:`ProcessGroup` (holding world ranks) on its members and
+    ``GroupMember.NON_GROUP_MEMBER`` elsewhere."""
+    parent = resolve(parent, who)
     parts = [sorted(int(r) for r in part) for part in parts]
     seen: dict[int, int] = {}
+    kind = "world" if parent is GroupMember.WORLD else "parent group"
     for i, part in enumerate(parts):
         for r in part:
-            if not 0 <= r < world.size():
+            if not 0 <= r < parent.size():
                 raise DistributedError(
-                    f"{who}: rank {r} of {part} is not a world rank in [0, {world.size()})"
+                    f"{who}: rank {r} of {part} is not a {kind} rank in [0, {parent.size()})"
                 )
             if r in seen:
                 where = "twice in" if seen[r] == i else f"in both {parts[seen[r]]} and"
                 raise DistributedError(f"{who}: rank {r} appears {where} {part}")
             seen[r] = i
-    me = world.rank()
+    me = parent.rank()
     mpi = _mpi()
     mine = seen.get(me)
     color = mpi.UNDEFINED if mine is None else mine
-    comm = world.comm.Split(color, 0 if mine is None else parts[mine].index(me))
+    comm = parent.comm.Split(color, 0 if mine is None else parts[mine].index(me))
     _Count.groups += len(parts)
     out: list[Any] = [GroupMember.NON_GROUP_MEMBER] * len(parts)
     if mine is not None:
-        out[mine] = ProcessGroup(comm, parts[mine])
+        out[mine] = ProcessGroup(comm, [parent.ranks[r] for r in parts[mine]])
     return out
 
 

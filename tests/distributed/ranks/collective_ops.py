@@ -4,6 +4,7 @@ values all ranks are known to hold."""
 import numpy as np
 import pytest
 from tests.distributed.harness import report
+from tests.distributed.ranks.c10d_checks import check_coalesced_and_names, check_split_group
 from tests.distributed.ranks.debug_checks import check_debug_level
 from tests.distributed.ranks.mesh_checks import check_mesh_and_subgroups
 from tests.distributed.ranks.store_checks import check_file_store, check_tcp_store
@@ -199,4 +200,6 @@ check_mesh_and_subgroups()
 check_file_store()
 check_debug_level()
 check_tcp_store()
+check_coalesced_and_names()
+check_split_group()
 report("ok")
