@@ -1,10 +1,10 @@
-"""DDP communication hooks (ranks/comm_hooks.py on 2 ranks: allreduce, fp16/bf16, PowerSGD,
-post-local SGD against references), and in one process: ember.futures against
-torch.futures, GradBucket, the hooks' states and their argument checks."""
+"""DDP communication hooks (on 2 ranks, ranks/comm_hooks.py, inside the collective job of
+test_collectives.py: allreduce, fp16/bf16, PowerSGD, post-local SGD against references), and
+in one process: ember.futures against torch.futures, GradBucket, the hooks' states and their
+argument checks."""
 
 import doctest
 import threading
-from pathlib import Path
 
 import pytest
 import torch
@@ -15,16 +15,6 @@ import ember.distributed as dist
 from ember.distributed.algorithms.ddp_comm_hooks import DDPCommHookType, powerSGD_hook
 from ember.distributed.algorithms.model_averaging.averagers import PeriodicModelAverager
 from ember.futures import Future, collect_all, wait_all
-from tests.distributed.harness import needs_mpi, reports, run_ranks
-
-RANKS = Path(__file__).parent / "ranks"
-
-
-@needs_mpi
-def test_comm_hooks_on_two_ranks():
-    done = run_ranks(RANKS / "comm_hooks.py", 2, timeout=180)
-    expected = ["allreduce", "fp16/bf16", "powerSGD", "localSGD", "futures"]
-    assert reports(done) == {0: [expected], 1: [expected]}
 
 
 def _future_story(make):

@@ -1,6 +1,7 @@
-"""Rank code: DDP communication hooks against references computed in one process from every
-rank's local gradients (all-gathered): allreduce_hook equals DDP without a hook; the fp16/bf16
-hooks equal PyTorch's rounding of the averaged gradients; PowerSGD (per-gradient, batched,
+"""Checks run inside the ranks of the 2-rank collective job: DDP communication hooks against
+references computed in one process from every rank's local gradients (all-gathered):
+allreduce_hook equals DDP without a hook; the fp16/bf16 hooks equal PyTorch's rounding of the
+averaged gradients; PowerSGD (per-gradient, batched,
 QR and Gram-Schmidt, warm start and error feedback over several steps) equals the same math
 on the concatenated ranks' gradients; post-local SGD, PeriodicModelAverager, futures of
 collectives, and the hook's errors."""
@@ -10,7 +11,6 @@ import math
 import ml_dtypes
 import numpy as np
 import pytest
-from tests.distributed.harness import report
 
 import ember
 import ember.distributed as dist
@@ -23,10 +23,7 @@ from ember.distributed.algorithms.ddp_comm_hooks import (
 )
 from ember.distributed.algorithms.model_averaging.averagers import PeriodicModelAverager
 
-dist.init_process_group("mpi")
-rank, n = dist.get_rank(), dist.get_world_size()
 CAP_MB = 0.001  # two buckets: [W1] and [b2, W2, b1] (float64)
-checks = []
 
 
 def net(dtype=ember.float64):
@@ -36,7 +33,7 @@ def net(dtype=ember.float64):
 
 
 def backward(model, step, dtype=ember.float64):
-    x = np.random.default_rng(100 * step + rank).standard_normal((4, 16))
+    x = np.random.default_rng(100 * step + dist.get_rank()).standard_normal((4, 16))
     (model(ember.tensor(x).to(dtype)) ** 2).sum().backward()
 
 
@@ -55,9 +52,9 @@ def recording(hook, log):
 
 def gathered(log):
     """Per bucket index: (every rank's local buffer, shapes)."""
-    everyone = [None] * n
+    everyone = [None] * dist.get_world_size()
     dist.all_gather_object(everyone, log)
-    return {idx: (np.stack([everyone[r][k][1] for r in range(n)]), shapes)
+    return {idx: (np.stack([part[k][1] for part in everyone]), shapes)
             for k, (idx, _, shapes) in enumerate(everyone[0])}
 
 
@@ -68,36 +65,39 @@ def ddp_grads_by_bucket(model, buckets):
 
 
 # -- allreduce_hook: bit for bit DDP without a hook ------------------------------------------
-plain = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
-hooked = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
-register_ddp_comm_hook(DDPCommHookType.ALLREDUCE, hooked)
-with pytest.raises(RuntimeError, match="can only be called once"):
-    hooked.register_comm_hook(None, default_hooks.allreduce_hook)
-for step in range(2):
-    for model in (plain, hooked):
-        model.zero_grad()
-        backward(model, step)
-    assert all(np.array_equal(a, b) for a, b in zip(grads(plain), grads(hooked)))
-checks.append("allreduce")
+def check_allreduce_hook():
+    plain = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
+    hooked = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
+    register_ddp_comm_hook(DDPCommHookType.ALLREDUCE, hooked)
+    with pytest.raises(RuntimeError, match="can only be called once"):
+        hooked.register_comm_hook(None, default_hooks.allreduce_hook)
+    for step in range(2):
+        for model in (plain, hooked):
+            model.zero_grad()
+            backward(model, step)
+        assert all(np.array_equal(a, b) for a, b in zip(grads(plain), grads(hooked)))
 
-# -- fp16 / bf16: each rank's gradients rounded, divided and summed in half precision, each
-# operation rounded as PyTorch's (NumPy's float16 and ml_dtypes' bfloat16 round the same way)
-for hook, half in ((default_hooks.fp16_compress_hook, np.float16),
-                   (default_hooks.bf16_compress_hook, ml_dtypes.bfloat16)):
-    log = []
-    model = dist.DistributedDataParallel(net(ember.float32), bucket_cap_mb=CAP_MB)
-    model.register_comm_hook(None, recording(hook, log))
-    backward(model, 0, ember.float32)
-    buckets = gathered(log)
-    got = ddp_grads_by_bucket(model, buckets)
-    for idx, (local, _) in buckets.items():
-        parts = [local[r].astype(half) / half(n) for r in range(n)]
-        expected = parts[0]
-        for part in parts[1:]:
-            expected = expected + part
-        assert expected.dtype == half
-        assert np.array_equal(got[idx], expected.astype(np.float32)), (hook.__name__, idx)
-checks.append("fp16/bf16")
+
+# -- fp16 / bf16: each rank's gradients rounded, divided and summed in half precision, each ---
+def check_half_precision_hooks():
+    """Operations rounded as PyTorch's (NumPy's float16 and ml_dtypes' bfloat16 round the
+    same way)."""
+    n = dist.get_world_size()
+    for hook, half in ((default_hooks.fp16_compress_hook, np.float16),
+                       (default_hooks.bf16_compress_hook, ml_dtypes.bfloat16)):
+        log = []
+        model = dist.DistributedDataParallel(net(ember.float32), bucket_cap_mb=CAP_MB)
+        model.register_comm_hook(None, recording(hook, log))
+        backward(model, 0, ember.float32)
+        buckets = gathered(log)
+        got = ddp_grads_by_bucket(model, buckets)
+        for idx, (local, _) in buckets.items():
+            parts = [local[r].astype(half) / half(n) for r in range(n)]
+            expected = parts[0]
+            for part in parts[1:]:
+                expected = expected + part
+            assert expected.dtype == half
+            assert np.array_equal(got[idx], expected.astype(np.float32)), (hook.__name__, idx)
 
 
 # -- PowerSGD against one process's version of the same math ---------------------------------
@@ -121,9 +121,9 @@ def normals(seed, shapes):
 class Reference:
     """PowerSGD on all ranks' gradients at once (the ranks' matrices summed explicitly)."""
 
-    def __init__(self, rank_r, start, warm_start, min_rate, batched):
+    def __init__(self, rank_r, start, warm_start, min_rate, batched, n):
         self.rank, self.start, self.warm, self.min_rate = rank_r, start, warm_start, min_rate
-        self.batched, self.iter = batched, 0
+        self.batched, self.iter, self.n = batched, 0, n
         self.rng = np.random.RandomState(0)
         self.errors, self.qs = {}, {}
 
@@ -135,7 +135,7 @@ class Reference:
     def low_rank(self, mats, q):
         q = orthogonalize(q)
         p = orthogonalize(sum(m @ q for m in mats))
-        q = sum(m.T @ p for m in mats) / n
+        q = sum(m.T @ p for m in mats) / self.n
         return p @ q.T, q
 
     def step(self, buckets):
@@ -143,12 +143,12 @@ class Reference:
         for idx in sorted(buckets):
             local, shapes = buckets[idx]
             if self.iter < self.start:
-                out[idx] = local.sum(0) / n
+                out[idx] = local.sum(0) / self.n
                 continue
             total = local.shape[1]
             if self.batched:
                 side = math.ceil(math.sqrt(total))
-                x = np.zeros((n, side * side))
+                x = np.zeros((self.n, side * side))
                 x[:, :total] = local
             else:
                 x = local.copy()
@@ -182,73 +182,85 @@ class Reference:
         qs = self.fresh_qs(idx, [(1, shape[1], r) for shape, _, _, r in order])
         new_qs = []
         for (shape, a, b, _), q in zip(order, qs):
-            approx, q = self.low_rank([x[k, a:b].reshape(shape) for k in range(n)], q)
+            approx, q = self.low_rank([x[k, a:b].reshape(shape) for k in range(self.n)], q)
             final[a:b] = approx.reshape(-1)
             new_qs.append(q)
         self.qs[idx] = new_qs
         return final
 
 
-configs = [
-    (powerSGD_hook.powerSGD_hook, dict(matrix_approximation_rank=1), (1, True, 2, False)),
-    (powerSGD_hook.powerSGD_hook,
-     dict(matrix_approximation_rank=3, warm_start=False, min_compression_rate=1),
-     (3, False, 1, False)),
-    (powerSGD_hook.batched_powerSGD_hook, dict(matrix_approximation_rank=2),
-     (2, True, 2, True)),
-]
-for hook, kwargs, (r, warm, rate, batched) in configs:
-    state = powerSGD_hook.PowerSGDState(None, start_powerSGD_iter=2, **kwargs)
-    model = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
-    opt = ember.optim.SGD(model.parameters(), lr=0.05)
-    log = []
-    model.register_comm_hook(state, recording(hook, log))
-    ref = Reference(r, 2, warm, rate, batched)
-    for step in range(5):
-        log.clear()
-        opt.zero_grad()
-        backward(model, step)
-        buckets = gathered(log)
-        expected = ref.step(buckets)
-        got = ddp_grads_by_bucket(model, buckets)
-        for idx in expected:
-            np.testing.assert_allclose(got[idx], expected[idx], rtol=1e-9, atol=1e-12,
-                                       err_msg=f"{hook.__name__} {kwargs} step {step}")
-        opt.step()
-    assert state.iter == 5 and state.compression_stats()[0] > 1
-checks.append("powerSGD")
+def check_powerSGD():
+    configs = [
+        (powerSGD_hook.powerSGD_hook, dict(matrix_approximation_rank=1), (1, True, 2, False)),
+        (powerSGD_hook.powerSGD_hook,
+         dict(matrix_approximation_rank=3, warm_start=False, min_compression_rate=1),
+         (3, False, 1, False)),
+        (powerSGD_hook.batched_powerSGD_hook, dict(matrix_approximation_rank=2),
+         (2, True, 2, True)),
+    ]
+    for hook, kwargs, (r, warm, rate, batched) in configs:
+        state = powerSGD_hook.PowerSGDState(None, start_powerSGD_iter=2, **kwargs)
+        model = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
+        opt = ember.optim.SGD(model.parameters(), lr=0.05)
+        log = []
+        model.register_comm_hook(state, recording(hook, log))
+        ref = Reference(r, 2, warm, rate, batched, dist.get_world_size())
+        for step in range(5):
+            log.clear()
+            opt.zero_grad()
+            backward(model, step)
+            buckets = gathered(log)
+            expected = ref.step(buckets)
+            got = ddp_grads_by_bucket(model, buckets)
+            for idx in expected:
+                np.testing.assert_allclose(got[idx], expected[idx], rtol=1e-9, atol=1e-12,
+                                           err_msg=f"{hook.__name__} {kwargs} step {step}")
+            opt.step()
+        assert state.iter == 5 and state.compression_stats()[0] > 1
+
 
 # -- post-local SGD and model averaging ------------------------------------------------------
-log = []
-state = post_localSGD_hook.PostLocalSGDState(None, subgroup=None, start_localSGD_iter=1,
-                                             post_local_gradient_allreduce=False)
-model = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
-model.register_comm_hook(state, recording(post_localSGD_hook.post_localSGD_hook, log))
-for step in range(2):
-    log.clear()
-    model.zero_grad()
-    backward(model, step)
-mine = {idx: buf for idx, buf, _ in log}
-got = ddp_grads_by_bucket(model, gathered(log))
-assert all(np.array_equal(got[idx], mine[idx]) for idx in mine)  # local after the warm-up
-for p in model.parameters():
-    with ember.no_grad():
-        p.add_(float(rank))
-averager = PeriodicModelAverager(period=2, warmup_steps=1)
-averager.average_parameters(model.parameters())  # step 0: warm-up, nothing
-w = model.module[0].weight.detach().numpy().copy()
-averager.average_parameters(model.parameters())  # step 1: averaged
-np.testing.assert_allclose(model.module[0].weight.detach().numpy(), w - rank + (n - 1) / 2)
-checks.append("localSGD")
+def check_local_sgd():
+    rank, n = dist.get_rank(), dist.get_world_size()
+    log = []
+    state = post_localSGD_hook.PostLocalSGDState(None, subgroup=None, start_localSGD_iter=1,
+                                                 post_local_gradient_allreduce=False)
+    model = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
+    model.register_comm_hook(state, recording(post_localSGD_hook.post_localSGD_hook, log))
+    for step in range(2):
+        log.clear()
+        model.zero_grad()
+        backward(model, step)
+    mine = {idx: buf for idx, buf, _ in log}
+    got = ddp_grads_by_bucket(model, gathered(log))
+    assert all(np.array_equal(got[idx], mine[idx]) for idx in mine)  # local after the warm-up
+    for p in model.parameters():
+        with ember.no_grad():
+            p.add_(float(rank))
+    averager = PeriodicModelAverager(period=2, warmup_steps=1)
+    averager.average_parameters(model.parameters())  # step 0: warm-up, nothing
+    w = model.module[0].weight.detach().numpy().copy()
+    averager.average_parameters(model.parameters())  # step 1: averaged
+    np.testing.assert_allclose(model.module[0].weight.detach().numpy(), w - rank + (n - 1) / 2)
+
 
 # -- futures of collectives; a hook that returns no future ------------------------------------
-t = ember.tensor([float(rank + 1)])
-fut = dist.all_reduce(t, async_op=True).get_future()
-assert fut.then(lambda f: f.value()[0] * 10).wait().tolist() == [10.0 * n * (n + 1) / 2]
-assert fut.done() and fut.value()[0] is t
-bad = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
-bad.register_comm_hook(None, lambda state, bucket: bucket.buffer())
-with pytest.raises(TypeError, match="returned Tensor, expected an ember.futures.Future"):
-    backward(bad, 0)
-checks.append("futures")
-report(checks)
+def check_futures_and_errors():
+    rank, n = dist.get_rank(), dist.get_world_size()
+    t = ember.tensor([float(rank + 1)])
+    fut = dist.all_reduce(t, async_op=True).get_future()
+    assert fut.then(lambda f: f.value()[0] * 10).wait().tolist() == [10.0 * n * (n + 1) / 2]
+    assert fut.done() and fut.value()[0] is t
+    bad = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
+    bad.register_comm_hook(None, lambda state, bucket: bucket.buffer())
+    with pytest.raises(TypeError, match="returned Tensor, expected an ember.futures.Future"):
+        backward(bad, 0)
+
+
+def check_comm_hooks() -> None:
+    """Every rank calls it, after init_process_group."""
+    check_allreduce_hook()
+    check_half_precision_hooks()
+    check_powerSGD()
+    check_local_sgd()
+    check_futures_and_errors()
