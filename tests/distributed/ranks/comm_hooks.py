@@ -26,10 +26,12 @@ from ember.distributed.algorithms.model_averaging.averagers import PeriodicModel
 CAP_MB = 0.001  # two buckets: [W1] and [b2, W2, b1] (float64)
 
 
-def net(dtype=ember.float64):
+def net(dtype=ember.float64, widths=(16, 12, 8)):
     ember.manual_seed(0)
-    return ember.nn.Sequential(ember.nn.Linear(16, 12), ember.nn.Tanh(),
-                               ember.nn.Linear(12, 8)).to(dtype)
+    layers = []
+    for a, b in zip(widths, widths[1:]):
+        layers += [ember.nn.Linear(a, b), ember.nn.Tanh()]
+    return ember.nn.Sequential(*layers[:-1]).to(dtype)
 
 
 def backward(model, step, dtype=ember.float64):
@@ -42,10 +44,12 @@ def grads(model):
 
 
 def recording(hook, log):
-    """``hook`` that first notes the bucket's local gradients."""
+    """``hook`` that first notes the bucket's local gradients, its parameters' shapes and
+    (for this rank) which parameters they are."""
     def hook_and_note(state, bucket):
+        params = bucket.parameters()
         log.append((bucket.index(), bucket.buffer().numpy().copy(),
-                    [tuple(p.shape) for p in bucket.parameters()]))
+                    [tuple(p.shape) for p in params], [id(p) for p in params]))
         return hook(state, bucket)
     return hook_and_note
 
@@ -55,13 +59,14 @@ def gathered(log):
     everyone = [None] * dist.get_world_size()
     dist.all_gather_object(everyone, log)
     return {idx: (np.stack([part[k][1] for part in everyone]), shapes)
-            for k, (idx, _, shapes) in enumerate(everyone[0])}
+            for k, (idx, _, shapes, _) in enumerate(everyone[0])}
 
 
-def ddp_grads_by_bucket(model, buckets):
-    named = {tuple(p.shape): p for p in model.module.parameters()}  # (shapes are distinct)
-    return {idx: np.concatenate([named[s].grad.numpy().reshape(-1) for s in shapes])
-            for idx, (_, shapes) in buckets.items()}
+def ddp_grads_by_bucket(model, log):
+    """Per bucket index: the flat ``.grad`` of the bucket's parameters after backward."""
+    by_id = {id(p): p for p in model.parameters()}
+    return {idx: np.concatenate([by_id[i].grad.numpy().reshape(-1) for i in ids])
+            for idx, _, _, ids in log}
 
 
 # -- allreduce_hook: bit for bit DDP without a hook ------------------------------------------
@@ -90,7 +95,7 @@ def check_half_precision_hooks():
         model.register_comm_hook(None, recording(hook, log))
         backward(model, 0, ember.float32)
         buckets = gathered(log)
-        got = ddp_grads_by_bucket(model, buckets)
+        got = ddp_grads_by_bucket(model, log)
         for idx, (local, _) in buckets.items():
             parts = [local[r].astype(half) / half(n) for r in range(n)]
             expected = parts[0]
@@ -115,15 +120,17 @@ def orthogonalize(m):
 def normals(seed, shapes):
     with ember.random.fork_rng():
         ember.manual_seed(seed)
-        return [ember.randn(*s, dtype=ember.float64).numpy().reshape(s[-2:]) for s in shapes]
+        # one draw per shape, split into the matrices of a batch (b × m × r)
+        return [m for s in shapes
+                for m in ember.randn(*s, dtype=ember.float64).numpy().reshape(-1, *s[-2:])]
 
 
 class Reference:
     """PowerSGD on all ranks' gradients at once (the ranks' matrices summed explicitly)."""
 
-    def __init__(self, rank_r, start, warm_start, min_rate, batched, n):
+    def __init__(self, rank_r, start, warm_start, min_rate, batched, n, batch_same=False):
         self.rank, self.start, self.warm, self.min_rate = rank_r, start, warm_start, min_rate
-        self.batched, self.iter, self.n = batched, 0, n
+        self.batched, self.iter, self.n, self.batch_same = batched, 0, n, batch_same
         self.rng = np.random.RandomState(0)
         self.errors, self.qs = {}, {}
 
@@ -179,7 +186,10 @@ class Reference:
             if (rows + cols) * r * self.min_rate < rows * cols:
                 groups.setdefault((rows, cols), []).append((a, b, r))
         order = [(shape, a, b, r) for shape, items in groups.items() for a, b, r in items]
-        qs = self.fresh_qs(idx, [(1, shape[1], r) for shape, _, _, r in order])
+        draws = [(len(items) if self.batch_same else 1, shape[1], items[0][2])
+                 for shape, items in groups.items()
+                 for _ in range(1 if self.batch_same else len(items))]
+        qs = self.fresh_qs(idx, draws)
         new_qs = []
         for (shape, a, b, _), q in zip(order, qs):
             approx, q = self.low_rank([x[k, a:b].reshape(shape) for k in range(self.n)], q)
@@ -190,28 +200,34 @@ class Reference:
 
 
 def check_powerSGD():
+    # (hook, state arguments, reference's (rank, warm start, min rate, batched), layer widths)
+    same_shapes = (16, 6, 6, 6)  # two 6 × 6 weights: stacked with batch_tensors_with_same_shape
     configs = [
-        (powerSGD_hook.powerSGD_hook, dict(matrix_approximation_rank=1), (1, True, 2, False)),
+        (powerSGD_hook.powerSGD_hook, dict(matrix_approximation_rank=1), (1, True, 2, False),
+         (16, 12, 8)),
         (powerSGD_hook.powerSGD_hook,
          dict(matrix_approximation_rank=3, warm_start=False, min_compression_rate=1),
-         (3, False, 1, False)),
+         (3, False, 1, False), (16, 12, 8)),
+        (powerSGD_hook.powerSGD_hook,
+         dict(matrix_approximation_rank=1, batch_tensors_with_same_shape=True),
+         (1, True, 2, False), same_shapes),
         (powerSGD_hook.batched_powerSGD_hook, dict(matrix_approximation_rank=2),
-         (2, True, 2, True)),
+         (2, True, 2, True), (16, 12, 8)),
     ]
-    for hook, kwargs, (r, warm, rate, batched) in configs:
+    for hook, kwargs, (r, warm, rate, batched), widths in configs:
         state = powerSGD_hook.PowerSGDState(None, start_powerSGD_iter=2, **kwargs)
-        model = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
+        model = dist.DistributedDataParallel(net(widths=widths), bucket_cap_mb=CAP_MB)
         opt = ember.optim.SGD(model.parameters(), lr=0.05)
         log = []
         model.register_comm_hook(state, recording(hook, log))
-        ref = Reference(r, 2, warm, rate, batched, dist.get_world_size())
+        ref = Reference(r, 2, warm, rate, batched, dist.get_world_size(),
+                        kwargs.get("batch_tensors_with_same_shape", False))
         for step in range(5):
             log.clear()
             opt.zero_grad()
             backward(model, step)
-            buckets = gathered(log)
-            expected = ref.step(buckets)
-            got = ddp_grads_by_bucket(model, buckets)
+            expected = ref.step(gathered(log))
+            got = ddp_grads_by_bucket(model, log)
             for idx in expected:
                 np.testing.assert_allclose(got[idx], expected[idx], rtol=1e-9, atol=1e-12,
                                            err_msg=f"{hook.__name__} {kwargs} step {step}")
@@ -231,8 +247,8 @@ def check_local_sgd():
         log.clear()
         model.zero_grad()
         backward(model, step)
-    mine = {idx: buf for idx, buf, _ in log}
-    got = ddp_grads_by_bucket(model, gathered(log))
+    mine = {idx: buf for idx, buf, *_ in log}
+    got = ddp_grads_by_bucket(model, log)
     assert all(np.array_equal(got[idx], mine[idx]) for idx in mine)  # local after the warm-up
     for p in model.parameters():
         with ember.no_grad():
