@@ -147,7 +147,7 @@ def init_process_group(
     against it. MPI needs no store to start; a ``store`` (e.g. a ``TCPStore``, as PyTorch's
     scripts pass) is checked instead: every rank writes its rank into it and waits, at most
     ``timeout`` (default: the store's), for all of the job's ranks to have written theirs, so
-    a store that another job's processes share is caught here.
+    a store that some rank does not share (or that holds another job's ranks) fails here.
 
     Example:
         >>> dist.init_process_group("mpi")
