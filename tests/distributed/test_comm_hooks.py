@@ -113,3 +113,16 @@ def test_register_comm_hook_checks_the_hook():
         _check_comm_hook(wrong_bucket)
     with pytest.raises(ValueError, match="return annotation should be"):
         _check_comm_hook(wrong_return)
+
+
+def test_docstring_examples_run():
+    from ember.distributed.algorithms.ddp_comm_hooks import post_localSGD_hook
+
+    glob = {"ember": ember, "dist": dist, "DDPCommHookType": DDPCommHookType,
+            **vars(powerSGD_hook), **vars(post_localSGD_hook)}
+    runner = doctest.DocTestRunner()
+    for obj in (powerSGD_hook.PowerSGDState, post_localSGD_hook.PostLocalSGDState,
+                DDPCommHookType):
+        for test in doctest.DocTestFinder(recurse=False).find(obj, globs=glob):
+            runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 3
