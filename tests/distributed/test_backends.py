@@ -7,7 +7,7 @@ import pytest
 import torch.distributed as tdist
 
 import ember.distributed as dist
-from ember.distributed import backends, store
+from ember.distributed import backends, prefix_store, store, tcp_store
 
 
 def test_backend_names_as_torch():
@@ -84,8 +84,24 @@ def test_without_a_process_group():
 def test_docstring_examples_run():
     glob = {"dist": dist}
     failed = doctest.testmod(backends, extraglobs=glob).failed
-    for obj in (store.Store.add, store.Store.compare_set, store.HashStore):
+    for obj in (store.Store.add, store.Store.compare_set, store.HashStore,
+                prefix_store.PrefixStore, tcp_store.TCPStore, prefix_store):
         runner = doctest.DocTestRunner()
         for test in doctest.DocTestFinder(recurse=False).find(obj, globs=glob):
             failed += runner.run(test).failed
     assert failed == 0
+
+
+def test_names_for_torch_scripts():
+    for op in ("SUM", "PRODUCT", "MAX", "MIN", "AVG"):
+        assert dist.supports_complex(getattr(dist.ReduceOp, op)) == tdist.supports_complex(
+            getattr(tdist.ReduceOp, op))
+    with pytest.warns(FutureWarning, match="reduce_op` is deprecated"):
+        assert dist.reduce_op.MAX is dist.ReduceOp.MAX
+    assert dist.default_pg_timeout == tdist.default_pg_timeout
+    assert not dist.is_xccl_available()
+    with pytest.raises(ValueError, match="no backend is registered for device 'cuda'"):
+        dist.get_default_backend_for_device("cuda:0")
+    with pytest.raises(dist.DistError, match="not initialized"):
+        dist.get_backend_config()
+    assert dist.group.WORLD is None  # (no init_process_group in this process)

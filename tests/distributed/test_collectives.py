@@ -1,5 +1,7 @@
 """In-place collectives on 2 ranks (every op, dtypes, async, objects) and groups on 4; both runs
-also check device meshes, sub-groups, batched p2p and monitored_barrier (ranks/mesh_checks.py)."""
+also check device meshes, sub-groups, batched p2p and monitored_barrier (ranks/mesh_checks.py)
+and split_group (ranks/c10d_checks.py); the 2-rank run also the stores (ranks/store_checks.py),
+coalesced collectives and DDP communication hooks (ranks/comm_hooks.py)."""
 
 from pathlib import Path
 
@@ -10,7 +12,7 @@ pytestmark = needs_mpi
 
 
 def test_every_collective_on_two_ranks():
-    done = run_ranks(RANKS / "collective_ops.py", 2, timeout=90)
+    done = run_ranks(RANKS / "collective_ops.py", 2, timeout=150)
     assert reports(done) == {0: ["ok"], 1: ["ok"]}
 
 

@@ -1,6 +1,7 @@
-"""HashStore and FileStore against torch.distributed's stores: the same calls give the same
-answers; waiting, timeouts, threads, and two handles on one file (the cross-process case runs
-in the 2-rank collective job, ranks/store_checks.py)."""
+"""HashStore, FileStore, TCPStore and PrefixStore against torch.distributed's stores: the same
+calls give the same answers; waiting, timeouts, threads, two handles on one file, TCP clients
+and their errors (the cross-process cases run in the 2-rank collective job,
+ranks/store_checks.py)."""
 
 import datetime
 import threading
@@ -28,15 +29,32 @@ def _script(store):
     return out + [store.get("b"), store.multi_get(["z", "m2"])]
 
 
-def test_hash_store_answers_as_torch(tmp_path):
+def _tcp_master(**kwargs):
+    return dist.TCPStore("127.0.0.1", 0, world_size=1, is_master=True, **kwargs)
+
+
+def test_stores_answer_as_torch(tmp_path):
     expected = _script(tdist.HashStore())
     assert _script(dist.HashStore()) == expected
     assert _script(dist.FileStore(tmp_path / "s")) == expected
+    assert _script(_tcp_master()) == expected  # (torch's TCPStore counts a key of its own)
+    assert (_script(dist.PrefixStore("p", dist.HashStore()))
+            == _script(tdist.PrefixStore("p", tdist.HashStore())))
 
 
-@pytest.mark.parametrize("kind", ["hash", "file"])
+def _store(kind, tmp_path):
+    if kind == "hash":
+        return dist.HashStore()
+    if kind == "file":
+        return dist.FileStore(tmp_path / "store")
+    if kind == "tcp":
+        return _tcp_master()
+    return dist.PrefixStore("scope", dist.PrefixStore("outer", dist.HashStore()))
+
+
+@pytest.mark.parametrize("kind", ["hash", "file", "tcp", "prefix"])
 def test_waiting_and_timeouts(kind, tmp_path):
-    store = dist.HashStore() if kind == "hash" else dist.FileStore(tmp_path / "store")
+    store = _store(kind, tmp_path)
     store.set_timeout(SHORT)
     assert store.timeout == SHORT
     with pytest.raises(dist.DistStoreError, match=r"wait timeout after 0.1 s; keys not set: "
@@ -67,3 +85,32 @@ def test_file_store_handles_share_one_file(tmp_path):
     assert b.get("k") == b"v" and b.add("n", 1) == 1 and a.add("n", 1) == 2
     with pytest.raises(ValueError, match="world_size must be positive or -1"):
         dist.FileStore(tmp_path / "g", 0)
+
+
+def test_tcp_store_clients_and_errors():
+    master = _tcp_master(timeout=datetime.timedelta(seconds=5))
+    assert master.host == "127.0.0.1" and master.port > 0 and not master.libuvBackend
+    client = dist.TCPStore("127.0.0.1", master.port, timeout=datetime.timedelta(seconds=5))
+    threading.Timer(0.05, client.set, ("from_client", b"\x00\xff")).start()
+    assert master.get("from_client") == b"\x00\xff"  # the master waits for the client
+    counts = []
+    adders = [threading.Thread(target=lambda: counts.append(
+        [dist.TCPStore("127.0.0.1", master.port).add("n", 1) for _ in range(10)]))
+        for _ in range(3)]
+    for t in adders:
+        t.start()
+    for t in adders:
+        t.join()
+    assert master.get("n") == b"30" and sorted(sum(counts, [])) == list(range(1, 31))
+    scoped = dist.PrefixStore("job", client)
+    scoped.set("k", "v")
+    assert master.get("job/k") == b"v" and scoped.underlying_store is client
+    with pytest.raises(dist.DistNetworkError, match=r"timed out after 0.2 s while trying to "
+                                                    r"connect to \(127.0.0.1, 1\)"):
+        dist.TCPStore("127.0.0.1", 1, timeout=datetime.timedelta(seconds=0.2))
+    with pytest.raises(dist.DistStoreError, match="1/2 clients joined"):
+        dist.TCPStore("127.0.0.1", 0, 2, True, timeout=datetime.timedelta(seconds=0.2))
+    with pytest.raises(ValueError, match="multi_tenant"):
+        dist.TCPStore("127.0.0.1", 0, is_master=True, multi_tenant=True)
+    with pytest.raises(TypeError, match="expected an ember.distributed.Store"):
+        dist.PrefixStore("p", {})

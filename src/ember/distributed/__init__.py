@@ -16,6 +16,7 @@ Example (``ember launch -n 2 train.py``):
 from ember.data import distributed_sampler as _distributed_sampler
 from ember.data.distributed_sampler import DistributedSampler
 from ember.distributed import (
+    algorithms,
     batching,
     checkpoint,
     device_mesh,
@@ -25,6 +26,8 @@ from ember.distributed import (
 )
 from ember.distributed.backends import (
     Backend,
+    get_backend_config,
+    get_default_backend_for_device,
     get_node_local_rank,
     is_backend_available,
     is_gloo_available,
@@ -32,8 +35,15 @@ from ember.distributed.backends import (
     is_nccl_available,
     is_torchelastic_launched,
     is_ucc_available,
+    is_xccl_available,
 )
-from ember.distributed.buffers import ReduceOp, Work
+from ember.distributed.buffers import ReduceOp, Work, reduce_op, supports_complex
+from ember.distributed.coalesced import (
+    all_gather_coalesced,
+    all_gather_single,
+    all_reduce_coalesced,
+    reduce_scatter_single,
+)
 from ember.distributed.collectives import (
     all_gather,
     all_gather_into_tensor,
@@ -59,6 +69,7 @@ from ember.distributed.debug import (
     set_debug_level_from_env,
 )
 from ember.distributed.device_mesh import DeviceMesh, init_device_mesh
+from ember.distributed.grad_bucket import GradBucket
 from ember.distributed.monitored_barrier import monitored_barrier
 from ember.distributed.object_collectives import (
     all_gather_object,
@@ -69,6 +80,7 @@ from ember.distributed.object_collectives import (
     send_object_list,
 )
 from ember.distributed.p2p import P2POp, batch_isend_irecv
+from ember.distributed.prefix_store import PrefixStore
 from ember.distributed.process_group import (
     DistBackendError,
     DistError,
@@ -78,11 +90,13 @@ from ember.distributed.process_group import (
     GroupMember,
     ProcessGroup,
     barrier,
+    default_pg_timeout,
     destroy_process_group,
     get_backend,
     get_pg_count,
     get_rank,
     get_world_size,
+    group,
     init_process_group,
     is_available,
     is_initialized,
@@ -95,7 +109,9 @@ from ember.distributed.subgroups import (
     get_process_group_ranks,
     new_subgroups,
     new_subgroups_by_enumeration,
+    split_group,
 )
+from ember.distributed.tcp_store import TCPStore
 
 # DistributedSampler lives in ember.data (layer 3); its default rank and size come from here.
 _distributed_sampler.register_world(lambda: (get_world_size(), get_rank()))

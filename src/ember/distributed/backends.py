@@ -13,8 +13,9 @@ Example:
 from __future__ import annotations
 
 import os
+from typing import Any
 
-from ember.distributed.process_group import is_available
+from ember.distributed.process_group import GroupMember, ProcessGroup, is_available, resolve
 
 
 class Backend(str):
@@ -104,3 +105,39 @@ def get_node_local_rank(fallback_rank: int | None = None) -> int:
         "OMPI_COMM_WORLD_LOCAL_RANK or MPICH's MPI_LOCALRANKID). Hint: launch with "
         "`ember launch -n N`, or pass fallback_rank to run locally"
     )
+
+
+def is_xccl_available() -> bool:
+    """False: Intel's XCCL backend is not part of Ember."""
+    return False
+
+
+def get_backend_config(group: ProcessGroup | None = None) -> str:
+    """The backend of each device type of ``group`` (the world by default), PyTorch's
+    ``"device:backend"`` list: always ``"cpu:mpi"`` here.
+
+    Example:
+        >>> dist.get_backend_config()      # doctest: +SKIP
+        'cpu:mpi'
+    """
+    if group is GroupMember.NON_GROUP_MEMBER:
+        raise ValueError("get_backend_config: invalid process group specified (this rank is "
+                         "not a member)")
+    resolve(group, "get_backend_config")
+    return "cpu:mpi"
+
+
+def get_default_backend_for_device(device: Any) -> str:
+    """The backend ``init_process_group`` picks for ``device`` (a name or ``ember.device``):
+    ``"mpi"`` for the CPU; other devices have none in Ember (PyTorch picks NCCL for CUDA).
+
+    Example:
+        >>> dist.get_default_backend_for_device("cpu")
+        'mpi'
+    """
+    kind = str(getattr(device, "type", device)).split(":")[0]
+    if kind != "cpu":
+        raise ValueError(f"get_default_backend_for_device: no backend is registered for device "
+                         f"{kind!r}; Ember's MPI backend takes CPU tensors. Hint: move tensors "
+                         "to the CPU for collectives")
+    return Backend.MPI

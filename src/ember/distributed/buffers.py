@@ -7,6 +7,7 @@ cast back, as PyTorch's CPU backend does.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ember.errors import DeviceError, DTypeError, ShapeError
+from ember.futures import Future
 from ember.tensor import Tensor
 
 
@@ -40,6 +42,35 @@ class ReduceOp(StrEnum):
                 f"{who}: unknown reduce op {op!r}; use one of sum, product, max, min, mean (avg)"
             ) from None
 
+
+def supports_complex(reduceOp: ReduceOp) -> bool:  # noqa: N803 - PyTorch's name
+    """Whether ``reduceOp`` works on complex tensors: sum and mean do; max, min and product
+    do not (as in PyTorch).
+
+    Example:
+        >>> dist.supports_complex(dist.ReduceOp.SUM), dist.supports_complex(dist.ReduceOp.MAX)
+        (True, False)
+    """
+    return ReduceOp.parse(reduceOp, "supports_complex") not in (
+        ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT)
+
+
+class _DeprecatedReduceOp:
+    """``reduce_op``: PyTorch's deprecated alias of :class:`ReduceOp` (``reduce_op.SUM`` …),
+    warning on use."""
+
+    __members__ = dict(ReduceOp.__members__)
+
+    def __getattr__(self, name: str) -> ReduceOp:
+        warnings.warn("`ember.distributed.reduce_op` is deprecated, please use "
+                      "`ember.distributed.ReduceOp` instead", FutureWarning, stacklevel=2)
+        try:
+            return ReduceOp[name]
+        except KeyError:
+            raise AttributeError(f"reduce_op has no member {name!r}") from None
+
+
+reduce_op = _DeprecatedReduceOp()
 
 _MPI_OP = {"sum": "SUM", "product": "PROD", "max": "MAX", "min": "MIN", "mean": "SUM"}
 # bool reduces as logical or (sum, max) and and (product, min)
@@ -148,6 +179,9 @@ class Reducible:
                 raise DTypeError(f"{who}: mean of a bool tensor; cast it to float first")
             wire, name = np.uint8, _BOOL_OP[op.value]
         elif dtype in _NATIVE:
+            if dtype.kind == "c" and not supports_complex(op):
+                raise ValueError(f"{who} does not support {op.name} on complex tensors (as "
+                                 "PyTorch). Hint: reduce the real and imaginary parts apart")
             if self.mean and dtype.kind not in "fc":
                 raise DTypeError(
                     f"{who}: mean of an integer ({dtype}) tensor; PyTorch refuses "
@@ -176,16 +210,26 @@ def reducible(t: Tensor, op: Any, who: str) -> Reducible:
 class Work:
     """The handle of a collective started with ``async_op=True``; ``wait()`` finishes it.
 
+    ``get_future()`` gives a :class:`ember.futures.Future` of the collective's output tensors
+    (a list, ``[tensor]`` for ``all_reduce``), to chain work on with ``then``.
+
     Example:
         >>> work = dist.all_reduce(t, async_op=True)
         >>> ...                                    # compute while the reduction runs
         >>> work.wait()
     """
 
-    __slots__ = ("_request", "_finish", "_done")
+    __slots__ = ("_request", "_finish", "_done", "_outputs", "_future")
 
-    def __init__(self, request: Any, finish: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        request: Any,
+        finish: Callable[[], None] | None = None,
+        outputs: list[Tensor] | None = None,
+    ) -> None:
         self._request, self._finish, self._done = request, finish, False
+        self._outputs = [] if outputs is None else outputs
+        self._future: Future | None = None
 
     def _complete(self) -> None:
         self._done = True
@@ -209,13 +253,38 @@ class Work:
     def is_success(self) -> bool:
         return self.is_completed()
 
+    def get_future(self) -> Future[list[Tensor]]:
+        """A future of the output tensors; it completes when the collective does (on
+        ``wait()`` of it or of a future chained on it).
+
+        Example:
+            >>> fut = dist.all_reduce(t, async_op=True).get_future()
+            >>> halved = fut.then(lambda f: f.value()[0] / 2)
+            >>> halved.wait()
+        """
+        if self._future is None:
+            def drive(block: bool) -> None:
+                if self.wait() if block else self.is_completed():
+                    fut.set_result(self._outputs)
+
+            fut = Future._driven_by(drive)
+            self._future = fut
+        return self._future
+
 
 def run(
-    comm: Any, name: str, args: tuple, async_op: bool, finish: Callable[[], None] | None = None
+    comm: Any,
+    name: str,
+    args: tuple,
+    async_op: bool,
+    finish: Callable[[], None] | None = None,
+    outputs: list[Tensor] | None = None,
 ) -> Work | None:
-    """Calls MPI's ``name`` (blocking), or ``I`` + ``name`` and returns its :class:`Work`."""
+    """Calls MPI's ``name`` (blocking), or ``I`` + ``name`` and returns its :class:`Work`
+    (whose future holds ``outputs``)."""
     if async_op:
-        return Work(getattr(comm, "I" + name[0].lower() + name[1:])(*args), finish)
+        request = getattr(comm, "I" + name[0].lower() + name[1:])(*args)
+        return Work(request, finish, outputs)
     getattr(comm, name)(*args)
     if finish is not None:
         finish()

@@ -57,6 +57,7 @@ def all_reduce(
         (mpi().IN_PLACE, red.buf, red.op),
         async_op,
         lambda: write(tensor, red.result(red.buf, g.size())),
+        [tensor],
     )
 
 
@@ -75,6 +76,7 @@ def reduce(
         (send, red.buf if mine else None, red.op, root),
         async_op,
         (lambda: write(tensor, red.result(red.buf, g.size()))) if mine else None,
+        [tensor],
     )
 
 
@@ -82,7 +84,8 @@ def broadcast(tensor: Tensor, src: int, group: Group = None, async_op: bool = Fa
     """Copies ``tensor`` of rank ``src`` into ``tensor`` on every rank."""
     g = entered(group, "broadcast", tensor)
     buf = as_bytes(tensor, "broadcast")
-    return run(g.comm, "Bcast", (buf, g.group_rank(src)), async_op, lambda: write(tensor, buf))
+    return run(g.comm, "Bcast", (buf, g.group_rank(src)), async_op, lambda: write(tensor, buf),
+               [tensor])
 
 
 def all_gather(
@@ -112,7 +115,8 @@ def all_gather_into_tensor(
     _check_total("all_gather_into_tensor", output_tensor, input_tensor, g.size())
     send = as_bytes(input_tensor, "all_gather_into_tensor")
     recv = np.empty(send.size * g.size(), np.uint8)
-    return run(g.comm, "Allgather", (send, recv), async_op, lambda: write(output_tensor, recv))
+    return run(g.comm, "Allgather", (send, recv), async_op, lambda: write(output_tensor, recv),
+               [output_tensor])
 
 
 def reduce_scatter(
@@ -157,6 +161,7 @@ def _reduce_scatter(
         (red.buf, recv, red.op),
         async_op,
         lambda: write(output, red.result(recv, g.size())),
+        [output],
     )
 
 
@@ -257,6 +262,7 @@ def all_to_all_single(
         ([send, send_counts], [recv, recv_counts]),
         async_op,
         lambda: write(output, recv),
+        [output],
     )
 
 

@@ -16,7 +16,8 @@ them along.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import inspect
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,9 @@ from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.grad_mode import is_grad_enabled
 from ember.distributed.buffers import broadcast_from_first, mpi
+from ember.distributed.grad_bucket import GradBucket
 from ember.distributed.process_group import DistributedError, ProcessGroup, resolve
+from ember.futures import Future
 from ember.nn import parallel
 from ember.tensor import Tensor, _wrap
 
@@ -134,6 +137,7 @@ class DistributedDataParallel(nn.Module):
         self._sync_now = True
         self._used: set[int] = set()
         self._unused: set[int] = set()
+        object.__setattr__(self, "_comm_hook", None)
         broadcast_from_first(group, list(module.parameters()) + list(module.buffers()))
         for p in params:
             p.register_hook(self._hook(p))
@@ -173,6 +177,24 @@ class DistributedDataParallel(nn.Module):
             yield
         finally:
             self.require_backward_grad_sync = saved
+
+    def register_comm_hook(self, state: object, hook: Callable) -> None:
+        """Replaces the gradients' all-reduce by ``hook(state, bucket)``: called with each
+        :class:`~ember.distributed.GradBucket` once its gradients have arrived, in bucket order
+        on every rank, it returns an :class:`ember.futures.Future` whose value is the flat
+        tensor of final gradients (the hook averages: DDP does not divide them). Call it once,
+        before the first backward; ``ember.distributed.algorithms.ddp_comm_hooks`` has
+        PyTorch's hooks.
+
+        Example:
+            >>> from ember.distributed.algorithms.ddp_comm_hooks import default_hooks
+            >>> model.register_comm_hook(None, default_hooks.fp16_compress_hook)
+        """
+        _check_comm_hook(hook)
+        if self._comm_hook is not None:
+            raise RuntimeError("DistributedDataParallel.register_comm_hook: "
+                               "register_comm_hook can only be called once")
+        object.__setattr__(self, "_comm_hook", (hook, state))
 
     # -- gradients -------------------------------------------------------------------------
     def _arm(self) -> None:
@@ -227,24 +249,63 @@ class DistributedDataParallel(nn.Module):
             buckets[self._launched].params
         ):
             bucket = buckets[self._launched]
-            bucket.work = self._group.comm.Iallreduce(mpi().IN_PLACE, bucket.flat, mpi().SUM)
+            if self._comm_hook is None:
+                bucket.work = self._group.comm.Iallreduce(mpi().IN_PLACE, bucket.flat, mpi().SUM)
+            else:
+                bucket.work = self._call_hook(self._launched)
             self._launched += 1
-        for bucket in buckets[: self._launched]:
-            bucket.work.Test()  # progress for the ones in flight (completed ones are no-ops)
+        if self._comm_hook is None:
+            # progress for the ones in flight (completed ones are no-ops); a hook's futures are
+            # left alone: their callbacks may start collectives, which must run in the same
+            # order on every rank (bucket by bucket, in _finish)
+            for bucket in buckets[: self._launched]:
+                bucket.work.Test()
         if self._pending == 0:
             self._finish()
 
     def _finish(self) -> None:
         n = self._group.size()
-        for bucket in self._buckets:
-            bucket.work.Wait()
+        for b, bucket in enumerate(self._buckets):
+            if self._comm_hook is None:
+                bucket.work.Wait()
+                result, scale = bucket.flat, n
+            else:
+                result, scale = self._hook_result(b, bucket.work.wait()), 1
             for i, out in enumerate(bucket.outs):
                 if out is not None:  # the mean, in one pass into the gradient's memory
-                    np.divide(bucket.slot(i).reshape(out.shape), n, out=out)
+                    part = result[bucket.offsets[i] : bucket.offsets[i + 1]].reshape(out.shape)
+                    np.divide(part, scale, out=out, casting="unsafe")
             bucket.outs = [None] * len(bucket.params)
         if self.find_unused_parameters:
             self._drop_globally_unused()
         self._armed = False
+
+    def _call_hook(self, b: int) -> Future:
+        """Hands bucket ``b`` to the communication hook; its future."""
+        hook, state = self._comm_hook
+        bucket = self._buckets[b]
+        first = bucket.params[0]
+        flat = bucket.flat.astype(first._data.dtype, copy=False)  # (half: summed as float32)
+        grads = GradBucket(b, _wrap(flat, first._device), bucket.params, bucket.offsets,
+                           b == len(self._buckets) - 1)
+        fut = hook(state, grads)
+        if not isinstance(fut, Future):
+            raise TypeError(f"DistributedDataParallel: the communication hook "
+                            f"{getattr(hook, '__qualname__', hook)!r} returned "
+                            f"{type(fut).__name__}, expected an ember.futures.Future of the "
+                            "bucket's flat gradients")
+        return fut
+
+    def _hook_result(self, b: int, value: Any) -> np.ndarray:
+        """The flat gradients of bucket ``b`` from its hook's future."""
+        size = self._buckets[b].offsets[-1]
+        if isinstance(value, list | tuple) and len(value) == 1:
+            value = value[0]  # (a collective's future, as PyTorch's reducer accepts)
+        if not isinstance(value, Tensor) or value.numel() != size:
+            raise TypeError(f"DistributedDataParallel: the communication hook's future for "
+                            f"bucket {b} holds {getattr(value, 'shape', type(value).__name__)}"
+                            f", expected a tensor of the bucket's {size} gradient elements")
+        return np.asarray(value._data).reshape(-1)
 
     def _mark_unused(self, current: Tensor) -> None:
         """Counts the parameters the forwards' outputs do not depend on as ready, with no
@@ -297,6 +358,25 @@ class DistributedDataParallel(nn.Module):
                    "pass find_unused_parameters=True if the model skips parameters, or call "
                    "backward on every forward's output")
         raise DistributedError(f"DistributedDataParallel: {why}")
+
+
+def _check_comm_hook(hook: Any) -> None:
+    """PyTorch's checks of a communication hook: callable, annotations (when given) of
+    ``GradBucket`` and ``Future``."""
+    if not callable(hook):
+        raise TypeError(f"register_comm_hook: the communication hook must be callable, got "
+                        f"{type(hook).__name__}")
+    sig = inspect.signature(hook)
+    bucket = sig.parameters.get("bucket")
+    if bucket is not None and bucket.annotation not in (inspect.Parameter.empty, GradBucket,
+                                                          "GradBucket", "dist.GradBucket"):
+        raise ValueError("register_comm_hook: the hook's bucket annotation should be "
+                         "dist.GradBucket")
+    ret = sig.return_annotation
+    if ret is not inspect.Signature.empty and getattr(ret, "__origin__", ret) is not Future \
+            and not (isinstance(ret, str) and "Future" in ret):
+        raise ValueError("register_comm_hook: the hook's return annotation should be "
+                         "ember.futures.Future[ember.Tensor]")
 
 
 def _used_leaves(out: Any) -> set[int]:

@@ -12,6 +12,7 @@ Example (run under ``ember launch -n 2 script.py``):
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from ember.errors import EmberError
@@ -81,6 +82,27 @@ class GroupMember:
     NON_GROUP_MEMBER = object()
 
 
+class _WorldOf(type):
+    """``group.WORLD`` reads ``GroupMember.WORLD`` when asked (it changes with
+    :func:`init_process_group`)."""
+
+    @property
+    def WORLD(cls) -> ProcessGroup | None:  # noqa: N802 - PyTorch's name
+        return GroupMember.WORLD
+
+
+class group(metaclass=_WorldOf):  # noqa: N801 - PyTorch's name
+    """``group.WORLD``: the default group (None before :func:`init_process_group`), as
+    PyTorch's ``torch.distributed.group``.
+
+    Example:
+        >>> dist.all_reduce(t, group=dist.group.WORLD)
+    """
+
+
+default_pg_timeout = datetime.timedelta(minutes=30)  # PyTorch's default for CPU backends
+
+
 class _Count:
     """How many groups this process has made since :func:`init_process_group` (the world
     included, and groups it is not a member of): :func:`get_pg_count`."""
@@ -109,14 +131,23 @@ def _mpi() -> Any:
 
 
 def init_process_group(
-    backend: str | None = "mpi", *, comm: Any = None, world_size: int = -1, rank: int = -1
+    backend: str | None = "mpi",
+    *,
+    timeout: datetime.timedelta | None = None,
+    world_size: int = -1,
+    rank: int = -1,
+    store: Any = None,
+    comm: Any = None,
 ) -> ProcessGroup:
     """Makes the default (world) group from MPI's ``COMM_WORLD`` (or ``comm``).
 
     Every rank of the job calls it once. Calling it again returns the existing group. It
     installs the hook that aborts the whole job when this rank raises (see ``launch``).
     MPI knows the ranks; ``world_size`` and ``rank`` (PyTorch's arguments) are only checked
-    against it.
+    against it. MPI needs no store to start; a ``store`` (e.g. a ``TCPStore``, as PyTorch's
+    scripts pass) is checked instead: every rank writes its rank into it and waits, at most
+    ``timeout`` (default: the store's), for all of the job's ranks to have written theirs, so
+    a store that some rank does not share (or that holds another job's ranks) fails here.
 
     Example:
         >>> dist.init_process_group("mpi")
@@ -142,9 +173,33 @@ def init_process_group(
                 f"{world.Get_rank()} of {world.Get_size()}. Hint: the launcher sets both "
                 "(ember launch -n N script.py, or mpiexec -n N)"
             )
+    if store is not None:
+        _meet_in_store(store, world.Get_rank(), world.Get_size(), timeout)
     GroupMember.WORLD = ProcessGroup(world, list(range(world.Get_size())))
     _Count.groups = 1
     return GroupMember.WORLD
+
+
+def _meet_in_store(store: Any, rank: int, world_size: int,
+                   timeout: datetime.timedelta | None) -> None:
+    """Every rank writes ``rank/<r>`` into ``store`` and waits for all of them."""
+    from ember.distributed.store import Store  # (store imports this module)
+
+    if not isinstance(store, Store):
+        raise TypeError(f"init_process_group: store must be an ember.distributed.Store, got "
+                        f"{type(store).__name__}")
+    store.set(f"rank/{rank}", str(world_size))
+    try:
+        store.wait([f"rank/{r}" for r in range(world_size)], timeout)
+    except DistStoreError as exc:
+        raise DistStoreError(
+            f"init_process_group: not every rank of the MPI job ({world_size}) reached the "
+            f"store: {exc}. Hint: every rank must pass the same store") from exc
+    sizes = set(store.multi_get([f"rank/{r}" for r in range(world_size)]))
+    if sizes != {str(world_size).encode()}:
+        raise DistStoreError(f"init_process_group: the store holds ranks of jobs of sizes "
+                             f"{sorted(int(v) for v in sizes)}, this MPI job has {world_size} "
+                             "ranks. Hint: use a fresh store (or a PrefixStore) per job")
 
 
 def destroy_process_group() -> None:
@@ -223,32 +278,35 @@ def new_group(ranks: list[int] | None = None) -> Any:
     return split_world([ranks], "new_group")[0]
 
 
-def split_world(parts: list[list[int]], who: str) -> list[Any]:
-    """One group per list of world ranks in ``parts`` (disjoint), made with a single
-    ``MPI_Comm_split``; every rank must call it with the same ``parts``. Returns, per part,
-    the :class:`ProcessGroup` on its members and ``GroupMember.NON_GROUP_MEMBER`` elsewhere."""
-    world = resolve(None, who)
+def split_world(parts: list[list[int]], who: str, parent: ProcessGroup | None = None) -> list[Any]:
+    """One group per list of ranks of ``parent`` (the world by default) in ``parts``
+    (disjoint), made with a single ``MPI_Comm_split`` of its communicator; every rank of
+    ``parent`` must call it with the same ``parts``. Returns, per part, the
+    :class:`ProcessGroup` (holding world ranks) on its members and
+    ``GroupMember.NON_GROUP_MEMBER`` elsewhere."""
+    parent = resolve(parent, who)
     parts = [sorted(int(r) for r in part) for part in parts]
     seen: dict[int, int] = {}
+    kind = "world" if parent is GroupMember.WORLD else "parent group"
     for i, part in enumerate(parts):
         for r in part:
-            if not 0 <= r < world.size():
+            if not 0 <= r < parent.size():
                 raise DistributedError(
-                    f"{who}: rank {r} of {part} is not a world rank in [0, {world.size()})"
+                    f"{who}: rank {r} of {part} is not a {kind} rank in [0, {parent.size()})"
                 )
             if r in seen:
                 where = "twice in" if seen[r] == i else f"in both {parts[seen[r]]} and"
                 raise DistributedError(f"{who}: rank {r} appears {where} {part}")
             seen[r] = i
-    me = world.rank()
+    me = parent.rank()
     mpi = _mpi()
     mine = seen.get(me)
     color = mpi.UNDEFINED if mine is None else mine
-    comm = world.comm.Split(color, 0 if mine is None else parts[mine].index(me))
+    comm = parent.comm.Split(color, 0 if mine is None else parts[mine].index(me))
     _Count.groups += len(parts)
     out: list[Any] = [GroupMember.NON_GROUP_MEMBER] * len(parts)
     if mine is not None:
-        out[mine] = ProcessGroup(comm, parts[mine])
+        out[mine] = ProcessGroup(comm, [parent.ranks[r] for r in parts[mine]])
     return out
 
 

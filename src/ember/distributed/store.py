@@ -44,21 +44,54 @@ def _as_bytes(value: Value, who: str) -> bytes:
     raise TypeError(f"Store.{who}: values are str or bytes, got {type(value).__name__}")
 
 
+def _add(d: dict[str, bytes], key: str, amount: int) -> int:
+    old = d.get(key, b"0")
+    try:
+        total = int(old) + int(amount)
+    except ValueError:
+        raise ValueError(f"Store.add: the value of {key!r} is {old!r}, not an integer") from None
+    d[key] = str(total).encode()
+    return total
+
+
+def _compare_set(d: dict[str, bytes], key: str, expected: bytes, desired: bytes) -> bytes:
+    if key not in d:
+        if expected:
+            return expected
+    elif d[key] != expected:
+        return d[key]
+    d[key] = desired
+    return desired
+
+
+# One atomic step per request on the key -> bytes mapping, and whether it writes; every
+# store's API is made of these (a TCPStore's server runs them for its clients).
+_STEPS: dict[str, tuple[Callable[..., Any], bool]] = {
+    "set": (lambda d, key, data: d.__setitem__(key, data), True),
+    "get": (lambda d, key: d[key], False),
+    "add": (_add, True),
+    "append": (lambda d, key, data: d.__setitem__(key, d.get(key, b"") + data), True),
+    "compare_set": (_compare_set, True),
+    "multi_set": (lambda d, keys, values: d.update(zip(keys, values)), True),
+    "multi_get": (lambda d, keys: [d[k] for k in keys], False),
+    "check": (lambda d, keys: all(k in d for k in keys), False),
+    "delete_key": (lambda d, key: d.pop(key, None) is not None, True),
+    "num_keys": (len, False),
+}
+
+
 class Store(abc.ABC):
-    """What every store does; a subclass gives :meth:`_transact` (one atomic step on the
-    key → bytes mapping) and :meth:`_missing_after` (wait for keys another writer sets)."""
+    """What every store does (``torch.distributed.Store``). A subclass gives
+    :meth:`_request`: one step of ``_STEPS`` (or ``"missing_after"``: wait for keys) by name,
+    its first argument a key or a list of keys."""
 
     def __init__(self, timeout: datetime.timedelta = _DEFAULT_TIMEOUT) -> None:
         self.set_timeout(timeout)
 
     @abc.abstractmethod
-    def _transact(self, step: Callable[[dict[str, bytes]], Any], writes: bool) -> Any:
-        """Runs ``step`` on the mapping atomically (saving it when ``writes``)."""
-
-    @abc.abstractmethod
-    def _missing_after(self, keys: list[str], seconds: float | None) -> list[str]:
-        """Waits until every key is set or ``seconds`` pass (None: no limit); the keys still
-        missing."""
+    def _request(self, op: str, *args: Any) -> Any:
+        """Runs the step ``op`` atomically; ``missing_after(keys, seconds)`` waits until every
+        key is set or ``seconds`` pass (None: no limit) and gives the keys still missing."""
 
     # -- the API -------------------------------------------------------------------------------
     @property
@@ -74,13 +107,12 @@ class Store(abc.ABC):
 
     def set(self, key: str, value: Value) -> None:
         """Stores ``value`` under ``key`` (replacing what was there)."""
-        data = _as_bytes(value, "set")
-        self._transact(lambda d: d.__setitem__(key, data), writes=True)
+        self._request("set", key, _as_bytes(value, "set"))
 
     def get(self, key: str) -> bytes:
         """The value of ``key``, waiting for it to be set (at most :attr:`timeout`)."""
         self.wait([key])
-        return self._transact(lambda d: d[key], writes=False)
+        return self._request("get", key)
 
     def add(self, key: str, amount: int) -> int:
         """Adds ``amount`` to the integer under ``key`` (0 when missing) and returns the sum.
@@ -90,22 +122,11 @@ class Store(abc.ABC):
             >>> store.add("n", 5), store.add("n", -2), store.get("n")
             (5, 3, b'3')
         """
-        def step(d: dict[str, bytes]) -> int:
-            old = d.get(key, b"0")
-            try:
-                total = int(old) + int(amount)
-            except ValueError:
-                raise ValueError(f"Store.add: the value of {key!r} is {old!r}, not an "
-                                 "integer") from None
-            d[key] = str(total).encode()
-            return total
-
-        return self._transact(step, writes=True)
+        return self._request("add", key, int(amount))
 
     def append(self, key: str, value: Value) -> None:
         """Appends ``value`` to the bytes under ``key`` (sets it when missing)."""
-        data = _as_bytes(value, "append")
-        self._transact(lambda d: d.__setitem__(key, d.get(key, b"") + data), writes=True)
+        self._request("append", key, _as_bytes(value, "append"))
 
     def compare_set(self, key: str, expected_value: Value, desired_value: Value) -> bytes:
         """Sets ``key`` to ``desired_value`` if it now holds ``expected_value`` (or is missing
@@ -117,56 +138,64 @@ class Store(abc.ABC):
             >>> store.compare_set("leader", "", "rank 1"), store.compare_set("leader", "", "rank 2")
             (b'rank 1', b'rank 1')
         """
-        expected = _as_bytes(expected_value, "compare_set")
-        desired = _as_bytes(desired_value, "compare_set")
-
-        def step(d: dict[str, bytes]) -> bytes:
-            if key not in d:
-                if expected:
-                    return expected
-            elif d[key] != expected:
-                return d[key]
-            d[key] = desired
-            return desired
-
-        return self._transact(step, writes=True)
+        return self._request("compare_set", key, _as_bytes(expected_value, "compare_set"),
+                             _as_bytes(desired_value, "compare_set"))
 
     def multi_set(self, keys: list[str], values: list[Value]) -> None:
         """Sets each key to its value, all in one step."""
         if len(keys) != len(values):
             raise ValueError(f"Store.multi_set: {len(keys)} keys but {len(values)} values")
-        pairs = [(k, _as_bytes(v, "multi_set")) for k, v in zip(keys, values)]
-        self._transact(lambda d: d.update(pairs), writes=True)
+        self._request("multi_set", list(keys), [_as_bytes(v, "multi_set") for v in values])
 
     def multi_get(self, keys: list[str]) -> list[bytes]:
         """The values of ``keys``, waiting for all of them."""
         self.wait(keys)
-        return self._transact(lambda d: [d[k] for k in keys], writes=False)
+        return self._request("multi_get", list(keys))
 
     def check(self, keys: list[str]) -> bool:
         """Whether every key in ``keys`` is set (no waiting)."""
-        return self._transact(lambda d: all(k in d for k in keys), writes=False)
+        return self._request("check", list(keys))
 
     def delete_key(self, key: str) -> bool:
         """Removes ``key``; whether it was there."""
-        return self._transact(lambda d: d.pop(key, None) is not None, writes=True)
+        return self._request("delete_key", key)
 
     def num_keys(self) -> int:
         """How many keys are set."""
-        return self._transact(len, writes=False)
+        return self._request("num_keys")
 
     def wait(self, keys: list[str], timeout: datetime.timedelta | None = None) -> None:
         """Blocks until every key in ``keys`` is set, at most ``timeout`` (default
         :attr:`timeout`; zero means no limit, as in PyTorch); then raises
         :class:`DistStoreError` naming the missing ones."""
         limit = (self._timeout if timeout is None else timeout).total_seconds()
-        missing = self._missing_after(list(keys), limit or None)
+        missing = self._request("missing_after", list(keys), limit or None)
         if missing:
             raise DistStoreError(f"{type(self).__name__}: wait timeout after {limit:g} s; "
                                  f"keys not set: {missing}")
 
 
-class HashStore(Store):
+class _LocalStore(Store):
+    """A store whose mapping this process reaches directly: a subclass gives
+    :meth:`_transact` and :meth:`_missing_after`."""
+
+    @abc.abstractmethod
+    def _transact(self, step: Callable[[dict[str, bytes]], Any], writes: bool) -> Any:
+        """Runs ``step`` on the mapping atomically (saving it when ``writes``)."""
+
+    @abc.abstractmethod
+    def _missing_after(self, keys: list[str], seconds: float | None) -> list[str]:
+        """Waits until every key is set or ``seconds`` pass (None: no limit); the keys still
+        missing."""
+
+    def _request(self, op: str, *args: Any) -> Any:
+        if op == "missing_after":
+            return self._missing_after(*args)
+        step, writes = _STEPS[op]
+        return self._transact(lambda d: step(d, *args), writes)
+
+
+class HashStore(_LocalStore):
     """A store in this process's memory, shared by its threads (a waiting thread wakes when
     another one writes).
 
@@ -194,7 +223,7 @@ class HashStore(Store):
             return [k for k in keys if k not in self._data]
 
 
-class FileStore(Store):
+class FileStore(_LocalStore):
     """A store in the file ``file_name``, shared by every process that opens the same path.
 
     ``world_size`` is PyTorch's argument and is only checked; the file stays after the

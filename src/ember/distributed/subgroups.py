@@ -12,6 +12,7 @@ Example (under ``ember launch -n 4``):
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from ember.distributed.process_group import (
@@ -117,3 +118,32 @@ def new_subgroups_by_enumeration(ranks_per_subgroup_list: list[list[int]],
                          "new_subgroups_by_enumeration")
     mine = [g for g in groups if g is not GroupMember.NON_GROUP_MEMBER]
     return (mine[0] if mine else None), groups
+
+
+def split_group(
+    parent_pg: ProcessGroup | None = None,
+    split_ranks: list[list[int]] | None = None,
+    timeout: datetime.timedelta | None = None,
+    pg_options: Any = None,
+    group_desc: str | None = None,
+    backend: str | None = None,
+) -> ProcessGroup | None:
+    """Cuts ``parent_pg`` (the world by default) into the disjoint groups ``split_ranks``
+    (lists of ranks *of the parent group*) with one ``MPI_Comm_split``; every rank of the
+    parent calls it with the same lists. Returns this rank's group, or None if no list holds
+    it, as PyTorch. ``timeout``, ``pg_options``, ``group_desc`` and ``backend`` are PyTorch's
+    and change nothing here (the backend can only be ``"mpi"``).
+
+    Example:
+        >>> pair = dist.split_group(split_ranks=[[0, 1], [2, 3]])     # on 4 ranks
+        >>> dist.get_process_group_ranks(pair)                        # on rank 3
+        [2, 3]
+    """
+    if backend not in (None, "mpi"):
+        raise ValueError(f"split_group: backend {backend!r} is not available; Ember's is 'mpi'")
+    if not split_ranks or not all(isinstance(part, list | tuple) for part in split_ranks):
+        raise ValueError(f"split_group: split_ranks must be a non-empty list of lists of "
+                         f"ranks, got {split_ranks!r}")
+    mine = [g for g in split_world(split_ranks, "split_group", parent_pg)
+            if g is not GroupMember.NON_GROUP_MEMBER]
+    return mine[0] if mine else None

@@ -4,9 +4,11 @@ values all ranks are known to hold."""
 import numpy as np
 import pytest
 from tests.distributed.harness import report
+from tests.distributed.ranks.c10d_checks import check_coalesced_and_names, check_split_group
+from tests.distributed.ranks.comm_hooks import check_comm_hooks
 from tests.distributed.ranks.debug_checks import check_debug_level
 from tests.distributed.ranks.mesh_checks import check_mesh_and_subgroups
-from tests.distributed.ranks.store_checks import check_file_store
+from tests.distributed.ranks.store_checks import check_file_store, check_tcp_store
 
 import ember
 import ember.distributed as dist
@@ -198,4 +200,8 @@ dist.barrier()
 check_mesh_and_subgroups()
 check_file_store()
 check_debug_level()
+check_tcp_store()
+check_coalesced_and_names()
+check_split_group()
+check_comm_hooks()
 report("ok")

@@ -4,6 +4,7 @@ group ranks in world order whatever the order given (PyTorch sorts), non-members
 import numpy as np
 import pytest
 from tests.distributed.harness import report
+from tests.distributed.ranks.c10d_checks import check_split_group
 from tests.distributed.ranks.mesh_checks import check_mesh_and_subgroups
 
 import ember
@@ -60,4 +61,5 @@ np.testing.assert_array_equal(y.detach().numpy(), np.array(mine.ranks, dtype=np.
 assert x.grad.item() == (2.0 if rank % 2 == 0 else 20.0)
 dist.barrier(mine)
 check_mesh_and_subgroups()
+check_split_group()
 report("ok")

@@ -4,6 +4,8 @@ processes (counters, a value one rank waits for, compare_set electing one winner
 import os
 import tempfile
 
+import pytest
+
 import ember.distributed as dist
 
 
@@ -22,3 +24,31 @@ def check_file_store() -> None:
     dist.barrier()
     assert store.get("count") == str(20 * n).encode()
     assert store.get("leader") == winner  # everyone saw the same single winner
+
+
+def check_tcp_store() -> None:
+    """Every rank calls it, last: rank 0 serves a TCPStore on a free port and every rank
+    connects; counters, waiting for another rank's key, one compare_set winner, PrefixStores
+    over it; then the default group is made again with init_process_group(store=...)."""
+    rank, n = dist.get_rank(), dist.get_world_size()
+    store = dist.TCPStore("127.0.0.1", 0, n, True, wait_for_workers=False) if rank == 0 else None
+    port = [store.port if rank == 0 else None]
+    dist.broadcast_object_list(port, src=0)
+    if rank:
+        store = dist.TCPStore("127.0.0.1", port[0], n)
+    for _ in range(20):
+        store.add("count", 1)
+    winner = store.compare_set("leader", "", f"rank {rank}")
+    dist.PrefixStore(f"rank{rank}", store).set("hello", f"from {rank}")
+    other = (rank + 1) % n
+    assert dist.PrefixStore(f"rank{other}", store).get("hello") == f"from {other}".encode()
+    dist.barrier()
+    assert store.get("count") == str(20 * n).encode() and store.get("leader") == winner
+    dist.barrier()  # (nobody reads the store below before everyone has read it above)
+    dist.destroy_process_group()
+    world = dist.init_process_group(store=dist.PrefixStore("init", store))
+    assert world is dist.group.WORLD and store.get(f"init/rank/{rank}") == str(n).encode()
+    with pytest.raises(TypeError, match="store must be an ember.distributed.Store"):
+        dist.destroy_process_group()
+        dist.init_process_group(store={})
+    dist.init_process_group()
