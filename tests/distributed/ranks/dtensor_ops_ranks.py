@@ -3,6 +3,7 @@ the implicit redistributions and loss_parallel's cross entropy, each against one
 the full tensors (float64; values and gradients). Every rank draws the same global tensors
 from one seed. ``dtensor_ranks.py`` runs it at its end (one launch); it also runs alone."""
 
+import copy
 import doctest
 
 import numpy as np
@@ -22,6 +23,7 @@ from ember.distributed.tensor import (
     distribute_tensor,
     init_device_mesh,
 )
+from ember.distributed.tensor.parallel import ColwiseParallel, loss_parallel, parallelize_module
 from ember.distributed.tensor.random import manual_seed
 
 if not dist.is_initialized():  # run alone, not from dtensor_ranks.py
@@ -173,14 +175,70 @@ with pytest.raises(UnsupportedShardingError, match=r"scaled_dot_product_attentio
     dq = distribute_tensor(q, mesh, [Shard(0)])
     F.scaled_dot_product_attention(dq, dq, dq, dropout_p=0.1)
 
+# -- loss_parallel: cross entropy on class-sharded logits --------------------------------------
+logits = ember.randn(6, 7, dtype=F64)  # 7 classes: uneven pieces
+labels = ember.tensor([0, 6, 3, -100, 4, 1])
+cls_w = ember.rand(7, dtype=F64) + 0.5
+cases = [{}, {"reduction": "sum"}, {"reduction": "none"}, {"label_smoothing": 0.2},
+         {"weight": cls_w}, {"weight": cls_w, "label_smoothing": 0.1, "reduction": "mean"},
+         {"ignore_index": 3, "reduction": "none", "label_smoothing": 0.3}]
+labels_3 = ember.tensor([0, 6, 3, 3, 4, 1])
+for kwargs in cases:
+    want_x = leaf(logits)
+    target = labels_3 if "ignore_index" in kwargs else labels
+    want = F.cross_entropy(want_x, target, **kwargs)
+    sharded = distribute_tensor(leaf(logits), mesh, [Shard(1)])
+    with loss_parallel():
+        got = F.cross_entropy(sharded, target, **kwargs)
+    assert got.placements == (Replicate(),) and got.shape == want.shape
+    close(got.to_local(), want)
+    (want * ember.linspace(1, 2, want.numel(), dtype=F64).view(want.shape)).sum().backward()
+    (got * distribute_tensor(ember.linspace(1, 2, want.numel(), dtype=F64).view(want.shape),
+                             mesh)).sum().backward()
+    assert sharded.grad.placements == (Shard(1),)
+    close(sharded.grad.full_tensor(), want_x.grad)
+one = distribute_tensor(logits[0], mesh, [Shard(0)])  # one sample (C,)
+with loss_parallel():
+    close(F.cross_entropy(one, labels[1]).to_local(), F.cross_entropy(logits[0], labels[1]))
+    with pytest.raises(ValueError, match=r"loss_parallel: cross_entropy expects logits "
+                       r"sharded along the class dimension 1"):
+        F.cross_entropy(distribute_tensor(logits, mesh, [Shard(0)]), labels)
+    with pytest.raises(ember.errors.ShapeError, match=r"cross_entropy: expected a target of "
+                       r"shape \(6,\)"):
+        F.cross_entropy(distribute_tensor(logits, mesh, [Shard(1)]), labels[:4])
+    with pytest.raises(ember.errors.IndexOutOfRange, match=r"cross_entropy: target class 7"):
+        F.cross_entropy(distribute_tensor(logits, mesh, [Shard(1)]), labels_3 + 1)
+# outside loss_parallel the logits are gathered, as PyTorch does
+close(F.cross_entropy(distribute_tensor(logits, mesh, [Shard(1)]), labels).to_local(),
+      F.cross_entropy(logits, labels))
+
+# a colwise-parallel head (use_local_output=False) trained with loss_parallel
+ember.manual_seed(5)
+head = nn.Linear(4, 7).double()
+par = parallelize_module(copy.deepcopy(head), mesh, ColwiseParallel(use_local_output=False))
+feats = ember.randn(6, 4, dtype=F64)
+want_loss = F.cross_entropy(head(feats), labels)
+want_loss.backward()
+out = par(feats)
+assert out.placements == (Shard(1),)
+with loss_parallel():
+    loss = F.cross_entropy(out, labels)
+    loss.backward()
+close(loss.to_local(), want_loss)
+close(par.weight.grad.full_tensor(), head.weight.grad)
+close(par.bias.grad.full_tensor(), head.bias.grad)
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg
+    import ember.distributed.tensor.parallel as parallel_pkg
     from ember.distributed.tensor import attention, random, tensor_ops
+    from ember.distributed.tensor.parallel import loss
 
     glob = {"ember": ember, "nn": nn, "F": F, "mesh": mesh, "manual_seed": manual_seed, **{
-        name: getattr(dtensor_pkg, name) for name in dtensor_pkg.__all__}, }
-    for mod in (tensor_ops, random, attention):
+        name: getattr(dtensor_pkg, name) for name in dtensor_pkg.__all__}, **{
+        name: getattr(parallel_pkg, name) for name in parallel_pkg.__all__}}
+    for mod in (tensor_ops, random, attention, loss):
         result = doctest.testmod(mod, extraglobs=glob, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0 and result.attempted > 0, (mod.__name__, result)
 
