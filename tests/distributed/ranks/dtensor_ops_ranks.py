@@ -111,8 +111,13 @@ for pa in PLACES:
         close(z.full_tensor(), ember.full((5, 4), value, dtype=F64))
     assert ember.empty_like(d, dtype=ember.float32).dtype == ember.float32
     assert ember.zeros_like(d, requires_grad=True).requires_grad
-    close(d.flatten().full_tensor(), a.flatten())
-    close(d.reshape(2, 10).full_tensor(), a.reshape(2, 10))
+    # the functional forms and shape methods that take DTensors
+    check(lambda x: ember.clone(x).flatten() + ember.reshape(x, (20,)), a, places=(pa,))
+    check(lambda x: ember.flatten(x.reshape(2, 10)).unsqueeze(0).unsqueeze(-1).squeeze(0), a,
+          places=(pa,))
+    check(lambda x: x[:, :1].squeeze(1) + ember.squeeze(x[:1]).sum(), a, places=(pa,))
+    assert distribute_tensor(a, mesh, [pa]).unsqueeze(0).placements == (
+        (Shard(pa.dim + 1),) if isinstance(pa, Shard) else (pa,))
 
 # -- implicit redistribution where PyTorch redistributes ---------------------------------------
 w = ember.randn(4, 3, dtype=F64)

@@ -49,6 +49,7 @@ from ember.ops import arithmetic as arith
 from ember.ops import reduce as reductions
 from ember.ops.activations import gelu, relu, silu
 from ember.ops.broadcast import broadcast_shapes
+from ember.ops.convert import clone
 from ember.ops.dims import normalize_dim, normalize_dims
 from ember.ops.embedding import embedding
 from ember.ops.layer_norm import layer_norm
@@ -56,7 +57,7 @@ from ember.ops.linalg import matmul, matmul_shape
 from ember.ops.linear import linear
 from ember.ops.overrides import register
 from ember.ops.primitive import apply
-from ember.ops.shape import permute, read_sizes, t, transpose
+from ember.ops.shape import flatten, permute, read_sizes, reshape, squeeze, t, transpose, unsqueeze
 from ember.ops.softmax import log_softmax, softmax
 from ember.tensor import Tensor
 
@@ -476,6 +477,16 @@ def _same_placements(x: DTensor, fn: Callable) -> DTensor:
     return compute([x], [x.placements], x.placements, x.shape, fn)
 
 
+@rule(reshape)
+def _reshape(op: Callable, input: DTensor, *shape: Any) -> DTensor:
+    return reshaped(input, read_sizes(shape), "reshape")
+
+
+@rule(clone)
+def _clone(op: Callable, input: DTensor, **kwargs: Any) -> DTensor:
+    return _same_placements(input, lambda x: clone(x, **kwargs))
+
+
 def _bind_methods() -> None:
     table: dict[str, Callable] = {
         "__add__": lambda a, b: arith.add(a, b), "__radd__": lambda a, b: arith.add(b, a),
@@ -489,9 +500,9 @@ def _bind_methods() -> None:
         "t": t,
         "permute": permute,
         "view": lambda a, *shape: reshaped(a, read_sizes(shape), "view"),
-        "reshape": lambda a, *shape: reshaped(a, read_sizes(shape), "reshape"),
+        "reshape": reshape, "flatten": flatten, "squeeze": squeeze, "unsqueeze": unsqueeze,
         "contiguous": lambda a: _same_placements(a, lambda x: x.contiguous()),
-        "clone": lambda a: _same_placements(a, lambda x: x.clone()),
+        "clone": clone,
     }
     for name in ("exp", "tanh", "sigmoid", "sqrt", "abs", "log"):
         table[name] = getattr(unary, name)

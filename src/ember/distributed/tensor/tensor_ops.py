@@ -1,6 +1,5 @@
 """Sharding rules for the tensor-manipulating ops (PyTorch's ``_tensor_ops``): joining
-(``cat``, ``stack``), basic indexing, ``where``, the ``flatten`` method and the ``*_like``
-factories.
+(``cat``, ``stack``), basic indexing, ``where`` and the ``*_like`` factories.
 
 * ``cat``/``stack``: every operand takes the first one's placements (redistributed to them),
   with a shard of the joined dimension gathered first, as PyTorch's strategy follows one
@@ -24,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember.distributed.tensor.dtensor import DTensor
-from ember.distributed.tensor.ops import compute, dtensors, no_rule, pointwise, reshaped, rule
+from ember.distributed.tensor.ops import compute, dtensors, no_rule, pointwise, rule
 from ember.distributed.tensor.placement import Placement, Replicate, Shard
 from ember.errors import ShapeError
 from ember.ops.creation import empty_like, full_like, ones_like, zeros_like
@@ -80,21 +79,6 @@ def _where(op: Callable, condition: Any, input: Any = None, other: Any = None) -
     return pointwise("where", [condition, input, other], where)
 
 
-def flatten(input: DTensor, start_dim: int = 0, end_dim: int = -1) -> DTensor:
-    """``input.flatten(start_dim, end_dim)``: the merged dimensions must not be sharded
-    (unless only one of them is larger than 1)."""
-    if input.ndim == 0:
-        return reshaped(input, [1], "flatten")
-    lo, hi = (normalize_dim(d, input.ndim, "flatten") for d in (start_dim, end_dim))
-    if lo > hi:
-        raise ShapeError(f"flatten: start_dim ({start_dim}) cannot come after end_dim "
-                         f"({end_dim}) for shape {tuple(input.shape)}")
-    merged = 1
-    for s in input.shape[lo:hi + 1]:
-        merged *= s
-    return reshaped(input, [*input.shape[:lo], merged, *input.shape[hi + 1:]], "flatten")
-
-
 @rule(zeros_like, ones_like, empty_like, full_like)
 def _like(op: Callable, input: DTensor, *args: Any, requires_grad: bool = False,
           **kwargs: Any) -> DTensor:
@@ -145,5 +129,4 @@ def getitem(x: DTensor, index: Any) -> DTensor:
 
 
 DTensor.__getitem__ = getitem
-DTensor.flatten = flatten
 DTensor.where = lambda self, condition, other: where(condition, self, other)
