@@ -8,7 +8,7 @@ is not linear in it, and a shard the op needs whole is gathered.
 * pointwise ops (``ember.ops.unary``, ``relu``/``gelu``/``silu``; ``add``/``sub``/``mul``/
   ``div`` with broadcasting): shards follow the first operand sharded along a dimension it
   does not broadcast; ``Partial`` stays only where the op is linear in it (``P + P``,
-  ``P * R``, ``P / R``, ``P("avg") + 1``; ``P("sum") + 1`` reduces first);
+  ``P * R``, ``P / R``; ``P + 1`` reduces first, as PyTorch);
 * ``matmul``, ``F.linear``: ``Shard(k) @ Shard(k) → Partial`` (also from ``Shard(k) @ R``
   and ``R @ Shard(k)``, the replicated operand chunked), ``Replicate @ Shard(n) → Shard``,
   ``Shard(m) @ Replicate → Shard``, batch dimensions sharded alike, ``Partial @ R``; other
@@ -216,10 +216,8 @@ def _partial_kept(name: str, operands: list[Any], kinds: set[Placement],
     linear = LINEAR_IN.get(name, ())
     if len(kinds) > 1 or not set(positions) & set(linear):
         return []
-    if name in ("add", "sub"):
-        numbers = any(not isinstance(x, DTensor) for x in operands)
-        # adding a number to every rank's term adds it once per rank (a mean's terms: once)
-        return [] if numbers and Partial() in kinds else positions
+    if name in ("add", "sub"):  # adding a number to every rank's term adds it once per rank
+        return [] if any(not isinstance(x, DTensor) for x in operands) else positions
     if name == "mul":
         return positions[:1]  # a product of sums is not the sum of the products
     return positions[:1] if positions[0] in linear else []  # div: the numerator only

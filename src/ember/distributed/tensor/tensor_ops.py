@@ -1,9 +1,9 @@
 """Sharding rules for the tensor-manipulating ops (PyTorch's ``_tensor_ops``): joining
 (``cat``, ``stack``), basic indexing, ``where`` and the ``*_like`` factories.
 
-* ``cat``/``stack``: every operand takes the first one's placements (redistributed to them),
-  with a shard of the joined dimension gathered first, as PyTorch's strategy follows one
-  operand; ``Partial`` operands stay ``Partial`` (joining is linear);
+* ``cat``/``stack``: on each mesh dimension every operand takes the first shard any of them
+  has (a shard of the joined dimension is gathered), else the first ``Partial`` (joining is
+  linear), else ``Replicate``: the cheapest choice, as PyTorch's strategy picks;
 * indexing with integers, slices, ``None`` and ``...``: a dimension indexed other than by
   ``:`` is gathered first where it is sharded (PyTorch redistributes likewise); tensor
   (advanced) indices have no rule;
@@ -36,7 +36,7 @@ __all__: list[str] = []
 
 def _joined(op: str, tensors: Sequence[Any], dim: int) -> tuple[list[DTensor], list[Placement]]:
     """The operands, checked to have one shape except along ``dim`` (None: one shape), and
-    the placements they all take: the first operand's, ``dim`` unsharded."""
+    the placements they all take."""
     found = dtensors(op, tensors)
     first = found[0]
     for i, x in enumerate(found):
@@ -45,9 +45,17 @@ def _joined(op: str, tensors: Sequence[Any], dim: int) -> tuple[list[DTensor], l
             where_ = "" if dim is None else f" except in dimension {dim}"
             raise ShapeError(f"{op}: sizes of tensors must match{where_}, got {tuple(first.shape)}"
                              f" at entry 0 and {tuple(x.shape)} at entry {i}")
-    target = [Replicate() if isinstance(p, Shard) and p.dim == dim else p
-              for p in first.placements]
-    return found, target
+    return found, [_joined_placement([x.placements[m] for x in found], dim)
+                   for m in range(first.device_mesh.ndim)]
+
+
+def _joined_placement(places: list[Placement], dim: int | None) -> Placement:
+    """The placement the joined operands take on one mesh dimension: the first shard (not
+    of ``dim``) any has, else the first ``Partial``, else ``Replicate``: a ``Replicate``
+    operand is chunked or split into terms at no cost, as PyTorch's cheapest choice."""
+    shards = [p for p in places if isinstance(p, Shard) and p.dim != dim]
+    partial = [p for p in places if p.is_partial()]
+    return shards[0] if shards else partial[0] if partial else Replicate()
 
 
 @rule(cat)
