@@ -122,6 +122,11 @@ for pa in PLACES:
     assert distribute_tensor(a, mesh, [pa]).unsqueeze(0).placements == (
         (Shard(pa.dim + 1),) if isinstance(pa, Shard) else (pa,))
 
+even = ember.randn(4, 3, 2, dtype=F64)
+y = check(lambda x: x.flatten() * 2, even, places=(Shard(0),))
+assert y.placements == (Shard(0),)  # flattened rows in line with torch.chunk's pieces
+assert distribute_tensor(a, mesh, [Shard(0)]).flatten().placements == (Replicate(),)  # not
+
 # -- implicit redistribution where PyTorch redistributes ---------------------------------------
 w = ember.randn(4, 3, dtype=F64)
 for pa, pw in [(Shard(1), Replicate()), (Replicate(), Shard(0)), (Shard(0), Shard(1)),

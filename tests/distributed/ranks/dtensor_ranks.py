@@ -203,7 +203,8 @@ for pi, pw, pout in [(Replicate(), Shard(0), Partial()), (Replicate(), Shard(1),
 # errors: a clear message naming the op and the placements, never a wrong answer
 close(A[Shard(1)].softmax(1).full_tensor(), a.softmax(1))  # the sharded dim gathered first
 with pytest.raises(UnsupportedShardingError, match=r"view: .*splits or merges"):
-    A[Shard(0)].view(24)
+    d.view(15)  # rows 3, 2 of 3: pieces of 9 and 6, not torch.chunk's 8 and 7
+assert A[Shard(0)].view(24).placements == (Shard(0),)  # rows 2, 2 of 6: in line
 close((A[Shard(0)] @ distribute_tensor(w, mesh, [Shard(1)])).full_tensor(), a @ w)
 close(ember.exp(part).full_tensor(), ember.exp(a.sum(1)))  # Partial reduced first
 assert (part + 1).placements == (Replicate(),)

@@ -14,8 +14,9 @@ is not linear in it, and a shard the op needs whole is gathered.
   ``Shard(m) @ Replicate → Shard``, batch dimensions sharded alike, ``Partial @ R``; other
   pairs gather the second operand (then the first);
 * ``sum``/``mean``: a reduced sharded dimension becomes ``Partial``;
-* ``view``/``reshape`` keeping the sharded dimensions (``reshape`` gathers one it splits or
-  merges, ``view`` raises), ``transpose``/``permute``/``t``;
+* ``view``/``reshape`` keeping the sharded dimensions, or merging one with the unsharded
+  ones after it where the pieces line up (else ``reshape`` gathers it, ``view`` raises),
+  ``transpose``/``permute``/``t``;
 * ``softmax``/``log_softmax`` and ``layer_norm``: the normalized dimensions gathered;
 * ``F.embedding`` with the table sharded by rows (a ``Partial`` lookup), by columns, or the
   indices sharded.
@@ -41,7 +42,7 @@ from typing import Any
 import ember.ops.unary as unary
 from ember.distributed.functional import CopyToGroup
 from ember.distributed.tensor.dtensor import DTensor, UnsupportedShardingError
-from ember.distributed.tensor.placement import Partial, Placement, Replicate, Shard
+from ember.distributed.tensor.placement import Partial, Placement, Replicate, Shard, chunk_bounds
 from ember.distributed.tensor.redistribute import local_bounds, local_shape, redistribute_local
 from ember.distributed.tensor_parallel import masked_lookup
 from ember.errors import DTypeError
@@ -362,8 +363,8 @@ def _transpose(op: Callable, input: DTensor, dim0: int, dim1: int) -> DTensor:
 
 def reshaped(x: DTensor, shape: Sequence[int], op: str) -> DTensor:
     """``x`` reshaped to the global ``shape`` (one size may be -1); a sharded dimension stays
-    sharded where ``shape`` keeps it whole with the same elements before it, else it is
-    gathered first (``view`` raises instead)."""
+    sharded where ``shape`` keeps it (see :func:`_kept_dim`), else it is gathered first
+    (``view`` raises instead)."""
     shape = list(shape)
     if shape.count(-1) == 1:
         known = 1
@@ -379,7 +380,7 @@ def reshaped(x: DTensor, shape: Sequence[int], op: str) -> DTensor:
     moved, target = {}, list(x.placements)
     for m, p in enumerate(x.placements):
         if isinstance(p, Shard):
-            e = moved[p.dim] if p.dim in moved else _same_dim(x.shape, shape, p.dim)
+            e = moved[p.dim] if p.dim in moved else _kept_dim(x, shape, m)
             if e is None and op == "view":
                 raise no_rule(op, [x], f"the target shape {tuple(shape)} splits or merges the "
                               f"sharded dimension {p.dim} (view never copies; reshape "
@@ -393,18 +394,38 @@ def reshaped(x: DTensor, shape: Sequence[int], op: str) -> DTensor:
     return compute([x], [target], out, shape, lambda t: t.reshape(piece))
 
 
-def _same_dim(before: Sequence[int], after: Sequence[int], dim: int) -> int | None:
-    """The dimension of ``after`` that is dimension ``dim`` of ``before``, if one is (the
-    same size with the same number of elements in front of it)."""
+def _kept_dim(x: DTensor, after: Sequence[int], m: int) -> int | None:
+    """The dimension of ``after`` that keeps the shard of mesh dimension ``m``, if one does:
+    the sharded dimension with the same elements in front of it, either whole or merged with
+    the unsharded dimensions after it where the pieces still line up (``flatten`` of a
+    row-sharded matrix whose rows split evenly, as PyTorch keeps)."""
+    before, dim = x.shape, x.placements[m].dim
     front = 1
     for s in before[:dim]:
         front *= s
     acc = 1
     for e, s in enumerate(after):
-        if acc == front and s == before[dim]:
+        if acc == front and (s == before[dim] or _merged_in_line(x, m, s)):
             return e
         acc *= s
     return None
+
+
+def _merged_in_line(x: DTensor, m: int, size: int) -> bool:
+    """Whether ``x``'s dimension sharded on mesh dimension ``m`` (only), merged with the
+    unsharded dimensions after it into one of ``size``, has pieces that are ``torch.chunk``
+    pieces of the merged dimension."""
+    dim = x.placements[m].dim
+    merged, end = x.shape[dim], dim + 1
+    while merged < size and end < x.ndim:
+        merged *= x.shape[end]
+        end += 1
+    sharded = {p.dim for i, p in enumerate(x.placements) if isinstance(p, Shard) and i != m}
+    if merged != size or end == dim + 1 or sharded & set(range(dim, end)):
+        return False
+    inner, n = size // x.shape[dim] if x.shape[dim] else 0, x.device_mesh.size(m)
+    return all(tuple(b * inner for b in chunk_bounds(x.shape[dim], n, i)) ==
+               chunk_bounds(size, n, i) for i in range(n))
 
 
 # -- softmax, layer_norm, embedding ------------------------------------------------------------
