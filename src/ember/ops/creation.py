@@ -24,6 +24,7 @@ from ember.layouts import (
     preserve_format,
 )
 from ember.ops.fits import check_fits, check_real
+from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
@@ -255,6 +256,9 @@ def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False,
                memory_format: memory_format = preserve_format) -> Tensor:
     """Zeros with ``t``'s shape, dtype, device and layout (``memory_format``)."""
+    if type(t) in TENSOR_LIKE:
+        return handle(zeros_like, (t,), {"dtype": dtype, "device": device,
+                      "requires_grad": requires_grad})
     dt, dev, fmt = _like(t, dtype, device, memory_format, "zeros_like")
     return _make("zeros_like", 0, (t.shape,), dt, dev, requires_grad, fmt)
 
@@ -263,6 +267,9 @@ def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False,
               memory_format: memory_format = preserve_format) -> Tensor:
     """Ones with ``t``'s shape, dtype, device and layout (``memory_format``)."""
+    if type(t) in TENSOR_LIKE:
+        return handle(ones_like, (t,), {"dtype": dtype, "device": device,
+                      "requires_grad": requires_grad})
     dt, dev, fmt = _like(t, dtype, device, memory_format, "ones_like")
     return _make("ones_like", 1, (t.shape,), dt, dev, requires_grad, fmt)
 
@@ -271,6 +278,9 @@ def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False,
                memory_format: memory_format = preserve_format) -> Tensor:
     """Uninitialised memory with ``t``'s shape, dtype, device and layout (``memory_format``)."""
+    if type(t) in TENSOR_LIKE:
+        return handle(empty_like, (t,), {"dtype": dtype, "device": device,
+                      "requires_grad": requires_grad})
     dt, dev, fmt = _like(t, dtype, device, memory_format, "empty_like")
     return _make("empty_like", None, (t.shape,), dt, dev, requires_grad, fmt)
 
@@ -280,6 +290,9 @@ def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
               memory_format: memory_format = preserve_format) -> Tensor:
     """``fill_value`` everywhere, with ``t``'s shape, dtype, device and layout
     (``memory_format``)."""
+    if type(t) in TENSOR_LIKE:
+        return handle(full_like, (t, fill_value), {"dtype": dtype, "device": device,
+                      "requires_grad": requires_grad})
     dt, dev, fmt = _like(t, dtype, device, memory_format, "full_like")
     return _make("full_like", fill_value, (t.shape,), dt, dev, requires_grad, fmt)
 

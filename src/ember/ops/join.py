@@ -113,6 +113,8 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = list(tensors)
     if not tensors:
         raise ValueError("stack: expected a non-empty list of tensors")
+    if type(tensors[0]) in TENSOR_LIKE:
+        return handle(stack, (tensors, dim), {})
     shape = tensors[0].shape
     for i, t in enumerate(tensors):
         if t.shape != shape:

@@ -19,6 +19,7 @@ from ember.ops.activations import logsigmoid
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast
 from ember.ops.gather import class_indices
+from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.select import where
 from ember.ops.softmax import log_softmax
 from ember.tensor import Tensor, _wrap
@@ -143,6 +144,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     """
     op = "cross_entropy"
     reduction = _reduction(op, size_average, reduce, reduction)
+    if type(input) in TENSOR_LIKE:
+        return handle(cross_entropy, (input, target, weight), {
+            "ignore_index": ignore_index, "reduction": reduction,
+            "label_smoothing": label_smoothing})
     _check_float(op, input)
     if input.ndim == 0:
         raise ShapeError(f"{op}: expected an input of shape (C,), (N, C) or (N, C, d1, …), got "

@@ -20,6 +20,7 @@ from ember.ops.convert import cast, promote
 from ember.ops.creation import zeros
 from ember.ops.fits import check_fits
 from ember.ops.inplace import bind_inplace
+from ember.ops.overrides import TENSOR_LIKE, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.tensor import Tensor, method
 
@@ -68,6 +69,8 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Tensor:
         >>> ember.where(x > 0, x, 0.0)
         tensor([0., 2.])
     """
+    if TENSOR_LIKE and any(type(x) in TENSOR_LIKE for x in (condition, input, other)):
+        return handle(where, (condition, input, other), {})
     if input is None and other is None:
         from ember.ops.indexing import nonzero
 

@@ -118,11 +118,9 @@ def reshape(input: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
             raise TypeError("reshape: the shape was given twice, as sizes and as shape=")
         sizes = (shape,)
     shape = sizes
-    try:
-        input_shape = input.shape
-    except TensorLikeOperand:  # (an ember.fx Proxy)
+    if type(input) in TENSOR_LIKE:  # an ember.fx Proxy, a DTensor
         return handle(reshape, (input, *shape), {})
-    shape = _resolve(input_shape, read_sizes(shape), "reshape")
+    shape = _resolve(input.shape, read_sizes(shape), "reshape")
     if not _viewable(input, shape):
         input = clone(input)
     return apply(Reshape, input, shape=shape)
@@ -175,6 +173,8 @@ def reshape_as(self: Tensor, other: Tensor) -> Tensor:
 
 def reshape_view(x: Tensor, shape: tuple) -> Tensor:
     """A reshape known to be a view (inserting or removing size-1 dims)."""
+    if type(x) in TENSOR_LIKE:  # squeeze, unsqueeze of a DTensor
+        return handle(reshape, (x, *shape), {})
     return apply(Reshape, x, shape=shape)
 
 

@@ -13,7 +13,10 @@ Example (``ember launch -n 2``):
 """
 
 from ember.distributed.device_mesh import DeviceMesh, init_device_mesh
-from ember.distributed.tensor import ops as _ops  # noqa: F401  (registers the op rules)
+from ember.distributed.tensor import attention as _attention  # noqa: F401  (registers rules)
+from ember.distributed.tensor import ops as _ops  # noqa: F401
+from ember.distributed.tensor import random as _random  # noqa: F401
+from ember.distributed.tensor import tensor_ops as _tensor_ops  # noqa: F401
 from ember.distributed.tensor.dtensor import DTensor, UnsupportedShardingError, distribute_tensor
 from ember.distributed.tensor.module import distribute_module, distribute_parameter
 from ember.distributed.tensor.placement import Partial, Placement, Replicate, Shard

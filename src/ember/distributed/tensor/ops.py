@@ -1,20 +1,32 @@
 """The ops DTensors support, with PyTorch's sharding propagation: each rule picks the
-placements its operands must have (redistributing them when cheap and unambiguous, as
-PyTorch's strategies do) and the placements of the result, then computes with the ordinary
-op on the local tensors, so gradients need no new rules.
+placements its operands must have and the placements of the result, then computes with the
+ordinary op on the local tensors, so gradients need no new rules. Where the operands do not
+line up, the rule redistributes them as PyTorch does rather than raising: a ``Replicate``
+operand is chunked to match a shard (free), a ``Partial`` one is reduced before an op that
+is not linear in it, and a shard the op needs whole is gathered.
 
 * pointwise ops (``ember.ops.unary``, ``relu``/``gelu``/``silu``; ``add``/``sub``/``mul``/
-  ``div`` with broadcasting): placements match; ``Partial`` only where the op is linear in it;
-* ``matmul``, ``F.linear``: ``Shard(k) @ Shard(k) → Partial``, ``Replicate @ Shard(n) →
-  Shard``, ``Shard(m) @ Replicate → Shard``, batch dimensions sharded alike;
+  ``div`` with broadcasting): shards follow the first operand sharded along a dimension it
+  does not broadcast; ``Partial`` stays only where the op is linear in it (``P + P``,
+  ``P * R``, ``P / R``; ``P + 1`` reduces first, as PyTorch);
+* ``matmul``, ``F.linear``: ``Shard(k) @ Shard(k) → Partial`` (also from ``Shard(k) @ R``
+  and ``R @ Shard(k)``, the replicated operand chunked), ``Replicate @ Shard(n) → Shard``,
+  ``Shard(m) @ Replicate → Shard``, batch dimensions sharded alike, ``Partial @ R``; other
+  pairs gather the second operand (then the first);
 * ``sum``/``mean``: a reduced sharded dimension becomes ``Partial``;
-* ``view``/``reshape`` keeping the sharded dimensions, ``transpose``/``permute``/``t``;
-* ``softmax``/``log_softmax`` and ``layer_norm`` over dimensions that are not sharded;
+* ``view``/``reshape`` keeping the sharded dimensions, or merging one with the unsharded
+  ones after it where the pieces line up (else ``reshape`` gathers it, ``view`` raises),
+  ``transpose``/``permute``/``t``;
+* ``softmax``/``log_softmax`` and ``layer_norm``: the normalized dimensions gathered;
 * ``F.embedding`` with the table sharded by rows (a ``Partial`` lookup), by columns, or the
   indices sharded.
 
-Anything else raises :class:`~ember.distributed.tensor.dtensor.UnsupportedShardingError`
-naming the op and the placements, with a hint: no silent wrong answer.
+:mod:`~ember.distributed.tensor.tensor_ops` (``cat``, ``stack``, indexing, ``where``,
+``*_like``), :mod:`~ember.distributed.tensor.random` (``dropout``),
+:mod:`~ember.distributed.tensor.attention` and
+:mod:`~ember.distributed.tensor.parallel.loss` add more rules. Any other op raises
+:class:`~ember.distributed.tensor.dtensor.UnsupportedShardingError` naming the op and the
+placements, with a hint: no silent wrong answer.
 
 A rank's local gradient of a ``Replicate`` operand is a partial sum where the result is
 sharded or partial on that mesh dimension (a partial mean where it is ``Partial("avg")``);
@@ -30,14 +42,15 @@ from typing import Any
 import ember.ops.unary as unary
 from ember.distributed.functional import CopyToGroup
 from ember.distributed.tensor.dtensor import DTensor, UnsupportedShardingError
-from ember.distributed.tensor.placement import Partial, Placement, Replicate, Shard
-from ember.distributed.tensor.redistribute import local_bounds, redistribute_local
+from ember.distributed.tensor.placement import Partial, Placement, Replicate, Shard, chunk_bounds
+from ember.distributed.tensor.redistribute import local_bounds, local_shape, redistribute_local
 from ember.distributed.tensor_parallel import masked_lookup
 from ember.errors import DTypeError
 from ember.ops import arithmetic as arith
 from ember.ops import reduce as reductions
 from ember.ops.activations import gelu, relu, silu
 from ember.ops.broadcast import broadcast_shapes
+from ember.ops.convert import clone
 from ember.ops.dims import normalize_dim, normalize_dims
 from ember.ops.embedding import embedding
 from ember.ops.layer_norm import layer_norm
@@ -45,7 +58,7 @@ from ember.ops.linalg import matmul, matmul_shape
 from ember.ops.linear import linear
 from ember.ops.overrides import register
 from ember.ops.primitive import apply
-from ember.ops.shape import permute, read_sizes, t, transpose
+from ember.ops.shape import flatten, permute, read_sizes, reshape, squeeze, t, transpose, unsqueeze
 from ember.ops.softmax import log_softmax, softmax
 from ember.tensor import Tensor
 
@@ -84,7 +97,7 @@ def no_rule(op: str, operands: Sequence[Any], why: str) -> UnsupportedShardingEr
         "the operands (e.g. to Replicate()) or compute on .full_tensor()")
 
 
-def _dtensors(op: str, operands: Sequence[Any]) -> list[DTensor]:
+def dtensors(op: str, operands: Sequence[Any]) -> list[DTensor]:
     """The DTensor operands, all on one mesh; ordinary tensors among them are an error."""
     found = [x for x in operands if isinstance(x, DTensor)]
     if any(isinstance(x, Tensor) for x in operands):
@@ -97,7 +110,7 @@ def _dtensors(op: str, operands: Sequence[Any]) -> list[DTensor]:
     return found
 
 
-def _compute(inputs: Sequence[DTensor], targets: Sequence[Sequence[Placement]],
+def compute(inputs: Sequence[DTensor], targets: Sequence[Sequence[Placement]],
              out: Sequence[Placement], shape: Sequence[int], fn: Callable) -> DTensor:
     """Redistributes each input to its target placements, calls ``fn`` on the local
     tensors and wraps its result with the placements ``out`` and global ``shape``."""
@@ -119,121 +132,159 @@ def _grad_reduction(out: Placement) -> str:
     return "mean" if isinstance(out, Partial) and out.reduce_op == "avg" else "sum"
 
 
-def _fill(operands: Sequence[Any], local: Sequence[Tensor]) -> list[Any]:
+def fill(operands: Sequence[Any], local: Sequence[Tensor]) -> list[Any]:
     """``operands`` with each DTensor replaced by the next of ``local``."""
     it = iter(local)
     return [next(it) if isinstance(x, DTensor) else x for x in operands]
 
 
 # -- pointwise ---------------------------------------------------------------------------------
-def _no_partial(op: str, x: DTensor) -> None:
-    if any(p.is_partial() for p in x.placements):
-        raise no_rule(op, [x], "the op is not linear, so it cannot act on Partial terms")
+def unsharded(placements: Sequence[Placement], dims: Sequence[int] = ()) -> list[Placement]:
+    """``placements`` with ``Partial`` and ``Shard`` of ``dims`` made ``Replicate``: what an op
+    that is not linear, or that needs ``dims`` whole, redistributes its input to (PyTorch
+    redistributes rather than raising)."""
+    return [Replicate() if p.is_partial() or (isinstance(p, Shard) and p.dim in dims) else p
+            for p in placements]
 
 
 def _unary(op: Callable, input: DTensor, **kwargs: Any) -> DTensor:
-    _no_partial(op.__name__, input)
-    return _compute([input], [input.placements], input.placements, input.shape,
-                    lambda x: op(x, **kwargs))
+    places = unsharded(input.placements)
+    return compute([input], [places], places, input.shape, lambda x: op(x, **kwargs))
 
 
 rule(relu, gelu, silu)(_unary)
 
-_LINEAR_IN = {"add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0,)}
+#: the operand positions in which each op is linear (where Partial terms pass through)
+LINEAR_IN = {"add": (0, 1), "sub": (0, 1), "mul": (0, 1), "div": (0,)}
 
 
 @rule(arith.add, arith.sub, arith.mul, arith.div)
 def _binary(op: Callable, input: Any, other: Any, **kwargs: Any) -> DTensor:
-    name, operands = op.__name__, [input, other]
-    inputs = _dtensors(name, operands)
+    return pointwise(op.__name__, [input, other], lambda *t: op(*t, **kwargs))
+
+
+def pointwise(name: str, operands: list[Any], fn: Callable) -> DTensor:
+    """An elementwise op ``fn`` on ``operands`` (DTensors and numbers, broadcast together),
+    linear in the positions ``LINEAR_IN[name]`` (none if absent)."""
+    inputs = dtensors(name, operands)
     shape = broadcast_shapes(*(x.shape for x in inputs))
     targets = [list(x.placements) for x in inputs]
-    out: list[Placement] = []
-    for m in range(inputs[0].device_mesh.ndim):
-        out.append(_pointwise_placement(name, operands, inputs, targets, m, len(shape)))
-    return _compute(inputs, targets, out, shape, lambda *t: op(*_fill(operands, t), **kwargs))
+    out = [pointwise_placement(name, operands, inputs, targets, m, len(shape))
+           for m in range(inputs[0].device_mesh.ndim)]
+    return compute(inputs, targets, out, shape, lambda *t: fn(*fill(operands, t)))
 
 
-def _pointwise_placement(name: str, operands: list[Any], inputs: list[DTensor],
+def pointwise_placement(name: str, operands: list[Any], inputs: list[DTensor],
                          targets: list[list[Placement]], m: int, ndim: int) -> Placement:
-    """The result's placement on mesh dimension ``m``; ``targets`` updated for operands
-    to redistribute."""
-    places = [x.placements[m] for x in inputs]
-    shards = {ndim - x.ndim + p.dim for x, p in zip(inputs, places) if isinstance(p, Shard)}
-    partial = {p for p in places if p.is_partial()}
-    if shards:
-        if len(shards) > 1 or partial:
-            raise no_rule(name, operands, f"mesh dimension {m} has placements {places}, which "
-                          "do not line up")
-        dim = shards.pop()
-        for i, (x, p) in enumerate(zip(inputs, places)):
+    """The result's placement on mesh dimension ``m``; ``targets`` updated for the operands
+    to redistribute. Shards follow the first operand sharded along a dimension it does not
+    broadcast (the others are chunked or gathered to match, as PyTorch redistributes);
+    ``Partial`` terms pass through where the op is linear in them, else are reduced."""
+    sharded = [ndim - x.ndim + t[m].dim for x, t in zip(inputs, targets)
+               if isinstance(t[m], Shard)]
+    full = [d for d in sharded if _size_at(inputs, ndim, d) != 1 and
+            all(x.shape[d - ndim + x.ndim] != 1 for x, t in zip(inputs, targets)
+                if t[m] == Shard(d - ndim + x.ndim))]
+    if full:
+        dim = full[0]
+        for x, target in zip(inputs, targets):
             own = dim - (ndim - x.ndim)
-            if own >= 0 and x.shape[own] != 1 and p.is_replicate():
-                targets[i][m] = Shard(own)  # a cheap local chunk, as PyTorch proposes
-            elif isinstance(p, Shard) and x.shape[own] == 1:
-                raise no_rule(name, operands, f"a size-1 dimension is sharded on mesh "
-                              f"dimension {m}")
+            target[m] = Shard(own) if own >= 0 and x.shape[own] != 1 else Replicate()
         return Shard(dim)
+    for target in targets:  # a sharded size-1 dimension that broadcasts: gathered
+        if isinstance(target[m], Shard):
+            target[m] = Replicate()
+    where = [i for i, x in enumerate(operands) if isinstance(x, DTensor)]
+    partial = [(i, t) for i, t in zip(where, targets) if t[m].is_partial()]
     if not partial:
         return Replicate()
-    p = partial.pop()
-    linear_in = [i for i, x in enumerate(operands) if isinstance(x, DTensor)
-                 and x.placements[m].is_partial()]
-    if partial or not set(linear_in) <= set(_LINEAR_IN[name]):
-        raise no_rule(name, operands, f"it is not linear in the Partial operands on mesh "
-                      f"dimension {m} ({places})")
+    kept = _partial_kept(name, operands, {t[m] for _, t in partial}, [i for i, _ in partial])
+    for _, target in partial[len(kept):]:
+        target[m] = Replicate()
+    if not kept:
+        return Replicate()
+    p = partial[0][1][m]
     if name in ("add", "sub"):
-        if any(not isinstance(x, DTensor) for x in operands):
-            raise no_rule(name, operands, "adding a number to Partial terms would add it "
-                          "once per rank")
         for target in targets:
             target[m] = p  # Replicate → Partial: its share of the value
-    elif len(linear_in) > 1:
-        raise no_rule(name, operands, "a product of Partial terms is not their sum's product")
     return p
+
+
+def _partial_kept(name: str, operands: list[Any], kinds: set[Placement],
+                  positions: list[int]) -> list[int]:
+    """The Partial operands (positions, a prefix of ``positions``) that stay Partial; the
+    others are reduced first."""
+    linear = LINEAR_IN.get(name, ())
+    if len(kinds) > 1 or not set(positions) & set(linear):
+        return []
+    if name in ("add", "sub"):  # adding a number to every rank's term adds it once per rank
+        return [] if any(not isinstance(x, DTensor) for x in operands) else positions
+    if name == "mul":
+        return positions[:1]  # a product of sums is not the sum of the products
+    return positions[:1] if positions[0] in linear else []  # div: the numerator only
+
+
+def _size_at(inputs: list[DTensor], ndim: int, dim: int) -> int:
+    """The broadcast size of result dimension ``dim``."""
+    return max(x.shape[dim - (ndim - x.ndim)] for x in inputs if dim - (ndim - x.ndim) >= 0)
 
 
 # -- matmul ------------------------------------------------------------------------------------
 @rule(matmul)
 def _matmul(op: Callable, input: DTensor, other: DTensor) -> DTensor:
-    a, b = _dtensors("matmul", [input, other])
+    a, b = dtensors("matmul", [input, other])
     if a.ndim < 2 or b.ndim < 2:
         raise no_rule("matmul", [a, b], "1-d operands are not supported (unsqueeze them)")
     shape = matmul_shape(tuple(a.shape), tuple(b.shape))  # global sizes: every rank raises
-    n = len(shape)
     ta, tb, out = list(a.placements), list(b.placements), []
-    for m, (pa, pb) in enumerate(zip(a.placements, b.placements)):
-        ra = pa.dim - a.ndim if isinstance(pa, Shard) else None  # from the end: -1 = last
-        rb = pb.dim - b.ndim if isinstance(pb, Shard) else None
-        if ra is None and rb is None:
-            if pa.is_partial() and pb.is_partial():
-                raise no_rule("matmul", [a, b], "both operands are Partial on mesh dimension "
-                              f"{m}")
-            out.append(pa if pa.is_partial() else pb)
-            continue
-        if pa.is_partial() or pb.is_partial():
-            raise no_rule("matmul", [a, b], f"Partial with Shard on mesh dimension {m}")
-        if ra == -1 and rb == -2:
-            out.append(Partial())
-        elif ra == -2 and rb is None:
-            out.append(Shard(n - 2))
-        elif ra is None and rb == -1:
-            out.append(Shard(n - 1))
-        elif _batch(ra, rb) or _batch(rb, ra):
-            r = ra if ra is not None else rb
-            if shape[r] != 1 and any(rx is not None and x.shape[rx] == 1
-                                     for x, rx in ((a, ra), (b, rb))):
-                raise no_rule("matmul", [a, b], f"a size-1 batch dimension, which broadcasts "
-                              f"to {shape[r]}, is sharded on mesh dimension {m}")
-            for x, t, rx in ((a, ta, ra), (b, tb, rb)):
-                if rx is None and x.ndim + r >= 0 and x.shape[r] != 1:
-                    t[m] = Shard(x.ndim + r)  # a cheap local chunk of the other batch
-            out.append(Shard(n + r))
-        else:
-            raise no_rule("matmul", [a, b], f"placements {pa}, {pb} on mesh dimension {m} do "
-                          "not line up (Shard(k) @ Shard(k), Shard(m) @ Replicate, Replicate "
-                          "@ Shard(n) or a sharded batch dimension are)")
-    return _compute([a, b], [ta, tb], out, shape, matmul)
+    for m in range(a.device_mesh.ndim):
+        if isinstance(ta[m], Shard) and ta[m].dim == a.ndim - 1 and tb[m].is_replicate():
+            tb[m] = Shard(b.ndim - 2)  # Shard(k) @ Replicate: chunk the other (free)
+        elif ta[m].is_replicate() and isinstance(tb[m], Shard) and tb[m].dim == b.ndim - 2:
+            ta[m] = Shard(a.ndim - 1)
+        placement = _matmul_placement(a, b, ta[m], tb[m], shape)
+        if placement is None and not tb[m].is_replicate():
+            tb[m] = Replicate()  # gather the second operand, as PyTorch would one of them
+            placement = _matmul_placement(a, b, ta[m], tb[m], shape)
+        if placement is None:
+            ta[m] = Replicate()
+            placement = _matmul_placement(a, b, ta[m], tb[m], shape)
+        if isinstance(placement, Shard):  # a batch dimension: the other operand chunked
+            r = placement.dim - len(shape)
+            for x, t in ((a, ta), (b, tb)):
+                if t[m].is_replicate() and x.ndim + r >= 0 and x.shape[r] != 1 and r < -2:
+                    t[m] = Shard(x.ndim + r)
+        out.append(placement)
+    return compute([a, b], [ta, tb], out, shape, matmul)
+
+
+def _matmul_placement(a: DTensor, b: DTensor, pa: Placement, pb: Placement,
+                      shape: Sequence[int]) -> Placement | None:
+    """The placement of ``a @ b`` on one mesh dimension where they are ``pa``, ``pb``, or
+    None when these do not line up (``Shard(k) @ Shard(k)``, ``Shard(m) @ Replicate``,
+    ``Replicate @ Shard(n)``, a sharded batch dimension and ``Partial @ Replicate`` do)."""
+    n = len(shape)
+    ra = pa.dim - a.ndim if isinstance(pa, Shard) else None  # from the end: -1 = last
+    rb = pb.dim - b.ndim if isinstance(pb, Shard) else None
+    if ra is None and rb is None:
+        if pa.is_partial() and pb.is_partial():
+            return None
+        return pa if pa.is_partial() else pb
+    if pa.is_partial() or pb.is_partial():
+        return None
+    if ra == -1 and rb == -2:
+        return Partial()
+    if ra == -2 and rb is None:
+        return Shard(n - 2)
+    if ra is None and rb == -1:
+        return Shard(n - 1)
+    if _batch(ra, rb) or _batch(rb, ra):
+        r = ra if ra is not None else rb
+        if shape[r] != 1 and any(rx is not None and x.shape[rx] == 1
+                                 for x, rx in ((a, ra), (b, rb))):
+            return None  # a size-1 batch dimension that broadcasts
+        return Shard(n + r)
+    return None
 
 
 def _batch(r: int | None, other: int | None) -> bool:
@@ -264,7 +315,7 @@ def _sum(op: Callable, input: DTensor, dim: Any = None, keepdim: bool = False, *
             out.append(p)
     shape = [1 if d in dims else s for d, s in enumerate(input.shape)
              if keepdim or d not in dims]
-    return _compute([input], [input.placements], out, shape,
+    return compute([input], [input.placements], out, shape,
                     lambda x: reductions.sum(x, dim, keepdim, dtype=dtype))
 
 
@@ -288,7 +339,7 @@ def permuted(x: DTensor, dims: Sequence[int], fn: Callable) -> DTensor:
     on the local tensor."""
     where = {d: i for i, d in enumerate(dims)}
     out = [Shard(where[p.dim]) if isinstance(p, Shard) else p for p in x.placements]
-    return _compute([x], [x.placements], out, [x.shape[d] for d in dims], fn)
+    return compute([x], [x.placements], out, [x.shape[d] for d in dims], fn)
 
 
 @rule(permute)
@@ -311,8 +362,9 @@ def _transpose(op: Callable, input: DTensor, dim0: int, dim1: int) -> DTensor:
 
 
 def reshaped(x: DTensor, shape: Sequence[int], op: str) -> DTensor:
-    """``x`` reshaped to the global ``shape`` (one size may be -1), which must keep each
-    sharded dimension whole, with the same elements before it."""
+    """``x`` reshaped to the global ``shape`` (one size may be -1); a sharded dimension stays
+    sharded where ``shape`` keeps it (see :func:`_kept_dim`), else it is gathered first
+    (``view`` raises instead)."""
     shape = list(shape)
     if shape.count(-1) == 1:
         known = 1
@@ -325,31 +377,55 @@ def reshaped(x: DTensor, shape: Sequence[int], op: str) -> DTensor:
     if total != x.numel():
         raise RuntimeError(f"{op}: shape {tuple(shape)} is invalid for a DTensor of shape "
                            f"{tuple(x.shape)}")
-    moved, local_shape = {}, list(shape)
-    for p in x.placements:
-        if isinstance(p, Shard) and p.dim not in moved:
-            e = _same_dim(x.shape, shape, p.dim)
-            if e is None:
+    moved, target = {}, list(x.placements)
+    for m, p in enumerate(x.placements):
+        if isinstance(p, Shard):
+            e = moved[p.dim] if p.dim in moved else _kept_dim(x, shape, m)
+            if e is None and op == "view":
                 raise no_rule(op, [x], f"the target shape {tuple(shape)} splits or merges the "
-                              f"sharded dimension {p.dim}")
-            moved[p.dim] = e
-            local_shape[e] = x._local_tensor.shape[p.dim]
-    out = [Shard(moved[p.dim]) if isinstance(p, Shard) else p for p in x.placements]
-    return _compute([x], [x.placements], out, shape, lambda t: t.reshape(local_shape))
+                              f"sharded dimension {p.dim} (view never copies; reshape "
+                              "gathers it)")
+            if e is None:
+                target[m] = Replicate()  # gathered first, as PyTorch's reshape does
+            else:
+                moved[p.dim] = e
+    out = [Shard(moved[p.dim]) if isinstance(p, Shard) else p for p in target]
+    piece = local_shape(shape, x.device_mesh, out)
+    return compute([x], [target], out, shape, lambda t: t.reshape(piece))
 
 
-def _same_dim(before: Sequence[int], after: Sequence[int], dim: int) -> int | None:
-    """The dimension of ``after`` that is dimension ``dim`` of ``before``, if one is (the
-    same size with the same number of elements in front of it)."""
+def _kept_dim(x: DTensor, after: Sequence[int], m: int) -> int | None:
+    """The dimension of ``after`` that keeps the shard of mesh dimension ``m``, if one does:
+    the sharded dimension with the same elements in front of it, either whole or merged with
+    the unsharded dimensions after it where the pieces still line up (``flatten`` of a
+    row-sharded matrix whose rows split evenly, as PyTorch keeps)."""
+    before, dim = x.shape, x.placements[m].dim
     front = 1
     for s in before[:dim]:
         front *= s
     acc = 1
     for e, s in enumerate(after):
-        if acc == front and s == before[dim]:
+        if acc == front and (s == before[dim] or _merged_in_line(x, m, s)):
             return e
         acc *= s
     return None
+
+
+def _merged_in_line(x: DTensor, m: int, size: int) -> bool:
+    """Whether ``x``'s dimension sharded on mesh dimension ``m`` (only), merged with the
+    unsharded dimensions after it into one of ``size``, has pieces that are ``torch.chunk``
+    pieces of the merged dimension."""
+    dim = x.placements[m].dim
+    merged, end = x.shape[dim], dim + 1
+    while merged < size and end < x.ndim:
+        merged *= x.shape[end]
+        end += 1
+    sharded = {p.dim for i, p in enumerate(x.placements) if isinstance(p, Shard) and i != m}
+    if merged != size or end == dim + 1 or sharded & set(range(dim, end)):
+        return False
+    inner, n = size // x.shape[dim] if x.shape[dim] else 0, x.device_mesh.size(m)
+    return all(tuple(b * inner for b in chunk_bounds(x.shape[dim], n, i)) ==
+               chunk_bounds(size, n, i) for i in range(n))
 
 
 # -- softmax, layer_norm, embedding ------------------------------------------------------------
@@ -358,35 +434,30 @@ def _softmax(op: Callable, input: DTensor, dim: int | None = None, **kwargs: Any
     if dim is None:
         raise no_rule(op.__name__, [input], "pass dim explicitly")
     d = normalize_dim(dim, input.ndim, op.__name__)
-    _no_partial(op.__name__, input)
-    if Shard(d) in input.placements:
-        raise no_rule(op.__name__, [input], f"dim {d}, along which it normalizes, is sharded")
-    return _compute([input], [input.placements], input.placements, input.shape,
-                    lambda x: op(x, d, **kwargs))
+    places = unsharded(input.placements, [d])  # normalizing along d needs it whole
+    return compute([input], [places], places, input.shape, lambda x: op(x, d, **kwargs))
 
 
 @rule(layer_norm)
 def _layer_norm(op: Callable, input: DTensor, normalized_shape: Any, weight: Any = None,
                 bias: Any = None, eps: float = 1e-5) -> DTensor:
     operands = [input, weight, bias]
-    inputs = _dtensors("layer_norm", operands)
+    inputs = dtensors("layer_norm", operands)
     size = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
-    _no_partial("layer_norm", input)
-    if any(isinstance(p, Shard) and p.dim >= input.ndim - size for p in input.placements):
-        raise no_rule("layer_norm", operands, "a normalized dimension is sharded")
+    places = unsharded(input.placements, range(input.ndim - size, input.ndim))
     replicate = [Replicate()] * input.device_mesh.ndim
-    targets = [input.placements] + [replicate] * (len(inputs) - 1)
+    targets = [places] + [replicate] * (len(inputs) - 1)
     def norm(x: Tensor, *params: Tensor) -> Tensor:
-        return layer_norm(x, normalized_shape, *_fill(operands[1:], params), eps)
+        return layer_norm(x, normalized_shape, *fill(operands[1:], params), eps)
 
-    return _compute(inputs, targets, input.placements, input.shape, norm)
+    return compute(inputs, targets, places, input.shape, norm)
 
 
 @rule(embedding)
 def _embedding(op: Callable, input: Any, weight: Any, padding_idx: int | None = None,
                max_norm: float | None = None, norm_type: float = 2.0,
                scale_grad_by_freq: bool = False, sparse: bool = False) -> DTensor:
-    ids, table = _dtensors("embedding", [input, weight])
+    ids, table = dtensors("embedding", [input, weight])
     options = {"max_norm": max_norm, "norm_type": norm_type,
                "scale_grad_by_freq": scale_grad_by_freq, "sparse": sparse}
     if max_norm is not None and not all(p.is_replicate() for p in
@@ -412,17 +483,27 @@ def _embedding(op: Callable, input: Any, weight: Any, padding_idx: int | None = 
             out.append(Shard(ids.ndim) if pw == Shard(1) else pi)
     shape = (*ids.shape, table.shape[1])
     if rows_on is None:
-        return _compute([ids, table], [ids.placements, table.placements], out, shape,
+        return compute([ids, table], [ids.placements, table.placements], out, shape,
                         lambda i, w: embedding(i, w, padding_idx, **options))
     start, end = local_bounds(table.shape[0], 0, table.device_mesh, table.placements)
     pad = None if padding_idx is None else padding_idx % table.shape[0]
-    return _compute([ids, table], [ids.placements, table.placements], out, shape,
+    return compute([ids, table], [ids.placements, table.placements], out, shape,
                     lambda i, w: masked_lookup(i, w, start, end, pad))
 
 
 # -- methods -----------------------------------------------------------------------------------
 def _same_placements(x: DTensor, fn: Callable) -> DTensor:
-    return _compute([x], [x.placements], x.placements, x.shape, fn)
+    return compute([x], [x.placements], x.placements, x.shape, fn)
+
+
+@rule(reshape)
+def _reshape(op: Callable, input: DTensor, *shape: Any) -> DTensor:
+    return reshaped(input, read_sizes(shape), "reshape")
+
+
+@rule(clone)
+def _clone(op: Callable, input: DTensor, **kwargs: Any) -> DTensor:
+    return _same_placements(input, lambda x: clone(x, **kwargs))
 
 
 def _bind_methods() -> None:
@@ -438,9 +519,9 @@ def _bind_methods() -> None:
         "t": t,
         "permute": permute,
         "view": lambda a, *shape: reshaped(a, read_sizes(shape), "view"),
-        "reshape": lambda a, *shape: reshaped(a, read_sizes(shape), "reshape"),
+        "reshape": reshape, "flatten": flatten, "squeeze": squeeze, "unsqueeze": unsqueeze,
         "contiguous": lambda a: _same_placements(a, lambda x: x.contiguous()),
-        "clone": lambda a: _same_placements(a, lambda x: x.clone()),
+        "clone": clone,
     }
     for name in ("exp", "tanh", "sigmoid", "sqrt", "abs", "log"):
         table[name] = getattr(unary, name)

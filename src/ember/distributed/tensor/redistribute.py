@@ -29,8 +29,7 @@ from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.functional import ReduceFromGroup
 from ember.distributed.tensor.placement import Partial, Placement, Replicate, Shard, chunk_bounds
 from ember.func.batching import rule
-from ember.ops.creation import zeros
-from ember.ops.join import cat
+from ember.ops.pad import pad
 from ember.ops.primitive import Primitive, apply, primitive
 from ember.tensor import Tensor
 
@@ -89,10 +88,8 @@ def _gather(x: Tensor, dim: int, size: int, group: object) -> Tensor:
     """Shard → Replicate along one mesh dimension: ``size`` is the length the group's
     pieces make up."""
     piece = chunk_bounds(size, group.size(), 0)[1]  # the first (largest) piece
-    if x.shape[dim] < piece:
-        pad = list(x.shape)
-        pad[dim] = piece - x.shape[dim]
-        x = cat([x, zeros(*pad, dtype=x.dtype)], dim)
+    if x.shape[dim] < piece:  # (pad, not cat: cat drops an empty 1-d piece from the graph)
+        x = pad(x, [0, 0] * (x.ndim - 1 - dim) + [0, piece - x.shape[dim]])
     return dfn.gather_from_group(x, dim, group).narrow(dim, 0, size)
 
 

@@ -1,7 +1,8 @@
 """Tensor parallelism with DTensors (``torch.distributed.tensor.parallel``):
 :func:`parallelize_module` applies parallel styles (:class:`ColwiseParallel`,
 :class:`RowwiseParallel`, :class:`SequenceParallel`, :class:`PrepareModuleInput`,
-:class:`PrepareModuleOutput`) to a module and its submodules.
+:class:`PrepareModuleOutput`) to a module and its submodules; :func:`loss_parallel` computes
+the cross entropy of class-sharded logits without gathering them.
 
 Example (``ember launch -n 2``):
     >>> mesh = init_device_mesh("cpu", (2,))
@@ -19,6 +20,7 @@ from typing import Any
 from ember import nn
 from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.tensor.dtensor import world_mesh
+from ember.distributed.tensor.parallel.loss import loss_parallel
 from ember.distributed.tensor.parallel.style import (
     ColwiseParallel,
     ParallelStyle,
@@ -29,7 +31,7 @@ from ember.distributed.tensor.parallel.style import (
 )
 
 __all__ = ["ColwiseParallel", "ParallelStyle", "PrepareModuleInput", "PrepareModuleOutput",
-           "RowwiseParallel", "SequenceParallel", "parallelize_module"]
+           "RowwiseParallel", "SequenceParallel", "loss_parallel", "parallelize_module"]
 
 
 def parallelize_module(module: nn.Module, device_mesh: DeviceMesh | None = None,
