@@ -33,6 +33,7 @@ from ember.vision.transforms.basic import (
     CenterCrop,
     Compose,
     Lambda,
+    LinearTransformation,
     Normalize,
     Pad,
     RandomCrop,
@@ -42,12 +43,21 @@ from ember.vision.transforms.basic import (
     crop,
     pad,
 )
+from ember.vision.transforms.convert import PILToTensor, ToPILImage
 from ember.vision.transforms.functional import InterpolationMode
+from ember.vision.transforms.geometric import (
+    ElasticTransform,
+    FiveCrop,
+    RandomPerspective,
+    TenCrop,
+)
 
-__all__ = ["CenterCrop", "ColorJitter", "Compose", "GaussianBlur", "Grayscale",
-           "InterpolationMode", "Lambda", "Normalize", "Pad", "RandAugment",
+__all__ = ["CenterCrop", "ColorJitter", "Compose",
+           "ElasticTransform", "FiveCrop", "GaussianBlur", "Grayscale", "InterpolationMode",
+           "Lambda", "LinearTransformation", "Normalize", "PILToTensor", "Pad", "RandAugment",
            "RandomAdjustSharpness", "RandomAffine", "RandomApply", "RandomAutocontrast",
            "RandomChoice", "RandomCrop", "RandomEqualize", "RandomErasing", "RandomGrayscale",
-           "RandomHorizontalFlip", "RandomInvert", "RandomOrder", "RandomPosterize",
-           "RandomResizedCrop", "RandomRotation", "RandomSolarize", "RandomVerticalFlip",
-           "Resize", "ToTensor", "TrivialAugmentWide", "crop", "functional", "pad"]
+           "RandomHorizontalFlip", "RandomInvert", "RandomOrder", "RandomPerspective",
+           "RandomPosterize", "RandomResizedCrop", "RandomRotation", "RandomSolarize",
+           "RandomVerticalFlip", "Resize", "TenCrop", "ToPILImage", "ToTensor",
+           "TrivialAugmentWide", "crop", "functional", "pad"]

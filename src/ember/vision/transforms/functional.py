@@ -28,6 +28,7 @@ from ember.vision.transforms._image import (
     InterpolationMode,
     _back,
     _check_image,
+    _grid_transform,
     _tensor_op,
     _to_float,
 )
@@ -46,12 +47,15 @@ from ember.vision.transforms.color import (
     rgb_to_grayscale,
     solarize,
 )
+from ember.vision.transforms.convert import pil_to_tensor, to_pil_image
+from ember.vision.transforms.warp import elastic_transform, perspective
 
 __all__ = ["InterpolationMode", "adjust_brightness", "affine", "adjust_contrast", "adjust_gamma",
            "adjust_hue", "adjust_saturation", "adjust_sharpness", "autocontrast",
-           "center_crop", "crop", "equalize", "erase", "gaussian_blur", "hflip", "invert",
-           "pad", "posterize", "resize", "resized_crop", "rgb_to_grayscale", "rotate",
-           "solarize", "vflip"]
+           "center_crop", "crop", "elastic_transform", "equalize", "erase", "five_crop",
+           "gaussian_blur", "hflip", "invert", "pad", "perspective", "pil_to_tensor",
+           "posterize", "resize", "resized_crop", "rgb_to_grayscale", "rotate", "solarize",
+           "ten_crop", "to_pil_image", "vflip"]
 
 def _output_size(h: int, w: int, size: int | Sequence[int], max_size: int | None
                  ) -> tuple[int, int]:
@@ -146,6 +150,46 @@ def vflip(img: Tensor) -> Tensor:
         [[[2], [1]]]
     """
     return img.flip(-2)
+
+
+def five_crop(img: Image, size: int | Sequence[int]) -> tuple[Image, Image, Image, Image, Image]:
+    """The top-left, top-right, bottom-left, bottom-right and central crops of ``size``.
+
+    Example:
+        >>> [c.item() for c in five_crop(ember.arange(9).reshape(1, 3, 3), 1)]
+        [0, 2, 6, 8, 4]
+    """
+    if isinstance(size, (int, float)):
+        size = (int(size), int(size))
+    elif isinstance(size, Sequence) and len(size) == 1:
+        size = (size[0], size[0])
+    if len(size) != 2:
+        raise ValueError(f"five_crop: please provide only two dimensions (h, w) for size, got "
+                         f"{size}")
+    h, w = (img.shape[-2:] if isinstance(img, Tensor) else img.shape[:2])
+    ch, cw = size
+    if ch > h or cw > w:
+        raise ValueError(f"five_crop: requested crop size {tuple(size)} is bigger than input "
+                         f"size {(h, w)}")
+    return (crop(img, 0, 0, ch, cw), crop(img, 0, w - cw, ch, cw),
+            crop(img, h - ch, 0, ch, cw), crop(img, h - ch, w - cw, ch, cw),
+            center_crop(img, [ch, cw]))
+
+
+def ten_crop(img: Image, size: int | Sequence[int], vertical_flip: bool = False
+             ) -> tuple[Image, ...]:
+    """:func:`five_crop` of the image, then of its mirror image (left-right, or top-bottom
+    with ``vertical_flip``).
+
+    Example:
+        >>> len(ten_crop(ember.zeros(1, 4, 4), 2))
+        10
+    """
+    if isinstance(size, Sequence) and len(size) not in (1, 2):
+        raise ValueError(f"ten_crop: please provide only two dimensions (h, w) for size, got "
+                         f"{size}")
+    mirrored = vflip(img) if vertical_flip else hflip(img)
+    return five_crop(img, size) + five_crop(mirrored, size)
 
 
 def _gaussian_kernel(size: int, sigma: float, dtype: ember.DType) -> Tensor:
@@ -247,36 +291,13 @@ def _expanded_size(m: np.ndarray, w: int, h: int) -> tuple[int, int]:
 
 def _warp(img: Tensor, m: np.ndarray, out_w: int, out_h: int, interpolation: Any,
           fill: float | Sequence[float] | None, op: str) -> Tensor:
-    """Samples ``img`` at ``m``'s positions (``grid_sample``, zeros outside), filling the
-    uncovered pixels with ``fill`` as torchvision does."""
+    """Samples ``img`` at ``m``'s positions, filling the uncovered pixels with ``fill``."""
     _check_image(op, img)
-    mode = InterpolationMode(interpolation).value
-    if mode not in ("nearest", "bilinear"):
-        raise ValueError(f"{op}: interpolation must be NEAREST or BILINEAR, got {mode}")
     h, w = img.shape[-2:]
-    x = _to_float(img)
-    c = x.shape[-3]
-    flat = x.reshape(-1, c, h, w)
     xs, ys = np.meshgrid(np.arange(out_w) - out_w * 0.5 + 0.5, np.arange(out_h) - out_h * 0.5 + 0.5)
     src = np.stack([xs, ys, np.ones_like(xs)], -1) @ m.T / [0.5 * w, 0.5 * h]
-    grid = ember.tensor(src[None], dtype=x.dtype).expand(flat.shape[0], out_h, out_w, 2)
-    if fill is None:
-        out = F.grid_sample(flat, grid, mode=mode, padding_mode="zeros", align_corners=False)
-    else:
-        fills = [float(fill)] if isinstance(fill, (int, float)) else [float(f) for f in fill]
-        if len(fills) not in (1, c):
-            raise ValueError(f"{op}: fill {fill} has {len(fills)} values but the image has {c} "
-                             "channel(s); give one value, or one per channel")
-        ones = ember.ones(flat.shape[0], 1, h, w, dtype=x.dtype)
-        sampled = F.grid_sample(ember.cat((flat, ones), 1), grid, mode=mode,
-                                padding_mode="zeros", align_corners=False)
-        out, covered = sampled[:, :c], sampled[:, c:]
-        back = ember.tensor(fills * (c // len(fills)), dtype=x.dtype).reshape(1, c, 1, 1)
-        if mode == "nearest":
-            out = ember.where(covered < 0.5, back.expand_as(out), out)
-        else:
-            out = out * covered + (1.0 - covered) * back
-    return _back(out.reshape(*x.shape[:-2], out_h, out_w), img.dtype, rounded=True)
+    grid = ember.tensor(src[None], dtype=_to_float(img).dtype)
+    return _grid_transform(img, grid, interpolation, fill, op)
 
 
 @_tensor_op
