@@ -28,6 +28,7 @@ from ember.vision.transforms.augment import (
     RandomSolarize,
     Resize,
 )
+from ember.vision.transforms.augmix import AugMix
 from ember.vision.transforms.autoaugment import RandAugment, RandomAffine, TrivialAugmentWide
 from ember.vision.transforms.basic import (
     CenterCrop,
@@ -51,8 +52,9 @@ from ember.vision.transforms.geometric import (
     RandomPerspective,
     TenCrop,
 )
+from ember.vision.transforms.policies import AutoAugment, AutoAugmentPolicy
 
-__all__ = ["CenterCrop", "ColorJitter", "Compose",
+__all__ = ["AugMix", "AutoAugment", "AutoAugmentPolicy", "CenterCrop", "ColorJitter", "Compose",
            "ElasticTransform", "FiveCrop", "GaussianBlur", "Grayscale", "InterpolationMode",
            "Lambda", "LinearTransformation", "Normalize", "PILToTensor", "Pad", "RandAugment",
            "RandomAdjustSharpness", "RandomAffine", "RandomApply", "RandomAutocontrast",
