@@ -83,7 +83,9 @@ def resize(img: Tensor, size: int | Sequence[int],
            interpolation: InterpolationMode = InterpolationMode.BILINEAR,
            max_size: int | None = None, antialias: bool | None = True) -> Tensor:
     """Resizes to ``size`` (``(h, w)``, or one number for the smaller edge), antialiased
-    when bilinear or bicubic as torchvision does by default.
+    when bilinear or bicubic as torchvision does by default. A uint8 image is resampled in
+    float32 and rounded, as torchvision's tensor path does (``F.interpolate``'s uint8 kernels
+    round each pass and can differ by a level); nearest modes copy its bytes.
 
     Example:
         >>> resize(ember.zeros(3, 10, 20), (5, 5)).shape
@@ -95,10 +97,11 @@ def resize(img: Tensor, size: int | Sequence[int],
     out = _output_size(h, w, size, max_size)
     if out == (h, w):
         return img
-    x = _to_float(img)
+    smooth = mode in ("bilinear", "bicubic")
+    # torchvision resamples in float32 and rounds; nearest copies alike in uint8
+    x = img if not smooth and img.dtype is ember.uint8 else _to_float(img)
     batch = x.shape[:-3]
     x = x.reshape(-1, *x.shape[-3:])
-    smooth = mode in ("bilinear", "bicubic")
     x = F.interpolate(x, size=out, mode=mode, align_corners=False if smooth else None,
                       antialias=bool(antialias) and smooth)
     return _back(x.reshape(*batch, *x.shape[-3:]), img.dtype, rounded=smooth)
