@@ -69,3 +69,57 @@ def test_linear_transformation_matches_torch():
         T.LinearTransformation(ember.zeros(3, 3), ember.zeros(3, dtype=ember.float64))
     with pytest.raises(ValueError, match=r"incompatible shape: \[1 x 2 x 2\] != 3"):
         T.LinearTransformation(ember.zeros(3, 3), ember.zeros(3))(ember.zeros(1, 2, 2))
+
+
+def tv_convert_image_dtype(image, dtype):
+    """torchvision's convert_image_dtype, in torch."""
+    def top(dt):
+        return 1.0 if dt.is_floating_point else float(torch.iinfo(dt).max)
+    if image.dtype == dtype:
+        return image
+    if image.is_floating_point():
+        if dtype.is_floating_point:
+            return image.to(dtype)
+        return image.mul(top(dtype) + 1.0 - 1e-3).to(dtype)
+    if dtype.is_floating_point:
+        return image.to(dtype) / top(image.dtype)
+    if top(image.dtype) > top(dtype):
+        factor = int((top(image.dtype) + 1) // (top(dtype) + 1))
+        return torch.div(image, factor, rounding_mode="floor").to(dtype)
+    return image.to(dtype) * int((top(dtype) + 1) // (top(image.dtype) + 1))
+
+
+@pytest.mark.parametrize("src, dst", [("uint8", "float32"), ("float32", "uint8"),
+                                      ("float64", "int32"), ("uint8", "int16"),
+                                      ("int16", "uint8"), ("int32", "uint8"),
+                                      ("float64", "float32"), ("int8", "int64")])
+def test_convert_image_dtype_matches_torchvision(src, dst):
+    if src.startswith("float"):
+        x = RNG.uniform(size=(2, 3, 4)).astype(src)
+        x.flat[:2] = (0.0, 1.0)
+    else:
+        info = np.iinfo(src)
+        x = RNG.integers(0, info.max, (2, 3, 4), dtype=src, endpoint=True)
+    got = T.ConvertImageDtype(getattr(ember, dst))(ember.tensor(x))
+    want = tv_convert_image_dtype(torch.tensor(x), getattr(torch, dst)).numpy()
+    assert got.numpy().dtype == want.dtype
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-7)
+
+
+def test_convert_image_dtype_refusals_and_dimensions():
+    x = ember.rand(3, 2, 2)
+    assert TF.convert_image_dtype(x, ember.float32) is x
+    with pytest.raises(RuntimeError, match="float32 to ember.int64 cannot be performed safely"):
+        TF.convert_image_dtype(x, ember.int64)
+    with pytest.raises(TypeError, match="expected a tensor"):
+        TF.convert_image_dtype(np.zeros((2, 2)), ember.uint8)
+    assert TF.get_dimensions(ember.zeros(2, 3, 4, 5)) == [3, 4, 5]
+    assert TF.get_dimensions(ember.zeros(4, 5)) == [1, 4, 5]
+    assert TF.get_dimensions(np.zeros((4, 5, 3))) == [3, 4, 5]
+    assert TF.get_image_num_channels(np.zeros((4, 5))) == 1
+    assert TF.get_image_size(np.zeros((4, 5, 3))) == [5, 4]
+    with pytest.raises(TypeError, match="get_dimensions"):
+        TF.get_dimensions([[0]])
+    np.testing.assert_allclose(TF.normalize(TF.to_tensor(np.full((2, 2, 3), 51, np.uint8)),
+                                            [0.1, 0.2, 0.3], [0.5, 0.5, 0.5]).numpy()[:, 0, 0],
+                               [0.2, 0.0, -0.2], atol=1e-6)

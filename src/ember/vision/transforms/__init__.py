@@ -44,7 +44,7 @@ from ember.vision.transforms.basic import (
     crop,
     pad,
 )
-from ember.vision.transforms.convert import PILToTensor, ToPILImage
+from ember.vision.transforms.convert import ConvertImageDtype, PILToTensor, ToPILImage
 from ember.vision.transforms.functional import InterpolationMode
 from ember.vision.transforms.geometric import (
     ElasticTransform,
@@ -55,6 +55,7 @@ from ember.vision.transforms.geometric import (
 from ember.vision.transforms.policies import AutoAugment, AutoAugmentPolicy
 
 __all__ = ["AugMix", "AutoAugment", "AutoAugmentPolicy", "CenterCrop", "ColorJitter", "Compose",
+           "ConvertImageDtype",
            "ElasticTransform", "FiveCrop", "GaussianBlur", "Grayscale", "InterpolationMode",
            "Lambda", "LinearTransformation", "Normalize", "PILToTensor", "Pad", "RandAugment",
            "RandomAdjustSharpness", "RandomAffine", "RandomApply", "RandomAutocontrast",

@@ -1,6 +1,7 @@
 """Conversions between PIL images and tensors, as torchvision's ``pil_to_tensor`` /
-``PILToTensor`` and ``to_pil_image`` / ``ToPILImage``. Pillow is needed only to make a PIL
-image (it is imported when one is made); reading one needs only its array interface."""
+``PILToTensor`` and ``to_pil_image`` / ``ToPILImage``, and between image dtypes
+(``convert_image_dtype`` / ``ConvertImageDtype``). Pillow is needed only to make a PIL image
+(it is imported when one is made); reading one needs only its array interface."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import numpy as np
 import ember
 from ember.tensor import Tensor
 
-__all__ = ["PILToTensor", "ToPILImage", "pil_to_tensor", "to_pil_image"]
+__all__ = ["ConvertImageDtype", "PILToTensor", "ToPILImage", "convert_image_dtype",
+           "pil_to_tensor", "to_pil_image"]
 
 
 def _is_pil_image(pic: Any) -> bool:
@@ -134,3 +136,53 @@ class ToPILImage:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(mode={self.mode})" if self.mode else \
             f"{type(self).__name__}()"
+
+
+def convert_image_dtype(image: Tensor, dtype: ember.DType = ember.float32) -> Tensor:
+    """An image in another dtype, its values rescaled as torchvision's: integers span
+    ``0..max`` and floats ``0..1``; float to integer scales by ``max + 1 - 0.001`` and
+    truncates, integer to integer shifts (floor-divides or multiplies by a power of two).
+
+    Example:
+        >>> convert_image_dtype(ember.tensor([0.0, 0.5, 1.0]), ember.uint8).tolist()
+        [0, 127, 255]
+    """
+    if not isinstance(image, Tensor):
+        raise TypeError(f"convert_image_dtype: expected a tensor, got {type(image).__name__}")
+    if image.dtype is dtype:
+        return image
+    if image.dtype.is_floating_point:
+        if dtype.is_floating_point:
+            return image.to(dtype)
+        if (image.dtype is ember.float32 and dtype in (ember.int32, ember.int64)) or \
+                (image.dtype is ember.float64 and dtype is ember.int64):
+            raise RuntimeError(f"convert_image_dtype: the cast from {image.dtype} to {dtype} "
+                               "cannot be performed safely.")
+        return (image * (float(ember.iinfo(dtype).max) + 1.0 - 1e-3)).to(dtype)
+    input_max = float(ember.iinfo(image.dtype).max)
+    if dtype.is_floating_point:
+        return image.to(dtype) / input_max
+    output_max = float(ember.iinfo(dtype).max)
+    if input_max > output_max:
+        factor = int((input_max + 1) // (output_max + 1))
+        return ember.div(image, factor, rounding_mode="floor").to(dtype)
+    factor = int((output_max + 1) // (input_max + 1))
+    return image.to(dtype) * factor
+
+
+class ConvertImageDtype:
+    """:func:`convert_image_dtype` to ``dtype`` as a transform.
+
+    Example:
+        >>> ConvertImageDtype(ember.float32)(ember.tensor([0, 255], dtype=ember.uint8)).tolist()
+        [0.0, 1.0]
+    """
+
+    def __init__(self, dtype: ember.DType) -> None:
+        self.dtype = dtype
+
+    def __call__(self, image: Tensor) -> Tensor:
+        return convert_image_dtype(image, self.dtype)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(dtype={self.dtype})"

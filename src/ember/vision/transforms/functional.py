@@ -32,7 +32,7 @@ from ember.vision.transforms._image import (
     _tensor_op,
     _to_float,
 )
-from ember.vision.transforms.basic import crop, pad
+from ember.vision.transforms.basic import Normalize, ToTensor, crop, pad
 from ember.vision.transforms.color import (
     adjust_brightness,
     adjust_contrast,
@@ -47,15 +47,75 @@ from ember.vision.transforms.color import (
     rgb_to_grayscale,
     solarize,
 )
-from ember.vision.transforms.convert import pil_to_tensor, to_pil_image
+from ember.vision.transforms.convert import convert_image_dtype, pil_to_tensor, to_pil_image
 from ember.vision.transforms.warp import elastic_transform, perspective
 
 __all__ = ["InterpolationMode", "adjust_brightness", "affine", "adjust_contrast", "adjust_gamma",
            "adjust_hue", "adjust_saturation", "adjust_sharpness", "autocontrast",
-           "center_crop", "crop", "elastic_transform", "equalize", "erase", "five_crop",
-           "gaussian_blur", "hflip", "invert", "pad", "perspective", "pil_to_tensor",
-           "posterize", "resize", "resized_crop", "rgb_to_grayscale", "rotate", "solarize",
-           "ten_crop", "to_pil_image", "vflip"]
+           "center_crop", "convert_image_dtype", "crop", "elastic_transform", "equalize",
+           "erase", "five_crop", "gaussian_blur", "get_dimensions", "get_image_num_channels",
+           "get_image_size", "hflip", "invert", "normalize", "pad", "perspective",
+           "pil_to_tensor", "posterize", "resize", "resized_crop", "rgb_to_grayscale",
+           "rotate", "solarize", "ten_crop", "to_pil_image", "to_tensor", "vflip"]
+
+def get_dimensions(img: Image) -> list[int]:
+    """``[channels, height, width]`` of a ``(..., C, H, W)`` tensor (a 2-D one has one
+    channel) or an ``(H, W[, C])`` array.
+
+    Example:
+        >>> get_dimensions(ember.zeros(3, 4, 5)), get_dimensions(np.zeros((4, 5)))
+        ([3, 4, 5], [1, 4, 5])
+    """
+    if isinstance(img, Tensor):
+        channels = 1 if img.ndim == 2 else img.shape[-3]
+        return [int(channels), int(img.shape[-2]), int(img.shape[-1])]
+    if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
+        raise TypeError(f"get_dimensions: img should be a tensor or an (H, W[, C]) array, "
+                        f"got {type(img).__name__}")
+    return [int(img.shape[2]) if img.ndim == 3 else 1, int(img.shape[0]), int(img.shape[1])]
+
+
+def get_image_num_channels(img: Image) -> int:
+    """The number of channels (see :func:`get_dimensions`).
+
+    Example:
+        >>> get_image_num_channels(ember.zeros(3, 4, 5))
+        3
+    """
+    return get_dimensions(img)[0]
+
+
+def get_image_size(img: Image) -> list[int]:
+    """``[width, height]``, in torchvision's order.
+
+    Example:
+        >>> get_image_size(ember.zeros(3, 4, 5))
+        [5, 4]
+    """
+    _, h, w = get_dimensions(img)
+    return [w, h]
+
+
+def to_tensor(pic: Any) -> Tensor:
+    """:class:`~ember.vision.transforms.ToTensor` as a function.
+
+    Example:
+        >>> to_tensor(np.full((1, 2), 255, np.uint8)).tolist()
+        [[[1.0, 1.0]]]
+    """
+    return ToTensor()(pic)
+
+
+def normalize(tensor: Tensor, mean: Sequence[float], std: Sequence[float],
+              inplace: bool = False) -> Tensor:
+    """``(tensor - mean) / std`` per channel of a float ``(..., C, H, W)`` tensor.
+
+    Example:
+        >>> normalize(ember.ones(1, 1, 2), [0.5], [0.5]).tolist()
+        [[[1.0, 1.0]]]
+    """
+    return Normalize(mean, std, inplace)(tensor)
+
 
 def _output_size(h: int, w: int, size: int | Sequence[int], max_size: int | None
                  ) -> tuple[int, int]:
