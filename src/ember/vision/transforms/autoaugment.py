@@ -141,6 +141,8 @@ def _space(bins: int, shear: float, translate: tuple[float, float], rotate: floa
 
 
 def _fills(img: Image, fill: float | Sequence[float] | None) -> list[float] | None:
+    """A fill as one value per channel (a number repeated; None kept), as torchvision's
+    transforms pass it for tensors."""
     channels = img.shape[-3] if isinstance(img, Tensor) else (img.shape[2] if img.ndim == 3
                                                                else 1)
     if fill is None:

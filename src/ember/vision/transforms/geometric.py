@@ -11,20 +11,11 @@ import ember
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
 from ember.vision.transforms.augment import _coin, _Random
+from ember.vision.transforms.autoaugment import _fills
 from ember.vision.transforms.basic import _hw, _size_pair
 from ember.vision.transforms.functional import Image, InterpolationMode
 
 __all__ = ["ElasticTransform", "FiveCrop", "RandomPerspective", "TenCrop"]
-
-
-def _fill_list(fill: float | Sequence[float], img: Image) -> list[float]:
-    """A fill as one value per channel (a number repeated), as torchvision's transforms pass
-    it for tensors."""
-    if isinstance(fill, numbers.Number):
-        channels = img.shape[-3] if isinstance(img, Tensor) else \
-            (img.shape[2] if img.ndim == 3 else 1)
-        return [float(fill)] * channels
-    return [float(f) for f in fill]
 
 
 class RandomPerspective(_Random):
@@ -73,7 +64,7 @@ class RandomPerspective(_Random):
             return img
         h, w = _hw(img)
         starts, ends = self.get_params(w, h, self.distortion_scale, self.generator)
-        return TF.perspective(img, starts, ends, self.interpolation, _fill_list(self.fill, img))
+        return TF.perspective(img, starts, ends, self.interpolation, _fills(img, self.fill))
 
 
 def _pair(name: str, value: float | Sequence[float]) -> list[float]:
