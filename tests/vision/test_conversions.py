@@ -74,7 +74,7 @@ def test_linear_transformation_matches_torch():
 def tv_convert_image_dtype(image, dtype):
     """torchvision's convert_image_dtype, in torch."""
     def top(dt):
-        return 1.0 if dt.is_floating_point else float(torch.iinfo(dt).max)
+        return 1.0 if dt.is_floating_point or dt == torch.bool else float(torch.iinfo(dt).max)
     if image.dtype == dtype:
         return image
     if image.is_floating_point():
@@ -92,11 +92,15 @@ def tv_convert_image_dtype(image, dtype):
 @pytest.mark.parametrize("src, dst", [("uint8", "float32"), ("float32", "uint8"),
                                       ("float64", "int32"), ("uint8", "int16"),
                                       ("int16", "uint8"), ("int32", "uint8"),
-                                      ("float64", "float32"), ("int8", "int64")])
+                                      ("float64", "float32"), ("int8", "int64"),
+                                      ("bool", "float32"), ("bool", "uint8"),
+                                      ("uint8", "bool"), ("float32", "bool")])
 def test_convert_image_dtype_matches_torchvision(src, dst):
     if src.startswith("float"):
         x = RNG.uniform(size=(2, 3, 4)).astype(src)
         x.flat[:2] = (0.0, 1.0)
+    elif src == "bool":                           # PILToTensor of a mode "1" image
+        x = RNG.integers(0, 2, (2, 3, 4)).astype(bool)
     else:
         info = np.iinfo(src)
         x = RNG.integers(0, info.max, (2, 3, 4), dtype=src, endpoint=True)

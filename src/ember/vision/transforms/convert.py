@@ -138,6 +138,13 @@ class ToPILImage:
             f"{type(self).__name__}()"
 
 
+def _max_value(dtype: ember.DType) -> float:
+    """The value that means full intensity: an integer dtype's maximum, 1 for floats and bool
+    (so a mode "1" image converts to 0/1 floats, as torchvision's)."""
+    return 1.0 if dtype.is_floating_point or dtype is ember.bool else \
+        float(ember.iinfo(dtype).max)
+
+
 def convert_image_dtype(image: Tensor, dtype: ember.DType = ember.float32) -> Tensor:
     """An image in another dtype, its values rescaled as torchvision's: integers span
     ``0..max`` and floats ``0..1``; float to integer scales by ``max + 1 - 0.001`` and
@@ -158,11 +165,11 @@ def convert_image_dtype(image: Tensor, dtype: ember.DType = ember.float32) -> Te
                 (image.dtype is ember.float64 and dtype is ember.int64):
             raise RuntimeError(f"convert_image_dtype: the cast from {image.dtype} to {dtype} "
                                "cannot be performed safely.")
-        return (image * (float(ember.iinfo(dtype).max) + 1.0 - 1e-3)).to(dtype)
-    input_max = float(ember.iinfo(image.dtype).max)
+        return (image * (_max_value(dtype) + 1.0 - 1e-3)).to(dtype)
+    input_max = _max_value(image.dtype)
     if dtype.is_floating_point:
         return image.to(dtype) / input_max
-    output_max = float(ember.iinfo(dtype).max)
+    output_max = _max_value(dtype)
     if input_max > output_max:
         factor = int((input_max + 1) // (output_max + 1))
         return ember.div(image, factor, rounding_mode="floor").to(dtype)
