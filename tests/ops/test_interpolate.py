@@ -99,3 +99,44 @@ def test_interpolate_errors():
         F.interpolate(x, scale_factor=2, mode="lanczos", antialias=True, align_corners=True)
     with pytest.raises(ember.ShapeError, match="'bicubic' needs a 4-D input"):
         F.interpolate(ember.randn(1, 2, 4, 4, 4), scale_factor=2, mode="bicubic")
+
+
+def _uint8_case(rng, trial):
+    """A random uint8 resize: 1-4 channels (torch's generic kernel, used beyond 4, fills a
+    width-1 output from the first column), sizes or scale factors, all four flags."""
+    h, w = (int(v) for v in rng.integers(1, 20, 2))
+    x = rng.integers(0, 256, (int(rng.integers(1, 3)), int(rng.integers(1, 5)), h, w),
+                     dtype=np.uint8)
+    kw = dict(mode=("bilinear", "bicubic")[trial % 2], antialias=bool(trial // 2 % 2),
+              align_corners=(None, False, True)[trial % 3])
+    if trial % 5 == 0:
+        kw["scale_factor"] = tuple(float(s) for s in rng.uniform(0.4, 2.5, 2))
+        kw["recompute_scale_factor"] = bool(trial % 2)
+        if int(h * kw["scale_factor"][0]) < 1 or int(w * kw["scale_factor"][1]) < 1:
+            kw["scale_factor"] = 1.5
+    else:
+        kw["size"] = tuple(int(s) for s in rng.integers(1, 26, 2))
+    return x, kw
+
+
+def test_uint8_resizing_equals_torch_element_for_element():
+    rng = np.random.default_rng(2)
+    for trial in range(240):
+        x, kw = _uint8_case(rng, trial)
+        mine = F.interpolate(ember.from_numpy(x), **kw)
+        ref = TF.interpolate(torch.from_numpy(x), **kw).numpy()
+        assert mine.dtype is ember.uint8, kw
+        np.testing.assert_array_equal(mine.numpy(), ref, err_msg=f"{x.shape} {kw}")
+    batched = ember.vmap(lambda t: F.interpolate(t, size=(4, 9), mode="bicubic"))(
+        ember.from_numpy(x[:, None]))                              # and under vmap
+    np.testing.assert_array_equal(batched.numpy()[:, 0], TF.interpolate(
+        torch.from_numpy(x), size=(4, 9), mode="bicubic").numpy())
+    for mode in ("nearest", "nearest-exact"):
+        x = rng.integers(0, 256, (2, 3, 5, 7), dtype=np.uint8)
+        np.testing.assert_array_equal(
+            F.interpolate(ember.from_numpy(x), size=(9, 4), mode=mode).numpy(),
+            TF.interpolate(torch.from_numpy(x), size=(9, 4), mode=mode).numpy())
+    with pytest.raises(TypeError, match="needs a floating input \\(or uint8 for bilinear"):
+        F.interpolate(ember.zeros(1, 1, 2, 2, dtype=ember.int32), size=3, mode="bilinear")
+    with pytest.raises(TypeError, match="'linear' needs a floating input"):
+        F.interpolate(ember.zeros(1, 1, 2, dtype=ember.uint8), size=3, mode="linear")

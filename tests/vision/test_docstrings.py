@@ -12,7 +12,10 @@ MODULES = ["ember.vision.ops", "ember.vision.ops.boxes", "ember.vision.ops.nms",
            "ember.vision.ops.losses", "ember.vision.ops.layers", "ember.vision.ops.roi",
            "ember.vision.utils", "ember.vision.transforms.functional",
            "ember.vision.transforms.color", "ember.vision.transforms.augment",
-           "ember.vision.transforms.autoaugment",
+           "ember.vision.transforms.autoaugment", "ember.vision.transforms.basic",
+           "ember.vision.transforms.warp", "ember.vision.transforms.geometric",
+           "ember.vision.transforms.convert", "ember.vision.transforms.policies",
+           "ember.vision.transforms.augmix",
            "ember.vision.models"]
 
 

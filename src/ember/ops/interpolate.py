@@ -9,7 +9,8 @@ cubic-convolution taps for bicubic, with PyTorch's source coordinates computed i
 precision) and ``resample_transpose`` (its adjoint). Each is the other's vjp, so every
 derivative order works. Each tap's source indices grow with o, so the adjoint sums contiguous
 runs with one ``add.reduceat`` per tap instead of a scatter-add. ``area`` is adaptive average
-pooling.
+pooling. uint8 images resized bilinear or bicubic go through ``resample_uint8``, PyTorch's
+fixed-point (PIL-style) arithmetic, width first, so the bytes equal PyTorch's.
 """
 
 from __future__ import annotations
@@ -249,6 +250,130 @@ class ResampleTranspose(_Resampling):
         return apply(ResampleTranspose, dg, **ctx.params)
 
 
+def _int16_kernel(kind: str, antialias: bool) -> Any:
+    """PyTorch's uint8 kernels: a triangle, or Keys' cubic with A = -0.5 when antialiased
+    (as PIL) and -0.75 otherwise (as its float bicubic)."""
+    if kind == "linear":
+        return lambda x: np.maximum(0.0, 1.0 - np.abs(x))
+    a = -0.5 if antialias else -0.75
+
+    def cubic(x: np.ndarray) -> np.ndarray:
+        x = np.abs(x)
+        near = ((a + 2) * x - (a + 3)) * x * x + 1
+        far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+
+    return cubic
+
+
+def _aa_float_taps(size: int, ratio: float, out: int, kernel: Any, width: int
+                   ) -> tuple[np.ndarray, np.ndarray, float]:
+    """Antialiased taps in float64 (PIL's): the kernel stretched by the ratio when
+    shrinking, the weights of each output normalized; and the largest weight."""
+    support = width * 0.5 * ratio if ratio >= 1.0 else width * 0.5
+    taps = math.ceil(support) * 2 + 1
+    stretch = 1.0 / ratio if ratio >= 1.0 else 1.0
+    centre = ratio * (np.arange(out) + 0.5)
+    first = np.maximum(np.trunc(centre - support + 0.5), 0).astype(np.int64)
+    count = np.clip(np.minimum(np.trunc(centre + support + 0.5).astype(np.int64), size)
+                    - first, 0, taps)
+    j = np.arange(taps)
+    w = np.where(j < count[:, None],
+                 kernel(((j + first[:, None]) - centre[:, None] + 0.5) * stretch), 0.0)
+    total = w.sum(1, keepdims=True)
+    w = np.divide(w, total, out=w.copy(), where=total != 0)
+    return first, w, float(np.where(total != 0, w, 0.0).max(initial=0.0))
+
+
+def _plain_float_taps(size: int, ratio: float, out: int, kernel: Any, width: int,
+                      align_corners: bool) -> tuple[np.ndarray, np.ndarray, float]:
+    """Taps without antialiasing in float64, as PyTorch's uint8 path computes them: the float
+    path's source index and fraction (the index floored in float32), the kernel's weights of
+    the taps outside the image added to the border tap; and the largest partial sum."""
+    src = ratio * np.arange(out) if align_corners else ratio * (np.arange(out) + 0.5) - 0.5
+    if width == 2 and not align_corners:
+        src = np.maximum(src, 0.0)
+    index = np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), size - 1)
+    lam = np.clip(src - index, 0.0, 1.0)
+    half = width // 2
+    low = index - half + 1
+    first = np.maximum(low, 0)
+    count = np.clip(np.minimum(index + half + 1, size) - first, 0, width)
+    w = np.zeros((out, width))
+    rows = np.arange(out)
+    slot = np.zeros(out, np.int64)
+    largest = 0.0
+    for t in range(width):
+        slot = np.where(low + t <= 0, 0, np.where(low + t >= size - 1, count - 1, slot))
+        w[rows, slot] += kernel((t + 1 - half) - lam)
+        largest = max(largest, float(w[rows, slot].max()))
+        slot = slot + 1
+    return first, w, largest
+
+
+@lru_cache(maxsize=256)
+def _int16_plan(size: int, out: int, scale: float | None, kind: str, align_corners: bool,
+                antialias: bool) -> tuple[np.ndarray, np.ndarray, int]:
+    """PyTorch's fixed-point taps for uint8 (PIL's resampling): per output position its first
+    source index and integer weights (zero past its taps), and their precision in bits: the
+    float64 weights scaled by the largest power of two that keeps the largest within int16,
+    rounded half away from zero."""
+    width = 2 if kind == "linear" else 4
+    if align_corners:
+        ratio = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        ratio = 1.0 / scale if scale is not None and scale > 0 else size / out
+    kernel = _int16_kernel(kind, antialias)
+    if antialias:
+        first, w, largest = _aa_float_taps(size, ratio, out, kernel, width)
+    else:
+        first, w, largest = _plain_float_taps(size, ratio, out, kernel, width, align_corners)
+    precision = 0
+    while precision < 22 and int(0.5 + largest * (1 << (precision + 1))) < (1 << 15):
+        precision += 1
+    scaled = w * (1 << precision)
+    weights = np.trunc(np.where(scaled < 0, scaled - 0.5, scaled + 0.5)).astype(np.int32)
+    return first, weights, precision
+
+
+@primitive
+class ResampleUint8(Primitive):
+    """Resamples one uint8 axis as PyTorch's CPU kernels do (PIL's fixed-point arithmetic):
+    each output sums its taps' integer weights times the inputs, plus a half, shifted right
+    by the weights' precision and saturated to 0..255."""
+
+    name = "resample_uint8"
+    differentiable = False
+
+    def forward(self, xp, x, *, axis, size, out, scale, kind, align_corners, antialias):
+        first, weights, precision = _int16_plan(size, out, scale, kind, align_corners,
+                                                antialias)
+        acc = None
+        for t in range(weights.shape[1]):
+            index = xp.asarray(np.minimum(first + t, size - 1))
+            tap = xp.take(x, index, axis=axis).astype(np.int32) * \
+                _along(xp.asarray(weights[:, t]), axis, x.ndim)
+            acc = tap if acc is None else xp.add(acc, tap, out=acc)
+        acc += 1 << (precision - 1)
+        return xp.clip(acc >> precision, 0, 255).astype(np.uint8)
+
+    def infer(self, x, *, axis, out, **p):
+        return TensorSpec(x.shape[:axis] + (out,) + x.shape[axis + 1:], x.dtype)
+
+
+def _resize_uint8(input: Tensor, out: tuple[int, ...], scales: tuple, kind: str,
+                  align_corners: bool, antialias: bool) -> Tensor:
+    """A uint8 image resized as PyTorch does: width first, then height (each rounded to uint8
+    in turn), an axis whose size stays skipped."""
+    y = input
+    for axis in (3, 2):
+        size, o = input.shape[axis], out[axis - 2]
+        if o != size:
+            y = apply(ResampleUint8, y, axis=axis, size=size, out=o, scale=scales[axis - 2],
+                      kind=kind, align_corners=align_corners, antialias=antialias)
+    return y
+
+
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                 mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
@@ -260,7 +385,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     centres onto each other. Bicubic is PyTorch's cubic convolution (A = -0.75, edges
     repeated); like it, it may overshoot the input's range. ``antialias=True`` (bilinear,
     bicubic, lanczos) widens the kernel when shrinking so that every input pixel counts, as
-    PIL and PyTorch do (``transforms.Resize``'s default).
+    PIL and PyTorch do (``transforms.Resize``'s default). A uint8 input stays uint8: nearest
+    modes copy, bilinear and bicubic use PyTorch's integer weights and rounding (equal to its
+    output byte for byte).
 
     Example:
         >>> x = ember.tensor([[[[1.0, 2.0], [3.0, 4.0]]]])
@@ -295,8 +422,11 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     if mode == "area":
         return _adaptive_avg_pool("interpolate", nd, input, out)
     if interpolating and not input.dtype.is_floating_point:
-        raise TypeError(f"interpolate: mode {mode!r} needs a floating input, got "
-                        f"{input.dtype.name}")
+        if input.dtype.name == "uint8" and mode in ("bilinear", "bicubic"):
+            return _resize_uint8(input, out, scales, _INTERPOLATING[mode][1],
+                                 bool(align_corners), antialias)
+        raise TypeError(f"interpolate: mode {mode!r} needs a floating input (or uint8 for "
+                        f"bilinear and bicubic), got {input.dtype.name}")
 
     kind = _ANTIALIASED[mode][0] if antialias else \
         _INTERPOLATING[mode][1] if interpolating else mode

@@ -143,7 +143,7 @@ def _axis_rule(name: str) -> Any:
     return batch_axis
 
 
-for _name in ("resample", "resample_transpose"):
+for _name in ("resample", "resample_transpose", "resample_uint8"):
     rule(_name)(_axis_rule(_name))
 
 

@@ -8,12 +8,13 @@ import math
 
 import numpy as np
 
-from ember.dtypes import bool_
+from ember.dtypes import bool_, int32, uint8
 from ember.jit.ir import Eqn
-from ember.onnx.context import Context
+from ember.onnx.context import Context, onnx_type
 from ember.onnx.converters.elementwise import widened
 from ember.onnx.registry import converter
 from ember.onnx.symbolic import triangle_mask
+from ember.ops.interpolate import _int16_plan
 
 
 @converter("matmul")
@@ -189,3 +190,27 @@ def resample(ctx: Context, eqn: Eqn) -> str:
         term = ctx.node("Mul", [tap, ctx.constant(np.asarray(w).reshape(shape), "weights")])
         out = term if out is None else ctx.node("Add", [out, term])
     return out
+
+
+@converter("resample_uint8")
+def resample_uint8(ctx: Context, eqn: Eqn) -> str:
+    """uint8 resampling along one axis with PyTorch's integer arithmetic: int32 taps times
+    the integer weights, plus a half, clipped to the range whose shift lands in 0..255 (so
+    that ONNX's truncating Div floors), divided by the precision's power of two."""
+    p = eqn.params
+    first, weights, precision = _int16_plan(p["size"], p["out"], p["scale"], p["kind"],
+                                            p["align_corners"], p["antialias"])
+    axis, x = p["axis"], ctx.value(eqn.inputs[0])
+    shape = (-1,) + (1,) * (len(eqn.inputs[0].shape) - 1 - axis)
+    acc = ctx.constant(np.asarray(1 << (precision - 1), np.int32), "half")
+    for t in range(weights.shape[1]):
+        index = np.minimum(first + t, p["size"] - 1)
+        gathered = ctx.node("Gather", [x, ctx.constant(index, "taps")], axis=axis)
+        tap = ctx.node("Cast", [gathered], to=onnx_type(int32))
+        w = ctx.constant(weights[:, t].reshape(shape), "weights")
+        acc = ctx.node("Add", [acc, ctx.node("Mul", [tap, w])])
+    unit = 1 << precision
+    acc = ctx.node("Clip", [acc, ctx.constant(np.asarray(0, np.int32), "low"),
+                            ctx.constant(np.asarray(256 * unit - 1, np.int32), "high")])
+    out = ctx.node("Div", [acc, ctx.constant(np.asarray(unit, np.int32), "unit")])
+    return ctx.node("Cast", [out], to=onnx_type(uint8))

@@ -28,11 +28,13 @@ from ember.vision.transforms.augment import (
     RandomSolarize,
     Resize,
 )
+from ember.vision.transforms.augmix import AugMix
 from ember.vision.transforms.autoaugment import RandAugment, RandomAffine, TrivialAugmentWide
 from ember.vision.transforms.basic import (
     CenterCrop,
     Compose,
     Lambda,
+    LinearTransformation,
     Normalize,
     Pad,
     RandomCrop,
@@ -42,12 +44,23 @@ from ember.vision.transforms.basic import (
     crop,
     pad,
 )
+from ember.vision.transforms.convert import ConvertImageDtype, PILToTensor, ToPILImage
 from ember.vision.transforms.functional import InterpolationMode
+from ember.vision.transforms.geometric import (
+    ElasticTransform,
+    FiveCrop,
+    RandomPerspective,
+    TenCrop,
+)
+from ember.vision.transforms.policies import AutoAugment, AutoAugmentPolicy
 
-__all__ = ["CenterCrop", "ColorJitter", "Compose", "GaussianBlur", "Grayscale",
-           "InterpolationMode", "Lambda", "Normalize", "Pad", "RandAugment",
+__all__ = ["AugMix", "AutoAugment", "AutoAugmentPolicy", "CenterCrop", "ColorJitter", "Compose",
+           "ConvertImageDtype",
+           "ElasticTransform", "FiveCrop", "GaussianBlur", "Grayscale", "InterpolationMode",
+           "Lambda", "LinearTransformation", "Normalize", "PILToTensor", "Pad", "RandAugment",
            "RandomAdjustSharpness", "RandomAffine", "RandomApply", "RandomAutocontrast",
            "RandomChoice", "RandomCrop", "RandomEqualize", "RandomErasing", "RandomGrayscale",
-           "RandomHorizontalFlip", "RandomInvert", "RandomOrder", "RandomPosterize",
-           "RandomResizedCrop", "RandomRotation", "RandomSolarize", "RandomVerticalFlip",
-           "Resize", "ToTensor", "TrivialAugmentWide", "crop", "functional", "pad"]
+           "RandomHorizontalFlip", "RandomInvert", "RandomOrder", "RandomPerspective",
+           "RandomPosterize", "RandomResizedCrop", "RandomRotation", "RandomSolarize",
+           "RandomVerticalFlip", "Resize", "TenCrop", "ToPILImage", "ToTensor",
+           "TrivialAugmentWide", "crop", "functional", "pad"]

@@ -4,7 +4,7 @@ tensor code makes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from functools import wraps
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 import ember
+import ember.nn.functional as F
 from ember.tensor import Tensor
 
 Image = Tensor | np.ndarray
@@ -80,3 +81,39 @@ def _from_unit(img: Tensor, dtype: ember.DType) -> Tensor:
     ``256 - 1e-3`` and truncates, so that a value that went through :func:`_unit` comes back
     unchanged despite rounding."""
     return (img * (256.0 - 1e-3)).to(ember.uint8) if dtype is ember.uint8 else img
+
+
+def _grid_transform(img: Tensor, grid: Tensor, interpolation: Any,
+                    fill: float | Sequence[float] | None, op: str) -> Tensor:
+    """torchvision's grid transform: ``img`` (cast to the grid's dtype) sampled with
+    ``grid_sample`` at ``grid`` (``(1, H_out, W_out, 2)``, normalized, ``align_corners=False``,
+    zeros outside); with ``fill``, the pixels the image does not cover are blended towards it
+    (bilinear) or replaced by it (nearest). Integer results are rounded back."""
+    mode = InterpolationMode(interpolation).value
+    if mode not in ("nearest", "bilinear"):
+        raise ValueError(f"{op}: interpolation must be NEAREST or BILINEAR for a tensor image, "
+                         f"got {mode}")
+    h, w = img.shape[-2:]
+    x = img.to(grid.dtype)
+    c = x.shape[-3]
+    flat = x.reshape(-1, c, h, w)
+    out_h, out_w = grid.shape[1:3]
+    grid = grid.expand(flat.shape[0], out_h, out_w, 2)
+    if fill is None:
+        out = F.grid_sample(flat, grid, mode=mode, padding_mode="zeros", align_corners=False)
+    else:
+        fills = [float(fill)] if isinstance(fill, (int, float)) else [float(f) for f in fill]
+        if len(fills) not in (1, c):
+            raise ValueError(f"{op}: fill {fill} has {len(fills)} values but the image has {c} "
+                             "channel(s); give one value, or one per channel")
+        ones = ember.ones(flat.shape[0], 1, h, w, dtype=x.dtype)
+        sampled = F.grid_sample(ember.cat((flat, ones), 1), grid, mode=mode,
+                                padding_mode="zeros", align_corners=False)
+        out, covered = sampled[:, :c], sampled[:, c:]
+        back = ember.tensor(fills * (c // len(fills)), dtype=x.dtype).reshape(1, c, 1, 1)
+        if mode == "nearest":
+            out = ember.where(covered < 0.5, back.expand_as(out), out)
+        else:
+            out = out * covered + (1.0 - covered) * back
+    out = out.reshape(*x.shape[:-2], out_h, out_w)
+    return _back(out, img.dtype, rounded=True).to(img.dtype)

@@ -147,13 +147,25 @@ class ColorJitter(_Random):
         self.hue = _range("hue", hue, center=0.0, bound=(-0.5, 0.5), clip_first=False)
         self.generator = generator
 
+    @staticmethod
+    def get_params(brightness: tuple[float, float] | None, contrast: tuple[float, float] | None,
+                   saturation: tuple[float, float] | None, hue: tuple[float, float] | None,
+                   generator: ember.Generator | None = None
+                   ) -> tuple[Tensor, float | None, float | None, float | None, float | None]:
+        """A random order of the four adjustments and their factors (None where a range is
+        None), drawn in torchvision's order."""
+        fn_idx = ember.randperm(4, generator=generator)
+        factors = [None if span is None else _uniform(span[0], span[1], generator)
+                   for span in (brightness, contrast, saturation, hue)]
+        return (fn_idx, *factors)
+
     def __call__(self, img: Image) -> Image:
-        steps = [(self.brightness, TF.adjust_brightness), (self.contrast, TF.adjust_contrast),
-                 (self.saturation, TF.adjust_saturation), (self.hue, TF.adjust_hue)]
-        for k in ember.randperm(4, generator=self.generator).tolist():
-            span, fn = steps[k]
-            if span is not None:
-                img = fn(img, _uniform(span[0], span[1], self.generator))
+        fn_idx, *factors = self.get_params(self.brightness, self.contrast, self.saturation,
+                                           self.hue, self.generator)
+        steps = (TF.adjust_brightness, TF.adjust_contrast, TF.adjust_saturation, TF.adjust_hue)
+        for k in fn_idx.tolist():
+            if factors[k] is not None:
+                img = steps[k](img, factors[k])
         return img
 
 
@@ -208,9 +220,15 @@ class GaussianBlur(_Random):
                              f"(min, max), got {sigma}")
         self.generator = generator
 
+    @staticmethod
+    def get_params(sigma_min: float, sigma_max: float,
+                   generator: ember.Generator | None = None) -> float:
+        """A standard deviation drawn uniformly from ``[sigma_min, sigma_max)``."""
+        return _uniform(sigma_min, sigma_max, generator)
+
     def __call__(self, img: Image) -> Image:
-        return TF.gaussian_blur(img, self.kernel_size,
-                                _uniform(self.sigma[0], self.sigma[1], self.generator))
+        sigma = self.get_params(self.sigma[0], self.sigma[1], self.generator)
+        return TF.gaussian_blur(img, self.kernel_size, [sigma, sigma])
 
 
 class RandomRotation(_Random):
@@ -235,8 +253,13 @@ class RandomRotation(_Random):
         self.interpolation, self.expand = InterpolationMode(interpolation), expand
         self.center, self.fill, self.generator = center, fill, generator
 
+    @staticmethod
+    def get_params(degrees: Sequence[float], generator: ember.Generator | None = None) -> float:
+        """An angle drawn uniformly from ``[degrees[0], degrees[1])``."""
+        return _uniform(float(degrees[0]), float(degrees[1]), generator)
+
     def __call__(self, img: Image) -> Image:
-        angle = _uniform(self.degrees[0], self.degrees[1], self.generator)
+        angle = self.get_params(self.degrees, self.generator)
         return TF.rotate(img, angle, self.interpolation, self.expand, self.center, self.fill)
 
 
@@ -263,33 +286,46 @@ class RandomErasing(_Random):
         self.p, self.scale, self.ratio, self.value = p, scale, ratio, value
         self.inplace, self.generator = inplace, generator
 
+    @staticmethod
+    def get_params(img: Tensor, scale: Sequence[float], ratio: Sequence[float],
+                   value: Sequence[float] | None = None,
+                   generator: ember.Generator | None = None
+                   ) -> tuple[int, int, int, int, Tensor]:
+        """A random window ``(i, j, h, w)`` and what fills it (``value`` per channel, or
+        standard normal noise when None); after ten misses, the whole image and the image
+        itself, as torchvision's."""
+        c, height, width = img.shape[-3:]
+        area = height * width
+        log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
+        for _ in range(10):
+            target = area * _uniform(scale[0], scale[1], generator)
+            aspect = math.exp(_uniform(log_ratio[0], log_ratio[1], generator))
+            h = int(round(math.sqrt(target * aspect)))
+            w = int(round(math.sqrt(target / aspect)))
+            if not (h < height and w < width):
+                continue
+            if value is None:
+                v = ember.randn(c, h, w, generator=generator)
+            else:
+                v = ember.tensor([float(x) for x in value]).reshape(-1, 1, 1)
+            i = int(ember.randint(0, height - h + 1, (1,), generator=generator).item())
+            j = int(ember.randint(0, width - w + 1, (1,), generator=generator).item())
+            return i, j, h, w, v
+        return 0, 0, height, width, img
+
     def __call__(self, img: Tensor) -> Tensor:
         if not isinstance(img, Tensor):
             raise TypeError("RandomErasing: img should be a tensor image; apply ToTensor first")
         if not _coin(self.p, self.generator):
             return img
-        c, height, width = img.shape[-3:]
-        area = height * width
-        log_ratio = (math.log(self.ratio[0]), math.log(self.ratio[1]))
-        for _ in range(10):
-            target = area * _uniform(self.scale[0], self.scale[1], self.generator)
-            aspect = math.exp(_uniform(log_ratio[0], log_ratio[1], self.generator))
-            h = int(round(math.sqrt(target * aspect)))
-            w = int(round(math.sqrt(target / aspect)))
-            if h < height and w < width:
-                break
-        else:
-            return img
-        i = int(ember.randint(0, height - h + 1, (1,), generator=self.generator).item())
-        j = int(ember.randint(0, width - w + 1, (1,), generator=self.generator).item())
-        if self.value == "random":
-            v = ember.randn(c, h, w, dtype=img.dtype, generator=self.generator)
-        else:
-            values = [self.value] if isinstance(self.value, numbers.Number) else list(self.value)
-            if len(values) not in (1, c):
-                raise ValueError(f"RandomErasing: value should have 1 or {c} entries, got "
-                                 f"{self.value}")
-            v = ember.tensor(values, dtype=img.dtype).reshape(-1, 1, 1)
+        c = img.shape[-3]
+        value = None if self.value == "random" else \
+            [self.value] if isinstance(self.value, numbers.Number) else list(self.value)
+        if value is not None and len(value) not in (1, c):
+            raise ValueError(f"RandomErasing: if value is a sequence, it should have either a "
+                             f"single value or {c} (number of input channels), got "
+                             f"{self.value}")
+        i, j, h, w, v = self.get_params(img, self.scale, self.ratio, value, self.generator)
         return TF.erase(img, i, j, h, w, v, self.inplace)
 
 

@@ -1,6 +1,7 @@
 """Random affine warps and the automatic augmentation policies that pick one operation (or a
 few) per image: ``RandomAffine``, ``RandAugment`` and ``TrivialAugmentWide``, with
-torchvision's operation spaces and magnitudes."""
+torchvision's operation spaces and magnitudes (and the operations that ``AutoAugment`` and
+``AugMix`` share with them)."""
 
 from __future__ import annotations
 
@@ -115,6 +116,8 @@ def _apply(img: Image, op: str, magnitude: float, interpolation: InterpolationMo
         return TF.autocontrast(img)
     if op == "Equalize":
         return TF.equalize(img)
+    if op == "Invert":
+        return TF.invert(img)
     return img  # Identity
 
 
@@ -138,6 +141,8 @@ def _space(bins: int, shear: float, translate: tuple[float, float], rotate: floa
 
 
 def _fills(img: Image, fill: float | Sequence[float] | None) -> list[float] | None:
+    """A fill as one value per channel (a number repeated; None kept), as torchvision's
+    transforms pass it for tensors."""
     channels = img.shape[-3] if isinstance(img, Tensor) else (img.shape[2] if img.ndim == 3
                                                                else 1)
     if fill is None:
@@ -223,3 +228,4 @@ class TrivialAugmentWide(_Random):
         if signed and int(ember.randint(0, 2, (1,), generator=self.generator)):
             magnitude = -magnitude
         return _apply(img, op, magnitude, self.interpolation, _fills(img, self.fill))
+

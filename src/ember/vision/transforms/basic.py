@@ -18,8 +18,8 @@ import numpy as np
 import ember
 from ember.tensor import Tensor
 
-__all__ = ["Compose", "ToTensor", "Normalize", "Lambda", "Pad", "CenterCrop", "RandomCrop",
-           "RandomHorizontalFlip", "RandomVerticalFlip"]
+__all__ = ["Compose", "ToTensor", "Normalize", "LinearTransformation", "Lambda", "Pad",
+           "CenterCrop", "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip"]
 
 Image = np.ndarray | Tensor
 
@@ -125,6 +125,45 @@ class Normalize:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(mean={self.mean}, std={self.std})"
+
+
+class LinearTransformation:
+    """Flattens each ``(C, H, W)`` image, subtracts ``mean_vector`` and multiplies by the
+    square ``transformation_matrix`` (as for ZCA whitening), keeping the shape.
+
+    Example:
+        >>> t = LinearTransformation(2 * ember.eye(2), ember.ones(2))
+        >>> t(ember.tensor([[[1.0, 3.0]]])).tolist()
+        [[[0.0, 4.0]]]
+    """
+
+    def __init__(self, transformation_matrix: Tensor, mean_vector: Tensor) -> None:
+        m, mean = transformation_matrix, mean_vector
+        if m.ndim != 2 or m.shape[0] != m.shape[1]:
+            raise ValueError(f"LinearTransformation: transformation_matrix should be square, "
+                             f"got a {tuple(m.shape)} matrix")
+        if mean.shape[0] != m.shape[0]:
+            raise ValueError(f"LinearTransformation: mean_vector should have the same length "
+                             f"{mean.shape[0]} as any one of the dimensions of the "
+                             f"transformation_matrix [{tuple(m.shape)}]")
+        if m.dtype is not mean.dtype:
+            raise ValueError(f"LinearTransformation: input tensors should have the same dtype, "
+                             f"got {m.dtype} and {mean.dtype}")
+        self.transformation_matrix, self.mean_vector = m, mean
+
+    def __call__(self, tensor: Tensor) -> Tensor:
+        shape = tensor.shape
+        n = shape[-3] * shape[-2] * shape[-1]
+        if n != self.transformation_matrix.shape[0]:
+            raise ValueError(f"LinearTransformation: input tensor and transformation matrix "
+                             f"have incompatible shape: [{shape[-3]} x {shape[-2]} x "
+                             f"{shape[-1]}] != {self.transformation_matrix.shape[0]}")
+        flat = tensor.reshape(-1, n) - self.mean_vector
+        return (flat @ self.transformation_matrix.to(flat.dtype)).reshape(shape)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(transformation_matrix="
+                f"{self.transformation_matrix.tolist()}, mean_vector={self.mean_vector.tolist()})")
 
 
 class Lambda:

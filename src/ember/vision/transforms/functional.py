@@ -28,10 +28,11 @@ from ember.vision.transforms._image import (
     InterpolationMode,
     _back,
     _check_image,
+    _grid_transform,
     _tensor_op,
     _to_float,
 )
-from ember.vision.transforms.basic import crop, pad
+from ember.vision.transforms.basic import Normalize, ToTensor, crop, pad
 from ember.vision.transforms.color import (
     adjust_brightness,
     adjust_contrast,
@@ -46,12 +47,75 @@ from ember.vision.transforms.color import (
     rgb_to_grayscale,
     solarize,
 )
+from ember.vision.transforms.convert import convert_image_dtype, pil_to_tensor, to_pil_image
+from ember.vision.transforms.warp import elastic_transform, perspective
 
 __all__ = ["InterpolationMode", "adjust_brightness", "affine", "adjust_contrast", "adjust_gamma",
            "adjust_hue", "adjust_saturation", "adjust_sharpness", "autocontrast",
-           "center_crop", "crop", "equalize", "erase", "gaussian_blur", "hflip", "invert",
-           "pad", "posterize", "resize", "resized_crop", "rgb_to_grayscale", "rotate",
-           "solarize", "vflip"]
+           "center_crop", "convert_image_dtype", "crop", "elastic_transform", "equalize",
+           "erase", "five_crop", "gaussian_blur", "get_dimensions", "get_image_num_channels",
+           "get_image_size", "hflip", "invert", "normalize", "pad", "perspective",
+           "pil_to_tensor", "posterize", "resize", "resized_crop", "rgb_to_grayscale",
+           "rotate", "solarize", "ten_crop", "to_pil_image", "to_tensor", "vflip"]
+
+def get_dimensions(img: Image) -> list[int]:
+    """``[channels, height, width]`` of a ``(..., C, H, W)`` tensor (a 2-D one has one
+    channel) or an ``(H, W[, C])`` array.
+
+    Example:
+        >>> get_dimensions(ember.zeros(3, 4, 5)), get_dimensions(np.zeros((4, 5)))
+        ([3, 4, 5], [1, 4, 5])
+    """
+    if isinstance(img, Tensor):
+        channels = 1 if img.ndim == 2 else img.shape[-3]
+        return [int(channels), int(img.shape[-2]), int(img.shape[-1])]
+    if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
+        raise TypeError(f"get_dimensions: img should be a tensor or an (H, W[, C]) array, "
+                        f"got {type(img).__name__}")
+    return [int(img.shape[2]) if img.ndim == 3 else 1, int(img.shape[0]), int(img.shape[1])]
+
+
+def get_image_num_channels(img: Image) -> int:
+    """The number of channels (see :func:`get_dimensions`).
+
+    Example:
+        >>> get_image_num_channels(ember.zeros(3, 4, 5))
+        3
+    """
+    return get_dimensions(img)[0]
+
+
+def get_image_size(img: Image) -> list[int]:
+    """``[width, height]``, in torchvision's order.
+
+    Example:
+        >>> get_image_size(ember.zeros(3, 4, 5))
+        [5, 4]
+    """
+    _, h, w = get_dimensions(img)
+    return [w, h]
+
+
+def to_tensor(pic: Any) -> Tensor:
+    """:class:`~ember.vision.transforms.ToTensor` as a function.
+
+    Example:
+        >>> to_tensor(np.full((1, 2), 255, np.uint8)).tolist()
+        [[[1.0, 1.0]]]
+    """
+    return ToTensor()(pic)
+
+
+def normalize(tensor: Tensor, mean: Sequence[float], std: Sequence[float],
+              inplace: bool = False) -> Tensor:
+    """``(tensor - mean) / std`` per channel of a float ``(..., C, H, W)`` tensor.
+
+    Example:
+        >>> normalize(ember.ones(1, 1, 2), [0.5], [0.5]).tolist()
+        [[[1.0, 1.0]]]
+    """
+    return Normalize(mean, std, inplace)(tensor)
+
 
 def _output_size(h: int, w: int, size: int | Sequence[int], max_size: int | None
                  ) -> tuple[int, int]:
@@ -79,7 +143,9 @@ def resize(img: Tensor, size: int | Sequence[int],
            interpolation: InterpolationMode = InterpolationMode.BILINEAR,
            max_size: int | None = None, antialias: bool | None = True) -> Tensor:
     """Resizes to ``size`` (``(h, w)``, or one number for the smaller edge), antialiased
-    when bilinear or bicubic as torchvision does by default.
+    when bilinear or bicubic as torchvision does by default. A uint8 image is resampled in
+    float32 and rounded, as torchvision's tensor path does (``F.interpolate``'s uint8 kernels
+    round each pass and can differ by a level); nearest modes copy its bytes.
 
     Example:
         >>> resize(ember.zeros(3, 10, 20), (5, 5)).shape
@@ -91,10 +157,11 @@ def resize(img: Tensor, size: int | Sequence[int],
     out = _output_size(h, w, size, max_size)
     if out == (h, w):
         return img
-    x = _to_float(img)
+    smooth = mode in ("bilinear", "bicubic")
+    # torchvision resamples in float32 and rounds; nearest copies alike in uint8
+    x = img if not smooth and img.dtype is ember.uint8 else _to_float(img)
     batch = x.shape[:-3]
     x = x.reshape(-1, *x.shape[-3:])
-    smooth = mode in ("bilinear", "bicubic")
     x = F.interpolate(x, size=out, mode=mode, align_corners=False if smooth else None,
                       antialias=bool(antialias) and smooth)
     return _back(x.reshape(*batch, *x.shape[-3:]), img.dtype, rounded=smooth)
@@ -146,6 +213,46 @@ def vflip(img: Tensor) -> Tensor:
         [[[2], [1]]]
     """
     return img.flip(-2)
+
+
+def five_crop(img: Image, size: int | Sequence[int]) -> tuple[Image, Image, Image, Image, Image]:
+    """The top-left, top-right, bottom-left, bottom-right and central crops of ``size``.
+
+    Example:
+        >>> [c.item() for c in five_crop(ember.arange(9).reshape(1, 3, 3), 1)]
+        [0, 2, 6, 8, 4]
+    """
+    if isinstance(size, (int, float)):
+        size = (int(size), int(size))
+    elif isinstance(size, Sequence) and len(size) == 1:
+        size = (size[0], size[0])
+    if len(size) != 2:
+        raise ValueError(f"five_crop: please provide only two dimensions (h, w) for size, got "
+                         f"{size}")
+    h, w = (img.shape[-2:] if isinstance(img, Tensor) else img.shape[:2])
+    ch, cw = size
+    if ch > h or cw > w:
+        raise ValueError(f"five_crop: requested crop size {tuple(size)} is bigger than input "
+                         f"size {(h, w)}")
+    return (crop(img, 0, 0, ch, cw), crop(img, 0, w - cw, ch, cw),
+            crop(img, h - ch, 0, ch, cw), crop(img, h - ch, w - cw, ch, cw),
+            center_crop(img, [ch, cw]))
+
+
+def ten_crop(img: Image, size: int | Sequence[int], vertical_flip: bool = False
+             ) -> tuple[Image, ...]:
+    """:func:`five_crop` of the image, then of its mirror image (left-right, or top-bottom
+    with ``vertical_flip``).
+
+    Example:
+        >>> len(ten_crop(ember.zeros(1, 4, 4), 2))
+        10
+    """
+    if isinstance(size, Sequence) and len(size) not in (1, 2):
+        raise ValueError(f"ten_crop: please provide only two dimensions (h, w) for size, got "
+                         f"{size}")
+    mirrored = vflip(img) if vertical_flip else hflip(img)
+    return five_crop(img, size) + five_crop(mirrored, size)
 
 
 def _gaussian_kernel(size: int, sigma: float, dtype: ember.DType) -> Tensor:
@@ -247,36 +354,13 @@ def _expanded_size(m: np.ndarray, w: int, h: int) -> tuple[int, int]:
 
 def _warp(img: Tensor, m: np.ndarray, out_w: int, out_h: int, interpolation: Any,
           fill: float | Sequence[float] | None, op: str) -> Tensor:
-    """Samples ``img`` at ``m``'s positions (``grid_sample``, zeros outside), filling the
-    uncovered pixels with ``fill`` as torchvision does."""
+    """Samples ``img`` at ``m``'s positions, filling the uncovered pixels with ``fill``."""
     _check_image(op, img)
-    mode = InterpolationMode(interpolation).value
-    if mode not in ("nearest", "bilinear"):
-        raise ValueError(f"{op}: interpolation must be NEAREST or BILINEAR, got {mode}")
     h, w = img.shape[-2:]
-    x = _to_float(img)
-    c = x.shape[-3]
-    flat = x.reshape(-1, c, h, w)
     xs, ys = np.meshgrid(np.arange(out_w) - out_w * 0.5 + 0.5, np.arange(out_h) - out_h * 0.5 + 0.5)
     src = np.stack([xs, ys, np.ones_like(xs)], -1) @ m.T / [0.5 * w, 0.5 * h]
-    grid = ember.tensor(src[None], dtype=x.dtype).expand(flat.shape[0], out_h, out_w, 2)
-    if fill is None:
-        out = F.grid_sample(flat, grid, mode=mode, padding_mode="zeros", align_corners=False)
-    else:
-        fills = [float(fill)] if isinstance(fill, (int, float)) else [float(f) for f in fill]
-        if len(fills) not in (1, c):
-            raise ValueError(f"{op}: fill {fill} has {len(fills)} values but the image has {c} "
-                             "channel(s); give one value, or one per channel")
-        ones = ember.ones(flat.shape[0], 1, h, w, dtype=x.dtype)
-        sampled = F.grid_sample(ember.cat((flat, ones), 1), grid, mode=mode,
-                                padding_mode="zeros", align_corners=False)
-        out, covered = sampled[:, :c], sampled[:, c:]
-        back = ember.tensor(fills * (c // len(fills)), dtype=x.dtype).reshape(1, c, 1, 1)
-        if mode == "nearest":
-            out = ember.where(covered < 0.5, back.expand_as(out), out)
-        else:
-            out = out * covered + (1.0 - covered) * back
-    return _back(out.reshape(*x.shape[:-2], out_h, out_w), img.dtype, rounded=True)
+    grid = ember.tensor(src[None], dtype=_to_float(img).dtype)
+    return _grid_transform(img, grid, interpolation, fill, op)
 
 
 @_tensor_op
