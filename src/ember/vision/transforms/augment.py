@@ -263,34 +263,43 @@ class RandomErasing(_Random):
         self.p, self.scale, self.ratio, self.value = p, scale, ratio, value
         self.inplace, self.generator = inplace, generator
 
-    def __call__(self, img: Tensor) -> Tensor:
-        if not isinstance(img, Tensor):
-            raise TypeError("RandomErasing: img should be a tensor image; apply ToTensor first")
-        if not _coin(self.p, self.generator):
-            return img
+    @staticmethod
+    def get_params(img: Tensor, scale: Sequence[float], ratio: Sequence[float],
+                   value: Sequence[float] | None = None,
+                   generator: ember.Generator | None = None
+                   ) -> tuple[int, int, int, int, Tensor]:
+        """A random window ``(i, j, h, w)`` and the values ``v`` to write there (normal
+        noise when ``value`` is None); ``(0, 0, H, W, img)`` after ten misses."""
         c, height, width = img.shape[-3:]
         area = height * width
-        log_ratio = (math.log(self.ratio[0]), math.log(self.ratio[1]))
+        log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
         for _ in range(10):
-            target = area * _uniform(self.scale[0], self.scale[1], self.generator)
-            aspect = math.exp(_uniform(log_ratio[0], log_ratio[1], self.generator))
+            target = area * _uniform(scale[0], scale[1], generator)
+            aspect = math.exp(_uniform(log_ratio[0], log_ratio[1], generator))
             h = int(round(math.sqrt(target * aspect)))
             w = int(round(math.sqrt(target / aspect)))
             if h < height and w < width:
                 break
         else:
+            return 0, 0, height, width, img
+        i = int(ember.randint(0, height - h + 1, (1,), generator=generator).item())
+        j = int(ember.randint(0, width - w + 1, (1,), generator=generator).item())
+        if value is None:
+            return i, j, h, w, ember.randn(c, h, w, dtype=img.dtype, generator=generator)
+        return i, j, h, w, ember.tensor(list(value), dtype=img.dtype).reshape(-1, 1, 1)
+
+    def __call__(self, img: Tensor) -> Tensor:
+        if not isinstance(img, Tensor):
+            raise TypeError("RandomErasing: img should be a tensor image; apply ToTensor first")
+        if not _coin(self.p, self.generator):
             return img
-        i = int(ember.randint(0, height - h + 1, (1,), generator=self.generator).item())
-        j = int(ember.randint(0, width - w + 1, (1,), generator=self.generator).item())
-        if self.value == "random":
-            v = ember.randn(c, h, w, dtype=img.dtype, generator=self.generator)
-        else:
-            values = [self.value] if isinstance(self.value, numbers.Number) else list(self.value)
-            if len(values) not in (1, c):
-                raise ValueError(f"RandomErasing: value should have 1 or {c} entries, got "
-                                 f"{self.value}")
-            v = ember.tensor(values, dtype=img.dtype).reshape(-1, 1, 1)
-        return TF.erase(img, i, j, h, w, v, self.inplace)
+        values = None if self.value == "random" else (
+            [self.value] if isinstance(self.value, numbers.Number) else list(self.value))
+        if values is not None and len(values) not in (1, img.shape[-3]):
+            raise ValueError(f"RandomErasing: value should have 1 or {img.shape[-3]} entries, "
+                             f"got {self.value}")
+        i, j, h, w, v = self.get_params(img, self.scale, self.ratio, values, self.generator)
+        return img if v is img else TF.erase(img, i, j, h, w, v, self.inplace)
 
 
 class _RandomApplied(_Random):
