@@ -48,9 +48,7 @@ class TVTensor(Tensor):
     @classmethod
     def _wrap(cls, tensor: Tensor, **metadata: Any) -> TVTensor:
         """``tensor``'s data and autograd history under this type, without a copy."""
-        out = _new(cls)
-        for slot in _SLOTS:
-            setattr(out, slot, getattr(tensor, slot))
+        out = _alias(cls, tensor)
         out.__dict__.update(metadata)
         return out
 
@@ -95,9 +93,17 @@ def _rebuild(cls: type, reduced: tuple, metadata: dict) -> TVTensor:
     return cls._wrap(fn(*args), **metadata)
 
 
-def _plain(t: Tensor) -> Tensor:
-    """``t``'s data and history as a plain tensor."""
-    out = _new(Tensor)
+def _alias(cls: type, t: Tensor) -> Tensor:
+    """A ``cls`` object on ``t``'s data and autograd history. A leaf that requires grad is
+    aliased by a view, so that gradients reach it, as PyTorch's ``as_subclass`` does."""
+    if t.requires_grad and t._node is None:
+        t = t.view(tuple(t.shape))
+    out = _new(cls)
     for slot in _SLOTS:
         setattr(out, slot, getattr(t, slot))
     return out
+
+
+def _plain(t: Tensor) -> Tensor:
+    """``t``'s data and history as a plain tensor."""
+    return _alias(Tensor, t)
