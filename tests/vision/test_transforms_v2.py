@@ -125,6 +125,10 @@ def test_to_image_to_dtype_to_pure_tensor():
     pipeline = v2.Compose([v2.ToImage(), v2.ToDtype(ember.float32, scale=True)])
     out, label = pipeline(arr, 3)
     assert type(out) is tv.Image and out.shape == (3, 4, 5) and out.max().item() == 1.0
+    labels = ember.tensor([1, 2])
+    out, target = v2.ToImage()(arr, {"labels": labels})  # an array is the image, as PIL's
+    assert type(out) is tv.Image and target["labels"] is labels
+    assert "ToDtype(dtype=ember.float32, scale=True)" in repr(pipeline)
     mask = tv.Mask(ember.ones(4, 5, dtype=ember.uint8))
     boxes = tv.BoundingBoxes([[0, 0, 2, 2]], format="XYXY", canvas_size=(4, 5))
     img = tv.Image(ember.full((3, 4, 5), 255, dtype=ember.uint8))

@@ -12,7 +12,7 @@ from ember import nn
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
-from ember.vision.transforms.v2._utils import TypeCheck, check_type, has_any
+from ember.vision.transforms.v2._utils import TypeCheck, check_type, has_any, is_array_image
 from ember.vision.transforms.v2.functional._utils import _get_kernel, is_pure_tensor
 
 
@@ -20,9 +20,9 @@ class Transform(nn.Module):
     """A v2 transform. Subclasses set ``_transformed_types`` and override ``make_params``
     (random draws, once per call) and ``transform`` (one input).
 
-    Pure tensors follow torchvision's heuristic: with no ``Image`` or ``Video`` in the sample,
-    the first pure tensor (depth-first) is the image and the others pass through; with one,
-    all pure tensors pass through.
+    Pure tensors follow torchvision's heuristic: with no ``Image``, ``Video`` or array image
+    (NumPy or PIL, before ``ToImage``) in the sample, the first pure tensor (depth-first) is
+    the image and the others pass through; with one, all pure tensors pass through.
 
     Example:
         >>> from ember.vision.transforms import v2
@@ -51,7 +51,8 @@ class Transform(nn.Module):
                                                                            **kwargs)
 
     def _needs_transform_list(self, flat_inputs: list) -> list[bool]:
-        transform_pure_tensor = not has_any(flat_inputs, tv_tensors.Image, tv_tensors.Video)
+        transform_pure_tensor = not has_any(flat_inputs, tv_tensors.Image, tv_tensors.Video,
+                                            is_array_image)
         needs = []
         for inpt in flat_inputs:
             need = check_type(inpt, self._transformed_types)
@@ -73,7 +74,7 @@ class Transform(nn.Module):
         for name, value in self.__dict__.items():
             if name.startswith("_") or name == "training":
                 continue
-            if isinstance(value, (bool, int, float, str, tuple, list, enum.Enum)):
+            if isinstance(value, (bool, int, float, str, tuple, list, enum.Enum, ember.DType)):
                 shown.append(f"{name}={value}")
         return ", ".join(shown)
 

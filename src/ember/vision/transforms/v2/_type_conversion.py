@@ -4,19 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ember.vision import tv_tensors
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform
+from ember.vision.transforms.v2._utils import is_array_image
 from ember.vision.transforms.v2.functional import is_pure_tensor
 
 __all__ = ["ToImage", "ToPureTensor"]
-
-
-def _is_array_image(inpt: Any) -> bool:
-    return isinstance(inpt, np.ndarray) or (hasattr(inpt, "__array_interface__")
-                                            and not hasattr(inpt, "shape"))
 
 
 class ToImage(Transform):
@@ -25,11 +19,12 @@ class ToImage(Transform):
     are kept (follow with ``ToDtype(ember.float32, scale=True)`` for ``ToTensor``'s result).
 
     Example:
+        >>> import numpy as np
         >>> type(ToImage()(np.zeros((2, 2, 3), np.uint8))).__name__
         'Image'
     """
 
-    _transformed_types = (is_pure_tensor, _is_array_image)
+    _transformed_types = (is_pure_tensor, is_array_image)
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         return F.to_image(inpt)

@@ -8,11 +8,20 @@ import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.transforms.v2.functional import get_dimensions, get_size, is_pure_tensor
 
 TypeCheck = type | Callable[[Any], bool]
+
+
+def is_array_image(inpt: Any) -> bool:
+    """A NumPy array or a PIL image (anything with ``__array_interface__`` but no tensor): the
+    images before ``ToImage``, which play the part PIL images play in torchvision."""
+    return isinstance(inpt, np.ndarray) or (hasattr(inpt, "__array_interface__")
+                                            and not isinstance(inpt, Tensor))
 
 
 def check_type(obj: Any, types_or_checks: tuple[TypeCheck, ...]) -> bool:
