@@ -210,7 +210,7 @@ def test_mixup_and_cutmix_mix_labels_with_the_images():
         v2.MixUp()(images, labels)
     with pytest.raises(ValueError, match="batched input with 4 dims"):
         v2.MixUp(num_classes=3)(images[0], labels)
-    with pytest.raises(ValueError, match="does not support bounding boxes"):
+    with pytest.raises(ValueError, match="does not support array images, bounding boxes and masks"):
         v2.MixUp(num_classes=3)(images, labels, tv.Mask(ember.zeros(8, 8)))
 
 
@@ -251,3 +251,25 @@ def test_fill_per_type_and_repr():
     assert out_img[0, 0, 0].item() == 0.5 and out_mask[0, 0].item() == 7
     assert repr(v2.RandomHorizontalFlip(p=0.3)) == "RandomHorizontalFlip(p=0.3)"
     assert "Resize(size=[4]" in repr(v2.Resize(4))
+
+
+def test_numpy_images_go_through_the_v1_kernels():
+    arr = (np.arange(12 * 16 * 3) % 251).astype(np.uint8).reshape(12, 16, 3)
+    boxes = tv.BoundingBoxes([[1, 2, 5, 6]], format="XYXY", canvas_size=(12, 16))
+    out, out_boxes = v2.Compose([v2.Pad(2), v2.RandomHorizontalFlip(p=1.0)])(arr, boxes)
+    expected = TF.hflip(TF.pad(arr, 2))
+    assert isinstance(out, np.ndarray) and np.array_equal(out, expected)
+    assert out_boxes.tolist() == [[13, 4, 17, 8]] and out_boxes.canvas_size == (16, 20)
+    with pytest.raises(TypeError, match="does not support array images"):
+        v2.Normalize([0.5], [0.5])(arr)
+    with pytest.raises(ValueError, match="does not support array images"):
+        v2.MixUp(num_classes=2)(arr, ember.tensor([0]))
+
+
+def test_pad_fill_per_channel():
+    img = tv.Image(ember.zeros(3, 2, 2))
+    out = v2.RandomZoomOut(fill={tv.Image: (1, 2, 3), "others": 0}, side_range=(2, 2),
+                           p=1.0)(img)
+    assert out.shape == (3, 4, 4) and out.amax((1, 2)).tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="one per channel"):
+        v2.Pad(1, fill=(1, 2))(img)

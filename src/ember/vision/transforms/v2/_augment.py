@@ -21,6 +21,7 @@ from ember.vision.transforms.v2._utils import (
     _as_plain,
     _parse_labels_getter,
     has_any,
+    is_array_image,
     query_chw,
     query_size,
 )
@@ -86,9 +87,9 @@ class _BaseMixUpCutMix(Transform):
         sample = inputs if len(inputs) > 1 else inputs[0]
         flat_inputs, spec = tree_flatten(sample)
         needs = self._needs_transform_list(flat_inputs)
-        if has_any(flat_inputs, tv_tensors.BoundingBoxes, tv_tensors.Mask):
-            raise ValueError(f"{type(self).__name__}() does not support bounding boxes and "
-                             "masks")
+        if has_any(flat_inputs, is_array_image, tv_tensors.BoundingBoxes, tv_tensors.Mask):
+            raise ValueError(f"{type(self).__name__}() does not support array images, bounding "
+                             "boxes and masks")
         labels = self._labels_getter(sample)
         if not isinstance(labels, Tensor):
             raise ValueError(f"{type(self).__name__}: the labels must be a tensor, but got "

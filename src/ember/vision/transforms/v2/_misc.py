@@ -19,6 +19,8 @@ from ember.vision.transforms.v2._utils import (
     _parse_labels_getter,
     _setup_size,
     get_bounding_boxes,
+    has_any,
+    is_array_image,
 )
 from ember.vision.transforms.v2.functional import is_pure_tensor
 
@@ -37,6 +39,11 @@ class Normalize(Transform):
                  inplace: bool = False) -> None:
         super().__init__()
         self.mean, self.std, self.inplace = list(mean), list(std), inplace
+
+    def _check_inputs(self, flat_inputs: list) -> None:
+        if has_any(flat_inputs, is_array_image):
+            raise TypeError("Normalize() does not support array images; apply ToImage() and "
+                            "ToDtype(ember.float32, scale=True) first")
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         return self._call_kernel(F.normalize, inpt, self.mean, self.std, self.inplace)

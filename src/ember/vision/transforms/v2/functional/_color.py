@@ -8,9 +8,12 @@ from collections.abc import Callable, Sequence
 from functools import wraps
 from typing import Any
 
+import numpy as np
+
 import ember
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
+from ember.vision.transforms._image import _tensor_op
 from ember.vision.transforms.basic import Normalize
 from ember.vision.transforms.v2.functional._utils import _dispatch, _register_kernel_internal
 from ember.vision.tv_tensors import BoundingBoxes, Image, Mask, Video
@@ -23,15 +26,16 @@ __all__ = ["adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue",
 _IMAGES = (Tensor, Image, Video)
 
 
-def _image_functional(kernel: Callable) -> Callable:
+def _image_functional(kernel: Callable, arrays: bool = True) -> Callable:
     """A ``v2.functional`` function over the image ``kernel`` (name, signature and
-    documentation are the kernel's)."""
+    documentation are the kernel's); with ``arrays``, NumPy images ``(H, W[, C])`` go to the
+    kernel too (the v1 kernels take them)."""
 
     @wraps(kernel)
     def functional(inpt: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         return _dispatch(functional, inpt, *args, **kwargs)
 
-    _register_kernel_internal(functional, *_IMAGES)(kernel)
+    _register_kernel_internal(functional, *_IMAGES, *((np.ndarray,) if arrays else ()))(kernel)
     return functional
 
 
@@ -48,7 +52,7 @@ posterize = _image_functional(TF.posterize)
 solarize = _image_functional(TF.solarize)
 rgb_to_grayscale = _image_functional(TF.rgb_to_grayscale)
 gaussian_blur = _image_functional(TF.gaussian_blur)
-erase = _image_functional(TF.erase)
+erase = _image_functional(_tensor_op(TF.erase))
 
 
 def _normalize_image(image: Tensor, mean: Sequence[float], std: Sequence[float],
@@ -57,7 +61,7 @@ def _normalize_image(image: Tensor, mean: Sequence[float], std: Sequence[float],
     return Normalize(mean, std, inplace)(image)
 
 
-normalize = _image_functional(_normalize_image)
+normalize = _image_functional(_normalize_image, arrays=False)
 
 
 def _permute_channels_image(image: Tensor, permutation: Sequence[int]) -> Tensor:
@@ -71,7 +75,7 @@ def _permute_channels_image(image: Tensor, permutation: Sequence[int]) -> Tensor
     return image[..., list(permutation), :, :]
 
 
-permute_channels = _image_functional(_permute_channels_image)
+permute_channels = _image_functional(_permute_channels_image, arrays=False)
 
 
 def _value_bits(dtype: ember.DType) -> int:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 import ember
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
@@ -30,7 +32,7 @@ __all__ = ["affine", "center_crop", "crop", "hflip", "horizontal_flip", "pad", "
 
 Fill = float | Sequence[float] | None
 _NEAREST = InterpolationMode.NEAREST
-_IMAGES = (Tensor, Image, Video)
+_IMAGES = (Tensor, Image, Video, np.ndarray)  # arrays (H, W[, C]) as the v1 kernels take them
 
 
 def _on_mask(kernel: Callable, mask: Tensor, *args: Any, **kwargs: Any) -> Tensor:
@@ -233,7 +235,17 @@ def pad(inpt: Tensor, padding: int | Sequence[int], fill: Fill = None,
 @_register_kernel_internal(pad, *_IMAGES)
 def _pad_image(image: Tensor, padding: int | Sequence[int], fill: Fill = None,
                padding_mode: str = "constant") -> Tensor:
-    return TF.pad(image, padding, 0 if fill is None else fill, padding_mode)
+    """v1's ``pad``; a tensor's per-channel ``fill`` pads each channel with its value."""
+    fill = 0 if fill is None else fill
+    if isinstance(image, Tensor) and isinstance(fill, Sequence):
+        if len(fill) not in (1, image.shape[-3]):
+            raise ValueError(f"pad: fill {list(fill)} has {len(fill)} values but the image has "
+                             f"{image.shape[-3]} channels; give one value, or one per channel")
+        if len(fill) > 1 and padding_mode == "constant":
+            channels = image.split(1, dim=-3)
+            return ember.cat([TF.pad(c, padding, f) for c, f in zip(channels, fill)], dim=-3)
+        fill = fill[0]
+    return TF.pad(image, padding, fill, padding_mode)
 
 
 @_register_kernel_internal(pad, Mask)

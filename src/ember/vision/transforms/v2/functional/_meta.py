@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import ember
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
@@ -67,6 +69,21 @@ def _channels_image(image: Tensor) -> int:
 @_register_kernel_internal(get_size, Tensor, Image, Video, Mask, tv_tensor_wrapper=False)
 def _size_image(image: Tensor) -> list[int]:
     return _dimensions_image(image)[1:]
+
+
+@_register_kernel_internal(get_dimensions, np.ndarray, tv_tensor_wrapper=False)
+def _dimensions_array(image: np.ndarray) -> list[int]:
+    return [image.shape[2] if image.ndim == 3 else 1, *image.shape[:2]]
+
+
+@_register_kernel_internal(get_num_channels, np.ndarray, tv_tensor_wrapper=False)
+def _channels_array(image: np.ndarray) -> int:
+    return _dimensions_array(image)[0]
+
+
+@_register_kernel_internal(get_size, np.ndarray, tv_tensor_wrapper=False)
+def _size_array(image: np.ndarray) -> list[int]:
+    return _dimensions_array(image)[1:]
 
 
 @_register_kernel_internal(get_size, BoundingBoxes, tv_tensor_wrapper=False)
