@@ -232,4 +232,4 @@ def test_to_image_and_register_kernel():
     with pytest.raises(ValueError, match="built-in"):
         F.register_kernel(F.hflip, tv.Mask)
     with pytest.raises(TypeError, match="supports inputs of type"):
-        F.hflip(type("Points", (tv.TVTensor,), {})._wrap(ember.zeros(2)))
+        F.hflip(type("Points", (tv.TVTensor,), {})(ember.zeros(2)))

@@ -81,3 +81,12 @@ def test_gradients_reach_a_wrapped_leaf():
     x = ember.rand(2, 4, requires_grad=True)
     (tv.BoundingBoxes(x, format="XYXY", canvas_size=(4, 4)) ** 2).sum().backward()
     assert ember.allclose(x.grad, 2 * x.detach())
+
+
+def test_user_subclasses_are_made_like_the_built_in_ones():
+    class Heatmap(tv.TVTensor):
+        pass
+
+    h = Heatmap([[1.0, 2.0]], dtype=ember.float64)
+    assert type(h) is Heatmap and h.dtype is ember.float64 and h.tolist() == [[1.0, 2.0]]
+    assert type(h.clone()) is Heatmap and type(h * 2) is ember.Tensor

@@ -56,7 +56,3 @@ class Mask(TVTensor):
         >>> Mask([[0, 1], [1, 0]]).dtype
         ember.int64
     """
-
-    def __new__(cls, data: Any, *, dtype: ember.DType | None = None, device: Any = None,
-                requires_grad: bool | None = None) -> Mask:
-        return cls._wrap(_as_tensor(data, dtype, device, requires_grad))

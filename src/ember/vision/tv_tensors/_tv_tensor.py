@@ -42,6 +42,10 @@ class TVTensor(Tensor):
         ('Tensor', 'Image')
     """
 
+    def __new__(cls, data: Any, *, dtype: ember.DType | None = None, device: Any = None,
+                requires_grad: bool | None = None) -> TVTensor:
+        return cls._wrap(_as_tensor(data, dtype, device, requires_grad))
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         """(Made in ``__new__``.)"""
 

@@ -19,6 +19,7 @@ from ember.vision.transforms.v2._utils import (
     get_bounding_boxes,
     has_all,
     has_any,
+    is_array_image,
     query_size,
 )
 from ember.vision.transforms.v2.functional import InterpolationMode, is_pure_tensor
@@ -86,9 +87,9 @@ class RandomIoUCrop(Transform):
 
     def _check_inputs(self, flat_inputs: list) -> None:
         if not (has_all(flat_inputs, tv_tensors.BoundingBoxes)
-                and has_any(flat_inputs, tv_tensors.Image, is_pure_tensor)):
-            raise TypeError("RandomIoUCrop: requires the sample to contain an image (tensor) "
-                            "and bounding boxes; it can also contain masks")
+                and has_any(flat_inputs, tv_tensors.Image, is_pure_tensor, is_array_image)):
+            raise TypeError("RandomIoUCrop: requires the sample to contain an image and "
+                            "bounding boxes; it can also contain masks")
 
     def _window(self, height: int, width: int, xyxy: Tensor, min_iou: float
                 ) -> dict[str, Any] | None:

@@ -66,6 +66,11 @@ class Transform(nn.Module):
     def forward(self, *inputs: Any) -> Any:
         flat_inputs, spec = tree_flatten(inputs if len(inputs) > 1 else inputs[0])
         self._check_inputs(flat_inputs)
+        return self._transform_all(flat_inputs, spec)
+
+    def _transform_all(self, flat_inputs: list, spec: Any) -> Any:
+        """The sample rebuilt from its inputs, each transformed if it needs to be, with one
+        set of parameters."""
         needs = self._needs_transform_list(flat_inputs)
         params = self.make_params([x for x, need in zip(flat_inputs, needs) if need])
         outputs = [self.transform(x, params) if need else x for x, need in zip(flat_inputs, needs)]
@@ -93,7 +98,8 @@ class _RandomApplyTransform(Transform):
 
     def forward(self, *inputs: Any) -> Any:
         sample = inputs if len(inputs) > 1 else inputs[0]
-        self._check_inputs(tree_flatten(sample)[0])
+        flat_inputs, spec = tree_flatten(sample)
+        self._check_inputs(flat_inputs)
         if ember.rand(1).item() >= self.p:
             return sample
-        return super().forward(*inputs)
+        return self._transform_all(flat_inputs, spec)

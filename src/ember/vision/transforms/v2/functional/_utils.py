@@ -65,7 +65,7 @@ def register_kernel(functional: Callable, tv_tensor_cls: type) -> Callable:
         >>> @F.register_kernel(F.hflip, Heatmap)
         ... def hflip_heatmap(heatmap):
         ...     return tv_tensors.wrap(heatmap.flip(-1), like=heatmap)
-        >>> F.hflip(Heatmap._wrap(ember.tensor([[1, 2]]))).tolist()
+        >>> F.hflip(Heatmap(ember.tensor([[1, 2]]))).tolist()
         [[2, 1]]
     """
     if not (isinstance(tv_tensor_cls, type) and issubclass(tv_tensor_cls, tv_tensors.TVTensor)):
