@@ -111,7 +111,8 @@ def test_colour_transforms_touch_images_only():
     img, mask, boxes = _sample()
     for t in (v2.ColorJitter(0.5, 0.5, 0.5, 0.1), v2.RandomPhotometricDistort(p=1.0),
               v2.GaussianBlur(3), v2.Normalize([0.5] * 3, [0.2] * 3), v2.RandomInvert(1.0),
-              v2.RandomGrayscale(1.0), v2.RandomErasing(p=1.0)):
+              v2.RandomGrayscale(1.0), v2.RandomErasing(p=1.0),
+              v2.RandomChannelPermutation()):
         out_img, out_mask, out_boxes = t(img, mask, boxes)
         assert out_mask is mask and out_boxes is boxes and type(out_img) is tv.Image
     ember.manual_seed(0)

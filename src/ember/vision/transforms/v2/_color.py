@@ -13,8 +13,8 @@ from ember.vision.transforms.v2._transform import Transform, _RandomApplyTransfo
 from ember.vision.transforms.v2._utils import query_chw
 
 __all__ = ["ColorJitter", "Grayscale", "RandomAdjustSharpness", "RandomAutocontrast",
-           "RandomEqualize", "RandomGrayscale", "RandomInvert", "RandomPhotometricDistort",
-           "RandomPosterize", "RandomSolarize"]
+           "RandomChannelPermutation", "RandomEqualize", "RandomGrayscale", "RandomInvert",
+           "RandomPhotometricDistort", "RandomPosterize", "RandomSolarize"]
 
 Range = float | Sequence[float]
 
@@ -131,6 +131,22 @@ class RandomGrayscale(_RandomApplyTransform):
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         return self._call_kernel(F.rgb_to_grayscale, inpt, params["channels"])
+
+
+class RandomChannelPermutation(Transform):
+    """Shuffles the channels of images and videos (one permutation per call).
+
+    Example:
+        >>> out = RandomChannelPermutation()(ember.arange(3.0).reshape(3, 1, 1))
+        >>> sorted(out.flatten().tolist())
+        [0.0, 1.0, 2.0]
+    """
+
+    def make_params(self, flat_inputs: list) -> dict[str, Any]:
+        return {"permutation": ember.randperm(query_chw(flat_inputs)[0]).tolist()}
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return self._call_kernel(F.permute_channels, inpt, params["permutation"])
 
 
 class _RandomPointOp(_RandomApplyTransform):
