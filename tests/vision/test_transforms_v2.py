@@ -224,6 +224,8 @@ def test_containers_and_auto_augment():
     assert ember.equal(_plain(out), _plain(img).flip(-1))
     out = v2.RandomOrder([v2.Pad(1), v2.CenterCrop(12)])(boxes)
     assert out.canvas_size in ((12, 12), (14, 14))
+    out_img, out_mask = v2.Lambda(lambda m: m + 1, tv.Mask)(img, mask)
+    assert out_img is img and ember.equal(out_mask, _plain(mask) + 1)
     u8 = tv.Image(ember.randint(0, 256, (3, 8, 8), dtype=ember.uint8))
     for t in (v2.RandAugment(), v2.TrivialAugmentWide()):
         out, label = t(u8, 4)

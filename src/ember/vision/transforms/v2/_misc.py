@@ -126,7 +126,8 @@ class ToDtype(Transform):
 
 
 class Lambda(Transform):
-    """Applies ``lambd`` to the inputs of ``types`` (default: every input).
+    """Applies ``lambd`` to the inputs of ``types`` (default: tensors and arrays, with the
+    pure-tensor heuristic of every transform).
 
     Example:
         >>> Lambda(lambda x: x * 2, ember.Tensor)((ember.ones(1), 3))
@@ -137,14 +138,10 @@ class Lambda(Transform):
         super().__init__()
         if not callable(lambd):
             raise TypeError(f"Lambda: argument should be callable, got {type(lambd).__name__}")
-        self.lambd, self.types = lambd, types or (object,)
-        self._transformed_types = self.types
-
-    def _needs_transform_list(self, flat_inputs: list) -> list[bool]:
-        return [isinstance(inpt, self.types) for inpt in flat_inputs]
+        self.lambd, self.types = lambd, types or self._transformed_types
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
-        return self.lambd(inpt)
+        return self.lambd(inpt) if isinstance(inpt, self.types) else inpt
 
 
 def _valid_boxes(boxes: tv_tensors.BoundingBoxes, min_size: float, min_area: float) -> Tensor:
