@@ -233,3 +233,17 @@ def test_to_image_and_register_kernel():
         F.register_kernel(F.hflip, tv.Mask)
     with pytest.raises(TypeError, match="supports inputs of type"):
         F.hflip(type("Points", (tv.TVTensor,), {})(ember.zeros(2)))
+
+
+@pytest.mark.parametrize("args", [(0.0, [0, 0], 1.0, [20.0, 0.0]), (0.0, [0, 0], 1.0, [0.0, 15.0]),
+                                  (25.0, [3, -2], 1.1, [10.0, 5.0])])
+def test_affine_boxes_enclose_the_warped_mask(args):
+    """Shear and rotation directions agree with the image kernel: the warped rectangle mask's
+    box is the warped box, to within the one pixel that nearest sampling can move an edge."""
+    mask = ember.zeros(30, 40, dtype=ember.uint8)
+    mask[8:16, 10:25] = 1
+    box = tv.BoundingBoxes(ops.masks_to_boxes(mask[None]) + ember.tensor([0.0, 0, 1, 1]),
+                           format="XYXY", canvas_size=(30, 40))
+    found = ops.masks_to_boxes(F.affine(tv.Mask(mask), *args).as_subclass(ember.Tensor)[None])
+    found = found + ember.tensor([0.0, 0, 1, 1])
+    assert (found - F.affine(box, *args).as_subclass(ember.Tensor)).abs().max().item() < 1.0
