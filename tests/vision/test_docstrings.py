@@ -19,9 +19,9 @@ MODULES += [f"ember.vision.tv_tensors.{m}" for m in ("_tv_tensor", "_image",
 MODULES += ["ember.vision.transforms.v2"]
 MODULES += [f"ember.vision.transforms.v2.{m}" for m in (
     "_transform", "_geometry", "_detection", "_color", "_misc", "_meta", "_type_conversion",
-    "_augment", "_container", "_auto_augment", "functional", "functional._utils",
+    "_augment", "_container", "_auto_augment", "_temporal", "functional", "functional._utils",
     "functional._meta", "functional._box_geometry", "functional._geometry", "functional._color",
-    "functional._type_conversion")]
+    "functional._type_conversion", "functional._temporal")]
 
 
 @pytest.mark.parametrize("name", MODULES)

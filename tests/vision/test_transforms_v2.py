@@ -276,3 +276,13 @@ def test_pad_fill_per_channel():
     assert out.shape == (3, 4, 4) and out.amax((1, 2)).tolist() == [1.0, 2.0, 3.0]
     with pytest.raises(ValueError, match="one per channel"):
         v2.Pad(1, fill=(1, 2))(img)
+
+
+def test_uniform_temporal_subsample():
+    video = tv.Video(ember.arange(8.0).reshape(8, 1, 1, 1).expand(8, 3, 2, 2).clone())
+    img, mask, boxes = _sample()
+    out, out_img = v2.UniformTemporalSubsample(3)(video, img)
+    assert type(out) is tv.Video and out[:, 0, 0, 0].tolist() == [0.0, 3.0, 7.0]
+    assert out_img is img
+    with pytest.raises(ValueError, match="positive int"):
+        v2.UniformTemporalSubsample(0)

@@ -58,6 +58,7 @@ from ember.vision.transforms.v2._misc import (
     SanitizeBoundingBoxes,
     ToDtype,
 )
+from ember.vision.transforms.v2._temporal import UniformTemporalSubsample
 from ember.vision.transforms.v2._transform import Transform
 from ember.vision.transforms.v2._type_conversion import ToImage, ToPureTensor
 from ember.vision.transforms.v2.functional import InterpolationMode
@@ -72,4 +73,5 @@ __all__ = ["CenterCrop", "ClampBoundingBoxes", "ColorJitter", "Compose",
            "RandomPhotometricDistort", "RandomPosterize", "RandomResizedCrop",
            "RandomRotation", "RandomShortestSize", "RandomSolarize", "RandomVerticalFlip",
            "RandomZoomOut", "Resize", "SanitizeBoundingBoxes", "ScaleJitter", "ToDtype",
-           "ToImage", "ToPureTensor", "Transform", "TrivialAugmentWide", "functional"]
+           "ToImage", "ToPureTensor", "Transform", "TrivialAugmentWide",
+           "UniformTemporalSubsample", "functional"]

@@ -61,6 +61,7 @@ from ember.vision.transforms.v2.functional._meta import (
     get_num_channels,
     get_size,
 )
+from ember.vision.transforms.v2.functional._temporal import uniform_temporal_subsample
 from ember.vision.transforms.v2.functional._type_conversion import to_image, to_pure_tensor
 from ember.vision.transforms.v2.functional._utils import is_pure_tensor, register_kernel
 
@@ -73,5 +74,5 @@ __all__ = ["InterpolationMode", "adjust_brightness", "adjust_contrast", "adjust_
            "normalize", "pad", "pad_bounding_boxes", "permute_channels", "posterize",
            "register_kernel", "resize", "resize_bounding_boxes", "resized_crop",
            "rgb_to_grayscale", "rotate", "rotate_bounding_boxes", "solarize", "to_dtype",
-           "to_image", "to_pure_tensor", "vertical_flip", "vertical_flip_bounding_boxes",
-           "vflip"]
+           "to_image", "to_pure_tensor", "uniform_temporal_subsample", "vertical_flip",
+           "vertical_flip_bounding_boxes", "vflip"]
