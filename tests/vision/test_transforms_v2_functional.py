@@ -247,3 +247,11 @@ def test_affine_boxes_enclose_the_warped_mask(args):
     found = ops.masks_to_boxes(F.affine(tv.Mask(mask), *args).as_subclass(ember.Tensor)[None])
     found = found + ember.tensor([0.0, 0, 1, 1])
     assert (found - F.affine(box, *args).as_subclass(ember.Tensor)).abs().max().item() < 1.0
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_rotate_expand_empty_boxes_grow_canvas_with_image(fmt):
+    image = F.rotate(tv.Image(ember.zeros(1, 8, 10)), 45.0, expand=True)
+    boxes = F.rotate(tv.BoundingBoxes(ember.zeros(0, 4), format=fmt, canvas_size=(8, 10)), 45.0,
+                     expand=True)
+    assert boxes.shape == (0, 4) and boxes.canvas_size == tuple(image.shape[-2:])

@@ -128,8 +128,6 @@ def _forward_affine(inverse: np.ndarray, canvas_size: Canvas) -> np.ndarray:
 
 def _warp(boxes: Tensor, fmt: BoundingBoxFormat, canvas_size: Canvas, inverse: np.ndarray,
           expand: bool) -> tuple[Tensor, Canvas]:
-    if boxes.numel() == 0:
-        return boxes, canvas_size
     forward = _forward_affine(inverse, canvas_size)
     if expand:
         height, width = canvas_size
@@ -138,6 +136,8 @@ def _warp(boxes: Tensor, fmt: BoundingBoxFormat, canvas_size: Canvas, inverse: n
         forward[:, 2] -= corners.min(0)
         new_w, new_h = _expanded_size(inverse, width, height)
         canvas_size = (new_h, new_w)
+    if boxes.numel() == 0:  # the canvas still grows with the image
+        return boxes, canvas_size
     return _clamp(_move_corners(boxes, fmt, forward), fmt, canvas_size), canvas_size
 
 
