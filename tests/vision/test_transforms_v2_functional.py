@@ -255,3 +255,17 @@ def test_rotate_expand_empty_boxes_grow_canvas_with_image(fmt):
     boxes = F.rotate(tv.BoundingBoxes(ember.zeros(0, 4), format=fmt, canvas_size=(8, 10)), 45.0,
                      expand=True)
     assert boxes.shape == (0, 4) and boxes.canvas_size == tuple(image.shape[-2:])
+
+
+def test_convert_integer_boxes_rounds_as_torchvision():
+    # integer boxes convert in integer arithmetic: x1 = cx - ceil(w / 2), cx = floor(x1 + w / 2)
+    cxcywh = tv.BoundingBoxes([[1, 1, 3, 3], [-3, -3, 3, 5]], format="CXCYWH", canvas_size=(8, 8))
+    assert F.convert_bounding_box_format(cxcywh, new_format="XYXY").tolist() == \
+        [[-1, -1, 2, 2], [-5, -6, -2, -1]]
+    assert F.convert_bounding_box_format(cxcywh, new_format="XYWH").tolist() == \
+        [[-1, -1, 3, 3], [-5, -6, 3, 5]]
+    xyxy = tv.BoundingBoxes([[0, 0, 3, 3], [-3, -3, 0, 2]], format="XYXY", canvas_size=(8, 8))
+    out = F.convert_bounding_box_format(xyxy, new_format="CXCYWH")
+    assert out.dtype is ember.int64 and out.tolist() == [[1, 1, 3, 3], [-2, -1, 3, 5]]
+    xywh = F.convert_bounding_box_format(xyxy, new_format="XYWH")
+    assert F.convert_bounding_box_format(xywh, new_format="CXCYWH").tolist() == out.tolist()

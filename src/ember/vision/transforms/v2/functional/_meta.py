@@ -103,6 +103,21 @@ def _from_xyxy(xyxy: Tensor, fmt: BoundingBoxFormat, dtype: ember.DType) -> Tens
     return out if dtype.is_floating_point else out.to(dtype)  # truncated, as torchvision
 
 
+def _convert_integer(boxes: Tensor, old: BoundingBoxFormat, new: BoundingBoxFormat) -> Tensor:
+    """Integer boxes converted in integer arithmetic, as torchvision does: from centres,
+    ``x1 = cx - ceil(w / 2)``; to centres, ``cx = floor(x1 + w / 2)``."""
+    low, size = boxes[..., :2], boxes[..., 2:]
+    if old is BoundingBoxFormat.CXCYWH:
+        low = low - size.div(-2, rounding_mode="floor").abs()
+    elif old is BoundingBoxFormat.XYXY:
+        size = size - low
+    if new is BoundingBoxFormat.CXCYWH:
+        low = (low * 2 + size).div(2, rounding_mode="floor")
+    elif new is BoundingBoxFormat.XYXY:
+        size = low + size
+    return ember.cat((low, size), dim=-1)
+
+
 def _boxes_args(op: str, inpt: Tensor, given: dict[str, Any]) -> dict[str, Any]:
     """The metadata a box function reads: from a ``BoundingBoxes`` (then not to be given
     again), or as given for a pure tensor (then required)."""
@@ -138,7 +153,12 @@ def convert_bounding_box_format(inpt: Tensor, old_format: BoundingBoxFormat | st
                               {"format": old_format})["format"])
     new = _format(new_format)
     out = inpt.as_subclass(Tensor) if isinstance(inpt, BoundingBoxes) else inpt
-    out = out.clone() if old == new else _from_xyxy(_to_xyxy(out, old), new, out.dtype)
+    if old == new:
+        out = out.clone()
+    elif out.is_floating_point():
+        out = _from_xyxy(_to_xyxy(out, old), new, out.dtype)
+    else:
+        out = _convert_integer(out, old, new)
     if inplace:
         inpt.copy_(out)
         out = inpt.as_subclass(Tensor) if isinstance(inpt, BoundingBoxes) else inpt
