@@ -269,3 +269,11 @@ def test_convert_integer_boxes_rounds_as_torchvision():
     assert out.dtype is ember.int64 and out.tolist() == [[1, 1, 3, 3], [-2, -1, 3, 5]]
     xywh = F.convert_bounding_box_format(xyxy, new_format="XYWH")
     assert F.convert_bounding_box_format(xywh, new_format="CXCYWH").tolist() == out.tolist()
+
+
+@pytest.mark.parametrize("name", ["normalize", "permute_channels", "erase", "adjust_hue"])
+def test_colour_functionals_are_named_as_exported(name):
+    fn = getattr(F, name)
+    assert fn.__name__ == name and "Example" in fn.__doc__
+    with pytest.raises(TypeError, match=f"^{name}: supports inputs"):
+        fn(tv.Mask(ember.zeros(2, 2)), *([None] * 3))

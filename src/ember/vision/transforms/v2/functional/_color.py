@@ -26,14 +26,18 @@ __all__ = ["adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue",
 _IMAGES = (Tensor, Image, Video)
 
 
-def _image_functional(kernel: Callable, arrays: bool = True) -> Callable:
-    """A ``v2.functional`` function over the image ``kernel`` (name, signature and
-    documentation are the kernel's); with ``arrays``, NumPy images ``(H, W[, C])`` go to the
-    kernel too (the v1 kernels take them)."""
+def _image_functional(kernel: Callable, arrays: bool = True, name: str | None = None
+                      ) -> Callable:
+    """A ``v2.functional`` function over the image ``kernel`` (signature and documentation
+    are the kernel's, the name ``name`` or the kernel's); with ``arrays``, NumPy images
+    ``(H, W[, C])`` go to the kernel too (the v1 kernels take them)."""
 
     @wraps(kernel)
     def functional(inpt: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         return _dispatch(functional, inpt, *args, **kwargs)
+
+    if name is not None:
+        functional.__name__ = functional.__qualname__ = name
 
     _register_kernel_internal(functional, *_IMAGES, *((np.ndarray,) if arrays else ()))(kernel)
     return functional
@@ -57,15 +61,25 @@ erase = _image_functional(_tensor_op(TF.erase))
 
 def _normalize_image(image: Tensor, mean: Sequence[float], std: Sequence[float],
                      inplace: bool = False) -> Tensor:
-    """``(image - mean) / std`` per channel of a float image."""
+    """``(image - mean) / std`` per channel of a float image or video.
+
+    Example:
+        >>> normalize(ember.ones(1, 1, 2), [0.5], [0.25])
+        tensor([[[2., 2.]]])
+    """
     return Normalize(mean, std, inplace)(image)
 
 
-normalize = _image_functional(_normalize_image, arrays=False)
+normalize = _image_functional(_normalize_image, arrays=False, name="normalize")
 
 
 def _permute_channels_image(image: Tensor, permutation: Sequence[int]) -> Tensor:
-    """The channels of ``image`` in the order ``permutation``."""
+    """The channels of ``image`` in the order ``permutation``.
+
+    Example:
+        >>> permute_channels(ember.arange(3.0).reshape(3, 1, 1), [2, 0, 1]).flatten()
+        tensor([2., 0., 1.])
+    """
     if isinstance(permutation, Tensor):
         permutation = permutation.tolist()
     if image.ndim < 3 or sorted(permutation) != list(range(image.shape[-3])):
@@ -75,7 +89,8 @@ def _permute_channels_image(image: Tensor, permutation: Sequence[int]) -> Tensor
     return image[..., list(permutation), :, :]
 
 
-permute_channels = _image_functional(_permute_channels_image, arrays=False)
+permute_channels = _image_functional(_permute_channels_image, arrays=False,
+                                     name="permute_channels")
 
 
 def _value_bits(dtype: ember.DType) -> int:
