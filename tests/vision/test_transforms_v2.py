@@ -286,3 +286,19 @@ def test_uniform_temporal_subsample():
     assert out_img is img
     with pytest.raises(ValueError, match="positive int"):
         v2.UniformTemporalSubsample(0)
+
+
+def test_sanitize_labels_getter_entries_must_be_tensors():
+    boxes = tv.BoundingBoxes([[0, 0, 4, 4]], format="XYXY", canvas_size=(8, 8))
+    sanitize = v2.SanitizeBoundingBoxes(labels_getter=lambda s: (s["labels"], 3))
+    with pytest.raises(ValueError, match="must be a tensor or a tuple/list of them, got int"):
+        sanitize({"boxes": boxes, "labels": ember.tensor([1])})
+
+
+def test_mixup_refuses_integer_images():
+    images = ember.randint(0, 256, (4, 3, 2, 2), dtype=ember.uint8)
+    with pytest.raises(TypeError, match="MixUp: expected floating images or videos, got "
+                                        "ember.uint8"):
+        v2.MixUp(num_classes=3)(images, ember.tensor([0, 1, 2, 0]))
+    out, _ = v2.CutMix(num_classes=3)(images, ember.tensor([0, 1, 2, 0]))
+    assert out.dtype is ember.uint8

@@ -185,13 +185,15 @@ class SanitizeBoundingBoxes(Transform):
     def forward(self, *inputs: Any) -> Any:
         sample = inputs if len(inputs) > 1 else inputs[0]
         labels = self._labels_getter(sample)
-        if labels is not None and not isinstance(labels, (Tensor, tuple, list)):
-            raise ValueError(f"SanitizeBoundingBoxes: the labels in the input to forward() must "
-                             f"be a tensor or a tuple/list of them, got {type(labels).__name__}")
-        flat_inputs, spec = tree_flatten(sample)
-        boxes = get_bounding_boxes(flat_inputs)
         labels = () if labels is None else \
             (tuple(labels) if isinstance(labels, (tuple, list)) else (labels,))
+        for entry in labels:
+            if not isinstance(entry, Tensor):
+                raise ValueError(f"SanitizeBoundingBoxes: the labels in the input to forward() "
+                                 f"must be a tensor or a tuple/list of them, got "
+                                 f"{type(entry).__name__}")
+        flat_inputs, spec = tree_flatten(sample)
+        boxes = get_bounding_boxes(flat_inputs)
         for entry in labels:
             if entry.shape[0] != boxes.shape[0]:
                 raise ValueError(f"SanitizeBoundingBoxes: number of boxes ({boxes.shape[0]}) "
