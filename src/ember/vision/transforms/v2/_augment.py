@@ -154,7 +154,15 @@ class MixUp(_BaseMixUpCutMix):
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         lam = params["lam"]
-        return self._mixed(inpt, params, lambda x: x.roll(1, 0) * (1.0 - lam) + x * lam)
+
+        def blend(x: Tensor) -> Tensor:
+            if not x.is_floating_point():
+                raise TypeError(f"MixUp: expected floating images or videos, got {x.dtype}; "
+                                "convert them first, e.g. with ToDtype(ember.float32, "
+                                "scale=True)")
+            return x.roll(1, 0) * (1.0 - lam) + x * lam
+
+        return self._mixed(inpt, params, blend)
 
 
 class CutMix(_BaseMixUpCutMix):
