@@ -277,3 +277,13 @@ def test_colour_functionals_are_named_as_exported(name):
     assert fn.__name__ == name and "Example" in fn.__doc__
     with pytest.raises(TypeError, match=f"^{name}: supports inputs"):
         fn(tv.Mask(ember.zeros(2, 2)), *([None] * 3))
+
+
+def test_to_dtype_scales_bool_images_as_torchvision():
+    # bool counts as the range [0, 1] against floats; bool and integer ranges do not mix
+    mask = ember.tensor([[[False, True]]])
+    assert F.to_dtype(mask, ember.float32, scale=True).tolist() == [[[0.0, 1.0]]]
+    x = ember.tensor([[[0.0, 0.25, 1.0]]])
+    assert F.to_dtype(x, ember.bool, scale=True).tolist() == [[[False, True, True]]]
+    with pytest.raises(TypeError, match="to_dtype: .*integer dtypes.*ember.bool"):
+        F.to_dtype(mask, ember.uint8, scale=True)

@@ -93,8 +93,16 @@ permute_channels = _image_functional(_permute_channels_image, arrays=False,
                                      name="permute_channels")
 
 
+def _max_value(dtype: ember.DType) -> int:
+    """The top of an integer dtype's image range; 1 for bool (as torchvision takes it)."""
+    return 1 if dtype is ember.bool else ember.iinfo(dtype).max
+
+
 def _value_bits(dtype: ember.DType) -> int:
     """Bits holding the magnitude of an integer dtype (its sign bit left out)."""
+    if dtype is ember.bool:
+        raise TypeError("to_dtype: scaling between integer dtypes is only defined for integer "
+                        f"dtypes, got {dtype}; convert without scale=True")
     info = ember.iinfo(dtype)
     return info.bits - (1 if info.min < 0 else 0)
 
@@ -113,9 +121,9 @@ def _to_dtype_image(image: Tensor, dtype: ember.DType = ember.float32,
                 (image.dtype is ember.float64 and dtype is ember.int64):
             raise RuntimeError(f"to_dtype: the conversion from {image.dtype} to {dtype} cannot "
                                "be performed safely (the float cannot hold the integer range)")
-        return (image * (ember.iinfo(dtype).max + 1.0 - 1e-3)).to(dtype)
+        return (image * (_max_value(dtype) + 1.0 - 1e-3)).to(dtype)
     if dtype.is_floating_point:
-        return image.to(dtype) * (1.0 / ember.iinfo(image.dtype).max)
+        return image.to(dtype) * (1.0 / _max_value(image.dtype))
     shift = _value_bits(image.dtype) - _value_bits(dtype)
     if shift > 0:
         return image.bitwise_right_shift(shift).to(dtype)
