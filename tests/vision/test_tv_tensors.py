@@ -90,3 +90,9 @@ def test_user_subclasses_are_made_like_the_built_in_ones():
     h = Heatmap([[1.0, 2.0]], dtype=ember.float64)
     assert type(h) is Heatmap and h.dtype is ember.float64 and h.tolist() == [[1.0, 2.0]]
     assert type(h.clone()) is Heatmap and type(h * 2) is ember.Tensor
+
+
+@pytest.mark.parametrize("canvas", [8, (8,), (8, 8, 3), None])
+def test_bounding_boxes_bad_canvas_size_is_named(canvas):
+    with pytest.raises(ValueError, match=r"BoundingBoxes: canvas_size should be \(height, width\)"):
+        tv.BoundingBoxes([0, 0, 1, 1], format="XYXY", canvas_size=canvas)

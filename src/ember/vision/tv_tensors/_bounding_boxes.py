@@ -58,7 +58,7 @@ class BoundingBoxes(TVTensor):
     @classmethod
     def _wrap(cls, tensor: Any, *, format: BoundingBoxFormat | str,
               canvas_size: Sequence[int]) -> BoundingBoxes:
-        if len(canvas_size) != 2:
+        if not isinstance(canvas_size, Sequence) or len(canvas_size) != 2:
             raise ValueError(f"BoundingBoxes: canvas_size should be (height, width), got "
                              f"{canvas_size!r}")
         return super()._wrap(tensor, format=_format(format),
