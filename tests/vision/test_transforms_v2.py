@@ -302,3 +302,15 @@ def test_mixup_refuses_integer_images():
         v2.MixUp(num_classes=3)(images, ember.tensor([0, 1, 2, 0]))
     out, _ = v2.CutMix(num_classes=3)(images, ember.tensor([0, 1, 2, 0]))
     assert out.dtype is ember.uint8
+
+
+def test_numpy_arrays_beyond_the_image_pass_through():
+    # an array is the image only when the sample has no Image or Video, and only the first
+    image, points = tv.Image(ember.rand(3, 4, 6)), np.array([[1, 2], [3, 4]])
+    out = v2.RandomHorizontalFlip(p=1.0)({"image": image, "points": points})
+    assert out["points"] is points and out["image"].tolist() == image.flip(-1).tolist()
+    array, labels = np.zeros((4, 6, 3), np.uint8), np.array([1, 2, 3])
+    resized, same = v2.Resize(2)((array, labels))
+    assert resized.shape == (2, 3, 3) and same is labels
+    normalized, same = v2.Normalize([0.5] * 3, [0.5] * 3)(image, labels)
+    assert same is labels and normalized.shape == image.shape

@@ -19,7 +19,6 @@ from ember.vision.transforms.v2._utils import (
     _parse_labels_getter,
     _setup_size,
     get_bounding_boxes,
-    has_any,
     is_array_image,
 )
 from ember.vision.transforms.v2.functional import is_pure_tensor
@@ -40,12 +39,10 @@ class Normalize(Transform):
         super().__init__()
         self.mean, self.std, self.inplace = list(mean), list(std), inplace
 
-    def _check_inputs(self, flat_inputs: list) -> None:
-        if has_any(flat_inputs, is_array_image):
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        if is_array_image(inpt):
             raise TypeError("Normalize() does not support array images; apply ToImage() and "
                             "ToDtype(ember.float32, scale=True) first")
-
-    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         return self._call_kernel(F.normalize, inpt, self.mean, self.std, self.inplace)
 
 

@@ -24,7 +24,9 @@ class Transform(nn.Module):
 
     Pure tensors follow torchvision's heuristic: with no ``Image``, ``Video`` or array image
     (NumPy or PIL, before ``ToImage``) in the sample, the first pure tensor (depth-first) is
-    the image and the others pass through; with one, all pure tensors pass through.
+    the image and the others pass through; with one, all pure tensors pass through. Arrays,
+    which may be plain data too (labels, points), follow the same rule: with no ``Image`` or
+    ``Video``, the first array is the image and the other arrays pass through.
 
     Example:
         >>> from ember.vision.transforms import v2
@@ -53,13 +55,16 @@ class Transform(nn.Module):
                                                                            **kwargs)
 
     def _needs_transform_list(self, flat_inputs: list) -> list[bool]:
-        transform_pure_tensor = not has_any(flat_inputs, tv_tensors.Image, tv_tensors.Video,
-                                            is_array_image)
+        typed_image = has_any(flat_inputs, tv_tensors.Image, tv_tensors.Video)
+        transform_array = not typed_image
+        transform_pure_tensor = not (typed_image or has_any(flat_inputs, is_array_image))
         needs = []
         for inpt in flat_inputs:
             need = check_type(inpt, self._transformed_types)
             if need and is_pure_tensor(inpt):
                 need, transform_pure_tensor = transform_pure_tensor, False
+            elif need and is_array_image(inpt):
+                need, transform_array = transform_array, False
             needs.append(need)
         return needs
 
