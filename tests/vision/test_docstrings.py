@@ -17,6 +17,14 @@ MODULES = ["ember.vision.ops", "ember.vision.ops.boxes", "ember.vision.ops.nms",
            "ember.vision.transforms.convert", "ember.vision.transforms.policies",
            "ember.vision.transforms.augmix",
            "ember.vision.models"]
+MODULES += [f"ember.vision.tv_tensors.{m}" for m in ("_tv_tensor", "_image",
+                                                      "_bounding_boxes", "_wrap")]
+MODULES += ["ember.vision.transforms.v2"]
+MODULES += [f"ember.vision.transforms.v2.{m}" for m in (
+    "_transform", "_geometry", "_detection", "_color", "_misc", "_meta", "_type_conversion",
+    "_augment", "_container", "_auto_augment", "_temporal", "functional", "functional._utils",
+    "functional._meta", "functional._box_geometry", "functional._geometry", "functional._color",
+    "functional._type_conversion", "functional._temporal")]
 
 
 @pytest.mark.parametrize("name", MODULES)

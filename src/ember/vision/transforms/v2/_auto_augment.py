@@ -1,0 +1,81 @@
+"""The automatic augmentation policies as v2 transforms: the sample's one image (or video)
+goes through the v1 policy; masks and boxes are refused, as torchvision's v2 refuses them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ember.func.pytree import tree_flatten, tree_unflatten
+from ember.vision import tv_tensors
+from ember.vision.transforms import autoaugment as v1
+from ember.vision.transforms.v2._transform import Transform
+from ember.vision.transforms.v2._utils import _as_plain
+from ember.vision.transforms.v2.functional import InterpolationMode
+
+__all__ = ["RandAugment", "TrivialAugmentWide"]
+
+
+class _AutoAugmentBase(Transform):
+    """Finds the single image or video of the sample and runs ``self._policy`` on it."""
+
+    _policy: Any
+
+    def forward(self, *inputs: Any) -> Any:
+        flat_inputs, spec = tree_flatten(inputs if len(inputs) > 1 else inputs[0])
+        needs = self._needs_transform_list(flat_inputs)
+        found = []
+        for k, (inpt, need) in enumerate(zip(flat_inputs, needs)):
+            if isinstance(inpt, (tv_tensors.BoundingBoxes, tv_tensors.Mask)):
+                raise TypeError(f"Inputs of type {type(inpt).__name__} are not supported by "
+                                f"{type(self).__name__}()")
+            if need:
+                found.append(k)
+        if len(found) != 1:
+            raise TypeError(f"{type(self).__name__}: auto augment transformations are only "
+                            f"defined for a single image or video, found {len(found)}")
+        inpt = flat_inputs[found[0]]
+        out = self._policy(_as_plain(inpt))
+        flat_inputs[found[0]] = tv_tensors.wrap(out, like=inpt) \
+            if isinstance(inpt, tv_tensors.TVTensor) else out
+        return tree_unflatten(flat_inputs, spec)
+
+
+class RandAugment(_AutoAugmentBase):
+    """v1's :class:`~ember.vision.transforms.RandAugment` (``num_ops`` operations at bin
+    ``magnitude``) on the sample's uint8 image or video.
+
+    Example:
+        >>> from ember.vision import tv_tensors
+        >>> img = tv_tensors.Image(ember.randint(0, 256, (3, 8, 8), dtype=ember.uint8))
+        >>> out, label = RandAugment()(img, 3)
+        >>> type(out).__name__, label
+        ('Image', 3)
+    """
+
+    def __init__(self, num_ops: int = 2, magnitude: int = 9, num_magnitude_bins: int = 31,
+                 interpolation: InterpolationMode = InterpolationMode.NEAREST,
+                 fill: float | Sequence[float] | None = None) -> None:
+        super().__init__()
+        self._policy = v1.RandAugment(num_ops, magnitude, num_magnitude_bins, interpolation,
+                                      fill)
+        self.num_ops, self.magnitude = num_ops, magnitude
+        self.num_magnitude_bins, self.interpolation = num_magnitude_bins, interpolation
+
+
+class TrivialAugmentWide(_AutoAugmentBase):
+    """v1's :class:`~ember.vision.transforms.TrivialAugmentWide` (one operation at a random
+    magnitude) on the sample's uint8 image or video.
+
+    Example:
+        >>> img = ember.randint(0, 256, (3, 8, 8), dtype=ember.uint8)
+        >>> TrivialAugmentWide()(img).shape
+        ember.Size([3, 8, 8])
+    """
+
+    def __init__(self, num_magnitude_bins: int = 31,
+                 interpolation: InterpolationMode = InterpolationMode.NEAREST,
+                 fill: float | Sequence[float] | None = None) -> None:
+        super().__init__()
+        self._policy = v1.TrivialAugmentWide(num_magnitude_bins, interpolation, fill)
+        self.num_magnitude_bins, self.interpolation = num_magnitude_bins, interpolation

@@ -1,0 +1,109 @@
+"""Containers of v2 transforms: in sequence, with a probability, one of several, or in a
+random order. Each passes the whole sample (all arguments) to the transforms it runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ember
+from ember.vision.transforms.v2._transform import Transform
+
+
+def _check_transforms(op: str, transforms: Any) -> list[Callable]:
+    if not isinstance(transforms, Sequence) or not all(callable(t) for t in transforms):
+        raise TypeError(f"{op}: transforms should be a sequence of callables, got "
+                        f"{type(transforms).__name__}")
+    return list(transforms)
+
+
+class Compose(Transform):
+    """Applies ``transforms`` one after the other.
+
+    Example:
+        >>> from ember.vision.transforms import v2
+        >>> t = v2.Compose([v2.RandomHorizontalFlip(p=1.0), v2.CenterCrop(1)])
+        >>> t(ember.tensor([[[1, 2, 3]]])).tolist()
+        [[[2]]]
+    """
+
+    def __init__(self, transforms: Sequence[Callable]) -> None:
+        super().__init__()
+        self.transforms = _check_transforms("Compose", transforms)
+        if not self.transforms:
+            raise ValueError("Compose: pass at least one transform")
+
+    def forward(self, *inputs: Any) -> Any:
+        several = len(inputs) > 1
+        for t in self.transforms:
+            out = t(*inputs)
+            inputs = out if several else (out,)
+        return out
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"  {t}" for t in self.transforms)
+
+
+class RandomApply(Transform):
+    """Applies all of ``transforms`` (in order) with probability ``p``.
+
+    Example:
+        >>> RandomApply([lambda x: x + 1], p=1.0)(ember.zeros(1)).tolist()
+        [1.0]
+    """
+
+    def __init__(self, transforms: Sequence[Callable], p: float = 0.5) -> None:
+        super().__init__()
+        self.transforms = _check_transforms("RandomApply", transforms)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"RandomApply: p should be a probability in [0, 1], got {p}")
+        self.p = p
+
+    def forward(self, *inputs: Any) -> Any:
+        sample = inputs if len(inputs) > 1 else inputs[0]
+        if ember.rand(1).item() >= self.p:
+            return sample
+        return Compose(self.transforms)(*inputs)
+
+
+class RandomChoice(Transform):
+    """Applies one of ``transforms``, chosen with probabilities ``p`` (default uniform; they
+    are normalized).
+
+    Example:
+        >>> RandomChoice([lambda x: x + 1, lambda x: x + 1])(ember.zeros(1)).tolist()
+        [1.0]
+    """
+
+    def __init__(self, transforms: Sequence[Callable], p: Sequence[float] | None = None
+                 ) -> None:
+        super().__init__()
+        self.transforms = _check_transforms("RandomChoice", transforms)
+        if p is None:
+            p = [1.0] * len(self.transforms)
+        if len(p) != len(self.transforms):
+            raise ValueError(f"RandomChoice: length of p doesn't match the number of transforms: "
+                             f"{len(p)} != {len(self.transforms)}")
+        total = sum(p)
+        self.p = [float(w) / total for w in p]
+
+    def forward(self, *inputs: Any) -> Any:
+        k = int(ember.multinomial(ember.tensor(self.p), 1).item())
+        return self.transforms[k](*inputs)
+
+
+class RandomOrder(Transform):
+    """Applies ``transforms`` in a random order.
+
+    Example:
+        >>> RandomOrder([lambda x: x + 1, lambda x: x * 2])(ember.zeros(1)).item() in (1, 2)
+        True
+    """
+
+    def __init__(self, transforms: Sequence[Callable]) -> None:
+        super().__init__()
+        self.transforms = _check_transforms("RandomOrder", transforms)
+
+    def forward(self, *inputs: Any) -> Any:
+        order = ember.randperm(len(self.transforms)).tolist()
+        return Compose([self.transforms[k] for k in order])(*inputs)

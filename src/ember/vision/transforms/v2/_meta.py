@@ -1,0 +1,49 @@
+"""Box format conversion and clamping as v2 transforms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.vision import tv_tensors
+from ember.vision.transforms.v2 import functional as F
+from ember.vision.transforms.v2._transform import Transform
+from ember.vision.tv_tensors import BoundingBoxFormat
+from ember.vision.tv_tensors._bounding_boxes import _format
+
+__all__ = ["ClampBoundingBoxes", "ConvertBoundingBoxFormat"]
+
+
+class ConvertBoundingBoxFormat(Transform):
+    """Converts the sample's boxes to ``format``.
+
+    Example:
+        >>> from ember.vision import tv_tensors
+        >>> boxes = tv_tensors.BoundingBoxes([1, 2, 4, 6], format="XYXY", canvas_size=(8, 8))
+        >>> ConvertBoundingBoxFormat("XYWH")(boxes).tolist()
+        [[1, 2, 3, 4]]
+    """
+
+    _transformed_types = (tv_tensors.BoundingBoxes,)
+
+    def __init__(self, format: BoundingBoxFormat | str) -> None:
+        super().__init__()
+        self.format = _format(format)
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return F.convert_bounding_box_format(inpt, new_format=self.format)
+
+
+class ClampBoundingBoxes(Transform):
+    """Moves the corners of the sample's boxes inside their canvas.
+
+    Example:
+        >>> from ember.vision import tv_tensors
+        >>> boxes = tv_tensors.BoundingBoxes([-1, 2, 9, 6], format="XYXY", canvas_size=(8, 8))
+        >>> ClampBoundingBoxes()(boxes).tolist()
+        [[0, 2, 8, 6]]
+    """
+
+    _transformed_types = (tv_tensors.BoundingBoxes,)
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return F.clamp_bounding_boxes(inpt)

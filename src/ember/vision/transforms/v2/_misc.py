@@ -1,0 +1,207 @@
+"""Normalizing, blurring, dtype conversion, user functions and the removal of degenerate
+boxes, as v2 transforms."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ember
+from ember.func.pytree import tree_flatten, tree_unflatten
+from ember.tensor import Tensor
+from ember.vision import tv_tensors
+from ember.vision.transforms import augment as v1
+from ember.vision.transforms.v2 import functional as F
+from ember.vision.transforms.v2._transform import Transform
+from ember.vision.transforms.v2._utils import (
+    _as_plain,
+    _parse_labels_getter,
+    _setup_size,
+    get_bounding_boxes,
+    is_array_image,
+)
+from ember.vision.transforms.v2.functional import is_pure_tensor
+
+__all__ = ["GaussianBlur", "Lambda", "Normalize", "SanitizeBoundingBoxes", "ToDtype"]
+
+
+class Normalize(Transform):
+    """``(x - mean) / std`` per channel of float images and videos.
+
+    Example:
+        >>> Normalize([0.5], [0.25])(ember.ones(1, 1, 2))
+        tensor([[[2., 2.]]])
+    """
+
+    def __init__(self, mean: Sequence[float], std: Sequence[float],
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.mean, self.std, self.inplace = list(mean), list(std), inplace
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        if is_array_image(inpt):
+            raise TypeError("Normalize() does not support array images; apply ToImage() and "
+                            "ToDtype(ember.float32, scale=True) first")
+        return self._call_kernel(F.normalize, inpt, self.mean, self.std, self.inplace)
+
+
+class GaussianBlur(Transform):
+    """A Gaussian blur with ``sigma`` drawn uniformly from ``sigma = (min, max)``.
+
+    Example:
+        >>> GaussianBlur(3, (0.1, 2.0))(ember.rand(3, 5, 5)).shape
+        ember.Size([3, 5, 5])
+    """
+
+    def __init__(self, kernel_size: int | Sequence[int],
+                 sigma: float | Sequence[float] = (0.1, 2.0)) -> None:
+        super().__init__()
+        self.kernel_size = _setup_size(kernel_size, "GaussianBlur")
+        if any(k <= 0 or k % 2 == 0 for k in self.kernel_size):
+            raise ValueError(f"GaussianBlur: kernel size value should be an odd and positive "
+                             f"number, got {kernel_size}")
+        self.sigma = v1.GaussianBlur(kernel_size, sigma).sigma
+
+    def make_params(self, flat_inputs: list) -> dict[str, Any]:
+        sigma = v1._uniform(self.sigma[0], self.sigma[1], None)
+        return {"sigma": [sigma, sigma]}
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return self._call_kernel(F.gaussian_blur, inpt, list(self.kernel_size),
+                                 params["sigma"])
+
+
+class ToDtype(Transform):
+    """Converts to ``dtype``: one dtype converts images and videos (and the pure tensor taken
+    as the image) only; a dict maps input types (and ``"others"``) to dtypes, ``None`` passing
+    that type through. ``scale`` rescales image values between the dtypes' ranges.
+
+    Example:
+        >>> from ember.vision import tv_tensors
+        >>> img = tv_tensors.Image(ember.full((1, 1, 1), 255, dtype=ember.uint8))
+        >>> mask = tv_tensors.Mask(ember.zeros(1, 1, dtype=ember.uint8))
+        >>> out = ToDtype({tv_tensors.Image: ember.float32, "others": ember.int64},
+        ...               scale=True)(img, mask)
+        >>> out[0].tolist(), out[1].dtype
+        ([[[1.0]]], ember.int64)
+    """
+
+    def __init__(self, dtype: ember.DType | dict, scale: bool = False) -> None:
+        super().__init__()
+        if not isinstance(dtype, (ember.DType, dict)):
+            raise ValueError(f"ToDtype: dtype must be a dtype or a dict of them per input type, "
+                             f"got {dtype!r}")
+        if isinstance(dtype, dict) and Tensor in dtype and any(
+                t in dtype for t in (tv_tensors.Image, tv_tensors.Video)):
+            warnings.warn("ToDtype: got a dtype for ember.Tensor and for Image or Video; the "
+                          "pure tensors are then passed through (an Image or Video in the "
+                          "sample is the image)", stacklevel=2)
+        self.dtype, self.scale = dtype, scale
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        is_image = is_pure_tensor(inpt) or isinstance(inpt, (tv_tensors.Image, tv_tensors.Video))
+        if isinstance(self.dtype, ember.DType):
+            if not is_image:
+                return inpt
+            dtype = self.dtype
+        elif type(inpt) in self.dtype:
+            dtype = self.dtype[type(inpt)]
+        elif "others" in self.dtype:
+            dtype = self.dtype["others"]
+        else:
+            raise ValueError(f"ToDtype: no dtype was specified for type {type(inpt).__name__}. "
+                             "If you only need to convert images or videos, pass e.g. "
+                             "dtype=ember.float32; in a dict, 'others' is a catch-all key, e.g. "
+                             "{tv_tensors.Mask: ember.int64, 'others': None}")
+        if dtype is None:
+            if self.scale and is_image:
+                warnings.warn("ToDtype: scale was set to True but no dtype was specified for "
+                              "images or videos: no scaling will be done", stacklevel=2)
+            return inpt
+        return self._call_kernel(F.to_dtype, inpt, dtype=dtype, scale=self.scale)
+
+
+class Lambda(Transform):
+    """Applies ``lambd`` to the inputs of ``types`` (default: tensors and arrays, with the
+    pure-tensor heuristic of every transform).
+
+    Example:
+        >>> Lambda(lambda x: x * 2, ember.Tensor)((ember.ones(1), 3))
+        (tensor([2.]), 3)
+    """
+
+    def __init__(self, lambd: Callable[[Any], Any], *types: type) -> None:
+        super().__init__()
+        if not callable(lambd):
+            raise TypeError(f"Lambda: argument should be callable, got {type(lambd).__name__}")
+        self.lambd, self.types = lambd, types or self._transformed_types
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return self.lambd(inpt) if isinstance(inpt, self.types) else inpt
+
+
+def _valid_boxes(boxes: tv_tensors.BoundingBoxes, min_size: float, min_area: float) -> Tensor:
+    """Which boxes are at least ``min_size`` on each side and ``min_area`` in area, and lie
+    within the canvas."""
+    xyxy = F.convert_bounding_box_format(boxes, new_format="XYXY").as_subclass(Tensor)
+    widths, heights = xyxy[:, 2] - xyxy[:, 0], xyxy[:, 3] - xyxy[:, 1]
+    height, width = boxes.canvas_size
+    return ((widths >= min_size) & (heights >= min_size) & (widths * heights >= min_area)
+            & (xyxy >= 0).all(dim=-1) & (xyxy[:, 0] <= width) & (xyxy[:, 2] <= width)
+            & (xyxy[:, 1] <= height) & (xyxy[:, 3] <= height))
+
+
+class SanitizeBoundingBoxes(Transform):
+    """Removes degenerate boxes (a side under ``min_size``, area under ``min_area``, or
+    outside the canvas), with the masks and labels that go with them. ``labels_getter``
+    finds the labels: ``"default"`` takes the ``"labels"`` entry of a dict sample (or of the
+    dict that is a tuple sample's second item); a callable returns them (a tensor, or a
+    tuple of tensors); None keeps no labels.
+
+    Example:
+        >>> from ember.vision import tv_tensors
+        >>> boxes = tv_tensors.BoundingBoxes([[0, 0, 4, 4], [1, 1, 1, 3]], format="XYXY",
+        ...                                  canvas_size=(8, 8))
+        >>> out = SanitizeBoundingBoxes()({"boxes": boxes, "labels": ember.tensor([5, 6])})
+        >>> out["boxes"].tolist(), out["labels"].tolist()
+        ([[0, 0, 4, 4]], [5])
+    """
+
+    def __init__(self, min_size: float = 1.0, min_area: float = 1.0,
+                 labels_getter: str | Callable | None = "default") -> None:
+        super().__init__()
+        if min_size < 1:
+            raise ValueError(f"SanitizeBoundingBoxes: min_size must be >= 1, got {min_size}")
+        if min_area < 1:
+            raise ValueError(f"SanitizeBoundingBoxes: min_area must be >= 1, got {min_area}")
+        self.min_size, self.min_area = float(min_size), float(min_area)
+        self.labels_getter = labels_getter
+        self._labels_getter = _parse_labels_getter(labels_getter)
+
+    def forward(self, *inputs: Any) -> Any:
+        sample = inputs if len(inputs) > 1 else inputs[0]
+        labels = self._labels_getter(sample)
+        labels = () if labels is None else \
+            (tuple(labels) if isinstance(labels, (tuple, list)) else (labels,))
+        for entry in labels:
+            if not isinstance(entry, Tensor):
+                raise ValueError(f"SanitizeBoundingBoxes: the labels in the input to forward() "
+                                 f"must be a tensor or a tuple/list of them, got "
+                                 f"{type(entry).__name__}")
+        flat_inputs, spec = tree_flatten(sample)
+        boxes = get_bounding_boxes(flat_inputs)
+        for entry in labels:
+            if entry.shape[0] != boxes.shape[0]:
+                raise ValueError(f"SanitizeBoundingBoxes: number of boxes ({boxes.shape[0]}) "
+                                 f"and number of labels ({entry.shape[0]}) do not match; please "
+                                 "make sure the labels are in the right place")
+        params = {"valid": _valid_boxes(boxes, self.min_size, self.min_area), "labels": labels}
+        return tree_unflatten([self.transform(x, params) for x in flat_inputs], spec)
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        is_label = any(inpt is label for label in params["labels"])
+        if not (is_label or isinstance(inpt, (tv_tensors.BoundingBoxes, tv_tensors.Mask))):
+            return inpt
+        out = _as_plain(inpt)[params["valid"]]
+        return out if is_label else tv_tensors.wrap(out, like=inpt)

@@ -1,0 +1,78 @@
+"""``torchvision.transforms.v2.functional`` under its names: each function takes an image,
+video, mask, boxes or pure tensor (an image) and runs the kernel registered for that type,
+returning the input's type. Image kernels are the v1 ones of
+:mod:`ember.vision.transforms.functional`; masks use them at nearest neighbour; boxes move
+by their corners.
+
+Example:
+    >>> from ember.vision import tv_tensors
+    >>> from ember.vision.transforms.v2 import functional as F
+    >>> boxes = tv_tensors.BoundingBoxes([0, 0, 2, 1], format="XYXY", canvas_size=(4, 6))
+    >>> F.horizontal_flip(boxes)
+    BoundingBoxes([[4, 0, 6, 1]], format=BoundingBoxFormat.XYXY, canvas_size=(4, 6))
+"""
+
+from ember.vision.transforms._image import InterpolationMode
+from ember.vision.transforms.v2.functional._box_geometry import (
+    affine_bounding_boxes,
+    crop_bounding_boxes,
+    horizontal_flip_bounding_boxes,
+    pad_bounding_boxes,
+    resize_bounding_boxes,
+    rotate_bounding_boxes,
+    vertical_flip_bounding_boxes,
+)
+from ember.vision.transforms.v2.functional._color import (
+    adjust_brightness,
+    adjust_contrast,
+    adjust_gamma,
+    adjust_hue,
+    adjust_saturation,
+    adjust_sharpness,
+    autocontrast,
+    equalize,
+    erase,
+    gaussian_blur,
+    invert,
+    normalize,
+    permute_channels,
+    posterize,
+    rgb_to_grayscale,
+    solarize,
+    to_dtype,
+)
+from ember.vision.transforms.v2.functional._geometry import (
+    affine,
+    center_crop,
+    crop,
+    hflip,
+    horizontal_flip,
+    pad,
+    resize,
+    resized_crop,
+    rotate,
+    vertical_flip,
+    vflip,
+)
+from ember.vision.transforms.v2.functional._meta import (
+    clamp_bounding_boxes,
+    convert_bounding_box_format,
+    get_dimensions,
+    get_num_channels,
+    get_size,
+)
+from ember.vision.transforms.v2.functional._temporal import uniform_temporal_subsample
+from ember.vision.transforms.v2.functional._type_conversion import to_image, to_pure_tensor
+from ember.vision.transforms.v2.functional._utils import is_pure_tensor, register_kernel
+
+__all__ = ["InterpolationMode", "adjust_brightness", "adjust_contrast", "adjust_gamma",
+           "adjust_hue", "adjust_saturation", "adjust_sharpness", "affine",
+           "affine_bounding_boxes", "autocontrast", "center_crop", "clamp_bounding_boxes",
+           "convert_bounding_box_format", "crop", "crop_bounding_boxes", "equalize", "erase",
+           "gaussian_blur", "get_dimensions", "get_num_channels", "get_size", "hflip",
+           "horizontal_flip", "horizontal_flip_bounding_boxes", "invert", "is_pure_tensor",
+           "normalize", "pad", "pad_bounding_boxes", "permute_channels", "posterize",
+           "register_kernel", "resize", "resize_bounding_boxes", "resized_crop",
+           "rgb_to_grayscale", "rotate", "rotate_bounding_boxes", "solarize", "to_dtype",
+           "to_image", "to_pure_tensor", "uniform_temporal_subsample", "vertical_flip",
+           "vertical_flip_bounding_boxes", "vflip"]

@@ -1,0 +1,183 @@
+"""The geometric kernels for bounding boxes. Every geometric transform is an affine map of
+the plane: a box's four corners are mapped and the result is their enclosing box, clamped to
+the new canvas where torchvision clamps (crops, pads, rotations and affine warps)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+import ember
+from ember.tensor import Tensor
+from ember.vision.transforms.basic import _padding4
+from ember.vision.transforms.functional import (
+    _centre,
+    _expanded_size,
+    _inverse_affine,
+    _output_size,
+)
+from ember.vision.transforms.v2.functional._meta import _clamp, _from_xyxy, _to_xyxy
+from ember.vision.tv_tensors import BoundingBoxFormat
+
+__all__ = ["affine_bounding_boxes", "crop_bounding_boxes", "horizontal_flip_bounding_boxes",
+           "pad_bounding_boxes", "resize_bounding_boxes", "rotate_bounding_boxes",
+           "vertical_flip_bounding_boxes"]
+
+Canvas = tuple[int, int]
+
+
+def _move_corners(boxes: Tensor, fmt: BoundingBoxFormat, matrix: np.ndarray) -> Tensor:
+    """The boxes enclosing the four corners of each box mapped by the 2x3 ``matrix``
+    (``(x, y) -> matrix @ (x, y, 1)``), in ``fmt`` and the boxes' dtype."""
+    shape = boxes.shape
+    xyxy = _to_xyxy(boxes.reshape(-1, 4), fmt)
+    xs, ys = xyxy[:, [0, 2, 2, 0]], xyxy[:, [1, 1, 3, 3]]
+    (a, b, c), (d, e, f) = matrix.tolist()
+    new_x, new_y = a * xs + b * ys + c, d * xs + e * ys + f
+    out = ember.stack((new_x.amin(1), new_y.amin(1), new_x.amax(1), new_y.amax(1)), dim=-1)
+    return _from_xyxy(out, fmt, boxes.dtype).reshape(shape)
+
+
+def horizontal_flip_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat,
+                                   canvas_size: Canvas) -> Tensor:
+    """Boxes mirrored left-right on the canvas: ``x -> width - x``.
+
+    Example:
+        >>> horizontal_flip_bounding_boxes(ember.tensor([[1.0, 2.0, 3.0, 4.0]]),
+        ...                                BoundingBoxFormat.XYXY, (8, 10))
+        tensor([[7., 2., 9., 4.]])
+    """
+    return _move_corners(bounding_boxes, format,
+                         np.array([[-1.0, 0.0, canvas_size[1]], [0.0, 1.0, 0.0]]))
+
+
+def vertical_flip_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat,
+                                 canvas_size: Canvas) -> Tensor:
+    """Boxes mirrored top-bottom on the canvas: ``y -> height - y``.
+
+    Example:
+        >>> vertical_flip_bounding_boxes(ember.tensor([[1.0, 2.0, 3.0, 4.0]]),
+        ...                              BoundingBoxFormat.XYXY, (8, 10))
+        tensor([[1., 4., 3., 6.]])
+    """
+    return _move_corners(bounding_boxes, format,
+                         np.array([[1.0, 0.0, 0.0], [0.0, -1.0, canvas_size[0]]]))
+
+
+def resize_bounding_boxes(bounding_boxes: Tensor, canvas_size: Canvas,
+                          size: int | Sequence[int], max_size: int | None = None
+                          ) -> tuple[Tensor, Canvas]:
+    """Boxes scaled with the canvas resized to ``size`` (as ``resize`` computes it), and the
+    new canvas size (a scaling, so the same for every format).
+
+    Example:
+        >>> resize_bounding_boxes(ember.tensor([[2.0, 2.0, 4.0, 6.0]]), (8, 8), (4, 16))
+        (tensor([[4., 1., 8., 3.]]), (4, 16))
+    """
+    height, width = canvas_size
+    new_h, new_w = _output_size(height, width, size, max_size)
+    ratios = ember.tensor([new_w / width, new_h / height] * 2,
+                          dtype=bounding_boxes.dtype if bounding_boxes.is_floating_point()
+                          else ember.get_default_dtype())
+    return (bounding_boxes * ratios).to(bounding_boxes.dtype), (new_h, new_w)
+
+
+def crop_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat, top: int, left: int,
+                        height: int, width: int) -> tuple[Tensor, Canvas]:
+    """Boxes in the ``height`` x ``width`` window at (``top``, ``left``), clamped to it.
+
+    Example:
+        >>> crop_bounding_boxes(ember.tensor([[2.0, 2.0, 6.0, 6.0]]), BoundingBoxFormat.XYXY,
+        ...                     1, 3, 4, 2)
+        (tensor([[0., 1., 2., 4.]]), (4, 2))
+    """
+    moved = _move_corners(bounding_boxes, format,
+                          np.array([[1.0, 0.0, -left], [0.0, 1.0, -top]]))
+    return _clamp(moved, format, (height, width)), (height, width)
+
+
+def pad_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat, canvas_size: Canvas,
+                       padding: int | Sequence[int], padding_mode: str = "constant"
+                       ) -> tuple[Tensor, Canvas]:
+    """Boxes on the canvas grown by ``padding`` (torchvision's forms), clamped to it.
+
+    Example:
+        >>> pad_bounding_boxes(ember.tensor([[0.0, 0.0, 2.0, 2.0]]), BoundingBoxFormat.XYXY,
+        ...                    (4, 4), [1, 2])
+        (tensor([[1., 2., 3., 4.]]), (8, 6))
+    """
+    if padding_mode != "constant":
+        raise ValueError(f"pad: padding mode {padding_mode!r} is not supported with bounding "
+                         "boxes; use 'constant'")
+    left, top, right, bottom = _padding4(padding)
+    canvas = (canvas_size[0] + top + bottom, canvas_size[1] + left + right)
+    moved = _move_corners(bounding_boxes, format,
+                          np.array([[1.0, 0.0, left], [0.0, 1.0, top]]))
+    return _clamp(moved, format, canvas), canvas
+
+
+def _forward_affine(inverse: np.ndarray, canvas_size: Canvas) -> np.ndarray:
+    """The pixel-coordinate map whose inverse, in coordinates relative to the canvas centre,
+    is ``inverse`` (the matrix the image kernels sample with)."""
+    half = np.array([canvas_size[1] * 0.5, canvas_size[0] * 0.5])
+    forward = np.linalg.inv(np.vstack([inverse, [0.0, 0.0, 1.0]]))[:2]
+    forward[:, 2] += half - forward[:, :2] @ half
+    return forward
+
+
+def _warp(boxes: Tensor, fmt: BoundingBoxFormat, canvas_size: Canvas, inverse: np.ndarray,
+          expand: bool) -> tuple[Tensor, Canvas]:
+    forward = _forward_affine(inverse, canvas_size)
+    if expand:
+        height, width = canvas_size
+        corners = np.array([[0.0, 0.0, 1.0], [0.0, height, 1.0], [width, height, 1.0],
+                            [width, 0.0, 1.0]]) @ forward.T
+        forward[:, 2] -= corners.min(0)
+        new_w, new_h = _expanded_size(inverse, width, height)
+        canvas_size = (new_h, new_w)
+    if boxes.numel() == 0:  # the canvas still grows with the image
+        return boxes, canvas_size
+    return _clamp(_move_corners(boxes, fmt, forward), fmt, canvas_size), canvas_size
+
+
+def _shear_pair(shear: float | Sequence[float]) -> list[float]:
+    if isinstance(shear, (int, float)):
+        return [float(shear), 0.0]
+    return [float(shear[0])] * 2 if len(shear) == 1 else [float(v) for v in shear]
+
+
+def affine_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat,
+                          canvas_size: Canvas, angle: float, translate: Sequence[float],
+                          scale: float, shear: float | Sequence[float],
+                          center: Sequence[float] | None = None) -> Tensor:
+    """Boxes enclosing the corners moved by :func:`affine`'s map, clamped to the canvas.
+
+    Example:
+        >>> affine_bounding_boxes(ember.tensor([[0.0, 0.0, 2.0, 2.0]]), BoundingBoxFormat.XYXY,
+        ...                       (4, 4), 0.0, [1, 1], 1.0, 0.0)
+        tensor([[1., 1., 3., 3.]])
+    """
+    height, width = canvas_size
+    inverse = _inverse_affine(_centre("affine", center, width, height), angle,
+                              [float(t) for t in translate], scale, _shear_pair(shear))
+    return _warp(bounding_boxes, format, canvas_size, inverse, expand=False)[0]
+
+
+def rotate_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat,
+                          canvas_size: Canvas, angle: float, expand: bool = False,
+                          center: Sequence[float] | None = None) -> tuple[Tensor, Canvas]:
+    """Boxes enclosing the corners rotated by ``angle`` degrees counter-clockwise, as
+    :func:`rotate` turns the image, and the canvas size (grown with ``expand``).
+
+    Example:
+        >>> rotate_bounding_boxes(ember.tensor([[0.0, 0.0, 2.0, 1.0]]), BoundingBoxFormat.XYXY,
+        ...                       (4, 4), 90.0)
+        (tensor([[0., 2., 1., 4.]]), (4, 4))
+    """
+    height, width = canvas_size
+    inverse = _inverse_affine(_centre("rotate", center, width, height), -angle, (0.0, 0.0),
+                              1.0, (0.0, 0.0))
+    return _warp(bounding_boxes, format, canvas_size, inverse, expand)
+
+

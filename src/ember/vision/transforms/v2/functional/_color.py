@@ -1,0 +1,150 @@
+"""The colour and pixel-value ``v2.functional`` functions. They act on images, videos and pure
+tensors only (masks and boxes raise here; the v2 transforms pass them through), with the v1
+kernels of the same names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import wraps
+from typing import Any
+
+import numpy as np
+
+import ember
+from ember.tensor import Tensor
+from ember.vision.transforms import functional as TF
+from ember.vision.transforms._image import _tensor_op
+from ember.vision.transforms.basic import Normalize
+from ember.vision.transforms.v2.functional._utils import _dispatch, _register_kernel_internal
+from ember.vision.tv_tensors import BoundingBoxes, Image, Mask, Video
+
+__all__ = ["adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue",
+           "adjust_saturation", "adjust_sharpness", "autocontrast", "equalize", "erase",
+           "gaussian_blur", "invert", "normalize", "permute_channels", "posterize",
+           "rgb_to_grayscale", "solarize", "to_dtype"]
+
+_IMAGES = (Tensor, Image, Video)
+
+
+def _image_functional(kernel: Callable, arrays: bool = True, name: str | None = None
+                      ) -> Callable:
+    """A ``v2.functional`` function over the image ``kernel`` (signature and documentation
+    are the kernel's, the name ``name`` or the kernel's); with ``arrays``, NumPy images
+    ``(H, W[, C])`` go to the kernel too (the v1 kernels take them)."""
+
+    @wraps(kernel)
+    def functional(inpt: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return _dispatch(functional, inpt, *args, **kwargs)
+
+    if name is not None:
+        functional.__name__ = functional.__qualname__ = name
+
+    _register_kernel_internal(functional, *_IMAGES, *((np.ndarray,) if arrays else ()))(kernel)
+    return functional
+
+
+adjust_brightness = _image_functional(TF.adjust_brightness)
+adjust_contrast = _image_functional(TF.adjust_contrast)
+adjust_gamma = _image_functional(TF.adjust_gamma)
+adjust_hue = _image_functional(TF.adjust_hue)
+adjust_saturation = _image_functional(TF.adjust_saturation)
+adjust_sharpness = _image_functional(TF.adjust_sharpness)
+autocontrast = _image_functional(TF.autocontrast)
+equalize = _image_functional(TF.equalize)
+invert = _image_functional(TF.invert)
+posterize = _image_functional(TF.posterize)
+solarize = _image_functional(TF.solarize)
+rgb_to_grayscale = _image_functional(TF.rgb_to_grayscale)
+gaussian_blur = _image_functional(TF.gaussian_blur)
+erase = _image_functional(_tensor_op(TF.erase))
+
+
+def _normalize_image(image: Tensor, mean: Sequence[float], std: Sequence[float],
+                     inplace: bool = False) -> Tensor:
+    """``(image - mean) / std`` per channel of a float image or video.
+
+    Example:
+        >>> normalize(ember.ones(1, 1, 2), [0.5], [0.25])
+        tensor([[[2., 2.]]])
+    """
+    return Normalize(mean, std, inplace)(image)
+
+
+normalize = _image_functional(_normalize_image, arrays=False, name="normalize")
+
+
+def _permute_channels_image(image: Tensor, permutation: Sequence[int]) -> Tensor:
+    """The channels of ``image`` in the order ``permutation``.
+
+    Example:
+        >>> permute_channels(ember.arange(3.0).reshape(3, 1, 1), [2, 0, 1]).flatten()
+        tensor([2., 0., 1.])
+    """
+    if isinstance(permutation, Tensor):
+        permutation = permutation.tolist()
+    if image.ndim < 3 or sorted(permutation) != list(range(image.shape[-3])):
+        raise ValueError(f"permute_channels: permutation {list(permutation)} should order the "
+                         f"{image.shape[-3] if image.ndim >= 3 else 0} channels of an image "
+                         f"(..., C, H, W) of shape {tuple(image.shape)}")
+    return image[..., list(permutation), :, :]
+
+
+permute_channels = _image_functional(_permute_channels_image, arrays=False,
+                                     name="permute_channels")
+
+
+def _max_value(dtype: ember.DType) -> int:
+    """The top of an integer dtype's image range; 1 for bool (as torchvision takes it)."""
+    return 1 if dtype is ember.bool else ember.iinfo(dtype).max
+
+
+def _value_bits(dtype: ember.DType) -> int:
+    """Bits holding the magnitude of an integer dtype (its sign bit left out)."""
+    if dtype is ember.bool:
+        raise TypeError("to_dtype: scaling between integer dtypes is only defined for integer "
+                        f"dtypes, got {dtype}; convert without scale=True")
+    info = ember.iinfo(dtype)
+    return info.bits - (1 if info.min < 0 else 0)
+
+
+def _to_dtype_image(image: Tensor, dtype: ember.DType = ember.float32,
+                    scale: bool = False) -> Tensor:
+    """``image`` in ``dtype``; with ``scale``, values move between the ranges of the dtypes
+    (``[0, 1]`` for floats, ``[0, max]`` for integers) as torchvision's ``to_dtype`` does:
+    float to int multiplies by ``max + 1 - 1e-3`` and truncates, ints shift bits."""
+    if image.dtype is dtype or not scale:
+        return image.to(dtype)
+    if image.is_floating_point():
+        if dtype.is_floating_point:
+            return image.to(dtype)
+        if (image.dtype is ember.float32 and dtype in (ember.int32, ember.int64)) or \
+                (image.dtype is ember.float64 and dtype is ember.int64):
+            raise RuntimeError(f"to_dtype: the conversion from {image.dtype} to {dtype} cannot "
+                               "be performed safely (the float cannot hold the integer range)")
+        return (image * (_max_value(dtype) + 1.0 - 1e-3)).to(dtype)
+    if dtype.is_floating_point:
+        return image.to(dtype) * (1.0 / _max_value(image.dtype))
+    shift = _value_bits(image.dtype) - _value_bits(dtype)
+    if shift > 0:
+        return image.bitwise_right_shift(shift).to(dtype)
+    return image.to(dtype).bitwise_left_shift(-shift)
+
+
+def to_dtype(inpt: Tensor, dtype: ember.DType = ember.float32, scale: bool = False) -> Tensor:
+    """``inpt`` converted to ``dtype``; ``scale`` rescales the values of images and videos
+    between the dtypes' ranges (other inputs are only cast).
+
+    Example:
+        >>> to_dtype(ember.tensor([[[0, 255]]], dtype=ember.uint8), ember.float32, scale=True)
+        tensor([[[0., 1.]]])
+    """
+    return _dispatch(to_dtype, inpt, dtype=dtype, scale=scale)
+
+
+_register_kernel_internal(to_dtype, *_IMAGES)(_to_dtype_image)
+
+
+@_register_kernel_internal(to_dtype, Mask, BoundingBoxes)
+def _to_dtype_other(inpt: Tensor, dtype: ember.DType = ember.float32,
+                    scale: bool = False) -> Tensor:
+    return inpt.to(dtype)

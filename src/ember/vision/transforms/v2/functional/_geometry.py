@@ -1,0 +1,328 @@
+"""The geometric ``v2.functional`` functions: each moves an image (or video, or pure tensor)
+with the v1 kernel of the same name, a mask with the same kernel at nearest-neighbour
+interpolation, and boxes with the kernels of :mod:`._box_geometry`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import ember
+from ember.tensor import Tensor
+from ember.vision import tv_tensors
+from ember.vision.transforms import functional as TF
+from ember.vision.transforms._image import InterpolationMode
+from ember.vision.transforms.basic import _size_pair
+from ember.vision.transforms.v2.functional._box_geometry import (
+    affine_bounding_boxes,
+    crop_bounding_boxes,
+    horizontal_flip_bounding_boxes,
+    pad_bounding_boxes,
+    resize_bounding_boxes,
+    rotate_bounding_boxes,
+    vertical_flip_bounding_boxes,
+)
+from ember.vision.transforms.v2.functional._utils import _dispatch, _register_kernel_internal
+from ember.vision.tv_tensors import BoundingBoxes, Image, Mask, Video
+
+__all__ = ["affine", "center_crop", "crop", "hflip", "horizontal_flip", "pad", "resize",
+           "resized_crop", "rotate", "vertical_flip", "vflip"]
+
+Fill = float | Sequence[float] | None
+_NEAREST = InterpolationMode.NEAREST
+_IMAGES = (Tensor, Image, Video, np.ndarray)  # arrays (H, W[, C]) as the v1 kernels take them
+
+
+def _on_mask(kernel: Callable, mask: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """An image ``kernel`` run on a mask: ``(H, W)`` masks get a channel dimension for it,
+    and integer or bool masks go through float64 (exact for their values) and come back."""
+    flat = mask.ndim == 2
+    x = mask.unsqueeze(0) if flat else mask
+    cast = x.dtype is not ember.uint8 and not x.dtype.is_floating_point
+    out = kernel(x.to(ember.float64) if cast else x, *args, **kwargs)
+    out = out.to(mask.dtype) if cast else out
+    return out.squeeze(0) if flat else out
+
+
+def _boxes_out(boxes: BoundingBoxes, out: Tensor | tuple[Tensor, tuple[int, int]]
+               ) -> BoundingBoxes:
+    if isinstance(out, tuple):
+        return tv_tensors.wrap(out[0], like=boxes, canvas_size=out[1])
+    return tv_tensors.wrap(out, like=boxes)
+
+
+def _plain(boxes: BoundingBoxes) -> Tensor:
+    return boxes.as_subclass(Tensor)
+
+
+def horizontal_flip(inpt: Tensor) -> Tensor:
+    """Mirrors an image, video, mask or boxes left-right.
+
+    Example:
+        >>> boxes = tv_tensors.BoundingBoxes([0, 0, 1, 2], format="XYXY", canvas_size=(4, 4))
+        >>> horizontal_flip(boxes).tolist()
+        [[3, 0, 4, 2]]
+    """
+    return _dispatch(horizontal_flip, inpt)
+
+
+def vertical_flip(inpt: Tensor) -> Tensor:
+    """Mirrors an image, video, mask or boxes top-bottom.
+
+    Example:
+        >>> vertical_flip(tv_tensors.Mask([[1, 1], [0, 0]])).tolist()
+        [[0, 0], [1, 1]]
+    """
+    return _dispatch(vertical_flip, inpt)
+
+
+hflip = horizontal_flip
+vflip = vertical_flip
+
+_register_kernel_internal(horizontal_flip, *_IMAGES, Mask)(TF.hflip)
+_register_kernel_internal(vertical_flip, *_IMAGES, Mask)(TF.vflip)
+
+
+@_register_kernel_internal(horizontal_flip, BoundingBoxes, tv_tensor_wrapper=False)
+def _hflip_boxes(inpt: BoundingBoxes) -> BoundingBoxes:
+    return _boxes_out(inpt, horizontal_flip_bounding_boxes(_plain(inpt), inpt.format,
+                                                           inpt.canvas_size))
+
+
+@_register_kernel_internal(vertical_flip, BoundingBoxes, tv_tensor_wrapper=False)
+def _vflip_boxes(inpt: BoundingBoxes) -> BoundingBoxes:
+    return _boxes_out(inpt, vertical_flip_bounding_boxes(_plain(inpt), inpt.format,
+                                                         inpt.canvas_size))
+
+
+def resize(inpt: Tensor, size: int | Sequence[int],
+           interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+           max_size: int | None = None, antialias: bool | None = True) -> Tensor:
+    """Resizes to ``size`` (``(h, w)``, or one number for the smaller edge); masks are
+    resampled at nearest neighbour, boxes scaled with the canvas.
+
+    Example:
+        >>> boxes = tv_tensors.BoundingBoxes([2, 2, 4, 4], format="XYXY", canvas_size=(8, 8))
+        >>> out = resize(boxes, 4)
+        >>> out.tolist(), out.canvas_size
+        ([[1, 1, 2, 2]], (4, 4))
+    """
+    return _dispatch(resize, inpt, size=size, interpolation=interpolation, max_size=max_size,
+                     antialias=antialias)
+
+
+_register_kernel_internal(resize, *_IMAGES)(TF.resize)
+
+
+@_register_kernel_internal(resize, Mask)
+def _resize_mask(mask: Tensor, size: int | Sequence[int], max_size: int | None = None,
+                 **_: Any) -> Tensor:
+    return _on_mask(TF.resize, mask, size, _NEAREST, max_size)
+
+
+@_register_kernel_internal(resize, BoundingBoxes, tv_tensor_wrapper=False)
+def _resize_boxes(inpt: BoundingBoxes, size: int | Sequence[int], max_size: int | None = None,
+                  **_: Any) -> BoundingBoxes:
+    return _boxes_out(inpt, resize_bounding_boxes(_plain(inpt), inpt.canvas_size, size,
+                                                  max_size))
+
+
+def crop(inpt: Tensor, top: int, left: int, height: int, width: int) -> Tensor:
+    """The ``height`` x ``width`` window at (``top``, ``left``) (zero-padded where it reaches
+    outside); boxes are shifted and clamped to it.
+
+    Example:
+        >>> boxes = tv_tensors.BoundingBoxes([2, 2, 6, 6], format="XYXY", canvas_size=(8, 8))
+        >>> out = crop(boxes, 1, 3, 4, 2)
+        >>> out.tolist(), out.canvas_size
+        ([[0, 1, 2, 4]], (4, 2))
+    """
+    return _dispatch(crop, inpt, top=top, left=left, height=height, width=width)
+
+
+_register_kernel_internal(crop, *_IMAGES)(TF.crop)
+
+
+@_register_kernel_internal(crop, Mask)
+def _crop_mask(mask: Tensor, top: int, left: int, height: int, width: int) -> Tensor:
+    return _on_mask(TF.crop, mask, top, left, height, width)
+
+
+@_register_kernel_internal(crop, BoundingBoxes, tv_tensor_wrapper=False)
+def _crop_boxes(inpt: BoundingBoxes, top: int, left: int, height: int,
+                width: int) -> BoundingBoxes:
+    return _boxes_out(inpt, crop_bounding_boxes(_plain(inpt), inpt.format, top, left, height,
+                                                width))
+
+
+def _center_crop_window(canvas: Sequence[int], output_size: int | Sequence[int]
+                        ) -> tuple[int, int, int, int]:
+    """Where :func:`center_crop` puts the image: the window ``(top, left, height, width)``
+    of the (possibly zero-padded) input that it keeps."""
+    (th, tw), (h, w) = _size_pair(output_size, "center_crop"), canvas
+    top = -((th - h) // 2) if th > h else int(round((h - th) / 2.0))
+    left = -((tw - w) // 2) if tw > w else int(round((w - tw) / 2.0))
+    return top, left, th, tw
+
+
+def center_crop(inpt: Tensor, output_size: int | Sequence[int]) -> Tensor:
+    """The central ``output_size`` window (zero-padded where the input is smaller).
+
+    Example:
+        >>> boxes = tv_tensors.BoundingBoxes([2, 2, 6, 6], format="XYXY", canvas_size=(8, 8))
+        >>> center_crop(boxes, 4).tolist()
+        [[0, 0, 4, 4]]
+    """
+    return _dispatch(center_crop, inpt, output_size=output_size)
+
+
+_register_kernel_internal(center_crop, *_IMAGES)(TF.center_crop)
+
+
+@_register_kernel_internal(center_crop, Mask)
+def _center_crop_mask(mask: Tensor, output_size: int | Sequence[int]) -> Tensor:
+    return _on_mask(TF.center_crop, mask, output_size)
+
+
+@_register_kernel_internal(center_crop, BoundingBoxes, tv_tensor_wrapper=False)
+def _center_crop_boxes(inpt: BoundingBoxes, output_size: int | Sequence[int]) -> BoundingBoxes:
+    window = _center_crop_window(inpt.canvas_size, output_size)
+    return _boxes_out(inpt, crop_bounding_boxes(_plain(inpt), inpt.format, *window))
+
+
+def resized_crop(inpt: Tensor, top: int, left: int, height: int, width: int,
+                 size: int | Sequence[int],
+                 interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+                 antialias: bool | None = True) -> Tensor:
+    """:func:`crop`, then :func:`resize` to ``size``.
+
+    Example:
+        >>> boxes = tv_tensors.BoundingBoxes([2, 2, 6, 6], format="XYXY", canvas_size=(8, 8))
+        >>> resized_crop(boxes, 2, 2, 4, 4, 8).tolist()
+        [[0, 0, 8, 8]]
+    """
+    return _dispatch(resized_crop, inpt, top=top, left=left, height=height, width=width,
+                     size=size, interpolation=interpolation, antialias=antialias)
+
+
+@_register_kernel_internal(resized_crop, *_IMAGES, Mask, BoundingBoxes,
+                           tv_tensor_wrapper=False)
+def _resized_crop_any(inpt: Tensor, top: int, left: int, height: int, width: int,
+                      size: int | Sequence[int],
+                      interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+                      antialias: bool | None = True) -> Tensor:
+    return resize(crop(inpt, top, left, height, width), size, interpolation,
+                  antialias=antialias)
+
+
+def pad(inpt: Tensor, padding: int | Sequence[int], fill: Fill = None,
+        padding_mode: str = "constant") -> Tensor:
+    """Pads by ``padding`` (``p``, ``(left/right, top/bottom)`` or ``(l, t, r, b)``) with
+    ``fill`` (default 0) or by the ``edge``, ``reflect`` or ``symmetric`` modes; boxes are
+    shifted (constant mode only).
+
+    Example:
+        >>> boxes = tv_tensors.BoundingBoxes([0, 0, 2, 2], format="XYXY", canvas_size=(4, 4))
+        >>> out = pad(boxes, [1, 2])
+        >>> out.tolist(), out.canvas_size
+        ([[1, 2, 3, 4]], (8, 6))
+    """
+    return _dispatch(pad, inpt, padding=padding, fill=fill, padding_mode=padding_mode)
+
+
+@_register_kernel_internal(pad, *_IMAGES)
+def _pad_image(image: Tensor, padding: int | Sequence[int], fill: Fill = None,
+               padding_mode: str = "constant") -> Tensor:
+    """v1's ``pad``; a tensor's per-channel ``fill`` pads each channel with its value."""
+    fill = 0 if fill is None else fill
+    if isinstance(image, Tensor) and isinstance(fill, Sequence):
+        if len(fill) not in (1, image.shape[-3]):
+            raise ValueError(f"pad: fill {list(fill)} has {len(fill)} values but the image has "
+                             f"{image.shape[-3]} channels; give one value, or one per channel")
+        if len(fill) > 1 and padding_mode == "constant":
+            channels = image.split(1, dim=-3)
+            return ember.cat([TF.pad(c, padding, f) for c, f in zip(channels, fill)], dim=-3)
+        fill = fill[0]
+    return TF.pad(image, padding, fill, padding_mode)
+
+
+@_register_kernel_internal(pad, Mask)
+def _pad_mask(mask: Tensor, padding: int | Sequence[int], fill: Fill = None,
+              padding_mode: str = "constant") -> Tensor:
+    return _on_mask(_pad_image, mask, padding, fill, padding_mode)
+
+
+@_register_kernel_internal(pad, BoundingBoxes, tv_tensor_wrapper=False)
+def _pad_boxes(inpt: BoundingBoxes, padding: int | Sequence[int], padding_mode: str = "constant",
+               **_: Any) -> BoundingBoxes:
+    return _boxes_out(inpt, pad_bounding_boxes(_plain(inpt), inpt.format, inpt.canvas_size,
+                                               padding, padding_mode))
+
+
+def rotate(inpt: Tensor, angle: float, interpolation: InterpolationMode = _NEAREST,
+           expand: bool = False, center: Sequence[float] | None = None,
+           fill: Fill = None) -> Tensor:
+    """Rotates by ``angle`` degrees counter-clockwise about ``center`` (default the centre);
+    ``expand`` grows the canvas to hold everything; boxes become the boxes enclosing their
+    rotated corners.
+
+    Example:
+        >>> boxes = tv_tensors.BoundingBoxes([0, 0, 2, 1], format="XYXY", canvas_size=(4, 4),
+        ...                                  dtype=ember.float32)
+        >>> rotate(boxes, 90).tolist()
+        [[0.0, 2.0, 1.0, 4.0]]
+    """
+    return _dispatch(rotate, inpt, angle=angle, interpolation=interpolation, expand=expand,
+                     center=center, fill=fill)
+
+
+_register_kernel_internal(rotate, *_IMAGES)(TF.rotate)
+
+
+@_register_kernel_internal(rotate, Mask)
+def _rotate_mask(mask: Tensor, angle: float, expand: bool = False,
+                 center: Sequence[float] | None = None, fill: Fill = None, **_: Any) -> Tensor:
+    return _on_mask(TF.rotate, mask, angle, _NEAREST, expand, center, fill)
+
+
+@_register_kernel_internal(rotate, BoundingBoxes, tv_tensor_wrapper=False)
+def _rotate_boxes(inpt: BoundingBoxes, angle: float, expand: bool = False,
+                  center: Sequence[float] | None = None, **_: Any) -> BoundingBoxes:
+    return _boxes_out(inpt, rotate_bounding_boxes(_plain(inpt), inpt.format, inpt.canvas_size,
+                                                  angle, expand, center))
+
+
+def affine(inpt: Tensor, angle: float, translate: Sequence[float], scale: float,
+           shear: float | Sequence[float], interpolation: InterpolationMode = _NEAREST,
+           fill: Fill = None, center: Sequence[float] | None = None) -> Tensor:
+    """An affine warp keeping the size (rotation by ``angle`` degrees clockwise, ``shear``,
+    ``scale``, then ``translate``, about ``center``); boxes become the boxes enclosing their
+    moved corners, clamped to the canvas.
+
+    Example:
+        >>> boxes = tv_tensors.BoundingBoxes([0, 0, 2, 2], format="XYXY", canvas_size=(4, 4))
+        >>> affine(boxes, 0.0, [1, 1], 1.0, 0.0).tolist()
+        [[1, 1, 3, 3]]
+    """
+    return _dispatch(affine, inpt, angle=angle, translate=translate, scale=scale, shear=shear,
+                     interpolation=interpolation, fill=fill, center=center)
+
+
+_register_kernel_internal(affine, *_IMAGES)(TF.affine)
+
+
+@_register_kernel_internal(affine, Mask)
+def _affine_mask(mask: Tensor, angle: float, translate: Sequence[float], scale: float,
+                 shear: float | Sequence[float], fill: Fill = None,
+                 center: Sequence[float] | None = None, **_: Any) -> Tensor:
+    return _on_mask(TF.affine, mask, angle, translate, scale, shear, _NEAREST, fill, center)
+
+
+@_register_kernel_internal(affine, BoundingBoxes, tv_tensor_wrapper=False)
+def _affine_boxes(inpt: BoundingBoxes, angle: float, translate: Sequence[float], scale: float,
+                  shear: float | Sequence[float], center: Sequence[float] | None = None,
+                  **_: Any) -> BoundingBoxes:
+    return _boxes_out(inpt, affine_bounding_boxes(_plain(inpt), inpt.format, inpt.canvas_size,
+                                                  angle, translate, scale, shear, center))

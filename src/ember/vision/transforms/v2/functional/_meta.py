@@ -1,0 +1,193 @@
+"""Sizes of inputs, and the box format conversion and clamping, as ``v2.functional``
+functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import ember
+from ember.tensor import Tensor
+from ember.vision import tv_tensors
+from ember.vision.ops import box_convert, clip_boxes_to_image
+from ember.vision.transforms.v2.functional._utils import (
+    _dispatch,
+    _register_kernel_internal,
+    is_pure_tensor,
+)
+from ember.vision.tv_tensors import BoundingBoxes, BoundingBoxFormat, Image, Mask, Video
+from ember.vision.tv_tensors._bounding_boxes import _format
+
+__all__ = ["clamp_bounding_boxes", "convert_bounding_box_format", "get_dimensions",
+           "get_num_channels", "get_size"]
+
+
+def get_dimensions(inpt: Tensor) -> list[int]:
+    """``[channels, height, width]`` of an image or video.
+
+    Example:
+        >>> get_dimensions(ember.zeros(3, 4, 5))
+        [3, 4, 5]
+    """
+    return _dispatch(get_dimensions, inpt)
+
+
+def get_num_channels(inpt: Tensor) -> int:
+    """The number of channels of an image or video.
+
+    Example:
+        >>> get_num_channels(ember.zeros(3, 4, 5))
+        3
+    """
+    return _dispatch(get_num_channels, inpt)
+
+
+def get_size(inpt: Tensor) -> list[int]:
+    """``[height, width]`` of an image, video or mask, or the canvas of boxes.
+
+    Example:
+        >>> get_size(tv_tensors.BoundingBoxes([0, 0, 1, 1], format="XYXY", canvas_size=(6, 7)))
+        [6, 7]
+    """
+    return _dispatch(get_size, inpt)
+
+
+@_register_kernel_internal(get_dimensions, Tensor, Image, Video, tv_tensor_wrapper=False)
+def _dimensions_image(image: Tensor) -> list[int]:
+    if image.ndim < 2:
+        raise TypeError(f"get_dimensions: expected an image (..., C, H, W), got shape "
+                        f"{tuple(image.shape)}")
+    return [1 if image.ndim == 2 else image.shape[-3], *image.shape[-2:]]
+
+
+@_register_kernel_internal(get_num_channels, Tensor, Image, Video, tv_tensor_wrapper=False)
+def _channels_image(image: Tensor) -> int:
+    return _dimensions_image(image)[0]
+
+
+@_register_kernel_internal(get_size, Tensor, Image, Video, Mask, tv_tensor_wrapper=False)
+def _size_image(image: Tensor) -> list[int]:
+    return _dimensions_image(image)[1:]
+
+
+@_register_kernel_internal(get_dimensions, np.ndarray, tv_tensor_wrapper=False)
+def _dimensions_array(image: np.ndarray) -> list[int]:
+    return [image.shape[2] if image.ndim == 3 else 1, *image.shape[:2]]
+
+
+@_register_kernel_internal(get_num_channels, np.ndarray, tv_tensor_wrapper=False)
+def _channels_array(image: np.ndarray) -> int:
+    return _dimensions_array(image)[0]
+
+
+@_register_kernel_internal(get_size, np.ndarray, tv_tensor_wrapper=False)
+def _size_array(image: np.ndarray) -> list[int]:
+    return _dimensions_array(image)[1:]
+
+
+@_register_kernel_internal(get_size, BoundingBoxes, tv_tensor_wrapper=False)
+def _size_boxes(boxes: BoundingBoxes) -> list[int]:
+    return list(boxes.canvas_size)
+
+
+def _to_xyxy(boxes: Tensor, fmt: BoundingBoxFormat) -> Tensor:
+    """Boxes as floating XYXY corners (a plain tensor)."""
+    if not boxes.is_floating_point():
+        boxes = boxes.to(ember.get_default_dtype())
+    return box_convert(boxes, fmt.value.lower(), "xyxy")
+
+
+def _from_xyxy(xyxy: Tensor, fmt: BoundingBoxFormat, dtype: ember.DType) -> Tensor:
+    out = box_convert(xyxy, "xyxy", fmt.value.lower())
+    return out if dtype.is_floating_point else out.to(dtype)  # truncated, as torchvision
+
+
+def _convert_integer(boxes: Tensor, old: BoundingBoxFormat, new: BoundingBoxFormat) -> Tensor:
+    """Integer boxes converted in integer arithmetic, as torchvision does: from centres,
+    ``x1 = cx - ceil(w / 2)``; to centres, ``cx = floor(x1 + w / 2)``."""
+    low, size = boxes[..., :2], boxes[..., 2:]
+    if old is BoundingBoxFormat.CXCYWH:
+        low = low - size.div(-2, rounding_mode="floor").abs()
+    elif old is BoundingBoxFormat.XYXY:
+        size = size - low
+    if new is BoundingBoxFormat.CXCYWH:
+        low = (low * 2 + size).div(2, rounding_mode="floor")
+    elif new is BoundingBoxFormat.XYXY:
+        size = low + size
+    return ember.cat((low, size), dim=-1)
+
+
+def _boxes_args(op: str, inpt: Tensor, given: dict[str, Any]) -> dict[str, Any]:
+    """The metadata a box function reads: from a ``BoundingBoxes`` (then not to be given
+    again), or as given for a pure tensor (then required)."""
+    if isinstance(inpt, BoundingBoxes):
+        passed = [k for k, v in given.items() if v is not None]
+        if passed:
+            raise ValueError(f"{op}: for BoundingBoxes inputs, {passed} must not be passed; "
+                             "they come from the boxes")
+        return {k: getattr(inpt, k) for k in given}
+    if not is_pure_tensor(inpt):
+        raise TypeError(f"{op}: expected BoundingBoxes or a pure tensor, got "
+                        f"{type(inpt).__name__}")
+    missing = [k for k, v in given.items() if v is None]
+    if missing:
+        raise ValueError(f"{op}: for pure tensor inputs, {missing} must be passed")
+    return given
+
+
+def convert_bounding_box_format(inpt: Tensor, old_format: BoundingBoxFormat | str | None = None,
+                                new_format: BoundingBoxFormat | str | None = None,
+                                inplace: bool = False) -> Tensor:
+    """Boxes in ``new_format``; ``old_format`` is given for a pure tensor only.
+
+    Example:
+        >>> b = tv_tensors.BoundingBoxes([1, 1, 2, 4], format="CXCYWH", canvas_size=(8, 8),
+        ...                              dtype=ember.float32)
+        >>> convert_bounding_box_format(b, new_format="XYXY").tolist()
+        [[0.0, -1.0, 2.0, 3.0]]
+    """
+    if new_format is None:
+        raise TypeError("convert_bounding_box_format: missing the new_format argument")
+    old = _format(_boxes_args("convert_bounding_box_format", inpt,
+                              {"format": old_format})["format"])
+    new = _format(new_format)
+    out = inpt.as_subclass(Tensor) if isinstance(inpt, BoundingBoxes) else inpt
+    if old == new:
+        out = out.clone()
+    elif out.is_floating_point():
+        out = _from_xyxy(_to_xyxy(out, old), new, out.dtype)
+    else:
+        out = _convert_integer(out, old, new)
+    if inplace:
+        inpt.copy_(out)
+        out = inpt.as_subclass(Tensor) if isinstance(inpt, BoundingBoxes) else inpt
+    if isinstance(inpt, BoundingBoxes):
+        return tv_tensors.wrap(out, like=inpt, format=new)
+    return out
+
+
+def _clamp(boxes: Tensor, fmt: BoundingBoxFormat, canvas_size: tuple[int, int]) -> Tensor:
+    """Plain boxes with every corner moved inside the canvas."""
+    if boxes.numel() == 0:
+        return boxes
+    shape = boxes.shape
+    xyxy = clip_boxes_to_image(_to_xyxy(boxes.reshape(-1, 4), fmt), canvas_size)
+    return _from_xyxy(xyxy, fmt, boxes.dtype).reshape(shape)
+
+
+def clamp_bounding_boxes(inpt: Tensor, format: BoundingBoxFormat | str | None = None,
+                         canvas_size: tuple[int, int] | None = None) -> Tensor:
+    """Boxes with their corners moved inside the canvas; ``format`` and ``canvas_size`` are
+    given for a pure tensor only.
+
+    Example:
+        >>> b = tv_tensors.BoundingBoxes([-2, 1, 9, 3], format="XYXY", canvas_size=(4, 6))
+        >>> clamp_bounding_boxes(b).tolist()
+        [[0, 1, 6, 3]]
+    """
+    args = _boxes_args("clamp_bounding_boxes", inpt,
+                       {"format": format, "canvas_size": canvas_size})
+    plain = inpt.as_subclass(Tensor) if isinstance(inpt, BoundingBoxes) else inpt
+    out = _clamp(plain, _format(args["format"]), tuple(args["canvas_size"]))
+    return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, BoundingBoxes) else out

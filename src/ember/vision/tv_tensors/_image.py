@@ -1,0 +1,58 @@
+"""The tv_tensors that are a type and nothing more: :class:`Image`, :class:`Video` and
+:class:`Mask`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember
+from ember.vision.tv_tensors._tv_tensor import TVTensor, _as_tensor
+
+
+class Image(TVTensor):
+    """An image ``(..., C, H, W)``; a 2-d ``(H, W)`` input gets a channel dimension.
+
+    Example:
+        >>> from ember.vision.tv_tensors import Image
+        >>> Image(ember.zeros(4, 5)).shape
+        ember.Size([1, 4, 5])
+    """
+
+    def __new__(cls, data: Any, *, dtype: ember.DType | None = None, device: Any = None,
+                requires_grad: bool | None = None) -> Image:
+        tensor = _as_tensor(data, dtype, device, requires_grad)
+        if tensor.ndim < 2:
+            raise ValueError(f"Image: expected an image of at least 2 dimensions (H, W), got "
+                             f"shape {tuple(tensor.shape)}")
+        if tensor.ndim == 2:
+            tensor = tensor.unsqueeze(0)
+        return cls._wrap(tensor)
+
+
+class Video(TVTensor):
+    """A video ``(..., T, C, H, W)``.
+
+    Example:
+        >>> from ember.vision.tv_tensors import Video
+        >>> Video(ember.zeros(2, 3, 4, 5)).shape
+        ember.Size([2, 3, 4, 5])
+    """
+
+    def __new__(cls, data: Any, *, dtype: ember.DType | None = None, device: Any = None,
+                requires_grad: bool | None = None) -> Video:
+        tensor = _as_tensor(data, dtype, device, requires_grad)
+        if tensor.ndim < 4:
+            raise ValueError(f"Video: expected a video of at least 4 dimensions (T, C, H, W), "
+                             f"got shape {tuple(tensor.shape)}")
+        return cls._wrap(tensor)
+
+
+class Mask(TVTensor):
+    """A segmentation mask ``(..., H, W)``: one map of class ids, or ``(N, H, W)`` for N
+    objects. Geometric transforms resample it with nearest-neighbour interpolation.
+
+    Example:
+        >>> from ember.vision.tv_tensors import Mask
+        >>> Mask([[0, 1], [1, 0]]).dtype
+        ember.int64
+    """

@@ -1,0 +1,113 @@
+"""The base of the typed tensors: a :class:`~ember.Tensor` subclass whose type says what the
+data is (an image, a video, a mask, boxes), so that ``transforms.v2`` can treat each input of
+a sample as its type asks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ember
+from ember.tensor import Tensor, _new
+
+_SLOTS = Tensor.__slots__[:-1]  # all but __weakref__
+
+
+def _as_tensor(data: Any, dtype: ember.DType | None, device: Any,
+               requires_grad: bool | None) -> Tensor:
+    """``data`` as a tensor: a tensor is moved/cast (keeping ``requires_grad`` unless given),
+    anything else goes through ``ember.as_tensor``."""
+    if isinstance(data, Tensor):
+        out = data.to(dtype=dtype, device=device) if dtype is not None or device is not None \
+            else data
+        requires_grad = data.requires_grad if requires_grad is None else requires_grad
+    else:
+        out = ember.as_tensor(data, dtype=dtype, device=device)
+        requires_grad = bool(requires_grad)
+    return out.requires_grad_(requires_grad) if requires_grad != out.requires_grad else out
+
+
+class TVTensor(Tensor):
+    """The base class of :class:`Image`, :class:`Video`, :class:`Mask` and
+    :class:`BoundingBoxes`.
+
+    As in torchvision, an operation on a tv_tensor gives a plain :class:`~ember.Tensor`
+    (``image + 1`` is no longer known to be an image); ``clone``, ``to``, ``detach`` and
+    ``requires_grad_`` keep the type, and so do the ``transforms.v2`` functions. Use
+    :func:`wrap` to give a result the type (and metadata) of another tv_tensor.
+
+    Example:
+        >>> from ember.vision import tv_tensors
+        >>> img = tv_tensors.Image(ember.zeros(3, 2, 2))
+        >>> type(img + 1).__name__, type(img.clone()).__name__
+        ('Tensor', 'Image')
+    """
+
+    def __new__(cls, data: Any, *, dtype: ember.DType | None = None, device: Any = None,
+                requires_grad: bool | None = None) -> TVTensor:
+        return cls._wrap(_as_tensor(data, dtype, device, requires_grad))
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """(Made in ``__new__``.)"""
+
+    @classmethod
+    def _wrap(cls, tensor: Tensor, **metadata: Any) -> TVTensor:
+        """``tensor``'s data and autograd history under this type, without a copy."""
+        out = _alias(cls, tensor)
+        out.__dict__.update(metadata)
+        return out
+
+    def _metadata(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def _rewrap(self, out: Tensor) -> Tensor:
+        return out if out is self else type(self)._wrap(out, **self._metadata())
+
+    def as_subclass(self, cls: type) -> Tensor:
+        """The same tensor (data and history) under type ``cls``; ``as_subclass(ember.Tensor)``
+        drops the tv_tensor type."""
+        return _plain(self) if cls is Tensor else cls._wrap(self, **self._metadata())
+
+    def clone(self, *args: Any, **kwargs: Any) -> Tensor:
+        return self._rewrap(super().clone(*args, **kwargs))
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        return self._rewrap(super().to(*args, **kwargs))
+
+    def detach(self) -> Tensor:
+        return self._rewrap(super().detach())
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        if id(self) not in memo:
+            memo[id(self)] = self._rewrap(super().__deepcopy__(memo))
+        return memo[id(self)]
+
+    def __reduce__(self) -> Any:
+        return _rebuild, (type(self), super().__reduce__(), self._metadata())
+
+    def __repr__(self) -> str:
+        name = type(self).__name__
+        body = super().__repr__()[len("tensor("):-1].replace("\n" + " " * len("tensor("),
+                                                             "\n" + " " * (len(name) + 1))
+        extra = "".join(f", {k}={v}" for k, v in self._metadata().items())
+        return f"{name}({body}{extra})"
+
+
+def _rebuild(cls: type, reduced: tuple, metadata: dict) -> TVTensor:
+    fn, args = reduced
+    return cls._wrap(fn(*args), **metadata)
+
+
+def _alias(cls: type, t: Tensor) -> Tensor:
+    """A ``cls`` object on ``t``'s data and autograd history. A leaf that requires grad is
+    aliased by a view, so that gradients reach it, as PyTorch's ``as_subclass`` does."""
+    if t.requires_grad and t._node is None:
+        t = t.view(tuple(t.shape))
+    out = _new(cls)
+    for slot in _SLOTS:
+        setattr(out, slot, getattr(t, slot))
+    return out
+
+
+def _plain(t: Tensor) -> Tensor:
+    """``t``'s data and history as a plain tensor."""
+    return _alias(Tensor, t)

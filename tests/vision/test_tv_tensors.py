@@ -1,0 +1,98 @@
+"""ember.vision.tv_tensors: construction, the type rules (ops give plain tensors; clone, to,
+detach, pickling keep the type), wrap."""
+
+import copy
+import pickle
+
+import pytest
+
+import ember
+from ember.vision import tv_tensors as tv
+
+
+def _boxes(data=((1, 2, 5, 6),), fmt="XYXY", canvas=(8, 8), **kw):
+    return tv.BoundingBoxes(list(data), format=fmt, canvas_size=canvas, **kw)
+
+
+def test_construction_and_shapes():
+    assert tv.Image(ember.zeros(4, 5)).shape == (1, 4, 5)
+    assert tv.Image([[1, 2]]).dtype is ember.int64
+    assert tv.Mask(ember.zeros(4, 5)).shape == (4, 5)
+    assert tv.Video(ember.zeros(2, 3, 4, 5)).shape == (2, 3, 4, 5)
+    b = tv.BoundingBoxes([1, 2, 5, 6], format="cxcywh", canvas_size=[8, 9])
+    assert b.shape == (1, 4) and b.format is tv.BoundingBoxFormat.CXCYWH
+    assert b.canvas_size == (8, 9)
+    x = ember.ones(1, 2, 2, requires_grad=True)
+    assert tv.Image(x).requires_grad and not tv.Image(x, requires_grad=False).requires_grad
+    assert tv.Image(x, dtype=ember.float64).dtype is ember.float64
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: tv.Image(ember.zeros(3)), "at least 2"),
+    (lambda: tv.Video(ember.zeros(3, 4, 5)), "at least 4"),
+    (lambda: _boxes([[1, 2, 3]]), r"\(N, 4\)"),
+    (lambda: _boxes(fmt="XYZ"), "unknown format"),
+    (lambda: _boxes(canvas=(8,)), "canvas_size"),
+])
+def test_construction_errors(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_ops_give_plain_tensors_and_copies_keep_the_type():
+    img = tv.Image(ember.rand(3, 2, 2))
+    for out in (img + 1, img * img, img.sum(), img[0], img.flip(-1), img.reshape(-1)):
+        assert type(out) is ember.Tensor
+    for out in (img.clone(), img.to(ember.float64), img.detach(), copy.deepcopy(img),
+                pickle.loads(pickle.dumps(img))):
+        assert type(out) is tv.Image
+        assert ember.equal(out.to(img.dtype).as_subclass(ember.Tensor), img)
+    assert img.add_(1) is img and type(img) is tv.Image
+    boxes = _boxes(fmt="XYWH", canvas=(8, 9))
+    for out in (boxes.clone(), pickle.loads(pickle.dumps(boxes)), copy.deepcopy(boxes)):
+        assert type(out) is tv.BoundingBoxes
+        assert (out.format, out.canvas_size) == (tv.BoundingBoxFormat.XYWH, (8, 9))
+    assert type(img.as_subclass(ember.Tensor)) is ember.Tensor
+
+
+def test_autograd_flows_through_tv_tensors():
+    x = ember.rand(1, 2, 2, dtype=ember.float64, requires_grad=True)
+    img = tv.Image(x)
+    (img * 3).sum().backward()
+    assert ember.equal(x.grad, ember.full((1, 2, 2), 3.0, dtype=ember.float64))
+
+
+def test_wrap_and_repr():
+    boxes = _boxes()
+    out = tv.wrap(boxes.as_subclass(ember.Tensor) * 2, like=boxes, canvas_size=(16, 16))
+    assert type(out) is tv.BoundingBoxes and out.canvas_size == (16, 16)
+    assert out.format is tv.BoundingBoxFormat.XYXY and out.tolist() == [[2, 4, 10, 12]]
+    assert type(tv.wrap(ember.zeros(2), like=tv.Mask(ember.zeros(2)))) is tv.Mask
+    with pytest.raises(TypeError, match="no metadata"):
+        tv.wrap(ember.zeros(2), like=tv.Mask(ember.zeros(2)), format="XYXY")
+    with pytest.raises(TypeError, match="should be a tv_tensor"):
+        tv.wrap(ember.zeros(2), like=ember.zeros(2))
+    assert repr(boxes) == ("BoundingBoxes([[1, 2, 5, 6]], format=BoundingBoxFormat.XYXY, "
+                           "canvas_size=(8, 8))")
+    assert repr(tv.Mask([1, 0])) == "Mask([1, 0])"
+
+
+def test_gradients_reach_a_wrapped_leaf():
+    x = ember.rand(2, 4, requires_grad=True)
+    (tv.BoundingBoxes(x, format="XYXY", canvas_size=(4, 4)) ** 2).sum().backward()
+    assert ember.allclose(x.grad, 2 * x.detach())
+
+
+def test_user_subclasses_are_made_like_the_built_in_ones():
+    class Heatmap(tv.TVTensor):
+        pass
+
+    h = Heatmap([[1.0, 2.0]], dtype=ember.float64)
+    assert type(h) is Heatmap and h.dtype is ember.float64 and h.tolist() == [[1.0, 2.0]]
+    assert type(h.clone()) is Heatmap and type(h * 2) is ember.Tensor
+
+
+@pytest.mark.parametrize("canvas", [8, (8,), (8, 8, 3), None])
+def test_bounding_boxes_bad_canvas_size_is_named(canvas):
+    with pytest.raises(ValueError, match=r"BoundingBoxes: canvas_size should be \(height, width\)"):
+        tv.BoundingBoxes([0, 0, 1, 1], format="XYXY", canvas_size=canvas)
