@@ -81,6 +81,7 @@ def test_auto_augment_applies_the_drawn_sub_policy():
     probs = np.array([d[1].tolist() for d in draws])
     assert abs(probs.mean() - 0.5) < 0.02 and 0 <= probs.min() and probs.max() < 1
     assert abs(np.mean([d[2].tolist() for d in draws]) - 0.5) < 0.03
+    assert repr(T.AutoAugment(fill=7)) == "AutoAugment(policy=AutoAugmentPolicy.IMAGENET, fill=7)"
     with pytest.raises(ValueError, match="policy imagenet is not recognized"):
         T.AutoAugment("imagenet")
     with pytest.raises(TypeError, match="uint8"):
