@@ -68,6 +68,9 @@ def get_dimensions(img: Image) -> list[int]:
         ([3, 4, 5], [1, 4, 5])
     """
     if isinstance(img, Tensor):
+        if img.ndim < 2:
+            raise TypeError(f"get_dimensions: expected an image tensor (..., H, W), got shape "
+                            f"{tuple(img.shape)}")
         channels = 1 if img.ndim == 2 else img.shape[-3]
         return [int(channels), int(img.shape[-2]), int(img.shape[-1])]
     if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
