@@ -48,6 +48,9 @@ def _sizes(input: Tensor, size: Any, scale_factor: Any,
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: give exactly one of size or scale_factor")
     if size is not None:
+        if recompute_scale_factor:
+            raise ValueError("interpolate: recompute_scale_factor is not meaningful with an "
+                             "explicit size; give scale_factor instead")
         out = (int(size),) * nd if isinstance(size, int) else tuple(int(s) for s in size)
         if len(out) != nd:
             raise ShapeError(f"interpolate: size {size!r} has {len(out)} entries but the input "
@@ -380,9 +383,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         raise ValueError("interpolate: align_corners can only be set with the interpolating "
                          "modes linear, bilinear, bicubic, trilinear and lanczos")
     out, scales = _sizes(input, size, scale_factor, recompute_scale_factor)
-    if min(out, default=1) <= 0:
-        raise ShapeError(f"interpolate: output size {out} must be positive (input shape "
-                         f"{tuple(input.shape)})")
+    if min(out + tuple(input.shape[2:])) <= 0:
+        raise ShapeError(f"interpolate: input sizes {tuple(input.shape[2:])} and output sizes "
+                         f"{out} should be greater than 0 (input shape {tuple(input.shape)})")
     if mode == "area":
         return _adaptive_avg_pool("interpolate", nd, input, out)
     if interpolating and not input.dtype.is_floating_point:
