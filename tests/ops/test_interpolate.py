@@ -99,6 +99,14 @@ def test_interpolate_errors():
         F.interpolate(x, scale_factor=2, mode="lanczos", antialias=True, align_corners=True)
     with pytest.raises(ember.ShapeError, match="'bicubic' needs a 4-D input"):
         F.interpolate(ember.randn(1, 2, 4, 4, 4), scale_factor=2, mode="bicubic")
+    with pytest.raises(ValueError, match="recompute_scale_factor is not meaningful with an "
+                       "explicit size"):
+        F.interpolate(x, size=3, recompute_scale_factor=True)
+    for mode in ("nearest", "bilinear", "area"):                   # an empty spatial axis
+        for dtype in (ember.float32, ember.uint8):
+            with pytest.raises(ember.ShapeError, match=r"input sizes \(0, 4\) and output "
+                               r"sizes \(3, 3\) should be greater than 0"):
+                F.interpolate(ember.zeros(1, 1, 0, 4, dtype=dtype), size=3, mode=mode)
 
 
 def _uint8_case(rng, trial):

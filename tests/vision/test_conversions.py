@@ -124,6 +124,8 @@ def test_convert_image_dtype_refusals_and_dimensions():
     assert TF.get_image_size(np.zeros((4, 5, 3))) == [5, 4]
     with pytest.raises(TypeError, match="get_dimensions"):
         TF.get_dimensions([[0]])
+    with pytest.raises(TypeError, match=r"get_dimensions: .* got shape \(5,\)"):
+        TF.get_image_size(ember.zeros(5))
     np.testing.assert_allclose(TF.normalize(TF.to_tensor(np.full((2, 2, 3), 51, np.uint8)),
                                             [0.1, 0.2, 0.3], [0.5, 0.5, 0.5]).numpy()[:, 0, 0],
                                [0.2, 0.0, -0.2], atol=1e-6)

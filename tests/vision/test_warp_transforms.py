@@ -207,3 +207,5 @@ def test_five_and_ten_crop():
         TF.five_crop(x, (11, 2))
     with pytest.raises(ValueError, match="only two dimensions"):
         T.FiveCrop((1, 2, 3))
+    with pytest.raises(TypeError, match="five_crop: img should be a tensor .* got Image"):
+        T.TenCrop(2)(Image.new("RGB", (5, 4)))

@@ -48,6 +48,9 @@ def _sizes(input: Tensor, size: Any, scale_factor: Any,
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate: give exactly one of size or scale_factor")
     if size is not None:
+        if recompute_scale_factor:
+            raise ValueError("interpolate: recompute_scale_factor is not meaningful with an "
+                             "explicit size; give scale_factor instead")
         out = (int(size),) * nd if isinstance(size, int) else tuple(int(s) for s in size)
         if len(out) != nd:
             raise ShapeError(f"interpolate: size {size!r} has {len(out)} entries but the input "
@@ -121,15 +124,15 @@ def _cubic_taps(size: int, out: int, scale: float | None, align_corners: bool,
     return indices, (far(lam + 1), near(lam), near(1 - lam), far(2 - lam))
 
 
-def _aa_filter(kind: str, x: np.ndarray) -> np.ndarray:
-    """The antialiasing kernels: a triangle, Keys' cubic with A = -0.5 (as PIL), Lanczos-3."""
+def _aa_filter(kind: str, x: np.ndarray, a: float = -0.5) -> np.ndarray:
+    """The antialiasing kernels: a triangle, Keys' cubic with A = -0.5 (as PIL; the uint8
+    path's plain bicubic passes PyTorch's -0.75), Lanczos-3."""
     x = np.abs(x)
     if kind == "linear_aa":
         return np.maximum(0, 1 - x)
     if kind == "cubic_aa":
-        a = -0.5
         return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
-                        np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0))
+                        np.where(x < 2, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0))
     return np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0)
 
 
@@ -250,47 +253,13 @@ class ResampleTranspose(_Resampling):
         return apply(ResampleTranspose, dg, **ctx.params)
 
 
-def _int16_kernel(kind: str, antialias: bool) -> Any:
-    """PyTorch's uint8 kernels: a triangle, or Keys' cubic with A = -0.5 when antialiased
-    (as PIL) and -0.75 otherwise (as its float bicubic)."""
-    if kind == "linear":
-        return lambda x: np.maximum(0.0, 1.0 - np.abs(x))
-    a = -0.5 if antialias else -0.75
-
-    def cubic(x: np.ndarray) -> np.ndarray:
-        x = np.abs(x)
-        near = ((a + 2) * x - (a + 3)) * x * x + 1
-        far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-        return np.where(x < 1, near, np.where(x < 2, far, 0.0))
-
-    return cubic
-
-
-def _aa_float_taps(size: int, ratio: float, out: int, kernel: Any, width: int
-                   ) -> tuple[np.ndarray, np.ndarray, float]:
-    """Antialiased taps in float64 (PIL's): the kernel stretched by the ratio when
-    shrinking, the weights of each output normalized; and the largest weight."""
-    support = width * 0.5 * ratio if ratio >= 1.0 else width * 0.5
-    taps = math.ceil(support) * 2 + 1
-    stretch = 1.0 / ratio if ratio >= 1.0 else 1.0
-    centre = ratio * (np.arange(out) + 0.5)
-    first = np.maximum(np.trunc(centre - support + 0.5), 0).astype(np.int64)
-    count = np.clip(np.minimum(np.trunc(centre + support + 0.5).astype(np.int64), size)
-                    - first, 0, taps)
-    j = np.arange(taps)
-    w = np.where(j < count[:, None],
-                 kernel(((j + first[:, None]) - centre[:, None] + 0.5) * stretch), 0.0)
-    total = w.sum(1, keepdims=True)
-    w = np.divide(w, total, out=w.copy(), where=total != 0)
-    return first, w, float(np.where(total != 0, w, 0.0).max(initial=0.0))
-
-
-def _plain_float_taps(size: int, ratio: float, out: int, kernel: Any, width: int,
+def _plain_float_taps(size: int, out: int, scale: float | None, kind: str,
                       align_corners: bool) -> tuple[np.ndarray, np.ndarray, float]:
     """Taps without antialiasing in float64, as PyTorch's uint8 path computes them: the float
     path's source index and fraction (the index floored in float32), the kernel's weights of
     the taps outside the image added to the border tap; and the largest partial sum."""
-    src = ratio * np.arange(out) if align_corners else ratio * (np.arange(out) + 0.5) - 0.5
+    width = 2 if kind == "linear" else 4
+    src = _source(size, out, scale, align_corners, np.dtype(np.float64))
     if width == 2 and not align_corners:
         src = np.maximum(src, 0.0)
     index = np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), size - 1)
@@ -305,7 +274,7 @@ def _plain_float_taps(size: int, ratio: float, out: int, kernel: Any, width: int
     largest = 0.0
     for t in range(width):
         slot = np.where(low + t <= 0, 0, np.where(low + t >= size - 1, count - 1, slot))
-        w[rows, slot] += kernel((t + 1 - half) - lam)
+        w[rows, slot] += _aa_filter(f"{kind}_aa", (t + 1 - half) - lam, a=-0.75)
         largest = max(largest, float(w[rows, slot].max()))
         slot = slot + 1
     return first, w, largest
@@ -318,16 +287,14 @@ def _int16_plan(size: int, out: int, scale: float | None, kind: str, align_corne
     source index and integer weights (zero past its taps), and their precision in bits: the
     float64 weights scaled by the largest power of two that keeps the largest within int16,
     rounded half away from zero."""
-    width = 2 if kind == "linear" else 4
-    if align_corners:
-        ratio = (size - 1) / (out - 1) if out > 1 else 0.0
-    else:
-        ratio = 1.0 / scale if scale is not None and scale > 0 else size / out
-    kernel = _int16_kernel(kind, antialias)
     if antialias:
-        first, w, largest = _aa_float_taps(size, ratio, out, kernel, width)
+        width = 2 if kind == "linear" else 4
+        indices, weights = _aa_taps(size, out, scale, align_corners, np.dtype(np.float64),
+                                    f"{kind}_aa", width)
+        first, w = indices[0], np.stack(weights, 1)
+        largest = float(w.max(initial=0.0))
     else:
-        first, w, largest = _plain_float_taps(size, ratio, out, kernel, width, align_corners)
+        first, w, largest = _plain_float_taps(size, out, scale, kind, align_corners)
     precision = 0
     while precision < 22 and int(0.5 + largest * (1 << (precision + 1))) < (1 << 15):
         precision += 1
@@ -416,9 +383,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         raise ValueError("interpolate: align_corners can only be set with the interpolating "
                          "modes linear, bilinear, bicubic, trilinear and lanczos")
     out, scales = _sizes(input, size, scale_factor, recompute_scale_factor)
-    if min(out, default=1) <= 0:
-        raise ShapeError(f"interpolate: output size {out} must be positive (input shape "
-                         f"{tuple(input.shape)})")
+    if min(out + tuple(input.shape[2:])) <= 0:
+        raise ShapeError(f"interpolate: input sizes {tuple(input.shape[2:])} and output sizes "
+                         f"{out} should be greater than 0 (input shape {tuple(input.shape)})")
     if mode == "area":
         return _adaptive_avg_pool("interpolate", nd, input, out)
     if interpolating and not input.dtype.is_floating_point:

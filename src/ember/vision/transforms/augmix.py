@@ -11,7 +11,7 @@ import ember
 from ember.tensor import Tensor
 from ember.vision.transforms._image import _tensor_op
 from ember.vision.transforms.augment import _Random
-from ember.vision.transforms.autoaugment import _apply, _check_uint8, _fills
+from ember.vision.transforms.autoaugment import _apply, _check_uint8, _fills, _space
 from ember.vision.transforms.functional import Image, InterpolationMode
 
 __all__ = ["AugMix"]
@@ -19,21 +19,15 @@ __all__ = ["AugMix"]
 
 def _augmix_space(width: int, height: int, all_ops: bool) -> dict[str, tuple[np.ndarray, bool]]:
     """AugMix's operations (the colour enhancements only with ``all_ops``), in torchvision's
-    order, with their 10 magnitude bins and whether the sign is random."""
-    bins = 10
-    space = {"ShearX": (np.linspace(0.0, 0.3, bins), True),
-             "ShearY": (np.linspace(0.0, 0.3, bins), True),
-             "TranslateX": (np.linspace(0.0, width / 3.0, bins), True),
-             "TranslateY": (np.linspace(0.0, height / 3.0, bins), True),
-             "Rotate": (np.linspace(0.0, 30.0, bins), True),
-             "Posterize": (4 - np.round(np.arange(bins) / ((bins - 1) / 4)), False),
-             "Solarize": (np.linspace(255.0, 0.0, bins), False),
-             "AutoContrast": (np.zeros(()), False),
-             "Equalize": (np.zeros(()), False)}
+    order, with their 10 magnitude bins and whether the sign is random: the policies' space
+    with translations up to a third of the image and posterizing to 4 bits down to 0."""
+    space = _space(10, 0.3, (width / 3.0, height / 3.0), 30.0, 0.9, 4)
+    space["Posterize"] = (space["Posterize"][0] - 4, False)
+    names = ["ShearX", "ShearY", "TranslateX", "TranslateY", "Rotate", "Posterize", "Solarize",
+             "AutoContrast", "Equalize"]
     if all_ops:
-        for op in ("Brightness", "Color", "Contrast", "Sharpness"):
-            space[op] = (np.linspace(0.0, 0.9, bins), True)
-    return space
+        names += ["Brightness", "Color", "Contrast", "Sharpness"]
+    return {name: space[name] for name in names}
 
 
 class AugMix(_Random):

@@ -228,4 +228,3 @@ class TrivialAugmentWide(_Random):
         if signed and int(ember.randint(0, 2, (1,), generator=self.generator)):
             magnitude = -magnitude
         return _apply(img, op, magnitude, self.interpolation, _fills(img, self.fill))
-

@@ -58,6 +58,7 @@ __all__ = ["InterpolationMode", "adjust_brightness", "affine", "adjust_contrast"
            "pil_to_tensor", "posterize", "resize", "resized_crop", "rgb_to_grayscale",
            "rotate", "solarize", "ten_crop", "to_pil_image", "to_tensor", "vflip"]
 
+
 def get_dimensions(img: Image) -> list[int]:
     """``[channels, height, width]`` of a ``(..., C, H, W)`` tensor (a 2-D one has one
     channel) or an ``(H, W[, C])`` array.
@@ -67,6 +68,9 @@ def get_dimensions(img: Image) -> list[int]:
         ([3, 4, 5], [1, 4, 5])
     """
     if isinstance(img, Tensor):
+        if img.ndim < 2:
+            raise TypeError(f"get_dimensions: expected an image tensor (..., H, W), got shape "
+                            f"{tuple(img.shape)}")
         channels = 1 if img.ndim == 2 else img.shape[-3]
         return [int(channels), int(img.shape[-2]), int(img.shape[-1])]
     if not isinstance(img, np.ndarray) or img.ndim not in (2, 3):
@@ -229,7 +233,11 @@ def five_crop(img: Image, size: int | Sequence[int]) -> tuple[Image, Image, Imag
     if len(size) != 2:
         raise ValueError(f"five_crop: please provide only two dimensions (h, w) for size, got "
                          f"{size}")
-    h, w = (img.shape[-2:] if isinstance(img, Tensor) else img.shape[:2])
+    if not isinstance(img, (Tensor, np.ndarray)):
+        raise TypeError(f"five_crop: img should be a tensor (..., C, H, W) or an (H, W[, C]) "
+                        f"array, got {type(img).__name__}; convert a PIL image with "
+                        "PILToTensor first")
+    _, h, w = get_dimensions(img)
     ch, cw = size
     if ch > h or cw > w:
         raise ValueError(f"five_crop: requested crop size {tuple(size)} is bigger than input "
@@ -251,8 +259,8 @@ def ten_crop(img: Image, size: int | Sequence[int], vertical_flip: bool = False
     if isinstance(size, Sequence) and len(size) not in (1, 2):
         raise ValueError(f"ten_crop: please provide only two dimensions (h, w) for size, got "
                          f"{size}")
-    mirrored = vflip(img) if vertical_flip else hflip(img)
-    return five_crop(img, size) + five_crop(mirrored, size)
+    first = five_crop(img, size)
+    return first + five_crop(vflip(img) if vertical_flip else hflip(img), size)
 
 
 def _gaussian_kernel(size: int, sigma: float, dtype: ember.DType) -> Tensor:

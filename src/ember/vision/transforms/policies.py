@@ -168,3 +168,5 @@ class AutoAugment(_Random):
             img = _apply(img, op, magnitude, self.interpolation, fill)
         return img
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(policy={self.policy}, fill={self.fill})"
