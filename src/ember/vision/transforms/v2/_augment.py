@@ -18,7 +18,6 @@ from ember.vision.transforms import augment as v1
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform, _RandomApplyTransform
 from ember.vision.transforms.v2._utils import (
-    _as_plain,
     _parse_labels_getter,
     has_any,
     is_array_image,
@@ -134,7 +133,7 @@ class _BaseMixUpCutMix(Transform):
         if not (is_pure_tensor(inpt) or isinstance(inpt, (tv_tensors.Image, tv_tensors.Video))):
             return inpt
         self._check_image_or_video(inpt, params["batch_size"])
-        out = mix(_as_plain(inpt))
+        out = mix(F.to_pure_tensor(inpt))
         return out if is_pure_tensor(inpt) else tv_tensors.wrap(out, like=inpt)
 
 

@@ -9,8 +9,8 @@ from typing import Any
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.vision import tv_tensors
 from ember.vision.transforms import autoaugment as v1
+from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform
-from ember.vision.transforms.v2._utils import _as_plain
 from ember.vision.transforms.v2.functional import InterpolationMode
 
 __all__ = ["RandAugment", "TrivialAugmentWide"]
@@ -35,7 +35,7 @@ class _AutoAugmentBase(Transform):
             raise TypeError(f"{type(self).__name__}: auto augment transformations are only "
                             f"defined for a single image or video, found {len(found)}")
         inpt = flat_inputs[found[0]]
-        out = self._policy(_as_plain(inpt))
+        out = self._policy(F.to_pure_tensor(inpt))
         flat_inputs[found[0]] = tv_tensors.wrap(out, like=inpt) \
             if isinstance(inpt, tv_tensors.TVTensor) else out
         return tree_unflatten(flat_inputs, spec)

@@ -10,14 +10,13 @@ from typing import Any
 import ember
 from ember.vision.transforms import augment as v1
 from ember.vision.transforms.autoaugment import RandomAffine as _V1Affine
-from ember.vision.transforms.basic import _check_mode, _padding4
+from ember.vision.transforms.basic import _check_mode, _padding4, _size_pair
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform, _RandomApplyTransform
 from ember.vision.transforms.v2._utils import (
     Fill,
     _get_fill,
     _setup_fill_arg,
-    _setup_size,
     query_size,
 )
 from ember.vision.transforms.v2.functional import InterpolationMode
@@ -87,7 +86,7 @@ class CenterCrop(Transform):
 
     def __init__(self, size: int | Sequence[int]) -> None:
         super().__init__()
-        self.size = _setup_size(size, "CenterCrop")
+        self.size = _size_pair(size, "CenterCrop")
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         return self._call_kernel(F.center_crop, inpt, output_size=self.size)
@@ -159,7 +158,7 @@ class RandomCrop(Transform):
                  pad_if_needed: bool = False, fill: Fill | dict = 0,
                  padding_mode: str = "constant") -> None:
         super().__init__()
-        self.size = _setup_size(size, "RandomCrop")
+        self.size = _size_pair(size, "RandomCrop")
         _check_mode(padding_mode)
         self.padding = None if padding is None else _padding4(padding)
         self.pad_if_needed, self.fill, self._fill = pad_if_needed, fill, _setup_fill_arg(fill)
