@@ -314,3 +314,20 @@ def test_numpy_arrays_beyond_the_image_pass_through():
     assert resized.shape == (2, 3, 3) and same is labels
     normalized, same = v2.Normalize([0.5] * 3, [0.5] * 3)(image, labels)
     assert same is labels and normalized.shape == image.shape
+
+
+@pytest.mark.parametrize("policy", [lambda: v2.RandAugment(num_ops=3),
+                                    lambda: v2.TrivialAugmentWide()])
+def test_auto_augment_float_images_follow_the_uint8_draws(policy):
+    # torchvision's v2 policies take float images: same draws, values in [0, 1]
+    u8 = ember.randint(0, 256, (3, 12, 12), dtype=ember.uint8)
+    x = tv.Image(u8.to(ember.float32) / 255)
+    for seed in range(12):
+        ember.manual_seed(seed)
+        ref = policy()(u8)
+        ember.manual_seed(seed)
+        out = policy()(x)
+        assert type(out) is tv.Image and out.dtype is ember.float32
+        diff = np.abs(_plain(out).numpy() - ref.numpy() / 255)
+        assert np.mean(diff > 0.02) < 0.02  # (uint8 rounding may flip a pixel at solarize's
+        assert diff.mean() < 0.01            # threshold)

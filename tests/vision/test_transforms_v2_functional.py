@@ -287,3 +287,17 @@ def test_to_dtype_scales_bool_images_as_torchvision():
     assert F.to_dtype(x, ember.bool, scale=True).tolist() == [[[False, True, True]]]
     with pytest.raises(TypeError, match="to_dtype: .*integer dtypes.*ember.bool"):
         F.to_dtype(mask, ember.uint8, scale=True)
+
+
+def test_posterize_and_equalize_take_float_images():
+    u8 = ember.randint(0, 256, (3, 6, 7), dtype=ember.uint8)
+    x = u8.to(ember.float32) / 255
+    out = F.posterize(x, 3)  # torchvision's float rule: floor(x * 2**bits) / 2**bits
+    assert out.dtype is ember.float32
+    np.testing.assert_allclose(out.numpy(), np.clip(np.floor(x.numpy() * 8), 0, 7) / 8)
+    np.testing.assert_array_equal(F.posterize(u8, 3).numpy(), TF.posterize(u8, 3).numpy())
+    # equalize goes through uint8, as torchvision's
+    eq = F.equalize(x)
+    assert eq.dtype is ember.float32
+    expected = TF.equalize(F.to_dtype(x, ember.uint8, scale=True)).numpy() / 255
+    np.testing.assert_allclose(eq.numpy(), expected, atol=1e-6)

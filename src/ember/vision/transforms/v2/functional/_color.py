@@ -50,13 +50,48 @@ adjust_hue = _image_functional(TF.adjust_hue)
 adjust_saturation = _image_functional(TF.adjust_saturation)
 adjust_sharpness = _image_functional(TF.adjust_sharpness)
 autocontrast = _image_functional(TF.autocontrast)
-equalize = _image_functional(TF.equalize)
 invert = _image_functional(TF.invert)
-posterize = _image_functional(TF.posterize)
 solarize = _image_functional(TF.solarize)
 rgb_to_grayscale = _image_functional(TF.rgb_to_grayscale)
 gaussian_blur = _image_functional(TF.gaussian_blur)
 erase = _image_functional(_tensor_op(TF.erase))
+
+
+def _posterize_image(image: Tensor, bits: int) -> Tensor:
+    """Keeps ``bits`` bits of each value: of a uint8 image, its high bits; of a float image,
+    ``floor(x * 2**bits) / 2**bits`` (torchvision's v2 rule).
+
+    Example:
+        >>> posterize(ember.tensor([[[0.3, 1.0]]]), 2)
+        tensor([[[0.2500, 0.7500]]])
+    """
+    if not (isinstance(image, Tensor) and image.is_floating_point()):
+        return TF.posterize(image, bits)
+    if not 0 <= bits <= 8:
+        raise ValueError(f"posterize: bits must be in [0, 8], got {bits}")
+    levels = 2 ** bits
+    return (image * levels).floor().clamp(0, levels - 1) * (1.0 / levels)
+
+
+posterize = _image_functional(_posterize_image, name="posterize")
+
+
+def _equalize_image(image: Tensor) -> Tensor:
+    """Histogram equalization of each channel; a float image goes through uint8 and back, as
+    in torchvision's v2.
+
+    Example:
+        >>> x = (ember.arange(512) // 8).reshape(1, 16, 32) / 255.0  # 0..63 / 255, 8 each
+        >>> equalize(x).max().item()                                # spread to the top
+        1.0
+    """
+    if not (isinstance(image, Tensor) and image.is_floating_point()):
+        return TF.equalize(image)
+    out = TF.equalize(_to_dtype_image(image, ember.uint8, scale=True))
+    return _to_dtype_image(out, image.dtype, scale=True)
+
+
+equalize = _image_functional(_equalize_image, name="equalize")
 
 
 def _normalize_image(image: Tensor, mean: Sequence[float], std: Sequence[float],
