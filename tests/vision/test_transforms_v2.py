@@ -331,3 +331,15 @@ def test_auto_augment_float_images_follow_the_uint8_draws(policy):
         diff = np.abs(_plain(out).numpy() - ref.numpy() / 255)
         assert np.mean(diff > 0.02) < 0.02  # (uint8 rounding may flip a pixel at solarize's
         assert diff.mean() < 0.01            # threshold)
+
+
+def test_resize_to_max_size_alone():
+    # size=None: the longer edge becomes max_size (torchvision's v2)
+    image = tv.Image(ember.zeros(1, 20, 30))
+    boxes = tv.BoundingBoxes([[3, 6, 15, 12]], format="XYXY", canvas_size=(20, 30))
+    out, out_boxes = v2.Resize(None, max_size=15)(image, boxes)
+    assert out.shape == (1, 10, 15) and out_boxes.canvas_size == (10, 15)
+    assert out_boxes.tolist() == [[1, 3, 7, 6]]
+    assert v2.functional.resize(tv.Mask(ember.zeros(30, 20)), None, max_size=15).shape == (15, 10)
+    with pytest.raises(ValueError, match="max_size must be an int when size is None"):
+        v2.Resize(None)

@@ -24,6 +24,7 @@ from ember.vision.transforms.v2.functional._box_geometry import (
     rotate_bounding_boxes,
     vertical_flip_bounding_boxes,
 )
+from ember.vision.transforms.v2.functional._meta import get_size
 from ember.vision.transforms.v2.functional._type_conversion import to_pure_tensor
 from ember.vision.transforms.v2.functional._utils import _dispatch, _register_kernel_internal
 from ember.vision.tv_tensors import BoundingBoxes, Image, Mask, Video
@@ -94,11 +95,21 @@ def _vflip_boxes(inpt: BoundingBoxes) -> BoundingBoxes:
                                                          inpt.canvas_size))
 
 
-def resize(inpt: Tensor, size: int | Sequence[int],
+def _size_for_max_size(canvas: Sequence[int], max_size: int | None) -> list[int]:
+    """The ``(h, w)`` whose longer edge is ``max_size``, keeping the aspect ratio."""
+    if not isinstance(max_size, int):
+        raise ValueError(f"resize: max_size must be an int when size is None, got {max_size!r}")
+    height, width = canvas
+    short = int(max_size * min(height, width) / max(height, width))
+    return [max_size, short] if width <= height else [short, max_size]
+
+
+def resize(inpt: Tensor, size: int | Sequence[int] | None,
            interpolation: InterpolationMode = InterpolationMode.BILINEAR,
            max_size: int | None = None, antialias: bool | None = True) -> Tensor:
-    """Resizes to ``size`` (``(h, w)``, or one number for the smaller edge); masks are
-    resampled at nearest neighbour, boxes scaled with the canvas.
+    """Resizes to ``size`` (``(h, w)``, or one number for the smaller edge; None: the longer
+    edge becomes ``max_size``); masks are resampled at nearest neighbour, boxes scaled with
+    the canvas.
 
     Example:
         >>> boxes = tv_tensors.BoundingBoxes([2, 2, 4, 4], format="XYXY", canvas_size=(8, 8))
@@ -106,6 +117,8 @@ def resize(inpt: Tensor, size: int | Sequence[int],
         >>> out.tolist(), out.canvas_size
         ([[1, 1, 2, 2]], (4, 4))
     """
+    if size is None:
+        size, max_size = _size_for_max_size(get_size(inpt), max_size), None
     return _dispatch(resize, inpt, size=size, interpolation=interpolation, max_size=max_size,
                      antialias=antialias)
 
