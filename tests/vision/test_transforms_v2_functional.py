@@ -301,3 +301,13 @@ def test_posterize_and_equalize_take_float_images():
     assert eq.dtype is ember.float32
     expected = TF.equalize(F.to_dtype(x, ember.uint8, scale=True)).numpy() / 255
     np.testing.assert_allclose(eq.numpy(), expected, atol=1e-6)
+
+
+def test_permute_channels_takes_arrays():
+    # arrays (H, W, C) are images in v2 (as PIL images in torchvision): their channels move too
+    array = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
+    out = F.permute_channels(array, [2, 0, 1])
+    assert isinstance(out, np.ndarray) and out.dtype == np.uint8
+    np.testing.assert_array_equal(out, array[..., [2, 0, 1]])
+    with pytest.raises(ValueError, match="permute_channels"):
+        F.permute_channels(array, [0, 1])

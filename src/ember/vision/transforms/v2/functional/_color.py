@@ -117,15 +117,21 @@ def _permute_channels_image(image: Tensor, permutation: Sequence[int]) -> Tensor
     """
     if isinstance(permutation, Tensor):
         permutation = permutation.tolist()
-    if image.ndim < 3 or sorted(permutation) != list(range(image.shape[-3])):
+    if isinstance(image, np.ndarray):  # (H, W[, C])
+        channels = image.shape[2] if image.ndim == 3 else 1
+        layout = "an array (H, W[, C])"
+    else:
+        channels = image.shape[-3] if image.ndim >= 3 else 0
+        layout = "an image (..., C, H, W)"
+    if sorted(permutation) != list(range(channels)) or image.ndim < 2:
         raise ValueError(f"permute_channels: permutation {list(permutation)} should order the "
-                         f"{image.shape[-3] if image.ndim >= 3 else 0} channels of an image "
-                         f"(..., C, H, W) of shape {tuple(image.shape)}")
+                         f"{channels} channels of {layout} of shape {tuple(image.shape)}")
+    if isinstance(image, np.ndarray):
+        return image[..., list(permutation)] if image.ndim == 3 else image.copy()
     return image[..., list(permutation), :, :]
 
 
-permute_channels = _image_functional(_permute_channels_image, arrays=False,
-                                     name="permute_channels")
+permute_channels = _image_functional(_permute_channels_image, name="permute_channels")
 
 
 def _max_value(dtype: ember.DType) -> int:
