@@ -343,3 +343,14 @@ def test_resize_to_max_size_alone():
     assert v2.functional.resize(tv.Mask(ember.zeros(30, 20)), None, max_size=15).shape == (15, 10)
     with pytest.raises(ValueError, match="max_size must be an int when size is None"):
         v2.Resize(None)
+
+
+def test_pil_images_are_refused_not_passed_through():
+    # ember's kernels take arrays, not PIL images: a transform says so instead of skipping it
+    pil_image = pytest.importorskip("PIL.Image")
+    pil = pil_image.fromarray(np.zeros((4, 6, 3), np.uint8))
+    for transform in (v2.RandomHorizontalFlip(p=1.0), v2.Resize(2), v2.ColorJitter(0.5),
+                      v2.RandAugment()):
+        with pytest.raises(TypeError, match="PIL images .* numpy.asarray"):
+            transform(pil)
+    assert v2.ToImage()(pil).shape == (3, 4, 6)

@@ -4,6 +4,7 @@ detach, pickling keep the type), wrap."""
 import copy
 import pickle
 
+import numpy as np
 import pytest
 
 import ember
@@ -96,3 +97,12 @@ def test_user_subclasses_are_made_like_the_built_in_ones():
 def test_bounding_boxes_bad_canvas_size_is_named(canvas):
     with pytest.raises(ValueError, match=r"BoundingBoxes: canvas_size should be \(height, width\)"):
         tv.BoundingBoxes([0, 0, 1, 1], format="XYXY", canvas_size=canvas)
+
+
+def test_image_from_a_pil_image_is_channels_first():
+    pil_image = pytest.importorskip("PIL.Image")
+    array = np.arange(18, dtype=np.uint8).reshape(2, 3, 3)
+    image = tv.Image(pil_image.fromarray(array))
+    assert image.shape == (3, 2, 3) and image.dtype is ember.uint8
+    np.testing.assert_array_equal(image.numpy(), array.transpose(2, 0, 1))
+    assert tv.Image(pil_image.fromarray(array[..., 0])).shape == (1, 2, 3)

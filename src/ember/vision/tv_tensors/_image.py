@@ -5,12 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import ember
+from ember.tensor import Tensor
 from ember.vision.tv_tensors._tv_tensor import TVTensor, _as_tensor
 
 
+def _is_pil(data: Any) -> bool:
+    """A PIL image (or another object exposing pixels through ``__array_interface__``)."""
+    return hasattr(data, "__array_interface__") and not isinstance(data, (np.ndarray, Tensor))
+
+
 class Image(TVTensor):
-    """An image ``(..., C, H, W)``; a 2-d ``(H, W)`` input gets a channel dimension.
+    """An image ``(..., C, H, W)``; a 2-d ``(H, W)`` input gets a channel dimension, and a PIL
+    image becomes ``(C, H, W)``.
 
     Example:
         >>> from ember.vision.tv_tensors import Image
@@ -20,6 +29,8 @@ class Image(TVTensor):
 
     def __new__(cls, data: Any, *, dtype: ember.DType | None = None, device: Any = None,
                 requires_grad: bool | None = None) -> Image:
+        if _is_pil(data):  # (H, W[, C]) pixels, as torchvision reads a PIL image
+            data = np.ascontiguousarray(np.atleast_3d(np.asarray(data)).transpose(2, 0, 1))
         tensor = _as_tensor(data, dtype, device, requires_grad)
         if tensor.ndim < 2:
             raise ValueError(f"Image: expected an image of at least 2 dimensions (H, W), got "

@@ -16,6 +16,7 @@ from ember.vision import tv_tensors
 from ember.vision.transforms import autoaugment as v1
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform
+from ember.vision.transforms.v2._utils import refuse_pil_image
 from ember.vision.transforms.v2.functional import InterpolationMode
 
 __all__ = ["RandAugment", "TrivialAugmentWide"]
@@ -37,6 +38,7 @@ def _apply(img: Any, op: str, magnitude: float, interpolation: InterpolationMode
 
 
 def _check_dtype(op: str, img: Any) -> None:
+    refuse_pil_image(op, img)
     if isinstance(img, Tensor):
         if img.dtype is ember.uint8 or img.is_floating_point():
             return

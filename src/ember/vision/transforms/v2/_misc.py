@@ -17,6 +17,7 @@ from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform
 from ember.vision.transforms.v2._utils import (
     _parse_labels_getter,
+    check_type,
     get_bounding_boxes,
     is_array_image,
 )
@@ -137,7 +138,7 @@ class Lambda(Transform):
         self.lambd, self.types = lambd, types or self._transformed_types
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
-        return self.lambd(inpt) if isinstance(inpt, self.types) else inpt
+        return self.lambd(inpt) if check_type(inpt, self.types) else inpt
 
 
 def _valid_boxes(boxes: tv_tensors.BoundingBoxes, min_size: float, min_area: float) -> Tensor:

@@ -7,14 +7,18 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-import numpy as np
-
 import ember
 from ember import nn
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
-from ember.vision.transforms.v2._utils import TypeCheck, check_type, has_any, is_array_image
+from ember.vision.transforms.v2._utils import (
+    TypeCheck,
+    check_type,
+    has_any,
+    is_array_image,
+    refuse_pil_image,
+)
 from ember.vision.transforms.v2.functional._utils import _get_kernel, is_pure_tensor
 
 
@@ -36,7 +40,7 @@ class Transform(nn.Module):
         ([[[2, 1]]], 3)
     """
 
-    _transformed_types: tuple[TypeCheck, ...] = (Tensor, np.ndarray)
+    _transformed_types: tuple[TypeCheck, ...] = (Tensor, is_array_image)
 
     def _check_inputs(self, flat_inputs: list) -> None:
         """Raises for samples this transform cannot take."""
@@ -50,7 +54,9 @@ class Transform(nn.Module):
         raise NotImplementedError(f"{type(self).__name__} must define transform()")
 
     def _call_kernel(self, functional: Any, inpt: Any, *args: Any, **kwargs: Any) -> Any:
-        """``functional``'s kernel for ``inpt``'s type; types without one pass through."""
+        """``functional``'s kernel for ``inpt``'s type; types without one pass through (PIL
+        images raise)."""
+        refuse_pil_image(type(self).__name__, inpt)
         return _get_kernel(functional, type(inpt), allow_passthrough=True)(inpt, *args,
                                                                            **kwargs)
 

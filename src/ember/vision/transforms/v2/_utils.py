@@ -21,8 +21,19 @@ TypeCheck = type | Callable[[Any], bool]
 def is_array_image(inpt: Any) -> bool:
     """A NumPy array or a PIL image (anything with ``__array_interface__`` but no tensor): the
     images before ``ToImage``, which play the part PIL images play in torchvision."""
-    return isinstance(inpt, np.ndarray) or (hasattr(inpt, "__array_interface__")
-                                            and not isinstance(inpt, Tensor))
+    return isinstance(inpt, np.ndarray) or is_pil_image(inpt)
+
+
+def is_pil_image(inpt: Any) -> bool:
+    """A PIL image: pixels behind ``__array_interface__`` that are no array or tensor."""
+    return hasattr(inpt, "__array_interface__") and not isinstance(inpt, (np.ndarray, Tensor))
+
+
+def refuse_pil_image(op: str, inpt: Any) -> None:
+    """Raises for a PIL image, which only ``ToImage`` takes (ember's kernels take arrays)."""
+    if is_pil_image(inpt):
+        raise TypeError(f"{op}: PIL images are not supported by the v2 transforms (only by "
+                        "ToImage); convert with numpy.asarray(img), or apply ToImage() first")
 
 
 def check_type(obj: Any, types_or_checks: tuple[TypeCheck, ...]) -> bool:
