@@ -48,7 +48,7 @@ def test_ops_give_plain_tensors_and_copies_keep_the_type():
                 pickle.loads(pickle.dumps(img))):
         assert type(out) is tv.Image
         assert ember.equal(out.to(img.dtype).as_subclass(ember.Tensor), img)
-    assert img.add_(1) is img and type(img) is tv.Image
+    assert type(img.add_(1)) is ember.Tensor and type(img) is tv.Image
     boxes = _boxes(fmt="XYWH", canvas=(8, 9))
     for out in (boxes.clone(), pickle.loads(pickle.dumps(boxes)), copy.deepcopy(boxes)):
         assert type(out) is tv.BoundingBoxes
@@ -106,3 +106,19 @@ def test_image_from_a_pil_image_is_channels_first():
     assert image.shape == (3, 2, 3) and image.dtype is ember.uint8
     np.testing.assert_array_equal(image.numpy(), array.transpose(2, 0, 1))
     assert tv.Image(pil_image.fromarray(array[..., 0])).shape == (1, 2, 3)
+
+
+def test_inplace_ops_change_the_tv_tensor_and_return_a_plain_tensor():
+    # torchvision: "the returned value of inplace operations will be a pure tensor"
+    image = tv.Image(ember.zeros(1, 2, 2))
+    out = image.add_(1)
+    assert type(image) is tv.Image and type(out) is ember.Tensor
+    assert image.tolist() == out.tolist() == [[[1.0, 1.0], [1.0, 1.0]]]
+    out.mul_(3)  # the same data
+    assert image.sum().item() == 12.0
+    boxes = _boxes()
+    assert type(boxes.clamp_(0, 4)) is ember.Tensor and boxes.tolist() == [[1, 2, 4, 4]]
+    alias = image
+    alias += 1  # rebinds to the plain result, as in torchvision
+    assert type(alias) is ember.Tensor and image.sum().item() == 16.0
+    assert type(image.requires_grad_(False)) is tv.Image
