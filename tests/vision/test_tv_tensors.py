@@ -122,3 +122,10 @@ def test_inplace_ops_change_the_tv_tensor_and_return_a_plain_tensor():
     alias += 1  # rebinds to the plain result, as in torchvision
     assert type(alias) is ember.Tensor and image.sum().item() == 16.0
     assert type(image.requires_grad_(False)) is tv.Image
+
+
+@pytest.mark.parametrize("method", ["float", "cpu", "contiguous"])
+def test_no_op_conversions_give_plain_tensors(method):
+    # only clone, to, detach and requires_grad_ keep the type, even when nothing changes
+    image = tv.Image(ember.zeros(1, 2, 2))
+    assert type(getattr(image, method)()) is ember.Tensor

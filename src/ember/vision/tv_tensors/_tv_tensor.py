@@ -12,8 +12,10 @@ import ember
 from ember.tensor import Tensor, _new
 
 _SLOTS = Tensor.__slots__[:-1]  # all but __weakref__
-_INPLACE_DUNDERS = {f"__i{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv",
-                                            "mod", "pow", "and", "or", "xor", "lshift", "rshift")}
+_SELF_RETURNING = {f"__i{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv",
+                                           "mod", "pow", "and", "or", "xor", "lshift", "rshift")
+                   } | {"float", "double", "half", "bfloat16", "long", "int", "short", "char",
+                        "byte", "bool", "type", "type_as", "cpu", "cuda", "contiguous"}
 
 
 def _as_tensor(data: Any, dtype: ember.DType | None, device: Any,
@@ -98,8 +100,9 @@ class TVTensor(Tensor):
 
 
 def _plain_result(name: str) -> Callable[..., Any]:
-    """The in-place ``Tensor`` method ``name`` for tv_tensors: it changes the tv_tensor and
-    returns it as a plain tensor, as torchvision's in-place operations do."""
+    """``Tensor`` method ``name`` for tv_tensors where it may return the tv_tensor itself (an
+    in-place operation, a conversion that changes nothing): the result is a plain tensor, as
+    in torchvision."""
     method = getattr(Tensor, name)
 
     @wraps(method)
@@ -112,7 +115,7 @@ def _plain_result(name: str) -> Callable[..., Any]:
 
 for _name in dir(Tensor):
     if _name != "requires_grad_" and (_name.endswith("_") and not _name.startswith("_")
-                                      or _name in _INPLACE_DUNDERS):
+                                      or _name in _SELF_RETURNING):
         setattr(TVTensor, _name, _plain_result(_name))
 
 
