@@ -354,3 +354,8 @@ def test_pil_images_are_refused_not_passed_through():
         with pytest.raises(TypeError, match="PIL images .* numpy.asarray"):
             transform(pil)
     assert v2.ToImage()(pil).shape == (3, 4, 6)
+
+
+def test_random_apply_takes_a_module_list():
+    flips = ember.nn.ModuleList([v2.RandomHorizontalFlip(p=1.0)])
+    assert v2.RandomApply(flips, p=1.0)(ember.tensor([[[1, 2]]])).tolist() == [[[2, 1]]]
