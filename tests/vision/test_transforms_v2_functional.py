@@ -311,3 +311,16 @@ def test_permute_channels_takes_arrays():
     np.testing.assert_array_equal(out, array[..., [2, 0, 1]])
     with pytest.raises(ValueError, match="permute_channels"):
         F.permute_channels(array, [0, 1])
+
+
+def test_to_dtype_scaling_does_not_wrap_around():
+    # float32 cannot hold 65535.999 (torchvision's float32 product turns 1.0 into uint16 0),
+    # float16 cannot hold 255.999, and int32's top is inf in float16: the scaling is exact here
+    x = ember.tensor([[[0.0, 1.0]]])
+    assert F.to_dtype(x, ember.uint16, scale=True).tolist() == [[[0, 65535]]]
+    assert F.to_dtype(x.half(), ember.uint8, scale=True).tolist() == [[[0, 255]]]
+    top = ember.tensor([[[0, 2**31 - 1]]], dtype=ember.int32)
+    assert F.to_dtype(top, ember.float16, scale=True).tolist() == [[[0.0, 1.0]]]
+    with pytest.raises(RuntimeError, match="to_dtype: the conversion from ember.float64 to "
+                                           "ember.uint64 cannot be performed safely"):
+        F.to_dtype(x.double(), ember.uint64, scale=True)

@@ -152,18 +152,26 @@ def _to_dtype_image(image: Tensor, dtype: ember.DType = ember.float32,
                     scale: bool = False) -> Tensor:
     """``image`` in ``dtype``; with ``scale``, values move between the ranges of the dtypes
     (``[0, 1]`` for floats, ``[0, max]`` for integers) as torchvision's ``to_dtype`` does:
-    float to int multiplies by ``max + 1 - 1e-3`` and truncates, ints shift bits."""
+    float to int multiplies by ``max + 1 - 1e-3`` and truncates, ints shift bits. Where the
+    float dtype cannot hold that product to the thousandth (float32 to uint16, float16 to
+    uint8) or the integer range (int32 to float16), the product is taken in float64 instead
+    of wrapping around as torchvision's does."""
     if image.dtype is dtype or not scale:
         return image.to(dtype)
     if image.is_floating_point():
         if dtype.is_floating_point:
             return image.to(dtype)
         if (image.dtype is ember.float32 and dtype in (ember.int32, ember.int64)) or \
-                (image.dtype is ember.float64 and dtype is ember.int64):
+                (image.dtype is ember.float64 and dtype is ember.int64) or dtype is ember.uint64:
             raise RuntimeError(f"to_dtype: the conversion from {image.dtype} to {dtype} cannot "
                                "be performed safely (the float cannot hold the integer range)")
-        return (image * (_max_value(dtype) + 1.0 - 1e-3)).to(dtype)
+        factor = _max_value(dtype) + 1.0 - 1e-3
+        if factor * ember.finfo(image.dtype).eps > 1e-3:
+            image = image.to(ember.float64)
+        return (image * factor).to(dtype)
     if dtype.is_floating_point:
+        if _max_value(image.dtype) > ember.finfo(dtype).max:
+            return (image.to(ember.float64) * (1.0 / _max_value(image.dtype))).to(dtype)
         return image.to(dtype) * (1.0 / _max_value(image.dtype))
     shift = _value_bits(image.dtype) - _value_bits(dtype)
     if shift > 0:
