@@ -350,10 +350,12 @@ def test_pil_images_are_refused_not_passed_through():
     pil_image = pytest.importorskip("PIL.Image")
     pil = pil_image.fromarray(np.zeros((4, 6, 3), np.uint8))
     for transform in (v2.RandomHorizontalFlip(p=1.0), v2.Resize(2), v2.ColorJitter(0.5),
-                      v2.RandAugment()):
+                      v2.RandAugment(), v2.RandomCrop(2), v2.RandomErasing(p=1.0)):
         with pytest.raises(TypeError, match="PIL images .* numpy.asarray"):
             transform(pil)
     assert v2.ToImage()(pil).shape == (3, 4, 6)
+    with pytest.raises(TypeError, match="PIL images"):
+        v2.RandomHorizontalFlip(p=0.0)(pil)  # whatever the coin says
 
 
 def test_random_apply_takes_a_module_list():
