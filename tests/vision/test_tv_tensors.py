@@ -129,3 +129,10 @@ def test_no_op_conversions_give_plain_tensors(method):
     # only clone, to, detach and requires_grad_ keep the type, even when nothing changes
     image = tv.Image(ember.zeros(1, 2, 2))
     assert type(getattr(image, method)()) is ember.Tensor
+
+
+def test_mask_from_a_pil_image_is_channels_first():
+    pil_image = pytest.importorskip("PIL.Image")
+    array = np.array([[0, 1, 2], [2, 1, 0]], np.uint8)
+    mask = tv.Mask(pil_image.fromarray(array))
+    assert mask.shape == (1, 2, 3) and mask.tolist() == [array.tolist()]
