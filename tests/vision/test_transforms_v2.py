@@ -361,3 +361,13 @@ def test_pil_images_are_refused_not_passed_through():
 def test_random_apply_takes_a_module_list():
     flips = ember.nn.ModuleList([v2.RandomHorizontalFlip(p=1.0)])
     assert v2.RandomApply(flips, p=1.0)(ember.tensor([[[1, 2]]])).tolist() == [[[2, 1]]]
+
+
+def test_mixup_labels_before_the_images_are_not_taken_for_the_image():
+    # the labels never count as the sample's pure-tensor image, wherever they sit
+    images = ember.arange(4.0).reshape(4, 1, 1, 1)
+    out = v2.MixUp(num_classes=3)({"labels": ember.tensor([0, 1, 2, 0]), "image": images})
+    lam = out["labels"][1, 1].item()
+    assert abs(out["image"][1].item() - lam) < 1e-6  # lam * 1 + (1 - lam) * 0
+    with pytest.raises(ValueError, match="labels_getter should return the sample's own"):
+        v2.MixUp(num_classes=3, labels_getter=lambda s: ember.tensor([0, 1, 2, 0]))(images)
