@@ -314,3 +314,60 @@ def test_numpy_arrays_beyond_the_image_pass_through():
     assert resized.shape == (2, 3, 3) and same is labels
     normalized, same = v2.Normalize([0.5] * 3, [0.5] * 3)(image, labels)
     assert same is labels and normalized.shape == image.shape
+
+
+@pytest.mark.parametrize("policy", [lambda: v2.RandAugment(num_ops=3),
+                                    lambda: v2.TrivialAugmentWide()])
+def test_auto_augment_float_images_follow_the_uint8_draws(policy):
+    # torchvision's v2 policies take float images: same draws, values in [0, 1]
+    u8 = ember.randint(0, 256, (3, 12, 12), dtype=ember.uint8)
+    x = tv.Image(u8.to(ember.float32) / 255)
+    for seed in range(12):
+        ember.manual_seed(seed)
+        ref = policy()(u8)
+        ember.manual_seed(seed)
+        out = policy()(x)
+        assert type(out) is tv.Image and out.dtype is ember.float32
+        diff = np.abs(_plain(out).numpy() - ref.numpy() / 255)
+        assert np.mean(diff > 0.02) < 0.02  # (uint8 rounding may flip a pixel at solarize's
+        assert diff.mean() < 0.01            # threshold)
+
+
+def test_resize_to_max_size_alone():
+    # size=None: the longer edge becomes max_size (torchvision's v2)
+    image = tv.Image(ember.zeros(1, 20, 30))
+    boxes = tv.BoundingBoxes([[3, 6, 15, 12]], format="XYXY", canvas_size=(20, 30))
+    out, out_boxes = v2.Resize(None, max_size=15)(image, boxes)
+    assert out.shape == (1, 10, 15) and out_boxes.canvas_size == (10, 15)
+    assert out_boxes.tolist() == [[1, 3, 7, 6]]
+    assert v2.functional.resize(tv.Mask(ember.zeros(30, 20)), None, max_size=15).shape == (15, 10)
+    with pytest.raises(ValueError, match="max_size must be an int when size is None"):
+        v2.Resize(None)
+
+
+def test_pil_images_are_refused_not_passed_through():
+    # ember's kernels take arrays, not PIL images: a transform says so instead of skipping it
+    pil_image = pytest.importorskip("PIL.Image")
+    pil = pil_image.fromarray(np.zeros((4, 6, 3), np.uint8))
+    for transform in (v2.RandomHorizontalFlip(p=1.0), v2.Resize(2), v2.ColorJitter(0.5),
+                      v2.RandAugment(), v2.RandomCrop(2), v2.RandomErasing(p=1.0)):
+        with pytest.raises(TypeError, match="PIL images .* numpy.asarray"):
+            transform(pil)
+    assert v2.ToImage()(pil).shape == (3, 4, 6)
+    with pytest.raises(TypeError, match="PIL images"):
+        v2.RandomHorizontalFlip(p=0.0)(pil)  # whatever the coin says
+
+
+def test_random_apply_takes_a_module_list():
+    flips = ember.nn.ModuleList([v2.RandomHorizontalFlip(p=1.0)])
+    assert v2.RandomApply(flips, p=1.0)(ember.tensor([[[1, 2]]])).tolist() == [[[2, 1]]]
+
+
+def test_mixup_labels_before_the_images_are_not_taken_for_the_image():
+    # the labels never count as the sample's pure-tensor image, wherever they sit
+    images = ember.arange(4.0).reshape(4, 1, 1, 1)
+    out = v2.MixUp(num_classes=3)({"labels": ember.tensor([0, 1, 2, 0]), "image": images})
+    lam = out["labels"][1, 1].item()
+    assert abs(out["image"][1].item() - lam) < 1e-6  # lam * 1 + (1 - lam) * 0
+    with pytest.raises(ValueError, match="labels_getter should return the sample's own"):
+        v2.MixUp(num_classes=3, labels_getter=lambda s: ember.tensor([0, 1, 2, 0]))(images)

@@ -287,3 +287,40 @@ def test_to_dtype_scales_bool_images_as_torchvision():
     assert F.to_dtype(x, ember.bool, scale=True).tolist() == [[[False, True, True]]]
     with pytest.raises(TypeError, match="to_dtype: .*integer dtypes.*ember.bool"):
         F.to_dtype(mask, ember.uint8, scale=True)
+
+
+def test_posterize_and_equalize_take_float_images():
+    u8 = ember.randint(0, 256, (3, 6, 7), dtype=ember.uint8)
+    x = u8.to(ember.float32) / 255
+    out = F.posterize(x, 3)  # torchvision's float rule: floor(x * 2**bits) / 2**bits
+    assert out.dtype is ember.float32
+    np.testing.assert_allclose(out.numpy(), np.clip(np.floor(x.numpy() * 8), 0, 7) / 8)
+    np.testing.assert_array_equal(F.posterize(u8, 3).numpy(), TF.posterize(u8, 3).numpy())
+    # equalize goes through uint8, as torchvision's
+    eq = F.equalize(x)
+    assert eq.dtype is ember.float32
+    expected = TF.equalize(F.to_dtype(x, ember.uint8, scale=True)).numpy() / 255
+    np.testing.assert_allclose(eq.numpy(), expected, atol=1e-6)
+
+
+def test_permute_channels_takes_arrays():
+    # arrays (H, W, C) are images in v2 (as PIL images in torchvision): their channels move too
+    array = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
+    out = F.permute_channels(array, [2, 0, 1])
+    assert isinstance(out, np.ndarray) and out.dtype == np.uint8
+    np.testing.assert_array_equal(out, array[..., [2, 0, 1]])
+    with pytest.raises(ValueError, match="permute_channels"):
+        F.permute_channels(array, [0, 1])
+
+
+def test_to_dtype_scaling_does_not_wrap_around():
+    # float32 cannot hold 65535.999 (torchvision's float32 product turns 1.0 into uint16 0),
+    # float16 cannot hold 255.999, and int32's top is inf in float16: the scaling is exact here
+    x = ember.tensor([[[0.0, 1.0]]])
+    assert F.to_dtype(x, ember.uint16, scale=True).tolist() == [[[0, 65535]]]
+    assert F.to_dtype(x.half(), ember.uint8, scale=True).tolist() == [[[0, 255]]]
+    top = ember.tensor([[[0, 2**31 - 1]]], dtype=ember.int32)
+    assert F.to_dtype(top, ember.float16, scale=True).tolist() == [[[0.0, 1.0]]]
+    with pytest.raises(RuntimeError, match="to_dtype: the conversion from ember.float64 to "
+                                           "ember.uint64 cannot be performed safely"):
+        F.to_dtype(x.double(), ember.uint64, scale=True)

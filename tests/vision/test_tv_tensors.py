@@ -4,6 +4,7 @@ detach, pickling keep the type), wrap."""
 import copy
 import pickle
 
+import numpy as np
 import pytest
 
 import ember
@@ -47,7 +48,7 @@ def test_ops_give_plain_tensors_and_copies_keep_the_type():
                 pickle.loads(pickle.dumps(img))):
         assert type(out) is tv.Image
         assert ember.equal(out.to(img.dtype).as_subclass(ember.Tensor), img)
-    assert img.add_(1) is img and type(img) is tv.Image
+    assert type(img.add_(1)) is ember.Tensor and type(img) is tv.Image
     boxes = _boxes(fmt="XYWH", canvas=(8, 9))
     for out in (boxes.clone(), pickle.loads(pickle.dumps(boxes)), copy.deepcopy(boxes)):
         assert type(out) is tv.BoundingBoxes
@@ -96,3 +97,42 @@ def test_user_subclasses_are_made_like_the_built_in_ones():
 def test_bounding_boxes_bad_canvas_size_is_named(canvas):
     with pytest.raises(ValueError, match=r"BoundingBoxes: canvas_size should be \(height, width\)"):
         tv.BoundingBoxes([0, 0, 1, 1], format="XYXY", canvas_size=canvas)
+
+
+def test_image_from_a_pil_image_is_channels_first():
+    pil_image = pytest.importorskip("PIL.Image")
+    array = np.arange(18, dtype=np.uint8).reshape(2, 3, 3)
+    image = tv.Image(pil_image.fromarray(array))
+    assert image.shape == (3, 2, 3) and image.dtype is ember.uint8
+    np.testing.assert_array_equal(image.numpy(), array.transpose(2, 0, 1))
+    assert tv.Image(pil_image.fromarray(array[..., 0])).shape == (1, 2, 3)
+
+
+def test_inplace_ops_change_the_tv_tensor_and_return_a_plain_tensor():
+    # torchvision: "the returned value of inplace operations will be a pure tensor"
+    image = tv.Image(ember.zeros(1, 2, 2))
+    out = image.add_(1)
+    assert type(image) is tv.Image and type(out) is ember.Tensor
+    assert image.tolist() == out.tolist() == [[[1.0, 1.0], [1.0, 1.0]]]
+    out.mul_(3)  # the same data
+    assert image.sum().item() == 12.0
+    boxes = _boxes()
+    assert type(boxes.clamp_(0, 4)) is ember.Tensor and boxes.tolist() == [[1, 2, 4, 4]]
+    alias = image
+    alias += 1  # rebinds to the plain result, as in torchvision
+    assert type(alias) is ember.Tensor and image.sum().item() == 16.0
+    assert type(image.requires_grad_(False)) is tv.Image
+
+
+@pytest.mark.parametrize("method", ["float", "cpu", "contiguous"])
+def test_no_op_conversions_give_plain_tensors(method):
+    # only clone, to, detach and requires_grad_ keep the type, even when nothing changes
+    image = tv.Image(ember.zeros(1, 2, 2))
+    assert type(getattr(image, method)()) is ember.Tensor
+
+
+def test_mask_from_a_pil_image_is_channels_first():
+    pil_image = pytest.importorskip("PIL.Image")
+    array = np.array([[0, 1, 2], [2, 1, 0]], np.uint8)
+    mask = tv.Mask(pil_image.fromarray(array))
+    assert mask.shape == (1, 2, 3) and mask.tolist() == [array.tolist()]

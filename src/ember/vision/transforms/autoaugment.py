@@ -182,19 +182,26 @@ class RandAugment(_Random):
         self.interpolation, self.fill = InterpolationMode(interpolation), fill
         self.generator = generator
 
-    def __call__(self, img: Image) -> Image:
-        _check_uint8("RandAugment", img)
+    def _ops(self, img: Image) -> list[tuple[str, float]]:
+        """The operations of one call with their signed magnitudes (all the draws)."""
         h, w = _hw(img)
         space = _space(self.num_magnitude_bins, 0.3, (150.0 / 331.0 * w, 150.0 / 331.0 * h),
                        30.0, 0.9, 4)
         names = list(space)
-        fill = _fills(img, self.fill)
+        ops = []
         for _ in range(self.num_ops):
             op = names[int(ember.randint(0, len(names), (1,), generator=self.generator))]
             bins, signed = space[op]
             magnitude = float(bins[self.magnitude]) if bins.ndim else 0.0
             if signed and int(ember.randint(0, 2, (1,), generator=self.generator)):
                 magnitude = -magnitude
+            ops.append((op, magnitude))
+        return ops
+
+    def __call__(self, img: Image) -> Image:
+        _check_uint8("RandAugment", img)
+        fill = _fills(img, self.fill)
+        for op, magnitude in self._ops(img):
             img = _apply(img, op, magnitude, self.interpolation, fill)
         return img
 
@@ -217,8 +224,8 @@ class TrivialAugmentWide(_Random):
         self.interpolation, self.fill = InterpolationMode(interpolation), fill
         self.generator = generator
 
-    def __call__(self, img: Image) -> Image:
-        _check_uint8("TrivialAugmentWide", img)
+    def _ops(self, img: Image) -> list[tuple[str, float]]:
+        """The operation of one call with its signed magnitude (all the draws)."""
         space = _space(self.num_magnitude_bins, 0.99, (32.0, 32.0), 135.0, 0.99, 6)
         names = list(space)
         op = names[int(ember.randint(0, len(names), (1,), generator=self.generator))]
@@ -227,4 +234,9 @@ class TrivialAugmentWide(_Random):
                           ) if bins.ndim else 0.0
         if signed and int(ember.randint(0, 2, (1,), generator=self.generator)):
             magnitude = -magnitude
+        return [(op, magnitude)]
+
+    def __call__(self, img: Image) -> Image:
+        _check_uint8("TrivialAugmentWide", img)
+        ((op, magnitude),) = self._ops(img)
         return _apply(img, op, magnitude, self.interpolation, _fills(img, self.fill))

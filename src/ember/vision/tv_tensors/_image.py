@@ -5,12 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import ember
+from ember.tensor import Tensor
 from ember.vision.tv_tensors._tv_tensor import TVTensor, _as_tensor
 
 
+def _from_pil(data: Any) -> Any:
+    """A PIL image (pixels behind ``__array_interface__``, no array or tensor) as a
+    ``(C, H, W)`` array, as torchvision reads one; anything else as it is."""
+    if not hasattr(data, "__array_interface__") or isinstance(data, (np.ndarray, Tensor)):
+        return data
+    return np.ascontiguousarray(np.atleast_3d(np.asarray(data)).transpose(2, 0, 1))
+
+
 class Image(TVTensor):
-    """An image ``(..., C, H, W)``; a 2-d ``(H, W)`` input gets a channel dimension.
+    """An image ``(..., C, H, W)``; a 2-d ``(H, W)`` input gets a channel dimension, and a PIL
+    image becomes ``(C, H, W)``.
 
     Example:
         >>> from ember.vision.tv_tensors import Image
@@ -20,7 +32,7 @@ class Image(TVTensor):
 
     def __new__(cls, data: Any, *, dtype: ember.DType | None = None, device: Any = None,
                 requires_grad: bool | None = None) -> Image:
-        tensor = _as_tensor(data, dtype, device, requires_grad)
+        tensor = _as_tensor(_from_pil(data), dtype, device, requires_grad)
         if tensor.ndim < 2:
             raise ValueError(f"Image: expected an image of at least 2 dimensions (H, W), got "
                              f"shape {tuple(tensor.shape)}")
@@ -49,10 +61,15 @@ class Video(TVTensor):
 
 class Mask(TVTensor):
     """A segmentation mask ``(..., H, W)``: one map of class ids, or ``(N, H, W)`` for N
-    objects. Geometric transforms resample it with nearest-neighbour interpolation.
+    objects (a PIL image becomes ``(C, H, W)``). Geometric transforms resample it with
+    nearest-neighbour interpolation.
 
     Example:
         >>> from ember.vision.tv_tensors import Mask
         >>> Mask([[0, 1], [1, 0]]).dtype
         ember.int64
     """
+
+    def __new__(cls, data: Any, *, dtype: ember.DType | None = None, device: Any = None,
+                requires_grad: bool | None = None) -> Mask:
+        return cls._wrap(_as_tensor(_from_pil(data), dtype, device, requires_grad))

@@ -4,12 +4,18 @@ a sample as its type asks."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
 import ember
 from ember.tensor import Tensor, _new
 
 _SLOTS = Tensor.__slots__[:-1]  # all but __weakref__
+_SELF_RETURNING = {f"__i{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv",
+                                           "mod", "pow", "and", "or", "xor", "lshift", "rshift")
+                   } | {"float", "double", "half", "bfloat16", "long", "int", "short", "char",
+                        "byte", "bool", "type", "type_as", "cpu", "cuda", "contiguous"}
 
 
 def _as_tensor(data: Any, dtype: ember.DType | None, device: Any,
@@ -32,8 +38,9 @@ class TVTensor(Tensor):
 
     As in torchvision, an operation on a tv_tensor gives a plain :class:`~ember.Tensor`
     (``image + 1`` is no longer known to be an image); ``clone``, ``to``, ``detach`` and
-    ``requires_grad_`` keep the type, and so do the ``transforms.v2`` functions. Use
-    :func:`wrap` to give a result the type (and metadata) of another tv_tensor.
+    ``requires_grad_`` keep the type, and so do the ``transforms.v2`` functions. An in-place
+    operation changes the tv_tensor and returns it as a plain tensor. Use :func:`wrap` to give
+    a result the type (and metadata) of another tv_tensor.
 
     Example:
         >>> from ember.vision import tv_tensors
@@ -90,6 +97,26 @@ class TVTensor(Tensor):
                                                              "\n" + " " * (len(name) + 1))
         extra = "".join(f", {k}={v}" for k, v in self._metadata().items())
         return f"{name}({body}{extra})"
+
+
+def _plain_result(name: str) -> Callable[..., Any]:
+    """``Tensor`` method ``name`` for tv_tensors where it may return the tv_tensor itself (an
+    in-place operation, a conversion that changes nothing): the result is a plain tensor, as
+    in torchvision."""
+    method = getattr(Tensor, name)
+
+    @wraps(method)
+    def inplace(self: TVTensor, *args: Any, **kwargs: Any) -> Any:
+        out = method(self, *args, **kwargs)
+        return _plain(out) if out is self else out
+
+    return inplace
+
+
+for _name in dir(Tensor):
+    if _name != "requires_grad_" and (_name.endswith("_") and not _name.startswith("_")
+                                      or _name in _SELF_RETURNING):
+        setattr(TVTensor, _name, _plain_result(_name))
 
 
 def _rebuild(cls: type, reduced: tuple, metadata: dict) -> TVTensor:

@@ -18,7 +18,6 @@ from ember.vision.transforms import augment as v1
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform, _RandomApplyTransform
 from ember.vision.transforms.v2._utils import (
-    _as_plain,
     _parse_labels_getter,
     has_any,
     is_array_image,
@@ -86,7 +85,6 @@ class _BaseMixUpCutMix(Transform):
     def forward(self, *inputs: Any) -> Any:
         sample = inputs if len(inputs) > 1 else inputs[0]
         flat_inputs, spec = tree_flatten(sample)
-        needs = self._needs_transform_list(flat_inputs)
         if has_any(flat_inputs, is_array_image, tv_tensors.BoundingBoxes, tv_tensors.Mask):
             raise ValueError(f"{type(self).__name__}() does not support array images, bounding "
                              "boxes and masks")
@@ -102,9 +100,15 @@ class _BaseMixUpCutMix(Transform):
             raise ValueError(f"{type(self).__name__}: labels should be class indices (B,) or "
                              f"one-hot (B, num_classes={self.num_classes}), got shape "
                              f"{tuple(labels.shape)}")
+        index = next((k for k, x in enumerate(flat_inputs) if x is labels), None)
+        if index is None:
+            raise ValueError(f"{type(self).__name__}: the labels_getter should return the "
+                             "sample's own labels tensor (one of its leaves)")
+        # the labels are no image: they stay out of the pure-tensor heuristic
+        needs = self._needs_transform_list([None if k == index else x
+                                            for k, x in enumerate(flat_inputs)])
         params = {"labels": labels, "batch_size": labels.shape[0],
                   **self.make_params([x for x, need in zip(flat_inputs, needs) if need])}
-        index = next(k for k, x in enumerate(flat_inputs) if x is labels)
         needs[index] = True
         outputs = [self.transform(x, params) if need else x for x, need in zip(flat_inputs, needs)]
         return tree_unflatten(outputs, spec)
@@ -134,7 +138,7 @@ class _BaseMixUpCutMix(Transform):
         if not (is_pure_tensor(inpt) or isinstance(inpt, (tv_tensors.Image, tv_tensors.Video))):
             return inpt
         self._check_image_or_video(inpt, params["batch_size"])
-        out = mix(_as_plain(inpt))
+        out = mix(F.to_pure_tensor(inpt))
         return out if is_pure_tensor(inpt) else tv_tensors.wrap(out, like=inpt)
 
 

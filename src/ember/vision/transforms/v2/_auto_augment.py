@@ -1,23 +1,56 @@
-"""The automatic augmentation policies as v2 transforms: the sample's one image (or video)
-goes through the v1 policy; masks and boxes are refused, as torchvision's v2 refuses them."""
+"""The automatic augmentation policies as v2 transforms: the sample's one image (or video),
+uint8 or float, takes the operations the v1 policy draws; masks and boxes are refused, as
+torchvision's v2 refuses them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+import ember
 from ember.func.pytree import tree_flatten, tree_unflatten
+from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.transforms import autoaugment as v1
+from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform
-from ember.vision.transforms.v2._utils import _as_plain
+from ember.vision.transforms.v2._utils import refuse_pil_image
 from ember.vision.transforms.v2.functional import InterpolationMode
 
 __all__ = ["RandAugment", "TrivialAugmentWide"]
 
 
+def _apply(img: Any, op: str, magnitude: float, interpolation: InterpolationMode,
+           fill: Sequence[float] | None) -> Any:
+    """One operation of the policies' space on a uint8 or float image: the v1 operation, with
+    the three that depend on the value range (posterize, solarize, equalize) taken by the v2
+    functions, and the solarize threshold (0 to 255 in the space) scaled to the range."""
+    if op == "Posterize":
+        return F.posterize(img, int(magnitude))
+    if op == "Solarize":
+        floating = isinstance(img, Tensor) and img.is_floating_point()
+        return F.solarize(img, magnitude / 255.0 if floating else magnitude)
+    if op == "Equalize":
+        return F.equalize(img)
+    return v1._apply(img, op, magnitude, interpolation, fill)
+
+
+def _check_dtype(op: str, img: Any) -> None:
+    refuse_pil_image(op, img)
+    if isinstance(img, Tensor):
+        if img.dtype is ember.uint8 or img.is_floating_point():
+            return
+    elif np.asarray(img).dtype == np.uint8:
+        return
+    raise TypeError(f"{op}: expected a uint8 or float image or video, got "
+                    f"{getattr(img, 'dtype', type(img).__name__)}")
+
+
 class _AutoAugmentBase(Transform):
-    """Finds the single image or video of the sample and runs ``self._policy`` on it."""
+    """Finds the single image or video of the sample and applies the operations that
+    ``self._policy`` draws (v1's draws) to it."""
 
     _policy: Any
 
@@ -35,7 +68,11 @@ class _AutoAugmentBase(Transform):
             raise TypeError(f"{type(self).__name__}: auto augment transformations are only "
                             f"defined for a single image or video, found {len(found)}")
         inpt = flat_inputs[found[0]]
-        out = self._policy(_as_plain(inpt))
+        out = F.to_pure_tensor(inpt)
+        _check_dtype(type(self).__name__, out)
+        fill = v1._fills(out, self._policy.fill)
+        for op, magnitude in self._policy._ops(out):
+            out = _apply(out, op, magnitude, self._policy.interpolation, fill)
         flat_inputs[found[0]] = tv_tensors.wrap(out, like=inpt) \
             if isinstance(inpt, tv_tensors.TVTensor) else out
         return tree_unflatten(flat_inputs, spec)
@@ -43,7 +80,7 @@ class _AutoAugmentBase(Transform):
 
 class RandAugment(_AutoAugmentBase):
     """v1's :class:`~ember.vision.transforms.RandAugment` (``num_ops`` operations at bin
-    ``magnitude``) on the sample's uint8 image or video.
+    ``magnitude``) on the sample's uint8 or float image or video.
 
     Example:
         >>> from ember.vision import tv_tensors
@@ -65,7 +102,7 @@ class RandAugment(_AutoAugmentBase):
 
 class TrivialAugmentWide(_AutoAugmentBase):
     """v1's :class:`~ember.vision.transforms.TrivialAugmentWide` (one operation at a random
-    magnitude) on the sample's uint8 image or video.
+    magnitude) on the sample's uint8 or float image or video.
 
     Example:
         >>> img = ember.randint(0, 256, (3, 8, 8), dtype=ember.uint8)

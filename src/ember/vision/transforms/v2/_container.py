@@ -7,11 +7,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import ember
+from ember import nn
 from ember.vision.transforms.v2._transform import Transform
 
 
 def _check_transforms(op: str, transforms: Any) -> list[Callable]:
-    if not isinstance(transforms, Sequence) or not all(callable(t) for t in transforms):
+    """``transforms`` (a sequence or ``nn.ModuleList`` of callables) as a list."""
+    if not isinstance(transforms, (Sequence, nn.ModuleList)) \
+            or not all(callable(t) for t in transforms):
         raise TypeError(f"{op}: transforms should be a sequence of callables, got "
                         f"{type(transforms).__name__}")
     return list(transforms)

@@ -10,17 +10,17 @@ from typing import Any
 import ember
 from ember.vision.transforms import augment as v1
 from ember.vision.transforms.autoaugment import RandomAffine as _V1Affine
-from ember.vision.transforms.basic import _check_mode, _padding4
+from ember.vision.transforms.basic import _check_mode, _padding4, _size_pair
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform, _RandomApplyTransform
 from ember.vision.transforms.v2._utils import (
     Fill,
     _get_fill,
     _setup_fill_arg,
-    _setup_size,
     query_size,
 )
 from ember.vision.transforms.v2.functional import InterpolationMode
+from ember.vision.transforms.v2.functional._geometry import _size_for_max_size
 
 __all__ = ["CenterCrop", "Pad", "RandomAffine", "RandomCrop", "RandomHorizontalFlip",
            "RandomResizedCrop", "RandomRotation", "RandomVerticalFlip", "Resize"]
@@ -53,28 +53,39 @@ class RandomVerticalFlip(_RandomApplyTransform):
 
 
 class Resize(Transform):
-    """Resizes to ``size`` (``(h, w)``, or one number for the smaller edge).
+    """Resizes to ``size`` (``(h, w)``, or one number for the smaller edge; None: the longer
+    edge becomes ``max_size``).
 
     Example:
         >>> Resize(8)(ember.zeros(3, 16, 32)).shape
         ember.Size([3, 8, 16])
     """
 
-    def __init__(self, size: int | Sequence[int],
+    def __init__(self, size: int | Sequence[int] | None,
                  interpolation: InterpolationMode = InterpolationMode.BILINEAR,
                  max_size: int | None = None, antialias: bool | None = True) -> None:
         super().__init__()
         if isinstance(size, numbers.Number):
             size = [int(size)]
-        if not (isinstance(size, Sequence) and len(size) in (1, 2)):
-            raise ValueError(f"Resize: size should be an int or a sequence of 1 or 2 ints, got "
-                             f"{size!r}")
-        self.size, self.interpolation = list(size), InterpolationMode(interpolation)
+        if size is None and not isinstance(max_size, int):
+            raise ValueError(f"Resize: max_size must be an int when size is None, got "
+                             f"{max_size!r}")
+        if not (size is None or isinstance(size, Sequence) and len(size) in (1, 2)):
+            raise ValueError(f"Resize: size should be an int, a sequence of 1 or 2 ints, or "
+                             f"None, got {size!r}")
+        self.size = None if size is None else list(size)
+        self.interpolation = InterpolationMode(interpolation)
         self.max_size, self.antialias = max_size, antialias
 
+    def make_params(self, flat_inputs: list) -> dict[str, Any]:
+        if self.size is not None:
+            return {"size": self.size, "max_size": self.max_size}
+        return {"size": _size_for_max_size(query_size(flat_inputs), self.max_size),
+                "max_size": None}
+
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
-        return self._call_kernel(F.resize, inpt, self.size, interpolation=self.interpolation,
-                                 max_size=self.max_size, antialias=self.antialias)
+        return self._call_kernel(F.resize, inpt, params["size"], interpolation=self.interpolation,
+                                 max_size=params["max_size"], antialias=self.antialias)
 
 
 class CenterCrop(Transform):
@@ -87,7 +98,7 @@ class CenterCrop(Transform):
 
     def __init__(self, size: int | Sequence[int]) -> None:
         super().__init__()
-        self.size = _setup_size(size, "CenterCrop")
+        self.size = _size_pair(size, "CenterCrop")
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         return self._call_kernel(F.center_crop, inpt, output_size=self.size)
@@ -159,7 +170,7 @@ class RandomCrop(Transform):
                  pad_if_needed: bool = False, fill: Fill | dict = 0,
                  padding_mode: str = "constant") -> None:
         super().__init__()
-        self.size = _setup_size(size, "RandomCrop")
+        self.size = _size_pair(size, "RandomCrop")
         _check_mode(padding_mode)
         self.padding = None if padding is None else _padding4(padding)
         self.pad_if_needed, self.fill, self._fill = pad_if_needed, fill, _setup_fill_arg(fill)

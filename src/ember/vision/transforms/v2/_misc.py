@@ -12,12 +12,12 @@ from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.transforms import augment as v1
+from ember.vision.transforms.basic import _size_pair
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform
 from ember.vision.transforms.v2._utils import (
-    _as_plain,
     _parse_labels_getter,
-    _setup_size,
+    check_type,
     get_bounding_boxes,
     is_array_image,
 )
@@ -57,7 +57,7 @@ class GaussianBlur(Transform):
     def __init__(self, kernel_size: int | Sequence[int],
                  sigma: float | Sequence[float] = (0.1, 2.0)) -> None:
         super().__init__()
-        self.kernel_size = _setup_size(kernel_size, "GaussianBlur")
+        self.kernel_size = _size_pair(kernel_size, "GaussianBlur")
         if any(k <= 0 or k % 2 == 0 for k in self.kernel_size):
             raise ValueError(f"GaussianBlur: kernel size value should be an odd and positive "
                              f"number, got {kernel_size}")
@@ -138,7 +138,7 @@ class Lambda(Transform):
         self.lambd, self.types = lambd, types or self._transformed_types
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
-        return self.lambd(inpt) if isinstance(inpt, self.types) else inpt
+        return self.lambd(inpt) if check_type(inpt, self.types) else inpt
 
 
 def _valid_boxes(boxes: tv_tensors.BoundingBoxes, min_size: float, min_area: float) -> Tensor:
@@ -203,5 +203,5 @@ class SanitizeBoundingBoxes(Transform):
         is_label = any(inpt is label for label in params["labels"])
         if not (is_label or isinstance(inpt, (tv_tensors.BoundingBoxes, tv_tensors.Mask))):
             return inpt
-        out = _as_plain(inpt)[params["valid"]]
+        out = F.to_pure_tensor(inpt)[params["valid"]]
         return out if is_label else tv_tensors.wrap(out, like=inpt)

@@ -13,6 +13,7 @@ import numpy as np
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.transforms.v2.functional import get_dimensions, get_size, is_pure_tensor
+from ember.vision.transforms.v2.functional._geometry import Fill
 
 TypeCheck = type | Callable[[Any], bool]
 
@@ -20,8 +21,19 @@ TypeCheck = type | Callable[[Any], bool]
 def is_array_image(inpt: Any) -> bool:
     """A NumPy array or a PIL image (anything with ``__array_interface__`` but no tensor): the
     images before ``ToImage``, which play the part PIL images play in torchvision."""
-    return isinstance(inpt, np.ndarray) or (hasattr(inpt, "__array_interface__")
-                                            and not isinstance(inpt, Tensor))
+    return isinstance(inpt, np.ndarray) or is_pil_image(inpt)
+
+
+def is_pil_image(inpt: Any) -> bool:
+    """A PIL image: pixels behind ``__array_interface__`` that are no array or tensor."""
+    return hasattr(inpt, "__array_interface__") and not isinstance(inpt, (np.ndarray, Tensor))
+
+
+def refuse_pil_image(op: str, inpt: Any) -> None:
+    """Raises for a PIL image, which only ``ToImage`` takes (ember's kernels take arrays)."""
+    if is_pil_image(inpt):
+        raise TypeError(f"{op}: PIL images are not supported by the v2 transforms (only by "
+                        "ToImage); convert with numpy.asarray(img), or apply ToImage() first")
 
 
 def check_type(obj: Any, types_or_checks: tuple[TypeCheck, ...]) -> bool:
@@ -68,9 +80,6 @@ def query_chw(flat_inputs: list) -> tuple[int, int, int]:
     return _one("query_chw", found, "CxHxW dimensions", "image or video")
 
 
-Fill = float | Sequence[float] | None
-
-
 def _setup_fill_arg(fill: Fill | dict) -> dict:
     """``fill`` as a dict from input type (or ``"others"``) to its fill."""
     if isinstance(fill, dict):
@@ -91,15 +100,6 @@ def _check_fill(fill: Any) -> None:
 
 def _get_fill(fill_dict: dict, input_type: type) -> Fill:
     return fill_dict.get(input_type, fill_dict.get("others"))
-
-
-def _setup_size(size: int | Sequence[int], op: str) -> tuple[int, int]:
-    """``(h, w)`` from one number or a sequence of one or two."""
-    if isinstance(size, numbers.Number):
-        return int(size), int(size)
-    if isinstance(size, Sequence) and len(size) in (1, 2):
-        return (int(size[0]), int(size[-1]))
-    raise ValueError(f"{op}: size should be an int or a sequence of 1 or 2 ints, got {size!r}")
 
 
 def _find_labels_default_heuristic(inputs: Any) -> Any:
@@ -138,6 +138,3 @@ def _parse_labels_getter(labels_getter: str | Callable | None) -> Callable[[Any]
     raise ValueError(f"labels_getter should either be 'default', a callable, or None, but got "
                      f"{labels_getter!r}")
 
-
-def _as_plain(inpt: Tensor) -> Tensor:
-    return inpt.as_subclass(Tensor) if isinstance(inpt, tv_tensors.TVTensor) else inpt

@@ -50,13 +50,48 @@ adjust_hue = _image_functional(TF.adjust_hue)
 adjust_saturation = _image_functional(TF.adjust_saturation)
 adjust_sharpness = _image_functional(TF.adjust_sharpness)
 autocontrast = _image_functional(TF.autocontrast)
-equalize = _image_functional(TF.equalize)
 invert = _image_functional(TF.invert)
-posterize = _image_functional(TF.posterize)
 solarize = _image_functional(TF.solarize)
 rgb_to_grayscale = _image_functional(TF.rgb_to_grayscale)
 gaussian_blur = _image_functional(TF.gaussian_blur)
 erase = _image_functional(_tensor_op(TF.erase))
+
+
+def _posterize_image(image: Tensor, bits: int) -> Tensor:
+    """Keeps ``bits`` bits of each value: of a uint8 image, its high bits; of a float image,
+    ``floor(x * 2**bits) / 2**bits`` (torchvision's v2 rule).
+
+    Example:
+        >>> posterize(ember.tensor([[[0.3, 1.0]]]), 2)
+        tensor([[[0.2500, 0.7500]]])
+    """
+    if not (isinstance(image, Tensor) and image.is_floating_point()):
+        return TF.posterize(image, bits)
+    if not 0 <= bits <= 8:
+        raise ValueError(f"posterize: bits must be in [0, 8], got {bits}")
+    levels = 2 ** bits
+    return (image * levels).floor().clamp(0, levels - 1) * (1.0 / levels)
+
+
+posterize = _image_functional(_posterize_image, name="posterize")
+
+
+def _equalize_image(image: Tensor) -> Tensor:
+    """Histogram equalization of each channel; a float image goes through uint8 and back, as
+    in torchvision's v2.
+
+    Example:
+        >>> x = (ember.arange(512) // 8).reshape(1, 16, 32) / 255.0  # 0..63 / 255, 8 each
+        >>> equalize(x).max().item()                                # spread to the top
+        1.0
+    """
+    if not (isinstance(image, Tensor) and image.is_floating_point()):
+        return TF.equalize(image)
+    out = TF.equalize(_to_dtype_image(image, ember.uint8, scale=True))
+    return _to_dtype_image(out, image.dtype, scale=True)
+
+
+equalize = _image_functional(_equalize_image, name="equalize")
 
 
 def _normalize_image(image: Tensor, mean: Sequence[float], std: Sequence[float],
@@ -82,15 +117,21 @@ def _permute_channels_image(image: Tensor, permutation: Sequence[int]) -> Tensor
     """
     if isinstance(permutation, Tensor):
         permutation = permutation.tolist()
-    if image.ndim < 3 or sorted(permutation) != list(range(image.shape[-3])):
+    if isinstance(image, np.ndarray):  # (H, W[, C])
+        channels = image.shape[2] if image.ndim == 3 else 1
+        layout = "an array (H, W[, C])"
+    else:
+        channels = image.shape[-3] if image.ndim >= 3 else 0
+        layout = "an image (..., C, H, W)"
+    if sorted(permutation) != list(range(channels)) or image.ndim < 2:
         raise ValueError(f"permute_channels: permutation {list(permutation)} should order the "
-                         f"{image.shape[-3] if image.ndim >= 3 else 0} channels of an image "
-                         f"(..., C, H, W) of shape {tuple(image.shape)}")
+                         f"{channels} channels of {layout} of shape {tuple(image.shape)}")
+    if isinstance(image, np.ndarray):
+        return image[..., list(permutation)] if image.ndim == 3 else image.copy()
     return image[..., list(permutation), :, :]
 
 
-permute_channels = _image_functional(_permute_channels_image, arrays=False,
-                                     name="permute_channels")
+permute_channels = _image_functional(_permute_channels_image, name="permute_channels")
 
 
 def _max_value(dtype: ember.DType) -> int:
@@ -111,18 +152,26 @@ def _to_dtype_image(image: Tensor, dtype: ember.DType = ember.float32,
                     scale: bool = False) -> Tensor:
     """``image`` in ``dtype``; with ``scale``, values move between the ranges of the dtypes
     (``[0, 1]`` for floats, ``[0, max]`` for integers) as torchvision's ``to_dtype`` does:
-    float to int multiplies by ``max + 1 - 1e-3`` and truncates, ints shift bits."""
+    float to int multiplies by ``max + 1 - 1e-3`` and truncates, ints shift bits. Where the
+    float dtype cannot hold that product to the thousandth (float32 to uint16, float16 to
+    uint8) or the integer range (int32 to float16), the product is taken in float64 instead
+    of wrapping around as torchvision's does."""
     if image.dtype is dtype or not scale:
         return image.to(dtype)
     if image.is_floating_point():
         if dtype.is_floating_point:
             return image.to(dtype)
         if (image.dtype is ember.float32 and dtype in (ember.int32, ember.int64)) or \
-                (image.dtype is ember.float64 and dtype is ember.int64):
+                (image.dtype is ember.float64 and dtype is ember.int64) or dtype is ember.uint64:
             raise RuntimeError(f"to_dtype: the conversion from {image.dtype} to {dtype} cannot "
                                "be performed safely (the float cannot hold the integer range)")
-        return (image * (_max_value(dtype) + 1.0 - 1e-3)).to(dtype)
+        factor = _max_value(dtype) + 1.0 - 1e-3
+        if factor * ember.finfo(image.dtype).eps > 1e-3:
+            image = image.to(ember.float64)
+        return (image * factor).to(dtype)
     if dtype.is_floating_point:
+        if _max_value(image.dtype) > ember.finfo(dtype).max:
+            return (image.to(ember.float64) * (1.0 / _max_value(image.dtype))).to(dtype)
         return image.to(dtype) * (1.0 / _max_value(image.dtype))
     shift = _value_bits(image.dtype) - _value_bits(dtype)
     if shift > 0:

@@ -24,6 +24,8 @@ from ember.vision.transforms.v2.functional._box_geometry import (
     rotate_bounding_boxes,
     vertical_flip_bounding_boxes,
 )
+from ember.vision.transforms.v2.functional._meta import get_size
+from ember.vision.transforms.v2.functional._type_conversion import to_pure_tensor
 from ember.vision.transforms.v2.functional._utils import _dispatch, _register_kernel_internal
 from ember.vision.tv_tensors import BoundingBoxes, Image, Mask, Video
 
@@ -51,10 +53,6 @@ def _boxes_out(boxes: BoundingBoxes, out: Tensor | tuple[Tensor, tuple[int, int]
     if isinstance(out, tuple):
         return tv_tensors.wrap(out[0], like=boxes, canvas_size=out[1])
     return tv_tensors.wrap(out, like=boxes)
-
-
-def _plain(boxes: BoundingBoxes) -> Tensor:
-    return boxes.as_subclass(Tensor)
 
 
 def horizontal_flip(inpt: Tensor) -> Tensor:
@@ -87,21 +85,31 @@ _register_kernel_internal(vertical_flip, *_IMAGES, Mask)(TF.vflip)
 
 @_register_kernel_internal(horizontal_flip, BoundingBoxes, tv_tensor_wrapper=False)
 def _hflip_boxes(inpt: BoundingBoxes) -> BoundingBoxes:
-    return _boxes_out(inpt, horizontal_flip_bounding_boxes(_plain(inpt), inpt.format,
+    return _boxes_out(inpt, horizontal_flip_bounding_boxes(to_pure_tensor(inpt), inpt.format,
                                                            inpt.canvas_size))
 
 
 @_register_kernel_internal(vertical_flip, BoundingBoxes, tv_tensor_wrapper=False)
 def _vflip_boxes(inpt: BoundingBoxes) -> BoundingBoxes:
-    return _boxes_out(inpt, vertical_flip_bounding_boxes(_plain(inpt), inpt.format,
+    return _boxes_out(inpt, vertical_flip_bounding_boxes(to_pure_tensor(inpt), inpt.format,
                                                          inpt.canvas_size))
 
 
-def resize(inpt: Tensor, size: int | Sequence[int],
+def _size_for_max_size(canvas: Sequence[int], max_size: int | None) -> list[int]:
+    """The ``(h, w)`` whose longer edge is ``max_size``, keeping the aspect ratio."""
+    if not isinstance(max_size, int):
+        raise ValueError(f"resize: max_size must be an int when size is None, got {max_size!r}")
+    height, width = canvas
+    short = int(max_size * min(height, width) / max(height, width))
+    return [max_size, short] if width <= height else [short, max_size]
+
+
+def resize(inpt: Tensor, size: int | Sequence[int] | None,
            interpolation: InterpolationMode = InterpolationMode.BILINEAR,
            max_size: int | None = None, antialias: bool | None = True) -> Tensor:
-    """Resizes to ``size`` (``(h, w)``, or one number for the smaller edge); masks are
-    resampled at nearest neighbour, boxes scaled with the canvas.
+    """Resizes to ``size`` (``(h, w)``, or one number for the smaller edge; None: the longer
+    edge becomes ``max_size``); masks are resampled at nearest neighbour, boxes scaled with
+    the canvas.
 
     Example:
         >>> boxes = tv_tensors.BoundingBoxes([2, 2, 4, 4], format="XYXY", canvas_size=(8, 8))
@@ -109,6 +117,8 @@ def resize(inpt: Tensor, size: int | Sequence[int],
         >>> out.tolist(), out.canvas_size
         ([[1, 1, 2, 2]], (4, 4))
     """
+    if size is None:
+        size, max_size = _size_for_max_size(get_size(inpt), max_size), None
     return _dispatch(resize, inpt, size=size, interpolation=interpolation, max_size=max_size,
                      antialias=antialias)
 
@@ -125,7 +135,7 @@ def _resize_mask(mask: Tensor, size: int | Sequence[int], max_size: int | None =
 @_register_kernel_internal(resize, BoundingBoxes, tv_tensor_wrapper=False)
 def _resize_boxes(inpt: BoundingBoxes, size: int | Sequence[int], max_size: int | None = None,
                   **_: Any) -> BoundingBoxes:
-    return _boxes_out(inpt, resize_bounding_boxes(_plain(inpt), inpt.canvas_size, size,
+    return _boxes_out(inpt, resize_bounding_boxes(to_pure_tensor(inpt), inpt.canvas_size, size,
                                                   max_size))
 
 
@@ -153,8 +163,8 @@ def _crop_mask(mask: Tensor, top: int, left: int, height: int, width: int) -> Te
 @_register_kernel_internal(crop, BoundingBoxes, tv_tensor_wrapper=False)
 def _crop_boxes(inpt: BoundingBoxes, top: int, left: int, height: int,
                 width: int) -> BoundingBoxes:
-    return _boxes_out(inpt, crop_bounding_boxes(_plain(inpt), inpt.format, top, left, height,
-                                                width))
+    return _boxes_out(inpt, crop_bounding_boxes(to_pure_tensor(inpt), inpt.format, top, left,
+                                                height, width))
 
 
 def _center_crop_window(canvas: Sequence[int], output_size: int | Sequence[int]
@@ -189,7 +199,7 @@ def _center_crop_mask(mask: Tensor, output_size: int | Sequence[int]) -> Tensor:
 @_register_kernel_internal(center_crop, BoundingBoxes, tv_tensor_wrapper=False)
 def _center_crop_boxes(inpt: BoundingBoxes, output_size: int | Sequence[int]) -> BoundingBoxes:
     window = _center_crop_window(inpt.canvas_size, output_size)
-    return _boxes_out(inpt, crop_bounding_boxes(_plain(inpt), inpt.format, *window))
+    return _boxes_out(inpt, crop_bounding_boxes(to_pure_tensor(inpt), inpt.format, *window))
 
 
 def resized_crop(inpt: Tensor, top: int, left: int, height: int, width: int,
@@ -257,7 +267,7 @@ def _pad_mask(mask: Tensor, padding: int | Sequence[int], fill: Fill = None,
 @_register_kernel_internal(pad, BoundingBoxes, tv_tensor_wrapper=False)
 def _pad_boxes(inpt: BoundingBoxes, padding: int | Sequence[int], padding_mode: str = "constant",
                **_: Any) -> BoundingBoxes:
-    return _boxes_out(inpt, pad_bounding_boxes(_plain(inpt), inpt.format, inpt.canvas_size,
+    return _boxes_out(inpt, pad_bounding_boxes(to_pure_tensor(inpt), inpt.format, inpt.canvas_size,
                                                padding, padding_mode))
 
 
@@ -290,8 +300,8 @@ def _rotate_mask(mask: Tensor, angle: float, expand: bool = False,
 @_register_kernel_internal(rotate, BoundingBoxes, tv_tensor_wrapper=False)
 def _rotate_boxes(inpt: BoundingBoxes, angle: float, expand: bool = False,
                   center: Sequence[float] | None = None, **_: Any) -> BoundingBoxes:
-    return _boxes_out(inpt, rotate_bounding_boxes(_plain(inpt), inpt.format, inpt.canvas_size,
-                                                  angle, expand, center))
+    return _boxes_out(inpt, rotate_bounding_boxes(to_pure_tensor(inpt), inpt.format,
+                                                  inpt.canvas_size, angle, expand, center))
 
 
 def affine(inpt: Tensor, angle: float, translate: Sequence[float], scale: float,
@@ -324,5 +334,6 @@ def _affine_mask(mask: Tensor, angle: float, translate: Sequence[float], scale: 
 def _affine_boxes(inpt: BoundingBoxes, angle: float, translate: Sequence[float], scale: float,
                   shear: float | Sequence[float], center: Sequence[float] | None = None,
                   **_: Any) -> BoundingBoxes:
-    return _boxes_out(inpt, affine_bounding_boxes(_plain(inpt), inpt.format, inpt.canvas_size,
-                                                  angle, translate, scale, shear, center))
+    return _boxes_out(inpt, affine_bounding_boxes(to_pure_tensor(inpt), inpt.format,
+                                                  inpt.canvas_size, angle, translate, scale,
+                                                  shear, center))

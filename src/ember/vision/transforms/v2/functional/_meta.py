@@ -11,6 +11,7 @@ import ember
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.ops import box_convert, clip_boxes_to_image
+from ember.vision.transforms.v2.functional._type_conversion import to_pure_tensor
 from ember.vision.transforms.v2.functional._utils import (
     _dispatch,
     _register_kernel_internal,
@@ -152,7 +153,7 @@ def convert_bounding_box_format(inpt: Tensor, old_format: BoundingBoxFormat | st
     old = _format(_boxes_args("convert_bounding_box_format", inpt,
                               {"format": old_format})["format"])
     new = _format(new_format)
-    out = inpt.as_subclass(Tensor) if isinstance(inpt, BoundingBoxes) else inpt
+    out = to_pure_tensor(inpt)
     if old == new:
         out = out.clone()
     elif out.is_floating_point():
@@ -161,7 +162,7 @@ def convert_bounding_box_format(inpt: Tensor, old_format: BoundingBoxFormat | st
         out = _convert_integer(out, old, new)
     if inplace:
         inpt.copy_(out)
-        out = inpt.as_subclass(Tensor) if isinstance(inpt, BoundingBoxes) else inpt
+        out = to_pure_tensor(inpt)
     if isinstance(inpt, BoundingBoxes):
         return tv_tensors.wrap(out, like=inpt, format=new)
     return out
@@ -188,6 +189,6 @@ def clamp_bounding_boxes(inpt: Tensor, format: BoundingBoxFormat | str | None = 
     """
     args = _boxes_args("clamp_bounding_boxes", inpt,
                        {"format": format, "canvas_size": canvas_size})
-    plain = inpt.as_subclass(Tensor) if isinstance(inpt, BoundingBoxes) else inpt
+    plain = to_pure_tensor(inpt)
     out = _clamp(plain, _format(args["format"]), tuple(args["canvas_size"]))
     return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, BoundingBoxes) else out
