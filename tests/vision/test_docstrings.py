@@ -13,7 +13,12 @@ MODULES = ["ember.vision.ops", "ember.vision.ops.boxes", "ember.vision.ops.nms",
            "ember.vision.utils", "ember.vision.transforms.functional",
            "ember.vision.transforms.color", "ember.vision.transforms.augment",
            "ember.vision.transforms.autoaugment",
-           "ember.vision.models"]
+           "ember.vision.models", "ember.vision.models._api", "ember.vision.models.alexnet",
+           "ember.vision.models.convnext", "ember.vision.models.densenet",
+           "ember.vision.models.efficientnet", "ember.vision.models.mobilenetv2",
+           "ember.vision.models.mobilenetv3", "ember.vision.models.resnet",
+           "ember.vision.models.shufflenetv2", "ember.vision.models.squeezenet",
+           "ember.vision.models.vgg", "ember.vision.models.vision_transformer"]
 
 
 @pytest.mark.parametrize("name", MODULES)

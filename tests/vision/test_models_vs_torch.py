@@ -1,0 +1,115 @@
+"""ember.vision.models against the same networks built in plain torch.nn
+(``torch_models.py``): identical state-dict layouts, and, with torch's weights copied in,
+the same outputs (eval and train mode) and input gradients in float64."""
+
+import contextlib
+from functools import partial
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.nn import init
+from ember.vision import models
+from tests.vision import torch_models
+
+RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def torch_on_one_thread():
+    """torch's float64 (depthwise) convolutions on two OpenMP threads of a busy machine run
+    tens of times slower than on one."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def layout(state):
+    return [(k, tuple(v.shape)) for k, v in state.items()]
+
+
+@contextlib.contextmanager
+def float64_by_default():
+    before = torch.get_default_dtype(), ember.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    ember.set_default_dtype(ember.float64)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(before[0])
+        ember.set_default_dtype(before[1])
+
+
+def twins(ours, theirs):
+    """Both networks built in float64, ours holding theirs's weights (shared memory, no copies
+    of the big classifiers; ours skips its own random fills)."""
+    torch.manual_seed(0)
+    with float64_by_default():
+        theirs = theirs()
+        with init.skipping():
+            ours = ours()
+    assert layout(ours.state_dict()) == layout(theirs.state_dict())
+    ours.load_state_dict({k: ember.from_numpy(v.numpy()) for k, v in theirs.state_dict().items()},
+                         assign=True)
+    for model in (ours, theirs):  # only input gradients are compared
+        for p in model.parameters():
+            p.requires_grad_(False)
+    return ours, theirs
+
+
+def assert_same_network(ours, theirs, size, batch=2, modes=(False, True)):
+    """Outputs and input gradients of the twins in eval mode, then in train mode (batch
+    statistics; torch runs first, so the shared running statistics it updates are read by
+    neither)."""
+    ours, theirs = twins(ours, theirs)
+    x = RNG.standard_normal((batch, 3, size, size))
+    for train in modes:
+        ours.train(train)
+        theirs.train(train)
+        xt, xe = torch.tensor(x, requires_grad=True), ember.tensor(x, requires_grad=True)
+        yt, ye = theirs(xt), ours(xe)
+        np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-9,
+                                   atol=1e-11)
+        g = RNG.standard_normal(tuple(yt.shape))
+        yt.backward(torch.tensor(g))
+        ye.backward(ember.tensor(g))
+        np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_alexnet():  # no norm layers: with dropout 0 train mode is eval mode
+    assert_same_network(partial(models.alexnet, num_classes=10, dropout=0.0),
+                        partial(torch_models.alexnet, num_classes=10, dropout=0.0), size=64,
+                        modes=(False,))
+
+
+def test_vgg11_bn():
+    cfg = models.vgg.CONFIGS["A"]
+    assert_same_network(partial(models.vgg11_bn, num_classes=10, dropout=0.0),
+                        partial(torch_models.vgg, cfg, True, num_classes=10, dropout=0.0),
+                        size=32)
+
+
+@pytest.mark.parametrize("width_mult", [1.0, 0.35])
+def test_mobilenet_v2(width_mult):
+    assert_same_network(
+        partial(models.mobilenet_v2, num_classes=10, width_mult=width_mult, dropout=0.0),
+        partial(torch_models.mobilenet_v2, num_classes=10, width_mult=width_mult, dropout=0.0),
+        size=64)  # at 32 pixels the last norms see 2 values per channel: ill-conditioned
+
+
+def test_vision_transformer():
+    def theirs():
+        model = torch_models.VisionTransformer(32, 8, 2, 2, 16, 24, num_classes=5)
+        torch.nn.init.normal_(model.heads.head.weight)  # torchvision zeroes it: make it count
+        return model
+
+    ours = partial(models.VisionTransformer, image_size=32, patch_size=8, num_layers=2,
+                   num_heads=2, hidden_dim=16, mlp_dim=24, num_classes=5)
+    assert_same_network(ours, theirs, size=32, batch=3)
+
+
+def test_full_size_mobilenet_v2_layout_matches_torch():
+    twins(models.mobilenet_v2, torch_models.mobilenet_v2)
