@@ -113,3 +113,12 @@ def test_vision_transformer():
 
 def test_full_size_mobilenet_v2_layout_matches_torch():
     twins(models.mobilenet_v2, torch_models.mobilenet_v2)
+
+
+def test_convnext():
+    def ours():
+        setting = [models.CNBlockConfig(8, 16, 2), models.CNBlockConfig(16, None, 1)]
+        return models.ConvNeXt(setting, num_classes=4)
+
+    theirs = partial(torch_models.convnext, (8, 16), (2, 1), num_classes=4)
+    assert_same_network(ours, theirs, size=32)

@@ -122,3 +122,46 @@ class VisionTransformer(nn.Module):
         x = self.conv_proj(x).reshape(n, self.hidden, -1).permute(0, 2, 1)
         x = torch.cat([self.class_token.expand(n, -1, -1), x], 1) + self.encoder.pos_embedding
         return self.heads(self.encoder.ln(self.encoder.layers(x))[:, 0])
+
+
+class _LayerNorm2d(nn.LayerNorm):
+    def forward(self, x):
+        return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+
+class _CNBlock(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.block = nn.Sequential(nn.Conv2d(dim, dim, 7, padding=3, groups=dim), _Permute(),
+                                   nn.LayerNorm(dim, eps=1e-6), nn.Linear(dim, 4 * dim),
+                                   nn.GELU(), nn.Linear(4 * dim, dim), _Permute(back=True))
+        self.layer_scale = nn.Parameter(torch.rand(dim, 1, 1))
+
+    def forward(self, x):
+        return x + self.layer_scale * self.block(x)
+
+
+class _Permute(nn.Module):
+    def __init__(self, back=False):
+        super().__init__()
+        self.dims = (0, 3, 1, 2) if back else (0, 2, 3, 1)
+
+    def forward(self, x):
+        return x.permute(*self.dims)
+
+
+def convnext(widths, depths, num_classes=1000):
+    """ConvNeXt without stochastic depth (its eval and train modes alike)."""
+    layers = [nn.Sequential(nn.Conv2d(3, widths[0], 4, 4), _LayerNorm2d(widths[0], eps=1e-6))]
+    for i, (w, d) in enumerate(zip(widths, depths)):
+        layers.append(nn.Sequential(*[_CNBlock(w) for _ in range(d)]))
+        if i + 1 < len(widths):
+            layers.append(nn.Sequential(_LayerNorm2d(w, eps=1e-6),
+                                        nn.Conv2d(w, widths[i + 1], 2, 2)))
+    model = nn.Module()
+    model.features = nn.Sequential(*layers)
+    model.classifier = nn.Sequential(_LayerNorm2d(widths[-1], eps=1e-6), nn.Flatten(1),
+                                     nn.Linear(widths[-1], num_classes))
+    model.forward = lambda x: model.classifier(nn.functional.adaptive_avg_pool2d(
+        model.features(x), 1))
+    return model

@@ -53,8 +53,9 @@ class _DenseLayer(nn.Module):
         else:
             bottleneck = self.bn_function(inputs)
         out = self.conv2(self.relu2(self.norm2(bottleneck)))
-        return F.dropout(out, p=self.drop_rate, training=self.training) if self.drop_rate > 0 \
-            else out
+        if self.drop_rate > 0:
+            out = F.dropout(out, p=self.drop_rate, training=self.training)
+        return out
 
 
 class _DenseBlock(nn.ModuleDict):
