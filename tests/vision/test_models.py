@@ -4,6 +4,7 @@ publishes, by their state-dict layouts (written out from torchvision's module st
 by the registry (``get_model``, ``list_models``, ``get_model_builder``)."""
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -21,7 +22,9 @@ PARAMS = {
     "densenet161": 28_681_000, "densenet169": 14_149_480, "densenet201": 20_013_928,
     "efficientnet_b0": 5_288_548, "efficientnet_b1": 7_794_184, "efficientnet_b2": 9_109_994,
     "efficientnet_b3": 12_233_232, "efficientnet_b4": 19_341_616, "efficientnet_b5": 30_389_784,
-    "efficientnet_b6": 43_040_704, "efficientnet_b7": 66_347_960, "mobilenet_v2": 3_504_872,
+    "efficientnet_b6": 43_040_704, "efficientnet_b7": 66_347_960,
+    "efficientnet_v2_s": 21_458_488, "efficientnet_v2_m": 54_139_356,
+    "efficientnet_v2_l": 118_515_272, "mobilenet_v2": 3_504_872,
     "mobilenet_v3_large": 5_483_032, "mobilenet_v3_small": 2_542_856, "resnet101": 44_549_160,
     "resnet152": 60_192_808, "resnet18": 11_689_512, "resnet34": 21_797_672,
     "resnet50": 25_557_032, "resnext101_32x8d": 88_791_336, "resnext101_64x4d": 83_455_272,
@@ -38,6 +41,17 @@ PARAMS = {
 VGG_CFG = {"11": "A", "13": "B", "16": "D", "19": "E"}
 VIT = {"b_16": (16, 12, 768, 3072), "b_32": (32, 12, 768, 3072), "l_16": (16, 24, 1024, 4096),
        "l_32": (32, 24, 1024, 4096), "h_14": (14, 32, 1280, 5120)}
+
+FUSED, PLAIN = True, False  # the kinds of MBConv stage
+EFFICIENTNET_V2 = {
+    "s": ([(FUSED, 1, 3, 24, 24, 2), (FUSED, 4, 3, 24, 48, 4), (FUSED, 4, 3, 48, 64, 4),
+           (PLAIN, 4, 3, 64, 128, 6), (PLAIN, 6, 3, 128, 160, 9), (PLAIN, 6, 3, 160, 256, 15)], 24),
+    "m": ([(FUSED, 1, 3, 24, 24, 3), (FUSED, 4, 3, 24, 48, 5), (FUSED, 4, 3, 48, 80, 5),
+           (PLAIN, 4, 3, 80, 160, 7), (PLAIN, 6, 3, 160, 176, 14), (PLAIN, 6, 3, 176, 304, 18),
+           (PLAIN, 6, 3, 304, 512, 5)], 24),
+    "l": ([(FUSED, 1, 3, 32, 32, 4), (FUSED, 4, 3, 32, 64, 7), (FUSED, 4, 3, 64, 96, 7),
+           (PLAIN, 4, 3, 96, 192, 10), (PLAIN, 6, 3, 192, 224, 19), (PLAIN, 6, 3, 224, 384, 25),
+           (PLAIN, 6, 3, 384, 640, 7)], 32)}
 
 
 def expected_layout(name):
@@ -56,6 +70,8 @@ def expected_layout(name):
     if name.startswith("shufflenet"):
         return tk.shufflenet_v2({"0_5": [48, 96, 192], "1_0": [116, 232, 464],
                                  "1_5": [176, 352, 704], "2_0": [244, 488, 976]}[name[-3:]])
+    if name.startswith("efficientnet_v2"):
+        return tk.efficientnet_v2(*EFFICIENTNET_V2[name[-1]])
     if name.startswith("efficientnet"):
         return tk.efficientnet(*{"b0": (1.0, 1.0), "b1": (1.0, 1.1), "b2": (1.1, 1.2),
                                  "b3": (1.2, 1.4), "b4": (1.4, 1.8), "b5": (1.6, 2.2),
@@ -153,6 +169,9 @@ def test_constructor_options():
         b6 = models.efficientnet_b6(dropout=0.1, stochastic_depth_prob=0.4)
         assert b6.classifier[0].p == 0.1 and b6.features[1][0].block[0][1].eps == 0.001
         assert b6.features[7][-1].stochastic_depth.p == pytest.approx(0.4 * 44 / 45)
+        v2 = models.efficientnet_v2_m(num_classes=3)
+        assert v2.classifier[0].p == 0.3 and v2.features[0][1].eps == 1e-3
+        assert isinstance(v2.features[1][0], models.FusedMBConv)
         tiny = models.convnext_tiny(num_classes=3)
         assert tiny.features[7][-1].stochastic_depth.p == pytest.approx(0.1)
         assert models.convnext_base().features[7][-1].stochastic_depth.p == pytest.approx(0.5)
@@ -167,7 +186,11 @@ def test_constructor_options():
 
 def test_small_models_run_forward_and_backward():
     ember.manual_seed(0)
-    for build in (models.squeezenet1_1, models.shufflenet_v2_x0_5, models.mobilenet_v3_small):
+    v2_like = partial(models.EfficientNet, [models.FusedMBConvConfig(1, 3, 1, 8, 8, 1),
+                                            models.FusedMBConvConfig(4, 3, 2, 8, 16, 2),
+                                            models.MBConvConfig(4, 3, 2, 16, 24, 1)], 0.1)
+    for build in (models.squeezenet1_1, models.shufflenet_v2_x0_5, models.mobilenet_v3_small,
+                  v2_like):
         model = build(num_classes=4)
         x = ember.randn(2, 3, 32, 32, requires_grad=True)
         loss = F.cross_entropy(model(x), ember.tensor([0, 3]))

@@ -172,3 +172,22 @@ def vit(patch, layers, hidden, mlp):
         keys += linear(f"{p}.self_attention.out_proj", hidden, hidden) + ln(f"{p}.ln_2", hidden)
         keys += linear(f"{p}.mlp.0", mlp, hidden) + linear(f"{p}.mlp.3", hidden, mlp)
     return keys + ln("encoder.ln", hidden) + linear("heads.head", 1000, hidden)
+
+
+def efficientnet_v2(stages, first):
+    """``stages``: (fused, expansion, kernel, input, output, layers) rows."""
+    keys = conv_bn("features.0", first, 3, 3)
+    for s, (fused, t, k, i, o, n) in enumerate(stages, 1):
+        for b in range(n):
+            inp, p = (i if b == 0 else o), f"features.{s}.{b}.block"
+            e = _divisible(inp * t)
+            if fused:
+                keys += conv_bn(f"{p}.0", e, inp, k) + (conv_bn(f"{p}.1", o, e, 1) if e != inp
+                                                        else [])
+                continue
+            sq = max(1, inp // 4)
+            keys += conv_bn(f"{p}.0", e, inp, 1) + conv_bn(f"{p}.1", e, e, k, groups=e)
+            keys += conv(f"{p}.2.fc1", sq, e, 1, True) + conv(f"{p}.2.fc2", e, sq, 1, True)
+            keys += conv_bn(f"{p}.3", o, e, 1)
+    last = f"features.{len(stages) + 1}"
+    return keys + conv_bn(last, 1280, stages[-1][4], 1) + linear("classifier.1", 1000, 1280)

@@ -1,6 +1,8 @@
-"""EfficientNet B0–B7 (Tan & Le 2019) as torchvision builds them: MBConv blocks (1×1
-expansion, depthwise convolution, squeeze-and-excitation, linear projection, stochastic depth
-on the residual) with SiLU, scaled in width and depth per variant.
+"""EfficientNet B0–B7 (Tan & Le 2019) and EfficientNetV2 S/M/L (Tan & Le 2021) as
+torchvision builds them: MBConv blocks (1×1 expansion, depthwise convolution,
+squeeze-and-excitation, linear projection, stochastic depth on the residual) with SiLU, scaled
+in width and depth per B variant; V2 starts with fused MBConv blocks (one full convolution in
+place of the expansion and the depthwise one).
 
 Example:
     >>> efficientnet_b0(num_classes=10).eval()(ember.randn(1, 3, 32, 32)).shape
@@ -23,25 +25,34 @@ from ember.vision.models._init import init_convs_and_norms
 from ember.vision.models._utils import make_divisible
 from ember.vision.ops import Conv2dNormActivation, SqueezeExcitation, StochasticDepth
 
-__all__ = ["EfficientNet", "MBConv", "MBConvConfig", "efficientnet_b0", "efficientnet_b1",
-           "efficientnet_b2", "efficientnet_b3", "efficientnet_b4", "efficientnet_b5",
-           "efficientnet_b6", "efficientnet_b7"]
+__all__ = ["EfficientNet", "FusedMBConv", "FusedMBConvConfig", "MBConv", "MBConvConfig",
+           "efficientnet_b0", "efficientnet_b1", "efficientnet_b2", "efficientnet_b3",
+           "efficientnet_b4", "efficientnet_b5", "efficientnet_b6", "efficientnet_b7",
+           "efficientnet_v2_s", "efficientnet_v2_m", "efficientnet_v2_l"]
 
 Norm = Callable[..., nn.Module]
 
 
 @dataclass
-class MBConvConfig:
-    """One stage: expansion ratio, kernel, first stride, channels (scaled by ``width_mult``,
-    rounded to multiples of 8), block count (scaled by ``depth_mult``, rounded up) and block
-    class (default :class:`MBConv`)."""
-
+class _StageConfig:
     expand_ratio: float
     kernel: int
     stride: int
     input_channels: int
     out_channels: int
     num_layers: int
+
+    @staticmethod
+    def adjust_channels(channels: float, width_mult: float, min_value: int | None = None) -> int:
+        return make_divisible(channels * width_mult, 8, min_value)
+
+
+@dataclass
+class MBConvConfig(_StageConfig):
+    """One stage: expansion ratio, kernel, first stride, channels (scaled by ``width_mult``,
+    rounded to multiples of 8), block count (scaled by ``depth_mult``, rounded up) and block
+    class (default :class:`MBConv`)."""
+
     width_mult: float = 1.0
     depth_mult: float = 1.0
     block: Callable[..., nn.Module] | None = None
@@ -52,9 +63,16 @@ class MBConvConfig:
         self.num_layers = int(math.ceil(self.num_layers * self.depth_mult))
         self.block = self.block or MBConv
 
-    @staticmethod
-    def adjust_channels(channels: float, width_mult: float, min_value: int | None = None) -> int:
-        return make_divisible(channels * width_mult, 8, min_value)
+
+@dataclass
+class FusedMBConvConfig(_StageConfig):
+    """One stage of fused blocks (EfficientNetV2), its channels and block count as given;
+    block class default :class:`FusedMBConv`."""
+
+    block: Callable[..., nn.Module] | None = None
+
+    def __post_init__(self) -> None:
+        self.block = self.block or FusedMBConv
 
 
 class MBConv(nn.Module):
@@ -89,18 +107,48 @@ class MBConv(nn.Module):
         return self.stochastic_depth(out) + x if self.use_res_connect else out
 
 
+class FusedMBConv(nn.Module):
+    """A full ``kernel`` convolution to the expanded width (with ``stride``), then a 1×1
+    projection (or, at expansion ratio 1, one convolution straight to the output); stochastic
+    depth on a residual block as in :class:`MBConv`."""
+
+    def __init__(self, cnf: FusedMBConvConfig, stochastic_depth_prob: float,
+                 norm_layer: Norm) -> None:
+        super().__init__()
+        if not 1 <= cnf.stride <= 2:
+            raise ValueError(f"illegal stride value {cnf.stride} (1 or 2 expected)")
+        self.use_res_connect = cnf.stride == 1 and cnf.input_channels == cnf.out_channels
+        expanded = cnf.adjust_channels(cnf.input_channels, cnf.expand_ratio)
+        conv = partial(Conv2dNormActivation, norm_layer=norm_layer)
+        if expanded != cnf.input_channels:
+            layers = [conv(cnf.input_channels, expanded, kernel_size=cnf.kernel,
+                           stride=cnf.stride, activation_layer=nn.SiLU),
+                      conv(expanded, cnf.out_channels, kernel_size=1, activation_layer=None)]
+        else:
+            layers = [conv(cnf.input_channels, cnf.out_channels, kernel_size=cnf.kernel,
+                           stride=cnf.stride, activation_layer=nn.SiLU)]
+        self.block = nn.Sequential(*layers)
+        self.stochastic_depth = StochasticDepth(stochastic_depth_prob, "row")
+        self.out_channels = cnf.out_channels
+
+    def forward(self, x: Tensor) -> Tensor:
+        out = self.block(x)
+        return self.stochastic_depth(out) + x if self.use_res_connect else out
+
+
 class EfficientNet(nn.Module):
     """torchvision's ``EfficientNet(inverted_residual_setting, dropout,
     stochastic_depth_prob=0.2, num_classes=1000, norm_layer=None, last_channel=None)``: the
     stochastic-depth probability grows linearly from 0 over the blocks."""
 
-    def __init__(self, inverted_residual_setting: list[MBConvConfig], dropout: float,
+    def __init__(self, inverted_residual_setting: list[MBConvConfig | FusedMBConvConfig],
+                 dropout: float,
                  stochastic_depth_prob: float = 0.2, num_classes: int = 1000,
                  norm_layer: Norm | None = None, last_channel: int | None = None) -> None:
         super().__init__()
         if not inverted_residual_setting:
             raise ValueError("The inverted_residual_setting should not be empty")
-        if not all(isinstance(s, MBConvConfig) for s in inverted_residual_setting):
+        if not all(isinstance(s, _StageConfig) for s in inverted_residual_setting):
             raise TypeError("The inverted_residual_setting should be List[MBConvConfig]")
         norm_layer = norm_layer or nn.BatchNorm2d
         layers: list[nn.Module] = [Conv2dNormActivation(
@@ -165,3 +213,31 @@ efficientnet_b4 = _builder("efficientnet_b4", 1.4, 1.8, 0.4)
 efficientnet_b5 = _builder("efficientnet_b5", 1.6, 2.2, 0.4, norm_layer=_B5_NORM)
 efficientnet_b6 = _builder("efficientnet_b6", 1.8, 2.6, 0.5, norm_layer=_B5_NORM)
 efficientnet_b7 = _builder("efficientnet_b7", 2.0, 3.1, 0.5, norm_layer=_B5_NORM)
+
+
+def _efficientnet_v2(stages: list[tuple], **kwargs: Any) -> EfficientNet:
+    setting = [(FusedMBConvConfig if fused else MBConvConfig)(*row) for fused, *row in stages]
+    return EfficientNet(setting, last_channel=1280, **kwargs)
+
+
+def _builder_v2(name: str, stages: list[tuple], dropout: float):
+    return make_builder(name, partial(_efficientnet_v2, stages),
+                        f"EfficientNetV2-{name[-1].upper()}", __name__,
+                        defaults={"dropout": dropout, "norm_layer": _V2_NORM})
+
+
+_V2_NORM = partial(nn.BatchNorm2d, eps=1e-03)
+# fused?, expansion, kernel, stride, input, output, layers (the V2 paper's Table 4 and its
+# M and L scalings)
+_V2_S = [(True, 1, 3, 1, 24, 24, 2), (True, 4, 3, 2, 24, 48, 4), (True, 4, 3, 2, 48, 64, 4),
+         (False, 4, 3, 2, 64, 128, 6), (False, 6, 3, 1, 128, 160, 9),
+         (False, 6, 3, 2, 160, 256, 15)]
+_V2_M = [(True, 1, 3, 1, 24, 24, 3), (True, 4, 3, 2, 24, 48, 5), (True, 4, 3, 2, 48, 80, 5),
+         (False, 4, 3, 2, 80, 160, 7), (False, 6, 3, 1, 160, 176, 14),
+         (False, 6, 3, 2, 176, 304, 18), (False, 6, 3, 1, 304, 512, 5)]
+_V2_L = [(True, 1, 3, 1, 32, 32, 4), (True, 4, 3, 2, 32, 64, 7), (True, 4, 3, 2, 64, 96, 7),
+         (False, 4, 3, 2, 96, 192, 10), (False, 6, 3, 1, 192, 224, 19),
+         (False, 6, 3, 2, 224, 384, 25), (False, 6, 3, 1, 384, 640, 7)]
+efficientnet_v2_s = _builder_v2("efficientnet_v2_s", _V2_S, 0.2)
+efficientnet_v2_m = _builder_v2("efficientnet_v2_m", _V2_M, 0.3)
+efficientnet_v2_l = _builder_v2("efficientnet_v2_l", _V2_L, 0.4)
