@@ -24,7 +24,8 @@ PARAMS = {
     "efficientnet_b3": 12_233_232, "efficientnet_b4": 19_341_616, "efficientnet_b5": 30_389_784,
     "efficientnet_b6": 43_040_704, "efficientnet_b7": 66_347_960,
     "efficientnet_v2_s": 21_458_488, "efficientnet_v2_m": 54_139_356,
-    "efficientnet_v2_l": 118_515_272, "mobilenet_v2": 3_504_872,
+    "efficientnet_v2_l": 118_515_272, "mnasnet0_5": 2_218_512, "mnasnet0_75": 3_170_208,
+    "mnasnet1_0": 4_383_312, "mnasnet1_3": 6_282_256, "mobilenet_v2": 3_504_872,
     "mobilenet_v3_large": 5_483_032, "mobilenet_v3_small": 2_542_856, "resnet101": 44_549_160,
     "resnet152": 60_192_808, "resnet18": 11_689_512, "resnet34": 21_797_672,
     "resnet50": 25_557_032, "resnext101_32x8d": 88_791_336, "resnext101_64x4d": 83_455_272,
@@ -59,6 +60,8 @@ def expected_layout(name):
     if name.startswith("vgg"):
         depth, bn = name[3:5], name.endswith("_bn")
         return tk.vgg(models.vgg.CONFIGS[VGG_CFG[depth]], bn)
+    if name.startswith("mnasnet"):
+        return tk.mnasnet(float(name[7:].replace("_", ".")))
     if name.startswith("squeezenet"):
         return tk.squeezenet(name[-3:])
     if name.startswith("mobilenet_v3"):
@@ -190,7 +193,7 @@ def test_small_models_run_forward_and_backward():
                                             models.FusedMBConvConfig(4, 3, 2, 8, 16, 2),
                                             models.MBConvConfig(4, 3, 2, 16, 24, 1)], 0.1)
     for build in (models.squeezenet1_1, models.shufflenet_v2_x0_5, models.mobilenet_v3_small,
-                  v2_like):
+                  v2_like, models.mnasnet0_5):
         model = build(num_classes=4)
         x = ember.randn(2, 3, 32, 32, requires_grad=True)
         loss = F.cross_entropy(model(x), ember.tensor([0, 3]))
@@ -226,6 +229,8 @@ def test_errors():
         models.resnext50_32x4d(groups=8)
     with pytest.raises(ValueError, match="BasicBlock only supports groups=1"):
         models.resnet18(groups=2)
+    with pytest.raises(ValueError, match="alpha should be greater than 0.0 instead of 0"):
+        models.MNASNet(0)
     with pytest.raises(ValueError, match="Unsupported SqueezeNet version 1_2"):
         models.SqueezeNet("1_2")
     with pytest.raises(ValueError, match="inverted_residual_setting should be non-empty"):

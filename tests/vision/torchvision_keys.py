@@ -191,3 +191,21 @@ def efficientnet_v2(stages, first):
             keys += conv_bn(f"{p}.3", o, e, 1)
     last = f"features.{len(stages) + 1}"
     return keys + conv_bn(last, 1280, stages[-1][4], 1) + linear("classifier.1", 1000, 1280)
+
+
+def mnasnet(alpha):
+    d = [max(8, int(w * alpha + 4) // 8 * 8) for w in (32, 16, 24, 40, 80, 96, 192, 320)]
+    d = [r if r >= 0.9 * w * alpha else r + 8 for r, w in zip(d, (32, 16, 24, 40, 80, 96, 192,
+                                                                   320))]
+    keys = conv("layers.0", d[0], 3, 3) + bn("layers.1", d[0]) + conv("layers.3", d[0], 1, 3)
+    keys += bn("layers.4", d[0]) + conv("layers.6", d[1], d[0], 1) + bn("layers.7", d[1])
+    stacks = [(3, 3, 3), (5, 3, 3), (5, 6, 3), (3, 6, 2), (5, 6, 4), (3, 6, 1)]
+    for s, (k, t, n) in enumerate(stacks):
+        for b in range(n):
+            i, o = (d[s + 1] if b == 0 else d[s + 2]), d[s + 2]
+            p = f"layers.{8 + s}.{b}.layers"
+            keys += conv(f"{p}.0", i * t, i, 1) + bn(f"{p}.1", i * t)
+            keys += conv(f"{p}.3", i * t, 1, k) + bn(f"{p}.4", i * t)
+            keys += conv(f"{p}.6", o, i * t, 1) + bn(f"{p}.7", o)
+    keys += conv("layers.14", 1280, d[7], 1) + bn("layers.15", 1280)
+    return keys + linear("classifier.1", 1000, 1280)

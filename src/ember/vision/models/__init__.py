@@ -18,6 +18,8 @@ from ember.vision.models.densenet import *  # noqa: F403
 from ember.vision.models.densenet import __all__ as _densenet
 from ember.vision.models.efficientnet import *  # noqa: F403
 from ember.vision.models.efficientnet import __all__ as _efficientnet
+from ember.vision.models.mnasnet import *  # noqa: F403
+from ember.vision.models.mnasnet import __all__ as _mnasnet
 from ember.vision.models.mobilenetv2 import *  # noqa: F403
 from ember.vision.models.mobilenetv2 import __all__ as _mobilenetv2
 from ember.vision.models.mobilenetv3 import *  # noqa: F403
@@ -34,5 +36,5 @@ from ember.vision.models.vision_transformer import *  # noqa: F403
 from ember.vision.models.vision_transformer import __all__ as _vision_transformer
 
 __all__ = ["get_model", "get_model_builder", "list_models", *_alexnet, *_convnext, *_densenet,
-           *_efficientnet, *_mobilenetv2, *_mobilenetv3, *_resnet, *_shufflenetv2, *_squeezenet,
-           *_vgg, *_vision_transformer]
+           *_efficientnet, *_mnasnet, *_mobilenetv2, *_mobilenetv3, *_resnet, *_shufflenetv2,
+           *_squeezenet, *_vgg, *_vision_transformer]
