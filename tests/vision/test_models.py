@@ -111,6 +111,9 @@ def test_the_registry_is_torchvisions():
     assert models.list_models(models) == sorted(PARAMS)
     assert models.list_models(include=["vit_*", "alex*"], exclude="*_32") == [
         "alexnet", "vit_b_16", "vit_h_14", "vit_l_16"]
+    # torchvision filters only on non-empty patterns: an empty include keeps everything
+    assert models.list_models(include=[]) == models.list_models(include="") == sorted(PARAMS)
+    assert models.list_models(exclude=[]) == sorted(PARAMS)
     assert models.get_model_builder("VGG11_BN") is models.vgg11_bn
     assert models.get_model_builder("vgg11").__module__ == "ember.vision.models.vgg"
     with pytest.raises(ValueError, match="unknown model 'vgg17'"):

@@ -60,7 +60,8 @@ def make_builder(name: str, make: Callable[..., nn.Module], doc: str, module: st
 def list_models(module: ModuleType | None = None, include: str | Iterable[str] | None = None,
                 exclude: str | Iterable[str] | None = None) -> list[str]:
     """The sorted names :func:`get_model` builds, optionally only those of ``module`` and
-    filtered by ``fnmatch`` patterns (``include`` keeps, ``exclude`` then drops).
+    filtered by ``fnmatch`` patterns (``include`` keeps, ``exclude`` then drops; an empty
+    pattern list filters nothing, as in torchvision).
 
     Example:
         >>> list_models(include="vgg1*", exclude="*_bn")
@@ -68,10 +69,10 @@ def list_models(module: ModuleType | None = None, include: str | Iterable[str] |
     """
     names = [n for n, f in _BUILDERS.items()
              if module is None or f.__module__.rsplit(".", 1)[0] == module.__name__]
-    if include is not None:
+    if include:
         patterns = [include] if isinstance(include, str) else list(include)
         names = [n for n in names if any(fnmatch.fnmatch(n, p) for p in patterns)]
-    if exclude is not None:
+    if exclude:
         patterns = [exclude] if isinstance(exclude, str) else list(exclude)
         names = [n for n in names if not any(fnmatch.fnmatch(n, p) for p in patterns)]
     return sorted(names)
