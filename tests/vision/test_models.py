@@ -115,6 +115,9 @@ def test_the_registry_is_torchvisions():
     assert models.list_models(include=[]) == models.list_models(include="") == sorted(PARAMS)
     assert models.list_models(exclude=[]) == sorted(PARAMS)
     assert models.get_model_builder("VGG11_BN") is models.vgg11_bn
+    # one object per exported name: the MobileNets' blocks stay in their modules
+    assert len(set(models.__all__)) == len(models.__all__)
+    assert not hasattr(models, "InvertedResidual")
     assert models.get_model_builder("vgg11").__module__ == "ember.vision.models.vgg"
     with pytest.raises(ValueError, match="unknown model 'vgg17'"):
         models.get_model("vgg17")

@@ -18,7 +18,7 @@ from ember.vision.models._init import init_convs_and_norms, small_normal_linear
 from ember.vision.models._utils import make_divisible
 from ember.vision.ops import Conv2dNormActivation
 
-__all__ = ["InvertedResidual", "MobileNetV2", "mobilenet_v2"]
+__all__ = ["MobileNetV2", "mobilenet_v2"]
 
 Norm = Callable[..., nn.Module]
 

@@ -20,8 +20,7 @@ from ember.vision.models._init import init_convs_and_norms, small_normal_linear
 from ember.vision.models._utils import make_divisible
 from ember.vision.ops import Conv2dNormActivation, SqueezeExcitation
 
-__all__ = ["InvertedResidual", "InvertedResidualConfig", "MobileNetV3", "mobilenet_v3_large",
-           "mobilenet_v3_small"]
+__all__ = ["InvertedResidualConfig", "MobileNetV3", "mobilenet_v3_large", "mobilenet_v3_small"]
 
 Norm = Callable[..., nn.Module]
 HARD_SE = partial(SqueezeExcitation, scale_activation=nn.Hardsigmoid)  # the default se_layer
