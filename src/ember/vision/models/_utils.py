@@ -1,4 +1,4 @@
-"""Channel rounding shared by the MobileNets and EfficientNets, and the renaming of old
+"""Channel rounding shared by the MobileNets, EfficientNets and MNASNet, and the renaming of old
 checkpoint keys."""
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from ember import Tensor, nn
 from ember.nn import init
 from ember.vision.models._api import make_builder
 from ember.vision.models._init import init_convs_and_norms
+from ember.vision.models._utils import make_divisible
 
 __all__ = ["MNASNet", "mnasnet0_5", "mnasnet0_75", "mnasnet1_0", "mnasnet1_3"]
 
@@ -55,11 +56,6 @@ def _stack(in_ch: int, out_ch: int, kernel_size: int, stride: int, exp_factor: i
           for _ in range(1, repeats)])
 
 
-def _round_to_multiple_of(val: float, divisor: int) -> int:
-    rounded = max(divisor, int(val + divisor / 2) // divisor * divisor)
-    return rounded if rounded >= 0.9 * val else rounded + divisor
-
-
 class MNASNet(nn.Module):
     """torchvision's ``MNASNet(alpha, num_classes=1000, dropout=0.2)``: ``alpha`` scales
     every width (rounded to multiples of 8); the last convolution has 1280 channels."""
@@ -69,7 +65,7 @@ class MNASNet(nn.Module):
         if alpha <= 0.0:
             raise ValueError(f"alpha should be greater than 0.0 instead of {alpha}")
         self.alpha = alpha
-        d = [_round_to_multiple_of(w * alpha, 8) for w in (32, 16, 24, 40, 80, 96, 192, 320)]
+        d = [make_divisible(w * alpha, 8) for w in (32, 16, 24, 40, 80, 96, 192, 320)]
         norm = partial(nn.BatchNorm2d, momentum=_BN_MOMENTUM)
         self.layers = nn.Sequential(
             nn.Conv2d(3, d[0], 3, padding=1, stride=2, bias=False), norm(d[0]),
