@@ -193,6 +193,25 @@ def test_constructor_options():
     assert tail.features[13].block[1][0].stride == (1, 1)
 
 
+def _norms(model):
+    return {(type(m).__name__, m.eps, getattr(m, "momentum", None)) for m in model.modules()
+            if isinstance(m, (ember.nn.BatchNorm2d, ember.nn.LayerNorm))}
+
+
+def test_norm_settings_are_torchvisions():
+    """eps and momentum change no parameter count, and the momentum no output either."""
+    with init.skipping():
+        assert _norms(models.mnasnet0_5()) == {("BatchNorm2d", 1e-5, 1 - 0.9997)}
+        assert _norms(models.mobilenet_v3_large()) == {("BatchNorm2d", 1e-3, 0.01)}
+        assert _norms(models.efficientnet_b4()) == {("BatchNorm2d", 1e-5, 0.1)}
+        assert _norms(models.efficientnet_b5()) == {("BatchNorm2d", 1e-3, 0.01)}
+        assert _norms(models.efficientnet_v2_s()) == {("BatchNorm2d", 1e-3, 0.1)}
+        assert _norms(models.convnext_tiny()) == {("LayerNorm", 1e-6, None),
+                                                  ("LayerNorm2d", 1e-6, None)}
+        assert _norms(models.vit_b_32()) == {("LayerNorm", 1e-6, None)}
+        assert _norms(models.densenet121()) == {("BatchNorm2d", 1e-5, 0.1)}
+
+
 def test_small_models_run_forward_and_backward():
     ember.manual_seed(0)
     v2_like = partial(models.EfficientNet, [models.FusedMBConvConfig(1, 3, 1, 8, 8, 1),

@@ -1,8 +1,10 @@
-"""The state-dict layouts of torchvision's classifiers (names and shapes, in order), written
-out from torchvision's module structure, for the models without a plain-torch twin in
-``torch_models.py``."""
+"""The state-dict layouts of torchvision's classifiers at full size (names and shapes, in
+order), written out from torchvision's module structure; the plain-torch twins in
+``torch_models.py`` are mostly built small."""
 
 import math
+
+from tests.vision.torch_models import divisible
 
 
 def conv(p, o, i, k, bias=False):
@@ -42,11 +44,6 @@ def squeezenet(version, num_classes=1000):
     return keys + conv("classifier.1", num_classes, 512, 1, True)
 
 
-def _divisible(v, d=8):
-    r = max(d, int(v + d / 2) // d * d)
-    return r + d if r < 0.9 * v else r
-
-
 def mobilenet_v3(arch):
     # input, kernel, expanded, output, SE
     large = [(16, 3, 16, 16, 0), (16, 3, 64, 24, 0), (24, 3, 72, 24, 0), (24, 5, 72, 40, 1),
@@ -66,7 +63,7 @@ def mobilenet_v3(arch):
             j = 1
         keys += conv_bn(f"{p}.{j}", e, e, k, groups=e)
         if se:
-            s = _divisible(e // 4)
+            s = divisible(e // 4)
             keys += conv(f"{p}.{j + 1}.fc1", s, e, 1, True) + conv(f"{p}.{j + 1}.fc2", e, s, 1,
                                                                    True)
         keys += conv_bn(f"{p}.{j + 1 + se}", o, e, 1)
@@ -112,13 +109,13 @@ def shufflenet_v2(widths):
 def efficientnet(width, depth):
     stages = [(1, 3, 32, 16, 1), (6, 3, 16, 24, 2), (6, 5, 24, 40, 2), (6, 3, 40, 80, 3),
               (6, 5, 80, 112, 3), (6, 5, 112, 192, 4), (6, 3, 192, 320, 1)]
-    first = _divisible(32 * width)
+    first = divisible(32 * width)
     keys = conv_bn("features.0", first, 3, 3)
     for s, (t, k, i, o, n) in enumerate(stages, 1):
-        i, o = _divisible(i * width), _divisible(o * width)
+        i, o = divisible(i * width), divisible(o * width)
         for b in range(math.ceil(n * depth)):
             inp = i if b == 0 else o
-            e, p, j = _divisible(inp * t), f"features.{s}.{b}.block", 0
+            e, p, j = divisible(inp * t), f"features.{s}.{b}.block", 0
             if e != inp:
                 keys += conv_bn(f"{p}.0", e, inp, 1)
                 j = 1
@@ -127,7 +124,7 @@ def efficientnet(width, depth):
             keys += conv(f"{p}.{j + 1}.fc1", sq, e, 1, True) + conv(f"{p}.{j + 1}.fc2", e, sq, 1,
                                                                     True)
             keys += conv_bn(f"{p}.{j + 2}", o, e, 1)
-    o = _divisible(320 * width)
+    o = divisible(320 * width)
     return keys + conv_bn("features.8", 4 * o, o, 1) + linear("classifier.1", 1000, 4 * o)
 
 
@@ -180,7 +177,7 @@ def efficientnet_v2(stages, first):
     for s, (fused, t, k, i, o, n) in enumerate(stages, 1):
         for b in range(n):
             inp, p = (i if b == 0 else o), f"features.{s}.{b}.block"
-            e = _divisible(inp * t)
+            e = divisible(inp * t)
             if fused:
                 keys += conv_bn(f"{p}.0", e, inp, k) + (conv_bn(f"{p}.1", o, e, 1) if e != inp
                                                         else [])
@@ -194,9 +191,7 @@ def efficientnet_v2(stages, first):
 
 
 def mnasnet(alpha):
-    d = [max(8, int(w * alpha + 4) // 8 * 8) for w in (32, 16, 24, 40, 80, 96, 192, 320)]
-    d = [r if r >= 0.9 * w * alpha else r + 8 for r, w in zip(d, (32, 16, 24, 40, 80, 96, 192,
-                                                                   320))]
+    d = [divisible(w * alpha) for w in (32, 16, 24, 40, 80, 96, 192, 320)]
     keys = conv("layers.0", d[0], 3, 3) + bn("layers.1", d[0]) + conv("layers.3", d[0], 1, 3)
     keys += bn("layers.4", d[0]) + conv("layers.6", d[1], d[0], 1) + bn("layers.7", d[1])
     stacks = [(3, 3, 3), (5, 3, 3), (5, 6, 3), (3, 6, 2), (5, 6, 4), (3, 6, 1)]
