@@ -79,9 +79,9 @@ def narrowed(build, hidden=16):
 def assert_same_network(ours, theirs, size, batch=2, modes=(False, True), atol=1e-11):
     """Outputs and input gradients of the twins in eval mode, then in train mode (batch
     statistics; torch runs first, so the shared running statistics it updates are read by
-    neither)."""
+    neither). ``size``: the input's side, or its (height, width)."""
     ours, theirs = twins(ours, theirs)
-    x = RNG.standard_normal((batch, 3, size, size))
+    x = RNG.standard_normal((batch, 3, *((size, size) if isinstance(size, int) else size)))
     for train in modes:
         ours.train(train)
         theirs.train(train)
@@ -147,7 +147,7 @@ def test_squeezenet(version, size):  # sizes where the ceil-mode pools round up
 def test_shufflenet_v2():
     assert_same_network(partial(models.shufflenet_v2_x0_5, num_classes=10),
                         partial(torch_models.shufflenet_v2, [4, 8, 4], [24, 48, 96, 192, 1024],
-                                num_classes=10), size=64)
+                                num_classes=10), size=(65, 47))
 
 
 def test_mobilenet_v3_small():  # train mode: the small late norms cost a few digits
@@ -169,12 +169,13 @@ def test_efficientnet_mbconv_and_fused_mbconv():
 
     theirs = partial(torch_models.efficientnet, rows, num_classes=5,
                      norm=partial(torch.nn.BatchNorm2d, eps=1e-3))
-    assert_same_network(ours, theirs, size=32)
+    assert_same_network(ours, theirs, size=(33, 45))
 
 
 def test_densenet():
     assert_same_network(partial(models.DenseNet, 8, (2, 3), 16, num_classes=5),
-                        partial(torch_models.densenet, 8, (2, 3), 16, num_classes=5), size=32)
+                        partial(torch_models.densenet, 8, (2, 3), 16, num_classes=5),
+                        size=(35, 29))
 
 
 def test_mnasnet():
