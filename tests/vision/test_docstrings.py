@@ -16,7 +16,13 @@ MODULES = ["ember.vision.ops", "ember.vision.ops.boxes", "ember.vision.ops.nms",
            "ember.vision.transforms.warp", "ember.vision.transforms.geometric",
            "ember.vision.transforms.convert", "ember.vision.transforms.policies",
            "ember.vision.transforms.augmix",
-           "ember.vision.models"]
+           "ember.vision.models", "ember.vision.models._api", "ember.vision.models.alexnet",
+           "ember.vision.models.convnext", "ember.vision.models.densenet",
+           "ember.vision.models.efficientnet", "ember.vision.models.mnasnet",
+           "ember.vision.models.mobilenetv2",
+           "ember.vision.models.mobilenetv3", "ember.vision.models.resnet",
+           "ember.vision.models.shufflenetv2", "ember.vision.models.squeezenet",
+           "ember.vision.models.vgg", "ember.vision.models.vision_transformer"]
 MODULES += [f"ember.vision.tv_tensors.{m}" for m in ("_tv_tensor", "_image",
                                                       "_bounding_boxes", "_wrap")]
 MODULES += ["ember.vision.transforms.v2"]
