@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ember import nn
+from ember.backends import quantized as quantized_backend
 from ember.dtypes import float16, float32
 from ember.errors import DTypeError
 from ember.nn.module import Module
@@ -20,7 +21,7 @@ from ember.nn.utils.rnn import PackedSequence
 from ember.ops.creation import from_numpy, tensor
 from ember.ops.rnn_cells import gru_step, lstm_step
 from ember.quant import kernels
-from ember.quant.modules.dynamic import dynamic_linear
+from ember.quant.modules.dynamic import dynamic_linear, float16_weight
 from ember.quant.modules.quantized import eager_only, quantize_weight_tensor
 from ember.quant.qconfig import default_dynamic_qconfig, float16_dynamic_qconfig
 from ember.quant.qtensor import QuantizedTensor
@@ -31,12 +32,14 @@ __all__ = ["LSTM", "GRU"]
 
 
 class _QuantizedLinearWeights:
-    """One int8 weight (centred integers and scales) and its float bias: called on float32
-    rows, their dynamically quantized projection ``x Wᵀ + b``."""
+    """One int8 weight (centred integers and scales) and its float bias, packed for the engine
+    current when made: called on float32 rows, their dynamically quantized projection
+    ``x Wᵀ + b`` as that engine computes it."""
 
     dtype = float32  # (what the float stack's dtype check reads)
 
     def __init__(self, w: QuantizedTensor, bias: Tensor | None) -> None:
+        self.engine = quantized_backend.engine
         self.w = w
         self.centred = kernels.centred(w._int.numpy(), w._zero_point, w._axis)
         self.scales = np.atleast_1d(np.asarray(w._scale, np.float32))
@@ -44,7 +47,7 @@ class _QuantizedLinearWeights:
 
     def __call__(self, x: Tensor) -> Tensor:
         return from_numpy(dynamic_linear(x.detach().numpy(), self.centred, self.scales,
-                                         self.bias))
+                                         self.bias, self.engine))
 
     def save(self, destination: dict, name: str) -> None:
         """The int8 values, scales, zero points and axis (-1 per tensor) under ``name``."""
@@ -73,7 +76,7 @@ class _Float16LinearWeights:
     dtype = float32
 
     def __init__(self, w: Tensor, bias: Tensor | None) -> None:
-        self.w16 = kernels.float16_weight(w.detach().numpy())
+        self.w16 = float16_weight(w.detach().numpy(), "dynamic quantized LSTM/GRU")
         self.bias = None if bias is None else bias.detach().float().numpy().copy()
 
     def __call__(self, x: Tensor) -> Tensor:

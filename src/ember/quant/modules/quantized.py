@@ -160,6 +160,10 @@ class _WeightedQuantized(Module):
     _float_types: tuple = ()
 
     def _set_weight(self, w: QuantizedTensor, bias: Tensor | None) -> None:
+        """Sets the weight and bias, packed (as PyTorch's) for the engine current now: the
+        module keeps computing as that engine when ``ember.backends.quantized.engine``
+        changes later."""
+        self._engine = quantized_backend.engine
         self._w = w
         self._b = None if bias is None else bias.detach().float().numpy().copy()
         zp = w._zero_point
@@ -173,9 +177,9 @@ class _WeightedQuantized(Module):
         return None if self._b is None else from_numpy(self._b.copy())
 
     def _output(self, acc: np.ndarray, x: QuantizedTensor, channel_axis: int) -> QuantizedTensor:
-        """The uint8 output of the exact accumulator, requantized as the engine
-        (``ember.backends.quantized.engine``) does."""
-        requantize = kernels.requantize_qnnpack if quantized_backend.engine == "qnnpack" \
+        """The uint8 output of the exact accumulator, requantized as the engine the weights
+        were packed for does."""
+        requantize = kernels.requantize_qnnpack if self._engine == "qnnpack" \
             else kernels.requantize
         q = requantize(acc, x._scale, self._w_scales, self._b, self.scale, self.zero_point,
                        self.relu, channel_axis)
