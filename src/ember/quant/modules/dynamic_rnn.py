@@ -135,6 +135,9 @@ class _DynamicRNN(Module):
         is ``float16``)."""
         if getattr(mod, "proj_size", 0):
             raise ValueError(f"dynamic quantized {cls.mode}: proj_size is not supported")
+        if not mod.bias:
+            raise ValueError(f"dynamic quantized {cls.mode}: from_float needs a float layer with "
+                             "bias=True, as PyTorch's (got bias=False)")
         dtype = float16 if mod.qconfig.weight().dtype is float16 else qint8
         q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
                 mod.dropout, mod.bidirectional, dtype)
