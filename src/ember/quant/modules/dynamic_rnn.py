@@ -22,7 +22,12 @@ from ember.ops.creation import from_numpy, tensor
 from ember.ops.rnn_cells import gru_step, lstm_step
 from ember.quant import kernels
 from ember.quant.modules.dynamic import dynamic_linear, float16_weight
-from ember.quant.modules.quantized import eager_only, quantize_weight_tensor
+from ember.quant.modules.quantized import (
+    eager_only,
+    load_quantized_weight,
+    quantize_weight_tensor,
+    save_quantized_weight,
+)
 from ember.quant.qconfig import default_dynamic_qconfig, float16_dynamic_qconfig
 from ember.quant.qtensor import QuantizedTensor
 from ember.quant.qtypes import QDType, qint8
@@ -51,22 +56,11 @@ class _QuantizedLinearWeights:
 
     def save(self, destination: dict, name: str) -> None:
         """The int8 values, scales, zero points and axis (-1 per tensor) under ``name``."""
-        w = self.w
-        destination[name] = w._int
-        destination[name + "_scale"] = tensor(np.atleast_1d(w._scale), dtype="float64")
-        destination[name + "_zero_point"] = tensor(np.atleast_1d(w._zero_point), dtype="int64")
-        destination[name + "_axis"] = tensor([-1 if w._axis is None else w._axis])
+        save_quantized_weight(destination, name, self.w)
 
     @classmethod
     def load(cls, state_dict: Any, name: str, bias: Tensor | None) -> _QuantizedLinearWeights:
-        axis = int(state_dict[name + "_axis"].item())
-        scale = state_dict[name + "_scale"].numpy().copy()
-        zero_point = state_dict[name + "_zero_point"].numpy().copy()
-        w = QuantizedTensor(state_dict[name].clone(), qint8,
-                            float(scale[0]) if axis < 0 else scale,
-                            int(zero_point[0]) if axis < 0 else zero_point,
-                            None if axis < 0 else axis)
-        return cls(w, bias)
+        return cls(load_quantized_weight(state_dict, name), bias)
 
 
 class _Float16LinearWeights:
