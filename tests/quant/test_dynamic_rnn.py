@@ -108,3 +108,14 @@ def test_dynamic_lstm_state_must_be_a_pair():
     for hx in (ember.zeros(1, 2, 4), ember.zeros(2, 1, 2, 4)):
         with pytest.raises(TypeError, match=r"hx must be a tuple \(h_0, c_0\)"):
             el(ember.zeros(3, 2, 3), hx)
+
+
+@pytest.mark.parametrize("dtype", ["qint8", "float16"])
+def test_dynamic_rnn_from_a_bias_free_layer_raises_as_torch(dtype):
+    for mode in ("LSTM", "GRU"):
+        t = torch.nn.Sequential(getattr(torch.nn, mode)(3, 2, bias=False))
+        with pytest.raises(AssertionError, match="mod.bias must be True"):
+            tq.quantize_dynamic(t, dtype=getattr(torch, dtype))
+        e = ember.nn.Sequential(getattr(ember.nn, mode)(3, 2, bias=False))
+        with pytest.raises(ValueError, match=f"dynamic quantized {mode}: .*bias=True"):
+            eq.quantize_dynamic(e, dtype=getattr(ember, dtype))

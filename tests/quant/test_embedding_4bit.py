@@ -94,3 +94,22 @@ def test_4bit_plain_embedding_raises():  # (PyTorch's builds one whose lookup fa
     m = ember.nn.Sequential(ember.nn.Embedding(4, 2))
     with pytest.raises(ValueError, match="EmbeddingBag"):
         eq.quantize_dynamic(m, {ember.nn.Embedding}, dtype=ember.quint4x2)
+
+
+def test_4bit_bag_with_include_last_offset_needs_the_last_offset_at_the_end_as_torch():
+    def build(nn):
+        return nn.Sequential(nn.EmbeddingBag(6, 4, mode="sum", include_last_offset=True))
+    t, e = build(torch.nn), build(ember.nn)
+    copy_weights(t, e)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        qt = tq.quantize_dynamic(t, dtype=torch.quint4x2)
+    qe = eq.quantize_dynamic(e, dtype=ember.quint4x2)
+    idx = np.array([0, 5, 3, 3, 1])
+    same(qe[0](ember.tensor(idx), ember.tensor([0, 2, 5])),
+         qt[0](torch.tensor(idx), torch.tensor([0, 2, 5])))
+    for offsets in ([0, 2, 4], [0, 2]):
+        with pytest.raises(RuntimeError, match="last offset value should be the size"):
+            qt[0](torch.tensor(idx), torch.tensor(offsets))
+        with pytest.raises(ValueError, match="the last offset must be 5.*4-bit"):
+            qe[0](ember.tensor(idx), ember.tensor(offsets))

@@ -135,3 +135,62 @@ def test_dynamic_linear_and_lstm_follow_the_engine(engine):
             same(h_e, h_t)
             np.testing.assert_allclose(qe[1](h_e)[0].numpy(), qt[1](h_t)[0].detach().numpy(),
                                        atol=2e-6)
+
+
+def _small_accumulator_linear(nn_quantized, quantize, tensor):
+    # (a multiplier near 1 and a small bias: where the engines' integers differ)
+    w = quantize(tensor((np.arange(48, dtype=np.float32).reshape(6, 8) % 7 - 3) * 0.1), 0.01)
+    m = nn_quantized.Linear(8, 6)
+    m.scale, m.zero_point = 0.02 * 0.01 * 1.37, 128
+    bias = tensor(np.linspace(-1, 1, 6, dtype=np.float32) * 0.02 * 0.01 * 3)
+    (m.set_weight_bias if hasattr(m, "set_weight_bias") else m._set_weight)(w, bias)
+    return m
+
+
+def test_converted_modules_keep_the_engine_their_weights_were_set_under():
+    # (PyTorch packs weights for the engine current then: switching later changes nothing)
+    x = (np.sin(np.arange(400, dtype=np.float32)).reshape(50, 8) * 0.1)
+    outs = {}
+    for built, run in (("fbgemm", "qnnpack"), ("qnnpack", "fbgemm"), ("qnnpack", "qnnpack")):
+        with _engine(built):
+            tm = _small_accumulator_linear(
+                torch.ao.nn.quantized, lambda t, s: torch.quantize_per_tensor(t, s, 0, torch.qint8),
+                torch.tensor)
+            em = _small_accumulator_linear(
+                ember.ao.nn.quantized,
+                lambda t, s: ember.quantize_per_tensor(t, s, 0, ember.qint8), ember.tensor)
+        with _engine(run):
+            tx = torch.quantize_per_tensor(torch.tensor(x), 0.02, 128, torch.quint8)
+            ex = ember.quantize_per_tensor(ember.tensor(x), 0.02, 128, ember.quint8)
+            outs[built, run] = tm(tx).int_repr()
+            same(em(ex).int_repr(), outs[built, run])
+    assert not torch.equal(outs["fbgemm", "qnnpack"], outs["qnnpack", "qnnpack"])
+
+
+def test_dynamic_modules_keep_the_engine_they_were_converted_under():
+    torch.manual_seed(2)
+    t = torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.GRU(4, 3))
+    e = ember.nn.Sequential(ember.nn.Linear(5, 4), ember.nn.GRU(4, 3))
+    copy_weights(t, e)
+    x = (_RNG.normal(size=(3, 2, 5)) * 2 + 0.5).astype(np.float32)
+    with _engine("qnnpack"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        qt, qe = tq.quantize_dynamic(t), eq.quantize_dynamic(e)
+    with _engine("fbgemm"):
+        h_t, h_e = qt[0](torch.tensor(x)), qe[0](ember.tensor(x))
+        same(h_e, h_t)
+        np.testing.assert_allclose(qe[1](h_e)[0].numpy(), qt[1](h_t)[0].detach().numpy(),
+                                   atol=2e-6)
+
+
+def test_float16_dynamic_weights_raise_under_qnnpack_as_torch():
+    with _engine("qnnpack"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError, match="not supported by QNNPACK"):
+            torch.ao.nn.quantized.dynamic.Linear(3, 2, dtype=torch.float16)
+        for make in (lambda: ember.ao.nn.quantized.dynamic.Linear(3, 2, dtype=ember.float16),
+                     lambda: ember.ao.nn.quantized.dynamic.LSTM(3, 2, dtype=ember.float16),
+                     lambda: eq.quantize_dynamic(ember.nn.Sequential(ember.nn.GRU(3, 2)),
+                                                 dtype=ember.float16)):
+            with pytest.raises(RuntimeError, match="float16 .* not supported by QNNPACK"):
+                make()

@@ -2,8 +2,9 @@
 ``torch.backends.quantized.engine``. ``"x86"`` (the default) and ``"fbgemm"`` compute as
 fbgemm; ``"qnnpack"`` as QNNPACK, whose quantized ``Linear`` and convolutions add a bias
 quantized to int32 and requantize in float32, and whose dynamic ``Linear``, ``LSTM`` and
-``GRU`` ignore ``reduce_range`` (see docs/quantization.md). PyTorch's ``"onednn"`` is not
-modelled.
+``GRU`` ignore ``reduce_range`` (see docs/quantization.md). A layer computes as the engine
+current when its weights were set (built, converted or loaded), as PyTorch packs them then.
+PyTorch's ``"onednn"`` is not modelled.
 
 Example:
     >>> ember.backends.quantized.engine

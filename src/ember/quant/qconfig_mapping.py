@@ -180,4 +180,3 @@ def get_default_qat_qconfig_mapping(backend: str = "x86", version: int = 1) -> Q
         'FusedMovingAvgObsFakeQuantize'
     """
     return _default_mapping(get_default_qat_qconfig(backend, version), True, backend)
-

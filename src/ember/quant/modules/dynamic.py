@@ -26,17 +26,28 @@ __all__ = ["Linear", "LinearReLU"]
 
 
 def dynamic_linear(a: np.ndarray, w_centred: np.ndarray, w_scales: np.ndarray,
-                   bias: np.ndarray | None, relu: bool = False) -> np.ndarray:
-    """``a @ wᵀ + bias`` of float32 rows ``a`` as the engine's dynamic linear kernel: ``a``
+                   bias: np.ndarray | None, engine: str, relu: bool = False) -> np.ndarray:
+    """``a @ wᵀ + bias`` of float32 rows ``a`` as ``engine``'s dynamic linear kernel: ``a``
     quantized to uint8 with parameters chosen from its range (halved for fbgemm; QNNPACK
     ignores ``reduce_range``), the exact integer product, scaled back to float32 (fbgemm's
     ``ReQuantizeForFloat``, or QNNPACK's two float32 steps)."""
-    qnnpack = quantized_backend.engine == "qnnpack"
+    qnnpack = engine == "qnnpack"
     scale, zero_point = kernels.choose_qparams(a, reduce_range=not qnnpack)
     xq = kernels.quantize(a, scale, zero_point, 0, 255, np.uint8)
     acc = kernels.linear_accumulate(kernels.centred(xq, zero_point), w_centred)
     output = kernels.float_output_qnnpack if qnnpack else kernels.float_output
     return output(acc, scale, w_scales, bias, relu)
+
+
+def float16_weight(w: np.ndarray, owner: str) -> np.ndarray:
+    """``w`` packed as fbgemm's float16 kernels take it (:func:`kernels.float16_weight`).
+    PyTorch has no QNNPACK float16 kernels: under the ``"qnnpack"`` engine this raises, as
+    PyTorch's packing does."""
+    if quantized_backend.engine == "qnnpack":
+        raise RuntimeError(f"{owner}: float16 dynamic weights are not supported by QNNPACK "
+                           "(as PyTorch's quantized::linear_prepack_fp16). Hint: set "
+                           "ember.backends.quantized.engine = 'x86' or use dtype=ember.qint8")
+    return kernels.float16_weight(w)
 
 
 class Linear(StaticLinear):
@@ -62,7 +73,7 @@ class Linear(StaticLinear):
             self._set_float16_weight(np.zeros((out_features, in_features), np.float32), self._b)
 
     def _set_float16_weight(self, w: np.ndarray, bias: np.ndarray | None) -> None:
-        self._w16 = kernels.float16_weight(w)
+        self._w16 = float16_weight(w, "dynamic quantized Linear")
         self._b = None if bias is None else np.asarray(bias, np.float32).copy()
 
     def weight(self) -> QuantizedTensor | Tensor:
@@ -83,7 +94,8 @@ class Linear(StaticLinear):
         if self._dtype is float16:
             out = kernels.float16_linear(a, self._w16, self._b, self.relu)
         else:
-            out = dynamic_linear(a, self._w_centred, self._w_scales, self._b, self.relu)
+            out = dynamic_linear(a, self._w_centred, self._w_scales, self._b, self._engine,
+                                 self.relu)
         return from_numpy(out.reshape(*lead, self.out_features))
 
     @classmethod

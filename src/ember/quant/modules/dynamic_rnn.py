@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ember import nn
+from ember.backends import quantized as quantized_backend
 from ember.dtypes import float16, float32
 from ember.errors import DTypeError
 from ember.nn.module import Module
@@ -20,8 +21,13 @@ from ember.nn.utils.rnn import PackedSequence
 from ember.ops.creation import from_numpy, tensor
 from ember.ops.rnn_cells import gru_step, lstm_step
 from ember.quant import kernels
-from ember.quant.modules.dynamic import dynamic_linear
-from ember.quant.modules.quantized import eager_only, quantize_weight_tensor
+from ember.quant.modules.dynamic import dynamic_linear, float16_weight
+from ember.quant.modules.quantized import (
+    eager_only,
+    load_quantized_weight,
+    quantize_weight_tensor,
+    save_quantized_weight,
+)
 from ember.quant.qconfig import default_dynamic_qconfig, float16_dynamic_qconfig
 from ember.quant.qtensor import QuantizedTensor
 from ember.quant.qtypes import QDType, qint8
@@ -31,12 +37,14 @@ __all__ = ["LSTM", "GRU"]
 
 
 class _QuantizedLinearWeights:
-    """One int8 weight (centred integers and scales) and its float bias: called on float32
-    rows, their dynamically quantized projection ``x Wᵀ + b``."""
+    """One int8 weight (centred integers and scales) and its float bias, packed for the engine
+    current when made: called on float32 rows, their dynamically quantized projection
+    ``x Wᵀ + b`` as that engine computes it."""
 
     dtype = float32  # (what the float stack's dtype check reads)
 
     def __init__(self, w: QuantizedTensor, bias: Tensor | None) -> None:
+        self.engine = quantized_backend.engine
         self.w = w
         self.centred = kernels.centred(w._int.numpy(), w._zero_point, w._axis)
         self.scales = np.atleast_1d(np.asarray(w._scale, np.float32))
@@ -44,26 +52,15 @@ class _QuantizedLinearWeights:
 
     def __call__(self, x: Tensor) -> Tensor:
         return from_numpy(dynamic_linear(x.detach().numpy(), self.centred, self.scales,
-                                         self.bias))
+                                         self.bias, self.engine))
 
     def save(self, destination: dict, name: str) -> None:
         """The int8 values, scales, zero points and axis (-1 per tensor) under ``name``."""
-        w = self.w
-        destination[name] = w._int
-        destination[name + "_scale"] = tensor(np.atleast_1d(w._scale), dtype="float64")
-        destination[name + "_zero_point"] = tensor(np.atleast_1d(w._zero_point), dtype="int64")
-        destination[name + "_axis"] = tensor([-1 if w._axis is None else w._axis])
+        save_quantized_weight(destination, name, self.w)
 
     @classmethod
     def load(cls, state_dict: Any, name: str, bias: Tensor | None) -> _QuantizedLinearWeights:
-        axis = int(state_dict[name + "_axis"].item())
-        scale = state_dict[name + "_scale"].numpy().copy()
-        zero_point = state_dict[name + "_zero_point"].numpy().copy()
-        w = QuantizedTensor(state_dict[name].clone(), qint8,
-                            float(scale[0]) if axis < 0 else scale,
-                            int(zero_point[0]) if axis < 0 else zero_point,
-                            None if axis < 0 else axis)
-        return cls(w, bias)
+        return cls(load_quantized_weight(state_dict, name), bias)
 
 
 class _Float16LinearWeights:
@@ -73,7 +70,7 @@ class _Float16LinearWeights:
     dtype = float32
 
     def __init__(self, w: Tensor, bias: Tensor | None) -> None:
-        self.w16 = kernels.float16_weight(w.detach().numpy())
+        self.w16 = float16_weight(w.detach().numpy(), "dynamic quantized LSTM/GRU")
         self.bias = None if bias is None else bias.detach().float().numpy().copy()
 
     def __call__(self, x: Tensor) -> Tensor:
@@ -132,6 +129,9 @@ class _DynamicRNN(Module):
         is ``float16``)."""
         if getattr(mod, "proj_size", 0):
             raise ValueError(f"dynamic quantized {cls.mode}: proj_size is not supported")
+        if not mod.bias:
+            raise ValueError(f"dynamic quantized {cls.mode}: from_float needs a float layer with "
+                             "bias=True, as PyTorch's (got bias=False)")
         dtype = float16 if mod.qconfig.weight().dtype is float16 else qint8
         q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
                 mod.dropout, mod.bidirectional, dtype)

@@ -224,6 +224,11 @@ class EmbeddingBag(Embedding):
                             or starts[-1] > idx.size):
             raise ValueError(f"quantized EmbeddingBag: offsets must start at 0 and not "
                              f"decrease up to {idx.size}, got {starts.tolist()}")
+        if self.include_last_offset and self.dtype is quint4x2 and starts[-1] != idx.size:
+            raise ValueError(f"quantized EmbeddingBag: with include_last_offset the last offset "
+                             f"must be {idx.size} (the number of indices), got "
+                             f"{starts.tolist()}; PyTorch's 4-bit bags check it (its 8-bit "
+                             "ones drop the indices past it)")
         count = starts.size - 1 if self.include_last_offset else starts.size
         return np.searchsorted(starts, np.arange(idx.size), side="right") - 1, count
 

@@ -150,6 +150,26 @@ def quantize_weight_tensor(weight: Tensor, qconfig: Any, owner: str,
     return quantize_per_tensor(weight, scale.item(), zero_point.item(), qint8)
 
 
+def save_quantized_weight(destination: dict, name: str, w: QuantizedTensor) -> None:
+    """``w``'s int8 values under ``name`` and its scales, zero points and axis (-1 per tensor)
+    under ``name`` plus ``_scale``, ``_zero_point`` and ``_axis``: plain tensors."""
+    destination[name] = w._int
+    destination[name + "_scale"] = tensor(np.atleast_1d(w._scale), dtype="float64")
+    destination[name + "_zero_point"] = tensor(np.atleast_1d(w._zero_point), dtype="int64")
+    destination[name + "_axis"] = tensor([-1 if w._axis is None else w._axis])
+
+
+def load_quantized_weight(state_dict: Any, name: str) -> QuantizedTensor:
+    """The int8 weight :func:`save_quantized_weight` wrote under ``name``."""
+    axis = int(state_dict[name + "_axis"].item())
+    scale, zero_point = state_dict[name + "_scale"], state_dict[name + "_zero_point"]
+    if axis < 0:
+        return QuantizedTensor(state_dict[name].clone(), qint8, float(scale.reshape(-1)[0]),
+                               int(zero_point.reshape(-1)[0]))
+    return QuantizedTensor(state_dict[name].clone(), qint8, scale.numpy().copy(),
+                           zero_point.numpy().copy(), axis)
+
+
 class _WeightedQuantized(Module):
     """A quantized layer with int8 weights, a float32 bias and output ``scale`` and
     ``zero_point``. Its state dict holds ``weight`` (the int8 values), ``weight_scale`` and
@@ -160,6 +180,10 @@ class _WeightedQuantized(Module):
     _float_types: tuple = ()
 
     def _set_weight(self, w: QuantizedTensor, bias: Tensor | None) -> None:
+        """Sets the weight and bias, packed (as PyTorch's) for the engine current now: the
+        module keeps computing as that engine when ``ember.backends.quantized.engine``
+        changes later."""
+        self._engine = quantized_backend.engine
         self._w = w
         self._b = None if bias is None else bias.detach().float().numpy().copy()
         zp = w._zero_point
@@ -173,9 +197,9 @@ class _WeightedQuantized(Module):
         return None if self._b is None else from_numpy(self._b.copy())
 
     def _output(self, acc: np.ndarray, x: QuantizedTensor, channel_axis: int) -> QuantizedTensor:
-        """The uint8 output of the exact accumulator, requantized as the engine
-        (``ember.backends.quantized.engine``) does."""
-        requantize = kernels.requantize_qnnpack if quantized_backend.engine == "qnnpack" \
+        """The uint8 output of the exact accumulator, requantized as the engine the weights
+        were packed for does."""
+        requantize = kernels.requantize_qnnpack if self._engine == "qnnpack" \
             else kernels.requantize
         q = requantize(acc, x._scale, self._w_scales, self._b, self.scale, self.zero_point,
                        self.relu, channel_axis)
@@ -194,13 +218,7 @@ class _WeightedQuantized(Module):
         return qmod
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        w = self._w
-        per_channel = w._axis is not None
-        destination[prefix + "weight"] = w._int
-        destination[prefix + "weight_scale"] = tensor(np.atleast_1d(w._scale), dtype="float64")
-        destination[prefix + "weight_zero_point"] = tensor(np.atleast_1d(w._zero_point),
-                                                           dtype="int64")
-        destination[prefix + "weight_axis"] = tensor([w._axis if per_channel else -1])
+        save_quantized_weight(destination, prefix + "weight", self._w)
         if self._b is not None:
             destination[prefix + "bias"] = self.bias()
         destination[prefix + "scale"] = tensor([self.scale], dtype="float64")
@@ -216,20 +234,14 @@ class _WeightedQuantized(Module):
         if missing:
             missing_keys.extend(missing)
             return
-        get = {n: state_dict[prefix + n] for n in names}
-        axis = int(get["weight_axis"].item())
-        if axis < 0:
-            w = QuantizedTensor(get["weight"].clone(), qint8, float(get["weight_scale"].item()),
-                                int(get["weight_zero_point"].item()))
-        else:
-            w = QuantizedTensor(get["weight"].clone(), qint8, get["weight_scale"].numpy().copy(),
-                                get["weight_zero_point"].numpy().copy(), axis)
+        w = load_quantized_weight(state_dict, prefix + "weight")
         if tuple(w.shape) != tuple(self._w.shape):
             error_msgs.append(f"size mismatch for {prefix}weight: copying a param with shape "
                               f"{tuple(w.shape)} from checkpoint, the shape in current model is "
                               f"{tuple(self._w.shape)}.")
             return
-        self.scale, self.zero_point = float(get["scale"].item()), int(get["zero_point"].item())
+        self.scale = float(state_dict[prefix + "scale"].item())
+        self.zero_point = int(state_dict[prefix + "zero_point"].item())
         self._set_weight(w, state_dict.get(prefix + "bias"))
 
     def extra_repr(self) -> str:
