@@ -241,6 +241,15 @@ close(loss.to_local(), want_loss)
 close(par.weight.grad.full_tensor(), head.weight.grad)
 close(par.bias.grad.full_tensor(), head.bias.grad)
 
+# -- review: edge cases ------------------------------------------------------------------------
+# squeeze/unsqueeze (functional and methods) keep shards, with negative dims
+for p in PLACES:
+    check(lambda x: ember.squeeze(ember.unsqueeze(x, -1), -1).unsqueeze(1).squeeze((1,)), a,
+          places=(p,))
+# *_like check memory_format as the dense ops do
+with pytest.raises(TypeError, match="zeros_like: memory_format"):
+    ember.zeros_like(distribute_tensor(a, mesh), memory_format="channels_last")
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg
