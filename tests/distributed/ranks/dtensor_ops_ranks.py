@@ -242,6 +242,13 @@ close(par.weight.grad.full_tensor(), head.weight.grad)
 close(par.bias.grad.full_tensor(), head.bias.grad)
 
 # -- review: edge cases ------------------------------------------------------------------------
+# enable_gqa: key/value with fewer heads, sharded over the batch (the heads stay whole)
+gq, gk, gv = ember.randn(3, 4, 2, 2, dtype=F64), *(ember.randn(3, 2, 2, 2, dtype=F64)
+                                                   for _ in range(2))
+for p in (Shard(0), Replicate()):
+    y = check(lambda x, y_, z: F.scaled_dot_product_attention(x, y_, z, enable_gqa=True), gq, gk,
+              gv, places=(p, p, p))
+    assert y.placements == (p,)
 # squeeze/unsqueeze (functional and methods) keep shards, with negative dims
 for p in PLACES:
     check(lambda x: ember.squeeze(ember.unsqueeze(x, -1), -1).unsqueeze(1).squeeze((1,)), a,
