@@ -249,6 +249,23 @@ for p in (Shard(0), Replicate()):
     y = check(lambda x, y_, z: F.scaled_dot_product_attention(x, y_, z, enable_gqa=True), gq, gk,
               gv, places=(p, p, p))
     assert y.placements == (p,)
+# loss_parallel checks its arguments as the dense cross_entropy does, and takes the target and
+# weight only replicated (as PyTorch's)
+with loss_parallel():
+    sharded = distribute_tensor(logits, mesh, [Shard(1)])
+    for smoothing in (-0.1, 1.5):
+        with pytest.raises(ValueError, match=r"cross_entropy: label_smoothing must be in \[0, 1\]"):
+            F.cross_entropy(sharded, labels, label_smoothing=smoothing)
+    with pytest.raises(ember.errors.DTypeError, match="cross_entropy: expected a floating input"):
+        F.cross_entropy(distribute_tensor(ember.ones(6, 7, dtype=ember.int64), mesh,
+                                          [Shard(1)]), labels)
+    with pytest.raises(RuntimeError, match=r"cross_entropy: .*target .*Shard\(dim=0\).*"
+                       r"Replicate\(\)"):
+        F.cross_entropy(sharded, distribute_tensor(labels, mesh, [Shard(0)]))
+    with pytest.raises(RuntimeError, match=r"cross_entropy: .*weight .*Shard\(dim=0\)"):
+        F.cross_entropy(sharded, labels, weight=distribute_tensor(cls_w, mesh, [Shard(0)]))
+    close(F.cross_entropy(sharded, distribute_tensor(labels, mesh), weight=distribute_tensor(
+        cls_w, mesh)).to_local(), F.cross_entropy(logits, labels, weight=cls_w))
 # squeeze/unsqueeze (functional and methods) keep shards, with negative dims
 for p in PLACES:
     check(lambda x: ember.squeeze(ember.unsqueeze(x, -1), -1).unsqueeze(1).squeeze((1,)), a,
