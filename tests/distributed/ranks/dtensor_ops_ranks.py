@@ -270,6 +270,11 @@ with loss_parallel():
 for p in PLACES:
     check(lambda x: ember.squeeze(ember.unsqueeze(x, -1), -1).unsqueeze(1).squeeze((1,)), a,
           places=(p,))
+# comparisons take DTensors (where's condition made from them), Partial reduced first
+for p in PLACES:
+    y = check(lambda x: ember.where(x > 0, x, 0.5 * x) + (0.2 >= x) * 1.0 + (x == x) * 2.0 +
+              ember.lt(x, -0.3) * 3.0 + x.ne(0.1) * 1.0, a, places=(p,))
+    assert y.placements == ((Replicate(),) if p.is_partial() else (p,))
 # *_like check memory_format as the dense ops do
 with pytest.raises(TypeError, match="zeros_like: memory_format"):
     ember.zeros_like(distribute_tensor(a, mesh), memory_format="channels_last")

@@ -237,7 +237,7 @@ class DTensor:
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         raise _mixed_error(None, self)
 
-    def __eq__(self, other: object) -> Any:  # elementwise, as a tensor's: no rule yet
+    def __eq__(self, other: object) -> Any:  # elementwise, as a tensor's (rule: tensor_ops)
         return compare.eq(self, other)
 
     def __ne__(self, other: object) -> Any:
