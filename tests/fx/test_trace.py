@@ -175,6 +175,20 @@ def test_ember_functions_are_recorded_as_written():
     assert ember.equal(gm(x), f(x))
 
 
+def test_functions_handed_over_by_the_core_ops_are_recorded_as_written():
+    def f(x):
+        return ember.zeros_like(x) + ember.squeeze(ember.unsqueeze(x, 0), 0) + \
+            ember.where(ember.gt(x, 0), x, 0.0).clone()
+
+    gm = fx.symbolic_trace(f)
+    assert gm.code.splitlines()[1:4] == [  # (a default singleton such as memory_format dropped)
+        "    zeros_like = ember.zeros_like(x)",
+        "    unsqueeze = ember.unsqueeze(x, 0)",
+        "    squeeze = ember.squeeze(unsqueeze, 0);  unsqueeze = None"]
+    x = ember.randn(2, 3)
+    assert ember.equal(gm(x), f(x))
+
+
 def test_errors_name_the_problem():
     with pytest.raises(fx.TraceError, match="cannot be iterated"):
         fx.symbolic_trace(lambda x: [t for t in x])

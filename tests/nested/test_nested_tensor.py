@@ -119,6 +119,9 @@ def test_unsupported_ops_name_the_op_and_layout():
         ember.maximum(ember.ones(4), nt)
     with pytest.raises(NotImplementedError, match=r"matmul: .*ember.jagged"):
         ember.ones(2, 3) @ nt
+    for op in (ember.squeeze, ember.unsqueeze):  # (not the reshape they call)
+        with pytest.raises(NotImplementedError, match=rf"^{op.__name__}: .*ember.jagged"):
+            op(nt, 0)
     with pytest.raises(NotImplementedError, match=r"conversion to an array: .*ember.jagged"):
         np.asarray(nt)
     with pytest.raises(RuntimeError, match="batch dimension"):

@@ -203,7 +203,8 @@ def _without_defaults(op: Callable, args: tuple, kwargs: dict) -> tuple[tuple, d
 
 
 def _is_default(value: Any, default: Any) -> bool:
-    return type(value) is type(default) and isinstance(value, (type(None), bool, int, float, str)) \
+    return value is default and default is not inspect.Parameter.empty or \
+        type(value) is type(default) and isinstance(value, (type(None), bool, int, float, str)) \
         and value == default
 
 

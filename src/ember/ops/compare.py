@@ -19,6 +19,7 @@ from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast, clone, promote
 from ember.ops.creation import ones_like, scalar_tensor, zeros_like
 from ember.ops.inplace import bind_inplace
+from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import (
     Primitive,
     TensorSpec,
@@ -119,13 +120,19 @@ def eq(input: Tensor, other: Any) -> Tensor:
         >>> ember.eq(ember.tensor([1, 2]), 2)
         tensor([False,  True])
     """
-    return apply(Eq, *promote(input, other))
+    try:
+        return apply(Eq, *promote(input, other))
+    except TensorLikeOperand:  # a DTensor, an fx Proxy, …
+        return handle(eq, (input, other), {})
 
 
 @method("ne", "not_equal")
 def ne(input: Tensor, other: Any) -> Tensor:
     """``input != other`` elementwise, as a bool tensor."""
-    return apply(Ne, *promote(input, other))
+    try:
+        return apply(Ne, *promote(input, other))
+    except TensorLikeOperand:  # a DTensor, an fx Proxy, …
+        return handle(ne, (input, other), {})
 
 
 @method("lt", "less")
@@ -136,25 +143,37 @@ def lt(input: Tensor, other: Any) -> Tensor:
         >>> ember.tensor([1.0, 3.0]) < 2
         tensor([ True, False])
     """
-    return apply(Lt, *promote(input, other))
+    try:
+        return apply(Lt, *promote(input, other))
+    except TensorLikeOperand:  # a DTensor, an fx Proxy, …
+        return handle(lt, (input, other), {})
 
 
 @method("le", "less_equal")
 def le(input: Tensor, other: Any) -> Tensor:
     """``input <= other`` elementwise, as a bool tensor."""
-    return apply(Le, *promote(input, other))
+    try:
+        return apply(Le, *promote(input, other))
+    except TensorLikeOperand:  # a DTensor, an fx Proxy, …
+        return handle(le, (input, other), {})
 
 
 @method("gt", "greater")
 def gt(input: Tensor, other: Any) -> Tensor:
     """``input > other`` elementwise, as a bool tensor."""
-    return apply(Gt, *promote(input, other))
+    try:
+        return apply(Gt, *promote(input, other))
+    except TensorLikeOperand:  # a DTensor, an fx Proxy, …
+        return handle(gt, (input, other), {})
 
 
 @method("ge", "greater_equal")
 def ge(input: Tensor, other: Any) -> Tensor:
     """``input >= other`` elementwise, as a bool tensor."""
-    return apply(Ge, *promote(input, other))
+    try:
+        return apply(Ge, *promote(input, other))
+    except TensorLikeOperand:  # a DTensor, an fx Proxy, …
+        return handle(ge, (input, other), {})
 
 
 not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge

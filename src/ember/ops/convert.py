@@ -19,7 +19,7 @@ from ember.layouts import (
     preserve_format,
 )
 from ember.ops.creation import scalar_tensor
-from ember.ops.overrides import TENSOR_LIKE, handle
+from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
 
@@ -214,14 +214,15 @@ def clone(self: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
         >>> x.clone().stride(), x.clone(memory_format=ember.contiguous_format).stride()
         ((8, 1, 4, 2), (8, 4, 2, 1))
     """
-    if type(self) in TENSOR_LIKE:
-        return handle(clone, (self,), {"memory_format": memory_format})
     fmt = check_format("clone", memory_format)
-    if fmt is preserve_format:
-        fmt = format_of(self)
-    if fmt.dims is None:
-        return apply(Copy, self)
-    return _copy_in_order(self, fmt, "clone")
+    try:
+        if fmt is preserve_format:
+            fmt = format_of(self)
+        if fmt.dims is None:
+            return apply(Copy, self)
+        return _copy_in_order(self, fmt, "clone")
+    except TensorLikeOperand:  # (each path reads the memory first) an fx Proxy, a DTensor
+        return handle(clone, (self,), {"memory_format": memory_format})
 
 
 @method()

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
@@ -244,45 +244,40 @@ def full(size: Size, fill_value: Any, *, dtype: Any = None, device: Any = None,
                  dtype, device, requires_grad)
 
 
-def _like(t: Tensor, dtype: Any, device: Any, fmt: Any, op: str) -> tuple:
-    """The dtype, device and memory format of a ``*_like`` of ``t``: ``t``'s unless given
-    (``preserve_format`` keeps a channels-last layout, as :meth:`Tensor.clone` does)."""
-    fmt = check_format(op, fmt)
-    return ((t.dtype if dtype is None else dtype), (t.device if device is None else device),
-            format_of(t) if fmt is preserve_format else fmt)
+def _like(op: Callable, fill: Any, t: Tensor, dtype: Any, device: Any, requires_grad: bool,
+          fmt: Any, *args: Any) -> Tensor:
+    """``op(t, *args, …)``: ``fill`` in ``t``'s shape, with ``t``'s dtype, device and memory
+    format unless given (``preserve_format`` keeps a channels-last layout, as
+    :meth:`Tensor.clone` does); a tensor-like ``t`` (a DTensor, an fx Proxy) hands it over."""
+    if type(t) in TENSOR_LIKE:
+        return handle(op, (t, *args), {"dtype": dtype, "device": device,
+                                       "requires_grad": requires_grad, "memory_format": fmt})
+    name = op.__name__
+    fmt = check_format(name, fmt)
+    return _make(name, fill, (t.shape,), t.dtype if dtype is None else dtype,
+                 t.device if device is None else device, requires_grad,
+                 format_of(t) if fmt is preserve_format else fmt)
 
 
 def zeros_like(t: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False,
                memory_format: memory_format = preserve_format) -> Tensor:
     """Zeros with ``t``'s shape, dtype, device and layout (``memory_format``)."""
-    if type(t) in TENSOR_LIKE:
-        return handle(zeros_like, (t,), {"dtype": dtype, "device": device,
-                      "requires_grad": requires_grad})
-    dt, dev, fmt = _like(t, dtype, device, memory_format, "zeros_like")
-    return _make("zeros_like", 0, (t.shape,), dt, dev, requires_grad, fmt)
+    return _like(zeros_like, 0, t, dtype, device, requires_grad, memory_format)
 
 
 def ones_like(t: Tensor, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False,
               memory_format: memory_format = preserve_format) -> Tensor:
     """Ones with ``t``'s shape, dtype, device and layout (``memory_format``)."""
-    if type(t) in TENSOR_LIKE:
-        return handle(ones_like, (t,), {"dtype": dtype, "device": device,
-                      "requires_grad": requires_grad})
-    dt, dev, fmt = _like(t, dtype, device, memory_format, "ones_like")
-    return _make("ones_like", 1, (t.shape,), dt, dev, requires_grad, fmt)
+    return _like(ones_like, 1, t, dtype, device, requires_grad, memory_format)
 
 
 def empty_like(t: Tensor, *, dtype: Any = None, device: Any = None,
                requires_grad: bool = False,
                memory_format: memory_format = preserve_format) -> Tensor:
     """Uninitialised memory with ``t``'s shape, dtype, device and layout (``memory_format``)."""
-    if type(t) in TENSOR_LIKE:
-        return handle(empty_like, (t,), {"dtype": dtype, "device": device,
-                      "requires_grad": requires_grad})
-    dt, dev, fmt = _like(t, dtype, device, memory_format, "empty_like")
-    return _make("empty_like", None, (t.shape,), dt, dev, requires_grad, fmt)
+    return _like(empty_like, None, t, dtype, device, requires_grad, memory_format)
 
 
 def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,
@@ -290,11 +285,8 @@ def full_like(t: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = No
               memory_format: memory_format = preserve_format) -> Tensor:
     """``fill_value`` everywhere, with ``t``'s shape, dtype, device and layout
     (``memory_format``)."""
-    if type(t) in TENSOR_LIKE:
-        return handle(full_like, (t, fill_value), {"dtype": dtype, "device": device,
-                      "requires_grad": requires_grad})
-    dt, dev, fmt = _like(t, dtype, device, memory_format, "full_like")
-    return _make("full_like", fill_value, (t.shape,), dt, dev, requires_grad, fmt)
+    return _like(full_like, fill_value, t, dtype, device, requires_grad, memory_format,
+                 fill_value)
 
 
 def arange(start: float, end: float | None = None, step: float = 1, *, dtype: Any = None,

@@ -144,6 +144,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     """
     op = "cross_entropy"
     reduction = _reduction(op, size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
     if type(input) in TENSOR_LIKE:
         return handle(cross_entropy, (input, target, weight), {
             "ignore_index": ignore_index, "reduction": reduction,
@@ -152,8 +154,6 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if input.ndim == 0:
         raise ShapeError(f"{op}: expected an input of shape (C,), (N, C) or (N, C, d1, …), got "
                          "a 0-d tensor")
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
     dim = _class_dim(input)
     c = input.shape[dim]
     logp = log_softmax(input, dim)

@@ -9,7 +9,8 @@ supports the class hands the call over in one of two ways:
 - ``try: … except TensorLikeOperand: return handle(op, args, kwargs)`` around the statement
   that first reads the input's internals: free until it catches (a ``try`` costs nothing in
   Python 3.11). The cheap ops use it (one-tensor math, ``relu``, ``sum``, ``transpose``,
-  ``matmul``; and ``add``/``sub``/``mul``/``div``/``floor_divide``, whose operands meet
+  ``reshape``, ``squeeze``, ``unsqueeze``, ``clone``, ``matmul``; and ``add``/``sub``/``mul``/
+  ``div``/``floor_divide``, ``where`` and the comparisons, whose operands meet
   :func:`ember.ops.convert.promote` first);
 - ``if type(input) in TENSOR_LIKE: return handle(op, args, kwargs)`` first, for ops that
   check their input's shape before they read it (``softmax``, ``layer_norm``, attention, …):

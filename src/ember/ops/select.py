@@ -20,7 +20,7 @@ from ember.ops.convert import cast, promote
 from ember.ops.creation import zeros
 from ember.ops.fits import check_fits
 from ember.ops.inplace import bind_inplace
-from ember.ops.overrides import TENSOR_LIKE, handle
+from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.tensor import Tensor, method
 
@@ -69,20 +69,21 @@ def where(condition: Tensor, input: Any = None, other: Any = None) -> Tensor:
         >>> ember.where(x > 0, x, 0.0)
         tensor([0., 2.])
     """
-    if TENSOR_LIKE and any(type(x) in TENSOR_LIKE for x in (condition, input, other)):
-        return handle(where, (condition, input, other), {})
-    if input is None and other is None:
-        from ember.ops.indexing import nonzero
+    try:
+        if input is None and other is None:
+            from ember.ops.indexing import nonzero
 
-        return nonzero(condition, as_tuple=True)
-    if condition.dtype is not dtypes.bool_:
-        raise DTypeError(f"where: the condition must be a bool tensor, got "
-                         f"{condition.dtype.name}. Hint: compare it, e.g. where(c != 0, …)")
-    a, b = promote(input, other)
-    for value in (input, other):
-        if not isinstance(value, Tensor):
-            check_fits("where", value, a.dtype)
-    return apply(Where, condition, a, b)
+            return nonzero(condition, as_tuple=True)
+        if condition.dtype is not dtypes.bool_:
+            raise DTypeError(f"where: the condition must be a bool tensor, got "
+                             f"{condition.dtype.name}. Hint: compare it, e.g. where(c != 0, …)")
+        a, b = promote(input, other)
+        for value in (input, other):
+            if not isinstance(value, Tensor):
+                check_fits("where", value, a.dtype)
+        return apply(Where, condition, a, b)
+    except TensorLikeOperand:  # an operand is an fx Proxy, a DTensor, …
+        return handle(where, (condition, input, other), {})
 
 
 def zero_grad_from(source: Tensor, value: Tensor) -> Tensor:

@@ -117,12 +117,12 @@ def reshape(input: Tensor, *sizes: Any, shape: Any = None) -> Tensor:
         if sizes:
             raise TypeError("reshape: the shape was given twice, as sizes and as shape=")
         sizes = (shape,)
-    shape = sizes
-    if type(input) in TENSOR_LIKE:  # an ember.fx Proxy, a DTensor
-        return handle(reshape, (input, *shape), {})
-    shape = _resolve(input.shape, read_sizes(shape), "reshape")
-    if not _viewable(input, shape):
-        input = clone(input)
+    try:
+        shape = _resolve(input.shape, read_sizes(sizes), "reshape")
+        if not _viewable(input, shape):  # (reads the memory: a DTensor raises here)
+            input = clone(input)
+    except TensorLikeOperand:  # an ember.fx Proxy, a DTensor
+        return handle(reshape, (input, *sizes), {})
     return apply(Reshape, input, shape=shape)
 
 
@@ -173,8 +173,6 @@ def reshape_as(self: Tensor, other: Tensor) -> Tensor:
 
 def reshape_view(x: Tensor, shape: tuple) -> Tensor:
     """A reshape known to be a view (inserting or removing size-1 dims)."""
-    if type(x) in TENSOR_LIKE:  # squeeze, unsqueeze of a DTensor
-        return handle(reshape, (x, *shape), {})
     return apply(Reshape, x, shape=shape)
 
 
@@ -186,13 +184,21 @@ def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
         >>> ember.zeros(2, 1, 3, 1).squeeze(1).shape
         ember.Size([2, 3, 1])
     """
-    shape = input.shape
+    try:
+        return reshape_view(input, squeezed_shape(input.shape, dim))
+    except TensorLikeOperand:  # an ember.fx Proxy, a DTensor
+        return handle(squeeze, (input, dim), {})
+
+
+def squeezed_shape(shape: Sequence[int], dim: int | Sequence[int] | None) -> tuple[int, ...]:
+    """``shape`` without its size-1 dimensions (all, or those of ``dim``)."""
     if dim is None:
-        dims = set(range(len(shape)))
+        dims: Any = range(len(shape))
+    elif isinstance(dim, (tuple, list)):
+        dims = {normalize_dim(d, len(shape), "squeeze") for d in dim}
     else:
-        dims = {normalize_dim(d, len(shape), "squeeze")
-                for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
-    return reshape_view(input, tuple(s for i, s in enumerate(shape) if s != 1 or i not in dims))
+        dims = (normalize_dim(dim, len(shape), "squeeze"),)
+    return tuple(s for i, s in enumerate(shape) if s != 1 or i not in dims)
 
 
 @method()
@@ -203,9 +209,16 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
         >>> ember.zeros(2, 3).unsqueeze(-1).shape
         ember.Size([2, 3, 1])
     """
-    dim = normalize_dim(dim, input.ndim + 1, "unsqueeze")
-    shape = input.shape
-    return reshape_view(input, shape[:dim] + (1,) + shape[dim:])
+    try:
+        return reshape_view(input, unsqueezed_shape(input.shape, dim))
+    except TensorLikeOperand:  # an ember.fx Proxy, a DTensor
+        return handle(unsqueeze, (input, dim), {})
+
+
+def unsqueezed_shape(shape: Sequence[int], dim: int) -> tuple[int, ...]:
+    """``shape`` with a 1 inserted at ``dim``."""
+    dim = normalize_dim(dim, len(shape) + 1, "unsqueeze")
+    return (*shape[:dim], 1, *shape[dim:])
 
 
 @method()

@@ -241,6 +241,44 @@ close(loss.to_local(), want_loss)
 close(par.weight.grad.full_tensor(), head.weight.grad)
 close(par.bias.grad.full_tensor(), head.bias.grad)
 
+# -- review: edge cases ------------------------------------------------------------------------
+# enable_gqa: key/value with fewer heads, sharded over the batch (the heads stay whole)
+gq, gk, gv = ember.randn(3, 4, 2, 2, dtype=F64), *(ember.randn(3, 2, 2, 2, dtype=F64)
+                                                   for _ in range(2))
+for p in (Shard(0), Replicate()):
+    y = check(lambda x, y_, z: F.scaled_dot_product_attention(x, y_, z, enable_gqa=True), gq, gk,
+              gv, places=(p, p, p))
+    assert y.placements == (p,)
+# loss_parallel checks its arguments as the dense cross_entropy does, and takes the target and
+# weight only replicated (as PyTorch's)
+with loss_parallel():
+    sharded = distribute_tensor(logits, mesh, [Shard(1)])
+    for smoothing in (-0.1, 1.5):
+        with pytest.raises(ValueError, match=r"cross_entropy: label_smoothing must be in \[0, 1\]"):
+            F.cross_entropy(sharded, labels, label_smoothing=smoothing)
+    with pytest.raises(ember.errors.DTypeError, match="cross_entropy: expected a floating input"):
+        F.cross_entropy(distribute_tensor(ember.ones(6, 7, dtype=ember.int64), mesh,
+                                          [Shard(1)]), labels)
+    with pytest.raises(RuntimeError, match=r"cross_entropy: .*target .*Shard\(dim=0\).*"
+                       r"Replicate\(\)"):
+        F.cross_entropy(sharded, distribute_tensor(labels, mesh, [Shard(0)]))
+    with pytest.raises(RuntimeError, match=r"cross_entropy: .*weight .*Shard\(dim=0\)"):
+        F.cross_entropy(sharded, labels, weight=distribute_tensor(cls_w, mesh, [Shard(0)]))
+    close(F.cross_entropy(sharded, distribute_tensor(labels, mesh), weight=distribute_tensor(
+        cls_w, mesh)).to_local(), F.cross_entropy(logits, labels, weight=cls_w))
+# squeeze/unsqueeze (functional and methods) keep shards, with negative dims
+for p in PLACES:
+    check(lambda x: ember.squeeze(ember.unsqueeze(x, -1), -1).unsqueeze(1).squeeze((1,)), a,
+          places=(p,))
+# comparisons take DTensors (where's condition made from them), Partial reduced first
+for p in PLACES:
+    y = check(lambda x: ember.where(x > 0, x, 0.5 * x) + (0.2 >= x) * 1.0 + (x == x) * 2.0 +
+              ember.lt(x, -0.3) * 3.0 + x.ne(0.1) * 1.0, a, places=(p,))
+    assert y.placements == ((Replicate(),) if p.is_partial() else (p,))
+# *_like check memory_format as the dense ops do
+with pytest.raises(TypeError, match="zeros_like: memory_format"):
+    ember.zeros_like(distribute_tensor(a, mesh), memory_format="channels_last")
+
 # the docstring examples (written for 2 ranks) run as they say
 if n == 2:
     import ember.distributed.tensor as dtensor_pkg

@@ -50,8 +50,10 @@ def _attention(op: Callable, query: Any, key: Any, value: Any, attn_mask: Any = 
             any(p == Shard(ndim - 3) for p in out):
         raise no_rule(_OP, inputs, "with enable_gqa the heads dimension cannot be sharded "
                       "while key/value have fewer heads than the query")
-    lead = broadcast_shapes(*(x.shape[:-2] for x in inputs))
-    shape = (*lead, query.shape[-2], value.shape[-1])
+    # with enable_gqa, key/value's fewer heads (dim -3) are repeated to the query's
+    grouped = [x.shape[:-3] + (1,) if enable_gqa and x is not query and x is not attn_mask and
+               x.ndim >= 3 else x.shape[:-2] for x in inputs]
+    shape = (*broadcast_shapes(*grouped), query.shape[-2], value.shape[-1])
 
     def attend(q: Any, k: Any, v: Any, mask: Any = None) -> Any:
         return op(q, k, v, mask, 0.0, is_causal, scale, enable_gqa)

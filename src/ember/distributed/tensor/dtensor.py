@@ -30,7 +30,7 @@ from ember.distributed.object_collectives import all_gather_object
 from ember.distributed.process_group import get_world_size
 from ember.distributed.tensor.placement import Partial, Placement, Replicate, Shard
 from ember.distributed.tensor.redistribute import (
-    local_bounds,
+    local_piece,
     local_shape,
     partition,
     redistribute_local,
@@ -237,7 +237,7 @@ class DTensor:
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         raise _mixed_error(None, self)
 
-    def __eq__(self, other: object) -> Any:  # elementwise, as a tensor's: no rule yet
+    def __eq__(self, other: object) -> Any:  # elementwise, as a tensor's (rule: tensor_ops)
         return compare.eq(self, other)
 
     def __ne__(self, other: object) -> Any:
@@ -357,9 +357,7 @@ def distribute_tensor(tensor: Tensor, device_mesh: DeviceMesh | None = None,
         for m in range(mesh.ndim):
             group = mesh.get_group(m)
             collectives.broadcast(data, src=group.ranks[src_data_rank], group=group)
-    for d in range(data.ndim):
-        lo, hi = local_bounds(data.shape[d], d, mesh, places)
-        data = data.narrow(d, lo, hi - lo)
+    data = local_piece(data, mesh, places)
     for m, p in enumerate(places):
         if isinstance(p, Partial):  # terms that reduce to the value
             data = partition(data, p, mesh.get_group(m))

@@ -58,7 +58,18 @@ from ember.ops.linalg import matmul, matmul_shape
 from ember.ops.linear import linear
 from ember.ops.overrides import register
 from ember.ops.primitive import apply
-from ember.ops.shape import flatten, permute, read_sizes, reshape, squeeze, t, transpose, unsqueeze
+from ember.ops.shape import (
+    flatten,
+    permute,
+    read_sizes,
+    reshape,
+    squeeze,
+    squeezed_shape,
+    t,
+    transpose,
+    unsqueeze,
+    unsqueezed_shape,
+)
 from ember.ops.softmax import log_softmax, softmax
 from ember.tensor import Tensor
 
@@ -499,6 +510,16 @@ def _same_placements(x: DTensor, fn: Callable) -> DTensor:
 @rule(reshape)
 def _reshape(op: Callable, input: DTensor, *shape: Any) -> DTensor:
     return reshaped(input, read_sizes(shape), "reshape")
+
+
+@rule(squeeze)
+def _squeeze(op: Callable, input: DTensor, dim: Any = None) -> DTensor:
+    return reshaped(input, squeezed_shape(input.shape, dim), "squeeze")
+
+
+@rule(unsqueeze)
+def _unsqueeze(op: Callable, input: DTensor, dim: int) -> DTensor:
+    return reshaped(input, unsqueezed_shape(input.shape, dim), "unsqueeze")
 
 
 @rule(clone)

@@ -21,13 +21,12 @@ Example (2 ranks):
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.object_collectives import broadcast_object_list
 from ember.distributed.tensor.dtensor import DTensor
 from ember.distributed.tensor.ops import rule
-from ember.distributed.tensor.redistribute import local_bounds
+from ember.distributed.tensor.redistribute import local_piece
 from ember.ops.creation import ones
 from ember.ops.dropout import dropout
 from ember.ops.random import Generator, default_generator
@@ -59,15 +58,6 @@ def shared_generator() -> Generator:
     return _shared
 
 
-def local_piece(full: Any, d: DTensor) -> Any:
-    """This rank's piece of ``full``, a tensor of ``d``'s global shape, under ``d``'s
-    placements (whole along ``Replicate`` and ``Partial`` mesh dimensions)."""
-    for dim, size in enumerate(d.shape):
-        lo, hi = local_bounds(size, dim, d.device_mesh, d.placements)
-        full = full.narrow(dim, lo, hi - lo)
-    return full
-
-
 @rule(dropout)
 def _dropout(op: Callable, input: DTensor, p: float = 0.5, training: bool = True, *,
              inplace: bool = False, generator: Generator | None = None) -> DTensor:
@@ -77,6 +67,6 @@ def _dropout(op: Callable, input: DTensor, p: float = 0.5, training: bool = True
         return input
     scaled_mask = op(ones(*input.shape, dtype=local.dtype), p, True,
                      generator=generator if generator is not None else shared_generator())
-    piece = local_piece(scaled_mask, input)
+    piece = local_piece(scaled_mask, input.device_mesh, input.placements)
     out = local.mul_(piece) if inplace else local * piece
     return input if inplace else DTensor(out, input.device_mesh, input.placements, input.shape)

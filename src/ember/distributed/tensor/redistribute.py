@@ -33,7 +33,7 @@ from ember.ops.pad import pad
 from ember.ops.primitive import Primitive, apply, primitive
 from ember.tensor import Tensor
 
-__all__ = ["local_bounds", "local_shape", "partition", "redistribute_local"]
+__all__ = ["local_bounds", "local_piece", "local_shape", "partition", "redistribute_local"]
 
 
 @primitive
@@ -82,6 +82,15 @@ def local_shape(shape: Sequence[int], mesh: DeviceMesh,
     """The shape of this rank's local tensor for a global ``shape``."""
     return tuple(hi - lo for lo, hi in (local_bounds(s, d, mesh, placements)
                                         for d, s in enumerate(shape)))
+
+
+def local_piece(full: Tensor, mesh: DeviceMesh, placements: Sequence[Placement]) -> Tensor:
+    """This rank's piece of ``full``, a whole global tensor, under ``placements`` (whole along
+    ``Replicate`` and ``Partial`` mesh dimensions): no communication."""
+    for dim, size in enumerate(full.shape):
+        lo, hi = local_bounds(size, dim, mesh, placements)
+        full = full.narrow(dim, lo, hi - lo)
+    return full
 
 
 def _gather(x: Tensor, dim: int, size: int, group: object) -> Tensor:

@@ -7,7 +7,8 @@
 * indexing with integers, slices, ``None`` and ``...``: a dimension indexed other than by
   ``:`` is gathered first where it is sharded (PyTorch redistributes likewise); tensor
   (advanced) indices have no rule;
-* ``where``: elementwise, as ``+`` (a ``Partial`` operand is reduced first);
+* ``where`` and the comparisons (``==``, ``<``, …): elementwise, as ``+`` (a ``Partial``
+  operand is reduced first);
 * ``zeros_like``, ``ones_like``, ``empty_like``, ``full_like``: the input's placements, with
   ``Partial`` made ``Replicate`` (the values do not depend on the input; PyTorch's rule).
 
@@ -26,6 +27,7 @@ from ember.distributed.tensor.dtensor import DTensor
 from ember.distributed.tensor.ops import compute, dtensors, no_rule, pointwise, rule
 from ember.distributed.tensor.placement import Placement, Replicate, Shard
 from ember.errors import ShapeError
+from ember.ops import compare
 from ember.ops.creation import empty_like, full_like, ones_like, zeros_like
 from ember.ops.dims import normalize_dim
 from ember.ops.join import cat, stack
@@ -77,6 +79,11 @@ def _stack(op: Callable, tensors: Sequence[Any], dim: int = 0) -> DTensor:
     out = [Shard(p.dim + (p.dim >= d)) if isinstance(p, Shard) else p for p in target]
     shape = [*found[0].shape[:d], len(found), *found[0].shape[d:]]
     return compute(found, [target] * len(found), out, shape, lambda *t: stack(list(t), d))
+
+
+@rule(compare.eq, compare.ne, compare.lt, compare.le, compare.gt, compare.ge)
+def _compare(op: Callable, input: Any, other: Any) -> DTensor:
+    return pointwise(op.__name__, [input, other], op)
 
 
 @rule(where)
@@ -138,3 +145,7 @@ def getitem(x: DTensor, index: Any) -> DTensor:
 
 DTensor.__getitem__ = getitem
 DTensor.where = lambda self, condition, other: where(condition, self, other)
+for _op in (compare.eq, compare.ne, compare.lt, compare.le, compare.gt, compare.ge):
+    setattr(DTensor, _op.__name__, _op)
+    if _op.__name__ not in ("eq", "ne"):  # (DTensor defines __eq__, __ne__ and __hash__)
+        setattr(DTensor, f"__{_op.__name__}__", _op)

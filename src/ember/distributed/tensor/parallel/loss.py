@@ -8,7 +8,8 @@ normalizer, the target's log-probability), then every rank holds the whole loss 
 
 Outside ``loss_parallel`` a DTensor ``cross_entropy`` gathers the logits first (to
 ``Replicate``), as PyTorch's does. In both, a target (or ``weight``) given as an ordinary
-tensor is taken as replicated (PyTorch's ``loss_parallel`` does so too).
+tensor is taken as replicated (PyTorch's ``loss_parallel`` does so too); inside
+``loss_parallel`` a DTensor one must be ``Replicate``.
 
 Example (2 ranks):
     >>> logits = distribute_tensor(ember.randn(4, 6), mesh, [Shard(1)])
@@ -29,7 +30,7 @@ from ember.distributed.tensor.dtensor import DTensor
 from ember.distributed.tensor.ops import compute, fill, no_rule, rule
 from ember.distributed.tensor.placement import Replicate, Shard
 from ember.distributed.tensor.redistribute import local_bounds
-from ember.errors import ShapeError
+from ember.errors import DTypeError, ShapeError
 from ember.ops.creation import full
 from ember.ops.gather import class_indices, gather
 from ember.ops.loss import cross_entropy
@@ -91,6 +92,13 @@ def _cross_entropy(op: Callable, input: Any, target: Any, weight: Any = None, *,
                          f"dimension {class_dim} on a 1-d mesh, got placements "
                          f"{input.placements} on {mesh}. Hint: ColwiseParallel(use_local_"
                          "output=False) gives Shard(-1)")
+    if not input.dtype.is_floating_point:
+        raise DTypeError(f"cross_entropy: expected a floating input, got {input.dtype.name}")
+    for name, x in (("target", target), ("weight", weight)):
+        if isinstance(x, DTensor) and not all(p.is_replicate() for p in x.placements):
+            raise RuntimeError(f"cross_entropy: loss_parallel takes the {name} replicated, got "
+                               f"placements {x.placements}; expected {(Replicate(),)}. Hint: "
+                               f"redistribute it to Replicate() or pass an ordinary tensor")
     if target.dtype.is_floating_point or target.dtype.name == "bool":
         raise no_rule("cross_entropy", [input, target], "loss_parallel takes class-index "
                       "targets (probability targets: compute outside loss_parallel)")
