@@ -155,3 +155,18 @@ def _callback_error_story(futures):
 def test_futures_callback_errors_as_torch():
     assert _callback_error_story(ember.futures) == _callback_error_story(torch.futures)
 
+
+def test_work_wait_runs_the_callbacks_of_its_future():
+    class Finished:  # an MPI request that is done
+        def Wait(self):  # noqa: N802 - mpi4py's name
+            pass
+
+        def Test(self):  # noqa: N802
+            return True
+
+    t = ember.tensor([1.0])
+    work = dist.Work(Finished(), outputs=[t])
+    seen = []
+    chained = work.get_future().then(lambda f: seen.append(f.value()[0] is t))
+    work.wait()  # as torch: the work's end completes its future and runs what is chained
+    assert seen == [True] and chained.done() and work.get_future().wait() == [t]
