@@ -114,3 +114,15 @@ def test_tcp_store_clients_and_errors():
         dist.TCPStore("127.0.0.1", 0, is_master=True, multi_tenant=True)
     with pytest.raises(TypeError, match="expected an ember.distributed.Store"):
         dist.PrefixStore("p", {})
+
+
+@pytest.mark.parametrize("make", [dist.HashStore, lambda: _tcp_master(), tdist.HashStore])
+def test_keys_and_amounts_are_checked_as_torch(make):
+    store = make()
+    with pytest.raises(TypeError):
+        store.set(5, "x")
+    with pytest.raises(TypeError):
+        store.add("n", 1.5)
+    with pytest.raises(TypeError):
+        store.get(b"k")
+    assert store.add("n", 1) == 1
