@@ -124,5 +124,6 @@ def test_keys_and_amounts_are_checked_as_torch(make):
     with pytest.raises(TypeError):
         store.add("n", 1.5)
     with pytest.raises(TypeError):
-        store.get(b"k")
-    assert store.add("n", 1) == 1
+        store.check("k")  # (a str is not a list of keys)
+    store.set(b"k", "v")  # a bytes key is its UTF-8 text
+    assert store.get("k") == b"v" and store.add("n", 1) == 1

@@ -46,6 +46,9 @@ def _as_bytes(value: Value, who: str) -> bytes:
 
 
 def _key(key: Any, who: str) -> str:
+    """``key`` as text: a str, or bytes read as UTF-8 (as torch)."""
+    if isinstance(key, bytes):
+        return key.decode()
     if not isinstance(key, str):
         raise TypeError(f"Store.{who}: keys are str, got {type(key).__name__} {key!r}")
     return key
@@ -124,7 +127,8 @@ class Store(abc.ABC):
 
     def get(self, key: str) -> bytes:
         """The value of ``key``, waiting for it to be set (at most :attr:`timeout`)."""
-        self.wait([_key(key, "get")])
+        key = _key(key, "get")
+        self.wait([key])
         return self._request("get", key)
 
     def add(self, key: str, amount: int) -> int:
