@@ -116,6 +116,33 @@ def test_tcp_store_clients_and_errors():
         dist.PrefixStore("p", {})
 
 
+def test_tcp_clients_fail_once_the_master_is_gone():
+    """As torch's: when the master store goes, its server closes every connection, so the
+    clients' next calls (and a call waiting in the server) raise instead of being served by a
+    server nobody owns."""
+    seconds = datetime.timedelta(seconds=5)
+    master = _tcp_master(timeout=seconds)
+    port = master.port
+    client = dist.TCPStore("127.0.0.1", port, timeout=seconds)
+    client.set("k", "v")
+    waiting = []
+
+    def wait_for_a_key_nobody_sets():
+        try:
+            dist.TCPStore("127.0.0.1", port, timeout=seconds).wait(["never"])
+        except dist.DistError as exc:
+            waiting.append(exc)
+
+    waiter = threading.Thread(target=wait_for_a_key_nobody_sets)
+    waiter.start()
+    threading.Event().wait(0.2)
+    del master  # (its finalizer stops the server)
+    with pytest.raises(dist.DistNetworkError, match="closed the connection"):
+        client.get("k")
+    waiter.join(3)
+    assert len(waiting) == 1 and isinstance(waiting[0], dist.DistNetworkError)
+
+
 @pytest.mark.parametrize("make", [dist.HashStore, lambda: _tcp_master(), tdist.HashStore])
 def test_keys_and_amounts_are_checked_as_torch(make):
     store = make()
