@@ -49,7 +49,8 @@ def check_split_group() -> None:
     parent = dist.new_group(list(range(1, n)))  # world ranks 1 … n-1
     if parent is dist.GroupMember.NON_GROUP_MEMBER:
         return
-    halves = dist.split_group(parent, [list(range(0, n - 1, 2)), list(range(1, n - 1, 2))])
+    halves = dist.split_group(parent, [part for part in (list(range(0, n - 1, 2)),
+                                                         list(range(1, n - 1, 2))) if part])
     expected = [r for r in range(1, n) if (r - 1) % 2 == (rank - 1) % 2]
     assert dist.get_process_group_ranks(halves) == expected
     t = ember.tensor([float(rank)])
@@ -57,3 +58,7 @@ def check_split_group() -> None:
     assert t.item() == sum(expected)
     with pytest.raises(ValueError, match="non-empty list of lists"):
         dist.split_group(parent, [])
+    with pytest.raises(ValueError, match="cannot be empty"):  # (as torch)
+        dist.split_group(parent, [[0], []])
+    with pytest.raises(ValueError, match="duplicate ranks"):
+        dist.split_group(parent, [[0, 0]])
