@@ -260,6 +260,19 @@ def check_local_sgd():
     np.testing.assert_allclose(model.module[0].weight.detach().numpy(), w - rank + (n - 1) / 2)
 
 
+def check_average_parameters_promotes():
+    """As torch.cat in torch's average_parameters: a float64 parameter after a float32 one is
+    averaged in float64 (not rounded to the first parameter's dtype)."""
+    from ember.distributed.algorithms.model_averaging.utils import average_parameters
+
+    rank = dist.get_rank()
+    low, high = ember.ones(2, dtype=ember.float32), ember.ones(3, dtype=ember.float64)
+    high.add_(1e-10 * rank)
+    average_parameters(iter([low, high]), None)
+    mean = 1 + 1e-10 * (dist.get_world_size() - 1) / 2
+    assert high.tolist() == [mean] * 3 and low.dtype == ember.float32, high.tolist()
+
+
 # -- futures of collectives; a hook that returns no future ------------------------------------
 def check_futures_and_errors():
     rank, n = dist.get_rank(), dist.get_world_size()
@@ -279,4 +292,5 @@ def check_comm_hooks() -> None:
     check_half_precision_hooks()
     check_powerSGD()
     check_local_sgd()
+    check_average_parameters_promotes()
     check_futures_and_errors()
