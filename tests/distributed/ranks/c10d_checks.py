@@ -25,6 +25,10 @@ def check_coalesced_and_names() -> None:
     with pytest.warns(FutureWarning, match="all_gather_coalesced"):
         dist.all_gather_coalesced(outs, [ember.tensor([rank, rank + 1]), ember.tensor([-rank])])
     assert [[t.tolist() for t in o] for o in outs] == [[[r, r + 1], [-r]] for r in range(n)]
+    wrong = [[ember.zeros(1, dtype=ember.int32)] for _ in range(n)]  # (same bytes, not dtype)
+    with pytest.raises(ember.ShapeError, match="like input_tensor_list"), \
+            pytest.warns(FutureWarning):
+        dist.all_gather_coalesced(wrong, [ember.ones(1)])
     with pytest.raises(ember.DTypeError, match="mixes dtypes"), pytest.warns(FutureWarning):
         dist.all_reduce_coalesced([ember.ones(1), ember.ones(1, dtype=ember.float64)])
     assert dist.all_gather_single is dist.all_gather_into_tensor
