@@ -280,6 +280,18 @@ def check_futures_and_errors():
     fut = dist.all_reduce(t, async_op=True).get_future()
     assert fut.then(lambda f: f.value()[0] * 10).wait().tolist() == [10.0 * n * (n + 1) / 2]
     assert fut.done() and fut.value()[0] is t
+    outs = [ember.zeros(1) for _ in range(n)]  # (as torch: the futures hold the outputs)
+    fut = dist.all_gather(outs, ember.tensor([float(rank)]), async_op=True).get_future()
+    assert fut.wait() == outs and [o.item() for o in outs] == list(range(n))
+    mine = ember.zeros(1)
+    parts = [ember.tensor([float(r)]) for r in range(n)] if rank == 0 else None
+    assert dist.scatter(mine, parts, src=0, async_op=True).get_future().wait() == [mine]
+    gathered = [ember.zeros(1) for _ in range(n)] if rank == 0 else None
+    fut = dist.gather(ember.tensor([float(rank)]), gathered, dst=0, async_op=True).get_future()
+    assert fut.wait() == (gathered if rank == 0 else [])
+    received = [ember.zeros(1) for _ in range(n)]
+    fut = dist.all_to_all(received, [ember.tensor([float(rank)])] * n, async_op=True)
+    assert fut.get_future().wait() == received
     bad = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
     bad.register_comm_hook(None, lambda state, bucket: bucket.buffer())
     with pytest.raises(TypeError, match="returned Tensor, expected an ember.futures.Future"):
