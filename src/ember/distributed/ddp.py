@@ -298,12 +298,19 @@ class DistributedDataParallel(nn.Module):
         flat = bucket.flat.astype(first._data.dtype, copy=False)  # (half: summed as float32)
         grads = GradBucket(b, _wrap(flat, first._device), bucket.params, bucket.offsets,
                            b == len(self._buckets) - 1)
-        fut = hook(state, grads)
-        if not isinstance(fut, Future):
-            raise TypeError(f"DistributedDataParallel: the communication hook "
-                            f"{getattr(hook, '__qualname__', hook)!r} returned "
-                            f"{type(fut).__name__}, expected an ember.futures.Future of the "
-                            "bucket's flat gradients")
+        try:
+            fut = hook(state, grads)
+            if not isinstance(fut, Future):
+                raise TypeError(f"DistributedDataParallel: the communication hook "
+                                f"{getattr(hook, '__qualname__', hook)!r} returned "
+                                f"{type(fut).__name__}, expected an ember.futures.Future of "
+                                "the bucket's flat gradients")
+        except Exception:  # the earlier buckets' futures still run; the step ends cleanly
+            for earlier in self._buckets[:b]:
+                with contextlib.suppress(Exception):
+                    earlier.work.wait()
+            self._abandon_step()
+            raise
         return fut
 
     def _hook_result(self, b: int, value: Any) -> np.ndarray:

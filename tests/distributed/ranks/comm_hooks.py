@@ -292,23 +292,26 @@ def check_futures_and_errors():
     received = [ember.zeros(1) for _ in range(n)]
     fut = dist.all_to_all(received, [ember.tensor([float(rank)])] * n, async_op=True)
     assert fut.get_future().wait() == received
-    calls = []
-
-    def fails_once(state, bucket):  # (the first bucket of the first step fails)
-        calls.append(bucket.index())
-        fut = default_hooks.allreduce_hook(None, bucket)
-        return fut.then(lambda f: 1 / 0) if len(calls) == 1 else fut
-
-    flaky = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
-    flaky.register_comm_hook(None, fails_once)
-    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
-        backward(flaky, 0)
-    assert all(p.grad is None for p in flaky.parameters())  # (none left uninitialised)
-    backward(flaky, 1)  # the next step runs as usual
     plain = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
     backward(plain, 1)
-    for ours, expected in zip(grads(flaky), grads(plain)):
-        np.testing.assert_array_equal(ours, expected)
+    for fail_in_hook in (False, True):  # its future fails, or the hook itself raises
+        calls = []
+
+        def fails_once(state, bucket, fail_in_hook=fail_in_hook, calls=calls):
+            calls.append(bucket.index())  # (the first step's second bucket fails)
+            if len(calls) == 2 and fail_in_hook:
+                raise ZeroDivisionError("in the hook")
+            fut = default_hooks.allreduce_hook(None, bucket)
+            return fut.then(lambda f: 1 / 0) if len(calls) == 2 else fut
+
+        flaky = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
+        flaky.register_comm_hook(None, fails_once)
+        with pytest.raises((RuntimeError, ZeroDivisionError), match="ZeroDivisionError|in the"):
+            backward(flaky, 0)
+        assert all(p.grad is None for p in flaky.parameters())  # (none left uninitialised)
+        backward(flaky, 1)  # the next step runs as usual
+        for ours, expected in zip(grads(flaky), grads(plain)):
+            np.testing.assert_array_equal(ours, expected)
     bad = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
     bad.register_comm_hook(None, lambda state, bucket: bucket.buffer())
     with pytest.raises(TypeError, match="returned Tensor, expected an ember.futures.Future"):
