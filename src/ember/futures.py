@@ -3,10 +3,10 @@
 A future is completed once, with a result or an exception. :meth:`Future.then` chains a
 callback that runs when it completes and returns a new future of the callback's result.
 Futures from collectives (``Work.get_future()`` in :mod:`ember.distributed`) complete when
-waited on: ``wait()`` on any future of a chain finishes the communication it depends on and
-runs the callbacks in order, on the waiting thread (MPI moves a request along only inside MPI
-calls). A future made with ``Future()`` completes when some code (another thread, say) calls
-:meth:`Future.set_result`.
+waited on: ``wait()`` of the work, or ``wait()`` (``done()``, once the request is done) on any
+future of a chain, finishes the communication and runs the callbacks in order, on that thread
+(MPI moves a request along only inside MPI calls). A future made with ``Future()`` completes
+when some code (another thread, say) calls :meth:`Future.set_result`.
 
 Example:
     >>> fut = ember.futures.Future()
