@@ -152,5 +152,9 @@ def test_keys_and_amounts_are_checked_as_torch(make):
         store.add("n", 1.5)
     with pytest.raises(TypeError):
         store.check("k")  # (a str is not a list of keys)
+    with pytest.raises(TypeError):
+        store.wait(["k"], "soon")
+    with pytest.raises(RuntimeError, match="(?i)wait timeout"):  # (both DistStoreErrors)
+        store.wait(["never"], 0.05)  # (seconds, as a number)
     store.set(b"k", "v")  # a bytes key is its UTF-8 text
     assert store.get("k") == b"v" and store.add("n", 1) == 1

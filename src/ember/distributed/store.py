@@ -188,10 +188,15 @@ class Store(abc.ABC):
         """How many keys are set."""
         return self._request("num_keys")
 
-    def wait(self, keys: list[str], timeout: datetime.timedelta | None = None) -> None:
+    def wait(self, keys: list[str], timeout: datetime.timedelta | float | None = None) -> None:
         """Blocks until every key in ``keys`` is set, at most ``timeout`` (default
         :attr:`timeout`; zero means no limit, as in PyTorch); then raises
         :class:`DistStoreError` naming the missing ones."""
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool):
+            timeout = datetime.timedelta(seconds=timeout)  # (seconds, as torch takes them)
+        elif timeout is not None and not isinstance(timeout, datetime.timedelta):
+            raise TypeError(f"Store.wait: timeout must be a datetime.timedelta or seconds, got "
+                            f"{timeout!r}")
         limit = (self._timeout if timeout is None else timeout).total_seconds()
         missing = self._request("missing_after", _keys(keys, "wait"), limit or None)
         if missing:
