@@ -3,10 +3,10 @@
 A future is completed once, with a result or an exception. :meth:`Future.then` chains a
 callback that runs when it completes and returns a new future of the callback's result.
 Futures from collectives (``Work.get_future()`` in :mod:`ember.distributed`) complete when
-waited on: ``wait()`` on any future of a chain finishes the communication it depends on and
-runs the callbacks in order, on the waiting thread (MPI moves a request along only inside MPI
-calls). A future made with ``Future()`` completes when some code (another thread, say) calls
-:meth:`Future.set_result`.
+waited on: ``wait()`` of the work, or ``wait()`` (``done()``, once the request is done) on any
+future of a chain, finishes the communication and runs the callbacks in order, on that thread
+(MPI moves a request along only inside MPI calls). A future made with ``Future()`` completes
+when some code (another thread, say) calls :meth:`Future.set_result`.
 
 Example:
     >>> fut = ember.futures.Future()
@@ -18,11 +18,14 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["Future", "collect_all", "wait_all"]
 
@@ -93,6 +96,9 @@ class Future(Generic[T]):
             >>> chained.wait()
             20
         """
+        if not callable(callback):
+            raise TypeError(f"Future.then: the callback must be callable, got "
+                            f"{type(callback).__name__}")
         child = Future._driven_by(self._drive)
 
         def run(parent: Future) -> None:
@@ -110,12 +116,16 @@ class Future(Generic[T]):
         return child
 
     def add_done_callback(self, callback: Callable[[Future[T]], None]) -> None:
-        """Runs ``callback(self)`` when the future completes (at once if it has)."""
+        """Runs ``callback(self)`` when the future completes (at once if it has). An exception
+        it raises is logged and dropped, as in PyTorch (use :meth:`then` to keep it)."""
+        if not callable(callback):
+            raise TypeError(f"Future.add_done_callback: the callback must be callable, got "
+                            f"{type(callback).__name__}")
         with self._lock:
             if not self._done:
                 self._callbacks.append(callback)
                 return
-        callback(self)
+        _run_logged(callback, self)
 
     def set_result(self, result: T) -> None:
         """Completes the future with ``result`` and runs its callbacks."""
@@ -136,14 +146,23 @@ class Future(Generic[T]):
             callbacks, self._callbacks = self._callbacks, []
             self._lock.notify_all()
         for callback in callbacks:
-            callback(self)
+            _run_logged(callback, self)
 
     def __repr__(self) -> str:
         return f"<ember.futures.Future ({'done' if self._done else 'pending'})>"
 
 
+def _run_logged(callback: Callable[[Future], None], fut: Future) -> None:
+    """Runs a done-callback; its exception is logged, not raised (the other callbacks run)."""
+    try:
+        callback(fut)
+    except Exception:
+        logger.exception("Got the following error when running the callback")
+
+
 def collect_all(futures: list[Future]) -> Future[list[Future]]:
-    """A future that completes with the list ``futures`` once all of them have completed.
+    """A future that completes with the list ``futures`` once all of them have completed, or
+    with the first exception among them (in the order they completed), as in PyTorch.
 
     Example:
         >>> a, b = ember.futures.Future(), ember.futures.Future()
@@ -160,13 +179,18 @@ def collect_all(futures: list[Future]) -> Future[list[Future]]:
 
     out = Future._driven_by(drive)
     remaining = [len(futures)]
+    errors: list[BaseException] = []
     lock = threading.Lock()
 
-    def arrived(_: Future) -> None:
+    def arrived(fut: Future) -> None:
         with lock:
             remaining[0] -= 1
             last = remaining[0] == 0
-        if last:
+            if fut._error is not None:
+                errors.append(fut._error)
+        if last and errors:
+            out.set_exception(errors[0])
+        elif last:
             out.set_result(futures)
 
     if not futures:
@@ -177,11 +201,12 @@ def collect_all(futures: list[Future]) -> Future[list[Future]]:
 
 
 def wait_all(futures: list[Future]) -> list:
-    """Waits for every future and returns their results (raising the first exception).
+    """Waits for every future and returns their results (raising the first exception, as
+    :func:`collect_all`).
 
     Example:
         >>> a = ember.futures.Future(); a.set_result(3)
         >>> ember.futures.wait_all([a])
         [3]
     """
-    return [fut.wait() for fut in futures]
+    return [fut.wait() for fut in collect_all(futures).wait()]

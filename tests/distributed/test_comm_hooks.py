@@ -126,3 +126,47 @@ def test_docstring_examples_run():
         for test in doctest.DocTestFinder(recurse=False).find(obj, globs=glob):
             runner.run(test)
     assert runner.failures == 0 and runner.tries >= 3
+
+
+def _callback_error_story(futures):
+    """What torch.futures does with failing done-callbacks, failing sub-futures and bad
+    callbacks (torch logs a done-callback's error and runs the other callbacks)."""
+    out = []
+    fut = futures.Future()
+    seen = []
+    fut.add_done_callback(lambda f: 1 / 0)
+    fut.add_done_callback(lambda f: seen.append(f.value()))
+    fut.set_result(1)  # (no error: the failing callback is logged)
+    fut.add_done_callback(lambda f: 1 / 0)  # (on a completed future: run inline, logged)
+    out += [seen, fut.wait()]
+    a, b = futures.Future(), futures.Future()
+    both = futures.collect_all([a, b])
+    a.set_exception(ValueError("first failed"))
+    out.append(both.done())  # (it waits for every future)
+    b.set_result(2)
+    for waiting in (both.wait, lambda: futures.wait_all([a, b])):
+        with pytest.raises(ValueError, match="first failed"):
+            waiting()
+    with pytest.raises(TypeError):
+        futures.Future().then(5)
+    return out
+
+
+def test_futures_callback_errors_as_torch():
+    assert _callback_error_story(ember.futures) == _callback_error_story(torch.futures)
+
+
+def test_work_wait_runs_the_callbacks_of_its_future():
+    class Finished:  # an MPI request that is done
+        def Wait(self):  # noqa: N802 - mpi4py's name
+            pass
+
+        def Test(self):  # noqa: N802
+            return True
+
+    t = ember.tensor([1.0])
+    work = dist.Work(Finished(), outputs=[t])
+    seen = []
+    chained = work.get_future().then(lambda f: seen.append(f.value()[0] is t))
+    work.wait()  # as torch: the work's end completes its future and runs what is chained
+    assert seen == [True] and chained.done() and work.get_future().wait() == [t]

@@ -114,3 +114,47 @@ def test_tcp_store_clients_and_errors():
         dist.TCPStore("127.0.0.1", 0, is_master=True, multi_tenant=True)
     with pytest.raises(TypeError, match="expected an ember.distributed.Store"):
         dist.PrefixStore("p", {})
+
+
+def test_tcp_clients_fail_once_the_master_is_gone():
+    """As torch's: when the master store goes, its server closes every connection, so the
+    clients' next calls (and a call waiting in the server) raise instead of being served by a
+    server nobody owns."""
+    seconds = datetime.timedelta(seconds=5)
+    master = _tcp_master(timeout=seconds)
+    port = master.port
+    client = dist.TCPStore("127.0.0.1", port, timeout=seconds)
+    client.set("k", "v")
+    waiting = []
+
+    def wait_for_a_key_nobody_sets():
+        try:
+            dist.TCPStore("127.0.0.1", port, timeout=seconds).wait(["never"])
+        except dist.DistError as exc:
+            waiting.append(exc)
+
+    waiter = threading.Thread(target=wait_for_a_key_nobody_sets)
+    waiter.start()
+    threading.Event().wait(0.2)
+    del master  # (its finalizer stops the server)
+    with pytest.raises(dist.DistNetworkError, match="closed the connection"):
+        client.get("k")
+    waiter.join(3)
+    assert len(waiting) == 1 and isinstance(waiting[0], dist.DistNetworkError)
+
+
+@pytest.mark.parametrize("make", [dist.HashStore, lambda: _tcp_master(), tdist.HashStore])
+def test_keys_and_amounts_are_checked_as_torch(make):
+    store = make()
+    with pytest.raises(TypeError):
+        store.set(5, "x")
+    with pytest.raises(TypeError):
+        store.add("n", 1.5)
+    with pytest.raises(TypeError):
+        store.check("k")  # (a str is not a list of keys)
+    with pytest.raises(TypeError):
+        store.wait(["k"], "soon")
+    with pytest.raises(RuntimeError, match="(?i)wait timeout"):  # (both DistStoreErrors)
+        store.wait(["never"], 0.05)  # (seconds, as a number)
+    store.set(b"k", "v")  # a bytes key is its UTF-8 text
+    assert store.get("k") == b"v" and store.add("n", 1) == 1

@@ -219,7 +219,7 @@ class Work:
         >>> work.wait()
     """
 
-    __slots__ = ("_request", "_finish", "_done", "_outputs", "_future")
+    __slots__ = ("_request", "_finish", "_done", "_outputs", "_future", "_future_set")
 
     def __init__(
         self,
@@ -230,6 +230,7 @@ class Work:
         self._request, self._finish, self._done = request, finish, False
         self._outputs = [] if outputs is None else outputs
         self._future: Future | None = None
+        self._future_set = False
 
     def _complete(self) -> None:
         self._done = True
@@ -242,6 +243,7 @@ class Work:
         if not self._done:
             self._request.Wait()
             self._complete()
+        self._set_future()
         return True
 
     def is_completed(self) -> bool:
@@ -253,9 +255,15 @@ class Work:
     def is_success(self) -> bool:
         return self.is_completed()
 
+    def _set_future(self) -> None:
+        """Completes the future (running what is chained on it) once the collective is done."""
+        if self._future is not None and self._done and not self._future_set:
+            self._future_set = True
+            self._future.set_result(self._outputs)
+
     def get_future(self) -> Future[list[Tensor]]:
         """A future of the output tensors; it completes when the collective does (on
-        ``wait()`` of it or of a future chained on it).
+        :meth:`wait`, or ``wait()``/``done()`` of it or of a future chained on it).
 
         Example:
             >>> fut = dist.all_reduce(t, async_op=True).get_future()
@@ -264,11 +272,12 @@ class Work:
         """
         if self._future is None:
             def drive(block: bool) -> None:
-                if self.wait() if block else self.is_completed():
-                    fut.set_result(self._outputs)
+                if block:
+                    self.wait()
+                elif self.is_completed():
+                    self._set_future()
 
-            fut = Future._driven_by(drive)
-            self._future = fut
+            self._future = Future._driven_by(drive)
         return self._future
 
 

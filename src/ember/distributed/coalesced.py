@@ -99,12 +99,14 @@ def all_gather_coalesced(
     if len(output_tensor_lists) != g.size():
         raise ShapeError(f"{who}: output_tensor_lists has {len(output_tensor_lists)} lists, "
                          f"expected one per rank ({g.size()})")
+    def kinds(tensors: list[Tensor]) -> list[str]:
+        return [f"{t.dtype.name}{list(t.shape)}" for t in tensors]
+
+    for r, outs in enumerate(output_tensor_lists):  # (as torch: same dtypes and shapes)
+        if kinds(outs) != kinds(input_tensor_list):
+            raise ShapeError(f"{who}: output_tensor_lists[{r}] holds {kinds(outs)}, expected "
+                             f"{kinds(input_tensor_list)} like input_tensor_list")
     sizes = [t.nbytes for t in input_tensor_list]
-    for r, outs in enumerate(output_tensor_lists):
-        if [t.nbytes for t in outs] != sizes:
-            raise ShapeError(f"{who}: output_tensor_lists[{r}] holds tensors of "
-                             f"{[t.nbytes for t in outs]} bytes, expected {sizes} like "
-                             "input_tensor_list")
     send = np.concatenate([as_bytes(t, who) for t in input_tensor_list])
     recv = np.empty(send.size * g.size(), np.uint8)
     g.comm.Allgather(send, recv)

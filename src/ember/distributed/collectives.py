@@ -103,7 +103,7 @@ def all_gather(
         for out, part in zip(tensor_list, np.split(recv, g.size())):
             write(out, part)
 
-    return run(g.comm, "Allgather", (send, recv), async_op, finish)
+    return run(g.comm, "Allgather", (send, recv), async_op, finish, list(tensor_list))
 
 
 def all_gather_into_tensor(
@@ -195,7 +195,7 @@ def gather(
         for out, part in zip(gather_list, np.split(recv, g.size())):
             write(out, part)
 
-    return run(g.comm, "Gather", (send, recv, root), async_op, finish)
+    return run(g.comm, "Gather", (send, recv, root), async_op, finish, list(gather_list))
 
 
 def scatter(
@@ -215,7 +215,8 @@ def scatter(
         for i, t in enumerate(scatter_list):
             check_like("scatter", f"scatter_list[{i}]", t, tensor)
         send = np.concatenate([as_bytes(t, "scatter") for t in scatter_list])
-    return run(g.comm, "Scatter", (send, recv, root), async_op, lambda: write(tensor, recv))
+    return run(g.comm, "Scatter", (send, recv, root), async_op, lambda: write(tensor, recv),
+               [tensor])
 
 
 def all_to_all(
@@ -238,7 +239,7 @@ def all_to_all(
             write(out, part)
 
     args = ([send, [t.nbytes for t in input_tensor_list]], [recv, recv_counts])
-    return run(g.comm, "Alltoallv", args, async_op, finish)
+    return run(g.comm, "Alltoallv", args, async_op, finish, list(output_tensor_list))
 
 
 def all_to_all_single(

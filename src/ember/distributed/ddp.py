@@ -265,16 +265,26 @@ class DistributedDataParallel(nn.Module):
 
     def _finish(self) -> None:
         n = self._group.size()
+        failure: Exception | None = None
         for b, bucket in enumerate(self._buckets):
             if self._comm_hook is None:
                 bucket.work.Wait()
                 result, scale = bucket.flat, n
             else:
-                result, scale = self._hook_result(b, bucket.work.wait()), 1
+                try:
+                    result, scale = self._hook_result(b, bucket.work.wait()), 1
+                except Exception as exc:  # (the later buckets' futures still run, in order)
+                    failure = failure or exc
+            if failure is not None:
+                continue
             for i, out in enumerate(bucket.outs):
                 if out is not None:  # the mean, in one pass into the gradient's memory
                     part = result[bucket.offsets[i] : bucket.offsets[i + 1]].reshape(out.shape)
                     np.divide(part, scale, out=out, casting="unsafe")
+        if failure is not None:  # no half-written gradients; the next step starts afresh
+            self._abandon_step()
+            raise failure
+        for bucket in self._buckets:
             bucket.outs = [None] * len(bucket.params)
         if self.find_unused_parameters:
             self._drop_globally_unused()
@@ -288,12 +298,19 @@ class DistributedDataParallel(nn.Module):
         flat = bucket.flat.astype(first._data.dtype, copy=False)  # (half: summed as float32)
         grads = GradBucket(b, _wrap(flat, first._device), bucket.params, bucket.offsets,
                            b == len(self._buckets) - 1)
-        fut = hook(state, grads)
-        if not isinstance(fut, Future):
-            raise TypeError(f"DistributedDataParallel: the communication hook "
-                            f"{getattr(hook, '__qualname__', hook)!r} returned "
-                            f"{type(fut).__name__}, expected an ember.futures.Future of the "
-                            "bucket's flat gradients")
+        try:
+            fut = hook(state, grads)
+            if not isinstance(fut, Future):
+                raise TypeError(f"DistributedDataParallel: the communication hook "
+                                f"{getattr(hook, '__qualname__', hook)!r} returned "
+                                f"{type(fut).__name__}, expected an ember.futures.Future of "
+                                "the bucket's flat gradients")
+        except Exception:  # the earlier buckets' futures still run; the step ends cleanly
+            for earlier in self._buckets[:b]:
+                with contextlib.suppress(Exception):
+                    earlier.work.wait()
+            self._abandon_step()
+            raise
         return fut
 
     def _hook_result(self, b: int, value: Any) -> np.ndarray:
@@ -338,6 +355,16 @@ class DistributedDataParallel(nn.Module):
     def _names(self) -> dict[int, str]:
         return {id(p): n for n, p in self.module.named_parameters()}
 
+    def _abandon_step(self) -> None:
+        """Ends a step whose averages were not all written: the gradients that would hold
+        memory no all-reduce filled go back to None."""
+        for bucket in self._buckets:
+            for p, out in zip(bucket.params, bucket.outs):
+                if out is not None and p.grad is not None and p.grad._data is out:
+                    p.grad = None
+            bucket.outs = [None] * len(bucket.params)
+        self._armed = False
+
     def _fail_unfinished(self, why: str | None = None) -> None:
         names = self._names()
         missing = [
@@ -346,12 +373,7 @@ class DistributedDataParallel(nn.Module):
             for i, p in enumerate(bucket.params)
             if bucket.outs[i] is None
         ]
-        for bucket in self._buckets:  # their .grad would hold memory no all-reduce filled
-            for p, out in zip(bucket.params, bucket.outs):
-                if out is not None and p.grad is not None and p.grad._data is out:
-                    p.grad = None
-            bucket.outs = [None] * len(bucket.params)
-        self._armed = False
+        self._abandon_step()
         if why is None:
             why = (f"the last backward gave no gradient to parameters {missing[:8]}"
                    f"{' …' if len(missing) > 8 else ''}, so their all-reduce never ran. Hint: "

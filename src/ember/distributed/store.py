@@ -24,6 +24,7 @@ import contextlib
 import datetime
 import fcntl
 import json
+import operator
 import os
 import threading
 import time
@@ -42,6 +43,21 @@ def _as_bytes(value: Value, who: str) -> bytes:
     if isinstance(value, bytes | bytearray):
         return bytes(value)
     raise TypeError(f"Store.{who}: values are str or bytes, got {type(value).__name__}")
+
+
+def _key(key: Any, who: str) -> str:
+    """``key`` as text: a str, or bytes read as UTF-8 (as torch)."""
+    if isinstance(key, bytes):
+        return key.decode()
+    if not isinstance(key, str):
+        raise TypeError(f"Store.{who}: keys are str, got {type(key).__name__} {key!r}")
+    return key
+
+
+def _keys(keys: Any, who: str) -> list[str]:
+    if isinstance(keys, str | bytes):
+        raise TypeError(f"Store.{who}: expected a list of str keys, got {keys!r}")
+    return [_key(k, who) for k in keys]
 
 
 def _add(d: dict[str, bytes], key: str, amount: int) -> int:
@@ -107,10 +123,11 @@ class Store(abc.ABC):
 
     def set(self, key: str, value: Value) -> None:
         """Stores ``value`` under ``key`` (replacing what was there)."""
-        self._request("set", key, _as_bytes(value, "set"))
+        self._request("set", _key(key, "set"), _as_bytes(value, "set"))
 
     def get(self, key: str) -> bytes:
         """The value of ``key``, waiting for it to be set (at most :attr:`timeout`)."""
+        key = _key(key, "get")
         self.wait([key])
         return self._request("get", key)
 
@@ -122,11 +139,15 @@ class Store(abc.ABC):
             >>> store.add("n", 5), store.add("n", -2), store.get("n")
             (5, 3, b'3')
         """
-        return self._request("add", key, int(amount))
+        try:
+            amount = operator.index(amount)
+        except TypeError:
+            raise TypeError(f"Store.add: the amount is an integer, got {amount!r}") from None
+        return self._request("add", _key(key, "add"), amount)
 
     def append(self, key: str, value: Value) -> None:
         """Appends ``value`` to the bytes under ``key`` (sets it when missing)."""
-        self._request("append", key, _as_bytes(value, "append"))
+        self._request("append", _key(key, "append"), _as_bytes(value, "append"))
 
     def compare_set(self, key: str, expected_value: Value, desired_value: Value) -> bytes:
         """Sets ``key`` to ``desired_value`` if it now holds ``expected_value`` (or is missing
@@ -138,38 +159,46 @@ class Store(abc.ABC):
             >>> store.compare_set("leader", "", "rank 1"), store.compare_set("leader", "", "rank 2")
             (b'rank 1', b'rank 1')
         """
-        return self._request("compare_set", key, _as_bytes(expected_value, "compare_set"),
+        return self._request("compare_set", _key(key, "compare_set"),
+                             _as_bytes(expected_value, "compare_set"),
                              _as_bytes(desired_value, "compare_set"))
 
     def multi_set(self, keys: list[str], values: list[Value]) -> None:
         """Sets each key to its value, all in one step."""
         if len(keys) != len(values):
             raise ValueError(f"Store.multi_set: {len(keys)} keys but {len(values)} values")
-        self._request("multi_set", list(keys), [_as_bytes(v, "multi_set") for v in values])
+        self._request("multi_set", _keys(keys, "multi_set"),
+                      [_as_bytes(v, "multi_set") for v in values])
 
     def multi_get(self, keys: list[str]) -> list[bytes]:
         """The values of ``keys``, waiting for all of them."""
+        keys = _keys(keys, "multi_get")
         self.wait(keys)
-        return self._request("multi_get", list(keys))
+        return self._request("multi_get", keys)
 
     def check(self, keys: list[str]) -> bool:
         """Whether every key in ``keys`` is set (no waiting)."""
-        return self._request("check", list(keys))
+        return self._request("check", _keys(keys, "check"))
 
     def delete_key(self, key: str) -> bool:
         """Removes ``key``; whether it was there."""
-        return self._request("delete_key", key)
+        return self._request("delete_key", _key(key, "delete_key"))
 
     def num_keys(self) -> int:
         """How many keys are set."""
         return self._request("num_keys")
 
-    def wait(self, keys: list[str], timeout: datetime.timedelta | None = None) -> None:
+    def wait(self, keys: list[str], timeout: datetime.timedelta | float | None = None) -> None:
         """Blocks until every key in ``keys`` is set, at most ``timeout`` (default
         :attr:`timeout`; zero means no limit, as in PyTorch); then raises
         :class:`DistStoreError` naming the missing ones."""
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool):
+            timeout = datetime.timedelta(seconds=timeout)  # (seconds, as torch takes them)
+        elif timeout is not None and not isinstance(timeout, datetime.timedelta):
+            raise TypeError(f"Store.wait: timeout must be a datetime.timedelta or seconds, got "
+                            f"{timeout!r}")
         limit = (self._timeout if timeout is None else timeout).total_seconds()
-        missing = self._request("missing_after", list(keys), limit or None)
+        missing = self._request("missing_after", _keys(keys, "wait"), limit or None)
         if missing:
             raise DistStoreError(f"{type(self).__name__}: wait timeout after {limit:g} s; "
                                  f"keys not set: {missing}")

@@ -144,6 +144,13 @@ def split_group(
     if not split_ranks or not all(isinstance(part, list | tuple) for part in split_ranks):
         raise ValueError(f"split_group: split_ranks must be a non-empty list of lists of "
                          f"ranks, got {split_ranks!r}")
+    for part in split_ranks:
+        if not part:
+            raise ValueError(f"split_group: the split group cannot be empty (split_ranks="
+                             f"{split_ranks!r})")
+        if len(set(part)) != len(part):
+            raise ValueError(f"split_group: the split group {list(part)} cannot have duplicate "
+                             "ranks")
     mine = [g for g in split_world(split_ranks, "split_group", parent_pg)
             if g is not GroupMember.NON_GROUP_MEMBER]
     return mine[0] if mine else None

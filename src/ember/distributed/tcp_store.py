@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import socket
@@ -74,7 +75,8 @@ def _receive(sock: socket.socket) -> Any:
 
 
 class _Server(socketserver.ThreadingTCPServer):
-    """The master's server: a HashStore and the count of clients that joined."""
+    """The master's server: a HashStore, the count of clients that joined and the open
+    connections (closed with the server, so no client is served by a store nobody owns)."""
 
     daemon_threads = True
     allow_reuse_address = True
@@ -84,6 +86,28 @@ class _Server(socketserver.ThreadingTCPServer):
         self.store = HashStore()
         self.joined = 0
         self.changed = threading.Condition()
+        self.connections: set[socket.socket] = set()
+        self.closed = False
+
+    def track(self, sock: socket.socket, is_open: bool) -> None:
+        """Notes a connection opened or ended; one opened after :meth:`close` is cut."""
+        with self.changed:
+            if is_open and not self.closed:
+                self.connections.add(sock)
+                return
+            self.connections.discard(sock)
+        if is_open:
+            _hang_up(sock)
+
+    def close(self) -> None:
+        """Stops accepting clients and ends every connection (their calls raise)."""
+        self.shutdown()
+        self.server_close()
+        with self.changed:
+            self.closed = True
+            connections, self.connections = self.connections, set()
+        for sock in connections:
+            _hang_up(sock)
 
     def wait_for_clients(self, world_size: int, seconds: float | None) -> None:
         with self.changed:
@@ -95,8 +119,17 @@ class _Server(socketserver.ThreadingTCPServer):
 class _Handler(socketserver.BaseRequestHandler):
     """Answers one client's requests, in order, until it disconnects."""
 
+    def setup(self) -> None:
+        self.server.track(self.request, True)  # type: ignore[attr-defined]
+
+    def finish(self) -> None:
+        self.server.track(self.request, False)  # type: ignore[attr-defined]
+
     def handle(self) -> None:
-        server: _Server = self.server  # type: ignore[assignment]
+        with contextlib.suppress(OSError):  # the client went, or the server closed
+            self._serve(self.server)  # type: ignore[arg-type]
+
+    def _serve(self, server: _Server) -> None:
         while (message := _receive(self.request)) is not None:
             op, args = message
             try:
@@ -229,5 +262,9 @@ def _close(sockets: list[socket.socket], server: _Server | None) -> None:
     for sock in sockets:
         sock.close()
     if server is not None:
-        server.shutdown()
-        server.server_close()
+        server.close()
+
+
+def _hang_up(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # (the client may have gone already)
+        sock.shutdown(socket.SHUT_RDWR)

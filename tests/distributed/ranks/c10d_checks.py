@@ -25,6 +25,10 @@ def check_coalesced_and_names() -> None:
     with pytest.warns(FutureWarning, match="all_gather_coalesced"):
         dist.all_gather_coalesced(outs, [ember.tensor([rank, rank + 1]), ember.tensor([-rank])])
     assert [[t.tolist() for t in o] for o in outs] == [[[r, r + 1], [-r]] for r in range(n)]
+    wrong = [[ember.zeros(1, dtype=ember.int32)] for _ in range(n)]  # (same bytes, not dtype)
+    with pytest.raises(ember.ShapeError, match="like input_tensor_list"), \
+            pytest.warns(FutureWarning):
+        dist.all_gather_coalesced(wrong, [ember.ones(1)])
     with pytest.raises(ember.DTypeError, match="mixes dtypes"), pytest.warns(FutureWarning):
         dist.all_reduce_coalesced([ember.ones(1), ember.ones(1, dtype=ember.float64)])
     assert dist.all_gather_single is dist.all_gather_into_tensor
@@ -49,7 +53,8 @@ def check_split_group() -> None:
     parent = dist.new_group(list(range(1, n)))  # world ranks 1 … n-1
     if parent is dist.GroupMember.NON_GROUP_MEMBER:
         return
-    halves = dist.split_group(parent, [list(range(0, n - 1, 2)), list(range(1, n - 1, 2))])
+    halves = dist.split_group(parent, [part for part in (list(range(0, n - 1, 2)),
+                                                         list(range(1, n - 1, 2))) if part])
     expected = [r for r in range(1, n) if (r - 1) % 2 == (rank - 1) % 2]
     assert dist.get_process_group_ranks(halves) == expected
     t = ember.tensor([float(rank)])
@@ -57,3 +62,7 @@ def check_split_group() -> None:
     assert t.item() == sum(expected)
     with pytest.raises(ValueError, match="non-empty list of lists"):
         dist.split_group(parent, [])
+    with pytest.raises(ValueError, match="cannot be empty"):  # (as torch)
+        dist.split_group(parent, [[0], []])
+    with pytest.raises(ValueError, match="duplicate ranks"):
+        dist.split_group(parent, [[0, 0]])

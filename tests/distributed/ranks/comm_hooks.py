@@ -260,6 +260,19 @@ def check_local_sgd():
     np.testing.assert_allclose(model.module[0].weight.detach().numpy(), w - rank + (n - 1) / 2)
 
 
+def check_average_parameters_promotes():
+    """As torch.cat in torch's average_parameters: a float64 parameter after a float32 one is
+    averaged in float64 (not rounded to the first parameter's dtype)."""
+    from ember.distributed.algorithms.model_averaging.utils import average_parameters
+
+    rank = dist.get_rank()
+    low, high = ember.ones(2, dtype=ember.float32), ember.ones(3, dtype=ember.float64)
+    high.add_(1e-10 * rank)
+    average_parameters(iter([low, high]), None)
+    mean = 1 + 1e-10 * (dist.get_world_size() - 1) / 2
+    assert high.tolist() == [mean] * 3 and low.dtype == ember.float32, high.tolist()
+
+
 # -- futures of collectives; a hook that returns no future ------------------------------------
 def check_futures_and_errors():
     rank, n = dist.get_rank(), dist.get_world_size()
@@ -267,6 +280,38 @@ def check_futures_and_errors():
     fut = dist.all_reduce(t, async_op=True).get_future()
     assert fut.then(lambda f: f.value()[0] * 10).wait().tolist() == [10.0 * n * (n + 1) / 2]
     assert fut.done() and fut.value()[0] is t
+    outs = [ember.zeros(1) for _ in range(n)]  # (as torch: the futures hold the outputs)
+    fut = dist.all_gather(outs, ember.tensor([float(rank)]), async_op=True).get_future()
+    assert fut.wait() == outs and [o.item() for o in outs] == list(range(n))
+    mine = ember.zeros(1)
+    parts = [ember.tensor([float(r)]) for r in range(n)] if rank == 0 else None
+    assert dist.scatter(mine, parts, src=0, async_op=True).get_future().wait() == [mine]
+    gathered = [ember.zeros(1) for _ in range(n)] if rank == 0 else None
+    fut = dist.gather(ember.tensor([float(rank)]), gathered, dst=0, async_op=True).get_future()
+    assert fut.wait() == (gathered if rank == 0 else [])
+    received = [ember.zeros(1) for _ in range(n)]
+    fut = dist.all_to_all(received, [ember.tensor([float(rank)])] * n, async_op=True)
+    assert fut.get_future().wait() == received
+    plain = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
+    backward(plain, 1)
+    for fail_in_hook in (False, True):  # its future fails, or the hook itself raises
+        calls = []
+
+        def fails_once(state, bucket, fail_in_hook=fail_in_hook, calls=calls):
+            calls.append(bucket.index())  # (the first step's second bucket fails)
+            if len(calls) == 2 and fail_in_hook:
+                raise ZeroDivisionError("in the hook")
+            fut = default_hooks.allreduce_hook(None, bucket)
+            return fut.then(lambda f: 1 / 0) if len(calls) == 2 else fut
+
+        flaky = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
+        flaky.register_comm_hook(None, fails_once)
+        with pytest.raises((RuntimeError, ZeroDivisionError), match="ZeroDivisionError|in the"):
+            backward(flaky, 0)
+        assert all(p.grad is None for p in flaky.parameters())  # (none left uninitialised)
+        backward(flaky, 1)  # the next step runs as usual
+        for ours, expected in zip(grads(flaky), grads(plain)):
+            np.testing.assert_array_equal(ours, expected)
     bad = dist.DistributedDataParallel(net(), bucket_cap_mb=CAP_MB)
     bad.register_comm_hook(None, lambda state, bucket: bucket.buffer())
     with pytest.raises(TypeError, match="returned Tensor, expected an ember.futures.Future"):
@@ -279,4 +324,5 @@ def check_comm_hooks() -> None:
     check_half_precision_hooks()
     check_powerSGD()
     check_local_sgd()
+    check_average_parameters_promotes()
     check_futures_and_errors()

@@ -34,7 +34,7 @@ def average_parameters(params: Iterator[Tensor], process_group: ProcessGroup | N
     if not params:
         return
     with ember.no_grad():
-        flat = ember.cat([p.detach().reshape(-1).to(params[0].dtype) for p in params])
+        flat = ember.cat([p.detach().reshape(-1) for p in params])  # (promoted, as torch)
         flat.div_(group.size())
         all_reduce(flat, group=group)
         at = 0
