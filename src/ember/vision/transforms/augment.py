@@ -12,6 +12,7 @@ from typing import Any
 import ember
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
+from ember.vision.transforms._pil import accepts_pil
 from ember.vision.transforms.basic import _hw, _size_pair
 from ember.vision.transforms.functional import Image, InterpolationMode
 
@@ -52,6 +53,8 @@ class Resize(_Random):
                  max_size: int | None = None, antialias: bool | None = True) -> None:
         self.size, self.interpolation = size, InterpolationMode(interpolation)
         self.max_size, self.antialias = max_size, antialias
+
+    @accepts_pil
 
     def __call__(self, img: Image) -> Image:
         return TF.resize(img, self.size, self.interpolation, self.max_size, self.antialias)
@@ -103,6 +106,8 @@ class RandomResizedCrop(_Random):
         else:
             w, h = width, height
         return (height - h) // 2, (width - w) // 2, h, w
+
+    @accepts_pil
 
     def __call__(self, img: Image) -> Image:
         i, j, h, w = self.get_params(img, self.scale, self.ratio, self.generator)
@@ -159,6 +164,8 @@ class ColorJitter(_Random):
                    for span in (brightness, contrast, saturation, hue)]
         return (fn_idx, *factors)
 
+    @accepts_pil
+
     def __call__(self, img: Image) -> Image:
         fn_idx, *factors = self.get_params(self.brightness, self.contrast, self.saturation,
                                            self.hue, self.generator)
@@ -180,6 +187,8 @@ class Grayscale(_Random):
     def __init__(self, num_output_channels: int = 1) -> None:
         self.num_output_channels = num_output_channels
 
+    @accepts_pil
+
     def __call__(self, img: Image) -> Image:
         return TF.rgb_to_grayscale(img, self.num_output_channels)
 
@@ -194,6 +203,8 @@ class RandomGrayscale(_Random):
 
     def __init__(self, p: float = 0.1, generator: ember.Generator | None = None) -> None:
         self.p, self.generator = p, generator
+
+    @accepts_pil
 
     def __call__(self, img: Image) -> Image:
         channels = img.shape[-3] if isinstance(img, Tensor) else \
@@ -226,6 +237,8 @@ class GaussianBlur(_Random):
         """A standard deviation drawn uniformly from ``[sigma_min, sigma_max)``."""
         return _uniform(sigma_min, sigma_max, generator)
 
+    @accepts_pil
+
     def __call__(self, img: Image) -> Image:
         sigma = self.get_params(self.sigma[0], self.sigma[1], self.generator)
         return TF.gaussian_blur(img, self.kernel_size, [sigma, sigma])
@@ -257,6 +270,8 @@ class RandomRotation(_Random):
     def get_params(degrees: Sequence[float], generator: ember.Generator | None = None) -> float:
         """An angle drawn uniformly from ``[degrees[0], degrees[1])``."""
         return _uniform(float(degrees[0]), float(degrees[1]), generator)
+
+    @accepts_pil
 
     def __call__(self, img: Image) -> Image:
         angle = self.get_params(self.degrees, self.generator)
@@ -337,6 +352,8 @@ class _RandomApplied(_Random):
     def __init__(self, *args: Any, p: float = 0.5,
                  generator: ember.Generator | None = None) -> None:
         self.args, self.p, self.generator = args, p, generator
+
+    @accepts_pil
 
     def __call__(self, img: Image) -> Image:
         return type(self).fn(img, *self.args) if _coin(self.p, self.generator) else img

@@ -14,6 +14,7 @@ import numpy as np
 import ember
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
+from ember.vision.transforms._pil import accepts_pil
 from ember.vision.transforms.augment import _Random, _uniform
 from ember.vision.transforms.basic import _hw
 from ember.vision.transforms.functional import Image, InterpolationMode
@@ -83,6 +84,8 @@ class RandomAffine(_Random):
             if len(shears) == 4:
                 shear_y = _uniform(shears[2], shears[3], generator)
         return angle, (dx, dy), scale, (shear_x, shear_y)
+
+    @accepts_pil
 
     def __call__(self, img: Image) -> Image:
         h, w = _hw(img)
@@ -182,6 +185,8 @@ class RandAugment(_Random):
         self.interpolation, self.fill = InterpolationMode(interpolation), fill
         self.generator = generator
 
+    @accepts_pil
+
     def __call__(self, img: Image) -> Image:
         _check_uint8("RandAugment", img)
         h, w = _hw(img)
@@ -216,6 +221,8 @@ class TrivialAugmentWide(_Random):
         self.num_magnitude_bins = num_magnitude_bins
         self.interpolation, self.fill = InterpolationMode(interpolation), fill
         self.generator = generator
+
+    @accepts_pil
 
     def __call__(self, img: Image) -> Image:
         _check_uint8("TrivialAugmentWide", img)

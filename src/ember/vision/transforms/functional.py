@@ -32,6 +32,7 @@ from ember.vision.transforms._image import (
     _tensor_op,
     _to_float,
 )
+from ember.vision.transforms._pil import accepts_pil
 from ember.vision.transforms.basic import Normalize, ToTensor, crop, pad
 from ember.vision.transforms.color import (
     adjust_brightness,
@@ -408,3 +409,13 @@ def affine(img: Tensor, angle: float, translate: Sequence[float], scale: float,
     m = _inverse_affine(_centre("affine", center, w, h), angle, [float(t) for t in translate],
                         scale, shear)
     return _warp(img, m, w, h, interpolation, fill, "affine")
+
+
+# every function of an image also takes a PIL image, and gives PIL images back (see _pil)
+for _name in ("adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue",
+              "adjust_saturation", "adjust_sharpness", "affine", "autocontrast", "center_crop",
+              "crop", "elastic_transform", "equalize", "five_crop", "gaussian_blur",
+              "get_dimensions", "get_image_num_channels", "get_image_size", "hflip", "invert",
+              "pad", "perspective", "posterize", "resize", "resized_crop", "rgb_to_grayscale",
+              "rotate", "solarize", "ten_crop", "vflip"):
+    globals()[_name] = accepts_pil(globals()[_name])

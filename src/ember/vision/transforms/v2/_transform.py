@@ -7,8 +7,6 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-import numpy as np
-
 import ember
 from ember import nn
 from ember.func.pytree import tree_flatten, tree_unflatten
@@ -36,7 +34,7 @@ class Transform(nn.Module):
         ([[[2, 1]]], 3)
     """
 
-    _transformed_types: tuple[TypeCheck, ...] = (Tensor, np.ndarray)
+    _transformed_types: tuple[TypeCheck, ...] = (Tensor, is_array_image)
 
     def _check_inputs(self, flat_inputs: list) -> None:
         """Raises for samples this transform cannot take."""

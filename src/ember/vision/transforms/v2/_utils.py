@@ -56,15 +56,16 @@ def _one(op: str, found: set[tuple[int, ...]], what: str, kinds: str) -> tuple[i
 def query_size(flat_inputs: list) -> tuple[int, int]:
     """The common ``(height, width)`` of the images, videos, masks and boxes' canvases."""
     found = {tuple(get_size(inpt)) for inpt in flat_inputs
-             if check_type(inpt, (is_pure_tensor, np.ndarray, tv_tensors.Image, tv_tensors.Video,
-                                  tv_tensors.Mask, tv_tensors.BoundingBoxes))}
+             if check_type(inpt, (is_pure_tensor, is_array_image, tv_tensors.Image,
+                                  tv_tensors.Video, tv_tensors.Mask, tv_tensors.BoundingBoxes))}
     return _one("query_size", found, "HxW dimensions", "image, video, mask or bounding box")
 
 
 def query_chw(flat_inputs: list) -> tuple[int, int, int]:
     """The common ``(channels, height, width)`` of the images and videos."""
     found = {tuple(get_dimensions(inpt)) for inpt in flat_inputs
-             if check_type(inpt, (is_pure_tensor, np.ndarray, tv_tensors.Image, tv_tensors.Video))}
+             if check_type(inpt, (is_pure_tensor, is_array_image, tv_tensors.Image,
+                                    tv_tensors.Video))}
     return _one("query_chw", found, "CxHxW dimensions", "image or video")
 
 

@@ -1,0 +1,61 @@
+"""PIL images in and out of the image functions and transforms: a PIL image is taken as its
+``(H, W[, C])`` array, processed by the same code as arrays and tensors (torchvision's tensor
+code, not Pillow's own resampling, so results may differ from torchvision's PIL path by a
+level), and the result comes back as a PIL image of the input's mode when its layout allows
+that mode (else the mode PIL reads from the array: ``Grayscale`` of an RGB image gives "L").
+Palette ("P") and bilevel ("1") images are refused with a hint to convert them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import numpy as np
+
+
+def is_pil_image(img: Any) -> bool:
+    """Whether ``img`` is a PIL image (without importing PIL)."""
+    return hasattr(img, "getbands") and hasattr(img, "__array_interface__")
+
+
+def _as_array(img: Any, op: str) -> np.ndarray:
+    if img.mode in ("P", "1"):
+        raise TypeError(f"{op}: a PIL image in mode {img.mode!r} (palette or bilevel) has no "
+                        f"intensities to resample. Hint: img.convert('RGB') or "
+                        f"img.convert('L') first")
+    return np.array(img)
+
+
+def _like(out: Any, img: Any) -> Any:
+    """``out`` as a PIL image like ``img`` where it is an array (tuples of them too)."""
+    if isinstance(out, (tuple, list)):
+        return type(out)(_like(o, img) for o in out)
+    if not isinstance(out, np.ndarray):
+        return out
+    from PIL import Image
+
+    if out.ndim == 3 and out.shape[2] == 1:
+        out = out[:, :, 0]
+    bands = len(img.getbands())
+    if out.dtype == np.dtype(img.__array_interface__["typestr"]) and \
+            (out.ndim == 2 if bands == 1 else out.ndim == 3 and out.shape[2] == bands):
+        return Image.fromarray(out, mode=img.mode)
+    return Image.fromarray(out)
+
+
+def accepts_pil(fn: Callable) -> Callable:
+    """Lets ``fn`` (an image function, or a transform's ``__call__``) take a PIL image: the
+    image goes in as its array and what comes out as arrays goes back as PIL images."""
+    method = fn.__name__ == "__call__"
+
+    @wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        i = 1 if method else 0
+        img = args[i] if len(args) > i else None
+        if not is_pil_image(img):
+            return fn(*args, **kwargs)
+        op = type(args[0]).__name__ if method else fn.__name__
+        return _like(fn(*args[:i], _as_array(img, op), *args[i + 1:], **kwargs), img)
+
+    return run
