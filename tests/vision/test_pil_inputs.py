@@ -89,3 +89,12 @@ def test_v2_transforms_take_pil_images_with_boxes():
     image, moved = v2.Resize(10)(RGB, boxes)
     assert image.size == (12, 10) and moved.canvas_size == (10, 12)
     assert v2.ToImage()(RGB).shape == (3, 20, 24)
+
+
+def test_16_bit_images_keep_their_mode():
+    img = Image.fromarray(RNG.integers(0, 65536, (6, 5), dtype=np.uint16))
+    assert img.mode == "I;16"
+    for out, want in ((TF.hflip(img), np.asarray(img)[:, ::-1]),
+                      (TF.crop(img, 1, 1, 3, 2), np.asarray(img)[1:4, 1:3]),
+                      (T.Pad(1, padding_mode="edge")(img), np.pad(np.asarray(img), 1, "edge"))):
+        assert out.mode == "I;16" and np.array_equal(np.asarray(out), want)

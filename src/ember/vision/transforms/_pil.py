@@ -37,11 +37,12 @@ def _like(out: Any, img: Any) -> Any:
 
     if out.ndim == 3 and out.shape[2] == 1:
         out = out[:, :, 0]
+    pil = Image.fromarray(out)  # the mode PIL reads from the array ("I;16" for uint16)
     bands = len(img.getbands())
-    if out.dtype == np.dtype(img.__array_interface__["typestr"]) and \
+    if pil.mode != img.mode and out.dtype == np.dtype(img.__array_interface__["typestr"]) and \
             (out.ndim == 2 if bands == 1 else out.ndim == 3 and out.shape[2] == bands):
-        return Image.fromarray(out, mode=img.mode)
-    return Image.fromarray(out)
+        return Image.fromarray(out, mode=img.mode)  # same layout, other bands: "YCbCr", "HSV"
+    return pil
 
 
 def accepts_pil(fn: Callable) -> Callable:
