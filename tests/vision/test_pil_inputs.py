@@ -12,11 +12,11 @@ from ember.vision.transforms import functional as TF
 RNG = np.random.default_rng(0)
 RGB = Image.fromarray(RNG.integers(0, 256, (20, 24, 3), dtype=np.uint8))
 
-TRANSFORMS = [
+TRANSFORMS = [  # (grayscale: Pillow's own luma, tested below)
     lambda: T.Resize(12), lambda: T.CenterCrop(10), lambda: T.RandomResizedCrop(8),
     lambda: T.RandomCrop(16, padding=2), lambda: T.RandomRotation(20),
     lambda: T.ColorJitter(0.3, 0.3, 0.3, 0.1),
-    lambda: T.Grayscale(), lambda: T.RandomGrayscale(1.0), lambda: T.RandomAffine(10, (0.1, 0.1)),
+    lambda: T.RandomAffine(10, (0.1, 0.1)),
     lambda: T.Pad(3, fill=7), lambda: T.GaussianBlur(3), lambda: T.RandomPerspective(p=1.0),
     lambda: T.AutoAugment(), lambda: T.RandAugment(), lambda: T.TrivialAugmentWide(),
     lambda: T.AugMix(), lambda: T.RandomInvert(1.0), lambda: T.RandomEqualize(1.0),
@@ -98,3 +98,20 @@ def test_16_bit_images_keep_their_mode():
                       (TF.crop(img, 1, 1, 3, 2), np.asarray(img)[1:4, 1:3]),
                       (T.Pad(1, padding_mode="edge")(img), np.pad(np.asarray(img), 1, "edge"))):
         assert out.mode == "I;16" and np.array_equal(np.asarray(out), want)
+
+
+@pytest.mark.parametrize("mode", ["L", "RGB", "RGBA", "LA", "YCbCr", "HSV", "CMYK", "P"])
+def test_grayscale_of_a_pil_image_is_pillows_luma_of_any_mode(mode):
+    img = RGB.convert(mode)  # as torchvision's to_grayscale: img.convert("L"), 3 bands as "RGB"
+    luma = np.asarray(img.convert("L"))
+    one, three = T.Grayscale()(img), TF.rgb_to_grayscale(img, 3)
+    assert one.mode == "L" and np.array_equal(np.asarray(one), luma)
+    assert three.mode == "RGB" and np.array_equal(np.asarray(three), np.dstack([luma] * 3))
+    with pytest.raises(ValueError, match="num_output_channels"):
+        T.Grayscale(2)(img)
+
+
+def test_random_grayscale_of_a_pil_image_keeps_its_bands():
+    out = T.RandomGrayscale(1.0)(RGB)
+    assert out.mode == "RGB" and np.array_equal(np.asarray(out)[:, :, 0], RGB.convert("L"))
+    assert T.RandomGrayscale(1.0)(RGB.convert("L")).mode == "L"

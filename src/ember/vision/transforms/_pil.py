@@ -2,8 +2,8 @@
 ``(H, W[, C])`` array, processed by the same code as arrays and tensors (torchvision's tensor
 code, not Pillow's own resampling, so results may differ from torchvision's PIL path by a
 level), and the result comes back as a PIL image of the input's mode when its layout allows
-that mode (else the mode PIL reads from the array: ``Grayscale`` of an RGB image gives "L").
-Palette ("P") and bilevel ("1") images are refused with a hint to convert them."""
+that mode (else the mode PIL reads from the array). Palette ("P") and bilevel ("1") images
+are refused with a hint to convert them. Grayscale is Pillow's own luma, from any mode."""
 
 from __future__ import annotations
 
@@ -58,5 +58,25 @@ def accepts_pil(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         op = type(args[0]).__name__ if method else fn.__name__
         return _like(fn(*args[:i], _as_array(img, op), *args[i + 1:], **kwargs), img)
+
+    return run
+
+
+def grays_pil(fn: Callable) -> Callable:
+    """Lets ``rgb_to_grayscale`` take a PIL image of any mode as torchvision's PIL path does:
+    Pillow's own luma (``img.convert("L")``, which knows "YCbCr", "HSV", "CMYK", palettes…),
+    as "L" or, for ``num_output_channels=3``, as an "RGB" image of three equal bands."""
+
+    @wraps(fn)
+    def run(img: Any, num_output_channels: int = 1) -> Any:
+        if not is_pil_image(img):
+            return fn(img, num_output_channels)
+        if num_output_channels not in (1, 3):
+            raise ValueError(f"rgb_to_grayscale: num_output_channels should be either 1 or 3, "
+                             f"got {num_output_channels}")
+        from PIL import Image
+
+        gray = img.convert("L")
+        return gray if num_output_channels == 1 else Image.merge("RGB", (gray, gray, gray))
 
     return run

@@ -187,8 +187,6 @@ class Grayscale(_Random):
     def __init__(self, num_output_channels: int = 1) -> None:
         self.num_output_channels = num_output_channels
 
-    @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         return TF.rgb_to_grayscale(img, self.num_output_channels)
 
@@ -204,11 +202,8 @@ class RandomGrayscale(_Random):
     def __init__(self, p: float = 0.1, generator: ember.Generator | None = None) -> None:
         self.p, self.generator = p, generator
 
-    @accepts_pil
-
     def __call__(self, img: Image) -> Image:
-        channels = img.shape[-3] if isinstance(img, Tensor) else \
-            (img.shape[2] if img.ndim == 3 else 1)
+        channels = TF.get_dimensions(img)[0]
         return TF.rgb_to_grayscale(img, channels) if _coin(self.p, self.generator) else img
 
 
