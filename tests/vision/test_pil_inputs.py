@@ -115,3 +115,13 @@ def test_random_grayscale_of_a_pil_image_keeps_its_bands():
     out = T.RandomGrayscale(1.0)(RGB)
     assert out.mode == "RGB" and np.array_equal(np.asarray(out)[:, :, 0], RGB.convert("L"))
     assert T.RandomGrayscale(1.0)(RGB.convert("L")).mode == "L"
+
+
+def test_v2_grayscale_of_a_pil_image_is_pillows_luma_too():
+    from ember.vision.transforms import v2
+
+    for mode in ("L", "RGB", "YCbCr"):
+        img = RGB.convert(mode)
+        one, three = v2.Grayscale()(img), v2.Grayscale(3)(img)
+        assert one.mode == "L" and np.array_equal(np.asarray(one), np.asarray(img.convert("L")))
+        assert three.mode == "RGB" and np.array_equal(np.asarray(three)[:, :, 2], one)

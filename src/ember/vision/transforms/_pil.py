@@ -47,7 +47,10 @@ def _like(out: Any, img: Any) -> Any:
 
 def accepts_pil(fn: Callable) -> Callable:
     """Lets ``fn`` (an image function, or a transform's ``__call__``) take a PIL image: the
-    image goes in as its array and what comes out as arrays goes back as PIL images."""
+    image goes in as its array and what comes out as arrays goes back as PIL images. A function
+    that takes PIL images already (one of these wrappers) is returned as it is."""
+    if getattr(fn, "takes_pil", False):
+        return fn
     method = fn.__name__ == "__call__"
 
     @wraps(fn)
@@ -59,6 +62,7 @@ def accepts_pil(fn: Callable) -> Callable:
         op = type(args[0]).__name__ if method else fn.__name__
         return _like(fn(*args[:i], _as_array(img, op), *args[i + 1:], **kwargs), img)
 
+    run.takes_pil = True
     return run
 
 
@@ -79,4 +83,5 @@ def grays_pil(fn: Callable) -> Callable:
         gray = img.convert("L")
         return gray if num_output_channels == 1 else Image.merge("RGB", (gray, gray, gray))
 
+    run.takes_pil = True
     return run

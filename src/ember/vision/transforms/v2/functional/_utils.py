@@ -93,7 +93,7 @@ def _get_kernel(functional: Callable, input_type: type,
             return registry[cls]
         if cls is tv_tensors.TVTensor:
             break
-    if np.ndarray in registry and hasattr(input_type, "getbands"):  # a PIL image: as its array
+    if np.ndarray in registry and hasattr(input_type, "getbands"):  # a PIL image: see _pil
         return accepts_pil(registry[np.ndarray])
     if allow_passthrough:
         return lambda inpt, *args, **kwargs: inpt
