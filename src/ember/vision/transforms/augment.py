@@ -55,7 +55,6 @@ class Resize(_Random):
         self.max_size, self.antialias = max_size, antialias
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         return TF.resize(img, self.size, self.interpolation, self.max_size, self.antialias)
 
@@ -108,7 +107,6 @@ class RandomResizedCrop(_Random):
         return (height - h) // 2, (width - w) // 2, h, w
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         i, j, h, w = self.get_params(img, self.scale, self.ratio, self.generator)
         return TF.resized_crop(img, i, j, h, w, self.size, self.interpolation,
@@ -165,7 +163,6 @@ class ColorJitter(_Random):
         return (fn_idx, *factors)
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         fn_idx, *factors = self.get_params(self.brightness, self.contrast, self.saturation,
                                            self.hue, self.generator)
@@ -233,7 +230,6 @@ class GaussianBlur(_Random):
         return _uniform(sigma_min, sigma_max, generator)
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         sigma = self.get_params(self.sigma[0], self.sigma[1], self.generator)
         return TF.gaussian_blur(img, self.kernel_size, [sigma, sigma])
@@ -267,7 +263,6 @@ class RandomRotation(_Random):
         return _uniform(float(degrees[0]), float(degrees[1]), generator)
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         angle = self.get_params(self.degrees, self.generator)
         return TF.rotate(img, angle, self.interpolation, self.expand, self.center, self.fill)
@@ -349,7 +344,6 @@ class _RandomApplied(_Random):
         self.args, self.p, self.generator = args, p, generator
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         return type(self).fn(img, *self.args) if _coin(self.p, self.generator) else img
 

@@ -97,7 +97,6 @@ class AugMix(_Random):
         return mix.reshape(img.shape).to(img.dtype)
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         _check_uint8("AugMix", img)
         return _tensor_op(self._mix)(img)

@@ -86,7 +86,6 @@ class RandomAffine(_Random):
         return angle, (dx, dy), scale, (shear_x, shear_y)
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         h, w = _hw(img)
         angle, shift, scale, shear = self.get_params(self.degrees, self.translate, self.scale,
@@ -186,7 +185,6 @@ class RandAugment(_Random):
         self.generator = generator
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         _check_uint8("RandAugment", img)
         h, w = _hw(img)
@@ -223,7 +221,6 @@ class TrivialAugmentWide(_Random):
         self.generator = generator
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         _check_uint8("TrivialAugmentWide", img)
         space = _space(self.num_magnitude_bins, 0.99, (32.0, 32.0), 135.0, 0.99, 6)

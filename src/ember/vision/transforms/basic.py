@@ -292,7 +292,6 @@ class Pad:
         self.padding, self.fill, self.padding_mode = padding, fill, padding_mode
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         return pad(img, self.padding, self.fill, self.padding_mode)
 
@@ -308,7 +307,6 @@ class CenterCrop:
         self.size = _size_pair(size, "CenterCrop")
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         (th, tw), (h, w) = self.size, _hw(img)
         if th > h or tw > w:
@@ -353,7 +351,6 @@ class RandomCrop:
         return i, j, th, tw
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         if self.padding is not None:
             img = pad(img, self.padding, self.fill, self.padding_mode)
@@ -373,7 +370,6 @@ class _RandomFlip:
         self.p, self.generator = p, generator
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         if ember.rand(1, generator=self.generator).item() >= self.p:
             return img

@@ -61,7 +61,6 @@ class RandomPerspective(_Random):
         return starts, ends
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         if not _coin(self.p, self.generator):
             return img
@@ -126,7 +125,6 @@ class ElasticTransform(_Random):
         return ember.cat(fields, 1).permute(0, 2, 3, 1)
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         size = list(_hw(img))
         displacement = self.get_params(self.alpha, self.sigma, size, self.generator)
@@ -145,7 +143,6 @@ class FiveCrop(_Random):
         self.size = _size_pair(size, "FiveCrop")
 
     @accepts_pil
-
     def __call__(self, img: Image) -> tuple[Image, ...]:
         return TF.five_crop(img, self.size)
 
@@ -163,6 +160,5 @@ class TenCrop(_Random):
         self.size, self.vertical_flip = _size_pair(size, "TenCrop"), vertical_flip
 
     @accepts_pil
-
     def __call__(self, img: Image) -> tuple[Image, ...]:
         return TF.ten_crop(img, self.size, self.vertical_flip)

@@ -152,7 +152,6 @@ class AutoAugment(_Random):
         return policy_id, probs, signs
 
     @accepts_pil
-
     def __call__(self, img: Image) -> Image:
         _check_uint8("AutoAugment", img)
         h, w = _hw(img)
