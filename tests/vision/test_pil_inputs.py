@@ -125,3 +125,8 @@ def test_v2_grayscale_of_a_pil_image_is_pillows_luma_too():
         one, three = v2.Grayscale()(img), v2.Grayscale(3)(img)
         assert one.mode == "L" and np.array_equal(np.asarray(one), np.asarray(img.convert("L")))
         assert three.mode == "RGB" and np.array_equal(np.asarray(three)[:, :, 2], one)
+
+
+def test_the_image_may_be_given_by_keyword():
+    assert np.array_equal(np.asarray(TF.hflip(img=RGB)), np.asarray(TF.hflip(RGB)))
+    assert TF.resize(img=RGB, size=10).size == (12, 10)

@@ -56,11 +56,14 @@ def accepts_pil(fn: Callable) -> Callable:
     @wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
         i = 1 if method else 0
-        img = args[i] if len(args) > i else None
+        positional = len(args) > i
+        img = args[i] if positional else kwargs.get("img")
         if not is_pil_image(img):
             return fn(*args, **kwargs)
-        op = type(args[0]).__name__ if method else fn.__name__
-        return _like(fn(*args[:i], _as_array(img, op), *args[i + 1:], **kwargs), img)
+        array = _as_array(img, type(args[0]).__name__ if method else fn.__name__)
+        if positional:
+            return _like(fn(*args[:i], array, *args[i + 1:], **kwargs), img)
+        return _like(fn(*args, **{**kwargs, "img": array}), img)
 
     run.takes_pil = True
     return run
