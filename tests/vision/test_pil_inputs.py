@@ -130,3 +130,13 @@ def test_v2_grayscale_of_a_pil_image_is_pillows_luma_too():
 def test_the_image_may_be_given_by_keyword():
     assert np.array_equal(np.asarray(TF.hflip(img=RGB)), np.asarray(TF.hflip(RGB)))
     assert TF.resize(img=RGB, size=10).size == (12, 10)
+
+
+@pytest.mark.parametrize("mode", ["YCbCr", "HSV"])
+def test_colour_of_a_non_rgb_pil_image_is_changed_in_rgb(mode):
+    img = RGB.convert(mode)  # desaturated: gray pixels (Cb = Cr = 128 or S = 0), mode kept
+    for out in (TF.adjust_saturation(img, 0.0), T.ColorJitter(saturation=(0.0, 0.0))(img)):
+        assert out.mode == mode
+        chroma = np.asarray(out).astype(int)[:, :, 1:] if mode == "YCbCr" else \
+            np.asarray(out)[:, :, 1:2].astype(int) + 128
+        assert np.abs(chroma - 128).max() <= 1

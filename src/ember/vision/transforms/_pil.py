@@ -45,28 +45,51 @@ def _like(out: Any, img: Any) -> Any:
     return pil
 
 
-def accepts_pil(fn: Callable) -> Callable:
+_NON_RGB_COLOURS = ("YCbCr", "HSV", "LAB")  # three bands that are not red, green and blue
+
+
+def _converted(out: Any, mode: str) -> Any:
+    if isinstance(out, (tuple, list)):
+        return type(out)(_converted(o, mode) for o in out)
+    return out.convert(mode) if is_pil_image(out) else out
+
+
+def _image_arg(args: tuple, kwargs: dict, i: int) -> tuple[Any, Callable]:
+    """The image argument (position ``i``, or keyword ``img``) and a function giving the
+    ``(args, kwargs)`` with another image in its place."""
+    if len(args) > i:
+        return args[i], lambda new: ((*args[:i], new, *args[i + 1:]), kwargs)
+    return kwargs.get("img"), lambda new: (args, {**kwargs, "img": new})
+
+
+def accepts_pil(fn: Callable, in_rgb: bool = False) -> Callable:
     """Lets ``fn`` (an image function, or a transform's ``__call__``) take a PIL image: the
-    image goes in as its array and what comes out as arrays goes back as PIL images. A function
-    that takes PIL images already (one of these wrappers) is returned as it is."""
+    image goes in as its array and what comes out as arrays goes back as PIL images. With
+    ``in_rgb`` (functions that mix the bands as red, green and blue: saturation, hue…), a
+    "YCbCr", "HSV" or "LAB" image is taken in RGB and converted back, as Pillow's enhancers do.
+    A function that takes PIL images already (one of these wrappers) is returned as it is."""
     if getattr(fn, "takes_pil", False):
         return fn
     method = fn.__name__ == "__call__"
 
     @wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
-        i = 1 if method else 0
-        positional = len(args) > i
-        img = args[i] if positional else kwargs.get("img")
+        img, put = _image_arg(args, kwargs, 1 if method else 0)
         if not is_pil_image(img):
             return fn(*args, **kwargs)
-        array = _as_array(img, type(args[0]).__name__ if method else fn.__name__)
-        if positional:
-            return _like(fn(*args[:i], array, *args[i + 1:], **kwargs), img)
-        return _like(fn(*args, **{**kwargs, "img": array}), img)
+        if in_rgb and img.mode in _NON_RGB_COLOURS:
+            args, kwargs = put(img.convert("RGB"))
+            return _converted(run(*args, **kwargs), img.mode)
+        args, kwargs = put(_as_array(img, type(args[0]).__name__ if method else fn.__name__))
+        return _like(fn(*args, **kwargs), img)
 
     run.takes_pil = True
     return run
+
+
+def accepts_pil_in_rgb(fn: Callable) -> Callable:
+    """:func:`accepts_pil` for functions that mix the bands as red, green and blue."""
+    return accepts_pil(fn, in_rgb=True)
 
 
 def grays_pil(fn: Callable) -> Callable:

@@ -12,7 +12,7 @@ from typing import Any
 import ember
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
-from ember.vision.transforms._pil import accepts_pil
+from ember.vision.transforms._pil import accepts_pil, accepts_pil_in_rgb
 from ember.vision.transforms.basic import _hw, _size_pair
 from ember.vision.transforms.functional import Image, InterpolationMode
 
@@ -162,7 +162,7 @@ class ColorJitter(_Random):
                    for span in (brightness, contrast, saturation, hue)]
         return (fn_idx, *factors)
 
-    @accepts_pil
+    @accepts_pil_in_rgb
     def __call__(self, img: Image) -> Image:
         fn_idx, *factors = self.get_params(self.brightness, self.contrast, self.saturation,
                                            self.hue, self.generator)

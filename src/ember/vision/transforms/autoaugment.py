@@ -14,7 +14,7 @@ import numpy as np
 import ember
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
-from ember.vision.transforms._pil import accepts_pil
+from ember.vision.transforms._pil import accepts_pil, accepts_pil_in_rgb
 from ember.vision.transforms.augment import _Random, _uniform
 from ember.vision.transforms.basic import _hw
 from ember.vision.transforms.functional import Image, InterpolationMode
@@ -184,7 +184,7 @@ class RandAugment(_Random):
         self.interpolation, self.fill = InterpolationMode(interpolation), fill
         self.generator = generator
 
-    @accepts_pil
+    @accepts_pil_in_rgb
     def __call__(self, img: Image) -> Image:
         _check_uint8("RandAugment", img)
         h, w = _hw(img)
@@ -220,7 +220,7 @@ class TrivialAugmentWide(_Random):
         self.interpolation, self.fill = InterpolationMode(interpolation), fill
         self.generator = generator
 
-    @accepts_pil
+    @accepts_pil_in_rgb
     def __call__(self, img: Image) -> Image:
         _check_uint8("TrivialAugmentWide", img)
         space = _space(self.num_magnitude_bins, 0.99, (32.0, 32.0), 135.0, 0.99, 6)
