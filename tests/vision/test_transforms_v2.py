@@ -345,17 +345,21 @@ def test_resize_to_max_size_alone():
         v2.Resize(None)
 
 
-def test_pil_images_are_refused_not_passed_through():
-    # ember's kernels take arrays, not PIL images: a transform says so instead of skipping it
+def test_pil_images_are_transformed_not_passed_through():
+    # as their arrays, back as PIL images of their mode (see transforms._pil)
     pil_image = pytest.importorskip("PIL.Image")
-    pil = pil_image.fromarray(np.zeros((4, 6, 3), np.uint8))
+    array = np.arange(72, dtype=np.uint8).reshape(4, 6, 3)
+    pil = pil_image.fromarray(array)
     for transform in (v2.RandomHorizontalFlip(p=1.0), v2.Resize(2), v2.ColorJitter(0.5),
                       v2.RandAugment(), v2.RandomCrop(2), v2.RandomErasing(p=1.0)):
-        with pytest.raises(TypeError, match="PIL images .* numpy.asarray"):
-            transform(pil)
+        ember.manual_seed(0)
+        got = transform(pil)
+        ember.manual_seed(0)
+        want = transform(array)
+        assert isinstance(got, pil_image.Image) and got.mode == "RGB"
+        assert np.array_equal(np.asarray(got), want)
     assert v2.ToImage()(pil).shape == (3, 4, 6)
-    with pytest.raises(TypeError, match="PIL images"):
-        v2.RandomHorizontalFlip(p=0.0)(pil)  # whatever the coin says
+    assert np.asarray(v2.RandomHorizontalFlip(p=0.0)(pil)).tolist() == array.tolist()
 
 
 def test_random_apply_takes_a_module_list():

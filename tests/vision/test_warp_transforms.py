@@ -207,5 +207,5 @@ def test_five_and_ten_crop():
         TF.five_crop(x, (11, 2))
     with pytest.raises(ValueError, match="only two dimensions"):
         T.FiveCrop((1, 2, 3))
-    with pytest.raises(TypeError, match="five_crop: img should be a tensor .* got Image"):
-        T.TenCrop(2)(Image.new("RGB", (5, 4)))
+    pil_crops = T.TenCrop(2)(Image.new("RGB", (5, 4)))  # PIL images too, as PIL crops
+    assert len(pil_crops) == 10 and all(k.size == (2, 2) for k in pil_crops)

@@ -12,6 +12,7 @@ from typing import Any
 import ember
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
+from ember.vision.transforms._pil import accepts_pil, accepts_pil_in_rgb
 from ember.vision.transforms.basic import _hw, _size_pair
 from ember.vision.transforms.functional import Image, InterpolationMode
 
@@ -53,6 +54,7 @@ class Resize(_Random):
         self.size, self.interpolation = size, InterpolationMode(interpolation)
         self.max_size, self.antialias = max_size, antialias
 
+    @accepts_pil
     def __call__(self, img: Image) -> Image:
         return TF.resize(img, self.size, self.interpolation, self.max_size, self.antialias)
 
@@ -104,6 +106,7 @@ class RandomResizedCrop(_Random):
             w, h = width, height
         return (height - h) // 2, (width - w) // 2, h, w
 
+    @accepts_pil
     def __call__(self, img: Image) -> Image:
         i, j, h, w = self.get_params(img, self.scale, self.ratio, self.generator)
         return TF.resized_crop(img, i, j, h, w, self.size, self.interpolation,
@@ -159,6 +162,7 @@ class ColorJitter(_Random):
                    for span in (brightness, contrast, saturation, hue)]
         return (fn_idx, *factors)
 
+    @accepts_pil_in_rgb
     def __call__(self, img: Image) -> Image:
         fn_idx, *factors = self.get_params(self.brightness, self.contrast, self.saturation,
                                            self.hue, self.generator)
@@ -196,8 +200,7 @@ class RandomGrayscale(_Random):
         self.p, self.generator = p, generator
 
     def __call__(self, img: Image) -> Image:
-        channels = img.shape[-3] if isinstance(img, Tensor) else \
-            (img.shape[2] if img.ndim == 3 else 1)
+        channels = TF.get_dimensions(img)[0]
         return TF.rgb_to_grayscale(img, channels) if _coin(self.p, self.generator) else img
 
 
@@ -226,6 +229,7 @@ class GaussianBlur(_Random):
         """A standard deviation drawn uniformly from ``[sigma_min, sigma_max)``."""
         return _uniform(sigma_min, sigma_max, generator)
 
+    @accepts_pil
     def __call__(self, img: Image) -> Image:
         sigma = self.get_params(self.sigma[0], self.sigma[1], self.generator)
         return TF.gaussian_blur(img, self.kernel_size, [sigma, sigma])
@@ -258,6 +262,7 @@ class RandomRotation(_Random):
         """An angle drawn uniformly from ``[degrees[0], degrees[1])``."""
         return _uniform(float(degrees[0]), float(degrees[1]), generator)
 
+    @accepts_pil
     def __call__(self, img: Image) -> Image:
         angle = self.get_params(self.degrees, self.generator)
         return TF.rotate(img, angle, self.interpolation, self.expand, self.center, self.fill)
@@ -338,6 +343,7 @@ class _RandomApplied(_Random):
                  generator: ember.Generator | None = None) -> None:
         self.args, self.p, self.generator = args, p, generator
 
+    @accepts_pil
     def __call__(self, img: Image) -> Image:
         return type(self).fn(img, *self.args) if _coin(self.p, self.generator) else img
 

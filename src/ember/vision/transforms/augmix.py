@@ -10,6 +10,7 @@ import numpy as np
 import ember
 from ember.tensor import Tensor
 from ember.vision.transforms._image import _tensor_op
+from ember.vision.transforms._pil import accepts_pil_in_rgb
 from ember.vision.transforms.augment import _Random
 from ember.vision.transforms.autoaugment import _apply, _check_uint8, _fills, _space
 from ember.vision.transforms.functional import Image, InterpolationMode
@@ -89,6 +90,7 @@ class AugMix(_Random):
             mix = mix + weights[:, i].reshape(n, *ones) * aug
         return mix.reshape(img.shape).to(img.dtype)
 
+    @accepts_pil_in_rgb
     def __call__(self, img: Image) -> Image:
         _check_uint8("AugMix", img)
         return _tensor_op(self._mix)(img)

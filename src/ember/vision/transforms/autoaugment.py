@@ -14,6 +14,7 @@ import numpy as np
 import ember
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
+from ember.vision.transforms._pil import accepts_pil, accepts_pil_in_rgb
 from ember.vision.transforms.augment import _Random, _uniform
 from ember.vision.transforms.basic import _hw
 from ember.vision.transforms.functional import Image, InterpolationMode
@@ -84,6 +85,7 @@ class RandomAffine(_Random):
                 shear_y = _uniform(shears[2], shears[3], generator)
         return angle, (dx, dy), scale, (shear_x, shear_y)
 
+    @accepts_pil
     def __call__(self, img: Image) -> Image:
         h, w = _hw(img)
         angle, shift, scale, shear = self.get_params(self.degrees, self.translate, self.scale,
@@ -198,6 +200,7 @@ class RandAugment(_Random):
             ops.append((op, magnitude))
         return ops
 
+    @accepts_pil_in_rgb
     def __call__(self, img: Image) -> Image:
         _check_uint8("RandAugment", img)
         fill = _fills(img, self.fill)
@@ -236,6 +239,7 @@ class TrivialAugmentWide(_Random):
             magnitude = -magnitude
         return [(op, magnitude)]
 
+    @accepts_pil_in_rgb
     def __call__(self, img: Image) -> Image:
         _check_uint8("TrivialAugmentWide", img)
         ((op, magnitude),) = self._ops(img)

@@ -17,6 +17,7 @@ import numpy as np
 
 import ember
 from ember.tensor import Tensor
+from ember.vision.transforms._pil import accepts_pil
 
 __all__ = ["Compose", "ToTensor", "Normalize", "LinearTransformation", "Lambda", "Pad",
            "CenterCrop", "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip"]
@@ -290,6 +291,7 @@ class Pad:
         _check_mode(padding_mode)
         self.padding, self.fill, self.padding_mode = padding, fill, padding_mode
 
+    @accepts_pil
     def __call__(self, img: Image) -> Image:
         return pad(img, self.padding, self.fill, self.padding_mode)
 
@@ -304,6 +306,7 @@ class CenterCrop:
     def __init__(self, size: int | Sequence[int]) -> None:
         self.size = _size_pair(size, "CenterCrop")
 
+    @accepts_pil
     def __call__(self, img: Image) -> Image:
         (th, tw), (h, w) = self.size, _hw(img)
         if th > h or tw > w:
@@ -347,6 +350,7 @@ class RandomCrop:
         j = int(ember.randint(0, w - tw + 1, (1,), generator=generator).item())
         return i, j, th, tw
 
+    @accepts_pil
     def __call__(self, img: Image) -> Image:
         if self.padding is not None:
             img = pad(img, self.padding, self.fill, self.padding_mode)
@@ -365,6 +369,7 @@ class _RandomFlip:
     def __init__(self, p: float = 0.5, generator: ember.Generator | None = None) -> None:
         self.p, self.generator = p, generator
 
+    @accepts_pil
     def __call__(self, img: Image) -> Image:
         if ember.rand(1, generator=self.generator).item() >= self.p:
             return img

@@ -12,13 +12,10 @@ import numpy as np
 
 import ember
 from ember.tensor import Tensor
+from ember.vision.transforms._pil import is_pil_image
 
 __all__ = ["ConvertImageDtype", "PILToTensor", "ToPILImage", "convert_image_dtype",
            "pil_to_tensor", "to_pil_image"]
-
-
-def _is_pil_image(pic: Any) -> bool:
-    return hasattr(pic, "getbands") and hasattr(pic, "__array_interface__")
 
 
 def pil_to_tensor(pic: Any) -> Tensor:
@@ -30,7 +27,7 @@ def pil_to_tensor(pic: Any) -> Tensor:
         >>> pil_to_tensor(Image.new("RGB", (3, 2), (9, 8, 7))).shape
         ember.Size([3, 2, 3])
     """
-    if not _is_pil_image(pic):
+    if not is_pil_image(pic):
         raise TypeError(f"pil_to_tensor: pic should be PIL Image, got {type(pic)}")
     arr = np.array(pic, copy=True)
     chw = arr.reshape(pic.size[1], pic.size[0], len(pic.getbands())).transpose(2, 0, 1)

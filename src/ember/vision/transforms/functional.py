@@ -32,6 +32,7 @@ from ember.vision.transforms._image import (
     _tensor_op,
     _to_float,
 )
+from ember.vision.transforms._pil import accepts_pil, accepts_pil_in_rgb, grays_pil
 from ember.vision.transforms.basic import Normalize, ToTensor, crop, pad
 from ember.vision.transforms.color import (
     adjust_brightness,
@@ -416,3 +417,15 @@ def affine(img: Tensor, angle: float, translate: Sequence[float], scale: float,
     m = _inverse_affine(_centre("affine", center, w, h), angle, [float(t) for t in translate],
                         scale, shear)
     return _warp(img, m, w, h, interpolation, fill, "affine")
+
+
+# every function of an image also takes a PIL image, and gives PIL images back (see _pil)
+for _name in ("adjust_brightness", "adjust_gamma", "adjust_sharpness", "affine",
+              "autocontrast", "center_crop", "crop", "elastic_transform", "equalize", "five_crop",
+              "gaussian_blur", "get_dimensions", "get_image_num_channels", "get_image_size",
+              "hflip", "invert", "pad", "perspective", "posterize", "resize", "resized_crop",
+              "rotate", "solarize", "ten_crop", "vflip"):
+    globals()[_name] = accepts_pil(globals()[_name])
+for _name in ("adjust_contrast", "adjust_hue", "adjust_saturation"):  # mix the bands as RGB
+    globals()[_name] = accepts_pil_in_rgb(globals()[_name])
+rgb_to_grayscale = grays_pil(rgb_to_grayscale)  # Pillow's luma, from any mode (see _pil)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import ember
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
+from ember.vision.transforms._pil import accepts_pil
 from ember.vision.transforms.augment import _coin, _Random
 from ember.vision.transforms.autoaugment import _fills
 from ember.vision.transforms.basic import _hw, _size_pair
@@ -59,6 +60,7 @@ class RandomPerspective(_Random):
         starts = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
         return starts, ends
 
+    @accepts_pil
     def __call__(self, img: Image) -> Image:
         if not _coin(self.p, self.generator):
             return img
@@ -122,6 +124,7 @@ class ElasticTransform(_Random):
             fields.append(d * alpha[k] / size[k])
         return ember.cat(fields, 1).permute(0, 2, 3, 1)
 
+    @accepts_pil
     def __call__(self, img: Image) -> Image:
         size = list(_hw(img))
         displacement = self.get_params(self.alpha, self.sigma, size, self.generator)
@@ -139,6 +142,7 @@ class FiveCrop(_Random):
     def __init__(self, size: int | Sequence[int]) -> None:
         self.size = _size_pair(size, "FiveCrop")
 
+    @accepts_pil
     def __call__(self, img: Image) -> tuple[Image, ...]:
         return TF.five_crop(img, self.size)
 
@@ -155,5 +159,6 @@ class TenCrop(_Random):
     def __init__(self, size: int | Sequence[int], vertical_flip: bool = False) -> None:
         self.size, self.vertical_flip = _size_pair(size, "TenCrop"), vertical_flip
 
+    @accepts_pil
     def __call__(self, img: Image) -> tuple[Image, ...]:
         return TF.ten_crop(img, self.size, self.vertical_flip)

@@ -8,6 +8,7 @@ from enum import Enum
 
 import ember
 from ember.tensor import Tensor
+from ember.vision.transforms._pil import accepts_pil_in_rgb
 from ember.vision.transforms.augment import _Random
 from ember.vision.transforms.autoaugment import _apply, _check_uint8, _fills, _space
 from ember.vision.transforms.basic import _hw
@@ -150,6 +151,7 @@ class AutoAugment(_Random):
         signs = ember.randint(2, (2,), generator=generator)
         return policy_id, probs, signs
 
+    @accepts_pil_in_rgb
     def __call__(self, img: Image) -> Image:
         _check_uint8("AutoAugment", img)
         h, w = _hw(img)

@@ -14,9 +14,9 @@ from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
 from ember.vision.transforms import autoaugment as v1
+from ember.vision.transforms._pil import accepts_pil
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform
-from ember.vision.transforms.v2._utils import refuse_pil_image
 from ember.vision.transforms.v2.functional import InterpolationMode
 
 __all__ = ["RandAugment", "TrivialAugmentWide"]
@@ -38,7 +38,6 @@ def _apply(img: Any, op: str, magnitude: float, interpolation: InterpolationMode
 
 
 def _check_dtype(op: str, img: Any) -> None:
-    refuse_pil_image(op, img)
     if isinstance(img, Tensor):
         if img.dtype is ember.uint8 or img.is_floating_point():
             return
@@ -68,14 +67,18 @@ class _AutoAugmentBase(Transform):
             raise TypeError(f"{type(self).__name__}: auto augment transformations are only "
                             f"defined for a single image or video, found {len(found)}")
         inpt = flat_inputs[found[0]]
-        out = F.to_pure_tensor(inpt)
-        _check_dtype(type(self).__name__, out)
-        fill = v1._fills(out, self._policy.fill)
-        for op, magnitude in self._policy._ops(out):
-            out = _apply(out, op, magnitude, self._policy.interpolation, fill)
+        out = accepts_pil(self._augment, in_rgb=True)(F.to_pure_tensor(inpt))
         flat_inputs[found[0]] = tv_tensors.wrap(out, like=inpt) \
             if isinstance(inpt, tv_tensors.TVTensor) else out
         return tree_unflatten(flat_inputs, spec)
+
+    def _augment(self, img: Any) -> Any:
+        """The policy's operations on one image (a tensor or an array)."""
+        _check_dtype(type(self).__name__, img)
+        fill = v1._fills(img, self._policy.fill)
+        for op, magnitude in self._policy._ops(img):
+            img = _apply(img, op, magnitude, self._policy.interpolation, fill)
+        return img
 
 
 class RandAugment(_AutoAugmentBase):

@@ -17,7 +17,6 @@ from ember.vision.transforms.v2._utils import (
     check_type,
     has_any,
     is_array_image,
-    refuse_pil_image,
 )
 from ember.vision.transforms.v2.functional._utils import _get_kernel, is_pure_tensor
 
@@ -41,18 +40,9 @@ class Transform(nn.Module):
     """
 
     _transformed_types: tuple[TypeCheck, ...] = (Tensor, is_array_image)
-    _takes_pil = False  # PIL images raise (ember's kernels take arrays), but in ToImage
 
     def _check_inputs(self, flat_inputs: list) -> None:
         """Raises for samples this transform cannot take."""
-
-    def _check_sample(self, flat_inputs: list) -> None:
-        """Raises for PIL images (unless the transform takes them) and for what
-        :meth:`_check_inputs` refuses."""
-        if not self._takes_pil:
-            for inpt in flat_inputs:
-                refuse_pil_image(type(self).__name__, inpt)
-        self._check_inputs(flat_inputs)
 
     def make_params(self, flat_inputs: list) -> dict[str, Any]:
         """The random parameters of one call, drawn from the inputs to transform."""
@@ -83,7 +73,7 @@ class Transform(nn.Module):
 
     def forward(self, *inputs: Any) -> Any:
         flat_inputs, spec = tree_flatten(inputs if len(inputs) > 1 else inputs[0])
-        self._check_sample(flat_inputs)
+        self._check_inputs(flat_inputs)
         return self._transform_all(flat_inputs, spec)
 
     def _transform_all(self, flat_inputs: list, spec: Any) -> Any:
@@ -117,7 +107,7 @@ class _RandomApplyTransform(Transform):
     def forward(self, *inputs: Any) -> Any:
         sample = inputs if len(inputs) > 1 else inputs[0]
         flat_inputs, spec = tree_flatten(sample)
-        self._check_sample(flat_inputs)
+        self._check_inputs(flat_inputs)
         if ember.rand(1).item() >= self.p:
             return sample
         return self._transform_all(flat_inputs, spec)

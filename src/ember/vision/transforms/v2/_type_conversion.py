@@ -25,7 +25,6 @@ class ToImage(Transform):
     """
 
     _transformed_types = (is_pure_tensor, is_array_image)
-    _takes_pil = True
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         return F.to_image(inpt)

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ember.tensor import Tensor
 from ember.vision import tv_tensors
+from ember.vision.transforms._pil import is_pil_image
 from ember.vision.transforms.v2.functional import get_dimensions, get_size, is_pure_tensor
 from ember.vision.transforms.v2.functional._geometry import Fill
 
@@ -22,18 +22,6 @@ def is_array_image(inpt: Any) -> bool:
     """A NumPy array or a PIL image (anything with ``__array_interface__`` but no tensor): the
     images before ``ToImage``, which play the part PIL images play in torchvision."""
     return isinstance(inpt, np.ndarray) or is_pil_image(inpt)
-
-
-def is_pil_image(inpt: Any) -> bool:
-    """A PIL image: pixels behind ``__array_interface__`` that are no array or tensor."""
-    return hasattr(inpt, "__array_interface__") and not isinstance(inpt, (np.ndarray, Tensor))
-
-
-def refuse_pil_image(op: str, inpt: Any) -> None:
-    """Raises for a PIL image, which only ``ToImage`` takes (ember's kernels take arrays)."""
-    if is_pil_image(inpt):
-        raise TypeError(f"{op}: PIL images are not supported by the v2 transforms (only by "
-                        "ToImage); convert with numpy.asarray(img), or apply ToImage() first")
 
 
 def check_type(obj: Any, types_or_checks: tuple[TypeCheck, ...]) -> bool:
@@ -68,15 +56,16 @@ def _one(op: str, found: set[tuple[int, ...]], what: str, kinds: str) -> tuple[i
 def query_size(flat_inputs: list) -> tuple[int, int]:
     """The common ``(height, width)`` of the images, videos, masks and boxes' canvases."""
     found = {tuple(get_size(inpt)) for inpt in flat_inputs
-             if check_type(inpt, (is_pure_tensor, np.ndarray, tv_tensors.Image, tv_tensors.Video,
-                                  tv_tensors.Mask, tv_tensors.BoundingBoxes))}
+             if check_type(inpt, (is_pure_tensor, is_array_image, tv_tensors.Image,
+                                  tv_tensors.Video, tv_tensors.Mask, tv_tensors.BoundingBoxes))}
     return _one("query_size", found, "HxW dimensions", "image, video, mask or bounding box")
 
 
 def query_chw(flat_inputs: list) -> tuple[int, int, int]:
     """The common ``(channels, height, width)`` of the images and videos."""
     found = {tuple(get_dimensions(inpt)) for inpt in flat_inputs
-             if check_type(inpt, (is_pure_tensor, np.ndarray, tv_tensors.Image, tv_tensors.Video))}
+             if check_type(inpt, (is_pure_tensor, is_array_image, tv_tensors.Image,
+                                    tv_tensors.Video))}
     return _one("query_chw", found, "CxHxW dimensions", "image or video")
 
 

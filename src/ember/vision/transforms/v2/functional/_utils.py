@@ -8,8 +8,11 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+import numpy as np
+
 from ember.tensor import Tensor
 from ember.vision import tv_tensors
+from ember.vision.transforms._pil import accepts_pil, is_pil_image
 from ember.vision.tv_tensors._tv_tensor import _plain
 
 _KERNELS: dict[Callable, dict[type, Callable]] = {}
@@ -90,6 +93,8 @@ def _get_kernel(functional: Callable, input_type: type,
             return registry[cls]
         if cls is tv_tensors.TVTensor:
             break
+    if np.ndarray in registry and is_pil_image(input_type):  # a PIL image: see _pil
+        return accepts_pil(registry[np.ndarray])
     if allow_passthrough:
         return lambda inpt, *args, **kwargs: inpt
     names = ", ".join(sorted(t.__name__ for t in registry))
