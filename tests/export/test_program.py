@@ -2,6 +2,7 @@
 signature against torch.export's, and its module's outputs and gradients against eager."""
 
 import copy
+import io
 
 import numpy as np
 import pytest
@@ -141,3 +142,36 @@ def test_parameters_and_buffers_of_the_program():
     assert [k for k, _ in ep.named_parameters()] == [k for k, _ in model.named_parameters()]
     assert all(a is b for a, b in zip(ep.parameters(), model.parameters()))
     assert [k for k, _ in ep.named_buffers()] == [k for k, _ in model.named_buffers()]
+
+
+def _tied(nn):
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder, self.decoder = nn.Linear(3, 3), nn.Linear(3, 3)
+            self.decoder.weight = self.encoder.weight
+            self.shared = self.head = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.head(self.decoder(self.encoder(x))) + self.shared.bias
+
+    return Tied()
+
+
+def test_tied_weights_keep_every_key_as_torch():
+    model = _tied(ember.nn)
+    ep = ember.export.export(model, (ember.randn(2, 3),))
+    tp = torch.export.export(_tied(torch.nn), (torch.randn(2, 3),))
+    assert _signature(ep) == _signature(tp)
+    assert list(ep.state_dict) == list(tp.state_dict)
+    m = ep.module()
+    assert sorted(m.state_dict()) == sorted(model.state_dict())
+    m.load_state_dict(model.state_dict())  # (strict: no key missing or unexpected)
+    assert m.decoder.weight is m.encoder.weight
+    assert_same_as_eager(model, m, ember.randn(2, 3))
+    buffer = io.BytesIO()
+    ember.export.save(ep, buffer)
+    buffer.seek(0)
+    loaded = ember.export.load(buffer)
+    assert list(loaded.state_dict) == list(ep.state_dict)
+    assert loaded.state_dict["decoder.weight"] is loaded.state_dict["encoder.weight"]

@@ -162,9 +162,12 @@ def _guard_leaves(arguments: dict[str, Any]) -> list[InputGuard]:
 
 
 def _state(mod: Module) -> list[StateEntry]:
-    """The module's parameters, then its buffers (with their persistence), by key."""
-    entries = [StateEntry(p, InputKind.PARAMETER, k) for k, p in mod.named_parameters()]
-    for key, buffer in mod.named_buffers():
+    """The module's parameters, then its buffers (with their persistence), by key: a tensor
+    the model holds under several keys (tied weights, a shared submodule) under each, as
+    torch lists them (the graph reads it through the last)."""
+    entries = [StateEntry(p, InputKind.PARAMETER, k)
+               for k, p in mod.named_parameters(remove_duplicate=False)]
+    for key, buffer in mod.named_buffers(remove_duplicate=False):
         *path, name = key.split(".")
         owner = mod.get_submodule(".".join(path)) if path else mod
         persistent = name not in owner._non_persistent_buffers_set

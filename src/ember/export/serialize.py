@@ -56,9 +56,16 @@ def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes]) -> None:
         ember.Size([3, 2])
     """
     arrays: dict[str, np.ndarray] = {}
+    first: dict[int, str] = {}
+    tied: dict[str, str] = {}  # (a tensor under several keys, tied weights: stored once)
     for group, tensors in (("state", ep.state_dict), ("const", ep.constants)):
         for key, t in tensors.items():
-            arrays[f"{group}/{key}"] = np.ascontiguousarray(t.detach().cpu().numpy())
+            name = f"{group}/{key}"
+            if id(t) in first:
+                tied[name] = first[id(t)]
+                continue
+            first[id(t)] = name
+            arrays[name] = np.ascontiguousarray(t.detach().cpu().numpy())
     example, _ = tree_flatten(ep.example_inputs)
     for i, leaf in enumerate(example):
         if isinstance(leaf, Tensor):
@@ -69,7 +76,7 @@ def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes]) -> None:
         "nodes": [_node(n) for n in ep.graph.nodes],
         "inputs": [[s.kind.name, _arg(s.arg), s.target, s.persistent] for s in sig.input_specs],
         "outputs": [[s.kind.name, _arg(s.arg), s.target] for s in sig.output_specs],
-        "state": list(ep.state_dict), "constants": list(ep.constants),
+        "state": list(ep.state_dict), "constants": list(ep.constants), "tied": tied,
         "ranges": {k: [v.lower, None if v.upper == math.inf else v.upper]
                    for k, v in ep.range_constraints.items()},
         "guards": [[g.name, _value(list(g.keys)), _value(g.dims),
@@ -95,11 +102,19 @@ def load(f: str | os.PathLike | IO[bytes]) -> ExportedProgram:
     if doc.get("format") != FORMAT:
         raise CheckpointError(f"ember.export.load: {where}: format {doc.get('format')!r}, "
                               f"this version reads {FORMAT!r}")
-    state = {k: _tensor(arrays[f"state/{k}"]) for k in doc["state"]}
-    constants = {k: _tensor(arrays[f"const/{k}"]) for k in doc["constants"]}
-    for key in state:  # (parameters stay parameters, as the model had them)
-        if any(s[0] == "PARAMETER" and s[2] == key for s in doc["inputs"]):
-            state[key] = ember.nn.Parameter(state[key])
+    parameters = {s[2] for s in doc["inputs"] if s[0] == "PARAMETER"}
+    tensors: dict[str, Tensor] = {}
+    for group, keys in (("state", doc["state"]), ("const", doc["constants"])):
+        for key in keys:
+            name = f"{group}/{key}"
+            if name in doc["tied"]:
+                tensors[name] = tensors[doc["tied"][name]]
+                continue
+            t = _tensor(arrays[name])  # (parameters stay parameters, as the model had them)
+            tensors[name] = ember.nn.Parameter(t) if group == "state" and key in parameters \
+                else t
+    state = {k: tensors[f"state/{k}"] for k in doc["state"]}
+    constants = {k: tensors[f"const/{k}"] for k in doc["constants"]}
     sig = ExportGraphSignature(
         [InputSpec(InputKind[k], _unarg(a), t, p) for k, a, t, p in doc["inputs"]],
         [OutputSpec(OutputKind[k], _unarg(a), t) for k, a, t in doc["outputs"]])
