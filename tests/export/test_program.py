@@ -175,3 +175,19 @@ def test_tied_weights_keep_every_key_as_torch():
     loaded = ember.export.load(buffer)
     assert list(loaded.state_dict) == list(ep.state_dict)
     assert loaded.state_dict["decoder.weight"] is loaded.state_dict["encoder.weight"]
+
+
+def test_module_called_with_missing_or_unknown_arguments_says_so():
+    class Masked(ember.nn.Module):
+        def forward(self, input, mask):
+            return input * mask
+
+    m = ember.export.export(Masked(), (ember.ones(2), ember.ones(2))).module()
+    np.testing.assert_allclose(m(ember.ones(2), mask=ember.ones(2)).numpy(), 1.0)
+    np.testing.assert_allclose(m(input_1=ember.ones(2), mask=ember.ones(2)).numpy(), 1.0)
+    with pytest.raises(TypeError, match="missing a required argument: 'mask'"):
+        m(ember.ones(2))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'maks'"):
+        m(ember.ones(2), ember.ones(2), maks=ember.ones(2))
+    with pytest.raises(TypeError, match="too many positional arguments"):
+        m(ember.ones(2), ember.ones(2), ember.ones(2))

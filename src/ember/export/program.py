@@ -6,6 +6,7 @@ module again."""
 from __future__ import annotations
 
 import copy
+import inspect
 import operator
 import re
 from collections.abc import Iterator
@@ -126,9 +127,15 @@ class ExportedProgram:
             owner = gm.get_submodule(".".join(path)) if path else gm
             owner._non_persistent_buffers_set.add(name)
         names, guards = self._argument_names, self._guards
+        renamed = dict(zip((n.name for n in g.nodes if n.op == "placeholder"), names))
 
         def check_inputs(module: Module, args: tuple, kwargs: dict) -> None:
-            guards.check({**dict(zip(names, args)), **kwargs})
+            try:
+                bound = inspect.signature(module.forward).bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"the exported module takes ({', '.join(renamed)}): {e}") \
+                    from None
+            guards.check({renamed[k]: v for k, v in bound.arguments.items()})
 
         gm.register_forward_pre_hook(check_inputs, with_kwargs=True)
         return gm
