@@ -144,3 +144,12 @@ def test_arguments_left_to_their_defaults_keep_them_and_are_guarded():
     np.testing.assert_allclose(m(ember.ones(6, 3), mask=ember.ones(6, 3)).numpy(), 2.0)
     with pytest.raises(GuardError, match=r"scale == 2 \(got 3\)"):
         m(ember.ones(6, 3), mask=ember.ones(6, 3), scale=3)
+
+
+def test_branch_seen_only_by_the_farther_trace_is_a_constraint_violation():
+    class Threshold(ember.nn.Module):
+        def forward(self, x):  # (3 and 4 take one branch, the farther 5 the other)
+            return x * 2 if x.shape[0] > 4 else x + 1
+
+    with pytest.raises(ConstraintViolationError, match=r"Constraints violated \(n\)!.*branches"):
+        ember.export.export(Threshold(), (ember.randn(3),), dynamic_shapes=({0: Dim("n")},))

@@ -143,7 +143,7 @@ def twins(first: Graph, second: Graph, who: str
     def differ(why: str) -> ExportError:
         return ExportError(f"{who}: the traced graph changes with the size of a dynamic axis "
                            f"({why}): Python code branches on a shape. Hint: export with fixed "
-                           "sizes for this model")
+                           "sizes (no dynamic axes) for this model")
 
     eqns1, eqns2 = ([e for e in g.eqns if e.prim.name != "copy"] for g in (first, second))
     if len(eqns1) != len(eqns2) or len(first.inputs) != len(second.inputs) or \

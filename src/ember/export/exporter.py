@@ -243,18 +243,24 @@ def _twins(capture: Capture, graph: Graph, leaves: list, spec: Any,
     except ConstraintViolationError:
         raise
     except ExportError as e:
-        marked = sorted({n for spec in dims.values() for n in spec.values()})
-        raise ConstraintViolationError(
-            f"{WHO}: Constraints violated ({', '.join(marked)})! You marked "
-            f"{', '.join(marked)} as dynamic but the model fixes the size (it specializes it "
-            f"to the example's, or computes with it in Python): {e}. Hint: use Dim.STATIC "
-            "(or no Dim) for such a size, or Dim.AUTO to let the export decide") from \
-            (cause or e)
+        raise _violated(dims, e) from (cause or e)
     try:
         third = retrace_resized(capture, leaves, spec, dims, _FARTHER, _FARTHER_POWER)
     except ExportError:  # (the model bounds the size: a GPT's block size)
         return out
-    return out + [Twin(third, *_matched(graph, third))]
+    try:
+        return out + [Twin(third, *_matched(graph, third))]
+    except ExportError as e:  # (a branch on a size that only the farther trace crosses)
+        raise _violated(dims, e) from (cause or e)
+
+
+def _violated(dims: dict[int, dict[int, str]], e: ExportError) -> ConstraintViolationError:
+    marked = ", ".join(sorted({n for spec in dims.values() for n in spec.values()}))
+    return ConstraintViolationError(
+        f"{WHO}: Constraints violated ({marked})! You marked {marked} as dynamic but the model "
+        f"fixes the size (it specializes it to the example's, computes with it in Python or "
+        f"branches on it): {e}. Hint: use Dim.STATIC (or no Dim) for such a size, or Dim.AUTO "
+        "to let the export decide")
 
 
 def _matched(graph: Graph, other: Graph) -> tuple[dict, dict]:
