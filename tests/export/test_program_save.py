@@ -70,3 +70,23 @@ def test_ember_export_needs_no_onnx():
                 names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
                 assert not any(n.split(".")[0] == "onnx" or n.startswith("ember.onnx")
                                for n in names), path.name
+
+
+def test_zero_dim_tensors_keep_their_shape_through_save_and_load():
+    class Total(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", ember.tensor(3.0))
+
+        def forward(self, x, offset):
+            return (x * 2).sum() * self.scale + offset
+
+    args = (ember.ones(3), ember.tensor(1.0))
+    ep = ember.export.export(Total(), args)
+    buffer = io.BytesIO()
+    ember.export.save(ep, buffer)
+    buffer.seek(0)
+    loaded = ember.export.load(buffer)
+    assert loaded.state_dict["scale"].shape == ()
+    assert loaded.example_inputs[0][1].shape == ()
+    assert loaded.module()(*args).shape == ep.module()(*args).shape == ()

@@ -65,11 +65,11 @@ def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes]) -> None:
                 tied[name] = first[id(t)]
                 continue
             first[id(t)] = name
-            arrays[name] = np.ascontiguousarray(t.detach().cpu().numpy())
+            arrays[name] = _array(t)
     example, _ = tree_flatten(ep.example_inputs)
     for i, leaf in enumerate(example):
         if isinstance(leaf, Tensor):
-            arrays[f"example/{i}"] = np.ascontiguousarray(leaf.detach().cpu().numpy())
+            arrays[f"example/{i}"] = _array(leaf)
     sig = ep.graph_signature
     doc = {
         "format": FORMAT,
@@ -133,6 +133,12 @@ def load(f: str | os.PathLike | IO[bytes]) -> ExportedProgram:
 
 
 # -- writing ------------------------------------------------------------------------------
+def _array(t: Tensor) -> np.ndarray:
+    """A tensor's values, C-contiguous (a 0-d tensor stays 0-d: ``np.ascontiguousarray``
+    makes it 1-d)."""
+    return np.asarray(t.detach().cpu().numpy(), order="C")
+
+
 def _node(n: fx.Node) -> dict:
     out: dict[str, Any] = {"name": n.name, "op": n.op}
     if n.op == "call_function":
