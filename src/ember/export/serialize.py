@@ -34,6 +34,7 @@ from ember.export.program import ExportedProgram
 from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.io.checkpoint import read_arrays, write_arrays
+from ember.jit.ir import type_str
 from ember.jit.serialize import decode_param, encode_param
 from ember.ops.creation import full
 from ember.tensor import Tensor
@@ -92,13 +93,26 @@ def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes]) -> None:
 
 
 def load(f: str | os.PathLike | IO[bytes]) -> ExportedProgram:
-    """Reads a program :func:`save` wrote (its tensors on the CPU)."""
+    """Reads a program :func:`save` wrote (its tensors on the CPU); a file of another kind,
+    or one changed since, is a :class:`~ember.errors.CheckpointError`."""
     where = os.fspath(f) if isinstance(f, (str, os.PathLike)) else "the file"
     arrays, meta = read_arrays(f)
     if "ember.export" not in meta:
         raise CheckpointError(f"ember.export.load: {where} holds no exported program (it was "
                               "not written by ember.export.save)")
-    doc = json.loads(meta["ember.export"])
+    try:
+        ep = _program(json.loads(meta["ember.export"]), arrays, where)
+        _check_state(ep, where)
+    except CheckpointError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+        raise CheckpointError(f"ember.export.load: {where} is damaged ({type(e).__name__}: "
+                              f"{e}); it was changed after ember.export.save wrote it") \
+            from None
+    return ep
+
+
+def _program(doc: dict, arrays: dict[str, np.ndarray], where: str) -> ExportedProgram:
     if doc.get("format") != FORMAT:
         raise CheckpointError(f"ember.export.load: {where}: format {doc.get('format')!r}, "
                               f"this version reads {FORMAT!r}")
@@ -130,6 +144,21 @@ def load(f: str | os.PathLike | IO[bytes]) -> ExportedProgram:
     return ExportedProgram(fx.GraphModule({}, _graph(doc["nodes"], where)), sig, state,
                            ranges, constants, tree_unflatten(example, _spec(spec)), guards,
                            doc["arguments"], _spec(doc["out"]))
+
+
+def _check_state(ep: ExportedProgram, where: str) -> None:
+    """Each state tensor and constant has the shape and dtype of its placeholder."""
+    vals = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
+    for spec in ep.graph_signature.input_specs:
+        val = vals[spec.arg.name]
+        if spec.kind is InputKind.USER_INPUT or val is None or \
+                not all(isinstance(d, int) for d in val.shape):
+            continue
+        t = ep._tensor(spec.kind, spec.target)
+        if tuple(t.shape) != tuple(val.shape) or t.dtype is not val.dtype:
+            raise CheckpointError(f"ember.export.load: {where} is damaged: {spec.target} is "
+                                  f"{type_str(t.dtype, tuple(t.shape))}, its placeholder "
+                                  f"{spec.arg.name} {val}")
 
 
 # -- writing ------------------------------------------------------------------------------
