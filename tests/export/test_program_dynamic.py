@@ -153,3 +153,16 @@ def test_branch_seen_only_by_the_farther_trace_is_a_constraint_violation():
 
     with pytest.raises(ConstraintViolationError, match=r"Constraints violated \(n\)!.*branches"):
         ember.export.export(Threshold(), (ember.randn(3),), dynamic_shapes=({0: Dim("n")},))
+
+
+def test_dynamic_shapes_tuple_counts_the_arguments_given_not_the_defaults():
+    class Scaled(ember.nn.Module):
+        def forward(self, x, scale=2, *, bias=None):
+            return x * scale
+
+    for shapes in (({0: Dim("b")},), {"x": {0: Dim("b")}}):
+        ep = ember.export.export(Scaled(), (ember.ones(3, 2),), dynamic_shapes=shapes)
+        assert list(ep.range_constraints) == ["b"]
+        assert ep.module()(ember.ones(5, 2)).shape == (5, 2)
+    with pytest.raises(ValueError, match="2 entries for 1 arguments"):
+        ember.export.export(Scaled(), (ember.ones(3, 2),), dynamic_shapes=({0: Dim("b")}, None))

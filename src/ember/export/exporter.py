@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import inspect
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -12,7 +11,15 @@ from typing import Any
 
 import ember
 from ember.export.capture import Capture, retrace_resized, trace, twins
-from ember.export.dynamic_shapes import Dim, DimHint, ValueRange, check_example, leaf_axes
+from ember.export.dynamic_shapes import (
+    Dim,
+    DimHint,
+    ValueRange,
+    bind_call,
+    by_name,
+    check_example,
+    leaf_axes,
+)
 from ember.export.errors import ConstraintViolationError, ExportError
 from ember.export.graph_signature import InputKind
 from ember.export.guards import Guards, InputGuard
@@ -83,8 +90,10 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
     if preserve_module_call_signature:
         raise ValueError(f"{WHO}: preserve_module_call_signature is for "
                          "torch.export.unflatten, which Ember does not have; pass ()")
-    bound = _bind(mod, args, dict(kwargs or {}))
-    given = set(bound.arguments)
+    bound = bind_call(mod, args, dict(kwargs or {}))
+    given = list(bound.arguments)
+    if isinstance(dynamic_shapes, (tuple, list)):  # (the arguments given, not the defaults)
+        dynamic_shapes = by_name(dynamic_shapes, given)
     bound.apply_defaults()  # (the call is traced with every argument given)
     defaults = {k: v for k, v in bound.arguments.items() if k not in given}
     args, kwargs = bound.args, bound.kwargs
@@ -126,14 +135,6 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
             if s.persistent is False}, **lifted.constants},
         (args, kwargs), Guards(guard_leaves, ranges, defaults), list(bound.arguments),
         entry.out_spec)
-
-
-def _bind(mod: Module, args: tuple, kwargs: dict) -> inspect.BoundArguments:
-    try:
-        return inspect.signature(mod.forward).bind(*args, **kwargs)
-    except TypeError as e:
-        raise TypeError(f"{WHO}: the example inputs do not fit {type(mod).__name__}.forward: "
-                        f"{e}") from None
 
 
 def _guard_leaves(arguments: dict[str, Any]) -> list[InputGuard]:
