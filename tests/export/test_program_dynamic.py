@@ -166,3 +166,16 @@ def test_dynamic_shapes_tuple_counts_the_arguments_given_not_the_defaults():
         assert ep.module()(ember.ones(5, 2)).shape == (5, 2)
     with pytest.raises(ValueError, match="2 entries for 1 arguments"):
         ember.export.export(Scaled(), (ember.ones(3, 2),), dynamic_shapes=({0: Dim("b")}, None))
+
+
+def test_two_dims_of_one_name_are_one_dim_when_their_ranges_agree():
+    class Add(ember.nn.Module):
+        def forward(self, x, y):
+            return x + y
+
+    args = (ember.ones(3, 2), ember.ones(3, 2))
+    ep = ember.export.export(Add(), args, dynamic_shapes=({0: Dim("b")}, {0: Dim("b")}))
+    assert list(ep.range_constraints) == ["b"]
+    with pytest.raises(ValueError, match="different definitions"):
+        ember.export.export(Add(), args,
+                            dynamic_shapes=({0: Dim("b", max=5)}, {0: Dim("b", max=9)}))

@@ -255,9 +255,10 @@ def check_example(axes: list[dict], tensors: list[Tensor]) -> None:
                     f"input's size {size} is not in the range of {dim!r}. Hint: widen the "
                     "range or export with an example inside it")
             other = seen.setdefault(dim.__name__, (dim, size))
-            if other[0] is not dim:
-                raise ValueError(f"ember.export.export: two different Dims are named "
-                                 f"{dim.__name__!r}; make one and use it for both sizes")
+            if (other[0].min, other[0].max) != (dim.min, dim.max):  # (one name: one dim)
+                raise ValueError(f"ember.export.export: found different definitions "
+                                 f"{other[0]!r} and {dim!r} for the same dim "
+                                 f"{dim.__name__!r}; give both sizes one Dim")
             if other[1] != size:
                 raise ConstraintViolationError(
                     f"ember.export.export: Constraints violated ({dim.__name__})! The sizes "
