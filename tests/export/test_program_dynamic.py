@@ -179,3 +179,22 @@ def test_two_dims_of_one_name_are_one_dim_when_their_ranges_agree():
     with pytest.raises(ValueError, match="different definitions"):
         ember.export.export(Add(), args,
                             dynamic_shapes=({0: Dim("b", max=5)}, {0: Dim("b", max=9)}))
+
+
+@pytest.mark.parametrize("hint", [Dim.AUTO, Dim.DYNAMIC])
+def test_unnamed_dims_the_model_makes_equal_become_one_dim(hint):
+    class Add(ember.nn.Module):
+        def forward(self, x, y):
+            return x + y
+
+    ep = ember.export.export(Add(), (ember.ones(3, 2), ember.ones(3, 2)),
+                             dynamic_shapes=({0: hint}, {0: hint}))
+    assert list(ep.range_constraints) == ["s0"]  # (as torch: one symbol for both)
+    m = ep.module()
+    assert m(ember.ones(7, 2), ember.ones(7, 2)).shape == (7, 2)
+    with pytest.raises(GuardError, match="the dim s0"):
+        m(ember.ones(7, 2), ember.ones(6, 2))
+    batch = Dim("batch")  # (an unnamed dim equal to a named one takes its name)
+    ep = ember.export.export(Add(), (ember.ones(3, 2), ember.ones(3, 2)),
+                             dynamic_shapes=({0: hint}, {0: batch}))
+    assert list(ep.range_constraints) == ["batch"]

@@ -111,18 +111,27 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
         entry = capture.compiled.last
         dims = _dim_names(axes, tensors)
 
-        def lowered(cause: Exception | None = None) -> Any:
-            others = _twins(capture, graph, leaves, spec, dims, cause)
-            return lift(graph, others, state, user_names, entry.out_consts, _symbols(dims),
+        def lowered(names: dict[int, dict[int, str]], cause: Exception | None = None) -> Any:
+            others = _twins(capture, graph, leaves, spec, names, cause)
+            return lift(graph, others, state, user_names, entry.out_consts, _symbols(names),
                         entry.device)
 
         try:
-            lifted = lowered()
+            lifted = lowered(dims)
         except ExportError as e:
-            if not _automatic(dims, axes):
+            # unnamed dims the model makes equal become one (torch unifies their symbols);
+            # failing that, AUTO dims are static where the model fixes them
+            fallbacks = [d for d in (_merged(dims, axes, tensors),
+                                     _without_automatic(dims, axes)) if d != dims]
+            if not fallbacks:
                 raise
-            dims = _without_automatic(dims, axes)  # (AUTO: static where the model fixes it)
-            lifted = lowered(e)
+            for k, dims in enumerate(fallbacks):
+                try:
+                    lifted = lowered(dims, e)
+                    break
+                except ExportError:
+                    if k == len(fallbacks) - 1:
+                        raise
     ranges = _ranges(dims, axes)
     for i, guard in enumerate(g for g in guard_leaves if g.dims is not None):
         named = dims.get(i, {})
@@ -222,8 +231,19 @@ def _symbols(dims: dict[int, dict[int, str]]) -> dict[str, tuple[int, int]]:
     return symbols
 
 
-def _automatic(dims: dict, axes: list[dict]) -> bool:
-    return any(axes[i][a] is DimHint.AUTO for i, spec in dims.items() for a in spec)
+def _merged(dims: dict[int, dict[int, str]], axes: list[dict],
+            tensors: list[Tensor]) -> dict[int, dict[int, str]]:
+    """The unnamed dims with one example size as one dim (named as a Dim of that size, if
+    there is one): what the model needs where it adds or matches two such sizes."""
+    by_size: dict[int, str] = {}
+    for named in (True, False):
+        for i, spec in sorted(dims.items()):
+            for axis, name in sorted(spec.items()):
+                if isinstance(axes[i][axis], Dim) is named:
+                    by_size.setdefault(tensors[i].shape[axis], name)
+    return {i: {axis: name if isinstance(axes[i][axis], Dim) else
+                by_size[tensors[i].shape[axis]] for axis, name in spec.items()}
+            for i, spec in dims.items()}
 
 
 def _without_automatic(dims: dict, axes: list[dict]) -> dict[int, dict[int, str]]:
@@ -270,13 +290,14 @@ def _matched(graph: Graph, other: Graph) -> tuple[dict, dict]:
 
 
 def _ranges(dims: dict[int, dict[int, str]], axes: list[dict]) -> dict[str, ValueRange]:
+    """Each dim's range: a Dim's own, ``[2, int_oo]`` for one only hints name."""
     ranges: dict[str, ValueRange] = {}
     for i, spec in sorted(dims.items()):
         for axis, name in sorted(spec.items()):
             dim = axes[i][axis]
             if isinstance(dim, Dim):
                 upper = math.inf if dim.max is None else dim.max
-                ranges.setdefault(name, ValueRange(dim.min, upper))
+                ranges[name] = ValueRange(dim.min, upper)
             else:
                 ranges.setdefault(name, ValueRange(2, math.inf))
     return ranges
