@@ -191,3 +191,12 @@ def test_module_called_with_missing_or_unknown_arguments_says_so():
         m(ember.ones(2), ember.ones(2), maks=ember.ones(2))
     with pytest.raises(TypeError, match="too many positional arguments"):
         m(ember.ones(2), ember.ones(2), ember.ones(2))
+
+
+def test_module_refuses_train_and_eval_as_torch():
+    model = ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.Dropout(0.5)).train()
+    m = ember.export.export(model, (ember.randn(3, 2),)).module()
+    for switch in (m.eval, m.train):  # (the dropout is in the graph: no mode would drop it)
+        with pytest.raises(NotImplementedError, match="export the model again in eval"):
+            switch()
+    assert isinstance(m, ember.fx.GraphModule)

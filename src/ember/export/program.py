@@ -119,7 +119,7 @@ class ExportedProgram:
         for target, value in zip(mutated.values(), outputs):
             g.call_function(assign_buffer, (g.get_attr(target), value))
         g.output(tree_unflatten(list(outputs[len(mutated):]), self._out_spec))
-        gm = fx.GraphModule(attrs, g)
+        gm = ExportedModule(attrs, g)
         hidden = {s.target for s in self.graph_signature.input_specs
                   if s.kind is InputKind.CONSTANT_TENSOR or s.persistent is False}
         for target in hidden:  # (not in the module's state_dict, as in the model's)
@@ -177,6 +177,18 @@ class ExportedProgram:
 
     def __repr__(self) -> str:
         return str(self)
+
+
+class ExportedModule(fx.GraphModule):
+    """What :meth:`ExportedProgram.module` returns: a ``GraphModule`` whose graph was
+    captured in one mode, so that ``train()`` and ``eval()`` are refused, as torch refuses
+    them (they would leave a captured dropout or batch statistic as it was)."""
+
+    def train(self, mode: bool = True) -> Module:
+        raise NotImplementedError(
+            f"Calling {'train' if mode else 'eval'}() is not supported on an exported "
+            "module: its graph holds the mode the model was exported in (dropout, batch "
+            "statistics). Hint: export the model again in eval() or train() mode")
 
 
 def assign_buffer(buffer: Tensor, value: Tensor) -> None:
