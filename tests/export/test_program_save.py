@@ -127,3 +127,17 @@ def test_zero_dim_tensors_keep_their_shape_through_save_and_load():
     assert loaded.state_dict["scale"].shape == ()
     assert loaded.example_inputs[0][1].shape == ()
     assert loaded.module()(*args).shape == ep.module()(*args).shape == ()
+
+
+def test_saving_a_random_op_with_its_own_generator_names_export_and_the_param():
+    class Noisy(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.generator = ember.Generator().manual_seed(0)
+
+        def forward(self, x):
+            return x * ember.rand(x.shape, generator=self.generator)
+
+    ep = ember.export.export(Noisy(), (ember.ones(3),))
+    with pytest.raises(ValueError, match=r"ember.export.save: uniform's param generator="):
+        ember.export.save(ep, io.BytesIO())

@@ -173,7 +173,7 @@ def _node(n: fx.Node) -> dict:
     if n.op == "call_function":
         out["target"] = _target(n)
     out["args"] = _value(n.args, n)
-    out["kwargs"] = _value(n.kwargs, n)
+    out["kwargs"] = {"dict": [[k, _value(v, n, k)] for k, v in n.kwargs.items()]}
     val = n.meta.get("val")
     if val is not None:
         out["val"] = [_value(val.shape), val.dtype.name]
@@ -193,17 +193,21 @@ def _target(n: fx.Node) -> Any:
     return name
 
 
-def _value(value: Any, n: fx.Node | None = None) -> Any:
+def _value(value: Any, n: fx.Node | None = None, key: str = "args") -> Any:
+    """``value`` (an argument ``key`` of node ``n``, named in errors) as JSON."""
     def other(v: Any) -> Any:
         if isinstance(v, fx.Node):
             return {"node": v.name}
         if isinstance(v, SizeExpr):
             return {"size": [v.coeff, list(v.symbols), v.offset]}
         if isinstance(v, slice):
-            return {"slice": [_value(v.start, n), _value(v.stop, n), _value(v.step, n)]}
+            return {"slice": [_value(v.start, n, key), _value(v.stop, n, key),
+                              _value(v.step, n, key)]}
         return None
 
-    return encode_param(value, n.name if n is not None else "ember.export", "args", other)
+    owner = "ember.export" if n is None else \
+        n.target.prim.name if isinstance(n.target, prims.PrimitiveOp) else n.name
+    return encode_param(value, owner, key, other, who="ember.export.save")
 
 
 def _arg(a: TensorArgument | ConstantArgument) -> list:
