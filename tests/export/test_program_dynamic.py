@@ -198,3 +198,23 @@ def test_unnamed_dims_the_model_makes_equal_become_one_dim(hint):
     ep = ember.export.export(Add(), (ember.ones(3, 2), ember.ones(3, 2)),
                              dynamic_shapes=({0: hint}, {0: batch}))
     assert list(ep.range_constraints) == ["batch"]
+
+
+def test_an_example_at_the_top_of_its_range_is_traced_again_inside_it():
+    class Positions(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos = ember.nn.Parameter(ember.randn(8, 4))
+
+        def forward(self, x):
+            if x.shape[1] > 8:  # (as a GPT refuses a sequence over its block size)
+                raise ValueError("sequence too long")
+            return x + self.pos[:x.shape[1]]
+
+    model = Positions()
+    ep = ember.export.export(model, (ember.randn(2, 8, 4),),
+                             dynamic_shapes={"x": {1: Dim("t", min=2, max=8)}})
+    assert ep.range_constraints == {"t": ember.export.ValueRange(2, 8)}
+    x = ember.randn(2, 3, 4)
+    np.testing.assert_allclose(ep.module()(x).detach().numpy(), model(x).detach().numpy())
+

@@ -112,7 +112,7 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
         dims = _dim_names(axes, tensors)
 
         def lowered(names: dict[int, dict[int, str]], cause: Exception | None = None) -> Any:
-            others = _twins(capture, graph, leaves, spec, names, cause)
+            others = _twins(capture, graph, leaves, spec, names, _ranges(names, axes), cause)
             return lift(graph, others, state, user_names, entry.out_consts, _symbols(names),
                         entry.device)
 
@@ -253,20 +253,22 @@ def _without_automatic(dims: dict, axes: list[dict]) -> dict[int, dict[int, str]
 
 
 def _twins(capture: Capture, graph: Graph, leaves: list, spec: Any,
-           dims: dict[int, dict[int, str]], cause: Exception | None = None) -> list[Twin]:
+           dims: dict[int, dict[int, str]], bounds: dict[str, ValueRange],
+           cause: Exception | None = None) -> list[Twin]:
     """The model traced with its dynamic dims grown (and grown farther, when the model takes
-    those sizes), each trace matched to the first."""
+    those sizes; shrunk where the dim's range ``bounds`` ends below), each trace matched to
+    the first."""
     if not dims:
         return []
     try:
-        second = retrace_resized(capture, leaves, spec, dims)
+        second = retrace_resized(capture, leaves, spec, dims, bounds=bounds)
         out = [Twin(second, *_matched(graph, second))]
     except ConstraintViolationError:
         raise
     except ExportError as e:
         raise _violated(dims, e) from (cause or e)
     try:
-        third = retrace_resized(capture, leaves, spec, dims, _FARTHER, _FARTHER_POWER)
+        third = retrace_resized(capture, leaves, spec, dims, _FARTHER, _FARTHER_POWER, bounds)
     except ExportError:  # (the model bounds the size: a GPT's block size)
         return out
     try:
