@@ -218,3 +218,12 @@ def test_an_example_at_the_top_of_its_range_is_traced_again_inside_it():
     x = ember.randn(2, 3, 4)
     np.testing.assert_allclose(ep.module()(x).detach().numpy(), model(x).detach().numpy())
 
+
+def test_a_branch_beyond_the_range_of_the_dim_is_no_violation():
+    class Threshold(ember.nn.Module):
+        def forward(self, x):
+            return x * 2 if x.shape[0] > 4 else x + 1
+
+    ep = ember.export.export(Threshold(), (ember.ones(3),),
+                             dynamic_shapes=({0: Dim("n", max=4)},))
+    np.testing.assert_allclose(ep.module()(ember.ones(4)).numpy(), 2.0)

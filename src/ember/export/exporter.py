@@ -274,7 +274,16 @@ def _twins(capture: Capture, graph: Graph, leaves: list, spec: Any,
     try:
         return out + [Twin(third, *_matched(graph, third))]
     except ExportError as e:  # (a branch on a size that only the farther trace crosses)
+        if not _within(third, dims, bounds):  # (beyond the dims' ranges the model may differ)
+            return out
         raise _violated(dims, e) from (cause or e)
+
+
+def _within(traced: Graph, dims: dict[int, dict[int, str]],
+            bounds: dict[str, ValueRange]) -> bool:
+    """Whether the trace's dynamic sizes all lie in their dims' ranges."""
+    return all(traced.inputs[i].shape[axis] in bounds[name]
+               for i, spec in dims.items() for axis, name in spec.items())
 
 
 def _violated(dims: dict[int, dict[int, str]], e: ExportError) -> ConstraintViolationError:
