@@ -200,3 +200,13 @@ def test_module_refuses_train_and_eval_as_torch():
         with pytest.raises(NotImplementedError, match="export the model again in eval"):
             switch()
     assert isinstance(m, ember.fx.GraphModule)
+
+
+def test_a_copy_of_the_module_keeps_its_guards_and_class():
+    ep = ember.export.export(ember.nn.Linear(3, 2), (ember.randn(4, 3),))
+    m = copy.deepcopy(ep.module())
+    assert m(ember.randn(4, 3)).shape == (4, 2)
+    with pytest.raises(ember.export.GuardError, match=r"size\(\)\[1\] == 3"):
+        m(ember.randn(4, 5))
+    with pytest.raises(NotImplementedError):
+        m.eval()
