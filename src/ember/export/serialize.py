@@ -34,9 +34,10 @@ from ember.export.program import ExportedProgram
 from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.io.checkpoint import read_arrays, write_arrays
-from ember.jit.ir import type_str
+from ember.jit.ir import Source, type_str
 from ember.jit.serialize import decode_param, encode_param
 from ember.ops.creation import full
+from ember.ops.primitive import PRIMITIVES
 from ember.tensor import Tensor
 
 FORMAT = "ember.export/1"
@@ -248,9 +249,6 @@ def _spec(structure: Any) -> Any:
 
 
 def _graph(entries: list[dict], where: str) -> fx.Graph:
-    from ember.jit.ir import Source
-    from ember.ops.primitive import PRIMITIVES
-
     g = fx.Graph()
     nodes: dict[str, fx.Node] = {}
     for e in entries:
