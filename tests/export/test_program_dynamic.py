@@ -227,3 +227,25 @@ def test_a_branch_beyond_the_range_of_the_dim_is_no_violation():
     ep = ember.export.export(Threshold(), (ember.ones(3),),
                              dynamic_shapes=({0: Dim("n", max=4)},))
     np.testing.assert_allclose(ep.module()(ember.ones(4)).numpy(), 2.0)
+
+
+def test_an_arange_over_a_dynamic_size_follows_it():
+    ember.manual_seed(0)
+    gpt = ember.models.gpt(vocab_size=20, block_size=8, n_layer=1, n_head=2).eval()
+    ep = ember.export.export(gpt, (ember.zeros(2, 5, dtype=ember.int64),),
+                             dynamic_shapes={"idx": {0: Dim("b"), 1: Dim("t", max=8)}})
+    loaded = _saved_and_loaded(ep)
+    for shape in ((3, 7), (1, 2)):  # (positions: ember.arange(T))
+        idx = ember.randint(0, 20, shape)
+        for program in (ep, loaded):
+            np.testing.assert_allclose(program.module()(idx).detach().numpy(),
+                                       gpt(idx).detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _saved_and_loaded(ep):
+    import io
+
+    buffer = io.BytesIO()
+    ember.export.save(ep, buffer)
+    buffer.seek(0)
+    return ember.export.load(buffer)

@@ -36,13 +36,14 @@ from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.io.checkpoint import read_arrays, write_arrays
 from ember.jit.ir import Source, type_str
 from ember.jit.serialize import decode_param, encode_param
-from ember.ops.creation import full
+from ember.ops.creation import arange, full
 from ember.ops.primitive import PRIMITIVES
 from ember.tensor import Tensor
 
 FORMAT = "ember.export/1"
 #: the functions an exported graph calls besides primitives, by their names in the file
-FUNCTIONS = {"sym_size": prims.sym_size, "full": full, "getitem": operator.getitem,
+FUNCTIONS = {"sym_size": prims.sym_size, "full": full, "arange": arange,
+             "getitem": operator.getitem,
              "mul": operator.mul, "add": operator.add, "sub": operator.sub,
              "truediv": operator.truediv}
 _NAMES = {id(fn): name for name, fn in FUNCTIONS.items()}
