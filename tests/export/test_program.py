@@ -210,3 +210,26 @@ def test_a_copy_of_the_module_keeps_its_guards_and_class():
         m(ember.randn(4, 5))
     with pytest.raises(NotImplementedError):
         m.eval()
+
+
+def _holding_constants(nn, torch_like):
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.offset = torch_like.ones(3) * 3
+            self.sub = nn.Module()
+            self.sub.table = torch_like.arange(3.0)
+
+        def forward(self, x):
+            return x + self.offset + self.sub.table
+
+    return Holder()
+
+
+def test_tensor_attributes_are_constants_named_by_their_path_as_torch():
+    ep = ember.export.export(_holding_constants(ember.nn, ember), (ember.randn(3),))
+    tp = torch.export.export(_holding_constants(torch.nn, torch), (torch.randn(3),))
+    want = [(s.kind.name, s.arg.name, s.target) for s in tp.graph_signature.input_specs]
+    assert [(s.kind.name, s.arg.name, s.target)
+            for s in ep.graph_signature.input_specs] == want
+    assert sorted(ep.constants) == sorted(tp.constants) == ["offset", "sub.table"]

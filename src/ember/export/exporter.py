@@ -106,6 +106,7 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
     user_names = [names.create_name(re.sub(r"\W+", "_", g.label).strip("_"))
                   for g in guard_leaves if g.dims is not None]
     state = _state(mod)
+    attributes = _tensor_attributes(mod)
     with _state_restored(mod):
         capture, graph = trace(mod, args, kwargs, False, WHO, state_writes=True)
         entry = capture.compiled.last
@@ -114,7 +115,7 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
         def lowered(names: dict[int, dict[int, str]], cause: Exception | None = None) -> Any:
             others = _twins(capture, graph, leaves, spec, names, _ranges(names, axes), cause)
             return lift(graph, others, state, user_names, entry.out_consts, _symbols(names),
-                        entry.device)
+                        entry.device, attributes)
 
         try:
             lifted = lowered(dims)
@@ -183,6 +184,17 @@ def _state(mod: Module) -> list[StateEntry]:
         persistent = name not in owner._non_persistent_buffers_set
         entries.append(StateEntry(buffer, InputKind.BUFFER, key, persistent))
     return entries
+
+
+def _tensor_attributes(mod: Module) -> dict[int, tuple[str, Tensor]]:
+    """The model's tensors that are no parameter or buffer (``self.offset = ember.ones(3)``),
+    by the ``id`` of their array (as the traced graph holds them): ``(path, tensor)``."""
+    found: dict[int, tuple[str, Tensor]] = {}
+    for prefix, module in mod.named_modules():
+        for name, value in vars(module).items():
+            if isinstance(value, Tensor):
+                found.setdefault(id(value._data), (f"{prefix}.{name}" if prefix else name, value))
+    return found
 
 
 @contextmanager

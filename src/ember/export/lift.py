@@ -75,15 +75,18 @@ class Lifted:
 
 
 def lift(graph: Graph, twins: list[Twin], state: list[StateEntry], user_names: list[str],
-         out_consts: list, symbols: dict[str, tuple[int, int]], device: Any) -> Lifted:
+         out_consts: list, symbols: dict[str, tuple[int, int]], device: Any,
+         attributes: dict[int, tuple[str, Tensor]] | None = None) -> Lifted:
     """The fx graph and signature of the traced ``graph`` (see the module docstring).
 
     ``twins`` are the other traces (none without dynamic dims), ``state`` the model's
     parameters and buffers in order, ``user_names`` the placeholder names of the tensor
     inputs, ``out_consts`` the returned leaves (a tensor's place marked by a non-constant),
     ``symbols`` each dynamic dim's first place ``(input index, axis)``, ``device`` where the
-    lifted constants live."""
-    return _Lifter(graph, twins, symbols).run(state, user_names, out_consts, device)
+    lifted constants live, ``attributes`` the model's plain tensor attributes (by the ``id``
+    of their array: ``(path, tensor)``), constants named by their path as torch names them."""
+    return _Lifter(graph, twins, symbols).run(state, user_names, out_consts, device,
+                                              attributes or {})
 
 
 class _Lifter:
@@ -100,7 +103,7 @@ class _Lifter:
 
     # -- placeholders ---------------------------------------------------------------------
     def run(self, state: list[StateEntry], user_names: list[str], out_consts: list,
-            device: Any) -> Lifted:
+            device: Any, attributes: dict[int, tuple[str, Tensor]]) -> Lifted:
         ir = self.ir
         specs: list[InputSpec] = []
         read = {id(ref.tensor): ref for ref in ir.state}
@@ -121,9 +124,13 @@ class _Lifter:
             if id(ref.tensor) not in known:  # (a tensor the model holds outside its state)
                 known.add(id(ref.tensor))
                 self._constant(ref.label, ref.var, ref.tensor, specs, constants)
+        anonymous = 0
         for var, array in ir.consts.items():
-            target = f"lifted_tensor_{len(constants)}"
-            self._constant(target, var, _wrap(array, device), specs, constants)
+            target, tensor = attributes.get(id(array), (None, None))
+            if target is None:
+                target, tensor = f"lifted_tensor_{anonymous}", _wrap(array, device)
+                anonymous += 1
+            self._constant(target, var, tensor, specs, constants)
         for var, name in zip(ir.inputs, user_names):
             node = self._placeholder(name, var)
             specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(node.name), None))
@@ -133,7 +140,8 @@ class _Lifter:
             if spec.kind is InputKind.CONSTANT_TENSOR and not node.users:  # (computed from
                 self.g.erase_node(node)  # the dynamic sizes instead)
                 specs.remove(spec)
-                del constants[spec.target]
+                if all(other.target != spec.target for other in specs):
+                    del constants[spec.target]
         outputs, out_specs = self._outputs(state, out_consts)
         self.g.output(tuple(outputs))
         return Lifted(self.g, ExportGraphSignature(specs, out_specs), constants)
