@@ -233,3 +233,17 @@ def test_tensor_attributes_are_constants_named_by_their_path_as_torch():
     assert [(s.kind.name, s.arg.name, s.target)
             for s in ep.graph_signature.input_specs] == want
     assert sorted(ep.constants) == sorted(tp.constants) == ["offset", "sub.table"]
+
+
+def test_module_takes_a_defaulted_argument_before_a_given_one_as_torch():
+    class Scaled(ember.nn.Module):
+        def forward(self, x, scale=2, *, mask=None):
+            return x * scale * mask
+
+    m = ember.export.export(Scaled(), (ember.ones(2),), {"mask": ember.ones(2)}).module()
+    np.testing.assert_allclose(m(ember.ones(2), mask=ember.ones(2)).numpy(), 2.0)
+    np.testing.assert_allclose(m(ember.ones(2), 2, mask=ember.ones(2)).numpy(), 2.0)
+    with pytest.raises(TypeError, match="missing a required argument: 'mask'"):
+        m(ember.ones(2))
+    with pytest.raises(TypeError, match="multiple values for argument 'x'"):
+        m(ember.ones(2), x=ember.ones(2), mask=ember.ones(2))

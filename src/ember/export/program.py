@@ -6,7 +6,6 @@ module again."""
 from __future__ import annotations
 
 import copy
-import inspect
 import operator
 import re
 from collections.abc import Iterator
@@ -129,13 +128,12 @@ class ExportedProgram:
         names, guards = self._argument_names, self._guards
         renamed = dict(zip((n.name for n in g.nodes if n.op == "placeholder"), names))
 
-        def check_inputs(module: Module, args: tuple, kwargs: dict) -> None:
-            try:
-                bound = inspect.signature(module.forward).bind(*args, **kwargs)
-            except TypeError as e:
-                raise TypeError(f"the exported module takes ({', '.join(renamed)}): {e}") \
-                    from None
-            guards.check({renamed[k]: v for k, v in bound.arguments.items()})
+        def check_inputs(module: Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+            values = _bound(list(renamed), args, kwargs,
+                            {p: guards.defaults[n] for p, n in renamed.items()
+                             if n in guards.defaults})
+            guards.check({renamed[k]: v for k, v in values.items()})
+            return (), values  # (by name: a defaulted argument may precede a given one)
 
         gm.register_forward_pre_hook(check_inputs, with_kwargs=True)
         return gm
@@ -199,6 +197,29 @@ def assign_buffer(buffer: Tensor, value: Tensor) -> None:
 
 
 assign_buffer._qualified_name = "ember.export.program.assign_buffer"
+
+
+def _bound(params: list[str], args: tuple, kwargs: dict, defaults: dict) -> dict[str, Any]:
+    """A call's arguments by the module's parameter names, ``defaults`` where not given (a
+    TypeError as Python's when the call does not fit)."""
+    def wrong(why: str) -> TypeError:
+        return TypeError(f"the exported module takes ({', '.join(params)}): {why}")
+
+    if len(args) > len(params):
+        raise wrong(f"too many positional arguments ({len(args)})")
+    values = dict(zip(params, args))
+    for key, value in kwargs.items():
+        if key not in params:
+            raise wrong(f"got an unexpected keyword argument {key!r}")
+        if key in values:
+            raise wrong(f"got multiple values for argument {key!r}")
+        values[key] = value
+    for name in params:
+        if name not in values:
+            if name not in defaults:
+                raise wrong(f"missing a required argument: {name!r}")
+            values[name] = defaults[name]
+    return values
 
 
 def _leaf_nodes(g: fx.Graph, names: list[str], guards: Guards) -> list[fx.Node]:
