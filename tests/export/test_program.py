@@ -2,6 +2,7 @@
 signature against torch.export's, and its module's outputs and gradients against eager."""
 
 import copy
+import io
 
 import numpy as np
 import pytest
@@ -141,3 +142,108 @@ def test_parameters_and_buffers_of_the_program():
     assert [k for k, _ in ep.named_parameters()] == [k for k, _ in model.named_parameters()]
     assert all(a is b for a, b in zip(ep.parameters(), model.parameters()))
     assert [k for k, _ in ep.named_buffers()] == [k for k, _ in model.named_buffers()]
+
+
+def _tied(nn):
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder, self.decoder = nn.Linear(3, 3), nn.Linear(3, 3)
+            self.decoder.weight = self.encoder.weight
+            self.shared = self.head = nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.head(self.decoder(self.encoder(x))) + self.shared.bias
+
+    return Tied()
+
+
+def test_tied_weights_keep_every_key_as_torch():
+    model = _tied(ember.nn)
+    ep = ember.export.export(model, (ember.randn(2, 3),))
+    tp = torch.export.export(_tied(torch.nn), (torch.randn(2, 3),))
+    assert _signature(ep) == _signature(tp)
+    assert list(ep.state_dict) == list(tp.state_dict)
+    m = ep.module()
+    assert sorted(m.state_dict()) == sorted(model.state_dict())
+    m.load_state_dict(model.state_dict())  # (strict: no key missing or unexpected)
+    assert m.decoder.weight is m.encoder.weight
+    assert_same_as_eager(model, m, ember.randn(2, 3))
+    buffer = io.BytesIO()
+    ember.export.save(ep, buffer)
+    buffer.seek(0)
+    loaded = ember.export.load(buffer)
+    assert list(loaded.state_dict) == list(ep.state_dict)
+    assert loaded.state_dict["decoder.weight"] is loaded.state_dict["encoder.weight"]
+
+
+def test_module_called_with_missing_or_unknown_arguments_says_so():
+    class Masked(ember.nn.Module):
+        def forward(self, input, mask):
+            return input * mask
+
+    m = ember.export.export(Masked(), (ember.ones(2), ember.ones(2))).module()
+    np.testing.assert_allclose(m(ember.ones(2), mask=ember.ones(2)).numpy(), 1.0)
+    np.testing.assert_allclose(m(input_1=ember.ones(2), mask=ember.ones(2)).numpy(), 1.0)
+    with pytest.raises(TypeError, match="missing a required argument: 'mask'"):
+        m(ember.ones(2))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'maks'"):
+        m(ember.ones(2), ember.ones(2), maks=ember.ones(2))
+    with pytest.raises(TypeError, match="too many positional arguments"):
+        m(ember.ones(2), ember.ones(2), ember.ones(2))
+
+
+def test_module_refuses_train_and_eval_as_torch():
+    model = ember.nn.Sequential(ember.nn.Linear(2, 2), ember.nn.Dropout(0.5)).train()
+    m = ember.export.export(model, (ember.randn(3, 2),)).module()
+    for switch in (m.eval, m.train):  # (the dropout is in the graph: no mode would drop it)
+        with pytest.raises(NotImplementedError, match="export the model again in eval"):
+            switch()
+    assert isinstance(m, ember.fx.GraphModule)
+
+
+def test_a_copy_of_the_module_keeps_its_guards_and_class():
+    ep = ember.export.export(ember.nn.Linear(3, 2), (ember.randn(4, 3),))
+    m = copy.deepcopy(ep.module())
+    assert m(ember.randn(4, 3)).shape == (4, 2)
+    with pytest.raises(ember.export.GuardError, match=r"size\(\)\[1\] == 3"):
+        m(ember.randn(4, 5))
+    with pytest.raises(NotImplementedError):
+        m.eval()
+
+
+def _holding_constants(nn, torch_like):
+    class Holder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.offset = torch_like.ones(3) * 3
+            self.sub = nn.Module()
+            self.sub.table = torch_like.arange(3.0)
+
+        def forward(self, x):
+            return x + self.offset + self.sub.table
+
+    return Holder()
+
+
+def test_tensor_attributes_are_constants_named_by_their_path_as_torch():
+    ep = ember.export.export(_holding_constants(ember.nn, ember), (ember.randn(3),))
+    tp = torch.export.export(_holding_constants(torch.nn, torch), (torch.randn(3),))
+    want = [(s.kind.name, s.arg.name, s.target) for s in tp.graph_signature.input_specs]
+    assert [(s.kind.name, s.arg.name, s.target)
+            for s in ep.graph_signature.input_specs] == want
+    assert sorted(ep.constants) == sorted(tp.constants) == ["offset", "sub.table"]
+
+
+def test_module_takes_a_defaulted_argument_before_a_given_one_as_torch():
+    class Scaled(ember.nn.Module):
+        def forward(self, x, scale=2, *, mask=None):
+            return x * scale * mask
+
+    m = ember.export.export(Scaled(), (ember.ones(2),), {"mask": ember.ones(2)}).module()
+    np.testing.assert_allclose(m(ember.ones(2), mask=ember.ones(2)).numpy(), 2.0)
+    np.testing.assert_allclose(m(ember.ones(2), 2, mask=ember.ones(2)).numpy(), 2.0)
+    with pytest.raises(TypeError, match="missing a required argument: 'mask'"):
+        m(ember.ones(2))
+    with pytest.raises(TypeError, match="multiple values for argument 'x'"):
+        m(ember.ones(2), x=ember.ones(2), mask=ember.ones(2))

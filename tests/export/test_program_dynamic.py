@@ -144,3 +144,108 @@ def test_arguments_left_to_their_defaults_keep_them_and_are_guarded():
     np.testing.assert_allclose(m(ember.ones(6, 3), mask=ember.ones(6, 3)).numpy(), 2.0)
     with pytest.raises(GuardError, match=r"scale == 2 \(got 3\)"):
         m(ember.ones(6, 3), mask=ember.ones(6, 3), scale=3)
+
+
+def test_branch_seen_only_by_the_farther_trace_is_a_constraint_violation():
+    class Threshold(ember.nn.Module):
+        def forward(self, x):  # (3 and 4 take one branch, the farther 5 the other)
+            return x * 2 if x.shape[0] > 4 else x + 1
+
+    with pytest.raises(ConstraintViolationError, match=r"Constraints violated \(n\)!.*branches"):
+        ember.export.export(Threshold(), (ember.randn(3),), dynamic_shapes=({0: Dim("n")},))
+
+
+def test_dynamic_shapes_tuple_counts_the_arguments_given_not_the_defaults():
+    class Scaled(ember.nn.Module):
+        def forward(self, x, scale=2, *, bias=None):
+            return x * scale
+
+    for shapes in (({0: Dim("b")},), {"x": {0: Dim("b")}}):
+        ep = ember.export.export(Scaled(), (ember.ones(3, 2),), dynamic_shapes=shapes)
+        assert list(ep.range_constraints) == ["b"]
+        assert ep.module()(ember.ones(5, 2)).shape == (5, 2)
+    with pytest.raises(ValueError, match="2 entries for 1 arguments"):
+        ember.export.export(Scaled(), (ember.ones(3, 2),), dynamic_shapes=({0: Dim("b")}, None))
+
+
+def test_two_dims_of_one_name_are_one_dim_when_their_ranges_agree():
+    class Add(ember.nn.Module):
+        def forward(self, x, y):
+            return x + y
+
+    args = (ember.ones(3, 2), ember.ones(3, 2))
+    ep = ember.export.export(Add(), args, dynamic_shapes=({0: Dim("b")}, {0: Dim("b")}))
+    assert list(ep.range_constraints) == ["b"]
+    with pytest.raises(ValueError, match="different definitions"):
+        ember.export.export(Add(), args,
+                            dynamic_shapes=({0: Dim("b", max=5)}, {0: Dim("b", max=9)}))
+
+
+@pytest.mark.parametrize("hint", [Dim.AUTO, Dim.DYNAMIC])
+def test_unnamed_dims_the_model_makes_equal_become_one_dim(hint):
+    class Add(ember.nn.Module):
+        def forward(self, x, y):
+            return x + y
+
+    ep = ember.export.export(Add(), (ember.ones(3, 2), ember.ones(3, 2)),
+                             dynamic_shapes=({0: hint}, {0: hint}))
+    assert list(ep.range_constraints) == ["s0"]  # (as torch: one symbol for both)
+    m = ep.module()
+    assert m(ember.ones(7, 2), ember.ones(7, 2)).shape == (7, 2)
+    with pytest.raises(GuardError, match="the dim s0"):
+        m(ember.ones(7, 2), ember.ones(6, 2))
+    batch = Dim("batch")  # (an unnamed dim equal to a named one takes its name)
+    ep = ember.export.export(Add(), (ember.ones(3, 2), ember.ones(3, 2)),
+                             dynamic_shapes=({0: hint}, {0: batch}))
+    assert list(ep.range_constraints) == ["batch"]
+
+
+def test_an_example_at_the_top_of_its_range_is_traced_again_inside_it():
+    class Positions(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos = ember.nn.Parameter(ember.randn(8, 4))
+
+        def forward(self, x):
+            if x.shape[1] > 8:  # (as a GPT refuses a sequence over its block size)
+                raise ValueError("sequence too long")
+            return x + self.pos[:x.shape[1]]
+
+    model = Positions()
+    ep = ember.export.export(model, (ember.randn(2, 8, 4),),
+                             dynamic_shapes={"x": {1: Dim("t", min=2, max=8)}})
+    assert ep.range_constraints == {"t": ember.export.ValueRange(2, 8)}
+    x = ember.randn(2, 3, 4)
+    np.testing.assert_allclose(ep.module()(x).detach().numpy(), model(x).detach().numpy())
+
+
+def test_a_branch_beyond_the_range_of_the_dim_is_no_violation():
+    class Threshold(ember.nn.Module):
+        def forward(self, x):
+            return x * 2 if x.shape[0] > 4 else x + 1
+
+    ep = ember.export.export(Threshold(), (ember.ones(3),),
+                             dynamic_shapes=({0: Dim("n", max=4)},))
+    np.testing.assert_allclose(ep.module()(ember.ones(4)).numpy(), 2.0)
+
+
+def test_an_arange_over_a_dynamic_size_follows_it():
+    ember.manual_seed(0)
+    gpt = ember.models.gpt(vocab_size=20, block_size=8, n_layer=1, n_head=2).eval()
+    ep = ember.export.export(gpt, (ember.zeros(2, 5, dtype=ember.int64),),
+                             dynamic_shapes={"idx": {0: Dim("b"), 1: Dim("t", max=8)}})
+    loaded = _saved_and_loaded(ep)
+    for shape in ((3, 7), (1, 2)):  # (positions: ember.arange(T))
+        idx = ember.randint(0, 20, shape)
+        for program in (ep, loaded):
+            np.testing.assert_allclose(program.module()(idx).detach().numpy(),
+                                       gpt(idx).detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _saved_and_loaded(ep):
+    import io
+
+    buffer = io.BytesIO()
+    ember.export.save(ep, buffer)
+    buffer.seek(0)
+    return ember.export.load(buffer)

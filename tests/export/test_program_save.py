@@ -70,3 +70,74 @@ def test_ember_export_needs_no_onnx():
                 names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
                 assert not any(n.split(".")[0] == "onnx" or n.startswith("ember.onnx")
                                for n in names), path.name
+
+
+def _damaged(ep, change_doc=None, change_arrays=None):
+    """``ep`` saved, its JSON document or arrays changed, as a file object."""
+    import json
+
+    from ember.io.checkpoint import read_arrays, write_arrays
+
+    buffer = io.BytesIO()
+    ember.export.save(ep, buffer)
+    buffer.seek(0)
+    arrays, meta = read_arrays(buffer)
+    doc = json.loads(meta["ember.export"])
+    text = change_doc(doc) if change_doc else json.dumps(doc)
+    if change_arrays:
+        change_arrays(arrays)
+    out = io.BytesIO()
+    write_arrays(out, arrays, {"ember.export": text or json.dumps(doc)})
+    out.seek(0)
+    return out
+
+
+@pytest.mark.parametrize("damage", [
+    dict(change_doc=lambda doc: "{not json"),
+    dict(change_doc=lambda doc: "[1, 2]"),
+    dict(change_doc=lambda doc: doc.pop("nodes") and None),
+    dict(change_doc=lambda doc: doc["nodes"][4].update(target="system")),
+    dict(change_doc=lambda doc: doc["nodes"][-1].update(args=[{"tuple": [{"node": "x"}]}])),
+    dict(change_doc=lambda doc: doc["inputs"][0].__setitem__(0, "WEIGHT")),
+    dict(change_arrays=lambda arrays: arrays.pop("state/weight")),
+    dict(change_arrays=lambda arrays: arrays.__setitem__("state/weight",
+                                                         np.ones((2, 2), np.float32))),
+])
+def test_a_damaged_file_is_a_checkpoint_error(damage):
+    ep = ember.export.export(ember.nn.Linear(4, 2), (ember.randn(3, 4),))
+    with pytest.raises(CheckpointError, match="ember.export.load: the file is damaged"):
+        ember.export.load(_damaged(ep, **damage))
+
+
+def test_zero_dim_tensors_keep_their_shape_through_save_and_load():
+    class Total(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", ember.tensor(3.0))
+
+        def forward(self, x, offset):
+            return (x * 2).sum() * self.scale + offset
+
+    args = (ember.ones(3), ember.tensor(1.0))
+    ep = ember.export.export(Total(), args)
+    buffer = io.BytesIO()
+    ember.export.save(ep, buffer)
+    buffer.seek(0)
+    loaded = ember.export.load(buffer)
+    assert loaded.state_dict["scale"].shape == ()
+    assert loaded.example_inputs[0][1].shape == ()
+    assert loaded.module()(*args).shape == ep.module()(*args).shape == ()
+
+
+def test_saving_a_random_op_with_its_own_generator_names_export_and_the_param():
+    class Noisy(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.generator = ember.Generator().manual_seed(0)
+
+        def forward(self, x):
+            return x * ember.rand(x.shape, generator=self.generator)
+
+    ep = ember.export.export(Noisy(), (ember.ones(3),))
+    with pytest.raises(ValueError, match=r"ember.export.save: uniform's param generator="):
+        ember.export.save(ep, io.BytesIO())

@@ -76,6 +76,6 @@ def test_fold_keeps_a_cond_with_a_traced_predicate():
 
 
 def test_docstring_examples_run():
-    for name in ("ember.jit.control.cond", "ember.jit.control.while_loop"):
+    for name in ("ember.jit.control.cond", "ember.jit.control.while_loop", "ember.jit.ir"):
         result = doctest.testmod(importlib.import_module(name), extraglobs={"ember": ember})
         assert result.failed == 0, name

@@ -77,10 +77,11 @@ def _unchanged(graph: Graph, argument: int, var: Var) -> bool:
 
 
 def retrace_resized(capture: Capture, leaves: list, spec: Any,
-                    axes: dict[int, dict[int, str]], step: int = 1, power: int = 1) -> Graph:
+                    axes: dict[int, dict[int, str]], step: int = 1, power: int = 1,
+                    bounds: dict[str, Any] | None = None) -> Graph:
     """The graph of another call with the dynamic axes resized (:func:`resized`); a model
     that fails at those sizes is an :class:`ExportError` saying so."""
-    grown = resized(leaves, axes, capture.who, step, power)
+    grown = resized(leaves, axes, capture.who, step, power, bounds)
     try:
         return retrace(capture, *tree_unflatten(grown, spec))
     except ExportError:
@@ -95,14 +96,16 @@ def retrace_resized(capture: Capture, leaves: list, spec: Any,
 
 
 def resized(leaves: list, axes: dict[int, dict[int, str]], who: str, step: int = 1,
-            power: int = 1) -> list:
+            power: int = 1, bounds: dict[str, Any] | None = None) -> list:
     """The leaves of the call's arguments with the tensors' dynamic axes ``{tensor index:
     {axis: dim name}}`` resized: the k-th dim name grows its axes by ``(k + 1)^power · step``
     (``power`` 2 grows the dims in other proportions than 1, so that two traces with the two
     tell a size that follows one dim from one that follows another) (axes
     of one name stay equal, of two names apart), filled by repeating the tensor's own entries
-    (integer inputs stay valid indices). A tensor passed twice with the same axes is resized
-    once: the model may test ``query is key``."""
+    (integer inputs stay valid indices); a dim whose range (``bounds[name]``, with ``lower``
+    and ``upper``) ends below the grown size shrinks by as much instead, when it can stay at
+    2 or above. A tensor passed twice with the same axes is resized once: the model may test
+    ``query is key``."""
     growth: dict[str, int] = {}
     made: dict[tuple, Tensor] = {}
     out, index = [], 0
@@ -122,8 +125,14 @@ def resized(leaves: list, axes: dict[int, dict[int, str]], who: str, step: int =
                 raise ExportError(f"{who}: dynamic axis {axis} of input {index} "
                                   "has size 0 in the example input; trace with a non-empty "
                                   "one")
-            grow = growth.setdefault(name, (len(growth) + 1) ** power * step)
-            array = np.take(array, np.arange(size + grow) % size, axis=axis)
+            if name not in growth:
+                grow = (len(growth) + 1) ** power * step
+                bound = (bounds or {}).get(name)
+                if bound is not None and size + grow > bound.upper and \
+                        size - grow >= max(bound.lower, 2):
+                    grow = -grow
+                growth[name] = grow
+            array = np.take(array, np.arange(size + growth[name]) % size, axis=axis)
         made[key] = ember.tensor(array, dtype=leaf.dtype)
         out.append(made[key])
         index += 1
@@ -143,7 +152,7 @@ def twins(first: Graph, second: Graph, who: str
     def differ(why: str) -> ExportError:
         return ExportError(f"{who}: the traced graph changes with the size of a dynamic axis "
                            f"({why}): Python code branches on a shape. Hint: export with fixed "
-                           "sizes for this model")
+                           "sizes (no dynamic axes) for this model")
 
     eqns1, eqns2 = ([e for e in g.eqns if e.prim.name != "copy"] for g in (first, second))
     if len(eqns1) != len(eqns2) or len(first.inputs) != len(second.inputs) or \

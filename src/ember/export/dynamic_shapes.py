@@ -20,7 +20,7 @@ from ember.export.errors import ConstraintViolationError
 from ember.func.pytree import tree_flatten
 from ember.tensor import Tensor
 
-__all__ = ["Dim", "DimHint", "ShapesCollection", "ValueRange", "dims"]
+__all__ = ["Dim", "DimHint", "ShapesCollection", "ValueRange", "bind_call", "by_name", "dims"]
 
 
 class DimHint(enum.Enum):
@@ -130,7 +130,8 @@ class ShapesCollection:
             return None
 
         if kwargs:
-            return {name: walk(value) for name, value in _bound(m, args, kwargs).items()}
+            bound = bind_call(m, args, kwargs).arguments
+            return {name: walk(value) for name, value in bound.items()}
         return walk(tuple(args))
 
 
@@ -141,15 +142,24 @@ class _Axes:
         self.axes = axes
 
 
-def _bound(m: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
-    """The call's arguments by the names of ``m``'s ``forward`` parameters."""
+def bind_call(m: Any, args: tuple, kwargs: dict) -> inspect.BoundArguments:
+    """The call's arguments bound to the parameters of ``m``'s ``forward``."""
     fn = getattr(m, "forward", m)
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        return inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as e:
-        raise TypeError(f"ember.export.export: the example inputs do not fit {fn.__name__}: "
-                        f"{e}") from None
-    return dict(bound.arguments)
+        owner = type(m).__name__ + ".forward" if fn is not m else fn.__name__
+        raise TypeError(f"ember.export.export: the example inputs do not fit {owner}: {e}") \
+            from None
+
+
+def by_name(dynamic_shapes: tuple | list, names: list[str]) -> dict[str, Any]:
+    """A ``dynamic_shapes`` tuple (one entry per argument the call gives, in the order of
+    ``forward``'s parameters) as a dict by those parameters' names."""
+    if len(dynamic_shapes) != len(names):
+        raise ValueError(f"ember.export.export: dynamic_shapes has {len(dynamic_shapes)} "
+                         f"entries for {len(names)} arguments ({', '.join(names)})")
+    return dict(zip(names, dynamic_shapes))
 
 
 def leaf_axes(m: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> list[dict]:
@@ -160,7 +170,7 @@ def leaf_axes(m: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> list[di
     if dynamic_shapes is None:
         tree: Any = None
     elif isinstance(dynamic_shapes, dict):
-        bound = _bound(m, args, kwargs)
+        bound = dict(bind_call(m, args, kwargs).arguments)
         unknown = sorted(set(dynamic_shapes) - set(bound))
         if unknown:
             raise ValueError(f"ember.export.export: dynamic_shapes names {unknown}, which are "
@@ -245,9 +255,10 @@ def check_example(axes: list[dict], tensors: list[Tensor]) -> None:
                     f"input's size {size} is not in the range of {dim!r}. Hint: widen the "
                     "range or export with an example inside it")
             other = seen.setdefault(dim.__name__, (dim, size))
-            if other[0] is not dim:
-                raise ValueError(f"ember.export.export: two different Dims are named "
-                                 f"{dim.__name__!r}; make one and use it for both sizes")
+            if (other[0].min, other[0].max) != (dim.min, dim.max):  # (one name: one dim)
+                raise ValueError(f"ember.export.export: found different definitions "
+                                 f"{other[0]!r} and {dim!r} for the same dim "
+                                 f"{dim.__name__!r}; give both sizes one Dim")
             if other[1] != size:
                 raise ConstraintViolationError(
                     f"ember.export.export: Constraints violated ({dim.__name__})! The sizes "

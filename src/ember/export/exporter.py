@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import inspect
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -12,7 +11,15 @@ from typing import Any
 
 import ember
 from ember.export.capture import Capture, retrace_resized, trace, twins
-from ember.export.dynamic_shapes import Dim, DimHint, ValueRange, check_example, leaf_axes
+from ember.export.dynamic_shapes import (
+    Dim,
+    DimHint,
+    ValueRange,
+    bind_call,
+    by_name,
+    check_example,
+    leaf_axes,
+)
 from ember.export.errors import ConstraintViolationError, ExportError
 from ember.export.graph_signature import InputKind
 from ember.export.guards import Guards, InputGuard
@@ -83,8 +90,10 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
     if preserve_module_call_signature:
         raise ValueError(f"{WHO}: preserve_module_call_signature is for "
                          "torch.export.unflatten, which Ember does not have; pass ()")
-    bound = _bind(mod, args, dict(kwargs or {}))
-    given = set(bound.arguments)
+    bound = bind_call(mod, args, dict(kwargs or {}))
+    given = list(bound.arguments)
+    if isinstance(dynamic_shapes, (tuple, list)):  # (the arguments given, not the defaults)
+        dynamic_shapes = by_name(dynamic_shapes, given)
     bound.apply_defaults()  # (the call is traced with every argument given)
     defaults = {k: v for k, v in bound.arguments.items() if k not in given}
     args, kwargs = bound.args, bound.kwargs
@@ -97,23 +106,33 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
     user_names = [names.create_name(re.sub(r"\W+", "_", g.label).strip("_"))
                   for g in guard_leaves if g.dims is not None]
     state = _state(mod)
+    attributes = _tensor_attributes(mod)
     with _state_restored(mod):
         capture, graph = trace(mod, args, kwargs, False, WHO, state_writes=True)
         entry = capture.compiled.last
         dims = _dim_names(axes, tensors)
 
-        def lowered(cause: Exception | None = None) -> Any:
-            others = _twins(capture, graph, leaves, spec, dims, cause)
-            return lift(graph, others, state, user_names, entry.out_consts, _symbols(dims),
-                        entry.device)
+        def lowered(names: dict[int, dict[int, str]], cause: Exception | None = None) -> Any:
+            others = _twins(capture, graph, leaves, spec, names, _ranges(names, axes), cause)
+            return lift(graph, others, state, user_names, entry.out_consts, _symbols(names),
+                        entry.device, attributes)
 
         try:
-            lifted = lowered()
+            lifted = lowered(dims)
         except ExportError as e:
-            if not _automatic(dims, axes):
+            # unnamed dims the model makes equal become one (torch unifies their symbols);
+            # failing that, AUTO dims are static where the model fixes them
+            fallbacks = [d for d in (_merged(dims, axes, tensors),
+                                     _without_automatic(dims, axes)) if d != dims]
+            if not fallbacks:
                 raise
-            dims = _without_automatic(dims, axes)  # (AUTO: static where the model fixes it)
-            lifted = lowered(e)
+            for k, dims in enumerate(fallbacks):
+                try:
+                    lifted = lowered(dims, e)
+                    break
+                except ExportError:
+                    if k == len(fallbacks) - 1:
+                        raise
     ranges = _ranges(dims, axes)
     for i, guard in enumerate(g for g in guard_leaves if g.dims is not None):
         named = dims.get(i, {})
@@ -126,14 +145,6 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
             if s.persistent is False}, **lifted.constants},
         (args, kwargs), Guards(guard_leaves, ranges, defaults), list(bound.arguments),
         entry.out_spec)
-
-
-def _bind(mod: Module, args: tuple, kwargs: dict) -> inspect.BoundArguments:
-    try:
-        return inspect.signature(mod.forward).bind(*args, **kwargs)
-    except TypeError as e:
-        raise TypeError(f"{WHO}: the example inputs do not fit {type(mod).__name__}.forward: "
-                        f"{e}") from None
 
 
 def _guard_leaves(arguments: dict[str, Any]) -> list[InputGuard]:
@@ -162,14 +173,28 @@ def _guard_leaves(arguments: dict[str, Any]) -> list[InputGuard]:
 
 
 def _state(mod: Module) -> list[StateEntry]:
-    """The module's parameters, then its buffers (with their persistence), by key."""
-    entries = [StateEntry(p, InputKind.PARAMETER, k) for k, p in mod.named_parameters()]
-    for key, buffer in mod.named_buffers():
+    """The module's parameters, then its buffers (with their persistence), by key: a tensor
+    the model holds under several keys (tied weights, a shared submodule) under each, as
+    torch lists them (the graph reads it through the last)."""
+    entries = [StateEntry(p, InputKind.PARAMETER, k)
+               for k, p in mod.named_parameters(remove_duplicate=False)]
+    for key, buffer in mod.named_buffers(remove_duplicate=False):
         *path, name = key.split(".")
         owner = mod.get_submodule(".".join(path)) if path else mod
         persistent = name not in owner._non_persistent_buffers_set
         entries.append(StateEntry(buffer, InputKind.BUFFER, key, persistent))
     return entries
+
+
+def _tensor_attributes(mod: Module) -> dict[int, tuple[str, Tensor]]:
+    """The model's tensors that are no parameter or buffer (``self.offset = ember.ones(3)``),
+    by the ``id`` of their array (as the traced graph holds them): ``(path, tensor)``."""
+    found: dict[int, tuple[str, Tensor]] = {}
+    for prefix, module in mod.named_modules():
+        for name, value in vars(module).items():
+            if isinstance(value, Tensor):
+                found.setdefault(id(value._data), (f"{prefix}.{name}" if prefix else name, value))
+    return found
 
 
 @contextmanager
@@ -218,8 +243,19 @@ def _symbols(dims: dict[int, dict[int, str]]) -> dict[str, tuple[int, int]]:
     return symbols
 
 
-def _automatic(dims: dict, axes: list[dict]) -> bool:
-    return any(axes[i][a] is DimHint.AUTO for i, spec in dims.items() for a in spec)
+def _merged(dims: dict[int, dict[int, str]], axes: list[dict],
+            tensors: list[Tensor]) -> dict[int, dict[int, str]]:
+    """The unnamed dims with one example size as one dim (named as a Dim of that size, if
+    there is one): what the model needs where it adds or matches two such sizes."""
+    by_size: dict[int, str] = {}
+    for named in (True, False):
+        for i, spec in sorted(dims.items()):
+            for axis, name in sorted(spec.items()):
+                if isinstance(axes[i][axis], Dim) is named:
+                    by_size.setdefault(tensors[i].shape[axis], name)
+    return {i: {axis: name if isinstance(axes[i][axis], Dim) else
+                by_size[tensors[i].shape[axis]] for axis, name in spec.items()}
+            for i, spec in dims.items()}
 
 
 def _without_automatic(dims: dict, axes: list[dict]) -> dict[int, dict[int, str]]:
@@ -229,29 +265,46 @@ def _without_automatic(dims: dict, axes: list[dict]) -> dict[int, dict[int, str]
 
 
 def _twins(capture: Capture, graph: Graph, leaves: list, spec: Any,
-           dims: dict[int, dict[int, str]], cause: Exception | None = None) -> list[Twin]:
+           dims: dict[int, dict[int, str]], bounds: dict[str, ValueRange],
+           cause: Exception | None = None) -> list[Twin]:
     """The model traced with its dynamic dims grown (and grown farther, when the model takes
-    those sizes), each trace matched to the first."""
+    those sizes; shrunk where the dim's range ``bounds`` ends below), each trace matched to
+    the first."""
     if not dims:
         return []
     try:
-        second = retrace_resized(capture, leaves, spec, dims)
+        second = retrace_resized(capture, leaves, spec, dims, bounds=bounds)
         out = [Twin(second, *_matched(graph, second))]
     except ConstraintViolationError:
         raise
     except ExportError as e:
-        marked = sorted({n for spec in dims.values() for n in spec.values()})
-        raise ConstraintViolationError(
-            f"{WHO}: Constraints violated ({', '.join(marked)})! You marked "
-            f"{', '.join(marked)} as dynamic but the model fixes the size (it specializes it "
-            f"to the example's, or computes with it in Python): {e}. Hint: use Dim.STATIC "
-            "(or no Dim) for such a size, or Dim.AUTO to let the export decide") from \
-            (cause or e)
+        raise _violated(dims, e) from (cause or e)
     try:
-        third = retrace_resized(capture, leaves, spec, dims, _FARTHER, _FARTHER_POWER)
+        third = retrace_resized(capture, leaves, spec, dims, _FARTHER, _FARTHER_POWER, bounds)
     except ExportError:  # (the model bounds the size: a GPT's block size)
         return out
-    return out + [Twin(third, *_matched(graph, third))]
+    try:
+        return out + [Twin(third, *_matched(graph, third))]
+    except ExportError as e:  # (a branch on a size that only the farther trace crosses)
+        if not _within(third, dims, bounds):  # (beyond the dims' ranges the model may differ)
+            return out
+        raise _violated(dims, e) from (cause or e)
+
+
+def _within(traced: Graph, dims: dict[int, dict[int, str]],
+            bounds: dict[str, ValueRange]) -> bool:
+    """Whether the trace's dynamic sizes all lie in their dims' ranges."""
+    return all(traced.inputs[i].shape[axis] in bounds[name]
+               for i, spec in dims.items() for axis, name in spec.items())
+
+
+def _violated(dims: dict[int, dict[int, str]], e: ExportError) -> ConstraintViolationError:
+    marked = ", ".join(sorted({n for spec in dims.values() for n in spec.values()}))
+    return ConstraintViolationError(
+        f"{WHO}: Constraints violated ({marked})! You marked {marked} as dynamic but the model "
+        f"fixes the size (it specializes it to the example's, computes with it in Python or "
+        f"branches on it): {e}. Hint: use Dim.STATIC (or no Dim) for such a size, or Dim.AUTO "
+        "to let the export decide")
 
 
 def _matched(graph: Graph, other: Graph) -> tuple[dict, dict]:
@@ -260,13 +313,14 @@ def _matched(graph: Graph, other: Graph) -> tuple[dict, dict]:
 
 
 def _ranges(dims: dict[int, dict[int, str]], axes: list[dict]) -> dict[str, ValueRange]:
+    """Each dim's range: a Dim's own, ``[2, int_oo]`` for one only hints name."""
     ranges: dict[str, ValueRange] = {}
     for i, spec in sorted(dims.items()):
         for axis, name in sorted(spec.items()):
             dim = axes[i][axis]
             if isinstance(dim, Dim):
                 upper = math.inf if dim.max is None else dim.max
-                ranges.setdefault(name, ValueRange(dim.min, upper))
+                ranges[name] = ValueRange(dim.min, upper)
             else:
                 ranges.setdefault(name, ValueRange(2, math.inf))
     return ranges

@@ -28,7 +28,7 @@ from ember.export.graph_signature import (
 from ember.export.symbolic import SizeExpr, fit, fit_scalar
 from ember.jit.ir import Eqn, Graph, Var, sub_graphs, type_str
 from ember.jit.tracer import user_source
-from ember.ops.creation import full
+from ember.ops.creation import arange, full
 from ember.tensor import Tensor, _wrap
 
 WHO = "ember.export.export"
@@ -75,15 +75,18 @@ class Lifted:
 
 
 def lift(graph: Graph, twins: list[Twin], state: list[StateEntry], user_names: list[str],
-         out_consts: list, symbols: dict[str, tuple[int, int]], device: Any) -> Lifted:
+         out_consts: list, symbols: dict[str, tuple[int, int]], device: Any,
+         attributes: dict[int, tuple[str, Tensor]] | None = None) -> Lifted:
     """The fx graph and signature of the traced ``graph`` (see the module docstring).
 
     ``twins`` are the other traces (none without dynamic dims), ``state`` the model's
     parameters and buffers in order, ``user_names`` the placeholder names of the tensor
     inputs, ``out_consts`` the returned leaves (a tensor's place marked by a non-constant),
     ``symbols`` each dynamic dim's first place ``(input index, axis)``, ``device`` where the
-    lifted constants live."""
-    return _Lifter(graph, twins, symbols).run(state, user_names, out_consts, device)
+    lifted constants live, ``attributes`` the model's plain tensor attributes (by the ``id``
+    of their array: ``(path, tensor)``), constants named by their path as torch names them."""
+    return _Lifter(graph, twins, symbols).run(state, user_names, out_consts, device,
+                                              attributes or {})
 
 
 class _Lifter:
@@ -100,7 +103,7 @@ class _Lifter:
 
     # -- placeholders ---------------------------------------------------------------------
     def run(self, state: list[StateEntry], user_names: list[str], out_consts: list,
-            device: Any) -> Lifted:
+            device: Any, attributes: dict[int, tuple[str, Tensor]]) -> Lifted:
         ir = self.ir
         specs: list[InputSpec] = []
         read = {id(ref.tensor): ref for ref in ir.state}
@@ -121,9 +124,13 @@ class _Lifter:
             if id(ref.tensor) not in known:  # (a tensor the model holds outside its state)
                 known.add(id(ref.tensor))
                 self._constant(ref.label, ref.var, ref.tensor, specs, constants)
+        anonymous = 0
         for var, array in ir.consts.items():
-            target = f"lifted_tensor_{len(constants)}"
-            self._constant(target, var, _wrap(array, device), specs, constants)
+            target, tensor = attributes.get(id(array), (None, None))
+            if target is None:
+                target, tensor = f"lifted_tensor_{anonymous}", _wrap(array, device)
+                anonymous += 1
+            self._constant(target, var, tensor, specs, constants)
         for var, name in zip(ir.inputs, user_names):
             node = self._placeholder(name, var)
             specs.append(InputSpec(InputKind.USER_INPUT, TensorArgument(node.name), None))
@@ -133,7 +140,8 @@ class _Lifter:
             if spec.kind is InputKind.CONSTANT_TENSOR and not node.users:  # (computed from
                 self.g.erase_node(node)  # the dynamic sizes instead)
                 specs.remove(spec)
-                del constants[spec.target]
+                if all(other.target != spec.target for other in specs):
+                    del constants[spec.target]
         outputs, out_specs = self._outputs(state, out_consts)
         self.g.output(tuple(outputs))
         return Lifted(self.g, ExportGraphSignature(specs, out_specs), constants)
@@ -192,9 +200,11 @@ class _Lifter:
         if all(a.shape == first.shape and np.array_equal(a, first, equal_nan=True)
                for a in arrays):
             return self.nodes[var]
-        filled = self._filled(var, arrays, envs)
-        if filled is not None:
-            return filled
+        made = self._filled(var, arrays, envs)
+        if made is None:
+            made = self._arange(var, arrays, envs)
+        if made is not None:
+            return made
         scalar = None
         if all(a.shape == () for a in arrays):
             scalar = fit_scalar([a.item() for a in arrays], envs, first.dtype)
@@ -202,8 +212,9 @@ class _Lifter:
             raise ConstraintViolationError(
                 f"{WHO}: Constraints violated ({', '.join(self.symbols)})! {eqn.prim.name} at "
                 f"{eqn.source} reads a constant (shape {first.shape}) made from a dynamic size; "
-                "it would stay as traced. Hint: compute it from tensors (x.new_zeros(x.shape), "
-                "ember.arange on x.shape) or mark the dim static")
+                "it would stay as traced (only one value everywhere, an arange and a size or ratio "
+                "of sizes follow it). Hint: compute it from tensors (x.new_zeros(x.shape)) or "
+                "mark the dim static")
         key = (scalar, var.dtype)
         if key not in self.size_nodes:
             value = self._size_node(scalar) if isinstance(scalar, SizeExpr) else \
@@ -229,6 +240,29 @@ class _Lifter:
         shape = tuple(size if isinstance(size, int) else self._size_node(size) for size in sizes)
         node = self.g.call_function(full, (shape, value.item()), {"dtype": var.dtype})
         node.meta["val"] = TensorMeta(tuple(sizes), var.dtype)
+        return node
+
+    def _arange(self, var: Var, arrays: list, envs: list[dict]) -> fx.Node | None:
+        """A 1-d constant ``start, start + step, ...`` whose length follows the dynamic sizes
+        (a GPT's positions, ``ember.arange(T)``), as ``arange`` to the run-time length."""
+        first = arrays[0]
+        if any(a.ndim != 1 or a.size < 2 for a in arrays):
+            return None
+        start, step = first[0], first[1] - first[0]
+        if any(not np.array_equal(a, np.arange(a.size, dtype=a.dtype) * step + start)
+               for a in arrays):
+            return None
+        length = fit([a.size for a in arrays], envs)
+        if not isinstance(length, SizeExpr):
+            return None
+        end: Any = self._size_node(length)
+        if step != 1:
+            end = self.g.call_function(operator.mul, (end, step.item()))
+        if start != 0:
+            end = self.g.call_function(operator.add, (end, start.item()))
+        node = self.g.call_function(arange, (start.item(), end, step.item()),
+                                    {"dtype": var.dtype})
+        node.meta["val"] = TensorMeta((length,), var.dtype)
         return node
 
     def _size_value(self, size: SizeExpr | int) -> fx.Node | int:

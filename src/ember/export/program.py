@@ -118,7 +118,7 @@ class ExportedProgram:
         for target, value in zip(mutated.values(), outputs):
             g.call_function(assign_buffer, (g.get_attr(target), value))
         g.output(tree_unflatten(list(outputs[len(mutated):]), self._out_spec))
-        gm = fx.GraphModule(attrs, g)
+        gm = ExportedModule(attrs, g)
         hidden = {s.target for s in self.graph_signature.input_specs
                   if s.kind is InputKind.CONSTANT_TENSOR or s.persistent is False}
         for target in hidden:  # (not in the module's state_dict, as in the model's)
@@ -126,9 +126,14 @@ class ExportedProgram:
             owner = gm.get_submodule(".".join(path)) if path else gm
             owner._non_persistent_buffers_set.add(name)
         names, guards = self._argument_names, self._guards
+        renamed = dict(zip((n.name for n in g.nodes if n.op == "placeholder"), names))
 
-        def check_inputs(module: Module, args: tuple, kwargs: dict) -> None:
-            guards.check({**dict(zip(names, args)), **kwargs})
+        def check_inputs(module: Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+            values = _bound(list(renamed), args, kwargs,
+                            {p: guards.defaults[n] for p, n in renamed.items()
+                             if n in guards.defaults})
+            guards.check({renamed[k]: v for k, v in values.items()})
+            return (), values  # (by name: a defaulted argument may precede a given one)
 
         gm.register_forward_pre_hook(check_inputs, with_kwargs=True)
         return gm
@@ -172,6 +177,18 @@ class ExportedProgram:
         return str(self)
 
 
+class ExportedModule(fx.GraphModule):
+    """What :meth:`ExportedProgram.module` returns: a ``GraphModule`` whose graph was
+    captured in one mode, so that ``train()`` and ``eval()`` are refused, as torch refuses
+    them (they would leave a captured dropout or batch statistic as it was)."""
+
+    def train(self, mode: bool = True) -> Module:
+        raise NotImplementedError(
+            f"Calling {'train' if mode else 'eval'}() is not supported on an exported "
+            "module: its graph holds the mode the model was exported in (dropout, batch "
+            "statistics). Hint: export the model again in eval() or train() mode")
+
+
 def assign_buffer(buffer: Tensor, value: Tensor) -> None:
     """Writes a buffer's new value into it (outside autograd, as BatchNorm updates its
     running statistics)."""
@@ -180,6 +197,29 @@ def assign_buffer(buffer: Tensor, value: Tensor) -> None:
 
 
 assign_buffer._qualified_name = "ember.export.program.assign_buffer"
+
+
+def _bound(params: list[str], args: tuple, kwargs: dict, defaults: dict) -> dict[str, Any]:
+    """A call's arguments by the module's parameter names, ``defaults`` where not given (a
+    TypeError as Python's when the call does not fit)."""
+    def wrong(why: str) -> TypeError:
+        return TypeError(f"the exported module takes ({', '.join(params)}): {why}")
+
+    if len(args) > len(params):
+        raise wrong(f"too many positional arguments ({len(args)})")
+    values = dict(zip(params, args))
+    for key, value in kwargs.items():
+        if key not in params:
+            raise wrong(f"got an unexpected keyword argument {key!r}")
+        if key in values:
+            raise wrong(f"got multiple values for argument {key!r}")
+        values[key] = value
+    for name in params:
+        if name not in values:
+            if name not in defaults:
+                raise wrong(f"missing a required argument: {name!r}")
+            values[name] = defaults[name]
+    return values
 
 
 def _leaf_nodes(g: fx.Graph, names: list[str], guards: Guards) -> list[fx.Node]:

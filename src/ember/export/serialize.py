@@ -34,13 +34,16 @@ from ember.export.program import ExportedProgram
 from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.io.checkpoint import read_arrays, write_arrays
+from ember.jit.ir import Source, type_str
 from ember.jit.serialize import decode_param, encode_param
-from ember.ops.creation import full
+from ember.ops.creation import arange, full
+from ember.ops.primitive import PRIMITIVES
 from ember.tensor import Tensor
 
 FORMAT = "ember.export/1"
 #: the functions an exported graph calls besides primitives, by their names in the file
-FUNCTIONS = {"sym_size": prims.sym_size, "full": full, "getitem": operator.getitem,
+FUNCTIONS = {"sym_size": prims.sym_size, "full": full, "arange": arange,
+             "getitem": operator.getitem,
              "mul": operator.mul, "add": operator.add, "sub": operator.sub,
              "truediv": operator.truediv}
 _NAMES = {id(fn): name for name, fn in FUNCTIONS.items()}
@@ -56,20 +59,27 @@ def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes]) -> None:
         ember.Size([3, 2])
     """
     arrays: dict[str, np.ndarray] = {}
+    first: dict[int, str] = {}
+    tied: dict[str, str] = {}  # (a tensor under several keys, tied weights: stored once)
     for group, tensors in (("state", ep.state_dict), ("const", ep.constants)):
         for key, t in tensors.items():
-            arrays[f"{group}/{key}"] = np.ascontiguousarray(t.detach().cpu().numpy())
+            name = f"{group}/{key}"
+            if id(t) in first:
+                tied[name] = first[id(t)]
+                continue
+            first[id(t)] = name
+            arrays[name] = _array(t)
     example, _ = tree_flatten(ep.example_inputs)
     for i, leaf in enumerate(example):
         if isinstance(leaf, Tensor):
-            arrays[f"example/{i}"] = np.ascontiguousarray(leaf.detach().cpu().numpy())
+            arrays[f"example/{i}"] = _array(leaf)
     sig = ep.graph_signature
     doc = {
         "format": FORMAT,
         "nodes": [_node(n) for n in ep.graph.nodes],
         "inputs": [[s.kind.name, _arg(s.arg), s.target, s.persistent] for s in sig.input_specs],
         "outputs": [[s.kind.name, _arg(s.arg), s.target] for s in sig.output_specs],
-        "state": list(ep.state_dict), "constants": list(ep.constants),
+        "state": list(ep.state_dict), "constants": list(ep.constants), "tied": tied,
         "ranges": {k: [v.lower, None if v.upper == math.inf else v.upper]
                    for k, v in ep.range_constraints.items()},
         "guards": [[g.name, _value(list(g.keys)), _value(g.dims),
@@ -85,21 +95,42 @@ def save(ep: ExportedProgram, f: str | os.PathLike | IO[bytes]) -> None:
 
 
 def load(f: str | os.PathLike | IO[bytes]) -> ExportedProgram:
-    """Reads a program :func:`save` wrote (its tensors on the CPU)."""
+    """Reads a program :func:`save` wrote (its tensors on the CPU); a file of another kind,
+    or one changed since, is a :class:`~ember.errors.CheckpointError`."""
     where = os.fspath(f) if isinstance(f, (str, os.PathLike)) else "the file"
     arrays, meta = read_arrays(f)
     if "ember.export" not in meta:
         raise CheckpointError(f"ember.export.load: {where} holds no exported program (it was "
                               "not written by ember.export.save)")
-    doc = json.loads(meta["ember.export"])
+    try:
+        ep = _program(json.loads(meta["ember.export"]), arrays, where)
+        _check_state(ep, where)
+    except CheckpointError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+        raise CheckpointError(f"ember.export.load: {where} is damaged ({type(e).__name__}: "
+                              f"{e}); it was changed after ember.export.save wrote it") \
+            from None
+    return ep
+
+
+def _program(doc: dict, arrays: dict[str, np.ndarray], where: str) -> ExportedProgram:
     if doc.get("format") != FORMAT:
         raise CheckpointError(f"ember.export.load: {where}: format {doc.get('format')!r}, "
                               f"this version reads {FORMAT!r}")
-    state = {k: _tensor(arrays[f"state/{k}"]) for k in doc["state"]}
-    constants = {k: _tensor(arrays[f"const/{k}"]) for k in doc["constants"]}
-    for key in state:  # (parameters stay parameters, as the model had them)
-        if any(s[0] == "PARAMETER" and s[2] == key for s in doc["inputs"]):
-            state[key] = ember.nn.Parameter(state[key])
+    parameters = {s[2] for s in doc["inputs"] if s[0] == "PARAMETER"}
+    tensors: dict[str, Tensor] = {}
+    for group, keys in (("state", doc["state"]), ("const", doc["constants"])):
+        for key in keys:
+            name = f"{group}/{key}"
+            if name in doc["tied"]:
+                tensors[name] = tensors[doc["tied"][name]]
+                continue
+            t = _tensor(arrays[name])  # (parameters stay parameters, as the model had them)
+            tensors[name] = ember.nn.Parameter(t) if group == "state" and key in parameters \
+                else t
+    state = {k: tensors[f"state/{k}"] for k in doc["state"]}
+    constants = {k: tensors[f"const/{k}"] for k in doc["constants"]}
     sig = ExportGraphSignature(
         [InputSpec(InputKind[k], _unarg(a), t, p) for k, a, t, p in doc["inputs"]],
         [OutputSpec(OutputKind[k], _unarg(a), t) for k, a, t in doc["outputs"]])
@@ -117,13 +148,34 @@ def load(f: str | os.PathLike | IO[bytes]) -> ExportedProgram:
                            doc["arguments"], _spec(doc["out"]))
 
 
+def _check_state(ep: ExportedProgram, where: str) -> None:
+    """Each state tensor and constant has the shape and dtype of its placeholder."""
+    vals = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
+    for spec in ep.graph_signature.input_specs:
+        val = vals[spec.arg.name]
+        if spec.kind is InputKind.USER_INPUT or val is None or \
+                not all(isinstance(d, int) for d in val.shape):
+            continue
+        t = ep._tensor(spec.kind, spec.target)
+        if tuple(t.shape) != tuple(val.shape) or t.dtype is not val.dtype:
+            raise CheckpointError(f"ember.export.load: {where} is damaged: {spec.target} is "
+                                  f"{type_str(t.dtype, tuple(t.shape))}, its placeholder "
+                                  f"{spec.arg.name} {val}")
+
+
 # -- writing ------------------------------------------------------------------------------
+def _array(t: Tensor) -> np.ndarray:
+    """A tensor's values, C-contiguous (a 0-d tensor stays 0-d: ``np.ascontiguousarray``
+    makes it 1-d)."""
+    return np.asarray(t.detach().cpu().numpy(), order="C")
+
+
 def _node(n: fx.Node) -> dict:
     out: dict[str, Any] = {"name": n.name, "op": n.op}
     if n.op == "call_function":
         out["target"] = _target(n)
     out["args"] = _value(n.args, n)
-    out["kwargs"] = _value(n.kwargs, n)
+    out["kwargs"] = {"dict": [[k, _value(v, n, k)] for k, v in n.kwargs.items()]}
     val = n.meta.get("val")
     if val is not None:
         out["val"] = [_value(val.shape), val.dtype.name]
@@ -143,17 +195,21 @@ def _target(n: fx.Node) -> Any:
     return name
 
 
-def _value(value: Any, n: fx.Node | None = None) -> Any:
+def _value(value: Any, n: fx.Node | None = None, key: str = "args") -> Any:
+    """``value`` (an argument ``key`` of node ``n``, named in errors) as JSON."""
     def other(v: Any) -> Any:
         if isinstance(v, fx.Node):
             return {"node": v.name}
         if isinstance(v, SizeExpr):
             return {"size": [v.coeff, list(v.symbols), v.offset]}
         if isinstance(v, slice):
-            return {"slice": [_value(v.start, n), _value(v.stop, n), _value(v.step, n)]}
+            return {"slice": [_value(v.start, n, key), _value(v.stop, n, key),
+                              _value(v.step, n, key)]}
         return None
 
-    return encode_param(value, n.name if n is not None else "ember.export", "args", other)
+    owner = "ember.export" if n is None else \
+        n.target.prim.name if isinstance(n.target, prims.PrimitiveOp) else n.name
+    return encode_param(value, owner, key, other, who="ember.export.save")
 
 
 def _arg(a: TensorArgument | ConstantArgument) -> list:
@@ -194,9 +250,6 @@ def _spec(structure: Any) -> Any:
 
 
 def _graph(entries: list[dict], where: str) -> fx.Graph:
-    from ember.jit.ir import Source
-    from ember.ops.primitive import PRIMITIVES
-
     g = fx.Graph()
     nodes: dict[str, fx.Node] = {}
     for e in entries:

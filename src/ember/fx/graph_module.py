@@ -88,7 +88,12 @@ class GraphModule(Module):
         graph = Graph()
         env: dict = {}
         graph.output(graph.graph_copy(self._graph, env))
-        return GraphModule(holder, graph, type(self).__name__)
+        # (a subclass of GraphModule stays one; hooks, mode and other attributes come along)
+        copied = type(self).__bases__[0](holder, graph, type(self).__name__)
+        for name, value in holder.__dict__.items():
+            if name not in ("_parameters", "_buffers", "_modules"):
+                object.__setattr__(copied, name, value)
+        return copied
 
     def __str__(self) -> str:
         return f"{super().__repr__()}\n\n\n{self._code}"

@@ -9,12 +9,14 @@ at the end), ``grads`` (what each parameter's ``.grad`` holds at the end) and ef
 (an optimizer step), which no pass removes or reorders.
 
 Example:
-    >>> g = ember.jit.compile(lambda x: (x * 2).relu()).trace(ember.ones(3)).graph
-    >>> print(g)                                     # doctest: +SKIP
+    >>> fast = ember.jit.compile(lambda x: (x * 2).relu())
+    >>> fast(ember.ones(3))
+    tensor([2., 2., 2.])
+    >>> print(fast.graph)                            # doctest: +SKIP
     graph <lambda>(v0: f32[3]) {
-      v1: f32[3] = mul(v0, c0)                       # <stdin>:1
-      v2: f32[3] = relu(v1)                          # <stdin>:1
-      return v2
+      c1: f32[] = const
+      v3: f32[3] = fused_mul_relu(v0, c1)            # <stdin>:1
+      return v3
     }
 """
 

@@ -170,10 +170,11 @@ def _eqn(e: Eqn) -> dict:
 
 
 def encode_param(value: Any, owner: str, key: str,
-                 other: Callable[[Any], Any] | None = None) -> Any:
-    """A primitive's param ``key`` (of ``owner``, named in errors) as JSON: numbers,
-    strings, tuples, lists, dicts, dtypes, devices and primitives; ``other`` encodes what
-    else a caller stores (returning None for what it does not know either).
+                 other: Callable[[Any], Any] | None = None, who: str = "ember.jit.save") -> Any:
+    """A primitive's param ``key`` (of ``owner``; both named in errors, by the function
+    ``who``) as JSON: numbers, strings, tuples, lists, dicts, dtypes, devices and primitives;
+    ``other`` encodes what else a caller stores (returning None for what it does not know
+    either).
 
     Example:
         >>> encode_param((1, 2.5, float("inf")), "pad", "value")
@@ -198,7 +199,7 @@ def encode_param(value: Any, owner: str, key: str,
         found = other(v) if other is not None else None
         if found is not None:
             return found
-        raise ValueError(f"ember.jit.save: {owner}'s param {key}={v!r} ({type(v).__name__}) "
+        raise ValueError(f"{who}: {owner}'s param {key}={v!r} ({type(v).__name__}) "
                          "has no file form; a random op with its own Generator, say. Hint: "
                          "use the default generator inside saved graphs")
 
