@@ -163,6 +163,8 @@ def _registrations(lib):
         seq = lib.nn.Sequential(lib.nn.BatchNorm1d(2))
         seq.act = lib.nn.ReLU()
         seq.register_buffer("step", lib.zeros(()))
+        seq.step = lib.ones(())  # assigning to a buffer or a child registers it again
+        seq.act = None
     finally:
         for h in handles:
             h.remove()

@@ -176,7 +176,9 @@ class Module(ModuleHooksMixin, StateDictMixin):
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
                                 f"'{name}' (nn.Module or None expected)")
-            self._modules[name] = None
+            if REGISTRATION_HOOKS["module"]:  # (PyTorch's hooks see the None too)
+                value = run_registration_hooks("module", self, name, value)
+            self._modules[name] = value
         elif isinstance(value, (Buffer, UninitializedBuffer)):
             if params is None:
                 raise AttributeError("cannot assign buffers before Module.__init__() call")
@@ -186,6 +188,8 @@ class Module(ModuleHooksMixin, StateDictMixin):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(ember Tensor or None expected)")
+            if REGISTRATION_HOOKS["buffer"]:
+                value = run_registration_hooks("buffer", self, name, value)
             self._buffers[name] = value
         else:  # (a compiled graph holds the numbers it read, eps or p)
             if self.__dict__.get(name, _Members) is not value and \
