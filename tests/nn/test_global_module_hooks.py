@@ -182,3 +182,15 @@ def test_a_registration_hook_may_replace_the_value():
     finally:
         h.remove()
     assert bn.running_mean.tolist() == [1.0, 1.0]
+
+
+def test_a_compiled_module_retraces_when_a_global_backward_hook_comes():
+    seen = []
+    compiled = ember.compile(ember.nn.Linear(2, 1))
+    compiled(ember.ones(1, 2, requires_grad=True)).sum().backward()
+    h = ember.nn.register_module_full_backward_hook(lambda m, gi, go: seen.append(1))
+    try:
+        compiled(ember.ones(1, 2, requires_grad=True)).sum().backward()
+    finally:
+        h.remove()
+    assert seen
