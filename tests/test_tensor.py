@@ -193,3 +193,15 @@ def test_repr_lays_out_like_torch(make, options):
     finally:
         torch.set_printoptions(profile="default")
         ember.set_printoptions(profile="default")
+
+
+def test_base_and_is_view_match_torch():
+    import torch
+
+    for lib in (ember, torch):
+        x = lib.ones(4, requires_grad=True)
+        y = x[1:]
+        z = y.view(3)
+        assert (y._base is x, z._base is x, x._base, x.detach()[1:].detach()._base) == \
+            (True, True, None, None)
+        assert (x._is_view(), y._is_view(), z.detach()._is_view()) == (False, True, False)

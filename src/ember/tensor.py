@@ -166,6 +166,22 @@ class Tensor:
                                                               fmt.dims)
 
     @property
+    def _base(self) -> Tensor | None:
+        """The tensor whose memory this view shares (PyTorch's ``_base``); None when this
+        tensor is no view.
+
+        Example:
+            >>> x = ember.ones(4)
+            >>> x[1:]._base is x, x._base, x[1:].detach()._base
+            (True, None, None)
+        """
+        return None if self._view is None else self._view.base
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another one's memory (``_base`` is not None)."""
+        return self._view is not None
+
+    @property
     def layout(self) -> layout:
         """The kind of memory: ``ember.strided`` (sparse tensors are ``ember.sparse``'s
         :class:`SparseTensor`)."""

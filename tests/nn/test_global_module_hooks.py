@@ -123,3 +123,74 @@ def test_always_call_hooks_run_whatever_raises_as_torch():
     theirs = _always_call_cases(torch, torch.nn.modules.module.register_module_forward_hook)
     assert ours == theirs == [("always", None), "ZeroDivisionError", "ValueError",
                               ("always after", [1.0]), "KeyError"]
+
+
+def _backward_order(lib):
+    from importlib import import_module
+
+    hooks = import_module(f"{lib.__name__}.nn.modules.module")
+    seen = []
+    handles = [hooks.register_module_full_backward_hook(
+                   lambda m, gi, go: seen.append(("bw", type(m).__name__, len(gi), len(go)))),
+               hooks.register_module_full_backward_pre_hook(
+                   lambda m, go: seen.append(("pre", type(m).__name__, len(go))))]
+    model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.ReLU())
+    model[0].register_full_backward_hook(lambda m, gi, go: seen.append(("own", "Linear")))
+    try:
+        model(lib.ones(1, 2, requires_grad=True)).sum().backward()
+    finally:
+        for h in handles:
+            h.remove()
+    return seen
+
+
+def test_global_backward_hooks_run_as_torchs():
+    assert _backward_order(ember) == _backward_order(torch)
+    assert ember.nn.Linear.__call__ is ember.nn.Module._call_fast  # (all removed again)
+
+
+def _registrations(lib):
+    from importlib import import_module
+
+    hooks = import_module(f"{lib.__name__}.nn.modules.module")
+    seen = []
+    handles = [getattr(hooks, f"register_module_{kind}_registration_hook")(
+        lambda m, n, v, kind=kind: seen.append((kind, type(m).__name__, n)))
+        for kind in ("parameter", "buffer", "module")]
+    try:
+        linear = lib.nn.Linear(2, 2)
+        linear.extra = lib.nn.Parameter(lib.ones(1))
+        seq = lib.nn.Sequential(lib.nn.BatchNorm1d(2))
+        seq.act = lib.nn.ReLU()
+        seq.register_buffer("step", lib.zeros(()))
+        seq.step = lib.ones(())  # assigning to a buffer or a child registers it again
+        seq.act = None
+    finally:
+        for h in handles:
+            h.remove()
+    return seen
+
+
+def test_registration_hooks_see_what_torchs_see():
+    assert _registrations(ember) == _registrations(torch)
+
+
+def test_a_registration_hook_may_replace_the_value():
+    h = ember.nn.register_module_buffer_registration_hook(lambda m, n, b: b + 1)
+    try:
+        bn = ember.nn.BatchNorm1d(2)
+    finally:
+        h.remove()
+    assert bn.running_mean.tolist() == [1.0, 1.0]
+
+
+def test_a_compiled_module_retraces_when_a_global_backward_hook_comes():
+    seen = []
+    compiled = ember.compile(ember.nn.Linear(2, 1))
+    compiled(ember.ones(1, 2, requires_grad=True)).sum().backward()
+    h = ember.nn.register_module_full_backward_hook(lambda m, gi, go: seen.append(1))
+    try:
+        compiled(ember.ones(1, 2, requires_grad=True)).sum().backward()
+    finally:
+        h.remove()
+    assert seen

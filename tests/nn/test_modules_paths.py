@@ -73,3 +73,13 @@ def test_a_wrapped_models_checkpoint_loads_into_the_bare_model():
     consume_prefix_in_state_dict_if_present(state, "module.")
     model.load_state_dict(state)
     assert sorted(state) == ["0.bias", "0.weight"]
+
+
+def test_padding_bases_under_torchs_names():
+    from ember.nn.modules.padding import _CircularPadNd, _ReflectionPadNd, _ReplicationPadNd
+
+    for base, kind in ((_ReflectionPadNd, "Reflection"), (_ReplicationPadNd, "Replication"),
+                       (_CircularPadNd, "Circular")):
+        for n in (1, 2, 3):
+            assert isinstance(getattr(ember.nn, f"{kind}Pad{n}d")(1), base)
+    assert not isinstance(ember.nn.ZeroPad2d(1), _ReflectionPadNd)

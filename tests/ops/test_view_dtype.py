@@ -61,3 +61,51 @@ def test_vmap_view_chains_track_the_rank_through_complex_views():
 
     assert [_rank_after(name, {}, 2) for name in
             ("real", "view_as_real", "view_as_complex", "view_dtype")] == [2, 3, 1, 2]
+
+
+def test_writes_through_it_leave_the_base_history_alone_as_torch():
+    # PyTorch's view(dtype) is no autograd view (_is_view() is False): a write through it
+    # bumps the shared version counter but neither moves the base's history nor zeroes its
+    # gradient
+    grads = []
+    for lib in (torch, ember):
+        a = lib.ones(4, requires_grad=True)
+        x = a * 2
+        w = x[1:]
+        x.view(lib.int32).add_(1)
+        x.view(lib.float32).mul_(3)
+        (x.sum() + w.sum()).backward()
+        grads.append(a.grad.tolist())
+        assert x._version == 2 and not x.view(lib.int32)._is_view()
+    assert grads[0] == grads[1] == [2.0, 4.0, 4.0, 4.0]
+
+
+def test_a_leaf_may_be_written_through_it_and_views_of_it_have_it_as_base():
+    for lib in (torch, ember):
+        x = lib.ones(2, 2, requires_grad=True)
+        v = x.view(lib.int32)
+        v.add_(1)
+        assert x._version == 1 and v[1:]._base is v and v._base is None
+
+
+def test_a_write_through_it_then_a_read_of_its_base_in_compiled_code_is_refused():
+    def f(t):
+        t.view(ember.int32).add_(1)
+        return t * 1
+
+    with pytest.raises(ember.errors.EmberError):
+        ember.jit.compile(f)(ember.ones(3))
+
+
+def test_keyword_spellings_as_torch():
+    x = ember.ones(2, 2)
+    assert x.view(dtype=ember.int32).dtype is ember.int32
+    assert tuple(x.view(size=(4,)).shape) == (4,)
+    with pytest.raises(TypeError, match="either sizes or a dtype"):
+        x.view(4, dtype=ember.int32)
+
+
+def test_empty_tensors_as_torch():
+    for lib in (torch, ember):
+        assert tuple(lib.zeros(0, 4).view(lib.float64).shape) == (0, 2)
+        assert tuple(lib.zeros(0, 4).view(lib.int8).shape) == (0, 16)

@@ -63,3 +63,22 @@ def test_version_and_top_level_grad_scaler():
     assert ember.version.__version__ == ember.__version__
     assert (ember.version.cuda, ember.version.hip) == (torch.version.cuda, torch.version.hip)
     assert ember.GradScaler is ember.amp.GradScaler
+
+
+def test_reset_during_a_call_lets_the_call_finish_and_the_next_one_trace():
+    traces = []
+
+    @ember.compile
+    def inner(x):
+        return x + 1
+
+    @ember.compile
+    def outer(x):
+        traces.append(1)
+        y = inner(x)
+        ember.compiler.reset()
+        return y * 3
+
+    for _ in range(2):
+        assert outer(ember.ones(2)).tolist() == [6.0, 6.0]
+    assert len(traces) == 2

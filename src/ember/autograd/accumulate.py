@@ -153,7 +153,10 @@ def accumulate_grad(t: Any, g: Any, create_graph: bool, owners: set | None = Non
         else:
             t.grad = old.detach() + g
         return
-    g = _laid_out_like(g, t)
+    if t._node is None:
+        g = _laid_out_like(g, t)
+    elif not g._data.flags.c_contiguous:  # a retained non-leaf's: C order, not the tensor's
+        g = g.contiguous()
     if owners is not None:
         a = g._data
         owner = id(a if a.base is None else a.base)

@@ -152,6 +152,8 @@ def _logical_view(src: Tensor, out: Tensor, prim: Any, params: dict) -> None:
     if not (out._data.size == 0 or xp.may_share_memory(out._data, src._data)):
         return  # the batched rule copied (a reshape of a non-contiguous batch)
     out._vc = src._vc
+    if not prim.differentiable:  # (view(dtype): no autograd view)
+        return
     info = src._view
     base, chain = (info.base, info.chain) if info is not None else (src, ())
     out._view = ViewInfo(base, chain + ((prim, params),), src._vc.value)

@@ -20,7 +20,6 @@ import logging
 import time
 import types
 import warnings
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -66,7 +65,13 @@ class _Switch:
 
 
 JIT = _Switch()
-_ALL: weakref.WeakSet = weakref.WeakSet()  # every compiled function alive
+
+
+class _Resets:
+    """How many times ``ember.compiler.reset`` ran: a compiled function whose graphs predate
+    the last one drops them on its next call (a call in flight finishes with its own)."""
+
+    count = 0
 
 
 @contextmanager
@@ -118,9 +123,9 @@ class Entry:
 
 
 def forget_all() -> None:
-    """Drops the graphs of every compiled function (``ember.compiler.reset``)."""
-    for compiled in list(_ALL):
-        compiled.forget()
+    """Makes every compiled function drop its graphs on its next call
+    (``ember.compiler.reset``)."""
+    _Resets.count += 1
 
 
 class CompiledFunction:
@@ -144,10 +149,10 @@ class CompiledFunction:
         self.name = getattr(fn, "__name__", None) or type(fn).__name__
         self.forget()
         functools.update_wrapper(self, fn, updated=())
-        _ALL.add(self)
 
     def forget(self) -> None:
         """Drops every graph and what tracing learned: the next call traces again."""
+        self.resets = _Resets.count
         self.entries: dict[tuple, Entry] = {}
         self.last: Entry | None = None
         self.reach: Reach | None = None  # what the current call reaches
@@ -186,6 +191,8 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not JIT.enabled or DISPATCH.handler is not None:
             return self.fn(*args, **kwargs)  # under another transform: run the plain function
+        if self.resets != _Resets.count:
+            self.forget()
         leaves, spec = tree_flatten((args, kwargs))
         self._look(args, kwargs, leaves)
         tensors, key = self._key(args, kwargs, leaves, spec)

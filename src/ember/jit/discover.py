@@ -25,7 +25,12 @@ import numpy as np
 
 from ember.autograd.graph import leaf_hooks
 from ember.nn.module import Module
-from ember.nn.module_hooks import GLOBAL_FORWARD_HOOKS, GLOBAL_FORWARD_PRE_HOOKS
+from ember.nn.module_hooks import (
+    GLOBAL_BACKWARD_HOOKS,
+    GLOBAL_BACKWARD_PRE_HOOKS,
+    GLOBAL_FORWARD_HOOKS,
+    GLOBAL_FORWARD_PRE_HOOKS,
+)
 from ember.optim.optimizer import Optimizer
 from ember.tensor import STRUCTURE, Tensor
 
@@ -446,7 +451,8 @@ def _value_key(value: Any) -> Any:
 def _module_hooks(m: Module) -> tuple:
     """The hooks that run around ``m``'s forward: the global module hooks and its own."""
     return (*GLOBAL_FORWARD_PRE_HOOKS, *m._forward_pre_hooks, *GLOBAL_FORWARD_HOOKS,
-            *m._forward_hooks, *m._backward_pre_hooks, *m._backward_hooks)
+            *m._forward_hooks, *GLOBAL_BACKWARD_PRE_HOOKS, *m._backward_pre_hooks,
+            *GLOBAL_BACKWARD_HOOKS, *m._backward_hooks)
 
 
 def tensor_hooks(t: Tensor) -> tuple:

@@ -28,7 +28,15 @@ from ember.nn.linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEnt
 from ember.nn.loss import *  # noqa: F403
 from ember.nn.loss import __all__ as _loss
 from ember.nn.module import Module
-from ember.nn.module_hooks import register_module_forward_hook, register_module_forward_pre_hook
+from ember.nn.module_hooks import (
+    register_module_buffer_registration_hook,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+    register_module_module_registration_hook,
+    register_module_parameter_registration_hook,
+)
 from ember.nn.multihead_attention import MultiheadAttention
 from ember.nn.normalization import *  # noqa: F403
 from ember.nn.normalization import __all__ as _normalization
@@ -56,6 +64,9 @@ __all__ = ["functional", "init", "utils", "Parameter", "Buffer",
            "RNNCell", "LSTMCell", "GRUCell", "CosineSimilarity", "PairwiseDistance",
            "AdaptiveLogSoftmaxWithLoss", "SyncBatchNorm", "LinearCrossEntropyLoss",
            "LinearCrossEntropyOptions", "register_module_forward_hook",
-           "register_module_forward_pre_hook"]
+           "register_module_forward_pre_hook", "register_module_full_backward_hook",
+           "register_module_full_backward_pre_hook", "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]
 
 from ember.nn import modules  # noqa: E402 - torch.nn.modules' paths (it reads __all__)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
-from ember.nn.module_hooks import ModuleHooksMixin
+from ember.nn.module_hooks import REGISTRATION_HOOKS, ModuleHooksMixin, run_registration_hooks
 from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer
 from ember.nn.state_dict import StateDictMixin
 from ember.tensor import STRUCTURE, Tensor
@@ -105,6 +105,8 @@ class Module(ModuleHooksMixin, StateDictMixin):
         if param is not None and param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
                              f"parameters must be created explicitly; use .detach() first")
+        if REGISTRATION_HOOKS["parameter"]:
+            param = run_registration_hooks("parameter", self, name, param)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True
@@ -124,6 +126,8 @@ class Module(ModuleHooksMixin, StateDictMixin):
             tensor = tensor.unwrap()
         elif isinstance(tensor, UninitializedBuffer):
             persistent = tensor.persistent
+        if REGISTRATION_HOOKS["buffer"]:
+            tensor = run_registration_hooks("buffer", self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -135,6 +139,8 @@ class Module(ModuleHooksMixin, StateDictMixin):
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._check_name("add_module", name, self._modules)
+        if REGISTRATION_HOOKS["module"]:
+            module = run_registration_hooks("module", self, name, module)
         self._modules[name] = module
 
     register_module = add_module
@@ -163,12 +169,16 @@ class Module(ModuleHooksMixin, StateDictMixin):
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name, self._modules)
+            if REGISTRATION_HOOKS["module"]:
+                value = run_registration_hooks("module", self, name, value)
             self._modules[name] = value
         elif params is not None and name in self._modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
                                 f"'{name}' (nn.Module or None expected)")
-            self._modules[name] = None
+            if REGISTRATION_HOOKS["module"]:  # (PyTorch's hooks see the None too)
+                value = run_registration_hooks("module", self, name, value)
+            self._modules[name] = value
         elif isinstance(value, (Buffer, UninitializedBuffer)):
             if params is None:
                 raise AttributeError("cannot assign buffers before Module.__init__() call")
@@ -178,6 +188,8 @@ class Module(ModuleHooksMixin, StateDictMixin):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(ember Tensor or None expected)")
+            if REGISTRATION_HOOKS["buffer"]:
+                value = run_registration_hooks("buffer", self, name, value)
             self._buffers[name] = value
         else:  # (a compiled graph holds the numbers it read, eps or p)
             if self.__dict__.get(name, _Members) is not value and \

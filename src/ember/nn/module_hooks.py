@@ -25,6 +25,10 @@ class _Hook:
 
 GLOBAL_FORWARD_PRE_HOOKS: list[_Hook] = []  # run before each module's own, for every module
 GLOBAL_FORWARD_HOOKS: list[_Hook] = []
+GLOBAL_BACKWARD_PRE_HOOKS: list[_Hook] = []
+GLOBAL_BACKWARD_HOOKS: list[_Hook] = []
+#: hooks run as any module registers a parameter, a buffer or a child module
+REGISTRATION_HOOKS: dict[str, list[_Hook]] = {"parameter": [], "buffer": [], "module": []}
 
 
 class _GlobalHookHandle(RemovableHandle):
@@ -48,7 +52,8 @@ def _choose_call_path() -> None:
     so that check is all a module call without hooks pays; with one set, every call runs
     the hooks."""
     ModuleHooksMixin.__call__ = ModuleHooksMixin._call_always_with_hooks if (
-        GLOBAL_FORWARD_PRE_HOOKS or GLOBAL_FORWARD_HOOKS) else ModuleHooksMixin._call_fast
+        GLOBAL_FORWARD_PRE_HOOKS or GLOBAL_FORWARD_HOOKS or GLOBAL_BACKWARD_PRE_HOOKS or
+        GLOBAL_BACKWARD_HOOKS) else ModuleHooksMixin._call_fast
 
 
 def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -81,6 +86,62 @@ def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool 
         >>> h.remove()
     """
     return _add_global_hook(GLOBAL_FORWARD_HOOKS, _Hook(hook, with_kwargs, always_call))
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Registers ``hook(module, grad_output)`` to run for every module, before the module's own
+    backward pre-hooks, as ``torch.nn.modules.module.register_module_full_backward_pre_hook``.
+
+    Example:
+        >>> seen = []
+        >>> h = ember.nn.register_module_full_backward_pre_hook(
+        ...     lambda mod, go: seen.append(type(mod).__name__))
+        >>> ember.nn.Linear(2, 1)(ember.ones(1, 2, requires_grad=True)).sum().backward()
+        >>> h.remove(); seen
+        ['Linear']
+    """
+    return _add_global_hook(GLOBAL_BACKWARD_PRE_HOOKS, _Hook(hook))
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Registers ``hook(module, grad_input, grad_output)`` to run for every module, before the
+    module's own full backward hooks, as
+    ``torch.nn.modules.module.register_module_full_backward_hook``.
+
+    Example:
+        >>> h = ember.nn.register_module_full_backward_hook(
+        ...     lambda mod, gi, go: print(type(mod).__name__, gi[0].shape))
+        >>> ember.nn.Linear(2, 1)(ember.ones(1, 2, requires_grad=True)).sum().backward()
+        Linear ember.Size([1, 2])
+        >>> h.remove()
+    """
+    return _add_global_hook(GLOBAL_BACKWARD_HOOKS, _Hook(hook))
+
+
+def _registration_hook(kind: str) -> Callable[[Callable[..., Any]], RemovableHandle]:
+    def register(hook: Callable[..., Any]) -> RemovableHandle:
+        return add_hook(REGISTRATION_HOOKS[kind], _Hook(hook))
+
+    register.__name__ = register.__qualname__ = f"register_module_{kind}_registration_hook"
+    register.__doc__ = (
+        f"Registers ``hook(module, name, {kind})`` to run whenever any module registers a "
+        f"{kind}; a value it returns is registered instead, as PyTorch's "
+        f"``register_module_{kind}_registration_hook``.")
+    return register
+
+
+register_module_parameter_registration_hook = _registration_hook("parameter")
+register_module_buffer_registration_hook = _registration_hook("buffer")
+register_module_module_registration_hook = _registration_hook("module")
+
+
+def run_registration_hooks(kind: str, module: Any, name: str, value: Any) -> Any:
+    """``value`` after the registration hooks of ``kind`` (each may return a replacement)."""
+    for hook in REGISTRATION_HOOKS[kind]:
+        result = hook.fn(module, name, value)
+        if result is not None:
+            value = result
+    return value
 
 
 def _run_forward_hook(module: Any, hook: _Hook, args: tuple, kwargs: dict, output: Any) -> Any:
@@ -125,10 +186,13 @@ class ModuleHooksMixin:
                     if result is not None:
                         args = result if isinstance(result, tuple) else (result,)
             state = None
-            if self._backward_hooks or self._backward_pre_hooks:
+            if self._backward_hooks or self._backward_pre_hooks or GLOBAL_BACKWARD_HOOKS or \
+                    GLOBAL_BACKWARD_PRE_HOOKS:
                 from ember.nn.backward_hooks import BackwardHookState
 
-                state = BackwardHookState(self, self._backward_hooks, self._backward_pre_hooks)
+                state = BackwardHookState(self, [*GLOBAL_BACKWARD_HOOKS, *self._backward_hooks],
+                                          [*GLOBAL_BACKWARD_PRE_HOOKS,
+                                           *self._backward_pre_hooks])
                 args = state.wrap_inputs(args)
             output = self.forward(*args, **kwargs)
             for hook in [*GLOBAL_FORWARD_HOOKS, *self._forward_hooks]:

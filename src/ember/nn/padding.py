@@ -65,21 +65,39 @@ class _ZeroPadNd(_ConstantPadNd):
     extra_repr = _PadNd.extra_repr
 
 
-def _layer(kind: str, n: int, base: type, mode: str, what: str) -> Any:
+class _ReflectionPadNd(_PadNd):
+    """Pads with the input's reflection (PyTorch's base of ``ReflectionPad{1,2,3}d``)."""
+
+    _mode = "reflect"
+
+
+class _ReplicationPadNd(_PadNd):
+    """Pads by repeating the input's edge (PyTorch's base of ``ReplicationPad{1,2,3}d``)."""
+
+    _mode = "replicate"
+
+
+class _CircularPadNd(_PadNd):
+    """Pads by wrapping around (PyTorch's base of ``CircularPad{1,2,3}d``)."""
+
+    _mode = "circular"
+
+
+def _layer(kind: str, n: int, base: type, what: str) -> Any:
     name = f"{kind}Pad{n}d"
     doc = f"Pads the last {n} dim{'s' if n > 1 else ''} of the input {what}."
-    return type(name, (base,), {"_n": n, "_mode": mode, "__doc__": doc,
-                                "__module__": __name__, "__qualname__": name})
+    return type(name, (base,), {"_n": n, "__doc__": doc, "__module__": __name__,
+                                "__qualname__": name})
 
 
-ZeroPad1d, ZeroPad2d, ZeroPad3d = (_layer("Zero", n, _ZeroPadNd, "constant", "with zeros")
+ZeroPad1d, ZeroPad2d, ZeroPad3d = (_layer("Zero", n, _ZeroPadNd, "with zeros")
                                    for n in (1, 2, 3))
 ConstantPad1d, ConstantPad2d, ConstantPad3d = (
-    _layer("Constant", n, _ConstantPadNd, "constant", "with ``value``") for n in (1, 2, 3))
+    _layer("Constant", n, _ConstantPadNd, "with ``value``") for n in (1, 2, 3))
 ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = (
-    _layer("Reflection", n, _PadNd, "reflect", "with its reflection (edge not repeated)")
+    _layer("Reflection", n, _ReflectionPadNd, "with its reflection (edge not repeated)")
     for n in (1, 2, 3))
 ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = (
-    _layer("Replication", n, _PadNd, "replicate", "by repeating its edge") for n in (1, 2, 3))
+    _layer("Replication", n, _ReplicationPadNd, "by repeating its edge") for n in (1, 2, 3))
 CircularPad1d, CircularPad2d, CircularPad3d = (
-    _layer("Circular", n, _PadNd, "circular", "by wrapping around") for n in (1, 2, 3))
+    _layer("Circular", n, _CircularPadNd, "by wrapping around") for n in (1, 2, 3))

@@ -371,14 +371,16 @@ class ViewInfo:
 def _view_of(src: Tensor, out: Any, dev: Any, prim: Primitive, params: dict,
              record: bool) -> Tensor:
     """Wraps the output of a view primitive; when it really shares ``src``'s memory it shares
-    the version counter too and remembers how it was made from the base."""
+    the version counter too and, for a differentiable view, remembers how it was made from the
+    base (``view(dtype)``, as PyTorch's, is no autograd view: writes through it bump the
+    counter but leave the base's history alone)."""
     shared = out.size == 0 or dev.xp.may_share_memory(out, src._data)
     t = _wrap(out, dev, record and out.dtype in _FLOAT, None, 0, src._vc if shared else None)
     if record:
         if out.dtype in _COMPLEX and not prim.complex_grad:
             raise complex_grad_error(prim, (src,))
         _record(prim, (src,), params, [t], dev)
-    if shared:
+    if shared and prim.differentiable:
         info = src._view
         base, chain = (info.base, info.chain) if info is not None else (src, ())
         t._view = ViewInfo(base, chain + ((prim, params),), src._vc.value)

@@ -136,7 +136,7 @@ def _channels_last(x: Tensor) -> bool:
 
 
 @method()
-def view(self: Tensor, *shape: Any) -> Tensor:
+def view(self: Tensor, *shape: Any, size: Any = None, dtype: Any = None) -> Tensor:
     """A view of ``self`` with a new shape (one size may be -1); never copies. ``view(dtype)``
     reads the same memory as another dtype (:func:`ember.ops.view_dtype.view_dtype`).
 
@@ -144,6 +144,11 @@ def view(self: Tensor, *shape: Any) -> Tensor:
         >>> ember.zeros(2, 3).view(-1).shape
         ember.Size([6])
     """
+    if size is not None or dtype is not None:
+        if shape or (size is not None and dtype is not None):
+            raise TypeError("view() takes either sizes or a dtype, given once: view(*size), "
+                            "view(size=...), view(dtype) or view(dtype=...)")
+        shape = (size if dtype is None else dtype,)
     shape = read_sizes(shape)
     if len(shape) == 1 and not isinstance(shape[0], int):
         from ember.ops.view_dtype import view_dtype  # (it imports this module)
