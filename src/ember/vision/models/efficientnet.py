@@ -75,7 +75,19 @@ class FusedMBConvConfig(_StageConfig):
         self.block = self.block or FusedMBConv
 
 
-class MBConv(nn.Module):
+class _Block(nn.Module):
+    """A block with stochastic depth on its residual connection (when it keeps the shape)."""
+
+    block: nn.Sequential
+    stochastic_depth: StochasticDepth
+    use_res_connect: bool
+
+    def forward(self, x: Tensor) -> Tensor:
+        out = self.block(x)
+        return self.stochastic_depth(out) + x if self.use_res_connect else out
+
+
+class MBConv(_Block):
     """Expand (1×1, when the ratio is not 1), depthwise ``kernel`` convolution, squeeze-and-
     excitation to a quarter of the input channels, 1×1 projection; on a residual block the
     branch passes :class:`~ember.vision.ops.StochasticDepth` before the sum."""
@@ -102,12 +114,8 @@ class MBConv(nn.Module):
         self.stochastic_depth = StochasticDepth(stochastic_depth_prob, "row")
         self.out_channels = cnf.out_channels
 
-    def forward(self, x: Tensor) -> Tensor:
-        out = self.block(x)
-        return self.stochastic_depth(out) + x if self.use_res_connect else out
 
-
-class FusedMBConv(nn.Module):
+class FusedMBConv(_Block):
     """A full ``kernel`` convolution to the expanded width (with ``stride``), then a 1×1
     projection (or, at expansion ratio 1, one convolution straight to the output); stochastic
     depth on a residual block as in :class:`MBConv`."""
@@ -130,10 +138,6 @@ class FusedMBConv(nn.Module):
         self.block = nn.Sequential(*layers)
         self.stochastic_depth = StochasticDepth(stochastic_depth_prob, "row")
         self.out_channels = cnf.out_channels
-
-    def forward(self, x: Tensor) -> Tensor:
-        out = self.block(x)
-        return self.stochastic_depth(out) + x if self.use_res_connect else out
 
 
 class EfficientNet(nn.Module):

@@ -188,6 +188,18 @@ def _then_all_reduce(tensor: Tensor, group: ProcessGroup) -> Tensor:
     return all_reduce(tensor, group=group, async_op=True).get_future().wait()[0]
 
 
+def _start(state: PowerSGDState, bucket: GradBucket, op: str
+           ) -> tuple[ProcessGroup, Tensor, Future[Tensor] | None]:
+    """The hook's group and bucket buffer, and the plain all-reduce's future while the
+    iterations before ``start_powerSGD_iter`` run (None once compression starts)."""
+    group = resolve(state.process_group, op)
+    input_tensor = bucket.buffer()
+    if state.iter < state.start_powerSGD_iter:
+        state.maybe_increase_iter(bucket)
+        return group, input_tensor, allreduce_fut(group, input_tensor)
+    return group, input_tensor, None
+
+
 def powerSGD_hook(state: PowerSGDState, bucket: GradBucket) -> Future[Tensor]:
     """Averages the bucket's gradients as rank-``state.matrix_approximation_rank``
     approximations, one per gradient (see the module's description); three all-reduces per
@@ -197,12 +209,10 @@ def powerSGD_hook(state: PowerSGDState, bucket: GradBucket) -> Future[Tensor]:
         >>> state = PowerSGDState(process_group=None, start_powerSGD_iter=10)
         >>> ddp_model.register_comm_hook(state, powerSGD_hook)
     """
-    group = resolve(state.process_group, "powerSGD_hook")
+    group, input_tensor, warming_up = _start(state, bucket, "powerSGD_hook")
+    if warming_up is not None:
+        return warming_up
     world_size = group.size()
-    input_tensor = bucket.buffer()
-    if state.iter < state.start_powerSGD_iter:
-        state.maybe_increase_iter(bucket)
-        return allreduce_fut(group, input_tensor)
     dtype, index = input_tensor.dtype, bucket.index()
     before = state._start_error_feedback(index, input_tensor)
 
@@ -302,12 +312,10 @@ def batched_powerSGD_hook(state: PowerSGDState, bucket: GradBucket) -> Future[Te
         >>> state = PowerSGDState(process_group=None, start_powerSGD_iter=10)
         >>> ddp_model.register_comm_hook(state, batched_powerSGD_hook)
     """
-    group = resolve(state.process_group, "batched_powerSGD_hook")
+    group, input_tensor, warming_up = _start(state, bucket, "batched_powerSGD_hook")
+    if warming_up is not None:
+        return warming_up
     world_size = group.size()
-    input_tensor = bucket.buffer()
-    if state.iter < state.start_powerSGD_iter:
-        state.maybe_increase_iter(bucket)
-        return allreduce_fut(group, input_tensor)
     total = input_tensor.shape[0]
     side = math.ceil(math.sqrt(total))
     rank = state.matrix_approximation_rank
