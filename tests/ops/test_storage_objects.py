@@ -53,7 +53,7 @@ def test_set_to_a_storage_window_writes_through_as_torch():
         assert y.tolist() == [[101.0, 0.0], [4.0, 5.0]] and (y._version, base._version) == (3, 1)
     overlapping = ember.zeros(1).set_(ember.arange(6.0).untyped_storage(), 0, (3, 2), (1, 1))
     with pytest.raises(ember.GradError, match="read-only"):
-        overlapping.add_(1)  # (torch refuses in-place ops on overlapping memory too)
+        overlapping.add_(1)  # (a difference: torch writes each shared address in turn)
 
 
 def test_set_refusals():

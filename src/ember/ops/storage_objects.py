@@ -168,7 +168,7 @@ def set_(self: Tensor, source: Tensor | UntypedStorage | TypedStorage | None = N
     """Points ``self`` at other memory, in place: ``x.set_(y)`` shares ``y``'s memory, shape
     and strides; ``x.set_(storage, offset, size, stride)`` a window of a storage (writes
     reach the storage; a window whose elements overlap is read-only, as :func:`as_strided`
-    views are); ``x.set_()`` leaves an empty tensor.
+    views are, where PyTorch writes each shared address in turn); ``x.set_()`` leaves an empty tensor.
 
     Example:
         >>> x, y = ember.zeros(3), ember.arange(4.0)
