@@ -137,8 +137,9 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     """
     try:
         a_shape, b_shape = input._data.shape, other._data.shape
-    except TensorLikeOperand:
-        if type(input) in TENSOR_LIKE:
+    except TensorLikeOperand:  # (a nested right operand is unsupported, a sparse one below)
+        if type(input) in TENSOR_LIKE or (type(other) in TENSOR_LIKE
+                                          and getattr(type(other), "layout", None) is None):
             return handle(matmul, (input, other), {})
         if getattr(other, "layout", jagged) is jagged:  # (a nested right operand: unsupported)
             raise
