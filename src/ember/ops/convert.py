@@ -216,7 +216,10 @@ def clone(self: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
     """
     fmt = check_format("clone", memory_format)
     if fmt is preserve_format:
-        if is_dense(self._data):  # (NumPy's "K" order keeps a dense layout's strides)
+        a = self._data
+        if a.flags.c_contiguous:  # (the common case first: no keyword to pass)
+            return apply(Copy, self)
+        if is_dense(a):  # (NumPy's "K" order keeps a dense layout's strides)
             return apply(Copy, self, order="K")
         fmt = format_of(self)
     if fmt.dims is None:
