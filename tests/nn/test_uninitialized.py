@@ -24,7 +24,8 @@ def test_use_before_materialize_raises_like_torch():
             assert tuple(q.size()) == (0,) and q.ndim == 1
             assert q.to(torch.float64 if q is t else ember.float64).dtype is not None
             for use in (lambda q: q.numel(), lambda q: q.dim(), lambda q: q.stride(),
-                        lambda q: q.detach(), lambda q: len(q)):
+                        lambda q: q.detach(), lambda q: len(q), lambda q: bool(q),
+                        lambda q: q[0], lambda q: iter(q), lambda q: float(q)):
                 with pytest.raises(ValueError, match="Attempted to use an uninitialized para"):
                     use(q)
         for use in (lambda q: q + 1, lambda q: q.sum(), lambda q: q.exp()):

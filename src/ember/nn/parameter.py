@@ -175,9 +175,6 @@ class UninitializedTensorMixin:
             return value
         return _refusal(name)
 
-    def __len__(self) -> int:
-        refuse_lazy("__len__")
-
     def materialize(self, shape: int | tuple[int, ...], device: Any = None, dtype: Any = None
                     ) -> None:
         """Allocates ``shape`` (uninitialized values, on ``device`` in ``dtype``, by default
@@ -207,6 +204,12 @@ def _refusal(name: str) -> Any:
         refuse_lazy(name)
     refuse.__name__ = name
     return refuse
+
+
+# (Python looks these up on the type, past ``__getattribute__``)
+for _name in ("__len__", "__bool__", "__getitem__", "__setitem__", "__iter__", "__float__",
+              "__int__", "__index__", "__complex__"):
+    setattr(UninitializedTensorMixin, _name, _refusal(_name))
 
 
 def is_lazy(param: Any) -> bool:
