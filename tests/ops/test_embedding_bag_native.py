@@ -42,3 +42,17 @@ def test_per_sample_weights_and_errors():
         ember.embedding_bag(ember.tensor(w), ember.tensor(INDICES), ember.tensor([0]), mode=3)
     with pytest.raises(TypeError, match="1-D indices"):
         ember.embedding_bag(ember.tensor(w), ember.tensor([[1, 2]]), None)
+
+
+@pytest.mark.parametrize("index_dtype,offset_dtype", [("int32", "int32"), ("int32", "int64"),
+                                                      ("int64", "int32")])
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_int32_indices_give_torch_output_dtypes(index_dtype, offset_dtype, mode):
+    w = np.arange(30.0).reshape(10, 3)
+    got, want = (lib.embedding_bag(lib.tensor(w),
+                                   lib.tensor(INDICES, dtype=getattr(lib, index_dtype)),
+                                   lib.tensor([0, 4], dtype=getattr(lib, offset_dtype)),
+                                   False, mode)
+                 for lib in (ember, torch))
+    for g, t in zip(got[1:], want[1:]):
+        assert g.dtype.name == str(t.dtype).split(".")[1] and g.tolist() == t.tolist()

@@ -1,7 +1,8 @@
 """``ember.embedding_bag``: PyTorch's top-level ``torch.embedding_bag`` with ATen's signature
 (mode as an int: 0 sum, 1 mean, 2 max) and its four outputs. The first, the bags, comes from
 :func:`ember.nn.functional.embedding_bag` (so values and gradients are the same); the other
-three are what PyTorch's CPU kernel saves for its backward, with no gradient:
+three are what PyTorch's CPU kernel saves for its backward, with no gradient, int32 when
+``indices`` and ``offsets`` both are, else int64:
 
 - ``offset2bag``: each index's bag (empty for mode sum of float32/float16/bfloat16 weights
   without ``padding_idx``, as PyTorch's fast path leaves it);
@@ -62,18 +63,23 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor,
     kept = np.ones(len(index), bool) if padding_idx is None else \
         index != padding_idx % weight.shape[0]
     sizes = np.bincount(bag_of[kept], minlength=bags)[:bags]
-    device = weight.device
+    # (int32 when indices and offsets both are, as PyTorch's kernel; else int64)
+    index_dtype = np.promote_types(indices.dtype.np, offsets.dtype.np)
+
+    def outputs(*arrays: np.ndarray) -> tuple[Tensor, ...]:
+        return output, *(from_numpy(a.astype(index_dtype)).to(weight.device) for a in arrays)
+
     if mode == 0:
         none = np.zeros(bags, np.int64)
         fast = padding_idx is None and weight.dtype in _FAST_SUM_DTYPES
         offset2bag = np.zeros(0, np.int64) if fast else bag_of
-        return output, *(from_numpy(a).to(device) for a in (offset2bag, none, none))
+        return outputs(offset2bag, none, none)
     if mode == 1:
-        return output, *(from_numpy(a).to(device) for a in (bag_of, sizes, sizes))
+        return outputs(bag_of, sizes, sizes)
     rows = weight.detach().numpy()
     max_indices = np.zeros((bags, rows.shape[1]), np.int64)
     for b in range(bags):
         members = index[(bag_of == b) & kept]
         if len(members):
             max_indices[b] = members[rows[members].argmax(0)]
-    return output, *(from_numpy(a).to(device) for a in (bag_of, sizes, max_indices))
+    return outputs(bag_of, sizes, max_indices)
