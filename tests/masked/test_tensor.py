@@ -165,6 +165,7 @@ def test_masked_reduction_functions_take_masked_tensors():
     (lambda e: bool(e), RuntimeError, "ambiguous"),
     (lambda e: e.get_data() ** e, TypeError, r"pow: does not take a MaskedTensor"),
     (lambda e: ember.sub(e.get_data(), e, alpha=2), TypeError, "no keyword arguments"),
+    (lambda e: e.get_data() @ e, TypeError, r"matmul: does not take a MaskedTensor"),
     (lambda e: e.get_data().clone().add_(e), TypeError, r"add_: .*MaskedTensor.*in place"),
     (lambda e: e.get_data().clone().__imul__(e), TypeError, r"__imul__: .*MaskedTensor"),
     (lambda e: ember.where(e.get_mask(), e, 0.0), TypeError, r"mt\.where\(\.\.\.\)"),
