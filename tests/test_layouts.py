@@ -91,3 +91,21 @@ def test_empty_takes_memory_format_as_torch():
         torch.empty(2, 3, memory_format=torch.preserve_format)
     with pytest.raises(ember.ShapeError, match="preserve_format"):
         ember.empty(2, 3, memory_format=ember.preserve_format)
+
+
+PRESERVED = [lambda m: m.arange(120.0).reshape(2, 3, 4, 5).permute(2, 0, 3, 1),
+             lambda m: m.arange(20.0).reshape(4, 5).t(),
+             lambda m: m.arange(120.0).reshape(2, 3, 4, 5)[:, :, ::2],
+             lambda m: m.arange(120.0).reshape(2, 3, 4, 5).permute(3, 1, 0, 2)[::2],
+             lambda m: m.arange(3.0).reshape(3, 1).expand(3, 4),
+             lambda m: m.arange(60.0).reshape(3, 4, 5).transpose(0, 1)[:, 1:]]
+
+
+@pytest.mark.parametrize("make", PRESERVED)
+@pytest.mark.parametrize("copy", [lambda m, x: x.clone(), lambda m, x: m.empty_like(x),
+                                  lambda m, x: m.zeros_like(x, dtype=m.float64),
+                                  lambda m, x: m.full_like(x, 2.0), lambda m, x: m.rand_like(x)])
+def test_preserve_format_keeps_the_order_of_dims_as_torch(make, copy):
+    x, tx = make(ember), make(torch)
+    assert copy(ember, x).stride() == copy(torch, tx).stride()
+    assert x.clone().tolist() == tx.clone().tolist()

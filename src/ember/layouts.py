@@ -98,14 +98,56 @@ def dense_in_order(shape: tuple[int, ...], strides: tuple[int, ...],
 
 
 def format_of(x: Any) -> memory_format:
-    """The format ``preserve_format`` keeps for tensor ``x``: ``channels_last`` (or
-    ``channels_last_3d``) when ``x`` is laid out so and not also C-contiguous, else
-    ``contiguous_format`` (PyTorch also keeps other dense layouts, e.g. a transpose's)."""
-    if not x._data.flags.c_contiguous:
-        for fmt in (channels_last, channels_last_3d):
-            if x.is_contiguous(memory_format=fmt):
-                return fmt
-    return contiguous_format
+    """The format ``preserve_format`` keeps for tensor ``x``, as PyTorch's: the order of its
+    dimensions in memory (``contiguous_format`` for C order, ``channels_last`` for its
+    order, else an unnamed format of ``x``'s own order, e.g. a transpose's), so that a copy
+    laid out in it is dense with ``x``'s strides when ``x`` is dense."""
+    a = x._data
+    if a.flags.c_contiguous:
+        return contiguous_format
+    dims = stride_order(a.shape, tuple(abs(s) // a.itemsize for s in a.strides))
+    if dims == tuple(range(a.ndim)):
+        return contiguous_format
+    for fmt in (channels_last, channels_last_3d):
+        if fmt.dims == dims:
+            return fmt
+    return memory_format("preserve_format", a.ndim, dims)
+
+
+def is_dense(a: Any) -> bool:
+    """Whether array ``a`` is C-contiguous, or fills its memory densely in another order of
+    dimensions (a transpose's, a channels-last one) with no overlap."""
+    if a.flags.c_contiguous:
+        return True
+    strides = [abs(s) // a.itemsize for s in a.strides]
+    return dense_in_order(a.shape, strides, sorted(range(a.ndim), key=strides.__getitem__,
+                                                   reverse=True))
+
+
+def stride_order(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+    """The dimensions from outermost to innermost by stride, as PyTorch orders them for
+    ``preserve_format``: an insertion sort from the last dimension in which a dimension moves
+    out past one of smaller stride (or of equal stride and smaller size); a stride of 0
+    (an expanded dimension) is no reason to move."""
+    def outer(d0: int, d1: int) -> int:  # 1: d0 lies outside d1, -1: inside, 0: either
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return 1 if s0 > s1 else -1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    perm = list(range(len(shape) - 1, -1, -1))  # innermost first
+    for i in range(1, len(perm)):
+        moving = i
+        for j in range(i - 1, -1, -1):
+            order = outer(perm[j], perm[moving])
+            if order > 0:
+                perm[j], perm[moving] = perm[moving], perm[j]
+                moving = j
+            elif order < 0:
+                break
+    return tuple(reversed(perm))
 
 
 def order_of(op: str, fmt: memory_format, shape: tuple[int, ...]) -> tuple[tuple[int, ...],

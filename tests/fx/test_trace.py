@@ -11,6 +11,7 @@ import ember
 import ember.nn.functional as F
 from ember import fx, nn
 from ember.models.gpt import GPT, Block
+from ember.ops import activations
 
 
 def normalize(x):
@@ -198,12 +199,24 @@ def test_errors_name_the_problem():
         fx.symbolic_trace(lambda x: float(x))
     with pytest.raises(TypeError, match="elu: this Ember function does not take ember.fx "
                                         "Proxy objects.*ember.fx.wrap\\('elu'\\)"):
-        fx.symbolic_trace(lambda x: F.elu(x))
+        fx.symbolic_trace(lambda x: activations.elu(x))  # (not through ember.* or F.*)
     with pytest.raises(NotImplementedError, match="takes \\*xs; Ember's tracer needs named"):
         fx.symbolic_trace(lambda *xs: xs[0])
     assert "__call__" not in vars(nn.Module)   # restored after errors: still the hooks
     # mixin's, which switches between its fast and hooked paths
     assert nn.Module.__getattr__.__qualname__ == "Module.__getattr__"
+
+
+def test_calls_with_a_proxy_anywhere_in_their_arguments_trace():
+    c = ember.randn(3, 3)
+
+    def f(x):
+        return (c @ x + ember.matmul(c, x) + ember.where(x > 0, c, x) + ember.cat([c, x])[:3]
+                + ember.maximum(c, x) + F.linear(c, x) + ember.linalg.det(x) + F.elu(x))
+    gm = fx.symbolic_trace(f)
+    x = ember.randn(3, 3)
+    assert ember.allclose(gm(x), f(x))
+    assert "ember.cat([_tensor_constant" in gm.code
 
 
 def test_custom_leaf_modules():

@@ -65,6 +65,32 @@ def test_binary_ops_with_masked_tensors_tensors_and_numbers(fn):
         assert_same(fn(e, 0.5), fn(t, 0.5))
 
 
+PLAIN_LEFT = NUMBER_OK + [lambda x, y: x // y, lambda x, y: x % y, lambda x, y: x <= y,
+                         lambda x, y: x != y, lambda x, y: (x > 0) & (y > 0),
+                         lambda x, y: (x > 0) | (y > 0), lambda x, y: (x > 0) ^ (y > 0)]
+
+
+@pytest.mark.parametrize("fn", PLAIN_LEFT)
+def test_binary_operators_with_a_plain_tensor_on_the_left(fn):
+    e, t = _pair()
+    assert_same(fn(ember.tensor(DATA[0]), e), fn(torch.tensor(DATA[0]), t))
+    assert_same(fn(ember.tensor(DATA), e), fn(torch.tensor(DATA), t))
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "floor_divide", "remainder"])
+def test_functions_with_a_plain_tensor_on_the_left(op):
+    e, t = _pair()
+    assert_same(getattr(ember, op)(ember.tensor(DATA[0]), e),
+                getattr(torch, op)(torch.tensor(DATA[0]), t))
+
+
+def test_plain_tensor_on_the_left_backward():
+    e, t = _pair(requires_grad=True)
+    (ember.tensor(DATA[2]) * e - 1.0).sum().backward()
+    (torch.tensor(DATA[2]) * t - 1.0).sum().backward()
+    assert_same(e.grad, t.grad)
+
+
 def test_inplace_ops_and_reflected_numbers():
     e, t = _pair()
     e.mul_(2).add_(e)
@@ -137,7 +163,11 @@ def test_masked_reduction_functions_take_masked_tensors():
     (lambda e: e.relu(), TypeError, r"relu: not supported.*to_tensor\(fill\)"),
     (lambda e: e @ e, TypeError, "__matmul__ is not supported"),
     (lambda e: bool(e), RuntimeError, "ambiguous"),
-    (lambda e: e.get_data() + e, TypeError, r"plain tensor .* on the left.*\(mt \+ t\)"),
+    (lambda e: e.get_data() ** e, TypeError, r"pow: does not take a MaskedTensor"),
+    (lambda e: ember.sub(e.get_data(), e, alpha=2), TypeError, "no keyword arguments"),
+    (lambda e: e.get_data() @ e, TypeError, r"matmul: does not take a MaskedTensor"),
+    (lambda e: e.get_data().clone().add_(e), TypeError, r"add_: .*MaskedTensor.*in place"),
+    (lambda e: e.get_data().clone().__imul__(e), TypeError, r"__imul__: .*MaskedTensor"),
     (lambda e: ember.where(e.get_mask(), e, 0.0), TypeError, r"mt\.where\(\.\.\.\)"),
     (lambda e: ember.exp(e), AttributeError, r"ember\.\* functions take plain tensors.*mt\.exp"),
     (lambda e: e.to(ember.int64).softmax(0), TypeError, "expected floating point data"),

@@ -41,6 +41,21 @@ def test_set_and_is_set_to_match_torch():
     assert x.shape == tx.shape
 
 
+def test_set_to_a_storage_window_writes_through_as_torch():
+    for m in (ember, torch):
+        base = m.arange(6.0)
+        y = m.zeros(1)
+        y.set_(base.untyped_storage(), 1, (2, 2), (2, 1))
+        y[0, 0] = 100.0
+        base[2] = -1.0
+        y.add_(1)
+        assert base.tolist() == [0.0, 101.0, 0.0, 4.0, 5.0, 5.0]
+        assert y.tolist() == [[101.0, 0.0], [4.0, 5.0]] and (y._version, base._version) == (3, 1)
+    overlapping = ember.zeros(1).set_(ember.arange(6.0).untyped_storage(), 0, (3, 2), (1, 1))
+    with pytest.raises(ember.GradError, match="read-only"):
+        overlapping.add_(1)  # (a difference: torch writes each shared address in turn)
+
+
 def test_set_refusals():
     with pytest.raises(ember.DTypeError, match="dtype float32 to a tensor of dtype int64"):
         ember.zeros(2).set_(ember.arange(3))

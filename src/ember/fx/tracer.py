@@ -7,13 +7,14 @@ import builtins
 import functools
 import inspect
 import sys
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from ember.fx.graph import Graph
 from ember.fx.node import Node, map_aggregate
-from ember.fx.proxy import Proxy
+from ember.fx.proxy import Proxy, ProxyOperand
 from ember.nn import Module, Sequential
 from ember.tensor import Tensor
 
@@ -198,6 +199,10 @@ class Tracer:
         for g, name, original in saved:
             g[name] = _recorder(tracer, original if original is not _MISSING
                                 else getattr(builtins, name))
+        public = _public_functions()
+        for g, name, original in public:
+            g[name] = _recorder_of_refusals(tracer, original)
+        saved += public
         # (restored as they were: ``__call__`` is inherited from the hooks mixin, which
         # switches its own between a fast and a hooked path, so it must not be pinned here)
         own = {name: Module.__dict__.get(name, _MISSING) for name in ("__call__", "__getattr__")}
@@ -220,6 +225,19 @@ class Tracer:
 _MISSING = object()
 
 
+def _public_functions() -> list[tuple[dict[str, Any], str, Callable]]:
+    """The functions of ``ember`` and its ``nn.functional``, ``linalg``, ``special`` and
+    ``fft`` namespaces (their namespaces, names and functions), which
+    :func:`_recorder_of_refusals` wraps during tracing."""
+    import ember
+    import ember.nn.functional as functional
+
+    namespaces = (ember, functional, ember.linalg, ember.special, ember.fft)
+    return [(vars(namespace), name, fn) for namespace in namespaces
+            for name, fn in list(vars(namespace).items())
+            if not name.startswith("_") and isinstance(fn, types.FunctionType)]
+
+
 def _recorder(tracer: Tracer, fn: Callable) -> Callable:
     """``fn`` as a ``call_function`` node when a proxy is among its arguments."""
     def recorded(*args: Any, **kwargs: Any) -> Any:
@@ -228,6 +246,28 @@ def _recorder(tracer: Tracer, fn: Callable) -> Callable:
         if found:
             return tracer.create_proxy("call_function", fn, args, kwargs)
         return fn(*args, **kwargs)
+    recorded.__name__ = getattr(fn, "__name__", "wrapped")
+    return recorded
+
+
+def _recorder_of_refusals(tracer: Tracer, fn: Callable) -> Callable:
+    """``fn``, traced as usual, but one ``call_function`` node when it refuses a proxy among
+    its arguments (``ember.cat([constant, x])``, ``ember.where(c, constant, x)``): PyTorch's
+    ``__torch_function__`` records any call with a proxy anywhere in its arguments. The
+    nodes the call made before it refused are dropped."""
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        last = tracer.graph._root._prev
+        try:
+            return fn(*args, **kwargs)
+        except ProxyOperand:
+            found: list[Proxy] = []
+            map_aggregate((args, kwargs), lambda a: found.append(a) if isinstance(a, Proxy)
+                          else a)
+            if not found:
+                raise
+            while tracer.graph._root._prev is not last:
+                tracer.graph.erase_node(tracer.graph._root._prev)
+            return tracer.create_proxy("call_function", fn, args, kwargs)
     recorded.__name__ = getattr(fn, "__name__", "wrapped")
     return recorded
 

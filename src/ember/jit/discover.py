@@ -236,7 +236,7 @@ class Reach:
                 tuple(map(id, g["params"])) for g in opt.param_groups))
         for t in self.tensors:
             label = self.labels[id(t)]
-            out[label] = ("tensor", id(t), t.shape, t.dtype)
+            out[label] = ("tensor", id(t), t._data.shape, t.dtype)  # (lazy ones have no .shape)
             out[f"hooks of {label}"] = ("hooks", tensor_hooks(t))
         return out
 

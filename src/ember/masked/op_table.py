@@ -20,6 +20,7 @@ import ember
 from ember.masked import normalizations, reductions
 from ember.masked.masks import canonical_dims, first_dim
 from ember.masked.tensor import MaskedTensor
+from ember.ops.overrides import register
 from ember.tensor import Tensor
 
 UNARY = ("abs", "absolute", "acos", "arccos", "acosh", "arccosh", "angle", "asin", "arcsin",
@@ -212,6 +213,25 @@ def _unsupported(op: str) -> Callable[..., Any]:
     return method
 
 
+_DEFAULTS = {"alpha": 1, "rounding_mode": None}  # what ember.add/sub/div hand over untouched
+
+
+def handle(op: Callable, args: tuple, kwargs: dict) -> MaskedTensor:
+    """``ember.<op>(*args)`` with a MaskedTensor among the operands (``t + mt`` reaches here
+    through ``Tensor.__add__``): a binary op of the table on the data, keeping the mask, as
+    torch's MaskedTensor; any other op raises."""
+    name = op.__name__
+    if name not in BINARY or len(args) != 2:
+        raise TypeError(f"{name}: does not take a MaskedTensor, as in torch. Hint: use the "
+                        "MaskedTensor's methods, or mt.to_tensor(fill) / mt.get_data() for a "
+                        "plain tensor")
+    _check_args(name, (), {k: v for k, v in kwargs.items() if _DEFAULTS.get(k, op) != v})
+    input, other = args
+    if isinstance(input, MaskedTensor):
+        return getattr(input, name)(other)
+    return _binary(name, op, reflected=True)(other, input)
+
+
 def _install() -> None:
     table: dict[str, Callable[..., Any]] = {}
     table.update({op: _unary(op) for op in UNARY})
@@ -229,6 +249,7 @@ def _install() -> None:
     table["softmax"] = softmax
     for name, method in table.items():
         setattr(MaskedTensor, name, method)
+    register(MaskedTensor, handle)
 
 
 _install()

@@ -14,6 +14,7 @@ from typing import Any
 
 import ember
 from ember.masked.tensor_repr import masked_tensor_repr
+from ember.ops.overrides import TensorLikeOperand
 from ember.tensor import Tensor
 
 __all__ = ["MaskedTensor", "masked_tensor", "as_masked_tensor"]
@@ -35,6 +36,10 @@ def _check(data: Any, mask: Any) -> None:
     if tuple(data.shape) != tuple(mask.shape):
         raise ValueError(f"MaskedTensor: data of shape {tuple(data.shape)} and mask of shape "
                          f"{tuple(mask.shape)} must have the same shape")
+
+
+class MaskedOperand(TensorLikeOperand):
+    """A MaskedTensor used where a plain tensor or array is needed (a TypeError)."""
 
 
 class MaskedTensor:
@@ -228,11 +233,12 @@ class MaskedTensor:
                                   ember.where(condition, self._mask, other_mask))
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError("MaskedTensor: cannot become a plain array, as a plain tensor (or array) "
-                        "on the left of an operator or an ember.* function (ember.where, "
-                        "ember.cat, ...) would make it. Hint: put the MaskedTensor on the left "
-                        "(mt + t), use its methods (mt.where(...)), or mt.to_tensor(fill) / "
-                        "mt.get_data()")
+        # an ember.* op taking it for a plain operand: the ops that support MaskedTensors catch
+        # this and hand the call to ember.masked.op_table
+        raise MaskedOperand("MaskedTensor: cannot become a plain array, as an ember.* function "
+                            "that does not take MaskedTensors (ember.where, ember.cat, ...) or "
+                            "a NumPy array would make it. Hint: use the MaskedTensor's methods "
+                            "(mt.where(...)), or mt.to_tensor(fill) / mt.get_data()")
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # Python's protocols and Ember's internals: an AttributeError

@@ -14,6 +14,7 @@ from ember.nested import attention  # noqa: F401 - registers attention on nested
 from ember.nested.creation import (
     as_nested_tensor,
     masked_select,
+    narrow,
     nested_tensor,
     nested_tensor_from_jagged,
     to_padded_tensor,
@@ -22,4 +23,4 @@ from ember.nested.nested_tensor import NestedTensor, UnsupportedOpError
 from ember.nested.ragged import RaggedDim
 
 __all__ = ["NestedTensor", "RaggedDim", "UnsupportedOpError", "as_nested_tensor", "masked_select",
-           "nested_tensor", "nested_tensor_from_jagged", "to_padded_tensor"]
+           "narrow", "nested_tensor", "nested_tensor_from_jagged", "to_padded_tensor"]

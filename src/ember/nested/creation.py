@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.errors import DTypeError, ShapeError
+from ember.errors import DTypeError, IndexOutOfRange, ShapeError
 from ember.layouts import jagged
 from ember.nested.functional import padded
 from ember.nested.nested_tensor import NestedTensor
@@ -19,7 +19,7 @@ from ember.ops.join import cat
 from ember.tensor import Tensor
 
 __all__ = ["nested_tensor", "as_nested_tensor", "nested_tensor_from_jagged", "masked_select",
-           "to_padded_tensor"]
+           "narrow", "to_padded_tensor"]
 
 
 def _check_layout(op: str, layout: Any) -> None:
@@ -151,6 +151,39 @@ def nested_tensor_from_jagged(values: Tensor, offsets: Tensor | None = None,
     if offsets.dtype.name != "int64":
         offsets = offsets.long()
     return NestedTensor(values, ragged_for(offsets, min_seqlen, max_seqlen), jagged_dim)
+
+
+def narrow(tensor: Tensor, dim: int, start: int | Tensor, length: int | Tensor,
+           layout: Any = None) -> NestedTensor:
+    """Row b of the (B, T, …) ``tensor`` narrowed to ``[start_b, start_b + length_b)`` along
+    ``dim`` 1, as one nested tensor; ``start`` and ``length`` are numbers or tensors of B
+    entries. Differs from PyTorch's jagged ``narrow`` in one way: the result is a copy with
+    packed values (gradients flow back to ``tensor``), not a view with holes.
+
+    Example:
+        >>> nt = ember.nested.narrow(ember.arange(8.0).reshape(2, 4), 1,
+        ...                          ember.tensor([0, 1]), ember.tensor([3, 2]))
+        >>> nt.unbind()
+        (tensor([0., 1., 2.]), tensor([5., 6.]))
+    """
+    op = "nested.narrow"
+    _check_layout(op, layout)
+    if tensor.ndim < 2 or dim not in (1, 1 - tensor.ndim):
+        raise RuntimeError(f"{op}: the jagged layout only supports dim=1 of a tensor of at "
+                           f"least 2 dims, got dim={dim} for shape {tuple(tensor.shape)}")
+    batch, size = tensor.shape[0], tensor.shape[1]
+    starts, lengths = (np.broadcast_to(np.asarray(x.tolist() if isinstance(x, Tensor) else x,
+                                                  dtype=np.int64), (batch,))
+                       for x in (start, length))
+    if np.any(starts < 0) or np.any(lengths < 0) or np.any(starts + lengths > size):
+        raise IndexOutOfRange(f"{op}: start {starts.tolist()} and length {lengths.tolist()} "
+                              f"must be non-negative with start + length <= {size}, the size of "
+                              f"dim 1 of shape {tuple(tensor.shape)}")
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    rows = (np.repeat(np.arange(batch) * size + starts - offsets[:-1], lengths)
+            + np.arange(offsets[-1]))
+    values = tensor.flatten(0, 1).index_select(0, from_numpy(rows).to(tensor.device))
+    return nested_tensor_from_jagged(values, from_numpy(offsets).to(tensor.device))
 
 
 def masked_select(tensor: Tensor, mask: Tensor) -> NestedTensor:

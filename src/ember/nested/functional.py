@@ -26,7 +26,7 @@ from ember.ops.layer_norm import layer_norm
 from ember.ops.linalg import matmul
 from ember.ops.linear import linear
 from ember.ops.overrides import register
-from ember.ops.shape import chunk, split, transpose
+from ember.ops.shape import chunk, narrow, split, transpose
 from ember.ops.softmax import log_softmax, softmax
 from ember.tensor import Tensor
 
@@ -337,6 +337,14 @@ def nested_chunk(input: NestedTensor, chunks: int, dim: int = 0) -> tuple[Nested
     """``chunks`` pieces along ``dim`` (neither batch nor ragged)."""
     d = logical_dim(input, dim, "chunk", ragged=False)
     return tuple(input._with(v) for v in input._values.chunk(chunks, d - 1))
+
+
+@implements(narrow)
+def nested_narrow(input: NestedTensor, dim: int, start: int, length: int) -> NestedTensor:
+    """The view ``[start, start + length)`` along ``dim`` (neither batch nor ragged), as
+    ``Tensor.narrow``."""
+    d = logical_dim(input, dim, "narrow", ragged=False)
+    return input._with(input._values.narrow(d - 1, start, length))
 
 
 @implements(cat)

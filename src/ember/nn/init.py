@@ -23,6 +23,7 @@ from typing import Any
 
 from ember.autograd.grad_mode import no_grad
 from ember.errors import DTypeError
+from ember.nn.parameter import is_lazy, refuse_lazy
 from ember.ops.random import Generator, normal_samples, uniform_samples
 from ember.tensor import Tensor
 
@@ -48,6 +49,8 @@ def skipping() -> Iterator[None]:
 def _skippable(fill: Callable[..., Tensor]) -> Callable[..., Tensor]:
     @functools.wraps(fill)
     def fill_unless_skipping(tensor: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if is_lazy(tensor):  # (PyTorch's error, before the fill reads the missing shape)
+            refuse_lazy(fill.__name__)
         return tensor if _SKIPPING[0] else fill(tensor, *args, **kwargs)
     return fill_unless_skipping
 

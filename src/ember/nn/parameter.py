@@ -9,6 +9,7 @@ tensor in every op; the ops themselves return plain tensors.
 from __future__ import annotations
 
 import weakref
+from types import MethodType
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,7 @@ def _share(cls: type, data: Tensor | None, requires_grad: bool) -> Any:
                                                                           False, None)
     out.requires_grad = False
     if requires_grad:
-        out.requires_grad_(True)
+        Tensor.requires_grad_(out, True)  # (an uninitialized parameter refuses its methods)
     return out
 
 
@@ -142,15 +143,37 @@ def _placeholder(device: Any, dtype: Any) -> Tensor:
     return t
 
 
+# the Tensor methods an uninitialized parameter or buffer answers, as PyTorch's
+_ALLOWED_METHODS = frozenset({
+    "size", "copy_", "is_complex", "is_floating_point", "half", "float", "double", "char",
+    "short", "int", "long", "cuda", "cpu", "to", "get_device"})
+
+
 class UninitializedTensorMixin:
-    """What :class:`UninitializedParameter` and :class:`UninitializedBuffer` share: no shape
-    yet; computing with one raises :class:`~ember.errors.UninitializedError` (a
-    ``ValueError``, as PyTorch's); ``materialize`` gives it a shape and turns it into
-    ``cls_to_become``, the same object. Unlike PyTorch, reading ``.shape`` does not raise: it
-    is ``(0,)`` (Ember's compiler and state-dict code read shapes of every tensor)."""
+    """What :class:`UninitializedParameter` and :class:`UninitializedBuffer` share, as
+    PyTorch's: no shape yet (reading ``.shape`` raises a ``RuntimeError``; ``size()`` is
+    ``(0,)``); its properties (``dtype``, ``device``, ``requires_grad``, ``data``, ``ndim``)
+    answer, and so do the conversion methods (``to``, ``float``, ``cpu``, …, ``copy_``), but
+    calling any other tensor method, or computing with it, raises
+    :class:`~ember.errors.UninitializedError` (a ``ValueError``). ``materialize`` gives it a
+    shape and turns it into ``cls_to_become``, the same object."""
 
     __slots__ = ()
     cls_to_become: type
+
+    @property
+    def shape(self) -> Any:
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. "
+                           "This error usually happens in `load_state_dict` when trying to load "
+                           "an uninitialized parameter into an initialized one. Call `forward` "
+                           "to initialize the parameters before accessing their attributes.")
+
+    def __getattribute__(self, name: str) -> Any:
+        value = object.__getattribute__(self, name)
+        if (name[0] == "_" or name in _ALLOWED_METHODS or type(value) is not MethodType
+                or not hasattr(Tensor, name)):
+            return value
+        return _refusal(name)
 
     def materialize(self, shape: int | tuple[int, ...], device: Any = None, dtype: Any = None
                     ) -> None:
@@ -168,6 +191,25 @@ class UninitializedTensorMixin:
 
     def __reduce__(self) -> Any:
         return type(self), (self.requires_grad,)  # (as PyTorch: a fresh one, default dtype)
+
+
+def refuse_lazy(op: str) -> None:
+    """Raises PyTorch's error for computing ``op`` with an uninitialized parameter."""
+    raise UninitializedError(f"Attempted to use an uninitialized parameter in {op}. {_USE_HINT}")
+
+
+def _refusal(name: str) -> Any:
+    """What an uninitialized parameter's method ``name`` is: a function that raises."""
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        refuse_lazy(name)
+    refuse.__name__ = name
+    return refuse
+
+
+# (Python looks these up on the type, past ``__getattribute__``)
+for _name in ("__len__", "__bool__", "__getitem__", "__setitem__", "__iter__", "__float__",
+              "__int__", "__index__", "__complex__"):
+    setattr(UninitializedTensorMixin, _name, _refusal(_name))
 
 
 def is_lazy(param: Any) -> bool:

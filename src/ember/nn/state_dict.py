@@ -31,10 +31,10 @@ class StateDictMixin:
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         for name, p in self._parameters.items():
             if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
+                destination[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
+                destination[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
 
     def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> dict[str, Tensor]:

@@ -26,6 +26,7 @@ from ember.ops.distance import *  # noqa: F403
 from ember.ops.dlpack import *  # noqa: F403
 from ember.ops.dropout import *  # noqa: F403
 from ember.ops.embedding import *  # noqa: F403
+from ember.ops.embedding_bag_native import *  # noqa: F403
 from ember.ops.fake_quantize import *  # noqa: F403
 from ember.ops.fft import FFTC2C  # noqa: F401 - registers the FFT primitives (ember.fft's)
 from ember.ops.fill import *  # noqa: F403
@@ -109,8 +110,8 @@ from ember.ops.windows import *  # noqa: F403
 _FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broadcast", "compare",
              "complex_math", "complex_parts", "construct", "constructors", "conv", "convert",
              "copy_variants", "creation", "ctc_loss", "diagonal", "discrete", "distance", "dlpack",
-             "dropout", "embedding", "fake_quantize", "fill", "fractional_pool", "frexp",
-             "from_file",
+             "dropout", "embedding", "embedding_bag_native", "fake_quantize", "fill",
+             "fractional_pool", "frexp", "from_file",
              "functional_aliases", "gamma", "gather", "gradient", "grid_sample", "gumbel_softmax",
              "hash_tensor", "histogram", "igamma", "im2col", "indexing", "inplace_functions",
              "integrate", "interpolate", "join", "layer_norm", "legacy_tensor_types", "linalg",

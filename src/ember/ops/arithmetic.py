@@ -432,7 +432,11 @@ def floor_divide(input: Any, other: Any) -> Tensor:
 @method("remainder", "__mod__")
 def remainder(input: Any, other: Any) -> Tensor:
     """Python's ``%``: the remainder with the divisor's sign."""
-    return apply(Remainder, *_no_bool("remainder", *promote(input, other)))
+    try:
+        operands = promote(input, other)
+    except TensorLikeOperand:
+        return handle(remainder, (input, other), {})
+    return apply(Remainder, *_no_bool("remainder", *operands))
 
 
 @method()
@@ -460,8 +464,11 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
     """
     if type(exponent) in _NUMBERS and type(input) is Tensor and input.dtype.is_floating_point:
         return apply(PowScalar, input, exponent=exponent)
-    if isinstance(exponent, Tensor) or not isinstance(input, Tensor):
-        a, b = promote(input, exponent)
+    if not isinstance(exponent, _SCALARS) or not isinstance(input, Tensor):
+        try:
+            a, b = promote(input, exponent)
+        except TensorLikeOperand:
+            return handle(pow, (input, exponent), {})
         _pow_dtype(a.dtype)
         return apply(Pow, a, b)
     if isinstance(exponent, (bool, np.bool_)) and input.dtype is dtypes.bool_:
@@ -477,6 +484,7 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
 
 
 _NUMBERS = (int, float)
+_SCALARS = (int, float, complex, np.generic)
 
 
 def _pow_dtype(dtype: dtypes.DType) -> None:

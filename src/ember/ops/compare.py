@@ -292,19 +292,31 @@ def bitwise_and(input: Tensor, other: Any) -> Tensor:
         >>> ember.tensor([True, False]) & True
         tensor([ True, False])
     """
-    return apply(BitwiseAnd, *_integral("bitwise_and", *promote(input, other)))
+    try:
+        operands = promote(input, other)
+    except TensorLikeOperand:
+        return handle(bitwise_and, (input, other), {})
+    return apply(BitwiseAnd, *_integral("bitwise_and", *operands))
 
 
 @method("bitwise_or", "__or__")
 def bitwise_or(input: Tensor, other: Any) -> Tensor:
     """Bitwise OR of bool or integer tensors (``|``)."""
-    return apply(BitwiseOr, *_integral("bitwise_or", *promote(input, other)))
+    try:
+        operands = promote(input, other)
+    except TensorLikeOperand:
+        return handle(bitwise_or, (input, other), {})
+    return apply(BitwiseOr, *_integral("bitwise_or", *operands))
 
 
 @method("bitwise_xor", "__xor__")
 def bitwise_xor(input: Tensor, other: Any) -> Tensor:
     """Bitwise XOR of bool or integer tensors (``^``)."""
-    return apply(BitwiseXor, *_integral("bitwise_xor", *promote(input, other)))
+    try:
+        operands = promote(input, other)
+    except TensorLikeOperand:
+        return handle(bitwise_xor, (input, other), {})
+    return apply(BitwiseXor, *_integral("bitwise_xor", *operands))
 
 
 @method("bitwise_not", "__invert__")

@@ -15,6 +15,7 @@ from ember.layouts import (
     check_format,
     contiguous_format,
     format_of,
+    is_dense,
     order_of,
     preserve_format,
 )
@@ -63,10 +64,10 @@ class Copy(Primitive):
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 
-    def forward(self, xp, a):
-        return xp.array(a, copy=True, order="C")
+    def forward(self, xp, a, order="C"):
+        return xp.array(a, copy=True, order=order)
 
-    def infer(self, a):
+    def infer(self, a, order="C"):
         return a
 
     def vjp(self, ctx, g):
@@ -206,8 +207,8 @@ def _is_dtype_name(s: str) -> bool:
 @method()
 def clone(self: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
     """A copy with its own memory; gradients flow back to ``self``. With ``preserve_format``
-    a channels-last input stays channels-last and any other comes back C-contiguous (where
-    PyTorch keeps every dense layout, e.g. a transpose's).
+    the copy keeps ``self``'s order of dimensions in memory, as PyTorch's (its strides, when
+    ``self`` is dense: a transpose's, a channels-last tensor's).
 
     Example:
         >>> x = ember.ones(1, 2, 2, 2).contiguous(memory_format=ember.channels_last)
@@ -217,6 +218,11 @@ def clone(self: Tensor, *, memory_format: Any = preserve_format) -> Tensor:
     fmt = check_format("clone", memory_format)
     try:
         if fmt is preserve_format:
+            a = self._data
+            if a.flags.c_contiguous:  # (the common case first: no keyword to pass)
+                return apply(Copy, self)
+            if is_dense(a):  # (NumPy's "K" order keeps a dense layout's strides)
+                return apply(Copy, self, order="K")
             fmt = format_of(self)
         if fmt.dims is None:
             return apply(Copy, self)

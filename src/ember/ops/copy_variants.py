@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember.dtypes import DType
+from ember.layouts import contiguous_format
 from ember.ops.complex_parts import view_as_complex, view_as_real
 from ember.ops.convert import clone
 from ember.ops.diagonal import diagonal
@@ -33,8 +34,13 @@ __all__ = ["alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "exp
            "narrow_copy", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
 
 
+def _copy(x: Tensor) -> Tensor:
+    """A C-contiguous copy of ``x`` (PyTorch's ``*_copy`` ops return contiguous tensors)."""
+    return clone(x, memory_format=contiguous_format)
+
+
 def _copies(pieces: Sequence[Tensor]) -> tuple[Tensor, ...]:
-    return tuple(clone(p) for p in pieces)
+    return tuple(_copy(p) for p in pieces)
 
 
 def alias_copy(input: Tensor) -> Tensor:
@@ -44,7 +50,7 @@ def alias_copy(input: Tensor) -> Tensor:
         >>> ember.alias_copy(ember.tensor([1.0, 2.0]))
         tensor([1., 2.])
     """
-    return clone(input)
+    return _copy(input)
 
 
 def as_strided_copy(input: Tensor, size: Any, stride: Any, storage_offset: int | None = None
@@ -56,7 +62,7 @@ def as_strided_copy(input: Tensor, size: Any, stride: Any, storage_offset: int |
         tensor([[0., 1.],
                 [1., 2.]])
     """
-    return clone(as_strided(input, size, stride, storage_offset))
+    return _copy(as_strided(input, size, stride, storage_offset))
 
 
 def detach_copy(input: Tensor) -> Tensor:
@@ -66,7 +72,7 @@ def detach_copy(input: Tensor) -> Tensor:
         >>> ember.detach_copy(ember.ones(2, requires_grad=True)).requires_grad
         False
     """
-    return clone(input.detach())
+    return _copy(input.detach())
 
 
 def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
@@ -76,7 +82,7 @@ def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) 
         >>> ember.diagonal_copy(ember.eye(2))
         tensor([1., 1.])
     """
-    return clone(diagonal(input, offset, dim1, dim2))
+    return _copy(diagonal(input, offset, dim1, dim2))
 
 
 def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:
@@ -88,7 +94,7 @@ def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -
         tensor([[1., 2.],
                 [1., 2.]])
     """
-    return clone(input.expand(*size))
+    return _copy(input.expand(*size))
 
 
 def permute_copy(input: Tensor, dims: Sequence[int]) -> Tensor:
@@ -98,7 +104,7 @@ def permute_copy(input: Tensor, dims: Sequence[int]) -> Tensor:
         >>> ember.permute_copy(ember.zeros(2, 3, 4), (2, 0, 1)).shape
         ember.Size([4, 2, 3])
     """
-    return clone(input.permute(*dims))
+    return _copy(input.permute(*dims))
 
 
 def select_copy(input: Tensor, dim: int, index: int) -> Tensor:
@@ -108,7 +114,7 @@ def select_copy(input: Tensor, dim: int, index: int) -> Tensor:
         >>> ember.select_copy(ember.arange(6.0).reshape(2, 3), 1, 2)
         tensor([2., 5.])
     """
-    return clone(input.select(dim, index))
+    return _copy(input.select(dim, index))
 
 
 def slice_copy(input: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,
@@ -122,7 +128,7 @@ def slice_copy(input: Tensor, dim: int = 0, start: int | None = None, end: int |
     if step <= 0:
         raise ValueError(f"slice_copy: slice step must be positive, got {step}")
     dim = normalize_dim(dim, input.ndim, "slice_copy")
-    return clone(input[(slice(None),) * dim + (slice(start, end, step),)])
+    return _copy(input[(slice(None),) * dim + (slice(start, end, step),)])
 
 
 def split_copy(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -156,7 +162,7 @@ def squeeze_copy(input: Tensor, dim: int | Sequence[int] | None = None) -> Tenso
         >>> ember.squeeze_copy(ember.zeros(1, 2, 1)).shape
         ember.Size([2])
     """
-    return clone(input.squeeze(dim))
+    return _copy(input.squeeze(dim))
 
 
 def t_copy(input: Tensor) -> Tensor:
@@ -166,7 +172,7 @@ def t_copy(input: Tensor) -> Tensor:
         >>> ember.t_copy(ember.zeros(2, 3)).shape
         ember.Size([3, 2])
     """
-    return clone(input.t())
+    return _copy(input.t())
 
 
 def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -176,7 +182,7 @@ def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:
         >>> ember.transpose_copy(ember.zeros(2, 3, 4), 0, 2).shape
         ember.Size([4, 3, 2])
     """
-    return clone(input.transpose(dim0, dim1))
+    return _copy(input.transpose(dim0, dim1))
 
 
 def unbind_copy(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
@@ -197,7 +203,7 @@ def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
         tensor([[0., 1.],
                 [2., 3.]])
     """
-    return clone(input.unfold(dimension, size, step))
+    return _copy(input.unfold(dimension, size, step))
 
 
 def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:
@@ -207,7 +213,7 @@ def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:
         >>> ember.unsqueeze_copy(ember.zeros(2), 0).shape
         ember.Size([1, 2])
     """
-    return clone(input.unsqueeze(dim))
+    return _copy(input.unsqueeze(dim))
 
 
 def view_copy(input: Tensor, size: Sequence[int]) -> Tensor:
@@ -220,8 +226,8 @@ def view_copy(input: Tensor, size: Sequence[int]) -> Tensor:
                 [2., 3.]])
     """
     if isinstance(size, DType):  # the bytes read as another dtype
-        return clone(input.view(size))
-    return clone(input.reshape(*size))
+        return _copy(input.view(size))
+    return _copy(input.reshape(*size))
 
 
 def view_as_real_copy(input: Tensor) -> Tensor:
@@ -232,7 +238,7 @@ def view_as_real_copy(input: Tensor) -> Tensor:
         >>> ember.view_as_real_copy(ember.tensor([1 + 2j]))
         tensor([[1., 2.]])
     """
-    return clone(view_as_real(input))
+    return _copy(view_as_real(input))
 
 
 def view_as_complex_copy(input: Tensor) -> Tensor:
@@ -243,7 +249,7 @@ def view_as_complex_copy(input: Tensor) -> Tensor:
         >>> ember.view_as_complex_copy(ember.tensor([[1.0, 2.0]]))
         tensor([1.+2.j])
     """
-    return clone(view_as_complex(input))
+    return _copy(view_as_complex(input))
 
 
 @method()
@@ -254,7 +260,7 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         >>> ember.narrow_copy(ember.arange(5.0), 0, 1, 3)
         tensor([1., 2., 3.])
     """
-    return clone(input.narrow(dim, start, length))
+    return _copy(input.narrow(dim, start, length))
 
 
 @method()

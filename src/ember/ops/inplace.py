@@ -74,6 +74,10 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
                 _counter_at(x._vc.value) if own else x._vc)
     _tell_handlers("on_alias", old, x)
     result = compute(old)
+    if not isinstance(result, Tensor):  # (``t += mt``: a MaskedTensor, as torch refuses too)
+        raise TypeError(f"{name}: the result is a {type(result).__name__}, which cannot be "
+                        f"written into a plain tensor in place. Hint: use the out-of-place "
+                        f"form (t = t + other)")
     if own and sys.getrefcount(old) > 2 + (result is old):
         # the op's backward holds the old value (clamp_, x /= y with y needing a gradient):
         # it keeps a copy, as PyTorch saves the original self, instead of failing later

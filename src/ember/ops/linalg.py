@@ -137,18 +137,22 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     """
     try:
         a_shape, b_shape = input._data.shape, other._data.shape
-    except TensorLikeOperand:
-        if type(input) in TENSOR_LIKE:
+    except TensorLikeOperand:  # (a nested right operand is unsupported, a sparse one below)
+        if type(input) in TENSOR_LIKE or (type(other) in TENSOR_LIKE
+                                          and getattr(type(other), "layout", None) is None):
             return handle(matmul, (input, other), {})
         if getattr(other, "layout", jagged) is jagged:  # (a nested right operand: unsupported)
             raise
         return _not_dense_matmul(input, other)  # a sparse right operand
     except AttributeError:
         return _not_dense_matmul(input, other)
-    if not a_shape or not b_shape or a_shape[-1] != (b_shape[-2] if len(b_shape) > 1
-                                                     else b_shape[0]):
-        matmul_shape(a_shape, b_shape)
-    if input._data.dtype != other._data.dtype and not DISPATCH.casting:
+    shapes_match = a_shape and b_shape and a_shape[-1] == (b_shape[-2] if len(b_shape) > 1
+                                                           else b_shape[0])
+    if not shapes_match or (input._data.dtype != other._data.dtype and not DISPATCH.casting):
+        if type(other) in TENSOR_LIKE:  # (a MaskedTensor: its ``_data`` is a tensor)
+            return handle(matmul, (input, other), {})
+        if not shapes_match:
+            matmul_shape(a_shape, b_shape)
         raise DTypeError(f"matmul: {tuple(a_shape)} {input.dtype.name} @ {tuple(b_shape)} "
                          f"{other.dtype.name}: operands must have the same dtype. Hint: "
                          f"convert one, e.g. other.to({input.dtype!r})")

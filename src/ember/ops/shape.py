@@ -429,6 +429,8 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
         >>> ember.arange(5).narrow(0, 1, 3)
         tensor([1, 2, 3])
     """
+    if type(input) in TENSOR_LIKE:  # (a nested tensor's dims are no plain sizes)
+        return handle(narrow, (input, dim, start, length), {})
     dim = normalize_dim(dim, input.ndim, "narrow")
     n = input.shape[dim] if input.ndim else 1
     start, length = int(start), int(length)

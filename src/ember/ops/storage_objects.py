@@ -166,8 +166,10 @@ def _check_settable(self: Tensor, source_dtype: Any, what: str) -> None:
 def set_(self: Tensor, source: Tensor | UntypedStorage | TypedStorage | None = None,
          storage_offset: int = 0, size: Any = None, stride: Any = None) -> Tensor:
     """Points ``self`` at other memory, in place: ``x.set_(y)`` shares ``y``'s memory, shape
-    and strides; ``x.set_(storage, offset, size, stride)`` a window of a storage (read-only,
-    as :func:`as_strided` views are); ``x.set_()`` leaves an empty tensor.
+    and strides; ``x.set_(storage, offset, size, stride)`` a window of a storage (writes
+    reach the storage; a window whose elements overlap is read-only, as :func:`as_strided`
+    views are, where PyTorch writes each shared address in turn); ``x.set_()`` leaves an empty
+    tensor.
 
     Example:
         >>> x, y = ember.zeros(3), ember.arange(4.0)
@@ -198,6 +200,8 @@ def set_(self: Tensor, source: Tensor | UntypedStorage | TypedStorage | None = N
                              f"{storage_offset} needs {needed} elements; the storage has "
                              f"{block.size}")
         new, vc = _strided(block, shape, strides, storage_offset), None
+        if block.flags.writeable and not _overlapping(shape, strides):
+            new.flags.writeable = True  # (writes reach the storage, as PyTorch's)
     else:
         raise TypeError(f"set_: expected a tensor, a storage or nothing, got "
                         f"{type(source).__name__}")
@@ -209,6 +213,17 @@ def set_(self: Tensor, source: Tensor | UntypedStorage | TypedStorage | None = N
         self._vc = vc
     self._vc.value += 1
     return self
+
+
+def _overlapping(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether two elements of a ``shape`` window with ``strides`` may share an address (by
+    PyTorch's test: each stride, smallest first, must clear the span of the smaller ones)."""
+    span = 1
+    for stride, n in sorted((s, n) for n, s in zip(shape, strides) if n > 1):
+        if stride < span:
+            return True
+        span += stride * (n - 1)
+    return False
 
 
 def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
