@@ -15,7 +15,8 @@ from ember.func import pytree
 
 MODULES = ["ember.func", "ember.func.reverse", "ember.func.forward", "ember.func.jacobian",
            "ember.func.ensembling", "ember.func.batch_norm", "ember.func.functionalize",
-           "ember.nn.utils.stateless", "ember.func.pytree", "ember.autograd.forward",
+           "ember.nn.utils.stateless", "ember.func.pytree", "ember.utils._pytree",
+           "ember.autograd.forward",
            "ember.autograd.forward_ad", "ember.autograd.functional"]
 
 

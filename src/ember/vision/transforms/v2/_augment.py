@@ -11,8 +11,8 @@ from typing import Any
 import ember
 import ember.nn.functional as NF
 from ember.distributions import Beta
-from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.tensor import Tensor
+from ember.utils._pytree import tree_flatten, tree_unflatten
 from ember.vision import tv_tensors
 from ember.vision.transforms import augment as v1
 from ember.vision.transforms.v2 import functional as F

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 import ember
-from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.tensor import Tensor
+from ember.utils._pytree import tree_flatten, tree_unflatten
 from ember.vision import tv_tensors
 from ember.vision.transforms import autoaugment as v1
 from ember.vision.transforms._pil import accepts_pil

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import ember
-from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.tensor import Tensor
+from ember.utils._pytree import tree_flatten, tree_unflatten
 from ember.vision import tv_tensors
 from ember.vision.transforms import augment as v1
 from ember.vision.transforms.basic import _size_pair

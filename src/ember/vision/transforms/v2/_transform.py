@@ -9,8 +9,8 @@ from typing import Any
 
 import ember
 from ember import nn
-from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.tensor import Tensor
+from ember.utils._pytree import tree_flatten, tree_unflatten
 from ember.vision import tv_tensors
 from ember.vision.transforms.v2._utils import (
     TypeCheck,
