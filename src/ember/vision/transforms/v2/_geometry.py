@@ -225,7 +225,7 @@ class RandomRotation(Transform):
         self.fill, self._fill = fill, _setup_fill_arg(fill)
 
     def make_params(self, flat_inputs: list) -> dict[str, Any]:
-        return {"angle": v1._uniform(self.degrees[0], self.degrees[1], None)}
+        return {"angle": v1.RandomRotation.get_params(self.degrees)}
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         return self._call_kernel(F.rotate, inpt, params["angle"],

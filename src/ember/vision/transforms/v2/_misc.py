@@ -64,7 +64,7 @@ class GaussianBlur(Transform):
         self.sigma = v1.GaussianBlur(kernel_size, sigma).sigma
 
     def make_params(self, flat_inputs: list) -> dict[str, Any]:
-        sigma = v1._uniform(self.sigma[0], self.sigma[1], None)
+        sigma = v1.GaussianBlur.get_params(self.sigma[0], self.sigma[1])  # (v1's draw)
         return {"sigma": [sigma, sigma]}
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
