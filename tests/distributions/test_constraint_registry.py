@@ -268,3 +268,22 @@ def test_event_dim_of_a_dim_changing_transform_raises_as_torch():
                 _ = ours.event_dim
         else:
             assert ours.event_dim == expected
+
+
+def test_parametrised_constraints_are_classes_as_in_torch():
+    # A factory registered for the class `greater_than` serves every greater_than(b); the
+    # support checks users write (`isinstance(d.support, constraints.greater_than)`) agree.
+    for name in ("greater_than", "greater_than_eq", "less_than", "interval",
+                 "half_open_interval"):
+        assert isinstance(getattr(EC, name), type), name
+    for make, kind in [(lambda c: c.positive, "greater_than"),
+                       (lambda c: c.nonnegative, "greater_than"),
+                       (lambda c: c.nonnegative, "greater_than_eq"),
+                       (lambda c: c.unit_interval, "interval"),
+                       (lambda c: c.half_open_interval(0.0, 1.0), "interval")]:
+        ours, theirs = _both(make)
+        assert isinstance(ours, getattr(EC, kind)) == isinstance(theirs, getattr(TC, kind))
+        assert repr(ours) == repr(theirs)
+    registry = ember.distributions.constraint_registry.ConstraintRegistry()
+    registry.register(EC.greater_than, lambda c: ET.AffineTransform(c.lower_bound, 2.0))
+    assert registry(EC.greater_than(3.0))(ember.tensor(1.0)).item() == 5.0

@@ -72,23 +72,27 @@ def _transform_to_real(constraint: constraints.Constraint) -> T.Transform:
     return T.identity_transform
 
 
-# Registration is by class: positive, nonnegative, greater_than(b) and greater_than_eq(b)
-# share one class, so (as in PyTorch) all get exp followed by a shift by the bound; likewise
-# every interval and half-open interval shares unit_interval's class.
-@biject_to.register(constraints.positive)
-@transform_to.register(constraints.positive)
+# Registration is by class: positive is a greater_than(0), nonnegative a greater_than_eq(0),
+# so (as in PyTorch) all get exp followed by a shift by the bound; likewise unit_interval is an
+# interval.
+@biject_to.register(constraints.greater_than)
+@biject_to.register(constraints.greater_than_eq)
+@transform_to.register(constraints.greater_than)
+@transform_to.register(constraints.greater_than_eq)
 def _transform_to_greater_than(constraint: Any) -> T.Transform:
     return T.ComposeTransform([T.ExpTransform(), T.AffineTransform(constraint.lower_bound, 1)])
 
 
-@biject_to.register(constraints.less_than(0.0))
-@transform_to.register(constraints.less_than(0.0))
+@biject_to.register(constraints.less_than)
+@transform_to.register(constraints.less_than)
 def _transform_to_less_than(constraint: Any) -> T.Transform:
     return T.ComposeTransform([T.ExpTransform(), T.AffineTransform(constraint.upper_bound, -1)])
 
 
-@biject_to.register(constraints.unit_interval)
-@transform_to.register(constraints.unit_interval)
+@biject_to.register(constraints.interval)
+@biject_to.register(constraints.half_open_interval)
+@transform_to.register(constraints.interval)
+@transform_to.register(constraints.half_open_interval)
 def _transform_to_interval(constraint: Any) -> T.Transform:
     low, high = constraint.lower_bound, constraint.upper_bound
     if isinstance(low, numbers.Number) and isinstance(high, numbers.Number) \

@@ -138,18 +138,35 @@ class _Real(Constraint):
 
 
 class _GreaterThan(Constraint):
-    def __init__(self, lower_bound: Any, *, inclusive: bool = False) -> None:
-        self.lower_bound, self.inclusive = lower_bound, inclusive
+    """The open half-line ``(lower_bound, inf)``: ``constraints.greater_than(0.0)``."""
+
+    def __init__(self, lower_bound: Any) -> None:
+        self.lower_bound = lower_bound
 
     def check(self, value: Tensor) -> Tensor:
-        return value >= self.lower_bound if self.inclusive else value > self.lower_bound
+        return value > self.lower_bound
 
     def __repr__(self) -> str:
-        name = "GreaterThanEq" if self.inclusive else "GreaterThan"
-        return f"{name}(lower_bound={self.lower_bound})"
+        return f"GreaterThan(lower_bound={self.lower_bound})"
+
+
+class _GreaterThanEq(Constraint):
+    """The closed half-line ``[lower_bound, inf)``: ``constraints.greater_than_eq(0.0)``.
+    (Not a ``greater_than``, as in PyTorch: ``isinstance`` tells the two apart.)"""
+
+    def __init__(self, lower_bound: Any) -> None:
+        self.lower_bound = lower_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return value >= self.lower_bound
+
+    def __repr__(self) -> str:
+        return f"GreaterThanEq(lower_bound={self.lower_bound})"
 
 
 class _LessThan(Constraint):
+    """The open half-line ``(-inf, upper_bound)``: ``constraints.less_than(0.0)``."""
+
     def __init__(self, upper_bound: Any) -> None:
         self.upper_bound = upper_bound
 
@@ -161,16 +178,31 @@ class _LessThan(Constraint):
 
 
 class _Interval(Constraint):
-    def __init__(self, lower_bound: Any, upper_bound: Any, *, half_open: bool = False) -> None:
-        self.lower_bound, self.upper_bound, self.half_open = lower_bound, upper_bound, half_open
+    """The closed interval ``[lower_bound, upper_bound]``: ``constraints.interval(0.0, 1.0)``."""
+
+    def __init__(self, lower_bound: Any, upper_bound: Any) -> None:
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
     def check(self, value: Tensor) -> Tensor:
-        upper = value < self.upper_bound if self.half_open else value <= self.upper_bound
-        return (value >= self.lower_bound) & upper
+        return (value >= self.lower_bound) & (value <= self.upper_bound)
 
     def __repr__(self) -> str:
-        name = "HalfOpenInterval" if self.half_open else "Interval"
-        return f"{name}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+        return f"Interval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _HalfOpenInterval(Constraint):
+    """The interval ``[lower_bound, upper_bound)``: ``constraints.half_open_interval(0., 1.)``.
+    (Not an ``interval``, as in PyTorch.)"""
+
+    def __init__(self, lower_bound: Any, upper_bound: Any) -> None:
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= self.lower_bound) & (value < self.upper_bound)
+
+    def __repr__(self) -> str:
+        return (f"HalfOpenInterval(lower_bound={self.lower_bound}, "
+                f"upper_bound={self.upper_bound})")
 
 
 class _Simplex(Constraint):
@@ -318,7 +350,7 @@ integer_interval = _IntegerInterval
 real = _Real()
 real_vector = _IndependentConstraint(real, 1)
 positive = _GreaterThan(0.0)
-nonnegative = _GreaterThan(0.0, inclusive=True)
+nonnegative = _GreaterThanEq(0.0)
 unit_interval = _Interval(0.0, 1.0)
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
@@ -331,26 +363,10 @@ cat = _Cat
 stack = _Stack
 
 
-def greater_than(lower_bound: Any) -> Constraint:
-    """The open half-line ``(lower_bound, inf)``."""
-    return _GreaterThan(lower_bound)
-
-
-def greater_than_eq(lower_bound: Any) -> Constraint:
-    """The closed half-line ``[lower_bound, inf)``."""
-    return _GreaterThan(lower_bound, inclusive=True)
-
-
-def less_than(upper_bound: Any) -> Constraint:
-    """The open half-line ``(-inf, upper_bound)``."""
-    return _LessThan(upper_bound)
-
-
-def interval(lower_bound: Any, upper_bound: Any) -> Constraint:
-    """The closed interval ``[lower_bound, upper_bound]``."""
-    return _Interval(lower_bound, upper_bound)
-
-
-def half_open_interval(lower_bound: Any, upper_bound: Any) -> Constraint:
-    """The interval ``[lower_bound, upper_bound)``."""
-    return _Interval(lower_bound, upper_bound, half_open=True)
+# PyTorch's names for the parametrised constraints are their classes, so that a transform
+# factory registered for ``greater_than`` serves every ``greater_than(b)``.
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+interval = _Interval
+half_open_interval = _HalfOpenInterval
