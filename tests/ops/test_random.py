@@ -140,3 +140,19 @@ def test_seeds_take_torchs_range_and_remap_negative_ones():
     for seed in (-(2 ** 63) - 1, 2 ** 64):
         with pytest.raises(ValueError, match=r"manual_seed: the seed must be in \[-2\*\*63"):
             ember.manual_seed(seed)
+
+
+def test_states_are_uint8_tensors_as_in_torch_and_old_dicts_still_restore():
+    g = ember.Generator().manual_seed(2 ** 64 - 1)  # the largest seed survives the bytes
+    state = g.get_state()
+    assert state.dtype == ember.uint8 and state.shape == (45,)
+    assert torch.get_rng_state().dtype == torch.uint8  # the type torch users handle
+    first = ember.randn(3, generator=g).numpy()
+    ember.Generator().set_state(state)  # restoring elsewhere leaves g alone
+    np.testing.assert_array_equal(ember.randn(3, generator=g.set_state(state)).numpy(), first)
+    assert g.initial_seed() == 2 ** 64 - 1
+    legacy = {"seed": 5, "bit_generator": np.random.PCG64(5).state}  # what Ember used to save
+    np.testing.assert_array_equal(ember.rand(4, generator=ember.Generator().set_state(legacy)),
+                                  ember.rand(4, generator=ember.Generator().manual_seed(5)))
+    with pytest.raises(OpError, match=r"45 bytes.*\(3,\) float32"):
+        ember.set_rng_state(ember.zeros(3))

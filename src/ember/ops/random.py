@@ -20,7 +20,7 @@ from ember.layouts import check_format, format_of, memory_format, preserve_forma
 from ember.ops.complex_parts import view_as_complex
 from ember.ops.creation import _shape
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
-from ember.tensor import Tensor, method
+from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
            "default_generator", "rand", "randn", "randint", "randperm", "normal", "bernoulli",
@@ -60,14 +60,34 @@ class Generator:
         """The seed the current stream started from."""
         return self._seed
 
-    def get_state(self) -> dict:
-        """The full state as plain JSON-able data (PyTorch returns bytes; Ember a dict)."""
-        return {"seed": self._seed, "bit_generator": self._rng.bit_generator.state}
+    def get_state(self) -> Tensor:
+        """The full state as a uint8 tensor, as PyTorch's (its bytes are Ember's own: the seed
+        and NumPy's PCG64 state, 45 of them)."""
+        bits = self._rng.bit_generator.state
+        raw = (self._seed.to_bytes(8, "little") + bits["state"]["state"].to_bytes(16, "little")
+               + bits["state"]["inc"].to_bytes(16, "little") + bytes([bits["has_uint32"]])
+               + bits["uinteger"].to_bytes(4, "little"))
+        return _wrap(np.frombuffer(raw, np.uint8).copy(), self.device)
 
-    def set_state(self, state: dict) -> Generator:
-        """Restores a state from :meth:`get_state`."""
-        self._seed = int(state["seed"])
-        self._rng.bit_generator.state = state["bit_generator"]
+    def set_state(self, state: Tensor | dict) -> Generator:
+        """Restores a state from :meth:`get_state` (or the dict older Ember versions saved)."""
+        if isinstance(state, dict):
+            self._seed = int(state["seed"])
+            self._rng.bit_generator.state = state["bit_generator"]
+            return self
+        if not (isinstance(state, Tensor) and state.dtype == dtypes.uint8
+                and tuple(state.shape) == (_STATE_BYTES,)):
+            got = (describe(state.shape, state.dtype) if isinstance(state, Tensor)
+                   else type(state).__name__)
+            raise OpError(f"set_state: expected the uint8 tensor of {_STATE_BYTES} bytes that "
+                          f"get_state() returns, got {got}; hint: a state from another "
+                          "framework's generator cannot be restored here")
+        raw = bytes(state.numpy())
+        word = lambda a, b: int.from_bytes(raw[a:b], "little")  # noqa: E731
+        self._seed = word(0, 8)
+        self._rng.bit_generator.state = {
+            "bit_generator": "PCG64", "state": {"state": word(8, 24), "inc": word(24, 40)},
+            "has_uint32": raw[40], "uinteger": word(41, 45)}
         return self
 
     @property
@@ -76,6 +96,7 @@ class Generator:
         return self._rng
 
 
+_STATE_BYTES = 45  # the seed (8), PCG64's state and increment (16 each), its cached word (1 + 4)
 default_generator = Generator()
 
 
@@ -111,12 +132,12 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
-def get_rng_state() -> dict:
+def get_rng_state() -> Tensor:
     """The default generator's state (see :meth:`Generator.get_state`)."""
     return default_generator.get_state()
 
 
-def set_rng_state(state: dict) -> None:
+def set_rng_state(state: Tensor | dict) -> None:
     """Restores the default generator's state."""
     default_generator.set_state(state)
 
