@@ -1,8 +1,9 @@
 """Saving and loading: safe checkpoints (``ember.save``/``ember.load``) on safetensors + JSON.
 
-No pickle anywhere: a checkpoint is a safetensors file whose header carries the saved
-object's structure as JSON (see :mod:`ember.io.checkpoint` for the format), so loading a file
-from an untrusted source can fail but never runs code.
+A checkpoint is a safetensors file whose header carries the saved object's structure as JSON
+(see :mod:`ember.io.checkpoint` for the format), so loading a file from an untrusted source can
+fail but runs no code. Only objects that are not data (a whole module) are pickled, and
+loading those takes ``weights_only=False``, as in PyTorch.
 """
 
 from ember.io.checkpoint import (

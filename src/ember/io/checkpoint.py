@@ -1,11 +1,12 @@
-"""Safe checkpoints: ``ember.save`` / ``ember.load`` on safetensors plus JSON, never pickle.
+"""Safe checkpoints: ``ember.save`` / ``ember.load`` on safetensors plus JSON.
 
 A checkpoint is one safetensors file. Its tensors are the file's tensors, named by their path
 in the saved object (``model.fc.weight``, ``optimizer.state.0.exp_avg``; a flat state dict
 keeps its own keys, so other safetensors readers see the usual names). Everything else (the
 structure, numbers, strings, step counts, RNG states, user metadata) is one JSON document
 stored under the key ``"ember"`` of the header's ``__metadata__`` map. Loading parses JSON and
-copies bytes into arrays: it never executes code.
+copies bytes into arrays: it executes no code, unless the file holds a pickled object and the
+caller passes ``weights_only=False``.
 
 The JSON tree keeps Python types exactly: ``null``/``true``/ints/floats/strings as themselves,
 lists as arrays, tuples as ``{"$tuple": [...]}``, dicts with string keys (none starting with
@@ -14,14 +15,16 @@ ints), NaN/inf as ``{"$float": "nan"}``, ``ember.dtype``/``ember.device`` values
 ``{"$dtype": ...}``/``{"$device": ...}``, ``ember.Size`` values as ``{"$size": [...]}``,
 tensors as ``{"$tensor": name}`` and sparse tensors as ``{"$sparse": layout, "size": [...],
 "parts": [...]}`` (COO: indices and values, with ``"coalesced"``; CSR/CSC: compressed
-indices, plain indices and values), each part a tensor of the file.
+indices, plain indices and values), each part a tensor of the file, and anything else (a
+module, a dataclass) as ``{"$pickle": name, "type": "module.QualName"}``, its pickle the bytes
+of the uint8 tensor ``name`` (see :mod:`ember.io.pickled`).
 
 Differences from ``torch.save``/``torch.load`` (deliberate):
-- Only data is saved: tensors, ``None``, bools, ints, floats, strings, lists, tuples, dicts
+- Data is saved as data: tensors, ``None``, bools, ints, floats, strings, lists, tuples, dicts
   (``OrderedDict`` and other dict subclasses come back as plain ``dict``, order kept),
   dtypes, devices, sizes and sparse tensors (an optimizer's sparse momentum too). NumPy
-  scalars are saved as the Python number. Anything else (a module, a function, a set) is a
-  :class:`~ember.errors.CheckpointError` at save time.
+  scalars are saved as the Python number. Anything else (a whole module, a set) is pickled,
+  as ``torch.save`` does, and ``ember.load`` unpickles it only with ``weights_only=False``.
 - Tensors are saved contiguous and detached; ``requires_grad`` is kept, the autograd graph is
   not. References to one tensor, or to tensors with the very same memory layout (tied weights
   from ``state_dict()``), are stored once and load as one tensor object. Tensors that only
@@ -43,6 +46,7 @@ from ember.backend import Device
 from ember.backend import device as to_device
 from ember.dtypes import DType, to_dtype
 from ember.errors import CheckpointError, EmberError
+from ember.io import pickled
 from ember.io import safetensors_file as st
 from ember.io.atomic import atomic_write
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
@@ -118,10 +122,9 @@ class _Encoder:
             return {"$size": list(x)}
         if isinstance(x, (list, tuple, dict)):
             return self.container(x, path)
-        raise CheckpointError(
-            f"save: cannot save a {type(x).__module__}.{type(x).__qualname__} at "
-            f"{path or 'the top level'}; checkpoints hold tensors, None, bools, numbers, "
-            "strings, lists, tuples and dicts (save a module's state_dict(), not the module)")
+        name = self._unique(path or "object")
+        self.arrays[name] = pickled.dumps(x, path)
+        return {"$pickle": name, "type": pickled.type_name(x)}
 
     def sparse(self, s: SparseTensor, path: str) -> dict:
         """A sparse tensor as its layout, size and parts (each a tensor of the file)."""
@@ -191,8 +194,9 @@ def encode(obj: Any) -> tuple[str, dict[str, np.ndarray]]:
 
 # -- decoding: JSON tree -> object ----------------------------------------------------------------
 class _Decoder:
-    def __init__(self, where: str, tensor: Callable[[str, bool, str], Tensor]) -> None:
-        self.where, self.tensor = where, tensor
+    def __init__(self, where: str, tensor: Callable[[str, bool, str], Tensor],
+                 unpickle: Callable[[str, str], Any]) -> None:
+        self.where, self.tensor, self.unpickle = where, tensor, unpickle
 
     def fail(self, problem: str) -> CheckpointError:
         return CheckpointError(f"{self.where}: {problem}")
@@ -220,6 +224,8 @@ class _Decoder:
             return Size(arg)
         if tag == "$sparse" and arg in _SPARSE_LAYOUTS:
             return self.sparse(x)
+        if tag == "$pickle" and isinstance(arg, str) and isinstance(x.get("type"), str):
+            return self.unpickle(arg, x["type"])
         try:
             if tag == "$dtype":
                 return to_dtype(arg)
@@ -306,7 +312,7 @@ def _placer(map_location: MapLocation) -> Callable[[str], Device]:
 
 
 def save(obj: Any, f: PathOrFile) -> None:
-    """Saves tensors, state dicts and plain data to a safetensors checkpoint (no pickle).
+    """Saves tensors, state dicts and plain data to a safetensors checkpoint.
 
     Writes to ``f`` atomically: a temporary file in the same directory is written, fsynced
     and renamed over ``f``, so a crash mid-save leaves the previous checkpoint intact. ``f``
@@ -317,11 +323,13 @@ def save(obj: Any, f: PathOrFile) -> None:
             tensors, None, bools, ints, floats, strings, ``ember`` dtypes and devices, e.g.
             ``{"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3}``.
             Dict keys may be strings, ints, floats, bools, None or tuples; their types are
-            kept, and tuples come back as tuples, lists as lists.
+            kept, and tuples come back as tuples, lists as lists. Other objects (a whole
+            module) are pickled, as ``torch.save`` does; loading them takes
+            ``weights_only=False``.
         f: a path or a writable binary file.
 
     Raises:
-        CheckpointError: ``obj`` holds something that is not data (a module, a function …).
+        CheckpointError: ``obj`` holds something that neither is data nor pickles (a lambda).
 
     Example:
         >>> ember.save({"w": ember.ones(2), "step": 5}, tmp_path / "ckpt.safetensors")
@@ -336,17 +344,19 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
          mmap: bool | None = None) -> Any:
     """Loads what :func:`save` wrote, with Ember tensors (dtype and shape kept).
 
-    Never executes code from the file. A truncated, corrupted or hostile file raises a
-    :class:`~ember.errors.CheckpointError` naming the file and the problem. A safetensors file
-    written by another tool loads as a flat ``{name: Tensor}`` dict.
+    Executes no code from the file unless ``weights_only=False``. A truncated, corrupted or
+    hostile file raises a :class:`~ember.errors.CheckpointError` naming the file and the
+    problem. A safetensors file written by another tool loads as a flat ``{name: Tensor}`` dict.
 
     Args:
         f: a path or a readable, seekable binary file, read from its current position
             (where :func:`save` wrote to it).
         map_location: where tensors go: ``None`` (where they were saved), a device or device
             string for all of them, or a dict from saved device strings to new ones.
-        weights_only: accepted for PyTorch compatibility and ignored: Ember only ever loads
-            data.
+        weights_only: ``None`` or ``True`` (the default, as in PyTorch 2.6 and later): load
+            data only, and refuse a file holding pickled objects (a whole module saved);
+            ``False``: unpickle them too, which runs code the file names — only for files
+            you trust.
         mmap: accepted for PyTorch compatibility and ignored: tensors are read into memory.
 
     Example:
@@ -354,7 +364,7 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
         >>> ember.load(tmp_path / "ckpt.safetensors", map_location="cpu")["model"]["w"].shape
         ember.Size([2, 3])
     """
-    del weights_only, mmap
+    del mmap
     where, place = _where(f), _placer(map_location)
     handle, owned = _open(f)
     try:
@@ -387,7 +397,19 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
                 made[key] = _make(array, requires_grad, dev)
             return made[key]
 
-        return _Decoder(where, tensor).value(_tree(doc, where))
+        def unpickle(name: str, what: str) -> Any:
+            if weights_only is not False:
+                raise CheckpointError(
+                    f"{where}: the checkpoint holds a pickled {what}; unpickling runs code "
+                    "named by the file, so ember.load refuses it by default, as torch.load "
+                    "does. Hint: pass weights_only=False if you trust the file, or save "
+                    "model.state_dict() instead of the model")
+            if name not in header.entries:
+                raise CheckpointError(f"{where}: the checkpoint tree refers to pickled data "
+                                      f"{name!r}, which the file does not contain")
+            return pickled.loads(st.read_array(handle, header, name, where), place, where, what)
+
+        return _Decoder(where, tensor, unpickle).value(_tree(doc, where))
     except RecursionError:
         raise CheckpointError(f"{where}: the checkpoint tree is nested too deeply") from None
     finally:

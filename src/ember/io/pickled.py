@@ -1,0 +1,59 @@
+"""Objects a checkpoint can hold only pickled (a whole module, a dataclass …), as
+``torch.save`` stores them.
+
+Unpickling runs code named by the file, so :func:`ember.load` does it only when asked with
+``weights_only=False`` (PyTorch's default since 2.6 refuses such files too). Tensors inside
+the object go where ``map_location`` sends them.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ember.backend import Device
+from ember.errors import CheckpointError
+from ember.tensor import _unpickled
+
+
+def type_name(x: Any) -> str:
+    """``module.QualName`` of ``x``'s type, as the checkpoint records it."""
+    return f"{type(x).__module__}.{type(x).__qualname__}"
+
+
+def dumps(x: Any, path: str) -> np.ndarray:
+    """``x`` pickled, as the bytes of a uint8 array (a tensor of the file)."""
+    try:
+        data = pickle.dumps(x, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:  # noqa: BLE001 - any pickling failure is the user's to read
+        raise CheckpointError(
+            f"save: cannot save the {type_name(x)} at {path or 'the top level'}: it is not "
+            f"data (tensors, numbers, strings, lists, tuples, dicts) and pickling it failed "
+            f"({type(e).__name__}: {e}); hint: save its state_dict() instead") from None
+    return np.frombuffer(data, np.uint8)
+
+
+class _Unpickler(pickle.Unpickler):
+    """Places each unpickled tensor with ``place`` (``map_location``)."""
+
+    def __init__(self, data: bytes, place: Callable[[str], Device]) -> None:
+        super().__init__(io.BytesIO(data))
+        self.place = place
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == ("ember.tensor", "_unpickled"):
+            return lambda array, device, grad: _unpickled(array, str(self.place(device)), grad)
+        return super().find_class(module, name)
+
+
+def loads(array: np.ndarray, place: Callable[[str], Device], where: str, what: str) -> Any:
+    """The object that :func:`dumps` stored as ``array``; a failure names the file and type."""
+    try:
+        return _Unpickler(array.tobytes(), place).load()
+    except Exception as e:  # noqa: BLE001 - a missing class, a damaged payload …
+        raise CheckpointError(f"{where}: cannot unpickle the saved {what} ({type(e).__name__}: "
+                              f"{e}); hint: the code that defined it must be importable") from None
