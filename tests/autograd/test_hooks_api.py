@@ -127,7 +127,7 @@ def test_node_hooks_are_removable_and_checked():
     h = y.grad_fn.register_prehook(lambda go: pytest.fail("removed"))
     h.remove()
     y.grad_fn.register_hook(lambda gi, go: (gi[0],))
-    with pytest.raises(GradError, match=r"hook of MulBackward .* returned 1 values; expected "
+    with pytest.raises(GradError, match=r"hook of MulBackward0 .* returned 1 values; expected "
                                         r"None or a tuple of 2"):
         y.sum().backward()
     y = x * w

@@ -167,13 +167,14 @@ class Node(_Hookable):
         raise AttributeError(f"'Node' object has no attribute {attr!r}")
 
     def name(self) -> str:
-        """PyTorch-style name, e.g. ``MulBackward`` (a primitive may name itself with a
-        ``backward_name``, as custom ops do)."""
+        """PyTorch-style name, e.g. ``MulBackward0`` (PyTorch numbers its overloads; an Ember
+        primitive has one, so always 0). A primitive may name itself with a ``backward_name``,
+        as custom ops do."""
         given = getattr(self.prim, "backward_name", None)
         if given is not None:
             return given
         name = self.prim.name
-        return "".join(part[:1].upper() + part[1:] for part in name.split("_")) + "Backward"
+        return "".join(part[:1].upper() + part[1:] for part in name.split("_")) + "Backward0"
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"
@@ -185,7 +186,7 @@ class Node(_Hookable):
 
         Example:
             >>> (x * w).sum().grad_fn.next_functions
-            ((<MulBackward>, 0),)
+            ((<MulBackward0>, 0),)
         """
         return tuple((None, 0) if e is None else (accumulator(e[1]), 0) if e[0] is None else e
                      for e in self.edges)

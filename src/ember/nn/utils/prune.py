@@ -479,7 +479,7 @@ def l1_unstructured(module: M, name: str, amount: int | float,
         >>> with ember.no_grad():
         ...     _ = m.weight.copy_(ember.tensor([[0.5, -2.0]]))
         >>> prune.l1_unstructured(m, "weight", amount=0.5).weight
-        tensor([[ 0., -2.]], grad_fn=<MulBackward>)
+        tensor([[ 0., -2.]], grad_fn=<MulBackward0>)
     """
     L1Unstructured.apply(module, name, amount=amount, importance_scores=importance_scores)
     return module
