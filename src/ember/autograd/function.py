@@ -8,7 +8,10 @@ Forward mode (``ember.func.jvp``, ``forward_ad``) uses the optional ``jvp`` stat
 active transform that defines ``apply_function`` receives the call (see
 ``ember.autograd.forward.ForwardTrace``). Under ``ember.func.vmap`` the optional ``vmap`` static
 method, if defined, runs once on the batched arguments instead of ``forward`` per sample (see
-``ember.func.vmap.function_vmap``); without it ``forward``'s Ember ops are batched one by one.
+``ember.func.vmap.function_vmap``); without it ``forward``'s Ember ops are batched one by one
+(PyTorch asks for ``generate_vmap_rule = True`` for that; Ember accepts the flag and needs
+none). ``forward`` may also take no ctx, with a ``setup_context`` static method filling it
+afterwards, PyTorch 2's style.
 """
 
 from __future__ import annotations
@@ -102,6 +105,7 @@ class _CustomPrimitive:
     def __init__(self, fn: type[Function], nout: int) -> None:
         self.fn = fn
         self.name = fn.__name__
+        self.backward_name = fn.__name__ + "Backward"  # PyTorch's name for a Function's node
         self.nout = nout
 
     def reads(self, ctx: Node, i: int) -> bool:
@@ -146,6 +150,29 @@ class Function:
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("a Function subclass must define forward(ctx, …)")
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
+        """Optional, PyTorch 2's style: with it, ``forward(*args)`` takes no ctx, and this
+        fills the ctx afterwards from the inputs and the output (saving tensors, marking
+        outputs), which ``ember.func`` transforms expect of a Function in PyTorch.
+
+        Example:
+            >>> class Cube(ember.autograd.Function):
+            ...     @staticmethod
+            ...     def forward(x):
+            ...         return x ** 3
+            ...     @staticmethod
+            ...     def setup_context(ctx, inputs, output):
+            ...         ctx.save_for_backward(inputs[0])
+            ...     @staticmethod
+            ...     def backward(ctx, g):
+            ...         (x,) = ctx.saved_tensors
+            ...         return 3 * x ** 2 * g
+            >>> ember.func.grad(lambda x: Cube.apply(x).sum())(ember.tensor([2.0]))
+            tensor([12.])
+        """
+        raise NotImplementedError("setup_context is optional")
 
     @staticmethod
     def backward(ctx: FunctionCtx, *grads: Any) -> Any:
@@ -203,7 +230,11 @@ def _run(cls: type[Function], args: tuple, kwargs: dict) -> tuple[Any, FunctionC
     needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
     ctx = FunctionCtx(cls.__name__, needs)
     with no_grad():
-        out = cls.forward(ctx, *args, **kwargs)
+        if cls.setup_context is Function.setup_context:
+            out = cls.forward(ctx, *args, **kwargs)
+        else:  # forward(*args), then setup_context(ctx, inputs, output), as in PyTorch
+            out = cls.forward(*args, **kwargs)
+            cls.setup_context(ctx, args, out)
     outs = out if isinstance(out, tuple) else (out,)
     dirty = {id(t) for t in ctx._dirty}
     if not dirty <= {id(o) for o in outs}:
