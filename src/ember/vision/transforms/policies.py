@@ -151,13 +151,12 @@ class AutoAugment(_Random):
         signs = ember.randint(2, (2,), generator=generator)
         return policy_id, probs, signs
 
-    @accepts_pil_in_rgb
-    def __call__(self, img: Image) -> Image:
-        _check_uint8("AutoAugment", img)
+    def _ops(self, img: Image) -> list[tuple[str, float]]:
+        """The operations of one call with their signed magnitudes (all the draws)."""
         h, w = _hw(img)
-        fill = _fills(img, self.fill)
         policy_id, probs, signs = self.get_params(len(self.policies), self.generator)
         space = _space(10, 0.3, (150.0 / 331.0 * w, 150.0 / 331.0 * h), 30.0, 0.9, 4)
+        ops = []
         for i, (op, p, magnitude_id) in enumerate(self.policies[policy_id]):
             if probs[i].item() > p:
                 continue
@@ -167,6 +166,14 @@ class AutoAugment(_Random):
                 magnitude = float(bins[magnitude_id])
                 if signed and int(signs[i].item()) == 0:
                     magnitude = -magnitude
+            ops.append((op, magnitude))
+        return ops
+
+    @accepts_pil_in_rgb
+    def __call__(self, img: Image) -> Image:
+        _check_uint8("AutoAugment", img)
+        fill = _fills(img, self.fill)
+        for op, magnitude in self._ops(img):
             img = _apply(img, op, magnitude, self.interpolation, fill)
         return img
 

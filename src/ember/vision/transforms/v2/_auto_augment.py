@@ -14,12 +14,15 @@ from ember.tensor import Tensor
 from ember.utils._pytree import tree_flatten, tree_unflatten
 from ember.vision import tv_tensors
 from ember.vision.transforms import autoaugment as v1
+from ember.vision.transforms import augmix, policies
+from ember.vision.transforms._image import _tensor_op
 from ember.vision.transforms._pil import accepts_pil
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform
+from ember.vision.transforms.policies import AutoAugmentPolicy
 from ember.vision.transforms.v2.functional import InterpolationMode
 
-__all__ = ["RandAugment", "TrivialAugmentWide"]
+__all__ = ["AugMix", "AutoAugment", "RandAugment", "TrivialAugmentWide"]
 
 
 def _apply(img: Any, op: str, magnitude: float, interpolation: InterpolationMode,
@@ -119,3 +122,47 @@ class TrivialAugmentWide(_AutoAugmentBase):
         super().__init__()
         self._policy = v1.TrivialAugmentWide(num_magnitude_bins, interpolation, fill)
         self.num_magnitude_bins, self.interpolation = num_magnitude_bins, interpolation
+
+
+class AutoAugment(_AutoAugmentBase):
+    """v1's :class:`~ember.vision.transforms.AutoAugment` (one of ``policy``'s learned
+    sub-policies) on the sample's uint8 or float image or video.
+
+    Example:
+        >>> img = ember.randint(0, 256, (3, 8, 8), dtype=ember.uint8)
+        >>> AutoAugment(AutoAugmentPolicy.SVHN)(img).shape
+        ember.Size([3, 8, 8])
+    """
+
+    def __init__(self, policy: AutoAugmentPolicy = AutoAugmentPolicy.IMAGENET,
+                 interpolation: InterpolationMode = InterpolationMode.NEAREST,
+                 fill: float | Sequence[float] | None = None) -> None:
+        super().__init__()
+        self._policy = policies.AutoAugment(policy, interpolation, fill)
+        self.policy, self.interpolation = policy, interpolation
+
+
+class AugMix(_AutoAugmentBase):
+    """v1's :class:`~ember.vision.transforms.AugMix` (chains of operations mixed with the
+    image) on the sample's uint8 or float image or video; a float image is mixed in float.
+
+    Example:
+        >>> AugMix()(ember.rand(3, 8, 8)).shape
+        ember.Size([3, 8, 8])
+    """
+
+    def __init__(self, severity: int = 3, mixture_width: int = 3, chain_depth: int = -1,
+                 alpha: float = 1.0, all_ops: bool = True,
+                 interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+                 fill: float | Sequence[float] | None = None) -> None:
+        super().__init__()
+        self._policy = augmix.AugMix(severity, mixture_width, chain_depth, alpha, all_ops,
+                                     interpolation, fill)
+        self._policy._apply_op = _apply
+        self.severity, self.mixture_width, self.chain_depth = severity, mixture_width, \
+            chain_depth
+        self.alpha, self.all_ops, self.interpolation = alpha, all_ops, interpolation
+
+    def _augment(self, img: Any) -> Any:
+        _check_dtype(type(self).__name__, img)
+        return _tensor_op(self._policy._mix)(img)
