@@ -88,7 +88,7 @@ def _perspective_tensor(img: Tensor, startpoints: Points, endpoints: Points,
                         fill: Fill = None, coefficients: Sequence[float] | None = None
                         ) -> Tensor:
     coeffs = _coefficients(startpoints, endpoints, coefficients)
-    _check_image("perspective", img)
+    _check_image("perspective", img, any_int=True)
     h, w = img.shape[-2:]
     return _grid_transform(img, _perspective_grid(coeffs, w, h, _to_float(img).dtype),
                            interpolation, fill, "perspective")
