@@ -151,7 +151,8 @@ def test_perspective_boxes_and_coefficients():
 
 def test_transforms_move_keypoints_with_the_image():
     k = tv.KeyPoints([[12.0, 9.0]], canvas_size=(H, W))
-    for t in (v2.RandomPerspective(p=1.0), v2.RandomAffine(30, interpolation=v2.InterpolationMode.BILINEAR),
+    bilinear = v2.InterpolationMode.BILINEAR
+    for t in (v2.RandomPerspective(p=1.0), v2.RandomAffine(30, interpolation=bilinear),
               v2.RandomResizedCrop(20, scale=(0.6, 1.0)), v2.ElasticTransform(5.0, 2.0)):
         ember.manual_seed(3)
         out_img, out_k = t(tv.Image(_lit(12, 9)), k)

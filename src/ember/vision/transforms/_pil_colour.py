@@ -6,6 +6,7 @@ and keep the alpha band), hue turned in Pillow's "HSV", gamma through Pillow's "
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -13,30 +14,24 @@ import numpy as np
 from ember.vision.transforms.color import _check_factor
 
 
-def _enhance(kind: str, img: Any, factor: float) -> Any:
-    from PIL import ImageEnhance
+def _enhancer(kind: str, op: str, factor_name: str) -> Callable[..., Any]:
+    """``op`` for a PIL image: Pillow's ``ImageEnhance.<kind>`` by the factor."""
 
-    return getattr(ImageEnhance, kind)(img).enhance(factor)
+    def adjust(img: Any, *args: Any, **kwargs: Any) -> Any:
+        from PIL import ImageEnhance
 
+        factor = args[0] if args else kwargs[factor_name]
+        _check_factor(op, factor_name, factor)
+        return getattr(ImageEnhance, kind)(img).enhance(factor)
 
-def adjust_brightness(img: Any, brightness_factor: float) -> Any:
-    _check_factor("adjust_brightness", "brightness_factor", brightness_factor)
-    return _enhance("Brightness", img, brightness_factor)
-
-
-def adjust_contrast(img: Any, contrast_factor: float) -> Any:
-    _check_factor("adjust_contrast", "contrast_factor", contrast_factor)
-    return _enhance("Contrast", img, contrast_factor)
+    adjust.__name__ = adjust.__qualname__ = op
+    return adjust
 
 
-def adjust_saturation(img: Any, saturation_factor: float) -> Any:
-    _check_factor("adjust_saturation", "saturation_factor", saturation_factor)
-    return _enhance("Color", img, saturation_factor)
-
-
-def adjust_sharpness(img: Any, sharpness_factor: float) -> Any:
-    _check_factor("adjust_sharpness", "sharpness_factor", sharpness_factor)
-    return _enhance("Sharpness", img, sharpness_factor)
+adjust_brightness = _enhancer("Brightness", "adjust_brightness", "brightness_factor")
+adjust_contrast = _enhancer("Contrast", "adjust_contrast", "contrast_factor")
+adjust_saturation = _enhancer("Color", "adjust_saturation", "saturation_factor")
+adjust_sharpness = _enhancer("Sharpness", "adjust_sharpness", "sharpness_factor")
 
 
 def adjust_hue(img: Any, hue_factor: float) -> Any:

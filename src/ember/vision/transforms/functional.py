@@ -23,6 +23,7 @@ import numpy as np
 import ember
 import ember.nn.functional as F
 from ember.tensor import Tensor
+from ember.vision.transforms import _pil_colour
 from ember.vision.transforms._image import (
     Image,
     InterpolationMode,
@@ -32,7 +33,6 @@ from ember.vision.transforms._image import (
     _tensor_op,
     _to_float,
 )
-from ember.vision.transforms import _pil_colour
 from ember.vision.transforms._pil import accepts_pil, accepts_pil_in_rgb, grays_pil
 from ember.vision.transforms.basic import Normalize, ToTensor, crop, pad
 from ember.vision.transforms.color import (

@@ -17,8 +17,8 @@ Example:
     ([[6, 2, 14, 14]], (16, 16), [1])
 """
 
-from ember.vision.transforms.v2 import functional
 from ember.vision.transforms.policies import AutoAugmentPolicy
+from ember.vision.transforms.v2 import functional
 from ember.vision.transforms.v2._augment import JPEG, CutMix, MixUp, RandomErasing
 from ember.vision.transforms.v2._auto_augment import (
     AugMix,

@@ -13,13 +13,13 @@ import ember
 from ember.tensor import Tensor
 from ember.utils._pytree import tree_flatten, tree_unflatten
 from ember.vision import tv_tensors
-from ember.vision.transforms import autoaugment as v1
 from ember.vision.transforms import augmix, policies
+from ember.vision.transforms import autoaugment as v1
 from ember.vision.transforms._image import _tensor_op
 from ember.vision.transforms._pil import accepts_pil
+from ember.vision.transforms.policies import AutoAugmentPolicy
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform
-from ember.vision.transforms.policies import AutoAugmentPolicy
 from ember.vision.transforms.v2.functional import InterpolationMode
 
 __all__ = ["AugMix", "AutoAugment", "RandAugment", "TrivialAugmentWide"]
