@@ -10,7 +10,7 @@ import ember
 from ember.tensor import Tensor
 from ember.vision.transforms._pil import accepts_pil_in_rgb
 from ember.vision.transforms.augment import _Random
-from ember.vision.transforms.autoaugment import _apply, _check_uint8, _fills, _space
+from ember.vision.transforms.autoaugment import _run_policy, _space
 from ember.vision.transforms.basic import _hw
 from ember.vision.transforms.functional import Image, InterpolationMode
 
@@ -171,11 +171,7 @@ class AutoAugment(_Random):
 
     @accepts_pil_in_rgb
     def __call__(self, img: Image) -> Image:
-        _check_uint8("AutoAugment", img)
-        fill = _fills(img, self.fill)
-        for op, magnitude in self._ops(img):
-            img = _apply(img, op, magnitude, self.interpolation, fill)
-        return img
+        return _run_policy(self, img)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(policy={self.policy}, fill={self.fill})"
