@@ -1,6 +1,8 @@
-"""tv_tensors.KeyPoints and the key point kernels: hand-computed results, and every warp
-moving a point to where the image kernel moves the value of its pixel (the centroid of a
-lit pixel); perspective boxes against an independent homography."""
+"""tv_tensors.KeyPoints and the key point kernels: hand-computed results in torchvision's
+convention (flips mirror pixels, ``x -> width - 1 - x``; every other warp maps the point by
+the continuous map of box corners, ``resize`` scaling plainly), the image kernel moving a lit
+pixel where that convention says, key points moving as degenerate boxes' corners;
+perspective boxes against an independent homography."""
 
 import numpy as np
 import pytest
@@ -38,16 +40,19 @@ def test_kernels_by_hand():
     assert _plain(out).tolist() == [[-1.0, 1.0], [2.0, -1.0]] and out.canvas_size == (3, 3)
     out = F.pad(k, [1, 2, 3, 4])
     assert _plain(out).tolist() == [[2.0, 4.0], [5.0, 2.0]] and out.canvas_size == (11, 10)
-    out = F.resize(k, [10, 12])  # pixel centres scale: (x + 0.5) * 2 - 0.5
-    assert _plain(out).tolist() == [[2.5, 4.5], [8.5, 0.5]] and out.canvas_size == (10, 12)
+    out = F.resize(k, [10, 12])  # a plain scaling, as torchvision's resize_keypoints
+    assert _plain(out).tolist() == [[2.0, 4.0], [8.0, 0.0]] and out.canvas_size == (10, 12)
+    out = F.resize(tv.KeyPoints([[3, 1]], canvas_size=(4, 4)), [6, 6])
+    assert _plain(out).tolist() == [[4, 1]] and out.dtype is ember.int64  # 4.5, 1.5 truncated
     out = F.center_crop(k, [3, 2])  # window x in [2, 4), y in [1, 4)
     assert _plain(out).tolist() == [[-1.0, 1.0], [2.0, -1.0]] and out.canvas_size == (3, 2)
     out = F.affine(k, 0.0, [2, -1], 1.0, 0.0)
     assert _plain(out).tolist() == [[3.0, 1.0], [6.0, -1.0]]
-    out = F.rotate(tv.KeyPoints([[0, 0]], canvas_size=(4, 4)), 90)  # counter-clockwise
-    assert _plain(out).tolist() == [[0, 3]] and out.dtype is ember.int64
+    # counter-clockwise about the canvas centre (2, 2): the corner (0, 0) goes to (0, 4)
+    out = F.rotate(tv.KeyPoints([[0, 0]], canvas_size=(4, 4)), 90)
+    assert _plain(out).tolist() == [[0, 4]] and out.dtype is ember.int64
     out = F.rotate(tv.KeyPoints([[0.0, 0.0]], canvas_size=(2, 4)), 90, expand=True)
-    assert out.canvas_size == (4, 2) and _plain(out).tolist() == [[0.0, 3.0]]
+    assert out.canvas_size == (4, 2) and _plain(out).tolist() == [[0.0, 4.0]]
     assert type(F.resized_crop(k, 0, 0, 5, 6, [10, 12])) is tv.KeyPoints
 
 
@@ -98,11 +103,27 @@ WARPS = {
 @pytest.mark.parametrize("name", WARPS)
 @pytest.mark.parametrize("point", [(12, 9), (20, 16), (15, 20)])
 def test_keypoints_follow_their_pixel(name, point):
+    """A lit pixel's value lands where the key point of its centre goes: flips mirror pixel
+    indices (the point itself), every other warp maps continuous coordinates, in which pixel
+    (x, y) has its centre at (x + 0.5, y + 0.5)."""
     warp = WARPS[name]
     out_img = warp(tv.Image(_lit(*point)))
-    out_k = warp(tv.KeyPoints([list(map(float, point))], canvas_size=(H, W)))
+    half = 0.0 if name == "flip" else 0.5
+    out_k = warp(tv.KeyPoints([[p + half for p in point]], canvas_size=(H, W)))
     assert out_k.canvas_size == tuple(out_img.shape[-2:])
-    np.testing.assert_allclose(_plain(out_k)[0].tolist(), _centroid(_plain(out_img)), atol=0.2)
+    np.testing.assert_allclose((_plain(out_k)[0] - half).tolist(), _centroid(_plain(out_img)),
+                               atol=0.2)
+
+
+@pytest.mark.parametrize("name", [n for n in WARPS if n != "flip"])
+def test_keypoints_move_as_box_corners(name):
+    """Away from the canvas edges, a key point goes where a zero-size box at it goes."""
+    points = [[12.25, 9.5], [20.0, 16.75], [15.5, 20.0]]
+    out_k = WARPS[name](tv.KeyPoints(points, canvas_size=(H, W), dtype=ember.float64))
+    boxes = tv.BoundingBoxes([p + p for p in points], format="XYXY", canvas_size=(H, W),
+                             dtype=ember.float64)
+    out_b = _plain(WARPS[name](boxes))
+    np.testing.assert_allclose(_plain(out_k).tolist(), out_b[:, :2].tolist(), atol=1e-6)
 
 
 def test_elastic_moves_points_back_by_the_displacement():
@@ -150,7 +171,7 @@ def test_perspective_boxes_and_coefficients():
 
 
 def test_transforms_move_keypoints_with_the_image():
-    k = tv.KeyPoints([[12.0, 9.0]], canvas_size=(H, W))
+    k = tv.KeyPoints([[12.5, 9.5]], canvas_size=(H, W))  # the centre of pixel (12, 9)
     bilinear = v2.InterpolationMode.BILINEAR
     for t in (v2.RandomPerspective(p=1.0), v2.RandomAffine(30, interpolation=bilinear),
               v2.RandomResizedCrop(20, scale=(0.6, 1.0)), v2.ElasticTransform(5.0, 2.0)):
@@ -158,7 +179,7 @@ def test_transforms_move_keypoints_with_the_image():
         out_img, out_k = t(tv.Image(_lit(12, 9)), k)
         assert type(out_k) is tv.KeyPoints and out_k.canvas_size == tuple(out_img.shape[-2:])
         if not isinstance(t, v2.ElasticTransform):  # (elastic moves points to first order)
-            np.testing.assert_allclose(_plain(out_k)[0].tolist(), _centroid(_plain(out_img)),
-                                       atol=0.3)
+            np.testing.assert_allclose((_plain(out_k)[0] - 0.5).tolist(),
+                                       _centroid(_plain(out_img)), atol=0.2)
     for t in (v2.ColorJitter(0.5, 0.5), v2.GaussianNoise(), v2.RandomInvert(1.0)):
         assert t(ember.rand(3, H, W), k)[1] is k

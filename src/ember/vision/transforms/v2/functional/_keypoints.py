@@ -1,8 +1,9 @@
 """The geometric kernels for key points, registered for ``KeyPoints`` with the geometric
-``v2.functional`` functions. A key point is a pixel position: ``(x, y)`` is the centre of
-pixel column x, row y, so a flip maps ``x -> width - 1 - x`` and every warp moves a point to
-where the image kernel moves that pixel's value. Points are not clamped to the canvas (as in
-torchvision, whose ``clamp_keypoints`` / ``ClampKeyPoints`` do that when asked)."""
+``v2.functional`` functions. As torchvision's: a flip maps a point to its mirror pixel
+(``x -> width - 1 - x``); resizes, rotations, affine and perspective warps map ``(x, y)`` by
+the same continuous map as box corners (``resize`` scales it plainly); crops and pads shift
+it. Points are not clamped to the canvas (``clamp_keypoints`` / ``ClampKeyPoints`` do that
+when asked)."""
 
 from __future__ import annotations
 
@@ -48,12 +49,11 @@ Canvas = tuple[int, int]
 
 
 def _map_keypoints(keypoints: Tensor, matrix: np.ndarray) -> Tensor:
-    """Pixel positions moved by ``matrix``, a map of continuous image coordinates (where
-    pixel x spans ``[x, x + 1)``): the point goes to the map of its pixel's centre, less
-    the half pixel. Integer points are truncated back to their dtype."""
+    """Points mapped by ``matrix`` (see ``_move_points``); integer points are computed in
+    float and truncated back to their dtype, as torchvision's."""
     xy = keypoints if keypoints.is_floating_point() else keypoints.to(ember.get_default_dtype())
-    x, y = _move_points(xy[..., 0] + 0.5, xy[..., 1] + 0.5, matrix)
-    out = ember.stack((x - 0.5, y - 0.5), dim=-1)
+    x, y = _move_points(xy[..., 0], xy[..., 1], matrix)
+    out = ember.stack((x, y), dim=-1)
     return out if keypoints.is_floating_point() else out.to(keypoints.dtype)
 
 
@@ -64,7 +64,7 @@ def horizontal_flip_keypoints(keypoints: Tensor, canvas_size: Canvas) -> Tensor:
         >>> horizontal_flip_keypoints(ember.tensor([[0.0, 2.0]]), (4, 5))
         tensor([[4., 2.]])
     """
-    return _map_keypoints(keypoints, np.array([[-1.0, 0.0, canvas_size[1]], [0.0, 1.0, 0.0]]))
+    return _map_keypoints(keypoints, np.array([[-1.0, 0.0, canvas_size[1] - 1], [0.0, 1.0, 0.0]]))
 
 
 def vertical_flip_keypoints(keypoints: Tensor, canvas_size: Canvas) -> Tensor:
@@ -74,16 +74,17 @@ def vertical_flip_keypoints(keypoints: Tensor, canvas_size: Canvas) -> Tensor:
         >>> vertical_flip_keypoints(ember.tensor([[0.0, 1.0]]), (4, 5))
         tensor([[0., 2.]])
     """
-    return _map_keypoints(keypoints, np.array([[1.0, 0.0, 0.0], [0.0, -1.0, canvas_size[0]]]))
+    return _map_keypoints(keypoints, np.array([[1.0, 0.0, 0.0], [0.0, -1.0, canvas_size[0] - 1]]))
 
 
 def resize_keypoints(keypoints: Tensor, canvas_size: Canvas, size: int | Sequence[int],
                      max_size: int | None = None) -> tuple[Tensor, Canvas]:
-    """Points scaled with the canvas resized to ``size``, and the new canvas size.
+    """Points scaled plainly with the canvas resized to ``size`` (``x * new_width / width``,
+    as torchvision's), and the new canvas size.
 
     Example:
         >>> resize_keypoints(ember.tensor([[1.5, 0.5]]), (2, 4), (4, 8))
-        (tensor([[3.5000, 1.5000]]), (4, 8))
+        (tensor([[3., 1.]]), (4, 8))
     """
     height, width = canvas_size
     new_h, new_w = _output_size(height, width, size, max_size)

@@ -70,7 +70,7 @@ def perspective(inpt: Tensor, startpoints: Points, endpoints: Points,
                 fill: Fill = None, coefficients: Sequence[float] | None = None) -> Tensor:
     """The perspective warp moving the corners ``startpoints`` to ``endpoints`` (or given by
     its eight ``coefficients``, output to input); boxes become the boxes enclosing their
-    warped corners, clamped to the canvas; key points move with their pixels.
+    warped corners, clamped to the canvas; key points move by the same map.
 
     Example:
         >>> corners = [[0, 0], [3, 0], [3, 3], [0, 3]]
