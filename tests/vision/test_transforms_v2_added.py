@@ -108,6 +108,20 @@ def test_policies_equal_v1_on_uint8_images(make):
         v2_t(img, tv.Mask(ember.zeros(16, 16)))
 
 
+@pytest.mark.parametrize("policy", [v2.AutoAugment, v2.AugMix, v2.RandAugment,
+                                    v2.TrivialAugmentWide])
+def test_policies_refuse_key_points_and_samples_without_an_image(policy):
+    # (their shears, rotations and translations would move the image and leave the points)
+    points = tv.KeyPoints([[1.0, 2.0]], canvas_size=(8, 8))
+    img = tv.Image(ember.randint(0, 256, (3, 8, 8), dtype=ember.uint8))
+    with pytest.raises(TypeError, match="KeyPoints are not supported"):
+        policy()(img, points)
+    with pytest.raises(TypeError, match="KeyPoints are not supported"):
+        policy()(points)
+    with pytest.raises(TypeError, match="no image"):
+        policy()({"label": 3})
+
+
 def test_augmix_mixes_float_images_in_float():
     img = ember.rand(2, 3, 16, 16)
     out = v2.AugMix()(img)

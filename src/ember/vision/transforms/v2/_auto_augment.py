@@ -1,6 +1,6 @@
 """The automatic augmentation policies as v2 transforms: the sample's one image (or video),
 uint8 or float, takes the operations the v1 policy draws; masks and boxes are refused, as
-torchvision's v2 refuses them."""
+torchvision's v2 refuses them, and key points too."""
 
 from __future__ import annotations
 
@@ -61,11 +61,15 @@ class _AutoAugmentBase(Transform):
         needs = self._needs_transform_list(flat_inputs)
         found = []
         for k, (inpt, need) in enumerate(zip(flat_inputs, needs)):
-            if isinstance(inpt, (tv_tensors.BoundingBoxes, tv_tensors.Mask)):
+            # (key points too: the policies' shears and rotations would leave them behind)
+            if isinstance(inpt, (tv_tensors.BoundingBoxes, tv_tensors.Mask,
+                                 tv_tensors.KeyPoints)):
                 raise TypeError(f"Inputs of type {type(inpt).__name__} are not supported by "
                                 f"{type(self).__name__}()")
             if need:
                 found.append(k)
+        if not found:
+            raise TypeError(f"{type(self).__name__}: found no image or video in the sample")
         if len(found) != 1:
             raise TypeError(f"{type(self).__name__}: auto augment transformations are only "
                             f"defined for a single image or video, found {len(found)}")
