@@ -150,6 +150,28 @@ def test_jpeg():
     assert v2.JPEG(50)(tv.Image(img), boxes)[1] is boxes
 
 
+def test_jpeg_takes_pil_images_arrays_and_empty_batches():
+    ys, xs = np.mgrid[:16, :16]
+    arr = np.stack([xs * 12, ys * 12, xs * 6 + ys * 6], axis=-1).astype(np.uint8)
+    out = F.jpeg(PILImage.fromarray(arr), 5)  # as torchvision's PIL kernel: Pillow's round trip
+    assert out.mode == "RGB" and np.abs(np.asarray(out).astype(int) - arr).mean() > 1.0
+    assert v2.JPEG(5)(PILImage.fromarray(arr)).tobytes() == out.tobytes()  # not passed through
+    assert np.array_equal(np.asarray(F.jpeg(arr, 5)), np.asarray(out))
+    assert F.jpeg(PILImage.fromarray(arr[..., 0]), 50).mode == "L"
+    empty = ember.zeros(0, 3, 8, 8, dtype=ember.uint8)
+    assert F.jpeg(empty, 50).shape == (0, 3, 8, 8)
+
+
+def test_rgb_and_noise_on_pil_images_as_torchvision():
+    for mode in ("P", "RGBA", "L", "1", "YCbCr"):
+        assert v2.RGB()(PILImage.new(mode, (5, 4))).mode == "RGB"  # Pillow's convert("RGB")
+    assert v2.RGB()(ember.zeros(4, 2, 2)).shape == (4, 2, 2)  # 3 channels or more pass
+    with pytest.raises(TypeError, match="not supported for PIL images"):
+        v2.GaussianNoise()(PILImage.new("RGB", (5, 4)))  # refused, not passed through
+    with pytest.raises(TypeError, match="not supported for PIL images"):
+        F.gaussian_noise(np.zeros((4, 5, 3), np.float32))
+
+
 def test_rgb_gaussian_noise_identity():
     gray = ember.rand(1, 4, 5)
     out = v2.RGB()(tv.Image(gray))
