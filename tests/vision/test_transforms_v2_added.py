@@ -122,6 +122,19 @@ def test_policies_refuse_key_points_and_samples_without_an_image(policy):
         policy()({"label": 3})
 
 
+def test_augmix_mixes_a_video_with_one_draw_and_a_batch_per_image():
+    # (torchvision: a (T, C, H, W) video is one sample, its frames mixed alike; a batch of
+    # images, or of videos, draws the mixing weights per image or video)
+    frame = ember.randint(0, 256, (1, 3, 16, 16), dtype=ember.uint8)
+    for seed in range(3):
+        ember.manual_seed(seed)
+        video = _plain(v2.AugMix()(tv.Video(frame.expand(4, 3, 16, 16).clone())))
+        assert all(ember.equal(video[t], video[0]) for t in range(4))
+    ember.manual_seed(0)
+    batch = v2.AugMix()(frame.expand(4, 3, 16, 16).clone())
+    assert not all(ember.equal(batch[t], batch[0]) for t in range(4))
+
+
 def test_augmix_mixes_float_images_in_float():
     img = ember.rand(2, 3, 16, 16)
     out = v2.AugMix()(img)

@@ -74,7 +74,10 @@ class _AutoAugmentBase(Transform):
             raise TypeError(f"{type(self).__name__}: auto augment transformations are only "
                             f"defined for a single image or video, found {len(found)}")
         inpt = flat_inputs[found[0]]
-        out = accepts_pil(self._augment, in_rgb=True)(F.to_pure_tensor(inpt))
+        if isinstance(inpt, tv_tensors.Video):
+            out = self._augment_video(F.to_pure_tensor(inpt))
+        else:
+            out = accepts_pil(self._augment, in_rgb=True)(F.to_pure_tensor(inpt))
         flat_inputs[found[0]] = tv_tensors.wrap(out, like=inpt) \
             if isinstance(inpt, tv_tensors.TVTensor) else out
         return tree_unflatten(flat_inputs, spec)
@@ -86,6 +89,10 @@ class _AutoAugmentBase(Transform):
         for op, magnitude in self._policy._ops(img):
             img = _apply(img, op, magnitude, self._policy.interpolation, fill)
         return img
+
+    def _augment_video(self, video: Tensor) -> Tensor:
+        """The policy's operations on a video ``(..., T, C, H, W)``."""
+        return self._augment(video)
 
 
 class RandAugment(_AutoAugmentBase):
@@ -170,3 +177,10 @@ class AugMix(_AutoAugmentBase):
     def _augment(self, img: Any) -> Any:
         _check_dtype(type(self).__name__, img)
         return _tensor_op(self._policy._mix)(img)
+
+    def _augment_video(self, video: Tensor) -> Tensor:
+        # v1 mixes each image of a batch with its own weights; a (T, C, H, W) video is one
+        # sample, its frames mixed alike (torchvision's v2 takes videos as 5-d batches)
+        if video.ndim == 4:
+            return self._augment(video.unsqueeze(0)).squeeze(0)
+        return self._augment(video)
