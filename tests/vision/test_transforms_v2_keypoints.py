@@ -168,6 +168,10 @@ def test_perspective_boxes_and_coefficients():
                           F.perspective(img, start, end), atol=1e-5)
     with pytest.raises(ValueError, match="mutually exclusive"):
         F.perspective(img, start, end, coefficients=inverse)
+    flat = [[0, 0]] * 4  # (a 1x1 image's corners: a map with no inverse)
+    for inpt in (boxes, tv.KeyPoints([[1.0, 1.0]], canvas_size=(H, W))):
+        with pytest.raises(ValueError, match="cannot be inverted"):
+            F.perspective(inpt, flat, flat)
 
 
 def test_transforms_move_keypoints_with_the_image():

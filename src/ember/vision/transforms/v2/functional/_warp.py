@@ -62,7 +62,11 @@ def _forward_homography(coeffs: Sequence[float]) -> np.ndarray:
     """The 3x3 map from a source position to its output position (the inverse of the
     sampling map the coefficients describe)."""
     a, b, c, d, e, f, g, h = coeffs
-    return np.linalg.inv(np.array([[a, b, c], [d, e, f], [g, h, 1.0]], np.float64))
+    sampling = np.array([[a, b, c], [d, e, f], [g, h, 1.0]], np.float64)
+    if abs(np.linalg.det(sampling)) < 1e-12:
+        raise ValueError(f"perspective: the coefficients {list(coeffs)} cannot be inverted to "
+                         "move boxes or key points (are the corners distinct?)")
+    return np.linalg.inv(sampling)
 
 
 def perspective(inpt: Tensor, startpoints: Points, endpoints: Points,
