@@ -135,6 +135,14 @@ def test_augmix_mixes_a_video_with_one_draw_and_a_batch_per_image():
     assert not all(ember.equal(batch[t], batch[0]) for t in range(4))
 
 
+@pytest.mark.parametrize("mix", [v2.MixUp, v2.CutMix])
+def test_mixup_cutmix_refuse_key_points(mix):
+    # (the mixed images' points cannot follow: as their boxes, refused, not passed through)
+    points = tv.KeyPoints(ember.rand(4, 3, 2), canvas_size=(8, 8))
+    with pytest.raises(ValueError, match="key points"):
+        mix(num_classes=3)(ember.rand(4, 3, 8, 8), ember.tensor([0, 1, 2, 0]), points)
+
+
 def test_augmix_mixes_float_images_in_float():
     img = ember.rand(2, 3, 16, 16)
     out = v2.AugMix()(img)

@@ -85,9 +85,10 @@ class _BaseMixUpCutMix(Transform):
     def forward(self, *inputs: Any) -> Any:
         sample = inputs if len(inputs) > 1 else inputs[0]
         flat_inputs, spec = tree_flatten(sample)
-        if has_any(flat_inputs, is_array_image, tv_tensors.BoundingBoxes, tv_tensors.Mask):
+        if has_any(flat_inputs, is_array_image, tv_tensors.BoundingBoxes, tv_tensors.Mask,
+                   tv_tensors.KeyPoints):
             raise ValueError(f"{type(self).__name__}() does not support array images, bounding "
-                             "boxes and masks")
+                             "boxes and masks (nor key points)")
         labels = self._labels_getter(sample)
         if not isinstance(labels, Tensor):
             raise ValueError(f"{type(self).__name__}: the labels must be a tensor, but got "
