@@ -56,6 +56,16 @@ def test_kernels_by_hand():
     assert type(F.resized_crop(k, 0, 0, 5, 6, [10, 12])) is tv.KeyPoints
 
 
+def test_to_dtype_converts_key_points():
+    k = tv.KeyPoints([[1, 2]], canvas_size=(5, 6))
+    out = F.to_dtype(k, ember.float64)
+    assert type(out) is tv.KeyPoints and out.dtype is ember.float64 and out.canvas_size == (5, 6)
+    img = tv.Image(ember.zeros(3, 5, 6))
+    out = v2.ToDtype({tv.KeyPoints: ember.float32, "others": None})(img, k)
+    assert out[0] is img and type(out[1]) is tv.KeyPoints and out[1].dtype is ember.float32
+    assert v2.ToDtype(ember.float64)(img, k)[1] is k  # one dtype: images and videos only
+
+
 def test_clamp_keypoints():
     k = tv.KeyPoints([[-1.5, 2.0], [9.0, 9.0]], canvas_size=(4, 6))
     assert _plain(F.clamp_keypoints(k)).tolist() == [[0.0, 2.0], [5.0, 3.0]]
