@@ -56,6 +56,18 @@ def test_kernels_by_hand():
     assert type(F.resized_crop(k, 0, 0, 5, 6, [10, 12])) is tv.KeyPoints
 
 
+def test_plain_tensor_kernels_take_torchvision_signatures():
+    points = ember.tensor([[1.0, 2.0]])
+    # resize_keypoints(keypoints, size, canvas_size, max_size), as torchvision's
+    out, canvas = F.resize_keypoints(points, [10, 12], (5, 6))
+    assert out.tolist() == [[2.0, 4.0]] and canvas == (10, 12)
+    out, canvas = F.resize_keypoints(points, size=[10], canvas_size=(5, 6), max_size=11)
+    assert canvas == (9, 11)
+    # affine_keypoints gives the canvas size back too
+    out, canvas = F.affine_keypoints(points, (5, 6), 0.0, [1, 1], 1.0, 0.0)
+    assert out.tolist() == [[2.0, 3.0]] and canvas == (5, 6)
+
+
 def test_to_dtype_converts_key_points():
     k = tv.KeyPoints([[1, 2]], canvas_size=(5, 6))
     out = F.to_dtype(k, ember.float64)

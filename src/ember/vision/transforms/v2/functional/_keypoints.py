@@ -77,13 +77,13 @@ def vertical_flip_keypoints(keypoints: Tensor, canvas_size: Canvas) -> Tensor:
     return _map_keypoints(keypoints, np.array([[1.0, 0.0, 0.0], [0.0, -1.0, canvas_size[0] - 1]]))
 
 
-def resize_keypoints(keypoints: Tensor, canvas_size: Canvas, size: int | Sequence[int],
+def resize_keypoints(keypoints: Tensor, size: int | Sequence[int] | None, canvas_size: Canvas,
                      max_size: int | None = None) -> tuple[Tensor, Canvas]:
     """Points scaled plainly with the canvas resized to ``size`` (``x * new_width / width``,
     as torchvision's), and the new canvas size.
 
     Example:
-        >>> resize_keypoints(ember.tensor([[1.5, 0.5]]), (2, 4), (4, 8))
+        >>> resize_keypoints(ember.tensor([[1.5, 0.5]]), (4, 8), (2, 4))
         (tensor([[3., 1.]]), (4, 8))
     """
     height, width = canvas_size
@@ -136,15 +136,15 @@ def rotate_keypoints(keypoints: Tensor, canvas_size: Canvas, angle: float, expan
 
 def affine_keypoints(keypoints: Tensor, canvas_size: Canvas, angle: float,
                      translate: Sequence[float], scale: float, shear: float | Sequence[float],
-                     center: Sequence[float] | None = None) -> Tensor:
-    """Points moved by :func:`affine`'s map.
+                     center: Sequence[float] | None = None) -> tuple[Tensor, Canvas]:
+    """Points moved by :func:`affine`'s map, and the (unchanged) canvas size, as torchvision's.
 
     Example:
         >>> affine_keypoints(ember.tensor([[0.0, 0.0]]), (4, 4), 0.0, [1, 2], 1.0, 0.0)
-        tensor([[1., 2.]])
+        (tensor([[1., 2.]]), (4, 4))
     """
     inverse = _affine_inverse(canvas_size, angle, translate, scale, shear, center)
-    return _map_keypoints(keypoints, _forward_map(inverse, canvas_size, False)[0])
+    return _map_keypoints(keypoints, _forward_map(inverse, canvas_size, False)[0]), canvas_size
 
 
 def clamp_keypoints(inpt: Tensor, canvas_size: Canvas | None = None) -> Tensor:
@@ -192,7 +192,7 @@ def _vflip(inpt: KeyPoints) -> KeyPoints:
 @_register(resize)
 def _resize(inpt: KeyPoints, size: int | Sequence[int], max_size: int | None = None,
             **_: Any) -> KeyPoints:
-    return _keypoints_out(inpt, resize_keypoints(to_pure_tensor(inpt), inpt.canvas_size, size,
+    return _keypoints_out(inpt, resize_keypoints(to_pure_tensor(inpt), size, inpt.canvas_size,
                                                  max_size))
 
 
