@@ -44,14 +44,22 @@ def _tensor_op(fn: Callable) -> Callable:
     return run
 
 
-def _check_image(op: str, img: Tensor, channels: tuple[int, ...] = ()) -> None:
+def _check_image(op: str, img: Tensor, channels: tuple[int, ...] = (),
+                 any_int: bool = False) -> None:
+    """Raises for what ``op`` cannot take. Colour functions take uint8 and float images (the
+    ranges they know); with ``any_int`` (the resampling ones, which never read the range),
+    every integer dtype too, resampled in float and rounded back as torchvision's tensor
+    path does (16-bit and 32-bit PIL images, "I;16" and "I", take that way)."""
     if img.ndim < 3:
         raise ValueError(f"{op}: expected an image (..., C, H, W), got shape {tuple(img.shape)}")
     if channels and img.shape[-3] not in channels:
         raise ValueError(f"{op}: expected {' or '.join(map(str, channels))} channels, got "
                          f"{img.shape[-3]} (shape {tuple(img.shape)})")
-    if img.dtype is not ember.uint8 and not img.dtype.is_floating_point:
-        raise TypeError(f"{op}: expected a uint8 or floating image, got {img.dtype}")
+    if img.dtype is ember.uint8 or img.dtype.is_floating_point or \
+            (any_int and img.dtype is not ember.bool):
+        return
+    kinds = "an integer or floating" if any_int else "a uint8 or floating"
+    raise TypeError(f"{op}: expected {kinds} image, got {img.dtype}")
 
 
 def _bound(img: Tensor) -> float:
@@ -59,16 +67,23 @@ def _bound(img: Tensor) -> float:
 
 
 def _to_float(img: Tensor) -> Tensor:
-    return img if img.dtype.is_floating_point else img.to(ember.float32)
+    """A float image to compute with: float32, or float64 for integers wider than float32
+    holds exactly (32-bit "I" images)."""
+    if img.dtype.is_floating_point:
+        return img
+    wide = img.dtype is not ember.bool and ember.iinfo(img.dtype).bits > 16
+    return img.to(ember.float64 if wide else ember.float32)
 
 
 def _back(img: Tensor, dtype: ember.DType, rounded: bool) -> Tensor:
-    """A float result in the input's dtype; integers rounded (or truncated) and clamped."""
+    """A float result in the input's dtype; integers rounded (or truncated) and clamped to
+    the dtype's range."""
     if dtype.is_floating_point:
         return img
     if rounded:
         img = img.round()
-    return img.clamp(0, 255).to(dtype)
+    info = ember.iinfo(dtype)
+    return img.clamp(info.min, info.max).to(dtype)
 
 
 def _unit(img: Tensor) -> Tensor:

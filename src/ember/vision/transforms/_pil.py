@@ -62,11 +62,14 @@ def _image_arg(args: tuple, kwargs: dict, i: int) -> tuple[Any, Callable]:
     return kwargs.get("img"), lambda new: (args, {**kwargs, "img": new})
 
 
-def accepts_pil(fn: Callable, in_rgb: bool = False) -> Callable:
+def accepts_pil(fn: Callable, in_rgb: bool = False, pillow: Callable | None = None
+                ) -> Callable:
     """Lets ``fn`` (an image function, or a transform's ``__call__``) take a PIL image: the
     image goes in as its array and what comes out as arrays goes back as PIL images. With
     ``in_rgb`` (functions that mix the bands as red, green and blue: saturation, hue…), a
     "YCbCr", "HSV" or "LAB" image is taken in RGB and converted back, as Pillow's enhancers do.
+    ``pillow`` (same signature) takes the images of 2 or 4 bands ("RGBA", "LA", "CMYK") that
+    a colour function has no colours for, as torchvision gives them to Pillow.
     A function that takes PIL images already (one of these wrappers) is returned as it is."""
     if getattr(fn, "takes_pil", False):
         return fn
@@ -77,6 +80,8 @@ def accepts_pil(fn: Callable, in_rgb: bool = False) -> Callable:
         img, put = _image_arg(args, kwargs, 1 if method else 0)
         if not is_pil_image(img):
             return fn(*args, **kwargs)
+        if pillow is not None and len(img.getbands()) not in (1, 3):
+            return pillow(*args, **kwargs)
         if in_rgb and img.mode in _NON_RGB_COLOURS:
             args, kwargs = put(img.convert("RGB"))
             return _converted(run(*args, **kwargs), img.mode)
@@ -87,9 +92,16 @@ def accepts_pil(fn: Callable, in_rgb: bool = False) -> Callable:
     return run
 
 
-def accepts_pil_in_rgb(fn: Callable) -> Callable:
+def accepts_pil_in_rgb(fn: Callable, pillow: Callable | None = None) -> Callable:
     """:func:`accepts_pil` for functions that mix the bands as red, green and blue."""
-    return accepts_pil(fn, in_rgb=True)
+    return accepts_pil(fn, in_rgb=True, pillow=pillow)
+
+
+def colours_pil(fn: Callable, in_rgb: bool = False) -> Callable:
+    """:func:`accepts_pil` for a transform's ``__call__`` made of colour functions: images of
+    2 or 4 bands ("RGBA", "LA", "CMYK") stay PIL images, for each colour function to hand
+    them to Pillow as torchvision does."""
+    return accepts_pil(fn, in_rgb=in_rgb, pillow=fn)
 
 
 def grays_pil(fn: Callable) -> Callable:

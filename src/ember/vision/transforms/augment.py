@@ -7,12 +7,13 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import ember
 from ember.tensor import Tensor
 from ember.vision.transforms import functional as TF
-from ember.vision.transforms._pil import accepts_pil, accepts_pil_in_rgb
+from ember.vision.transforms._pil import accepts_pil, colours_pil
 from ember.vision.transforms.basic import _hw, _size_pair
 from ember.vision.transforms.functional import Image, InterpolationMode
 
@@ -162,7 +163,7 @@ class ColorJitter(_Random):
                    for span in (brightness, contrast, saturation, hue)]
         return (fn_idx, *factors)
 
-    @accepts_pil_in_rgb
+    @partial(colours_pil, in_rgb=True)
     def __call__(self, img: Image) -> Image:
         fn_idx, *factors = self.get_params(self.brightness, self.contrast, self.saturation,
                                            self.hue, self.generator)
@@ -343,7 +344,7 @@ class _RandomApplied(_Random):
                  generator: ember.Generator | None = None) -> None:
         self.args, self.p, self.generator = args, p, generator
 
-    @accepts_pil
+    @colours_pil
     def __call__(self, img: Image) -> Image:
         return type(self).fn(img, *self.args) if _coin(self.p, self.generator) else img
 

@@ -56,6 +56,9 @@ class AugMix(_Random):
         self.interpolation, self.fill = InterpolationMode(interpolation), fill
         self.generator = generator
 
+    # one operation of the space on an image; v2's AugMix puts its float-aware one here
+    _apply_op = staticmethod(_apply)
+
     def _sample_dirichlet(self, params: Tensor) -> Tensor:
         """Dirichlet draws, one per row of ``params`` (normalized Gamma draws)."""
         g = ember._standard_gamma(params, generator=self.generator)
@@ -86,7 +89,7 @@ class AugMix(_Random):
                 magnitude = float(bins[self._draw(self.severity)]) if bins.ndim else 0.0
                 if signed and self._draw(2):
                     magnitude = -magnitude
-                aug = _apply(aug, op, magnitude, self.interpolation, fill)
+                aug = self._apply_op(aug, op, magnitude, self.interpolation, fill)
             mix = mix + weights[:, i].reshape(n, *ones) * aug
         return mix.reshape(img.shape).to(img.dtype)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -161,6 +162,15 @@ def _check_uint8(op: str, img: Image) -> None:
                         "(img * 255).to(ember.uint8)")
 
 
+def _run_policy(policy: Any, img: Image) -> Image:
+    """The operations ``policy._ops`` draws, applied in turn to the uint8 ``img``."""
+    _check_uint8(type(policy).__name__, img)
+    fill = _fills(img, policy.fill)
+    for op, magnitude in policy._ops(img):
+        img = _apply(img, op, magnitude, policy.interpolation, fill)
+    return img
+
+
 class RandAugment(_Random):
     """``num_ops`` operations drawn uniformly from torchvision's RandAugment space, each at
     bin ``magnitude`` of ``num_magnitude_bins`` with a random sign where it has one. Takes
@@ -202,11 +212,7 @@ class RandAugment(_Random):
 
     @accepts_pil_in_rgb
     def __call__(self, img: Image) -> Image:
-        _check_uint8("RandAugment", img)
-        fill = _fills(img, self.fill)
-        for op, magnitude in self._ops(img):
-            img = _apply(img, op, magnitude, self.interpolation, fill)
-        return img
+        return _run_policy(self, img)
 
 
 class TrivialAugmentWide(_Random):

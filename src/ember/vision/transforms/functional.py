@@ -23,6 +23,7 @@ import numpy as np
 import ember
 import ember.nn.functional as F
 from ember.tensor import Tensor
+from ember.vision.transforms import _pil_colour
 from ember.vision.transforms._image import (
     Image,
     InterpolationMode,
@@ -156,7 +157,7 @@ def resize(img: Tensor, size: int | Sequence[int],
         >>> resize(ember.zeros(3, 10, 20), (5, 5)).shape
         ember.Size([3, 5, 5])
     """
-    _check_image("resize", img)
+    _check_image("resize", img, any_int=True)
     mode = InterpolationMode(interpolation).value
     h, w = img.shape[-2:]
     out = _output_size(h, w, size, max_size)
@@ -294,7 +295,7 @@ def gaussian_blur(img: Tensor, kernel_size: int | Sequence[int],
         sig = sig * 2 if len(sig) == 1 else sig
     if len(sig) != 2 or any(s <= 0 for s in sig):
         raise ValueError(f"gaussian_blur: sigma should have positive values, got {sigma}")
-    _check_image("gaussian_blur", img)
+    _check_image("gaussian_blur", img, any_int=True)
     x = _to_float(img)
     c = x.shape[-3]
     flat = x.reshape(-1, c, *x.shape[-2:])
@@ -364,7 +365,7 @@ def _expanded_size(m: np.ndarray, w: int, h: int) -> tuple[int, int]:
 def _warp(img: Tensor, m: np.ndarray, out_w: int, out_h: int, interpolation: Any,
           fill: float | Sequence[float] | None, op: str) -> Tensor:
     """Samples ``img`` at ``m``'s positions, filling the uncovered pixels with ``fill``."""
-    _check_image(op, img)
+    _check_image(op, img, any_int=True)
     h, w = img.shape[-2:]
     xs, ys = np.meshgrid(np.arange(out_w) - out_w * 0.5 + 0.5, np.arange(out_h) - out_h * 0.5 + 0.5)
     src = np.stack([xs, ys, np.ones_like(xs)], -1) @ m.T / [0.5 * w, 0.5 * h]
@@ -420,12 +421,15 @@ def affine(img: Tensor, angle: float, translate: Sequence[float], scale: float,
 
 
 # every function of an image also takes a PIL image, and gives PIL images back (see _pil)
-for _name in ("adjust_brightness", "adjust_gamma", "adjust_sharpness", "affine",
-              "autocontrast", "center_crop", "crop", "elastic_transform", "equalize", "five_crop",
-              "gaussian_blur", "get_dimensions", "get_image_num_channels", "get_image_size",
-              "hflip", "invert", "pad", "perspective", "posterize", "resize", "resized_crop",
-              "rotate", "solarize", "ten_crop", "vflip"):
+# (images of 2 or 4 bands, "RGBA", "LA", "CMYK", take torchvision's way through Pillow for
+# the colour functions: see _pil_colour)
+for _name in ("affine", "autocontrast", "center_crop", "crop", "elastic_transform", "equalize",
+              "five_crop", "gaussian_blur", "get_dimensions", "get_image_num_channels",
+              "get_image_size", "hflip", "invert", "pad", "perspective", "posterize", "resize",
+              "resized_crop", "rotate", "solarize", "ten_crop", "vflip"):
     globals()[_name] = accepts_pil(globals()[_name])
+for _name in ("adjust_brightness", "adjust_gamma", "adjust_sharpness"):
+    globals()[_name] = accepts_pil(globals()[_name], pillow=getattr(_pil_colour, _name))
 for _name in ("adjust_contrast", "adjust_hue", "adjust_saturation"):  # mix the bands as RGB
-    globals()[_name] = accepts_pil_in_rgb(globals()[_name])
+    globals()[_name] = accepts_pil_in_rgb(globals()[_name], getattr(_pil_colour, _name))
 rgb_to_grayscale = grays_pil(rgb_to_grayscale)  # Pillow's luma, from any mode (see _pil)

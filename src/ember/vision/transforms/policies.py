@@ -10,7 +10,7 @@ import ember
 from ember.tensor import Tensor
 from ember.vision.transforms._pil import accepts_pil_in_rgb
 from ember.vision.transforms.augment import _Random
-from ember.vision.transforms.autoaugment import _apply, _check_uint8, _fills, _space
+from ember.vision.transforms.autoaugment import _run_policy, _space
 from ember.vision.transforms.basic import _hw
 from ember.vision.transforms.functional import Image, InterpolationMode
 
@@ -151,13 +151,12 @@ class AutoAugment(_Random):
         signs = ember.randint(2, (2,), generator=generator)
         return policy_id, probs, signs
 
-    @accepts_pil_in_rgb
-    def __call__(self, img: Image) -> Image:
-        _check_uint8("AutoAugment", img)
+    def _ops(self, img: Image) -> list[tuple[str, float]]:
+        """The operations of one call with their signed magnitudes (all the draws)."""
         h, w = _hw(img)
-        fill = _fills(img, self.fill)
         policy_id, probs, signs = self.get_params(len(self.policies), self.generator)
         space = _space(10, 0.3, (150.0 / 331.0 * w, 150.0 / 331.0 * h), 30.0, 0.9, 4)
+        ops = []
         for i, (op, p, magnitude_id) in enumerate(self.policies[policy_id]):
             if probs[i].item() > p:
                 continue
@@ -167,8 +166,12 @@ class AutoAugment(_Random):
                 magnitude = float(bins[magnitude_id])
                 if signed and int(signs[i].item()) == 0:
                     magnitude = -magnitude
-            img = _apply(img, op, magnitude, self.interpolation, fill)
-        return img
+            ops.append((op, magnitude))
+        return ops
+
+    @accepts_pil_in_rgb
+    def __call__(self, img: Image) -> Image:
+        return _run_policy(self, img)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(policy={self.policy}, fill={self.fill})"

@@ -70,7 +70,7 @@ def perspective(img: Tensor, startpoints: Points, endpoints: Points,
         >>> bool((perspective(x, corners, corners) == x).all())
         True
     """
-    _check_image("perspective", img)
+    _check_image("perspective", img, any_int=True)
     coeffs = _perspective_coeffs(startpoints, endpoints)
     h, w = img.shape[-2:]
     grid = _perspective_grid(coeffs, w, h, _to_float(img).dtype)
@@ -93,7 +93,7 @@ def elastic_transform(img: Tensor, displacement: Tensor,
     if not isinstance(displacement, Tensor):
         raise TypeError(f"elastic_transform: displacement should be a tensor, got "
                         f"{type(displacement).__name__}")
-    _check_image("elastic_transform", img)
+    _check_image("elastic_transform", img, any_int=True)
     h, w = img.shape[-2:]
     if tuple(displacement.shape) != (1, h, w, 2):
         raise ValueError(f"elastic_transform: displacement shape should be {(1, h, w, 2)} for "

@@ -2,8 +2,9 @@
 nesting of tuples, lists and dicts holding images, videos, masks, bounding boxes
 (:mod:`ember.vision.tv_tensors`), labels and other values. It draws its random parameters
 once per call and applies them to every input by its type: a crop moves the image, its masks
-and its boxes together; colour changes touch images only; the rest passes through. A plain
-tensor is an image when the sample has no ``Image`` or ``Video`` (the first one found only).
+and its boxes together; colour changes touch images only; the rest passes through. Key points
+(``KeyPoints``) move with every geometric transform as boxes do. A plain tensor is an image
+when the sample has no ``Image`` or ``Video`` (the first one found only).
 
 Example:
     >>> from ember.vision import tv_tensors
@@ -16,10 +17,17 @@ Example:
     ([[6, 2, 14, 14]], (16, 16), [1])
 """
 
+from ember.vision.transforms.policies import AutoAugmentPolicy
 from ember.vision.transforms.v2 import functional
-from ember.vision.transforms.v2._augment import CutMix, MixUp, RandomErasing
-from ember.vision.transforms.v2._auto_augment import RandAugment, TrivialAugmentWide
+from ember.vision.transforms.v2._augment import JPEG, CutMix, MixUp, RandomErasing
+from ember.vision.transforms.v2._auto_augment import (
+    AugMix,
+    AutoAugment,
+    RandAugment,
+    TrivialAugmentWide,
+)
 from ember.vision.transforms.v2._color import (
+    RGB,
     ColorJitter,
     Grayscale,
     RandomAdjustSharpness,
@@ -41,37 +49,66 @@ from ember.vision.transforms.v2._detection import (
 )
 from ember.vision.transforms.v2._geometry import (
     CenterCrop,
+    FiveCrop,
     Pad,
     RandomAffine,
     RandomCrop,
     RandomHorizontalFlip,
+    RandomResize,
     RandomResizedCrop,
     RandomRotation,
     RandomVerticalFlip,
     Resize,
+    TenCrop,
 )
-from ember.vision.transforms.v2._meta import ClampBoundingBoxes, ConvertBoundingBoxFormat
+from ember.vision.transforms.v2._meta import (
+    ClampBoundingBoxes,
+    ClampKeyPoints,
+    ConvertBoundingBoxFormat,
+)
 from ember.vision.transforms.v2._misc import (
+    ConvertImageDtype,
     GaussianBlur,
+    GaussianNoise,
+    Identity,
     Lambda,
+    LinearTransformation,
     Normalize,
     SanitizeBoundingBoxes,
     ToDtype,
 )
 from ember.vision.transforms.v2._temporal import UniformTemporalSubsample
 from ember.vision.transforms.v2._transform import Transform
-from ember.vision.transforms.v2._type_conversion import ToImage, ToPureTensor
+from ember.vision.transforms.v2._type_conversion import (
+    PILToTensor,
+    ToImage,
+    ToPILImage,
+    ToPureTensor,
+    ToTensor,
+)
+from ember.vision.transforms.v2._utils import (
+    check_type,
+    get_bounding_boxes,
+    has_all,
+    has_any,
+    query_chw,
+    query_size,
+)
+from ember.vision.transforms.v2._warp import ElasticTransform, RandomPerspective
 from ember.vision.transforms.v2.functional import InterpolationMode
 
-__all__ = ["CenterCrop", "ClampBoundingBoxes", "ColorJitter", "Compose",
-           "ConvertBoundingBoxFormat", "CutMix", "GaussianBlur", "Grayscale",
-           "InterpolationMode", "Lambda", "MixUp", "Normalize", "Pad", "RandAugment",
+__all__ = ["AugMix", "AutoAugment", "AutoAugmentPolicy", "CenterCrop", "ClampBoundingBoxes",
+           "ClampKeyPoints", "ColorJitter", "Compose", "ConvertBoundingBoxFormat",
+           "ConvertImageDtype", "CutMix", "ElasticTransform", "FiveCrop", "GaussianBlur",
+           "GaussianNoise", "Grayscale", "Identity", "InterpolationMode", "JPEG", "Lambda",
+           "LinearTransformation", "MixUp", "Normalize", "PILToTensor", "Pad", "RGB", "RandAugment",
            "RandomAdjustSharpness", "RandomAffine", "RandomApply", "RandomAutocontrast",
            "RandomChannelPermutation", "RandomChoice", "RandomCrop", "RandomEqualize",
-           "RandomErasing", "RandomGrayscale",
-           "RandomHorizontalFlip", "RandomInvert", "RandomIoUCrop", "RandomOrder",
-           "RandomPhotometricDistort", "RandomPosterize", "RandomResizedCrop",
-           "RandomRotation", "RandomShortestSize", "RandomSolarize", "RandomVerticalFlip",
-           "RandomZoomOut", "Resize", "SanitizeBoundingBoxes", "ScaleJitter", "ToDtype",
-           "ToImage", "ToPureTensor", "Transform", "TrivialAugmentWide",
-           "UniformTemporalSubsample", "functional"]
+           "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip", "RandomInvert",
+           "RandomIoUCrop", "RandomOrder", "RandomPerspective", "RandomPhotometricDistort",
+           "RandomPosterize", "RandomResize", "RandomResizedCrop", "RandomRotation",
+           "RandomShortestSize", "RandomSolarize", "RandomVerticalFlip", "RandomZoomOut", "Resize",
+           "SanitizeBoundingBoxes", "ScaleJitter", "TenCrop", "ToDtype", "ToImage", "ToPILImage",
+           "ToPureTensor", "ToTensor", "Transform", "TrivialAugmentWide",
+           "UniformTemporalSubsample", "check_type", "functional", "get_bounding_boxes", "has_all",
+           "has_any", "query_chw", "query_size"]

@@ -26,7 +26,7 @@ from ember.vision.transforms.v2._utils import (
 )
 from ember.vision.transforms.v2.functional import is_pure_tensor
 
-__all__ = ["CutMix", "MixUp", "RandomErasing"]
+__all__ = ["JPEG", "CutMix", "MixUp", "RandomErasing"]
 
 
 class RandomErasing(_RandomApplyTransform):
@@ -85,9 +85,10 @@ class _BaseMixUpCutMix(Transform):
     def forward(self, *inputs: Any) -> Any:
         sample = inputs if len(inputs) > 1 else inputs[0]
         flat_inputs, spec = tree_flatten(sample)
-        if has_any(flat_inputs, is_array_image, tv_tensors.BoundingBoxes, tv_tensors.Mask):
+        if has_any(flat_inputs, is_array_image, tv_tensors.BoundingBoxes, tv_tensors.Mask,
+                   tv_tensors.KeyPoints):
             raise ValueError(f"{type(self).__name__}() does not support array images, bounding "
-                             "boxes and masks")
+                             "boxes and masks (nor key points)")
         labels = self._labels_getter(sample)
         if not isinstance(labels, Tensor):
             raise ValueError(f"{type(self).__name__}: the labels must be a tensor, but got "
@@ -202,3 +203,30 @@ class CutMix(_BaseMixUpCutMix):
             return out
 
         return self._mixed(inpt, params, paste)
+
+
+class JPEG(Transform):
+    """A JPEG round trip of the uint8 images and videos at a quality drawn uniformly from
+    ``quality`` (an integer, or a range ``(min, max)`` of integers from 1 to 100).
+
+    Example:
+        >>> JPEG((50, 90))(ember.full((3, 8, 8), 7, dtype=ember.uint8)).shape
+        ember.Size([3, 8, 8])
+    """
+
+    def __init__(self, quality: int | Sequence[int]) -> None:
+        super().__init__()
+        quality = [quality, quality] if isinstance(quality, int) else list(quality)
+        if len(quality) != 2 or not all(isinstance(q, int) for q in quality):
+            raise TypeError(f"JPEG: quality should be an int or a sequence of two ints, got "
+                            f"{quality!r}")
+        if not 1 <= quality[0] <= quality[1] <= 100:
+            raise ValueError(f"JPEG: quality must be integers from 1 to 100, min first, got "
+                             f"{quality}")
+        self.quality = quality
+
+    def make_params(self, flat_inputs: list) -> dict[str, Any]:
+        return {"quality": int(ember.randint(self.quality[0], self.quality[1] + 1, ()))}
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return self._call_kernel(F.jpeg, inpt, params["quality"])

@@ -12,7 +12,7 @@ from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform, _RandomApplyTransform
 from ember.vision.transforms.v2._utils import query_chw
 
-__all__ = ["ColorJitter", "Grayscale", "RandomAdjustSharpness", "RandomAutocontrast",
+__all__ = ["RGB", "ColorJitter", "Grayscale", "RandomAdjustSharpness", "RandomAutocontrast",
            "RandomChannelPermutation", "RandomEqualize", "RandomGrayscale", "RandomInvert",
            "RandomPhotometricDistort", "RandomPosterize", "RandomSolarize"]
 
@@ -113,6 +113,18 @@ class Grayscale(Transform):
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         return self._call_kernel(F.rgb_to_grayscale, inpt, self.num_output_channels)
+
+
+class RGB(Transform):
+    """Makes one-channel images three-channel ones (three-channel images pass unchanged).
+
+    Example:
+        >>> RGB()(ember.rand(1, 2, 2)).shape
+        ember.Size([3, 2, 2])
+    """
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return self._call_kernel(F.grayscale_to_rgb, inpt)
 
 
 class RandomGrayscale(_RandomApplyTransform):

@@ -1,5 +1,6 @@
 """The geometric v2 transforms: flips, resizing, crops, padding, rotations and affine warps,
-applied alike to every image, video, mask and box set of a sample."""
+applied alike to every image, video, mask, box set and key point set of a sample; and the
+multi-crops ``FiveCrop`` / ``TenCrop`` of images and videos."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import ember
+from ember.vision import tv_tensors
 from ember.vision.transforms import augment as v1
 from ember.vision.transforms.autoaugment import RandomAffine as _V1Affine
 from ember.vision.transforms.basic import _check_mode, _padding4, _size_pair
@@ -22,8 +24,9 @@ from ember.vision.transforms.v2._utils import (
 from ember.vision.transforms.v2.functional import InterpolationMode
 from ember.vision.transforms.v2.functional._geometry import _size_for_max_size
 
-__all__ = ["CenterCrop", "Pad", "RandomAffine", "RandomCrop", "RandomHorizontalFlip",
-           "RandomResizedCrop", "RandomRotation", "RandomVerticalFlip", "Resize"]
+__all__ = ["CenterCrop", "FiveCrop", "Pad", "RandomAffine", "RandomCrop",
+           "RandomHorizontalFlip", "RandomResize", "RandomResizedCrop", "RandomRotation",
+           "RandomVerticalFlip", "Resize", "TenCrop"]
 
 
 class RandomHorizontalFlip(_RandomApplyTransform):
@@ -86,6 +89,32 @@ class Resize(Transform):
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         return self._call_kernel(F.resize, inpt, params["size"], interpolation=self.interpolation,
                                  max_size=params["max_size"], antialias=self.antialias)
+
+
+class RandomResize(Transform):
+    """Resizes the smaller edge to a size drawn uniformly from ``[min_size, max_size)``.
+
+    Example:
+        >>> RandomResize(4, 5)(ember.zeros(1, 8, 16)).shape
+        ember.Size([1, 4, 8])
+    """
+
+    def __init__(self, min_size: int, max_size: int,
+                 interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+                 antialias: bool | None = True) -> None:
+        super().__init__()
+        if not 0 < min_size < max_size:
+            raise ValueError(f"RandomResize: expected 0 < min_size < max_size, got {min_size} "
+                             f"and {max_size}")
+        self.min_size, self.max_size = min_size, max_size
+        self.interpolation, self.antialias = InterpolationMode(interpolation), antialias
+
+    def make_params(self, flat_inputs: list) -> dict[str, Any]:
+        return {"size": [int(ember.randint(self.min_size, self.max_size, ()))]}
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return self._call_kernel(F.resize, inpt, params["size"], interpolation=self.interpolation,
+                                 antialias=self.antialias)
 
 
 class CenterCrop(Transform):
@@ -264,3 +293,44 @@ class RandomAffine(Transform):
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         return self._call_kernel(F.affine, inpt, **params, interpolation=self.interpolation,
                                  fill=_get_fill(self._fill, type(inpt)), center=self.center)
+
+
+class FiveCrop(Transform):
+    """The four corner crops and the central crop of ``size`` of each image and video, as a
+    tuple of five (masks, boxes and key points are refused, as torchvision refuses them).
+
+    Example:
+        >>> [c.shape[-1] for c in FiveCrop(2)(ember.rand(1, 4, 5))]
+        [2, 2, 2, 2, 2]
+    """
+
+    def __init__(self, size: int | Sequence[int]) -> None:
+        super().__init__()
+        self.size = _size_pair(size, type(self).__name__)
+
+    def _check_inputs(self, flat_inputs: list) -> None:
+        for inpt in flat_inputs:
+            if isinstance(inpt, (tv_tensors.BoundingBoxes, tv_tensors.Mask,
+                                 tv_tensors.KeyPoints)):
+                raise TypeError(f"{type(inpt).__name__} inputs are not supported by "
+                                f"{type(self).__name__}()")
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return self._call_kernel(F.five_crop, inpt, self.size)
+
+
+class TenCrop(FiveCrop):
+    """:class:`FiveCrop` of each image and video and of its mirror image (left-right, or
+    top-bottom with ``vertical_flip``), as a tuple of ten.
+
+    Example:
+        >>> len(TenCrop(2, vertical_flip=True)(ember.rand(3, 4, 4)))
+        10
+    """
+
+    def __init__(self, size: int | Sequence[int], vertical_flip: bool = False) -> None:
+        super().__init__(size)
+        self.vertical_flip = vertical_flip
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return self._call_kernel(F.ten_crop, inpt, self.size, vertical_flip=self.vertical_flip)

@@ -1,4 +1,4 @@
-"""Box format conversion and clamping as v2 transforms."""
+"""Box format conversion, and box and key point clamping, as v2 transforms."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ember.vision.transforms.v2._transform import Transform
 from ember.vision.tv_tensors import BoundingBoxFormat
 from ember.vision.tv_tensors._bounding_boxes import _format
 
-__all__ = ["ClampBoundingBoxes", "ConvertBoundingBoxFormat"]
+__all__ = ["ClampBoundingBoxes", "ClampKeyPoints", "ConvertBoundingBoxFormat"]
 
 
 class ConvertBoundingBoxFormat(Transform):
@@ -47,3 +47,20 @@ class ClampBoundingBoxes(Transform):
 
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         return F.clamp_bounding_boxes(inpt)
+
+
+class ClampKeyPoints(Transform):
+    """Moves the sample's key points inside their canvas (``x`` to ``[0, width - 1]``, ``y``
+    to ``[0, height - 1]``).
+
+    Example:
+        >>> from ember.vision import tv_tensors
+        >>> k = tv_tensors.KeyPoints([[-1, 2], [9, 9]], canvas_size=(8, 8))
+        >>> ClampKeyPoints()(k).tolist()
+        [[0, 2], [7, 7]]
+    """
+
+    _transformed_types = (tv_tensors.KeyPoints,)
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return F.clamp_keypoints(inpt)

@@ -1,5 +1,5 @@
-"""Normalizing, blurring, dtype conversion, user functions and the removal of degenerate
-boxes, as v2 transforms."""
+"""Normalizing, blurring, noise, linear maps, dtype conversion, user functions and the
+removal of degenerate boxes, as v2 transforms."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from ember.tensor import Tensor
 from ember.utils._pytree import tree_flatten, tree_unflatten
 from ember.vision import tv_tensors
 from ember.vision.transforms import augment as v1
+from ember.vision.transforms.basic import LinearTransformation as _V1Linear
 from ember.vision.transforms.basic import _size_pair
 from ember.vision.transforms.v2 import functional as F
 from ember.vision.transforms.v2._transform import Transform
@@ -23,7 +24,8 @@ from ember.vision.transforms.v2._utils import (
 )
 from ember.vision.transforms.v2.functional import is_pure_tensor
 
-__all__ = ["GaussianBlur", "Lambda", "Normalize", "SanitizeBoundingBoxes", "ToDtype"]
+__all__ = ["ConvertImageDtype", "GaussianBlur", "GaussianNoise", "Identity", "Lambda",
+           "LinearTransformation", "Normalize", "SanitizeBoundingBoxes", "ToDtype"]
 
 
 class Normalize(Transform):
@@ -70,6 +72,81 @@ class GaussianBlur(Transform):
     def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
         return self._call_kernel(F.gaussian_blur, inpt, list(self.kernel_size),
                                  params["sigma"])
+
+
+class GaussianNoise(Transform):
+    """Adds Gaussian noise of ``mean`` and ``sigma`` to float images and videos, clamped to
+    ``[0, 1]`` with ``clip``.
+
+    Example:
+        >>> GaussianNoise(sigma=0.0)(ember.full((1, 1, 2), 0.5)).tolist()
+        [[[0.5, 0.5]]]
+    """
+
+    def __init__(self, mean: float = 0.0, sigma: float = 0.1, clip: bool = True) -> None:
+        super().__init__()
+        self.mean, self.sigma, self.clip = mean, sigma, clip
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return self._call_kernel(F.gaussian_noise, inpt, mean=self.mean, sigma=self.sigma,
+                                 clip=self.clip)
+
+
+class Identity(Transform):
+    """Gives the sample back unchanged.
+
+    Example:
+        >>> Identity()((ember.ones(1), 3))
+        (tensor([1.]), 3)
+    """
+
+    def forward(self, *inputs: Any) -> Any:
+        return inputs if len(inputs) > 1 else inputs[0]
+
+
+class LinearTransformation(Transform):
+    """v1's :class:`~ember.vision.transforms.LinearTransformation` (flatten, subtract
+    ``mean_vector``, multiply by ``transformation_matrix``: a ZCA whitening, say) on images
+    and videos.
+
+    Example:
+        >>> LinearTransformation(2 * ember.eye(4), ember.zeros(4))(ember.ones(1, 2, 2)).tolist()
+        [[[2.0, 2.0], [2.0, 2.0]]]
+    """
+
+    _transformed_types = (is_pure_tensor, tv_tensors.Image, tv_tensors.Video)
+
+    def __init__(self, transformation_matrix: Tensor, mean_vector: Tensor) -> None:
+        super().__init__()
+        self._linear = _V1Linear(transformation_matrix, mean_vector)
+        self.transformation_matrix, self.mean_vector = transformation_matrix, mean_vector
+
+    def _check_inputs(self, flat_inputs: list) -> None:
+        if any(is_array_image(x) for x in flat_inputs):
+            raise TypeError("LinearTransformation() does not support array or PIL images; "
+                            "apply ToImage() and ToDtype(ember.float32, scale=True) first")
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        out = self._linear(F.to_pure_tensor(inpt))
+        return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, tv_tensors.TVTensor) else out
+
+
+class ConvertImageDtype(Transform):
+    """``ToDtype(dtype, scale=True)`` for images and videos (the v1 name).
+
+    Example:
+        >>> ConvertImageDtype(ember.float32)(ember.tensor([[[0, 255]]], dtype=ember.uint8))
+        tensor([[[0., 1.]]])
+    """
+
+    _transformed_types = (is_pure_tensor, tv_tensors.Image, tv_tensors.Video)
+
+    def __init__(self, dtype: ember.DType = ember.float32) -> None:
+        super().__init__()
+        self.dtype = dtype
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        return self._call_kernel(F.to_dtype, inpt, dtype=self.dtype, scale=True)
 
 
 class ToDtype(Transform):

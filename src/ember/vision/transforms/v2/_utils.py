@@ -54,11 +54,14 @@ def _one(op: str, found: set[tuple[int, ...]], what: str, kinds: str) -> tuple[i
 
 
 def query_size(flat_inputs: list) -> tuple[int, int]:
-    """The common ``(height, width)`` of the images, videos, masks and boxes' canvases."""
+    """The common ``(height, width)`` of the images, videos, masks and the canvases of boxes
+    and key points."""
     found = {tuple(get_size(inpt)) for inpt in flat_inputs
              if check_type(inpt, (is_pure_tensor, is_array_image, tv_tensors.Image,
-                                  tv_tensors.Video, tv_tensors.Mask, tv_tensors.BoundingBoxes))}
-    return _one("query_size", found, "HxW dimensions", "image, video, mask or bounding box")
+                                  tv_tensors.Video, tv_tensors.Mask, tv_tensors.BoundingBoxes,
+                                  tv_tensors.KeyPoints))}
+    return _one("query_size", found, "HxW dimensions",
+                "image, video, mask, bounding box or key point")
 
 
 def query_chw(flat_inputs: list) -> tuple[int, int, int]:

@@ -2,7 +2,7 @@
 video, mask, boxes or pure tensor (an image) and runs the kernel registered for that type,
 returning the input's type. Image kernels are the v1 ones of
 :mod:`ember.vision.transforms.functional`; masks use them at nearest neighbour; boxes move
-by their corners.
+by their corners; key points move with the pixel they are on.
 
 Example:
     >>> from ember.vision import tv_tensors
@@ -54,6 +54,16 @@ from ember.vision.transforms.v2.functional._geometry import (
     vertical_flip,
     vflip,
 )
+from ember.vision.transforms.v2.functional._keypoints import (
+    affine_keypoints,
+    clamp_keypoints,
+    crop_keypoints,
+    horizontal_flip_keypoints,
+    pad_keypoints,
+    resize_keypoints,
+    rotate_keypoints,
+    vertical_flip_keypoints,
+)
 from ember.vision.transforms.v2.functional._meta import (
     clamp_bounding_boxes,
     convert_bounding_box_format,
@@ -61,18 +71,43 @@ from ember.vision.transforms.v2.functional._meta import (
     get_num_channels,
     get_size,
 )
+from ember.vision.transforms.v2.functional._misc import (
+    convert_image_dtype,
+    gaussian_noise,
+    grayscale_to_rgb,
+    jpeg,
+)
 from ember.vision.transforms.v2.functional._temporal import uniform_temporal_subsample
-from ember.vision.transforms.v2.functional._type_conversion import to_image, to_pure_tensor
+from ember.vision.transforms.v2.functional._type_conversion import (
+    pil_to_tensor,
+    to_image,
+    to_pil_image,
+    to_pure_tensor,
+    to_tensor,
+)
 from ember.vision.transforms.v2.functional._utils import is_pure_tensor, register_kernel
+from ember.vision.transforms.v2.functional._warp import (
+    elastic,
+    elastic_transform,
+    five_crop,
+    perspective,
+    ten_crop,
+)
+
+to_grayscale = rgb_to_grayscale
 
 __all__ = ["InterpolationMode", "adjust_brightness", "adjust_contrast", "adjust_gamma",
-           "adjust_hue", "adjust_saturation", "adjust_sharpness", "affine",
-           "affine_bounding_boxes", "autocontrast", "center_crop", "clamp_bounding_boxes",
-           "convert_bounding_box_format", "crop", "crop_bounding_boxes", "equalize", "erase",
-           "gaussian_blur", "get_dimensions", "get_num_channels", "get_size", "hflip",
-           "horizontal_flip", "horizontal_flip_bounding_boxes", "invert", "is_pure_tensor",
-           "normalize", "pad", "pad_bounding_boxes", "permute_channels", "posterize",
-           "register_kernel", "resize", "resize_bounding_boxes", "resized_crop",
-           "rgb_to_grayscale", "rotate", "rotate_bounding_boxes", "solarize", "to_dtype",
-           "to_image", "to_pure_tensor", "uniform_temporal_subsample", "vertical_flip",
-           "vertical_flip_bounding_boxes", "vflip"]
+           "adjust_hue", "adjust_saturation", "adjust_sharpness", "affine", "affine_bounding_boxes",
+           "affine_keypoints", "autocontrast", "center_crop", "clamp_bounding_boxes",
+           "clamp_keypoints", "convert_bounding_box_format", "convert_image_dtype", "crop",
+           "crop_bounding_boxes", "crop_keypoints", "elastic", "elastic_transform", "equalize",
+           "erase", "five_crop", "gaussian_blur", "gaussian_noise", "get_dimensions",
+           "get_num_channels", "get_size", "grayscale_to_rgb", "hflip", "horizontal_flip",
+           "horizontal_flip_bounding_boxes", "horizontal_flip_keypoints", "invert",
+           "is_pure_tensor", "jpeg", "normalize", "pad", "pad_bounding_boxes", "pad_keypoints",
+           "permute_channels", "perspective", "pil_to_tensor", "posterize", "register_kernel",
+           "resize", "resize_bounding_boxes", "resize_keypoints", "resized_crop",
+           "rgb_to_grayscale", "rotate", "rotate_bounding_boxes", "rotate_keypoints", "solarize",
+           "ten_crop", "to_dtype", "to_grayscale", "to_image", "to_pil_image", "to_pure_tensor",
+           "to_tensor", "uniform_temporal_subsample", "vertical_flip",
+           "vertical_flip_bounding_boxes", "vertical_flip_keypoints", "vflip"]

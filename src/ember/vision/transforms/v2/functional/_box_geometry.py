@@ -27,14 +27,25 @@ __all__ = ["affine_bounding_boxes", "crop_bounding_boxes", "horizontal_flip_boun
 Canvas = tuple[int, int]
 
 
+def _move_points(x: Tensor, y: Tensor, matrix: np.ndarray) -> tuple[Tensor, Tensor]:
+    """Positions ``(x, y)`` mapped by ``matrix``: a 2x3 affine map (``matrix @ (x, y, 1)``)
+    or a 3x3 homography (the same, divided by its third row's value)."""
+    rows = matrix.tolist()
+    (a, b, c), (d, e, f) = rows[:2]
+    new_x, new_y = a * x + b * y + c, d * x + e * y + f
+    if len(rows) == 3:
+        g, h, i = rows[2]
+        den = g * x + h * y + i
+        new_x, new_y = new_x / den, new_y / den
+    return new_x, new_y
+
+
 def _move_corners(boxes: Tensor, fmt: BoundingBoxFormat, matrix: np.ndarray) -> Tensor:
-    """The boxes enclosing the four corners of each box mapped by the 2x3 ``matrix``
-    (``(x, y) -> matrix @ (x, y, 1)``), in ``fmt`` and the boxes' dtype."""
+    """The boxes enclosing the four corners of each box mapped by ``matrix`` (see
+    :func:`_move_points`), in ``fmt`` and the boxes' dtype."""
     shape = boxes.shape
     xyxy = _to_xyxy(boxes.reshape(-1, 4), fmt)
-    xs, ys = xyxy[:, [0, 2, 2, 0]], xyxy[:, [1, 1, 3, 3]]
-    (a, b, c), (d, e, f) = matrix.tolist()
-    new_x, new_y = a * xs + b * ys + c, d * xs + e * ys + f
+    new_x, new_y = _move_points(xyxy[:, [0, 2, 2, 0]], xyxy[:, [1, 1, 3, 3]], matrix)
     out = ember.stack((new_x.amin(1), new_y.amin(1), new_x.amax(1), new_y.amax(1)), dim=-1)
     return _from_xyxy(out, fmt, boxes.dtype).reshape(shape)
 
@@ -126,8 +137,10 @@ def _forward_affine(inverse: np.ndarray, canvas_size: Canvas) -> np.ndarray:
     return forward
 
 
-def _warp(boxes: Tensor, fmt: BoundingBoxFormat, canvas_size: Canvas, inverse: np.ndarray,
-          expand: bool) -> tuple[Tensor, Canvas]:
+def _forward_map(inverse: np.ndarray, canvas_size: Canvas, expand: bool
+                 ) -> tuple[np.ndarray, Canvas]:
+    """The forward pixel-coordinate map of a warp sampling with ``inverse`` and the canvas it
+    draws on: with ``expand``, grown to hold the whole image and shifted onto it."""
     forward = _forward_affine(inverse, canvas_size)
     if expand:
         height, width = canvas_size
@@ -136,9 +149,32 @@ def _warp(boxes: Tensor, fmt: BoundingBoxFormat, canvas_size: Canvas, inverse: n
         forward[:, 2] -= corners.min(0)
         new_w, new_h = _expanded_size(inverse, width, height)
         canvas_size = (new_h, new_w)
+    return forward, canvas_size
+
+
+def _warp(boxes: Tensor, fmt: BoundingBoxFormat, canvas_size: Canvas, inverse: np.ndarray,
+          expand: bool) -> tuple[Tensor, Canvas]:
+    forward, canvas_size = _forward_map(inverse, canvas_size, expand)
     if boxes.numel() == 0:  # the canvas still grows with the image
         return boxes, canvas_size
     return _clamp(_move_corners(boxes, fmt, forward), fmt, canvas_size), canvas_size
+
+
+def _affine_inverse(canvas_size: Canvas, angle: float, translate: Sequence[float],
+                    scale: float, shear: float | Sequence[float],
+                    center: Sequence[float] | None) -> np.ndarray:
+    """The inverse map :func:`affine` samples the image with."""
+    height, width = canvas_size
+    return _inverse_affine(_centre("affine", center, width, height), angle,
+                           [float(t) for t in translate], scale, _shear_pair(shear))
+
+
+def _rotate_inverse(canvas_size: Canvas, angle: float,
+                    center: Sequence[float] | None) -> np.ndarray:
+    """The inverse map :func:`rotate` samples the image with."""
+    height, width = canvas_size
+    return _inverse_affine(_centre("rotate", center, width, height), -angle, (0.0, 0.0), 1.0,
+                           (0.0, 0.0))
 
 
 def _shear_pair(shear: float | Sequence[float]) -> list[float]:
@@ -158,9 +194,7 @@ def affine_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat,
         ...                       (4, 4), 0.0, [1, 1], 1.0, 0.0)
         tensor([[1., 1., 3., 3.]])
     """
-    height, width = canvas_size
-    inverse = _inverse_affine(_centre("affine", center, width, height), angle,
-                              [float(t) for t in translate], scale, _shear_pair(shear))
+    inverse = _affine_inverse(canvas_size, angle, translate, scale, shear, center)
     return _warp(bounding_boxes, format, canvas_size, inverse, expand=False)[0]
 
 
@@ -175,9 +209,7 @@ def rotate_bounding_boxes(bounding_boxes: Tensor, format: BoundingBoxFormat,
         ...                       (4, 4), 90.0)
         (tensor([[0., 2., 1., 4.]]), (4, 4))
     """
-    height, width = canvas_size
-    inverse = _inverse_affine(_centre("rotate", center, width, height), -angle, (0.0, 0.0),
-                              1.0, (0.0, 0.0))
+    inverse = _rotate_inverse(canvas_size, angle, center)
     return _warp(bounding_boxes, format, canvas_size, inverse, expand)
 
 

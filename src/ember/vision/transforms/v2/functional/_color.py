@@ -16,7 +16,7 @@ from ember.vision.transforms import functional as TF
 from ember.vision.transforms._image import _tensor_op
 from ember.vision.transforms.basic import Normalize
 from ember.vision.transforms.v2.functional._utils import _dispatch, _register_kernel_internal
-from ember.vision.tv_tensors import BoundingBoxes, Image, Mask, Video
+from ember.vision.tv_tensors import BoundingBoxes, Image, KeyPoints, Mask, Video
 
 __all__ = ["adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue",
            "adjust_saturation", "adjust_sharpness", "autocontrast", "equalize", "erase",
@@ -193,7 +193,7 @@ def to_dtype(inpt: Tensor, dtype: ember.DType = ember.float32, scale: bool = Fal
 _register_kernel_internal(to_dtype, *_IMAGES)(_to_dtype_image)
 
 
-@_register_kernel_internal(to_dtype, Mask, BoundingBoxes)
+@_register_kernel_internal(to_dtype, Mask, BoundingBoxes, KeyPoints)
 def _to_dtype_other(inpt: Tensor, dtype: ember.DType = ember.float32,
                     scale: bool = False) -> Tensor:
     return inpt.to(dtype)

@@ -1,4 +1,5 @@
-"""Conversions into and out of the tv_tensor types."""
+"""Conversions into and out of the tv_tensor types, and v1's PIL conversions
+(``pil_to_tensor``, ``to_pil_image``, ``to_tensor``) under their v2 names."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import numpy as np
 
 import ember
 from ember.tensor import Tensor
+from ember.vision.transforms.convert import pil_to_tensor, to_pil_image
+from ember.vision.transforms.functional import to_tensor
 from ember.vision.tv_tensors import Image, TVTensor
 
-__all__ = ["to_image", "to_pure_tensor"]
+__all__ = ["pil_to_tensor", "to_image", "to_pil_image", "to_pure_tensor", "to_tensor"]
 
 
 def to_image(inpt: Any) -> Image:

@@ -1,0 +1,237 @@
+"""The geometric kernels for key points, registered for ``KeyPoints`` with the geometric
+``v2.functional`` functions. As torchvision's: a flip maps a point to its mirror pixel
+(``x -> width - 1 - x``); resizes, rotations, affine and perspective warps map ``(x, y)`` by
+the same continuous map as box corners (``resize`` scales it plainly); crops and pads shift
+it. Points are not clamped to the canvas (``clamp_keypoints`` / ``ClampKeyPoints`` do that
+when asked)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import ember
+from ember.tensor import Tensor
+from ember.vision import tv_tensors
+from ember.vision.transforms.basic import _padding4
+from ember.vision.transforms.functional import _output_size
+from ember.vision.transforms.v2.functional._box_geometry import (
+    _affine_inverse,
+    _forward_map,
+    _move_points,
+    _rotate_inverse,
+)
+from ember.vision.transforms.v2.functional._geometry import (
+    _center_crop_window,
+    _resized_crop_any,
+    affine,
+    center_crop,
+    crop,
+    horizontal_flip,
+    pad,
+    resize,
+    resized_crop,
+    rotate,
+    vertical_flip,
+)
+from ember.vision.transforms.v2.functional._meta import get_size
+from ember.vision.transforms.v2.functional._type_conversion import to_pure_tensor
+from ember.vision.transforms.v2.functional._utils import _register_kernel_internal
+from ember.vision.tv_tensors import KeyPoints
+
+__all__ = ["affine_keypoints", "clamp_keypoints", "crop_keypoints",
+           "horizontal_flip_keypoints", "pad_keypoints", "resize_keypoints", "rotate_keypoints",
+           "vertical_flip_keypoints"]
+
+Canvas = tuple[int, int]
+
+
+def _map_keypoints(keypoints: Tensor, matrix: np.ndarray) -> Tensor:
+    """Points mapped by ``matrix`` (see ``_move_points``); integer points are computed in
+    float and truncated back to their dtype, as torchvision's."""
+    xy = keypoints if keypoints.is_floating_point() else keypoints.to(ember.get_default_dtype())
+    x, y = _move_points(xy[..., 0], xy[..., 1], matrix)
+    out = ember.stack((x, y), dim=-1)
+    return out if keypoints.is_floating_point() else out.to(keypoints.dtype)
+
+
+def horizontal_flip_keypoints(keypoints: Tensor, canvas_size: Canvas) -> Tensor:
+    """Points mirrored left-right: ``x -> width - 1 - x``.
+
+    Example:
+        >>> horizontal_flip_keypoints(ember.tensor([[0.0, 2.0]]), (4, 5))
+        tensor([[4., 2.]])
+    """
+    return _map_keypoints(keypoints, np.array([[-1.0, 0.0, canvas_size[1] - 1], [0.0, 1.0, 0.0]]))
+
+
+def vertical_flip_keypoints(keypoints: Tensor, canvas_size: Canvas) -> Tensor:
+    """Points mirrored top-bottom: ``y -> height - 1 - y``.
+
+    Example:
+        >>> vertical_flip_keypoints(ember.tensor([[0.0, 1.0]]), (4, 5))
+        tensor([[0., 2.]])
+    """
+    return _map_keypoints(keypoints, np.array([[1.0, 0.0, 0.0], [0.0, -1.0, canvas_size[0] - 1]]))
+
+
+def resize_keypoints(keypoints: Tensor, size: int | Sequence[int] | None, canvas_size: Canvas,
+                     max_size: int | None = None) -> tuple[Tensor, Canvas]:
+    """Points scaled plainly with the canvas resized to ``size`` (``x * new_width / width``,
+    as torchvision's), and the new canvas size.
+
+    Example:
+        >>> resize_keypoints(ember.tensor([[1.5, 0.5]]), (4, 8), (2, 4))
+        (tensor([[3., 1.]]), (4, 8))
+    """
+    height, width = canvas_size
+    new_h, new_w = _output_size(height, width, size, max_size)
+    matrix = np.array([[new_w / width, 0.0, 0.0], [0.0, new_h / height, 0.0]])
+    return _map_keypoints(keypoints, matrix), (new_h, new_w)
+
+
+def crop_keypoints(keypoints: Tensor, top: int, left: int, height: int, width: int
+                   ) -> tuple[Tensor, Canvas]:
+    """Points in the ``height`` x ``width`` window at (``top``, ``left``) (not clamped).
+
+    Example:
+        >>> crop_keypoints(ember.tensor([[5, 5]]), 1, 2, 3, 3)
+        (tensor([[3, 4]]), (3, 3))
+    """
+    shift = np.array([[1.0, 0.0, -left], [0.0, 1.0, -top]])
+    return _map_keypoints(keypoints, shift), (height, width)
+
+
+def pad_keypoints(keypoints: Tensor, canvas_size: Canvas, padding: int | Sequence[int],
+                  padding_mode: str = "constant") -> tuple[Tensor, Canvas]:
+    """Points on the canvas grown by ``padding`` (torchvision's forms).
+
+    Example:
+        >>> pad_keypoints(ember.tensor([[0, 0]]), (4, 4), [1, 2])
+        (tensor([[1, 2]]), (8, 6))
+    """
+    if padding_mode != "constant":
+        raise ValueError(f"pad: padding mode {padding_mode!r} is not supported with key points; "
+                         "use 'constant'")
+    left, top, right, bottom = _padding4(padding)
+    canvas = (canvas_size[0] + top + bottom, canvas_size[1] + left + right)
+    return _map_keypoints(keypoints, np.array([[1.0, 0.0, left], [0.0, 1.0, top]])), canvas
+
+
+def rotate_keypoints(keypoints: Tensor, canvas_size: Canvas, angle: float, expand: bool = False,
+                     center: Sequence[float] | None = None) -> tuple[Tensor, Canvas]:
+    """Points rotated by ``angle`` degrees counter-clockwise, as :func:`rotate` turns the
+    image, and the canvas size (grown with ``expand``).
+
+    Example:
+        >>> rotate_keypoints(ember.tensor([[0.0, 0.0]]), (4, 4), 90.0)
+        (tensor([[0., 3.]]), (4, 4))
+    """
+    forward, canvas = _forward_map(_rotate_inverse(canvas_size, angle, center), canvas_size,
+                                   expand)
+    return _map_keypoints(keypoints, forward), canvas
+
+
+def affine_keypoints(keypoints: Tensor, canvas_size: Canvas, angle: float,
+                     translate: Sequence[float], scale: float, shear: float | Sequence[float],
+                     center: Sequence[float] | None = None) -> tuple[Tensor, Canvas]:
+    """Points moved by :func:`affine`'s map, and the (unchanged) canvas size, as torchvision's.
+
+    Example:
+        >>> affine_keypoints(ember.tensor([[0.0, 0.0]]), (4, 4), 0.0, [1, 2], 1.0, 0.0)
+        (tensor([[1., 2.]]), (4, 4))
+    """
+    inverse = _affine_inverse(canvas_size, angle, translate, scale, shear, center)
+    return _map_keypoints(keypoints, _forward_map(inverse, canvas_size, False)[0]), canvas_size
+
+
+def clamp_keypoints(inpt: Tensor, canvas_size: Canvas | None = None) -> Tensor:
+    """Points moved inside the canvas: ``x`` to ``[0, width - 1]``, ``y`` to
+    ``[0, height - 1]``; ``canvas_size`` is given for a pure tensor only.
+
+    Example:
+        >>> k = tv_tensors.KeyPoints([[-1, 2], [9, 9]], canvas_size=(4, 6))
+        >>> clamp_keypoints(k).tolist()
+        [[0, 2], [5, 3]]
+    """
+    if isinstance(inpt, KeyPoints):
+        if canvas_size is not None:
+            raise ValueError("clamp_keypoints: for KeyPoints inputs, canvas_size must not be "
+                             "passed; it comes from the key points")
+        canvas_size = inpt.canvas_size
+    elif canvas_size is None:
+        raise ValueError("clamp_keypoints: for pure tensor inputs, canvas_size must be passed")
+    plain = to_pure_tensor(inpt)
+    out = ember.stack((plain[..., 0].clamp(0, canvas_size[1] - 1),
+                       plain[..., 1].clamp(0, canvas_size[0] - 1)), dim=-1)
+    return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, KeyPoints) else out
+
+
+def _keypoints_out(inpt: KeyPoints, out: Tensor | tuple[Tensor, Canvas]) -> KeyPoints:
+    if isinstance(out, tuple):
+        return tv_tensors.wrap(out[0], like=inpt, canvas_size=out[1])
+    return tv_tensors.wrap(out, like=inpt)
+
+
+def _register(functional: Any) -> Any:
+    return _register_kernel_internal(functional, KeyPoints, tv_tensor_wrapper=False)
+
+
+@_register(horizontal_flip)
+def _hflip(inpt: KeyPoints) -> KeyPoints:
+    return _keypoints_out(inpt, horizontal_flip_keypoints(to_pure_tensor(inpt), inpt.canvas_size))
+
+
+@_register(vertical_flip)
+def _vflip(inpt: KeyPoints) -> KeyPoints:
+    return _keypoints_out(inpt, vertical_flip_keypoints(to_pure_tensor(inpt), inpt.canvas_size))
+
+
+@_register(resize)
+def _resize(inpt: KeyPoints, size: int | Sequence[int], max_size: int | None = None,
+            **_: Any) -> KeyPoints:
+    return _keypoints_out(inpt, resize_keypoints(to_pure_tensor(inpt), size, inpt.canvas_size,
+                                                 max_size))
+
+
+@_register(crop)
+def _crop(inpt: KeyPoints, top: int, left: int, height: int, width: int) -> KeyPoints:
+    return _keypoints_out(inpt, crop_keypoints(to_pure_tensor(inpt), top, left, height, width))
+
+
+@_register(center_crop)
+def _center_crop(inpt: KeyPoints, output_size: int | Sequence[int]) -> KeyPoints:
+    window = _center_crop_window(inpt.canvas_size, output_size)
+    return _keypoints_out(inpt, crop_keypoints(to_pure_tensor(inpt), *window))
+
+
+@_register(pad)
+def _pad(inpt: KeyPoints, padding: int | Sequence[int], padding_mode: str = "constant",
+         **_: Any) -> KeyPoints:
+    return _keypoints_out(inpt, pad_keypoints(to_pure_tensor(inpt), inpt.canvas_size, padding,
+                                              padding_mode))
+
+
+@_register(rotate)
+def _rotate(inpt: KeyPoints, angle: float, expand: bool = False,
+            center: Sequence[float] | None = None, **_: Any) -> KeyPoints:
+    return _keypoints_out(inpt, rotate_keypoints(to_pure_tensor(inpt), inpt.canvas_size, angle,
+                                                 expand, center))
+
+
+@_register(affine)
+def _affine(inpt: KeyPoints, angle: float, translate: Sequence[float], scale: float,
+            shear: float | Sequence[float], center: Sequence[float] | None = None,
+            **_: Any) -> KeyPoints:
+    return _keypoints_out(inpt, affine_keypoints(to_pure_tensor(inpt), inpt.canvas_size, angle,
+                                                 translate, scale, shear, center))
+
+
+_register(resized_crop)(_resized_crop_any)
+
+
+@_register(get_size)
+def _size(inpt: KeyPoints) -> list[int]:
+    return list(inpt.canvas_size)

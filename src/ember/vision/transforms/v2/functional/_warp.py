@@ -1,0 +1,225 @@
+"""The ``v2.functional`` warps and multi-crops: ``perspective`` and ``elastic`` move images,
+videos, masks (nearest), boxes (their corners) and key points; ``five_crop`` and ``ten_crop``
+cut images and videos into a tuple of crops."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import ember
+from ember.tensor import Tensor
+from ember.vision import tv_tensors
+from ember.vision.transforms import functional as TF
+from ember.vision.transforms._image import (
+    InterpolationMode,
+    _check_image,
+    _grid_transform,
+    _tensor_op,
+    _to_float,
+)
+from ember.vision.transforms.v2.functional._box_geometry import _move_corners
+from ember.vision.transforms.v2.functional._geometry import (
+    _IMAGES,
+    _NEAREST,
+    Fill,
+    _boxes_out,
+    _on_mask,
+)
+from ember.vision.transforms.v2.functional._keypoints import _keypoints_out, _map_keypoints
+from ember.vision.transforms.v2.functional._meta import _clamp, _from_xyxy, _to_xyxy
+from ember.vision.transforms.v2.functional._type_conversion import to_pure_tensor
+from ember.vision.transforms.v2.functional._utils import _dispatch, _register_kernel_internal
+from ember.vision.transforms.warp import _perspective_coeffs, _perspective_grid
+from ember.vision.tv_tensors import BoundingBoxes, Image, KeyPoints, Mask, Video
+
+__all__ = ["elastic", "elastic_transform", "five_crop", "perspective", "ten_crop"]
+
+Points = Sequence[Sequence[float]] | None
+
+
+def _coefficients(startpoints: Points, endpoints: Points,
+                  coefficients: Sequence[float] | None) -> list[float]:
+    """The eight coefficients of the map from an output position to its source, given or
+    solved from the corners (one of the two, as torchvision asks)."""
+    if coefficients is not None:
+        if startpoints is not None or endpoints is not None:
+            raise ValueError("perspective: the startpoints/endpoints and the coefficients "
+                             "arguments are mutually exclusive")
+        if len(coefficients) != 8:
+            raise ValueError(f"perspective: the coefficients should be 8 numbers, got "
+                             f"{len(coefficients)}")
+        return [float(c) for c in coefficients]
+    if startpoints is None or endpoints is None:
+        raise ValueError("perspective: give either the startpoints and endpoints, or the "
+                         "coefficients")
+    return _perspective_coeffs(startpoints, endpoints)
+
+
+def _forward_homography(coeffs: Sequence[float]) -> np.ndarray:
+    """The 3x3 map from a source position to its output position (the inverse of the
+    sampling map the coefficients describe)."""
+    a, b, c, d, e, f, g, h = coeffs
+    sampling = np.array([[a, b, c], [d, e, f], [g, h, 1.0]], np.float64)
+    if abs(np.linalg.det(sampling)) < 1e-12:
+        raise ValueError(f"perspective: the coefficients {list(coeffs)} cannot be inverted to "
+                         "move boxes or key points (are the corners distinct?)")
+    return np.linalg.inv(sampling)
+
+
+def perspective(inpt: Tensor, startpoints: Points, endpoints: Points,
+                interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+                fill: Fill = None, coefficients: Sequence[float] | None = None) -> Tensor:
+    """The perspective warp moving the corners ``startpoints`` to ``endpoints`` (or given by
+    its eight ``coefficients``, output to input); boxes become the boxes enclosing their
+    warped corners, clamped to the canvas; key points move by the same map.
+
+    Example:
+        >>> corners = [[0, 0], [3, 0], [3, 3], [0, 3]]
+        >>> k = tv_tensors.KeyPoints([[1.0, 2.0]], canvas_size=(4, 4))
+        >>> perspective(k, corners, corners).tolist()
+        [[1.0, 2.0]]
+    """
+    return _dispatch(perspective, inpt, startpoints, endpoints, interpolation=interpolation,
+                     fill=fill, coefficients=coefficients)
+
+
+@_tensor_op
+def _perspective_tensor(img: Tensor, startpoints: Points, endpoints: Points,
+                        interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+                        fill: Fill = None, coefficients: Sequence[float] | None = None
+                        ) -> Tensor:
+    coeffs = _coefficients(startpoints, endpoints, coefficients)
+    _check_image("perspective", img, any_int=True)
+    h, w = img.shape[-2:]
+    return _grid_transform(img, _perspective_grid(coeffs, w, h, _to_float(img).dtype),
+                           interpolation, fill, "perspective")
+
+
+_register_kernel_internal(perspective, *_IMAGES)(_perspective_tensor)
+
+
+@_register_kernel_internal(perspective, Mask)
+def _perspective_mask(mask: Tensor, startpoints: Points, endpoints: Points, fill: Fill = None,
+                      coefficients: Sequence[float] | None = None, **_: Any) -> Tensor:
+    return _on_mask(_perspective_tensor, mask, startpoints, endpoints, _NEAREST, fill,
+                    coefficients)
+
+
+@_register_kernel_internal(perspective, BoundingBoxes, tv_tensor_wrapper=False)
+def _perspective_boxes(inpt: BoundingBoxes, startpoints: Points, endpoints: Points,
+                       coefficients: Sequence[float] | None = None, **_: Any) -> BoundingBoxes:
+    forward = _forward_homography(_coefficients(startpoints, endpoints, coefficients))
+    moved = _move_corners(to_pure_tensor(inpt), inpt.format, forward)
+    return _boxes_out(inpt, _clamp(moved, inpt.format, inpt.canvas_size))
+
+
+@_register_kernel_internal(perspective, KeyPoints, tv_tensor_wrapper=False)
+def _perspective_keypoints(inpt: KeyPoints, startpoints: Points, endpoints: Points,
+                           coefficients: Sequence[float] | None = None, **_: Any) -> KeyPoints:
+    forward = _forward_homography(_coefficients(startpoints, endpoints, coefficients))
+    return _keypoints_out(inpt, _map_keypoints(to_pure_tensor(inpt), forward))
+
+
+def elastic(inpt: Tensor, displacement: Tensor,
+            interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+            fill: Fill = None) -> Tensor:
+    """Moves each pixel's sampling position by ``displacement`` (``(1, H, W, 2)``, in grid
+    units: 2 spans the image); a box corner or key point moves back by the displacement of
+    the pixel it lies on (torchvision's first-order inverse), boxes then clamped.
+
+    Example:
+        >>> k = tv_tensors.KeyPoints([[1.0, 1.0]], canvas_size=(2, 4))
+        >>> shift = ember.zeros(1, 2, 4, 2) + ember.tensor([0.5, 0.0])  # a quarter width
+        >>> elastic(k, shift).tolist()
+        [[0.0, 1.0]]
+    """
+    if not isinstance(displacement, Tensor):
+        raise TypeError(f"elastic: displacement should be a tensor, got "
+                        f"{type(displacement).__name__}")
+    return _dispatch(elastic, inpt, displacement, interpolation=interpolation, fill=fill)
+
+
+elastic_transform = elastic
+_register_kernel_internal(elastic, *_IMAGES)(TF.elastic_transform)
+
+
+@_register_kernel_internal(elastic, Mask)
+def _elastic_mask(mask: Tensor, displacement: Tensor, fill: Fill = None, **_: Any) -> Tensor:
+    return _on_mask(TF.elastic_transform, mask, displacement, _NEAREST, fill)
+
+
+def _displaced(x: Tensor, y: Tensor, displacement: Tensor, canvas_size: Sequence[int]
+               ) -> tuple[Tensor, Tensor]:
+    """Positions moved back by the displacement (in pixels) at the pixel each lies on."""
+    height, width = canvas_size
+    if tuple(displacement.shape) != (1, height, width, 2):
+        raise ValueError(f"elastic: displacement shape should be {(1, height, width, 2)} for a "
+                         f"canvas of {tuple(canvas_size)}, got {tuple(displacement.shape)}")
+    ix = x.to(ember.int64).clamp(0, width - 1)
+    iy = y.to(ember.int64).clamp(0, height - 1)
+    shift = displacement[0][iy, ix].to(x.dtype)
+    return x - shift[..., 0] * (width / 2), y - shift[..., 1] * (height / 2)
+
+
+@_register_kernel_internal(elastic, BoundingBoxes, tv_tensor_wrapper=False)
+def _elastic_boxes(inpt: BoundingBoxes, displacement: Tensor, **_: Any) -> BoundingBoxes:
+    boxes = to_pure_tensor(inpt)
+    xyxy = _to_xyxy(boxes.reshape(-1, 4), inpt.format)
+    xs, ys = _displaced(xyxy[:, [0, 2, 2, 0]], xyxy[:, [1, 1, 3, 3]], displacement,
+                        inpt.canvas_size)
+    out = ember.stack((xs.amin(1), ys.amin(1), xs.amax(1), ys.amax(1)), dim=-1)
+    out = _from_xyxy(out, inpt.format, boxes.dtype).reshape(boxes.shape)
+    return _boxes_out(inpt, _clamp(out, inpt.format, inpt.canvas_size))
+
+
+@_register_kernel_internal(elastic, KeyPoints, tv_tensor_wrapper=False)
+def _elastic_keypoints(inpt: KeyPoints, displacement: Tensor, **_: Any) -> KeyPoints:
+    points = to_pure_tensor(inpt)
+    xy = points if points.is_floating_point() else points.to(ember.get_default_dtype())
+    x, y = _displaced(xy[..., 0], xy[..., 1], displacement, inpt.canvas_size)
+    out = ember.stack((x, y), dim=-1)
+    return _keypoints_out(inpt, out if points.is_floating_point() else out.to(points.dtype))
+
+
+def five_crop(inpt: Tensor, size: int | Sequence[int]) -> tuple[Tensor, ...]:
+    """The top-left, top-right, bottom-left, bottom-right and central crops of ``size`` of an
+    image or video, each of the input's type.
+
+    Example:
+        >>> [c.item() for c in five_crop(ember.arange(9).reshape(1, 3, 3), 1)]
+        [0, 2, 6, 8, 4]
+    """
+    return _dispatch(five_crop, inpt, size)
+
+
+def ten_crop(inpt: Tensor, size: int | Sequence[int], vertical_flip: bool = False
+             ) -> tuple[Tensor, ...]:
+    """:func:`five_crop` of the image or video, then of its mirror image (left-right, or
+    top-bottom with ``vertical_flip``).
+
+    Example:
+        >>> len(ten_crop(tv_tensors.Image(ember.zeros(1, 4, 4)), 2))
+        10
+    """
+    return _dispatch(ten_crop, inpt, size, vertical_flip=vertical_flip)
+
+
+def _crops_like(kernel: Any) -> Any:
+    """``kernel`` (giving a tuple of crops) with each crop of the input's tv_tensor type."""
+
+    def typed(inpt: Tensor, *args: Any, **kwargs: Any) -> tuple[Tensor, ...]:
+        crops = kernel(to_pure_tensor(inpt), *args, **kwargs)
+        if not isinstance(inpt, tv_tensors.TVTensor):
+            return crops
+        return tuple(tv_tensors.wrap(c, like=inpt) for c in crops)
+
+    return typed
+
+
+for _functional, _kernel in ((five_crop, TF.five_crop), (ten_crop, TF.ten_crop)):
+    _register_kernel_internal(_functional, Tensor, np.ndarray)(_kernel)
+    _register_kernel_internal(_functional, Image, Video, tv_tensor_wrapper=False)(
+        _crops_like(_kernel))
