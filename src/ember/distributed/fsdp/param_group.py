@@ -1,0 +1,268 @@
+"""The parameters of one ``fully_shard`` module (FSDP2): each rank keeps a ``Shard(0)`` piece
+of every parameter; the pieces are all-gathered together for the module's compute and their
+gradients reduce-scattered together.
+
+**Layout.** Parameter ``i`` of global shape ``(n_i, *rest)`` is cut into ``torch.chunk``
+pieces of ``c_i = ceil(n_i / W)`` rows over the ``W`` ranks (the pieces of a ``Shard(0)``
+DTensor: the last ones short or empty; PyTorch pads them alike). A rank sends its pieces,
+each zero-padded to ``c_i`` rows, end to end; one all-gather brings the ``W`` blocks, copied
+into one buffer where every parameter is a contiguous view. Gradients go back the same way,
+in one reduce-scatter.
+
+**How the unsharded parameters reach forward.** The piece stays the module's registered
+``nn.Parameter`` (what ``parameters()``, the optimizer and ``state_dict`` see). ``unshard``
+makes the gathered views the outputs of one autograd Function of the pieces
+(:class:`_Unshard`) and sets them as plain instance attributes, which shadow the registered
+parameters while they are there (``Module.__getattr__`` reads ``_parameters`` only when the
+ordinary lookup fails); ``reshard`` deletes them. The Function's backward is the
+reduce-scatter, so autograd delivers each piece's averaged gradient into its ``.grad`` once
+every use of the gathered parameters has contributed (a module called twice makes two nodes
+whose gradients add up, as autograd adds any two uses of a leaf).
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import Any
+
+import numpy as np
+
+from ember import nn
+from ember.autograd.engine import queue_callback
+from ember.autograd.function import Function, once_differentiable
+from ember.distributed.buffers import mpi
+from ember.distributed.fsdp.flat_param import pack_gathered_view, unpack_gathered_view
+from ember.distributed.tensor.placement import chunk_bounds
+from ember.errors import DeviceError
+from ember.nn.parameter import Parameter
+from ember.tensor import Tensor, _wrap
+
+_SHARDED: dict[int, str] = {}  # id(parameter) -> the fully_shard module that sharded it
+
+
+class ParamSlot:
+    """Where a parameter is registered: ``module.<name>``, ``fqn`` below the sharded
+    module; ``index`` into the group's distinct parameters (tied ones share it)."""
+
+    __slots__ = ("fqn", "module", "name", "index")
+
+    def __init__(self, fqn: str, module: nn.Module, name: str, index: int) -> None:
+        self.fqn, self.module, self.name, self.index = fqn, module, name, index
+
+
+class ShardedParamGroup:
+    """The pieces of one module's parameters, their gathered buffer and their gradient
+    reduction.
+
+    Args:
+        owner: the module's name in messages, ``fully_shard(Block)``.
+        found: ``(fqn, module, name, parameter)`` for every registration of a parameter.
+        group: the mesh's process group (the ranks that shard the parameters).
+        param_dtype, reduce_dtype: the mixed-precision dtypes (None: the parameters' own).
+    """
+
+    def __init__(self, owner: str, found: list[tuple[str, nn.Module, str, Parameter]],
+                 group: Any, param_dtype: np.dtype | None,
+                 reduce_dtype: np.dtype | None) -> None:
+        self.owner = owner
+        self.group = group
+        self.world, rank = group.size(), group.rank()
+        self.slots: list[ParamSlot] = []
+        distinct: dict[int, int] = {}
+        originals: list[Parameter] = []
+        for fqn, module, name, p in found:
+            if id(p) not in distinct:
+                distinct[id(p)] = len(originals)
+                originals.append(p)
+            self.slots.append(ParamSlot(fqn, module, name, distinct[id(p)]))
+        _check_params(owner, [(s.fqn, originals[s.index]) for s in self.slots], param_dtype)
+        self.shapes = [tuple(p.shape) for p in originals]
+        self.row_numel = [math.prod(s[1:]) for s in self.shapes]
+        self.rows = [chunk_bounds(s[0], self.world, 0)[1] for s in self.shapes]  # c_i
+        self.bounds = [chunk_bounds(s[0], self.world, rank) for s in self.shapes]
+        block = [c * r for c, r in zip(self.rows, self.row_numel)]  # one rank's padded piece
+        self.send_offsets = np.cumsum([0] + block).tolist()
+        self.full_offsets = (np.cumsum([0] + block) * self.world).tolist()
+        self.device = originals[0]._device
+        self.param_dtype = param_dtype
+        self.reduce_dtype = reduce_dtype
+        self.full: np.ndarray | None = None  # the gathered parameters, while they exist
+        self.gathered_from: list[tuple[int, int]] = []  # (id, version) of the pieces then
+        self.pending: np.ndarray | None = None  # gradients kept unreduced (no sync)
+        self.sync = True
+        self.reshard_after_backward = True
+        pieces = [self._piece(p, i) for i, p in enumerate(originals)]
+        for slot in self.slots:
+            slot.module._parameters[slot.name] = pieces[slot.index]
+        for p in (*originals, *pieces):
+            _SHARDED[id(p)] = owner
+            weakref.finalize(p, _SHARDED.pop, id(p), None)
+
+    def _piece(self, p: Parameter, i: int) -> Parameter:
+        lo, hi = self.bounds[i]
+        local = np.ascontiguousarray(p._data[lo:hi]).copy()
+        return Parameter(_wrap(local, self.device), p.requires_grad)
+
+    # -- parameters --------------------------------------------------------------------------
+    def pieces(self) -> list[Parameter]:
+        """The registered pieces, one per distinct parameter (read now: ``module.double()``
+        keeps the objects but may change their data)."""
+        first = {}
+        for s in self.slots:
+            first.setdefault(s.index, s)
+        return [first[i].module._parameters[first[i].name] for i in range(len(self.shapes))]
+
+    @property
+    def compute_dtype(self) -> np.dtype:
+        return self.param_dtype or self.pieces()[0]._data.dtype
+
+    def _versions(self) -> list[tuple[int, int]]:
+        return [(id(p), p._vc.value) for p in self.pieces()]
+
+    def fresh(self) -> bool:
+        """Whether the gathered buffer holds the pieces' current values (an optimizer step
+        or a load bumps their version counters)."""
+        return self.full is not None and self.gathered_from == self._versions()
+
+    def gather(self) -> np.ndarray:
+        """All-gathers the pieces (in the compute dtype) into :attr:`full`."""
+        dtype, world, n = self.compute_dtype, self.world, len(self.shapes)
+        send = np.zeros(self.send_offsets[-1], dtype)
+        for i, p in enumerate(self.pieces()):
+            local = p._data.reshape(-1)
+            send[self.send_offsets[i]:self.send_offsets[i] + local.size] = local
+        if world == 1:
+            blocks = send.reshape(1, -1)
+        else:
+            blocks = np.empty((world, send.size), dtype)
+            self.group.comm.Allgather(send.view(np.uint8), blocks.view(np.uint8))
+        full = np.empty(self.full_offsets[-1], dtype)
+        for i in range(n):
+            lo, hi = self.send_offsets[i], self.send_offsets[i + 1]
+            full[self.full_offsets[i]:self.full_offsets[i + 1]] = blocks[:, lo:hi].reshape(-1)
+        self.full, self.gathered_from = full, self._versions()
+        return full
+
+    def views(self) -> list[np.ndarray]:
+        """Each parameter's full value, a view of :attr:`full` (padding left out)."""
+        return [self.full[start:start + math.prod(shape)].reshape(shape)
+                for start, shape in zip(self.full_offsets, self.shapes)]
+
+    def unshard(self) -> None:
+        """Gathers the parameters (unless the buffer is fresh) and sets them on the modules
+        as outputs of :class:`_Unshard`, so that gradients reach the pieces."""
+        if not self.fresh():
+            self.gather()
+        full = _Unshard.apply(self, *self.pieces())
+        for slot in self.slots:
+            object.__setattr__(slot.module, slot.name, full[slot.index])
+
+    def uninstall(self) -> None:
+        """The modules show their registered pieces again (the buffer stays)."""
+        for slot in self.slots:
+            slot.module.__dict__.pop(slot.name, None)
+
+    def reshard(self) -> None:
+        """:meth:`uninstall` and free the gathered buffer."""
+        self.uninstall()
+        self.full = None
+
+    # -- saved tensors -----------------------------------------------------------------------
+    def pack(self, t: Tensor) -> Any:
+        """``saved_tensors_hooks`` pack: views of the buffer are kept as their place in it."""
+        return pack_gathered_view(t, self.full)
+
+    def unpack(self, saved: Any) -> Any:
+        """``saved_tensors_hooks`` unpack: the view, in the buffer gathered again."""
+        return unpack_gathered_view(saved, self._gathered_for_backward, self.device)
+
+    def _gathered_for_backward(self) -> np.ndarray:
+        if not self.fresh():
+            self.gather()
+            queue_callback(self._after_backward)  # (frozen parameters: no _Unshard node)
+        return self.full
+
+    def _after_backward(self) -> None:
+        if self.reshard_after_backward:
+            self.full = None
+
+    # -- gradients ---------------------------------------------------------------------------
+    def reduce_grads(self, grads: tuple[Tensor, ...], needs: tuple[bool, ...]) -> tuple:
+        """Reduce-scatters the gradients of the gathered parameters and returns each piece's
+        share of their mean over the ranks (None where not needed, or every one while
+        gradient sync is off: the sum is kept for the next synchronized backward)."""
+        world = self.world
+        reduce = self.reduce_dtype or self.compute_dtype
+        wire = reduce if reduce.itemsize >= 4 else np.dtype(np.float32)  # (MPI sums no 16-bit)
+        blocks = np.zeros((world, self.send_offsets[-1]), wire)
+        for i, g in enumerate(grads):
+            padded = np.zeros(world * (self.send_offsets[i + 1] - self.send_offsets[i]), wire)
+            flat = g._data.reshape(-1)
+            padded[:flat.size] = flat.astype(reduce, copy=False)
+            blocks[:, self.send_offsets[i]:self.send_offsets[i + 1]] = padded.reshape(world, -1)
+        if self.pending is not None:
+            blocks += self.pending
+            self.pending = None
+        if not self.sync:
+            self.pending = blocks
+            return (None,) * len(grads)
+        mine = blocks[0].copy()
+        if world > 1:
+            self.group.comm.Reduce_scatter_block(blocks, mine, mpi().SUM)
+        mine /= world
+        mine = mine.astype(reduce, copy=False)
+        out = []
+        for i, (p, need) in enumerate(zip(self.pieces(), needs)):
+            start = self.send_offsets[i]
+            local = mine[start:start + p._data.size].reshape(p._data.shape)
+            out.append(_wrap(local.astype(p._data.dtype), self.device) if need else None)
+        return tuple(out)
+
+    def fqns(self) -> list[tuple[str, int]]:
+        """``(fqn, index)`` of every registration below the sharded module."""
+        return [(s.fqn, s.index) for s in self.slots]
+
+
+class _Unshard(Function):
+    """The pieces → the gathered parameters (already in ``group.full``); backward
+    reduce-scatters their gradients."""
+
+    @staticmethod
+    def forward(ctx: Any, group: ShardedParamGroup, *pieces: Tensor) -> tuple[Tensor, ...]:
+        ctx.group = group
+        return tuple(_wrap(v, group.device) for v in group.views())
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, *grads: Tensor) -> tuple:
+        group = ctx.group
+        out = group.reduce_grads(grads, ctx.needs_input_grad[1:])
+        group._after_backward()
+        return (None, *out)
+
+
+def _check_params(owner: str, named: list[tuple[str, Parameter]],
+                  param_dtype: np.dtype | None) -> None:
+    """Refuses what ``Shard(0)`` pieces cannot hold (with the parameter's name)."""
+    first_name, first = named[0]
+    for fqn, p in named:
+        other = _SHARDED.get(id(p))
+        if other is not None:
+            raise ValueError(
+                f"{owner}: parameter '{fqn}' is already sharded by {other}. Apply fully_shard "
+                "to submodules before their parents (bottom-up), and keep a parameter shared "
+                "by several modules inside one fully_shard module")
+        if p.ndim == 0:
+            raise ValueError(f"{owner}: parameter '{fqn}' is 0-d; fully_shard shards "
+                             "parameters along dim 0 (Shard(0)). Hint: give it shape (1,)")
+        if p._device.type != "cpu":
+            raise DeviceError(f"{owner}: parameter '{fqn}' is on {p._device}, but Ember's MPI "
+                              "process groups work on CPU tensors. Hint: keep the model on "
+                              "the CPU")
+        if param_dtype is None and p._data.dtype != first._data.dtype:
+            raise ValueError(
+                f"{owner}: parameters '{first_name}' ({first.dtype}) and '{fqn}' ({p.dtype}) "
+                "differ in dtype; one module's parameters are gathered in one dtype. Hint: "
+                "fully_shard their submodules separately, or set "
+                "MixedPrecisionPolicy(param_dtype=...)")
