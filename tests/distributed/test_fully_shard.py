@@ -24,6 +24,7 @@ def test_fully_shard_follows_one_process(n):
         assert r["gathers_reshard_False"] == [1, True, False]
         assert r["kept_gathers"] == [1, 2]  # reused by the second step, fresh after opt.step
         assert r["tied_loss_gap"] <= 1e-12
+        assert r["frozen_grad_gap"] <= 1e-12 and r["frozen_freed"]
         assert r["accumulate_loss_gap"] <= 1e-12 and r["accumulate_param_gap"] <= 1e-12
         assert r["transformer_param_gap"] <= 1e-10
         # bfloat16 compute (3 significant digits), float32 reduction and pieces

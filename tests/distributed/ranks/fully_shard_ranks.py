@@ -169,6 +169,25 @@ ref_tied = train(reference, STEPS, local=False)
 out["tied_loss_gap"] = max(abs(a - b) for a, b in zip(train(model, STEPS, local=True),
                                                       ref_tied))
 
+# -- a frozen block: no reduction, but backward gathers its weights to pass gradients through
+def frozen_net() -> nn.Module:
+    m = net()
+    m.blocks[1].requires_grad_(False)
+    return m
+
+
+reference, model = frozen_net(), shard(frozen_net())
+x, y = STEPS[0][0]
+F.cross_entropy(reference(x), y).backward()
+F.cross_entropy(model(mine(x)), mine(y)).backward()
+mesh = model._fsdp_state.mesh
+grads = {k: DTensor.from_local(p.grad, mesh, [Shard(0)],
+                               shape=reference.get_parameter(k).shape).full_tensor()
+         for k, p in model.named_parameters() if p.requires_grad}
+out["frozen_grad_gap"] = gap({k: g.numpy() for k, g in grads.items()},
+                             {k: reference.get_parameter(k).grad.numpy() for k in grads})
+out["frozen_freed"] = model.blocks[1]._fsdp_state.group.full is None
+
 # -- gradient accumulation: no reduce-scatter until the last micro-batch ---------------------
 micro = batches(2, micro=2)
 reference = net()
