@@ -197,6 +197,30 @@ acc = train(model, micro, local=True, accumulate=True)
 out["accumulate_loss_gap"] = max(abs(a - b) for a, b in zip(acc, ref_acc))
 out["accumulate_param_gap"] = gap(gathered(model), gathered(reference))
 
+# -- a parameter forward never uses: its .grad stays None (as in one process), so AdamW's
+# weight decay leaves it alone
+class WithUnused(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.used = nn.Linear(5, 3)
+        self.unused = nn.Linear(5, 3)
+
+    def forward(self, x):
+        return self.used(x)
+
+
+def with_unused() -> nn.Module:
+    ember.manual_seed(4)
+    return WithUnused().double()
+
+
+reference, model = with_unused(), fully_shard(with_unused())
+ref_unused = train(reference, STEPS, local=False)
+out["unused_loss_gap"] = max(abs(a - b) for a, b in zip(train(model, STEPS, local=True),
+                                                        ref_unused))
+out["unused_param_gap"] = gap(gathered(model), gathered(reference))
+out["unused_grad_none"] = model.unused.weight.grad is None and model.used.weight.grad is not None
+
 # -- a transformer layer (attention with in_proj_weight, layer norms) ------------------------
 def layer(seed: int = 0) -> nn.Module:
     ember.manual_seed(seed)

@@ -188,15 +188,23 @@ class ShardedParamGroup:
             self.full = None
 
     # -- gradients ---------------------------------------------------------------------------
-    def reduce_grads(self, grads: tuple[Tensor, ...], needs: tuple[bool, ...]) -> tuple:
+    def reduce_grads(self, grads: tuple[Tensor | None, ...], needs: tuple[bool, ...]) -> tuple:
         """Reduce-scatters the gradients of the gathered parameters and returns each piece's
-        share of their mean over the ranks (None where not needed, or every one while
-        gradient sync is off: the sum is kept for the next synchronized backward)."""
-        world = self.world
+        share of their mean over the ranks (None where not needed, where no rank's backward
+        reached the parameter, as a single process leaves an unused parameter's ``.grad``
+        None, or every one while gradient sync is off: the sum is kept for the next
+        synchronized backward).
+
+        Every rank's block ends with one count per parameter (1 where this rank has its
+        gradient), so the reduce-scatter also tells each rank how many ranks had one."""
+        world, used = self.world, self.send_offsets[-1]
         reduce = self.reduce_dtype or self.compute_dtype
         wire = reduce if reduce.itemsize >= 4 else np.dtype(np.float32)  # (MPI sums no 16-bit)
-        blocks = np.zeros((world, self.send_offsets[-1]), wire)
+        blocks = np.zeros((world, used + len(grads)), wire)
         for i, g in enumerate(grads):
+            if g is None:
+                continue
+            blocks[:, used + i] = 1
             padded = np.zeros(world * (self.send_offsets[i + 1] - self.send_offsets[i]), wire)
             flat = g._data.reshape(-1)
             padded[:flat.size] = flat.astype(reduce, copy=False)
@@ -210,13 +218,14 @@ class ShardedParamGroup:
         mine = blocks[0].copy()
         if world > 1:
             self.group.comm.Reduce_scatter_block(blocks, mine, mpi().SUM)
-        mine /= world
-        mine = mine.astype(reduce, copy=False)
+        reached = mine[used:] > 0
+        mine = (mine[:used] / world).astype(reduce, copy=False)
         out = []
         for i, (p, need) in enumerate(zip(self.pieces(), needs)):
             start = self.send_offsets[i]
             local = mine[start:start + p._data.size].reshape(p._data.shape)
-            out.append(_wrap(local.astype(p._data.dtype), self.device) if need else None)
+            out.append(_wrap(local.astype(p._data.dtype), self.device)
+                       if need and reached[i] else None)
         return tuple(out)
 
     def fqns(self) -> list[tuple[str, int]]:
@@ -231,6 +240,7 @@ class _Unshard(Function):
     @staticmethod
     def forward(ctx: Any, group: ShardedParamGroup, *pieces: Tensor) -> tuple[Tensor, ...]:
         ctx.group = group
+        ctx.set_materialize_grads(False)  # (an unused parameter's gradient stays None)
         return tuple(_wrap(v, group.device) for v in group.views())
 
     @staticmethod
