@@ -4,6 +4,7 @@ gradient accumulation through set_requires_gradient_sync, a transformer layer, m
 precision, unshard/reshard, state dict round trips (DTensors and full tensors), the errors.
 Parameters of odd sizes make uneven pieces (on 4 ranks some are empty)."""
 
+import math
 import shutil
 import tempfile
 
@@ -176,17 +177,35 @@ def frozen_net() -> nn.Module:
     return m
 
 
+def grad_gap(model: nn.Module, reference: nn.Module) -> float:
+    """The largest difference between the gathered gradients and the reference's."""
+    mesh = model._fsdp_state.mesh
+    grads = {k: DTensor.from_local(p.grad, mesh, [Shard(0)],
+                                   shape=reference.get_parameter(k).shape).full_tensor()
+             for k, p in model.named_parameters() if p.requires_grad}
+    return gap({k: g.numpy() for k, g in grads.items()},
+               {k: reference.get_parameter(k).grad.numpy() for k in grads})
+
+
+def backward_both(reference: nn.Module, model: nn.Module) -> None:
+    x, y = STEPS[0][0]
+    F.cross_entropy(reference(x), y).backward()
+    F.cross_entropy(model(mine(x)), mine(y)).backward()
+
+
 reference, model = frozen_net(), shard(frozen_net())
-x, y = STEPS[0][0]
-F.cross_entropy(reference(x), y).backward()
-F.cross_entropy(model(mine(x)), mine(y)).backward()
-mesh = model._fsdp_state.mesh
-grads = {k: DTensor.from_local(p.grad, mesh, [Shard(0)],
-                               shape=reference.get_parameter(k).shape).full_tensor()
-         for k, p in model.named_parameters() if p.requires_grad}
-out["frozen_grad_gap"] = gap({k: g.numpy() for k, g in grads.items()},
-                             {k: reference.get_parameter(k).grad.numpy() for k in grads})
+backward_both(reference, model)
+out["frozen_grad_gap"] = grad_gap(model, reference)
 out["frozen_freed"] = model.blocks[1]._fsdp_state.group.full is None
+
+# -- clip_grad_norm_ on the pieces: the whole gradients' norm, the same scale on every rank --
+for norm_type in (2.0, math.inf):
+    reference, model = net(), shard(net())
+    backward_both(reference, model)
+    ref_norm = nn.utils.clip_grad_norm_(reference.parameters(), 0.05, norm_type)
+    norm = nn.utils.clip_grad_norm_(model.parameters(), 0.05, norm_type)
+    out[f"clip_gap_{norm_type}"] = max(abs(norm.item() - ref_norm.item()),
+                                       grad_gap(model, reference))
 
 # -- gradient accumulation: no reduce-scatter until the last micro-batch ---------------------
 micro = batches(2, micro=2)

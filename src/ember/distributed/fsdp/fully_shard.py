@@ -23,14 +23,17 @@ from ember.autograd.graph import saved_tensors_hooks
 from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.fsdp.api import MixedPrecisionPolicy, OffloadPolicy
 from ember.distributed.fsdp.fully_sharded import _cast_floating, _np_dtype
-from ember.distributed.fsdp.param_group import ShardedParamGroup
+from ember.distributed.fsdp.param_group import ShardedParamGroup, sharded_grad_norm
 from ember.distributed.tensor.dtensor import DTensor, world_mesh
 from ember.distributed.tensor.placement import Shard
 from ember.dtypes import to_dtype
 from ember.nn.parameter import Parameter
+from ember.nn.utils.clip_grad import SHARDED_NORMS
 from ember.tensor import Tensor
 
 __all__ = ["FSDPModule", "fully_shard"]
+
+SHARDED_NORMS.append(sharded_grad_norm)  # clip_grad_norm_ sees the whole gradients' norm
 
 
 class FSDPState:

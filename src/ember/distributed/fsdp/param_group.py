@@ -38,7 +38,9 @@ from ember.errors import DeviceError
 from ember.nn.parameter import Parameter
 from ember.tensor import Tensor, _wrap
 
-_SHARDED: dict[int, str] = {}  # id(parameter) -> the fully_shard module that sharded it
+# id(parameter) -> the group of the fully_shard module that sharded it (weak: the group holds
+# the modules), for the originals and the pieces
+_SHARDED: dict[int, weakref.ref] = {}
 
 
 class ParamSlot:
@@ -96,7 +98,7 @@ class ShardedParamGroup:
         for slot in self.slots:
             slot.module._parameters[slot.name] = pieces[slot.index]
         for p in (*originals, *pieces):
-            _SHARDED[id(p)] = owner
+            _SHARDED[id(p)] = weakref.ref(self)
             weakref.finalize(p, _SHARDED.pop, id(p), None)
 
     def _piece(self, p: Parameter, i: int) -> Parameter:
@@ -257,10 +259,11 @@ def _check_params(owner: str, named: list[tuple[str, Parameter]],
     """Refuses what ``Shard(0)`` pieces cannot hold (with the parameter's name)."""
     first_name, first = named[0]
     for fqn, p in named:
-        other = _SHARDED.get(id(p))
+        other = _SHARDED.get(id(p), lambda: None)()
         if other is not None:
             raise ValueError(
-                f"{owner}: parameter '{fqn}' is already sharded by {other}. Apply fully_shard "
+                f"{owner}: parameter '{fqn}' is already sharded by {other.owner}. Apply "
+                "fully_shard "
                 "to submodules before their parents (bottom-up), and keep a parameter shared "
                 "by several modules inside one fully_shard module")
         if p.ndim == 0:
@@ -276,3 +279,41 @@ def _check_params(owner: str, named: list[tuple[str, Parameter]],
                 "differ in dtype; one module's parameters are gathered in one dtype. Hint: "
                 "fully_shard their submodules separately, or set "
                 "MixedPrecisionPolicy(param_dtype=...)")
+
+
+def sharded_grad_norm(parameters: list[Tensor], norm_type: float) -> tuple[list, Tensor | None]:
+    """``nn.utils.clip_grad_norm_``'s hook (``SHARDED_NORMS``): the norm of the whole
+    gradients of the ``fully_shard`` pieces among ``parameters`` (their pieces' sums of powers,
+    or maxima, all-reduced over each process group), and the other parameters."""
+    rest, local, dtype = [], {}, None
+    for p in parameters:
+        group = _SHARDED.get(id(p), lambda: None)()
+        if group is None or all(q is not p for q in group.pieces()):
+            rest.append(p)
+            continue
+        if p.grad is not None:
+            dtype = dtype or p.grad._data.dtype
+        comm = group.group.comm
+        seen = local.setdefault(id(comm), [comm, 0.0])
+        seen[1] = _combine(seen[1], _norm_part(p.grad, norm_type), norm_type)
+    if not local:
+        return rest, None
+    inf = norm_type == math.inf
+    total = 0.0
+    for comm, part in local.values():  # (the same order on every rank)
+        total = _combine(total, comm.allreduce(part, op=mpi().MAX if inf else mpi().SUM),
+                         norm_type)
+    total = total if inf else total ** (1.0 / norm_type)
+    return rest, _wrap(np.asarray(total, dtype or np.float32), parameters[0]._device)
+
+
+def _norm_part(g: Tensor | None, norm_type: float) -> float:
+    """A gradient's part of a norm: the maximum of ``|g|`` (inf) or the sum of ``|g|^p``."""
+    if g is None or g._data.size == 0:
+        return 0.0
+    a = np.abs(g._data.astype(np.float64))
+    return float(a.max()) if norm_type == math.inf else float((a ** norm_type).sum())
+
+
+def _combine(a: float, b: float, norm_type: float) -> float:
+    return max(a, b) if norm_type == math.inf else a + b
