@@ -35,5 +35,6 @@ def test_fully_shard_follows_one_process(n):
         assert r["mixed_grad_dtype"] == "ember.float32"
         assert r["unsharded_shape"] == [7, 9]
         assert r["dtensor_round_trip"] == r["full_round_trip"] == r["plain_round_trip"] == 0.0
+        assert r["plain_root_round_trip"] == 0.0
         assert r["checkpoint_round_trip"] == 0.0
         assert r["after_load_losses_equal"]

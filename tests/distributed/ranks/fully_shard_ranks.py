@@ -295,6 +295,20 @@ out["full_round_trip"] = gap(gathered(fresh), gathered(trained))
 plain = net(seed=7)
 plain.load_state_dict(full)
 out["plain_round_trip"] = gap(gathered(plain), gathered(trained))
+
+
+def blocks_sharded(seed: int) -> nn.Module:
+    """Only the blocks sharded: the root is a plain module."""
+    m = net(seed=seed)
+    for b in m.blocks:
+        fully_shard(b)
+    return m
+
+
+# a plain root loads its sharded blocks' DTensors (the blocks' load pre-hooks take the pieces)
+partly = blocks_sharded(10)
+partly.load_state_dict(sd)
+out["plain_root_round_trip"] = gap(gathered(partly), gathered(trained))
 # a distributed checkpoint of the DTensors, loaded into other pieces and into a plain model
 where = [tempfile.mkdtemp() if rank == 0 else None]
 dist.broadcast_object_list(where, src=0)

@@ -13,7 +13,7 @@ communicates for its own parameters (those not inside a nested ``fully_shard`` m
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -157,24 +157,19 @@ class FSDPModule:
         modules = self.modules() if recurse else [self]
         return [m._fsdp_state for m in modules if isinstance(m, FSDPModule)]
 
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
-                        assign: bool = False) -> Any:
-        """Loads a state dict whose sharded entries are DTensors (as :meth:`state_dict` gives)
-        or full tensors (each rank keeps its piece).
 
-        Example:
-            >>> model.load_state_dict(saved)               # DTensors or full tensors
-        """
-        local = dict(state_dict)
-        for prefix, m in self.named_modules():
-            if isinstance(m, FSDPModule) and m._fsdp_state.group is not None:
-                g = m._fsdp_state.group
-                for fqn, index in g.fqns():
-                    key = f"{prefix}.{fqn}" if prefix else fqn
-                    if key in local:
-                        local[key] = _local_piece(key, local[key], g, index,
-                                                  m._fsdp_state.mesh)
-        return super().load_state_dict(local, strict, assign)
+
+def _local_entries(module: FSDPModule, state_dict: dict, prefix: str, *_: Any) -> None:
+    """Load state dict pre-hook (whichever module's ``load_state_dict`` runs): the sharded
+    parameters' entries, DTensors (as ``state_dict()`` gives) or full tensors, become this
+    rank's pieces."""
+    state = module._fsdp_state
+    if state.group is None:
+        return
+    for fqn, index in state.group.fqns():
+        key = prefix + fqn
+        if key in state_dict:
+            state_dict[key] = _local_piece(key, state_dict[key], state.group, index, state.mesh)
 
 
 def _local_piece(key: str, value: Any, group: ShardedParamGroup, index: int,
@@ -258,6 +253,7 @@ def fully_shard(module: nn.Module, *, mesh: DeviceMesh | None = None,
                       offload_policy)
     object.__setattr__(module, "_fsdp_state", state)
     module.register_state_dict_post_hook(_sharded_entries)
+    module.register_load_state_dict_pre_hook(_local_entries)
     module.__class__ = _fsdp_class(type(module))
     return module
 
