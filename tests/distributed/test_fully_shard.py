@@ -19,6 +19,7 @@ def test_fully_shard_follows_one_process(n):
         for reshard in (True, False):  # float64, AdamW, 3 steps, nested sharding
             assert r[f"loss_gap_reshard_{reshard}"] <= 1e-12
             assert r[f"param_gap_reshard_{reshard}"] <= 1e-12
+            assert r[f"checkpointed_gap_{reshard}"] <= 1e-12
         # [gathers in forward + backward, gathered after forward, gathered after backward]
         assert r["gathers_reshard_True"] == [2, False, False]
         assert r["gathers_reshard_False"] == [1, True, False]

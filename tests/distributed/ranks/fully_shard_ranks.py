@@ -19,6 +19,7 @@ from ember import nn
 from ember.distributed import checkpoint
 from ember.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
 from ember.distributed.tensor import DTensor, Shard, init_device_mesh
+from ember.utils.checkpoint import checkpoint as recomputed
 
 dist.init_process_group("mpi")
 rank, n = dist.get_rank(), dist.get_world_size()
@@ -121,6 +122,31 @@ for reshard in (True, False):
     p = model.blocks[0].fc1.weight
     assert tuple(p.shape) == (len(range(9)[rank * -(-9 // n):(rank + 1) * -(-9 // n)]), 7)
     assert tuple(p.grad.shape) == tuple(p.shape)  # the gradient of this rank's piece
+
+# -- activation checkpointing inside sharded modules: a block's fc1 path and whole blocks are
+# recomputed in backward, with the modules' gathered parameters as in forward
+class CheckpointedBlock(Block):
+    def forward(self, x):
+        h = recomputed(lambda t: ember.tanh(self.fc1(self.ln(t))), x, use_reentrant=False)
+        return x + self.fc2(h)
+
+
+class CheckpointedNet(Net):
+    def forward(self, x):
+        x = self.inp(x)
+        for b in self.blocks:
+            x = recomputed(b, x, use_reentrant=False)
+        return self.head(x)
+
+
+for reshard in (True, False):
+    model = net()
+    model.__class__ = CheckpointedNet
+    for b in model.blocks:
+        b.__class__ = CheckpointedBlock
+    losses = train(shard(model, reshard_after_forward=reshard), STEPS, local=True)
+    out[f"checkpointed_gap_{reshard}"] = max(
+        max(abs(a - b) for a, b in zip(losses, ref_losses)), gap(gathered(model), ref_params))
 
 # -- gathers per step: reshard_after_forward frees and gathers again for backward ------------
 def counted(group) -> list:
@@ -307,7 +333,8 @@ def blocks_sharded(seed: int) -> nn.Module:
 
 # a plain root loads its sharded blocks' DTensors (the blocks' load pre-hooks take the pieces)
 partly = blocks_sharded(10)
-partly.load_state_dict(sd)
+partly.load_state_dict({k: v if k.startswith("blocks.") else v.full_tensor()
+                        for k, v in sd.items()})
 out["plain_root_round_trip"] = gap(gathered(partly), gathered(trained))
 # a distributed checkpoint of the DTensors, loaded into other pieces and into a plain model
 where = [tempfile.mkdtemp() if rank == 0 else None]

@@ -30,10 +30,29 @@ from ember.dtypes import to_dtype
 from ember.nn.parameter import Parameter
 from ember.nn.utils.clip_grad import SHARDED_NORMS
 from ember.tensor import Tensor
+from ember.utils import checkpoint as _checkpoint
 
 __all__ = ["FSDPModule", "fully_shard"]
 
 SHARDED_NORMS.append(sharded_grad_norm)  # clip_grad_norm_ sees the whole gradients' norm
+
+_IN_FORWARD: list[ShardedParamGroup] = []  # the groups whose module's forward is running
+
+
+def _recompute_unsharded(groups: tuple[ShardedParamGroup, ...], run: Any) -> Any:
+    """Activation checkpointing's recompute (in backward) of a function called inside
+    sharded modules' forward: their gathered parameters are their attributes again, as in
+    forward (PyTorch's pre-backward hooks unshard every enclosing module likewise)."""
+    try:
+        for g in groups:
+            g.unshard_for_recompute()
+        return run()
+    finally:
+        for g in groups:
+            g.uninstall()
+
+
+_checkpoint.CONTEXTS["fully_shard"] = (lambda: tuple(_IN_FORWARD), _recompute_unsharded)
 
 
 class FSDPState:
@@ -58,11 +77,13 @@ class FSDPState:
             out = run(*args, **kwargs)
         else:
             g.unshard()
+            _IN_FORWARD.append(g)
             try:
                 with (saved_tensors_hooks(g.pack, g.unpack) if self.reshard_after_forward
                       else contextlib.nullcontext()):
                     out = run(*args, **kwargs)
             finally:
+                _IN_FORWARD.pop()
                 if self.reshard_after_forward:
                     g.reshard()
                 else:

@@ -156,6 +156,15 @@ class ShardedParamGroup:
         as outputs of :class:`_Unshard`, so that gradients reach the pieces."""
         if not self.fresh():
             self.gather()
+        self._install()
+
+    def unshard_for_recompute(self) -> None:
+        """:meth:`unshard` in backward, for activation checkpointing's recompute of a
+        function the module's forward called (the buffer lives until backward ends)."""
+        self._gathered_for_backward()
+        self._install()
+
+    def _install(self) -> None:
         full = _Unshard.apply(self, *self.pieces())
         for slot in self.slots:
             object.__setattr__(slot.module, slot.name, full[slot.index])
