@@ -30,6 +30,7 @@ def test_fully_shard_follows_one_process(n):
         assert r["accumulate_loss_gap"] <= 1e-12 and r["accumulate_param_gap"] <= 1e-12
         assert r["unused_loss_gap"] <= 1e-12 and r["unused_param_gap"] <= 1e-12
         assert r["unused_grad_none"]
+        assert r["weight_norm_loss_gap"] <= 1e-12 and r["pre_hook_shapes"] == [5, 5]
         assert r["transformer_param_gap"] <= 1e-10
         # bfloat16 compute (3 significant digits), float32 reduction and pieces
         assert r["mixed_loss_gap"] <= 2e-2 and r["mixed_param_gap"] <= 2e-3

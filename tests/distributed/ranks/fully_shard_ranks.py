@@ -266,6 +266,23 @@ out["unused_loss_gap"] = max(abs(a - b) for a, b in zip(train(model, STEPS, loca
 out["unused_param_gap"] = gap(gathered(model), gathered(reference))
 out["unused_grad_none"] = model.unused.weight.grad is None and model.used.weight.grad is not None
 
+# -- forward pre-hooks of a sharded module run with its gathered parameters (PyTorch prepends
+# its unshard hook): weight_norm recomputes the weight from them
+def normed(seed: int = 0) -> nn.Module:
+    ember.manual_seed(seed)
+    return nn.Sequential(nn.utils.weight_norm(nn.Linear(5, 5)), nn.Tanh(),
+                         nn.Linear(5, 3)).double()
+
+
+reference, model = normed(), normed()
+fully_shard(model[0])
+seen = []
+model[0].register_forward_pre_hook(lambda mod, args: seen.append(list(mod.weight_v.shape)))
+ref_normed = train(reference, STEPS, local=False)
+out["weight_norm_loss_gap"] = max(abs(a - b) for a, b in zip(
+    train(fully_shard(model), STEPS, local=True), ref_normed))
+out["pre_hook_shapes"] = seen[0]
+
 # -- a transformer layer (attention with in_proj_weight, layer norms) ------------------------
 def layer(seed: int = 0) -> nn.Module:
     ember.manual_seed(seed)

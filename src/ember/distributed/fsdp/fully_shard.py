@@ -67,30 +67,40 @@ class FSDPState:
         self.reshard_after_forward = reshard_after_forward
         self.mp_policy = mp_policy
         self.offload_policy = offload_policy
+        self.running = False  # (inside the call: forward, reached through __call__, just runs)
 
     def forward(self, run: Any, args: tuple, kwargs: dict) -> Any:
+        if self.running:
+            return run(*args, **kwargs)
         mp = self.mp_policy
         if mp.param_dtype is not None and mp.cast_forward_inputs:
             args, kwargs = _cast_floating((args, kwargs), to_dtype(mp.param_dtype))
         g = self.group
-        if g is None:
-            out = run(*args, **kwargs)
-        else:
-            g.unshard()
-            _IN_FORWARD.append(g)
-            try:
-                with (saved_tensors_hooks(g.pack, g.unpack) if self.reshard_after_forward
-                      else contextlib.nullcontext()):
-                    out = run(*args, **kwargs)
-            finally:
-                _IN_FORWARD.pop()
-                if self.reshard_after_forward:
-                    g.reshard()
-                else:
-                    g.uninstall()
+        self.running = True
+        try:
+            if g is None:
+                out = run(*args, **kwargs)
+            else:
+                out = self._unsharded(g, run, args, kwargs)
+        finally:
+            self.running = False
         if mp.output_dtype is not None:
             out = _cast_floating(out, to_dtype(mp.output_dtype))
         return out
+
+    def _unsharded(self, g: ShardedParamGroup, run: Any, args: tuple, kwargs: dict) -> Any:
+        g.unshard()
+        _IN_FORWARD.append(g)
+        try:
+            with (saved_tensors_hooks(g.pack, g.unpack) if self.reshard_after_forward
+                  else contextlib.nullcontext()):
+                return run(*args, **kwargs)
+        finally:
+            _IN_FORWARD.pop()
+            if self.reshard_after_forward:
+                g.reshard()
+            else:
+                g.uninstall()
 
 
 class FSDPModule:
@@ -111,7 +121,12 @@ class FSDPModule:
                    "the gradients: collectives a compiled graph would run once, when tracing. "
                    "Hint: compile the submodules' forward inside the sharded modules instead")
 
-    def forward(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # (around the module's forward hooks too: as PyTorch's prepended pre-forward hook,
+        # they see the cast inputs and the gathered parameters)
+        return self._fsdp_state.forward(super().__call__, args, kwargs)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:  # (called directly, not through hooks)
         return self._fsdp_state.forward(super().forward, args, kwargs)
 
     def unshard(self, async_op: bool = False) -> None:
