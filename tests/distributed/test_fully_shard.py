@@ -40,3 +40,4 @@ def test_fully_shard_follows_one_process(n):
         assert r["plain_root_round_trip"] == 0.0
         assert r["checkpoint_round_trip"] == 0.0
         assert r["after_load_losses_equal"]
+        assert r["optim_resume_gaps"] == [0.0, 0.0]

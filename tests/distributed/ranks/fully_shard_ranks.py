@@ -17,7 +17,13 @@ import ember.distributed as dist
 import ember.nn.functional as F
 from ember import nn
 from ember.distributed import checkpoint
-from ember.distributed.fsdp import FSDPModule, MixedPrecisionPolicy, fully_shard
+from ember.distributed.fsdp import (
+    FSDPModule,
+    MixedPrecisionPolicy,
+    fully_shard,
+    get_optimizer_state_dict,
+    set_optimizer_state_dict,
+)
 from ember.distributed.tensor import DTensor, Shard, init_device_mesh
 from ember.utils.checkpoint import checkpoint as recomputed
 
@@ -363,6 +369,49 @@ plain_ckpt = net(seed=9)
 checkpoint.load(path, {"model": plain_ckpt.state_dict()})
 out["checkpoint_round_trip"] = max(gap(gathered(fresh_ckpt), gathered(trained)),
                                    gap(gathered(plain_ckpt), gathered(trained)))
+
+
+# the optimizer's state by parameter name (Shard(0) DTensors) through a checkpoint, and as
+# full tensors through set_optimizer_state_dict: training goes on as without the round trip
+def adamw(model: nn.Module) -> ember.optim.Optimizer:
+    return ember.optim.AdamW(model.parameters(), lr=0.05, weight_decay=0.1)
+
+
+def go_on(model: nn.Module, opt: ember.optim.Optimizer, data: list) -> list:
+    losses = []
+    for step in data:
+        for x, y in step:
+            opt.zero_grad()
+            loss = F.cross_entropy(model(mine(x)), mine(y))
+            loss.backward()
+            opt.step()
+            losses.append(dist.functional.all_reduce(loss.detach(), "mean").item())
+    return losses
+
+
+first = shard(net())
+first_opt = adamw(first)
+go_on(first, first_opt, STEPS[:2])
+osd = get_optimizer_state_dict(first, first_opt)
+moment = osd["state"]["blocks.0.fc1.weight"]["exp_avg"]
+assert isinstance(moment, DTensor) and tuple(moment.shape) == (9, 7)
+path = checkpoint.save(where[0], {"model": first.state_dict(), "optim": osd["state"]}, step=2)
+resumed = shard(net(seed=12))
+resumed_opt = adamw(resumed)
+checkpoint.load(path, {"model": resumed.state_dict(),
+                       "optim": get_optimizer_state_dict(resumed, resumed_opt)["state"]})
+given = shard(net(seed=13))
+given.load_state_dict(first.state_dict())
+given_opt = adamw(given)
+set_optimizer_state_dict(given, given_opt, {
+    "state": {name: {k: v.full_tensor() if isinstance(v, DTensor) else v for k, v in s.items()}
+              for name, s in osd["state"].items()},
+    "param_groups": osd["param_groups"]})
+expected = go_on(first, first_opt, STEPS[2:])
+out["optim_resume_gaps"] = [
+    max(max(abs(a - b) for a, b in zip(go_on(m, o, STEPS[2:]), expected)),
+        gap(gathered(m), gathered(first)))
+    for m, o in ((resumed, resumed_opt), (given, given_opt))]
 dist.barrier()
 if rank == 0:
     shutil.rmtree(where[0])

@@ -27,6 +27,10 @@ from ember.distributed.fsdp.api import (
 )
 from ember.distributed.fsdp.fully_shard import FSDPModule, fully_shard
 from ember.distributed.fsdp.fully_sharded import FullyShardedDataParallel
+from ember.distributed.fsdp.optim_state_dict import (
+    get_optimizer_state_dict,
+    set_optimizer_state_dict,
+)
 
 __all__ = [
     "BackwardPrefetch",
@@ -43,5 +47,7 @@ __all__ = [
     "StateDictSettings",
     "StateDictType",
     "fully_shard",
+    "get_optimizer_state_dict",
+    "set_optimizer_state_dict",
     "wrap",
 ]

@@ -16,8 +16,6 @@ import contextlib
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
 from ember import nn
 from ember.autograd.graph import saved_tensors_hooks
 from ember.distributed.device_mesh import DeviceMesh
@@ -205,26 +203,7 @@ def _local_entries(module: FSDPModule, state_dict: dict, prefix: str, *_: Any) -
     for fqn, index in state.group.fqns():
         key = prefix + fqn
         if key in state_dict:
-            state_dict[key] = _local_piece(key, state_dict[key], state.group, index, state.mesh)
-
-
-def _local_piece(key: str, value: Any, group: ShardedParamGroup, index: int,
-                 mesh: DeviceMesh) -> Any:
-    """This rank's piece of a state dict entry (a DTensor or a full tensor)."""
-    shape = group.shapes[index]
-    if isinstance(value, DTensor):
-        if tuple(value.shape) != shape:
-            raise RuntimeError(f"fully_shard load_state_dict: '{key}' is a DTensor of shape "
-                               f"{tuple(value.shape)}, the parameter's is {shape}")
-        if value.placements != (Shard(0),):
-            value = value.redistribute(mesh, [Shard(0)])
-        return value.to_local()
-    if isinstance(value, Tensor | np.ndarray) and tuple(value.shape) == shape:
-        lo, hi = group.bounds[index]
-        return value[lo:hi]
-    raise RuntimeError(f"fully_shard load_state_dict: '{key}' should be a DTensor or a tensor "
-                       f"of the parameter's shape {shape}, got {type(value).__name__} of shape "
-                       f"{tuple(getattr(value, 'shape', ()))}")
+            state_dict[key] = state.group.local_piece(key, state_dict[key], index)
 
 
 _CLASSES: dict[type, type] = {}
@@ -282,7 +261,7 @@ def fully_shard(module: nn.Module, *, mesh: DeviceMesh | None = None,
     found = [(fqn, m, name, p) for fqn, m, name, p in _own_params(module) if id(p) not in ignored]
     group = None
     if found:
-        group = ShardedParamGroup(owner, found, mesh.get_group(0),
+        group = ShardedParamGroup(owner, found, mesh,
                                   _np_dtype(mp_policy.param_dtype),
                                   _np_dtype(mp_policy.reduce_dtype))
     state = FSDPState(group, mesh, _check_reshard(reshard_after_forward), mp_policy,

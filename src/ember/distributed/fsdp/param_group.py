@@ -32,8 +32,10 @@ from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.function import Function, once_differentiable
 from ember.distributed.buffers import mpi
+from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.fsdp.flat_param import pack_gathered_view, unpack_gathered_view
-from ember.distributed.tensor.placement import chunk_bounds
+from ember.distributed.tensor.dtensor import DTensor
+from ember.distributed.tensor.placement import Shard, chunk_bounds
 from ember.errors import DeviceError
 from ember.nn.parameter import Parameter
 from ember.tensor import Tensor, _wrap
@@ -60,16 +62,16 @@ class ShardedParamGroup:
     Args:
         owner: the module's name in messages, ``fully_shard(Block)``.
         found: ``(fqn, module, name, parameter)`` for every registration of a parameter.
-        group: the mesh's process group (the ranks that shard the parameters).
+        mesh: the 1-d device mesh of the ranks that shard the parameters.
         param_dtype, reduce_dtype: the mixed-precision dtypes (None: the parameters' own).
     """
 
     def __init__(self, owner: str, found: list[tuple[str, nn.Module, str, Parameter]],
-                 group: Any, param_dtype: np.dtype | None,
+                 mesh: DeviceMesh, param_dtype: np.dtype | None,
                  reduce_dtype: np.dtype | None) -> None:
         self.owner = owner
-        self.group = group
-        self.world, rank = group.size(), group.rank()
+        self.mesh, self.group = mesh, mesh.get_group(0)
+        self.world, rank = self.group.size(), self.group.rank()
         self.slots: list[ParamSlot] = []
         distinct: dict[int, int] = {}
         originals: list[Parameter] = []
@@ -239,6 +241,24 @@ class ShardedParamGroup:
                        if need and reached[i] else None)
         return tuple(out)
 
+    def local_piece(self, key: str, value: Any, index: int) -> Any:
+        """This rank's piece of parameter ``index`` from a state dict entry ``key``: a DTensor
+        (redistributed to ``Shard(0)`` if needed) or a tensor of the full shape."""
+        shape = self.shapes[index]
+        if isinstance(value, DTensor):
+            if tuple(value.shape) != shape:
+                raise RuntimeError(f"{self.owner} load: '{key}' is a DTensor of shape "
+                                   f"{tuple(value.shape)}, the parameter's is {shape}")
+            if value.placements != (Shard(0),):
+                value = value.redistribute(self.mesh, [Shard(0)])
+            return value.to_local()
+        if isinstance(value, Tensor | np.ndarray) and tuple(value.shape) == shape:
+            lo, hi = self.bounds[index]
+            return value[lo:hi]
+        raise RuntimeError(f"{self.owner} load: '{key}' should be a DTensor or a tensor of the "
+                           f"parameter's shape {shape}, got {type(value).__name__} of shape "
+                           f"{tuple(getattr(value, 'shape', ()))}")
+
     def fqns(self) -> list[tuple[str, int]]:
         """``(fqn, index)`` of every registration below the sharded module."""
         return [(s.fqn, s.index) for s in self.slots]
@@ -290,16 +310,27 @@ def _check_params(owner: str, named: list[tuple[str, Parameter]],
                 "MixedPrecisionPolicy(param_dtype=...)")
 
 
+def sharded_piece(p: Tensor) -> tuple[ShardedParamGroup, int] | None:
+    """The group and parameter index of a ``fully_shard`` piece (None for other tensors)."""
+    group = _SHARDED.get(id(p), lambda: None)()
+    if group is not None:
+        for i, q in enumerate(group.pieces()):
+            if q is p:
+                return group, i
+    return None
+
+
 def sharded_grad_norm(parameters: list[Tensor], norm_type: float) -> tuple[list, Tensor | None]:
     """``nn.utils.clip_grad_norm_``'s hook (``SHARDED_NORMS``): the norm of the whole
     gradients of the ``fully_shard`` pieces among ``parameters`` (their pieces' sums of powers,
     or maxima, all-reduced over each process group), and the other parameters."""
     rest, local, dtype = [], {}, None
     for p in parameters:
-        group = _SHARDED.get(id(p), lambda: None)()
-        if group is None or all(q is not p for q in group.pieces()):
+        found = sharded_piece(p)
+        if found is None:
             rest.append(p)
             continue
+        group = found[0]
         if p.grad is not None:
             dtype = dtype or p.grad._data.dtype
         comm = group.group.comm
