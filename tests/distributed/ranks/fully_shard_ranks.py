@@ -435,6 +435,8 @@ with pytest.raises(TypeError, match="DeviceMesh"):
     fully_shard(net(), mesh="cpu")
 scalar = nn.Linear(2, 2)
 scalar.scale = nn.Parameter(ember.tensor(1.0))
+with pytest.raises(ValueError, match="uninitialized"):
+    fully_shard(nn.LazyLinear(3))
 with pytest.raises(ValueError, match="0-d"):
     fully_shard(scalar)
 two = nn.Linear(2, 2)

@@ -37,7 +37,7 @@ from ember.distributed.fsdp.flat_param import pack_gathered_view, unpack_gathere
 from ember.distributed.tensor.dtensor import DTensor
 from ember.distributed.tensor.placement import Shard, chunk_bounds
 from ember.errors import DeviceError
-from ember.nn.parameter import Parameter
+from ember.nn.parameter import Parameter, is_lazy
 from ember.tensor import Tensor, _wrap
 
 # id(parameter) -> the group of the fully_shard module that sharded it (weak: the group holds
@@ -295,6 +295,10 @@ def _check_params(owner: str, named: list[tuple[str, Parameter]],
                 "fully_shard "
                 "to submodules before their parents (bottom-up), and keep a parameter shared "
                 "by several modules inside one fully_shard module")
+        if is_lazy(p):
+            raise ValueError(f"{owner}: parameter '{fqn}' is uninitialized (a lazy module's); "
+                             "its shape is known after one forward. Hint: run the model once, "
+                             "then fully_shard it")
         if p.ndim == 0:
             raise ValueError(f"{owner}: parameter '{fqn}' is 0-d; fully_shard shards "
                              "parameters along dim 0 (Shard(0)). Hint: give it shape (1,)")
