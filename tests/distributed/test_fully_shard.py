@@ -27,6 +27,7 @@ def test_fully_shard_follows_one_process(n):
         assert r["tied_loss_gap"] <= 1e-12
         assert r["frozen_grad_gap"] <= 1e-12 and r["frozen_freed"]
         assert r["clip_gap_2.0"] <= 1e-12 and r["clip_gap_inf"] <= 1e-12
+        assert r["clip_gap_assigned"] <= 1e-12
         assert r["accumulate_loss_gap"] <= 1e-12 and r["accumulate_param_gap"] <= 1e-12
         assert r["unused_loss_gap"] <= 1e-12 and r["unused_param_gap"] <= 1e-12
         assert r["unused_grad_none"]

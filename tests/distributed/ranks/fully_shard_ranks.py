@@ -238,6 +238,12 @@ for norm_type in (2.0, math.inf):
     norm = nn.utils.clip_grad_norm_(model.parameters(), 0.05, norm_type)
     out[f"clip_gap_{norm_type}"] = max(abs(norm.item() - ref_norm.item()),
                                        grad_gap(model, reference))
+# pieces that load_state_dict(assign=True) put in count as pieces too
+reference, model = net(), shard(net(seed=14))
+model.load_state_dict(shard(net()).state_dict(), assign=True)
+backward_both(reference, model)
+out["clip_gap_assigned"] = abs(nn.utils.clip_grad_norm_(model.parameters(), 0.05).item()
+                               - nn.utils.clip_grad_norm_(reference.parameters(), 0.05).item())
 
 # -- gradient accumulation: no reduce-scatter until the last micro-batch ---------------------
 micro = batches(2, micro=2)

@@ -100,8 +100,11 @@ class ShardedParamGroup:
         for slot in self.slots:
             slot.module._parameters[slot.name] = pieces[slot.index]
         for p in (*originals, *pieces):
-            _SHARDED[id(p)] = weakref.ref(self)
-            weakref.finalize(p, _SHARDED.pop, id(p), None)
+            self._register(p)
+
+    def _register(self, p: Parameter) -> None:
+        _SHARDED[id(p)] = weakref.ref(self)
+        weakref.finalize(p, _SHARDED.pop, id(p), None)
 
     def _piece(self, p: Parameter, i: int) -> Parameter:
         lo, hi = self.bounds[i]
@@ -115,7 +118,11 @@ class ShardedParamGroup:
         first = {}
         for s in self.slots:
             first.setdefault(s.index, s)
-        return [first[i].module._parameters[first[i].name] for i in range(len(self.shapes))]
+        found = [first[i].module._parameters[first[i].name] for i in range(len(self.shapes))]
+        for p in found:
+            if id(p) not in _SHARDED:  # (load_state_dict(assign=True) puts new pieces in)
+                self._register(p)
+        return found
 
     @property
     def compute_dtype(self) -> np.dtype:
