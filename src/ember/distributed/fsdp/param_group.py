@@ -299,9 +299,8 @@ def _check_params(owner: str, named: list[tuple[str, Parameter]],
         if other is not None:
             raise ValueError(
                 f"{owner}: parameter '{fqn}' is already sharded by {other.owner}. Apply "
-                "fully_shard "
-                "to submodules before their parents (bottom-up), and keep a parameter shared "
-                "by several modules inside one fully_shard module")
+                "fully_shard to submodules before their parents (bottom-up), and keep a "
+                "parameter shared by several modules inside one fully_shard module")
         if is_lazy(p):
             raise ValueError(f"{owner}: parameter '{fqn}' is uninitialized (a lazy module's); "
                              "its shape is known after one forward. Hint: run the model once, "
