@@ -24,6 +24,7 @@ def test_fully_shard_follows_one_process(n):
         assert r["gathers_reshard_True"] == [2, False, False]
         assert r["gathers_reshard_False"] == [1, True, False]
         assert r["kept_gathers"] == [1, 2]  # reused by the second step, fresh after opt.step
+        assert r["kept_after_data_assign"] == 0.0
         assert r["tied_loss_gap"] <= 1e-12
         assert r["frozen_grad_gap"] <= 1e-12 and r["frozen_freed"]
         assert r["clip_gap_2.0"] <= 1e-12 and r["clip_gap_inf"] <= 1e-12

@@ -187,6 +187,10 @@ gathers = [count[0]]
 opt.step()
 model(mine(STEPS[0][0][0]))
 out["kept_gathers"] = [*gathers, count[0]]
+with ember.no_grad():  # (an assignment to .data keeps the version counter)
+    for p in model.parameters():
+        p.data = p.data * 0
+out["kept_after_data_assign"] = float(model(mine(STEPS[0][0][0])).abs().max())
 
 # -- a weight tied between two layers of one module ------------------------------------------
 def tied_net() -> nn.Module:

@@ -92,7 +92,7 @@ class ShardedParamGroup:
         self.param_dtype = param_dtype
         self.reduce_dtype = reduce_dtype
         self.full: np.ndarray | None = None  # the gathered parameters, while they exist
-        self.gathered_from: list[tuple[int, int]] = []  # (id, version) of the pieces then
+        self.gathered_from: list[tuple] = []  # (piece, version, array) of each piece then
         self.pending: np.ndarray | None = None  # gradients kept unreduced (no sync)
         self.sync = True
         self.reshard_after_backward = True
@@ -128,13 +128,17 @@ class ShardedParamGroup:
     def compute_dtype(self) -> np.dtype:
         return self.param_dtype or self.pieces()[0]._data.dtype
 
-    def _versions(self) -> list[tuple[int, int]]:
-        return [(id(p), p._vc.value) for p in self.pieces()]
+    def _sources(self) -> list[tuple]:
+        """Each piece, its version and its array (held: ``p.data = new`` keeps the version
+        but replaces the array)."""
+        return [(p, p._vc.value, p._data) for p in self.pieces()]
 
     def fresh(self) -> bool:
-        """Whether the gathered buffer holds the pieces' current values (an optimizer step
-        or a load bumps their version counters)."""
-        return self.full is not None and self.gathered_from == self._versions()
+        """Whether the gathered buffer holds the pieces' current values (an optimizer step,
+        a load or an assignment to ``.data`` changes them)."""
+        return self.full is not None and all(
+            p is q and version == p._vc.value and data is p._data
+            for (q, version, data), p in zip(self.gathered_from, self.pieces()))
 
     def gather(self) -> np.ndarray:
         """All-gathers the pieces (in the compute dtype) into :attr:`full`."""
@@ -152,7 +156,7 @@ class ShardedParamGroup:
         for i in range(n):
             lo, hi = self.send_offsets[i], self.send_offsets[i + 1]
             full[self.full_offsets[i]:self.full_offsets[i + 1]] = blocks[:, lo:hi].reshape(-1)
-        self.full, self.gathered_from = full, self._versions()
+        self.full, self.gathered_from = full, self._sources()
         return full
 
     def views(self) -> list[np.ndarray]:
