@@ -455,6 +455,9 @@ with pytest.raises(ValueError, match="dtype"):
     fully_shard(two)
 with pytest.raises(RuntimeError, match="shape"):
     shard(net()).load_state_dict({**full, "head.weight": ember.zeros(4, 7)})
+with pytest.raises(RuntimeError, match="not this rank's piece"):
+    ember.func.functional_call(shard(net()), {"head.weight": ember.zeros(3, 7)},
+                               (mine(STEPS[0][0][0]),))
 with pytest.raises(NotImplementedError, match="async_op"):
     shard(net()).unshard(async_op=True)
 

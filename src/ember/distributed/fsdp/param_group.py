@@ -145,6 +145,7 @@ class ShardedParamGroup:
         dtype, world, n = self.compute_dtype, self.world, len(self.shapes)
         send = np.zeros(self.send_offsets[-1], dtype)
         for i, p in enumerate(self.pieces()):
+            self._check_piece(i, p)
             local = p._data.reshape(-1)
             send[self.send_offsets[i]:self.send_offsets[i] + local.size] = local
         if world == 1:
@@ -158,6 +159,18 @@ class ShardedParamGroup:
             full[self.full_offsets[i]:self.full_offsets[i + 1]] = blocks[:, lo:hi].reshape(-1)
         self.full, self.gathered_from = full, self._sources()
         return full
+
+    def _check_piece(self, i: int, p: Tensor) -> None:
+        lo, hi = self.bounds[i]
+        piece = (hi - lo, *self.shapes[i][1:])
+        if tuple(p.shape) != piece:
+            fqn = next(s.fqn for s in self.slots if s.index == i)
+            raise RuntimeError(
+                f"{self.owner}: parameter '{fqn}' is a tensor of shape {tuple(p.shape)}, not "
+                f"this rank's piece {piece} of {self.shapes[i]}; the module's parameters were "
+                "replaced after fully_shard (functional_call, stateless swaps and assignments "
+                "of other shapes are not supported on a sharded module). Hint: load values "
+                "with load_state_dict")
 
     def views(self) -> list[np.ndarray]:
         """Each parameter's full value, a view of :attr:`full` (padding left out)."""
