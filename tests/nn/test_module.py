@@ -405,6 +405,27 @@ def test_state_dict_post_hook_edits_in_place_as_in_torch():
             m.state_dict()
 
 
+def test_load_state_dict_pre_hook_edits_a_copy_as_torch():
+    def renamed(mod, sd, prefix, meta, strict, missing, unexpected, errors):
+        if prefix + "w" in sd:
+            sd[prefix + "weight"] = sd.pop(prefix + "w")
+
+    for lib, tlib in ((nn, ember), (torch.nn, torch)):
+        m = lib.Sequential(lib.Linear(2, 1))
+        handle = m[0].register_load_state_dict_pre_hook(renamed)
+        given = {"0.w": tlib.ones(1, 2), "0.bias": tlib.zeros(1)}
+        m.load_state_dict(given)
+        assert list(given) == ["0.w", "0.bias"]  # the caller's dict is left alone
+        assert np.array(m[0].weight.detach()).tolist() == [[1.0, 1.0]]
+        handle.remove()
+        with pytest.raises(RuntimeError, match="0.w"):
+            m.load_state_dict(given)
+    m = nn.Linear(2, 1)
+    m.register_load_state_dict_pre_hook(lambda *args: {})
+    with pytest.raises(RuntimeError, match="must return None"):
+        m.load_state_dict(m.state_dict())
+
+
 def test_set_submodule_matches_torch():
     for lib in (nn, torch.nn):
         m = lib.Sequential(lib.Sequential(lib.Linear(2, 2), lib.ReLU()))

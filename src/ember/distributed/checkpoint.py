@@ -20,6 +20,7 @@ Example (every rank):
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 from pathlib import Path
@@ -54,6 +55,8 @@ def _flatten(state: dict, prefix: str = "") -> dict[str, Any]:
             flat.update(_flatten(value, name + "."))
         elif isinstance(value, Tensor | ShardedTensor):
             flat[name] = value
+        elif _is_dtensor(value):
+            flat[name] = _dtensor_entry(name, value)
         else:
             raise CheckpointError(
                 f"distributed checkpoint: {name!r} is a {type(value).__name__};"
@@ -61,6 +64,30 @@ def _flatten(state: dict, prefix: str = "") -> dict[str, Any]:
                 " in extra=)"
             )
     return flat
+
+
+def _is_dtensor(value: Any) -> bool:
+    from ember.distributed.tensor.dtensor import DTensor  # (imported where met: it is large)
+
+    return isinstance(value, DTensor)
+
+
+def _dtensor_entry(name: str, d: Any) -> Tensor | ShardedTensor:
+    """What a rank holds of a DTensor: the whole tensor when it is replicated, its range of
+    the flattened values when it is ``Shard(0)`` over a 1-d mesh (``fully_shard``'s
+    parameters); the local tensor shares memory, so loading fills it in place."""
+    from ember.distributed.tensor.placement import Shard
+    from ember.distributed.tensor.redistribute import local_bounds
+
+    if all(p.is_replicate() for p in d.placements):
+        return d.to_local()
+    if d.device_mesh.ndim == 1 and d.placements[0] == Shard(0):
+        lo, _ = local_bounds(d.shape[0], 0, d.device_mesh, d.placements)
+        return ShardedTensor(d.to_local(), tuple(d.shape), lo * math.prod(d.shape[1:]))
+    raise CheckpointError(f"distributed checkpoint: {name!r} is a DTensor with placements "
+                          f"{d.placements} on a {d.device_mesh.ndim}-d mesh; only Replicate "
+                          "and Shard(0) over a 1-d mesh are written. Hint: redistribute it "
+                          "to Shard(0) first")
 
 
 def step_dir(root: str | os.PathLike, step: int) -> Path:
@@ -74,18 +101,19 @@ def save(
     extra: dict | None = None,
     group: ProcessGroup | None = None,
 ) -> Path:
-    """Writes this rank's share of ``state`` (nested dicts of tensors and ShardedTensors) and,
+    """Writes this rank's share of ``state`` (nested dicts of tensors, ShardedTensors and
+    ``Replicate`` or ``Shard(0)`` DTensors, as ``fully_shard``'s state dict holds) and,
     from rank 0, the manifest with ``extra`` (JSON-able); every rank of ``group`` calls it.
     Returns the checkpoint folder.
     """
     g = resolve(group, "checkpoint.save")
+    flat = _flatten(state)  # (bad entries raise before anything is written)
     rank, size = g.rank(), g.size()
     final, tmp = step_dir(root, step), Path(root) / f".step_{step:08d}.tmp"
     if rank == 0:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
     g.comm.Barrier()
-    flat = _flatten(state)
     writer = _writers(g, flat)
     mine, pieces = {}, []
     filename = f"rank{rank:05d}.safetensors"
@@ -162,7 +190,8 @@ def read_manifest(path: str | os.PathLike) -> dict:
 
 def load(path: str | os.PathLike, state: dict) -> dict:
     """Fills the tensors of ``state`` (same nesting as saved; ShardedTensors receive their
-    ``[start, start + numel)`` range of the saved values) in place; returns ``extra``."""
+    ``[start, start + numel)`` range of the saved values, DTensors their local pieces) in
+    place; returns ``extra``."""
     path = Path(path)
     manifest = read_manifest(path)
     files: dict[str, dict] = {}

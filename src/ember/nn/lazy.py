@@ -37,7 +37,7 @@ __all__ = ["UninitializedParameter", "LazyModuleMixin", "LazyLinear", "LazyConv1
 
 # what a lazy module keeps of its own when it becomes the real layer
 _OWN_STATE = ("training", "_forward_pre_hooks", "_forward_hooks", "_backward_hooks",
-              "_backward_pre_hooks", "_state_dict_hooks")
+              "_backward_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks")
 
 
 def _is_placeholder(value: Tensor) -> bool:

@@ -90,6 +90,7 @@ class Module(ModuleHooksMixin, StateDictMixin):
         setattr_(self, "_backward_hooks", [])
         setattr_(self, "_backward_pre_hooks", [])
         setattr_(self, "_state_dict_hooks", [])
+        setattr_(self, "_load_state_dict_pre_hooks", [])
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '

@@ -157,6 +157,7 @@ class ModuleHooksMixin:
     _backward_hooks: list
     _backward_pre_hooks: list
     _state_dict_hooks: list
+    _load_state_dict_pre_hooks: list
     forward: Callable[..., Any]
 
     def _call_fast(self, *args: Any, **kwargs: Any) -> Any:
@@ -280,3 +281,20 @@ class ModuleHooksMixin:
             >>> h.remove()
         """
         return add_hook(self._state_dict_hooks, _Hook(hook))
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Calls ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before :meth:`load_state_dict` loads this module's
+        entries (under ``prefix``); the hook may edit ``state_dict`` (a copy of the caller's)
+        in place, e.g. to convert old entries, and must return ``None``.
+
+        Example:
+            >>> def renamed(mod, sd, prefix, *_):
+            ...     if prefix + "w" in sd:
+            ...         sd[prefix + "weight"] = sd.pop(prefix + "w")
+            >>> fc = nn.Linear(2, 3)
+            >>> h = fc.register_load_state_dict_pre_hook(renamed)
+            >>> fc.load_state_dict({"w": ember.zeros(3, 2), "bias": ember.zeros(3)})
+            <All keys matched successfully>
+        """
+        return add_hook(self._load_state_dict_pre_hooks, _Hook(hook))

@@ -129,9 +129,16 @@ class StateDictMixin:
         unexpected: list[str] = []
         errors: list[str] = []
         meta = {"assign_to_params_buffers": assign}
+        state_dict = OrderedDict(state_dict)  # (pre-hooks edit it: a copy, as PyTorch's)
         for prefix, module in self.named_modules(remove_duplicate=False):
-            module._load_from_state_dict(state_dict, prefix + "." if prefix else "", meta,
-                                         True, missing, unexpected, errors)
+            prefix = prefix + "." if prefix else ""
+            for hook in module._load_state_dict_pre_hooks:
+                if hook.fn(module, state_dict, prefix, meta, strict, missing, unexpected,
+                           errors) is not None:
+                    raise RuntimeError(f"{type(module).__name__}: a load_state_dict pre-hook "
+                                       "must return None (it edits the state dict in place)")
+            module._load_from_state_dict(state_dict, prefix, meta, True, missing, unexpected,
+                                         errors)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: "

@@ -114,3 +114,45 @@ class StateDictSettings:
     state_dict_type: StateDictType
     state_dict_config: Any
     optim_state_dict_config: Any
+
+
+# -- fully_shard (FSDP2) -------------------------------------------------------------------
+@dataclass(frozen=True)
+class MixedPrecisionPolicy:
+    """Dtypes of :func:`~ember.distributed.fsdp.fully_shard`'s compute and communication; the
+    sharded parameters (what the optimizer updates) keep their own dtype.
+
+    Args:
+        param_dtype: dtype the parameters are all-gathered and computed in (theirs if None).
+        reduce_dtype: dtype the gradients are reduce-scattered in (``param_dtype`` if None).
+        output_dtype: dtype the module's floating outputs are cast to (left alone if None).
+        cast_forward_inputs: cast the module's floating inputs to ``param_dtype``.
+
+    Example:
+        >>> fully_shard(block, mp_policy=MixedPrecisionPolicy(param_dtype=ember.bfloat16,
+        ...                                                   reduce_dtype=ember.float32))
+    """
+
+    param_dtype: Any = None
+    reduce_dtype: Any = None
+    output_dtype: Any = None
+    cast_forward_inputs: bool = True
+
+
+@dataclass
+class OffloadPolicy:
+    """Where :func:`~ember.distributed.fsdp.fully_shard` keeps the sharded parameters: this
+    base policy keeps them where they are."""
+
+
+@dataclass
+class CPUOffloadPolicy(OffloadPolicy):
+    """PyTorch's policy of keeping sharded parameters, gradients and optimizer state in host
+    memory. Ember's MPI process groups work on CPU tensors, so they live there in any case
+    (``pin_memory`` is accepted for PyTorch's signature).
+
+    Example:
+        >>> fully_shard(model, offload_policy=CPUOffloadPolicy())
+    """
+
+    pin_memory: bool = True

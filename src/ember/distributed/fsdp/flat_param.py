@@ -13,6 +13,7 @@ reduce-scattered (all-reduced for ``NO_SHARD``) and averaged into the shard's ``
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -36,6 +37,27 @@ class _GatheredView(NamedTuple):
     shape: tuple
     strides: tuple
     dtype: np.dtype
+
+
+def pack_gathered_view(t: Any, full: np.ndarray | None) -> Any:
+    """``saved_tensors_hooks`` pack for a unit's gathered parameters ``full``: a saved view of
+    them (``weight.t()`` kept by a matmul) is kept as its place in ``full``, so that freeing
+    ``full`` frees it; other tensors are kept as they are."""
+    a = t._data
+    if full is not None and isinstance(a, np.ndarray) and (a is full or a.base is full):
+        offset = a.__array_interface__["data"][0] - full.__array_interface__["data"][0]
+        return _GatheredView(offset, a.shape, a.strides, a.dtype)
+    return t
+
+
+def unpack_gathered_view(saved: Any, gathered: Callable[[], np.ndarray], device: Any) -> Any:
+    """``saved_tensors_hooks`` unpack: what :func:`pack_gathered_view` kept, as a tensor (a
+    view of ``gathered()``, the parameters gathered again for backward)."""
+    if type(saved) is not _GatheredView:
+        return saved
+    full = gathered()
+    return _wrap(np.ndarray(saved.shape, saved.dtype, buffer=full, offset=saved.offset,
+                            strides=saved.strides), device)
 
 
 class FlatParamHandle(FlatLayout):
@@ -125,25 +147,20 @@ class FlatParamHandle(FlatLayout):
         return self.world > 1 or self.compute_dtype != self.dtype
 
     def pack(self, t: Any) -> Any:
-        """``saved_tensors_hooks`` pack: a saved view of the gathered parameters (``weight.t()``
-        kept by a matmul) is kept as its place in the vector, so freeing the vector frees it."""
-        a, full = t._data, self.full
-        if full is not None and isinstance(a, np.ndarray) and (a is full or a.base is full):
-            offset = a.__array_interface__["data"][0] - full.__array_interface__["data"][0]
-            return _GatheredView(offset, a.shape, a.strides, a.dtype)
-        return t
+        """``saved_tensors_hooks`` pack: see :func:`pack_gathered_view`."""
+        return pack_gathered_view(t, self.full)
 
     def unpack(self, saved: Any) -> Any:
         """``saved_tensors_hooks`` unpack: the view again, in the vector gathered for
         backward."""
-        if type(saved) is not _GatheredView:
-            return saved
+        return unpack_gathered_view(saved, self._gathered_for_backward, self.device)
+
+    def _gathered_for_backward(self) -> np.ndarray:
         if self.full is None:
             raise RuntimeError(f"{self.owner}: backward needs the gathered parameters, but "
                                "they are freed (the unit's outputs got no gradient before its "
                                "inner nodes ran)")
-        return _wrap(np.ndarray(saved.shape, saved.dtype, buffer=self.full,
-                                offset=saved.offset, strides=saved.strides), self.device)
+        return self.full
 
     def install(self) -> None:
         """Puts the leaves in the modules as plain attributes (not parameters)."""

@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import ember
 from ember.tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_",
            "get_total_norm"]
+
+
+# Parameters that are this rank's pieces of larger ones (``fully_shard``'s Shard(0) pieces):
+# ember.distributed registers ``fn(parameters, norm_type) -> (the others, norm or None)``,
+# which takes out the pieces it knows and returns the norm of their whole gradients over the
+# ranks, so that clip_grad_norm_ clips by the whole model's norm (as PyTorch's does with
+# DTensor gradients) and every rank scales by the same factor.
+SHARDED_NORMS: list[Callable[[list[Tensor], float], tuple[list[Tensor], Tensor | None]]] = []
 
 
 def _as_list(tensors: Tensor | Iterable[Tensor]) -> list[Tensor]:
@@ -49,13 +57,19 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
                     norm_type: float = 2.0, error_if_nonfinite: bool = False,
                     foreach: bool | None = None) -> Tensor:
     """Scales the gradients of ``parameters`` in place so that their total norm is at most
-    ``max_norm``; returns the total norm before clipping (``norm_type`` may be ``inf``).
+    ``max_norm``; returns the total norm before clipping (``norm_type`` may be ``inf``). The
+    pieces of a ``fully_shard`` model count with their whole gradients (every rank calls it).
 
     Example:
         >>> total = nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
     """
-    parameters = _as_list(parameters)
-    total = get_total_norm([p.grad for p in parameters if p.grad is not None], norm_type,
+    parameters = rest = _as_list(parameters)
+    norms = []
+    for sharded_norm in SHARDED_NORMS:
+        rest, norm = sharded_norm(rest, float(norm_type))
+        if norm is not None:
+            norms.append(norm)
+    total = get_total_norm([p.grad for p in rest if p.grad is not None] + norms, norm_type,
                            error_if_nonfinite)
     clip_grads_with_norm_(parameters, max_norm, total)
     return total

@@ -1,0 +1,324 @@
+"""PyTorch's FSDP2, ``fully_shard``: shards a module's parameters in place over a 1-d device
+mesh, each rank keeping the ``Shard(0)`` piece of every parameter (see ``param_group.py`` for
+the layout and how the gathered parameters reach forward and autograd).
+
+``fully_shard(module)`` turns the module's class into a subclass of (:class:`FSDPModule`, its
+class), whose ``forward`` gathers the module's parameters, runs, and frees them again
+(``reshard_after_forward``); backward gathers them again where it needs them and
+reduce-scatters their gradients, so each piece's ``.grad`` is its share of the gradient
+averaged over the ranks. Applied to the blocks first and then to the root, every module
+communicates for its own parameters (those not inside a nested ``fully_shard`` module).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from typing import Any
+
+from ember import nn
+from ember.autograd.graph import saved_tensors_hooks
+from ember.distributed.device_mesh import DeviceMesh
+from ember.distributed.fsdp.api import MixedPrecisionPolicy, OffloadPolicy
+from ember.distributed.fsdp.fully_sharded import _cast_floating, _np_dtype
+from ember.distributed.fsdp.param_group import ShardedParamGroup, sharded_grad_norm
+from ember.distributed.tensor.dtensor import DTensor, world_mesh
+from ember.distributed.tensor.placement import Shard
+from ember.dtypes import to_dtype
+from ember.nn.parameter import Parameter
+from ember.nn.utils.clip_grad import SHARDED_NORMS
+from ember.tensor import Tensor
+from ember.utils import checkpoint as _checkpoint
+
+__all__ = ["FSDPModule", "fully_shard"]
+
+SHARDED_NORMS.append(sharded_grad_norm)  # clip_grad_norm_ sees the whole gradients' norm
+
+_IN_FORWARD: list[ShardedParamGroup] = []  # the groups whose module's forward is running
+
+
+def _recompute_unsharded(groups: tuple[ShardedParamGroup, ...], run: Any) -> Any:
+    """Activation checkpointing's recompute (in backward) of a function called inside
+    sharded modules' forward: their gathered parameters are their attributes again, as in
+    forward (PyTorch's pre-backward hooks unshard every enclosing module likewise)."""
+    try:
+        for g in groups:
+            g.unshard_for_recompute()
+        return run()
+    finally:
+        for g in groups:
+            g.uninstall()
+
+
+_checkpoint.CONTEXTS["fully_shard"] = (lambda: tuple(_IN_FORWARD), _recompute_unsharded)
+
+
+class FSDPState:
+    """What ``fully_shard`` keeps on a module: the options and its parameter group (None
+    when all its parameters are in nested ``fully_shard`` modules)."""
+
+    def __init__(self, group: ShardedParamGroup | None, mesh: DeviceMesh,
+                 reshard_after_forward: bool, mp_policy: MixedPrecisionPolicy,
+                 offload_policy: OffloadPolicy) -> None:
+        self.group = group
+        self.mesh = mesh
+        self.reshard_after_forward = reshard_after_forward
+        self.mp_policy = mp_policy
+        self.offload_policy = offload_policy
+        self.running = False  # (inside the call: forward, reached through __call__, just runs)
+
+    def forward(self, run: Any, args: tuple, kwargs: dict) -> Any:
+        if self.running:
+            return run(*args, **kwargs)
+        mp = self.mp_policy
+        if mp.param_dtype is not None and mp.cast_forward_inputs:
+            args, kwargs = _cast_floating((args, kwargs), to_dtype(mp.param_dtype))
+        g = self.group
+        self.running = True
+        try:
+            if g is None:
+                out = run(*args, **kwargs)
+            else:
+                out = self._unsharded(g, run, args, kwargs)
+        finally:
+            self.running = False
+        if mp.output_dtype is not None:
+            out = _cast_floating(out, to_dtype(mp.output_dtype))
+        return out
+
+    def _unsharded(self, g: ShardedParamGroup, run: Any, args: tuple, kwargs: dict) -> Any:
+        g.unshard()
+        _IN_FORWARD.append(g)
+        try:
+            with (saved_tensors_hooks(g.pack, g.unpack) if self.reshard_after_forward
+                  else contextlib.nullcontext()):
+                return run(*args, **kwargs)
+        finally:
+            _IN_FORWARD.pop()
+            if self.reshard_after_forward:
+                g.reshard()
+            else:
+                g.uninstall()
+
+
+class FSDPModule:
+    """The class ``fully_shard`` mixes into a module's: ``isinstance(m, FSDPModule)`` tells a
+    sharded module, and these methods control it. Not made directly.
+
+    Example (2 ranks):
+        >>> for block in model.blocks:
+        ...     fully_shard(block)
+        >>> fully_shard(model)
+        >>> isinstance(model, FSDPModule), type(model).__name__
+        (True, 'FSDPGPT')
+    """
+
+    _fsdp_state: FSDPState
+    # what ember.jit.compile says when a compiled function reaches one (jit/compiled.py)
+    jit_refusal = ("its forward all-gathers the parameters and its backward reduce-scatters "
+                   "the gradients: collectives a compiled graph would run once, when tracing. "
+                   "Hint: compile the submodules' forward inside the sharded modules instead")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # (around the module's forward hooks too: as PyTorch's prepended pre-forward hook,
+        # they see the cast inputs and the gathered parameters)
+        return self._fsdp_state.forward(super().__call__, args, kwargs)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:  # (called directly, not through hooks)
+        return self._fsdp_state.forward(super().forward, args, kwargs)
+
+    def unshard(self, async_op: bool = False) -> None:
+        """Gathers this module's parameters now (a later forward uses them without gathering
+        while the pieces are unchanged) and shows them as the module's attributes until
+        :meth:`reshard` or the next forward; gradients flow from them to the pieces.
+
+        Example:
+            >>> model.unshard(); model.weight.shape        # the full shape
+        """
+        if async_op:
+            raise NotImplementedError("FSDPModule.unshard: async_op=True is not supported; "
+                                      "Ember's all-gathers are blocking")
+        if self._fsdp_state.group is not None:
+            self._fsdp_state.group.unshard()
+
+    def reshard(self) -> None:
+        """Frees this module's gathered parameters; its attributes are the pieces again.
+
+        Example:
+            >>> model.reshard()
+        """
+        if self._fsdp_state.group is not None:
+            self._fsdp_state.group.reshard()
+
+    def set_requires_gradient_sync(self, requires_gradient_sync: bool, *,
+                                   recurse: bool = True) -> None:
+        """With False, backward keeps the gradients unreduced and adds them to those of the
+        next backward run with True (gradient accumulation without communication).
+
+        Example:
+            >>> model.set_requires_gradient_sync(False)
+            >>> loss_fn(model(x1)).backward()                 # no reduce-scatter
+            >>> model.set_requires_gradient_sync(True)
+            >>> loss_fn(model(x2)).backward()                 # .grad: the mean of g1 + g2
+        """
+        for state in self._states(recurse):
+            if state.group is not None:
+                state.group.sync = bool(requires_gradient_sync)
+
+    def set_reshard_after_forward(self, reshard_after_forward: bool, *,
+                                  recurse: bool = True) -> None:
+        """Whether forward frees the gathered parameters (backward then gathers them again).
+
+        Example:
+            >>> model.set_reshard_after_forward(False)
+        """
+        for state in self._states(recurse):
+            state.reshard_after_forward = _check_reshard(reshard_after_forward)
+
+    def set_reshard_after_backward(self, reshard_after_backward: bool, *,
+                                   recurse: bool = True) -> None:
+        """Whether backward frees the gathered parameters (True by default); with False the
+        next forward reuses them while the pieces are unchanged (gradient accumulation).
+
+        Example:
+            >>> model.set_reshard_after_backward(False)
+        """
+        for state in self._states(recurse):
+            if state.group is not None:
+                state.group.reshard_after_backward = bool(reshard_after_backward)
+
+    def _states(self, recurse: bool) -> list[FSDPState]:
+        modules = self.modules() if recurse else [self]
+        return [m._fsdp_state for m in modules if isinstance(m, FSDPModule)]
+
+
+
+def _local_entries(module: FSDPModule, state_dict: dict, prefix: str, *_: Any) -> None:
+    """Load state dict pre-hook (whichever module's ``load_state_dict`` runs): the sharded
+    parameters' entries, DTensors (as ``state_dict()`` gives) or full tensors, become this
+    rank's pieces."""
+    state = module._fsdp_state
+    if state.group is None:
+        return
+    for fqn, index in state.group.fqns():
+        key = prefix + fqn
+        if key in state_dict:
+            state_dict[key] = state.group.local_piece(key, state_dict[key], index)
+
+
+_CLASSES: dict[type, type] = {}
+
+
+def _fsdp_class(cls: type) -> type:
+    if cls not in _CLASSES:
+        _CLASSES[cls] = type(f"FSDP{cls.__name__}", (FSDPModule, cls),
+                             {"__module__": cls.__module__})
+    return _CLASSES[cls]
+
+
+def fully_shard(module: nn.Module, *, mesh: DeviceMesh | None = None,
+                reshard_after_forward: bool = True,
+                mp_policy: MixedPrecisionPolicy | None = None,
+                offload_policy: OffloadPolicy | None = None,
+                ignored_params: Iterable[Parameter] | None = None) -> FSDPModule:
+    """Shards ``module``'s parameters over ``mesh`` in place and returns the module, now an
+    :class:`FSDPModule`. Every rank calls it with the same model (the same initial values:
+    each keeps its piece). Apply it to submodules (blocks) first, then to the root; each
+    takes the parameters not already in a nested ``fully_shard`` module.
+
+    Args:
+        module: the module to shard.
+        mesh: a 1-d :class:`DeviceMesh` (the world's by default).
+        reshard_after_forward: free the gathered parameters after forward (gather them
+            again in backward); False keeps them until backward.
+        mp_policy: a :class:`MixedPrecisionPolicy` (compute / reduce / output dtypes).
+        offload_policy: :class:`OffloadPolicy` or :class:`CPUOffloadPolicy` (the pieces are
+            CPU tensors in either case).
+        ignored_params: parameters left alone (not sharded, not reduced).
+
+    Example (``ember launch -n 2``):
+        >>> for block in model.blocks:
+        ...     fully_shard(block)
+        >>> fully_shard(model)
+        >>> opt = ember.optim.AdamW(model.parameters(), lr=1e-3)   # the Shard(0) pieces
+        >>> F.cross_entropy(model(x_local), y_local).backward(); opt.step()
+    """
+    owner = f"fully_shard({type(module).__name__})"
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"fully_shard: expected an nn.Module, got {type(module).__name__}")
+    if isinstance(module, FSDPModule):
+        raise ValueError(f"{owner}: the module is already sharded (fully_shard was applied "
+                         "to it); apply fully_shard once per module")
+    mesh = _check_mesh(owner, mesh)
+    mp_policy = mp_policy if mp_policy is not None else MixedPrecisionPolicy()
+    offload_policy = offload_policy if offload_policy is not None else OffloadPolicy()
+    if not isinstance(mp_policy, MixedPrecisionPolicy):
+        raise TypeError(f"{owner}: mp_policy must be a MixedPrecisionPolicy, got {mp_policy!r}")
+    if not isinstance(offload_policy, OffloadPolicy):
+        raise TypeError(f"{owner}: offload_policy must be an OffloadPolicy or CPUOffloadPolicy, "
+                        f"got {offload_policy!r}")
+    ignored = {id(p) for p in ignored_params or ()}
+    found = [(fqn, m, name, p) for fqn, m, name, p in _own_params(module) if id(p) not in ignored]
+    group = None
+    if found:
+        group = ShardedParamGroup(owner, found, mesh,
+                                  _np_dtype(mp_policy.param_dtype),
+                                  _np_dtype(mp_policy.reduce_dtype))
+    state = FSDPState(group, mesh, _check_reshard(reshard_after_forward), mp_policy,
+                      offload_policy)
+    object.__setattr__(module, "_fsdp_state", state)
+    module.register_state_dict_post_hook(_sharded_entries)
+    module.register_load_state_dict_pre_hook(_local_entries)
+    module.__class__ = _fsdp_class(type(module))
+    return module
+
+
+def _sharded_entries(module: FSDPModule, destination: dict, prefix: str, _: Any) -> None:
+    """State dict post-hook: the sharded parameters' entries become ``Shard(0)`` DTensors of
+    their global shapes."""
+    state = module._fsdp_state
+    if state.group is None:
+        return
+    for fqn, index in state.group.fqns():
+        key = prefix + fqn
+        value = destination.get(key)
+        if isinstance(value, Tensor):
+            destination[key] = DTensor.from_local(value, state.mesh, [Shard(0)],
+                                                  shape=state.group.shapes[index])
+
+
+def _own_params(module: nn.Module) -> list[tuple[str, nn.Module, str, Parameter]]:
+    """``(fqn, module, name, parameter)`` of every parameter registration in ``module``'s
+    tree outside nested ``fully_shard`` modules."""
+    found, todo = [], [("", module)]
+    while todo:
+        prefix, m = todo.pop(0)
+        for name, p in m._parameters.items():
+            if p is not None:
+                found.append((prefix + name, m, name, p))
+        todo.extend((f"{prefix}{name}.", c) for name, c in m._modules.items()
+                    if c is not None and not isinstance(c, FSDPModule))
+    return found
+
+
+def _check_mesh(owner: str, mesh: Any) -> DeviceMesh:
+    mesh = mesh if mesh is not None else world_mesh()
+    if not isinstance(mesh, DeviceMesh):
+        raise TypeError(f"{owner}: mesh must be a DeviceMesh (init_device_mesh), got "
+                        f"{type(mesh).__name__}")
+    if mesh.ndim != 1:
+        raise ValueError(f"{owner}: mesh must be 1-d (the ranks to shard over), got a "
+                         f"{mesh.ndim}-d mesh of shape {mesh.shape}; HSDP (a 2-d mesh: "
+                         "replicate, shard) is not supported. Hint: pass mesh['dp'], one "
+                         "dimension of it")
+    if mesh.get_coordinate() is None:
+        raise ValueError(f"{owner}: this rank is not in the mesh {mesh}")
+    return mesh
+
+
+def _check_reshard(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise NotImplementedError(f"fully_shard: reshard_after_forward={value!r}; only True "
+                                  "or False is supported (PyTorch's int, resharding to fewer "
+                                  "ranks, is not)")
+    return value
