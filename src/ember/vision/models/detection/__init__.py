@@ -14,5 +14,7 @@ Example:
 
 from ember.vision.models.detection.faster_rcnn import *  # noqa: F403
 from ember.vision.models.detection.faster_rcnn import __all__ as _faster_rcnn
+from ember.vision.models.detection.mask_rcnn import *  # noqa: F403
+from ember.vision.models.detection.mask_rcnn import __all__ as _mask_rcnn
 
-__all__ = [*_faster_rcnn]
+__all__ = [*_faster_rcnn, *_mask_rcnn]
