@@ -4,7 +4,9 @@ module names, constructor options and train/eval behaviour. No pretrained weight
 bundled: ``weights`` and ``weights_backbone`` must be None.
 
 Example:
-    >>> model = fasterrcnn_mobilenet_v3_large_fpn(num_classes=3, min_size=64, max_size=64)
+    >>> model = fasterrcnn_mobilenet_v3_large_fpn(num_classes=3, min_size=64, max_size=64,
+    ...                                           rpn_post_nms_top_n_train=50,
+    ...                                           box_batch_size_per_image=32)
     >>> images = [ember.rand(3, 64, 64)]
     >>> targets = [{"boxes": ember.tensor([[8.0, 8.0, 40.0, 40.0]]),
     ...             "labels": ember.tensor([1])}]

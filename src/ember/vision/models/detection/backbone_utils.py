@@ -64,10 +64,10 @@ class BackboneWithFPN(nn.Module):
     detectors read).
 
     Example:
-        >>> net = resnet.resnet18()
-        >>> fpn = BackboneWithFPN(net, {"layer3": "0", "layer4": "1"}, [256, 512], 32)
-        >>> [tuple(v.shape) for v in fpn(ember.randn(1, 3, 64, 64)).values()]
-        [(1, 32, 4, 4), (1, 32, 2, 2), (1, 32, 1, 1)]
+        >>> net = nn.Sequential(nn.Conv2d(3, 4, 3, 2, 1), nn.Conv2d(4, 8, 3, 2, 1))
+        >>> fpn = BackboneWithFPN(net, {"0": "a", "1": "b"}, [4, 8], 6)
+        >>> [(k, tuple(v.shape)) for k, v in fpn(ember.randn(1, 3, 16, 16)).items()]
+        [('a', (1, 6, 8, 8)), ('b', (1, 6, 4, 4)), ('pool', (1, 6, 2, 2))]
     """
 
     def __init__(self, backbone: nn.Module, return_layers: dict[str, str],
@@ -185,8 +185,8 @@ def mobilenet_backbone(*, backbone_name: str, weights: Any = None, fpn: bool,
 
     Example:
         >>> net = mobilenet_backbone(backbone_name="mobilenet_v3_large", fpn=True)
-        >>> list(net(ember.randn(1, 3, 64, 64)).keys())
-        ['0', '1', 'pool']
+        >>> net.body.return_layers, net.out_channels
+        ({'13': '0', '16': '1'}, 256)
     """
     backbone = getattr(mobilenetv3, backbone_name)(weights=weights, norm_layer=norm_layer)
     return _mobilenet_extractor(backbone, fpn, trainable_layers, returned_layers, extra_blocks)

@@ -3,7 +3,8 @@ and predictor, and the ``fasterrcnn_resnet50_fpn`` and ``fasterrcnn_mobilenet_v3
 builders.
 
 Example:
-    >>> model = fasterrcnn_mobilenet_v3_large_fpn(num_classes=3, min_size=64, max_size=64)
+    >>> model = fasterrcnn_mobilenet_v3_large_fpn(num_classes=3, min_size=64, max_size=64,
+    ...                                           rpn_post_nms_top_n_test=10)
     >>> out = model.eval()([ember.rand(3, 64, 64)])
     >>> sorted(out[0])
     ['boxes', 'labels', 'scores']

@@ -2,7 +2,8 @@
 mask branch), its mask head and predictor, and the ``maskrcnn_resnet50_fpn`` builder.
 
 Example:
-    >>> model = maskrcnn_resnet50_fpn(num_classes=2, min_size=64, max_size=64).eval()
+    >>> model = maskrcnn_resnet50_fpn(num_classes=2, min_size=64, max_size=64,
+    ...                               rpn_post_nms_top_n_test=10).eval()
     >>> sorted(model([ember.rand(3, 64, 64)])[0])
     ['boxes', 'labels', 'masks', 'scores']
 """
