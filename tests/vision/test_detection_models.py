@@ -17,6 +17,7 @@ from ember.vision.models.detection import (
     MaskRCNN,
     MaskRCNNHeads,
     MaskRCNNPredictor,
+    RetinaNet,
 )
 from ember.vision.models.detection.anchor_utils import AnchorGenerator
 from ember.vision.ops import MultiScaleRoIAlign
@@ -24,7 +25,7 @@ from ember.vision.ops import MultiScaleRoIAlign
 # torchvision's published num_params of each builder's COCO weights (frozen batch norms)
 PARAMS = {"fasterrcnn_resnet50_fpn": 41_755_286,
           "fasterrcnn_mobilenet_v3_large_fpn": 19_386_354,
-          "maskrcnn_resnet50_fpn": 44_401_393}
+          "maskrcnn_resnet50_fpn": 44_401_393, "retinanet_resnet50_fpn": 34_014_999}
 SMALL = {"min_size": 64, "max_size": 64, "rpn_pre_nms_top_n_train": 100,
          "rpn_post_nms_top_n_train": 50, "rpn_pre_nms_top_n_test": 50,
          "rpn_post_nms_top_n_test": 20, "box_batch_size_per_image": 16}
@@ -49,6 +50,15 @@ def test_parameter_count_and_names_are_torchvisions(name):
     keys = list(model.state_dict())
     assert keys[0] == ("backbone.body.conv1.weight" if "resnet" in name
                        else "backbone.body.0.0.weight")
+    if name.startswith("retinanet"):
+        assert [k for k in keys if k.startswith("head.regression_head")] == [
+            *[f"head.regression_head.conv.{i}.0.{p}" for i in range(4)
+              for p in ("weight", "bias")],
+            "head.regression_head.bbox_reg.weight", "head.regression_head.bbox_reg.bias"]
+        assert "backbone.fpn.extra_blocks.p7.bias" in keys
+        assert tuple(model.state_dict()["head.classification_head.cls_logits.weight"].shape) == (
+            9 * 91, 256, 3, 3)
+        return
     for key in ("backbone.fpn.inner_blocks.0.0.weight", "backbone.fpn.layer_blocks.1.0.bias",
                 "rpn.head.conv.0.0.weight", "rpn.head.cls_logits.weight",
                 "rpn.head.bbox_pred.bias", "roi_heads.box_head.fc6.weight",
@@ -167,6 +177,43 @@ def test_mask_rcnn_trains_and_pastes_masks():
         assert 0.0 <= float(out["masks"].min()) and float(out["masks"].max()) <= 1.0
     with pytest.raises(ValueError, match="'masks'"):
         model.train()([ember.rand(3, 64, 64)], [one_box_target()])
+
+
+def test_tiny_retinanet_learns_one_box_and_detects():
+    ember.manual_seed(0)
+    backbone = nn.Sequential(nn.Conv2d(3, 16, 3, stride=2, padding=1), nn.ReLU(),
+                             nn.Conv2d(16, 16, 3, stride=2, padding=1), nn.ReLU())
+    backbone.out_channels = 16
+    model = RetinaNet(backbone, 3, min_size=64, max_size=64, topk_candidates=30,
+                      anchor_generator=AnchorGenerator(((16, 32),), ((0.5, 1.0, 2.0),)))
+    head = model.head.classification_head
+    assert abs(float(head.cls_logits.bias[0]) - math.log(0.01 / 0.99)) < 1e-6
+    image, target = ember.rand(3, 64, 64), one_box_target()
+    optimizer = ember.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    totals = []
+    for _ in range(12):
+        losses = model([image], [target])
+        assert list(losses) == ["classification", "bbox_regression"]
+        optimizer.zero_grad()
+        sum(losses.values()).backward()
+        optimizer.step()
+        totals.append([float(v) for v in losses.values()])
+    assert all(math.isfinite(t) for step in totals for t in step)
+    focal = [step[0] for step in totals]  # the focal loss starts near its prior and falls
+    assert all(b < a for a, b in zip(focal, focal[1:])), focal
+    assert sum(map(sum, totals[-3:])) < 0.92 * sum(map(sum, totals[:3])), totals
+    model.eval()
+    with ember.no_grad():
+        out = model([image, ember.rand(3, 40, 56)])
+    for det, (h, w) in zip(out, [(64, 64), (40, 56)]):
+        assert sorted(det) == ["boxes", "labels", "scores"]
+        n = len(det["boxes"])
+        assert n <= 30 and tuple(det["labels"].shape) == (n,)
+        if n:
+            assert float(det["boxes"][:, 2].max()) <= w and float(det["boxes"][:, 3].max()) <= h
+            assert int(det["labels"].max()) <= 2
+    with pytest.raises(ValueError, match="targets should be passed"):
+        model.train()([image])
 
 
 def test_errors():

@@ -9,6 +9,7 @@ Example:
     ember.Size([1, 10])
 """
 
+from ember.vision.models import detection
 from ember.vision.models._api import get_model, get_model_builder, list_models
 from ember.vision.models.alexnet import *  # noqa: F403
 from ember.vision.models.alexnet import __all__ as _alexnet
@@ -34,8 +35,6 @@ from ember.vision.models.vgg import *  # noqa: F403
 from ember.vision.models.vgg import __all__ as _vgg
 from ember.vision.models.vision_transformer import *  # noqa: F403
 from ember.vision.models.vision_transformer import __all__ as _vision_transformer
-
-from ember.vision.models import detection  # noqa: E402  (its builders need the classifiers)
 
 __all__ = ["get_model", "get_model_builder", "list_models", *_alexnet, *_convnext, *_densenet,
            *_efficientnet, *_mnasnet, *_mobilenetv2, *_mobilenetv3, *_resnet, *_shufflenetv2,

@@ -1,6 +1,6 @@
 """torchvision's detection models (``torchvision.models.detection`` →
-``ember.vision.models.detection``): Faster R-CNN and Mask R-CNN with their building blocks,
-module names, constructor options and train/eval behaviour. No pretrained weights are
+``ember.vision.models.detection``): Faster R-CNN, Mask R-CNN and RetinaNet with their building
+blocks, module names, constructor options and train/eval behaviour. No pretrained weights are
 bundled: ``weights`` and ``weights_backbone`` must be None.
 
 Example:
@@ -18,5 +18,7 @@ from ember.vision.models.detection.faster_rcnn import *  # noqa: F403
 from ember.vision.models.detection.faster_rcnn import __all__ as _faster_rcnn
 from ember.vision.models.detection.mask_rcnn import *  # noqa: F403
 from ember.vision.models.detection.mask_rcnn import __all__ as _mask_rcnn
+from ember.vision.models.detection.retinanet import *  # noqa: F403
+from ember.vision.models.detection.retinanet import __all__ as _retinanet
 
-__all__ = [*_faster_rcnn, *_mask_rcnn]
+__all__ = [*_faster_rcnn, *_mask_rcnn, *_retinanet]

@@ -2,9 +2,14 @@
 mask branch), its mask head and predictor, and the ``maskrcnn_resnet50_fpn`` builder.
 
 Example:
-    >>> model = maskrcnn_resnet50_fpn(num_classes=2, min_size=64, max_size=64,
-    ...                               rpn_post_nms_top_n_test=10).eval()
-    >>> sorted(model([ember.rand(3, 64, 64)])[0])
+    >>> from ember.vision.models.detection.anchor_utils import AnchorGenerator
+    >>> backbone = nn.Sequential(nn.Conv2d(3, 8, 3, stride=4, padding=1))
+    >>> backbone.out_channels = 8
+    >>> model = MaskRCNN(backbone, 2, min_size=64, max_size=64, rpn_post_nms_top_n_test=10,
+    ...                  rpn_anchor_generator=AnchorGenerator(((16, 32),), ((1.0,),)),
+    ...                  box_roi_pool=MultiScaleRoIAlign(["0"], 7, 2),
+    ...                  mask_roi_pool=MultiScaleRoIAlign(["0"], 14, 2))
+    >>> sorted(model.eval()([ember.rand(3, 64, 64)])[0])
     ['boxes', 'labels', 'masks', 'scores']
 """
 
