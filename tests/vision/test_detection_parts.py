@@ -235,3 +235,73 @@ def test_backbone_with_fpn_names_and_freezing():
         IntermediateLayerGetter(nn.Sequential(nn.ReLU()), {"5": "x"})
     with pytest.raises(ValueError, match=r"range \[0,5\]"):
         resnet_fpn_backbone(backbone_name="resnet18", trainable_layers=6)
+
+
+def test_rpn_keeps_the_top_anchors_per_level_then_suppresses():
+    from ember.vision.models.detection.rpn import RegionProposalNetwork, RPNHead
+    rpn = RegionProposalNetwork(AnchorGenerator(((8,),), ((1.0,),)), RPNHead(1, 1), 0.7, 0.3,
+                                4, 0.5, {"training": 2, "testing": 2},
+                                {"training": 3, "testing": 3}, 0.5).eval()
+    proposals = ember.tensor([[[0.0, 0, 10, 10], [1.0, 1, 10, 10], [20.0, 20, 30, 30],
+                               [0.0, 0, 5, 5], [40.0, 40, 50, 50], [0.0, 0, 1e-4, 5]]])
+    # level 0: anchors 0-2, level 1: anchors 3-5; the two best of each level survive
+    logits = ember.tensor([3.0, 2.0, 1.0, 0.5, 0.0, 9.0])
+    boxes, scores = rpn.filter_proposals(proposals, logits, [(32, 32)], [3, 3])
+    # level 0 keeps 0 and 1, NMS drops 1 (IoU 0.81); level 1 keeps 5 (too thin: dropped) and
+    # 3, not 4; NMS runs per level, so 3 (inside 0) stays
+    assert boxes[0].tolist() == [[0.0, 0.0, 10.0, 10.0], [0.0, 0.0, 5.0, 5.0]]
+    expected = torch.sigmoid(torch.tensor([3.0, 0.5])).tolist()
+    assert np.allclose(scores[0].tolist(), expected)
+
+
+def test_box_head_losses_and_detections_against_torch():
+    from ember.vision.models.detection.roi_heads import RoIHeads, fastrcnn_loss
+    logits = RNG.normal(size=(5, 3)).astype(np.float32)
+    deltas = RNG.normal(size=(5, 12)).astype(np.float32)
+    labels = np.array([0, 2, 1, 0, 2])
+    targets = RNG.normal(size=(5, 4)).astype(np.float32)
+    cls, box = fastrcnn_loss(ember.tensor(logits), ember.tensor(deltas),
+                             [ember.tensor(labels[:2]), ember.tensor(labels[2:])],
+                             [ember.tensor(targets[:2]), ember.tensor(targets[2:])])
+    t_cls = torch.nn.functional.cross_entropy(torch.tensor(logits), torch.tensor(labels))
+    pos = labels > 0
+    chosen = torch.tensor(deltas).reshape(5, 3, 4)[torch.tensor(np.flatnonzero(pos)),
+                                                    torch.tensor(labels[pos])]
+    t_box = torch.nn.functional.smooth_l1_loss(chosen, torch.tensor(targets[pos]), beta=1 / 9,
+                                               reduction="sum") / 5
+    assert np.isclose(float(cls), float(t_cls), rtol=1e-5)
+    assert np.isclose(float(box), float(t_box), rtol=1e-5)
+
+    heads = RoIHeads(None, None, None, 0.5, 0.5, 4, 0.25, None, score_thresh=0.3,
+                     nms_thresh=0.5, detections_per_img=2)
+    proposals = [ember.tensor([[0.0, 0, 10, 10], [1.0, 0, 10, 10], [20.0, 20, 30, 40]])]
+    class_logits = ember.tensor([[0.0, 3.0, 0.0], [0.0, 2.5, 0.0], [0.0, 0.0, 4.0]])
+    boxes, scores, classes = heads.postprocess_detections(class_logits, ember.zeros(3, 12),
+                                                          proposals, [(32, 32)])
+    # class 2 on proposal 2 (clipped to the image), then class 1 on proposal 0; proposal 1
+    # overlaps 0 too much for class 1, and every background or low score is gone
+    assert classes[0].tolist() == [2, 1]
+    assert boxes[0].tolist() == [[20.0, 20.0, 30.0, 32.0], [0.0, 0.0, 10.0, 10.0]]
+    want = torch.softmax(torch.tensor([[0.0, 0.0, 4.0], [0.0, 3.0, 0.0]]), 1)[[0, 1], [2, 1]]
+    assert np.allclose(scores[0].tolist(), want.tolist())
+
+
+def test_mask_loss_against_torch():
+    from ember.vision.models.detection.roi_heads import maskrcnn_inference, maskrcnn_loss
+    logits = RNG.normal(size=(2, 3, 4, 4)).astype(np.float32)
+    gt = np.zeros((1, 16, 16), np.uint8)
+    gt[0, 4:12, 4:12] = 1
+    boxes = ember.tensor([[4.0, 4, 12, 12], [0.0, 0, 8, 8]])
+    loss = maskrcnn_loss(ember.tensor(logits), [boxes], [ember.tensor(gt)],
+                         [ember.tensor([2])], [ember.tensor([0, 0])])
+    # the targets: the mask cropped to each box and resampled 4×4 (RoI Align, as torchvision)
+    crops = ops.roi_align(ember.tensor(gt[:, None].astype(np.float32)),
+                          ember.cat([ember.zeros(2, 1), boxes], 1), (4, 4), 1.0)[:, 0]
+    assert float(crops[0].mean()) > 0.8 and float(crops[1, 0, 0]) == 0.0
+    want = torch.nn.functional.binary_cross_entropy_with_logits(
+        torch.tensor(logits[:, 2]), torch.tensor(crops.numpy()))
+    assert np.isclose(float(loss), float(want), rtol=1e-5)
+    probs = maskrcnn_inference(ember.tensor(logits), [ember.tensor([1]), ember.tensor([2])])
+    assert [tuple(p.shape) for p in probs] == [(1, 1, 4, 4), (1, 1, 4, 4)]
+    np.testing.assert_allclose(probs[1][0, 0].numpy(),
+                               torch.sigmoid(torch.tensor(logits[1, 2])).numpy(), rtol=1e-6)
