@@ -305,3 +305,17 @@ def test_mask_loss_against_torch():
     assert [tuple(p.shape) for p in probs] == [(1, 1, 4, 4), (1, 1, 4, 4)]
     np.testing.assert_allclose(probs[1][0, 0].numpy(),
                                torch.sigmoid(torch.tensor(logits[1, 2])).numpy(), rtol=1e-6)
+
+
+def test_resize_boxes_of_integer_boxes_scales_in_floating_point():
+    # torchvision's ratios are float32 tensors: integer boxes come back float, not truncated
+    boxes = ember.tensor([[1, 2, 3, 4]])
+    out = resize_boxes(boxes, (10, 10), (15, 25))
+    assert out.dtype == ember.float32
+    assert out.tolist() == [[2.5, 3.0, 7.5, 6.0]]
+    wide = resize_boxes(ember.tensor([[1.0, 2.0, 3.0, 4.0]], dtype=ember.float64), (3, 7),
+                        (800, 1100))
+    expected = torch.tensor([[1.0, 2.0, 3.0, 4.0]], dtype=torch.float64) * (
+        torch.tensor([1100.0, 800.0, 1100.0, 800.0]) / torch.tensor([7.0, 3.0, 7.0, 3.0]))
+    assert wide.dtype == ember.float64
+    np.testing.assert_array_equal(wide.numpy(), expected.numpy())

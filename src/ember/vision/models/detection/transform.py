@@ -27,10 +27,10 @@ def resize_boxes(boxes: Tensor, original_size: tuple[int, int],
         >>> resize_boxes(ember.tensor([[1.0, 2.0, 3.0, 4.0]]), (10, 10), (20, 5))
         tensor([[0.5000, 4.0000, 1.5000, 8.0000]])
     """
-    ratio_h = float(new_size[0]) / float(original_size[0])
-    ratio_w = float(new_size[1]) / float(original_size[1])
-    scale = ember.tensor([ratio_w, ratio_h, ratio_w, ratio_h], dtype=boxes.dtype)
-    return boxes * scale
+    # float32 ratios, as torchvision's: integer boxes come back float, not truncated
+    new = ember.tensor([new_size[1], new_size[0]] * 2, dtype=ember.float32)
+    old = ember.tensor([original_size[1], original_size[0]] * 2, dtype=ember.float32)
+    return boxes * (new / old)
 
 
 def _paste_one(mask: np.ndarray, box: np.ndarray, height: int, width: int) -> Tensor:
