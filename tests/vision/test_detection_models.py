@@ -256,3 +256,14 @@ def test_registry():
     assert models.get_model_builder("MaskRCNN_ResNet50_FPN") is detection.maskrcnn_resnet50_fpn
     assert detection.fasterrcnn_resnet50_fpn.__module__ == (
         "ember.vision.models.detection.faster_rcnn")
+
+
+def test_targets_without_labels_or_one_per_image_are_refused_clearly():
+    model = tiny()
+    image, target = ember.rand(3, 64, 64), one_box_target()
+    with pytest.raises(ValueError, match="labels key"):
+        model([image], [{"boxes": target["boxes"]}])
+    with pytest.raises(ValueError, match="2 images but 1 targets"):
+        model([image, image], [target])
+    with pytest.raises(ValueError, match="2 images but 1 targets"):
+        model.eval()([image, image], [target])

@@ -23,6 +23,9 @@ def check_targets(targets: list[dict[str, Tensor]] | None) -> None:
     if targets is None:
         raise ValueError("In training mode, targets should be passed")
     for target in targets:
+        if "labels" not in target:
+            raise ValueError("Every element of targets should have a labels key (int64 "
+                             f"class indices); got the keys {sorted(target)}")
         boxes = target.get("boxes")
         if not isinstance(boxes, Tensor):
             raise TypeError(f"Expected target boxes to be of type Tensor, got "
@@ -62,6 +65,9 @@ def backbone_features(model: nn.Module, images: list[Tensor],
     targets, the original image sizes and the features (an ordered dict of maps)."""
     if model.training:
         check_targets(targets)
+    if targets is not None and len(targets) != len(images):
+        raise ValueError(f"{type(model).__name__}: {len(images)} images but {len(targets)} "
+                         "targets; give one target dict per image")
     original_sizes = image_sizes(type(model).__name__, images)
     images, targets = model.transform(images, targets)
     if targets is not None:
