@@ -267,3 +267,16 @@ def test_targets_without_labels_or_one_per_image_are_refused_clearly():
         model([image, image], [target])
     with pytest.raises(ValueError, match="2 images but 1 targets"):
         model.eval()([image, image], [target])
+
+
+def test_no_proposals_give_empty_detections():
+    # an RPN score threshold no anchor passes (the mobilenet builder's default is 0.05)
+    ember.manual_seed(0)
+    for kind in (FasterRCNN, MaskRCNN):
+        extra = {"mask_roi_pool": MultiScaleRoIAlign(["0"], 14, 2)} if kind is MaskRCNN else {}
+        model = tiny(kind, rpn_score_thresh=1.0, **extra).eval()
+        out = model([ember.rand(3, 64, 64), ember.rand(3, 48, 64)])
+        assert [tuple(o["boxes"].shape) for o in out] == [(0, 4), (0, 4)]
+        assert [tuple(o["labels"].shape) for o in out] == [(0,), (0,)]
+        if kind is MaskRCNN:
+            assert tuple(out[1]["masks"].shape) == (0, 1, 48, 64)

@@ -90,7 +90,8 @@ class BoxCoder:
         if total > 0:
             rel_codes = rel_codes.reshape(total, -1)
         decoded = self.decode_single(rel_codes, reference)
-        return decoded.reshape(total, -1, 4) if total > 0 else decoded
+        # (with no boxes too: an image without proposals still yields (0, K, 4))
+        return decoded.reshape(total, decoded.shape[-1] // 4, 4)
 
     def decode_single(self, rel_codes: Tensor, boxes: Tensor) -> Tensor:
         """``(N, 4 K)`` deltas applied to ``(N, 4)`` boxes: ``(N, 4 K)`` corners."""
