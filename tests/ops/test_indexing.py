@@ -504,3 +504,27 @@ def test_a_list_of_index_expressions_reads_as_a_tuple_like_torch(key):
         ty[key if not legacy else tuple(key)] = 7
         np.testing.assert_array_equal(got.numpy(), tx[key].numpy())
     np.testing.assert_array_equal(y.numpy(), ty.numpy())
+
+
+@pytest.mark.parametrize("shape,dim,count,dtype", [
+    ((6, 300), 1, 2000, np.float32),       # many indices along the last dimension
+    ((40, 30, 5), 1, 400, np.float64),     # trailing dimensions folded into the index
+    ((200, 16), 0, 900, np.int64),         # leading dimension, integers
+])
+def test_index_add_with_many_repeated_indices_matches_torch(shape, dim, count, dtype):
+    # large enough for the per-slice 1-D accumulation; sums in torch's order, so equal
+    rng = np.random.default_rng(0)
+    index = rng.integers(0, shape[dim], count)
+    source_shape = shape[:dim] + (count,) + shape[dim + 1:]
+    base = (rng.random(shape) * 10).astype(dtype)
+    source = (rng.random(source_shape) * 10).astype(dtype)
+    out = ember.tensor(base).index_add(dim, ember.tensor(index), ember.tensor(source))
+    expected = torch.tensor(base).index_add(dim, torch.tensor(index), torch.tensor(source))
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)
+    # and the gradient of a gather with negative and repeated indices
+    x = ember.tensor(base.astype(np.float64), requires_grad=True)
+    key = (slice(None),) * dim + (ember.tensor(index - shape[dim]),)
+    x[key].pow(2).sum().backward()
+    tx = torch.tensor(base.astype(np.float64), requires_grad=True)
+    tx[(slice(None),) * dim + (torch.tensor(index - shape[dim]),)].pow(2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)

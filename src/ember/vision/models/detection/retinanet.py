@@ -1,0 +1,283 @@
+"""RetinaNet (Lin et al., 2017) under torchvision's names: a one-stage detector whose heads
+score every anchor for every class (trained with the sigmoid focal loss) and regress its box,
+and the ``retinanet_resnet50_fpn`` builder.
+
+Example:
+    >>> backbone = nn.Sequential(nn.Conv2d(3, 8, 3, stride=4, padding=1))
+    >>> backbone.out_channels = 8
+    >>> anchors = AnchorGenerator(((16, 32),), ((0.5, 1.0, 2.0),))
+    >>> model = RetinaNet(backbone, 3, min_size=64, max_size=64, anchor_generator=anchors)
+    >>> sorted(model.eval()([ember.rand(3, 64, 64)])[0])
+    ['boxes', 'labels', 'scores']
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import ember
+import ember.nn.functional as F
+from ember import nn
+from ember.tensor import Tensor
+from ember.vision.models import resnet
+from ember.vision.models._api import make_builder
+from ember.vision.models._utils import LegacyKeys
+from ember.vision.models.detection._utils import BoxCoder, Matcher
+from ember.vision.models.detection.anchor_utils import AnchorGenerator
+from ember.vision.models.detection.backbone_utils import _resnet_fpn_extractor
+from ember.vision.models.detection.faster_rcnn import _trainable_layers
+from ember.vision.models.detection.generalized_rcnn import FPN_LEGACY_KEYS, backbone_features
+from ember.vision.models.detection.rpn import _flatten
+from ember.vision.models.detection.transform import GeneralizedRCNNTransform
+from ember.vision.ops.boxes import box_iou, clip_boxes_to_image
+from ember.vision.ops.feature_pyramid_network import LastLevelP6P7
+from ember.vision.ops.layers import Conv2dNormActivation
+from ember.vision.ops.losses import sigmoid_focal_loss
+from ember.vision.ops.nms import batched_nms
+
+__all__ = ["RetinaNet", "RetinaNetClassificationHead", "RetinaNetHead",
+           "RetinaNetRegressionHead", "retinanet_resnet50_fpn"]
+
+
+def _tower(in_channels: int, norm_layer: Callable[..., nn.Module] | None) -> nn.Sequential:
+    """Four 3×3 convolutions with ReLU, weights drawn from N(0, 0.01²), biases zero."""
+    tower = nn.Sequential(*[Conv2dNormActivation(in_channels, in_channels, norm_layer=norm_layer)
+                            for _ in range(4)])
+    for m in tower.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.normal_(m.weight, std=0.01)
+            if m.bias is not None:
+                nn.init.constant_(m.bias, 0)
+    return tower
+
+
+class RetinaNetClassificationHead(nn.Module):
+    """Per anchor and class, a logit (``(N, ΣHWA, num_classes)`` over the levels); its bias
+    starts where the sigmoid gives ``prior_probability``.
+
+    Example:
+        >>> RetinaNetClassificationHead(8, 9, 3)([ember.randn(1, 8, 4, 4)]).shape
+        ember.Size([1, 144, 3])
+    """
+
+    def __init__(self, in_channels: int, num_anchors: int, num_classes: int,
+                 prior_probability: float = 0.01,
+                 norm_layer: Callable[..., nn.Module] | None = None) -> None:
+        super().__init__()
+        self.conv = _tower(in_channels, norm_layer)
+        self.cls_logits = nn.Conv2d(in_channels, num_anchors * num_classes, 3, 1, 1)
+        nn.init.normal_(self.cls_logits.weight, std=0.01)
+        nn.init.constant_(self.cls_logits.bias,
+                          -math.log((1 - prior_probability) / prior_probability))
+        self.num_classes, self.num_anchors = num_classes, num_anchors
+
+    def compute_loss(self, targets: list[dict[str, Tensor]], head_outputs: dict[str, Tensor],
+                     matched_idxs: list[Tensor]) -> Tensor:
+        """Sigmoid focal loss over the anchors not ignored, per image divided by its number of
+        matched anchors, averaged over the images."""
+        losses = []
+        for target, logits, matched in zip(targets, head_outputs["cls_logits"], matched_idxs):
+            foreground = matched >= 0
+            rows = ember.where(foreground)[0]
+            classes = target["labels"][matched[rows]]
+            one_hot = ember.zeros(logits.shape, dtype=logits.dtype)
+            one_hot[rows, classes] = 1.0
+            valid = ember.where(matched != Matcher.BETWEEN_THRESHOLDS)[0]
+            loss = sigmoid_focal_loss(logits[valid], one_hot[valid], reduction="sum")
+            losses.append(loss / max(1, int(foreground.sum())))
+        return sum(losses) / len(targets)
+
+    def forward(self, x: list[Tensor]) -> Tensor:
+        return ember.cat([_flatten(self.cls_logits(self.conv(f)), self.num_classes) for f in x],
+                         1)
+
+
+class RetinaNetRegressionHead(nn.Module):
+    """Per anchor, four box deltas (``(N, ΣHWA, 4)`` over the levels), trained with L1.
+
+    Example:
+        >>> RetinaNetRegressionHead(8, 9)([ember.randn(1, 8, 4, 4)]).shape
+        ember.Size([1, 144, 4])
+    """
+
+    def __init__(self, in_channels: int, num_anchors: int,
+                 norm_layer: Callable[..., nn.Module] | None = None) -> None:
+        super().__init__()
+        self.conv = _tower(in_channels, norm_layer)
+        self.bbox_reg = nn.Conv2d(in_channels, num_anchors * 4, 3, 1, 1)
+        nn.init.normal_(self.bbox_reg.weight, std=0.01)
+        nn.init.zeros_(self.bbox_reg.bias)
+        self.box_coder = BoxCoder(weights=(1.0, 1.0, 1.0, 1.0))
+
+    def compute_loss(self, targets: list[dict[str, Tensor]], head_outputs: dict[str, Tensor],
+                     anchors: list[Tensor], matched_idxs: list[Tensor]) -> Tensor:
+        """L1 of the matched anchors' deltas, per image divided by their number, averaged."""
+        losses = []
+        for target, deltas, anchors_in_image, matched in zip(
+                targets, head_outputs["bbox_regression"], anchors, matched_idxs):
+            rows = ember.where(matched >= 0)[0]
+            wanted = self.box_coder.encode_single(target["boxes"][matched[rows]],
+                                                  anchors_in_image[rows])
+            loss = F.l1_loss(deltas[rows], wanted, reduction="sum")
+            losses.append(loss / max(1, rows.numel()))
+        return sum(losses) / max(1, len(targets))
+
+    def forward(self, x: list[Tensor]) -> Tensor:
+        return ember.cat([_flatten(self.bbox_reg(self.conv(f)), 4) for f in x], 1)
+
+
+class RetinaNetHead(nn.Module):
+    """The classification and regression heads, run on every level.
+
+    Example:
+        >>> out = RetinaNetHead(8, 9, 3)([ember.randn(1, 8, 4, 4)])
+        >>> out["cls_logits"].shape, out["bbox_regression"].shape
+        (ember.Size([1, 144, 3]), ember.Size([1, 144, 4]))
+    """
+
+    def __init__(self, in_channels: int, num_anchors: int, num_classes: int,
+                 norm_layer: Callable[..., nn.Module] | None = None) -> None:
+        super().__init__()
+        self.classification_head = RetinaNetClassificationHead(in_channels, num_anchors,
+                                                               num_classes,
+                                                               norm_layer=norm_layer)
+        self.regression_head = RetinaNetRegressionHead(in_channels, num_anchors,
+                                                       norm_layer=norm_layer)
+
+    def compute_loss(self, targets: list[dict[str, Tensor]], head_outputs: dict[str, Tensor],
+                     anchors: list[Tensor], matched_idxs: list[Tensor]) -> dict[str, Tensor]:
+        return {"classification": self.classification_head.compute_loss(targets, head_outputs,
+                                                                        matched_idxs),
+                "bbox_regression": self.regression_head.compute_loss(targets, head_outputs,
+                                                                     anchors, matched_idxs)}
+
+    def forward(self, x: list[Tensor]) -> dict[str, Tensor]:
+        return {"cls_logits": self.classification_head(x),
+                "bbox_regression": self.regression_head(x)}
+
+
+def _default_anchor_generator() -> AnchorGenerator:
+    # three sizes an octave apart in thirds on each level
+    sizes = tuple((x, int(x * 2 ** (1 / 3)), int(x * 2 ** (2 / 3)))
+                  for x in (32, 64, 128, 256, 512))
+    return AnchorGenerator(sizes, ((0.5, 1.0, 2.0),) * len(sizes))
+
+
+class RetinaNet(LegacyKeys, nn.Module):
+    """torchvision's ``RetinaNet(backbone, num_classes, ...)``: in training,
+    ``model(images, targets)`` returns ``{"classification", "bbox_regression"}`` losses; in
+    eval, per image the ``topk_candidates`` best (anchor, class) scores above
+    ``score_thresh`` of each level, decoded, then per-class NMS at ``nms_thresh``, at most
+    ``detections_per_img``, as ``{"boxes", "scores", "labels"}`` in the input's pixels.
+    """
+
+    # before torchvision 0.13 the heads' tower convolutions had no Conv2dNormActivation wrapper
+    LEGACY_KEYS = (*FPN_LEGACY_KEYS,
+                   (re.compile(r"^(head\.(?:classification|regression)_head\.conv\.\d+)\."
+                               r"(weight|bias)$"), r"\1.0.\2"))
+
+    def __init__(self, backbone: nn.Module, num_classes: int, min_size: int = 800,
+                 max_size: int = 1333, image_mean: list[float] | None = None,
+                 image_std: list[float] | None = None,
+                 anchor_generator: AnchorGenerator | None = None, head: nn.Module | None = None,
+                 proposal_matcher: Matcher | None = None, score_thresh: float = 0.05,
+                 nms_thresh: float = 0.5, detections_per_img: int = 300,
+                 fg_iou_thresh: float = 0.5, bg_iou_thresh: float = 0.4,
+                 topk_candidates: int = 1000, **kwargs: Any) -> None:
+        super().__init__()
+        if not hasattr(backbone, "out_channels"):
+            raise ValueError("backbone should contain an attribute out_channels specifying "
+                             "the number of output channels (assumed to be the same for all "
+                             "the levels)")
+        if anchor_generator is not None and not isinstance(anchor_generator, AnchorGenerator):
+            raise TypeError(f"anchor_generator should be of type AnchorGenerator or None, "
+                            f"got {type(anchor_generator).__name__}")
+        self.backbone = backbone
+        self.anchor_generator = anchor_generator or _default_anchor_generator()
+        self.head = head or RetinaNetHead(backbone.out_channels,
+                                          self.anchor_generator.num_anchors_per_location()[0],
+                                          num_classes)
+        self.proposal_matcher = proposal_matcher or Matcher(fg_iou_thresh, bg_iou_thresh,
+                                                            allow_low_quality_matches=True)
+        self.box_coder = BoxCoder(weights=(1.0, 1.0, 1.0, 1.0))
+        self.transform = GeneralizedRCNNTransform(min_size, max_size,
+                                                  image_mean or [0.485, 0.456, 0.406],
+                                                  image_std or [0.229, 0.224, 0.225], **kwargs)
+        self.score_thresh, self.nms_thresh = score_thresh, nms_thresh
+        self.detections_per_img, self.topk_candidates = detections_per_img, topk_candidates
+
+    def compute_loss(self, targets: list[dict[str, Tensor]], head_outputs: dict[str, Tensor],
+                     anchors: list[Tensor]) -> dict[str, Tensor]:
+        matched_idxs = []
+        for anchors_in_image, target in zip(anchors, targets):
+            if target["boxes"].numel() == 0:
+                matched_idxs.append(ember.full((len(anchors_in_image),), -1,
+                                               dtype=ember.int64))
+                continue
+            matched_idxs.append(self.proposal_matcher(box_iou(target["boxes"],
+                                                              anchors_in_image)))
+        return self.head.compute_loss(targets, head_outputs, anchors, matched_idxs)
+
+    def _detect_in_image(self, logits: list[Tensor], deltas: list[Tensor],
+                         anchors: list[Tensor], image_shape: tuple[int, int]
+                         ) -> dict[str, Tensor]:
+        boxes, scores, labels = [], [], []
+        for level_logits, level_deltas, level_anchors in zip(logits, deltas, anchors):
+            num_classes = level_logits.shape[-1]
+            level_scores = level_logits.sigmoid().flatten()
+            candidates = ember.where(level_scores > self.score_thresh)[0]
+            best, order = level_scores[candidates].topk(min(candidates.numel(),
+                                                            self.topk_candidates))
+            candidates = candidates[order]
+            anchor_idx = ember.div(candidates, num_classes, rounding_mode="floor")
+            decoded = self.box_coder.decode_single(level_deltas[anchor_idx],
+                                                   level_anchors[anchor_idx])
+            boxes.append(clip_boxes_to_image(decoded, image_shape))
+            scores.append(best)
+            labels.append(candidates % num_classes)
+        boxes, scores, labels = ember.cat(boxes), ember.cat(scores), ember.cat(labels)
+        keep = batched_nms(boxes, scores, labels, self.nms_thresh)[:self.detections_per_img]
+        return {"boxes": boxes[keep], "scores": scores[keep], "labels": labels[keep]}
+
+    def postprocess_detections(self, head_outputs: dict[str, list[Tensor]],
+                               anchors: list[list[Tensor]],
+                               image_shapes: list[tuple[int, int]]) -> list[dict[str, Tensor]]:
+        """Detections from per-level head outputs and anchors (lists over the levels)."""
+        return [self._detect_in_image([c[i] for c in head_outputs["cls_logits"]],
+                                      [b[i] for b in head_outputs["bbox_regression"]],
+                                      anchors[i], shape)
+                for i, shape in enumerate(image_shapes)]
+
+    def forward(self, images: list[Tensor], targets: list[dict[str, Tensor]] | None = None
+                ) -> dict[str, Tensor] | list[dict[str, Tensor]]:
+        images, targets, original_sizes, features = backbone_features(self, images, targets)
+        features = list(features.values())
+        head_outputs = self.head(features)
+        anchors = self.anchor_generator(images, features)
+        if self.training:
+            return self.compute_loss(targets, head_outputs, anchors)
+        positions = [f.shape[2] * f.shape[3] for f in features]
+        per_position = head_outputs["cls_logits"].shape[1] // sum(positions)
+        counts = [n * per_position for n in positions]
+        split = {k: list(v.split(counts, 1)) for k, v in head_outputs.items()}
+        detections = self.postprocess_detections(split, [list(a.split(counts)) for a in anchors],
+                                                 images.image_sizes)
+        return self.transform.postprocess(detections, images.image_sizes, original_sizes)
+
+
+def _retinanet_resnet50_fpn(num_classes: int = 91, weights_backbone: Any = None,
+                            trainable_backbone_layers: int | None = None,
+                            **kwargs: Any) -> RetinaNet:
+    layers = _trainable_layers(weights_backbone, trainable_backbone_layers, 5)
+    # the pyramid starts at C3; P6 and P7 come from P5
+    backbone = _resnet_fpn_extractor(resnet.resnet50(norm_layer=nn.BatchNorm2d), layers,
+                                     returned_layers=[2, 3, 4],
+                                     extra_blocks=LastLevelP6P7(256, 256))
+    return RetinaNet(backbone, num_classes, **kwargs)
+
+
+retinanet_resnet50_fpn = make_builder("retinanet_resnet50_fpn", _retinanet_resnet50_fpn,
+                                      "RetinaNet with a ResNet-50-FPN backbone", __name__)
