@@ -219,8 +219,9 @@ class ShiftedWindowAttentionV2(ShiftedWindowAttention):
 
     def define_relative_position_bias_table(self) -> None:
         wh, ww = self.window_size
-        dy = ember.arange(-(wh - 1), wh, dtype=ember.float32) / (wh - 1)
-        dx = ember.arange(-(ww - 1), ww, dtype=ember.float32) / (ww - 1)
+        dtype = ember.get_default_dtype()  # torchvision's float32, unless made otherwise
+        dy = ember.arange(-(wh - 1), wh, dtype=dtype) / (wh - 1)
+        dx = ember.arange(-(ww - 1), ww, dtype=dtype) / (ww - 1)
         table = ember.stack(ember.meshgrid(dy, dx, indexing="ij"), -1).unsqueeze(0) * 8
         # (1, 2wh-1, 2ww-1, 2), offsets in [-8, 8] mapped to sign·log2(1 + |·|) / 3
         self.register_buffer("relative_coords_table",
