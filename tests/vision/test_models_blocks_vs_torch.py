@@ -17,26 +17,17 @@ from ember.vision.models import inception, regnet, swin_transformer
 from ember.vision.models.googlenet import Inception as GoogLeNetInception
 from ember.vision.models.segmentation import deeplabv3, lraspp
 from tests.vision import torch_blocks
-from tests.vision.test_models_vs_torch import torch_on_one_thread, twins  # noqa: F401
+from tests.vision.test_models_vs_torch import (  # noqa: F401
+    assert_same_outputs,
+    torch_on_one_thread,
+    twins,
+)
 
 RNG = np.random.default_rng(1)
 
 
 def compare(ours, theirs, shape, modes=(False, True), atol=1e-11):
-    """Outputs (a tensor, or a dict of them) and input gradients of twin layers."""
-    ours, theirs = twins(ours, theirs)
-    x = RNG.standard_normal(shape)
-    for train in modes:
-        ours.train(train)
-        theirs.train(train)
-        xt, xe = torch.tensor(x, requires_grad=True), ember.tensor(x, requires_grad=True)
-        yt, ye = theirs(xt), ours(xe)
-        np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-9,
-                                   atol=atol)
-        g = RNG.standard_normal(tuple(yt.shape))
-        yt.backward(torch.tensor(g))
-        ye.backward(ember.tensor(g))
-        np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-9, atol=atol)
+    assert_same_outputs(ours, theirs, RNG.standard_normal(shape), modes, atol)
 
 
 def randomized(build):

@@ -3,7 +3,7 @@ convolutions, nine Inception blocks (whose "5×5" branch is 3×3, torchvision's 
 kept so its checkpoints load), and two auxiliary classifiers used in training.
 
 Example:
-    >>> model = googlenet(num_classes=10, aux_logits=False).eval()
+    >>> model = googlenet(num_classes=10, aux_logits=False, init_weights=False).eval()
     >>> model(ember.randn(1, 3, 32, 32)).shape
     ember.Size([1, 10])
 """
@@ -17,8 +17,8 @@ from typing import Any
 import ember
 from ember import Tensor, nn
 from ember.nn import functional as F
-from ember.nn import init
 from ember.vision.models._api import make_builder
+from ember.vision.models._init import init_truncated_normal
 
 __all__ = ["GoogLeNet", "GoogLeNetOutputs", "googlenet"]
 
@@ -129,12 +129,7 @@ class GoogLeNet(nn.Module):
         self.dropout = nn.Dropout(p=dropout)
         self.fc = nn.Linear(1024, num_classes)
         if init_weights is None or init_weights:
-            for m in self.modules():
-                if isinstance(m, (nn.Conv2d, nn.Linear)):
-                    init.trunc_normal_(m.weight, mean=0.0, std=0.01, a=-2, b=2)
-                elif isinstance(m, nn.BatchNorm2d):
-                    init.ones_(m.weight)
-                    init.zeros_(m.bias)
+            init_truncated_normal(self, 0.01)
 
     def forward(self, x: Tensor) -> Tensor | GoogLeNetOutputs:
         if self.transform_input:

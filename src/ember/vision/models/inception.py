@@ -3,7 +3,7 @@ blocks A–E with factorized (1×7, 7×1, 1×3, 3×1) convolutions and grid redu
 auxiliary classifier used in training. Inputs should be at least 75×75 (299×299 as trained).
 
 Example:
-    >>> model = inception_v3(num_classes=10, aux_logits=False).eval()
+    >>> model = inception_v3(num_classes=10, aux_logits=False, init_weights=False).eval()
     >>> model(ember.randn(1, 3, 75, 75)).shape
     ember.Size([1, 10])
 """
@@ -16,8 +16,8 @@ from collections.abc import Callable
 import ember
 from ember import Tensor, nn
 from ember.nn import functional as F
-from ember.nn import init
 from ember.vision.models._api import make_builder
+from ember.vision.models._init import init_truncated_normal
 from ember.vision.models.googlenet import BasicConv2d, transform_input
 
 __all__ = ["Inception3", "InceptionOutputs", "inception_v3"]
@@ -202,18 +202,9 @@ class Inception3(nn.Module):
         self.dropout = nn.Dropout(p=dropout)
         self.fc = nn.Linear(2048, num_classes)
         if init_weights is None or init_weights:
-            self._init_weights()
-
-    def _init_weights(self) -> None:
-        for m in self.modules():
             # as torchvision: only a Conv2d or Linear's own ``stddev`` counts, so the aux
             # classifier's fc takes 0.001 and its conv1 (a BasicConv2d) 0.1 like the rest
-            if isinstance(m, (nn.Conv2d, nn.Linear)):
-                init.trunc_normal_(m.weight, mean=0.0, std=getattr(m, "stddev", 0.1), a=-2,
-                                   b=2)
-            elif isinstance(m, nn.BatchNorm2d):
-                init.ones_(m.weight)
-                init.zeros_(m.bias)
+            init_truncated_normal(self, 0.1)
 
     def forward(self, x: Tensor) -> Tensor | InceptionOutputs:
         if self.transform_input:
