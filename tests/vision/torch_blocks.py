@@ -80,7 +80,8 @@ class WindowAttention(nn.Module):
                     q, k, v = (t.reshape(-1, self.heads, d).transpose(0, 1) for t in (q, k, v))
                     if self.v2:
                         scale = self.logit_scale.clamp(max=math.log(100.0)).exp()
-                        logits = F.normalize(q, dim=-1) @ F.normalize(k, dim=-1).transpose(1, 2) * scale
+                        cosine = F.normalize(q, dim=-1) @ F.normalize(k, dim=-1).transpose(1, 2)
+                        logits = cosine * scale
                     else:
                         logits = q @ k.transpose(1, 2) / math.sqrt(d)
                     labels = region[y:y + wh, z:z + ww].reshape(-1)
