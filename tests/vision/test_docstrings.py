@@ -25,6 +25,7 @@ MODULES = ["ember.vision.ops", "ember.vision.ops.boxes", "ember.vision.ops.nms",
            "ember.vision.models.vgg", "ember.vision.models.vision_transformer",
            "ember.vision.models.googlenet", "ember.vision.models.inception",
            "ember.vision.models.regnet", "ember.vision.models.swin_transformer",
+           "ember.vision.models.maxvit",
            "ember.vision.models._utils", "ember.vision.models.segmentation",
            "ember.vision.models.segmentation.fcn", "ember.vision.models.segmentation.deeplabv3",
            "ember.vision.models.segmentation.lraspp"]

@@ -25,7 +25,7 @@ PARAMS = {
     "efficientnet_b6": 43_040_704, "efficientnet_b7": 66_347_960,
     "efficientnet_v2_s": 21_458_488, "efficientnet_v2_m": 54_139_356,
     "efficientnet_v2_l": 118_515_272, "googlenet": 6_624_904, "inception_v3": 27_161_264,
-    "mnasnet0_5": 2_218_512, "mnasnet0_75": 3_170_208,
+    "maxvit_t": 30_919_624, "mnasnet0_5": 2_218_512, "mnasnet0_75": 3_170_208,
     "mnasnet1_0": 4_383_312, "mnasnet1_3": 6_282_256, "mobilenet_v2": 3_504_872,
     "mobilenet_v3_large": 5_483_032, "mobilenet_v3_small": 2_542_856, "resnet101": 44_549_160,
     "resnet152": 60_192_808, "resnet18": 11_689_512, "resnet34": 21_797_672,

@@ -13,7 +13,7 @@ import torch
 
 import ember
 from ember.vision import models
-from ember.vision.models import inception, regnet, swin_transformer
+from ember.vision.models import inception, maxvit, regnet, swin_transformer
 from ember.vision.models.googlenet import Inception as GoogLeNetInception
 from ember.vision.models.segmentation import deeplabv3, lraspp
 from tests.vision import torch_blocks
@@ -113,3 +113,12 @@ def test_lraspp_head():
         yt = theirs({"low": torch.tensor(low), "high": torch.tensor(high)})
         ye = ours({"low": ember.tensor(low), "high": ember.tensor(high)})
         np.testing.assert_allclose(ye.numpy(), yt.detach().numpy(), rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("kind", ["window", "grid"])
+def test_maxvit_partition_attention(kind):
+    """3x3 windows, or a 3x3 grid of pixels 2 apart, on a 6x6 map."""
+    ours = partial(maxvit.PartitionAttentionLayer, 8, 4, 3, kind, (6, 6), 4, ember.nn.GELU,
+                   ember.nn.LayerNorm, 0.0, 0.0, 0.0)
+    compare(ours, randomized(partial(torch_blocks.PartitionAttention, 8, 4, 3, kind)),
+            (2, 8, 6, 6), modes=(False,))

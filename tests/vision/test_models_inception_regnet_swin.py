@@ -1,4 +1,4 @@
-"""GoogLeNet, Inception v3, RegNet and Swin (v1, v2) beyond their parameter counts (in
+"""GoogLeNet, Inception v3, RegNet, Swin (v1, v2) and MaxViT beyond their parameter counts (in
 ``test_models.py``): state-dict keys and shapes of torchvision's module structure, the
 training-mode outputs with auxiliary logits, ``transform_input``, RegNet's design-space rule,
 constructor errors, and a few training steps that lower the loss."""
@@ -52,6 +52,18 @@ SAMPLES = {
                   "features.1.0.attn.cpb_mlp.2.weight": (3, 512),
                   "features.2.norm.weight": (192,), "features.6.reduction.weight": (768, 1536)},
 }
+SAMPLES["maxvit_t"] = {
+    "stem.0.0.weight": (64, 3, 3, 3), "stem.1.0.bias": (64,),
+    "blocks.0.layers.0.layers.MBconv.proj.1.weight": (64, 64, 1, 1),
+    "blocks.0.layers.0.layers.MBconv.layers.pre_norm.running_var": (64,),
+    "blocks.0.layers.0.layers.MBconv.layers.conv_b.0.weight": (256, 1, 3, 3),
+    "blocks.0.layers.0.layers.MBconv.layers.squeeze_excitation.fc1.weight": (16, 256, 1, 1),
+    "blocks.1.layers.1.layers.MBconv.layers.conv_c.bias": (128,),
+    "blocks.2.layers.4.layers.grid_attention.attn_layer.1.relative_position_bias_table": (
+        169, 8),
+    "blocks.3.layers.0.layers.window_attention.attn_layer.1.relative_position_index": (49, 49),
+    "blocks.3.layers.1.layers.grid_attention.mlp_layer.1.weight": (2048, 512),
+    "classifier.3.weight": (512, 512), "classifier.5.weight": (1000, 512)}
 ENTRIES = {"swin_t": 185, "swin_v2_t": 233}  # 14 (v1) or 18 (v2) per block, 17 besides
 
 
@@ -133,6 +145,8 @@ def test_errors():
         models.GoogLeNet(blocks=[None, None])
     with pytest.raises(ValueError, match="inception_blocks should be 7 instead of 1"):
         models.Inception3(inception_blocks=[None])
+    with pytest.raises(ValueError, match="Input size \\(8, 8\\) of block 0 is not divisible"):
+        models.MaxVit((32, 32), 8, 3, [8, 16], [1, 1], head_dim=4, stochastic_depth_prob=0.0)
     with pytest.raises(ValueError, match="window_size and shift_size must be of length 2"):
         models.swin_transformer.ShiftedWindowAttention(8, [7], [0, 0], 2)
     with pytest.raises(ValueError, match=r"expected an \(N, H, W, C\) input"):
@@ -166,6 +180,8 @@ def _with_aux(out, target):  # torchvision's reference recipe weighs auxiliary l
     (lambda: models.regnet_y_400mf(num_classes=4), 64, F.cross_entropy),
     (lambda: models.SwinTransformer([2, 2], 16, [2, 2], [2, 4], [4, 4], num_classes=4), 32,
      F.cross_entropy),
+    (lambda: models.MaxVit((32, 32), 8, 2, [8, 16], [1, 2], head_dim=4,
+                           stochastic_depth_prob=0.0, num_classes=4), 32, F.cross_entropy),
     (lambda: models.swin_v2_t(num_classes=4, embed_dim=24, depths=[1, 1, 1, 1],
                               window_size=[2, 2]), 32, F.cross_entropy),
 ])

@@ -293,3 +293,60 @@ def lraspp_head(low, high, num_classes, inter):
 
     model.forward = forward
     return model
+
+
+class RelativeAttention(nn.Module):
+    """MaxViT's attention over sequences of ``size``² tokens laid out as a square, with keys
+    scaled by the feature width's inverse square root (torchvision's choice)."""
+
+    def __init__(self, dim, head_dim, size):
+        super().__init__()
+        self.heads, self.dim = dim // head_dim, dim
+        offsets = [(dy, dx) for dy in range(-(size - 1), size) for dx in range(-(size - 1), size)]
+        self.relative_position_bias_table = nn.Parameter(torch.randn(len(offsets), self.heads))
+        cells = [(y, x) for y in range(size) for x in range(size)]
+        self.register_buffer("relative_position_index", torch.tensor(
+            [[offsets.index((yi - yj, xi - xj)) for yj, xj in cells] for yi, xi in cells]))
+        self.to_qkv = nn.Linear(dim, 3 * dim)
+        self.merge = nn.Linear(dim, dim)
+
+    def forward(self, tokens):  # (n, dim) -> (n, dim)
+        q, k, v = (t.reshape(len(tokens), self.heads, -1).transpose(0, 1)
+                   for t in self.to_qkv(tokens).split(self.dim, -1))
+        bias = self.relative_position_bias_table[self.relative_position_index].permute(2, 0, 1)
+        attn = torch.softmax(q @ k.transpose(1, 2) / math.sqrt(self.dim) + bias, -1)
+        return self.merge((attn @ v).transpose(0, 1).reshape(len(tokens), -1))
+
+
+class PartitionAttention(nn.Module):
+    """MaxViT's window ("window": ``size``² blocks) or grid ("grid": pixels ``H / size``
+    apart) attention and MLP on an (N, C, H, W) map, token sets gathered one by one."""
+
+    def __init__(self, dim, head_dim, size, kind, mlp_ratio=4):
+        super().__init__()
+        self.size, self.kind = size, kind
+        self.attn_layer = nn.Sequential(nn.LayerNorm(dim), RelativeAttention(dim, head_dim, size),
+                                        nn.Dropout(0.0))
+        self.mlp_layer = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, dim * mlp_ratio),
+                                       nn.GELU(), nn.Linear(dim * mlp_ratio, dim), nn.Dropout(0.0))
+
+    def token_sets(self, h, w):
+        s = self.size
+        if self.kind == "window":
+            return [(slice(y, y + s), slice(x, x + s)) for y in range(0, h, s)
+                    for x in range(0, w, s)]
+        step_h, step_w = h // s, w // s
+        return [(slice(y, h, step_h), slice(x, w, step_w)) for y in range(step_h)
+                for x in range(step_w)]
+
+    def forward(self, x):
+        out = x.clone()
+        for n in range(x.shape[0]):
+            for rows, cols in self.token_sets(x.shape[2], x.shape[3]):
+                tokens = x[n, :, rows, cols]
+                shape = tokens.shape
+                t = tokens.reshape(shape[0], -1).T
+                t = t + self.attn_layer[1](self.attn_layer[0](t))
+                t = t + self.mlp_layer(t)
+                out[n, :, rows, cols] = t.T.reshape(shape)
+        return out
