@@ -47,6 +47,6 @@ from ember.vision.models.vision_transformer import *  # noqa: F403
 from ember.vision.models.vision_transformer import __all__ as _vision_transformer
 
 __all__ = ["get_model", "get_model_builder", "list_models", *_alexnet, *_convnext, *_densenet,
-           *_efficientnet, *_googlenet, *_inception, *_maxvit, *_mnasnet, *_mobilenetv2, *_mobilenetv3,
-           *_regnet, *_resnet, *_shufflenetv2, *_squeezenet, *_swin_transformer, *_vgg,
-           *_vision_transformer]
+           *_efficientnet, *_googlenet, *_inception, *_maxvit, *_mnasnet, *_mobilenetv2,
+           *_mobilenetv3, *_regnet, *_resnet, *_shufflenetv2, *_squeezenet, *_swin_transformer,
+           *_vgg, *_vision_transformer]
