@@ -179,7 +179,7 @@ class Branches(nn.Module):
         outs = []
         for chain, pool in zip(self.chains, self.pools):
             y = pool(x) if pool is not None else x
-            for name, layer in chain:
+            for _name, layer in chain:
                 y = (torch.cat([m(y) for m in layer], 1) if isinstance(layer, tuple)
                      else layer(y))
             outs.append(y)
