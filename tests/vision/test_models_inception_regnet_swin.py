@@ -191,3 +191,17 @@ def test_a_few_training_steps_lower_the_loss(build, size, loss_of):
     x, target = ember.randn(4, 3, size, size), ember.tensor([0, 1, 2, 3])
     losses = _fit(model, x, target, loss_of)
     assert losses[-1] < losses[0] and all(np.isfinite(losses))
+
+
+def test_maxvit_batch_norm_is_torchvisions():
+    """torchvision builds BatchNorm2d(eps=1e-3, momentum=0.99) in PyTorch's convention (the new
+    batch weighs 0.99), not TensorFlow's 0.99 decay: a train step moves running stats that far."""
+    net = models.MaxVit((32, 32), 8, 2, [8], [1], head_dim=4, stochastic_depth_prob=0.0)
+    norms = {(m.eps, m.momentum) for m in net.modules() if isinstance(m, ember.nn.BatchNorm2d)}
+    assert norms == {(1e-3, 0.99)}
+    bn = net.stem[0][1]
+    x = ember.randn(2, 3, 32, 32)
+    net.train()(x)
+    batch_mean = net.stem[0][0](x).mean((0, 2, 3)).detach()
+    np.testing.assert_allclose(bn.running_mean.numpy(), 0.99 * batch_mean.numpy(), rtol=1e-4,
+                               atol=1e-6)

@@ -201,7 +201,8 @@ class MaxVit(nn.Module):
     block_layers, head_dim, stochastic_depth_prob, norm_layer=None, activation_layer=nn.GELU,
     squeeze_ratio=0.25, expansion_ratio=4, mlp_ratio=4, mlp_dropout=0.0,
     attention_dropout=0.0, num_classes=1000)``: every block's input must divide by
-    ``partition_size``; weights start N(0, 0.02²)."""
+    ``partition_size``; weights start N(0, 0.02²); the default norm is
+    ``BatchNorm2d(eps=1e-3, momentum=0.99)``, as torchvision's."""
 
     def __init__(self, input_size: tuple[int, int], stem_channels: int, partition_size: int,
                  block_channels: list[int], block_layers: list[int], head_dim: int,
@@ -210,7 +211,8 @@ class MaxVit(nn.Module):
                  expansion_ratio: float = 4, mlp_ratio: int = 4, mlp_dropout: float = 0.0,
                  attention_dropout: float = 0.0, num_classes: int = 1000) -> None:
         super().__init__()
-        norm_layer = norm_layer or partial(nn.BatchNorm2d, eps=1e-3, momentum=0.01)
+        # torchvision's momentum=0.99 in PyTorch's convention (the batch weighs 0.99), kept as is
+        norm_layer = norm_layer or partial(nn.BatchNorm2d, eps=1e-3, momentum=0.99)
         sizes, size = [], _halved(tuple(input_size))
         for _ in block_channels:
             size = _halved(size)
