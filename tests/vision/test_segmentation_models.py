@@ -131,3 +131,13 @@ def test_a_few_training_steps_lower_the_loss(build, size, lr):
         opt.step()
         losses.append(float(loss))
     assert losses[-1] < losses[0] and all(np.isfinite(losses))
+
+
+@pytest.mark.parametrize("name", ["fcn_resnet50", "deeplabv3_mobilenet_v3_large",
+                                  "lraspp_mobilenet_v3_large"])
+def test_num_classes_none_means_pascal_vocs_21(name):
+    """torchvision's builders take ``num_classes=None`` (their default) as 21."""
+    with init.skipping():
+        model = getattr(segmentation, name)(num_classes=None)
+    head = model.classifier.high_classifier if "lraspp" in name else model.classifier[4]
+    assert head.out_channels == 21

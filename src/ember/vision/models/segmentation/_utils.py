@@ -1,7 +1,7 @@
 """What torchvision's segmentation models share: the frame of FCN and DeepLabV3 (a backbone
 giving ``{"out", "aux"}`` feature maps, a classifier head on each, logits upsampled bilinearly
-to the input size), the MobileNetV3 backbone of DeepLabV3 and LR-ASPP, and the refusal of
-pretrained backbone weights."""
+to the input size), the MobileNetV3 backbone of DeepLabV3 and LR-ASPP, the refusal of
+pretrained backbone weights and the default number of classes."""
 
 from __future__ import annotations
 
@@ -36,6 +36,12 @@ class _SimpleSegmentationModel(nn.Module):
             result["aux"] = F.interpolate(self.aux_classifier(features["aux"]), size=size,
                                           mode="bilinear", align_corners=False)
         return result
+
+
+def voc_classes(num_classes: int | None) -> int:
+    """``num_classes``, or torchvision's default when None: Pascal VOC's 20 classes and the
+    background."""
+    return 21 if num_classes is None else num_classes
 
 
 def refuse_backbone_weights(name: str, weights_backbone: object,

@@ -21,6 +21,7 @@ from ember.vision.models.segmentation._utils import (
     _SimpleSegmentationModel,
     mobilenet_v3_large_features,
     refuse_backbone_weights,
+    voc_classes,
 )
 from ember.vision.models.segmentation.fcn import FCNHead, resnet_features
 
@@ -92,19 +93,22 @@ class DeepLabHead(nn.Sequential):
                          nn.ReLU(), nn.Conv2d(256, num_classes, 1))
 
 
-def _deeplabv3_resnet(name: str, layers: list[int], num_classes: int = 21,
+def _deeplabv3_resnet(name: str, layers: list[int], num_classes: int | None = None,
                       aux_loss: bool | None = None, weights_backbone: object = None,
                       pretrained_backbone: bool | None = None) -> DeepLabV3:
     refuse_backbone_weights(name, weights_backbone, pretrained_backbone)
+    num_classes = voc_classes(num_classes)
     return DeepLabV3(resnet_features(layers, aux_loss), DeepLabHead(2048, num_classes),
                      FCNHead(1024, num_classes) if aux_loss else None)
 
 
-def _deeplabv3_mobilenet_v3_large(num_classes: int = 21, aux_loss: bool | None = None,
+def _deeplabv3_mobilenet_v3_large(num_classes: int | None = None,
+                                  aux_loss: bool | None = None,
                                   weights_backbone: object = None,
                                   pretrained_backbone: bool | None = None) -> DeepLabV3:
     refuse_backbone_weights("deeplabv3_mobilenet_v3_large", weights_backbone,
                             pretrained_backbone)
+    num_classes = voc_classes(num_classes)
     backbone, aux_channels, out_channels = mobilenet_v3_large_features(
         "aux" if aux_loss else None, "out")
     return DeepLabV3(backbone, DeepLabHead(out_channels, num_classes),

@@ -19,6 +19,7 @@ from ember.vision.models._utils import IntermediateLayerGetter
 from ember.vision.models.segmentation._utils import (
     _SimpleSegmentationModel,
     refuse_backbone_weights,
+    voc_classes,
 )
 
 __all__ = ["FCN", "fcn_resnet101", "fcn_resnet50"]
@@ -47,10 +48,11 @@ def resnet_features(layers: list[int], aux: bool | None) -> IntermediateLayerGet
     return IntermediateLayerGetter(backbone, return_layers)
 
 
-def _fcn_resnet(name: str, layers: list[int], num_classes: int = 21,
+def _fcn_resnet(name: str, layers: list[int], num_classes: int | None = None,
                 aux_loss: bool | None = None, weights_backbone: object = None,
                 pretrained_backbone: bool | None = None) -> FCN:
     refuse_backbone_weights(name, weights_backbone, pretrained_backbone)
+    num_classes = voc_classes(num_classes)
     return FCN(resnet_features(layers, aux_loss), FCNHead(2048, num_classes),
                FCNHead(1024, num_classes) if aux_loss else None)
 

@@ -18,6 +18,7 @@ from ember.vision.models._api import make_builder
 from ember.vision.models.segmentation._utils import (
     mobilenet_v3_large_features,
     refuse_backbone_weights,
+    voc_classes,
 )
 
 __all__ = ["LRASPP", "lraspp_mobilenet_v3_large"]
@@ -64,7 +65,7 @@ class LRASPP(nn.Module):
         return result
 
 
-def _lraspp_mobilenet_v3_large(num_classes: int = 21, aux_loss: bool | None = None,
+def _lraspp_mobilenet_v3_large(num_classes: int | None = None, aux_loss: bool | None = None,
                                weights_backbone: object = None,
                                pretrained_backbone: bool | None = None) -> LRASPP:
     if aux_loss:
@@ -72,7 +73,7 @@ def _lraspp_mobilenet_v3_large(num_classes: int = 21, aux_loss: bool | None = No
     refuse_backbone_weights("lraspp_mobilenet_v3_large", weights_backbone,
                             pretrained_backbone)
     backbone, low_channels, high_channels = mobilenet_v3_large_features("low", "high")
-    return LRASPP(backbone, low_channels, high_channels, num_classes)
+    return LRASPP(backbone, low_channels, high_channels, voc_classes(num_classes))
 
 
 lraspp_mobilenet_v3_large = make_builder(
