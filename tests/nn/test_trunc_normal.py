@@ -78,3 +78,10 @@ def test_trunc_normal_not_much_slower_than_normal():
             times.append(time.perf_counter() - t0)
         best[name] = min(times)
     assert best["trunc_normal_"] < 6 * best["normal_"], best
+
+
+def test_trunc_normal_refuses_an_empty_interval():
+    """torch raises (from its uniform_) where a > b; the result was silently all b."""
+    with pytest.raises(ValueError, match=r"trunc_normal_: the interval \[a, b\] = \[1.0, -1.0\]"):
+        nn.init.trunc_normal_(ember.empty(3), a=1.0, b=-1.0)
+    assert (nn.init.trunc_normal_(ember.empty(3), a=0.5, b=0.5) == 0.5).all()

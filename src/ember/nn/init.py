@@ -154,6 +154,9 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
     _refuse_complex(tensor, "trunc_normal_", "truncation needs an order")
+    if not a <= b:
+        raise ValueError(f"nn.init.trunc_normal_: the interval [a, b] = [{a}, {b}] is empty. "
+                         f"Hint: a is the lower bound, b the upper one (absolute values)")
     lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
     n = tensor.numel()
     with no_grad():
