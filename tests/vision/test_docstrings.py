@@ -22,7 +22,13 @@ MODULES = ["ember.vision.ops", "ember.vision.ops.boxes", "ember.vision.ops.nms",
            "ember.vision.models.mobilenetv2",
            "ember.vision.models.mobilenetv3", "ember.vision.models.resnet",
            "ember.vision.models.shufflenetv2", "ember.vision.models.squeezenet",
-           "ember.vision.models.vgg", "ember.vision.models.vision_transformer"]
+           "ember.vision.models.vgg", "ember.vision.models.vision_transformer",
+           "ember.vision.models.googlenet", "ember.vision.models.inception",
+           "ember.vision.models.regnet", "ember.vision.models.swin_transformer",
+           "ember.vision.models.maxvit",
+           "ember.vision.models._utils", "ember.vision.models.segmentation",
+           "ember.vision.models.segmentation.fcn", "ember.vision.models.segmentation.deeplabv3",
+           "ember.vision.models.segmentation.lraspp"]
 MODULES += [f"ember.vision.tv_tensors.{m}" for m in ("_tv_tensor", "_image",
                                                       "_bounding_boxes", "_wrap")]
 MODULES += ["ember.vision.ops.feature_pyramid_network", "ember.vision.ops.poolers",

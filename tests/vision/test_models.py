@@ -24,20 +24,35 @@ PARAMS = {
     "efficientnet_b3": 12_233_232, "efficientnet_b4": 19_341_616, "efficientnet_b5": 30_389_784,
     "efficientnet_b6": 43_040_704, "efficientnet_b7": 66_347_960,
     "efficientnet_v2_s": 21_458_488, "efficientnet_v2_m": 54_139_356,
-    "efficientnet_v2_l": 118_515_272, "mnasnet0_5": 2_218_512, "mnasnet0_75": 3_170_208,
+    "efficientnet_v2_l": 118_515_272, "googlenet": 6_624_904, "inception_v3": 27_161_264,
+    "maxvit_t": 30_919_624, "mnasnet0_5": 2_218_512, "mnasnet0_75": 3_170_208,
     "mnasnet1_0": 4_383_312, "mnasnet1_3": 6_282_256, "mobilenet_v2": 3_504_872,
     "mobilenet_v3_large": 5_483_032, "mobilenet_v3_small": 2_542_856, "resnet101": 44_549_160,
     "resnet152": 60_192_808, "resnet18": 11_689_512, "resnet34": 21_797_672,
+    "regnet_x_16gf": 54_278_536, "regnet_x_1_6gf": 9_190_136, "regnet_x_32gf": 107_811_560,
+    "regnet_x_3_2gf": 15_296_552, "regnet_x_400mf": 5_495_976, "regnet_x_800mf": 7_259_656,
+    "regnet_x_8gf": 39_572_648, "regnet_y_128gf": 644_812_894, "regnet_y_16gf": 83_590_140,
+    "regnet_y_1_6gf": 11_202_430, "regnet_y_32gf": 145_046_770, "regnet_y_3_2gf": 19_436_338,
+    "regnet_y_400mf": 4_344_144, "regnet_y_800mf": 6_432_512, "regnet_y_8gf": 39_381_472,
     "resnet50": 25_557_032, "resnext101_32x8d": 88_791_336, "resnext101_64x4d": 83_455_272,
     "resnext50_32x4d": 25_028_904, "shufflenet_v2_x0_5": 1_366_792,
     "shufflenet_v2_x1_0": 2_278_604, "shufflenet_v2_x1_5": 3_503_624,
     "shufflenet_v2_x2_0": 7_393_996, "squeezenet1_0": 1_248_424, "squeezenet1_1": 1_235_496,
+    "swin_b": 87_768_224, "swin_s": 49_606_258, "swin_t": 28_288_354, "swin_v2_b": 87_930_848,
+    "swin_v2_s": 49_737_442, "swin_v2_t": 28_351_570,
     "vgg11": 132_863_336, "vgg11_bn": 132_868_840, "vgg13": 133_047_848, "vgg13_bn": 133_053_736,
     "vgg16": 138_357_544, "vgg16_bn": 138_365_992, "vgg19": 143_667_240, "vgg19_bn": 143_678_248,
     "vit_b_16": 86_567_656, "vit_b_32": 88_224_232, "vit_h_14": 632_045_800,
     "vit_l_16": 304_326_632, "vit_l_32": 306_535_400, "wide_resnet101_2": 126_886_696,
     "wide_resnet50_2": 68_883_240,
 }
+
+# torchvision publishes GoogLeNet's count without its auxiliary classifiers, which its
+# checkpoint file holds but its builder drops
+PUBLISHED_WITH = {"googlenet": {"aux_logits": False}}
+SEGMENTATION = {"deeplabv3_mobilenet_v3_large": 11_029_328, "deeplabv3_resnet101": 60_996_202,
+                "deeplabv3_resnet50": 42_004_074, "fcn_resnet101": 54_314_346,
+                "fcn_resnet50": 35_322_218, "lraspp_mobilenet_v3_large": 3_221_538}
 
 VGG_CFG = {"11": "A", "13": "B", "16": "D", "19": "E"}
 VIT = {"b_16": (16, 12, 768, 3072), "b_32": (32, 12, 768, 3072), "l_16": (16, 24, 1024, 4096),
@@ -95,7 +110,7 @@ RESNET_SAMPLES = {"conv1.weight": (64, 3, 7, 7), "layer2.0.downsample.1.running_
 @pytest.mark.parametrize("name", sorted(PARAMS))
 def test_parameter_count_and_state_dict_layout_are_torchvisions(name):
     with init.skipping():  # no random fills: the big models build in milliseconds
-        model = models.get_model(name)
+        model = models.get_model(name, **PUBLISHED_WITH.get(name, {}))
     assert sum(p.numel() for p in model.parameters()) == PARAMS[name]
     layout = [(k, tuple(v.shape)) for k, v in model.state_dict().items()]
     expected = expected_layout(name)
@@ -107,14 +122,16 @@ def test_parameter_count_and_state_dict_layout_are_torchvisions(name):
 
 
 def test_the_registry_is_torchvisions():
-    everything = sorted([*PARAMS, *models.list_models(models.detection)])
+    everything = sorted({**PARAMS, **SEGMENTATION,
+                         **dict.fromkeys(models.list_models(models.detection))})
     assert models.list_models() == everything
     assert models.list_models(models) == sorted(PARAMS)
+    assert models.list_models(models.segmentation) == sorted(SEGMENTATION)
     assert models.list_models(include=["vit_*", "alex*"], exclude="*_32") == [
         "alexnet", "vit_b_16", "vit_h_14", "vit_l_16"]
     # torchvision filters only on non-empty patterns: an empty include keeps everything
-    assert models.list_models(include=[]) == models.list_models(include="") == everything
-    assert models.list_models(exclude=[]) == everything
+    assert models.list_models(models, include=[]) == sorted(PARAMS)
+    assert models.list_models(include="") == models.list_models(exclude=[]) == everything
     assert models.get_model_builder("VGG11_BN") is models.vgg11_bn
     # one object per exported name: the MobileNets' blocks stay in their modules
     assert len(set(models.__all__)) == len(models.__all__)
@@ -124,7 +141,7 @@ def test_the_registry_is_torchvisions():
         models.get_model("vgg17")
 
 
-@pytest.mark.parametrize("name", sorted(PARAMS))
+@pytest.mark.parametrize("name", sorted({**PARAMS, **SEGMENTATION}))
 def test_pretrained_weights_are_refused(name):
     with pytest.raises(ValueError, match="no pretrained weights are bundled"):
         models.get_model(name, weights="DEFAULT")

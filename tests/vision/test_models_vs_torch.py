@@ -80,8 +80,13 @@ def assert_same_network(ours, theirs, size, batch=2, modes=(False, True), atol=1
     """Outputs and input gradients of the twins in eval mode, then in train mode (batch
     statistics; torch runs first, so the shared running statistics it updates are read by
     neither). ``size``: the input's side, or its (height, width)."""
-    ours, theirs = twins(ours, theirs)
     x = RNG.standard_normal((batch, 3, *((size, size) if isinstance(size, int) else size)))
+    assert_same_outputs(ours, theirs, x, modes, atol)
+
+
+def assert_same_outputs(ours, theirs, x, modes=(False, True), atol=1e-11):
+    """The twins' outputs and input gradients on the array ``x``, each mode of ``modes``."""
+    ours, theirs = twins(ours, theirs)
     for train in modes:
         ours.train(train)
         theirs.train(train)

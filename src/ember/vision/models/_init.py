@@ -1,5 +1,6 @@
 """The initialization most torchvision classifiers share: He-normal convolutions with zero
-biases, unit-scale zero-shift norms, and a model-specific rule for the linear layers."""
+biases, unit-scale zero-shift norms, and a model-specific rule for the linear layers; and the
+truncated normals of GoogLeNet and Inception v3."""
 
 from __future__ import annotations
 
@@ -29,3 +30,16 @@ def small_normal_linear(m: nn.Linear) -> None:
     """Weight from N(0, 0.01²), zero bias (VGG, the MobileNets)."""
     init.normal_(m.weight, 0.0, 0.01)
     init.zeros_(m.bias)
+
+
+def init_truncated_normal(model: nn.Module, default_std: float) -> None:
+    """GoogLeNet's and Inception v3's rule: each ``nn.Conv2d`` and ``nn.Linear`` weight from
+    N(0, σ²) truncated to [-2, 2], σ its layer's ``stddev`` attribute or ``default_std``;
+    batch norms to weight 1, bias 0."""
+    for m in model.modules():
+        if isinstance(m, (nn.Conv2d, nn.Linear)):
+            init.trunc_normal_(m.weight, mean=0.0, std=getattr(m, "stddev", default_std), a=-2,
+                               b=2)
+        elif isinstance(m, nn.BatchNorm2d):
+            init.ones_(m.weight)
+            init.zeros_(m.bias)

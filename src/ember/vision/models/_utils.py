@@ -1,11 +1,15 @@
-"""Channel rounding shared by the MobileNets, EfficientNets and MNASNet, and the renaming of old
-checkpoint keys."""
+"""Channel rounding shared by the MobileNets, EfficientNets, MNASNet and RegNet, the renaming of
+old checkpoint keys, and the feature extractor the segmentation models put on their
+backbones."""
 
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
+
+from ember import Tensor, nn
 
 
 def make_divisible(v: float, divisor: int, min_value: int | None = None) -> int:
@@ -34,3 +38,40 @@ class LegacyKeys:
                     renamed[new] = renamed.pop(key)
                     break
         return super().load_state_dict(renamed, strict, assign)  # type: ignore[misc]
+
+
+class IntermediateLayerGetter(nn.ModuleDict):
+    """The children of ``model`` up to the last one named in ``return_layers`` (later ones are
+    dropped); the forward runs them in order and returns an ``OrderedDict`` of the outputs of
+    those named, under their ``return_layers`` names. Only direct children can be returned.
+
+    Example:
+        >>> body = IntermediateLayerGetter(nn.Sequential(nn.ReLU(), nn.Tanh(), nn.Sigmoid()),
+        ...                                {"0": "low", "1": "high"})
+        >>> list(body(ember.zeros(1)))
+        ['low', 'high']
+    """
+
+    def __init__(self, model: nn.Module, return_layers: dict[str, str]) -> None:
+        children = [name for name, _ in model.named_children()]
+        if not set(return_layers).issubset(children):
+            raise ValueError(f"return_layers are not present in model: "
+                             f"{sorted(set(return_layers) - set(children))} are not among its "
+                             f"children {children}")
+        wanted = {str(k): str(v) for k, v in return_layers.items()}
+        layers: OrderedDict[str, nn.Module] = OrderedDict()
+        for name, module in model.named_children():
+            layers[name] = module
+            wanted.pop(name, None)
+            if not wanted:
+                break
+        super().__init__(layers)
+        self.return_layers = {str(k): str(v) for k, v in return_layers.items()}
+
+    def forward(self, x: Tensor) -> OrderedDict[str, Tensor]:
+        out: OrderedDict[str, Tensor] = OrderedDict()
+        for name, module in self.items():
+            x = module(x)
+            if name in self.return_layers:
+                out[self.return_layers[name]] = x
+        return out

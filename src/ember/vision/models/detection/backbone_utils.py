@@ -1,17 +1,17 @@
 """Detection backbones, as torchvision's ``backbone_utils``: a classifier's intermediate
-feature maps (:class:`IntermediateLayerGetter`) under a feature pyramid
+feature maps (``models._utils.IntermediateLayerGetter``, re-exported here) under a feature pyramid
 (:class:`BackboneWithFPN`), with the early layers frozen."""
 
 from __future__ import annotations
 
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from ember import nn
 from ember.tensor import Tensor
 from ember.vision.models import mobilenetv3, resnet
+from ember.vision.models._utils import IntermediateLayerGetter
 from ember.vision.ops.feature_pyramid_network import (
     ExtraFPNBlock,
     FeaturePyramidNetwork,
@@ -21,41 +21,6 @@ from ember.vision.ops.layers import FrozenBatchNorm2d
 
 __all__ = ["BackboneWithFPN", "IntermediateLayerGetter", "mobilenet_backbone",
            "resnet_fpn_backbone"]
-
-
-class IntermediateLayerGetter(nn.ModuleDict):
-    """The children of ``model`` up to the last one named in ``return_layers``, run in order;
-    ``forward`` returns an ordered dict of the named children's outputs under the names
-    ``return_layers`` maps them to.
-
-    Example:
-        >>> body = IntermediateLayerGetter(nn.Sequential(nn.ReLU(), nn.Tanh()), {"0": "a"})
-        >>> list(body(ember.zeros(1)).keys())
-        ['a']
-    """
-
-    def __init__(self, model: nn.Module, return_layers: dict[str, str]) -> None:
-        children = [name for name, _ in model.named_children()]
-        missing = set(return_layers) - set(children)
-        if missing:
-            raise ValueError(f"IntermediateLayerGetter: return_layers {sorted(missing)} are not "
-                             f"children of the model (it has {children})")
-        wanted, layers = dict(return_layers), OrderedDict()
-        for name, module in model.named_children():
-            layers[name] = module
-            wanted.pop(name, None)
-            if not wanted:
-                break
-        super().__init__(layers)
-        self.return_layers = dict(return_layers)
-
-    def forward(self, x: Tensor) -> dict[str, Tensor]:
-        out = OrderedDict()
-        for name, module in self.items():
-            x = module(x)
-            if name in self.return_layers:
-                out[self.return_layers[name]] = x
-        return out
 
 
 class BackboneWithFPN(nn.Module):
