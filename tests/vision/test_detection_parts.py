@@ -231,7 +231,7 @@ def test_backbone_with_fpn_names_and_freezing():
     assert "fc" not in dict(fpn.body.named_children())  # the getter stops at layer4
     net = mobilenet_backbone(backbone_name="mobilenet_v3_large", fpn=False, trainable_layers=0)
     assert net.out_channels == 256 and not any(p.requires_grad for p in net[0].parameters())
-    with pytest.raises(ValueError, match="not children"):
+    with pytest.raises(ValueError, match="not among its children"):
         IntermediateLayerGetter(nn.Sequential(nn.ReLU()), {"5": "x"})
     with pytest.raises(ValueError, match=r"range \[0,5\]"):
         resnet_fpn_backbone(backbone_name="resnet18", trainable_layers=6)
