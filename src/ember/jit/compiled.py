@@ -135,7 +135,7 @@ class CompiledFunction:
     """
 
     def __init__(self, fn: Callable, static_argnums: tuple[int, ...] = (), mode: str = "default",
-                 passes: dict[str, bool] | None = None) -> None:
+                 passes: dict[str, bool] | None = None, fullgraph: bool = False) -> None:
         if mode not in MODES:
             raise ValueError(f"ember.jit.compile: mode must be one of {sorted(MODES)}, got "
                              f"{mode!r}")
@@ -145,6 +145,7 @@ class CompiledFunction:
                              f"are {list(PASSES)}")
         self.fn = fn
         self.static_argnums = tuple(static_argnums)
+        self.fullgraph = fullgraph  # (a signature that must run eagerly raises instead)
         self.passes = {**MODES[mode], **(passes or {})}
         self.name = getattr(fn, "__name__", None) or type(fn).__name__
         self.forget()
@@ -306,10 +307,12 @@ class CompiledFunction:
                 tracer.add_input(t)
             out = self.fn(*args, **kwargs)
             out_leaves, out_spec = tree_flatten(out)
-            joint, returned = None, out_leaves
+            joint, returned, hooked = None, out_leaves, None
             if not tracer.ran_backward and any(isinstance(x, Tensor) and x.requires_grad
                                                for x in out_leaves):
-                joint, returned = trace_backward(tracer, inputs, out_leaves)
+                hooked = self._backward_hooks(tracer)
+                if hooked is None:
+                    joint, returned = trace_backward(tracer, inputs, out_leaves)
             graph = tracer.finish(returned)
         layout = self._layout_after_trace(args, kwargs, leaves, key[5])
         device = inputs[0]._device if inputs else get_default_device()
@@ -332,9 +335,12 @@ class CompiledFunction:
         generated = generate(graph, device.xp, device, frees)
         entry = Entry(graph, generated, out_spec, consts, device, time.perf_counter() - start,
                       joint, backward, n_saved, tuple(tracer.grad_inputs),
-                      self._aliased_writes(graph, leaves, key[1], argument_names(
+                      hooked or self._aliased_writes(graph, leaves, key[1], argument_names(
                           self.fn, args, kwargs)))
         if entry.eager is not None:
+            if self.fullgraph:
+                raise TraceError(f"ember.jit: {self.name} (fullgraph=True) cannot be one graph: "
+                                 f"it {entry.eager}")
             JIT.reasons.append(f"{self.name}: {entry.eager}")
             log.info("ember.jit: %s: %s", self.name, entry.eager)
         if not graph.grads and not graph.arg_grads and not entry.grad_inputs and \
@@ -355,6 +361,26 @@ class CompiledFunction:
         if joint is not None:  # (one node, as at later calls: see autodiff.traced_call)
             return self._rebuild(entry, traced_call(entry, inputs, returned))
         return out
+
+    def _backward_hooks(self, tracer: Tracer) -> str | None:
+        """Why calls with this key run the plain function, if the outputs pass through a
+        module's backward hooks: their Python must run at each backward, between the
+        module's outputs' gradients and its inputs', where generated code has no place for
+        it (torch.compile breaks the graph there too). None when no module call had them."""
+        if not tracer.backward_hooks:
+            return None
+        labels = {id(m): label for label, m in zip(self.reach.module_labels, self.reach.modules)}
+        found = "; ".join(
+            f"module {labels.get(id(s.module)) or self.name} ({type(s.module).__name__}): "
+            f"{', '.join(_hook_name(h.fn) for h in [*s.pre_hooks, *s.hooks])}"
+            for s in tracer.backward_hooks)
+        return (f"runs eagerly: its outputs need grad and pass through module backward hooks "
+                f"(backward pre-hooks and full backward hooks: {found}), whose Python runs at "
+                "each backward, inside the module's backward, which a compiled call's "
+                "generated backward cannot; calls with this signature run the plain function, "
+                "so the hooks see and replace eager's gradients. Hint: remove the hooks "
+                "(handle.remove()) to compile the call again, or compile the whole step with "
+                "backward() inside (the hooks' tensor work is then traced into the graph)")
 
     @staticmethod
     def _aliased_writes(graph: Graph, leaves: list, parts: tuple, names: list[str]) -> \
@@ -438,6 +464,14 @@ class CompiledFunction:
             raise RuntimeError(f"ember.jit: {self.name} has not been called yet, so nothing is "
                                "compiled; call it once with example inputs first")
         return self.last
+
+
+def _hook_name(fn: Any) -> str:
+    """A hook as ``explain()`` names it: its qualified name and line."""
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    return name if code is None else \
+        f"{name} at {code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
 
 
 def _kind(entry: Any) -> Any:
