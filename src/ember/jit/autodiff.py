@@ -128,14 +128,19 @@ def _same(a: tuple, b: tuple) -> bool:
         return False
 
 
+def plan_outputs(tracer: Tracer, inputs: list[Tensor], outputs: list) -> _Plan:
+    """How a call's tensor outputs are made from what the caller has (see :class:`_Plan`)."""
+    state = {id(t): t for t in [ref.tensor for ref in tracer.graph.state if not ref.grad] +
+             [t for _, t in tracer.known.values()]}  # (also what it reached but never read)
+    return _Plan(inputs, list(state.values()), outputs)
+
+
 def trace_backward(tracer: Tracer, inputs: list[Tensor], outputs: list) -> \
         tuple[Joint, list]:
     """Runs, under ``tracer``, the backward of the roots that require grad with respect to
     the tensor arguments and parameters that do. Returns the joint and the values the graph
     must return: the outputs, then the hidden roots."""
-    state = {id(t): t for t in [ref.tensor for ref in tracer.graph.state if not ref.grad] +
-             [t for _, t in tracer.known.values()]}  # (also what it reached but never read)
-    plan = _Plan(inputs, list(state.values()), outputs)
+    plan = plan_outputs(tracer, inputs, outputs)
     roots = [plan.returned[p] for p in plan.roots]
     diff = [r for r, t in enumerate(roots) if t.requires_grad]
     seeds = [ones_like(roots[r]) for r in diff]
@@ -221,7 +226,7 @@ def compiled_call(entry: Any, tensors: list[Tensor]) -> list[Tensor]:
     node (its backward the generated backward), then the outputs made from its roots.
     Returns the tensor outputs, in order."""
     outs = CompiledCall.apply(entry, *tensors, *entry.joint.params)
-    return _assemble(entry.joint, tensors, outs)
+    return assemble(entry.joint.make, tensors, outs)
 
 
 def traced_call(entry: Any, tensors: list[Tensor], returned: list) -> list[Tensor]:
@@ -230,15 +235,15 @@ def traced_call(entry: Any, tensors: list[Tensor], returned: list) -> list[Tenso
     ``create_graph``, views and in-place writes behave the same on every call."""
     roots = tuple(returned[p] for p in entry.joint.roots)
     outs = TracedCall.apply(entry, roots, *tensors, *entry.joint.params)
-    return _assemble(entry.joint, tensors, outs)
+    return assemble(entry.joint.make, tensors, outs)
 
 
-def _assemble(joint: Joint, tensors: list[Tensor], outs: Any) -> list[Tensor]:
-    """The tensor outputs from the node's outputs (the roots), the arguments and the state,
-    as the trace made them (see :class:`Joint`)."""
+def assemble(make: list[tuple], tensors: list[Tensor], outs: Any) -> list[Tensor]:
+    """The tensor outputs from the call's own outputs (the roots), the arguments and the
+    state, as the trace made them (``make``: see :class:`_Plan`)."""
     outs = outs if isinstance(outs, tuple) else (outs,)
     made: list[Tensor] = []
-    for source, where, steps in joint.make:
+    for source, where, steps in make:
         t = outs[where] if source == "out" else tensors[where] if source == "input" else \
             made[where] if source == "same" else where
         for step in steps:

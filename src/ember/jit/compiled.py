@@ -29,7 +29,15 @@ from ember.autograd.grad_mode import GRAD
 from ember.backend import get_default_device
 from ember.dtypes import get_default_dtype
 from ember.func.pytree import tree_flatten, tree_paths, tree_unflatten
-from ember.jit.autodiff import Joint, compiled_call, split, trace_backward, traced_call
+from ember.jit.autodiff import (
+    Joint,
+    assemble,
+    compiled_call,
+    plan_outputs,
+    split,
+    trace_backward,
+    traced_call,
+)
 from ember.jit.codegen import Generated, _store, generate
 from ember.jit.discover import Reach, is_plain, reach, tensor_hooks
 from ember.jit.ir import Graph
@@ -120,6 +128,11 @@ class Entry:
     # why the graph cannot stand for the call (arguments sharing memory it writes into): the
     # plain function runs instead
     eager: str | None = None
+    # without a joint, where some outputs alias an argument or state tensor (a view of it, the
+    # argument returned): the graph outputs that are roots, and how each tensor output is made
+    # from them (see autodiff._Plan), so it shares memory and version counter as eager's
+    roots: list[int] | None = None
+    make: list[tuple] | None = None
 
 
 def forget_all() -> None:
@@ -215,6 +228,9 @@ class CompiledFunction:
             _store(tensors[i], value)
         for (i, _), grad in zip(graph.arg_grads, arrays[n + len(graph.arg_writes):]):
             _set_grad(tensors[i], grad, dev, i in graph.arg_grads_in_place)
+        if entry.make is not None:
+            return self._rebuild(entry, assemble(
+                entry.make, tensors, tuple(_wrap(arrays[p], dev) for p in entry.roots)))
         return self._rebuild(entry, [_wrap(a, dev) for a in arrays[:n] if a is not None])
 
     def _key(self, args: tuple, kwargs: dict, leaves: list, spec: Any) -> \
@@ -307,12 +323,18 @@ class CompiledFunction:
                 tracer.add_input(t)
             out = self.fn(*args, **kwargs)
             out_leaves, out_spec = tree_flatten(out)
-            joint, returned, hooked = None, out_leaves, None
+            joint, returned, hooked, plan = None, out_leaves, None, None
             if not tracer.ran_backward and any(isinstance(x, Tensor) and x.requires_grad
                                                for x in out_leaves):
                 hooked = self._backward_hooks(tracer)
                 if hooked is None:
                     joint, returned = trace_backward(tracer, inputs, out_leaves)
+            else:
+                plan = plan_outputs(tracer, inputs, out_leaves)
+                if all(source == "out" and not steps for source, _, steps in plan.make):
+                    plan = None  # (every output its own: wrapped as it comes)
+                else:
+                    returned = plan.returned
             graph = tracer.finish(returned)
         layout = self._layout_after_trace(args, kwargs, leaves, key[5])
         device = inputs[0]._device if inputs else get_default_device()
@@ -337,6 +359,8 @@ class CompiledFunction:
                       joint, backward, n_saved, tuple(tracer.grad_inputs),
                       hooked or self._aliased_writes(graph, leaves, key[1], argument_names(
                           self.fn, args, kwargs)))
+        if plan is not None:
+            entry.roots, entry.make = plan.roots, plan.make
         if entry.eager is not None:
             if self.fullgraph:
                 raise TraceError(f"ember.jit: {self.name} (fullgraph=True) cannot be one graph: "

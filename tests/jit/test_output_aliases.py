@@ -1,0 +1,69 @@
+"""Outputs of a compiled call that share memory with an argument (a view of it, the argument
+written in place and returned, a ``detach()``), in calls whose outputs need no grad (under
+``no_grad``, or from arguments that need none): they share its memory and version counter,
+as eager's, so in-place writes through one are seen by the other and by autograd."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+from ember import jit
+
+CALLS = 3  # the trace, then two cached calls
+
+
+def _outcome(run):
+    try:
+        return run()
+    except Exception as exc:  # (the same error, eager and compiled)
+        return type(exc).__name__
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a: a[1:],
+    lambda a: a.t()[0:2] if a.ndim > 1 else a.view(2, 2)[0],
+    lambda a: a.mul_(2),
+    lambda a: a.detach()[1:],
+    lambda a: (a[1:], a * 2),
+], ids=["slice", "view", "inplace-returned", "detach-view", "view-and-new"])
+def test_an_output_sharing_an_argument_shares_its_memory_and_version(fn):
+    def scenario(f):
+        a = ember.tensor([1.0, 2.0, 3.0, 4.0], dtype=ember.float64)
+        with ember.no_grad():
+            out = f(a)
+        y = out[0] if isinstance(out, tuple) else out
+        before = a._version
+        y.add_(1)  # through the output: the argument sees it, its counter moves
+        return a.tolist(), a._version - before, y._version == a._version
+    fast = jit.compile(fn)
+    eager = scenario(fn)
+    for _ in range(CALLS):
+        assert scenario(fast) == eager
+
+
+def test_a_write_into_the_argument_after_the_call_is_seen_by_backward_through_the_view():
+    def scenario(f):
+        w = ember.tensor([1.0, 2.0, 3.0, 4.0], dtype=ember.float64, requires_grad=True)
+        a = ember.tensor([1.0, 2.0, 3.0, 4.0], dtype=ember.float64)
+        y = f(a)  # (needs no grad: the plain graph, not a differentiable call)
+        loss = (w[1:] * y).exp().sum()  # exp saves its output, mul saves y
+        a.mul_(2)  # y's version moves: backward must refuse, as eager's
+        return _outcome(lambda: (loss.backward(), w.grad.tolist())[1])
+    fn = lambda a: a[1:]  # noqa: E731
+    fast = jit.compile(fn)
+    eager = scenario(fn)
+    assert eager == "GradError"
+    for _ in range(CALLS):
+        assert scenario(fast) == eager
+
+
+def test_the_values_of_an_argument_written_and_returned_stay_one_tensor():
+    fn = lambda a: a.mul_(2)  # noqa: E731
+    fast = jit.compile(fn)
+    for _ in range(CALLS):
+        a = ember.tensor([1.0, 2.0, 3.0])
+        y = fast(a)
+        assert y is a
+        np.testing.assert_array_equal(a.numpy(), [2.0, 4.0, 6.0])
