@@ -98,7 +98,11 @@ def load(f: str | os.PathLike | IO[bytes]) -> ExportedProgram:
     """Reads a program :func:`save` wrote (its tensors on the CPU); a file of another kind,
     or one changed since, is a :class:`~ember.errors.CheckpointError`."""
     where = os.fspath(f) if isinstance(f, (str, os.PathLike)) else "the file"
-    arrays, meta = read_arrays(f)
+    try:
+        arrays, meta = read_arrays(f)  # (a damaged file: a CheckpointError naming it)
+    except OSError as exc:
+        raise CheckpointError(f"ember.export.load: cannot read {where} "
+                              f"({exc.strerror or exc})") from None
     if "ember.export" not in meta:
         raise CheckpointError(f"ember.export.load: {where} holds no exported program (it was "
                               "not written by ember.export.save)")
