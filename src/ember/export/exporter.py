@@ -12,6 +12,7 @@ from typing import Any
 import ember
 from ember.export.capture import Capture, retrace_resized, trace, twins
 from ember.export.dynamic_shapes import (
+    DerivedDim,
     Dim,
     DimHint,
     ValueRange,
@@ -111,9 +112,12 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
         capture, graph = trace(mod, args, kwargs, False, WHO, state_writes=True)
         entry = capture.compiled.last
         dims = _dim_names(axes, tensors)
+        derived = {i: {axis: dim.expr for axis, dim in spec.items() if isinstance(dim, DerivedDim)}
+                   for i, spec in enumerate(axes)}
 
         def lowered(names: dict[int, dict[int, str]], cause: Exception | None = None) -> Any:
-            others = _twins(capture, graph, leaves, spec, names, _ranges(names, axes), cause)
+            others = _twins(capture, graph, leaves, spec, names, _ranges(names, axes), cause,
+                            derived)
             return lift(graph, others, state, user_names, entry.out_consts, _symbols(names),
                         entry.device, attributes)
 
@@ -135,7 +139,7 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
                         raise
     ranges = _ranges(dims, axes)
     for i, guard in enumerate(g for g in guard_leaves if g.dims is not None):
-        named = dims.get(i, {})
+        named = {**dims.get(i, {}), **derived[i]}
         guard.dims = tuple(named.get(a, s) for a, s in enumerate(tensors[i].shape))
     return ExportedProgram(
         GraphModule({}, lifted.graph), lifted.signature,
@@ -223,6 +227,8 @@ def _dim_names(axes: list[dict], tensors: list[Tensor]) -> dict[int, dict[int, s
             if isinstance(dim, Dim):
                 named.setdefault(i, {})[axis] = dim.__name__
                 continue
+            if isinstance(dim, DerivedDim):  # (its size follows its root's: no dim of its own)
+                continue
             if tensors[i].shape[axis] < 2:
                 if dim is DimHint.DYNAMIC:
                     raise ConstraintViolationError(
@@ -266,21 +272,25 @@ def _without_automatic(dims: dict, axes: list[dict]) -> dict[int, dict[int, str]
 
 def _twins(capture: Capture, graph: Graph, leaves: list, spec: Any,
            dims: dict[int, dict[int, str]], bounds: dict[str, ValueRange],
-           cause: Exception | None = None) -> list[Twin]:
+           cause: Exception | None = None, derived: dict | None = None) -> list[Twin]:
     """The model traced with its dynamic dims grown (and grown farther, when the model takes
-    those sizes; shrunk where the dim's range ``bounds`` ends below), each trace matched to
-    the first."""
+    those sizes; shrunk where the dim's range ``bounds`` ends below) and the sizes of derived
+    dims (``{tensor index: {axis: SizeExpr}}``) following them, each trace matched to the
+    first."""
     if not dims:
         return []
+    resizing = {i: {**dims.get(i, {}), **(derived or {}).get(i, {})}
+                for i in {*dims, *(derived or {})}}
     try:
-        second = retrace_resized(capture, leaves, spec, dims, bounds=bounds)
+        second = retrace_resized(capture, leaves, spec, resizing, bounds=bounds)
         out = [Twin(second, *_matched(graph, second))]
     except ConstraintViolationError:
         raise
     except ExportError as e:
         raise _violated(dims, e) from (cause or e)
     try:
-        third = retrace_resized(capture, leaves, spec, dims, _FARTHER, _FARTHER_POWER, bounds)
+        third = retrace_resized(capture, leaves, spec, resizing, _FARTHER, _FARTHER_POWER,
+                                bounds)
     except ExportError:  # (the model bounds the size: a GPT's block size)
         return out
     try:
