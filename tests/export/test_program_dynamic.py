@@ -249,3 +249,15 @@ def _saved_and_loaded(ep):
     ember.export.save(ep, buffer)
     buffer.seek(0)
     return ember.export.load(buffer)
+
+
+@pytest.mark.parametrize("dim", [Dim("n"), Dim("n", max=40)], ids=["unbounded", "max"])
+def test_a_branch_inside_the_range_that_the_grown_traces_miss_is_refused(dim):
+    class Far(ember.nn.Module):
+        def forward(self, x):  # (3, 4 and 5 take one side: the ends of the range the other)
+            return x[:2] * 2.0 if x.shape[0] > 10 else x[:1] * 3.0
+
+    with pytest.raises(ConstraintViolationError, match=r"Constraints violated \(n\)!"):
+        ember.export.export(Far(), (ember.randn(3),), dynamic_shapes=({0: dim},))
+    ep = ember.export.export(Far(), (ember.randn(3),), dynamic_shapes=({0: Dim("n", max=10)},))
+    np.testing.assert_allclose(ep.module()(ember.ones(10)).numpy(), [3.0])

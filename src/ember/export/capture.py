@@ -79,10 +79,11 @@ def _unchanged(graph: Graph, argument: int, var: Var) -> bool:
 
 def retrace_resized(capture: Capture, leaves: list, spec: Any,
                     axes: dict[int, dict[int, Any]], step: int = 1, power: int = 1,
-                    bounds: dict[str, Any] | None = None) -> Graph:
+                    bounds: dict[str, Any] | None = None,
+                    sizes: dict[str, int] | None = None) -> Graph:
     """The graph of another call with the dynamic axes resized (:func:`resized`); a model
     that fails at those sizes is an :class:`ExportError` saying so."""
-    grown = resized(leaves, axes, capture.who, step, power, bounds)
+    grown = resized(leaves, axes, capture.who, step, power, bounds, sizes)
     try:
         return retrace(capture, *tree_unflatten(grown, spec))
     except ExportError:
@@ -97,7 +98,8 @@ def retrace_resized(capture: Capture, leaves: list, spec: Any,
 
 
 def resized(leaves: list, axes: dict[int, dict[int, Any]], who: str, step: int = 1,
-            power: int = 1, bounds: dict[str, Any] | None = None) -> list:
+            power: int = 1, bounds: dict[str, Any] | None = None,
+            sizes: dict[str, int] | None = None) -> list:
     """The leaves of the call's arguments with the tensors' dynamic axes ``{tensor index:
     {axis: dim name}}`` resized: the k-th dim name grows its axes by ``(k + 1)^power · step``
     (``power`` 2 grows the dims in other proportions than 1, so that two traces with the two
@@ -106,8 +108,8 @@ def resized(leaves: list, axes: dict[int, dict[int, Any]], who: str, step: int =
     grows by its coefficient times that name's growth), filled by repeating the tensor's own entries
     (integer inputs stay valid indices); a dim whose range (``bounds[name]``, with ``lower``
     and ``upper``) ends below the grown size shrinks by as much instead, when it can stay at
-    2 or above. A tensor passed twice with the same axes is resized once: the model may test
-    ``query is key``."""
+    2 or above. ``sizes`` instead gives each dim name its new size. A tensor passed twice with
+    the same axes is resized once: the model may test ``query is key``."""
     growth: dict[str, int] = {}
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
     for index, t in enumerate(tensors):  # (each dim's change, in the order the dims come)
@@ -119,7 +121,9 @@ def resized(leaves: list, axes: dict[int, dict[int, Any]], who: str, step: int =
                                   "one")
             if isinstance(name, SizeExpr):  # (a derived dim: its root's change, times coeff)
                 continue
-            if name not in growth:
+            if sizes is not None:
+                growth.setdefault(name, sizes[name] - size)
+            elif name not in growth:
                 grow = (len(growth) + 1) ** power * step
                 bound = (bounds or {}).get(name)
                 if bound is not None and size + grow > bound.upper and \

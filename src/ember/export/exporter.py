@@ -294,11 +294,40 @@ def _twins(capture: Capture, graph: Graph, leaves: list, spec: Any,
     except ExportError:  # (the model bounds the size: a GPT's block size)
         return out
     try:
-        return out + [Twin(third, *_matched(graph, third))]
+        out.append(Twin(third, *_matched(graph, third)))
     except ExportError as e:  # (a branch on a size that only the farther trace crosses)
         if not _within(third, dims, bounds):  # (beyond the dims' ranges the model may differ)
             return out
         raise _violated(dims, e) from (cause or e)
+    for sizes in _range_ends(graph, dims, derived or {}, bounds):
+        try:  # (a branch on a size between the example's and an end of the range)
+            probe = retrace_resized(capture, leaves, spec, resizing, sizes=sizes)
+        except ExportError:  # (the model bounds the size below the range's end)
+            continue
+        try:
+            out.append(Twin(probe, *_matched(graph, probe)))
+        except ExportError as e:
+            raise _violated(dims, e, sizes) from (cause or e)
+    return out
+
+
+def _range_ends(graph: Graph, dims: dict[int, dict[int, str]], derived: dict,
+                bounds: dict[str, ValueRange]) -> list[dict[str, int]]:
+    """The sizes of two more traces, every dim at the low end of its range (2 at least: sizes
+    0 and 1 are specialized) and at the high end (for a dim without one, the larger of four
+    times the example's size and 32 more): a branch on a size inside the range is then seen
+    when the traces take its two sides, as torch's symbolic sizes see every branch."""
+    example = {name: graph.inputs[i].shape[axis]
+               for i, spec in dims.items() for axis, name in spec.items()}
+    low = {n: max(bounds[n].lower, 2) for n in example}
+    high = {n: int(bounds[n].upper) if bounds[n].upper != math.inf else
+            max(4 * size, size + 32) for n, size in example.items()}
+    ends = []
+    for sizes in (low, high):
+        follow = [e.evaluate(sizes) for spec in derived.values() for e in spec.values()]
+        if sizes != example and all(s >= 2 for s in follow):
+            ends.append(sizes)
+    return ends
 
 
 def _within(traced: Graph, dims: dict[int, dict[int, str]],
@@ -308,13 +337,17 @@ def _within(traced: Graph, dims: dict[int, dict[int, str]],
                for i, spec in dims.items() for axis, name in spec.items())
 
 
-def _violated(dims: dict[int, dict[int, str]], e: ExportError) -> ConstraintViolationError:
+def _violated(dims: dict[int, dict[int, str]], e: ExportError,
+              sizes: dict[str, int] | None = None) -> ConstraintViolationError:
     marked = ", ".join(sorted({n for spec in dims.values() for n in spec.values()}))
+    at = "" if sizes is None else " (traced again at the ends of the dims' ranges: " + \
+        ", ".join(f"{n} = {s}" for n, s in sizes.items()) + ")"
     return ConstraintViolationError(
         f"{WHO}: Constraints violated ({marked})! You marked {marked} as dynamic but the model "
         f"fixes the size (it specializes it to the example's, computes with it in Python or "
-        f"branches on it): {e}. Hint: use Dim.STATIC (or no Dim) for such a size, or Dim.AUTO "
-        "to let the export decide")
+        f"branches on it){at}: {e}. Hint: use Dim.STATIC (or no Dim) for such a size, "
+        "Dim.AUTO to let the export decide, or give the dim a range on one side of the "
+        "branch (Dim(..., max=...))")
 
 
 def _matched(graph: Graph, other: Graph) -> tuple[dict, dict]:
