@@ -11,7 +11,7 @@ import pytest
 import ember
 from ember import jit, nn
 from ember.jit import TraceError
-from ember.nn.modules.module import register_module_full_backward_hook
+from ember.nn import register_module_full_backward_hook
 
 CALLS = 3  # the trace, then two cached calls
 

@@ -21,7 +21,8 @@ from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_flatten
 from ember.tensor import Tensor
 
-__all__ = ["DerivedDim", "Dim", "DimHint", "ShapesCollection", "ValueRange", "bind_call", "by_name", "dims"]
+__all__ = ["DerivedDim", "Dim", "DimHint", "ShapesCollection", "ValueRange", "bind_call",
+           "by_name", "dims"]
 
 
 class DimHint(enum.Enum):
