@@ -67,3 +67,21 @@ def test_the_values_of_an_argument_written_and_returned_stay_one_tensor():
         y = fast(a)
         assert y is a
         np.testing.assert_array_equal(a.numpy(), [2.0, 4.0, 6.0])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: (x + 1, ember.zeros(3)),  # (a constant the graph keeps for every call)
+    lambda x: (x + 1, x + 1),  # (two equal outputs, one after CSE)
+    lambda x: (x * 2, x + 0.0),
+], ids=["constant", "equal-outputs", "simplified"])
+def test_writing_into_an_output_changes_nothing_else_nor_later_calls(fn):
+    def scenario(f):
+        x = ember.tensor([1.0, 2.0, 3.0])
+        with ember.no_grad():
+            outs = f(x)
+        outs[-1].add_(10)
+        return x.tolist(), [o.tolist() for o in outs]
+    fast = jit.compile(fn)
+    eager = scenario(fn)
+    for _ in range(CALLS):
+        assert scenario(fast) == eager

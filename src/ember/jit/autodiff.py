@@ -260,10 +260,11 @@ def _find_held(entry: Any) -> None:
         params = {id(p) for p in joint.params}
         joint.buffers = [ref.tensor for ref in entry.graph.state
                          if not ref.grad and id(ref.tensor) not in params]
-        joint.consts = {_owner(a): None for a in entry.graph.consts.values()}
+        joint.consts = {owner(a): None for a in entry.graph.consts.values()}
 
 
-def _owner(array: Any) -> int:
+def owner(array: Any) -> int:
+    """The id of the memory ``array`` views (its base's, or its own)."""
     base = getattr(array, "base", None)
     return id(array if base is None else base)
 
@@ -283,21 +284,21 @@ class CompiledCall(Function):
         # (so a value the passes made one with another — two equal outputs, an output that is
         # an argument or a constant kept for every call — is copied)
         held: dict[int, tuple | None] = dict(joint.consts)
-        held.update((_owner(t._data), (t, None)) for t in joint.buffers)
-        held.update((_owner(t._data), (t, None)) for t in tensors)
+        held.update((owner(t._data), (t, None)) for t in joint.buffers)
+        held.update((owner(t._data), (t, None)) for t in tensors)
         outs = []
         dev = entry.device
         for r, p in enumerate(joint.roots):
             a = arrays[p]
-            if _owner(a) in held:
+            if owner(a) in held:
                 a = a.copy()
             t = _wrap(a, dev)
-            held[_owner(a)] = (t, r)
+            held[owner(a)] = (t, r)
             outs.append(t)
         ctx.entry, ctx.saved, ctx.n_in = entry, arrays[n_out:], n_in
         ctx.versions = [(t, t._vc.value) for t in tensors]  # the backward may read them all
         # the roots and buffers the backward reads (by memory), at their versions now
-        read = {_owner(a): held.get(_owner(a)) for a in ctx.saved}
+        read = {owner(a): held.get(owner(a)) for a in ctx.saved}
         ctx.read = [(t, r, t._vc.value) for t, r in filter(None, read.values())
                     if r is not None or not any(t is x for x in tensors)]
         ctx._on_release = _free
@@ -367,7 +368,7 @@ class TracedCall(Function):
         ctx.set_materialize_grads(False)
         _find_held(entry)
         # (a root the graph keeps as a constant: a copy, or writing into it changes later calls)
-        outs = tuple(_wrap(r._data.copy(), r._device) if _owner(r._data) in entry.joint.consts
+        outs = tuple(_wrap(r._data.copy(), r._device) if owner(r._data) in entry.joint.consts
                      else r.detach() for r in roots)
         diff = set(entry.joint.differentiable)
         ctx.mark_non_differentiable(*(o for r, o in enumerate(outs) if r not in diff))

@@ -33,6 +33,7 @@ from ember.jit.autodiff import (
     Joint,
     assemble,
     compiled_call,
+    owner,
     plan_outputs,
     split,
     trace_backward,
@@ -133,6 +134,7 @@ class Entry:
     # from them (see autodiff._Plan), so it shares memory and version counter as eager's
     roots: list[int] | None = None
     make: list[tuple] | None = None
+    const_owners: set[int] | None = None  # the memory of the graph's constants (first call)
 
 
 def forget_all() -> None:
@@ -229,9 +231,10 @@ class CompiledFunction:
         for (i, _), grad in zip(graph.arg_grads, arrays[n + len(graph.arg_writes):]):
             _set_grad(tensors[i], grad, dev, i in graph.arg_grads_in_place)
         if entry.make is not None:
-            return self._rebuild(entry, assemble(
-                entry.make, tensors, tuple(_wrap(arrays[p], dev) for p in entry.roots)))
-        return self._rebuild(entry, [_wrap(a, dev) for a in arrays[:n] if a is not None])
+            return self._rebuild(entry, assemble(entry.make, tensors, tuple(
+                _wrap(a, dev) for a in _owned(entry, [arrays[p] for p in entry.roots], tensors))))
+        return self._rebuild(entry, [_wrap(a, dev) for a in _owned(entry, arrays[:n], tensors)
+                                     if a is not None])
 
     def _key(self, args: tuple, kwargs: dict, leaves: list, spec: Any) -> \
             tuple[list[Tensor], tuple]:
@@ -384,7 +387,14 @@ class CompiledFunction:
                           "give varying shapes a few fixed sizes", stacklevel=4)
         if joint is not None:  # (one node, as at later calls: see autodiff.traced_call)
             return self._rebuild(entry, traced_call(entry, inputs, returned))
-        return out
+        kept = {owner(a) for a in graph.consts.values()}
+        if not any(isinstance(x, Tensor) and owner(x._data) in kept for x in out_leaves):
+            return out
+        # (an output the graph keeps as a constant for later calls: the caller gets a copy,
+        # or writing into it would change what they return)
+        return self._rebuild(entry, [_wrap(x._data.copy(), x._device)
+                                     if owner(x._data) in kept else x
+                                     for x in out_leaves if isinstance(x, Tensor)])
 
     def _backward_hooks(self, tracer: Tracer) -> str | None:
         """Why calls with this key run the plain function, if the outputs pass through a
@@ -488,6 +498,25 @@ class CompiledFunction:
             raise RuntimeError(f"ember.jit: {self.name} has not been called yet, so nothing is "
                                "compiled; call it once with example inputs first")
         return self.last
+
+
+def _owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list:
+    """The output arrays of a call, each owning its memory as eager's outputs do: one that is
+    a constant the graph keeps for every call, an argument's or a state tensor's memory, or
+    an earlier output's (the passes made two equal outputs one) is copied, so that writing
+    into it changes nothing else."""
+    if entry.const_owners is None:
+        entry.const_owners = {owner(a) for a in entry.graph.consts.values()}
+    held = {*entry.const_owners, *(owner(t._data) for t in tensors),
+            *(owner(ref.tensor._data) for ref in entry.graph.state)}
+    out = []
+    for a in arrays:
+        if a is not None:
+            if owner(a) in held:
+                a = a.copy()
+            held.add(owner(a))
+        out.append(a)
+    return out
 
 
 def _hook_name(fn: Any) -> str:
