@@ -334,10 +334,11 @@ class CompiledFunction:
                     joint, returned = trace_backward(tracer, inputs, out_leaves)
             else:
                 plan = plan_outputs(tracer, inputs, out_leaves)
-                if all(source == "out" and not steps for source, _, steps in plan.make):
-                    plan = None  # (every output its own: wrapped as it comes)
-                else:
-                    returned = plan.returned
+                # (every output its own: wrapped as it comes; views of a value the function
+                # does not return are too, so the graph returns what the function does)
+                if len(plan.returned) > len(out_leaves) or \
+                        all(source == "out" and not steps for source, _, steps in plan.make):
+                    plan = None
             graph = tracer.finish(returned)
         layout = self._layout_after_trace(args, kwargs, leaves, key[5])
         device = inputs[0]._device if inputs else get_default_device()
