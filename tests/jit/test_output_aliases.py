@@ -85,3 +85,22 @@ def test_writing_into_an_output_changes_nothing_else_nor_later_calls(fn):
     eager = scenario(fn)
     for _ in range(CALLS):
         assert scenario(fast) == eager
+
+
+def test_an_argument_written_in_place_and_returned_with_grad_runs_as_eager():
+    def fn(a):
+        return a.mul_(2)
+
+    def scenario(f):
+        w = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64, requires_grad=True)
+        a = w * 1.0
+        y = f(a)
+        (y * y).sum().backward()
+        return y is a, a._version, w.grad.tolist()
+    fast = jit.compile(fn)
+    eager = scenario(fn)
+    for _ in range(CALLS):
+        assert scenario(fast) == eager
+    assert "writes in place into argument a" in jit.explain()[-1]
+    with pytest.raises(jit.TraceError, match="fullgraph=True.*argument a"):
+        ember.compile(fn, fullgraph=True)(ember.ones(2, requires_grad=True) * 1.0)

@@ -329,7 +329,8 @@ class CompiledFunction:
             joint, returned, hooked, plan = None, out_leaves, None, None
             if not tracer.ran_backward and any(isinstance(x, Tensor) and x.requires_grad
                                                for x in out_leaves):
-                hooked = self._backward_hooks(tracer)
+                hooked = self._backward_hooks(tracer) or self._argument_writes(
+                    tracer, inputs, argument_names(self.fn, args, kwargs), leaves)
                 if hooked is None:
                     joint, returned = trace_backward(tracer, inputs, out_leaves)
             else:
@@ -416,6 +417,26 @@ class CompiledFunction:
                 "so the hooks see and replace eager's gradients. Hint: remove the hooks "
                 "(handle.remove()) to compile the call again, or compile the whole step with "
                 "backward() inside (the hooks' tensor work is then traced into the graph)")
+
+    @staticmethod
+    def _argument_writes(tracer: Tracer, inputs: list[Tensor], names: list[str],
+                         leaves: list) -> str | None:
+        """Why calls with this key run the plain function, if the function writes in place
+        into a tensor argument and returns values that need grad (``x.mul_(2)`` returned):
+        the write, and the history it gives the argument, happen in the caller's autograd
+        graph, which one compiled node cannot stand for. None when it writes into none."""
+        names = [n for n, leaf in zip(names, leaves) if isinstance(leaf, Tensor)]
+        arguments = [v for v in tracer.graph.inputs if v not in tracer.grad_input_vars]
+        written = [names[i] for i, (t, var) in enumerate(zip(inputs, arguments))
+                   if tracer.lookup(t._data) not in (var, *tracer.twins.get(var, ()))]
+        if not written:
+            return None
+        return (f"runs eagerly: it writes in place into argument {', '.join(written)} and "
+                "returns values that need grad; the write and the history it gives the "
+                "argument belong to the caller's autograd graph, which one compiled node "
+                "cannot stand for, so calls with this signature run the plain function. Hint: "
+                "write out of place (y = x * 2), or compile the whole step with backward() "
+                "inside")
 
     @staticmethod
     def _aliased_writes(graph: Graph, leaves: list, parts: tuple, names: list[str]) -> \
