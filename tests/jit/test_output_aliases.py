@@ -104,3 +104,14 @@ def test_an_argument_written_in_place_and_returned_with_grad_runs_as_eager():
     assert "writes in place into argument a" in jit.explain()[-1]
     with pytest.raises(jit.TraceError, match="fullgraph=True.*argument a"):
         ember.compile(fn, fullgraph=True)(ember.ones(2, requires_grad=True) * 1.0)
+
+
+def test_outputs_the_graph_surely_makes_afresh_are_not_checked_at_each_call():
+    ember.manual_seed(0)
+    mlp = ember.nn.Sequential(ember.nn.Linear(4, 8), ember.nn.ReLU(), ember.nn.Linear(8, 2))
+    fast, twice = jit.compile(mlp), jit.compile(lambda x: (x + 1, x + 1))
+    with ember.no_grad():
+        for _ in range(CALLS):
+            fast(ember.ones(3, 4)), twice(ember.ones(3))
+    assert fast.last.fresh_outputs is True  # (a matmul, an add: no memory to compare)
+    assert twice.last.fresh_outputs is False  # (one variable twice: copied)

@@ -42,6 +42,7 @@ from ember.jit.autodiff import (
 from ember.jit.codegen import Generated, _store, generate
 from ember.jit.discover import Reach, is_plain, reach, tensor_hooks
 from ember.jit.ir import Graph
+from ember.jit.kernels import makes_fresh
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reasons import differences
 from ember.jit.rollback import Rollback
@@ -135,6 +136,9 @@ class Entry:
     roots: list[int] | None = None
     make: list[tuple] | None = None
     const_owners: set[int] | None = None  # the memory of the graph's constants (first call)
+    # whether every output is surely a new array of its own (decided at the first call from
+    # the graph: then no call checks their memory)
+    fresh_outputs: bool | None = None
 
 
 def forget_all() -> None:
@@ -527,8 +531,11 @@ def _owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list:
     a constant the graph keeps for every call, an argument's or a state tensor's memory, or
     an earlier output's (the passes made two equal outputs one) is copied, so that writing
     into it changes nothing else."""
-    if entry.const_owners is None:
+    if entry.fresh_outputs is None:
         entry.const_owners = {owner(a) for a in entry.graph.consts.values()}
+        entry.fresh_outputs = _fresh(entry.graph, entry.roots)
+    if entry.fresh_outputs:
+        return arrays
     held = {*entry.const_owners, *(owner(t._data) for t in tensors),
             *(owner(ref.tensor._data) for ref in entry.graph.state)}
     out = []
@@ -539,6 +546,16 @@ def _owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list:
             held.add(owner(a))
         out.append(a)
     return out
+
+
+def _fresh(graph: Graph, roots: list[int] | None) -> bool:
+    """Whether the graph's outputs (those at ``roots``, or all) are surely new arrays, each its
+    own: each made by an equation that allocates or writes into a buffer it is given, and no
+    two the same variable."""
+    made = {eqn.outputs[0] for eqn in graph.eqns if eqn.outputs and makes_fresh(eqn)}
+    outs = [v for v in (graph.outputs if roots is None else [graph.outputs[p] for p in roots])
+            if v is not None]
+    return len(set(outs)) == len(outs) and all(v in made for v in outs)
 
 
 def _hook_name(fn: Any) -> str:
