@@ -76,6 +76,17 @@ def _array_reshaped(raw, key):
     return _with_header(header, data)
 
 
+def _param_renamed(doc):
+    """The first primitive's first param under another name (``dims`` as ``dimz``)."""
+    if "eqns" in doc:
+        params = next(e["params"] for e in doc["eqns"] if e["params"])
+        name = next(iter(params))
+        params[name + "z"] = params.pop(name)
+    else:
+        items = next(n["kwargs"]["dict"] for n in doc["nodes"] if n["kwargs"]["dict"])
+        items[0][0] += "z"
+
+
 DAMAGES = {
     "truncated": lambda raw, key: raw[:len(raw) // 2],
     "header cut": lambda raw, key: raw[:40],
@@ -87,6 +98,7 @@ DAMAGES = {
     "an unknown variable": _doc_changed(
         lambda doc: doc.__setitem__("outputs", [123456]) if "eqns" in doc else
         doc["nodes"][-1].__setitem__("args", [{"node": "nowhere"}])),
+    "a param renamed": _doc_changed(_param_renamed),
     "an array dropped": _array_dropped,
     "an array reshaped": _array_reshaped,
     "a zip file": lambda raw, key: b"PK\x03\x04" + b"\x00" * 60,

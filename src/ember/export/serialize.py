@@ -35,7 +35,7 @@ from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.io.checkpoint import read_arrays, write_arrays
 from ember.jit.ir import Source, type_str
-from ember.jit.serialize import decode_param, encode_param
+from ember.jit.serialize import check_params, decode_param, encode_param
 from ember.ops.creation import arange, full
 from ember.ops.primitive import PRIMITIVES
 from ember.tensor import Tensor
@@ -266,6 +266,8 @@ def _graph(entries: list[dict], where: str) -> fx.Graph:
                     raise CheckpointError(f"ember.export.load: {where} uses the primitive "
                                           f"{name['prim']!r}, which this version of Ember "
                                           "does not have")
+                check_params(PRIMITIVES[name["prim"]], len(args), kwargs,
+                             f"ember.export.load: {where}")
                 target: Any = prims.op(PRIMITIVES[name["prim"]])
             else:
                 target = FUNCTIONS[name]

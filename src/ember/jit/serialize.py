@@ -8,6 +8,7 @@ Graphs with effects (an optimizer step) are not saved: their meaning lives in Py
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -101,6 +102,17 @@ def load(path: str | os.PathLike, device: Any = None) -> LoadedFunction:
                               "it was changed after ember.jit.save wrote it. Hint: save the "
                               "graph again") from None
     return LoadedFunction(graph, dev)
+
+
+def check_params(prim: Primitive, n_inputs: int, params: dict, who: str) -> None:
+    """Refuses a saved equation whose params are not those ``prim`` takes (a file changed
+    since it was written: the name of a param, or one missing), before any pass reads them."""
+    try:
+        inspect.signature(prim.infer).bind(*[None] * n_inputs, **params)
+    except TypeError as e:
+        raise CheckpointError(f"{who} is damaged: its {prim.name!r} equation has the params "
+                              f"{sorted(params)}, which the primitive does not take ({e})") \
+            from None
 
 
 class LoadedFunction:
@@ -290,8 +302,9 @@ def _graph(doc: dict, arrays: dict, dev: Device, where: str) -> Graph:
             raise CheckpointError(f"ember.jit.load: {where} uses the primitive {e['prim']!r}, "
                                   "which this version of Ember does not have")
         src = e["src"]
-        g.eqns.append(Eqn(PRIMITIVES[e["prim"]], [vars_[i] for i in e["in"]],
-                          {k: decode_param(v) for k, v in e["params"].items()},
+        params = {k: decode_param(v) for k, v in e["params"].items()}
+        check_params(PRIMITIVES[e["prim"]], len(e["in"]), params, f"ember.jit.load: {where}")
+        g.eqns.append(Eqn(PRIMITIVES[e["prim"]], [vars_[i] for i in e["in"]], params,
                           [new(o, "eqn") for o in e["out"]],
                           None if src is None else Source(*src)))
     g.outputs = [None if i is None else vars_[i] for i in doc["outputs"]]
