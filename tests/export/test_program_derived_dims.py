@@ -84,3 +84,15 @@ def test_non_tensor_arguments_are_guarded_by_value_nan_too():
                 (float("nan"), True, "mul"), (float("nan"), 1, "add")]:
         with pytest.raises(GuardError, match="baked this value"):
             m(ember.ones(2), *bad)
+
+
+def test_a_branch_inside_a_range_is_refused_beside_a_derived_dim_that_is_small_at_its_low_end():
+    class Shifted(ember.nn.Module):  # (n - 1 is 1 at n's low end: the ends move up for it)
+        def forward(self, x, y, z):
+            scale = 2.0 if x.shape[0] > 10 else 3.0
+            return x.sum() * scale + (y[1:] + z).sum()
+
+    b, n = Dim("b"), Dim("n", min=2)
+    with pytest.raises(ConstraintViolationError, match=r"Constraints violated \(b, n\)!"):
+        ember.export.export(Shifted(), (ember.randn(3), ember.randn(4), ember.randn(3)),
+                            dynamic_shapes=({0: b}, {0: n}, {0: n - 1}))

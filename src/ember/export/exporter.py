@@ -313,15 +313,19 @@ def _twins(capture: Capture, graph: Graph, leaves: list, spec: Any,
 
 def _range_ends(graph: Graph, dims: dict[int, dict[int, str]], derived: dict,
                 bounds: dict[str, ValueRange]) -> list[dict[str, int]]:
-    """The sizes of more traces: every dim at the low end of its range (2 at least: sizes 0
-    and 1 are specialized), then each dim in turn at its high end (for a dim without one, the
-    larger of twice the example's size and 32 more) with the others at their low ends: a
+    """The sizes of more traces: every dim at the low end of its range (2 at least, for its
+    derived dims too: sizes 0 and 1 are specialized), then each dim in turn at its high end
+    (for a dim without one, the larger of twice the example's size and 32 more) with the
+    others at their low ends: a
     branch on a size inside the range is then seen when the traces take its two sides, as
     torch's symbolic sizes see every branch. (One dim high at a time: a batch and a sequence
     both at their largest would cost, in time and memory, their product.)"""
     example = {name: graph.inputs[i].shape[axis]
                for i, spec in dims.items() for axis, name in spec.items()}
     low = {n: max(bounds[n].lower, 2) for n in example}
+    for e in (e for spec in derived.values() for e in spec.values()):  # (n - 1: n is 3)
+        root = e.symbols[0]
+        low[root] = int(min(max(low[root], -((e.offset - 2) // e.coeff)), bounds[root].upper))
     high = {n: int(bounds[n].upper) if bounds[n].upper != math.inf else
             max(2 * size, size + 32) for n, size in example.items()}
     ends: list[dict[str, int]] = []
