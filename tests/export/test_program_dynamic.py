@@ -249,3 +249,32 @@ def _saved_and_loaded(ep):
     ember.export.save(ep, buffer)
     buffer.seek(0)
     return ember.export.load(buffer)
+
+
+@pytest.mark.parametrize("dim", [Dim("n"), Dim("n", max=40)], ids=["unbounded", "max"])
+def test_a_branch_inside_the_range_that_the_grown_traces_miss_is_refused(dim):
+    class Far(ember.nn.Module):
+        def forward(self, x):  # (3, 4 and 5 take one side: the ends of the range the other)
+            return x[:2] * 2.0 if x.shape[0] > 10 else x[:1] * 3.0
+
+    with pytest.raises(ConstraintViolationError, match=r"Constraints violated \(n\)!"):
+        ember.export.export(Far(), (ember.randn(3),), dynamic_shapes=({0: dim},))
+    ep = ember.export.export(Far(), (ember.randn(3),), dynamic_shapes=({0: Dim("n", max=10)},))
+    np.testing.assert_allclose(ep.module()(ember.ones(10)).numpy(), [3.0])
+
+
+def test_the_traces_at_the_ends_of_the_ranges_stay_small():
+    """Each dim reaches its high end in a trace of its own, the others at their low ends (a
+    batch and a sequence both at their largest would cost their product), and a dim without
+    a max goes to twice the example's size or 32 more."""
+    seen = []
+
+    class Attention(ember.nn.Module):
+        def forward(self, x):
+            seen.append(tuple(x.shape))
+            return (x @ x.transpose(-1, -2)).softmax(-1) @ x
+
+    ember.export.export(Attention(), (ember.randn(8, 64, 4),),
+                        dynamic_shapes=({0: Dim("b"), 1: Dim("t", max=100)},))
+    assert (2, 100, 4) in seen and (40, 2, 4) in seen
+    assert not any(b > 10 and t > 72 for b, t, _ in seen)  # (none with both at their high end)

@@ -11,7 +11,7 @@ Example:
     'output'
 """
 
-from ember.export.dynamic_shapes import Dim, DimHint, ShapesCollection, ValueRange, dims
+from ember.export.dynamic_shapes import DerivedDim, Dim, DimHint, ShapesCollection, ValueRange, dims
 from ember.export.errors import ConstraintViolationError, ExportError
 from ember.export.exporter import export
 from ember.export.graph_signature import (
@@ -27,7 +27,7 @@ from ember.export.guards import GuardError
 from ember.export.program import ExportedProgram
 from ember.export.serialize import load, save
 
-__all__ = ["ConstantArgument", "ConstraintViolationError", "Dim", "DimHint",
+__all__ = ["ConstantArgument", "ConstraintViolationError", "DerivedDim", "Dim", "DimHint",
            "ExportError", "ExportGraphSignature", "ExportedProgram", "GuardError", "InputKind",
            "InputSpec", "OutputKind", "OutputSpec", "ShapesCollection", "TensorArgument",
            "ValueRange", "dims", "export", "load", "save"]

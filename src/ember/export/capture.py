@@ -13,6 +13,7 @@ import numpy as np
 
 import ember
 from ember.export.errors import ExportError
+from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_unflatten
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.passes import PASSES
@@ -77,11 +78,12 @@ def _unchanged(graph: Graph, argument: int, var: Var) -> bool:
 
 
 def retrace_resized(capture: Capture, leaves: list, spec: Any,
-                    axes: dict[int, dict[int, str]], step: int = 1, power: int = 1,
-                    bounds: dict[str, Any] | None = None) -> Graph:
+                    axes: dict[int, dict[int, Any]], step: int = 1, power: int = 1,
+                    bounds: dict[str, Any] | None = None,
+                    sizes: dict[str, int] | None = None) -> Graph:
     """The graph of another call with the dynamic axes resized (:func:`resized`); a model
     that fails at those sizes is an :class:`ExportError` saying so."""
-    grown = resized(leaves, axes, capture.who, step, power, bounds)
+    grown = resized(leaves, axes, capture.who, step, power, bounds, sizes)
     try:
         return retrace(capture, *tree_unflatten(grown, spec))
     except ExportError:
@@ -95,18 +97,39 @@ def retrace_resized(capture: Capture, leaves: list, spec: Any,
                           "cannot be dynamic") from e
 
 
-def resized(leaves: list, axes: dict[int, dict[int, str]], who: str, step: int = 1,
-            power: int = 1, bounds: dict[str, Any] | None = None) -> list:
+def resized(leaves: list, axes: dict[int, dict[int, Any]], who: str, step: int = 1,
+            power: int = 1, bounds: dict[str, Any] | None = None,
+            sizes: dict[str, int] | None = None) -> list:
     """The leaves of the call's arguments with the tensors' dynamic axes ``{tensor index:
     {axis: dim name}}`` resized: the k-th dim name grows its axes by ``(k + 1)^power · step``
     (``power`` 2 grows the dims in other proportions than 1, so that two traces with the two
-    tell a size that follows one dim from one that follows another) (axes
-    of one name stay equal, of two names apart), filled by repeating the tensor's own entries
+    tell a size that follows one dim from one that follows another) (axes of one name stay
+    equal, of two names apart; an axis given a derived dim's ``SizeExpr`` of a name instead
+    grows by its coefficient times that name's growth), filled by repeating the tensor's own entries
     (integer inputs stay valid indices); a dim whose range (``bounds[name]``, with ``lower``
     and ``upper``) ends below the grown size shrinks by as much instead, when it can stay at
-    2 or above. A tensor passed twice with the same axes is resized once: the model may test
-    ``query is key``."""
+    2 or above. ``sizes`` instead gives each dim name its new size. A tensor passed twice with
+    the same axes is resized once: the model may test ``query is key``."""
     growth: dict[str, int] = {}
+    tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
+    for index, t in enumerate(tensors):  # (each dim's change, in the order the dims come)
+        for axis, name in sorted(axes.get(index, {}).items()):
+            size = t.shape[axis]
+            if size == 0:
+                raise ExportError(f"{who}: dynamic axis {axis} of input {index} "
+                                  "has size 0 in the example input; trace with a non-empty "
+                                  "one")
+            if isinstance(name, SizeExpr):  # (a derived dim: its root's change, times coeff)
+                continue
+            if sizes is not None:
+                growth.setdefault(name, sizes[name] - size)
+            elif name not in growth:
+                grow = (len(growth) + 1) ** power * step
+                bound = (bounds or {}).get(name)
+                if bound is not None and size + grow > bound.upper and \
+                        size - grow >= max(bound.lower, 2):
+                    grow = -grow
+                growth[name] = grow
     made: dict[tuple, Tensor] = {}
     out, index = [], 0
     for leaf in leaves:
@@ -121,18 +144,9 @@ def resized(leaves: list, axes: dict[int, dict[int, str]], who: str, step: int =
         array = np.asarray(leaf.detach().numpy())
         for axis, name in sorted(axes.get(index, {}).items()):
             size = array.shape[axis]
-            if size == 0:
-                raise ExportError(f"{who}: dynamic axis {axis} of input {index} "
-                                  "has size 0 in the example input; trace with a non-empty "
-                                  "one")
-            if name not in growth:
-                grow = (len(growth) + 1) ** power * step
-                bound = (bounds or {}).get(name)
-                if bound is not None and size + grow > bound.upper and \
-                        size - grow >= max(bound.lower, 2):
-                    grow = -grow
-                growth[name] = grow
-            array = np.take(array, np.arange(size + growth[name]) % size, axis=axis)
+            grow = name.coeff * growth[name.symbols[0]] if isinstance(name, SizeExpr) else \
+                growth[name]
+            array = np.take(array, np.arange(size + grow) % size, axis=axis)
         made[key] = ember.tensor(array, dtype=leaf.dtype)
         out.append(made[key])
         index += 1

@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ember.export.errors import ConstraintViolationError
+from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_flatten
 from ember.tensor import Tensor
 
-__all__ = ["Dim", "DimHint", "ShapesCollection", "ValueRange", "bind_call", "by_name", "dims"]
+__all__ = ["DerivedDim", "Dim", "DimHint", "ShapesCollection", "ValueRange", "bind_call",
+           "by_name", "dims"]
 
 
 class DimHint(enum.Enum):
@@ -63,6 +65,67 @@ class Dim:
         bounds = [f"min={self.min}"] if self.min else []
         bounds += [f"max={self.max}"] if self.max is not None else []
         return f"Dim({', '.join([repr(self.__name__), *bounds])})"
+
+    def __mul__(self, coeff: int) -> DerivedDim:
+        return DerivedDim(self, 1, 0) * coeff
+
+    def __add__(self, offset: int) -> DerivedDim:
+        return DerivedDim(self, 1, 0) + offset
+
+    def __sub__(self, offset: int) -> DerivedDim:
+        return DerivedDim(self, 1, 0) - offset
+
+    __rmul__, __radd__ = __mul__, __add__
+
+
+class DerivedDim:
+    """A size that is ``coeff * root + offset`` of a :class:`Dim` (``2 * n``, ``n + 1``), as
+    torch.export's derived dims: made by arithmetic on a Dim, its range follows the root's,
+    and the program computes it from the root (guarding that the input's size equals it).
+
+    Example:
+        >>> n = Dim("n", min=1, max=8)
+        >>> 2 * n + 1
+        DerivedDim('2*n + 1', min=3, max=17)
+    """
+
+    def __init__(self, root: Dim, coeff: int, offset: int) -> None:
+        self.root, self.coeff, self.offset = root, coeff, offset
+        self.__name__ = str(self.expr)
+
+    @property
+    def expr(self) -> SizeExpr:
+        """The size as an expression of the root's name."""
+        return SizeExpr(self.coeff, (self.root.__name__,), self.offset)
+
+    @property
+    def min(self) -> int:
+        return self.coeff * self.root.min + self.offset
+
+    @property
+    def max(self) -> int | None:
+        return None if self.root.max is None else self.coeff * self.root.max + self.offset
+
+    def __mul__(self, coeff: int) -> DerivedDim:
+        if not isinstance(coeff, int) or isinstance(coeff, bool) or coeff < 1:
+            raise TypeError(f"Dim {self.__name__!r}: a derived dim multiplies by a positive "
+                            f"integer, got {coeff!r}")
+        return DerivedDim(self.root, self.coeff * coeff, self.offset * coeff)
+
+    def __add__(self, offset: int) -> DerivedDim:
+        if not isinstance(offset, int) or isinstance(offset, bool):
+            raise TypeError(f"Dim {self.__name__!r}: a derived dim adds an integer, got "
+                            f"{offset!r}")
+        return DerivedDim(self.root, self.coeff, self.offset + offset)
+
+    def __sub__(self, offset: int) -> DerivedDim:
+        return self + (-offset if isinstance(offset, int) else offset)
+
+    __rmul__, __radd__ = __mul__, __add__
+
+    def __repr__(self) -> str:
+        bounds = [f"min={self.min}"] + ([f"max={self.max}"] if self.max is not None else [])
+        return f"DerivedDim({', '.join([repr(self.__name__), *bounds])})"
 
 
 def dims(*names: str, min: int | None = None, max: int | None = None) -> tuple[Dim, ...]:
@@ -234,15 +297,17 @@ def _tensor_axes(t: Tensor, spec: Any, where: str) -> dict[int, Dim | DimHint]:
                              f"of a tensor of shape {tuple(t.shape)}")
         if dim is None or dim is DimHint.STATIC:
             continue
-        if not isinstance(dim, (Dim, DimHint)):
+        if not isinstance(dim, (Dim, DerivedDim, DimHint)):
             raise TypeError(f"ember.export.export: dynamic_shapes{where}[{axis}] is {dim!r}; "
-                            "use a Dim, Dim.AUTO, Dim.DYNAMIC, Dim.STATIC or None")
+                            "use a Dim, a derived dim (2 * n, n + 1), Dim.AUTO, Dim.DYNAMIC, "
+                            "Dim.STATIC or None")
         axes[axis % t.ndim] = dim
     return axes
 
 
 def check_example(axes: list[dict], tensors: list[Tensor]) -> None:
-    """Refuses an example size outside its Dim's range, and one Dim given two sizes."""
+    """Refuses an example size outside its Dim's range, one Dim given two sizes, and a
+    derived dim's size that no size of its root gives (or whose root is given nowhere)."""
     seen: dict[str, tuple[Dim, int]] = {}
     for t, spec in zip(tensors, axes):
         for axis, dim in spec.items():
@@ -264,3 +329,19 @@ def check_example(axes: list[dict], tensors: list[Tensor]) -> None:
                     f"ember.export.export: Constraints violated ({dim.__name__})! The sizes "
                     f"given {dim!r} differ in the example inputs ({other[1]} and {size}); "
                     "sizes sharing a Dim must be equal")
+    for t, spec in zip(tensors, axes):
+        for axis, dim in spec.items():
+            if not isinstance(dim, DerivedDim):
+                continue
+            root = seen.get(dim.root.__name__)
+            if root is None:
+                raise ConstraintViolationError(
+                    f"ember.export.export: the derived dim {dim.__name__} has a root "
+                    f"{dim.root.__name__} that no input's size is given. Hint: give the axis "
+                    f"{dim.root.__name__} stands for that Dim too")
+            if t.shape[axis] != dim.expr.evaluate({dim.root.__name__: root[1]}):
+                raise ConstraintViolationError(
+                    f"ember.export.export: Constraints violated ({dim.__name__})! The example "
+                    f"input's size {t.shape[axis]} is not {dim.__name__} for "
+                    f"{dim.root.__name__} = {root[1]}. Hint: export with example inputs whose "
+                    "sizes keep the relation")

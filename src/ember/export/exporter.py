@@ -12,6 +12,7 @@ from typing import Any
 import ember
 from ember.export.capture import Capture, retrace_resized, trace, twins
 from ember.export.dynamic_shapes import (
+    DerivedDim,
     Dim,
     DimHint,
     ValueRange,
@@ -111,9 +112,12 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
         capture, graph = trace(mod, args, kwargs, False, WHO, state_writes=True)
         entry = capture.compiled.last
         dims = _dim_names(axes, tensors)
+        derived = {i: {axis: dim.expr for axis, dim in spec.items() if isinstance(dim, DerivedDim)}
+                   for i, spec in enumerate(axes)}
 
         def lowered(names: dict[int, dict[int, str]], cause: Exception | None = None) -> Any:
-            others = _twins(capture, graph, leaves, spec, names, _ranges(names, axes), cause)
+            others = _twins(capture, graph, leaves, spec, names, _ranges(names, axes), cause,
+                            derived)
             return lift(graph, others, state, user_names, entry.out_consts, _symbols(names),
                         entry.device, attributes)
 
@@ -135,7 +139,7 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
                         raise
     ranges = _ranges(dims, axes)
     for i, guard in enumerate(g for g in guard_leaves if g.dims is not None):
-        named = dims.get(i, {})
+        named = {**dims.get(i, {}), **derived[i]}
         guard.dims = tuple(named.get(a, s) for a, s in enumerate(tensors[i].shape))
     return ExportedProgram(
         GraphModule({}, lifted.graph), lifted.signature,
@@ -223,6 +227,8 @@ def _dim_names(axes: list[dict], tensors: list[Tensor]) -> dict[int, dict[int, s
             if isinstance(dim, Dim):
                 named.setdefault(i, {})[axis] = dim.__name__
                 continue
+            if isinstance(dim, DerivedDim):  # (its size follows its root's: no dim of its own)
+                continue
             if tensors[i].shape[axis] < 2:
                 if dim is DimHint.DYNAMIC:
                     raise ConstraintViolationError(
@@ -266,29 +272,68 @@ def _without_automatic(dims: dict, axes: list[dict]) -> dict[int, dict[int, str]
 
 def _twins(capture: Capture, graph: Graph, leaves: list, spec: Any,
            dims: dict[int, dict[int, str]], bounds: dict[str, ValueRange],
-           cause: Exception | None = None) -> list[Twin]:
+           cause: Exception | None = None, derived: dict | None = None) -> list[Twin]:
     """The model traced with its dynamic dims grown (and grown farther, when the model takes
-    those sizes; shrunk where the dim's range ``bounds`` ends below), each trace matched to
-    the first."""
+    those sizes; shrunk where the dim's range ``bounds`` ends below) and the sizes of derived
+    dims (``{tensor index: {axis: SizeExpr}}``) following them, each trace matched to the
+    first."""
     if not dims:
         return []
+    resizing = {i: {**dims.get(i, {}), **(derived or {}).get(i, {})}
+                for i in {*dims, *(derived or {})}}
     try:
-        second = retrace_resized(capture, leaves, spec, dims, bounds=bounds)
+        second = retrace_resized(capture, leaves, spec, resizing, bounds=bounds)
         out = [Twin(second, *_matched(graph, second))]
     except ConstraintViolationError:
         raise
     except ExportError as e:
         raise _violated(dims, e) from (cause or e)
     try:
-        third = retrace_resized(capture, leaves, spec, dims, _FARTHER, _FARTHER_POWER, bounds)
+        third = retrace_resized(capture, leaves, spec, resizing, _FARTHER, _FARTHER_POWER,
+                                bounds)
     except ExportError:  # (the model bounds the size: a GPT's block size)
         return out
     try:
-        return out + [Twin(third, *_matched(graph, third))]
+        out.append(Twin(third, *_matched(graph, third)))
     except ExportError as e:  # (a branch on a size that only the farther trace crosses)
         if not _within(third, dims, bounds):  # (beyond the dims' ranges the model may differ)
             return out
         raise _violated(dims, e) from (cause or e)
+    for sizes in _range_ends(graph, dims, derived or {}, bounds):
+        try:  # (a branch on a size between the example's and an end of the range)
+            probe = retrace_resized(capture, leaves, spec, resizing, sizes=sizes)
+        except ExportError:  # (the model bounds the size below the range's end)
+            continue
+        try:
+            out.append(Twin(probe, *_matched(graph, probe)))
+        except ExportError as e:
+            raise _violated(dims, e, sizes) from (cause or e)
+    return out
+
+
+def _range_ends(graph: Graph, dims: dict[int, dict[int, str]], derived: dict,
+                bounds: dict[str, ValueRange]) -> list[dict[str, int]]:
+    """The sizes of more traces: every dim at the low end of its range (2 at least, for its
+    derived dims too: sizes 0 and 1 are specialized), then each dim in turn at its high end
+    (for a dim without one, the larger of twice the example's size and 32 more) with the
+    others at their low ends: a
+    branch on a size inside the range is then seen when the traces take its two sides, as
+    torch's symbolic sizes see every branch. (One dim high at a time: a batch and a sequence
+    both at their largest would cost, in time and memory, their product.)"""
+    example = {name: graph.inputs[i].shape[axis]
+               for i, spec in dims.items() for axis, name in spec.items()}
+    low = {n: max(bounds[n].lower, 2) for n in example}
+    for e in (e for spec in derived.values() for e in spec.values()):  # (n - 1: n is 3)
+        root = e.symbols[0]
+        low[root] = int(min(max(low[root], -((e.offset - 2) // e.coeff)), bounds[root].upper))
+    high = {n: int(bounds[n].upper) if bounds[n].upper != math.inf else
+            max(2 * size, size + 32) for n, size in example.items()}
+    ends: list[dict[str, int]] = []
+    for sizes in [low, *({**low, n: high[n]} for n in example)]:
+        follow = [e.evaluate(sizes) for spec in derived.values() for e in spec.values()]
+        if sizes != example and sizes not in ends and all(s >= 2 for s in follow):
+            ends.append(sizes)
+    return ends
 
 
 def _within(traced: Graph, dims: dict[int, dict[int, str]],
@@ -298,13 +343,17 @@ def _within(traced: Graph, dims: dict[int, dict[int, str]],
                for i, spec in dims.items() for axis, name in spec.items())
 
 
-def _violated(dims: dict[int, dict[int, str]], e: ExportError) -> ConstraintViolationError:
+def _violated(dims: dict[int, dict[int, str]], e: ExportError,
+              sizes: dict[str, int] | None = None) -> ConstraintViolationError:
     marked = ", ".join(sorted({n for spec in dims.values() for n in spec.values()}))
+    at = "" if sizes is None else " (traced again at the ends of the dims' ranges: " + \
+        ", ".join(f"{n} = {s}" for n, s in sizes.items()) + ")"
     return ConstraintViolationError(
         f"{WHO}: Constraints violated ({marked})! You marked {marked} as dynamic but the model "
         f"fixes the size (it specializes it to the example's, computes with it in Python or "
-        f"branches on it): {e}. Hint: use Dim.STATIC (or no Dim) for such a size, or Dim.AUTO "
-        "to let the export decide")
+        f"branches on it){at}: {e}. Hint: use Dim.STATIC (or no Dim) for such a size, "
+        "Dim.AUTO to let the export decide, or give the dim a range on one side of the "
+        "branch (Dim(..., max=...))")
 
 
 def _matched(graph: Graph, other: Graph) -> tuple[dict, dict]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ember.errors import EmberError
 from ember.export.dynamic_shapes import ValueRange
+from ember.export.symbolic import SizeExpr
 from ember.tensor import Tensor
 
 
@@ -48,6 +49,7 @@ class Guards:
         where missing) satisfy all."""
         values = {**self.defaults, **values}
         seen: dict[str, tuple[int, str]] = {}
+        derived: list[tuple[str, int, SizeExpr]] = []  # (checked once every dim is seen)
         for guard in self.inputs:
             leaf = values.get(guard.name)
             try:
@@ -57,14 +59,21 @@ class Guards:
                 raise GuardError(f"Guard failed: the exported module takes {guard.label}, "
                                  "which the call does not give") from None
             if guard.dims is None:
-                if not (type(leaf) is type(guard.value) and leaf == guard.value):
+                if not (type(leaf) is type(guard.value) and _same(leaf, guard.value)):
                     raise GuardError(f"Guard failed: {guard.label} == {guard.value!r} (got "
                                      f"{leaf!r}); the export baked this value into the graph. "
                                      "Hint: export again with the new value")
                 continue
-            self._check_tensor(guard, leaf, seen)
+            self._check_tensor(guard, leaf, seen, derived)
+        for where, size, expr in derived:
+            want = expr.evaluate({s: seen[s][0] for s in expr.symbols})
+            if size != want:
+                raise GuardError(f"Guard failed: {where} == {expr} (got {size}, and {expr} is "
+                                 f"{want} for " + ", ".join(
+                                     f"{s} = {seen[s][0]} (from {seen[s][1]})"
+                                     for s in expr.symbols) + ")")
 
-    def _check_tensor(self, guard: InputGuard, t: Any, seen: dict) -> None:
+    def _check_tensor(self, guard: InputGuard, t: Any, seen: dict, derived: list) -> None:
         label = guard.label
         if not isinstance(t, Tensor):
             raise GuardError(f"Guard failed: {label} is a tensor in the export, got "
@@ -77,6 +86,9 @@ class Guards:
             raise GuardError(f"Guard failed: {label}.dtype == {guard.dtype} (got {t.dtype})")
         for axis, (size, want) in enumerate(zip(shape, guard.dims)):
             where = f"{label}.size()[{axis}]"
+            if isinstance(want, SizeExpr):
+                derived.append((where, size, want))
+                continue
             if isinstance(want, int):
                 if size != want:
                     raise GuardError(f"Guard failed: {where} == {want} (got {size}); the export "
@@ -91,3 +103,10 @@ class Guards:
             if first[0] != size:
                 raise GuardError(f"Guard failed: {where} == {first[1]} (the dim {want}): got "
                                  f"{size} and {first[0]}")
+
+
+def _same(value: Any, baked: Any) -> bool:
+    """Whether a non-tensor argument is the value the export baked in (NaN is NaN)."""
+    if isinstance(value, float) and value != value:
+        return baked != baked
+    return value == baked

@@ -35,7 +35,7 @@ from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_flatten, tree_unflatten
 from ember.io.checkpoint import read_arrays, write_arrays
 from ember.jit.ir import Source, type_str
-from ember.jit.serialize import decode_param, encode_param
+from ember.jit.serialize import check_params, decode_param, encode_param
 from ember.ops.creation import arange, full
 from ember.ops.primitive import PRIMITIVES
 from ember.tensor import Tensor
@@ -98,7 +98,11 @@ def load(f: str | os.PathLike | IO[bytes]) -> ExportedProgram:
     """Reads a program :func:`save` wrote (its tensors on the CPU); a file of another kind,
     or one changed since, is a :class:`~ember.errors.CheckpointError`."""
     where = os.fspath(f) if isinstance(f, (str, os.PathLike)) else "the file"
-    arrays, meta = read_arrays(f)
+    try:
+        arrays, meta = read_arrays(f)  # (a damaged file: a CheckpointError naming it)
+    except OSError as exc:
+        raise CheckpointError(f"ember.export.load: cannot read {where} "
+                              f"({exc.strerror or exc})") from None
     if "ember.export" not in meta:
         raise CheckpointError(f"ember.export.load: {where} holds no exported program (it was "
                               "not written by ember.export.save)")
@@ -262,6 +266,8 @@ def _graph(entries: list[dict], where: str) -> fx.Graph:
                     raise CheckpointError(f"ember.export.load: {where} uses the primitive "
                                           f"{name['prim']!r}, which this version of Ember "
                                           "does not have")
+                check_params(PRIMITIVES[name["prim"]], len(args), kwargs,
+                             f"ember.export.load: {where}")
                 target: Any = prims.op(PRIMITIVES[name["prim"]])
             else:
                 target = FUNCTIONS[name]

@@ -51,9 +51,12 @@ def compile(fn: Callable | None = None, *, static_argnums: tuple[int, ...] | int
         mode: ``"default"`` (every pass) or ``"debug"`` (no passes); torch's
             ``"reduce-overhead"`` and ``"max-autotune"`` run every pass too.
         passes: switch single passes on or off by name, e.g. ``{"fuse": False}``.
-        fullgraph, dynamic: accepted as torch's. Ember always compiles whole graphs (code it
-            cannot trace raises, naming the line) and specializes on shapes (a new shape
-            retraces; :func:`explain` says why).
+        fullgraph: as torch's: a signature that would run the plain function (module
+            backward hooks on outputs that need grad, arguments sharing memory the function
+            writes into) raises a ``TraceError`` saying why. Code Ember cannot trace raises,
+            naming the line, either way.
+        dynamic: accepted as torch's. Ember specializes on shapes (a new shape retraces;
+            :func:`explain` says why).
         backend: ``"inductor"`` runs every pass; ``"eager"`` and ``"aot_eager"`` trace
             without passes (``mode="debug"``).
         options: torch's inductor settings have no counterpart: use ``passes``.
@@ -80,8 +83,8 @@ def compile(fn: Callable | None = None, *, static_argnums: tuple[int, ...] | int
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if fn is None:
-        return lambda f: CompiledFunction(f, static_argnums, mode, passes)
-    return CompiledFunction(fn, static_argnums, mode, passes)
+        return lambda f: CompiledFunction(f, static_argnums, mode, passes, fullgraph)
+    return CompiledFunction(fn, static_argnums, mode, passes, fullgraph)
 
 
 class TracerWarning(UserWarning):

@@ -128,14 +128,19 @@ def _same(a: tuple, b: tuple) -> bool:
         return False
 
 
+def plan_outputs(tracer: Tracer, inputs: list[Tensor], outputs: list) -> _Plan:
+    """How a call's tensor outputs are made from what the caller has (see :class:`_Plan`)."""
+    state = {id(t): t for t in [ref.tensor for ref in tracer.graph.state if not ref.grad] +
+             [t for _, t in tracer.known.values()]}  # (also what it reached but never read)
+    return _Plan(inputs, list(state.values()), outputs)
+
+
 def trace_backward(tracer: Tracer, inputs: list[Tensor], outputs: list) -> \
         tuple[Joint, list]:
     """Runs, under ``tracer``, the backward of the roots that require grad with respect to
     the tensor arguments and parameters that do. Returns the joint and the values the graph
     must return: the outputs, then the hidden roots."""
-    state = {id(t): t for t in [ref.tensor for ref in tracer.graph.state if not ref.grad] +
-             [t for _, t in tracer.known.values()]}  # (also what it reached but never read)
-    plan = _Plan(inputs, list(state.values()), outputs)
+    plan = plan_outputs(tracer, inputs, outputs)
     roots = [plan.returned[p] for p in plan.roots]
     diff = [r for r, t in enumerate(roots) if t.requires_grad]
     seeds = [ones_like(roots[r]) for r in diff]
@@ -221,7 +226,7 @@ def compiled_call(entry: Any, tensors: list[Tensor]) -> list[Tensor]:
     node (its backward the generated backward), then the outputs made from its roots.
     Returns the tensor outputs, in order."""
     outs = CompiledCall.apply(entry, *tensors, *entry.joint.params)
-    return _assemble(entry.joint, tensors, outs)
+    return assemble(entry.joint.make, tensors, outs)
 
 
 def traced_call(entry: Any, tensors: list[Tensor], returned: list) -> list[Tensor]:
@@ -230,15 +235,15 @@ def traced_call(entry: Any, tensors: list[Tensor], returned: list) -> list[Tenso
     ``create_graph``, views and in-place writes behave the same on every call."""
     roots = tuple(returned[p] for p in entry.joint.roots)
     outs = TracedCall.apply(entry, roots, *tensors, *entry.joint.params)
-    return _assemble(entry.joint, tensors, outs)
+    return assemble(entry.joint.make, tensors, outs)
 
 
-def _assemble(joint: Joint, tensors: list[Tensor], outs: Any) -> list[Tensor]:
-    """The tensor outputs from the node's outputs (the roots), the arguments and the state,
-    as the trace made them (see :class:`Joint`)."""
+def assemble(make: list[tuple], tensors: list[Tensor], outs: Any) -> list[Tensor]:
+    """The tensor outputs from the call's own outputs (the roots), the arguments and the
+    state, as the trace made them (``make``: see :class:`_Plan`)."""
     outs = outs if isinstance(outs, tuple) else (outs,)
     made: list[Tensor] = []
-    for source, where, steps in joint.make:
+    for source, where, steps in make:
         t = outs[where] if source == "out" else tensors[where] if source == "input" else \
             made[where] if source == "same" else where
         for step in steps:
@@ -255,10 +260,11 @@ def _find_held(entry: Any) -> None:
         params = {id(p) for p in joint.params}
         joint.buffers = [ref.tensor for ref in entry.graph.state
                          if not ref.grad and id(ref.tensor) not in params]
-        joint.consts = {_owner(a): None for a in entry.graph.consts.values()}
+        joint.consts = {owner(a): None for a in entry.graph.consts.values()}
 
 
-def _owner(array: Any) -> int:
+def owner(array: Any) -> int:
+    """The id of the memory ``array`` views (its base's, or its own)."""
     base = getattr(array, "base", None)
     return id(array if base is None else base)
 
@@ -278,21 +284,21 @@ class CompiledCall(Function):
         # (so a value the passes made one with another — two equal outputs, an output that is
         # an argument or a constant kept for every call — is copied)
         held: dict[int, tuple | None] = dict(joint.consts)
-        held.update((_owner(t._data), (t, None)) for t in joint.buffers)
-        held.update((_owner(t._data), (t, None)) for t in tensors)
+        held.update((owner(t._data), (t, None)) for t in joint.buffers)
+        held.update((owner(t._data), (t, None)) for t in tensors)
         outs = []
         dev = entry.device
         for r, p in enumerate(joint.roots):
             a = arrays[p]
-            if _owner(a) in held:
+            if owner(a) in held:
                 a = a.copy()
             t = _wrap(a, dev)
-            held[_owner(a)] = (t, r)
+            held[owner(a)] = (t, r)
             outs.append(t)
         ctx.entry, ctx.saved, ctx.n_in = entry, arrays[n_out:], n_in
         ctx.versions = [(t, t._vc.value) for t in tensors]  # the backward may read them all
         # the roots and buffers the backward reads (by memory), at their versions now
-        read = {_owner(a): held.get(_owner(a)) for a in ctx.saved}
+        read = {owner(a): held.get(owner(a)) for a in ctx.saved}
         ctx.read = [(t, r, t._vc.value) for t, r in filter(None, read.values())
                     if r is not None or not any(t is x for x in tensors)]
         ctx._on_release = _free
@@ -362,7 +368,7 @@ class TracedCall(Function):
         ctx.set_materialize_grads(False)
         _find_held(entry)
         # (a root the graph keeps as a constant: a copy, or writing into it changes later calls)
-        outs = tuple(_wrap(r._data.copy(), r._device) if _owner(r._data) in entry.joint.consts
+        outs = tuple(_wrap(r._data.copy(), r._device) if owner(r._data) in entry.joint.consts
                      else r.detach() for r in roots)
         diff = set(entry.joint.differentiable)
         ctx.mark_non_differentiable(*(o for r, o in enumerate(outs) if r not in diff))

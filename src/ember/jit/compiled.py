@@ -29,10 +29,20 @@ from ember.autograd.grad_mode import GRAD
 from ember.backend import get_default_device
 from ember.dtypes import get_default_dtype
 from ember.func.pytree import tree_flatten, tree_paths, tree_unflatten
-from ember.jit.autodiff import Joint, compiled_call, split, trace_backward, traced_call
+from ember.jit.autodiff import (
+    Joint,
+    assemble,
+    compiled_call,
+    owner,
+    plan_outputs,
+    split,
+    trace_backward,
+    traced_call,
+)
 from ember.jit.codegen import Generated, _store, generate
 from ember.jit.discover import Reach, is_plain, reach, tensor_hooks
 from ember.jit.ir import Graph
+from ember.jit.kernels import makes_fresh
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reasons import differences
 from ember.jit.rollback import Rollback
@@ -120,6 +130,15 @@ class Entry:
     # why the graph cannot stand for the call (arguments sharing memory it writes into): the
     # plain function runs instead
     eager: str | None = None
+    # without a joint, where some outputs alias an argument or state tensor (a view of it, the
+    # argument returned): the graph outputs that are roots, and how each tensor output is made
+    # from them (see autodiff._Plan), so it shares memory and version counter as eager's
+    roots: list[int] | None = None
+    make: list[tuple] | None = None
+    const_owners: set[int] | None = None  # the memory of the graph's constants (first call)
+    # whether every output is surely a new array of its own (decided at the first call from
+    # the graph: then no call checks their memory)
+    fresh_outputs: bool | None = None
 
 
 def forget_all() -> None:
@@ -135,7 +154,7 @@ class CompiledFunction:
     """
 
     def __init__(self, fn: Callable, static_argnums: tuple[int, ...] = (), mode: str = "default",
-                 passes: dict[str, bool] | None = None) -> None:
+                 passes: dict[str, bool] | None = None, fullgraph: bool = False) -> None:
         if mode not in MODES:
             raise ValueError(f"ember.jit.compile: mode must be one of {sorted(MODES)}, got "
                              f"{mode!r}")
@@ -145,6 +164,7 @@ class CompiledFunction:
                              f"are {list(PASSES)}")
         self.fn = fn
         self.static_argnums = tuple(static_argnums)
+        self.fullgraph = fullgraph  # (a signature that must run eagerly raises instead)
         self.passes = {**MODES[mode], **(passes or {})}
         self.name = getattr(fn, "__name__", None) or type(fn).__name__
         self.forget()
@@ -214,7 +234,11 @@ class CompiledFunction:
             _store(tensors[i], value)
         for (i, _), grad in zip(graph.arg_grads, arrays[n + len(graph.arg_writes):]):
             _set_grad(tensors[i], grad, dev, i in graph.arg_grads_in_place)
-        return self._rebuild(entry, [_wrap(a, dev) for a in arrays[:n] if a is not None])
+        if entry.make is not None:
+            return self._rebuild(entry, assemble(entry.make, tensors, tuple(
+                _wrap(a, dev) for a in _owned(entry, [arrays[p] for p in entry.roots], tensors))))
+        return self._rebuild(entry, [_wrap(a, dev) for a in _owned(entry, arrays[:n], tensors)
+                                     if a is not None])
 
     def _key(self, args: tuple, kwargs: dict, leaves: list, spec: Any) -> \
             tuple[list[Tensor], tuple]:
@@ -306,10 +330,20 @@ class CompiledFunction:
                 tracer.add_input(t)
             out = self.fn(*args, **kwargs)
             out_leaves, out_spec = tree_flatten(out)
-            joint, returned = None, out_leaves
+            joint, returned, hooked, plan = None, out_leaves, None, None
             if not tracer.ran_backward and any(isinstance(x, Tensor) and x.requires_grad
                                                for x in out_leaves):
-                joint, returned = trace_backward(tracer, inputs, out_leaves)
+                hooked = self._backward_hooks(tracer) or self._argument_writes(
+                    tracer, inputs, argument_names(self.fn, args, kwargs), leaves)
+                if hooked is None:
+                    joint, returned = trace_backward(tracer, inputs, out_leaves)
+            else:
+                plan = plan_outputs(tracer, inputs, out_leaves)
+                # (every output its own: wrapped as it comes; views of a value the function
+                # does not return are too, so the graph returns what the function does)
+                if len(plan.returned) > len(out_leaves) or \
+                        all(source == "out" and not steps for source, _, steps in plan.make):
+                    plan = None
             graph = tracer.finish(returned)
         layout = self._layout_after_trace(args, kwargs, leaves, key[5])
         device = inputs[0]._device if inputs else get_default_device()
@@ -332,9 +366,14 @@ class CompiledFunction:
         generated = generate(graph, device.xp, device, frees)
         entry = Entry(graph, generated, out_spec, consts, device, time.perf_counter() - start,
                       joint, backward, n_saved, tuple(tracer.grad_inputs),
-                      self._aliased_writes(graph, leaves, key[1], argument_names(
+                      hooked or self._aliased_writes(graph, leaves, key[1], argument_names(
                           self.fn, args, kwargs)))
+        if plan is not None:
+            entry.roots, entry.make = plan.roots, plan.make
         if entry.eager is not None:
+            if self.fullgraph:
+                raise TraceError(f"ember.jit: {self.name} (fullgraph=True) cannot be one graph: "
+                                 f"it {entry.eager}")
             JIT.reasons.append(f"{self.name}: {entry.eager}")
             log.info("ember.jit: %s: %s", self.name, entry.eager)
         if not graph.grads and not graph.arg_grads and not entry.grad_inputs and \
@@ -354,7 +393,54 @@ class CompiledFunction:
                           "give varying shapes a few fixed sizes", stacklevel=4)
         if joint is not None:  # (one node, as at later calls: see autodiff.traced_call)
             return self._rebuild(entry, traced_call(entry, inputs, returned))
-        return out
+        kept = {owner(a) for a in graph.consts.values()}
+        if not any(isinstance(x, Tensor) and owner(x._data) in kept for x in out_leaves):
+            return out
+        # (an output the graph keeps as a constant for later calls: the caller gets a copy,
+        # or writing into it would change what they return)
+        return self._rebuild(entry, [_wrap(x._data.copy(), x._device)
+                                     if owner(x._data) in kept else x
+                                     for x in out_leaves if isinstance(x, Tensor)])
+
+    def _backward_hooks(self, tracer: Tracer) -> str | None:
+        """Why calls with this key run the plain function, if the outputs pass through a
+        module's backward hooks: their Python must run at each backward, between the
+        module's outputs' gradients and its inputs', where generated code has no place for
+        it (torch.compile breaks the graph there too). None when no module call had them."""
+        if not tracer.backward_hooks:
+            return None
+        labels = {id(m): label for label, m in zip(self.reach.module_labels, self.reach.modules)}
+        found = "; ".join(
+            f"module {labels.get(id(s.module)) or self.name} ({type(s.module).__name__}): "
+            f"{', '.join(_hook_name(h.fn) for h in [*s.pre_hooks, *s.hooks])}"
+            for s in tracer.backward_hooks)
+        return (f"runs eagerly: its outputs need grad and pass through module backward hooks "
+                f"(backward pre-hooks and full backward hooks: {found}), whose Python runs at "
+                "each backward, inside the module's backward, which a compiled call's "
+                "generated backward cannot; calls with this signature run the plain function, "
+                "so the hooks see and replace eager's gradients. Hint: remove the hooks "
+                "(handle.remove()) to compile the call again, or compile the whole step with "
+                "backward() inside (the hooks' tensor work is then traced into the graph)")
+
+    @staticmethod
+    def _argument_writes(tracer: Tracer, inputs: list[Tensor], names: list[str],
+                         leaves: list) -> str | None:
+        """Why calls with this key run the plain function, if the function writes in place
+        into a tensor argument and returns values that need grad (``x.mul_(2)`` returned):
+        the write, and the history it gives the argument, happen in the caller's autograd
+        graph, which one compiled node cannot stand for. None when it writes into none."""
+        names = [n for n, leaf in zip(names, leaves) if isinstance(leaf, Tensor)]
+        arguments = [v for v in tracer.graph.inputs if v not in tracer.grad_input_vars]
+        written = [names[i] for i, (t, var) in enumerate(zip(inputs, arguments))
+                   if tracer.lookup(t._data) not in (var, *tracer.twins.get(var, ()))]
+        if not written:
+            return None
+        return (f"runs eagerly: it writes in place into argument {', '.join(written)} and "
+                "returns values that need grad; the write and the history it gives the "
+                "argument belong to the caller's autograd graph, which one compiled node "
+                "cannot stand for, so calls with this signature run the plain function. Hint: "
+                "write out of place (y = x * 2), or compile the whole step with backward() "
+                "inside")
 
     @staticmethod
     def _aliased_writes(graph: Graph, leaves: list, parts: tuple, names: list[str]) -> \
@@ -438,6 +524,46 @@ class CompiledFunction:
             raise RuntimeError(f"ember.jit: {self.name} has not been called yet, so nothing is "
                                "compiled; call it once with example inputs first")
         return self.last
+
+
+def _owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list:
+    """The output arrays of a call, each owning its memory as eager's outputs do: one that is
+    a constant the graph keeps for every call, an argument's or a state tensor's memory, or
+    an earlier output's (the passes made two equal outputs one) is copied, so that writing
+    into it changes nothing else."""
+    if entry.fresh_outputs is None:
+        entry.const_owners = {owner(a) for a in entry.graph.consts.values()}
+        entry.fresh_outputs = _fresh(entry.graph, entry.roots)
+    if entry.fresh_outputs:
+        return arrays
+    held = {*entry.const_owners, *(owner(t._data) for t in tensors),
+            *(owner(ref.tensor._data) for ref in entry.graph.state)}
+    out = []
+    for a in arrays:
+        if a is not None:
+            if owner(a) in held:
+                a = a.copy()
+            held.add(owner(a))
+        out.append(a)
+    return out
+
+
+def _fresh(graph: Graph, roots: list[int] | None) -> bool:
+    """Whether the graph's outputs (those at ``roots``, or all) are surely new arrays, each its
+    own: each made by an equation that allocates or writes into a buffer it is given, and no
+    two the same variable."""
+    made = {eqn.outputs[0] for eqn in graph.eqns if eqn.outputs and makes_fresh(eqn)}
+    outs = [v for v in (graph.outputs if roots is None else [graph.outputs[p] for p in roots])
+            if v is not None]
+    return len(set(outs)) == len(outs) and all(v in made for v in outs)
+
+
+def _hook_name(fn: Any) -> str:
+    """A hook as ``explain()`` names it: its qualified name and line."""
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    return name if code is None else \
+        f"{name} at {code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
 
 
 def _kind(entry: Any) -> Any:

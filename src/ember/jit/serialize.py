@@ -8,6 +8,7 @@ Graphs with effects (an optimizer step) are not saved: their meaning lives in Py
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -18,7 +19,7 @@ import numpy as np
 
 from ember.backend import Device
 from ember.backend import device as to_device
-from ember.dtypes import DType, to_dtype
+from ember.dtypes import DType, from_numpy, to_dtype
 from ember.errors import CheckpointError
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var, sub_graphs
 from ember.ops.primitive import PRIMITIVES, Primitive
@@ -86,12 +87,32 @@ def load(path: str | os.PathLike, device: Any = None) -> LoadedFunction:
     if "ember.jit" not in meta:
         raise CheckpointError(f"ember.jit.load: {where} holds no compiled graph (it was not "
                               "written by ember.jit.save; for checkpoints use ember.load)")
-    doc = json.loads(meta["ember.jit"])
-    if doc.get("format") != FORMAT:
-        raise CheckpointError(f"ember.jit.load: {where}: format {doc.get('format')!r}, this "
-                              f"version reads {FORMAT!r}")
     dev = to_device(device)
-    return LoadedFunction(_graph(doc, arrays, dev, where), dev)
+    try:
+        doc = json.loads(meta["ember.jit"])
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+            raise CheckpointError(f"ember.jit.load: {where}: format {found!r}, this version "
+                                  f"reads {FORMAT!r}")
+        graph = _graph(doc, arrays, dev, where)
+    except CheckpointError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:  # (JSON's too)
+        raise CheckpointError(f"ember.jit.load: {where} is damaged ({type(e).__name__}: {e}); "
+                              "it was changed after ember.jit.save wrote it. Hint: save the "
+                              "graph again") from None
+    return LoadedFunction(graph, dev)
+
+
+def check_params(prim: Primitive, n_inputs: int, params: dict, who: str) -> None:
+    """Refuses a saved equation whose params are not those ``prim`` takes (a file changed
+    since it was written: the name of a param, or one missing), before any pass reads them."""
+    try:
+        inspect.signature(prim.infer).bind(*[None] * n_inputs, **params)
+    except TypeError as e:
+        raise CheckpointError(f"{who} is damaged: its {prim.name!r} equation has the params "
+                              f"{sorted(params)}, which the primitive does not take ({e})") \
+            from None
 
 
 class LoadedFunction:
@@ -249,11 +270,25 @@ def _graph(doc: dict, arrays: dict, dev: Device, where: str) -> Graph:
         var = vars_[vid] = Var(vid, tuple(shape), to_dtype(dtype), kind)
         return var
 
+    def array(name: str, var: Var) -> Any:
+        """The file's array ``name``, which must have ``var``'s shape and dtype."""
+        if name not in arrays:
+            raise CheckpointError(f"ember.jit.load: {where} is damaged: it lacks the array "
+                                  f"{name!r} that its graph reads")
+        a = arrays[name]
+        if var.shape == () and a.shape == (1,):
+            a = a.reshape(())  # (np.ascontiguousarray wrote a 0-d array with shape (1,))
+        if tuple(a.shape) != var.shape or from_numpy(a.dtype) is not var.dtype:
+            raise CheckpointError(
+                f"ember.jit.load: {where} is damaged: the array {name!r} is {tuple(a.shape)} "
+                f"{from_numpy(a.dtype).name}, its graph reads {var.shape} {var.dtype.name}")
+        return dev.xp.asarray(a)
+
     g.inputs = [new(e, "input") for e in doc["inputs"]]
     owners: dict[str, Tensor] = {}
     for e in doc["state"]:
         var, label, grad = new(e, "state"), e[3], e[4]
-        data = dev.xp.asarray(arrays[f"state/{label}{'.grad' if grad else ''}"])
+        data = array(f"state/{label}{'.grad' if grad else ''}", var)
         if grad:
             owners[label].grad = _wrap(data, dev)
         else:
@@ -261,14 +296,15 @@ def _graph(doc: dict, arrays: dict, dev: Device, where: str) -> Graph:
         g.state.append(StateRef(var, owners[label], label, grad))
     for e in doc["consts"]:
         var = new(e, "const")
-        g.consts[var] = dev.xp.asarray(arrays[f"const/{var.id}"])
+        g.consts[var] = array(f"const/{var.id}", var)
     for e in doc["eqns"]:
         if e["prim"] not in PRIMITIVES:
             raise CheckpointError(f"ember.jit.load: {where} uses the primitive {e['prim']!r}, "
                                   "which this version of Ember does not have")
         src = e["src"]
-        g.eqns.append(Eqn(PRIMITIVES[e["prim"]], [vars_[i] for i in e["in"]],
-                          {k: decode_param(v) for k, v in e["params"].items()},
+        params = {k: decode_param(v) for k, v in e["params"].items()}
+        check_params(PRIMITIVES[e["prim"]], len(e["in"]), params, f"ember.jit.load: {where}")
+        g.eqns.append(Eqn(PRIMITIVES[e["prim"]], [vars_[i] for i in e["in"]], params,
                           [new(o, "eqn") for o in e["out"]],
                           None if src is None else Source(*src)))
     g.outputs = [None if i is None else vars_[i] for i in doc["outputs"]]

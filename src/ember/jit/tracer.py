@@ -23,9 +23,11 @@ import weakref
 from typing import Any
 
 from ember.autograd.engine import VJP_HOOK
+from ember.autograd.function import _run as run_function_eagerly
 from ember.dtypes import from_numpy
 from ember.errors import EmberError, OpError
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
+from ember.nn.backward_hooks import BackwardHookState, OutputIdentity
 from ember.ops.primitive import (
     PRIMITIVES,
     TensorSpec,
@@ -117,6 +119,8 @@ class Tracer:
         # written back: see rebound_buffers)
         self.buffers = [(m, name, t) for m in found.modules for name, t in m._buffers.items()
                         if isinstance(t, Tensor)]
+        # module calls whose outputs carry backward hooks (their Python runs at each backward)
+        self.backward_hooks: list[BackwardHookState] = []
 
     # -- variables ------------------------------------------------------------------------
     def new_var(self, array: Any, kind: str) -> Var:
@@ -278,6 +282,13 @@ class Tracer:
             if o._node is not None:
                 self.node_source[id(o._node)] = source
         return out
+
+    def apply_function(self, cls: type, args: tuple, kwargs: dict) -> tuple[Any, Any]:
+        """A custom ``Function`` runs as in eager code (its ops are recorded); one that puts a
+        module's backward hooks on its outputs is noted (see :attr:`backward_hooks`)."""
+        if cls is OutputIdentity and not any(s is args[0] for s in self.backward_hooks):
+            self.backward_hooks.append(args[0])
+        return run_function_eagerly(cls, args, kwargs)
 
     def on_alias(self, alias: Tensor, x: Tensor) -> None:
         self.var_of(x)  # (same array: the alias reads x's variable)

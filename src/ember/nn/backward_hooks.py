@@ -39,7 +39,7 @@ class BackwardHookState:
         single = not isinstance(output, tuple)
         outs = (output,) if single else output
         self.n_outputs = len(outs)
-        outs, positions = _wrap(_OutputIdentity, self, outs)
+        outs, positions = _wrap(OutputIdentity, self, outs)
         self.output_positions = positions or ()
         return outs[0] if single else outs
 
@@ -115,7 +115,7 @@ def _identity_forward(ctx: Any, state: BackwardHookState, values: tuple) -> Any:
     return values if len(values) > 1 else values[0]
 
 
-class _OutputIdentity(Function):
+class OutputIdentity(Function):
     @staticmethod
     def forward(ctx: Any, state: BackwardHookState, *outs: Tensor) -> Any:
         ctx.set_materialize_grads(False)  # an output without gradient shows as None
