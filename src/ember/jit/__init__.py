@@ -23,6 +23,7 @@ from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
 from ember.jit.passes import PASSES
 from ember.jit.serialize import LoadedFunction, load, save
 from ember.jit.tracer import TraceError
+from ember.nn import module_hooks
 from ember.tensor import Tensor
 
 __all__ = ["compile", "CompiledFunction", "disable", "explain", "TraceError", "Graph", "Eqn",
@@ -85,6 +86,9 @@ def compile(fn: Callable | None = None, *, static_argnums: tuple[int, ...] | int
     if fn is None:
         return lambda f: CompiledFunction(f, static_argnums, mode, passes, fullgraph)
     return CompiledFunction(fn, static_argnums, mode, passes, fullgraph)
+
+
+module_hooks.COMPILER[0] = compile  # what nn.Module.compile runs (nn sits below the jit)
 
 
 class TracerWarning(UserWarning):

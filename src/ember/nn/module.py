@@ -446,6 +446,26 @@ class Module(ModuleHooksMixin, StateDictMixin):
 
         return self._apply(convert)
 
+    def type(self, dst_type: Any) -> Module:
+        """Casts every parameter and buffer to ``dst_type`` (integer ones too, unlike
+        :meth:`to`), as PyTorch's ``Module.type``.
+
+        Example:
+            >>> nn.Linear(2, 3).type(ember.float64).weight.dtype
+            ember.float64
+        """
+        return self._apply(lambda t: t.type(dst_type))
+
+    def share_memory(self) -> Module:
+        """Moves every parameter and buffer into shared memory (``Tensor.share_memory_``),
+        so that processes forked afterwards train the same weights (Hogwild).
+
+        Example:
+            >>> nn.Linear(2, 3).share_memory().weight.is_shared()
+            True
+        """
+        return self._apply(lambda t: t.share_memory_())
+
     def float(self) -> Module:
         return self.to("float32")
 

@@ -47,6 +47,10 @@ def _add_global_hook(hooks: list[_Hook], hook: _Hook) -> RemovableHandle:
     return handle
 
 
+#: ``ember.compile``, registered by ``ember.jit`` (a layer above) for :meth:`Module.compile`.
+COMPILER: list[Callable[..., Any] | None] = [None]
+
+
 def _choose_call_path() -> None:
     """``Module.__call__`` checks the module's own hooks only while no global hook is set,
     so that check is all a module call without hooks pays; with one set, every call runs
@@ -160,14 +164,36 @@ class ModuleHooksMixin:
     _load_state_dict_pre_hooks: list
     forward: Callable[..., Any]
 
+    _compiled_call: Callable[..., Any] | None = None  # set by Module.compile
+
     def _call_fast(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
-                or self._backward_pre_hooks):
+                or self._backward_pre_hooks or self._compiled_call):
             return self.forward(*args, **kwargs)
+        if self._compiled_call is not None:
+            return self._compiled_call(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _call_always_with_hooks(self, *args: Any, **kwargs: Any) -> Any:
+        if self._compiled_call is not None:
+            return self._compiled_call(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compiles this module's call in place, as PyTorch's ``Module.compile``: later calls
+        run ``ember.compile``'s graph (the arguments are ``ember.compile``'s). The module's
+        hooks are traced with it, as any Python in a compiled function (see docs/jit.md).
+
+        Example:
+            >>> net = nn.Linear(3, 2)
+            >>> net.compile()
+            >>> net(ember.ones(1, 3)).shape
+            ember.Size([1, 2])
+        """
+        if COMPILER[0] is None:
+            raise RuntimeError("Module.compile: ember.jit is not loaded (import ember)")
+        self._compiled_call = COMPILER[0](lambda *a, **k: self._call_with_hooks(a, k),
+                                          *args, **kwargs)
 
     __call__ = _call_fast  # (``_choose_call_path`` switches it while global hooks are set)
 

@@ -1,0 +1,42 @@
+"""Module.compile (in place, as torch's), Module.type and Module.share_memory."""
+
+import numpy as np
+import torch
+
+import ember
+from ember import nn
+
+
+def _pair():
+    net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    ref = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    ref.load_state_dict({k: torch.tensor(v.numpy()) for k, v in net.state_dict().items()})
+    return net, ref
+
+
+def test_compile_in_place_runs_the_graph_and_trains_as_torch():
+    net, ref = _pair()
+    net.compile()
+    ref.compile(backend="eager")
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    for _ in range(3):  # the first call traces; the later ones run the graph
+        out, tout = net(ember.tensor(x)), ref(torch.tensor(x))
+        np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    assert net._compiled_call.graph is not None and len(net._compiled_call.entries) == 1
+    out.pow(2).sum().backward()
+    tout.pow(2).sum().backward()
+    np.testing.assert_allclose(net[0].weight.grad.numpy(), ref[0].weight.grad.numpy(),
+                               rtol=1e-4, atol=1e-6)
+    assert net.compile(mode="debug") is None  # compiling again replaces the graph
+
+
+def test_type_casts_every_tensor_and_share_memory_shares_them():
+    bn = nn.BatchNorm1d(3)
+    assert bn.type(ember.float64).weight.dtype == ember.float64
+    assert bn.num_batches_tracked.dtype == ember.float64  # integer buffers too, as torch's
+    assert torch.nn.BatchNorm1d(3).type(torch.float64).num_batches_tracked.dtype \
+        == torch.float64
+    lin = nn.Linear(2, 3).share_memory()
+    assert all(t.is_shared() for t in (*lin.parameters(), *lin.buffers()))
+    assert isinstance(lin.weight, nn.Parameter)
