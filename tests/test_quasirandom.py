@@ -1,6 +1,7 @@
 """ember.quasirandom.SobolEngine against torch.quasirandom.SobolEngine: unscrambled draws bit
 for bit; scrambled draws by their properties (torch scrambles with its own generator)."""
 
+import doctest
 from importlib import resources
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import torch
 from torch.quasirandom import SobolEngine as TorchSobol
 
 import ember
+import ember.quasirandom.direction_numbers
+import ember.quasirandom.sobol_engine
 from ember.quasirandom import SobolEngine
 from ember.quasirandom.direction_numbers import MAXDIM, TABLE, direction_numbers
 
@@ -165,3 +168,11 @@ def test_the_table_ships_as_package_data():
     assert resources.files("ember.quasirandom").joinpath(TABLE).is_file()
     pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
     assert f'"ember.quasirandom" = ["{TABLE}"]' in pyproject
+
+
+@pytest.mark.parametrize("module", [ember.quasirandom, ember.quasirandom.sobol_engine,
+                                    ember.quasirandom.direction_numbers])
+def test_docstring_examples_run(module):
+    result = doctest.testmod(module, extraglobs={"ember": ember},
+                             optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted and not result.failed
