@@ -176,3 +176,14 @@ def test_docstring_examples_run(module):
     result = doctest.testmod(module, extraglobs={"ember": ember},
                              optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted and not result.failed
+
+
+def test_counts_of_numpy_and_tensor_integers_are_plain_ints():
+    """A NumPy uint8 count must not make ``num_generated`` a uint8 that wraps at 256."""
+    engine, want = SobolEngine(3), SobolEngine(3).draw(500).numpy()
+    got = [engine.draw(np.uint8(200)).numpy(), engine.draw(torch.tensor(200)).numpy()]
+    engine.fast_forward(np.int64(50))
+    got.append(engine.draw(np.uint8(50)).numpy())
+    assert type(engine.num_generated) is int and engine.num_generated == 500
+    assert same_bits(np.concatenate(got), np.concatenate([want[:400], want[450:]]))
+    assert SobolEngine(3).draw_base2(np.uint8(9)).shape == (512, 3)  # not 2**9 in uint8: 0

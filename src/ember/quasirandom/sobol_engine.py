@@ -77,7 +77,7 @@ class SobolEngine:
         if dt not in (dtypes.float32, dtypes.float64):
             raise DTypeError(f"SobolEngine.draw: dtype must be float32 or float64, got {dt.name}"
                              ". Hint: draw floats, then convert the result")
-        self._check_count("draw", n)
+        n = self._check_count("draw", n)
         index = np.arange(self.num_generated, self.num_generated + n, dtype=np.int64)
         steps = self._directions[_lowest_set_bit(index)]
         steps[index == 0] = 0  # the first point is the start itself
@@ -100,7 +100,8 @@ class SobolEngine:
             >>> ember.quasirandom.SobolEngine(1).draw_base2(2).flatten()
             tensor([0.0000, 0.5000, 0.7500, 0.2500])
         """
-        if operator.index(m) < 0:
+        m = operator.index(m)  # a plain int: 2 ** np.uint8(9) would wrap to 0
+        if m < 0:
             raise ValueError(f"SobolEngine.draw_base2: m must be at least 0, got {m}")
         n = 2 ** m
         total_n = self.num_generated + n
@@ -119,7 +120,7 @@ class SobolEngine:
             >>> ember.quasirandom.SobolEngine(1).fast_forward(3).draw()
             tensor([[0.2500]])
         """
-        self._check_count("fast_forward", n)
+        n = self._check_count("fast_forward", n)
         if n:
             last = self.num_generated + n - 1
             gray = last ^ (last >> 1)  # the steps XORed in up to point i are gray(i)'s bits
@@ -140,14 +141,16 @@ class SobolEngine:
         self.num_generated = 0
         return self
 
-    def _check_count(self, op: str, n: int) -> None:
-        """Fails unless ``n`` more points are a whole number the sequence still has."""
+    def _check_count(self, op: str, n: int) -> int:
+        """``n`` as a plain int (a NumPy uint8 would wrap ``num_generated``); fails unless ``n``
+        more points are a whole number the sequence still has."""
         n = operator.index(n)
         if n < 0:
             raise ValueError(f"SobolEngine.{op}: n must be at least 0, got {n}")
         if self.num_generated + n > 2 ** MAXBIT:
             raise ValueError(f"SobolEngine.{op}: a Sobol' sequence has 2**{MAXBIT} points; "
                              f"{self.num_generated} are drawn and {n} more asked. Hint: reset()")
+        return n
 
     def __repr__(self) -> str:
         fields = [f"dimension={self.dimension}"]
