@@ -121,6 +121,16 @@ def test_bad_arguments_fail_clearly():
         SobolEngine(2).fast_forward(2 ** 30).draw()
 
 
+@pytest.mark.parametrize("start, n", [(0, 1), (5, 3000), (123456789, 1000), (2 ** 30 - 37, 37)])
+def test_any_point_xors_the_direction_numbers_of_its_gray_code(start, n):
+    """Also near the sequence's end, where torch's step-by-step fast_forward is too slow."""
+    got = SobolEngine(70).fast_forward(start).draw(n, dtype=ember.float64).numpy()
+    index = np.arange(start, start + n)
+    bits = ((index ^ (index >> 1))[:, None] >> np.arange(30)) & 1
+    want = np.bitwise_xor.reduce(bits[:, :, None] * direction_numbers(70), axis=1)
+    assert same_bits(got, want / 2 ** 30)
+
+
 def elementary_interval_counts(points: np.ndarray, bits_per_axis: tuple[int, ...]) -> np.ndarray:
     """How many points fall in each box ``prod [k_i / 2**b_i, (k_i + 1) / 2**b_i)``."""
     cells = np.zeros(len(points), dtype=np.int64)

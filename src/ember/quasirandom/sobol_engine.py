@@ -1,10 +1,11 @@
 """``SobolEngine``: PyTorch's ``torch.quasirandom.SobolEngine``, (scrambled) Sobol' sequences.
 
-Points are generated in Gray-code order, as PyTorch does: point ``i`` is point ``i - 1`` with
-the direction number of the lowest set bit of ``i`` XORed in, so unscrambled draws equal
-PyTorch's bit for bit. Scrambling (a random lower-triangular linear matrix scramble of each
-dimension's digits, then a random digital shift) draws from Ember's generator, so scrambled
-values differ from PyTorch's while keeping the same guarantees: every point lies in [0, 1) and
+Points are in Gray-code order, as PyTorch's: point ``i`` XORs the direction numbers of the set
+bits of ``gray(i) = i ^ (i >> 1)`` (which is point ``i - 1`` with one more direction number
+XORed in, as PyTorch computes it), so unscrambled draws equal PyTorch's bit for bit.
+Scrambling (a random lower-triangular linear matrix scramble of each dimension's digits, then a
+random digital shift) draws from Ember's generator, so scrambled values differ from PyTorch's
+while keeping the same guarantees: every point lies in [0, 1) (float32 may round it to 1.0) and
 the first ``2**m`` points keep the sequence's stratification.
 """
 
@@ -60,7 +61,6 @@ class SobolEngine:
             self._directions = _scrambled(self._directions, rng)
         else:
             self._shift = np.zeros(dimension, dtype=np.int64)
-        self._quasi = self._shift.copy()  # the last point drawn (the first, before any draw)
         self.num_generated = 0
 
     def draw(self, n: int = 1, out: Tensor | None = None, dtype: dtypes.DType | None = None,
@@ -78,13 +78,7 @@ class SobolEngine:
             raise DTypeError(f"SobolEngine.draw: dtype must be float32 or float64, got {dt.name}"
                              ". Hint: draw floats, then convert the result")
         n = self._check_count("draw", n)
-        index = np.arange(self.num_generated, self.num_generated + n, dtype=np.int64)
-        steps = self._directions[_lowest_set_bit(index)]
-        steps[index == 0] = 0  # the first point is the start itself
-        points = _running_xor(steps)
-        points ^= self._quasi
-        if n:
-            self._quasi = points[-1].copy()
+        points = _gray_code_points(self._directions, self._shift, self.num_generated, n)
         self.num_generated += n
         values = points.astype(dt.np)  # rounds as the product would: the scale is a power of 2
         values *= 2.0 ** -MAXBIT
@@ -120,13 +114,7 @@ class SobolEngine:
             >>> ember.quasirandom.SobolEngine(1).fast_forward(3).draw()
             tensor([[0.2500]])
         """
-        n = self._check_count("fast_forward", n)
-        if n:
-            last = self.num_generated + n - 1
-            gray = last ^ (last >> 1)  # the steps XORed in up to point i are gray(i)'s bits
-            used = (gray >> np.arange(MAXBIT)) & 1 == 1
-            self._quasi = self._shift ^ np.bitwise_xor.reduce(self._directions[used], axis=0)
-        self.num_generated += n
+        self.num_generated += self._check_count("fast_forward", n)  # a point needs its index only
         return self
 
     def reset(self) -> SobolEngine:
@@ -137,7 +125,6 @@ class SobolEngine:
             >>> bool((engine.draw(4)[:2] == engine.reset().draw(2)).all())
             True
         """
-        self._quasi = self._shift.copy()
         self.num_generated = 0
         return self
 
@@ -161,20 +148,26 @@ class SobolEngine:
         return f"{type(self).__name__}({', '.join(fields)})"
 
 
-def _lowest_set_bit(index: np.ndarray) -> np.ndarray:
-    """Position of each index's lowest set bit (0 for index 0, whose step is masked anyway)."""
-    lowest = index & -index
-    return np.frexp(np.maximum(lowest, 1).astype(np.float64))[1] - 1
+def _gray_code_points(directions: np.ndarray, shift: np.ndarray, start: int, n: int,
+                      ) -> np.ndarray:
+    """Points ``start .. start + n - 1``: point ``i`` XORs ``shift`` and the direction numbers
+    of ``gray(i)``'s set bits.
 
-
-def _running_xor(steps: np.ndarray) -> np.ndarray:
-    """Cumulative XOR down the rows, in place. NumPy's ``accumulate`` along axis 0 walks each
-    column with a row-sized stride, so for wide rows a loop over rows is many times faster."""
-    if steps.shape[1] < 64:
-        return np.bitwise_xor.accumulate(steps, axis=0, out=steps)
-    for i in range(1, len(steps)):
-        np.bitwise_xor(steps[i], steps[i - 1], out=steps[i])
-    return steps
+    Writing ``i = q * 2**j + r`` (``r < 2**j``), ``gray(i)`` is ``gray(q)`` in the bits from
+    ``j`` up and ``gray(r)`` below, with bit ``j - 1`` flipped when ``q`` is odd; so point ``i``
+    is ``high[q] ^ low[r]``: two tables of about ``sqrt(n)`` rows and one broadcast XOR, all
+    vectorized (a running XOR down the rows is a Python loop or a strided scan)."""
+    j = max(1, (n.bit_length() + 1) // 2)
+    low = np.zeros((1 << j, directions.shape[1]), dtype=np.int64)
+    for b in range(j):  # gray(2**b .. 2**(b+1) - 1) is gray(2**b - 1 .. 0) with bit b set
+        low[1 << b:2 << b] = low[(1 << b) - 1::-1] ^ directions[b]
+    q = np.arange(start >> j, ((start + n - 1) >> j) + 1, dtype=np.int64)
+    high = (q & 1)[:, None] * directions[j - 1] ^ shift  # shifted here, where it's cheap
+    gray_q = q ^ (q >> 1)
+    for b in range(int(q[-1]).bit_length() if len(q) else 0):
+        high ^= ((gray_q >> b) & 1)[:, None] * directions[j + b]
+    offset = start - ((start >> j) << j)
+    return (high[:, None, :] ^ low).reshape(-1, low.shape[1])[offset:offset + n]
 
 
 def _scrambled(directions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
