@@ -113,6 +113,9 @@ def test_bad_arguments_fail_clearly():
         SobolEngine(2).draw(3, dtype=ember.int64)
     with pytest.raises(TypeError):
         SobolEngine(2).draw(2.0)
+    for seed in [1.5, "3"]:  # torch's Generator refuses these too, rather than truncating
+        with pytest.raises(TypeError, match="SobolEngine: seed must be an integer"):
+            SobolEngine(2, scramble=True, seed=seed)
     with pytest.raises(ValueError, match="n must be at least 0"):
         SobolEngine(2).draw(-1)
     with pytest.raises(ValueError, match="n must be at least 0"):

@@ -11,6 +11,7 @@ the first ``2**m`` points keep the sequence's stratification.
 
 from __future__ import annotations
 
+import numbers
 import operator
 
 import numpy as np
@@ -56,6 +57,9 @@ class SobolEngine:
         self.dimension = dimension
         self._directions = direction_numbers(dimension)
         if scramble:
+            if seed is not None and not isinstance(seed, numbers.Integral):
+                raise TypeError(f"SobolEngine: seed must be an integer or None, got "
+                                f"{type(seed).__name__} {seed!r}")
             rng = (default_generator if seed is None else Generator().manual_seed(seed)).numpy
             self._shift = rng.integers(0, 2 ** MAXBIT, size=dimension, dtype=np.int64)
             self._directions = _scrambled(self._directions, rng)
