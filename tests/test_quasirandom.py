@@ -200,3 +200,13 @@ def test_counts_of_numpy_and_tensor_integers_are_plain_ints():
     assert type(engine.num_generated) is int and engine.num_generated == 500
     assert same_bits(np.concatenate(got), np.concatenate([want[:400], want[450:]]))
     assert SobolEngine(3).draw_base2(np.uint8(9)).shape == (512, 3)  # not 2**9 in uint8: 0
+
+
+def test_a_compiled_function_refuses_to_freeze_draws():
+    """Traced once, a draw would be a constant: every call the same points, the count stuck."""
+    engine = SobolEngine(2)
+    for use in [lambda: engine.draw(2), lambda: engine.fast_forward(1), engine.reset]:
+        compiled = ember.jit.compile(lambda x, use=use: x + 0 * len(str(use())))
+        with pytest.raises(ember.errors.OpError, match="inside a compiled function"):
+            compiled(ember.zeros(2))
+    assert engine.num_generated == 0 and engine.draw(2).tolist() == [[0.0, 0.0], [0.5, 0.5]]

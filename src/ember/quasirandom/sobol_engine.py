@@ -17,8 +17,9 @@ import operator
 import numpy as np
 
 from ember import dtypes
-from ember.errors import DTypeError
+from ember.errors import DTypeError, OpError
 from ember.ops.creation import from_numpy
+from ember.ops.primitive import DISPATCH
 from ember.ops.random import Generator, default_generator
 from ember.quasirandom.direction_numbers import MAXBIT, MAXDIM, direction_numbers
 from ember.tensor import Tensor
@@ -81,6 +82,7 @@ class SobolEngine:
         if dt not in (dtypes.float32, dtypes.float64):
             raise DTypeError(f"SobolEngine.draw: dtype must be float32 or float64, got {dt.name}"
                              ". Hint: draw floats, then convert the result")
+        _refuse_under_jit("draw")
         n = self._check_count("draw", n)
         points = _gray_code_points(self._directions, self._shift, self.num_generated, n)
         self.num_generated += n
@@ -118,6 +120,7 @@ class SobolEngine:
             >>> ember.quasirandom.SobolEngine(1).fast_forward(3).draw()
             tensor([[0.2500]])
         """
+        _refuse_under_jit("fast_forward")
         self.num_generated += self._check_count("fast_forward", n)  # a point needs its index only
         return self
 
@@ -129,6 +132,7 @@ class SobolEngine:
             >>> bool((engine.draw(4)[:2] == engine.reset().draw(2)).all())
             True
         """
+        _refuse_under_jit("reset")
         self.num_generated = 0
         return self
 
@@ -150,6 +154,14 @@ class SobolEngine:
         if self.seed is not None:
             fields.append(f"seed={self.seed}")
         return f"{type(self).__name__}({', '.join(fields)})"
+
+
+def _refuse_under_jit(op: str) -> None:
+    """``ember.jit`` traces a function once and replays its graph, where NumPy-made points would
+    be constants: every call would give the trace's points and leave the count alone."""
+    if getattr(DISPATCH.handler, "python_effect", None) is not None:  # only jit's tracer has it
+        raise OpError(f"SobolEngine.{op} inside a compiled function (ember.jit): its points "
+                      "would be frozen at tracing. Hint: draw outside and pass the points in")
 
 
 def _gray_code_points(directions: np.ndarray, shift: np.ndarray, start: int, n: int,
