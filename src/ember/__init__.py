@@ -126,7 +126,7 @@ from ember.sparse import (
     sparse_csc_tensor,
     sparse_csr_tensor,
 )
-from ember import fft, random, signal, special  # torch's namespaces of these names, over the ops
+from ember import fft, quasirandom, random, signal, special  # torch's namespaces of these, over ops
 from ember import futures  # torch.futures: Future, for collectives' results
 from ember import data, linalg, models, nn, optim, utils, vision  # layer 3
 from ember import testing  # layer 3: torch.testing's helpers

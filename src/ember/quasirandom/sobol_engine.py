@@ -1,0 +1,201 @@
+"""``SobolEngine``: PyTorch's ``torch.quasirandom.SobolEngine``, (scrambled) Sobol' sequences.
+
+Points are in Gray-code order, as PyTorch's: point ``i`` XORs the direction numbers of the set
+bits of ``gray(i) = i ^ (i >> 1)`` (which is point ``i - 1`` with one more direction number
+XORed in, as PyTorch computes it), so unscrambled draws equal PyTorch's bit for bit.
+Scrambling (a random lower-triangular linear matrix scramble of each dimension's digits, then a
+random digital shift) draws from Ember's generator, so scrambled values differ from PyTorch's
+while keeping the same guarantees: every point lies in [0, 1) (float32 may round it to 1.0) and
+the first ``2**m`` points keep the sequence's stratification.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+
+import numpy as np
+
+from ember import dtypes
+from ember.errors import DTypeError, OpError
+from ember.ops.creation import from_numpy
+from ember.ops.primitive import DISPATCH
+from ember.ops.random import Generator, default_generator
+from ember.quasirandom.direction_numbers import MAXBIT, MAXDIM, direction_numbers
+from ember.tensor import Tensor
+
+
+class SobolEngine:
+    """Draws points of a Sobol' sequence, a low-discrepancy (quasi-random) sequence in the unit
+    cube ``[0, 1)**dimension``, with Joe and Kuo's direction numbers (up to 21201 dimensions).
+
+    Draws continue the sequence: each ``draw`` starts where the last one stopped.
+
+    Args:
+        dimension: Number of coordinates of each point, from 1 to 21201.
+        scramble: Scramble the sequence (Owen's linear matrix scramble and a digital shift),
+            which keeps its balance and removes its regular patterns. Default: ``False``.
+        seed: Seed of the scrambling; ``None`` draws it from Ember's default generator, so
+            ``ember.manual_seed`` makes it reproducible.
+
+    Example:
+        >>> engine = ember.quasirandom.SobolEngine(dimension=3)
+        >>> engine.draw(3)
+        tensor([[0.0000, 0.0000, 0.0000],
+                [0.5000, 0.5000, 0.5000],
+                [0.7500, 0.2500, 0.2500]])
+    """
+
+    MAXBIT = MAXBIT
+    MAXDIM = MAXDIM
+
+    def __init__(self, dimension: int, scramble: bool = False, seed: int | None = None) -> None:
+        dimension = operator.index(dimension)  # a float or string fails here, a TypeError
+        if not 1 <= dimension <= MAXDIM:
+            raise ValueError(f"Supported range of dimensionality for SobolEngine is [1, {MAXDIM}]")
+        self.seed = seed
+        self.scramble = scramble
+        self.dimension = dimension
+        self._directions = direction_numbers(dimension)
+        if scramble:
+            if seed is not None and not isinstance(seed, numbers.Integral):
+                raise TypeError(f"SobolEngine: seed must be an integer or None, got "
+                                f"{type(seed).__name__} {seed!r}")
+            rng = (default_generator if seed is None else Generator().manual_seed(seed)).numpy
+            self._shift = rng.integers(0, 2 ** MAXBIT, size=dimension, dtype=np.int64)
+            self._directions = _scrambled(self._directions, rng)
+        else:
+            self._shift = np.zeros(dimension, dtype=np.int64)
+        self.num_generated = 0
+
+    def draw(self, n: int = 1, out: Tensor | None = None, dtype: dtypes.DType | None = None,
+             ) -> Tensor:
+        """The next ``n`` points, a ``(n, dimension)`` tensor of ``dtype`` (float32 or float64;
+        default: the default dtype), written into ``out`` (resized) if given.
+
+        Example:
+            >>> engine = ember.quasirandom.SobolEngine(2)
+            >>> engine.draw(2)[1], engine.draw(dtype=ember.float64)
+            (tensor([0.5000, 0.5000]), tensor([[0.7500, 0.2500]], dtype=ember.float64))
+        """
+        dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+        if dt not in (dtypes.float32, dtypes.float64):
+            raise DTypeError(f"SobolEngine.draw: dtype must be float32 or float64, got {dt.name}"
+                             ". Hint: draw floats, then convert the result")
+        _refuse_under_jit("draw")
+        n = self._check_count("draw", n)
+        points = _gray_code_points(self._directions, self._shift, self.num_generated, n)
+        self.num_generated += n
+        values = points.astype(dt.np)  # rounds as the product would: the scale is a power of 2
+        values *= 2.0 ** -MAXBIT
+        result = from_numpy(values)
+        return result if out is None else out.resize_as_(result).copy_(result)
+
+    def draw_base2(self, m: int, out: Tensor | None = None,
+                   dtype: dtypes.DType | None = None) -> Tensor:
+        """The next ``2**m`` points; the count drawn so far must stay a power of 2, which keeps
+        the balance properties of Sobol' points.
+
+        Example:
+            >>> ember.quasirandom.SobolEngine(1).draw_base2(2).flatten()
+            tensor([0.0000, 0.5000, 0.7500, 0.2500])
+        """
+        m = operator.index(m)  # a plain int: 2 ** np.uint8(9) would wrap to 0
+        if m < 0:
+            raise ValueError(f"SobolEngine.draw_base2: m must be at least 0, got {m}")
+        n = 2 ** m
+        total_n = self.num_generated + n
+        if total_n & (total_n - 1):
+            raise ValueError(
+                "The balance properties of Sobol' points require n to be a power of 2. "
+                f"{self.num_generated} points have been previously generated, then: "
+                f"n={self.num_generated}+2**{m}={total_n}. If you still want to do this, please "
+                "use 'SobolEngine.draw()' instead.")
+        return self.draw(n=n, out=out, dtype=dtype)
+
+    def fast_forward(self, n: int) -> SobolEngine:
+        """Skips the next ``n`` points, as drawing them would, in time independent of ``n``.
+
+        Example:
+            >>> ember.quasirandom.SobolEngine(1).fast_forward(3).draw()
+            tensor([[0.2500]])
+        """
+        _refuse_under_jit("fast_forward")
+        self.num_generated += self._check_count("fast_forward", n)  # a point needs its index only
+        return self
+
+    def reset(self) -> SobolEngine:
+        """Back to the sequence's first point, as if nothing had been drawn.
+
+        Example:
+            >>> engine = ember.quasirandom.SobolEngine(1)
+            >>> bool((engine.draw(4)[:2] == engine.reset().draw(2)).all())
+            True
+        """
+        _refuse_under_jit("reset")
+        self.num_generated = 0
+        return self
+
+    def _check_count(self, op: str, n: int) -> int:
+        """``n`` as a plain int (a NumPy uint8 would wrap ``num_generated``); fails unless ``n``
+        more points are a whole number the sequence still has."""
+        n = operator.index(n)
+        if n < 0:
+            raise ValueError(f"SobolEngine.{op}: n must be at least 0, got {n}")
+        if self.num_generated + n > 2 ** MAXBIT:
+            raise ValueError(f"SobolEngine.{op}: a Sobol' sequence has 2**{MAXBIT} points; "
+                             f"{self.num_generated} are drawn and {n} more asked. Hint: reset()")
+        return n
+
+    def __repr__(self) -> str:
+        fields = [f"dimension={self.dimension}"]
+        if self.scramble:
+            fields.append("scramble=True")
+        if self.seed is not None:
+            fields.append(f"seed={self.seed}")
+        return f"{type(self).__name__}({', '.join(fields)})"
+
+
+def _refuse_under_jit(op: str) -> None:
+    """``ember.jit`` traces a function once and replays its graph, where NumPy-made points would
+    be constants: every call would give the trace's points and leave the count alone."""
+    if getattr(DISPATCH.handler, "python_effect", None) is not None:  # only jit's tracer has it
+        raise OpError(f"SobolEngine.{op} inside a compiled function (ember.jit): its points "
+                      "would be frozen at tracing. Hint: draw outside and pass the points in")
+
+
+def _gray_code_points(directions: np.ndarray, shift: np.ndarray, start: int, n: int,
+                      ) -> np.ndarray:
+    """Points ``start .. start + n - 1``: point ``i`` XORs ``shift`` and the direction numbers
+    of ``gray(i)``'s set bits.
+
+    Writing ``i = q * 2**j + r`` (``r < 2**j``), ``gray(i)`` is ``gray(q)`` in the bits from
+    ``j`` up and ``gray(r)`` below, with bit ``j - 1`` flipped when ``q`` is odd; so point ``i``
+    is ``high[q] ^ low[r]``: two tables of about ``sqrt(n)`` rows and one broadcast XOR, all
+    vectorized (a running XOR down the rows is a Python loop or a strided scan)."""
+    j = max(1, (n.bit_length() + 1) // 2)
+    low = np.zeros((1 << j, directions.shape[1]), dtype=np.int64)
+    for b in range(j):  # gray(2**b .. 2**(b+1) - 1) is gray(2**b - 1 .. 0) with bit b set
+        low[1 << b:2 << b] = low[(1 << b) - 1::-1] ^ directions[b]
+    q = np.arange(start >> j, ((start + n - 1) >> j) + 1, dtype=np.int64)
+    high = (q & 1)[:, None] * directions[j - 1] ^ shift  # shifted here, where it's cheap
+    gray_q = q ^ (q >> 1)
+    for b in range(int(q[-1]).bit_length() if len(q) else 0):
+        high ^= ((gray_q >> b) & 1)[:, None] * directions[j + b]
+    offset = start - ((start >> j) << j)
+    return (high[:, None, :] ^ low).reshape(-1, low.shape[1])[offset:offset + n]
+
+
+def _scrambled(directions: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Each dimension's direction numbers times a random lower-triangular 0/1 matrix with unit
+    diagonal over GF(2), on digits from the most significant: digit ``r`` of the result mixes
+    digits ``0..r``, so the matrix is invertible and keeps every elementary interval's count.
+
+    Digit ``c`` sits at bit ``29 - c``; the matrix's column ``c`` (which output digits input
+    digit ``c`` flips), as an integer, is that bit set and random bits below it."""
+    scrambled = np.zeros_like(directions)
+    for c in range(MAXBIT):
+        place = MAXBIT - 1 - c
+        column = rng.integers(0, 1 << place, size=directions.shape[1]) | (1 << place)
+        scrambled ^= ((directions >> place) & 1) * column
+    return scrambled
