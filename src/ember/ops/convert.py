@@ -37,6 +37,7 @@ class Cast(Primitive):
 
     name = "cast"
     save_inputs = False
+    limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True
 
     def forward(self, xp, a, *, dtype):
@@ -61,6 +62,7 @@ class Cast(Primitive):
 @primitive
 class Copy(Primitive):
     name = "copy"
+    limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 

@@ -41,6 +41,7 @@ __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_sta
 @primitive
 class Cat(Primitive):
     name = "cat"
+    limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 

@@ -24,7 +24,14 @@ from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, eye, ones
 from ember.ops.inplace import bind_inplace
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import (
+    DISPATCH,
+    Primitive,
+    TensorSpec,
+    apply,
+    primitive,
+    refuse_limited,
+)
 from ember.ops.reduce import Sum, normalize_dim
 from ember.ops.shape import reshape, transpose
 from ember.tensor import Tensor, method
@@ -82,6 +89,7 @@ def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 @primitive
 class Matmul(Holomorphic, Primitive):
     name = "matmul"
+    limited_dtypes = dtypes.SIGNED_FLOAT8
 
     def forward(self, xp, a, b, *, compute):
         if compute is None:
@@ -207,6 +215,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
         ember.Size([5, 2, 4])
     """
     _expect_ndim("bmm", ("input", input, 3), ("mat2", mat2, 3))
+    refuse_limited("bmm", input.dtype)
     if input.shape[0] != mat2.shape[0]:
         raise ShapeError(f"bmm: {tuple(input.shape)} @ {tuple(mat2.shape)}: batch sizes "
                          f"{input.shape[0]} and {mat2.shape[0]} differ")

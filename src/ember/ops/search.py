@@ -344,6 +344,7 @@ class _UniqueBase(Primitive):
 @primitive
 class Unique(_UniqueBase):
     name = "unique"
+    limited_dtypes = dtypes.WIDE_UNSIGNED
 
 
 @primitive
