@@ -108,3 +108,18 @@ def test_uint64_data_beyond_int64_keeps_every_digit():
     x = ember.tensor(data, dtype=ember.uint64)
     assert x.tolist() == torch.tensor(data, dtype=torch.uint64).tolist() == data
     assert x[0].item() == 2 ** 63 + 5
+
+
+@pytest.mark.parametrize("name", FLOAT8S + ["bfloat16"])
+@pytest.mark.parametrize("target", ["uint8", "int8", "int16", "int32", "int64"] + UINTS)
+def test_low_precision_floats_cast_to_integers_as_torch(name, target):
+    # every finite value of the format; torch converts through float, wrapping what is out of
+    # range (-2.5 to uint8 is 254), where a direct ml_dtypes cast gives 0
+    e, t = _pair(name)
+    if name == "bfloat16":
+        tx = torch.arange(-(2 ** 15), 2 ** 15, dtype=torch.int32).to(torch.int16).view(t)
+    else:
+        tx = torch.arange(256, dtype=torch.uint8).view(t)
+    tx = tx[tx.float().isfinite()]
+    x = ember.tensor(tx.float().numpy()).to(e)
+    assert x.to(getattr(ember, target)).tolist() == tx.to(getattr(torch, target)).tolist()
