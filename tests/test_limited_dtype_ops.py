@@ -47,6 +47,9 @@ OPS = {
     "any": lambda lib, a: a.any(), "all": lambda lib, a: a.all(), "var": lambda lib, a: a.var(),
     "count_nonzero": lambda lib, a: a.count_nonzero(), "sort": lambda lib, a: a.sort(),
     "topk": lambda lib, a: a.topk(1), "unique": lambda lib, a: a.unique(),
+    "unique_consecutive": lambda lib, a: lib.unique_consecutive(a),
+    "sum_to_size": lambda lib, a: a.sum_to_size(1, 3),
+    "embedding": lambda lib, a: lib.nn.functional.embedding(lib.tensor([1, 0]), a),
     # matrix products
     "matmul": lambda lib, a: a @ a.T, "mm": lambda lib, a: lib.mm(a, a.T),
     "bmm": lambda lib, a: lib.bmm(a[None], a.T[None]),

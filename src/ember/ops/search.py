@@ -350,6 +350,7 @@ class Unique(_UniqueBase):
 @primitive
 class UniqueConsecutive(_UniqueBase):
     name = "unique_consecutive"
+    limited_dtypes = dtypes.WIDE_UNSIGNED
     consecutive = True
 
 
