@@ -123,3 +123,18 @@ def test_low_precision_floats_cast_to_integers_as_torch(name, target):
     tx = tx[tx.float().isfinite()]
     x = ember.tensor(tx.float().numpy()).to(e)
     assert x.to(getattr(ember, target)).tolist() == tx.to(getattr(torch, target)).tolist()
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2"])
+def test_float8_results_keep_the_graph_and_backpropagate_as_torch(name):
+    # PyTorch records float8 ops like any floating ones (mul's gradient is a float8 product);
+    # dropping requires_grad silently lost the gradient
+    e, t = _pair(name)
+    x = ember.tensor([1.0, 2.0, -3.0]).to(e).requires_grad_()
+    tx = torch.tensor([1.0, 2.0, -3.0]).to(t).requires_grad_()
+    c, tc = ember.tensor([2.0, 0.5, 4.0]).to(e), torch.tensor([2.0, 0.5, 4.0]).to(t)
+    y, ty = x * c, tx * tc
+    assert y.requires_grad and y[1:].requires_grad
+    (y.float() * ember.tensor([1.0, 3.0, 5.0])).sum().backward()
+    (ty.float() * torch.tensor([1.0, 3.0, 5.0])).sum().backward()
+    assert x.grad.dtype is e and x.grad.tolist() == tx.grad.tolist()

@@ -17,6 +17,7 @@ from ember.backend import get_default_device
 from ember.dtypes import (
     ALL_LIMITED,
     COMPLEX_DTYPES,
+    FLOAT8_DTYPES,
     FLOATING_DTYPES,
     LIMITED_DTYPES,
     DType,
@@ -26,7 +27,7 @@ from ember.errors import DeviceError, DTypeError, EmberError, OpError, describe
 from ember.tensor import Tensor, _wrap, set_value_read_hook
 from ember.version_counter import VersionCounter
 
-_FLOAT = frozenset(d.np for d in FLOATING_DTYPES + COMPLEX_DTYPES)  # dtypes that take gradients
+_FLOAT = frozenset(d.np for d in FLOATING_DTYPES + FLOAT8_DTYPES + COMPLEX_DTYPES)  # take grads
 _COMPLEX = frozenset(d.np for d in COMPLEX_DTYPES)
 _LIMITED = frozenset(d.np for d in LIMITED_DTYPES)  # (NumPy's dtypes: the eager path's test)
 
