@@ -36,7 +36,10 @@ OPS = {
     "equal": lambda lib, a: lib.equal(a, a),
     "allclose": lambda lib, a: lib.allclose(a, a), "isnan": lambda lib, a: a.isnan(),
     "isinf": lambda lib, a: a.isinf(), "isfinite": lambda lib, a: a.isfinite(),
-    "logical_not": lambda lib, a: a.logical_not(), "bitwise_and": lambda lib, a: a & a,
+    "logical_not": lambda lib, a: a.logical_not(),
+    "logical_and": lambda lib, a: lib.logical_and(a, a),
+    "logical_or": lambda lib, a: lib.logical_or(a, a), "isposinf": lambda lib, a: a.isposinf(),
+    "isneginf": lambda lib, a: a.isneginf(), "bitwise_and": lambda lib, a: a & a,
     "bitwise_or": lambda lib, a: a | a, "left_shift": lambda lib, a: a << 1,
     # reductions
     "sum": lambda lib, a: a.sum(), "sum_dim": lambda lib, a: a.sum(0),
@@ -53,6 +56,8 @@ OPS = {
     # matrix products
     "matmul": lambda lib, a: a @ a.T, "mm": lambda lib, a: lib.mm(a, a.T),
     "bmm": lambda lib, a: lib.bmm(a[None], a.T[None]),
+    "dot": lambda lib, a: lib.dot(a[0], a[0]), "mv": lambda lib, a: lib.mv(a, a[0]),
+    "trace": lambda lib, a: a[:, :2].trace(),
     # casts and copies
     "to_float32": lambda lib, a: a.to(lib.float32), "to_int64": lambda lib, a: a.to(lib.int64),
     "from_float32": lambda lib, a: lib.ones(3).to(a.dtype), "clone": lambda lib, a: a.clone(),
@@ -77,11 +82,22 @@ OPS = {
     "setitem_tensor": lambda lib, a: a.__setitem__(lib.tensor([0]), a[1:].clone()),
     "index_put_": lambda lib, a: a.index_put_((lib.tensor([0]),), a[1].clone()),
     "where": lambda lib, a: lib.where(_bools(lib), a, a),
+    "take": lambda lib, a: a.take(lib.tensor([1, 2])),
+    "masked_select": lambda lib, a: a.masked_select(_bools(lib)),
+    "masked_scatter": lambda lib, a: a.masked_scatter(_bools(lib), a),
+    "put_": lambda lib, a: a.put_(lib.tensor([0]), a[0, :1].clone()),
+    "index_add": lambda lib, a: a.index_add(0, lib.tensor([0]), a[:1]),
+    "index_copy": lambda lib, a: a.index_copy(0, lib.tensor([0]), a[:1]),
+    "index_fill": lambda lib, a: a.index_fill(0, lib.tensor([0]), 1),
     "masked_fill": lambda lib, a: a.masked_fill(_bools(lib), 0),
     # creation and filling
     "zeros": lambda lib, a: lib.zeros(2, dtype=a.dtype),
     "full": lambda lib, a: lib.full((2,), 2, dtype=a.dtype),
     "arange": lambda lib, a: lib.arange(3, dtype=a.dtype), "fill_": lambda lib, a: a.fill_(2),
+    "randn": lambda lib, a: lib.randn(2, dtype=a.dtype).shape,
+    "rand_like": lambda lib, a: lib.rand_like(a).shape,
+    "randint": lambda lib, a: lib.randint(0, 2, (2,), dtype=a.dtype).shape,
+    "random_": lambda lib, a: a.random_(0, 2).shape,
     "zero_": lambda lib, a: a.zero_(),
 }
 

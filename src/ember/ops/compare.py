@@ -376,12 +376,14 @@ def logical_and(input: Tensor, other: Any) -> Tensor:
         >>> ember.logical_and(ember.tensor([0.0, 2.0]), ember.tensor([1, 1]))
         tensor([False,  True])
     """
+    refuse_limited("logical_and", input.dtype)
     return apply(BitwiseAnd, *promote(_truth(input), _truth(other)))
 
 
 @method()
 def logical_or(input: Tensor, other: Any) -> Tensor:
     """Elementwise ``input or other`` of truth values, as a bool tensor."""
+    refuse_limited("logical_or", input.dtype)
     return apply(BitwiseOr, *promote(_truth(input), _truth(other)))
 
 
@@ -445,6 +447,7 @@ def isfinite(input: Tensor) -> Tensor:
 def isposinf(input: Tensor) -> Tensor:
     """True where ``input`` is plus infinity."""
     refuse_complex("isposinf", input)
+    refuse_limited("isposinf", input.dtype, dtypes.WIDE_UNSIGNED)
     return eq(input, math.inf) if input.dtype.is_floating_point else _all(input, False)
 
 
@@ -452,6 +455,7 @@ def isposinf(input: Tensor) -> Tensor:
 def isneginf(input: Tensor) -> Tensor:
     """True where ``input`` is minus infinity."""
     refuse_complex("isneginf", input)
+    refuse_limited("isneginf", input.dtype, dtypes.WIDE_UNSIGNED)
     return eq(input, -math.inf) if input.dtype.is_floating_point else _all(input, False)
 
 

@@ -215,6 +215,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Any,
                  mode: str) -> Tensor:
+    refuse_limited(op, input.dtype)
     dim, index = _vector_index(op, input, dim, index, negative=mode == "fill")  # (as torch)
     if mode != "fill" and input.ndim:
         if source.dtype is not input.dtype:
@@ -287,6 +288,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
         >>> ember.tensor([[1, 2], [3, 4]]).take(ember.tensor([0, -1]))
         tensor([1, 4])
     """
+    refuse_limited("take", input.dtype)
     check_integer(index, "take")
     index = check_index_range(index, input.numel(), 0, "take", negative=True)
     return apply(Index, reshape(input, (-1,)), index, dims=(0,))

@@ -231,6 +231,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
         tensor([3., 3.])
     """
     _expect_ndim("mv", ("input", input, 2), ("vec", vec, 1))
+    refuse_limited("mv", input.dtype)
     return matmul(input, vec)
 
 
@@ -243,6 +244,7 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
         tensor(11.)
     """
     _expect_ndim("dot", ("input", input, 1), ("tensor", tensor, 1))
+    refuse_limited("dot", input.dtype)
     if input.shape != tensor.shape:
         raise ShapeError(f"dot: the vectors have sizes {input.shape[0]} and {tensor.shape[0]}")
     return matmul(input, tensor)

@@ -53,6 +53,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
         >>> ember.tensor([1, 2, 3]).masked_select(ember.tensor([True, False, True]))
         tensor([1, 3])
     """
+    refuse_limited("masked_select", input.dtype, dtypes.ALL_LIMITED - dtypes.WIDE_UNSIGNED)
     _check_mask("masked_select", mask)
     shape = broadcast_shapes(input.shape, mask.shape, op="masked_select")
     return _getitem(expand(input, shape), expand(mask, shape))
