@@ -94,6 +94,7 @@ OPS = {
     "zeros": lambda lib, a: lib.zeros(2, dtype=a.dtype),
     "full": lambda lib, a: lib.full((2,), 2, dtype=a.dtype),
     "arange": lambda lib, a: lib.arange(3, dtype=a.dtype), "fill_": lambda lib, a: a.fill_(2),
+    "fill_diagonal_": lambda lib, a: a.fill_diagonal_(2),
     "randn": lambda lib, a: lib.randn(2, dtype=a.dtype).shape,
     "rand_like": lambda lib, a: lib.rand_like(a).shape,
     "randint": lambda lib, a: lib.randint(0, 2, (2,), dtype=a.dtype).shape,
