@@ -395,6 +395,9 @@ def _refuse_moving_shared(t: Tensor, shape: tuple) -> None:
     """Refuses to move ``t`` to new memory while other tensors view its memory (they share
     its version counter): PyTorch's views follow a moved storage, NumPy's cannot."""
     others = sys.getrefcount(t._vc) - 2  # (less t's own reference and the call's)
+    info = t._view
+    if info is not None and info.base._vc is t._vc and sys.getrefcount(info.base) <= 2:
+        others -= 1  # (t's old self, which only t's view record holds: left by t_, unsqueeze_)
     if others > 0:
         raise OpError(f"resize_: growing a tensor of shape {tuple(t.shape)} to {shape} needs new "
                       f"memory, and {others} other tensor{'s' if others > 1 else ''} (views, "
