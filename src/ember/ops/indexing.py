@@ -31,14 +31,7 @@ from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
 from ember.ops.fits import check_fits
 from ember.ops.inplace import bind_inplace, inplace, needs_history
-from ember.ops.primitive import (
-    DISPATCH,
-    Primitive,
-    TensorSpec,
-    apply,
-    primitive,
-    refuse_limited,
-)
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["index_put", "nonzero", "nonzero_static", "argwhere"]
