@@ -68,6 +68,7 @@ OPS = {
     # joining and reshaping
     "cat": lambda lib, a: lib.cat([a, a]), "stack": lambda lib, a: lib.stack([a, a]),
     "reshape": lambda lib, a: a.reshape(6), "transpose": lambda lib, a: a.t().contiguous(),
+    "unfold": lambda lib, a: a.unfold(1, 2, 1).contiguous(),
     "repeat": lambda lib, a: a.repeat(2, 1), "roll": lambda lib, a: a.roll(1),
     "tril": lambda lib, a: a.tril(),
     # indexing
