@@ -24,14 +24,7 @@ from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, eye, ones
 from ember.ops.inplace import bind_inplace
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
-from ember.ops.primitive import (
-    DISPATCH,
-    Primitive,
-    TensorSpec,
-    apply,
-    primitive,
-    refuse_limited,
-)
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
 from ember.ops.reduce import Sum, normalize_dim
 from ember.ops.shape import reshape, transpose
 from ember.tensor import Tensor, method

@@ -19,14 +19,7 @@ from ember.errors import DTypeError, OpError, ShapeError, describe
 from ember.layouts import check_format, format_of, memory_format, preserve_format
 from ember.ops.complex_parts import view_as_complex
 from ember.ops.creation import _shape
-from ember.ops.primitive import (
-    DISPATCH,
-    Primitive,
-    TensorSpec,
-    apply,
-    primitive,
-    refuse_limited,
-)
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
 from ember.tensor import Tensor, method
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
