@@ -108,3 +108,33 @@ def test_uint64_data_beyond_int64_keeps_every_digit():
     x = ember.tensor(data, dtype=ember.uint64)
     assert x.tolist() == torch.tensor(data, dtype=torch.uint64).tolist() == data
     assert x[0].item() == 2 ** 63 + 5
+
+
+@pytest.mark.parametrize("name", FLOAT8S + ["bfloat16"])
+@pytest.mark.parametrize("target", ["uint8", "int8", "int16", "int32", "int64"] + UINTS)
+def test_low_precision_floats_cast_to_integers_as_torch(name, target):
+    # every finite value of the format; torch converts through float, wrapping what is out of
+    # range (-2.5 to uint8 is 254), where a direct ml_dtypes cast gives 0
+    e, t = _pair(name)
+    if name == "bfloat16":
+        tx = torch.arange(-(2 ** 15), 2 ** 15, dtype=torch.int32).to(torch.int16).view(t)
+    else:
+        tx = torch.arange(256, dtype=torch.uint8).view(t)
+    tx = tx[tx.float().isfinite()]
+    x = ember.tensor(tx.float().numpy()).to(e)
+    assert x.to(getattr(ember, target)).tolist() == tx.to(getattr(torch, target)).tolist()
+
+
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2"])
+def test_float8_results_keep_the_graph_and_backpropagate_as_torch(name):
+    # PyTorch records float8 ops like any floating ones (mul's gradient is a float8 product);
+    # dropping requires_grad silently lost the gradient
+    e, t = _pair(name)
+    x = ember.tensor([1.0, 2.0, -3.0]).to(e).requires_grad_()
+    tx = torch.tensor([1.0, 2.0, -3.0]).to(t).requires_grad_()
+    c, tc = ember.tensor([2.0, 0.5, 4.0]).to(e), torch.tensor([2.0, 0.5, 4.0]).to(t)
+    y, ty = x * c, tx * tc
+    assert y.requires_grad and y[1:].requires_grad
+    (y.float() * ember.tensor([1.0, 3.0, 5.0])).sum().backward()
+    (ty.float() * torch.tensor([1.0, 3.0, 5.0])).sum().backward()
+    assert x.grad.dtype is e and x.grad.tolist() == tx.grad.tolist()

@@ -165,7 +165,12 @@ def to_dtype(x: object) -> DType:
         raise DTypeError(f"cannot read a dtype from {x!r}") from None
 
 
-_LIMITED = frozenset(WIDE_UNSIGNED_DTYPES + FLOAT8_DTYPES)
+# PyTorch computes only a few ops on these (casts, copies, indexing, mul, ==, ...): a primitive
+# lists the ones it takes in ``Primitive.limited_dtypes`` and refuses the rest
+LIMITED_DTYPES = WIDE_UNSIGNED_DTYPES + FLOAT8_DTYPES
+ALL_LIMITED = frozenset(LIMITED_DTYPES)
+WIDE_UNSIGNED = frozenset(WIDE_UNSIGNED_DTYPES)
+SIGNED_FLOAT8 = frozenset(FLOAT8_DTYPES[:4])  # all but float8_e8m0fnu, which has no sign
 
 
 def float8_ready(xp: object, a: np.ndarray, dtype: DType) -> np.ndarray:
@@ -184,7 +189,7 @@ def float8_ready(xp: object, a: np.ndarray, dtype: DType) -> np.ndarray:
 def _promote_pair(a: DType, b: DType) -> DType:
     if a is b:
         return a
-    if a in _LIMITED or b in _LIMITED:
+    if a in ALL_LIMITED or b in ALL_LIMITED:
         return _promote_limited(a, b)
     if a.category != b.category:
         if COMPLEX in (a.category, b.category) and FLOAT in (a.category, b.category):
@@ -207,7 +212,7 @@ def _promote_limited(a: DType, b: DType) -> DType:
         kind = "float8 types"
     else:
         other = b if a in WIDE_UNSIGNED_DTYPES else a
-        if other.category == FLOAT and other not in _LIMITED:
+        if other.category == FLOAT and other not in ALL_LIMITED:
             return other
         kind = "uint16, uint32, uint64"
     raise DTypeError(f"promote_types: promotion for {kind} is not supported (as in PyTorch), "

@@ -420,25 +420,28 @@ class Tensor:
 
 
 def _copied(t: Tensor, memo: dict) -> Tensor:
-    """A new tensor, no history, with the values of ``t`` for ``deepcopy``. Memory is copied
-    once per ``memo`` (keyed by the array's id, as PyTorch keys a storage): a view is made
-    again, the same way, of the copy of its base, and so shares its memory."""
-    info = t._view
-    if info is not None:
-        from ember.autograd.grad_mode import no_grad
-        from ember.ops.primitive import replay_view
-
-        base = info.base
-        base = base.__deepcopy__(memo) if base._node is None else _copied(base, memo)
-        with no_grad():
-            view = replay_view(base, info.chain)
-        view._view = None  # shares the memory but is no view for autograd, as PyTorch's copy
-        memo.setdefault(id(t._data), view._data)  # (for a later tensor on the same array)
-        return view
-    data = memo.get(id(t._data))
-    if data is None:
-        data = memo[id(t._data)] = t.detach().clone()._data
-    return _wrap(data, t._device)
+    """A new tensor, no history, with the values of ``t`` for ``deepcopy``. As PyTorch copies a
+    storage once per ``memo``, Ember copies the memory block a CPU array lives in (the array at
+    the end of NumPy's ``base`` chain) once, keyed by its id, and makes ``t``'s array again at
+    the same place in the copy: tensors copied together (a tensor, its slices, its
+    ``view(dtype)``) share the copy's memory and version counter as they shared theirs."""
+    a = t._data
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not isinstance(a, np.ndarray) or not (root.flags.c_contiguous or root.flags.f_contiguous):
+        data = memo.get(id(a))  # (another device's array, or an odd block: by array)
+        if data is None:
+            data = memo[id(a)] = t.detach().clone()._data
+        return _wrap(data, t._device)
+    copy = memo.get(id(root))
+    if copy is None:
+        copy = memo[id(root)] = root.copy(order="A")
+    counter = memo.setdefault(("ember version counter", id(root)), _new_counter())
+    block = copy.reshape(-1, order="A").view(np.uint8)
+    start = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    data = np.ndarray(a.shape, a.dtype, buffer=block, offset=start, strides=a.strides)
+    return _wrap(data, t._device, vc=counter)
 
 
 def _unpickled(array: np.ndarray, device: str, requires_grad: bool) -> Tensor:

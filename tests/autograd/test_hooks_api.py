@@ -241,6 +241,23 @@ def test_deepcopy_keeps_a_view_on_the_copied_memory_like_torch():
         assert d.tolist() == [[0.0, 1.0, 2.0], [-1.0, -1.0, -1.0]]
 
 
+def test_deepcopy_keeps_dtype_views_and_storage_offsets_like_torch():
+    for lib in LIBS:
+        f = lib.ones(4)
+        kept = copy.deepcopy({"base": f, "bits": f.view(lib.int32), "tail": f[2:]})
+        kept["base"][0] = 5.0
+        assert kept["bits"][0].item() == 1084227584 and kept["bits"].dtype == lib.int32
+        kept["tail"].fill_(2.0)
+        assert kept["base"].tolist() == [5.0, 1.0, 2.0, 2.0] and f.tolist() == [1.0] * 4
+        assert kept["tail"].storage_offset() == 2
+        bits, base = copy.deepcopy([f.view(lib.int32), f])  # the dtype view first
+        base.fill_(0.0)
+        assert bits.tolist() == [0, 0, 0, 0]
+    for lib in LIBS:  # a slice copied alone keeps its whole memory, as a storage is copied
+        tail = copy.deepcopy(lib.arange(4.0)[2:])
+        assert tail.tolist() == [2.0, 3.0] and tail.storage_offset() == 2
+
+
 def test_deepcopy_of_a_view_of_a_parameter_shares_the_copied_parameter():
     w = ember.ones(3, requires_grad=True)
     with ember.no_grad():

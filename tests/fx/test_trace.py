@@ -145,6 +145,20 @@ def test_wrap_a_builtin():
     assert ember.equal(gm(ember.ones(3, 2)), ember.full((3, 2), 3.0))
 
 
+def test_functions_imported_by_name_trace_as_torch_fx_does():
+    from tests.fx import imported_by_name as user
+
+    gm = fx.symbolic_trace(user.ByName())
+    calls = [(n.op, getattr(n.target, "__name__", n.target)) for n in gm.graph.nodes
+             if n.op.startswith("call")]
+    assert calls == [("call_function", "relu"), ("call_function", "positive_sum"),
+                     ("call_function", "sigmoid"), ("call_method", "sum"),
+                     ("call_function", "add")]  # torch.fx's nodes for the same module
+    x = ember.randn(3)
+    assert ember.allclose(gm(x), user.ByName()(x))
+    assert "positive_sum" in gm.code and user.positive_sum.__name__ == "positive_sum"
+
+
 def test_tensor_constants_become_attributes():
     c = ember.arange(3.0)
     gm = fx.symbolic_trace(lambda x: x + c)

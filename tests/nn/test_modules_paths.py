@@ -83,3 +83,24 @@ def test_padding_bases_under_torchs_names():
         for n in (1, 2, 3):
             assert isinstance(getattr(ember.nn, f"{kind}Pad{n}d")(1), base)
     assert not isinstance(ember.nn.ZeroPad2d(1), _ReflectionPadNd)
+
+
+def test_torchs_leftover_module_names():
+    from ember.nn.modules.batchnorm import _LazyNormBase
+    from ember.nn.modules.linear import NonDynamicallyQuantizableLinear
+
+    for name in ("LazyBatchNorm1d", "LazyInstanceNorm3d"):
+        assert issubclass(getattr(ember.nn, name), _LazyNormBase)
+        assert issubclass(getattr(torch.nn, name), torch.nn.modules.batchnorm._LazyNormBase)
+    for lib in (ember, torch):
+        out_proj = lib.nn.MultiheadAttention(4, 2).out_proj
+        assert type(out_proj).__name__ == "NonDynamicallyQuantizableLinear"
+        assert isinstance(out_proj, lib.nn.Linear)
+    assert issubclass(NonDynamicallyQuantizableLinear, ember.nn.Linear)
+    for lib in (ember, torch):
+        with pytest.warns(FutureWarning, match="nn.Container` is deprecated"):
+            box = lib.nn.Container(fc=lib.nn.Linear(2, 3))
+        assert isinstance(box, lib.nn.Module) and list(box.state_dict()) == ["fc.weight",
+                                                                             "fc.bias"]
+    assert ember.nn.modules.Container is ember.nn.Container
+    assert ember.nn.modules.container.Container is ember.nn.Container

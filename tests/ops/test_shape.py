@@ -284,3 +284,10 @@ def test_reshape_takes_the_shape_keyword_as_torch():
     assert x.reshape(shape=(-1,)).shape == t.reshape(shape=(-1,)).shape
     with pytest.raises(TypeError, match="given twice"):
         x.reshape(6, shape=(6,))
+
+
+def test_tile_method_takes_sizes_as_separate_arguments_as_torch():
+    x, tx = ember.arange(6.0).reshape(2, 3), torch.arange(6.0).reshape(2, 3)
+    for args in [(2,), (2, 1), ((2, 1),), ([3],)]:
+        assert x.tile(*args).tolist() == tx.tile(*args).tolist()
+    assert ember.tile(x, dims=(1, 2)).tolist() == torch.tile(tx, dims=(1, 2)).tolist()

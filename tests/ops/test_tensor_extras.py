@@ -106,6 +106,44 @@ def test_resize_grows_and_shares_memory_when_shrinking():
                       "cannot resize variables that require grad")
 
 
+def test_resize_growing_past_the_memory_of_views_is_refused():
+    # PyTorch moves the storage every view shares; a NumPy view cannot follow its base to new
+    # memory, so growing a tensor that shares memory with another would silently split them
+    base = ember.arange(4.0)
+    view = base[:2]
+    with pytest.raises(ember.errors.OpError, match=r"resize_: .*1 other tensor.*clone\(\)"):
+        base.resize_(8)
+    with pytest.raises(ember.errors.OpError, match="resize_: "):
+        view.resize_(6)
+    assert view.resize_(3).tolist() == [0.0, 1.0, 2.0]  # within the memory: still shared
+    view[0] = 5.0
+    assert base[0].item() == 5.0
+    del view
+    grown = base.resize_(6)  # no other tensor sees the memory now
+    assert grown.shape == (6,) and grown[:4].tolist() == [5.0, 1.0, 2.0, 3.0]
+    raises_like_torch(lambda lib: (lib.ones(3, requires_grad=True) * 2).resize_(5),
+                      ember.GradError, "cannot resize variables that require grad")
+
+
+def test_resize_grows_a_tensor_reshaped_in_place_when_nothing_else_views_it():
+    # t_ and unsqueeze_ leave the tensor's old self in its view record: no other tensor
+    for lib in (ember, torch):
+        x = lib.arange(6.0).reshape(2, 3)
+        x.t_()
+        x.unsqueeze_(0)
+        assert x.resize_(8).shape == (8,)
+        x = lib.arange(4.0)
+        view = x[:2]
+        del x
+        assert view.resize_(5)[:2].tolist() == [0.0, 1.0]
+    x = ember.arange(6.0).reshape(2, 3)
+    row = x[0]
+    x.t_()
+    with pytest.raises(ember.errors.OpError, match="resize_: "):
+        x.resize_(8)
+    assert row.tolist() == [0.0, 1.0, 2.0]
+
+
 def test_resize_of_a_transposed_tensor_reads_storage_order():
     e, t = _both(np.arange(6.0).reshape(2, 3))
     assert_same(e.t().resize_(4), t.t().resize_(4))

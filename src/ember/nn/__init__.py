@@ -12,7 +12,14 @@ from ember.nn import functional, init, utils
 from ember.nn.activation import *  # noqa: F403
 from ember.nn.activation import __all__ as _activation
 from ember.nn.adaptive import AdaptiveLogSoftmaxWithLoss
-from ember.nn.containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from ember.nn.containers import (
+    Container,
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
 from ember.nn.conv import *  # noqa: F403
 from ember.nn.conv import __all__ as _conv
 from ember.nn.data_parallel import DataParallel
@@ -55,7 +62,7 @@ from ember.nn.upsampling import *  # noqa: F403
 from ember.nn.upsampling import __all__ as _upsampling
 
 __all__ = ["functional", "init", "utils", "Parameter", "Buffer",
-           "UninitializedBuffer", "Module", "Sequential", "DataParallel",
+           "UninitializedBuffer", "Module", "Container", "Sequential", "DataParallel",
            "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Identity", "Linear",
            "Bilinear", "Flatten", "Unflatten", "Embedding", "EmbeddingBag", "Fold", "Unfold",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", *_activation, *_conv, *_dropout,

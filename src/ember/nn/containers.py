@@ -1,9 +1,11 @@
 """Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``,
-``ParameterDict`` (PyTorch's, with the same key names in state dicts: ``"0.weight"``, …)."""
+``ParameterDict`` (PyTorch's, with the same key names in state dicts: ``"0.weight"``, …), and
+PyTorch's deprecated ``Container``."""
 
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -12,7 +14,29 @@ from ember.nn.module import Module
 from ember.nn.parameter import Parameter
 from ember.tensor import Tensor
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict"]
+
+
+class Container(Module):
+    """PyTorch's deprecated module holding the modules given by keyword (it warns, as
+    PyTorch's does): subclass :class:`~ember.nn.Module` instead.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     list(nn.Container(fc=nn.Linear(2, 3)).state_dict())
+        ['fc.weight', 'fc.bias']
+    """
+
+    def __init__(self, **kwargs: Module) -> None:
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class _Indexed(Module):

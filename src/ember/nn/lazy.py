@@ -231,9 +231,9 @@ class LazyConvTranspose3d(_LazyConvTransposeNd):
     cls_to_become = ConvTranspose3d
 
 
-class _LazyNorm(LazyModuleMixin):
+class _LazyNormBase(LazyModuleMixin):
     """A batch or instance norm with ``num_features`` from the first input's channel
-    dimension."""
+    dimension (PyTorch's base of the lazy norms, under its name)."""
 
     _size_attr = "num_features"
 
@@ -250,7 +250,7 @@ class _LazyNorm(LazyModuleMixin):
         return input.shape[0 if unbatched else 1]
 
 
-class LazyBatchNorm1d(_LazyNorm):
+class LazyBatchNorm1d(_LazyNormBase):
     """:class:`~ember.nn.BatchNorm1d` with ``num_features`` from the first input.
 
     Example:
@@ -262,19 +262,19 @@ class LazyBatchNorm1d(_LazyNorm):
     cls_to_become = BatchNorm1d
 
 
-class LazyBatchNorm2d(_LazyNorm):
+class LazyBatchNorm2d(_LazyNormBase):
     """:class:`~ember.nn.BatchNorm2d` with ``num_features`` from the first input."""
 
     cls_to_become = BatchNorm2d
 
 
-class LazyBatchNorm3d(_LazyNorm):
+class LazyBatchNorm3d(_LazyNormBase):
     """:class:`~ember.nn.BatchNorm3d` with ``num_features`` from the first input."""
 
     cls_to_become = BatchNorm3d
 
 
-class LazyInstanceNorm1d(_LazyNorm):
+class LazyInstanceNorm1d(_LazyNormBase):
     """:class:`~ember.nn.InstanceNorm1d` with ``num_features`` from the first input's
     channels (dimension 1, or 0 when unbatched). As in PyTorch, ``affine`` and
     ``track_running_stats`` default to True here, unlike ``InstanceNorm1d``.
@@ -288,13 +288,13 @@ class LazyInstanceNorm1d(_LazyNorm):
     cls_to_become = InstanceNorm1d
 
 
-class LazyInstanceNorm2d(_LazyNorm):
+class LazyInstanceNorm2d(_LazyNormBase):
     """:class:`~ember.nn.InstanceNorm2d` with ``num_features`` from the first input."""
 
     cls_to_become = InstanceNorm2d
 
 
-class LazyInstanceNorm3d(_LazyNorm):
+class LazyInstanceNorm3d(_LazyNormBase):
     """:class:`~ember.nn.InstanceNorm3d` with ``num_features`` from the first input."""
 
     cls_to_become = InstanceNorm3d

@@ -1,4 +1,5 @@
-"""``Identity``, ``Linear`` and ``Bilinear`` with PyTorch's default initialisation."""
+"""``Identity``, ``Linear`` and ``Bilinear`` with PyTorch's default initialisation, and
+``NonDynamicallyQuantizableLinear`` (``MultiheadAttention.out_proj``'s class)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from ember.nn.module import Module
 from ember.nn.parameter import Parameter
 from ember.tensor import Tensor
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "NonDynamicallyQuantizableLinear"]
 
 
 def _empty(*shape: int, dtype: Any = None, device: Any = None) -> Parameter:
@@ -112,3 +113,13 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A :class:`Linear` that dynamic quantization leaves alone: PyTorch's class of
+    ``MultiheadAttention.out_proj``, whose weight the attention reads directly.
+
+    Example:
+        >>> type(nn.MultiheadAttention(4, 2).out_proj).__name__
+        'NonDynamicallyQuantizableLinear'
+    """

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember.nn import init
-from ember.nn.linear import Linear, _empty
+from ember.nn.linear import NonDynamicallyQuantizableLinear, _empty
 from ember.nn.module import Module
 from ember.ops.multi_head_attention import multi_head_attention_forward
 from ember.tensor import Tensor
@@ -64,7 +64,7 @@ class MultiheadAttention(Module):
             self.in_proj_bias = _empty(3 * embed_dim, **kw)
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, **kw)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
         if add_bias_kv:
             self.bias_k = _empty(1, 1, embed_dim, **kw)
             self.bias_v = _empty(1, 1, embed_dim, **kw)

@@ -81,6 +81,7 @@ class Sub(Binary):
 class Mul(Holomorphic, Binary):
     name = "mul"
     jvp_takes_none = True
+    limited_dtypes = dtypes.ALL_LIMITED
 
     def forward(self, xp, a, b):
         return xp.multiply(a, b)
@@ -374,9 +375,18 @@ def mul(input: Any, other: Any) -> Tensor:
     except TensorLikeOperand:
         return handle(mul, (input, other), {})
     dtype = a.dtype
-    if dtype in HALF and has_scalar(input, other):
+    if dtype in _SCALAR_RULED and has_scalar(input, other):
+        if dtype in dtypes.ALL_LIMITED:
+            raise DTypeError(f"mul: a {dtype.name} tensor times a Python number is not "
+                             f"implemented, as in PyTorch (two {dtype.name} tensors multiply). "
+                             "Hint: convert with .float() first")
         return _in_float32(Mul, input, other, dtype)
     return apply(Mul, a, b)
+
+
+# dtypes whose product with a Python number PyTorch computes its own way (half precision in
+# float32) or not at all (the float8s)
+_SCALAR_RULED = frozenset(HALF + dtypes.FLOAT8_DTYPES)
 
 
 def _in_float32(prim: Primitive, input: Any, other: Any, dtype: dtypes.DType) -> Tensor:

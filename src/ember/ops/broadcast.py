@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ember import dtypes
 from ember.backend import gemm
 from ember.errors import ShapeError
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
@@ -78,6 +79,7 @@ class Expand(Primitive):
 @primitive
 class SumTo(Primitive):
     name = "sum_to"
+    limited_dtypes = dtypes.WIDE_UNSIGNED
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 

@@ -27,6 +27,7 @@ from ember.ops.primitive import (
     complex_error,
     primitive,
     refuse_complex,
+    refuse_limited,
 )
 from ember.tensor import Tensor, method
 
@@ -64,20 +65,24 @@ class Ordering(Elementwise):
 
 
 def _elementwise(cls_name: str, name: str, ufunc: str, boolean: bool = True,
-                 base: type = Elementwise) -> Primitive:
+                 base: type = Elementwise, limited: frozenset = frozenset()) -> Primitive:
     return primitive(type(cls_name, (base,), {"name": name, "ufunc": ufunc,
-                                              "boolean": boolean, "__module__": __name__}))
+                                              "boolean": boolean, "limited_dtypes": limited,
+                                              "__module__": __name__}))
 
 
-Eq = _elementwise("Eq", "eq", "equal")
-Ne = _elementwise("Ne", "ne", "not_equal")
+Eq = _elementwise("Eq", "eq", "equal", limited=dtypes.ALL_LIMITED)
+Ne = _elementwise("Ne", "ne", "not_equal", limited=dtypes.ALL_LIMITED)
 Lt = _elementwise("Lt", "lt", "less", base=Ordering)
 Le = _elementwise("Le", "le", "less_equal", base=Ordering)
 Gt = _elementwise("Gt", "gt", "greater", base=Ordering)
 Ge = _elementwise("Ge", "ge", "greater_equal", base=Ordering)
-BitwiseAnd = _elementwise("BitwiseAnd", "bitwise_and", "bitwise_and", boolean=False)
-BitwiseOr = _elementwise("BitwiseOr", "bitwise_or", "bitwise_or", boolean=False)
-BitwiseXor = _elementwise("BitwiseXor", "bitwise_xor", "bitwise_xor", boolean=False)
+BitwiseAnd = _elementwise("BitwiseAnd", "bitwise_and", "bitwise_and", boolean=False,
+                         limited=dtypes.WIDE_UNSIGNED)
+BitwiseOr = _elementwise("BitwiseOr", "bitwise_or", "bitwise_or", boolean=False,
+                         limited=dtypes.WIDE_UNSIGNED)
+BitwiseXor = _elementwise("BitwiseXor", "bitwise_xor", "bitwise_xor", boolean=False,
+                         limited=dtypes.WIDE_UNSIGNED)
 BitwiseNot = _elementwise("BitwiseNot", "bitwise_not", "invert", boolean=False)
 
 
@@ -105,9 +110,10 @@ class RightShift(Shift):
     name, ufunc = "bitwise_right_shift", "right_shift"
 
 
-IsNan = _elementwise("IsNan", "isnan", "isnan")
-IsInf = _elementwise("IsInf", "isinf", "isinf")
-IsFinite = _elementwise("IsFinite", "isfinite", "isfinite")
+IsNan = _elementwise("IsNan", "isnan", "isnan", limited=dtypes.ALL_LIMITED)
+IsInf = _elementwise("IsInf", "isinf", "isinf", limited=frozenset([dtypes.float8_e5m2]))
+IsFinite = _elementwise("IsFinite", "isfinite", "isfinite",
+                        limited=frozenset([dtypes.float8_e5m2, dtypes.float8_e8m0fnu]))
 SignBit = _elementwise("SignBit", "signbit", "signbit")
 
 
@@ -205,6 +211,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
         >>> ember.equal(ember.tensor([1, 2]), ember.tensor([1.0, 2.0]))
         True
     """
+    refuse_limited("equal", input.dtype, dtypes.WIDE_UNSIGNED)
     if tuple(input.shape) != tuple(other.shape):
         return False
     return bool(eq(input, other)._data.all())
@@ -213,6 +220,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
 @primitive
 class IsClose(Primitive):
     name = "isclose"
+    limited_dtypes = dtypes.WIDE_UNSIGNED
     differentiable = False
     save_inputs = False
 
@@ -368,12 +376,14 @@ def logical_and(input: Tensor, other: Any) -> Tensor:
         >>> ember.logical_and(ember.tensor([0.0, 2.0]), ember.tensor([1, 1]))
         tensor([False,  True])
     """
+    refuse_limited("logical_and", input.dtype)
     return apply(BitwiseAnd, *promote(_truth(input), _truth(other)))
 
 
 @method()
 def logical_or(input: Tensor, other: Any) -> Tensor:
     """Elementwise ``input or other`` of truth values, as a bool tensor."""
+    refuse_limited("logical_or", input.dtype)
     return apply(BitwiseOr, *promote(_truth(input), _truth(other)))
 
 
@@ -386,6 +396,7 @@ def logical_xor(input: Tensor, other: Any) -> Tensor:
 @method()
 def logical_not(input: Tensor) -> Tensor:
     """Elementwise ``not input`` (zero is False), as a bool tensor."""
+    refuse_limited("logical_not", input.dtype)
     return apply(BitwiseNot, cast(input, dtypes.bool_))
 
 
@@ -436,6 +447,7 @@ def isfinite(input: Tensor) -> Tensor:
 def isposinf(input: Tensor) -> Tensor:
     """True where ``input`` is plus infinity."""
     refuse_complex("isposinf", input)
+    refuse_limited("isposinf", input.dtype, dtypes.WIDE_UNSIGNED)
     return eq(input, math.inf) if input.dtype.is_floating_point else _all(input, False)
 
 
@@ -443,6 +455,7 @@ def isposinf(input: Tensor) -> Tensor:
 def isneginf(input: Tensor) -> Tensor:
     """True where ``input`` is minus infinity."""
     refuse_complex("isneginf", input)
+    refuse_limited("isneginf", input.dtype, dtypes.WIDE_UNSIGNED)
     return eq(input, -math.inf) if input.dtype.is_floating_point else _all(input, False)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_spec, sum_to
+from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import Primitive, TensorSpec, apply, primitive, spec
 from ember.tensor import Tensor, method
 
@@ -254,6 +255,7 @@ def conj(input: Tensor) -> Tensor:
 
 
 conj_physical = conj
+bind_inplace(conj_physical_=conj)
 
 
 @method("resolve_conj", "resolve_neg")

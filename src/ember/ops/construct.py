@@ -32,7 +32,7 @@ from ember.ops.creation import ones, zeros
 from ember.ops.diagonal import diagonal
 from ember.ops.indexing import FULL, Index, Slice
 from ember.ops.join import cat, flip, stack
-from ember.ops.primitive import apply
+from ember.ops.primitive import apply, refuse_limited
 from ember.ops.reduce import normalize_dim
 from ember.ops.reduce import sum as _sum
 from ember.ops.scan import cumprod
@@ -271,6 +271,7 @@ def trace(input: Tensor) -> Tensor:
         tensor(12)
     """
     _check_tensor(input, "trace")
+    refuse_limited("trace", input.dtype, dtypes.ALL_LIMITED - dtypes.WIDE_UNSIGNED)
     if input.ndim != 2:
         raise ShapeError(f"trace: expected a matrix, but got a tensor with {input.ndim} "
                          f"dimension(s) (shape {_shape(input)})")

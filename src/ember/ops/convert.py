@@ -6,6 +6,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
+
 from ember import dtypes
 from ember.backend import Device
 from ember.backend import device as to_device
@@ -28,6 +30,7 @@ __all__ = ["clone"]
 
 
 _FLOAT8_SPECIAL = frozenset((dtypes.float8_e4m3fn, dtypes.float8_e8m0fnu))
+_ML_FLOATS = frozenset(d.np for d in (dtypes.bfloat16,) + dtypes.FLOAT8_DTYPES)
 
 
 @primitive
@@ -37,6 +40,7 @@ class Cast(Primitive):
 
     name = "cast"
     save_inputs = False
+    limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True
 
     def forward(self, xp, a, *, dtype):
@@ -46,6 +50,10 @@ class Cast(Primitive):
             a = a.real
         if dtype in _FLOAT8_SPECIAL:
             a = dtypes.float8_ready(xp, a, dtype)
+        elif a.dtype in _ML_FLOATS and dtype.category == dtypes.INT:
+            # PyTorch converts through float, wrapping what is out of range (-2.5 to uint8 is
+            # 254); ml_dtypes' own casts to integers give 0 there
+            a = a.astype(np.float32)
         return a.astype(dtype.np)
 
     def infer(self, a, *, dtype):
@@ -61,6 +69,7 @@ class Cast(Primitive):
 @primitive
 class Copy(Primitive):
     name = "copy"
+    limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 

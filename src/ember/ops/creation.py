@@ -25,6 +25,7 @@ from ember.layouts import (
 )
 from ember.ops.fits import check_fits, check_real
 from ember.ops.overrides import TENSOR_LIKE, handle
+from ember.ops.primitive import refuse_limited
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "zeros_like",
@@ -308,6 +309,7 @@ def arange(start: float, end: float | None = None, step: float = 1, *, dtype: An
     if dtype is None:
         dtype = dtypes.result_type(start, end, step)
     dt = dtypes.to_dtype(dtype)
+    refuse_limited("arange", dt)
     dev = to_device(device)
     n = max(0, int(np.ceil((end - start) / step)))
     array = (start + step * dev.xp.arange(n, dtype=np.float64)).astype(dt.np) \

@@ -44,6 +44,7 @@ def _runs(xp: Any, indices: Any) -> tuple[Any, Any, Any, Any]:
 @primitive
 class Embedding(Primitive):
     name = "embedding"
+    limited_dtypes = dtypes.ALL_LIMITED  # (PyTorch's embedding takes every dtype)
 
     def forward(self, xp, weight, indices, *, padding_idx, scale_grad_by_freq):
         n = weight.shape[0]

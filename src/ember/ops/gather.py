@@ -30,7 +30,15 @@ from ember.ops.indexing import (
     first_out_of_range,
 )
 from ember.ops.inplace import bind_inplace
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, spec
+from ember.ops.primitive import (
+    DISPATCH,
+    Primitive,
+    TensorSpec,
+    apply,
+    primitive,
+    refuse_limited,
+    spec,
+)
 from ember.ops.reduce import normalize_dim
 from ember.ops.shape import Reshape, reshape
 from ember.tensor import Tensor, _wrap, method
@@ -87,9 +95,16 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
         tensor([[2],
                 [3]])
     """
+    refuse_limited("gather", input.dtype)
+    return take_along(input, dim, index)
+
+
+def take_along(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """:func:`gather` for all dtypes: the values of ``sort`` and ``topk`` at their indices
+    (PyTorch sorts uint16, uint32 and uint64 tensors, but gathers none)."""
     dim, index = _check_gather("gather", input, dim, index)
     if input.ndim == 0 or index.ndim == 0:
-        out = gather(_as_1d(input), 0, _as_1d(index))
+        out = take_along(_as_1d(input), 0, _as_1d(index))
         return apply(Slice, out, index=(0,)) if index.ndim == 0 else out
     # one flat take: about twice as fast as the grid; it reads the index's values, which a
     # transform (vmap, tracing) must see as ops, so it is for eager execution only
@@ -117,6 +132,7 @@ def _flat_positions(shape: tuple, dim: int, index: Tensor) -> Tensor:
 
 
 def _scatter(op: str, input: Tensor, dim: int, index: Tensor, src: Any, mode: str) -> Tensor:
+    refuse_limited(op, input.dtype)
     src_t = src if isinstance(src, Tensor) else None
     dim, index = _check_gather(op, input, dim, index, src_t)
     if src_t is not None and src_t.dtype is not input.dtype:
@@ -199,6 +215,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def _index_write(op: str, input: Tensor, dim: int, index: Tensor, source: Any,
                  mode: str) -> Tensor:
+    refuse_limited(op, input.dtype)
     dim, index = _vector_index(op, input, dim, index, negative=mode == "fill")  # (as torch)
     if mode != "fill" and input.ndim:
         if source.dtype is not input.dtype:
@@ -271,6 +288,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
         >>> ember.tensor([[1, 2], [3, 4]]).take(ember.tensor([0, -1]))
         tensor([1, 4])
     """
+    refuse_limited("take", input.dtype)
     check_integer(index, "take")
     index = check_index_range(index, input.numel(), 0, "take", negative=True)
     return apply(Index, reshape(input, (-1,)), index, dims=(0,))

@@ -32,7 +32,7 @@ from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
 from ember.ops.fits import check_fits
 from ember.ops.inplace import bind_inplace, inplace, needs_history
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["index_put", "nonzero", "nonzero_static", "argwhere"]
@@ -196,6 +196,7 @@ class Index(Primitive):
     """Advanced indexing: ``a[:, …, i0, …, i1]`` with integer tensors at ``dims``."""
 
     name = "index"
+    limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False  # the vjp reads the index tensors and only the shape of ``a``
 
@@ -226,6 +227,7 @@ class IndexPut(Primitive):
     ``mode`` "set" assigns, "add" accumulates (repeated indices add up), "multiply" scales."""
 
     name = "index_put"
+    limited_dtypes = dtypes.ALL_LIMITED  # (with index tensors, only the float8s: see _put)
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False  # the vjp reads only the index tensors
 
@@ -484,6 +486,8 @@ def as_values(value: Any, like: Tensor, op: str) -> Tensor:
 def _put(x: Tensor, op: str, basic: tuple, arrays: tuple, dims: tuple, values: Tensor,
          mode: str) -> Tensor:
     """Writes ``values`` into ``x`` in place; directly when no gradient or trace can see it."""
+    if arrays:  # PyTorch's index_put, unlike its copy into a slice, takes few limited dtypes
+        refuse_limited(op, x.dtype, dtypes.SIGNED_FLOAT8)
     if not needs_history(x, values):
         view = x._data[_basic_key(basic)] if basic else x._data
         key = _adv_key(tuple(a._data for a in arrays), dims) if arrays else ...
@@ -536,6 +540,8 @@ def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = Fal
     """
     key = tuple(slice(None) if i is None else i for i in indices)
     basic, arrays, dims = parse_key(input, key, "index_put")
+    if arrays:
+        refuse_limited("index_put", input.dtype, dtypes.SIGNED_FLOAT8)
     return apply(IndexPut, input, as_values(values, input, "index_put"), *arrays, basic=basic,
                  dims=dims, mode="add" if accumulate else "set")
 

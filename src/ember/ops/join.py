@@ -41,6 +41,7 @@ __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_sta
 @primitive
 class Cat(Primitive):
     name = "cat"
+    limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
 
@@ -164,14 +165,15 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
 
 
 @method()
-def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
-    """``input`` repeated ``dims[i]`` times along each dimension; missing entries are 1.
+def tile(input: Tensor, dims: int | Sequence[int], *more: int) -> Tensor:
+    """``input`` repeated ``dims[i]`` times along each dimension; missing entries are 1. The
+    sizes may come one by one, as the method takes them: ``x.tile(2, 1)``.
 
     Example:
         >>> ember.tensor([[1, 2]]).tile((2,)).shape
         ember.Size([1, 4])
     """
-    dims = tuple(dims)
+    dims = tuple(read_sizes((dims, *more)))
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 

@@ -24,7 +24,7 @@ from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, eye, ones
 from ember.ops.inplace import bind_inplace
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
 from ember.ops.reduce import Sum, normalize_dim
 from ember.ops.shape import reshape, transpose
 from ember.tensor import Tensor, method
@@ -82,6 +82,7 @@ def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 @primitive
 class Matmul(Holomorphic, Primitive):
     name = "matmul"
+    limited_dtypes = dtypes.SIGNED_FLOAT8
 
     def forward(self, xp, a, b, *, compute):
         if compute is None:
@@ -207,6 +208,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
         ember.Size([5, 2, 4])
     """
     _expect_ndim("bmm", ("input", input, 3), ("mat2", mat2, 3))
+    refuse_limited("bmm", input.dtype)
     if input.shape[0] != mat2.shape[0]:
         raise ShapeError(f"bmm: {tuple(input.shape)} @ {tuple(mat2.shape)}: batch sizes "
                          f"{input.shape[0]} and {mat2.shape[0]} differ")
@@ -222,6 +224,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
         tensor([3., 3.])
     """
     _expect_ndim("mv", ("input", input, 2), ("vec", vec, 1))
+    refuse_limited("mv", input.dtype)
     return matmul(input, vec)
 
 
@@ -234,6 +237,7 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
         tensor(11.)
     """
     _expect_ndim("dot", ("input", input, 1), ("tensor", tensor, 1))
+    refuse_limited("dot", input.dtype)
     if input.shape != tensor.shape:
         raise ShapeError(f"dot: the vectors have sizes {input.shape[0]} and {tensor.shape[0]}")
     return matmul(input, tensor)

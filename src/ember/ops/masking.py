@@ -11,6 +11,7 @@ from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.fits import check_fits
 from ember.ops.indexing import _getitem, as_values
 from ember.ops.inplace import bind_inplace
+from ember.ops.primitive import refuse_limited
 from ember.ops.select import where
 from ember.tensor import Tensor, method
 
@@ -32,6 +33,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
         >>> ember.zeros(3).masked_fill(ember.tensor([True, False, True]), 2.0)
         tensor([2., 0., 2.])
     """
+    refuse_limited("masked_fill", input.dtype)
     _check_mask("masked_fill", mask)
     if isinstance(value, Tensor) and value.ndim:
         raise ShapeError(f"masked_fill: only supports a 0-dimensional value tensor, but got "
@@ -51,6 +53,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
         >>> ember.tensor([1, 2, 3]).masked_select(ember.tensor([True, False, True]))
         tensor([1, 3])
     """
+    refuse_limited("masked_select", input.dtype, dtypes.ALL_LIMITED - dtypes.WIDE_UNSIGNED)
     _check_mask("masked_select", mask)
     shape = broadcast_shapes(input.shape, mask.shape, op="masked_select")
     return _getitem(expand(input, shape), expand(mask, shape))

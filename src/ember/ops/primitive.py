@@ -14,13 +14,22 @@ from typing import Any, NamedTuple
 from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import SAVED_HOOKS, Node, Unsaved
 from ember.backend import get_default_device
-from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES, DType
+from ember.dtypes import (
+    ALL_LIMITED,
+    COMPLEX_DTYPES,
+    FLOAT8_DTYPES,
+    FLOATING_DTYPES,
+    LIMITED_DTYPES,
+    DType,
+    from_numpy,
+)
 from ember.errors import DeviceError, DTypeError, EmberError, OpError, describe
 from ember.tensor import Tensor, _wrap, set_value_read_hook
 from ember.version_counter import VersionCounter
 
-_FLOAT = frozenset(d.np for d in FLOATING_DTYPES + COMPLEX_DTYPES)  # dtypes that take gradients
+_FLOAT = frozenset(d.np for d in FLOATING_DTYPES + FLOAT8_DTYPES + COMPLEX_DTYPES)  # take grads
 _COMPLEX = frozenset(d.np for d in COMPLEX_DTYPES)
+_LIMITED = frozenset(d.np for d in LIMITED_DTYPES)  # (NumPy's dtypes: the eager path's test)
 
 
 class TensorSpec(NamedTuple):
@@ -64,6 +73,10 @@ class Primitive:
             (the gradient of a real loss L at z = x + iy is dL/dx + i dL/dy). Recording a
             complex output of a primitive without it raises a DTypeError; the check costs the
             recording path one comparison, and eager code without gradients nothing.
+        limited_dtypes: which of PyTorch's limited-support dtypes (uint16/32/64, the float8s)
+            the primitive computes on, as PyTorch does; eager execution refuses the others,
+            testing only the first input's dtype (the data input of every op that takes one).
+            Views, which only move elements, take them all.
     """
 
     name = "primitive"
@@ -77,6 +90,7 @@ class Primitive:
     read_only_view = False
     jvp_takes_none = False
     complex_grad = False
+    limited_dtypes: frozenset[DType] = frozenset()
 
     def forward(self, xp: Any, *arrays: Any, **params: Any) -> Any:
         raise NotImplementedError
@@ -277,6 +291,8 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
     else:
         dev = params.get("device") or get_default_device()
         arrays = ()
+    if n and arrays[0].dtype in _LIMITED:
+        _check_limited(prim, arrays[0].dtype)
     try:
         out = prim.forward(dev.xp, *arrays, **params)
     except EmberError:
@@ -441,6 +457,23 @@ def complex_grad_error(prim: Primitive, inputs: tuple) -> DTypeError:
     return DTypeError(f"{prim.name}: gradients through complex tensors are not supported for "
                       f"this op ({shown}). Hint: compute it under ember.no_grad(), or on the "
                       "real and imaginary parts (.real, .imag) separately")
+
+
+def _check_limited(prim: Primitive, np_dtype: Any) -> None:
+    """Refuses a primitive on a limited-support dtype that PyTorch does not compute it on."""
+    if not prim.view:  # (a view only moves elements)
+        refuse_limited(prim.name, from_numpy(np_dtype), prim.limited_dtypes)
+
+
+def refuse_limited(op: str, dtype: DType, allowed: frozenset[DType] = frozenset()) -> None:
+    """Raises a DTypeError if ``dtype`` is one of PyTorch's limited-support dtypes (uint16,
+    uint32, uint64, the float8s) not in ``allowed``: for a composite op whose primitives take
+    it where PyTorch's op does not (``gather`` is an ``index``)."""
+    if dtype in ALL_LIMITED and dtype not in allowed:
+        raise DTypeError(f"{op}: not implemented for {dtype.name} tensors, as in PyTorch: its "
+                         "limited-support dtypes (uint16, uint32, uint64, the float8s) have "
+                         "casts, copies, indexing and a few ops only. Hint: convert with "
+                         ".float() (or .long()) first")
 
 
 def _device_error(prim: Primitive, inputs: tuple) -> DeviceError:

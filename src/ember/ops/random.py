@@ -19,7 +19,7 @@ from ember.errors import DTypeError, OpError, ShapeError, describe
 from ember.layouts import check_format, format_of, memory_format, preserve_format
 from ember.ops.complex_parts import view_as_complex
 from ember.ops.creation import _shape
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
@@ -280,6 +280,7 @@ def _float_dtype(dtype: Any, op: str, complex_ok: bool = False) -> dtypes.DType:
 
 def _sampled(op: str, prim: Primitive, size: tuple, dtype: dtypes.DType, device: Any,
              requires_grad: bool, **params: Any) -> Tensor:
+    refuse_limited(op, dtype, dtypes.WIDE_UNSIGNED)  # (PyTorch draws no float8)
     dev = to_device(device)
     out = apply(prim, shape=_shape(size, op), dtype=dtype, device=dev, **params)
     return out.requires_grad_(True) if requires_grad else out

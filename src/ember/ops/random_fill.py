@@ -12,6 +12,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError
+from ember.ops.primitive import refuse_limited
 from ember.ops.random import Generator, rand, randint, randn
 from ember.ops.rounding import ceil
 from ember.ops.unary import exp, log1p, tan
@@ -59,6 +60,7 @@ def random_(self: Tensor, from_: Any = _UNSET, to: Any = _UNSET, *,
         >>> int(x.min()) >= 0 and int(x.max()) <= 9
         True
     """
+    refuse_limited("random_", self.dtype, dtypes.WIDE_UNSIGNED)
     if to is _UNSET:
         from_, to = 0, (None if from_ is _UNSET else from_)
     low, high = _integer_range(self.dtype)

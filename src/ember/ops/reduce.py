@@ -37,7 +37,14 @@ from ember.ops.dims import (
     with_reduced_dims,
 )
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
-from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
+from ember.ops.primitive import (
+    Primitive,
+    TensorSpec,
+    apply,
+    complex_error,
+    primitive,
+    refuse_limited,
+)
 from ember.ops.scan import cumprod, cumsum
 from ember.ops.select import where
 from ember.ops.unary import exp, log, sqrt
@@ -240,12 +247,14 @@ class Quantifier(Reduction):
 @primitive
 class All(Quantifier):
     name = "all"
+    limited_dtypes = dtypes.ALL_LIMITED
 
 
 @primitive
 class AnyOf(Quantifier):
     name = "any"
     kernel = "any"
+    limited_dtypes = dtypes.ALL_LIMITED
 
 
 def no_bool(op: str, input: Tensor) -> None:
@@ -560,6 +569,7 @@ def count_nonzero(input: Tensor, dim: Dim = None) -> Tensor:
         >>> ember.tensor([0, 1, 2]).count_nonzero()
         tensor(2)
     """
+    refuse_limited("count_nonzero", input.dtype)
     return sum(cast(input.detach(), dtypes.bool_), dim)
 
 

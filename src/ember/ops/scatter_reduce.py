@@ -20,7 +20,7 @@ from ember.ops.creation import ones_like, scalar_tensor, zeros_like
 from ember.ops.gather import _as_1d, _check_gather, _grid, scatter, scatter_add
 from ember.ops.indexing import Index, IndexPut, Slice, check_index_range, check_integer
 from ember.ops.inplace import bind_inplace
-from ember.ops.primitive import DISPATCH, Primitive, apply, primitive
+from ember.ops.primitive import DISPATCH, Primitive, apply, primitive, refuse_limited
 from ember.ops.reduce import normalize_dim
 from ember.ops.scan import cumsum
 from ember.ops.select import where
@@ -207,6 +207,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
                 [2., 3.]])
     """
     op = "masked_scatter"
+    refuse_limited(op, input.dtype)
     if mask.dtype is not dtypes.bool_:
         raise DTypeError(f"{op}: expected mask to have dtype bool, got {mask.dtype.name}")
     if source.dtype is not input.dtype:
@@ -238,6 +239,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
                 [0., 2.]])
     """
     op = "put"
+    refuse_limited(op, input.dtype)
     check_integer(index, op)
     if source.dtype is not input.dtype:
         raise DTypeError(f"{op}: expected self and source to have same dtype, got "

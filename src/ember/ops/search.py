@@ -344,11 +344,13 @@ class _UniqueBase(Primitive):
 @primitive
 class Unique(_UniqueBase):
     name = "unique"
+    limited_dtypes = dtypes.WIDE_UNSIGNED
 
 
 @primitive
 class UniqueConsecutive(_UniqueBase):
     name = "unique_consecutive"
+    limited_dtypes = dtypes.WIDE_UNSIGNED
     consecutive = True
 
 

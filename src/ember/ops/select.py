@@ -32,6 +32,7 @@ __all__ = ["where", "clamp", "clip", "clamp_min", "clamp_max", "maximum", "minim
 @primitive
 class Where(Primitive):
     name = "where"
+    limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True  # moves, copies or sums elements: real coefficients
 
     def forward(self, xp, condition, a, b):

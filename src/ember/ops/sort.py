@@ -14,7 +14,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import IndexOutOfRange
-from ember.ops.gather import gather
+from ember.ops.gather import take_along
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.ops.reduce import no_bool, normalize_dim
 from ember.ops.shape import flatten, narrow, squeeze
@@ -50,6 +50,7 @@ def _argsort(xp, a, axis: int, descending: bool, stable: bool):
 @primitive
 class Argsort(Primitive):
     name = "argsort"
+    limited_dtypes = dtypes.WIDE_UNSIGNED
     differentiable = False
 
     def forward(self, xp, a, *, dim, descending, stable):
@@ -121,7 +122,8 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *,
         SortResult(values=tensor([3., 2., 1.]), indices=tensor([0, 2, 1]))
     """
     indices = argsort(input, dim, descending, stable=stable)
-    return SortResult(gather(input, normalize_dim(dim, input.ndim, "sort"), indices), indices)
+    return SortResult(take_along(input, normalize_dim(dim, input.ndim, "sort"), indices),
+                      indices)
 
 
 @method()
@@ -153,7 +155,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True,
     _check_k("topk", input, k, dim, 0 if input.ndim else 1)
     indices = apply(TopkIndices, input, k=int(k), dim=dim, largest=bool(largest),
                     sorted=bool(sorted))
-    return SortResult(gather(input, dim, indices), indices)
+    return SortResult(take_along(input, dim, indices), indices)
 
 
 def _kth_indices(input: Tensor, k: int, dim: int) -> Tensor:
@@ -163,7 +165,7 @@ def _kth_indices(input: Tensor, k: int, dim: int) -> Tensor:
 
 
 def _selected(input: Tensor, dim: int, indices: Tensor, keepdim: bool) -> SortResult:
-    values = gather(input, dim, indices)
+    values = take_along(input, dim, indices)
     if keepdim or not input.ndim:
         return SortResult(values, indices)
     return SortResult(squeeze(values, dim), squeeze(indices, dim))
@@ -214,5 +216,5 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False
 
         nan = isnan(input)
         first = argmax(nan.to(dtypes.uint8), dim, keepdim=True)
-        indices = where(gather(nan, dim, first), first, indices)
+        indices = where(take_along(nan, dim, first), first, indices)
     return _selected(input, dim, indices, keepdim)

@@ -262,17 +262,6 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     return diagonal_scatter(base, input, offset=int(offset), dim1=d1, dim2=d2)
 
 
-def _diagonal_positions(shape: tuple, wrap: bool) -> np.ndarray:
-    """Flat positions ``fill_diagonal_`` writes, as PyTorch chooses them."""
-    if len(shape) == 2:
-        rows, cols = shape
-        end = rows * cols if wrap else min(rows, cols) * cols
-        return np.arange(0, end, cols + 1, dtype=np.int64)
-    n = shape[0]
-    step = sum(n ** k for k in range(len(shape)))
-    return np.arange(n, dtype=np.int64) * step
-
-
 @method()
 def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     """Fills the main diagonal of a 2-d tensor (or of an n-d one with all sizes equal) with
@@ -288,13 +277,13 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
         raise ShapeError("fill_diagonal_: dimensions must larger than 1")
     if self.ndim > 2 and len(set(self.shape)) != 1:
         raise ShapeError("fill_diagonal_: all dimensions of input must be of equal length")
-    pos = _diagonal_positions(tuple(self.shape), wrap)
-    rows, cols = np.unravel_index(pos, self.shape) if self.ndim == 2 else (None, None)
-    if self.ndim == 2:
-        key = (_wrap(self.device.xp.asarray(rows), self.device),
-               _wrap(self.device.xp.asarray(cols), self.device))
-    else:
-        idx = np.arange(self.shape[0], dtype=np.int64)
-        key = tuple(_wrap(self.device.xp.asarray(idx), self.device) for _ in self.shape)
-    self[key] = fill_value
+    # writes through diagonal views (every dtype fill_ takes, as PyTorch's); a tall matrix
+    # with ``wrap`` has one diagonal per block of ``cols`` rows, a row left between blocks
+    cols = self.shape[-1]
+    starts = range(0, self.shape[0], cols + 1) if wrap and self.ndim == 2 else (0,)
+    for start in starts:
+        diagonal = self[start:start + cols] if self.ndim == 2 else self
+        while diagonal.ndim > 1:
+            diagonal = diagonal.diagonal(0, 0, -1)
+        diagonal.fill_(fill_value)
     return self

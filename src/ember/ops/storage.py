@@ -12,6 +12,7 @@ one could overlap itself, which the in-place machinery cannot make correct; clon
 from __future__ import annotations
 
 import mmap
+import sys
 from typing import Any
 
 import numpy as np
@@ -351,7 +352,9 @@ def resize_(self: Tensor, *size: Any) -> Tensor:
     """Gives ``self`` the contiguous shape ``size`` in place, reading its storage in memory
     order from its first element: a smaller size keeps the first elements (a view of the same
     memory), a larger one moves the tensor to new memory holding the old elements first and
-    zeros after (PyTorch leaves those uninitialised). Tensors that require grad are refused.
+    zeros after (PyTorch leaves those uninitialised). Tensors that require grad are refused,
+    and so is growing past the memory of a tensor that other tensors view (or that views
+    another): NumPy's views cannot follow it to new memory as PyTorch's do.
 
     Example:
         >>> x = ember.arange(6.0)
@@ -376,6 +379,7 @@ def resize_(self: Tensor, *size: Any) -> Tensor:
     if n <= available:
         new = np.ndarray(shape, a.dtype, buffer=flat, offset=start)
     else:
+        _refuse_moving_shared(self, shape)
         new = np.zeros(shape, a.dtype)
         new.reshape(-1)[:available] = np.ndarray((available,), a.dtype, buffer=flat,
                                                  offset=start)
@@ -385,6 +389,21 @@ def resize_(self: Tensor, *size: Any) -> Tensor:
     self._view = None
     self._vc.value += 1
     return self
+
+
+def _refuse_moving_shared(t: Tensor, shape: tuple) -> None:
+    """Refuses to move ``t`` to new memory while other tensors view its memory (they share
+    its version counter): PyTorch's views follow a moved storage, NumPy's cannot."""
+    others = sys.getrefcount(t._vc) - 2  # (less t's own reference and the call's)
+    info = t._view
+    if info is not None and info.base._vc is t._vc and sys.getrefcount(info.base) <= 2:
+        others -= 1  # (t's old self, which only t's view record holds: left by t_, unsqueeze_)
+    if others > 0:
+        raise OpError(f"resize_: growing a tensor of shape {tuple(t.shape)} to {shape} needs new "
+                      f"memory, and {others} other tensor{'s' if others > 1 else ''} (views, "
+                      "or the tensor it views) share its memory, which would no longer be "
+                      "shared: PyTorch moves them all, Ember's NumPy arrays cannot. Hint: "
+                      "resize a clone(), or before taking views")
 
 
 @method()

@@ -30,7 +30,7 @@ from ember.ops.convert import to
 from ember.ops.creation import empty, full, ones, tensor, zeros
 from ember.ops.inplace import _refuse_leaf_write, bind_inplace, inplace
 from ember.ops.legacy_tensor_types import TYPE_NAMES, TensorType, tensor_type
-from ember.ops.primitive import DISPATCH
+from ember.ops.primitive import DISPATCH, refuse_limited
 from ember.ops.shape import read_sizes, squeeze, t, transpose, unsqueeze
 from ember.ops.storage import as_strided
 from ember.tensor import STRUCTURE, Tensor, _wrap, method
@@ -289,6 +289,9 @@ def sum_to_size(self: Tensor, *size: Any) -> Tensor:
     if not ok:
         raise ShapeError(f"sum_to_size: size {tuple(shape)} is not expandable to size "
                          f"{tuple(self.shape)}")
+    refuse_limited("sum_to_size", self.dtype, dtypes.WIDE_UNSIGNED)
+    if tuple(shape) != tuple(self.shape) and self.dtype.category < dtypes.FLOAT:
+        self = to(self, dtypes.int64)  # a sum of integers or bools is an int64, as PyTorch's
     return sum_to(self, tuple(shape))
 
 

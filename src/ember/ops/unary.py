@@ -349,6 +349,7 @@ class Abs(Unary):
 
     name = "abs"
     ufunc = "abs"
+    limited_dtypes = dtypes.SIGNED_FLOAT8
     complex_grad = True
 
     def infer(self, a):

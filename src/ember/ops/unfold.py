@@ -93,6 +93,9 @@ class UnfoldView(Primitive):
                 (s[dimension],)
         else:
             strides = (a.itemsize,)
+        if a.dtype.itemsize == 1:  # (as bytes: NumPy's as_strided cannot read float8_e5m2)
+            return xp.lib.stride_tricks.as_strided(a.view(xp.uint8), shape=shape,
+                                                   strides=strides).view(a.dtype)
         return xp.lib.stride_tricks.as_strided(a, shape=shape, strides=strides)
 
     def infer(self, a, *, dimension, size, step):

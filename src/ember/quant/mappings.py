@@ -33,6 +33,7 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     QuantStub: nnq.Quantize,
     DeQuantStub: nnq.DeQuantize,
     nn.Linear: nnq.Linear,
+    nn.modules.linear.NonDynamicallyQuantizableLinear: nnq.Linear,
     nn.Conv1d: nnq.Conv1d,
     nn.Conv2d: nnq.Conv2d,
     nn.Conv3d: nnq.Conv3d,
@@ -80,6 +81,7 @@ DEFAULT_MODULE_TO_ACT_POST_PROCESS: dict[type, object] = {
 
 DEFAULT_QAT_MODULE_MAPPINGS: dict[type, type] = {
     nn.Linear: nnqat.Linear,
+    nn.modules.linear.NonDynamicallyQuantizableLinear: nnqat.Linear,
     nn.Conv2d: nnqat.Conv2d,  # (not Conv1d, as PyTorch: it stays float until convert)
     nn.Conv3d: nnqat.Conv3d,
     nni.LinearReLU: nnqat.LinearReLU,
@@ -89,6 +91,7 @@ DEFAULT_QAT_MODULE_MAPPINGS: dict[type, type] = {
 
 DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS: dict[type, type] = {
     nn.Linear: nnqd.Linear,
+    nn.modules.linear.NonDynamicallyQuantizableLinear: nnqd.Linear,
     nni.LinearReLU: nnqd.LinearReLU,
     nn.LSTM: nnqdr.LSTM,
     nn.GRU: nnqdr.GRU,
