@@ -10,7 +10,8 @@ from ember.errors import DeviceError
 
 
 class Device:
-    """A place tensors live: ``ember.device("cpu")``, later ``ember.device("cuda:0")``.
+    """A place tensors live: ``ember.device("cpu")``, ``ember.device("meta")`` (shapes and
+    dtypes, no data), later ``ember.device("cuda:0")``.
 
     Devices are singletons, so ``a.device is b.device`` is the cheap same-device test.
 
@@ -19,14 +20,16 @@ class Device:
         device(type='cpu')
     """
 
-    __slots__ = ("type", "index", "xp", "_zero_view")
+    __slots__ = ("type", "index", "xp", "_zero_view", "is_meta")
 
     def __init__(self, type: str, index: int | None, xp: ModuleType,
-                 zero_view: Callable | None = None) -> None:
+                 zero_view: Callable | None = None, is_meta: bool = False) -> None:
         self.type = type
         self.index = index
         self.xp = xp  # the array namespace primitives compute with (numpy, later cupy)
         self._zero_view = zero_view
+        # the meta device holds no data: ops compute output specs from ``infer``, no kernel
+        self.is_meta = is_meta
 
     def zero_view(self, shape: tuple[int, ...], dtype: Any) -> Any:
         """A read-only array of ``shape`` whose memory is one zero element (broadcast): what
@@ -34,6 +37,16 @@ class Device:
         if self._zero_view is not None:
             return self._zero_view(shape, dtype)
         return self.xp.broadcast_to(self.xp.zeros((), dtype), shape)
+
+    def __enter__(self) -> Device:
+        """``with ember.device("meta"):`` makes this the default device of the factories
+        (``ember.empty``, a module's parameters) inside the block, as PyTorch's does."""
+        _entered.append(_default[0])
+        _default[0] = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _default[0] = _entered.pop()
 
     def __repr__(self) -> str:
         if self.index is None:
@@ -82,6 +95,7 @@ def device(spec: str | Device | None = None) -> Device:
 
 
 _default: list[Device] = []
+_entered: list[Device] = []  # the defaults ``with device`` blocks replaced, innermost last
 
 
 def get_default_device() -> Device:
@@ -90,5 +104,11 @@ def get_default_device() -> Device:
 
 
 def set_default_device(spec: str | Device) -> None:
-    """Sets the device new tensors are created on."""
+    """Sets the device new tensors are created on.
+
+    Example:
+        >>> ember.set_default_device("meta"); ember.zeros(2).is_meta
+        True
+        >>> ember.set_default_device("cpu")
+    """
     _default[0] = device(spec)

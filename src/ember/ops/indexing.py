@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
+from ember.backend import MetaArray
 from ember.errors import (
     DTypeError,
     EmberError,
@@ -47,8 +48,9 @@ def _out_of_range(op: str, index: int, dim: int, size: int) -> IndexOutOfRange:
 def first_out_of_range(a: Any, size: int) -> int | None:
     """The first entry of the integer array ``a`` outside ``[0, size)``, or None when all lie
     in it. For a primitive's ``forward``, so that eager and compiled code check alike; one
-    ``max`` over ``a`` read as unsigned, where negative entries are huge."""
-    if a.size == 0:
+    ``max`` over ``a`` read as unsigned, where negative entries are huge. A meta array has no
+    entries to check."""
+    if a.size == 0 or isinstance(a, MetaArray):
         return None
     unsigned = a.view(f"u{a.itemsize}") if a.dtype.kind == "i" else a
     if int(unsigned.max()) < size:

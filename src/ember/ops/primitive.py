@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import SAVED_HOOKS, Node, Unsaved
 from ember.backend import get_default_device
-from ember.dtypes import COMPLEX_DTYPES, FLOATING_DTYPES, DType
+from ember.dtypes import COMPLEX_DTYPES, FLOAT, FLOATING_DTYPES, DType
 from ember.errors import DeviceError, DTypeError, EmberError, OpError, describe
 from ember.tensor import Tensor, _wrap, set_value_read_hook
 from ember.version_counter import VersionCounter
@@ -266,19 +266,25 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
         a, b = inputs
         dev = a._device
         if b._device is not dev:
-            raise _device_error(prim, inputs)
+            dev = _common_device(prim, inputs)
         arrays = (a._data, b._data)
     elif n:
         dev = inputs[0]._device
         for t in inputs:
             if t._device is not dev:
-                raise _device_error(prim, inputs)
+                dev = _common_device(prim, inputs)
+                break
         arrays = tuple(t._data for t in inputs)
     else:
         dev = params.get("device") or get_default_device()
         arrays = ()
     try:
-        out = prim.forward(dev.xp, *arrays, **params)
+        if dev.is_meta:  # no data: the infer rule is the kernel
+            from ember.ops.meta import meta_forward
+
+            out = meta_forward(prim, inputs, params)
+        else:
+            out = prim.forward(dev.xp, *arrays, **params)
     except EmberError:
         raise
     except Exception as exc:
@@ -441,6 +447,18 @@ def complex_grad_error(prim: Primitive, inputs: tuple) -> DTypeError:
     return DTypeError(f"{prim.name}: gradients through complex tensors are not supported for "
                       f"this op ({shown}). Hint: compute it under ember.no_grad(), or on the "
                       "real and imaginary parts (.real, .imag) separately")
+
+
+def _common_device(prim: Primitive, inputs: tuple) -> Any:
+    """The device of inputs on more than one: the meta device when every other input is a
+    0-d CPU tensor (a scalar, which PyTorch lets meet any device) or, after the first, an
+    integer CPU tensor (indices, which PyTorch lets index a meta tensor), else a
+    DeviceError."""
+    meta = next((t._device for t in inputs if t._device.is_meta), None)
+    if meta is None or not all(t._device is meta or (t._device.type == "cpu" and (
+            not t.ndim or (i and t.dtype.category < FLOAT))) for i, t in enumerate(inputs)):
+        raise _device_error(prim, inputs)
+    return meta
 
 
 def _device_error(prim: Primitive, inputs: tuple) -> DeviceError:
