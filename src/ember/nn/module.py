@@ -530,4 +530,4 @@ def _is_device_like(x: Any) -> bool:
 
     if isinstance(x, Device):
         return True
-    return isinstance(x, str) and x.split(":")[0] in ("cpu", "cuda")
+    return isinstance(x, str) and x.split(":")[0] in ("cpu", "cuda", "meta")
