@@ -212,3 +212,10 @@ def test_mixing_devices_as_torch():
     with pytest.raises(DeviceError, match="where"):  # (torch refuses a 1-d cpu condition too)
         ember.where(ember.ones(4, dtype=ember.bool), meta(4), 0.0)
     assert (ember.tensor(2.0) * meta(3)).is_meta  # a 0-d cpu tensor meets any device
+
+
+def test_storage_access_and_compiled_functions_take_cpu_tensors_only():
+    with pytest.raises(DeviceError, match="CPU only"):
+        meta(3, 4).storage_offset()
+    with pytest.raises(DeviceError, match="meta tensors have no data"):
+        ember.compile(lambda x: x * 2)(meta(3))
