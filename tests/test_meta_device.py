@@ -219,3 +219,12 @@ def test_storage_access_and_compiled_functions_take_cpu_tensors_only():
         meta(3, 4).storage_offset()
     with pytest.raises(DeviceError, match="meta tensors have no data"):
         ember.compile(lambda x: x * 2)(meta(3))
+
+
+@pytest.mark.parametrize("pool", ["avg_pool1d", "avg_pool2d", "avg_pool3d"])
+def test_average_pools_run_on_meta(pool):
+    shape = (2, 3) + (9,) * int(pool[-2])
+    e = getattr(F, pool)(meta(*shape), 3, 2, padding=1, count_include_pad=False)
+    t = getattr(torch.nn.functional, pool)(tmeta(*shape), 3, 2, padding=1,
+                                           count_include_pad=False)
+    same_spec(e, t)
