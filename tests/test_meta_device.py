@@ -228,3 +228,15 @@ def test_average_pools_run_on_meta(pool):
     t = getattr(torch.nn.functional, pool)(tmeta(*shape), 3, 2, padding=1,
                                            count_include_pad=False)
     same_spec(e, t)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.empty_strided((2, 3), (1, 2), device="meta"),
+    lambda m: m.empty_strided((2, 3), (0, 1), dtype=m.float64, device="meta"),
+    lambda m: m.empty_permuted((2, 3, 4), (2, 0, 1), device="meta"),
+    lambda m: m.tril_indices(4, 3, -1, device="meta"),
+    lambda m: m.triu_indices(3, 5, 1, dtype=m.int32, device="meta"),
+], ids=["empty_strided", "broadcast_strides", "empty_permuted", "tril_indices",
+        "triu_indices"])
+def test_strided_and_index_factories_match_torch(make):
+    same_spec(make(ember), make(torch))
