@@ -240,3 +240,10 @@ def test_average_pools_run_on_meta(pool):
         "triu_indices"])
 def test_strided_and_index_factories_match_torch(make):
     same_spec(make(ember), make(torch))
+
+
+def test_writing_a_meta_tensor_into_a_cpu_one_raises_clearly():
+    for write in (lambda x, m: x.__setitem__(..., m), lambda x, m: x.__setitem__(0, m[0]),
+                  lambda x, m: x.copy_(m)):
+        with pytest.raises(DeviceError, match="cannot copy out of a meta tensor"):
+            write(ember.ones(3), meta(3))

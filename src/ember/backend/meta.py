@@ -26,6 +26,11 @@ def no_data(what: str) -> NoReturn:
                       "or build the tensor on the CPU")
 
 
+def copy_out(what: str, device: Any) -> NoReturn:
+    """Raises the error of copying a meta tensor's (missing) values onto ``device``."""
+    no_data(f"{what} (cannot copy out of a meta tensor into one on {device})")
+
+
 def contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     """C-order strides in bytes, as NumPy reports them."""
     strides, step = [], itemsize

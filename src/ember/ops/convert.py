@@ -9,7 +9,7 @@ from typing import Any
 from ember import dtypes
 from ember.backend import Device, MetaArray
 from ember.backend import device as to_device
-from ember.backend.meta import no_data
+from ember.backend.meta import copy_out
 from ember.dtypes import DType
 from ember.errors import DeviceError, DTypeError
 from ember.layouts import (
@@ -185,7 +185,7 @@ def _to_device(x: Tensor, dev: Device) -> Tensor:
     """``x`` on ``dev``: onto the meta device it keeps only its shape, dtype and (dense)
     strides, a new leaf; off the meta device there is no data to copy."""
     if x.device.is_meta:
-        no_data(f"to('{dev}') (cannot copy out of a meta tensor)")
+        copy_out(f"to('{dev}')", dev)
     if not dev.is_meta:
         raise DeviceError(f"to: moving between devices ({x.device} → {dev}) needs the "
                           f"{dev.type} backend's copy, not available in this build")

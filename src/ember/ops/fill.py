@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.backend.meta import no_data
+from ember.backend.meta import copy_out
 from ember.errors import ShapeError
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast
@@ -36,7 +36,7 @@ def _write_from(self: Tensor, src: Any, name: str) -> Tensor:
     """``copy_`` for the fills, under their own name (which errors show)."""
     src = src if isinstance(src, Tensor) else as_tensor(src, dtype=self.dtype)
     if src.is_meta and not self.is_meta:
-        no_data(f"{name} (cannot copy out of a meta tensor into one on {self.device})")
+        copy_out(name, self.device)
     if not needs_history(self, src):
         try:
             self._data[...] = src._data

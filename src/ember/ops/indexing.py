@@ -19,6 +19,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import MetaArray
+from ember.backend.meta import copy_out
 from ember.errors import (
     DTypeError,
     EmberError,
@@ -446,6 +447,8 @@ def as_values(value: Any, like: Tensor, op: str) -> Tensor:
     """``value`` as a tensor of ``like``'s dtype and device (what an assignment writes); a
     number ``like``'s integer dtype cannot hold is an error, as in PyTorch."""
     if isinstance(value, Tensor):
+        if value.is_meta and not like.is_meta:
+            copy_out(op, like.device)
         return cast(value, like.dtype)
     if isinstance(value, (int, float, bool, np.number, np.bool_)):
         check_fits(op, value, like.dtype)
