@@ -129,12 +129,12 @@ def test_skip_init_builds_on_meta_then_gives_memory():
 
 
 def test_loading_without_assign_across_meta_as_torch():
-    for m, nn in ((ember, ember.nn), (torch, torch.nn)):
-        target = nn.Linear(3, 2, device="meta")
+    for lib in (ember.nn, torch.nn):
+        target = lib.Linear(3, 2, device="meta")
         with pytest.warns(UserWarning, match="for weight: copying from a non-meta parameter "
                           "in the checkpoint to a meta parameter in the current model, which "
                           "is a no-op"):
-            target.load_state_dict(nn.Linear(3, 2).state_dict())
+            target.load_state_dict(lib.Linear(3, 2).state_dict())
         assert target.weight.is_meta
         with pytest.raises(RuntimeError, match='While copying the parameter named "weight"'):
-            nn.Linear(3, 2).load_state_dict(nn.Linear(3, 2, device="meta").state_dict())
+            lib.Linear(3, 2).load_state_dict(lib.Linear(3, 2, device="meta").state_dict())

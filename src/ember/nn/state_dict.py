@@ -3,9 +3,9 @@ order and error messages (every missing, unexpected and wrongly shaped key in on
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
-import warnings
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
