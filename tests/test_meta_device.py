@@ -247,3 +247,28 @@ def test_writing_a_meta_tensor_into_a_cpu_one_raises_clearly():
                   lambda x, m: x.copy_(m)):
         with pytest.raises(DeviceError, match="cannot copy out of a meta tensor"):
             write(ember.ones(3), meta(3))
+
+
+LAYOUTS = {  # elementwise results take their inputs' layout, as in PyTorch
+    "unary_t": lambda m: m.empty(3, 4, device="meta").t().exp(),
+    "scalar_t": lambda m: m.empty(3, 4, device="meta").t() * 2,
+    "t_plus_contiguous": lambda m: m.empty(3, 4, device="meta").t() + m.empty(4, 3,
+                                                                            device="meta"),
+    "broadcast_t": lambda m: m.empty(3, 4, device="meta").t() + m.empty(3, device="meta"),
+    "permuted_4d": lambda m: m.empty(2, 3, 4, 5, device="meta").permute(0, 2, 3, 1).sigmoid(),
+    "channels_last": lambda m: m.relu(m.empty(2, 3, 4, 5, device="meta").contiguous(
+        memory_format=m.channels_last)),
+    "cast_t": lambda m: m.empty(3, 4, device="meta").t().double(),
+    "clone_t": lambda m: m.empty(3, 4, device="meta").t().clone(),
+    "contiguous_t": lambda m: m.empty(3, 4, device="meta").t().contiguous(),
+    "compare_t": lambda m: m.empty(3, 4, device="meta").t() > 0,
+    "where_t": lambda m: m.where(m.empty(4, 3, device="meta", dtype=m.bool),
+                                 m.empty(3, 4, device="meta").t(), 0.0),
+    "expanded": lambda m: m.empty(3, 1, device="meta").expand(3, 4).neg(),
+    "softmax_t": lambda m: m.softmax(m.empty(3, 4, device="meta").t(), -1),
+}
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_elementwise_results_have_torchs_strides(name):
+    same_spec(LAYOUTS[name](ember), LAYOUTS[name](torch))
