@@ -272,3 +272,11 @@ LAYOUTS = {  # elementwise results take their inputs' layout, as in PyTorch
 @pytest.mark.parametrize("name", LAYOUTS)
 def test_elementwise_results_have_torchs_strides(name):
     same_spec(LAYOUTS[name](ember), LAYOUTS[name](torch))
+
+
+def test_a_cpu_mask_indexes_a_meta_tensor_as_in_torch():
+    mask = [[True, False, True, False]] * 3
+    e = meta(3, 4)[ember.tensor(mask)]
+    same_spec(e, tmeta(3, 4)[torch.tensor(mask)])
+    with pytest.raises(DeviceError, match="nonzero: meta tensors have no data"):
+        meta(3, 4)[meta(3, 4, dtype=ember.bool)]

@@ -411,8 +411,9 @@ def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tupl
                                       f"{tuple(shape)} at index {d + j}")
             if DISPATCH.handler is not None:  # a transform sees the data-dependent step
                 apply(Nonzero, v)
-            for j, nz in enumerate(x._device.xp.nonzero(v._data)):
-                arrays.append(_wrap(nz, x._device))
+            # (on the mask's device: a CPU mask may index a meta tensor, as in PyTorch)
+            for j, nz in enumerate(v._device.xp.nonzero(v._data)):
+                arrays.append(_wrap(nz, v._device))
                 dims.append(o + j)
             basic.extend([FULL] * k)
             d, o = d + k, o + k
