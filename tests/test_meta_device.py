@@ -280,3 +280,23 @@ def test_a_cpu_mask_indexes_a_meta_tensor_as_in_torch():
     same_spec(e, tmeta(3, 4)[torch.tensor(mask)])
     with pytest.raises(DeviceError, match="nonzero: meta tensors have no data"):
         meta(3, 4)[meta(3, 4, dtype=ember.bool)]
+
+
+def test_device_block_is_thread_local_as_torchs():
+    import threading
+
+    for lib in (ember, torch):
+        seen, entered, looked = {}, threading.Event(), threading.Event()
+
+        def other_thread(lib=lib, seen=seen, entered=entered, looked=looked):
+            entered.wait()
+            seen["device"] = lib.empty(1).device.type
+            looked.set()
+
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        with lib.device("meta"):
+            entered.set()
+            looked.wait(10)
+        thread.join()
+        assert seen == {"device": "cpu"}, lib.__name__

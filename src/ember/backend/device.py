@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -40,13 +41,13 @@ class Device:
 
     def __enter__(self) -> Device:
         """``with ember.device("meta"):`` makes this the default device of the factories
-        (``ember.empty``, a module's parameters) inside the block, as PyTorch's does."""
-        _entered.append(_default[0])
-        _default[0] = self
+        (``ember.empty``, a module's parameters) inside the block, in this thread only, as
+        PyTorch's does."""
+        _entered.stack.append(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _default[0] = _entered.pop()
+        _entered.stack.pop()
 
     def __repr__(self) -> str:
         if self.index is None:
@@ -79,7 +80,7 @@ def device(spec: str | Device | None = None) -> Device:
     if isinstance(spec, Device):
         return spec
     if spec is None:
-        return _default[0]
+        return get_default_device()
     if not isinstance(spec, str):
         raise DeviceError(f"device: expected a string like 'cpu' or 'cuda:0', got {spec!r}")
     found = _registry.get(spec)
@@ -95,12 +96,23 @@ def device(spec: str | Device | None = None) -> Device:
 
 
 _default: list[Device] = []
-_entered: list[Device] = []  # the defaults ``with device`` blocks replaced, innermost last
+
+
+class _Entered(threading.local):
+    """The devices of this thread's open ``with device`` blocks, innermost last."""
+
+    def __init__(self) -> None:
+        self.stack: list[Device] = []
+
+
+_entered = _Entered()
 
 
 def get_default_device() -> Device:
-    """The device new tensors are created on (cpu unless changed)."""
-    return _default[0]
+    """The device new tensors are created on: the innermost ``with device`` block's in this
+    thread, else the one ``set_default_device`` set (cpu unless changed)."""
+    stack = _entered.stack
+    return stack[-1] if stack else _default[0]
 
 
 def set_default_device(spec: str | Device) -> None:
