@@ -124,18 +124,22 @@ def is_dense(a: Any) -> bool:
                                                    reverse=True))
 
 
-def stride_order(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+def stride_order(shape: tuple[int, ...], *strides: tuple[int, ...]) -> tuple[int, ...]:
     """The dimensions from outermost to innermost by stride, as PyTorch orders them for
-    ``preserve_format``: an insertion sort from the last dimension in which a dimension moves
-    out past one of smaller stride (or of equal stride and smaller size); a stride of 0
-    (an expanded dimension) is no reason to move."""
+    ``preserve_format`` and for elementwise results: an insertion sort from the last dimension
+    in which a dimension moves out past one of smaller stride (or of equal stride and smaller
+    size); a stride of 0 (an expanded dimension) is no reason to move. With the strides of
+    several operands, the first that tells two dimensions apart decides."""
     def outer(d0: int, d1: int) -> int:  # 1: d0 lies outside d1, -1: inside, 0: either
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return 1 if s0 > s1 else -1
-        return 1 if shape[d0] > shape[d1] else 0
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
 
     perm = list(range(len(shape) - 1, -1, -1))  # innermost first
     for i in range(1, len(perm)):

@@ -13,6 +13,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.backend import Device
+from ember.backend.meta import no_data
 from ember.dtypes import DType
 from ember.errors import DTypeError, GradError, ShapeError
 from ember.hooks import RemovableHandle, add_hook, warn_if_has_hooks
@@ -101,8 +102,10 @@ class Tensor:
     @data.setter
     def data(self, value: Tensor) -> None:
         old, self._data = self._data, value._data
+        old_device, self._device = self._device, value._device
         self._vc.shared = True  # (writes through ``value`` move its counter, not this one's)
-        if old.shape != self._data.shape or old.dtype != self._data.dtype:
+        if old.shape != self._data.shape or old.dtype != self._data.dtype or \
+                old_device is not self._device:
             STRUCTURE.value += 1
 
     @property
@@ -128,6 +131,16 @@ class Tensor:
     @property
     def is_cuda(self) -> bool:
         return self._device.type == "cuda"
+
+    @property
+    def is_meta(self) -> bool:
+        """Whether the tensor is on the meta device (a shape and dtype, no data).
+
+        Example:
+            >>> ember.empty(2, device="meta").is_meta
+            True
+        """
+        return self._device.is_meta
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
@@ -202,6 +215,8 @@ class Tensor:
         marked shared)."""
         if _on_value_read is not None:
             _on_value_read(self, what)
+        if self._device.is_meta:
+            no_data(what)
         if self._device.type != "cpu":
             return self._device.xp.asnumpy(self._data)
         self._vc.shared = self._vc.shared or keep
@@ -218,6 +233,8 @@ class Tensor:
         """The value of a one-element tensor as a Python number."""
         if _on_value_read is not None:
             _on_value_read(self, "item()")
+        if self._device.is_meta:
+            no_data("item()")
         if self._data.size != 1:
             raise ValueError(f"item(): a tensor with {self._data.size} elements cannot be "
                              "converted to a Python scalar; index it first")
@@ -228,6 +245,8 @@ class Tensor:
         """The data as nested Python lists."""
         if _on_value_read is not None:
             _on_value_read(self, "tolist()")
+        if self._device.is_meta:
+            no_data("tolist()")
         if self.dtype is dtypes.bfloat16:
             return self._data.astype(np.float32).tolist()
         return self._data.tolist()
@@ -358,6 +377,8 @@ class Tensor:
     def __bool__(self) -> bool:
         if _on_value_read is not None:
             _on_value_read(self, "bool()")
+        if self._device.is_meta:
+            no_data("bool()")
         if self._data.size != 1:
             raise RuntimeError(f"bool() of a tensor with {self._data.size} elements is "
                                "ambiguous; use .any() or .all()")

@@ -166,10 +166,14 @@ def tensor_repr(t: Any, part: bool = False) -> str:
     """The text ``repr`` shows for a tensor (summarised past ``threshold`` elements); as a
     sparse tensor's ``part``, as PyTorch prints those: no dtype, and the size of an empty one
     always."""
-    data = t._data if t.device.type == "cpu" else t.numpy(force=True)
     dt, prefix = t.dtype, "tensor("
     suffixes = [f"device='{t.device}'"] if t.device.type != "cpu" else []
-    if data.size == 0:
+    if t.device.is_meta:  # (no values to show: PyTorch's "...", and the size)
+        data = None
+        body = "..."
+        suffixes.append(f"size={tuple(t.shape)}")
+        shown = dt is not dtypes.get_default_dtype()  # (no values to tell an int64 by)
+    elif (data := t._data if t.device.type == "cpu" else t.numpy(force=True)).size == 0:
         body = "[]"
         if data.ndim != 1 or part:
             suffixes.append(f"size={tuple(t.shape)}")

@@ -17,6 +17,7 @@ from ember.backend.device import (
 )
 from ember.backend.device import _default as _default_device
 from ember.backend.gemm import set_single_thread_gemm_below
+from ember.backend.meta import META, MetaArray
 from ember.backend.settings import *  # noqa: F403
 from ember.backend.settings import __all__ as _settings
 from ember.backend.threads import (
@@ -31,8 +32,9 @@ from ember.backend.threads import (
 _default_device.append(CPU)
 configure_from_environment()
 
-__all__ = ["CPU", "Capabilities", "Device", "blas_info", "cache_host_memory", "capabilities",
-           "compute_dtype", "cpu_count", "device", "get_default_device", "get_num_threads",
+__all__ = ["CPU", "META", "MetaArray", "Capabilities", "Device", "blas_info",
+           "cache_host_memory", "capabilities", "compute_dtype", "cpu_count", "device",
+           "get_default_device", "get_num_threads",
            "get_num_interop_threads", "register_backend", "set_default_device",
            "set_num_threads", "set_num_interop_threads", "set_single_thread_gemm_below",
            *_settings]

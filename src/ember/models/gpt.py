@@ -40,7 +40,7 @@ class CausalSelfAttention(nn.Module):
                 q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=True)
         else:
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.shape[-1]))
-            mask = ember.ones(T, T, dtype=ember.bool).triu(1)
+            mask = ember.ones(T, T, dtype=ember.bool, device=x.device).triu(1)
             att = self.attn_drop(F.softmax(att.masked_fill(mask, float("-inf")), dim=-1))
             y = att @ v
         y = y.transpose(1, 2).contiguous().view(B, T, C)

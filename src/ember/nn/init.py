@@ -37,8 +37,8 @@ _SKIPPING = [False]  # set by nn.utils.skip_init while it builds a module
 
 @contextlib.contextmanager
 def skipping() -> Iterator[None]:
-    """Within it every fill function of this module returns its tensor untouched: what
-    ``nn.utils.skip_init`` builds a module under (Ember has no ``meta`` device)."""
+    """Within it every fill function of this module returns its tensor untouched (as they
+    always do on the meta device, which has no values to fill)."""
     before, _SKIPPING[0] = _SKIPPING[0], True
     try:
         yield
@@ -51,7 +51,9 @@ def _skippable(fill: Callable[..., Tensor]) -> Callable[..., Tensor]:
     def fill_unless_skipping(tensor: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if is_lazy(tensor):  # (PyTorch's error, before the fill reads the missing shape)
             refuse_lazy(fill.__name__)
-        return tensor if _SKIPPING[0] else fill(tensor, *args, **kwargs)
+        if _SKIPPING[0] or tensor.is_meta:
+            return tensor
+        return fill(tensor, *args, **kwargs)
     return fill_unless_skipping
 
 

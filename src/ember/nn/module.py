@@ -15,6 +15,7 @@ from ember.autograd.grad_mode import no_grad
 from ember.nn.module_hooks import REGISTRATION_HOOKS, ModuleHooksMixin, run_registration_hooks
 from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer
 from ember.nn.state_dict import StateDictMixin
+from ember.ops.creation import empty_like
 from ember.tensor import STRUCTURE, Tensor
 
 __all__ = ["Module"]
@@ -393,11 +394,13 @@ class Module(ModuleHooksMixin, StateDictMixin):
         fn(self)
         return self
 
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
         """Converts every parameter (in place, keeping the Parameter objects, as PyTorch
-        does), its gradient and every buffer with ``fn``."""
-        for module in self.children():
-            module._apply(fn)
+        does), its gradient and every buffer with ``fn`` (of submodules too, with
+        ``recurse``)."""
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
         with no_grad():
             for p in self._parameters.values():
                 if p is None:
@@ -465,6 +468,20 @@ class Module(ModuleHooksMixin, StateDictMixin):
             True
         """
         return self._apply(lambda t: t.share_memory_())
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Moves parameters and buffers to ``device`` without copying their values: each gets
+        new, uninitialised memory of its shape and dtype. How a model built on the meta
+        device gets real storage, to fill next with ``reset_parameters()`` or
+        ``load_state_dict(sd, assign=True)``. Returns ``self``.
+
+        Example:
+            >>> with ember.device("meta"):
+            ...     m = nn.Linear(2, 3)
+            >>> m.to_empty(device="cpu").weight.device
+            device(type='cpu')
+        """
+        return self._apply(lambda t: empty_like(t, device=device), recurse)
 
     def float(self) -> Module:
         return self.to("float32")
@@ -534,4 +551,4 @@ def _is_device_like(x: Any) -> bool:
 
     if isinstance(x, Device):
         return True
-    return isinstance(x, str) and x.split(":")[0] in ("cpu", "cuda")
+    return isinstance(x, str) and x.split(":")[0] in ("cpu", "cuda", "meta")

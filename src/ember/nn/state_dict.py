@@ -3,11 +3,13 @@ order and error messages (every missing, unexpected and wrongly shaped key in on
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
+from ember.errors import DeviceError
 from ember.nn.parameter import Parameter, is_lazy
 from ember.ops.creation import as_tensor
 from ember.tensor import Tensor
@@ -98,9 +100,18 @@ class StateDictMixin:
                     else:
                         new = value.detach()
                     getattr(self, store)[name] = new
+                elif current.is_meta and not value.is_meta:
+                    warnings.warn(f"for {key}: copying from a non-meta parameter in the "
+                                  "checkpoint to a meta parameter in the current model, which "
+                                  "is a no-op. (Did you mean to pass `assign=True` to assign "
+                                  "items in the state dictionary to their corresponding key in "
+                                  "the module instead of copying them in place?)", stacklevel=2)
                 else:
-                    with no_grad():
-                        current[...] = value
+                    try:
+                        with no_grad():
+                            current[...] = value
+                    except DeviceError as exc:  # (a meta entry into a real tensor)
+                        error_msgs.append(f'While copying the parameter named "{key}": {exc}')
         if strict:  # a dotted key must name a child; a plain one, a parameter or buffer here
             local = {k for store in (self._parameters, persistent)
                      for k, v in store.items() if v is not None}

@@ -35,11 +35,13 @@ MEMORY_EFFICIENT_MIN = 1 << 21
 def _safe_softmax(scores: Tensor, masked: bool) -> Tensor:
     """softmax over the last dim, with rows that are all -inf giving zeros (and finite
     gradients) instead of NaN. Eagerly the check reads the data, so most calls pay for one
-    softmax only; under a transform (jit, vmap) the data is not known, so with a user's
-    ``masked`` scores the check is written in ops (without one no row is all -inf)."""
-    if DISPATCH.handler is not None and not masked:
+    softmax only; under a transform (jit, vmap) or on the meta device the data is not known,
+    so with a user's ``masked`` scores the check is written in ops (without one no row is all
+    -inf)."""
+    known = DISPATCH.handler is None and not scores.is_meta
+    if not known and not masked:
         return softmax(scores, -1)
-    if DISPATCH.handler is None:
+    if known:
         dead = scores.device.xp.isneginf(scores._data).all(axis=-1, keepdims=True)
         if not dead.any():
             return softmax(scores, -1)

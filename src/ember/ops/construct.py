@@ -366,9 +366,9 @@ def _triangle_indices(op: str, lower: bool, row: Any, col: Any, offset: Any, dty
     if dt not in (dtypes.int64, dtypes.int32):
         raise DTypeError(f"{op}: dtype must be int64 or int32 (as in PyTorch), got {dt.name}")
     dev = to_device(device)
-    xp = dev.xp
-    pair = (xp.tril_indices if lower else xp.triu_indices)(row, offset, col)
-    return _wrap(xp.stack(pair).astype(dt.np), dev)
+    pair = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
+    # (computed by NumPy, then put on the device: they depend on the sizes only)
+    return _wrap(dev.xp.asarray(np.stack(pair), dtype=dt.np), dev)
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,

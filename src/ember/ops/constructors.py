@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
+from ember.backend import MetaArray
 from ember.backend import device as to_device
 from ember.errors import ShapeError
 from ember.ops.convert import to
@@ -128,10 +129,12 @@ def _strided_empty(op: str, size: tuple, stride: tuple, dtype: Any, device: Any,
     if any(n < 0 for n in size) or any(s < 0 for s in stride):
         raise ShapeError(f"{op}: sizes {list(size)} and strides {list(stride)} must be "
                          "non-negative")
+    byte_strides = tuple(s * dt.itemsize for s in stride)
+    if dev.is_meta:  # (the layout without the memory)
+        return _finish(MetaArray(size, dt.np, byte_strides), dev, requires_grad)
     need = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
     xp = dev.xp
-    array = xp.lib.stride_tricks.as_strided(xp.empty(need, dt.np), size,
-                                            tuple(s * dt.itemsize for s in stride))
+    array = xp.lib.stride_tricks.as_strided(xp.empty(need, dt.np), size, byte_strides)
     return _finish(array, dev, requires_grad)
 
 

@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.backend import Device
+from ember.backend import Device, MetaArray
 from ember.backend import device as to_device
+from ember.backend.meta import copy_out
 from ember.dtypes import DType
-from ember.errors import DTypeError
+from ember.errors import DeviceError, DTypeError
 from ember.layouts import (
     check_format,
     contiguous_format,
@@ -24,7 +25,7 @@ from ember.layouts import (
 from ember.ops.creation import scalar_tensor
 from ember.ops.overrides import TensorLikeOperand, handle
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive
-from ember.tensor import Tensor, method
+from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["clone"]
 
@@ -181,13 +182,25 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
     if dtype is not None:
         out = cast_with_warning(out, dtypes.to_dtype(dtype))
     if device is not None and to_device(device) is not self.device:
-        raise DTypeError(f"to: moving between devices ({self.device} → {device}) needs the "
-                         f"{to_device(device).type} backend's copy, not available in this build")
+        out = _to_device(out, to_device(device))
     if check_format("to", memory_format) is not preserve_format:
         out = contiguous(out, memory_format)
     if copy and out is self:
         out = clone(out)
     return out
+
+
+def _to_device(x: Tensor, dev: Device) -> Tensor:
+    """``x`` on ``dev``: onto the meta device it keeps only its shape, dtype and (dense)
+    strides, a new leaf; off the meta device there is no data to copy."""
+    if x.device.is_meta:
+        copy_out(f"to('{dev}')", dev)
+    if not dev.is_meta:
+        raise DeviceError(f"to: moving between devices ({x.device} → {dev}) needs the "
+                          f"{dev.type} backend's copy, not available in this build")
+    a = x._data
+    return _wrap(MetaArray(a.shape, a.dtype, a.strides if is_dense(a) else None), dev,
+                 x.requires_grad)
 
 
 def cast_with_warning(x: Tensor, dtype: DType) -> Tensor:

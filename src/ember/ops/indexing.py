@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
+from ember.backend import MetaArray
+from ember.backend.meta import copy_out
 from ember.errors import (
     DTypeError,
     EmberError,
@@ -48,8 +50,9 @@ def _out_of_range(op: str, index: int, dim: int, size: int) -> IndexOutOfRange:
 def first_out_of_range(a: Any, size: int) -> int | None:
     """The first entry of the integer array ``a`` outside ``[0, size)``, or None when all lie
     in it. For a primitive's ``forward``, so that eager and compiled code check alike; one
-    ``max`` over ``a`` read as unsigned, where negative entries are huge."""
-    if a.size == 0:
+    ``max`` over ``a`` read as unsigned, where negative entries are huge. A meta array has no
+    entries to check."""
+    if a.size == 0 or isinstance(a, MetaArray):
         return None
     unsigned = a.view(f"u{a.itemsize}") if a.dtype.kind == "i" else a
     if int(unsigned.max()) < size:
@@ -440,8 +443,9 @@ def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tupl
                                       f"{tuple(shape)} at index {d + j}")
             if DISPATCH.handler is not None:  # a transform sees the data-dependent step
                 apply(Nonzero, v)
-            for j, nz in enumerate(x._device.xp.nonzero(v._data)):
-                arrays.append(_wrap(nz, x._device))
+            # (on the mask's device: a CPU mask may index a meta tensor, as in PyTorch)
+            for j, nz in enumerate(v._device.xp.nonzero(v._data)):
+                arrays.append(_wrap(nz, v._device))
                 dims.append(o + j)
             basic.extend([FULL] * k)
             d, o = d + k, o + k
@@ -476,6 +480,8 @@ def as_values(value: Any, like: Tensor, op: str) -> Tensor:
     """``value`` as a tensor of ``like``'s dtype and device (what an assignment writes); a
     number ``like``'s integer dtype cannot hold is an error, as in PyTorch."""
     if isinstance(value, Tensor):
+        if value.is_meta and not like.is_meta:
+            copy_out(op, like.device)
         return cast(value, like.dtype)
     if isinstance(value, (int, float, bool, np.number, np.bool_)):
         check_fits(op, value, like.dtype)

@@ -349,14 +349,15 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                      ceil_mode, return_indices)
 
 
-def _divisor(xp: Any, g: _Geometry, spatial: tuple[int, ...], count_include_pad: bool) -> Any:
-    """How many elements each average divides by, per output position (separable)."""
+def _divisor(g: _Geometry, spatial: tuple[int, ...], count_include_pad: bool) -> Any:
+    """How many elements each average divides by, per output position (separable), as a
+    NumPy array: it depends on the geometry only, so it is the same for every device."""
     total = None
     for size, k, s, p, c in zip(spatial, g.kernel, g.stride, g.pad, g.counts, strict=True):
-        start = xp.arange(c) * s - p
-        end = xp.minimum(start + k, size + p)
+        start = np.arange(c) * s - p
+        end = np.minimum(start + k, size + p)
         n = end - start if count_include_pad else \
-            xp.minimum(end, size) - xp.maximum(start, 0)
+            np.minimum(end, size) - np.maximum(start, 0)
         total = n if total is None else total[..., None] * n
     return total
 
@@ -375,9 +376,8 @@ def _avg_pool(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any, pa
     if divisor_override:
         out = sums * (1.0 / divisor_override)
     else:
-        xp = x.device.xp
-        scale = 1.0 / _divisor(xp, g, spatial, count_include_pad)
-        out = sums * _wrap(scale.astype(x.dtype.np), x.device)
+        scale = 1.0 / _divisor(g, spatial, count_include_pad)
+        out = sums * _wrap(x.device.xp.asarray(scale, dtype=x.dtype.np), x.device)
     return out.reshape(out.shape[1:]) if added else out
 
 

@@ -17,6 +17,7 @@ from ember.backend import get_default_device
 from ember.dtypes import (
     ALL_LIMITED,
     COMPLEX_DTYPES,
+    FLOAT,
     FLOAT8_DTYPES,
     FLOATING_DTYPES,
     LIMITED_DTYPES,
@@ -280,13 +281,14 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
         a, b = inputs
         dev = a._device
         if b._device is not dev:
-            raise _device_error(prim, inputs)
+            dev = _common_device(prim, inputs)
         arrays = (a._data, b._data)
     elif n:
         dev = inputs[0]._device
         for t in inputs:
             if t._device is not dev:
-                raise _device_error(prim, inputs)
+                dev = _common_device(prim, inputs)
+                break
         arrays = tuple(t._data for t in inputs)
     else:
         dev = params.get("device") or get_default_device()
@@ -294,7 +296,12 @@ def eager(prim: Primitive, inputs: tuple, params: dict) -> Any:
     if n and arrays[0].dtype in _LIMITED:
         _check_limited(prim, arrays[0].dtype)
     try:
-        out = prim.forward(dev.xp, *arrays, **params)
+        if dev.is_meta:  # no data: the infer rule is the kernel
+            from ember.ops.meta import meta_forward
+
+            out = meta_forward(prim, inputs, params)
+        else:
+            out = prim.forward(dev.xp, *arrays, **params)
     except EmberError:
         raise
     except Exception as exc:
@@ -474,6 +481,18 @@ def refuse_limited(op: str, dtype: DType, allowed: frozenset[DType] = frozenset(
                          "limited-support dtypes (uint16, uint32, uint64, the float8s) have "
                          "casts, copies, indexing and a few ops only. Hint: convert with "
                          ".float() (or .long()) first")
+
+
+def _common_device(prim: Primitive, inputs: tuple) -> Any:
+    """The device of inputs on more than one: the meta device when every other input is a
+    0-d CPU tensor (a scalar, which PyTorch lets meet any device) or, after the first, an
+    integer CPU tensor (indices, which PyTorch lets index a meta tensor), else a
+    DeviceError."""
+    meta = next((t._device for t in inputs if t._device.is_meta), None)
+    if meta is None or not all(t._device is meta or (t._device.type == "cpu" and (
+            not t.ndim or (i and t.dtype.category < FLOAT))) for i, t in enumerate(inputs)):
+        raise _device_error(prim, inputs)
+    return meta
 
 
 def _device_error(prim: Primitive, inputs: tuple) -> DeviceError:

@@ -1,5 +1,5 @@
 """What kind of tensor this is, as PyTorch asks: the device and format predicates
-(``is_meta``, ``is_sparse``, …: a dense Ember tensor is strided, on the CPU or CUDA; sparse
+(``is_sparse``, …: a dense Ember tensor is strided, on the CPU, the meta device or CUDA; sparse
 ones are ``ember.sparse``'s own class),
 ``cuda()``, ``as_subclass``, ``name`` and ``volatile`` (PyTorch's leftovers), and
 ``ember.get_device``."""
@@ -19,7 +19,7 @@ __all__ = ["get_device"]
 
 # Kinds of tensor an ember.Tensor never is (other devices; sparse and quantized tensors are
 # classes of their own; nested, MKL-DNN layouts): each predicate is False for every one.
-_NEVER = ("is_meta", "is_mps", "is_xpu", "is_xla", "is_ipu", "is_mtia", "is_maia",
+_NEVER = ("is_mps", "is_xpu", "is_xla", "is_ipu", "is_mtia", "is_maia",
           "is_vulkan", "is_mkldnn", "is_sparse", "is_sparse_csr", "is_quantized", "is_nested")
 for _name in _NEVER:
     setattr(Tensor, _name, property(lambda self: False, doc=f"False: a dense tensor is not "

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.backend import compiled, parallel
+from ember.backend import CPU, compiled, parallel
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
@@ -56,6 +56,8 @@ class ElementwiseOptimizer(Optimizer):
                 target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
                 if not state:
                     self.init_state(target, state, group)
+                if p.is_meta:  # (no values to update; its state exists, as PyTorch's)
+                    continue
                 data = target._data
                 g = p.grad._data
                 if g.dtype.kind == "c":
@@ -144,9 +146,11 @@ def full_state(p: Tensor, value: float = 0.0) -> Tensor:
 
 
 def scalar_state(p: Tensor, value: float) -> Tensor:
-    """A 0-d float32 state tensor (``step``, NAdam's ``mu_product``), as PyTorch keeps them."""
-    xp = p._device.xp
-    return _wrap(xp.asarray(value, dtype=xp.float32), p._device)
+    """A 0-d float32 state tensor (``step``, NAdam's ``mu_product``), as PyTorch keeps them;
+    on the CPU for a meta parameter (a count needs a value; 0-d CPU tensors meet any
+    device)."""
+    dev = CPU if p._device.is_meta else p._device
+    return _wrap(dev.xp.asarray(value, dtype=dev.xp.float32), dev)
 
 
 def next_step(state: dict[str, Any]) -> float:

@@ -1,12 +1,10 @@
 """``skip_init``: build a module without initialising its parameters and buffers, as
 ``torch.nn.utils.skip_init`` does.
 
-PyTorch builds the module on its ``meta`` device (no memory, no computation) and then gives it
-uninitialised memory on the real one. Ember has no ``meta`` device; it builds the module on
-the requested device with every :mod:`ember.nn.init` fill function turned off, so the
-parameters keep the uninitialised contents ``empty`` gave them and no random numbers are
-drawn. PyTorch's conditions carry over: the constructor must take a ``device`` argument and
-must initialise only through :mod:`ember.nn.init` (other computation in it still runs).
+As PyTorch's, it builds the module on the ``meta`` device (no memory, no computation, no
+random numbers drawn) and then gives it uninitialised memory on the requested one with
+``Module.to_empty``. PyTorch's conditions carry over: the constructor must take a ``device``
+argument and must make its tensors on it.
 """
 
 from __future__ import annotations
@@ -14,7 +12,6 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ember.nn import init
 from ember.nn.module import Module
 
 __all__ = ["skip_init"]
@@ -22,9 +19,9 @@ __all__ = ["skip_init"]
 
 def skip_init(module_cls: type[Module], *args: Any, **kwargs: Any) -> Module:
     """An instance of ``module_cls(*args, **kwargs)`` whose :mod:`ember.nn.init` fills are
-    skipped (those tensors hold whatever memory held), for a custom initialisation afterwards
-    or a checkpoint to load into. Values a constructor sets otherwise (``BatchNorm``'s ones,
-    zeros and running statistics) are still set, where PyTorch leaves them uninitialised too.
+    skipped: every parameter and buffer holds whatever memory held (``BatchNorm``'s running
+    statistics too, as in PyTorch), for a custom initialisation afterwards or a checkpoint
+    to load into.
 
     Example:
         >>> m = nn.utils.skip_init(nn.Linear, 5, 1)
@@ -36,6 +33,5 @@ def skip_init(module_cls: type[Module], *args: Any, **kwargs: Any) -> Module:
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError(f"skip_init: Module must support a 'device' arg to skip "
                            f"initialization; {module_cls.__name__}'s constructor has none")
-    kwargs.setdefault("device", "cpu")
-    with init.skipping():
-        return module_cls(*args, **kwargs)
+    device = kwargs.pop("device", None) or "cpu"
+    return module_cls(*args, **kwargs, device="meta").to_empty(device=device)
