@@ -205,3 +205,8 @@ def test_base_and_is_view_match_torch():
         assert (y._base is x, z._base is x, x._base, x.detach()[1:].detach()._base) == \
             (True, True, None, None)
         assert (x._is_view(), y._is_view(), z.detach()._is_view()) == (False, True, False)
+
+
+def test_default_print_width_is_torchs_80_columns():
+    x = np.arange(2000.0).reshape(40, 50)
+    assert repr(ember.tensor(x)) == repr(torch.tensor(x)).replace("torch.", "ember.")

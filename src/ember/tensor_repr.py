@@ -10,7 +10,7 @@ import numpy as np
 
 from ember import dtypes
 
-_DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 100,
+_DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80,
              "sci_mode": None}
 _PROFILES = {"default": {},
              "short": {"precision": 2, "edgeitems": 2},
