@@ -438,7 +438,7 @@ def test_masked_select_size_is_data_dependent():
     x = ember.arange(6.0).reshape(2, 3)
     assert x.masked_select(x > 2.5).tolist() == [3.0, 4.0, 5.0]
     with pytest.raises(OpError, match="depends on the data"):
-        ember.ops.indexing.Nonzero.infer(ember.ops.TensorSpec((3,), ember.bool_))
+        ember.ops.PRIMITIVES["nonzero"].infer(ember.ops.TensorSpec((3,), ember.bool_))
 
 
 def test_compiled_one_hot_follows_each_calls_classes_and_checks_them():

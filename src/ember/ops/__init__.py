@@ -68,6 +68,7 @@ from ember.ops.lp_pool import *  # noqa: F403
 from ember.ops.margin_loss import *  # noqa: F403
 from ember.ops.masking import *  # noqa: F403
 from ember.ops.native_functions import *  # noqa: F403
+from ember.ops.nonzero import *  # noqa: F403
 from ember.ops.normalization import *  # noqa: F403
 from ember.ops.norms import *  # noqa: F403
 from ember.ops.pad import *  # noqa: F403
@@ -118,8 +119,9 @@ _FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broad
              "linalg_composite", "linalg_decomp", "linalg_det", "linalg_eig", "linalg_ldl",
              "linalg_legacy", "linalg_lu", "linalg_pinv", "linalg_solve", "linalg_tensor",
              "linear", "linear_cross_entropy", "local_response_norm", "loss", "lowrank", "lp_pool",
-             "margin_loss", "masking", "multi_head_attention", "native_functions", "normalization",
-             "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts", "random_fill",
+             "margin_loss", "masking", "multi_head_attention", "native_functions", "nonzero",
+             "normalization", "norms", "pad", "pixel_shuffle", "pool", "random", "random_counts",
+             "random_fill",
              "random_gamma", "random_von_mises", "reduce", "rnn", "rnn_cells", "rounding",
              "scatter_reduce", "scatter_slices", "search", "segment_reduce", "select", "shape",
              "softmax", "sort", "special", "split_stack", "statistics", "stft", "storage",

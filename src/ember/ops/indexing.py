@@ -1,4 +1,5 @@
-"""Indexing: ``x[key]`` and ``x[key] = v``, index_put and nonzero.
+"""Indexing: ``x[key]`` and ``x[key] = v``, index_put, and ``Tensor.nonzero`` (its primitive is in
+``nonzero.py``).
 
 Three primitives carry all of it. ``slice`` is basic indexing (ints, slices, None): a view.
 ``index`` is advanced indexing by integer tensors on chosen dimensions (NumPy's placement of
@@ -34,10 +35,11 @@ from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
 from ember.ops.fits import check_fits
 from ember.ops.inplace import bind_inplace, inplace, needs_history
+from ember.ops.nonzero import Nonzero
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
 from ember.tensor import Tensor, _wrap, method
 
-__all__ = ["index_put", "nonzero", "nonzero_static", "argwhere"]
+__all__ = ["index_put", "nonzero"]
 
 FULL = (None, None, None)  # the slice ``:`` in a normalized basic index
 
@@ -553,19 +555,6 @@ def index_put(input: Tensor, indices: tuple, values: Any, accumulate: bool = Fal
 
 
 # -- data-dependent -----------------------------------------------------------------------------
-@primitive
-class Nonzero(Primitive):
-    name = "nonzero"
-    differentiable = False
-
-    def forward(self, xp, a):
-        return xp.argwhere(a).astype(np.int64, copy=False)
-
-    def infer(self, a):
-        raise OpError(f"nonzero: the output size depends on the data of {a}, so it has no "
-                      "shape rule; a traced version will need a static size=")
-
-
 @method()
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     """The indices of the nonzero entries: an ``(n, ndim)`` int64 tensor, or with
@@ -582,46 +571,6 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     if input.ndim == 0:
         return (_wrap(input._device.xp.zeros(out.shape[0], np.int64), input.device),)
     return tuple(apply(Slice, out, index=(FULL, d)) for d in range(input.ndim))
-
-
-@primitive
-class NonzeroStatic(Primitive):
-    """``nonzero``'s first ``size`` rows, padded with ``fill_value``: a static shape."""
-
-    name = "nonzero_static"
-    differentiable = False
-
-    def forward(self, xp, a, *, size, fill_value):
-        found = xp.argwhere(a)[:size]
-        out = xp.full((size, a.ndim), fill_value, dtype=np.int64)
-        out[:found.shape[0]] = found
-        return out
-
-    def infer(self, a, *, size, fill_value):
-        return TensorSpec((size, len(a.shape)), dtypes.int64)
-
-
-@method()
-def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
-    """The first ``size`` rows of :func:`nonzero` (the indices of the nonzero entries), the
-    rest filled with ``fill_value``: a ``(size, ndim)`` int64 tensor whose shape does not
-    depend on the data, so it traces under ``ember.jit`` and batches under ``vmap``.
-
-    Example:
-        >>> ember.nonzero_static(ember.tensor([0, 3, 0, 4]), size=3)
-        tensor([[ 1],
-                [ 3],
-                [-1]])
-    """
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
-        raise ValueError(f"nonzero_static: 'size' must be a non-negative integer, got {size!r}")
-    return apply(NonzeroStatic, input, size=int(size), fill_value=int(fill_value))
-
-
-@method()
-def argwhere(input: Tensor) -> Tensor:
-    """The indices of the nonzero entries as an ``(n, ndim)`` int64 tensor (``nonzero``)."""
-    return apply(Nonzero, input)
 
 
 bind_inplace(index_put_=index_put)
