@@ -39,7 +39,10 @@ def test_quantized_conv_transpose_equals_torch(n, kwargs):
     assert type(ec[1]).__name__ == f"ConvTranspose{n}d"
     qx = ec[0](ember.tensor(x))
     same(ec[1](qx).int_repr(), tc[1](tc[0](torch.tensor(x))).int_repr())
-    same(ec(ember.tensor(x)), tc(torch.tensor(x)))
+    # the dequantized floats to two float32 roundings: ATen dequantizes in vector blocks by an
+    # fma and the tail elements by a multiply, and the block width depends on the CPU
+    np.testing.assert_allclose(ec(ember.tensor(x)).numpy(), tc(torch.tensor(x)).numpy(),
+                               rtol=2.5e-7, atol=0)
     fresh = type(ec[1])(4, 6, 3, **kwargs)
     fresh.load_state_dict(ec[1].state_dict())
     same(fresh(qx).int_repr(), ec[1](qx).int_repr())

@@ -80,6 +80,11 @@ def test_quantized_layers_give_each_engines_integers(engine, name):
                             else ew.q_scale())
             x = (_RNG.normal(size=_LAYERS[name][3]) * 3).astype(np.float32)
             x_scale, x_zero = float(_RNG.uniform(0.01, 0.1)), int(_RNG.integers(0, 256))
+            if engine == "fbgemm":  # 7-bit activations, as x86 observers' reduce_range gives:
+                # fbgemm on CPUs without AVX-512 adds u8 x s8 pairs in saturating int16, which
+                # full 8-bit ranges overflow (Ember computes exactly, as AVX-512 fbgemm does)
+                x_zero //= 2
+                x = np.clip(x, -x_zero * x_scale, (127 - x_zero) * x_scale)
             bias = _RNG.normal(size=tw.shape[1 if name.startswith("ConvT") else 0])
             bias = bias.astype(np.float32) * 3
             out_scale = float(_RNG.uniform(0.02, 0.3))
