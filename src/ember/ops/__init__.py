@@ -33,6 +33,7 @@ from ember.ops.fill import *  # noqa: F403
 from ember.ops.frexp import *  # noqa: F403
 from ember.ops.from_file import *  # noqa: F403
 from ember.ops.functional_aliases import *  # noqa: F403
+from ember.ops.fused_arithmetic import *  # noqa: F403
 from ember.ops.gamma import *  # noqa: F403
 from ember.ops.gather import *  # noqa: F403
 from ember.ops.gradient import *  # noqa: F403
@@ -112,7 +113,7 @@ _FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broad
              "complex_math", "complex_parts", "construct", "constructors", "conv", "convert",
              "copy_variants", "creation", "ctc_loss", "diagonal", "discrete", "distance", "dlpack",
              "dropout", "embedding", "embedding_bag_native", "fake_quantize", "fill",
-             "fractional_pool", "frexp", "from_file",
+             "fractional_pool", "frexp", "from_file", "fused_arithmetic",
              "functional_aliases", "gamma", "gather", "gradient", "grid_sample", "gumbel_softmax",
              "hash_tensor", "histogram", "igamma", "im2col", "indexing", "inplace_functions",
              "integrate", "interpolate", "join", "layer_norm", "legacy_tensor_types", "linalg",

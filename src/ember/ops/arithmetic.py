@@ -1,5 +1,6 @@
 """Arithmetic with broadcasting: add, sub, mul, div (true and floor), remainder, pow, neg,
-their fused forms (addcmul, addcdiv, lerp), and Python's operators on tensors. Each binary op
+and Python's operators on tensors (their fused forms addcmul, addcdiv and lerp are in
+``fused_arithmetic.py``). Each binary op
 brings its operands to PyTorch's result dtype first (:func:`promote`), so its primitive only
 ever sees one dtype.
 
@@ -26,8 +27,7 @@ from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
 from ember.tensor import Tensor, method
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-           "floor_divide", "remainder", "fmod", "neg", "negative", "positive", "rsub", "pow",
-           "addcmul", "addcdiv", "lerp"]
+           "floor_divide", "remainder", "fmod", "neg", "negative", "positive", "rsub", "pow"]
 
 
 class Binary(Primitive):
@@ -502,62 +502,6 @@ def _pow_dtype(dtype: dtypes.DType) -> None:
         raise DTypeError("pow: not defined for bool ** bool. Hint: convert with .int() first")
 
 
-@method()
-def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
-    """``input + value * tensor1 * tensor2``, with broadcasting.
-
-    Example:
-        >>> ember.addcmul(ember.zeros(2), ember.ones(2), ember.full((2,), 3.0), value=0.5)
-        tensor([1.5000, 1.5000])
-    """
-    return _add_product("addcmul", Mul, input, tensor1, tensor2, value)
-
-
-@method()
-def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
-    """``input + value * tensor1 / tensor2``, with broadcasting."""
-    if dtypes.result_type(tensor1, tensor2).category < dtypes.FLOAT:
-        raise DTypeError(f"addcdiv: integer division of tensor1 ({_dtype_name(tensor1)}) by "
-                         f"tensor2 ({_dtype_name(tensor2)}) is not supported, as in PyTorch. "
-                         f"Hint: convert one of them to a float dtype, or use "
-                         f"input + value * ember.div(tensor1, tensor2, rounding_mode='trunc')")
-    return _add_product("addcdiv", Div, input, tensor1, tensor2, value)
-
-
-def _add_product(op: str, prim: Primitive, input: Any, tensor1: Any, tensor2: Any,
-                 value: Any) -> Tensor:
-    """``input + value * prim(tensor1, tensor2)`` in PyTorch's result dtype of all three
-    (``uint8 + int8_0d * bool`` stays uint8; ``int8 * int8`` does not overflow on its way to an
-    int16 sum)."""
-    a, b, c = promote(input, tensor1, tensor2)
-    product = apply(prim, b, c)
-    if value != 1:
-        product = _scaled(op, "value", product, value, input, tensor1, tensor2)
-    return apply(Add, a, product)
-
-
-@method()
-def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
-    """Linear interpolation ``input + weight * (end - input)``; ``weight`` is a number or a
-    tensor. As in PyTorch, a weight of magnitude 0.5 or more computes
-    ``end - (end - input) * (1 - weight)`` instead, so weight 1 gives ``end`` exactly (and
-    infinities give what PyTorch gives).
-
-    Example:
-        >>> ember.lerp(ember.zeros(2), ember.ones(2), 0.25)
-        tensor([0.2500, 0.2500])
-    """
-    if input.dtype.category < dtypes.FLOAT or dtypes.result_type(end).category < dtypes.FLOAT:
-        raise DTypeError(f"lerp: needs floating tensors, got {_dtype_name(input)} and "
-                         f"{_dtype_name(end)}, as in PyTorch. Hint: convert with .float() first")
-    diff = end - input
-    if isinstance(weight, Tensor):
-        from ember.ops.select import where
-
-        return where(abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
-    return input + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
-
-
 @method("neg", "negative", "__neg__")
 def neg(input: Tensor) -> Tensor:
     """``-input``."""
@@ -603,6 +547,6 @@ def rsub(input: Tensor, other: Any, *, alpha: float = 1) -> Tensor:
 bind_inplace(add_=add, __iadd__=add, sub_=sub, __isub__=sub, mul_=mul, __imul__=mul,
              div_=div, __itruediv__=div, floor_divide_=floor_divide, __ifloordiv__=floor_divide,
              remainder_=remainder, __imod__=remainder, neg_=neg, negative_=neg, fmod_=fmod,
-             pow_=pow, __ipow__=pow, addcmul_=addcmul, addcdiv_=addcdiv, lerp_=lerp)
+             pow_=pow, __ipow__=pow)
 
 subtract, multiply, divide, true_divide, negative = sub, mul, div, div, neg

@@ -23,7 +23,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.errors import DTypeError, EmberError, IndexOutOfRange, ShapeError
-from ember.ops.arithmetic import floor_divide, lerp
+from ember.ops.arithmetic import floor_divide
 from ember.ops.broadcast import expand
 from ember.ops.compare import isnan, logical_not, ne
 from ember.ops.complex_parts import Holomorphic
@@ -31,6 +31,7 @@ from ember.ops.convert import cast, clone
 from ember.ops.creation import arange, full, full_like, zeros
 from ember.ops.diagonal import diagonal
 from ember.ops.dims import normalize_dim
+from ember.ops.fused_arithmetic import lerp
 from ember.ops.gather import gather
 from ember.ops.join import cat
 from ember.ops.linalg import mm

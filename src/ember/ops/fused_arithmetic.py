@@ -1,0 +1,75 @@
+"""Arithmetic's fused forms: ``addcmul`` (``input + value * t1 * t2``), ``addcdiv`` and
+``lerp``, in PyTorch's result dtype of all their operands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember import dtypes
+from ember.errors import DTypeError
+from ember.ops.arithmetic import Add, Div, Mul, _dtype_name, _scaled
+from ember.ops.convert import promote
+from ember.ops.inplace import bind_inplace
+from ember.ops.primitive import Primitive, apply
+from ember.tensor import Tensor, method
+
+__all__ = ["addcmul", "addcdiv", "lerp"]
+
+
+@method()
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
+    """``input + value * tensor1 * tensor2``, with broadcasting.
+
+    Example:
+        >>> ember.addcmul(ember.zeros(2), ember.ones(2), ember.full((2,), 3.0), value=0.5)
+        tensor([1.5000, 1.5000])
+    """
+    return _add_product("addcmul", Mul, input, tensor1, tensor2, value)
+
+
+@method()
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: float = 1) -> Tensor:
+    """``input + value * tensor1 / tensor2``, with broadcasting."""
+    if dtypes.result_type(tensor1, tensor2).category < dtypes.FLOAT:
+        raise DTypeError(f"addcdiv: integer division of tensor1 ({_dtype_name(tensor1)}) by "
+                         f"tensor2 ({_dtype_name(tensor2)}) is not supported, as in PyTorch. "
+                         f"Hint: convert one of them to a float dtype, or use "
+                         f"input + value * ember.div(tensor1, tensor2, rounding_mode='trunc')")
+    return _add_product("addcdiv", Div, input, tensor1, tensor2, value)
+
+
+def _add_product(op: str, prim: Primitive, input: Any, tensor1: Any, tensor2: Any,
+                 value: Any) -> Tensor:
+    """``input + value * prim(tensor1, tensor2)`` in PyTorch's result dtype of all three
+    (``uint8 + int8_0d * bool`` stays uint8; ``int8 * int8`` does not overflow on its way to an
+    int16 sum)."""
+    a, b, c = promote(input, tensor1, tensor2)
+    product = apply(prim, b, c)
+    if value != 1:
+        product = _scaled(op, "value", product, value, input, tensor1, tensor2)
+    return apply(Add, a, product)
+
+
+@method()
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    """Linear interpolation ``input + weight * (end - input)``; ``weight`` is a number or a
+    tensor. As in PyTorch, a weight of magnitude 0.5 or more computes
+    ``end - (end - input) * (1 - weight)`` instead, so weight 1 gives ``end`` exactly (and
+    infinities give what PyTorch gives).
+
+    Example:
+        >>> ember.lerp(ember.zeros(2), ember.ones(2), 0.25)
+        tensor([0.2500, 0.2500])
+    """
+    if input.dtype.category < dtypes.FLOAT or dtypes.result_type(end).category < dtypes.FLOAT:
+        raise DTypeError(f"lerp: needs floating tensors, got {_dtype_name(input)} and "
+                         f"{_dtype_name(end)}, as in PyTorch. Hint: convert with .float() first")
+    diff = end - input
+    if isinstance(weight, Tensor):
+        from ember.ops.select import where
+
+        return where(abs(weight) < 0.5, input + weight * diff, end - diff * (1 - weight))
+    return input + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+
+
+bind_inplace(addcmul_=addcmul, addcdiv_=addcdiv, lerp_=lerp)
