@@ -28,7 +28,8 @@ from typing import Any
 from ember.autograd.grad_mode import GRAD
 from ember.backend import get_default_device
 from ember.dtypes import get_default_dtype
-from ember.func.pytree import tree_flatten, tree_paths, tree_unflatten
+from ember.func.pytree import tree_flatten, tree_unflatten
+from ember.jit.arguments import argument_names, hashable, parameter_names
 from ember.jit.autodiff import (
     Joint,
     assemble,
@@ -41,6 +42,7 @@ from ember.jit.autodiff import (
 )
 from ember.jit.codegen import Generated, _store, generate
 from ember.jit.discover import Reach, is_plain, reach, tensor_hooks
+from ember.jit.fallback import aliased_writes, argument_writes, backward_hooks
 from ember.jit.ir import Graph
 from ember.jit.kernels import makes_fresh
 from ember.jit.passes import PASSES, optimize
@@ -49,7 +51,6 @@ from ember.jit.rollback import Rollback
 from ember.jit.tracer import TraceError, Tracer
 from ember.nn.module import Module
 from ember.ops.attention_backends import allowed_backends
-from ember.ops.overrides import TENSOR_LIKE
 from ember.ops.primitive import DISPATCH, REPLACED
 from ember.tensor import Tensor, _wrap
 
@@ -254,10 +255,10 @@ class CompiledFunction:
                               tensor_hooks(leaf),  # (the functions, by identity)
                               None if grad is None else grad.dtype))
             else:
-                parts.append(("value", type(leaf), _hashable(
+                parts.append(("value", type(leaf), hashable(
                     leaf, lambda i=i: argument_names(self.fn, args, kwargs)[i])))
-        statics = tuple((type(args[i]), _hashable(
-            args[i], lambda i=i: _parameter_names(self.fn, len(args))[i]))
+        statics = tuple((type(args[i]), hashable(
+            args[i], lambda i=i: parameter_names(self.fn, len(args))[i]))
             for i in self.static_argnums if i < len(args))
         return tensors, (spec, tuple(parts), statics, GRAD.enabled,
                          self.reach.guard(self.watch_grads), self.reach.index,
@@ -277,7 +278,7 @@ class CompiledFunction:
         ids = (*map(id, objects), None, *map(id, hooks)) if hooks else tuple(map(id, objects))
         found = self.reaches.get(ids)
         if found is None or again or found.moved():
-            found = reach(self.fn, args, _parameter_names(self.fn, len(args)), kwargs, hooks)
+            found = reach(self.fn, args, parameter_names(self.fn, len(args)), kwargs, hooks)
             found.arguments = objects + hooks  # (kept alive: their ids stay theirs)
             layout = {k: v for k, v in found.layout().items() if k not in self.side_effects}
             found.index = next((i for i, (seen, _) in enumerate(self.layouts) if seen == layout),
@@ -333,7 +334,7 @@ class CompiledFunction:
             joint, returned, hooked, plan = None, out_leaves, None, None
             if not tracer.ran_backward and any(isinstance(x, Tensor) and x.requires_grad
                                                for x in out_leaves):
-                hooked = self._backward_hooks(tracer) or self._argument_writes(
+                hooked = backward_hooks(self.name, self.reach, tracer) or argument_writes(
                     tracer, inputs, argument_names(self.fn, args, kwargs), leaves)
                 if hooked is None:
                     joint, returned = trace_backward(tracer, inputs, out_leaves)
@@ -366,7 +367,7 @@ class CompiledFunction:
         generated = generate(graph, device.xp, device, frees)
         entry = Entry(graph, generated, out_spec, consts, device, time.perf_counter() - start,
                       joint, backward, n_saved, tuple(tracer.grad_inputs),
-                      hooked or self._aliased_writes(graph, leaves, key[1], argument_names(
+                      hooked or aliased_writes(graph, leaves, key[1], argument_names(
                           self.fn, args, kwargs)))
         if plan is not None:
             entry.roots, entry.make = plan.roots, plan.make
@@ -401,65 +402,6 @@ class CompiledFunction:
         return self._rebuild(entry, [_wrap(x._data.copy(), x._device)
                                      if owner(x._data) in kept else x
                                      for x in out_leaves if isinstance(x, Tensor)])
-
-    def _backward_hooks(self, tracer: Tracer) -> str | None:
-        """Why calls with this key run the plain function, if the outputs pass through a
-        module's backward hooks: their Python must run at each backward, between the
-        module's outputs' gradients and its inputs', where generated code has no place for
-        it (torch.compile breaks the graph there too). None when no module call had them."""
-        if not tracer.backward_hooks:
-            return None
-        labels = {id(m): label for label, m in zip(self.reach.module_labels, self.reach.modules)}
-        found = "; ".join(
-            f"module {labels.get(id(s.module)) or self.name} ({type(s.module).__name__}): "
-            f"{', '.join(_hook_name(h.fn) for h in [*s.pre_hooks, *s.hooks])}"
-            for s in tracer.backward_hooks)
-        return (f"runs eagerly: its outputs need grad and pass through module backward hooks "
-                f"(backward pre-hooks and full backward hooks: {found}), whose Python runs at "
-                "each backward, inside the module's backward, which a compiled call's "
-                "generated backward cannot; calls with this signature run the plain function, "
-                "so the hooks see and replace eager's gradients. Hint: remove the hooks "
-                "(handle.remove()) to compile the call again, or compile the whole step with "
-                "backward() inside (the hooks' tensor work is then traced into the graph)")
-
-    @staticmethod
-    def _argument_writes(tracer: Tracer, inputs: list[Tensor], names: list[str],
-                         leaves: list) -> str | None:
-        """Why calls with this key run the plain function, if the function writes in place
-        into a tensor argument and returns values that need grad (``x.mul_(2)`` returned):
-        the write, and the history it gives the argument, happen in the caller's autograd
-        graph, which one compiled node cannot stand for. None when it writes into none."""
-        names = [n for n, leaf in zip(names, leaves) if isinstance(leaf, Tensor)]
-        arguments = [v for v in tracer.graph.inputs if v not in tracer.grad_input_vars]
-        written = [names[i] for i, (t, var) in enumerate(zip(inputs, arguments))
-                   if tracer.lookup(t._data) not in (var, *tracer.twins.get(var, ()))]
-        if not written:
-            return None
-        return (f"runs eagerly: it writes in place into argument {', '.join(written)} and "
-                "returns values that need grad; the write and the history it gives the "
-                "argument belong to the caller's autograd graph, which one compiled node "
-                "cannot stand for, so calls with this signature run the plain function. Hint: "
-                "write out of place (y = x * 2), or compile the whole step with backward() "
-                "inside")
-
-    @staticmethod
-    def _aliased_writes(graph: Graph, leaves: list, parts: tuple, names: list[str]) -> \
-            str | None:
-        """Why calls with this key run the plain function, if the graph writes in place into
-        an argument that shares memory with another (``f(b, b[1:3])``): the graph reads each
-        argument's values as they were when the call started, eager sees the write through
-        the other. None when no written argument shares its memory."""
-        positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor)]
-        group = [i if p[0] == "value" or p[4] is None else p[4] for i, p in enumerate(parts)]
-        for k, _ in graph.arg_writes:
-            i = positions[k]
-            others = [names[j] for j in positions if j != i and group[j] == group[i]]
-            if others:
-                return (f"runs eagerly: argument {names[i]} shares memory with "
-                        f"{', '.join(others)} and the function writes into it in place; the "
-                        "graph would read the other as it was before the write. Hint: pass "
-                        "separate tensors (.clone() one), or write out of place")
-        return None
 
     def _layout_after_trace(self, args: tuple, kwargs: dict, leaves: list, before: int) -> int:
         """The layout a new entry is kept under when the trace itself changed what the
@@ -558,14 +500,6 @@ def _fresh(graph: Graph, roots: list[int] | None) -> bool:
     return len(set(outs)) == len(outs) and all(v in made for v in outs)
 
 
-def _hook_name(fn: Any) -> str:
-    """A hook as ``explain()`` names it: its qualified name and line."""
-    code = getattr(fn, "__code__", None)
-    name = getattr(fn, "__qualname__", type(fn).__name__)
-    return name if code is None else \
-        f"{name} at {code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
-
-
 def _kind(entry: Any) -> Any:
     """The kind of a layout entry (``"tensor"``, ``"object"``, …), None for a plain value."""
     return entry[0] if isinstance(entry, tuple) and entry else None
@@ -576,54 +510,6 @@ _MANY_TRACES = 8  # compiling the same function this often is worth a warning
 _KEEP_REACHES = 64  # what a function reaches, kept for this many sets of argument objects
 _KEEP_ENTRIES = 32  # signatures (graphs) kept per compiled function, the oldest dropped first
 _TENSOR = object()  # marks the output leaves that are tensors (None is a value too)
-
-
-def _parameter_names(fn: Callable, count: int) -> list[str]:
-    """The names of ``fn``'s first ``count`` positional parameters (a module's ``forward``'s),
-    ``#i`` where it has none (``*args``)."""
-    try:
-        params = [p.name for p in inspect.signature(getattr(fn, "forward", fn)).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):  # (a callable without a signature)
-        params = []
-    return [params[i] if i < len(params) else f"#{i}" for i in range(count)]
-
-
-def argument_names(fn: Callable, args: tuple, kwargs: dict) -> list[str]:
-    """A name for each leaf of a call's ``(args, kwargs)``, in ``tree_flatten``'s order: its
-    parameter's name and its place inside that argument.
-
-    Example:
-        >>> argument_names(lambda x, batch: x, (t, (a, b)), {"flag": True})
-        ['x', 'batch[0]', 'batch[1]', 'flag']
-    """
-    names = _parameter_names(fn, len(args))
-    return [name + path for name, a in zip(names, args) for path in tree_paths(a)] + \
-        [key + path for key, v in kwargs.items() for path in tree_paths(v)]
-
-
-def _hashable(value: Any, name: Callable[[], str]) -> Any:
-    """``value`` if it can be part of the cache key (an unhashable object by its identity);
-    else an error naming the argument (``name()``, made only then). A tensor reaches here
-    only as a static argument, which it cannot be: the graph reads its values at run time."""
-    if type(value) in TENSOR_LIKE:
-        raise TypeError(f"ember.jit: argument {name()} is a {type(value).__name__}, which "
-                        "compiled functions do not take (nor trace its values). Hint: call "
-                        "the function without ember.compile")
-    if isinstance(value, Tensor):
-        raise TypeError(f"ember.jit: static argument {name()} is a tensor: a tensor is an input "
-                        "of the graph, traced by shape and dtype, never by its values. Hint: "
-                        "pass the values as Python numbers (tuple(t.tolist())) to make them "
-                        "static, or leave it out of static_argnums")
-    try:
-        hash(value)
-    except TypeError:
-        if hasattr(value, "__dict__"):  # an object (a dataclass's self): by identity
-            return ("object", id(value))
-        raise TypeError(f"ember.jit: argument {name()} of type {type(value).__name__} is not "
-                        "hashable, so it cannot be part of the cache key. Hint: pass it as a "
-                        "tensor, or as a tuple instead of a list") from None
-    return value
 
 
 MODES = {

@@ -13,7 +13,7 @@ from onnx import helper
 
 from ember.export.capture import Capture, retrace_resized, trace, twins
 from ember.func.pytree import tree_flatten
-from ember.jit.compiled import argument_names
+from ember.jit.arguments import argument_names
 from ember.jit.ir import Graph, Var
 from ember.onnx import converters  # noqa: F401 - registers the converters
 from ember.onnx.context import Context, onnx_type

@@ -1,0 +1,83 @@
+"""Why a compiled signature runs the plain function instead of its graph: what the call does
+that one generated call cannot stand for (module backward hooks on outputs that need grad, an
+in-place write into an argument whose history belongs to the caller's graph, a write into an
+argument that shares memory with another). Each check returns the reason, in the words
+:func:`ember.jit.explain` gives, or None.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.jit.discover import Reach
+from ember.jit.ir import Graph
+from ember.jit.tracer import Tracer
+from ember.tensor import Tensor
+
+
+def backward_hooks(name: str, found: Reach, tracer: Tracer) -> str | None:
+    """Why calls with this key run the plain function, if the outputs pass through a
+    module's backward hooks: their Python must run at each backward, between the
+    module's outputs' gradients and its inputs', where generated code has no place for
+    it (torch.compile breaks the graph there too). None when no module call had them.
+    ``name`` names the compiled function, ``found`` is what it reaches."""
+    if not tracer.backward_hooks:
+        return None
+    labels = {id(m): label for label, m in zip(found.module_labels, found.modules)}
+    hooked = "; ".join(
+        f"module {labels.get(id(s.module)) or name} ({type(s.module).__name__}): "
+        f"{', '.join(_hook_name(h.fn) for h in [*s.pre_hooks, *s.hooks])}"
+        for s in tracer.backward_hooks)
+    return (f"runs eagerly: its outputs need grad and pass through module backward hooks "
+            f"(backward pre-hooks and full backward hooks: {hooked}), whose Python runs at "
+            "each backward, inside the module's backward, which a compiled call's "
+            "generated backward cannot; calls with this signature run the plain function, "
+            "so the hooks see and replace eager's gradients. Hint: remove the hooks "
+            "(handle.remove()) to compile the call again, or compile the whole step with "
+            "backward() inside (the hooks' tensor work is then traced into the graph)")
+
+
+def argument_writes(tracer: Tracer, inputs: list[Tensor], names: list[str],
+                    leaves: list) -> str | None:
+    """Why calls with this key run the plain function, if the function writes in place
+    into a tensor argument and returns values that need grad (``x.mul_(2)`` returned):
+    the write, and the history it gives the argument, happen in the caller's autograd
+    graph, which one compiled node cannot stand for. None when it writes into none."""
+    names = [n for n, leaf in zip(names, leaves) if isinstance(leaf, Tensor)]
+    arguments = [v for v in tracer.graph.inputs if v not in tracer.grad_input_vars]
+    written = [names[i] for i, (t, var) in enumerate(zip(inputs, arguments))
+               if tracer.lookup(t._data) not in (var, *tracer.twins.get(var, ()))]
+    if not written:
+        return None
+    return (f"runs eagerly: it writes in place into argument {', '.join(written)} and "
+            "returns values that need grad; the write and the history it gives the "
+            "argument belong to the caller's autograd graph, which one compiled node "
+            "cannot stand for, so calls with this signature run the plain function. Hint: "
+            "write out of place (y = x * 2), or compile the whole step with backward() "
+            "inside")
+
+
+def aliased_writes(graph: Graph, leaves: list, parts: tuple, names: list[str]) -> str | None:
+    """Why calls with this key run the plain function, if the graph writes in place into
+    an argument that shares memory with another (``f(b, b[1:3])``): the graph reads each
+    argument's values as they were when the call started, eager sees the write through
+    the other. None when no written argument shares its memory."""
+    positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor)]
+    group = [i if p[0] == "value" or p[4] is None else p[4] for i, p in enumerate(parts)]
+    for k, _ in graph.arg_writes:
+        i = positions[k]
+        others = [names[j] for j in positions if j != i and group[j] == group[i]]
+        if others:
+            return (f"runs eagerly: argument {names[i]} shares memory with "
+                    f"{', '.join(others)} and the function writes into it in place; the "
+                    "graph would read the other as it was before the write. Hint: pass "
+                    "separate tensors (.clone() one), or write out of place")
+    return None
+
+
+def _hook_name(fn: Any) -> str:
+    """A hook as ``explain()`` names it: its qualified name and line."""
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__qualname__", type(fn).__name__)
+    return name if code is None else \
+        f"{name} at {code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}"
