@@ -155,7 +155,7 @@ def test_errors():
             ember.zeros(1, 2, 4, 4), [2, 2], 2, [0, 0])
 
 
-def _fit(model, x, target, loss_of, steps=4):
+def _fit(model, x, target, loss_of, steps=3):
     for m in model.modules():  # dropout would make the losses noisy
         if isinstance(m, ember.nn.Dropout):
             m.p = 0.0

@@ -146,7 +146,7 @@ def test_elastic_transform_matches_torchvision(mode, fill):
 def test_random_perspective_get_params_draws_torchvisions_ranges():
     ember.manual_seed(0)
     w, h, scale = 21, 11, 0.5                       # corners move up to 5 across, 2 down
-    ends = np.array([T.RandomPerspective.get_params(w, h, scale)[1] for _ in range(1000)])
+    ends = np.array([T.RandomPerspective.get_params(w, h, scale)[1] for _ in range(400)])
     starts = T.RandomPerspective.get_params(w, h, scale)[0]
     assert starts == [[0, 0], [20, 0], [20, 10], [0, 10]]
     ranges = {(0, 0): range(0, 6), (0, 1): range(0, 3), (1, 0): range(15, 21),
