@@ -31,13 +31,15 @@ import numpy as np
 from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.function import Function, once_differentiable
+from ember.backend import Device
 from ember.distributed.buffers import mpi
 from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.fsdp.flat_param import pack_gathered_view, unpack_gathered_view
 from ember.distributed.tensor.dtensor import DTensor
-from ember.distributed.tensor.placement import Shard, chunk_bounds
+from ember.distributed.tensor.placement import Replicate, Shard, chunk_bounds
 from ember.errors import DeviceError
 from ember.nn.parameter import Parameter, is_lazy
+from ember.ops.creation import empty
 from ember.tensor import Tensor, _wrap
 
 # id(parameter) -> the group of the fully_shard module that sharded it (weak: the group holds
@@ -70,7 +72,11 @@ class ShardedParamGroup:
                  mesh: DeviceMesh, param_dtype: np.dtype | None,
                  reduce_dtype: np.dtype | None) -> None:
         self.owner = owner
-        self.mesh, self.group = mesh, mesh.get_group(0)
+        # a 1-d mesh shards over its ranks; HSDP's 2-d one replicates over dim 0 (the rows
+        # hold the same pieces) and shards over dim 1
+        self.mesh, self.group = mesh, mesh.get_group(mesh.ndim - 1)
+        self.replicas = mesh.get_group(0) if mesh.ndim == 2 else None
+        self.placements = [Shard(0)] if mesh.ndim == 1 else [Replicate(), Shard(0)]
         self.world, rank = self.group.size(), self.group.rank()
         self.slots: list[ParamSlot] = []
         distinct: dict[int, int] = {}
@@ -88,14 +94,17 @@ class ShardedParamGroup:
         block = [c * r for c, r in zip(self.rows, self.row_numel)]  # one rank's padded piece
         self.send_offsets = np.cumsum([0] + block).tolist()
         self.full_offsets = (np.cumsum([0] + block) * self.world).tolist()
-        self.device = originals[0]._device
         self.param_dtype = param_dtype
         self.reduce_dtype = reduce_dtype
         self.full: np.ndarray | None = None  # the gathered parameters, while they exist
         self.gathered_from: list[tuple] = []  # (piece, version, array) of each piece then
+        self.in_flight: tuple | None = None  # a started all-gather: (request, blocks, sources)
         self.pending: np.ndarray | None = None  # gradients kept unreduced (no sync)
         self.sync = True
         self.reshard_after_backward = True
+        self.backward_prefetch: list[ShardedParamGroup] = []  # gathered early in backward
+        self.prefetched = False  # (this backward prefetched already)
+        self.last_backward = True
         pieces = [self._piece(p, i) for i, p in enumerate(originals)]
         for slot in self.slots:
             slot.module._parameters[slot.name] = pieces[slot.index]
@@ -108,8 +117,16 @@ class ShardedParamGroup:
 
     def _piece(self, p: Parameter, i: int) -> Parameter:
         lo, hi = self.bounds[i]
+        if p.is_meta:  # (to_empty and an initialisation fill it later)
+            return Parameter(empty((hi - lo, *self.shapes[i][1:]), dtype=p.dtype,
+                                   device=p.device), p.requires_grad)
         local = np.ascontiguousarray(p._data[lo:hi]).copy()
-        return Parameter(_wrap(local, self.device), p.requires_grad)
+        return Parameter(_wrap(local, p._device), p.requires_grad)
+
+    @property
+    def device(self) -> Device:
+        """The pieces' device (the meta device until ``to_empty``)."""
+        return self.pieces()[0]._device
 
     # -- parameters --------------------------------------------------------------------------
     def pieces(self) -> list[Parameter]:
@@ -141,26 +158,53 @@ class ShardedParamGroup:
             for (q, version, data), p in zip(self.gathered_from, self.pieces()))
 
     def gather(self) -> np.ndarray:
-        """All-gathers the pieces (in the compute dtype) into :attr:`full`."""
-        dtype, world, n = self.compute_dtype, self.world, len(self.shapes)
+        """All-gathers the pieces (in the compute dtype) into :attr:`full`, finishing the
+        all-gather :meth:`start_gather` began if there is one."""
+        if self.in_flight is None:
+            self.start_gather(wait=True)
+        request, blocks, sources = self.in_flight
+        self.in_flight = None
+        if request is not None:
+            request.Wait()
+        dtype, n = blocks.dtype, len(self.shapes)
+        full = np.empty(self.full_offsets[-1], dtype)
+        for i in range(n):
+            lo, hi = self.send_offsets[i], self.send_offsets[i + 1]
+            full[self.full_offsets[i]:self.full_offsets[i + 1]] = blocks[:, lo:hi].reshape(-1)
+        self.full, self.gathered_from = full, sources
+        return full
+
+    def start_gather(self, wait: bool = False) -> None:
+        """Issues the all-gather of the pieces (every all-gather of the group starts here);
+        without ``wait`` it runs in the background (MPI's ``Iallgather``) until
+        :meth:`gather` finishes it. Nothing happens while one is in flight."""
+        if self.in_flight is not None:
+            return
+        dtype, world = self.compute_dtype, self.world
         send = np.zeros(self.send_offsets[-1], dtype)
         for i, p in enumerate(self.pieces()):
             self._check_piece(i, p)
             local = p._data.reshape(-1)
             send[self.send_offsets[i]:self.send_offsets[i] + local.size] = local
+        request = None
         if world == 1:
             blocks = send.reshape(1, -1)
         else:
             blocks = np.empty((world, send.size), dtype)
-            self.group.comm.Allgather(send.view(np.uint8), blocks.view(np.uint8))
-        full = np.empty(self.full_offsets[-1], dtype)
-        for i in range(n):
-            lo, hi = self.send_offsets[i], self.send_offsets[i + 1]
-            full[self.full_offsets[i]:self.full_offsets[i + 1]] = blocks[:, lo:hi].reshape(-1)
-        self.full, self.gathered_from = full, self._sources()
-        return full
+            comm, args = self.group.comm, (send.view(np.uint8), blocks.view(np.uint8))
+            if wait:
+                comm.Allgather(*args)
+            else:
+                request = comm.Iallgather(*args)
+        self.in_flight = (request, blocks, self._sources())
 
     def _check_piece(self, i: int, p: Tensor) -> None:
+        if p.is_meta:
+            raise RuntimeError(
+                f"{self.owner}: the parameters are on the meta device (no values to gather). "
+                "Hint: module.to_empty(device='cpu'), then initialise them "
+                "(module.reset_parameters() or nn.init: each rank fills its rows of the full "
+                "tensor's draw)")
         lo, hi = self.bounds[i]
         piece = (hi - lo, *self.shapes[i][1:])
         if tuple(p.shape) != piece:
@@ -180,7 +224,7 @@ class ShardedParamGroup:
     def unshard(self) -> None:
         """Gathers the parameters (unless the buffer is fresh) and sets them on the modules
         as outputs of :class:`_Unshard`, so that gradients reach the pieces."""
-        if not self.fresh():
+        if self.in_flight is not None or not self.fresh():
             self.gather()
         self._install()
 
@@ -215,12 +259,37 @@ class ShardedParamGroup:
         return unpack_gathered_view(saved, self._gathered_for_backward, self.device)
 
     def _gathered_for_backward(self) -> np.ndarray:
-        if not self.fresh():
+        if self.in_flight is not None or not self.fresh():
             self.gather()
             queue_callback(self._after_backward)  # (frozen parameters: no _Unshard node)
+        self.prefetch_for_backward()
         return self.full
 
+    def prefetch_for_backward(self) -> None:
+        """Once per backward, when this group first gathers (or, kept from forward, reduces):
+        the groups ``set_modules_to_backward_prefetch`` named start gathering in the
+        background, before their backward needs them."""
+        if not self.prefetched:
+            self.prefetched = True
+            queue_callback(self._end_prefetch)
+            for other in self.backward_prefetch:
+                other.prefetch()
+
+    def prefetch(self) -> None:
+        """Starts gathering in the background unless the buffer is fresh or on its way."""
+        if self.in_flight is None and not self.fresh():
+            self.start_gather()
+
+    def _end_prefetch(self) -> None:
+        self.prefetched = False
+        if self.last_backward:  # (prefetched for a backward that did not come)
+            for other in self.backward_prefetch:
+                if other.in_flight is not None:
+                    other.gather()  # (MPI's request is waited for before its buffer goes)
+                    other.reshard()
+
     def _after_backward(self) -> None:
+        self.uninstall()  # (kept after forward without reshard_after_forward)
         if self.reshard_after_backward:
             self.full = None
 
@@ -255,6 +324,9 @@ class ShardedParamGroup:
         mine = blocks[0].copy()
         if world > 1:
             self.group.comm.Reduce_scatter_block(blocks, mine, mpi().SUM)
+        if self.replicas is not None:  # HSDP: the replicas' sums of the same rows
+            self.replicas.comm.Allreduce(mpi().IN_PLACE, mine, mpi().SUM)
+            world *= self.replicas.size()
         reached = mine[used:] > 0
         mine = (mine[:used] / world).astype(reduce, copy=False)
         out = []
@@ -273,8 +345,8 @@ class ShardedParamGroup:
             if tuple(value.shape) != shape:
                 raise RuntimeError(f"{self.owner} load: '{key}' is a DTensor of shape "
                                    f"{tuple(value.shape)}, the parameter's is {shape}")
-            if value.placements != (Shard(0),):
-                value = value.redistribute(self.mesh, [Shard(0)])
+            if value.placements != tuple(self.placements):
+                value = value.redistribute(self.mesh, self.placements)
             return value.to_local()
         if isinstance(value, Tensor | np.ndarray) and tuple(value.shape) == shape:
             lo, hi = self.bounds[index]
@@ -302,6 +374,7 @@ class _Unshard(Function):
     @once_differentiable
     def backward(ctx: Any, *grads: Tensor) -> tuple:
         group = ctx.group
+        group.prefetch_for_backward()
         out = group.reduce_grads(grads, ctx.needs_input_grad[1:])
         group._after_backward()
         return (None, *out)
@@ -325,7 +398,7 @@ def _check_params(owner: str, named: list[tuple[str, Parameter]],
         if p.ndim == 0:
             raise ValueError(f"{owner}: parameter '{fqn}' is 0-d; fully_shard shards "
                              "parameters along dim 0 (Shard(0)). Hint: give it shape (1,)")
-        if p._device.type != "cpu":
+        if p._device.type not in ("cpu", "meta"):
             raise DeviceError(f"{owner}: parameter '{fqn}' is on {p._device}, but Ember's MPI "
                               "process groups work on CPU tensors. Hint: keep the model on "
                               "the CPU")
@@ -345,6 +418,16 @@ def sharded_piece(p: Tensor) -> tuple[ShardedParamGroup, int] | None:
             if q is p:
                 return group, i
     return None
+
+
+def whole_of_piece(t: Tensor) -> tuple[tuple[int, ...], tuple[int, int]] | None:
+    """``nn.init``'s hook (``SHARDED_PIECES``): the full shape and this rank's rows of a
+    ``fully_shard`` piece."""
+    found = sharded_piece(t)
+    if found is None:
+        return None
+    group, i = found
+    return group.shapes[i], group.bounds[i]
 
 
 def sharded_grad_norm(parameters: list[Tensor], norm_type: float) -> tuple[list, Tensor | None]:
