@@ -71,9 +71,13 @@ def test_fully_shard_init_tied_prefetch_and_hsdp():
             "b1 start", "b1 done", "b0 start", "b1 reduces", "b0 done", "b0 reduces",
             "root reduces"]
         assert r["prefetch_train_gap"] <= 1e-12
+        # [gather in flight, gathered] after a backward whose prefetch went unused
+        assert r["last_backward_True"] == [False, False]
+        assert r["last_backward_False"] == [True, False]
         assert r["async_shape"] == [9, 7]
         assert r["async_log"] == ["b0 start", "returned", "b0 done", "root start", "root done",
                                   "b0 computes", "b1 start", "b1 done", "b1 computes"]
+        assert r["int_reshard_gap"] <= 1e-12 and r["int_reshard_gather_ranks"] == [4, 4, 2, 2]
         assert r["int_reshard"] == [False, True] and r["int_reshard_error"]
         # HSDP on a 2 x 2 mesh: 9 rows in pieces of 5 and 4, replicated
         assert r["hsdp_piece_rows"] == (5 if rank % 2 == 0 else 4)

@@ -197,6 +197,17 @@ model.set_is_last_backward(True)
 out["prefetch_train_gap"] = max(abs(a - b) for a, b in zip(
     train(model, STEPS, local=True), train(net(), STEPS, local=False)))
 
+# set_is_last_backward: a backward prefetch that no backward used (a module outside this
+# forward) is finished and freed at the end of the last backward only
+for last in (True, False):
+    model, unused = shard(net()), fully_shard(nn.Linear(3, 5).double())
+    model.blocks[1].set_modules_to_backward_prefetch([unused])
+    model.set_is_last_backward(last)
+    F.cross_entropy(model(mine(x)), mine(y)).backward()
+    g = unused._fsdp_state.group
+    out[f"last_backward_{last}"] = [g.in_flight is not None, g.full is not None]
+    unused.unshard()  # (finishes a kept one)
+
 # unshard(async_op=True): the gather starts, wait() shows the full parameters, forward reuses
 model = shard(net())
 log = logged(model)
@@ -207,13 +218,25 @@ out["async_shape"] = list(model.blocks[0].fc1.weight.shape)
 model(mine(x))
 out["async_log"] = log
 
-# reshard_after_forward as an int: the shard size is True, 1 is False, others are refused
+# reshard_after_forward as an int: after forward, pieces over 2 ranks, which backward gathers
+model = shard(net(), reshard_after_forward=2)
+worlds = []
+for b in model.blocks:
+    g = b._fsdp_state.group
+
+    def start_gather(wait=False, post=False, g=g, real=g.start_gather):
+        real(wait, post)
+        worlds.append(g.in_flight[3].world)
+    g.start_gather = start_gather
+out["int_reshard_gap"] = max(abs(a - b) for a, b in zip(
+    train(model, STEPS, local=True), train(net(), STEPS, local=False)))
+out["int_reshard_gather_ranks"] = worlds[:4]  # forward: blocks 0, 1; backward: 1, 0
 out["int_reshard"] = [fully_shard(nn.Linear(2, 4), reshard_after_forward=k)
                       ._fsdp_state.reshard_after_forward for k in (1, n)]
 try:
-    fully_shard(nn.Linear(2, 4), reshard_after_forward=2)
-except NotImplementedError as e:
-    out["int_reshard_error"] = "not supported" in str(e)
+    fully_shard(nn.Linear(2, 4), reshard_after_forward=3)
+except ValueError as e:
+    out["int_reshard_error"] = "dividing" in str(e)
 
 
 # -- HSDP: replicate over dim 0, shard over dim 1 of a 2 x 2 mesh -----------------------------

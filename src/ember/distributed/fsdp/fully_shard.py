@@ -109,9 +109,11 @@ class FSDPState:
                 return run(*args, **kwargs)
         finally:
             _IN_FORWARD.pop()
-            if self.reshard_after_forward:
+            if self.reshard_after_forward is True:
                 g.reshard()
-            # (else the gathered parameters stay the attributes until backward ends, as
+            elif self.reshard_after_forward:  # (an int: pieces over fewer ranks)
+                g.reshard_to_post()
+            # (with False the gathered parameters stay the attributes until backward ends, as
             # PyTorch's stay registered: a parent's forward may use them, a tied head)
 
     def refuse_piece(self, module: nn.Module, name: str) -> None:
@@ -345,8 +347,9 @@ def fully_shard(module: nn.Module, *, mesh: DeviceMesh | None = None,
         reshard_after_forward: free the gathered parameters after forward (gather them
             again in backward); False keeps them (as the module's attributes) until backward
             ends; None (PyTorch's default): True, but False for the root (the module
-            whose forward runs in no other's). An int is the number of ranks to reshard to:
-            the mesh's shard size (True) or 1 (False); others are refused.
+            whose forward runs in no other's). An int ``k`` dividing the shard size:
+            after forward keep ``k``-way pieces (over ``k`` consecutive ranks), gathered
+            over those ``k`` ranks in backward (1 is False, the shard size True).
         mp_policy: a :class:`MixedPrecisionPolicy` (compute / reduce / output dtypes).
         offload_policy: :class:`OffloadPolicy` or :class:`CPUOffloadPolicy` (the pieces are
             CPU tensors in either case).
@@ -380,8 +383,10 @@ def fully_shard(module: nn.Module, *, mesh: DeviceMesh | None = None,
         group = ShardedParamGroup(owner, found, mesh,
                                   _np_dtype(mp_policy.param_dtype),
                                   _np_dtype(mp_policy.reduce_dtype))
-    state = FSDPState(group, mesh, _check_reshard(reshard_after_forward, mesh), mp_policy,
-                      offload_policy)
+    reshard = _check_reshard(reshard_after_forward, mesh)
+    if group is not None and not isinstance(reshard, bool | None):
+        group.reshard_after_forward_to(reshard)
+    state = FSDPState(group, mesh, reshard, mp_policy, offload_policy)
     object.__setattr__(module, "_fsdp_state", state)
     module.register_state_dict_post_hook(_sharded_entries)
     module.register_load_state_dict_pre_hook(_local_entries)
@@ -432,17 +437,14 @@ def _check_mesh(owner: str, mesh: Any) -> DeviceMesh:
     return mesh
 
 
-def _check_reshard(value: Any, mesh: DeviceMesh | None = None) -> bool | None:
+def _check_reshard(value: Any, mesh: DeviceMesh) -> bool | int | None:
     if value is None or isinstance(value, bool):
         return value
-    if not isinstance(value, int):
+    shard = mesh.size(mesh.ndim - 1)
+    if not isinstance(value, int) or value < 1 or shard % value:
         raise ValueError(f"fully_shard: reshard_after_forward should be a bool, None or an int "
-                         f"(the number of ranks to reshard to), not {value!r}")
-    shard = mesh.size(mesh.ndim - 1) if mesh is not None else None
-    if value == 1 or value == shard:  # (PyTorch's too: 1 keeps them, the shard size frees)
+                         f"dividing the {shard} ranks sharding (the ranks to reshard to after "
+                         f"forward), not {value!r}")
+    if value == 1 or value == shard:  # (as PyTorch's: 1 keeps them, the shard size frees)
         return value != 1
-    raise NotImplementedError(
-        f"fully_shard: reshard_after_forward={value} (keep pieces of {value} ranks after "
-        "forward, gathered over those in backward) is not supported: Ember gathers over the "
-        f"whole shard group of {shard} ranks. Hint: True (free; gather over all in backward) "
-        "or False (keep the gathered parameters until backward)")
+    return value

@@ -9,6 +9,12 @@ each zero-padded to ``c_i`` rows, end to end; one all-gather brings the ``W`` bl
 into one buffer where every parameter is a contiguous view. Gradients go back the same way,
 in one reduce-scatter.
 
+**Gathers.** Every all-gather starts in :meth:`ShardedParamGroup.start_gather` (blocking, or
+in the background for prefetching and ``unshard(async_op=True)``) and ends in ``gather``.
+With an int ``reshard_after_forward=k`` forward keeps each rank's rows of ``k``-way pieces
+(:class:`PieceLayout` over a communicator of ``k`` ranks), and backward gathers those. HSDP's
+2-d mesh shards over its dim 1 and all-reduces the reduce-scattered gradients over dim 0.
+
 **How the unsharded parameters reach forward.** The piece stays the module's registered
 ``nn.Parameter`` (what ``parameters()``, the optimizer and ``state_dict`` see). ``unshard``
 makes the gathered views the outputs of one autograd Function of the pieces
@@ -64,7 +70,8 @@ class ShardedParamGroup:
     Args:
         owner: the module's name in messages, ``fully_shard(Block)``.
         found: ``(fqn, module, name, parameter)`` for every registration of a parameter.
-        mesh: the 1-d device mesh of the ranks that shard the parameters.
+        mesh: the 1-d device mesh of the ranks that shard the parameters (HSDP: 2-d,
+            replicated over dim 0, sharded over dim 1).
         param_dtype, reduce_dtype: the mixed-precision dtypes (None: the parameters' own).
     """
 
@@ -88,12 +95,14 @@ class ShardedParamGroup:
             self.slots.append(ParamSlot(fqn, module, name, distinct[id(p)]))
         _check_params(owner, [(s.fqn, originals[s.index]) for s in self.slots], param_dtype)
         self.shapes = [tuple(p.shape) for p in originals]
-        self.row_numel = [math.prod(s[1:]) for s in self.shapes]
-        self.rows = [chunk_bounds(s[0], self.world, 0)[1] for s in self.shapes]  # c_i
-        self.bounds = [chunk_bounds(s[0], self.world, rank) for s in self.shapes]
-        block = [c * r for c, r in zip(self.rows, self.row_numel)]  # one rank's padded piece
-        self.send_offsets = np.cumsum([0] + block).tolist()
-        self.full_offsets = (np.cumsum([0] + block) * self.world).tolist()
+        self.layout = PieceLayout(self.shapes, self.group.comm, self.world, rank)
+        self.rows, self.bounds = self.layout.rows, self.layout.bounds
+        self.send_offsets = self.layout.send_offsets
+        self.full_offsets = [o * self.world for o in self.send_offsets]
+        # reshard_after_forward=k: after forward each rank keeps its rows of k-way pieces
+        # (over k consecutive ranks), which backward gathers over those k only
+        self.post_layout: PieceLayout | None = None
+        self.post: tuple[list[np.ndarray], list[tuple]] | None = None  # (rows, sources)
         self.param_dtype = param_dtype
         self.reduce_dtype = reduce_dtype
         self.full: np.ndarray | None = None  # the gathered parameters, while they exist
@@ -153,50 +162,74 @@ class ShardedParamGroup:
     def fresh(self) -> bool:
         """Whether the gathered buffer holds the pieces' current values (an optimizer step,
         a load or an assignment to ``.data`` changes them)."""
-        return self.full is not None and all(
-            p is q and version == p._vc.value and data is p._data
-            for (q, version, data), p in zip(self.gathered_from, self.pieces()))
+        return self.full is not None and self._current(self.gathered_from)
+
+    def _current(self, sources: list[tuple]) -> bool:
+        return all(p is q and version == p._vc.value and data is p._data
+                   for (q, version, data), p in zip(sources, self.pieces()))
 
     def gather(self) -> np.ndarray:
         """All-gathers the pieces (in the compute dtype) into :attr:`full`, finishing the
         all-gather :meth:`start_gather` began if there is one."""
         if self.in_flight is None:
             self.start_gather(wait=True)
-        request, blocks, sources = self.in_flight
+        request, blocks, sources, layout = self.in_flight
         self.in_flight = None
         if request is not None:
             request.Wait()
-        dtype, n = blocks.dtype, len(self.shapes)
-        full = np.empty(self.full_offsets[-1], dtype)
-        for i in range(n):
-            lo, hi = self.send_offsets[i], self.send_offsets[i + 1]
-            full[self.full_offsets[i]:self.full_offsets[i + 1]] = blocks[:, lo:hi].reshape(-1)
-        self.full, self.gathered_from = full, sources
+        full = np.empty(self.full_offsets[-1], blocks.dtype)
+        for i, shape in enumerate(self.shapes):  # (each parameter's rows, then padding)
+            lo, hi, size = layout.send_offsets[i], layout.send_offsets[i + 1], math.prod(shape)
+            start = self.full_offsets[i]
+            full[start:start + size] = blocks[:, lo:hi].reshape(-1)[:size]
+        self.full, self.gathered_from, self.post = full, sources, None
         return full
 
-    def start_gather(self, wait: bool = False) -> None:
-        """Issues the all-gather of the pieces (every all-gather of the group starts here);
-        without ``wait`` it runs in the background (MPI's ``Iallgather``) until
-        :meth:`gather` finishes it. Nothing happens while one is in flight."""
+    def start_gather(self, wait: bool = False, post: bool = False) -> None:
+        """Issues the all-gather of the pieces (every all-gather of the group starts here),
+        or with ``post`` of the rows kept after forward, over ``post_layout``'s ranks; without
+        ``wait`` it runs in the background (MPI's ``Iallgather``) until :meth:`gather`
+        finishes it. Nothing happens while one is in flight."""
         if self.in_flight is not None:
             return
-        dtype, world = self.compute_dtype, self.world
-        send = np.zeros(self.send_offsets[-1], dtype)
-        for i, p in enumerate(self.pieces()):
-            self._check_piece(i, p)
-            local = p._data.reshape(-1)
-            send[self.send_offsets[i]:self.send_offsets[i] + local.size] = local
+        if post:
+            layout, (local, sources) = self.post_layout, self.post
+        else:
+            pieces = self.pieces()
+            for i, p in enumerate(pieces):
+                self._check_piece(i, p)
+            layout, local, sources = self.layout, [p._data for p in pieces], self._sources()
+        dtype = self.compute_dtype
+        send = np.zeros(layout.send_offsets[-1], dtype)
+        for start, a in zip(layout.send_offsets, local):
+            send[start:start + a.size] = a.reshape(-1)
         request = None
-        if world == 1:
+        if layout.world == 1:
             blocks = send.reshape(1, -1)
         else:
-            blocks = np.empty((world, send.size), dtype)
-            comm, args = self.group.comm, (send.view(np.uint8), blocks.view(np.uint8))
+            blocks = np.empty((layout.world, send.size), dtype)
+            args = (send.view(np.uint8), blocks.view(np.uint8))
             if wait:
-                comm.Allgather(*args)
+                layout.comm.Allgather(*args)
             else:
-                request = comm.Iallgather(*args)
-        self.in_flight = (request, blocks, self._sources())
+                request = layout.comm.Iallgather(*args)
+        self.in_flight = (request, blocks, sources, layout)
+
+    def reshard_after_forward_to(self, ranks: int) -> None:
+        """Makes :meth:`reshard_to_post` keep ``ranks``-way pieces (``fully_shard``'s int
+        ``reshard_after_forward``); collective over the shard group (a communicator split)."""
+        rank = self.group.rank()
+        comm = self.group.comm.Split(rank // ranks, rank)
+        self.post_layout = PieceLayout(self.shapes, comm, ranks, rank % ranks)
+
+    def reshard_to_post(self) -> None:
+        """After forward: keeps this rank's rows of the ``post_layout`` pieces of the
+        gathered parameters and frees the rest (backward gathers them over fewer ranks)."""
+        rows = [np.ascontiguousarray(v[lo:hi]) for v, (lo, hi)
+                in zip(self.views(), self.post_layout.bounds)]
+        sources = self.gathered_from
+        self.reshard()
+        self.post = (rows, sources)
 
     def _check_piece(self, i: int, p: Tensor) -> None:
         if p.is_meta:
@@ -245,9 +278,9 @@ class ShardedParamGroup:
             slot.module.__dict__.pop(slot.name, None)
 
     def reshard(self) -> None:
-        """:meth:`uninstall` and free the gathered buffer."""
+        """:meth:`uninstall` and free the gathered buffer (and rows kept after forward)."""
         self.uninstall()
-        self.full = None
+        self.full, self.post = None, None
 
     # -- saved tensors -----------------------------------------------------------------------
     def pack(self, t: Tensor) -> Any:
@@ -260,6 +293,8 @@ class ShardedParamGroup:
 
     def _gathered_for_backward(self) -> np.ndarray:
         if self.in_flight is not None or not self.fresh():
+            if self.in_flight is None and self.post is not None and self._current(self.post[1]):
+                self.start_gather(wait=True, post=True)
             self.gather()
             queue_callback(self._after_backward)  # (frozen parameters: no _Unshard node)
         self.prefetch_for_backward()
@@ -290,6 +325,7 @@ class ShardedParamGroup:
 
     def _after_backward(self) -> None:
         self.uninstall()  # (kept after forward without reshard_after_forward)
+        self.post = None
         if self.reshard_after_backward:
             self.full = None
 
@@ -358,6 +394,19 @@ class ShardedParamGroup:
     def fqns(self) -> list[tuple[str, int]]:
         """``(fqn, index)`` of every registration below the sharded module."""
         return [(s.fqn, s.index) for s in self.slots]
+
+
+class PieceLayout:
+    """The ``torch.chunk`` pieces of a group's parameters over ``world`` ranks of ``comm``:
+    each parameter's rows on rank ``rank`` (:attr:`bounds`), padded to :attr:`rows` to
+    travel, laid end to end at :attr:`send_offsets`."""
+
+    def __init__(self, shapes: list[tuple[int, ...]], comm: Any, world: int, rank: int) -> None:
+        self.comm, self.world = comm, world
+        self.rows = [chunk_bounds(s[0], world, 0)[1] for s in shapes]
+        self.bounds = [chunk_bounds(s[0], world, rank) for s in shapes]
+        block = [c * math.prod(s[1:]) for c, s in zip(self.rows, shapes)]  # a padded piece
+        self.send_offsets = np.cumsum([0] + block).tolist()
 
 
 class _Unshard(Function):
