@@ -7,16 +7,7 @@ import math
 
 import numpy as np
 from tests.distributed.harness import report
-from tests.distributed.ranks.fully_shard_common import (
-    Net,
-    batches,
-    gap,
-    gathered,
-    mine,
-    net,
-    shard,
-    train,
-)
+from tests.distributed.ranks.fsdp2_model import batches, gap, gathered, mine, net, shard, train
 
 import ember
 import ember.distributed as dist
@@ -82,7 +73,7 @@ def reset_all(model: nn.Module) -> nn.Module:
 
 # a model built on the meta device, sharded, given memory and initialised, then trained
 with ember.device("meta"):
-    model = shard(Net().double())
+    model = shard(net())
 assert model.blocks[0].fc1.weight.is_meta
 try:
     model(ember.zeros(2, 5, dtype=ember.float64))
@@ -91,7 +82,7 @@ except RuntimeError as e:
 model.to_empty(device="cpu")
 ember.manual_seed(8)
 reset_all(model)
-reference = Net().double()
+reference = net()
 ember.manual_seed(8)
 reset_all(reference)
 out["meta_init_gap"] = gap(gathered(model), plain(reference))

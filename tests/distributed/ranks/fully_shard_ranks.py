@@ -11,7 +11,7 @@ import tempfile
 import numpy as np
 import pytest
 from tests.distributed.harness import report
-from tests.distributed.ranks.fully_shard_common import (
+from tests.distributed.ranks.fsdp2_model import (
     Block,
     Net,
     batches,
