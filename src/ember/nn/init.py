@@ -80,6 +80,17 @@ def _whole(tensor: Tensor) -> tuple[tuple[int, ...], tuple[int, int]] | None:
     return None
 
 
+def local_row(tensor: Tensor, row: int) -> int | None:
+    """Where row ``row`` (of dim 0) of the parameter ``tensor`` holds stands in ``tensor``:
+    ``row`` itself, or for a sharded piece its index in the piece (None if another rank's
+    piece has it). For initialisations that write rows, ``Embedding``'s ``padding_idx``."""
+    whole = _whole(tensor)
+    if whole is None:
+        return row
+    lo, hi = whole[1]
+    return row - lo if lo <= row < hi else None
+
+
 def _write(tensor: Tensor, values: Tensor) -> Tensor:
     with no_grad():
         tensor[...] = values

@@ -60,6 +60,7 @@ FILLS = {
 }
 out["init_gaps"] = {name: init_gap(linear, fill) for name, fill in FILLS.items()}
 for name, build in {"Linear": lambda: nn.Linear(7, 9), "Embedding": lambda: nn.Embedding(11, 6),
+                    "Embedding_padding": lambda: nn.Embedding(11, 6, padding_idx=4),
                     "Conv2d": lambda: nn.Conv2d(3, 5, 3)}.items():
     out["init_gaps"][name] = init_gap(build, lambda m: m.reset_parameters())
 
