@@ -77,6 +77,7 @@ def test_fully_shard_init_tied_prefetch_and_hsdp():
         assert r["async_shape"] == [9, 7]
         assert r["async_log"] == ["b0 start", "returned", "b0 done", "root start", "root done",
                                   "b0 computes", "b1 start", "b1 done", "b1 computes"]
+        assert r["stale_prefetch_gaps"] == [0.0, 0.0]  # (pieces changed after the gather began)
         assert r["int_reshard_gap"] <= 1e-12 and r["int_reshard_gather_ranks"] == [4, 4, 2, 2]
         assert r["int_reshard"] == [False, True] and r["int_reshard_error"]
         # HSDP on a 2 x 2 mesh: 9 rows in pieces of 5 and 4, replicated

@@ -210,6 +210,27 @@ out["async_shape"] = list(model.blocks[0].fc1.weight.shape)
 model(mine(x))
 out["async_log"] = log
 
+# a gather started and not used before the pieces change (an optimizer step between): the
+# module's next forward gathers the new values, not the prefetched ones
+model = shard(net())
+model.blocks[0].set_modules_to_forward_prefetch([model.blocks[1]])
+reference = net()
+with ember.no_grad():
+    model.blocks[0](ember.ones(2, 7, dtype=ember.float64))  # (starts block 1's gather)
+    for m in (model, reference):
+        for p in m.blocks[1].parameters():
+            p.add_(1.0)  # (on a piece: its rows of the parameter + 1)
+    prefetched = (model(mine(x)) - reference(mine(x))).numpy()
+    handle = model.blocks[1].unshard(async_op=True)
+    for m in (model, reference):
+        m.blocks[1].fc1.weight.mul_(2.0)
+    handle.wait()
+    waited = model.blocks[1].fc1.weight.numpy()
+    model.blocks[1].reshard()
+out["stale_prefetch_gaps"] = [
+    float(np.abs(prefetched).max()),
+    float(np.abs(waited - reference.blocks[1].fc1.weight.detach().numpy()).max())]
+
 # reshard_after_forward as an int: after forward, pieces over 2 ranks, which backward gathers
 model = shard(net(), reshard_after_forward=2)
 worlds = []

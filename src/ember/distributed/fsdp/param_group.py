@@ -170,13 +170,16 @@ class ShardedParamGroup:
 
     def gather(self) -> np.ndarray:
         """All-gathers the pieces (in the compute dtype) into :attr:`full`, finishing the
-        all-gather :meth:`start_gather` began if there is one."""
+        all-gather :meth:`start_gather` began if there is one (gathered again if the pieces
+        changed since it began: a prefetch left unused across an optimizer step)."""
         if self.in_flight is None:
             self.start_gather(wait=True)
         request, blocks, sources, layout = self.in_flight
         self.in_flight = None
         if request is not None:
             request.Wait()
+            if not self._current(sources):
+                return self.gather()
         full = np.empty(self.full_offsets[-1], blocks.dtype)
         for i, shape in enumerate(self.shapes):  # (each parameter's rows, then padding)
             lo, hi, size = layout.send_offsets[i], layout.send_offsets[i + 1], math.prod(shape)
