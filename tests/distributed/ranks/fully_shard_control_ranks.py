@@ -143,6 +143,13 @@ try:
     model(ember.tensor([1, 2]))
 except RuntimeError as e:
     out["tied_resharded_error"] = "reshard_after_forward=False" in str(e)
+# the same for a parameter of a plain submodule of a sharded module (a block's fc1)
+model = shard(net())
+model.head.register_forward_pre_hook(lambda *_: model.blocks[0].fc1.weight)
+try:
+    model(mine(STEPS[0][0][0]))
+except RuntimeError as e:
+    out["nested_resharded_error"] = "'fc1.weight'" in str(e)
 
 
 # -- prefetching: the all-gathers' order, logged where every one starts, ends and reduces ----

@@ -24,6 +24,7 @@ from ember.distributed.fsdp.fully_sharded import _cast_floating, _np_dtype
 from ember.distributed.fsdp.param_group import (
     ShardedParamGroup,
     sharded_grad_norm,
+    sharded_piece,
     whole_of_piece,
 )
 from ember.distributed.tensor.dtensor import DTensor, world_mesh
@@ -116,22 +117,51 @@ class FSDPState:
             # (with False the gathered parameters stay the attributes until backward ends, as
             # PyTorch's stay registered: a parent's forward may use them, a tied head)
 
-    def refuse_piece(self, module: nn.Module, name: str) -> None:
-        """Inside a forward, a parameter of this module read while it is resharded: PyTorch's
-        sharded DTensor would fail in the computation; Ember's piece would compute silently
-        with this rank's rows, so the read fails."""
-        g = self.group
-        if g is None or not any(s.module is module and s.name == name for s in g.slots):
-            return
-        raise RuntimeError(
-            f"{g.owner}: '{name}' was read inside a forward while the module is resharded "
-            "(its forward had ended and freed the gathered parameters), so it is this rank's "
-            "piece, not the parameter. Hint: fully_shard(..., reshard_after_forward=False) "
-            "on this module keeps the gathered parameters until backward, or call its "
-            "unshard() first, or shard it in one fully_shard module with the code reading it")
+
+class PieceGuard:
+    """Mixed into the classes of the modules holding a ``fully_shard`` module's parameters
+    (:class:`FSDPModule` and its plain submodules): a piece read inside a forward raises. The
+    gathered parameters, while there, are instance attributes, found without this
+    ``__getattr__``; a piece reaches it when the module is resharded (its forward had ended),
+    where PyTorch's sharded DTensor would fail in the computation but Ember's piece would
+    compute silently with this rank's rows."""
+
+    def __getattr__(self, name: str) -> Any:  # (parameters and submodules: not in __dict__)
+        value = super().__getattr__(name)
+        if _RUNNING and isinstance(value, Parameter):
+            _refuse_piece(self, name, value)
+        return value
 
 
-class FSDPModule:
+def _refuse_piece(module: nn.Module, name: str, value: Parameter) -> None:
+    found = sharded_piece(value)
+    if found is None:  # (an ignored parameter)
+        return
+    group = found[0]
+    fqn = next((s.fqn for s in group.slots if s.module is module and s.name == name), name)
+    raise RuntimeError(
+        f"{group.owner}: '{fqn}' was read inside a forward while the module is resharded "
+        "(its forward had ended and freed the gathered parameters), so it is this rank's "
+        "piece, not the parameter. Hint: fully_shard(..., reshard_after_forward=False) "
+        "on this module keeps the gathered parameters until backward, or call its "
+        "unshard() first, or shard it in one fully_shard module with the code reading it")
+
+
+_GUARDED: dict[type, type] = {}
+
+
+def _guard(module: nn.Module) -> None:
+    """Makes a plain submodule holding sharded parameters a :class:`PieceGuard` (its class's
+    name unchanged)."""
+    cls = type(module)
+    if not isinstance(module, PieceGuard):
+        if cls not in _GUARDED:
+            _GUARDED[cls] = type(cls.__name__, (PieceGuard, cls),
+                                 {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+        module.__class__ = _GUARDED[cls]
+
+
+class FSDPModule(PieceGuard):
     """The class ``fully_shard`` mixes into a module's: ``isinstance(m, FSDPModule)`` tells a
     sharded module, and these methods control it. Not made directly.
 
@@ -156,12 +186,6 @@ class FSDPModule:
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:  # (called directly, not through hooks)
         return self._fsdp_state.forward(super().forward, args, kwargs)
-
-    def __getattr__(self, name: str) -> Any:  # (parameters and submodules: not in __dict__)
-        value = super().__getattr__(name)
-        if _RUNNING and isinstance(value, Parameter):
-            self._fsdp_state.refuse_piece(self, name)
-        return value
 
     def unshard(self, async_op: bool = False) -> UnshardHandle | None:
         """Gathers this module's parameters now (a later forward uses them without gathering
@@ -391,6 +415,9 @@ def fully_shard(module: nn.Module, *, mesh: DeviceMesh | None = None,
     module.register_state_dict_post_hook(_sharded_entries)
     module.register_load_state_dict_pre_hook(_local_entries)
     module.__class__ = _fsdp_class(type(module))
+    for slot in group.slots if group is not None else ():
+        if slot.module is not module:
+            _guard(slot.module)
     return module
 
 
