@@ -84,3 +84,4 @@ def test_fully_shard_init_tied_prefetch_and_hsdp():
         assert r["hsdp_piece_rows"] == (5 if rank % 2 == 0 else 4)
         assert r["hsdp_loss_gap"] <= 1e-12 and r["hsdp_param_gap"] <= 1e-12
         assert r["hsdp_clip_gap"] <= 1e-12
+        assert max(r["hsdp_checkpoint_gaps"]) <= 1e-12  # (into 2 x 2 and into 4 ranks)

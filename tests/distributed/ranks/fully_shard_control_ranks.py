@@ -4,6 +4,8 @@ forward/backward prefetching and ``unshard(async_op=True)`` (the all-gathers' or
 ``reshard_after_forward`` ints, and HSDP on a 2 x 2 mesh against one process (float64)."""
 
 import math
+import shutil
+import tempfile
 
 import numpy as np
 from tests.distributed.harness import report
@@ -13,7 +15,8 @@ import ember
 import ember.distributed as dist
 import ember.nn.functional as F
 from ember import nn
-from ember.distributed.fsdp import fully_shard
+from ember.distributed import checkpoint
+from ember.distributed.fsdp import fully_shard, get_optimizer_state_dict
 from ember.distributed.tensor import init_device_mesh
 
 dist.init_process_group("mpi")
@@ -273,4 +276,38 @@ F.cross_entropy(model(mine(STEPS[0][0][0])), mine(STEPS[0][0][1])).backward()
 F.cross_entropy(reference(STEPS[0][0][0]), STEPS[0][0][1]).backward()
 out["hsdp_clip_gap"] = abs(float(nn.utils.clip_grad_norm_(model.parameters(), math.inf))
                            - float(nn.utils.clip_grad_norm_(reference.parameters(), math.inf)))
+
+
+# an HSDP checkpoint (the model and AdamW's state) loaded into a new 2 x 2 model and into a
+# 1-d one: both train on as the saved model does
+def adamw(model: nn.Module) -> ember.optim.Optimizer:
+    return ember.optim.AdamW(model.parameters(), lr=0.05, weight_decay=0.1)
+
+
+def trained(model: nn.Module, opt: ember.optim.Optimizer, data: list) -> dict:
+    for (x, y), in data:
+        opt.zero_grad()
+        F.cross_entropy(model(mine(x)), mine(y)).backward()
+        opt.step()
+    return gathered(model)
+
+
+where = [tempfile.mkdtemp() if dist.get_rank() == 0 else None]
+dist.broadcast_object_list(where, src=0)
+model = shard(net(), mesh=mesh)
+opt = adamw(model)
+trained(model, opt, STEPS[:1])
+path = checkpoint.save(where[0], {"model": model.state_dict(),
+                                  "optim": get_optimizer_state_dict(model, opt)["state"]}, 1)
+resumed = []
+for other in (shard(net(seed=3), mesh=mesh), shard(net(seed=3))):
+    other_opt = adamw(other)
+    checkpoint.load(path, {"model": other.state_dict(),
+                           "optim": get_optimizer_state_dict(other, other_opt)["state"]})
+    resumed.append((other, other_opt))
+expected = trained(model, opt, STEPS[1:])
+out["hsdp_checkpoint_gaps"] = [gap(trained(m, o, STEPS[1:]), expected) for m, o in resumed]
+dist.barrier()
+if dist.get_rank() == 0:
+    shutil.rmtree(where[0])
 report(out)
