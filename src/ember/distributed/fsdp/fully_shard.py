@@ -330,7 +330,6 @@ def _fsdp_modules(who: str, modules: Any) -> list[FSDPModule]:
     return modules
 
 
-
 def _local_entries(module: FSDPModule, state_dict: dict, prefix: str, *_: Any) -> None:
     """Load state dict pre-hook (whichever module's ``load_state_dict`` runs): the sharded
     parameters' entries, DTensors (as ``state_dict()`` gives) or full tensors, become this

@@ -107,7 +107,8 @@ class ShardedParamGroup:
         self.reduce_dtype = reduce_dtype
         self.full: np.ndarray | None = None  # the gathered parameters, while they exist
         self.gathered_from: list[tuple] = []  # (piece, version, array) of each piece then
-        self.in_flight: tuple | None = None  # a started all-gather: (request, blocks, sources)
+        # a started all-gather: (request, blocks, sources, layout)
+        self.in_flight: tuple | None = None
         self.pending: np.ndarray | None = None  # gradients kept unreduced (no sync)
         self.sync = True
         self.reshard_after_backward = True
