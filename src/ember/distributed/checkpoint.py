@@ -72,22 +72,33 @@ def _is_dtensor(value: Any) -> bool:
     return isinstance(value, DTensor)
 
 
+class _ReplicaPiece(ShardedTensor):
+    """A :class:`ShardedTensor` that another replica of the same piece writes (HSDP's
+    ``(Replicate(), Shard(0))``: the ranks of one column hold the same rows); it is loaded
+    into, not written."""
+
+
 def _dtensor_entry(name: str, d: Any) -> Tensor | ShardedTensor:
     """What a rank holds of a DTensor: the whole tensor when it is replicated, its range of
-    the flattened values when it is ``Shard(0)`` over a 1-d mesh (``fully_shard``'s
-    parameters); the local tensor shares memory, so loading fills it in place."""
+    the flattened values when one mesh dimension places it ``Shard(0)`` and the others
+    ``Replicate`` (``fully_shard``'s parameters, HSDP's too: written by the ranks at
+    coordinate 0 of the replicating dimensions); the local tensor shares memory, so loading
+    fills it in place."""
     from ember.distributed.tensor.placement import Shard
     from ember.distributed.tensor.redistribute import local_bounds
 
     if all(p.is_replicate() for p in d.placements):
         return d.to_local()
-    if d.device_mesh.ndim == 1 and d.placements[0] == Shard(0):
+    sharding = [m for m, p in enumerate(d.placements) if not p.is_replicate()]
+    if len(sharding) == 1 and d.placements[sharding[0]] == Shard(0):
         lo, _ = local_bounds(d.shape[0], 0, d.device_mesh, d.placements)
-        return ShardedTensor(d.to_local(), tuple(d.shape), lo * math.prod(d.shape[1:]))
+        replica = any(c for m, c in enumerate(d.device_mesh.get_coordinate()) if m != sharding[0])
+        piece = _ReplicaPiece if replica else ShardedTensor
+        return piece(d.to_local(), tuple(d.shape), lo * math.prod(d.shape[1:]))
     raise CheckpointError(f"distributed checkpoint: {name!r} is a DTensor with placements "
-                          f"{d.placements} on a {d.device_mesh.ndim}-d mesh; only Replicate "
-                          "and Shard(0) over a 1-d mesh are written. Hint: redistribute it "
-                          "to Shard(0) first")
+                          f"{d.placements}; only Replicate, and Shard(0) over one mesh "
+                          "dimension (Replicate over the others), are written. Hint: "
+                          "redistribute it to Shard(0) first")
 
 
 def step_dir(root: str | os.PathLike, step: int) -> Path:
@@ -102,7 +113,8 @@ def save(
     group: ProcessGroup | None = None,
 ) -> Path:
     """Writes this rank's share of ``state`` (nested dicts of tensors, ShardedTensors and
-    ``Replicate`` or ``Shard(0)`` DTensors, as ``fully_shard``'s state dict holds) and,
+    ``Replicate`` or ``Shard(0)`` DTensors, as ``fully_shard``'s state dict holds, HSDP's
+    ``(Replicate(), Shard(0))`` too) and,
     from rank 0, the manifest with ``extra`` (JSON-able); every rank of ``group`` calls it.
     Returns the checkpoint folder.
     """
@@ -118,6 +130,8 @@ def save(
     mine, pieces = {}, []
     filename = f"rank{rank:05d}.safetensors"
     for name, value in sorted(flat.items()):
+        if isinstance(value, _ReplicaPiece):
+            continue
         if isinstance(value, ShardedTensor):
             t, shape, start = value.local, tuple(value.global_shape), int(value.start)
         elif writer[name] == rank:

@@ -34,6 +34,13 @@ __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_"
 
 _SKIPPING = [False]  # set by nn.utils.skip_init while it builds a module
 
+# Sharded parameters (``distributed.fsdp.fully_shard`` appends its hook): ``hook(tensor)`` gives
+# the full shape of the parameter ``tensor`` is this rank's rows ``(lo, hi)`` of, or None. A fill
+# of such a piece fills the full shape and keeps the piece's rows, so that with a given seed
+# every rank holds its rows of what the unsharded parameter would get (the aim of PyTorch's
+# DTensor random ops), fan-based bounds included, and every rank's generator advances alike.
+SHARDED_PIECES: list[Callable[[Tensor], tuple[tuple[int, ...], tuple[int, int]] | None]] = []
+
 
 @contextlib.contextmanager
 def skipping() -> Iterator[None]:
@@ -53,8 +60,35 @@ def _skippable(fill: Callable[..., Tensor]) -> Callable[..., Tensor]:
             refuse_lazy(fill.__name__)
         if _SKIPPING[0] or tensor.is_meta:
             return tensor
+        whole = _whole(tensor)
+        if whole is not None:
+            import ember
+
+            shape, (lo, hi) = whole
+            full = ember.empty(shape, dtype=tensor.dtype, device=tensor.device)
+            return _write(tensor, fill(full, *args, **kwargs)[lo:hi])
         return fill(tensor, *args, **kwargs)
     return fill_unless_skipping
+
+
+def _whole(tensor: Tensor) -> tuple[tuple[int, ...], tuple[int, int]] | None:
+    """The full shape and this rank's rows when ``tensor`` is a piece of a sharded parameter."""
+    for whole_of in SHARDED_PIECES:
+        found = whole_of(tensor)
+        if found is not None:
+            return found
+    return None
+
+
+def local_row(tensor: Tensor, row: int) -> int | None:
+    """Where row ``row`` (of dim 0) of the parameter ``tensor`` holds stands in ``tensor``:
+    ``row`` itself, or for a sharded piece its index in the piece (None if another rank's
+    piece has it). For initialisations that write rows, ``Embedding``'s ``padding_idx``."""
+    whole = _whole(tensor)
+    if whole is None:
+        return row
+    lo, hi = whole[1]
+    return row - lo if lo <= row < hi else None
 
 
 def _write(tensor: Tensor, values: Tensor) -> Tensor:
@@ -112,8 +146,10 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     if tensor.ndim < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
                          f"dimensions (got shape {tuple(tensor.shape)})")
-    receptive = math.prod(tensor.shape[2:])
-    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+    whole = _whole(tensor)
+    shape = tuple(tensor.shape) if whole is None else whole[0]  # (a piece: its parameter's)
+    receptive = math.prod(shape[2:])
+    return shape[1] * receptive, shape[0] * receptive
 
 
 def _fan(tensor: Tensor, mode: str) -> int:

@@ -54,9 +54,10 @@ class Embedding(Module):
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
-        if self.padding_idx is not None:
+        row = None if self.padding_idx is None else init.local_row(self.weight, self.padding_idx)
+        if row is not None:  # (a fully_shard piece: the rank holding the row)
             with ember.no_grad():
-                self.weight[self.padding_idx] = 0
+                self.weight[row] = 0
 
     def forward(self, input: Tensor) -> Tensor:
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,

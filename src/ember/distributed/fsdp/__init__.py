@@ -25,7 +25,7 @@ from ember.distributed.fsdp.api import (
     StateDictSettings,
     StateDictType,
 )
-from ember.distributed.fsdp.fully_shard import FSDPModule, fully_shard
+from ember.distributed.fsdp.fully_shard import FSDPModule, UnshardHandle, fully_shard
 from ember.distributed.fsdp.fully_sharded import FullyShardedDataParallel
 from ember.distributed.fsdp.optim_state_dict import (
     get_optimizer_state_dict,
@@ -46,6 +46,7 @@ __all__ = [
     "ShardingStrategy",
     "StateDictSettings",
     "StateDictType",
+    "UnshardHandle",
     "fully_shard",
     "get_optimizer_state_dict",
     "set_optimizer_state_dict",

@@ -21,20 +21,27 @@ from ember.autograd.graph import saved_tensors_hooks
 from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.fsdp.api import MixedPrecisionPolicy, OffloadPolicy
 from ember.distributed.fsdp.fully_sharded import _cast_floating, _np_dtype
-from ember.distributed.fsdp.param_group import ShardedParamGroup, sharded_grad_norm
+from ember.distributed.fsdp.param_group import (
+    ShardedParamGroup,
+    sharded_grad_norm,
+    sharded_piece,
+    whole_of_piece,
+)
 from ember.distributed.tensor.dtensor import DTensor, world_mesh
-from ember.distributed.tensor.placement import Shard
 from ember.dtypes import to_dtype
+from ember.nn import init
 from ember.nn.parameter import Parameter
 from ember.nn.utils.clip_grad import SHARDED_NORMS
 from ember.tensor import Tensor
 from ember.utils import checkpoint as _checkpoint
 
-__all__ = ["FSDPModule", "fully_shard"]
+__all__ = ["FSDPModule", "UnshardHandle", "fully_shard"]
 
 SHARDED_NORMS.append(sharded_grad_norm)  # clip_grad_norm_ sees the whole gradients' norm
+init.SHARDED_PIECES.append(whole_of_piece)  # nn.init fills a piece with its rows of the whole
 
 _IN_FORWARD: list[ShardedParamGroup] = []  # the groups whose module's forward is running
+_RUNNING: list[FSDPState] = []  # the fully_shard modules whose forward is running
 
 
 def _recompute_unsharded(groups: tuple[ShardedParamGroup, ...], run: Any) -> Any:
@@ -58,13 +65,14 @@ class FSDPState:
     when all its parameters are in nested ``fully_shard`` modules)."""
 
     def __init__(self, group: ShardedParamGroup | None, mesh: DeviceMesh,
-                 reshard_after_forward: bool, mp_policy: MixedPrecisionPolicy,
+                 reshard_after_forward: bool | None, mp_policy: MixedPrecisionPolicy,
                  offload_policy: OffloadPolicy) -> None:
         self.group = group
         self.mesh = mesh
-        self.reshard_after_forward = reshard_after_forward
+        self.reshard_after_forward = reshard_after_forward  # (None: decided by the 1st forward)
         self.mp_policy = mp_policy
         self.offload_policy = offload_policy
+        self.forward_prefetch: list[FSDPState] = []
         self.running = False  # (inside the call: forward, reached through __call__, just runs)
 
     def forward(self, run: Any, args: tuple, kwargs: dict) -> Any:
@@ -73,14 +81,18 @@ class FSDPState:
         mp = self.mp_policy
         if mp.param_dtype is not None and mp.cast_forward_inputs:
             args, kwargs = _cast_floating((args, kwargs), to_dtype(mp.param_dtype))
+        if self.reshard_after_forward is None:  # PyTorch's default: the root (called in no
+            self.reshard_after_forward = bool(_RUNNING)  # other's forward) keeps them
         g = self.group
         self.running = True
+        _RUNNING.append(self)
         try:
             if g is None:
                 out = run(*args, **kwargs)
             else:
                 out = self._unsharded(g, run, args, kwargs)
         finally:
+            _RUNNING.pop()
             self.running = False
         if mp.output_dtype is not None:
             out = _cast_floating(out, to_dtype(mp.output_dtype))
@@ -88,6 +100,9 @@ class FSDPState:
 
     def _unsharded(self, g: ShardedParamGroup, run: Any, args: tuple, kwargs: dict) -> Any:
         g.unshard()
+        for other in self.forward_prefetch:  # (their all-gathers run while this one computes)
+            if other.group is not None:
+                other.group.prefetch()
         _IN_FORWARD.append(g)
         try:
             with (saved_tensors_hooks(g.pack, g.unpack) if self.reshard_after_forward
@@ -95,13 +110,58 @@ class FSDPState:
                 return run(*args, **kwargs)
         finally:
             _IN_FORWARD.pop()
-            if self.reshard_after_forward:
+            if self.reshard_after_forward is True:
                 g.reshard()
-            else:
-                g.uninstall()
+            elif self.reshard_after_forward:  # (an int: pieces over fewer ranks)
+                g.reshard_to_post()
+            # (with False the gathered parameters stay the attributes until backward ends, as
+            # PyTorch's stay registered: a parent's forward may use them, a tied head)
 
 
-class FSDPModule:
+class PieceGuard:
+    """Mixed into the classes of the modules holding a ``fully_shard`` module's parameters
+    (:class:`FSDPModule` and its plain submodules): a piece read inside a forward raises. The
+    gathered parameters, while there, are instance attributes, found without this
+    ``__getattr__``; a piece reaches it when the module is resharded (its forward had ended),
+    where PyTorch's sharded DTensor would fail in the computation but Ember's piece would
+    compute silently with this rank's rows."""
+
+    def __getattr__(self, name: str) -> Any:  # (parameters and submodules: not in __dict__)
+        value = super().__getattr__(name)
+        if _RUNNING and isinstance(value, Parameter):
+            _refuse_piece(self, name, value)
+        return value
+
+
+def _refuse_piece(module: nn.Module, name: str, value: Parameter) -> None:
+    found = sharded_piece(value)
+    if found is None:  # (an ignored parameter)
+        return
+    group = found[0]
+    fqn = next((s.fqn for s in group.slots if s.module is module and s.name == name), name)
+    raise RuntimeError(
+        f"{group.owner}: '{fqn}' was read inside a forward while the module is resharded "
+        "(its forward had ended and freed the gathered parameters), so it is this rank's "
+        "piece, not the parameter. Hint: fully_shard(..., reshard_after_forward=False) "
+        "on this module keeps the gathered parameters until backward, or call its "
+        "unshard() first, or shard it in one fully_shard module with the code reading it")
+
+
+_GUARDED: dict[type, type] = {}
+
+
+def _guard(module: nn.Module) -> None:
+    """Makes a plain submodule holding sharded parameters a :class:`PieceGuard` (its class's
+    name unchanged)."""
+    cls = type(module)
+    if not isinstance(module, PieceGuard):
+        if cls not in _GUARDED:
+            _GUARDED[cls] = type(cls.__name__, (PieceGuard, cls),
+                                 {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+        module.__class__ = _GUARDED[cls]
+
+
+class FSDPModule(PieceGuard):
     """The class ``fully_shard`` mixes into a module's: ``isinstance(m, FSDPModule)`` tells a
     sharded module, and these methods control it. Not made directly.
 
@@ -127,19 +187,24 @@ class FSDPModule:
     def forward(self, *args: Any, **kwargs: Any) -> Any:  # (called directly, not through hooks)
         return self._fsdp_state.forward(super().forward, args, kwargs)
 
-    def unshard(self, async_op: bool = False) -> None:
+    def unshard(self, async_op: bool = False) -> UnshardHandle | None:
         """Gathers this module's parameters now (a later forward uses them without gathering
         while the pieces are unchanged) and shows them as the module's attributes until
         :meth:`reshard` or the next forward; gradients flow from them to the pieces.
+        With ``async_op=True`` the all-gather runs in the background and the returned
+        :class:`UnshardHandle`'s ``wait()`` (or the module's next forward) finishes it.
 
         Example:
-            >>> model.unshard(); model.weight.shape        # the full shape
+            >>> handle = model.unshard(async_op=True)    # … other work meanwhile …
+            >>> handle.wait(); model.weight.shape         # the full shape
         """
-        if async_op:
-            raise NotImplementedError("FSDPModule.unshard: async_op=True is not supported; "
-                                      "Ember's all-gathers are blocking")
-        if self._fsdp_state.group is not None:
-            self._fsdp_state.group.unshard()
+        handle = UnshardHandle(self._fsdp_state.group)
+        if not async_op:
+            handle.wait()
+            return None
+        if handle.group is not None:
+            handle.group.prefetch()
+        return handle
 
     def reshard(self) -> None:
         """Frees this module's gathered parameters; its attributes are the pieces again.
@@ -172,8 +237,11 @@ class FSDPModule:
         Example:
             >>> model.set_reshard_after_forward(False)
         """
+        if not isinstance(reshard_after_forward, bool):
+            raise ValueError("set_reshard_after_forward: reshard_after_forward should be a "
+                             f"bool, got {reshard_after_forward!r}")
         for state in self._states(recurse):
-            state.reshard_after_forward = _check_reshard(reshard_after_forward)
+            state.reshard_after_forward = reshard_after_forward
 
     def set_reshard_after_backward(self, reshard_after_backward: bool, *,
                                    recurse: bool = True) -> None:
@@ -187,10 +255,79 @@ class FSDPModule:
             if state.group is not None:
                 state.group.reshard_after_backward = bool(reshard_after_backward)
 
+    def set_modules_to_forward_prefetch(self, modules: list[FSDPModule]) -> None:
+        """The modules whose all-gathers this module's forward starts (in the background)
+        right after gathering its own, so that they arrive while it computes; their forward
+        then finishes them instead of gathering.
+
+        Example:
+            >>> for this, nxt in zip(model.blocks, model.blocks[1:]):
+            ...     this.set_modules_to_forward_prefetch([nxt])
+        """
+        self._fsdp_state.forward_prefetch = [m._fsdp_state for m in _fsdp_modules(
+            "set_modules_to_forward_prefetch", modules)]
+
+    def set_modules_to_backward_prefetch(self, modules: list[FSDPModule]) -> None:
+        """The modules whose all-gathers this module's backward starts (in the background)
+        when it first gathers or reads its own parameters, before their backward needs them.
+
+        Example:
+            >>> for this, prev in zip(model.blocks[1:], model.blocks):
+            ...     this.set_modules_to_backward_prefetch([prev])
+        """
+        modules = _fsdp_modules("set_modules_to_backward_prefetch", modules)
+        group = self._fsdp_state.group
+        if group is None:
+            raise ValueError(f"set_modules_to_backward_prefetch: {type(self).__name__} has no "
+                             "parameters of its own (all are in nested fully_shard modules), so "
+                             "its backward gathers nothing to prefetch after. Hint: call it on "
+                             "a module with parameters")
+        group.backward_prefetch = [m._fsdp_state.group for m in modules
+                                   if m._fsdp_state.group is not None]
+
+    def set_is_last_backward(self, is_last_backward: bool) -> None:
+        """Whether the next backward is the last before the optimizer step (True by default;
+        recursive). At the end of the last one, all-gathers that backward prefetching started
+        and no backward used are finished and freed; with False they are kept for the next
+        backward (microbatching). Gradient reductions finish within backward either way.
+
+        Example:
+            >>> model.set_is_last_backward(False)     # microbatches but the last
+        """
+        for state in self._states(True):
+            if state.group is not None:
+                state.group.last_backward = bool(is_last_backward)
+
     def _states(self, recurse: bool) -> list[FSDPState]:
         modules = self.modules() if recurse else [self]
         return [m._fsdp_state for m in modules if isinstance(m, FSDPModule)]
 
+
+class UnshardHandle:
+    """What ``FSDPModule.unshard(async_op=True)`` returns: ``wait()`` finishes the all-gather
+    and shows the gathered parameters as the module's attributes.
+
+    Example:
+        >>> model.unshard(async_op=True).wait()
+    """
+
+    def __init__(self, group: ShardedParamGroup | None) -> None:
+        self.group = group
+
+    def wait(self) -> None:
+        """Waits for the all-gather (once; later calls do nothing)."""
+        if self.group is not None:
+            self.group.unshard()
+            self.group = None
+
+
+def _fsdp_modules(who: str, modules: Any) -> list[FSDPModule]:
+    modules = list(modules)
+    for m in modules:
+        if not isinstance(m, FSDPModule):
+            raise TypeError(f"FSDPModule.{who}: expected fully_shard modules, got "
+                            f"{type(m).__name__} (apply fully_shard to it first)")
+    return modules
 
 
 def _local_entries(module: FSDPModule, state_dict: dict, prefix: str, *_: Any) -> None:
@@ -217,7 +354,7 @@ def _fsdp_class(cls: type) -> type:
 
 
 def fully_shard(module: nn.Module, *, mesh: DeviceMesh | None = None,
-                reshard_after_forward: bool = True,
+                reshard_after_forward: bool | int | None = None,
                 mp_policy: MixedPrecisionPolicy | None = None,
                 offload_policy: OffloadPolicy | None = None,
                 ignored_params: Iterable[Parameter] | None = None) -> FSDPModule:
@@ -228,9 +365,14 @@ def fully_shard(module: nn.Module, *, mesh: DeviceMesh | None = None,
 
     Args:
         module: the module to shard.
-        mesh: a 1-d :class:`DeviceMesh` (the world's by default).
+        mesh: a 1-d :class:`DeviceMesh` (the world's by default) to shard over, or a 2-d one
+            for HSDP: replicated over dim 0, sharded over dim 1.
         reshard_after_forward: free the gathered parameters after forward (gather them
-            again in backward); False keeps them until backward.
+            again in backward); False keeps them (as the module's attributes) until backward
+            ends; None (PyTorch's default): True, but False for the root (the module
+            whose forward runs in no other's). An int ``k`` dividing the shard size:
+            after forward keep ``k``-way pieces (over ``k`` consecutive ranks), gathered
+            over those ``k`` ranks in backward (1 is False, the shard size True).
         mp_policy: a :class:`MixedPrecisionPolicy` (compute / reduce / output dtypes).
         offload_policy: :class:`OffloadPolicy` or :class:`CPUOffloadPolicy` (the pieces are
             CPU tensors in either case).
@@ -264,12 +406,17 @@ def fully_shard(module: nn.Module, *, mesh: DeviceMesh | None = None,
         group = ShardedParamGroup(owner, found, mesh,
                                   _np_dtype(mp_policy.param_dtype),
                                   _np_dtype(mp_policy.reduce_dtype))
-    state = FSDPState(group, mesh, _check_reshard(reshard_after_forward), mp_policy,
-                      offload_policy)
+    reshard = _check_reshard(reshard_after_forward, mesh)
+    if group is not None and not isinstance(reshard, bool | None):
+        group.reshard_after_forward_to(reshard)
+    state = FSDPState(group, mesh, reshard, mp_policy, offload_policy)
     object.__setattr__(module, "_fsdp_state", state)
     module.register_state_dict_post_hook(_sharded_entries)
     module.register_load_state_dict_pre_hook(_local_entries)
     module.__class__ = _fsdp_class(type(module))
+    for slot in group.slots if group is not None else ():
+        if slot.module is not module:
+            _guard(slot.module)
     return module
 
 
@@ -283,7 +430,7 @@ def _sharded_entries(module: FSDPModule, destination: dict, prefix: str, _: Any)
         key = prefix + fqn
         value = destination.get(key)
         if isinstance(value, Tensor):
-            destination[key] = DTensor.from_local(value, state.mesh, [Shard(0)],
+            destination[key] = DTensor.from_local(value, state.mesh, state.group.placements,
                                                   shape=state.group.shapes[index])
 
 
@@ -306,19 +453,24 @@ def _check_mesh(owner: str, mesh: Any) -> DeviceMesh:
     if not isinstance(mesh, DeviceMesh):
         raise TypeError(f"{owner}: mesh must be a DeviceMesh (init_device_mesh), got "
                         f"{type(mesh).__name__}")
-    if mesh.ndim != 1:
-        raise ValueError(f"{owner}: mesh must be 1-d (the ranks to shard over), got a "
-                         f"{mesh.ndim}-d mesh of shape {mesh.shape}; HSDP (a 2-d mesh: "
-                         "replicate, shard) is not supported. Hint: pass mesh['dp'], one "
-                         "dimension of it")
+    if mesh.ndim not in (1, 2):
+        raise ValueError(f"{owner}: mesh must be 1-d (the ranks to shard over) or 2-d (HSDP: "
+                         f"replicate over dim 0, shard over dim 1), got a {mesh.ndim}-d mesh "
+                         f"of shape {mesh.shape}. Hint: pass mesh['dp'] or "
+                         "mesh['replicate', 'shard'], a slice of it")
     if mesh.get_coordinate() is None:
         raise ValueError(f"{owner}: this rank is not in the mesh {mesh}")
     return mesh
 
 
-def _check_reshard(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise NotImplementedError(f"fully_shard: reshard_after_forward={value!r}; only True "
-                                  "or False is supported (PyTorch's int, resharding to fewer "
-                                  "ranks, is not)")
+def _check_reshard(value: Any, mesh: DeviceMesh) -> bool | int | None:
+    if value is None or isinstance(value, bool):
+        return value
+    shard = mesh.size(mesh.ndim - 1)
+    if not isinstance(value, int) or value < 1 or shard % value:
+        raise ValueError(f"fully_shard: reshard_after_forward should be a bool, None or an int "
+                         f"dividing the {shard} ranks sharding (the ranks to reshard to after "
+                         f"forward), not {value!r}")
+    if value == 1 or value == shard:  # (as PyTorch's: 1 keeps them, the shard size frees)
+        return value != 1
     return value

@@ -16,7 +16,6 @@ from typing import Any
 from ember import nn
 from ember.distributed.fsdp.param_group import sharded_piece
 from ember.distributed.tensor.dtensor import DTensor
-from ember.distributed.tensor.placement import Shard
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor
 
@@ -113,7 +112,7 @@ def _sharded(value: Any, p: Tensor) -> Any:
     if found is None or not isinstance(value, Tensor) or tuple(value.shape) != tuple(p.shape):
         return value  # (``step``, or a parameter fully_shard left alone)
     group, i = found
-    return DTensor.from_local(value, group.mesh, [Shard(0)], shape=group.shapes[i])
+    return DTensor.from_local(value, group.mesh, group.placements, shape=group.shapes[i])
 
 
 def _local(name: str, key: str, value: Any, p: Tensor) -> Any:

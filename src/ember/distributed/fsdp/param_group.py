@@ -9,6 +9,12 @@ each zero-padded to ``c_i`` rows, end to end; one all-gather brings the ``W`` bl
 into one buffer where every parameter is a contiguous view. Gradients go back the same way,
 in one reduce-scatter.
 
+**Gathers.** Every all-gather starts in :meth:`ShardedParamGroup.start_gather` (blocking, or
+in the background for prefetching and ``unshard(async_op=True)``) and ends in ``gather``.
+With an int ``reshard_after_forward=k`` forward keeps each rank's rows of ``k``-way pieces
+(:class:`PieceLayout` over a communicator of ``k`` ranks), and backward gathers those. HSDP's
+2-d mesh shards over its dim 1 and all-reduces the reduce-scattered gradients over dim 0.
+
 **How the unsharded parameters reach forward.** The piece stays the module's registered
 ``nn.Parameter`` (what ``parameters()``, the optimizer and ``state_dict`` see). ``unshard``
 makes the gathered views the outputs of one autograd Function of the pieces
@@ -31,13 +37,15 @@ import numpy as np
 from ember import nn
 from ember.autograd.engine import queue_callback
 from ember.autograd.function import Function, once_differentiable
+from ember.backend import Device
 from ember.distributed.buffers import mpi
 from ember.distributed.device_mesh import DeviceMesh
 from ember.distributed.fsdp.flat_param import pack_gathered_view, unpack_gathered_view
 from ember.distributed.tensor.dtensor import DTensor
-from ember.distributed.tensor.placement import Shard, chunk_bounds
+from ember.distributed.tensor.placement import Replicate, Shard, chunk_bounds
 from ember.errors import DeviceError
 from ember.nn.parameter import Parameter, is_lazy
+from ember.ops.creation import empty
 from ember.tensor import Tensor, _wrap
 
 # id(parameter) -> the group of the fully_shard module that sharded it (weak: the group holds
@@ -62,7 +70,8 @@ class ShardedParamGroup:
     Args:
         owner: the module's name in messages, ``fully_shard(Block)``.
         found: ``(fqn, module, name, parameter)`` for every registration of a parameter.
-        mesh: the 1-d device mesh of the ranks that shard the parameters.
+        mesh: the 1-d device mesh of the ranks that shard the parameters (HSDP: 2-d,
+            replicated over dim 0, sharded over dim 1).
         param_dtype, reduce_dtype: the mixed-precision dtypes (None: the parameters' own).
     """
 
@@ -70,7 +79,11 @@ class ShardedParamGroup:
                  mesh: DeviceMesh, param_dtype: np.dtype | None,
                  reduce_dtype: np.dtype | None) -> None:
         self.owner = owner
-        self.mesh, self.group = mesh, mesh.get_group(0)
+        # a 1-d mesh shards over its ranks; HSDP's 2-d one replicates over dim 0 (the rows
+        # hold the same pieces) and shards over dim 1
+        self.mesh, self.group = mesh, mesh.get_group(mesh.ndim - 1)
+        self.replicas = mesh.get_group(0) if mesh.ndim == 2 else None
+        self.placements = [Shard(0)] if mesh.ndim == 1 else [Replicate(), Shard(0)]
         self.world, rank = self.group.size(), self.group.rank()
         self.slots: list[ParamSlot] = []
         distinct: dict[int, int] = {}
@@ -82,20 +95,26 @@ class ShardedParamGroup:
             self.slots.append(ParamSlot(fqn, module, name, distinct[id(p)]))
         _check_params(owner, [(s.fqn, originals[s.index]) for s in self.slots], param_dtype)
         self.shapes = [tuple(p.shape) for p in originals]
-        self.row_numel = [math.prod(s[1:]) for s in self.shapes]
-        self.rows = [chunk_bounds(s[0], self.world, 0)[1] for s in self.shapes]  # c_i
-        self.bounds = [chunk_bounds(s[0], self.world, rank) for s in self.shapes]
-        block = [c * r for c, r in zip(self.rows, self.row_numel)]  # one rank's padded piece
-        self.send_offsets = np.cumsum([0] + block).tolist()
-        self.full_offsets = (np.cumsum([0] + block) * self.world).tolist()
-        self.device = originals[0]._device
+        self.layout = PieceLayout(self.shapes, self.group.comm, self.world, rank)
+        self.rows, self.bounds = self.layout.rows, self.layout.bounds
+        self.send_offsets = self.layout.send_offsets
+        self.full_offsets = [o * self.world for o in self.send_offsets]
+        # reshard_after_forward=k: after forward each rank keeps its rows of k-way pieces
+        # (over k consecutive ranks), which backward gathers over those k only
+        self.post_layout: PieceLayout | None = None
+        self.post: tuple[list[np.ndarray], list[tuple]] | None = None  # (rows, sources)
         self.param_dtype = param_dtype
         self.reduce_dtype = reduce_dtype
         self.full: np.ndarray | None = None  # the gathered parameters, while they exist
         self.gathered_from: list[tuple] = []  # (piece, version, array) of each piece then
+        # a started all-gather: (request, blocks, sources, layout)
+        self.in_flight: tuple | None = None
         self.pending: np.ndarray | None = None  # gradients kept unreduced (no sync)
         self.sync = True
         self.reshard_after_backward = True
+        self.backward_prefetch: list[ShardedParamGroup] = []  # gathered early in backward
+        self.prefetched = False  # (this backward prefetched already)
+        self.last_backward = True
         pieces = [self._piece(p, i) for i, p in enumerate(originals)]
         for slot in self.slots:
             slot.module._parameters[slot.name] = pieces[slot.index]
@@ -108,8 +127,16 @@ class ShardedParamGroup:
 
     def _piece(self, p: Parameter, i: int) -> Parameter:
         lo, hi = self.bounds[i]
+        if p.is_meta:  # (to_empty and an initialisation fill it later)
+            return Parameter(empty((hi - lo, *self.shapes[i][1:]), dtype=p.dtype,
+                                   device=p.device), p.requires_grad)
         local = np.ascontiguousarray(p._data[lo:hi]).copy()
-        return Parameter(_wrap(local, self.device), p.requires_grad)
+        return Parameter(_wrap(local, p._device), p.requires_grad)
+
+    @property
+    def device(self) -> Device:
+        """The pieces' device (the meta device until ``to_empty``)."""
+        return self.pieces()[0]._device
 
     # -- parameters --------------------------------------------------------------------------
     def pieces(self) -> list[Parameter]:
@@ -136,31 +163,85 @@ class ShardedParamGroup:
     def fresh(self) -> bool:
         """Whether the gathered buffer holds the pieces' current values (an optimizer step,
         a load or an assignment to ``.data`` changes them)."""
-        return self.full is not None and all(
-            p is q and version == p._vc.value and data is p._data
-            for (q, version, data), p in zip(self.gathered_from, self.pieces()))
+        return self.full is not None and self._current(self.gathered_from)
+
+    def _current(self, sources: list[tuple]) -> bool:
+        return all(p is q and version == p._vc.value and data is p._data
+                   for (q, version, data), p in zip(sources, self.pieces()))
 
     def gather(self) -> np.ndarray:
-        """All-gathers the pieces (in the compute dtype) into :attr:`full`."""
-        dtype, world, n = self.compute_dtype, self.world, len(self.shapes)
-        send = np.zeros(self.send_offsets[-1], dtype)
-        for i, p in enumerate(self.pieces()):
-            self._check_piece(i, p)
-            local = p._data.reshape(-1)
-            send[self.send_offsets[i]:self.send_offsets[i] + local.size] = local
-        if world == 1:
-            blocks = send.reshape(1, -1)
-        else:
-            blocks = np.empty((world, send.size), dtype)
-            self.group.comm.Allgather(send.view(np.uint8), blocks.view(np.uint8))
-        full = np.empty(self.full_offsets[-1], dtype)
-        for i in range(n):
-            lo, hi = self.send_offsets[i], self.send_offsets[i + 1]
-            full[self.full_offsets[i]:self.full_offsets[i + 1]] = blocks[:, lo:hi].reshape(-1)
-        self.full, self.gathered_from = full, self._sources()
+        """All-gathers the pieces (in the compute dtype) into :attr:`full`, finishing the
+        all-gather :meth:`start_gather` began if there is one (gathered again if the pieces
+        changed since it began: a prefetch left unused across an optimizer step)."""
+        if self.in_flight is None:
+            self.start_gather(wait=True)
+        request, blocks, sources, layout = self.in_flight
+        self.in_flight = None
+        if request is not None:
+            request.Wait()
+            if not self._current(sources):
+                return self.gather()
+        full = np.empty(self.full_offsets[-1], blocks.dtype)
+        for i, shape in enumerate(self.shapes):  # (each parameter's rows, then padding)
+            lo, hi, size = layout.send_offsets[i], layout.send_offsets[i + 1], math.prod(shape)
+            start = self.full_offsets[i]
+            full[start:start + size] = blocks[:, lo:hi].reshape(-1)[:size]
+        self.full, self.gathered_from, self.post = full, sources, None
         return full
 
+    def start_gather(self, wait: bool = False, post: bool = False) -> None:
+        """Issues the all-gather of the pieces (every all-gather of the group starts here),
+        or with ``post`` of the rows kept after forward, over ``post_layout``'s ranks; without
+        ``wait`` it runs in the background (MPI's ``Iallgather``) until :meth:`gather`
+        finishes it. Nothing happens while one is in flight."""
+        if self.in_flight is not None:
+            return
+        if post:
+            layout, (local, sources) = self.post_layout, self.post
+        else:
+            pieces = self.pieces()
+            for i, p in enumerate(pieces):
+                self._check_piece(i, p)
+            layout, local, sources = self.layout, [p._data for p in pieces], self._sources()
+        dtype = self.compute_dtype
+        send = np.zeros(layout.send_offsets[-1], dtype)
+        for start, a in zip(layout.send_offsets, local):
+            send[start:start + a.size] = a.reshape(-1)
+        request = None
+        if layout.world == 1:
+            blocks = send.reshape(1, -1)
+        else:
+            blocks = np.empty((layout.world, send.size), dtype)
+            args = (send.view(np.uint8), blocks.view(np.uint8))
+            if wait:
+                layout.comm.Allgather(*args)
+            else:
+                request = layout.comm.Iallgather(*args)
+        self.in_flight = (request, blocks, sources, layout)
+
+    def reshard_after_forward_to(self, ranks: int) -> None:
+        """Makes :meth:`reshard_to_post` keep ``ranks``-way pieces (``fully_shard``'s int
+        ``reshard_after_forward``); collective over the shard group (a communicator split)."""
+        rank = self.group.rank()
+        comm = self.group.comm.Split(rank // ranks, rank)
+        self.post_layout = PieceLayout(self.shapes, comm, ranks, rank % ranks)
+
+    def reshard_to_post(self) -> None:
+        """After forward: keeps this rank's rows of the ``post_layout`` pieces of the
+        gathered parameters and frees the rest (backward gathers them over fewer ranks)."""
+        rows = [np.ascontiguousarray(v[lo:hi]) for v, (lo, hi)
+                in zip(self.views(), self.post_layout.bounds)]
+        sources = self.gathered_from
+        self.reshard()
+        self.post = (rows, sources)
+
     def _check_piece(self, i: int, p: Tensor) -> None:
+        if p.is_meta:
+            raise RuntimeError(
+                f"{self.owner}: the parameters are on the meta device (no values to gather). "
+                "Hint: module.to_empty(device='cpu'), then initialise them "
+                "(module.reset_parameters() or nn.init: each rank fills its rows of the full "
+                "tensor's draw)")
         lo, hi = self.bounds[i]
         piece = (hi - lo, *self.shapes[i][1:])
         if tuple(p.shape) != piece:
@@ -180,7 +261,7 @@ class ShardedParamGroup:
     def unshard(self) -> None:
         """Gathers the parameters (unless the buffer is fresh) and sets them on the modules
         as outputs of :class:`_Unshard`, so that gradients reach the pieces."""
-        if not self.fresh():
+        if self.in_flight is not None or not self.fresh():
             self.gather()
         self._install()
 
@@ -201,9 +282,9 @@ class ShardedParamGroup:
             slot.module.__dict__.pop(slot.name, None)
 
     def reshard(self) -> None:
-        """:meth:`uninstall` and free the gathered buffer."""
+        """:meth:`uninstall` and free the gathered buffer (and rows kept after forward)."""
         self.uninstall()
-        self.full = None
+        self.full, self.post = None, None
 
     # -- saved tensors -----------------------------------------------------------------------
     def pack(self, t: Tensor) -> Any:
@@ -215,12 +296,40 @@ class ShardedParamGroup:
         return unpack_gathered_view(saved, self._gathered_for_backward, self.device)
 
     def _gathered_for_backward(self) -> np.ndarray:
-        if not self.fresh():
+        if self.in_flight is not None or not self.fresh():
+            if self.in_flight is None and self.post is not None and self._current(self.post[1]):
+                self.start_gather(wait=True, post=True)
             self.gather()
             queue_callback(self._after_backward)  # (frozen parameters: no _Unshard node)
+        self.prefetch_for_backward()
         return self.full
 
+    def prefetch_for_backward(self) -> None:
+        """Once per backward, when this group first gathers (or, kept from forward, reduces):
+        the groups ``set_modules_to_backward_prefetch`` named start gathering in the
+        background, before their backward needs them."""
+        if not self.prefetched:
+            self.prefetched = True
+            queue_callback(self._end_prefetch)
+            for other in self.backward_prefetch:
+                other.prefetch()
+
+    def prefetch(self) -> None:
+        """Starts gathering in the background unless the buffer is fresh or on its way."""
+        if self.in_flight is None and not self.fresh():
+            self.start_gather()
+
+    def _end_prefetch(self) -> None:
+        self.prefetched = False
+        if self.last_backward:  # (prefetched for a backward that did not come)
+            for other in self.backward_prefetch:
+                if other.in_flight is not None:
+                    other.gather()  # (MPI's request is waited for before its buffer goes)
+                    other.reshard()
+
     def _after_backward(self) -> None:
+        self.uninstall()  # (kept after forward without reshard_after_forward)
+        self.post = None
         if self.reshard_after_backward:
             self.full = None
 
@@ -255,6 +364,9 @@ class ShardedParamGroup:
         mine = blocks[0].copy()
         if world > 1:
             self.group.comm.Reduce_scatter_block(blocks, mine, mpi().SUM)
+        if self.replicas is not None:  # HSDP: the replicas' sums of the same rows
+            self.replicas.comm.Allreduce(mpi().IN_PLACE, mine, mpi().SUM)
+            world *= self.replicas.size()
         reached = mine[used:] > 0
         mine = (mine[:used] / world).astype(reduce, copy=False)
         out = []
@@ -273,8 +385,8 @@ class ShardedParamGroup:
             if tuple(value.shape) != shape:
                 raise RuntimeError(f"{self.owner} load: '{key}' is a DTensor of shape "
                                    f"{tuple(value.shape)}, the parameter's is {shape}")
-            if value.placements != (Shard(0),):
-                value = value.redistribute(self.mesh, [Shard(0)])
+            if value.placements != tuple(self.placements):
+                value = value.redistribute(self.mesh, self.placements)
             return value.to_local()
         if isinstance(value, Tensor | np.ndarray) and tuple(value.shape) == shape:
             lo, hi = self.bounds[index]
@@ -286,6 +398,19 @@ class ShardedParamGroup:
     def fqns(self) -> list[tuple[str, int]]:
         """``(fqn, index)`` of every registration below the sharded module."""
         return [(s.fqn, s.index) for s in self.slots]
+
+
+class PieceLayout:
+    """The ``torch.chunk`` pieces of a group's parameters over ``world`` ranks of ``comm``:
+    each parameter's rows on rank ``rank`` (:attr:`bounds`), padded to :attr:`rows` to
+    travel, laid end to end at :attr:`send_offsets`."""
+
+    def __init__(self, shapes: list[tuple[int, ...]], comm: Any, world: int, rank: int) -> None:
+        self.comm, self.world = comm, world
+        self.rows = [chunk_bounds(s[0], world, 0)[1] for s in shapes]
+        self.bounds = [chunk_bounds(s[0], world, rank) for s in shapes]
+        block = [c * math.prod(s[1:]) for c, s in zip(self.rows, shapes)]  # a padded piece
+        self.send_offsets = np.cumsum([0] + block).tolist()
 
 
 class _Unshard(Function):
@@ -302,6 +427,7 @@ class _Unshard(Function):
     @once_differentiable
     def backward(ctx: Any, *grads: Tensor) -> tuple:
         group = ctx.group
+        group.prefetch_for_backward()
         out = group.reduce_grads(grads, ctx.needs_input_grad[1:])
         group._after_backward()
         return (None, *out)
@@ -325,7 +451,7 @@ def _check_params(owner: str, named: list[tuple[str, Parameter]],
         if p.ndim == 0:
             raise ValueError(f"{owner}: parameter '{fqn}' is 0-d; fully_shard shards "
                              "parameters along dim 0 (Shard(0)). Hint: give it shape (1,)")
-        if p._device.type != "cpu":
+        if p._device.type not in ("cpu", "meta"):
             raise DeviceError(f"{owner}: parameter '{fqn}' is on {p._device}, but Ember's MPI "
                               "process groups work on CPU tensors. Hint: keep the model on "
                               "the CPU")
@@ -345,6 +471,16 @@ def sharded_piece(p: Tensor) -> tuple[ShardedParamGroup, int] | None:
             if q is p:
                 return group, i
     return None
+
+
+def whole_of_piece(t: Tensor) -> tuple[tuple[int, ...], tuple[int, int]] | None:
+    """``nn.init``'s hook (``SHARDED_PIECES``): the full shape and this rank's rows of a
+    ``fully_shard`` piece."""
+    found = sharded_piece(t)
+    if found is None:
+        return None
+    group, i = found
+    return group.shapes[i], group.bounds[i]
 
 
 def sharded_grad_norm(parameters: list[Tensor], norm_type: float) -> tuple[list, Tensor | None]:
