@@ -25,7 +25,12 @@ from ember.tensor import Tensor
 from ember.vision.models import resnet
 from ember.vision.models._api import make_builder
 from ember.vision.models._utils import LegacyKeys
-from ember.vision.models.detection._utils import BoxCoder, Matcher
+from ember.vision.models.detection._utils import (
+    BoxCoder,
+    Matcher,
+    split_by_level,
+    top_candidates,
+)
 from ember.vision.models.detection.anchor_utils import AnchorGenerator
 from ember.vision.models.detection.backbone_utils import _resnet_fpn_extractor
 from ember.vision.models.detection.faster_rcnn import _trainable_layers
@@ -226,18 +231,13 @@ class RetinaNet(LegacyKeys, nn.Module):
                          ) -> dict[str, Tensor]:
         boxes, scores, labels = [], [], []
         for level_logits, level_deltas, level_anchors in zip(logits, deltas, anchors):
-            num_classes = level_logits.shape[-1]
-            level_scores = level_logits.sigmoid().flatten()
-            candidates = ember.where(level_scores > self.score_thresh)[0]
-            best, order = level_scores[candidates].topk(min(candidates.numel(),
-                                                            self.topk_candidates))
-            candidates = candidates[order]
-            anchor_idx = ember.div(candidates, num_classes, rounding_mode="floor")
+            best, anchor_idx, classes = top_candidates(level_logits.sigmoid(),
+                                                       self.score_thresh, self.topk_candidates)
             decoded = self.box_coder.decode_single(level_deltas[anchor_idx],
                                                    level_anchors[anchor_idx])
             boxes.append(clip_boxes_to_image(decoded, image_shape))
             scores.append(best)
-            labels.append(candidates % num_classes)
+            labels.append(classes)
         boxes, scores, labels = ember.cat(boxes), ember.cat(scores), ember.cat(labels)
         keep = batched_nms(boxes, scores, labels, self.nms_thresh)[:self.detections_per_img]
         return {"boxes": boxes[keep], "scores": scores[keep], "labels": labels[keep]}
@@ -259,12 +259,8 @@ class RetinaNet(LegacyKeys, nn.Module):
         anchors = self.anchor_generator(images, features)
         if self.training:
             return self.compute_loss(targets, head_outputs, anchors)
-        positions = [f.shape[2] * f.shape[3] for f in features]
-        per_position = head_outputs["cls_logits"].shape[1] // sum(positions)
-        counts = [n * per_position for n in positions]
-        split = {k: list(v.split(counts, 1)) for k, v in head_outputs.items()}
-        detections = self.postprocess_detections(split, [list(a.split(counts)) for a in anchors],
-                                                 images.image_sizes)
+        split, level_anchors = split_by_level(head_outputs, anchors, features)
+        detections = self.postprocess_detections(split, level_anchors, images.image_sizes)
         return self.transform.postprocess(detections, images.image_sizes, original_sizes)
 
 
