@@ -207,7 +207,8 @@ def test_keypoint_rcnn_learns_one_box_and_outputs_keypoints():
         assert last[key] < first[key], history
     model.roi_heads.score_thresh = 0.0  # keep what a barely trained model finds
     out = check_detections(model, ("keypoints", "keypoints_scores"))
-    for det, (h, w) in zip(out, [(64, 64), (40, 56)]):
+    assert len(out[0]["boxes"]) > 0
+    for det in out:
         n = len(det["boxes"])
         assert tuple(det["keypoints"].shape) == (n, 3, 3)
         assert tuple(det["keypoints_scores"].shape) == (n, 3)

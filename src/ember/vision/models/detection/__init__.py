@@ -1,7 +1,7 @@
 """torchvision's detection models (``torchvision.models.detection`` →
 ``ember.vision.models.detection``): Faster R-CNN, Mask R-CNN, Keypoint R-CNN, RetinaNet, FCOS,
-SSD and SSDlite with their building blocks, module names, constructor options and train/eval behaviour. No pretrained weights are
-bundled: ``weights`` and ``weights_backbone`` must be None.
+SSD and SSDlite with their building blocks, module names, constructor options and train/eval
+behaviour. No pretrained weights are bundled: ``weights`` and ``weights_backbone`` must be None.
 
 Example:
     >>> model = fasterrcnn_mobilenet_v3_large_fpn(num_classes=3, min_size=64, max_size=64,

@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import ember
 from ember import nn
 from ember.tensor import Tensor
+from ember.vision.ops.nms import batched_nms
 
 __all__ = ["BalancedPositiveNegativeSampler", "BoxCoder", "BoxLinearCoder", "Matcher",
            "SSDMatcher", "retrieve_out_channels"]
@@ -245,6 +247,28 @@ def split_by_level(head_outputs: dict[str, Tensor], anchors: list[Tensor],
     counts = anchors_per_level(len(anchors[0]), features)
     return ({k: list(v.split(counts, 1)) for k, v in head_outputs.items()},
             [list(a.split(counts)) for a in anchors])
+
+
+def match_targets(anchors: list[Tensor], targets: list[dict[str, Tensor]],
+                  match: Callable[[Tensor, Tensor], Tensor]) -> list[Tensor]:
+    """Per image, ``match(target_boxes, anchors)``: each anchor's ground-truth index, or -1
+    for every anchor of an image without boxes."""
+    matched = []
+    for anchors_in_image, target in zip(anchors, targets):
+        if target["boxes"].numel() == 0:
+            matched.append(ember.full((len(anchors_in_image),), -1, dtype=ember.int64))
+        else:
+            matched.append(match(target["boxes"], anchors_in_image))
+    return matched
+
+
+def best_after_nms(boxes: list[Tensor], scores: list[Tensor], labels: list[Tensor],
+                   nms_thresh: float, detections_per_img: int) -> dict[str, Tensor]:
+    """One image's detections: the candidates (lists of pieces) after per-class NMS, the
+    ``detections_per_img`` best."""
+    boxes, scores, labels = ember.cat(boxes), ember.cat(scores), ember.cat(labels)
+    keep = batched_nms(boxes, scores, labels, nms_thresh)[:detections_per_img]
+    return {"boxes": boxes[keep], "scores": scores[keep], "labels": labels[keep]}
 
 
 def retrieve_out_channels(model: nn.Module, size: tuple[int, int]) -> list[int]:

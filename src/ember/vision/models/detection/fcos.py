@@ -4,10 +4,10 @@ box's size, predicts the class (focal loss), the distances to the box's sides (G
 and its centerness (binary cross-entropy); the ``fcos_resnet50_fpn`` builder.
 
 Example:
-    >>> backbone = nn.Sequential(nn.Conv2d(3, 8, 3, stride=4, padding=1))
-    >>> backbone.out_channels = 8
+    >>> backbone = nn.Sequential(nn.Conv2d(3, 32, 3, stride=4, padding=1))
+    >>> backbone.out_channels = 32
     >>> anchors = AnchorGenerator(((16,),), ((1.0,),))
-    >>> head = FCOSHead(8, 1, 3, num_convs=1)
+    >>> head = FCOSHead(32, 1, 3, num_convs=1)
     >>> model = FCOS(backbone, 3, min_size=64, max_size=64, anchor_generator=anchors, head=head)
     >>> sorted(model.eval()([ember.rand(3, 64, 64)])[0])
     ['boxes', 'labels', 'scores']
@@ -28,19 +28,24 @@ from ember.vision.models._utils import LegacyKeys
 from ember.vision.models.detection._utils import (
     BoxLinearCoder,
     anchors_per_level,
+    best_after_nms,
+    match_targets,
     split_by_level,
     top_candidates,
 )
 from ember.vision.models.detection.anchor_utils import AnchorGenerator
 from ember.vision.models.detection.backbone_utils import _resnet_fpn_extractor
 from ember.vision.models.detection.faster_rcnn import _trainable_layers
-from ember.vision.models.detection.generalized_rcnn import FPN_LEGACY_KEYS, backbone_features
+from ember.vision.models.detection.generalized_rcnn import (
+    FPN_LEGACY_KEYS,
+    check_one_stage_parts,
+    one_stage_outputs,
+)
 from ember.vision.models.detection.rpn import _flatten
 from ember.vision.models.detection.transform import GeneralizedRCNNTransform
 from ember.vision.ops.boxes import clip_boxes_to_image
 from ember.vision.ops.feature_pyramid_network import LastLevelP6P7
 from ember.vision.ops.losses import generalized_box_iou_loss, sigmoid_focal_loss
-from ember.vision.ops.nms import batched_nms
 
 __all__ = ["FCOS", "FCOSClassificationHead", "FCOSHead", "FCOSRegressionHead",
            "fcos_resnet50_fpn"]
@@ -239,13 +244,7 @@ class FCOS(LegacyKeys, nn.Module):
                  nms_thresh: float = 0.6, detections_per_img: int = 100,
                  topk_candidates: int = 1000, **kwargs: Any) -> None:
         super().__init__()
-        if not hasattr(backbone, "out_channels"):
-            raise ValueError("backbone should contain an attribute out_channels specifying "
-                             "the number of output channels (assumed to be the same for all "
-                             "the levels)")
-        if anchor_generator is not None and not isinstance(anchor_generator, AnchorGenerator):
-            raise TypeError(f"anchor_generator should be of type AnchorGenerator or None, "
-                            f"got {type(anchor_generator).__name__}")
+        check_one_stage_parts(backbone, anchor_generator, AnchorGenerator)
         self.backbone = backbone
         self.anchor_generator = anchor_generator or AnchorGenerator(
             ((8,), (16,), (32,), (64,), (128,)), ((1.0,),) * 5)
@@ -263,15 +262,10 @@ class FCOS(LegacyKeys, nn.Module):
     def compute_loss(self, targets: list[dict[str, Tensor]], head_outputs: dict[str, Tensor],
                      anchors: list[Tensor], num_anchors_per_level: list[int]
                      ) -> dict[str, Tensor]:
-        matched_idxs = []
-        for anchors_in_image, target in zip(anchors, targets):
-            if target["boxes"].numel() == 0:
-                matched_idxs.append(ember.full((len(anchors_in_image),), -1,
-                                               dtype=ember.int64))
-                continue
-            matched_idxs.append(match_positions(anchors_in_image, target["boxes"],
-                                                num_anchors_per_level,
-                                                self.center_sampling_radius))
+        matched_idxs = match_targets(anchors, targets, lambda boxes, anchors_in_image:
+                                     match_positions(anchors_in_image, boxes,
+                                                     num_anchors_per_level,
+                                                     self.center_sampling_radius))
         return self.head.compute_loss(targets, head_outputs, anchors, matched_idxs)
 
     def _detect_in_image(self, outputs: list[tuple[Tensor, Tensor, Tensor]],
@@ -286,9 +280,7 @@ class FCOS(LegacyKeys, nn.Module):
             boxes.append(clip_boxes_to_image(decoded, image_shape))
             scores.append(best)
             labels.append(classes)
-        boxes, scores, labels = ember.cat(boxes), ember.cat(scores), ember.cat(labels)
-        keep = batched_nms(boxes, scores, labels, self.nms_thresh)[:self.detections_per_img]
-        return {"boxes": boxes[keep], "scores": scores[keep], "labels": labels[keep]}
+        return best_after_nms(boxes, scores, labels, self.nms_thresh, self.detections_per_img)
 
     def postprocess_detections(self, head_outputs: dict[str, list[Tensor]],
                                anchors: list[list[Tensor]],
@@ -301,10 +293,8 @@ class FCOS(LegacyKeys, nn.Module):
 
     def forward(self, images: list[Tensor], targets: list[dict[str, Tensor]] | None = None
                 ) -> dict[str, Tensor] | list[dict[str, Tensor]]:
-        images, targets, original_sizes, features = backbone_features(self, images, targets)
-        features = list(features.values())
-        head_outputs = self.head(features)
-        anchors = self.anchor_generator(images, features)
+        images, targets, original_sizes, features, head_outputs, anchors = one_stage_outputs(
+            self, images, targets)
         if self.training:
             return self.compute_loss(targets, head_outputs, anchors,
                                      anchors_per_level(len(anchors[0]), features))

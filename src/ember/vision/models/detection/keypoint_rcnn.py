@@ -6,7 +6,7 @@ Example:
     >>> from ember.vision.models.detection.anchor_utils import AnchorGenerator
     >>> backbone = nn.Sequential(nn.Conv2d(3, 8, 3, stride=4, padding=1))
     >>> backbone.out_channels = 8
-    >>> model = KeypointRCNN(backbone, 2, num_keypoints=3, min_size=64, max_size=64,
+    >>> model = KeypointRCNN(backbone, 2, min_size=64, max_size=64,
     ...                      rpn_post_nms_top_n_test=10,
     ...                      rpn_anchor_generator=AnchorGenerator(((16, 32),), ((1.0,),)),
     ...                      box_roi_pool=MultiScaleRoIAlign(["0"], 7, 2),

@@ -28,20 +28,25 @@ from ember.vision.models._utils import LegacyKeys
 from ember.vision.models.detection._utils import (
     BoxCoder,
     Matcher,
+    best_after_nms,
+    match_targets,
     split_by_level,
     top_candidates,
 )
 from ember.vision.models.detection.anchor_utils import AnchorGenerator
 from ember.vision.models.detection.backbone_utils import _resnet_fpn_extractor
 from ember.vision.models.detection.faster_rcnn import _trainable_layers
-from ember.vision.models.detection.generalized_rcnn import FPN_LEGACY_KEYS, backbone_features
+from ember.vision.models.detection.generalized_rcnn import (
+    FPN_LEGACY_KEYS,
+    check_one_stage_parts,
+    one_stage_outputs,
+)
 from ember.vision.models.detection.rpn import _flatten
 from ember.vision.models.detection.transform import GeneralizedRCNNTransform
 from ember.vision.ops.boxes import box_iou, clip_boxes_to_image
 from ember.vision.ops.feature_pyramid_network import LastLevelP6P7
 from ember.vision.ops.layers import Conv2dNormActivation
 from ember.vision.ops.losses import sigmoid_focal_loss
-from ember.vision.ops.nms import batched_nms
 
 __all__ = ["RetinaNet", "RetinaNetClassificationHead", "RetinaNetHead",
            "RetinaNetRegressionHead", "retinanet_resnet50_fpn"]
@@ -193,13 +198,7 @@ class RetinaNet(LegacyKeys, nn.Module):
                  fg_iou_thresh: float = 0.5, bg_iou_thresh: float = 0.4,
                  topk_candidates: int = 1000, **kwargs: Any) -> None:
         super().__init__()
-        if not hasattr(backbone, "out_channels"):
-            raise ValueError("backbone should contain an attribute out_channels specifying "
-                             "the number of output channels (assumed to be the same for all "
-                             "the levels)")
-        if anchor_generator is not None and not isinstance(anchor_generator, AnchorGenerator):
-            raise TypeError(f"anchor_generator should be of type AnchorGenerator or None, "
-                            f"got {type(anchor_generator).__name__}")
+        check_one_stage_parts(backbone, anchor_generator, AnchorGenerator)
         self.backbone = backbone
         self.anchor_generator = anchor_generator or _default_anchor_generator()
         self.head = head or RetinaNetHead(backbone.out_channels,
@@ -216,14 +215,8 @@ class RetinaNet(LegacyKeys, nn.Module):
 
     def compute_loss(self, targets: list[dict[str, Tensor]], head_outputs: dict[str, Tensor],
                      anchors: list[Tensor]) -> dict[str, Tensor]:
-        matched_idxs = []
-        for anchors_in_image, target in zip(anchors, targets):
-            if target["boxes"].numel() == 0:
-                matched_idxs.append(ember.full((len(anchors_in_image),), -1,
-                                               dtype=ember.int64))
-                continue
-            matched_idxs.append(self.proposal_matcher(box_iou(target["boxes"],
-                                                              anchors_in_image)))
+        matched_idxs = match_targets(anchors, targets, lambda boxes, anchors_in_image:
+                                     self.proposal_matcher(box_iou(boxes, anchors_in_image)))
         return self.head.compute_loss(targets, head_outputs, anchors, matched_idxs)
 
     def _detect_in_image(self, logits: list[Tensor], deltas: list[Tensor],
@@ -238,9 +231,7 @@ class RetinaNet(LegacyKeys, nn.Module):
             boxes.append(clip_boxes_to_image(decoded, image_shape))
             scores.append(best)
             labels.append(classes)
-        boxes, scores, labels = ember.cat(boxes), ember.cat(scores), ember.cat(labels)
-        keep = batched_nms(boxes, scores, labels, self.nms_thresh)[:self.detections_per_img]
-        return {"boxes": boxes[keep], "scores": scores[keep], "labels": labels[keep]}
+        return best_after_nms(boxes, scores, labels, self.nms_thresh, self.detections_per_img)
 
     def postprocess_detections(self, head_outputs: dict[str, list[Tensor]],
                                anchors: list[list[Tensor]],
@@ -253,10 +244,8 @@ class RetinaNet(LegacyKeys, nn.Module):
 
     def forward(self, images: list[Tensor], targets: list[dict[str, Tensor]] | None = None
                 ) -> dict[str, Tensor] | list[dict[str, Tensor]]:
-        images, targets, original_sizes, features = backbone_features(self, images, targets)
-        features = list(features.values())
-        head_outputs = self.head(features)
-        anchors = self.anchor_generator(images, features)
+        images, targets, original_sizes, features, head_outputs, anchors = one_stage_outputs(
+            self, images, targets)
         if self.training:
             return self.compute_loss(targets, head_outputs, anchors)
         split, level_anchors = split_by_level(head_outputs, anchors, features)

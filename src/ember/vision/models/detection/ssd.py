@@ -23,15 +23,20 @@ from ember import nn
 from ember.tensor import Tensor
 from ember.vision.models import vgg
 from ember.vision.models._api import make_builder
-from ember.vision.models.detection._utils import BoxCoder, SSDMatcher, retrieve_out_channels
+from ember.vision.models.detection._utils import (
+    BoxCoder,
+    SSDMatcher,
+    best_after_nms,
+    match_targets,
+    retrieve_out_channels,
+)
 from ember.vision.models.detection.anchor_utils import DefaultBoxGenerator
 from ember.vision.models.detection.backbone_utils import _freeze_stages
 from ember.vision.models.detection.faster_rcnn import _trainable_layers
-from ember.vision.models.detection.generalized_rcnn import backbone_features
+from ember.vision.models.detection.generalized_rcnn import one_stage_outputs
 from ember.vision.models.detection.rpn import _flatten
 from ember.vision.models.detection.transform import GeneralizedRCNNTransform
 from ember.vision.ops.boxes import box_iou, clip_boxes_to_image
-from ember.vision.ops.nms import batched_nms
 
 __all__ = ["SSD", "SSDClassificationHead", "SSDFeatureExtractorVGG", "SSDHead",
            "SSDRegressionHead", "SSDScoringHead", "hard_negative_mask", "ssd300_vgg16"]
@@ -214,28 +219,17 @@ class SSD(nn.Module):
                 kept_boxes.append(boxes[rows[order]])
                 kept_scores.append(best)
                 kept_labels.append(ember.full((len(best),), label, dtype=ember.int64))
-            boxes, scores = ember.cat(kept_boxes), ember.cat(kept_scores)
-            labels = ember.cat(kept_labels)
-            keep = batched_nms(boxes, scores, labels, self.nms_thresh)[:self.detections_per_img]
-            detections.append({"boxes": boxes[keep], "scores": scores[keep],
-                               "labels": labels[keep]})
+            detections.append(best_after_nms(kept_boxes, kept_scores, kept_labels,
+                                             self.nms_thresh, self.detections_per_img))
         return detections
 
     def forward(self, images: list[Tensor], targets: list[dict[str, Tensor]] | None = None
                 ) -> dict[str, Tensor] | list[dict[str, Tensor]]:
-        images, targets, original_sizes, features = backbone_features(self, images, targets)
-        features = list(features.values())
-        head_outputs = self.head(features)
-        anchors = self.anchor_generator(images, features)
+        images, targets, original_sizes, _, head_outputs, anchors = one_stage_outputs(
+            self, images, targets)
         if self.training:
-            matched_idxs = []
-            for anchors_in_image, target in zip(anchors, targets):
-                if target["boxes"].numel() == 0:
-                    matched_idxs.append(ember.full((len(anchors_in_image),), -1,
-                                                   dtype=ember.int64))
-                    continue
-                matched_idxs.append(self.proposal_matcher(box_iou(target["boxes"],
-                                                                  anchors_in_image)))
+            matched_idxs = match_targets(anchors, targets, lambda boxes, anchors_in_image:
+                                         self.proposal_matcher(box_iou(boxes, anchors_in_image)))
             return self.compute_loss(targets, head_outputs, anchors, matched_idxs)
         detections = self.postprocess_detections(head_outputs, anchors, images.image_sizes)
         return self.transform.postprocess(detections, images.image_sizes, original_sizes)
@@ -298,12 +292,16 @@ def _vgg_extractor(backbone: vgg.VGG, highres: bool, trainable_layers: int
     return SSDFeatureExtractorVGG(features, highres)
 
 
+def _ignore_size(kwargs: dict[str, Any]) -> None:
+    """The SSD builders fix the input size: a ``size`` keyword warns and is dropped."""
+    if kwargs.pop("size", None) is not None:
+        warnings.warn("The size of the model is already fixed; ignoring the parameter.",
+                      stacklevel=4)
+
+
 def _ssd300_vgg16(num_classes: int = 91, weights_backbone: Any = None,
                   trainable_backbone_layers: int | None = None, **kwargs: Any) -> SSD:
-    if "size" in kwargs:
-        warnings.warn("The size of the model is already fixed; ignoring the parameter.",
-                      stacklevel=3)
-        kwargs.pop("size")
+    _ignore_size(kwargs)
     layers = _trainable_layers(weights_backbone, trainable_backbone_layers, 5)
     backbone = _vgg_extractor(vgg.vgg16(), False, layers)
     anchors = DefaultBoxGenerator([[2], [2, 3], [2, 3], [2, 3], [2], [2]],

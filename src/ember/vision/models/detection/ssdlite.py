@@ -10,7 +10,6 @@ Example:
 
 from __future__ import annotations
 
-import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from functools import partial
@@ -23,7 +22,7 @@ from ember.vision.models._api import make_builder
 from ember.vision.models.detection.anchor_utils import DefaultBoxGenerator
 from ember.vision.models.detection.backbone_utils import _freeze_stages, _mobilenet_stages
 from ember.vision.models.detection.faster_rcnn import _trainable_layers
-from ember.vision.models.detection.ssd import SSD, SSDScoringHead
+from ember.vision.models.detection.ssd import SSD, SSDScoringHead, _ignore_size
 from ember.vision.ops.layers import Conv2dNormActivation
 
 __all__ = ["SSDLiteClassificationHead", "SSDLiteFeatureExtractorMobileNet", "SSDLiteHead",
@@ -136,10 +135,7 @@ class SSDLiteFeatureExtractorMobileNet(nn.Module):
 def _ssdlite320_mobilenet_v3_large(num_classes: int = 91, weights_backbone: Any = None,
                                    trainable_backbone_layers: int | None = None,
                                    norm_layer: Norm | None = None, **kwargs: Any) -> SSD:
-    if "size" in kwargs:
-        warnings.warn("The size of the model is already fixed; ignoring the parameter.",
-                      stacklevel=3)
-        kwargs.pop("size")
+    _ignore_size(kwargs)
     layers = _trainable_layers(weights_backbone, trainable_backbone_layers, 6)
     norm_layer = norm_layer or partial(nn.BatchNorm2d, eps=0.001, momentum=0.03)
     # an untrained trunk gets the reduced tail (MobileNetV3 paper, Table 6) and N(0, 0.03²)
