@@ -24,26 +24,18 @@ from ember import nn
 from ember.tensor import Tensor
 from ember.vision.models import resnet
 from ember.vision.models._api import make_builder
-from ember.vision.models._utils import LegacyKeys
+from ember.vision.models.detection._dense import DenseDetector
 from ember.vision.models.detection._utils import (
     BoxLinearCoder,
     anchors_per_level,
-    best_after_nms,
     match_targets,
-    split_by_level,
     top_candidates,
 )
 from ember.vision.models.detection.anchor_utils import AnchorGenerator
 from ember.vision.models.detection.backbone_utils import _resnet_fpn_extractor
 from ember.vision.models.detection.faster_rcnn import _trainable_layers
-from ember.vision.models.detection.generalized_rcnn import (
-    FPN_LEGACY_KEYS,
-    check_one_stage_parts,
-    one_stage_outputs,
-)
+from ember.vision.models.detection.generalized_rcnn import FPN_LEGACY_KEYS
 from ember.vision.models.detection.rpn import _flatten
-from ember.vision.models.detection.transform import GeneralizedRCNNTransform
-from ember.vision.ops.boxes import clip_boxes_to_image
 from ember.vision.ops.feature_pyramid_network import LastLevelP6P7
 from ember.vision.ops.losses import generalized_box_iou_loss, sigmoid_focal_loss
 
@@ -223,7 +215,12 @@ def match_positions(anchors: Tensor, gt_boxes: Tensor, num_anchors_per_level: li
     return ember.where(best < 1e-5, -1, matched)
 
 
-class FCOS(LegacyKeys, nn.Module):
+def _default_anchor_generator() -> AnchorGenerator:
+    # one square anchor per position, 8 to 128 pixels over the five levels
+    return AnchorGenerator(((8,), (16,), (32,), (64,), (128,)), ((1.0,),) * 5)
+
+
+class FCOS(DenseDetector):
     """torchvision's ``FCOS(backbone, num_classes, ...)``: in training,
     ``model(images, targets)`` returns ``{"classification", "bbox_regression",
     "bbox_ctrness"}`` losses; in eval, per image the ``topk_candidates`` best (position, class)
@@ -243,21 +240,14 @@ class FCOS(LegacyKeys, nn.Module):
                  center_sampling_radius: float = 1.5, score_thresh: float = 0.2,
                  nms_thresh: float = 0.6, detections_per_img: int = 100,
                  topk_candidates: int = 1000, **kwargs: Any) -> None:
-        super().__init__()
-        check_one_stage_parts(backbone, anchor_generator, AnchorGenerator)
-        self.backbone = backbone
-        self.anchor_generator = anchor_generator or AnchorGenerator(
-            ((8,), (16,), (32,), (64,), (128,)), ((1.0,),) * 5)
+        super().__init__(backbone, anchor_generator, _default_anchor_generator, min_size,
+                         max_size, image_mean, image_std, score_thresh, nms_thresh,
+                         detections_per_img, topk_candidates, **kwargs)
         self.head = head or FCOSHead(backbone.out_channels,
                                      self.anchor_generator.num_anchors_per_location()[0],
                                      num_classes)
         self.box_coder = BoxLinearCoder(normalize_by_size=True)
-        self.transform = GeneralizedRCNNTransform(min_size, max_size,
-                                                  image_mean or [0.485, 0.456, 0.406],
-                                                  image_std or [0.229, 0.224, 0.225], **kwargs)
         self.center_sampling_radius = center_sampling_radius
-        self.score_thresh, self.nms_thresh = score_thresh, nms_thresh
-        self.detections_per_img, self.topk_candidates = detections_per_img, topk_candidates
 
     def compute_loss(self, targets: list[dict[str, Tensor]], head_outputs: dict[str, Tensor],
                      anchors: list[Tensor], num_anchors_per_level: list[int]
@@ -268,39 +258,18 @@ class FCOS(LegacyKeys, nn.Module):
                                                      self.center_sampling_radius))
         return self.head.compute_loss(targets, head_outputs, anchors, matched_idxs)
 
-    def _detect_in_image(self, outputs: list[tuple[Tensor, Tensor, Tensor]],
-                         anchors: list[Tensor], image_shape: tuple[int, int]
-                         ) -> dict[str, Tensor]:
-        boxes, scores, labels = [], [], []
-        for (logits, deltas, ctrness), level_anchors in zip(outputs, anchors):
-            best, anchor_idx, classes = top_candidates(
-                (logits.sigmoid() * ctrness.sigmoid()).sqrt(), self.score_thresh,
-                self.topk_candidates)
-            decoded = self.box_coder.decode(deltas[anchor_idx], level_anchors[anchor_idx])
-            boxes.append(clip_boxes_to_image(decoded, image_shape))
-            scores.append(best)
-            labels.append(classes)
-        return best_after_nms(boxes, scores, labels, self.nms_thresh, self.detections_per_img)
+    def training_losses(self, targets: list[dict[str, Tensor]],
+                        head_outputs: dict[str, Tensor], anchors: list[Tensor],
+                        features: list[Tensor]) -> dict[str, Tensor]:
+        return self.compute_loss(targets, head_outputs, anchors,
+                                 anchors_per_level(len(anchors[0]), features))
 
-    def postprocess_detections(self, head_outputs: dict[str, list[Tensor]],
-                               anchors: list[list[Tensor]],
-                               image_shapes: list[tuple[int, int]]) -> list[dict[str, Tensor]]:
-        """Detections from per-level head outputs and anchors (lists over the levels)."""
-        keys = ("cls_logits", "bbox_regression", "bbox_ctrness")
-        return [self._detect_in_image(list(zip(*[[o[i] for o in head_outputs[k]]
-                                                 for k in keys])), anchors[i], shape)
-                for i, shape in enumerate(image_shapes)]
-
-    def forward(self, images: list[Tensor], targets: list[dict[str, Tensor]] | None = None
-                ) -> dict[str, Tensor] | list[dict[str, Tensor]]:
-        images, targets, original_sizes, features, head_outputs, anchors = one_stage_outputs(
-            self, images, targets)
-        if self.training:
-            return self.compute_loss(targets, head_outputs, anchors,
-                                     anchors_per_level(len(anchors[0]), features))
-        split, level_anchors = split_by_level(head_outputs, anchors, features)
-        detections = self.postprocess_detections(split, level_anchors, images.image_sizes)
-        return self.transform.postprocess(detections, images.image_sizes, original_sizes)
+    def level_candidates(self, outputs: dict[str, Tensor], anchors: Tensor
+                         ) -> tuple[Tensor, Tensor, Tensor]:
+        joint = (outputs["cls_logits"].sigmoid() * outputs["bbox_ctrness"].sigmoid()).sqrt()
+        scores, rows, labels = top_candidates(joint, self.score_thresh, self.topk_candidates)
+        boxes = self.box_coder.decode(outputs["bbox_regression"][rows], anchors[rows])
+        return boxes, scores, labels
 
 
 def _fcos_resnet50_fpn(num_classes: int = 91, weights_backbone: Any = None,

@@ -78,19 +78,6 @@ def backbone_features(model: nn.Module, images: list[Tensor],
     return images, targets, original_sizes, features
 
 
-def check_one_stage_parts(backbone: nn.Module, anchor_generator: nn.Module | None,
-                          generator_type: type) -> None:
-    """What RetinaNet and FCOS require of their parts: a backbone with ``out_channels`` and,
-    when given, an anchor generator of ``generator_type``."""
-    if not hasattr(backbone, "out_channels"):
-        raise ValueError("backbone should contain an attribute out_channels specifying "
-                         "the number of output channels (assumed to be the same for all "
-                         "the levels)")
-    if anchor_generator is not None and not isinstance(anchor_generator, generator_type):
-        raise TypeError(f"anchor_generator should be of type {generator_type.__name__} or "
-                        f"None, got {type(anchor_generator).__name__}")
-
-
 def one_stage_outputs(model: nn.Module, images: list[Tensor],
                       targets: list[dict[str, Tensor]] | None) -> tuple:
     """:func:`backbone_features`, then ``model.head`` and ``model.anchor_generator`` on the

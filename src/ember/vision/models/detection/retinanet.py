@@ -24,26 +24,19 @@ from ember import nn
 from ember.tensor import Tensor
 from ember.vision.models import resnet
 from ember.vision.models._api import make_builder
-from ember.vision.models._utils import LegacyKeys
+from ember.vision.models.detection._dense import DenseDetector
 from ember.vision.models.detection._utils import (
     BoxCoder,
     Matcher,
-    best_after_nms,
     match_targets,
-    split_by_level,
     top_candidates,
 )
 from ember.vision.models.detection.anchor_utils import AnchorGenerator
 from ember.vision.models.detection.backbone_utils import _resnet_fpn_extractor
 from ember.vision.models.detection.faster_rcnn import _trainable_layers
-from ember.vision.models.detection.generalized_rcnn import (
-    FPN_LEGACY_KEYS,
-    check_one_stage_parts,
-    one_stage_outputs,
-)
+from ember.vision.models.detection.generalized_rcnn import FPN_LEGACY_KEYS
 from ember.vision.models.detection.rpn import _flatten
-from ember.vision.models.detection.transform import GeneralizedRCNNTransform
-from ember.vision.ops.boxes import box_iou, clip_boxes_to_image
+from ember.vision.ops.boxes import box_iou
 from ember.vision.ops.feature_pyramid_network import LastLevelP6P7
 from ember.vision.ops.layers import Conv2dNormActivation
 from ember.vision.ops.losses import sigmoid_focal_loss
@@ -176,7 +169,7 @@ def _default_anchor_generator() -> AnchorGenerator:
     return AnchorGenerator(sizes, ((0.5, 1.0, 2.0),) * len(sizes))
 
 
-class RetinaNet(LegacyKeys, nn.Module):
+class RetinaNet(DenseDetector):
     """torchvision's ``RetinaNet(backbone, num_classes, ...)``: in training,
     ``model(images, targets)`` returns ``{"classification", "bbox_regression"}`` losses; in
     eval, per image the ``topk_candidates`` best (anchor, class) scores above
@@ -197,21 +190,15 @@ class RetinaNet(LegacyKeys, nn.Module):
                  nms_thresh: float = 0.5, detections_per_img: int = 300,
                  fg_iou_thresh: float = 0.5, bg_iou_thresh: float = 0.4,
                  topk_candidates: int = 1000, **kwargs: Any) -> None:
-        super().__init__()
-        check_one_stage_parts(backbone, anchor_generator, AnchorGenerator)
-        self.backbone = backbone
-        self.anchor_generator = anchor_generator or _default_anchor_generator()
+        super().__init__(backbone, anchor_generator, _default_anchor_generator, min_size,
+                         max_size, image_mean, image_std, score_thresh, nms_thresh,
+                         detections_per_img, topk_candidates, **kwargs)
         self.head = head or RetinaNetHead(backbone.out_channels,
                                           self.anchor_generator.num_anchors_per_location()[0],
                                           num_classes)
         self.proposal_matcher = proposal_matcher or Matcher(fg_iou_thresh, bg_iou_thresh,
                                                             allow_low_quality_matches=True)
         self.box_coder = BoxCoder(weights=(1.0, 1.0, 1.0, 1.0))
-        self.transform = GeneralizedRCNNTransform(min_size, max_size,
-                                                  image_mean or [0.485, 0.456, 0.406],
-                                                  image_std or [0.229, 0.224, 0.225], **kwargs)
-        self.score_thresh, self.nms_thresh = score_thresh, nms_thresh
-        self.detections_per_img, self.topk_candidates = detections_per_img, topk_candidates
 
     def compute_loss(self, targets: list[dict[str, Tensor]], head_outputs: dict[str, Tensor],
                      anchors: list[Tensor]) -> dict[str, Tensor]:
@@ -219,38 +206,17 @@ class RetinaNet(LegacyKeys, nn.Module):
                                      self.proposal_matcher(box_iou(boxes, anchors_in_image)))
         return self.head.compute_loss(targets, head_outputs, anchors, matched_idxs)
 
-    def _detect_in_image(self, logits: list[Tensor], deltas: list[Tensor],
-                         anchors: list[Tensor], image_shape: tuple[int, int]
-                         ) -> dict[str, Tensor]:
-        boxes, scores, labels = [], [], []
-        for level_logits, level_deltas, level_anchors in zip(logits, deltas, anchors):
-            best, anchor_idx, classes = top_candidates(level_logits.sigmoid(),
-                                                       self.score_thresh, self.topk_candidates)
-            decoded = self.box_coder.decode_single(level_deltas[anchor_idx],
-                                                   level_anchors[anchor_idx])
-            boxes.append(clip_boxes_to_image(decoded, image_shape))
-            scores.append(best)
-            labels.append(classes)
-        return best_after_nms(boxes, scores, labels, self.nms_thresh, self.detections_per_img)
+    def training_losses(self, targets: list[dict[str, Tensor]],
+                        head_outputs: dict[str, Tensor], anchors: list[Tensor],
+                        features: list[Tensor]) -> dict[str, Tensor]:
+        return self.compute_loss(targets, head_outputs, anchors)
 
-    def postprocess_detections(self, head_outputs: dict[str, list[Tensor]],
-                               anchors: list[list[Tensor]],
-                               image_shapes: list[tuple[int, int]]) -> list[dict[str, Tensor]]:
-        """Detections from per-level head outputs and anchors (lists over the levels)."""
-        return [self._detect_in_image([c[i] for c in head_outputs["cls_logits"]],
-                                      [b[i] for b in head_outputs["bbox_regression"]],
-                                      anchors[i], shape)
-                for i, shape in enumerate(image_shapes)]
-
-    def forward(self, images: list[Tensor], targets: list[dict[str, Tensor]] | None = None
-                ) -> dict[str, Tensor] | list[dict[str, Tensor]]:
-        images, targets, original_sizes, features, head_outputs, anchors = one_stage_outputs(
-            self, images, targets)
-        if self.training:
-            return self.compute_loss(targets, head_outputs, anchors)
-        split, level_anchors = split_by_level(head_outputs, anchors, features)
-        detections = self.postprocess_detections(split, level_anchors, images.image_sizes)
-        return self.transform.postprocess(detections, images.image_sizes, original_sizes)
+    def level_candidates(self, outputs: dict[str, Tensor], anchors: Tensor
+                         ) -> tuple[Tensor, Tensor, Tensor]:
+        scores, rows, labels = top_candidates(outputs["cls_logits"].sigmoid(),
+                                              self.score_thresh, self.topk_candidates)
+        boxes = self.box_coder.decode_single(outputs["bbox_regression"][rows], anchors[rows])
+        return boxes, scores, labels
 
 
 def _retinanet_resnet50_fpn(num_classes: int = 91, weights_backbone: Any = None,
