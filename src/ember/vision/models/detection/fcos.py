@@ -22,7 +22,6 @@ import ember
 import ember.nn.functional as F
 from ember import nn
 from ember.tensor import Tensor
-from ember.vision.models import resnet
 from ember.vision.models._api import make_builder
 from ember.vision.models.detection._dense import DenseDetector
 from ember.vision.models.detection._utils import (
@@ -32,11 +31,9 @@ from ember.vision.models.detection._utils import (
     top_candidates,
 )
 from ember.vision.models.detection.anchor_utils import AnchorGenerator
-from ember.vision.models.detection.backbone_utils import _resnet_fpn_extractor
-from ember.vision.models.detection.faster_rcnn import _trainable_layers
 from ember.vision.models.detection.generalized_rcnn import FPN_LEGACY_KEYS
+from ember.vision.models.detection.retinanet import _resnet50_fpn_p3_p7
 from ember.vision.models.detection.rpn import _flatten
-from ember.vision.ops.feature_pyramid_network import LastLevelP6P7
 from ember.vision.ops.losses import generalized_box_iou_loss, sigmoid_focal_loss
 
 __all__ = ["FCOS", "FCOSClassificationHead", "FCOSHead", "FCOSRegressionHead",
@@ -274,11 +271,7 @@ class FCOS(DenseDetector):
 
 def _fcos_resnet50_fpn(num_classes: int = 91, weights_backbone: Any = None,
                        trainable_backbone_layers: int | None = None, **kwargs: Any) -> FCOS:
-    layers = _trainable_layers(weights_backbone, trainable_backbone_layers, 5)
-    # the pyramid starts at C3; P6 and P7 come from P5
-    backbone = _resnet_fpn_extractor(resnet.resnet50(norm_layer=nn.BatchNorm2d), layers,
-                                     returned_layers=[2, 3, 4],
-                                     extra_blocks=LastLevelP6P7(256, 256))
+    backbone = _resnet50_fpn_p3_p7(weights_backbone, trainable_backbone_layers)
     return FCOS(backbone, num_classes, **kwargs)
 
 

@@ -219,14 +219,19 @@ class RetinaNet(DenseDetector):
         return boxes, scores, labels
 
 
+def _resnet50_fpn_p3_p7(weights_backbone: Any, trainable_backbone_layers: int | None
+                        ) -> nn.Module:
+    """RetinaNet's and FCOS's backbone: a ResNet-50 pyramid from C3, with P6 and P7 from P5."""
+    layers = _trainable_layers(weights_backbone, trainable_backbone_layers, 5)
+    return _resnet_fpn_extractor(resnet.resnet50(norm_layer=nn.BatchNorm2d), layers,
+                                 returned_layers=[2, 3, 4],
+                                 extra_blocks=LastLevelP6P7(256, 256))
+
+
 def _retinanet_resnet50_fpn(num_classes: int = 91, weights_backbone: Any = None,
                             trainable_backbone_layers: int | None = None,
                             **kwargs: Any) -> RetinaNet:
-    layers = _trainable_layers(weights_backbone, trainable_backbone_layers, 5)
-    # the pyramid starts at C3; P6 and P7 come from P5
-    backbone = _resnet_fpn_extractor(resnet.resnet50(norm_layer=nn.BatchNorm2d), layers,
-                                     returned_layers=[2, 3, 4],
-                                     extra_blocks=LastLevelP6P7(256, 256))
+    backbone = _resnet50_fpn_p3_p7(weights_backbone, trainable_backbone_layers)
     return RetinaNet(backbone, num_classes, **kwargs)
 
 
