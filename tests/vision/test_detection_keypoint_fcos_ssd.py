@@ -29,7 +29,11 @@ from ember.vision.models.detection._utils import BoxLinearCoder, SSDMatcher
 from ember.vision.models.detection.anchor_utils import AnchorGenerator, DefaultBoxGenerator
 from ember.vision.models.detection.fcos import centerness, match_positions
 from ember.vision.models.detection.image_list import ImageList
-from ember.vision.models.detection.roi_heads import heatmaps_to_keypoints, keypoints_to_heatmap
+from ember.vision.models.detection.roi_heads import (
+    heatmaps_to_keypoints,
+    keypointrcnn_loss,
+    keypoints_to_heatmap,
+)
 from ember.vision.models.detection.ssd import hard_negative_mask
 from ember.vision.ops import MultiScaleRoIAlign
 
@@ -264,6 +268,30 @@ def test_keypoints_to_heatmap_against_torch():
     assert int(cells[0, 0]) == 56 * 56 - 1 or int(valid[0, 0]) == 0
 
 
+def test_keypoint_loss_against_torch():
+    logits = RNG.standard_normal((3, 4, 8, 8)).astype(np.float32)
+    proposals = [np.array([[2.0, 2.0, 30.0, 26.0], [0.0, 4.0, 20.0, 40.0]], np.float32),
+                 np.array([[5.0, 5.0, 25.0, 25.0]], np.float32)]
+    gt = [np.concatenate([RNG.uniform(0, 32, (2, 4, 2)), RNG.integers(0, 2, (2, 4, 1))],
+                         2).astype(np.float32),
+          np.concatenate([RNG.uniform(0, 32, (1, 4, 2)), np.ones((1, 4, 1))],
+                         2).astype(np.float32)]
+    matched = [np.array([1, 0]), np.array([0])]
+    got = keypointrcnn_loss(ember.tensor(logits), [ember.tensor(p) for p in proposals],
+                            [ember.tensor(g) for g in gt], [ember.tensor(m) for m in matched])
+    cells, valid = zip(*[torch_keypoints_to_heatmap(torch.tensor(g)[torch.tensor(m)],
+                                                    torch.tensor(p), 8)
+                         for p, g, m in zip(proposals, gt, matched)])
+    cells, rows = torch.cat(cells).reshape(-1), torch.where(torch.cat(valid).reshape(-1))[0]
+    want = torch.nn.functional.cross_entropy(torch.tensor(logits).reshape(12, 64)[rows],
+                                             cells[rows])
+    assert float(got) == pytest.approx(float(want), rel=1e-5)
+    # no keypoint counts: a zero loss that still reaches the logits
+    none = keypointrcnn_loss(ember.tensor(logits), [ember.tensor(proposals[1])],
+                             [ember.zeros(1, 4, 3)], [ember.tensor(matched[1])])
+    assert float(none) == 0.0
+
+
 def torch_heatmaps_to_keypoints(maps, rois):
     widths = (rois[:, 2] - rois[:, 0]).clamp(min=1)
     heights = (rois[:, 3] - rois[:, 1]).clamp(min=1)
@@ -449,6 +477,49 @@ def test_hard_negative_mining_against_torch():
                                  ember.tensor(foreground.numpy()), ratio)
         assert got.tolist() == want.tolist()
     assert not bool(got[2].any())
+
+
+def test_ssd_loss_against_torch():
+    ember.manual_seed(0)
+    model = tiny_ssd()
+    anchors = ember.tensor(np.concatenate([RNG.uniform(0, 40, (30, 2)),
+                                           RNG.uniform(45, 64, (30, 2))], 1).astype(np.float32))
+    logits = ember.tensor(RNG.standard_normal((2, 30, 3)).astype(np.float32))
+    deltas = ember.tensor(RNG.standard_normal((2, 30, 4)).astype(np.float32))
+    targets = [one_box(), {"boxes": ember.tensor([BOX, [30.0, 2.0, 60.0, 40.0]]),
+                           "labels": ember.tensor([2, 1])}]
+    matched = [ember.tensor(RNG.integers(-1, n, 30)) for n in (1, 2)]
+    got = model.compute_loss(targets, {"cls_logits": logits, "bbox_regression": deltas},
+                             [anchors, anchors], matched)
+
+    t_anchors, t_logits, t_deltas = (torch.tensor(x.numpy()) for x in (anchors, logits, deltas))
+    box_loss, classes = 0.0, torch.zeros(2, 30, dtype=torch.int64)
+    for i, (target, m) in enumerate(zip(targets, matched)):
+        m = torch.tensor(m.numpy())
+        rows = torch.where(m >= 0)[0]
+        gt = torch.tensor(target["boxes"].numpy())[m[rows]]
+        wanted = torch_encode(gt, t_anchors[rows], (10.0, 10.0, 5.0, 5.0))
+        box_loss += torch.nn.functional.smooth_l1_loss(t_deltas[i, rows], wanted, reduction="sum")
+        classes[i, rows] = torch.tensor(target["labels"].numpy())[m[rows]]
+    ce = torch.nn.functional.cross_entropy(t_logits.reshape(-1, 3), classes.reshape(-1),
+                                           reduction="none").reshape(2, 30)
+    foreground = classes > 0
+    negative = ce.clone()
+    negative[foreground] = -float("inf")
+    background = negative.sort(1, descending=True).indices.sort(1).indices < 3 * foreground.sum(
+        1, keepdim=True)
+    total = foreground.sum()
+    assert float(got["bbox_regression"]) == pytest.approx(float(box_loss / total), rel=1e-5)
+    assert float(got["classification"]) == pytest.approx(
+        float((ce[foreground].sum() + ce[background].sum()) / total), rel=1e-5)
+
+
+def torch_encode(gt, ex, w):
+    ew, eh = ex[:, 2] - ex[:, 0], ex[:, 3] - ex[:, 1]
+    gw, gh = gt[:, 2] - gt[:, 0], gt[:, 3] - gt[:, 1]
+    return torch.stack([w[0] * ((gt[:, 0] + gw / 2) - (ex[:, 0] + ew / 2)) / ew,
+                        w[1] * ((gt[:, 1] + gh / 2) - (ex[:, 1] + eh / 2)) / eh,
+                        w[2] * torch.log(gw / ew), w[3] * torch.log(gh / eh)], 1)
 
 
 def torch_default_boxes(aspect_ratios, scales, steps, grids, size):
