@@ -175,10 +175,8 @@ def test_builder_defaults_are_torchvisions(builders):
 
 
 def test_ssd300_feature_maps_have_the_papers_sizes():
-    with init.skipping():
-        backbone = detection.ssd300_vgg16(num_classes=3).backbone
-    with ember.no_grad():
-        maps = backbone(ember.zeros(1, 3, 300, 300))
+    with ember.device("meta"):  # shapes only
+        maps = detection.ssd300_vgg16(num_classes=3).backbone(ember.zeros(1, 3, 300, 300))
     assert [tuple(m.shape[1:]) for m in maps.values()] == [
         (512, 38, 38), (1024, 19, 19), (512, 10, 10), (256, 5, 5), (256, 3, 3), (256, 1, 1)]
 
