@@ -414,6 +414,21 @@ def tiny_ssd(**kwargs):
     return SSD(TwoMaps(), DefaultBoxGenerator([[2], [2, 3]]), (64, 64), 3, **kwargs)
 
 
+def test_ssd_size_is_width_then_height():
+    seen = []
+
+    class Probe(TwoMaps):
+        def forward(self, x):
+            seen.append(tuple(x.shape[-2:]))
+            return super().forward(x)
+
+    model = SSD(Probe(), DefaultBoxGenerator([[2], [2, 3]]), (64, 32), 3)
+    # as torchvision's: size is (width, height), for the dry run and the transform alike
+    assert seen == [(32, 64)]
+    images, _ = model.transform([ember.rand(3, 50, 50)])
+    assert tuple(images.tensors.shape[-2:]) == (32, 64)
+
+
 def test_ssd_learns_one_box_and_detects():
     ember.manual_seed(0)
     model = tiny_ssd()  # no out_channels attribute: one dry run finds them

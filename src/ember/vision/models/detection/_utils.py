@@ -272,17 +272,17 @@ def best_after_nms(boxes: list[Tensor], scores: list[Tensor], labels: list[Tenso
 
 
 def retrieve_out_channels(model: nn.Module, size: tuple[int, int]) -> list[int]:
-    """The channels of each feature map ``model`` returns for one ``size`` (height, width)
-    image, found by running it once (in eval mode, without gradients).
+    """The channels of each feature map ``model`` returns for one image of ``size`` (width,
+    height, as torchvision's), found by running it once (in eval mode, without gradients).
 
     Example:
-        >>> retrieve_out_channels(nn.Conv2d(3, 5, 1), (8, 8))
+        >>> retrieve_out_channels(nn.Conv2d(3, 5, 1), (8, 6))
         [5]
     """
     was_training = model.training
     model.eval()
     with ember.no_grad():
-        features = model(ember.zeros(1, 3, size[0], size[1]))
+        features = model(ember.zeros(1, 3, size[1], size[0]))
     model.train(was_training)
     if isinstance(features, Tensor):
         features = {"0": features}

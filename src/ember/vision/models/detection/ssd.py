@@ -135,7 +135,7 @@ def hard_negative_mask(cls_loss: Tensor, foreground: Tensor, neg_to_pos_ratio: f
 
 class SSD(nn.Module):
     """torchvision's ``SSD(backbone, anchor_generator, size, num_classes, ...)``: images
-    resized to ``size`` (height, width); ``backbone`` returns the feature maps (its
+    resized to ``size`` (width, height); ``backbone`` returns the feature maps (its
     ``out_channels`` attribute lists their channels, else one dry run finds them). In
     training, ``model(images, targets)`` returns ``{"bbox_regression", "classification"}``:
     smooth-L1 of the matched default boxes' deltas, and softmax cross-entropy of the matched
