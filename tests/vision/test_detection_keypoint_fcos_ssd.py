@@ -346,6 +346,12 @@ def test_fcos_learns_one_box_and_detects():
     assert float(losses["bbox_regression"]) == 0.0 and float(losses["classification"]) > 0
 
 
+def test_fcos_refuses_several_anchors_per_position():
+    with pytest.raises(ValueError, match=r"num_anchors_per_location\(\)\[0\] should be 1 "
+                                         r"instead of 2"):
+        FCOS(tiny_trunk(32), 3, anchor_generator=AnchorGenerator(((16, 32),), ((1.0,),)))
+
+
 def torch_match_positions(anchors, gt, counts, radius):
     gt_c = (gt[:, :2] + gt[:, 2:]) / 2
     c = (anchors[:, :2] + anchors[:, 2:]) / 2

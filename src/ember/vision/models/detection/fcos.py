@@ -240,9 +240,11 @@ class FCOS(DenseDetector):
         super().__init__(backbone, anchor_generator, _default_anchor_generator, min_size,
                          max_size, image_mean, image_std, score_thresh, nms_thresh,
                          detections_per_img, topk_candidates, **kwargs)
-        self.head = head or FCOSHead(backbone.out_channels,
-                                     self.anchor_generator.num_anchors_per_location()[0],
-                                     num_classes)
+        anchors_per_position = self.anchor_generator.num_anchors_per_location()[0]
+        if anchors_per_position != 1:  # the assignment treats each anchor as a point
+            raise ValueError(f"anchor_generator.num_anchors_per_location()[0] should be 1 "
+                             f"instead of {anchors_per_position}")
+        self.head = head or FCOSHead(backbone.out_channels, anchors_per_position, num_classes)
         self.box_coder = BoxLinearCoder(normalize_by_size=True)
         self.center_sampling_radius = center_sampling_radius
 
