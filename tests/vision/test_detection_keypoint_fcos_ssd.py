@@ -435,6 +435,16 @@ def test_ssd_size_is_width_then_height():
     assert tuple(images.tensors.shape[-2:]) == (32, 64)
 
 
+def test_ssd_takes_a_single_out_channels_int():
+    backbone = nn.Sequential(nn.Conv2d(3, 8, 3, stride=8, padding=1))
+    backbone.out_channels = 8  # as torchvision's: an int means one feature map
+    model = SSD(backbone, DefaultBoxGenerator([[2]]), (64, 64), 3)
+    assert model.head.classification_head.module_list[0].in_channels == 8
+    backbone.out_channels = "8"
+    with pytest.raises(ValueError, match="out_channels either int or List.*got str"):
+        SSD(backbone, DefaultBoxGenerator([[2]]), (64, 64), 3)
+
+
 def test_ssd_learns_one_box_and_detects():
     ember.manual_seed(0)
     model = tiny_ssd()  # no out_channels attribute: one dry run finds them

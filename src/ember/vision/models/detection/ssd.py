@@ -162,6 +162,11 @@ class SSD(nn.Module):
         if head is None:
             out_channels = (backbone.out_channels if hasattr(backbone, "out_channels")
                             else retrieve_out_channels(backbone, size))
+            if isinstance(out_channels, int):  # one feature map, as other detectors' backbones
+                out_channels = [out_channels]
+            if not isinstance(out_channels, (list, tuple)):
+                raise ValueError(f"Backbone should have out_channels either int or List[int], "
+                                 f"got {type(out_channels).__name__}")
             if len(out_channels) != len(anchor_generator.aspect_ratios):
                 raise ValueError(f"The length of the output channels from the backbone "
                                  f"({len(out_channels)}) do not match the length of the anchor "
