@@ -486,6 +486,9 @@ def test_ssd_errors():
                                          "labels": ember.tensor([1])}])
     with pytest.raises(ValueError, match="one more scale"):
         DefaultBoxGenerator([[2], [2]], scales=[0.1, 0.2])
+    # more scales than that are fine, as in torchvision: the extra ones go unused
+    assert DefaultBoxGenerator([[2]], scales=[0.5, 1.0, 2.0])._wh_pairs[0][:2].tolist() == [
+        [0.5, 0.5], [pytest.approx(math.sqrt(0.5))] * 2]
     with pytest.raises(ValueError, match="no pretrained weights"):
         detection.ssd300_vgg16(weights="DEFAULT")
     with pytest.warns(UserWarning, match="already fixed"), init.skipping():

@@ -122,7 +122,7 @@ class DefaultBoxGenerator(nn.Module):
                 scales.append(1.0)
             else:
                 scales = [min_ratio, max_ratio]
-        if len(scales) != levels + 1:
+        if len(scales) < levels + 1:
             raise ValueError(f"DefaultBoxGenerator: {len(scales)} scales for {levels} levels; "
                              "give one more scale than feature maps (the last one sizes the "
                              "top level's second square)")
