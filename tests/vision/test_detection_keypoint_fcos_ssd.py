@@ -346,6 +346,13 @@ def test_fcos_learns_one_box_and_detects():
     assert float(losses["bbox_regression"]) == 0.0 and float(losses["classification"]) > 0
 
 
+def test_fcos_heads_take_a_norm_layer():
+    head = detection.fcos.FCOSClassificationHead(32, 1, 3, num_convs=1, norm_layer=nn.BatchNorm2d)
+    assert isinstance(head.conv[1], nn.BatchNorm2d)
+    regression = detection.fcos.FCOSRegressionHead(32, 1, num_convs=2)
+    assert isinstance(regression.conv[4], nn.GroupNorm) and regression.conv[4].num_groups == 32
+
+
 def test_fcos_refuses_several_anchors_per_position():
     with pytest.raises(ValueError, match=r"num_anchors_per_location\(\)\[0\] should be 1 "
                                          r"instead of 2"):

@@ -16,6 +16,8 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import ember
@@ -40,12 +42,15 @@ __all__ = ["FCOS", "FCOSClassificationHead", "FCOSHead", "FCOSRegressionHead",
            "fcos_resnet50_fpn"]
 
 
-def _tower(in_channels: int, num_convs: int) -> nn.Sequential:
-    """``num_convs`` × (3×3 convolution, 32-group GroupNorm, ReLU), flat as torchvision's."""
+def _tower(in_channels: int, num_convs: int,
+           norm_layer: Callable[..., nn.Module] | None) -> nn.Sequential:
+    """``num_convs`` × (3×3 convolution, ``norm_layer`` (default a 32-group GroupNorm), ReLU),
+    flat as torchvision's."""
+    norm_layer = norm_layer or partial(nn.GroupNorm, 32)
     layers = []
     for _ in range(num_convs):
         layers += [nn.Conv2d(in_channels, in_channels, 3, stride=1, padding=1),
-                   nn.GroupNorm(32, in_channels), nn.ReLU()]
+                   norm_layer(in_channels), nn.ReLU()]
     return nn.Sequential(*layers)
 
 
@@ -59,7 +64,8 @@ def _normal_init(*modules: nn.Module) -> None:
 
 class FCOSClassificationHead(nn.Module):
     """Per position (and anchor) and class, a logit, ``(N, ΣHWA, num_classes)``; the bias
-    starts where the sigmoid gives ``prior_probability``.
+    starts where the sigmoid gives ``prior_probability``; ``norm_layer`` (default a 32-group
+    GroupNorm) follows each tower convolution.
 
     Example:
         >>> FCOSClassificationHead(32, 1, 3, num_convs=1)([ember.randn(1, 32, 4, 4)]).shape
@@ -67,10 +73,11 @@ class FCOSClassificationHead(nn.Module):
     """
 
     def __init__(self, in_channels: int, num_anchors: int, num_classes: int,
-                 num_convs: int = 4, prior_probability: float = 0.01) -> None:
+                 num_convs: int = 4, prior_probability: float = 0.01,
+                 norm_layer: Callable[..., nn.Module] | None = None) -> None:
         super().__init__()
         self.num_classes, self.num_anchors = num_classes, num_anchors
-        self.conv = _tower(in_channels, num_convs)
+        self.conv = _tower(in_channels, num_convs, norm_layer)
         self.cls_logits = nn.Conv2d(in_channels, num_anchors * num_classes, 3, 1, 1)
         _normal_init(self.conv, self.cls_logits)
         nn.init.constant_(self.cls_logits.bias,
@@ -91,9 +98,10 @@ class FCOSRegressionHead(nn.Module):
         (ember.Size([1, 16, 4]), ember.Size([1, 16, 1]))
     """
 
-    def __init__(self, in_channels: int, num_anchors: int, num_convs: int = 4) -> None:
+    def __init__(self, in_channels: int, num_anchors: int, num_convs: int = 4,
+                 norm_layer: Callable[..., nn.Module] | None = None) -> None:
         super().__init__()
-        self.conv = _tower(in_channels, num_convs)
+        self.conv = _tower(in_channels, num_convs, norm_layer)
         self.bbox_reg = nn.Conv2d(in_channels, num_anchors * 4, 3, 1, 1)
         self.bbox_ctrness = nn.Conv2d(in_channels, num_anchors, 3, 1, 1)
         _normal_init(self.conv, self.bbox_reg, self.bbox_ctrness)
