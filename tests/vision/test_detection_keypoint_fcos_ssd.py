@@ -401,3 +401,56 @@ def test_fcos_assignment_centerness_and_coder_against_torch():
     want_ctr = torch.sqrt(lr.min(1).values / lr.max(1).values
                           * tb.min(1).values / tb.max(1).values)
     np.testing.assert_allclose(centerness(codes).numpy(), want_ctr.numpy(), rtol=1e-5)
+
+
+def torch_giou_loss(b1, b2, eps=1e-7):
+    lt, rb = torch.max(b1[:, :2], b2[:, :2]), torch.min(b1[:, 2:], b2[:, 2:])
+    inter = (rb - lt).clamp(min=0).prod(1)
+    union = (b1[:, 2:] - b1[:, :2]).prod(1) + (b2[:, 2:] - b2[:, :2]).prod(1) - inter
+    hull = (torch.max(b1[:, 2:], b2[:, 2:]) - torch.min(b1[:, :2], b2[:, :2])).prod(1)
+    return 1 - (inter / (union + eps) - (hull - union) / (hull + eps))
+
+
+def test_fcos_head_loss_against_torch():
+    gen = AnchorGenerator(((8,), (16,)), ((1.0,),) * 2)
+    anchors = gen(ImageList(ember.zeros(2, 3, 64, 64), [(64, 64)] * 2),
+                  [ember.zeros(1, 1, 8, 8), ember.zeros(1, 1, 4, 4)])
+    xy = RNG.uniform(0, 30, (4, 2))
+    gt = np.concatenate([xy, xy + RNG.uniform(6, 30, (4, 2))], 1).astype(np.float32)
+    targets = [{"boxes": ember.tensor(gt), "labels": ember.tensor([0, 2, 1, 2])},
+               {"boxes": ember.zeros(0, 4), "labels": ember.zeros(0, dtype=ember.int64)}]
+    matched = [match_positions(anchors[0], targets[0]["boxes"], [64, 16], 1.5),
+               ember.full((80,), -1, dtype=ember.int64)]
+    outputs = {"cls_logits": RNG.standard_normal((2, 80, 3)),
+               "bbox_regression": np.abs(RNG.standard_normal((2, 80, 4))),
+               "bbox_ctrness": RNG.standard_normal((2, 80, 1))}
+    outputs = {k: v.astype(np.float32) for k, v in outputs.items()}
+    got = FCOSHead(8, 1, 3, num_convs=0).compute_loss(
+        targets, {k: ember.tensor(v) for k, v in outputs.items()}, anchors, matched)
+
+    a = torch.tensor(anchors[0].numpy()).expand(2, -1, -1)
+    m = torch.stack([torch.tensor(x.numpy()) for x in matched])
+    classes = torch.where(m >= 0, torch.tensor([0, 2, 1, 2])[m.clamp(min=0)], -1)
+    boxes = torch.tensor(gt)[m.clamp(min=0)]
+    fg = classes >= 0
+    logits, deltas, ctr = (torch.tensor(outputs[k]) for k in outputs)
+    one_hot = torch.zeros_like(logits)
+    one_hot[fg, classes[fg]] = 1.0
+    p = logits.sigmoid()
+    p_t = p * one_hot + (1 - p) * (1 - one_hot)
+    focal = (0.25 * one_hot + 0.75 * (1 - one_hot)) * (1 - p_t) ** 2 * (
+        torch.nn.functional.binary_cross_entropy_with_logits(logits, one_hot, reduction="none"))
+    centre, size = (a[..., :2] + a[..., 2:]) / 2, (a[..., 2:] - a[..., :2]).repeat(1, 1, 2)
+    decoded = torch.cat([centre, centre], 2) + deltas * size * torch.tensor([-1, -1, 1, 1])
+    codes = torch.cat([centre - boxes[..., :2], boxes[..., 2:] - centre], 2) / size
+    lr, tb = codes[..., 0::2], codes[..., 1::2]
+    wanted_ctr = (lr.min(-1).values / lr.max(-1).values * tb.min(-1).values
+                  / tb.max(-1).values).sqrt()
+    n = fg.sum()
+    want = {"classification": focal.sum() / n,
+            "bbox_regression": torch_giou_loss(decoded[fg], boxes[fg]).sum() / n,
+            "bbox_ctrness": torch.nn.functional.binary_cross_entropy_with_logits(
+                ctr[..., 0][fg], wanted_ctr[fg], reduction="sum") / n}
+    assert int(n) > 3
+    for key, value in want.items():
+        assert float(got[key]) == pytest.approx(float(value), rel=1e-5), key
