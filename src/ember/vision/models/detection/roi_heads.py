@@ -157,10 +157,10 @@ class RoIHeads(nn.Module):
     are the class scores above ``score_thresh`` after per-class NMS at ``nms_thresh``, at most
     ``detections_per_img``. The optional mask branch (``mask_roi_pool``, ``mask_head``,
     ``mask_predictor``) adds ``"masks"`` / ``loss_mask``, the keypoint branch
-(``keypoint_roi_pool``, ``keypoint_head``, ``keypoint_predictor``) ``"keypoints"`` and
-``"keypoints_scores"`` / ``loss_keypoint``. Training samples
-    ``batch_size_per_image`` proposals (``positive_fraction`` of them objects) per image, the
-    ground-truth boxes among the proposals.
+    (``keypoint_roi_pool``, ``keypoint_head``, ``keypoint_predictor``) ``"keypoints"`` and
+    ``"keypoints_scores"`` / ``loss_keypoint``. Training samples ``batch_size_per_image``
+    proposals (``positive_fraction`` of them objects) per image, the ground-truth boxes among
+    the proposals.
     """
 
     def __init__(self, box_roi_pool: nn.Module, box_head: nn.Module, box_predictor: nn.Module,
