@@ -93,7 +93,14 @@ def keypoints_to_heatmap(keypoints: Tensor, rois: Tensor, heatmap_size: int
 def keypointrcnn_loss(keypoint_logits: Tensor, proposals: list[Tensor],
                       gt_keypoints: list[Tensor], keypoint_matched_idxs: list[Tensor]) -> Tensor:
     """Cross-entropy over each ``(H, W)`` heatmap of the positive proposals' keypoints against
-    the cell of the matched ground-truth keypoint, averaged over the keypoints that count."""
+    the cell of the matched ground-truth keypoint, averaged over the keypoints that count.
+
+    Example:
+        >>> keypointrcnn_loss(ember.zeros(1, 2, 4, 4), [ember.tensor([[0.0, 0.0, 8.0, 8.0]])],
+        ...                   [ember.tensor([[[2.0, 5.0, 1.0], [1.0, 1.0, 0.0]]])],
+        ...                   [ember.tensor([0])])  # one keypoint counts: log(16)
+        tensor(2.7726)
+    """
     n, k, h, w = keypoint_logits.shape
     if h != w:
         raise ValueError(f"keypointrcnn_loss: heatmaps must be square, got {h}x{w}")
@@ -142,7 +149,15 @@ def heatmaps_to_keypoints(maps: Tensor, rois: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def keypointrcnn_inference(x: Tensor, boxes: list[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
-    """Per image: the keypoints and scores of its detections' heatmaps."""
+    """Per image: the keypoints and scores of its detections' heatmaps (``x`` holds every
+    image's, in order).
+
+    Example:
+        >>> boxes = ember.tensor([[0.0, 0.0, 4.0, 4.0], [2.0, 2.0, 6.0, 6.0]])
+        >>> points, scores = keypointrcnn_inference(ember.zeros(2, 3, 4, 4), [boxes])
+        >>> points[0].shape, scores[0].shape
+        (ember.Size([2, 3, 3]), ember.Size([2, 3]))
+    """
     keypoints, scores = [], []
     for maps, rois in zip(x.split([len(b) for b in boxes], 0), boxes):
         points, point_scores = heatmaps_to_keypoints(maps, rois)

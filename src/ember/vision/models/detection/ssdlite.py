@@ -63,7 +63,13 @@ def _normal_init(module: nn.Module) -> None:
 
 class SSDLiteClassificationHead(SSDScoringHead):
     """A depthwise-separable prediction block per map to ``num_anchors[i] · num_classes``
-    logits."""
+    logits.
+
+    Example:
+        >>> head = SSDLiteClassificationHead([8], [4], 3, nn.BatchNorm2d)
+        >>> head([ember.randn(1, 8, 2, 2)]).shape
+        ember.Size([1, 16, 3])
+    """
 
     def __init__(self, in_channels: list[int], num_anchors: list[int], num_classes: int,
                  norm_layer: Norm) -> None:
@@ -74,7 +80,12 @@ class SSDLiteClassificationHead(SSDScoringHead):
 
 
 class SSDLiteRegressionHead(SSDScoringHead):
-    """A depthwise-separable prediction block per map to ``num_anchors[i] · 4`` deltas."""
+    """A depthwise-separable prediction block per map to ``num_anchors[i] · 4`` deltas.
+
+    Example:
+        >>> SSDLiteRegressionHead([8], [4], nn.BatchNorm2d)([ember.randn(1, 8, 2, 2)]).shape
+        ember.Size([1, 16, 4])
+    """
 
     def __init__(self, in_channels: list[int], num_anchors: list[int],
                  norm_layer: Norm) -> None:
