@@ -35,7 +35,7 @@ MODULES += ["ember.vision.ops.feature_pyramid_network", "ember.vision.ops.pooler
             "ember.vision.models.detection"]
 MODULES += [f"ember.vision.models.detection.{m}" for m in (
     "_utils", "anchor_utils", "image_list", "transform", "backbone_utils", "rpn", "faster_rcnn",
-    "mask_rcnn", "retinanet")]
+    "mask_rcnn", "retinanet", "roi_heads", "keypoint_rcnn", "fcos", "ssd", "ssdlite")]
 MODULES += ["ember.vision.transforms.v2"]
 MODULES += [f"ember.vision.transforms.v2.{m}" for m in (
     "_transform", "_geometry", "_detection", "_color", "_misc", "_meta", "_type_conversion",

@@ -1,15 +1,20 @@
 """The bookkeeping detectors share, as torchvision's ``detection._utils``: box deltas
-(:class:`BoxCoder`), ground-truth assignment (:class:`Matcher`) and the sampling of training
-examples (:class:`BalancedPositiveNegativeSampler`)."""
+(:class:`BoxCoder`, and FCOS's :class:`BoxLinearCoder`), ground-truth assignment
+(:class:`Matcher`, SSD's :class:`SSDMatcher`) and the sampling of training examples
+(:class:`BalancedPositiveNegativeSampler`)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import ember
+from ember import nn
 from ember.tensor import Tensor
+from ember.vision.ops.nms import batched_nms
 
-__all__ = ["BalancedPositiveNegativeSampler", "BoxCoder", "Matcher"]
+__all__ = ["BalancedPositiveNegativeSampler", "BoxCoder", "BoxLinearCoder", "Matcher",
+           "SSDMatcher", "retrieve_out_channels"]
 
 
 class BalancedPositiveNegativeSampler:
@@ -150,3 +155,135 @@ class Matcher:
             rescued = (match_quality_matrix == best_per_gt[:, None]).any(0)
             result = ember.where(rescued, matches, result)
         return result
+
+
+class SSDMatcher(Matcher):
+    """:class:`Matcher` with one threshold, where each ground truth also claims the
+    prediction it overlaps best (SSD's assignment), whatever the overlap.
+
+    Example:
+        >>> SSDMatcher(0.5)(ember.tensor([[0.2, 0.1, 0.6]]))
+        tensor([-1, -1,  0])
+        >>> SSDMatcher(0.5)(ember.tensor([[0.2, 0.1, 0.3]]))
+        tensor([-1, -1,  0])
+    """
+
+    def __init__(self, threshold: float) -> None:
+        super().__init__(threshold, threshold, allow_low_quality_matches=False)
+
+    def __call__(self, match_quality_matrix: Tensor) -> Tensor:
+        matches = super().__call__(match_quality_matrix)
+        best_prediction = match_quality_matrix.max(dim=1).indices
+        matches[best_prediction] = ember.arange(len(best_prediction))
+        return matches
+
+
+class BoxLinearCoder:
+    """FCOS's box code: the distances ``(left, top, right, bottom)`` from each reference box's
+    centre to the box's sides, divided by the reference's width and height when
+    ``normalize_by_size``.
+
+    Example:
+        >>> coder = BoxLinearCoder(normalize_by_size=True)
+        >>> anchors = ember.tensor([[0.0, 0.0, 4.0, 4.0]])
+        >>> codes = coder.encode(anchors, ember.tensor([[1.0, 0.0, 5.0, 6.0]]))
+        >>> codes
+        tensor([[0.2500, 0.5000, 0.7500, 1.0000]])
+        >>> coder.decode(codes, anchors)
+        tensor([[1., 0., 5., 6.]])
+    """
+
+    def __init__(self, normalize_by_size: bool = True) -> None:
+        self.normalize_by_size = normalize_by_size
+
+    def _centres_and_scale(self, boxes: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        cx = (boxes[..., 0] + boxes[..., 2]) * 0.5
+        cy = (boxes[..., 1] + boxes[..., 3]) * 0.5
+        if not self.normalize_by_size:
+            return cx, cy, ember.ones_like(boxes)
+        width, height = boxes[..., 2] - boxes[..., 0], boxes[..., 3] - boxes[..., 1]
+        return cx, cy, ember.stack((width, height, width, height), dim=-1)
+
+    def encode(self, reference_boxes: Tensor, boxes: Tensor) -> Tensor:
+        """The ``(..., 4)`` distances from ``reference_boxes``' centres to ``boxes``' sides."""
+        cx, cy, scale = self._centres_and_scale(reference_boxes)
+        distances = ember.stack((cx - boxes[..., 0], cy - boxes[..., 1],
+                                 boxes[..., 2] - cx, boxes[..., 3] - cy), dim=-1)
+        return distances / scale
+
+    def decode(self, rel_codes: Tensor, boxes: Tensor) -> Tensor:
+        """The ``(..., 4)`` boxes whose sides lie ``rel_codes`` from ``boxes``' centres."""
+        boxes = boxes.to(rel_codes.dtype)
+        cx, cy, scale = self._centres_and_scale(boxes)
+        d = rel_codes * scale
+        return ember.stack((cx - d[..., 0], cy - d[..., 1], cx + d[..., 2], cy + d[..., 3]),
+                           dim=-1)
+
+
+def top_candidates(scores: Tensor, score_thresh: float, topk: int
+                   ) -> tuple[Tensor, Tensor, Tensor]:
+    """One level's best ``(anchors, classes)`` scores for the one-stage detectors: the at most
+    ``topk`` above ``score_thresh``, best first, with their anchor rows and class labels."""
+    num_classes = scores.shape[-1]
+    flat = scores.flatten()
+    candidates = ember.where(flat > score_thresh)[0]
+    best, order = flat[candidates].topk(min(candidates.numel(), topk))
+    candidates = candidates[order]
+    return best, ember.div(candidates, num_classes, rounding_mode="floor"), (
+        candidates % num_classes)
+
+
+def anchors_per_level(total: int, features: list[Tensor]) -> list[int]:
+    """How many of ``total`` anchors (or head-output rows) belong to each level: ``H·W·A``,
+    the ``features`` maps giving ``H·W``."""
+    positions = [f.shape[2] * f.shape[3] for f in features]
+    return [n * (total // sum(positions)) for n in positions]
+
+
+def split_by_level(head_outputs: dict[str, Tensor], anchors: list[Tensor],
+                   features: list[Tensor]) -> tuple[dict[str, list[Tensor]], list[list[Tensor]]]:
+    """Head outputs ``(N, ΣHWA, C)`` and per-image anchors ``(ΣHWA, 4)`` cut at the levels'
+    boundaries."""
+    counts = anchors_per_level(len(anchors[0]), features)
+    return ({k: list(v.split(counts, 1)) for k, v in head_outputs.items()},
+            [list(a.split(counts)) for a in anchors])
+
+
+def match_targets(anchors: list[Tensor], targets: list[dict[str, Tensor]],
+                  match: Callable[[Tensor, Tensor], Tensor]) -> list[Tensor]:
+    """Per image, ``match(target_boxes, anchors)``: each anchor's ground-truth index, or -1
+    for every anchor of an image without boxes."""
+    matched = []
+    for anchors_in_image, target in zip(anchors, targets):
+        if target["boxes"].numel() == 0:
+            matched.append(ember.full((len(anchors_in_image),), -1, dtype=ember.int64))
+        else:
+            matched.append(match(target["boxes"], anchors_in_image))
+    return matched
+
+
+def best_after_nms(boxes: list[Tensor], scores: list[Tensor], labels: list[Tensor],
+                   nms_thresh: float, detections_per_img: int) -> dict[str, Tensor]:
+    """One image's detections: the candidates (lists of pieces) after per-class NMS, the
+    ``detections_per_img`` best."""
+    boxes, scores, labels = ember.cat(boxes), ember.cat(scores), ember.cat(labels)
+    keep = batched_nms(boxes, scores, labels, nms_thresh)[:detections_per_img]
+    return {"boxes": boxes[keep], "scores": scores[keep], "labels": labels[keep]}
+
+
+def retrieve_out_channels(model: nn.Module, size: tuple[int, int]) -> list[int]:
+    """The channels of each feature map ``model`` returns for one image of ``size`` (width,
+    height, as torchvision's), found by running it once (in eval mode, without gradients).
+
+    Example:
+        >>> retrieve_out_channels(nn.Conv2d(3, 5, 1), (8, 6))
+        [5]
+    """
+    was_training = model.training
+    model.eval()
+    with ember.no_grad():
+        features = model(ember.zeros(1, 3, size[1], size[0]))
+    model.train(was_training)
+    if isinstance(features, Tensor):
+        features = {"0": features}
+    return [int(f.shape[1]) for f in features.values()]

@@ -109,14 +109,9 @@ def resnet_fpn_backbone(*, backbone_name: str, weights: Any = None,
     return _resnet_fpn_extractor(backbone, trainable_layers, returned_layers, extra_blocks)
 
 
-def _mobilenet_extractor(backbone: mobilenetv3.MobileNetV3, fpn: bool, trainable_layers: int,
-                         returned_layers: list[int] | None = None,
-                         extra_blocks: ExtraFPNBlock | None = None,
-                         norm_layer: Callable[..., nn.Module] | None = None) -> nn.Module:
-    features = backbone.features
-    # the stages start at the stem, at every strided block, and at the last layer
-    stages = [0] + [i for i, b in enumerate(features) if getattr(b, "_is_cn", False)]
-    stages.append(len(features) - 1)
+def _freeze_stages(features: nn.Sequential, stages: list[int], trainable_layers: int) -> None:
+    """Freezes the blocks of ``features`` before the last ``trainable_layers`` of the stages
+    (which start at the block indices ``stages``)."""
     if not 0 <= trainable_layers <= len(stages):
         raise ValueError(f"Trainable layers should be in the range [0,{len(stages)}], got "
                          f"{trainable_layers}")
@@ -125,6 +120,21 @@ def _mobilenet_extractor(backbone: mobilenetv3.MobileNetV3, fpn: bool, trainable
     for block in list(features)[:freeze_before]:
         for parameter in block.parameters():
             parameter.requires_grad_(False)
+
+
+def _mobilenet_stages(features: nn.Sequential) -> list[int]:
+    """Where a MobileNet's stages start: at the stem, every strided block, the last layer."""
+    stages = [0] + [i for i, b in enumerate(features) if getattr(b, "_is_cn", False)]
+    return [*stages, len(features) - 1]
+
+
+def _mobilenet_extractor(backbone: mobilenetv3.MobileNetV3, fpn: bool, trainable_layers: int,
+                         returned_layers: list[int] | None = None,
+                         extra_blocks: ExtraFPNBlock | None = None,
+                         norm_layer: Callable[..., nn.Module] | None = None) -> nn.Module:
+    features = backbone.features
+    stages = _mobilenet_stages(features)
+    _freeze_stages(features, stages, trainable_layers)
     out_channels = 256
     if not fpn:
         body = nn.Sequential(features, nn.Conv2d(features[-1].out_channels, out_channels, 1))

@@ -78,6 +78,17 @@ def backbone_features(model: nn.Module, images: list[Tensor],
     return images, targets, original_sizes, features
 
 
+def one_stage_outputs(model: nn.Module, images: list[Tensor],
+                      targets: list[dict[str, Tensor]] | None) -> tuple:
+    """:func:`backbone_features`, then ``model.head`` and ``model.anchor_generator`` on the
+    feature maps. Returns the :class:`ImageList`, the transformed targets, the original image
+    sizes, the maps (a list), the head outputs and the per-image anchors."""
+    images, targets, original_sizes, features = backbone_features(model, images, targets)
+    features = list(features.values())
+    return (images, targets, original_sizes, features, model.head(features),
+            model.anchor_generator(images, features))
+
+
 # checkpoints saved before torchvision 0.13 (its published COCO weights among them) name the
 # convolutions wrapped in Conv2dNormActivation since then without the wrapper
 FPN_LEGACY_KEYS = (

@@ -24,19 +24,22 @@ from ember import nn
 from ember.tensor import Tensor
 from ember.vision.models import resnet
 from ember.vision.models._api import make_builder
-from ember.vision.models._utils import LegacyKeys
-from ember.vision.models.detection._utils import BoxCoder, Matcher
+from ember.vision.models.detection._dense import DenseDetector
+from ember.vision.models.detection._utils import (
+    BoxCoder,
+    Matcher,
+    match_targets,
+    top_candidates,
+)
 from ember.vision.models.detection.anchor_utils import AnchorGenerator
 from ember.vision.models.detection.backbone_utils import _resnet_fpn_extractor
 from ember.vision.models.detection.faster_rcnn import _trainable_layers
-from ember.vision.models.detection.generalized_rcnn import FPN_LEGACY_KEYS, backbone_features
+from ember.vision.models.detection.generalized_rcnn import FPN_LEGACY_KEYS
 from ember.vision.models.detection.rpn import _flatten
-from ember.vision.models.detection.transform import GeneralizedRCNNTransform
-from ember.vision.ops.boxes import box_iou, clip_boxes_to_image
+from ember.vision.ops.boxes import box_iou
 from ember.vision.ops.feature_pyramid_network import LastLevelP6P7
 from ember.vision.ops.layers import Conv2dNormActivation
 from ember.vision.ops.losses import sigmoid_focal_loss
-from ember.vision.ops.nms import batched_nms
 
 __all__ = ["RetinaNet", "RetinaNetClassificationHead", "RetinaNetHead",
            "RetinaNetRegressionHead", "retinanet_resnet50_fpn"]
@@ -166,7 +169,7 @@ def _default_anchor_generator() -> AnchorGenerator:
     return AnchorGenerator(sizes, ((0.5, 1.0, 2.0),) * len(sizes))
 
 
-class RetinaNet(LegacyKeys, nn.Module):
+class RetinaNet(DenseDetector):
     """torchvision's ``RetinaNet(backbone, num_classes, ...)``: in training,
     ``model(images, targets)`` returns ``{"classification", "bbox_regression"}`` losses; in
     eval, per image the ``topk_candidates`` best (anchor, class) scores above
@@ -187,95 +190,48 @@ class RetinaNet(LegacyKeys, nn.Module):
                  nms_thresh: float = 0.5, detections_per_img: int = 300,
                  fg_iou_thresh: float = 0.5, bg_iou_thresh: float = 0.4,
                  topk_candidates: int = 1000, **kwargs: Any) -> None:
-        super().__init__()
-        if not hasattr(backbone, "out_channels"):
-            raise ValueError("backbone should contain an attribute out_channels specifying "
-                             "the number of output channels (assumed to be the same for all "
-                             "the levels)")
-        if anchor_generator is not None and not isinstance(anchor_generator, AnchorGenerator):
-            raise TypeError(f"anchor_generator should be of type AnchorGenerator or None, "
-                            f"got {type(anchor_generator).__name__}")
-        self.backbone = backbone
-        self.anchor_generator = anchor_generator or _default_anchor_generator()
+        super().__init__(backbone, anchor_generator, _default_anchor_generator, min_size,
+                         max_size, image_mean, image_std, score_thresh, nms_thresh,
+                         detections_per_img, topk_candidates, **kwargs)
         self.head = head or RetinaNetHead(backbone.out_channels,
                                           self.anchor_generator.num_anchors_per_location()[0],
                                           num_classes)
         self.proposal_matcher = proposal_matcher or Matcher(fg_iou_thresh, bg_iou_thresh,
                                                             allow_low_quality_matches=True)
         self.box_coder = BoxCoder(weights=(1.0, 1.0, 1.0, 1.0))
-        self.transform = GeneralizedRCNNTransform(min_size, max_size,
-                                                  image_mean or [0.485, 0.456, 0.406],
-                                                  image_std or [0.229, 0.224, 0.225], **kwargs)
-        self.score_thresh, self.nms_thresh = score_thresh, nms_thresh
-        self.detections_per_img, self.topk_candidates = detections_per_img, topk_candidates
 
     def compute_loss(self, targets: list[dict[str, Tensor]], head_outputs: dict[str, Tensor],
                      anchors: list[Tensor]) -> dict[str, Tensor]:
-        matched_idxs = []
-        for anchors_in_image, target in zip(anchors, targets):
-            if target["boxes"].numel() == 0:
-                matched_idxs.append(ember.full((len(anchors_in_image),), -1,
-                                               dtype=ember.int64))
-                continue
-            matched_idxs.append(self.proposal_matcher(box_iou(target["boxes"],
-                                                              anchors_in_image)))
+        matched_idxs = match_targets(anchors, targets, lambda boxes, anchors_in_image:
+                                     self.proposal_matcher(box_iou(boxes, anchors_in_image)))
         return self.head.compute_loss(targets, head_outputs, anchors, matched_idxs)
 
-    def _detect_in_image(self, logits: list[Tensor], deltas: list[Tensor],
-                         anchors: list[Tensor], image_shape: tuple[int, int]
-                         ) -> dict[str, Tensor]:
-        boxes, scores, labels = [], [], []
-        for level_logits, level_deltas, level_anchors in zip(logits, deltas, anchors):
-            num_classes = level_logits.shape[-1]
-            level_scores = level_logits.sigmoid().flatten()
-            candidates = ember.where(level_scores > self.score_thresh)[0]
-            best, order = level_scores[candidates].topk(min(candidates.numel(),
-                                                            self.topk_candidates))
-            candidates = candidates[order]
-            anchor_idx = ember.div(candidates, num_classes, rounding_mode="floor")
-            decoded = self.box_coder.decode_single(level_deltas[anchor_idx],
-                                                   level_anchors[anchor_idx])
-            boxes.append(clip_boxes_to_image(decoded, image_shape))
-            scores.append(best)
-            labels.append(candidates % num_classes)
-        boxes, scores, labels = ember.cat(boxes), ember.cat(scores), ember.cat(labels)
-        keep = batched_nms(boxes, scores, labels, self.nms_thresh)[:self.detections_per_img]
-        return {"boxes": boxes[keep], "scores": scores[keep], "labels": labels[keep]}
+    def training_losses(self, targets: list[dict[str, Tensor]],
+                        head_outputs: dict[str, Tensor], anchors: list[Tensor],
+                        features: list[Tensor]) -> dict[str, Tensor]:
+        return self.compute_loss(targets, head_outputs, anchors)
 
-    def postprocess_detections(self, head_outputs: dict[str, list[Tensor]],
-                               anchors: list[list[Tensor]],
-                               image_shapes: list[tuple[int, int]]) -> list[dict[str, Tensor]]:
-        """Detections from per-level head outputs and anchors (lists over the levels)."""
-        return [self._detect_in_image([c[i] for c in head_outputs["cls_logits"]],
-                                      [b[i] for b in head_outputs["bbox_regression"]],
-                                      anchors[i], shape)
-                for i, shape in enumerate(image_shapes)]
+    def level_candidates(self, outputs: dict[str, Tensor], anchors: Tensor
+                         ) -> tuple[Tensor, Tensor, Tensor]:
+        scores, rows, labels = top_candidates(outputs["cls_logits"].sigmoid(),
+                                              self.score_thresh, self.topk_candidates)
+        boxes = self.box_coder.decode_single(outputs["bbox_regression"][rows], anchors[rows])
+        return boxes, scores, labels
 
-    def forward(self, images: list[Tensor], targets: list[dict[str, Tensor]] | None = None
-                ) -> dict[str, Tensor] | list[dict[str, Tensor]]:
-        images, targets, original_sizes, features = backbone_features(self, images, targets)
-        features = list(features.values())
-        head_outputs = self.head(features)
-        anchors = self.anchor_generator(images, features)
-        if self.training:
-            return self.compute_loss(targets, head_outputs, anchors)
-        positions = [f.shape[2] * f.shape[3] for f in features]
-        per_position = head_outputs["cls_logits"].shape[1] // sum(positions)
-        counts = [n * per_position for n in positions]
-        split = {k: list(v.split(counts, 1)) for k, v in head_outputs.items()}
-        detections = self.postprocess_detections(split, [list(a.split(counts)) for a in anchors],
-                                                 images.image_sizes)
-        return self.transform.postprocess(detections, images.image_sizes, original_sizes)
+
+def _resnet50_fpn_p3_p7(weights_backbone: Any, trainable_backbone_layers: int | None
+                        ) -> nn.Module:
+    """RetinaNet's and FCOS's backbone: a ResNet-50 pyramid from C3, with P6 and P7 from P5."""
+    layers = _trainable_layers(weights_backbone, trainable_backbone_layers, 5)
+    return _resnet_fpn_extractor(resnet.resnet50(norm_layer=nn.BatchNorm2d), layers,
+                                 returned_layers=[2, 3, 4],
+                                 extra_blocks=LastLevelP6P7(256, 256))
 
 
 def _retinanet_resnet50_fpn(num_classes: int = 91, weights_backbone: Any = None,
                             trainable_backbone_layers: int | None = None,
                             **kwargs: Any) -> RetinaNet:
-    layers = _trainable_layers(weights_backbone, trainable_backbone_layers, 5)
-    # the pyramid starts at C3; P6 and P7 come from P5
-    backbone = _resnet_fpn_extractor(resnet.resnet50(norm_layer=nn.BatchNorm2d), layers,
-                                     returned_layers=[2, 3, 4],
-                                     extra_blocks=LastLevelP6P7(256, 256))
+    backbone = _resnet50_fpn_p3_p7(weights_backbone, trainable_backbone_layers)
     return RetinaNet(backbone, num_classes, **kwargs)
 
 

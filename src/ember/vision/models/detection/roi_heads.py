@@ -1,8 +1,11 @@
-"""The second stage of Faster and Mask R-CNN, as torchvision's ``RoIHeads``: features pooled
-from each proposal, classified and refined into detections; with a mask branch, a mask per
-detection. Training samples proposals against the ground truth and returns the losses."""
+"""The second stage of Faster, Mask and Keypoint R-CNN, as torchvision's ``RoIHeads``:
+features pooled from each proposal, classified and refined into detections; with a mask
+branch, a mask per detection; with a keypoint branch, keypoints per detection. Training
+samples proposals against the ground truth and returns the losses."""
 
 from __future__ import annotations
+
+import math
 
 import ember
 import ember.nn.functional as F
@@ -17,7 +20,8 @@ from ember.vision.ops.boxes import box_iou, clip_boxes_to_image, remove_small_bo
 from ember.vision.ops.nms import batched_nms
 from ember.vision.ops.roi import roi_align
 
-__all__ = ["RoIHeads", "fastrcnn_loss", "maskrcnn_inference", "maskrcnn_loss"]
+__all__ = ["RoIHeads", "fastrcnn_loss", "heatmaps_to_keypoints", "keypointrcnn_inference",
+           "keypointrcnn_loss", "keypoints_to_heatmap", "maskrcnn_inference", "maskrcnn_loss"]
 
 
 def fastrcnn_loss(class_logits: Tensor, box_regression: Tensor, labels: list[Tensor],
@@ -62,14 +66,116 @@ def maskrcnn_inference(x: Tensor, labels: list[Tensor]) -> list[Tensor]:
     return list(prob.split([len(lab) for lab in labels], 0))
 
 
+def keypoints_to_heatmap(keypoints: Tensor, rois: Tensor, heatmap_size: int
+                         ) -> tuple[Tensor, Tensor]:
+    """Each ``(N, K, 3)`` keypoint ``(x, y, visibility)`` as the flat index of its cell in its
+    RoI's ``heatmap_size²`` grid (a point on the RoI's right or bottom edge in the last cell),
+    and whether it counts: visible and inside the RoI. Both ``(N, K)`` int64, the index 0
+    where it does not count.
+
+    Example:
+        >>> keypoints_to_heatmap(ember.tensor([[[2.0, 5.0, 1.0], [9.0, 1.0, 1.0]]]),
+        ...                      ember.tensor([[0.0, 0.0, 8.0, 8.0]]), 4)
+        (tensor([[9, 0]]), tensor([[1, 0]]))
+    """
+    x0, y0 = rois[:, 0:1], rois[:, 1:2]
+    scale_x = heatmap_size / (rois[:, 2:3] - x0)
+    scale_y = heatmap_size / (rois[:, 3:4] - y0)
+    x, y = keypoints[..., 0], keypoints[..., 1]
+    last = heatmap_size - 1
+    col = ember.where(x == rois[:, 2:3], last, ((x - x0) * scale_x).floor().to(ember.int64))
+    row = ember.where(y == rois[:, 3:4], last, ((y - y0) * scale_y).floor().to(ember.int64))
+    inside = (col >= 0) & (row >= 0) & (col < heatmap_size) & (row < heatmap_size)
+    valid = (inside & (keypoints[..., 2] > 0)).to(ember.int64)
+    return (row * heatmap_size + col) * valid, valid
+
+
+def keypointrcnn_loss(keypoint_logits: Tensor, proposals: list[Tensor],
+                      gt_keypoints: list[Tensor], keypoint_matched_idxs: list[Tensor]) -> Tensor:
+    """Cross-entropy over each ``(H, W)`` heatmap of the positive proposals' keypoints against
+    the cell of the matched ground-truth keypoint, averaged over the keypoints that count.
+
+    Example:
+        >>> keypointrcnn_loss(ember.zeros(1, 2, 4, 4), [ember.tensor([[0.0, 0.0, 8.0, 8.0]])],
+        ...                   [ember.tensor([[[2.0, 5.0, 1.0], [1.0, 1.0, 0.0]]])],
+        ...                   [ember.tensor([0])])  # one keypoint counts: log(16)
+        tensor(2.7726)
+    """
+    n, k, h, w = keypoint_logits.shape
+    if h != w:
+        raise ValueError(f"keypointrcnn_loss: heatmaps must be square, got {h}x{w}")
+    heatmaps, valid = [], []
+    for props, keypoints, matched in zip(proposals, gt_keypoints, keypoint_matched_idxs):
+        cells, counts = keypoints_to_heatmap(keypoints[matched], props, h)
+        heatmaps.append(cells.reshape(-1))
+        valid.append(counts.reshape(-1))
+    targets, rows = ember.cat(heatmaps), ember.where(ember.cat(valid) > 0)[0]
+    if targets.numel() == 0 or rows.numel() == 0:
+        return keypoint_logits.sum() * 0
+    return F.cross_entropy(keypoint_logits.reshape(n * k, h * w)[rows], targets[rows])
+
+
+def heatmaps_to_keypoints(maps: Tensor, rois: Tensor) -> tuple[Tensor, Tensor]:
+    """``(N, K, M, M)`` heatmap logits of ``(N, 4)`` RoIs as ``(N, K, 3)`` keypoints ``(x, y,
+    1)`` in the image and ``(N, K)`` scores: each map resized bicubically to its RoI's size in
+    whole pixels (at least 1), its best cell's centre mapped back into the RoI, the logit
+    there its score.
+
+    Example:
+        >>> maps = ember.zeros(1, 1, 4, 4)
+        >>> maps[0, 0, 1, 2] = 5.0
+        >>> heatmaps_to_keypoints(maps, ember.tensor([[0.0, 0.0, 4.0, 4.0]]))[0]
+        tensor([[[2.5000, 1.5000, 1.0000]]])
+    """
+    x0, y0 = rois[:, 0], rois[:, 1]
+    widths = (rois[:, 2] - rois[:, 0]).clamp(min=1)
+    heights = (rois[:, 3] - rois[:, 1]).clamp(min=1)
+    num_keypoints = maps.shape[1]
+    keypoints, scores = [], []
+    for i in range(len(rois)):
+        map_w, map_h = int(math.ceil(float(widths[i]))), int(math.ceil(float(heights[i])))
+        roi_map = F.interpolate(maps[i][:, None], size=(map_h, map_w), mode="bicubic",
+                                align_corners=False)[:, 0]
+        best = roi_map.reshape(num_keypoints, -1).argmax(dim=1)
+        col, row = best % map_w, ember.div(best, map_w, rounding_mode="floor")
+        x = (col.to(maps.dtype) + 0.5) * (widths[i] / map_w) + x0[i]
+        y = (row.to(maps.dtype) + 0.5) * (heights[i] / map_h) + y0[i]
+        keypoints.append(ember.stack((x, y, ember.ones_like(x)), dim=1))
+        scores.append(roi_map[ember.arange(num_keypoints), row, col])
+    if not keypoints:
+        return (ember.zeros(0, num_keypoints, 3, dtype=maps.dtype),
+                ember.zeros(0, num_keypoints, dtype=maps.dtype))
+    return ember.stack(keypoints), ember.stack(scores)
+
+
+def keypointrcnn_inference(x: Tensor, boxes: list[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
+    """Per image: the keypoints and scores of its detections' heatmaps (``x`` holds every
+    image's, in order).
+
+    Example:
+        >>> boxes = ember.tensor([[0.0, 0.0, 4.0, 4.0], [2.0, 2.0, 6.0, 6.0]])
+        >>> points, scores = keypointrcnn_inference(ember.zeros(2, 3, 4, 4), [boxes])
+        >>> points[0].shape, scores[0].shape
+        (ember.Size([2, 3, 3]), ember.Size([2, 3]))
+    """
+    keypoints, scores = [], []
+    for maps, rois in zip(x.split([len(b) for b in boxes], 0), boxes):
+        points, point_scores = heatmaps_to_keypoints(maps, rois)
+        keypoints.append(points)
+        scores.append(point_scores)
+    return keypoints, scores
+
+
 class RoIHeads(nn.Module):
     """Box branch: ``box_roi_pool`` → ``box_head`` → ``box_predictor`` (class logits and
     per-class deltas coded with ``bbox_reg_weights``, default ``(10, 10, 5, 5)``); detections
     are the class scores above ``score_thresh`` after per-class NMS at ``nms_thresh``, at most
     ``detections_per_img``. The optional mask branch (``mask_roi_pool``, ``mask_head``,
-    ``mask_predictor``) adds ``"masks"`` / ``loss_mask``. Training samples
-    ``batch_size_per_image`` proposals (``positive_fraction`` of them objects) per image, the
-    ground-truth boxes among the proposals.
+    ``mask_predictor``) adds ``"masks"`` / ``loss_mask``, the keypoint branch
+    (``keypoint_roi_pool``, ``keypoint_head``, ``keypoint_predictor``) ``"keypoints"`` and
+    ``"keypoints_scores"`` / ``loss_keypoint``. Training samples ``batch_size_per_image``
+    proposals (``positive_fraction`` of them objects) per image, the ground-truth boxes among
+    the proposals.
     """
 
     def __init__(self, box_roi_pool: nn.Module, box_head: nn.Module, box_predictor: nn.Module,
@@ -78,7 +184,10 @@ class RoIHeads(nn.Module):
                  bbox_reg_weights: tuple[float, float, float, float] | None,
                  score_thresh: float, nms_thresh: float, detections_per_img: int,
                  mask_roi_pool: nn.Module | None = None, mask_head: nn.Module | None = None,
-                 mask_predictor: nn.Module | None = None) -> None:
+                 mask_predictor: nn.Module | None = None,
+                 keypoint_roi_pool: nn.Module | None = None,
+                 keypoint_head: nn.Module | None = None,
+                 keypoint_predictor: nn.Module | None = None) -> None:
         super().__init__()
         self.box_similarity = box_iou
         self.proposal_matcher = Matcher(fg_iou_thresh, bg_iou_thresh,
@@ -92,9 +201,15 @@ class RoIHeads(nn.Module):
         self.detections_per_img = detections_per_img
         self.mask_roi_pool, self.mask_head = mask_roi_pool, mask_head
         self.mask_predictor = mask_predictor
+        self.keypoint_roi_pool, self.keypoint_head = keypoint_roi_pool, keypoint_head
+        self.keypoint_predictor = keypoint_predictor
 
     def has_mask(self) -> bool:
         return None not in (self.mask_roi_pool, self.mask_head, self.mask_predictor)
+
+    def has_keypoint(self) -> bool:
+        return None not in (self.keypoint_roi_pool, self.keypoint_head,
+                            self.keypoint_predictor)
 
     def assign_targets_to_proposals(self, proposals: list[Tensor], gt_boxes: list[Tensor],
                                     gt_labels: list[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
@@ -168,6 +283,19 @@ class RoIHeads(nn.Module):
                 raise TypeError(f"target labels must be of int64 type, got {t['labels'].dtype}")
             if self.has_mask() and "masks" not in t:
                 raise ValueError("RoIHeads: targets need 'masks' to train the mask branch")
+            if self.has_keypoint():
+                keypoints = t.get("keypoints")
+                if keypoints is None:
+                    raise ValueError("RoIHeads: targets need 'keypoints' ((N, K, 3) float) to "
+                                     "train the keypoint branch")
+                if not keypoints.dtype.is_floating_point:
+                    raise TypeError(f"target keypoints must be of float type, got "
+                                    f"{keypoints.dtype}")
+                if keypoints.ndim != 3 or keypoints.shape[-1] != 3 or (
+                        keypoints.shape[0] != t["boxes"].shape[0]):
+                    raise ValueError(f"target keypoints must be (N, K, 3) (x, y, visibility) "
+                                     f"for the {t['boxes'].shape[0]} boxes, got "
+                                     f"{tuple(keypoints.shape)}")
 
     def forward(self, features: dict[str, Tensor], proposals: list[Tensor],
                 image_shapes: list[tuple[int, int]],
@@ -190,21 +318,32 @@ class RoIHeads(nn.Module):
                                                                  proposals, image_shapes)
             result = [{"boxes": b, "labels": c, "scores": s}
                       for b, s, c in zip(boxes, scores, classes)]
+        if self.training:  # the mask and keypoint branches learn from the positive samples
+            positive = [ember.where(lab > 0)[0] for lab in labels]
+            branch_proposals = [p[i] for p, i in zip(proposals, positive)]
+            pos_matched_idxs = [m[i] for m, i in zip(matched_idxs, positive)]
+        else:
+            branch_proposals = [r["boxes"] for r in result]
         if self.has_mask():
-            if self.training:  # the mask branch learns from the positive samples only
-                positive = [ember.where(lab > 0)[0] for lab in labels]
-                mask_proposals = [p[i] for p, i in zip(proposals, positive)]
-                pos_matched_idxs = [m[i] for m, i in zip(matched_idxs, positive)]
-            else:
-                mask_proposals = [r["boxes"] for r in result]
             mask_logits = self.mask_predictor(self.mask_head(
-                self.mask_roi_pool(features, mask_proposals, image_shapes)))
+                self.mask_roi_pool(features, branch_proposals, image_shapes)))
             if self.training:
                 losses["loss_mask"] = maskrcnn_loss(
-                    mask_logits, mask_proposals, [t["masks"] for t in targets],
+                    mask_logits, branch_proposals, [t["masks"] for t in targets],
                     [t["labels"] for t in targets], pos_matched_idxs)
             else:
                 probs = maskrcnn_inference(mask_logits, [r["labels"] for r in result])
                 for prob, r in zip(probs, result):
                     r["masks"] = prob
+        if self.has_keypoint():
+            keypoint_logits = self.keypoint_predictor(self.keypoint_head(
+                self.keypoint_roi_pool(features, branch_proposals, image_shapes)))
+            if self.training:
+                losses["loss_keypoint"] = keypointrcnn_loss(
+                    keypoint_logits, branch_proposals, [t["keypoints"] for t in targets],
+                    pos_matched_idxs)
+            else:
+                points, scores = keypointrcnn_inference(keypoint_logits, branch_proposals)
+                for point, score, r in zip(points, scores, result):
+                    r["keypoints"], r["keypoints_scores"] = point, score
         return result, losses

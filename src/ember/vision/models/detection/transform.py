@@ -15,7 +15,8 @@ from ember import nn
 from ember.tensor import Tensor
 from ember.vision.models.detection.image_list import ImageList
 
-__all__ = ["GeneralizedRCNNTransform", "paste_masks_in_image", "resize_boxes"]
+__all__ = ["GeneralizedRCNNTransform", "paste_masks_in_image", "resize_boxes",
+           "resize_keypoints"]
 
 
 def resize_boxes(boxes: Tensor, original_size: tuple[int, int],
@@ -31,6 +32,20 @@ def resize_boxes(boxes: Tensor, original_size: tuple[int, int],
     new = ember.tensor([new_size[1], new_size[0]] * 2, dtype=ember.float32)
     old = ember.tensor([original_size[1], original_size[0]] * 2, dtype=ember.float32)
     return boxes * (new / old)
+
+
+def resize_keypoints(keypoints: Tensor, original_size: tuple[int, int],
+                     new_size: tuple[int, int]) -> Tensor:
+    """``(N, K, 3)`` keypoints ``(x, y, visibility)`` of an image of ``original_size`` scaled
+    to ``new_size`` (both ``(height, width)``); the visibility stays.
+
+    Example:
+        >>> resize_keypoints(ember.tensor([[[1.0, 2.0, 1.0]]]), (10, 10), (20, 5))
+        tensor([[[0.5000, 4.0000, 1.0000]]])
+    """
+    ratios = ember.tensor([new_size[1] / original_size[1], new_size[0] / original_size[0],
+                           1.0], dtype=keypoints.dtype)
+    return keypoints * ratios
 
 
 def _paste_one(mask: np.ndarray, box: np.ndarray, height: int, width: int) -> Tensor:
@@ -148,6 +163,9 @@ class GeneralizedRCNNTransform(nn.Module):
             return image, target
         new_size = tuple(image.shape[-2:])
         target["boxes"] = resize_boxes(target["boxes"], (height, width), new_size)
+        if "keypoints" in target:
+            target["keypoints"] = resize_keypoints(target["keypoints"], (height, width),
+                                                   new_size)
         if "masks" in target:
             masks = F.interpolate(target["masks"][:, None].float(), size=new_size)[:, 0]
             target["masks"] = masks.to(ember.uint8)
@@ -171,6 +189,8 @@ class GeneralizedRCNNTransform(nn.Module):
             pred["boxes"] = resize_boxes(pred["boxes"], resized, original)
             if "masks" in pred:
                 pred["masks"] = paste_masks_in_image(pred["masks"], pred["boxes"], original)
+            if "keypoints" in pred:
+                pred["keypoints"] = resize_keypoints(pred["keypoints"], resized, original)
         return result
 
     def extra_repr(self) -> str:
