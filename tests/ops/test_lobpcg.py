@@ -177,3 +177,12 @@ def test_backward_refuses_what_torch_refuses():
     S = ember.tensor(a).to_sparse().requires_grad_()  # noqa: N806
     with pytest.raises(ValueError, match="lobpcg: gradients through sparse A"):
         ember.lobpcg(S, X=ember.tensor(x0[:, :1]))
+
+
+def test_niter_minus_one_iterates_until_convergence():
+    # PyTorch's documented rule: niter=-1 iterates until the tolerance is met
+    a, x0 = _spd(30, 14)
+    E, _ = ember.lobpcg(ember.tensor(a), k=2, X=ember.tensor(x0[:, :2]), niter=-1)  # noqa: N806
+    Et, _ = torch.lobpcg(torch.tensor(a), k=2, X=torch.tensor(x0[:, :2]), niter=-1)  # noqa: N806
+    np.testing.assert_allclose(E.numpy(), Et.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(E.numpy(), [30.0, 29.0], rtol=1e-6)

@@ -92,7 +92,8 @@ class LOBPCG:
             self._step()
             if self.tracker is not None:
                 self.tracker(self)
-            if (self.bvars.get("force_stop", False) or self.ivars["iterations_left"] <= 0
+            # PyTorch stops when the count reaches exactly 0: niter=-1 runs until converged
+            if (self.bvars.get("force_stop", False) or self.ivars["iterations_left"] == 0
                     or self.ivars["converged_count"] >= self.iparams["k"]):
                 return
 
@@ -329,10 +330,11 @@ def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None,  # noqa: N8
     eigenvectors ``X`` of the symmetric positive-definite problem ``A x = λ B x`` (``B`` the
     identity when ``None``), by LOBPCG: ``A`` dense, a batch, or sparse COO; ``X`` an
     ``m × n`` start (random when ``None``, ``n`` defaulting to ``k``, and ``m >= 3 n``);
-    ``iK`` a preconditioner (≈ ``A⁻¹``); at most ``niter`` steps (1000), until each pair's
-    relative residual is below ``tol`` (√eps); ``method`` ``'ortho'`` (default, robust) or
-    ``'basic'``; ``tracker(worker)`` called after each step. Differentiable for dense ``A``
-    without ``B`` (the gradient of the ``k`` computed pairs; ``A.grad`` is symmetric).
+    ``iK`` a preconditioner (≈ ``A⁻¹``); at most ``niter`` steps (1000; -1: no limit), until
+    each pair's relative residual is below ``tol`` (√eps); ``method`` ``'ortho'`` (default,
+    robust) or ``'basic'``; ``tracker(worker)`` called after each step. Differentiable for
+    dense ``A`` without ``B`` (the gradient of the ``k`` computed pairs; ``A.grad`` is
+    symmetric).
 
     Example:
         >>> A = ember.diag(ember.arange(1.0, 13.0, dtype=ember.float64))
