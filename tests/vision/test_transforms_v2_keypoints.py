@@ -209,3 +209,55 @@ def test_transforms_move_keypoints_with_the_image():
                                        _centroid(_plain(out_img)), atol=0.2)
     for t in (v2.ColorJitter(0.5, 0.5), v2.GaussianNoise(), v2.RandomInvert(1.0)):
         assert t(ember.rand(3, H, W), k)[1] is k
+
+
+# -- SanitizeKeyPoints: a point is kept when 0 <= x <= W - 1 and 0 <= y <= H - 1 ------------
+def test_sanitize_keypoints_single_points():
+    pts = tv.KeyPoints([[0, 0], [W - 1, H - 1], [-1, 5], [W, 5], [5, H], [5, -0.5],
+                        [W - 1.5, 0.5]], canvas_size=(H, W))
+    kept, valid = F.sanitize_keypoints(pts)
+    assert valid.tolist() == [True, True, False, False, False, False, True]
+    assert isinstance(kept, tv.KeyPoints) and kept.canvas_size == (H, W)
+    assert kept.tolist() == [[0, 0], [W - 1, H - 1], [W - 1.5, 0.5]]
+    kept, valid = F.sanitize_keypoints(_plain(pts), canvas_size=(H, W))  # a pure tensor
+    assert type(kept) is ember.Tensor and valid.sum().item() == 3
+
+
+def test_sanitize_keypoints_groups_go_whole():
+    groups = tv.KeyPoints([[[1, 1], [2, 2]], [[1, 1], [W, 2]], [[3, 3], [4, 4]]],
+                          canvas_size=(H, W))
+    kept, valid = F.sanitize_keypoints(groups)
+    assert valid.tolist() == [True, False, True] and kept.shape == (2, 2, 2)
+    deep = ember.zeros(2, 3, 4, 2)
+    deep[1, 2, 3, 0] = -2.0
+    assert F.sanitize_keypoints(deep, canvas_size=(H, W))[1].tolist() == [True, False]
+    single = tv.KeyPoints([[[5, 5]], [[-5, 5]]], canvas_size=(H, W))  # (N, 1, 2): per point
+    assert F.sanitize_keypoints(single)[1].tolist() == [True, False]
+
+
+def test_sanitize_keypoints_errors():
+    pts = tv.KeyPoints([[1, 1]], canvas_size=(H, W))
+    with pytest.raises(ValueError, match="canvas_size must not be passed"):
+        F.sanitize_keypoints(pts, canvas_size=(H, W))
+    with pytest.raises(ValueError, match="canvas_size must be passed"):
+        F.sanitize_keypoints(ember.zeros(3, 2))
+    with pytest.raises(TypeError, match="sanitize_keypoints: key_points must be a tensor"):
+        F.sanitize_keypoints([[1, 1]], canvas_size=(H, W))
+
+
+def test_sanitize_keypoints_transform_with_labels():
+    pts = tv.KeyPoints([[1, 1], [W + 3, 1], [2, 2]], canvas_size=(H, W))
+    image = tv.Image(ember.zeros(3, H, W))
+    sample = {"image": image, "points": pts, "labels": ember.tensor([7, 8, 9])}
+    out = v2.SanitizeKeyPoints()(sample)  # labels_getter None: labels stay as they are
+    assert out["points"].tolist() == [[1, 1], [2, 2]] and out["labels"].tolist() == [7, 8, 9]
+    out = v2.SanitizeKeyPoints("default")(sample)
+    assert out["labels"].tolist() == [7, 9] and out["image"] is image
+    assert isinstance(out["points"], tv.KeyPoints)
+    scores = ember.tensor([0.5, 0.6, 0.7])
+    out = v2.SanitizeKeyPoints(lambda s: (s["labels"], s["scores"]))({**sample, "scores": scores})
+    assert out["scores"].tolist() == pytest.approx([0.5, 0.7])
+    with pytest.raises(ValueError, match="number of key points \\(3\\) and number of labels"):
+        v2.SanitizeKeyPoints("default")({"points": pts, "labels": ember.tensor([1])})
+    with pytest.raises(ValueError, match="SanitizeKeyPoints: no KeyPoints"):
+        v2.SanitizeKeyPoints()({"image": image})

@@ -16,6 +16,7 @@ appears as its :class:`AccumulateGrad`) and takes hooks of its own (:meth:`Node.
 
 from __future__ import annotations
 
+import copy
 import threading
 import weakref
 from collections.abc import Callable
@@ -118,6 +119,30 @@ def accumulator(leaf: Tensor) -> AccumulateGrad:
         acc = _ACCUMULATORS[key] = AccumulateGrad(leaf)
         weakref.finalize(leaf, _ACCUMULATORS.pop, key, None)
     return acc
+
+
+_RENAMED: dict[tuple[int, str], Any] = {}  # (id of a primitive, name) -> its renamed copy
+
+
+def name_node(t: Any, name: str) -> Any:
+    """Gives the node that made ``t`` the name PyTorch gives ``t.grad_fn``, where ``t`` ends a
+    composite: ``mean`` records a sum and a division, and PyTorch's users see
+    ``MeanBackward0``, not ``DivBackward0``. The node keeps its primitive's rules (it points
+    to a copy that differs only in ``backward_name``); ``t`` is returned.
+
+    Example:
+        >>> name_node(x.sum() / 4, "MeanBackward0").grad_fn
+        <MeanBackward0>
+    """
+    node = getattr(t, "_node", None)
+    if type(node) is Node:
+        key = (id(node.prim), name)
+        renamed = _RENAMED.get(key)
+        if renamed is None:
+            renamed = _RENAMED[key] = copy.copy(node.prim)
+            renamed.backward_name = name
+        node.prim = renamed
+    return t
 
 
 def leaf_hooks(leaf: Tensor) -> NodeHooks | None:

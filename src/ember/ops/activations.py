@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 
 from ember import dtypes
+from ember.autograd.graph import name_node
 from ember.errors import DTypeError, ShapeError
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.dims import normalize_dim
@@ -345,7 +346,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 # -- composites -------------------------------------------------------------------------------
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``input * tanh(softplus(input))``."""
-    return _run(input, inplace, "mish", lambda x: x * tanh(softplus(x)))
+    return _run(input, inplace, "mish",
+                lambda x: name_node(x * tanh(softplus(x)), "MishBackward0"))
 
 
 def logsigmoid(input: Tensor) -> Tensor:

@@ -214,6 +214,7 @@ class Pow(Holomorphic, Binary):
     exponent (where ``log(0)`` would give NaN)."""
 
     name = "pow"
+    backward_name = "PowBackward1"  # PyTorch's Tensor-exponent overload
     save_outputs = True
 
     def forward(self, xp, a, b):
@@ -265,6 +266,7 @@ class PowScalar(Holomorphic, Primitive):
     """``a ** exponent`` for a Python-number exponent (no exponent gradient to compute)."""
 
     name = "pow_scalar"
+    backward_name = "PowBackward0"  # PyTorch's Scalar-exponent overload
 
     def forward(self, xp, a, *, exponent):
         return xp.power(a, exponent).astype(a.dtype, copy=False)  # bfloat16 ** float widens

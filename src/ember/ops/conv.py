@@ -157,6 +157,7 @@ class Conv(Holomorphic, Primitive):
     """
 
     name = "conv"
+    backward_name = "ConvolutionBackward0"  # PyTorch records every convolution as one op
     allocates = True
 
     def forward(self, xp, x, w, *, dilation, padding, stride, compute):

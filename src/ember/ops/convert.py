@@ -40,6 +40,7 @@ class Cast(Primitive):
     gradient as a complex one), real to complex adds a zero imaginary part."""
 
     name = "cast"
+    backward_name = "ToCopyBackward0"  # PyTorch's .to() records _to_copy
     save_inputs = False
     limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True
@@ -70,6 +71,7 @@ class Cast(Primitive):
 @primitive
 class Copy(Primitive):
     name = "copy"
+    backward_name = "CloneBackward0"  # clone and contiguous, as PyTorch names them
     limited_dtypes = dtypes.ALL_LIMITED
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False

@@ -7,6 +7,7 @@ the two dims moved last, so its own gradients come from that rule.
 
 from __future__ import annotations
 
+from ember.autograd.graph import name_node
 from ember.errors import ShapeError
 from ember.ops.convert import cast, clone
 from ember.ops.creation import zeros
@@ -61,7 +62,7 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
         tensor([[1., 0.],
                 [1., 1.]])
     """
-    return _triangle(input, False, diagonal)
+    return name_node(_triangle(input, False, diagonal), "TrilBackward0")
 
 
 @method()
@@ -74,7 +75,7 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
         tensor([[0., 1.],
                 [0., 0.]])
     """
-    return _triangle(input, True, diagonal)
+    return name_node(_triangle(input, True, diagonal), "TriuBackward0")
 
 
 @primitive

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ember import dtypes
+from ember.autograd.graph import name_node
 from ember.errors import ShapeError
 from ember.ops.broadcast import expand
 from ember.ops.convert import cast, clone
@@ -122,7 +123,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             raise ShapeError(f"stack: expects each tensor to be equal size, but got "
                              f"{tuple(shape)} at entry 0 and {tuple(t.shape)} at entry {i}")
     dim = normalize_dim(dim, len(shape) + 1, "stack")
-    return cat([unsqueeze(t, dim) for t in tensors], dim)
+    return name_node(cat([unsqueeze(t, dim) for t in tensors], dim), "StackBackward0")
 
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
@@ -161,7 +162,8 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
     grown = expand(reshape_view(input, spread), tuple(v for r, s in zip(sizes, shape,
                                                                          strict=True)
                                                        for v in (r, s)))
-    return reshape(clone(grown), tuple(r * s for r, s in zip(sizes, shape, strict=True)))
+    out = reshape(clone(grown), tuple(r * s for r, s in zip(sizes, shape, strict=True)))
+    return name_node(out, "RepeatBackward0")
 
 
 @method()
@@ -188,9 +190,9 @@ def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
     dims = normalize_dims(tuple(dims) if isinstance(dims, (tuple, list)) else dims,
                           max(input.ndim, 1), "flip")  # (a dim named twice: an error)
     if not input.ndim:
-        return clone(input)
+        return name_node(clone(input), "FlipBackward0")
     index = tuple((None, None, -1) if d in dims else FULL for d in range(input.ndim))
-    return clone(apply(Slice, input, index=index))
+    return name_node(clone(apply(Slice, input, index=index)), "FlipBackward0")
 
 
 @method()
@@ -219,7 +221,7 @@ def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] |
         if not isinstance(shifts, int) and len(shifts) != 1:
             raise ShapeError(f"roll: without dims, shifts must be one number, got {shifts}")
         shift = shifts if isinstance(shifts, int) else shifts[0]
-        return reshape(roll(flatten(input), shift, 0), input.shape)
+        return name_node(reshape(roll(flatten(input), shift, 0), input.shape), "RollBackward0")
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     if len(shifts) != len(dims):
@@ -231,4 +233,4 @@ def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] |
         s = shift % n if n else 0
         if s:
             out = cat([slice_dim(out, d, n - s, s), slice_dim(out, d, 0, n - s)], d)
-    return clone(out) if out is input else out
+    return name_node(clone(out) if out is input else out, "RollBackward0")

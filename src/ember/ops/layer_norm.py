@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.autograd.graph import name_node
 from ember.backend import gemm
 from ember.errors import DTypeError, ShapeError
 from ember.ops import rows_kernel
@@ -64,6 +65,7 @@ class LayerNorm(Primitive):
     Its backward reads the input and the statistics (not the normalised values)."""
 
     name = "layer_norm"
+    backward_name = "NativeLayerNormBackward0"  # PyTorch's
     nout = 3
     save_outputs = (1, 2)  # the statistics; the output itself is not read
 
@@ -228,4 +230,4 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],
         bias = zeros_like(weight) if bias is None else bias  # (LayerNorm(bias=False))
         return apply(LayerNorm, input, weight, bias, eps=float(eps))[0]
     y, _, _ = _standardize(input, tuple(range(-len(shape), 0)), eps)
-    return _affine(y, weight, bias)
+    return name_node(_affine(y, weight, bias), "NativeLayerNormBackward0")

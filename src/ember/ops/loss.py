@@ -14,6 +14,7 @@ import math
 import warnings
 from typing import Any
 
+from ember.autograd.graph import name_node
 from ember.errors import DTypeError, ShapeError
 from ember.ops.activations import logsigmoid
 from ember.ops.broadcast import broadcast_shapes
@@ -100,9 +101,9 @@ def _nll(op: str, input: Tensor, targets: _Targets, reduction: str) -> Tensor:
     # selected, not just weighted by 0: ignored targets get no gradient even when all are
     # ignored and 'mean' divides by zero (PyTorch's zeros, not 0 * inf = nan)
     loss = where(targets.valid, -(picked * targets.weights), 0.0)
-    if reduction == "mean":
-        return loss.sum() / targets.weights.sum()
-    return _reduce(loss, reduction)
+    # PyTorch records nll_loss (cross_entropy's last op) as one node
+    total = loss.sum() / targets.weights.sum() if reduction == "mean" else _reduce(loss, reduction)
+    return name_node(total, "NllLossBackward0")
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -228,7 +229,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     """
     reduction = _reduction("mse_loss", size_average, reduce, reduction)
     d = _pointwise("mse_loss", input, target)
-    return _weighted("mse_loss", d * d, input, weight, reduction)
+    return name_node(_weighted("mse_loss", d * d, input, weight, reduction), "MseLossBackward0")
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
@@ -333,7 +334,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     _same_shape(op, input, target)
     log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
     loss = (1 - target) * input - log_weight * logsigmoid(input)
-    return _reduce(loss if weight is None else loss * weight, reduction)
+    return name_node(_reduce(loss if weight is None else loss * weight, reduction),
+                     "BinaryCrossEntropyWithLogitsBackward0")
 
 
 def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ember import dtypes
+from ember.autograd.graph import name_node
 from ember.errors import DTypeError, ShapeError
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.fits import check_fits
@@ -40,7 +41,8 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
                          f"shape {tuple(value.shape)}")
     broadcast_shapes(tuple(mask.shape), tuple(input.shape), op="masked_fill")
     check_fits("masked_fill", value, input.dtype)
-    return where(mask, as_values(value, input, "masked_fill"), input)
+    return name_node(where(mask, as_values(value, input, "masked_fill"), input),
+                     "MaskedFillBackward0")
 
 
 @method()

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ember import dtypes
+from ember.autograd.graph import name_node
 from ember.backend import gemm
 from ember.dtypes import DType
 from ember.errors import DTypeError
@@ -194,11 +195,13 @@ class ExtremumDim(Primitive):
 @primitive
 class MaxDim(ExtremumDim):
     name = "max_dim"
+    backward_name = "MaxBackward0"  # PyTorch's max(dim) overload
 
 
 @primitive
 class MinDim(ExtremumDim):
     name = "min_dim"
+    backward_name = "MinBackward0"
     kernel = "argmin"
 
 
@@ -285,7 +288,8 @@ def sum(input: Tensor, dim: Dim = None, keepdim: bool = False, *,  # noqa: A001
         if dim is None and dtype is None and input._data.dtype in _NATIVE_SUM:  # the hot path
             return apply(Sum, input, dims=_ALL_DIMS[input._data.ndim], keepdim=keepdim)
         x = accumulation_input(input, dtype)
-        return apply(Sum, x, dims=reduce_dims(x, dim, "sum"), keepdim=keepdim)
+        total = apply(Sum, x, dims=reduce_dims(x, dim, "sum"), keepdim=keepdim)
+        return total if dim is None else name_node(total, "SumBackward1")  # PyTorch's overload
     except TensorLikeOperand:
         return handle(sum, (input, dim, keepdim), {"dtype": dtype})
 
@@ -332,14 +336,17 @@ def mean(input: Tensor, dim: Dim = None, keepdim: bool = False, *,
         return cast(mean(cast(x, dtypes.float32), dims, keepdim), x.dtype)
     n = _product(x.shape[d] for d in dims)
     total = apply(Sum, x, dims=dims, keepdim=keepdim)
-    return total / n if n else total * float("nan")
+    # PyTorch numbers mean's overloads: MeanBackward0 for the whole tensor, 1 with dim
+    return name_node(total / n if n else total * float("nan"),
+                     "MeanBackward0" if dim is None else "MeanBackward1")
 
 
 def _extremum(kind: tuple, input: Tensor, dim: Any, keepdim: bool, op: str) -> Any:
     everything, along_dim = kind
     if dim is None:
         check_nonempty(input, (), op)
-        return apply(everything, input, dims=tuple(range(input.ndim)), keepdim=False)
+        out = apply(everything, input, dims=tuple(range(input.ndim)), keepdim=False)
+        return name_node(out, f"{op.capitalize()}Backward1")  # PyTorch's max()/min() overload
     if isinstance(dim, Tensor):
         from ember.ops.select import maximum, minimum
 
@@ -485,7 +492,8 @@ def var(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: b
         >>> ember.tensor([1.0, 2.0, 3.0, 4.0]).var()
         tensor(1.6667)
     """
-    return _var_and_mean(input, dim, unbiased, keepdim, correction, "var")[0]
+    return name_node(_var_and_mean(input, dim, unbiased, keepdim, correction, "var")[0],
+                     "VarBackward0")
 
 
 @method()
@@ -497,7 +505,8 @@ def std(input: Tensor, dim: Dim = None, unbiased: bool | None = None, keepdim: b
         >>> ember.tensor([1.0, 3.0]).std(correction=0)
         tensor(1.)
     """
-    return _var_and_mean(input, dim, unbiased, keepdim, correction, "std", root=True)[0]
+    return name_node(_var_and_mean(input, dim, unbiased, keepdim, correction, "std", root=True)[0],
+                     "StdBackward0")
 
 
 def var_mean(input: Tensor, dim: Dim = None, unbiased: bool | None = None,
@@ -536,7 +545,8 @@ def logsumexp(input: Tensor, dim: Dim, keepdim: bool = False) -> Tensor:
     top = apply(AMax, x.detach().real, dims=dims, keepdim=True)  # (complex: the real parts)
     top = where(isfinite(top), top, zeros_like(top))  # all -inf (or inf) fibers: shift by 0
     total = apply(Sum, exp(x - top), dims=dims, keepdim=keepdim)
-    return log(total) + (top if keepdim else with_reduced_dims(top, x.shape, dims, False))
+    out = log(total) + (top if keepdim else with_reduced_dims(top, x.shape, dims, False))
+    return name_node(out, "LogsumexpBackward0")
 
 
 @method()

@@ -217,6 +217,7 @@ class Clamp(Primitive):
     """``input`` clamped to Python-number bounds (either may be None)."""
 
     name = "clamp"
+    backward_name = "ClampBackward1"  # PyTorch's Scalar-bounds overload
 
     def forward(self, xp, a, *, min, max):
         if a.dtype.kind == "c":  # (complex numbers have no order)

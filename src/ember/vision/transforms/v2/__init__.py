@@ -75,6 +75,7 @@ from ember.vision.transforms.v2._misc import (
     LinearTransformation,
     Normalize,
     SanitizeBoundingBoxes,
+    SanitizeKeyPoints,
     ToDtype,
 )
 from ember.vision.transforms.v2._temporal import UniformTemporalSubsample
@@ -108,7 +109,7 @@ __all__ = ["AugMix", "AutoAugment", "AutoAugmentPolicy", "CenterCrop", "ClampBou
            "RandomIoUCrop", "RandomOrder", "RandomPerspective", "RandomPhotometricDistort",
            "RandomPosterize", "RandomResize", "RandomResizedCrop", "RandomRotation",
            "RandomShortestSize", "RandomSolarize", "RandomVerticalFlip", "RandomZoomOut", "Resize",
-           "SanitizeBoundingBoxes", "ScaleJitter", "TenCrop", "ToDtype", "ToImage", "ToPILImage",
-           "ToPureTensor", "ToTensor", "Transform", "TrivialAugmentWide",
+           "SanitizeBoundingBoxes", "SanitizeKeyPoints", "ScaleJitter", "TenCrop", "ToDtype",
+           "ToImage", "ToPILImage", "ToPureTensor", "ToTensor", "Transform", "TrivialAugmentWide",
            "UniformTemporalSubsample", "check_type", "functional", "get_bounding_boxes", "has_all",
            "has_any", "query_chw", "query_size"]

@@ -25,7 +25,8 @@ from ember.vision.transforms.v2._utils import (
 from ember.vision.transforms.v2.functional import is_pure_tensor
 
 __all__ = ["ConvertImageDtype", "GaussianBlur", "GaussianNoise", "Identity", "Lambda",
-           "LinearTransformation", "Normalize", "SanitizeBoundingBoxes", "ToDtype"]
+           "LinearTransformation", "Normalize", "SanitizeBoundingBoxes", "SanitizeKeyPoints",
+           "ToDtype"]
 
 
 class Normalize(Transform):
@@ -229,12 +230,59 @@ def _valid_boxes(boxes: tv_tensors.BoundingBoxes, min_size: float, min_area: flo
             & (xyxy[:, 1] <= height) & (xyxy[:, 3] <= height))
 
 
-class SanitizeBoundingBoxes(Transform):
+class _Sanitize(Transform):
+    """Removes invalid entries (boxes, key points) with the labels that go with them:
+    subclasses say where the entries are, which are valid and what else is indexed with them.
+    ``labels_getter`` finds the labels: ``"default"`` takes the ``"labels"`` entry of a dict
+    sample (or of the dict that is a tuple sample's second item); a callable returns them (a
+    tensor, or a tuple of tensors); None keeps no labels."""
+
+    _what = "boxes"
+    _indexed: tuple[type, ...] = ()
+
+    def __init__(self, labels_getter: str | Callable | None) -> None:
+        super().__init__()
+        self.labels_getter = labels_getter
+        self._labels_getter = _parse_labels_getter(labels_getter)
+
+    def _entries(self, flat_inputs: list) -> Tensor:
+        raise NotImplementedError
+
+    def _valid(self, entries: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def forward(self, *inputs: Any) -> Any:
+        op = type(self).__name__
+        sample = inputs if len(inputs) > 1 else inputs[0]
+        labels = self._labels_getter(sample)
+        labels = () if labels is None else \
+            (tuple(labels) if isinstance(labels, (tuple, list)) else (labels,))
+        for entry in labels:
+            if not isinstance(entry, Tensor):
+                raise ValueError(f"{op}: the labels in the input to forward() must be a tensor "
+                                 f"or a tuple/list of them, got {type(entry).__name__}")
+        flat_inputs, spec = tree_flatten(sample)
+        entries = self._entries(flat_inputs)
+        for entry in labels:
+            if entry.shape[0] != entries.shape[0]:
+                raise ValueError(f"{op}: number of {self._what} ({entries.shape[0]}) and number "
+                                 f"of labels ({entry.shape[0]}) do not match; please make sure "
+                                 "the labels are in the right place")
+        params = {"valid": self._valid(entries), "labels": labels}
+        return tree_unflatten([self.transform(x, params) for x in flat_inputs], spec)
+
+    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
+        is_label = any(inpt is label for label in params["labels"])
+        if not (is_label or isinstance(inpt, self._indexed)):
+            return inpt
+        out = F.to_pure_tensor(inpt)[params["valid"]]
+        return out if is_label else tv_tensors.wrap(out, like=inpt)
+
+
+class SanitizeBoundingBoxes(_Sanitize):
     """Removes degenerate boxes (a side under ``min_size``, area under ``min_area``, or
-    outside the canvas), with the masks and labels that go with them. ``labels_getter``
-    finds the labels: ``"default"`` takes the ``"labels"`` entry of a dict sample (or of the
-    dict that is a tuple sample's second item); a callable returns them (a tensor, or a
-    tuple of tensors); None keeps no labels.
+    outside the canvas), with the masks and labels that go with them (``labels_getter``: see
+    :class:`SanitizeKeyPoints`).
 
     Example:
         >>> from ember.vision import tv_tensors
@@ -245,40 +293,52 @@ class SanitizeBoundingBoxes(Transform):
         ([[0, 0, 4, 4]], [5])
     """
 
+    _indexed = (tv_tensors.BoundingBoxes, tv_tensors.Mask)
+
     def __init__(self, min_size: float = 1.0, min_area: float = 1.0,
                  labels_getter: str | Callable | None = "default") -> None:
-        super().__init__()
+        super().__init__(labels_getter)
         if min_size < 1:
             raise ValueError(f"SanitizeBoundingBoxes: min_size must be >= 1, got {min_size}")
         if min_area < 1:
             raise ValueError(f"SanitizeBoundingBoxes: min_area must be >= 1, got {min_area}")
         self.min_size, self.min_area = float(min_size), float(min_area)
-        self.labels_getter = labels_getter
-        self._labels_getter = _parse_labels_getter(labels_getter)
 
-    def forward(self, *inputs: Any) -> Any:
-        sample = inputs if len(inputs) > 1 else inputs[0]
-        labels = self._labels_getter(sample)
-        labels = () if labels is None else \
-            (tuple(labels) if isinstance(labels, (tuple, list)) else (labels,))
-        for entry in labels:
-            if not isinstance(entry, Tensor):
-                raise ValueError(f"SanitizeBoundingBoxes: the labels in the input to forward() "
-                                 f"must be a tensor or a tuple/list of them, got "
-                                 f"{type(entry).__name__}")
-        flat_inputs, spec = tree_flatten(sample)
-        boxes = get_bounding_boxes(flat_inputs)
-        for entry in labels:
-            if entry.shape[0] != boxes.shape[0]:
-                raise ValueError(f"SanitizeBoundingBoxes: number of boxes ({boxes.shape[0]}) "
-                                 f"and number of labels ({entry.shape[0]}) do not match; please "
-                                 "make sure the labels are in the right place")
-        params = {"valid": _valid_boxes(boxes, self.min_size, self.min_area), "labels": labels}
-        return tree_unflatten([self.transform(x, params) for x in flat_inputs], spec)
+    def _entries(self, flat_inputs: list) -> Tensor:
+        return get_bounding_boxes(flat_inputs)
 
-    def transform(self, inpt: Any, params: dict[str, Any]) -> Any:
-        is_label = any(inpt is label for label in params["labels"])
-        if not (is_label or isinstance(inpt, (tv_tensors.BoundingBoxes, tv_tensors.Mask))):
-            return inpt
-        out = F.to_pure_tensor(inpt)[params["valid"]]
-        return out if is_label else tv_tensors.wrap(out, like=inpt)
+    def _valid(self, entries: Tensor) -> Tensor:
+        return _valid_boxes(entries, self.min_size, self.min_area)
+
+
+class SanitizeKeyPoints(_Sanitize):
+    """Removes key points outside the canvas (groups ``(N, ..., 2)`` whole, when any of their
+    points is outside), with the labels that go with them, as torchvision's: see
+    :func:`~ember.vision.transforms.v2.functional.sanitize_keypoints` for the rule. Use it at
+    the end of a pipeline whose geometric transforms leave points unclamped.
+    ``labels_getter`` finds the labels: ``"default"`` takes the ``"labels"`` entry of a dict
+    sample (or of the dict that is a tuple sample's second item); a callable returns them (a
+    tensor, or a tuple of tensors); None (the default) keeps no labels.
+
+    Example:
+        >>> from ember.vision import tv_tensors
+        >>> points = tv_tensors.KeyPoints([[1, 1], [9, 1]], canvas_size=(4, 4))
+        >>> out = SanitizeKeyPoints("default")({"points": points, "labels": ember.tensor([5, 6])})
+        >>> out["points"].tolist(), out["labels"].tolist()
+        ([[1, 1]], [5])
+    """
+
+    _what = "key points"
+    _indexed = (tv_tensors.KeyPoints,)
+
+    def __init__(self, labels_getter: str | Callable | None = None) -> None:
+        super().__init__(labels_getter)
+
+    def _entries(self, flat_inputs: list) -> Tensor:
+        for inpt in flat_inputs:
+            if isinstance(inpt, tv_tensors.KeyPoints):
+                return inpt
+        raise ValueError("SanitizeKeyPoints: no KeyPoints were found in the sample")
+
+    def _valid(self, entries: Tensor) -> Tensor:
+        return F.sanitize_keypoints(entries)[1]

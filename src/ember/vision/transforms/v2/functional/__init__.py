@@ -62,6 +62,7 @@ from ember.vision.transforms.v2.functional._keypoints import (
     pad_keypoints,
     resize_keypoints,
     rotate_keypoints,
+    sanitize_keypoints,
     vertical_flip_keypoints,
 )
 from ember.vision.transforms.v2.functional._meta import (
@@ -107,7 +108,8 @@ __all__ = ["InterpolationMode", "adjust_brightness", "adjust_contrast", "adjust_
            "is_pure_tensor", "jpeg", "normalize", "pad", "pad_bounding_boxes", "pad_keypoints",
            "permute_channels", "perspective", "pil_to_tensor", "posterize", "register_kernel",
            "resize", "resize_bounding_boxes", "resize_keypoints", "resized_crop",
-           "rgb_to_grayscale", "rotate", "rotate_bounding_boxes", "rotate_keypoints", "solarize",
+           "rgb_to_grayscale", "rotate", "rotate_bounding_boxes", "rotate_keypoints",
+           "sanitize_keypoints", "solarize",
            "ten_crop", "to_dtype", "to_grayscale", "to_image", "to_pil_image", "to_pure_tensor",
            "to_tensor", "uniform_temporal_subsample", "vertical_flip",
            "vertical_flip_bounding_boxes", "vertical_flip_keypoints", "vflip"]

@@ -43,7 +43,7 @@ from ember.vision.tv_tensors import KeyPoints
 
 __all__ = ["affine_keypoints", "clamp_keypoints", "crop_keypoints",
            "horizontal_flip_keypoints", "pad_keypoints", "resize_keypoints", "rotate_keypoints",
-           "vertical_flip_keypoints"]
+           "sanitize_keypoints", "vertical_flip_keypoints"]
 
 Canvas = tuple[int, int]
 
@@ -156,17 +156,54 @@ def clamp_keypoints(inpt: Tensor, canvas_size: Canvas | None = None) -> Tensor:
         >>> clamp_keypoints(k).tolist()
         [[0, 2], [5, 3]]
     """
-    if isinstance(inpt, KeyPoints):
-        if canvas_size is not None:
-            raise ValueError("clamp_keypoints: for KeyPoints inputs, canvas_size must not be "
-                             "passed; it comes from the key points")
-        canvas_size = inpt.canvas_size
-    elif canvas_size is None:
-        raise ValueError("clamp_keypoints: for pure tensor inputs, canvas_size must be passed")
+    canvas_size = _canvas_of("clamp_keypoints", inpt, canvas_size)
     plain = to_pure_tensor(inpt)
     out = ember.stack((plain[..., 0].clamp(0, canvas_size[1] - 1),
                        plain[..., 1].clamp(0, canvas_size[0] - 1)), dim=-1)
     return tv_tensors.wrap(out, like=inpt) if isinstance(inpt, KeyPoints) else out
+
+
+def _canvas_of(op: str, inpt: Tensor, canvas_size: Canvas | None) -> Canvas:
+    """A KeyPoints' own canvas, or the one given with a pure tensor (exactly one of them)."""
+    if isinstance(inpt, KeyPoints):
+        if canvas_size is not None:
+            raise ValueError(f"{op}: for KeyPoints inputs, canvas_size must not be passed; it "
+                             f"comes from the key points")
+        return inpt.canvas_size
+    if canvas_size is None:
+        raise ValueError(f"{op}: for pure tensor inputs, canvas_size must be passed")
+    return canvas_size
+
+
+def sanitize_keypoints(key_points: Tensor, canvas_size: Canvas | None = None
+                       ) -> tuple[Tensor, Tensor]:
+    """``(kept, valid)``: the key points inside the canvas (those :func:`clamp_keypoints`
+    would leave where they are: ``0 <= x <= width - 1``, ``0 <= y <= height - 1``) and the
+    boolean mask over the first dim that selects them, to subset labels with. Points of shape
+    ``(N, 2)`` are kept one by one; groups ``(N, ..., 2)`` (polygons, skeletons) are kept or
+    removed whole: a group with any point outside goes. ``canvas_size`` is given for a pure
+    tensor only.
+
+    Example:
+        >>> k = tv_tensors.KeyPoints([[1, 2], [-1, 2], [5, 3], [6, 0]], canvas_size=(4, 6))
+        >>> kept, valid = sanitize_keypoints(k)
+        >>> kept.tolist(), valid.tolist()
+        ([[1, 2], [5, 3]], [True, False, True, False])
+    """
+    if not isinstance(key_points, Tensor):
+        raise TypeError(f"sanitize_keypoints: key_points must be a tensor or KeyPoints, got "
+                        f"{type(key_points).__name__}")
+    height, width = _canvas_of("sanitize_keypoints", key_points, canvas_size)
+    if key_points.ndim < 2 or key_points.shape[-1] != 2:
+        raise ValueError(f"sanitize_keypoints: expected key points of shape (N, ..., 2), got "
+                         f"{tuple(key_points.shape)}")
+    plain = to_pure_tensor(key_points)
+    x, y = plain[..., 0], plain[..., 1]
+    inside = (x >= 0) & (x <= width - 1) & (y >= 0) & (y <= height - 1)
+    valid = inside.reshape(inside.shape[0], -1).all(dim=1)
+    kept = plain[valid]
+    return (tv_tensors.wrap(kept, like=key_points) if isinstance(key_points, KeyPoints)
+            else kept), valid
 
 
 def _keypoints_out(inpt: KeyPoints, out: Tensor | tuple[Tensor, Canvas]) -> KeyPoints:
