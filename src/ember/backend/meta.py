@@ -175,6 +175,9 @@ class MetaArray:
     def __getattr__(self, name: str) -> NoReturn:
         no_data(f"array.{name}")
 
+    def __reduce__(self) -> tuple:  # (pickling and deepcopy carry the layout: no data)
+        return MetaArray, (self.shape, self.dtype, self.strides)
+
     def __repr__(self) -> str:
         return f"MetaArray(shape={self.shape}, dtype={self.dtype})"
 
