@@ -300,3 +300,84 @@ def test_device_block_is_thread_local_as_torchs():
             looked.wait(10)
         thread.join()
         assert seen == {"device": "cpu"}, lib.__name__
+
+
+# -- saving, pickling and copying: the layout travels, as torch's meta tensors' does ----------
+def _round_trips(lib, x):
+    import copy
+    import io
+    import pickle
+
+    buf = io.BytesIO()
+    lib.save(x, buf)
+    buf.seek(0)
+    return [lib.load(buf, map_location="cpu"), pickle.loads(pickle.dumps(x)), copy.deepcopy(x)]
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.empty(3, 4, device="meta"),
+    lambda m: m.empty(3, 4, device="meta", dtype=m.int64).t(),
+    lambda m: m.empty(2, 3, 4, 5, device="meta").contiguous(memory_format=m.channels_last),
+    lambda m: m.empty(3, 4, device="meta", dtype=m.bfloat16).requires_grad_(),
+    lambda m: m.nn.Parameter(m.empty(3, device="meta")),
+])
+def test_save_pickle_and_deepcopy_keep_meta_as_torch(make):
+    pairs = zip(_round_trips(ember, make(ember)),
+                _round_trips(torch, make(torch)), strict=True)
+    for i, (got, want) in enumerate(pairs):
+        same_spec(got, want)
+        assert got.requires_grad == want.requires_grad
+        if i:  # (ember.save keeps data, not classes: a Parameter loads as a tensor, on CPU too)
+            assert isinstance(got, ember.nn.Parameter) == isinstance(want, torch.nn.Parameter)
+
+
+def test_a_meta_modules_state_dict_saves_and_loads_with_assign(tmp_path):
+    with ember.device("meta"):
+        model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4))
+    ember.save(model.state_dict(), tmp_path / "meta.safetensors")
+    assert (tmp_path / "meta.safetensors").stat().st_size < 4096  # (no data written)
+    loaded = ember.load(tmp_path / "meta.safetensors")
+    assert {k: (v.device.type, tuple(v.shape), v.dtype) for k, v in loaded.items()} == \
+        {k: ("meta", tuple(v.shape), v.dtype) for k, v in model.state_dict().items()}
+    fresh = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.BatchNorm1d(4))
+    fresh.load_state_dict(loaded, assign=True)  # the meta tensors become the parameters
+    assert fresh[0].weight.is_meta and isinstance(fresh[0].weight, ember.nn.Parameter)
+    assert fresh[0].weight.requires_grad and not fresh[1].running_mean.requires_grad
+    import copy
+
+    twin = copy.deepcopy(model)
+    assert twin[0].weight.is_meta and twin[0].weight is not model[0].weight
+
+
+def test_a_malformed_meta_entry_is_a_checkpoint_error(tmp_path):
+    import json
+
+    from ember.io import checkpoint
+
+    doc = json.dumps({"format": checkpoint.FORMAT, "version": 1,
+                      "tree": {"$meta": "float32", "size": [2], "stride": "x"}})
+    checkpoint.write_arrays(tmp_path / "bad.safetensors", {}, {checkpoint.TREE_KEY: doc})
+    with pytest.raises(ember.errors.CheckpointError, match="malformed meta tensor"):
+        ember.load(tmp_path / "bad.safetensors")
+
+
+OPTIMIZERS = [("SGD", dict(lr=0.1, momentum=0.9)), ("SGD", dict(lr=0.1)), ("Adam", {}),
+              ("AdamW", {}), ("Adagrad", {}), ("Adadelta", {}), ("Adamax", {}), ("RAdam", {}),
+              ("RMSprop", dict(momentum=0.9)), ("Rprop", {})]
+
+
+def _state(lib, name, kw):
+    p = lib.nn.Parameter(lib.empty(3, 2, device="meta"))
+    opt = getattr(lib.optim, name)([p], **kw)
+    for _ in range(2):
+        p.grad = lib.empty(3, 2, device="meta")
+        opt.step()
+    return {k: (v.device.type, tuple(v.shape), str(v.dtype).split(".")[-1],
+                float(v) if v.device.type == "cpu" else None) for k, v in opt.state[p].items()}
+
+
+@pytest.mark.parametrize("name,kw", OPTIMIZERS)
+def test_optimizer_steps_make_torchs_meta_state(name, kw):
+    """step() on meta parameters makes the state torch's makes (meta tensors, and step
+    counts on the CPU that count)."""
+    assert _state(ember, name, kw) == _state(torch, name, kw)

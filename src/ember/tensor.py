@@ -409,11 +409,13 @@ class Tensor:
         return tensor_repr(self)
 
     def __reduce__(self) -> Any:
-        """Pickling (multiprocessing, ``copy.copy``) carries a copy of the data, the device and
-        ``requires_grad``, as PyTorch's does (the copy is a leaf: history stays behind). Files
+        """Pickling (multiprocessing, ``copy.copy``) carries a copy of the data (a meta
+        tensor's shape, dtype and strides), the device and ``requires_grad``, as PyTorch's
+        does (the copy is a leaf: history stays behind). Files
         are better written with ``ember.save``, which stores no code."""
         warn_if_has_hooks(self)
-        array = np.array(self._host("pickling", keep=False))
+        array = self._data if self._device.is_meta else np.array(  # (meta: shape and strides)
+            self._host("pickling", keep=False))
         return _unpickled, (array, str(self._device), self.requires_grad)
 
     def __deepcopy__(self, memo: dict) -> Tensor:

@@ -32,7 +32,10 @@ def copy_out(what: str, device: Any) -> NoReturn:
 
 
 def contiguous_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    """C-order strides in bytes, as NumPy reports them."""
+    """C-order strides in bytes, as NumPy reports them (all 0 for a new array without
+    elements, as NumPy allocates those)."""
+    if 0 in shape:
+        return (0,) * len(shape)
     strides, step = [], itemsize
     for n in reversed(shape):
         strides.append(step)
@@ -60,6 +63,8 @@ class _Flags:
 
 
 def _dense(shape: tuple, strides: tuple, itemsize: int, dims: Any) -> bool:
+    if 0 in shape:  # (NumPy's: an array without elements is contiguous in every order)
+        return True
     step = itemsize
     for d in dims:
         if shape[d] != 1 and strides[d] != step:
@@ -169,6 +174,9 @@ class MetaArray:
 
     def __getattr__(self, name: str) -> NoReturn:
         no_data(f"array.{name}")
+
+    def __reduce__(self) -> tuple:  # (pickling and deepcopy carry the layout: no data)
+        return MetaArray, (self.shape, self.dtype, self.strides)
 
     def __repr__(self) -> str:
         return f"MetaArray(shape={self.shape}, dtype={self.dtype})"

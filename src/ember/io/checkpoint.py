@@ -15,7 +15,8 @@ ints), NaN/inf as ``{"$float": "nan"}``, ``ember.dtype``/``ember.device`` values
 ``{"$dtype": ...}``/``{"$device": ...}``, ``ember.Size`` values as ``{"$size": [...]}``,
 tensors as ``{"$tensor": name}`` and sparse tensors as ``{"$sparse": layout, "size": [...],
 "parts": [...]}`` (COO: indices and values, with ``"coalesced"``; CSR/CSC: compressed
-indices, plain indices and values), each part a tensor of the file, and anything else (a
+indices, plain indices and values), each part a tensor of the file, meta tensors (no data)
+as ``{"$meta": dtype, "size": [...], "stride": [...]}``, and anything else (a
 module, a dataclass) as ``{"$pickle": name, "type": "module.QualName"}``, its pickle the bytes
 of the uint8 tensor ``name`` (see :mod:`ember.io.pickled`).
 
@@ -50,6 +51,7 @@ from ember.io import pickled
 from ember.io import safetensors_file as st
 from ember.io.atomic import atomic_write
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
+from ember.ops.constructors import empty_strided
 from ember.ops.creation import from_numpy
 from ember.size import Size
 from ember.sparse.construct import sparse_compressed_tensor, sparse_coo_tensor
@@ -77,6 +79,9 @@ class _Encoder:
         self.active: set[int] = set()  # containers on the current path, to refuse cycles
 
     def tensor(self, t: Tensor, path: str) -> dict:
+        if t.is_meta:  # (no data: its layout is the whole of it, in the tree)
+            node = {"$meta": t.dtype.name, "size": list(t.shape), "stride": list(t.stride())}
+            return {**node, "requires_grad": True} if t.requires_grad else node
         a = t._host("ember.save", keep=False)  # (written to the file, not kept)
         layout = (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str,
                   str(t.device))
@@ -224,6 +229,8 @@ class _Decoder:
             return Size(arg)
         if tag == "$sparse" and arg in _SPARSE_LAYOUTS:
             return self.sparse(x)
+        if tag == "$meta" and isinstance(arg, str):
+            return self.meta(x)
         if tag == "$pickle" and isinstance(arg, str) and isinstance(x.get("type"), str):
             return self.unpickle(arg, x["type"])
         try:
@@ -252,6 +259,18 @@ class _Decoder:
             return sparse_compressed_tensor(*parts, size, layout=layout, requires_grad=grad)
         except EmberError as e:
             raise self.fail(f"checkpoint tree: a sparse tensor entry: {e}") from None
+
+    def meta(self, x: dict) -> Tensor:
+        """A meta tensor, as saved (PyTorch's too stay on meta whatever the map_location)."""
+        size, stride = x.get("size"), x.get("stride")
+        if not (isinstance(size, list) and isinstance(stride, list) and len(size) == len(stride)
+                and all(type(v) is int and v >= 0 for v in size + stride)):
+            raise self.fail(f"malformed meta tensor entry {_short(x)} in the checkpoint tree")
+        try:
+            return empty_strided(size, stride, dtype=to_dtype(x["$meta"]), device="meta",
+                                 requires_grad=x.get("requires_grad") is True)
+        except EmberError as e:
+            raise self.fail(f"checkpoint tree: a meta tensor entry: {e}") from None
 
     def mapping(self, pairs: list) -> dict:
         out = {}

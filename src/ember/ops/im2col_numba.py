@@ -15,9 +15,10 @@ from ember.backend.compiled import njit
 GEOMETRY = types.UniTuple(types.int64, 8)
 FLOATS = (types.float32, types.float64)
 # the input channels-last (contiguous channels, loops that vectorize) or any other layout
+# (F order named too: numba finds an F-ordered array both "A" signatures, and refuses)
 _COLUMNS_SIGNATURES = [types.void(types.Array(f, 4, layout, readonly=ro),
                                   types.Array(f, 4, "C"), GEOMETRY)
-                       for f in FLOATS for layout in "CA" for ro in (False, True)]
+                       for f in FLOATS for layout in "CFA" for ro in (False, True)]
 
 
 @njit("UniTuple(int64, 3)(int64, int64, int64, UniTuple(int64, 8), int64, int64)")

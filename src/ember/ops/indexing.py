@@ -158,6 +158,27 @@ def _basic_shape(shape: tuple, index: tuple, op: str = "slice") -> tuple:
     return tuple(out) + tuple(shape[d:])
 
 
+def _with_new_dims(xp: Any, a: Any, index: tuple) -> Any:
+    """``a[index]`` where ``index`` holds Nones, each new dim strided as PyTorch's unsqueeze
+    (which its indexing applies left to right): the size times the stride of the dim of ``a``
+    it stands before, or one element after the last (NumPy gives new dims stride 0)."""
+    view = a[_basic_key(tuple(e for e in index if e is not None))]
+    strides, shape, d, o = list(view.strides), list(view.shape), 0, 0
+    for e in index:
+        if e is None:
+            shape.insert(o, 1)
+            strides.insert(o, a.shape[d] * a.strides[d] if d < a.ndim else a.itemsize)
+            o += 1
+        else:
+            d += 1
+            o += type(e) is tuple
+    view = view.reshape(shape)  # (the new dims' strides NumPy's reshape picks: right, mostly)
+    strides = tuple(strides)
+    if view.strides == strides:
+        return view
+    return xp.lib.stride_tricks.as_strided(view, shape, strides, writeable=view.flags.writeable)
+
+
 def _index_shape(shape: tuple, index_shapes: list, dims: tuple) -> tuple:
     """The shape of advanced indexing: the broadcast index shape replaces the indexed dims
     in place when they are adjacent, and goes first otherwise (NumPy's and PyTorch's rule)."""
@@ -179,7 +200,9 @@ class Slice(Primitive):
     save_inputs = False
 
     def forward(self, xp, a, *, index):
-        return a[_basic_key(index)]
+        if None not in index:
+            return a[_basic_key(index)]
+        return _with_new_dims(xp, a, index)
 
     def infer(self, a, *, index):
         return TensorSpec(_basic_shape(a.shape, index), a.dtype)

@@ -185,7 +185,8 @@ class LDLFactor(Primitive):
 
     def forward(self, xp, a, *, hermitian):  # (NumPy arrays: the kernels are NumPy's)
         batch, n = a.shape[:-2], a.shape[-1]
-        flat = np.array(a, copy=True).reshape(math.prod(batch), n, n)  # (no -1: n may be 0)
+        flat = np.array(a, copy=True, order="C").reshape(  # (C: results in C order,
+            math.prod(batch), n, n)                          # as meta predicts; n may be 0)
         ld = np.empty_like(flat)
         piv = np.empty(flat.shape[:-1], np.int32)
         info = np.empty(flat.shape[0], np.int32)
@@ -262,7 +263,7 @@ def _factor(A: Tensor, hermitian: bool, check_errors: bool,  # noqa: N803
             op: str) -> LDLFactorExResult:
     check_matrix(op, A, complex_ok=True)
     ld, piv, info = apply(LDLFactor, A, hermitian=hermitian and A.dtype.is_complex)
-    if check_errors and info.numel() and info._data.any():
+    if check_errors and info.numel() and not info.is_meta and info._data.any():
         where, i = first_failure(info._data)
         raise LinAlgError(f"{op}: {where}the factorization could not be completed: D's "
                           f"diagonal block {i} is exactly singular")

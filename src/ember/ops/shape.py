@@ -214,8 +214,9 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
         >>> ember.zeros(2, 3).unsqueeze(-1).shape
         ember.Size([2, 3, 1])
     """
-    try:
-        return reshape_view(input, unsqueezed_shape(input.shape, dim))
+    try:  # (as x[:, None]: the new dim strided as PyTorch's, which a reshape may not be)
+        dim = normalize_dim(dim, len(input.shape) + 1, "unsqueeze")
+        return apply(Slice, input, index=(FULL,) * dim + (None,))
     except TensorLikeOperand:  # an ember.fx Proxy, a DTensor
         return handle(unsqueeze, (input, dim), {})
 

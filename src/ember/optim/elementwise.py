@@ -56,7 +56,9 @@ class ElementwiseOptimizer(Optimizer):
                 target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
                 if not state:
                     self.init_state(target, state, group)
-                if p.is_meta:  # (no values to update; its state exists, as PyTorch's)
+                if p.is_meta:  # (no values to update; its state exists and counts the
+                    if isinstance(state.get("step"), Tensor):  # steps, as PyTorch's does)
+                        next_step(state)
                     continue
                 data = target._data
                 g = p.grad._data

@@ -9,6 +9,7 @@ from ember.optim.elementwise import (
     ElementwiseOptimizer,
     add_sparse_,
     check_hyper,
+    full_state,
     looped_update,
 )
 from ember.optim.optimizer import implementation_defaults
@@ -49,6 +50,10 @@ class SGD(ElementwiseOptimizer):
                         **implementation_defaults(foreach=foreach, differentiable=differentiable,
                                                   fused=fused))
         super().__init__(params, defaults)
+
+    def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
+        if p.is_meta and float(group["momentum"]) != 0.0:  # (elsewhere the first update
+            state["momentum_buffer"] = full_state(p)        # copies the gradient in)
 
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         momentum = float(group["momentum"])
