@@ -90,6 +90,15 @@ def test_clone_detach_contiguous_and_requires_grad():
         x.numpy()
 
 
+@pytest.mark.parametrize("lib", [ember, torch])
+def test_numpy_of_a_tensor_requiring_grad_is_read_under_no_grad_only(lib):
+    w = lib.ones(2, requires_grad=True)
+    with lib.no_grad():
+        assert w.numpy().tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="detach"):
+        w.numpy()
+
+
 def test_bfloat16_storage():
     x = ember.tensor([1.0, 2.5], dtype=ember.bfloat16)
     assert x.dtype is ember.bfloat16 and x.element_size() == 2
