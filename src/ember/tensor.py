@@ -413,6 +413,13 @@ class Tensor:
             _on_value_read(self, "printing")
         return tensor_repr(self)
 
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"``: a plain 0-d tensor formats as its Python number, as in PyTorch;
+        other tensors as ``str``."""
+        if self.ndim == 0 and type(self) is Tensor and not self._device.is_meta:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
     def __reduce__(self) -> Any:
         """Pickling (multiprocessing, ``copy.copy``) carries a copy of the data, the device and
         ``requires_grad``, as PyTorch's does (the copy is a leaf: history stays behind). Files
