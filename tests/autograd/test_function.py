@@ -186,18 +186,20 @@ def test_non_tensor_outputs_pass_through(lib):
 
 @pytest.mark.parametrize("lib", [ember, torch])
 def test_backward_returning_more_gradients_than_inputs_is_refused_unless_none(lib):
-    def twice(extra):
-        class Twice(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 2
+    class Twice(lib.autograd.Function):
+        """Returns one gradient too many: ``extra(g)``."""
 
-            @staticmethod
-            def backward(ctx, g):
-                return g * 2, extra(g)
-        return Twice
+        @staticmethod
+        def forward(ctx, x, extra):
+            ctx.extra = extra
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None, ctx.extra(g)
+
     x = lib.tensor([1.0, 2.0], requires_grad=True)
-    twice(lambda g: None).apply(x).sum().backward()
+    Twice.apply(x, lambda g: None).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
     with pytest.raises(RuntimeError, match="gradients"):
-        twice(lambda g: g).apply(x).sum().backward()
+        Twice.apply(x, lambda g: g).sum().backward()
