@@ -203,3 +203,26 @@ def test_backward_returning_more_gradients_than_inputs_is_refused_unless_none(li
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
     with pytest.raises(RuntimeError, match="gradients"):
         Twice.apply(x, lambda g: g).sum().backward()
+
+
+@pytest.mark.parametrize("lib", [ember, torch])
+def test_a_saved_input_returned_as_is_keeps_the_inputs_history(lib):
+    class Identity(lib.autograd.Function):
+        """Returns its input unchanged and saves it: in backward it is the input, not the
+        output (PyTorch returns a view of it), so a second derivative is d(g * x)/dx = g."""
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x
+
+    x = lib.tensor([2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    (g,) = lib.autograd.grad(Identity.apply(x).sum(), x, create_graph=True)
+    (h,) = lib.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(g.detach().numpy(), [2.0, 3.0])
+    np.testing.assert_allclose(h.numpy(), [1.0, 1.0])

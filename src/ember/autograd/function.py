@@ -282,8 +282,10 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, out: Any, dirty:
         if id(o) in ctx._non_differentiable or not (o.dtype.is_floating_point or o.dtype.is_complex)
         else _wrap(o._data, o._device, True, node, i, o._vc)
         for i, o in enumerate(outs))
+    # (an input returned as is stays an input when saved: PyTorch's output is a view of it)
+    args_ids = {id(a) for a in args}
     ctx._output_slots = {id(o): i for i, (o, w) in enumerate(zip(outs, wrapped))
-                         if isinstance(w, Tensor) and w.requires_grad and id(o) not in dirty}
+                         if isinstance(w, Tensor) and w.requires_grad and id(o) not in args_ids}
     if dirty:
         wrapped = tuple(_take_history(ctx, o, w) if id(o) in dirty else w
                         for o, w in zip(outs, wrapped))
