@@ -90,6 +90,26 @@ def test_clone_detach_contiguous_and_requires_grad():
         x.numpy()
 
 
+@pytest.mark.parametrize("lib", [ember, torch])
+def test_numpy_of_a_tensor_requiring_grad_is_read_under_no_grad_only(lib):
+    w = lib.ones(2, requires_grad=True)
+    with lib.no_grad():
+        assert w.numpy().tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="detach"):
+        w.numpy()
+
+
+@pytest.mark.parametrize("spec", ["", ".2f", ">8", "e"])
+def test_format_of_a_0d_tensor_is_its_numbers_as_torch(spec):
+    for values in (0.5, 3, [1.5]):
+        e, t = ember.tensor(values), torch.tensor(values)
+        if spec and not isinstance(values, float):
+            continue  # (an int takes no .2f; a 1-d tensor takes no spec: TypeError in both)
+        assert format(e, spec) == format(t, spec)
+    loss = ember.tensor(0.25, requires_grad=True) * 2
+    assert f"{loss:.3f}" == "0.500"
+
+
 def test_bfloat16_storage():
     x = ember.tensor([1.0, 2.5], dtype=ember.bfloat16)
     assert x.dtype is ember.bfloat16 and x.element_size() == 2

@@ -202,11 +202,16 @@ class Tensor:
 
     # -- leaving the graph and the framework ---------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The data as a NumPy array (shares memory on CPU)."""
+        """The data as a NumPy array (shares memory on CPU). A tensor that requires grad is
+        refused while grad mode is on (as in PyTorch: under ``no_grad`` it is read)."""
         if self.requires_grad and not force:
-            if _on_value_read is not None:
-                _on_value_read(self, "numpy()")
-            raise GradError("numpy(): the tensor requires grad; call tensor.detach().numpy()")
+            from ember.autograd.grad_mode import GRAD  # (the autograd package imports this)
+
+            if GRAD.enabled:
+                if _on_value_read is not None:
+                    _on_value_read(self, "numpy()")
+                raise GradError("numpy(): the tensor requires grad; call "
+                                "tensor.detach().numpy()")
         return self._host("numpy()")
 
     def _host(self, what: str, keep: bool = True) -> np.ndarray:
@@ -407,6 +412,13 @@ class Tensor:
         if _on_value_read is not None:
             _on_value_read(self, "printing")
         return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"``: a plain 0-d tensor formats as its Python number, as in PyTorch;
+        other tensors as ``str``."""
+        if self.ndim == 0 and type(self) is Tensor and not self._device.is_meta:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
 
     def __reduce__(self) -> Any:
         """Pickling (multiprocessing, ``copy.copy``) carries a copy of the data (a meta

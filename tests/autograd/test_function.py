@@ -132,3 +132,97 @@ def test_mark_dirty_refuses_leaves_and_tensors_not_returned():
         square_in_place(ember, returned=False).apply(x64(1.0, 2.0) * 1)
     plain = ember.tensor([3.0])
     assert square_in_place(ember).apply(plain) is plain and plain.tolist() == [9.0]
+
+
+def exp_saving_output(lib):
+    """PyTorch's double-backward tutorial: backward reads the saved output, whose history is
+    this Function's node, so it differentiates again."""
+    class Exp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = x.exp()
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return g * out
+    return Exp
+
+
+@pytest.mark.parametrize("lib", [ember, torch])
+def test_a_saved_output_differentiates_again_through_the_functions_node(lib):
+    x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    exp = exp_saving_output(lib)
+    (g,) = lib.autograd.grad(exp.apply(x).sum(), x, create_graph=True)
+    (h,) = lib.autograd.grad((g * g).sum(), x)
+    np.testing.assert_allclose(h.numpy(), 2 * np.exp(2 * np.array([0.5, -1.0, 2.0])))
+    assert lib.autograd.gradgradcheck(exp.apply, (x,))
+
+
+def pair_and_count(lib):
+    """Returns a tensor pair and a Python int; backward gets None for the int."""
+    class PairAndCount(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b, a * b, 7
+
+        @staticmethod
+        def backward(ctx, g_sum, g_prod, g_count):
+            assert g_count is None
+            return g_sum + g_prod, g_sum
+    return PairAndCount
+
+
+@pytest.mark.parametrize("lib", [ember, torch])
+def test_non_tensor_outputs_pass_through(lib):
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    total, product, count = pair_and_count(lib).apply(a, lib.ones(2))
+    assert count == 7 and type(count) is int and total.grad_fn is product.grad_fn
+    (total + product).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2.0, 2.0])
+
+
+@pytest.mark.parametrize("lib", [ember, torch])
+def test_backward_returning_more_gradients_than_inputs_is_refused_unless_none(lib):
+    class Twice(lib.autograd.Function):
+        """Returns one gradient too many: ``extra(g)``."""
+
+        @staticmethod
+        def forward(ctx, x, extra):
+            ctx.extra = extra
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None, ctx.extra(g)
+
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    Twice.apply(x, lambda g: None).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+    with pytest.raises(RuntimeError, match="gradients"):
+        Twice.apply(x, lambda g: g).sum().backward()
+
+
+@pytest.mark.parametrize("lib", [ember, torch])
+def test_a_saved_input_returned_as_is_keeps_the_inputs_history(lib):
+    class Identity(lib.autograd.Function):
+        """Returns its input unchanged and saves it: in backward it is the input, not the
+        output (PyTorch returns a view of it), so a second derivative is d(g * x)/dx = g."""
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x
+
+    x = lib.tensor([2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    (g,) = lib.autograd.grad(Identity.apply(x).sum(), x, create_graph=True)
+    (h,) = lib.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(g.detach().numpy(), [2.0, 3.0])
+    np.testing.assert_allclose(h.numpy(), [1.0, 1.0])

@@ -142,3 +142,13 @@ def test_numbers_as_parameters():
     close(d.log_prob(ember.tensor(0.5)), t.log_prob(torch.tensor(0.5)), rtol=1e-5)
     assert ember.distributions.Beta(2.0, 3.0).batch_shape == ()
     assert repr(ember.distributions.Normal(0.0, 1.0)) == "Normal(loc: 0.0, scale: 1.0)"
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.distributions.Normal(m.zeros(2), m.ones(2)),
+    lambda m: m.distributions.Normal(m.tensor([0.5]), 1.0),
+    lambda m: m.distributions.Independent(m.distributions.Normal(m.zeros(3, 2), 1.0), 1),
+    lambda m: m.distributions.MultivariateNormal(m.zeros(2), m.eye(2)),
+])
+def test_repr_shows_sizes_and_one_element_parameters_as_torch(make):
+    assert repr(make(ember)).replace("ember", "torch") == repr(make(torch))

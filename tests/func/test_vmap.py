@@ -229,6 +229,26 @@ def test_reading_an_unbatched_value_is_fine():
     np.testing.assert_array_equal(out.numpy(), np.full((2, 3), 2.0))
 
 
+def test_a_batched_0d_integer_index_reads_and_writes_each_sample_like_torch_func():
+    xe, xt = _pair(4, 3)
+    rows = [0, 2, 1, 2]
+
+    def pick_and_write(x, i):
+        y = x.clone()
+        y[i] = -1.0
+        return x[i] * 2, y, x.unsqueeze(0)[:, i]
+
+    for got, want in zip(vmap(pick_and_write)(xe, ember.tensor(rows)),
+                         tf.vmap(pick_and_write)(xt, torch.tensor(rows))):
+        _close(got, want)
+    # batched, it is a tensor index (torch.func's reading), so it moves to the front here
+    ye, yt = _pair(2, 3, 4)
+    _close(vmap(lambda i: ye[i, :, [1, 2]])(ember.tensor([0, 1, 1])),
+           tf.vmap(lambda i: yt[i, :, [1, 2]])(torch.tensor([0, 1, 1])))
+    with pytest.raises(IndexError, match="index 3 is out of bounds"):
+        vmap(lambda x, i: x[i])(xe, ember.tensor([0, 1, 3, 0]))
+
+
 # -- in-place writes through views under transforms --------------------------------------------
 def _view_writers(lib):
     """Functions writing in place through views of an intermediate (per-sample shape (6,))."""

@@ -426,6 +426,38 @@ def test_load_state_dict_pre_hook_edits_a_copy_as_torch():
         m.load_state_dict(m.state_dict())
 
 
+def test_state_dict_metadata_carries_versions_to_load_as_torch():
+    seen = []
+
+    def versioned(lib):
+        class Renamed(lib.Module):
+            """Version 2 renamed ``w`` to ``weight``; older checkpoints are converted."""
+
+            _version = 2
+
+            def __init__(self):
+                super().__init__()
+                self.weight = lib.Parameter(lib.init.zeros_(lib.Linear(2, 1).weight))
+
+            def _load_from_state_dict(self, sd, prefix, meta, *args):
+                seen.append(meta.get("version"))
+                if (meta.get("version") or 1) < 2 and prefix + "w" in sd:
+                    sd[prefix + "weight"] = sd.pop(prefix + "w")
+                super()._load_from_state_dict(sd, prefix, meta, *args)
+        return Renamed
+
+    for lib in (nn, torch.nn):
+        m = lib.Sequential(lib.Linear(2, 2), lib.BatchNorm1d(2), versioned(lib)())
+        sd = m.state_dict()
+        assert sd._metadata == OrderedDict([("", {"version": 1}), ("0", {"version": 1}),
+                                            ("1", {"version": 2}), ("2", {"version": 2})])
+        m.load_state_dict(sd)
+        m.load_state_dict(OrderedDict(("2.w" if k == "2.weight" else k, v)
+                                      for k, v in sd.items()))  # no _metadata: an old one
+        assert not hasattr(m.state_dict(destination={}), "_metadata")
+    assert seen == [2, None] * 2
+
+
 def test_set_submodule_matches_torch():
     for lib in (nn, torch.nn):
         m = lib.Sequential(lib.Sequential(lib.Linear(2, 2), lib.ReLU()))

@@ -284,6 +284,20 @@ def test_einsum_contracting_bool_tensors_is_refused_as_in_torch():
     same_as_torch(lambda m: m.einsum("i,i->i", m.tensor([True, False]), m.tensor([True, True])))
 
 
+@pytest.mark.parametrize("args", [
+    ((2, 3), [0, 1], (3, 4), [1, 2], [0, 2]), ((2, 3), [0, 1], (3, 4), [1, 2]),
+    ((2, 5, 3), [Ellipsis, 1], [1]), ((2, 5, 3), [0, Ellipsis], [Ellipsis]),
+    ((2, 3), [0, 30], [30, 0]),
+])
+def test_einsum_sublist_form_matches_torch(args):
+    values = [np.arange(np.prod(a), dtype=np.float64).reshape(a) if isinstance(a, tuple)
+              else a for a in args]
+    same_as_torch(lambda m: m.einsum(*[m.tensor(v) if isinstance(v, np.ndarray) else v
+                                       for v in values]))
+    with pytest.raises(ValueError, match=r"ints in \[0, 52\)"):
+        ember.einsum(ember.ones(2, 2), [0, 60])
+
+
 def test_zero_norm_counts_and_passes_a_zero_gradient_like_torch():
     for lib in (ember, torch):
         x = lib.ones(3, 2, requires_grad=True)

@@ -103,6 +103,20 @@ def test_state_dict_layout_matches_torch():
             np.testing.assert_allclose(es["state"][i][k].numpy(), v.numpy(), rtol=1e-6)
 
 
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_sgd_keeps_state_only_with_momentum_as_torch(momentum):
+    ep, tp = pair()
+    eo, to = (ember.optim.SGD(ep, lr=0.1, momentum=momentum),
+              torch.optim.SGD(tp, lr=0.1, momentum=momentum))
+    grads(ember, eo, ep)
+    eo.step()
+    grads(torch, to, tp)
+    to.step()
+    es, ts = eo.state_dict()["state"], to.state_dict()["state"]
+    assert len(eo.state) == len(to.state) and {i: list(s) for i, s in es.items()} == {
+        i: list(s) for i, s in ts.items()}
+
+
 def test_loads_a_torch_state_dict():
     ep, tp = pair()
     to = torch.optim.AdamW(tp, lr=0.05, amsgrad=True)

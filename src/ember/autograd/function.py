@@ -41,6 +41,8 @@ class FunctionCtx:
         self._versions: dict[int, int] = {}
         self._in_jvp = False
         self._on_release: Callable[[FunctionCtx], None] | None = None
+        self._output_slots: dict[int, int] = {}  # id of a differentiable output -> its index
+        self._node: Node | None = None  # this Function's node, while its backward runs
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keeps tensors for ``backward``. As in PyTorch they are kept as ``forward`` leaves
@@ -70,6 +72,10 @@ class FunctionCtx:
                     f"backward of {self._name}: saved tensor {i} (shape {tuple(t.shape)}) was "
                     f"modified in place after forward saved it: version {version} then, "
                     f"{t._vc.value} now. Hint: save a .clone() or avoid the in-place op.")
+        node, slots = self._node, self._output_slots
+        if node is not None and slots:  # a saved output carries this node's history, as in
+            saved = tuple(_as_output(t, node, slots[id(t)]) if id(t) in slots else t  # PyTorch,
+                          for t in saved)  # so a backward written in ops differentiates again
         return tuple(saved)
 
     def _release(self) -> None:
@@ -119,15 +125,20 @@ class _CustomPrimitive:
 
         fctx: FunctionCtx = ctx.params["ctx"]
         if fctx.materialize_grads:
-            grads = tuple(zeros(shape, dtype=dtype, device=ctx.device) if g is None else g
-                          for g, (shape, dtype) in zip(grads, ctx.params["out_specs"]))
-        result = self.fn.backward(fctx, *grads)
+            grads = tuple(zeros(spec[0], dtype=spec[1], device=ctx.device)
+                          if g is None and spec is not None else g
+                          for g, spec in zip(grads, ctx.params["out_specs"]))
+        fctx._node = ctx  # (only while backward runs: kept, it would make a reference cycle)
+        try:
+            result = self.fn.backward(fctx, *grads)
+        finally:
+            fctx._node = None
         result = result if isinstance(result, tuple) else (result,)
-        positions = ctx.params["positions"]
-        if len(result) < ctx.params["nargs"]:
+        positions, nargs = ctx.params["positions"], ctx.params["nargs"]
+        if len(result) < nargs or any(g is not None for g in result[nargs:]):
             raise GradError(f"backward of {self.name} returned {len(result)} gradients but "
-                            f"forward took {ctx.params['nargs']} arguments (return None for "
-                            "arguments that have no gradient)")
+                            f"forward took {nargs} arguments (return one per argument, None "
+                            "for those that have no gradient)")
         return tuple(result[p] for p in positions)
 
 
@@ -251,10 +262,9 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, out: Any, dirty:
     from ember.tensor import Tensor, _wrap
 
     outs = out if isinstance(out, tuple) else (out,)
-    for o in outs:
-        if not isinstance(o, Tensor):
-            raise GradError(f"{cls.__name__}.forward must return tensors, got "
-                            f"{type(o).__name__}")
+    if not any(isinstance(o, Tensor) for o in outs):
+        raise GradError(f"{cls.__name__}.forward must return a tensor, got "
+                        f"{', '.join(type(o).__name__ for o in outs)}")
     # a dirty input is recorded as it was before forward (its old history), the way an
     # in-place op records an alias of the tensor it overwrites
     positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
@@ -262,18 +272,31 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, out: Any, dirty:
                    if id(a) in dirty else a for a in (args[i] for i in positions))
     ctx._inputs = inputs
     params = {"ctx": ctx, "positions": positions, "nargs": len(args),
-              "out_specs": tuple((o.shape, o.dtype) for o in outs)}
+              "out_specs": tuple((o.shape, o.dtype) if isinstance(o, Tensor) else None
+                                 for o in outs)}
     node = Node(_CustomPrimitive(cls, len(outs)), inputs, params, None, None,
                 inputs[0].device)
     wrapped = tuple(
-        _wrap(o._data, o._device, False, None, 0, o._vc)
+        o if not isinstance(o, Tensor)  # other outputs pass through (backward gets None)
+        else _wrap(o._data, o._device, False, None, 0, o._vc)
         if id(o) in ctx._non_differentiable or not (o.dtype.is_floating_point or o.dtype.is_complex)
         else _wrap(o._data, o._device, True, node, i, o._vc)
         for i, o in enumerate(outs))
+    # (an input returned as is stays an input when saved: PyTorch's output is a view of it)
+    args_ids = {id(a) for a in args}
+    ctx._output_slots = {id(o): i for i, (o, w) in enumerate(zip(outs, wrapped))
+                         if isinstance(w, Tensor) and w.requires_grad and id(o) not in args_ids}
     if dirty:
         wrapped = tuple(_take_history(ctx, o, w) if id(o) in dirty else w
                         for o, w in zip(outs, wrapped))
     return wrapped if isinstance(out, tuple) else wrapped[0]
+
+
+def _as_output(t: Any, node: Node, i: int) -> Any:
+    """Output ``i`` of a Function's ``node``, as the tensor ``t`` forward returned."""
+    from ember.tensor import _wrap
+
+    return _wrap(t._data, t._device, True, node, i, t._vc)
 
 
 def _take_history(ctx: FunctionCtx, t: Any, result: Any) -> Any:

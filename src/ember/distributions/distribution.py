@@ -221,8 +221,8 @@ class Distribution:
         for name in self.arg_constraints:
             if name in self.__dict__:
                 value = self.__dict__[name]
-                shown = value.item() if value.numel() == 1 else tuple(value.shape)
-                parts.append(f"{name}: {shown}")
+                # (as PyTorch's: a one-element parameter formatted, else its size)
+                parts.append(f"{name}: {value if value.numel() == 1 else value.shape}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
 

@@ -119,9 +119,13 @@ class _BatchTrace:
                           f"`@staticmethod def vmap(info, in_dims, *args)` on "
                           f"{cls.__name__})") from exc
 
+    def per_sample(self, t: Tensor) -> bool:
+        """Whether ``t`` is batched at this level (one value per sample)."""
+        return self.physical(t) is not None
+
     def on_value_read(self, t: Tensor, what: str) -> None:
         """Python reads a tensor's values: refused for batched tensors (one value per sample)."""
-        if self.physical(t) is not None:
+        if self.per_sample(t):
             raise OpError(
                 f"vmap: {what} of a batched tensor (per-sample shape {tuple(t.shape)}): inside "
                 "vmap it has a different value for each sample, which Python code cannot "

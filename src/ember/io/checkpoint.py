@@ -22,7 +22,9 @@ of the uint8 tensor ``name`` (see :mod:`ember.io.pickled`).
 
 Differences from ``torch.save``/``torch.load`` (deliberate):
 - Data is saved as data: tensors, ``None``, bools, ints, floats, strings, lists, tuples, dicts
-  (``OrderedDict`` and other dict subclasses come back as plain ``dict``, order kept),
+  (``OrderedDict`` and other dict subclasses come back as plain ``dict``, order kept; a
+  state dict's ``_metadata`` of module versions is not kept, so ``load_state_dict`` reads it
+  as a checkpoint without versions),
   dtypes, devices, sizes and sparse tensors (an optimizer's sparse momentum too). NumPy
   scalars are saved as the Python number. Anything else (a whole module, a set) is pickled,
   as ``torch.save`` does, and ``ember.load`` unpickles it only with ``weights_only=False``.

@@ -43,6 +43,7 @@ class _NormBase(Module):
     ``running_mean``, ``running_var`` and ``num_batches_tracked`` (PyTorch's names)."""
 
     _dims: tuple[int, ...] = (2, 3)
+    _version = 2  # PyTorch's: its format since num_batches_tracked (PyTorch 0.4.1)
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device: Any = None,

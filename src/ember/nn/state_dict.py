@@ -30,6 +30,11 @@ class StateDictMixin:
     """The state-dict half of :class:`~ember.nn.Module` (it reads ``_parameters``,
     ``_buffers``, ``_non_persistent_buffers_set`` and ``_modules``)."""
 
+    # the format of this module's entries, saved in the state dict's ``_metadata`` (as in
+    # PyTorch): a subclass that changes its entries raises it, and its _load_from_state_dict
+    # reads ``local_metadata["version"]`` to convert older checkpoints
+    _version: int = 1
+
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         for name, p in self._parameters.items():
             if p is not None:
@@ -52,13 +57,17 @@ class StateDictMixin:
                                                             keep_vars][len(args):])[:3]
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
                                   keep_vars=keep_vars)
         for hook in self._state_dict_hooks:
-            if hook.fn(self, destination, prefix, {}) is not None:
+            if hook.fn(self, destination, prefix, local_metadata) is not None:
                 raise RuntimeError(f"{type(self).__name__}: a state_dict post-hook must return "
                                    "None (it edits the state dict in place)")
         return destination
@@ -139,10 +148,15 @@ class StateDictMixin:
         missing: list[str] = []
         unexpected: list[str] = []
         errors: list[str] = []
-        meta = {"assign_to_params_buffers": assign}
+        metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)  # (pre-hooks edit it: a copy, as PyTorch's)
-        for prefix, module in self.named_modules(remove_duplicate=False):
-            prefix = prefix + "." if prefix else ""
+        if metadata is not None:
+            state_dict._metadata = metadata  # type: ignore[attr-defined]
+        for name, module in self.named_modules(remove_duplicate=False):
+            prefix = name + "." if name else ""
+            meta = dict({} if metadata is None else metadata.get(name, {}))
+            if assign:
+                meta["assign_to_params_buffers"] = True
             for hook in module._load_state_dict_pre_hooks:
                 if hook.fn(module, state_dict, prefix, meta, strict, missing, unexpected,
                            errors) is not None:

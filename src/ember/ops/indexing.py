@@ -36,7 +36,15 @@ from ember.ops.creation import scalar_tensor, tensor, zeros
 from ember.ops.fits import check_fits
 from ember.ops.inplace import bind_inplace, inplace, needs_history
 from ember.ops.nonzero import Nonzero
-from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
+from ember.ops.primitive import (
+    DISPATCH,
+    Primitive,
+    TensorSpec,
+    apply,
+    per_sample,
+    primitive,
+    refuse_limited,
+)
 from ember.tensor import Tensor, _wrap, method
 
 __all__ = ["index_put", "nonzero"]
@@ -339,8 +347,10 @@ def _classify(k: Any, x: Tensor, op: str) -> tuple[int, Any]:
         if k.dtype is dtypes.uint8:  # a mask, as in PyTorch (deprecated there)
             k = cast(k, dtypes.bool_)
             cat = dtypes.BOOL
-        if k.ndim == 0:
+        if k.ndim == 0 and not (DISPATCH.handler is not None and per_sample(k)):
             return (_BOOL, bool(k.item())) if cat == dtypes.BOOL else (_INT, int(k.item()))
+        # (a batched 0-d index under vmap holds one index per sample: a tensor index there,
+        # as in torch.func.vmap, where eagerly it is an int)
         return (_MASK if cat == dtypes.BOOL else _ARRAY), k
     if isinstance(k, (bool, np.bool_)):
         return _BOOL, bool(k)

@@ -244,6 +244,16 @@ def _tell_value_read(t: Tensor, what: str) -> None:
             hook(t, what)
 
 
+def per_sample(t: Tensor) -> bool:
+    """Whether ``t`` holds one value per sample of an active ``vmap`` (a batched tensor,
+    whose values Python cannot read as one)."""
+    for handler in DISPATCH.stack:
+        hook = getattr(handler, "per_sample", None)
+        if hook is not None and hook(t):
+            return True
+    return False
+
+
 def apply(prim: Primitive, *inputs: Tensor, **params: Any) -> Any:
     """Applies a primitive to tensors: the one entry point of every op."""
     if _active_handlers:  # (a global read: the thread-local lookup only when some are)

@@ -73,6 +73,8 @@ class ElementwiseOptimizer(Optimizer):
                         g = g + wd * data
                 self.update(target, g, state, group)
                 p._vc.value += 1
+                if not state:  # none kept (SGD without momentum): no entry, as in PyTorch
+                    del self.state[p]
         return loss
 
     def sparse_update(self, p: Tensor, grad: Any, state: dict[str, Any],
