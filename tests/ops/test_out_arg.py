@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import ember
-from ember.errors import DeviceError, DTypeError, GradError, OpError
+from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
 
 NAMESPACES = {"": (torch, ember), "linalg": (torch.linalg, ember.linalg),
               "special": (torch.special, ember.special), "fft": (torch.fft, ember.fft)}
@@ -363,3 +363,14 @@ def test_jit_compiled_out_matches_eager():
     for _ in range(2):  # traced, then replayed
         assert ember.equal(compiled(x, b1), step(x, b2))
         assert ember.equal(b1, b2)
+
+
+def test_jit_refuses_an_out_it_would_have_to_resize():
+    def step(x):
+        buffer = ember.empty(0)
+        ember.add(x, x, out=buffer)
+        return buffer
+
+    with pytest.raises(ShapeError, match=r"add\(\): out has shape \[0\], the result \[3\]: "
+                                         "inside jit"):
+        ember.jit.compile(step)(ember.ones(3))

@@ -25,8 +25,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD
-from ember.errors import DeviceError, DTypeError, GradError, OpError
+from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
 from ember.ops.creation import empty
+from ember.ops.primitive import DISPATCH
 from ember.tensor import Tensor
 from ember.type_info import can_cast
 
@@ -155,6 +156,10 @@ def _write(op: str, out: Tensor, result: Tensor) -> None:
         raise DTypeError(f"{op}(): result type {_torch_name(result.dtype)} can't be cast to the "
                          f"desired output type {_torch_name(out.dtype)}")
     if out.shape != result.shape:
+        if DISPATCH.handler is not None:
+            raise ShapeError(f"{op}(): out has shape {list(out.shape)}, the result "
+                             f"{list(result.shape)}: inside jit, vmap or forward mode, out must "
+                             "have the result's shape (resizing it cannot be traced)")
         if out.numel():
             warnings.warn(f"{op}(): an output with one or more elements was resized since it "
                           f"had shape {list(out.shape)}, which does not match the required "
