@@ -307,6 +307,10 @@ def test_wrong_out_kind_is_a_clear_error():
         ember.sort(ember.ones(3), out=ember.empty(0))
     with pytest.raises(TypeError, match=r"add\(\): out must be a Tensor or a tuple"):
         ember.add(ember.ones(2), 1, out=[1.0])
+    sparse = ember.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse()
+    with pytest.raises(TypeError, match=r"hspmm\(\): out= takes dense tensors, and this call "
+                                        "returns a SparseTensor"):
+        ember.hspmm(sparse, ember.ones(2, 2), out=ember.empty(0))
 
 
 # ---- aliasing, views, version counter ---------------------------------------------------------

@@ -112,6 +112,9 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
             if key not in kwargs and (index is None or index >= len(args)):
                 kwargs[key] = getattr(out, key)
     result = fn(*args, **kwargs)
+    if not isinstance(result, (Tensor, tuple, list)):  # (a sparse tensor: hspmm's)
+        raise TypeError(f"{op}(): out= takes dense tensors, and this call returns a "
+                        f"{type(result).__name__}. Hint: call it without out=")
     results = (result,) if isinstance(result, Tensor) else result
     if isinstance(result, Tensor) != isinstance(out, Tensor) or len(results) != len(outs):
         want = "a Tensor" if isinstance(result, Tensor) else f"a tuple of {len(results)} Tensors"
