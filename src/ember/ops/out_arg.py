@@ -65,8 +65,10 @@ def with_out(fn: Callable[..., Any], name: str | None = None) -> Callable[..., A
     defaults = {key: _position(signature, key) for key in ("dtype", "device")} \
         if "dtype" in params and "device" in params else {}
 
+    # (a private name: errors that name "the outermost ember.ops function" skip it, see
+    # ember.ops.overrides.outermost_op)
     @functools.wraps(fn)
-    def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+    def _out_form(*args: Any, out: Any = None, **kwargs: Any) -> Any:
         if out is None:
             return fn(*args, **kwargs)
         return _call_into(fn, op, defaults, out, args, kwargs)
@@ -76,8 +78,8 @@ def with_out(fn: Callable[..., Any], name: str | None = None) -> Callable[..., A
     listed = list(params.values())
     at = next((i for i, p in enumerate(listed) if p.kind is inspect.Parameter.VAR_KEYWORD),
               len(listed))
-    call.__signature__ = signature.replace(parameters=[*listed[:at], out_param, *listed[at:]])
-    return call
+    _out_form.__signature__ = signature.replace(parameters=[*listed[:at], out_param, *listed[at:]])
+    return _out_form
 
 
 def add_out_arguments(namespace: dict[str, Any], names: Iterable[str]) -> None:
