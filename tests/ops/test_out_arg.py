@@ -92,8 +92,10 @@ def test_out_exactly_where_torch_has_it(ns):
             missing.append(name)
         elif has and not wanted:
             extra.append(name)
-    assert not missing, f"ember.{ns}: PyTorch's take out=, Ember's lack it: {missing}"
-    assert not extra, f"ember.{ns}: take out=, PyTorch's do not: {extra}"
+    assert not missing, (f"ember.{ns}: PyTorch's take out=, Ember's lack it: {missing}. "
+                         "Hint: list them in src/ember/ops/out_names.py")
+    assert not extra, (f"ember.{ns}: take out=, PyTorch's do not: {extra}. Hint: remove them "
+                       "from src/ember/ops/out_names.py")
 
 
 def test_methods_operators_and_functional_take_no_out():
