@@ -84,7 +84,7 @@ def _public_functions(ns: str):
 @pytest.mark.parametrize("ns", list(NAMESPACES))
 def test_out_exactly_where_torch_has_it(ns):
     stubs = _pyi_out_names()
-    missing, extra = [], []
+    missing, extra, where = [], [], "ember" + (f".{ns}" if ns else "")
     for name, fn, ref in _public_functions(ns):
         wanted = _torch_takes_out(ref, name, ns, stubs)
         has = "out" in inspect.signature(fn).parameters
@@ -92,9 +92,9 @@ def test_out_exactly_where_torch_has_it(ns):
             missing.append(name)
         elif has and not wanted:
             extra.append(name)
-    assert not missing, (f"ember.{ns}: PyTorch's take out=, Ember's lack it: {missing}. "
+    assert not missing, (f"{where}: PyTorch's take out=, Ember's lack it: {missing}. "
                          "Hint: list them in src/ember/ops/out_names.py")
-    assert not extra, (f"ember.{ns}: take out=, PyTorch's do not: {extra}. Hint: remove them "
+    assert not extra, (f"{where}: take out=, PyTorch's do not: {extra}. Hint: remove them "
                        "from src/ember/ops/out_names.py")
 
 
