@@ -373,4 +373,5 @@ def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """
     return _shift(input, dim, -1)
 
+
 add_out_arguments(globals(), FFT)  # torch's out= keyword

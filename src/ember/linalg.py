@@ -43,4 +43,5 @@ __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "multi_dot"
            "tensorinv", "tensorsolve", "cond", "diagonal", "vander", "householder_product",
            "LinAlgError"]
 
+
 add_out_arguments(globals(), LINALG)  # torch's out= keyword

@@ -186,4 +186,5 @@ def ndtri(input: Tensor) -> Tensor:
     slope = exp(x * x / 2) * math.sqrt(2 * math.pi)
     return x + (p - pd) * where(slope < math.inf, slope, 0.0)
 
+
 add_out_arguments(globals(), SPECIAL)  # torch's out= keyword
