@@ -84,9 +84,16 @@ def with_out(fn: Callable[..., Any], name: str | None = None) -> Callable[..., A
 
 def add_out_arguments(namespace: dict[str, Any], names: Iterable[str]) -> None:
     """Replaces each function ``names`` lists in ``namespace`` (a module's ``globals()``) by
-    its :func:`with_out` form."""
+    its :func:`with_out` form: one per function, so aliases stay one object in every namespace
+    (``ember.arcsin is ember.asin``, ``ember.special.gammainc is ember.igamma``)."""
     for name in names:
-        namespace[name] = with_out(namespace[name], name)
+        fn = namespace[name]
+        if fn not in _OUT_FORMS:
+            _OUT_FORMS[fn] = with_out(fn)
+        namespace[name] = _OUT_FORMS[fn]
+
+
+_OUT_FORMS: dict[Callable[..., Any], Callable[..., Any]] = {}  # function -> its with_out form
 
 
 def _position(signature: inspect.Signature, key: str) -> int | None:
