@@ -182,7 +182,11 @@ from ember.amp import (
 )
 from ember.io import load, save
 from ember.version import __version__
+from ember.ops.out_arg import add_out_arguments as _add_out_arguments
+from ember.ops.out_names import TORCH as _OUT_NAMES
 # isort: on
+
+_add_out_arguments(globals(), _OUT_NAMES)  # torch's out= keyword, on the functions that take it
 
 # torch's constants: ember.pi, ember.inf …, and newaxis (None) for indexing
 e, pi, inf, nan, newaxis = math.e, math.pi, math.inf, math.nan, None

@@ -25,6 +25,8 @@ from ember.ops.creation import arange
 from ember.ops.dims import normalize_dim
 from ember.ops.fft import as_complex, fft_c2c, fft_c2r, fft_r2c, norm_name, resize
 from ember.ops.join import roll
+from ember.ops.out_arg import add_out_arguments
+from ember.ops.out_names import FFT
 from ember.tensor import Tensor
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
@@ -370,3 +372,6 @@ def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
         tensor([0, 1, 2, 3, 4])
     """
     return _shift(input, dim, -1)
+
+
+add_out_arguments(globals(), FFT)  # torch's out= keyword

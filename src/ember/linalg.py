@@ -32,6 +32,8 @@ from ember.ops.linalg_solve import (
 from ember.ops.linalg_tensor import tensorinv, tensorsolve
 from ember.ops.norms import linalg_norm as norm
 from ember.ops.norms import matrix_norm, vector_norm
+from ember.ops.out_arg import add_out_arguments
+from ember.ops.out_names import LINALG
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "multi_dot", "cross",
            "inv", "inv_ex", "det", "slogdet", "solve", "solve_ex", "solve_triangular",
@@ -40,3 +42,6 @@ __all__ = ["norm", "vector_norm", "matrix_norm", "matmul", "vecdot", "multi_dot"
            "lu_factor", "lu_factor_ex", "lu_solve", "ldl_factor", "ldl_factor_ex", "ldl_solve",
            "tensorinv", "tensorsolve", "cond", "diagonal", "vander", "householder_product",
            "LinAlgError"]
+
+
+add_out_arguments(globals(), LINALG)  # torch's out= keyword

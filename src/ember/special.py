@@ -67,6 +67,8 @@ from ember.ops.orthogonal_polynomials import (
     shifted_chebyshev_polynomial_v,
     shifted_chebyshev_polynomial_w,
 )
+from ember.ops.out_arg import add_out_arguments
+from ember.ops.out_names import SPECIAL
 from ember.ops.reduce import logsumexp
 from ember.ops.rounding import round
 from ember.ops.select import where
@@ -184,3 +186,5 @@ def ndtri(input: Tensor) -> Tensor:
     slope = exp(x * x / 2) * math.sqrt(2 * math.pi)
     return x + (p - pd) * where(slope < math.inf, slope, 0.0)
 
+
+add_out_arguments(globals(), SPECIAL)  # torch's out= keyword

@@ -92,7 +92,8 @@ def qualified_function(fn: Any, glob: _Globals) -> str:
         return path
     name = getattr(fn, "__name__", None)
     if name is not None:
-        if getattr(ember, name, None) is fn:
+        top = getattr(ember, name, None)
+        if top is fn or getattr(top, "__wrapped__", None) is fn:  # (its out= form: the same op)
             return f"ember.{name}"
         if getattr(F, name, None) is fn:
             return f"ember.nn.functional.{name}"

@@ -1,0 +1,193 @@
+"""PyTorch's ``out=`` keyword: an op's result written into tensors the caller gives.
+
+The ops themselves know nothing of ``out``: :func:`add_out_arguments` wraps the functions of a
+namespace (``ember``, ``ember.linalg``, ``ember.special``, ``ember.fft``) whose PyTorch
+counterparts take ``out=``, where that namespace is assembled; the names are listed in
+:mod:`ember.ops.out_names`. Tensor methods and operators (``a + b``, ``a.add(b)``) call the
+ops directly, so they never pass through the wrapper; a call without ``out`` costs the wrapper
+one ``is None`` test.
+
+With ``out``, the op computes its result as usual, then it is written into ``out`` as by
+``out.copy_(result)`` (the version counter moves; a non-contiguous ``out`` is written through).
+PyTorch's rules apply: ``out`` of another shape is resized (with a ``UserWarning`` when it had
+elements), the result's dtype must cast to ``out``'s under :func:`ember.can_cast`, ``out``
+must be on the result's device, and no argument may require grad while grad mode is on.
+Factories (``zeros``, ``randn``, ``arange``) take their dtype and device from ``out`` when
+not given, as PyTorch's do.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ember.autograd.grad_mode import GRAD
+from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
+from ember.ops.creation import empty
+from ember.ops.primitive import DISPATCH
+from ember.tensor import Tensor
+from ember.type_info import can_cast
+
+__all__ = ["with_out", "add_out_arguments"]
+
+# PyTorch's names of the dtypes (c10::ScalarType), which its out= errors show
+_TORCH_DTYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+                      "float64": "Double", "complex64": "ComplexFloat",
+                      "complex128": "ComplexDouble", "int8": "Char", "int16": "Short",
+                      "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool"}
+
+
+def with_out(fn: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
+    """``fn`` taking PyTorch's keyword ``out=``: a tensor (a tuple of tensors for an op that
+    returns several) that receives the result and is returned.
+
+    Args:
+        fn: an op returning a tensor or a tuple (or named tuple) of tensors.
+        name: the op's name in error messages (default ``fn.__name__``).
+
+    Returns:
+        A function with ``fn``'s signature plus a keyword-only ``out=None``.
+
+    Example:
+        >>> from ember.ops.arithmetic import add
+        >>> add_into = with_out(add)
+        >>> c = ember.empty(2)
+        >>> add_into(ember.tensor([1.0, 2.0]), 1.0, out=c) is c, c
+        (True, tensor([2., 3.]))
+    """
+    op = name or fn.__name__
+    signature = inspect.signature(fn)
+    params = signature.parameters
+    # a factory (it takes both) makes its result with out's dtype and device, when not given
+    defaults = {key: _position(signature, key) for key in ("dtype", "device")} \
+        if "dtype" in params and "device" in params else {}
+
+    # (a private name: errors that name "the outermost ember.ops function" skip it, see
+    # ember.ops.overrides.outermost_op)
+    @functools.wraps(fn)
+    def _out_form(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        if out is None:
+            return fn(*args, **kwargs)
+        return _call_into(fn, op, defaults, out, args, kwargs)
+
+    out_param = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                  annotation="Tensor | tuple[Tensor, ...] | None")
+    listed = list(params.values())
+    at = next((i for i, p in enumerate(listed) if p.kind is inspect.Parameter.VAR_KEYWORD),
+              len(listed))
+    _out_form.__signature__ = signature.replace(parameters=[*listed[:at], out_param, *listed[at:]])
+    return _out_form
+
+
+def add_out_arguments(namespace: dict[str, Any], names: Iterable[str]) -> None:
+    """Replaces each function ``names`` lists in ``namespace`` (a module's ``globals()``) by
+    its :func:`with_out` form: one per function, so aliases stay one object in every namespace
+    (``ember.arcsin is ember.asin``, ``ember.special.gammainc is ember.igamma``)."""
+    for name in names:
+        fn = namespace[name]
+        if fn not in _OUT_FORMS:
+            _OUT_FORMS[fn] = with_out(fn)
+        namespace[name] = _OUT_FORMS[fn]
+
+
+_OUT_FORMS: dict[Callable[..., Any], Callable[..., Any]] = {}  # function -> its with_out form
+
+
+def _position(signature: inspect.Signature, key: str) -> int | None:
+    """Where ``key`` may come positionally (None: keyword only)."""
+    positional = [name for name, p in signature.parameters.items()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return positional.index(key) if key in positional else None
+
+
+def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None], out: Any,
+               args: tuple, kwargs: dict) -> Any:
+    outs = (out,) if isinstance(out, Tensor) else out
+    if not isinstance(outs, (tuple, list)) or not all(isinstance(o, Tensor) for o in outs):
+        raise TypeError(f"{op}(): out must be a Tensor or a tuple of Tensors, got "
+                        f"{type(out).__name__}")
+    inputs, listed = _tensor_arguments(args, kwargs)
+    if GRAD.enabled and any(t.requires_grad for t in (*inputs, *listed, *outs)):
+        raise GradError(f"{op}(): functions with out=... arguments don't support automatic "
+                        "differentiation, but one of the arguments requires grad. Hint: call "
+                        "it under ember.no_grad(), or without out=")
+    for o in outs:
+        _refuse_overlap(op, o, inputs, listed)
+    if isinstance(out, Tensor):
+        for key, index in defaults.items():
+            if key not in kwargs and (index is None or index >= len(args)):
+                kwargs[key] = getattr(out, key)
+    result = fn(*args, **kwargs)
+    if not isinstance(result, (Tensor, tuple, list)):  # (a sparse tensor: hspmm's)
+        raise TypeError(f"{op}(): out= takes dense tensors, and this call returns a "
+                        f"{type(result).__name__}. Hint: call it without out=")
+    results = (result,) if isinstance(result, Tensor) else result
+    if isinstance(result, Tensor) != isinstance(out, Tensor) or len(results) != len(outs):
+        want = "a Tensor" if isinstance(result, Tensor) else f"a tuple of {len(results)} Tensors"
+        raise TypeError(f"{op}(): out must be {want}, got {_describe(out)}")
+    for o, r in zip(outs, results, strict=True):
+        _write(op, o, r)
+    if isinstance(out, Tensor):
+        return out
+    return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
+
+
+def _tensor_arguments(args: tuple, kwargs: dict) -> tuple[list[Tensor], list[Tensor]]:
+    """The tensor arguments, and the tensors inside list or tuple arguments (``cat``'s)."""
+    inputs, listed = [], []
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, Tensor):
+            inputs.append(a)
+        elif isinstance(a, (tuple, list)):
+            listed.extend(t for t in a if isinstance(t, Tensor))
+    return inputs, listed
+
+
+def _refuse_overlap(op: str, out: Tensor, inputs: list[Tensor], listed: list[Tensor]) -> None:
+    """PyTorch's rule: ``out`` may be an input itself (``add(a, b, out=a)``), but not share
+    only part of its memory, nor be any part of a list argument (``cat``'s)."""
+    for i, t in enumerate((*inputs, *listed)):
+        if t.device != out.device or t.is_meta or \
+                not out._device.xp.may_share_memory(out._data, t._data):
+            continue
+        if i >= len(inputs) or (t.data_ptr(), t.shape, t.stride()) != \
+                (out.data_ptr(), out.shape, out.stride()):
+            raise OpError(f"{op}(): unsupported operation: some elements of an input "
+                          f"(shape {tuple(t.shape)}) and out (shape {tuple(out.shape)}) refer to "
+                          "a single memory location. Hint: clone() the input first")
+
+
+def _write(op: str, out: Tensor, result: Tensor) -> None:
+    if out.device != result.device:
+        raise DeviceError(f"{op}(): expected out tensor to have device {result.device}, but "
+                          f"got {out.device} instead")
+    if not can_cast(result.dtype, out.dtype):
+        raise DTypeError(f"{op}(): result type {_torch_name(result.dtype)} can't be cast to the "
+                         f"desired output type {_torch_name(out.dtype)}")
+    if out.shape != result.shape:
+        if DISPATCH.handler is not None:
+            raise ShapeError(f"{op}(): out has shape {list(out.shape)}, the result "
+                             f"{list(result.shape)}: inside jit, vmap or forward mode, out must "
+                             "have the result's shape (resizing it cannot be traced)")
+        if out.numel():
+            warnings.warn(f"{op}(): an output with one or more elements was resized since it "
+                          f"had shape {list(out.shape)}, which does not match the required "
+                          f"output shape {list(result.shape)}. As in PyTorch, this is "
+                          "deprecated: resize it to zero elements first (out.resize_(0)) to "
+                          "reuse it", UserWarning, stacklevel=4)
+        if out.device.type == "cpu":
+            out.resize_(result.shape)
+        else:  # (resize_ reads strided memory, which only the CPU backend exposes)
+            out.set_(empty(result.shape, dtype=out.dtype, device=out.device))
+    out.copy_(result)
+
+
+def _torch_name(dtype: Any) -> str:
+    return _TORCH_DTYPE_NAMES.get(dtype.name, dtype.name)
+
+
+def _describe(out: Any) -> str:
+    return "a Tensor" if isinstance(out, Tensor) else f"a {type(out).__name__} of {len(out)}"
