@@ -230,6 +230,9 @@ def test_keypoint_rcnn_errors():
     bad["keypoints"] = ember.zeros(2, 3, 3)
     with pytest.raises(ValueError, match=r"\(N, K, 3\).*1 boxes.*\(2, 3, 3\)"):
         model([image], [bad])
+    bad["keypoints"] = ember.zeros(1, 5, 3)  # the predictor makes 3 heatmaps, not 5
+    with pytest.raises(ValueError, match="5 keypoints per box but the predictor makes 3"):
+        model([image], [bad])
     with pytest.raises(ValueError, match="num_keypoints should be None"):
         KeypointRCNN(tiny_trunk(), 2, num_keypoints=3,
                      keypoint_predictor=KeypointRCNNPredictor(16, 3))

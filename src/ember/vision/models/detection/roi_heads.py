@@ -104,6 +104,11 @@ def keypointrcnn_loss(keypoint_logits: Tensor, proposals: list[Tensor],
     n, k, h, w = keypoint_logits.shape
     if h != w:
         raise ValueError(f"keypointrcnn_loss: heatmaps must be square, got {h}x{w}")
+    for keypoints in gt_keypoints:  # else the flat rows below would pair the wrong maps
+        if keypoints.shape[1] != k:
+            raise ValueError(f"keypointrcnn_loss: the targets have {keypoints.shape[1]} "
+                             f"keypoints per box but the predictor makes {k} heatmaps. Hint: "
+                             f"build the model with num_keypoints={keypoints.shape[1]}")
     heatmaps, valid = [], []
     for props, keypoints, matched in zip(proposals, gt_keypoints, keypoint_matched_idxs):
         cells, counts = keypoints_to_heatmap(keypoints[matched], props, h)
