@@ -71,6 +71,7 @@ def test_fully_shard_init_tied_prefetch_and_hsdp():
             "b1 start", "b1 done", "b0 start", "b1 reduces", "b0 done", "b0 reduces",
             "root reduces"]
         assert r["prefetch_train_gap"] <= 1e-12
+        assert r["paramless_root_prefetch_waits"] == [False]  # (prefetched, not gathered)
         # [gather in flight, gathered] after a backward whose prefetch went unused
         assert r["last_backward_True"] == [False, False]
         assert r["last_backward_False"] == [True, False]

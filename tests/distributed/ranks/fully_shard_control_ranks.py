@@ -199,6 +199,16 @@ model.set_is_last_backward(True)
 out["prefetch_train_gap"] = max(abs(a - b) for a, b in zip(
     train(model, STEPS, local=True), train(net(), STEPS, local=False)))
 
+# a root without parameters of its own prefetches too (the first block's gather starts
+# in the background, before the block's forward)
+model = fully_shard(nn.Sequential(*(fully_shard(b) for b in net().blocks)))
+model.set_modules_to_forward_prefetch([model[0]])
+g, waits = model[0]._fsdp_state.group, []
+g.start_gather = lambda wait=False, real=g.start_gather: (waits.append(wait), real(wait))
+with ember.no_grad():
+    model(ember.ones(2, 7, dtype=ember.float64))
+out["paramless_root_prefetch_waits"] = waits
+
 # set_is_last_backward: a backward prefetch that no backward used (a module outside this
 # forward) is finished and freed at the end of the last backward only
 for last in (True, False):

@@ -88,6 +88,7 @@ class FSDPState:
         _RUNNING.append(self)
         try:
             if g is None:
+                self._prefetch_forward()
                 out = run(*args, **kwargs)
             else:
                 out = self._unsharded(g, run, args, kwargs)
@@ -100,9 +101,7 @@ class FSDPState:
 
     def _unsharded(self, g: ShardedParamGroup, run: Any, args: tuple, kwargs: dict) -> Any:
         g.unshard()
-        for other in self.forward_prefetch:  # (their all-gathers run while this one computes)
-            if other.group is not None:
-                other.group.prefetch()
+        self._prefetch_forward()
         _IN_FORWARD.append(g)
         try:
             with (saved_tensors_hooks(g.pack, g.unpack) if self.reshard_after_forward
@@ -116,6 +115,13 @@ class FSDPState:
                 g.reshard_to_post()
             # (with False the gathered parameters stay the attributes until backward ends, as
             # PyTorch's stay registered: a parent's forward may use them, a tied head)
+
+    def _prefetch_forward(self) -> None:
+        """Starts the all-gathers of ``set_modules_to_forward_prefetch``'s modules (after this
+        module's own, if it has parameters), which run while this one computes."""
+        for other in self.forward_prefetch:
+            if other.group is not None:
+                other.group.prefetch()
 
 
 class PieceGuard:
