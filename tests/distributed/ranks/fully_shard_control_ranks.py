@@ -1,7 +1,8 @@
 """Rank code (4 ranks): ``fully_shard`` initialisation after sharding (each rank its rows of the
 unsharded draw), a parent's forward reading a sharded child's weight (a tied head), explicit
 forward/backward prefetching and ``unshard(async_op=True)`` (the all-gathers' order, logged),
-``reshard_after_forward`` ints, and HSDP on a 2 x 2 mesh against one process (float64)."""
+``reshard_after_forward`` ints, and HSDP on a 2 x 2 mesh against one process (float64) and through
+a checkpoint."""
 
 import math
 import shutil
