@@ -5,6 +5,7 @@ forward/backward prefetching and ``unshard(async_op=True)`` (the all-gathers' or
 a checkpoint."""
 
 import math
+import pickle
 import shutil
 import tempfile
 
@@ -154,6 +155,7 @@ try:
     model(mine(STEPS[0][0][0]))
 except RuntimeError as e:
     out["nested_resharded_error"] = "'fc1.weight'" in str(e)
+out["guarded_pickles_plain"] = type(pickle.loads(pickle.dumps(model.blocks[0].fc1))) is nn.Linear
 
 
 # -- prefetching: the all-gathers' order, logged where every one starts, ends and reduces ----

@@ -163,8 +163,16 @@ def _guard(module: nn.Module) -> None:
     if not isinstance(module, PieceGuard):
         if cls not in _GUARDED:
             _GUARDED[cls] = type(cls.__name__, (PieceGuard, cls),
-                                 {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+                                 {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                  "__reduce_ex__": _reduce_unguarded})
         module.__class__ = _GUARDED[cls]
+
+
+def _reduce_unguarded(module: nn.Module, protocol: int) -> tuple:
+    """Pickles a guarded module as its own class (pickle finds classes by name; a copy is
+    not sharded)."""
+    _, _, *rest = object.__reduce_ex__(module, max(protocol, 2))  # (the state, then items)
+    return (object.__new__, (type(module).__bases__[1],), *rest)
 
 
 class FSDPModule(PieceGuard):
