@@ -60,6 +60,7 @@ def test_fully_shard_init_tied_prefetch_and_hsdp():
         assert r["tied_outside_shape"] == [2 if rank == 3 else 3, 6]  # the piece, outside
         assert r["tied_child_loss_gap"] <= 1e-12 and r["tied_child_param_gap"] <= 1e-12
         assert r["tied_resharded_error"] and r["nested_resharded_error"]
+        assert r["guarded_pickles_plain"]  # (a submodule of a sharded one: its own class)
         forward = ["root start", "root done", "b0 start", "b0 done"]
         assert r["gather_log_prefetch_False"] == [
             *forward, "b0 computes", "b1 start", "b1 done", "b1 computes", "backward",
@@ -71,6 +72,7 @@ def test_fully_shard_init_tied_prefetch_and_hsdp():
             "b1 start", "b1 done", "b0 start", "b1 reduces", "b0 done", "b0 reduces",
             "root reduces"]
         assert r["prefetch_train_gap"] <= 1e-12
+        assert r["paramless_root_prefetch_waits"] == [False]  # (prefetched, not gathered)
         # [gather in flight, gathered] after a backward whose prefetch went unused
         assert r["last_backward_True"] == [False, False]
         assert r["last_backward_False"] == [True, False]

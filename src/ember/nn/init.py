@@ -81,9 +81,15 @@ def _whole(tensor: Tensor) -> tuple[tuple[int, ...], tuple[int, int]] | None:
 
 
 def local_row(tensor: Tensor, row: int) -> int | None:
-    """Where row ``row`` (of dim 0) of the parameter ``tensor`` holds stands in ``tensor``:
-    ``row`` itself, or for a sharded piece its index in the piece (None if another rank's
-    piece has it). For initialisations that write rows, ``Embedding``'s ``padding_idx``."""
+    """The index in ``tensor`` of row ``row`` (dim 0) of the parameter it holds: ``row``
+    itself, or for a ``fully_shard`` piece the row's index in this rank's piece (None when
+    another rank's piece holds it). For initialisations that write rows.
+
+    Example:
+        >>> row = init.local_row(self.weight, self.padding_idx)   # (Embedding)
+        >>> if row is not None:
+        ...     self.weight[row] = 0
+    """
     whole = _whole(tensor)
     if whole is None:
         return row

@@ -1,9 +1,11 @@
 """Rank code (4 ranks): ``fully_shard`` initialisation after sharding (each rank its rows of the
 unsharded draw), a parent's forward reading a sharded child's weight (a tied head), explicit
 forward/backward prefetching and ``unshard(async_op=True)`` (the all-gathers' order, logged),
-``reshard_after_forward`` ints, and HSDP on a 2 x 2 mesh against one process (float64)."""
+``reshard_after_forward`` ints, and HSDP on a 2 x 2 mesh against one process (float64) and through
+a checkpoint."""
 
 import math
+import pickle
 import shutil
 import tempfile
 
@@ -153,6 +155,7 @@ try:
     model(mine(STEPS[0][0][0]))
 except RuntimeError as e:
     out["nested_resharded_error"] = "'fc1.weight'" in str(e)
+out["guarded_pickles_plain"] = type(pickle.loads(pickle.dumps(model.blocks[0].fc1))) is nn.Linear
 
 
 # -- prefetching: the all-gathers' order, logged where every one starts, ends and reduces ----
@@ -198,6 +201,16 @@ model = prefetching(shard(net()))
 model.set_is_last_backward(True)
 out["prefetch_train_gap"] = max(abs(a - b) for a, b in zip(
     train(model, STEPS, local=True), train(net(), STEPS, local=False)))
+
+# a root without parameters of its own prefetches too (the first block's gather starts
+# in the background, before the block's forward)
+model = fully_shard(nn.Sequential(*(fully_shard(b) for b in net().blocks)))
+model.set_modules_to_forward_prefetch([model[0]])
+g, waits = model[0]._fsdp_state.group, []
+g.start_gather = lambda wait=False, real=g.start_gather: (waits.append(wait), real(wait))
+with ember.no_grad():
+    model(ember.ones(2, 7, dtype=ember.float64))
+out["paramless_root_prefetch_waits"] = waits
 
 # set_is_last_backward: a backward prefetch that no backward used (a module outside this
 # forward) is finished and freed at the end of the last backward only

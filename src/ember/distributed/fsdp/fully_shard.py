@@ -88,6 +88,7 @@ class FSDPState:
         _RUNNING.append(self)
         try:
             if g is None:
+                self._prefetch_forward()
                 out = run(*args, **kwargs)
             else:
                 out = self._unsharded(g, run, args, kwargs)
@@ -100,9 +101,7 @@ class FSDPState:
 
     def _unsharded(self, g: ShardedParamGroup, run: Any, args: tuple, kwargs: dict) -> Any:
         g.unshard()
-        for other in self.forward_prefetch:  # (their all-gathers run while this one computes)
-            if other.group is not None:
-                other.group.prefetch()
+        self._prefetch_forward()
         _IN_FORWARD.append(g)
         try:
             with (saved_tensors_hooks(g.pack, g.unpack) if self.reshard_after_forward
@@ -116,6 +115,13 @@ class FSDPState:
                 g.reshard_to_post()
             # (with False the gathered parameters stay the attributes until backward ends, as
             # PyTorch's stay registered: a parent's forward may use them, a tied head)
+
+    def _prefetch_forward(self) -> None:
+        """Starts the all-gathers of ``set_modules_to_forward_prefetch``'s modules (after this
+        module's own, if it has parameters), which run while this one computes."""
+        for other in self.forward_prefetch:
+            if other.group is not None:
+                other.group.prefetch()
 
 
 class PieceGuard:
@@ -157,8 +163,16 @@ def _guard(module: nn.Module) -> None:
     if not isinstance(module, PieceGuard):
         if cls not in _GUARDED:
             _GUARDED[cls] = type(cls.__name__, (PieceGuard, cls),
-                                 {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
+                                 {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                  "__reduce_ex__": _reduce_unguarded})
         module.__class__ = _GUARDED[cls]
+
+
+def _reduce_unguarded(module: nn.Module, protocol: int) -> tuple:
+    """Pickles a guarded module as its own class (pickle finds classes by name; a copy is
+    not sharded)."""
+    _, _, *rest = object.__reduce_ex__(module, max(protocol, 2))  # (the state, then items)
+    return (object.__new__, (type(module).__bases__[1],), *rest)
 
 
 class FSDPModule(PieceGuard):
