@@ -176,7 +176,17 @@ def _with_new_dims(xp: Any, a: Any, index: tuple) -> Any:
     strides = tuple(strides)
     if view.strides == strides:
         return view
-    return xp.lib.stride_tricks.as_strided(view, shape, strides, writeable=view.flags.writeable)
+    # (over the block's own array, as views are: deepcopy and memory accounting follow .base,
+    # which as_strided would hide behind a wrapper; it serves the meta device's stand-ins)
+    block = view.base if isinstance(view.base, np.ndarray) else view
+    try:
+        start = view.__array_interface__["data"][0] - block.__array_interface__["data"][0]
+        out = np.ndarray(shape, view.dtype, block, start, strides)
+    except (ValueError, TypeError, BufferError):
+        return xp.lib.stride_tricks.as_strided(view, shape, strides,
+                                               writeable=view.flags.writeable)
+    out.flags.writeable = view.flags.writeable
+    return out
 
 
 def _index_shape(shape: tuple, index_shapes: list, dims: tuple) -> tuple:
