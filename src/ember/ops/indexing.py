@@ -176,15 +176,14 @@ def _with_new_dims(xp: Any, a: Any, index: tuple) -> Any:
     strides = tuple(strides)
     if view.strides == strides:
         return view
-    # (over the block's own array, as views are: deepcopy and memory accounting follow .base,
-    # which as_strided would hide behind a wrapper; it serves the meta device's stand-ins)
-    block = view.base if isinstance(view.base, np.ndarray) else view
+    # (over the memory of view's base, as views are: deepcopy and memory accounting follow
+    # .base, and would take as_strided's wrapper for a new block; that serves meta's stand-ins)
+    base = view.base if isinstance(view.base, np.ndarray) else view
     try:
-        start = view.__array_interface__["data"][0] - block.__array_interface__["data"][0]
-        out = np.ndarray(shape, view.dtype, block, start, strides)
+        start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        out = np.ndarray(shape, view.dtype, base, start, strides)
     except (ValueError, TypeError, BufferError):
-        return xp.lib.stride_tricks.as_strided(view, shape, strides,
-                                               writeable=view.flags.writeable)
+        return xp.lib.stride_tricks.as_strided(view, shape, strides, writeable=view.flags.writeable)
     out.flags.writeable = view.flags.writeable
     return out
 
