@@ -157,3 +157,11 @@ def test_new_dim_views_are_plain_views_of_the_memory(make):
         assert ember.memory.allocated() == before, views
     finally:
         ember.memory.disable()
+
+
+def test_new_dim_views_keep_write_access():
+    b = ember.arange(8.0).reshape(2, 4)
+    b.t()[..., None].fill_(3.0)  # (restrided: NumPy's reshape strides the new dim otherwise)
+    assert bool((b == 3.0).all())
+    with pytest.raises(ember.errors.EmberError, match="read-only"):
+        ember.arange(4.0).expand(2, 4).t()[..., None].fill_(1.0)

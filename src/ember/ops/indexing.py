@@ -184,7 +184,8 @@ def _with_new_dims(xp: Any, a: Any, index: tuple) -> Any:
         out = np.ndarray(shape, view.dtype, base, start, strides)
     except (ValueError, TypeError, BufferError):
         return xp.lib.stride_tricks.as_strided(view, shape, strides, writeable=view.flags.writeable)
-    out.flags.writeable = view.flags.writeable
+    if not view.flags.writeable:  # (an expanded input's)
+        out.flags.writeable = False
     return out
 
 
