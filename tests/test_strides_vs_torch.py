@@ -134,3 +134,34 @@ def test_meta_layout_matches_cpu(name):
         got = CASES[name](ember)
     assert got.is_meta
     assert _layout(ember, got) == _layout(ember, CASES[name](ember))
+
+
+@pytest.mark.parametrize("make", [lambda b: b.t()[..., None], lambda b: b[::2][..., None],
+                                  lambda b: b[None].transpose(1, 2).unsqueeze(1)])
+def test_new_dim_views_are_plain_views_of_the_memory(make):
+    """A view whose new dims NumPy strides otherwise (restrided to PyTorch's) still lies in
+    its base's memory block as any view does: deepcopy keeps it aliased to its base, and
+    memory accounting sees no new block."""
+    import copy
+
+    import ember.memory
+
+    b = ember.arange(20.0).reshape(4, 5)
+    base_copy, view_copy = copy.deepcopy([b, make(b)])
+    view_copy.fill_(-1.0)
+    assert bool((base_copy == -1.0).any())
+    ember.memory.enable()
+    try:
+        before = ember.memory.allocated()
+        views = [make(b) for _ in range(3)]
+        assert ember.memory.allocated() == before, views
+    finally:
+        ember.memory.disable()
+
+
+def test_new_dim_views_keep_write_access():
+    b = ember.arange(8.0).reshape(2, 4)
+    b.t()[..., None].fill_(3.0)  # (restrided: NumPy's reshape strides the new dim otherwise)
+    assert bool((b == 3.0).all())
+    with pytest.raises(ember.errors.EmberError, match="read-only"):
+        ember.arange(4.0).expand(2, 4).t()[..., None].fill_(1.0)

@@ -184,7 +184,17 @@ def _with_new_dims(xp: Any, a: Any, index: tuple) -> Any:
     strides = tuple(strides)
     if view.strides == strides:
         return view
-    return xp.lib.stride_tricks.as_strided(view, shape, strides, writeable=view.flags.writeable)
+    # (over the memory of view's base, as views are: deepcopy and memory accounting follow
+    # .base, and would take as_strided's wrapper for a new block; that serves meta's stand-ins)
+    base = view.base if isinstance(view.base, np.ndarray) else view
+    try:
+        start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        out = np.ndarray(shape, view.dtype, base, start, strides)
+    except (ValueError, TypeError, BufferError):
+        return xp.lib.stride_tricks.as_strided(view, shape, strides, writeable=view.flags.writeable)
+    if not view.flags.writeable:  # (an expanded input's)
+        out.flags.writeable = False
+    return out
 
 
 def _index_shape(shape: tuple, index_shapes: list, dims: tuple) -> tuple:
