@@ -10,6 +10,8 @@ chooses (:func:`ember.backend.compute_dtype`) and is cast back.
 
 from __future__ import annotations
 
+import operator
+
 import string
 from collections.abc import Sequence
 from typing import Any
@@ -530,20 +532,26 @@ def _sublist_equation(args: tuple) -> tuple[str, tuple]:
         for s in sublist:
             if s is Ellipsis:
                 out.append("...")
-            elif isinstance(s, int) and 0 <= s < 52:
-                out.append(chr(ord("a") + s) if s < 26 else chr(ord("A") + s - 26))
-            else:
+                continue
+            try:
+                k = operator.index(s)  # (NumPy ints too, as PyTorch)
+            except TypeError:
+                k = -1
+            if not 0 <= k < 52:
                 raise ValueError(f"einsum: subscripts in a sublist must be ints in [0, 52) "
                                  f"or ..., got {s!r}")
+            out.append(chr(ord("a") + k) if k < 26 else chr(ord("A") + k - 26))
         return "".join(out)
 
     operands, terms = args[0::2], args[1::2]
     out = None
     if len(args) % 2:  # (an odd count ends with the output's sublist)
         operands, out = operands[:-1], operands[-1]
-    if not all(isinstance(t, Tensor) for t in operands):
-        raise TypeError("einsum: the sublist form takes operand, sublist, operand, sublist, "
-                        "..., and optionally the output's sublist last")
+    if (not operands or not all(isinstance(t, Tensor) for t in operands)
+            or any(isinstance(t, Tensor) for t in (*terms, out))):
+        raise ValueError("einsum: the sublist form takes each operand followed by its sublist "
+                         "(operand, sublist, operand, sublist, ...), and optionally the "
+                         "output's sublist last")
     equation = ",".join(letters(t) for t in terms)
     return (equation if out is None else equation + "->" + letters(out)), operands
 
