@@ -11,7 +11,6 @@ chooses (:func:`ember.backend.compute_dtype`) and is cast back.
 from __future__ import annotations
 
 import operator
-
 import string
 from collections.abc import Sequence
 from typing import Any
