@@ -134,13 +134,13 @@ def test_mark_dirty_refuses_leaves_and_tensors_not_returned():
     assert square_in_place(ember).apply(plain) is plain and plain.tolist() == [9.0]
 
 
-def exp_saving_output(lib):
+def exp_saving_output(lib, compute=lambda x: x.exp()):
     """PyTorch's double-backward tutorial: backward reads the saved output, whose history is
     this Function's node, so it differentiates again."""
     class Exp(lib.autograd.Function):
         @staticmethod
         def forward(ctx, x):
-            out = x.exp()
+            out = compute(x)
             ctx.save_for_backward(out)
             return out
 
@@ -207,22 +207,11 @@ def test_backward_returning_more_gradients_than_inputs_is_refused_unless_none(li
 
 @pytest.mark.parametrize("lib", [ember, torch])
 def test_a_saved_input_returned_as_is_keeps_the_inputs_history(lib):
-    class Identity(lib.autograd.Function):
-        """Returns its input unchanged and saves it: in backward it is the input, not the
-        output (PyTorch returns a view of it), so a second derivative is d(g * x)/dx = g."""
-
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * x
-
+    # forward returns (and saves) x itself: in backward it is the input, not the output
+    # (PyTorch returns a view of it), so the second derivative is d(g * x)/dx = g
+    identity = exp_saving_output(lib, compute=lambda x: x)
     x = lib.tensor([2.0, 3.0], dtype=lib.float64, requires_grad=True)
-    (g,) = lib.autograd.grad(Identity.apply(x).sum(), x, create_graph=True)
+    (g,) = lib.autograd.grad(identity.apply(x).sum(), x, create_graph=True)
     (h,) = lib.autograd.grad(g.sum(), x)
     np.testing.assert_allclose(g.detach().numpy(), [2.0, 3.0])
     np.testing.assert_allclose(h.numpy(), [1.0, 1.0])

@@ -145,6 +145,19 @@ def test_batchnorm_loads_checkpoints_without_the_counter():
     assert e[0].num_batches_tracked.item() == 1 and e[0].running_var.tolist() == [2.0] * 3
 
 
+def test_batchnorm_requires_the_counter_from_a_version_2_checkpoint():
+    # a state dict whose _metadata says version 2 (num_batches_tracked's format) must have it
+    for lib in (nn, torch.nn):
+        bn = lib.Sequential(lib.BatchNorm1d(3))
+        sd = bn.state_dict()
+        del sd["0.num_batches_tracked"]
+        with pytest.raises(RuntimeError, match='Missing key.*"0.num_batches_tracked"'):
+            bn.load_state_dict(sd)
+        assert bn.load_state_dict(sd, strict=False).missing_keys == ["0.num_batches_tracked"]
+        sd._metadata["0"]["version"] = 1  # an old one: the current count is kept
+        assert repr(bn.load_state_dict(sd)) == "<All keys matched successfully>"
+
+
 @pytest.mark.parametrize("name,args", [("Linear", (300, 200)), ("Conv2d", (16, 32, 3)),
                                        ("ConvTranspose2d", (32, 16, 3)),
                                        ("Bilinear", (50, 20, 40))])

@@ -298,6 +298,13 @@ def test_einsum_sublist_form_matches_torch(args):
         ember.einsum(ember.ones(2, 2), [0, 60])
 
 
+def test_einsum_sublist_form_takes_numpy_ints_and_names_a_missing_sublist():
+    same_as_torch(lambda m: m.einsum(m.ones(3), [np.int64(0)], [np.int64(0)]))
+    for args in [(ember.ones(2),), (ember.ones(2), [0], ember.ones(2))]:
+        with pytest.raises(ValueError, match="each operand followed by its sublist"):
+            ember.einsum(*args)
+
+
 def test_zero_norm_counts_and_passes_a_zero_gradient_like_torch():
     for lib in (ember, torch):
         x = lib.ones(3, 2, requires_grad=True)

@@ -227,3 +227,28 @@ def test_pointwise_losses_warn_when_shapes_broadcast_like_torch(name):
         getattr(TF, name)(torch.randn(4, 1), torch.randn(4))
     with pytest.raises(ember.ShapeError, match=f"{name}: shapes \\(2, 3\\) and \\(4,\\)"):
         getattr(F, name)(ember.randn(2, 3), ember.randn(4))
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "smooth_l1_loss", "huber_loss"])
+def test_regression_losses_take_bool_targets_as_torch(name):
+    for lib, f in ((ember, F), (torch, TF)):
+        x = lib.tensor([0.2, 0.7])
+        loss = getattr(f, name)(x, lib.tensor([False, True]))
+        assert loss.dtype == lib.float32
+        np.testing.assert_allclose(float(loss), float(getattr(f, name)(x, lib.tensor([0., 1.]))))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "bool"])
+def test_binary_cross_entropy_and_huber_refuse_a_target_of_another_dtype_as_torch(dtype):
+    # (binary_cross_entropy always; huber_loss where its gradient is needed: PyTorch's
+    # backward refuses it, without one it computes in the input's dtype)
+    for lib, f, error in ((ember, F, ember.errors.DTypeError), (torch, TF, RuntimeError)):
+        x = lib.tensor([0.2, 0.7], requires_grad=True)
+        target = lib.tensor([0, 1]).to(getattr(lib, dtype))
+        with pytest.raises(error, match="Found dtype|dtype"):
+            f.binary_cross_entropy(x, target)
+        with pytest.raises(error, match="Found dtype|dtype"):
+            f.huber_loss(x, target).backward()
+        loss = f.huber_loss(x.detach(), target)
+        assert loss.dtype == lib.float32
+        np.testing.assert_allclose(float(loss), 0.0325, rtol=1e-5)

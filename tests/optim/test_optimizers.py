@@ -117,6 +117,20 @@ def test_sgd_keeps_state_only_with_momentum_as_torch(momentum):
         i: list(s) for i, s in ts.items()}
 
 
+def test_sgd_keeps_an_entry_the_user_made_and_momentum_switched_on_later_as_torch():
+    for lib, params in zip((ember, torch), pair()):
+        opt = lib.optim.SGD(params, lr=0.1)
+        opt.state[params[0]]["note"] = "mine"
+        opt.state[params[1]]  # (a lookup makes an empty entry, as in a defaultdict)
+        grads(lib, opt, params)
+        opt.step()
+        assert len(opt.state) == 2 and opt.state[params[0]] == {"note": "mine"}
+        opt.param_groups[0]["momentum"] = 0.9
+        opt.step()
+        assert [sorted(opt.state[p]) for p in params] == [["momentum_buffer", "note"]] + [
+            ["momentum_buffer"]] * (len(params) - 1)
+
+
 def test_loads_a_torch_state_dict():
     ep, tp = pair()
     to = torch.optim.AdamW(tp, lr=0.05, amsgrad=True)

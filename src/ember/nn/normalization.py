@@ -67,7 +67,8 @@ class _NormBase(Module):
                               strict: bool, missing_keys: list, unexpected_keys: list,
                               error_msgs: list) -> None:
         key = prefix + "num_batches_tracked"
-        if self.num_batches_tracked is not None and key not in state_dict:
+        old = (local_metadata.get("version") or 1) < 2  # (a version 2 one must have it)
+        if old and self.num_batches_tracked is not None and key not in state_dict:
             # checkpoints from before PyTorch 0.4.1 lack the counter; PyTorch loads them
             # (keeping the current count), and so do we
             state_dict = ChainMap({key: self.num_batches_tracked}, state_dict)

@@ -22,6 +22,7 @@ from ember.ops.broadcast import broadcast_shapes, expand, sum_to
 from ember.ops.complex_parts import Holomorphic
 from ember.ops.convert import cast
 from ember.ops.creation import as_tensor, eye, ones
+from ember.ops.einsum_sublist import sublist_equation
 from ember.ops.inplace import bind_inplace
 from ember.ops.overrides import TENSOR_LIKE, TensorLikeOperand, handle
 from ember.ops.primitive import DISPATCH, Primitive, TensorSpec, apply, primitive, refuse_limited
@@ -498,7 +499,7 @@ def einsum(equation: str | Tensor, *operands: Any) -> Tensor:
         ember.Size([2, 3, 5])
     """
     if isinstance(equation, Tensor):
-        equation, operands = _sublist_equation((equation, *operands))
+        equation, operands = sublist_equation((equation, *operands))
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not operands:
@@ -521,31 +522,6 @@ def einsum(equation: str | Tensor, *operands: Any) -> Tensor:
                      for t, s in zip(operands, terms, strict=True))
     return apply(Einsum, *operands, equation=",".join(terms) + "->" + out,
                  compute=gemm_dtype(operands[0]))
-
-
-def _sublist_equation(args: tuple) -> tuple[str, tuple]:
-    """``(a, [0, 1], b, [1, 2], [0, 2])`` as ``("ab,bc->ac", (a, b))``."""
-    def letters(sublist: Any) -> str:
-        out = []
-        for s in sublist:
-            if s is Ellipsis:
-                out.append("...")
-            elif isinstance(s, int) and 0 <= s < 52:
-                out.append(chr(ord("a") + s) if s < 26 else chr(ord("A") + s - 26))
-            else:
-                raise ValueError(f"einsum: subscripts in a sublist must be ints in [0, 52) "
-                                 f"or ..., got {s!r}")
-        return "".join(out)
-
-    operands, terms = args[0::2], args[1::2]
-    out = None
-    if len(args) % 2:  # (an odd count ends with the output's sublist)
-        operands, out = operands[:-1], operands[-1]
-    if not all(isinstance(t, Tensor) for t in operands):
-        raise TypeError("einsum: the sublist form takes operand, sublist, operand, sublist, "
-                        "..., and optionally the output's sublist last")
-    equation = ",".join(letters(t) for t in terms)
-    return (equation if out is None else equation + "->" + letters(out)), operands
 
 
 def tensordot(a: Tensor, b: Tensor, dims: int | Sequence = 2) -> Tensor:

@@ -14,6 +14,8 @@ import math
 import warnings
 from typing import Any
 
+from ember import dtypes
+from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import name_node
 from ember.errors import DTypeError, ShapeError
 from ember.ops.activations import logsigmoid
@@ -190,11 +192,16 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
 
 
 # -- regression ------------------------------------------------------------------------------
-def _pointwise(op: str, input: Tensor, target: Tensor, complex_ok: bool = False) -> Tensor:
+def _pointwise(op: str, input: Tensor, target: Tensor, complex_ok: bool = False,
+               bool_ok: bool = True) -> Tensor:
     """``input - target``, broadcast as PyTorch does, with its warning when the shapes differ
-    (a (N, 1) input against a (N,) target broadcasts to (N, N): rarely what was meant)."""
+    (a (N, 1) input against a (N,) target broadcasts to (N, N): rarely what was meant). A bool
+    target counts as 0/1 in the input's dtype unless ``bool_ok`` is False (l1_loss's
+    subtraction refuses it in PyTorch)."""
     if not (complex_ok and input.dtype.is_complex):
         _check_float(op, input)
+    if bool_ok and isinstance(target, Tensor) and target.dtype == dtypes.bool_:
+        target = cast(target, input.dtype)
     if isinstance(target, Tensor) and target.shape != input.shape:
         shape = broadcast_shapes(tuple(input.shape), tuple(target.shape), op=op)
         warnings.warn(f"{op}: the target's shape {tuple(target.shape)} differs from the "
@@ -243,8 +250,8 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
         tensor(1.5000)
     """
     reduction = _reduction("l1_loss", size_average, reduce, reduction)
-    return _weighted("l1_loss", _pointwise("l1_loss", input, target, complex_ok=True).abs(),
-                     input, weight, reduction)
+    d = _pointwise("l1_loss", input, target, complex_ok=True, bool_ok=False)
+    return _weighted("l1_loss", d.abs(), input, weight, reduction)
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
@@ -278,9 +285,21 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     reduction = _reduction("huber_loss", None, None, reduction)
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    target = _same_dtype("huber_loss", input, target, GRAD.enabled and input.requires_grad)
     d = _pointwise("huber_loss", input, target).abs()
     loss = where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta)
     return _weighted("huber_loss", loss, input, weight, reduction, weight_mean=False)
+
+
+def _same_dtype(op: str, input: Tensor, target: Any, strict: bool = True) -> Any:
+    """``target`` in the input's dtype (PyTorch computes these losses in it); ``strict``
+    refuses another dtype, as PyTorch does (for huber_loss, in its backward)."""
+    if not isinstance(target, Tensor) or target.dtype == input.dtype:
+        return target
+    if strict:
+        raise DTypeError(f"{op}: Found dtype {target.dtype.name} for the target but expected "
+                         f"the input's {input.dtype.name}. Hint: target.to(input.dtype)")
+    return cast(target, input.dtype)
 
 
 # -- binary and distribution losses ----------------------------------------------------------
@@ -304,6 +323,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     reduction = _reduction(op, size_average, reduce, reduction)
     _check_float(op, input)
     _same_shape(op, input, target)
+    _same_dtype(op, input, target)
     x = input._data
     if x.size and ((x < 0).any() or (x > 1).any()):
         raise ValueError(f"{op}: all elements of input should be between 0 and 1 (got values "

@@ -52,6 +52,7 @@ class ElementwiseOptimizer(Optimizer):
                     self.sparse_update(p, p.grad, self.state[p], group)
                     p._vc.value += 1
                     continue
+                fresh = p not in self.state
                 state = self.state[p]
                 target = real_pairs(p)  # complex: each part a real parameter, as PyTorch's
                 if not state:
@@ -73,8 +74,8 @@ class ElementwiseOptimizer(Optimizer):
                         g = g + wd * data
                 self.update(target, g, state, group)
                 p._vc.value += 1
-                if not state:  # none kept (SGD without momentum): no entry, as in PyTorch
-                    del self.state[p]
+                if fresh and not state:  # none kept (SGD without momentum): no entry made,
+                    del self.state[p]  # as in PyTorch (an entry the user made stays)
         return loss
 
     def sparse_update(self, p: Tensor, grad: Any, state: dict[str, Any],
