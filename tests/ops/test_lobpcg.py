@@ -186,3 +186,16 @@ def test_niter_minus_one_iterates_until_convergence():
     Et, _ = torch.lobpcg(torch.tensor(a), k=2, X=torch.tensor(x0[:, :2]), niter=-1)  # noqa: N806
     np.testing.assert_allclose(E.numpy(), Et.numpy(), rtol=1e-6)
     np.testing.assert_allclose(E.numpy(), [30.0, 29.0], rtol=1e-6)
+
+
+def test_a_tolerance_below_rounding_runs_to_niter():
+    # tol=0 (or one under float32's rounding) cannot be met: PyTorch keeps the best
+    # orthogonalisation after ortho_i_max rounds and stops at niter, and so does Ember
+    a, x0 = _spd(12, 15)
+    for tol, dtype in ((0.0, np.float64), (1e-13, np.float32)):
+        A, X = ember.tensor(a.astype(dtype)), ember.tensor(x0[:, :2].astype(dtype))  # noqa: N806
+        E, _ = ember.lobpcg(A, k=2, X=X, tol=tol, niter=20)  # noqa: N806
+        Et, _ = torch.lobpcg(torch.tensor(a.astype(dtype)), k=2,  # noqa: N806
+                             X=torch.tensor(x0[:, :2].astype(dtype)), tol=tol, niter=20)
+        np.testing.assert_allclose(E.numpy(), Et.numpy(), rtol=1e-5)
+

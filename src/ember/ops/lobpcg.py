@@ -199,11 +199,10 @@ class LOBPCG:
             cross_err = float(matmul(V.mT, BU).norm() / (BV_norm * float(U.norm())))
             self.fvars[f"ortho_VBU_rerr[{i}]"] = cross_err
             if cross_err < fp["ortho_tol"]:
-                return U
-        raise ValueError(f"lobpcg: could not orthogonalize the residuals against the current "
-                         f"basis (relative error {cross_err:.3g} > ortho_tol="
-                         f"{fp['ortho_tol']:.3g} after {ip['ortho_i_max']} rounds). Hint: "
-                         f"raise ortho_iparams['ortho_i_max'] or use a smaller k")
+                break
+        # as PyTorch's: after ortho_i_max rounds the best U so far serves (an ortho_tol under
+        # the rounding error, e.g. tol=0, is never met); fvars shows how far it got
+        return U
 
 
 def _cat(*parts: Tensor) -> Tensor:
