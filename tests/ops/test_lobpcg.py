@@ -199,3 +199,8 @@ def test_a_tolerance_below_rounding_runs_to_niter():
                              X=torch.tensor(x0[:, :2].astype(dtype)), tol=tol, niter=20)
         np.testing.assert_allclose(E.numpy(), Et.numpy(), rtol=1e-5)
 
+
+def test_complex_input_is_refused():
+    a, _ = _spd(9, 16)
+    with pytest.raises(ember.errors.DTypeError, match="lobpcg: .*complex"):
+        ember.lobpcg(ember.tensor(a.astype(np.complex128)))
