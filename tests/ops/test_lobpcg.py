@@ -204,3 +204,16 @@ def test_complex_input_is_refused():
     a, _ = _spd(9, 16)
     with pytest.raises(ember.errors.DTypeError, match="lobpcg: .*complex"):
         ember.lobpcg(ember.tensor(a.astype(np.complex128)))
+
+
+def test_second_derivative_matches_finite_differences():
+    # double backward differentiates the eigenpairs inside the gradient formula too, as
+    # PyTorch's (whose gradgradcheck passes): with them held fixed it was silently wrong
+    a, x0 = _spd(9, 17)
+
+    def eigenpairs(A):  # noqa: N803
+        E, U = ember.lobpcg(A, k=2, X=ember.tensor(x0[:, :2]), tol=1e-14, niter=300)  # noqa: N806
+        return E, U * U[0:1].sign().detach()
+
+    assert ember.autograd.gradgradcheck(eigenpairs, (ember.tensor(a, requires_grad=True),),
+                                        atol=1e-4, rtol=1e-3)

@@ -285,23 +285,27 @@ def _solve(A: Tensor, B: Tensor | None, X: Tensor | None, iK: Tensor | None,  # 
 
 
 class LOBPCGAutogradFunction(Function):
-    """The gradient of the ``k`` computed eigenpairs of a dense symmetric ``A``: the
-    eigenvalue part ``U diag(gE) Uᵀ``, the part within the computed space from the eigenvalue
-    gaps, and the part outside it from one solve per pair with ``A - λᵢ`` restricted to the
-    complement of ``U`` (no other eigenvectors are needed)."""
+    """The gradient of the ``k`` eigenpairs ``E, U`` computed from a dense symmetric ``A``
+    (``apply(A, B, E, U)`` returns ``E`` and ``U`` again): the eigenvalue part
+    ``U diag(gE) Uᵀ``, the part within the computed space from the eigenvalue gaps, and the
+    part outside it from one solve per pair with ``A - λᵢ`` restricted to the complement of
+    ``U`` (no other eigenvectors are needed). Under ``create_graph`` the formula reads ``E``
+    and ``U`` through this Function again, so they carry their own dependence on ``A`` and
+    every higher derivative is right."""
 
     @staticmethod
-    def forward(ctx, A, B, X, iK, settings, method, tracker):  # noqa: N803
-        E, U = _solve(A, B, X, iK, settings, method, tracker)  # noqa: N806
+    def forward(ctx, A, B, E, U):  # noqa: N803
         ctx.save_for_backward(A, E, U)
         ctx.generalized = B is not None
-        return E, U
+        return E.clone(), U.clone()
 
     @staticmethod
     def backward(ctx, gE, gU):  # noqa: N803
         A, E, U = ctx.saved_tensors  # noqa: N806
         if ctx.generalized:
             raise ValueError("lobpcg.backward does not support backward with B != I yet")
+        if is_grad_enabled():  # (create_graph)
+            E, U = LOBPCGAutogradFunction.apply(A, None, E, U)  # noqa: N806
         eye_k = eye(E.shape[-1], dtype=E.dtype, device=E.device)
         inner = gE.diag_embed() if gE is not None else 0 * eye_k
         if gU is not None:
@@ -317,8 +321,8 @@ class LOBPCGAutogradFunction(Function):
             M = (A.unsqueeze(-3) - E.unsqueeze(-1).unsqueeze(-1) * eye_m  # noqa: N806
                  - matmul(Us * shift.unsqueeze(-2), Us.mT))
             x = -solve(M, off.mT.unsqueeze(-1)).squeeze(-1).mT
-            return matmul(matmul(U, inner), U.mT) + matmul(x, U.mT), *[None] * 6
-        return matmul(matmul(U, inner), U.mT), *[None] * 6
+            return matmul(matmul(U, inner), U.mT) + matmul(x, U.mT), None, None, None, None
+        return matmul(matmul(U, inner), U.mT), None, None, None, None
 
 
 def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None,  # noqa: N803
@@ -360,4 +364,6 @@ def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None,  # noqa: N8
                          "eigenpairs alone")
     # A's gradient is symmetric, as PyTorch's: the eigenpairs are those of A's symmetric part
     A_sym, B_sym = (M if M is None else (M + M.mT) / 2 for M in (A, B))  # noqa: N806
-    return LOBPCGAutogradFunction.apply(A_sym, B_sym, X, iK, settings, method, tracker)
+    with no_grad():  # (the iteration itself is not differentiated)
+        E, U = _solve(A_sym, B_sym, X, iK, settings, method, tracker)  # noqa: N806
+    return LOBPCGAutogradFunction.apply(A_sym, B_sym, E, U)
