@@ -123,11 +123,12 @@ def pad_keypoints(keypoints: Tensor, canvas_size: Canvas, padding: int | Sequenc
 def rotate_keypoints(keypoints: Tensor, canvas_size: Canvas, angle: float, expand: bool = False,
                      center: Sequence[float] | None = None) -> tuple[Tensor, Canvas]:
     """Points rotated by ``angle`` degrees counter-clockwise, as :func:`rotate` turns the
-    image, and the canvas size (grown with ``expand``).
+    image, and the canvas size (grown with ``expand``). As torchvision, about the canvas
+    centre ``(width / 2, height / 2)`` by default: the top-left corner goes to the bottom-left.
 
     Example:
         >>> rotate_keypoints(ember.tensor([[0.0, 0.0]]), (4, 4), 90.0)
-        (tensor([[0., 3.]]), (4, 4))
+        (tensor([[0., 4.]]), (4, 4))
     """
     forward, canvas = _forward_map(_rotate_inverse(canvas_size, angle, center), canvas_size,
                                    expand)
