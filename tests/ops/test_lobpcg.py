@@ -217,3 +217,11 @@ def test_second_derivative_matches_finite_differences():
 
     assert ember.autograd.gradgradcheck(eigenpairs, (ember.tensor(a, requires_grad=True),),
                                         atol=1e-4, rtol=1e-3)
+
+
+def test_empty_batch_and_empty_block():
+    E, X = ember.lobpcg(ember.zeros(0, 12, 12, dtype=ember.float64), k=2)  # noqa: N806
+    Et, Xt = torch.lobpcg(torch.zeros(0, 12, 12, dtype=torch.float64), k=2)  # noqa: N806
+    assert tuple(E.shape) == tuple(Et.shape) and tuple(X.shape) == tuple(Xt.shape)
+    with pytest.raises(ValueError, match=r"lobpcg: .*n \(=0\)"):  # (PyTorch: ZeroDivisionError)
+        ember.lobpcg(ember.eye(12, dtype=ember.float64), X=ember.ones(12, 0, dtype=ember.float64))

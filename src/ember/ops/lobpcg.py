@@ -217,6 +217,9 @@ def _settings(A: Tensor, k: int | None, X: Tensor | None, n: int | None,  # noqa
     m = A.shape[-1]
     k = (1 if X is None else X.shape[-1]) if k is None else k
     n = (k if n is None else n) if X is None else X.shape[-1]
+    if n < 1:
+        raise ValueError(f"lobpcg: the search block needs at least one column, got n (={n}). "
+                         f"Hint: pass k >= 1 or an X with columns")
     if k > n:
         raise ValueError(f"lobpcg: k (={k}) eigenpairs were requested but the search block "
                          f"has only n (={n}) columns. Hint: pass n >= k or a wider X")
@@ -281,6 +284,8 @@ def _solve(A: Tensor, B: Tensor | None, X: Tensor | None, iK: Tensor | None,  # 
         Xs.append(worker.X[:, :k])
     if not batch:
         return Es[0], Xs[0]
+    if not count:  # an empty batch
+        return A.new_zeros((*batch, k)), A.new_zeros((*batch, m, k))
     return stack(Es).reshape(*batch, k), stack(Xs).reshape(*batch, m, k)
 
 
