@@ -186,3 +186,42 @@ def test_niter_minus_one_iterates_until_convergence():
     Et, _ = torch.lobpcg(torch.tensor(a), k=2, X=torch.tensor(x0[:, :2]), niter=-1)  # noqa: N806
     np.testing.assert_allclose(E.numpy(), Et.numpy(), rtol=1e-6)
     np.testing.assert_allclose(E.numpy(), [30.0, 29.0], rtol=1e-6)
+
+
+def test_a_tolerance_below_rounding_runs_to_niter():
+    # tol=0 (or one under float32's rounding) cannot be met: PyTorch keeps the best
+    # orthogonalisation after ortho_i_max rounds and stops at niter, and so does Ember
+    a, x0 = _spd(12, 15)
+    for tol, dtype in ((0.0, np.float64), (1e-13, np.float32)):
+        A, X = ember.tensor(a.astype(dtype)), ember.tensor(x0[:, :2].astype(dtype))  # noqa: N806
+        E, _ = ember.lobpcg(A, k=2, X=X, tol=tol, niter=20)  # noqa: N806
+        Et, _ = torch.lobpcg(torch.tensor(a.astype(dtype)), k=2,  # noqa: N806
+                             X=torch.tensor(x0[:, :2].astype(dtype)), tol=tol, niter=20)
+        np.testing.assert_allclose(E.numpy(), Et.numpy(), rtol=1e-5)
+
+
+def test_complex_input_is_refused():
+    a, _ = _spd(9, 16)
+    with pytest.raises(ember.errors.DTypeError, match="lobpcg: .*complex"):
+        ember.lobpcg(ember.tensor(a.astype(np.complex128)))
+
+
+def test_second_derivative_matches_finite_differences():
+    # double backward differentiates the eigenpairs inside the gradient formula too, as
+    # PyTorch's (whose gradgradcheck passes): with them held fixed it was silently wrong
+    a, x0 = _spd(9, 17)
+
+    def eigenpairs(A):  # noqa: N803
+        E, U = ember.lobpcg(A, k=2, X=ember.tensor(x0[:, :2]), tol=1e-14, niter=300)  # noqa: N806
+        return E, U * U[0:1].sign().detach()
+
+    assert ember.autograd.gradgradcheck(eigenpairs, (ember.tensor(a, requires_grad=True),),
+                                        atol=1e-4, rtol=1e-3)
+
+
+def test_empty_batch_and_empty_block():
+    E, X = ember.lobpcg(ember.zeros(0, 12, 12, dtype=ember.float64), k=2)  # noqa: N806
+    Et, Xt = torch.lobpcg(torch.zeros(0, 12, 12, dtype=torch.float64), k=2)  # noqa: N806
+    assert tuple(E.shape) == tuple(Et.shape) and tuple(X.shape) == tuple(Xt.shape)
+    with pytest.raises(ValueError, match=r"lobpcg: .*n \(=0\)"):  # (PyTorch: ZeroDivisionError)
+        ember.lobpcg(ember.eye(12, dtype=ember.float64), X=ember.ones(12, 0, dtype=ember.float64))

@@ -261,3 +261,11 @@ def test_sanitize_keypoints_transform_with_labels():
         v2.SanitizeKeyPoints("default")({"points": pts, "labels": ember.tensor([1])})
     with pytest.raises(ValueError, match="SanitizeKeyPoints: no KeyPoints"):
         v2.SanitizeKeyPoints()({"image": image})
+
+
+def test_sanitize_keypoints_keeps_the_last_pixel_span():
+    # torchvision's rule is 0 <= x < width, 0 <= y < height: a point within the last pixel
+    # (past its centre, not past the edge) stays
+    pts = tv.KeyPoints([[W - 0.5, 1], [1, H - 0.25], [W - 0.01, H - 0.01], [W, 1]],
+                       canvas_size=(H, W))
+    assert F.sanitize_keypoints(pts)[1].tolist() == [True, True, True, False]

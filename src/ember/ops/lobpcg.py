@@ -29,7 +29,7 @@ from typing import Any
 from ember import dtypes
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import is_grad_enabled, no_grad
-from ember.errors import ShapeError, describe
+from ember.errors import DTypeError, ShapeError, describe
 from ember.ops.creation import eye
 from ember.ops.join import cat, stack
 from ember.ops.linalg import matmul
@@ -199,11 +199,10 @@ class LOBPCG:
             cross_err = float(matmul(V.mT, BU).norm() / (BV_norm * float(U.norm())))
             self.fvars[f"ortho_VBU_rerr[{i}]"] = cross_err
             if cross_err < fp["ortho_tol"]:
-                return U
-        raise ValueError(f"lobpcg: could not orthogonalize the residuals against the current "
-                         f"basis (relative error {cross_err:.3g} > ortho_tol="
-                         f"{fp['ortho_tol']:.3g} after {ip['ortho_i_max']} rounds). Hint: "
-                         f"raise ortho_iparams['ortho_i_max'] or use a smaller k")
+                break
+        # as PyTorch's: after ortho_i_max rounds the best U so far serves (an ortho_tol under
+        # the rounding error, e.g. tol=0, is never met); fvars shows how far it got
+        return U
 
 
 def _cat(*parts: Tensor) -> Tensor:
@@ -218,6 +217,9 @@ def _settings(A: Tensor, k: int | None, X: Tensor | None, n: int | None,  # noqa
     m = A.shape[-1]
     k = (1 if X is None else X.shape[-1]) if k is None else k
     n = (k if n is None else n) if X is None else X.shape[-1]
+    if n < 1:
+        raise ValueError(f"lobpcg: the search block needs at least one column, got n (={n}). "
+                         f"Hint: pass k >= 1 or an X with columns")
     if k > n:
         raise ValueError(f"lobpcg: k (={k}) eigenpairs were requested but the search block "
                          f"has only n (={n}) columns. Hint: pass n >= k or a wider X")
@@ -250,6 +252,9 @@ def _check(A: Tensor, B: Tensor | None, X: Tensor | None, method: str) -> None: 
     if X is not None and (X.ndim != A.ndim or tuple(X.shape[:-1]) != tuple(A.shape[:-1])):
         raise ShapeError(f"lobpcg: X must have A's shape but its own number of columns, got "
                          f"A {describe(A.shape, A.dtype)} and X {describe(X.shape, X.dtype)}")
+    if A.dtype.is_complex:
+        raise DTypeError(f"lobpcg: A must be real (symmetric), got {describe(A.shape, A.dtype)}; "
+                         f"complex (Hermitian) problems are not supported, as in PyTorch")
     if method not in ("basic", "ortho"):
         raise ValueError(f"lobpcg: method must be 'basic' or 'ortho', got {method!r}")
 
@@ -279,27 +284,33 @@ def _solve(A: Tensor, B: Tensor | None, X: Tensor | None, iK: Tensor | None,  # 
         Xs.append(worker.X[:, :k])
     if not batch:
         return Es[0], Xs[0]
+    if not count:  # an empty batch
+        return A.new_zeros((*batch, k)), A.new_zeros((*batch, m, k))
     return stack(Es).reshape(*batch, k), stack(Xs).reshape(*batch, m, k)
 
 
 class LOBPCGAutogradFunction(Function):
-    """The gradient of the ``k`` computed eigenpairs of a dense symmetric ``A``: the
-    eigenvalue part ``U diag(gE) Uᵀ``, the part within the computed space from the eigenvalue
-    gaps, and the part outside it from one solve per pair with ``A - λᵢ`` restricted to the
-    complement of ``U`` (no other eigenvectors are needed)."""
+    """The gradient of the ``k`` eigenpairs ``E, U`` computed from a dense symmetric ``A``
+    (``apply(A, B, E, U)`` returns ``E`` and ``U`` again): the eigenvalue part
+    ``U diag(gE) Uᵀ``, the part within the computed space from the eigenvalue gaps, and the
+    part outside it from one solve per pair with ``A - λᵢ`` restricted to the complement of
+    ``U`` (no other eigenvectors are needed). Under ``create_graph`` the formula reads ``E``
+    and ``U`` through this Function again, so they carry their own dependence on ``A`` and
+    every higher derivative is right."""
 
     @staticmethod
-    def forward(ctx, A, B, X, iK, settings, method, tracker):  # noqa: N803
-        E, U = _solve(A, B, X, iK, settings, method, tracker)  # noqa: N806
+    def forward(ctx, A, B, E, U):  # noqa: N803
         ctx.save_for_backward(A, E, U)
         ctx.generalized = B is not None
-        return E, U
+        return E.clone(), U.clone()
 
     @staticmethod
     def backward(ctx, gE, gU):  # noqa: N803
         A, E, U = ctx.saved_tensors  # noqa: N806
         if ctx.generalized:
             raise ValueError("lobpcg.backward does not support backward with B != I yet")
+        if is_grad_enabled():  # (create_graph)
+            E, U = LOBPCGAutogradFunction.apply(A, None, E, U)  # noqa: N806
         eye_k = eye(E.shape[-1], dtype=E.dtype, device=E.device)
         inner = gE.diag_embed() if gE is not None else 0 * eye_k
         if gU is not None:
@@ -315,8 +326,8 @@ class LOBPCGAutogradFunction(Function):
             M = (A.unsqueeze(-3) - E.unsqueeze(-1).unsqueeze(-1) * eye_m  # noqa: N806
                  - matmul(Us * shift.unsqueeze(-2), Us.mT))
             x = -solve(M, off.mT.unsqueeze(-1)).squeeze(-1).mT
-            return matmul(matmul(U, inner), U.mT) + matmul(x, U.mT), *[None] * 6
-        return matmul(matmul(U, inner), U.mT), *[None] * 6
+            return matmul(matmul(U, inner), U.mT) + matmul(x, U.mT), None, None, None, None
+        return matmul(matmul(U, inner), U.mT), None, None, None, None
 
 
 def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None,  # noqa: N803
@@ -358,4 +369,6 @@ def lobpcg(A: Tensor, k: int | None = None, B: Tensor | None = None,  # noqa: N8
                          "eigenpairs alone")
     # A's gradient is symmetric, as PyTorch's: the eigenpairs are those of A's symmetric part
     A_sym, B_sym = (M if M is None else (M + M.mT) / 2 for M in (A, B))  # noqa: N806
-    return LOBPCGAutogradFunction.apply(A_sym, B_sym, X, iK, settings, method, tracker)
+    with no_grad():  # (the iteration itself is not differentiated)
+        E, U = _solve(A_sym, B_sym, X, iK, settings, method, tracker)  # noqa: N806
+    return LOBPCGAutogradFunction.apply(A_sym, B_sym, E, U)

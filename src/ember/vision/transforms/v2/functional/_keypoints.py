@@ -123,11 +123,12 @@ def pad_keypoints(keypoints: Tensor, canvas_size: Canvas, padding: int | Sequenc
 def rotate_keypoints(keypoints: Tensor, canvas_size: Canvas, angle: float, expand: bool = False,
                      center: Sequence[float] | None = None) -> tuple[Tensor, Canvas]:
     """Points rotated by ``angle`` degrees counter-clockwise, as :func:`rotate` turns the
-    image, and the canvas size (grown with ``expand``).
+    image, and the canvas size (grown with ``expand``). As torchvision, about the canvas
+    centre ``(width / 2, height / 2)`` by default: the top-left corner goes to the bottom-left.
 
     Example:
         >>> rotate_keypoints(ember.tensor([[0.0, 0.0]]), (4, 4), 90.0)
-        (tensor([[0., 3.]]), (4, 4))
+        (tensor([[0., 4.]]), (4, 4))
     """
     forward, canvas = _forward_map(_rotate_inverse(canvas_size, angle, center), canvas_size,
                                    expand)
@@ -177,8 +178,8 @@ def _canvas_of(op: str, inpt: Tensor, canvas_size: Canvas | None) -> Canvas:
 
 def sanitize_keypoints(key_points: Tensor, canvas_size: Canvas | None = None
                        ) -> tuple[Tensor, Tensor]:
-    """``(kept, valid)``: the key points inside the canvas (those :func:`clamp_keypoints`
-    would leave where they are: ``0 <= x <= width - 1``, ``0 <= y <= height - 1``) and the
+    """``(kept, valid)``: the key points inside the canvas (``0 <= x < width``,
+    ``0 <= y < height``, as torchvision's) and the
     boolean mask over the first dim that selects them, to subset labels with. Points of shape
     ``(N, 2)`` are kept one by one; groups ``(N, ..., 2)`` (polygons, skeletons) are kept or
     removed whole: a group with any point outside goes. ``canvas_size`` is given for a pure
@@ -199,7 +200,7 @@ def sanitize_keypoints(key_points: Tensor, canvas_size: Canvas | None = None
                          f"{tuple(key_points.shape)}")
     plain = to_pure_tensor(key_points)
     x, y = plain[..., 0], plain[..., 1]
-    inside = (x >= 0) & (x <= width - 1) & (y >= 0) & (y <= height - 1)
+    inside = (x >= 0) & (x < width) & (y >= 0) & (y < height)
     valid = inside.reshape(inside.shape[0], -1).all(dim=1)
     kept = plain[valid]
     return (tv_tensors.wrap(kept, like=key_points) if isinstance(key_points, KeyPoints)
