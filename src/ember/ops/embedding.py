@@ -19,7 +19,7 @@ from ember.layouts import sparse_coo
 from ember.ops.convert import cast
 from ember.ops.creation import arange
 from ember.ops.gather import index_add
-from ember.ops.indexing import first_out_of_range
+from ember.ops.index_checks import first_out_of_range
 from ember.ops.join import cat
 from ember.ops.norms import vector_norm
 from ember.ops.overrides import TensorLikeOperand, handle

@@ -19,16 +19,8 @@ from ember.errors import DTypeError, EmberError, IndexOutOfRange, OpError, Shape
 from ember.ops.broadcast import broadcast_shapes, expand
 from ember.ops.creation import scalar_tensor, zeros
 from ember.ops.fits import check_fits
-from ember.ops.indexing import (
-    FULL,
-    Index,
-    IndexPut,
-    Slice,
-    as_values,
-    check_index_range,
-    check_integer,
-    first_out_of_range,
-)
+from ember.ops.index_checks import check_index_range, check_integer, first_out_of_range
+from ember.ops.indexing import FULL, Index, IndexPut, Slice, as_values
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import (
     DISPATCH,

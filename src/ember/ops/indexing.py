@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.backend import MetaArray
 from ember.backend.meta import copy_out
 from ember.errors import (
     DTypeError,
@@ -34,6 +33,7 @@ from ember.ops.broadcast import broadcast_shapes, sum_to
 from ember.ops.convert import cast
 from ember.ops.creation import scalar_tensor, tensor, zeros
 from ember.ops.fits import check_fits
+from ember.ops.index_checks import check_index_range, out_of_range
 from ember.ops.inplace import bind_inplace, inplace, needs_history
 from ember.ops.nonzero import Nonzero
 from ember.ops.primitive import (
@@ -50,63 +50,6 @@ from ember.tensor import Tensor, _wrap, method
 __all__ = ["index_put", "nonzero"]
 
 FULL = (None, None, None)  # the slice ``:`` in a normalized basic index
-
-
-def _out_of_range(op: str, index: int, dim: int, size: int) -> IndexOutOfRange:
-    return IndexOutOfRange(f"{op}: index {index} is out of bounds for dimension {dim} with "
-                           f"size {size}")
-
-
-def first_out_of_range(a: Any, size: int) -> int | None:
-    """The first entry of the integer array ``a`` outside ``[0, size)``, or None when all lie
-    in it. For a primitive's ``forward``, so that eager and compiled code check alike; one
-    ``max`` over ``a`` read as unsigned, where negative entries are huge. A meta array has no
-    entries to check."""
-    if a.size == 0 or isinstance(a, MetaArray):
-        return None
-    unsigned = a.view(f"u{a.itemsize}") if a.dtype.kind == "i" else a
-    if int(unsigned.max()) < size:
-        return None
-    return int(a[(a < 0) | (a >= size)].reshape(-1)[0])
-
-
-def check_index_range(idx: Tensor, size: int, dim: int, op: str, negative: bool) -> Tensor:
-    """``idx``, every entry checked to lie in ``[0, size)`` (or in ``[-size, size)`` when
-    ``negative``): IndexOutOfRange otherwise, where NumPy would wrap negative entries silently.
-    Eagerly the check runs here; under a transform (a trace, vmap) it is the ``index_check``
-    op, so that compiled code checks each call's indices too."""
-    if DISPATCH.handler is not None:
-        return apply(IndexCheck, idx, size=size, dim=dim, op=op, negative=negative)
-    _check_range(idx._data, size, dim, op, negative)
-    return idx
-
-
-def _check_range(a: Any, size: int, dim: int, op: str, negative: bool) -> None:
-    bad = first_out_of_range(a + size if negative else a, 2 * size if negative else size)
-    if bad is not None:
-        raise _out_of_range(op, bad - size if negative else bad, dim, size)
-
-
-@primitive
-class IndexCheck(Primitive):
-    """An integer index, unchanged, once every entry is checked to lie in ``[0, size)`` (or
-    ``[-size, size)`` with ``negative``) (see :func:`check_index_range`)."""
-
-    name = "index_check"
-    differentiable = False
-
-    def forward(self, xp, idx, *, size, dim, op, negative):
-        _check_range(idx, size, dim, op, negative)
-        return idx.view()  # (a new array object: the same one would read as a write to idx)
-
-    def infer(self, idx, *, size, dim, op, negative):
-        return idx
-
-
-def check_integer(idx: Tensor, op: str, what: str = "index") -> None:
-    if idx.dtype.category != dtypes.INT:
-        raise DTypeError(f"{op}: {what} must be an integer tensor (int64 or int32), got "
-                         f"{idx.dtype.name}")
 
 
 # -- the primitives ------------------------------------------------------------------------------
@@ -161,7 +104,7 @@ def _basic_shape(shape: tuple, index: tuple, op: str = "slice") -> tuple:
         if type(e) is tuple:
             out.append(len(range(*slice(*e).indices(shape[d]))))
         elif not -shape[d] <= e < shape[d]:
-            raise _out_of_range(op, e, d, shape[d])
+            raise out_of_range(op, e, d, shape[d])
         d += 1
     return tuple(out) + tuple(shape[d:])
 
@@ -422,7 +365,7 @@ def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tupl
             raise IndexOutOfRange(f"{op}: a 0-d tensor cannot be indexed by an integer; use "
                                   "x.item() or x[()]")
         if not -shape[0] <= key < shape[0]:
-            raise _out_of_range(op, key, 0, shape[0])
+            raise out_of_range(op, key, 0, shape[0])
         return (key,), (), ()
     if type(key) is list and _legacy_tuple(key):
         warnings.warn(f"{op}: a list holding lists, slices, None, ... or tensors indexes "
@@ -461,7 +404,7 @@ def parse_key(x: Tensor, key: Any, op: str = "__getitem__") -> tuple[tuple, tupl
     for kind, v in items:
         if kind == _INT:
             if not -shape[d] <= v < shape[d]:
-                raise _out_of_range(op, v, d, shape[d])
+                raise out_of_range(op, v, d, shape[d])
             basic.append(v)
             d += 1
         elif kind == _SLICE:

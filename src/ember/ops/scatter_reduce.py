@@ -18,7 +18,8 @@ from ember.ops.compare import eq
 from ember.ops.convert import cast
 from ember.ops.creation import ones_like, scalar_tensor, zeros_like
 from ember.ops.gather import _as_1d, _check_gather, _grid, scatter, scatter_add
-from ember.ops.indexing import Index, IndexPut, Slice, check_index_range, check_integer
+from ember.ops.index_checks import check_index_range, check_integer
+from ember.ops.indexing import Index, IndexPut, Slice
 from ember.ops.inplace import bind_inplace
 from ember.ops.primitive import DISPATCH, Primitive, apply, primitive, refuse_limited
 from ember.ops.reduce import normalize_dim

@@ -10,7 +10,7 @@ from typing import Any
 from ember import dtypes
 from ember.errors import DTypeError, ShapeError
 from ember.ops.im2col import batched, ntuple
-from ember.ops.indexing import check_index_range
+from ember.ops.index_checks import check_index_range
 from ember.tensor import Tensor
 
 __all__: list[str] = []
