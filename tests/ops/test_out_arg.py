@@ -380,3 +380,10 @@ def test_jit_refuses_an_out_it_would_have_to_resize():
     with pytest.raises(ShapeError, match=r"add\(\): out has shape \[0\], the result \[3\]: "
                                          "inside jit"):
         ember.jit.compile(step)(ember.ones(3))
+
+
+def test_out_forms_pickle_by_their_namespace_name():
+    import pickle
+    for fn in (ember.add, ember.arcsin, ember.linalg.inv, ember.linalg.norm, ember.special.expit,
+               ember.special.gammainc, ember.fft.fft):
+        assert pickle.loads(pickle.dumps(fn)) is fn

@@ -89,7 +89,9 @@ def add_out_arguments(namespace: dict[str, Any], names: Iterable[str]) -> None:
     for name in names:
         fn = namespace[name]
         if fn not in _OUT_FORMS:
-            _OUT_FORMS[fn] = with_out(fn)
+            form = _OUT_FORMS[fn] = with_out(fn)
+            # pickle finds a function by module and name: this namespace's, where the form is
+            form.__module__, form.__qualname__ = namespace["__name__"], name
         namespace[name] = _OUT_FORMS[fn]
 
 
