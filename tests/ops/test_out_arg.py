@@ -387,3 +387,11 @@ def test_out_forms_pickle_by_their_namespace_name():
     for fn in (ember.add, ember.arcsin, ember.linalg.inv, ember.linalg.norm, ember.special.expit,
                ember.special.gammainc, ember.fft.fft):
         assert pickle.loads(pickle.dumps(fn)) is fn
+
+
+@pytest.mark.parametrize("outs", [lambda o: (o, o), lambda o: (o[:2], o[1:])])
+def test_outs_that_share_memory_raise(outs):
+    # (torch writes both results into the one tensor and returns garbage: Ember refuses)
+    o = ember.empty(3, dtype=ember.int64)
+    with pytest.raises(OpError, match=r"sort\(\): out\[0\] and out\[1\] share memory"):
+        ember.sort(ember.tensor([3, 1]), out=outs(o))

@@ -116,8 +116,12 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
         raise GradError(f"{op}(): functions with out=... arguments don't support automatic "
                         "differentiation, but one of the arguments requires grad. Hint: call "
                         "it under ember.no_grad(), or without out=")
-    for o in outs:
+    for i, o in enumerate(outs):
         _refuse_overlap(op, o, inputs, listed)
+        for j, other in enumerate(outs[:i]):
+            if _share_memory(o, other):
+                raise OpError(f"{op}(): out[{j}] and out[{i}] share memory, so one result "
+                              "would overwrite the other. Hint: give separate tensors")
     if isinstance(out, Tensor):
         for key, index in defaults.items():
             if key not in kwargs and (index is None or index >= len(args)):
@@ -152,14 +156,18 @@ def _refuse_overlap(op: str, out: Tensor, inputs: list[Tensor], listed: list[Ten
     """PyTorch's rule: ``out`` may be an input itself (``add(a, b, out=a)``), but not share
     only part of its memory, nor be any part of a list argument (``cat``'s)."""
     for i, t in enumerate((*inputs, *listed)):
-        if t.device != out.device or t.is_meta or \
-                not out._device.xp.may_share_memory(out._data, t._data):
+        if not _share_memory(t, out):
             continue
         if i >= len(inputs) or (t.data_ptr(), t.shape, t.stride()) != \
                 (out.data_ptr(), out.shape, out.stride()):
             raise OpError(f"{op}(): unsupported operation: some elements of an input "
                           f"(shape {tuple(t.shape)}) and out (shape {tuple(out.shape)}) refer to "
                           "a single memory location. Hint: clone() the input first")
+
+
+def _share_memory(a: Tensor, b: Tensor) -> bool:
+    return a.device == b.device and not a.is_meta and \
+        a._device.xp.may_share_memory(a._data, b._data)
 
 
 def _write(op: str, out: Tensor, result: Tensor) -> None:
