@@ -395,3 +395,19 @@ def test_outs_that_share_memory_raise(outs):
     o = ember.empty(3, dtype=ember.int64)
     with pytest.raises(OpError, match=r"sort\(\): out\[0\] and out\[1\] share memory"):
         ember.sort(ember.tensor([3, 1]), out=outs(o))
+
+
+def test_with_out_forwards_every_kind_of_parameter():
+    from ember.ops.out_arg import with_out
+
+    def f(a, /, b, c=2, *rest, d, e=3, **kw):
+        return ember.tensor([a, b, c, *rest, d, e, *kw.values()])
+
+    g = with_out(f)
+    assert str(inspect.signature(g)) == ("(a, /, b, c=2, *rest, d, e=3, out: 'Tensor | "
+                                         "tuple[Tensor, ...] | None' = None, **kw)")
+    assert g(1, 2, 5, 6, d=4, z=9).tolist() == [1, 2, 5, 6, 4, 3, 9]
+    out = ember.empty(0, dtype=ember.int64)
+    assert g(1, b=2, d=4, out=out) is out and out.tolist() == [1, 2, 2, 4, 3]
+    with pytest.raises(TypeError):
+        g(a=1, b=2, d=4)  # a is positional-only, as in f
