@@ -411,3 +411,34 @@ def test_with_out_forwards_every_kind_of_parameter():
     assert g(1, b=2, d=4, out=out) is out and out.tolist() == [1, 2, 2, 4, 3]
     with pytest.raises(TypeError):
         g(a=1, b=2, d=4)  # a is positional-only, as in f
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "nansum", "nanmean", "cumsum",
+                                  "cumprod"])
+def test_a_reduction_accumulates_in_a_floating_outs_dtype(name):
+    x = [[1 / 3, 1.0, 2.5]]
+    ref = getattr(torch, name)(torch.tensor(x), 1, out=torch.empty(0, dtype=torch.float64))
+    got = getattr(ember, name)(ember.tensor(x), 1, out=ember.empty(0, dtype=ember.float64))
+    assert got.tolist() == ref.tolist()  # (float32's sum, cast after, differs)
+
+
+def test_a_float_reduction_into_an_integer_out_raises():
+    # (torch casts each element first: prod([1/3, 1, 2.5], out=long) is 0, a silent wrong answer)
+    for name in ("sum", "prod", "cumsum"):
+        with pytest.raises(DTypeError, match=rf"{name}\(\): result type Float can't be cast"):
+            getattr(ember, name)(ember.tensor([[1 / 3, 2.5]]), 1,
+                                 out=ember.empty(0, dtype=ember.int64))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.zeros(2, dtype=m.float64, out=m.empty(0)),
+    lambda m: m.arange(3, dtype=m.float64, out=m.empty(0)),
+    lambda m: m.full((2,), 1.0, dtype=m.float64, out=m.empty(0)),
+    lambda m: m.sum(m.ones(2), 0, dtype=m.float64, out=m.empty(0)),
+    lambda m: m.cumsum(m.ones(2), 0, dtype=m.float64, out=m.empty(0)),
+])
+def test_a_dtype_other_than_outs_raises(call):
+    with pytest.raises(RuntimeError, match="(?i)double"):
+        call(torch)
+    with pytest.raises(DTypeError, match=r"\(\): dtype Double does not match out's dtype Float"):
+        call(ember)

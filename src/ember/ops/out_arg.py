@@ -13,7 +13,8 @@ PyTorch's rules apply: ``out`` of another shape is resized (with a ``UserWarning
 elements), the result's dtype must cast to ``out``'s under :func:`ember.can_cast`, ``out``
 must be on the result's device, and no argument may require grad while grad mode is on.
 Factories (``zeros``, ``randn``, ``arange``) take their dtype and device from ``out`` when
-not given, as PyTorch's do.
+not given, and reductions with ``dtype=`` accumulate in a floating ``out``'s dtype, as
+PyTorch's do.
 """
 
 from __future__ import annotations
@@ -61,9 +62,10 @@ def with_out(fn: Callable[..., Any], name: str | None = None) -> Callable[..., A
     op = name or fn.__name__
     signature = inspect.signature(fn)
     params = signature.parameters
-    # a factory (it takes both) makes its result with out's dtype and device, when not given
-    defaults = {key: _position(signature, key) for key in ("dtype", "device")} \
-        if "dtype" in params and "device" in params else {}
+    # a factory (it takes both) makes its result with out's dtype and device, a reduction
+    # (sum(x, dtype=)) accumulates in a floating out's dtype, when not given (see _out_dtype)
+    keys = ("dtype", "device") if "device" in params else ("dtype",)
+    defaults = {key: _position(signature, key) for key in keys if key in params}
 
     def into(out: Any, *args: Any, **kwargs: Any) -> Any:
         return _call_into(fn, op, defaults, out, args, kwargs)
@@ -159,10 +161,18 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
                               "would overwrite the other. Hint: give separate tensors")
     if isinstance(out, Tensor):
         for key, index in defaults.items():
-            if index is None and kwargs[key] is None:
-                kwargs[key] = getattr(out, key)
-            elif index is not None and args[index] is None:
-                args = (*args[:index], getattr(out, key), *args[index + 1:])
+            given = kwargs[key] if index is None else args[index]
+            if key == "dtype" and given is not None and given != out.dtype:
+                raise DTypeError(f"{op}(): dtype {_torch_name(given)} does not match out's "
+                                 f"dtype {_torch_name(out.dtype)}. Hint: leave dtype out, "
+                                 "out's is used")
+            if given is None and (key == "device" or "device" in defaults
+                                  or _accumulates_in(out.dtype, inputs)):
+                value = getattr(out, key)
+                if index is None:
+                    kwargs[key] = value
+                else:
+                    args = (*args[:index], value, *args[index + 1:])
     result = fn(*args, **kwargs)
     if not isinstance(result, (Tensor, tuple, list)):  # (a sparse tensor: hspmm's)
         raise TypeError(f"{op}(): out= takes dense tensors, and this call returns a "
@@ -176,6 +186,14 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
     if isinstance(out, Tensor):
         return out
     return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
+
+
+def _accumulates_in(dtype: Any, inputs: list[Tensor]) -> bool:
+    """Whether a reduction (``sum``, ``cumsum``, ``softmax``: a function with ``dtype=``)
+    computes in ``out``'s dtype, as PyTorch's do: when it is floating and no input complex
+    (an integer out would truncate each element first, a silent wrong answer: such an out
+    takes the result's cast, refused for a float result)."""
+    return dtype.is_floating_point and not any(t.dtype.is_complex for t in inputs)
 
 
 def _tensor_arguments(args: tuple, kwargs: dict) -> tuple[list[Tensor], list[Tensor]]:
