@@ -442,3 +442,14 @@ def test_a_dtype_other_than_outs_raises(call):
         call(torch)
     with pytest.raises(DTypeError, match=r"\(\): dtype Double does not match out's dtype Float"):
         call(ember)
+
+
+@pytest.mark.parametrize("context", [lambda: ember.profiler.profile(),
+                                     lambda: ember.autocast("cpu"),
+                                     lambda: ember.autograd.detect_anomaly()])
+def test_out_is_resized_under_watchers_and_policies(context):
+    # (they are dispatch handlers too, but compute eagerly: only tracing ones can't resize)
+    x = ember.ones(3)
+    with context():
+        out = ember.add(x, x, out=ember.empty(0))
+    assert out.tolist() == [2.0, 2.0, 2.0]

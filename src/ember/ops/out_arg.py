@@ -233,7 +233,7 @@ def _write(op: str, out: Tensor, result: Tensor) -> None:
         raise DTypeError(f"{op}(): result type {_torch_name(result.dtype)} can't be cast to the "
                          f"desired output type {_torch_name(out.dtype)}")
     if out.shape != result.shape:
-        if DISPATCH.handler is not None:
+        if DISPATCH.transforming():  # (the profiler or autocast alone: resized eagerly)
             raise ShapeError(f"{op}(): out has shape {list(out.shape)}, the result "
                              f"{list(result.shape)}: inside jit, vmap or forward mode, out must "
                              "have the result's shape (resizing it cannot be traced)")
