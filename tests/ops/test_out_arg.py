@@ -310,8 +310,8 @@ def test_wrong_out_kind_is_a_clear_error():
     with pytest.raises(TypeError, match=r"add\(\): out must be a Tensor or a tuple"):
         ember.add(ember.ones(2), 1, out=[1.0])
     sparse = ember.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse()
-    with pytest.raises(TypeError, match=r"hspmm\(\): out= takes dense tensors, and this call "
-                                        "returns a SparseTensor"):
+    with pytest.raises(TypeError, match=r"hspmm\(\): out= takes dense tensor results, and "
+                                        "this call returns a SparseTensor"):
         ember.hspmm(sparse, ember.ones(2, 2), out=ember.empty(0))
 
 
@@ -453,3 +453,15 @@ def test_out_is_resized_under_watchers_and_policies(context):
     with context():
         out = ember.add(x, x, out=ember.empty(0))
     assert out.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_fx_tracing_a_call_with_out_says_to_use_the_result():
+    class Scale(ember.nn.Module):
+        def forward(self, x):
+            buffer = ember.empty(2)
+            ember.mul(x, 2, out=buffer)
+            return buffer
+
+    with pytest.raises(TypeError, match=r"mul\(\): out= takes dense tensor results, and this "
+                                        r"call returns a Proxy .*without out="):
+        ember.fx.symbolic_trace(Scale())

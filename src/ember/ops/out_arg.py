@@ -174,9 +174,10 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
                 else:
                     args = (*args[:index], value, *args[index + 1:])
     result = fn(*args, **kwargs)
-    if not isinstance(result, (Tensor, tuple, list)):  # (a sparse tensor: hspmm's)
-        raise TypeError(f"{op}(): out= takes dense tensors, and this call returns a "
-                        f"{type(result).__name__}. Hint: call it without out=")
+    if not isinstance(result, (Tensor, tuple, list)):  # (hspmm's sparse tensor, fx's Proxy)
+        raise TypeError(f"{op}(): out= takes dense tensor results, and this call returns a "
+                        f"{type(result).__name__} (a sparse result, or an fx trace's value). "
+                        "Hint: call it without out= and use the result")
     results = (result,) if isinstance(result, Tensor) else result
     if isinstance(result, Tensor) != isinstance(out, Tensor) or len(results) != len(outs):
         want = "a Tensor" if isinstance(result, Tensor) else f"a tuple of {len(results)} Tensors"
