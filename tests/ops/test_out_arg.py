@@ -465,3 +465,23 @@ def test_fx_tracing_a_call_with_out_says_to_use_the_result():
     with pytest.raises(TypeError, match=r"mul\(\): out= takes dense tensor results, and this "
                                         r"call returns a Proxy .*without out="):
         ember.fx.symbolic_trace(Scale())
+
+
+def test_keyword_only_parameters_stay_keyword_only():
+    with pytest.raises(TypeError):
+        ember.add(ember.ones(1), ember.ones(1), 2)  # alpha is keyword-only
+    with pytest.raises(TypeError):
+        ember.neg(ember.ones(1), ember.empty(1))  # so is out
+
+
+@pytest.mark.parametrize("ns", list(NAMESPACES))
+def test_every_out_form_takes_its_ops_parameters_as_the_op_does(ns):
+    for name, fn, _ in _public_functions(ns):
+        if "out" not in inspect.signature(fn).parameters:
+            continue
+        params = inspect.signature(fn.__wrapped__).parameters.values()
+        code = fn.__code__
+        assert code.co_argcount == sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                                       for p in params), name
+        assert code.co_posonlyargcount == sum(p.kind is p.POSITIONAL_ONLY for p in params), name
+        assert code.co_kwonlyargcount == 1 + sum(p.kind is p.KEYWORD_ONLY for p in params), name

@@ -63,7 +63,7 @@ def with_out(fn: Callable[..., Any], name: str | None = None) -> Callable[..., A
     signature = inspect.signature(fn)
     params = signature.parameters
     # a factory (it takes both) makes its result with out's dtype and device, a reduction
-    # (sum(x, dtype=)) accumulates in a floating out's dtype, when not given (see _out_dtype)
+    # (sum(x, dtype=)) accumulates in a floating out's dtype, when not given (see _accumulates_in)
     keys = ("dtype", "device") if "device" in params else ("dtype",)
     defaults = {key: _position(signature, key) for key in keys if key in params}
 
@@ -113,12 +113,14 @@ def _forwarder(fn: Callable[..., Any], signature: inspect.Signature,
             text = f"*{p.name}"
         elif p.kind is p.VAR_KEYWORD:
             continue  # (after out)
+        elif p.kind is p.KEYWORD_ONLY and not any(q.startswith("*") for q in params):
+            params.append("*")  # (the keyword-only ones start here)
         params.append(text)
         call.append(f"{p.name}={p.name}" if p.kind is p.KEYWORD_ONLY else text.split("=")[0])
         if p.kind is p.POSITIONAL_ONLY and (p is listed[-1] or listed[listed.index(p) + 1].kind
                                             is not p.POSITIONAL_ONLY):
             params.append("/")
-    if not any(p.kind in (p.VAR_POSITIONAL, p.KEYWORD_ONLY) for p in listed):
+    if not any(q.startswith("*") for q in params):
         params.append("*")
     params.append("out=None")
     for p in listed:
