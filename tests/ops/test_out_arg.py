@@ -485,3 +485,9 @@ def test_every_out_form_takes_its_ops_parameters_as_the_op_does(ns):
                                        for p in params), name
         assert code.co_posonlyargcount == sum(p.kind is p.POSITIONAL_ONLY for p in params), name
         assert code.co_kwonlyargcount == 1 + sum(p.kind is p.KEYWORD_ONLY for p in params), name
+
+
+def test_a_narrower_floating_out_takes_the_results_cast():
+    # (vector_norm refuses to accumulate in a narrower dtype: out takes the float32 result)
+    out = ember.linalg.vector_norm(ember.ones(4), out=ember.empty(0, dtype=ember.float16))
+    assert out.dtype == ember.float16 and out.item() == 2.0

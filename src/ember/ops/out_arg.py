@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ember.autograd.grad_mode import GRAD
+from ember.dtypes import promote_types
 from ember.errors import DeviceError, DTypeError, GradError, OpError, ShapeError
 from ember.ops.creation import empty
 from ember.ops.primitive import DISPATCH
@@ -193,10 +194,12 @@ def _call_into(fn: Callable[..., Any], op: str, defaults: dict[str, int | None],
 
 def _accumulates_in(dtype: Any, inputs: list[Tensor]) -> bool:
     """Whether a reduction (``sum``, ``cumsum``, ``softmax``: a function with ``dtype=``)
-    computes in ``out``'s dtype, as PyTorch's do: when it is floating and no input complex
-    (an integer out would truncate each element first, a silent wrong answer: such an out
-    takes the result's cast, refused for a float result)."""
-    return dtype.is_floating_point and not any(t.dtype.is_complex for t in inputs)
+    computes in ``out``'s dtype, as PyTorch's do: when it is floating and holds every input
+    (an integer out would truncate each element first, a silent wrong answer; a narrower one
+    some reductions refuse: such outs take the result's cast, refused for a float result into
+    an integer out)."""
+    return dtype.is_floating_point and all(promote_types(t.dtype, dtype) == dtype
+                                           for t in inputs)
 
 
 def _tensor_arguments(args: tuple, kwargs: dict) -> tuple[list[Tensor], list[Tensor]]:
