@@ -310,8 +310,8 @@ def test_wrong_out_kind_is_a_clear_error():
     with pytest.raises(TypeError, match=r"add\(\): out must be a Tensor or a tuple"):
         ember.add(ember.ones(2), 1, out=[1.0])
     sparse = ember.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse()
-    with pytest.raises(TypeError, match=r"hspmm\(\): out= takes dense tensors, and this call "
-                                        "returns a SparseTensor"):
+    with pytest.raises(TypeError, match=r"hspmm\(\): out= takes dense tensor results, and "
+                                        "this call returns a SparseTensor"):
         ember.hspmm(sparse, ember.ones(2, 2), out=ember.empty(0))
 
 
@@ -380,3 +380,114 @@ def test_jit_refuses_an_out_it_would_have_to_resize():
     with pytest.raises(ShapeError, match=r"add\(\): out has shape \[0\], the result \[3\]: "
                                          "inside jit"):
         ember.jit.compile(step)(ember.ones(3))
+
+
+def test_out_forms_pickle_by_their_namespace_name():
+    import pickle
+    for fn in (ember.add, ember.arcsin, ember.linalg.inv, ember.linalg.norm, ember.special.expit,
+               ember.special.gammainc, ember.fft.fft):
+        assert pickle.loads(pickle.dumps(fn)) is fn
+
+
+@pytest.mark.parametrize("outs", [lambda o: (o, o), lambda o: (o[:2], o[1:])])
+def test_outs_that_share_memory_raise(outs):
+    # (torch writes both results into the one tensor and returns garbage: Ember refuses)
+    o = ember.empty(3, dtype=ember.int64)
+    with pytest.raises(OpError, match=r"sort\(\): out\[0\] and out\[1\] share memory"):
+        ember.sort(ember.tensor([3, 1]), out=outs(o))
+
+
+def test_with_out_forwards_every_kind_of_parameter():
+    from ember.ops.out_arg import with_out
+
+    def f(a, /, b, c=2, *rest, d, e=3, **kw):
+        return ember.tensor([a, b, c, *rest, d, e, *kw.values()])
+
+    g = with_out(f)
+    assert str(inspect.signature(g)) == ("(a, /, b, c=2, *rest, d, e=3, out: 'Tensor | "
+                                         "tuple[Tensor, ...] | None' = None, **kw)")
+    assert g(1, 2, 5, 6, d=4, z=9).tolist() == [1, 2, 5, 6, 4, 3, 9]
+    out = ember.empty(0, dtype=ember.int64)
+    assert g(1, b=2, d=4, out=out) is out and out.tolist() == [1, 2, 2, 4, 3]
+    with pytest.raises(TypeError):
+        g(a=1, b=2, d=4)  # a is positional-only, as in f
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "nansum", "nanmean", "cumsum",
+                                  "cumprod"])
+def test_a_reduction_accumulates_in_a_floating_outs_dtype(name):
+    x = [[1 / 3, 1.0, 2.5]]
+    ref = getattr(torch, name)(torch.tensor(x), 1, out=torch.empty(0, dtype=torch.float64))
+    got = getattr(ember, name)(ember.tensor(x), 1, out=ember.empty(0, dtype=ember.float64))
+    assert got.tolist() == ref.tolist()  # (float32's sum, cast after, differs)
+
+
+def test_a_float_reduction_into_an_integer_out_raises():
+    # (torch casts each element first: prod([1/3, 1, 2.5], out=long) is 0, a silent wrong answer)
+    for name in ("sum", "prod", "cumsum"):
+        with pytest.raises(DTypeError, match=rf"{name}\(\): result type Float can't be cast"):
+            getattr(ember, name)(ember.tensor([[1 / 3, 2.5]]), 1,
+                                 out=ember.empty(0, dtype=ember.int64))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.zeros(2, dtype=m.float64, out=m.empty(0)),
+    lambda m: m.arange(3, dtype=m.float64, out=m.empty(0)),
+    lambda m: m.full((2,), 1.0, dtype=m.float64, out=m.empty(0)),
+    lambda m: m.sum(m.ones(2), 0, dtype=m.float64, out=m.empty(0)),
+    lambda m: m.cumsum(m.ones(2), 0, dtype=m.float64, out=m.empty(0)),
+])
+def test_a_dtype_other_than_outs_raises(call):
+    with pytest.raises(RuntimeError, match="(?i)double"):
+        call(torch)
+    with pytest.raises(DTypeError, match=r"\(\): dtype Double does not match out's dtype Float"):
+        call(ember)
+
+
+@pytest.mark.parametrize("context", [lambda: ember.profiler.profile(),
+                                     lambda: ember.autocast("cpu"),
+                                     lambda: ember.autograd.detect_anomaly()])
+def test_out_is_resized_under_watchers_and_policies(context):
+    # (they are dispatch handlers too, but compute eagerly: only tracing ones can't resize)
+    x = ember.ones(3)
+    with context():
+        out = ember.add(x, x, out=ember.empty(0))
+    assert out.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_fx_tracing_a_call_with_out_says_to_use_the_result():
+    class Scale(ember.nn.Module):
+        def forward(self, x):
+            buffer = ember.empty(2)
+            ember.mul(x, 2, out=buffer)
+            return buffer
+
+    with pytest.raises(TypeError, match=r"mul\(\): out= takes dense tensor results, and this "
+                                        r"call returns a Proxy .*without out="):
+        ember.fx.symbolic_trace(Scale())
+
+
+def test_keyword_only_parameters_stay_keyword_only():
+    with pytest.raises(TypeError):
+        ember.add(ember.ones(1), ember.ones(1), 2)  # alpha is keyword-only
+    with pytest.raises(TypeError):
+        ember.neg(ember.ones(1), ember.empty(1))  # so is out
+
+
+@pytest.mark.parametrize("ns", list(NAMESPACES))
+def test_every_out_form_takes_its_ops_parameters_as_the_op_does(ns):
+    for name, fn, _ in _public_functions(ns):
+        if "out" not in inspect.signature(fn).parameters:
+            continue
+        params = inspect.signature(fn.__wrapped__).parameters.values()
+        code = fn.__code__
+        assert code.co_argcount == sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                                       for p in params), name
+        assert code.co_posonlyargcount == sum(p.kind is p.POSITIONAL_ONLY for p in params), name
+        assert code.co_kwonlyargcount == 1 + sum(p.kind is p.KEYWORD_ONLY for p in params), name
+
+
+def test_a_narrower_floating_out_takes_the_results_cast():
+    # (vector_norm refuses to accumulate in a narrower dtype: out takes the float32 result)
+    out = ember.linalg.vector_norm(ember.ones(4), out=ember.empty(0, dtype=ember.float16))
+    assert out.dtype == ember.float16 and out.item() == 2.0

@@ -287,7 +287,7 @@ def _is_library(obj: Any) -> bool:
     not the user's model)."""
     module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "") or ""
     top = module.split(".", 1)[0]
-    return top in _LIBRARIES or module.startswith("ember.")
+    return top in _LIBRARIES or top == "ember"
 
 
 _STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"})

@@ -181,6 +181,11 @@ class _Dispatch(threading.local):
         """Whether ops compute plain eager values: every active handler only watches them."""
         return all(h in self.observers for h in self.stack)
 
+    def transforming(self) -> bool:
+        """Whether a handler that records or rewrites ops is active (jit, vmap, forward mode),
+        not only watchers (the profiler) and policies (autocast), which compute eagerly."""
+        return any(h not in self.observers and h not in self.ambient for h in self.stack)
+
     def grads_in_place(self) -> bool:
         """Whether a backward may add into an existing ``.grad`` in place, as eager does:
         every active handler watches ops, or records that write as eager makes it (a jit

@@ -372,7 +372,7 @@ def resize_(self: Tensor, *size: Any) -> Tensor:
     if self.requires_grad:
         raise GradError("resize_: cannot resize variables that require grad. Hint: resize a "
                         "detached tensor, x.detach().resize_(...)")
-    if DISPATCH.handler is not None:
+    if DISPATCH.transforming():
         raise GradError("resize_: not supported inside transforms (vmap, jit, forward mode)")
     a = self._data
     if shape == a.shape:

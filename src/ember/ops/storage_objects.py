@@ -155,7 +155,7 @@ def _check_settable(self: Tensor, source_dtype: Any, what: str) -> None:
     if self.requires_grad and is_grad_enabled():
         raise GradError("set_: a leaf tensor that requires grad cannot be pointed at other "
                         "memory. Hint: do it under ember.no_grad()")
-    if DISPATCH.handler is not None:
+    if DISPATCH.transforming():
         raise GradError("set_: not supported inside transforms (vmap, jit, forward mode)")
     if source_dtype != self._data.dtype:
         raise DTypeError(f"set_: cannot set a tensor of dtype {self.dtype.name} to {what} of "
