@@ -86,9 +86,9 @@ def local_row(tensor: Tensor, row: int) -> int | None:
     another rank's piece holds it). For initialisations that write rows.
 
     Example:
-        >>> row = init.local_row(self.weight, self.padding_idx)   # (Embedding)
-        >>> if row is not None:
-        ...     self.weight[row] = 0
+        >>> weight = ember.ones(4, 2)
+        >>> local_row(weight, 1)   # not sharded: the row itself
+        1
     """
     whole = _whole(tensor)
     if whole is None:
