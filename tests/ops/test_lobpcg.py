@@ -157,14 +157,18 @@ def test_gradient_matches_torch(largest):
     np.testing.assert_allclose(A.grad.numpy(), A.grad.numpy().T)  # symmetric, as torch's
 
 
-def test_gradcheck():
-    a, x0 = _spd(6, 12)
-
+def _two_eigenpairs(x0):
+    """A's two largest eigenpairs from the start ``x0``, eigenvectors' signs fixed (so that
+    finite differences see a smooth function)."""
     def eigenpairs(A):  # noqa: N803
         E, U = ember.lobpcg(A, k=2, X=ember.tensor(x0[:, :2]), tol=1e-14, niter=300)  # noqa: N806
         return E, U * U[0:1].sign().detach()
+    return eigenpairs
 
-    assert ember.autograd.gradcheck(eigenpairs, (ember.tensor(a, requires_grad=True),),
+
+def test_gradcheck():
+    a, x0 = _spd(6, 12)
+    assert ember.autograd.gradcheck(_two_eigenpairs(x0), (ember.tensor(a, requires_grad=True),),
                                     atol=1e-5, rtol=1e-4)
 
 
@@ -210,12 +214,8 @@ def test_second_derivative_matches_finite_differences():
     # double backward differentiates the eigenpairs inside the gradient formula too, as
     # PyTorch's (whose gradgradcheck passes): with them held fixed it was silently wrong
     a, x0 = _spd(6, 17)
-
-    def eigenpairs(A):  # noqa: N803
-        E, U = ember.lobpcg(A, k=2, X=ember.tensor(x0[:, :2]), tol=1e-14, niter=300)  # noqa: N806
-        return E, U * U[0:1].sign().detach()
-
-    assert ember.autograd.gradgradcheck(eigenpairs, (ember.tensor(a, requires_grad=True),),
+    assert ember.autograd.gradgradcheck(_two_eigenpairs(x0),
+                                        (ember.tensor(a, requires_grad=True),),
                                         atol=1e-4, rtol=1e-3)
 
 
