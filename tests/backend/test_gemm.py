@@ -7,6 +7,8 @@ import torch
 import ember
 from ember.backend import gemm, threads
 
+pytestmark = pytest.mark.usefixtures("threads_restored")  # they set 1, 2 or 4
+
 
 class Watched(np.ndarray):
     """An array that records the BLAS thread count whenever a ufunc (matmul) runs on it."""

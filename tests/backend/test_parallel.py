@@ -10,6 +10,8 @@ import pytest
 import ember
 from ember.backend import parallel
 
+pytestmark = pytest.mark.usefixtures("threads_restored")  # they set 1, 2 or 4
+
 
 def test_every_piece_runs_once_on_as_many_threads_as_blas_has():
     ember.set_num_threads(2)
