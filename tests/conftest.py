@@ -2,8 +2,17 @@
 
 import os
 import sys
+import tempfile
 
 import pytest
+
+# The suite starts ~80 Python processes (MPI ranks, CLI runs). Where the environment forbids
+# writing bytecode, each compiled all of Ember from source: 2.6 s of CPU per `import ember`
+# instead of 1.3 s. They (and the xdist workers) share compiled bytecode under the temporary
+# folder instead, which keeps the source tree free of it all the same.
+if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "ember-test-pycache")
 
 
 @pytest.fixture(scope="session", autouse=True)
