@@ -34,7 +34,7 @@ CASES = {
             {"lr": 0.01, "momentum": 0.9}, (16, 1, 28, 28), 10),
     "cnn": (ember.models.cnn, ember.optim.Adam, {"lr": 1e-3}, (8, 1, 28, 28), 10),
     "resnet18": (ember.models.resnet18, ember.optim.SGD, {"lr": 0.01, "momentum": 0.9},
-                 (4, 3, 16, 16), 10),
+                 (4, 3, 8, 8), 10),
     "gpt": (lambda: ember.models.gpt(n_layer=2, d_model=32, block_size=16, dropout=0.0),
             ember.optim.AdamW, {"lr": 3e-4}, None, None),
 }

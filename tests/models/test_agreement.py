@@ -1,6 +1,7 @@
 """Model-level agreement with PyTorch: the same initial weights and batches give the same
-losses for 10 optimizer steps (SGD with momentum, AdamW), the same gradients after the first
-step, and (ResNet) the same BatchNorm running statistics.
+losses for 10 optimizer steps (5 for ResNet-18, whose steps cost the most; momentum and Adam's
+moments are in play from the second), the same gradients after the first step, and (ResNet)
+the same BatchNorm running statistics.
 
 Float32, except ResNet-18 in float64: BatchNorm over a batch of 4 makes its trajectory
 chaotic, so float32 rounding differences (in either framework) grow past 1e-4 within a few
@@ -36,6 +37,7 @@ OPTIMIZERS = {
     "adamw": (lambda m, opt: opt.AdamW(m.parameters(), lr=1e-4, weight_decay=0.01)),
 }
 STEPS = 10
+FEWER_STEPS = {"resnet18": 5}  # its steps cost the most
 
 
 def twins(name):
@@ -81,7 +83,8 @@ def test_training_trajectory_matches_torch(name, opt_name):
     e_opt, t_opt = OPTIMIZERS[opt_name](em, ember.optim), OPTIMIZERS[opt_name](tm, torch.optim)
     rng = np.random.RandomState(1)
     e_losses, t_losses = [], []
-    for step in range(STEPS):
+    steps = FEWER_STEPS.get(name, STEPS)
+    for step in range(steps):
         x, y = batch(rng)
         (e_x, t_x), (e_y, t_y) = to_pair(x), to_pair(y)
         e_loss, t_loss = losses(kind, em(e_x), tm(t_x), e_y, t_y)
@@ -99,8 +102,8 @@ def test_training_trajectory_matches_torch(name, opt_name):
     # noise by up to lr a step either way, hence the absolute tolerance.
     t_state = tm.state_dict()
     for key, value in em.state_dict().items():
-        assert_close(value.numpy(), t_state[key], f"{name}: {key} after {STEPS} steps",
-                     rtol=1e-3, atol=1e-4 * STEPS * 0.5)
+        assert_close(value.numpy(), t_state[key], f"{name}: {key} after {steps} steps",
+                     rtol=1e-3, atol=1e-4 * steps * 0.5)
 
 
 def test_gpt_flash_attention_matches_matmul_softmax():
