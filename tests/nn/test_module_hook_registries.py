@@ -246,3 +246,24 @@ def test_a_compiled_module_notices_a_hook_deleted_by_hand():
         ember.testing.assert_close(fast(x), model.forward(x))
         model.register_forward_hook(lambda mod, a, k, o: o * 3, with_kwargs=True)
         ember.testing.assert_close(fast(x), model.forward(x) * 3)
+
+
+def test_a_lazy_module_keeps_its_hooks_and_their_flags_as_it_becomes_the_layer():
+    def scenario(nn, lib):
+        m, log = nn.LazyLinear(2), []
+        m.register_forward_hook(lambda mod, a, k, o: log.append((type(mod).__name__, sorted(k))),
+                                with_kwargs=True, always_call=True)
+        m(lib.ones(1, 3))
+        m(lib.ones(1, 3))
+        return log, len(m._forward_hooks_with_kwargs), len(m._forward_hooks_always_called)
+
+    assert _both(scenario) == ([("Linear", [])] * 2, 1, 1)
+
+
+def test_a_module_unpickled_without_some_registry_gets_an_empty_one():
+    state = dict(vars(ember.nn.Identity()))
+    del state["_forward_hooks_always_called"], state["_forward_pre_hooks_with_kwargs"]
+    m = object.__new__(ember.nn.Identity)
+    m.__setstate__(state)  # (as a module pickled before the registry existed)
+    m.register_forward_hook(_double, always_call=True)
+    assert m(ember.ones(1)).tolist() == [2.0] and len(m._forward_hooks_always_called) == 1
