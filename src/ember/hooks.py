@@ -1,10 +1,11 @@
 """Hook handles, public as ``ember.utils.hooks`` (PyTorch's ``torch.utils.hooks``).
 
 Every registration in Ember (tensor, autograd node, module and optimizer hooks) returns a
-:class:`RemovableHandle`. Ember keeps its own hooks in ordered lists, which a handle made by
-:meth:`RemovableHandle.for_entry` removes its one entry from; a handle made as PyTorch makes
-one, ``RemovableHandle(hooks_dict)``, removes the key ``handle.id`` from that dict (and from
-each ``extra_dict``), so registries written against PyTorch's API work unchanged.
+:class:`RemovableHandle`. Ember keeps tensor, node and optimizer hooks in ordered lists, which
+a handle made by :meth:`RemovableHandle.for_entry` removes its one entry from; a handle made as
+PyTorch makes one, ``RemovableHandle(hooks_dict)``, removes the key ``handle.id`` from that
+dict (and from each ``extra_dict``): module hooks are kept so, in PyTorch's dicts
+(:mod:`ember.nn.module_hooks`), and registries written against PyTorch's API work unchanged.
 
 This module sits beside the core (``ember.tensor`` imports it); of Ember it imports only the
 ``STRUCTURE`` counter that every registration and removal moves.
@@ -94,17 +95,13 @@ class RemovableHandle:
         return f"<RemovableHandle id={self.id}>"
 
 
-def add_hook(hooks: list, hook: Any, prepend: bool = False,
-             handle_type: type[RemovableHandle] | None = None) -> RemovableHandle:
-    """Adds ``hook`` to Ember's ordered list ``hooks`` (first with ``prepend``) and returns
-    its handle (a ``handle_type``, default :class:`RemovableHandle`): every registration in
-    Ember goes through here (``ember.jit`` notices)."""
-    if prepend:
-        hooks.insert(0, hook)
-    else:
-        hooks.append(hook)
+def add_hook(hooks: list, hook: Any) -> RemovableHandle:
+    """Appends ``hook`` to Ember's ordered list ``hooks`` (a tensor's, an autograd node's or
+    an optimizer's) and returns its handle; the registration counts in ``STRUCTURE``
+    (``ember.jit`` notices)."""
+    hooks.append(hook)
     STRUCTURE.value += 1
-    return (handle_type or RemovableHandle).for_entry(hooks, hook)
+    return RemovableHandle.for_entry(hooks, hook)
 
 
 def _note_structure_change() -> None:

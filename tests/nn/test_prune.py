@@ -55,7 +55,7 @@ def test_iterative_pruning_combines_masks_as_torch():
         getattr(tprune, fn)(t, "weight", **kwargs)
         getattr(prune, fn)(e, "weight", **kwargs)
         same_masks(t, e)
-    (hook,) = [h.fn for h in e._forward_pre_hooks]
+    (hook,) = list(e._forward_pre_hooks.values())
     assert isinstance(hook, prune.PruningContainer) and len(hook) == 4
     assert [type(m).__name__ for m in hook] == ["L1Unstructured", "LnStructured",
                                                 "L1Unstructured", "LnStructured"]

@@ -238,7 +238,7 @@ def test_module_tracker_matches_torch():
     seen = _tracked(ember.nn, ember, ModuleTracker)
     assert seen == _tracked(torch.nn, torch, TorchTracker)
     assert seen[0] == ("forward", ["Global", "Sequential", "Sequential.0"], False)  # net[1]
-    assert not ember.nn.module_hooks.GLOBAL_FORWARD_PRE_HOOKS
+    assert not ember.nn.module_hooks._global_forward_pre_hooks
 
 
 @pytest.mark.parametrize("module", ["utils.flop_counter", "utils.flop_formulas",
@@ -258,7 +258,7 @@ def test_nothing_is_left_on_the_eager_path_after_exit():
         ember.ones(2, 2) @ ember.ones(2, 2)
         raise ValueError("inside")
     assert DISPATCH.handler is None and not DISPATCH.stack and VJP_HOOK.around is None
-    assert not ember.nn.module_hooks.GLOBAL_FORWARD_HOOKS
+    assert not ember.nn.module_hooks._global_forward_hooks
 
 
 @pytest.mark.parametrize("shapes", [((4,), (4, 3)), ((4,), (2, 4, 3)), ((3, 4), (4,)),

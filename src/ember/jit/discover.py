@@ -25,12 +25,7 @@ import numpy as np
 
 from ember.autograd.graph import leaf_hooks
 from ember.nn.module import Module
-from ember.nn.module_hooks import (
-    GLOBAL_BACKWARD_HOOKS,
-    GLOBAL_BACKWARD_PRE_HOOKS,
-    GLOBAL_FORWARD_HOOKS,
-    GLOBAL_FORWARD_PRE_HOOKS,
-)
+from ember.nn.module_hooks import hooks_around
 from ember.optim.optimizer import Optimizer
 from ember.tensor import STRUCTURE, Tensor
 
@@ -177,8 +172,7 @@ class Reach:
             self.module_labels.append(prefix + mname if mname else name or "self")
             if not _is_library(m):  # (the globals a user's layer reads in its forward)
                 self.add_function(type(m).forward, 1, owner=m)
-            for hook in _module_hooks(m):
-                fn = hook.fn  # (its first argument is the module, as forward's self)
+            for fn, *_ in hooks_around(m):  # (a hook's first argument is the module)
                 self.add_function(fn, 1, owner=None if hasattr(fn, "__self__") else m)
         for tname, t in new:
             self._follow_hooks(tname, t)
@@ -226,11 +220,12 @@ class Reach:
         out = {label: key for _, _, label, key, _ in self.bindings}
         for label, m in zip(self.module_labels, self.modules):
             out[label] = ("object", id(m))
-            hooks = _module_hooks(m)
             for attr, value in vars(m).items():  # (``training`` among them)
                 if is_plain(value):
                     out[f"{label}.{attr}"] = _value_key(value)
-            out[f"hooks of {label}"] = ("hooks", tuple(h.fn for h in hooks))
+            hooks = hooks_around(m)  # (and their flags: with_kwargs changes the call)
+            out[f"hooks of {label}"] = ("hooks", tuple(h for h, *_ in hooks),
+                                        tuple(flags for _, *flags in hooks))
         for label, opt in self.optimizers:
             out[f"parameters of {label}"] = ("parameters", tuple(
                 tuple(map(id, g["params"])) for g in opt.param_groups))
@@ -446,13 +441,6 @@ def _value_key(value: Any) -> Any:
     if is_plain(value):
         return ("value", value, type(value))  # (1 == True == 1.0, as values: not as keys)
     return ("object", id(value))
-
-
-def _module_hooks(m: Module) -> tuple:
-    """The hooks that run around ``m``'s forward: the global module hooks and its own."""
-    return (*GLOBAL_FORWARD_PRE_HOOKS, *m._forward_pre_hooks, *GLOBAL_FORWARD_HOOKS,
-            *m._forward_hooks, *GLOBAL_BACKWARD_PRE_HOOKS, *m._backward_pre_hooks,
-            *GLOBAL_BACKWARD_HOOKS, *m._backward_hooks)
 
 
 def tensor_hooks(t: Tensor) -> tuple:

@@ -26,7 +26,7 @@ def backward_hooks(name: str, found: Reach, tracer: Tracer) -> str | None:
     labels = {id(m): label for label, m in zip(found.module_labels, found.modules)}
     hooked = "; ".join(
         f"module {labels.get(id(s.module)) or name} ({type(s.module).__name__}): "
-        f"{', '.join(_hook_name(h.fn) for h in [*s.pre_hooks, *s.hooks])}"
+        f"{', '.join(_hook_name(h) for h in [*s.pre_hooks, *s.hooks])}"
         for s in tracer.backward_hooks)
     return (f"runs eagerly: its outputs need grad and pass through module backward hooks "
             f"(backward pre-hooks and full backward hooks: {hooked}), whose Python runs at "

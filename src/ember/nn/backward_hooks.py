@@ -48,7 +48,7 @@ class BackwardHookState:
         calls them now); returns the gradients to pass on into the module."""
         grad_output = _spread(self.output_positions, grads, self.n_outputs)
         for hook in self.pre_hooks:
-            result = hook.fn(self.module, grad_output)
+            result = hook(self.module, grad_output)
             if result is not None:
                 grad_output = self._checked(result, grad_output, "backward pre-hook",
                                             "grad_output")
@@ -56,7 +56,7 @@ class BackwardHookState:
         if self.input_positions is None:
             grad_input = (None,) * self.n_inputs
             for hook in self.hooks:
-                result = hook.fn(self.module, grad_input, grad_output)
+                result = hook(self.module, grad_input, grad_output)
                 if result is not None and not (isinstance(result, tuple)
                                                and all(r is None for r in result)):
                     raise GradError(f"full backward hook of {type(self.module).__name__}: no "
@@ -71,7 +71,7 @@ class BackwardHookState:
             return grads
         grad_input = _spread(self.input_positions, grads, self.n_inputs)
         for hook in self.hooks:
-            result = hook.fn(self.module, grad_input, self.grad_output)
+            result = hook(self.module, grad_input, self.grad_output)
             if result is not None:
                 grad_input = self._checked(result, grad_input, "full backward hook",
                                            "grad_input")

@@ -18,6 +18,7 @@ from ember.errors import ShapeError
 from ember.nn.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ember.nn.linear import Linear
 from ember.nn.module import Module
+from ember.nn.module_hooks import HOOK_DICTS
 from ember.nn.normalization import (
     BatchNorm1d,
     BatchNorm2d,
@@ -36,8 +37,7 @@ __all__ = ["UninitializedParameter", "LazyModuleMixin", "LazyLinear", "LazyConv1
            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 # what a lazy module keeps of its own when it becomes the real layer
-_OWN_STATE = ("training", "_forward_pre_hooks", "_forward_hooks", "_backward_hooks",
-              "_backward_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks")
+_OWN_STATE = ("training", *HOOK_DICTS)
 
 
 def _is_placeholder(value: Tensor) -> bool:

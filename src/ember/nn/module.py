@@ -12,7 +12,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
-from ember.nn.module_hooks import REGISTRATION_HOOKS, ModuleHooksMixin, run_registration_hooks
+from ember.nn.module_hooks import (
+    HOOK_DICTS,
+    REGISTRATION_HOOKS,
+    HookDict,
+    ModuleHooksMixin,
+    run_registration_hooks,
+)
 from ember.nn.parameter import Buffer, Parameter, UninitializedBuffer
 from ember.nn.state_dict import StateDictMixin
 from ember.ops.creation import empty_like
@@ -86,12 +92,8 @@ class Module(ModuleHooksMixin, StateDictMixin):
         setattr_(self, "_buffers", _Members())
         setattr_(self, "_non_persistent_buffers_set", set())
         setattr_(self, "_modules", _Members())
-        setattr_(self, "_forward_pre_hooks", [])
-        setattr_(self, "_forward_hooks", [])
-        setattr_(self, "_backward_hooks", [])
-        setattr_(self, "_backward_pre_hooks", [])
-        setattr_(self, "_state_dict_hooks", [])
-        setattr_(self, "_load_state_dict_pre_hooks", [])
+        for name in HOOK_DICTS:
+            setattr_(self, name, HookDict())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
@@ -520,6 +522,8 @@ class Module(ModuleHooksMixin, StateDictMixin):
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        for name in HOOK_DICTS:  # (a module pickled without some registry gets an empty one)
+            self.__dict__.setdefault(name, HookDict())
 
     def __deepcopy__(self, memo: dict) -> Module:
         """A copy with its own parameters and buffers, each copied with its ``.grad``."""

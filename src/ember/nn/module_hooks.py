@@ -1,50 +1,143 @@
 """The hooks of ``nn.Module``: forward pre-hooks and hooks, backward pre-hooks and full
-backward hooks, state-dict post-hooks, each registration returning a removable handle, as
-PyTorch's. :class:`ModuleHooksMixin` holds the registration methods and the call path that
-runs them; ``Module.__init__`` makes the lists.
+backward hooks, state-dict post-hooks and load-state-dict pre-hooks, each registration
+returning a removable handle, as PyTorch's. :class:`ModuleHooksMixin` holds the registration
+methods and the call path that runs them.
+
+The registries are PyTorch's too, so code written against its internals works: each is an
+ordered dict (a :class:`HookDict`) from the handle's ``id`` to the user's hook, named as
+PyTorch names it (``module._forward_pre_hooks``, ``_forward_hooks``, ``_backward_hooks``,
+``_backward_pre_hooks``, ``_state_dict_hooks``, ``_load_state_dict_pre_hooks``), with the
+flags in side dicts (``_forward_pre_hooks_with_kwargs``, ``_forward_hooks_with_kwargs``,
+``_forward_hooks_always_called``: id -> True) that ``handle.remove()`` cleans too; the
+global ones are this module's ``_global_forward_hooks`` and so on, reachable as
+``ember.nn.modules.module._global_forward_hooks``.
 """
 
 from __future__ import annotations
 
+import functools
 import warnings
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from ember.hooks import add_hook
-from ember.tensor import RemovableHandle
+from ember.tensor import STRUCTURE, RemovableHandle
 
 
-class _Hook:
-    """One registered hook; identity-compared so a handle removes exactly its registration."""
-
-    __slots__ = ("fn", "with_kwargs", "always_call")
-
-    def __init__(self, fn: Callable, with_kwargs: bool = False, always_call: bool = False):
-        self.fn, self.with_kwargs, self.always_call = fn, with_kwargs, always_call
-
-
-GLOBAL_FORWARD_PRE_HOOKS: list[_Hook] = []  # run before each module's own, for every module
-GLOBAL_FORWARD_HOOKS: list[_Hook] = []
-GLOBAL_BACKWARD_PRE_HOOKS: list[_Hook] = []
-GLOBAL_BACKWARD_HOOKS: list[_Hook] = []
-#: hooks run as any module registers a parameter, a buffer or a child module
-REGISTRATION_HOOKS: dict[str, list[_Hook]] = {"parameter": [], "buffer": [], "module": []}
-
-
-class _GlobalHookHandle(RemovableHandle):
-    """The handle of a global module hook: removing it may put back the fast call path."""
+class HookDict(OrderedDict):
+    """An ordered dict of hooks keyed by handle id, as PyTorch keeps them; each change counts
+    in :data:`ember.tensor.STRUCTURE`, so a compiled function notices a hook added or
+    deleted by hand (``del module._forward_pre_hooks[k]``) as one removed by its handle."""
 
     __slots__ = ()
 
-    def remove(self) -> None:
-        super().remove()
+    def _changed(self) -> None:
+        STRUCTURE.value += 1
+
+    def __setitem__(self, key: Any, value: Any) -> None:  # (update/setdefault/|= come here)
+        super().__setitem__(key, value)
+        self._changed()
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(key)
+        self._changed()
+
+    def pop(self, *args: Any) -> Any:
+        value = super().pop(*args)
+        self._changed()
+        return value
+
+    def popitem(self, last: bool = True) -> tuple:
+        item = super().popitem(last)
+        self._changed()
+        return item
+
+    def clear(self) -> None:
+        super().clear()
+        self._changed()
+
+    def move_to_end(self, key: Any, last: bool = True) -> None:
+        super().move_to_end(key, last)
+        self._changed()
+
+
+class _GlobalHookDict(HookDict):
+    """A registry of hooks run around every module's call: a change may switch
+    ``Module.__call__`` between the fast path and the one that always runs hooks."""
+
+    __slots__ = ()
+
+    def _changed(self) -> None:
+        STRUCTURE.value += 1
         _choose_call_path()
 
 
-def _add_global_hook(hooks: list[_Hook], hook: _Hook) -> RemovableHandle:
-    handle = add_hook(hooks, hook, handle_type=_GlobalHookHandle)
-    _choose_call_path()
+#: the registries every module has, as PyTorch names them (``Module.__init__`` makes them)
+HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
+              "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_hooks",
+              "_backward_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks")
+
+# the hooks of every module, run before each module's own (PyTorch's names)
+_global_forward_pre_hooks = _GlobalHookDict()
+_global_forward_hooks = _GlobalHookDict()
+_global_forward_hooks_with_kwargs = HookDict()
+_global_forward_hooks_always_called = HookDict()
+_global_backward_pre_hooks = _GlobalHookDict()
+_global_backward_hooks = _GlobalHookDict()
+# run as any module registers a parameter, a buffer or a child module
+_global_parameter_registration_hooks = HookDict()
+_global_buffer_registration_hooks = HookDict()
+_global_module_registration_hooks = HookDict()
+REGISTRATION_HOOKS = {"parameter": _global_parameter_registration_hooks,
+                      "buffer": _global_buffer_registration_hooks,
+                      "module": _global_module_registration_hooks}
+
+
+def _register(hooks: HookDict, hook: Callable, prepend: bool = False,
+              flags: tuple[tuple[HookDict, bool], ...] = ()) -> RemovableHandle:
+    """Adds ``hook`` to ``hooks`` under a new handle's id (first with ``prepend``), marking
+    the id in each flag dict whose flag is set; the handle removes it from all of them."""
+    handle = RemovableHandle(hooks, extra_dict=[flag_dict for flag_dict, _ in flags])
+    for flag_dict, on in flags:
+        if on:
+            flag_dict[handle.id] = True
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
     return handle
+
+
+class _WrappedHook:
+    """A load-state-dict pre-hook as PyTorch keeps it in ``_load_state_dict_pre_hooks``:
+    called with the hook's arguments less the module, which it holds weakly (a module does
+    not keep itself alive) and passes first; ``hook`` is the user's function."""
+
+    def __init__(self, hook: Callable, module: Any = None) -> None:
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.with_module = module is not None
+        if self.with_module:
+            self.module = weakref.ref(module)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.with_module:
+            return self.hook(*args, **kwargs)
+        module = self.module()
+        if module is None:
+            raise RuntimeError("load_state_dict pre-hook: its module no longer exists")
+        return self.hook(module, *args, **kwargs)
+
+    def __getstate__(self) -> dict:  # (pickle and deepcopy: the module itself, not a weakref)
+        state = dict(self.__dict__)
+        if self.with_module:
+            state["module"] = self.module()
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self.with_module:
+            self.module = weakref.ref(state["module"])
 
 
 #: ``ember.compile``, registered by ``ember.jit`` (a layer above) for :meth:`Module.compile`.
@@ -56,8 +149,8 @@ def _choose_call_path() -> None:
     so that check is all a module call without hooks pays; with one set, every call runs
     the hooks."""
     ModuleHooksMixin.__call__ = ModuleHooksMixin._call_always_with_hooks if (
-        GLOBAL_FORWARD_PRE_HOOKS or GLOBAL_FORWARD_HOOKS or GLOBAL_BACKWARD_PRE_HOOKS or
-        GLOBAL_BACKWARD_HOOKS) else ModuleHooksMixin._call_fast
+        _global_forward_pre_hooks or _global_forward_hooks or _global_backward_pre_hooks or
+        _global_backward_hooks) else ModuleHooksMixin._call_fast
 
 
 def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -73,7 +166,7 @@ def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandl
         >>> h.remove(); seen
         ['Sequential', 'ReLU']
     """
-    return _add_global_hook(GLOBAL_FORWARD_PRE_HOOKS, _Hook(hook))
+    return _register(_global_forward_pre_hooks, hook)
 
 
 def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool = False,
@@ -89,7 +182,9 @@ def register_module_forward_hook(hook: Callable[..., Any], *, with_kwargs: bool 
         tensor([2.])
         >>> h.remove()
     """
-    return _add_global_hook(GLOBAL_FORWARD_HOOKS, _Hook(hook, with_kwargs, always_call))
+    return _register(_global_forward_hooks, hook, flags=(
+        (_global_forward_hooks_with_kwargs, with_kwargs),
+        (_global_forward_hooks_always_called, always_call)))
 
 
 def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -104,7 +199,7 @@ def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> Removabl
         >>> h.remove(); seen
         ['Linear']
     """
-    return _add_global_hook(GLOBAL_BACKWARD_PRE_HOOKS, _Hook(hook))
+    return _register(_global_backward_pre_hooks, hook)
 
 
 def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
@@ -119,12 +214,12 @@ def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHan
         Linear ember.Size([1, 2])
         >>> h.remove()
     """
-    return _add_global_hook(GLOBAL_BACKWARD_HOOKS, _Hook(hook))
+    return _register(_global_backward_hooks, hook)
 
 
 def _registration_hook(kind: str) -> Callable[[Callable[..., Any]], RemovableHandle]:
     def register(hook: Callable[..., Any]) -> RemovableHandle:
-        return add_hook(REGISTRATION_HOOKS[kind], _Hook(hook))
+        return _register(REGISTRATION_HOOKS[kind], hook)
 
     register.__name__ = register.__qualname__ = f"register_module_{kind}_registration_hook"
     register.__doc__ = (
@@ -141,27 +236,66 @@ register_module_module_registration_hook = _registration_hook("module")
 
 def run_registration_hooks(kind: str, module: Any, name: str, value: Any) -> Any:
     """``value`` after the registration hooks of ``kind`` (each may return a replacement)."""
-    for hook in REGISTRATION_HOOKS[kind]:
-        result = hook.fn(module, name, value)
+    for hook in tuple(REGISTRATION_HOOKS[kind].values()):
+        result = hook(module, name, value)
         if result is not None:
             value = result
     return value
 
 
-def _run_forward_hook(module: Any, hook: _Hook, args: tuple, kwargs: dict, output: Any) -> Any:
-    return hook.fn(module, args, kwargs, output) if hook.with_kwargs else \
-        hook.fn(module, args, output)
+def hooks_around(module: Any) -> tuple[tuple[Callable, bool, bool], ...]:
+    """The hooks that run around ``module``'s call, as ``(hook, with_kwargs, always_call)``:
+    the global and its own forward pre-hooks, forward hooks, backward pre-hooks and backward
+    hooks (what ``ember.jit`` traces and keys its graphs on)."""
+    with_kwargs = (module._forward_pre_hooks_with_kwargs, module._forward_hooks_with_kwargs,
+                   _global_forward_hooks_with_kwargs)
+    always = (module._forward_hooks_always_called, _global_forward_hooks_always_called)
+    return tuple((hook, any(key in d for d in with_kwargs), any(key in d for d in always))
+                 for key, hook in (
+                     *_global_forward_pre_hooks.items(), *module._forward_pre_hooks.items(),
+                     *_global_forward_hooks.items(), *module._forward_hooks.items(),
+                     *_global_backward_pre_hooks.items(), *module._backward_pre_hooks.items(),
+                     *_global_backward_hooks.items(), *module._backward_hooks.items()))
+
+
+def transfer_forward_hooks(old: Any, new: Any, post: bool = True) -> None:
+    """Registers ``old``'s forward pre-hooks (and, with ``post``, forward hooks) on ``new``,
+    their flags kept: a layer swapped for its converted twin keeps its hooks."""
+    for key, hook in old._forward_pre_hooks.items():
+        new.register_forward_pre_hook(hook, with_kwargs=key in old._forward_pre_hooks_with_kwargs)
+    for key, hook in old._forward_hooks.items() if post else ():
+        new.register_forward_hook(hook, with_kwargs=key in old._forward_hooks_with_kwargs,
+                                  always_call=key in old._forward_hooks_always_called)
+
+
+def _forward_hooks_of(module: Any) -> tuple[tuple[int, Callable], ...]:
+    return (*_global_forward_hooks.items(), *module._forward_hooks.items())
+
+
+def _always_called(module: Any, key: int) -> bool:
+    return key in module._forward_hooks_always_called or \
+        key in _global_forward_hooks_always_called
+
+
+def _run_forward_hook(module: Any, key: int, hook: Callable, args: tuple, kwargs: dict,
+                      output: Any) -> Any:
+    if key in module._forward_hooks_with_kwargs or key in _global_forward_hooks_with_kwargs:
+        return hook(module, args, kwargs, output)
+    return hook(module, args, output)
 
 
 class ModuleHooksMixin:
     """Hook registration and the hooked call path of :class:`ember.nn.Module`."""
 
-    _forward_pre_hooks: list
-    _forward_hooks: list
-    _backward_hooks: list
-    _backward_pre_hooks: list
-    _state_dict_hooks: list
-    _load_state_dict_pre_hooks: list
+    _forward_pre_hooks: HookDict
+    _forward_pre_hooks_with_kwargs: HookDict
+    _forward_hooks: HookDict
+    _forward_hooks_with_kwargs: HookDict
+    _forward_hooks_always_called: HookDict
+    _backward_hooks: HookDict
+    _backward_pre_hooks: HookDict
+    _state_dict_hooks: HookDict
+    _load_state_dict_pre_hooks: HookDict
     forward: Callable[..., Any]
 
     _compiled_call: Callable[..., Any] | None = None  # set by Module.compile
@@ -198,44 +332,45 @@ class ModuleHooksMixin:
     __call__ = _call_fast  # (``_choose_call_path`` switches it while global hooks are set)
 
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
-        output, ran = None, set()  # (the always_call hooks that ran)
+        output, ran = None, set()  # (the ids of the always_call hooks that ran)
         try:
-            for hook in [*GLOBAL_FORWARD_PRE_HOOKS, *self._forward_pre_hooks]:
-                if hook.with_kwargs:
-                    result = hook.fn(self, args, kwargs)
+            for key, hook in (*_global_forward_pre_hooks.items(),
+                              *self._forward_pre_hooks.items()):
+                if key in self._forward_pre_hooks_with_kwargs:
+                    result = hook(self, args, kwargs)
                     if result is not None:
                         if not (isinstance(result, tuple) and len(result) == 2):
                             raise RuntimeError("forward pre-hook with kwargs must return None "
                                                f"or a tuple (args, kwargs), got {result!r}")
                         args, kwargs = result
                 else:
-                    result = hook.fn(self, args)
+                    result = hook(self, args)
                     if result is not None:
                         args = result if isinstance(result, tuple) else (result,)
             state = None
-            if self._backward_hooks or self._backward_pre_hooks or GLOBAL_BACKWARD_HOOKS or \
-                    GLOBAL_BACKWARD_PRE_HOOKS:
+            if self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks or \
+                    _global_backward_pre_hooks:
                 from ember.nn.backward_hooks import BackwardHookState
 
-                state = BackwardHookState(self, [*GLOBAL_BACKWARD_HOOKS, *self._backward_hooks],
-                                          [*GLOBAL_BACKWARD_PRE_HOOKS,
-                                           *self._backward_pre_hooks])
+                state = BackwardHookState(
+                    self, [*_global_backward_hooks.values(), *self._backward_hooks.values()],
+                    [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()])
                 args = state.wrap_inputs(args)
             output = self.forward(*args, **kwargs)
-            for hook in [*GLOBAL_FORWARD_HOOKS, *self._forward_hooks]:
-                if hook.always_call:
-                    ran.add(hook)
-                result = _run_forward_hook(self, hook, args, kwargs, output)
+            for key, hook in _forward_hooks_of(self):
+                if _always_called(self, key):
+                    ran.add(key)
+                result = _run_forward_hook(self, key, hook, args, kwargs, output)
                 if result is not None:
                     output = result
             return output if state is None else state.wrap_outputs(output)
         except Exception:
             # as PyTorch: the always_call hooks not run yet run (with the output so far,
             # None if forward raised); their own errors become warnings, the first one raises
-            for hook in [*GLOBAL_FORWARD_HOOKS, *self._forward_hooks]:
-                if hook.always_call and hook not in ran:
+            for key, hook in _forward_hooks_of(self):
+                if _always_called(self, key) and key not in ran:
                     try:
-                        result = _run_forward_hook(self, hook, args, kwargs, output)
+                        result = _run_forward_hook(self, key, hook, args, kwargs, output)
                     except Exception as exc:
                         warnings.warn("module forward hook with ``always_call=True`` raised an "
                                       "exception that was silenced as another error was raised "
@@ -254,7 +389,8 @@ class ModuleHooksMixin:
             >>> h = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
             >>> h.remove()
         """
-        return add_hook(self._forward_pre_hooks, _Hook(hook, with_kwargs), prepend)
+        return _register(self._forward_pre_hooks, hook, prepend,
+                         ((self._forward_pre_hooks_with_kwargs, with_kwargs),))
 
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
                               with_kwargs: bool = False,
@@ -266,7 +402,9 @@ class ModuleHooksMixin:
             >>> feats = []
             >>> h = m.register_forward_hook(lambda mod, args, out: feats.append(out))
         """
-        return add_hook(self._forward_hooks, _Hook(hook, with_kwargs, always_call), prepend)
+        return _register(self._forward_hooks, hook, prepend,
+                         ((self._forward_hooks_with_kwargs, with_kwargs),
+                          (self._forward_hooks_always_called, always_call)))
 
     def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False
                                         ) -> RemovableHandle:
@@ -277,7 +415,7 @@ class ModuleHooksMixin:
         Example:
             >>> h = m.register_full_backward_pre_hook(lambda mod, go: (go[0].clamp(-1, 1),))
         """
-        return add_hook(self._backward_pre_hooks, _Hook(hook), prepend)
+        return _register(self._backward_pre_hooks, hook, prepend)
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False
                                     ) -> RemovableHandle:
@@ -290,7 +428,7 @@ class ModuleHooksMixin:
         Example:
             >>> h = m.register_full_backward_hook(lambda mod, gi, go: print(go[0].shape))
         """
-        return add_hook(self._backward_hooks, _Hook(hook), prepend)
+        return _register(self._backward_hooks, hook, prepend)
 
     def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
         """Calls ``hook(module, state_dict, prefix, local_metadata)`` once :meth:`state_dict`
@@ -306,7 +444,7 @@ class ModuleHooksMixin:
             ['weight']
             >>> h.remove()
         """
-        return add_hook(self._state_dict_hooks, _Hook(hook))
+        return _register(self._state_dict_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
         """Calls ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -323,4 +461,19 @@ class ModuleHooksMixin:
             >>> fc.load_state_dict({"w": ember.zeros(3, 2), "bias": ember.zeros(3)})
             <All keys matched successfully>
         """
-        return add_hook(self._load_state_dict_pre_hooks, _Hook(hook))
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False
+                                           ) -> RemovableHandle:
+        """PyTorch's private form of :meth:`register_load_state_dict_pre_hook`, which much code
+        calls: without ``with_module`` the hook is called without the module
+        (``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)``).
+
+        Example:
+            >>> fc = nn.Linear(2, 3)
+            >>> h = fc._register_load_state_dict_pre_hook(lambda sd, prefix, *_: None)
+            >>> h.remove()
+        """
+        return _register(self._load_state_dict_pre_hooks,
+                         _WrappedHook(hook, self if with_module else None))

@@ -66,8 +66,8 @@ class StateDictMixin:
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
                                   keep_vars=keep_vars)
-        for hook in self._state_dict_hooks:
-            if hook.fn(self, destination, prefix, local_metadata) is not None:
+        for hook in self._state_dict_hooks.values():
+            if hook(self, destination, prefix, local_metadata) is not None:
                 raise RuntimeError(f"{type(self).__name__}: a state_dict post-hook must return "
                                    "None (it edits the state dict in place)")
         return destination
@@ -157,9 +157,9 @@ class StateDictMixin:
             meta = dict({} if metadata is None else metadata.get(name, {}))
             if assign:
                 meta["assign_to_params_buffers"] = True
-            for hook in module._load_state_dict_pre_hooks:
-                if hook.fn(module, state_dict, prefix, meta, strict, missing, unexpected,
-                           errors) is not None:
+            for hook in module._load_state_dict_pre_hooks.values():
+                if hook(state_dict, prefix, meta, strict, missing, unexpected,
+                        errors) is not None:
                     raise RuntimeError(f"{type(module).__name__}: a load_state_dict pre-hook "
                                        "must return None (it edits the state dict in place)")
             module._load_from_state_dict(state_dict, prefix, meta, True, missing, unexpected,

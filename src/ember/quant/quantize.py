@@ -13,6 +13,7 @@ from typing import Any
 from ember import nn
 from ember.dtypes import float16
 from ember.nn.module import Module
+from ember.nn.module_hooks import transfer_forward_hooks
 from ember.nn.utils.parametrize import is_parametrized, type_before_parametrizations
 from ember.quant.mappings import (
     DEFAULT_MODULE_TO_ACT_POST_PROCESS,
@@ -191,8 +192,7 @@ def swap_module(mod: Module, mapping: dict) -> Module:
     if getattr(mod, "qconfig", None) is None or _type(mod) not in mapping:
         return mod
     new = mapping[_type(mod)].from_float(mod)
-    for hook in mod._forward_pre_hooks:
-        new._forward_pre_hooks.append(hook)
+    transfer_forward_hooks(mod, new, post=False)
     new.train(mod.training)
     return new
 

@@ -19,6 +19,7 @@ from ember.ao.pruning.fake_sparsity import (
     module_to_fqn,
 )
 from ember.nn.module import Module
+from ember.nn.module_hooks import transfer_forward_hooks
 from ember.nn.utils import parametrize
 
 __all__ = ["BaseSparsifier"]
@@ -185,10 +186,7 @@ class BaseSparsifier(abc.ABC):
             base = parametrize.type_before_parametrizations(child)
             if module_contains_param(child, parameterization) and base in mapping:
                 new = mapping[base].from_dense(child)
-                for hook in child._forward_pre_hooks:
-                    new._forward_pre_hooks.append(hook)
-                for hook in child._forward_hooks:
-                    new._forward_hooks.append(hook)
+                transfer_forward_hooks(child, new)
                 module._modules[name] = new
             else:
                 module._modules[name] = self.convert(child, mapping, True, parameterization)

@@ -20,7 +20,6 @@ from collections.abc import Iterable
 from typing import Any, TypeVar
 
 import ember
-from ember.hooks import RemovableHandle
 from ember.nn.module import Module
 from ember.nn.utils.convert_parameters import parameters_to_vector
 from ember.tensor import Tensor
@@ -131,10 +130,12 @@ class BasePruningMethod(ABC):
         setattr(module, name, orig)
 
 
-def _hooks_of(module: Module, name: str | None = None) -> list:
-    """The module's forward pre-hook entries that are pruning methods (of ``name``)."""
-    return [h for h in module._forward_pre_hooks if isinstance(h.fn, BasePruningMethod)
-            and (name is None or h.fn._tensor_name == name)]
+def _hooks_of(module: Module, name: str | None = None) -> list[tuple[int, BasePruningMethod]]:
+    """The module's forward pre-hooks that are pruning methods (of ``name``), with their
+    keys in ``module._forward_pre_hooks``."""
+    return [(key, hook) for key, hook in module._forward_pre_hooks.items()
+            if isinstance(hook, BasePruningMethod)
+            and (name is None or hook._tensor_name == name)]
 
 
 def _combined_with_earlier(method: BasePruningMethod, module: Module, name: str
@@ -145,12 +146,12 @@ def _combined_with_earlier(method: BasePruningMethod, module: Module, name: str
     if len(earlier) > 1:
         raise AssertionError(f"Avoid adding multiple pruning hooks to the same tensor {name} of "
                              f"module {module}. Use a PruningContainer.")
-    for hook in earlier:
-        RemovableHandle.for_entry(module._forward_pre_hooks, hook).remove()
+    for key, _ in earlier:
+        del module._forward_pre_hooks[key]
     method._tensor_name = name
     if not earlier:
         return method
-    old = earlier[0].fn
+    old = earlier[0][1]
     if isinstance(old, PruningContainer):
         old.add_pruning_method(method)
         return old
@@ -167,7 +168,7 @@ class PruningContainer(BasePruningMethod):
     Example:
         >>> m = prune.l1_unstructured(nn.Linear(4, 2), "weight", amount=2)
         >>> m = prune.ln_structured(m, "weight", amount=1, n=2, dim=0)
-        >>> [type(p).__name__ for p in m._forward_pre_hooks[0].fn]
+        >>> [type(p).__name__ for p in next(iter(m._forward_pre_hooks.values()))]
         ['L1Unstructured', 'LnStructured']
     """
 
@@ -572,9 +573,9 @@ def remove(module: M, name: str) -> M:
         >>> sorted(m.state_dict())
         ['bias', 'weight']
     """
-    for hook in _hooks_of(module, name):
-        hook.fn.remove(module)
-        RemovableHandle.for_entry(module._forward_pre_hooks, hook).remove()
+    for key, hook in _hooks_of(module, name):
+        hook.remove(module)
+        del module._forward_pre_hooks[key]
         return module
     raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning "
                      f"can be removed")

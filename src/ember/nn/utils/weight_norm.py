@@ -56,16 +56,16 @@ class _NormHook:
 
 
 def _find(module: Module, kind: type, name: str, what: str) -> _NormHook:
-    for hook in module._forward_pre_hooks:
-        if isinstance(hook.fn, kind) and hook.fn.name == name:
-            return hook.fn
+    for hook in module._forward_pre_hooks.values():
+        if isinstance(hook, kind) and hook.name == name:
+            return hook
     raise ValueError(f"{what} of '{name}' not found in {type(module).__name__}")
 
 
 def _check_free(module: Module, kind: type, name: str, what: str) -> Tensor:
-    for hook in module._forward_pre_hooks:
-        if isinstance(hook.fn, kind) and hook.fn.name == name:
-            raise RuntimeError(f"{what}: Cannot register two {type(hook.fn).__name__} hooks "
+    for hook in module._forward_pre_hooks.values():
+        if isinstance(hook, kind) and hook.name == name:
+            raise RuntimeError(f"{what}: Cannot register two {type(hook).__name__} hooks "
                                f"on the same parameter {name}")
     weight = module._parameters.get(name)
     if weight is None:
