@@ -143,3 +143,10 @@ def test_one_thread_each_restores_the_count_it_found():
         with gemm.one_thread_each():
             pass
         assert max(lib.num_threads for lib in threads.blas_libraries()[0]) == 1
+
+
+def test_sum_leading_of_an_unaligned_array():
+    buf = np.zeros(4 * 20000 + 1, np.uint8)
+    a = np.frombuffer(buf.data, np.float32, 20000, offset=1).reshape(2000, 10)
+    assert not a.flags.aligned
+    np.testing.assert_array_equal(gemm.sum_leading(np, a, (0,)), np.zeros((1, 10)))

@@ -171,3 +171,13 @@ def test_backward_rejects_indices_outside_the_weight():
                                              "range for 5 embeddings"):
             EmbeddingBackward.forward(np, g, np.array([0, bad, 1]), num_weights=5,
                                       padding_idx=None, scale_grad_by_freq=False)
+
+
+def test_backward_of_an_unaligned_gradient():
+    from ember.ops.embedding import EmbeddingBackward
+
+    buf = np.zeros(4 * 60 + 1, np.uint8)
+    g = np.frombuffer(buf.data, np.float32, 60, offset=1).reshape(6, 10)
+    out = EmbeddingBackward.forward(np, g, np.array([0, 1, 1, 2, 3, 0]), num_weights=4,
+                                    padding_idx=None, scale_grad_by_freq=False)
+    assert out.shape == (4, 10) and not out.any()

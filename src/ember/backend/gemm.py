@@ -136,7 +136,7 @@ def sum_leading(xp: Any, a: Any, axes: tuple[int, ...]) -> Any:
     m = prod(a.shape[i] for i in axes)
     rows = rows.reshape(m, -1)
     kernels = compiled.load(_COLUMN_SUMS) if compiled.numba_enabled() else None
-    if kernels is not None:
+    if kernels is not None and rows.flags.aligned:  # (the kernel's signatures)
         total = np.empty(rows.shape[1], a.dtype)
         kernels.column_sums(rows, total)
     else:

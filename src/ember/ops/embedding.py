@@ -60,6 +60,8 @@ def _added_in_numba(xp: Any, grad: Any, indices: Any, out: Any) -> bool:
     if flat.dtype not in (np.int32, np.int64):
         flat = flat.astype(np.int64)
     rows = np.ascontiguousarray(grad).reshape(-1, out.shape[1])
+    if not rows.flags.aligned:  # (the kernel's signatures)
+        return False
     bad = kernels.add_rows_at(rows, np.ascontiguousarray(flat), out)
     if bad >= 0:
         raise IndexOutOfRange(f"embedding_backward: index {flat[bad]} is out of range for "
