@@ -2,9 +2,11 @@
 ways in one run — Ember with numba, Ember with its NumPy twin (``use_numba(False)``), PyTorch —
 alternating after warm-up (median of repeats), with the ratios numba/NumPy and numba/PyTorch.
 
-Each case is a forward and backward (or an optimizer step) at a shape of the benchmark models:
-gpt's attention scores, layer norms (with weight and bias) and MLP activations; its and
-resnet18's parameters; resnet18's stride-2 input gradient and a stride-1 3×3 convolution
+Each case is a forward and backward (or an optimizer step, or a bias gradient's column sums)
+at a shape of the benchmark models:
+gpt's attention scores, layer norms (with weight and bias), MLP activations, token
+embedding and a bias's gradient (column sums); its and resnet18's parameters; resnet18's
+stride-2 input gradient and a stride-1 3×3 convolution
 (Winograd's with numba, im2col's without).
 """
 
@@ -49,6 +51,23 @@ def _affine_layer_norm(width: int) -> tuple:
     return make(ember, F.layer_norm), make(torch, torch.nn.functional.layer_norm)
 
 
+def _embedding(batch: tuple, vocab: int, width: int) -> tuple:
+    """A lookup of random token ids of shape ``batch`` in a (vocab, width) weight that takes
+    gradients, and its backward (the weight's gradient: rows added at the ids)."""
+    rng = np.random.default_rng(6)
+    ids = rng.integers(0, vocab, batch)
+    return _backward(lambda weight: F.embedding(ember.from_numpy(ids), weight),
+                     lambda weight: torch.nn.functional.embedding(torch.from_numpy(ids), weight),
+                     (vocab, width), 7, batch + (width,))
+
+
+def _column_sums(rows: int, width: int) -> tuple:
+    """The sum over the rows of a (rows, width) array: a bias's gradient."""
+    a = np.random.default_rng(8).standard_normal((rows, width)).astype(np.float32)
+    ea, ta = ember.from_numpy(a), torch.from_numpy(a)
+    return (lambda: ea.sum(0)), (lambda: ta.sum(0))
+
+
 def _steps(name: str, shapes: list[tuple], **options: float) -> tuple:
     """An optimizer step over parameters of ``shapes``, with gradients set once."""
     def make(lib: object) -> Callable[[], object]:
@@ -88,6 +107,8 @@ def cases() -> dict[str, tuple]:
             (16, 4, 128, 128), 0),
         "layer_norm fwd+bwd (16,128,256)": _backward(*_affine_layer_norm(256), (16, 128, 256), 1),
         "gelu fwd+bwd (2048,1024)": _backward(F.gelu, torch.nn.functional.gelu, (2048, 1024), 2),
+        "embedding fwd+bwd (16,128) ids, (256,256)": _embedding((16, 128), 256, 256),
+        "bias gradient: column sums of (2048,1024)": _column_sums(2048, 1024),
         "conv stride-2 fwd+bwd (32,64,32,32)": _conv(2),
         "conv 3×3 fwd+bwd (32,64,32,32), Winograd": _conv(1),
         f"AdamW step ({millions(gpt_params)})": _steps("AdamW", gpt_params, lr=3e-4),

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import ember
-from ember.backend import gemm, threads
+from ember.backend import compiled, gemm, threads
 
 pytestmark = pytest.mark.usefixtures("threads_restored")  # they set 1, 2 or 4
 
@@ -83,7 +83,9 @@ def _channels_last(shape, dtype):
     (np.random.default_rng(4).standard_normal((40, 33, 17)), (0, 1)),   # a linear's
     (np.random.default_rng(5).standard_normal((4096, 5)).astype(np.float32), (0,)),
 ])
-def test_sum_over_leading_axes_is_one_gemv(array, axes):
+@pytest.mark.parametrize("numba", [True, False], ids=["numba", "gemv"])
+def test_sum_over_leading_axes_is_one_pass(array, axes, numba, monkeypatch):
+    monkeypatch.setattr(compiled, "_OFF_BECAUSE", [None if numba else "test"])
     got = gemm.sum_leading(np, array, axes)
     want = array.astype(np.float64).sum(axis=axes, keepdims=True)
     assert got.shape == want.shape and got.dtype == array.dtype
@@ -117,7 +119,16 @@ def test_bias_gradients_of_channels_last_activations_match_torch():
         np.testing.assert_allclose(m.grad.numpy(), r.grad.numpy(), rtol=1e-10)
 
 
-def test_sum_leading_over_many_rows_adds_blocks(monkeypatch):
+@pytest.mark.skipif(not compiled.numba_enabled(), reason="numba's kernel")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numba_column_sums_add_in_float64_in_row_order(dtype):
+    a = np.random.default_rng(10).standard_normal((1027, 300)).astype(dtype)
+    in_order = a.astype(np.float64).cumsum(axis=0)[-1:].astype(dtype)  # row by row
+    np.testing.assert_array_equal(gemm.sum_leading(np, a, (0,)), in_order)
+
+
+def test_gemv_sum_leading_over_many_rows_adds_blocks(monkeypatch):
+    monkeypatch.setattr(compiled, "_OFF_BECAUSE", ["test"])
     monkeypatch.setattr(gemm, "_GEMV_ROWS", 1000)
     monkeypatch.setattr(gemm, "_ones", {})
     a = np.random.default_rng(9).standard_normal((4321, 7))
@@ -134,3 +145,10 @@ def test_one_thread_each_restores_the_count_it_found():
         with gemm.one_thread_each():
             pass
         assert max(lib.num_threads for lib in threads.blas_libraries()[0]) == 1
+
+
+def test_sum_leading_of_an_unaligned_array():
+    buf = np.zeros(4 * 20000 + 1, np.uint8)
+    a = np.frombuffer(buf.data, np.float32, 20000, offset=1).reshape(2000, 10)
+    assert not a.flags.aligned
+    np.testing.assert_array_equal(gemm.sum_leading(np, a, (0,)), np.zeros((1, 10)))

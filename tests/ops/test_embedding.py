@@ -131,3 +131,53 @@ def test_second_order_padding_mask_follows_each_calls_indices():
     for idx in ([0, 2, 2, 5], [2, 1, 1, 3], [4, 4, 0, 2]):
         idx = ember.tensor(idx)
         np.testing.assert_allclose(fn(idx).numpy(), grad_norm(idx).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64, np.uint8])
+@pytest.mark.parametrize("scale", [False, True])
+def test_numba_backward_matches_numpys_sorted_sums_and_torch(dtype, index_dtype, scale):
+    from ember.backend import compiled
+    from ember.ops.embedding import EmbeddingBackward
+
+    rng = np.random.default_rng(3)
+    g = rng.standard_normal((4, 50, 16)).astype(dtype)
+    idx = rng.integers(0, 30, (4, 50)).astype(index_dtype)  # rows 30..39 get none
+    params = dict(num_weights=40, padding_idx=7, scale_grad_by_freq=scale)
+    saved = compiled.numba_enabled()
+    try:
+        compiled.use_numba(False)
+        numpys = EmbeddingBackward.forward(np, g, idx, **params)
+        compiled.use_numba(saved)
+        mine = EmbeddingBackward.forward(np, g, idx, **params)
+    finally:
+        compiled.use_numba(saved)
+    tol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(mine, numpys, rtol=tol, atol=tol)
+    assert not mine[7].any() and not mine[30:].any()
+    w = torch.zeros(40, 16, dtype=torch.from_numpy(g).dtype, requires_grad=True)
+    TF.embedding(torch.from_numpy(idx.astype(np.int64)), w, padding_idx=7,
+                 scale_grad_by_freq=scale).backward(torch.from_numpy(g))
+    np.testing.assert_allclose(mine, w.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.skipif(not ember.backend.compiled.numba_enabled(), reason="numba's check")
+def test_backward_rejects_indices_outside_the_weight():
+    from ember.ops.embedding import EmbeddingBackward
+
+    g = np.ones((3, 2), np.float32)
+    for bad in (5, -1):
+        with pytest.raises(IndexError, match=f"embedding_backward: index {bad} is out of "
+                                             "range for 5 embeddings"):
+            EmbeddingBackward.forward(np, g, np.array([0, bad, 1]), num_weights=5,
+                                      padding_idx=None, scale_grad_by_freq=False)
+
+
+def test_backward_of_an_unaligned_gradient():
+    from ember.ops.embedding import EmbeddingBackward
+
+    buf = np.zeros(4 * 60 + 1, np.uint8)
+    g = np.frombuffer(buf.data, np.float32, 60, offset=1).reshape(6, 10)
+    out = EmbeddingBackward.forward(np, g, np.array([0, 1, 1, 2, 3, 0]), num_weights=4,
+                                    padding_idx=None, scale_grad_by_freq=False)
+    assert out.shape == (4, 10) and not out.any()

@@ -3,17 +3,21 @@ reduced (``embedding_bag``: a composite of the lookup and a segment sum or max).
 
 Two primitives, each the other's transpose: ``embedding`` (a row gather) and
 ``embedding_backward`` (a scatter-add of rows into a (num_embeddings, dim) gradient). The
-scatter-add is vectorised by sorting: repeated indices become runs summed with one
-``add.reduceat``, which also counts them for ``scale_grad_by_freq``; the ``padding_idx`` row
-gets no gradient.
+scatter-add is one pass of numba (:mod:`ember.ops.embedding_numba`) where it applies, else
+vectorised by sorting: repeated indices become runs summed with one ``add.reduceat``, which
+also counts them for ``scale_grad_by_freq`` (its sums may differ from numba's in the last
+bit: it adds a run's terms in another order). The ``padding_idx`` row gets no gradient.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ember import dtypes
 from ember.autograd.grad_mode import no_grad
+from ember.backend import compiled
 from ember.errors import DTypeError, IndexOutOfRange, ShapeError
 from ember.layouts import sparse_coo
 from ember.ops.convert import cast
@@ -31,6 +35,8 @@ from ember.tensor import Tensor
 
 __all__: list[str] = []
 
+_KERNELS = compiled.register("ember.ops.embedding_numba")
+
 
 def _runs(xp: Any, indices: Any) -> tuple[Any, Any, Any, Any]:
     """Sort order of the flat indices, the distinct indices, where each run starts, counts."""
@@ -39,6 +45,28 @@ def _runs(xp: Any, indices: Any) -> tuple[Any, Any, Any, Any]:
     ordered = flat[order]
     distinct, starts, counts = xp.unique(ordered, return_index=True, return_counts=True)
     return order, distinct, starts, counts
+
+
+def _added_in_numba(xp: Any, grad: Any, indices: Any, out: Any) -> bool:
+    """Adds the rows of ``grad`` (…, dim) into ``out``'s at ``indices`` with numba's kernel,
+    if it takes them (float32/float64 NumPy arrays); returns whether it did."""
+    if xp is not np or grad.dtype not in (np.float32, np.float64) or \
+            not compiled.numba_enabled():
+        return False
+    kernels = compiled.load(_KERNELS)
+    if kernels is None:
+        return False
+    flat = indices.reshape(-1)
+    if flat.dtype not in (np.int32, np.int64):
+        flat = flat.astype(np.int64)
+    rows = np.ascontiguousarray(grad).reshape(-1, out.shape[1])
+    if not rows.flags.aligned:  # (the kernel's signatures)
+        return False
+    bad = kernels.add_rows_at(rows, np.ascontiguousarray(flat), out)
+    if bad >= 0:
+        raise IndexOutOfRange(f"embedding_backward: index {flat[bad]} is out of range for "
+                              f"{out.shape[0]} embeddings")
+    return True
 
 
 @primitive
@@ -85,11 +113,16 @@ class EmbeddingBackward(Primitive):
         out = xp.zeros((num_weights, dim), dtype=grad.dtype)
         if indices.size == 0:
             return out
-        order, distinct, starts, counts = _runs(xp, indices)
-        sums = xp.add.reduceat(grad.reshape(-1, dim)[order], starts, axis=0)
-        if scale_grad_by_freq:
-            sums /= counts[:, None].astype(grad.dtype)
-        out[distinct] = sums
+        if _added_in_numba(xp, grad, indices, out):
+            if scale_grad_by_freq:
+                counts = xp.bincount(indices.reshape(-1), minlength=num_weights)
+                out /= xp.maximum(counts, 1)[:, None].astype(grad.dtype)
+        else:
+            order, distinct, starts, counts = _runs(xp, indices)
+            sums = xp.add.reduceat(grad.reshape(-1, dim)[order], starts, axis=0)
+            if scale_grad_by_freq:
+                sums /= counts[:, None].astype(grad.dtype)
+            out[distinct] = sums
         if padding_idx is not None:
             out[padding_idx] = 0
         return out
