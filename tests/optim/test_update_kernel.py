@@ -1,28 +1,34 @@
 """The optimizers' one-pass numba updates (Adam, AdamW, SGD with momentum) against NumPy's
 passes: the same bits after several steps, in both dtypes, with every option that reaches
-them, the parameter split among the cores, and the cases left to NumPy."""
+them, the parameters (of several sizes) split among the cores, and the cases left to NumPy."""
 
 import numpy as np
 import pytest
 
 import ember
 from ember.backend import compiled
-from ember.optim import adam, elementwise, sgd
+from ember.optim import elementwise
 
 
 def _trajectory(numba, make, dtype, layout="c", steps=4, **options):
+    """Several steps of parameters of three sizes (the cores' shares cut through them):
+    their values and their states, in one array each."""
     saved = compiled.numba_enabled()
     compiled.use_numba(numba)
     try:
         rng = np.random.default_rng(0)
-        data = rng.standard_normal((64, 48)).astype(dtype)
-        w = ember.from_numpy(data.T.copy().T if layout == "fortran" else data)
-        w.requires_grad_()
-        opt = make([w], lr=1e-2, **options)
+        params = []
+        for shape in [(64, 48), (7, 3), (33, 5)]:
+            data = rng.standard_normal(shape).astype(dtype)
+            w = ember.from_numpy(data.T.copy().T if layout == "fortran" else data)
+            params.append(w.requires_grad_())
+        opt = make(params, lr=1e-2, **options)
         for _ in range(steps):
-            w.grad = ember.from_numpy(rng.standard_normal(data.shape).astype(dtype))
+            for w in params:
+                w.grad = ember.from_numpy(rng.standard_normal(w.shape).astype(dtype))
             opt.step()
-        return w.detach().numpy().copy(), [s.numpy().copy() for s in opt.state[w].values()]
+        states = [s.numpy().ravel() for w in params for s in opt.state[w].values()]
+        return np.concatenate([w.detach().numpy().ravel() for w in params]), states
     finally:
         compiled.use_numba(saved)
 
@@ -31,12 +37,12 @@ def _trajectory(numba, make, dtype, layout="c", steps=4, **options):
 def looped(monkeypatch):
     """Whether each update numba's loop could take was taken by it."""
     served = []
+    loopable = elementwise._loopable
 
     def spy(*args):
-        served.append(elementwise.looped_update(*args))
+        served.append(loopable(*args))
         return served[-1]
-    for module in (adam, sgd):
-        monkeypatch.setattr(module, "looped_update", spy)
+    monkeypatch.setattr(elementwise, "_loopable", spy)
     return served
 
 

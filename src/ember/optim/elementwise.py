@@ -9,6 +9,7 @@ here once; a subclass writes only how its state starts (``init_state``) and its 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
 __all__ = ["ElementwiseOptimizer", "add_sparse_", "check_hyper", "coalesced_rows", "full_state",
-           "looped_update", "next_step", "scalar_state"]
+           "next_step", "scalar_state"]
 
 _KERNELS = compiled.register("ember.optim.update_numba")
 _SHARE = 1 << 18  # elements a core takes at least
@@ -45,6 +46,8 @@ class ElementwiseOptimizer(Optimizer):
             decoupled = group.get("decoupled_weight_decay", self.decoupled_weight_decay)
             maximize = group.get("maximize", False)
             wd = 0.0 if self.decays_in_update else float(group.get("weight_decay", 0.0))
+            kernel = _kernel(self.looped_kernel(group))
+            looped = []  # (parameter, gradient array, state arrays, state): numba's pass
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -63,6 +66,11 @@ class ElementwiseOptimizer(Optimizer):
                     continue
                 data = target._data
                 g = p.grad._data
+                if kernel is not None and target is p:
+                    arrays = self.looped_states(state, group)
+                    if arrays is not None and _loopable(data, g, arrays):
+                        looped.append((p, g, arrays, state))
+                        continue
                 if g.dtype.kind == "c":
                     g = np.ascontiguousarray(g).view(data.dtype)
                 if maximize:
@@ -76,7 +84,31 @@ class ElementwiseOptimizer(Optimizer):
                 p._vc.value += 1
                 if fresh and not state:  # none kept (SGD without momentum): no entry made,
                     del self.state[p]  # as in PyTorch (an entry the user made stays)
+            if looped:
+                decay = 1.0 - float(group["lr"]) * wd if decoupled and wd != 0.0 else 1.0
+                self._step_looped(kernel, looped, group, decay, 0.0 if decoupled else wd,
+                                  bool(maximize))
         return loss
+
+    def _step_looped(self, kernel: Callable[..., None], looped: list, group: dict[str, Any],
+                     decay: float, l2: float, negate: bool) -> None:
+        """Steps ``looped``'s parameters by numba's one-pass ``kernel``, all of them at once,
+        shared among the cores by their sizes (gpt's 54 parameters: one call per parameter
+        and core, not one Python update each)."""
+        rounded: dict[tuple, tuple] = {}  # the hyperparameters in each dtype, made once
+        calls = []
+        for p, g, arrays, state in looped:
+            data = p._data
+            hyper = (decay, l2, negate, *self.looped_hyper(state, group))
+            key = (data.dtype, hyper)
+            scalars = rounded.get(key)
+            if scalars is None:
+                scalars = rounded[key] = tuple(h if isinstance(h, bool) else data.dtype.type(h)
+                                               for h in hyper)
+            calls.append(((data.reshape(-1), g.reshape(-1), *(a.reshape(-1) for a in arrays)),
+                          scalars))
+            p._vc.value += 1
+        _run_shared(kernel, calls)
 
     def sparse_update(self, p: Tensor, grad: Any, state: dict[str, Any],
                       group: dict[str, Any]) -> None:
@@ -95,6 +127,21 @@ class ElementwiseOptimizer(Optimizer):
     def init_state(self, p: Tensor, state: dict[str, Any], group: dict[str, Any]) -> None:
         """Fills the empty ``state`` of parameter ``p`` before its first update."""
 
+    def looped_kernel(self, group: dict[str, Any]) -> str | None:
+        """The name of the one-pass numba kernel (:mod:`ember.optim.update_numba`) that steps
+        ``group``'s parameters, or None (every step then goes through :meth:`update`)."""
+        return None
+
+    def looped_states(self, state: dict[str, Any], group: dict[str, Any]) -> tuple | None:
+        """The state arrays the kernel updates, in its order, or None to leave this step to
+        :meth:`update` (SGD's first, which makes the momentum buffer)."""
+        return None
+
+    def looped_hyper(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        """The kernel's hyperparameters after ``decay, l2, negate`` for the parameter with
+        ``state``, counting its step where the update counts steps."""
+        raise NotImplementedError
+
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         """Writes one step into ``p._data`` (and the state) from the gradient array ``g``,
         which already carries ``maximize`` and L2 weight decay; compute with
@@ -102,30 +149,51 @@ class ElementwiseOptimizer(Optimizer):
         raise NotImplementedError
 
 
-def looped_update(kernel: str, xp: Any, arrays: tuple, *hyper: float | bool) -> bool:
-    """Runs numba's one-pass update ``kernel`` (:mod:`ember.optim.update_numba`: NumPy's steps,
-    the same values bit for bit) on ``arrays`` (the parameter's data, the gradient, the state
-    arrays), the float hyperparameters rounded to the parameter's dtype, shared among the
-    cores; False where it does not apply (nothing written): numba off, another backend,
-    dtype or shape, an array not C-contiguous, or read-only other than the gradient.
-
-    Example:
-        >>> looped_update("sgd_update", xp, (p._data, g, buf), momentum, 1.0, lr, False)
-    """
-    p = arrays[0]
-    if xp is not np or p.dtype not in (np.float32, np.float64) or \
-            any(a.dtype != p.dtype or a.shape != p.shape or not a.flags.c_contiguous
-                for a in arrays) or \
-            not all(a.flags.writeable for i, a in enumerate(arrays) if i != 1) or \
-            not compiled.numba_enabled():
-        return False
+def _kernel(name: str | None) -> Callable[..., None] | None:
+    """numba's kernel ``name``, or None: no name, numba off or failing."""
+    if name is None or not compiled.numba_enabled():
+        return None
     kernels = compiled.load(_KERNELS)
-    if kernels is None:
+    return None if kernels is None else getattr(kernels, name)
+
+
+def _loopable(data: Any, g: Any, arrays: tuple) -> bool:
+    """Whether numba's kernel can step a parameter in place: NumPy float32 or float64 arrays
+    of one dtype and shape, C-contiguous, writable but for the gradient."""
+    if type(data) is not np.ndarray or data.dtype not in (np.float32, np.float64) or \
+            type(g) is not np.ndarray or g.dtype != data.dtype or g.shape != data.shape or \
+            not (data.flags.c_contiguous and data.flags.writeable and g.flags.c_contiguous):
         return False
-    scalars = [h if isinstance(h, bool) else p.dtype.type(h) for h in hyper]
-    parallel.over_rows(getattr(kernels, kernel), [a.reshape(-1) for a in arrays], _SHARE,
-                       *scalars)
-    return True
+    return all(type(a) is np.ndarray and a.dtype == data.dtype and a.shape == data.shape
+               and a.flags.c_contiguous and a.flags.writeable for a in arrays)
+
+
+def _run_shared(kernel: Callable[..., None], calls: list[tuple[tuple, tuple]]) -> None:
+    """``kernel(*arrays, *scalars)`` for each ``(arrays, scalars)`` of ``calls`` (flat arrays
+    of one size each), their elements cut into one contiguous share per core where each core
+    takes at least ``_SHARE`` of them, else all on this thread."""
+    total = sum(arrays[0].size for arrays, _ in calls)
+    shares = parallel.share_count(total, _SHARE)
+    if shares == 1:
+        for arrays, scalars in calls:
+            kernel(*arrays, *scalars)
+        return
+    pieces: list[list] = [[] for _ in range(shares)]
+    bounds = parallel.blocks(total, shares)
+    start = 0
+    for arrays, scalars in calls:
+        stop = start + arrays[0].size
+        for piece, (lo, hi) in zip(pieces, bounds):
+            a, b = max(lo, start) - start, min(hi, stop) - start
+            if a < b:
+                piece.append(partial(kernel, *(x[a:b] for x in arrays), *scalars))
+        start = stop
+    parallel.run([partial(_call_each, piece) for piece in pieces])
+
+
+def _call_each(calls: list[Callable[[], None]]) -> None:
+    for call in calls:
+        call()
 
 
 def real_pairs(p: Tensor) -> Tensor:
