@@ -47,7 +47,7 @@ def looped(monkeypatch):
 
 
 CASES = [(ember.optim.Adam, {}), (ember.optim.AdamW, {"weight_decay": 0.1, "maximize": True}),
-         (ember.optim.Adam, {"betas": (0.5, 0.9), "eps": 1e-3}),
+         (ember.optim.Adam, {"betas": (0.5, 0.9), "eps": 1e-3, "weight_decay": 0.1}),
          (ember.optim.SGD, {"momentum": 0.9}),
          (ember.optim.SGD, {"momentum": 0.8, "nesterov": True, "weight_decay": 0.1}),
          (ember.optim.SGD, {"momentum": 0.5, "dampening": 0.3, "maximize": True})]
