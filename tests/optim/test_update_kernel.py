@@ -61,6 +61,7 @@ def test_the_loop_equals_numpys_update_bit_for_bit(monkeypatch, looped, make, op
     pytest.importorskip("numba")
     if split:
         monkeypatch.setattr(elementwise, "_SHARE", 500)
+        monkeypatch.setattr(elementwise, "_PIECE", 1000)
         monkeypatch.setattr(elementwise.parallel, "workers", lambda: 3)
     mine, state = _trajectory(True, make, dtype, **options)
     assert looped and all(looped)

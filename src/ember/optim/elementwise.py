@@ -8,8 +8,8 @@ here once; a subclass writes only how its state starts (``init_state``) and its 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ __all__ = ["ElementwiseOptimizer", "add_sparse_", "check_hyper", "coalesced_rows
 
 _KERNELS = compiled.register("ember.optim.update_numba")
 _SHARE = 1 << 18  # elements a core takes at least
+_PIECE = 1 << 17  # elements of a piece the cores take in turn
 
 
 class ElementwiseOptimizer(Optimizer):
@@ -173,30 +174,30 @@ def _loopable(data: Any, g: Any, arrays: tuple) -> bool:
 
 def _run_shared(kernel: Callable[..., None], calls: list[tuple]) -> None:
     """``kernel(*call)`` for each ``call`` of ``calls`` (flat arrays of one size each, then
-    the hyperparameters), their elements cut into one contiguous share per core where each
-    core takes at least ``_SHARE`` of them, else all on this thread."""
+    the hyperparameters), shared among the cores where each takes at least ``_SHARE``
+    elements, else all on this thread. Shared, the arrays are cut into pieces of at most
+    ``_PIECE`` elements that each core takes in turn as it finishes one: a core that another
+    process holds takes fewer (halves fixed in advance made gpt's AdamW step 1.6× slower
+    than one core's on a busy machine)."""
     total = sum(call[0].size for call in calls)
     shares = parallel.share_count(total, _SHARE)
     if shares == 1:
         for call in calls:
             kernel(*call)
         return
-    pieces: list[list] = [[] for _ in range(shares)]
-    bounds = parallel.blocks(total, shares)
-    start = 0
+    pieces = []
     for *arrays, hyper in calls:
-        stop = start + arrays[0].size
-        for piece, (lo, hi) in zip(pieces, bounds):
-            a, b = max(lo, start) - start, min(hi, stop) - start
-            if a < b:
-                piece.append(partial(kernel, *(x[a:b] for x in arrays), hyper))
-        start = stop
-    parallel.run([partial(_call_each, piece) for piece in pieces])
+        size = arrays[0].size
+        pieces.extend((*(x[lo:lo + _PIECE] for x in arrays), hyper)
+                      for lo in range(0, size, _PIECE))
+    turns = itertools.count()  # (its next() is atomic: each piece is taken once)
 
-
-def _call_each(calls: list[Callable[[], None]]) -> None:
-    for call in calls:
-        call()
+    def take_pieces() -> None:
+        for i in turns:
+            if i >= len(pieces):
+                return
+            kernel(*pieces[i])
+    parallel.run([take_pieces] * shares)
 
 
 def real_pairs(p: Tensor) -> Tensor:
