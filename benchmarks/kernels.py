@@ -4,8 +4,9 @@ alternating after warm-up (median of repeats), with the ratios numba/NumPy and n
 
 Each case is a forward and backward (or an optimizer step) at a shape of the benchmark models:
 gpt's attention scores, layer norms (with weight and bias) and MLP activations; its and
-resnet18's parameters (as a few large tensors, and gpt's and mlp's own lists of tensors); resnet18's stride-2 input gradient and a stride-1 3×3 convolution
-(Winograd's with numba, im2col's without).
+resnet18's parameters as a few large tensors, and gpt's and mlp's own lists of parameters;
+resnet18's stride-2 input gradient and a stride-1 3×3 convolution (Winograd's with numba,
+im2col's without).
 """
 
 from __future__ import annotations

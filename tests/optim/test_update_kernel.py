@@ -1,6 +1,6 @@
 """The optimizers' one-pass numba updates (Adam, AdamW, SGD with momentum) against NumPy's
 passes: the same bits after several steps, in both dtypes, with every option that reaches
-them, the parameters (of several sizes) split among the cores, and the cases left to NumPy."""
+them, over parameters of several sizes, and the cases left to NumPy."""
 
 import numpy as np
 import pytest
@@ -11,8 +11,8 @@ from ember.optim import elementwise
 
 
 def _trajectory(numba, make, dtype, layout="c", steps=4, **options):
-    """Several steps of parameters of three sizes (the cores' shares cut through them):
-    their values and their states, in one array each."""
+    """Several steps of parameters of three sizes: their values and their states, in one
+    array each."""
     saved = compiled.numba_enabled()
     compiled.use_numba(numba)
     try:
@@ -55,14 +55,8 @@ CASES = [(ember.optim.Adam, {}), (ember.optim.AdamW, {"weight_decay": 0.1, "maxi
 
 @pytest.mark.parametrize("make,options", CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("split", [False, True])
-def test_the_loop_equals_numpys_update_bit_for_bit(monkeypatch, looped, make, options, dtype,
-                                                   split):
+def test_the_loop_equals_numpys_update_bit_for_bit(looped, make, options, dtype):
     pytest.importorskip("numba")
-    if split:
-        monkeypatch.setattr(elementwise, "_SHARE", 500)
-        monkeypatch.setattr(elementwise, "_PIECE", 1000)
-        monkeypatch.setattr(elementwise.parallel, "workers", lambda: 3)
     mine, state = _trajectory(True, make, dtype, **options)
     assert looped and all(looped)
     theirs, their_state = _trajectory(False, make, dtype, **options)

@@ -8,13 +8,12 @@ here once; a subclass writes only how its state starts (``init_state``) and its 
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ember.backend import CPU, compiled, parallel
+from ember.backend import CPU, compiled
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
@@ -22,8 +21,6 @@ __all__ = ["ElementwiseOptimizer", "add_sparse_", "check_hyper", "coalesced_rows
            "next_step", "scalar_state"]
 
 _KERNELS = compiled.register("ember.optim.update_numba")
-_SHARE = 1 << 18  # elements a core takes at least
-_PIECE = 1 << 17  # elements of a piece the cores take in turn
 
 
 class ElementwiseOptimizer(Optimizer):
@@ -93,21 +90,19 @@ class ElementwiseOptimizer(Optimizer):
 
     def _step_looped(self, kernel: Callable[..., None], looped: list, group: dict[str, Any],
                      decay: float, l2: float, negate: bool) -> None:
-        """Steps ``looped``'s parameters by numba's one-pass ``kernel``, all of them at once,
-        shared among the cores by their sizes (gpt's 54 parameters: one call per parameter
-        and core, not one Python update each)."""
+        """Steps ``looped``'s parameters by numba's one-pass ``kernel``, one call each, on this
+        thread: on the shared 2-core machine two cores lost to one at every load measured
+        (gpt's compiled AdamW 7.5 against 3.8 ms; a core another process holds, or
+        OpenBLAS's spinning thread, keeps the other share waiting)."""
         rounded: dict[tuple, Any] = {}  # the hyperparameters in each dtype, made once
-        calls = []
         for p, g, arrays, state in looped:
             data = p._data
             key = (data.dtype, decay, l2, negate, *self.looped_hyper(state, group))
             hyper = rounded.get(key)
             if hyper is None:
                 hyper = rounded[key] = np.array(key[1:], dtype=data.dtype)
-            calls.append((data.reshape(-1), g.reshape(-1), *(a.reshape(-1) for a in arrays),
-                          hyper))
+            kernel(data.reshape(-1), g.reshape(-1), *(a.reshape(-1) for a in arrays), hyper)
             p._vc.value += 1
-        _run_shared(kernel, calls)
 
     def sparse_update(self, p: Tensor, grad: Any, state: dict[str, Any],
                       group: dict[str, Any]) -> None:
@@ -170,34 +165,6 @@ def _loopable(data: Any, g: Any, arrays: tuple) -> bool:
                 not (flags.c_contiguous and flags.writeable):
             return False
     return True
-
-
-def _run_shared(kernel: Callable[..., None], calls: list[tuple]) -> None:
-    """``kernel(*call)`` for each ``call`` of ``calls`` (flat arrays of one size each, then
-    the hyperparameters), shared among the cores where each takes at least ``_SHARE``
-    elements, else all on this thread. Shared, the arrays are cut into pieces of at most
-    ``_PIECE`` elements that each core takes in turn as it finishes one: a core that another
-    process holds takes fewer (halves fixed in advance made gpt's AdamW step 1.6× slower
-    than one core's on a busy machine)."""
-    total = sum(call[0].size for call in calls)
-    shares = parallel.share_count(total, _SHARE)
-    if shares == 1:
-        for call in calls:
-            kernel(*call)
-        return
-    pieces = []
-    for *arrays, hyper in calls:
-        size = arrays[0].size
-        pieces.extend((*(x[lo:lo + _PIECE] for x in arrays), hyper)
-                      for lo in range(0, size, _PIECE))
-    turns = itertools.count()  # (its next() is atomic: each piece is taken once)
-
-    def take_pieces() -> None:
-        for i in turns:
-            if i >= len(pieces):
-                return
-            kernel(*pieces[i])
-    parallel.run([take_pieces] * shares)
 
 
 def real_pairs(p: Tensor) -> Tensor:
