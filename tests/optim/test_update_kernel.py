@@ -76,3 +76,17 @@ def test_other_updates_are_left_to_numpy(looped, make, case):
     theirs, _ = _trajectory(False, make, np.float32, layout, **case)
     assert not any(looped)
     np.testing.assert_array_equal(mine, theirs)
+
+
+def test_a_subclass_with_its_own_update_is_not_looped(looped):
+    pytest.importorskip("numba")
+    steps = []
+
+    class Logged(ember.optim.SGD):
+        def update(self, p, g, state, group):
+            steps.append(p)
+            super().update(p, g, state, group)
+    mine, _ = _trajectory(True, Logged, np.float32, momentum=0.9)
+    theirs, _ = _trajectory(False, ember.optim.SGD, np.float32, momentum=0.9)
+    assert len(steps) == 3 * 4 and not looped
+    np.testing.assert_array_equal(mine, theirs)

@@ -8,6 +8,7 @@ here once; a subclass writes only how its state starts (``init_state``) and its 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -44,7 +45,8 @@ class ElementwiseOptimizer(Optimizer):
             decoupled = group.get("decoupled_weight_decay", self.decoupled_weight_decay)
             maximize = group.get("maximize", False)
             wd = 0.0 if self.decays_in_update else float(group.get("weight_decay", 0.0))
-            kernel = _kernel(self.looped_kernel(group))
+            kernel = _kernel(self.looped_kernel(group)) if _loops_its_update(type(self)) \
+                else None
             looped = []  # (parameter, gradient array, state arrays, state): numba's pass
             for p in group["params"]:
                 if p.grad is None:
@@ -149,6 +151,15 @@ def _kernel(name: str | None) -> Callable[..., None] | None:
         return None
     kernels = compiled.load(_KERNELS)
     return None if kernels is None else getattr(kernels, name)
+
+
+@functools.cache
+def _loops_its_update(cls: type) -> bool:
+    """Whether ``cls``'s kernel is its ``update``'s: a subclass that writes its own
+    ``update`` (and not its own ``looped_kernel``) has every step go through it."""
+    def owner(name: str) -> type:
+        return next(k for k in cls.__mro__ if name in k.__dict__)
+    return owner("update") is owner("looped_kernel")
 
 
 def _loopable(data: Any, g: Any, arrays: tuple) -> bool:
