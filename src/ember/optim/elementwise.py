@@ -3,7 +3,10 @@
 Each parameter is updated on its own, in place on its backend array: the step loop, the
 ``maximize`` sign, L2 or decoupled weight decay, the step counter and the version bump live
 here once; a subclass writes only how its state starts (``init_state``) and its update rule
-(``update``) on backend arrays with the device's namespace ``xp``.
+(``update``) on backend arrays with the device's namespace ``xp``. One that has a numba kernel
+(Adam, SGD with momentum) names it (``looped_kernel``, ``looped_states``, ``looped_hyper``):
+the parameters it applies to are then stepped by it after the loop, one call each with the
+decay and ``maximize`` folded in, and no Python update each (gpt's 54 tensors).
 """
 
 from __future__ import annotations
