@@ -5,9 +5,9 @@ alternating after warm-up (median of repeats), with the ratios numba/NumPy and n
 Each case is a forward and backward (or an optimizer step, or a bias gradient's column sums)
 at a shape of the benchmark models:
 gpt's attention scores, layer norms (with weight and bias), MLP activations, token
-embedding and a bias's gradient (column sums); its and resnet18's parameters; resnet18's
-stride-2 input gradient and a stride-1 3×3 convolution
-(Winograd's with numba, im2col's without).
+embedding and a bias's gradient (column sums); its and resnet18's parameters as a few large
+tensors, and gpt's and mlp's own lists of parameters; resnet18's stride-2 input gradient and a
+stride-1 3×3 convolution (Winograd's with numba, im2col's without).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 import ember
+import ember.models
 import ember.nn.functional as F
 from benchmarks.timing import compare, fmt_time, summary
 from ember.backend import compiled
@@ -98,6 +99,10 @@ def cases() -> dict[str, tuple]:
     """name -> (Ember's step, PyTorch's step)."""
     gpt_params = [(32768, 256), (256, 768), (256, 256), (256, 1024), (1024, 256)]
     resnet_params = [(512, 512, 3, 3)] * 4 + [(256, 256, 3, 3)] * 4 + [(128, 128, 3, 3)] * 4
+    # the benchmark models' own parameters: many small tensors (biases, layer norms) among
+    # the matrices, as the training steps of benchmarks.jit update them
+    gpt_own, mlp_own = ([tuple(p.shape) for p in model().parameters()]
+                        for model in (ember.models.gpt, ember.models.mlp))
 
     def millions(shapes: list[tuple]) -> str:
         return f"{sum(int(np.prod(s)) for s in shapes) / 1e6:.1f}M parameters"
@@ -114,6 +119,10 @@ def cases() -> dict[str, tuple]:
         f"AdamW step ({millions(gpt_params)})": _steps("AdamW", gpt_params, lr=3e-4),
         f"SGD momentum step ({millions(resnet_params)})": _steps(
             "SGD", resnet_params, lr=0.01, momentum=0.9),
+        f"AdamW step, gpt's {len(gpt_own)} tensors ({millions(gpt_own)})": _steps(
+            "AdamW", gpt_own, lr=3e-4),
+        f"SGD momentum step, mlp's {len(mlp_own)} tensors ({millions(mlp_own)})": _steps(
+            "SGD", mlp_own, lr=0.01, momentum=0.9),
     }
 
 
@@ -131,6 +140,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer calls and repeats")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     ember.set_num_threads(args.threads)
@@ -141,6 +151,8 @@ def main() -> None:
     print("| case | Ember, numba | Ember, NumPy | PyTorch | numba/NumPy | numba/PyTorch |")
     print("|---|---|---|---|---|---|")
     for name, (ember_fn, torch_fn) in cases().items():
+        if args.only not in name:
+            continue
         s = compare({"numba": _with_numba(ember_fn, True), "numpy": _with_numba(ember_fn, False),
                      "torch": torch_fn}, calls, repeats)
         med = {k: summary(v)[0] for k, v in s.items()}

@@ -10,7 +10,6 @@ from ember.optim.elementwise import (
     ElementwiseOptimizer,
     check_hyper,
     full_state,
-    looped_update,
     next_step,
     scalar_state,
 )
@@ -62,17 +61,24 @@ class Adam(ElementwiseOptimizer):
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = full_state(p)
 
+    def looped_kernel(self, group: dict[str, Any]) -> str | None:
+        # (numba's one pass, measured on 2 cores: gpt's 3.3M parameters 8.3 → 3.2 ms a step)
+        return None if group["amsgrad"] else "adam_update"
+
+    def looped_states(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return state["exp_avg"]._data, state["exp_avg_sq"]._data
+
+    def looped_hyper(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        beta1, beta2 = (float(b) for b in group["betas"])
+        t = next_step(state)
+        return (1.0 - beta1, beta2, 1.0 - beta2, math.sqrt(1.0 - beta2 ** t),
+                float(group["eps"]), float(group["lr"]) / (1.0 - beta1 ** t))
+
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         xp = p._device.xp
         beta1, beta2 = (float(b) for b in group["betas"])
         t = next_step(state)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        # (numba's one pass, measured on 2 cores: gpt's 3.3M parameters 8.3 → 3.2 ms a step)
-        if not group["amsgrad"] and looped_update(
-                "adam_update", xp, (p._data, g, m, v), 1.0 - beta1, beta2, 1.0 - beta2,
-                math.sqrt(1.0 - beta2 ** t), float(group["eps"]),
-                float(group["lr"]) / (1.0 - beta1 ** t)):
-            return
         m += (1.0 - beta1) * (g - m)
         v *= beta2
         v += (1.0 - beta2) * g * g

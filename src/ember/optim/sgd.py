@@ -10,7 +10,6 @@ from ember.optim.elementwise import (
     add_sparse_,
     check_hyper,
     full_state,
-    looped_update,
 )
 from ember.optim.optimizer import implementation_defaults
 from ember.tensor import Tensor, _wrap
@@ -55,6 +54,18 @@ class SGD(ElementwiseOptimizer):
         if p.is_meta and float(group["momentum"]) != 0.0:  # (elsewhere the first update
             state["momentum_buffer"] = full_state(p)        # copies the gradient in)
 
+    def looped_kernel(self, group: dict[str, Any]) -> str | None:
+        # (numba's one pass: resnet18's 11M parameters 20.7 → 11.3 ms)
+        return "sgd_update" if float(group["momentum"]) != 0.0 else None
+
+    def looped_states(self, state: dict[str, Any], group: dict[str, Any]) -> tuple | None:
+        buf = state.get("momentum_buffer")
+        return None if buf is None else (buf._data,)
+
+    def looped_hyper(self, state: dict[str, Any], group: dict[str, Any]) -> tuple:
+        return (float(group["momentum"]), 1.0 - float(group["dampening"]), float(group["lr"]),
+                bool(group["nesterov"]))
+
     def update(self, p: Tensor, g: Any, state: dict[str, Any], group: dict[str, Any]) -> None:
         momentum = float(group["momentum"])
         if momentum != 0.0:
@@ -65,9 +76,6 @@ class SGD(ElementwiseOptimizer):
             else:
                 buf = buf._data
                 dampening = float(group["dampening"])
-                if looped_update("sgd_update", p._device.xp, (p._data, g, buf), momentum,
-                                 1.0 - dampening, float(group["lr"]), bool(group["nesterov"])):
-                    return  # (numba's one pass: resnet18's 11M parameters 20.7 → 11.3 ms)
                 buf *= momentum
                 buf += g if dampening == 0.0 else (1.0 - dampening) * g
             g = g + momentum * buf if group["nesterov"] else buf
