@@ -4,10 +4,11 @@ alternating after warm-up (median of repeats), with the ratios numba/NumPy and n
 
 Each case is a forward and backward (or an optimizer step, or a bias gradient's column sums)
 at a shape of the benchmark models:
-gpt's attention scores, layer norms (with weight and bias), MLP activations, token
-embedding and a bias's gradient (column sums); its and resnet18's parameters as a few large
-tensors, and gpt's and mlp's own lists of parameters; resnet18's stride-2 input gradient and a
-stride-1 3×3 convolution (Winograd's with numba, im2col's without).
+gpt's attention scores (also causally masked), its logits' log_softmax, layer norms (with
+weight and bias), MLP activations, token embedding and a bias's gradient (column sums); its and
+resnet18's parameters as a few large tensors, and gpt's and mlp's own lists of parameters;
+resnet18's stride-2 input gradient and a stride-1 3×3 convolution (Winograd's with numba,
+im2col's without).
 """
 
 from __future__ import annotations
@@ -69,6 +70,17 @@ def _column_sums(rows: int, width: int) -> tuple:
     return (lambda: ea.sum(0)), (lambda: ta.sum(0))
 
 
+def _causal_softmax(n: int) -> tuple:
+    """Softmax over the last dimension with gpt's causal mask (-inf above the diagonal of the
+    last two ``n``-wide dimensions: half the row's ``exp`` are of -inf), Ember and PyTorch."""
+    above = np.triu(np.ones((n, n), bool), 1)
+
+    def make(lib: object) -> Callable:
+        mask = lib.from_numpy(above)
+        return lambda x: lib.softmax(x.masked_fill(mask, float("-inf")), -1)
+    return make(ember), make(torch)
+
+
 def _steps(name: str, shapes: list[tuple], **options: float) -> tuple:
     """An optimizer step over parameters of ``shapes``, with gradients set once."""
     def make(lib: object) -> Callable[[], object]:
@@ -110,6 +122,11 @@ def cases() -> dict[str, tuple]:
         "softmax fwd+bwd (16,4,128,128)": _backward(
             lambda x: ember.softmax(x, dim=-1), lambda x: torch.softmax(x, -1),
             (16, 4, 128, 128), 0),
+        "causal softmax fwd+bwd (16,4,128,128)": _backward(*_causal_softmax(128),
+                                                           (16, 4, 128, 128), 0),
+        "log_softmax fwd+bwd (2048,256)": _backward(
+            lambda x: ember.log_softmax(x, dim=-1), lambda x: torch.log_softmax(x, -1),
+            (2048, 256), 6),
         "layer_norm fwd+bwd (16,128,256)": _backward(*_affine_layer_norm(256), (16, 128, 256), 1),
         "gelu fwd+bwd (2048,1024)": _backward(F.gelu, torch.nn.functional.gelu, (2048, 1024), 2),
         "embedding fwd+bwd (16,128) ids, (256,256)": _embedding((16, 128), 256, 256),

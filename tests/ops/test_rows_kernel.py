@@ -1,7 +1,7 @@
-"""numba's row loops — softmax (float32), its gradient, standardization, layer norm and their
-gradients — and their ``exp``, against float64 truth and PyTorch: row lengths around the
-vector width, nan and -inf, rows shared among the cores, read-only input, the cases left to
-NumPy, and half inputs summed in float32 there."""
+"""numba's row loops — softmax and log_softmax (float32), softmax's gradient, standardization,
+layer norm and their gradients — and their ``exp``, against float64 truth and PyTorch: row
+lengths around the vector width, nan and -inf, rows shared among the cores, read-only input, the
+cases left to NumPy, and half inputs summed in float32 there."""
 
 import importlib
 
@@ -85,21 +85,29 @@ def test_exp_is_within_one_ulp_and_rounds_tiny_results_once():
     np.testing.assert_array_equal(out, [1, 1, 0, np.nan, 0, 0])
 
 
+_SOFTMAXES = {"softmax": (ember.softmax, torch.softmax, 1e-12),
+              "log_softmax": (ember.log_softmax, torch.log_softmax, 1e-6)}  # (atol: near 0)
+
+
 @pytest.mark.parametrize("n", [1, 5, 16, 17, 128, 1000])
 @pytest.mark.parametrize("split", [False, True])
-def test_the_loops_match_float64_truth(monkeypatch, looped, n, split):
+@pytest.mark.parametrize("name", _SOFTMAXES)
+def test_the_loops_match_float64_truth(monkeypatch, looped, n, split, name):
     _numba_rows(monkeypatch, split)
+    mine, theirs, atol = _SOFTMAXES[name]
     x = (np.random.default_rng(n).standard_normal((7, 3, n)) * 20).astype(np.float32)
     x.flags.writeable = False  # (read-only input: a memory-mapped array)
-    got = ember.softmax(ember.from_numpy(x), dim=-1).numpy()
+    got = mine(ember.from_numpy(x), dim=-1).numpy()
     assert looped == [True] and compiled.numba_enabled()
-    exact = torch.softmax(torch.from_numpy(x.astype(np.float64)), -1).numpy()
+    exact = theirs(torch.from_numpy(x.astype(np.float64)), -1).numpy()
     assert got.dtype == np.float32 and got.shape == x.shape
-    np.testing.assert_allclose(got, exact, rtol=2e-6, atol=1e-12)
+    np.testing.assert_allclose(got, exact, rtol=2e-6, atol=atol)
 
 
-def test_nan_and_infinite_logits_as_pytorch(looped):
+@pytest.mark.parametrize("name", _SOFTMAXES)
+def test_nan_and_infinite_logits_as_pytorch(looped, name):
     pytest.importorskip("numba")
+    mine, theirs, atol = _SOFTMAXES[name]
     x = np.random.default_rng(0).standard_normal((6, 40)).astype(np.float32)
     x[0, 0] = np.nan  # first of its row
     x[1, 33] = np.nan  # past the lanes
@@ -107,11 +115,11 @@ def test_nan_and_infinite_logits_as_pytorch(looped):
     x[3, ::2] = -np.inf  # half masked: exactly 0 there
     x[4, 7] = np.inf
     x[5] = [1000.0, -1000.0] * 20
-    got = ember.softmax(ember.from_numpy(x), dim=-1).numpy()
-    want = torch.softmax(torch.from_numpy(x), -1).numpy()
+    got = mine(ember.from_numpy(x), dim=-1).numpy()
+    want = theirs(torch.from_numpy(x), -1).numpy()
     assert looped == [True]
-    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-12)
-    assert (got[3, ::2] == 0).all()
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=atol)
+    assert (got[3, ::2] == (0 if name == "softmax" else -np.inf)).all()
 
 
 @pytest.mark.parametrize("case", ["float64", "not_last", "strided", "float16"])

@@ -67,7 +67,8 @@ def use_numba(enabled: bool) -> None:
     _OFF_BECAUSE[0] = None if enabled else "use_numba(False)"
 
 
-def njit(signature: Any, reassociate: bool = False) -> Any:
+def njit(signature: Any, reassociate: bool = False, contract: bool = False,
+         own_flags: bool = False) -> Any:
     """Decorator: the function compiled by numba now for ``signature`` (one numba signature or
     a list; compiling now makes a numba that cannot fail at import, where Ember falls back to
     NumPy), as a serial kernel that releases the GIL, cached on disk and inlined where another
@@ -76,11 +77,15 @@ def njit(signature: Any, reassociate: bool = False) -> Any:
 
     ``reassociate`` lets the compiler reorder the function's additions (only that: nan, inf
     and signed zeros keep their meaning), so that a running sum vectorizes as several partial
-    sums; such a function is called, not inlined, where numba would compile it with its
-    caller's flags."""
-    if reassociate:
+    sums. ``contract`` lets it fuse a product and a sum into one multiply-add (one rounding
+    instead of two; half the instructions and half the dependent steps of a polynomial).
+    Such a function, or one with ``own_flags``, keeps its own flags where another kernel calls
+    it: numba calls it rather than inlining it (which would compile it with its caller's
+    flags), and the compiler inlines it afterwards, so the loop still vectorizes."""
+    fastmath = {"reassoc"} if reassociate else {"contract"} if contract else False
+    if fastmath or own_flags:
         return _numba().njit(signature, nogil=True, cache=True, error_model="numpy",
-                             fastmath={"reassoc"})
+                             fastmath=fastmath)
     return _numba().njit(signature, nogil=True, cache=True, inline="always",
                          error_model="numpy")
 

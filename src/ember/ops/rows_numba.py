@@ -1,6 +1,6 @@
-"""Softmax, standardization, layer norm and their gradients along the contiguous rows of an
-array, in numba (imported only when :func:`ember.backend.compiled.numba_enabled`; chosen by
-:mod:`ember.ops.rows_kernel` for softmax and normalization): each row is read from memory
+"""Softmax, log_softmax, standardization, layer norm and their gradients along the contiguous
+rows of an array, in numba (imported only when :func:`ember.backend.compiled.numba_enabled`;
+chosen by :mod:`ember.ops.rows_kernel` for softmax and normalization): each row is read from memory
 once and its passes run in cache, where NumPy makes four to six passes over the whole array
 and allocates temporaries.
 
@@ -102,6 +102,20 @@ def softmax_rows(x, out):
         scale = np.float32(1.0 / _sum(o))
         for j in range(row.size):
             o[j] *= scale
+
+
+@njit(_rows_into(_F32, 1, 1))
+def log_softmax_rows(x, out):
+    """log_softmax ``x - max - log Σ exp(x - max)`` of each row of ``x`` into ``out`` (both
+    (rows, n), n ≥ 1), the sum in float64."""
+    for r in range(x.shape[0]):
+        row, o = x[r], out[r]
+        top = _row_max(row)
+        for j in range(row.size):
+            o[j] = exp_nonpositive(row[j] - top)
+        log_sum = np.float32(np.log(_sum(o)))
+        for j in range(row.size):
+            o[j] = (row[j] - top) - log_sum
 
 
 @njit([sig for f in FLOATS for sig in _rows_into(f, 2, 1)])

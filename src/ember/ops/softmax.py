@@ -34,10 +34,17 @@ class _AlongDim(Primitive):
         normalize_dim(dim, len(x.shape), self.name)
         return x
 
-    @in_float32
+    row_kernel: str  # numba's row kernel of float32 arrays (:mod:`ember.ops.rows_numba`)
+
     def forward(self, xp, x, *, dim):
+        looped = _looped(xp, self.row_kernel, dim, x, float64=False)  # (its exp: float32's)
+        return self.stable(xp, x, dim=dim) if looped is None else looped
+
+    @in_float32
+    def stable(self, xp, x, *, dim):
+        """NumPy's evaluation: the maximum subtracted, then :meth:`normalise`."""
         if x.ndim == 0:
-            return self.forward(xp, x.reshape(1), dim=0).reshape(())
+            return self.stable(xp, x.reshape(1), dim=0).reshape(())
         if x.size == 0:
             return xp.empty_like(x)
         shifted = x - x.max(axis=dim, keepdims=True)
@@ -63,10 +70,7 @@ def _looped(xp: Any, kernel: str, dim: int, *arrays: Any, float64: bool = True) 
 @primitive
 class Softmax(_AlongDim):
     name = "softmax"
-
-    def forward(self, xp, x, *, dim):
-        looped = _looped(xp, "softmax_rows", dim, x, float64=False)  # (its exp: float32's)
-        return super().forward(xp, x, dim=dim) if looped is None else looped
+    row_kernel = "softmax_rows"
 
     def normalise(self, xp, shifted, dim):
         e = xp.exp(shifted)
@@ -127,6 +131,7 @@ class SoftmaxGrad(Primitive):
 @primitive
 class LogSoftmax(_AlongDim):
     name = "log_softmax"
+    row_kernel = "log_softmax_rows"
 
     def normalise(self, xp, shifted, dim):
         shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
