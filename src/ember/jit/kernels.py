@@ -177,6 +177,7 @@ class Kernel:
         self.eqns = eqns  # in order; the last one makes the output
         self.inputs = inputs
         self.out = eqns[-1].outputs[0]
+        self.fused = source is None  # elementwise steps, written here (else given whole)
         self.source = source or self._write()
         self._fn: Callable | None = None
 
@@ -202,12 +203,44 @@ class Kernel:
                   "    return _gemm(xp, a, b, out=out)\n")
         return cls("matmul_into", [eqn], list(eqn.inputs), source)
 
+    @classmethod
+    def join(cls, cat: Eqn, reshapes: list[Eqn]) -> Kernel:
+        """A ``cat`` that copies each operand into its slice of ``out``: an operand made by
+        one of ``reshapes`` as that reshape's input, into the slice viewed in its shape (the
+        caller checks that NumPy can view it so; ``copy=False`` raises otherwise)."""
+        made = {e.outputs[0]: e for e in reshapes}
+        sources = [made[v].inputs[0] if v in made else v for v in cat.inputs]
+        inputs = list(dict.fromkeys(sources))
+        out = cat.outputs[0]
+        lines = [f"def cat_into(xp, {', '.join(v.name for v in inputs)}, out=None):",
+                 "    if out is None or not out.flags.c_contiguous:",
+                 f"        out = xp.empty({out.shape!r}, {inputs[0].name}.dtype)"]
+        for v, src, where in zip(cat.inputs, sources, cls.join_slices(cat)):
+            dst = "out[" + ", ".join(_slice_text(s) for s in where) + "]"
+            if v in made:
+                dst += f".reshape({src.shape!r}, copy=False)"
+            lines.append(f"    xp.copyto({dst}, {src.name})  # {_describe(made.get(v, cat))}")
+        lines.append("    return out")
+        return cls("cat_into", [*reshapes, cat], inputs, "\n".join(lines) + "\n")
+
+    @staticmethod
+    def join_slices(cat: Eqn) -> list[tuple[slice, ...]]:
+        """Where each operand of ``cat`` lies in its result, as an index."""
+        ndim = len(cat.outputs[0].shape)
+        dim = cat.params["dim"] % ndim
+        slices, start = [], 0
+        for v in cat.inputs:
+            slices.append((slice(None),) * dim + (slice(start, start + v.shape[dim]),))
+            start += v.shape[dim]
+        return slices
+
     def overwrites_safely(self, v: Var) -> bool:
         """Whether ``out`` may be operand ``v``'s own buffer: no step reads ``v`` after the
         first one that writes ``out``, and that one reads it element by element, as a ufunc
         may with ``out=`` its input (``where`` copies its other branch into ``out`` before
-        it reads the first). Never for a matmul: BLAS must not write over its operands."""
-        if self.source.startswith("def matmul_into"):
+        it reads the first). Never for a matmul (BLAS must not write over its operands) nor a
+        join (it copies whole operands)."""
+        if not self.fused:
             return False
         steps = self._steps(into=True)
         first = next(k for k, step in enumerate(steps) if step.dst == "out")
@@ -299,6 +332,10 @@ class Kernel:
             out.extend(code[:-1])
             out.append(f"{code[-1]}  # {_describe(step.eqn)}")
         return out
+
+
+def _slice_text(s: slice) -> str:
+    return ":" if s.start is None else f"{s.start}:{s.stop}"
 
 
 def _describe(eqn: Eqn) -> str:

@@ -1,0 +1,72 @@
+"""Joining in place: a ``cat`` operand made by a ``reshape`` that only the ``cat`` reads is
+copied straight into its slice of the result, seen in the reshape's input shape.
+
+A reshape of a permuted view copies (attention's head gradients, ``(B, H, T, D)`` permuted to
+``(B, T, H, D)`` and reshaped to ``(B, T, C)``), and the ``cat`` copies that copy again (the
+``qkv`` projection's gradient, ``cat(dq, dk, dv, dim=2)``). In place, each operand is copied
+once, into the result: the same elements, moved, with nothing computed (the values are eager's
+bit for bit). A slice that its reshape cannot view (it would need a copy) is left to ``cat``.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+
+from ember.jit.ir import Effect, Eqn, Graph, Var
+from ember.jit.kernels import Kernel
+
+
+def join_in_place(graph: Graph) -> Graph:
+    """Replaces each ``cat`` with a reshaped operand that only it reads by a kernel that copies
+    the reshape's input into the result's slice (the reshape goes).
+
+    Example:
+        >>> g = join_in_place(g)   # v9 = reshape(v8); v10 = cat(v7, v9): cat_into(v7, v8)
+    """
+    uses = graph.uses()
+    made: dict[Var, tuple[Eqn, int]] = {}  # var -> (its equation, the effects before it)
+    effects = 0
+    taken: set[int] = set()
+    joins: dict[int, Kernel] = {}
+    for eqn in graph.eqns:
+        if isinstance(eqn.prim, Effect):
+            effects += 1
+        elif eqn.prim.name == "cat" and len(eqn.outputs) == 1 and \
+                all(v.dtype is eqn.outputs[0].dtype for v in eqn.inputs):
+            slices = Kernel.join_slices(eqn)
+            reshapes = [made[v][0] for v, where in zip(eqn.inputs, slices)
+                        if v in made and uses[v] == 1 and made[v][1] == effects and
+                        made[v][0].prim.name == "reshape" and
+                        _views(eqn.outputs[0].shape, where, made[v][0].inputs[0].shape)]
+            if reshapes:
+                joins[id(eqn)] = Kernel.join(eqn, reshapes)
+                taken.update(id(r) for r in reshapes)
+        for v in eqn.outputs:
+            made[v] = (eqn, effects)
+    out = []
+    for eqn in graph.eqns:
+        kernel = joins.get(id(eqn))
+        if kernel is not None:
+            out.append(Eqn(kernel, list(kernel.inputs), {}, list(eqn.outputs), eqn.source))
+        elif id(eqn) not in taken:
+            out.append(eqn)
+    graph.eqns = out
+    return graph
+
+
+def _views(shape: tuple[int, ...], where: tuple[slice, ...], as_shape: tuple[int, ...]) -> bool:
+    """Whether the slice ``where`` of a C-contiguous array of ``shape`` can be viewed (without
+    a copy) in ``as_shape``: NumPy's own rule, asked of an array that only pretends to have
+    that memory."""
+    if 0 in shape:
+        return False
+    strides = tuple(prod(shape[d + 1:]) for d in range(len(shape)))
+    fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.bool_), shape, strides,
+                                           writeable=False)
+    try:
+        fake[where].reshape(as_shape, copy=False)
+    except ValueError:
+        return False
+    return True
