@@ -110,37 +110,6 @@ def _batch_in_parallel(a: np.ndarray, b: np.ndarray, batch: tuple[int, ...],
     return out
 
 
-def triangular_matmul(xp: Any, a: Any, b: Any, zeros: str, out: Any = None) -> Any:
-    """``a @ b`` (into ``out`` if given) for square ``(T, T)`` triangles (attention's causal
-    scores): ``zeros`` says which quarter of the product, split at ``T // 2``, is not needed —
-    ``"a_lower"`` (``a`` is zero above its diagonal), ``"a_upper"`` (below), ``"b_lower"``
-    (``b`` zero above), ``"out_lower"`` (only the result's lower triangle is read: its upper
-    right quarter is set to 0). Two products of a quarter fewer multiply-adds run instead of
-    one; their sums skip zero terms, so they may round differently from the full product.
-
-    Example:
-        >>> y = gemm.triangular_matmul(np, attn, v, "a_lower")  # == attn @ v, attn causal
-    """
-    if xp is not np:
-        return matmul(xp, a, b, out=out)
-    if out is None:
-        out = np.empty(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) +
-                       (a.shape[-2], b.shape[-1]), np.result_type(a, b))
-    h = (a.shape[-1] if zeros == "b_lower" else a.shape[-2]) // 2
-    top, low, left, right = np.s_[..., :h, :], np.s_[..., h:, :], np.s_[..., :h], np.s_[..., h:]
-    pieces = {
-        "a_lower": ((a[..., :h, :h], b[top], out[top]), (a[low], b, out[low])),
-        "a_upper": ((a[top], b, out[top]), (a[..., h:, h:], b[low], out[low])),
-        "b_lower": ((a, b[left], out[left]), (a[right], b[..., h:, h:], out[right])),
-        "out_lower": ((a[top], b[left], out[..., :h, :h]), (a[low], b, out[low])),
-    }[zeros]
-    for x, y, into in pieces:
-        matmul(xp, x, y, out=into)
-    if zeros == "out_lower":
-        out[..., :h, h:] = 0
-    return out
-
-
 _GEMV_SUM_MIN = 1 << 14  # elements: below, NumPy's reduction is as fast
 _GEMV_ROWS = 1 << 18  # rows per GEMV: longer sums add the blocks' sums
 _ones: dict[Any, np.ndarray] = {}  # per dtype, a vector of ones of up to _GEMV_ROWS

@@ -63,8 +63,7 @@ def _eager(name: str, **params: Any) -> Callable[..., Any]:
 
 
 # what kernel sources call besides ``xp``
-KERNEL_GLOBALS = {"_gemm": gemm.matmul, "_triangular": gemm.triangular_matmul,
-                  "_relu": relu_array, "_relu_grad": relu_grad_array,
+KERNEL_GLOBALS = {"_gemm": gemm.matmul, "_relu": relu_array, "_relu_grad": relu_grad_array,
                   "_dense_layout": _dense_layout, "_loop": run_loop, "_erf": _eager("erf"),
                   "_gelu": _eager("gelu", approximate="none"),
                   "_gelu_slope": _eager("gelu_slope")}
@@ -203,16 +202,6 @@ class Kernel:
                   "        return _gemm(xp, a, b)\n"
                   "    return _gemm(xp, a, b, out=out)\n")
         return cls("matmul_into", [eqn], list(eqn.inputs), source)
-
-    @classmethod
-    def triangular(cls, eqn: Eqn, zeros: str) -> Kernel:
-        """A ``matmul`` of causal triangles that skips the quarter ``zeros`` names
-        (:func:`ember.backend.gemm.triangular_matmul`), into a C-contiguous ``out``."""
-        source = ("def matmul_triangular(xp, a, b, out=None):\n"
-                  "    if out is not None and not out.flags.c_contiguous:\n"
-                  "        out = None\n"
-                  f"    return _triangular(xp, a, b, {zeros!r}, out=out)\n")
-        return cls("matmul_triangular", [eqn], list(eqn.inputs), source)
 
     @classmethod
     def join(cls, cat: Eqn, reshapes: list[Eqn]) -> Kernel:

@@ -2,8 +2,7 @@
 
 They run in the order of :data:`PASSES`: folding first (constants feed the rest), then
 simplification (which leaves dead equations and repeats behind), CSE and DCE to sweep up,
-fusion on the final equations, causal products (attention's matmuls skip the quarter a causal
-mask zeroes or hides), joining in place (a ``cat`` copies reshaped operands straight
+fusion on the final equations, joining in place (a ``cat`` copies reshaped operands straight
 into its result), packing of convolution weights for their GEMMs and hoisting
 of what reads only state (both for inference graphs: cached between calls), and memory
 planning last, on the kernels that will run.
@@ -16,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ember.jit.ir import Graph
-from ember.jit.passes.causal import skip_causal_quarters
 from ember.jit.passes.cse import eliminate_common_subexpressions
 from ember.jit.passes.dce import eliminate_dead_code
 from ember.jit.passes.fold import fold_constants
@@ -34,7 +32,6 @@ PASSES: dict[str, Callable[[Graph], Graph]] = {
     "cse": eliminate_common_subexpressions,
     "dce": eliminate_dead_code,
     "fuse": fuse_elementwise,
-    "causal": skip_causal_quarters,
     "join": join_in_place,
     "pack": pack_conv_weights,
     "hoist": hoist_state_only,
