@@ -244,6 +244,24 @@ def test_reshaped_operands_of_a_cat_are_copied_straight_into_its_result():
     assert ".reshape((2, 4, 3, 5), copy=False)" in kernel.source
 
 
+@pytest.mark.parametrize("size", [5, 64])  # (64: the batch shared among the threads)
+def test_permuted_products_of_a_cat_are_written_into_its_result_by_blas(size):
+    b = Graphs()
+    x, y, w = b.input(2, 3, size, 8), b.input(2, 3, 8, size), b.input(2, 3, size, 8)
+    dq = b("matmul", x, b("matmul", y, w, compute=None), compute=None)  # (2, 3, size, 8)
+    square = b("matmul", x, y, compute=None)
+    dk = b("permute", b("matmul", y, square, compute=None), dims=(0, 1, 3, 2))  # last moves
+    joined = b("cat", heads(b, dq), heads(b, dk), heads(b, w), dim=2)
+    g = check(b.returns(joined), join_in_place, rand(2, 3, size, 8),
+              rand(2, 3, 8, size, seed=1), rand(2, 3, size, 8, seed=2))
+    kernel = g.eqns[-1].prim
+    assert [e.prim.name for e in kernel.eqns] == ["matmul", "permute", "reshape", "reshape",
+                                                  "reshape", "cat"]
+    assert kernel.source.count("_gemm(") == 1 and kernel.source.count("xp.copyto(") == 2
+    assert names(g) == ["matmul", "matmul", "matmul", "permute", "permute", "permute",
+                        "cat_into"]
+
+
 def test_a_cat_keeps_reshapes_read_elsewhere_unviewable_or_behind_an_effect():
     b = Graphs()
     x, y, z = b.input(2, 6), b.input(4, 3), b.input(2, 2, 3)

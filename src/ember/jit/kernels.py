@@ -204,24 +204,40 @@ class Kernel:
         return cls("matmul_into", [eqn], list(eqn.inputs), source)
 
     @classmethod
-    def join(cls, cat: Eqn, reshapes: list[Eqn]) -> Kernel:
-        """A ``cat`` that copies each operand into its slice of ``out``: an operand made by
-        one of ``reshapes`` as that reshape's input, into the slice viewed in its shape (the
-        caller checks that NumPy can view it so; ``copy=False`` raises otherwise)."""
-        made = {e.outputs[0]: e for e in reshapes}
-        sources = [made[v].inputs[0] if v in made else v for v in cat.inputs]
-        inputs = list(dict.fromkeys(sources))
-        out = cat.outputs[0]
-        lines = [f"def cat_into(xp, {', '.join(v.name for v in inputs)}, out=None):",
-                 "    if out is None or not out.flags.c_contiguous:",
-                 f"        out = xp.empty({out.shape!r}, {inputs[0].name}.dtype)"]
-        for v, src, where in zip(cat.inputs, sources, cls.join_slices(cat)):
+    def join(cls, cat: Eqn, chains: dict[Var, list[Eqn]]) -> Kernel:
+        """A ``cat`` that writes each operand into its slice of ``out``: one made by a chain
+        of ``chains`` (``[reshape]`` or ``[matmul, permute, reshape]``, in order) as that
+        reshape's input, into the slice viewed in its shape (the caller checks that NumPy can
+        view it so; ``copy=False`` raises otherwise), a matmul's product straight from BLAS."""
+        lines, inputs = [], []
+        for v, where in zip(cat.inputs, cls.join_slices(cat)):
             dst = "out[" + ", ".join(_slice_text(s) for s in where) + "]"
-            if v in made:
-                dst += f".reshape({src.shape!r}, copy=False)"
-            lines.append(f"    xp.copyto({dst}, {src.name})  # {_describe(made.get(v, cat))}")
-        lines.append("    return out")
-        return cls("cat_into", [*reshapes, cat], inputs, "\n".join(lines) + "\n")
+            chain = chains.get(v, [])
+            if not chain:
+                inputs.append(v)
+                lines.append(f"    xp.copyto({dst}, {v.name})  # {v.name}")
+                continue
+            seen = chain[-1].inputs[0]
+            dst += f".reshape({seen.shape!r}, copy=False)"
+            if len(chain) == 1:
+                inputs.append(seen)
+                lines.append(f"    xp.copyto({dst}, {seen.name})  # {_describe(chain[-1])}")
+                continue
+            matmul, permute = chain[0], chain[1]
+            dims = permute.params["dims"]
+            back = tuple(dims.index(d) for d in range(len(dims)))
+            a, b = matmul.inputs
+            inputs.extend((a, b))
+            lines.append(f"    _gemm(xp, {a.name}, {b.name}, out={dst}.transpose({back!r}))"
+                         f"  # {_describe(matmul)}")
+        inputs = list(dict.fromkeys(inputs))
+        out = cat.outputs[0]
+        head = [f"def cat_into(xp, {', '.join(v.name for v in inputs)}, out=None):",
+                "    if out is None or not out.flags.c_contiguous:",
+                f"        out = xp.empty({out.shape!r}, {inputs[0].name}.dtype)"]
+        eqns = [e for v in cat.inputs for e in chains.get(v, [])]
+        source = "\n".join([*head, *lines, "    return out"]) + "\n"
+        return cls("cat_into", [*eqns, cat], inputs, source)
 
     @staticmethod
     def join_slices(cat: Eqn) -> list[tuple[slice, ...]]:

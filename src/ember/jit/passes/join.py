@@ -1,11 +1,14 @@
 """Joining in place: a ``cat`` operand made by a ``reshape`` that only the ``cat`` reads is
-copied straight into its slice of the result, seen in the reshape's input shape.
+copied straight into its slice of the result, seen in the reshape's input shape; where that
+input is a permuted matrix product (the last dimension kept), BLAS writes the product there.
 
 A reshape of a permuted view copies (attention's head gradients, ``(B, H, T, D)`` permuted to
 ``(B, T, H, D)`` and reshaped to ``(B, T, C)``), and the ``cat`` copies that copy again (the
 ``qkv`` projection's gradient, ``cat(dq, dk, dv, dim=2)``). In place, each operand is copied
-once, into the result: the same elements, moved, with nothing computed (the values are eager's
-bit for bit). A slice that its reshape cannot view (it would need a copy) is left to ``cat``.
+once, into the result, or not at all (a product written in place: BLAS's rows then lie
+further apart, and its sums are the same). The values are eager's bit for bit. A slice that
+its reshape cannot view (it would need a copy) is left to ``cat``. The product moves down to
+the ``cat``, so its operands live a few equations longer.
 """
 
 from __future__ import annotations
@@ -35,14 +38,14 @@ def join_in_place(graph: Graph) -> Graph:
             effects += 1
         elif eqn.prim.name == "cat" and len(eqn.outputs) == 1 and \
                 all(v.dtype is eqn.outputs[0].dtype for v in eqn.inputs):
-            slices = Kernel.join_slices(eqn)
-            reshapes = [made[v][0] for v, where in zip(eqn.inputs, slices)
-                        if v in made and uses[v] == 1 and made[v][1] == effects and
-                        made[v][0].prim.name == "reshape" and
-                        _views(eqn.outputs[0].shape, where, made[v][0].inputs[0].shape)]
-            if reshapes:
-                joins[id(eqn)] = Kernel.join(eqn, reshapes)
-                taken.update(id(r) for r in reshapes)
+            chains = {}
+            for v, where in zip(eqn.inputs, Kernel.join_slices(eqn)):
+                chain = _chain(v, made, uses, effects)
+                if chain and _views(eqn.outputs[0].shape, where, chain[-1].inputs[0].shape):
+                    chains[v] = chain
+            if chains:
+                joins[id(eqn)] = Kernel.join(eqn, chains)
+                taken.update(id(e) for chain in chains.values() for e in chain)
         for v in eqn.outputs:
             made[v] = (eqn, effects)
     out = []
@@ -54,6 +57,31 @@ def join_in_place(graph: Graph) -> Graph:
             out.append(eqn)
     graph.eqns = out
     return graph
+
+
+def _chain(v: Var, made: dict[Var, tuple[Eqn, int]], uses: dict[Var, int],
+           effects: int) -> list[Eqn]:
+    """The equations that make ``v`` for the join to take, in order: its ``reshape``, and
+    before it a ``permute`` that keeps the last dimension and the ``matmul`` it permutes (the
+    product then goes straight into the slice), each read only by the next and made after the
+    last effect; [] if ``v`` is no reshape."""
+    def maker(u: Var, name: str) -> Eqn | None:
+        eqn, after = made.get(u, (None, -1))
+        if eqn is None or uses.get(u) != 1 or after != effects or \
+                getattr(eqn.prim, "name", None) != name:
+            return None
+        return eqn
+    reshape = maker(v, "reshape")
+    if reshape is None:
+        return []
+    permute = maker(reshape.inputs[0], "permute")
+    if permute is None or permute.params["dims"][-1] != len(permute.params["dims"]) - 1:
+        return [reshape]
+    matmul = maker(permute.inputs[0], "matmul")
+    if matmul is None or matmul.params.get("compute") is not None or \
+            min(len(u.shape) for u in matmul.inputs) < 2:
+        return [reshape]
+    return [matmul, permute, reshape]
 
 
 def _views(shape: tuple[int, ...], where: tuple[slice, ...], as_shape: tuple[int, ...]) -> bool:
