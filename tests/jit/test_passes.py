@@ -17,6 +17,7 @@ from ember.jit.passes import last_uses
 from ember.jit.passes.dce import eliminate_dead_code
 from ember.jit.passes.fuse import fuse_elementwise
 from ember.jit.passes.join import join_in_place
+from ember.jit.passes.layout import permute_products
 from ember.jit.passes.memory import plan_memory
 from ember.jit.passes.simplify import simplify
 from ember.ops.primitive import PRIMITIVES, TensorSpec
@@ -296,6 +297,20 @@ def test_a_join_writes_into_a_dead_buffer_but_never_over_its_operand():
     g = check(g, plan_memory, rand(2, 3, 4, 5), rand(2, 4, 30, seed=1), rand(30, 15, seed=2))
     cat = g.eqns[names(g).index("cat_into")]
     assert cat.out is t
+
+
+def test_a_permuted_product_a_reshape_would_copy_is_made_contiguous_by_blas():
+    b = Graphs()
+    attn, v = b.input(2, 3, 64, 64), b.input(2, 3, 64, 8)
+    heads_out = heads(b, b("matmul", attn, v, compute=None))  # (2, 64, 24): a copy, before
+    moved = b("permute", b("matmul", attn, v, compute=None), dims=(0, 1, 3, 2))
+    kept = b("reshape", moved, shape=(2, 3, 512))  # the last dimension moves: stays
+    g = check(b.returns(b("exp", heads_out), kept), permute_products, rand(2, 3, 64, 64),
+              rand(2, 3, 64, 8, seed=1))
+    assert names(g) == ["matmul_permuted", "reshape", "matmul", "permute", "reshape", "exp"]
+    assert [e.prim.name for e in g.eqns[0].prim.eqns] == ["matmul", "permute"]
+    product = g.eqns[0].prim.forward(np, rand(2, 3, 64, 64), rand(2, 3, 64, 8))
+    assert product.shape == (2, 64, 3, 8) and product.flags.c_contiguous  # the reshape views it
 
 
 # -- fuse ------------------------------------------------------------------------------------

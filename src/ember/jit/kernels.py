@@ -204,6 +204,21 @@ class Kernel:
         return cls("matmul_into", [eqn], list(eqn.inputs), source)
 
     @classmethod
+    def permuted_matmul(cls, matmul: Eqn, permute: Eqn) -> Kernel:
+        """``permute(matmul(a, b))`` (a permute that keeps the last dimension) as a
+        C-contiguous array: BLAS writes the product into it seen unpermuted, so a reshape
+        after it views what it would copy."""
+        dims = permute.params["dims"]
+        back = tuple(dims.index(d) for d in range(len(dims)))
+        shape = permute.outputs[0].shape
+        source = ("def matmul_permuted(xp, a, b, out=None):\n"
+                  "    if out is None or not out.flags.c_contiguous:\n"
+                  f"        out = xp.empty({shape!r}, xp.result_type(a, b))\n"
+                  f"    _gemm(xp, a, b, out=out.transpose({back!r}))\n"
+                  "    return out\n")
+        return cls("matmul_permuted", [matmul, permute], list(matmul.inputs), source)
+
+    @classmethod
     def join(cls, cat: Eqn, chains: dict[Var, list[Eqn]]) -> Kernel:
         """A ``cat`` that writes each operand into its slice of ``out``: one made by a chain
         of ``chains`` (``[reshape]`` or ``[matmul, permute, reshape]``, in order) as that
