@@ -58,6 +58,7 @@ def test_the_threshold_is_settable_and_checked():
 @pytest.mark.parametrize(("a_shape", "b_shape"), [
     ((16, 4, 128, 64), (16, 4, 64, 128)),   # attention's scores: the batch split over threads
     ((6, 1, 64, 32), (5, 32, 64)),          # broadcast batch dimensions
+    ((3, 2, 96, 80), (3, 2, 80, 96)),       # an odd batch: shares of 1 and 2
     ((1, 4, 64, 64), (1, 4, 64, 64)),       # a leading batch of 1: one call
 ])
 def test_a_batch_of_small_products_is_shared_among_threads(a_shape, b_shape):

@@ -16,6 +16,8 @@ from ember.jit.kernels import EMITTERS, KERNEL_GLOBALS, Kernel
 from ember.jit.passes import last_uses
 from ember.jit.passes.dce import eliminate_dead_code
 from ember.jit.passes.fuse import fuse_elementwise
+from ember.jit.passes.join import join_in_place
+from ember.jit.passes.layout import permute_products
 from ember.jit.passes.memory import plan_memory
 from ember.jit.passes.simplify import simplify
 from ember.ops.primitive import PRIMITIVES, TensorSpec
@@ -218,6 +220,97 @@ def test_slabs_that_overlap_leave_a_gap_or_sit_on_nonzeros_stay_sums():
     assert names(g).count("add") == 4 and names(g).count("cat") == 1
     assert made_by(g, g.outputs[4]).prim.name == "cat"
 
+
+
+# -- join ------------------------------------------------------------------------------------
+def heads(b, x):
+    """``(B, H, T, D)`` -> ``(B, T, H·D)``: a permute, then a reshape that copies."""
+    n, h, t, d = x.shape
+    return b("reshape", b("permute", x, dims=(0, 2, 1, 3)), shape=(n, t, h * d))
+
+
+def test_reshaped_operands_of_a_cat_are_copied_straight_into_its_result():
+    b = Graphs()
+    dq, dk, dv = b.input(2, 3, 4, 5), b.input(2, 3, 5, 4), b.input(2, 3, 4, 5)
+    bias = b.input(2, 4, 6)
+    dk_rows = b("permute", dk, dims=(0, 1, 3, 2))
+    joined = b("cat", heads(b, dq), heads(b, dk_rows), bias, heads(b, dv), dim=2)
+    g = check(b.returns(b("exp", joined)), join_in_place, rand(2, 3, 4, 5),
+              rand(2, 3, 5, 4, seed=1), rand(2, 3, 4, 5, seed=2), rand(2, 4, 6, seed=3))
+    assert names(g) == ["permute", "permute", "permute", "permute", "cat_into", "exp"]
+    kernel = g.eqns[4].prim
+    assert [e.prim.name for e in kernel.eqns] == ["reshape", "reshape", "reshape", "cat"]
+    permuted = [e.inputs[0] for e in kernel.eqns[:3]]  # each reshape's input, copied
+    assert g.eqns[4].inputs == [*permuted[:2], bias, permuted[2]]
+    assert ".reshape((2, 4, 3, 5), copy=False)" in kernel.source
+
+
+@pytest.mark.parametrize("size", [5, 64])  # (64: the batch shared among the threads)
+def test_permuted_products_of_a_cat_are_written_into_its_result_by_blas(size):
+    b = Graphs()
+    x, y, w = b.input(2, 3, size, 8), b.input(2, 3, 8, size), b.input(2, 3, size, 8)
+    dq = b("matmul", x, b("matmul", y, w, compute=None), compute=None)  # (2, 3, size, 8)
+    square = b("matmul", x, y, compute=None)
+    dk = b("permute", b("matmul", y, square, compute=None), dims=(0, 1, 3, 2))  # last moves
+    joined = b("cat", heads(b, dq), heads(b, dk), heads(b, w), dim=2)
+    g = check(b.returns(joined), join_in_place, rand(2, 3, size, 8),
+              rand(2, 3, 8, size, seed=1), rand(2, 3, size, 8, seed=2))
+    kernel = g.eqns[-1].prim
+    assert [e.prim.name for e in kernel.eqns] == ["matmul", "permute", "reshape", "reshape",
+                                                  "reshape", "cat"]
+    assert kernel.source.count("_gemm(") == 1 and kernel.source.count("xp.copyto(") == 2
+    assert names(g) == ["matmul", "matmul", "matmul", "permute", "permute", "permute",
+                        "cat_into"]
+
+
+def test_a_cat_keeps_reshapes_read_elsewhere_unviewable_or_behind_an_effect():
+    b = Graphs()
+    x, y, z = b.input(2, 6), b.input(4, 3), b.input(2, 2, 3)
+    rows = b("reshape", x, shape=(4, 3))  # its slice (4, 3) of (4, 6) is no (2, 6) view
+    twice = b("reshape", z, shape=(4, 3))
+    w = ember.ones(4, 3)
+    state = b.state(w)
+    behind = b("reshape", b("permute", state, dims=(1, 0)), shape=(4, 3))
+
+    def bump(a):
+        a += 1  # writes the parameter in place, as an optimizer step does
+        return [a]
+
+    b.g.eqns.append(Eqn(Effect("bump", bump), [state], {}, [Var(999, (4, 3), ember.float32,
+                                                                "eqn")]))
+    out = b("cat", rows, y, twice, behind, dim=1)
+    g = join_in_place(b.returns(out, twice))
+    assert names(g)[-1] == "cat" and names(g).count("reshape") == 3
+    x_, y_, z_ = rand(2, 6), rand(4, 3, seed=1), rand(2, 2, 3, seed=2)
+    expected = np.concatenate([x_.reshape(4, 3), y_, z_.reshape(4, 3), np.ones((4, 3))], 1)
+    np.testing.assert_array_equal(run(g, x_, y_, z_)[0], expected)  # read before the bump
+
+
+def test_a_join_writes_into_a_dead_buffer_but_never_over_its_operand():
+    b = Graphs()
+    x, y, w = b.input(2, 3, 4, 5), b.input(2, 4, 30), b.input(30, 15)
+    t = b("exp", y)  # dies before the cat: its buffer may be given
+    s = b("matmul", t, w, compute=None)
+    joined = b("cat", heads(b, x), s, dim=2)
+    g = join_in_place(b.returns(b("exp", joined)))
+    assert "cat_into" in names(g) and not g.eqns[names(g).index("cat_into")].prim.fused
+    g = check(g, plan_memory, rand(2, 3, 4, 5), rand(2, 4, 30, seed=1), rand(30, 15, seed=2))
+    cat = g.eqns[names(g).index("cat_into")]
+    assert cat.out is t
+
+
+def test_a_permuted_product_a_reshape_would_copy_is_made_contiguous_by_blas():
+    b = Graphs()
+    attn, v = b.input(2, 3, 64, 64), b.input(2, 3, 64, 8)
+    heads_out = heads(b, b("matmul", attn, v, compute=None))  # (2, 64, 24): a copy, before
+    moved = b("permute", b("matmul", attn, v, compute=None), dims=(0, 1, 3, 2))
+    kept = b("reshape", moved, shape=(2, 3, 512))  # the last dimension moves: stays
+    g = check(b.returns(b("exp", heads_out), kept), permute_products, rand(2, 3, 64, 64),
+              rand(2, 3, 64, 8, seed=1))
+    assert names(g) == ["matmul_permuted", "reshape", "matmul", "permute", "reshape", "exp"]
+    assert [e.prim.name for e in g.eqns[0].prim.eqns] == ["matmul", "permute"]
+    product = g.eqns[0].prim.forward(np, rand(2, 3, 64, 64), rand(2, 3, 64, 8))
+    assert product.shape == (2, 64, 3, 8) and product.flags.c_contiguous  # the reshape views it
 
 
 # -- fuse ------------------------------------------------------------------------------------

@@ -177,6 +177,7 @@ class Kernel:
         self.eqns = eqns  # in order; the last one makes the output
         self.inputs = inputs
         self.out = eqns[-1].outputs[0]
+        self.fused = source is None  # elementwise steps, written here (else given whole)
         self.source = source or self._write()
         self._fn: Callable | None = None
 
@@ -202,12 +203,75 @@ class Kernel:
                   "    return _gemm(xp, a, b, out=out)\n")
         return cls("matmul_into", [eqn], list(eqn.inputs), source)
 
+    @classmethod
+    def permuted_matmul(cls, matmul: Eqn, permute: Eqn) -> Kernel:
+        """``permute(matmul(a, b))`` (a permute that keeps the last dimension) as a
+        C-contiguous array: BLAS writes the product into it seen unpermuted, so a reshape
+        after it views what it would copy."""
+        dims = permute.params["dims"]
+        back = tuple(dims.index(d) for d in range(len(dims)))
+        shape = permute.outputs[0].shape
+        source = ("def matmul_permuted(xp, a, b, out=None):\n"
+                  "    if out is None or not out.flags.c_contiguous:\n"
+                  f"        out = xp.empty({shape!r}, xp.result_type(a, b))\n"
+                  f"    _gemm(xp, a, b, out=out.transpose({back!r}))\n"
+                  "    return out\n")
+        return cls("matmul_permuted", [matmul, permute], list(matmul.inputs), source)
+
+    @classmethod
+    def join(cls, cat: Eqn, chains: dict[Var, list[Eqn]]) -> Kernel:
+        """A ``cat`` that writes each operand into its slice of ``out``: one made by a chain
+        of ``chains`` (``[reshape]`` or ``[matmul, permute, reshape]``, in order) as that
+        reshape's input, into the slice viewed in its shape (the caller checks that NumPy can
+        view it so; ``copy=False`` raises otherwise), a matmul's product straight from BLAS."""
+        lines, inputs = [], []
+        for v, where in zip(cat.inputs, cls.join_slices(cat)):
+            dst = "out[" + ", ".join(_slice_text(s) for s in where) + "]"
+            chain = chains.get(v, [])
+            if not chain:
+                inputs.append(v)
+                lines.append(f"    xp.copyto({dst}, {v.name})  # {v.name}")
+                continue
+            seen = chain[-1].inputs[0]
+            dst += f".reshape({seen.shape!r}, copy=False)"
+            if len(chain) == 1:
+                inputs.append(seen)
+                lines.append(f"    xp.copyto({dst}, {seen.name})  # {_describe(chain[-1])}")
+                continue
+            matmul, permute = chain[0], chain[1]
+            dims = permute.params["dims"]
+            back = tuple(dims.index(d) for d in range(len(dims)))
+            a, b = matmul.inputs
+            inputs.extend((a, b))
+            lines.append(f"    _gemm(xp, {a.name}, {b.name}, out={dst}.transpose({back!r}))"
+                         f"  # {_describe(matmul)}")
+        inputs = list(dict.fromkeys(inputs))
+        out = cat.outputs[0]
+        head = [f"def cat_into(xp, {', '.join(v.name for v in inputs)}, out=None):",
+                "    if out is None or not out.flags.c_contiguous:",
+                f"        out = xp.empty({out.shape!r}, {inputs[0].name}.dtype)"]
+        eqns = [e for v in cat.inputs for e in chains.get(v, [])]
+        source = "\n".join([*head, *lines, "    return out"]) + "\n"
+        return cls("cat_into", [*eqns, cat], inputs, source)
+
+    @staticmethod
+    def join_slices(cat: Eqn) -> list[tuple[slice, ...]]:
+        """Where each operand of ``cat`` lies in its result, as an index."""
+        ndim = len(cat.outputs[0].shape)
+        dim = cat.params["dim"] % ndim
+        slices, start = [], 0
+        for v in cat.inputs:
+            slices.append((slice(None),) * dim + (slice(start, start + v.shape[dim]),))
+            start += v.shape[dim]
+        return slices
+
     def overwrites_safely(self, v: Var) -> bool:
         """Whether ``out`` may be operand ``v``'s own buffer: no step reads ``v`` after the
         first one that writes ``out``, and that one reads it element by element, as a ufunc
         may with ``out=`` its input (``where`` copies its other branch into ``out`` before
-        it reads the first). Never for a matmul: BLAS must not write over its operands."""
-        if self.source.startswith("def matmul_into"):
+        it reads the first). Never for a matmul (BLAS must not write over its operands) nor a
+        join (it copies whole operands)."""
+        if not self.fused:
             return False
         steps = self._steps(into=True)
         first = next(k for k, step in enumerate(steps) if step.dst == "out")
@@ -299,6 +363,10 @@ class Kernel:
             out.extend(code[:-1])
             out.append(f"{code[-1]}  # {_describe(step.eqn)}")
         return out
+
+
+def _slice_text(s: slice) -> str:
+    return ":" if s.start is None else f"{s.start}:{s.stop}"
 
 
 def _describe(eqn: Eqn) -> str:

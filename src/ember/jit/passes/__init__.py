@@ -2,7 +2,9 @@
 
 They run in the order of :data:`PASSES`: folding first (constants feed the rest), then
 simplification (which leaves dead equations and repeats behind), CSE and DCE to sweep up,
-fusion on the final equations, packing of convolution weights for their GEMMs and hoisting
+fusion on the final equations, joining in place (a ``cat`` copies reshaped operands straight
+into its result), products in their reader's layout (a permuted product that a reshape would
+copy is made contiguous by BLAS), packing of convolution weights for their GEMMs and hoisting
 of what reads only state (both for inference graphs: cached between calls), and memory
 planning last, on the kernels that will run.
 ``liveness`` runs after them all and always, since the generated code needs to know where each
@@ -19,6 +21,8 @@ from ember.jit.passes.dce import eliminate_dead_code
 from ember.jit.passes.fold import fold_constants
 from ember.jit.passes.fuse import fuse_elementwise
 from ember.jit.passes.hoist import hoist_state_only
+from ember.jit.passes.join import join_in_place
+from ember.jit.passes.layout import permute_products
 from ember.jit.passes.liveness import last_uses
 from ember.jit.passes.memory import plan_memory
 from ember.jit.passes.pack import pack_conv_weights
@@ -30,6 +34,8 @@ PASSES: dict[str, Callable[[Graph], Graph]] = {
     "cse": eliminate_common_subexpressions,
     "dce": eliminate_dead_code,
     "fuse": fuse_elementwise,
+    "join": join_in_place,
+    "layout": permute_products,
     "pack": pack_conv_weights,
     "hoist": hoist_state_only,
     "memory": plan_memory,
