@@ -468,6 +468,16 @@ def test_an_operand_that_dies_with_an_elementwise_op_is_overwritten_in_place():
     assert f"mul_into(xp, {t.name}, {y.name}, out={t.name})" in code
 
 
+def test_softmax_grads_new_array_takes_the_next_elementwise_result():
+    b = Graphs()
+    v, x = b.input(4, 8), b.input(4, 8)
+    y = b("softmax", x, dim=1)
+    g = b("softmax_grad", v, y, dim=1)  # allocates: dies in the product, which writes there
+    u = b("mul", g, x)
+    planned = check(b.returns(u), plan_memory, rand(4, 8), rand(4, 8, seed=1))
+    assert {e.outputs[0]: e.out for e in planned.eqns}[u] is g
+
+
 def test_a_whole_view_of_a_dying_buffer_is_overwritten_in_place():
     b = Graphs()
     x, w, bias = b.input(6, 8), b.input(8, 10), b.input(10)

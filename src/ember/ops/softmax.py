@@ -92,6 +92,7 @@ class SoftmaxGrad(Primitive):
     self-adjoint there."""
 
     name = "softmax_grad"
+    allocates = True  # (a new array either way: the jit may write a later op's result there)
 
     def infer(self, v: TensorSpec, y: TensorSpec, *, dim: int) -> TensorSpec:
         if v.shape != y.shape:
