@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import linecache
 import math
+import pathlib
+import re
 import threading
 import types
 
@@ -16,6 +18,7 @@ import ember.models
 import ember.nn.functional as F
 from ember import jit
 from ember.jit.discover import reach
+from ember.jit.passes import PASSES
 
 
 def _mlp():
@@ -182,6 +185,12 @@ def test_bad_switches_are_refused():
         jit.compile(lambda x: x, mode="fast")
     with pytest.raises(ValueError, match="unknown passes"):
         jit.compile(lambda x: x, passes={"inline": False})
+
+
+def test_jit_md_names_every_pass_in_its_order():
+    text = (pathlib.Path(__file__).parents[2] / "docs" / "jit.md").read_text()
+    listed = re.search(r"The passes' names, in the order they run: (.*?) \(", text, re.S)
+    assert re.findall(r"`(\w+)`", listed.group(1)) == list(PASSES)
 
 
 def test_in_place_writes_into_new_and_outside_tensors_follow_eager():
