@@ -181,3 +181,9 @@ def test_backward_of_an_unaligned_gradient():
     out = EmbeddingBackward.forward(np, g, np.array([0, 1, 1, 2, 3, 0]), num_weights=4,
                                     padding_idx=None, scale_grad_by_freq=False)
     assert out.shape == (4, 10) and not out.any()
+
+
+def test_backward_into_rows_of_no_width_like_torch(numba_or_numpy):
+    w = ember.zeros(5, 0, requires_grad=True)
+    F.embedding(ember.tensor([1, 1, 4]), w, scale_grad_by_freq=True).sum().backward()
+    assert w.grad.shape == (5, 0)

@@ -111,7 +111,7 @@ class EmbeddingBackward(Primitive):
     def forward(self, xp, grad, indices, *, num_weights, padding_idx, scale_grad_by_freq):
         dim = grad.shape[-1]
         out = xp.zeros((num_weights, dim), dtype=grad.dtype)
-        if indices.size == 0:
+        if indices.size == 0 or dim == 0:  # (rows of no width: nothing to add, or reshape)
             return out
         if _added_in_numba(xp, grad, indices, out):
             if scale_grad_by_freq:
