@@ -186,3 +186,19 @@ def test_backward_into_rows_of_no_width_like_torch(numba_or_numpy):
     w = ember.zeros(5, 0, requires_grad=True)
     F.embedding(ember.tensor([1, 1, 4]), w, scale_grad_by_freq=True).sum().backward()
     assert w.grad.shape == (5, 0)
+
+
+@pytest.mark.parametrize("index_dtype", ["int8", "uint8", "int16"])
+def test_vmap_of_small_integer_indices_keeps_each_sample_in_its_rows(index_dtype,
+                                                                    numba_or_numpy):
+    from ember.func import grad, vmap
+
+    w = ember.randn(4, 120, 2, dtype=ember.float64)  # offsets up to 360: past int8 and uint8
+    idx = ember.tensor(np.array([[1, 119], [0, 3], [5, 118], [117, 2]], dtype=index_dtype))
+    got = vmap(lambda i: grad(lambda v: F.embedding(i, v).pow(2).sum())(w[0]))(idx)
+    rows = vmap(lambda v, i: F.embedding(i, v))(w, idx)
+    for k in range(4):
+        i = idx[k].to(ember.int64)
+        want = grad(lambda v: F.embedding(i, v).pow(2).sum())(w[0])
+        np.testing.assert_array_equal(got[k].numpy(), want.numpy())
+        np.testing.assert_array_equal(rows[k].numpy(), w[k].numpy()[i.numpy()])
