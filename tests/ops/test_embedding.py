@@ -199,6 +199,16 @@ def test_vmap_of_small_integer_indices_keeps_each_sample_in_its_rows(index_dtype
     rows = vmap(lambda v, i: F.embedding(i, v))(w, idx)
     for k in range(4):
         i = idx[k].to(ember.int64)
-        want = grad(lambda v: F.embedding(i, v).pow(2).sum())(w[0])
+        want = grad(lambda v, i=i: F.embedding(i, v).pow(2).sum())(w[0])
         np.testing.assert_array_equal(got[k].numpy(), want.numpy())
         np.testing.assert_array_equal(rows[k].numpy(), w[k].numpy()[i.numpy()])
+
+
+@pytest.mark.parametrize("bad", [5, -1])
+def test_vmap_over_weights_rejects_an_index_outside_a_samples_rows(bad):
+    from ember.func import vmap
+
+    w = ember.randn(3, 5, 2)
+    idx = ember.tensor([[0, 1], [bad, 2], [3, 4]])  # inside the (15, 2) rows vmap looks up
+    with pytest.raises(IndexError, match=f"embedding: index {bad} is out of "):
+        vmap(lambda v, i: F.embedding(i, v))(w, idx)
