@@ -120,6 +120,20 @@ def test_bias_gradients_of_channels_last_activations_match_torch():
         np.testing.assert_allclose(m.grad.numpy(), r.grad.numpy(), rtol=1e-10)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_bias_gradients_add_in_float32_like_torch(dtype):
+    # 4096 ones: a half-precision running sum stops at 2048 (float16) or 256 (bfloat16)
+    x = ember.ones(4096, 8, dtype=getattr(ember, dtype))
+    b = ember.zeros(8, dtype=getattr(ember, dtype), requires_grad=True)
+    (x + b).sum().backward()
+    with ember.autocast("cpu", dtype=getattr(ember, dtype)):
+        linear = ember.nn.Linear(8, 4)
+        y = linear(ember.ones(4096, 8))
+    y.float().sum().backward()
+    assert (b.grad.float().numpy() == 4096).all()
+    assert (linear.bias.grad.numpy() == 4096).all()
+
+
 @pytest.mark.skipif(not compiled.numba_enabled(), reason="numba's kernel")
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_numba_column_sums_add_in_float64_in_row_order(dtype):

@@ -161,8 +161,7 @@ def test_numba_backward_matches_numpys_sorted_sums_and_torch(dtype, index_dtype,
     np.testing.assert_allclose(mine, w.grad.numpy(), rtol=tol, atol=tol)
 
 
-@pytest.mark.skipif(not ember.backend.compiled.numba_enabled(), reason="numba's check")
-def test_backward_rejects_indices_outside_the_weight():
+def test_backward_rejects_indices_outside_the_weight(numba_or_numpy):
     from ember.ops.embedding import EmbeddingBackward
 
     g = np.ones((3, 2), np.float32)
@@ -181,3 +180,35 @@ def test_backward_of_an_unaligned_gradient():
     out = EmbeddingBackward.forward(np, g, np.array([0, 1, 1, 2, 3, 0]), num_weights=4,
                                     padding_idx=None, scale_grad_by_freq=False)
     assert out.shape == (4, 10) and not out.any()
+
+
+def test_backward_into_rows_of_no_width_like_torch(numba_or_numpy):
+    w = ember.zeros(5, 0, requires_grad=True)
+    F.embedding(ember.tensor([1, 1, 4]), w, scale_grad_by_freq=True).sum().backward()
+    assert w.grad.shape == (5, 0)
+
+
+@pytest.mark.parametrize("index_dtype", ["int8", "uint8", "int16"])
+def test_vmap_of_small_integer_indices_keeps_each_sample_in_its_rows(index_dtype,
+                                                                    numba_or_numpy):
+    from ember.func import grad, vmap
+
+    w = ember.randn(4, 120, 2, dtype=ember.float64)  # offsets up to 360: past int8 and uint8
+    idx = ember.tensor(np.array([[1, 119], [0, 3], [5, 118], [117, 2]], dtype=index_dtype))
+    got = vmap(lambda i: grad(lambda v: F.embedding(i, v).pow(2).sum())(w[0]))(idx)
+    rows = vmap(lambda v, i: F.embedding(i, v))(w, idx)
+    for k in range(4):
+        i = idx[k].to(ember.int64)
+        want = grad(lambda v, i=i: F.embedding(i, v).pow(2).sum())(w[0])
+        np.testing.assert_array_equal(got[k].numpy(), want.numpy())
+        np.testing.assert_array_equal(rows[k].numpy(), w[k].numpy()[i.numpy()])
+
+
+@pytest.mark.parametrize("bad", [5, -1])
+def test_vmap_over_weights_rejects_an_index_outside_a_samples_rows(bad):
+    from ember.func import vmap
+
+    w = ember.randn(3, 5, 2)
+    idx = ember.tensor([[0, 1], [bad, 2], [3, 4]])  # inside the (15, 2) rows vmap looks up
+    with pytest.raises(IndexError, match=f"embedding: index {bad} is out of "):
+        vmap(lambda v, i: F.embedding(i, v))(w, idx)

@@ -53,7 +53,8 @@ def describe() -> str:
     state = "on" if _OFF_BECAUSE[0] is None else f"off ({_OFF_BECAUSE[0]})"
     return (f"numba {_numba().__version__}: one-pass float32 erf and gelu, relu, softmax, "
             f"layer norm, im2col and col2im, Winograd's 3×3 convolution, channels-last max "
-            f"pooling and batch norm, Adam's and SGD's updates, {state}")
+            f"pooling and batch norm, embedding's backward, bias gradients' column sums, "
+            f"Adam's and SGD's updates, {state}")
 
 
 def use_numba(enabled: bool) -> None:

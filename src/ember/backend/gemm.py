@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ember import dtypes
 from ember.backend import compiled, parallel, threads
 
 _single_below = 1 << 22  # multiply-adds per matrix (m·n·k): ~0.1 ms on one core
@@ -114,6 +115,7 @@ _COLUMN_SUMS = compiled.register("ember.backend.column_sums_numba")
 _GEMV_SUM_MIN = 1 << 14  # elements: below, NumPy's reduction is as fast
 _GEMV_ROWS = 1 << 18  # rows per GEMV: longer sums add the blocks' sums
 _ones: dict[Any, np.ndarray] = {}  # per dtype, a vector of ones of up to _GEMV_ROWS
+_HALF = (dtypes.float16.np, dtypes.bfloat16.np)
 
 
 def sum_leading(xp: Any, a: Any, axes: tuple[int, ...]) -> Any:
@@ -170,4 +172,8 @@ def sum_axes(xp: Any, a: Any, axes: tuple[int, ...]) -> Any:
         array([[2., 2., 2.]])
     """
     total = sum_leading(xp, a, axes)
-    return xp.sum(a, axis=axes, keepdims=True) if total is None else total
+    if total is not None:
+        return total
+    if a.dtype in _HALF:  # added in float32, as PyTorch's (a float16 running sum stops at 2048)
+        return xp.sum(a, axis=axes, keepdims=True, dtype=np.float32).astype(a.dtype)
+    return xp.sum(a, axis=axes, keepdims=True)

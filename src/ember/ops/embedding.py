@@ -64,9 +64,15 @@ def _added_in_numba(xp: Any, grad: Any, indices: Any, out: Any) -> bool:
         return False
     bad = kernels.add_rows_at(rows, np.ascontiguousarray(flat), out)
     if bad >= 0:
-        raise IndexOutOfRange(f"embedding_backward: index {flat[bad]} is out of range for "
-                              f"{out.shape[0]} embeddings")
+        raise _out_of_range(indices.reshape(-1)[bad], grad, indices, out.shape[0])
     return True
+
+
+def _out_of_range(index: Any, grad: Any, indices: Any, n: int) -> IndexOutOfRange:
+    return IndexOutOfRange(f"embedding_backward: index {index} is out of range for {n} "
+                           f"embeddings (gradient {grad.shape} {grad.dtype}, indices "
+                           f"{indices.shape} {indices.dtype}). Hint: pass the indices the "
+                           f"forward embedding looked up, each in [0, {n - 1}]")
 
 
 @primitive
@@ -111,13 +117,16 @@ class EmbeddingBackward(Primitive):
     def forward(self, xp, grad, indices, *, num_weights, padding_idx, scale_grad_by_freq):
         dim = grad.shape[-1]
         out = xp.zeros((num_weights, dim), dtype=grad.dtype)
-        if indices.size == 0:
+        if indices.size == 0 or dim == 0:  # (rows of no width: nothing to add, or reshape)
             return out
         if _added_in_numba(xp, grad, indices, out):
             if scale_grad_by_freq:
                 counts = xp.bincount(indices.reshape(-1), minlength=num_weights)
                 out /= xp.maximum(counts, 1)[:, None].astype(grad.dtype)
         else:
+            bad = first_out_of_range(indices, num_weights)  # (NumPy would wrap a negative)
+            if bad is not None:
+                raise _out_of_range(bad, grad, indices, num_weights)
             order, distinct, starts, counts = _runs(xp, indices)
             sums = xp.add.reduceat(grad.reshape(-1, dim)[order], starts, axis=0)
             if scale_grad_by_freq:

@@ -117,11 +117,15 @@ def _nonzero_static(b: int, xs: tuple, bs: tuple, *, size: int, fill_value: int)
     return stack([apply(one, x[i], size=size, fill_value=fill_value) for i in range(b)])
 
 
-def _offsets(b: int, per: int, like: Any) -> Any:
-    """Sample ``i``'s offset ``i * per``, shaped to broadcast against batched ``like``."""
-    off = arange(0, b * per, per, dtype=like.dtype, device=like.device) if b else \
-        arange(0, dtype=like.dtype, device=like.device)
-    return reshape(off, (b,) + (1,) * (like.ndim - 1))
+def _shifted(indices: Any, b: int, per: int, op: str) -> Any:
+    """Batched ``indices`` as int64 (a narrower dtype would wrap past its range), sample
+    ``i``'s moved by ``i * per``, once each is checked to lie in ``[0, per)`` (shifted, one
+    outside would read or write another sample's rows)."""
+    indices = apply(prim("index_check"), indices, size=per, dim=0, op=op, negative=False)
+    off = arange(0, b * per, per, dtype=dtypes.int64, device=indices.device) if b else \
+        arange(0, dtype=dtypes.int64, device=indices.device)
+    wide = apply(prim("cast"), indices, dtype=dtypes.int64)
+    return wide + reshape(off, (b,) + (1,) * (indices.ndim - 1))
 
 
 @rule("embedding", "embedding_sparse_grad")  # (under vmap, sparse=True's gradient is dense)
@@ -134,7 +138,7 @@ def _embedding(b: int, xs: tuple, bs: tuple, *, padding_idx: Any,
                      scale_grad_by_freq=scale_grad_by_freq)
     n, dim = tuple(weight.shape)[1:]
     indices = batched(indices, b, bs[1])
-    flat = apply(p, reshape(weight, (b * n, dim)), indices + _offsets(b, n, indices),
+    flat = apply(p, reshape(weight, (b * n, dim)), _shifted(indices, b, n, "embedding"),
                  padding_idx=None, scale_grad_by_freq=scale_grad_by_freq)
     if padding_idx is not None:  # that row gets no gradient: read it through a detach
         pad = reshape(indices == padding_idx, tuple(indices.shape) + (1,))
@@ -149,7 +153,8 @@ def _embedding_backward(b: int, xs: tuple, bs: tuple, *, num_weights: int, paddi
     if padding_idx is not None:
         pad = reshape(indices == padding_idx, tuple(indices.shape) + (1,))
         grad = apply(prim("where"), pad, apply(prim("cast"), pad, dtype=grad.dtype) * 0, grad)
-    out = apply(prim("embedding_backward"), grad, indices + _offsets(b, num_weights, indices),
+    shifted = _shifted(indices, b, num_weights, "embedding_backward")
+    out = apply(prim("embedding_backward"), grad, shifted,
                 num_weights=b * num_weights, padding_idx=None,
                 scale_grad_by_freq=scale_grad_by_freq)
     return reshape(out, (b, num_weights) + tuple(out.shape)[1:])
