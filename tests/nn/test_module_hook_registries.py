@@ -10,6 +10,7 @@ import torch
 
 import ember
 from ember import jit
+from ember.nn.module_hooks import HOOK_DICTS
 
 LIBS = ((ember.nn, ember), (torch.nn, torch))
 
@@ -267,3 +268,28 @@ def test_a_module_unpickled_without_some_registry_gets_an_empty_one():
     m.__setstate__(state)  # (as a module pickled before the registry existed)
     m.register_forward_hook(_double, always_call=True)
     assert m(ember.ones(1)).tolist() == [2.0] and len(m._forward_hooks_always_called) == 1
+
+
+def _drop_bias(module, state_dict, prefix, local_metadata):
+    del state_dict[prefix + "bias"]
+
+
+def test_a_module_pickled_by_ember_before_the_dicts_loads_with_working_registries():
+    # Ember kept the six registries as lists before; a module without hooks saved then
+    # unpickles with them empty (entries of the old kind cannot unpickle at all)
+    state = dict(vars(ember.nn.Linear(2, 2)))
+    for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks",
+                 "_backward_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks"):
+        state[name] = []
+    for name in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                 "_forward_hooks_always_called"):
+        del state[name]
+    m = object.__new__(ember.nn.Linear)
+    m.__setstate__(state)
+    assert all(isinstance(getattr(m, r), OrderedDict) for r in HOOK_DICTS)
+    h = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+    m.register_state_dict_post_hook(_drop_bias)
+    x = ember.ones(1, 2)
+    ember.testing.assert_close(m(x), m.forward(x * 2))
+    h.remove()
+    assert list(m.state_dict()) == ["weight"] and not m._forward_pre_hooks

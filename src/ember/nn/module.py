@@ -522,8 +522,11 @@ class Module(ModuleHooksMixin, StateDictMixin):
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        for name in HOOK_DICTS:  # (a module pickled without some registry gets an empty one)
-            self.__dict__.setdefault(name, HookDict())
+        # a module pickled without some registry, or with one as the (empty) list Ember kept
+        # before its registries were PyTorch's dicts, gets an empty dict
+        for name in HOOK_DICTS:
+            if not isinstance(self.__dict__.get(name), dict):
+                self.__dict__[name] = HookDict()
 
     def __deepcopy__(self, memo: dict) -> Module:
         """A copy with its own parameters and buffers, each copied with its ``.grad``."""
