@@ -293,3 +293,17 @@ def test_a_module_pickled_by_ember_before_the_dicts_loads_with_working_registrie
     ember.testing.assert_close(m(x), m.forward(x * 2))
     h.remove()
     assert list(m.state_dict()) == ["weight"] and not m._forward_pre_hooks
+
+
+def test_a_compiled_module_sees_hooks_put_in_a_registry_replaced_by_a_plain_dict():
+    # (``module._forward_hooks = OrderedDict()`` is how much PyTorch code strips hooks)
+    model, x = ember.nn.Linear(3, 2), ember.randn(4, 3)
+    fast = jit.compile(model)
+    with ember.no_grad():
+        model._forward_hooks = OrderedDict()
+        ember.testing.assert_close(fast(x), model.forward(x))
+        model.register_forward_hook(_double)
+        ember.testing.assert_close(fast(x), model.forward(x) * 2)
+        model._forward_hooks[-1] = lambda mod, args, out: out * 5  # (by hand, as torch code)
+        ember.testing.assert_close(fast(x), model.forward(x) * 10)
+        ember.testing.assert_close(model(x), model.forward(x) * 10)

@@ -196,6 +196,10 @@ class Module(ModuleHooksMixin, StateDictMixin):
                 value = run_registration_hooks("buffer", self, name, value)
             self._buffers[name] = value
         else:  # (a compiled graph holds the numbers it read, eps or p)
+            if isinstance(value, dict) and name in HOOK_DICTS and not isinstance(value, HookDict):
+                # PyTorch code strips hooks by ``m._forward_hooks = OrderedDict()``: what goes
+                # into that registry later must count for ember.jit as well
+                value = HookDict(value)
             if self.__dict__.get(name, _Members) is not value and \
                     name not in self._untracked_attributes:
                 STRUCTURE.value += 1
