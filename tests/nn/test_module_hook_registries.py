@@ -11,6 +11,7 @@ import torch
 import ember
 from ember import jit
 from ember.nn.module_hooks import HOOK_DICTS
+from ember.utils.hooks import RemovableHandle
 
 LIBS = ((ember.nn, ember), (torch.nn, torch))
 
@@ -307,3 +308,21 @@ def test_a_compiled_module_sees_hooks_put_in_a_registry_replaced_by_a_plain_dict
         model._forward_hooks[-1] = lambda mod, args, out: out * 5  # (by hand, as torch code)
         ember.testing.assert_close(fast(x), model.forward(x) * 10)
         ember.testing.assert_close(model(x), model.forward(x) * 10)
+
+
+def test_hooks_registered_after_unpickling_never_take_an_unpickled_hooks_key():
+    # a module unpickled in a fresh process holds keys its handle counter has not reached yet:
+    # a later registration must not overwrite the unpickled hook under the same key
+    m = ember.nn.Identity()
+    m.register_forward_hook(_double)
+    state = dict(vars(m))
+    ahead = RemovableHandle({}).id + 3  # (as if saved by a process that had made more handles)
+    state["_forward_hooks"] = OrderedDict({ahead: _double})
+    state["_forward_hooks_always_called"] = OrderedDict({ahead: True})
+    twin = object.__new__(ember.nn.Identity)
+    twin.__setstate__(state)
+    for _ in range(6):
+        twin.register_forward_hook(lambda mod, args, out: out + 1)
+    assert twin._forward_hooks[ahead] is _double and len(twin._forward_hooks) == 7
+    assert list(twin._forward_hooks_always_called) == [ahead]
+    assert twin(ember.ones(1)).tolist() == [8.0]

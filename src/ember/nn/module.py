@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
+from ember.hooks import ids_taken
 from ember.nn.module_hooks import (
     HOOK_DICTS,
     REGISTRATION_HOOKS,
@@ -527,10 +528,12 @@ class Module(ModuleHooksMixin, StateDictMixin):
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         # a module pickled without some registry, or with one as the (empty) list Ember kept
-        # before its registries were PyTorch's dicts, gets an empty dict
+        # before its registries were PyTorch's dicts, gets an empty dict; the keys of its
+        # hooks (handle ids of the process that saved it) are not handed out again here
         for name in HOOK_DICTS:
             if not isinstance(self.__dict__.get(name), dict):
                 self.__dict__[name] = HookDict()
+            ids_taken(self.__dict__[name])
 
     def __deepcopy__(self, memo: dict) -> Module:
         """A copy with its own parameters and buffers, each copied with its ``.grad``."""
