@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any, TypeVar
 
 from ember.version_counter import STRUCTURE
@@ -102,6 +102,16 @@ def add_hook(hooks: list, hook: Any) -> RemovableHandle:
     hooks.append(hook)
     STRUCTURE.value += 1
     return RemovableHandle.for_entry(hooks, hook)
+
+
+def ids_taken(ids: Iterable[Any]) -> None:
+    """Makes later handle ids greater than every int in ``ids``: the keys of hooks unpickled
+    from another process, which this process's counter may not have passed yet (a new
+    registration would otherwise replace such a hook under the same key)."""
+    global _ids
+    following = max((i for i in ids if isinstance(i, int)), default=-1) + 1
+    mine = next(_ids)
+    _ids = itertools.count(max(mine, following))
 
 
 def _note_structure_change() -> None:

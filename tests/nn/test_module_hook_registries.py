@@ -10,6 +10,8 @@ import torch
 
 import ember
 from ember import jit
+from ember.nn.module_hooks import HOOK_DICTS
+from ember.utils.hooks import RemovableHandle
 
 LIBS = ((ember.nn, ember), (torch.nn, torch))
 
@@ -267,3 +269,60 @@ def test_a_module_unpickled_without_some_registry_gets_an_empty_one():
     m.__setstate__(state)  # (as a module pickled before the registry existed)
     m.register_forward_hook(_double, always_call=True)
     assert m(ember.ones(1)).tolist() == [2.0] and len(m._forward_hooks_always_called) == 1
+
+
+def _drop_bias(module, state_dict, prefix, local_metadata):
+    del state_dict[prefix + "bias"]
+
+
+def test_a_module_pickled_by_ember_before_the_dicts_loads_with_working_registries():
+    # Ember kept the six registries as lists before; a module without hooks saved then
+    # unpickles with them empty (entries of the old kind cannot unpickle at all)
+    state = dict(vars(ember.nn.Linear(2, 2)))
+    for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks",
+                 "_backward_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks"):
+        state[name] = []
+    for name in ("_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                 "_forward_hooks_always_called"):
+        del state[name]
+    m = object.__new__(ember.nn.Linear)
+    m.__setstate__(state)
+    assert all(isinstance(getattr(m, r), OrderedDict) for r in HOOK_DICTS)
+    h = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+    m.register_state_dict_post_hook(_drop_bias)
+    x = ember.ones(1, 2)
+    ember.testing.assert_close(m(x), m.forward(x * 2))
+    h.remove()
+    assert list(m.state_dict()) == ["weight"] and not m._forward_pre_hooks
+
+
+def test_a_compiled_module_sees_hooks_put_in_a_registry_replaced_by_a_plain_dict():
+    # (``module._forward_hooks = OrderedDict()`` is how much PyTorch code strips hooks)
+    model, x = ember.nn.Linear(3, 2), ember.randn(4, 3)
+    fast = jit.compile(model)
+    with ember.no_grad():
+        model._forward_hooks = OrderedDict()
+        ember.testing.assert_close(fast(x), model.forward(x))
+        model.register_forward_hook(_double)
+        ember.testing.assert_close(fast(x), model.forward(x) * 2)
+        model._forward_hooks[-1] = lambda mod, args, out: out * 5  # (by hand, as torch code)
+        ember.testing.assert_close(fast(x), model.forward(x) * 10)
+        ember.testing.assert_close(model(x), model.forward(x) * 10)
+
+
+def test_hooks_registered_after_unpickling_never_take_an_unpickled_hooks_key():
+    # a module unpickled in a fresh process holds keys its handle counter has not reached yet:
+    # a later registration must not overwrite the unpickled hook under the same key
+    m = ember.nn.Identity()
+    m.register_forward_hook(_double)
+    state = dict(vars(m))
+    ahead = RemovableHandle({}).id + 3  # (as if saved by a process that had made more handles)
+    state["_forward_hooks"] = OrderedDict({ahead: _double})
+    state["_forward_hooks_always_called"] = OrderedDict({ahead: True})
+    twin = object.__new__(ember.nn.Identity)
+    twin.__setstate__(state)
+    for _ in range(6):
+        twin.register_forward_hook(lambda mod, args, out: out + 1)
+    assert twin._forward_hooks[ahead] is _double and len(twin._forward_hooks) == 7
+    assert list(twin._forward_hooks_always_called) == [ahead]
+    assert twin(ember.ones(1)).tolist() == [8.0]

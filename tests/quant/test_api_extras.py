@@ -58,6 +58,23 @@ def test_convert_drops_the_observers_of_modules_it_keeps_float():
     assert bool(ember.allclose(c(x).sum(-1), ember.ones(5)))
 
 
+def test_convert_keeps_the_users_forward_hooks_of_a_swapped_module_as_torch():
+    def run(nn, q, lib):
+        m, log = nn.Sequential(q.QuantStub(), nn.Linear(3, 2), q.DeQuantStub()), []
+        m[1].register_forward_pre_hook(lambda mod, args: log.append("pre"))
+        m[1].register_forward_hook(lambda mod, args, out: log.append(("post", out.is_quantized)))
+        m.qconfig = q.get_default_qconfig("x86")
+        p = q.prepare(m)
+        p(lib.randn(4, 3))
+        c = q.convert(p)
+        log.clear()
+        c(lib.randn(4, 3))
+        return log, len(c[1]._forward_hooks)
+
+    ours = run(ember.nn, eq, ember)
+    assert ours == run(torch.nn, tq, torch) == (["pre", ("post", True)], 1)  # (no observer)
+
+
 def test_quantized_activations_of_every_integer_equal_torch():
     q = np.arange(256, dtype=np.uint8)
     for scale, zp in ((0.05, 128), (0.013, 40), (0.2, 0)):

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.autograd.grad_mode import no_grad
+from ember.hooks import ids_taken
 from ember.nn.module_hooks import (
     HOOK_DICTS,
     REGISTRATION_HOOKS,
@@ -196,6 +197,10 @@ class Module(ModuleHooksMixin, StateDictMixin):
                 value = run_registration_hooks("buffer", self, name, value)
             self._buffers[name] = value
         else:  # (a compiled graph holds the numbers it read, eps or p)
+            if isinstance(value, dict) and name in HOOK_DICTS and not isinstance(value, HookDict):
+                # PyTorch code strips hooks by ``m._forward_hooks = OrderedDict()``: what goes
+                # into that registry later must count for ember.jit as well
+                value = HookDict(value)
             if self.__dict__.get(name, _Members) is not value and \
                     name not in self._untracked_attributes:
                 STRUCTURE.value += 1
@@ -522,8 +527,13 @@ class Module(ModuleHooksMixin, StateDictMixin):
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        for name in HOOK_DICTS:  # (a module pickled without some registry gets an empty one)
-            self.__dict__.setdefault(name, HookDict())
+        # a module pickled without some registry, or with one as the (empty) list Ember kept
+        # before its registries were PyTorch's dicts, gets an empty dict; the keys of its
+        # hooks (handle ids of the process that saved it) are not handed out again here
+        for name in HOOK_DICTS:
+            if not isinstance(self.__dict__.get(name), dict):
+                self.__dict__[name] = HookDict()
+            ids_taken(self.__dict__[name])
 
     def __deepcopy__(self, memo: dict) -> Module:
         """A copy with its own parameters and buffers, each copied with its ``.grad``."""

@@ -258,14 +258,17 @@ def hooks_around(module: Any) -> tuple[tuple[Callable, bool, bool], ...]:
                      *_global_backward_hooks.items(), *module._backward_hooks.items()))
 
 
-def transfer_forward_hooks(old: Any, new: Any, post: bool = True) -> None:
-    """Registers ``old``'s forward pre-hooks (and, with ``post``, forward hooks) on ``new``,
-    their flags kept: a layer swapped for its converted twin keeps its hooks."""
+def transfer_forward_hooks(old: Any, new: Any, but: Callable | None = None) -> None:
+    """Registers ``old``'s forward pre-hooks and forward hooks (all but the hook ``but``) on
+    ``new``, their flags kept: a layer swapped for its converted twin keeps its hooks."""
     for key, hook in old._forward_pre_hooks.items():
-        new.register_forward_pre_hook(hook, with_kwargs=key in old._forward_pre_hooks_with_kwargs)
-    for key, hook in old._forward_hooks.items() if post else ():
-        new.register_forward_hook(hook, with_kwargs=key in old._forward_hooks_with_kwargs,
-                                  always_call=key in old._forward_hooks_always_called)
+        if hook is not but:
+            new.register_forward_pre_hook(
+                hook, with_kwargs=key in old._forward_pre_hooks_with_kwargs)
+    for key, hook in old._forward_hooks.items():
+        if hook is not but:
+            new.register_forward_hook(hook, with_kwargs=key in old._forward_hooks_with_kwargs,
+                                      always_call=key in old._forward_hooks_always_called)
 
 
 def _forward_hooks_of(module: Any) -> tuple[tuple[int, Callable], ...]:

@@ -188,11 +188,12 @@ def prepare_qat(model: Module, mapping: dict | None = None, inplace: bool = Fals
 
 def swap_module(mod: Module, mapping: dict) -> Module:
     """``mod``'s quantized twin from ``mapping`` (``from_float``) if it has a qconfig and a
-    mapping entry; else ``mod``. Forward pre-hooks carry over; observer hooks do not."""
+    mapping entry; else ``mod``. Its forward pre-hooks and hooks carry over (to run on
+    quantized tensors), but the observer's, as PyTorch's."""
     if getattr(mod, "qconfig", None) is None or _type(mod) not in mapping:
         return mod
     new = mapping[_type(mod)].from_float(mod)
-    transfer_forward_hooks(mod, new, post=False)
+    transfer_forward_hooks(mod, new, but=_observer_forward_hook)
     new.train(mod.training)
     return new
 
