@@ -167,11 +167,13 @@ def _loops_its_update(cls: type) -> bool:
 
 def _loopable(data: Any, g: Any, arrays: tuple) -> bool:
     """Whether numba's kernel can step a parameter in place: NumPy float32 or float64 arrays
-    of one dtype and shape, C-contiguous, writable but for the gradient."""
+    of one dtype and shape, C-contiguous, writable but for the gradient, which must not share
+    the parameter's memory (``p.grad = p.detach()``: NumPy's decoupled decay, as PyTorch's,
+    shrinks such a gradient with the parameter before the update reads it)."""
     dtype, shape = data.dtype, data.shape
     if type(data) is not np.ndarray or (dtype != np.float32 and dtype != np.float64) or \
             type(g) is not np.ndarray or g.dtype != dtype or g.shape != shape or \
-            not g.flags.c_contiguous:
+            not g.flags.c_contiguous or np.may_share_memory(g, data):
         return False
     for a in (data, *arrays):
         flags = a.flags
