@@ -48,6 +48,7 @@ class ElementwiseOptimizer(Optimizer):
             decoupled = group.get("decoupled_weight_decay", self.decoupled_weight_decay)
             maximize = group.get("maximize", False)
             wd = 0.0 if self.decays_in_update else float(group.get("weight_decay", 0.0))
+            decay = 1.0 - float(group["lr"]) * wd if decoupled and wd != 0.0 else 1.0
             kernel = _kernel(self.looped_kernel(group)) if _loops_its_update(type(self)) \
                 else None
             looped = []  # (parameter, gradient array, state arrays, state): numba's pass
@@ -71,7 +72,10 @@ class ElementwiseOptimizer(Optimizer):
                 g = p.grad._data
                 if kernel is not None and target is p:
                     arrays = self.looped_states(state, group)
-                    if arrays is not None and _loopable(data, g, arrays):
+                    # (a gradient in the parameter's memory, p.grad = p.detach(), is shrunk
+                    # by NumPy's decoupled decay before the update reads it, as PyTorch's)
+                    if arrays is not None and _loopable(data, g, arrays) and \
+                            not (decay != 1.0 and np.may_share_memory(g, data)):
                         looped.append((p, g, arrays, state))
                         continue
                 if g.dtype.kind == "c":
@@ -80,7 +84,7 @@ class ElementwiseOptimizer(Optimizer):
                     g = -g
                 if wd != 0.0:
                     if decoupled:
-                        data *= 1.0 - float(group["lr"]) * wd
+                        data *= decay
                     else:
                         g = g + wd * data
                 self.update(target, g, state, group)
@@ -88,7 +92,6 @@ class ElementwiseOptimizer(Optimizer):
                 if fresh and not state:  # none kept (SGD without momentum): no entry made,
                     del self.state[p]  # as in PyTorch (an entry the user made stays)
             if looped:
-                decay = 1.0 - float(group["lr"]) * wd if decoupled and wd != 0.0 else 1.0
                 self._step_looped(kernel, looped, group, decay, 0.0 if decoupled else wd,
                                   bool(maximize))
         return loss
@@ -167,13 +170,11 @@ def _loops_its_update(cls: type) -> bool:
 
 def _loopable(data: Any, g: Any, arrays: tuple) -> bool:
     """Whether numba's kernel can step a parameter in place: NumPy float32 or float64 arrays
-    of one dtype and shape, C-contiguous, writable but for the gradient, which must not share
-    the parameter's memory (``p.grad = p.detach()``: NumPy's decoupled decay, as PyTorch's,
-    shrinks such a gradient with the parameter before the update reads it)."""
+    of one dtype and shape, C-contiguous, writable but for the gradient."""
     dtype, shape = data.dtype, data.shape
     if type(data) is not np.ndarray or (dtype != np.float32 and dtype != np.float64) or \
             type(g) is not np.ndarray or g.dtype != dtype or g.shape != shape or \
-            not g.flags.c_contiguous or np.may_share_memory(g, data):
+            not g.flags.c_contiguous:
         return False
     for a in (data, *arrays):
         flags = a.flags
