@@ -118,3 +118,20 @@ def test_a_gradient_sharing_the_parameters_memory_is_decayed_with_it():
         opt.step()
     np.testing.assert_array_equal(results[0], results[1])
     np.testing.assert_allclose(results[0], t.detach().numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_an_update_set_on_the_instance_steps_every_parameter(looped):
+    pytest.importorskip("numba")
+    steps = []
+
+    def logged(make):
+        def make_logged(params, **options):
+            opt = make(params, **options)
+            update = opt.update
+            opt.update = lambda p, g, state, group: (steps.append(p), update(p, g, state, group))
+            return opt
+        return make_logged
+    mine, _ = _trajectory(True, logged(ember.optim.Adam), np.float32)
+    theirs, _ = _trajectory(False, ember.optim.Adam, np.float32)
+    assert len(steps) == 3 * 4 and not looped
+    np.testing.assert_array_equal(mine, theirs)

@@ -49,8 +49,9 @@ class ElementwiseOptimizer(Optimizer):
             maximize = group.get("maximize", False)
             wd = 0.0 if self.decays_in_update else float(group.get("weight_decay", 0.0))
             decay = 1.0 - float(group["lr"]) * wd if decoupled and wd != 0.0 else 1.0
-            kernel = _kernel(self.looped_kernel(group)) if _loops_its_update(type(self)) \
-                else None
+            # (an update set on the instance, as one a subclass writes, takes every step)
+            kernel = _kernel(self.looped_kernel(group)) \
+                if _loops_its_update(type(self)) and "update" not in vars(self) else None
             looped = []  # (parameter, gradient array, state arrays, state): numba's pass
             for p in group["params"]:
                 if p.grad is None:
