@@ -90,3 +90,48 @@ def test_a_subclass_with_its_own_update_is_not_looped(looped):
     theirs, _ = _trajectory(False, ember.optim.SGD, np.float32, momentum=0.9)
     assert len(steps) == 3 * 4 and not looped
     np.testing.assert_array_equal(mine, theirs)
+
+
+def test_a_gradient_sharing_the_parameters_memory_is_decayed_with_it():
+    # PyTorch's AdamW shrinks the parameter in place before reading the gradient, so a
+    # gradient that is the parameter's own memory (p.grad = p.detach()) is shrunk too
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("numba")
+    start = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4)
+    results = []
+    for numba in (True, False):
+        saved = compiled.numba_enabled()
+        compiled.use_numba(numba)
+        try:
+            w = ember.from_numpy(start.copy()).requires_grad_()
+            opt = ember.optim.AdamW([w], lr=0.1, weight_decay=0.5, eps=10.0)
+            for _ in range(3):
+                w.grad = w.detach()
+                opt.step()
+            results.append(w.detach().numpy().copy())
+        finally:
+            compiled.use_numba(saved)
+    t = torch.tensor(start, requires_grad=True)
+    opt = torch.optim.AdamW([t], lr=0.1, weight_decay=0.5, eps=10.0)
+    for _ in range(3):
+        t.grad = t.detach()
+        opt.step()
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_allclose(results[0], t.detach().numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_an_update_set_on_the_instance_steps_every_parameter(looped):
+    pytest.importorskip("numba")
+    steps = []
+
+    def logged(make):
+        def make_logged(params, **options):
+            opt = make(params, **options)
+            update = opt.update
+            opt.update = lambda p, g, state, group: (steps.append(p), update(p, g, state, group))
+            return opt
+        return make_logged
+    mine, _ = _trajectory(True, logged(ember.optim.Adam), np.float32)
+    theirs, _ = _trajectory(False, ember.optim.Adam, np.float32)
+    assert len(steps) == 3 * 4 and not looped
+    np.testing.assert_array_equal(mine, theirs)

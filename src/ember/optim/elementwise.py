@@ -48,8 +48,10 @@ class ElementwiseOptimizer(Optimizer):
             decoupled = group.get("decoupled_weight_decay", self.decoupled_weight_decay)
             maximize = group.get("maximize", False)
             wd = 0.0 if self.decays_in_update else float(group.get("weight_decay", 0.0))
-            kernel = _kernel(self.looped_kernel(group)) if _loops_its_update(type(self)) \
-                else None
+            decay = 1.0 - float(group["lr"]) * wd if decoupled and wd != 0.0 else 1.0
+            # (an update set on the instance, as one a subclass writes, takes every step)
+            kernel = _kernel(self.looped_kernel(group)) \
+                if _loops_its_update(type(self)) and "update" not in vars(self) else None
             looped = []  # (parameter, gradient array, state arrays, state): numba's pass
             for p in group["params"]:
                 if p.grad is None:
@@ -71,7 +73,10 @@ class ElementwiseOptimizer(Optimizer):
                 g = p.grad._data
                 if kernel is not None and target is p:
                     arrays = self.looped_states(state, group)
-                    if arrays is not None and _loopable(data, g, arrays):
+                    # (a gradient in the parameter's memory, p.grad = p.detach(), is shrunk
+                    # by NumPy's decoupled decay before the update reads it, as PyTorch's)
+                    if arrays is not None and _loopable(data, g, arrays) and \
+                            not (decay != 1.0 and np.may_share_memory(g, data)):
                         looped.append((p, g, arrays, state))
                         continue
                 if g.dtype.kind == "c":
@@ -80,7 +85,7 @@ class ElementwiseOptimizer(Optimizer):
                     g = -g
                 if wd != 0.0:
                     if decoupled:
-                        data *= 1.0 - float(group["lr"]) * wd
+                        data *= decay
                     else:
                         g = g + wd * data
                 self.update(target, g, state, group)
@@ -88,7 +93,6 @@ class ElementwiseOptimizer(Optimizer):
                 if fresh and not state:  # none kept (SGD without momentum): no entry made,
                     del self.state[p]  # as in PyTorch (an entry the user made stays)
             if looped:
-                decay = 1.0 - float(group["lr"]) * wd if decoupled and wd != 0.0 else 1.0
                 self._step_looped(kernel, looped, group, decay, 0.0 if decoupled else wd,
                                   bool(maximize))
         return loss
