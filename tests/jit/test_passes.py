@@ -313,6 +313,16 @@ def test_a_permuted_product_a_reshape_would_copy_is_made_contiguous_by_blas():
     assert product.shape == (2, 64, 3, 8) and product.flags.c_contiguous  # the reshape views it
 
 
+def test_a_permuted_product_a_reshape_views_keeps_eager_layout():
+    b = Graphs()
+    x, y = b.input(8, 3, 64, 16), b.input(8, 3, 16, 64)
+    viewed = b("reshape", b("permute", b("matmul", x, y, compute=None), dims=(1, 0, 2, 3)),
+               shape=(3, 8, 4096))  # eager views the permuted product: no copy to save
+    total = b("sum", viewed, dims=(0, 1, 2), keepdim=False)  # adds in memory order
+    g = check(b.returns(total), permute_products, rand(8, 3, 64, 16), rand(8, 3, 16, 64, seed=1))
+    assert names(g) == ["matmul", "permute", "reshape", "sum"]
+
+
 # -- fuse ------------------------------------------------------------------------------------
 def test_an_elementwise_tree_becomes_one_kernel_writing_one_buffer():
     b = Graphs()

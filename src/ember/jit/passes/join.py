@@ -41,7 +41,7 @@ def join_in_place(graph: Graph) -> Graph:
             chains = {}
             for v, where in zip(eqn.inputs, Kernel.join_slices(eqn)):
                 chain = _chain(v, made, uses, effects)
-                if chain and _views(eqn.outputs[0].shape, where, chain[-1].inputs[0].shape):
+                if chain and views(eqn.outputs[0].shape, chain[-1].inputs[0].shape, where):
                     chains[v] = chain
             if chains:
                 joins[id(eqn)] = Kernel.join(eqn, chains)
@@ -84,17 +84,18 @@ def _chain(v: Var, made: dict[Var, tuple[Eqn, int]], uses: dict[Var, int],
     return [matmul, permute, reshape]
 
 
-def _views(shape: tuple[int, ...], where: tuple[slice, ...], as_shape: tuple[int, ...]) -> bool:
-    """Whether the slice ``where`` of a C-contiguous array of ``shape`` can be viewed (without
-    a copy) in ``as_shape``: NumPy's own rule, asked of an array that only pretends to have
-    that memory."""
+def views(shape: tuple[int, ...], as_shape: tuple[int, ...], where: tuple[slice, ...] = (),
+          dims: tuple[int, ...] | None = None) -> bool:
+    """Whether the slice ``where`` of a C-contiguous array of ``shape``, permuted by ``dims``,
+    can be viewed (without a copy) in ``as_shape``: NumPy's own rule, asked of an array that
+    only pretends to have that memory."""
     if 0 in shape:
         return False
     strides = tuple(prod(shape[d + 1:]) for d in range(len(shape)))
     fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.bool_), shape, strides,
-                                           writeable=False)
+                                           writeable=False)[where]
     try:
-        fake[where].reshape(as_shape, copy=False)
+        (fake if dims is None else fake.transpose(dims)).reshape(as_shape, copy=False)
     except ValueError:
         return False
     return True
