@@ -274,7 +274,8 @@ class Kernel:
         head = [f"def cat_into(xp, {', '.join(v.name for v in inputs)}, out=None):"]
         anchors = [test for v, test in dense.items() if min(v.shape, default=2) > 1]
         if "True" not in anchors:
-            test = " or ".join([*anchors, f"({' and '.join(dense.values())})"])
+            every = [f"({' and '.join(dense.values())})"] if len(anchors) < len(dense) else []
+            test = " or ".join([*anchors, *every])
             head += [f"    if not ({test}):  # eager's calls, eager's layout",
                      f"        return xp.concatenate([{', '.join(eager)}], "
                      f"axis={cat.params['dim']})"]
