@@ -258,7 +258,9 @@ def test_permuted_products_of_a_cat_are_written_into_its_result_by_blas(size):
     kernel = g.eqns[-1].prim
     assert [e.prim.name for e in kernel.eqns] == ["matmul", "permute", "reshape", "reshape",
                                                   "reshape", "cat"]
-    assert kernel.source.count("_gemm(") == 1 and kernel.source.count("xp.copyto(") == 2
+    in_place = [line for line in kernel.source.splitlines() if "out=out[" in line]
+    assert len(in_place) == 1 and "_gemm(" in in_place[0]  # (eager's calls also call _gemm)
+    assert kernel.source.count("xp.copyto(") == 2
     assert names(g) == ["matmul", "matmul", "matmul", "permute", "permute", "permute",
                         "cat_into"]
 
@@ -286,6 +288,21 @@ def test_a_cat_keeps_reshapes_read_elsewhere_unviewable_or_behind_an_effect():
     np.testing.assert_array_equal(run(g, x_, y_, z_)[0], expected)  # read before the bump
 
 
+@pytest.mark.parametrize("made_by", ["matmul", "exp"])
+def test_operands_a_reshape_views_out_of_order_keep_the_cat_in_eager_layout(made_by):
+    b = Graphs()
+    x, y, w = b.input(8, 3, 64, 16), b.input(8, 3, 16, 64), b.input(8, 3, 16, 64)
+
+    def viewed(other):  # eager views the permuted value: cat follows its (non-C) layout
+        made = b("matmul", x, other, compute=None) if made_by == "matmul" else \
+            b("exp", b("matmul", x, other, compute=None))
+        return b("reshape", b("permute", made, dims=(1, 0, 2, 3)), shape=(3, 8, 4096))
+    joined = b("cat", viewed(y), viewed(w), dim=2)
+    total = b("sum", joined, dims=(0, 1, 2), keepdim=False)  # adds in memory order
+    check(b.returns(total, joined), join_in_place, rand(8, 3, 64, 16),
+          rand(8, 3, 16, 64, seed=1), rand(8, 3, 16, 64, seed=2))
+
+
 def test_a_join_writes_into_a_dead_buffer_but_never_over_its_operand():
     b = Graphs()
     x, y, w = b.input(2, 3, 4, 5), b.input(2, 4, 30), b.input(30, 15)
@@ -311,6 +328,16 @@ def test_a_permuted_product_a_reshape_would_copy_is_made_contiguous_by_blas():
     assert [e.prim.name for e in g.eqns[0].prim.eqns] == ["matmul", "permute"]
     product = g.eqns[0].prim.forward(np, rand(2, 3, 64, 64), rand(2, 3, 64, 8))
     assert product.shape == (2, 64, 3, 8) and product.flags.c_contiguous  # the reshape views it
+
+
+def test_a_permuted_product_a_reshape_views_keeps_eager_layout():
+    b = Graphs()
+    x, y = b.input(8, 3, 64, 16), b.input(8, 3, 16, 64)
+    viewed = b("reshape", b("permute", b("matmul", x, y, compute=None), dims=(1, 0, 2, 3)),
+               shape=(3, 8, 4096))  # eager views the permuted product: no copy to save
+    total = b("sum", viewed, dims=(0, 1, 2), keepdim=False)  # adds in memory order
+    g = check(b.returns(total), permute_products, rand(8, 3, 64, 16), rand(8, 3, 16, 64, seed=1))
+    assert names(g) == ["matmul", "permute", "reshape", "sum"]
 
 
 # -- fuse ------------------------------------------------------------------------------------

@@ -62,9 +62,21 @@ def _eager(name: str, **params: Any) -> Callable[..., Any]:
     return call
 
 
+def _reshapes_c_contiguous(a: Any, shape: tuple[int, ...]) -> bool:
+    """Whether eager's ``a.reshape(shape)`` is C-contiguous: a view of a C-contiguous array,
+    or a copy (NumPy copies what it cannot view)."""
+    if a.flags.c_contiguous:
+        return True
+    try:
+        return a.reshape(shape, copy=False).flags.c_contiguous
+    except ValueError:
+        return True
+
+
 # what kernel sources call besides ``xp``
 KERNEL_GLOBALS = {"_gemm": gemm.matmul, "_relu": relu_array, "_relu_grad": relu_grad_array,
-                  "_dense_layout": _dense_layout, "_loop": run_loop, "_erf": _eager("erf"),
+                  "_dense_layout": _dense_layout, "_reshapes_c": _reshapes_c_contiguous,
+                  "_loop": run_loop, "_erf": _eager("erf"),
                   "_gelu": _eager("gelu", approximate="none"),
                   "_gelu_slope": _eager("gelu_slope")}
 
@@ -223,19 +235,28 @@ class Kernel:
         """A ``cat`` that writes each operand into its slice of ``out``: one made by a chain
         of ``chains`` (``[reshape]`` or ``[matmul, permute, reshape]``, in order) as that
         reshape's input, into the slice viewed in its shape (the caller checks that NumPy can
-        view it so; ``copy=False`` raises otherwise), a matmul's product straight from BLAS."""
-        lines, inputs = [], []
+        view it so; ``copy=False`` raises otherwise), a matmul's product straight from BLAS.
+        Eager's ``concatenate`` lays its result out as its operands lie (C order winning
+        where they disagree), so ``out`` is C-contiguous as eager's only when one operand
+        without dimensions of size 1 is, or all are; else the kernel runs eager's calls (the
+        caller takes a product only where its reshape copies it: C-contiguous)."""
+        lines, inputs, eager = [], [], []
+        dense: dict[Var, str] = {}  # operand -> code: whether eager's array of it is C-contiguous
         for v, where in zip(cat.inputs, cls.join_slices(cat)):
             dst = "out[" + ", ".join(_slice_text(s) for s in where) + "]"
             chain = chains.get(v, [])
             if not chain:
                 inputs.append(v)
+                eager.append(v.name)
+                dense[v] = f"{v.name}.flags.c_contiguous"
                 lines.append(f"    xp.copyto({dst}, {v.name})  # {v.name}")
                 continue
             seen = chain[-1].inputs[0]
             dst += f".reshape({seen.shape!r}, copy=False)"
             if len(chain) == 1:
                 inputs.append(seen)
+                eager.append(f"{seen.name}.reshape({v.shape!r})")
+                dense[v] = f"_reshapes_c({seen.name}, {v.shape!r})"
                 lines.append(f"    xp.copyto({dst}, {seen.name})  # {_describe(chain[-1])}")
                 continue
             matmul, permute = chain[0], chain[1]
@@ -243,13 +264,23 @@ class Kernel:
             back = tuple(dims.index(d) for d in range(len(dims)))
             a, b = matmul.inputs
             inputs.extend((a, b))
+            eager.append(f"_gemm(xp, {a.name}, {b.name}).transpose({dims!r})"
+                         f".reshape({v.shape!r})")
+            dense[v] = "True"
             lines.append(f"    _gemm(xp, {a.name}, {b.name}, out={dst}.transpose({back!r}))"
                          f"  # {_describe(matmul)}")
         inputs = list(dict.fromkeys(inputs))
         out = cat.outputs[0]
-        head = [f"def cat_into(xp, {', '.join(v.name for v in inputs)}, out=None):",
-                "    if out is None or not out.flags.c_contiguous:",
-                f"        out = xp.empty({out.shape!r}, {inputs[0].name}.dtype)"]
+        head = [f"def cat_into(xp, {', '.join(v.name for v in inputs)}, out=None):"]
+        anchors = [test for v, test in dense.items() if min(v.shape, default=2) > 1]
+        if "True" not in anchors:
+            every = [f"({' and '.join(dense.values())})"] if len(anchors) < len(dense) else []
+            test = " or ".join([*anchors, *every])
+            head += [f"    if not ({test}):  # eager's calls, eager's layout",
+                     f"        return xp.concatenate([{', '.join(eager)}], "
+                     f"axis={cat.params['dim']})"]
+        head += ["    if out is None or not out.flags.c_contiguous:",
+                 f"        out = xp.empty({out.shape!r}, {inputs[0].name}.dtype)"]
         eqns = [e for v in cat.inputs for e in chains.get(v, [])]
         source = "\n".join([*head, *lines, "    return out"]) + "\n"
         return cls("cat_into", [*eqns, cat], inputs, source)

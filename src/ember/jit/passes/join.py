@@ -6,9 +6,12 @@ A reshape of a permuted view copies (attention's head gradients, ``(B, H, T, D)`
 ``(B, T, H, D)`` and reshaped to ``(B, T, C)``), and the ``cat`` copies that copy again (the
 ``qkv`` projection's gradient, ``cat(dq, dk, dv, dim=2)``). In place, each operand is copied
 once, into the result, or not at all (a product written in place: BLAS's rows then lie
-further apart, and its sums are the same). The values are eager's bit for bit. A slice that
-its reshape cannot view (it would need a copy) is left to ``cat``. The product moves down to
-the ``cat``, so its operands live a few equations longer.
+further apart, and its sums are the same). The values are eager's bit for bit, and so is
+the layout: eager's ``cat`` lays its result out as its operands lie, so where they are not
+C-contiguous (a reshape that views a permuted array) the kernel runs eager's calls. A slice
+that its reshape cannot view (it would need a copy) is left to ``cat``, and so is a product
+that its reshape views. The product moves down to the ``cat``, so its operands live a few
+equations longer.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ def join_in_place(graph: Graph) -> Graph:
             chains = {}
             for v, where in zip(eqn.inputs, Kernel.join_slices(eqn)):
                 chain = _chain(v, made, uses, effects)
-                if chain and _views(eqn.outputs[0].shape, where, chain[-1].inputs[0].shape):
+                if chain and views(eqn.outputs[0].shape, chain[-1].inputs[0].shape, where):
                     chains[v] = chain
             if chains:
                 joins[id(eqn)] = Kernel.join(eqn, chains)
@@ -63,8 +66,8 @@ def _chain(v: Var, made: dict[Var, tuple[Eqn, int]], uses: dict[Var, int],
            effects: int) -> list[Eqn]:
     """The equations that make ``v`` for the join to take, in order: its ``reshape``, and
     before it a ``permute`` that keeps the last dimension and the ``matmul`` it permutes (the
-    product then goes straight into the slice), each read only by the next and made after the
-    last effect; [] if ``v`` is no reshape."""
+    product then goes straight into the slice; only where the reshape copies it), each read
+    only by the next and made after the last effect; [] if ``v`` is no reshape."""
     def maker(u: Var, name: str) -> Eqn | None:
         eqn, after = made.get(u, (None, -1))
         if eqn is None or uses.get(u) != 1 or after != effects or \
@@ -79,22 +82,24 @@ def _chain(v: Var, made: dict[Var, tuple[Eqn, int]], uses: dict[Var, int],
         return [reshape]
     matmul = maker(permute.inputs[0], "matmul")
     if matmul is None or matmul.params.get("compute") is not None or \
-            min(len(u.shape) for u in matmul.inputs) < 2:
-        return [reshape]
+            min(len(u.shape) for u in matmul.inputs) < 2 or \
+            views(matmul.outputs[0].shape, v.shape, dims=permute.params["dims"]):
+        return [reshape]  # (eager's reshape that views the product is not C-contiguous)
     return [matmul, permute, reshape]
 
 
-def _views(shape: tuple[int, ...], where: tuple[slice, ...], as_shape: tuple[int, ...]) -> bool:
-    """Whether the slice ``where`` of a C-contiguous array of ``shape`` can be viewed (without
-    a copy) in ``as_shape``: NumPy's own rule, asked of an array that only pretends to have
-    that memory."""
+def views(shape: tuple[int, ...], as_shape: tuple[int, ...], where: tuple[slice, ...] = (),
+          dims: tuple[int, ...] | None = None) -> bool:
+    """Whether the slice ``where`` of a C-contiguous array of ``shape``, permuted by ``dims``,
+    can be viewed (without a copy) in ``as_shape``: NumPy's own rule, asked of an array that
+    only pretends to have that memory."""
     if 0 in shape:
         return False
     strides = tuple(prod(shape[d + 1:]) for d in range(len(shape)))
     fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.bool_), shape, strides,
-                                           writeable=False)
+                                           writeable=False)[where]
     try:
-        fake[where].reshape(as_shape, copy=False)
+        (fake if dims is None else fake.transpose(dims)).reshape(as_shape, copy=False)
     except ValueError:
         return False
     return True

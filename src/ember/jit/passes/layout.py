@@ -1,15 +1,18 @@
 """Products in their reader's layout: a ``matmul`` read only by a ``permute`` that keeps the
-last dimension, itself read only by a ``reshape``, is written by BLAS straight into a
-C-contiguous array of the permuted shape (seen unpermuted), so the reshape views it instead
-of copying it. Attention's output, ``(B, H, T, D)`` permuted to ``(B, T, H, D)`` and
-reshaped to ``(B·T, C)`` for the output projection, is one copy fewer per layer. BLAS's rows
-then lie further apart; its sums are the same, so the values are eager's bit for bit.
+last dimension, itself read only by a ``reshape`` that would copy it, is written by BLAS
+straight into a C-contiguous array of the permuted shape (seen unpermuted), so the reshape
+views it instead of copying it (a reshape that views the permuted product keeps its layout:
+later sums add in eager's order). Attention's output, ``(B, H, T, D)`` permuted to
+``(B, T, H, D)`` and reshaped to ``(B·T, C)`` for the output projection, is one copy fewer
+per layer. BLAS's rows then lie further apart; its sums are the same, so the values are
+eager's bit for bit.
 """
 
 from __future__ import annotations
 
 from ember.jit.ir import Effect, Eqn, Graph
 from ember.jit.kernels import Kernel
+from ember.jit.passes.join import views
 
 
 def permute_products(graph: Graph) -> Graph:
@@ -36,6 +39,7 @@ def permute_products(graph: Graph) -> Graph:
                 getattr(matmul.prim, "name", None) != "matmul" or \
                 matmul.params.get("compute") is not None or uses.get(matmul.outputs[0]) != 1 or \
                 reshape is None or reshape.prim.name != "reshape" or \
+                views(matmul.outputs[0].shape, reshape.outputs[0].shape, dims=dims) or \
                 min(len(v.shape) for v in matmul.inputs) < 2 or \
                 any(at[id(matmul)] < i < at[id(eqn)] for i in effects):  # (it moves down)
             continue
