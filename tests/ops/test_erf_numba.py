@@ -73,3 +73,20 @@ def test_numpys_twins_agree_within_the_documented_bounds(floats):
     ulp = np.spacing(np.abs(twin["gelu"]).astype(np.float32)).astype(np.float64)
     assert (np.abs(mine["gelu"] - twin["gelu"]) <= 2.6e-7 * np.abs(d) + ulp).all()
     assert np.abs(mine["gelu_slope"] - twin["gelu_slope"]).max() <= 2.4e-7
+
+
+@pytest.mark.parametrize("numba", [True, False])
+def test_erf_stays_within_one_and_gelu_keeps_the_sign_of_x(numba):
+    # the fit exceeds 1 by up to 4e-7 on 3.61…4 (4: its clip point): |erf| ≤ 1 as PyTorch's, so
+    # erf(x) + 1 ≥ 0 and gelu(x) ≤ 0 for x < 0
+    from ember.ops import erf_kernel
+
+    x = np.arange(0x40000000, 0x40A00000, 7, dtype=np.uint32).view(np.float32)  # 2 … 5
+    x = np.concatenate([x, -x])
+    kernels = {name: getattr(erf_numba, name + "32") if numba else
+               erf_kernel._NUMPY_KERNELS[name] for name in ("erf", "gelu")}
+    erf, gelu = np.empty_like(x), np.empty_like(x)
+    kernels["erf"](x, erf)
+    kernels["gelu"](x * np.float32(np.sqrt(2)), gelu)
+    assert np.abs(erf).max() == 1
+    assert (gelu[x < 0] <= 0).all()

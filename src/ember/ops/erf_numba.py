@@ -85,7 +85,7 @@ def erf(x):
     x2 = x * x
     p = (((((x2 * _P0 + _P1) * x2 + _P2) * x2 + _P3) * x2 + _P4) * x2 + _P5) * x2 + _P6
     q = (((x2 * _Q0 + _Q1) * x2 + _Q2) * x2 + _Q3) * x2 + _Q4
-    return p * x / q
+    return min(max(p * x / q, -_ONE), _ONE)  # (the fit exceeds 1 on 3.61…4)
 
 
 @njit("float32(float32)", contract=True)
