@@ -102,11 +102,12 @@ _INV_SQRT_2PI = np.float32(1 / np.sqrt(2 * np.pi))
 
 
 def gelu32_block(a: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """Exact gelu ``a·Φ(a)`` of a float32 block into ``out``."""
+    """Exact gelu ``a·Φ(a)`` of a float32 block into ``out`` (as Φ(a)·a: (1 + erf)·a would
+    overflow)."""
     erf32_block(a * _SQRT1_2, out)
     out += 1
-    out *= a
     out *= 0.5
+    out *= a
     return out
 
 
