@@ -105,3 +105,16 @@ def test_read_only_input_runs_through_the_kernels(tmp_path):
         np.testing.assert_allclose(ember.gelu(x).numpy(), x.numpy() * 0.5 *
                                    (1 + np.vectorize(math.erf)(x.numpy() / math.sqrt(2))),
                                    atol=2e-6)
+
+
+def test_njit_passes_every_compiler_flag_it_is_given(monkeypatch):
+    # (a fake numba records the options: nothing is compiled)
+    seen = []
+    fake = types.SimpleNamespace(njit=lambda signature, **options: seen.append(options))
+    monkeypatch.setattr(compiled, "_numba", lambda: fake)
+    compiled.njit("float32(float32)", reassociate=True, contract=True)
+    compiled.njit("float32(float32)", contract=True)
+    compiled.njit("float32(float32)", own_flags=True)
+    assert [options["fastmath"] for options in seen] == [{"reassoc", "contract"}, {"contract"},
+                                                         False]
+    assert all("inline" not in options for options in seen)

@@ -125,3 +125,21 @@ def test_a_compiled_chain_equals_eager_with_and_without_numba(numba_or_numpy):
     got = fast(x, b, s).numpy()
     assert "_loop(" in fast.code
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("steps", [
+    (("erf", ("a0",)), ("mul", ("t0", "a1")), ("add", ("t1", "a0"))),
+    (("mul", ("a0", "a1")), ("add", ("t0", "a1")), ("gelu", ("t1",))),
+    (("gelu_slope", ("a0",)), ("add", ("t0", "a1")))])
+def test_steps_around_the_fused_multiply_add_functions_keep_numpys_roundings(steps):
+    # erf, gelu and gelu's slope are compiled with multiply-adds allowed and inlined into the
+    # loop by LLVM: the loop's own products and sums must not fuse with theirs
+    x, y = _values(SHAPE, np.float32, 0), _values(SHAPE, np.float32, 1)
+    want = {"a0": x, "a1": y}
+    with np.errstate(all="ignore"):
+        for k, (name, args) in enumerate(steps):
+            want[f"t{k}"] = PRIMITIVES[name].forward(np, *(want[a] for a in args),
+                                                     **PARAMS.get(name, {}))
+    out = np.empty(SHAPE, np.float32)
+    assert run_loop(steps, out, x, y)
+    assert np.array_equal(out.view(np.uint8), want[f"t{len(steps) - 1}"].view(np.uint8))

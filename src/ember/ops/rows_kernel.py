@@ -1,5 +1,5 @@
-"""When numba's row kernels (:mod:`ember.ops.rows_numba`: softmax, standardize, layer norm and
-their gradients) take a computation, and how its rows are shared among the cores.
+"""When numba's row kernels (:mod:`ember.ops.rows_numba`: softmax, log_softmax, standardize,
+layer norm and their gradients) take a computation, and how its rows are shared among the cores.
 
 They take NumPy float32/float64 arrays of one shape and dtype, C-contiguous, all but the first
 writable (the kernels' signatures: a memory-mapped input may be read-only), reduced over
