@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ember.backend import gemm
 from ember.dtypes import FLOATING_DTYPES
 from ember.jit.ir import Eqn, Var
@@ -64,11 +66,14 @@ def _eager(name: str, **params: Any) -> Callable[..., Any]:
 
 def _reshapes_c_contiguous(a: Any, shape: tuple[int, ...]) -> bool:
     """Whether eager's ``a.reshape(shape)`` is C-contiguous: a view of a C-contiguous array,
-    or a copy (NumPy copies what it cannot view)."""
+    or a copy (NumPy and CuPy copy what they cannot view). Asked of a NumPy array with
+    ``a``'s strides over no memory of its own (CuPy's ``reshape`` takes no ``copy=``)."""
     if a.flags.c_contiguous:
         return True
+    layout = np.lib.stride_tricks.as_strided(np.zeros(1, a.dtype), a.shape, a.strides,
+                                             writeable=False)
     try:
-        return a.reshape(shape, copy=False).flags.c_contiguous
+        return layout.reshape(shape, copy=False).flags.c_contiguous
     except ValueError:
         return True
 
@@ -234,8 +239,8 @@ class Kernel:
     def join(cls, cat: Eqn, chains: dict[Var, list[Eqn]]) -> Kernel:
         """A ``cat`` that writes each operand into its slice of ``out``: one made by a chain
         of ``chains`` (``[reshape]`` or ``[matmul, permute, reshape]``, in order) as that
-        reshape's input, into the slice viewed in its shape (the caller checks that NumPy can
-        view it so; ``copy=False`` raises otherwise), a matmul's product straight from BLAS.
+        reshape's input, into the slice viewed in its shape (the caller checks that the
+        slice of a C-contiguous ``out`` has such a view), a matmul's product straight from BLAS.
         Eager's ``concatenate`` lays its result out as its operands lie (C order winning
         where they disagree), so ``out`` is C-contiguous as eager's only when one operand
         without dimensions of size 1 is, or all are; else the kernel runs eager's calls (the
@@ -252,7 +257,7 @@ class Kernel:
                 lines.append(f"    xp.copyto({dst}, {v.name})  # {v.name}")
                 continue
             seen = chain[-1].inputs[0]
-            dst += f".reshape({seen.shape!r}, copy=False)"
+            dst += f".reshape({seen.shape!r})"  # (a view: the caller checked)
             if len(chain) == 1:
                 inputs.append(seen)
                 eager.append(f"{seen.name}.reshape({v.shape!r})")
