@@ -162,6 +162,20 @@ def test_one_thread_each_restores_the_count_it_found():
         assert max(lib.num_threads for lib in threads.blas_libraries()[0]) == 1
 
 
+def test_the_one_thread_switch_is_the_libraries_own_count():
+    """blas_to_one_thread sets what threadpoolctl reads, and hands back what it found."""
+    libs = threads.blas_libraries()[0]
+    if not libs:
+        pytest.skip("no BLAS library threadpoolctl can see")
+    ember.set_num_threads(2)
+    found = threads.blas_to_one_thread()
+    assert found == [2] * len(libs)
+    assert [lib.num_threads for lib in libs] == [1] * len(libs)
+    assert threads.blas_to_one_thread() is None  # already one: nothing to give back
+    threads.restore_blas_threads(found)
+    assert [lib.num_threads for lib in libs] == [2] * len(libs)
+
+
 def test_sum_leading_of_an_unaligned_array():
     buf = np.zeros(4 * 20000 + 1, np.uint8)
     a = np.frombuffer(buf.data, np.float32, 20000, offset=1).reshape(2000, 10)

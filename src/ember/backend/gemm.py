@@ -8,7 +8,7 @@ few multiply-adds per matrix (but tall ones, which split well over their rows), 
 ones, run on one thread; large ones, where two threads pay off, on all. A batch of small
 products (attention's scores) has its matrices shared among the cores instead
 (:mod:`ember.backend.parallel`), each on one BLAS thread. OpenBLAS already runs those under
-2¹⁸ multiply-adds on one thread; the toggle costs ~4 µs.
+2¹⁸ multiply-adds on one thread; the toggle costs ~1 µs (OpenBLAS's own C calls).
 """
 
 from __future__ import annotations
@@ -52,9 +52,10 @@ def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
         return xp.matmul(a, b, out=out)
     m, n = (a.shape[-2] if a.ndim > 1 else 1), (b.shape[-1] if b.ndim > 1 else 1)
     macs = m * n * a.shape[-1]
-    if macs < _OPENBLAS_SINGLE and a.ndim <= 2 and b.ndim <= 2:  # the per-op fast path
+    flat = a.ndim <= 2 and b.ndim <= 2
+    if macs < _OPENBLAS_SINGLE and flat:  # the per-op fast path
         return xp.matmul(a, b, out=out)
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch = () if flat else np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     # one tall product (twice as many rows as columns: a batch-1 convolution's windows by its
     # channels) splits well over its rows from 2²⁰ multiply-adds (measured: 196×288×64 79 →
     # 50 µs, 300×100×40 33 → 21 on two threads; square and wide ones gain nothing there)
@@ -64,10 +65,13 @@ def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
     small = (macs < _single_below and not tall) or min(m, n) <= _SKINNY
     if not small or macs * prod(batch) < _OPENBLAS_SINGLE:
         return xp.matmul(a, b, out=out)
-    with one_thread_each():
+    found = threads.blas_to_one_thread()  # (inline, not one_thread_each: ~2 µs a product)
+    try:
         if not batch or batch[0] == 1 or a.ndim < 2 or b.ndim < 2:
             return xp.matmul(a, b, out=out)
         return _batch_in_parallel(a, b, batch, out)
+    finally:
+        threads.restore_blas_threads(found)
 
 
 @contextmanager
@@ -81,18 +85,11 @@ def one_thread_each() -> Iterator[None]:
         >>> with gemm.one_thread_each():
         ...     parallel.run([partial(np.matmul, a, b, out=c) for a, b, c in pieces])
     """
-    libs, _ = threads.blas_libraries()
-    found = [lib.num_threads for lib in libs]  # (a user's threadpool_limits is kept)
-    if max(found, default=1) == 1:
-        yield
-        return
-    for lib in libs:
-        lib.set_num_threads(1)
+    found = threads.blas_to_one_thread()
     try:
         yield
     finally:
-        for lib, count in zip(libs, found):
-            lib.set_num_threads(count)
+        threads.restore_blas_threads(found)
 
 
 def _batch_in_parallel(a: np.ndarray, b: np.ndarray, batch: tuple[int, ...],

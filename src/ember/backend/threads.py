@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+from collections.abc import Callable
 
 from threadpoolctl import ThreadpoolController
 
 _controller: ThreadpoolController | None = None
 _libraries: tuple[list, int] | None = None  # (BLAS library controllers, their thread count)
+_switches: list[tuple[Callable[[], int], Callable[[int], object]]] | None = None
 
 
 def _blas() -> ThreadpoolController:
@@ -25,6 +28,48 @@ def blas_libraries() -> tuple[list, int]:
         libs = [lib for lib in _blas().lib_controllers if lib.user_api == "blas"]
         _libraries = (libs, max((lib.num_threads for lib in libs), default=1))
     return _libraries
+
+
+def _switch(lib: object) -> tuple[Callable[[], int], Callable[[int], object]]:
+    """(get, set) of one BLAS library's thread count: OpenBLAS's own C functions where it
+    runs its own threads (pthreads), else threadpoolctl's (which adds ~1.5 µs a call)."""
+    if lib.internal_api == "openblas" and getattr(lib, "threading_layer", None) == "pthreads":
+        dll = ctypes.CDLL(lib.filepath)  # (already loaded: the same handle)
+        for prefix in ("", "scipy_"):
+            for suffix in ("", "64_", "_64"):
+                get = getattr(dll, f"{prefix}openblas_get_num_threads{suffix}", None)
+                set_ = getattr(dll, f"{prefix}openblas_set_num_threads{suffix}", None)
+                if get is not None and set_ is not None:
+                    return get, set_
+    return (lambda: lib.num_threads), lib.set_num_threads
+
+
+def blas_to_one_thread() -> list[int] | None:
+    """Sets every loaded BLAS library to one thread; returns the counts it found, for
+    :func:`restore_blas_threads`, or None where all ran on one already (a user's
+    ``threadpool_limits`` is kept). ~1 µs both ways: the GEMM kernel choice calls it around
+    each small product.
+
+    Example:
+        >>> found = blas_to_one_thread()
+        >>> restore_blas_threads(found)
+    """
+    global _switches
+    if _switches is None:
+        _switches = [_switch(lib) for lib in blas_libraries()[0]]
+    found = [get() for get, _ in _switches]
+    if max(found, default=1) <= 1:
+        return None
+    for _, set_ in _switches:
+        set_(1)
+    return found
+
+
+def restore_blas_threads(found: list[int] | None) -> None:
+    """Gives each BLAS library back the thread count :func:`blas_to_one_thread` found."""
+    if found is not None:
+        for (_, set_), count in zip(_switches, found):
+            set_(count)
 
 
 def blas_info() -> list[dict]:
