@@ -261,6 +261,31 @@ def test_max_pool_two_nans_in_a_window_send_the_gradient_to_the_last_like_torch(
     np.testing.assert_array_equal(mine.grad.numpy(), ref.grad.numpy())
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("geometry", [
+    {"kernel_size": 2},
+    {"kernel_size": 3, "stride": 2, "padding": 1},
+    {"kernel_size": (3, 2), "stride": 1, "dilation": (1, 2)},
+])
+def test_channels_last_winners_of_many_ties_and_nans_match_torch(numba_or_numpy, geometry,
+                                                                 dtype):
+    # a handful of values, so most windows tie; NaNs scattered: the gradient reaches the
+    # first of equal elements, else the last NaN (the two-pass loop's order). Integer
+    # gradients: overlapping windows' sums are exact in any order.
+    rng = np.random.default_rng(23)
+    x = rng.integers(0, 3, (2, 7, 8, 24)).astype(dtype)
+    x[rng.random(x.shape) < 0.05] = np.nan
+    mine = ember.from_numpy(x).requires_grad_()
+    ref = torch.from_numpy(x).requires_grad_()
+    out = F.max_pool2d(mine.permute(0, 3, 1, 2), **geometry)
+    want = TF.max_pool2d(ref.permute(0, 3, 1, 2), **geometry)
+    np.testing.assert_array_equal(out.detach().numpy(), want.detach().numpy())
+    g = rng.integers(1, 5, tuple(want.shape)).astype(dtype)
+    out.backward(ember.from_numpy(g))
+    want.backward(torch.from_numpy(g))
+    np.testing.assert_array_equal(mine.grad.numpy(), ref.grad.numpy())
+
+
 def test_return_indices_of_a_window_of_minus_inf_name_its_first_element_inside():
     x = np.random.default_rng(22).standard_normal((1, 2, 6, 6)).astype(np.float32)
     x[0, 1] = -np.inf

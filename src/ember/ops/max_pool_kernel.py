@@ -39,17 +39,22 @@ def _over_batch(kernel: Any, geometry: tuple, *arrays: Any) -> None:
 
 
 def max_window(xp: Any, x: Any, counts: tuple, kernel_size: tuple, stride: tuple,
-               padding: tuple, dilation: tuple) -> tuple[Any, Any] | None:
-    """(values, window) of 2-D max pooling of ``x``, channels-last like ``x``; None where
+               padding: tuple, dilation: tuple, window: bool = True) -> tuple[Any, Any] | None:
+    """(values, window) of 2-D max pooling of ``x``, channels-last like ``x``; with
+    ``window=False`` (inference) only the values, and None for the window. None where
     numba's loop does not apply."""
     kernels = _kernels(xp, x, kernel_size, x)
     if kernels is None:
         return None
     shape = x.shape[:2] + counts
-    best, window = empty_channels_last(xp, shape, x.dtype), empty_channels_last(xp, shape, np.int8)
-    _over_batch(kernels.max_window, numba_geometry(kernel_size, stride, dilation, padding),
-                x, best, window)
-    return best, window
+    geometry = numba_geometry(kernel_size, stride, dilation, padding)
+    best = empty_channels_last(xp, shape, x.dtype)
+    if not window:
+        _over_batch(kernels.max_values, geometry, x, best)
+        return best, None
+    won = empty_channels_last(xp, shape, np.int8)
+    _over_batch(kernels.max_window, geometry, x, best, won)
+    return best, won
 
 
 def window_scatter(xp: Any, g: Any, window: Any, size: tuple, kernel_size: tuple,

@@ -184,9 +184,8 @@ class MaxPool(Primitive):
     """Max pooling over regular windows: (values, window), ``window`` naming which element
     of each window won (row-major over the kernel; int8 up to 127 elements, else int32).
     The gradient is ``window_scatter`` to the winners, the tangent ``window_gather``. With
-    ``window=False`` (nothing will differentiate: inference) NumPy's kernels compute only the
-    values and the window output is a zero-memory placeholder (numba's loop finds both in
-    one pass either way)."""
+    ``window=False`` (nothing will differentiate: inference) only the values are computed
+    and the window output is a zero-memory placeholder."""
 
     name = "max_pool"
     allocates = True
@@ -196,14 +195,16 @@ class MaxPool(Primitive):
 
     def forward(self, xp, x, *, kernel_size, stride, padding, dilation, counts, window=True):
         looped = max_pool_kernel.max_window(xp, x, counts, kernel_size, stride, padding,
-                                            dilation)
-        if looped is not None:
-            return looped
-        view = windows(xp, x, kernel_size, dilation, padding, stride, counts, _lowest(x))
-        if window:
-            return _winners(xp, view, kernel_size, stride, padding, dilation, counts)
-        best = _max_values(xp, view, kernel_size)
-        return best, xp.broadcast_to(xp.zeros((), _window_dtype(kernel_size)), best.shape)
+                                            dilation, window)
+        if looped is None:
+            view = windows(xp, x, kernel_size, dilation, padding, stride, counts, _lowest(x))
+            if window:
+                return _winners(xp, view, kernel_size, stride, padding, dilation, counts)
+            looped = _max_values(xp, view, kernel_size), None
+        best, won = looped
+        if won is None:  # (inference: a zero-memory placeholder)
+            won = xp.broadcast_to(xp.zeros((), _window_dtype(kernel_size)), best.shape)
+        return best, won
 
     def infer(self, x, *, kernel_size, counts, **params):
         window = dtypes.int8 if prod(kernel_size) <= 127 else dtypes.int32
