@@ -8,7 +8,8 @@ gpt's attention scores (also causally masked), its logits' log_softmax, layer no
 weight and bias), MLP activations, token embedding and a bias's gradient (column sums); its and
 resnet18's parameters as a few large tensors, and gpt's and mlp's own lists of parameters;
 resnet18's stride-2 input gradient and a stride-1 3×3 convolution (Winograd's with numba,
-im2col's without).
+im2col's without); cnn's first 2×2 max pooling (channels-last, as its convolution leaves it),
+also without gradient (inference: the values alone).
 """
 
 from __future__ import annotations
@@ -107,6 +108,22 @@ def _conv(stride: int) -> tuple:
                      (32, 64, 32, 32), 4, out, channels_last=True)
 
 
+def _max_pool_values(shape: tuple) -> tuple:
+    """2×2 max pooling of a channels-last float32 ``shape`` without gradient (inference)."""
+    x = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 1, -1)), -1, 1)
+    ex, tx = ember.from_numpy(x), torch.from_numpy(x)
+
+    def ember_fn() -> None:
+        with ember.no_grad():
+            F.max_pool2d(ex, 2)
+
+    def torch_fn() -> None:
+        with torch.no_grad():
+            torch.nn.functional.max_pool2d(tx, 2)
+    return ember_fn, torch_fn
+
+
 def cases() -> dict[str, tuple]:
     """name -> (Ember's step, PyTorch's step)."""
     gpt_params = [(32768, 256), (256, 768), (256, 256), (256, 1024), (1024, 256)]
@@ -133,6 +150,10 @@ def cases() -> dict[str, tuple]:
         "bias gradient: column sums of (2048,1024)": _column_sums(2048, 1024),
         "conv stride-2 fwd+bwd (32,64,32,32)": _conv(2),
         "conv 3×3 fwd+bwd (32,64,32,32), Winograd": _conv(1),
+        "max_pool 2×2 fwd+bwd (128,32,28,28)": _backward(
+            lambda x: F.max_pool2d(x, 2), lambda x: torch.nn.functional.max_pool2d(x, 2),
+            (128, 32, 28, 28), 8, (128, 32, 14, 14), channels_last=True),
+        "max_pool 2×2 no grad (128,32,28,28)": _max_pool_values((128, 32, 28, 28)),
         f"AdamW step ({millions(gpt_params)})": _steps("AdamW", gpt_params, lr=3e-4),
         f"SGD momentum step ({millions(resnet_params)})": _steps(
             "SGD", resnet_params, lr=0.01, momentum=0.9),
