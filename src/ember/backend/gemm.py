@@ -1,14 +1,16 @@
 """The CPU GEMM kernel choice: how many BLAS threads a matrix product of a given size runs on.
 
 A multi-threaded BLAS call synchronises its threads several times; while the machine is busy
-(another job on the second core) a thread waiting for its descheduled partner turns a 50 µs
-GEMV into milliseconds (measured: a 1×1024×1024 product 52 µs on one thread against a 262 µs
-median on two, under load; idle, two threads win by under 20 % at this size). So products of
-few multiply-adds per matrix (but tall ones, which split well over their rows), and skinny
-ones, run on one thread; large ones, where two threads pay off, on all. A batch of small
-products (attention's scores) has its matrices shared among the cores instead
-(:mod:`ember.backend.parallel`), each on one BLAS thread. OpenBLAS already runs those under
-2¹⁸ multiply-adds on one thread; the toggle costs ~1 µs (OpenBLAS's own C calls).
+(another job on the second core) a thread waiting for its descheduled partner turns a GEMV into
+milliseconds (a 1×1024×1024 product, with a busy process on the other core: 68 µs on one
+thread, 139 µs median on two and a 262 µs median under heavier load; idle, 80 against 43).
+And BLAS's idle threads fall asleep within ~0.2 ms and take ~45 µs to wake, so a small
+product after single-threaded work (a batch-1 network's) gains nothing from them. So products
+of few multiply-adds per matrix, and skinny ones, run on one thread; large ones, where two
+threads pay off, on all. A batch of small products (attention's scores) has its matrices
+shared among the cores instead (:mod:`ember.backend.parallel`), each on one BLAS thread.
+OpenBLAS already runs those under 2¹⁸ multiply-adds on one thread; the toggle costs ~1 µs
+(OpenBLAS's own C calls).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from ember.backend import compiled, parallel, threads
 
 _single_below = 1 << 22  # multiply-adds per matrix (m·n·k): ~0.1 ms on one core
 _SKINNY = 16
-_TALL_SPLITS = 1 << 20  # multiply-adds from which a tall product runs on all threads
 _OPENBLAS_SINGLE = 1 << 18  # OpenBLAS's own cutoff (65536 × GEMM_MULTITHREAD_THRESHOLD 4)
 
 
@@ -56,13 +57,11 @@ def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
     if macs < _OPENBLAS_SINGLE and flat:  # the per-op fast path
         return xp.matmul(a, b, out=out)
     batch = () if flat else np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    # one tall product (twice as many rows as columns: a batch-1 convolution's windows by its
-    # channels) splits well over its rows from 2²⁰ multiply-adds (measured: 196×288×64 79 →
-    # 50 µs, 300×100×40 33 → 21 on two threads; square and wide ones gain nothing there)
-    tall = m >= 2 * n and macs >= _TALL_SPLITS and prod(batch) == 1
     # a skinny result (≤ 16 rows or columns: a GEMV, or a weight gradient of a layer with few
-    # channels) splits poorly across threads whatever its length
-    small = (macs < _single_below and not tall) or min(m, n) <= _SKINNY
+    # channels) splits poorly across threads whatever its length; a small tall one splits
+    # well (196×288×64 79 → 52 µs on two threads back to back) but after single-threaded
+    # work took 90–140 µs on two (the wake-up): a batch-1 CNN's step was 10–20 % slower
+    small = macs < _single_below or min(m, n) <= _SKINNY
     if not small or macs * prod(batch) < _OPENBLAS_SINGLE:
         return xp.matmul(a, b, out=out)
     found = threads.blas_to_one_thread()  # (inline, not one_thread_each: ~2 µs a product)
