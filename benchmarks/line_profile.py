@@ -51,8 +51,12 @@ def line_times(call: Callable[[], Any], calls: int, source: str) -> collections.
             spent[current["line"]] += now - current["since"]
         if event == "line":
             current["line"], current["since"] = frame.f_lineno, time.perf_counter()
-        elif event == "return":
-            current.pop("line", None)
+        elif event == "return":  # back in the calling line, if it is generated code too
+            caller = frame.f_back
+            if caller is not None and caller.f_code.co_filename == source:
+                current["line"], current["since"] = caller.f_lineno, time.perf_counter()
+            else:
+                current.pop("line", None)
         return local
 
     def tracer(frame: Any, event: str, arg: Any) -> Any:
