@@ -286,6 +286,23 @@ def test_channels_last_winners_of_many_ties_and_nans_match_torch(numba_or_numpy,
     np.testing.assert_array_equal(mine.grad.numpy(), ref.grad.numpy())
 
 
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_max_pool_of_signed_zeros_keeps_the_first_like_torch(numba_or_numpy, channels_last):
+    # +0.0 == -0.0: the first of the window wins, with or without gradient
+    x = np.zeros((1, 4, 2, 2), np.float32)
+    x[0, :, 1, 1] = -0.0
+    x[0, 1::2, 0, 0] = -0.0
+    x[0, 1::2, 1, 1] = 0.0
+    if channels_last:
+        x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 1, -1)), -1, 1)
+    want = TF.max_pool2d(torch.from_numpy(x), 2).numpy()
+    with ember.no_grad():
+        values = F.max_pool2d(ember.from_numpy(x), 2).numpy()
+    both = F.max_pool2d(ember.from_numpy(x).requires_grad_(), 2).detach().numpy()
+    for got in (values, both):
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 def test_return_indices_of_a_window_of_minus_inf_name_its_first_element_inside():
     x = np.random.default_rng(22).standard_normal((1, 2, 6, 6)).astype(np.float32)
     x[0, 1] = -np.inf

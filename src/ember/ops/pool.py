@@ -85,13 +85,14 @@ class _Geometry:
 
 
 def _max_values(xp: Any, view: Any, kernel: tuple[int, ...]) -> Any:
-    """Each window's maximum (NaN wins, as in PyTorch: ``maximum`` propagates it), in the
-    input's memory order; ``view`` is (N, C, *kernel, *counts)."""
+    """Each window's maximum (NaN wins, as in PyTorch: ``maximum`` propagates it; of equal
+    values, +0.0 and -0.0, the first), in the input's memory order; ``view`` is
+    (N, C, *kernel, *counts)."""
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     lead = (slice(None), slice(None))
     best = view[lead + offsets[0]].copy(order="K")
-    for offset in offsets[1:]:
-        xp.maximum(best, view[lead + offset], out=best)
+    for offset in offsets[1:]:  # (the earlier first: NumPy's maximum gives its second on ties)
+        xp.maximum(view[lead + offset], best, out=best)
     return best
 
 
@@ -125,7 +126,7 @@ def _max_window(xp: Any, view: Any, kernel: tuple[int, ...]) -> tuple[Any, Any]:
     for o, offset in enumerate(offsets[1:], 1):
         cand = view[lead + offset]
         better = xp.greater(cand, best).view(xp.int8)
-        xp.maximum(best, cand, out=best)
+        xp.maximum(cand, best, out=best)  # (NumPy gives the second of equal values)
         xp.maximum(window, better * dtype(o) if o > 127 else better * xp.int8(o),
                    out=window, casting="unsafe")
     return best, window
