@@ -23,22 +23,11 @@ DEFAULT = ("mlp", "cnn", "resnet18", "gpt", "gpt_sdpa", "infer_mlp_b1", "infer_c
 
 def run_workload(name: str, quick: bool, threads: int, memory: bool) -> dict[str, Any]:
     """Times one workload three ways; returns its row."""
-    import ember
-
     spec = workloads.TRAINING[name]
     eager, model = workloads.build(name, "ember", 1.0)
     weights = {k: v.numpy() for k, v in model.state_dict().items()}
-    compiled_step, compiled_model = workloads.build(name, "ember", 1.0)
     torch_step, _ = workloads.build(name, "torch", 1.0, weights)
-    if spec.train:
-        compiled = traced = ember.jit.compile(compiled_step)
-    else:  # the input as an argument, as a server passes each request
-        x = ember.from_numpy(workloads.data(spec)[0])
-        traced = ember.jit.compile(compiled_model)
-
-        def compiled() -> Any:
-            with ember.no_grad():
-                return traced(x)
+    compiled, traced = workloads.compiled_step(name)
     compiled()  # the first call traces, optimizes and generates the code
     if spec.train:
         repeats, calls, warmup = (3, 1, 1) if quick else (7, 2, 2)

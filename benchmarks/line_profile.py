@@ -21,24 +21,6 @@ from typing import Any
 from benchmarks import workloads
 
 
-def compiled_step(name: str) -> tuple[Callable[[], Any], Any]:
-    """(a call of the compiled step, the compiled object) of workload ``name``."""
-    import ember
-
-    spec = workloads.TRAINING[name]
-    step, model = workloads.build(name, "ember")
-    if spec.train:
-        compiled = ember.jit.compile(step)
-        return compiled, compiled
-    compiled = ember.jit.compile(model)
-    x = ember.from_numpy(workloads.data(spec)[0])
-
-    def infer() -> Any:
-        with ember.no_grad():
-            return compiled(x)
-    return infer, compiled
-
-
 def line_times(call: Callable[[], Any], calls: int, source: str) -> collections.Counter:
     """Seconds per call spent on each line (by number) of the frames of generated code
     ``source`` (its file name)."""
@@ -79,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=30, help="lines to show")
     parser.add_argument("--calls", type=int, default=5, help="calls timed (after 3 warm-up)")
     args = parser.parse_args(argv)
-    call, compiled = compiled_step(args.workload)
+    call, compiled = workloads.compiled_step(args.workload)
     for _ in range(3):  # trace, compile numba's loops, settle
         call()
     spent = line_times(call, args.calls, compiled.last.generated.fn.__code__.co_filename)

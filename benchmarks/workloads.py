@@ -108,6 +108,26 @@ def build(name: str, framework: str, scale: float = 1.0, weights: dict | None = 
     return make_step(spec, importlib.import_module(framework), model, x, y), model
 
 
+def compiled_step(name: str) -> tuple[Callable[[], Any], Any]:
+    """(a call of Ember's compiled step, the ``ember.jit.compile`` object) of workload
+    ``name``: a training workload's whole step compiled; an inference one's model, called on
+    the input under ``no_grad``, as a server passes each request."""
+    import ember
+
+    spec = TRAINING[name]
+    step, model = build(name, "ember")
+    if spec.train:
+        compiled = ember.jit.compile(step)
+        return compiled, compiled
+    compiled = ember.jit.compile(model)
+    x = ember.from_numpy(data(spec)[0])
+
+    def infer() -> Any:
+        with ember.no_grad():
+            return compiled(x)
+    return infer, compiled
+
+
 def forward_flops(name: str, scale: float = 1.0) -> int:
     """FLOPs of one forward pass: 2 × MACs of every Linear/Conv and the attention matmuls,
     counted by Ember's profiler (the matmul, einsum and conv cost rules) over one forward."""

@@ -1,10 +1,10 @@
 """The line profiler of compiled steps: each timed line is a line of the generated code."""
 
-from benchmarks import line_profile
+from benchmarks import line_profile, workloads
 
 
 def test_lines_of_an_inference_step_are_its_generated_code(capsys):
-    call, compiled = line_profile.compiled_step("infer_mlp_b1")
+    call, compiled = workloads.compiled_step("infer_mlp_b1")
     call()
     source = compiled.last.generated.fn.__code__.co_filename
     spent = line_profile.line_times(call, 3, source)
