@@ -27,6 +27,11 @@ from benchmarks.timing import compare, fmt_time, summary
 from ember.backend import compiled
 
 
+def _channels_last(a: np.ndarray) -> np.ndarray:
+    """The same (N, C, *spatial) values laid out channels-last, as a CNN's activations are."""
+    return np.moveaxis(np.ascontiguousarray(np.moveaxis(a, 1, -1)), -1, 1)
+
+
 def _backward(ember_fn: Callable, torch_fn: Callable, shape: tuple, seed: int,
               out_shape: tuple | None = None, channels_last: bool = False) -> tuple:
     """Forward and backward of each function at a random float32 input of ``shape`` (the
@@ -36,7 +41,7 @@ def _backward(ember_fn: Callable, torch_fn: Callable, shape: tuple, seed: int,
     x = rng.standard_normal(shape).astype(np.float32)
     g = rng.standard_normal(out_shape or shape).astype(np.float32)
     if channels_last:
-        x, g = (np.moveaxis(np.ascontiguousarray(np.moveaxis(a, 1, -1)), -1, 1) for a in (x, g))
+        x, g = _channels_last(x), _channels_last(g)
     ex = ember.from_numpy(x.copy(order="K")).requires_grad_()  # (order K: the same layout)
     tx = torch.from_numpy(x).requires_grad_()
     eg, tg = ember.from_numpy(g), torch.from_numpy(g.copy(order="K"))
@@ -110,8 +115,7 @@ def _conv(stride: int) -> tuple:
 
 def _max_pool_values(shape: tuple) -> tuple:
     """2×2 max pooling of a channels-last float32 ``shape`` without gradient (inference)."""
-    x = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
-    x = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 1, -1)), -1, 1)
+    x = _channels_last(np.random.default_rng(7).standard_normal(shape).astype(np.float32))
     ex, tx = ember.from_numpy(x), torch.from_numpy(x)
 
     def ember_fn() -> None:

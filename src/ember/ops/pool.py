@@ -197,12 +197,13 @@ class MaxPool(Primitive):
     def forward(self, xp, x, *, kernel_size, stride, padding, dilation, counts, window=True):
         looped = max_pool_kernel.max_window(xp, x, counts, kernel_size, stride, padding,
                                             dilation, window)
-        if looped is None:
+        if looped is not None:
+            best, won = looped
+        else:
             view = windows(xp, x, kernel_size, dilation, padding, stride, counts, _lowest(x))
             if window:
                 return _winners(xp, view, kernel_size, stride, padding, dilation, counts)
-            looped = _max_values(xp, view, kernel_size), None
-        best, won = looped
+            best, won = _max_values(xp, view, kernel_size), None
         if won is None:  # (inference: a zero-memory placeholder)
             won = xp.broadcast_to(xp.zeros((), _window_dtype(kernel_size)), best.shape)
         return best, won
