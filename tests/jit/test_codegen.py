@@ -130,3 +130,29 @@ def test_a_checked_index_argument_is_not_written_back():
     assert step.graph.arg_writes == []
     with pytest.raises(ember.errors.IndexOutOfRange, match="gather"):
         step(x, ember.tensor([[0], [4], [2]]))
+
+
+def test_a_kernels_dense_layout_test_is_numpys_contiguity_of_its_sorted_axes():
+    # (remembered per shape and strides: every layout of a few shapes, views and slices)
+    import itertools
+
+    from ember.jit.kernels import _dense_layout
+
+    def expected(*arrays):
+        first = arrays[0]
+        if all(a.flags.c_contiguous for a in arrays):
+            return first.strides
+        if any(a.strides != first.strides for a in arrays[1:]):
+            return None
+        order = sorted(range(first.ndim), key=lambda d: -first.strides[d])
+        return first.strides if first.transpose(order).flags.c_contiguous else None
+
+    for shape in [(1, 3, 4, 5), (2, 1, 4, 1), (3, 4), (1, 1, 1), (0, 3, 2), (4,)]:
+        for dtype in (np.float32, np.float64):
+            base = np.zeros(shape, dtype)
+            for perm in itertools.permutations(range(len(shape))):
+                a = np.ascontiguousarray(base.transpose(perm)).transpose(np.argsort(perm))
+                views = [a, a[..., ::2], a[::-1], a.astype(np.float16)]
+                for v in views:
+                    assert _dense_layout(v) == expected(v), (shape, perm, v.strides)
+                    assert _dense_layout(v, a) == expected(v, a)

@@ -283,3 +283,24 @@ def test_conv2d_with_column_chunks_side_by_side_matches_torch(monkeypatch):
     for gx, gw in runs[1:]:
         np.testing.assert_array_equal(gw, runs[0][1])
         np.testing.assert_array_equal(gx, runs[0][0])
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("geometry", [dict(padding=1), dict(stride=2, padding=(0, 2)),
+                                      dict(dilation=(2, 1), padding=(2, 0))])
+def test_one_sample_takes_its_columns_at_once_with_the_batch_path_bits(monkeypatch, layout,
+                                                                       geometry):
+    # a single sample (inference) skips the chunking: the same columns and GEMM, same bits
+    import ember.ops.conv as conv
+
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((1, 6, 9, 8), dtype=np.float32)
+    if layout == "channels_last":
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    w, b = rng.standard_normal((5, 6, 3, 3), dtype=np.float32), np.ones(5, np.float32)
+    args = [ember.from_numpy(a) for a in (x, w, b)]
+    at_once = F.conv2d(*args, **geometry).numpy()
+    monkeypatch.setattr(conv, "_PIECE_BYTES", 0)  # (the one-sample path's size limit)
+    np.testing.assert_array_equal(at_once, F.conv2d(*args, **geometry).numpy())
+    want = TF.conv2d(*(torch.from_numpy(a) for a in (x, w, b)), **geometry).numpy()
+    np.testing.assert_allclose(at_once, want, rtol=1e-5, atol=1e-5)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -41,13 +42,25 @@ def _dense_layout(*arrays: Any) -> tuple | None:
     """The strides that arrays of one shape share when each is dense (C-contiguous, or so
     with its axes sorted by stride: channels-last), else None."""
     first = arrays[0]
-    if all(a.flags.c_contiguous for a in arrays):
-        return first.strides
     strides = first.strides
+    for a in arrays:
+        if not a.flags.c_contiguous:
+            break
+    else:
+        return strides
     if any(a.strides != strides for a in arrays[1:]):
         return None
-    order = sorted(range(first.ndim), key=lambda d: -strides[d])
-    return strides if first.transpose(order).flags.c_contiguous else None
+    return strides if _dense(first.shape, strides, first.itemsize) else None
+
+
+@lru_cache(maxsize=256)
+def _dense(shape: tuple, strides: tuple, itemsize: int) -> bool:
+    """Whether an array of ``shape`` and ``strides`` is C-contiguous with its axes sorted by
+    stride (asked at every kernel call of a channels-last array: remembered)."""
+    order = sorted(range(len(shape)), key=lambda d: -strides[d])
+    layout = np.lib.stride_tricks.as_strided(np.zeros(1, f"V{itemsize}"), shape, strides,
+                                             writeable=False)
+    return layout.transpose(order).flags.c_contiguous
 
 
 def _eager(name: str, **params: Any) -> Callable[..., Any]:

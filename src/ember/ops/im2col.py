@@ -140,7 +140,7 @@ def numba_geometry(kernel: tuple, stride: tuple, dilation: tuple, pads: Pads) ->
     return (*kernel, *stride, *dilation, pads[0][0], pads[1][0])
 
 
-def _numba_columns(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, stride: tuple,
+def numba_columns(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, stride: tuple,
                    counts: tuple) -> Any:
     """(N, *counts, ∏kernel·C) columns of a 2-D float32/float64 ``x`` by numba's one-pass loop
     (no padded copy; :mod:`ember.ops.im2col_numba`), or None where it does not apply."""
@@ -194,7 +194,7 @@ class Unfold(Primitive):
         if layout == "nlc":
             # (N, *counts, *kernel, C): rows of one GEMM over the batch, each window's channels
             # contiguous, read from a channels-last copy (long inner loops in the copy)
-            cols = _numba_columns(xp, x, kernel_size, dilation, padding, stride, counts)
+            cols = numba_columns(xp, x, kernel_size, dilation, padding, stride, counts)
             if cols is not None:
                 return cols.reshape(n, prod(counts), rows)
             view = windows(xp, x, kernel_size, dilation, padding, stride, counts,
