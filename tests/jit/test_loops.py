@@ -91,6 +91,27 @@ def test_what_the_loop_leaves_to_numpy(case):
     np.testing.assert_array_equal(out, before)
 
 
+def test_a_layout_seen_before_still_checks_which_memory_each_call_shares():
+    # the plan is kept per layout; whether an operand is the output, overlaps it or is apart
+    # is asked at every call
+    steps = (("add", ("a0", "a1")), ("relu", ("t0",)))
+    n = 4 * MIN_ELEMENTS
+    memory = np.linspace(-1, 1, 2 * n, dtype=np.float32)
+    a, b, out = memory[:n].copy(), memory[n:].copy(), np.empty(n, np.float32)
+    assert run_loop(steps, out, a, b)  # apart
+    np.testing.assert_array_equal(out, np.maximum(a + b, 0))
+    want = np.maximum(a + b, 0)
+    assert run_loop(steps, a, a, b)  # in place: the same layout, the output itself
+    np.testing.assert_array_equal(a, want)
+    shifted = memory[1:n + 1]  # the same layout, overlapping the output by all but one
+    before = memory.copy()
+    assert not run_loop(steps, memory[:n], shifted, b)
+    np.testing.assert_array_equal(memory, before)
+    row = np.ones((4, n // 4), np.float32)  # a broadcast operand inside the output
+    assert run_loop(steps, row, row.copy(), row[0].copy())
+    assert not run_loop(steps, row, row.copy(), row[1])
+
+
 def test_a_mask_seen_through_the_outputs_own_memory_is_not_the_output():
     # a bool view of out's bytes with out's byte strides: its elements are not out's
     out = np.ones(4 * MIN_ELEMENTS, np.float32)

@@ -214,7 +214,7 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)  # under another transform: run the plain function
         if self.resets != _Resets.count:
             self.forget()
-        leaves, spec = tree_flatten((args, kwargs))
+        leaves, spec = _flatten(args, kwargs)
         self._look(args, kwargs, leaves)
         tensors, key = self._key(args, kwargs, leaves, spec)
         entry = self.entries.get(key)
@@ -466,6 +466,20 @@ class CompiledFunction:
             raise RuntimeError(f"ember.jit: {self.name} has not been called yet, so nothing is "
                                "compiled; call it once with example inputs first")
         return self.last
+
+
+def _flatten(args: tuple, kwargs: dict) -> tuple[list, Any]:
+    """``tree_flatten((args, kwargs))``, its commonest case known: tensors alone, passed by
+    position (a call's whole key costs ~4 µs less, an eighth of a batch-1 call's overhead)."""
+    if not kwargs and all(type(a) is Tensor for a in args):
+        spec = _TENSORS_SPECS.get(len(args))
+        if spec is None:
+            spec = _TENSORS_SPECS[len(args)] = tree_flatten((args, kwargs))[1]
+        return list(args), spec
+    return tree_flatten((args, kwargs))
+
+
+_TENSORS_SPECS: dict[int, Any] = {}  # per count of positional tensors: their pytree spec
 
 
 def _owned(entry: Entry, arrays: list, tensors: list[Tensor]) -> list:

@@ -51,7 +51,10 @@ EXACT = frozenset(_EXPRESSIONS)
 _FLOAT32 = frozenset({"erf", "gelu", "gelu_slope"})  # named as in ember.ops.erf_numba
 
 _FULL, _OUT, _SCALAR, _ROW, _RUN = "full", "out", "scalar", "row", "run"
+_SAME = "same"  # (a plan's read of an operand in the output's layout: _FULL or _OUT per call)
 _COMPILED: dict[tuple, Any] = {}
+_PLANS: dict[tuple, tuple | None] = {}  # per (steps, layouts): see _plan
+_KEEP_PLANS = 4096
 _LOCK = threading.Lock()
 _NUMBA = compiled.register("numba")  # (its first import is the cost :func:`preload` moves)
 
@@ -66,32 +69,41 @@ def run_loop(steps: tuple, out: Any, *operands: Any) -> bool:
         >>> run_loop((("mul", ("a0", "a1")), ("add", ("t0", "a2"))), out, x, w, b)
         True
     """
-    if out.size < MIN_ELEMENTS or out.dtype not in (np.float32, np.float64) or \
-            not compiled.numba_enabled() or compiled.load(_NUMBA) is None:
+    if out.size < MIN_ELEMENTS or not compiled.numba_enabled():
         return False
-    elements = None
-    if any(prim in _FLOAT32 for prim, _ in steps):
-        elements = erf_kernel.numba_elements()
-        if out.dtype != np.float32 or elements is None:
-            return False
-    order = _memory_order(out.strides)
-    rows_out = out.transpose(order)
-    if not rows_out.flags.c_contiguous:
+    try:  # (what the plan depends on; a Python number has no shape: NumPy's calls)
+        key = (steps, parallel.workers(), type(out), out.shape, out.strides, out.dtype,
+               *[(type(a), a.shape, a.strides, a.dtype) for a in operands])
+    except AttributeError:
         return False
-    cols = rows_out.shape[-1] if out.ndim else 1
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) >= _KEEP_PLANS:
+            _PLANS.clear()
+        plan = _PLANS[key] = _plan(steps, out, operands)
+    if not plan:
+        return False
+    order, reads, elements, rows, cols, shares = plan
     kinds, arrays = [], []
-    for a in operands:
-        kind, flat = _operand(a, out, order)
-        if kind is None:
-            return False
-        kinds.append(kind)
-        arrays.extend(flat)
+    for read, a in zip(reads, operands, strict=True):
+        if read is _SAME:  # the output's own layout: the output itself, or another array
+            if a is out or (np.may_share_memory(a, out) and a.ctypes.data == out.ctypes.data):
+                kinds.append(_OUT)
+                continue
+            if np.may_share_memory(a, out):
+                return False
+            kinds.append(_FULL)
+            arrays.append(a.transpose(order).reshape(-1))
+        elif read is _SCALAR:
+            kinds.append(_SCALAR)
+            arrays.append(np.asarray(a).reshape(1))
+        else:  # broadcast along the rows, each row at its offset
+            if np.may_share_memory(a, out):
+                return False
+            kinds.append(read[0])
+            arrays.extend((np.ascontiguousarray(a).reshape(-1), read[1]))
     loop = _loop(steps, tuple(kinds), out.dtype.char, elements)
-    flat_out = rows_out.reshape(-1)
-    shares = parallel.share_count(out.size, _SHARE)
-    if all(kind in (_FULL, _OUT, _SCALAR) for kind in kinds):  # rows as long as can be
-        cols = out.size // shares if shares > 1 and out.size % shares == 0 else out.size
-    rows = out.size // cols
+    flat_out = out.transpose(order).reshape(-1)
     if shares == 1:
         loop(flat_out, *arrays, 0, rows, cols)
         return True
@@ -100,29 +112,48 @@ def run_loop(steps: tuple, out: Any, *operands: Any) -> bool:
     return True
 
 
-def _operand(a: Any, out: Any, order: tuple) -> tuple[str | None, list]:
-    """(kind, arrays the loop reads) of one operand of ``out``'s kernel; kind None where the
-    loop cannot read it. (Called for every operand of every kernel call: the geometry of a
-    broadcast operand is worked out once per shape.)"""
+def _plan(steps: tuple, out: Any, operands: tuple) -> tuple | None:
+    """What :func:`run_loop` works out once per steps, layouts and core count: the output's
+    memory order, how the loop reads each operand (:data:`_SAME` layout as the output, a
+    :data:`_SCALAR`, or (kind, row offsets) of a broadcast one), the float32 functions'
+    module, and the loop's rows, row length and core count; None where the loop cannot
+    run."""
+    if out.dtype not in (np.float32, np.float64) or not isinstance(out, np.ndarray) or \
+            compiled.load(_NUMBA) is None:
+        return None
+    elements = None
+    if any(prim in _FLOAT32 for prim, _ in steps):
+        elements = erf_kernel.numba_elements()
+        if out.dtype != np.float32 or elements is None:
+            return None
+    order = _memory_order(out.strides)
+    if not out.transpose(order).flags.c_contiguous:
+        return None
+    reads = tuple(_operand(a, out, order) for a in operands)
+    if None in reads:
+        return None
+    cols = out.shape[order[-1]] if out.ndim else 1
+    shares = parallel.share_count(out.size, _SHARE)
+    if all(not isinstance(read, tuple) for read in reads):  # rows as long as can be
+        cols = out.size // shares if shares > 1 and out.size % shares == 0 else out.size
+    return order, reads, elements, out.size // cols, cols, shares
+
+
+def _operand(a: Any, out: Any, order: tuple) -> Any:
+    """How the loop reads operand ``a`` of ``out`` (see :func:`_plan`), from its type, shape,
+    strides and dtype; None where it cannot."""
     if isinstance(a, np.generic):
         a = np.asarray(a)
     if not isinstance(a, np.ndarray) or (a.dtype != out.dtype and a.dtype != np.bool_):
-        return None, []
+        return None
     if a.size == 1:
-        return _SCALAR, [a.reshape(1)]
+        return _SCALAR
     if a.shape == out.shape and ((a.dtype == out.dtype and a.strides == out.strides) or
                                  _elements(a) == _elements(out)):  # (a bool mask: 1-byte items)
-        if a is out or (np.may_share_memory(a, out) and a.ctypes.data == out.ctypes.data):
-            return _OUT, []
-        return (_FULL, [a.transpose(order).reshape(-1)]) if not np.may_share_memory(a, out) \
-            else (None, [])
-    if a.size >= out.size or np.may_share_memory(a, out):
-        return None, []  # (a whole operand in another layout: NumPy's calls)
-    plan = _broadcast_plan(a.shape, out.shape, order)
-    if plan is None:
-        return None, []
-    kind, offsets = plan
-    return kind, [np.ascontiguousarray(a).reshape(-1), offsets]
+        return _SAME
+    if a.size >= out.size:
+        return None  # (a whole operand in another layout: NumPy's calls)
+    return _broadcast_plan(a.shape, out.shape, order)
 
 
 @lru_cache(maxsize=256)
