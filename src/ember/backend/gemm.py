@@ -4,8 +4,10 @@ A multi-threaded BLAS call synchronises its threads several times; while the mac
 (another job on the second core) a thread waiting for its descheduled partner turns a GEMV into
 milliseconds (a 1×1024×1024 product, with a busy process on the other core: 68 µs on one
 thread, 139 µs median on two and a 262 µs median under heavier load; idle, 80 against 43).
-And BLAS's idle threads fall asleep within ~0.2 ms and take ~45 µs to wake, so a small
-product after single-threaded work (a batch-1 network's) gains nothing from them. So products
+And OpenBLAS's idle thread spins on its core for ~110 ms after a product it shared (setting
+one thread does not stop it), then sleeps, and waking it costs ~0.2 ms (a 196×288×64 product:
+68 µs on two threads while it spins, 296 µs once it sleeps, 87 µs on one), so a small product
+after single-threaded work (a batch-1 network's) gains nothing from it. So products
 of few multiply-adds per matrix, and skinny ones, run on one thread; large ones, where two
 threads pay off, on all. A batch of small products (attention's scores) has its matrices
 shared among the cores instead (:mod:`ember.backend.parallel`), each on one BLAS thread.
@@ -59,8 +61,8 @@ def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
     batch = () if flat else np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     # a skinny result (≤ 16 rows or columns: a GEMV, or a weight gradient of a layer with few
     # channels) splits poorly across threads whatever its length; a small tall one splits
-    # well (196×288×64 79 → 52 µs on two threads back to back) but after single-threaded
-    # work took 90–140 µs on two (the wake-up): a batch-1 CNN's step was 10–20 % slower
+    # well (196×288×64 87 → 68 µs on two threads back to back) but after single-threaded
+    # work took ~300 µs on two (the wake-up): a batch-1 CNN's step was 10–20 % slower
     small = macs < _single_below or min(m, n) <= _SKINNY
     if not small or macs * prod(batch) < _OPENBLAS_SINGLE:
         return xp.matmul(a, b, out=out)
