@@ -470,7 +470,7 @@ class CompiledFunction:
 
 def _flatten(args: tuple, kwargs: dict) -> tuple[list, Any]:
     """``tree_flatten((args, kwargs))``, its commonest case known: tensors alone, passed by
-    position (a call's whole key costs ~4 µs less, an eighth of a batch-1 call's overhead)."""
+    position (4.5 → 0.5 µs a call)."""
     if not kwargs and all(type(a) is Tensor for a in args):
         spec = _TENSORS_SPECS.get(len(args))
         if spec is None:

@@ -141,7 +141,7 @@ def numba_geometry(kernel: tuple, stride: tuple, dilation: tuple, pads: Pads) ->
 
 
 def numba_columns(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, stride: tuple,
-                   counts: tuple) -> Any:
+                  counts: tuple) -> Any:
     """(N, *counts, ∏kernel·C) columns of a 2-D float32/float64 ``x`` by numba's one-pass loop
     (no padded copy; :mod:`ember.ops.im2col_numba`), or None where it does not apply."""
     if xp is not np or len(kernel) != 2 or x.dtype not in (np.float32, np.float64) or \
