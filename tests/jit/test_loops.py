@@ -164,3 +164,28 @@ def test_steps_around_the_fused_multiply_add_functions_keep_numpys_roundings(ste
     out = np.empty(SHAPE, np.float32)
     assert run_loop(steps, out, x, y)
     assert np.array_equal(out.view(np.uint8), want[f"t{len(steps) - 1}"].view(np.uint8))
+
+
+def test_a_refused_layout_is_remembered_and_a_mask_or_scalar_in_the_outputs_memory_refused(
+        monkeypatch):
+    from ember.jit import loops
+
+    plans = []
+    plan = loops._plan
+    monkeypatch.setattr(loops, "_plan", lambda *args: plans.append(args) or plan(*args))
+    steps = (("sub", ("a0", "a1")),)
+    n = 4 * MIN_ELEMENTS
+    out, other = np.empty((128, n // 128), np.float32), np.ones((n // 128, 128), np.float32).T
+    for _ in range(3):  # (another layout: NumPy's calls, planned once)
+        assert not run_loop(steps, out, np.ones_like(out), other)
+    assert len(plans) == 1
+    # a bool view of the output's own first bytes is a mask, not the output
+    mask_out = np.full(n, 2.0, np.float32)
+    ones, zeros = np.ones(n, np.float32), np.zeros(n, np.float32)
+    assert not run_loop((("where", ("a0", "a1", "a2")),), mask_out, mask_out.view(np.bool_)[:n],
+                        ones, zeros)
+    np.testing.assert_array_equal(mask_out, 2.0)
+    # a one-element operand inside the output: a share of the rows could read it rewritten
+    big = np.ones(n, np.float32)
+    assert not run_loop(steps, big, np.ones(n, np.float32), big[:1])
+    np.testing.assert_array_equal(big, 1.0)

@@ -300,7 +300,7 @@ def test_one_sample_takes_its_columns_at_once_with_the_batch_path_bits(monkeypat
     w, b = rng.standard_normal((5, 6, 3, 3), dtype=np.float32), np.ones(5, np.float32)
     args = [ember.from_numpy(a) for a in (x, w, b)]
     at_once = F.conv2d(*args, **geometry).numpy()
-    monkeypatch.setattr(conv, "_PIECE_BYTES", 0)  # (the one-sample path's size limit)
+    monkeypatch.setattr(conv, "numba_columns", lambda *args: None)  # (the batch path's)
     np.testing.assert_array_equal(at_once, F.conv2d(*args, **geometry).numpy())
     want = TF.conv2d(*(torch.from_numpy(a) for a in (x, w, b)), **geometry).numpy()
     np.testing.assert_allclose(at_once, want, rtol=1e-5, atol=1e-5)

@@ -469,8 +469,8 @@ class CompiledFunction:
 
 
 def _flatten(args: tuple, kwargs: dict) -> tuple[list, Any]:
-    """``tree_flatten((args, kwargs))``, its commonest case known: tensors alone, passed by
-    position (4.5 → 0.5 µs a call)."""
+    """``tree_flatten((args, kwargs))``, its commonest case known: tensors alone (leaves of
+    every pytree), passed by position (4.5 → 0.5 µs a call)."""
     if not kwargs and all(type(a) is Tensor for a in args):
         spec = _TENSORS_SPECS.get(len(args))
         if spec is None:

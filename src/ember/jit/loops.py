@@ -53,7 +53,7 @@ _FLOAT32 = frozenset({"erf", "gelu", "gelu_slope"})  # named as in ember.ops.erf
 _FULL, _OUT, _SCALAR, _ROW, _RUN = "full", "out", "scalar", "row", "run"
 _SAME = "same"  # (a plan's read of an operand in the output's layout: _FULL or _OUT per call)
 _COMPILED: dict[tuple, Any] = {}
-_PLANS: dict[tuple, tuple | None] = {}  # per (steps, layouts): see _plan
+_PLANS: dict[tuple, tuple | bool] = {}  # per (steps, layouts): see _plan (False: refused)
 _KEEP_PLANS = 4096
 _LOCK = threading.Lock()
 _NUMBA = compiled.register("numba")  # (its first import is the cost :func:`preload` moves)
@@ -80,26 +80,27 @@ def run_loop(steps: tuple, out: Any, *operands: Any) -> bool:
     if plan is None:
         if len(_PLANS) >= _KEEP_PLANS:
             _PLANS.clear()
-        plan = _PLANS[key] = _plan(steps, out, operands)
+        plan = _PLANS[key] = _plan(steps, out, operands) or False  # (a refusal is kept too)
     if not plan:
         return False
     order, reads, elements, rows, cols, shares = plan
     kinds, arrays = [], []
     for read, a in zip(reads, operands, strict=True):
-        if read is _SAME:  # the output's own layout: the output itself, or another array
-            if a is out or (np.may_share_memory(a, out) and a.ctypes.data == out.ctypes.data):
+        if a is out:
+            kinds.append(_OUT)
+            continue
+        if np.may_share_memory(a, out):  # the output itself seen through another view, or not
+            if read is _SAME and a.dtype == out.dtype and a.ctypes.data == out.ctypes.data:
                 kinds.append(_OUT)
                 continue
-            if np.may_share_memory(a, out):
-                return False
+            return False  # (a share of the rows could read what another already wrote)
+        if read is _SAME:  # the output's layout, in memory apart
             kinds.append(_FULL)
             arrays.append(a.transpose(order).reshape(-1))
         elif read is _SCALAR:
             kinds.append(_SCALAR)
             arrays.append(np.asarray(a).reshape(1))
         else:  # broadcast along the rows, each row at its offset
-            if np.may_share_memory(a, out):
-                return False
             kinds.append(read[0])
             arrays.extend((np.ascontiguousarray(a).reshape(-1), read[1]))
     loop = _loop(steps, tuple(kinds), out.dtype.char, elements)

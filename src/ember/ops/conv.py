@@ -171,23 +171,22 @@ class Conv(Holomorphic, Primitive):
                 return out
         length = prod(counts)
         weight = w.transpose(0, *range(2, nd + 2), 1).reshape(cout, -1).T  # rows (*kernel, Cin)
-        if n == 1 and compute is None and length * weight.shape[0] * x.itemsize <= _PIECE_BYTES:
-            # one small sample (a batch-1 call): its columns and one GEMM, without the
-            # chunking's machinery (~20 µs of Python, 40 % of a batch-1 first layer's time)
-            cols = numba_columns(xp, x, kernel, dilation, padding, stride, counts)
-            if cols is not None:
-                out = gemm.matmul(xp, cols.reshape(length, -1), weight)
-                return out.reshape((1,) + counts + (cout,)).transpose((0, nd + 1,
-                                                                       *range(1, nd + 1)))
-        if compute is not None:
-            weight = weight.astype(compute.np)
-        out = xp.empty((n * length, cout), dtype=weight.dtype)
+        # one sample (a batch-1 call): its columns at once and one GEMM, without the chunking's
+        # machinery (~20 µs of Python, 40 % of a batch-1 first layer's time)
+        cols = numba_columns(xp, x, kernel, dilation, padding, stride, counts) \
+            if n == 1 and compute is None else None
+        if cols is not None:
+            out = gemm.matmul(xp, cols.reshape(length, -1), weight)
+        else:
+            if compute is not None:
+                weight = weight.astype(compute.np)
+            out = xp.empty((n * length, cout), dtype=weight.dtype)
 
-        def product(share, start, stop, cols):
-            gemm.matmul(xp, cols, weight, out=out[start * length:stop * length])
+            def product(share, start, stop, cols):
+                gemm.matmul(xp, cols, weight, out=out[start * length:stop * length])
 
-        _over_chunks(xp, x, kernel, dilation, padding, stride, compute,
-                     weight.size * weight.itemsize, product)
+            _over_chunks(xp, x, kernel, dilation, padding, stride, compute,
+                         weight.size * weight.itemsize, product)
         out = out.reshape((n,) + counts + (cout,)).transpose((0, nd + 1, *range(1, nd + 1)))
         return out if compute is None else out.astype(x.dtype)
 
