@@ -205,8 +205,9 @@ class MaxPool(Primitive):
                 return _winners(xp, view, kernel_size, stride, padding, dilation, counts)
             best, won = _max_values(xp, view, kernel_size), None
         if won is None:  # (inference: a zero-memory placeholder)
-            won = _no_window(best.shape, _window_dtype(kernel_size)) if xp is np else \
-                xp.broadcast_to(xp.zeros((), _window_dtype(kernel_size)), best.shape)
+            dtype = _window_dtype(kernel_size)
+            won = _no_window(best.shape, dtype) if xp is np else \
+                xp.broadcast_to(xp.zeros((), dtype), best.shape)
         return best, won
 
     def infer(self, x, *, kernel_size, counts, **params):

@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from ember.backend import CPU, compiled
-from ember.errors import OpError
 from ember.optim.optimizer import Optimizer
 from ember.tensor import Tensor, _wrap
 
@@ -98,22 +97,6 @@ class ElementwiseOptimizer(Optimizer):
                 self._step_looped(kernel, looped, group, decay, 0.0 if decoupled else wd,
                                   bool(maximize))
         return loss
-
-    def _check_writable(self) -> None:
-        """An OpError, before any parameter moves, naming a parameter with a gradient whose
-        memory is read-only (a read-only NumPy array given to ``from_numpy``): a step updates
-        parameters in place."""
-        for g, group in enumerate(self.param_groups):
-            for i, p in enumerate(group["params"]):
-                data = p._data
-                if p.grad is not None and isinstance(data, np.ndarray) and \
-                        not data.flags.writeable:
-                    raise OpError(
-                        f"{type(self).__name__}.step: parameter {i} of group {g} (shape "
-                        f"{tuple(data.shape)}, {p.dtype.name}) is read-only memory, so it "
-                        f"cannot be updated in place; no parameter was changed. Hint: give "
-                        f"the model a writable copy first, e.g. `p.data = p.data.clone()` (a "
-                        f"read-only NumPy array passed to from_numpy stays read-only)")
 
     def _step_looped(self, kernel: Callable[..., None], looped: list, group: dict[str, Any],
                      decay: float, l2: float, negate: bool) -> None:

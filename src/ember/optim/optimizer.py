@@ -18,6 +18,7 @@ import numpy as np
 
 from ember import dtypes
 from ember.autograd.grad_mode import enable_grad
+from ember.errors import OpError
 from ember.hooks import add_hook
 from ember.tensor import STRUCTURE, RemovableHandle, Tensor, _wrap
 
@@ -164,6 +165,22 @@ class Optimizer:
             return None
         with enable_grad():
             return closure()
+
+    def _check_writable(self) -> None:
+        """An OpError, before any parameter moves, naming a parameter with a gradient whose
+        memory is read-only (a read-only NumPy array given to ``from_numpy``): a step updates
+        parameters in place."""
+        for g, group in enumerate(self.param_groups):
+            for i, p in enumerate(group["params"]):
+                data = p._data
+                if p.grad is not None and isinstance(data, np.ndarray) and \
+                        not data.flags.writeable:
+                    raise OpError(
+                        f"{type(self).__name__}.step: parameter {i} of group {g} (shape "
+                        f"{tuple(data.shape)}, {p.dtype.name}) is read-only memory, so it "
+                        f"cannot be updated in place; no parameter was changed. Hint: give "
+                        f"the model a writable copy first, e.g. `p.data = p.data.clone()` (a "
+                        f"read-only NumPy array passed to from_numpy stays read-only)")
 
     # -- hooks ---------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
