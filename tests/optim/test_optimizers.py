@@ -319,3 +319,31 @@ def test_a_read_only_parameter_is_a_clear_error_before_any_parameter_moves(name)
     w.data = w.data.clone()  # the hint's fix
     opt.step()
     assert (w.detach().numpy() < 1.0).all() and (v.detach().numpy() < 1.0).all()
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "Adagrad"])
+def test_stepping_some_parameters_alone_is_what_step_does_to_them(name):
+    kwargs = {"SGD": {"momentum": 0.9}, "Adam": {}, "Adagrad": {}}[name]
+    whole = [ember.nn.Parameter(ember.arange(4.0) + i) for i in range(3)]
+    parts = [ember.nn.Parameter(ember.arange(4.0) + i) for i in range(3)]
+    full = getattr(ember.optim, name)(whole, lr=0.1, **kwargs)
+    split = getattr(ember.optim, name)(parts, lr=0.1, **kwargs)
+    for _ in range(3):
+        for params in (whole, parts):
+            sum((p * p * (i + 1)).sum() for i, p in enumerate(params)).backward()
+        full.step()
+        split.step_only([parts[2]])
+        before = parts[0].detach().numpy().copy()
+        split.step_only(parts[:2])
+        assert not np.array_equal(before, parts[0].detach().numpy())
+        full.zero_grad(), split.zero_grad()
+    for a, b in zip(whole, parts):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    frozen = np.ones(2, np.float32)
+    frozen.flags.writeable = False
+    w = ember.nn.Parameter(ember.from_numpy(frozen))
+    opt = getattr(ember.optim, name)([parts[0], w], lr=0.1)
+    (parts[0].sum() + w.sum()).backward()
+    opt.step_only([parts[0]])  # (the read-only one is not stepped, so not refused)
+    with pytest.raises(ember.errors.OpError, match="parameter 1 of group 0"):
+        opt.step_only([w])

@@ -12,7 +12,7 @@ decay and ``maximize`` folded in, and no Python update each (gpt's 54 tensors).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,7 +44,27 @@ class ElementwiseOptimizer(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Updates every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._evaluate(closure)
-        self._check_writable()
+        self._step_parameters(None)
+        return loss
+
+    def step_only(self, params: Sequence[Tensor]) -> None:
+        """Updates only those of ``params`` that have a gradient, exactly as :meth:`step` would
+        (no step hooks run): a compiled training step (``ember.jit``) updates each parameter
+        as soon as its gradient is final, so that the gradient's memory is freed early.
+
+        Example:
+            >>> w, b = ember.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
+            >>> opt = ember.optim.SGD([w, b], lr=0.5)
+            >>> (w * b).sum().backward(); opt.step_only([w])
+            >>> w.tolist(), b.tolist()
+            ([0.5, 0.5], [1.0, 1.0])
+        """
+        self._opt_called = True
+        self._step_parameters({id(p) for p in params})
+
+    def _step_parameters(self, only: set[int] | None) -> None:
+        """Steps the parameters with a gradient whose ids are in ``only`` (None: all)."""
+        self._check_writable(only)
         for group in self.param_groups:
             decoupled = group.get("decoupled_weight_decay", self.decoupled_weight_decay)
             maximize = group.get("maximize", False)
@@ -55,7 +75,7 @@ class ElementwiseOptimizer(Optimizer):
                 if _loops_its_update(type(self)) and "update" not in vars(self) else None
             looped = []  # (parameter, gradient array, state arrays, state): numba's pass
             for p in group["params"]:
-                if p.grad is None:
+                if p.grad is None or (only is not None and id(p) not in only):
                     continue
                 if not isinstance(p.grad, Tensor):  # a sparse gradient
                     self.sparse_update(p, p.grad, self.state[p], group)
@@ -96,7 +116,6 @@ class ElementwiseOptimizer(Optimizer):
             if looped:
                 self._step_looped(kernel, looped, group, decay, 0.0 if decoupled else wd,
                                   bool(maximize))
-        return loss
 
     def _step_looped(self, kernel: Callable[..., None], looped: list, group: dict[str, Any],
                      decay: float, l2: float, negate: bool) -> None:

@@ -166,15 +166,15 @@ class Optimizer:
         with enable_grad():
             return closure()
 
-    def _check_writable(self) -> None:
-        """An OpError, before any parameter moves, naming a parameter with a gradient whose
-        memory is read-only (a read-only NumPy array given to ``from_numpy``): a step updates
-        parameters in place."""
+    def _check_writable(self, only: set[int] | None = None) -> None:
+        """An OpError, before any parameter moves, naming a parameter with a gradient (and an
+        id in ``only``, unless None) whose memory is read-only (a read-only NumPy array given
+        to ``from_numpy``): a step updates parameters in place."""
         for g, group in enumerate(self.param_groups):
             for i, p in enumerate(group["params"]):
                 data = p._data
                 if p.grad is not None and isinstance(data, np.ndarray) and \
-                        not data.flags.writeable:
+                        not data.flags.writeable and (only is None or id(p) in only):
                     raise OpError(
                         f"{type(self).__name__}.step: parameter {i} of group {g} (shape "
                         f"{tuple(data.shape)}, {p.dtype.name}) is read-only memory, so it "
