@@ -68,6 +68,7 @@ class LayerNorm(Primitive):
     backward_name = "NativeLayerNormBackward0"  # PyTorch's
     nout = 3
     save_outputs = (1, 2)  # the statistics; the output itself is not read
+    allocates = True  # (the output and the statistics are new arrays on every path)
 
     @in_float32
     def forward(self, xp, x, weight, bias, *, eps):
@@ -130,6 +131,7 @@ class LayerNormGrad(Primitive):
 
     name = "layer_norm_grad"
     nout = 3
+    allocates = True  # (the gradients are new arrays on every path; the sums copy)
 
     @in_float32
     def forward(self, xp, g, x, mean, rstd, weight):

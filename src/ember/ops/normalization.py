@@ -198,6 +198,7 @@ class BatchNorm(Primitive):
     name = "batch_norm"
     nout = 3
     save_outputs = (1, 2)  # the statistics; the output itself is not read
+    allocates = True  # (the output and the statistics are new arrays on every path)
 
     def forward(self, xp, x, weight, bias, *, eps):
         looped = batch_norm_kernel.batch_norm(xp, x, weight, bias, eps)
@@ -280,6 +281,7 @@ class BatchNormSums(Primitive):
 
     name = "batch_norm_sums"
     nout = 2
+    allocates = True  # (sums over the batch: new arrays on every path)
 
     @in_float32
     def forward(self, xp, g, x, mean):
