@@ -6,7 +6,7 @@ import pytest
 
 import ember
 import ember.ao.quantization as eq
-from ember.nn import functional as F
+from tests.jit.helpers import training_step
 
 
 def _qat_model(per_channel: bool):
@@ -19,15 +19,7 @@ def _qat_model(per_channel: bool):
 
 def _train(compiled: bool, per_channel: bool, switches: dict):
     m = _qat_model(per_channel)
-    opt = ember.optim.SGD(m.parameters(), lr=0.5)
-
-    def step(x, y):
-        loss = F.cross_entropy(m(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
-
+    step = training_step(m, ember.optim.SGD(m.parameters(), lr=0.5))
     run = ember.jit.compile(step) if compiled else step
     x, y = ember.randn(16, 4), ember.tensor(np.arange(16) % 3)
     m(x)  # (observers see data eagerly first)

@@ -215,7 +215,7 @@ class Reach:
         """What the graph was built against, by readable name: each binding's object (its
         value, for a number or string), each reached module with its hooks and the numbers
         among its attributes (``p``, ``eps``, ``training``), each optimizer's
-        parameters, and each reached tensor with its shape, dtype and hooks (the hook
+        parameters and step hooks, and each reached tensor with its shape, dtype and hooks (the hook
         functions themselves: compared by identity, and kept alive)."""
         out = {label: key for _, _, label, key, _ in self.bindings}
         for label, m in zip(self.module_labels, self.modules):
@@ -229,6 +229,8 @@ class Reach:
         for label, opt in self.optimizers:
             out[f"parameters of {label}"] = ("parameters", tuple(
                 tuple(map(id, g["params"])) for g in opt.param_groups))
+            pre, post = opt._step_pre_hooks, opt._step_post_hooks
+            out[f"step hooks of {label}"] = ("hooks", (*pre, *post), len(pre))
         for t in self.tensors:
             label = self.labels[id(t)]
             out[label] = ("tensor", id(t), t._data.shape, t.dtype)  # (lazy ones have no .shape)

@@ -82,12 +82,17 @@ class Source:
 
 class Effect:
     """An equation kind with an effect outside the graph (an optimizer step): passes keep it,
-    in order, and never merge or fold it. ``run(*arrays)`` returns its output arrays."""
+    in order, and never merge or fold it. ``run(*arrays)`` returns its output arrays.
+
+    An effect on ``items`` independent items (an elementwise optimizer's parameters), whose
+    input and output ``j`` belong to item ``j % items``, may be split: ``part(ks)`` is the
+    ``run`` of the items ``ks`` alone (see :mod:`ember.jit.passes.early_update`).
+    """
 
     pure = False
 
-    def __init__(self, name: str, run: Any) -> None:
-        self.name, self.run = name, run
+    def __init__(self, name: str, run: Any, items: int = 0, part: Any = None) -> None:
+        self.name, self.run, self.items, self.part = name, run, items, part
 
     def __repr__(self) -> str:
         return f"<effect {self.name}>"

@@ -36,6 +36,7 @@ from ember.ops.primitive import (
     push_handler,
 )
 from ember.ops.random import Sample
+from ember.optim.elementwise import ElementwiseOptimizer
 from ember.optim.optimizer import OPTIMIZER_TRACE
 from ember.tensor import Tensor, _wrap, add_wrap_hook, remove_wrap_hook
 
@@ -335,21 +336,24 @@ class Tracer:
             self.backward_of = saved
 
     def record_effect(self, name: str, run: Any, ins: list[Tensor], outs: Any,
-                      call: Any) -> Any:
+                      call: Any, items: int = 0, part: Any = None) -> Any:
         """Runs ``call()`` (the real, untraced effect) and records an effect equation: at run
         time ``run(*arrays of ins)`` returns the arrays of ``outs()``, which then hold new
-        variables (views of the old values go stale)."""
+        variables (views of the old values go stale); ``items`` and ``part`` as
+        :class:`~ember.jit.ir.Effect`'s."""
         in_vars = [self.var_of(t) for t in ins]
         result = call()
         for v in in_vars:
             self.invalidate_views(v)
         out_vars = [self.new_var(t._data, "eqn") for t in outs()]
         self.dynamic.update(out_vars)
-        self.graph.eqns.append(Eqn(Effect(name, run), in_vars, {}, out_vars, user_source()))
+        self.graph.eqns.append(Eqn(Effect(name, run, items, part), in_vars, {}, out_vars,
+                                   user_source()))
         return result
 
     def optimizer_step(self, opt: Any, call: Any, closure: Any = None) -> Any:  # noqa: D417
-        """``opt.step()``: one effect over parameters and gradients."""
+        """``opt.step()``: one effect over parameters and gradients, which the early-update
+        pass may split where the optimizer updates each parameter on its own."""
         if closure is not None:
             raise TraceError(f"ember.jit: {type(opt).__name__}.step(closure) inside a compiled "
                              f"function{_at(user_source())}: the closure would run once, at "
@@ -357,25 +361,27 @@ class Tracer:
                              "call step() without a closure; an optimizer that needs the "
                              "closure (LBFGS) steps outside, with the closure compiled: "
                              "opt.step(ember.jit.compile(closure))")
-        return self._step_effect(f"{type(opt).__name__}.step", opt, opt.step, call)
+        split = isinstance(opt, ElementwiseOptimizer) and \
+            type(opt).step is ElementwiseOptimizer.step and \
+            not (opt._step_pre_hooks or opt._step_post_hooks)  # (hooks see whole steps)
+        return self._step_effect(f"{type(opt).__name__}.step", opt, opt.step, call, split)
 
-    def _step_effect(self, name: str, opt: Any, run: Any, call: Any) -> Any:
+    def _step_effect(self, name: str, opt: Any, run: Any, call: Any,
+                     split: bool = False) -> Any:
         """An effect over ``opt``'s parameters and their gradients: at run time the gradients
         are bound to ``.grad`` and ``run()`` updates the parameters (and may rewrite the
-        gradients in place)."""
+        gradients in place). With ``split``, any of its parameters may step alone
+        (``opt.step_only``)."""
         params = _with_grads(opt)
         self.binds_grads = True
 
-        def step(*arrays: Any) -> list:
-            for p, a in zip(params, arrays):
-                if p._data is not a:  # an in-place op before the step (a max_norm renorm)
-                    p._data[...] = a  # made the value a new array: the step updates it
-            _bind_grads(params, arrays[len(params):])
-            run()
-            return [p._data for p in params] + [p.grad._data for p in params]
+        def part(ks: list[int]) -> Any:
+            some = [params[k] for k in ks]
+            return _stepper(some, lambda: opt.step_only(some), part=True)
 
-        return self.record_effect(name, step, params + [p.grad for p in params],
-                                  lambda: params + [p.grad for p in params], call)
+        return self.record_effect(name, _stepper(params, run), params + [p.grad for p in params],
+                                  lambda: params + [p.grad for p in params], call,
+                                  len(params), part if split else None)
 
     def scaler_unscale(self, scaler: Any, call: Any, opt: Any) -> Any:
         """``GradScaler.unscale_(opt)``: an effect dividing the gradients by the scale of the
@@ -541,6 +547,28 @@ def _fits(new: Any, old: Tensor) -> bool:
 def _with_grads(opt: Any) -> list[Tensor]:
     """An optimizer's parameters that hold a gradient."""
     return [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
+
+
+def _stepper(params: list[Tensor], run: Any, part: bool = False) -> Any:
+    """The run of an optimizer's step effect over ``params`` (their arrays, then their
+    gradients' arrays): the gradients are bound to ``.grad`` and ``run()`` updates the
+    parameters. A ``part`` of a step unbinds them again, so that a gradient's memory is
+    freed when the graph no longer reads it (the graph's end binds the final ``.grad``)."""
+
+    def step(*arrays: Any) -> list:
+        for p, a in zip(params, arrays):
+            if p._data is not a:  # an in-place op before the step (a max_norm renorm)
+                p._data[...] = a  # made the value a new array: the step updates it
+        before = [p._grad for p in params]
+        _bind_grads(params, arrays[len(params):])
+        run()
+        out = [p._data for p in params] + [p.grad._data for p in params]
+        if part:
+            for p, grad in zip(params, before):
+                p._grad = grad
+        return out
+
+    return step
 
 
 def _bind_grads(params: list[Tensor], arrays: Any) -> None:

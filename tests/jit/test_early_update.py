@@ -1,0 +1,182 @@
+"""Early updates: an elementwise optimizer's step split so that each parameter is updated as
+soon as its gradient is ready; on hand-built graphs (where each part goes, when the step stays
+whole) and on compiled training steps (the same numbers as eager, gradients freed early)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+from tests.jit.helpers import training_step
+from tests.jit.test_passes import Graphs, rand, run
+
+import ember
+from ember import jit
+from ember.jit.ir import Effect, Eqn, Var
+from ember.jit.passes.early_update import update_early
+
+
+def _sgd(lr=0.5):
+    """A step effect over (parameters, gradients) that updates any of its items alone."""
+
+    def part(ks):
+        def step(*arrays):
+            n = len(arrays) // 2
+            for p, g in zip(arrays[:n], arrays[n:]):
+                p -= lr * g
+            return list(arrays)
+        return step
+
+    return part
+
+
+def _step(b, params, grads, part):
+    outs = [Var(900 + i, v.shape, v.dtype, "eqn") for i, v in enumerate(params + grads)]
+    eqn = Eqn(Effect("SGD.step", part(range(len(params))), len(params), part),
+              params + grads, {}, outs)
+    b.g.eqns.append(eqn)
+    return outs
+
+
+def _effects(g):
+    return [(i, [v.name for v in e.inputs]) for i, e in enumerate(g.eqns)
+            if isinstance(e.prim, Effect)]
+
+
+def test_each_part_follows_its_gradient_and_the_last_read_of_its_parameter():
+    b = Graphs()
+    w1, w2 = ember.ones(3), ember.full((3,), 2.0)
+    p1, p2, x = b.state(w1), b.state(w2), b.input(3)
+    g2 = b("mul", x, x)                   # 0: w2's gradient, ready first
+    g1 = b("exp", x)                      # 1: w1's gradient
+    seen = b("reshape", p2, shape=(1, 3))  # 2: a view of w2 ...
+    y = b("mul", seen, x)                 # 3: ... read here for the last time
+    z = b("add", y, b("mul", p1, x))      # 4: w1 read for the last time; 5: the sum
+    _step(b, [p1, p2], [g1, g2], _sgd())
+    g = update_early(b.returns(z))
+    assert _effects(g) == [(4, [p2.name, g2.name]), (6, [p1.name, g1.name])]
+    xs = rand(3)
+    out = run(g, xs)[0]
+    np.testing.assert_allclose(out, (2 * xs).reshape(1, 3) + xs, rtol=1e-6)  # the old values
+    np.testing.assert_allclose(w1.numpy(), 1 - 0.5 * np.exp(xs), rtol=1e-6)
+    np.testing.assert_allclose(w2.numpy(), 2 - 0.5 * xs * xs, rtol=1e-6)
+
+
+def test_parts_ready_together_are_one_and_none_moves_before_an_earlier_effect():
+    b = Graphs()
+    p1, p2, x = b.state(ember.ones(3)), b.state(ember.ones(3)), b.input(3)
+    g1, g2 = b("exp", x), b("neg", x)
+    b.g.eqns.append(Eqn(Effect("log", lambda a: [a]), [x], {}, [Var(800, (3,), x.dtype, "eqn")]))
+    late = b("mul", x, x)
+    _step(b, [p1, p2], [g1, g2], _sgd())
+    g = update_early(b.returns(late))
+    assert _effects(g) == [(2, [x.name]), (4, [p1.name, p2.name, g1.name, g2.name])]
+
+
+@pytest.mark.parametrize("case", ["gradient views a parameter", "old value read after",
+                                  "parameter not its state"])
+def test_the_step_stays_whole_where_splitting_could_change_what_it_reads(case):
+    b = Graphs()
+    p1, p2, x = b.state(ember.ones(3)), b.state(ember.ones(3)), b.input(3)
+    g1, g2 = b("exp", x), b("neg", x)
+    late = None
+    if case == "gradient views a parameter":
+        g2 = b("reshape", p2, shape=(3,))
+    elif case == "old value read after":
+        late = b("reshape", p1, shape=(1, 3))
+    else:
+        p2 = b("mul", p2, x)
+    outs = _step(b, [p1, p2], [g1, g2], _sgd())
+    if late is not None:
+        b("add", late, outs[0])
+    g = update_early(b.returns(x))
+    assert len(_effects(g)) == 1
+
+
+def _train(opt_cls, kwargs, steps, switches=None, compiled=True):
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Linear(6, 32), ember.nn.LayerNorm(32), ember.nn.ReLU(),
+                                ember.nn.Linear(32, 32), ember.nn.ReLU(), ember.nn.Linear(32, 3))
+    opt = opt_cls(model.parameters(), **kwargs)
+    step = training_step(model, opt)
+    fn = jit.compile(step, passes=switches) if compiled else step
+    rng = np.random.default_rng(1)
+    x = ember.from_numpy(rng.standard_normal((8, 6), dtype=np.float32))
+    y = ember.from_numpy(rng.integers(0, 3, 8))
+    losses = [float(fn(x, y)) for _ in range(steps)]
+    state = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+    moments = [t.numpy().copy() for s in opt.state.values() for t in s.values()
+               if isinstance(t, ember.Tensor)]
+    return losses, state, moments, fn
+
+
+@pytest.mark.parametrize("opt_cls,kwargs", [
+    (ember.optim.SGD, {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 1e-2}),
+    (ember.optim.AdamW, {"lr": 1e-2}),
+    (ember.optim.Adam, {"lr": 1e-2, "maximize": True, "amsgrad": True}),
+    (ember.optim.RMSprop, {"lr": 1e-2, "momentum": 0.5}),
+])
+def test_compiled_steps_updated_early_are_eagers_bit_for_bit(opt_cls, kwargs):
+    eager = _train(opt_cls, kwargs, 4, compiled=False)
+    early = _train(opt_cls, kwargs, 4)
+    assert len([e for e in early[3].graph.eqns if isinstance(e.prim, Effect)]) > 1
+    assert early[0] == eager[0]
+    for key in eager[1]:
+        np.testing.assert_array_equal(early[1][key], eager[1][key], err_msg=key)
+    for a, b in zip(early[2], eager[2], strict=True):  # the optimizer's state too
+        np.testing.assert_array_equal(a, b)
+
+
+def test_step_hooks_keep_the_step_whole_and_registering_one_retraces():
+    model = ember.nn.Linear(4, 2)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    calls = []
+
+    @jit.compile
+    def step(x):
+        model(x).sum().backward()
+        opt.step()
+        opt.zero_grad()
+
+    x = ember.ones(3, 4)
+    step(x)
+    assert len([e for e in step.graph.eqns if isinstance(e.prim, Effect)]) == 2
+    opt.register_step_post_hook(lambda *args: calls.append(1))
+    step(x)
+    step(x)
+    assert calls == [1, 1]
+    assert jit.explain()[-1].endswith("step hooks of opt: [] -> [test_step_hooks_keep_the_step_"
+                                      "whole_and_registering_one_retraces.<locals>.<lambda>]")
+    assert len([e for e in step.graph.eqns if isinstance(e.prim, Effect)]) == 1
+
+
+def _peak(fn, *args):
+    fn(*args)
+    tracemalloc.start()
+    try:
+        fn(*args)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_gradient_is_freed_once_its_parameter_is_updated():
+    def build(switches):
+        ember.manual_seed(0)
+        model = ember.nn.Sequential(ember.nn.Linear(256, 512), ember.nn.Tanh(),
+                                    ember.nn.Linear(512, 512), ember.nn.Tanh(),
+                                    ember.nn.Linear(512, 256))
+        opt = ember.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x):
+            model(x).square().mean().backward()
+            opt.step()
+            opt.zero_grad()
+
+        return jit.compile(step, passes=switches)
+
+    x = ember.ones(4, 256)
+    whole, early = _peak(build({"early_update": False}), x), _peak(build(None), x)
+    grads = 4 * (2 * 256 * 512 + 512 * 512)  # the weights' gradients, 2 MiB in all
+    assert whole > grads and whole - early > 256 * 512 * 4  # (at least the last layer's)
