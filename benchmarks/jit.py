@@ -4,7 +4,8 @@ PyTorch eager on the suite's workloads, in one run.
 For each workload: the median step time of Ember eager, Ember compiled (``ember.jit.compile``
 of the same step) and PyTorch eager, alternating, after warm-up; the ratios compiled/PyTorch
 and eager/compiled; the compile time (the first call: trace, passes, code generation) and the
-graph's size; and peak RSS growth of each (fresh interpreters, as the main suite measures it).
+graph's size; and peak RSS growth of each (fresh interpreters, as the main suite measures it),
+with the step's working memory that ``tracemalloc`` counts for Ember eager and compiled.
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ def run_workload(name: str, quick: bool, threads: int, memory: bool) -> dict[str
            "compiled/torch": med["compiled"] / med["torch"],
            "eager/compiled": med["eager"] / med["compiled"]}
     if memory and spec.train:
-        row["rss_peak"] = {fw: measure_peak(name, fw, 1.0, threads).get("rss_peak")
-                           for fw in ("ember", "ember-jit", "torch")}
+        peaks = {fw: measure_peak(name, fw, 1.0, threads) for fw in ("ember", "ember-jit", "torch")}
+        row["rss_peak"] = {fw: peak.get("rss_peak") for fw, peak in peaks.items()}
+        row["step_peak"] = {fw: peaks[fw].get("step_peak") for fw in ("ember", "ember-jit")}
     return row
 
 
@@ -50,16 +52,17 @@ def markdown(rows: list[dict[str, Any]], info: dict[str, Any]) -> str:
     lines = [f"Machine: {info['cpu']}, {info['threads']} threads; torch {info['torch']}, "
              f"numpy {info['numpy']}", "",
              "| workload | Ember eager | Ember compiled | PyTorch | compiled/PyTorch | "
-             "eager/compiled | compile | equations | peak RSS eager / compiled / PyTorch |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "eager/compiled | compile | equations | peak RSS eager / compiled / PyTorch | "
+             "step memory eager / compiled |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         s = r["seconds"]
-        mem = r.get("rss_peak")
-        mem_cell = " / ".join(f"{(v or 0) / 2**20:.0f} MiB" for v in mem.values()) if mem else ""
+        mem_cells = [" / ".join(f"{(v or 0) / 2**20:.0f} MiB" for v in r[key].values())
+                     if r.get(key) else "" for key in ("rss_peak", "step_peak")]
         lines.append(f"| {r['workload']} | {fmt_time(s['eager'])} | {fmt_time(s['compiled'])} "
                      f"| {fmt_time(s['torch'])} | {r['compiled/torch']:.2f} | "
                      f"{r['eager/compiled']:.2f} | {r['compile_s']:.2f} s | {r['equations']} | "
-                     f"{mem_cell} |")
+                     f"{' | '.join(mem_cells)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -7,7 +7,8 @@ loops once per process on first use), resets the kernel's peak-RSS mark
 (``/proc/self/clear_refs``), builds the workload (model, optimizer, data) and runs two steps;
 the figure is the peak resident size minus the size before building. Both frameworks are
 measured the same way, so it includes each one's allocator caches and temporaries. For Ember
-the tensor-level peak of :mod:`ember.memory` is reported too.
+the tensor-level peak of :mod:`ember.memory` (eager) and the step's working memory as
+``tracemalloc`` counts it during two more steps (eager and compiled alike) are reported too.
 """
 
 from __future__ import annotations
@@ -95,13 +96,30 @@ def peak_memory(name: str, framework: str, scale: float, threads: int) -> dict[s
     for _ in range(2):
         step()
     out = {"rss_peak": (_rss_kib("VmHWM") - base) * 1024}
-    if framework == "ember":  # (compiled code holds plain arrays: only RSS sees them)
+    if framework == "ember":  # (compiled code holds plain arrays: ember.memory misses them)
         import ember
 
         if not compiled:
             out["tensor_peak"] = ember.memory.max_allocated()
         ember.memory.disable()  # leave no tracking behind when called in-process (tests)
+        out["step_peak"] = _step_peak(step)
     return out
+
+
+def _step_peak(step: Any) -> int:
+    """Peak bytes that NumPy and Python allocate while ``step`` runs twice more, above what
+    they held before (``tracemalloc``, which sees every NumPy array): a step's working
+    memory, without the model and optimizer state, and without the allocator's fragmentation
+    and caches that make RSS move by ±10 MiB from run to run."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        for _ in range(2):
+            step()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 def measure_peak(name: str, framework: str, scale: float, threads: int) -> dict[str, int]:
