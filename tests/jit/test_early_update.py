@@ -14,6 +14,7 @@ from tests.jit.test_passes import Graphs, rand, run
 import ember
 from ember import jit
 from ember.jit.ir import Effect, Eqn, Var
+from ember.jit.passes import early_update
 from ember.jit.passes.early_update import update_early
 
 
@@ -44,7 +45,12 @@ def _effects(g):
             if isinstance(e.prim, Effect)]
 
 
-def test_each_part_follows_its_gradient_and_the_last_read_of_its_parameter():
+@pytest.fixture
+def every_gradient_large(monkeypatch):
+    monkeypatch.setattr(early_update, "SMALL", 0)  # (no part waits for a larger one)
+
+
+def test_each_part_follows_its_gradient_and_the_last_read_of_its_parameter(every_gradient_large):
     b = Graphs()
     w1, w2 = ember.ones(3), ember.full((3,), 2.0)
     p1, p2, x = b.state(w1), b.state(w2), b.input(3)
@@ -63,7 +69,8 @@ def test_each_part_follows_its_gradient_and_the_last_read_of_its_parameter():
     np.testing.assert_allclose(w2.numpy(), 2 - 0.5 * xs * xs, rtol=1e-6)
 
 
-def test_parts_ready_together_are_one_and_none_moves_before_an_earlier_effect():
+def test_parts_ready_together_are_one_and_none_moves_before_an_earlier_effect(
+        every_gradient_large):
     b = Graphs()
     p1, p2, x = b.state(ember.ones(3)), b.state(ember.ones(3)), b.input(3)
     g1, g2 = b("exp", x), b("neg", x)
@@ -74,9 +81,22 @@ def test_parts_ready_together_are_one_and_none_moves_before_an_earlier_effect():
     assert _effects(g) == [(2, [x.name]), (4, [p1.name, p2.name, g1.name, g2.name])]
 
 
+def test_small_gradients_step_with_the_next_large_one():
+    b = Graphs()
+    big, small = (early_update.SMALL // 4,), (8,)
+    p1, p2, p3 = (b.state(ember.ones(*shape)) for shape in (small, big, small))
+    x, y = b.input(*small), b.input(*big)
+    g1, g2, g3 = b("exp", x), b("exp", y), b("neg", x)  # ready in this order
+    _step(b, [p1, p2, p3], [g1, g2, g3], _sgd())
+    g = update_early(b.returns(x))
+    assert _effects(g) == [(2, [p1.name, p2.name, g1.name, g2.name]),
+                           (4, [p3.name, g3.name])]  # (the last waits for none)
+
+
 @pytest.mark.parametrize("case", ["gradient views a parameter", "old value read after",
                                   "parameter not its state"])
-def test_the_step_stays_whole_where_splitting_could_change_what_it_reads(case):
+def test_the_step_stays_whole_where_splitting_could_change_what_it_reads(case,
+                                                                        every_gradient_large):
     b = Graphs()
     p1, p2, x = b.state(ember.ones(3)), b.state(ember.ones(3)), b.input(3)
     g1, g2 = b("exp", x), b("neg", x)
@@ -117,7 +137,8 @@ def _train(opt_cls, kwargs, steps, switches=None, compiled=True):
     (ember.optim.Adam, {"lr": 1e-2, "maximize": True, "amsgrad": True}),
     (ember.optim.RMSprop, {"lr": 1e-2, "momentum": 0.5}),
 ])
-def test_compiled_steps_updated_early_are_eagers_bit_for_bit(opt_cls, kwargs):
+def test_compiled_steps_updated_early_are_eagers_bit_for_bit(opt_cls, kwargs,
+                                                             every_gradient_large):
     eager = _train(opt_cls, kwargs, 4, compiled=False)
     early = _train(opt_cls, kwargs, 4)
     assert len([e for e in early[3].graph.eqns if isinstance(e.prim, Effect)]) > 1
@@ -128,7 +149,7 @@ def test_compiled_steps_updated_early_are_eagers_bit_for_bit(opt_cls, kwargs):
         np.testing.assert_array_equal(a, b)
 
 
-def test_step_hooks_keep_the_step_whole_and_registering_one_retraces():
+def test_step_hooks_keep_the_step_whole_and_registering_one_retraces(every_gradient_large):
     model = ember.nn.Linear(4, 2)
     opt = ember.optim.SGD(model.parameters(), lr=0.1)
     calls = []

@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,11 @@ class Var:
     @property
     def name(self) -> str:
         return f"{'c' if self.kind == 'const' else 'v'}{self.id}"
+
+    @property
+    def nbytes(self) -> int:
+        """The size of its array in bytes."""
+        return math.prod(self.shape) * self.dtype.itemsize
 
     @property
     def type_str(self) -> str:

@@ -10,7 +10,6 @@ backward, and merging would keep it, raising the peak.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ember.jit.ir import Eqn, Graph, Var, sub_graphs
@@ -48,11 +47,8 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
 def _expands(eqn: Eqn) -> bool:
     if eqn.prim.view:
         return False
-    return sum(map(_nbytes, eqn.outputs)) > sum(map(_nbytes, set(eqn.inputs)))
+    return sum(v.nbytes for v in eqn.outputs) > sum(v.nbytes for v in set(eqn.inputs))
 
-
-def _nbytes(v: Var) -> int:
-    return math.prod(v.shape) * v.dtype.itemsize
 
 
 def rename_ends(graph: Graph, rename: dict[Var, Var]) -> None:

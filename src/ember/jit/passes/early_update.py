@@ -3,7 +3,8 @@ and its gradient after the whole backward pass, is split so that each parameter 
 soon as its gradient is made and its old value read for the last time. Each gradient then
 dies at its own update, and the step never holds every gradient at once (resnet18's compiled
 step: the last layers' weight gradients, 32 MiB, were alive at its peak). Each part updates
-its parameters exactly as the whole step would.
+its parameters exactly as the whole step would. Small gradients (biases, norms' weights) step
+with the next part that frees much memory, rather than in parts of their own.
 
 A part runs no earlier than the effect before the step (effects keep their order). The step
 stays whole when a parameter's input is not its state (an in-place op before the step made a
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.kernels import makes_fresh
+
+SMALL = 64 << 10  # bytes of gradients worth a part of their own (a part: ~15 µs of Python)
 
 
 def update_early(graph: Graph) -> Graph:
@@ -49,9 +52,17 @@ def _split(eqns: list[Eqn], step: Eqn, hoisted: int) -> list[Eqn]:
         for v in e.inputs:
             for p in seen_as.get(v, ()):
                 ready[index[p]] = max(ready[index[p]], i)
-    after: dict[int, list[int]] = {}
+    ready_at: dict[int, list[int]] = {}
     for k, i in enumerate(ready):
-        after.setdefault(i, []).append(k)
+        ready_at.setdefault(i, []).append(k)
+    after: dict[int, list[int]] = {}  # equation index -> the items that step after it
+    waiting: list[int] = []  # small gradients wait to step with the next large one
+    for i in sorted(ready_at):
+        waiting += ready_at[i]
+        if sum(grads[k].nbytes for k in waiting) >= SMALL:
+            after[i], waiting = waiting, []
+    if waiting:
+        after[max(ready_at)] = waiting
     if len(after) == 1:
         return eqns
     out = [_part(step, after[-1])] if -1 in after else []

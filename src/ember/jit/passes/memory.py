@@ -14,8 +14,6 @@ below its peak without reuse. Parameters are already updated in place by the opt
 
 from __future__ import annotations
 
-import math
-
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.kernels import into_kernel, makes_fresh, writes_into
 from ember.jit.passes.liveness import last_uses
@@ -54,10 +52,10 @@ def plan_memory(graph: Graph) -> Graph:
         donor = _dying_operand(eqn, i, death, pinned, holds, made)
         if donor is not None:  # its buffer lives on as the result's: not free, not twice
             freed[i].remove(next(iter(holds[donor])))
-            live[i] -= _nbytes(out)
+            live[i] -= out.nbytes
         else:
             donor = _waiting_donor(pool.get((out.shape, out.dtype), []), read_last, live, i,
-                                   peak, _nbytes(out))
+                                   peak, out.nbytes)
         if donor is not None:
             kernel = into_kernel(eqn)  # keeps ``eqn`` as what it computes (for save)
             graph.eqns[i] = Eqn(kernel, list(kernel.inputs), {}, eqn.outputs, eqn.source,
@@ -114,9 +112,6 @@ def _waiting_donor(waiting: list[tuple[int, Var]], read_last: dict[Var, int], li
     return None
 
 
-def _nbytes(v: Var) -> int:
-    return math.prod(v.shape) * v.dtype.itemsize
-
 
 def _live_bytes(graph: Graph) -> list[int]:
     """Bytes of equation results alive while each equation runs, before any reuse: a held
@@ -128,8 +123,8 @@ def _live_bytes(graph: Graph) -> list[int]:
         if isinstance(eqn.prim, Effect) or eqn.prim.view:
             continue
         for v in eqn.outputs:
-            delta[i] += _nbytes(v)
-            delta[end.get(v, n - 1) + 1] -= _nbytes(v)
+            delta[i] += v.nbytes
+            delta[end.get(v, n - 1) + 1] -= v.nbytes
     live, now = [], 0
     for d in delta[:n]:
         now += d
