@@ -12,31 +12,34 @@ from tests.jit.helpers import training_step
 from tests.jit.test_passes import Graphs, rand, run
 
 import ember
+import ember.nn.functional as F
 from ember import jit
-from ember.jit.ir import Effect, Eqn, Var
+from ember.jit.ir import Effect, Eqn, Source, Var
 from ember.jit.passes import early_update
 from ember.jit.passes.early_update import update_early
 
 
-def _sgd(lr=0.5):
-    """A step effect over (parameters, gradients) that updates any of its items alone."""
+def _step(b, params, grads, lr=0.5):
+    """A step effect over (parameters, gradients) whose items step alone, as SGD's; the
+    equations before it with no source yet are a backward pass's."""
+    n = len(params)
+    tensors = {ref.var: ref.tensor for ref in b.g.state}
 
-    def part(ks):
+    def part(ks, first=False):
         def step(*arrays):
-            n = len(arrays) // 2
-            for p, g in zip(arrays[:n], arrays[n:]):
+            for p, g in zip(arrays[:len(ks)], arrays[len(ks):]):
                 p -= lr * g
             return list(arrays)
         return step
 
-    return part
+    def writes(k):
+        return [tensors[params[k]]._data] if params[k] in tensors else []
 
-
-def _step(b, params, grads, part):
+    for eqn in b.g.eqns:
+        eqn.source = eqn.source or Source("f.py", 1, "", "backward of f at ")
     outs = [Var(900 + i, v.shape, v.dtype, "eqn") for i, v in enumerate(params + grads)]
-    eqn = Eqn(Effect("SGD.step", part(range(len(params))), len(params), part),
-              params + grads, {}, outs)
-    b.g.eqns.append(eqn)
+    b.g.eqns.append(Eqn(Effect("SGD.step", part(range(n)), n, (part, writes)),
+                        params + grads, {}, outs))
     return outs
 
 
@@ -59,7 +62,7 @@ def test_each_part_follows_its_gradient_and_the_last_read_of_its_parameter(every
     seen = b("reshape", p2, shape=(1, 3))  # 2: a view of w2 ...
     y = b("mul", seen, x)                 # 3: ... read here for the last time
     z = b("add", y, b("mul", p1, x))      # 4: w1 read for the last time; 5: the sum
-    _step(b, [p1, p2], [g1, g2], _sgd())
+    _step(b, [p1, p2], [g1, g2])
     g = update_early(b.returns(z))
     assert _effects(g) == [(4, [p2.name, g2.name]), (6, [p1.name, g1.name])]
     xs = rand(3)
@@ -69,16 +72,22 @@ def test_each_part_follows_its_gradient_and_the_last_read_of_its_parameter(every
     np.testing.assert_allclose(w2.numpy(), 2 - 0.5 * xs * xs, rtol=1e-6)
 
 
-def test_parts_ready_together_are_one_and_none_moves_before_an_earlier_effect(
-        every_gradient_large):
+@pytest.mark.parametrize("barrier", ["an effect", "a forward equation"])
+def test_no_part_moves_before_an_effect_or_the_forwards_end(barrier, every_gradient_large):
     b = Graphs()
     p1, p2, x = b.state(ember.ones(3)), b.state(ember.ones(3)), b.input(3)
-    g1, g2 = b("exp", x), b("neg", x)
-    b.g.eqns.append(Eqn(Effect("log", lambda a: [a]), [x], {}, [Var(800, (3,), x.dtype, "eqn")]))
+    g1 = b("exp", x)  # 0: ready, but held back by 1
+    if barrier == "an effect":
+        b.g.eqns.append(Eqn(Effect("log", lambda a: [a]), [x], {},
+                            [Var(800, (3,), x.dtype, "eqn")]))
+    else:  # (a second task's forward, which may raise: no parameter may have moved)
+        b("sin", x)
+        b.g.eqns[-1].source = Source("f.py", 2, "", "")
+    g2 = b("neg", x)  # 2
     late = b("mul", x, x)
-    _step(b, [p1, p2], [g1, g2], _sgd())
+    _step(b, [p1, p2], [g1, g2])
     g = update_early(b.returns(late))
-    assert _effects(g) == [(2, [x.name]), (4, [p1.name, p2.name, g1.name, g2.name])]
+    assert _effects(g)[-2:] == [(2, [p1.name, g1.name]), (4, [p2.name, g2.name])]
 
 
 def test_small_gradients_step_with_the_next_large_one():
@@ -87,7 +96,7 @@ def test_small_gradients_step_with_the_next_large_one():
     p1, p2, p3 = (b.state(ember.ones(*shape)) for shape in (small, big, small))
     x, y = b.input(*small), b.input(*big)
     g1, g2, g3 = b("exp", x), b("exp", y), b("neg", x)  # ready in this order
-    _step(b, [p1, p2, p3], [g1, g2, g3], _sgd())
+    _step(b, [p1, p2, p3], [g1, g2, g3])
     g = update_early(b.returns(x))
     assert _effects(g) == [(2, [p1.name, p2.name, g1.name, g2.name]),
                            (4, [p3.name, g3.name])]  # (the last waits for none)
@@ -107,7 +116,7 @@ def test_the_step_stays_whole_where_splitting_could_change_what_it_reads(case,
         late = b("reshape", p1, shape=(1, 3))
     else:
         p2 = b("mul", p2, x)
-    outs = _step(b, [p1, p2], [g1, g2], _sgd())
+    outs = _step(b, [p1, p2], [g1, g2])
     if late is not None:
         b("add", late, outs[0])
     g = update_early(b.returns(x))
@@ -201,3 +210,99 @@ def test_a_gradient_is_freed_once_its_parameter_is_updated():
     whole, early = _peak(build({"early_update": False}), x), _peak(build(None), x)
     grads = 4 * (2 * 256 * 512 + 512 * 512)  # the weights' gradients, 2 MiB in all
     assert whole > grads and whole - early > 256 * 512 * 4  # (at least the last layer's)
+
+
+
+@pytest.mark.parametrize("case", ["a stale gradient", "a second task", "a read-only weight"])
+def test_a_call_that_fails_moves_no_parameter(case, every_gradient_large):
+    a, b, head = ember.nn.Linear(8, 8), ember.nn.Linear(8, 8), ember.nn.Linear(8, 3)
+    opt = ember.optim.Adam([*a.parameters(), *b.parameters(), *head.parameters()])
+    if case == "a stale gradient":  # stepped, though the step's forward never reads it
+        a.weight.grad = ember.ones(8, 8)
+
+    @jit.compile
+    def step(x, y):
+        if case == "a second task":  # its backward comes before the failing forward
+            F.cross_entropy(a(x)[:, :3], ember.tensor([0, 1])).backward()
+        F.cross_entropy(head(b(a(x) if case == "a read-only weight" else x)), y).backward()
+        opt.step()
+        if case != "a stale gradient":
+            opt.zero_grad()
+
+    x, good, bad = ember.ones(2, 8), ember.tensor([0, 1]), ember.tensor([0, 7])
+    step(x, good)
+    step(x, good)
+    assert len([e for e in step.graph.eqns if isinstance(e.prim, Effect)]) > 1
+    if case == "a read-only weight":
+        frozen = a.weight.detach().numpy().copy()
+        frozen.flags.writeable = False
+        a.weight.data = ember.from_numpy(frozen)
+    before = [p.detach().numpy().copy() for p in opt.param_groups[0]["params"]]
+    error = ember.errors.OpError if case == "a read-only weight" else ember.errors.IndexOutOfRange
+    with pytest.raises(error):
+        step(x, good if case == "a read-only weight" else bad)  # (class 7 is out of range)
+    for p, old in zip(opt.param_groups[0]["params"], before, strict=True):
+        np.testing.assert_array_equal(p.detach().numpy(), old)
+
+
+def _steps(make, calls=3, switches=None):
+    """Losses and parameters of ``calls`` calls of the step ``make()`` builds (on a freshly
+    seeded model), eagerly and compiled with early updates."""
+    out = []
+    for compiled in (False, True):
+        ember.manual_seed(0)
+        step, args, params = make()
+        fn = jit.compile(step, passes=switches) if compiled else step
+        losses = [float(fn(*args)) for _ in range(calls)]
+        out.append((losses, [p.detach().numpy().copy() for p in params]))
+    return out
+
+
+def _same(eager, early):
+    assert early[0] == eager[0]
+    for a, b in zip(early[1], eager[1], strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("as_argument", [False, True])
+def test_optimizer_state_read_before_the_step_is_its_old_value(as_argument,
+                                                               every_gradient_large):
+    def make():
+        m = ember.nn.Sequential(ember.nn.Linear(4, 16), ember.nn.Tanh(), ember.nn.Linear(16, 16))
+        opt = ember.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+        x = ember.ones(2, 4)
+        m(x).square().mean().backward()
+        opt.step()
+        opt.zero_grad()
+        buf = opt.state[m[2].weight]["momentum_buffer"]
+
+        def step(x, b):
+            m(x).square().mean().backward()
+            seen = (b if as_argument else buf).sum()  # (logging the momentum, say)
+            opt.step()
+            opt.zero_grad()
+            return seen
+
+        return step, (x, buf), list(m.parameters())
+
+    _same(*_steps(make))
+
+
+def test_parameters_sharing_memory_step_in_eagers_order(every_gradient_large):
+    def make():
+        pre = ember.nn.Linear(8, 8)
+        enc, dec = ember.nn.Linear(8, 32, bias=False), ember.nn.Linear(32, 8, bias=False)
+        dec.weight = ember.nn.Parameter(enc.weight.data.t())  # (enc's memory, transposed)
+        opt = ember.optim.SGD([*pre.parameters(), enc.weight, dec.weight], lr=0.1)
+        x = ember.from_numpy(np.random.default_rng(0).standard_normal((5, 8), dtype=np.float32))
+
+        def step(x):
+            loss = (dec(ember.tanh(enc(ember.tanh(pre(x))))) - x).square().mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        return step, (x,), [pre.weight, enc.weight]
+
+    _same(*_steps(make, 4))

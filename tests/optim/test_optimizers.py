@@ -332,9 +332,9 @@ def test_stepping_some_parameters_alone_is_what_step_does_to_them(name):
         for params in (whole, parts):
             sum((p * p * (i + 1)).sum() for i, p in enumerate(params)).backward()
         full.step()
-        split.step_only([parts[2]])
+        split.step_part([parts[2]])()
         before = parts[0].detach().numpy().copy()
-        split.step_only(parts[:2])
+        split.step_part(parts[:2])()
         assert not np.array_equal(before, parts[0].detach().numpy())
         full.zero_grad(), split.zero_grad()
     for a, b in zip(whole, parts):
@@ -344,6 +344,9 @@ def test_stepping_some_parameters_alone_is_what_step_does_to_them(name):
     w = ember.nn.Parameter(ember.from_numpy(frozen))
     opt = getattr(ember.optim, name)([parts[0], w], lr=0.1)
     (parts[0].sum() + w.sum()).backward()
-    opt.step_only([parts[0]])  # (the read-only one is not stepped, so not refused)
-    with pytest.raises(ember.errors.OpError, match="parameter 1 of group 0"):
-        opt.step_only([w])
+    opt.step_part([parts[0]])()  # (the read-only one is not stepped, so not refused)
+    for first_part in (opt.step_part([w]), opt.step_part([parts[0]], check=[parts[0], w])):
+        before = parts[0].detach().numpy().copy()
+        with pytest.raises(ember.errors.OpError, match="parameter 1 of group 0"):
+            first_part()  # (a split step's first part checks them all)
+        np.testing.assert_array_equal(parts[0].detach().numpy(), before)

@@ -220,8 +220,9 @@ class CompiledFunction:
         entry = self.entries.get(key)
         if entry is None:
             return self._trace(key, args, kwargs)
-        if entry.eager is not None:  # (arguments sharing memory the graph writes into)
-            return self.fn(*args, **kwargs)
+        if entry.eager is not None or \
+                entry.graph.split_writes and _shares_split_writes(entry.graph, tensors):
+            return self.fn(*args, **kwargs)  # (arguments sharing memory the graph writes)
         if entry.joint is not None:  # a differentiable call: one autograd node
             return self._rebuild(entry, compiled_call(entry, tensors))
         if entry.grad_inputs:  # (.grad that a backward accumulates into: inputs too)
@@ -466,6 +467,14 @@ class CompiledFunction:
             raise RuntimeError(f"ember.jit: {self.name} has not been called yet, so nothing is "
                                "compiled; call it once with example inputs first")
         return self.last
+
+
+def _shares_split_writes(graph: Graph, tensors: list[Tensor]) -> bool:
+    """Whether an argument shares memory (by its array's owner) that a part of a split
+    optimizer step writes: a parameter's array or its optimizer state's."""
+    owners = {id(a if a.base is None else a.base) for a in (t._data for t in tensors)}
+    return any(id(a if a.base is None else a.base) in owners
+               for n, writes in graph.split_writes for k in range(n) for a in writes(k))
 
 
 def _flatten(args: tuple, kwargs: dict) -> tuple[list, Any]:

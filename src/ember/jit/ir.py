@@ -91,14 +91,16 @@ class Effect:
     in order, and never merge or fold it. ``run(*arrays)`` returns its output arrays.
 
     An effect on ``items`` independent items (an elementwise optimizer's parameters), whose
-    input and output ``j`` belong to item ``j % items``, may be split: ``part(ks)`` is the
-    ``run`` of the items ``ks`` alone (see :mod:`ember.jit.passes.early_update`).
+    input and output ``j`` belong to item ``j % items``, may be split (see
+    :mod:`ember.jit.passes.early_update`) when it has ``split = (part, writes)``:
+    ``part(ks, first)`` is the ``run`` of the items ``ks`` alone (``first``: the first part
+    to run, which checks all items first), and ``writes(k)`` the arrays item ``k`` writes.
     """
 
     pure = False
 
-    def __init__(self, name: str, run: Any, items: int = 0, part: Any = None) -> None:
-        self.name, self.run, self.items, self.part = name, run, items, part
+    def __init__(self, name: str, run: Any, items: int = 0, split: Any = None) -> None:
+        self.name, self.run, self.items, self.split = name, run, items, split
 
     def __repr__(self) -> str:
         return f"<effect {self.name}>"
@@ -182,6 +184,9 @@ class Graph:
     # their values `cached` read by the rest (see ember.jit.passes.hoist)
     hoisted: int = 0
     cached: list[Var] = field(default_factory=list)
+    # for each optimizer step split by the early-update pass, what its parts write: a call
+    # whose arguments share that memory runs eagerly (a part would change what they read)
+    split_writes: list[tuple[int, Any]] = field(default_factory=list)  # (items, writes)
 
     def unused_id(self) -> int:
         """The number after every variable's: where a pass numbers the variables it adds."""

@@ -157,7 +157,8 @@ def writes_into(eqn: Eqn) -> bool:
 
 
 def makes_fresh(eqn: Eqn) -> bool:
-    """Whether ``eqn``'s first output is surely a new array, never memory of its inputs."""
+    """Whether ``eqn``'s first output is surely a new array, never memory of its inputs
+    (and, for a primitive that ``allocates``, every output)."""
     return writes_into(eqn) or getattr(eqn.prim, "allocates", False)
 
 

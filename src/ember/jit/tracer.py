@@ -22,7 +22,7 @@ import threading
 import weakref
 from typing import Any
 
-from ember.autograd.engine import VJP_HOOK
+from ember.autograd.engine import VJP_HOOK, running_task
 from ember.autograd.function import _run as run_function_eagerly
 from ember.dtypes import from_numpy
 from ember.errors import EmberError, OpError
@@ -36,7 +36,6 @@ from ember.ops.primitive import (
     push_handler,
 )
 from ember.ops.random import Sample
-from ember.optim.elementwise import ElementwiseOptimizer
 from ember.optim.optimizer import OPTIMIZER_TRACE
 from ember.tensor import Tensor, _wrap, add_wrap_hook, remove_wrap_hook
 
@@ -271,7 +270,8 @@ class Tracer:
         outs = out if isinstance(out, tuple) else (out,)
         out_vars = [self.new_var(o._data, "eqn") for o in outs]
         _check_infer(prim, in_vars, params, out_vars)
-        source = self.backward_of or user_source()
+        # (an op of backward() outside any rule: accumulating a gradient)
+        source = self.backward_of or user_source("backward " if running_task() else "")
         self.graph.eqns.append(Eqn(prim, in_vars, dict(params), out_vars, source))
         if isinstance(prim, Sample) or any(v in self.dynamic for v in in_vars):
             self.dynamic.update(out_vars)
@@ -336,10 +336,10 @@ class Tracer:
             self.backward_of = saved
 
     def record_effect(self, name: str, run: Any, ins: list[Tensor], outs: Any,
-                      call: Any, items: int = 0, part: Any = None) -> Any:
+                      call: Any, items: int = 0, split: Any = None) -> Any:
         """Runs ``call()`` (the real, untraced effect) and records an effect equation: at run
         time ``run(*arrays of ins)`` returns the arrays of ``outs()``, which then hold new
-        variables (views of the old values go stale); ``items`` and ``part`` as
+        variables (views of the old values go stale); ``items`` and ``split`` as
         :class:`~ember.jit.ir.Effect`'s."""
         in_vars = [self.var_of(t) for t in ins]
         result = call()
@@ -347,7 +347,7 @@ class Tracer:
             self.invalidate_views(v)
         out_vars = [self.new_var(t._data, "eqn") for t in outs()]
         self.dynamic.update(out_vars)
-        self.graph.eqns.append(Eqn(Effect(name, run, items, part), in_vars, {}, out_vars,
+        self.graph.eqns.append(Eqn(Effect(name, run, items, split), in_vars, {}, out_vars,
                                    user_source()))
         return result
 
@@ -361,27 +361,30 @@ class Tracer:
                              "call step() without a closure; an optimizer that needs the "
                              "closure (LBFGS) steps outside, with the closure compiled: "
                              "opt.step(ember.jit.compile(closure))")
-        split = isinstance(opt, ElementwiseOptimizer) and \
-            type(opt).step is ElementwiseOptimizer.step and \
-            not (opt._step_pre_hooks or opt._step_post_hooks)  # (hooks see whole steps)
-        return self._step_effect(f"{type(opt).__name__}.step", opt, opt.step, call, split)
+        return self._step_effect(f"{type(opt).__name__}.step", opt, opt.step, call,
+                                 opt.can_split_step())
 
     def _step_effect(self, name: str, opt: Any, run: Any, call: Any,
                      split: bool = False) -> Any:
         """An effect over ``opt``'s parameters and their gradients: at run time the gradients
         are bound to ``.grad`` and ``run()`` updates the parameters (and may rewrite the
         gradients in place). With ``split``, any of its parameters may step alone
-        (``opt.step_only``)."""
+        (``opt.step_part``), writing its array and its optimizer state's."""
         params = _with_grads(opt)
         self.binds_grads = True
 
-        def part(ks: list[int]) -> Any:
+        def part(ks: list[int], first: bool) -> Any:
             some = [params[k] for k in ks]
-            return _stepper(some, lambda: opt.step_only(some), part=True)
+            return _stepper(some, opt.step_part(some, params if first else ()), part=True)
+
+        def writes(k: int) -> list:
+            p = params[k]
+            return [p._data, *(t._data for t in opt.state.get(p, {}).values()
+                               if isinstance(t, Tensor))]
 
         return self.record_effect(name, _stepper(params, run), params + [p.grad for p in params],
                                   lambda: params + [p.grad for p in params], call,
-                                  len(params), part if split else None)
+                                  len(params), (part, writes) if split else None)
 
     def scaler_unscale(self, scaler: Any, call: Any, opt: Any) -> Any:
         """``GradScaler.unscale_(opt)``: an effect dividing the gradients by the scale of the

@@ -44,28 +44,49 @@ class ElementwiseOptimizer(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Updates every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._evaluate(closure)
-        self._step_parameters(None)
+        self._step_groups([(group, group["params"]) for group in self.param_groups])
         return loss
 
-    def step_only(self, params: Sequence[Tensor]) -> None:
-        """Updates only those of ``params`` that have a gradient, exactly as :meth:`step` would
-        (no step hooks run): a compiled training step (``ember.jit``) updates each parameter
-        as soon as its gradient is final, so that the gradient's memory is freed early.
+    def can_split_step(self) -> bool:
+        """Whether :meth:`step` is the sum of :meth:`step_part` over any split of the
+        parameters: no step hooks (they see whole steps) and no ``step`` of a subclass."""
+        return type(self).step is ElementwiseOptimizer.step and \
+            not (self._step_pre_hooks or self._step_post_hooks)
+
+    def step_part(self, params: Sequence[Tensor], check: Sequence[Tensor] = ()) \
+            -> Callable[[], None]:
+        """A function that updates only those of ``params`` that have a gradient, exactly as
+        :meth:`step` would (no step hooks run), after checking that ``check`` can be updated
+        too (a split step's first part checks all of the step's: none moves when one
+        cannot). A compiled training step (``ember.jit``) updates each parameter this way as
+        soon as its gradient is final, so that the gradient's memory is freed early.
 
         Example:
             >>> w, b = ember.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
             >>> opt = ember.optim.SGD([w, b], lr=0.5)
-            >>> (w * b).sum().backward(); opt.step_only([w])
+            >>> step_w = opt.step_part([w])
+            >>> (w * b).sum().backward(); step_w()
             >>> w.tolist(), b.tolist()
             ([0.5, 0.5], [1.0, 1.0])
         """
-        self._opt_called = True
-        self._step_parameters({id(p) for p in params})
+        wanted = {id(p) for p in params}
+        parts = [(group, [p for p in group["params"] if id(p) in wanted])
+                 for group in self.param_groups]
+        parts = [(group, some) for group, some in parts if some]
 
-    def _step_parameters(self, only: set[int] | None) -> None:
-        """Steps the parameters with a gradient whose ids are in ``only`` (None: all)."""
-        self._check_writable(only)
-        for group in self.param_groups:
+        check = list(check)
+
+        def run() -> None:
+            self._opt_called = True
+            self._check_writable(check)
+            self._step_groups(parts)
+
+        return run
+
+    def _step_groups(self, parts: list[tuple[dict[str, Any], list[Tensor]]]) -> None:
+        """Steps the parameters with a gradient among each ``(group, parameters)`` pair."""
+        self._check_writable([p for _, params in parts for p in params if p.grad is not None])
+        for group, params in parts:
             decoupled = group.get("decoupled_weight_decay", self.decoupled_weight_decay)
             maximize = group.get("maximize", False)
             wd = 0.0 if self.decays_in_update else float(group.get("weight_decay", 0.0))
@@ -74,8 +95,8 @@ class ElementwiseOptimizer(Optimizer):
             kernel = _kernel(self.looped_kernel(group)) \
                 if _loops_its_update(type(self)) and "update" not in vars(self) else None
             looped = []  # (parameter, gradient array, state arrays, state): numba's pass
-            for p in group["params"]:
-                if p.grad is None or (only is not None and id(p) not in only):
+            for p in params:
+                if p.grad is None:
                     continue
                 if not isinstance(p.grad, Tensor):  # a sparse gradient
                     self.sparse_update(p, p.grad, self.state[p], group)

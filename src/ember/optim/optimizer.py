@@ -166,21 +166,30 @@ class Optimizer:
         with enable_grad():
             return closure()
 
-    def _check_writable(self, only: set[int] | None = None) -> None:
-        """An OpError, before any parameter moves, naming a parameter with a gradient (and an
-        id in ``only``, unless None) whose memory is read-only (a read-only NumPy array given
+    def can_split_step(self) -> bool:
+        """Whether ``step()`` may run as parts over subsets of the parameters (as an
+        elementwise optimizer's ``step_part`` runs them): False unless an optimizer's update
+        of each parameter is its own."""
+        return False
+
+    def _check_writable(self, params: list[Tensor] | None = None) -> None:
+        """An OpError, before any parameter moves, naming one of ``params`` (default: every
+        parameter with a gradient) whose memory is read-only (a read-only NumPy array given
         to ``from_numpy``): a step updates parameters in place."""
-        for g, group in enumerate(self.param_groups):
-            for i, p in enumerate(group["params"]):
-                data = p._data
-                if p.grad is not None and isinstance(data, np.ndarray) and \
-                        not data.flags.writeable and (only is None or id(p) in only):
-                    raise OpError(
-                        f"{type(self).__name__}.step: parameter {i} of group {g} (shape "
-                        f"{tuple(data.shape)}, {p.dtype.name}) is read-only memory, so it "
-                        f"cannot be updated in place; no parameter was changed. Hint: give "
-                        f"the model a writable copy first, e.g. `p.data = p.data.clone()` (a "
-                        f"read-only NumPy array passed to from_numpy stays read-only)")
+        if params is None:
+            params = [p for group in self.param_groups for p in group["params"]
+                      if p.grad is not None]
+        for p in params:
+            data = p._data
+            if isinstance(data, np.ndarray) and not data.flags.writeable:
+                g, i = next((g, i) for g, group in enumerate(self.param_groups)
+                            for i, q in enumerate(group["params"]) if q is p)
+                raise OpError(
+                    f"{type(self).__name__}.step: parameter {i} of group {g} (shape "
+                    f"{tuple(data.shape)}, {p.dtype.name}) is read-only memory, so it "
+                    f"cannot be updated in place; no parameter was changed. Hint: give "
+                    f"the model a writable copy first, e.g. `p.data = p.data.clone()` (a "
+                    f"read-only NumPy array passed to from_numpy stays read-only)")
 
     # -- hooks ---------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:

@@ -6,13 +6,23 @@ step: the last layers' weight gradients, 32 MiB, were alive at its peak). Each p
 its parameters exactly as the whole step would. Small gradients (biases, norms' weights) step
 with the next part that frees much memory, rather than in parts of their own.
 
-A part runs no earlier than the effect before the step (effects keep their order). The step
-stays whole when a parameter's input is not its state (an in-place op before the step made a
-new value), when a gradient may share a parameter's memory, or when something after the step
-reads a parameter's old value.
+What a part writes is its parameters' arrays and their optimizer state's; it runs after every
+read of a variable that may share that memory (found by the arrays themselves, at trace time:
+a tied weight's transpose, an optimizer's buffer the step reads), and only within the last
+backward pass: after every other equation and effect before the step, so that an error in
+the forward pass (an index out of range) leaves every parameter as it was, as eager's does.
+The first part checks that every parameter can be updated before any moves.
+
+The step stays whole when a parameter's input is not its state (an in-place op before the
+step made a new value), when parameters share memory (eager steps them in its order), when a
+gradient may share memory a part writes, or when something
+after the step reads such memory. Arguments change from call to call: a call whose arguments
+share memory a part writes runs the plain function (``Graph.split_writes``).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.kernels import makes_fresh
@@ -27,31 +37,35 @@ def update_early(graph: Graph) -> Graph:
         >>> g = update_early(g)
         >>> print(g)  # ... v61 = matmul(v58, v60)  v62, v63 = SGD.step(v3, v61) ...
     """
-    for eqn in [e for e in graph.eqns if isinstance(e.prim, Effect) and e.prim.part]:
-        graph.eqns = _split(graph.eqns, eqn, graph.hoisted)
+    for eqn in [e for e in graph.eqns if isinstance(e.prim, Effect) and e.prim.split]:
+        graph.eqns = _split(graph, eqn)
     return graph
 
 
-def _split(eqns: list[Eqn], step: Eqn, hoisted: int) -> list[Eqn]:
-    """``eqns`` with ``step`` replaced by its parts, each after the last equation it waits
-    for; ``eqns`` unchanged where it must stay whole."""
+def _split(graph: Graph, step: Eqn) -> list[Eqn]:
+    """The graph's equations with ``step`` replaced by its parts, each after the last
+    equation it waits for; unchanged where the step must stay whole."""
+    eqns = graph.eqns
     at = next(i for i, e in enumerate(eqns) if e is step)
     n = step.prim.items
     params, grads = step.inputs[:n], step.inputs[n:]
     if len(set(step.inputs)) != 2 * n or any(p.kind != "state" for p in params):
         return eqns
-    seen_as = _aliases(eqns[:at], params)  # var -> the parameters whose memory it may be
+    written = _written(graph, step)
+    if any(written[p] != {k} for k, p in enumerate(params)):
+        return eqns  # (parameters sharing memory: eager steps them in its order)
+    seen_as = _aliases(eqns[:at], written)  # var -> the items whose memory it may share
     if any(seen_as.get(g) for g in grads) or \
             any(seen_as.get(v) for e in eqns[at + 1:] for v in e.inputs):
         return eqns
     made = {v: i for i, e in enumerate(eqns[:at]) for v in e.outputs}
-    effects = [i for i, e in enumerate(eqns[:at]) if isinstance(e.prim, Effect)]
-    ready = [max(made.get(g, -1), effects[-1] if effects else -1, hoisted - 1) for g in grads]
-    index = {p: k for k, p in enumerate(params)}
-    for i, e in enumerate(eqns[:at]):  # after the last read of each parameter's old value
+    barrier = max((i for i, e in enumerate(eqns[:at])  # (the forward's end, an effect)
+                   if not _in_backward(e) or isinstance(e.prim, Effect)), default=-1)
+    ready = [max(made.get(g, -1), barrier) for g in grads]
+    for i, e in enumerate(eqns[:at]):  # after every read of the memory it writes
         for v in e.inputs:
-            for p in seen_as.get(v, ()):
-                ready[index[p]] = max(ready[index[p]], i)
+            for k in seen_as.get(v, ()):
+                ready[k] = max(ready[k], i)
     ready_at: dict[int, list[int]] = {}
     for k, i in enumerate(ready):
         ready_at.setdefault(i, []).append(k)
@@ -65,20 +79,43 @@ def _split(eqns: list[Eqn], step: Eqn, hoisted: int) -> list[Eqn]:
         after[max(ready_at)] = waiting
     if len(after) == 1:
         return eqns
-    out = [_part(step, after[-1])] if -1 in after else []
+    graph.split_writes.append((n, step.prim.split[1]))
+    first = min(after)
+    out = [_part(step, after[-1], True)] if -1 in after else []
     for i, e in enumerate(eqns):
         if e is not step:
             out.append(e)
         if i in after:
-            out.append(_part(step, after[i]))
+            out.append(_part(step, after[i], i == first))
     return out
 
 
-def _aliases(eqns: list[Eqn], params: list[Var]) -> dict[Var, set[Var]]:
-    """For each variable, the parameters (of ``params``) whose memory it may share: the
-    parameter itself, and what a view or any equation that may return its input (not
-    surely making new arrays) makes from it."""
-    seen_as: dict[Var, set[Var]] = {p: {p} for p in params}
+def _in_backward(eqn: Eqn) -> bool:
+    return eqn.source is not None and eqn.source.what.startswith("backward")
+
+
+def _written(graph: Graph, step: Eqn) -> dict[Var, set[int]]:
+    """The state variables whose arrays may share memory that item ``k`` of ``step`` writes
+    (its parameter's, and its optimizer state's), each with those items."""
+    _, writes = step.prim.split
+    n = step.prim.items
+    arrays = [writes(k) for k in range(n)]
+    found: dict[Var, set[int]] = {p: {k} for k, p in enumerate(step.inputs[:n])}
+    for ref in graph.state:
+        tensor = ref.tensor.grad if ref.grad else ref.tensor
+        data = getattr(tensor, "_data", None)
+        if not isinstance(data, np.ndarray):
+            continue
+        for k in range(n):
+            if any(np.may_share_memory(data, a) for a in arrays[k]):
+                found.setdefault(ref.var, set()).add(k)
+    return found
+
+
+def _aliases(eqns: list[Eqn], roots: dict[Var, set[int]]) -> dict[Var, set[int]]:
+    """For each variable, the items whose memory it may share: its root's, and what a view or
+    any equation that may return its input (not surely making new arrays) makes from one."""
+    seen_as = dict(roots)
     for e in eqns:
         inherited = set().union(*(seen_as.get(v, set()) for v in e.inputs))
         if inherited and not makes_fresh(e):
@@ -86,9 +123,10 @@ def _aliases(eqns: list[Eqn], params: list[Var]) -> dict[Var, set[Var]]:
     return seen_as
 
 
-def _part(step: Eqn, ks: list[int]) -> Eqn:
-    """The equation of ``step``'s items ``ks`` alone."""
+def _part(step: Eqn, ks: list[int], first: bool) -> Eqn:
+    """The equation of ``step``'s items ``ks`` alone (``first``: the first part to run)."""
     n = step.prim.items
     picked = ks + [n + k for k in ks]
-    return Eqn(Effect(step.prim.name, step.prim.part(ks)), [step.inputs[j] for j in picked],
+    part, _ = step.prim.split
+    return Eqn(Effect(step.prim.name, part(ks, first)), [step.inputs[j] for j in picked],
                {}, [step.outputs[j] for j in picked], step.source)
