@@ -90,6 +90,19 @@ def test_no_part_moves_before_an_effect_or_the_forwards_end(barrier, every_gradi
     assert _effects(g)[-2:] == [(2, [p1.name, g1.name]), (4, [p2.name, g2.name])]
 
 
+def test_a_gradient_made_after_the_peak_steps_where_the_whole_step_stood(
+        every_gradient_large):
+    b = Graphs()
+    p1, p2, s, x = b.state(ember.ones(3)), b.state(ember.ones(3)), b.input(3), b.input(4096)
+    g1 = b("exp", s)              # 0: alive at the peak: stepping early frees it before
+    b("sum", b("exp", x), dims=(0,), keepdim=False)  # 1, 2: the peak (16 KiB at once)
+    g2 = b("neg", s)              # 3: made after it: nothing to gain before the end
+    late = b("mul", s, s)         # 4
+    _step(b, [p1, p2], [g1, g2])
+    g = update_early(b.returns(late))
+    assert _effects(g) == [(1, [p1.name, g1.name]), (6, [p2.name, g2.name])]
+
+
 def test_small_gradients_step_with_the_next_large_one():
     b = Graphs()
     big, small = (early_update.SMALL // 4,), (8,)

@@ -1,10 +1,13 @@
 """Early updates: an elementwise optimizer's step, traced as one effect over every parameter
-and its gradient after the whole backward pass, is split so that each parameter is updated as
-soon as its gradient is made and its old value read for the last time. Each gradient then
-dies at its own update, and the step never holds every gradient at once (resnet18's compiled
-step: the last layers' weight gradients, 32 MiB, were alive at its peak). Each part updates
-its parameters exactly as the whole step would. Small gradients (biases, norms' weights) step
-with the next part that frees much memory, rather than in parts of their own.
+and its gradient after the whole backward pass, is split so that a parameter whose gradient
+is made before the step's memory peaks is updated as soon as that gradient is made and its
+old value read for the last time. The gradient then dies there, before the peak (resnet18's
+compiled step: the last layers' weight gradients, 32 MiB, were alive at its peak). The other
+parameters step together where the whole step stood: an update in the middle of the
+backward pass costs time (the optimizer's state streamed through the caches between the
+backward's products), and theirs would lower no peak. Each part updates its parameters
+exactly as the whole step would. Small gradients (biases, norms' weights) step with the next
+part that frees much memory, rather than in parts of their own.
 
 What a part writes is its parameters' arrays and their optimizer state's; it runs after every
 read of a variable that may share that memory (found by the arrays themselves, at trace time:
@@ -26,6 +29,7 @@ import numpy as np
 
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.kernels import makes_fresh
+from ember.jit.passes.memory import live_bytes
 
 SMALL = 64 << 10  # bytes of gradients worth a part of their own (a part: ~15 µs of Python)
 
@@ -66,6 +70,9 @@ def _split(graph: Graph, step: Eqn) -> list[Eqn]:
         for v in e.inputs:
             for k in seen_as.get(v, ()):
                 ready[k] = max(ready[k], i)
+    live = live_bytes(graph)
+    peak = live.index(max(live[:at], default=0))  # (where the step holds the most)
+    ready = [i if i < peak else at - 1 for i in ready]  # (the others gain nothing early)
     ready_at: dict[int, list[int]] = {}
     for k, i in enumerate(ready):
         ready_at.setdefault(i, []).append(k)

@@ -40,7 +40,7 @@ def plan_memory(graph: Graph) -> Graph:
             freed.setdefault(at, []).append(base)
     read_last = {v: i for i, eqn in enumerate(graph.eqns) for v in (*eqn.outputs, *eqn.inputs)}
     made = {v: eqn for eqn in graph.eqns for v in eqn.outputs}
-    live = _live_bytes(graph)
+    live = live_bytes(graph)
     peak = max(live, default=0)
     pool: dict[tuple, list[tuple[int, Var]]] = {}
     for i, eqn in enumerate(graph.eqns):
@@ -113,7 +113,7 @@ def _waiting_donor(waiting: list[tuple[int, Var]], read_last: dict[Var, int], li
 
 
 
-def _live_bytes(graph: Graph) -> list[int]:
+def live_bytes(graph: Graph) -> list[int]:
     """Bytes of equation results alive while each equation runs, before any reuse: a held
     dead buffer must not lift the step's peak above this one's."""
     n = len(graph.eqns)
