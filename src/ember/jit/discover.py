@@ -214,8 +214,8 @@ class Reach:
     def layout(self) -> dict[str, Any]:
         """What the graph was built against, by readable name: each binding's object (its
         value, for a number or string), each reached module with its hooks and the numbers
-        among its attributes (``p``, ``eps``, ``training``), each optimizer's
-        parameters and step hooks, and each reached tensor with its shape, dtype and hooks (the hook
+        among its attributes (``p``, ``eps``, ``training``), each optimizer's parameters and
+        step hooks, and each reached tensor with its shape, dtype and hooks (the hook
         functions themselves: compared by identity, and kept alive)."""
         out = {label: key for _, _, label, key, _ in self.bindings}
         for label, m in zip(self.module_labels, self.modules):

@@ -73,7 +73,6 @@ class ElementwiseOptimizer(Optimizer):
         parts = [(group, [p for p in group["params"] if id(p) in wanted])
                  for group in self.param_groups]
         parts = [(group, some) for group, some in parts if some]
-
         check = list(check)
 
         def run() -> None:

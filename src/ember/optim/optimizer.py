@@ -172,13 +172,10 @@ class Optimizer:
         of each parameter is its own."""
         return False
 
-    def _check_writable(self, params: list[Tensor] | None = None) -> None:
-        """An OpError, before any parameter moves, naming one of ``params`` (default: every
-        parameter with a gradient) whose memory is read-only (a read-only NumPy array given
-        to ``from_numpy``): a step updates parameters in place."""
-        if params is None:
-            params = [p for group in self.param_groups for p in group["params"]
-                      if p.grad is not None]
+    def _check_writable(self, params: list[Tensor]) -> None:
+        """An OpError, before any parameter moves, naming one of ``params`` whose memory is
+        read-only (a read-only NumPy array given to ``from_numpy``): a step updates
+        parameters in place."""
         for p in params:
             data = p._data
             if isinstance(data, np.ndarray) and not data.flags.writeable:

@@ -18,9 +18,9 @@ The first part checks that every parameter can be updated before any moves.
 
 The step stays whole when a parameter's input is not its state (an in-place op before the
 step made a new value), when parameters share memory (eager steps them in its order), when a
-gradient may share memory a part writes, or when something
-after the step reads such memory. Arguments change from call to call: a call whose arguments
-share memory a part writes runs the plain function (``Graph.split_writes``).
+gradient may share memory a part writes, or when something after the step reads such
+memory. Arguments change from call to call: a call whose arguments share memory a part
+writes runs the plain function (``Graph.split_writes``).
 """
 
 from __future__ import annotations
@@ -62,28 +62,7 @@ def _split(graph: Graph, step: Eqn) -> list[Eqn]:
     if any(seen_as.get(g) for g in grads) or \
             any(seen_as.get(v) for e in eqns[at + 1:] for v in e.inputs):
         return eqns
-    made = {v: i for i, e in enumerate(eqns[:at]) for v in e.outputs}
-    barrier = max((i for i, e in enumerate(eqns[:at])  # (the forward's end, an effect)
-                   if not _in_backward(e) or isinstance(e.prim, Effect)), default=-1)
-    ready = [max(made.get(g, -1), barrier) for g in grads]
-    for i, e in enumerate(eqns[:at]):  # after every read of the memory it writes
-        for v in e.inputs:
-            for k in seen_as.get(v, ()):
-                ready[k] = max(ready[k], i)
-    live = live_bytes(graph)
-    peak = live.index(max(live[:at], default=0))  # (where the step holds the most)
-    ready = [i if i < peak else at - 1 for i in ready]  # (the others gain nothing early)
-    ready_at: dict[int, list[int]] = {}
-    for k, i in enumerate(ready):
-        ready_at.setdefault(i, []).append(k)
-    after: dict[int, list[int]] = {}  # equation index -> the items that step after it
-    waiting: list[int] = []  # small gradients wait to step with the next large one
-    for i in sorted(ready_at):
-        waiting += ready_at[i]
-        if sum(grads[k].nbytes for k in waiting) >= SMALL:
-            after[i], waiting = waiting, []
-    if waiting:
-        after[max(ready_at)] = waiting
+    after = _grouped(_ready(graph, at, grads, seen_as), grads)
     if len(after) == 1:
         return eqns
     graph.split_writes.append((n, step.prim.split[1]))
@@ -97,7 +76,43 @@ def _split(graph: Graph, step: Eqn) -> list[Eqn]:
     return out
 
 
+def _ready(graph: Graph, at: int, grads: list[Var], seen_as: dict[Var, set[int]]) -> list[int]:
+    """For each item of the step at ``at``, the equation it must follow: its gradient's, the
+    last read of memory it writes, the forward's end and any effect; where the step stood
+    when that is not before the step's memory peak."""
+    eqns = graph.eqns[:at]
+    made = {v: i for i, e in enumerate(eqns) for v in e.outputs}
+    barrier = max((i for i, e in enumerate(eqns)
+                   if not _in_backward(e) or isinstance(e.prim, Effect)), default=-1)
+    ready = [max(made.get(g, -1), barrier) for g in grads]
+    for i, e in enumerate(eqns):
+        for v in e.inputs:
+            for k in seen_as.get(v, ()):
+                ready[k] = max(ready[k], i)
+    live = live_bytes(graph)
+    peak = live.index(max(live[:at], default=0))
+    return [i if i < peak else at - 1 for i in ready]  # (the others gain nothing early)
+
+
+def _grouped(ready: list[int], grads: list[Var]) -> dict[int, list[int]]:
+    """Equation index -> the items that step after it: those ready there, and the small ones
+    ready before that waited for a part that frees more (or for the last)."""
+    ready_at: dict[int, list[int]] = {}
+    for k, i in enumerate(ready):
+        ready_at.setdefault(i, []).append(k)
+    after: dict[int, list[int]] = {}
+    waiting: list[int] = []
+    for i in sorted(ready_at):
+        waiting += ready_at[i]
+        if sum(grads[k].nbytes for k in waiting) >= SMALL:
+            after[i], waiting = waiting, []
+    if waiting:
+        after[max(ready_at)] = waiting
+    return after
+
+
 def _in_backward(eqn: Eqn) -> bool:
+    """Whether ``eqn`` came from a backward pass (a rule's, or its gradient accumulation)."""
     return eqn.source is not None and eqn.source.what.startswith("backward")
 
 
