@@ -472,8 +472,8 @@ class CompiledFunction:
 def _shares_split_writes(graph: Graph, tensors: list[Tensor]) -> bool:
     """Whether an argument shares memory (by its array's owner) that a part of a split
     optimizer step writes: a parameter's array or its optimizer state's."""
-    owners = {id(a if a.base is None else a.base) for a in (t._data for t in tensors)}
-    return any(id(a if a.base is None else a.base) in owners
+    owners = {owner(t._data) for t in tensors}
+    return any(owner(a) in owners
                for n, writes in graph.split_writes for k in range(n) for a in writes(k))
 
 

@@ -50,7 +50,6 @@ def _expands(eqn: Eqn) -> bool:
     return sum(v.nbytes for v in eqn.outputs) > sum(v.nbytes for v in set(eqn.inputs))
 
 
-
 def rename_ends(graph: Graph, rename: dict[Var, Var]) -> None:
     """Points the graph's outputs, writes and grads (its state's and its arguments') at
     renamed variables."""
