@@ -44,6 +44,7 @@ class Reach:
         self.modules: list[Module] = []
         self.module_labels: list[str] = []
         self.optimizers: list[tuple[str, Optimizer]] = []
+        self.states: list[tuple[str, Optimizer, tuple]] = []  # optimizers whose .state is read
         self.objects: list[Any] = []  # other objects followed: the user's, jit_state()'s
         self.params: list[Tensor] = []
         # (globals dict or cell, name, label, key, value: kept alive, so its id stays its own)
@@ -143,6 +144,10 @@ class Reach:
         attribute that is no number (a tensor) is followed too, as an object's are."""
         for i, name in enumerate(attributes):
             holder = obj
+            if isinstance(holder, Optimizer):
+                if name == "state":
+                    self._watch_state(holder)
+                return
             if not (_plain_object(holder) or isinstance(holder, Module) or
                     _user_module(holder) or _user_class(holder)):
                 return
@@ -154,6 +159,14 @@ class Reach:
                 self._bind(holder, name, f"{where}: {root}.{'.'.join(attributes)}")
             if isinstance(holder, type) and not is_plain(obj):
                 self.add(".".join((root, *attributes[:i + 1])), obj, depth + 1)
+
+    def _watch_state(self, opt: Optimizer) -> None:
+        """The function's code reads ``opt.state``: what that dict holds is part of the
+        layout (a branch on ``p in opt.state`` traced before the first step is not the
+        steady graph)."""
+        if not any(seen is opt for _, seen, _ in self.states):
+            label = next((name for name, seen in self.optimizers if seen is opt), "optimizer")
+            self.states.append((label, opt, _state_key(opt)))
 
     def _bind(self, holder: Any, name: str, label: str) -> None:
         value = _read(holder, name)
@@ -195,6 +208,15 @@ class Reach:
         for hook in tensor_hooks(t):
             self.add(f"hook of {name}", hook)
 
+    def optimizer_state(self, opt: Optimizer) -> list[tuple[str, Tensor]]:
+        """The tensors ``opt`` holds in its ``state`` now, with labels
+        (``opt.state[model.fc1.weight]['exp_avg']``): a trace that reads one reads it at every
+        call, as the step writes it."""
+        name = next((name for name, seen in self.optimizers if seen is opt), type(opt).__name__)
+        return [(f"{name}.state[{self.labels.get(id(p), '?')}][{key!r}]", value)
+                for p, state in opt.state.items()
+                for key, value in state.items() if isinstance(value, Tensor)]
+
     def guard(self, grads: bool = True) -> tuple:
         """The part of the cache key read on every call (what changes without a count in
         :data:`~ember.tensor.STRUCTURE`): each reached tensor's ``requires_grad`` (freezing
@@ -209,7 +231,8 @@ class Reach:
         (then :meth:`layout` tells whether it matters)."""
         return STRUCTURE.value != self.structure or any(
             (now := _read(holder, name)) is not value and _value_key(now) != key
-            for holder, name, _, key, value in self.bindings)
+            for holder, name, _, key, value in self.bindings) or any(
+            _state_key(opt) != key for _, opt, key in self.states)
 
     def layout(self) -> dict[str, Any]:
         """What the graph was built against, by readable name: each binding's object (its
@@ -231,6 +254,8 @@ class Reach:
                 tuple(map(id, g["params"])) for g in opt.param_groups))
             pre, post = opt._step_pre_hooks, opt._step_post_hooks
             out[f"step hooks of {label}"] = ("hooks", (*pre, *post), len(pre))
+        for label, opt, _ in self.states:
+            out[f"state of {label}"] = ("state", _state_key(opt))
         for t in self.tensors:
             label = self.labels[id(t)]
             out[label] = ("tensor", id(t), t._data.shape, t.dtype)  # (lazy ones have no .shape)
@@ -443,6 +468,14 @@ def _value_key(value: Any) -> Any:
     if is_plain(value):
         return ("value", value, type(value))  # (1 == True == 1.0, as values: not as keys)
     return ("object", id(value))
+
+
+def _state_key(opt: Optimizer) -> tuple:
+    """What an optimizer's ``state`` holds, for the layout: for each parameter with state,
+    its keys and their values (a tensor by identity, a number by value)."""
+    return tuple((id(p), tuple((key, ("tensor", id(v)) if isinstance(v, Tensor) else
+                                _value_key(v)) for key, v in state.items()))
+                 for p, state in opt.state.items())
 
 
 def tensor_hooks(t: Tensor) -> tuple:

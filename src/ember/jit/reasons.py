@@ -80,6 +80,8 @@ def _change(a: tuple, b: tuple) -> str:
     """``old -> new`` for two layout keys; hooks whose functions have the same names (a
     ``lambda`` replaced by another) by where those functions were defined, too."""
     old, new = _shown(a), _shown(b)
+    if old == new and a[0] == "state":
+        return f"{old}, other tensors or values in it"
     if old == new and a[0] == "hooks":
         old, new = _shown(a, where=True), _shown(b, where=True)
         if old == new:
@@ -89,12 +91,16 @@ def _change(a: tuple, b: tuple) -> str:
 
 def _shown(key: tuple, where: bool = False) -> str:
     """A layout key as the user would write its value (hooks by their functions' names, with
-    ``where`` their definitions' lines, an optimizer's parameters by their count)."""
+    ``where`` their definitions' lines, an optimizer's parameters by their count, its state
+    by its keys)."""
     kind, value = key[0], key[1]
     if kind == "float":
         return repr(float.fromhex(value))
     if kind == "hooks":
         return "[" + ", ".join(_function_name(f, where) for f in value) + "]"
+    if kind == "state":
+        keys = ", ".join(dict.fromkeys(k for _, items in value for k, _ in items))
+        return f"{len(value)} parameters' ({keys})" if value else "empty"
     if kind == "parameters":
         return f"{sum(map(len, value))} parameters in {len(value)} group{'s' * (len(value) != 1)}"
     return "an object" if kind in _OBJECTS else repr(value)

@@ -90,6 +90,7 @@ class Tracer:
         self.graph = Graph(name)
         self.labels = found.labels  # id(tensor) -> "fc1.weight"
         self.known = {id(t._data): (t._data, t) for t in found.tensors}
+        self.found = found
         # gradients already there when tracing starts: an accumulation reads them
         self.entry_grad_arrays = {id(p.grad._data): p for p in found.params if p.grad is not None}
         # id(array) -> (weak reference to it, its current var): values are followed by array
@@ -121,6 +122,8 @@ class Tracer:
                         if isinstance(t, Tensor)]
         # module calls whose outputs carry backward hooks (their Python runs at each backward)
         self.backward_hooks: list[BackwardHookState] = []
+        for _, opt in found.optimizers:
+            self.read_state_anew(opt)
 
     # -- variables ------------------------------------------------------------------------
     def new_var(self, array: Any, kind: str) -> Var:
@@ -128,6 +131,15 @@ class Tracer:
         self.count += 1
         self.rebind(array, var)
         return var
+
+    def read_state_anew(self, opt: Any) -> None:
+        """``opt``'s state tensors are state wherever they turn up from now on: read at every
+        call (not constants), and, after a step wrote them in place, read anew (not the
+        values from before it)."""
+        for label, t in self.found.optimizer_state(opt):
+            self.labels.setdefault(id(t), label)
+            self.known[id(t._data)] = (t._data, t)
+            self.env.pop(id(t._data), None)
 
     def lookup(self, array: Any) -> Var | None:
         """The variable ``array`` holds now, if it was seen."""
@@ -382,9 +394,12 @@ class Tracer:
             return [p._data, *(t._data for t in opt.state.get(p, {}).values()
                                if isinstance(t, Tensor))]
 
-        return self.record_effect(name, _stepper(params, run), params + [p.grad for p in params],
-                                  lambda: params + [p.grad for p in params], call,
-                                  len(params), (part, writes) if split else None)
+        result = self.record_effect(name, _stepper(params, run),
+                                    params + [p.grad for p in params],
+                                    lambda: params + [p.grad for p in params], call,
+                                    len(params), (part, writes) if split else None)
+        self.read_state_anew(opt)
+        return result
 
     def scaler_unscale(self, scaler: Any, call: Any, opt: Any) -> Any:
         """``GradScaler.unscale_(opt)``: an effect dividing the gradients by the scale of the

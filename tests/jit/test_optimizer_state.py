@@ -1,0 +1,148 @@
+"""A compiled step that reads its optimizer's state (``opt.state``) sees what eager sees: the
+state the step made, at every call, before and after the update."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember import jit
+
+
+def _model():
+    return ember.nn.Sequential(ember.nn.Linear(8, 16), ember.nn.ReLU(), ember.nn.Linear(16, 3))
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    return (ember.from_numpy(rng.standard_normal((32, 8)).astype(np.float32)),
+            ember.from_numpy(rng.integers(0, 3, 32)))
+
+
+def _run(make, calls=4):
+    """Each call's returned numbers, eagerly and compiled, on freshly seeded models."""
+    out = []
+    for compiled in (False, True):
+        ember.manual_seed(0)
+        step = make()
+        fn = jit.compile(step) if compiled else step
+        x, y = _data()
+        out.append([[float(v) for v in fn(x, y)] for _ in range(calls)])
+    return out
+
+
+def _step_reading_the_buffer(model, opt):
+    """A step that returns its first weight's momentum buffer's sum, read before the update
+    (0 until the first step makes the buffer)."""
+    weight = model[0].weight
+
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        has = weight in opt.state
+        seen = opt.state[weight]["momentum_buffer"].sum() * 1 if has else ember.zeros(())
+        opt.step()
+        opt.zero_grad()
+        return loss, seen
+    return step
+
+
+def test_a_branch_on_state_made_by_the_first_step_is_traced_again_once_it_is_there():
+    def make():
+        model = _model()
+        return _step_reading_the_buffer(
+            model, ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
+
+    eager, compiled = _run(make)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-6)
+    assert eager[0][1] == 0 and eager[1][1] != 0  # (the buffer the first step made)
+    assert any("state of opt: empty -> 4 parameters' (momentum_buffer)" in reason
+               for reason in jit.explain())
+
+
+def test_state_read_before_and_after_the_update_in_one_call():
+    def make():
+        model = _model()
+        opt = ember.optim.Adam(model.parameters(), lr=0.01)
+        model(_data()[0]).sum().backward()
+        opt.step()  # (the state exists before compiling)
+        opt.zero_grad()
+        exp_avg = opt.state[model[2].weight]["exp_avg"]
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            before = exp_avg.sum() * 1
+            opt.step()
+            opt.zero_grad()
+            after = exp_avg.sum() * 1
+            total = sum(s["exp_avg_sq"].sum() for s in opt.state.values())
+            return loss, before, after, total
+        return step
+
+    eager, compiled = _run(make)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-6)
+    assert all(before != after for _, before, after, _ in eager)
+
+
+def test_state_reached_only_through_the_optimizer_is_read_at_every_call():
+    def make():
+        model = _model()
+        opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        model(_data()[0]).sum().backward()
+        opt.step()
+        opt.zero_grad()
+
+        def buffers():
+            return sum(s["momentum_buffer"].sum() for s in opt.state.values())
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            seen = buffers()  # (a helper's read: no `.state` in the step's own code)
+            opt.step()
+            opt.zero_grad()
+            return loss, seen
+        return step
+
+    eager, compiled = _run(make)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-6)
+    assert len({seen for _, seen in eager}) == 4
+
+
+def test_state_replaced_by_load_state_dict_is_traced_again():
+    ember.manual_seed(0)
+    model = _model()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    fn = jit.compile(_step_reading_the_buffer(model, opt))
+    x, y = _data()
+    for _ in range(3):
+        fn(x, y)
+    saved = opt.state_dict()
+    doubled = saved["state"][0]["momentum_buffer"] * 2
+    saved["state"][0]["momentum_buffer"] = doubled
+    opt.load_state_dict(saved)
+    assert float(fn(x, y)[1]) == pytest.approx(float(doubled.sum()), rel=1e-6)
+    assert "other tensors or values in it" in jit.explain()[-1]
+
+
+def test_the_graph_names_the_state_it_reads():
+    ember.manual_seed(0)
+    model = _model()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(_data()[0]).sum().backward()
+    opt.step()
+
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        seen = opt.state[model[0].weight]["momentum_buffer"].sum()
+        opt.step()
+        opt.zero_grad()
+        return loss, seen
+
+    fn = jit.compile(step)
+    fn(*_data())
+    assert "state opt.state[model.0.weight]['momentum_buffer']" in str(fn.graph)
