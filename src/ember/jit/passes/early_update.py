@@ -25,8 +25,6 @@ writes runs the plain function (``Graph.split_writes``).
 
 from __future__ import annotations
 
-import numpy as np
-
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.kernels import makes_fresh
 from ember.jit.passes.memory import live_bytes
@@ -56,7 +54,7 @@ def _split(graph: Graph, step: Eqn) -> list[Eqn]:
     if len(set(step.inputs)) != 2 * n or any(p.kind != "state" for p in params):
         return eqns
     written = _written(graph, step)
-    if any(written[p] != {k} for k, p in enumerate(params)):
+    if written is None or any(written[p] != {k} for k, p in enumerate(params)):
         return eqns  # (parameters sharing memory: eager steps them in its order)
     seen_as = _aliases(eqns[:at], written)  # var -> the items whose memory it may share
     if any(seen_as.get(g) for g in grads) or \
@@ -116,20 +114,23 @@ def _in_backward(eqn: Eqn) -> bool:
     return eqn.source is not None and eqn.source.what.startswith("backward")
 
 
-def _written(graph: Graph, step: Eqn) -> dict[Var, set[int]]:
+def _written(graph: Graph, step: Eqn) -> dict[Var, set[int]] | None:
     """The state variables whose arrays may share memory that item ``k`` of ``step`` writes
-    (its parameter's, and its optimizer state's), each with those items."""
+    (its parameter's, and its optimizer state's), each with those items; None where a state
+    array's library cannot tell (the step then stays whole)."""
     _, writes = step.prim.split
     n = step.prim.items
     arrays = [writes(k) for k in range(n)]
     found: dict[Var, set[int]] = {p: {k} for k, p in enumerate(step.inputs[:n])}
     for ref in graph.state:
         tensor = ref.tensor.grad if ref.grad else ref.tensor
-        data = getattr(tensor, "_data", None)
-        if not isinstance(data, np.ndarray):
+        if tensor is None:
             continue
+        share = getattr(tensor._device.xp, "may_share_memory", None)
+        if share is None:
+            return None
         for k in range(n):
-            if any(np.may_share_memory(data, a) for a in arrays[k]):
+            if any(share(tensor._data, a) for a in arrays[k]):
                 found.setdefault(ref.var, set()).add(k)
     return found
 
