@@ -248,8 +248,7 @@ class CompiledFunction:
         for i, leaf in enumerate(leaves):
             if isinstance(leaf, Tensor):
                 tensors.append(leaf)
-                owner = leaf._data if leaf._data.base is None else leaf._data.base
-                shared = memory.setdefault(id(owner), i)  # (views, or one array twice)
+                shared = memory.setdefault(owner(leaf._data), i)  # (views, or one array twice)
                 grad = leaf._grad if grads else None
                 parts.append((tuple(leaf._data.shape), leaf.dtype, leaf._device,
                               leaf.requires_grad, None if shared == i else shared,
