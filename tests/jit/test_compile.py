@@ -437,6 +437,29 @@ def test_compiled_grads_never_share_memory_with_each_other_or_constants():
         np.testing.assert_array_equal(root.numpy(), np.ones(3))
 
 
+def test_a_returned_gradient_is_that_grad_itself_at_every_call():
+    ember.manual_seed(0)
+    model = ember.nn.Linear(4, 2)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    weight = model.weight
+
+    def step(x):
+        opt.zero_grad()
+        loss = model(x).square().sum()
+        loss.backward()
+        opt.step()
+        return loss, weight.grad, weight.grad * 1
+
+    fn = jit.compile(step)
+    x = ember.ones(3, 4)
+    for _ in range(4):
+        _, grad, copy = fn(x)
+        assert grad is weight.grad
+        np.testing.assert_array_equal(copy.numpy(), grad.numpy())
+    grad.mul_(0)  # (as eager: the caller's tensor is the .grad)
+    assert not weight.grad.numpy().any()
+
+
 SCALE = 2.0
 WEIGHT = ember.ones(3)
 

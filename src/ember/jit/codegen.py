@@ -153,7 +153,8 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
             lines.append(f"    {values}, = _hoisted")
     for tensor, var in graph.writes:
         lines.append(f"    _store({namer.name(tensor, graph.label(tensor))}, {var.name})")
-    handed = {*graph.outputs, *(v for _, v in graph.writes)}  # arrays the world already sees
+    # arrays the world already sees (a returned gradient is that .grad: eager returns it)
+    handed = {v for _, v in graph.writes}
     for tensor, var in graph.grads:
         holder = namer.name(tensor, graph.label(tensor))
         if id(tensor) in kept:

@@ -140,6 +140,8 @@ class Entry:
     # whether every output is surely a new array of its own (decided at the first call from
     # the graph: then no call checks their memory)
     fresh_outputs: bool | None = None
+    # the tensors whose new .grad the function returns (the call returns that very tensor)
+    returned_grads: tuple[Tensor, ...] = ()
 
 
 def forget_all() -> None:
@@ -237,10 +239,10 @@ class CompiledFunction:
         for (i, _), grad in zip(graph.arg_grads, arrays[n + len(graph.arg_writes):]):
             _set_grad(tensors[i], grad, dev, i in graph.arg_grads_in_place)
         if entry.make is not None:
-            return self._rebuild(entry, assemble(entry.make, tensors, tuple(
-                _wrap(a, dev) for a in _owned(entry, [arrays[p] for p in entry.roots], tensors))))
-        return self._rebuild(entry, [_wrap(a, dev) for a in _owned(entry, arrays[:n], tensors)
-                                     if a is not None])
+            return self._rebuild(entry, assemble(entry.make, tensors, tuple(_wrapped(
+                entry, _owned(entry, [arrays[p] for p in entry.roots], tensors)))))
+        return self._rebuild(entry, _wrapped(entry, [a for a in _owned(entry, arrays[:n], tensors)
+                                                     if a is not None]))
 
     def _key(self, args: tuple, kwargs: dict, leaves: list, spec: Any) -> \
             tuple[list[Tensor], tuple]:
@@ -371,6 +373,8 @@ class CompiledFunction:
                           self.fn, args, kwargs)))
         if plan is not None:
             entry.roots, entry.make = plan.roots, plan.make
+        outputs = set(graph.outputs)
+        entry.returned_grads = tuple(t for t, v in graph.grads if v in outputs)
         if entry.eager is not None:
             if self.fullgraph:
                 raise TraceError(f"ember.jit: {self.name} (fullgraph=True) cannot be one graph: "
@@ -474,6 +478,13 @@ def _shares_split_writes(graph: Graph, tensors: list[Tensor]) -> bool:
     owners = {owner(t._data) for t in tensors}
     return any(owner(a) in owners
                for n, writes in graph.split_writes for k in range(n) for a in writes(k))
+
+
+def _wrapped(entry: Entry, arrays: list) -> list[Tensor]:
+    """The call's output arrays as tensors: a gradient it set, as that ``.grad`` itself."""
+    grads = {id(t.grad._data): t.grad for t in entry.returned_grads if t.grad is not None}
+    dev = entry.device
+    return [grads[id(a)] if id(a) in grads else _wrap(a, dev) for a in arrays]
 
 
 def _flatten(args: tuple, kwargs: dict) -> tuple[list, Any]:
