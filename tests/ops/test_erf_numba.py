@@ -2,6 +2,8 @@
 against a float64 reference, over every 1024th float32: the bounds in
 :mod:`ember.ops.erf_numba`'s docstring."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -93,12 +95,14 @@ def test_erf_stays_within_one_and_gelu_keeps_the_sign_of_x(numba):
 
 
 @pytest.mark.parametrize("numba", [True, False])
-def test_gelu_of_the_largest_floats_is_pytorchs(numba):
-    # x·Φ(x) computed as Φ(x)·x: no overflow of the intermediate (1 + erf)·x past 1.7e38
+def test_gelu_of_the_largest_floats_is_finite(numba):
+    # x·Φ(x) computed as Φ(x)·x: no overflow of the intermediate (1 + erf)·x past 1.7e38.
+    # (PyTorch's own answer depends on its kernel: inf past 1.7e38 with AVX-512, x with AVX2.)
     from ember.ops import erf_kernel
 
     x = np.array([3e38, -3e38, np.finfo(np.float32).max, 1.7e38, -1.7e38, 1e-40], np.float32)
     kernel = erf_numba.gelu32 if numba else erf_kernel._NUMPY_KERNELS["gelu"]
     got = np.empty_like(x)
     kernel(x, got)
-    np.testing.assert_array_equal(got, torch.nn.functional.gelu(torch.from_numpy(x)).numpy())
+    exact = [v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x.astype(np.float64)]
+    np.testing.assert_array_equal(got, np.array(exact, np.float32))

@@ -104,15 +104,19 @@ def test_det_gradient_at_singular_matrices(x):
 
 
 def test_slogdet_gradient_at_a_singular_matrix_is_no_error():
-    # A⁻ᵀ through an adjoint LU solve, as PyTorch's: non-finite, no error (which entries are
-    # inf or NaN depends on the BLAS's triangular-solve kernel, so only that is compared)
+    # A⁻ᵀ through an adjoint LU solve, as PyTorch's: no error, non-finite where the LU meets
+    # its zero pivot (which entries are inf or NaN depends on the BLAS's triangular-solve
+    # kernel, and a LAPACK whose rounding leaves a pivot of 1e-16 gives ~1e15 instead, as
+    # PyTorch's MKL does on some CPUs: so where both are finite they are compared)
     e = ember.from_numpy(SINGULAR.copy()).requires_grad_()
     t = torch.from_numpy(SINGULAR.copy()).requires_grad_()
     (ge,) = ember.autograd.grad(ember.linalg.slogdet(e).logabsdet, [e])
     (gt,) = torch.autograd.grad(torch.linalg.slogdet(t).logabsdet, t)
-    assert not np.isfinite(np.asarray(ge._data)).all() and not torch.isfinite(gt).all()
-    finite = np.isfinite(np.asarray(ge._data)) & np.isfinite(gt.numpy())
-    np.testing.assert_allclose(np.asarray(ge._data)[finite], gt.numpy()[finite])
+    ours, theirs = np.asarray(ge._data), gt.numpy()
+    assert not np.isfinite(ours).all() or np.abs(ours).max() > 1e12
+    assert not np.isfinite(theirs).all() or np.abs(theirs).max() > 1e12
+    finite = np.isfinite(ours) & np.isfinite(theirs) & (np.abs(theirs) < 1e12)
+    np.testing.assert_allclose(ours[finite], theirs[finite])
 
 
 @pytest.mark.parametrize("upper,left,b", [

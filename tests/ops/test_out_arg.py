@@ -323,9 +323,7 @@ def test_out_may_be_an_input_itself():
     ea = ember.tensor(SQ)
     assert ember.add(ea, ea, out=ea) is ea
     np.testing.assert_allclose(ea.numpy(), ta.numpy(), rtol=1e-12)
-    ta = torch.tensor(SQ)
-    torch.mm(ta, ta, out=ta)  # torch accepts this, and silently gives zeros on the CPU
-    assert not np.allclose(ta.numpy(), SQ @ SQ)
+    # (torch.mm(ta, ta, out=ta) gives zeros or the product, by its CPU's BLAS path)
     for op in (ember.mm, ember.matmul):  # Ember gives the product
         ea = ember.tensor(SQ)
         assert op(ea, ea, out=ea) is ea
