@@ -146,3 +146,27 @@ def test_the_graph_names_the_state_it_reads():
     fn = jit.compile(step)
     fn(*_data())
     assert "state opt.state[model.0.weight]['momentum_buffer']" in str(fn.graph)
+
+
+@pytest.mark.parametrize("make_opt, key", [
+    (lambda ps: ember.optim.SGD(ps, lr=0.1, momentum=0.9), "momentum_buffer"),
+    (lambda ps: ember.optim.Adam(ps, lr=0.01), "exp_avg"),
+])
+def test_state_written_in_place_before_the_step_is_what_the_step_reads(make_opt, key):
+    def make():
+        model = _model()
+        opt = make_opt(model.parameters())
+        weight = model[2].weight
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            if weight in opt.state:
+                opt.state[weight][key].mul_(0.5)
+            opt.step()
+            opt.zero_grad()
+            return loss, weight.sum(), opt.state[weight][key].sum()
+        return step
+
+    eager, compiled = _run(make, calls=5)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-6)

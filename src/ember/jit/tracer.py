@@ -384,6 +384,7 @@ class Tracer:
         (``opt.step_part``), writing its array and its optimizer state's."""
         params = _with_grads(opt)
         self.binds_grads = True
+        self._write_state_before(opt)
 
         def part(ks: list[int], first: bool) -> Any:
             some = [params[k] for k in ks]
@@ -400,6 +401,18 @@ class Tracer:
                                     len(params), (part, writes) if split else None)
         self.read_state_anew(opt)
         return result
+
+    def _write_state_before(self, opt: Any) -> None:
+        """The optimizer's state tensors written in place since the call started
+        (``opt.state[p]["momentum_buffer"].mul_(0.5)``) get those values in their memory
+        before its step reads them: an effect (a state tensor's new value is otherwise
+        written only at the graph's end)."""
+        start = {id(ref.tensor): ref.var for ref in self.graph.state if not ref.grad}
+        written = [t for _, t in self.found.optimizer_state(opt)
+                   if id(t) in start and self.lookup(t._data) not in (None, start[id(t)])]
+        if written:
+            self.record_effect(f"{type(opt).__name__}.state write", _writer(written), written,
+                               lambda: written, lambda: None)
 
     def scaler_unscale(self, scaler: Any, call: Any, opt: Any) -> Any:
         """``GradScaler.unscale_(opt)``: an effect dividing the gradients by the scale of the
@@ -573,10 +586,11 @@ def _stepper(params: list[Tensor], run: Any, part: bool = False) -> Any:
     parameters. A ``part`` of a step unbinds them again, so that a gradient's memory is
     freed when the graph no longer reads it (the graph's end binds the final ``.grad``)."""
 
+    write = _writer(params)  # (an in-place op before the step, a max_norm renorm, made the
+    # value a new array: the step updates the parameter's own)
+
     def step(*arrays: Any) -> list:
-        for p, a in zip(params, arrays):
-            if p._data is not a:  # an in-place op before the step (a max_norm renorm)
-                p._data[...] = a  # made the value a new array: the step updates it
+        write(*arrays[:len(params)])
         before = [p._grad for p in params]
         _bind_grads(params, arrays[len(params):])
         run()
@@ -587,6 +601,20 @@ def _stepper(params: list[Tensor], run: Any, part: bool = False) -> Any:
         return out
 
     return step
+
+
+def _writer(tensors: list[Tensor]) -> Any:
+    """The run of an effect that writes the graph's values of ``tensors`` into their memory
+    (where they are other arrays) and returns that memory."""
+
+    def write(*arrays: Any) -> list:
+        for t, a in zip(tensors, arrays):
+            if t._data is not a:
+                t._data[...] = a
+                t._vc.value += 1
+        return [t._data for t in tensors]
+
+    return write
 
 
 def _bind_grads(params: list[Tensor], arrays: Any) -> None:
