@@ -116,6 +116,22 @@ def test_reading_a_traced_value_names_the_line_and_the_fix(body, what):
     assert what in message and ":3" in message and "static_argnums" in message
 
 
+def test_reading_a_buffers_value_before_any_op_uses_it_is_refused_too():
+    # (a counter buffer read with int() would be frozen at its value when traced: the
+    # averaged model's first-update branch on every call)
+    model = ember.nn.Linear(2, 2)
+    average = ember.optim.swa_utils.AveragedModel(model)
+
+    def step(x):
+        average.update_parameters(model)
+        return average(x)
+
+    with pytest.raises(jit.TraceError, match="item\\(\\) needs the value") as err:
+        jit.compile(step)(ember.ones(1, 2))
+    assert "update_parameters(model)" in str(err.value)
+    assert int(average.n_averaged) == 0  # (the failed trace left nothing behind)
+
+
 def test_static_arguments_are_values_and_retrace():
     def scale(x, n):
         return x * n if n > 1 else x - n

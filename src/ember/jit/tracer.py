@@ -322,7 +322,7 @@ class Tracer:
         self.rebind(x._data, var)
 
     def on_value_read(self, t: Tensor, what: str) -> None:
-        if self.lookup(t._data) not in self.dynamic:
+        if self.var_of(t) not in self.dynamic:  # (a state tensor's first read is one too)
             return
         where = _at(user_source())
         raise TraceError(
