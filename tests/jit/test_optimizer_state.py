@@ -170,3 +170,25 @@ def test_state_written_in_place_before_the_step_is_what_the_step_reads(make_opt,
 
     eager, compiled = _run(make, calls=5)
     np.testing.assert_allclose(compiled, eager, rtol=1e-6)
+
+
+def test_a_count_in_the_state_read_as_a_number_is_refused():
+    # (Adam's step count, read with int(): frozen at its traced value, every later call would
+    # see the same number)
+    ember.manual_seed(0)
+    model = _model()
+    opt = ember.optim.Adam(model.parameters(), lr=0.01)
+    model(_data()[0]).sum().backward()
+    opt.step()
+    weight = model[0].weight
+
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y) * (1 + int(opt.state[weight]["step"]) % 2)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    with pytest.raises(jit.TraceError, match="item\\(\\) needs the value"):
+        jit.compile(step)(*_data())
+    assert int(opt.state[weight]["step"]) == 1  # (the failed trace took no step)

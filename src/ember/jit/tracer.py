@@ -101,6 +101,11 @@ class Tracer:
         self.backward_of: Source | None = None  # set while a vjp rule runs
         self.ran_backward = False
         self.binds_grads = False  # an optimizer step sets .grad while the compiled code runs
+        self.stepped: list[Any] = []  # the optimizers whose step the function takes
+        # values of the caller's tensors that Python read (int(buffer)) before any op did:
+        # (tensor, what read it, where); constants of the graph, unless the function writes
+        # the tensor (see finish)
+        self.value_reads: list[tuple[Tensor, str, Source | None]] = []
         self.node_source: dict[int, Source | None] = {}
         # id(param) -> its .grad when tracing started (or, for one found later, first seen)
         self.entry_grads: dict[int, Any] = {id(p): p.grad for p in found.params}
@@ -322,18 +327,11 @@ class Tracer:
         self.rebind(x._data, var)
 
     def on_value_read(self, t: Tensor, what: str) -> None:
-        if self.var_of(t) not in self.dynamic:  # (a state tensor's first read is one too)
-            return
-        where = _at(user_source())
-        raise TraceError(
-            f"ember.jit: {what} needs the value of a traced tensor (shape {tuple(t.shape)})"
-            f"{where}, but while tracing only its shape and dtype are fixed; Python control "
-            "flow, .item(), .numpy(), .tolist() and print() on traced values cannot be "
-            "compiled. Hint: pass the values it needs as Python numbers, not as a tensor (a "
-            "number or tuple argument, or one in static_argnums=...: each new value traces "
-            "again), branch with ember.cond(pred, true_fn, false_fn, operands) (both branches "
-            "are compiled) or ember.where, loop with ember.while_loop, compute with tensor ops "
-            "instead, or move the call out of the compiled function", where)
+        var = self.lookup(t._data)
+        if var is None and self.var_of(t).kind == "state":  # (the caller's, read first here)
+            self.value_reads.append((t, what, user_source()))
+        elif var in self.dynamic:
+            raise _value_read_error(t, what, user_source())
 
     # -- backward and optimizer hooks ------------------------------------------------------
     def around_vjp(self, node: Any, grads: Any) -> Any:
@@ -384,6 +382,7 @@ class Tracer:
         (``opt.step_part``), writing its array and its optimizer state's."""
         params = _with_grads(opt)
         self.binds_grads = True
+        self.stepped.append(opt)
         self._write_state_before(opt)
 
         def part(ks: list[int], first: bool) -> Any:
@@ -501,6 +500,11 @@ class Tracer:
             # (an optimizer effect binds .grad at run time: the end state is then written too)
             if t.grad is not self.entry_grads.get(id(t)) or (t.requires_grad and self.binds_grads):
                 self.end_grad(t)
+        written = {id(t) for t, _ in g.writes} | {
+            id(t) for opt in self.stepped for _, t in self.found.optimizer_state(opt)}
+        for t, what, where in self.value_reads:
+            if id(t) in written:  # (a counter: its value read while tracing would stay)
+                raise _value_read_error(t, what, where)
         arguments = [v for v in g.inputs if v not in self.grad_input_vars]
         for i, (t, var) in enumerate(zip(self.inputs, arguments)):
             final = self.var_of(t)
@@ -621,6 +625,20 @@ def _bind_grads(params: list[Tensor], arrays: Any) -> None:
     """At run time: the graph's gradient arrays as the parameters' ``.grad``."""
     for p, g in zip(params, arrays):
         p.grad = _wrap(g, p._device)
+
+
+def _value_read_error(t: Tensor, what: str, src: Source | None) -> TraceError:
+    """The error for Python reading a traced tensor's value at ``src``."""
+    where = _at(src)
+    return TraceError(
+        f"ember.jit: {what} needs the value of a traced tensor (shape {tuple(t.shape)})"
+        f"{where}, but while tracing only its shape and dtype are fixed; Python control "
+        "flow, .item(), .numpy(), .tolist() and print() on traced values cannot be "
+        "compiled. Hint: pass the values it needs as Python numbers, not as a tensor (a "
+        "number or tuple argument, or one in static_argnums=...: each new value traces "
+        "again), branch with ember.cond(pred, true_fn, false_fn, operands) (both branches "
+        "are compiled) or ember.where, loop with ember.while_loop, compute with tensor ops "
+        "instead, or move the call out of the compiled function", where)
 
 
 def _at(src: Source | None) -> str:
