@@ -102,10 +102,10 @@ class Tracer:
         self.ran_backward = False
         self.binds_grads = False  # an optimizer step sets .grad while the compiled code runs
         self.stepped: list[Any] = []  # the optimizers whose step the function takes
-        # values of the caller's tensors that Python read (int(buffer)) before any op did:
-        # (tensor, what read it, where); constants of the graph, unless the function writes
-        # the tensor (see finish)
-        self.value_reads: list[tuple[Tensor, str, Source | None]] = []
+        # the caller's tensors whose values Python read (int(buffer)) before any op did: their
+        # variable -> (the tensor, what first read it, where); constants of the graph, unless
+        # the function writes the tensor (see finish)
+        self.value_reads: dict[Var, tuple[Tensor, str, Source | None]] = {}
         self.node_source: dict[int, Source | None] = {}
         # id(param) -> its .grad when tracing started (or, for one found later, first seen)
         self.entry_grads: dict[int, Any] = {id(p): p.grad for p in found.params}
@@ -328,9 +328,9 @@ class Tracer:
 
     def on_value_read(self, t: Tensor, what: str) -> None:
         var = self.lookup(t._data)
-        if var is None and self.var_of(t).kind == "state":  # (the caller's, read first here)
-            self.value_reads.append((t, what, user_source()))
-        elif var in self.dynamic:
+        if var is None and (var := self.var_of(t)).kind == "state":  # (the caller's)
+            self.value_reads[var] = (t, what, user_source())
+        elif var in self.dynamic and var not in self.value_reads:
             raise _value_read_error(t, what, user_source())
 
     # -- backward and optimizer hooks ------------------------------------------------------
@@ -502,7 +502,7 @@ class Tracer:
                 self.end_grad(t)
         written = {id(t) for t, _ in g.writes} | {
             id(t) for opt in self.stepped for _, t in self.found.optimizer_state(opt)}
-        for t, what, where in self.value_reads:
+        for t, what, where in self.value_reads.values():
             if id(t) in written:  # (a counter: its value read while tracing would stay)
                 raise _value_read_error(t, what, where)
         arguments = [v for v in g.inputs if v not in self.grad_input_vars]
