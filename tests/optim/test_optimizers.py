@@ -304,20 +304,30 @@ def test_lion_matches_the_paper(kwargs):
     assert set(opt.state[ep[0]]) == {"exp_avg"}
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "LBFGS"])
 def test_a_read_only_parameter_is_a_clear_error_before_any_parameter_moves(name):
     frozen = np.ones((3, 3), np.float32)
     frozen.flags.writeable = False
     w = ember.nn.Parameter(ember.from_numpy(frozen))
     v = ember.nn.Parameter(ember.ones(2))
     opt = getattr(ember.optim, name)([v, w], lr=0.1)
-    ((w * 2).sum() + v.sum()).backward()
+
+    def closure():  # (LBFGS evaluates it; the others step on the gradients it leaves)
+        opt.zero_grad()
+        loss = (w * 2).sum() + v.sum()
+        loss.backward()
+        return loss
+
+    def step():
+        return opt.step(closure) if name == "LBFGS" else opt.step()
+
+    closure()
     with pytest.raises(ember.errors.OpError, match=rf"{name}.step: parameter 1 of group 0 "
                        r"\(shape \(3, 3\), float32\) is read-only.*p.data = p.data.clone"):
-        opt.step()
+        step()
     np.testing.assert_array_equal(v.detach().numpy(), 1.0)  # nothing moved
     w.data = w.data.clone()  # the hint's fix
-    opt.step()
+    step()
     assert (w.detach().numpy() < 1.0).all() and (v.detach().numpy() < 1.0).all()
 
 

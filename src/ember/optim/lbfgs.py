@@ -113,6 +113,7 @@ class LBFGS(Optimizer):
         if closure is None:
             raise TypeError("LBFGS.step() needs a closure that zeroes the gradients, computes "
                             "the loss, calls backward() and returns the loss")
+        self._check_writable(self._params)
         group = self.param_groups[0]
         lr, max_iter, max_eval = float(group["lr"]), group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
