@@ -132,6 +132,36 @@ def test_reading_a_buffers_value_before_any_op_uses_it_is_refused_too():
     assert int(average.n_averaged) == 0  # (the failed trace left nothing behind)
 
 
+class _Scaled(ember.nn.Module):
+    """A layer that reads its buffer as a Python number."""
+
+    def __init__(self, scale):
+        super().__init__()
+        self.register_buffer("scale", scale)
+
+    def forward(self, x):
+        return x * float(self.scale)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_value_python_read_while_tracing_traces_again_once_it_changes(shared):
+    memory = np.array(2.0, np.float32)
+    layer = _Scaled(ember.from_numpy(memory) if shared else ember.tensor(2.0))
+    fn = jit.compile(layer)
+    x = ember.ones(3)
+    for _ in range(2):
+        np.testing.assert_array_equal(fn(x).numpy(), 2.0)
+    if shared:
+        memory[...] = 5.0  # (through NumPy: no version counter moves)
+    else:
+        layer.scale.fill_(5.0)
+    np.testing.assert_array_equal(fn(x).numpy(), 5.0)
+    reason = jit.explain()[-1]
+    assert "scale changed (its value was read by Python at test_compile.py:" in reason
+    np.testing.assert_array_equal(fn(x).numpy(), 5.0)
+    assert jit.explain()[-1] is reason  # (traced once: the new graph's guard holds)
+
+
 def test_static_arguments_are_values_and_retrace():
     def scale(x, n):
         return x * n if n > 1 else x - n

@@ -43,6 +43,7 @@ from ember.jit.autodiff import (
 from ember.jit.codegen import Generated, _store, generate
 from ember.jit.discover import Reach, is_plain, reach, tensor_hooks
 from ember.jit.fallback import aliased_writes, argument_writes, backward_hooks
+from ember.jit.guards import ValueGuard
 from ember.jit.ir import Graph
 from ember.jit.kernels import makes_fresh
 from ember.jit.passes import PASSES, optimize
@@ -142,6 +143,8 @@ class Entry:
     fresh_outputs: bool | None = None
     # the tensors whose new .grad the function returns (the call returns that very tensor)
     returned_grads: tuple[Tensor, ...] = ()
+    # tensors whose values Python read while tracing: constants of the graph (see guards.py)
+    value_guards: tuple[ValueGuard, ...] = ()
 
 
 def forget_all() -> None:
@@ -222,6 +225,10 @@ class CompiledFunction:
         entry = self.entries.get(key)
         if entry is None:
             return self._trace(key, args, kwargs)
+        if entry.value_guards:
+            changed = next((g for g in entry.value_guards if not g.holds()), None)
+            if changed is not None:
+                return self._trace(key, args, kwargs, f"traced again: {changed.reason()}")
         if entry.eager is not None or \
                 entry.graph.split_writes and _shares_split_writes(entry.graph, tensors):
             return self.fn(*args, **kwargs)  # (arguments sharing memory the graph writes)
@@ -300,8 +307,8 @@ class CompiledFunction:
         return tree_unflatten(leaves, entry.out_spec)
 
     # -- tracing ---------------------------------------------------------------------------
-    def _trace(self, key: tuple, args: tuple, kwargs: dict) -> Any:
-        reason = self._why(key, argument_names(self.fn, args, kwargs))
+    def _trace(self, key: tuple, args: tuple, kwargs: dict, reason: str = "") -> Any:
+        reason = reason or self._why(key, argument_names(self.fn, args, kwargs))
         JIT.reasons.append(f"{self.name}: {reason}")
         del JIT.reasons[:-_KEEP_REASONS]
         log.info("ember.jit: %s: %s", self.name, reason)
@@ -375,6 +382,8 @@ class CompiledFunction:
             entry.roots, entry.make = plan.roots, plan.make
         outputs = set(graph.outputs)
         entry.returned_grads = tuple(t for t, v in graph.grads if v in outputs)
+        entry.value_guards = tuple(ValueGuard(t, tracer.labels.get(id(t), "a tensor"), where)
+                                   for t, _, where in tracer.value_reads.values())
         if entry.eager is not None:
             if self.fullgraph:
                 raise TraceError(f"ember.jit: {self.name} (fullgraph=True) cannot be one graph: "

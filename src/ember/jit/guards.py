@@ -1,0 +1,53 @@
+"""Values that Python read while tracing (``int(buffer)``, ``t.tolist()`` of a tensor the
+function does not write): the graph holds them as constants, so a call made after such a tensor
+changed traces again instead of running the old graph.
+
+A change is seen by the tensor's version counter, which every in-place write through Ember
+moves (``copy_``, ``load_state_dict``, an optimizer step). Memory also held by a NumPy array
+(``from_numpy``, ``.numpy()``) can change without moving it, so it is compared by value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ember.tensor import Tensor
+
+
+class ValueGuard:
+    """A tensor whose value a trace read, as it was then.
+
+    Example:
+        >>> guard = ValueGuard(model.steps, "model.steps", source)
+        >>> guard.holds()   # False once model.steps was written
+    """
+
+    __slots__ = ("tensor", "label", "where", "array", "stamp", "values")
+
+    def __init__(self, tensor: Tensor, label: str, where: Any) -> None:
+        self.tensor, self.label, self.where = tensor, label, where
+        self.array = tensor._data
+        self.stamp = tensor._vc.stamp()
+        self.values = _host(tensor) if tensor._vc.shared else None
+
+    def holds(self) -> bool:
+        """Whether the tensor still holds the array and the values it had."""
+        t = self.tensor
+        if t._data is not self.array:
+            return False
+        if self.values is None and not t._vc.shared:
+            return t._vc.stamp() == self.stamp
+        return self.values is not None and np.array_equal(_host(t), self.values)
+
+    def reason(self) -> str:
+        """Why the call traces again, in words."""
+        at = f" at {self.where}" if self.where is not None else ""
+        return f"{self.label} changed (its value was read by Python{at} while tracing)"
+
+
+def _host(t: Tensor) -> np.ndarray:
+    """A copy of the tensor's values in host memory."""
+    data = t._data
+    return data.copy() if isinstance(data, np.ndarray) else t._device.xp.asnumpy(data)
