@@ -141,8 +141,9 @@ class Entry:
     # whether every output is surely a new array of its own (decided at the first call from
     # the graph: then no call checks their memory)
     fresh_outputs: bool | None = None
-    # the tensors whose new .grad the function returns (the call returns that very tensor)
-    returned_grads: tuple[Tensor, ...] = ()
+    # (output position, tensor) where the function returns that tensor's .grad itself: the
+    # call returns the .grad the graph set (an output made from roots: a new alias of it)
+    returned_grads: tuple[tuple[int, Tensor], ...] = ()
     # tensors whose values Python read while tracing: constants of the graph (see guards.py)
     value_guards: tuple[ValueGuard, ...] = ()
 
@@ -246,10 +247,12 @@ class CompiledFunction:
         for (i, _), grad in zip(graph.arg_grads, arrays[n + len(graph.arg_writes):]):
             _set_grad(tensors[i], grad, dev, i in graph.arg_grads_in_place)
         if entry.make is not None:
-            return self._rebuild(entry, assemble(entry.make, tensors, tuple(_wrapped(
-                entry, _owned(entry, [arrays[p] for p in entry.roots], tensors)))))
-        return self._rebuild(entry, _wrapped(entry, [a for a in _owned(entry, arrays[:n], tensors)
-                                                     if a is not None]))
+            return self._rebuild(entry, assemble(entry.make, tensors, tuple(
+                _wrap(a, dev) for a in _owned(entry, [arrays[p] for p in entry.roots], tensors))))
+        outputs = [None if a is None else _wrap(a, dev) for a in _owned(entry, arrays[:n], tensors)]
+        for i, t in entry.returned_grads:
+            outputs[i] = t.grad
+        return self._rebuild(entry, [t for t in outputs if t is not None])
 
     def _key(self, args: tuple, kwargs: dict, leaves: list, spec: Any) -> \
             tuple[list[Tensor], tuple]:
@@ -380,8 +383,9 @@ class CompiledFunction:
                           self.fn, args, kwargs)))
         if plan is not None:
             entry.roots, entry.make = plan.roots, plan.make
-        outputs = set(graph.outputs)
-        entry.returned_grads = tuple(t for t, v in graph.grads if v in outputs)
+        holders = {id(t.grad): t for t, _ in graph.grads if t.grad is not None}
+        entry.returned_grads = () if entry.make is not None else tuple(
+            (i, holders[id(x)]) for i, x in enumerate(returned) if id(x) in holders)
         entry.value_guards = tuple(ValueGuard(t, tracer.labels.get(id(t), "a tensor"), where)
                                    for t, _, where in tracer.value_reads.values())
         if entry.eager is not None:
@@ -487,13 +491,6 @@ def _shares_split_writes(graph: Graph, tensors: list[Tensor]) -> bool:
     owners = {owner(t._data) for t in tensors}
     return any(owner(a) in owners
                for n, writes in graph.split_writes for k in range(n) for a in writes(k))
-
-
-def _wrapped(entry: Entry, arrays: list) -> list[Tensor]:
-    """The call's output arrays as tensors: a gradient it set, as that ``.grad`` itself."""
-    grads = {id(t.grad._data): t.grad for t in entry.returned_grads if t.grad is not None}
-    dev = entry.device
-    return [grads[id(a)] if id(a) in grads else _wrap(a, dev) for a in arrays]
 
 
 def _flatten(args: tuple, kwargs: dict) -> tuple[list, Any]:

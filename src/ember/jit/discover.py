@@ -183,6 +183,9 @@ class Reach:
         for mname, m in module.named_modules():
             self.modules.append(m)
             self.module_labels.append(prefix + mname if mname else name or "self")
+            for attr, value in list(vars(m).items()):  # (an optimizer a module holds)
+                if isinstance(value, Optimizer):
+                    self.add(f"{self.module_labels[-1]}.{attr}", value, 1)
             if not _is_library(m):  # (the globals a user's layer reads in its forward)
                 self.add_function(type(m).forward, 1, owner=m)
             for fn, *_ in hooks_around(m):  # (a hook's first argument is the module)
@@ -472,9 +475,10 @@ def _value_key(value: Any) -> Any:
 
 def _state_key(opt: Optimizer) -> tuple:
     """What an optimizer's ``state`` holds, for the layout: for each parameter with state,
-    its keys and their values (a tensor by identity, a number by value)."""
-    return tuple((id(p), tuple((key, ("tensor", id(v)) if isinstance(v, Tensor) else
-                                _value_key(v)) for key, v in state.items()))
+    its keys and what they hold (a tensor by identity, other values by type: a count that
+    moves every step is no new layout)."""
+    return tuple((id(p), tuple((key, id(v) if isinstance(v, Tensor) else type(v).__name__)
+                               for key, v in state.items()))
                  for p, state in opt.state.items())
 
 

@@ -4,7 +4,8 @@ changed traces again instead of running the old graph.
 
 A change is seen by the tensor's version counter, which every in-place write through Ember
 moves (``copy_``, ``load_state_dict``, an optimizer step). Memory also held by a NumPy array
-(``from_numpy``, ``.numpy()``) can change without moving it, so it is compared by value.
+(``from_numpy``, ``.numpy()``) can change without moving it, so it is compared by value (a
+small tensor's values are kept for that, should NumPy come to share it after the trace).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import numpy as np
 
 from ember.tensor import Tensor
 
+_SMALL = 1 << 12  # elements: a copy kept, for when NumPy comes to share the memory later
+
 
 class ValueGuard:
     """A tensor whose value a trace read, as it was then.
@@ -24,21 +27,22 @@ class ValueGuard:
         >>> guard.holds()   # False once model.steps was written
     """
 
-    __slots__ = ("tensor", "label", "where", "array", "stamp", "values")
+    __slots__ = ("tensor", "label", "where", "array", "count", "values")
 
     def __init__(self, tensor: Tensor, label: str, where: Any) -> None:
         self.tensor, self.label, self.where = tensor, label, where
         self.array = tensor._data
-        self.stamp = tensor._vc.stamp()
-        self.values = _host(tensor) if tensor._vc.shared else None
+        self.count = tensor._vc.value
+        small = tensor._data.size <= _SMALL
+        self.values = _host(tensor) if tensor._vc.shared or small else None
 
     def holds(self) -> bool:
         """Whether the tensor still holds the array and the values it had."""
         t = self.tensor
         if t._data is not self.array:
             return False
-        if self.values is None and not t._vc.shared:
-            return t._vc.stamp() == self.stamp
+        if not t._vc.shared:
+            return t._vc.value == self.count
         return self.values is not None and np.array_equal(_host(t), self.values)
 
     def reason(self) -> str:

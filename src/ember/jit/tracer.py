@@ -504,7 +504,13 @@ class Tracer:
             id(t) for opt in self.stepped for _, t in self.found.optimizer_state(opt)}
         for t, what, where in self.value_reads.values():
             if id(t) in written:  # (a counter: its value read while tracing would stay)
-                raise _value_read_error(t, what, where)
+                raise TraceError(
+                    f"ember.jit: {what} reads the value of {self.labels.get(id(t), 'a tensor')}"
+                    f" (shape {tuple(t.shape)}){_at(where)}, which this function also writes "
+                    "(a counter): the graph would keep the value read while tracing. Hint: "
+                    "keep the count as a Python number, compute with tensor ops instead, or "
+                    "move the call out of the compiled function (an averaged model's "
+                    "update_parameters after the compiled step)", _at(where))
         arguments = [v for v in g.inputs if v not in self.grad_input_vars]
         for i, (t, var) in enumerate(zip(self.inputs, arguments)):
             final = self.var_of(t)

@@ -99,7 +99,7 @@ class ElementwiseOptimizer(Optimizer):
                     continue
                 if not isinstance(p.grad, Tensor):  # a sparse gradient
                     self.sparse_update(p, p.grad, self.state[p], group)
-                    p._vc.value += 1
+                    _count_writes(p, self.state[p])
                     continue
                 fresh = p not in self.state
                 state = self.state[p]
@@ -130,7 +130,7 @@ class ElementwiseOptimizer(Optimizer):
                     else:
                         g = g + wd * data
                 self.update(target, g, state, group)
-                p._vc.value += 1
+                _count_writes(p, state)
                 if fresh and not state:  # none kept (SGD without momentum): no entry made,
                     del self.state[p]  # as in PyTorch (an entry the user made stays)
             if looped:
@@ -151,7 +151,7 @@ class ElementwiseOptimizer(Optimizer):
             if hyper is None:
                 hyper = rounded[key] = np.array(key[1:], dtype=data.dtype)
             kernel(data.reshape(-1), g.reshape(-1), *(a.reshape(-1) for a in arrays), hyper)
-            p._vc.value += 1
+            _count_writes(p, state)
 
     def sparse_update(self, p: Tensor, grad: Any, state: dict[str, Any],
                       group: dict[str, Any]) -> None:
@@ -292,3 +292,12 @@ def add_sparse_(p: Tensor, grad: Any, alpha: float) -> None:
     """``p += alpha * grad`` in place, for a sparse ``grad`` (repeated entries add up)."""
     index, values = coalesced_rows(grad)
     p._data[index] += alpha * values
+
+
+def _count_writes(p: Tensor, state: dict[str, Any]) -> None:
+    """Moves the version counters of a stepped parameter and of its state's tensors, which
+    the update wrote in place (a compiled function that read one's value traces again)."""
+    p._vc.value += 1
+    for value in state.values():
+        if isinstance(value, Tensor):
+            value._vc.value += 1
