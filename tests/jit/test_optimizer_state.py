@@ -33,16 +33,16 @@ def _run(make, calls=4):
     return out
 
 
-def _step_reading_the_buffer(model, opt):
-    """A step that returns its first weight's momentum buffer's sum, read before the update
-    (0 until the first step makes the buffer)."""
+def _step_reading_the_buffer(model, opt, key="momentum_buffer"):
+    """A step that returns its first weight's momentum buffer's sum (state ``key``), read
+    before the update (0 until the first step makes the buffer)."""
     weight = model[0].weight
 
     def step(x, y):
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         has = weight in opt.state
-        seen = opt.state[weight]["momentum_buffer"].sum() * 1 if has else ember.zeros(())
+        seen = opt.state[weight][key].sum() * 1 if has else ember.zeros(())
         opt.step()
         opt.zero_grad()
         return loss, seen
@@ -217,16 +217,7 @@ def test_a_count_moving_in_the_state_leaves_its_keys_and_tensors_watched():
     def make():
         model = _model()
         opt = _CountingSGD(model.parameters())
-        weight = model[0].weight
-
-        def step(x, y):
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            seen = opt.state[weight]["buf"].sum() * 1 if weight in opt.state else ember.zeros(())
-            opt.step()
-            opt.zero_grad()
-            return loss, seen
-        return step, opt
+        return _step_reading_the_buffer(model, opt, "buf"), opt
 
     runs = []
     for compiled in (False, True):
