@@ -295,3 +295,28 @@ def test_a_returned_gradient_is_the_grad_also_when_it_accumulates(set_to_none):
     for _ in range(4):
         grad = fn(*_data())
         assert grad is weight.grad
+
+
+def _buffer_sum(opt, weight):
+    """A helper given the optimizer: the buffer's sum once the state has it, else 0."""
+    state = opt.state  # (an alias of the dict)
+    return state[weight]["momentum_buffer"].sum() * 1 if weight in state else ember.zeros(())
+
+
+def test_a_branch_on_the_state_in_a_helper_given_the_optimizer_is_traced_again():
+    def make():
+        model = _model()
+        opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            seen = _buffer_sum(opt, model[0].weight)
+            opt.step()
+            opt.zero_grad()
+            return loss, seen
+        return step
+
+    eager, compiled = _run(make)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-6)
+    assert eager[1][1] != 0

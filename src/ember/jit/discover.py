@@ -44,7 +44,10 @@ class Reach:
         self.modules: list[Module] = []
         self.module_labels: list[str] = []
         self.optimizers: list[tuple[str, Optimizer]] = []
-        self.states: list[tuple[str, Optimizer, tuple]] = []  # optimizers whose .state is read
+        # the optimizers whose ``state`` is watched (some code read a ``.state``): label,
+        # optimizer, what its state held when found
+        self.states: list[tuple[str, Optimizer, tuple]] = []
+        self.reads_state = False  # some code it follows reads ``x.state`` or ``x.state_dict``
         self.objects: list[Any] = []  # other objects followed: the user's, jit_state()'s
         self.params: list[Tensor] = []
         # (globals dict or cell, name, label, key, value: kept alive, so its id stays its own)
@@ -103,6 +106,8 @@ class Reach:
         if code is None or _is_library(func):
             return
         stored = set(_code_names(code, _STORES))  # (a counter it bumps is no binding to watch)
+        self.reads_state = self.reads_state or not _STATE_NAMES.isdisjoint(
+            _code_names(code, _ATTRIBUTE_LOADS))
         defaults = _Defaults(func) if isinstance(func, types.FunctionType) else None
         values = {} if defaults is None else {n: defaults.read(n) for n in defaults.names()}
         if values and id(func) not in self._functions:
@@ -144,10 +149,6 @@ class Reach:
         attribute that is no number (a tensor) is followed too, as an object's are."""
         for i, name in enumerate(attributes):
             holder = obj
-            if isinstance(holder, Optimizer):
-                if name == "state":
-                    self._watch_state(holder)
-                return
             if not (_plain_object(holder) or isinstance(holder, Module) or
                     _user_module(holder) or _user_class(holder)):
                 return
@@ -160,13 +161,13 @@ class Reach:
             if isinstance(holder, type) and not is_plain(obj):
                 self.add(".".join((root, *attributes[:i + 1])), obj, depth + 1)
 
-    def _watch_state(self, opt: Optimizer) -> None:
-        """The function's code reads ``opt.state``: what that dict holds is part of the
-        layout (a branch on ``p in opt.state`` traced before the first step is not the
-        steady graph)."""
-        if not any(seen is opt for _, seen, _ in self.states):
-            label = next((name for name, seen in self.optimizers if seen is opt), "optimizer")
-            self.states.append((label, opt, _state_key(opt)))
+    def watch_states(self) -> None:
+        """Where code it follows reads some ``.state`` (of an optimizer, or through a helper
+        given one), what each reached optimizer's state holds is part of the layout: a branch
+        on ``p in opt.state`` traced before the first step is not the steady graph. (Code
+        that reads another object's ``state`` costs one more trace, after the first step.)"""
+        if self.reads_state:
+            self.states = [(name, opt, _state_key(opt)) for name, opt in self.optimizers]
 
     def _bind(self, holder: Any, name: str, label: str) -> None:
         value = _read(holder, name)
@@ -304,6 +305,7 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
         found.add(name, arg, 1)
     for hook in hooks:
         found.add("hook of an argument", hook)
+    found.watch_states()
     return found
 
 
@@ -318,6 +320,8 @@ def _is_library(obj: Any) -> bool:
 _STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"})
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _ATTRIBUTE_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
+_ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+_STATE_NAMES = frozenset({"state", "state_dict"})
 _CHAIN_ROOTS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST"})
 _NESTED_CHAIN_ROOTS = _CHAIN_ROOTS - {"LOAD_FAST"}
 
