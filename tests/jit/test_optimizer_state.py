@@ -33,20 +33,29 @@ def _run(make, calls=4):
     return out
 
 
+def _step_with(model, opt, read):
+    """A step that returns ``(loss, read())``, ``read`` called between the backward and the
+    update."""
+
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        seen = read()
+        opt.step()
+        opt.zero_grad()
+        return loss, seen
+    return step
+
+
 def _step_reading_the_buffer(model, opt, key="momentum_buffer"):
     """A step that returns its first weight's momentum buffer's sum (state ``key``), read
     before the update (0 until the first step makes the buffer)."""
     weight = model[0].weight
 
-    def step(x, y):
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
+    def read():
         has = weight in opt.state
-        seen = opt.state[weight][key].sum() * 1 if has else ember.zeros(())
-        opt.step()
-        opt.zero_grad()
-        return loss, seen
-    return step
+        return opt.state[weight][key].sum() * 1 if has else ember.zeros(())
+    return _step_with(model, opt, read)
 
 
 def test_a_branch_on_state_made_by_the_first_step_is_traced_again_once_it_is_there():
@@ -95,17 +104,9 @@ def test_state_reached_only_through_the_optimizer_is_read_at_every_call():
         opt.step()
         opt.zero_grad()
 
-        def buffers():
+        def buffers():  # (a helper's read: no `.state` in the step's own code)
             return sum(s["momentum_buffer"].sum() for s in opt.state.values())
-
-        def step(x, y):
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            seen = buffers()  # (a helper's read: no `.state` in the step's own code)
-            opt.step()
-            opt.zero_grad()
-            return loss, seen
-        return step
+        return _step_with(model, opt, buffers)
 
     eager, compiled = _run(make)
     np.testing.assert_allclose(compiled, eager, rtol=1e-6)
@@ -307,15 +308,7 @@ def test_a_branch_on_the_state_in_a_helper_given_the_optimizer_is_traced_again()
     def make():
         model = _model()
         opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-
-        def step(x, y):
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            seen = _buffer_sum(opt, model[0].weight)
-            opt.step()
-            opt.zero_grad()
-            return loss, seen
-        return step
+        return _step_with(model, opt, lambda: _buffer_sum(opt, model[0].weight))
 
     eager, compiled = _run(make)
     np.testing.assert_allclose(compiled, eager, rtol=1e-6)
