@@ -506,6 +506,17 @@ def test_a_returned_gradient_is_that_grad_itself_at_every_call():
     grad.mul_(0)  # (as eager: the caller's tensor is the .grad)
     assert not weight.grad.numpy().any()
 
+    def aliased(x):
+        opt.zero_grad()
+        model(x).square().sum().backward()
+        return weight.grad.detach(), weight.grad
+
+    fn = jit.compile(aliased)
+    for _ in range(4):
+        alias, grad = fn(x)
+        assert grad is weight.grad and alias is not grad
+        assert np.shares_memory(alias.numpy(), grad.numpy())
+
 
 SCALE = 2.0
 WEIGHT = ember.ones(3)

@@ -141,8 +141,8 @@ class Entry:
     # whether every output is surely a new array of its own (decided at the first call from
     # the graph: then no call checks their memory)
     fresh_outputs: bool | None = None
-    # (output position, tensor) where the function returns that tensor's .grad itself: the
-    # call returns the .grad the graph set (an output made from roots: a new alias of it)
+    # (position among the tensor outputs, tensor) where the function returns that tensor's
+    # .grad itself: the call returns the .grad the graph set
     returned_grads: tuple[tuple[int, Tensor], ...] = ()
     # tensors whose values Python read while tracing: constants of the graph (see guards.py)
     value_guards: tuple[ValueGuard, ...] = ()
@@ -247,12 +247,13 @@ class CompiledFunction:
         for (i, _), grad in zip(graph.arg_grads, arrays[n + len(graph.arg_writes):]):
             _set_grad(tensors[i], grad, dev, i in graph.arg_grads_in_place)
         if entry.make is not None:
-            return self._rebuild(entry, assemble(entry.make, tensors, tuple(
+            outputs = list(assemble(entry.make, tensors, tuple(
                 _wrap(a, dev) for a in _owned(entry, [arrays[p] for p in entry.roots], tensors))))
-        outputs = [None if a is None else _wrap(a, dev) for a in _owned(entry, arrays[:n], tensors)]
+        else:
+            outputs = [_wrap(a, dev) for a in _owned(entry, arrays[:n], tensors) if a is not None]
         for i, t in entry.returned_grads:
             outputs[i] = t.grad
-        return self._rebuild(entry, [t for t in outputs if t is not None])
+        return self._rebuild(entry, outputs)
 
     def _key(self, args: tuple, kwargs: dict, leaves: list, spec: Any) -> \
             tuple[list[Tensor], tuple]:
@@ -384,8 +385,9 @@ class CompiledFunction:
         if plan is not None:
             entry.roots, entry.make = plan.roots, plan.make
         holders = {id(t.grad): t for t, _ in graph.grads if t.grad is not None}
-        entry.returned_grads = () if entry.make is not None else tuple(
-            (i, holders[id(x)]) for i, x in enumerate(returned) if id(x) in holders)
+        entry.returned_grads = tuple(
+            (i, holders[id(x)]) for i, x in enumerate(x for x in returned if isinstance(x, Tensor))
+            if id(x) in holders)
         entry.value_guards = tuple(ValueGuard(t, tracer.labels.get(id(t), "a tensor"), where)
                                    for t, _, where in tracer.value_reads.values())
         if entry.eager is not None:
