@@ -313,3 +313,29 @@ def test_a_branch_on_the_state_in_a_helper_given_the_optimizer_is_traced_again()
     eager, compiled = _run(make)
     np.testing.assert_allclose(compiled, eager, rtol=1e-6)
     assert eager[1][1] != 0
+
+
+class _DampingTrainer:
+    """A plain object whose step calls another method that branches on the state."""
+
+    def __init__(self):
+        self.model = _model()
+        self.opt = ember.optim.SGD(self.model.parameters(), lr=0.1, momentum=0.9)
+
+    def damp(self):
+        for p in self.model.parameters():
+            if p in self.opt.state:
+                self.opt.state[p]["momentum_buffer"].mul_(0.5)
+
+    def step(self, x, y):
+        loss = F.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.damp()
+        self.opt.step()
+        self.opt.zero_grad()
+        return loss, self.model[0].weight.sum()
+
+
+def test_a_branch_on_the_state_in_another_method_of_the_steps_object_is_traced_again():
+    eager, compiled = _run(lambda: _DampingTrainer().step, calls=5)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-6)

@@ -89,6 +89,7 @@ class Reach:
                 self._tensor(f"{name}.{key}", t)
         elif _plain_object(obj):
             self.objects.append(obj)
+            self.reads_state = self.reads_state or _class_reads_state(type(obj))
             for key, item in list(vars(obj).items()):
                 self.add(f"{name}.{key}", item, depth + 1)
 
@@ -189,6 +190,7 @@ class Reach:
                     self.add(f"{self.module_labels[-1]}.{attr}", value, 1)
             if not _is_library(m):  # (the globals a user's layer reads in its forward)
                 self.add_function(type(m).forward, 1, owner=m)
+                self.reads_state = self.reads_state or _class_reads_state(type(m))
             for fn, *_ in hooks_around(m):  # (a hook's first argument is the module)
                 self.add_function(fn, 1, owner=None if hasattr(fn, "__self__") else m)
         for tname, t in new:
@@ -337,6 +339,16 @@ def _code_names(code: types.CodeType, ops: frozenset[str]) -> tuple[str, ...]:
         if isinstance(const, types.CodeType):
             names += _code_names(const, ops)
     return tuple(dict.fromkeys(names))
+
+
+@functools.lru_cache(maxsize=256)
+def _class_reads_state(cls: type) -> bool:
+    """Whether a method of the user's class (or of its user base classes) reads some
+    ``.state`` or calls ``.state_dict()``: a method the function calls on such an object
+    (``self.damp()``) may branch on an optimizer's state."""
+    return any(not _STATE_NAMES.isdisjoint(_code_names(f.__code__, _ATTRIBUTE_LOADS))
+               for klass in cls.__mro__ if not _is_library(klass)
+               for f in vars(klass).values() if isinstance(f, types.FunctionType))
 
 
 @functools.lru_cache(maxsize=1024)
