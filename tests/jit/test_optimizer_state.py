@@ -339,3 +339,21 @@ class _DampingTrainer:
 def test_a_branch_on_the_state_in_another_method_of_the_steps_object_is_traced_again():
     eager, compiled = _run(lambda: _DampingTrainer().step, calls=5)
     np.testing.assert_allclose(compiled, eager, rtol=1e-6)
+
+
+class _StepCountingSGD(ember.optim.SGD):
+    """An optimizer that keeps a number of its own in ``state``, beside the parameters'."""
+
+    def step(self, closure=None):
+        self.state["n_steps"] = self.state.get("n_steps", 0) + 1
+        return super().step(closure)
+
+
+def test_an_optimizer_keeping_its_own_numbers_in_the_state_compiles():
+    def make():
+        model = _model()
+        return _step_reading_the_buffer(
+            model, _StepCountingSGD(model.parameters(), lr=0.1, momentum=0.9))
+
+    eager, compiled = _run(make)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-6)

@@ -47,7 +47,7 @@ class Reach:
         # the optimizers whose ``state`` is watched (some code read a ``.state``): label,
         # optimizer, what its state held when found
         self.states: list[tuple[str, Optimizer, tuple]] = []
-        self.reads_state = False  # some code it follows reads ``x.state`` or ``x.state_dict``
+        self.reads_state = False  # some code it follows reads some ``x.state``
         self.objects: list[Any] = []  # other objects followed: the user's, jit_state()'s
         self.params: list[Tensor] = []
         # (globals dict or cell, name, label, key, value: kept alive, so its id stays its own)
@@ -166,7 +166,8 @@ class Reach:
         """Where code it follows reads some ``.state`` (of an optimizer, or through a helper
         given one), what each reached optimizer's state holds is part of the layout: a branch
         on ``p in opt.state`` traced before the first step is not the steady graph. (Code
-        that reads another object's ``state`` costs one more trace, after the first step.)"""
+        that reads another object's ``state`` costs one more trace, after the first step;
+        with LBFGS, which makes new state tensors at every step, one at every step.)"""
         if self.reads_state:
             self.states = [(name, opt, _state_key(opt)) for name, opt in self.optimizers]
 
@@ -220,7 +221,7 @@ class Reach:
         call, as the step writes it."""
         name = next((name for name, seen in self.optimizers if seen is opt), type(opt).__name__)
         return [(f"{name}.state[{self.labels.get(id(p), '?')}][{key!r}]", value)
-                for p, state in opt.state.items()
+                for p, state in opt.state.items() if isinstance(state, dict)
                 for key, value in state.items() if isinstance(value, Tensor)]
 
     def guard(self, grads: bool = True) -> tuple:
@@ -323,7 +324,7 @@ _STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DER
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _ATTRIBUTE_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
-_STATE_NAMES = frozenset({"state", "state_dict"})
+_STATE_NAMES = frozenset({"state"})
 _CHAIN_ROOTS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST"})
 _NESTED_CHAIN_ROOTS = _CHAIN_ROOTS - {"LOAD_FAST"}
 
@@ -344,8 +345,8 @@ def _code_names(code: types.CodeType, ops: frozenset[str]) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=256)
 def _class_reads_state(cls: type) -> bool:
     """Whether a method of the user's class (or of its user base classes) reads some
-    ``.state`` or calls ``.state_dict()``: a method the function calls on such an object
-    (``self.damp()``) may branch on an optimizer's state."""
+    ``.state``: a method the function calls on such an object (``self.damp()``) may branch
+    on an optimizer's state."""
     return any(not _STATE_NAMES.isdisjoint(_code_names(f.__code__, _ATTRIBUTE_LOADS))
                for klass in cls.__mro__ if not _is_library(klass)
                for f in vars(klass).values() if isinstance(f, types.FunctionType))
@@ -494,7 +495,8 @@ def _state_key(opt: Optimizer) -> tuple:
     its keys and what they hold (a tensor by identity, other values by type: a count that
     moves every step is no new layout)."""
     return tuple((id(p), tuple((key, id(v) if isinstance(v, Tensor) else type(v).__name__)
-                               for key, v in state.items()))
+                               for key, v in state.items()) if isinstance(state, dict)
+                  else type(state).__name__)
                  for p, state in opt.state.items())
 
 

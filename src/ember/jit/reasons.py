@@ -99,7 +99,8 @@ def _shown(key: tuple, where: bool = False) -> str:
     if kind == "hooks":
         return "[" + ", ".join(_function_name(f, where) for f in value) + "]"
     if kind == "state":
-        keys = ", ".join(dict.fromkeys(k for _, items in value for k, _ in items))
+        keys = ", ".join(dict.fromkeys(k for _, items in value if isinstance(items, tuple)
+                                       for k, _ in items))
         return f"{len(value)} parameters' ({keys})" if value else "empty"
     if kind == "parameters":
         return f"{sum(map(len, value))} parameters in {len(value)} group{'s' * (len(value) != 1)}"

@@ -36,11 +36,13 @@ class Rollback:
         tensors = {id(t): t for t in [*found.tensors, *inputs]}
         for _, opt in found.optimizers:
             for state in opt.state.values():
-                tensors.update((id(v), v) for v in state.values() if isinstance(v, Tensor))
+                if isinstance(state, dict):  # (a number an optimizer keeps beside them)
+                    tensors.update((id(v), v) for v in state.values() if isinstance(v, Tensor))
         self.tensors = [(t, t._data, _host_copy(t), t.requires_grad, t._grad,
                          None if t._grad is None else _host_copy(t._grad))
                         for t in tensors.values()]
-        self.optimizers = [(opt, {p: (s, dict(s)) for p, s in opt.state.items()},
+        self.optimizers = [(opt, {p: (s, _contents(s) if isinstance(s, dict) else s)
+                                  for p, s in opt.state.items()},
                             [(g, dict(g)) for g in opt.param_groups])
                            for _, opt in found.optimizers]
         self.objects = [(obj, dict(vars(obj))) for obj in [*found.modules, *found.objects]]
@@ -60,8 +62,9 @@ class Rollback:
             for p in [p for p in opt.state if p not in states]:  # made by the traced step
                 del opt.state[p]
             for p, (state, items) in states.items():
-                state.clear()
-                state.update(items)
+                if isinstance(state, dict):
+                    state.clear()
+                    state.update(items)
                 opt.state[p] = state
             for group, items in groups:
                 group.clear()
