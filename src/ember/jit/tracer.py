@@ -14,10 +14,6 @@ value seen while tracing into the graph, so it raises :class:`TraceError` naming
 
 from __future__ import annotations
 
-import functools
-import linecache
-import os
-import sys
 import threading
 import weakref
 from typing import Any
@@ -25,8 +21,10 @@ from typing import Any
 from ember.autograd.engine import VJP_HOOK, running_task
 from ember.autograd.function import _run as run_function_eagerly
 from ember.dtypes import from_numpy
-from ember.errors import EmberError, OpError
-from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
+from ember.errors import OpError
+from ember.jit.effects import Effects
+from ember.jit.ir import Eqn, Graph, Source, StateRef, Var
+from ember.jit.sources import TraceError, _at, user_source
 from ember.nn.backward_hooks import BackwardHookState, OutputIdentity
 from ember.ops.primitive import (
     PRIMITIVES,
@@ -40,16 +38,6 @@ from ember.optim.optimizer import OPTIMIZER_TRACE
 from ember.tensor import Tensor, _wrap, add_wrap_hook, remove_wrap_hook
 
 _BIG = 64 * 1024  # bytes: a uniform constant this big becomes a broadcast equation
-_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-class TraceError(EmberError, RuntimeError):
-    """Python code in a compiled function needed a value that only exists when it runs;
-    ``where`` is the user's line that needed it (`` at file:line (`code`)``), or empty."""
-
-    def __init__(self, message: str, where: str = "") -> None:
-        super().__init__(message)
-        self.where = where
 
 
 def _not_traceable(t: Any) -> TraceError:
@@ -62,24 +50,7 @@ def _not_traceable(t: Any) -> TraceError:
                       "compiled step, or run this step eagerly")
 
 
-def user_source(what: str = "") -> Source | None:
-    """The innermost frame outside Ember's own code: the user's line that made an op."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        path = frame.f_code.co_filename
-        if not _is_ember_file(path):
-            line = frame.f_lineno
-            return Source(path, line, linecache.getline(path, line).strip(), what)
-        frame = frame.f_back
-    return None
-
-
-@functools.cache
-def _is_ember_file(path: str) -> bool:
-    return os.path.abspath(path).startswith(_EMBER_DIR)
-
-
-class Tracer:
+class Tracer(Effects):
     """The dispatch handler that records a :class:`Graph` while the function runs.
 
     ``found`` (:class:`ember.jit.discover.Reach`) names the tensors the function reaches
@@ -333,7 +304,7 @@ class Tracer:
         elif var in self.dynamic and var not in self.value_reads:
             raise _value_read_error(t, what, user_source())
 
-    # -- backward and optimizer hooks ------------------------------------------------------
+    # -- backward (optimizer steps and other effects: see effects.Effects) ---------------
     def around_vjp(self, node: Any, grads: Any) -> Any:
         self.ran_backward = True
         fwd = self.node_source.get(id(node))
@@ -344,126 +315,6 @@ class Tracer:
             return node.prim.vjp(node, *grads)
         finally:
             self.backward_of = saved
-
-    def record_effect(self, name: str, run: Any, ins: list[Tensor], outs: Any,
-                      call: Any, items: int = 0, split: Any = None) -> Any:
-        """Runs ``call()`` (the real, untraced effect) and records an effect equation: at run
-        time ``run(*arrays of ins)`` returns the arrays of ``outs()``, which then hold new
-        variables (views of the old values go stale); ``items`` and ``split`` as
-        :class:`~ember.jit.ir.Effect`'s."""
-        in_vars = [self.var_of(t) for t in ins]
-        result = call()
-        for v in in_vars:
-            self.invalidate_views(v)
-        out_vars = [self.new_var(t._data, "eqn") for t in outs()]
-        self.dynamic.update(out_vars)
-        self.graph.eqns.append(Eqn(Effect(name, run, items, split), in_vars, {}, out_vars,
-                                   user_source()))
-        return result
-
-    def optimizer_step(self, opt: Any, call: Any, closure: Any = None) -> Any:  # noqa: D417
-        """``opt.step()``: one effect over parameters and gradients, which the early-update
-        pass may split where the optimizer updates each parameter on its own."""
-        if closure is not None:
-            raise TraceError(f"ember.jit: {type(opt).__name__}.step(closure) inside a compiled "
-                             f"function{_at(user_source())}: the closure would run once, at "
-                             "trace time. Hint: compute the loss in the compiled function and "
-                             "call step() without a closure; an optimizer that needs the "
-                             "closure (LBFGS) steps outside, with the closure compiled: "
-                             "opt.step(ember.jit.compile(closure))")
-        return self._step_effect(f"{type(opt).__name__}.step", opt, opt.step, call,
-                                 opt.can_split_step())
-
-    def _step_effect(self, name: str, opt: Any, run: Any, call: Any,
-                     split: bool = False) -> Any:
-        """An effect over ``opt``'s parameters and their gradients: at run time the gradients
-        are bound to ``.grad`` and ``run()`` updates the parameters (and may rewrite the
-        gradients in place). With ``split``, any of its parameters may step alone
-        (``opt.step_part``), writing its array and its optimizer state's."""
-        params = _with_grads(opt)
-        self.binds_grads = True
-        self.stepped.append(opt)
-        self._write_state_before(opt)
-
-        def part(ks: list[int], first: bool) -> Any:
-            some = [params[k] for k in ks]
-            return _stepper(some, opt.step_part(some, params if first else ()), part=True)
-
-        def writes(k: int) -> list:
-            p = params[k]
-            return [p._data, *(t._data for t in opt.state.get(p, {}).values()
-                               if isinstance(t, Tensor))]
-
-        result = self.record_effect(name, _stepper(params, run),
-                                    params + [p.grad for p in params],
-                                    lambda: params + [p.grad for p in params], call,
-                                    len(params), (part, writes) if split else None)
-        self.read_state_anew(opt)
-        return result
-
-    def _write_state_before(self, opt: Any) -> None:
-        """The optimizer's state tensors written in place since the call started
-        (``opt.state[p]["momentum_buffer"].mul_(0.5)``) get those values in their memory
-        before its step reads them: an effect (a state tensor's new value is otherwise
-        written only at the graph's end)."""
-        start = {id(ref.tensor): ref.var for ref in self.graph.state if not ref.grad}
-        written = [t for _, t in self.found.optimizer_state(opt)
-                   if id(t) in start and self.lookup(t._data) not in (None, start[id(t)])]
-        if written:
-            self.record_effect(f"{type(opt).__name__}.state write", _writer(written), written,
-                               lambda: written, lambda: None)
-
-    def scaler_unscale(self, scaler: Any, call: Any, opt: Any) -> Any:
-        """``GradScaler.unscale_(opt)``: an effect dividing the gradients by the scale of the
-        moment and noting an inf/NaN among them."""
-        params = _with_grads(opt)
-
-        def unscale(*arrays: Any) -> list:
-            _bind_grads(params, arrays)
-            scaler.unscale_(opt)
-            return [p.grad._data for p in params]
-
-        return self.record_effect("GradScaler.unscale_", unscale, [p.grad for p in params],
-                                  lambda: [p.grad for p in params], call)
-
-    def scaler_step(self, scaler: Any, call: Any, opt: Any) -> Any:
-        """``GradScaler.step(opt)``: the optimizer's step as an effect, skipped at run time
-        when that step's gradients hold an inf/NaN."""
-        return self._step_effect("GradScaler.step", opt, lambda: scaler.step(opt), call)
-
-    def optimizer_zero_grad(self, opt: Any, call: Any) -> Any:
-        """``zero_grad(set_to_none=False)`` writes zeros into the gradients: an effect."""
-        grads = [p.grad for p in _with_grads(opt)]
-
-        def zero(*arrays: Any) -> list:
-            for a in arrays:
-                a[...] = 0
-            return list(arrays)
-
-        return self.record_effect("zero_grad", zero, grads, lambda: grads, call)
-
-    def scheduler_step(self, scheduler: Any, call: Any, *args: Any) -> Any:
-        """``scheduler.step()``: an effect (the learning rate it sets is read at run time)."""
-        return self.python_effect(f"{type(scheduler).__name__}.step", call, args)
-
-    def scaler_update(self, scaler: Any, call: Any, *args: Any) -> Any:
-        """``GradScaler.update()``: an effect (the scale it sets is read at run time)."""
-        return self.python_effect("GradScaler.update", call, args)
-
-    def python_effect(self, what: str, call: Any, args: tuple = ()) -> Any:
-        """An effect on Python objects only (a scheduler's step, a generator's reseeding):
-        ``call()`` now, untraced, and again on every run; an argument in ``args`` would be
-        the trace's value forever, so it is refused."""
-        if any(a is not None for a in args):
-            raise TraceError(f"ember.jit: {what}(...) with an argument inside a compiled "
-                             f"function{_at(user_source())}: the value would be frozen. Hint: "
-                             "call it outside the compiled function")
-
-        def run() -> list:
-            call()
-            return []
-
-        return self.record_effect(what, run, [], list, call)
 
     def __enter__(self) -> Tracer:
         push_handler(self, grads_in_place=True)
@@ -585,54 +436,6 @@ def _fits(new: Any, old: Tensor) -> bool:
         getattr(old._data.flags, "writeable", True)
 
 
-def _with_grads(opt: Any) -> list[Tensor]:
-    """An optimizer's parameters that hold a gradient."""
-    return [p for group in opt.param_groups for p in group["params"] if p.grad is not None]
-
-
-def _stepper(params: list[Tensor], run: Any, part: bool = False) -> Any:
-    """The run of an optimizer's step effect over ``params`` (their arrays, then their
-    gradients' arrays): the gradients are bound to ``.grad`` and ``run()`` updates the
-    parameters. A ``part`` of a step unbinds them again, so that a gradient's memory is
-    freed when the graph no longer reads it (the graph's end binds the final ``.grad``)."""
-
-    write = _writer(params)  # (an in-place op before the step, a max_norm renorm, made the
-    # value a new array: the step updates the parameter's own)
-
-    def step(*arrays: Any) -> list:
-        write(*arrays[:len(params)])
-        before = [p._grad for p in params]
-        _bind_grads(params, arrays[len(params):])
-        run()
-        out = [p._data for p in params] + [p.grad._data for p in params]
-        if part:
-            for p, grad in zip(params, before):
-                p._grad = grad
-        return out
-
-    return step
-
-
-def _writer(tensors: list[Tensor]) -> Any:
-    """The run of an effect that writes the graph's values of ``tensors`` into their memory
-    (where they are other arrays) and returns that memory."""
-
-    def write(*arrays: Any) -> list:
-        for t, a in zip(tensors, arrays):
-            if t._data is not a:
-                t._data[...] = a
-                t._vc.value += 1
-        return [t._data for t in tensors]
-
-    return write
-
-
-def _bind_grads(params: list[Tensor], arrays: Any) -> None:
-    """At run time: the graph's gradient arrays as the parameters' ``.grad``."""
-    for p, g in zip(params, arrays):
-        p.grad = _wrap(g, p._device)
-
-
 def _value_read_error(t: Tensor, what: str, src: Source | None) -> TraceError:
     """The error for Python reading a traced tensor's value at ``src``."""
     where = _at(src)
@@ -645,10 +448,6 @@ def _value_read_error(t: Tensor, what: str, src: Source | None) -> TraceError:
         "again), branch with ember.cond(pred, true_fn, false_fn, operands) (both branches "
         "are compiled) or ember.where, loop with ember.while_loop, compute with tensor ops "
         "instead, or move the call out of the compiled function", where)
-
-
-def _at(src: Source | None) -> str:
-    return "" if src is None else f" at {src.file}:{src.line} (`{src.text}`)"
 
 
 def _dtype_of(array: Any) -> Any:

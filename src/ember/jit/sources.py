@@ -1,0 +1,44 @@
+"""Where a compiled function's work came from in the user's code, and the error that names
+that line: :class:`TraceError`, for Python that needs a value only a run has."""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import os
+import sys
+
+from ember.errors import EmberError
+from ember.jit.ir import Source
+
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class TraceError(EmberError, RuntimeError):
+    """Python code in a compiled function needed a value that only exists when it runs;
+    ``where`` is the user's line that needed it (`` at file:line (`code`)``), or empty."""
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__(message)
+        self.where = where
+
+
+def user_source(what: str = "") -> Source | None:
+    """The innermost frame outside Ember's own code: the user's line that made an op."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not _is_ember_file(path):
+            line = frame.f_lineno
+            return Source(path, line, linecache.getline(path, line).strip(), what)
+        frame = frame.f_back
+    return None
+
+
+@functools.cache
+def _is_ember_file(path: str) -> bool:
+    return os.path.abspath(path).startswith(_EMBER_DIR)
+
+
+def _at(src: Source | None) -> str:
+    return "" if src is None else f" at {src.file}:{src.line} (`{src.text}`)"
