@@ -163,6 +163,16 @@ def test_a_value_python_read_while_tracing_traces_again_once_it_changes(shared):
     assert jit.explain()[-1] is reason  # (traced once: the new graph's guard holds)
 
 
+def test_a_value_python_reads_that_changes_at_every_call_warns():
+    layer = _Scaled(ember.tensor(1.0))
+    fn, x = jit.compile(layer), ember.ones(3)
+    with pytest.warns(UserWarning, match="_Scaled has been compiled 8 times.*scale changed"):
+        for step in range(8):
+            layer.scale.fill_(float(step))
+            np.testing.assert_array_equal(fn(x).numpy(), float(step))
+    assert len(fn.entries) == 1
+
+
 def test_static_arguments_are_values_and_retrace():
     def scale(x, n):
         return x * n if n > 1 else x - n

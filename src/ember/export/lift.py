@@ -121,9 +121,10 @@ class _Lifter:
             if ref.grad:
                 raise ExportError(f"{WHO}: the model reads {ref.label}.grad; export a forward "
                                   "function")
-            if id(ref.tensor) not in known:  # (a tensor the model holds outside its state)
-                known.add(id(ref.tensor))
-                self._constant(ref.label, ref.var, ref.tensor, specs, constants)
+            if id(ref.tensor) not in known:  # (a tensor the model holds outside its state,
+                known.add(id(ref.tensor))  # named by its path where it is an attribute)
+                target = attributes.get(id(ref.tensor._data), (ref.label,))[0]
+                self._constant(target, ref.var, ref.tensor, specs, constants)
         anonymous = 0
         for var, array in ir.consts.items():
             target, tensor = attributes.get(id(array), (None, None))

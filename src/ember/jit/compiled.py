@@ -181,6 +181,7 @@ class CompiledFunction:
         """Drops every graph and what tracing learned: the next call traces again."""
         self.resets = _Resets.count
         self.entries: dict[tuple, Entry] = {}
+        self.traces = 0  # (also those that replaced an entry: a value Python read changed)
         self.last: Entry | None = None
         self.reach: Reach | None = None  # what the current call reaches
         self.reaches: dict[tuple, Reach] = {}  # by the objects among the arguments
@@ -406,11 +407,12 @@ class CompiledFunction:
         self.last = entry
         if len(self.entries) > _KEEP_ENTRIES:
             self._forget_oldest()
-        if len(self.entries) == _MANY_TRACES:
-            warnings.warn(f"ember.jit: {self.name} has been compiled {_MANY_TRACES} times, once "
-                          f"per signature (the last: {reason}); ember.jit.explain() lists every "
-                          "reason. Hint: pass a number that changes on each call as a tensor, or "
-                          "give varying shapes a few fixed sizes", stacklevel=4)
+        self.traces += 1
+        if self.traces == _MANY_TRACES:
+            warnings.warn(f"ember.jit: {self.name} has been compiled {_MANY_TRACES} times (the "
+                          f"last: {reason}); ember.jit.explain() lists every reason. Hint: pass "
+                          "a number or tensor that changes on each call as an argument, or give "
+                          "varying shapes a few fixed sizes", stacklevel=4)
         if joint is not None:  # (one node, as at later calls: see autodiff.traced_call)
             return self._rebuild(entry, traced_call(entry, inputs, returned))
         kept = {owner(a) for a in graph.consts.values()}

@@ -190,12 +190,24 @@ class Reach:
                 if isinstance(value, Optimizer):
                     self.add(f"{self.module_labels[-1]}.{attr}", value, 1)
             if not _is_library(m):  # (the globals a user's layer reads in its forward)
+                self._carried_tensors(m)
                 self.add_function(type(m).forward, 1, owner=m)
                 self.reads_state = self.reads_state or _class_reads_state(type(m))
             for fn, *_ in hooks_around(m):  # (a hook's first argument is the module)
                 self.add_function(fn, 1, owner=None if hasattr(fn, "__self__") else m)
         for tname, t in new:
             self._follow_hooks(tname, t)
+
+    def _carried_tensors(self, m: Module) -> None:
+        """Names, as state read at every call, the plain tensor attributes of the user's
+        module ``m`` that a method of its class other than ``__init__`` assigns (an RNN's
+        ``self.h = h.detach()``): the next call reads what this one left. One sharing a
+        reached tensor's memory (``self.w = self.lin.weight.detach()``) stays that tensor's."""
+        assigned = _assigned_attributes(type(m))
+        held = {id(t._data) for t in self.tensors}
+        for attr, value in vars(m).items():
+            if attr in assigned and isinstance(value, Tensor) and id(value._data) not in held:
+                self._tensor(f"{self.module_labels[-1]}.{attr}", value)
 
     def _tensor(self, name: str, t: Tensor) -> None:
         if self._label(name, t):
@@ -214,6 +226,18 @@ class Reach:
     def _follow_hooks(self, name: str, t: Tensor) -> None:
         for hook in tensor_hooks(t):
             self.add(f"hook of {name}", hook)
+
+    def plain_objects(self) -> list[Any]:
+        """The user's reached objects (not modules, optimizers or library objects)."""
+        return [obj for obj in self.objects if _plain_object(obj)]
+
+    def carried_tensors(self) -> list[tuple[dict, str, Tensor]]:
+        """``(members, name, tensor)`` for each named tensor attribute of the reached modules
+        (see :meth:`_carried_tensors`) and each tensor attribute of the user's reached
+        objects: where a function may rebind a tensor for its next call."""
+        holders = [vars(m) for m in self.modules] + [vars(o) for o in self.plain_objects()]
+        return [(members, name, t) for members in holders for name, t in members.items()
+                if isinstance(t, Tensor) and id(t) in self.labels]
 
     def optimizer_state(self, opt: Optimizer) -> list[tuple[str, Tensor]]:
         """The tensors ``opt`` holds in its ``state`` now, with labels
@@ -343,6 +367,15 @@ def _code_names(code: types.CodeType, ops: frozenset[str]) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=256)
+def _assigned_attributes(cls: type) -> frozenset[str]:
+    """The attribute names the functions of the user's class (and of its user base classes)
+    other than ``__init__`` assign."""
+    return frozenset(name for klass in cls.__mro__ if not _is_library(klass)
+                     for key, f in vars(klass).items()
+                     if isinstance(f, types.FunctionType) and key != "__init__"
+                     for name in _code_names(f.__code__, _ATTRIBUTE_STORES))
+
+
 def _class_reads_state(cls: type) -> bool:
     """Whether a method of the user's class (or of its user base classes) reads some
     ``.state``: a method the function calls on such an object (``self.damp()``) may branch

@@ -92,10 +92,13 @@ class Tracer(Effects):
         self.view_root: dict[Var, Var] = {}  # a view's variable -> the variable it views
         self.views: dict[Var, list[Var]] = {}
         self.stale: set[Var] = set()  # views whose base was written in place after them
-        # each reached module's buffers when tracing starts (one the function rebinds is
-        # written back: see rebound_buffers)
-        self.buffers = [(m, name, t) for m in found.modules for name, t in m._buffers.items()
-                        if isinstance(t, Tensor)]
+        # each reached module's buffers, and the tensors modules and objects carry from one
+        # call to the next, when tracing starts (one the function rebinds is written back:
+        # see rebound_tensors)
+        self.buffers = [(m._buffers, name, t) for m in found.modules
+                        for name, t in m._buffers.items() if isinstance(t, Tensor)]
+        self.carried = found.carried_tensors()
+        self.object_attributes = [(obj, dict(vars(obj))) for obj in found.plain_objects()]
         # module calls whose outputs carry backward hooks (their Python runs at each backward)
         self.backward_hooks: list[BackwardHookState] = []
         for _, opt in found.optimizers:
@@ -337,7 +340,7 @@ class Tracer(Effects):
         the final ``.grad`` of every parameter and argument whose gradient changed."""
         g = self.graph
         g.outputs = [self.var_of(t) if isinstance(t, Tensor) else None for t in outputs]
-        self.rebound_buffers()
+        self.rebound_tensors()
         for ref in list(g.state):
             t = ref.tensor
             if ref.grad:  # a .grad read, then rebound or written in place: the end .grad
@@ -385,14 +388,15 @@ class Tracer(Effects):
         if t.grad is not None and t.grad is self.entry_grads.get(id(t)):
             g.grads_in_place.append(t)
 
-    def rebound_buffers(self) -> None:
-        """A registered buffer the function rebound to a new tensor of the same shape, dtype
-        and device (``self.running = 0.9 * self.running + 0.1 * m``) is a state write, as an
-        in-place one is: the module gets its buffer back, holding the new value, and each call
-        writes the value into it. (A buffer rebound to another shape is a new layout: the
-        next call traces again.)"""
-        for module, name, old in self.buffers:
-            new = module._buffers.get(name)
+    def rebound_tensors(self) -> None:
+        """A module's buffer or tensor attribute (or a tensor attribute of the user's object)
+        that the function rebound to a new tensor of the same shape, dtype and device
+        (``self.running = 0.9 * self.running + 0.1 * m``, an RNN's ``self.h = h.detach()``) is
+        a state write, as an in-place one is: the holder gets its tensor back, holding the new
+        value, and each call writes the value into it. (One rebound to another shape is a new
+        layout: the next call traces again.)"""
+        for members, name, old in self.buffers + self.carried:
+            new = members.get(name)
             if new is old or not _fits(new, old):
                 continue
             self.var_of(old)  # (state, read at every call, if the function never read it)
@@ -400,7 +404,18 @@ class Tracer(Effects):
             old._data[...] = new._data  # (what this call leaves, as the compiled calls will)
             old._vc.value += 1
             self.rebind(old._data, var)
-            module._buffers[name] = old
+            members[name] = old
+        for obj, before in self.object_attributes:  # (a module's are in the layout: a tensor
+            for name, value in vars(obj).items():   # stored anew there traces again)
+                if isinstance(value, Tensor) and value is not before.get(name) and \
+                        id(value) not in self.labels and self.var_of(value) in self.dynamic:
+                    raise TraceError(
+                        f"ember.jit: the function stores a new tensor (shape "
+                        f"{tuple(value.shape)}) as {type(obj).__name__}.{name}; compiled calls "
+                        "run the graph, not that Python assignment, so the attribute would "
+                        "keep this trace's tensor. Hint: give the attribute a tensor of that "
+                        "shape and dtype before the first call (each call then writes into "
+                        "it), make the object a Module, or return the tensor")
 
 
 def _check_infer(prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var]) -> None:

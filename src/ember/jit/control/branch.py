@@ -173,9 +173,9 @@ def _put_back_buffers(tracer: BranchTracer) -> list[str]:
     """The names of the buffers of reached modules that the branch rebound to new tensors,
     each given its old tensor back."""
     rebound = []
-    for module, name, old in tracer.buffers:
-        if module._buffers.get(name) is not old:
-            module._buffers[name] = old
+    for members, name, old in tracer.buffers:
+        if members.get(name) is not old:
+            members[name] = old
             rebound.append(name)
     return rebound
 
