@@ -204,9 +204,11 @@ class Reach:
         ``self.h = h.detach()``): the next call reads what this one left. One sharing a
         reached tensor's memory (``self.w = self.lin.weight.detach()``) stays that tensor's."""
         assigned = _assigned_attributes(type(m))
-        held = {id(t._data) for t in self.tensors}
-        for attr, value in vars(m).items():
-            if attr in assigned and isinstance(value, Tensor) and id(value._data) not in held:
+        carried = [(attr, value) for attr, value in vars(m).items()
+                   if attr in assigned and isinstance(value, Tensor)]
+        held = {id(t._data) for t in self.tensors} if carried else set()
+        for attr, value in carried:
+            if id(value._data) not in held:
                 self._tensor(f"{self.module_labels[-1]}.{attr}", value)
 
     def _tensor(self, name: str, t: Tensor) -> None:
@@ -376,6 +378,7 @@ def _assigned_attributes(cls: type) -> frozenset[str]:
                      for name in _code_names(f.__code__, _ATTRIBUTE_STORES))
 
 
+@functools.lru_cache(maxsize=256)
 def _class_reads_state(cls: type) -> bool:
     """Whether a method of the user's class (or of its user base classes) reads some
     ``.state``: a method the function calls on such an object (``self.damp()``) may branch
