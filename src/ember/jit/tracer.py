@@ -408,7 +408,7 @@ class Tracer(Effects):
         for obj, before in self.object_attributes:  # (a module's are in the layout: a tensor
             for name, value in vars(obj).items():   # stored anew there traces again)
                 if isinstance(value, Tensor) and value is not before.get(name) and \
-                        id(value) not in self.labels and self.var_of(value) in self.dynamic:
+                        id(value) not in self.labels and self.lookup(value._data) in self.dynamic:
                     raise TraceError(
                         f"ember.jit: the function stores a new tensor (shape "
                         f"{tuple(value.shape)}) as {type(obj).__name__}.{name}; compiled calls "
