@@ -18,7 +18,7 @@ import dis
 import functools
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -368,13 +368,17 @@ def _code_names(code: types.CodeType, ops: frozenset[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def _user_functions(cls: type) -> Iterator[tuple[str, types.FunctionType]]:
+    """``(name, function)`` for the functions of the user's class and of its user base
+    classes."""
+    return ((key, f) for klass in cls.__mro__ if not _is_library(klass)
+            for key, f in vars(klass).items() if isinstance(f, types.FunctionType))
+
+
 @functools.lru_cache(maxsize=256)
 def _assigned_attributes(cls: type) -> frozenset[str]:
-    """The attribute names the functions of the user's class (and of its user base classes)
-    other than ``__init__`` assign."""
-    return frozenset(name for klass in cls.__mro__ if not _is_library(klass)
-                     for key, f in vars(klass).items()
-                     if isinstance(f, types.FunctionType) and key != "__init__"
+    """The attribute names the user's class's functions other than ``__init__`` assign."""
+    return frozenset(name for key, f in _user_functions(cls) if key != "__init__"
                      for name in _code_names(f.__code__, _ATTRIBUTE_STORES))
 
 
@@ -384,8 +388,7 @@ def _class_reads_state(cls: type) -> bool:
     ``.state``: a method the function calls on such an object (``self.damp()``) may branch
     on an optimizer's state."""
     return any(not _STATE_NAMES.isdisjoint(_code_names(f.__code__, _ATTRIBUTE_LOADS))
-               for klass in cls.__mro__ if not _is_library(klass)
-               for f in vars(klass).values() if isinstance(f, types.FunctionType))
+               for _, f in _user_functions(cls))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -34,7 +34,7 @@ class ValueGuard:
         self.array = tensor._data
         self.count = tensor._vc.value
         small = tensor._data.size <= _SMALL
-        self.values = _host(tensor) if tensor._vc.shared or small else None
+        self.values = host_copy(tensor) if tensor._vc.shared or small else None
 
     def holds(self) -> bool:
         """Whether the tensor still holds the array and the values it had."""
@@ -43,7 +43,7 @@ class ValueGuard:
             return False
         if not t._vc.shared:
             return t._vc.value == self.count
-        return self.values is not None and np.array_equal(_host(t), self.values)
+        return self.values is not None and np.array_equal(host_copy(t), self.values)
 
     def reason(self) -> str:
         """Why the call traces again, in words."""
@@ -51,7 +51,12 @@ class ValueGuard:
         return f"{self.label} changed (its value was read by Python{at} while tracing)"
 
 
-def _host(t: Tensor) -> np.ndarray:
-    """A copy of the tensor's values in host memory."""
+def host_copy(t: Tensor) -> np.ndarray:
+    """A copy of the tensor's values in host memory.
+
+    Example:
+        >>> host_copy(ember.ones(2))
+        array([1., 1.], dtype=float32)
+    """
     data = t._data
     return data.copy() if isinstance(data, np.ndarray) else t._device.xp.asnumpy(data)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.jit.guards import host_copy
 from ember.ops.random import default_generator
 from ember.tensor import Tensor
 
@@ -84,9 +85,7 @@ class Rollback:
 def _host_copy(t: Tensor) -> np.ndarray | None:
     """A copy of a tensor's values in host memory (a GPU's memory holds the model, not a second
     copy of it), or None for a read-only array (nothing can have changed it)."""
-    if t._device.type != "cpu":
-        return t._device.xp.asnumpy(t._data)
-    return t._data.copy() if t._data.flags.writeable else None
+    return host_copy(t) if t._device.type != "cpu" or t._data.flags.writeable else None
 
 
 def _contents(container: dict | list) -> dict | list:

@@ -341,6 +341,7 @@ class Tracer(Effects):
         g = self.graph
         g.outputs = [self.var_of(t) if isinstance(t, Tensor) else None for t in outputs]
         self.rebound_tensors()
+        self.refuse_new_object_tensors()
         for ref in list(g.state):
             t = ref.tensor
             if ref.grad:  # a .grad read, then rebound or written in place: the end .grad
@@ -405,8 +406,13 @@ class Tracer(Effects):
             old._vc.value += 1
             self.rebind(old._data, var)
             members[name] = old
-        for obj, before in self.object_attributes:  # (a module's are in the layout: a tensor
-            for name, value in vars(obj).items():   # stored anew there traces again)
+
+    def refuse_new_object_tensors(self) -> None:
+        """A tensor computed from the inputs, stored on the user's object where it held no
+        tensor to write into, would stay this trace's tensor at every compiled call: refused.
+        (A module's tensors are in the layout: one stored anew there traces again.)"""
+        for obj, before in self.object_attributes:
+            for name, value in vars(obj).items():
                 if isinstance(value, Tensor) and value is not before.get(name) and \
                         id(value) not in self.labels and self.lookup(value._data) in self.dynamic:
                     raise TraceError(
