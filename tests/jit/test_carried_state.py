@@ -185,3 +185,139 @@ def test_an_object_may_hold_a_reached_tensor_or_a_constant():
     compiled = jit.compile(step)
     assert compiled(ember.ones(3)).item() == pytest.approx(step(ember.ones(3)).item())
     assert holder.best is lin.weight
+
+
+class _KeepPrevious(ember.nn.Module):
+    """Keeps the state before this call's as ``prev`` (read before ``h`` is rebound)."""
+
+    def __init__(self):
+        super().__init__()
+        self.h, self.prev = ember.zeros(3), ember.zeros(3)
+
+    def forward(self, x):
+        new = self.h + x
+        self.prev = self.h
+        self.h = new.detach()
+        return new.sum()
+
+
+def test_keeping_the_previous_state_reads_it_before_it_is_overwritten():
+    eager, model = _KeepPrevious(), _KeepPrevious()
+    compiled = jit.compile(model)
+    np.testing.assert_allclose(_calls(compiled), _calls(eager), rtol=1e-6)
+    np.testing.assert_allclose(model.prev.numpy(), eager.prev.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(model.h.numpy(), eager.h.numpy(), rtol=1e-6)
+    assert "_store(self_prev, " in compiled.code.split("_store(self_h, ")[0]  # (prev first)
+
+
+class _Rotate(ember.nn.Module):
+    """Three states that swap places at every call (a cycle of writes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = ember.ones(3), ember.zeros(3), ember.full((3,), 2.0)
+
+    def forward(self, x):
+        self.a, self.b, self.c = self.b, self.c, self.a
+        return (self.a * x).sum()
+
+
+def test_states_that_swap_places_each_get_the_others_old_value():
+    eager, model = _Rotate(), _Rotate()
+    compiled = jit.compile(model)
+    np.testing.assert_allclose(_calls(compiled, 6), _calls(eager, 6), rtol=1e-6)
+    for name in "abc":
+        np.testing.assert_array_equal(getattr(model, name).numpy(), getattr(eager, name).numpy())
+    assert compiled.code.count("copy=True)  # (written before read)") == 1
+
+
+def test_state_reset_to_none_between_sequences_starts_again_each_time():
+    eager, model = _twins(None)
+    compiled = jit.compile(model)
+    with pytest.warns(UserWarning, match="compiled 8 times"):
+        for _ in range(5):
+            eager.h = model.h = None
+            np.testing.assert_allclose(_calls(compiled, 3), _calls(eager, 3), rtol=1e-6)
+    assert "its last trace changed self.h: None -> an object" in "\n".join(jit.explain())
+
+
+class _Cell(ember.nn.Module):
+    """An LSTM-like cell whose state is a pair, held as ``kind`` (tuple, list or dict)."""
+
+    def __init__(self, kind):
+        super().__init__()
+        self.lin, self.kind = ember.nn.Linear(3, 6), kind
+        self.state = self.pack(ember.zeros(3), ember.zeros(3))
+
+    def pack(self, h, c):
+        return {"tuple": (h, c), "list": [h, c], "dict": {"h": h, "c": c}}[self.kind]
+
+    def forward(self, x):
+        h, c = self.state.values() if self.kind == "dict" else self.state
+        g = self.lin(x + h)
+        c = ember.tanh(g[:3]) + 0.5 * c
+        h = ember.tanh(g[3:]) * c
+        self.state = self.pack(h.detach(), c.detach())
+        return h.sum()
+
+
+@pytest.mark.parametrize("kind", ["tuple", "list", "dict"])
+def test_a_pair_of_states_in_a_container_carries_to_the_next_call(kind):
+    ember.manual_seed(0)
+    eager, model = _Cell(kind), _Cell(kind)
+    model.load_state_dict(eager.state_dict())
+    held = model.state
+    compiled = jit.compile(model)
+    np.testing.assert_allclose(_calls(compiled), _calls(eager), rtol=1e-6)
+    assert len(compiled.entries) == 1 and model.state is held
+    for ours, theirs in zip(_tensors_of(model.state), _tensors_of(eager.state)):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def _tensors_of(state):
+    return list(state.values()) if isinstance(state, dict) else list(state)
+
+
+def test_a_list_of_states_changed_in_place_carries_to_the_next_call():
+    class InPlace(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.state = [ember.zeros(3), ember.zeros(3)]
+
+        def forward(self, x):
+            self.state[0] = (self.state[0] + x).detach()
+            self.state[1] = self.state[1] + self.state[0]
+            return self.state[1].sum()
+
+    compiled = jit.compile(InPlace())
+    np.testing.assert_allclose(_calls(compiled, 4), _calls(InPlace(), 4), rtol=1e-6)
+
+
+def test_caches_that_grow_or_start_empty_stay_right():
+    class Caches(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.keys, self.memory = [ember.zeros(3)], {}
+
+        def forward(self, x):
+            self.keys.append(self.keys[-1] + x)  # (grows: a new layout at every call)
+            self.memory["h"] = (self.memory.get("h", ember.zeros(3)) + x).detach()
+            return self.keys[-1].sum() + self.memory["h"].sum() + len(self.keys)
+
+    compiled = jit.compile(Caches())
+    np.testing.assert_allclose(_calls(compiled, 4), _calls(Caches(), 4), rtol=1e-6)
+
+
+def test_a_module_attribute_the_compiled_function_rebinds_carries_to_the_next_call():
+    def run(compile_it):
+        ember.manual_seed(0)
+        model = _Carry(ember.zeros(3))
+
+        def step(x):
+            out = model.lin(x) + model.h
+            model.h = out.detach()  # (assigned here, not in a method of the module's class)
+            return out.sum()
+
+        return _calls(jit.compile(step) if compile_it else step)
+
+    np.testing.assert_allclose(run(True), run(False), rtol=1e-6)

@@ -16,8 +16,8 @@ from typing import Any
 from ember.dtypes import DType
 from ember.jit.control.branch import fresh
 from ember.jit.discover import is_plain
-from ember.jit.ir import Effect, Eqn, Graph, sub_graphs
-from ember.jit.kernels import KERNEL_GLOBALS, Kernel
+from ember.jit.ir import Effect, Eqn, Graph, Var, sub_graphs
+from ember.jit.kernels import KERNEL_GLOBALS, Kernel, may_share
 from ember.jit.passes.hoist import cached_state
 from ember.tensor import _wrap
 from ember.utils.generated_code import define
@@ -151,7 +151,10 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
             values = ", ".join(v.name for v in graph.cached)
             lines.append(f"        _hoisted = {cache}.put(*_state, ({values},))")
             lines.append(f"    {values}, = _hoisted")
-    for tensor, var in graph.writes:
+    copies, writes = ordered_writes(graph)
+    for var in copies:
+        lines.append(f"    {var.name} = xp.array({var.name}, copy=True)  # (written before read)")
+    for tensor, var in writes:
         lines.append(f"    _store({namer.name(tensor, graph.label(tensor))}, {var.name})")
     # arrays the world already sees (a returned gradient is that .grad: eager returns it)
     handed = {v for _, v in graph.writes}
@@ -252,6 +255,35 @@ def _kernel_source(kernel: Kernel, namer: _Namer) -> str:
 def _identifier(name: str) -> str:
     text = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
     return text if text and not text[0].isdigit() else f"f_{text}"
+
+
+def ordered_writes(graph: Graph) -> tuple[list[Var], list[tuple[Any, Var]]]:
+    """The graph's state writes as one parallel assignment, as Python's rebinding is
+    (``self.prev = self.h; self.h = new``; ``self.a, self.b = self.b, self.a``): the values
+    to copy first (those of a cycle of writes, each reading memory another overwrites), and
+    the writes in an order where each runs before any write into memory its value may share.
+
+    Example:
+        >>> copies, writes = ordered_writes(graph)  # ([], [(prev, v1), (h, v2)])
+    """
+    pending = list(graph.writes)
+    state = {ref.var: {i} for i, (t, _) in enumerate(pending) for ref in graph.state
+             if ref.tensor is t and not ref.grad}
+    # (an effect's outputs are the arrays it wrote in place: each store of one into its own
+    # tensor does nothing)
+    shared = may_share([e for e in graph.eqns if not isinstance(e.prim, Effect)], state)
+    reads = {i: shared.get(v, set()) - {i} for i, (_, v) in enumerate(pending)}
+    copies: list[Var] = []
+    order: list[int] = []
+    while len(order) < len(pending):
+        left = [i for i in reads if i not in order]
+        ready = [j for j in left if not any(j in reads[i] for i in left)]
+        if not ready:  # a cycle: one write's value is copied, so it reads no memory
+            i = next(i for i in left if reads[i] & set(left))
+            copies.append(pending[i][1])
+            reads[i] = set()
+        order.extend(ready)
+    return copies, [pending[i] for i in order]
 
 
 def _store(tensor: Any, value: Any) -> None:

@@ -47,7 +47,7 @@ from ember.jit.guards import ValueGuard
 from ember.jit.ir import Graph
 from ember.jit.kernels import makes_fresh
 from ember.jit.passes import PASSES, optimize
-from ember.jit.reasons import differences
+from ember.jit.reasons import differences, moves
 from ember.jit.rollback import Rollback
 from ember.jit.tracer import TraceError, Tracer
 from ember.nn.module import Module
@@ -146,6 +146,9 @@ class Entry:
     returned_grads: tuple[tuple[int, Tensor], ...] = ()
     # tensors whose values Python read while tracing: constants of the graph (see guards.py)
     value_guards: tuple[ValueGuard, ...] = ()
+    # what the trace changed in what the function reaches (``self.h: None -> an object``),
+    # which running the graph would not: the next call with this layout traces again
+    once: str | None = None
 
 
 def forget_all() -> None:
@@ -227,6 +230,9 @@ class CompiledFunction:
         entry = self.entries.get(key)
         if entry is None:
             return self._trace(key, args, kwargs)
+        if entry.once is not None:
+            return self._trace(key, args, kwargs, f"traced again: its last trace changed "
+                               f"{entry.once}, which the graph does not do")
         if entry.value_guards:
             changed = next((g for g in entry.value_guards if not g.holds()), None)
             if changed is not None:
@@ -360,7 +366,8 @@ class CompiledFunction:
                         all(source == "out" and not steps for source, _, steps in plan.make):
                     plan = None
             graph = tracer.finish(returned)
-        layout = self._layout_after_trace(args, kwargs, leaves, key[5])
+        redo = getattr(self.entries.get(key), "once", None) is not None
+        layout, once = self._layout_after_trace(args, kwargs, leaves, key[5], redo)
         device = inputs[0]._device if inputs else get_default_device()
         consts = [_TENSOR if isinstance(x, Tensor) else x for x in out_leaves]
         backward, n_saved = None, 0
@@ -389,6 +396,7 @@ class CompiledFunction:
         entry.returned_grads = tuple(
             (i, holders[id(x)]) for i, x in enumerate(x for x in returned if isinstance(x, Tensor))
             if id(x) in holders)
+        entry.once = once
         entry.value_guards = tuple(ValueGuard(t, tracer.labels.get(id(t), "a tensor"), where)
                                    for t, _, where in tracer.value_reads.values())
         if entry.eager is not None:
@@ -424,20 +432,25 @@ class CompiledFunction:
                                      if owner(x._data) in kept else x
                                      for x in out_leaves if isinstance(x, Tensor)])
 
-    def _layout_after_trace(self, args: tuple, kwargs: dict, leaves: list, before: int) -> int:
+    def _layout_after_trace(self, args: tuple, kwargs: dict, leaves: list, before: int,
+                            redo: bool) -> tuple[int, str | None]:
         """The layout a new entry is kept under when the trace itself changed what the
-        function reaches (a module setting its own attribute). The layout before it, the
-        first time an entry changes: the next call traces once more, with what this trace
-        left (an initialization done on the first call is then not in the steady graph). An
-        entry a second trace changes too (a counter bumped on every call) is a side effect
-        of tracing: it is left out of the layouts from then on, and the entry is kept under
-        the layout without it."""
+        function reaches (a module setting its own attribute), and what changed where the
+        entry must not run again. The layout before it, the first time an entry changes:
+        the next call traces once more, with what this trace left (an initialization done on
+        the first call is then not in the steady graph), and so does a later call with the
+        layout from before (state reset to None: the graph would not set it again; that
+        trace, a ``redo``, changes it again). An entry a second trace changes too (a counter
+        bumped on every call) is a side effect of tracing: it is left out of the layouts
+        from then on, and the entry is kept under the layout without it."""
         if not self.reach.moved():
-            return before
+            return before, None
         old = self.layouts[before][0]
         self._look(args, kwargs, leaves)
         new = self.layouts[self.reach.index][0]
         changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+        if redo:
+            return before, "; ".join(moves(old, new)) or None
         for k in changed:
             self.traced_changes[k] = self.traced_changes.get(k, 0) + 1
         # (a tensor rebound on every call, a growing cache, stays in the key: its graph would
@@ -445,10 +458,10 @@ class CompiledFunction:
         repeated = {k for k in changed if self.traced_changes[k] > 1 and
                     "tensor" not in (_kind(old.get(k)), _kind(new.get(k)))}
         if not repeated:
-            return before
+            return before, "; ".join(moves(old, new)) or None
         self.side_effects |= repeated
         self._look(args, kwargs, leaves, again=True)
-        return self.reach.index
+        return self.reach.index, None
 
     def _forget_oldest(self) -> None:
         """Drops the oldest signature's graph (so a model rebound again and again, in a

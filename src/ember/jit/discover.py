@@ -49,6 +49,10 @@ class Reach:
         self.states: list[tuple[str, Optimizer, tuple]] = []
         self.reads_state = False  # some code it follows reads some ``x.state``
         self.objects: list[Any] = []  # other objects followed: the user's, jit_state()'s
+        self.object_labels: dict[int, str] = {}  # id(object) -> the name it was found by
+        # the lists and dicts of tensors modules carry, with what they held when found (one
+        # changed in place, a cache a call appends to, is a new layout)
+        self.containers: list[tuple[Any, tuple]] = []
         self.params: list[Tensor] = []
         # (globals dict or cell, name, label, key, value: kept alive, so its id stays its own)
         self.bindings: list[tuple[Any, str, str, Any, Any]] = []
@@ -89,6 +93,7 @@ class Reach:
                 self._tensor(f"{name}.{key}", t)
         elif _plain_object(obj):
             self.objects.append(obj)
+            self.object_labels[id(obj)] = name
             self.reads_state = self.reads_state or _class_reads_state(type(obj))
             for key, item in list(vars(obj).items()):
                 self.add(f"{name}.{key}", item, depth + 1)
@@ -141,6 +146,16 @@ class Reach:
             root = roots[op].get(name, _MISSING)
             if root is not _MISSING and root is not None and name not in stored:
                 self._bind_attribute(root, func.__qualname__, name, attributes, written, depth)
+        for op, name, attributes in _attribute_writes(code):  # (``model.h = h.detach()``)
+            holder = roots[op].get(name, _MISSING)
+            for attribute in attributes[:-1]:
+                holder = _member(holder, attribute) if isinstance(holder, Module) or \
+                    _plain_object(holder) else _MISSING
+            if isinstance(holder, Module):
+                label = next((label for label, m in zip(self.module_labels, self.modules)
+                              if m is holder), None)
+                if label is not None:
+                    self._carry(f"{label}.{attributes[-1]}", vars(holder).get(attributes[-1]))
 
     def _bind_attribute(self, obj: Any, where: str, root: str, attributes: tuple[str, ...],
                         written: set[str], depth: int) -> None:
@@ -201,15 +216,25 @@ class Reach:
     def _carried_tensors(self, m: Module) -> None:
         """Names, as state read at every call, the plain tensor attributes of the user's
         module ``m`` that a method of its class other than ``__init__`` assigns (an RNN's
-        ``self.h = h.detach()``): the next call reads what this one left. One sharing a
-        reached tensor's memory (``self.w = self.lin.weight.detach()``) stays that tensor's."""
+        ``self.h = h.detach()``, an LSTM's ``self.state = (h, c)``): the next call reads what
+        this one left. One sharing a reached tensor's memory
+        (``self.w = self.lin.weight.detach()``) stays that tensor's."""
         assigned = _assigned_attributes(type(m))
-        carried = [(attr, value) for attr, value in vars(m).items()
-                   if attr in assigned and isinstance(value, Tensor)]
-        held = {id(t._data) for t in self.tensors} if carried else set()
-        for attr, value in carried:
-            if id(value._data) not in held:
-                self._tensor(f"{self.module_labels[-1]}.{attr}", value)
+        for attr, value in vars(m).items():
+            if attr in assigned:
+                self._carry(f"{self.module_labels[-1]}.{attr}", value)
+
+    def _carry(self, label: str, value: Any) -> None:
+        """Names the tensors an attribute ``label`` holds for the next call (a tensor, or a
+        tuple, list or dict of them), unless one shares a reached tensor's memory; a list or
+        dict of them (or an empty one) is watched for changes made in place."""
+        held = held_tensors(value)
+        if isinstance(value, list | dict) and (held or not value):
+            self.containers.append((value, _items_key(value)))
+        reached = {id(t._data) for t in self.tensors} if held else set()
+        for where, t in held:
+            if id(t._data) not in reached:
+                self._tensor(label + where, t)
 
     def _tensor(self, name: str, t: Tensor) -> None:
         if self._label(name, t):
@@ -233,13 +258,16 @@ class Reach:
         """The user's reached objects (not modules, optimizers or library objects)."""
         return [obj for obj in self.objects if _plain_object(obj)]
 
-    def carried_tensors(self) -> list[tuple[dict, str, Tensor]]:
-        """``(members, name, tensor)`` for each named tensor attribute of the reached modules
-        (see :meth:`_carried_tensors`) and each tensor attribute of the user's reached
-        objects: where a function may rebind a tensor for its next call."""
-        holders = [vars(m) for m in self.modules] + [vars(o) for o in self.plain_objects()]
-        return [(members, name, t) for members in holders for name, t in members.items()
-                if isinstance(t, Tensor) and id(t) in self.labels]
+    def carried_tensors(self) -> list[tuple[dict, str, Any]]:
+        """``(members, name, value)`` for each attribute of the reached modules (see
+        :meth:`_carried_tensors`) and of the user's reached objects that holds tensors named
+        by it (a tensor, or a tuple, list or dict of them): where a function may rebind
+        tensors for its next call."""
+        holders = [(label, vars(m)) for label, m in zip(self.module_labels, self.modules)] + \
+            [(self.object_labels[id(o)], vars(o)) for o in self.plain_objects()]
+        return [(members, name, value) for label, members in holders
+                for name, value in members.items() if (held := held_tensors(value)) and
+                all(self.labels.get(id(t)) == f"{label}.{name}{where}" for where, t in held)]
 
     def optimizer_state(self, opt: Optimizer) -> list[tuple[str, Tensor]]:
         """The tensors ``opt`` holds in its ``state`` now, with labels
@@ -265,7 +293,8 @@ class Reach:
         return STRUCTURE.value != self.structure or any(
             (now := _read(holder, name)) is not value and _value_key(now) != key
             for holder, name, _, key, value in self.bindings) or any(
-            _state_key(opt) != key for _, opt, key in self.states)
+            _state_key(opt) != key for _, opt, key in self.states) or any(
+            _items_key(value) != key for value, key in self.containers)
 
     def layout(self) -> dict[str, Any]:
         """What the graph was built against, by readable name: each binding's object (its
@@ -351,6 +380,9 @@ _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _ATTRIBUTE_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 _STATE_NAMES = frozenset({"state"})
+_SUBSCRIPT_STORES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR"})
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update",
+                       "setdefault", "popitem", "__setitem__"})
 _CHAIN_ROOTS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST"})
 _NESTED_CHAIN_ROOTS = _CHAIN_ROOTS - {"LOAD_FAST"}
 
@@ -377,9 +409,39 @@ def _user_functions(cls: type) -> Iterator[tuple[str, types.FunctionType]]:
 
 @functools.lru_cache(maxsize=256)
 def _assigned_attributes(cls: type) -> frozenset[str]:
-    """The attribute names the user's class's functions other than ``__init__`` assign."""
-    return frozenset(name for key, f in _user_functions(cls) if key != "__init__"
-                     for name in _code_names(f.__code__, _ATTRIBUTE_STORES))
+    """The attribute names the user's class's functions other than ``__init__`` assign, or
+    whose lists and dicts they change in place."""
+    return frozenset(attributes[-1] for key, f in _user_functions(cls) if key != "__init__"
+                     for _, _, attributes in _attribute_writes(f.__code__))
+
+
+@functools.lru_cache(maxsize=1024)
+def _attribute_writes(code: types.CodeType) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Each ``name.a.b`` whose last attribute ``code`` (or code nested in it) assigns
+    (``self.h = h``) or whose list or dict it changes in place (``self.state[0] = h``, any
+    attribute read on that line; ``self.cache.append(k)``): (the instruction loading
+    ``name``, the name, the attribute names)."""
+    writes, chain, on_line = [], None, []
+    for instruction in dis.get_instructions(code):
+        op, value = instruction.opname, instruction.argval
+        if instruction.starts_line is not None:
+            on_line = []
+        if chain is not None and op in _ATTRIBUTE_LOADS:
+            chain[2].append(value)
+            continue
+        if chain is not None and op == "STORE_ATTR":
+            writes.append((chain[0], chain[1], (*chain[2], value)))
+        elif chain is not None and chain[2][-1:] and chain[2][-1] in _MUTATORS:
+            writes.append((chain[0], chain[1], tuple(chain[2][:-1])))
+        elif chain is not None and chain[2]:
+            on_line.append((chain[0], chain[1], tuple(chain[2])))
+        if op in _SUBSCRIPT_STORES:
+            writes += on_line
+        chain = (op, value, []) if op in _CHAIN_ROOTS else None
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            writes += _attribute_writes(const)
+    return tuple(w for w in dict.fromkeys(writes) if w[2])
 
 
 @functools.lru_cache(maxsize=256)
@@ -546,6 +608,33 @@ def tensor_hooks(t: Tensor) -> tuple:
     if node is None:
         return tuple(t._hooks or ())
     return (*(t._hooks or ()), *node.pre, *node.post, *node.post_accumulate)
+
+
+def held_tensors(value: Any) -> list[tuple[str, Tensor]]:
+    """The tensors an attribute holds, each with what follows the attribute's name in its
+    label: ``value`` itself (``""``), or the items of a tuple, list or dict of tensors
+    (``"[0]"``, ``"['h']"``); none for any other value.
+
+    Example:
+        >>> held_tensors((h, c))
+        [('[0]', h), ('[1]', c)]
+    """
+    if isinstance(value, Tensor):
+        return [("", value)]
+    items = list(value.items()) if isinstance(value, dict) else \
+        list(enumerate(value)) if isinstance(value, list | tuple) else []
+    if not items or not all(isinstance(t, Tensor) for _, t in items):
+        return []
+    if isinstance(value, dict):
+        return [(f"[{_key_label(key, i)}]", t) for i, (key, t) in enumerate(items)]
+    return [(f"[{i}]", t) for i, t in items]
+
+
+def _items_key(container: list | dict) -> tuple:
+    """What a list or dict holds, by identity (and a dict's keys)."""
+    if isinstance(container, dict):
+        return tuple((key, id(v)) for key, v in container.items())
+    return tuple(map(id, container))
 
 
 def _key_label(key: Any, i: int) -> str:

@@ -162,6 +162,18 @@ def makes_fresh(eqn: Eqn) -> bool:
     return writes_into(eqn) or getattr(eqn.prim, "allocates", False)
 
 
+def may_share(eqns: list[Eqn], roots: dict[Var, set]) -> dict[Var, set]:
+    """For each variable, the items whose memory it may share: its root's (``roots``: a
+    variable -> the items its array is part of), and what a view or any equation that may
+    return its input (not surely making new arrays) makes from one."""
+    seen_as = dict(roots)
+    for e in eqns:
+        inherited = set().union(*(seen_as.get(v, set()) for v in e.inputs))
+        if inherited and not makes_fresh(e):
+            seen_as.update((v, inherited) for v in e.outputs)
+    return seen_as
+
+
 def into_kernel(eqn: Eqn) -> Kernel:
     """The kernel that computes ``eqn`` into a given buffer."""
     if isinstance(eqn.prim, Kernel):

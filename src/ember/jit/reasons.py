@@ -40,7 +40,7 @@ def differences(old: tuple, new: tuple, found: Reach, names: list[str],
         out.append("a custom op was redefined (ember.library)")
     if old[5] != new[5]:  # (another layout: its guard is another list; what a new argument
         told = {c.split(":")[0].removeprefix("argument ") for c in out}  # holds: not again)
-        return out + [m for m in _moves(*layouts) if m.split(":")[0].split(".")[0] not in told]
+        return out + [m for m in moves(*layouts) if m.split(":")[0].split(".")[0] not in told]
     names = found.guard_names()
     for kind_names, a_part, b_part in zip(names, old[4], new[4]):
         for name, a, b in zip(kind_names, a_part, b_part):
@@ -49,7 +49,7 @@ def differences(old: tuple, new: tuple, found: Reach, names: list[str],
     return out
 
 
-def _moves(old: dict, new: dict) -> list[str]:
+def moves(old: dict, new: dict) -> list[str]:
     """What differs between two layouts (:meth:`Reach.layout`), readably: an object that a
     rebound name held, and the members of a replaced module, are not named again."""
     out, told, replaced = [], set(), []

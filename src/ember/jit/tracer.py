@@ -22,6 +22,7 @@ from ember.autograd.engine import VJP_HOOK, running_task
 from ember.autograd.function import _run as run_function_eagerly
 from ember.dtypes import from_numpy
 from ember.errors import OpError
+from ember.jit.discover import held_tensors
 from ember.jit.effects import Effects
 from ember.jit.ir import Eqn, Graph, Source, StateRef, Var
 from ember.jit.sources import TraceError, _at, user_source
@@ -97,7 +98,8 @@ class Tracer(Effects):
         # see rebound_tensors)
         self.buffers = [(m._buffers, name, t) for m in found.modules
                         for name, t in m._buffers.items() if isinstance(t, Tensor)]
-        self.carried = found.carried_tensors()
+        self.carried = [(members, name, value, held_tensors(value))
+                        for members, name, value in found.carried_tensors()]
         self.object_attributes = [(obj, dict(vars(obj))) for obj in found.plain_objects()]
         # module calls whose outputs carry backward hooks (their Python runs at each backward)
         self.backward_hooks: list[BackwardHookState] = []
@@ -390,22 +392,31 @@ class Tracer(Effects):
             g.grads_in_place.append(t)
 
     def rebound_tensors(self) -> None:
-        """A module's buffer or tensor attribute (or a tensor attribute of the user's object)
-        that the function rebound to a new tensor of the same shape, dtype and device
-        (``self.running = 0.9 * self.running + 0.1 * m``, an RNN's ``self.h = h.detach()``) is
-        a state write, as an in-place one is: the holder gets its tensor back, holding the new
-        value, and each call writes the value into it. (One rebound to another shape is a new
-        layout: the next call traces again.)"""
-        for members, name, old in self.buffers + self.carried:
-            new = members.get(name)
-            if new is old or not _fits(new, old):
-                continue
+        """A module's buffer or tensor attribute (or a tensor attribute of the user's object,
+        or a tuple, list or dict of tensors there) that the function rebound to new tensors of
+        the same shapes, dtypes and device (``self.running = 0.9 * self.running + 0.1 * m``,
+        an RNN's ``self.h = h.detach()``, an LSTM's ``self.state = (h, c)``) is a state write,
+        as an in-place one is: the holder gets its tensors back, holding the new values, and
+        each call writes the values into them. (One rebound to another shape is a new layout:
+        the next call traces again.) All are read before any is written, as Python rebinds
+        them (``self.prev = self.h; self.h = new``)."""
+        pairs = []
+        for members, name, old, items in [(m, n, t, [("", t)]) for m, n, t in self.buffers] + \
+                self.carried:
+            new = _rebound_to(old, items, members.get(name))
+            if new is not None:
+                pairs += [(t, n) for (_, t), n in zip(items, new) if n is not t]
+                _put_back(members, name, old, items)
+        olds = {id(old._data) for old, _ in pairs}
+        values = []
+        for old, new in pairs:
             self.var_of(old)  # (state, read at every call, if the function never read it)
-            var = self.var_of(new)
-            old._data[...] = new._data  # (what this call leaves, as the compiled calls will)
+            shares = id(new._data) in olds or new._data.base is not None
+            values.append((self.var_of(new), new._data.copy() if shares else new._data))
+        for (old, _), (var, value) in zip(pairs, values):
+            old._data[...] = value  # (what this call leaves, as the compiled calls will)
             old._vc.value += 1
             self.rebind(old._data, var)
-            members[name] = old
 
     def refuse_new_object_tensors(self) -> None:
         """A tensor computed from the inputs, stored on the user's object where it held no
@@ -447,6 +458,29 @@ def _check_infer(prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var
 _DATA_HINT = ("select with ember.where(mask, x, 0) instead of x[mask]; where a library call "
               "needs it, compile the model that feeds it (ember.jit.compile(model)) and make "
               "that call after it, outside")
+
+
+def _rebound_to(old: Any, items: list[tuple[str, Tensor]], new: Any) -> list[Tensor] | None:
+    """The tensors an attribute holding ``old`` (whose tensors were ``items`` when tracing
+    started) holds now, ``new``, one for each of ``items``, where they can be written into
+    those; None where nothing was rebound, or where ``new`` is another kind of value or
+    holds a tensor of another shape (a new layout)."""
+    now = held_tensors(new)
+    if type(new) is not type(old) or [w for w, _ in now] != [w for w, _ in items] or \
+            all(n is t for (_, n), (_, t) in zip(now, items)) or \
+            not all(n is t or _fits(n, t) for (_, n), (_, t) in zip(now, items)):
+        return None
+    return [n for _, n in now]
+
+
+def _put_back(members: dict, name: str, old: Any, items: list[tuple[str, Tensor]]) -> None:
+    """Gives the attribute ``name`` its value from before the call, ``old``, holding its
+    tensors from then, ``items`` (a list or dict the function changed in place too)."""
+    members[name] = old
+    if isinstance(old, list):
+        old[:] = [t for _, t in items]
+    elif isinstance(old, dict):
+        old.update(zip(list(old), (t for _, t in items)))
 
 
 def _fits(new: Any, old: Tensor) -> bool:

@@ -26,7 +26,7 @@ writes runs the plain function (``Graph.split_writes``).
 from __future__ import annotations
 
 from ember.jit.ir import Effect, Eqn, Graph, Var
-from ember.jit.kernels import makes_fresh
+from ember.jit.kernels import may_share
 from ember.jit.passes.memory import live_bytes
 
 SMALL = 64 << 10  # bytes of gradients worth a part of their own (a part: ~15 µs of Python)
@@ -56,7 +56,7 @@ def _split(graph: Graph, step: Eqn) -> list[Eqn]:
     written = _written(graph, step)
     if written is None or any(written[p] != {k} for k, p in enumerate(params)):
         return eqns  # (parameters sharing memory: eager steps them in its order)
-    seen_as = _aliases(eqns[:at], written)  # var -> the items whose memory it may share
+    seen_as = may_share(eqns[:at], written)  # var -> the items whose memory it may share
     if any(seen_as.get(g) for g in grads) or \
             any(seen_as.get(v) for e in eqns[at + 1:] for v in e.inputs):
         return eqns
@@ -133,17 +133,6 @@ def _written(graph: Graph, step: Eqn) -> dict[Var, set[int]] | None:
             if any(share(tensor._data, a) for a in arrays[k]):
                 found.setdefault(ref.var, set()).add(k)
     return found
-
-
-def _aliases(eqns: list[Eqn], roots: dict[Var, set[int]]) -> dict[Var, set[int]]:
-    """For each variable, the items whose memory it may share: its root's, and what a view or
-    any equation that may return its input (not surely making new arrays) makes from one."""
-    seen_as = dict(roots)
-    for e in eqns:
-        inherited = set().union(*(seen_as.get(v, set()) for v in e.inputs))
-        if inherited and not makes_fresh(e):
-            seen_as.update((v, inherited) for v in e.outputs)
-    return seen_as
 
 
 def _part(step: Eqn, ks: list[int], first: bool) -> Eqn:
