@@ -50,9 +50,6 @@ class Reach:
         self.reads_state = False  # some code it follows reads some ``x.state``
         self.objects: list[Any] = []  # other objects followed: the user's, jit_state()'s
         self.object_labels: dict[int, str] = {}  # id(object) -> the name it was found by
-        # the lists and dicts of tensors modules carry, with what they held when found (one
-        # changed in place, a cache a call appends to, is a new layout)
-        self.containers: list[tuple[Any, tuple]] = []
         self.params: list[Tensor] = []
         # (globals dict or cell, name, label, key, value: kept alive, so its id stays its own)
         self.bindings: list[tuple[Any, str, str, Any, Any]] = []
@@ -226,11 +223,8 @@ class Reach:
 
     def _carry(self, label: str, value: Any) -> None:
         """Names the tensors an attribute ``label`` holds for the next call (a tensor, or a
-        tuple, list or dict of them), unless one shares a reached tensor's memory; a list or
-        dict of them (or an empty one) is watched for changes made in place."""
+        tuple, list or dict of them), unless one shares a reached tensor's memory."""
         held = held_tensors(value)
-        if isinstance(value, list | dict) and (held or not value):
-            self.containers.append((value, _items_key(value)))
         reached = {id(t._data) for t in self.tensors} if held else set()
         for where, t in held:
             if id(t._data) not in reached:
@@ -293,8 +287,7 @@ class Reach:
         return STRUCTURE.value != self.structure or any(
             (now := _read(holder, name)) is not value and _value_key(now) != key
             for holder, name, _, key, value in self.bindings) or any(
-            _state_key(opt) != key for _, opt, key in self.states) or any(
-            _items_key(value) != key for value, key in self.containers)
+            _state_key(opt) != key for _, opt, key in self.states)
 
     def layout(self) -> dict[str, Any]:
         """What the graph was built against, by readable name: each binding's object (its
@@ -380,9 +373,6 @@ _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 _ATTRIBUTE_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 _STATE_NAMES = frozenset({"state"})
-_SUBSCRIPT_STORES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR"})
-_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update",
-                       "setdefault", "popitem", "__setitem__"})
 _CHAIN_ROOTS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST"})
 _NESTED_CHAIN_ROOTS = _CHAIN_ROOTS - {"LOAD_FAST"}
 
@@ -409,8 +399,7 @@ def _user_functions(cls: type) -> Iterator[tuple[str, types.FunctionType]]:
 
 @functools.lru_cache(maxsize=256)
 def _assigned_attributes(cls: type) -> frozenset[str]:
-    """The attribute names the user's class's functions other than ``__init__`` assign, or
-    whose lists and dicts they change in place."""
+    """The attribute names the user's class's functions other than ``__init__`` assign."""
     return frozenset(attributes[-1] for key, f in _user_functions(cls) if key != "__init__"
                      for _, _, attributes in _attribute_writes(f.__code__))
 
@@ -418,25 +407,17 @@ def _assigned_attributes(cls: type) -> frozenset[str]:
 @functools.lru_cache(maxsize=1024)
 def _attribute_writes(code: types.CodeType) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     """Each ``name.a.b`` whose last attribute ``code`` (or code nested in it) assigns
-    (``self.h = h``) or whose list or dict it changes in place (``self.state[0] = h``, any
-    attribute read on that line; ``self.cache.append(k)``): (the instruction loading
-    ``name``, the name, the attribute names)."""
-    writes, chain, on_line = [], None, []
+    (``self.h = h``, ``model.state = (h, c)``): (the instruction loading ``name``, the name,
+    the attribute names). (A list or dict changed in place, ``self.state[0] = h``, is not
+    followed: its tensors stay what the trace saw.)"""
+    writes, chain = [], None
     for instruction in dis.get_instructions(code):
         op, value = instruction.opname, instruction.argval
-        if instruction.starts_line is not None:
-            on_line = []
         if chain is not None and op in _ATTRIBUTE_LOADS:
             chain[2].append(value)
             continue
         if chain is not None and op == "STORE_ATTR":
             writes.append((chain[0], chain[1], (*chain[2], value)))
-        elif chain is not None and chain[2][-1:] and chain[2][-1] in _MUTATORS:
-            writes.append((chain[0], chain[1], tuple(chain[2][:-1])))
-        elif chain is not None and chain[2]:
-            on_line.append((chain[0], chain[1], tuple(chain[2])))
-        if op in _SUBSCRIPT_STORES:
-            writes += on_line
         chain = (op, value, []) if op in _CHAIN_ROOTS else None
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
@@ -628,13 +609,6 @@ def held_tensors(value: Any) -> list[tuple[str, Tensor]]:
     if isinstance(value, dict):
         return [(f"[{_key_label(key, i)}]", t) for i, (key, t) in enumerate(items)]
     return [(f"[{i}]", t) for i, t in items]
-
-
-def _items_key(container: list | dict) -> tuple:
-    """What a list or dict holds, by identity (and a dict's keys)."""
-    if isinstance(container, dict):
-        return tuple((key, id(v)) for key, v in container.items())
-    return tuple(map(id, container))
 
 
 def _key_label(key: Any, i: int) -> str:
