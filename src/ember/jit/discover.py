@@ -14,7 +14,6 @@ arguments) are followed as the function is. Objects of installed libraries are n
 
 from __future__ import annotations
 
-import dis
 import functools
 import sys
 import types
@@ -24,6 +23,16 @@ from typing import Any
 import numpy as np
 
 from ember.autograd.graph import leaf_hooks
+from ember.jit.code_names import (
+    ATTRIBUTE_LOADS,
+    ATTRIBUTE_STORES,
+    LOADS,
+    STATE_NAMES,
+    STORES,
+    attribute_chains,
+    attribute_writes,
+    code_names,
+)
 from ember.nn.module import Module
 from ember.nn.module_hooks import hooks_around
 from ember.optim.optimizer import Optimizer
@@ -108,9 +117,9 @@ class Reach:
         code = getattr(func, "__code__", None)
         if code is None or _is_library(func):
             return
-        stored = set(_code_names(code, _STORES))  # (a counter it bumps is no binding to watch)
-        self.reads_state = self.reads_state or not _STATE_NAMES.isdisjoint(
-            _code_names(code, _ATTRIBUTE_LOADS))
+        stored = set(code_names(code, STORES))  # (a counter it bumps is no binding to watch)
+        self.reads_state = self.reads_state or not STATE_NAMES.isdisjoint(
+            code_names(code, ATTRIBUTE_LOADS))
         defaults = _Defaults(func) if isinstance(func, types.FunctionType) else None
         values = {} if defaults is None else {n: defaults.read(n) for n in defaults.names()}
         if values and id(func) not in self._functions:
@@ -129,7 +138,7 @@ class Reach:
                 self._bind(cell, name, f"{func.__qualname__}: closure variable {name}")
             self.add(name, value, depth)
         scope = getattr(func, "__globals__", {})
-        for name in _code_names(code, _LOADS):
+        for name in code_names(code, LOADS):
             if name in scope:
                 if name not in stored:
                     self._bind(scope, name, f"{func.__qualname__}: global {name}")
@@ -138,12 +147,12 @@ class Reach:
         if code.co_argcount and (owner or target) is not None:
             local[code.co_varnames[0]] = owner or target
         roots = {"LOAD_GLOBAL": scope, "LOAD_NAME": scope, "LOAD_DEREF": cells, "LOAD_FAST": local}
-        written = set(_code_names(code, _ATTRIBUTE_STORES))
-        for op, name, attributes in _attribute_chains(code):
+        written = set(code_names(code, ATTRIBUTE_STORES))
+        for op, name, attributes in attribute_chains(code):
             root = roots[op].get(name, _MISSING)
             if root is not _MISSING and root is not None and name not in stored:
                 self._bind_attribute(root, func.__qualname__, name, attributes, written, depth)
-        for op, name, attributes in _attribute_writes(code):  # (``model.h = h.detach()``)
+        for op, name, attributes in attribute_writes(code):  # (``model.h = h.detach()``)
             holder = roots[op].get(name, _MISSING)
             for attribute in attributes[:-1]:
                 holder = _member(holder, attribute) if isinstance(holder, Module) or \
@@ -368,28 +377,6 @@ def _is_library(obj: Any) -> bool:
     return top in _LIBRARIES or top == "ember"
 
 
-_STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"})
-_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
-_ATTRIBUTE_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
-_ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
-_STATE_NAMES = frozenset({"state"})
-_CHAIN_ROOTS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST"})
-_NESTED_CHAIN_ROOTS = _CHAIN_ROOTS - {"LOAD_FAST"}
-
-
-@functools.lru_cache(maxsize=1024)  # (one layer class's forward, one hook on many modules)
-def _code_names(code: types.CodeType, ops: frozenset[str]) -> tuple[str, ...]:
-    """The names the instructions ``ops`` of ``code`` (or of code nested in it) use, once
-    each: with :data:`_LOADS` the globals it reads (not its attribute names: ``opt.step()``
-    reads no global ``step``), with :data:`_STORES` the globals and closure names it
-    assigns."""
-    names = [i.argval for i in dis.get_instructions(code) if i.opname in ops]
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names += _code_names(const, ops)
-    return tuple(dict.fromkeys(names))
-
-
 def _user_functions(cls: type) -> Iterator[tuple[str, types.FunctionType]]:
     """``(name, function)`` for the functions of the user's class and of its user base
     classes."""
@@ -401,28 +388,7 @@ def _user_functions(cls: type) -> Iterator[tuple[str, types.FunctionType]]:
 def _assigned_attributes(cls: type) -> frozenset[str]:
     """The attribute names the user's class's functions other than ``__init__`` assign."""
     return frozenset(attributes[-1] for key, f in _user_functions(cls) if key != "__init__"
-                     for _, _, attributes in _attribute_writes(f.__code__))
-
-
-@functools.lru_cache(maxsize=1024)
-def _attribute_writes(code: types.CodeType) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """Each ``name.a.b`` whose last attribute ``code`` (or code nested in it) assigns
-    (``self.h = h``, ``model.state = (h, c)``): (the instruction loading ``name``, the name,
-    the attribute names). (A list or dict changed in place, ``self.state[0] = h``, is not
-    followed: its tensors stay what the trace saw.)"""
-    writes, chain = [], None
-    for instruction in dis.get_instructions(code):
-        op, value = instruction.opname, instruction.argval
-        if chain is not None and op in _ATTRIBUTE_LOADS:
-            chain[2].append(value)
-            continue
-        if chain is not None and op == "STORE_ATTR":
-            writes.append((chain[0], chain[1], (*chain[2], value)))
-        chain = (op, value, []) if op in _CHAIN_ROOTS else None
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            writes += _attribute_writes(const)
-    return tuple(w for w in dict.fromkeys(writes) if w[2])
+                     for _, _, attributes in attribute_writes(f.__code__))
 
 
 @functools.lru_cache(maxsize=256)
@@ -430,30 +396,8 @@ def _class_reads_state(cls: type) -> bool:
     """Whether a method of the user's class (or of its user base classes) reads some
     ``.state``: a method the function calls on such an object (``self.damp()``) may branch
     on an optimizer's state."""
-    return any(not _STATE_NAMES.isdisjoint(_code_names(f.__code__, _ATTRIBUTE_LOADS))
+    return any(not STATE_NAMES.isdisjoint(code_names(f.__code__, ATTRIBUTE_LOADS))
                for _, f in _user_functions(cls))
-
-
-@functools.lru_cache(maxsize=1024)
-def _attribute_chains(code: types.CodeType, roots: frozenset[str] = _CHAIN_ROOTS) -> \
-        tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """Each ``name.a.b…`` that ``code`` reads, once: (the instruction loading ``name``, the
-    name, the attribute names). A method call ends a chain (``opt.step()`` reads no value).
-    Code nested in it (a hook it defines: ``h.register_hook(lambda g: g * cfg.scale)``)
-    counts too, for the globals and closure names it reads (its own locals are not ours)."""
-    chains, chain = [], None
-    for instruction in [*dis.get_instructions(code), None]:
-        if instruction is not None and instruction.opname == "LOAD_ATTR" and chain:
-            chain[2].append(instruction.argval)
-            continue
-        if chain and chain[2]:
-            chains.append((chain[0], chain[1], tuple(chain[2])))
-        chain = (instruction.opname, instruction.argval, []) \
-            if instruction is not None and instruction.opname in roots else None
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            chains += _attribute_chains(const, _NESTED_CHAIN_ROOTS)
-    return tuple(dict.fromkeys(chains))
 
 
 def _plain_object(obj: Any) -> bool:

@@ -1,0 +1,73 @@
+"""What a function's bytecode names: the globals and closure names it reads and assigns, the
+attribute chains it reads (``cfg.scale``) and those whose last attribute it assigns
+(``self.h = h``). :mod:`ember.jit.discover` follows them to what the function reaches."""
+
+from __future__ import annotations
+
+import dis
+import functools
+import types
+
+STORES = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF"})
+LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+ATTRIBUTE_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
+ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+STATE_NAMES = frozenset({"state"})
+CHAIN_ROOTS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST"})
+NESTED_CHAIN_ROOTS = CHAIN_ROOTS - {"LOAD_FAST"}
+
+
+@functools.lru_cache(maxsize=1024)  # (one layer class's forward, one hook on many modules)
+def code_names(code: types.CodeType, ops: frozenset[str]) -> tuple[str, ...]:
+    """The names the instructions ``ops`` of ``code`` (or of code nested in it) use, once
+    each: with :data:`LOADS` the globals it reads (not its attribute names: ``opt.step()``
+    reads no global ``step``), with :data:`STORES` the globals and closure names it
+    assigns."""
+    names = [i.argval for i in dis.get_instructions(code) if i.opname in ops]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names += code_names(const, ops)
+    return tuple(dict.fromkeys(names))
+
+
+@functools.lru_cache(maxsize=1024)
+def attribute_writes(code: types.CodeType) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Each ``name.a.b`` whose last attribute ``code`` (or code nested in it) assigns
+    (``self.h = h``, ``model.state = (h, c)``): (the instruction loading ``name``, the name,
+    the attribute names). (A list or dict changed in place, ``self.state[0] = h``, is not
+    followed: its tensors stay what the trace saw.)"""
+    writes, chain = [], None
+    for instruction in dis.get_instructions(code):
+        op, value = instruction.opname, instruction.argval
+        if chain is not None and op in ATTRIBUTE_LOADS:
+            chain[2].append(value)
+            continue
+        if chain is not None and op == "STORE_ATTR":
+            writes.append((chain[0], chain[1], (*chain[2], value)))
+        chain = (op, value, []) if op in CHAIN_ROOTS else None
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            writes += attribute_writes(const)
+    return tuple(dict.fromkeys(writes))
+
+
+@functools.lru_cache(maxsize=1024)
+def attribute_chains(code: types.CodeType, roots: frozenset[str] = CHAIN_ROOTS) -> \
+        tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Each ``name.a.b…`` that ``code`` reads, once: (the instruction loading ``name``, the
+    name, the attribute names). A method call ends a chain (``opt.step()`` reads no value).
+    Code nested in it (a hook it defines: ``h.register_hook(lambda g: g * cfg.scale)``)
+    counts too, for the globals and closure names it reads (its own locals are not ours)."""
+    chains, chain = [], None
+    for instruction in [*dis.get_instructions(code), None]:
+        if instruction is not None and instruction.opname == "LOAD_ATTR" and chain:
+            chain[2].append(instruction.argval)
+            continue
+        if chain and chain[2]:
+            chains.append((chain[0], chain[1], tuple(chain[2])))
+        chain = (instruction.opname, instruction.argval, []) \
+            if instruction is not None and instruction.opname in roots else None
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            chains += attribute_chains(const, NESTED_CHAIN_ROOTS)
+    return tuple(dict.fromkeys(chains))
