@@ -3,6 +3,8 @@ carried hidden state, ``self.h = h.detach()``) moves on at every call, as in eag
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -292,3 +294,106 @@ def test_a_module_attribute_the_compiled_function_rebinds_carries_to_the_next_ca
 
     np.testing.assert_allclose(run(True), run(False), rtol=1e-6)
 
+
+
+class _Delay(ember.nn.Module):
+    """A one-step delay line: returns what the last call was given."""
+
+    def __init__(self):
+        super().__init__()
+        self.buf = ember.zeros(3)
+
+    def forward(self, x):
+        out = self.buf
+        self.buf = x.clone()
+        return out
+
+
+def _streamed(fn, calls=4):
+    with ember.no_grad():
+        return [fn(ember.full((3,), float(i))).numpy().copy() for i in range(1, calls + 1)]
+
+
+def test_returning_the_state_from_before_the_call_returns_its_old_value():
+    model = _Delay()
+    compiled = jit.compile(model)
+    got, expected = _streamed(compiled), _streamed(_Delay())
+    np.testing.assert_array_equal(np.stack(got), np.stack(expected))  # (the trace's call too)
+    assert len(compiled.entries) == 1
+    np.testing.assert_array_equal(model.buf.numpy(), np.full(3, 4.0))
+
+
+class _ReturnPrevious(_KeepPrevious):
+    """Keeps the previous state and returns it (the tensor ``self.h`` held before)."""
+
+    def forward(self, x):
+        super().forward(x)
+        return self.prev
+
+
+def test_returning_the_tensor_a_state_held_before_the_call_returns_its_old_value():
+    eager, model = _ReturnPrevious(), _ReturnPrevious()
+    compiled = jit.compile(model)
+    np.testing.assert_allclose(np.stack(_streamed(compiled)), np.stack(_streamed(eager)))
+
+
+def _carry_step(model, x):
+    out = model.lin(x) + model.h
+    model.h = out.detach()
+    return out.sum()
+
+
+def _parent_step(parent):
+    return lambda x: parent(x)
+
+
+class _Holds(ember.nn.Module):
+    """A layer with a state none of its own methods assigns."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = ember.nn.Linear(3, 3)
+        self.h = ember.zeros(3)
+
+
+class _Parent(ember.nn.Module):
+    """Rebinds its child's state in its own forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = _Holds()
+
+    def forward(self, x):
+        out = self.cell.lin(x) + self.cell.h
+        self.cell.h = out.detach()
+        return out.sum()
+
+
+class _Trainer:
+    """A compiled method rebinding the state of the model it holds."""
+
+    def __init__(self, model):
+        self.model = model
+
+    @jit.compile
+    def step(self, x):
+        out = self.model.lin(x) + self.model.h
+        self.model.h = out.detach()
+        return out.sum()
+
+
+@pytest.mark.parametrize("how", ["argument", "method", "parent"])
+def test_state_rebound_through_an_argument_a_method_or_a_parent_carries(how):
+    ember.manual_seed(0)
+    eager = _Holds()
+    ember.manual_seed(0)
+    model = _Parent() if how == "parent" else _Holds()
+    if how == "parent":
+        compiled = jit.compile(_parent_step(model))
+    elif how == "method":
+        compiled = _Trainer(model).step
+    else:
+        compiled = functools.partial(jit.compile(_carry_step), model)
+    np.testing.assert_allclose(_calls(compiled), _calls(functools.partial(_carry_step, eager)),
+                               rtol=1e-6)
+    assert jit.explain()[-1].endswith("first call: traced")

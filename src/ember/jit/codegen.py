@@ -260,8 +260,10 @@ def _identifier(name: str) -> str:
 def ordered_writes(graph: Graph) -> tuple[list[Var], list[tuple[Any, Var]]]:
     """The graph's state writes as one parallel assignment, as Python's rebinding is
     (``self.prev = self.h; self.h = new``; ``self.a, self.b = self.b, self.a``): the values
-    to copy first (those of a cycle of writes, each reading memory another overwrites), and
-    the writes in an order where each runs before any write into memory its value may share.
+    to copy first (those of a cycle of writes, each reading memory another overwrites, and
+    the values the call hands out that may share memory a write overwrites: a delay line's
+    ``out = self.buf; self.buf = x``), and the writes in an order where each runs before any
+    write into memory its value may share.
 
     Example:
         >>> copies, writes = ordered_writes(graph)  # ([], [(prev, v1), (h, v2)])
@@ -272,8 +274,11 @@ def ordered_writes(graph: Graph) -> tuple[list[Var], list[tuple[Any, Var]]]:
     # (an effect's outputs are the arrays it wrote in place: each store of one into its own
     # tensor does nothing)
     shared = may_share([e for e in graph.eqns if not isinstance(e.prim, Effect)], state)
-    reads = {i: shared.get(v, set()) - {i} for i, (_, v) in enumerate(pending)}
-    copies: list[Var] = []
+    ends = [*graph.outputs, *(v for _, v in graph.arg_writes),
+            *(v for _, v in graph.arg_grads), *(v for _, v in graph.grads)]
+    copies = list(dict.fromkeys(v for v in ends if v is not None and shared.get(v)))
+    reads = {i: set() if v in copies else shared.get(v, set()) - {i}
+             for i, (_, v) in enumerate(pending)}
     order: list[int] = []
     while len(order) < len(pending):
         left = [i for i in reads if i not in order]

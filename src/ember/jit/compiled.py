@@ -365,6 +365,11 @@ class CompiledFunction:
                 if len(plan.returned) > len(out_leaves) or \
                         all(source == "out" and not steps for source, _, steps in plan.make):
                     plan = None
+            # (what it returns in the memory of state it rebound: its value now, before the
+            # new value is written in)
+            rebound = {owner(t._data) for t in tracer.rebound()}
+            given = [_wrap(x._data.copy(), x._device) if isinstance(x, Tensor) and
+                     owner(x._data) in rebound else x for x in out_leaves]
             graph = tracer.finish(returned)
         redo = getattr(self.entries.get(key), "once", None) is not None
         layout, once = self._layout_after_trace(args, kwargs, leaves, key[5], redo)
@@ -424,13 +429,14 @@ class CompiledFunction:
         if joint is not None:  # (one node, as at later calls: see autodiff.traced_call)
             return self._rebuild(entry, traced_call(entry, inputs, returned))
         kept = {owner(a) for a in graph.consts.values()}
-        if not any(isinstance(x, Tensor) and owner(x._data) in kept for x in out_leaves):
+        if all(a is b for a, b in zip(given, out_leaves)) and not any(
+                isinstance(x, Tensor) and owner(x._data) in kept for x in out_leaves):
             return out
         # (an output the graph keeps as a constant for later calls: the caller gets a copy,
         # or writing into it would change what they return)
         return self._rebuild(entry, [_wrap(x._data.copy(), x._device)
                                      if owner(x._data) in kept else x
-                                     for x in out_leaves if isinstance(x, Tensor)])
+                                     for x in given if isinstance(x, Tensor)])
 
     def _layout_after_trace(self, args: tuple, kwargs: dict, leaves: list, before: int,
                             redo: bool) -> tuple[int, str | None]:

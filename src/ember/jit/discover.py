@@ -204,14 +204,19 @@ class Reach:
         named = [(prefix + tname, t) for tname, t in
                  (*module.named_parameters(), *module.named_buffers())]
         new = [(tname, t) for tname, t in named if self._label(tname, t)]
-        for mname, m in module.named_modules():
+        # (all listed before any forward is followed: a parent's may assign its child's
+        # attribute, ``self.cell.h = h``)
+        members = [(prefix + mname if mname else name or "self", m)
+                   for mname, m in module.named_modules()]
+        for label, m in members:
             self.modules.append(m)
-            self.module_labels.append(prefix + mname if mname else name or "self")
+            self.module_labels.append(label)
+        for label, m in members:
             for attr, value in list(vars(m).items()):  # (an optimizer a module holds)
                 if isinstance(value, Optimizer):
-                    self.add(f"{self.module_labels[-1]}.{attr}", value, 1)
+                    self.add(f"{label}.{attr}", value, 1)
             if not _is_library(m):  # (the globals a user's layer reads in its forward)
-                self._carried_tensors(m)
+                self._carried_tensors(m, label)
                 self.add_function(type(m).forward, 1, owner=m)
                 self.reads_state = self.reads_state or _class_reads_state(type(m))
             for fn, *_ in hooks_around(m):  # (a hook's first argument is the module)
@@ -219,7 +224,7 @@ class Reach:
         for tname, t in new:
             self._follow_hooks(tname, t)
 
-    def _carried_tensors(self, m: Module) -> None:
+    def _carried_tensors(self, m: Module, label: str) -> None:
         """Names, as state read at every call, the plain tensor attributes of the user's
         module ``m`` that a method of its class other than ``__init__`` assigns (an RNN's
         ``self.h = h.detach()``, an LSTM's ``self.state = (h, c)``): the next call reads what
@@ -228,7 +233,7 @@ class Reach:
         assigned = _assigned_attributes(type(m))
         for attr, value in vars(m).items():
             if attr in assigned:
-                self._carry(f"{self.module_labels[-1]}.{attr}", value)
+                self._carry(f"{label}.{attr}", value)
 
     def _carry(self, label: str, value: Any) -> None:
         """Names the tensors an attribute ``label`` holds for the next call (a tensor, or a
@@ -360,9 +365,9 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
     named = [(names[i] if names else f"arg{i}", arg) for i, arg in enumerate(args)]
     objects = {name: arg for name, arg in named + list((kwargs or {}).items())
                if not isinstance(arg, Tensor)}  # (tensor arguments are inputs, not state)
+    for name, arg in objects.items():  # (first: the function may assign their attributes,
+        found.add(name, arg, 1)  # ``model.h = h``)
     found.add_function(fn, arguments=objects)
-    for name, arg in objects.items():
-        found.add(name, arg, 1)
     for hook in hooks:
         found.add("hook of an argument", hook)
     found.watch_states()

@@ -401,12 +401,9 @@ class Tracer(Effects):
         the next call traces again.) All are read before any is written, as Python rebinds
         them (``self.prev = self.h; self.h = new``)."""
         pairs = []
-        for members, name, old, items in [(m, n, t, [("", t)]) for m, n, t in self.buffers] + \
-                self.carried:
-            new = _rebound_to(old, items, members.get(name))
-            if new is not None:
-                pairs += [(t, n) for (_, t), n in zip(items, new) if n is not t]
-                _put_back(members, name, old, items)
+        for members, name, old, items, new in self._rebinds():
+            pairs += [(t, n) for (_, t), n in zip(items, new) if n is not t]
+            _put_back(members, name, old, items)
         olds = {id(old._data) for old, _ in pairs}
         values = []
         for old, new in pairs:
@@ -417,6 +414,25 @@ class Tracer(Effects):
             old._data[...] = value  # (what this call leaves, as the compiled calls will)
             old._vc.value += 1
             self.rebind(old._data, var)
+
+    def rebound(self) -> list[Tensor]:
+        """The tensors the function's rebinding replaced (see
+        :meth:`rebound_tensors`): each holds the new value once the call ends, so one the
+        function returns (a delay line's ``out = self.buf; self.buf = x``) is returned as a
+        copy of its old value, not as itself."""
+        return [t for _, _, _, items, new in self._rebinds()
+                for (_, t), n in zip(items, new) if n is not t]
+
+    def _rebinds(self) -> list[tuple[dict, str, Any, list, list[Tensor]]]:
+        """``(members, name, old value, its tensors, the new tensors)`` for each buffer or
+        carried attribute the function rebound to tensors that can be written into the old."""
+        found = []
+        for members, name, old, items in [(m, n, t, [("", t)]) for m, n, t in self.buffers] + \
+                self.carried:
+            new = _rebound_to(old, items, members.get(name))
+            if new is not None:
+                found.append((members, name, old, items, new))
+        return found
 
     def refuse_new_object_tensors(self) -> None:
         """A tensor computed from the inputs, stored on the user's object where it held no
