@@ -134,7 +134,7 @@ def test_a_new_tensor_stored_on_an_object_is_refused_and_nothing_moves():
         return out.sum()
 
     compiled = jit.compile(first)
-    with pytest.raises(TraceError, match=r"stores a new tensor \(shape \(3,\)\) as _Holder\.h"):
+    with pytest.raises(TraceError, match=r"computed from its inputs \(shape \(3,\)\) in holder\.h"):
         compiled(ember.ones(3))
     assert holder.h is None
 
@@ -397,3 +397,95 @@ def test_state_rebound_through_an_argument_a_method_or_a_parent_carries(how):
     np.testing.assert_allclose(_calls(compiled), _calls(functools.partial(_carry_step, eager)),
                                rtol=1e-6)
     assert jit.explain()[-1].endswith("first call: traced")
+
+
+class _TwoLayers(ember.nn.Module):
+    """Two cells, each with its (h, c): the state is a tuple of pairs."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells = ember.nn.ModuleList([ember.nn.Linear(3, 3) for _ in range(2)])
+        self.state = tuple((ember.zeros(3), ember.zeros(3)) for _ in range(2))
+
+    def forward(self, x):
+        new = []
+        for lin, (h, c) in zip(self.cells, self.state):
+            c = 0.5 * c + ember.tanh(lin(x) + h)
+            x = ember.tanh(c)
+            new.append((x.detach(), c.detach()))
+        self.state = tuple(new)
+        return x.sum()
+
+
+def test_a_nested_tuple_of_states_carries_to_the_next_call():
+    ember.manual_seed(0)
+    eager, model = _TwoLayers(), _TwoLayers()
+    model.load_state_dict(eager.state_dict())
+    compiled = jit.compile(model)
+    np.testing.assert_allclose(_calls(compiled), _calls(eager), rtol=1e-6)
+    assert len(compiled.entries) == 1
+
+
+class _Counted(_Holds):
+    """Keeps a count beside its state in one tuple."""
+
+    def __init__(self):
+        super().__init__()
+        self.state = (ember.zeros(3), 0)
+
+    def forward(self, x):
+        h, n = self.state
+        h = ember.tanh(self.lin(x) + h)
+        self.state = (h.detach(), n + 1)
+        return h.sum()
+
+
+class _Masked(_Holds):
+    """Fills a dict that also holds None, in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.state = {"h": ember.zeros(3), "mask": None}
+
+    def forward(self, x):
+        h = ember.tanh(self.lin(x) + self.state["h"])
+        self.state["h"] = h.detach()
+        return h.sum()
+
+
+class _Named(_Holds):
+    """Sets its state with setattr, by a name it computes."""
+
+    def forward(self, x):
+        h = ember.tanh(self.lin(x) + self.h)
+        setattr(self, "h"[:1], h.detach())
+        return h.sum()
+
+
+@pytest.mark.parametrize("kind, where", [(_Counted, r"self\.state \(a tuple\)"),
+                                         (_Masked, r"self\.state \(a dict\)"),
+                                         (_Named, r"self\.h \(a Tensor\)")])
+def test_state_no_graph_carries_is_refused_and_nothing_moves(kind, where):
+    model = kind()
+    before = dict(vars(model))
+    inner = dict(model.state) if kind is _Masked else None
+    with pytest.raises(TraceError, match=rf"computed from its inputs \(shape \(3,\)\) in {where}"):
+        jit.compile(model)(ember.ones(3))
+    assert all(vars(model)[k] is v for k, v in before.items())
+    assert inner is None or all(model.state[k] is v for k, v in inner.items())
+
+
+class _SharedStart(_KeepPrevious):
+    def __init__(self):
+        super().__init__()
+        self.h = self.prev = ember.zeros(3)
+
+
+def test_two_states_holding_one_tensor_are_refused():
+    model = _SharedStart()
+    held = model.h
+    with pytest.raises(TraceError, match=r"self\.prev holds the tensor \(shape \(3,\)\) that the "
+                                         r"function rebinds self\.h from"):
+        jit.compile(model)(ember.ones(3))
+    assert model.h is held and model.prev is held
+    np.testing.assert_array_equal(held.numpy(), np.zeros(3))

@@ -132,7 +132,7 @@ def plan_outputs(tracer: Tracer, inputs: list[Tensor], outputs: list) -> _Plan:
     """How a call's tensor outputs are made from what the caller has (see :class:`_Plan`): a
     state tensor the function rebound (``out = self.buf; self.buf = x``) is a value the graph
     returns, not the tensor, which then holds the new value."""
-    rebound = set(map(id, tracer.rebound()))
+    rebound = set(map(id, tracer.carried.rebound()))
     state = {id(t): t for t in [ref.tensor for ref in tracer.graph.state if not ref.grad] +
              [t for _, t in tracer.known.values()]  # (also what it reached but never read)
              if id(t) not in rebound}

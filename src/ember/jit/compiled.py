@@ -367,7 +367,7 @@ class CompiledFunction:
                     plan = None
             # (what it returns in the memory of state it rebound: its value now, before the
             # new value is written in)
-            rebound = {owner(t._data) for t in tracer.rebound()}
+            rebound = {owner(t._data) for t in tracer.carried.rebound()}
             given = [_wrap(x._data.copy(), x._device) if isinstance(x, Tensor) and
                      owner(x._data) in rebound else x for x in out_leaves]
             graph = tracer.finish(returned)

@@ -115,7 +115,7 @@ class Reach:
             self.add("self", target, depth)
         func = getattr(fn, "__func__", fn)
         code = getattr(func, "__code__", None)
-        if code is None or _is_library(func):
+        if code is None or is_library(func):
             return
         stored = set(code_names(code, STORES))  # (a counter it bumps is no binding to watch)
         self.reads_state = self.reads_state or not STATE_NAMES.isdisjoint(
@@ -215,7 +215,7 @@ class Reach:
             for attr, value in list(vars(m).items()):  # (an optimizer a module holds)
                 if isinstance(value, Optimizer):
                     self.add(f"{label}.{attr}", value, 1)
-            if not _is_library(m):  # (the globals a user's layer reads in its forward)
+            if not is_library(m):  # (the globals a user's layer reads in its forward)
                 self._carried_tensors(m, label)
                 self.add_function(type(m).forward, 1, owner=m)
                 self.reads_state = self.reads_state or _class_reads_state(type(m))
@@ -226,9 +226,10 @@ class Reach:
 
     def _carried_tensors(self, m: Module, label: str) -> None:
         """Names, as state read at every call, the plain tensor attributes of the user's
-        module ``m`` that a method of its class other than ``__init__`` assigns (an RNN's
-        ``self.h = h.detach()``, an LSTM's ``self.state = (h, c)``): the next call reads what
-        this one left. One sharing a reached tensor's memory
+        module ``m`` (a tensor, or a tuple, list or dict of them) that a method of its class
+        other than ``__init__`` assigns (an RNN's ``self.h = h.detach()``, an LSTM's
+        ``self.state = (h, c)``): the next call reads what this one left. (Others are
+        constants, a table Python may read.) One sharing a reached tensor's memory
         (``self.w = self.lin.weight.detach()``) stays that tensor's."""
         assigned = _assigned_attributes(type(m))
         for attr, value in vars(m).items():
@@ -374,7 +375,7 @@ def reach(fn: Callable, args: tuple, names: list[str] | None = None,
     return found
 
 
-def _is_library(obj: Any) -> bool:
+def is_library(obj: Any) -> bool:
     """Objects of installed packages and of Ember itself are not followed (their state is
     not the user's model)."""
     module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "") or ""
@@ -385,7 +386,7 @@ def _is_library(obj: Any) -> bool:
 def _user_functions(cls: type) -> Iterator[tuple[str, types.FunctionType]]:
     """``(name, function)`` for the functions of the user's class and of its user base
     classes."""
-    return ((key, f) for klass in cls.__mro__ if not _is_library(klass)
+    return ((key, f) for klass in cls.__mro__ if not is_library(klass)
             for key, f in vars(klass).items() if isinstance(f, types.FunctionType))
 
 
@@ -408,7 +409,7 @@ def _class_reads_state(cls: type) -> bool:
 def _plain_object(obj: Any) -> bool:
     """An object of the user's with attributes to follow (not a number, string, class, module
     or an installed library's or Ember's object)."""
-    return not isinstance(obj, _SKIP) and hasattr(obj, "__dict__") and not _is_library(obj)
+    return not isinstance(obj, _SKIP) and hasattr(obj, "__dict__") and not is_library(obj)
 
 
 def _user_module(obj: Any) -> bool:
@@ -423,7 +424,7 @@ def _user_module(obj: Any) -> bool:
 def _user_class(obj: Any) -> bool:
     """A class of the user's (``Config`` in ``Config.scale``), decided as for its objects
     (:func:`_plain_object`): not one of an installed library's or Ember's."""
-    return isinstance(obj, type) and not _is_library(obj)
+    return isinstance(obj, type) and not is_library(obj)
 
 
 def _member(obj: Any, name: str) -> Any:
@@ -540,10 +541,10 @@ def tensor_hooks(t: Tensor) -> tuple:
     return (*(t._hooks or ()), *node.pre, *node.post, *node.post_accumulate)
 
 
-def held_tensors(value: Any) -> list[tuple[str, Tensor]]:
+def held_tensors(value: Any, depth: int = 0) -> list[tuple[str, Tensor]]:
     """The tensors an attribute holds, each with what follows the attribute's name in its
-    label: ``value`` itself (``""``), or the items of a tuple, list or dict of tensors
-    (``"[0]"``, ``"['h']"``); none for any other value.
+    label: ``value`` itself (``""``), or the items of a tuple, list or dict of tensors, or of
+    such containers (``"[0]"``, ``"['h']"``, ``"[1][0]"``); none for any other value.
 
     Example:
         >>> held_tensors((h, c))
@@ -551,13 +552,17 @@ def held_tensors(value: Any) -> list[tuple[str, Tensor]]:
     """
     if isinstance(value, Tensor):
         return [("", value)]
-    items = list(value.items()) if isinstance(value, dict) else \
-        list(enumerate(value)) if isinstance(value, list | tuple) else []
-    if not items or not all(isinstance(t, Tensor) for _, t in items):
+    if depth == MAX_DEPTH or not isinstance(value, list | tuple | dict) or not value:
         return []
-    if isinstance(value, dict):
-        return [(f"[{_key_label(key, i)}]", t) for i, (key, t) in enumerate(items)]
-    return [(f"[{i}]", t) for i, t in items]
+    items = [(f"[{_key_label(key, i)}]", item) for i, (key, item) in enumerate(value.items())] \
+        if isinstance(value, dict) else [(f"[{i}]", item) for i, item in enumerate(value)]
+    held = []
+    for where, item in items:
+        inner = held_tensors(item, depth + 1)
+        if not inner:
+            return []
+        held += [(where + rest, t) for rest, t in inner]
+    return held
 
 
 def _key_label(key: Any, i: int) -> str:

@@ -22,7 +22,7 @@ from ember.autograd.engine import VJP_HOOK, running_task
 from ember.autograd.function import _run as run_function_eagerly
 from ember.dtypes import from_numpy
 from ember.errors import OpError
-from ember.jit.discover import held_tensors
+from ember.jit.carried import CarriedState
 from ember.jit.effects import Effects
 from ember.jit.ir import Eqn, Graph, Source, StateRef, Var
 from ember.jit.sources import TraceError, _at, user_source
@@ -96,11 +96,7 @@ class Tracer(Effects):
         # each reached module's buffers, and the tensors modules and objects carry from one
         # call to the next, when tracing starts (one the function rebinds is written back:
         # see rebound_tensors)
-        self.buffers = [(m._buffers, name, t) for m in found.modules
-                        for name, t in m._buffers.items() if isinstance(t, Tensor)]
-        self.carried = [(members, name, value, held_tensors(value))
-                        for members, name, value in found.carried_tensors()]
-        self.object_attributes = [(obj, dict(vars(obj))) for obj in found.plain_objects()]
+        self.carried = CarriedState(found)
         # module calls whose outputs carry backward hooks (their Python runs at each backward)
         self.backward_hooks: list[BackwardHookState] = []
         for _, opt in found.optimizers:
@@ -343,7 +339,7 @@ class Tracer(Effects):
         g = self.graph
         g.outputs = [self.var_of(t) if isinstance(t, Tensor) else None for t in outputs]
         self.rebound_tensors()
-        self.refuse_new_object_tensors()
+        self.carried.refuse_untracked(lambda t: self.lookup(t._data) in self.dynamic)
         for ref in list(g.state):
             t = ref.tensor
             if ref.grad:  # a .grad read, then rebound or written in place: the end .grad
@@ -400,10 +396,7 @@ class Tracer(Effects):
         each call writes the values into them. (One rebound to another shape is a new layout:
         the next call traces again.) All are read before any is written, as Python rebinds
         them (``self.prev = self.h; self.h = new``)."""
-        pairs = []
-        for members, name, old, items, new in self._rebinds():
-            pairs += [(t, n) for (_, t), n in zip(items, new) if n is not t]
-            _put_back(members, name, old, items)
+        pairs = self.carried.put_back()
         olds = {id(old._data) for old, _ in pairs}
         values = []
         for old, new in pairs:
@@ -414,41 +407,6 @@ class Tracer(Effects):
             old._data[...] = value  # (what this call leaves, as the compiled calls will)
             old._vc.value += 1
             self.rebind(old._data, var)
-
-    def rebound(self) -> list[Tensor]:
-        """The tensors the function's rebinding replaced (see
-        :meth:`rebound_tensors`): each holds the new value once the call ends, so one the
-        function returns (a delay line's ``out = self.buf; self.buf = x``) is returned as a
-        copy of its old value, not as itself."""
-        return [t for _, _, _, items, new in self._rebinds()
-                for (_, t), n in zip(items, new) if n is not t]
-
-    def _rebinds(self) -> list[tuple[dict, str, Any, list, list[Tensor]]]:
-        """``(members, name, old value, its tensors, the new tensors)`` for each buffer or
-        carried attribute the function rebound to tensors that can be written into the old."""
-        found = []
-        for members, name, old, items in [(m, n, t, [("", t)]) for m, n, t in self.buffers] + \
-                self.carried:
-            new = _rebound_to(old, items, members.get(name))
-            if new is not None:
-                found.append((members, name, old, items, new))
-        return found
-
-    def refuse_new_object_tensors(self) -> None:
-        """A tensor computed from the inputs, stored on the user's object where it held no
-        tensor to write into, would stay this trace's tensor at every compiled call: refused.
-        (A module's tensors are in the layout: one stored anew there traces again.)"""
-        for obj, before in self.object_attributes:
-            for name, value in vars(obj).items():
-                if isinstance(value, Tensor) and value is not before.get(name) and \
-                        id(value) not in self.labels and self.lookup(value._data) in self.dynamic:
-                    raise TraceError(
-                        f"ember.jit: the function stores a new tensor (shape "
-                        f"{tuple(value.shape)}) as {type(obj).__name__}.{name}; compiled calls "
-                        "run the graph, not that Python assignment, so the attribute would "
-                        "keep this trace's tensor. Hint: give the attribute a tensor of that "
-                        "shape and dtype before the first call (each call then writes into "
-                        "it), make the object a Module, or return the tensor")
 
 
 def _check_infer(prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var]) -> None:
@@ -474,37 +432,6 @@ def _check_infer(prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var
 _DATA_HINT = ("select with ember.where(mask, x, 0) instead of x[mask]; where a library call "
               "needs it, compile the model that feeds it (ember.jit.compile(model)) and make "
               "that call after it, outside")
-
-
-def _rebound_to(old: Any, items: list[tuple[str, Tensor]], new: Any) -> list[Tensor] | None:
-    """The tensors an attribute holding ``old`` (whose tensors were ``items`` when tracing
-    started) holds now, ``new``, one for each of ``items``, where they can be written into
-    those; None where nothing was rebound, or where ``new`` is another kind of value or
-    holds a tensor of another shape (a new layout)."""
-    now = held_tensors(new)
-    if type(new) is not type(old) or [w for w, _ in now] != [w for w, _ in items] or \
-            all(n is t for (_, n), (_, t) in zip(now, items)) or \
-            not all(n is t or _fits(n, t) for (_, n), (_, t) in zip(now, items)):
-        return None
-    return [n for _, n in now]
-
-
-def _put_back(members: dict, name: str, old: Any, items: list[tuple[str, Tensor]]) -> None:
-    """Gives the attribute ``name`` its value from before the call, ``old``, holding its
-    tensors from then, ``items`` (a list or dict the function changed in place too)."""
-    members[name] = old
-    if isinstance(old, list):
-        old[:] = [t for _, t in items]
-    elif isinstance(old, dict):
-        old.update(zip(list(old), (t for _, t in items)))
-
-
-def _fits(new: Any, old: Tensor) -> bool:
-    """Whether ``new`` can be written into the memory of ``old``: a tensor of its shape,
-    dtype and device, ``old`` neither a view nor read-only."""
-    return isinstance(new, Tensor) and new.shape == old.shape and new.dtype is old.dtype and \
-        new._device == old._device and old._view is None and \
-        getattr(old._data.flags, "writeable", True)
 
 
 def _value_read_error(t: Tensor, what: str, src: Source | None) -> TraceError:

@@ -170,10 +170,10 @@ def trace_branch(op: str, role: str, fn: Callable, operands: list[Tensor],
 
 
 def _put_back_buffers(tracer: BranchTracer) -> list[str]:
-    """The names of the buffers of reached modules that the branch rebound to new tensors,
-    each given its old tensor back."""
+    """The names of the buffers (and carried state) of reached modules that the branch
+    rebound to new tensors, each given its old value back."""
     rebound = []
-    for members, name, old in tracer.buffers:
+    for members, name, old, _ in tracer.carried.held:
         if members.get(name) is not old:
             members[name] = old
             rebound.append(name)
