@@ -144,7 +144,7 @@ def test_docstring_examples(name):
     assert result.failed == 0 and result.attempted > 0
 
 
-@pytest.mark.parametrize("obj", [graph.GradientEdge, graph.get_gradient_edge])
+@pytest.mark.parametrize("obj", [graph.GradientEdge, graph.get_gradient_edge, graph.keep_saved])
 def test_edge_docstring_examples(obj):
     finder = doctest.DocTestFinder(recurse=False)
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
@@ -174,3 +174,12 @@ def test_multi_grad_hook_with_a_tensor_that_gets_no_gradient():
 
     t, e = both(run)
     assert e == t == [[[1.0, 1.0], None]] * 2
+
+
+def test_keep_saved_leaves_a_tensor_changed_since_it_was_saved_to_the_version_check():
+    x, h = ember.ones(2, requires_grad=True), ember.full((2,), 3.0)
+    y = (x * h).sum()
+    h.add_(1.0)  # (a real in-place op after the save: backward must still refuse)
+    graph.keep_saved([y], [h])
+    with pytest.raises(ember.errors.GradError, match="modified in place"):
+        y.backward()

@@ -489,3 +489,43 @@ def test_two_states_holding_one_tensor_are_refused():
         jit.compile(model)(ember.ones(3))
     assert model.h is held and model.prev is held
     np.testing.assert_array_equal(held.numpy(), np.zeros(3))
+
+
+class _Recurrent(ember.nn.Module):
+    """An RNN cell whose matmul saves the carried state for backward."""
+
+    def __init__(self, detach=True):
+        super().__init__()
+        self.wx, self.wh = ember.nn.Linear(3, 4), ember.nn.Linear(4, 4)
+        self.h, self.detach = ember.zeros(1, 4), detach
+
+    def forward(self, x):
+        h = ember.tanh(self.wx(x) + self.wh(self.h))
+        self.h = h.detach() if self.detach else h
+        return h.sum()
+
+
+def _recurrent_grads(fn, model):
+    x = ember.from_numpy(np.array([[1.0, -0.5, 2.0]], np.float32))
+    grads = []
+    for _ in range(4):
+        model.zero_grad()
+        fn(x).backward()
+        grads.append(model.wh.weight.grad.numpy().copy())
+    return grads
+
+
+def test_a_compiled_module_with_state_differentiates_as_eager_from_the_first_call():
+    ember.manual_seed(0)
+    eager, model = _Recurrent(), _Recurrent()
+    model.load_state_dict(eager.state_dict())
+    ours = _recurrent_grads(jit.compile(model), model)
+    for got, expected in zip(ours, _recurrent_grads(eager, eager)):
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def test_state_keeping_its_history_across_calls_is_refused():
+    model = _Recurrent(detach=False)
+    with pytest.raises(TraceError, match=r"rebinds self\.h to a tensor that requires grad"):
+        jit.compile(model)(ember.ones(1, 3))
+    np.testing.assert_array_equal(model.h.numpy(), np.zeros((1, 4)))

@@ -453,6 +453,44 @@ def restore_inputs(node: Node) -> None:
             return
 
 
+def keep_saved(roots: list, tensors: list[Tensor]) -> None:
+    """The nodes in the history of ``roots`` that saved one of ``tensors``, unchanged since,
+    read a copy of its value from now on: code about to write into a tensor's memory outside
+    the tape (a compiled call's state write, eager code's rebinding) leaves their backward as
+    eager's would be, reading the old tensor's value.
+
+    Example:
+        >>> x, h = ember.ones(2, requires_grad=True), ember.full((2,), 3.0)
+        >>> y = (x * h).sum()
+        >>> ember.autograd.graph.keep_saved([y], [h])
+        >>> _ = h.data.fill_(5.0)  # (behind the tape, as a compiled call writes state)
+        >>> y.backward()
+        >>> x.grad
+        tensor([3., 3.])
+    """
+    from ember.tensor import _wrap
+
+    wanted = {id(t): t for t in tensors}
+    copies: dict[int, Tensor] = {}
+    todo = [t._node for t in roots if getattr(t, "_node", None) is not None]
+    seen: set[int] = set()
+    while todo and wanted:
+        node = todo.pop()
+        if id(node) in seen or not isinstance(node, Node):
+            continue
+        seen.add(id(node))
+        todo += [e[0] for e in node.edges if e is not None and e[0] is not None]
+        if node.versions is None or getattr(node, "packed", None) is not None:
+            continue
+        inputs, versions = list(node.inputs), list(node.versions)
+        for i, t in enumerate(inputs):
+            if id(t) in wanted and versions[i] == t._vc.value:
+                if id(t) not in copies:
+                    copies[id(t)] = _wrap(t._data.copy(), t._device)
+                inputs[i], versions[i] = copies[id(t)], copies[id(t)]._vc.value
+        node.inputs, node.versions = tuple(inputs), tuple(versions)
+
+
 def _run_hook(hook: Callable, value: Any) -> Any:
     """Calls a pack/unpack hook without recording and with no hooks active inside it."""
     from ember.autograd.grad_mode import no_grad

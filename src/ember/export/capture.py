@@ -61,10 +61,14 @@ def retrace(capture: Capture, args: tuple, kwargs: dict) -> Graph:
                           "input); export a model that leaves its inputs as they are. Hint: "
                           "clone the input first (x = x.clone())")
     if arg_writes or (graph.writes and not capture.state_writes):
-        raise ExportError(f"{who}: the model writes into its state or arguments "
-                          "when called (a BatchNorm in training mode updates its running "
-                          "statistics, an in-place op on an input); export in eval mode and "
-                          "without in-place writes to inputs")
+        written = [graph.label(t) for t, _ in graph.writes] + (["its arguments"] if arg_writes
+                                                               else [])
+        raise ExportError(f"{who}: the model writes into its state or arguments when called "
+                          f"({', '.join(written)}: a BatchNorm in training mode updates its "
+                          "running statistics, a recurrent layer carries its state to the "
+                          "next call, an in-place op writes an input); export in eval mode, "
+                          "with state passed in and returned instead of carried, and without "
+                          "in-place writes to inputs")
     return graph
 
 

@@ -68,6 +68,15 @@ class CarriedState:
             pairs += [(t, n) for (_, t), n in zip(items, new) if n is not t]
             members[name] = old
             _refill(old, iter([t for _, t in items]))
+        grown = next((n for _, n in pairs if n.requires_grad), None)
+        if grown is not None:
+            label = self.labels.get(id(next(t for t, n in pairs if n is grown)), "a state")
+            raise TraceError(
+                f"ember.jit: the function rebinds {label} to a tensor that requires grad "
+                f"(shape {tuple(grown.shape)}): in eager code the next call's graph goes on "
+                "into this call's history (backpropagation through calls), which compiled "
+                f"calls do not keep. Hint: store a .detach() in {label} (truncated "
+                "backpropagation through time), or run this module eagerly")
         written = {id(t) for t, _ in pairs}
         for label, obj in self.holders:
             members = vars(obj)

@@ -20,6 +20,7 @@ from typing import Any
 
 from ember.autograd.engine import VJP_HOOK, running_task
 from ember.autograd.function import _run as run_function_eagerly
+from ember.autograd.graph import keep_saved
 from ember.dtypes import from_numpy
 from ember.errors import OpError
 from ember.jit.carried import CarriedState
@@ -338,7 +339,7 @@ class Tracer(Effects):
         the final ``.grad`` of every parameter and argument whose gradient changed."""
         g = self.graph
         g.outputs = [self.var_of(t) if isinstance(t, Tensor) else None for t in outputs]
-        self.rebound_tensors()
+        self.rebound_tensors(outputs)
         self.carried.refuse_untracked(lambda t: self.lookup(t._data) in self.dynamic)
         for ref in list(g.state):
             t = ref.tensor
@@ -387,7 +388,7 @@ class Tracer(Effects):
         if t.grad is not None and t.grad is self.entry_grads.get(id(t)):
             g.grads_in_place.append(t)
 
-    def rebound_tensors(self) -> None:
+    def rebound_tensors(self, outputs: list) -> None:
         """A module's buffer or tensor attribute (or a tensor attribute of the user's object,
         or a tuple, list or dict of tensors there) that the function rebound to new tensors of
         the same shapes, dtypes and device (``self.running = 0.9 * self.running + 0.1 * m``,
@@ -395,8 +396,10 @@ class Tracer(Effects):
         as an in-place one is: the holder gets its tensors back, holding the new values, and
         each call writes the values into them. (One rebound to another shape is a new layout:
         the next call traces again.) All are read before any is written, as Python rebinds
-        them (``self.prev = self.h; self.h = new``)."""
+        them (``self.prev = self.h; self.h = new``). The history of the ``outputs`` reads
+        the old values still, as eager's would (backward of this call, run outside it)."""
         pairs = self.carried.put_back()
+        keep_saved(outputs, [old for old, _ in pairs])
         olds = {id(old._data) for old, _ in pairs}
         values = []
         for old, new in pairs:
