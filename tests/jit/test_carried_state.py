@@ -462,17 +462,35 @@ class _Named(_Holds):
         return h.sum()
 
 
+class _NestedFill(_Holds):
+    """Fills a list inside a list in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.state = [[ember.zeros(3)]]
+
+    def forward(self, x):
+        h = ember.tanh(self.lin(x) + self.state[0][0])
+        self.state[0][0] = h.detach()
+        return h.sum()
+
+
 @pytest.mark.parametrize("kind, where", [(_Counted, r"self\.state \(a tuple\)"),
                                          (_Masked, r"self\.state \(a dict\)"),
+                                         (_NestedFill, r"self\.state \(a list\)"),
                                          (_Named, r"self\.h \(a Tensor\)")])
 def test_state_no_graph_carries_is_refused_and_nothing_moves(kind, where):
     model = kind()
     before = dict(vars(model))
-    inner = dict(model.state) if kind is _Masked else None
+    inner = dict(model.state) if kind is _Masked else list(model.state[0]) \
+        if kind is _NestedFill else None
     with pytest.raises(TraceError, match=rf"computed from its inputs \(shape \(3,\)\) in {where}"):
         jit.compile(model)(ember.ones(3))
     assert all(vars(model)[k] is v for k, v in before.items())
-    assert inner is None or all(model.state[k] is v for k, v in inner.items())
+    if kind is _Masked:
+        assert all(model.state[k] is v for k, v in inner.items())
+    if kind is _NestedFill:
+        assert model.state[0][0] is inner[0]
 
 
 class _SharedStart(_KeepPrevious):
@@ -529,3 +547,112 @@ def test_state_keeping_its_history_across_calls_is_refused():
     with pytest.raises(TraceError, match=r"rebinds self\.h to a tensor that requires grad"):
         jit.compile(model)(ember.ones(1, 3))
     np.testing.assert_array_equal(model.h.numpy(), np.zeros((1, 4)))
+
+
+class _Inspected(_Holds):
+    """Keeps, without .detach(), a running mean and its last output (for inspection): values
+    nothing this call differentiates reads from."""
+
+    def __init__(self):
+        super().__init__()
+        self.running, self.last = ember.zeros(3), ember.zeros(3)
+
+    def forward(self, x):
+        out = self.lin(x)
+        self.running = 0.9 * self.running + 0.1 * out
+        self.last = out
+        return out.sum()
+
+
+def test_state_kept_with_history_that_nothing_differentiates_through_is_its_value():
+    ember.manual_seed(0)
+    eager, model = _Inspected(), _Inspected()
+    model.load_state_dict(eager.state_dict())
+    np.testing.assert_allclose(_calls(jit.compile(model)), _calls(eager), rtol=1e-6)
+    np.testing.assert_allclose(model.running.numpy(), eager.running.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(model.last.numpy(), eager.last.detach().numpy(), rtol=1e-6)
+
+
+class _Stats(_Holds):
+    """Starts with no statistics; its forward assigns a dict of them."""
+
+    def __init__(self):
+        super().__init__()
+        self.stats = {}
+
+    def forward(self, x):
+        out = self.lin(x) + self.stats.get("mean", 0.0)
+        self.stats = {"mean": out.mean().detach()}
+        return out.sum()
+
+
+def test_state_that_starts_as_an_empty_dict_carries_once_it_holds_tensors():
+    ember.manual_seed(0)
+    eager, model = _Stats(), _Stats()
+    model.load_state_dict(eager.state_dict())
+    np.testing.assert_allclose(_calls(jit.compile(model)), _calls(eager), rtol=1e-6)
+
+
+class _ViewRead(_Holds):
+    """Reads a view of its state in an op that saves it for backward."""
+
+    def forward(self, x):
+        out = self.lin(x) * self.h[None, :]
+        self.h = out[0].detach()
+        return out.sum()
+
+
+def test_a_view_of_state_saved_for_backward_reads_the_old_value_on_the_first_call():
+    ember.manual_seed(0)
+    eager, model = _ViewRead(), _ViewRead()
+    model.load_state_dict(eager.state_dict())
+    eager.h, model.h = ember.full((3,), 0.5), ember.full((3,), 0.5)
+    x = ember.ones(1, 3)
+    compiled = jit.compile(model)
+    for _ in range(3):
+        eager.zero_grad(), model.zero_grad()
+        eager(x).backward(), compiled(x).backward()
+        np.testing.assert_allclose(model.lin.weight.grad.numpy(), eager.lin.weight.grad.numpy(),
+                                   rtol=1e-6)
+
+
+class _BranchFills(ember.nn.Module):
+    """Fills its dict of state in place inside a branch of ember.cond."""
+
+    def __init__(self):
+        super().__init__()
+        self.d = {"h": ember.zeros(3)}
+
+    def forward(self, x):
+        def fill(x):
+            self.d["h"] = (x * 2).detach()
+            return x * 2
+        return ember.cond(x.sum() > 0, fill, lambda x: x * 3, (x,)) + self.d["h"]
+
+
+def test_state_filled_in_place_inside_a_branch_is_refused():
+    model = _BranchFills()
+    held = model.d["h"]
+    with ember.no_grad(), pytest.raises(TraceError, match=r"in self\.d \(a dict\)"):
+        jit.compile(model)(ember.ones(3))
+    assert model.d["h"] is held
+
+
+class _ListWritten(ember.nn.Module):
+    """Adds into a tensor it holds in a list (not rebound: written in place)."""
+
+    def __init__(self):
+        super().__init__()
+        self.totals = [ember.zeros(3)]
+
+    def forward(self, x):
+        self.totals[0].add_(x)
+        return self.totals[0] * 1
+
+
+def test_a_tensor_in_a_list_written_in_place_is_state():
+    eager, model = _ListWritten(), _ListWritten()
+    with ember.no_grad():
+        got, expected = _streamed(jit.compile(model)), _streamed(eager)
+    np.testing.assert_array_equal(np.stack(got), np.stack(expected))
+    np.testing.assert_array_equal(model.totals[0].numpy(), np.full(3, 10.0))

@@ -454,8 +454,9 @@ def restore_inputs(node: Node) -> None:
 
 
 def keep_saved(roots: list, tensors: list[Tensor]) -> None:
-    """The nodes in the history of ``roots`` that saved one of ``tensors``, unchanged since,
-    read a copy of its value from now on: code about to write into a tensor's memory outside
+    """The nodes in the history of ``roots`` that saved one of ``tensors`` or a view of one,
+    unchanged since, read a copy of its value from now on: code about to write into a
+    tensor's memory outside
     the tape (a compiled call's state write, eager code's rebinding) leaves their backward as
     eager's would be, reading the old tensor's value.
 
@@ -470,7 +471,7 @@ def keep_saved(roots: list, tensors: list[Tensor]) -> None:
     """
     from ember.tensor import _wrap
 
-    wanted = {id(t): t for t in tensors}
+    wanted = {id(t._vc) for t in tensors}  # (a view shares its base's counter)
     copies: dict[int, Tensor] = {}
     todo = [t._node for t in roots if getattr(t, "_node", None) is not None]
     seen: set[int] = set()
@@ -484,7 +485,7 @@ def keep_saved(roots: list, tensors: list[Tensor]) -> None:
             continue
         inputs, versions = list(node.inputs), list(node.versions)
         for i, t in enumerate(inputs):
-            if id(t) in wanted and versions[i] == t._vc.value:
+            if id(getattr(t, "_vc", None)) in wanted and versions[i] == t._vc.value:
                 if id(t) not in copies:
                     copies[id(t)] = _wrap(t._data.copy(), t._device)
                 inputs[i], versions[i] = copies[id(t)], copies[id(t)]._vc.value

@@ -23,8 +23,8 @@ class CarriedState:
     hold when tracing starts, and what the trace changed there."""
 
     def __init__(self, found: Reach) -> None:
-        self.labels = found.labels  # id(tensor) -> its name (``self.h``)
-        self.reached = found.tensors
+        self.found = found
+        self.found_rebinds: list | None = None  # (see rebinds)
         # (members, name, value, its tensors): each module's buffers, and the attributes
         # carrying tensors from one call to the next
         self.held = [(m._buffers, name, t, [("", t)]) for m in found.modules
@@ -43,19 +43,36 @@ class CarriedState:
     def rebinds(self) -> list[tuple[dict, str, Any, list, list[Tensor]]]:
         """``(members, name, old value, its tensors, the new tensors)`` for each attribute
         the function rebound to tensors that can be written into the old ones (of the same
-        shapes, dtypes and device)."""
-        found = []
-        for members, name, old, items in self.held:
-            new = _rebound_to(old, items, members.get(name))
-            if new is not None:
-                found.append((members, name, old, items, new))
-        return found
+        shapes, dtypes and device); found once, after the function returned (the same
+        before and after :meth:`put_back`)."""
+        if self.found_rebinds is None:
+            self.found_rebinds = []
+            for members, name, old, items in self.held:
+                new = _rebound_to(old, items, members.get(name))
+                if new is not None:
+                    self.found_rebinds.append((members, name, old, items, new))
+        return self.found_rebinds
 
     def rebound(self) -> list[Tensor]:
         """The tensors the function's rebinding replaced: each holds the new value once the
         call ends."""
         return [t for _, _, _, items, new in self.rebinds()
                 for (_, t), n in zip(items, new) if n is not t]
+
+    def undo(self) -> list[str]:
+        """Gives every carried attribute the function rebound or changed in place its value
+        from before (what a branch of ``ember.cond`` may not change); their labels."""
+        changed = []
+        for members, name, old, items in self.held:
+            now = members.get(name)
+            if now is not old or not _same([t for _, t in items],
+                                           [t for _, t in held_tensors(now)]):
+                members[name] = old
+                _refill(old, iter([t for _, t in items]))
+                where, t = items[0]
+                label = self.found.labels.get(id(t), name)
+                changed.append(label[:len(label) - len(where)])
+        return changed
 
     def put_back(self) -> list[tuple[Tensor, Tensor]]:
         """Gives each rebound attribute its value from before the call, holding its tensors
@@ -68,15 +85,6 @@ class CarriedState:
             pairs += [(t, n) for (_, t), n in zip(items, new) if n is not t]
             members[name] = old
             _refill(old, iter([t for _, t in items]))
-        grown = next((n for _, n in pairs if n.requires_grad), None)
-        if grown is not None:
-            label = self.labels.get(id(next(t for t, n in pairs if n is grown)), "a state")
-            raise TraceError(
-                f"ember.jit: the function rebinds {label} to a tensor that requires grad "
-                f"(shape {tuple(grown.shape)}): in eager code the next call's graph goes on "
-                "into this call's history (backpropagation through calls), which compiled "
-                f"calls do not keep. Hint: store a .detach() in {label} (truncated "
-                "backpropagation through time), or run this module eagerly")
         written = {id(t) for t, _ in pairs}
         for label, obj in self.holders:
             members = vars(obj)
@@ -88,7 +96,7 @@ class CarriedState:
                         labels[f"{label}.{name}"] = t
         if labels:
             name, t = next(iter(labels.items()))
-            owner = self.labels.get(id(t), "a state")
+            owner = self.found.labels.get(id(t), "a state")
             raise TraceError(
                 f"ember.jit: {name} holds the tensor (shape {tuple(t.shape)}) that the "
                 f"function rebinds {owner} from; compiled calls write {owner}'s new value into "
@@ -97,6 +105,15 @@ class CarriedState:
                 "or store a .clone() there")
         return pairs
 
+    def _in_layout(self, m: Module, name: str, old: list | None) -> bool:
+        """Whether a change of module ``m``'s attribute ``name`` (which held ``old[0]``)
+        makes the next call trace again: one carried for the next call that now holds
+        tensors it can carry (named then), or one that held a number, None or a reached
+        tensor."""
+        return (id(m), name) in self.found.assigned and bool(held_tensors(vars(m)[name])) or \
+            old is not None and (is_plain(old[0]) or any(
+                id(t) in self.found.labels for t in _tensors_in(old[0])))
+
     def refuse_untracked(self, computed: Callable[[Tensor], bool]) -> None:
         """Refuses an attribute of the user's module or object that the function set (or
         changed in place) to hold a tensor ``computed`` from the inputs, not one it reached
@@ -104,17 +121,16 @@ class CarriedState:
         there was none, in a tuple beside a number, in a dict filled in place): compiled
         calls would keep this trace's tensor. (A module's attribute that held a number, None
         or a reached tensor is in the layout: the next call traces again.)"""
-        memory = {_memory(t) for t in self.reached}  # (``self.w = lin.weight.detach()``)
+        memory = {_memory(t) for t in self.found.tensors}  # (``self.w = lin.weight.detach()``)
         for label, obj, before in self.attributes:
             for name, value in vars(obj).items():
                 if name in _MODULE_TABLES and isinstance(obj, Module):
                     continue  # (a buffer rebound to another shape: a new layout)
                 old = before.get(name)
-                if old is not None and (_same(old, list(_nodes(value))) or isinstance(
-                        obj, Module) and (is_plain(old[0]) or any(
-                            id(t) in self.labels for t in _tensors_in(old[0])))):
+                if old is not None and _same(old, list(_nodes(value))) or \
+                        isinstance(obj, Module) and self._in_layout(obj, name, old):
                     continue
-                new = next((t for t in _tensors_in(value) if id(t) not in self.labels and
+                new = next((t for t in _tensors_in(value) if id(t) not in self.found.labels and
                             _memory(t) not in memory and computed(t)), None)
                 if new is not None:
                     raise TraceError(
@@ -122,12 +138,14 @@ class CarriedState:
                         f"(shape {tuple(new.shape)}) in {label}.{name} (a "
                         f"{type(value).__name__}); compiled calls run the graph, not that "
                         "Python code, so it would keep this trace's tensor. Compiled calls "
-                        "carry what holds tensors when the first call starts (a tensor, or a "
-                        "tuple, list or dict of tensors), on a module where a method of its "
-                        "class or the compiled function assigns it by name "
-                        "(self.h = h.detach()). Hint: give it its tensors before the first "
-                        "call and assign it by name (not with setattr), keep numbers and None "
-                        "in attributes of their own, or return the tensor")
+                        "carry an attribute that holds tensors when the first call starts (a "
+                        "tensor, or a tuple, list or dict of tensors) and that is assigned "
+                        "anew, as self.h = h.detach() in a method of its module's class or "
+                        "model.h = ... in the compiled function (Ember reads those lines; "
+                        "setattr, a loop over modules or a helper function that assigns it "
+                        "are not seen). Hint: give it its tensors before the first call and "
+                        "assign it so, keep numbers and None in attributes of their own, or "
+                        "return the tensor")
 
 
 def _memory(t: Tensor) -> int:
@@ -147,7 +165,8 @@ def _nodes(value: Any, depth: int = 0) -> Iterator[Any]:
     first."""
     yield value
     if depth < MAX_DEPTH and isinstance(value, list | tuple | dict):
-        for item in (value.items() if isinstance(value, dict) else value):
+        for item in ([x for pair in value.items() for x in pair] if isinstance(value, dict)
+                     else value):
             yield from _nodes(item, depth + 1)
 
 

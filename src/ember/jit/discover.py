@@ -65,6 +65,9 @@ class Reach:
         self.structure = STRUCTURE.value
         self.index = 0  # which of a compiled function's layouts this is (set by it)
         self.arguments: list = []  # the objects among the arguments it was found for
+        # (id(module), attribute): those carried for the next call, whatever they hold now (one
+        # holding no tensor yet is named once it does: the next call traces again)
+        self.assigned: set[tuple[int, str]] = set()
         self._seen: set[int] = set()
         self._functions: set[int] = set()  # those whose defaults are watched already
 
@@ -161,7 +164,7 @@ class Reach:
                 label = next((label for label, m in zip(self.module_labels, self.modules)
                               if m is holder), None)
                 if label is not None:
-                    self._carry(f"{label}.{attributes[-1]}", vars(holder).get(attributes[-1]))
+                    self._carry(holder, label, attributes[-1])
 
     def _bind_attribute(self, obj: Any, where: str, root: str, attributes: tuple[str, ...],
                         written: set[str], depth: int) -> None:
@@ -232,14 +235,16 @@ class Reach:
         constants, a table Python may read.) One sharing a reached tensor's memory
         (``self.w = self.lin.weight.detach()``) stays that tensor's."""
         assigned = _assigned_attributes(type(m))
-        for attr, value in vars(m).items():
-            if attr in assigned:
-                self._carry(f"{label}.{attr}", value)
+        for attr in [a for a in vars(m) if a in assigned] + sorted(assigned - vars(m).keys()):
+            self._carry(m, label, attr)
 
-    def _carry(self, label: str, value: Any) -> None:
-        """Names the tensors an attribute ``label`` holds for the next call (a tensor, or a
-        tuple, list or dict of them), unless one shares a reached tensor's memory."""
-        held = held_tensors(value)
+    def _carry(self, m: Module, label: str, attr: str) -> None:
+        """Names the tensors the attribute ``attr`` of module ``m`` (labelled ``label``) holds
+        for the next call (a tensor, or a tuple, list or dict of them), unless one shares a
+        reached tensor's memory."""
+        self.assigned.add((id(m), attr))
+        label = f"{label}.{attr}"
+        held = held_tensors(vars(m).get(attr))
         reached = {id(t._data) for t in self.tensors} if held else set()
         for where, t in held:
             if id(t._data) not in reached:

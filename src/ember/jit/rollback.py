@@ -6,8 +6,9 @@ statistics and random generators advanced. A caller that then runs the step eage
 it twice. :class:`Rollback` saves, before the trace, what the function reaches (see
 :mod:`ember.jit.discover`): every tensor's values, ``.grad`` and ``requires_grad``, each
 optimizer's state and parameter groups, the attributes of modules and of the user's objects
-(one level into their dicts and lists), and the default random generator; :meth:`restore`
-writes it all back in place, so that everything holding those objects sees them as before.
+(and the contents of the dicts and lists they hold, nested ones too), and the default random
+generator; :meth:`restore` writes it all back in place, so that everything holding those
+objects sees them as before.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ class Rollback:
                             [(g, dict(g)) for g in opt.param_groups])
                            for _, opt in found.optimizers]
         self.objects = [(obj, dict(vars(obj))) for obj in [*found.modules, *found.objects]]
-        self.contents = [(v, _contents(v)) for _, attrs in self.objects for v in attrs.values()
-                         if isinstance(v, dict | list)]
+        self.contents = [(c, _contents(c)) for _, attrs in self.objects
+                         for v in attrs.values() for c in _containers(v)]
         self.generator = default_generator.get_state()
 
     def restore(self) -> None:
@@ -86,6 +87,16 @@ def _host_copy(t: Tensor) -> np.ndarray | None:
     """A copy of a tensor's values in host memory (a GPU's memory holds the model, not a second
     copy of it), or None for a read-only array (nothing can have changed it)."""
     return host_copy(t) if t._device.type != "cpu" or t._data.flags.writeable else None
+
+
+def _containers(value: Any, depth: int = 0) -> list:
+    """The dicts and lists in ``value`` (itself, and those its tuples, lists and dicts hold, a
+    few levels deep)."""
+    if depth > 3 or not isinstance(value, dict | list | tuple):
+        return []
+    items = value.values() if isinstance(value, dict) else value
+    return ([] if isinstance(value, tuple) else [value]) + \
+        [c for item in items for c in _containers(item, depth + 1)]
 
 
 def _contents(container: dict | list) -> dict | list:

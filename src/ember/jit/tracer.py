@@ -25,7 +25,7 @@ from ember.dtypes import from_numpy
 from ember.errors import OpError
 from ember.jit.carried import CarriedState
 from ember.jit.effects import Effects
-from ember.jit.ir import Eqn, Graph, Source, StateRef, Var
+from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
 from ember.jit.sources import TraceError, _at, user_source
 from ember.nn.backward_hooks import BackwardHookState, OutputIdentity
 from ember.ops.primitive import (
@@ -91,6 +91,7 @@ class Tracer(Effects):
         self.twins: dict[Var, set[Var]] = {}  # the inputs of arguments that are one array
         self.small_consts: dict[tuple, Var] = {}
         self.fresh = weakref.WeakValueDictionary()  # id(array) -> arrays made while tracing
+        self.just_fresh: int | None = None  # the array the last tensor made was first for
         self.view_root: dict[Var, Var] = {}  # a view's variable -> the variable it views
         self.views: dict[Var, list[Var]] = {}
         self.stale: set[Var] = set()  # views whose base was written in place after them
@@ -98,6 +99,7 @@ class Tracer(Effects):
         # call to the next, when tracing starts (one the function rebinds is written back:
         # see rebound_tensors)
         self.carried = CarriedState(found)
+        self.grown: list[tuple[Tensor, Var]] = []  # state rebound to values with history
         # module calls whose outputs carry backward hooks (their Python runs at each backward)
         self.backward_hooks: list[BackwardHookState] = []
         for _, opt in found.optimizers:
@@ -233,7 +235,9 @@ class Tracer(Effects):
         if threading.get_ident() != self.thread:  # (another thread's tensor)
             return
         key = id(t._data)
+        self.just_fresh = None
         if key not in self.env and key not in self.known:
+            self.just_fresh = None if key in self.fresh else key
             self.fresh[key] = t._data
 
     def rebind(self, array: Any, var: Var) -> None:
@@ -282,6 +286,8 @@ class Tracer(Effects):
         return run_function_eagerly(cls, args, kwargs)
 
     def on_alias(self, alias: Tensor, x: Tensor) -> None:
+        if self.just_fresh == id(x._data):  # (the alias, just made, is no new array: x, a
+            del self.fresh[id(x._data)]  # tensor from outside first met here, is not fresh)
         self.var_of(x)  # (same array: the alias reads x's variable)
 
     def on_inplace(self, x: Tensor, result: Tensor) -> None:
@@ -365,6 +371,7 @@ class Tracer(Effects):
                     "keep the count as a Python number, compute with tensor ops instead, or "
                     "move the call out of the compiled function (an averaged model's "
                     "update_parameters after the compiled step)", _at(where))
+        self.refuse_history_across_calls(outputs)
         arguments = [v for v in g.inputs if v not in self.grad_input_vars]
         for i, (t, var) in enumerate(zip(self.inputs, arguments)):
             final = self.var_of(t)
@@ -377,6 +384,32 @@ class Tracer(Effects):
                 g.arg_grads.append((i, self.var_of(t.grad)))  # (a sum written into it)
                 g.arg_grads_in_place.append(i)
         return g
+
+    def refuse_history_across_calls(self, outputs: list) -> None:
+        """State rebound to a tensor that requires grad (``self.h = h``, not detached), where
+        what the call differentiates (an output that requires grad, a gradient it computes)
+        depends on the state's old value: in eager code the next call's backward goes on
+        into this call's history (backpropagation through calls), which compiled calls do
+        not keep. Refused. (A rebound value nothing differentiable reads from, a running
+        statistic kept without ``.detach()``, is kept as its value.)"""
+        g = self.graph
+        ends = {self.var_of(t) for t in outputs if isinstance(t, Tensor) and t.requires_grad} | \
+            {v for _, v in [*g.grads, *g.arg_grads] if v is not None} | \
+            {v for e in g.eqns if isinstance(e.prim, Effect) for v in e.inputs}
+        for old, var in self.grown:
+            after = {var}
+            for e in g.eqns:
+                if not after.isdisjoint(e.inputs):
+                    after.update(e.outputs)
+            if not after.isdisjoint(ends):
+                label = self.labels.get(id(old), "a state")
+                raise TraceError(
+                    f"ember.jit: the function rebinds {label} to a tensor that requires grad "
+                    f"(shape {tuple(old.shape)}) and differentiates through its old value: in "
+                    "eager code the next call's backward goes on into this call's history "
+                    "(backpropagation through calls), which compiled calls do not keep. Hint: "
+                    f"store a .detach() in {label} (truncated backpropagation through time), "
+                    "or run this module eagerly")
 
     def end_grad(self, t: Tensor) -> None:
         """Records ``t``'s ``.grad`` at the end (once): written in place when it is still the
@@ -403,7 +436,9 @@ class Tracer(Effects):
         olds = {id(old._data) for old, _ in pairs}
         values = []
         for old, new in pairs:
-            self.var_of(old)  # (state, read at every call, if the function never read it)
+            read = self.var_of(old)  # (state, read at every call, if the function never read it)
+            if new.requires_grad:
+                self.grown.append((old, read))
             shares = id(new._data) in olds or new._data.base is not None
             values.append((self.var_of(new), new._data.copy() if shares else new._data))
         for (old, _), (var, value) in zip(pairs, values):

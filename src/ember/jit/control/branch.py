@@ -138,12 +138,13 @@ def trace_branch(op: str, role: str, fn: Callable, operands: list[Tensor],
         try:
             out = fn(*aliases)
         finally:
-            rebound = _put_back_buffers(tracer)
+            rebound = tracer.carried.undo()
         if rebound:
-            raise OpError(f"{op}: {role} rebinds the buffer {rebound[0]!r} of a module it "
-                          "calls (a side effect outside the branch, which PyTorch refuses "
-                          "too); the buffer is left as it was. Hint: return the new value "
-                          "and assign it after the call")
+            raise OpError(f"{op}: {role} rebinds {rebound[0]}, state of a module it calls (a "
+                          "side effect outside the branch, which PyTorch refuses too); it is "
+                          "left as it was. Hint: return the new value and assign it after "
+                          "the call")
+        tracer.carried.refuse_untracked(lambda t: tracer.lookup(t._data) in tracer.dynamic)
         leaves, spec = tree_flatten(out)
         for leaf in leaves:
             if not isinstance(leaf, Tensor):
@@ -167,17 +168,6 @@ def trace_branch(op: str, role: str, fn: Callable, operands: list[Tensor],
     graph.inputs = in_vars + [var for _, var in tracer.captured]
     graph.outputs = out_vars
     return Branch(graph, tracer.captured, spec, len(in_vars))
-
-
-def _put_back_buffers(tracer: BranchTracer) -> list[str]:
-    """The names of the buffers (and carried state) of reached modules that the branch
-    rebound to new tensors, each given its old value back."""
-    rebound = []
-    for members, name, old, _ in tracer.carried.held:
-        if members.get(name) is not old:
-            members[name] = old
-            rebound.append(name)
-    return rebound
 
 
 def join_captures(branches: list[Branch]) -> list[Tensor]:
