@@ -4,7 +4,8 @@ is installed.
 NumPy evaluates a chain of elementwise operations one pass at a time; numba compiles the chain
 into one loop that reads each element once. Ember's numba kernels are serial and release the
 GIL: :func:`ember.backend.parallel.run` spreads their blocks over the cores, so one thread pool
-(sized by Ember's thread setting, safe across ``fork``) runs them. Every such kernel has a NumPy
+(sized by Ember's thread setting, safe across ``fork``) runs them; the batch-1 GEMV alone runs
+on numba's OpenMP threads (:mod:`ember.backend.gemv_numba`). Every such kernel has a NumPy
 twin, used when numba is missing, turned off (``EMBER_NUMBA=0``, or :func:`use_numba`), or
 fails to compile them (:func:`load` warns and turns it off).
 """
@@ -54,7 +55,7 @@ def describe() -> str:
     return (f"numba {_numba().__version__}: one-pass float32 erf and gelu, relu, softmax, "
             f"layer norm, im2col and col2im, Winograd's 3×3 convolution, channels-last max "
             f"pooling and batch norm, embedding's backward, bias gradients' column sums, "
-            f"Adam's and SGD's updates, {state}")
+            f"Adam's and SGD's updates, batch-1 GEMVs on its OpenMP threads, {state}")
 
 
 def use_numba(enabled: bool) -> None:
@@ -69,7 +70,7 @@ def use_numba(enabled: bool) -> None:
 
 
 def njit(signature: Any, reassociate: bool = False, contract: bool = False,
-         own_flags: bool = False) -> Any:
+         own_flags: bool = False, parallel: bool = False) -> Any:
     """Decorator: the function compiled by numba now for ``signature`` (one numba signature or
     a list; compiling now makes a numba that cannot fail at import, where Ember falls back to
     NumPy), as a serial kernel that releases the GIL, cached on disk and inlined where another
@@ -82,11 +83,13 @@ def njit(signature: Any, reassociate: bool = False, contract: bool = False,
     instead of two; half the instructions and half the dependent steps of a polynomial).
     Such a function, or one with ``own_flags``, keeps its own flags where another kernel calls
     it: numba calls it rather than inlining it (which would compile it with its caller's
-    flags), and the compiler inlines it afterwards, so the loop still vectorizes."""
+    flags), and the compiler inlines it afterwards, so the loop still vectorizes.
+    ``parallel`` runs its ``prange`` loops on numba's own threads (see
+    :mod:`ember.backend.gemv_numba`, the one such kernel, and why)."""
     fastmath = {flag for flag, on in (("reassoc", reassociate), ("contract", contract)) if on}
-    if fastmath or own_flags:
+    if fastmath or own_flags or parallel:
         return _numba().njit(signature, nogil=True, cache=True, error_model="numpy",
-                             fastmath=fastmath or False)
+                             fastmath=fastmath or False, parallel=parallel)
     return _numba().njit(signature, nogil=True, cache=True, inline="always",
                          error_model="numpy")
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.backend import compiled, parallel, threads
+from ember.backend import compiled, gemv, parallel, threads
 
 _single_below = 1 << 22  # multiply-adds per matrix (m·n·k): ~0.1 ms on one core
 _SKINNY = 16
@@ -58,6 +58,10 @@ def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
     flat = a.ndim <= 2 and b.ndim <= 2
     if macs < _OPENBLAS_SINGLE and flat:  # the per-op fast path
         return xp.matmul(a, b, out=out)
+    if m == 1 and flat:  # (a batch-1 Linear: on numba's threads, see gemv)
+        done = gemv.one_row(a, b, out)
+        if done is not None:
+            return done
     batch = () if flat else np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     # a skinny result (≤ 16 rows or columns: a GEMV, or a weight gradient of a layer with few
     # channels) splits poorly across threads whatever its length; a small tall one splits

@@ -1,0 +1,89 @@
+"""A batch-1 Linear's product on numba's threads: the values BLAS gives, only where it applies,
+and a forked child that runs BLAS instead."""
+
+import os
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.backend import compiled, gemm, gemv
+
+pytestmark = [pytest.mark.usefixtures("threads_restored"),
+              pytest.mark.skipif(not compiled.numba_enabled(), reason="numba's kernel")]
+
+
+def _layer(k, n, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((1, k)).astype(dtype), rng.standard_normal((n, k)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 2e-5), (np.float64, 1e-12)])
+@pytest.mark.parametrize("row", [True, False], ids=["(1, k)", "(k,)"])
+def test_a_one_row_product_gives_torchs_values(dtype, rtol, row):
+    ember.set_num_threads(2)
+    x, w = _layer(784, 1024, dtype)
+    x = x if row else x[0]
+    out = gemm.matmul(np, x, w.T)
+    expected = torch.nn.functional.linear(torch.from_numpy(x), torch.from_numpy(w)).numpy()
+    assert out.shape == expected.shape and out.dtype == dtype
+    np.testing.assert_allclose(out, expected, rtol=rtol, atol=rtol * 30)
+
+
+def test_it_writes_into_the_buffer_it_is_given():
+    ember.set_num_threads(2)
+    x, w = _layer(1024, 512, np.float32)
+    out = np.empty((1, 512), np.float32)
+    assert gemv.one_row(x, w.T, out) is out
+    np.testing.assert_allclose(out, x @ w.T, rtol=2e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("case", ["small", "two rows", "weight not transposed", "mixed dtypes",
+                                  "integers", "one thread", "read-only", "wrong out"])
+def test_other_products_are_left_to_blas(case):
+    ember.set_num_threads(1 if case == "one thread" else 2)
+    x, w = _layer(16 if case == "small" else 784, 1024, np.float32)
+    b, out = w.T, None
+    if case == "two rows":
+        x = np.concatenate([x, x])
+    elif case == "weight not transposed":
+        b = np.ascontiguousarray(w.T)
+    elif case == "mixed dtypes":
+        x = x.astype(np.float64)
+    elif case == "integers":
+        x, b = x.astype(np.int64), b.astype(np.int64)
+    elif case == "read-only":
+        x.flags.writeable = False
+    elif case == "wrong out":
+        out = np.empty((1, 1024), np.float64)
+    assert gemv.one_row(x, b, out) is None
+
+
+def test_numba_turned_off_leaves_it_to_blas(monkeypatch):
+    ember.set_num_threads(2)
+    monkeypatch.setattr(compiled, "_OFF_BECAUSE", ["test"])
+    x, w = _layer(784, 1024, np.float32)
+    assert gemv.one_row(x, w.T, None) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_child_forked_after_the_parent_ran_it_runs_blas():
+    ember.set_num_threads(2)
+    x, w = _layer(784, 1024, np.float32)
+    assert gemv.one_row(x, w.T, None) is not None  # (OpenMP's threads started here)
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 once BLAS gave the product
+        ok = gemv.one_row(x, w.T, None) is None and \
+            np.allclose(gemm.matmul(np, x, w.T), x @ w.T, rtol=1e-5, atol=1e-4)
+        os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    pytest.fail("the forked child is still blocked in the product")
