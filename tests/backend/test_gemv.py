@@ -2,7 +2,6 @@
 and a forked child that runs BLAS instead."""
 
 import os
-import time
 
 import numpy as np
 import pytest
@@ -10,6 +9,7 @@ import torch
 
 import ember
 from ember.backend import compiled, gemm, gemv
+from tests.backend.forked import in_forked_child
 
 pytestmark = [pytest.mark.usefixtures("threads_restored"),
               pytest.mark.skipif(not compiled.numba_enabled(), reason="numba's kernel")]
@@ -73,17 +73,5 @@ def test_a_child_forked_after_the_parent_ran_it_runs_blas():
     ember.set_num_threads(2)
     x, w = _layer(784, 1024, np.float32)
     assert gemv.one_row(x, w.T, None) is not None  # (OpenMP's threads started here)
-    pid = os.fork()
-    if pid == 0:  # the child: exit status 0 once BLAS gave the product
-        ok = gemv.one_row(x, w.T, None) is None and \
-            np.allclose(gemm.matmul(np, x, w.T), x @ w.T, rtol=1e-5, atol=1e-4)
-        os._exit(0 if ok else 1)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            assert os.waitstatus_to_exitcode(status) == 0
-            return
-        time.sleep(0.05)
-    os.kill(pid, 9)
-    pytest.fail("the forked child is still blocked in the product")
+    in_forked_child(lambda: gemv.one_row(x, w.T, None) is None and np.allclose(
+        gemm.matmul(np, x, w.T), x @ w.T, rtol=1e-5, atol=1e-4))

@@ -9,6 +9,7 @@ import pytest
 
 import ember
 from ember.backend import parallel
+from tests.backend.forked import in_forked_child
 
 pytestmark = pytest.mark.usefixtures("threads_restored")  # they set 1, 2 or 4
 
@@ -78,20 +79,13 @@ def test_a_forked_child_runs_pieces_after_the_parent_did():
     # the child inherits the pool object but not its thread (a DataLoader worker, say)
     ember.set_num_threads(2)
     parallel.run([lambda: None] * 2)
-    pid = os.fork()
-    if pid == 0:  # the child: exit status 0 once its pieces ran
+
+    def child():
         out = []
         parallel.run([lambda: out.append(1)] * 4)
-        os._exit(0 if out == [1] * 4 else 1)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            assert os.waitstatus_to_exitcode(status) == 0
-            return
-        time.sleep(0.05)
-    os.kill(pid, 9)
-    pytest.fail("the forked child is still blocked in parallel.run")
+        return out == [1] * 4
+
+    in_forked_child(child, 30)
 
 
 @pytest.mark.parametrize("n,count", [(10, 3), (2, 2), (7, 1), (3, 4)])
