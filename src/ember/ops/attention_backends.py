@@ -36,6 +36,8 @@ class SDPBackend(Enum):
     CUDNN_ATTENTION = 3
     OVERRIDEABLE = 4
 
+    __hash__ = object.__hash__  # (members are singletons; a compiled call's key hashes them)
+
 
 _EVERY = (SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
           SDPBackend.CUDNN_ATTENTION, SDPBackend.MATH, SDPBackend.OVERRIDEABLE)

@@ -21,21 +21,25 @@ class TreeSpec:
     ``children`` the specs of the items.
     """
 
-    __slots__ = ("kind", "context", "children", "num_leaves")
+    __slots__ = ("kind", "context", "children", "num_leaves", "_hash")
 
     def __init__(self, kind: type | None, context: Any, children: tuple) -> None:
         self.kind, self.context, self.children = kind, context, children
         self.num_leaves = 1 if kind is None else sum(c.num_leaves for c in children)
+        self._hash: int | None = None  # (a compiled function's cache key hashes it per call)
 
     def is_leaf(self) -> bool:
         return self.kind is None
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, TreeSpec) and self.kind is other.kind
-                and self.context == other.context and self.children == other.children)
+        return self is other or (isinstance(other, TreeSpec) and self.kind is other.kind
+                                 and self.context == other.context
+                                 and self.children == other.children)
 
     def __hash__(self) -> int:
-        return hash((self.kind, self.context, self.children))
+        if self._hash is None:
+            self._hash = hash((self.kind, self.context, self.children))
+        return self._hash
 
     def __repr__(self) -> str:
         if self.kind is None:
