@@ -2,6 +2,9 @@
 and a forked child that runs BLAS instead."""
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,8 +14,14 @@ import ember
 from ember.backend import compiled, gemm, gemv
 from tests.backend.forked import in_forked_child
 
-pytestmark = [pytest.mark.usefixtures("threads_restored"),
+pytestmark = [pytest.mark.usefixtures("threads_restored", "openmp"),
               pytest.mark.skipif(not compiled.numba_enabled(), reason="numba's kernel")]
+
+
+@pytest.fixture(scope="module")
+def openmp():
+    if not compiled.load("ember.backend.gemv_numba").OPENMP:
+        pytest.skip("numba's threads are not OpenMP's: BLAS runs the product")
 
 
 def _layer(k, n, dtype, seed=0):
@@ -41,7 +50,8 @@ def test_it_writes_into_the_buffer_it_is_given():
 
 
 @pytest.mark.parametrize("case", ["small", "two rows", "weight not transposed", "mixed dtypes",
-                                  "integers", "one thread", "read-only", "wrong out"])
+                                  "integers", "one thread", "read-only", "wrong out",
+                                  "read-only out", "out overlapping x"])
 def test_other_products_are_left_to_blas(case):
     ember.set_num_threads(1 if case == "one thread" else 2)
     x, w = _layer(16 if case == "small" else 784, 1024, np.float32)
@@ -58,6 +68,12 @@ def test_other_products_are_left_to_blas(case):
         x.flags.writeable = False
     elif case == "wrong out":
         out = np.empty((1, 1024), np.float64)
+    elif case == "read-only out":
+        out = np.empty((1, 1024), np.float32)
+        out.flags.writeable = False
+    elif case == "out overlapping x":
+        x = np.zeros((1, 1024), np.float32)
+        b, out = np.ones((1024, 1024), np.float32).T, x
     assert gemv.one_row(x, b, out) is None
 
 
@@ -66,6 +82,23 @@ def test_numba_turned_off_leaves_it_to_blas(monkeypatch):
     monkeypatch.setattr(compiled, "_OFF_BECAUSE", ["test"])
     x, w = _layer(784, 1024, np.float32)
     assert gemv.one_row(x, w.T, None) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_child_forked_after_numbas_threads_started_runs_blas():
+    # (a fresh process: loading the kernel starts the threads, before any product runs)
+    script = """if True:
+        import numpy as np, ember
+        from ember.backend import compiled, gemm
+        from tests.backend.forked import in_forked_child
+        ember.set_num_threads(2)
+        assert compiled.preload()
+        x, w = np.ones((1, 784), np.float32), np.ones((1024, 784), np.float32)
+        in_forked_child(lambda: np.allclose(gemm.matmul(np, x, w.T), 784.0))
+    """
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, cwd=Path(__file__).parents[2])
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")

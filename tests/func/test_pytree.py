@@ -1,6 +1,10 @@
 """Pytrees: the container types torch.utils._pytree treats as nodes are nodes here too, with
 the same leaves in the same order, and rebuild to the same types."""
 
+import os
+import pickle
+import subprocess
+import sys
 from collections import OrderedDict, defaultdict, deque, namedtuple
 
 import pytest
@@ -83,3 +87,14 @@ def test_vmap_flattens_with_the_registry():
     assert got.tolist() == [0.0, 1.0, 2.0]
     out = ember.func.vmap(lambda x: OrderedDict(a=x * 2))(ember.ones(2))
     assert type(out) is OrderedDict and out["a"].tolist() == [2.0, 2.0]
+
+
+def test_a_spec_from_another_process_finds_its_equal_in_a_dict():
+    # (a spec caches its hash; str hashes differ between processes, so a pickle leaves it out)
+    script = ("import pickle, sys; from ember.func.pytree import tree_flatten; "
+              "spec = tree_flatten({'a': 1, 'b': (2, 3)})[1]; hash(spec); "
+              "sys.stdout.buffer.write(pickle.dumps(spec))")
+    made = subprocess.run([sys.executable, "-c", script], capture_output=True, check=True,
+                          env={**os.environ, "PYTHONHASHSEED": "1"}).stdout
+    fresh = tree_flatten({"a": 1, "b": (2, 3)})[1]
+    assert pickle.loads(made) in {fresh: True}

@@ -7,18 +7,43 @@ that read. OpenBLAS runs a batch-1 network's GEMVs on one thread (waking its sle
 thread costs more than it saves: see :mod:`ember.backend.gemm`), and Ember's own pool wakes
 through a condition variable, ~50 µs a call. OpenMP's threads spin for a while after each
 parallel region, so the next layer's product starts at once: a 784→1024→1024→10 chain
-measured 135 µs against 215 µs on one OpenBLAS thread and 147 µs for PyTorch (2 cores).
-GNU OpenMP is not safe across ``fork``, so only the process that first ran this kernel does.
+measured 134 µs against 214 µs on one OpenBLAS thread and 147 µs for PyTorch (2 cores).
+Only with OpenMP's threads (numba's ``omp`` layer); GNU OpenMP is not safe across ``fork``, so a
+child forked once numba's threads started leaves it to BLAS.
 """
 
 from __future__ import annotations
 
+import os
+
+import numba
 from numba import prange, types
 
 from ember.backend.compiled import njit
 
 _SIGNATURES = [types.void(types.Array(f, 1, "C"), types.Array(f, 2, "C"), types.Array(f, 1, "C"),
                           types.intp) for f in (types.float32, types.float64)]
+_SPIN = "20000"  # GNU OpenMP's spins before a thread sleeps (its default, 300 000, ~3.5 ms here)
+
+
+def _start_threads() -> bool:
+    """Starts numba's threads now; whether they are OpenMP's (another layer's sleep between
+    products, and the kernel would be slower than BLAS). GNU OpenMP reads how long its idle
+    threads spin when it starts: a layer's products are ~10-40 µs apart, and a thread
+    spinning after the last one slows what runs next (a training step 25 % for ~3 ms), so it
+    spins ~0.2 ms unless ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY`` say otherwise."""
+    ours = not {"GOMP_SPINCOUNT", "OMP_WAIT_POLICY"} & os.environ.keys()
+    if ours:
+        os.environ["GOMP_SPINCOUNT"] = _SPIN
+    try:
+        numba.get_num_threads()  # (launches the threading layer)
+    finally:
+        if ours:
+            del os.environ["GOMP_SPINCOUNT"]
+    return numba.threading_layer() == "omp"
+
+
+OPENMP = _start_threads()
 
 
 @njit(_SIGNATURES, reassociate=True, parallel=True)

@@ -41,6 +41,9 @@ class TreeSpec:
             self._hash = hash((self.kind, self.context, self.children))
         return self._hash
 
+    def __reduce__(self) -> tuple:
+        return TreeSpec, (self.kind, self.context, self.children)  # (the hash is per process)
+
     def __repr__(self) -> str:
         if self.kind is None:
             return "*"
