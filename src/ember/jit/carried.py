@@ -24,7 +24,7 @@ class CarriedState:
 
     def __init__(self, found: Reach) -> None:
         self.found = found
-        self.found_rebinds: list | None = None  # (see rebinds)
+        self._rebinds: list | None = None  # (see rebinds)
         # (members, name, value, its tensors): each module's buffers, and the attributes
         # carrying tensors from one call to the next
         self.held = [(m._buffers, name, t, [("", t)]) for m in found.modules
@@ -45,13 +45,13 @@ class CarriedState:
         the function rebound to tensors that can be written into the old ones (of the same
         shapes, dtypes and device); found once, after the function returned (the same
         before and after :meth:`put_back`)."""
-        if self.found_rebinds is None:
-            self.found_rebinds = []
+        if self._rebinds is None:
+            self._rebinds = []
             for members, name, old, items in self.held:
                 new = _rebound_to(old, items, members.get(name))
                 if new is not None:
-                    self.found_rebinds.append((members, name, old, items, new))
-        return self.found_rebinds
+                    self._rebinds.append((members, name, old, items, new))
+        return self._rebinds
 
     def rebound(self) -> list[Tensor]:
         """The tensors the function's rebinding replaced: each holds the new value once the
@@ -67,8 +67,7 @@ class CarriedState:
             now = members.get(name)
             if now is not old or not _same([t for _, t in items],
                                            [t for _, t in held_tensors(now)]):
-                members[name] = old
-                _refill(old, iter([t for _, t in items]))
+                _restore(members, name, old, items)
                 where, t = items[0]
                 label = self.found.labels.get(id(t), name)
                 changed.append(label[:len(label) - len(where)])
@@ -80,11 +79,10 @@ class CarriedState:
         writes into the old. An old tensor another attribute still holds (``self.prev`` and
         ``self.h`` one tensor, a list it was appended to) would change there too, where in
         eager code it keeps its value: refused."""
-        pairs, labels = [], {}
+        pairs, shared = [], {}
         for members, name, old, items, new in self.rebinds():
             pairs += [(t, n) for (_, t), n in zip(items, new) if n is not t]
-            members[name] = old
-            _refill(old, iter([t for _, t in items]))
+            _restore(members, name, old, items)
         written = {id(t) for t, _ in pairs}
         for label, obj in self.holders:
             members = vars(obj)
@@ -93,9 +91,9 @@ class CarriedState:
                     continue
                 for t in _tensors_in(value):
                     if id(t) in written and not _holds_as_state(self.held, members, name, t):
-                        labels[f"{label}.{name}"] = t
-        if labels:
-            name, t = next(iter(labels.items()))
+                        shared[f"{label}.{name}"] = t
+        if shared:
+            name, t = next(iter(shared.items()))
             owner = self.found.labels.get(id(t), "a state")
             raise TraceError(
                 f"ember.jit: {name} holds the tensor (shape {tuple(t.shape)}) that the "
@@ -117,10 +115,10 @@ class CarriedState:
     def refuse_untracked(self, computed: Callable[[Tensor], bool]) -> None:
         """Refuses an attribute of the user's module or object that the function set (or
         changed in place) to hold a tensor ``computed`` from the inputs, not one it reached
-        by name, where no carried state writes it back (a tensor where
-        there was none, in a tuple beside a number, in a dict filled in place): compiled
-        calls would keep this trace's tensor. (A module's attribute that held a number, None
-        or a reached tensor is in the layout: the next call traces again.)"""
+        by name, where no carried state writes it back (a tensor where there was none, in a
+        tuple beside a number, in a dict filled in place): compiled calls would keep this
+        trace's tensor. (A module's attribute that held a number, None or a reached tensor
+        is in the layout: the next call traces again.)"""
         memory = {_memory(t) for t in self.found.tensors}  # (``self.w = lin.weight.detach()``)
         for label, obj, before in self.attributes:
             for name, value in vars(obj).items():
@@ -189,6 +187,13 @@ def _rebound_to(old: Any, items: list[tuple[str, Tensor]], new: Any) -> list[Ten
             not all(n is t or _fits(n, t) for (_, n), (_, t) in zip(now, items)):
         return None
     return [n for _, n in now]
+
+
+def _restore(members: dict, name: str, old: Any, items: list[tuple[str, Tensor]]) -> None:
+    """Gives the attribute ``name`` its value from before the call, ``old``, holding its
+    tensors from then, ``items`` (lists or dicts in it the function changed in place too)."""
+    members[name] = old
+    _refill(old, iter([t for _, t in items]))
 
 
 def _refill(value: Any, tensors: Iterator[Tensor]) -> None:

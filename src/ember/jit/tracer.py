@@ -287,7 +287,7 @@ class Tracer(Effects):
 
     def on_alias(self, alias: Tensor, x: Tensor) -> None:
         if self.just_fresh == id(x._data):  # (the alias, just made, is no new array: x, a
-            del self.fresh[id(x._data)]  # tensor from outside first met here, is not fresh)
+            self.fresh.pop(id(x._data), None)  # tensor from outside met here, is not fresh)
         self.var_of(x)  # (same array: the alias reads x's variable)
 
     def on_inplace(self, x: Tensor, result: Tensor) -> None:
