@@ -31,6 +31,7 @@ from ember.autograd.grad_mode import GRAD, no_grad
 from ember.autograd.graph import Node
 from ember.errors import GradError
 from ember.jit.ir import Effect, Graph, Var
+from ember.jit.kernels import owner
 from ember.jit.tracer import Tracer
 from ember.ops.creation import ones_like, zeros
 from ember.ops.primitive import replay_view
@@ -265,12 +266,6 @@ def _find_held(entry: Any) -> None:
         joint.buffers = [ref.tensor for ref in entry.graph.state
                          if not ref.grad and id(ref.tensor) not in params]
         joint.consts = {owner(a): None for a in entry.graph.consts.values()}
-
-
-def owner(array: Any) -> int:
-    """The id of the memory ``array`` views (its base's, or its own)."""
-    base = getattr(array, "base", None)
-    return id(array if base is None else base)
 
 
 class CompiledCall(Function):

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ember.jit.discover import MAX_DEPTH, Reach, held_tensors, is_library, is_plain
+from ember.jit.kernels import owner
 from ember.jit.sources import TraceError
 from ember.nn.module import Module
 from ember.tensor import Tensor
@@ -119,7 +120,7 @@ class CarriedState:
         tuple beside a number, in a dict filled in place): compiled calls would keep this
         trace's tensor. (A module's attribute that held a number, None or a reached tensor
         is in the layout: the next call traces again.)"""
-        memory = {_memory(t) for t in self.found.tensors}  # (``self.w = lin.weight.detach()``)
+        memory = {owner(t._data) for t in self.found.tensors}  # (``self.w = lin.weight.detach()``)
         for label, obj, before in self.attributes:
             for name, value in vars(obj).items():
                 if name in _MODULE_TABLES and isinstance(obj, Module):
@@ -129,7 +130,7 @@ class CarriedState:
                         isinstance(obj, Module) and self._in_layout(obj, name, old):
                     continue
                 new = next((t for t in _tensors_in(value) if id(t) not in self.found.labels and
-                            _memory(t) not in memory and computed(t)), None)
+                            owner(t._data) not in memory and computed(t)), None)
                 if new is not None:
                     raise TraceError(
                         f"ember.jit: the function stores a tensor computed from its inputs "
@@ -144,12 +145,6 @@ class CarriedState:
                         "are not seen). Hint: give it its tensors before the first call and "
                         "assign it so, keep numbers and None in attributes of their own, or "
                         "return the tensor")
-
-
-def _memory(t: Tensor) -> int:
-    """The id of the array whose memory ``t`` uses (its base's, for a view)."""
-    base = getattr(t._data, "base", None)
-    return id(t._data if base is None else base)
 
 
 def _holds_as_state(held: list, members: dict, name: str, t: Tensor) -> bool:

@@ -34,7 +34,6 @@ from ember.jit.autodiff import (
     Joint,
     assemble,
     compiled_call,
-    owner,
     plan_outputs,
     split,
     trace_backward,
@@ -45,7 +44,7 @@ from ember.jit.discover import Reach, is_plain, reach, tensor_hooks
 from ember.jit.fallback import aliased_writes, argument_writes, backward_hooks
 from ember.jit.guards import ValueGuard
 from ember.jit.ir import Graph
-from ember.jit.kernels import makes_fresh
+from ember.jit.kernels import makes_fresh, owner
 from ember.jit.passes import PASSES, optimize
 from ember.jit.reasons import differences, moves
 from ember.jit.rollback import Rollback

@@ -162,6 +162,12 @@ def makes_fresh(eqn: Eqn) -> bool:
     return writes_into(eqn) or getattr(eqn.prim, "allocates", False)
 
 
+def owner(array: Any) -> int:
+    """The id of the memory ``array`` views (its base's, or its own)."""
+    base = getattr(array, "base", None)
+    return id(array if base is None else base)
+
+
 def may_share(eqns: list[Eqn], roots: dict[Var, set]) -> dict[Var, set]:
     """For each variable, the items whose memory it may share: its root's (``roots``: a
     variable -> the items its array is part of), and what a view or any equation that may
