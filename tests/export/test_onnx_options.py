@@ -59,3 +59,25 @@ def test_keep_initializers_as_inputs_lists_the_weights_as_overridable_inputs():
     np.testing.assert_allclose(got, eager(model, x)[0], rtol=1e-6)
     default = ember.onnx.to_model(model, x)
     assert [i.name for i in default.graph.input] == ["input"]
+
+
+class _Carries(ember.nn.Module):
+    """Carries its state to the next call (which ONNX export refuses)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin, self.h = ember.nn.Linear(3, 3), ember.zeros(3)
+
+    def forward(self, x):
+        h = ember.tanh(self.lin(x) + self.h)
+        self.h = h.detach()
+        return h
+
+
+def test_a_refused_export_leaves_the_models_state_as_it_was():
+    model = _Carries()
+    held = model.h
+    with pytest.raises(ExportError, match=r"writes into its state or arguments when called "
+                                          r"\(self\.h"):
+        ember.onnx.to_model(model, ember.ones(3))
+    assert model.h is held and not model.h.numpy().any()

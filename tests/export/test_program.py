@@ -247,3 +247,26 @@ def test_module_takes_a_defaulted_argument_before_a_given_one_as_torch():
         m(ember.ones(2))
     with pytest.raises(TypeError, match="multiple values for argument 'x'"):
         m(ember.ones(2), x=ember.ones(2), mask=ember.ones(2))
+
+
+class _Delay(ember.nn.Module):
+    """Returns the buffer it held, then holds its input."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", ember.zeros(3))
+
+    def forward(self, x):
+        out = self.buf
+        self.buf = x.clone()
+        return out
+
+
+def test_a_buffer_returned_before_it_is_rebound_keeps_its_old_value():
+    program = ember.export.export(_Delay(), (ember.ones(3),)).module()
+    eager = _Delay()
+    with ember.no_grad():
+        for i in range(1, 4):
+            x = ember.full((3,), float(i))
+            np.testing.assert_array_equal(program(x).numpy(), eager(x).numpy())
+    np.testing.assert_array_equal(program.buf.numpy(), eager.buf.numpy())

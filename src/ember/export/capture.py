@@ -6,6 +6,8 @@ are dynamic. ``who`` names the exporter in error messages (``"ember.onnx.export"
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +17,7 @@ import ember
 from ember.export.errors import ExportError
 from ember.export.symbolic import SizeExpr
 from ember.func.pytree import tree_unflatten
+from ember.jit.discover import held_tensors
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.passes import PASSES
 from ember.jit.tracer import TraceError
@@ -31,6 +34,34 @@ class Capture:
     compiled: Any
     who: str
     state_writes: bool
+
+
+_TABLES = ("_parameters", "_buffers", "_modules")  # (a module's own: its buffers come first)
+
+
+@contextmanager
+def state_restored(model: Any) -> Iterator[None]:
+    """A module's buffers and the tensors its attributes hold (an RNN's carried ``self.h``,
+    a tuple of them) as they were before the block: tracing runs the model, which may write
+    into them or rebind them, and an export leaves the model as it found it.
+
+    Example:
+        >>> with state_restored(model):
+        ...     capture, graph = trace(model, args, {}, True, "ember.onnx.export")
+    """
+    modules = list(model.modules()) if isinstance(model, ember.nn.Module) else []
+    saved = [(members, name, value, [(t, t.detach().clone()) for t in held])
+             for m in modules for members in (m._buffers, vars(m))
+             for name, value in list(members.items())
+             if name not in _TABLES and (held := [t for _, t in held_tensors(value)])]
+    try:
+        yield
+    finally:
+        with ember.no_grad():
+            for members, name, value, tensors in saved:
+                members[name] = value
+                for t, old in tensors:
+                    t.copy_(old)
 
 
 def trace(model: Any, args: tuple, kwargs: dict, fold: bool, who: str,

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
-import ember
-from ember.export.capture import Capture, retrace_resized, trace, twins
+from ember.export.capture import Capture, retrace_resized, state_restored, trace, twins
 from ember.export.dynamic_shapes import (
     DerivedDim,
     Dim,
@@ -108,7 +106,7 @@ def export(mod: Module, args: tuple, kwargs: Mapping[str, Any] | None = None, *,
                   for g in guard_leaves if g.dims is not None]
     state = _state(mod)
     attributes = _tensor_attributes(mod)
-    with _state_restored(mod):
+    with state_restored(mod):
         capture, graph = trace(mod, args, kwargs, False, WHO, state_writes=True)
         entry = capture.compiled.last
         dims = _dim_names(axes, tensors)
@@ -199,21 +197,6 @@ def _tensor_attributes(mod: Module) -> dict[int, tuple[str, Tensor]]:
             if isinstance(value, Tensor):
                 found.setdefault(id(value._data), (f"{prefix}.{name}" if prefix else name, value))
     return found
-
-
-@contextmanager
-def _state_restored(mod: Module) -> Iterator[None]:
-    """The module's buffers as they were before the block (tracing runs the model, which
-    may write into them or rebind them)."""
-    saved = [(m, name, b, b.detach().clone()) for m in mod.modules()
-             for name, b in m._buffers.items() if isinstance(b, Tensor)]
-    try:
-        yield
-    finally:
-        with ember.no_grad():
-            for module, name, buffer, value in saved:
-                module._buffers[name] = buffer
-                buffer.copy_(value)
 
 
 def _dim_names(axes: list[dict], tensors: list[Tensor]) -> dict[int, dict[int, str]]:

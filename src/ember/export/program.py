@@ -115,9 +115,16 @@ class ExportedProgram:
             env[node] = g.get_attr(spec.target)
         outputs = g.graph_copy(self.graph, env)
         mutated = self.graph_signature.buffers_to_mutate
+        # (a buffer returned as it was, then given a new value: a delay line's
+        # ``out = self.buf; self.buf = x`` returns a copy of the old value, as eager does)
+        held = {env[node] for spec, node in zip(self.graph_signature.input_specs,
+                                                self._placeholders())
+                if spec.kind is InputKind.BUFFER and spec.target in mutated.values()}
+        returned = [g.call_method("clone", (v,)) if isinstance(v, fx.Node) and v in held else v
+                    for v in outputs[len(mutated):]]
         for target, value in zip(mutated.values(), outputs):
             g.call_function(assign_buffer, (g.get_attr(target), value))
-        g.output(tree_unflatten(list(outputs[len(mutated):]), self._out_spec))
+        g.output(tree_unflatten(returned, self._out_spec))
         gm = ExportedModule(attrs, g)
         hidden = {s.target for s in self.graph_signature.input_specs
                   if s.kind is InputKind.CONSTANT_TENSOR or s.persistent is False}

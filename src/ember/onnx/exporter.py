@@ -11,7 +11,7 @@ from typing import Any
 import onnx
 from onnx import helper
 
-from ember.export.capture import Capture, retrace_resized, trace, twins
+from ember.export.capture import Capture, retrace_resized, state_restored, trace, twins
 from ember.func.pytree import tree_flatten
 from ember.jit.arguments import argument_names
 from ember.jit.ir import Graph, Var
@@ -51,7 +51,7 @@ def to_model(model: Any, args: Any = (), *, kwargs: dict[str, Any] | None = None
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
     in_names = _names(input_names, len(tensors), _argument_names(model, args, kwargs, leaves),
                       "input")
-    with export_mode(model, training):
+    with export_mode(model, training), state_restored(model):
         capture, graph = trace(model, args, kwargs, do_constant_folding, WHO)
         out_names = _names(output_names, len(graph.outputs), None, "output")
         axes = _dynamic_axes(dynamic_axes, in_names, out_names, tensors, graph)
