@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ember.jit.discover import MAX_DEPTH, Reach, held_tensors, is_library, is_plain
+from ember.jit.discover import Reach, held_tensors, is_library, is_plain, nested
 from ember.jit.kernels import owner
 from ember.jit.sources import TraceError
 from ember.nn.module import Module
@@ -37,7 +37,7 @@ class CarriedState:
             [(found.object_labels[id(o)], o) for o in found.plain_objects()]
         # what each attribute of the user's modules and objects held (and what a tuple, list
         # or dict there held): the function may set one to what no graph carries
-        self.attributes = [(label, obj, {name: list(_nodes(value))
+        self.attributes = [(label, obj, {name: list(nested(value))
                                          for name, value in vars(obj).items()})
                            for label, obj in self.holders if not is_library(obj)]
 
@@ -126,7 +126,7 @@ class CarriedState:
                 if name in _MODULE_TABLES and isinstance(obj, Module):
                     continue  # (a buffer rebound to another shape: a new layout)
                 old = before.get(name)
-                if old is not None and _same(old, list(_nodes(value))) or \
+                if old is not None and _same(old, list(nested(value))) or \
                         isinstance(obj, Module) and self._in_layout(obj, name, old):
                     continue
                 new = next((t for t in _tensors_in(value) if id(t) not in self.found.labels and
@@ -153,18 +153,8 @@ def _holds_as_state(held: list, members: dict, name: str, t: Tensor) -> bool:
                for m, n, _, items in held)
 
 
-def _nodes(value: Any, depth: int = 0) -> Iterator[Any]:
-    """``value`` and, for a tuple, list or dict, what it holds (keys and items), depth
-    first."""
-    yield value
-    if depth < MAX_DEPTH and isinstance(value, list | tuple | dict):
-        for item in ([x for pair in value.items() for x in pair] if isinstance(value, dict)
-                     else value):
-            yield from _nodes(item, depth + 1)
-
-
 def _tensors_in(value: Any) -> Iterator[Tensor]:
-    return (x for x in _nodes(value) if isinstance(x, Tensor))
+    return (x for x in nested(value) if isinstance(x, Tensor))
 
 
 def _same(before: list, now: list) -> bool:

@@ -570,6 +570,21 @@ def held_tensors(value: Any, depth: int = 0) -> list[tuple[str, Tensor]]:
     return held
 
 
+def nested(value: Any, depth: int = 0) -> Iterator[Any]:
+    """``value`` and, for a tuple, list or dict, what it holds (keys and items), depth first,
+    ``MAX_DEPTH`` levels down.
+
+    Example:
+        >>> list(nested((1, [2])))
+        [(1, [2]), 1, [2], 2]
+    """
+    yield value
+    if depth < MAX_DEPTH and isinstance(value, list | tuple | dict):
+        for item in ([x for pair in value.items() for x in pair] if isinstance(value, dict)
+                     else value):
+            yield from nested(item, depth + 1)
+
+
 def _key_label(key: Any, i: int) -> str:
     """How a dict key shows in labels: its repr when short and one line (a tensor key, as in
     ``{param: optimizer}``, by its position instead)."""

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ember.jit.discover import nested
 from ember.jit.guards import host_copy
 from ember.ops.random import default_generator
 from ember.tensor import Tensor
@@ -49,7 +50,8 @@ class Rollback:
                            for _, opt in found.optimizers]
         self.objects = [(obj, dict(vars(obj))) for obj in [*found.modules, *found.objects]]
         self.contents = [(c, _contents(c)) for _, attrs in self.objects
-                         for v in attrs.values() for c in _containers(v)]
+                         for v in attrs.values() for c in nested(v)
+                         if isinstance(c, dict | list)]
         self.generator = default_generator.get_state()
 
     def restore(self) -> None:
@@ -87,16 +89,6 @@ def _host_copy(t: Tensor) -> np.ndarray | None:
     """A copy of a tensor's values in host memory (a GPU's memory holds the model, not a second
     copy of it), or None for a read-only array (nothing can have changed it)."""
     return host_copy(t) if t._device.type != "cpu" or t._data.flags.writeable else None
-
-
-def _containers(value: Any, depth: int = 0) -> list:
-    """The dicts and lists in ``value`` (itself, and those its tuples, lists and dicts hold, a
-    few levels deep)."""
-    if depth > 3 or not isinstance(value, dict | list | tuple):
-        return []
-    items = value.values() if isinstance(value, dict) else value
-    return ([] if isinstance(value, tuple) else [value]) + \
-        [c for item in items for c in _containers(item, depth + 1)]
 
 
 def _contents(container: dict | list) -> dict | list:
