@@ -108,3 +108,45 @@ def test_a_child_forked_after_the_parent_ran_it_runs_blas():
     assert gemv.one_row(x, w.T, None) is not None  # (OpenMP's threads started here)
     in_forked_child(lambda: gemv.one_row(x, w.T, None) is None and np.allclose(
         gemm.matmul(np, x, w.T), x @ w.T, rtol=1e-5, atol=1e-4))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bias, relu", [(True, False), (True, True), (False, True)])
+def test_a_bias_and_relu_in_the_same_pass_round_as_eagers_calls(dtype, bias, relu):
+    ember.set_num_threads(2)
+    x, w = _layer(784, 1024, dtype)
+    b = np.random.default_rng(1).standard_normal(1024).astype(dtype)
+    x, w[:3] = np.abs(x), -0.0  # sums of -0.0: plus -0.0 (relu: 0.0), NaN and -inf
+    b[:3] = (-0.0, np.nan, -np.inf)
+    expected = gemv.one_row(x, w.T, None)
+    if bias:
+        expected = np.add(expected, b)
+    if relu:
+        expected = np.maximum(expected, 0)
+    got = gemm.one_row(np, x, w.T, b if bias else None, relu)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, expected)  # (NaN where NaN)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))  # (zeros' signs)
+    assert np.signbit(got[0, 0]) == (bias and not relu)
+
+
+@pytest.mark.parametrize("case", ["bias of another length", "bias of another dtype",
+                                  "read-only bias", "two rows", "a stack of rows",
+                                  "products switched off"])
+def test_a_bias_the_kernel_cannot_read_leaves_it_to_the_callers_calls(case, monkeypatch):
+    ember.set_num_threads(2)
+    x, w = _layer(784, 1024, np.float32)
+    b = np.zeros(1024, np.float32)
+    if case == "bias of another length":
+        b = np.zeros(1023, np.float32)
+    elif case == "bias of another dtype":
+        b = b.astype(np.float64)
+    elif case == "read-only bias":
+        b.flags.writeable = False
+    elif case == "two rows":
+        x = np.concatenate([x, x])
+    elif case == "a stack of rows":
+        x = x[None]
+    elif case == "products switched off":
+        monkeypatch.setattr(gemm, "_single_below", 0)  # (set_single_thread_gemm_below(0))
+    assert gemm.one_row(np, x, w.T, b, True) is None

@@ -15,6 +15,7 @@ from ember.jit.ir import Effect, Eqn, Graph, StateRef, Var
 from ember.jit.kernels import EMITTERS, KERNEL_GLOBALS, Kernel
 from ember.jit.passes import last_uses
 from ember.jit.passes.dce import eliminate_dead_code
+from ember.jit.passes.epilogue import fuse_epilogues
 from ember.jit.passes.fuse import fuse_elementwise
 from ember.jit.passes.join import join_in_place
 from ember.jit.passes.layout import permute_products
@@ -337,6 +338,60 @@ def test_a_join_writes_into_a_dead_buffer_but_never_over_its_operand():
     g = check(g, plan_memory, rand(2, 3, 4, 5), rand(2, 4, 30, seed=1), rand(30, 15, seed=2))
     cat = g.eqns[names(g).index("cat_into")]
     assert cat.out is t
+
+
+def linear(b, x, n, dtype=None, bias_first=False, relu=True):
+    """A Linear layer's equations as a trace records them: ``relu(x @ w.T + bias)``."""
+    w, bias = b.input(n, x.shape[-1], dtype=dtype), b.input(n, dtype=dtype)
+    product = b("matmul", x, b("permute", w, dims=(1, 0)), compute=None)
+    total = b("add", *((bias, product) if bias_first else (product, bias)))
+    return (b("relu", total) if relu else total), product
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_a_one_row_product_takes_its_bias_and_relu_into_its_kernel(dtype):
+    b = Graphs(dtype)
+    x = b.input(1, 784)
+    hidden, _ = linear(b, x, 1024)
+    out, _ = linear(b, b("reshape", hidden, shape=(1024,)), 10, bias_first=True, relu=False)
+    g = fuse_elementwise(b.returns(out))
+    arrays = [rand(1, 784, dtype=dtype.np), rand(1024, 784, seed=1, dtype=dtype.np),
+              rand(1024, seed=2, dtype=dtype.np), rand(10, 1024, seed=3, dtype=dtype.np),
+              rand(10, seed=4, dtype=dtype.np)]
+    g = check(g, fuse_epilogues, *arrays)  # (the same values, bit for bit)
+    assert names(g) == ["permute", "linear_relu", "reshape", "permute", "linear"]
+    kernel = g.eqns[1].prim
+    assert [e.prim.name for e in kernel.eqns] == ["matmul", "add", "relu"]
+    assert "_one_row(xp, a, b, bias, True, out=out)" in kernel.source
+
+
+def test_products_of_several_rows_read_twice_or_with_other_addends_keep_their_kernels():
+    b = Graphs()
+    rows, _ = linear(b, b.input(2, 64), 32)  # two rows: BLAS's GEMM
+    shared, product = linear(b, b.input(1, 64), 32)  # (the product returned too)
+    widened = b("add", b("matmul", b.input(1, 64), b.input(64, 32), compute=None),
+                b.input(4, 1))  # (4, 32): not one value per column
+    g = fuse_epilogues(fuse_elementwise(b.returns(rows, shared, product, widened)))
+    assert "linear_relu" not in names(g) and "linear" not in names(g), str(names(g))
+    b = Graphs()
+    row = b("add", b("matmul", b.input(1, 64), b.input(64, 32), compute=None), b.input(1, 32))
+    assert names(fuse_epilogues(b.returns(row))) == ["linear"]  # (a row of values: per column)
+
+
+def test_a_product_is_not_moved_past_an_effect():
+    b = Graphs()
+    w = ember.ones(32, 64)
+    state = b.state(w)
+    product = b("matmul", b.input(1, 64), b("permute", state, dims=(1, 0)), compute=None)
+
+    def bump(a):
+        a += 1  # writes the parameter in place, as an optimizer step does
+        return [a]
+
+    b.g.eqns.append(Eqn(Effect("bump", bump), [state], {}, [Var(999, (32, 64), ember.float32,
+                                                                "eqn")]))
+    g = fuse_epilogues(b.returns(b("add", product, b.input(32))))
+    assert names(g) == ["permute", "matmul", "bump", "add"]
 
 
 def test_a_permuted_product_a_reshape_would_copy_is_made_contiguous_by_blas():

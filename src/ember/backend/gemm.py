@@ -47,11 +47,32 @@ def set_single_thread_gemm_below(macs: int) -> None:
     _single_below = macs
 
 
+def _numpy_only(xp: Any, a: Any, b: Any) -> bool:
+    """Whether ``a @ b`` is NumPy's call as it is: another array library, a vector product,
+    inside Ember's pool, or the choice switched off (:func:`set_single_thread_gemm_below`)."""
+    return xp is not np or not a.ndim or not b.ndim or not _single_below or parallel.inside()
+
+
+def one_row(xp: Any, a: Any, b: Any, bias: Any = None, relu: bool = False,
+            out: Any = None) -> Any:
+    """``relu(a @ b + bias)`` (the bias and relu if given) in one pass on numba's threads,
+    where :func:`matmul` would run the product there (a batch-1 Linear:
+    :func:`ember.backend.gemv.one_row`), each step rounded as eager's calls round it; None
+    elsewhere (then the caller runs :func:`matmul` and the bias's and relu's calls).
+
+    Example:
+        >>> gemm.one_row(np, x, layer.weight._data.T, layer.bias._data, relu=True)
+    """
+    if _numpy_only(xp, a, b) or a.ndim > 2:
+        return None
+    return gemv.one_row(a, b, out, bias, relu)
+
+
 def matmul(xp: Any, a: Any, b: Any, out: Any = None) -> Any:
     """``xp.matmul(a, b)`` (into ``out`` if given), on one BLAS thread when each matrix
     product is small or skinny; a batch of small products has its matrices shared among the
     cores instead."""
-    if xp is not np or not a.ndim or not b.ndim or not _single_below or parallel.inside():
+    if _numpy_only(xp, a, b):
         return xp.matmul(a, b, out=out)
     m, n = (a.shape[-2] if a.ndim > 1 else 1), (b.shape[-1] if b.ndim > 1 else 1)
     macs = m * n * a.shape[-1]

@@ -1,5 +1,5 @@
-"""A one-row product ``x @ W.T`` (a Linear layer's forward on one sample) in numba, its rows
-shared by numba's OpenMP threads (imported only when
+"""A one-row product ``x @ W.T`` (a Linear layer's forward on one sample), with its bias and
+relu if asked, in numba, its rows shared by numba's OpenMP threads (imported only when
 :func:`ember.backend.compiled.numba_enabled`; chosen by :func:`ember.backend.gemm.matmul`).
 
 A GEMV reads each weight once: it is bound by memory, so it runs at the speed of the cores
@@ -22,7 +22,10 @@ from numba import prange, types
 from ember.backend.compiled import njit
 
 _SIGNATURES = [types.void(types.Array(f, 1, "C"), types.Array(f, 2, "C"), types.Array(f, 1, "C"),
-                          types.intp) for f in (types.float32, types.float64)]
+                          types.Array(f, 1, "C"), types.intp, types.intp)
+               for f in (types.float32, types.float64)]
+_FINISH_SIGNATURES = [f(f, types.Array(f, 1, "C"), types.intp, types.intp)
+                      for f in (types.float32, types.float64)]
 _SPIN = "20000"  # GNU OpenMP's spins before a thread sleeps (its default, 300 000, ~3.5 ms here)
 
 
@@ -46,14 +49,27 @@ def _start_threads() -> bool:
 OPENMP = _start_threads()
 
 
+@njit(_FINISH_SIGNATURES, own_flags=True)
+def _finish(total, bias, j, epilogue):
+    """Row ``j``'s value from its sum: plus ``bias[j]`` if ``epilogue & 1``, then relu if
+    ``epilogue & 2`` (NaN kept, -0 gives 0: NumPy's ``maximum(x, 0)``). Its own flags: the
+    sum's reassociation cannot reach the bias's addition, so each step rounds as eager's."""
+    if epilogue & 1:
+        total = total + bias[j]
+    if epilogue & 2 and not (total > 0 or total != total):
+        return 0.0  # (in the dtype: the signature's)
+    return total
+
+
 @njit(_SIGNATURES, reassociate=True, parallel=True)
-def rows_times(x, w, out, parts):
-    """``out[j] = Σ_i w[j, i] · x[i]``, the rows of ``w`` split into ``parts`` contiguous
-    blocks, one per thread; each sum runs in the dtype, in vectorized partial sums."""
+def rows_times(x, w, bias, out, parts, epilogue):
+    """``out[j] = Σ_i w[j, i] · x[i]``, finished by :func:`_finish` (a bias, a relu), the rows
+    of ``w`` split into ``parts`` contiguous blocks, one per thread; each sum runs in the
+    dtype, in vectorized partial sums."""
     n, k = w.shape
     for p in prange(parts):
         for j in range(n * p // parts, n * (p + 1) // parts):
             total = w[j, 0] * x[0]  # (k > 0: the caller sends no empty rows)
             for i in range(1, k):
                 total += w[j, i] * x[i]
-            out[j] = total
+            out[j] = _finish(total, bias, j, epilogue)

@@ -22,7 +22,13 @@ import numpy as np
 from ember.backend import threads
 
 _pool: tuple[ThreadPoolExecutor, int] | None = None  # (the pool, its worker count)
-_inside = threading.local()  # .active: this thread is running pieces
+
+
+class _Inside(threading.local):
+    active = False  # this thread is running pieces (a class default: asked at every matmul)
+
+
+_inside = _Inside()
 
 
 def _forget_pool() -> None:
@@ -40,7 +46,7 @@ def workers() -> int:
 
 def inside() -> bool:
     """Whether this thread is running a piece of :func:`run` (a nested call runs serially)."""
-    return getattr(_inside, "active", False)
+    return _inside.active
 
 
 def blocks(n: int, count: int) -> list[tuple[int, int]]:
@@ -82,7 +88,7 @@ def over_rows(kernel: Callable[..., object], arrays: Sequence[Any], least: int,
 
 
 def _run_all(pieces: Sequence[Callable[[], object]]) -> None:
-    outer, _inside.active = getattr(_inside, "active", False), True
+    outer, _inside.active = _inside.active, True
     try:
         for piece in pieces:
             piece()

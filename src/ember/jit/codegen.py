@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import is_
 from typing import Any
 
 from ember.dtypes import DType
@@ -236,7 +237,7 @@ class HoistCache:
         """The cached values if they were computed from these arrays at these stamps."""
         held_arrays, held_stamps, values = self.held
         if stamps == held_stamps and len(arrays) == len(held_arrays) and all(
-                a is b for a, b in zip(arrays, held_arrays)):
+                map(is_, arrays, held_arrays)):
             return values
         return None
 

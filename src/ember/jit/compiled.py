@@ -28,7 +28,7 @@ from typing import Any
 from ember.autograd.grad_mode import GRAD
 from ember.backend import get_default_device
 from ember.dtypes import get_default_dtype
-from ember.func.pytree import tree_flatten, tree_unflatten
+from ember.func.pytree import LEAF, tree_flatten, tree_unflatten
 from ember.jit.arguments import argument_names, hashable, parameter_names
 from ember.jit.autodiff import (
     Joint,
@@ -278,7 +278,7 @@ class CompiledFunction:
                     leaf, lambda i=i: argument_names(self.fn, args, kwargs)[i])))
         statics = tuple((type(args[i]), hashable(
             args[i], lambda i=i: parameter_names(self.fn, len(args))[i]))
-            for i in self.static_argnums if i < len(args))
+            for i in self.static_argnums if i < len(args)) if self.static_argnums else ()
         return tensors, (spec, tuple(parts), statics, GRAD.enabled,
                          self.reach.guard(self.watch_grads), self.reach.index,
                          (get_default_dtype(), get_default_device(), allowed_backends(),
@@ -312,6 +312,8 @@ class CompiledFunction:
     def _rebuild(self, entry: Entry, tensors: list | tuple) -> Any:
         """The function's return value: its tensor leaves from ``tensors``, in order, and its
         other leaves as they were when traced."""
+        if entry.out_spec is LEAF and entry.out_consts[0] is _TENSOR:  # (one tensor)
+            return tensors[0]
         it = iter(tensors)
         leaves = [next(it) if c is _TENSOR else c for c in entry.out_consts]
         return tree_unflatten(leaves, entry.out_spec)

@@ -18,6 +18,7 @@ import functools
 import sys
 import types
 from collections.abc import Callable, Iterator
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,8 @@ from ember.nn.module import Module
 from ember.nn.module_hooks import hooks_around
 from ember.optim.optimizer import Optimizer
 from ember.tensor import STRUCTURE, Tensor
+
+_REQUIRES_GRAD = attrgetter("requires_grad")
 
 MAX_DEPTH = 4
 _SKIP = (types.ModuleType, type, str, bytes, int, float, bool, type(None), complex)
@@ -297,16 +300,16 @@ class Reach:
         :data:`~ember.tensor.STRUCTURE`): each reached tensor's ``requires_grad`` (freezing
         or unfreezing one changes the graph) and, with ``grads``, whether its ``.grad`` is
         set."""
-        return (tuple(t.requires_grad for t in self.tensors),
-                tuple(t.grad is None for t in self.tensors) if grads else ())
+        return (tuple(map(_REQUIRES_GRAD, self.tensors)),
+                tuple(t._grad is None for t in self.tensors) if grads else ())
 
     def moved(self) -> bool:
         """Whether the function may now reach other objects: a global or closure name holds
         another object or number, or some module's members or a tensor's ``.data`` changed
         (then :meth:`layout` tells whether it matters)."""
-        return STRUCTURE.value != self.structure or any(
+        return STRUCTURE.value != self.structure or bool(self.bindings) and any(
             (now := _read(holder, name)) is not value and _value_key(now) != key
-            for holder, name, _, key, value in self.bindings) or any(
+            for holder, name, _, key, value in self.bindings) or bool(self.states) and any(
             _state_key(opt) != key for _, opt, key in self.states)
 
     def layout(self) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ember.backend import gemm
+from ember.backend import gemm, gemv
 from ember.dtypes import FLOATING_DTYPES
 from ember.jit.ir import Eqn, Var
 from ember.jit.loops import EXACT, run_loop
@@ -92,9 +92,9 @@ def _reshapes_c_contiguous(a: Any, shape: tuple[int, ...]) -> bool:
 
 
 # what kernel sources call besides ``xp``
-KERNEL_GLOBALS = {"_gemm": gemm.matmul, "_relu": relu_array, "_relu_grad": relu_grad_array,
-                  "_dense_layout": _dense_layout, "_reshapes_c": _reshapes_c_contiguous,
-                  "_loop": run_loop, "_erf": _eager("erf"),
+KERNEL_GLOBALS = {"_gemm": gemm.matmul, "_one_row": gemm.one_row, "_relu": relu_array,
+                  "_relu_grad": relu_grad_array, "_dense_layout": _dense_layout,
+                  "_reshapes_c": _reshapes_c_contiguous, "_loop": run_loop, "_erf": _eager("erf"),
                   "_gelu": _eager("gelu", approximate="none"),
                   "_gelu_slope": _eager("gelu_slope")}
 
@@ -266,6 +266,32 @@ class Kernel:
                   f"    _gemm(xp, a, b, out=out.transpose({back!r}))\n"
                   "    return out\n")
         return cls("matmul_permuted", [matmul, permute], list(matmul.inputs), source)
+
+    @classmethod
+    def row_product(cls, matmul: Eqn, after: list[Eqn]) -> Kernel:
+        """A one-row ``matmul`` (a Linear layer on one sample) then ``after``: the addition
+        of a bias (one value per column), maybe then a ``relu``, as one pass on numba's
+        threads where eager would run the product there (:func:`ember.backend.gemm.one_row`,
+        each step rounded as eager's calls round it), else eager's calls (always, for a
+        product too small for those threads), into a C-contiguous ``out``."""
+        a, b = matmul.inputs
+        add, product = after[0], matmul.outputs[0]
+        bias = next(v for v in add.inputs if v is not product)
+        relu = after[-1].prim.name == "relu"
+        name = "linear_relu" if relu else "linear"
+        lines = [f"def {name}(xp, a, b, bias, out=None):",
+                 "    if out is None or not out.flags.c_contiguous:",
+                 f"        out = xp.empty({product.shape!r}, a.dtype)"]
+        if a.shape[-1] * product.shape[-1] >= gemv.MIN_MACS:  # (else BLAS's, always)
+            lines += [f"    if _one_row(xp, a, b, bias, {relu}, out=out) is not None:"
+                      f"  # all {len(after) + 1} in one pass",
+                      "        return out"]
+        lines.append(f"    _gemm(xp, a, b, out=out)  # {_describe(matmul)}")
+        names = {product: "out", bias: "bias", add.outputs[0]: "out"}
+        lines += [f"    {line}" for line in cls._lines(
+            [Step(e, [names[v] for v in e.inputs], "out", True) for e in after])]
+        source = "\n".join([*lines, "    return out"]) + "\n"
+        return cls(name, [matmul, *after], [a, b, bias], source)
 
     @classmethod
     def join(cls, cat: Eqn, chains: dict[Var, list[Eqn]]) -> Kernel:

@@ -2,9 +2,10 @@
 
 They run in the order of :data:`PASSES`: folding first (constants feed the rest), then
 simplification (which leaves dead equations and repeats behind), CSE and DCE to sweep up,
-fusion on the final equations, joining in place (a ``cat`` copies reshaped operands straight
-into its result), products in their reader's layout (a permuted product that a reshape would
-copy is made contiguous by BLAS), packing of convolution weights for their GEMMs, each
+fusion on the final equations, a batch-1 product's bias and relu into its kernel, joining in
+place (a ``cat`` copies reshaped operands straight into its result), products in their
+reader's layout (a permuted product that a reshape would copy is made contiguous by BLAS),
+packing of convolution weights for their GEMMs, each
 parameter's optimizer update as soon as its gradient is ready (its memory then freed early),
 hoisting of what reads only state (packing and hoisting are for inference graphs: cached
 between calls), and memory planning last, on the kernels that will run.
@@ -20,6 +21,7 @@ from ember.jit.ir import Graph
 from ember.jit.passes.cse import eliminate_common_subexpressions
 from ember.jit.passes.dce import eliminate_dead_code
 from ember.jit.passes.early_update import update_early
+from ember.jit.passes.epilogue import fuse_epilogues
 from ember.jit.passes.fold import fold_constants
 from ember.jit.passes.fuse import fuse_elementwise
 from ember.jit.passes.hoist import hoist_state_only
@@ -36,6 +38,7 @@ PASSES: dict[str, Callable[[Graph], Graph]] = {
     "cse": eliminate_common_subexpressions,
     "dce": eliminate_dead_code,
     "fuse": fuse_elementwise,
+    "epilogue": fuse_epilogues,
     "join": join_in_place,
     "layout": permute_products,
     "pack": pack_conv_weights,
