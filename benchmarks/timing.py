@@ -13,18 +13,24 @@ from collections.abc import Callable
 _SETTLE_SECONDS = 0.25
 
 
-def per_call_seconds(fn: Callable[[], object], calls: int) -> float:
-    """Seconds per call of ``fn`` over ``calls`` back-to-back calls."""
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - start) / calls
+def per_call_seconds(fn: Callable[[], object], calls: int, least: float = 0.0) -> float:
+    """Seconds per call of ``fn`` over ``calls`` back-to-back calls, and ``calls`` more until
+    ``least`` seconds have passed."""
+    start, made = time.perf_counter(), 0
+    while True:
+        for _ in range(calls):
+            fn()
+        made += calls
+        spent = time.perf_counter() - start
+        if spent >= least:
+            return spent / made
 
 
 def compare(contenders: dict[str, Callable[[], object]], calls: int, repeats: int,
-            warmup: int = 3) -> dict[str, list[float]]:
+            warmup: int = 3, least: float = 0.0) -> dict[str, list[float]]:
     """Times each contender ``repeats`` times, alternating A B A B, after warm-up calls, with
-    a short pause before each timed run so that the other's spinning threads are idle."""
+    a short pause before each timed run so that the other's spinning threads are idle; a
+    timed run is ``calls`` calls, repeated until it lasts ``least`` seconds."""
     for fn in contenders.values():
         for _ in range(warmup):
             fn()
@@ -33,7 +39,7 @@ def compare(contenders: dict[str, Callable[[], object]], calls: int, repeats: in
         for name, fn in contenders.items():
             time.sleep(_SETTLE_SECONDS)
             fn()  # untimed: wakes the contender's own threads after the pause
-            samples[name].append(per_call_seconds(fn, calls))
+            samples[name].append(per_call_seconds(fn, calls, least))
     return samples
 
 
