@@ -132,7 +132,8 @@ def test_a_bias_and_relu_in_the_same_pass_round_as_eagers_calls(dtype, bias, rel
 
 @pytest.mark.parametrize("case", ["bias of another length", "bias of another dtype",
                                   "read-only bias", "two rows", "a stack of rows",
-                                  "products switched off"])
+                                  "products switched off", "bias of no dimensions",
+                                  "bias inside out"])
 def test_a_bias_the_kernel_cannot_read_leaves_it_to_the_callers_calls(case, monkeypatch):
     ember.set_num_threads(2)
     x, w = _layer(784, 1024, np.float32)
@@ -149,4 +150,11 @@ def test_a_bias_the_kernel_cannot_read_leaves_it_to_the_callers_calls(case, monk
         x = x[None]
     elif case == "products switched off":
         monkeypatch.setattr(gemm, "_single_below", 0)  # (set_single_thread_gemm_below(0))
-    assert gemm.one_row(np, x, w.T, b, True) is None
+    elif case == "bias of no dimensions":
+        x, w = np.ones((1, 1 << 18), np.float32), np.ones((1, 1 << 18), np.float32)
+        b = np.ones((), np.float32)  # (for the one column)
+    out = None
+    if case == "bias inside out":  # (one element on: the threads' blocks would race)
+        out = np.zeros((1, 2048), np.float32)[:, :1024]
+        b = out.base[0, 1:1025]
+    assert gemm.one_row(np, x, w.T, b, True, out=out) is None

@@ -36,7 +36,9 @@ def _same(fast, model, x):
     with ember.no_grad():
         expected = model(x).numpy()
         for _ in range(2):  # (the trace's call, then the generated code's)
-            np.testing.assert_array_equal(fast(x).numpy(), expected)
+            got = fast(x).numpy()
+            np.testing.assert_array_equal(got, expected)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
 
 
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
@@ -87,3 +89,40 @@ def test_a_saved_batch_one_mlp_loads_and_runs_the_same_numbers(tmp_path):
     with ember.no_grad():
         np.testing.assert_array_equal(jit.load(tmp_path / "mlp.ejit")(x).numpy(),
                                       model(x).numpy())
+
+
+def test_a_bias_added_first_keeps_eagers_nan_signs(kernel_calls):
+    ember.set_num_threads(2)
+    weight = ember.ones(1024, 784)
+    row = np.ones((1, 784), np.float32)
+    row[0, :2] = np.inf, -np.inf  # each sum a NaN with its sign bit set (x86's default NaN)
+    bias = ember.tensor(np.full(1024, np.nan, np.float32))  # NaNs without it: eager keeps these
+
+    def layer(x):
+        return bias + x @ weight.t()
+
+    fast = jit.compile(layer)
+    _same(fast, layer, ember.tensor(row))
+    assert "_one_row" not in fast.code  # (eager's calls: NumPy's order of the two addends)
+
+
+def test_a_function_named_as_a_kernel_keeps_its_own_name():
+    weight, bias = ember.randn(1024, 784), ember.randn(1024)
+
+    def linear(x):  # (the name of the kernel it compiles to)
+        return x @ weight.t() + bias
+
+    fast = jit.compile(linear)
+    _same(fast, linear, ember.randn(1, 784))
+    assert "def linear_2(xp, a, b, bias, out=None)" in fast.code
+
+
+def test_work_on_constants_alone_is_computed_once():
+    bias = ember.randn(1024)
+
+    def layer(x):  # (the weight made inside: no state keys its cached transpose)
+        return (x @ (ember.ones(1024, 784) * 0.01).t() + bias).relu()
+
+    fast = jit.compile(layer)
+    _same(fast, layer, ember.randn(1, 784))
+    assert "_state = (), ()" in fast.code  # (cached: hoisted work keyed by no state)

@@ -63,8 +63,8 @@ def one_row(xp: Any, a: Any, b: Any, bias: Any = None, relu: bool = False,
     Example:
         >>> gemm.one_row(np, x, layer.weight._data.T, layer.bias._data, relu=True)
     """
-    if _numpy_only(xp, a, b) or a.ndim > 2:
-        return None
+    if _numpy_only(xp, a, b) or a.ndim > 2 or a.shape[-1] * b.shape[-1] < _OPENBLAS_SINGLE:
+        return None  # (matmul's own conditions for its one-row route)
     return gemv.one_row(a, b, out, bias, relu)
 
 

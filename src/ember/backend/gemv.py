@@ -58,9 +58,10 @@ def one_row(a: np.ndarray, b: np.ndarray, out: np.ndarray | None,
             (out is not None and (out.shape != shape or out.dtype != dtype or
                                   not out.flags.c_contiguous or not out.flags.writeable or
                                   np.may_share_memory(out, a))) or \
-            (bias is not None and (bias.size != n or bias.shape[-1] != n or
+            (bias is not None and (bias.size != n or bias.shape[-1:] != (n,) or
                                    bias.dtype != dtype or not bias.flags.c_contiguous or
-                                   not bias.flags.writeable)) or \
+                                   not bias.flags.writeable or
+                                   out is not None and np.may_share_memory(out, bias))) or \
             not compiled.numba_enabled() or (parts := parallel.workers()) < 2:
         return None
     kernels = compiled.load(_KERNELS)

@@ -117,7 +117,9 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
                          _device=device, _fresh=fresh, **KERNEL_GLOBALS)
     defs: list[str] = []  # the functions of sub-graphs (a cond's branches), in the module
     args = ", ".join(v.name for v in graph.inputs)
-    lines = [f"def {_identifier(graph.name)}({args}):"]
+    function = _identifier(graph.name)
+    namer.globals[function] = None  # (its own name: no kernel or state takes it)
+    lines = [f"def {function}({args}):"]
     kernels: list[Kernel] = []
     for ref in graph.state:
         holder = namer.name(ref.tensor, ref.label)
@@ -134,10 +136,10 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
     if graph.hoisted:
         cache = namer.name(HoistCache(), "_cached")
         read = cached_state(graph)
-        stamps = ", ".join(f"{namer.name(ref.tensor, ref.label)}._vc.stamp()"
-                           for ref in graph.state if ref.var in read)
-        arrays = ", ".join(v.name for v in read)
-        lines.append(f"    _state = ({arrays},), ({stamps},)")
+        stamps = "".join(f"{namer.name(ref.tensor, ref.label)}._vc.stamp(), "
+                         for ref in graph.state if ref.var in read)
+        arrays = "".join(f"{v.name}, " for v in read)
+        lines.append(f"    _state = ({arrays}), ({stamps})")
         lines.append(f"    _hoisted = {cache}.get(*_state)")
         lines.append("    if _hoisted is None:  # state changed?")
     for i, eqn in enumerate(graph.eqns):
@@ -181,7 +183,7 @@ def generate(graph: Graph, xp: Any, device: Any, frees: dict[int, list] | None =
     lines.append(f"    return ({outs}{',' if len(ends) == 1 else ''})")
     kernel_code = "".join(_kernel_source(k, namer) + "\n\n" for k in kernels)
     code = kernel_code + "".join(d + "\n\n" for d in defs) + "\n".join(lines) + "\n"
-    fn = define(code, f"ember.jit {graph.name}", _identifier(graph.name), namer.globals)
+    fn = define(code, f"ember.jit {graph.name}", function, namer.globals)
     return Generated(fn, code, namer.globals)
 
 
@@ -231,7 +233,7 @@ class HoistCache:
     whole: threads calling at once each see a matching key and values."""
 
     def __init__(self) -> None:
-        self.held: tuple = ((), (), ())
+        self.held: tuple = (None, None, None)  # (nothing computed yet: even from no state)
 
     def get(self, arrays: tuple, stamps: tuple) -> tuple | None:
         """The cached values if they were computed from these arrays at these stamps."""

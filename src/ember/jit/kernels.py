@@ -282,7 +282,10 @@ class Kernel:
         lines = [f"def {name}(xp, a, b, bias, out=None):",
                  "    if out is None or not out.flags.c_contiguous:",
                  f"        out = xp.empty({product.shape!r}, a.dtype)"]
-        if a.shape[-1] * product.shape[-1] >= gemv.MIN_MACS:  # (else BLAS's, always)
+        # numba's pass for a product large enough (else BLAS's, always) that is the sum's first
+        # addend: of two NaNs x86 keeps the first's sign, and the compiler may swap a sum's
+        # operands; ``x @ W.T + b`` was seen to keep NumPy's signs, ``b + x @ W.T`` was not
+        if a.shape[-1] * product.shape[-1] >= gemv.MIN_MACS and add.inputs[0] is product:
             lines += [f"    if _one_row(xp, a, b, bias, {relu}, out=out) is not None:"
                       f"  # all {len(after) + 1} in one pass",
                       "        return out"]
