@@ -1,20 +1,24 @@
 """The benchmarks' timing: a timed run of whole rounds of calls, lasting at least as asked."""
 
-import time
+from types import SimpleNamespace
 
+import pytest
 from benchmarks.timing import compare, per_call_seconds
 
+from benchmarks import timing
 
-def test_a_timed_run_repeats_its_calls_until_it_lasts_long_enough():
+
+def test_a_timed_run_repeats_its_calls_until_it_lasts_long_enough(monkeypatch):
+    clock = [0.0]  # (a call "takes" 4 ms of this clock: the count of rounds is exact)
+    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=lambda: clock[0]))
     made = []
 
     def call():
         made.append(1)
-        time.sleep(0.001)
+        clock[0] += 0.004
 
-    seconds = per_call_seconds(call, 3, least=0.03)
-    assert len(made) >= 21 and len(made) % 3 == 0  # (each sleep lasts a ms or more)
-    assert 0.001 <= seconds < 0.03
+    assert per_call_seconds(call, 3, least=0.03) == pytest.approx(0.004)
+    assert len(made) == 9  # three rounds of three: 36 ms, the first past 30
     made.clear()
     per_call_seconds(call, 3)
     assert len(made) == 3
