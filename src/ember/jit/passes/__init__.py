@@ -5,10 +5,10 @@ simplification (which leaves dead equations and repeats behind), CSE and DCE to 
 fusion on the final equations, a batch-1 product's bias and relu into its kernel, joining in
 place (a ``cat`` copies reshaped operands straight into its result), products in their
 reader's layout (a permuted product that a reshape would copy is made contiguous by BLAS),
-packing of convolution weights for their GEMMs, each
-parameter's optimizer update as soon as its gradient is ready (its memory then freed early),
-hoisting of what reads only state (packing and hoisting are for inference graphs: cached
-between calls), and memory planning last, on the kernels that will run.
+packing of convolution weights for their GEMMs, each parameter's optimizer update as soon as
+its gradient is ready (its memory then freed early), hoisting of what reads only state
+(packing and hoisting are for inference graphs: cached between calls), and memory planning
+last, on the kernels that will run.
 ``liveness`` runs after them all and always, since the generated code needs to know where each
 variable dies (it frees the memory there).
 """

@@ -3,8 +3,9 @@ read only by the addition of a bias, and maybe then a ``relu``, becomes one kern
 (:meth:`~ember.jit.kernels.Kernel.row_product`). Where eager runs the product on numba's
 threads (:mod:`ember.backend.gemv`), the kernel adds the bias and applies the relu to each
 sum as it is made, in the same pass, rounding each step as eager's calls do, so the values
-are eager's bit for bit; elsewhere it makes eager's calls. A batch-1 MLP's layer is then one
-Python call, not three, and its output is not read and written twice more.
+are eager's bit for bit; elsewhere, and for ``bias + x @ W.T`` (which NaN's sign a sum of two
+keeps follows the order of its operands), it makes eager's calls. A batch-1 MLP's layer is
+then one Python call, not three, and its output is not read and written twice more.
 """
 
 from __future__ import annotations
