@@ -1,6 +1,7 @@
 """A one-row product ``x @ W.T`` (a Linear layer's forward on one sample), with its bias and
 relu if asked, in numba, its rows shared by numba's OpenMP threads (imported only when
-:func:`ember.backend.compiled.numba_enabled`; chosen by :func:`ember.backend.gemm.matmul`).
+:func:`ember.backend.compiled.numba_enabled`; chosen by :func:`ember.backend.gemm.matmul`,
+and with its bias and relu by :func:`ember.backend.gemm.one_row`).
 
 A GEMV reads each weight once: it is bound by memory, so it runs at the speed of the cores
 that read. OpenBLAS runs a batch-1 network's GEMVs on one thread (waking its sleeping second
