@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ember import dtypes
-from ember.backend import Device, MetaArray
+from ember.backend import Device, MetaArray, copies
 from ember.backend import device as to_device
 from ember.backend.meta import copy_out
 from ember.dtypes import DType
@@ -77,7 +77,7 @@ class Copy(Primitive):
     save_inputs = False
 
     def forward(self, xp, a, order="C"):
-        return xp.array(a, copy=True, order=order)
+        return copies.contiguous(xp, a) if order == "C" else xp.array(a, copy=True, order=order)
 
     def infer(self, a, order="C"):
         return a

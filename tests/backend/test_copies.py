@@ -1,0 +1,64 @@
+"""Blocked copies into C order: the same array as NumPy's copy, whatever the layout."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ember
+from ember.backend import copies
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 256 bytes from 1 KiB up, so that small arrays take the blocked path."""
+    monkeypatch.setattr(copies, "_LEAST_BYTES", 1 << 10)
+    monkeypatch.setattr(copies, "_BLOCK_BYTES", 1 << 8)
+
+
+def _layouts(rng: np.random.Generator, dtype: object) -> dict[str, np.ndarray]:
+    w = rng.standard_normal((24, 20, 3, 3)).astype(dtype)
+    m = rng.standard_normal((40, 36)).astype(dtype)
+    return {
+        "flipped weight": w[:, :, ::-1, ::-1].transpose(2, 3, 0, 1),
+        "transpose": m.T,
+        "sliced transpose": m[::2, 3:].T,
+        "nchw of nhwc": w.transpose(0, 3, 1, 2),
+        "broadcast": np.broadcast_to(m[:1].T, (36, 40)).T,
+        "reversed": m[::-1, ::-1],
+        "contiguous": m,
+    }
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.int16, np.bool_,
+                                   ml_dtypes.bfloat16])
+def test_equals_numpys_copy_in_every_layout(small_blocks, dtype):
+    for name, a in _layouts(np.random.default_rng(0), dtype).items():
+        got = copies.contiguous(np, a)
+        assert got.flags.c_contiguous and got.dtype == a.dtype, name
+        assert not np.shares_memory(got, a), name
+        np.testing.assert_array_equal(got, np.ascontiguousarray(a), err_msg=name)
+
+
+def test_cuts_along_the_widest_stride(small_blocks):
+    layouts = _layouts(np.random.default_rng(1), np.float32)
+    assert copies._blocked_axis(layouts["flipped weight"]) == 2  # the output channels
+    assert copies._blocked_axis(layouts["transpose"]) == 1
+    assert copies._blocked_axis(layouts["nchw of nhwc"]) is None  # widest already outermost
+    assert copies._blocked_axis(layouts["contiguous"]) is None
+    assert copies._blocked_axis(np.zeros((4, 8)).T) is None  # under _LEAST_BYTES
+
+
+def test_contiguous_of_a_large_permuted_tensor_is_cut_in_blocks(monkeypatch):
+    cut = []
+    blocked_axis = copies._blocked_axis
+    monkeypatch.setattr(copies, "_blocked_axis", lambda a: cut.append(blocked_axis(a)) or cut[-1])
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((64, 72, 3, 3)).astype(np.float32)  # 162 KiB, 2 MiB below
+    x = ember.from_numpy(np.repeat(w, 8, axis=0)).requires_grad_()
+    y = x.flip((2, 3)).permute((2, 3, 0, 1)).contiguous()
+    assert y.is_contiguous() and 2 in cut
+    np.testing.assert_array_equal(y.detach().numpy(), np.repeat(w, 8, axis=0)[:, :, ::-1, ::-1]
+                                  .transpose(2, 3, 0, 1))
+    g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    y.backward(ember.from_numpy(g))
+    np.testing.assert_array_equal(x.grad.numpy(), g.transpose(2, 3, 0, 1)[:, :, ::-1, ::-1])
