@@ -51,7 +51,10 @@ def _im2col(fn):
     ((2, 3, 8, 8), 1), ((3, 5, 9, 7), 1), ((2, 4, 6, 11), 0), ((1, 2, 5, 5), 2),
     ((2, 3, 4, 3), (1, 0)), ((4, 6, 3, 3), 0),
 ])
-def test_equals_im2col_in_every_layout(everywhere, shape, padding):
+@pytest.mark.parametrize("whole", [False, True], ids=["shares", "whole-batch"])
+def test_equals_im2col_in_every_layout(everywhere, monkeypatch, shape, padding, whole):
+    if whole:  # the path of a large weight: all tiles at once, each GEMM on BLAS's threads
+        monkeypatch.setattr(winograd, "_SHARED_WEIGHT_BYTES", 0)
     rng = np.random.default_rng(0)
     x = rng.standard_normal(shape)
     w = ember.tensor(rng.standard_normal((7, shape[1], 3, 3)))
@@ -77,6 +80,17 @@ def test_float32_matches_torch_forward_and_backward_at_the_size_it_runs(served):
     np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=2e-5)
     np.testing.assert_allclose(ew.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-4)
     assert len(served) == 2  # the forward and the input gradient (itself a convolution)
+
+
+@pytest.mark.parametrize("batch, runs", [(8, True), (4, False)])
+def test_a_large_weight_runs_from_128_tiles(served, batch, runs):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((batch, 256, 8, 8)).astype(np.float32)  # 16 tiles an image
+    w = (rng.standard_normal((288, 256, 3, 3)) / 48).astype(np.float32)  # 4.5 MiB transformed
+    got = F.conv2d(ember.from_numpy(x), ember.from_numpy(w), padding=1).numpy()
+    want = TF.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=5e-5)
+    assert served == ([(batch, 256, 8, 8)] if runs else [])
 
 
 def test_gradients_of_every_order_through_it(everywhere):

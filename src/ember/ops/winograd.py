@@ -5,14 +5,18 @@ Each 2×2 block of outputs (a tile) is 16 products per channel pair (the transfo
 each multiplied by its transformed weight (Cin, Cout), the 16 products transformed back.
 Each core takes a contiguous share of the tiles, ~2 MiB of them at a time on one BLAS thread,
 so the transformed tiles are still in cache when their GEMM and output transform read them
-(the 16× larger whole is never made).
+(the 16× larger whole is never made). A transformed weight over 4 MiB (more than 256 × 256
+channels in float32), which each share would pack whole, is multiplied instead by all the
+tiles at once (~24 MiB at a time), each GEMM on all BLAS threads. (That way for the smaller
+weights made `resnet18`'s compiled step slower, 451 → 496 ms.)
 
 It runs where it wins: a float32/float64 NumPy convolution with a 3×3 kernel, stride and
-dilation 1, at least 32 input and output channels (at most 1024 × 1024) and 512 tiles, with
-numba. Measured on 2 cores, channels-last input: N=32, 64 channels at 32×32 15.9 → 10.5 ms,
-128 at 16×16 14.8 → 8.6, 256 at 8×8 15.6 → 8.9; N=128, 32 → 64 channels at 14×14 6.9 → 4.4.
-Below, the GEMMs are too small to pay for the transforms: 512 channels at 4×4 (128 tiles)
-15.4 → 14.0, 16 channels even, 8 channels 1.0 → 1.8 ms. Its results differ from im2col's by
+dilation 1, at least 32 input and output channels (at most 1024 × 1024) and 512 tiles (128
+with a weight over 4 MiB), with numba. Measured on 2 cores, channels-last input: N=32, 64
+channels at 32×32 15.9 → 10.5 ms, 128 at 16×16 14.8 → 8.6, 256 at 8×8 15.6 → 8.9, 512 at 4×4
+(128 tiles) 8.2 → 6.2; N=128, 32 → 64 channels at 14×14 6.9 → 4.4 (`resnet18`'s compiled
+step with its 512-channel layers so: 467 → 450 ms). Below, the GEMMs are too small to pay for
+the transforms: 16 channels even, 8 channels 1.0 → 1.8 ms. Its results differ from im2col's by
 rounding (as close to the exact convolution, tested). The weight gradient stays im2col's: its
 Winograd form is 16 GEMMs (Cout × tiles)(tiles × Cin) that OpenBLAS runs at 60-90 GF/s a
 core, measured 13-22 ms against im2col's 14.
@@ -33,8 +37,11 @@ _KERNELS = compiled.register("ember.ops.winograd_numba")
 
 _MIN_CHANNELS = 32
 _MIN_TILES = 512
+_MIN_TILES_SHARED = 128  # enough where the weight is large (each GEMM on all BLAS threads)
 _MAX_CHANNEL_PAIRS = 1 << 20  # Cout·Cin: the transformed weight, 16 of each, 64 MiB in float32
 _CHUNK_BYTES = 2 << 20  # transformed tiles (tiles × 16 × channels) per GEMM
+_SHARED_WEIGHT_BYTES = 4 << 20  # a larger transformed weight: one GEMM at a time on all threads
+_WHOLE_CHUNK_BYTES = 24 << 20  # transformed tiles per GEMM then
 
 
 def applies(xp: Any, x: Any, w: Any, counts: tuple[int, ...], dilation: tuple,
@@ -45,8 +52,15 @@ def applies(xp: Any, x: Any, w: Any, counts: tuple[int, ...], dilation: tuple,
             stride != (1, 1) or dilation != (1, 1) or x.dtype not in (np.float32, np.float64):
         return False
     tiles = x.shape[0] * -(-counts[0] // 2) * -(-counts[1] // 2)
-    return min(w.shape[0], w.shape[1]) >= _MIN_CHANNELS and tiles >= _MIN_TILES and \
+    enough = tiles >= _MIN_TILES or (tiles >= _MIN_TILES_SHARED and
+                                     _weight_bytes(w) > _SHARED_WEIGHT_BYTES)
+    return min(w.shape[0], w.shape[1]) >= _MIN_CHANNELS and enough and \
         w.shape[0] * w.shape[1] <= _MAX_CHANNEL_PAIRS and compiled.numba_enabled()
+
+
+def _weight_bytes(w: Any) -> int:
+    """The size of ``w``'s transformed weight: 16 matrices of (Cin, Cout)."""
+    return 16 * w.shape[0] * w.shape[1] * w.dtype.itemsize
 
 
 def conv3x3(x: np.ndarray, w: np.ndarray, counts: tuple[int, int],
@@ -66,11 +80,13 @@ def conv3x3(x: np.ndarray, w: np.ndarray, counts: tuple[int, int],
     tiling = (-(-counts[0] // 2), -(-counts[1] // 2)) + tuple(pad)
     y = np.empty((x.shape[0],) + tuple(counts) + (w.shape[0],), x.dtype)
     tiles = x.shape[0] * tiling[0] * tiling[1]
-    with gemm.one_thread_each():  # (BLAS's threads would spin on the cores the shares use)
-        weights = _transformed(w)
-        share = partial(_tiles, kernels, rows, weights, y, tiling)
-        parallel.run([partial(share, lo, hi)
-                      for lo, hi in parallel.blocks(tiles, parallel.workers())])
+    if _weight_bytes(w) > _SHARED_WEIGHT_BYTES:  # (each share of tiles would pack all of it)
+        _tiles(kernels, rows, _transformed(w), y, tiling, 0, tiles, _WHOLE_CHUNK_BYTES)
+    else:
+        with gemm.one_thread_each():  # (BLAS's threads would spin on the cores the shares use)
+            share = partial(_tiles, kernels, rows, _transformed(w), y, tiling)
+            parallel.run([partial(share, lo, hi, _CHUNK_BYTES)
+                          for lo, hi in parallel.blocks(tiles, parallel.workers())])
     return y.transpose(0, 3, 1, 2)
 
 
@@ -91,10 +107,11 @@ def _transformed(w: np.ndarray) -> np.ndarray:
 
 
 def _tiles(kernels: Any, rows: np.ndarray, weights: np.ndarray, y: np.ndarray,
-           tiling: tuple[int, ...], lo: int, hi: int) -> None:
-    """Tiles ``lo … hi-1``, a chunk at a time: transform in, 16 GEMMs, transform out."""
+           tiling: tuple[int, ...], lo: int, hi: int, budget: int) -> None:
+    """Tiles ``lo … hi-1``, a chunk of ~``budget`` bytes at a time: transform in, 16 GEMMs,
+    transform out."""
     cin, cout = weights.shape[1:]
-    per = max(1, _CHUNK_BYTES // (16 * max(cin, cout) * rows.itemsize))
+    per = min(hi - lo, max(1, budget // (16 * max(cin, cout) * rows.itemsize)))
     v, m = np.empty((per, 16, cin), rows.dtype), np.empty((per, 16, cout), rows.dtype)
     scratch = np.empty((4, 4, cin), rows.dtype)
     for first in range(lo, hi, per):
