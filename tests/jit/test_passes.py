@@ -18,7 +18,7 @@ from ember.jit.passes.dce import eliminate_dead_code
 from ember.jit.passes.epilogue import fuse_epilogues
 from ember.jit.passes.fuse import fuse_elementwise
 from ember.jit.passes.join import join_in_place
-from ember.jit.passes.layout import permute_products
+from ember.jit.passes.layout import permute_products, swap_products
 from ember.jit.passes.memory import plan_memory
 from ember.jit.passes.simplify import simplify
 from ember.ops.primitive import PRIMITIVES, TensorSpec
@@ -420,6 +420,59 @@ def test_a_permuted_product_a_reshape_views_keeps_eager_layout():
     total = b("sum", viewed, dims=(0, 1, 2), keepdim=False)  # adds in memory order
     g = check(b.returns(total), permute_products, rand(8, 3, 64, 16), rand(8, 3, 16, 64, seed=1))
     assert names(g) == ["matmul", "permute", "reshape", "sum"]
+
+
+def _k_gradient(b, q, ds):
+    """Attention's ``k`` gradient as the backward traces it: ``qᵀ @ dS`` (B, H, D, T),
+    permuted to (B, T, H, D) and reshaped to (B, T, H·D)."""
+    n, h, t, d = q.shape
+    product = b("matmul", b("permute", q, dims=(0, 1, 3, 2)), ds, compute=None)
+    return b("reshape", b("permute", product, dims=(0, 3, 1, 2)), shape=(n, t, h * d))
+
+
+def test_a_product_permuted_rows_innermost_is_made_of_its_transposed_operands():
+    b = Graphs()
+    q, ds = b.input(2, 3, 16, 8), b.input(2, 3, 16, 16)
+    g = check(b.returns(b("exp", _k_gradient(b, q, ds))), swap_products, rand(2, 3, 16, 8),
+              rand(2, 3, 16, 16, seed=1))
+    assert names(g) == ["permute", "permute", "permute", "matmul", "permute", "reshape", "exp"]
+    matmul, permute = g.eqns[3], g.eqns[4]
+    assert [v.shape for v in matmul.inputs] == [(2, 3, 16, 16), (2, 3, 16, 8)]
+    assert matmul.outputs[0].shape == (2, 3, 16, 8) and permute.params["dims"] == (0, 2, 1, 3)
+
+
+@pytest.mark.parametrize("swapped", [True, False])
+def test_the_swapped_k_gradient_is_written_by_blas_into_its_slice_of_the_join(swapped):
+    b = Graphs()
+    q, ds = b.input(2, 3, 16, 8), b.input(2, 3, 16, 16)
+    dq, dv = b.input(2, 16, 24), b.input(2, 16, 24)
+    joined = b("cat", dq, _k_gradient(b, q, ds), dv, dim=2)
+    arrays = rand(2, 3, 16, 8), rand(2, 3, 16, 16, seed=1), rand(2, 16, 24), rand(2, 16, 24)
+    passes = (lambda g: join_in_place(swap_products(g))) if swapped else join_in_place
+    kernel = check(b.returns(joined), passes, *arrays).eqns[-1].prim
+    in_place = [line for line in kernel.source.splitlines() if "out=out[" in line]
+    copies = kernel.source.count("xp.copyto(")  # (dq's and dv's: inputs)
+    assert len(in_place) == swapped and copies == 2 + (not swapped)
+
+
+@pytest.mark.parametrize("case", ["rows not innermost", "product read twice", "no reshape",
+                                  "a vector operand"])
+def test_other_permuted_products_are_left_as_they_are(case):
+    b = Graphs()
+    x, y = b.input(2, 3, 8, 16), b.input(2, 3, 16, 8)
+    if case == "a vector operand":  # (2, 3, 8): its dimension -2 is no matrix's rows
+        y = b.input(16)
+    product = b("matmul", x, y, compute=None)
+    dims = {"rows not innermost": (0, 2, 1, 3), "a vector operand": (0, 2, 1)}.get(case,
+                                                                              (0, 3, 1, 2))
+    permuted = b("permute", product, dims=dims)
+    size = int(np.prod(permuted.shape))
+    ends = [b("reshape", permuted, shape=(size,)) if case != "no reshape" else b("exp", permuted)]
+    if case == "product read twice":
+        ends.append(b("exp", product))
+    arrays = [rand(*v.shape, seed=i) for i, v in enumerate(b.g.inputs)]
+    g = check(b.returns(*ends), swap_products, *arrays)
+    assert all(e.inputs[0] is x for e in g.eqns if e.prim.name == "matmul")
 
 
 # -- fuse ------------------------------------------------------------------------------------
