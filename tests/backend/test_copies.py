@@ -10,20 +10,20 @@ from ember.backend import copies
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    """Blocks of 256 bytes from 1 KiB up, so that small arrays take the blocked path."""
+    """Blocks of 4 KiB from 1 KiB up, so that small arrays take the blocked path."""
     monkeypatch.setattr(copies, "_LEAST_BYTES", 1 << 10)
-    monkeypatch.setattr(copies, "_BLOCK_BYTES", 1 << 8)
+    monkeypatch.setattr(copies, "_BLOCK_BYTES", 1 << 12)
 
 
 def _layouts(rng: np.random.Generator, dtype: object) -> dict[str, np.ndarray]:
     w = rng.standard_normal((24, 20, 3, 3)).astype(dtype)
-    m = rng.standard_normal((40, 36)).astype(dtype)
+    m = rng.standard_normal((72, 64)).astype(dtype)
     return {
         "flipped weight": w[:, :, ::-1, ::-1].transpose(2, 3, 0, 1),
         "transpose": m.T,
         "sliced transpose": m[::2, 3:].T,
         "nchw of nhwc": w.transpose(0, 3, 1, 2),
-        "broadcast": np.broadcast_to(m[:1].T, (36, 40)).T,
+        "broadcast": np.broadcast_to(m[:1].T, (64, 72)).T,
         "reversed": m[::-1, ::-1],
         "contiguous": m,
     }
@@ -46,6 +46,7 @@ def test_cuts_along_the_widest_stride(small_blocks):
     assert copies._blocked_axis(layouts["nchw of nhwc"]) is None  # widest already outermost
     assert copies._blocked_axis(layouts["contiguous"]) is None
     assert copies._blocked_axis(np.zeros((4, 8)).T) is None  # under _LEAST_BYTES
+    assert copies._blocked_axis(np.zeros((2, 4096), np.float32).T) is None  # 4 bytes a row
 
 
 def test_contiguous_of_a_large_permuted_tensor_is_cut_in_blocks(monkeypatch):

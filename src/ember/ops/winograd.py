@@ -111,7 +111,7 @@ def _tiles(kernels: Any, rows: np.ndarray, weights: np.ndarray, y: np.ndarray,
     """Tiles ``lo … hi-1``, a chunk of ~``budget`` bytes at a time: transform in, 16 GEMMs,
     transform out."""
     cin, cout = weights.shape[1:]
-    per = min(hi - lo, max(1, budget // (16 * max(cin, cout) * rows.itemsize)))
+    per = max(1, min(hi - lo, budget // (16 * max(cin, cout) * rows.itemsize)))
     v, m = np.empty((per, 16, cin), rows.dtype), np.empty((per, 16, cout), rows.dtype)
     scratch = np.empty((4, 4, cin), rows.dtype)
     for first in range(lo, hi, per):
