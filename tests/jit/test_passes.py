@@ -18,7 +18,7 @@ from ember.jit.passes.dce import eliminate_dead_code
 from ember.jit.passes.epilogue import fuse_epilogues
 from ember.jit.passes.fuse import fuse_elementwise
 from ember.jit.passes.join import join_in_place
-from ember.jit.passes.layout import permute_products, swap_products
+from ember.jit.passes.layout import permute_products
 from ember.jit.passes.memory import plan_memory
 from ember.jit.passes.simplify import simplify
 from ember.ops.primitive import PRIMITIVES, TensorSpec
@@ -430,49 +430,48 @@ def _k_gradient(b, q, ds):
     return b("reshape", b("permute", product, dims=(0, 3, 1, 2)), shape=(n, t, h * d))
 
 
-def test_a_product_permuted_rows_innermost_is_made_of_its_transposed_operands():
+@pytest.mark.parametrize("with_products", [True, False])
+def test_a_product_permuted_rows_last_is_written_into_the_join_as_b_t_a_t(with_products):
+    """Attention's ``k`` gradient, ``qᵀ @ dS`` permuted rows last, whose eager reshape is a
+    view; beside products (C-contiguous, so eager's ``cat`` is) or inputs that decide eager's
+    layout at run time."""
     b = Graphs()
     q, ds = b.input(2, 3, 16, 8), b.input(2, 3, 16, 16)
-    g = check(b.returns(b("exp", _k_gradient(b, q, ds))), swap_products, rand(2, 3, 16, 8),
-              rand(2, 3, 16, 16, seed=1))
-    assert names(g) == ["permute", "permute", "permute", "matmul", "permute", "reshape", "exp"]
-    matmul, permute = g.eqns[3], g.eqns[4]
-    assert [v.shape for v in matmul.inputs] == [(2, 3, 16, 16), (2, 3, 16, 8)]
-    assert matmul.outputs[0].shape == (2, 3, 16, 8) and permute.params["dims"] == (0, 2, 1, 3)
-
-
-@pytest.mark.parametrize("swapped", [True, False])
-def test_the_swapped_k_gradient_is_written_by_blas_into_its_slice_of_the_join(swapped):
-    b = Graphs()
-    q, ds = b.input(2, 3, 16, 8), b.input(2, 3, 16, 16)
-    dq, dv = b.input(2, 16, 24), b.input(2, 16, 24)
-    joined = b("cat", dq, _k_gradient(b, q, ds), dv, dim=2)
-    arrays = rand(2, 3, 16, 8), rand(2, 3, 16, 16, seed=1), rand(2, 16, 24), rand(2, 16, 24)
-    passes = (lambda g: join_in_place(swap_products(g))) if swapped else join_in_place
-    kernel = check(b.returns(joined), passes, *arrays).eqns[-1].prim
-    in_place = [line for line in kernel.source.splitlines() if "out=out[" in line]
-    copies = kernel.source.count("xp.copyto(")  # (dq's and dv's: inputs)
-    assert len(in_place) == swapped and copies == 2 + (not swapped)
-
-
-@pytest.mark.parametrize("case", ["rows not innermost", "product read twice", "no reshape",
-                                  "a vector operand"])
-def test_other_permuted_products_are_left_as_they_are(case):
-    b = Graphs()
-    x, y = b.input(2, 3, 8, 16), b.input(2, 3, 16, 8)
-    if case == "a vector operand":  # (2, 3, 8): its dimension -2 is no matrix's rows
-        y = b.input(16)
-    product = b("matmul", x, y, compute=None)
-    dims = {"rows not innermost": (0, 2, 1, 3), "a vector operand": (0, 2, 1)}.get(case,
-                                                                              (0, 3, 1, 2))
-    permuted = b("permute", product, dims=dims)
-    size = int(np.prod(permuted.shape))
-    ends = [b("reshape", permuted, shape=(size,)) if case != "no reshape" else b("exp", permuted)]
-    if case == "product read twice":
-        ends.append(b("exp", product))
+    if with_products:
+        dq = heads(b, b("matmul", ds, q, compute=None))
+        dv = heads(b, b("matmul", b("permute", ds, dims=(0, 1, 3, 2)), q, compute=None))
+    else:
+        dq, dv = b.input(2, 16, 24), b.input(2, 16, 24)
     arrays = [rand(*v.shape, seed=i) for i, v in enumerate(b.g.inputs)]
-    g = check(b.returns(*ends), swap_products, *arrays)
-    assert all(e.inputs[0] is x for e in g.eqns if e.prim.name == "matmul")
+    joined = b("cat", dq, _k_gradient(b, q, ds), dv, dim=2)
+    kernel = check(b.returns(joined), join_in_place, *arrays).eqns[-1].prim
+    in_place = [line for line in kernel.source.splitlines() if "out=out[" in line]
+    assert len(in_place) == 1 + 2 * with_products
+    assert re.search(r"_gemm\(xp, v\d+\.swapaxes\(-1, -2\), v\d+\.swapaxes\(-1, -2\), "
+                     r"out=out\[:, :, 24:48\]", kernel.source)
+    assert ("eager's layout" in kernel.source) is not with_products
+    if not with_products:  # F-ordered inputs: eager's cat is not C-contiguous, nor the kernel's
+        f_ordered = [*arrays[:2], *(np.asfortranarray(a) for a in arrays[2:])]
+        before = run(b.g, *f_ordered)[0]
+        after = run(eliminate_dead_code(join_in_place(b.g)), *f_ordered)[0]
+        assert before.strides == after.strides and np.array_equal(before, after)
+
+
+def test_a_product_permuted_rows_last_outside_a_join_keeps_eagers_layout():
+    x, w = ember.randn(2, 64, 64, 8), ember.randn(8, 4)
+
+    def heads_rows_last(x, w):  # eager's reshape views the permuted product
+        viewed = (x @ w).permute(0, 3, 1, 2).reshape(2, 4, 4096)
+        return viewed, viewed.sum(-1)
+
+    with ember.no_grad():
+        eager = heads_rows_last(x, w)
+        fast = ember.jit.compile(heads_rows_last)
+        fast(x, w)
+        compiled = fast(x, w)
+    assert [t.stride() for t in compiled] == [t.stride() for t in eager]
+    for c, e in zip(compiled, eager):
+        np.testing.assert_array_equal(c.numpy(), e.numpy())
 
 
 # -- fuse ------------------------------------------------------------------------------------

@@ -2,11 +2,9 @@
 
 They run in the order of :data:`PASSES`: folding first (constants feed the rest), then
 simplification (which leaves dead equations and repeats behind), CSE and DCE to sweep up,
-fusion on the final equations, a batch-1 product's bias and relu into its kernel, a product
-permuted rows innermost made of its transposed operands (so that the next two passes can
-place it), joining in place (a ``cat`` copies reshaped operands straight into its result),
-products in their reader's layout (a permuted product that a reshape would copy is made
-contiguous by BLAS),
+fusion on the final equations, a batch-1 product's bias and relu into its kernel, joining in
+place (a ``cat`` copies reshaped operands straight into its result), products in their
+reader's layout (a permuted product that a reshape would copy is made contiguous by BLAS),
 packing of convolution weights for their GEMMs, each parameter's optimizer update as soon as
 its gradient is ready (its memory then freed early), hoisting of what reads only state
 (packing and hoisting are for inference graphs: cached between calls), and memory planning
@@ -28,7 +26,7 @@ from ember.jit.passes.fold import fold_constants
 from ember.jit.passes.fuse import fuse_elementwise
 from ember.jit.passes.hoist import hoist_state_only
 from ember.jit.passes.join import join_in_place
-from ember.jit.passes.layout import permute_products, swap_products
+from ember.jit.passes.layout import permute_products
 from ember.jit.passes.liveness import last_uses
 from ember.jit.passes.memory import plan_memory
 from ember.jit.passes.pack import pack_conv_weights
@@ -41,7 +39,6 @@ PASSES: dict[str, Callable[[Graph], Graph]] = {
     "dce": eliminate_dead_code,
     "fuse": fuse_elementwise,
     "epilogue": fuse_epilogues,
-    "swap": swap_products,
     "join": join_in_place,
     "layout": permute_products,
     "pack": pack_conv_weights,

@@ -6,25 +6,13 @@ later sums add in eager's order). Attention's output, ``(B, H, T, D)`` permuted 
 ``(B, T, H, D)`` and reshaped to ``(B·T, C)`` for the output projection, is one copy fewer
 per layer. BLAS's rows then lie further apart; its sums are the same, so the values are
 eager's bit for bit.
-
-Before joining (pass ``swap``), a product whose permute puts its rows innermost (the gradient
-of attention's ``k``: ``qᵀ @ dS`` is ``(B, H, D, T)``, permuted to ``(B, T, H, D)``) is made
-as the product of the transposed operands, ``dSᵀ @ q`` (two views), whose permute keeps the
-last dimension: BLAS then writes it into its slice of the ``qkv`` gradient as it writes ``q``'s
-and ``v``'s, where its copy took 0.65 ms a layer on ``gpt`` (its step 214 → 209 ms). Each
-element is the same dot product; on attention's products OpenBLAS sums it in the same order
-either way round (checked bit for bit, on one and two threads), elsewhere it may round
-otherwise in the last bit, as for a packed weight (:mod:`ember.jit.passes.pack`).
 """
 
 from __future__ import annotations
 
-from itertools import count
-
-from ember.jit.ir import Effect, Eqn, Graph, Var
+from ember.jit.ir import Effect, Eqn, Graph
 from ember.jit.kernels import Kernel
 from ember.jit.passes.join import views
-from ember.ops.primitive import PRIMITIVES
 
 
 def permute_products(graph: Graph) -> Graph:
@@ -61,50 +49,3 @@ def permute_products(graph: Graph) -> Graph:
     graph.eqns = [taken.get(id(e), e) for e in graph.eqns if id(e) not in dropped]
     return graph
 
-
-
-def swap_products(graph: Graph) -> Graph:
-    """Rewrites each ``permute(matmul(a, b))`` that puts the product's rows innermost, read by
-    a ``reshape`` and the matmul read only by it, as ``permute(matmul(bᵀ, aᵀ))`` that keeps the
-    last dimension (``ᵀ``: a ``permute`` swapping the last two dimensions, a view).
-
-    Example:
-        >>> g = swap_products(g)  # permute(a @ b, (0, 3, 1, 2)): permute(bᵀ @ aᵀ, (0, 2, 1, 3))
-    """
-    uses = graph.uses()
-    readers = {v: e for e in graph.eqns for v in e.inputs}
-    made = {v: e for e in graph.eqns for v in e.outputs}
-    ids = count(graph.unused_id())
-    before: dict[int, list[Eqn]] = {}  # id of a matmul -> the transposes it now reads
-    for eqn in graph.eqns:
-        if getattr(eqn.prim, "name", None) != "permute" or uses.get(eqn.outputs[0]) != 1:
-            continue
-        dims, matmul = eqn.params["dims"], made.get(eqn.inputs[0])
-        reader = readers.get(eqn.outputs[0])
-        last = len(dims) - 1
-        if dims[-1] != last - 1 or matmul is None or \
-                getattr(matmul.prim, "name", None) != "matmul" or \
-                matmul.params.get("compute") is not None or uses.get(matmul.outputs[0]) != 1 or \
-                min(len(v.shape) for v in matmul.inputs) < 2 or \
-                getattr(getattr(reader, "prim", None), "name", None) != "reshape":
-            continue
-        a, b = matmul.inputs
-        transposes = [_transpose(v, matmul, ids) for v in (b, a)]
-        product = matmul.outputs[0]
-        swapped = Var(next(ids), (*product.shape[:-2], product.shape[-1], product.shape[-2]),
-                      product.dtype, "eqn")
-        matmul.inputs, matmul.outputs = [t.outputs[0] for t in transposes], [swapped]
-        before[id(matmul)] = transposes
-        swap = {last - 1: last, last: last - 1}
-        eqn.inputs = [swapped]
-        eqn.params = {**eqn.params, "dims": tuple(swap.get(d, d) for d in dims)}
-    graph.eqns = [new for e in graph.eqns for new in (*before.get(id(e), ()), e)]
-    return graph
-
-
-def _transpose(v: Var, matmul: Eqn, ids: count) -> Eqn:
-    """``v`` with its last two dimensions swapped: a ``permute`` (a view) made for ``matmul``."""
-    n = len(v.shape)
-    dims = (*range(n - 2), n - 1, n - 2)
-    out = Var(next(ids), tuple(v.shape[d] for d in dims), v.dtype, "eqn")
-    return Eqn(PRIMITIVES["permute"], [v], {"dims": dims}, [out], matmul.source)
