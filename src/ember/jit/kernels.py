@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from math import prod
 from typing import Any
 
 import numpy as np
@@ -76,30 +75,6 @@ def _eager(name: str, **params: Any) -> Callable[..., Any]:
         xp.copyto(out, result)
         return out
     return call
-
-
-def rows_innermost(dims: tuple[int, ...]) -> bool:
-    """Whether permuting a matrix product by ``dims`` puts its rows last (a join then has BLAS
-    write the product of the transposed operands, whose rows are its columns)."""
-    return dims[-1] == len(dims) - 2
-
-
-def pretend_c(shape: tuple[int, ...]) -> np.ndarray:
-    """A read-only array that only pretends to be a C-contiguous one of ``shape`` (one byte of
-    memory): NumPy's layout rules asked without the data."""
-    strides = tuple(prod(shape[d + 1:]) for d in range(len(shape)))
-    return np.lib.stride_tricks.as_strided(np.zeros(1, np.bool_), shape, strides,
-                                           writeable=False)
-
-
-def _reshape_is_c(shape: tuple[int, ...], dims: tuple[int, ...],
-                  as_shape: tuple[int, ...]) -> bool:
-    """Whether eager's reshape to ``as_shape`` of a C-contiguous array of ``shape`` permuted by
-    ``dims`` is C-contiguous: a copy is, a view as its strides say."""
-    try:
-        return pretend_c(shape).transpose(dims).reshape(as_shape, copy=False).flags.c_contiguous
-    except ValueError:
-        return True
 
 
 def _reshapes_c_contiguous(a: Any, shape: tuple[int, ...]) -> bool:
@@ -330,9 +305,7 @@ class Kernel:
         Eager's ``concatenate`` lays its result out as its operands lie (C order winning
         where they disagree), so ``out`` is C-contiguous as eager's only when one operand
         without dimensions of size 1 is, or all are; else the kernel runs eager's calls (the
-        caller takes a product that keeps its last dimension only where its reshape copies
-        it: C-contiguous; one permuted rows last, whose eager reshape may be a view, is
-        written as ``bᵀ @ aᵀ``, and its eager layout known from the shapes)."""
+        caller takes a product only where its reshape copies it: C-contiguous)."""
         lines, inputs, eager = [], [], []
         dense: dict[Var, str] = {}  # operand -> code: whether eager's array of it is C-contiguous
         for v, where in zip(cat.inputs, cls.join_slices(cat)):
@@ -354,30 +327,21 @@ class Kernel:
                 continue
             matmul, permute = chain[0], chain[1]
             dims = permute.params["dims"]
+            back = tuple(dims.index(d) for d in range(len(dims)))
             a, b = matmul.inputs
             inputs.extend((a, b))
             eager.append(f"_gemm(xp, {a.name}, {b.name}).transpose({dims!r})"
                          f".reshape({v.shape!r})")
-            operands = f"{a.name}, {b.name}"
             dense[v] = "True"
-            if rows_innermost(dims):  # (bᵀ aᵀ)'s rows are the last dimension
-                operands = f"{b.name}.swapaxes(-1, -2), {a.name}.swapaxes(-1, -2)"
-                n = len(dims)
-                dims = tuple({n - 2: n - 1, n - 1: n - 2}.get(d, d) for d in dims)
-                dense[v] = repr(_reshape_is_c(matmul.outputs[0].shape, permute.params["dims"],
-                                              v.shape))
-            back = tuple(dims.index(d) for d in range(len(dims)))
-            lines.append(f"    _gemm(xp, {operands}, out={dst}.transpose({back!r}))"
+            lines.append(f"    _gemm(xp, {a.name}, {b.name}, out={dst}.transpose({back!r}))"
                          f"  # {_describe(matmul)}")
         inputs = list(dict.fromkeys(inputs))
         out = cat.outputs[0]
         head = [f"def cat_into(xp, {', '.join(v.name for v in inputs)}, out=None):"]
-        anchors = [test for v, test in dense.items()
-                   if min(v.shape, default=2) > 1 and test != "False"]
+        anchors = [test for v, test in dense.items() if min(v.shape, default=2) > 1]
         if "True" not in anchors:
-            every = [f"({' and '.join(dense.values())})"] \
-                if len(anchors) < len(dense) and "False" not in dense.values() else []
-            test = " or ".join([*anchors, *every]) or "False"
+            every = [f"({' and '.join(dense.values())})"] if len(anchors) < len(dense) else []
+            test = " or ".join([*anchors, *every])
             head += [f"    if not ({test}):  # eager's calls, eager's layout",
                      f"        return xp.concatenate([{', '.join(eager)}], "
                      f"axis={cat.params['dim']})"]

@@ -10,22 +10,18 @@ further apart, and its sums are the same). The values are eager's bit for bit, a
 the layout: eager's ``cat`` lays its result out as its operands lie, so where they are not
 C-contiguous (a reshape that views a permuted array) the kernel runs eager's calls. A slice
 that its reshape cannot view (it would need a copy) is left to ``cat``, and so is a product
-that keeps its last dimension and that its reshape views. The product moves down to the
-``cat``, so its operands live a few equations longer.
-
-A product permuted with its rows last (attention's ``k`` gradient: ``qᵀ @ dS`` is
-``(B, H, D, T)``, permuted to ``(B, T, H, D)``) is written in place as the product of the
-transposed operands, ``dSᵀ @ q``, whose rows are that last dimension (``gpt``: 0.65 ms a
-layer of copying gone, the compiled step 202.7 → 199.4 ms). Each element is the same dot
-product; OpenBLAS sums it in the same order either way round on attention's products
-(checked bit for bit, one and two threads), and elsewhere may round it otherwise in the last
-bit (seen on complex64 products), as for a packed weight (:mod:`ember.jit.passes.pack`).
+that its reshape views. The product moves down to the ``cat``, so its operands live a few
+equations longer.
 """
 
 from __future__ import annotations
 
+from math import prod
+
+import numpy as np
+
 from ember.jit.ir import Effect, Eqn, Graph, Var
-from ember.jit.kernels import Kernel, pretend_c, rows_innermost
+from ember.jit.kernels import Kernel
 
 
 def join_in_place(graph: Graph) -> Graph:
@@ -69,10 +65,9 @@ def join_in_place(graph: Graph) -> Graph:
 def _chain(v: Var, made: dict[Var, tuple[Eqn, int]], uses: dict[Var, int],
            effects: int) -> list[Eqn]:
     """The equations that make ``v`` for the join to take, in order: its ``reshape``, and
-    before it a ``permute`` that keeps the last dimension (only where the reshape copies) or
-    puts the rows last, and the ``matmul`` it permutes (the product then goes straight into
-    the slice), each read only by the next and made after the last effect; [] if ``v`` is no
-    reshape."""
+    before it a ``permute`` that keeps the last dimension and the ``matmul`` it permutes (the
+    product then goes straight into the slice; only where the reshape copies it), each read
+    only by the next and made after the last effect; [] if ``v`` is no reshape."""
     def maker(u: Var, name: str) -> Eqn | None:
         eqn, after = made.get(u, (None, -1))
         if eqn is None or uses.get(u) != 1 or after != effects or \
@@ -83,13 +78,12 @@ def _chain(v: Var, made: dict[Var, tuple[Eqn, int]], uses: dict[Var, int],
     if reshape is None:
         return []
     permute = maker(reshape.inputs[0], "permute")
-    dims = () if permute is None else permute.params["dims"]
-    if permute is None or dims[-1] < len(dims) - 2:
+    if permute is None or permute.params["dims"][-1] != len(permute.params["dims"]) - 1:
         return [reshape]
     matmul = maker(permute.inputs[0], "matmul")
     if matmul is None or matmul.params.get("compute") is not None or \
             min(len(u.shape) for u in matmul.inputs) < 2 or \
-            (not rows_innermost(dims) and views(matmul.outputs[0].shape, v.shape, dims=dims)):
+            views(matmul.outputs[0].shape, v.shape, dims=permute.params["dims"]):
         return [reshape]  # (eager's reshape that views the product is not C-contiguous)
     return [matmul, permute, reshape]
 
@@ -101,7 +95,9 @@ def views(shape: tuple[int, ...], as_shape: tuple[int, ...], where: tuple[slice,
     only pretends to have that memory."""
     if 0 in shape:
         return False
-    fake = pretend_c(shape)[where]
+    strides = tuple(prod(shape[d + 1:]) for d in range(len(shape)))
+    fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.bool_), shape, strides,
+                                           writeable=False)[where]
     try:
         (fake if dims is None else fake.transpose(dims)).reshape(as_shape, copy=False)
     except ValueError:
