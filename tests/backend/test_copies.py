@@ -49,6 +49,13 @@ def test_cuts_along_the_widest_stride(small_blocks):
     assert copies._blocked_axis(np.zeros((2, 4096), np.float32).T) is None  # 4 bytes a row
 
 
+def test_a_block_writes_a_cache_line_of_each_row_or_numpy_copies():
+    narrow = np.zeros((512, 4608), np.float32).T  # its share of the source: 14 columns a block
+    assert copies._step(narrow, 1) == 16 and copies._blocked_axis(narrow) == 1
+    wide = np.zeros((256, 8192), np.complex128).T  # 8 values a row: twice the usual source
+    assert copies._step(wide, 1) == 8 and copies._blocked_axis(wide) is None
+
+
 def test_contiguous_of_a_large_permuted_tensor_is_cut_in_blocks(monkeypatch):
     cut = []
     blocked_axis = copies._blocked_axis
