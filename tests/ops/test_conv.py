@@ -285,6 +285,33 @@ def test_conv2d_with_column_chunks_side_by_side_matches_torch(monkeypatch):
         np.testing.assert_array_equal(gx, runs[0][0])
 
 
+@pytest.mark.parametrize("geometry", [dict(padding=1), dict(stride=(2, 1), padding=(0, 2)),
+                                      dict(dilation=(2, 1), padding=(3, 0)),
+                                      dict(stride=(3, 1), padding=(4, 1))])
+def test_conv2d_with_samples_in_bands_of_rows_matches_torch(monkeypatch, geometry):
+    # each sample's columns a band of output rows at a time (here one row a band, and a band
+    # that reads only padding): the forward's rows and the weight gradient's sums as PyTorch's
+    import ember.ops.conv as conv
+
+    monkeypatch.setattr(conv, "_BAND_BYTES", 1)
+    rng = np.random.default_rng(18)
+    x, w = rng.standard_normal((4, 3, 7, 6)), rng.standard_normal((5, 3, 3, 3))
+    saved = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        xe, we = ember.from_numpy(x).requires_grad_(), ember.from_numpy(w).requires_grad_()
+        out = F.conv2d(xe, we, **geometry)
+        out.square().sum().backward()
+    finally:
+        ember.set_num_threads(saved)
+    xt, wt = torch.from_numpy(x).requires_grad_(), torch.from_numpy(w).requires_grad_()
+    want = TF.conv2d(xt, wt, **geometry)
+    want.square().sum().backward()
+    for got, ref in ((out, want), (xe.grad, xt.grad), (we.grad, wt.grad)):
+        np.testing.assert_allclose(got.detach().numpy(), ref.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
+
+
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("geometry", [dict(padding=1), dict(stride=2, padding=(0, 2)),
                                       dict(dilation=(2, 1), padding=(2, 0))])
