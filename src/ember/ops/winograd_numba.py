@@ -15,6 +15,9 @@ im2col's are.
 A tile ``t`` of a batch of ``tiles_h × tiles_w`` tiles per image covers output rows
 ``2i, 2i+1`` and columns ``2j, 2j+1`` (``t = (n·tiles_h + i)·tiles_w + j``); its input block
 starts ``pad_top`` rows and ``pad_left`` columns earlier, zeros outside the image.
+
+Transformed tiles lie position-major, as the GEMMs read them: row ``p`` of a (16, ≥count·C)
+buffer holds position ``p`` of tile ``q`` at ``q·C … q·C + C - 1``.
 """
 
 from __future__ import annotations
@@ -25,16 +28,16 @@ from ember.backend.compiled import njit
 from ember.ops.im2col_numba import FLOATS
 
 TILING = types.UniTuple(types.int64, 4)  # (tiles_h, tiles_w, pad_top, pad_left)
-_C3, _C4 = ({f: types.Array(f, n, "C") for f in FLOATS} for n in (3, 4))
-_IN = [types.void(types.Array(f, 4, "C", readonly=ro), _C3[f], types.int64, types.int64,
+_C2, _C3, _C4 = ({f: types.Array(f, n, "C") for f in FLOATS} for n in (2, 3, 4))
+_IN = [types.void(types.Array(f, 4, "C", readonly=ro), _C2[f], types.int64, types.int64,
                   TILING, _C3[f]) for f in FLOATS for ro in (False, True)]
-_OUT = [types.void(_C3[f], types.int64, _C4[f], types.int64, TILING) for f in FLOATS]
+_OUT = [types.void(_C2[f], types.int64, _C4[f], types.int64, TILING) for f in FLOATS]
 
 
 @njit(_IN)
 def tiles_in(x, v, first, count, tiling, rows):
-    """``Bᵀ d B`` of tiles ``first … first+count-1`` of ``x`` (N, H, W, C) into ``v[:count]``
-    (≥count, 16, C); ``rows`` (4, 4, C) is scratch for the column pass."""
+    """``Bᵀ d B`` of tiles ``first … first+count-1`` of ``x`` (N, H, W, C) into ``v`` (16,
+    ≥count·C); ``rows`` (4, 4, C) is scratch for the column pass."""
     tiles_h, tiles_w, pad_top, pad_left = tiling
     height, width, channels = x.shape[1], x.shape[2], x.shape[3]
     zero = v.dtype.type(0)
@@ -62,33 +65,35 @@ def tiles_in(x, v, first, count, tiling, rows):
                     d3 = x[n, top + 3, s, c] if ok3 else zero
                     rows[0, b, c], rows[1, b, c] = d0 - d2, d1 + d2
                     rows[2, b, c], rows[3, b, c] = d2 - d1, d1 - d3
+        at = q * channels
         for a in range(4):  # (Bᵀ d) B
             for c in range(channels):
                 e0, e1, e2, e3 = rows[a, 0, c], rows[a, 1, c], rows[a, 2, c], rows[a, 3, c]
-                v[q, 4 * a, c], v[q, 4 * a + 1, c] = e0 - e2, e1 + e2
-                v[q, 4 * a + 2, c], v[q, 4 * a + 3, c] = e2 - e1, e1 - e3
+                v[4 * a, at + c], v[4 * a + 1, at + c] = e0 - e2, e1 + e2
+                v[4 * a + 2, at + c], v[4 * a + 3, at + c] = e2 - e1, e1 - e3
 
 
 @njit(_OUT)
 def tiles_out(m, count, y, first, tiling):
-    """``Aᵀ m A`` of the products ``m[:count]`` (≥count, 16, K) of tiles ``first …`` into
-    their 2×2 blocks of ``y`` (N, Ho, Wo, K); a block past the last row or column is cut."""
+    """``Aᵀ m A`` of the products in ``m`` (16, ≥count·K) of tiles ``first … first+count-1``
+    into their 2×2 blocks of ``y`` (N, Ho, Wo, K); a block past the last row or column is
+    cut."""
     tiles_h, tiles_w = tiling[0], tiling[1]
     out_h, out_w, channels = y.shape[1], y.shape[2], y.shape[3]
     for q in range(count):
         t = first + q
         n, ij = t // (tiles_h * tiles_w), t % (tiles_h * tiles_w)
         r, s = 2 * (ij // tiles_w), 2 * (ij % tiles_w)
-        whole = r + 1 < out_h and s + 1 < out_w
+        whole, at = r + 1 < out_h and s + 1 < out_w, q * channels
         for k in range(channels):  # Aᵀ m, then (Aᵀ m) A
-            upper0 = m[q, 0, k] + m[q, 4, k] + m[q, 8, k]
-            upper1 = m[q, 1, k] + m[q, 5, k] + m[q, 9, k]
-            upper2 = m[q, 2, k] + m[q, 6, k] + m[q, 10, k]
-            upper3 = m[q, 3, k] + m[q, 7, k] + m[q, 11, k]
-            lower0 = m[q, 4, k] - m[q, 8, k] - m[q, 12, k]
-            lower1 = m[q, 5, k] - m[q, 9, k] - m[q, 13, k]
-            lower2 = m[q, 6, k] - m[q, 10, k] - m[q, 14, k]
-            lower3 = m[q, 7, k] - m[q, 11, k] - m[q, 15, k]
+            upper0 = m[0, at + k] + m[4, at + k] + m[8, at + k]
+            upper1 = m[1, at + k] + m[5, at + k] + m[9, at + k]
+            upper2 = m[2, at + k] + m[6, at + k] + m[10, at + k]
+            upper3 = m[3, at + k] + m[7, at + k] + m[11, at + k]
+            lower0 = m[4, at + k] - m[8, at + k] - m[12, at + k]
+            lower1 = m[5, at + k] - m[9, at + k] - m[13, at + k]
+            lower2 = m[6, at + k] - m[10, at + k] - m[14, at + k]
+            lower3 = m[7, at + k] - m[11, at + k] - m[15, at + k]
             top_left, top_right = upper0 + upper1 + upper2, upper1 - upper2 - upper3
             bottom_left, bottom_right = lower0 + lower1 + lower2, lower1 - lower2 - lower3
             if whole:
