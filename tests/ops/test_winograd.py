@@ -1,6 +1,6 @@
-"""3×3 convolutions by Winograd's F(2×2, 3×3): the same values as im2col's (float64, every
-layout and padding), PyTorch's in float32 where the size rule picks it, and gradients of every
-order through it."""
+"""3×3 convolutions and their weight gradients by Winograd's F(2×2, 3×3): the same values as
+im2col's (float64, every layout and padding), PyTorch's in float32 where the size rule picks
+it, and gradients of every order through it."""
 
 import numpy as np
 import pytest
@@ -27,6 +27,21 @@ def served(monkeypatch):
         return original(*args)
 
     monkeypatch.setattr(winograd, "conv3x3", spy)
+    return calls
+
+
+@pytest.fixture
+def graded(monkeypatch):
+    """Counts the weight gradients Winograd runs."""
+    calls = []
+    original = winograd.weight_grad3x3
+
+    def spy(*args):
+        got = original(*args)
+        calls.append(got is not None)
+        return got
+
+    monkeypatch.setattr(winograd, "weight_grad3x3", spy)
     return calls
 
 
@@ -65,7 +80,58 @@ def test_equals_im2col_in_every_layout(everywhere, monkeypatch, shape, padding, 
     assert len(everywhere) == len(_layouts(x))
 
 
-def test_float32_matches_torch_forward_and_backward_at_the_size_it_runs(served):
+@pytest.mark.parametrize("shape, out_channels, padding", [
+    ((2, 3, 8, 8), 7, 1), ((3, 5, 9, 7), 4, 1), ((2, 4, 6, 11), 6, 0), ((1, 2, 5, 5), 3, 2),
+    ((2, 3, 4, 3), 5, (1, 0)),
+])
+def test_weight_gradient_equals_im2col_in_every_layout(everywhere, graded, shape, out_channels,
+                                                       padding):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal((out_channels, shape[1], 3, 3))
+
+    def weight_grad(x_view, g_view=None):
+        we = ember.tensor(w, requires_grad=True)
+        out = F.conv2d(ember.from_numpy(x_view), we, padding=padding)
+        g = rng.standard_normal(out.shape) if g_view is None else g_view
+        out.backward(ember.from_numpy(g))
+        return we.grad.numpy(), g
+
+    want, g = _im2col(lambda: weight_grad(x))
+    for name, view in _layouts(x).items():
+        for g_name, g_view in _layouts(g).items():
+            np.testing.assert_allclose(weight_grad(view, g_view)[0], want, rtol=1e-12,
+                                       atol=1e-12, err_msg=f"{name}, gradient {g_name}")
+    assert graded and all(graded)
+
+
+def test_weight_gradient_is_the_same_bits_on_every_run(graded):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((8, 32, 16, 16)).astype(np.float32)
+    g = rng.standard_normal((8, 40, 16, 16)).astype(np.float32)
+    saved = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        runs = [winograd.weight_grad3x3(x, g, (1, 1)) for _ in range(4)]
+    finally:
+        ember.set_num_threads(saved)
+    for run in runs[1:]:
+        np.testing.assert_array_equal(run, runs[0])
+
+
+def test_a_large_weight_gradient_stays_im2col(graded):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((8, 256, 8, 8)).astype(np.float32)  # 4.5 MiB transformed
+    w = (rng.standard_normal((288, 256, 3, 3)) / 48).astype(np.float32)
+    g = rng.standard_normal((8, 288, 8, 8)).astype(np.float32)
+    ew, tw = ember.from_numpy(w.copy()).requires_grad_(), torch.from_numpy(w).requires_grad_()
+    F.conv2d(ember.from_numpy(x), ew, padding=1).backward(ember.from_numpy(g))
+    TF.conv2d(torch.from_numpy(x), tw, padding=1).backward(torch.from_numpy(g))
+    np.testing.assert_allclose(ew.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-3)
+    assert graded == [False]
+
+
+def test_float32_matches_torch_forward_and_backward_at_the_size_it_runs(served, graded):
     rng = np.random.default_rng(1)
     x = rng.standard_normal((8, 32, 16, 16)).astype(np.float32)  # 512 tiles
     w = (rng.standard_normal((48, 32, 3, 3)) / 17).astype(np.float32)
@@ -80,6 +146,7 @@ def test_float32_matches_torch_forward_and_backward_at_the_size_it_runs(served):
     np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=2e-5)
     np.testing.assert_allclose(ew.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-4)
     assert len(served) == 2  # the forward and the input gradient (itself a convolution)
+    assert graded == [True]
 
 
 @pytest.mark.parametrize("batch, runs", [(8, True), (4, False)])

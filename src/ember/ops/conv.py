@@ -191,7 +191,7 @@ class Conv(Holomorphic, Primitive):
         nd = w.ndim - 2
         n, cout, kernel = x.shape[0], w.shape[0], w.shape[2:]
         counts = window_positions(x.shape[2:], kernel, dilation, padding, stride)
-        if winograd.applies(xp, x, w, counts, dilation, stride, compute):
+        if winograd.applies(xp, x, w.shape, counts, dilation, stride, compute):
             out = winograd.conv3x3(x, w, counts, (padding[0][0], padding[1][0]))
             if out is not None:
                 return out
@@ -271,7 +271,8 @@ class ConvWeightGrad(Holomorphic, Primitive):
     """``conv``'s weight gradient: the (N, Cin, *spatial) input and the (N, Cout, *counts)
     output gradient give (Cout, Cin, *kernel), the sum over samples and windows of the
     gradient times the window. One GEMM per chunk of samples against that chunk's im2col
-    columns, summed: the columns of the whole batch are never alive at once. It is bilinear,
+    columns, summed: the columns of the whole batch are never alive at once (a large 3×3
+    stride-1 one by Winograd instead: :func:`ember.ops.winograd.weight_grad3x3`). It is bilinear,
     so its rules are ``conv`` itself (for the gradient) and conv's input gradient (for the
     input), and every order of derivative follows."""
 
@@ -280,6 +281,11 @@ class ConvWeightGrad(Holomorphic, Primitive):
 
     def forward(self, xp, x, g, *, kernel_size, dilation, padding, stride, compute):
         cout, cin = g.shape[1], x.shape[1]
+        if winograd.applies(xp, x, (cout, cin, *kernel_size), g.shape[2:], dilation, stride,
+                            compute):
+            gw = winograd.weight_grad3x3(x, g, (padding[0][0], padding[1][0]))
+            if gw is not None:
+                return gw
         rows = xp.moveaxis(g, 1, -1).reshape(-1, cout)  # (N·L, Cout): a view of a channels-last g
         dtype = g.dtype if compute is None else compute.np
         sums: dict[int, Any] = {}  # per share of the batch (shares may run side by side)

@@ -1,4 +1,5 @@
-"""3×3 stride-1 convolutions by Winograd's F(2×2, 3×3): 2.25× fewer multiply-adds than im2col.
+"""3×3 stride-1 convolutions and their weight gradients by Winograd's F(2×2, 3×3): 2.25×
+fewer multiply-adds than im2col.
 
 Each 2×2 block of outputs (a tile) is 16 products per channel pair (the transforms:
 :mod:`ember.ops.winograd_numba`): the input tiles transformed into 16 matrices of (tiles, Cin),
@@ -20,9 +21,15 @@ channels at 32×32 15.9 → 10.5 ms, 128 at 16×16 14.8 → 8.6, 256 at 8×8 15.
 (128 tiles) 8.2 → 6.2; N=128, 32 → 64 channels at 14×14 6.9 → 4.4 (`resnet18`'s compiled
 step with its 512-channel layers so: 467 → 450 ms). Below, the GEMMs are too small to pay for
 the transforms: 16 channels even, 8 channels 1.0 → 1.8 ms. Its results differ from im2col's by
-rounding (as close to the exact convolution, tested). The weight gradient stays im2col's: its
-Winograd form is 16 GEMMs (Cout × tiles)(tiles × Cin) that OpenBLAS runs at 60-90 GF/s a
-core, measured 13-22 ms against im2col's 14.
+rounding (as close to the exact convolution, tested).
+
+The weight gradient (:func:`weight_grad3x3`) is the adjoint: the input tiles transformed as
+above, the output gradient's 2×2 blocks by ``A dY Aᵀ``, 16 GEMMs (Cin × tiles)(tiles × Cout)
+summed over each share's tiles, and ``Gᵀ · G`` of the sums. Where the convolution runs by
+Winograd and its transformed weight is at most 4 MiB: N=32, 64 channels at 32×32 10.9 → 8.0
+ms, 128 at 16×16 9.9 → 6.0, 256 at 8×8 9.3 → 7.7; `resnet18`'s compiled step 420 → 390 ms.
+(512 channels at 4×4 took 23 ms against im2col's 9.4: 16 products of 512 × 512 from 128
+tiles.) Its shares' sums add in order, the same bits on every run.
 """
 
 from __future__ import annotations
@@ -48,23 +55,24 @@ _WHOLE_CHUNK_BYTES = 24 << 20  # transformed tiles per GEMM then
 _SKEW = 64  # values past each position's row, so that the 16 rows fall in different L1 sets
 
 
-def applies(xp: Any, x: Any, w: Any, counts: tuple[int, ...], dilation: tuple,
+def applies(xp: Any, x: Any, weight: tuple[int, ...], counts: tuple[int, ...], dilation: tuple,
             stride: tuple, compute: Any) -> bool:
-    """Whether :func:`conv3x3` runs this convolution (of ``counts`` outputs per image), rather
+    """Whether this convolution of ``x`` with a weight of shape ``weight`` (of ``counts``
+    outputs per image) runs by Winograd (:func:`conv3x3`, :func:`weight_grad3x3`), rather
     than im2col."""
-    if xp is not np or compute is not None or w.ndim != 4 or w.shape[2:] != (3, 3) or \
+    if xp is not np or compute is not None or len(weight) != 4 or weight[2:] != (3, 3) or \
             stride != (1, 1) or dilation != (1, 1) or x.dtype not in (np.float32, np.float64):
         return False
     tiles = x.shape[0] * -(-counts[0] // 2) * -(-counts[1] // 2)
     enough = tiles >= _MIN_TILES or (tiles >= _MIN_TILES_SHARED and
-                                     _weight_bytes(w) > _SHARED_WEIGHT_BYTES)
-    return min(w.shape[0], w.shape[1]) >= _MIN_CHANNELS and enough and \
-        w.shape[0] * w.shape[1] <= _MAX_CHANNEL_PAIRS and compiled.numba_enabled()
+                                     _weight_bytes(weight, x.dtype) > _SHARED_WEIGHT_BYTES)
+    return min(weight[:2]) >= _MIN_CHANNELS and enough and \
+        weight[0] * weight[1] <= _MAX_CHANNEL_PAIRS and compiled.numba_enabled()
 
 
-def _weight_bytes(w: Any) -> int:
-    """The size of ``w``'s transformed weight: 16 matrices of (Cin, Cout)."""
-    return 16 * w.shape[0] * w.shape[1] * w.dtype.itemsize
+def _weight_bytes(weight: tuple[int, ...], dtype: Any) -> int:
+    """The size of a transformed weight of shape ``weight``: 16 matrices of (Cin, Cout)."""
+    return 16 * weight[0] * weight[1] * np.dtype(dtype).itemsize
 
 
 def conv3x3(x: np.ndarray, w: np.ndarray, counts: tuple[int, int],
@@ -84,7 +92,7 @@ def conv3x3(x: np.ndarray, w: np.ndarray, counts: tuple[int, int],
     tiling = (-(-counts[0] // 2), -(-counts[1] // 2)) + tuple(pad)
     y = np.empty((x.shape[0],) + tuple(counts) + (w.shape[0],), x.dtype)
     tiles = x.shape[0] * tiling[0] * tiling[1]
-    if _weight_bytes(w) > _SHARED_WEIGHT_BYTES:  # (each share of tiles would pack all of it)
+    if _weight_bytes(w.shape, w.dtype) > _SHARED_WEIGHT_BYTES:  # (each share would pack it)
         _tiles(kernels, rows, _transformed(w), y, tiling, 0, tiles, _WHOLE_CHUNK_BYTES)
     else:
         with gemm.one_thread_each():  # (BLAS's threads would spin on the cores the shares use)
@@ -96,6 +104,39 @@ def conv3x3(x: np.ndarray, w: np.ndarray, counts: tuple[int, int],
 
 _G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]])
 _G_G = {t: np.kron(_G, _G).astype(t) for t in (np.float32, np.float64)}  # [4a+b, 3i+j]
+
+
+def weight_grad3x3(x: np.ndarray, g: np.ndarray, pad: tuple[int, int]) -> np.ndarray | None:
+    """The (Cout, Cin, 3, 3) weight gradient of :func:`conv3x3` of ``x`` (N, Cin, H, W) given
+    its output gradient ``g`` (N, Cout, Ho, Wo): ``Gᵀ [Σ_tiles (Bᵀ d B) ⊙ (A dY Aᵀ)] G``, 16
+    GEMMs (Cin, tiles) by (tiles, Cout) summing over the tiles. None if numba's kernels failed
+    to load.
+
+    Example:
+        >>> weight_grad3x3(x, g, (1, 1)).shape  # x (32, 64, 32, 32), g (32, 128, 32, 32)
+        (128, 64, 3, 3)
+    """
+    kernels = compiled.load(_KERNELS)
+    if kernels is None or _weight_bytes(g.shape[1:2] + x.shape[1:2], x.dtype) > \
+            _SHARED_WEIGHT_BYTES:  # (a share's sums: 16 GEMMs' results a share)
+        return None
+    rows = np.ascontiguousarray(x.transpose(0, 2, 3, 1))  # views of channels-last arrays
+    grads = np.ascontiguousarray(g.transpose(0, 2, 3, 1))
+    tiling = (-(-g.shape[2] // 2), -(-g.shape[3] // 2)) + tuple(pad)
+    blocks = parallel.blocks(x.shape[0] * tiling[0] * tiling[1], parallel.workers())
+    shares: list[Any] = [None] * len(blocks)
+
+    def share(i: int, lo: int, hi: int) -> None:
+        shares[i] = _tile_sums(kernels, rows, grads, tiling, lo, hi, _CHUNK_BYTES)
+
+    with gemm.one_thread_each():
+        parallel.run([partial(share, i, lo, hi) for i, (lo, hi) in enumerate(blocks)])
+        total = shares[0]
+        for other in shares[1:]:  # in order: the same bits on every run
+            total += other
+        cin, cout = total.shape[1:]
+        taps = (_G_G[x.dtype.type].T @ total.reshape(16, -1)).reshape(3, 3, cin, cout)
+    return np.ascontiguousarray(taps.transpose(3, 2, 0, 1))
 
 
 def _transformed(w: np.ndarray) -> np.ndarray:
@@ -123,6 +164,27 @@ def _tiles(kernels: Any, rows: np.ndarray, weights: np.ndarray, y: np.ndarray,
         kernels.tiles_in(rows, v, first, count, tiling, scratch)
         np.matmul(_by_position(v, count, cin), weights, out=_by_position(m, count, cout))
         kernels.tiles_out(m, count, y, first, tiling)
+
+
+def _tile_sums(kernels: Any, rows: np.ndarray, grads: np.ndarray, tiling: tuple[int, ...],
+               lo: int, hi: int, budget: int) -> np.ndarray:
+    """``Σ (Bᵀ d B)ᵀ (A dY Aᵀ)`` over tiles ``lo … hi-1`` at each of the 16 positions, (16,
+    Cin, Cout), a chunk of ~``budget`` bytes at a time."""
+    cin, cout = rows.shape[3], grads.shape[3]
+    per = max(1, min(hi - lo, budget // (16 * max(cin, cout) * rows.itemsize)))
+    v, dm = (np.empty((16, per * c + _SKEW), rows.dtype) for c in (cin, cout))
+    scratch = np.empty((4, 4, cin), rows.dtype)
+    total = np.empty((16, cin, cout), rows.dtype)
+    part = np.empty_like(total) if hi - lo > per else None
+    for first in range(lo, hi, per):
+        count = min(per, hi - first)
+        kernels.tiles_in(rows, v, first, count, tiling, scratch)
+        kernels.grads_in(grads, dm, first, count, tiling)
+        np.matmul(_by_position(v, count, cin).transpose(0, 2, 1), _by_position(dm, count, cout),
+                  out=total if first == lo else part)
+        if first > lo:
+            total += part
+    return total
 
 
 def _by_position(tiles: np.ndarray, count: int, channels: int) -> np.ndarray:

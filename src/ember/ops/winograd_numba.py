@@ -8,7 +8,8 @@ A 3×3 convolution's 2×2 block of outputs is ``Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)]
     G  = [[1, 0, 0], [½, ½, ½], [½, -½, ½], [0, 0, 1]]
     Aᵀ = [[1, 1, 1, 0], [0, 1, -1, -1]]
 
-the input and output transforms are additions only (the weight's, a small GEMM, is in
+the input and output transforms are additions only (so is the weight gradient's transform of
+the output gradient, ``A dY Aᵀ``, the output transform's adjoint) (the weight's, a small GEMM, is in
 :mod:`ember.ops.winograd`), so float32 results stay as close to the exact convolution as
 im2col's are.
 
@@ -32,6 +33,8 @@ _C2, _C3, _C4 = ({f: types.Array(f, n, "C") for f in FLOATS} for n in (2, 3, 4))
 _IN = [types.void(types.Array(f, 4, "C", readonly=ro), _C2[f], types.int64, types.int64,
                   TILING, _C3[f]) for f in FLOATS for ro in (False, True)]
 _OUT = [types.void(_C2[f], types.int64, _C4[f], types.int64, TILING) for f in FLOATS]
+_GRADS = [types.void(types.Array(f, 4, "C", readonly=ro), _C2[f], types.int64, types.int64,
+                     TILING) for f in FLOATS for ro in (False, True)]
 
 
 @njit(_IN)
@@ -107,3 +110,28 @@ def tiles_out(m, count, y, first, tiling):
                     y[n, r + 1, s, k] = bottom_left
                     if s + 1 < out_w:
                         y[n, r + 1, s + 1, k] = bottom_right
+
+
+@njit(_GRADS)
+def grads_in(g, dm, first, count, tiling):
+    """``A dY Aᵀ`` of the 2×2 output-gradient blocks ``dY`` of tiles ``first … first+count-1``
+    of ``g`` (N, Ho, Wo, K), zeros past the last row or column, into ``dm`` (16, ≥count·K)."""
+    tiles_h, tiles_w = tiling[0], tiling[1]
+    out_h, out_w, channels = g.shape[1], g.shape[2], g.shape[3]
+    zero = dm.dtype.type(0)
+    for q in range(count):
+        t = first + q
+        n, ij = t // (tiles_h * tiles_w), t % (tiles_h * tiles_w)
+        r, s = 2 * (ij // tiles_w), 2 * (ij % tiles_w)
+        right, below = s + 1 < out_w, r + 1 < out_h
+        at = q * channels
+        for k in range(channels):
+            y00 = g[n, r, s, k]
+            y01 = g[n, r, s + 1, k] if right else zero
+            y10 = g[n, r + 1, s, k] if below else zero
+            y11 = g[n, r + 1, s + 1, k] if right and below else zero
+            rows = ((y00, y01), (y00 + y10, y01 + y11), (y00 - y10, y01 - y11), (-y10, -y11))
+            for a in range(4):  # (A dY) Aᵀ: a row of A dY at a time
+                e0, e1 = rows[a]
+                dm[4 * a, at + k], dm[4 * a + 1, at + k] = e0, e0 + e1
+                dm[4 * a + 2, at + k], dm[4 * a + 3, at + k] = e0 - e1, -e1
