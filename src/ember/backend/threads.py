@@ -44,6 +44,35 @@ def _switch(lib: object) -> tuple[Callable[[], int], Callable[[int], object]]:
     return (lambda: lib.num_threads), lib.set_num_threads
 
 
+def apply_openblas_thread_timeout() -> bool:
+    """Where a loaded OpenBLAS that runs its own threads read another
+    ``OPENBLAS_THREAD_TIMEOUT`` (how long its idle workers spin) than the environment's now
+    (NumPy loaded it before Ember set the variable), has it read its environment again and
+    stops its workers, which start again under the new setting at its next parallel call.
+    Returns whether any library changed.
+
+    Example:
+        >>> os.environ["OPENBLAS_THREAD_TIMEOUT"] = "16"; apply_openblas_thread_timeout()
+        True
+    """
+    try:
+        wanted = int(os.environ.get("OPENBLAS_THREAD_TIMEOUT", "0"))
+    except ValueError:
+        return False
+    changed = False
+    for lib in blas_libraries()[0]:
+        if lib.internal_api != "openblas" or getattr(lib, "threading_layer", None) != "pthreads":
+            continue
+        dll = ctypes.CDLL(lib.filepath)  # (already loaded: the same handle)
+        read, stop, timeout = (getattr(dll, name, None) for name in (
+            "openblas_read_env", "blas_thread_shutdown_", "openblas_thread_timeout"))
+        if None not in (read, stop, timeout) and timeout() != wanted:
+            read()
+            stop()
+            changed = True
+    return changed
+
+
 def blas_to_one_thread() -> list[int] | None:
     """Sets every loaded BLAS library to one thread; returns the counts it found, for
     :func:`restore_blas_threads`, or None where all ran on one already (a user's
