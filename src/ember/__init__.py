@@ -17,9 +17,9 @@ import os
 # cost: a GEMM-bound step that starts after an idle spell wakes the workers more often (mlp
 # 18 → 29 ms when each step follows 0.2 s of idling); set OPENBLAS_THREAD_TIMEOUT=28 for
 # OpenBLAS's own default. A value set by the user is kept. OpenBLAS reads it when NumPy
-# loads it; where NumPy came first (`import numpy as np; import ember`), OpenBLAS is asked
-# to read it again at the end of this file (resnet18's compiled step 509 → 392 ms, gpt's
-# 224 → 198 ms).
+# loads it; where NumPy came first (`import numpy as np; import ember`) and the process runs
+# one thread, OpenBLAS is asked to read it again at the end of this file (resnet18's compiled
+# step 509 → 386 ms, gpt's 224 → 201 ms).
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "16")
 
 from ember import autograd, backend, dtypes, errors  # noqa: E402

@@ -285,6 +285,35 @@ def test_conv2d_with_column_chunks_side_by_side_matches_torch(monkeypatch):
         np.testing.assert_array_equal(gx, runs[0][0])
 
 
+def test_weight_gradient_copies_an_nchw_gradient_a_chunk_at_a_time(monkeypatch):
+    # a conv → reshape → linear hands the weight gradient a C-contiguous (N, C, H, W) g
+    import tracemalloc
+
+    import ember.ops.conv as conv
+    from ember.ops.conv import ConvWeightGrad
+
+    for name in ("_COLUMN_CHUNK_BYTES", "_PIECE_BYTES"):
+        monkeypatch.setattr(conv, name, 1 << 18)  # two samples' columns a chunk
+
+    rng = np.random.default_rng(19)
+    x = rng.standard_normal((16, 3, 32, 32), dtype=np.float32)
+    g = rng.standard_normal((16, 64, 32, 32), dtype=np.float32)  # 4 MiB
+    geometry = dict(kernel_size=(3, 3), dilation=(1, 1), padding=((1, 1), (1, 1)),
+                    stride=(1, 1), compute=None)
+    ConvWeightGrad.forward(np, x[:1], g[:1], **geometry)  # (numba's first call compiles)
+    tracemalloc.start()
+    try:
+        got = ConvWeightGrad.forward(np, x, g, **geometry)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < g.nbytes // 2  # (a whole copy of g: 4 MiB)
+    want = torch.ops.aten.convolution_backward(
+        torch.from_numpy(g), torch.from_numpy(x), torch.zeros(64, 3, 3, 3), None, (1, 1),
+        (1, 1), (1, 1), False, (0, 0), 1, (False, True, False))[1]
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-4, atol=1e-3)
+
+
 @pytest.mark.parametrize("geometry", [dict(padding=1), dict(stride=(2, 1), padding=(0, 2)),
                                       dict(dilation=(2, 1), padding=(3, 0)),
                                       dict(stride=(3, 1), padding=(4, 1))])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from collections.abc import Callable
 
 from threadpoolctl import ThreadpoolController
@@ -49,12 +50,15 @@ def apply_openblas_thread_timeout() -> bool:
     ``OPENBLAS_THREAD_TIMEOUT`` (how long its idle workers spin) than the environment's now
     (NumPy loaded it before Ember set the variable), has it read its environment again and
     stops its workers, which start again under the new setting at its next parallel call.
-    Returns whether any library changed.
+    Only while the process runs one thread: stopping the workers under another thread's
+    product would hang both. Returns whether any library changed.
 
     Example:
-        >>> os.environ["OPENBLAS_THREAD_TIMEOUT"] = "16"; apply_openblas_thread_timeout()
-        True
+        >>> apply_openblas_thread_timeout()  # after `import numpy; import ember`: applied
+        False
     """
+    if threading.active_count() > 1:
+        return False
     try:
         wanted = int(os.environ.get("OPENBLAS_THREAD_TIMEOUT", "0"))
     except ValueError:

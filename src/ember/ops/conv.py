@@ -281,17 +281,20 @@ class ConvWeightGrad(Holomorphic, Primitive):
 
     def forward(self, xp, x, g, *, kernel_size, dilation, padding, stride, compute):
         cout, cin = g.shape[1], x.shape[1]
-        if winograd.applies(xp, x, (cout, cin, *kernel_size), g.shape[2:], dilation, stride,
-                            compute):
+        if g.dtype == x.dtype and winograd.applies(xp, x, (cout, cin, *kernel_size),
+                                                   g.shape[2:], dilation, stride, compute):
             gw = winograd.weight_grad3x3(x, g, (padding[0][0], padding[1][0]))
             if gw is not None:
                 return gw
-        rows = xp.moveaxis(g, 1, -1).reshape(-1, cout)  # (N·L, Cout): a view of a channels-last g
+        rows = xp.moveaxis(g, 1, -1)  # (N, *counts, Cout): a free view of a channels-last g
+        length = prod(g.shape[2:])
         dtype = g.dtype if compute is None else compute.np
         sums: dict[int, Any] = {}  # per share of the batch (shares may run side by side)
 
         def product(share, first, last, cols):
-            chunk = rows[first:last].astype(dtype, copy=False)
+            start, stop = first // length, -(-last // length)  # the samples rows first:last span
+            chunk = rows[start:stop].reshape(-1, cout)[first - start * length:last - start * length]
+            chunk = chunk.astype(dtype, copy=False)
             # (Cout, ∏k·Cin): the permute back to the weight's (Cout, Cin, *kernel) order is
             # then a small transpose per output channel. With fewer columns than channels (a
             # first layer's 9 or 27) OpenBLAS runs the transposed product faster (one thread,

@@ -58,8 +58,8 @@ _SKEW = 64  # values past each position's row, so that the 16 rows fall in diffe
 def applies(xp: Any, x: Any, weight: tuple[int, ...], counts: tuple[int, ...], dilation: tuple,
             stride: tuple, compute: Any) -> bool:
     """Whether this convolution of ``x`` with a weight of shape ``weight`` (of ``counts``
-    outputs per image) runs by Winograd (:func:`conv3x3`, :func:`weight_grad3x3`), rather
-    than im2col."""
+    outputs per image) runs by Winograd (:func:`conv3x3`), rather than im2col; its weight
+    gradient does too (:func:`weight_grad3x3`) where the transformed weight is at most 4 MiB."""
     if xp is not np or compute is not None or len(weight) != 4 or weight[2:] != (3, 3) or \
             stride != (1, 1) or dilation != (1, 1) or x.dtype not in (np.float32, np.float64):
         return False
@@ -123,7 +123,8 @@ def weight_grad3x3(x: np.ndarray, g: np.ndarray, pad: tuple[int, int]) -> np.nda
     rows = np.ascontiguousarray(x.transpose(0, 2, 3, 1))  # views of channels-last arrays
     grads = np.ascontiguousarray(g.transpose(0, 2, 3, 1))
     tiling = (-(-g.shape[2] // 2), -(-g.shape[3] // 2)) + tuple(pad)
-    blocks = parallel.blocks(x.shape[0] * tiling[0] * tiling[1], parallel.workers())
+    blocks = [(lo, hi) for lo, hi in parallel.blocks(x.shape[0] * tiling[0] * tiling[1],
+                                                     parallel.workers()) if hi > lo]
     shares: list[Any] = [None] * len(blocks)
 
     def share(i: int, lo: int, hi: int) -> None:

@@ -8,10 +8,10 @@ A 3×3 convolution's 2×2 block of outputs is ``Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)]
     G  = [[1, 0, 0], [½, ½, ½], [½, -½, ½], [0, 0, 1]]
     Aᵀ = [[1, 1, 1, 0], [0, 1, -1, -1]]
 
-the input and output transforms are additions only (so is the weight gradient's transform of
-the output gradient, ``A dY Aᵀ``, the output transform's adjoint) (the weight's, a small GEMM, is in
-:mod:`ember.ops.winograd`), so float32 results stay as close to the exact convolution as
-im2col's are.
+the input and output transforms are additions only, and so is the weight gradient's transform
+of the output gradient, ``A dY Aᵀ`` (the output transform's adjoint); the weight's, a small
+GEMM, is in :mod:`ember.ops.winograd`. So float32 results stay as close to the exact
+convolution as im2col's are.
 
 A tile ``t`` of a batch of ``tiles_h × tiles_w`` tiles per image covers output rows
 ``2i, 2i+1`` and columns ``2j, 2j+1`` (``t = (n·tiles_h + i)·tiles_w + j``); its input block
