@@ -31,10 +31,15 @@ def blas_libraries() -> tuple[list, int]:
     return _libraries
 
 
+def _runs_own_threads(lib: object) -> bool:
+    """Whether ``lib`` is an OpenBLAS that runs its own (pthreads) workers."""
+    return lib.internal_api == "openblas" and getattr(lib, "threading_layer", None) == "pthreads"
+
+
 def _switch(lib: object) -> tuple[Callable[[], int], Callable[[int], object]]:
     """(get, set) of one BLAS library's thread count: OpenBLAS's own C functions where it
     runs its own threads (pthreads), else threadpoolctl's (which adds ~1.5 µs a call)."""
-    if lib.internal_api == "openblas" and getattr(lib, "threading_layer", None) == "pthreads":
+    if _runs_own_threads(lib):
         dll = ctypes.CDLL(lib.filepath)  # (already loaded: the same handle)
         for prefix in ("", "scipy_"):
             for suffix in ("", "64_", "_64"):
@@ -65,7 +70,7 @@ def apply_openblas_thread_timeout() -> bool:
         return False
     changed = False
     for lib in blas_libraries()[0]:
-        if lib.internal_api != "openblas" or getattr(lib, "threading_layer", None) != "pthreads":
+        if not _runs_own_threads(lib):
             continue
         dll = ctypes.CDLL(lib.filepath)  # (already loaded: the same handle)
         read, stop, timeout = (getattr(dll, name, None) for name in (
