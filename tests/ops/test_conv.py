@@ -360,3 +360,33 @@ def test_one_sample_takes_its_columns_at_once_with_the_batch_path_bits(monkeypat
     np.testing.assert_array_equal(at_once, F.conv2d(*args, **geometry).numpy())
     want = TF.conv2d(*(torch.from_numpy(a) for a in (x, w, b)), **geometry).numpy()
     np.testing.assert_allclose(at_once, want, rtol=1e-5, atol=1e-5)
+
+
+
+@pytest.mark.parametrize("case", [
+    # op, input shape, weight shape, geometry, output shape
+    (F.conv2d, (2, 0, 8, 8), (4, 0, 3, 3), dict(padding=1), (2, 4, 8, 8)),  # no input channels
+    (F.conv2d, (32, 0, 16, 16), (64, 0, 3, 3), dict(padding=1), (32, 64, 16, 16)),  # Winograd's
+    (F.conv2d, (2, 0, 8, 8), (4, 0, 3, 3), dict(stride=2), (2, 4, 3, 3)),
+    (F.conv2d, (2, 0, 8, 8), (4, 0, 1, 1), dict(groups=2), (2, 4, 8, 8)),
+    (F.conv1d, (2, 0, 8), (4, 0, 3), {}, (2, 4, 6)),
+    (F.conv2d, (2, 3, 8, 8), (0, 3, 3, 3), dict(padding=1), (2, 0, 8, 8)),  # no output channels
+    (F.conv2d, (2, 3, 8, 8), (0, 3, 3, 3), dict(stride=2), (2, 0, 3, 3)),
+    (F.conv2d, (2, 3, 8, 8), (0, 3, 1, 1), {}, (2, 0, 8, 8)),
+    (F.conv2d, (2, 4, 8, 8), (0, 2, 3, 3), dict(groups=2), (2, 0, 6, 6)),
+    (F.conv_transpose2d, (2, 0, 4, 4), (0, 3, 3, 3), {}, (2, 3, 6, 6)),
+    (F.conv_transpose2d, (2, 0, 4, 4), (0, 2, 3, 3), dict(groups=2, stride=2), (2, 4, 9, 9)),
+    (F.conv_transpose2d, (2, 3, 4, 4), (3, 0, 3, 3), {}, (2, 0, 6, 6)),
+])
+def test_a_convolution_over_no_channels_is_empty_sums(case):
+    # PyTorch refuses these or returns the wrong shape; the sums are well defined: the output
+    # is the bias alone, and every gradient is zero (or empty)
+    conv, x_shape, w_shape, geometry, out_shape = case
+    x, w = ember.randn(*x_shape, requires_grad=True), ember.randn(*w_shape, requires_grad=True)
+    b = ember.randn(out_shape[1], requires_grad=True)
+    out = conv(x, w, b, **geometry)
+    spread = b.detach().numpy().reshape((-1,) + (1,) * (len(out_shape) - 2))
+    np.testing.assert_array_equal(out.detach().numpy(), np.broadcast_to(spread, out_shape))
+    out.square().sum().backward()
+    for t in (x, w):
+        assert t.grad.shape == t.shape and not t.grad.numpy().any()

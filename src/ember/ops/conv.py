@@ -191,6 +191,8 @@ class Conv(Holomorphic, Primitive):
         nd = w.ndim - 2
         n, cout, kernel = x.shape[0], w.shape[0], w.shape[2:]
         counts = window_positions(x.shape[2:], kernel, dilation, padding, stride)
+        if 0 in (x.shape[1], cout):  # every output an empty sum, or no outputs (a gradient's)
+            return xp.zeros((n, cout) + counts, x.dtype)
         if winograd.applies(xp, x, w.shape, counts, dilation, stride, compute):
             out = winograd.conv3x3(x, w, counts, (padding[0][0], padding[1][0]))
             if out is not None:
@@ -258,7 +260,8 @@ def conv_nd(x: Tensor, w: Tensor, *, dilation: tuple[int, ...], padding: Pads,
 def _channels_last_rows(t: Tensor) -> Tensor:
     """(N, C, *spatial) → (N·∏spatial, C): a free reshape of a channels-last tensor."""
     nd = t.ndim - 2
-    return t.permute((0, *range(2, 2 + nd), 1)).reshape((-1, t.shape[1]))
+    rows = t.shape[0] * prod(t.shape[2:])  # not -1: without channels it could be any size
+    return t.permute((0, *range(2, 2 + nd), 1)).reshape((rows, t.shape[1]))
 
 
 def _weight_grad(x: Tensor, g: Tensor, shape: tuple[int, ...], **geometry: Any) -> Tensor:
@@ -281,6 +284,8 @@ class ConvWeightGrad(Holomorphic, Primitive):
 
     def forward(self, xp, x, g, *, kernel_size, dilation, padding, stride, compute):
         cout, cin = g.shape[1], x.shape[1]
+        if x.size == 0 or g.size == 0:  # nothing to sum, or no output channels to sum into
+            return xp.zeros((cout, cin) + tuple(kernel_size), x.dtype)
         if g.dtype == x.dtype and winograd.applies(xp, x, (cout, cin, *kernel_size),
                                                    g.shape[2:], dilation, stride, compute):
             gw = winograd.weight_grad3x3(x, g, (padding[0][0], padding[1][0]))
@@ -350,7 +355,7 @@ def _input_grad(g: Tensor, w: Tensor, shape: tuple[int, ...], *, dilation: tuple
         return conv_nd(g, flipped, dilation=dilation, padding=flipped_pads, stride=stride)
     # each row of g's GEMM with the weight is one window's gradient; fold sums them
     rows = _channels_last_rows(g) @ w.permute((0, *range(2, 2 + nd), 1)).reshape(
-        (w.shape[0], -1))
+        (w.shape[0], prod(w.shape[1:])))
     cols = rows.reshape((shape[0], prod(g.shape[2:]), rows.shape[1]))
     return fold_nd(cols, shape[2:], kernel_size=kernel, dilation=dilation, padding=padding,
                    stride=stride, layout="nlc")
@@ -381,7 +386,7 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
     length = prod(counts)
     if groups == 1:
         if pointwise:  # a GEMM of the channels-last pixels, laid out as the conv primitive's
-            out = _channels_last_rows(x) @ weight.reshape((cout, -1)).transpose(0, 1)
+            out = _channels_last_rows(x) @ weight.reshape((cout, cin)).transpose(0, 1)
             out = out.reshape((n,) + counts + (cout,)).permute(
                 (0, nd + 1) + tuple(range(1, nd + 1)))
         else:
@@ -390,7 +395,7 @@ def _conv(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tensor | None, 
         cols = x.reshape((n, cin, length)) if pointwise else \
             unfold_nd(x, kernel_size=kernel, dilation=dilation, padding=pads, stride=stride,
                       op=op)
-        out = weight.reshape((groups, cout // groups, -1)) @ \
+        out = weight.reshape((groups, cout // groups, cols.shape[1] // groups)) @ \
             cols.reshape((n, groups, cols.shape[1] // groups, cols.shape[2]))
         out = out.reshape((n, cout) + counts)
     out = _add_bias(out, bias, nd)
@@ -462,9 +467,10 @@ def _conv_transpose(op: str, nd: int, input: Tensor, weight: Tensor, bias: Tenso
                          f"{size}; reduce padding {pad}")
     length = prod(spatial)
     if groups == 1:
-        cols = weight.reshape((cin, -1)).transpose(0, 1) @ x.reshape((n, cin, length))
+        cols = weight.reshape((cin, cout * prod(kernel))).transpose(0, 1) @ \
+            x.reshape((n, cin, length))
     else:
-        w = weight.reshape((groups, cin // groups, -1)).transpose(1, 2)
+        w = weight.reshape((groups, cin // groups, cout // groups * prod(kernel))).transpose(1, 2)
         cols = w @ x.reshape((n, groups, cin // groups, length))
     # output_padding extends the high side: the last windows stop short of the edge there
     pads = tuple((p, p - e) for p, e in zip(pad, extra, strict=True))
