@@ -75,6 +75,10 @@ class Standardize(Primitive):
         looped = _looped_standardize(xp, x, dims, eps)
         if looped is not None:
             return looped
+        if x.size == 0:  # statistics of nothing are NaN (without NumPy's empty-mean warning)
+            stat = xp.full(tuple(1 if i in dims else n for i, n in enumerate(x.shape)), xp.nan,
+                           x.dtype)
+            return xp.empty_like(x), stat, stat.copy()
         low = x.dtype in _HALF
         xa = x.astype(np.float32) if low else x
         mean = xa.mean(axis=dims, keepdims=True)
@@ -139,6 +143,8 @@ class StandardizeGrad(Primitive):
 
     @in_float32
     def forward(self, xp, g, y, rstd, *, dims):
+        if g.size == 0:
+            return xp.empty_like(g)
         kernels = rows_kernel.kernels(xp, dims, g, y)
         if kernels is not None and rstd.shape == g.shape[:g.ndim - len(dims)] + (1,) * len(dims) \
                 and rstd.flags.c_contiguous and rstd.flags.writeable:
