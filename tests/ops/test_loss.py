@@ -77,6 +77,7 @@ CASES = [
           arg(4, low=0.5, high=2.0, grad=False), reduction="sum"),
         S(arg(3, 4, **UNIT, noncontig=True), arg(3, 4, low=0.0, high=1.0, grad=False),
           reduction="none"),
+        S(arg(3, 4, **UNIT), arg(3, 4, low=0.0, high=1.0)),       # the target's gradient too
     ]),
     OpCase("binary_cross_entropy_with_logits", F.binary_cross_entropy_with_logits,
            TF.binary_cross_entropy_with_logits, [
@@ -209,13 +210,24 @@ def test_legacy_size_average_and_reduce():
     assert F.mse_loss(x, t, reduce=False).shape == (3, 4)
 
 
-def test_bce_saturated_inputs_are_finite():
-    x = ember.tensor([0.0, 1.0, 1e-50], dtype=ember.float64, requires_grad=True)
-    t = ember.tensor([1.0, 0.0, 1.0], dtype=ember.float64)
-    loss = F.binary_cross_entropy(x, t, reduction="none")
-    np.testing.assert_allclose(loss.detach().numpy(), [100.0, 100.0, 100.0])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bce_at_saturated_probabilities_matches_torch(dtype):
+    # each log clamped at -100 (a loss of exactly 100 at 0 and 1), the input's gradient
+    # bounded by 1e12 (the clamped log's own derivative overflowed float32 below ~3e-39)
+    x = np.array([0.0, 1e-45 if dtype == "float32" else 1e-320, 1e-40, 1e-30, 1e-13, 1e-8,
+                  0.3, 1 - 1e-7, 1.0], dtype)
+    t = np.array([1.0, 1.0, 1.0, 1.0, 0.3, 0.0, 0.7, 1.0, 0.0], dtype)
+    ours = [ember.from_numpy(a.copy()).requires_grad_() for a in (x, t)]
+    theirs = [torch.from_numpy(a.copy()).requires_grad_() for a in (x, t)]
+    loss = F.binary_cross_entropy(*ours, reduction="none")
+    want = TF.binary_cross_entropy(*theirs, reduction="none")
+    np.testing.assert_allclose(loss.detach().numpy(), want.detach().numpy(), rtol=1e-6)
+    assert loss.detach().numpy()[0] == 100.0 and loss.detach().numpy()[-1] == 100.0
     loss.sum().backward()
-    assert np.isfinite(x.grad.numpy()).all()
+    want.sum().backward()
+    for got, ref in zip(ours, theirs):  # (the target's gradient is ±inf at 0 and 1, as torch's)
+        np.testing.assert_allclose(got.grad.numpy(), ref.grad.numpy(), rtol=1e-6)
+    assert np.abs(ours[0].grad.numpy()).max() <= 1.0001e12
 
 
 @pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])

@@ -41,7 +41,7 @@ POLICY: dict[str, str] = {
         "softmax", "log_softmax", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10",
         "pow", "pow_scalar", "reciprocal", "rsqrt", "acos", "asin", "cosh", "sinh", "tan",
         "softplus", "erf", "sum", "prod", "cumsum", "cumprod", "nan_to_num", "standardize",
-        "batch_norm", "layer_norm",
+        "batch_norm", "layer_norm", "binary_cross_entropy",
     ), FLOAT32),
     **dict.fromkeys(("cat", "where", "index_put", "maximum", "minimum", "fmax", "fmin"),
                     PROMOTE),

@@ -3,8 +3,9 @@ nll_loss, mse_loss, l1_loss, smooth_l1_loss, huber_loss, binary_cross_entropy,
 binary_cross_entropy_with_logits, kl_div, poisson_nll_loss and gaussian_nll_loss (margin and
 embedding losses are in :mod:`ember.ops.margin_loss`).
 
-All are composites (log_softmax, logsigmoid, gather and elementwise ops), so their gradients
-come from those rules. Class weights and the ignore mask are constants: as in PyTorch, no
+All but binary_cross_entropy (a primitive of its own: :mod:`ember.ops.bce`) are composites
+(log_softmax, logsigmoid, gather and elementwise ops), so their gradients come from those
+rules. Class weights and the ignore mask are constants: as in PyTorch, no
 gradient flows to ``weight`` or ``target`` of the classification losses.
 """
 
@@ -19,6 +20,7 @@ from ember.autograd.grad_mode import GRAD
 from ember.autograd.graph import name_node
 from ember.errors import DTypeError, ShapeError
 from ember.ops.activations import logsigmoid
+from ember.ops.bce import bce_terms
 from ember.ops.broadcast import broadcast_shapes
 from ember.ops.convert import cast
 from ember.ops.gather import class_indices
@@ -313,7 +315,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
     """``-(t·log(x) + (1 - t)·log(1 - x))`` for probabilities ``x``, each log clamped at -100
-    as PyTorch does (so a 0 or 1 probability gives a finite loss).
+    and the gradient in ``x`` bounded as PyTorch does (so a 0 or 1 probability gives a finite
+    loss and gradient: :mod:`ember.ops.bce`).
 
     Example:
         >>> F.binary_cross_entropy(ember.tensor([0.5]), ember.tensor([1.0]))
@@ -329,10 +332,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise ValueError(f"{op}: all elements of input should be between 0 and 1 (got values "
                          f"in [{float(x.min())}, {float(x.max())}]). Hint: apply sigmoid "
                          f"first, or use binary_cross_entropy_with_logits")
-    tiny = 3.7200760e-44  # exp(-100): below it the clamped log is flat, with zero gradient
-    log_x = input.clamp(min=tiny).log().clamp(min=-100)
-    log_1mx = (1 - input).clamp(min=tiny).log().clamp(min=-100)
-    loss = -(target * log_x + (1 - target) * log_1mx)
+    loss = bce_terms(input, target)
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 

@@ -186,6 +186,12 @@ def _standardize_grad(b: int, xs: tuple, bs: tuple, *, dims: tuple) -> Any:
                  dims=tuple(d + 1 if d >= 0 else d for d in dims))
 
 
+@rule("binary_cross_entropy")
+def _binary_cross_entropy(b: int, xs: tuple, bs: tuple) -> Any:
+    # elementwise over operands of one shape: an unbatched one is expanded to the batch
+    return apply(prim("binary_cross_entropy"), *(batched(t, b, is_b) for t, is_b in zip(xs, bs)))
+
+
 @rule("layer_norm")
 def _layer_norm(b: int, xs: tuple, bs: tuple, *, eps: float) -> Any:
     x, weight, bias = xs

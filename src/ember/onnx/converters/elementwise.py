@@ -173,6 +173,18 @@ def composite_unary(ctx: Context, eqn: Eqn) -> str | None:
     return ctx.node(down, [ctx.node("Round", [ctx.node(up, [x, scale])]), scale])
 
 
+@converter("binary_cross_entropy")
+def binary_cross_entropy(ctx: Context, eqn: Eqn) -> str:
+    """``(t - 1)·max(log1p(-x), -100) - t·max(log(x), -100)``, as the primitive computes it."""
+    x, t = (ctx.value(v) for v in eqn.inputs)
+    dtype = eqn.outputs[0].dtype
+    floor = ctx.scalar(-100, dtype)
+    log_x = ctx.node("Max", [ctx.node("Log", [x]), floor])
+    log_1mx = ctx.node("Max", [_near_zero(ctx, ctx.node("Neg", [x]), dtype, "log1p"), floor])
+    kept = ctx.node("Mul", [ctx.node("Sub", [t, ctx.scalar(1, dtype)]), log_1mx])
+    return ctx.node("Sub", [kept, ctx.node("Mul", [t, log_x])])
+
+
 def _near_zero(ctx: Context, x: str, dtype: DType, name: str) -> str:
     """``log1p`` and ``expm1`` accurate near 0, where ``log(1 + x)`` and ``exp(x) - 1`` lose
     every digit (Kahan's corrections: with ``u = 1 + x``, ``log(u) * x / (u - 1)``; with

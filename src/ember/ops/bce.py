@@ -1,0 +1,77 @@
+"""``binary_cross_entropy``'s elementwise terms as one primitive, with PyTorch's guards at the
+ends: each log clamped at -100 (a probability of 0 or 1 gives a loss of 100, not inf), and the
+input's gradient ``(x - t) / max(x·(1 - x), 1e-12)`` (at most 1e12 in size, where the clamped
+log's derivative, ``-1/x``, overflows float32 below x ≈ 3e-39 and is 0 under exp(-100)). The
+target's gradient is ``log(1 - x) - log(x)``, unclamped, as PyTorch's. The rules are Ember
+ops, so every order of derivative follows (the second equals PyTorch's wherever
+``x·(1 - x) > 1e-12``).
+
+Example:
+    >>> bce_terms(ember.tensor([0.0, 0.5]), ember.tensor([1.0, 1.0]))
+    tensor([100.0000,   0.6931])
+"""
+
+from __future__ import annotations
+
+from ember.errors import DTypeError, ShapeError
+from ember.ops.primitive import Primitive, TensorSpec, apply, primitive
+from ember.ops.unary import in_float32
+from ember.tensor import Tensor
+
+__all__: list[str] = []
+
+_LOG_FLOOR = -100  # PyTorch's clamp of each log
+_EPSILON = 1e-12  # PyTorch's floor of x·(1 - x) in the input's gradient
+
+
+@primitive
+class BinaryCrossEntropy(Primitive):
+    """``(t - 1)·max(log1p(-x), -100) - t·max(log(x), -100)`` for probabilities ``x`` and
+    targets ``t`` of one shape and dtype (see the module docstring)."""
+
+    name = "binary_cross_entropy"
+    backward_name = "BinaryCrossEntropyBackward0"
+    jvp_takes_none = True
+
+    @in_float32
+    def forward(self, xp, x, t):
+        with xp.errstate(divide="ignore"):  # log(0) is -inf before its clamp
+            log_x = xp.maximum(xp.log(x), _LOG_FLOOR)
+            log_1mx = xp.maximum(xp.log1p(-x), _LOG_FLOOR)
+        return (t - 1) * log_1mx - t * log_x
+
+    def infer(self, x, t):
+        if x.shape != t.shape:
+            raise ShapeError(f"binary_cross_entropy: target size {t.shape} must be the same as "
+                             f"input size {x.shape}")
+        if x.dtype is not t.dtype:
+            raise DTypeError(f"binary_cross_entropy: input is {x.dtype.name} but target is "
+                             f"{t.dtype.name}. Hint: target.to(input.dtype)")
+        return TensorSpec(x.shape, x.dtype)
+
+    def vjp(self, ctx, g):
+        x, t = ctx.inputs
+        return (g * _slope(x, t) if x.requires_grad else None,
+                g * _target_slope(x) if t.requires_grad else None)
+
+    def jvp(self, ctx, dx, dt):
+        x, t = ctx.inputs
+        parts = [d * slope() for d, slope in ((dx, lambda: _slope(x, t)),
+                                              (dt, lambda: _target_slope(x))) if d is not None]
+        return parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+
+def _slope(x: Tensor, t: Tensor) -> Tensor:
+    """The loss's derivative in ``x``, bounded as PyTorch bounds it."""
+    return (x - t) / (x * (1 - x)).clamp(min=_EPSILON)
+
+
+def _target_slope(x: Tensor) -> Tensor:
+    """The loss's derivative in ``t``."""
+    return x.neg().log1p() - x.log()
+
+
+def bce_terms(x: Tensor, t: Tensor) -> Tensor:
+    """Each element's binary cross entropy (the ``binary_cross_entropy`` primitive); the
+    caller checks the values and reduces."""
+    return apply(BinaryCrossEntropy, x, t)
