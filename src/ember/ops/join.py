@@ -180,15 +180,16 @@ def tile(input: Tensor, dims: int | Sequence[int], *more: int) -> Tensor:
 
 
 @method()
-def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
-    """A copy of ``input`` with the order of entries reversed along ``dims``.
+def flip(input: Tensor, dims: int | Sequence[int], *more: int) -> Tensor:
+    """A copy of ``input`` with the order of entries reversed along ``dims`` (a sequence, or
+    the dims one by one: ``x.flip(0, 2)``).
 
     Example:
         >>> ember.tensor([1, 2, 3]).flip(0)
         tensor([3, 2, 1])
     """
-    dims = normalize_dims(tuple(dims) if isinstance(dims, (tuple, list)) else dims,
-                          max(input.ndim, 1), "flip")  # (a dim named twice: an error)
+    dims = read_sizes((dims, *more)) if more or isinstance(dims, (tuple, list)) else dims
+    dims = normalize_dims(dims, max(input.ndim, 1), "flip")  # (a dim named twice: an error)
     if not input.ndim:
         return name_node(clone(input), "FlipBackward0")
     index = tuple((None, None, -1) if d in dims else FULL for d in range(input.ndim))

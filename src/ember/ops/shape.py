@@ -182,13 +182,16 @@ def reshape_view(x: Tensor, shape: tuple) -> Tensor:
 
 
 @method()
-def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
-    """``input`` without its size-1 dimensions (all, or those of ``dim``); a view.
+def squeeze(input: Tensor, dim: int | Sequence[int] | None = None, *more: int) -> Tensor:
+    """``input`` without its size-1 dimensions (all, or those of ``dim``: a sequence, or the
+    dims one by one, ``x.squeeze(0, 1)``); a view.
 
     Example:
         >>> ember.zeros(2, 1, 3, 1).squeeze(1).shape
         ember.Size([2, 3, 1])
     """
+    if more:
+        dim = (dim, *more)
     try:
         return reshape_view(input, squeezed_shape(input.shape, dim))
     except TensorLikeOperand:  # an ember.fx Proxy, a DTensor
