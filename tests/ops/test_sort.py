@@ -61,6 +61,27 @@ def test_nan_counts_as_largest(fn):
         np.testing.assert_array_equal(m.numpy(), r.numpy())
 
 
+@pytest.mark.parametrize("values", [[1.0, 1.0, 0.5, 2.0], [0.1, 0.1, 0.1, 5.0, -5.0],
+                                    [1.0, NAN, 1.0, 2.0, 0.5], [NAN, NAN, 1.0],
+                                    [-np.inf, -np.inf, -np.inf, 1.0, 2.0], [np.inf] * 3 + [1.0]])
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_whole_median_shares_its_gradient_among_ties_as_torch(values, name):
+    ours = ember.tensor(values, requires_grad=True)
+    theirs = torch.tensor(values, requires_grad=True)
+    got, want = getattr(ours, name)(), getattr(theirs, name)()
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())  # (exactly)
+    got.backward()
+    want.backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_whole_median_keeps_the_dtype(dtype, name):
+    got = getattr(ember.tensor([3, 1, 2], dtype=getattr(ember, dtype)), name)()
+    assert got.dtype == getattr(ember, dtype) and got.item() == 2
+
+
 def test_median_of_all_propagates_nan_and_empty_is_nan():
     assert ember.tensor([1.0, NAN, 0.0]).median().isnan().item()
     assert ember.zeros(0).median().isnan().item()

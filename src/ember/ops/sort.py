@@ -185,6 +185,24 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Sor
     return _selected(input, dim, _kth_indices(input, int(k), dim), keepdim)
 
 
+def shared_among_ties(flat: Tensor, value: Tensor) -> Tensor:
+    """``value`` (0-d, one of ``flat``'s entries, not differentiable), differentiable in
+    ``flat`` with its gradient shared evenly among the entries equal to it (NaN ones for a
+    NaN), as PyTorch's whole-tensor median and nanmedian share it: ``(tied / k) · flat``
+    summed, which is ``value`` itself up to rounding, so its value is taken as is where it is
+    finite (an infinite or NaN sum already is exact)."""
+    if not flat.dtype.is_floating_point:  # (no gradient)
+        return value
+    from ember.ops.compare import isfinite, isnan
+    from ember.ops.reduce import sum
+    from ember.ops.select import where
+
+    seen = flat.detach()
+    tied = (seen == value) | (isnan(seen) & isnan(value))
+    total = sum(where(tied, flat, 0) * (tied.to(flat.dtype) / sum(tied)))
+    return where(isfinite(value), value + (total - total.detach()), total)
+
+
 @method()
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False
            ) -> Tensor | SortResult:
@@ -202,7 +220,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False
             from ember.ops.creation import full
 
             return full((), float("nan"), dtype=input.dtype, device=input.device)
-        return median(flat, 0).values.reshape(())
+        return shared_among_ties(flat, median(flat.detach(), 0).values.reshape(()))
     dim = normalize_dim(dim, input.ndim, "median")
     n = input.shape[dim] if input.ndim else 1
     if n == 0:

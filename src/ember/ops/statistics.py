@@ -41,7 +41,7 @@ from ember.ops.rounding import ceil, floor, round
 from ember.ops.scan import scanned
 from ember.ops.select import clamp, where
 from ember.ops.shape import flatten, movedim, narrow, reshape, squeeze, unsqueeze
-from ember.ops.sort import argsort, sort
+from ember.ops.sort import argsort, shared_among_ties, sort
 from ember.ops.unary import abs, exp, log, sqrt
 from ember.tensor import Tensor, method
 
@@ -429,7 +429,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False
         flat = flatten(input)
         if flat.shape[0] == 0:
             return full((), float("nan"), dtype=input.dtype, device=input.device)
-        return reshape(nanmedian(flat, 0).values, ())
+        return shared_among_ties(flat, reshape(nanmedian(flat.detach(), 0).values, ()))
     d = normalize_dim(dim, input.ndim, "nanmedian")
     if input.ndim == 0:
         return _of_0d(input)
