@@ -10,6 +10,7 @@ import torch.nn.functional as TF
 import ember
 import ember.nn.functional as F
 from ember.ops import normalization
+from ember.ops.primitive import apply
 from tests.ops.optable import Const, OpCase, S, arg, op_tests
 
 RM = np.array([0.1, -0.2, 0.3])
@@ -193,6 +194,15 @@ def test_norms_of_empty_inputs_are_empty_without_numpy_warnings(case):
         out.sum().backward()
     want = getattr(TF, name)(torch.zeros(shape), **kw)
     assert out.shape == tuple(want.shape) and x.grad.shape == x.shape
+
+
+@pytest.mark.parametrize("dims", [(-1,), (1,), (0, -1)])
+def test_standardize_of_an_empty_input_has_nan_statistics_of_its_inferred_shape(dims):
+    x = ember.zeros(2, 0)
+    y, mean, var = apply(normalization.Standardize, x, dims=dims, eps=1e-5)
+    stat = tuple(1 if i in {d % 2 for d in dims} else n for i, n in enumerate(x.shape))
+    assert y.shape == (2, 0) and mean.shape == var.shape == stat
+    assert np.isnan(mean.numpy()).all() and np.isnan(var.numpy()).all()
 
 def test_instance_norm_running_stats_like_torch():
     x = np.random.default_rng(1).standard_normal((2, 3, 4))

@@ -76,8 +76,9 @@ class Standardize(Primitive):
         if looped is not None:
             return looped
         if x.size == 0:  # statistics of nothing are NaN (without NumPy's empty-mean warning)
-            stat = xp.full(tuple(1 if i in dims else n for i, n in enumerate(x.shape)), xp.nan,
-                           x.dtype)
+            reduced = {d % x.ndim for d in dims}
+            stat = xp.full(tuple(1 if i in reduced else n for i, n in enumerate(x.shape)),
+                           xp.nan, x.dtype)
             return xp.empty_like(x), stat, stat.copy()
         low = x.dtype in _HALF
         xa = x.astype(np.float32) if low else x
