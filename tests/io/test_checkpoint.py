@@ -148,6 +148,18 @@ def test_shared_tensors_are_stored_once(tmp_path):
     assert out["head.weight"].abs().sum().item() == 0
 
 
+def test_a_parameter_loads_as_a_parameter(tmp_path):
+    p, frozen = ember.nn.Parameter(ember.randn(2)), ember.nn.Parameter(ember.ones(1), False)
+    out = roundtrip({"p": p, "plain": p.detach(), "params": [p, frozen]}, tmp_path)
+    assert isinstance(out["p"], ember.nn.Parameter) and out["p"].requires_grad
+    assert out["params"][0] is out["p"] and not isinstance(out["plain"], ember.nn.Parameter)
+    assert isinstance(out["params"][1], ember.nn.Parameter) and not out["params"][1].requires_grad
+    same(p, out["p"])
+    model = ember.nn.Linear(2, 1)
+    model.bias = out["params"][1]  # (a module takes only a Parameter as a parameter)
+    assert dict(model.named_parameters())["bias"] is out["params"][1]
+
+
 def test_name_collisions_get_unique_names(tmp_path):
     obj = {"a.b": ember.zeros(1), "a": {"b": ember.ones(1)}, "__metadata__": ember.full((1,), 2.0)}
     out = roundtrip(obj, tmp_path)

@@ -28,10 +28,11 @@ Differences from ``torch.save``/``torch.load`` (deliberate):
   dtypes, devices, sizes and sparse tensors (an optimizer's sparse momentum too). NumPy
   scalars are saved as the Python number. Anything else (a whole module, a set) is pickled,
   as ``torch.save`` does, and ``ember.load`` unpickles it only with ``weights_only=False``.
-- Tensors are saved contiguous and detached; ``requires_grad`` is kept, the autograd graph is
-  not. References to one tensor, or to tensors with the very same memory layout (tied weights
-  from ``state_dict()``), are stored once and load as one tensor object. Tensors that only
-  partly overlap (a slice and its base) are stored as separate copies.
+- Tensors are saved contiguous and detached; ``requires_grad`` is kept (and a ``Parameter``
+  loads as one, ``{"parameter": true}`` in its node), the autograd graph is not. References to
+  one tensor, or to tensors with the very same memory layout (tied weights from
+  ``state_dict()``), are stored once and load as one tensor object. Tensors that only partly
+  overlap (a slice and its base) are stored as separate copies.
 - ``ember.load`` of a safetensors file Ember did not write returns its flat ``{name: Tensor}``.
 """
 
@@ -53,6 +54,7 @@ from ember.io import pickled
 from ember.io import safetensors_file as st
 from ember.io.atomic import atomic_write
 from ember.layouts import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
+from ember.nn.parameter import Parameter
 from ember.ops.constructors import empty_strided
 from ember.ops.creation import from_numpy
 from ember.size import Size
@@ -96,6 +98,8 @@ class _Encoder:
         node: dict[str, Any] = {"$tensor": name}
         if t.requires_grad:
             node["requires_grad"] = True
+        if isinstance(t, Parameter):
+            node["parameter"] = True
         if t.device.type != "cpu":
             node["device"] = str(t.device)
         return node
@@ -201,7 +205,7 @@ def encode(obj: Any) -> tuple[str, dict[str, np.ndarray]]:
 
 # -- decoding: JSON tree -> object ----------------------------------------------------------------
 class _Decoder:
-    def __init__(self, where: str, tensor: Callable[[str, bool, str], Tensor],
+    def __init__(self, where: str, tensor: Callable[[str, bool, str, bool], Tensor],
                  unpickle: Callable[[str, str], Any]) -> None:
         self.where, self.tensor, self.unpickle = where, tensor, unpickle
 
@@ -220,7 +224,8 @@ class _Decoder:
             return {k: self.value(v) for k, v in x.items()}
         arg = x[tag]
         if tag == "$tensor" and isinstance(arg, str):
-            return self.tensor(arg, x.get("requires_grad") is True, x.get("device", "cpu"))
+            return self.tensor(arg, x.get("requires_grad") is True, x.get("device", "cpu"),
+                               x.get("parameter") is True)
         if tag == "$tuple" and isinstance(arg, list):
             return tuple(self.value(v) for v in arg)
         if tag == "$dict" and isinstance(arg, list):
@@ -394,10 +399,10 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
         if doc is None:  # a plain safetensors file from another tool
             return {name: _make(st.read_array(handle, header, name, where), False, place("cpu"))
                     for name in header.entries}
-        made: dict[tuple[str, bool], Tensor] = {}
+        made: dict[tuple[str, bool, bool], Tensor] = {}
 
-        def tensor(name: str, requires_grad: bool, saved_device: str) -> Tensor:
-            key = (name, requires_grad)
+        def tensor(name: str, requires_grad: bool, saved_device: str, parameter: bool) -> Tensor:
+            key = (name, requires_grad, parameter)
             if key not in made:
                 if name not in header.entries:
                     raise CheckpointError(f"{where}: the checkpoint tree refers to tensor "
@@ -416,6 +421,8 @@ def load(f: PathOrFile, map_location: MapLocation = None, *, weights_only: bool 
                                           f"{e}; choose where it goes with map_location, e.g. "
                                           "map_location='cpu'") from None
                 made[key] = _make(array, requires_grad, dev)
+                if parameter:
+                    made[key] = Parameter(made[key], requires_grad)
             return made[key]
 
         def unpickle(name: str, what: str) -> Any:
