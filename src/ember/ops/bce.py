@@ -56,9 +56,11 @@ class BinaryCrossEntropy(Primitive):
 
     def jvp(self, ctx, dx, dt):
         x, t = ctx.inputs
-        parts = [d * slope() for d, slope in ((dx, lambda: _slope(x, t)),
-                                              (dt, lambda: _target_slope(x))) if d is not None]
-        return parts[0] if len(parts) == 1 else parts[0] + parts[1]
+        out = None if dx is None else dx * _slope(x, t)
+        if dt is not None:
+            part = dt * _target_slope(x)
+            out = part if out is None else out + part
+        return out
 
 
 def _slope(x: Tensor, t: Tensor) -> Tensor:

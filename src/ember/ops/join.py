@@ -188,8 +188,8 @@ def flip(input: Tensor, dims: int | Sequence[int], *more: int) -> Tensor:
         >>> ember.tensor([1, 2, 3]).flip(0)
         tensor([3, 2, 1])
     """
-    dims = read_sizes((dims, *more)) if more or isinstance(dims, (tuple, list)) else dims
-    dims = normalize_dims(dims, max(input.ndim, 1), "flip")  # (a dim named twice: an error)
+    dims = normalize_dims(read_sizes((dims, *more)), max(input.ndim, 1),
+                          "flip")  # (a dim named twice: an error)
     if not input.ndim:
         return name_node(clone(input), "FlipBackward0")
     index = tuple((None, None, -1) if d in dims else FULL for d in range(input.ndim))

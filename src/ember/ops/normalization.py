@@ -32,6 +32,12 @@ from ember.tensor import Tensor
 __all__ = ["group_norm", "rms_norm"]
 
 
+def _stat_shape(shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of ``standardize``'s statistics: ``shape`` with each of ``dims`` made 1."""
+    reduced = {d % len(shape) for d in dims}
+    return tuple(1 if i in reduced else n for i, n in enumerate(shape))
+
+
 def _looped_standardize(xp: Any, x: Any, dims: tuple[int, ...], eps: float) -> tuple | None:
     """numba's ``standardize`` over trailing dimensions, or None where it does not apply.
     Measured on 2 cores, (16, 128, 256) float32: 0.50 → 0.15 ms (NumPy makes six passes)."""
@@ -76,9 +82,7 @@ class Standardize(Primitive):
         if looped is not None:
             return looped
         if x.size == 0:  # statistics of nothing are NaN (without NumPy's empty-mean warning)
-            reduced = {d % x.ndim for d in dims}
-            stat = xp.full(tuple(1 if i in reduced else n for i, n in enumerate(x.shape)),
-                           xp.nan, x.dtype)
+            stat = xp.full(_stat_shape(x.shape, dims), xp.nan, x.dtype)
             return xp.empty_like(x), stat, stat.copy()
         low = x.dtype in _HALF
         xa = x.astype(np.float32) if low else x
@@ -91,8 +95,7 @@ class Standardize(Primitive):
         return y, mean, var
 
     def infer(self, x, *, dims, eps):
-        stat = tuple(1 if i in {d % len(x.shape) for d in dims} else s
-                     for i, s in enumerate(x.shape))
+        stat = _stat_shape(x.shape, dims)
         return x, TensorSpec(stat, x.dtype), TensorSpec(stat, x.dtype)
 
     def _parts(self, ctx):
@@ -132,8 +135,7 @@ class StandardizeGrad(Primitive):
     name = "standardize_grad"
 
     def infer(self, g, y, rstd, *, dims):
-        stat = tuple(1 if i in {d % len(g.shape) for d in dims} else s
-                     for i, s in enumerate(g.shape))
+        stat = _stat_shape(g.shape, dims)
         if g.shape != y.shape or rstd.shape != stat:
             raise ShapeError(f"standardize_grad: the cotangent {g.shape}, the output {y.shape} "
                              f"and rstd {rstd.shape} do not match (rstd: {stat})")
