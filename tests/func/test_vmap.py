@@ -198,6 +198,18 @@ def test_in_place_ops_write_every_sample():
         vmap(lambda y: ember.zeros(4).add_(y))(ye)
 
 
+def test_per_sample_gradients_through_in_place_ops_that_keep_the_old_value():
+    def f(x, lib):
+        a = x * 1
+        a.clamp_(-0.3, 0.3)  # the copies these keep for backward hold every sample
+        a.sin_()
+        return (a * a).sum()
+
+    xe, xt = _pair(2, 3, 4)
+    _close(vmap(vmap(ember.func.grad(lambda x: f(x, ember))))(xe),
+           tf.vmap(tf.vmap(tf.grad(lambda x: f(x, torch))))(xt))
+
+
 def test_errors():
     x = ember.zeros(3, 2)
     with pytest.raises(ShapeError, match="different sizes"):

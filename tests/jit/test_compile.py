@@ -12,6 +12,7 @@ import types
 
 import numpy as np
 import pytest
+import torch
 
 import ember
 import ember.models
@@ -265,6 +266,26 @@ def test_in_place_writes_into_new_and_outside_tensors_follow_eager():
         out = fast(x)
     assert out.tolist() == [0.0, 6.0, 0.0]
     assert outside.tolist() == [3.0, 3.0, 3.0]
+
+
+def test_in_place_ops_whose_backward_reads_the_old_value_compile_as_eager():
+    def step(x, lib):
+        a = x * 1
+        a.clamp_(-0.3, 0.3)  # (clamp's and sin's rules read the value each overwrites:
+        a.sin_()             # eager keeps a copy of it, and so does the graph)
+        a.mul_(x)
+        loss = (a * a).sum()
+        loss.backward()
+        return loss.detach()
+
+    fast = jit.compile(lambda x: step(x, ember))
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        data = rng.standard_normal((3, 4))
+        x, xt = ember.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+        loss = fast(x)
+        np.testing.assert_allclose(loss.item(), step(xt, torch).item(), rtol=1e-12)
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
 
 
 def test_autocast_inside_the_compiled_function_is_recorded():

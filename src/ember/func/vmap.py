@@ -132,6 +132,14 @@ class _BatchTrace:
                 "branch on or read. Hint: use tensor ops instead (e.g. ember.where(cond, a, b) "
                 "for an if), or move the read outside vmap")
 
+    def on_saved_copy(self, copy: Tensor, x: Tensor) -> None:
+        """An in-place op's backward keeps ``copy`` of ``x``'s value before the write (see
+        ``ember.ops.inplace``): copy every sample, not only the first one the logical array
+        shows."""
+        phys = self.physical(x)
+        if phys is not None:
+            copy._data = self.logical(run_below(self, Tensor.detach, phys).clone())._data
+
     def on_inplace(self, target: Tensor, result: Tensor) -> None:
         """An in-place op wrote ``result`` into ``target``: write all samples, not only the
         first one the logical array shows."""

@@ -290,6 +290,13 @@ class Tracer(Effects):
             self.fresh.pop(id(x._data), None)  # tensor from outside met here, is not fresh)
         self.var_of(x)  # (same array: the alias reads x's variable)
 
+    def on_saved_copy(self, copy: Tensor, x: Tensor) -> None:
+        """An in-place op's backward keeps ``copy`` of ``x``'s value before the write (see
+        ``ember.ops.inplace``): in the graph that is the same variable, not a constant."""
+        var = self.lookup(x._data)
+        if var is not None:  # (else x's array is another handler's: a vmap's sample view)
+            self.rebind(copy._data, var)
+
     def on_inplace(self, x: Tensor, result: Tensor) -> None:
         """``result`` was written into ``x``'s memory: the array now holds result's var."""
         if x._view is not None and x._view.base._data is not x._data:

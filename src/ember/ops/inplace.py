@@ -69,7 +69,7 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
                         f"{tuple(x.shape)}): as_strided views are read-only in Ember, since "
                         "their elements may overlap. Hint: clone() the view, or write into "
                         "the tensor it was made from")
-    own = GRAD.enabled and x.requires_grad and DISPATCH.only_observers()
+    own = GRAD.enabled and x.requires_grad
     old = _wrap(x._data, x._device, x.requires_grad, x._node, x._idx,
                 _counter_at(x._vc.value) if own else x._vc)
     _tell_handlers("on_alias", old, x)
@@ -82,6 +82,7 @@ def inplace(x: Tensor, name: str, compute: Callable[[Tensor], Tensor]) -> Tensor
         # the op's backward holds the old value (clamp_, x /= y with y needing a gradient):
         # it keeps a copy, as PyTorch saves the original self, instead of failing later
         old._data = old._data.copy()
+        _tell_handlers("on_saved_copy", old, x)
     if GRAD.enabled and old.requires_grad and not result.requires_grad and \
             result.dtype.is_floating_point:
         # a value that ignores the old one (fill_, copy_ of a constant): keep x in the graph
@@ -133,8 +134,10 @@ def _refuse_leaf_write(x: Tensor, name: str) -> None:
 
 def _tell_handlers(event: str, target: Tensor, source: Tensor) -> None:
     """Lets active transforms follow in-place ops: ``on_alias(alias, x)`` when the alias of
-    the old ``x`` is made, ``on_inplace(x, result)`` after ``result`` is written into ``x``
-    (forward mode moves tangents this way)."""
+    the old ``x`` is made, ``on_saved_copy(alias, x)`` when the alias's memory became a copy
+    of the old value (a trace binds it to the old variable, vmap copies every sample),
+    ``on_inplace(x, result)`` after ``result`` is written into ``x`` (forward mode moves
+    tangents this way)."""
     for handler in DISPATCH.stack:
         hook = getattr(handler, event, None)
         if hook is not None:
