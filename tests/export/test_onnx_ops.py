@@ -127,6 +127,22 @@ def test_op_matches_eager(name):
     check_export(fn, *args, dynamic_batch=True)
 
 
+def _writes_through_views(x):
+    y = x * 1
+    y[:, 1:].mul_(2)
+    y.view(-1)[:5].add_(x[0, 0])
+    y.t()[0].copy_(x[:, 3])
+    y[:, :3].diagonal().fill_(0)
+    return y.exp()
+
+
+def test_writes_through_views_export_as_scatters():
+    proto = check_export(_writes_through_views, _x(3, 4))
+    assert "ScatterND" in {node.op_type for node in proto.graph.node}
+    with pytest.raises(ember.onnx.ExportError, match="view of a tensor with a dynamic axis"):
+        check_export(_writes_through_views, _x(3, 4), dynamic_batch=True)
+
+
 def test_blockwise_attention_kernel(monkeypatch):
     monkeypatch.setattr(ember.ops.attention, "MEMORY_EFFICIENT_MIN", 1)
     q, k, v = _x(2, 2, 5, 8), _x(2, 2, 6, 8), _x(2, 2, 6, 8)

@@ -33,6 +33,21 @@ def test_round_trip_runs_the_same_numbers(tmp_path, build, shape):
     assert "def ResNet" in loaded.code or "def Sequential" in loaded.code
 
 
+def test_a_graph_that_writes_through_views_round_trips(tmp_path):
+    def f(x):
+        y = x * 1
+        y[:, 1:].mul_(2)  # view_scatter's param is the chain of view primitives
+        y.t()[0].add_(1)
+        return y.exp()
+    fast = jit.compile(f)
+    x = ember.randn(3, 4)
+    with ember.no_grad():
+        fast(x)
+    jit.save(fast, tmp_path / "views.ejit")
+    np.testing.assert_allclose(jit.load(tmp_path / "views.ejit")(x).numpy(), f(x).numpy(),
+                               rtol=1e-6)
+
+
 def test_bfloat16_weights_and_a_wrong_input_shape(tmp_path):
     lin = ember.nn.Linear(3, 2).to(ember.bfloat16)
     fast = jit.compile(lin)

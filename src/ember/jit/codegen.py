@@ -9,6 +9,7 @@ global of the generated module, listed in ``globals``.
 
 from __future__ import annotations
 
+import builtins
 import math
 from dataclasses import dataclass
 from operator import is_
@@ -50,15 +51,16 @@ class _Namer:
         if base[0].isdigit():
             base = f"_{base}"
         name, n = base, 1
-        while name in self.globals:
+        while name in self.globals or hasattr(builtins, name):  # (`tuple` would hide tuple())
             n += 1
             name = f"{base}_{n}"
         self.globals[name] = value
         self.by_id[id(key if key is not None else value)] = name
         return name
 
-    def literal(self, value: Any) -> str:
-        """Source text for a param: a literal when it has one, else a global's name."""
+    def literal(self, value: Any, hint: str | None = None) -> str:
+        """Source text for a param: a literal when it has one, else a global's name (``hint``,
+        the param's name, by default its type's)."""
         if value is None or isinstance(value, bool | int | str):
             return repr(value)
         if isinstance(value, float):
@@ -69,7 +71,7 @@ class _Namer:
                 f"({text})" if isinstance(value, tuple) else f"[{text}]")
         if isinstance(value, DType):
             return self.name(value, value.name)
-        return self.name(value, type(value).__name__.lower())
+        return self.name(value, hint or type(value).__name__.lower())
 
 
 def _kernel_name(eqn: Eqn, namer: _Namer) -> str:
@@ -90,7 +92,7 @@ def emit_eqn(eqn: Eqn, namer: _Namer) -> str:
     args = [v.name for v in eqn.inputs]
     if isinstance(eqn.prim, Effect):
         return f"{outs} = {fn}({', '.join(args)})"
-    args = ["xp", *args, *(f"{k}={namer.literal(v)}" for k, v in eqn.params.items())]
+    args = ["xp", *args, *(f"{k}={namer.literal(v, k)}" for k, v in eqn.params.items())]
     if eqn.out is not None:
         args.append(f"out={eqn.out.name}")
     call = f"{fn}({', '.join(args)})"

@@ -23,8 +23,8 @@ class Effects:
         :class:`~ember.jit.ir.Effect`'s."""
         in_vars = [self.var_of(t) for t in ins]
         result = call()
-        for v in in_vars:
-            self.invalidate_views(v)
+        for v, t in zip(in_vars, ins):
+            self.invalidate_views(v, t._data)
         out_vars = [self.new_var(t._data, "eqn") for t in outs()]
         self.dynamic.update(out_vars)
         self.graph.eqns.append(Eqn(Effect(name, run, items, split), in_vars, {}, out_vars,

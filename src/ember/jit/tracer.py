@@ -18,6 +18,8 @@ import threading
 import weakref
 from typing import Any
 
+import numpy as np
+
 from ember.autograd.engine import VJP_HOOK, running_task
 from ember.autograd.function import _run as run_function_eagerly
 from ember.autograd.graph import keep_saved
@@ -27,6 +29,7 @@ from ember.jit.carried import CarriedState
 from ember.jit.effects import Effects
 from ember.jit.ir import Effect, Eqn, Graph, Source, StateRef, Var
 from ember.jit.sources import TraceError, _at, user_source
+from ember.jit.view_writes import ViewWrites
 from ember.nn.backward_hooks import BackwardHookState, OutputIdentity
 from ember.ops.primitive import (
     PRIMITIVES,
@@ -52,7 +55,7 @@ def _not_traceable(t: Any) -> TraceError:
                       "compiled step, or run this step eagerly")
 
 
-class Tracer(Effects):
+class Tracer(Effects, ViewWrites):
     """The dispatch handler that records a :class:`Graph` while the function runs.
 
     ``found`` (:class:`ember.jit.discover.Reach`) names the tensors the function reaches
@@ -94,7 +97,9 @@ class Tracer(Effects):
         self.just_fresh: int | None = None  # the array the last tensor made was first for
         self.view_root: dict[Var, Var] = {}  # a view's variable -> the variable it views
         self.views: dict[Var, list[Var]] = {}
-        self.stale: set[Var] = set()  # views whose base was written in place after them
+        # views whose base was written in place after them -> that memory (what of it is
+        # read holds another value now)
+        self.stale: dict[Var, Any] = {}
         # each reached module's buffers, and the tensors modules and objects carry from one
         # call to the next, when tracing starts (one the function rebinds is written back:
         # see rebound_tensors)
@@ -161,13 +166,17 @@ class Tracer(Effects):
             raise _not_traceable(t) from None
         var = self.lookup(array)
         if var is not None:
-            if var in self.stale:
+            written = self.stale.get(var)
+            if written is None or not np.may_share_memory(array, written):
+                return var  # (a copy taken before the write keeps the value it copied)
+            anew = self.view_anew(t)
+            if anew is None:
                 where = _at(user_source())
                 raise TraceError(f"ember.jit: a view (shape {tuple(t.shape)}) is read after an "
                                  f"in-place write to the tensor it views{where}; eager would "
                                  "see the new values through it, the graph would not. Hint: "
                                  "take the view after the write, or .clone() it before")
-            return var
+            return anew
         known = self.known.get(id(array))
         if known is not None and known[0] is array:
             return self.add_state(known[1])
@@ -250,12 +259,13 @@ class Tracer(Effects):
 
         env[key] = (weakref.ref(array, forget), var)
 
-    def invalidate_views(self, var: Var) -> None:
-        """``var``'s memory is about to hold another value: views made of it go stale."""
+    def invalidate_views(self, var: Var, memory: Any) -> None:
+        """``memory``, the array holding ``var``, is about to hold another value: arrays
+        that share it and hold a view of ``var`` (or what ``var`` views) go stale."""
         root = self.view_root.get(var, var)
         for v in (root, *self.views.get(root, ())):
             if v is not var:
-                self.stale.add(v)
+                self.stale[v] = memory
 
     # -- the handler ----------------------------------------------------------------------
     def __call__(self, prim: Any, inputs: tuple, params: dict) -> Any:
@@ -298,19 +308,22 @@ class Tracer(Effects):
             self.rebind(copy._data, var)
 
     def on_inplace(self, x: Tensor, result: Tensor) -> None:
-        """``result`` was written into ``x``'s memory: the array now holds result's var."""
+        """``result`` was written into ``x``'s memory: the array now holds result's var (and,
+        where ``x`` views another array, that array a new var: see :mod:`.view_writes`)."""
         if x._view is not None and x._view.base._data is not x._data:
-            raise TraceError("ember.jit: an in-place write into a view of another tensor "
-                             f"(shape {tuple(x.shape)}) is not supported in compiled code"
-                             f"{_at(user_source())}. Hint: write into the base tensor, or "
-                             "build the value out of place (torch.where, cat)")
+            self.write_into_view(x, result)
+            return
         target = self.lookup(x._data)
-        if target is not None and target.kind == "const" and id(x._data) not in self.fresh:
-            self._promote(target, x)  # a tensor from outside, changed: the world sees it
         if target is not None:
-            self.invalidate_views(target)
-        var = self.var_of(result)
-        self.rebind(x._data, var)
+            self.note_outside_write(target, x)
+            self.invalidate_views(target, x._data)
+        self.rebind(x._data, self.var_of(result))
+
+    def note_outside_write(self, var: Var, t: Tensor) -> None:
+        """``t``, holding ``var``, is written in place: a tensor from outside that was a
+        constant becomes state (the world sees the change)."""
+        if var.kind == "const" and id(t._data) not in self.fresh:
+            self._promote(var, t)
 
     def on_value_read(self, t: Tensor, what: str) -> None:
         var = self.lookup(t._data)

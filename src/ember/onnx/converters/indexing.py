@@ -1,7 +1,10 @@
 """Indexing: basic slices, gathers (``index``, ``gather``/``take_along_dim`` patterns,
-``embedding``) and constant padding written through ``index_put``."""
+``embedding``), constant padding written through ``index_put``, and writes through views
+(``view_scatter``)."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -201,3 +204,22 @@ def index_put(ctx: Context, eqn: Eqn) -> str | None:
         return ctx.refuse(f"index_put of values {values.shape} broadcast into {base.shape}")
     return ctx.node("Pad", [ctx.value(values), ctx.ints(begins + ends),
                             ctx.scalar(fill.flat[0], base.dtype)], mode="constant")
+
+
+@converter("view_scatter")
+def view_scatter(ctx: Context, eqn: Eqn) -> str:
+    """A write through a view (``y[:, 1:].mul_(2)`` in the model): the element positions the
+    view chain selects, found by running the chain on the base's positions at export time,
+    take the new values (ScatterND over the flattened base)."""
+    base, values = eqn.inputs
+    if ctx.dynamic_dims(base):
+        ctx.refuse("a write through a view of a tensor with a dynamic axis: the positions it "
+                   "writes are fixed at export. Hint: export without dynamic_axes, or build "
+                   "the value out of place (torch.where, cat)")
+    positions = np.arange(math.prod(base.shape), dtype=np.int64).reshape(base.shape)
+    for prim, params in eqn.params["chain"]:
+        positions = prim.forward(np, positions, **params)
+    flat = ctx.node("Reshape", [ctx.value(base), ctx.ints([-1])])
+    updates = ctx.node("Reshape", [ctx.value(values), ctx.ints([-1])])
+    written = ctx.node("ScatterND", [flat, ctx.constant(positions.reshape(-1, 1)), updates])
+    return ctx.node("Reshape", [written, ctx.ints(base.shape)])

@@ -1,0 +1,70 @@
+"""In-place writes through views, as a trace records them: each value is a variable of its
+own, so memory that several tensors share is followed by recomputing it.
+
+A write into a view ``v`` of ``base`` (``y[:, 1:].mul_(2)``, ``y.view(-1).add_(1)``,
+``y.diagonal().fill_(0)``) makes ``base``'s next variable ``view_scatter(base, new values of
+v)`` and ``v``'s the view chain applied to it; a view taken earlier and read after its base
+changed (``v = y[1:]; y.add_(1); v * 2``) is made again from the base's variable at that read.
+That is how eager code sees such memory (PyTorch's compiler functionalizes it the same way).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ember.jit.ir import Eqn, Var
+from ember.jit.sources import user_source
+from ember.ops.primitive import PRIMITIVES, TensorSpec
+from ember.tensor import Tensor
+
+
+class ViewWrites:
+    """The tracer's part that follows memory shared by views (see the module's docstring).
+    Uses the tracer's ``graph``, ``count``, ``view_root``, ``views``, ``stale`` and its
+    variable lookups."""
+
+    def write_into_view(self, x: Tensor, result: Tensor) -> None:
+        """``result`` was written into ``x``, a view of another array: the base's variable
+        becomes the scatter of ``result`` into it, and ``x``'s a view of that."""
+        view = x._view
+        base = view.base
+        old = self.var_of(base)
+        self.note_outside_write(old, base)
+        self.invalidate_views(old, base._data)
+        values = self.var_of(result)
+        new = self.new_var(base._data, "eqn")
+        self.graph.eqns.append(Eqn(PRIMITIVES["view_scatter"], [old, values],
+                                   {"chain": view.chain}, [new], user_source()))
+        if old in self.dynamic or values in self.dynamic:
+            self.dynamic.add(new)
+        self.rebind(x._data, self._view_of(new, view.chain))
+
+    def view_anew(self, t: Tensor) -> Var | None:
+        """A stale view ``t`` made again from its base's variable now; None where ``t`` is no
+        view whose base the trace follows."""
+        view = t._view
+        if view is None or view.base._data is t._data:
+            return None
+        base = self.lookup(view.base._data)
+        if base is None or base in self.stale:
+            return None
+        var = self._view_of(base, view.chain)
+        self.rebind(t._data, var)
+        return var
+
+    def _view_of(self, var: Var, chain: tuple) -> Var:
+        """Equations applying the view ``chain`` to ``var``; the last one's variable, recorded
+        as a view of ``var``'s root (a later write into that root makes it stale again)."""
+        root = self.view_root.get(var, var)
+        source = user_source()
+        for prim, params in chain:
+            spec: Any = prim.infer(TensorSpec(var.shape, var.dtype), **params)
+            out = Var(self.count, tuple(spec.shape), spec.dtype, "eqn")
+            self.count += 1
+            self.graph.eqns.append(Eqn(prim, [var], dict(params), [out], source))
+            if var in self.dynamic:
+                self.dynamic.add(out)
+            var = out
+        self.view_root[var] = root
+        self.views.setdefault(root, []).append(var)
+        return var
