@@ -84,6 +84,28 @@ def test_embedding_bag_max_sends_a_tied_maximum_whole_to_the_first_row():
     assert no_bags.shape == (0, 2)
 
 
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("offsets", [[0, 2, 2, 5], [0, 2, 2, 8], [0, 3, 6, 1]])
+def test_embedding_bag_last_bag_runs_to_the_end_of_the_input_as_in_torch(offsets, mode):
+    # include_last_offset: PyTorch's last bag takes every index from its start on, whatever
+    # the last offset says
+    indices, w = [1, 2, 4, 5, 4, 3, 2, 9], np.random.default_rng(0).standard_normal((10, 3))
+    outs = []
+    for lib, fn in ((ember, F.embedding_bag), (torch, TF.embedding_bag)):
+        weight = lib.tensor(w, requires_grad=True)
+        out = fn(lib.tensor(indices), weight, lib.tensor(offsets), mode=mode,
+                 include_last_offset=True)
+        (out * lib.arange(out.numel(), dtype=out.dtype).reshape(out.shape)).sum().backward()
+        outs.append((out.detach().numpy(), weight.grad.numpy()))
+    for got, want in zip(*outs):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_embedding_bag_offsets_that_decrease_are_an_error():
+    with pytest.raises(ValueError, match="offsets must not decrease"):
+        F.embedding_bag(ember.tensor([1, 2, 0]), ember.zeros(3, 2), ember.tensor([0, 2, 1]))
+
+
 def test_embedding_bag_offsets_past_the_input_are_an_error():
     with pytest.raises(IndexOutOfRange, match="embedding_bag: offsets must not exceed"):
         F.embedding_bag(ember.tensor([1, 2]), ember.zeros(3, 2), ember.tensor([0, 3]))

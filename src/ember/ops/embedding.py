@@ -263,10 +263,17 @@ def _bags(op: str, input: Tensor, offsets: Tensor | None,
         if int(offsets.max()) > input.shape[0]:
             raise IndexOutOfRange(f"{op}: offsets must not exceed the input's length "
                                   f"{input.shape[0]}, got {int(offsets.max())}")
-    b = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
-    bag = searchsorted(offsets.to(input.dtype), arange(input.shape[0], dtype=input.dtype,
-                                                       device=input.device), right=True) - 1
-    return input, bag, max(b, 0)
+    # include_last_offset: the last offset ends the last bag, which, as in PyTorch's kernel,
+    # runs to the end of the input whatever that offset says
+    starts = offsets[:-1] if include_last_offset else offsets
+    if DISPATCH.handler is None and bool((starts[1:] < starts[:-1]).any()):
+        raise ValueError(f"{op}: offsets must not decrease (each bag starts where the one "
+                         f"before it ends), got {offsets.tolist()}")
+    b = starts.shape[0]
+    position = arange(input.shape[0], dtype=input.dtype, device=input.device)
+    if b == 0:  # every entry past the last bag (dropped)
+        return input, position.new_zeros(position.shape), 0
+    return input, searchsorted(starts.to(input.dtype), position, right=True) - 1, b
 
 
 def _bag_max(rows: Tensor, bag: Tensor, bags: int) -> Tensor:
@@ -293,7 +300,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
 
     A 2-D ``input`` (B, L) holds one bag per row; a 1-D one with ``offsets`` (B,) holds bag i
     from ``offsets[i]`` to the next offset (``include_last_offset``: offsets has B + 1
-    entries, the last the end). ``per_sample_weights`` (mode ``"sum"`` only) scales each
+    entries, the last the end; as in PyTorch, the last bag runs to the end of ``input``
+    whatever that entry says). ``per_sample_weights`` (mode ``"sum"`` only) scales each
     row; indices equal to ``padding_idx`` are left out of their bag. Empty bags give zeros.
 
     Example:
@@ -325,7 +333,6 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                      scale_grad_by_freq, sparse)
     if padding_idx is not None:  # padding entries go to a bag past the last, dropped below
         bag = where(flat == padding_idx % n, b, bag)
-    bag = bag.clamp(max=b)  # (entries past include_last_offset's end: dropped too)
     dim = weight.shape[1]
     if mode == "max":
         return _bag_max(rows, bag, b)
