@@ -387,6 +387,24 @@ def test_in_place_writes_through_views_compile_as_eager_runs_them(case, grad):
     assert "view_scatter" in str(fast.graph)
 
 
+def test_writes_into_an_argument_that_views_the_callers_tensor_reach_that_tensor():
+    def f(x, w):
+        x[0].mul_(2)  # x is data[1:4]: the graph writes the argument, and the caller's data
+        x.t()[1].add_(w)
+        v = x[1]
+        x.mul_(0.5)
+        return x.sum(0) + v.sum()
+
+    fast = jit.compile(f)
+    for k in range(3):
+        data, data_eager = (ember.arange(15.0).reshape(5, 3) + k for _ in range(2))
+        w = ember.tensor([1.0, 2.0, 3.0])
+        with ember.no_grad():
+            out = fast(data[1:4], w)
+        np.testing.assert_array_equal(out.numpy(), f(data_eager[1:4], w).numpy())
+        np.testing.assert_array_equal(data.numpy(), data_eager.numpy())
+
+
 def test_a_parameter_written_through_a_view_is_written_back():
     w = ember.nn.Parameter(ember.ones(3, 4))
 

@@ -310,9 +310,12 @@ class Tracer(Effects, ViewWrites):
     def on_inplace(self, x: Tensor, result: Tensor) -> None:
         """``result`` was written into ``x``'s memory: the array now holds result's var (and,
         where ``x`` views another array, that array a new var: see :mod:`.view_writes`)."""
-        if x._view is not None and x._view.base._data is not x._data:
-            self.write_into_view(x, result)
-            return
+        view = x._view
+        if view is not None and view.base._data is not x._data:
+            base, chain = self.traced_base(view)
+            if chain:  # (else x is an argument the caller made as a view: written whole)
+                self.write_into_view(x, result, base, chain)
+                return
         target = self.lookup(x._data)
         if target is not None:
             self.note_outside_write(target, x)

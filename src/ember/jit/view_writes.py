@@ -23,32 +23,44 @@ class ViewWrites:
     Uses the tracer's ``graph``, ``count``, ``view_root``, ``views``, ``stale`` and its
     variable lookups."""
 
-    def write_into_view(self, x: Tensor, result: Tensor) -> None:
-        """``result`` was written into ``x``, a view of another array: the base's variable
-        becomes the scatter of ``result`` into it, and ``x``'s a view of that."""
-        view = x._view
-        base = view.base
+    def traced_base(self, view: Any) -> tuple[Tensor, tuple]:
+        """The tensor a write through a view (``view``, its :class:`ViewInfo`) changes, and
+        the chain of view ops from it: the view's base, or, where that base is outside the
+        trace, the argument the view was taken from (``f(data[:32])``, the argument a view of
+        the caller's ``data``: the argument is what the graph holds, and is written back)."""
+        base, chain = view.base, view.chain
+        if self.lookup(base._data) is None:
+            for t in self.inputs:
+                known = t._view
+                if known is not None and known.base is base and \
+                        chain[:len(known.chain)] == known.chain:
+                    return t, chain[len(known.chain):]
+        return base, chain
+
+    def write_into_view(self, x: Tensor, result: Tensor, base: Tensor, chain: tuple) -> None:
+        """``result`` was written into ``x``, the view ``chain`` of ``base``: the base's
+        variable becomes the scatter of ``result`` into it, and ``x``'s a view of that."""
         old = self.var_of(base)
         self.note_outside_write(old, base)
         self.invalidate_views(old, base._data)
         values = self.var_of(result)
         new = self.new_var(base._data, "eqn")
         self.graph.eqns.append(Eqn(PRIMITIVES["view_scatter"], [old, values],
-                                   {"chain": view.chain}, [new], user_source()))
+                                   {"chain": chain}, [new], user_source()))
         if old in self.dynamic or values in self.dynamic:
             self.dynamic.add(new)
-        self.rebind(x._data, self._view_of(new, view.chain))
+        self.rebind(x._data, self._view_of(new, chain))
 
     def view_anew(self, t: Tensor) -> Var | None:
         """A stale view ``t`` made again from its base's variable now; None where ``t`` is no
         view whose base the trace follows."""
-        view = t._view
-        if view is None or view.base._data is t._data:
+        if t._view is None or t._view.base._data is t._data:
             return None
-        base = self.lookup(view.base._data)
-        if base is None or base in self.stale:
+        base, chain = self.traced_base(t._view)
+        var = self.lookup(base._data)
+        if var is None or var in self.stale or not chain:
             return None
-        var = self._view_of(base, view.chain)
+        var = self._view_of(var, chain)
         self.rebind(t._data, var)
         return var
 
