@@ -51,7 +51,7 @@ class _Namer:
         if base[0].isdigit():
             base = f"_{base}"
         name, n = base, 1
-        while name in self.globals or hasattr(builtins, name):  # (`tuple` would hide tuple())
+        while name in self.globals:
             n += 1
             name = f"{base}_{n}"
         self.globals[name] = value
@@ -71,7 +71,8 @@ class _Namer:
                 f"({text})" if isinstance(value, tuple) else f"[{text}]")
         if isinstance(value, DType):
             return self.name(value, value.name)
-        return self.name(value, hint or type(value).__name__.lower())
+        hint = hint or type(value).__name__.lower()
+        return self.name(value, f"{hint}_" if hasattr(builtins, hint) else hint)  # (not tuple)
 
 
 def _kernel_name(eqn: Eqn, namer: _Namer) -> str:
