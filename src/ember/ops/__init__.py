@@ -30,6 +30,7 @@ from ember.ops.embedding_bag_native import *  # noqa: F403
 from ember.ops.fake_quantize import *  # noqa: F403
 from ember.ops.fft import FFTC2C  # noqa: F401 - registers the FFT primitives (ember.fft's)
 from ember.ops.fill import *  # noqa: F403
+from ember.ops.foreach import *  # noqa: F403
 from ember.ops.frexp import *  # noqa: F403
 from ember.ops.from_file import *  # noqa: F403
 from ember.ops.functional_aliases import *  # noqa: F403
@@ -113,7 +114,7 @@ from ember.ops.windows import *  # noqa: F403
 _FAMILIES = ("activations", "arithmetic", "attention", "batch_norm_sync", "broadcast", "compare",
              "complex_math", "complex_parts", "construct", "constructors", "conv", "convert",
              "copy_variants", "creation", "ctc_loss", "diagonal", "discrete", "distance", "dlpack",
-             "dropout", "embedding", "embedding_bag_native", "fake_quantize", "fill",
+             "dropout", "embedding", "embedding_bag_native", "fake_quantize", "fill", "foreach",
              "fractional_pool", "frexp", "from_file", "fused_arithmetic",
              "functional_aliases", "gamma", "gather", "gradient", "grid_sample", "gumbel_softmax",
              "hash_tensor", "histogram", "igamma", "im2col", "indexing", "inplace_functions",
