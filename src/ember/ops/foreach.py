@@ -150,7 +150,7 @@ def _scalar_pow(base: Any, exponent: Sequence[Tensor]) -> tuple[Tensor, ...]:
     return tuple(power(base, t) for t in _tensors("_foreach_pow", exponent))
 
 
-_listed_pow = globals()["_foreach_pow"]
+_listed_pow = globals()["_foreach_pow"]  # (the list form made above; the name now takes both)
 
 
 def _foreach_pow(self: Any, exponent: Any) -> tuple[Tensor, ...]:
