@@ -729,3 +729,25 @@ def test_no_reuse_raises_the_static_peak():
     y = b("exp", b("sum", big, dims=(0,), keepdim=False))
     g = check(b.returns(y), plan_memory, rand(256, 256))
     assert all(e.out is None for e in g.eqns)
+
+
+SLICE = ((PRIMITIVES["slice"], {"index": ((None, None, None), (1, None, None))}),)
+
+
+def test_a_write_through_a_view_goes_into_its_base_where_the_base_dies_there():
+    b = Graphs()
+    x, v = b.input(3, 4), b.input(3, 3)
+    first = b("view_scatter", b("exp", x), v, chain=SLICE)  # exp's buffer dies here
+    twice = b("view_scatter", first, b("neg", v), chain=SLICE)  # and so does first's
+    kept = b("sin", x)
+    part = b("slice", kept, index=((None, None, None), (1, None, None)))
+    copied = b("view_scatter", kept, v, chain=SLICE)  # part, a view of kept, is read after
+    argument = b("view_scatter", x, v, chain=SLICE)  # an argument's buffer: never written
+    shown = b("cos", x)
+    escaping = b("view_scatter", shown, v, chain=SLICE)  # cos's buffer is returned too
+    outs = (b("add", twice, copied), b("neg", part), argument, shown, escaping)
+    g = check(b.returns(*outs), plan_memory, rand(3, 4), rand(3, 3, seed=1))
+    in_place = {e.outputs[0]: e.params.get("in_place", False) for e in g.eqns
+                if e.prim.name == "view_scatter"}
+    assert in_place == {first: True, twice: True, copied: False, argument: False,
+                        escaping: False}

@@ -26,14 +26,16 @@ from ember.tensor import Tensor, VersionCounter, _wrap, method
 
 @primitive
 class ViewScatter(Primitive):
-    """``base`` with the region a view chain selects replaced by ``src``."""
+    """``base`` with the region a view chain selects replaced by ``src``; ``in_place`` (set by
+    the jit's memory planning where ``base``'s buffer dies there) writes into that buffer."""
 
     name = "view_scatter"
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
+    allocates = True  # (a copy of the base, but where the memory plan hands it the base's)
 
-    def forward(self, xp, base, src, *, chain):
-        out = xp.array(base, copy=True)
+    def forward(self, xp, base, src, *, chain, in_place=False):
+        out = base if in_place else xp.array(base, copy=True)
         region = out
         for prim, params in chain:
             region = prim.forward(xp, region, **params)
@@ -43,7 +45,7 @@ class ViewScatter(Primitive):
         region[...] = src
         return out
 
-    def infer(self, base, src, *, chain):
+    def infer(self, base, src, *, chain, in_place=False):
         return base
 
     def vjp(self, ctx, g):
