@@ -52,7 +52,8 @@ def plan_memory(graph: Graph) -> Graph:
         if eqn.prim is scatter and i >= graph.hoisted:
             base = eqn.inputs[0]
             if holds.get(base) == {base} and death.get(base) == i and base not in pinned:
-                eqn.params = {**eqn.params, "in_place": True}  # (into the base's buffer)
+                graph.eqns[i] = Eqn(scatter, list(eqn.inputs), {**eqn.params, "in_place": True},
+                                    eqn.outputs, eqn.source)  # (into the base's buffer)
                 freed[i].remove(base)
                 live[i] -= base.nbytes
             continue
