@@ -734,7 +734,7 @@ def test_no_reuse_raises_the_static_peak():
 SLICE = ((PRIMITIVES["slice"], {"index": ((None, None, None), (1, None, None))}),)
 
 
-def test_a_write_through_a_view_goes_into_its_base_where_the_base_dies_there():
+def test_an_element_write_goes_into_its_base_where_the_base_dies_there():
     b = Graphs()
     x, v = b.input(3, 4), b.input(3, 3)
     first = b("view_scatter", b("exp", x), v, chain=SLICE)  # exp's buffer dies here
@@ -745,9 +745,11 @@ def test_a_write_through_a_view_goes_into_its_base_where_the_base_dies_there():
     argument = b("view_scatter", x, v, chain=SLICE)  # an argument's buffer: never written
     shown = b("cos", x)
     escaping = b("view_scatter", shown, v, chain=SLICE)  # cos's buffer is returned too
-    outs = (b("add", twice, copied), b("neg", part), argument, shown, escaping)
+    row = b("index_put", b("exp", x), b("sum", v, dims=(0,), keepdim=False),
+            basic=((None, None, None), 1), dims=(), mode="set")  # (y[:, 1] = ...: setitem)
+    outs = (b("add", twice, copied), b("neg", part), argument, shown, escaping, row)
     g = check(b.returns(*outs), plan_memory, rand(3, 4), rand(3, 3, seed=1))
     in_place = {e.outputs[0]: e.params.get("in_place", False) for e in g.eqns
-                if e.prim.name == "view_scatter"}
+                if getattr(e.prim, "writes_input", False)}
     assert in_place == {first: True, twice: True, copied: False, argument: False,
-                        escaping: False}
+                        escaping: False, row: True}

@@ -213,15 +213,17 @@ class Index(Primitive):
 @primitive
 class IndexPut(Primitive):
     """A copy of ``a`` with ``values`` written at ``a[basic][index tensors at dims]``:
-    ``mode`` "set" assigns, "add" accumulates (repeated indices add up), "multiply" scales."""
+    ``mode`` "set" assigns, "add" accumulates (repeated indices add up), "multiply" scales
+    (``in_place``: into ``a`` itself, see ``Primitive.writes_input``)."""
 
     name = "index_put"
     limited_dtypes = dtypes.ALL_LIMITED  # (with index tensors, only the float8s: see _put)
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False  # the vjp reads only the index tensors
+    allocates = writes_input = True
 
-    def forward(self, xp, a, v, *idx, basic, dims, mode):
-        out = a.copy()
+    def forward(self, xp, a, v, *idx, basic, dims, mode, in_place=False):
+        out = a if in_place else a.copy()
         view = out[_basic_key(basic)] if basic else out
         if not idx:
             if mode == "set":
@@ -238,7 +240,7 @@ class IndexPut(Primitive):
             xp.multiply.at(view, _adv_key(idx, dims), v)
         return out
 
-    def infer(self, a, v, *idx, basic, dims, mode):
+    def infer(self, a, v, *idx, basic, dims, mode, in_place=False):
         target = _basic_shape(a.shape, basic, "index_put")
         if idx:
             target = _index_shape(target, [i.shape for i in idx], dims)

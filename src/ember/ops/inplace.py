@@ -26,13 +26,13 @@ from ember.tensor import Tensor, VersionCounter, _wrap, method
 
 @primitive
 class ViewScatter(Primitive):
-    """``base`` with the region a view chain selects replaced by ``src``; ``in_place`` (set by
-    the jit's memory planning where ``base``'s buffer dies there) writes into that buffer."""
+    """``base`` with the region a view chain selects replaced by ``src`` (``in_place``: in
+    ``base`` itself, see ``Primitive.writes_input``)."""
 
     name = "view_scatter"
     complex_grad = True  # moves, copies or sums elements: real coefficients
     save_inputs = False
-    allocates = True  # (a copy of the base, but where the memory plan hands it the base's)
+    allocates = writes_input = True
 
     def forward(self, xp, base, src, *, chain, in_place=False):
         out = base if in_place else xp.array(base, copy=True)

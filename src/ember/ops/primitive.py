@@ -63,6 +63,10 @@ class Primitive:
         allocates: the first output is a new array, never an input nor a view of one (the
             jit's memory planning may then give its buffer to a later op); any others are
             no views of the inputs either.
+        writes_input: the output is a copy of input 0 with some elements changed
+            (``index_put``, ``view_scatter``), and ``forward(..., in_place=True)`` changes
+            them in input 0 itself: the jit's memory planning asks for that where input 0's
+            buffer dies there.
         pure: False for ops whose every application matters besides its value (sampling
             draws from a generator, collectives communicate): graph passes never fold,
             merge or drop them.
@@ -85,6 +89,7 @@ class Primitive:
     differentiable = True
     view = False
     allocates = False
+    writes_input = False
     save_inputs = True
     save_outputs = False
     pure = True

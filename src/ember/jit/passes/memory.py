@@ -2,8 +2,9 @@
 elementwise op, a matmul) writes into the buffer of a variable of the same shape and dtype
 that dies with it (an elementwise operand, overwritten in place: the step's peak drops by one
 buffer) or died shortly before it, instead of allocating (NumPy then neither frees nor faults
-in fresh pages; the buffer is warm in cache). A write through a view (``view_scatter``, which
-copies its base) whose base's buffer dies there writes into that buffer instead.
+in fresh pages; the buffer is warm in cache). A primitive that copies its first input to
+change some elements (``Primitive.writes_input``: ``index_put``, a write through a view's
+``view_scatter``) changes them in that buffer instead where it dies there.
 
 A buffer is given only when nothing can still see it: it was made fresh by such an equation
 (never a state, input or constant), every variable that may alias it (views, and results of
@@ -18,7 +19,6 @@ from __future__ import annotations
 from ember.jit.ir import Effect, Eqn, Graph, Var
 from ember.jit.kernels import into_kernel, makes_fresh, writes_into
 from ember.jit.passes.liveness import last_uses
-from ember.ops.primitive import PRIMITIVES
 
 WINDOW = 16  # equations a dead buffer may wait for a taker
 
@@ -45,16 +45,15 @@ def plan_memory(graph: Graph) -> Graph:
     live = live_bytes(graph)
     peak = max(live, default=0)
     pool: dict[tuple, list[tuple[int, Var]]] = {}
-    scatter = PRIMITIVES.get("view_scatter")
     for i, eqn in enumerate(graph.eqns):
         for base in freed.get(i - 1, ()):
             pool.setdefault((base.shape, base.dtype), []).append((i - 1, base))
-        if eqn.prim is scatter and i >= graph.hoisted:
+        if getattr(eqn.prim, "writes_input", False) and i >= graph.hoisted:
             base = eqn.inputs[0]
             if holds.get(base) == {base} and death.get(base) == i and base not in pinned:
-                graph.eqns[i] = Eqn(scatter, list(eqn.inputs), {**eqn.params, "in_place": True},
-                                    eqn.outputs, eqn.source)  # (into the base's buffer)
-                freed[i].remove(base)
+                graph.eqns[i] = Eqn(eqn.prim, list(eqn.inputs),
+                                    {**eqn.params, "in_place": True}, eqn.outputs, eqn.source)
+                freed[i].remove(base)  # (it lives on as the result)
                 live[i] -= base.nbytes
             continue
         if id(eqn) not in fresh or not eqn.outputs[0].shape:
