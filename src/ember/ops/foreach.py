@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember.dtypes import DType
+from ember.ops.arithmetic import pow as power
+from ember.ops.norms import vector_norm
 from ember.tensor import Tensor
 
 _UNARY = ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfc", "exp", "expm1",
@@ -101,7 +103,7 @@ __all__: list[str] = []
 _LIST = "[ember.ones(2), ember.ones(1, 3)]"
 
 
-def _define(op: str, each: Callable[..., list[Tensor]], doc: str, args: str,
+def _define(op: str, each: Callable[..., list[Tensor]], doc: str, args: list[str],
             method: str | None = None) -> None:
     """``_foreach_<op>`` and ``_foreach_<op>_``: ``each(name, method, tensors, *args)``,
     whose results the first returns as a tuple; the second runs the in-place method and
@@ -144,12 +146,6 @@ _define("lerp", _lerp, "each tensor moved toward its end by ``weight`` (a number
         [_LIST, "0.1"])
 
 
-def _scalar_pow(base: Any, exponent: Sequence[Tensor]) -> tuple[Tensor, ...]:
-    from ember.ops.arithmetic import pow as power
-
-    return tuple(power(base, t) for t in _tensors("_foreach_pow", exponent))
-
-
 _listed_pow = globals()["_foreach_pow"]  # (the list form made above; the name now takes both)
 
 
@@ -163,7 +159,7 @@ def _foreach_pow(self: Any, exponent: Any) -> tuple[Tensor, ...]:
     """
     if isinstance(self, list | tuple):
         return _listed_pow(self, exponent)
-    return _scalar_pow(self, exponent)
+    return tuple(power(self, t) for t in _tensors("_foreach_pow", exponent))
 
 
 def _foreach_norm(self: Sequence[Tensor], ord: float = 2,
@@ -174,8 +170,6 @@ def _foreach_norm(self: Sequence[Tensor], ord: float = 2,
         >>> ember._foreach_norm([ember.tensor([3.0, 4.0]), ember.ones(2, 2)], 1)
         (tensor(7.), tensor(4.))
     """
-    from ember.linalg import vector_norm
-
     return tuple(vector_norm(t, ord, dtype=dtype) for t in _tensors("_foreach_norm", self))
 
 
