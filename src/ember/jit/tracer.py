@@ -18,8 +18,6 @@ import threading
 import weakref
 from typing import Any
 
-import numpy as np
-
 from ember.autograd.engine import VJP_HOOK, running_task
 from ember.autograd.function import _run as run_function_eagerly
 from ember.autograd.graph import keep_saved
@@ -167,7 +165,7 @@ class Tracer(Effects, ViewWrites):
         var = self.lookup(array)
         if var is not None:
             written = self.stale.get(var)
-            if written is None or not np.may_share_memory(array, written):
+            if written is None or not t._device.xp.may_share_memory(array, written):
                 return var  # (a copy taken before the write keeps the value it copied)
             anew = self.view_anew(t)
             if anew is None:
@@ -276,17 +274,27 @@ class Tracer(Effects, ViewWrites):
         _check_infer(prim, in_vars, params, out_vars)
         # (an op of backward() outside any rule: accumulating a gradient)
         source = self.backward_of or user_source("backward " if running_task() else "")
-        self.graph.eqns.append(Eqn(prim, in_vars, dict(params), out_vars, source))
-        if isinstance(prim, Sample) or any(v in self.dynamic for v in in_vars):
-            self.dynamic.update(out_vars)
+        self.record(prim, in_vars, params, out_vars, source)
         if prim.view and outs[0]._data.base is not None:
-            root = self.view_root.get(in_vars[0], in_vars[0])
-            self.view_root[out_vars[0]] = root
-            self.views.setdefault(root, []).append(out_vars[0])
+            self.note_view(out_vars[0], in_vars[0])
         for o in outs:
             if o._node is not None:
                 self.node_source[id(o._node)] = source
         return out
+
+    def record(self, prim: Any, in_vars: list[Var], params: dict, out_vars: list[Var],
+               source: Source | None) -> None:
+        """Appends the equation; its outputs depend on the inputs, state or RNG where its
+        inputs do (or it samples)."""
+        self.graph.eqns.append(Eqn(prim, in_vars, dict(params), out_vars, source))
+        if isinstance(prim, Sample) or any(v in self.dynamic for v in in_vars):
+            self.dynamic.update(out_vars)
+
+    def note_view(self, view: Var, of: Var) -> None:
+        """``view`` views ``of``'s memory: a write into its root makes it stale."""
+        root = self.view_root.get(of, of)
+        self.view_root[view] = root
+        self.views.setdefault(root, []).append(view)
 
     def apply_function(self, cls: type, args: tuple, kwargs: dict) -> tuple[Any, Any]:
         """A custom ``Function`` runs as in eager code (its ops are recorded); one that puts a

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ember.jit.ir import Eqn, Var
+from ember.jit.ir import Var
 from ember.jit.sources import user_source
 from ember.ops.primitive import PRIMITIVES, TensorSpec
 from ember.tensor import Tensor
@@ -20,8 +20,8 @@ from ember.tensor import Tensor
 
 class ViewWrites:
     """The tracer's part that follows memory shared by views (see the module's docstring).
-    Uses the tracer's ``graph``, ``count``, ``view_root``, ``views``, ``stale`` and its
-    variable lookups."""
+    Uses the tracer's ``count``, ``stale``, its variable lookups and its ``record`` and
+    ``note_view``."""
 
     def traced_base(self, view: Any) -> tuple[Tensor, tuple]:
         """The tensor a write through a view (``view``, its :class:`ViewInfo`) changes, and
@@ -45,10 +45,8 @@ class ViewWrites:
         self.invalidate_views(old, base._data)
         values = self.var_of(result)
         new = self.new_var(base._data, "eqn")
-        self.graph.eqns.append(Eqn(PRIMITIVES["view_scatter"], [old, values],
-                                   {"chain": chain}, [new], user_source()))
-        if old in self.dynamic or values in self.dynamic:
-            self.dynamic.add(new)
+        self.record(PRIMITIVES["view_scatter"], [old, values], {"chain": chain}, [new],
+                    user_source())
         self.rebind(x._data, self._view_of(new, chain))
 
     def view_anew(self, t: Tensor) -> Var | None:
@@ -67,16 +65,12 @@ class ViewWrites:
     def _view_of(self, var: Var, chain: tuple) -> Var:
         """Equations applying the view ``chain`` to ``var``; the last one's variable, recorded
         as a view of ``var``'s root (a later write into that root makes it stale again)."""
-        root = self.view_root.get(var, var)
-        source = user_source()
+        start, source = var, user_source()
         for prim, params in chain:
             spec: Any = prim.infer(TensorSpec(var.shape, var.dtype), **params)
             out = Var(self.count, tuple(spec.shape), spec.dtype, "eqn")
             self.count += 1
-            self.graph.eqns.append(Eqn(prim, [var], dict(params), [out], source))
-            if var in self.dynamic:
-                self.dynamic.add(out)
+            self.record(prim, [var], params, [out], source)
             var = out
-        self.view_root[var] = root
-        self.views.setdefault(root, []).append(var)
+        self.note_view(var, start)
         return var
