@@ -87,6 +87,14 @@ def test_median_of_all_propagates_nan_and_empty_is_nan():
     assert ember.zeros(0).median().isnan().item()
 
 
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_median_of_an_empty_integer_tensor_is_refused(name):
+    # PyTorch returns an arbitrary integer here (0 or the dtype's minimum)
+    with pytest.raises(ember.ShapeError, match=rf"{name}: the input of shape \(0, 3\) is "
+                                               r"empty.*int16 cannot hold.*\.float\(\)"):
+        getattr(ember.zeros(0, 3, dtype=ember.int16), name)()
+
+
 @pytest.mark.parametrize("descending", [False, True])
 def test_stable_sort_keeps_order_of_ties(descending):
     data = [2, 1, 2, 0, 1, 2, 0]

@@ -8,12 +8,13 @@ PyTorch. NaN counts as larger than every number (last ascending, first descendin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ember import dtypes
-from ember.errors import IndexOutOfRange
+from ember.errors import IndexOutOfRange, ShapeError
 from ember.ops.gather import take_along
 from ember.ops.primitive import Primitive, TensorSpec, apply, complex_error, primitive
 from ember.ops.reduce import no_bool, normalize_dim
@@ -203,6 +204,22 @@ def shared_among_ties(flat: Tensor, value: Tensor) -> Tensor:
     return where(isfinite(value), value + (total - total.detach()), total)
 
 
+def median_of_all(op: str, input: Tensor, along: Callable[[Tensor], Tensor]) -> Tensor:
+    """``op`` (median or nanmedian) of all of ``input``'s entries, a 0-d tensor: ``along``
+    picks it from the flattened, detached entries, and :func:`shared_among_ties` makes it
+    differentiable; NaN where there are no entries, which an integer dtype cannot hold."""
+    flat = flatten(input)
+    if flat.shape[0] == 0:
+        if not input.dtype.is_floating_point:
+            raise ShapeError(f"{op}: the input of shape {tuple(input.shape)} is empty, and its "
+                             f"median would be NaN, which {input.dtype.name} cannot hold. Hint: "
+                             f"convert it with .float() first")
+        from ember.ops.creation import full
+
+        return full((), float("nan"), dtype=input.dtype, device=input.device)
+    return shared_among_ties(flat, along(flat.detach()).reshape(()))
+
+
 @method()
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False
            ) -> Tensor | SortResult:
@@ -215,12 +232,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False
     """
     no_bool("median", input)
     if dim is None:
-        flat = flatten(input)
-        if flat.shape[0] == 0:
-            from ember.ops.creation import full
-
-            return full((), float("nan"), dtype=input.dtype, device=input.device)
-        return shared_among_ties(flat, median(flat.detach(), 0).values.reshape(()))
+        return median_of_all("median", input, lambda flat: median(flat, 0).values)
     dim = normalize_dim(dim, input.ndim, "median")
     n = input.shape[dim] if input.ndim else 1
     if n == 0:

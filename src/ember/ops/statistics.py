@@ -41,7 +41,7 @@ from ember.ops.rounding import ceil, floor, round
 from ember.ops.scan import scanned
 from ember.ops.select import clamp, where
 from ember.ops.shape import flatten, movedim, narrow, reshape, squeeze, unsqueeze
-from ember.ops.sort import argsort, shared_among_ties, sort
+from ember.ops.sort import argsort, median_of_all, sort
 from ember.ops.unary import abs, exp, log, sqrt
 from ember.tensor import Tensor, method
 
@@ -426,10 +426,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False
         tensor(2.)
     """
     if dim is None:
-        flat = flatten(input)
-        if flat.shape[0] == 0:
-            return full((), float("nan"), dtype=input.dtype, device=input.device)
-        return shared_among_ties(flat, reshape(nanmedian(flat.detach(), 0).values, ()))
+        return median_of_all("nanmedian", input, lambda flat: nanmedian(flat, 0).values)
     d = normalize_dim(dim, input.ndim, "nanmedian")
     if input.ndim == 0:
         return _of_0d(input)
