@@ -22,10 +22,30 @@ def test_every_piece_runs_once_on_as_many_threads_as_blas_has():
     def piece(i):
         names.add(threading.current_thread().name)
         out[i] += i
+        time.sleep(0.01)  # (the pool's thread wakes well within one piece)
 
     parallel.run([lambda i=i: piece(i) for i in range(10)])
     np.testing.assert_array_equal(out, np.arange(10))
     assert len(names) == 2
+
+
+def test_the_caller_runs_the_pieces_a_busy_pool_thread_does_not_take():
+    ember.set_num_threads(2)
+    parallel.run([lambda: None] * 2)  # (the pool exists)
+    release, busy = threading.Event(), threading.Event()
+    parallel._pool[0].submit(lambda: busy.set() or release.wait(30))
+    busy.wait(30)
+    try:
+        names = []
+        parallel.run([lambda: names.append(threading.current_thread().name)] * 4)
+        assert names == [threading.current_thread().name] * 4  # not waiting for the pool
+    finally:
+        release.set()
+
+
+def test_no_pieces_is_nothing_to_run():
+    ember.set_num_threads(2)
+    parallel.run([])
 
 
 def test_one_thread_runs_everything_in_the_caller():
@@ -54,9 +74,7 @@ def test_an_exception_in_a_piece_is_raised_after_all_finish(n):
     try:
         with pytest.raises(ValueError, match="piece 1 failed"):
             parallel.run(pieces)
-        # the caller's share (the first 8 // n pieces) stopped at the failure; the others'
-        # shares had all finished when run raised
-        assert 0 in done and set(range(8 // n, 8)) <= set(done)
+        assert sorted(done) == [0, *range(2, 8)]  # every other piece had run
     finally:
         ember.set_num_threads(2)
 
@@ -97,18 +115,19 @@ def test_blocks_cover_the_range_in_order_with_near_equal_sizes(n, count):
     assert max(sizes) - min(sizes) <= 1
 
 
-def test_share_count_gives_each_core_at_least_its_least():
+def test_share_count_gives_each_piece_at_least_its_least():
     saved = ember.get_num_threads()
     ember.set_num_threads(4)
     try:
         assert parallel.share_count(10, 100) == 1  # too little work: the caller alone
         assert parallel.share_count(250, 100) == 2
-        assert parallel.share_count(10_000, 100) == 4  # no more than the workers
+        assert parallel.share_count(1_000, 100) == 10
+        assert parallel.share_count(10_000, 100) == 16  # no more than four per worker
     finally:
         ember.set_num_threads(saved)
 
 
-@pytest.mark.parametrize("rows,least,calls", [(10, 100, 1), (10, 4, 2), (9, 1, 3)])
+@pytest.mark.parametrize("rows,least,calls", [(10, 100, 1), (10, 4, 2), (9, 1, 9), (40, 1, 12)])
 def test_over_rows_gives_each_call_a_block_of_every_array(monkeypatch, rows, least, calls):
     monkeypatch.setattr(parallel, "workers", lambda: 3)
     x = np.arange(rows * 2, dtype=np.float64).reshape(rows, 2)

@@ -32,7 +32,7 @@ from ember.ops import erf_kernel
 __all__: list[str] = []
 
 MIN_ELEMENTS = 1 << 13  # below this, the numba call (~7 µs) costs what its single pass saves
-_SHARE = 1 << 20  # elements a core takes at least, when the rows are shared among cores
+_SHARE = 1 << 20  # elements a piece takes at least, when the rows are shared among cores
 
 # each step as a numba expression of its arguments (``z``/``one``: 0 and 1 in the dtype)
 _EXPRESSIONS = {

@@ -23,7 +23,7 @@ __all__: list[str] = []
 _KERNELS = compiled.register("ember.ops.batch_norm_numba")
 
 _SMALL = 4096  # elements: below, NumPy's passes cost no more than numba's dispatch
-_SHARE = 1 << 19  # elements a core takes at least
+_SHARE = 1 << 19  # elements a piece takes at least
 
 
 def _applies(xp: Any, *arrays: Any) -> Any:
@@ -40,7 +40,7 @@ def _applies(xp: Any, *arrays: Any) -> Any:
 
 
 def _shares(rows: Any) -> list[tuple[int, int]]:
-    """Contiguous blocks of rows, one per core when there is enough work."""
+    """Contiguous blocks of rows, shared among the cores when there is enough work."""
     return parallel.blocks(rows.shape[0], parallel.share_count(rows.size, _SHARE))
 
 

@@ -157,7 +157,7 @@ def numba_columns(xp: Any, x: Any, kernel: tuple, dilation: tuple, pads: Pads, s
 
 
 _FOLD_SMALL = 1 << 14  # column elements: below, NumPy's strided adds are as fast
-_FOLD_SHARE = 1 << 18  # column elements a core takes at least
+_FOLD_SHARE = 1 << 18  # column elements a piece takes at least
 
 
 def _numba_fold(xp: Any, cols: Any, output_size: tuple, kernel: tuple, dilation: tuple,

@@ -20,7 +20,7 @@ __all__: list[str] = []
 _KERNELS = compiled.register("ember.ops.relu_numba")
 
 _SMALL = 1 << 14  # elements: NumPy's call is as fast, without numba's dispatch (~7 µs)
-_SHARE = 1 << 21  # elements a core takes at least
+_SHARE = 1 << 21  # elements a piece takes at least
 
 
 def _flat(*arrays: Any) -> list[Any] | None:

@@ -18,7 +18,7 @@ from ember.backend import compiled, parallel
 __all__: list[str] = []
 
 _KERNELS = compiled.register("ember.ops.rows_numba")
-_SHARE = 1 << 17  # elements a core takes at least (a softmax of 2¹⁷ float32 takes ~0.13 ms)
+_SHARE = 1 << 17  # elements a piece takes at least (a softmax of 2¹⁷ float32 takes ~0.13 ms)
 
 
 def kernels(xp: Any, dims: tuple[int, ...], *arrays: Any) -> Any:
@@ -42,7 +42,7 @@ def _rows(count: int, arrays: list) -> list:
 
 
 def _least(rows: list) -> int:
-    """Rows a core takes at least."""
+    """Rows a piece of :func:`ember.backend.parallel.run` takes at least."""
     return -(-_SHARE // max(rows[0].shape[1], 1))
 
 
@@ -55,7 +55,7 @@ def over_rows(kernel: Any, count: int, arrays: list, *args: Any) -> None:
 
 def summing_over_rows(kernel: Any, count: int, arrays: list, *args: Any) -> tuple[Any, Any]:
     """:func:`over_rows` for a kernel that also adds into two float64 sums the width of a row
-    (``kernel(*rows, *args, first, second)``): each core's share into sums of its own, which
+    (``kernel(*rows, *args, first, second)``): each piece into sums of its own, which
     are returned added."""
     rows = _rows(count, arrays)
     n = rows[0].shape[0]

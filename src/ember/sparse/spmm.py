@@ -21,7 +21,7 @@ from ember.tensor import Tensor
 __all__: list[str] = []
 
 _KERNELS = compiled.register("ember.sparse.spmm_numba")
-_SHARE = 1 << 18  # multiply-adds a core takes at least
+_SHARE = 1 << 18  # multiply-adds a piece takes at least
 
 
 @primitive
