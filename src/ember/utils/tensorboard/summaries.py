@@ -1,0 +1,212 @@
+"""The ``Summary`` protocol buffers TensorBoard reads, built from Ember tensors, NumPy arrays
+or numbers: a scalar, a histogram, an image, text, and the hparams plugin's three records.
+:class:`~ember.utils.tensorboard.SummaryWriter` writes them; the protos are TensorBoard's own
+(``tensorboard.compat.proto``), so its dashboards read them as they read PyTorch's."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary, SummaryMetadata
+from tensorboard.compat.proto.tensor_pb2 import TensorProto
+from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
+
+from ember.tensor import Tensor
+
+_GRID_COLUMNS = 8  # images a row when a batch is shown as one grid
+
+
+def to_numpy(value: Any) -> np.ndarray:
+    """``value`` (a tensor, array or number) as a NumPy array, detached and on the CPU."""
+    if isinstance(value, Tensor):
+        value = value.detach().cpu()
+        return (value.float() if value.dtype.name == "bfloat16" else value).numpy()
+    return np.asarray(value)
+
+
+def _plugin(name: str, content: bytes = b"") -> SummaryMetadata:
+    return SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name=name,
+                                                                  content=content))
+
+
+def scalar(tag: str, value: Any, new_style: bool = False,
+           double_precision: bool = False) -> Summary:
+    """One number under ``tag``: the classic ``simple_value``, or with ``new_style`` a float
+    (``double_precision``: a double) tensor for the scalars plugin."""
+    array = to_numpy(value)
+    if array.size != 1:
+        raise ValueError(f"add_scalar: {tag!r} takes one number, got shape {array.shape}. "
+                         f"Hint: reduce it first (.mean(), .item())")
+    number = float(array.reshape(()))
+    if not new_style:
+        return Summary(value=[Summary.Value(tag=tag, simple_value=number)])
+    tensor = TensorProto(double_val=[number], dtype="DT_DOUBLE") if double_precision else \
+        TensorProto(float_val=[number], dtype="DT_FLOAT")
+    return Summary(value=[Summary.Value(tag=tag, tensor=tensor, metadata=_plugin("scalars"))])
+
+
+def histogram(tag: str, values: Any, bins: Any, max_bins: int | None = None) -> Summary:
+    """The values' histogram over ``bins`` (NumPy's ``bins``: edges, a count or a rule), at
+    most ``max_bins`` buckets (neighbours merged), cut to the buckets from the first to the
+    last that holds a value: TensorBoard keeps a bucket's right edge only, so one empty
+    bucket to the left carries the lowest edge."""
+    x = to_numpy(values).astype(np.float64).reshape(-1)
+    if x.size == 0 or not np.isfinite(x).all():
+        raise ValueError(f"add_histogram: {tag!r} needs finite values, got "
+                         f"{'none' if x.size == 0 else 'NaN or infinite ones'}")
+    counts, edges = np.histogram(x, bins=bins)
+    if max_bins is not None and counts.size > max_bins:
+        merge = counts.size // max_bins
+        counts = np.pad(counts, (0, -counts.size % merge)).reshape(-1, merge).sum(1)
+        edges = np.append(edges[:-1:merge], edges[-1])
+    held = np.flatnonzero(counts)
+    if held.size == 0:
+        raise ValueError(f"add_histogram: no value of {tag!r} (from {x.min()} to {x.max()}) "
+                         f"falls inside the bins [{edges[0]}, {edges[-1]}]")
+    first, last = held[0], held[-1]
+    counts = counts[first - 1:last + 1] if first else np.append(0, counts[:last + 1])
+    return histogram_raw(tag, x.min(), x.max(), x.size, x.sum(), x @ x,
+                         edges[first:last + 2], counts)
+
+
+def histogram_raw(tag: str, min: float, max: float, num: int, sum: float,
+                  sum_squares: float, bucket_limits: Sequence[float],
+                  bucket_counts: Sequence[float]) -> Summary:
+    """A histogram given by its statistics and buckets (``bucket_limits``: each bucket's
+    right edge)."""
+    limits, counts = to_numpy(bucket_limits).reshape(-1), to_numpy(bucket_counts).reshape(-1)
+    if limits.size != counts.size:
+        raise ValueError(f"add_histogram_raw: {tag!r} has {limits.size} bucket limits for "
+                         f"{counts.size} bucket counts; they pair up one to one")
+    histo = HistogramProto(min=float(min), max=float(max), num=float(num), sum=float(sum),
+                           sum_squares=float(sum_squares), bucket_limit=limits.tolist(),
+                           bucket=counts.tolist())
+    return Summary(value=[Summary.Value(tag=tag, histo=histo)])
+
+
+def _grid(images: np.ndarray) -> np.ndarray:
+    """(N, C, H, W) images, C 1 or 3, side by side in rows of up to eight: (3, H·rows, W·cols)."""
+    n, _, h, w = images.shape
+    columns = min(n, _GRID_COLUMNS)
+    rows = -(-n // columns)
+    padded = np.zeros((rows * columns, 3, h, w), images.dtype)
+    padded[:n] = images  # (one channel broadcasts to three)
+    return padded.reshape(rows, columns, 3, h, w).transpose(2, 0, 3, 1, 4) \
+        .reshape(3, rows * h, columns * w)
+
+
+def to_hwc(array: np.ndarray, dataformats: str, op: str) -> np.ndarray:
+    """``array`` laid out as ``dataformats`` (``HW``, three of ``CHW`` or four of ``NCHW``, in
+    any order) as one (H, W, C) image: gray made RGB, a batch a grid."""
+    layout = dataformats.upper()
+    if len(set(layout)) != len(layout) or set(layout) - set("NCHW") or \
+            len(layout) != array.ndim or not {"H", "W"} <= set(layout) or \
+            ("N" in layout and "C" not in layout):
+        raise ValueError(f"{op}: dataformats {dataformats!r} does not describe an image of "
+                         f"shape {array.shape}. Hint: one letter per dimension, from 'HW', "
+                         f"'CHW' or 'NCHW' in any order, e.g. 'HWC'")
+    channels = array.shape[layout.index("C")] if "C" in layout else 1
+    if channels not in (1, 3) and not (channels == 4 and "N" not in layout):
+        raise ValueError(f"{op}: an image has 1, 3 or 4 channels (a batch 1 or 3), got "
+                         f"{channels} in shape {array.shape} ({dataformats})")
+    if "N" in layout:
+        return _grid(array.transpose([layout.index(c) for c in "NCHW"])).transpose(1, 2, 0)
+    if "C" not in layout:
+        return np.repeat(array.transpose([layout.index(c) for c in "HW"])[..., None], 3, 2)
+    hwc = array.transpose([layout.index(c) for c in "HWC"])
+    return np.repeat(hwc, 3, 2) if channels == 1 else hwc
+
+
+def image(tag: str, img: Any, dataformats: str = "CHW", op: str = "add_image") -> Summary:
+    """A PNG of ``img``: uint8 values as they are, others (floats in [0, 1]) times 255,
+    clipped to [0, 255]."""
+    from PIL import Image
+
+    array = to_numpy(img)
+    hwc = to_hwc(array, dataformats, op)
+    scale = 1 if array.dtype == np.uint8 else 255
+    pixels = (hwc.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
+    png = io.BytesIO()
+    Image.fromarray(pixels).save(png, format="PNG")
+    height, width, channels = pixels.shape
+    encoded = Summary.Image(height=height, width=width, colorspace=channels,
+                            encoded_image_string=png.getvalue())
+    return Summary(value=[Summary.Value(tag=tag, image=encoded)])
+
+
+def text(tag: str, string: str) -> Summary:
+    """``string`` (Markdown) for the text plugin, under ``tag + "/text_summary"``."""
+    from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData
+
+    tensor = TensorProto(dtype="DT_STRING", string_val=[string.encode("utf-8")],
+                         tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]))
+    metadata = _plugin("text", TextPluginData(version=0).SerializeToString())
+    return Summary(value=[Summary.Value(tag=tag + "/text_summary", metadata=metadata,
+                                        tensor=tensor)])
+
+
+def hparams(hparam_dict: Mapping[str, Any], metric_dict: Mapping[str, Any],
+            hparam_domain_discrete: Mapping[str, Sequence[Any]] | None = None
+            ) -> tuple[Summary, Summary, Summary]:
+    """The hparams plugin's experiment (the hyperparameters' names, types and, from
+    ``hparam_domain_discrete``, their possible values; the metrics' names), session start
+    (this run's values) and session end records."""
+    from google.protobuf import struct_pb2
+    from tensorboard.plugins.hparams import metadata
+    from tensorboard.plugins.hparams.api_pb2 import (
+        DataType,
+        Experiment,
+        HParamInfo,
+        MetricInfo,
+        MetricName,
+        Status,
+    )
+    from tensorboard.plugins.hparams.plugin_data_pb2 import (
+        HParamsPluginData,
+        SessionEndInfo,
+        SessionStartInfo,
+    )
+
+    domains = dict(hparam_domain_discrete or {})
+    start, infos = SessionStartInfo(), []
+    for name, value in hparam_dict.items():
+        if value is None:
+            continue
+        if isinstance(value, Tensor | np.ndarray | np.generic):
+            value = to_numpy(value).reshape(-1)[0].item()
+        kinds = [(bool, "bool_value", "DATA_TYPE_BOOL"), (int | float, "number_value",
+                                                             "DATA_TYPE_FLOAT64"),
+                 (str, "string_value", "DATA_TYPE_STRING")]
+        kind = next((k for k in kinds if isinstance(value, k[0])), None)
+        if kind is None:
+            raise ValueError(f"add_hparams: hyperparameter {name!r} is a "
+                             f"{type(value).__name__}; it takes a bool, number, str or "
+                             f"one-element tensor")
+        _, field, dtype = kind
+        setattr(start.hparams[name], field, value)
+        domain = None
+        if name in domains:
+            if not isinstance(domains[name], Sequence) or isinstance(domains[name], str) or \
+                    not all(isinstance(d, kind[0]) for d in domains[name]):
+                raise TypeError(f"add_hparams: hparam_domain_discrete[{name!r}] must be a "
+                                f"list of values of the hyperparameter's type "
+                                f"({type(value).__name__}), got {domains[name]!r}")
+            domain = struct_pb2.ListValue(values=[struct_pb2.Value(**{field: d})
+                                                  for d in domains[name]])
+        infos.append(HParamInfo(name=name, type=DataType.Value(dtype), domain_discrete=domain))
+    experiment = Experiment(hparam_infos=infos,
+                            metric_infos=[MetricInfo(name=MetricName(tag=tag))
+                                          for tag in metric_dict])
+    end = SessionEndInfo(status=Status.Value("STATUS_SUCCESS"))
+
+    def record(tag: str, **data: Any) -> Summary:
+        content = HParamsPluginData(version=metadata.PLUGIN_DATA_VERSION, **data)
+        return Summary(value=[Summary.Value(tag=tag, metadata=_plugin(
+            metadata.PLUGIN_NAME, content.SerializeToString()))])
+
+    return (record(metadata.EXPERIMENT_TAG, experiment=experiment),
+            record(metadata.SESSION_START_INFO_TAG, session_start_info=start),
+            record(metadata.SESSION_END_INFO_TAG, session_end_info=end))

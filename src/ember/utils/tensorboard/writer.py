@@ -1,0 +1,225 @@
+"""``SummaryWriter``: PyTorch's TensorBoard logger, writing event files TensorBoard's own
+writer (``EventFileWriter``, buffered on a thread of its own) lays out."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from tensorboard.compat.proto.event_pb2 import Event, SessionLog
+from tensorboard.compat.proto.summary_pb2 import Summary
+from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+from ember.utils.tensorboard import summaries
+
+
+def _tensorflow_bins() -> list[float]:
+    """TensorBoard's default histogram edges: 0 and ±1e-12, each next one 1.1 times the last
+    (multiplied in turn, as TensorFlow's writers do), below 1e20."""
+    edges = [1e-12]
+    while edges[-1] * 1.1 < 1e20:
+        edges.append(edges[-1] * 1.1)
+    return [-e for e in reversed(edges)] + [0.0] + edges
+
+
+class SummaryWriter:
+    """Writes scalars, histograms, images, figures, text and hyperparameters to an event
+    file in ``log_dir`` (default ``runs/<date>_<host><comment>``) for TensorBoard, as
+    ``torch.utils.tensorboard.SummaryWriter`` does; ``purge_step`` hides what an earlier
+    run logged from that step on. Events are buffered (``max_queue`` of them, or
+    ``flush_secs``) and written by a thread; :meth:`flush` and :meth:`close` write them now.
+
+    Example:
+        >>> with SummaryWriter("runs/demo") as writer:
+        ...     for step in range(3):
+        ...         writer.add_scalar("loss", 1.0 / (step + 1), step)
+    """
+
+    def __init__(self, log_dir: str | os.PathLike | None = None, comment: str = "",
+                 purge_step: int | None = None, max_queue: int = 10, flush_secs: int = 120,
+                 filename_suffix: str = "") -> None:
+        if not log_dir:
+            stamp = datetime.now().strftime("%b%d_%H-%M-%S")
+            log_dir = os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
+        self.log_dir = str(log_dir)
+        self.purge_step = purge_step
+        self._options = (max_queue, flush_secs, filename_suffix)
+        self._writers: dict[str, EventFileWriter] = {}
+        self._default_bins: list[float] | None = None
+        self._writer()
+
+    def _writer(self, log_dir: str | None = None) -> EventFileWriter:
+        """The event file writer of ``log_dir`` (this writer's own by default), made (again,
+        after :meth:`close`) where there is none; the first one records ``purge_step``."""
+        log_dir = self.log_dir if log_dir is None else log_dir
+        if log_dir not in self._writers:
+            self._writers[log_dir] = EventFileWriter(log_dir, *self._options)
+            if log_dir == self.log_dir and self.purge_step is not None:
+                for event in (Event(file_version="brain.Event:2"),
+                              Event(session_log=SessionLog(status=SessionLog.START))):
+                    event.step, event.wall_time = self.purge_step, time.time()
+                    self._writers[log_dir].add_event(event)
+                self.purge_step = None
+        return self._writers[log_dir]
+
+    def _add(self, summary: Summary, global_step: int | None, walltime: float | None,
+             log_dir: str | None = None) -> None:
+        event = Event(summary=summary, wall_time=time.time() if walltime is None else walltime)
+        if global_step is not None:
+            event.step = int(global_step)
+        self._writer(log_dir).add_event(event)
+
+    def get_logdir(self) -> str:
+        """The directory this writer's events go to."""
+        return self.log_dir
+
+    def add_scalar(self, tag: str, scalar_value: Any, global_step: int | None = None,
+                   walltime: float | None = None, new_style: bool = False,
+                   double_precision: bool = False) -> None:
+        """Logs one number (a Python or NumPy number, or a one-element tensor) under ``tag``.
+
+        Example:
+            >>> writer.add_scalar("train/loss", loss, step)
+        """
+        self._add(summaries.scalar(tag, scalar_value, new_style, double_precision),
+                  global_step, walltime)
+
+    def add_scalars(self, main_tag: str, tag_scalar_dict: Mapping[str, Any],
+                    global_step: int | None = None, walltime: float | None = None) -> None:
+        """Logs several numbers on one chart: each in a run of its own,
+        ``<log_dir>/<main_tag>_<tag>``, under ``main_tag``.
+
+        Example:
+            >>> writer.add_scalars("loss", {"train": 0.4, "test": 0.5}, step)
+        """
+        walltime = time.time() if walltime is None else walltime
+        for tag, value in tag_scalar_dict.items():
+            run = f"{self.log_dir}/{main_tag.replace('/', '_')}_{tag}"
+            self._add(summaries.scalar(main_tag, value), global_step, walltime, run)
+
+    def add_histogram(self, tag: str, values: Any, global_step: int | None = None,
+                      bins: Any = "tensorflow", walltime: float | None = None,
+                      max_bins: int | None = None) -> None:
+        """Logs the distribution of ``values``: over TensorBoard's default edges
+        (``"tensorflow"``), or NumPy's ``bins`` (a count, edges, or a rule such as ``"auto"``).
+
+        Example:
+            >>> writer.add_histogram("fc1.weight", model.fc1.weight, step)
+        """
+        if isinstance(bins, str) and bins == "tensorflow":
+            if self._default_bins is None:
+                self._default_bins = _tensorflow_bins()
+            bins = self._default_bins
+        self._add(summaries.histogram(tag, values, bins, max_bins), global_step, walltime)
+
+    def add_histogram_raw(self, tag: str, min: float, max: float, num: int, sum: float,
+                          sum_squares: float, bucket_limits: Sequence[float],
+                          bucket_counts: Sequence[float], global_step: int | None = None,
+                          walltime: float | None = None) -> None:
+        """Logs a histogram already counted: its statistics and each bucket's right edge
+        and count.
+
+        Example:
+            >>> writer.add_histogram_raw("h", 0, 2, 3, 3, 5, [1, 2], [1, 2], step)
+        """
+        self._add(summaries.histogram_raw(tag, min, max, num, sum, sum_squares,
+                                          bucket_limits, bucket_counts), global_step, walltime)
+
+    def add_image(self, tag: str, img_tensor: Any, global_step: int | None = None,
+                  walltime: float | None = None, dataformats: str = "CHW") -> None:
+        """Logs an image: uint8 values as they are, floats in [0, 1]; ``dataformats`` names
+        the dimensions (``CHW``, ``HWC``, ``HW``; 1, 3 or 4 channels).
+
+        Example:
+            >>> writer.add_image("sample", images[0], step)  # (1, 28, 28)
+        """
+        self._add(summaries.image(tag, img_tensor, dataformats), global_step, walltime)
+
+    def add_images(self, tag: str, img_tensor: Any, global_step: int | None = None,
+                   walltime: float | None = None, dataformats: str = "NCHW") -> None:
+        """Logs a batch of images as one grid, up to eight a row (``NCHW`` or ``NHWC``; 1 or
+        3 channels).
+
+        Example:
+            >>> writer.add_images("batch", images[:16], step)  # (16, 1, 28, 28)
+        """
+        self._add(summaries.image(tag, img_tensor, dataformats, "add_images"), global_step,
+                  walltime)
+
+    def add_figure(self, tag: str, figure: Any, global_step: int | None = None,
+                   close: bool = True, walltime: float | None = None) -> None:
+        """Logs a matplotlib figure (or a list of them, as a grid) as an image, closing it
+        unless ``close=False``.
+
+        Example:
+            >>> writer.add_figure("confusion", fig, step)
+        """
+        figures = figure if isinstance(figure, list) else [figure]
+        pixels = np.stack([_rgb(f, close) for f in figures])
+        if isinstance(figure, list):
+            self.add_images(tag, pixels, global_step, walltime, dataformats="NHWC")
+        else:
+            self.add_image(tag, pixels[0], global_step, walltime, dataformats="HWC")
+
+    def add_text(self, tag: str, text_string: str, global_step: int | None = None,
+                 walltime: float | None = None) -> None:
+        """Logs text (Markdown) for TensorBoard's text tab.
+
+        Example:
+            >>> writer.add_text("config", "lr **0.001**", 0)
+        """
+        self._add(summaries.text(tag, text_string), global_step, walltime)
+
+    def add_hparams(self, hparam_dict: Mapping[str, Any], metric_dict: Mapping[str, Any],
+                    hparam_domain_discrete: Mapping[str, Sequence[Any]] | None = None,
+                    run_name: str | None = None, global_step: int | None = None) -> None:
+        """Logs a run's hyperparameters and final metrics for TensorBoard's HParams tab, in a
+        run of its own (``<log_dir>/<run_name>``, a timestamp by default), the metrics as
+        scalars there.
+
+        Example:
+            >>> writer.add_hparams({"lr": 1e-3, "batch": 64}, {"hparam/accuracy": 0.91})
+        """
+        if not isinstance(hparam_dict, Mapping) or not isinstance(metric_dict, Mapping):
+            raise TypeError(f"add_hparams: hparam_dict and metric_dict must be dicts, got "
+                            f"{type(hparam_dict).__name__} and {type(metric_dict).__name__}")
+        run = os.path.join(self.log_dir, run_name or str(time.time()))
+        for record in summaries.hparams(hparam_dict, metric_dict, hparam_domain_discrete):
+            self._add(record, global_step, None, run)
+        for tag, value in metric_dict.items():
+            self._add(summaries.scalar(tag, value), global_step, None, run)
+
+    def flush(self) -> None:
+        """Writes every buffered event to disk now."""
+        for writer in self._writers.values():
+            writer.flush()
+
+    def close(self) -> None:
+        """Writes what is buffered and closes the files (a later ``add_*`` opens new ones)."""
+        for writer in self._writers.values():
+            writer.close()
+        self._writers = {}
+
+    def __enter__(self) -> SummaryWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _rgb(figure: Any, close: bool) -> np.ndarray:
+    """A matplotlib figure rendered to (H, W, 3) uint8 pixels."""
+    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    pixels = np.asarray(canvas.buffer_rgba())[..., :3].copy()
+    if close:
+        plt.close(figure)
+    return pixels

@@ -1,0 +1,215 @@
+"""ember.utils.tensorboard.SummaryWriter writes the event files PyTorch's writer writes for the
+same calls (every event but its wall time), and TensorBoard's own reader reads them back."""
+
+import os
+
+import numpy as np
+import pytest
+
+import ember
+
+pytest.importorskip("tensorboard")
+torch_tensorboard = pytest.importorskip("torch.utils.tensorboard")
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
+from tensorboard.backend.event_processing.event_file_loader import EventFileLoader  # noqa: E402
+
+from ember.utils.tensorboard import SummaryWriter  # noqa: E402
+
+torch = pytest.importorskip("torch")
+R = np.random.default_rng(0)
+
+
+def events(log_dir):
+    """{run directory relative to log_dir: its events without wall times}."""
+    runs = {}
+    for root, _, files in os.walk(log_dir):
+        for name in sorted(f for f in files if f.startswith("events.out.tfevents")):
+            found = []
+            for event in EventFileLoader(os.path.join(root, name)).Load():
+                event.ClearField("wall_time")
+                found.append(event)
+            runs[os.path.relpath(root, log_dir)] = found
+    return runs
+
+
+def both(tmp_path, log, **options):
+    """The events of ``log(writer, lib)`` written by Ember's and by PyTorch's writer."""
+    found = []
+    for lib, writer_class in ((ember, SummaryWriter), (torch, torch_tensorboard.SummaryWriter)):
+        log_dir = tmp_path / lib.__name__
+        writer = writer_class(str(log_dir), **options)
+        log(writer, lib)
+        writer.close()
+        found.append(events(log_dir))
+    return found
+
+
+def test_scalars_as_pytorch_writes_them(tmp_path):
+    def log(writer, lib):
+        for step in range(3):
+            writer.add_scalar("loss", lib.tensor(1.0 / (step + 1)), step)
+            writer.add_scalar("plain", 0.25 * step, step, walltime=5.0)
+            writer.add_scalar("numpy", np.float32(step), step)
+            writer.add_scalar("new", lib.tensor([2.5]), step, new_style=True)
+            writer.add_scalar("double", 1 / 3, step, new_style=True, double_precision=True)
+            writer.add_scalars("pair", {"train": step, "test": lib.tensor(step + 0.5)}, step)
+
+    mine, theirs = both(tmp_path, log)
+    assert set(mine) == {".", "pair_train", "pair_test"}
+    assert mine == theirs
+
+
+@pytest.mark.parametrize("bins,max_bins", [("tensorflow", None), (10, None), ("auto", None),
+                                           (np.linspace(-3, 3, 13), None), (64, 7)])
+def test_histograms_as_pytorch_writes_them(tmp_path, bins, max_bins):
+    values = R.normal(size=(40, 25)).astype(np.float32)
+
+    def log(writer, lib):
+        writer.add_histogram("weights", lib.tensor(values), 1, bins=bins, max_bins=max_bins)
+        writer.add_histogram("positive", np.abs(values) + 1, 2, bins=bins, max_bins=max_bins)
+        writer.add_histogram_raw("raw", 0.0, 2.0, 3, 3.0, 5.0, [1.0, 2.0], [1, 2], 3)
+
+    mine, theirs = both(tmp_path, log)
+    assert mine == theirs
+
+
+@pytest.mark.parametrize("shape,dataformats", [((3, 8, 6), "CHW"), ((1, 8, 6), "CHW"),
+                                               ((8, 6, 3), "HWC"), ((8, 6), "HW"),
+                                               ((4, 8, 6), "CHW"), ((6, 8, 1), "WHC")])
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8])
+def test_images_as_pytorch_writes_them(tmp_path, shape, dataformats, dtype):
+    pixels = R.uniform(0, 1.2, size=shape) if dtype == np.float32 else \
+        R.integers(0, 256, size=shape)
+    pixels = pixels.astype(dtype)
+
+    def log(writer, lib):
+        writer.add_image("one", lib.from_numpy(pixels.copy()), 0, dataformats=dataformats)
+
+    mine, theirs = both(tmp_path, log)
+    assert mine == theirs
+
+
+@pytest.mark.parametrize("shape,dataformats", [((11, 3, 5, 4), "NCHW"), ((3, 5, 4, 1), "NHWC"),
+                                               ((9, 1, 5, 4), "NCHW")])
+def test_image_batches_as_pytorch_grids_them(tmp_path, shape, dataformats):
+    pixels = R.uniform(size=shape).astype(np.float32)
+
+    def log(writer, lib):
+        writer.add_images("grid", lib.from_numpy(pixels.copy()), 4, dataformats=dataformats)
+
+    mine, theirs = both(tmp_path, log)
+    assert mine == theirs
+
+
+def test_figures_text_and_hparams_as_pytorch_writes_them(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def figure(k):
+        fig, ax = plt.subplots(figsize=(2, 1.5), dpi=40)
+        ax.plot([0, 1, 2], [k, 1, 0])
+        return fig
+
+    def log(writer, lib):
+        writer.add_figure("curve", figure(1), 1)
+        writer.add_figure("curves", [figure(1), figure(2)], 2)
+        writer.add_text("notes", "lr **0.1**, ünïcode", 3)
+        writer.add_hparams({"lr": 0.1, "batch": 64, "opt": "adam", "decay": lib.tensor([0.5])},
+                           {"hparam/accuracy": 0.91, "hparam/loss": lib.tensor(0.3)},
+                           hparam_domain_discrete={"opt": ["adam", "sgd"], "batch": [32, 64]},
+                           run_name="trial", global_step=7)
+
+    mine, theirs = both(tmp_path, log)
+    assert set(mine) == {".", "trial"}
+    assert mine == theirs
+
+
+def test_a_bool_hyperparameter_is_a_bool(tmp_path):
+    # (PyTorch's writer records a bool as the number 1.0 or 0.0: its number case comes first)
+    from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
+
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_hparams({"nesterov": True, "amsgrad": False}, {"acc": 1.0}, run_name="r",
+                           hparam_domain_discrete={"nesterov": [True, False]})
+    experiment, start = events(tmp_path)["r"][1:3]
+
+    def data(event):
+        return HParamsPluginData.FromString(event.summary.value[0].metadata.plugin_data.content)
+
+    infos = data(experiment).experiment.hparam_infos
+    assert [(i.name, i.type) for i in infos] == [("nesterov", 2), ("amsgrad", 2)]  # BOOL
+    assert [v.bool_value for v in infos[0].domain_discrete.values] == [True, False]
+    values = data(start).session_start_info.hparams
+    assert values["nesterov"].bool_value is True and values["amsgrad"].bool_value is False
+
+
+def test_purge_step_as_pytorch_writes_it(tmp_path):
+    mine, theirs = both(tmp_path, lambda w, lib: w.add_scalar("x", 1.0, 5), purge_step=3)
+    assert mine == theirs
+    assert mine["."][1].step == 3 and mine["."][2].session_log.status == 1  # START
+
+
+def test_tensorboard_reads_back_what_a_training_loop_logged(tmp_path):
+    model = ember.nn.Linear(4, 2)
+    with SummaryWriter(tmp_path) as writer:
+        assert writer.get_logdir() == str(tmp_path)
+        for step in range(5):
+            writer.add_scalar("train/loss", ember.tensor(1.0 / (step + 1)), step)
+            writer.add_histogram("weight", model.weight, step)
+        writer.add_image("sample", ember.rand(1, 6, 5), 4)
+    reader = EventAccumulator(str(tmp_path), size_guidance={"scalars": 0, "histograms": 0})
+    reader.Reload()
+    losses = reader.Scalars("train/loss")
+    assert [s.step for s in losses] == list(range(5))
+    np.testing.assert_allclose([s.value for s in losses], [1 / (i + 1) for i in range(5)],
+                               rtol=1e-6)
+    histogram = reader.Histograms("weight")[-1].histogram_value
+    assert histogram.num == 8 and sum(histogram.bucket) == 8
+    assert np.isclose(histogram.sum, model.weight.sum().item(), rtol=1e-5)
+    image = reader.Images("sample")[0]
+    assert (image.width, image.height) == (5, 6) and image.encoded_image_string[1:4] == b"PNG"
+
+
+def test_a_closed_writer_writes_to_a_new_file(tmp_path):
+    writer = SummaryWriter(tmp_path, filename_suffix=".one")
+    writer.add_scalar("x", 1.0, 0)
+    writer.close()
+    writer.add_scalar("x", 2.0, 1)
+    writer.flush()
+    files = [f for f in os.listdir(tmp_path) if f.startswith("events")]
+    assert len(files) == 2 and all(f.endswith(".one") for f in files)
+    writer.close()
+
+
+def test_the_default_log_dir_is_under_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    writer = SummaryWriter(comment="_lr0.1")
+    assert writer.get_logdir().startswith("runs" + os.sep) and \
+        writer.get_logdir().endswith("_lr0.1") and os.path.isdir(writer.get_logdir())
+    writer.close()
+
+
+def test_bad_input_is_named(tmp_path):
+    with SummaryWriter(tmp_path) as writer:
+        with pytest.raises(ValueError, match=r"add_scalar: 'loss' takes one number, got "
+                                             r"shape \(3,\).*\.mean\(\)"):
+            writer.add_scalar("loss", ember.ones(3))
+        with pytest.raises(ValueError, match="add_histogram: 'h' needs finite values, got "
+                                             "NaN or infinite ones"):
+            writer.add_histogram("h", ember.tensor([1.0, float("nan")]))
+        with pytest.raises(ValueError, match="add_histogram: 'h' needs finite values, got none"):
+            writer.add_histogram("h", ember.zeros(0))
+        with pytest.raises(ValueError, match=r"add_histogram: no value of 'h'.*inside the bins"):
+            writer.add_histogram("h", ember.tensor([5.0]), bins=[0.0, 1.0])
+        with pytest.raises(ValueError, match=r"add_image: dataformats 'CHW' does not describe "
+                                             r"an image of shape \(3, 4\).*'HWC'"):
+            writer.add_image("i", ember.rand(3, 4))
+        with pytest.raises(ValueError, match=r"add_images: an image has 1, 3 or 4 channels \(a "
+                                             r"batch 1 or 3\), got 4"):
+            writer.add_images("i", ember.rand(2, 4, 3, 3))
+        with pytest.raises(ValueError, match="add_hparams: hyperparameter 'layers' is a list"):
+            writer.add_hparams({"layers": [1, 2]}, {"acc": 1.0})
+        with pytest.raises(TypeError, match=r"hparam_domain_discrete\['lr'\] must be a list"):
+            writer.add_hparams({"lr": 0.1}, {"acc": 1.0}, hparam_domain_discrete={"lr": "x"})
