@@ -213,3 +213,127 @@ def test_bad_input_is_named(tmp_path):
             writer.add_hparams({"layers": [1, 2]}, {"acc": 1.0})
         with pytest.raises(TypeError, match=r"hparam_domain_discrete\['lr'\] must be a list"):
             writer.add_hparams({"lr": 0.1}, {"acc": 1.0}, hparam_domain_discrete={"lr": "x"})
+
+
+def test_pr_curves_audio_tensors_layouts_and_meshes_as_pytorch_writes_them(tmp_path):
+    labels = R.integers(0, 2, 50)
+    predictions = R.uniform(size=50).astype(np.float32)
+    weights = R.uniform(size=50)
+    sound = np.sin(np.arange(400) * 0.05).astype(np.float32)
+    vertices = R.normal(size=(1, 6, 3)).astype(np.float32)
+    colors = R.integers(0, 256, size=(1, 6, 3))
+    faces = np.array([[[0, 1, 2], [1, 3, 2]]])
+    counts = [np.arange(4.0) + k for k in range(6)]
+
+    def log(writer, lib):
+        writer.add_pr_curve("pr", lib.tensor(labels), lib.tensor(predictions), 1)
+        writer.add_pr_curve("weighted", labels, predictions, 2, num_thresholds=10,
+                            weights=weights)
+        writer.add_pr_curve_raw("raw", *counts, global_step=3, num_thresholds=4)
+        writer.add_audio("sound", lib.tensor(sound).unsqueeze(0), 4, sample_rate=8000)
+        for dtype in ("float32", "float64", "int64", "int32", "int8", "bool", "complex64"):
+            writer.add_tensor(f"tensor/{dtype}", lib.tensor(np.arange(6).reshape(2, 3) % 2)
+                              .to(getattr(lib, dtype)), 5)
+        writer.add_custom_scalars({"losses": {"both": ["Multiline", ["loss/.*"]],
+                                              "band": ["Margin", ["m", "lo", "hi"]]}})
+        writer.add_custom_scalars_multilinechart(["a", "b"], category="c", title="t")
+        writer.add_custom_scalars_marginchart(["v", "l", "u"])
+        writer.add_mesh("mesh", lib.tensor(vertices), colors=lib.tensor(colors),
+                        faces=lib.tensor(faces), config_dict={"camera": {"fov": 75}},
+                        global_step=6)
+        writer.add_mesh("cloud", vertices, global_step=7)
+
+    mine, theirs = both(tmp_path, log)
+    assert mine == theirs
+
+
+def test_half_tensors_read_back_as_their_values(tmp_path):
+    from tensorboard.util import tensor_util
+
+    values = ember.tensor([[0.5, -2.25, 3.0e4], [1.0e-3, 0.0, -7.5]])
+    with SummaryWriter(tmp_path) as writer:
+        for dtype in (ember.float16, ember.bfloat16, ember.float32):
+            writer.add_tensor(dtype.name, values.to(dtype), 0)
+    protos = {e.summary.value[0].tag: e.summary.value[0].tensor
+              for e in events(tmp_path)["."][1:]}
+    found = {name: tensor_util.make_ndarray(protos[name]) for name in ("float16", "float32")}
+    # (TensorBoard without TensorFlow has no bfloat16 type to read into: its 16 bits are
+    # a float32's upper half, as TensorFlow stores them)
+    found["bfloat16"] = (np.array(protos["bfloat16"].half_val, np.uint32) << 16) \
+        .view(np.float32).reshape(2, 3)
+    assert protos["bfloat16"].dtype == 14  # DT_BFLOAT16
+    for dtype in (ember.float16, ember.bfloat16, ember.float32):
+        expected = values.to(dtype).float().numpy()
+        np.testing.assert_array_equal(found[dtype.name].astype(np.float32), expected)
+
+
+def test_embeddings_as_pytorch_writes_them(tmp_path):
+    vectors = R.normal(size=(7, 3)).astype(np.float32)
+    thumbnails = R.uniform(size=(7, 1, 4, 5)).astype(np.float32)
+
+    def log(writer, lib):
+        writer.add_embedding(lib.tensor(vectors), metadata=list("abcdefg"),
+                             label_img=lib.tensor(thumbnails), global_step=3, tag="a/b")
+        writer.add_embedding(vectors[:2], metadata=[[1, "x"], [2, "y"]],
+                             metadata_header=["id", "name"])
+
+    both(tmp_path, log)
+
+    def files(root):
+        return {os.path.relpath(os.path.join(d, f), root): open(os.path.join(d, f), "rb").read()
+                for d, _, names in os.walk(root) for f in names if not f.startswith("events")}
+
+    mine, theirs = files(tmp_path / "ember"), files(tmp_path / "torch")
+    assert set(mine) == {"projector_config.pbtxt", "00003/a%2fb/tensors.tsv",
+                         "00003/a%2fb/metadata.tsv", "00003/a%2fb/sprite.png",
+                         "00000/default/tensors.tsv", "00000/default/metadata.tsv"}
+    assert mine == theirs
+
+
+def test_a_models_traced_graph_is_drawn_node_for_node(tmp_path):
+    model = ember.nn.Sequential(ember.nn.Conv2d(1, 4, 3), ember.nn.ReLU(), ember.nn.Flatten(),
+                                ember.nn.Linear(4 * 4 * 4, 3))
+    x = ember.randn(2, 1, 6, 6)
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_graph(model, x)
+    reader = EventAccumulator(str(tmp_path))
+    reader.Reload()
+    nodes = {n.name: n for n in reader.Graph().node}
+    graph = ember.jit.trace(model, x, check_trace=False).graph
+    assert [n for n in nodes if n.startswith(("input/", "output/"))] == ["input/0", "output/0"]
+    assert {"0/weight", "0/bias", "3/weight", "3/bias"} <= set(nodes)
+    equations = [n for n in nodes.values() if n.op not in ("Input", "Output", "Parameter",
+                                                          "Constant")]
+    assert [n.op for n in equations] == [e.prim.name for e in graph.eqns]
+    for n in nodes.values():  # every edge ends at a node
+        assert all(i.split(":")[0] in nodes for i in n.input)
+    shape = nodes["output/0"].attr["_output_shapes"].list.shape[0]
+    assert [d.size for d in shape.dim] == [2, 3]
+
+
+def test_bad_input_to_the_other_dashboards_is_named(tmp_path):
+    with SummaryWriter(tmp_path) as writer:
+        with pytest.raises(ValueError, match=r"add_pr_curve: 'pr'.s predictions must lie in "
+                                             r"\[0, 1\].*\.sigmoid\(\)"):
+            writer.add_pr_curve("pr", ember.tensor([1, 0]), ember.tensor([0.5, 1.5]))
+        with pytest.raises(ValueError, match="add_pr_curve: 'pr' has 3 predictions for 2"):
+            writer.add_pr_curve("pr", [1, 0], [0.1, 0.2, 0.3])
+        with pytest.raises(ValueError, match=r"add_pr_curve_raw: 'raw' needs as many.*\[2, 2, 2"
+                                             r", 2, 2, 3\]"):
+            writer.add_pr_curve_raw("raw", *([[1, 2]] * 5), [1, 2, 3])
+        with pytest.raises(ValueError, match=r"add_audio: 'a' takes one channel.*\(2, 5\)"):
+            writer.add_audio("a", ember.zeros(2, 5))
+        with pytest.warns(UserWarning, match="add_audio: 'loud' has samples outside"):
+            writer.add_audio("loud", ember.tensor([0.5, 2.0]))
+        with pytest.raises(ValueError, match="add_tensor: 'words' has dtype <U1"):
+            writer.add_tensor("words", np.array(["a", "b"]))
+        with pytest.raises(ValueError, match="chart 'c' is of kind 'Bars'"):
+            writer.add_custom_scalars({"k": {"c": ["Bars", ["x"]]}})
+        with pytest.raises(ValueError, match="margin chart 'm' takes three tags"):
+            writer.add_custom_scalars_marginchart(["a", "b"], title="m")
+        with pytest.raises(ValueError, match=r"add_mesh: 'm'.s VERTEX has shape \(4, 3\)"):
+            writer.add_mesh("m", ember.zeros(4, 3))
+        with pytest.raises(ValueError, match="add_embedding: metadata has 2 entries for 3"):
+            writer.add_embedding(ember.zeros(3, 2), metadata=["a", "b"])
+        with pytest.raises(ValueError, match=r"add_embedding: mat holds one vector a row.*\(3,\)"):
+            writer.add_embedding(ember.zeros(3))

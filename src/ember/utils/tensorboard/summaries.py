@@ -27,7 +27,8 @@ def to_numpy(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
-def _plugin(name: str, content: bytes = b"") -> SummaryMetadata:
+def plugin_metadata(name: str, content: bytes = b"") -> SummaryMetadata:
+    """Which TensorBoard plugin reads a summary value, and the plugin's own data."""
     return SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name=name,
                                                                   content=content))
 
@@ -45,7 +46,8 @@ def scalar(tag: str, value: Any, new_style: bool = False,
         return Summary(value=[Summary.Value(tag=tag, simple_value=number)])
     tensor = TensorProto(double_val=[number], dtype="DT_DOUBLE") if double_precision else \
         TensorProto(float_val=[number], dtype="DT_FLOAT")
-    return Summary(value=[Summary.Value(tag=tag, tensor=tensor, metadata=_plugin("scalars"))])
+    return Summary(value=[Summary.Value(tag=tag, tensor=tensor,
+                                        metadata=plugin_metadata("scalars"))])
 
 
 def histogram(tag: str, values: Any, bins: Any, max_bins: int | None = None) -> Summary:
@@ -87,10 +89,11 @@ def histogram_raw(tag: str, min: float, max: float, num: int, sum: float,
     return Summary(value=[Summary.Value(tag=tag, histo=histo)])
 
 
-def _grid(images: np.ndarray) -> np.ndarray:
-    """(N, C, H, W) images, C 1 or 3, side by side in rows of up to eight: (3, H·rows, W·cols)."""
+def grid(images: np.ndarray, columns: int = _GRID_COLUMNS) -> np.ndarray:
+    """(N, C, H, W) images, C 1 or 3, side by side in rows of up to ``columns``: (3, H·rows,
+    W·columns)."""
     n, _, h, w = images.shape
-    columns = min(n, _GRID_COLUMNS)
+    columns = min(n, columns)
     rows = -(-n // columns)
     padded = np.zeros((rows * columns, 3, h, w), images.dtype)
     padded[:n] = images  # (one channel broadcasts to three)
@@ -113,7 +116,7 @@ def to_hwc(array: np.ndarray, dataformats: str, op: str) -> np.ndarray:
         raise ValueError(f"{op}: an image has 1, 3 or 4 channels (a batch 1 or 3), got "
                          f"{channels} in shape {array.shape} ({dataformats})")
     if "N" in layout:
-        return _grid(array.transpose([layout.index(c) for c in "NCHW"])).transpose(1, 2, 0)
+        return grid(array.transpose([layout.index(c) for c in "NCHW"])).transpose(1, 2, 0)
     if "C" not in layout:
         return np.repeat(array.transpose([layout.index(c) for c in "HW"])[..., None], 3, 2)
     hwc = array.transpose([layout.index(c) for c in "HWC"])
@@ -143,7 +146,7 @@ def text(tag: str, string: str) -> Summary:
 
     tensor = TensorProto(dtype="DT_STRING", string_val=[string.encode("utf-8")],
                          tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]))
-    metadata = _plugin("text", TextPluginData(version=0).SerializeToString())
+    metadata = plugin_metadata("text", TextPluginData(version=0).SerializeToString())
     return Summary(value=[Summary.Value(tag=tag + "/text_summary", metadata=metadata,
                                         tensor=tensor)])
 
@@ -204,7 +207,7 @@ def hparams(hparam_dict: Mapping[str, Any], metric_dict: Mapping[str, Any],
 
     def record(tag: str, **data: Any) -> Summary:
         content = HParamsPluginData(version=metadata.PLUGIN_DATA_VERSION, **data)
-        return Summary(value=[Summary.Value(tag=tag, metadata=_plugin(
+        return Summary(value=[Summary.Value(tag=tag, metadata=plugin_metadata(
             metadata.PLUGIN_NAME, content.SerializeToString()))])
 
     return (record(metadata.EXPERIMENT_TAG, experiment=experiment),

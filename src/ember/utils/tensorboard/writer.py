@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 from tensorboard.compat.proto.summary_pb2 import Summary
+from tensorboard.plugins.projector.projector_config_pb2 import ProjectorConfig
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from ember.utils.tensorboard import summaries
+from ember.utils.tensorboard import graph, plugins, projector, summaries
 
 
 def _tensorflow_bins() -> list[float]:
@@ -51,6 +52,7 @@ class SummaryWriter:
         self._options = (max_queue, flush_secs, filename_suffix)
         self._writers: dict[str, EventFileWriter] = {}
         self._default_bins: list[float] | None = None
+        self._projector: ProjectorConfig | None = None  # every embedding logged so far
         self._writer()
 
     def _writer(self, log_dir: str | None = None) -> EventFileWriter:
@@ -193,6 +195,124 @@ class SummaryWriter:
             self._add(record, global_step, None, run)
         for tag, value in metric_dict.items():
             self._add(summaries.scalar(tag, value), global_step, None, run)
+
+    def add_pr_curve(self, tag: str, labels: Any, predictions: Any,
+                     global_step: int | None = None, num_thresholds: int = 127,
+                     weights: Any = None, walltime: float | None = None) -> None:
+        """Logs the precision-recall curve of ``predictions`` (probabilities in [0, 1])
+        against ``labels`` (0/1) at ``num_thresholds`` thresholds (at most 127).
+
+        Example:
+            >>> writer.add_pr_curve("pr/cat", labels == 3, probs[:, 3], step)
+        """
+        self._add(plugins.pr_curve(tag, labels, predictions, num_thresholds, weights),
+                  global_step, walltime)
+
+    def add_pr_curve_raw(self, tag: str, true_positive_counts: Any,
+                         false_positive_counts: Any, true_negative_counts: Any,
+                         false_negative_counts: Any, precision: Any, recall: Any,
+                         global_step: int | None = None, num_thresholds: int = 127,
+                         weights: Any = None, walltime: float | None = None) -> None:
+        """Logs a precision-recall curve already counted at each threshold (``weights`` is
+        accepted for PyTorch's signature and unused, as there).
+
+        Example:
+            >>> writer.add_pr_curve_raw("pr", tp, fp, tn, fn, precision, recall, step, 4)
+        """
+        self._add(plugins.pr_curve_raw(tag, true_positive_counts, false_positive_counts,
+                                       true_negative_counts, false_negative_counts,
+                                       precision, recall, num_thresholds),
+                  global_step, walltime)
+
+    def add_audio(self, tag: str, snd_tensor: Any, global_step: int | None = None,
+                  sample_rate: int = 44100, walltime: float | None = None) -> None:
+        """Logs one channel of sound, samples in [-1, 1], as a 16-bit WAV.
+
+        Example:
+            >>> writer.add_audio("tone", ember.sin(ember.arange(8000) * 0.3), 0, 8000)
+        """
+        self._add(plugins.audio(tag, snd_tensor, sample_rate), global_step, walltime)
+
+    def add_tensor(self, tag: str, tensor: Any, global_step: int | None = None,
+                   walltime: float | None = None) -> None:
+        """Logs a whole tensor, its dtype and shape kept (TensorBoard's tensor plugin).
+
+        Example:
+            >>> writer.add_tensor("confusion", matrix, step)
+        """
+        self._add(plugins.tensor(tag, tensor), global_step, walltime)
+
+    def add_custom_scalars(self, layout: Mapping[str, Mapping[str, Sequence[Any]]]) -> None:
+        """Lays out the Custom Scalars dashboard: ``{category: {title: ["Multiline", [tags
+        or regexes]] or ["Margin", [value, lower, upper]]}}``.
+
+        Example:
+            >>> writer.add_custom_scalars({"loss": {"both": ["Multiline", ["loss/.*"]]}})
+        """
+        self._add(plugins.custom_scalars(layout), None, None)
+
+    def add_custom_scalars_multilinechart(self, tags: Sequence[str],
+                                          category: str = "default",
+                                          title: str = "untitled") -> None:
+        """A Custom Scalars chart drawing ``tags`` together.
+
+        Example:
+            >>> writer.add_custom_scalars_multilinechart(["loss/train", "loss/test"])
+        """
+        self.add_custom_scalars({category: {title: ["Multiline", list(tags)]}})
+
+    def add_custom_scalars_marginchart(self, tags: Sequence[str], category: str = "default",
+                                       title: str = "untitled") -> None:
+        """A Custom Scalars chart drawing ``tags[0]`` between ``tags[1]`` and ``tags[2]``.
+
+        Example:
+            >>> writer.add_custom_scalars_marginchart(["acc", "acc/low", "acc/high"])
+        """
+        self.add_custom_scalars({category: {title: ["Margin", list(tags)]}})
+
+    def add_mesh(self, tag: str, vertices: Any, colors: Any = None, faces: Any = None,
+                 config_dict: Mapping[str, Any] | None = None,
+                 global_step: int | None = None, walltime: float | None = None) -> None:
+        """Logs a point cloud or triangle mesh: ``vertices`` (B, N, 3), optionally
+        ``colors`` (B, N, 3, 0–255) and ``faces`` (B, F, 3, vertex indices).
+
+        Example:
+            >>> writer.add_mesh("cloud", points.unsqueeze(0), global_step=step)
+        """
+        self._add(plugins.mesh(tag, vertices, colors, faces, config_dict), global_step,
+                  walltime)
+
+    def add_embedding(self, mat: Any, metadata: Sequence[Any] | None = None,
+                      label_img: Any = None, global_step: int | None = None,
+                      tag: str = "default", metadata_header: Sequence[str] | None = None
+                      ) -> None:
+        """Shows the rows of ``mat`` (N, D) in the Projector, labelled by ``metadata`` (a
+        label a row, or rows of columns under ``metadata_header``) and ``label_img`` (N, C,
+        H, W thumbnails in [0, 1]).
+
+        Example:
+            >>> writer.add_embedding(features, metadata=labels.tolist(), label_img=images)
+        """
+        if self._projector is None:
+            self._projector = ProjectorConfig()
+        projector.write_embedding(self._projector, self._writer().get_logdir(), mat, metadata,
+                                  label_img, 0 if global_step is None else int(global_step),
+                                  tag, metadata_header)
+
+    def add_graph(self, model: Any, input_to_model: Any = None, verbose: bool = False,
+                  use_strict_trace: bool = True) -> None:
+        """Logs ``model``'s forward on ``input_to_model`` for the Graphs dashboard: the graph
+        ``ember.jit.trace`` makes, node by node (``verbose`` also prints it;
+        ``use_strict_trace`` is PyTorch's tracer switch and has no use here).
+
+        Example:
+            >>> writer.add_graph(model, images[:1])
+        """
+        definition = graph.trace_graph(model, input_to_model)
+        if verbose:
+            print(definition)
+        self._writer().add_event(Event(graph_def=definition.SerializeToString(),
+                                       wall_time=time.time()))
 
     def flush(self) -> None:
         """Writes every buffered event to disk now."""
