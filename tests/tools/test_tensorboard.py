@@ -337,3 +337,14 @@ def test_bad_input_to_the_other_dashboards_is_named(tmp_path):
             writer.add_embedding(ember.zeros(3, 2), metadata=["a", "b"])
         with pytest.raises(ValueError, match=r"add_embedding: mat holds one vector a row.*\(3,\)"):
             writer.add_embedding(ember.zeros(3))
+
+
+def test_a_graph_with_sub_graphs_is_refused(tmp_path):
+    class Branchy(ember.nn.Module):
+        def forward(self, x):
+            return ember.cond(x.sum() > 0, lambda t: t * 2, lambda t: t - 1, (x,))
+
+    with SummaryWriter(tmp_path) as writer:
+        with pytest.raises(NotImplementedError, match="add_graph: the traced graph holds a "
+                                                      "cond of sub-graphs"):
+            writer.add_graph(Branchy(), ember.ones(3))

@@ -25,6 +25,7 @@ from ember.jit.serialize import LoadedFunction, load, save
 from ember.jit.tracer import TraceError
 from ember.nn import module_hooks
 from ember.tensor import Tensor
+from ember.utils import graph_tracer
 
 __all__ = ["compile", "CompiledFunction", "disable", "explain", "TraceError", "Graph", "Eqn",
            "Var", "PASSES", "save", "load", "LoadedFunction", "trace", "TracerWarning"]
@@ -158,3 +159,7 @@ def trace(func: Callable, example_inputs: Any = None, *, example_kwarg_inputs: d
             for check_args, check_kw in checks:
                 _check(compiled, func, check_args, check_kw, check_tolerance)
     return compiled
+
+
+# what TensorBoard's add_graph draws (ember.utils sits below the jit)
+graph_tracer.register(lambda model, inputs: trace(model, inputs, check_trace=False).graph)

@@ -14,10 +14,10 @@ from tensorboard.compat.proto.node_def_pb2 import NodeDef
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 from tensorboard.compat.proto.versions_pb2 import VersionDef
 
-from ember.jit.ir import Graph, Var, sub_graphs
+from ember.utils.graph_tracer import traced_graph
 
 
-def _shapes(vars: list[Var]) -> AttrValue:
+def _shapes(vars: list[Any]) -> AttrValue:
     return AttrValue(list=AttrValue.ListValue(shape=[
         TensorShapeProto(dim=[TensorShapeProto.Dim(size=s) for s in v.shape]) for v in vars]))
 
@@ -26,12 +26,18 @@ def _text(value: str) -> AttrValue:
     return AttrValue(s=value.encode("utf-8"))
 
 
-def graph_def(graph: Graph) -> GraphDef:
-    """``graph`` as a ``GraphDef`` TensorBoard's graph dashboard draws."""
-    names: dict[Var, str] = {}
+def _holds_graphs(value: Any) -> bool:
+    """Whether an equation's param is a sub-graph (``cond``'s branches, a loop's body)."""
+    return any(hasattr(v, "eqns") for v in (value if isinstance(value, tuple) else (value,)))
+
+
+def graph_def(graph: Any) -> GraphDef:
+    """``graph`` (an ``ember.jit.ir.Graph``) as a ``GraphDef`` TensorBoard's graph dashboard
+    draws."""
+    names: dict[Any, str] = {}
     nodes: list[NodeDef] = []
 
-    def node(name: str, op: str, outputs: list[Var], inputs: list[Var] = (),
+    def node(name: str, op: str, outputs: list[Any], inputs: list[Any] = (),
              **attrs: AttrValue) -> None:
         for k, var in enumerate(outputs):
             names[var] = name if k == 0 else f"{name}:{k}"
@@ -48,7 +54,7 @@ def graph_def(graph: Graph) -> GraphDef:
     for var in graph.consts:
         node(f"constant/{var.name}", "Constant", [var])
     for i, eqn in enumerate(graph.eqns):
-        if sub_graphs(eqn):
+        if any(_holds_graphs(v) for v in eqn.params.values()):
             raise NotImplementedError(f"add_graph: the traced graph holds a "
                                       f"{eqn.prim.name} of sub-graphs, which this drawing "
                                       f"does not unfold")
@@ -66,7 +72,4 @@ def graph_def(graph: Graph) -> GraphDef:
 def trace_graph(model: Any, input_to_model: Any) -> GraphDef:
     """The ``GraphDef`` of ``model`` called on ``input_to_model`` (a tensor, or a tuple or
     list of arguments), traced without grad as ``ember.jit.trace`` traces it."""
-    from ember import jit
-
-    compiled = jit.trace(model, input_to_model, check_trace=False)
-    return graph_def(compiled.graph)
+    return graph_def(traced_graph(model, input_to_model))
