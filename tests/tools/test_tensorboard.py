@@ -348,3 +348,54 @@ def test_a_graph_with_sub_graphs_is_refused(tmp_path):
         with pytest.raises(NotImplementedError, match="add_graph: the traced graph holds a "
                                                       "cond of sub-graphs"):
             writer.add_graph(Branchy(), ember.ones(3))
+
+
+def test_a_video_is_an_animated_gif_of_the_clips_side_by_side(tmp_path):
+    from PIL import Image, ImageSequence
+
+    clips = (R.integers(0, 3, size=(3, 4, 3, 5, 6)) * 127).astype(np.uint8)  # 27 colours
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_video("clips", ember.from_numpy(clips), 2, fps=5)
+    reader = EventAccumulator(str(tmp_path))
+    reader.Reload()
+    logged = reader.Images("clips")[0]
+    assert (logged.step, logged.width, logged.height) == (2, 12, 10)  # 2 × 2 grid
+    gif = Image.open(__import__("io").BytesIO(logged.encoded_image_string))
+    frames = [np.asarray(f.convert("RGB")) for f in ImageSequence.Iterator(gif)]
+    assert len(frames) == 4 and gif.info["duration"] == 200
+    for t, frame in enumerate(frames):
+        np.testing.assert_array_equal(frame[:5, :6], clips[0, t].transpose(1, 2, 0))
+        np.testing.assert_array_equal(frame[5:, 6:], 0)  # the grid's empty fourth place
+
+
+def test_boxes_are_drawn_on_the_image(tmp_path):
+    from PIL import Image
+
+    image = np.full((3, 20, 30), 0.5, np.float32)
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_image_with_boxes("boxes", ember.from_numpy(image),
+                                    ember.tensor([[2.0, 3.0, 12.0, 15.0]]), 1, labels=["cat"])
+        writer.add_image_with_boxes("twice", ember.from_numpy(image),
+                                    ember.tensor([[2.0, 3.0, 12.0, 15.0]]), 1, rescale=2)
+    reader = EventAccumulator(str(tmp_path))
+    reader.Reload()
+
+    def pixels(tag):
+        logged = reader.Images(tag)[0]
+        return np.asarray(Image.open(__import__("io").BytesIO(logged.encoded_image_string)))
+
+    drawn = pixels("boxes")
+    assert drawn.shape == (20, 30, 3)
+    assert drawn[8, 2].tolist() == [255, 0, 0] and drawn[15, 8].tolist() == [255, 0, 0]
+    assert drawn[6, 6].tolist() == [127, 127, 127] and drawn[18, 25].tolist() == [127] * 3
+    twice = pixels("twice")
+    assert twice.shape == (40, 60, 3) and twice[16, 4].tolist() == [255, 0, 0]
+
+
+def test_bad_videos_are_named(tmp_path):
+    with SummaryWriter(tmp_path) as writer:
+        with pytest.raises(ValueError, match=r"add_video: a video is \(N, T, C, H, W\).*"
+                                             r"\(4, 3, 8, 8\)"):
+            writer.add_video("v", ember.rand(4, 3, 8, 8))
+        with pytest.raises(ValueError, match="add_video: fps must be positive, got 0"):
+            writer.add_video("v", ember.rand(1, 2, 3, 4, 4), fps=0)

@@ -6,6 +6,7 @@ or numbers: a scalar, a histogram, an image, text, and the hparams plugin's thre
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -123,21 +124,48 @@ def to_hwc(array: np.ndarray, dataformats: str, op: str) -> np.ndarray:
     return np.repeat(hwc, 3, 2) if channels == 1 else hwc
 
 
-def image(tag: str, img: Any, dataformats: str = "CHW", op: str = "add_image") -> Summary:
-    """A PNG of ``img``: uint8 values as they are, others (floats in [0, 1]) times 255,
-    clipped to [0, 255]."""
+def pixels(array: np.ndarray) -> np.ndarray:
+    """uint8 values as they are, others (floats in [0, 1]) times 255, clipped to [0, 255]."""
+    scale = 1 if array.dtype == np.uint8 else 255
+    return (array.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
+
+
+def _image_value(tag: str, frames: list[np.ndarray], fps: float = 0) -> Summary:
+    """(H, W, C) uint8 frames as one PNG, or several as a GIF of ``fps`` frames a second."""
     from PIL import Image
 
+    pictures = [Image.fromarray(f) for f in frames]
+    encoded = io.BytesIO()
+    if len(pictures) == 1 and not fps:
+        pictures[0].save(encoded, format="PNG")
+    else:
+        pictures[0].save(encoded, format="GIF", save_all=True, append_images=pictures[1:],
+                         duration=1000 / fps, loop=0)
+    height, width, channels = frames[0].shape
+    return Summary(value=[Summary.Value(tag=tag, image=Summary.Image(
+        height=height, width=width, colorspace=channels,
+        encoded_image_string=encoded.getvalue()))])
+
+
+def image(tag: str, img: Any, dataformats: str = "CHW", op: str = "add_image") -> Summary:
+    """A PNG of ``img`` (see :func:`pixels` for its values)."""
     array = to_numpy(img)
-    hwc = to_hwc(array, dataformats, op)
-    scale = 1 if array.dtype == np.uint8 else 255
-    pixels = (hwc.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
-    png = io.BytesIO()
-    Image.fromarray(pixels).save(png, format="PNG")
-    height, width, channels = pixels.shape
-    encoded = Summary.Image(height=height, width=width, colorspace=channels,
-                            encoded_image_string=png.getvalue())
-    return Summary(value=[Summary.Value(tag=tag, image=encoded)])
+    return _image_value(tag, [pixels(to_hwc(array, dataformats, op))])
+
+
+def video(tag: str, vid: Any, fps: float = 4) -> Summary:
+    """An animated GIF of ``vid`` (N, T, C, H, W; C 1 or 3): each frame the N clips' frames on
+    a near-square grid, ⌈√N⌉ a row."""
+    array = to_numpy(vid)
+    if array.ndim != 5 or array.shape[2] not in (1, 3) or array.shape[1] == 0:
+        raise ValueError(f"add_video: a video is (N, T, C, H, W) with 1 or 3 channels and at "
+                         f"least one frame, got shape {array.shape}")
+    if fps <= 0:
+        raise ValueError(f"add_video: fps must be positive, got {fps}")
+    columns = math.ceil(math.sqrt(array.shape[0]))
+    frames = [pixels(grid(array[:, t], columns).transpose(1, 2, 0))
+              for t in range(array.shape[1])]
+    return _image_value(tag, frames, fps)
 
 
 def text(tag: str, string: str) -> Summary:

@@ -16,6 +16,7 @@ from tensorboard.compat.proto.summary_pb2 import Summary
 from tensorboard.plugins.projector.projector_config_pb2 import ProjectorConfig
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
+from ember.ops.creation import from_numpy
 from ember.utils.tensorboard import graph, plugins, projector, summaries
 
 
@@ -152,6 +153,42 @@ class SummaryWriter:
         """
         self._add(summaries.image(tag, img_tensor, dataformats, "add_images"), global_step,
                   walltime)
+
+    def add_image_with_boxes(self, tag: str, img_tensor: Any, box_tensor: Any,
+                             global_step: int | None = None, walltime: float | None = None,
+                             rescale: float = 1, dataformats: str = "CHW",
+                             labels: Sequence[str] | None = None) -> None:
+        """Logs an image with ``(x1, y1, x2, y2)`` boxes (N, 4, in pixels of the image as
+        given) drawn in red, with ``labels`` if given; ``rescale`` scales the image first.
+
+        Example:
+            >>> writer.add_image_with_boxes("detections", image, boxes, step, labels=names)
+        """
+        from ember.vision.utils import draw_bounding_boxes
+
+        pixels = summaries.to_hwc(summaries.to_numpy(img_tensor), dataformats,
+                                  "add_image_with_boxes")
+        boxes = summaries.to_numpy(box_tensor).astype(np.float64).reshape(-1, 4) * rescale
+        if rescale != 1:
+            from PIL import Image
+
+            size = (round(pixels.shape[1] * rescale), round(pixels.shape[0] * rescale))
+            pixels = np.asarray(Image.fromarray(summaries.pixels(pixels)).resize(size))
+        drawn = draw_bounding_boxes(from_numpy(np.ascontiguousarray(
+            summaries.pixels(pixels)[..., :3].transpose(2, 0, 1))), from_numpy(boxes),
+            labels=None if labels is None else list(labels), colors="red", width=2)
+        self.add_image(tag, drawn, global_step, walltime)
+
+    def add_video(self, tag: str, vid_tensor: Any, global_step: int | None = None,
+                  fps: float = 4, walltime: float | None = None) -> None:
+        """Logs clips (N, T, C, H, W; uint8, or floats in [0, 1]) as one animated GIF, the N
+        clips side by side, at ``fps`` frames a second (encoded by Pillow: PyTorch's writer
+        needs moviepy).
+
+        Example:
+            >>> writer.add_video("rollout", frames.unsqueeze(0), step, fps=10)
+        """
+        self._add(summaries.video(tag, vid_tensor, fps), global_step, walltime)
 
     def add_figure(self, tag: str, figure: Any, global_step: int | None = None,
                    close: bool = True, walltime: float | None = None) -> None:
